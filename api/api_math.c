@@ -1,0 +1,2 @@
+/* api_math: implementation pending (see api_math.h). */
+#include "api/api_math.h"

@@ -1,0 +1,3 @@
+#ifndef AQ_DB_H
+#define AQ_DB_H
+#endif
