@@ -95,7 +95,7 @@ START_TEST(test_id_messages)
 		      "%s", msg.text);
 	ck_assert_int_eq(api_id_check("abc-", "snapshotId", &msg), AQ_EINVAL);
 	ck_assert_msg(strstr(msg.text, "ends with a hyphen") != NULL, "%s", msg.text);
-	/* An unnamed parameter still gets a message. */
+	/* An unnamed parameter still has a message. */
 	msg.text[0] = '\0';
 	ck_assert_int_eq(api_id_check("", NULL, &msg), AQ_EINVAL);
 	ck_assert(msg.text[0] != '\0');
