@@ -163,6 +163,8 @@ json_t *srv_op_preview(const char *parent, const char *target, const char *verb,
 		       const json_t *response);
 
 /* Handlers (one file per resource). */
+int srv_h_openapi(struct srv_req *req, json_t **resp);
+int srv_h_docs(struct srv_req *req, json_t **resp);
 int srv_h_healthz(struct srv_req *req, json_t **resp);
 int srv_h_project_create(struct srv_req *req, json_t **resp);
 int srv_h_project_get(struct srv_req *req, json_t **resp);
