@@ -63,7 +63,7 @@ static bool seg_match(const char *t, size_t tn, const char *seg, size_t n, char 
 	const char *verb;
 
 	if (n == 0)
-		return false;
+		return tn == 0; /* a trailing "/" matches only a trailing "/" */
 	if (tn == 1 && t[0] == '*') {
 		if (memchr(seg, ':', n) || n >= 256)
 			return false;

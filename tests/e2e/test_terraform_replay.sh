@@ -147,7 +147,7 @@ expect "volume read: fields as sent" 200 '.protocols == ["NFSV3"] and .exportPol
 # Known incompatibility: GCNV returns storagePool as the configured value (the
 # pool ID); aquiferd returns the full resource name, so the provider sees a
 # diff on every plan. Expected failure until the server changes.
-SP_XFAIL=${SP_XFAIL:-1}
+SP_XFAIL=${SP_XFAIL:-0}
 sp=$(jq -r .storagePool <<<"$BODY")
 if [ "$sp" = tf-pool ]; then
 	[ "$SP_XFAIL" = 1 ] && fail "volume storagePool now round-trips: set SP_XFAIL=0" || ok "volume storagePool round-trips"
