@@ -257,6 +257,7 @@ struct db_filter {
 	int n;
 	char path[DB_MAX_FILTER_TERMS][80];
 	char value[DB_MAX_FILTER_TERMS][256];
+	bool quoted[DB_MAX_FILTER_TERMS];
 };
 
 static const char *db_skip_ws(const char *s)
@@ -286,7 +287,8 @@ static int db_filter_parse(const char *text, struct db_filter *f, aq_msg *msg)
 		while ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
 		       (s[n] >= '0' && s[n] <= '9') || s[n] == '_' || s[n] == '.')
 			n++;
-		if (n == 0 || n >= sizeof(f->path[0]))
+		if (n == 0 || n >= sizeof(f->path[0]) || s[0] == '.' || s[n - 1] == '.' ||
+		    memmem(s, n, "..", 2))
 			return aq_fail(msg, AQ_EINVAL, "filter must be field=value[ AND field=value]: %s", text);
 		memcpy(f->path[f->n], s, n);
 		s = db_skip_ws(s + n);
@@ -295,6 +297,7 @@ static int db_filter_parse(const char *text, struct db_filter *f, aq_msg *msg)
 		s = db_skip_ws(s + 1);
 		n = 0;
 		if (*s == '"') {
+			f->quoted[f->n] = true;
 			s++;
 			while (s[n] && s[n] != '"')
 				n++;
@@ -422,10 +425,10 @@ int db_list(struct db *db, const struct db_query *q, json_t **items, char **next
 
 		snprintf(path, sizeof(path), "$.%s", f.path[i]);
 		sqlite3_bind_text(st, bind++, path, -1, SQLITE_TRANSIENT);
-		/* json_extract gives 1/0 for JSON booleans */
-		if (strcmp(v, "true") == 0)
+		/* json_extract gives 1/0 for JSON booleans; a quoted value is a string */
+		if (!f.quoted[i] && strcmp(v, "true") == 0)
 			v = "1";
-		else if (strcmp(v, "false") == 0)
+		else if (!f.quoted[i] && strcmp(v, "false") == 0)
 			v = "0";
 		sqlite3_bind_text(st, bind++, v, -1, SQLITE_TRANSIENT);
 	}

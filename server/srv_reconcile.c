@@ -123,12 +123,15 @@ int srv_node_applied(struct srv *srv, struct db *db, const char *node_name, int6
 	if ((rc = db_get(db, node_name, &node)) != AQ_OK || (rc = list_all(db, "placement", node_name, &pls)) != AQ_OK)
 		goto out;
 	json_array_foreach(pls, i, pl) {
-		const char *op = api_json_str(pl, "op", ""), *action = api_json_str(pl, "action", "");
+		char op[800], action[16];
 		const char *vn = api_json_str(pl, "volume", "");
 		int64_t pg = api_json_int64(pl, "pendingGeneration", 0);
 		char pname[800], vparent[600];
 		json_t *vol = NULL, *resp = NULL;
 
+		/* copies: pl is edited below */
+		snprintf(op, sizeof(op), "%s", api_json_str(pl, "op", ""));
+		snprintf(action, sizeof(action), "%s", api_json_str(pl, "action", ""));
 		if (!*action || pg <= 0 || pg > g)
 			continue;
 		snprintf(pname, sizeof(pname), "placements/%s", vn);
