@@ -5,6 +5,7 @@
  * WAL mode with synchronous=FULL: a commit that returned is on disk, so a
  * kill -9 right after an acknowledged request loses nothing.
  */
+#define _GNU_SOURCE /* memmem */
 #include "db/db.h"
 
 #include <stdio.h>
