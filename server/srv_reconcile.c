@@ -338,8 +338,12 @@ static int move_away(struct db *db, const json_t *node, bool overcommit, int *le
 		}
 		snprintf(pname, sizeof(pname), "placements/%s", api_json_str(pl, "volume", ""));
 		json_object_set_new(pl, "node", json_string(to));
-		/* whatever waited for the old node now waits for the new one */
+		/* whatever waited for the old node now waits for the new one; a
+		 * placement with nothing pending records the move, so the volume's
+		 * mountOptions follow once the new node serves it */
 		json_object_set_new(pl, "pendingGeneration", json_integer(0));
+		if (!*api_json_str(pl, "action", ""))
+			json_object_set_new(pl, "action", json_string("move"));
 		if ((rc = db_put(db, "placement", to, pname, pl, false)) != AQ_OK)
 			break;
 	}

@@ -253,3 +253,69 @@ aq_list_all() {
 b64url() {
 	base64 -w0 | tr '+/' '-_' | tr -d '='
 }
+
+# --- storage nodes ------------------------------------------------------
+
+AQUIFER_AGENT=$AQ_BUILDDIR/aquifer-agent
+AGENT_PID=
+AGENT_API_PORT=
+AGENT_NFS_PORT=
+
+# aq_agent_start DIR NODE LOCATION SHELF JOIN_TOKEN [CEILING_MIBPS]: start an
+# aquifer-agent joined to $AQ_URL with its state in DIR/NODE; wait until the
+# node is READY. Sets AGENT_PID, AGENT_API_PORT, AGENT_NFS_PORT.
+aq_agent_start() {
+	local dir=$1 node=$2 loc=$3 shelf=$4 join=$5 ceiling=${6:-}
+	local args
+	mkdir -p "$dir/$node" "$shelf"
+	AGENT_API_PORT=$(aq_pick_port) || return 1
+	AGENT_NFS_PORT=$(aq_pick_port) || return 1
+	args=(--server "$AQ_URL" --token "$join" --node "$node" --location "$loc" --shelf "$shelf"
+		--listen "127.0.0.1:$AGENT_API_PORT" --nfs-listen "127.0.0.1:$AGENT_NFS_PORT"
+		--state-dir "$dir/$node/state")
+	[ -n "$ceiling" ] && args+=(--throughput-mibps "$ceiling")
+	"$AQUIFER_AGENT" "${args[@]}" >>"$dir/$node/agent.log" 2>&1 &
+	AGENT_PID=$!
+	AQ_PIDS+=("$AGENT_PID")
+	aq_agent_wait_ready "$node"
+}
+
+# aq_agent_restart DIR NODE: start the agent of NODE again from its state
+# folder (no join token: it must use its saved credentials). Uses the
+# AGENT_*_PORT values given in the environment.
+aq_agent_restart() {
+	local dir=$1 node=$2 loc=$3 shelf=$4 api=$5 nfs=$6
+	"$AQUIFER_AGENT" --server "$AQ_URL" --node "$node" --location "$loc" --shelf "$shelf" \
+		--listen "127.0.0.1:$api" --nfs-listen "127.0.0.1:$nfs" --state-dir "$dir/$node/state" \
+		>>"$dir/$node/agent.log" 2>&1 &
+	AGENT_PID=$!
+	AQ_PIDS+=("$AGENT_PID")
+}
+
+# aq_agent_wait_ready NODE: the node shows READY in GET /v1/nodes/NODE (admin TOK).
+aq_agent_wait_ready() {
+	for _ in $(seq 100); do
+		aq_req GET "/v1/nodes/$1"
+		[ "$STATUS" = 200 ] && [ "$(printf '%s' "$BODY" | jq -r .state)" = READY ] && return 0
+		sleep 0.1
+	done
+	aq_failed "node $1 becomes READY"
+}
+
+# aq_op_wait OPNAME [SECONDS]: poll GET /v1/OPNAME until done; BODY is the
+# final operation. Fails the check when it is not done in time.
+aq_op_wait() {
+	local op=$1 secs=${2:-20}
+	for _ in $(seq $((secs * 10))); do
+		aq_req GET "/v1/$op"
+		[ "$STATUS" = 200 ] && [ "$(printf '%s' "$BODY" | jq -r .done)" = true ] && return 0
+		sleep 0.1
+	done
+	aq_failed "operation $op done within ${secs}s"
+}
+
+# aq_join_token LOCATION: a join token for LOCATION (needs a cluster-admin TOK).
+aq_join_token() {
+	aq_req POST "/v1/locations/$1:joinToken" '{}'
+	printf '%s' "$BODY" | jq -r .token
+}
