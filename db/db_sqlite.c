@@ -31,6 +31,9 @@ static const char *const db_migrations[] = {
 	");"
 	"CREATE INDEX resources_kind_parent ON resources(kind, parent, name);"
 	"CREATE INDEX resources_kind_name ON resources(kind, name);",
+	/* 2: volumes by pool, for the pool's sums */
+	"CREATE INDEX resources_volume_pool ON resources(parent, json_extract(doc, '$.storagePool'))"
+	" WHERE kind = 'volume';",
 };
 
 const int db_schema_version = (int)(sizeof(db_migrations) / sizeof(db_migrations[0]));
@@ -512,6 +515,48 @@ int db_sum(struct db *db, const char *kind, const char *parent, const char *fiel
 		goto out;
 	}
 	*sum = sqlite3_column_double(st, 0);
+out:
+	sqlite3_finalize(st);
+	return rc;
+}
+
+#define DB_MAX_AGG 8
+
+int db_aggregate(struct db *db, const char *kind, const char *parent, const char *where_field,
+		 const char *where_value, const char *const *fields, int n, int64_t *count,
+		 double *sums)
+{
+	char sql[1024], path[96];
+	size_t off = 0;
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (n < 0 || n > DB_MAX_AGG || strspn(where_field, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") != strlen(where_field))
+		return AQ_EINVAL;
+	off += (size_t)snprintf(sql + off, sizeof(sql) - off, "SELECT COUNT(*)");
+	for (int i = 0; i < n; i++)
+		off += (size_t)snprintf(sql + off, sizeof(sql) - off,
+					", TOTAL(CAST(json_extract(doc, ?%d) AS REAL))", i + 4);
+	/* the literal path lets SQLite use resources_volume_pool */
+	snprintf(sql + off, sizeof(sql) - off,
+		 " FROM resources WHERE kind = ?1 AND parent = ?2 AND json_extract(doc, '$.%s') = ?3",
+		 where_field);
+	if ((rc = db_prepare(db, sql, &st)) != AQ_OK)
+		goto out;
+	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, parent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, where_value, -1, SQLITE_STATIC);
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "$.%s", fields[i]);
+		sqlite3_bind_text(st, i + 4, path, -1, SQLITE_TRANSIENT);
+	}
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		rc = db_err(db, sqlite3_errcode(db->h), NULL);
+		goto out;
+	}
+	*count = sqlite3_column_int64(st, 0);
+	for (int i = 0; i < n; i++)
+		sums[i] = sqlite3_column_double(st, i + 1);
 out:
 	sqlite3_finalize(st);
 	return rc;
