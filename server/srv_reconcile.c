@@ -433,7 +433,8 @@ out:
 	return rc;
 }
 
-static void rec_node(struct srv *srv, struct db *db, const json_t *n)
+/* Returns 1 when it pushed, -1 when a push failed, 0 when none was due. */
+static int rec_node(struct srv *srv, struct db *db, const json_t *n)
 {
 	const char *nn = api_json_str(n, "name", "");
 	json_t *intent = NULL, *payload = NULL, *node = NULL;
@@ -441,6 +442,7 @@ static void rec_node(struct srv *srv, struct db *db, const json_t *n)
 	char hash[SHA256_DIGEST_LENGTH * 2 + 1], err[512] = "";
 	char *text = NULL;
 	int64_t gen = 0, applied = -1, now = rec_now_ms();
+	int pushed = 0;
 
 	if (intent_build(db, n, &intent) != AQ_OK || !(text = json_dumps(intent, JSON_COMPACT | JSON_SORT_KEYS)))
 		goto out;
@@ -456,8 +458,10 @@ static void rec_node(struct srv *srv, struct db *db, const json_t *n)
 	json_object_set_new(payload, "generation", json_integer(gen));
 	if (push(node, payload, &applied, err, sizeof(err)) != AQ_OK) {
 		fprintf(stderr, "aquiferd: %s\n", err);
+		pushed = -1;
 		goto out;
 	}
+	pushed = 1;
 	if (db_begin(db) == AQ_OK) {
 		json_t *cur = NULL;
 
@@ -477,6 +481,7 @@ out:
 	json_decref(intent);
 	json_decref(payload);
 	json_decref(node);
+	return pushed;
 }
 
 static void *rec_main(void *arg)
@@ -507,12 +512,22 @@ static void *rec_main(void *arg)
 		}
 		pthread_mutex_unlock(&srv->rec_lock);
 
+		uint64_t t0 = srv_now_ns();
+		int pushed = 0, failed = 0;
+
 		rec_liveness(srv, db);
 		if (list_all(db, "node", NULL, &nodes) != AQ_OK)
 			continue;
-		json_array_foreach(nodes, i, n)
-			if (strcmp(api_json_str(n, "state", ""), "DOWN") != 0)
-				rec_node(srv, db, n);
+		json_array_foreach(nodes, i, n) {
+			if (strcmp(api_json_str(n, "state", ""), "DOWN") == 0)
+				continue;
+			switch (rec_node(srv, db, n)) {
+			case 1: pushed++; break;
+			case -1: failed++; break;
+			default: break;
+			}
+		}
+		srv_metrics_reconcile(srv_now_ns() - t0, (int)json_array_size(nodes), pushed, failed);
 		json_decref(nodes);
 	}
 	db_close(db);
