@@ -43,6 +43,10 @@ int db_get(struct db *db, const char *name, json_t **doc);
 /* Insert (create=true: AQ_EEXIST if the name exists) or replace
  * (create=false: AQ_ENOENT if it does not). kind and parent are stored for
  * listing; doc is not consumed. */
+/* The committed JSON text of one resource (malloc'd, NUL-terminated), from
+ * the process's document cache when it holds it (db_cache.h), else from the
+ * database (filling the cache). Outside a transaction only. */
+int db_get_text(struct db *db, const char *name, char **text, size_t *len);
 int db_put(struct db *db, const char *kind, const char *parent, const char *name,
 	   const json_t *doc, bool create);
 int db_delete(struct db *db, const char *name);

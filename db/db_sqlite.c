@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include "db/db.h"
+#include "db/db_cache.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -15,9 +16,17 @@
 
 #include <sqlite3.h>
 
+/* A write waiting for its transaction to commit before the cache sees it. */
+struct db_pending {
+	struct db_pending *next;
+	char *name;
+	char *text;  /* NULL: deleted */
+};
+
 struct db {
 	sqlite3 *h;
 	bool in_tx;
+	struct db_pending *pending, **pending_tail;
 };
 
 /* Numbered migrations: index i brings the schema from version i to i+1. */
@@ -139,6 +148,7 @@ void db_close(struct db *db)
 {
 	if (!db)
 		return;
+	db_rollback(db);
 	sqlite3_close(db->h);
 	free(db);
 }
@@ -149,6 +159,47 @@ void db_close(struct db *db)
  * The mutex makes the wait fair and SQLITE_BUSY a matter of other processes
  * only. One process serves one database, so one mutex is enough. */
 static pthread_mutex_t db_writer = PTHREAD_MUTEX_INITIALIZER;
+
+static void db_pending_drop(struct db *db, bool publish)
+{
+	struct db_pending *p, *next;
+
+	for (p = db->pending; p; p = next) {
+		next = p->next;
+		if (publish)
+			db_cache_store(p->name, p->text);
+		free(p->name);
+		free(p->text);
+		free(p);
+	}
+	db->pending = NULL;
+	db->pending_tail = &db->pending;
+}
+
+/* Record a committed-to-be write: in a transaction it waits for the commit;
+ * outside one (autocommit, writer mutex held by the caller) it is published
+ * at once. On allocation failure the entry is dropped from the cache, which
+ * is always safe. */
+static void db_pending_add(struct db *db, const char *name, const char *text)
+{
+	struct db_pending *p = calloc(1, sizeof(*p));
+
+	if (p && ((p->name = strdup(name)) == NULL || (text && (p->text = strdup(text)) == NULL))) {
+		free(p->name);
+		free(p);
+		p = NULL;
+	}
+	if (!p) {
+		db_cache_store(name, NULL);
+		return;
+	}
+	if (!db->pending_tail)
+		db->pending_tail = &db->pending;
+	*db->pending_tail = p;
+	db->pending_tail = &p->next;
+	if (!db->in_tx)
+		db_pending_drop(db, true);
+}
 
 int db_begin(struct db *db)
 {
@@ -169,6 +220,7 @@ int db_commit(struct db *db)
 
 	if (rc == AQ_OK) {
 		db->in_tx = false;
+		db_pending_drop(db, true); /* still under the writer mutex: commit order */
 		pthread_mutex_unlock(&db_writer);
 	}
 	return rc;
@@ -179,6 +231,7 @@ void db_rollback(struct db *db)
 	if (db && db->in_tx) {
 		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 		db->in_tx = false;
+		db_pending_drop(db, false);
 		pthread_mutex_unlock(&db_writer);
 	}
 }
@@ -220,6 +273,41 @@ out:
 	return rc;
 }
 
+int db_get_text(struct db *db, const char *name, char **text, size_t *len)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (db_cache_lookup(name, text, len) == AQ_OK)
+		return AQ_OK;
+	/* fill under the writer mutex, so no commit slips between read and store */
+	pthread_mutex_lock(&db_writer);
+	if ((rc = db_prepare(db, "SELECT doc FROM resources WHERE name = ?", &st)) != AQ_OK)
+		goto out;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	switch (sqlite3_step(st)) {
+	case SQLITE_ROW:
+		break;
+	case SQLITE_DONE:
+		rc = AQ_ENOENT;
+		goto out;
+	default:
+		rc = db_err(db, sqlite3_errcode(db->h), NULL);
+		goto out;
+	}
+	db_cache_store(name, (const char *)sqlite3_column_text(st, 0));
+	*len = (size_t)sqlite3_column_bytes(st, 0);
+	if (!(*text = malloc(*len + 1))) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
+	memcpy(*text, sqlite3_column_text(st, 0), *len + 1);
+out:
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&db_writer);
+	return rc;
+}
+
 int db_put(struct db *db, const char *kind, const char *parent, const char *name,
 	   const json_t *doc, bool create)
 {
@@ -227,8 +315,12 @@ int db_put(struct db *db, const char *kind, const char *parent, const char *name
 	char *text = json_dumps(doc, JSON_COMPACT);
 	int rc, s;
 
+	bool own = !db->in_tx;
+
 	if (!text)
 		return AQ_ENOMEM;
+	if (own)
+		pthread_mutex_lock(&db_writer);
 	rc = db_prepare(db,
 			create ? "INSERT INTO resources(name, kind, parent, seq, doc) VALUES"
 				 " (?1, ?2, ?3, (SELECT IFNULL(MAX(rowid), 0) + 1 FROM resources), ?4)"
@@ -247,8 +339,12 @@ int db_put(struct db *db, const char *kind, const char *parent, const char *name
 		rc = db_err(db, s, NULL);
 	else if (!create && sqlite3_changes(db->h) == 0)
 		rc = AQ_ENOENT;
+	if (rc == AQ_OK)
+		db_pending_add(db, name, text);
 out:
 	sqlite3_finalize(st);
+	if (own)
+		pthread_mutex_unlock(&db_writer);
 	free(text);
 	return rc;
 }
@@ -256,8 +352,11 @@ out:
 int db_delete(struct db *db, const char *name)
 {
 	sqlite3_stmt *st = NULL;
+	bool own = !db->in_tx;
 	int rc, s;
 
+	if (own)
+		pthread_mutex_lock(&db_writer);
 	if ((rc = db_prepare(db, "DELETE FROM resources WHERE name = ?", &st)) != AQ_OK)
 		goto out;
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
@@ -266,8 +365,12 @@ int db_delete(struct db *db, const char *name)
 		rc = db_err(db, s, NULL);
 	else if (sqlite3_changes(db->h) == 0)
 		rc = AQ_ENOENT;
+	if (rc == AQ_OK)
+		db_pending_add(db, name, NULL);
 out:
 	sqlite3_finalize(st);
+	if (own)
+		pthread_mutex_unlock(&db_writer);
 	return rc;
 }
 

@@ -9,6 +9,23 @@
 
 #include "api/api_schema.h"
 
+int srv_doc_answer(struct srv_req *req, const char *what)
+{
+	char name[900];
+	int rc;
+
+	if ((rc = srv_doc_name(req, name, sizeof(name))) != AQ_OK)
+		return rc;
+	rc = db_get_text(req->db, name, &req->text, &req->text_len);
+	if (rc == AQ_ENOENT)
+		return aq_fail(&req->msg, rc, "%s \"%s\" not found", what, name);
+	if (rc == AQ_OK) {
+		req->ctype = "application/json";
+		req->status = 200;
+	}
+	return rc;
+}
+
 void srv_parent(const struct srv_req *req, char *out, size_t cap)
 {
 	snprintf(out, cap, "projects/%s/locations/%s", req->params[0], req->params[1]);

@@ -69,6 +69,11 @@ struct srv_route {
 	const char *path;          /* "*" matches one segment; "*:verb" a custom method */
 	srv_handler handler;
 	unsigned flags;
+	/* GET of one stored document: its name from the path parameters ("*"
+	 * replaced in order). Such GETs are answered on the socket thread from
+	 * the document cache when it holds the name (no I/O there), else by
+	 * the handler on a worker. */
+	const char *doc_name;
 };
 
 struct srv_req {
@@ -98,8 +103,15 @@ struct srv_req {
 	const char *ctype;
 	uint64_t start_ns;
 	int state;                  /* srv_http.c's request state */
+	bool authed;                /* token and route checks already passed */
 	struct srv_req *next;       /* work queue link */
 };
+
+/* The stored document name of a doc_name route (see struct srv_route). */
+int srv_doc_name(const struct srv_req *req, char *out, size_t cap);
+/* Answer the stored document of a doc_name route (a worker-side handler
+ * body): the committed text, or NOT_FOUND saying what is missing. */
+int srv_doc_answer(struct srv_req *req, const char *what);
 
 /* Query parameter or NULL. */
 const char *srv_query(const struct srv_req *req, const char *key);

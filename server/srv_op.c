@@ -25,9 +25,8 @@ static int op_load(struct srv_req *req, char *name, size_t cap, json_t **doc)
 
 int srv_h_op_get(struct srv_req *req, json_t **resp)
 {
-	char name[900];
-
-	return op_load(req, name, sizeof(name), resp);
+	(void)resp;
+	return srv_doc_answer(req, "operation");
 }
 
 int srv_h_op_list(struct srv_req *req, json_t **resp)

@@ -72,14 +72,8 @@ int srv_h_project_create(struct srv_req *req, json_t **resp)
 
 int srv_h_project_get(struct srv_req *req, json_t **resp)
 {
-	char name[300];
-	int rc;
-
-	snprintf(name, sizeof(name), "projects/%s", req->params[0]);
-	rc = db_get(req->db, name, resp);
-	if (rc == AQ_ENOENT)
-		return aq_fail(&req->msg, rc, "project \"%s\" not found", req->params[0]);
-	return rc;
+	(void)resp;
+	return srv_doc_answer(req, "project");
 }
 
 int srv_h_project_list(struct srv_req *req, json_t **resp)

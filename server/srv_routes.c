@@ -10,49 +10,49 @@
 #define PL "/v1/projects/*/locations/*"
 
 const struct srv_route srv_routes[] = {
-	{ "GET", "/healthz", srv_h_healthz, SRV_F_NOAUTH },
-	{ "GET", "/metrics", srv_h_metrics, SRV_F_NOAUTH },
-	{ "GET", "/v1/openapi.yaml", srv_h_openapi, SRV_F_NOAUTH },
-	{ "GET", "/docs/", srv_h_docs, SRV_F_NOAUTH },
+	{ "GET", "/healthz", srv_h_healthz, SRV_F_NOAUTH, NULL },
+	{ "GET", "/metrics", srv_h_metrics, SRV_F_NOAUTH, NULL },
+	{ "GET", "/v1/openapi.yaml", srv_h_openapi, SRV_F_NOAUTH, NULL },
+	{ "GET", "/docs/", srv_h_docs, SRV_F_NOAUTH, NULL },
 
-	{ "POST", "/v1/projects", srv_h_project_create, SRV_F_CLUSTER | SRV_F_BODY },
-	{ "GET", "/v1/projects", srv_h_project_list, SRV_F_ANYAUTH },
-	{ "GET", "/v1/projects/*", srv_h_project_get, SRV_F_READ },
-	{ "DELETE", "/v1/projects/*", srv_h_project_delete, SRV_F_CLUSTER },
+	{ "POST", "/v1/projects", srv_h_project_create, SRV_F_CLUSTER | SRV_F_BODY, NULL },
+	{ "GET", "/v1/projects", srv_h_project_list, SRV_F_ANYAUTH, NULL },
+	{ "GET", "/v1/projects/*", srv_h_project_get, SRV_F_READ, "projects/*" },
+	{ "DELETE", "/v1/projects/*", srv_h_project_delete, SRV_F_CLUSTER, NULL },
 
-	{ "POST", "/v1/locations", srv_h_location_create, SRV_F_CLUSTER | SRV_F_BODY },
-	{ "GET", "/v1/locations", srv_h_location_list_admin, SRV_F_CLUSTER },
-	{ "GET", "/v1/locations/*", srv_h_location_get_admin, SRV_F_CLUSTER },
-	{ "DELETE", "/v1/locations/*", srv_h_location_delete, SRV_F_CLUSTER },
-	{ "GET", "/v1/projects/*/locations", srv_h_location_list, SRV_F_READ },
-	{ "GET", PL, srv_h_location_get, SRV_F_READ },
+	{ "POST", "/v1/locations", srv_h_location_create, SRV_F_CLUSTER | SRV_F_BODY, NULL },
+	{ "GET", "/v1/locations", srv_h_location_list_admin, SRV_F_CLUSTER, NULL },
+	{ "GET", "/v1/locations/*", srv_h_location_get_admin, SRV_F_CLUSTER, NULL },
+	{ "DELETE", "/v1/locations/*", srv_h_location_delete, SRV_F_CLUSTER, NULL },
+	{ "GET", "/v1/projects/*/locations", srv_h_location_list, SRV_F_READ, NULL },
+	{ "GET", PL, srv_h_location_get, SRV_F_READ, NULL },
 
-	{ "POST", PL "/storagePools", srv_h_pool_create, SRV_F_WRITE | SRV_F_BODY },
-	{ "GET", PL "/storagePools", srv_h_pool_list, SRV_F_READ },
-	{ "GET", PL "/storagePools/*", srv_h_pool_get, SRV_F_READ },
-	{ "PATCH", PL "/storagePools/*", srv_h_pool_patch, SRV_F_WRITE | SRV_F_BODY },
-	{ "DELETE", PL "/storagePools/*", srv_h_pool_delete, SRV_F_WRITE },
+	{ "POST", PL "/storagePools", srv_h_pool_create, SRV_F_WRITE | SRV_F_BODY, NULL },
+	{ "GET", PL "/storagePools", srv_h_pool_list, SRV_F_READ, NULL },
+	{ "GET", PL "/storagePools/*", srv_h_pool_get, SRV_F_READ, NULL },
+	{ "PATCH", PL "/storagePools/*", srv_h_pool_patch, SRV_F_WRITE | SRV_F_BODY, NULL },
+	{ "DELETE", PL "/storagePools/*", srv_h_pool_delete, SRV_F_WRITE, NULL },
 
-	{ "POST", PL "/volumes", srv_h_volume_create, SRV_F_WRITE | SRV_F_BODY },
-	{ "GET", PL "/volumes", srv_h_volume_list, SRV_F_READ },
-	{ "GET", PL "/volumes/*", srv_h_volume_get, SRV_F_READ },
-	{ "PATCH", PL "/volumes/*", srv_h_volume_patch, SRV_F_WRITE | SRV_F_BODY },
-	{ "DELETE", PL "/volumes/*", srv_h_volume_delete, SRV_F_WRITE },
+	{ "POST", PL "/volumes", srv_h_volume_create, SRV_F_WRITE | SRV_F_BODY, NULL },
+	{ "GET", PL "/volumes", srv_h_volume_list, SRV_F_READ, NULL },
+	{ "GET", PL "/volumes/*", srv_h_volume_get, SRV_F_READ, "projects/*/locations/*/volumes/*" },
+	{ "PATCH", PL "/volumes/*", srv_h_volume_patch, SRV_F_WRITE | SRV_F_BODY, NULL },
+	{ "DELETE", PL "/volumes/*", srv_h_volume_delete, SRV_F_WRITE, NULL },
 
-	{ "GET", "/v1/nodes", srv_h_node_list, SRV_F_CLUSTER },
-	{ "GET", "/v1/nodes/*", srv_h_node_get, SRV_F_CLUSTER },
-	{ "POST", "/v1/nodes/*:drain", srv_h_node_drain, SRV_F_CLUSTER | SRV_F_BODY },
-	{ "POST", "/v1/shelves", srv_h_shelf_create, SRV_F_CLUSTER | SRV_F_BODY },
-	{ "GET", "/v1/shelves", srv_h_shelf_list, SRV_F_CLUSTER },
-	{ "GET", "/v1/shelves/*", srv_h_shelf_get, SRV_F_CLUSTER },
-	{ "POST", "/v1/locations/*:joinToken", srv_h_join_token, SRV_F_CLUSTER | SRV_F_BODY },
-	{ "POST", "/v1/agent/join", srv_h_agent_join, SRV_F_NODE | SRV_F_BODY },
-	{ "POST", "/v1/agent/status", srv_h_agent_status, SRV_F_NODE | SRV_F_BODY },
+	{ "GET", "/v1/nodes", srv_h_node_list, SRV_F_CLUSTER, NULL },
+	{ "GET", "/v1/nodes/*", srv_h_node_get, SRV_F_CLUSTER, NULL },
+	{ "POST", "/v1/nodes/*:drain", srv_h_node_drain, SRV_F_CLUSTER | SRV_F_BODY, NULL },
+	{ "POST", "/v1/shelves", srv_h_shelf_create, SRV_F_CLUSTER | SRV_F_BODY, NULL },
+	{ "GET", "/v1/shelves", srv_h_shelf_list, SRV_F_CLUSTER, NULL },
+	{ "GET", "/v1/shelves/*", srv_h_shelf_get, SRV_F_CLUSTER, NULL },
+	{ "POST", "/v1/locations/*:joinToken", srv_h_join_token, SRV_F_CLUSTER | SRV_F_BODY, NULL },
+	{ "POST", "/v1/agent/join", srv_h_agent_join, SRV_F_NODE | SRV_F_BODY, NULL },
+	{ "POST", "/v1/agent/status", srv_h_agent_status, SRV_F_NODE | SRV_F_BODY, NULL },
 
-	{ "GET", PL "/operations", srv_h_op_list, SRV_F_READ },
-	{ "GET", PL "/operations/*", srv_h_op_get, SRV_F_READ },
-	{ "DELETE", PL "/operations/*", srv_h_op_delete, SRV_F_WRITE },
-	{ "POST", PL "/operations/*:cancel", srv_h_op_cancel, SRV_F_WRITE | SRV_F_BODY },
+	{ "GET", PL "/operations", srv_h_op_list, SRV_F_READ, NULL },
+	{ "GET", PL "/operations/*", srv_h_op_get, SRV_F_READ, "projects/*/locations/*/operations/*" },
+	{ "DELETE", PL "/operations/*", srv_h_op_delete, SRV_F_WRITE, NULL },
+	{ "POST", PL "/operations/*:cancel", srv_h_op_cancel, SRV_F_WRITE | SRV_F_BODY, NULL },
 };
 
 const int srv_nroutes = (int)(sizeof(srv_routes) / sizeof(srv_routes[0]));
@@ -114,6 +114,26 @@ static bool path_match(const char *tmpl, const char *path, char params[][256], i
 			return true;
 		}
 	}
+}
+
+int srv_doc_name(const struct srv_req *req, char *out, size_t cap)
+{
+	const char *t = req->route->doc_name;
+	size_t off = 0;
+	int p = 0;
+
+	for (; t && *t && off + 1 < cap; t++) {
+		if (*t != '*') {
+			out[off++] = *t;
+			continue;
+		}
+		if (p >= req->nparams)
+			return AQ_EINTERNAL;
+		for (const char *v = req->params[p++]; *v && off + 1 < cap; v++)
+			out[off++] = *v;
+	}
+	out[off] = '\0';
+	return t && *t ? AQ_EINVAL : AQ_OK;
 }
 
 int srv_route_match(const char *method, const char *path, int *idx, char params[][256],

@@ -230,10 +230,8 @@ out:
 
 int srv_h_volume_get(struct srv_req *req, json_t **resp)
 {
-	char parent[600], name[700];
-
-	vol_name(req, NULL, name, sizeof(name), parent, sizeof(parent));
-	return vol_load(req, name, resp);
+	(void)resp;
+	return srv_doc_answer(req, "volume");
 }
 
 int srv_h_volume_list(struct srv_req *req, json_t **resp)
