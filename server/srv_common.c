@@ -98,7 +98,7 @@ static json_t *op_doc(const char *parent, const char *target, const char *verb, 
 	if (op && done) {
 		json_object_set_new(json_object_get(op, "metadata"), "endTime", json_string(now));
 		if (response)
-			json_object_set(op, "response", (json_t *)response);
+			json_object_set_new(op, "response", json_deep_copy(response));
 	}
 	return op;
 }
@@ -144,7 +144,7 @@ int srv_op_finish(struct db *db, const char *op_name, const json_t *response, in
 		json_object_set_new(op, "error", json_pack("{s:i,s:s}", "code", aq_err_rpc_code(err),
 							   "message", errmsg ? errmsg : aq_err_str(err)));
 	else if (response)
-		json_object_set(op, "response", (json_t *)response);
+		json_object_set_new(op, "response", json_deep_copy(response));
 	slash = strstr(op_name, "/operations/");
 	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - op_name) : 0, op_name);
 	rc = db_put(db, "operation", parent, op_name, op, false);
