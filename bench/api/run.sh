@@ -9,8 +9,8 @@
 #      aq-bare-mhd serving the identical body, RUNS times each, interleaved;
 #   2. volume creates (POST, unique ids) at CREATE_CONNS connections.
 # Writes bench/api/REPORT.md with the medians. If the GET ratio is below 0.8
-# and perf is available, profiles aquiferd in one extra GET run and one extra
-# create run and adds the top symbols. Stops only the processes it started.
+# and perf is available, profiles a second aquiferd (same database) in one
+# extra GET run and one extra create run and adds the top symbols. Stops only the processes it started.
 #
 # Environment: DURATION (s, default 10), RUNS (3), THREADS (wrk threads,
 # min(4, nproc)), CONNS (32), CREATE_CONNS (8), REPORT (output path),
@@ -127,10 +127,10 @@ wait_http "$BARE_URL/healthz"
 # --- wrk output parsing -----------------------------------------------------
 to_ms() { # "1.23ms" / "850.00us" / "1.02s" -> ms
 	awk -v v="$1" 'BEGIN {
-		if (v ~ /us$/) { sub(/us$/, "", v); printf "%.3f", v / 1000 }
-		else if (v ~ /ms$/) { sub(/ms$/, "", v); printf "%.3f", v }
-		else if (v ~ /m$/) { sub(/m$/, "", v); printf "%.3f", v * 60000 }
-		else { sub(/s$/, "", v); printf "%.3f", v * 1000 } }'
+		if (v ~ /us$/) { sub(/us$/, "", v); printf "%.3f\n", v / 1000 }
+		else if (v ~ /ms$/) { sub(/ms$/, "", v); printf "%.3f\n", v }
+		else if (v ~ /m$/) { sub(/m$/, "", v); printf "%.3f\n", v * 60000 }
+		else { sub(/s$/, "", v); printf "%.3f\n", v * 1000 } }'
 }
 rps() { awk '/^Requests\/sec:/ { print $2 }' "$1"; }
 pct() { to_ms "$(awk -v p="$2%" '$1 == p { print $2 }' "$1")"; }
@@ -185,6 +185,7 @@ for i in $(seq 1 "$RUNS"); do
 	secs=$(awk '/requests in/ { v = $4; sub(/,$/, "", v); print v }' "$f")
 	CREATE_RATES+=("$(to_ms "$secs" | awk -v ok="$ok" '{ printf "%.1f", ok / ($1 / 1000) }')")
 	CREATE_ERRS[$i]=$(errs "$f")
+	head -3 "$WORK/create-$i.err" >>"$WORK/create-errors.txt"
 	CREATE_P50[$i]=$(pct "$f" 50)
 	CREATE_P99[$i]=$(pct "$f" 99)
 done
@@ -202,24 +203,32 @@ if [ "$PROFILE" = auto ]; then
 	want_profile=$(awk -v r="$RATIO" 'BEGIN { print (r < 0.8) ? 1 : 0 }')
 fi
 perf_top() { # data file
-	perf report -i "$1" --no-children --sort dso,symbol --stdio 2>/dev/null |
+	perf report -i "$1" --no-children -g none --sort dso,symbol --stdio 2>/dev/null |
 		grep -v '^#' | grep -v '^$' | grep '%' | head -15
+}
+# perf cannot attach to a running process here (-p gets no samples in this VM),
+# so each profile runs a second aquiferd on the same database under perf.
+profile_run() { # out.data wrk-args...
+	local data=$1 port pid child
+	shift
+	port=$(free_port)
+	perf record -g -o "$data" -- "$AQUIFERD" --listen "127.0.0.1:$port" --db "$WORK/aquifer.db" \
+		>"$WORK/perf.log" 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	wait_http "http://127.0.0.1:$port/healthz"
+	"$@" "http://127.0.0.1:$port" >/dev/null 2>&1 || true
+	child=$(pgrep -P "$pid" || true)
+	[ -n "$child" ] && kill "$child"
+	wait "$pid" || true
 }
 if [ "$want_profile" = 1 ] && command -v perf >/dev/null; then
 	log "profiling aquiferd (GET)"
-	perf record -g -o "$WORK/perf-get.data" -p "$AQ_PID" -- sleep "$DURATION" >/dev/null 2>&1 &
-	perf_pid=$!
-	sleep 0.5
-	"${WRK_GET[@]}" "$AQ_URL$GET_PATH" >/dev/null
-	wait "$perf_pid" || true
-	PERF_GET=$(perf_top "$WORK/perf-get.data")
+	profile_run "$WORK/perf-get.data" sh -c '"$@"$0' "$GET_PATH" "${WRK_GET[@]}"
+	PERF_GET=$(perf_top "$WORK/perf-get.data" || true)
 	log "profiling aquiferd (creates)"
-	perf record -g -o "$WORK/perf-create.data" -p "$AQ_PID" -- sleep "$DURATION" >/dev/null 2>&1 &
-	perf_pid=$!
-	sleep 0.5
-	AQ_RUN=p "${WRK_CREATE[@]}" "$AQ_URL/" >/dev/null 2>&1
-	wait "$perf_pid" || true
-	PERF_CREATE=$(perf_top "$WORK/perf-create.data")
+	AQ_RUN=p profile_run "$WORK/perf-create.data" sh -c '"$@"$0' "/" "${WRK_CREATE[@]}"
+	PERF_CREATE=$(perf_top "$WORK/perf-create.data" || true)
 fi
 
 # --- report ---------------------------------------------------------------------
@@ -254,7 +263,11 @@ Written by \`bench/api/run.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC') at commit $C
 |---:|---:|---:|---:|---:|
 | $CREATE_RPS | $CREATE_P50M | $CREATE_P99M | $CREATE_ERRT | $VOLS |
 
-Per run creates/s: ${CREATE_RATES[*]}. Each create is one transaction (check pool capacity, insert
+Per run creates/s: ${CREATE_RATES[*]}. First failures, if any:
+\`\`\`
+$(head -6 "$WORK/create-errors.txt" 2>/dev/null | cut -c1-300)
+\`\`\`
+ Each create is one transaction (check pool capacity, insert
 volume and operation) committed with fsync; ids are unique per run (\`create.lua\`).
 
 ## Commands
@@ -272,7 +285,7 @@ EOF
 	if [ -n "$PERF_GET" ]; then
 		cat <<EOF
 
-## Profile of aquiferd (perf record -g -p PID, one extra run each; self time, top symbols)
+## Profile of aquiferd (perf record -g -- aquiferd ..., one extra run each; self time, top symbols)
 
 GET volume:
 
