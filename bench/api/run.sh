@@ -1,0 +1,305 @@
+#!/usr/bin/env bash
+# bench/api/run.sh: how fast is aquiferd's API next to bare libmicrohttpd?
+#
+# Builds aquiferd and aq-bare-mhd optimised (-O2) in a scratch copy of the
+# tree (the worktree may be configured with --enable-debug, i.e. -O0), starts
+# aquiferd on a temporary database and a free loopback port, creates a
+# location, project, pool and volume, mints an admin token, then runs wrk:
+#   1. authenticated GET of the volume against aquiferd, and the same against
+#      aq-bare-mhd serving the identical body, RUNS times each, interleaved;
+#   2. volume creates (POST, unique ids) at CREATE_CONNS connections.
+# Writes bench/api/REPORT.md with the medians. If the GET ratio is below 0.8
+# and perf is available, profiles a second aquiferd (same database) in one
+# extra GET run and one extra create run and adds the top symbols. Stops only the processes it started.
+#
+# Environment: DURATION (s, default 10), RUNS (3), THREADS (wrk threads,
+# min(4, nproc)), CONNS (32), CREATE_CONNS (8), REPORT (output path),
+# AQ_BENCH_BUILD=tree (use the worktree's binaries as built instead),
+# AQ_BENCH_BUILD_DIR (scratch build, default /tmp/aq-bench-build), PROFILE=0/1
+# (default: only when the ratio is below 0.8).
+set -euo pipefail
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+DURATION=${DURATION:-10}
+RUNS=${RUNS:-3}
+NPROC=$(nproc)
+THREADS=${THREADS:-$((NPROC < 4 ? NPROC : 4))}
+CONNS=${CONNS:-32}
+CREATE_CONNS=${CREATE_CONNS:-8}
+REPORT=${REPORT:-$TOP/bench/api/REPORT.md}
+BUILD=${AQ_BENCH_BUILD:-optimized}
+BUILD_DIR=${AQ_BENCH_BUILD_DIR:-/tmp/aq-bench-build}
+PROFILE=${PROFILE:-auto}
+WORK=$(mktemp -d /tmp/aq-bench.XXXXXX)
+PIDS=()
+
+log() { printf 'bench: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+cleanup() {
+	for pid in "${PIDS[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${PIDS[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+command -v wrk >/dev/null || die "wrk not found (apt-get install wrk)"
+command -v curl >/dev/null || die "curl not found (apt-get install curl)"
+
+# --- build -----------------------------------------------------------------
+if [ "$BUILD" = tree ]; then
+	BIN=$TOP
+	[ -x "$BIN/aquiferd" ] && [ -x "$BIN/bench/api/aq-bare-mhd" ] ||
+		make -C "$TOP" aquiferd bench/api/aq-bare-mhd >&2
+	BUILD_DESC="the worktree's own build ($(grep -o "\\$ ./configure.*" "$TOP/config.log" | head -1))"
+else
+	mkdir -p "$BUILD_DIR"
+	# Copy tracked and new source files; tar keeps mtimes so make stays incremental.
+	(cd "$TOP" && git ls-files -co --exclude-standard -z) |
+		(cd "$TOP" && tar --null -T - -cf -) | (cd "$BUILD_DIR" && tar -xf -)
+	if [ ! -f "$BUILD_DIR/Makefile" ]; then
+		log "configuring an optimised build in $BUILD_DIR"
+		(cd "$BUILD_DIR" && autoreconf -fi && ./configure CFLAGS="-O2 -g") >"$WORK/build.log" 2>&1 ||
+			{ cat "$WORK/build.log" >&2; die "configure failed"; }
+	fi
+	make -C "$BUILD_DIR" -j"$NPROC" aquiferd bench/api/aq-bare-mhd >"$WORK/build.log" 2>&1 ||
+		{ tail -30 "$WORK/build.log" >&2; die "build failed"; }
+	BIN=$BUILD_DIR
+	BUILD_DESC="optimised copy of the tree: ./configure CFLAGS=\"-O2 -g\" && make (in $BUILD_DIR)"
+fi
+AQUIFERD=$BIN/aquiferd
+BARE=$BIN/bench/api/aq-bare-mhd
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+wait_http() { # url
+	for _ in $(seq 1 100); do
+		curl -s -o /dev/null "$1" && return 0
+		sleep 0.05
+	done
+	die "nothing answers at $1"
+}
+
+# --- aquiferd with a volume ------------------------------------------------
+AQ_PORT=$(free_port)
+AQ_URL=http://127.0.0.1:$AQ_PORT
+"$AQUIFERD" --listen "127.0.0.1:$AQ_PORT" --db "$WORK/aquifer.db" >"$WORK/aquiferd.log" 2>&1 &
+AQ_PID=$!
+PIDS+=("$AQ_PID")
+wait_http "$AQ_URL/healthz"
+AQ_TOKEN=$("$AQUIFERD" token --db "$WORK/aquifer.db" --role admin --ttl 86400 | tail -1)
+export AQ_TOKEN
+
+api() { # method path [body]; fails on HTTP >= 400
+	curl -sS -f -X "$1" -H "Authorization: Bearer $AQ_TOKEN" -H "Content-Type: application/json" \
+		${3:+--data "$3"} "$AQ_URL$2"
+}
+PARENT=projects/bench/locations/loc1
+api POST "/v1/locations?locationId=loc1" '{}' >/dev/null
+api POST "/v1/projects?projectId=bench" '{}' >/dev/null
+api POST "/v1/$PARENT/storagePools?storagePoolId=pool1" \
+	'{"serviceLevel":"PREMIUM","capacityGib":"10485760","description":"bench pool"}' >/dev/null
+api POST "/v1/$PARENT/volumes?volumeId=vol1" \
+	'{"shareName":"vol1","storagePool":"pool1","capacityGib":"1500","protocols":["NFSV3"],
+	  "exportPolicy":{"rules":[{"allowedClients":"10.0.0.0/8","accessType":"READ_WRITE",
+	  "nfsv3":true,"hasRootAccess":"true","squashMode":"NO_ROOT_SQUASH"}]},
+	  "unixPermissions":"0770","labels":{"env":"bench","team":"storage"},
+	  "description":"benchmark volume"}' >/dev/null
+GET_PATH=/v1/$PARENT/volumes/vol1
+api GET "$GET_PATH" >"$WORK/volume.json"
+BODY_BYTES=$(wc -c <"$WORK/volume.json")
+
+# --- bare MHD with the same body --------------------------------------------
+BARE_PORT=$(free_port)
+BARE_URL=http://127.0.0.1:$BARE_PORT
+"$BARE" --listen "127.0.0.1:$BARE_PORT" --body "$WORK/volume.json" >"$WORK/bare.log" 2>&1 &
+BARE_PID=$!
+PIDS+=("$BARE_PID")
+wait_http "$BARE_URL/healthz"
+[ "$(curl -s "$BARE_URL$GET_PATH" | wc -c)" = "$BODY_BYTES" ] || die "bare body size differs"
+
+# --- wrk output parsing -----------------------------------------------------
+to_ms() { # "1.23ms" / "850.00us" / "1.02s" -> ms
+	awk -v v="$1" 'BEGIN {
+		if (v ~ /us$/) { sub(/us$/, "", v); printf "%.3f\n", v / 1000 }
+		else if (v ~ /ms$/) { sub(/ms$/, "", v); printf "%.3f\n", v }
+		else if (v ~ /m$/) { sub(/m$/, "", v); printf "%.3f\n", v * 60000 }
+		else { sub(/s$/, "", v); printf "%.3f\n", v * 1000 } }'
+}
+rps() { awk '/^Requests\/sec:/ { print $2 }' "$1"; }
+pct() { to_ms "$(awk -v p="$2%" '$1 == p { print $2 }' "$1")"; }
+non2xx() { awk '/Non-2xx or 3xx responses:/ { print $5 } END { }' "$1" | tail -1; }
+errs() { # socket errors + non-2xx
+	local e n
+	e=$(awk '/Socket errors:/ { s = 0; for (i = 3; i <= NF; i += 2) s += $(i + 1); print s }' "$1")
+	n=$(non2xx "$1")
+	echo $(( ${e:-0} + ${n:-0} ))
+}
+total_reqs() { awk '/requests in/ { print $1 }' "$1"; }
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+WRK_GET=(wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency -s "$TOP/bench/api/get.lua")
+WRK_CREATE=(wrk -t"$((THREADS < CREATE_CONNS ? THREADS : CREATE_CONNS))" -c"$CREATE_CONNS"
+	-d"${DURATION}s" --latency -s "$TOP/bench/api/create.lua")
+
+# --- GET: interleaved runs ---------------------------------------------------
+for i in $(seq 1 "$RUNS"); do
+	log "GET run $i/$RUNS: aquiferd"
+	"${WRK_GET[@]}" "$AQ_URL$GET_PATH" >"$WORK/get-aq-$i.txt"
+	log "GET run $i/$RUNS: bare MHD"
+	"${WRK_GET[@]}" "$BARE_URL$GET_PATH" >"$WORK/get-bare-$i.txt"
+	for k in aq bare; do
+		f=$WORK/get-$k-$i.txt
+		[ "$(errs "$f")" = 0 ] || { cat "$f" >&2; die "GET run $i ($k) had errors"; }
+	done
+done
+summ() { # kind metric
+	for i in $(seq 1 "$RUNS"); do
+		case $2 in
+		rps) rps "$WORK/get-$1-$i.txt" ;;
+		p50) pct "$WORK/get-$1-$i.txt" 50 ;;
+		p99) pct "$WORK/get-$1-$i.txt" 99 ;;
+		esac
+	done | median
+}
+AQ_RPS=$(summ aq rps) AQ_P50=$(summ aq p50) AQ_P99=$(summ aq p99)
+BARE_RPS=$(summ bare rps) BARE_P50=$(summ bare p50) BARE_P99=$(summ bare p99)
+RATIO=$(awk -v a="$AQ_RPS" -v b="$BARE_RPS" 'BEGIN { printf "%.3f", a / b }')
+runs_list() { for i in $(seq 1 "$RUNS"); do rps "$WORK/get-$1-$i.txt"; done | paste -sd' '; }
+AQ_RUNS=$(runs_list aq) BARE_RUNS=$(runs_list bare)
+
+# --- creates -------------------------------------------------------------------
+export AQ_PARENT=$PARENT AQ_POOL=pool1
+CREATE_RATES=()
+for i in $(seq 1 "$RUNS"); do
+	log "create run $i/$RUNS"
+	AQ_RUN=$i "${WRK_CREATE[@]}" "$AQ_URL/" >"$WORK/create-$i.txt" 2>"$WORK/create-$i.err"
+	f=$WORK/create-$i.txt
+	ok=$(( $(total_reqs "$f") - $(errs "$f") ))
+	secs=$(awk '/requests in/ { v = $4; sub(/,$/, "", v); print v }' "$f")
+	CREATE_RATES+=("$(to_ms "$secs" | awk -v ok="$ok" '{ printf "%.1f", ok / ($1 / 1000) }')")
+	CREATE_ERRS[$i]=$(errs "$f")
+	head -3 "$WORK/create-$i.err" >>"$WORK/create-errors.txt"
+	CREATE_P50[$i]=$(pct "$f" 50)
+	CREATE_P99[$i]=$(pct "$f" 99)
+done
+CREATE_RPS=$(printf '%s\n' "${CREATE_RATES[@]}" | median)
+CREATE_P50M=$(printf '%s\n' "${CREATE_P50[@]}" | median)
+CREATE_P99M=$(printf '%s\n' "${CREATE_P99[@]}" | median)
+CREATE_ERRT=0
+for i in $(seq 1 "$RUNS"); do CREATE_ERRT=$((CREATE_ERRT + CREATE_ERRS[i])); done
+VOLS=$(api GET "/v1/$PARENT/storagePools/pool1" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("volumeCount"))')
+
+# --- profile when below target ----------------------------------------------------
+PERF_GET="" PERF_CREATE=""
+want_profile=$PROFILE
+if [ "$PROFILE" = auto ]; then
+	want_profile=$(awk -v r="$RATIO" 'BEGIN { print (r < 0.8) ? 1 : 0 }')
+fi
+perf_top() { # data file
+	perf report -i "$1" --no-children -g none --sort dso,symbol --stdio 2>/dev/null |
+		grep -v '^#' | grep -v '^$' | grep '%' | head -15
+}
+# perf cannot attach to a running process here (-p gets no samples in this VM),
+# so each profile runs a second aquiferd on the same database under perf.
+profile_run() { # out.data wrk-args...
+	local data=$1 port pid child
+	shift
+	port=$(free_port)
+	perf record -g -o "$data" -- "$AQUIFERD" --listen "127.0.0.1:$port" --db "$WORK/aquifer.db" \
+		>"$WORK/perf.log" 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	wait_http "http://127.0.0.1:$port/healthz"
+	"$@" "http://127.0.0.1:$port" >/dev/null 2>&1 || true
+	child=$(pgrep -P "$pid" || true)
+	[ -n "$child" ] && kill "$child"
+	wait "$pid" || true
+}
+if [ "$want_profile" = 1 ] && command -v perf >/dev/null; then
+	log "profiling aquiferd (GET)"
+	profile_run "$WORK/perf-get.data" sh -c '"$@"$0' "$GET_PATH" "${WRK_GET[@]}"
+	PERF_GET=$(perf_top "$WORK/perf-get.data" || true)
+	log "profiling aquiferd (creates)"
+	AQ_RUN=p profile_run "$WORK/perf-create.data" sh -c '"$@"$0' "/" "${WRK_CREATE[@]}"
+	PERF_CREATE=$(perf_top "$WORK/perf-create.data" || true)
+fi
+
+# --- report ---------------------------------------------------------------------
+CPU=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+COMMIT=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
+DIRTY=$(git -C "$TOP" status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " (with uncommitted changes)" || true)
+{
+	cat <<EOF
+# bench/api: aquiferd against bare libmicrohttpd
+
+Written by \`bench/api/run.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC') at commit $COMMIT$DIRTY.
+
+- Machine: $NPROC CPUs, $CPU; $(uname -sr); $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)
+- Build: $BUILD_DESC
+- wrk, aquiferd and aq-bare-mhd share the machine's $NPROC CPUs.
+- aquiferd: default settings (one MHD epoll thread + 4 workers), SQLite WAL, synchronous=FULL.
+- aq-bare-mhd: one MHD epoll thread (\`MHD_USE_EPOLL_INTERNAL_THREAD\`, as aquiferd), answering the
+  same $BODY_BYTES-byte body aquiferd returns for the volume.
+
+## Authenticated GET volume ($RUNS runs of ${DURATION}s each, interleaved; medians)
+
+| server | requests/s | p50 ms | p99 ms | runs (requests/s) |
+|---|---:|---:|---:|---|
+| aquiferd | $AQ_RPS | $AQ_P50 | $AQ_P99 | $AQ_RUNS |
+| bare MHD | $BARE_RPS | $BARE_P50 | $BARE_P99 | $BARE_RUNS |
+
+**Ratio aquiferd / bare: $RATIO** (target >= 0.8: $(awk -v r="$RATIO" 'BEGIN { print (r >= 0.8) ? "met" : "NOT met" }')).
+
+## Volume creates ($RUNS runs of ${DURATION}s, $CREATE_CONNS connections; medians)
+
+| creates/s (acknowledged 200) | p50 ms | p99 ms | failed requests (all runs) | volumes in pool after |
+|---:|---:|---:|---:|---:|
+| $CREATE_RPS | $CREATE_P50M | $CREATE_P99M | $CREATE_ERRT | $VOLS |
+
+Per run creates/s: ${CREATE_RATES[*]}. First failures, if any:
+\`\`\`
+$(head -6 "$WORK/create-errors.txt" 2>/dev/null | cut -c1-300)
+\`\`\`
+ Each create is one transaction (check pool capacity, insert
+volume and operation) committed with fsync; ids are unique per run (\`create.lua\`).
+
+## Commands
+
+\`\`\`
+DURATION=$DURATION RUNS=$RUNS THREADS=$THREADS CONNS=$CONNS CREATE_CONNS=$CREATE_CONNS bench/api/run.sh
+$AQUIFERD --listen 127.0.0.1:$AQ_PORT --db \$TMP/aquifer.db
+$AQUIFERD token --db \$TMP/aquifer.db --role admin --ttl 86400
+$BARE --listen 127.0.0.1:$BARE_PORT --body \$TMP/volume.json
+AQ_TOKEN=... ${WRK_GET[*]} $AQ_URL$GET_PATH
+AQ_TOKEN=... ${WRK_GET[*]} $BARE_URL$GET_PATH
+AQ_TOKEN=... AQ_PARENT=$PARENT AQ_POOL=pool1 AQ_RUN=<n> ${WRK_CREATE[*]} $AQ_URL/
+\`\`\`
+EOF
+	if [ -n "$PERF_GET" ]; then
+		cat <<EOF
+
+## Profile of aquiferd (perf record -g -- aquiferd ..., one extra run each; self time, top symbols)
+
+GET volume:
+
+\`\`\`
+$PERF_GET
+\`\`\`
+
+Creates:
+
+\`\`\`
+$PERF_CREATE
+\`\`\`
+EOF
+	fi
+} >"$REPORT"
+log "GET aquiferd $AQ_RPS req/s, bare $BARE_RPS req/s, ratio $RATIO; creates $CREATE_RPS/s"
+log "report: $REPORT"

@@ -1,0 +1,478 @@
+/* Unit tests for api/api_pool.c and api/api_volume.c: the cross-field rules
+ * beyond field types, the defaults, and the computed output figures. Each
+ * document goes through api_schema_check() first, as the server does. */
+#include "api/api_resource.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VOL_BASE "\"storagePool\": \"p\", \"capacityGib\": \"1500\""
+
+/* Normalise text against table (creating) and return the document. */
+static json_t *normalised(const struct api_field *table, const char *text)
+{
+	json_error_t jerr;
+	aq_msg msg = { { 0 } };
+	json_t *in = json_loads(text, 0, &jerr), *out = NULL;
+	int rc;
+
+	ck_assert_msg(in != NULL, "bad test JSON %s: %s", text, jerr.text);
+	rc = api_schema_check(table, in, true, "body", &out, &msg);
+	ck_assert_msg(rc == AQ_OK, "%s: schema rc %d (%s)", text, rc, msg.text);
+	json_decref(in);
+	return out;
+}
+
+/* api_volume_check on a body made of VOL_BASE plus extra; the document is
+ * returned through doc when wanted. */
+static int vol_check(const char *extra, json_t **doc, aq_msg *msg)
+{
+	char text[2048];
+	json_t *d;
+	int rc;
+
+	snprintf(text, sizeof(text), "{" VOL_BASE ", %s}", extra);
+	d = normalised(api_volume_fields, text);
+	rc = api_volume_check(&api_math_defaults, d, msg);
+	if (doc)
+		*doc = d;
+	else
+		json_decref(d);
+	return rc;
+}
+
+static void vol_ok(const char *extra)
+{
+	aq_msg msg = { { 0 } };
+	int rc = vol_check(extra, NULL, &msg);
+
+	ck_assert_msg(rc == AQ_OK, "%s: rc %d (%s)", extra, rc, msg.text);
+}
+
+static void vol_refused(const char *extra, const char *needle)
+{
+	aq_msg msg = { { 0 } };
+	int rc = vol_check(extra, NULL, &msg);
+
+	ck_assert_msg(rc == AQ_EINVAL, "%s: rc %d, want AQ_EINVAL", extra, rc);
+	if (needle)
+		ck_assert_msg(strstr(msg.text, needle) != NULL, "%s: message \"%s\" lacks \"%s\"",
+			      extra, msg.text, needle);
+}
+
+#define NFS3 "\"protocols\": [\"NFSV3\"]"
+#define SHARE "\"shareName\": \"s1\""
+
+START_TEST(test_vol_protocols)
+{
+	vol_ok(SHARE ", \"protocols\": [\"NFSV3\"]");
+	vol_ok(SHARE ", \"protocols\": [\"NFSV4\"]");
+	vol_ok(SHARE ", \"protocols\": [\"SMB\"]");
+	vol_ok(SHARE ", \"protocols\": [\"NFSV3\", \"NFSV4\"]");
+	vol_ok(SHARE ", \"protocols\": [\"NFSV4\", \"NFSV3\"]");
+	vol_ok(SHARE ", \"protocols\": [\"SMB\", \"NFSV3\"]");
+	vol_ok(SHARE ", \"protocols\": [\"NFSV4\", \"SMB\"]");
+	vol_refused(SHARE ", \"protocols\": []", "protocols must be one of");
+	vol_refused(SHARE ", \"protocols\": [\"NFSV3\", \"NFSV4\", \"SMB\"]", "protocols must be");
+	vol_refused(SHARE ", \"protocols\": [\"ISCSI\"]", "ISCSI is not supported");
+	vol_refused(SHARE ", \"protocols\": [\"NFSV3\", \"ISCSI\"]", "ISCSI");
+	vol_refused(SHARE ", \"protocols\": [\"NFSV3\", \"NFSV3\"]", "lists NFSV3 twice");
+	vol_refused(SHARE ", \"protocols\": [\"SMB\", \"SMB\"]", "twice");
+}
+END_TEST
+
+START_TEST(test_vol_share_name)
+{
+	char name64[65], extra[256];
+	aq_msg msg = { { 0 } };
+
+	memset(name64, 'a', 64);
+	name64[64] = '\0';
+	snprintf(extra, sizeof(extra), NFS3 ", \"shareName\": \"%.63s\"", name64);
+	vol_ok(extra);
+	snprintf(extra, sizeof(extra), NFS3 ", \"shareName\": \"%s\"", name64);
+	vol_refused(extra, "1-63 characters");
+	vol_ok(NFS3 ", \"shareName\": \"a\"");
+	vol_ok(NFS3 ", \"shareName\": \"Ab_9-z\"");
+	vol_ok(NFS3 ", \"shareName\": \"-lead\"");
+	vol_refused(NFS3 ", \"shareName\": \"\"", "1-63");
+	vol_refused(NFS3 ", \"shareName\": \"a b\"", "only letters, digits");
+	vol_refused(NFS3 ", \"shareName\": \"a.b\"", "only letters");
+	vol_refused(NFS3 ", \"shareName\": \"a/b\"", "only letters");
+	vol_refused(NFS3 ", \"shareName\": \"caf\xc3\xa9\"", "only letters");
+	/* missing shareName: the check refuses too (not only the schema) */
+	{
+		json_t *d = json_pack("{s:[s]}", "protocols", "NFSV3");
+
+		ck_assert_int_eq(api_volume_check(&api_math_defaults, d, &msg), AQ_EINVAL);
+		json_decref(d);
+	}
+}
+END_TEST
+
+START_TEST(test_vol_unix_permissions)
+{
+	vol_ok(SHARE ", " NFS3 ", \"unixPermissions\": \"777\"");
+	vol_ok(SHARE ", " NFS3 ", \"unixPermissions\": \"0777\"");
+	vol_ok(SHARE ", " NFS3 ", \"unixPermissions\": \"000\"");
+	vol_ok(SHARE ", " NFS3 ", \"unixPermissions\": \"1770\"");
+	vol_refused(SHARE ", " NFS3 ", \"unixPermissions\": \"12\"", "3 or 4 octal digits");
+	vol_refused(SHARE ", " NFS3 ", \"unixPermissions\": \"8888\"", "octal");
+	vol_refused(SHARE ", " NFS3 ", \"unixPermissions\": \"778\"", "octal");
+	vol_refused(SHARE ", " NFS3 ", \"unixPermissions\": \"\"", "octal");
+	vol_refused(SHARE ", " NFS3 ", \"unixPermissions\": \"rwx\"", "octal");
+}
+END_TEST
+
+#define RULE(x) SHARE ", " NFS3 ", \"exportPolicy\": {\"rules\": [{" x "}]}"
+
+START_TEST(test_vol_export_rules)
+{
+	vol_ok(RULE("\"allowedClients\": \"10.0.0.0/8\""));
+	vol_ok(RULE("\"allowedClients\": \"10.0.0.0/32\""));
+	vol_ok(RULE("\"allowedClients\": \"0.0.0.0/0\""));
+	vol_ok(RULE("\"allowedClients\": \"10.0.0.0/8,192.168.1.5\""));
+	vol_ok(RULE("\"allowedClients\": \"10.0.0.0/8, 192.168.1.5\""));
+	vol_refused(RULE("\"allowedClients\": \"10.0.0.0/33\""), "is not an IPv4 address or CIDR");
+	vol_refused(RULE("\"allowedClients\": \"1.2.3\""), "rules[0].allowedClients");
+	vol_refused(RULE("\"allowedClients\": \"\""), "is empty");
+	vol_refused(RULE("\"allowedClients\": \"10.0.0.0/\""), "not an IPv4");
+	vol_refused(RULE("\"allowedClients\": \"256.0.0.1\""), "not an IPv4");
+	vol_refused(RULE("\"allowedClients\": \"::1\""), "not an IPv4");
+	vol_refused(RULE("\"accessType\": \"READ_WRITE\""), "allowedClients is required");
+	/* the second rule is named in the message */
+	vol_refused(SHARE ", " NFS3 ", \"exportPolicy\": {\"rules\": [{\"allowedClients\": \"1.2.3.4\"},"
+		    " {\"allowedClients\": \"x\"}]}",
+		    "rules[1]");
+
+	/* squash modes and anonUid */
+	vol_ok(RULE("\"allowedClients\": \"10.0.0.0/8\", \"squashMode\": \"NO_ROOT_SQUASH\""));
+	vol_refused(RULE("\"allowedClients\": \"10.0.0.0/8\", \"squashMode\": \"ROOT_SQUASH\""),
+		    "anonUid is required with squashMode ROOT_SQUASH");
+	vol_refused(RULE("\"allowedClients\": \"10.0.0.0/8\", \"squashMode\": \"ALL_SQUASH\""),
+		    "anonUid is required");
+	vol_ok(RULE("\"allowedClients\": \"10.0.0.0/8\", \"squashMode\": \"ROOT_SQUASH\","
+		    " \"anonUid\": \"65534\""));
+	vol_ok(RULE("\"allowedClients\": \"10.0.0.0/8\", \"anonUid\": \"0\""));
+	vol_ok(RULE("\"allowedClients\": \"10.0.0.0/8\", \"anonUid\": \"4294967295\""));
+	vol_ok(RULE("\"allowedClients\": \"10.0.0.0/8\", \"anonUid\": 4294967295"));
+	vol_refused(RULE("\"allowedClients\": \"10.0.0.0/8\", \"anonUid\": \"4294967296\""),
+		    "0..4294967295");
+	vol_refused(RULE("\"allowedClients\": \"10.0.0.0/8\", \"anonUid\": \"-1\""), "0..4294967295");
+
+	/* hasRootAccess is a string "true" / "false" */
+	vol_ok(RULE("\"allowedClients\": \"10.0.0.0/8\", \"hasRootAccess\": \"true\""));
+	vol_ok(RULE("\"allowedClients\": \"10.0.0.0/8\", \"hasRootAccess\": \"false\""));
+	vol_refused(RULE("\"allowedClients\": \"10.0.0.0/8\", \"hasRootAccess\": \"yes\""),
+		    "\"true\" or \"false\"");
+	vol_refused(RULE("\"allowedClients\": \"10.0.0.0/8\", \"hasRootAccess\": \"TRUE\""),
+		    "hasRootAccess");
+	vol_refused(RULE("\"allowedClients\": \"10.0.0.0/8\", \"hasRootAccess\": \"\""),
+		    "hasRootAccess");
+}
+END_TEST
+
+START_TEST(test_vol_tiering_and_defaults)
+{
+	aq_msg msg = { { 0 } };
+	json_t *d = NULL, *tp;
+
+#define TIER(x) SHARE ", " NFS3 ", \"tieringPolicy\": {" x "}"
+	vol_refused(TIER("\"coolingThresholdDays\": 1"), NULL);
+	vol_ok(TIER("\"coolingThresholdDays\": 2"));
+	vol_ok(TIER("\"coolingThresholdDays\": 183"));
+	vol_refused(TIER("\"coolingThresholdDays\": 184"), NULL);
+	vol_refused(TIER("\"coolingThresholdDays\": 0"), NULL);
+	vol_refused(TIER("\"coolingThresholdDays\": -2"), NULL);
+
+	ck_assert_int_eq(vol_check(TIER("\"tierAction\": \"ENABLED\""), &d, &msg), AQ_OK);
+	tp = json_object_get(d, "tieringPolicy");
+	ck_assert_str_eq(api_json_str(tp, "tierAction", ""), "ENABLED");
+	ck_assert_int_eq(api_json_int64(tp, "coolingThresholdDays", 0), 31);
+	ck_assert_str_eq(api_json_str(tp, "retrievalPolicy", ""), "DEFAULT");
+	json_decref(d);
+
+	ck_assert_int_eq(vol_check(TIER(""), &d, &msg), AQ_OK);
+	tp = json_object_get(d, "tieringPolicy");
+	ck_assert_str_eq(api_json_str(tp, "tierAction", ""), "PAUSED");
+	json_decref(d);
+
+	/* defaults for a plain volume; no tieringPolicy invented */
+	ck_assert_int_eq(vol_check(SHARE ", " NFS3, &d, &msg), AQ_OK);
+	ck_assert_str_eq(api_json_str(d, "securityStyle", ""), "UNIX");
+	ck_assert(api_json_bool(d, "snapshotDirectory", false));
+	ck_assert_ptr_null(json_object_get(d, "tieringPolicy"));
+	json_decref(d);
+	/* given values are kept */
+	ck_assert_int_eq(vol_check(SHARE ", " NFS3 ", \"securityStyle\": \"NTFS\","
+				   " \"snapshotDirectory\": false",
+				   &d, &msg),
+			 AQ_OK);
+	ck_assert_str_eq(api_json_str(d, "securityStyle", ""), "NTFS");
+	ck_assert(!api_json_bool(d, "snapshotDirectory", true));
+	json_decref(d);
+
+	vol_refused(SHARE ", " NFS3 ", \"kerberosEnabled\": true", "kerberosEnabled");
+	vol_ok(SHARE ", " NFS3 ", \"kerberosEnabled\": false");
+	vol_refused(SHARE ", " NFS3 ", \"restoreParameters\": {\"sourceSnapshot\": \"x\"}",
+		    "restoreParameters");
+}
+END_TEST
+
+START_TEST(test_cidr_list)
+{
+	aq_msg msg = { { 0 } };
+
+	ck_assert_int_eq(api_cidr_list_check("10.0.0.0/8", "c", &msg), AQ_OK);
+	ck_assert_int_eq(api_cidr_list_check("10.0.0.0/0", "c", &msg), AQ_OK);
+	ck_assert_int_eq(api_cidr_list_check("10.0.0.0/32", "c", &msg), AQ_OK);
+	ck_assert_int_eq(api_cidr_list_check("192.168.1.5", "c", &msg), AQ_OK);
+	ck_assert_int_eq(api_cidr_list_check(" 10.0.0.1 , 10.0.0.2 ", "c", &msg), AQ_OK);
+	ck_assert_int_eq(api_cidr_list_check("255.255.255.255/32", "c", &msg), AQ_OK);
+	ck_assert_int_eq(api_cidr_list_check("10.0.0.0/33", "c", &msg), AQ_EINVAL);
+	ck_assert_msg(strstr(msg.text, "c: \"10.0.0.0/33\""), "%s", msg.text);
+	ck_assert_int_eq(api_cidr_list_check("10.0.0.0/-1", "c", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_cidr_list_check("10.0.0.0/8x", "c", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_cidr_list_check("10.0.0.0/", "c", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_cidr_list_check("/8", "c", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_cidr_list_check("1.2.3", "c", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_cidr_list_check("1.2.3.4.5", "c", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_cidr_list_check("256.1.1.1", "c", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_cidr_list_check("", "c", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_cidr_list_check(",", "c", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_cidr_list_check("1.2.3.4,,5.6.7.8", "c", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_cidr_list_check(",1.2.3.4", "c", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_cidr_list_check("host.example", "c", &msg), AQ_EINVAL);
+	/* 47 characters fit the item buffer, 48 do not */
+	ck_assert_int_eq(api_cidr_list_check("1.2.3.4/8                                      ", "c",
+					     &msg),
+			 AQ_OK);
+	ck_assert_int_eq(api_cidr_list_check("1.2.3.4/8                                       ", "c",
+					     &msg),
+			 AQ_EINVAL);
+}
+END_TEST
+
+/* api_pool_check on a normalised body. */
+static int pool_check(const char *text, json_t **doc, aq_msg *msg)
+{
+	json_t *d = normalised(api_pool_fields, text);
+	int rc = api_pool_check(&api_math_defaults, d, msg);
+
+	if (doc)
+		*doc = d;
+	else
+		json_decref(d);
+	return rc;
+}
+
+static void pool_ok(const char *text)
+{
+	aq_msg msg = { { 0 } };
+	int rc = pool_check(text, NULL, &msg);
+
+	ck_assert_msg(rc == AQ_OK, "%s: rc %d (%s)", text, rc, msg.text);
+}
+
+static void pool_refused(const char *text, const char *needle)
+{
+	aq_msg msg = { { 0 } };
+	int rc = pool_check(text, NULL, &msg);
+
+	ck_assert_msg(rc == AQ_EINVAL, "%s: rc %d, want AQ_EINVAL", text, rc);
+	if (needle)
+		ck_assert_msg(strstr(msg.text, needle) != NULL, "%s: message \"%s\" lacks \"%s\"",
+			      text, msg.text, needle);
+}
+
+#define PREM "\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"2048\""
+#define FLEX "\"serviceLevel\": \"FLEX\", \"capacityGib\": \"1024\""
+
+START_TEST(test_pool_check)
+{
+	aq_msg msg = { { 0 } };
+	json_t *d = NULL;
+
+	pool_ok("{" PREM "}");
+	pool_refused("{" PREM ", \"kmsConfig\": \"k\"}", "kmsConfig is not supported");
+	pool_refused("{" PREM ", \"ldapEnabled\": true}", "ldapEnabled");
+	pool_ok("{" PREM ", \"ldapEnabled\": false}");
+	pool_refused("{" PREM ", \"mode\": \"ONTAP\"}", "mode ONTAP");
+	pool_ok("{" PREM ", \"mode\": \"DEFAULT\"}");
+	pool_refused("{" PREM ", \"type\": \"UNIFIED\"}", "type UNIFIED");
+	pool_ok("{" PREM ", \"type\": \"FILE\"}");
+	pool_refused("{" PREM ", \"totalThroughputMibps\": \"128\"}", "need customPerformanceEnabled");
+	pool_refused("{" PREM ", \"totalIops\": \"1000\"}", "need customPerformanceEnabled");
+	pool_refused("{" FLEX ", \"totalThroughputMibps\": \"128\"}", "customPerformanceEnabled");
+	pool_refused("{" FLEX ", \"customPerformanceEnabled\": false, \"totalIops\": \"2048\"}",
+		     "customPerformanceEnabled");
+	pool_ok("{" FLEX ", \"customPerformanceEnabled\": true, \"totalThroughputMibps\": \"64\"}");
+	pool_ok("{" FLEX ", \"customPerformanceEnabled\": true, \"totalThroughputMibps\": \"5120\"}");
+	pool_refused("{" FLEX ", \"customPerformanceEnabled\": true, \"totalThroughputMibps\": \"63\"}",
+		     NULL);
+	pool_refused("{" FLEX ", \"customPerformanceEnabled\": true,"
+		     " \"totalThroughputMibps\": \"5121\"}",
+		     NULL);
+	pool_refused("{" PREM ", \"customPerformanceEnabled\": true, \"totalThroughputMibps\": \"128\"}",
+		     NULL);
+	pool_refused("{" PREM ", \"hotTierSizeGib\": \"1024\"}", "FLEX pools only");
+	pool_refused("{" PREM ", \"enableHotTierAutoResize\": false}", "FLEX pools only");
+	pool_ok("{" FLEX ", \"hotTierSizeGib\": \"512\", \"enableHotTierAutoResize\": true}");
+	/* capacity bounds pass through api_math_check_pool */
+	pool_refused("{\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"2047\"}", NULL);
+	pool_ok("{\"serviceLevel\": \"STANDARD\", \"capacityGib\": \"204800\"}");
+	pool_refused("{\"serviceLevel\": \"STANDARD\", \"capacityGib\": \"204801\"}", NULL);
+	pool_refused("{\"serviceLevel\": \"FLEX\", \"capacityGib\": \"1023\"}", NULL);
+	pool_refused("{\"serviceLevel\": \"FLEX\", \"capacityGib\": \"1024\", \"qosType\": \"MANUAL\"}",
+		     NULL);
+	pool_refused("{\"serviceLevel\": \"STANDARD\", \"capacityGib\": \"2048\","
+		     " \"allowAutoTiering\": true}",
+		     NULL);
+
+	/* defaults */
+	ck_assert_int_eq(pool_check("{" PREM "}", &d, &msg), AQ_OK);
+	ck_assert_str_eq(api_json_str(d, "qosType", ""), "AUTO");
+	ck_assert_str_eq(api_json_str(d, "network", ""), "default");
+	json_decref(d);
+	ck_assert_int_eq(pool_check("{" PREM ", \"qosType\": \"MANUAL\", \"network\": \"n1\"}", &d,
+				    &msg),
+			 AQ_OK);
+	ck_assert_str_eq(api_json_str(d, "qosType", ""), "MANUAL");
+	ck_assert_str_eq(api_json_str(d, "network", ""), "n1");
+	json_decref(d);
+}
+END_TEST
+
+static bool near(double a, double b)
+{
+	return fabs(a - b) < 1e-9;
+}
+
+START_TEST(test_pool_fill_output)
+{
+	json_t *d;
+
+	/* Premium 40 TiB AUTO: budget 2560, nothing allocated */
+	d = normalised(api_pool_fields, "{\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"40960\"}");
+	api_pool_fill_output(&api_math_defaults, d, 0, 0, 0);
+	ck_assert_str_eq(api_json_str(d, "totalThroughputMibps", ""), "2560");
+	ck_assert(near(api_json_double(d, "availableThroughputMibps", -1), 2560));
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "volumeCount")), 0);
+	ck_assert_str_eq(api_json_str(d, "volumeCapacityGib", ""), "0");
+	ck_assert_str_eq(api_json_str(d, "encryptionType", ""), "SERVICE_MANAGED");
+	ck_assert_str_eq(api_json_str(d, "type", ""), "FILE");
+	ck_assert_ptr_null(json_object_get(d, "totalIops"));
+	json_decref(d);
+
+	/* MANUAL: available = budget - allocated, floored at 0 */
+	d = normalised(api_pool_fields, "{\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"40960\","
+					" \"qosType\": \"MANUAL\"}");
+	api_pool_fill_output(&api_math_defaults, d, 3, 3000, 2000.5);
+	ck_assert(near(api_json_double(d, "availableThroughputMibps", -1), 559.5));
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "volumeCount")), 3);
+	ck_assert_str_eq(api_json_str(d, "volumeCapacityGib", ""), "3000");
+	api_pool_fill_output(&api_math_defaults, d, 3, 3000, 2560);
+	ck_assert(near(api_json_double(d, "availableThroughputMibps", -1), 0));
+	api_pool_fill_output(&api_math_defaults, d, 3, 3000, 9999);
+	ck_assert(near(api_json_double(d, "availableThroughputMibps", -1), 0));
+	json_decref(d);
+
+	/* FLEX default: 1 TiB -> 16 MiB/s, 1024 IOPS */
+	d = normalised(api_pool_fields, "{" FLEX "}");
+	api_pool_fill_output(&api_math_defaults, d, 0, 0, 0);
+	ck_assert_str_eq(api_json_str(d, "totalThroughputMibps", ""), "16");
+	ck_assert_str_eq(api_json_str(d, "totalIops", ""), "1024");
+	json_decref(d);
+	/* FLEX custom 128 MiB/s -> 2048 IOPS derived */
+	d = normalised(api_pool_fields, "{" FLEX ", \"customPerformanceEnabled\": true,"
+					" \"totalThroughputMibps\": \"128\"}");
+	api_pool_fill_output(&api_math_defaults, d, 0, 0, 0);
+	ck_assert_str_eq(api_json_str(d, "totalThroughputMibps", ""), "128");
+	ck_assert_str_eq(api_json_str(d, "totalIops", ""), "2048");
+	json_decref(d);
+}
+END_TEST
+
+START_TEST(test_volume_fill_output)
+{
+	json_t *pool, *vol;
+
+	/* Premium AUTO pool, 1500 GiB volume -> 93.75 MiB/s */
+	pool = normalised(api_pool_fields, "{\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"2048\","
+					   " \"network\": \"net1\"}");
+	vol = normalised(api_volume_fields, "{" VOL_BASE ", " SHARE ", " NFS3 "}");
+	api_volume_fill_output(&api_math_defaults, pool, vol);
+	ck_assert(near(api_json_double(vol, "throughputMibps", -1), 93.75));
+	ck_assert_str_eq(api_json_str(vol, "serviceLevel", ""), "PREMIUM");
+	ck_assert_str_eq(api_json_str(vol, "network", ""), "net1");
+	ck_assert_str_eq(api_json_str(vol, "encryptionType", ""), "SERVICE_MANAGED");
+	json_decref(vol);
+	json_decref(pool);
+
+	/* Extreme 4 TiB -> 512; 100 TiB -> 4608 (the cap) */
+	pool = normalised(api_pool_fields, "{\"serviceLevel\": \"EXTREME\", \"capacityGib\": \"204800\"}");
+	vol = normalised(api_volume_fields, "{\"storagePool\": \"p\", \"capacityGib\": \"4096\", " SHARE
+					    ", " NFS3 "}");
+	api_volume_fill_output(&api_math_defaults, pool, vol);
+	ck_assert(near(api_json_double(vol, "throughputMibps", -1), 512));
+	json_decref(vol);
+	vol = normalised(api_volume_fields, "{\"storagePool\": \"p\", \"capacityGib\": \"102400\", " SHARE
+					    ", " NFS3 "}");
+	api_volume_fill_output(&api_math_defaults, pool, vol);
+	ck_assert(near(api_json_double(vol, "throughputMibps", -1), 4608));
+	json_decref(vol);
+	json_decref(pool);
+
+	/* MANUAL pool: the volume's own throughputMibps is kept as set */
+	pool = normalised(api_pool_fields, "{\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"40960\","
+					   " \"qosType\": \"MANUAL\"}");
+	vol = normalised(api_volume_fields, "{" VOL_BASE ", " SHARE ", " NFS3
+					    ", \"throughputMibps\": 250.5}");
+	api_volume_fill_output(&api_math_defaults, pool, vol);
+	ck_assert(near(api_json_double(vol, "throughputMibps", -1), 250.5));
+	json_decref(vol);
+	json_decref(pool);
+
+	/* FLEX: volumes show the pool budget */
+	pool = normalised(api_pool_fields, "{\"serviceLevel\": \"FLEX\", \"capacityGib\": \"10240\"}");
+	vol = normalised(api_volume_fields, "{\"storagePool\": \"p\", \"capacityGib\": \"1\", " SHARE
+					    ", " NFS3 "}");
+	api_volume_fill_output(&api_math_defaults, pool, vol);
+	ck_assert(near(api_json_double(vol, "throughputMibps", -1), 160));
+	ck_assert_str_eq(api_json_str(vol, "serviceLevel", ""), "FLEX");
+	json_decref(vol);
+	json_decref(pool);
+}
+END_TEST
+
+static Suite *resource_suite(void)
+{
+	Suite *s = suite_create("api_resource");
+	TCase *tc = tcase_create("resource");
+
+	tcase_add_test(tc, test_vol_protocols);
+	tcase_add_test(tc, test_vol_share_name);
+	tcase_add_test(tc, test_vol_unix_permissions);
+	tcase_add_test(tc, test_vol_export_rules);
+	tcase_add_test(tc, test_vol_tiering_and_defaults);
+	tcase_add_test(tc, test_cidr_list);
+	tcase_add_test(tc, test_pool_check);
+	tcase_add_test(tc, test_pool_fill_output);
+	tcase_add_test(tc, test_volume_fill_output);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(resource_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
