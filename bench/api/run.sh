@@ -54,7 +54,7 @@ command -v curl >/dev/null || die "curl not found (apt-get install curl)"
 if [ "$BUILD" = tree ]; then
 	BIN=$TOP
 	[ -x "$BIN/aquiferd" ] && [ -x "$BIN/bench/api/aq-bare-mhd" ] ||
-		make -C "$TOP" aquiferd bench/api/aq-bare-mhd >&2
+		make -C "$TOP" aquiferd aquifer-agent bench/api/aq-bare-mhd >&2
 	BUILD_DESC="the worktree's own build ($(grep -o "\\$ ./configure.*" "$TOP/config.log" | head -1))"
 else
 	mkdir -p "$BUILD_DIR"
@@ -66,7 +66,7 @@ else
 		(cd "$BUILD_DIR" && autoreconf -fi && ./configure CFLAGS="-O2 -g") >"$WORK/build.log" 2>&1 ||
 			{ cat "$WORK/build.log" >&2; die "configure failed"; }
 	fi
-	make -C "$BUILD_DIR" -j"$NPROC" aquiferd bench/api/aq-bare-mhd >"$WORK/build.log" 2>&1 ||
+	make -C "$BUILD_DIR" -j"$NPROC" aquiferd aquifer-agent bench/api/aq-bare-mhd >"$WORK/build.log" 2>&1 ||
 		{ tail -30 "$WORK/build.log" >&2; die "build failed"; }
 	BIN=$BUILD_DIR
 	BUILD_DESC="optimised copy of the tree: ./configure CFLAGS=\"-O2 -g\" && make (in $BUILD_DIR)"
@@ -103,6 +103,16 @@ api() { # method path [body]; fails on HTTP >= 400
 PARENT=projects/bench/locations/loc1
 api POST "/v1/locations?locationId=loc1" '{}' >/dev/null
 api POST "/v1/projects?projectId=bench" '{}' >/dev/null
+# one storage node, so volumes can be placed (an operation finishes when its node applied it)
+JOIN=$(api POST "/v1/locations/loc1:joinToken" '{}' | jq -r .token)
+AGENT_PORT=$(free_port)
+NFS_PORT=$(free_port)
+mkdir -p "$WORK/shelf"
+"$(dirname "$AQUIFERD")/aquifer-agent" --server "$AQ_URL" --token "$JOIN" --node bench1 --location loc1 \
+	--shelf "$WORK/shelf" --listen "127.0.0.1:$AGENT_PORT" --nfs-listen "127.0.0.1:$NFS_PORT" \
+	--state-dir "$WORK/agent" >"$WORK/agent.log" 2>&1 &
+PIDS+=("$!")
+wait_http "http://127.0.0.1:$AGENT_PORT/healthz"
 api POST "/v1/$PARENT/storagePools?storagePoolId=pool1" \
 	'{"serviceLevel":"PREMIUM","capacityGib":"10485760","description":"bench pool"}' >/dev/null
 api POST "/v1/$PARENT/volumes?volumeId=vol1" \
@@ -112,6 +122,10 @@ api POST "/v1/$PARENT/volumes?volumeId=vol1" \
 	  "unixPermissions":"0770","labels":{"env":"bench","team":"storage"},
 	  "description":"benchmark volume"}' >/dev/null
 GET_PATH=/v1/$PARENT/volumes/vol1
+for _ in $(seq 100); do
+	[ "$(api GET "$GET_PATH" 2>/dev/null | jq -r .state)" = READY ] && break
+	sleep 0.1
+done
 api GET "$GET_PATH" >"$WORK/volume.json"
 BODY_BYTES=$(wc -c <"$WORK/volume.json")
 
