@@ -263,6 +263,28 @@ int srv_h_location_get(struct srv_req *req, json_t **resp)
 	return rc != AQ_OK ? rc : location_get(req, req->params[1], req->params[0], resp);
 }
 
+/* A deleted location takes its shelves and its handle key along. */
+static int location_forget(struct db *db, const char *name, const char *id)
+{
+	struct db_query q = { .kind = "shelf", .parent = name };
+	json_t *items = NULL, *sh;
+	char *next = NULL, key[200];
+	size_t i;
+	int rc;
+
+	if ((rc = db_list(db, &q, &items, &next, NULL)) != AQ_OK)
+		return rc;
+	json_array_foreach(items, i, sh)
+		if ((rc = db_delete(db, api_json_str(sh, "name", ""))) != AQ_OK)
+			break;
+	json_decref(items);
+	free(next);
+	snprintf(key, sizeof(key), "locsecrets/%s", id);
+	if (rc == AQ_OK && (rc = db_delete(db, key)) == AQ_ENOENT)
+		rc = AQ_OK;
+	return rc;
+}
+
 int srv_h_location_delete(struct srv_req *req, json_t **resp)
 {
 	char name[300];
@@ -278,10 +300,18 @@ int srv_h_location_delete(struct srv_req *req, json_t **resp)
 		rc = aq_fail(&req->msg, AQ_EPRECOND, "location \"%s\" still holds %lld storage pools", req->params[0], (long long)n);
 		goto out;
 	}
+	if ((rc = db_count(req->db, "node", name, &n)) != AQ_OK)
+		goto out;
+	if (n) {
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "location \"%s\" still has %lld storage nodes; stop their agents and remove them first",
+			     req->params[0], (long long)n);
+		goto out;
+	}
 	rc = db_delete(req->db, name);
 	if (rc == AQ_ENOENT)
 		rc = aq_fail(&req->msg, rc, "location \"%s\" not found", req->params[0]);
-	if (rc != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
+	if (rc != AQ_OK || (rc = location_forget(req->db, name, req->params[0])) != AQ_OK ||
+	    (rc = db_commit(req->db)) != AQ_OK)
 		goto out;
 	*resp = json_object();
 out:
