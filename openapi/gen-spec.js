@@ -683,6 +683,12 @@ op('/v1/nodes/{nodeId}', 'get', {
   parameters: pathParams('nodeId'),
   responses: Object.assign({ 200: json('Node', 'The node.') }, errors([400, 401, 403, 404])),
 });
+op('/v1/nodes/{nodeId}', 'delete', {
+  operationId: 'deleteNode', tags: ['Nodes'], summary: 'Forget a node that serves nothing (cluster admin)',
+  description: 'Refused with FAILED_PRECONDITION (400) while the node is READY or still holds volumes: drain it first.',
+  parameters: pathParams('nodeId'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/EmptyResponse' } }, errors([400, 401, 403, 404])),
+});
 op('/v1/nodes/{nodeId}:drain', 'post', {
   operationId: 'drainNode', tags: ['Nodes'], summary: 'Drain a node: DRAINING, and its volumes move within ceilings',
   parameters: pathParams('nodeId'),

@@ -215,6 +215,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp);
 int srv_h_node_list(struct srv_req *req, json_t **resp);
 int srv_h_node_get(struct srv_req *req, json_t **resp);
 int srv_h_node_drain(struct srv_req *req, json_t **resp);
+int srv_h_node_delete(struct srv_req *req, json_t **resp);
 int srv_h_shelf_list(struct srv_req *req, json_t **resp);
 int srv_h_shelf_get(struct srv_req *req, json_t **resp);
 int srv_h_shelf_create(struct srv_req *req, json_t **resp);

@@ -303,7 +303,7 @@ int srv_h_location_delete(struct srv_req *req, json_t **resp)
 	if ((rc = db_count(req->db, "node", name, &n)) != AQ_OK)
 		goto out;
 	if (n) {
-		rc = aq_fail(&req->msg, AQ_EPRECOND, "location \"%s\" still has %lld storage nodes; stop their agents and remove them first",
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "location \"%s\" still has %lld storage nodes; drain and delete them first (DELETE /v1/nodes/NAME)",
 			     req->params[0], (long long)n);
 		goto out;
 	}

@@ -588,3 +588,32 @@ out:
 	json_decref(node);
 	return rc;
 }
+
+/* DELETE /v1/nodes/N: forget a node that serves nothing (DOWN or drained). */
+int srv_h_node_delete(struct srv_req *req, json_t **resp)
+{
+	char name[300];
+	json_t *node = NULL;
+	int64_t held = 0;
+	int rc;
+
+	snprintf(name, sizeof(name), "nodes/%s", req->params[0]);
+	if ((rc = db_begin(req->db)) != AQ_OK)
+		return rc;
+	if ((rc = db_get(req->db, name, &node)) == AQ_ENOENT)
+		rc = aq_fail(&req->msg, rc, "node \"%s\" not found", req->params[0]);
+	if (rc != AQ_OK || (rc = db_count(req->db, "placement", name, &held)) != AQ_OK)
+		goto out;
+	if (strcmp(api_json_str(node, "state", ""), "READY") == 0 || held > 0) {
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "node \"%s\" is %s and holds %lld volumes; drain it (POST /v1/nodes/%s:drain) or stop its agent first",
+			     req->params[0], api_json_str(node, "state", ""), (long long)held, req->params[0]);
+		goto out;
+	}
+	if ((rc = db_delete(req->db, name)) != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
+		goto out;
+	*resp = json_object();
+out:
+	db_rollback(req->db);
+	json_decref(node);
+	return rc;
+}
