@@ -140,4 +140,12 @@ aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 20
 aq_req GET "$P/volumes/vb"
 expect_status 404 "vb is gone once deleted"
 ok "vb's data left the shelf" test "$(ls "$SHELF/volumes" | wc -l)" -eq 1
+# Nodes: a READY node cannot be forgotten; the DOWN one, which holds nothing now, can.
+[ "$HOLD" = n1 ] && ALIVE=n2 || ALIVE=n1
+aq_req DELETE "/v1/nodes/$ALIVE"
+expect_error 400 FAILED_PRECONDITION "a READY node holding volumes is not deleted"
+aq_req DELETE "/v1/nodes/$HOLD"
+expect_status 200 "the DOWN node is deleted"
+aq_req GET /v1/nodes
+expect_jq '.nodes | length' 1 "one node left"
 aq_finish
