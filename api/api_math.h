@@ -68,12 +68,15 @@ extern const struct api_math_params api_math_defaults;
  * premium, extreme, flex and field one of the api_level_params member names
  * (mibps_per_tib, max_vol_mibps, ...), or a top-level member name
  * (cold_kibps_per_gib, custom_max_iops, ...). AQ_EINVAL for an unknown key or
- * a value that does not parse or is negative. */
+ * a value that does not parse or is negative. Numbers are decimal (the whole
+ * string, no blanks, finite); bool members take "true" or "false". On failure
+ * *p is unchanged. */
 int api_math_set(struct api_math_params *p, const char *key, const char *value,
 		 aq_msg *msg);
 
 /* Name <-> enum: "PREMIUM" <-> API_LEVEL_PREMIUM. Parsing is exact (upper
- * case, GCNV enum names); unknown -> API_LEVEL_UNSPECIFIED. */
+ * case, GCNV enum names); unknown -> API_LEVEL_UNSPECIFIED. api_level_name()
+ * of UNSPECIFIED or an out-of-range value is "SERVICE_LEVEL_UNSPECIFIED". */
 const char *api_level_name(enum api_level level);
 enum api_level api_level_parse(const char *name);
 
@@ -125,14 +128,16 @@ int api_math_check_pool_capacity(const struct api_math_params *p, enum api_level
 /* A new pool as a whole: level set, capacity, MANUAL only where allowed,
  * custom performance only on FLEX with total_mibps in [64, 5120] and
  * total_iops (0 = derive) in [total_mibps x 16, 160000]; tiering only where
- * the level allows it. */
+ * the level allows it. total_mibps/total_iops are ignored unless
+ * custom_performance is set. */
 int api_math_check_pool(const struct api_math_params *p, const struct api_pool_math *pool,
 			aq_msg *msg);
 /* A change from old to new pool: capacity rules (FLEX grow only), not below
  * vol_capacity_gib (sum of its volumes' capacities), MANUAL: new budget not
  * below manual_sum_mibps (sum of volumes' throughputMibps); qos AUTO->MANUAL
  * allowed, MANUAL->AUTO refused; allow_tiering true->false refused; then
- * api_math_check_pool(new). */
+ * api_math_check_pool(new). The service level is immutable: a change of
+ * level is refused first. */
 int api_math_check_pool_change(const struct api_math_params *p, const struct api_pool_math *old,
 			       const struct api_pool_math *new_pool, int64_t vol_capacity_gib,
 			       double manual_sum_mibps, aq_msg *msg);
@@ -145,7 +150,8 @@ int api_math_check_pool_change(const struct api_math_params *p, const struct api
  * pools: throughput_mibps > 0, <= the volume cap (max_vol_mibps, or
  * max_large_vol_mibps for large volumes), and other_mibps + it <= pool budget,
  * else AQ_EINVAL with a message naming the MiB/s still available;
- * AUTO/FLEX pools: a throughput_mibps != 0 is refused (AQ_EINVAL). */
+ * AUTO/FLEX pools: a throughput_mibps != 0 is refused (AQ_EINVAL). A sum
+ * within 1e-6 MiB/s of the budget counts as equal (double rounding). */
 int api_math_check_volume(const struct api_math_params *p, const struct api_pool_math *pool,
 			  const struct api_vol_math *vol, int64_t other_capacity_gib,
 			  double other_mibps, aq_msg *msg);

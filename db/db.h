@@ -1,3 +1,80 @@
+/* db: Aquifer's persistence behind one interface.
+ *
+ * Resources (projects, locations, pools, volumes, operations, nodes, shelves)
+ * are JSON documents keyed by their full resource name, with their kind and
+ * parent collection indexed. One struct db is one connection and belongs to
+ * one thread at a time; open one per worker thread. SQLite (WAL) is the
+ * engine; schema changes are numbered migrations run by db_open().
+ *
+ * All functions return AQ_OK or a negative aq_err code: AQ_ENOENT (no such
+ * row), AQ_EEXIST (create of an existing name), AQ_EBUSY (lock contention
+ * that outlived the busy timeout), AQ_EINVAL (bad page token or filter),
+ * AQ_EIO (anything else from the engine; the engine's text goes to msg).
+ * Documents returned through json_t ** are new references owned by the caller.
+ */
 #ifndef AQ_DB_H
 #define AQ_DB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "api/api_error.h"
+
+struct db;
+
+/* The newest schema version db_open() migrates to. */
+extern const int db_schema_version;
+
+/* Open (creating if needed) the database at path and migrate it. */
+int db_open(const char *path, struct db **out, aq_msg *msg);
+void db_close(struct db *db);
+
+/* Transactions. db_begin() takes the write lock at once (BEGIN IMMEDIATE) so
+ * a check-then-apply sequence sees no concurrent writer. Nesting is not
+ * supported. db_rollback() is safe to call without an open transaction. */
+int db_begin(struct db *db);
+int db_commit(struct db *db);
+void db_rollback(struct db *db);
+
+/* One resource. */
+int db_get(struct db *db, const char *name, json_t **doc);
+/* Insert (create=true: AQ_EEXIST if the name exists) or replace
+ * (create=false: AQ_ENOENT if it does not). kind and parent are stored for
+ * listing; doc is not consumed. */
+int db_put(struct db *db, const char *kind, const char *parent, const char *name,
+	   const json_t *doc, bool create);
+int db_delete(struct db *db, const char *name);
+
+/* Listing. filter: NULL or "field=value[ AND field2=value2...]" where field is a
+ * top-level or dotted JSON path of letters/digits/_ and value is bare or
+ * double-quoted; order_desc sorts by name descending. page_token is the
+ * opaque token from a previous call (bound to the same kind/parent/filter/
+ * order; anything else is AQ_EINVAL). page_size 0 means "no limit" and
+ * values over 1000 are lowered to 1000. *items gets a JSON array; *next_token a
+ * malloc'd token or NULL when this was the last page. parent NULL means
+ * every parent (a cluster-wide list); parent "-"-suffixed paths are not
+ * interpreted here. */
+struct db_query {
+	const char *kind;
+	const char *parent;
+	const char *filter;
+	bool order_desc;
+	int page_size;
+	const char *page_token;
+};
+int db_list(struct db *db, const struct db_query *q, json_t **items, char **next_token,
+	    aq_msg *msg);
+
+/* Number of resources of kind under parent (NULL: everywhere), and an
+ * aggregate helper: the sum of a numeric JSON field over them (int64 strings
+ * count as numbers). parent_prefix matches parent exactly. */
+int db_count(struct db *db, const char *kind, const char *parent, int64_t *n);
+int db_sum(struct db *db, const char *kind, const char *parent, const char *field,
+	   double *sum);
+
+/* Count of every kind, for metrics: calls fn(kind, count, arg) per kind. */
+int db_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n, void *arg), void *arg);
+
 #endif

@@ -1,2 +1,288 @@
+/* srv_main: aquiferd's commands.
+ *   aquiferd [serve] --listen HOST:PORT --db PATH [--config FILE] [--key-file F] [--workers N]
+ *   aquiferd token --db PATH --role admin|editor|viewer|node [--project P] [--subject S] [--ttl SEC] [--location L]
+ *   aquiferd routes        (the route table, METHOD PATH per line)
+ *   aquiferd --version
+ * Command-line options override the config file; the config file holds
+ * "key = value" lines with the same names (listen, db, key-file, workers)
+ * and math parameters as "math.<level>.<field>" (see api_math.h). */
 #include "server/srv.h"
-int srv_main(int argc, char **argv) { (void)argc; (void)argv; return 0; }
+#include "server/srv_internal.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: aquiferd [serve] --listen HOST:PORT --db PATH [--config FILE] [--key-file FILE] [--workers N]\n"
+		"       aquiferd token --db PATH --role admin|editor|viewer|node [--project P]\n"
+		"                      [--subject NAME] [--ttl SECONDS] [--location LOC] [--key-file FILE]\n"
+		"       aquiferd routes\n"
+		"       aquiferd --version | --help\n"
+		"\n"
+		"serve      run the control plane (the default command)\n"
+		"token      print a signed bearer token on stdout's last line\n"
+		"routes     print the HTTP route table, one 'METHOD PATH' per line\n"
+		"\n"
+		"  --listen HOST:PORT   address to serve HTTP on (default 127.0.0.1:8080)\n"
+		"  --db PATH            SQLite database file (created if missing)\n"
+		"  --config FILE        config file: 'key = value' lines (listen, db, key-file, workers,\n"
+		"                       math.<level>.<field>, e.g. math.premium.mibps_per_tib = 64)\n"
+		"  --key-file FILE      token signing key (default: aquiferd.key next to the database)\n"
+		"  --workers N          request worker threads (default 4)\n");
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+static int cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *msg)
+{
+	char *end;
+	long n;
+
+	if (strcmp(key, "listen") == 0)
+		snprintf(cfg->listen, sizeof(cfg->listen), "%s", val);
+	else if (strcmp(key, "db") == 0)
+		snprintf(cfg->db_path, sizeof(cfg->db_path), "%s", val);
+	else if (strcmp(key, "key-file") == 0 || strcmp(key, "key_file") == 0)
+		snprintf(cfg->key_file, sizeof(cfg->key_file), "%s", val);
+	else if (strcmp(key, "workers") == 0) {
+		n = strtol(val, &end, 10);
+		if (!*val || *end || n < 1 || n > 256)
+			return aq_fail(msg, AQ_EINVAL, "workers must be an integer within 1..256, got \"%s\"", val);
+		cfg->workers = (int)n;
+	} else if (strncmp(key, "math.", 5) == 0)
+		return api_math_set(&cfg->math, key + 5, val, msg);
+	else
+		return aq_fail(msg, AQ_EINVAL, "unknown key \"%s\"", key);
+	return AQ_OK;
+}
+
+static int cfg_load(struct srv_cfg *cfg, const char *path, aq_msg *msg)
+{
+	FILE *f = fopen(path, "r");
+	char line[2048];
+	int lineno = 0, rc = AQ_OK;
+
+	if (!f)
+		return aq_fail(msg, AQ_EINVAL, "cannot open config file %s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char *s = trim(line), *eq;
+		aq_msg why = { "" };
+
+		lineno++;
+		if (*s == '\0' || *s == '#')
+			continue;
+		eq = strchr(s, '=');
+		if (!eq) {
+			rc = aq_fail(msg, AQ_EINVAL, "%s:%d: expected 'key = value'", path, lineno);
+			break;
+		}
+		*eq = '\0';
+		if (cfg_set(cfg, trim(s), trim(eq + 1), &why) != AQ_OK) {
+			rc = aq_fail(msg, AQ_EINVAL, "%s:%d: %s", path, lineno, why.text);
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+enum { OPT_LISTEN = 1, OPT_DB, OPT_CONFIG, OPT_KEY, OPT_WORKERS, OPT_ROLE, OPT_PROJECT,
+       OPT_SUBJECT, OPT_TTL, OPT_LOCATION, OPT_HELP, OPT_VERSION };
+
+static const struct option opts[] = {
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "key-file", required_argument, NULL, OPT_KEY },
+	{ "workers", required_argument, NULL, OPT_WORKERS },
+	{ "role", required_argument, NULL, OPT_ROLE },
+	{ "project", required_argument, NULL, OPT_PROJECT },
+	{ "subject", required_argument, NULL, OPT_SUBJECT },
+	{ "ttl", required_argument, NULL, OPT_TTL },
+	{ "location", required_argument, NULL, OPT_LOCATION },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct srv_args {
+	const char *cmd;
+	struct srv_auth who;
+	long ttl;
+};
+
+static int serve(struct srv *srv)
+{
+	aq_msg msg = { "" };
+	char keypath[1100];
+	struct db *db = NULL;
+	sigset_t set;
+	int sig, rc;
+
+	if ((rc = db_open(srv->cfg.db_path, &db, &msg)) != AQ_OK) {
+		fprintf(stderr, "aquiferd: %s\n", msg.text);
+		return 1;
+	}
+	db_close(db);
+	srv_key_path(&srv->cfg, keypath, sizeof(keypath));
+	if (srv_key_load(keypath, srv->key, &msg) != AQ_OK) {
+		fprintf(stderr, "aquiferd: %s\n", msg.text);
+		return 1;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	srv->start_ns = srv_now_ns();
+	if (srv_http_start(srv, &msg) != AQ_OK) {
+		fprintf(stderr, "aquiferd: %s\n", msg.text);
+		return 1;
+	}
+	fprintf(stderr, "aquiferd %s: serving http://%s (db %s, %d workers)\n", AQ_VERSION,
+		srv->cfg.listen, srv->cfg.db_path, srv->nthreads);
+	sigwait(&set, &sig);
+	fprintf(stderr, "aquiferd: signal %d, stopping\n", sig);
+	srv_http_stop(srv);
+	return 0;
+}
+
+static int token(struct srv *srv, struct srv_args *a)
+{
+	aq_msg msg = { "" };
+	char keypath[1100], *tok = NULL;
+	struct db *db = NULL;
+
+	if (a->who.role == SRV_ROLE_NONE) {
+		fprintf(stderr, "aquiferd token: --role admin|editor|viewer|node is required\n");
+		return 2;
+	}
+	if ((a->who.role == SRV_ROLE_EDITOR || a->who.role == SRV_ROLE_VIEWER) && !a->who.project[0]) {
+		fprintf(stderr, "aquiferd token: --role %s needs --project\n", srv_role_name(a->who.role));
+		return 2;
+	}
+	if (a->who.role == SRV_ROLE_NODE && a->who.project[0]) {
+		fprintf(stderr, "aquiferd token: node tokens are cluster-wide; drop --project\n");
+		return 2;
+	}
+	if (a->ttl <= 0) {
+		fprintf(stderr, "aquiferd token: --ttl must be a positive number of seconds\n");
+		return 2;
+	}
+	/* The key lives with the state: open the db first so a wrong --db fails here. */
+	if (db_open(srv->cfg.db_path, &db, &msg) != AQ_OK) {
+		fprintf(stderr, "aquiferd token: %s\n", msg.text);
+		return 1;
+	}
+	db_close(db);
+	srv_key_path(&srv->cfg, keypath, sizeof(keypath));
+	if (srv_key_load(keypath, srv->key, &msg) != AQ_OK ||
+	    srv_token_make(srv->key, &a->who, a->ttl, &tok, &msg) != AQ_OK) {
+		fprintf(stderr, "aquiferd token: %s\n", msg.text);
+		return 1;
+	}
+	printf("%s\n", tok);
+	free(tok);
+	return 0;
+}
+
+int srv_main(int argc, char **argv)
+{
+	static struct srv srv;
+	struct srv_args a = { .cmd = "serve", .ttl = 86400 };
+	aq_msg msg = { "" };
+	const char *config = NULL;
+	int c, argi = 1;
+	char *end;
+
+	srv.cfg.math = api_math_defaults;
+	snprintf(srv.cfg.listen, sizeof(srv.cfg.listen), "127.0.0.1:8080");
+	srv.cfg.workers = 4;
+	if (argc > 1 && argv[1][0] != '-') {
+		a.cmd = argv[1];
+		argi = 2;
+	}
+	/* config first, so that flags override it */
+	for (int i = argi; i < argc - 1; i++)
+		if (strcmp(argv[i], "--config") == 0)
+			config = argv[i + 1];
+	if (config && cfg_load(&srv.cfg, config, &msg) != AQ_OK) {
+		fprintf(stderr, "aquiferd: %s\n", msg.text);
+		return 1;
+	}
+	optind = argi;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_LISTEN: snprintf(srv.cfg.listen, sizeof(srv.cfg.listen), "%s", optarg); break;
+		case OPT_DB: snprintf(srv.cfg.db_path, sizeof(srv.cfg.db_path), "%s", optarg); break;
+		case OPT_CONFIG: break;
+		case OPT_KEY: snprintf(srv.cfg.key_file, sizeof(srv.cfg.key_file), "%s", optarg); break;
+		case OPT_WORKERS:
+			if (cfg_set(&srv.cfg, "workers", optarg, &msg) != AQ_OK) {
+				fprintf(stderr, "aquiferd: --workers: %s\n", msg.text);
+				return 2;
+			}
+			break;
+		case OPT_ROLE:
+			if ((a.who.role = srv_role_parse(optarg)) == SRV_ROLE_NONE) {
+				fprintf(stderr, "aquiferd: --role must be admin, editor, viewer or node\n");
+				return 2;
+			}
+			break;
+		case OPT_PROJECT:
+			if (api_id_check(optarg, "--project", &msg) != AQ_OK) {
+				fprintf(stderr, "aquiferd: %s\n", msg.text);
+				return 2;
+			}
+			snprintf(a.who.project, sizeof(a.who.project), "%s", optarg);
+			break;
+		case OPT_SUBJECT: snprintf(a.who.subject, sizeof(a.who.subject), "%s", optarg); break;
+		case OPT_LOCATION: snprintf(a.who.location, sizeof(a.who.location), "%s", optarg); break;
+		case OPT_TTL:
+			a.ttl = strtol(optarg, &end, 10);
+			if (!*optarg || *end)
+				a.ttl = -1;
+			break;
+		case OPT_HELP: usage(stdout); return 0;
+		case OPT_VERSION: printf("aquiferd %s\n", AQ_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "aquiferd: unexpected argument \"%s\"\n", argv[optind]);
+		return 2;
+	}
+	if (strcmp(a.cmd, "routes") == 0) {
+		for (int i = 0; i < srv_nroutes; i++)
+			printf("%s %s\n", srv_routes[i].method, srv_routes[i].path);
+		return 0;
+	}
+	if (!srv.cfg.db_path[0]) {
+		fprintf(stderr, "aquiferd: --db PATH is required\n");
+		return 2;
+	}
+	if (!a.who.subject[0])
+		snprintf(a.who.subject, sizeof(a.who.subject), "%s", a.who.role == SRV_ROLE_NODE ? "node" : "cli");
+	if (strcmp(a.cmd, "serve") == 0)
+		return serve(&srv);
+	if (strcmp(a.cmd, "token") == 0)
+		return token(&srv, &a);
+	fprintf(stderr, "aquiferd: unknown command \"%s\"\n", a.cmd);
+	usage(stderr);
+	return 2;
+}

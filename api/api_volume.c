@@ -1,0 +1,296 @@
+/* api_volume: the Volume resource (google.cloud.netapp.v1.Volume) and its
+ * export rules. */
+#include "api/api_resource.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const vol_states[] = { "READY", "CREATING", "DELETING", "UPDATING", "RESTORING",
+					  "DISABLED", "ERROR", "PREPARING", "READ_ONLY", NULL };
+static const char *const vol_protocols[] = { "NFSV3", "NFSV4", "SMB", "ISCSI", NULL };
+static const char *const vol_smb[] = { "ENCRYPT_DATA", "BROWSABLE", "CHANGE_NOTIFY", "NON_BROWSABLE",
+				       "OPLOCKS", "SHOW_SNAPSHOT", "SHOW_PREVIOUS_VERSIONS",
+				       "ACCESS_BASED_ENUMERATION", "CONTINUOUSLY_AVAILABLE", NULL };
+static const char *const vol_levels[] = { "STANDARD", "PREMIUM", "EXTREME", "FLEX", NULL };
+static const char *const vol_security[] = { "NTFS", "UNIX", NULL };
+static const char *const vol_restricted[] = { "DELETE", NULL };
+static const char *const vol_access[] = { "READ_ONLY", "READ_WRITE", "READ_NONE", NULL };
+static const char *const vol_squash[] = { "NO_ROOT_SQUASH", "ROOT_SQUASH", "ALL_SQUASH", NULL };
+static const char *const vol_tier_action[] = { "ENABLED", "PAUSED", NULL };
+static const char *const vol_retrieval[] = { "DEFAULT", "ON_READ", "NEVER", NULL };
+static const char *const vol_enc[] = { "SERVICE_MANAGED", "CLOUD_KMS", NULL };
+
+static const struct api_field vol_rule_fields[] = {
+	{ "allowedClients", API_T_STRING, 0, NULL, NULL, 4096 },
+	{ "hasRootAccess", API_T_STRING, 0, NULL, NULL, 8 },
+	{ "accessType", API_T_ENUM, 0, vol_access, NULL, 0 },
+	{ "nfsv3", API_T_BOOL, 0, NULL, NULL, 0 },
+	{ "nfsv4", API_T_BOOL, 0, NULL, NULL, 0 },
+	{ "kerberos5ReadOnly", API_T_BOOL, 0, NULL, NULL, 0 },
+	{ "kerberos5ReadWrite", API_T_BOOL, 0, NULL, NULL, 0 },
+	{ "kerberos5iReadOnly", API_T_BOOL, 0, NULL, NULL, 0 },
+	{ "kerberos5iReadWrite", API_T_BOOL, 0, NULL, NULL, 0 },
+	{ "kerberos5pReadOnly", API_T_BOOL, 0, NULL, NULL, 0 },
+	{ "kerberos5pReadWrite", API_T_BOOL, 0, NULL, NULL, 0 },
+	{ "squashMode", API_T_ENUM, 0, vol_squash, NULL, 0 },
+	{ "anonUid", API_T_INT64, 0, NULL, NULL, 0 },
+	{ NULL, 0, 0, NULL, NULL, 0 },
+};
+
+static const struct api_field vol_export_fields[] = {
+	{ "rules", API_T_OBJECT_LIST, 0, NULL, vol_rule_fields, 20 },
+	{ NULL, 0, 0, NULL, NULL, 0 },
+};
+
+static const struct api_field vol_mount_fields[] = {
+	{ "export", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "exportFull", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "protocol", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "instructions", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "ipAddress", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
+	{ NULL, 0, 0, NULL, NULL, 0 },
+};
+
+static const struct api_field vol_sched_fields[] = {
+	{ "snapshotsToKeep", API_T_DOUBLE, 0, NULL, NULL, 0 },
+	{ "minute", API_T_DOUBLE, 0, NULL, NULL, 0 },
+	{ "hour", API_T_DOUBLE, 0, NULL, NULL, 0 },
+	{ "day", API_T_STRING, 0, NULL, NULL, 64 },
+	{ "daysOfMonth", API_T_STRING, 0, NULL, NULL, 128 },
+	{ NULL, 0, 0, NULL, NULL, 0 },
+};
+
+static const struct api_field vol_snap_policy_fields[] = {
+	{ "enabled", API_T_BOOL, 0, NULL, NULL, 0 },
+	{ "hourlySchedule", API_T_OBJECT, 0, NULL, vol_sched_fields, 0 },
+	{ "dailySchedule", API_T_OBJECT, 0, NULL, vol_sched_fields, 0 },
+	{ "weeklySchedule", API_T_OBJECT, 0, NULL, vol_sched_fields, 0 },
+	{ "monthlySchedule", API_T_OBJECT, 0, NULL, vol_sched_fields, 0 },
+	{ NULL, 0, 0, NULL, NULL, 0 },
+};
+
+static const struct api_field vol_tiering_fields[] = {
+	{ "tierAction", API_T_ENUM, 0, vol_tier_action, NULL, 0 },
+	{ "coolingThresholdDays", API_T_INT32, 0, NULL, NULL, 0 },
+	{ "hotTierBypassModeEnabled", API_T_BOOL, 0, NULL, NULL, 0 },
+	{ "retrievalPolicy", API_T_ENUM, 0, vol_retrieval, NULL, 0 },
+	{ NULL, 0, 0, NULL, NULL, 0 },
+};
+
+static const struct api_field vol_restore_fields[] = {
+	{ "sourceSnapshot", API_T_STRING, 0, NULL, NULL, 512 },
+	{ "sourceBackup", API_T_STRING, 0, NULL, NULL, 512 },
+	{ NULL, 0, 0, NULL, NULL, 0 },
+};
+
+static const struct api_field vol_backup_fields[] = {
+	{ "backupPolicies", API_T_STRING_LIST, 0, NULL, NULL, 8 },
+	{ "backupVault", API_T_STRING, 0, NULL, NULL, 512 },
+	{ "scheduledBackupEnabled", API_T_BOOL, 0, NULL, NULL, 0 },
+	{ "backupChainBytes", API_T_INT64, API_F_OUTPUT, NULL, NULL, 0 },
+	{ NULL, 0, 0, NULL, NULL, 0 },
+};
+
+const struct api_field api_volume_fields[] = {
+	{ "name", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "state", API_T_ENUM, API_F_OUTPUT, vol_states, NULL, 0 },
+	{ "stateDetails", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "createTime", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "shareName", API_T_STRING, API_F_REQUIRED | API_F_IMMUTABLE, NULL, NULL, 0 },
+	{ "psaRange", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "storagePool", API_T_STRING, API_F_REQUIRED, NULL, NULL, 512 },
+	{ "network", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "serviceLevel", API_T_ENUM, API_F_OUTPUT, vol_levels, NULL, 0 },
+	{ "capacityGib", API_T_INT64, API_F_REQUIRED, NULL, NULL, 0 },
+	{ "exportPolicy", API_T_OBJECT, 0, NULL, vol_export_fields, 0 },
+	{ "protocols", API_T_ENUM_LIST, API_F_REQUIRED | API_F_IMMUTABLE, vol_protocols, NULL, 4 },
+	{ "smbSettings", API_T_ENUM_LIST, 0, vol_smb, NULL, 9 },
+	{ "mountOptions", API_T_OBJECT_LIST, API_F_OUTPUT, NULL, vol_mount_fields, 0 },
+	{ "unixPermissions", API_T_STRING, 0, NULL, NULL, 4 },
+	{ "labels", API_T_LABELS, 0, NULL, NULL, 0 },
+	{ "description", API_T_STRING, 0, NULL, NULL, 2048 },
+	{ "snapshotPolicy", API_T_OBJECT, 0, NULL, vol_snap_policy_fields, 0 },
+	{ "snapReserve", API_T_DOUBLE, 0, NULL, NULL, 0 },
+	{ "snapshotDirectory", API_T_BOOL, 0, NULL, NULL, 0 },
+	{ "usedGib", API_T_INT64, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "securityStyle", API_T_ENUM, API_F_IMMUTABLE, vol_security, NULL, 0 },
+	{ "kerberosEnabled", API_T_BOOL, API_F_IMMUTABLE, NULL, NULL, 0 },
+	{ "ldapEnabled", API_T_BOOL, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "activeDirectory", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "kmsConfig", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "encryptionType", API_T_ENUM, API_F_OUTPUT, vol_enc, NULL, 0 },
+	{ "hasReplication", API_T_BOOL, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "restoreParameters", API_T_OBJECT, API_F_IMMUTABLE, NULL, vol_restore_fields, 0 },
+	{ "backupConfig", API_T_OBJECT, 0, NULL, vol_backup_fields, 0 },
+	{ "restrictedActions", API_T_ENUM_LIST, 0, vol_restricted, NULL, 1 },
+	{ "largeCapacity", API_T_BOOL, API_F_IMMUTABLE, NULL, NULL, 0 },
+	{ "multipleEndpoints", API_T_BOOL, API_F_IMMUTABLE, NULL, NULL, 0 },
+	{ "tieringPolicy", API_T_OBJECT, 0, NULL, vol_tiering_fields, 0 },
+	{ "replicaZone", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "zone", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "coldTierSizeGib", API_T_INT64, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "hotTierSizeUsedGib", API_T_INT64, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "throughputMibps", API_T_DOUBLE, 0, NULL, NULL, 0 },
+	{ NULL, 0, 0, NULL, NULL, 0 },
+};
+
+void api_vol_math_from(const json_t *vol, struct api_vol_math *out)
+{
+	json_t *tp = json_object_get(vol, "tieringPolicy");
+
+	memset(out, 0, sizeof(*out));
+	out->capacity_gib = api_json_int64(vol, "capacityGib", 0);
+	out->large_capacity = api_json_bool(vol, "largeCapacity", false);
+	out->throughput_mibps = api_json_double(vol, "throughputMibps", 0);
+	out->tiering_enabled = tp && strcmp(api_json_str(tp, "tierAction", "PAUSED"), "ENABLED") == 0;
+	out->cold_gib = api_json_int64(vol, "coldTierSizeGib", 0);
+}
+
+int api_cidr_list_check(const char *list, const char *where, aq_msg *msg)
+{
+	const char *s = list;
+
+	if (!*s)
+		return aq_fail(msg, AQ_EINVAL, "%s is empty; give IPv4 addresses or CIDRs, comma-separated", where);
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		char item[48], *slash;
+		struct in_addr a;
+
+		while (n && *s == ' ')
+			s++, n--;
+		if (n == 0 || n >= sizeof(item))
+			goto bad;
+		memcpy(item, s, n);
+		item[n] = '\0';
+		while (n && item[n - 1] == ' ')
+			item[--n] = '\0';
+		slash = strchr(item, '/');
+		if (slash) {
+			char *end;
+			long bits;
+
+			*slash++ = '\0';
+			bits = strtol(slash, &end, 10);
+			if (!*slash || *end || bits < 0 || bits > 32)
+				goto bad;
+		}
+		if (inet_pton(AF_INET, item, &a) != 1)
+			goto bad;
+		s += strcspn(s, ",");
+		if (*s == ',')
+			s++;
+	}
+	return AQ_OK;
+bad:
+	return aq_fail(msg, AQ_EINVAL, "%s: \"%.64s\" is not an IPv4 address or CIDR (e.g. 10.0.0.0/8,192.168.1.5)", where, list);
+}
+
+static int vol_check_rules(const json_t *doc, aq_msg *msg)
+{
+	json_t *rules = json_object_get(json_object_get(doc, "exportPolicy"), "rules"), *r;
+	size_t i;
+	int rc;
+
+	json_array_foreach(rules, i, r) {
+		char where[64];
+		const char *clients = api_json_str(r, "allowedClients", NULL);
+		const char *squash = api_json_str(r, "squashMode", NULL);
+		const char *root = api_json_str(r, "hasRootAccess", NULL);
+		int64_t anon = api_json_int64(r, "anonUid", -1);
+
+		snprintf(where, sizeof(where), "exportPolicy.rules[%zu].allowedClients", i);
+		if (!clients)
+			return aq_fail(msg, AQ_EINVAL, "%s is required", where);
+		if ((rc = api_cidr_list_check(clients, where, msg)) != AQ_OK)
+			return rc;
+		if (root && strcmp(root, "true") != 0 && strcmp(root, "false") != 0)
+			return aq_fail(msg, AQ_EINVAL, "exportPolicy.rules[%zu].hasRootAccess must be \"true\" or \"false\"", i);
+		if (json_object_get(r, "anonUid") && (anon < 0 || anon > 4294967295LL))
+			return aq_fail(msg, AQ_EINVAL, "exportPolicy.rules[%zu].anonUid must be within 0..4294967295", i);
+		if (squash && strcmp(squash, "NO_ROOT_SQUASH") != 0 && !json_object_get(r, "anonUid"))
+			return aq_fail(msg, AQ_EINVAL, "exportPolicy.rules[%zu].anonUid is required with squashMode %s", i, squash);
+	}
+	return AQ_OK;
+}
+
+static int vol_check_protocols(const json_t *doc, aq_msg *msg)
+{
+	json_t *ps = json_object_get(doc, "protocols"), *p;
+	unsigned seen = 0;
+	size_t i;
+
+	json_array_foreach(ps, i, p) {
+		const char *s = json_string_value(p);
+		unsigned bit = strcmp(s, "NFSV3") == 0 ? 1u : strcmp(s, "NFSV4") == 0 ? 2u
+							 : strcmp(s, "SMB") == 0 ? 4u : 8u;
+		if (seen & bit)
+			return aq_fail(msg, AQ_EINVAL, "protocols lists %s twice", s);
+		seen |= bit;
+	}
+	/* Allowed sets: NFSV3, NFSV4, SMB, NFSV3+NFSV4, SMB+NFSV3, SMB+NFSV4. */
+	if (seen == 0 || (seen & 8u) || seen == 7u)
+		return aq_fail(msg, AQ_EINVAL, "protocols must be one of NFSV3, NFSV4, SMB, NFSV3+NFSV4, SMB+NFSV3, SMB+NFSV4 (ISCSI is not supported)");
+	return AQ_OK;
+}
+
+int api_volume_check(const struct api_math_params *p, json_t *doc, aq_msg *msg)
+{
+	const char *share = api_json_str(doc, "shareName", "");
+	const char *perm = api_json_str(doc, "unixPermissions", NULL);
+	json_t *tp = json_object_get(doc, "tieringPolicy");
+	int rc;
+
+	if (!*share || strlen(share) > 63)
+		return aq_fail(msg, AQ_EINVAL, "shareName must be 1-63 characters");
+	for (const char *c = share; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		      *c == '-' || *c == '_'))
+			return aq_fail(msg, AQ_EINVAL, "shareName \"%s\" may contain only letters, digits, '-' and '_'", share);
+	if ((rc = vol_check_protocols(doc, msg)) != AQ_OK)
+		return rc;
+	if ((rc = vol_check_rules(doc, msg)) != AQ_OK)
+		return rc;
+	if (perm) {
+		size_t n = strlen(perm);
+
+		if (n < 3 || n > 4 || strspn(perm, "01234567") != n)
+			return aq_fail(msg, AQ_EINVAL, "unixPermissions must be 3 or 4 octal digits, e.g. \"0770\"");
+	}
+	if (api_json_bool(doc, "kerberosEnabled", false))
+		return aq_fail(msg, AQ_EINVAL, "kerberosEnabled is not supported by this deployment");
+	if (json_object_get(doc, "restoreParameters"))
+		return aq_fail(msg, AQ_EINVAL, "restoreParameters: creating a volume from a snapshot or backup is not supported yet");
+	if (tp) {
+		if (!json_object_get(tp, "tierAction"))
+			json_object_set_new(tp, "tierAction", json_string("PAUSED"));
+		if (!json_object_get(tp, "coolingThresholdDays"))
+			json_object_set_new(tp, "coolingThresholdDays", json_integer(p->tiering_default_days));
+		if (!json_object_get(tp, "retrievalPolicy"))
+			json_object_set_new(tp, "retrievalPolicy", json_string("DEFAULT"));
+		if ((rc = api_math_check_cooling_days(p, api_json_int64(tp, "coolingThresholdDays", 0), msg)) != AQ_OK)
+			return rc;
+	}
+	if (!json_object_get(doc, "securityStyle"))
+		json_object_set_new(doc, "securityStyle", json_string("UNIX"));
+	if (!json_object_get(doc, "snapshotDirectory"))
+		json_object_set_new(doc, "snapshotDirectory", json_true());
+	return AQ_OK;
+}
+
+void api_volume_fill_output(const struct api_math_params *p, const json_t *pool, json_t *vol)
+{
+	struct api_pool_math pm;
+	struct api_vol_math vm;
+
+	api_pool_math_from(pool, &pm);
+	api_vol_math_from(vol, &vm);
+	json_object_set(vol, "serviceLevel", json_object_get(pool, "serviceLevel"));
+	json_object_set(vol, "network", json_object_get(pool, "network"));
+	if (pm.qos != API_QOS_MANUAL)
+		json_object_set_new(vol, "throughputMibps", json_real(api_math_vol_mibps(p, &pm, &vm)));
+	if (!json_object_get(vol, "encryptionType"))
+		json_object_set_new(vol, "encryptionType", json_string("SERVICE_MANAGED"));
+}

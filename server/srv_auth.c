@@ -1,0 +1,205 @@
+/* srv_auth: bearer tokens (JWT, HS256, libjwt) and the per-route checks.
+ *
+ * Tokens carry: sub (who), role (admin|editor|viewer|node), project (absent
+ * for the cluster admin and nodes), loc (nodes: the location they join), iat,
+ * exp, jti. They are signed with a 256-bit key kept with the state (mode
+ * 0600, created on first use) and verified against it; only HS256 is
+ * accepted, so "alg": "none" and algorithm-confusion tokens fail.
+ */
+#include "server/srv_internal.h"
+
+#include <fcntl.h>
+#include <jwt.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const role_names[] = {
+	[SRV_ROLE_NONE] = "", [SRV_ROLE_VIEWER] = "viewer", [SRV_ROLE_EDITOR] = "editor",
+	[SRV_ROLE_ADMIN] = "admin", [SRV_ROLE_NODE] = "node",
+};
+
+enum srv_role srv_role_parse(const char *s)
+{
+	for (int r = SRV_ROLE_VIEWER; r <= SRV_ROLE_NODE; r++)
+		if (s && strcmp(s, role_names[r]) == 0)
+			return (enum srv_role)r;
+	return SRV_ROLE_NONE;
+}
+
+const char *srv_role_name(enum srv_role r)
+{
+	return r <= SRV_ROLE_NODE ? role_names[r] : "";
+}
+
+void srv_key_path(const struct srv_cfg *cfg, char *out, size_t cap)
+{
+	const char *slash;
+
+	if (cfg->key_file[0]) {
+		snprintf(out, cap, "%s", cfg->key_file);
+		return;
+	}
+	slash = strrchr(cfg->db_path, '/');
+	if (slash)
+		snprintf(out, cap, "%.*s/aquiferd.key", (int)(slash - cfg->db_path), cfg->db_path);
+	else
+		snprintf(out, cap, "aquiferd.key");
+}
+
+/* Read the key, or create it atomically (O_EXCL) on first use. */
+int srv_key_load(const char *path, unsigned char key[SRV_KEY_LEN], aq_msg *msg)
+{
+	int fd = -1, rc = AQ_OK;
+	ssize_t n;
+	struct stat st;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		unsigned char fresh[SRV_KEY_LEN];
+		char tmp[1100];
+
+		if (RAND_bytes(fresh, sizeof(fresh)) != 1)
+			return aq_fail(msg, AQ_EIO, "cannot generate a signing key");
+		snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return aq_fail(msg, AQ_EIO, "cannot create key file %s: %s", tmp, strerror(errno));
+		if (write(fd, fresh, sizeof(fresh)) != (ssize_t)sizeof(fresh) || fsync(fd) != 0) {
+			close(fd);
+			unlink(tmp);
+			return aq_fail(msg, AQ_EIO, "cannot write key file %s", tmp);
+		}
+		close(fd);
+		/* link() fails if another process created the key first: use theirs. */
+		if (link(tmp, path) != 0 && errno != EEXIST) {
+			unlink(tmp);
+			return aq_fail(msg, AQ_EIO, "cannot install key file %s: %s", path, strerror(errno));
+		}
+		unlink(tmp);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return aq_fail(msg, AQ_EIO, "cannot open key file %s: %s", path, strerror(errno));
+	if (fstat(fd, &st) == 0 && (st.st_mode & 077))
+		fprintf(stderr, "aquiferd: warning: key file %s is readable by others (mode %o)\n",
+			path, st.st_mode & 0777);
+	n = read(fd, key, SRV_KEY_LEN);
+	if (n != SRV_KEY_LEN)
+		rc = aq_fail(msg, AQ_EIO, "key file %s must hold %d bytes", path, SRV_KEY_LEN);
+	close(fd);
+	return rc;
+}
+
+int srv_token_make(const unsigned char key[SRV_KEY_LEN], const struct srv_auth *who, long ttl,
+		   char **token, aq_msg *msg)
+{
+	jwt_t *jwt = NULL;
+	unsigned char rnd[12];
+	char jti[32];
+	time_t now = time(NULL);
+	int rc = AQ_OK;
+
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		return aq_fail(msg, AQ_EIO, "no randomness");
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(jti + i * 2, 3, "%02x", rnd[i]);
+	if (jwt_new(&jwt) != 0) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
+	if (jwt_add_grant(jwt, "iss", "aquiferd") || jwt_add_grant(jwt, "sub", who->subject) ||
+	    jwt_add_grant(jwt, "role", srv_role_name(who->role)) || jwt_add_grant(jwt, "jti", jti) ||
+	    jwt_add_grant_int(jwt, "iat", (long)now) || jwt_add_grant_int(jwt, "exp", (long)now + ttl) ||
+	    (who->project[0] && jwt_add_grant(jwt, "project", who->project)) ||
+	    (who->location[0] && jwt_add_grant(jwt, "loc", who->location)) ||
+	    jwt_set_alg(jwt, JWT_ALG_HS256, key, SRV_KEY_LEN)) {
+		rc = aq_fail(msg, AQ_EINTERNAL, "cannot build token");
+		goto out;
+	}
+	if (!(*token = jwt_encode_str(jwt)))
+		rc = AQ_ENOMEM;
+out:
+	jwt_free(jwt);
+	return rc;
+}
+
+int srv_token_verify(const unsigned char key[SRV_KEY_LEN], const char *authz,
+		     struct srv_auth *who, aq_msg *msg)
+{
+	jwt_t *jwt = NULL;
+	const char *tok, *role, *project, *sub, *loc;
+	long exp;
+	int rc = AQ_OK;
+
+	memset(who, 0, sizeof(*who));
+	if (!authz || strncasecmp(authz, "Bearer ", 7) != 0)
+		return aq_fail(msg, AQ_EUNAUTH, "missing bearer token: send 'Authorization: Bearer <token>'");
+	tok = authz + 7;
+	while (*tok == ' ')
+		tok++;
+	if (strlen(tok) > 4096)
+		return aq_fail(msg, AQ_EUNAUTH, "bearer token is too long");
+	if (jwt_decode(&jwt, tok, key, SRV_KEY_LEN) != 0 || !jwt) {
+		rc = aq_fail(msg, AQ_EUNAUTH, "invalid bearer token (malformed or wrongly signed)");
+		goto out;
+	}
+	if (jwt_get_alg(jwt) != JWT_ALG_HS256) {
+		rc = aq_fail(msg, AQ_EUNAUTH, "invalid bearer token: algorithm not accepted");
+		goto out;
+	}
+	errno = 0;
+	exp = jwt_get_grant_int(jwt, "exp");
+	if (errno == ENOENT || exp <= (long)time(NULL)) {
+		rc = aq_fail(msg, AQ_EUNAUTH, "bearer token has expired (or carries no expiry)");
+		goto out;
+	}
+	role = jwt_get_grant(jwt, "role");
+	who->role = srv_role_parse(role);
+	if (who->role == SRV_ROLE_NONE) {
+		rc = aq_fail(msg, AQ_EUNAUTH, "bearer token carries no known role");
+		goto out;
+	}
+	project = jwt_get_grant(jwt, "project");
+	sub = jwt_get_grant(jwt, "sub");
+	loc = jwt_get_grant(jwt, "loc");
+	snprintf(who->project, sizeof(who->project), "%s", project ? project : "");
+	snprintf(who->subject, sizeof(who->subject), "%s", sub ? sub : "");
+	snprintf(who->location, sizeof(who->location), "%s", loc ? loc : "");
+	who->cluster = who->role == SRV_ROLE_ADMIN && !project;
+out:
+	jwt_free(jwt);
+	return rc;
+}
+
+int srv_authorize(const struct srv_req *req, aq_msg *msg)
+{
+	const struct srv_auth *a = &req->auth;
+	unsigned f = req->route->flags;
+	enum srv_role need;
+
+	if (a->cluster)
+		return AQ_OK;
+	if (f & SRV_F_ANYAUTH)
+		return a->role == SRV_ROLE_NODE
+			       ? aq_fail(msg, AQ_EACCES, "node tokens may only call the agent API")
+			       : AQ_OK;
+	if (f & SRV_F_NODE)
+		return a->role == SRV_ROLE_NODE
+			       ? AQ_OK
+			       : aq_fail(msg, AQ_EACCES, "only storage nodes may call this method");
+	if (f & SRV_F_CLUSTER)
+		return aq_fail(msg, AQ_EACCES, "this method needs a cluster admin token");
+	need = (f & SRV_F_PADMIN) ? SRV_ROLE_ADMIN : (f & SRV_F_WRITE) ? SRV_ROLE_EDITOR : SRV_ROLE_VIEWER;
+	if (a->role == SRV_ROLE_NODE || req->nparams < 1 || strcmp(a->project, req->params[0]) != 0)
+		return aq_fail(msg, AQ_EACCES, "permission denied on project \"%s\" (or it does not exist)",
+			       req->nparams ? req->params[0] : "");
+	if (a->role < need)
+		return aq_fail(msg, AQ_EACCES, "role %s may not call this method on project \"%s\"; it needs %s",
+			       srv_role_name(a->role), req->params[0], srv_role_name(need));
+	return AQ_OK;
+}

@@ -1,0 +1,153 @@
+/* srv_common: pieces every resource handler uses: parent checks, list
+ * paging, operation documents. */
+#include "server/srv_internal.h"
+
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_schema.h"
+
+void srv_parent(const struct srv_req *req, char *out, size_t cap)
+{
+	snprintf(out, cap, "projects/%s/locations/%s", req->params[0], req->params[1]);
+}
+
+int srv_check_parent(struct srv_req *req, bool need_location)
+{
+	char name[600];
+	json_t *doc = NULL;
+	int rc;
+
+	snprintf(name, sizeof(name), "projects/%s", req->params[0]);
+	rc = db_get(req->db, name, &doc);
+	json_decref(doc);
+	doc = NULL;
+	if (rc == AQ_ENOENT)
+		return aq_fail(&req->msg, AQ_ENOENT, "project \"%s\" not found", req->params[0]);
+	if (rc != AQ_OK || !need_location)
+		return rc;
+	snprintf(name, sizeof(name), "locations/%s", req->params[1]);
+	rc = db_get(req->db, name, &doc);
+	json_decref(doc);
+	if (rc == AQ_ENOENT)
+		return aq_fail(&req->msg, AQ_ENOENT, "location \"%s\" not found (a cluster admin creates locations with POST /v1/locations?locationId=ID)", req->params[1]);
+	return rc;
+}
+
+int srv_list(struct srv_req *req, const char *kind, const char *parent, json_t **items, char **next)
+{
+	struct db_query q = { .kind = kind, .parent = parent };
+	const char *ps = srv_query(req, "pageSize"), *ob = srv_query(req, "orderBy");
+	char *end;
+
+	if (ps) {
+		long n = strtol(ps, &end, 10);
+
+		if (!*ps || *end || n < 0 || n > 100000)
+			return aq_fail(&req->msg, AQ_EINVAL, "pageSize must be a non-negative integer");
+		q.page_size = (int)n;
+	}
+	if (ob && *ob) {
+		if (strcmp(ob, "name") == 0 || strcmp(ob, "name asc") == 0)
+			q.order_desc = false;
+		else if (strcmp(ob, "name desc") == 0)
+			q.order_desc = true;
+		else
+			return aq_fail(&req->msg, AQ_EINVAL, "orderBy supports \"name\" and \"name desc\"");
+	}
+	q.filter = srv_query(req, "filter");
+	q.page_token = srv_query(req, "pageToken");
+	return db_list(req->db, &q, items, next, &req->msg);
+}
+
+json_t *srv_list_page(const char *plural, json_t *items, const char *next)
+{
+	json_t *page = json_object();
+
+	if (!page) {
+		json_decref(items);
+		return NULL;
+	}
+	json_object_set_new(page, plural, items);
+	if (next)
+		json_object_set_new(page, "nextPageToken", json_string(next));
+	return page;
+}
+
+static json_t *op_doc(const char *parent, const char *target, const char *verb, bool done,
+		      const json_t *response)
+{
+	unsigned char rnd[8];
+	char id[64], name[700], now[48];
+	struct timespec ts;
+	json_t *op;
+
+	RAND_bytes(rnd, sizeof(rnd));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(id, sizeof(id), "operation-%lld-%02x%02x%02x%02x%02x%02x%02x%02x",
+		 (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, rnd[0], rnd[1], rnd[2], rnd[3],
+		 rnd[4], rnd[5], rnd[6], rnd[7]);
+	snprintf(name, sizeof(name), "%s/operations/%s", parent, id);
+	api_time_now(now, sizeof(now));
+	op = json_pack("{s:s,s:{s:s,s:s,s:s,s:s,s:s,s:b,s:s},s:b}", "name", name, "metadata", "@type",
+		       "type.googleapis.com/google.cloud.netapp.v1.OperationMetadata", "createTime",
+		       now, "target", target, "verb", verb, "statusMessage", "", "requestedCancellation",
+		       0, "apiVersion", "v1", "done", done);
+	if (op && done) {
+		json_object_set_new(json_object_get(op, "metadata"), "endTime", json_string(now));
+		if (response)
+			json_object_set(op, "response", (json_t *)response);
+	}
+	return op;
+}
+
+json_t *srv_op_preview(const char *parent, const char *target, const char *verb,
+		       const json_t *response)
+{
+	return op_doc(parent, target, verb, true, response);
+}
+
+int srv_op_create(struct srv_req *req, const char *parent, const char *target, const char *verb,
+		  bool done, const json_t *response, json_t **out)
+{
+	json_t *op = op_doc(parent, target, verb, done, response);
+	int rc;
+
+	if (!op)
+		return AQ_ENOMEM;
+	rc = db_put(req->db, "operation", parent, json_string_value(json_object_get(op, "name")), op, true);
+	if (rc != AQ_OK) {
+		json_decref(op);
+		return rc;
+	}
+	*out = op;
+	return AQ_OK;
+}
+
+int srv_op_finish(struct db *db, const char *op_name, const json_t *response, int err,
+		  const char *errmsg)
+{
+	json_t *op = NULL, *md;
+	char now[48], parent[600];
+	const char *slash;
+	int rc;
+
+	if ((rc = db_get(db, op_name, &op)) != AQ_OK)
+		return rc;
+	api_time_now(now, sizeof(now));
+	md = json_object_get(op, "metadata");
+	json_object_set_new(md, "endTime", json_string(now));
+	json_object_set_new(op, "done", json_true());
+	if (err != AQ_OK)
+		json_object_set_new(op, "error", json_pack("{s:i,s:s}", "code", aq_err_rpc_code(err),
+							   "message", errmsg ? errmsg : aq_err_str(err)));
+	else if (response)
+		json_object_set(op, "response", (json_t *)response);
+	slash = strstr(op_name, "/operations/");
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - op_name) : 0, op_name);
+	rc = db_put(db, "operation", parent, op_name, op, false);
+	json_decref(op);
+	return rc;
+}

@@ -1,0 +1,414 @@
+/* srv_http: aquiferd's HTTP plumbing on libmicrohttpd.
+ *
+ * One MHD thread multiplexes sockets (epoll). It matches the route, collects
+ * the body under a 1 MiB cap, then suspends the connection and queues the
+ * request for the worker pool. A worker authenticates, parses JSON,
+ * authorises, runs the handler with its own db connection, renders the
+ * answer and resumes the connection; the socket thread then queues the
+ * response. No SQLite or disk I/O ever runs on the socket thread.
+ */
+#include "server/srv_internal.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { REQ_NEW = 0, REQ_BODY, REQ_QUEUED, REQ_DONE };
+
+uint64_t srv_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const char *srv_query(const struct srv_req *req, const char *key)
+{
+	for (int i = 0; i < req->nquery; i++)
+		if (strcmp(req->qkey[i], key) == 0)
+			return req->qval[i];
+	return NULL;
+}
+
+int srv_query_bool(struct srv_req *req, const char *key, bool dflt, bool *out)
+{
+	const char *v = srv_query(req, key);
+
+	if (!v) {
+		*out = dflt;
+		return AQ_OK;
+	}
+	if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || *v == '\0') {
+		*out = true;
+		return AQ_OK;
+	}
+	if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0) {
+		*out = false;
+		return AQ_OK;
+	}
+	return aq_fail(&req->msg, AQ_EINVAL, "query parameter %s must be true or false", key);
+}
+
+static void req_free(struct srv_req *req)
+{
+	if (!req)
+		return;
+	for (int i = 0; i < req->nquery; i++) {
+		free(req->qkey[i]);
+		free(req->qval[i]);
+	}
+	free(req->url);
+	free(req->authz);
+	free(req->body_raw);
+	json_decref(req->body);
+	free(req->text);
+	free(req);
+}
+
+/* Render an error as the Google error body. */
+static void req_set_error(struct srv_req *req, int code)
+{
+	json_t *body = json_pack("{s:{s:i,s:s,s:s}}", "error", "code", aq_err_http(code), "message",
+				 req->msg.text[0] ? req->msg.text : aq_err_str(code), "status",
+				 aq_err_status(code));
+
+	free(req->text);
+	req->text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	req->text_len = req->text ? strlen(req->text) : 0;
+	req->ctype = "application/json";
+	req->status = aq_err_http(code);
+	json_decref(body);
+}
+
+static void req_set_json(struct srv_req *req, json_t *resp)
+{
+	free(req->text);
+	req->text = json_dumps(resp, JSON_COMPACT | JSON_REAL_PRECISION(17));
+	if (!req->text) {
+		req_set_error(req, AQ_ENOMEM);
+		return;
+	}
+	req->text_len = strlen(req->text);
+	req->ctype = "application/json";
+	req->status = 200;
+}
+
+/* Everything a worker does for one request. */
+static void req_run(struct srv_req *req)
+{
+	const struct srv_route *rt = req->route;
+	json_t *resp = NULL;
+	json_error_t jerr;
+	int rc = AQ_OK;
+
+	if (!(rt->flags & SRV_F_NOAUTH)) {
+		if ((rc = srv_token_verify(req->srv->key, req->authz, &req->auth, &req->msg)) != AQ_OK)
+			goto out;
+		if ((rc = srv_authorize(req, &req->msg)) != AQ_OK)
+			goto out;
+	}
+	if (req->body_len > 0) {
+		if (!(rt->flags & SRV_F_BODY)) {
+			rc = aq_fail(&req->msg, AQ_EINVAL, "this method takes no request body");
+			goto out;
+		}
+		req->body = json_loadb(req->body_raw, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+		if (!req->body) {
+			rc = aq_fail(&req->msg, AQ_EINVAL, "Invalid JSON payload received: %s (line %d, column %d)",
+				     jerr.text, jerr.line, jerr.column);
+			goto out;
+		}
+		if (!json_is_object(req->body)) {
+			rc = aq_fail(&req->msg, AQ_EINVAL, "Invalid JSON payload received: the body must be a JSON object");
+			goto out;
+		}
+	}
+	rc = rt->handler(req, &resp);
+	if (rc == AQ_OK && resp)
+		req_set_json(req, resp);
+out:
+	if (rc != AQ_OK)
+		req_set_error(req, rc);
+	else if (!req->text)
+		req_set_error(req, AQ_EINTERNAL);
+	json_decref(resp);
+}
+
+static void *srv_worker(void *arg)
+{
+	struct srv *srv = arg;
+	struct db *db = NULL;
+	aq_msg msg = { "" };
+
+	if (db_open(srv->cfg.db_path, &db, &msg) != AQ_OK) {
+		fprintf(stderr, "aquiferd: worker: %s\n", msg.text);
+		return NULL;
+	}
+	for (;;) {
+		struct srv_req *req;
+
+		pthread_mutex_lock(&srv->qlock);
+		while (!srv->qhead && !srv->stopping)
+			pthread_cond_wait(&srv->qcond, &srv->qlock);
+		if (!srv->qhead) {
+			pthread_mutex_unlock(&srv->qlock);
+			break;
+		}
+		req = srv->qhead;
+		srv->qhead = req->next;
+		if (!srv->qhead)
+			srv->qtail = NULL;
+		pthread_mutex_unlock(&srv->qlock);
+
+		req->db = db;
+		req_run(req);
+		db_rollback(db); /* a handler that failed mid-transaction */
+		req->db = NULL;
+		req->state = REQ_DONE;
+		MHD_resume_connection(req->conn);
+	}
+	db_close(db);
+	return NULL;
+}
+
+static void srv_enqueue(struct srv *srv, struct srv_req *req)
+{
+	pthread_mutex_lock(&srv->qlock);
+	req->next = NULL;
+	if (srv->qtail)
+		srv->qtail->next = req;
+	else
+		srv->qhead = req;
+	srv->qtail = req;
+	pthread_cond_signal(&srv->qcond);
+	pthread_mutex_unlock(&srv->qlock);
+}
+
+static enum MHD_Result copy_query(void *cls, enum MHD_ValueKind kind, const char *key,
+				  const char *value)
+{
+	struct srv_req *req = cls;
+
+	(void)kind;
+	if (req->nquery == SRV_MAX_QUERY)
+		return MHD_NO;
+	req->qkey[req->nquery] = strdup(key);
+	req->qval[req->nquery] = strdup(value ? value : "");
+	if (!req->qkey[req->nquery] || !req->qval[req->nquery]) {
+		free(req->qkey[req->nquery]);
+		free(req->qval[req->nquery]);
+		return MHD_NO;
+	}
+	req->nquery++;
+	return MHD_YES;
+}
+
+static enum MHD_Result send_answer(struct MHD_Connection *conn, struct srv_req *req)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(req->text_len, req->text, MHD_RESPMEM_MUST_FREE);
+	if (!r)
+		return MHD_NO;
+	req->text = NULL; /* owned by the response now */
+	MHD_add_response_header(r, "Content-Type", req->ctype ? req->ctype : "application/json");
+	if (req->status == 401)
+		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"aquifer\"");
+	ret = MHD_queue_response(conn, (unsigned)req->status, r);
+	MHD_destroy_response(r);
+	srv_metrics_observe(req->route_idx, req->status, srv_now_ns() - req->start_ns);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_size, void **con_cls)
+{
+	struct srv *srv = cls;
+	struct srv_req *req = *con_cls;
+	const char *authz;
+	int rc;
+
+	(void)version;
+	if (!req) {
+		if (!(req = calloc(1, sizeof(*req))))
+			return MHD_NO;
+		*con_cls = req;
+		req->srv = srv;
+		req->conn = conn;
+		req->start_ns = srv_now_ns();
+		req->route_idx = -1;
+		snprintf(req->method, sizeof(req->method), "%s", method);
+		if (!(req->url = strdup(url)))
+			return MHD_NO;
+		rc = srv_route_match(method, url, &req->route_idx, req->params, &req->nparams);
+		if (rc != AQ_OK) {
+			aq_fail(&req->msg, rc, rc == AQ_ENOMETHOD ? "method %s is not allowed on %s"
+								 : "no such resource path: %s %s",
+				method, url);
+			req_set_error(req, rc);
+		} else {
+			req->route = &srv_routes[req->route_idx];
+			if (MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, copy_query, req) < 0 ||
+			    req->nquery == SRV_MAX_QUERY) {
+				aq_fail(&req->msg, AQ_EINVAL, "too many query parameters (at most %d)", SRV_MAX_QUERY - 1);
+				req_set_error(req, AQ_EINVAL);
+			}
+			authz = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+			if (authz && !(req->authz = strdup(authz)))
+				return MHD_NO;
+		}
+		req->state = REQ_BODY;
+		return MHD_YES;
+	}
+	if (req->state == REQ_BODY && *upload_size) {
+		size_t n = *upload_size;
+
+		if (!req->body_too_big && req->body_len + n > SRV_BODY_MAX) {
+			req->body_too_big = true;
+			free(req->body_raw);
+			req->body_raw = NULL;
+		}
+		if (!req->body_too_big) {
+			char *nb = realloc(req->body_raw, req->body_len + n + 1);
+
+			if (!nb)
+				return MHD_NO;
+			memcpy(nb + req->body_len, upload_data, n);
+			req->body_raw = nb;
+			req->body_len += n;
+			nb[req->body_len] = '\0';
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (req->state == REQ_BODY) {
+		if (req->text) /* routing already failed */
+			return send_answer(conn, req);
+		if (req->body_too_big) {
+			aq_fail(&req->msg, AQ_ETOOBIG, "request body is larger than %d bytes", SRV_BODY_MAX);
+			req_set_error(req, AQ_ETOOBIG);
+			return send_answer(conn, req);
+		}
+		if (req->route->handler == srv_h_healthz) {
+			json_t *resp = NULL;
+
+			srv_h_healthz(req, &resp);
+			req_set_json(req, resp);
+			json_decref(resp);
+			return send_answer(conn, req);
+		}
+		req->state = REQ_QUEUED;
+		MHD_suspend_connection(conn);
+		srv_enqueue(srv, req);
+		return MHD_YES;
+	}
+	if (req->state == REQ_DONE)
+		return send_answer(conn, req);
+	return MHD_YES;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	req_free(*con_cls);
+	*con_cls = NULL;
+}
+
+static int parse_listen(const char *listen, struct sockaddr_storage *ss, socklen_t *len)
+{
+	char host[128];
+	const char *colon = strrchr(listen, ':');
+	char *end;
+	long port;
+
+	if (!colon || (size_t)(colon - listen) >= sizeof(host))
+		return AQ_EINVAL;
+	memcpy(host, listen, (size_t)(colon - listen));
+	host[colon - listen] = '\0';
+	port = strtol(colon + 1, &end, 10);
+	if (*end || port < 0 || port > 65535 || colon[1] == '\0')
+		return AQ_EINVAL;
+	memset(ss, 0, sizeof(*ss));
+	if (host[0] == '[') {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+		size_t hl = strlen(host);
+
+		if (hl < 2 || host[hl - 1] != ']')
+			return AQ_EINVAL;
+		host[hl - 1] = '\0';
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET6, host + 1, &s6->sin6_addr) != 1)
+			return AQ_EINVAL;
+		*len = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)port);
+		if (strcmp(host, "localhost") == 0)
+			snprintf(host, sizeof(host), "127.0.0.1");
+		if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
+			return AQ_EINVAL;
+		*len = sizeof(*s4);
+	}
+	return AQ_OK;
+}
+
+int srv_http_start(struct srv *srv, aq_msg *msg)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+
+	if (parse_listen(srv->cfg.listen, &ss, &sl) != AQ_OK)
+		return aq_fail(msg, AQ_EINVAL, "--listen %s: expected HOST:PORT (IPv4, [IPv6] or localhost)", srv->cfg.listen);
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	pthread_mutex_init(&srv->qlock, NULL);
+	pthread_cond_init(&srv->qcond, NULL);
+	srv->nthreads = srv->cfg.workers > 0 ? srv->cfg.workers : 4;
+	srv->threads = calloc((size_t)srv->nthreads, sizeof(pthread_t));
+	if (!srv->threads)
+		return AQ_ENOMEM;
+	for (int i = 0; i < srv->nthreads; i++)
+		if (pthread_create(&srv->threads[i], NULL, srv_worker, srv) != 0)
+			return aq_fail(msg, AQ_EINTERNAL, "cannot start worker threads");
+	srv->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
+				    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+				    MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
+				    MHD_OPTION_END);
+	if (!srv->mhd)
+		return aq_fail(msg, AQ_EIO, "cannot listen on %s (address in use or not available)", srv->cfg.listen);
+	return AQ_OK;
+}
+
+void srv_http_stop(struct srv *srv)
+{
+	/* Workers drain the queue and resume their connections before the
+	 * daemon goes away: MHD must not be stopped with suspended connections. */
+	if (srv->mhd)
+		MHD_quiesce_daemon(srv->mhd);
+	pthread_mutex_lock(&srv->qlock);
+	srv->stopping = true;
+	pthread_cond_broadcast(&srv->qcond);
+	pthread_mutex_unlock(&srv->qlock);
+	for (int i = 0; i < srv->nthreads; i++)
+		pthread_join(srv->threads[i], NULL);
+	free(srv->threads);
+	srv->threads = NULL;
+	if (srv->mhd)
+		MHD_stop_daemon(srv->mhd);
+	srv->mhd = NULL;
+}

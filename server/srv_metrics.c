@@ -1,0 +1,142 @@
+/* srv_metrics: aquiferd's Prometheus text. Request counts and latency
+ * histograms by route and status are lock-free counters indexed by route;
+ * resource counts come from the database at scrape time (on a worker). */
+#include "server/srv_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define M_ROUTES 64
+static const int m_statuses[] = { 200, 400, 401, 403, 404, 405, 409, 413, 429, 499, 500, 501, 503, 504 };
+#define M_NSTATUS ((int)(sizeof(m_statuses) / sizeof(m_statuses[0])))
+static const double m_bounds[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5 };
+#define M_NBUCKETS ((int)(sizeof(m_bounds) / sizeof(m_bounds[0])))
+
+/* Process-wide counters: the metrics sink, like the log sink. Index M_ROUTES
+ * collects requests that matched no route. */
+static struct {
+	unsigned long long count[M_ROUTES + 1][M_NSTATUS];
+	unsigned long long bucket[M_ROUTES + 1][M_NBUCKETS];
+	unsigned long long total[M_ROUTES + 1];
+	unsigned long long sum_ns[M_ROUTES + 1];
+} m;
+
+void srv_metrics_observe(int route_idx, int status, uint64_t ns)
+{
+	int r = route_idx >= 0 && route_idx < M_ROUTES ? route_idx : M_ROUTES;
+	double s = (double)ns / 1e9;
+
+	for (int i = 0; i < M_NSTATUS; i++)
+		if (m_statuses[i] == status)
+			__atomic_fetch_add(&m.count[r][i], 1, __ATOMIC_RELAXED);
+	for (int b = 0; b < M_NBUCKETS; b++)
+		if (s <= m_bounds[b])
+			__atomic_fetch_add(&m.bucket[r][b], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&m.total[r], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&m.sum_ns[r], ns, __ATOMIC_RELAXED);
+}
+
+struct m_buf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+__attribute__((format(printf, 2, 3))) static void m_printf(struct m_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = true;
+			return;
+		}
+		if ((size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		char *np = realloc(b->p, b->cap * 2 + (size_t)n);
+		if (!np) {
+			b->oom = true;
+			return;
+		}
+		b->p = np;
+		b->cap = b->cap * 2 + (size_t)n;
+	}
+}
+
+static void m_route_labels(int r, char *out, size_t cap)
+{
+	if (r == M_ROUTES || r >= srv_nroutes)
+		snprintf(out, cap, "method=\"\",route=\"unmatched\"");
+	else
+		snprintf(out, cap, "method=\"%s\",route=\"%s\"", srv_routes[r].method, srv_routes[r].path);
+}
+
+static void m_kind(const char *kind, int64_t n, void *arg)
+{
+	m_printf(arg, "aquifer_resources{kind=\"%s\"} %lld\n", kind, (long long)n);
+}
+
+int srv_h_metrics(struct srv_req *req, json_t **resp)
+{
+	struct m_buf b = { malloc(16384), 0, 16384, false };
+	int nr = srv_nroutes < M_ROUTES ? srv_nroutes : M_ROUTES;
+
+	(void)resp;
+	if (!b.p)
+		return AQ_ENOMEM;
+	m_printf(&b, "# HELP aquifer_http_requests_total HTTP requests served, by route and status.\n"
+		     "# TYPE aquifer_http_requests_total counter\n");
+	for (int r = 0; r <= M_ROUTES; r++) {
+		char lab[300];
+
+		if (r >= nr && r != M_ROUTES)
+			continue;
+		m_route_labels(r, lab, sizeof(lab));
+		for (int s = 0; s < M_NSTATUS; s++) {
+			unsigned long long c = __atomic_load_n(&m.count[r][s], __ATOMIC_RELAXED);
+
+			if (c)
+				m_printf(&b, "aquifer_http_requests_total{%s,code=\"%d\"} %llu\n", lab, m_statuses[s], c);
+		}
+	}
+	m_printf(&b, "# HELP aquifer_http_request_duration_seconds Time from request start to response, by route.\n"
+		     "# TYPE aquifer_http_request_duration_seconds histogram\n");
+	for (int r = 0; r <= M_ROUTES; r++) {
+		char lab[300];
+		unsigned long long total = __atomic_load_n(&m.total[r], __ATOMIC_RELAXED);
+
+		if ((r >= nr && r != M_ROUTES) || total == 0)
+			continue;
+		m_route_labels(r, lab, sizeof(lab));
+		for (int k = 0; k < M_NBUCKETS; k++)
+			m_printf(&b, "aquifer_http_request_duration_seconds_bucket{%s,le=\"%g\"} %llu\n", lab,
+				 m_bounds[k], __atomic_load_n(&m.bucket[r][k], __ATOMIC_RELAXED));
+		m_printf(&b, "aquifer_http_request_duration_seconds_bucket{%s,le=\"+Inf\"} %llu\n", lab, total);
+		m_printf(&b, "aquifer_http_request_duration_seconds_sum{%s} %.9f\n", lab,
+			 (double)__atomic_load_n(&m.sum_ns[r], __ATOMIC_RELAXED) / 1e9);
+		m_printf(&b, "aquifer_http_request_duration_seconds_count{%s} %llu\n", lab, total);
+	}
+	m_printf(&b, "# HELP aquifer_resources Resources stored, by kind.\n# TYPE aquifer_resources gauge\n");
+	db_count_kinds(req->db, m_kind, &b);
+	m_printf(&b, "# HELP aquifer_uptime_seconds Seconds since aquiferd started.\n# TYPE aquifer_uptime_seconds gauge\n"
+		     "aquifer_uptime_seconds %.3f\n", (double)(srv_now_ns() - req->srv->start_ns) / 1e9);
+	if (b.oom) {
+		free(b.p);
+		return AQ_ENOMEM;
+	}
+	req->text = b.p;
+	req->text_len = b.len;
+	req->ctype = "text/plain; version=0.0.4; charset=utf-8";
+	req->status = 200;
+	return AQ_OK;
+}

@@ -1,0 +1,279 @@
+/* srv_pool: storage pools. Check (pure, api_) then apply (db) in one
+ * transaction with the operation record, so an acknowledged create is never
+ * half-written. Pools are ready as soon as the row is committed: capacity is
+ * a promise of the shared shelf, placed per volume. */
+#include "server/srv_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_resource.h"
+#include "server/srv_pool.h"
+
+#define POOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.StoragePool"
+#define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
+
+int srv_pool_usage(struct db *db, const char *pool_name, struct srv_pool_usage *u, aq_msg *msg)
+{
+	char parent[600], filter[700];
+	const char *slash = strstr(pool_name, "/storagePools/");
+	struct db_query q = { .kind = "volume", .parent = parent, .filter = filter, .page_size = 1000 };
+	json_t *items = NULL, *v;
+	char *next = NULL, *tok = NULL;
+	size_t i;
+	int rc = AQ_OK;
+
+	memset(u, 0, sizeof(*u));
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - pool_name) : 0, pool_name);
+	snprintf(filter, sizeof(filter), "storagePool=\"%s\"", pool_name);
+	do {
+		q.page_token = tok;
+		if ((rc = db_list(db, &q, &items, &next, msg)) != AQ_OK)
+			goto out;
+		json_array_foreach(items, i, v) {
+			u->count++;
+			u->capacity_gib += api_json_int64(v, "capacityGib", 0);
+			u->mibps += api_json_double(v, "throughputMibps", 0);
+			u->cold_gib += api_json_int64(v, "coldTierSizeGib", 0);
+			u->hot_used_gib += api_json_int64(v, "hotTierSizeUsedGib", 0);
+		}
+		json_decref(items);
+		items = NULL;
+		free(tok);
+		tok = next;
+		next = NULL;
+	} while (tok);
+out:
+	json_decref(items);
+	free(tok);
+	free(next);
+	return rc;
+}
+
+void srv_pool_output(const struct srv_cfg *cfg, json_t *pool, const struct srv_pool_usage *u)
+{
+	bool flex = strcmp(api_json_str(pool, "serviceLevel", ""), "FLEX") == 0;
+
+	api_pool_fill_output(&cfg->math, pool, u->count, u->capacity_gib, flex ? 0 : u->mibps);
+	api_json_set_int64(pool, "coldTierSizeUsedGib", u->cold_gib);
+	api_json_set_int64(pool, "hotTierSizeUsedGib", u->hot_used_gib);
+}
+
+static int pool_load(struct srv_req *req, char *name, size_t cap, json_t **doc)
+{
+	char parent[600];
+	int rc;
+
+	srv_parent(req, parent, sizeof(parent));
+	snprintf(name, cap, "%s/storagePools/%s", parent, req->params[2]);
+	rc = db_get(req->db, name, doc);
+	if (rc == AQ_ENOENT)
+		return aq_fail(&req->msg, rc, "storagePool \"%s\" not found", name);
+	return rc;
+}
+
+int srv_h_pool_create(struct srv_req *req, json_t **resp)
+{
+	const char *id = srv_query(req, "storagePoolId");
+	char parent[600], name[700], now[48];
+	json_t *doc = NULL, *out = NULL;
+	struct srv_pool_usage none = { 0 };
+	bool validate;
+	int rc;
+
+	if ((rc = srv_query_bool(req, "validateOnly", false, &validate)) != AQ_OK)
+		return rc;
+	if (!id)
+		return aq_fail(&req->msg, AQ_EINVAL, "storagePoolId is required");
+	if ((rc = api_id_check(id, "storagePoolId", &req->msg)) != AQ_OK)
+		return rc;
+	if (!req->body)
+		return aq_fail(&req->msg, AQ_EINVAL, "request body must be a StoragePool");
+	if ((rc = api_schema_check(api_pool_fields, req->body, true, "storagePool", &doc, &req->msg)) != AQ_OK ||
+	    (rc = api_pool_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK)
+		goto out;
+	srv_parent(req, parent, sizeof(parent));
+	snprintf(name, sizeof(name), "%s/storagePools/%s", parent, id);
+	api_time_now(now, sizeof(now));
+	json_object_set_new(doc, "name", json_string(name));
+	json_object_set_new(doc, "state", json_string("READY"));
+	json_object_set_new(doc, "createTime", json_string(now));
+	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, true)) != AQ_OK)
+		goto out;
+	out = json_deep_copy(doc);
+	srv_pool_output(&req->srv->cfg, out, &none);
+	json_object_set_new(out, "@type", json_string(POOL_TYPE));
+	if (validate) {
+		*resp = srv_op_preview(parent, name, "create", out);
+		goto out;
+	}
+	rc = db_put(req->db, "pool", parent, name, doc, true);
+	if (rc == AQ_EEXIST)
+		rc = aq_fail(&req->msg, rc, "storagePool \"%s\" already exists", name);
+	if (rc != AQ_OK || (rc = srv_op_create(req, parent, name, "create", true, out, resp)) != AQ_OK ||
+	    (rc = db_commit(req->db)) != AQ_OK)
+		goto out;
+out:
+	db_rollback(req->db);
+	json_decref(doc);
+	json_decref(out);
+	return rc;
+}
+
+int srv_h_pool_get(struct srv_req *req, json_t **resp)
+{
+	char name[700];
+	struct srv_pool_usage u;
+	json_t *doc = NULL;
+	int rc;
+
+	if ((rc = pool_load(req, name, sizeof(name), &doc)) != AQ_OK ||
+	    (rc = srv_pool_usage(req->db, name, &u, &req->msg)) != AQ_OK) {
+		json_decref(doc);
+		return rc;
+	}
+	srv_pool_output(&req->srv->cfg, doc, &u);
+	*resp = doc;
+	return AQ_OK;
+}
+
+int srv_h_pool_list(struct srv_req *req, json_t **resp)
+{
+	char parent[600], *next = NULL;
+	json_t *items = NULL, *p;
+	size_t i;
+	int rc;
+
+	srv_parent(req, parent, sizeof(parent));
+	if ((rc = srv_check_parent(req, true)) != AQ_OK ||
+	    (rc = srv_list(req, "pool", parent, &items, &next)) != AQ_OK)
+		return rc;
+	json_array_foreach(items, i, p) {
+		struct srv_pool_usage u;
+
+		if ((rc = srv_pool_usage(req->db, api_json_str(p, "name", ""), &u, &req->msg)) != AQ_OK)
+			goto out;
+		srv_pool_output(&req->srv->cfg, p, &u);
+	}
+	*resp = srv_list_page("storagePools", items, next);
+	items = NULL;
+out:
+	json_decref(items);
+	free(next);
+	return rc;
+}
+
+int srv_h_pool_patch(struct srv_req *req, json_t **resp)
+{
+	struct api_mask_path paths[API_MASK_MAX];
+	struct api_pool_math om, nm;
+	struct srv_pool_usage u;
+	char name[700], parent[600];
+	json_t *old = NULL, *patch = NULL, *doc = NULL, *out = NULL;
+	bool validate;
+	int npaths, rc;
+
+	if ((rc = srv_query_bool(req, "validateOnly", false, &validate)) != AQ_OK)
+		return rc;
+	if ((rc = api_mask_parse(api_pool_fields, srv_query(req, "updateMask"), paths, &npaths, &req->msg)) != AQ_OK)
+		return rc;
+	if (!req->body)
+		return aq_fail(&req->msg, AQ_EINVAL, "request body must be a StoragePool");
+	if ((rc = api_schema_check(api_pool_fields, req->body, false, "storagePool", &patch, &req->msg)) != AQ_OK)
+		return rc;
+	if ((rc = db_begin(req->db)) != AQ_OK || (rc = pool_load(req, name, sizeof(name), &old)) != AQ_OK)
+		goto out;
+	doc = json_deep_copy(old);
+	api_mask_apply(doc, patch, paths, npaths);
+	if ((rc = api_pool_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK ||
+	    (rc = srv_pool_usage(req->db, name, &u, &req->msg)) != AQ_OK)
+		goto out;
+	api_pool_math_from(old, &om);
+	api_pool_math_from(doc, &nm);
+	if ((rc = api_math_check_pool_change(&req->srv->cfg.math, &om, &nm, u.capacity_gib,
+					     u.mibps, &req->msg)) != AQ_OK)
+		goto out;
+	out = json_deep_copy(doc);
+	srv_pool_output(&req->srv->cfg, out, &u);
+	json_object_set_new(out, "@type", json_string(POOL_TYPE));
+	srv_parent(req, parent, sizeof(parent));
+	if (validate) {
+		*resp = srv_op_preview(parent, name, "update", out);
+		goto out;
+	}
+	/* AUTO -> MANUAL: each volume keeps the limit it had, which its stored
+	 * throughputMibps already holds; srv_pool_reprice_volumes leaves MANUAL
+	 * volumes alone. */
+	if ((rc = db_put(req->db, "pool", parent, name, doc, false)) != AQ_OK ||
+	    (rc = srv_pool_reprice_volumes(req, doc)) != AQ_OK ||
+	    (rc = srv_op_create(req, parent, name, "update", true, out, resp)) != AQ_OK ||
+	    (rc = db_commit(req->db)) != AQ_OK)
+		goto out;
+out:
+	db_rollback(req->db);
+	json_decref(old);
+	json_decref(patch);
+	json_decref(doc);
+	json_decref(out);
+	return rc;
+}
+
+int srv_h_pool_delete(struct srv_req *req, json_t **resp)
+{
+	struct srv_pool_usage u;
+	char name[700], parent[600];
+	json_t *old = NULL, *empty = NULL;
+	int rc;
+
+	if ((rc = db_begin(req->db)) != AQ_OK || (rc = pool_load(req, name, sizeof(name), &old)) != AQ_OK ||
+	    (rc = srv_pool_usage(req->db, name, &u, &req->msg)) != AQ_OK)
+		goto out;
+	if (u.count > 0) {
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "storagePool \"%s\" still holds %lld volumes; delete them first",
+			     name, (long long)u.count);
+		goto out;
+	}
+	srv_parent(req, parent, sizeof(parent));
+	empty = json_pack("{s:s}", "@type", EMPTY_TYPE);
+	if ((rc = db_delete(req->db, name)) != AQ_OK ||
+	    (rc = srv_op_create(req, parent, name, "delete", true, empty, resp)) != AQ_OK ||
+	    (rc = db_commit(req->db)) != AQ_OK)
+		goto out;
+out:
+	db_rollback(req->db);
+	json_decref(old);
+	json_decref(empty);
+	return rc;
+}
+
+/* After a pool change, AUTO and FLEX volume limits follow the pool. */
+int srv_pool_reprice_volumes(struct srv_req *req, const json_t *pool)
+{
+	const char *pool_name = api_json_str(pool, "name", "");
+	const char *slash = strstr(pool_name, "/storagePools/");
+	char parent[600], filter[700];
+	struct db_query q = { .kind = "volume", .parent = parent, .filter = filter };
+	struct api_pool_math pm;
+	json_t *items = NULL, *v;
+	char *next = NULL;
+	size_t i;
+	int rc;
+
+	api_pool_math_from(pool, &pm);
+	if (pm.qos == API_QOS_MANUAL && pm.level != API_LEVEL_FLEX)
+		return AQ_OK;
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - pool_name) : 0, pool_name);
+	snprintf(filter, sizeof(filter), "storagePool=\"%s\"", pool_name);
+	if ((rc = db_list(req->db, &q, &items, &next, &req->msg)) != AQ_OK)
+		goto out;
+	json_array_foreach(items, i, v) {
+		api_volume_fill_output(&req->srv->cfg.math, pool, v);
+		if ((rc = db_put(req->db, "volume", parent, api_json_str(v, "name", ""), v, false)) != AQ_OK)
+			goto out;
+	}
+out:
+	json_decref(items);
+	free(next);
+	return rc;
+}

@@ -1,0 +1,285 @@
+/* srv_project: projects (real resources in Aquifer) and locations
+ * (cluster-wide, created by the cluster admin, seen per project). Both answer
+ * synchronously: they are metadata, with nothing to wait for. */
+#include "server/srv_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api_resource.h"
+
+int srv_h_healthz(struct srv_req *req, json_t **resp)
+{
+	(void)req;
+	*resp = json_pack("{s:s}", "status", "ok");
+	return *resp ? AQ_OK : AQ_ENOMEM;
+}
+
+/* Create a top-level resource (project or location) from the request. */
+static int create_top(struct srv_req *req, const char *kind, const char *idparam,
+		      const struct api_field *fields, const char *idfield, const char *prefix,
+		      json_t **resp)
+{
+	const char *id = srv_query(req, idparam);
+	json_t *doc = NULL, *empty = NULL;
+	char name[128], now[48];
+	bool validate;
+	int rc;
+
+	if ((rc = srv_query_bool(req, "validateOnly", false, &validate)) != AQ_OK)
+		return rc;
+	if (!id)
+		return aq_fail(&req->msg, AQ_EINVAL, "%s is required", idparam);
+	if ((rc = api_id_check(id, idparam, &req->msg)) != AQ_OK)
+		return rc;
+	if (!req->body && !(req->body = empty = json_object()))
+		return AQ_ENOMEM;
+	if ((rc = api_schema_check(fields, req->body, true, kind, &doc, &req->msg)) != AQ_OK)
+		goto out;
+	snprintf(name, sizeof(name), "%s/%s", prefix, id);
+	api_time_now(now, sizeof(now));
+	json_object_set_new(doc, "name", json_string(name));
+	json_object_set_new(doc, idfield, json_string(id));
+	json_object_set_new(doc, "createTime", json_string(now));
+	if (strcmp(kind, "project") == 0)
+		json_object_set_new(doc, "state", json_string("ACTIVE"));
+	if (!validate) {
+		rc = db_put(req->db, kind, "", name, doc, true);
+		if (rc == AQ_EEXIST)
+			rc = aq_fail(&req->msg, AQ_EEXIST, "%s \"%s\" already exists", kind, id);
+		if (rc != AQ_OK)
+			goto out;
+	}
+	*resp = doc;
+	doc = NULL;
+out:
+	json_decref(doc);
+	return rc;
+}
+
+int srv_h_project_create(struct srv_req *req, json_t **resp)
+{
+	return create_top(req, "project", "projectId", api_project_fields, "projectId", "projects", resp);
+}
+
+int srv_h_project_get(struct srv_req *req, json_t **resp)
+{
+	char name[300];
+	int rc;
+
+	snprintf(name, sizeof(name), "projects/%s", req->params[0]);
+	rc = db_get(req->db, name, resp);
+	if (rc == AQ_ENOENT)
+		return aq_fail(&req->msg, rc, "project \"%s\" not found", req->params[0]);
+	return rc;
+}
+
+int srv_h_project_list(struct srv_req *req, json_t **resp)
+{
+	json_t *items = NULL;
+	char *next = NULL;
+	int rc;
+
+	if (!req->auth.cluster) {
+		/* a project token sees its own project only */
+		json_t *one = NULL;
+		char name[128];
+
+		items = json_array();
+		snprintf(name, sizeof(name), "projects/%s", req->auth.project);
+		if (req->auth.project[0] && db_get(req->db, name, &one) == AQ_OK)
+			json_array_append_new(items, one);
+		*resp = srv_list_page("projects", items, NULL);
+		return *resp ? AQ_OK : AQ_ENOMEM;
+	}
+	if ((rc = srv_list(req, "project", "", &items, &next)) != AQ_OK)
+		return rc;
+	*resp = srv_list_page("projects", items, next);
+	free(next);
+	return *resp ? AQ_OK : AQ_ENOMEM;
+}
+
+int srv_h_project_delete(struct srv_req *req, json_t **resp)
+{
+	char name[300], pfx[300];
+	int64_t pools = 0, vols = 0;
+	json_t *items = NULL;
+	char *next = NULL;
+	int rc;
+
+	snprintf(name, sizeof(name), "projects/%s", req->params[0]);
+	if ((rc = db_begin(req->db)) != AQ_OK)
+		return rc;
+	{
+		json_t *doc = NULL;
+
+		rc = db_get(req->db, name, &doc);
+		json_decref(doc);
+		if (rc == AQ_ENOENT)
+			rc = aq_fail(&req->msg, rc, "project \"%s\" not found", req->params[0]);
+		if (rc != AQ_OK)
+			goto out;
+	}
+	/* any pool or volume of the project, in any location */
+	{
+		struct db_query q = { .kind = "pool", .page_size = 1000 };
+		size_t i;
+		json_t *p;
+
+		snprintf(pfx, sizeof(pfx), "%s/", name);
+		if ((rc = db_list(req->db, &q, &items, &next, &req->msg)) != AQ_OK)
+			goto out;
+		json_array_foreach(items, i, p)
+			if (strncmp(api_json_str(p, "name", ""), pfx, strlen(pfx)) == 0)
+				pools++;
+		json_decref(items);
+		items = NULL;
+		free(next);
+		next = NULL;
+		q.kind = "volume";
+		if ((rc = db_list(req->db, &q, &items, &next, &req->msg)) != AQ_OK)
+			goto out;
+		json_array_foreach(items, i, p)
+			if (strncmp(api_json_str(p, "name", ""), pfx, strlen(pfx)) == 0)
+				vols++;
+	}
+	if (pools || vols) {
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "project \"%s\" still holds %lld storage pools and %lld volumes; delete them first",
+			     req->params[0], (long long)pools, (long long)vols);
+		goto out;
+	}
+	if ((rc = db_delete(req->db, name)) != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
+		goto out;
+	*resp = json_object();
+out:
+	json_decref(items);
+	free(next);
+	db_rollback(req->db);
+	return rc;
+}
+
+int srv_h_location_create(struct srv_req *req, json_t **resp)
+{
+	return create_top(req, "location", "locationId", api_location_fields, "locationId", "locations", resp);
+}
+
+/* The per-project view of a location, as google.cloud.location.Location. */
+static json_t *location_view(const json_t *loc, const char *project)
+{
+	json_t *v = json_deep_copy(loc);
+	char name[300];
+	const char *id = api_json_str(loc, "locationId", "");
+
+	if (!v)
+		return NULL;
+	if (project) {
+		snprintf(name, sizeof(name), "projects/%s/locations/%s", project, id);
+		json_object_set_new(v, "name", json_string(name));
+	}
+	json_object_set_new(v, "metadata",
+			    json_pack("{s:s,s:[s,s,s,s],s:[s,s],s:b}", "@type",
+				      "type.googleapis.com/google.cloud.netapp.v1.LocationMetadata",
+				      "supportedServiceLevels", "STANDARD", "PREMIUM", "EXTREME", "FLEX",
+				      "supportedFlexPerformance", "FLEX_PERFORMANCE_DEFAULT",
+				      "FLEX_PERFORMANCE_CUSTOM", "hasVcp", 0));
+	return v;
+}
+
+static int location_list(struct srv_req *req, const char *project, json_t **resp)
+{
+	json_t *items = NULL, *out = json_array(), *l;
+	char *next = NULL;
+	size_t i;
+	int rc;
+
+	if (!out)
+		return AQ_ENOMEM;
+	if ((rc = srv_list(req, "location", "", &items, &next)) != AQ_OK)
+		goto out;
+	json_array_foreach(items, i, l)
+		json_array_append_new(out, location_view(l, project));
+	*resp = srv_list_page("locations", out, next);
+	out = NULL;
+out:
+	json_decref(out);
+	json_decref(items);
+	free(next);
+	return rc;
+}
+
+static int location_get(struct srv_req *req, const char *id, const char *project, json_t **resp)
+{
+	char name[300];
+	json_t *doc = NULL;
+	int rc;
+
+	snprintf(name, sizeof(name), "locations/%s", id);
+	if ((rc = db_get(req->db, name, &doc)) == AQ_ENOENT)
+		return aq_fail(&req->msg, rc, "location \"%s\" not found", id);
+	if (rc != AQ_OK)
+		return rc;
+	*resp = location_view(doc, project);
+	json_decref(doc);
+	return *resp ? AQ_OK : AQ_ENOMEM;
+}
+
+int srv_h_location_list_admin(struct srv_req *req, json_t **resp)
+{
+	return location_list(req, NULL, resp);
+}
+
+int srv_h_location_get_admin(struct srv_req *req, json_t **resp)
+{
+	return location_get(req, req->params[0], NULL, resp);
+}
+
+int srv_h_location_list(struct srv_req *req, json_t **resp)
+{
+	int rc = srv_check_parent(req, false);
+
+	return rc != AQ_OK ? rc : location_list(req, req->params[0], resp);
+}
+
+int srv_h_location_get(struct srv_req *req, json_t **resp)
+{
+	int rc = srv_check_parent(req, false);
+
+	return rc != AQ_OK ? rc : location_get(req, req->params[1], req->params[0], resp);
+}
+
+int srv_h_location_delete(struct srv_req *req, json_t **resp)
+{
+	char name[300];
+	json_t *items = NULL;
+	char *next = NULL;
+	struct db_query q = { .kind = "pool", .page_size = 1000 };
+	char suffix[300];
+	size_t i, n = 0;
+	json_t *p;
+	int rc;
+
+	snprintf(name, sizeof(name), "locations/%s", req->params[0]);
+	snprintf(suffix, sizeof(suffix), "/locations/%s/", req->params[0]);
+	if ((rc = db_begin(req->db)) != AQ_OK)
+		return rc;
+	if ((rc = db_list(req->db, &q, &items, &next, &req->msg)) != AQ_OK)
+		goto out;
+	json_array_foreach(items, i, p)
+		if (strstr(api_json_str(p, "name", ""), suffix))
+			n++;
+	if (n) {
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "location \"%s\" still holds %zu storage pools", req->params[0], n);
+		goto out;
+	}
+	rc = db_delete(req->db, name);
+	if (rc == AQ_ENOENT)
+		rc = aq_fail(&req->msg, rc, "location \"%s\" not found", req->params[0]);
+	if (rc != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
+		goto out;
+	*resp = json_object();
+out:
+	json_decref(items);
+	free(next);
+	db_rollback(req->db);
+	return rc;
+}

@@ -1,0 +1,122 @@
+/* srv_routes: the route table of aquiferd. Every route the server serves is
+ * one row here: method, path template ("*" = one segment, "*:verb" = a custom
+ * method on a resource), handler and the checks the router runs first. The
+ * CLI's command table and openapi/openapi.yaml are tested against this list
+ * (`aquiferd routes`). */
+#include "server/srv_internal.h"
+
+#include <string.h>
+
+#define PL "/v1/projects/*/locations/*"
+
+const struct srv_route srv_routes[] = {
+	{ "GET", "/healthz", srv_h_healthz, SRV_F_NOAUTH },
+	{ "GET", "/metrics", srv_h_metrics, SRV_F_NOAUTH },
+
+	{ "POST", "/v1/projects", srv_h_project_create, SRV_F_CLUSTER | SRV_F_BODY },
+	{ "GET", "/v1/projects", srv_h_project_list, SRV_F_ANYAUTH },
+	{ "GET", "/v1/projects/*", srv_h_project_get, SRV_F_READ },
+	{ "DELETE", "/v1/projects/*", srv_h_project_delete, SRV_F_CLUSTER },
+
+	{ "POST", "/v1/locations", srv_h_location_create, SRV_F_CLUSTER | SRV_F_BODY },
+	{ "GET", "/v1/locations", srv_h_location_list_admin, SRV_F_CLUSTER },
+	{ "GET", "/v1/locations/*", srv_h_location_get_admin, SRV_F_CLUSTER },
+	{ "DELETE", "/v1/locations/*", srv_h_location_delete, SRV_F_CLUSTER },
+	{ "GET", "/v1/projects/*/locations", srv_h_location_list, SRV_F_READ },
+	{ "GET", PL, srv_h_location_get, SRV_F_READ },
+
+	{ "POST", PL "/storagePools", srv_h_pool_create, SRV_F_WRITE | SRV_F_BODY },
+	{ "GET", PL "/storagePools", srv_h_pool_list, SRV_F_READ },
+	{ "GET", PL "/storagePools/*", srv_h_pool_get, SRV_F_READ },
+	{ "PATCH", PL "/storagePools/*", srv_h_pool_patch, SRV_F_WRITE | SRV_F_BODY },
+	{ "DELETE", PL "/storagePools/*", srv_h_pool_delete, SRV_F_WRITE },
+
+	{ "POST", PL "/volumes", srv_h_volume_create, SRV_F_WRITE | SRV_F_BODY },
+	{ "GET", PL "/volumes", srv_h_volume_list, SRV_F_READ },
+	{ "GET", PL "/volumes/*", srv_h_volume_get, SRV_F_READ },
+	{ "PATCH", PL "/volumes/*", srv_h_volume_patch, SRV_F_WRITE | SRV_F_BODY },
+	{ "DELETE", PL "/volumes/*", srv_h_volume_delete, SRV_F_WRITE },
+
+	{ "GET", PL "/operations", srv_h_op_list, SRV_F_READ },
+	{ "GET", PL "/operations/*", srv_h_op_get, SRV_F_READ },
+	{ "DELETE", PL "/operations/*", srv_h_op_delete, SRV_F_WRITE },
+	{ "POST", PL "/operations/*:cancel", srv_h_op_cancel, SRV_F_WRITE | SRV_F_BODY },
+};
+
+const int srv_nroutes = (int)(sizeof(srv_routes) / sizeof(srv_routes[0]));
+
+/* Does segment seg (length n) match template segment t? */
+static bool seg_match(const char *t, size_t tn, const char *seg, size_t n, char *param)
+{
+	const char *verb;
+
+	if (n == 0)
+		return false;
+	if (tn == 1 && t[0] == '*') {
+		if (memchr(seg, ':', n) || n >= 256)
+			return false;
+		memcpy(param, seg, n);
+		param[n] = '\0';
+		return true;
+	}
+	if (t[0] == '*' && t[1] == ':') {
+		verb = t + 1;
+		size_t vn = tn - 1;
+
+		if (n <= vn || n - vn >= 256 || memcmp(seg + n - vn, verb, vn) != 0 ||
+		    memchr(seg, ':', n - vn))
+			return false;
+		memcpy(param, seg, n - vn);
+		param[n - vn] = '\0';
+		return true;
+	}
+	return tn == n && memcmp(t, seg, n) == 0;
+}
+
+static bool path_match(const char *tmpl, const char *path, char params[][256], int *nparams)
+{
+	int np = 0;
+
+	for (;;) {
+		size_t tn, pn;
+
+		if (*tmpl != '/' || *path != '/')
+			return *tmpl == '\0' && *path == '\0';
+		tmpl++;
+		path++;
+		tn = strcspn(tmpl, "/");
+		pn = strcspn(path, "/");
+		if (tmpl[0] == '*') {
+			if (np == SRV_MAX_PARAMS)
+				return false;
+			if (!seg_match(tmpl, tn, path, pn, params[np]))
+				return false;
+			np++;
+		} else if (!seg_match(tmpl, tn, path, pn, NULL)) {
+			return false;
+		}
+		tmpl += tn;
+		path += pn;
+		if (*tmpl == '\0' && *path == '\0') {
+			*nparams = np;
+			return true;
+		}
+	}
+}
+
+int srv_route_match(const char *method, const char *path, int *idx, char params[][256],
+		    int *nparams)
+{
+	bool path_seen = false;
+
+	for (int i = 0; i < srv_nroutes; i++) {
+		if (!path_match(srv_routes[i].path, path, params, nparams))
+			continue;
+		if (strcmp(srv_routes[i].method, method) == 0) {
+			*idx = i;
+			return AQ_OK;
+		}
+		path_seen = true;
+	}
+	return path_seen ? AQ_ENOMETHOD : AQ_ENOENT;
+}

@@ -1,0 +1,296 @@
+/* srv_volume: volumes. Validation is pure (api_volume_check, the math);
+ * the apply step writes the volume and its operation in one transaction.
+ * A volume's throughputMibps is stored: the user's figure in MANUAL pools,
+ * the computed limit in AUTO and FLEX pools (recomputed whenever its
+ * capacity, tiering or pool changes), so pool sums are one query. */
+#include "server/srv_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_resource.h"
+#include "server/srv_pool.h"
+
+#define VOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.Volume"
+#define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
+
+/* The volume's full name; id NULL means the one in the path. */
+static void vol_name(struct srv_req *req, const char *id, char *name, size_t cap, char *parent,
+		     size_t pcap)
+{
+	srv_parent(req, parent, pcap);
+	snprintf(name, cap, "%s/volumes/%s", parent, id ? id : req->params[2]);
+}
+
+static int vol_load(struct srv_req *req, const char *name, json_t **doc)
+{
+	int rc = db_get(req->db, name, doc);
+
+	if (rc == AQ_ENOENT)
+		return aq_fail(&req->msg, rc, "volume \"%s\" not found", name);
+	return rc;
+}
+
+/* Resolve the volume's storagePool (an ID or a full name in this project
+ * and location) to its full name and load the pool. */
+static int vol_pool(struct srv_req *req, json_t *vol, json_t **pool)
+{
+	char parent[600], full[800];
+	const char *sp = api_json_str(vol, "storagePool", "");
+	int rc;
+
+	srv_parent(req, parent, sizeof(parent));
+	if (strchr(sp, '/')) {
+		size_t n = strlen(parent);
+
+		if (strncmp(sp, parent, n) != 0 || strncmp(sp + n, "/storagePools/", 14) != 0)
+			return aq_fail(&req->msg, AQ_EINVAL, "storagePool \"%s\" must be in %s", sp, parent);
+		snprintf(full, sizeof(full), "%s", sp);
+	} else {
+		if ((rc = api_id_check(sp, "storagePool", &req->msg)) != AQ_OK)
+			return rc;
+		snprintf(full, sizeof(full), "%s/storagePools/%s", parent, sp);
+	}
+	rc = db_get(req->db, full, pool);
+	if (rc == AQ_ENOENT)
+		return aq_fail(&req->msg, AQ_ENOENT, "storagePool \"%s\" not found", full);
+	if (rc == AQ_OK)
+		json_object_set_new(vol, "storagePool", json_string(full));
+	return rc;
+}
+
+/* shareName is unique per location. */
+static int vol_share_free(struct srv_req *req, const char *share, const char *self)
+{
+	char parent[600], filter[200];
+	struct db_query q = { .kind = "volume", .parent = parent, .filter = filter, .page_size = 2 };
+	json_t *items = NULL, *v;
+	char *next = NULL;
+	size_t i;
+	int rc;
+
+	srv_parent(req, parent, sizeof(parent));
+	snprintf(filter, sizeof(filter), "shareName=\"%s\"", share);
+	if ((rc = db_list(req->db, &q, &items, &next, &req->msg)) != AQ_OK)
+		return rc;
+	json_array_foreach(items, i, v)
+		if (!self || strcmp(api_json_str(v, "name", ""), self) != 0)
+			rc = aq_fail(&req->msg, AQ_EEXIST, "shareName \"%s\" is already used by volume %s",
+				     share, api_json_str(v, "name", ""));
+	json_decref(items);
+	free(next);
+	return rc;
+}
+
+/* Check the volume against its pool and fill what the pool decides. self is
+ * the volume's name when it already exists (its own usage is not "other"). */
+static int vol_fit(struct srv_req *req, const json_t *pool, json_t *vol, const json_t *old,
+		   bool throughput_given)
+{
+	const struct api_math_params *p = &req->srv->cfg.math;
+	struct api_pool_math pm;
+	struct api_vol_math vm;
+	struct srv_pool_usage u;
+	int64_t other_cap;
+	double other_mibps;
+	int rc;
+
+	api_pool_math_from(pool, &pm);
+	if (pm.qos != API_QOS_MANUAL || pm.level == API_LEVEL_FLEX) {
+		if (throughput_given)
+			return aq_fail(&req->msg, AQ_EINVAL, "throughputMibps can be set only on volumes in MANUAL QoS pools; pool %s uses %s QoS",
+				       api_json_str(pool, "name", ""), pm.level == API_LEVEL_FLEX ? "FLEX (shared)" : "AUTO");
+		json_object_del(vol, "throughputMibps");
+	} else if (!json_object_get(vol, "throughputMibps")) {
+		return aq_fail(&req->msg, AQ_EINVAL, "throughputMibps is required for volumes in MANUAL QoS pool %s",
+			       api_json_str(pool, "name", ""));
+	}
+	if (json_object_get(vol, "tieringPolicy") && !pm.allow_tiering)
+		return aq_fail(&req->msg, AQ_EINVAL, "tieringPolicy needs a pool with allowAutoTiering; pool %s does not allow it",
+			       api_json_str(pool, "name", ""));
+	if ((rc = srv_pool_usage(req->db, api_json_str(pool, "name", ""), &u, &req->msg)) != AQ_OK)
+		return rc;
+	other_cap = u.capacity_gib;
+	other_mibps = u.mibps;
+	if (old && strcmp(api_json_str(old, "storagePool", ""), api_json_str(pool, "name", "")) == 0) {
+		other_cap -= api_json_int64(old, "capacityGib", 0);
+		other_mibps -= api_json_double(old, "throughputMibps", 0);
+	}
+	api_vol_math_from(vol, &vm);
+	if ((rc = api_math_check_volume(p, &pm, &vm, other_cap, other_mibps, &req->msg)) != AQ_OK)
+		return rc;
+	api_volume_fill_output(p, pool, vol);
+	return AQ_OK;
+}
+
+int srv_h_volume_create(struct srv_req *req, json_t **resp)
+{
+	const char *id = srv_query(req, "volumeId");
+	char parent[600], name[700], now[48];
+	json_t *doc = NULL, *pool = NULL, *out = NULL;
+	bool validate;
+	int rc;
+
+	if ((rc = srv_query_bool(req, "validateOnly", false, &validate)) != AQ_OK)
+		return rc;
+	if (!id)
+		return aq_fail(&req->msg, AQ_EINVAL, "volumeId is required");
+	if ((rc = api_id_check(id, "volumeId", &req->msg)) != AQ_OK)
+		return rc;
+	if (!req->body)
+		return aq_fail(&req->msg, AQ_EINVAL, "request body must be a Volume");
+	if ((rc = api_schema_check(api_volume_fields, req->body, true, "volume", &doc, &req->msg)) != AQ_OK ||
+	    (rc = api_volume_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK)
+		goto out;
+	vol_name(req, id, name, sizeof(name), parent, sizeof(parent));
+	api_time_now(now, sizeof(now));
+	json_object_set_new(doc, "name", json_string(name));
+	json_object_set_new(doc, "createTime", json_string(now));
+	json_object_set_new(doc, "state", json_string("READY"));
+	api_json_set_int64(doc, "usedGib", 0);
+	api_json_set_int64(doc, "coldTierSizeGib", 0);
+	api_json_set_int64(doc, "hotTierSizeUsedGib", 0);
+	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, true)) != AQ_OK ||
+	    (rc = vol_pool(req, doc, &pool)) != AQ_OK ||
+	    (rc = vol_share_free(req, api_json_str(doc, "shareName", ""), NULL)) != AQ_OK ||
+	    (rc = vol_fit(req, pool, doc, NULL, json_object_get(doc, "throughputMibps") != NULL)) != AQ_OK)
+		goto out;
+	out = json_deep_copy(doc);
+	json_object_set_new(out, "@type", json_string(VOL_TYPE));
+	if (validate) {
+		*resp = srv_op_preview(parent, name, "create", out);
+		goto out;
+	}
+	rc = db_put(req->db, "volume", parent, name, doc, true);
+	if (rc == AQ_EEXIST)
+		rc = aq_fail(&req->msg, rc, "volume \"%s\" already exists", name);
+	if (rc != AQ_OK || (rc = srv_op_create(req, parent, name, "create", true, out, resp)) != AQ_OK ||
+	    (rc = db_commit(req->db)) != AQ_OK)
+		goto out;
+out:
+	db_rollback(req->db);
+	json_decref(doc);
+	json_decref(pool);
+	json_decref(out);
+	return rc;
+}
+
+int srv_h_volume_get(struct srv_req *req, json_t **resp)
+{
+	char parent[600], name[700];
+
+	vol_name(req, NULL, name, sizeof(name), parent, sizeof(parent));
+	return vol_load(req, name, resp);
+}
+
+int srv_h_volume_list(struct srv_req *req, json_t **resp)
+{
+	char parent[600], *next = NULL;
+	json_t *items = NULL;
+	int rc;
+
+	srv_parent(req, parent, sizeof(parent));
+	if ((rc = srv_check_parent(req, true)) != AQ_OK ||
+	    (rc = srv_list(req, "volume", parent, &items, &next)) != AQ_OK)
+		return rc;
+	*resp = srv_list_page("volumes", items, next);
+	free(next);
+	return *resp ? AQ_OK : AQ_ENOMEM;
+}
+
+/* A volume moves only between PREMIUM and EXTREME pools (GCNV). */
+static int vol_move_ok(struct srv_req *req, const json_t *from, const json_t *to)
+{
+	const char *a = api_json_str(from, "serviceLevel", ""), *b = api_json_str(to, "serviceLevel", "");
+	bool pa = strcmp(a, "PREMIUM") == 0 || strcmp(a, "EXTREME") == 0;
+	bool pb = strcmp(b, "PREMIUM") == 0 || strcmp(b, "EXTREME") == 0;
+
+	if (!pa || !pb)
+		return aq_fail(&req->msg, AQ_EINVAL, "a volume can move only between PREMIUM and EXTREME pools (from %s to %s)", a, b);
+	return AQ_OK;
+}
+
+int srv_h_volume_patch(struct srv_req *req, json_t **resp)
+{
+	struct api_mask_path paths[API_MASK_MAX];
+	char parent[600], name[700];
+	json_t *old = NULL, *patch = NULL, *doc = NULL, *pool = NULL, *oldpool = NULL, *out = NULL;
+	bool validate, tput_given = false;
+	int npaths, rc;
+
+	if ((rc = srv_query_bool(req, "validateOnly", false, &validate)) != AQ_OK)
+		return rc;
+	if ((rc = api_mask_parse(api_volume_fields, srv_query(req, "updateMask"), paths, &npaths, &req->msg)) != AQ_OK)
+		return rc;
+	if (!req->body)
+		return aq_fail(&req->msg, AQ_EINVAL, "request body must be a Volume");
+	if ((rc = api_schema_check(api_volume_fields, req->body, false, "volume", &patch, &req->msg)) != AQ_OK)
+		return rc;
+	for (int i = 0; i < npaths; i++)
+		if (strcmp(paths[i].camel, "throughputMibps") == 0)
+			tput_given = json_object_get(patch, "throughputMibps") != NULL;
+	vol_name(req, NULL, name, sizeof(name), parent, sizeof(parent));
+	if ((rc = db_begin(req->db)) != AQ_OK || (rc = vol_load(req, name, &old)) != AQ_OK)
+		goto out;
+	doc = json_deep_copy(old);
+	api_mask_apply(doc, patch, paths, npaths);
+	if (json_object_get(old, "tieringPolicy") && !json_object_get(doc, "tieringPolicy")) {
+		rc = aq_fail(&req->msg, AQ_EINVAL, "tiering cannot be switched off once enabled; set tieringPolicy.tierAction to PAUSED instead");
+		goto out;
+	}
+	if ((rc = api_volume_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK ||
+	    (rc = vol_pool(req, doc, &pool)) != AQ_OK)
+		goto out;
+	if (strcmp(api_json_str(doc, "storagePool", ""), api_json_str(old, "storagePool", "")) != 0) {
+		if ((rc = vol_pool(req, old, &oldpool)) != AQ_OK || (rc = vol_move_ok(req, oldpool, pool)) != AQ_OK)
+			goto out;
+	}
+	/* In MANUAL pools an unchanged volume keeps its figure; elsewhere the
+	 * stored limit is derived, so drop it before the check recomputes it. */
+	if ((rc = vol_fit(req, pool, doc, old, tput_given)) != AQ_OK)
+		goto out;
+	out = json_deep_copy(doc);
+	json_object_set_new(out, "@type", json_string(VOL_TYPE));
+	if (validate) {
+		*resp = srv_op_preview(parent, name, "update", out);
+		goto out;
+	}
+	if ((rc = db_put(req->db, "volume", parent, name, doc, false)) != AQ_OK ||
+	    (rc = srv_op_create(req, parent, name, "update", true, out, resp)) != AQ_OK ||
+	    (rc = db_commit(req->db)) != AQ_OK)
+		goto out;
+out:
+	db_rollback(req->db);
+	json_decref(old);
+	json_decref(patch);
+	json_decref(doc);
+	json_decref(pool);
+	json_decref(oldpool);
+	json_decref(out);
+	return rc;
+}
+
+int srv_h_volume_delete(struct srv_req *req, json_t **resp)
+{
+	char parent[600], name[700];
+	json_t *old = NULL, *empty = NULL;
+	bool force;
+	int rc;
+
+	if ((rc = srv_query_bool(req, "force", false, &force)) != AQ_OK)
+		return rc;
+	vol_name(req, NULL, name, sizeof(name), parent, sizeof(parent));
+	if ((rc = db_begin(req->db)) != AQ_OK || (rc = vol_load(req, name, &old)) != AQ_OK)
+		goto out;
+	empty = json_pack("{s:s}", "@type", EMPTY_TYPE);
+	if ((rc = db_delete(req->db, name)) != AQ_OK ||
+	    (rc = srv_op_create(req, parent, name, "delete", true, empty, resp)) != AQ_OK ||
+	    (rc = db_commit(req->db)) != AQ_OK)
+		goto out;
+out:
+	db_rollback(req->db);
+	json_decref(old);
+	json_decref(empty);
+	return rc;
+}
