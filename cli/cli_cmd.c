@@ -60,6 +60,12 @@ static const struct cli_flag project_flags[] = {
 	END_FLAGS
 };
 
+static const struct cli_flag location_flags[] = {
+	{ "cluster", CLI_T_BOOL, CLI_ON(CLI_K_LIST) | CLI_ON(CLI_K_DESCRIBE), 0, "cluster", NULL, NULL,
+	  NULL, NULL, "Use the cluster-admin route (every location, no project needed)." },
+	END_FLAGS
+};
+
 static const struct cli_flag pool_flags[] = {
 	{ "capacity", CLI_T_GIB, ON_CU, CLI_O_REQUIRED, "capacityGib", NULL, NULL, NULL, "CAPACITY",
 	  "Pool capacity: GiB by default, or with a unit (500GiB, 2TiB)." },
@@ -170,115 +176,116 @@ const struct cli_group cli_groups[] = {
 
 const struct cli_cmd cli_cmds[] = {
 	/* projects */
-	{ "projects", "create", CLI_K_CREATE, "POST", "/v1/projects", "projectId", NULL, "project",
+	{ "projects", "create", CLI_K_CREATE, "POST", "/v1/projects", NULL, "projectId", NULL, "project",
 	  "Creating", NULL, "PROJECT_ID", 1, 1, project_flags, NOLOCAL, 0, "Create a project." },
-	{ "projects", "list", CLI_K_LIST, "GET", "/v1/projects", NULL, "projects", NULL, NULL,
+	{ "projects", "list", CLI_K_LIST, "GET", "/v1/projects", NULL, NULL, "projects", NULL, NULL,
 	  "name.basename():PROJECT_ID,displayName,createTime", NULL, 0, 0, NOFLAGS, NOLOCAL, 0,
 	  "List projects." },
-	{ "projects", "describe", CLI_K_DESCRIBE, "GET", "/v1/projects/{name}", NULL, NULL, NULL, NULL,
+	{ "projects", "describe", CLI_K_DESCRIBE, "GET", "/v1/projects/{name}", NULL, NULL, NULL, NULL, NULL,
 	  NULL, "PROJECT_ID", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a project." },
-	{ "projects", "delete", CLI_K_DELETE, "DELETE", "/v1/projects/{name}", NULL, NULL, "project",
+	{ "projects", "delete", CLI_K_DELETE, "DELETE", "/v1/projects/{name}", NULL, NULL, NULL, "project",
 	  "Deleting", NULL, "PROJECT_ID", 1, 1, NOFLAGS, NOLOCAL, 0, "Delete a project." },
 
 	/* locations */
-	{ "locations", "create", CLI_K_CREATE, "POST", "/v1/locations", "locationId", NULL,
+	{ "locations", "create", CLI_K_CREATE, "POST", "/v1/locations", NULL, "locationId", NULL,
 	  "location", "Creating", NULL, "LOCATION_ID", 1, 1, project_flags, NOLOCAL, 0,
 	  "Create a location (cluster admin)." },
-	{ "locations", "list", CLI_K_LIST, "GET", "/v1/projects/{project}/locations", NULL,
-	  "locations", NULL, NULL, "locationId:NAME,displayName,name:FULL_NAME", NULL, 0, 0, NOFLAGS,
-	  NOLOCAL, 0, "List the locations a project can use." },
-	{ "locations", "list-all", CLI_K_LIST, "GET", "/v1/locations", NULL, "locations", NULL, NULL,
-	  "locationId:NAME,displayName,name:FULL_NAME", NULL, 0, 0, NOFLAGS, NOLOCAL, 0,
-	  "List every location of the cluster (cluster admin)." },
+	{ "locations", "list", CLI_K_LIST, "GET", "/v1/projects/{project}/locations", "/v1/locations", NULL,
+	  "locations", NULL, NULL, "locationId:NAME,displayName,name:FULL_NAME", NULL, 0, 0, location_flags,
+	  NOLOCAL, 0, "List the locations a project can use (--cluster: every location, cluster admin)." },
 	{ "locations", "describe", CLI_K_DESCRIBE, "GET", "/v1/projects/{project}/locations/{name}",
-	  NULL, NULL, NULL, NULL, NULL, "LOCATION_ID", 1, 1, NOFLAGS, NOLOCAL, 0,
-	  "Describe a location of a project." },
-	{ "locations", "delete", CLI_K_DELETE, "DELETE", "/v1/locations/{name}", NULL, NULL,
+	  "/v1/locations/{name}",
+	  NULL, NULL, NULL, NULL, NULL, "LOCATION_ID", 1, 1, location_flags, NOLOCAL, 0,
+	  "Describe a location of a project (--cluster: as cluster admin)." },
+	{ "locations", "delete", CLI_K_DELETE, "DELETE", "/v1/locations/{name}", NULL, NULL, NULL,
 	  "location", "Deleting", NULL, "LOCATION_ID", 1, 1, NOFLAGS, NOLOCAL, 0,
 	  "Delete a location (cluster admin)." },
 
 	/* storage-pools */
-	{ "storage-pools", "create", CLI_K_CREATE, "POST", POOLS, "storagePoolId", NULL,
+	{ "storage-pools", "create", CLI_K_CREATE, "POST", POOLS, NULL, "storagePoolId", NULL,
 	  "storage pool", "Creating", NULL, "NAME", 1, 1, pool_flags, NOLOCAL, 0,
 	  "Create a storage pool." },
-	{ "storage-pools", "list", CLI_K_LIST, "GET", POOLS, NULL, "storagePools", NULL, NULL,
+	{ "storage-pools", "list", CLI_K_LIST, "GET", POOLS, NULL, NULL, "storagePools", NULL, NULL,
 	  "name.basename():NAME,serviceLevel,capacityGib,volumeCapacityGib,volumeCount,"
 	  "availableThroughputMibps,qosType,state",
 	  NULL, 0, 0, NOFLAGS, NOLOCAL, 0, "List storage pools." },
-	{ "storage-pools", "describe", CLI_K_DESCRIBE, "GET", POOLS "/{name}", NULL, NULL, NULL, NULL,
+	{ "storage-pools", "describe", CLI_K_DESCRIBE, "GET", POOLS "/{name}", NULL, NULL, NULL, NULL, NULL,
 	  NULL, "NAME", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a storage pool." },
-	{ "storage-pools", "update", CLI_K_UPDATE, "PATCH", POOLS "/{name}", NULL, NULL,
+	{ "storage-pools", "update", CLI_K_UPDATE, "PATCH", POOLS "/{name}", NULL, NULL, NULL,
 	  "storage pool", "Updating", NULL, "NAME", 1, 1, pool_flags, NOLOCAL, 0,
 	  "Update a storage pool; only the flags given are changed." },
-	{ "storage-pools", "delete", CLI_K_DELETE, "DELETE", POOLS "/{name}", NULL, NULL,
+	{ "storage-pools", "delete", CLI_K_DELETE, "DELETE", POOLS "/{name}", NULL, NULL, NULL,
 	  "storage pool", "Deleting", NULL, "NAME", 1, 1, pool_flags, NOLOCAL, 0,
 	  "Delete a storage pool." },
 
 	/* volumes */
-	{ "volumes", "create", CLI_K_CREATE, "POST", VOLUMES, "volumeId", NULL, "volume", "Creating",
+	{ "volumes", "create", CLI_K_CREATE, "POST", VOLUMES, NULL, "volumeId", NULL, "volume", "Creating",
 	  NULL, "NAME", 1, 1, volume_flags, NOLOCAL, 0, "Create a volume." },
-	{ "volumes", "list", CLI_K_LIST, "GET", VOLUMES, NULL, "volumes", NULL, NULL,
+	{ "volumes", "list", CLI_K_LIST, "GET", VOLUMES, NULL, NULL, "volumes", NULL, NULL,
 	  "name.basename():NAME,storagePool.basename():STORAGE_POOL,capacityGib,serviceLevel,"
 	  "shareName,throughputMibps,state",
 	  NULL, 0, 0, NOFLAGS, NOLOCAL, 0, "List volumes." },
-	{ "volumes", "describe", CLI_K_DESCRIBE, "GET", VOLUMES "/{name}", NULL, NULL, NULL, NULL,
+	{ "volumes", "describe", CLI_K_DESCRIBE, "GET", VOLUMES "/{name}", NULL, NULL, NULL, NULL, NULL,
 	  NULL, "NAME", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a volume." },
-	{ "volumes", "update", CLI_K_UPDATE, "PATCH", VOLUMES "/{name}", NULL, NULL, "volume",
+	{ "volumes", "update", CLI_K_UPDATE, "PATCH", VOLUMES "/{name}", NULL, NULL, NULL, "volume",
 	  "Updating", NULL, "NAME", 1, 1, volume_flags, NOLOCAL, 0,
 	  "Update a volume; only the flags given are changed." },
-	{ "volumes", "delete", CLI_K_DELETE, "DELETE", VOLUMES "/{name}", NULL, NULL, "volume",
+	{ "volumes", "delete", CLI_K_DELETE, "DELETE", VOLUMES "/{name}", NULL, NULL, NULL, "volume",
 	  "Deleting", NULL, "NAME", 1, 1, volume_flags, NOLOCAL, 0, "Delete a volume." },
 
 	/* operations */
-	{ "operations", "list", CLI_K_LIST, "GET", OPERATIONS, NULL, "operations", NULL, NULL,
+	{ "operations", "list", CLI_K_LIST, "GET", OPERATIONS, NULL, NULL, "operations", NULL, NULL,
 	  "name.basename():NAME,metadata.verb:TYPE,metadata.target.basename():TARGET,done,"
 	  "metadata.createTime:CREATE_TIME",
 	  NULL, 0, 0, NOFLAGS, NOLOCAL, 0, "List long-running operations." },
-	{ "operations", "describe", CLI_K_DESCRIBE, "GET", OPERATIONS "/{name}", NULL, NULL, NULL,
+	{ "operations", "describe", CLI_K_DESCRIBE, "GET", OPERATIONS "/{name}", NULL, NULL, NULL, NULL,
 	  NULL, NULL, "OPERATION", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe an operation." },
-	{ "operations", "cancel", CLI_K_ACTION, "POST", OPERATIONS "/{name}:cancel", NULL, NULL,
+	{ "operations", "delete", CLI_K_DELETE, "DELETE", OPERATIONS "/{name}", NULL, NULL, NULL,
+	  "operation", "Deleting", NULL, "OPERATION", 1, 1, NOFLAGS, NOLOCAL, 0,
+	  "Forget a finished operation." },
+	{ "operations", "cancel", CLI_K_ACTION, "POST", OPERATIONS "/{name}:cancel", NULL, NULL, NULL,
 	  NULL, NULL, NULL, "OPERATION", 1, 1, NOFLAGS, NOLOCAL, 0,
 	  "Ask for an operation to be cancelled." },
 
 	/* nodes */
-	{ "nodes", "list", CLI_K_LIST, "GET", "/v1/nodes", NULL, "nodes", NULL, NULL,
+	{ "nodes", "list", CLI_K_LIST, "GET", "/v1/nodes", NULL, NULL, "nodes", NULL, NULL,
 	  "name.basename():NAME,location,state,address", NULL, 0, 0, NOFLAGS, NOLOCAL, 0,
 	  "List storage nodes." },
-	{ "nodes", "describe", CLI_K_DESCRIBE, "GET", "/v1/nodes/{name}", NULL, NULL, NULL, NULL,
+	{ "nodes", "describe", CLI_K_DESCRIBE, "GET", "/v1/nodes/{name}", NULL, NULL, NULL, NULL, NULL,
 	  NULL, "NODE", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a storage node." },
-	{ "nodes", "drain", CLI_K_ACTION, "POST", "/v1/nodes/{name}:drain", NULL, NULL, "node",
+	{ "nodes", "drain", CLI_K_ACTION, "POST", "/v1/nodes/{name}:drain", NULL, NULL, NULL, "node",
 	  "Draining", NULL, "NODE", 1, 1, NOFLAGS, NOLOCAL, 0,
 	  "Move a node's volumes to other nodes of its location." },
-	{ "nodes", "join-token", CLI_K_ACTION, "POST", "/v1/locations/{location}:joinToken", NULL,
+	{ "nodes", "join-token", CLI_K_ACTION, "POST", "/v1/locations/{location}:joinToken", NULL, NULL,
 	  NULL, NULL, NULL, NULL, NULL, 0, 0, join_token_flags, NOLOCAL, 0,
 	  "Mint a token a new node of --location uses to join." },
 
 	/* shelves */
-	{ "shelves", "list", CLI_K_LIST, "GET", "/v1/shelves", NULL, "shelves", NULL, NULL,
+	{ "shelves", "list", CLI_K_LIST, "GET", "/v1/shelves", NULL, NULL, "shelves", NULL, NULL,
 	  "name.basename():NAME,location,state", NULL, 0, 0, NOFLAGS, NOLOCAL, 0,
 	  "List storage shelves." },
-	{ "shelves", "describe", CLI_K_DESCRIBE, "GET", "/v1/shelves/{name}", NULL, NULL, NULL, NULL,
+	{ "shelves", "describe", CLI_K_DESCRIBE, "GET", "/v1/shelves/{name}", NULL, NULL, NULL, NULL, NULL,
 	  NULL, "SHELF", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a storage shelf." },
 
 	/* local */
-	{ "config", "set", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "KEY VALUE", 2, 2,
+	{ "config", "set", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "KEY VALUE", 2, 2,
 	  NOFLAGS, cli_local_config_set, 0,
 	  "Store KEY (endpoint, token, project, location, ca_file) in the config file." },
-	{ "config", "get", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "KEY", 1, 1,
+	{ "config", "get", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "KEY", 1, 1,
 	  NOFLAGS, cli_local_config_get, 0,
 	  "Print KEY's effective value (flags, then environment, then config file)." },
-	{ "config", "list", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0,
+	{ "config", "list", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0,
 	  NOFLAGS, cli_local_config_list, 0, "Print every key of the config file." },
-	{ "config", "unset", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "KEY", 1, 1,
+	{ "config", "unset", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "KEY", 1, 1,
 	  NOFLAGS, cli_local_config_unset, 0, "Remove KEY from the config file." },
-	{ "auth", "print-token", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0,
+	{ "auth", "print-token", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0,
 	  NOFLAGS, cli_local_auth_print_token, 0, "Print the token aquifer would send." },
-	{ "auth", "login", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0,
+	{ "auth", "login", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0,
 	  login_flags, cli_local_auth_login, 0, "Store a bearer token in the config file." },
-	{ "completion", "bash", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0,
+	{ "completion", "bash", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0,
 	  NOFLAGS, cli_local_completion_bash, 0,
 	  "Print a bash completion script: source <(aquifer completion bash)." },
-	{ NULL, NULL, CLI_K_COUNT, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL,
+	{ NULL, NULL, CLI_K_COUNT, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL,
 	  0, NULL }
 };
 
@@ -337,7 +344,7 @@ static int route_cmp(const void *a, const void *b)
 
 void cli_routes_print(FILE *out)
 {
-	char *lines[sizeof(cli_cmds) / sizeof(cli_cmds[0])];
+	char *lines[2 * sizeof(cli_cmds) / sizeof(cli_cmds[0])];
 	size_t n = 0, i;
 	const struct cli_cmd *c;
 
@@ -347,10 +354,14 @@ void cli_routes_print(FILE *out)
 		const char *p;
 		int in_param = 0;
 
-		if (c->method == NULL)
+		int which;
+
+		for (which = 0; which < 2; which++) {
+		const char *tmpl = which ? c->admin_path : c->path;
+		if (c->method == NULL || tmpl == NULL)
 			continue;
 		len = (size_t)snprintf(line, sizeof(line), "%s ", c->method);
-		for (p = c->path; *p && len + 2 < sizeof(line); p++) {
+		for (p = tmpl; *p && len + 2 < sizeof(line); p++) {
 			if (*p == '{') {
 				in_param = 1;
 				line[len++] = '*';
@@ -363,6 +374,7 @@ void cli_routes_print(FILE *out)
 		line[len] = '\0';
 		if ((lines[n] = strdup(line)) != NULL)
 			n++;
+		}
 	}
 	qsort(lines, n, sizeof(lines[0]), route_cmp);
 	for (i = 0; i < n; i++) {

@@ -94,6 +94,7 @@ struct cli_cmd {
 	enum cli_kind kind;
 	const char *method;           /* HTTP method; NULL for CLI_K_LOCAL */
 	const char *path;             /* path template; NULL for CLI_K_LOCAL */
+	const char *admin_path;       /* with --cluster: the cluster-admin route instead; may be NULL */
 	const char *id_param;         /* CLI_K_CREATE: "storagePoolId" */
 	const char *items;            /* CLI_K_LIST: response array key "storagePools" */
 	const char *noun;             /* progress lines: "storage pool" */

@@ -332,6 +332,8 @@ static int run_list(struct cli_ctx *ctx, const struct cli_args *a, const char *b
 	}
 	while (limit >= 0 && json_array_size(all) > (size_t)limit)
 		json_array_remove(all, json_array_size(all) - 1);
+	if (json_array_size(all) == 0 && fmt.kind == CLI_FMT_TABLE)
+		fprintf(ctx->err, "Listed 0 items.\n");
 	cli_fmt_print(ctx->out, &fmt, all, true);
 out:
 	free(token);
@@ -452,7 +454,8 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 		rc = usage_error(ctx, a, msg.text);
 		goto out;
 	}
-	if (expand(&path, c->path, &v, &msg) != AQ_OK) {
+	if (expand(&path, c->admin_path && cli_args_bool(a, "cluster") ? c->admin_path : c->path, &v,
+		   &msg) != AQ_OK) {
 		rc = usage_error(ctx, a, msg.text);
 		goto out;
 	}
