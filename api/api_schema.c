@@ -12,6 +12,13 @@
 #define API_LIST_MAX 64
 #define API_DEPTH_MAX 4
 
+/* jansson's object iterators take a non-const json_t * even to read; this
+ * is the one place a const document is handed to them. */
+static json_t *api_unconst(const json_t *v)
+{
+	return (json_t *)(uintptr_t)v;
+}
+
 const struct api_field *api_schema_find(const struct api_field *table, const char *name)
 {
 	for (const struct api_field *f = table; f && f->name; f++)
@@ -55,7 +62,7 @@ static int api_check_value(const struct api_field *f, const json_t *v, bool crea
 		if (json_string_length(v) > (maxlen ? maxlen : API_STRING_MAX))
 			return aq_fail(msg, AQ_EINVAL, "%s is longer than %zu bytes", where,
 				       maxlen ? maxlen : (size_t)API_STRING_MAX);
-		*out = json_copy((json_t *)v);
+		*out = json_deep_copy(v);
 		return AQ_OK;
 	case API_T_INT64: {
 		long long n;
@@ -82,7 +89,7 @@ static int api_check_value(const struct api_field *f, const json_t *v, bool crea
 		if (!json_is_integer(v) || json_integer_value(v) > INT32_MAX ||
 		    json_integer_value(v) < INT32_MIN)
 			return aq_fail(msg, AQ_EINVAL, "%s must be a 32-bit integer", where);
-		*out = json_copy((json_t *)v);
+		*out = json_deep_copy(v);
 		return AQ_OK;
 	case API_T_DOUBLE:
 		if (!json_is_number(v))
@@ -92,14 +99,14 @@ static int api_check_value(const struct api_field *f, const json_t *v, bool crea
 	case API_T_BOOL:
 		if (!json_is_boolean(v))
 			return aq_fail(msg, AQ_EINVAL, "%s must be true or false", where);
-		*out = json_copy((json_t *)v);
+		*out = json_deep_copy(v);
 		return AQ_OK;
 	case API_T_ENUM:
 		if (!json_is_string(v))
 			return aq_fail(msg, AQ_EINVAL, "%s must be a string enum value", where);
 		if (!api_enum_ok(f, json_string_value(v)))
 			return api_enum_fail(f, where, json_string_value(v), msg);
-		*out = json_copy((json_t *)v);
+		*out = json_deep_copy(v);
 		return AQ_OK;
 	case API_T_ENUM_LIST:
 	case API_T_STRING_LIST:
@@ -147,11 +154,11 @@ static int api_check_value(const struct api_field *f, const json_t *v, bool crea
 			return aq_fail(msg, AQ_EINVAL, "%s must be an object of string values", where);
 		if (json_object_size(v) > 64)
 			return aq_fail(msg, AQ_EINVAL, "%s has more than 64 entries", where);
-		json_object_foreach((json_t *)v, k, lv) {
+		json_object_foreach(api_unconst(v), k, lv) {
 			if (!json_is_string(lv) || strlen(k) > 63 || json_string_length(lv) > 63 || !*k)
 				return aq_fail(msg, AQ_EINVAL, "%s: label \"%.64s\" must map a key of 1-63 bytes to a string of at most 63 bytes", where, k);
 		}
-		*out = json_copy((json_t *)v);
+		*out = json_deep_copy(v);
 		return AQ_OK;
 	}
 	case API_T_OBJECT:
@@ -173,7 +180,7 @@ static int api_check_obj(const struct api_field *table, const json_t *in, bool c
 		return aq_fail(msg, AQ_EINVAL, "%s must be a JSON object", where);
 	if (!(res = json_object()))
 		return AQ_ENOMEM;
-	json_object_foreach((json_t *)in, k, v) {
+	json_object_foreach(api_unconst(in), k, v) {
 		const struct api_field *f = api_schema_find(table, k);
 		char path[160];
 		json_t *o = NULL;

@@ -59,6 +59,7 @@ int db_delete(struct db *db, const char *name);
 struct db_query {
 	const char *kind;
 	const char *parent;
+	const char *parent_prefix;  /* instead of parent: every parent starting so */
 	const char *filter;
 	bool order_desc;
 	int page_size;

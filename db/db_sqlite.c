@@ -317,9 +317,10 @@ static int db_filter_parse(const char *text, struct db_filter *f, aq_msg *msg)
 static unsigned long db_query_sum(const struct db_query *q)
 {
 	unsigned long h = 5381;
-	const char *parts[3] = { q->kind, q->parent ? q->parent : "", q->filter ? q->filter : "" };
+	const char *parts[4] = { q->kind, q->parent ? q->parent : "", q->filter ? q->filter : "",
+				 q->parent_prefix ? q->parent_prefix : "" };
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		for (const char *c = parts[i]; *c; c++)
 			h = h * 33 + (unsigned char)*c;
 	return h * 2 + (q->order_desc ? 1 : 0);
@@ -394,6 +395,8 @@ int db_list(struct db *db, const struct db_query *q, json_t **items, char **next
 				"SELECT name, doc FROM resources WHERE kind = ?");
 	if (q->parent)
 		off += (size_t)snprintf(sql + off, sizeof(sql) - off, " AND parent = ?");
+	else if (q->parent_prefix)
+		off += (size_t)snprintf(sql + off, sizeof(sql) - off, " AND substr(parent, 1, ?) = ?");
 	if (*last)
 		off += (size_t)snprintf(sql + off, sizeof(sql) - off, " AND name %s ?",
 					q->order_desc ? "<" : ">");
@@ -405,8 +408,12 @@ int db_list(struct db *db, const struct db_query *q, json_t **items, char **next
 	if ((rc = db_prepare(db, sql, &st)) != AQ_OK)
 		goto out;
 	sqlite3_bind_text(st, bind++, q->kind, -1, SQLITE_STATIC);
-	if (q->parent)
+	if (q->parent) {
 		sqlite3_bind_text(st, bind++, q->parent, -1, SQLITE_STATIC);
+	} else if (q->parent_prefix) {
+		sqlite3_bind_int(st, bind++, (int)strlen(q->parent_prefix));
+		sqlite3_bind_text(st, bind++, q->parent_prefix, -1, SQLITE_STATIC);
+	}
 	if (*last)
 		sqlite3_bind_text(st, bind++, last, -1, SQLITE_STATIC);
 	for (int i = 0; i < f.n; i++) {

@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <jwt.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,9 +130,48 @@ out:
 	return rc;
 }
 
+/* Verified tokens, remembered by their SHA-256 so a client that sends the
+ * same token on every call pays for JWT parsing once. Only successes are
+ * cached; an entry is used only until the token's own expiry. */
+#define TOKEN_CACHE 256
+static struct token_slot {
+	unsigned char sum[SHA256_DIGEST_LENGTH];
+	long exp;
+	struct srv_auth who;
+	bool used;
+} token_cache[TOKEN_CACHE];
+static pthread_mutex_t token_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool token_cached(const unsigned char sum[SHA256_DIGEST_LENGTH], struct srv_auth *who)
+{
+	struct token_slot *t = &token_cache[sum[0]];
+	bool hit;
+
+	pthread_mutex_lock(&token_lock);
+	hit = t->used && memcmp(t->sum, sum, SHA256_DIGEST_LENGTH) == 0 && t->exp > (long)time(NULL);
+	if (hit)
+		*who = t->who;
+	pthread_mutex_unlock(&token_lock);
+	return hit;
+}
+
+static void token_remember(const unsigned char sum[SHA256_DIGEST_LENGTH], long exp,
+			   const struct srv_auth *who)
+{
+	struct token_slot *t = &token_cache[sum[0]];
+
+	pthread_mutex_lock(&token_lock);
+	memcpy(t->sum, sum, SHA256_DIGEST_LENGTH);
+	t->exp = exp;
+	t->who = *who;
+	t->used = true;
+	pthread_mutex_unlock(&token_lock);
+}
+
 int srv_token_verify(const unsigned char key[SRV_KEY_LEN], const char *authz,
 		     struct srv_auth *who, aq_msg *msg)
 {
+	unsigned char sum[SHA256_DIGEST_LENGTH];
 	jwt_t *jwt = NULL;
 	const char *tok, *role, *project, *sub, *loc;
 	long exp;
@@ -144,6 +185,9 @@ int srv_token_verify(const unsigned char key[SRV_KEY_LEN], const char *authz,
 		tok++;
 	if (strlen(tok) > 4096)
 		return aq_fail(msg, AQ_EUNAUTH, "bearer token is too long");
+	SHA256((const unsigned char *)tok, strlen(tok), sum);
+	if (token_cached(sum, who))
+		return AQ_OK;
 	if (jwt_decode(&jwt, tok, key, SRV_KEY_LEN) != 0 || !jwt) {
 		rc = aq_fail(msg, AQ_EUNAUTH, "invalid bearer token (malformed or wrongly signed)");
 		goto out;
@@ -171,6 +215,7 @@ int srv_token_verify(const unsigned char key[SRV_KEY_LEN], const char *authz,
 	snprintf(who->subject, sizeof(who->subject), "%s", sub ? sub : "");
 	snprintf(who->location, sizeof(who->location), "%s", loc ? loc : "");
 	who->cluster = who->role == SRV_ROLE_ADMIN && !project;
+	token_remember(sum, exp, who);
 out:
 	jwt_free(jwt);
 	return rc;

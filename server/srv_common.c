@@ -14,8 +14,12 @@ void srv_parent(const struct srv_req *req, char *out, size_t cap)
 	snprintf(out, cap, "projects/%s/locations/%s", req->params[0], req->params[1]);
 }
 
-int srv_check_parent(struct srv_req *req, bool need_location)
+int srv_check_parent(struct srv_req *req, enum srv_parent_check what)
 {
+	bool need_location = what != SRV_PARENT_PROJECT;
+
+	if (what == SRV_PARENT_LIST && strcmp(req->params[1], "-") == 0)
+		need_location = false; /* "-": every location of the project */
 	char name[600];
 	json_t *doc = NULL;
 	int rc;
@@ -39,6 +43,7 @@ int srv_check_parent(struct srv_req *req, bool need_location)
 int srv_list(struct srv_req *req, const char *kind, const char *parent, json_t **items, char **next)
 {
 	struct db_query q = { .kind = kind, .parent = parent };
+	char prefix[300];
 	const char *ps = srv_query(req, "pageSize"), *ob = srv_query(req, "orderBy");
 	char *end;
 
@@ -56,6 +61,12 @@ int srv_list(struct srv_req *req, const char *kind, const char *parent, json_t *
 			q.order_desc = true;
 		else
 			return aq_fail(&req->msg, AQ_EINVAL, "orderBy supports \"name\" and \"name desc\"");
+	}
+	/* location "-" lists every location of the project (gcloud's default) */
+	if (parent && req->nparams >= 2 && strcmp(req->params[1], "-") == 0) {
+		snprintf(prefix, sizeof(prefix), "projects/%s/locations/", req->params[0]);
+		q.parent = NULL;
+		q.parent_prefix = prefix;
 	}
 	q.filter = srv_query(req, "filter");
 	q.page_token = srv_query(req, "pageToken");
@@ -98,7 +109,7 @@ static json_t *op_doc(const char *parent, const char *target, const char *verb, 
 	if (op && done) {
 		json_object_set_new(json_object_get(op, "metadata"), "endTime", json_string(now));
 		if (response)
-			json_object_set(op, "response", (json_t *)response);
+			json_object_set_new(op, "response", json_deep_copy(response));
 	}
 	return op;
 }
@@ -144,7 +155,7 @@ int srv_op_finish(struct db *db, const char *op_name, const json_t *response, in
 		json_object_set_new(op, "error", json_pack("{s:i,s:s}", "code", aq_err_rpc_code(err),
 							   "message", errmsg ? errmsg : aq_err_str(err)));
 	else if (response)
-		json_object_set(op, "response", (json_t *)response);
+		json_object_set_new(op, "response", json_deep_copy(response));
 	slash = strstr(op_name, "/operations/");
 	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - op_name) : 0, op_name);
 	rc = db_put(db, "operation", parent, op_name, op, false);

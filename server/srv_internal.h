@@ -163,6 +163,8 @@ json_t *srv_op_preview(const char *parent, const char *target, const char *verb,
 		       const json_t *response);
 
 /* Handlers (one file per resource). */
+int srv_h_openapi(struct srv_req *req, json_t **resp);
+int srv_h_docs(struct srv_req *req, json_t **resp);
 int srv_h_healthz(struct srv_req *req, json_t **resp);
 int srv_h_project_create(struct srv_req *req, json_t **resp);
 int srv_h_project_get(struct srv_req *req, json_t **resp);
@@ -190,8 +192,10 @@ int srv_h_op_cancel(struct srv_req *req, json_t **resp);
 int srv_h_op_delete(struct srv_req *req, json_t **resp);
 
 /* srv_common.c: shared pieces of handlers */
-/* Check that project params[0] and location params[1] exist. */
-int srv_check_parent(struct srv_req *req, bool need_location);
+/* Check that project params[0] (and location params[1]) exist. LIST also
+ * accepts location "-", meaning every location of the project. */
+enum srv_parent_check { SRV_PARENT_PROJECT, SRV_PARENT_LOCATION, SRV_PARENT_LIST };
+int srv_check_parent(struct srv_req *req, enum srv_parent_check what);
 /* List kind under parent with the request's pageSize/pageToken/filter/orderBy;
  * *items and *next as db_list. */
 int srv_list(struct srv_req *req, const char *kind, const char *parent, json_t **items,

@@ -37,7 +37,7 @@ int srv_h_op_list(struct srv_req *req, json_t **resp)
 	int rc;
 
 	srv_parent(req, parent, sizeof(parent));
-	if ((rc = srv_check_parent(req, true)) != AQ_OK ||
+	if ((rc = srv_check_parent(req, SRV_PARENT_LIST)) != AQ_OK ||
 	    (rc = srv_list(req, "operation", parent, &items, &next)) != AQ_OK)
 		return rc;
 	*resp = srv_list_page("operations", items, next);

@@ -99,7 +99,7 @@ int srv_h_pool_create(struct srv_req *req, json_t **resp)
 	json_object_set_new(doc, "name", json_string(name));
 	json_object_set_new(doc, "state", json_string("READY"));
 	json_object_set_new(doc, "createTime", json_string(now));
-	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, true)) != AQ_OK)
+	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK)
 		goto out;
 	out = json_deep_copy(doc);
 	srv_pool_output(&req->srv->cfg, out, &none);
@@ -146,7 +146,7 @@ int srv_h_pool_list(struct srv_req *req, json_t **resp)
 	int rc;
 
 	srv_parent(req, parent, sizeof(parent));
-	if ((rc = srv_check_parent(req, true)) != AQ_OK ||
+	if ((rc = srv_check_parent(req, SRV_PARENT_LIST)) != AQ_OK ||
 	    (rc = srv_list(req, "pool", parent, &items, &next)) != AQ_OK)
 		return rc;
 	json_array_foreach(items, i, p) {

@@ -235,14 +235,14 @@ int srv_h_location_get_admin(struct srv_req *req, json_t **resp)
 
 int srv_h_location_list(struct srv_req *req, json_t **resp)
 {
-	int rc = srv_check_parent(req, false);
+	int rc = srv_check_parent(req, SRV_PARENT_PROJECT);
 
 	return rc != AQ_OK ? rc : location_list(req, req->params[0], resp);
 }
 
 int srv_h_location_get(struct srv_req *req, json_t **resp)
 {
-	int rc = srv_check_parent(req, false);
+	int rc = srv_check_parent(req, SRV_PARENT_PROJECT);
 
 	return rc != AQ_OK ? rc : location_get(req, req->params[1], req->params[0], resp);
 }

@@ -12,6 +12,8 @@
 const struct srv_route srv_routes[] = {
 	{ "GET", "/healthz", srv_h_healthz, SRV_F_NOAUTH },
 	{ "GET", "/metrics", srv_h_metrics, SRV_F_NOAUTH },
+	{ "GET", "/v1/openapi.yaml", srv_h_openapi, SRV_F_NOAUTH },
+	{ "GET", "/docs/", srv_h_docs, SRV_F_NOAUTH },
 
 	{ "POST", "/v1/projects", srv_h_project_create, SRV_F_CLUSTER | SRV_F_BODY },
 	{ "GET", "/v1/projects", srv_h_project_list, SRV_F_ANYAUTH },

@@ -151,7 +151,7 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 	api_json_set_int64(doc, "usedGib", 0);
 	api_json_set_int64(doc, "coldTierSizeGib", 0);
 	api_json_set_int64(doc, "hotTierSizeUsedGib", 0);
-	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, true)) != AQ_OK ||
+	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK ||
 	    (rc = vol_pool(req, doc, &pool)) != AQ_OK ||
 	    (rc = vol_share_free(req, api_json_str(doc, "shareName", ""), NULL)) != AQ_OK ||
 	    (rc = vol_fit(req, pool, doc, NULL, json_object_get(doc, "throughputMibps") != NULL)) != AQ_OK)
@@ -191,7 +191,7 @@ int srv_h_volume_list(struct srv_req *req, json_t **resp)
 	int rc;
 
 	srv_parent(req, parent, sizeof(parent));
-	if ((rc = srv_check_parent(req, true)) != AQ_OK ||
+	if ((rc = srv_check_parent(req, SRV_PARENT_LIST)) != AQ_OK ||
 	    (rc = srv_list(req, "volume", parent, &items, &next)) != AQ_OK)
 		return rc;
 	*resp = srv_list_page("volumes", items, next);

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# deploy/deps.sh: install what Aquifer needs on Debian 12 (as root).
+#   deploy/deps.sh build   libraries and tools to build and run
+#   deploy/deps.sh test    build + what the test suites drive (curl, jq, libnfs, clang, ...)
+# Installs only what is missing, so a second run is quick.
+set -euo pipefail
+BUILD="build-essential autoconf automake pkg-config libmicrohttpd-dev libjansson-dev
+  libsqlite3-dev libcurl4-openssl-dev libjwt-dev libssl-dev check curl jq sqlite3 openssl"
+TEST="libnfs-dev libnfs-utils clang wrk python3 iproute2"
+want="$BUILD"
+[ "${1:-build}" = test ] && want="$BUILD $TEST"
+missing=()
+for p in $want; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
