@@ -206,7 +206,8 @@ const struct cli_cmd cli_cmds[] = {
 	  "storage pool", "Creating", NULL, "NAME", 1, 1, pool_flags, NOLOCAL, 0,
 	  "Create a storage pool." },
 	{ "storage-pools", "list", CLI_K_LIST, "GET", POOLS, NULL, NULL, "storagePools", NULL, NULL,
-	  "name.basename():NAME,serviceLevel,capacityGib,volumeCapacityGib,volumeCount,"
+	  "name.basename():NAME,name.location():LOCATION,serviceLevel,capacityGib,volumeCapacityGib,"
+	  "volumeCount,"
 	  "availableThroughputMibps,qosType,state",
 	  NULL, 0, 0, NOFLAGS, NOLOCAL, 0, "List storage pools." },
 	{ "storage-pools", "describe", CLI_K_DESCRIBE, "GET", POOLS "/{name}", NULL, NULL, NULL, NULL, NULL,
@@ -222,7 +223,8 @@ const struct cli_cmd cli_cmds[] = {
 	{ "volumes", "create", CLI_K_CREATE, "POST", VOLUMES, NULL, "volumeId", NULL, "volume", "Creating",
 	  NULL, "NAME", 1, 1, volume_flags, NOLOCAL, 0, "Create a volume." },
 	{ "volumes", "list", CLI_K_LIST, "GET", VOLUMES, NULL, NULL, "volumes", NULL, NULL,
-	  "name.basename():NAME,storagePool.basename():STORAGE_POOL,capacityGib,serviceLevel,"
+	  "name.basename():NAME,name.location():LOCATION,storagePool.basename():STORAGE_POOL,"
+	  "capacityGib,serviceLevel,"
 	  "shareName,throughputMibps,state",
 	  NULL, 0, 0, NOFLAGS, NOLOCAL, 0, "List volumes." },
 	{ "volumes", "describe", CLI_K_DESCRIBE, "GET", VOLUMES "/{name}", NULL, NULL, NULL, NULL, NULL,
@@ -235,7 +237,8 @@ const struct cli_cmd cli_cmds[] = {
 
 	/* operations */
 	{ "operations", "list", CLI_K_LIST, "GET", OPERATIONS, NULL, NULL, "operations", NULL, NULL,
-	  "name.basename():NAME,metadata.verb:TYPE,metadata.target.basename():TARGET,done,"
+	  "name.basename():NAME,name.location():LOCATION,metadata.verb:TYPE,"
+	  "metadata.target.basename():TARGET,done,"
 	  "metadata.createTime:CREATE_TIME",
 	  NULL, 0, 0, NOFLAGS, NOLOCAL, 0, "List long-running operations." },
 	{ "operations", "describe", CLI_K_DESCRIBE, "GET", OPERATIONS "/{name}", NULL, NULL, NULL, NULL,

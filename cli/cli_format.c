@@ -41,9 +41,17 @@ static void default_label(const char *path, char *label, size_t size)
 	label[n] = '\0';
 }
 
+static const struct {
+	const char *suffix;
+	enum cli_fmt_xform xform;
+} xforms[] = {
+	{ ".basename()", CLI_XF_BASENAME },
+	{ ".location()", CLI_XF_LOCATION },
+	{ NULL, CLI_XF_NONE }
+};
+
 static int parse_field(struct cli_fmt_field *fld, const char *s, size_t len, aq_msg *msg)
 {
-	static const char bn[] = ".basename()";
 	const char *colon = memchr(s, ':', len);
 	size_t plen = colon ? (size_t)(colon - s) : len;
 
@@ -54,10 +62,14 @@ static int parse_field(struct cli_fmt_field *fld, const char *s, size_t len, aq_
 	}
 	while (plen && isspace((unsigned char)s[plen - 1]))
 		plen--;
-	fld->basename = false;
-	if (plen > sizeof(bn) - 1 && strncmp(s + plen - (sizeof(bn) - 1), bn, sizeof(bn) - 1) == 0) {
-		fld->basename = true;
-		plen -= sizeof(bn) - 1;
+	fld->xform = CLI_XF_NONE;
+	for (int i = 0; xforms[i].suffix; i++) {
+		size_t sl = strlen(xforms[i].suffix);
+		if (plen > sl && strncmp(s + plen - sl, xforms[i].suffix, sl) == 0) {
+			fld->xform = xforms[i].xform;
+			plen -= sl;
+			break;
+		}
 	}
 	if (plen == 0 || plen >= sizeof(fld->path))
 		return aq_fail(msg, AQ_EINVAL, "invalid --format field '%.*s'", (int)len, s);
@@ -240,11 +252,22 @@ void cli_json_text(const json_t *v, char *buf, size_t size)
 /* The text of one field of one resource, with .basename() applied. */
 static void field_text(const json_t *item, const struct cli_fmt_field *fld, char *buf, size_t size)
 {
+	const char *from = NULL;
+
 	cli_json_text(cli_json_path(item, fld->path), buf, size);
-	if (fld->basename) {
-		const char *slash = strrchr(buf, '/');
-		if (slash)
-			memmove(buf, slash + 1, strlen(slash + 1) + 1);
+	if (fld->xform == CLI_XF_BASENAME) {
+		if ((from = strrchr(buf, '/')) != NULL)
+			from++;
+	} else if (fld->xform == CLI_XF_LOCATION) {
+		if ((from = strstr(buf, "locations/")) != NULL)
+			from += strlen("locations/");
+		else
+			from = buf + strlen(buf);
+	}
+	if (from) {
+		size_t n = strcspn(from, fld->xform == CLI_XF_LOCATION ? "/" : "");
+		memmove(buf, from, n);
+		buf[n] = '\0';
 	}
 }
 

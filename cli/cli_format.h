@@ -8,7 +8,8 @@
  *   value(FIELD,...)       tab-separated values, one line per resource
  * A FIELD is a path into the resource: "capacityGib", "metadata.verb",
  * "mountOptions[0].exportFull", optionally followed by ".basename()" (the
- * last '/'-separated part) and ":LABEL" (the table header).
+ * last '/'-separated part) or ".location()" (the ID after "locations/" in a
+ * resource name), and by ":LABEL" (the table header).
  */
 #ifndef AQ_CLI_FORMAT_H
 #define AQ_CLI_FORMAT_H
@@ -23,10 +24,16 @@ enum cli_fmt_kind { CLI_FMT_TABLE, CLI_FMT_JSON, CLI_FMT_YAML, CLI_FMT_VALUE };
 
 #define CLI_FMT_MAX_FIELDS 32
 
+enum cli_fmt_xform {
+	CLI_XF_NONE,
+	CLI_XF_BASENAME,   /* ".basename()": the last '/'-separated part */
+	CLI_XF_LOCATION,   /* ".location()": the part after "locations/" */
+};
+
 struct cli_fmt_field {
 	char path[128];
 	char label[64];
-	bool basename;
+	enum cli_fmt_xform xform;
 };
 
 struct cli_fmt {

@@ -59,7 +59,7 @@ START_TEST(test_parse_specs)
 	ck_assert_int_eq(f.kind, CLI_FMT_VALUE);
 	ck_assert_int_eq(f.nfields, 3);
 	ck_assert_str_eq(f.fields[0].path, "name");
-	ck_assert(f.fields[0].basename);
+	ck_assert_int_eq(f.fields[0].xform, CLI_XF_BASENAME);
 	ck_assert_str_eq(f.fields[1].label, "CAP");
 	ck_assert_str_eq(f.fields[2].path, "state");
 	ck_assert_int_eq(cli_fmt_parse(&f, "table(mountOptions[0].exportFull)", CLI_FMT_YAML, NULL,
@@ -111,6 +111,10 @@ START_TEST(test_value)
 	free(out);
 	out = render("value(name.basename(),mountOptions[0].exportFull,capacityGib)", NULL, v, false);
 	ck_assert_str_eq(out, "v1\t10.0.0.1:/v1\t500\n");
+	free(out);
+	out = render("value(name.location(),description.location(),description.basename())", NULL, v,
+		     false);
+	ck_assert_str_eq(out, "l\t\tit's: #1\n");
 	free(out);
 	json_decref(v);
 }

@@ -184,6 +184,17 @@ err_has "Updating storage pool p1...done."
 run 0 storage-pools describe p1 --format='value(capacityGib,state)'
 out_is "$(printf '3072\tREADY')"
 
+# lists default to every location ("-"), like gcloud, with a LOCATION column
+run 0 config unset location
+run 0 storage-pools list --filter=name=p1
+out_has "LOCATION"
+out_has "us-east1"
+run 0 storage-pools list --format='value(name.basename(),name.location())' --filter=name=p1
+out_is "$(printf 'p1\tus-east1')"
+run 2 storage-pools describe p1
+err_has "no location"
+run 0 config set location us-east1
+
 # --- every output format -------------------------------------------------
 run 0 storage-pools describe p1
 out_has "capacityGib: '3072'"
