@@ -380,9 +380,9 @@ void cli_routes_print(FILE *out)
 		}
 	}
 	qsort(lines, n, sizeof(lines[0]), route_cmp);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		if (i == 0 || strcmp(lines[i], lines[i - 1]) != 0)
 			fprintf(out, "%s\n", lines[i]);
+	for (i = 0; i < n; i++)
 		free(lines[i]);
-	}
 }

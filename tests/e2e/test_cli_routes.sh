@@ -21,7 +21,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/aq-e2e-routes.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
 [ -x "$AQUIFER" ] || { echo "no $AQUIFER"; exit 99; }
-"$AQUIFER" __routes | LC_ALL=C sort -u >"$TMP/cli" || { echo "aquifer __routes failed"; exit 1; }
+"$AQUIFER" __routes >"$TMP/cli.raw" || { echo "aquifer __routes failed"; exit 1; }
+LC_ALL=C sort -u "$TMP/cli.raw" >"$TMP/cli"
 if ! "$AQUIFERD" routes >"$TMP/srv.raw" 2>"$TMP/srv.err"; then
 	echo "aquiferd routes is not available yet:"
 	cat "$TMP/srv.err"
