@@ -13,6 +13,7 @@
 #ifndef AQ_CLI_H
 #define AQ_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "cli/cli_args.h"
@@ -41,6 +42,9 @@ struct cli_ctx {
 int cli_main(int argc, char **argv);
 /* cli_main with chosen streams (tests). */
 int cli_run(int argc, char **argv, FILE *out, FILE *err);
+
+/* Whether s looks like an endpoint: "http://..." or "https://...". */
+bool cli_endpoint_ok(const char *s);
 
 /* Help, generated from the command table: the top level (group NULL), a
  * group (verb NULL), or one command. */

@@ -128,7 +128,7 @@ static const struct cli_flag join_token_flags[] = {
 
 static const struct cli_flag login_flags[] = {
 	{ "token", CLI_T_STR, ON_L, CLI_O_REQUIRED, "token", NULL, NULL, NULL, "TOKEN",
-	  "The bearer token to store (from `aquiferd token`)." },
+	  "The bearer token to store (from `aquiferd token`); - reads it from stdin." },
 	END_FLAGS
 };
 

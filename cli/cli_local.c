@@ -45,6 +45,10 @@ int cli_local_config_set(struct cli_ctx *ctx, const struct cli_args *a)
 
 	if (key < 0)
 		return bad_key(ctx, a->pos[0]);
+	if (key == CLI_CONF_ENDPOINT && !cli_endpoint_ok(a->pos[1])) {
+		fprintf(ctx->err, "ERROR: (%s) endpoint must be an http:// or https:// URL\n", ctx->who);
+		return CLI_EXIT_USAGE;
+	}
 	return store(ctx, key, a->pos[1]);
 }
 
@@ -105,7 +109,14 @@ int cli_local_auth_print_token(struct cli_ctx *ctx, const struct cli_args *a)
 int cli_local_auth_login(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	const char *t = cli_args_get(a, "token");
+	char line[8192];
 
+	/* --token=- reads it from stdin, keeping it out of the process list. */
+	if (t && strcmp(t, "-") == 0) {
+		t = fgets(line, sizeof(line), stdin);
+		if (t)
+			line[strcspn(line, "\r\n")] = '\0';
+	}
 	if (t == NULL || *t == '\0' || strpbrk(t, " \t\r\n")) {
 		fprintf(ctx->err, "ERROR: (%s) --token must be a non-empty token without spaces\n",
 			ctx->who);

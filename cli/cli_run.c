@@ -532,6 +532,11 @@ static void resolve(struct cli_ctx *ctx, const struct cli_args *a)
 		ctx->eff[CLI_CONF_ENDPOINT] = CLI_CONF_DEFAULT_ENDPOINT;
 }
 
+bool cli_endpoint_ok(const char *s)
+{
+	return s && ((strncmp(s, "http://", 7) == 0 && s[7]) || (strncmp(s, "https://", 8) == 0 && s[8]));
+}
+
 int cli_run(int argc, char **argv, FILE *out, FILE *err)
 {
 	struct cli_ctx ctx;
@@ -581,6 +586,10 @@ int cli_run(int argc, char **argv, FILE *out, FILE *err)
 	resolve(&ctx, &a);
 	if (a.cmd->kind == CLI_K_LOCAL) {
 		rc = a.cmd->local(&ctx, &a);
+		goto out;
+	}
+	if (!cli_endpoint_ok(ctx.eff[CLI_CONF_ENDPOINT])) {
+		rc = usage_error(&ctx, &a, "endpoint must be an http:// or https:// URL");
 		goto out;
 	}
 	cli_http_init(&ctx.http, ctx.eff[CLI_CONF_ENDPOINT], ctx.eff[CLI_CONF_TOKEN],

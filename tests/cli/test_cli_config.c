@@ -109,6 +109,10 @@ START_TEST(test_set_get_mode)
 	ck_assert_str_eq(out_text, "");
 	ck_assert_str_eq(err_text, "(unset)\n");
 	ck_assert_int_eq(run("config", "set", "colour", "blue", NULL), CLI_EXIT_USAGE);
+	ck_assert_int_eq(run("config", "set", "endpoint", "localhost:8080", NULL), CLI_EXIT_USAGE);
+	ck_assert_int_eq(run("config", "set", "endpoint", "https://aq.example:8443", NULL), CLI_EXIT_OK);
+	ck_assert_int_eq(run("volumes", "list", "--project=p", "--endpoint=ftp://x", NULL),
+			 CLI_EXIT_USAGE);
 	ck_assert_int_eq(run("config", "set", "project", NULL), CLI_EXIT_USAGE);
 }
 END_TEST

@@ -131,6 +131,8 @@ start_server || exit 99
 run 0 auth login --token "$TOKEN"
 err_has "Updated property [token]."
 run 0 config set endpoint "$ENDPOINT"
+checks=$((checks + 1))
+echo "$TOKEN" | "$AQUIFER" auth login --token=- 2>/dev/null || fail "auth login --token=- failed"
 run 0 auth print-token
 out_is "$TOKEN"
 checks=$((checks + 1))
