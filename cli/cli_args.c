@@ -651,8 +651,10 @@ int cli_args_request(const struct cli_args *a, json_t **body, struct cli_buf *ma
 			query_add(query, f->field, v);
 			json_decref(v);
 		} else {
-			if ((rc = set_path(doc, f->field, v)) != AQ_OK)
-				goto out_v;
+			rc = set_path(doc, f->field, v);   /* steals v, even on failure */
+			v = NULL;
+			if (rc != AQ_OK)
+				goto out;
 			if (mask->len)
 				cli_buf_add(mask, ",");
 			cli_buf_add(mask, f->mask ? f->mask : f->field);
@@ -665,9 +667,6 @@ int cli_args_request(const struct cli_args *a, json_t **body, struct cli_buf *ma
 	}
 	*body = doc;
 	doc = NULL;
-	goto out;
-out_v:
-	v = NULL;
 out:
 	json_decref(arr);
 	json_decref(v);

@@ -84,8 +84,20 @@ static int call(struct cli_ctx *ctx, const char *method, const char *path, const
 
 /* Fill v from a full name "projects/p/locations/l/storagePools/x": every
  * "projects/ID" and "locations/ID" pair sets those, the last ID is the name. */
+/* The collections of a full name that set a path parameter. */
+static const struct name_coll {
+	const char *coll;
+	int slot;                    /* in vars.buf */
+	size_t off;                  /* the member of struct vars it sets */
+} name_colls[] = {
+	{ "projects", 0, offsetof(struct vars, project) },
+	{ "locations", 1, offsetof(struct vars, location) },
+	{ NULL, 0, 0 }
+};
+
 static int vars_from_name(struct vars *v, const char *full, aq_msg *msg)
 {
+	const struct name_coll *c;
 	const char *p = full;
 	char coll[128], id[256];
 	int pairs = 0;
@@ -105,13 +117,12 @@ static int vars_from_name(struct vars *v, const char *full, aq_msg *msg)
 		memcpy(id, p, ilen);
 		id[ilen] = '\0';
 		p += ilen + (p[ilen] == '/' ? 1 : 0);
-		if (strcmp(coll, "projects") == 0) {
-			snprintf(v->buf[0], sizeof(v->buf[0]), "%s", id);
-			v->project = v->buf[0];
-		} else if (strcmp(coll, "locations") == 0) {
-			snprintf(v->buf[1], sizeof(v->buf[1]), "%s", id);
-			v->location = v->buf[1];
-		}
+		for (c = name_colls; c->coll; c++)
+			if (strcmp(coll, c->coll) == 0) {
+				char *slot = v->buf[c->slot];
+				snprintf(slot, sizeof(v->buf[0]), "%s", id);
+				*(const char **)(void *)((char *)v + c->off) = slot;
+			}
 		snprintf(v->buf[2], sizeof(v->buf[2]), "%s", id);
 		v->name = v->buf[2];
 		pairs++;

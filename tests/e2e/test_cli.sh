@@ -427,7 +427,19 @@ run 0 volumes delete mv1
 run 0 storage-pools delete p1
 run 0 storage-pools delete flex1
 run 0 storage-pools delete man1
-run 0 storage-pools list --format='value(name)' --filter='name!=std2'
+for _ in $(seq 1 50); do
+	[ -z "$("$AQUIFER" storage-pools list --format='value(name)' 2>/dev/null)" ] && break
+	sleep 0.1
+done
+run 0 storage-pools list --format='value(name)'
+out_is ""
+run 0 projects delete p1
+err_has "Deleting project p1...done."
+run 3 projects describe p1
+err_has "NOT_FOUND"
+run 0 locations delete us-east1
+err_has "Deleting location us-east1...done."
+run 0 locations list --cluster --format='value(name)'
 out_is ""
 run 0 config unset project
 run 0 config get project
