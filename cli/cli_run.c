@@ -197,8 +197,9 @@ static bool is_operation(const json_t *r)
 }
 
 /* Poll the operation until done. On success *done_op is the finished
- * operation (new reference). Prints errors itself. */
-static int wait_op(struct cli_ctx *ctx, const json_t *op, json_t **done_op)
+ * operation (new reference). Prints errors itself, ending a progress line
+ * with "failed." first when one is open. */
+static int wait_op(struct cli_ctx *ctx, const json_t *op, bool progress, json_t **done_op)
 {
 	struct cli_buf path;
 	double start = now_s(), first_404 = 0;
@@ -212,6 +213,8 @@ static int wait_op(struct cli_ctx *ctx, const json_t *op, json_t **done_op)
 	cli_buf_add(&path, json_string_value(json_object_get(op, "name")));
 	while (!json_is_true(json_object_get(cur, "done"))) {
 		if (now_s() - start > WAIT_MAX_S) {
+			if (progress)
+				fputs("failed.\n", ctx->err);
 			fprintf(ctx->err, "ERROR: (%s) gave up waiting for %s after %d s\n", ctx->who,
 				cli_buf_str(&path) + 4, WAIT_MAX_S);
 			rc = CLI_EXIT_FAIL;
@@ -221,6 +224,8 @@ static int wait_op(struct cli_ctx *ctx, const json_t *op, json_t **done_op)
 		delay = delay * 3 / 2 > POLL_MAX_MS ? POLL_MAX_MS : delay * 3 / 2;
 		if (cli_http_call(&ctx->http, "GET", cli_buf_str(&path), NULL, &status, &resp, &msg) !=
 		    AQ_OK) {
+			if (progress)
+				fputs("failed.\n", ctx->err);
 			fprintf(ctx->err, "ERROR: (%s) %s\n", ctx->who, msg.text);
 			rc = CLI_EXIT_NET;
 			goto out;
@@ -235,6 +240,8 @@ static int wait_op(struct cli_ctx *ctx, const json_t *op, json_t **done_op)
 			}
 		}
 		if (status >= 400) {
+			if (progress)
+				fputs("failed.\n", ctx->err);
 			rc = api_error(ctx, status, resp, &msg);
 			goto out;
 		}
@@ -258,7 +265,7 @@ static int op_error(struct cli_ctx *ctx, const json_t *op)
 	json_int_t code;
 	const char *text;
 
-	if (err == NULL || json_is_null(err))
+	if (!json_is_object(err))
 		return CLI_EXIT_OK;
 	code = json_integer_value(json_object_get(err, "code"));
 	text = json_string_value(json_object_get(err, "message"));
@@ -416,13 +423,12 @@ static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const str
 		fprintf(ctx->err, "%s %s %s...", c->gerund, c->noun, v->name ? v->name : "");
 		fflush(ctx->err);
 	}
-	if ((rc = wait_op(ctx, resp, &done)) != CLI_EXIT_OK)
+	if ((rc = wait_op(ctx, resp, c->noun && !dry, &done)) != CLI_EXIT_OK)
 		goto out;
-	if ((rc = op_error(ctx, done)) != CLI_EXIT_OK) {
-		if (c->noun && !dry)
-			fprintf(ctx->err, "%s %s %s...failed.\n", c->gerund, c->noun, v->name ? v->name : "");
+	if (c->noun && !dry && json_is_object(json_object_get(done, "error")))
+		fprintf(ctx->err, "failed.\n");
+	if ((rc = op_error(ctx, done)) != CLI_EXIT_OK)
 		goto out;
-	}
 	if (c->noun && !dry)
 		fprintf(ctx->err, "done.\n");
 	if (dry || c->kind == CLI_K_ACTION) {

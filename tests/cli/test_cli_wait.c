@@ -228,8 +228,8 @@ START_TEST(test_op_error)
 {
 	ck_assert_int_eq(run("storage-pools", "create", "y", "--capacity=2TiB",
 			     "--service-level=premium", NULL), CLI_EXIT_API);
-	ck_assert_msg(strstr(err_text, "FAILED_PRECONDITION: pool is busy") != NULL, "%s", err_text);
-	ck_assert_msg(strstr(err_text, "Creating storage pool y...failed.") != NULL, "%s", err_text);
+	ck_assert_str_eq(err_text, "Creating storage pool y...failed.\n"
+				   "ERROR: (aquifer.storage-pools.create) FAILED_PRECONDITION: pool is busy\n");
 	ck_assert_str_eq(out_text, "");
 }
 END_TEST
