@@ -69,13 +69,13 @@ static const struct cli_flag location_flags[] = {
 static const struct cli_flag pool_flags[] = {
 	{ "capacity", CLI_T_GIB, ON_CU, CLI_O_REQUIRED, "capacityGib", NULL, NULL, NULL, "CAPACITY",
 	  "Pool capacity: GiB by default, or with a unit (500GiB, 2TiB)." },
-	{ "service-level", CLI_T_ENUM, ON_C, CLI_O_REQUIRED, "serviceLevel", NULL, service_levels, NULL,
+	{ "service-level", CLI_T_ENUM, ON_CU, CLI_O_REQUIRED, "serviceLevel", NULL, service_levels, NULL,
 	  "LEVEL", "Service level." },
 	{ "qos-type", CLI_T_ENUM, ON_CU, 0, "qosType", NULL, qos_types, NULL, "TYPE",
 	  "Quality of service: AUTO follows capacity, MANUAL sets it per volume (one way)." },
 	{ "allow-auto-tiering", CLI_T_BOOL, ON_CU, 0, "allowAutoTiering", NULL, NULL, NULL, NULL,
 	  "Let volumes of this pool move cold data to the cold tier (cannot be disabled)." },
-	{ "custom-performance-enabled", CLI_T_BOOL, ON_C, 0, "customPerformanceEnabled", NULL, NULL,
+	{ "custom-performance-enabled", CLI_T_BOOL, ON_CU, 0, "customPerformanceEnabled", NULL, NULL,
 	  NULL, NULL, "FLEX: set throughput and IOPS independently of capacity." },
 	{ "total-throughput", CLI_T_MIBPS, ON_CU, 0, "totalThroughputMibps", NULL, NULL, NULL,
 	  "THROUGHPUT", "Custom performance throughput: MiB/s by default, or 1GiB/s." },
@@ -85,7 +85,7 @@ static const struct cli_flag pool_flags[] = {
 	  "Description." },
 	{ "labels", CLI_T_LABELS, ON_CU, 0, "labels", NULL, NULL, NULL, "KEY=VALUE,...",
 	  "Labels (replaces all labels on update)." },
-	{ "network", CLI_T_NETWORK, ON_C, 0, "network", NULL, NULL, NULL, "NETWORK",
+	{ "network", CLI_T_NETWORK, ON_CU, 0, "network", NULL, NULL, NULL, "NETWORK",
 	  "Network, as NET or name=NET." },
 	END_FLAGS
 };
@@ -109,7 +109,7 @@ static const struct cli_flag volume_flags[] = {
 	  "KEY=VALUE,...", "Auto-tiering: tier-action=ENABLED|PAUSED,cooling-threshold-days=N." },
 	{ "unix-permissions", CLI_T_STR, ON_CU, 0, "unixPermissions", NULL, NULL, NULL, "MODE",
 	  "UNIX permissions of the volume root, e.g. 0770." },
-	{ "large-capacity", CLI_T_BOOL, ON_C, 0, "largeCapacity", NULL, NULL, NULL, NULL,
+	{ "large-capacity", CLI_T_BOOL, ON_CU, 0, "largeCapacity", NULL, NULL, NULL, NULL,
 	  "Large-capacity volume (15 TiB and more)." },
 	{ "description", CLI_T_STR, ON_CU, 0, "description", NULL, NULL, NULL, "TEXT",
 	  "Description." },

@@ -144,9 +144,12 @@ START_TEST(test_update_mask)
 	body = request(&a, mask, sizeof(mask), query, sizeof(query));
 	ck_assert_str_eq(mask, "");
 	free(body);
-	/* service-level is create-only */
+	/* update takes the create flags too; the server says what is immutable */
 	ck_assert_int_eq(parse(&a, &msg, W("storage-pools"), W("update"), W("p1"),
-			       W("--service-level=flex"), NULL), AQ_EINVAL);
+			       W("--service-level=flex"), NULL), AQ_OK);
+	body = request(&a, mask, sizeof(mask), query, sizeof(query));
+	ck_assert_str_eq(mask, "serviceLevel");
+	free(body);
 }
 END_TEST
 

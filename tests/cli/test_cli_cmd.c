@@ -221,8 +221,11 @@ START_TEST(test_issue_contract)
 		ck_assert_msg(cli_cmd_flag(c, vol_flags[i]), "volumes create --%s", vol_flags[i]);
 	c = cli_cmd_find("volumes", "update");
 	for (i = 0; vol_flags[i]; i++)
-		if (strcmp(vol_flags[i], "large-capacity") != 0)
-			ck_assert_msg(cli_cmd_flag(c, vol_flags[i]), "volumes update --%s", vol_flags[i]);
+		ck_assert_msg(cli_cmd_flag(c, vol_flags[i]), "volumes update --%s", vol_flags[i]);
+	/* update takes the same flags as create */
+	c = cli_cmd_find("storage-pools", "update");
+	for (i = 0; pool_flags[i]; i++)
+		ck_assert_msg(cli_cmd_flag(c, pool_flags[i]), "storage-pools update --%s", pool_flags[i]);
 	ck_assert_ptr_nonnull(cli_cmd_flag(cli_cmd_find("volumes", "delete"), "force"));
 	for (c = cli_cmds; c->group; c++)
 		for (i = 0; c->kind == CLI_K_LIST && list_flags[i]; i++)

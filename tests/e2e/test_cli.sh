@@ -367,6 +367,8 @@ run 3 volumes create big --storage-pool=p1 --capacity=100TiB --protocols=nfsv3 -
 err_has "INVALID_ARGUMENT"
 run 3 storage-pools create Bad_Name --capacity=2TiB --service-level=premium
 err_has "INVALID_ARGUMENT"
+run 3 storage-pools update p1 --service-level=standard
+err_has "immutable"
 # API 404
 run 3 storage-pools describe nope
 err_has "NOT_FOUND"
