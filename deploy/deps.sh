@@ -6,13 +6,15 @@
 set -euo pipefail
 BUILD="build-essential autoconf automake pkg-config libmicrohttpd-dev libjansson-dev
   libsqlite3-dev libcurl4-openssl-dev libjwt-dev libssl-dev check curl jq sqlite3 openssl"
-TEST="libnfs-dev libnfs-utils clang wrk python3 iproute2"
+TEST="libnfs-dev libnfs-utils clang wrk python3 iproute2 nodejs"
 want="$BUILD"
 [ "${1:-build}" = test ] && want="$BUILD $TEST"
 missing=()
 for p in $want; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm: Debian's package, unless a node distribution already brings its own npm.
+if [ "${1:-build}" = test ] && ! command -v npm >/dev/null 2>&1; then missing+=(npm); fi
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   export DEBIAN_FRONTEND=noninteractive

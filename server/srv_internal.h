@@ -29,6 +29,8 @@ struct srv_cfg {
 	char db_path[1024];
 	char key_file[1024];
 	int workers;
+	int node_down_ms;          /* a node silent this long is DOWN (default 10 s) */
+	int repush_ms;             /* re-push unchanged state this often (default 10 s) */
 	struct api_math_params math;
 };
 
@@ -117,6 +119,11 @@ struct srv {
 	pthread_t *threads;
 	int nthreads;
 	uint64_t start_ns;
+	/* the reconciler (srv_reconcile.c) */
+	pthread_t rec_thread;
+	pthread_mutex_t rec_lock;
+	pthread_cond_t rec_cond;
+	bool rec_kick, rec_stop, rec_running;
 };
 
 /* srv_routes.c */
@@ -190,6 +197,15 @@ int srv_h_op_get(struct srv_req *req, json_t **resp);
 int srv_h_op_list(struct srv_req *req, json_t **resp);
 int srv_h_op_cancel(struct srv_req *req, json_t **resp);
 int srv_h_op_delete(struct srv_req *req, json_t **resp);
+int srv_h_agent_join(struct srv_req *req, json_t **resp);
+int srv_h_agent_status(struct srv_req *req, json_t **resp);
+int srv_h_node_list(struct srv_req *req, json_t **resp);
+int srv_h_node_get(struct srv_req *req, json_t **resp);
+int srv_h_node_drain(struct srv_req *req, json_t **resp);
+int srv_h_shelf_list(struct srv_req *req, json_t **resp);
+int srv_h_shelf_get(struct srv_req *req, json_t **resp);
+int srv_h_shelf_create(struct srv_req *req, json_t **resp);
+int srv_h_join_token(struct srv_req *req, json_t **resp);
 
 /* srv_common.c: shared pieces of handlers */
 /* Check that project params[0] (and location params[1]) exist. LIST also

@@ -8,6 +8,7 @@
  * and math parameters as "math.<level>.<field>" (see api_math.h). */
 #include "server/srv.h"
 #include "server/srv_internal.h"
+#include "server/srv_node.h"
 
 #include <getopt.h>
 #include <signal.h>
@@ -33,7 +34,8 @@ static void usage(FILE *f)
 		"  --config FILE        config file: 'key = value' lines (listen, db, key-file, workers,\n"
 		"                       math.<level>.<field>, e.g. math.premium.mibps_per_tib = 64)\n"
 		"  --key-file FILE      token signing key (default: aquiferd.key next to the database)\n"
-		"  --workers N          request worker threads (default 4)\n");
+		"  --workers N          request worker threads (default 4)\n"
+		"  --node-down-seconds N  a node silent this long is DOWN and its volumes move (default 10)\n");
 }
 
 static char *trim(char *s)
@@ -59,7 +61,12 @@ static int cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg
 		snprintf(cfg->db_path, sizeof(cfg->db_path), "%s", val);
 	else if (strcmp(key, "key-file") == 0 || strcmp(key, "key_file") == 0)
 		snprintf(cfg->key_file, sizeof(cfg->key_file), "%s", val);
-	else if (strcmp(key, "workers") == 0) {
+	else if (strcmp(key, "node-down-seconds") == 0 || strcmp(key, "node_down_seconds") == 0) {
+		n = strtol(val, &end, 10);
+		if (!*val || *end || n < 1 || n > 3600)
+			return aq_fail(msg, AQ_EINVAL, "node-down-seconds must be an integer within 1..3600, got \"%s\"", val);
+		cfg->node_down_ms = (int)n * 1000;
+	} else if (strcmp(key, "workers") == 0) {
 		n = strtol(val, &end, 10);
 		if (!*val || *end || n < 1 || n > 256)
 			return aq_fail(msg, AQ_EINVAL, "workers must be an integer within 1..256, got \"%s\"", val);
@@ -102,7 +109,7 @@ static int cfg_load(struct srv_cfg *cfg, const char *path, aq_msg *msg)
 }
 
 enum { OPT_LISTEN = 1, OPT_DB, OPT_CONFIG, OPT_KEY, OPT_WORKERS, OPT_ROLE, OPT_PROJECT,
-       OPT_SUBJECT, OPT_TTL, OPT_LOCATION, OPT_HELP, OPT_VERSION };
+       OPT_SUBJECT, OPT_TTL, OPT_LOCATION, OPT_HELP, OPT_VERSION, OPT_NODE_DOWN };
 
 static const struct option opts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -110,6 +117,7 @@ static const struct option opts[] = {
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "key-file", required_argument, NULL, OPT_KEY },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
+	{ "node-down-seconds", required_argument, NULL, OPT_NODE_DOWN },
 	{ "role", required_argument, NULL, OPT_ROLE },
 	{ "project", required_argument, NULL, OPT_PROJECT },
 	{ "subject", required_argument, NULL, OPT_SUBJECT },
@@ -150,7 +158,7 @@ static int serve(struct srv *srv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	srv->start_ns = srv_now_ns();
-	if (srv_http_start(srv, &msg) != AQ_OK) {
+	if (srv_reconcile_start(srv, &msg) != AQ_OK || srv_http_start(srv, &msg) != AQ_OK) {
 		fprintf(stderr, "aquiferd: %s\n", msg.text);
 		return 1;
 	}
@@ -159,6 +167,7 @@ static int serve(struct srv *srv)
 	sigwait(&set, &sig);
 	fprintf(stderr, "aquiferd: signal %d, stopping\n", sig);
 	srv_http_stop(srv);
+	srv_reconcile_stop(srv);
 	return 0;
 }
 
@@ -213,6 +222,8 @@ int srv_main(int argc, char **argv)
 	srv.cfg.math = api_math_defaults;
 	snprintf(srv.cfg.listen, sizeof(srv.cfg.listen), "127.0.0.1:8080");
 	srv.cfg.workers = 4;
+	srv.cfg.node_down_ms = 10000;
+	srv.cfg.repush_ms = 10000;
 	if (argc > 1 && argv[1][0] != '-') {
 		a.cmd = argv[1];
 		argi = 2;
@@ -235,6 +246,12 @@ int srv_main(int argc, char **argv)
 		case OPT_WORKERS:
 			if (cfg_set(&srv.cfg, "workers", optarg, &msg) != AQ_OK) {
 				fprintf(stderr, "aquiferd: --workers: %s\n", msg.text);
+				return 2;
+			}
+			break;
+		case OPT_NODE_DOWN:
+			if (cfg_set(&srv.cfg, "node-down-seconds", optarg, &msg) != AQ_OK) {
+				fprintf(stderr, "aquiferd: --node-down-seconds: %s\n", msg.text);
 				return 2;
 			}
 			break;

@@ -26,7 +26,7 @@ int srv_pool_usage(struct db *db, const char *pool_name, struct srv_pool_usage *
 
 	memset(u, 0, sizeof(*u));
 	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - pool_name) : 0, pool_name);
-	snprintf(filter, sizeof(filter), "storagePool=\"%s\"", pool_name);
+	snprintf(filter, sizeof(filter), "storagePool=\"%s\"", slash ? slash + 14 : pool_name);
 	do {
 		q.page_token = tok;
 		if ((rc = db_list(db, &q, &items, &next, msg)) != AQ_OK)
@@ -264,7 +264,7 @@ int srv_pool_reprice_volumes(struct srv_req *req, const json_t *pool)
 	if (pm.qos == API_QOS_MANUAL && pm.level != API_LEVEL_FLEX)
 		return AQ_OK;
 	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - pool_name) : 0, pool_name);
-	snprintf(filter, sizeof(filter), "storagePool=\"%s\"", pool_name);
+	snprintf(filter, sizeof(filter), "storagePool=\"%s\"", slash ? slash + 14 : pool_name);
 	if ((rc = db_list(req->db, &q, &items, &next, &req->msg)) != AQ_OK)
 		goto out;
 	json_array_foreach(items, i, v) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/api_resource.h"
+#include "server/srv_node.h"
 
 int srv_h_healthz(struct srv_req *req, json_t **resp)
 {
@@ -44,15 +45,21 @@ static int create_top(struct srv_req *req, const char *kind, const char *idparam
 	if (strcmp(kind, "project") == 0)
 		json_object_set_new(doc, "state", json_string("ACTIVE"));
 	if (!validate) {
+		if ((rc = db_begin(req->db)) != AQ_OK)
+			goto out;
 		rc = db_put(req->db, kind, "", name, doc, true);
 		if (rc == AQ_EEXIST)
 			rc = aq_fail(&req->msg, AQ_EEXIST, "%s \"%s\" already exists", kind, id);
-		if (rc != AQ_OK)
+		/* a location comes with one shelf of the seed's ceilings */
+		if (rc == AQ_OK && strcmp(kind, "location") == 0)
+			rc = srv_shelf_default(req->db, id);
+		if (rc != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
 			goto out;
 	}
 	*resp = doc;
 	doc = NULL;
 out:
+	db_rollback(req->db);
 	json_decref(doc);
 	return rc;
 }

@@ -39,6 +39,16 @@ const struct srv_route srv_routes[] = {
 	{ "PATCH", PL "/volumes/*", srv_h_volume_patch, SRV_F_WRITE | SRV_F_BODY },
 	{ "DELETE", PL "/volumes/*", srv_h_volume_delete, SRV_F_WRITE },
 
+	{ "GET", "/v1/nodes", srv_h_node_list, SRV_F_CLUSTER },
+	{ "GET", "/v1/nodes/*", srv_h_node_get, SRV_F_CLUSTER },
+	{ "POST", "/v1/nodes/*:drain", srv_h_node_drain, SRV_F_CLUSTER | SRV_F_BODY },
+	{ "POST", "/v1/shelves", srv_h_shelf_create, SRV_F_CLUSTER | SRV_F_BODY },
+	{ "GET", "/v1/shelves", srv_h_shelf_list, SRV_F_CLUSTER },
+	{ "GET", "/v1/shelves/*", srv_h_shelf_get, SRV_F_CLUSTER },
+	{ "POST", "/v1/locations/*:joinToken", srv_h_join_token, SRV_F_CLUSTER | SRV_F_BODY },
+	{ "POST", "/v1/agent/join", srv_h_agent_join, SRV_F_NODE | SRV_F_BODY },
+	{ "POST", "/v1/agent/status", srv_h_agent_status, SRV_F_NODE | SRV_F_BODY },
+
 	{ "GET", PL "/operations", srv_h_op_list, SRV_F_READ },
 	{ "GET", PL "/operations/*", srv_h_op_get, SRV_F_READ },
 	{ "DELETE", PL "/operations/*", srv_h_op_delete, SRV_F_WRITE },
@@ -53,7 +63,7 @@ static bool seg_match(const char *t, size_t tn, const char *seg, size_t n, char 
 	const char *verb;
 
 	if (n == 0)
-		return false;
+		return tn == 0; /* a trailing "/" matches only a trailing "/" */
 	if (tn == 1 && t[0] == '*') {
 		if (memchr(seg, ':', n) || n >= 256)
 			return false;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/api_resource.h"
+#include "server/srv_node.h"
 #include "server/srv_pool.h"
 
 #define VOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.Volume"
@@ -55,8 +56,9 @@ static int vol_pool(struct srv_req *req, json_t *vol, json_t **pool)
 	rc = db_get(req->db, full, pool);
 	if (rc == AQ_ENOENT)
 		return aq_fail(&req->msg, AQ_ENOENT, "storagePool \"%s\" not found", full);
+	/* GCNV answers the pool's ID, as the Terraform provider sends it */
 	if (rc == AQ_OK)
-		json_object_set_new(vol, "storagePool", json_string(full));
+		json_object_set_new(vol, "storagePool", json_string(strrchr(full, '/') + 1));
 	return rc;
 }
 
@@ -113,7 +115,7 @@ static int vol_fit(struct srv_req *req, const json_t *pool, json_t *vol, const j
 		return rc;
 	other_cap = u.capacity_gib;
 	other_mibps = u.mibps;
-	if (old && strcmp(api_json_str(old, "storagePool", ""), api_json_str(pool, "name", "")) == 0) {
+	if (old && strcmp(api_json_str(old, "storagePool", ""), api_json_str(vol, "storagePool", "")) == 0) {
 		other_cap -= api_json_int64(old, "capacityGib", 0);
 		other_mibps -= api_json_double(old, "throughputMibps", 0);
 	}
@@ -122,6 +124,57 @@ static int vol_fit(struct srv_req *req, const json_t *pool, json_t *vol, const j
 		return rc;
 	api_volume_fill_output(p, pool, vol);
 	return AQ_OK;
+}
+
+/* The apply step every volume mutation ends with: an operation that is done
+ * when the volume's node has applied the change (srv_reconcile.c), the
+ * placement that carries it, commit, and a kick to the reconciler. A
+ * volume no node can take fails its operation with RESOURCE_EXHAUSTED and
+ * stores nothing else. */
+static int vol_pending(struct srv_req *req, const char *parent, const char *name, const json_t *vol,
+		       const char *verb, json_t **resp)
+{
+	json_t *op = NULL;
+	aq_msg why = { "" };
+	int rc;
+
+	if ((rc = srv_op_create(req, parent, name, verb, false, NULL, &op)) != AQ_OK)
+		return rc;
+	rc = srv_place_volume(req, vol, api_json_str(op, "name", ""), verb, &why);
+	if (rc == AQ_EEXHAUSTED || rc == AQ_EUNAVAIL) {
+		/* nothing but the failed operation is kept */
+		db_rollback(req->db);
+		json_decref(op);
+		op = NULL;
+		if ((rc = db_begin(req->db)) != AQ_OK ||
+		    (rc = srv_op_create(req, parent, name, verb, true, NULL, &op)) != AQ_OK ||
+		    (rc = srv_op_finish(req->db, api_json_str(op, "name", ""), NULL, AQ_EEXHAUSTED, why.text)) != AQ_OK)
+			goto out;
+		if ((rc = db_commit(req->db)) == AQ_OK)
+			rc = db_get(req->db, api_json_str(op, "name", ""), resp);
+		goto out;
+	}
+	if (rc == AQ_ENOENT && strcmp(verb, "delete") == 0) {
+		/* never placed (a failed create): nothing for a node to do */
+		json_t *empty = json_pack("{s:s}", "@type", EMPTY_TYPE);
+
+		rc = db_delete(req->db, name);
+		if (rc == AQ_OK)
+			rc = srv_op_finish(req->db, api_json_str(op, "name", ""), empty, AQ_OK, NULL);
+		json_decref(empty);
+	}
+	if (rc != AQ_OK)
+		goto out;
+	if ((rc = db_commit(req->db)) != AQ_OK)
+		goto out;
+	if (db_get(req->db, api_json_str(op, "name", ""), resp) != AQ_OK) {
+		*resp = op;
+		op = NULL;
+	}
+	srv_reconcile_kick(req->srv);
+out:
+	json_decref(op);
+	return rc;
 }
 
 int srv_h_volume_create(struct srv_req *req, json_t **resp)
@@ -147,7 +200,7 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 	api_time_now(now, sizeof(now));
 	json_object_set_new(doc, "name", json_string(name));
 	json_object_set_new(doc, "createTime", json_string(now));
-	json_object_set_new(doc, "state", json_string("READY"));
+	json_object_set_new(doc, "state", json_string("CREATING"));
 	api_json_set_int64(doc, "usedGib", 0);
 	api_json_set_int64(doc, "coldTierSizeGib", 0);
 	api_json_set_int64(doc, "hotTierSizeUsedGib", 0);
@@ -165,8 +218,7 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 	rc = db_put(req->db, "volume", parent, name, doc, true);
 	if (rc == AQ_EEXIST)
 		rc = aq_fail(&req->msg, rc, "volume \"%s\" already exists", name);
-	if (rc != AQ_OK || (rc = srv_op_create(req, parent, name, "create", true, out, resp)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
+	if (rc != AQ_OK || (rc = vol_pending(req, parent, name, doc, "create", resp)) != AQ_OK)
 		goto out;
 out:
 	db_rollback(req->db);
@@ -256,9 +308,9 @@ int srv_h_volume_patch(struct srv_req *req, json_t **resp)
 		*resp = srv_op_preview(parent, name, "update", out);
 		goto out;
 	}
+	json_object_set_new(doc, "state", json_string("UPDATING"));
 	if ((rc = db_put(req->db, "volume", parent, name, doc, false)) != AQ_OK ||
-	    (rc = srv_op_create(req, parent, name, "update", true, out, resp)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
+	    (rc = vol_pending(req, parent, name, doc, "update", resp)) != AQ_OK)
 		goto out;
 out:
 	db_rollback(req->db);
@@ -274,7 +326,7 @@ out:
 int srv_h_volume_delete(struct srv_req *req, json_t **resp)
 {
 	char parent[600], name[700];
-	json_t *old = NULL, *empty = NULL;
+	json_t *old = NULL;
 	bool force;
 	int rc;
 
@@ -283,14 +335,16 @@ int srv_h_volume_delete(struct srv_req *req, json_t **resp)
 	vol_name(req, NULL, name, sizeof(name), parent, sizeof(parent));
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = vol_load(req, name, &old)) != AQ_OK)
 		goto out;
-	empty = json_pack("{s:s}", "@type", EMPTY_TYPE);
-	if ((rc = db_delete(req->db, name)) != AQ_OK ||
-	    (rc = srv_op_create(req, parent, name, "delete", true, empty, resp)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
+	if (strcmp(api_json_str(old, "state", ""), "DELETING") == 0) {
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "volume \"%s\" is already being deleted", name);
+		goto out;
+	}
+	json_object_set_new(old, "state", json_string("DELETING"));
+	if ((rc = db_put(req->db, "volume", parent, name, old, false)) != AQ_OK ||
+	    (rc = vol_pending(req, parent, name, old, "delete", resp)) != AQ_OK)
 		goto out;
 out:
 	db_rollback(req->db);
 	json_decref(old);
-	json_decref(empty);
 	return rc;
 }

@@ -1,0 +1,54 @@
+/* nfs_srv: the embedded NFSv3 server of the agent: NFS v3 (100003), MOUNT v3
+ * (100005) and PORTMAP v2 GETPORT (100000) on one TCP port.
+ *
+ * One thread multiplexes the sockets with epoll and reassembles RPC records;
+ * a pool of worker threads decodes, runs the procedure against the volume
+ * store (agent/vol.h) and sends the reply itself. A connection may have up to
+ * NFS_SRV_INFLIGHT requests outstanding (reading pauses beyond that); replies
+ * may go out of order, each as one whole record, writes on one socket are
+ * serialized. Non-idempotent NFS calls (CREATE, REMOVE, RENAME, ...) go through
+ * a bounded duplicate-request cache keyed by (client address, xid, program,
+ * procedure, checksum of the arguments).
+ *
+ * All functions are thread-safe. Errors are negative errno values.
+ */
+#ifndef AQ_AGENT_NFS_SRV_H
+#define AQ_AGENT_NFS_SRV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/vol.h"
+
+#define NFS_SRV_INFLIGHT 64       /* outstanding requests per connection */
+#define NFS_SRV_MAX_CONNS 1024
+
+struct nfs_srv;
+
+/* Create a server that will listen on "HOST:PORT" (IPv4 literal or "[v6]";
+ * port 0 picks a free one). key: VOL_KEY_LEN (32) bytes for the handle MAC,
+ * the same on every node of a location. workers: file I/O threads (0 = 8).
+ * Nothing is bound until nfs_srv_start(). */
+int nfs_srv_new(const char *listen, const uint8_t *key, unsigned workers, struct nfs_srv **out);
+/* Bind, listen and start the threads. */
+int nfs_srv_start(struct nfs_srv *srv);
+/* The bound port (after start). */
+uint16_t nfs_srv_port(const struct nfs_srv *srv);
+/* Stop serving: close the listener and every connection, join the threads.
+ * Idempotent; nfs_srv_free calls it. */
+void nfs_srv_stop(struct nfs_srv *srv);
+/* Replace the whole export set atomically, while serving. Handles of exports
+ * no longer present answer NFS3ERR_STALE; rule and capacity changes apply to
+ * the next request. On error the old set stays. */
+int nfs_srv_set_exports(struct nfs_srv *srv, const struct vol_export_cfg *cfg, size_t n);
+/* Counters (ops/bytes/errors per NFS procedure number, latency histogram)
+ * and used/capacity bytes of export id. -ENOENT if unknown. */
+int nfs_srv_stats(struct nfs_srv *srv, const char *id, struct vol_stats *out);
+/* Name of NFSv3 procedure number proc ("READ"), or NULL. */
+const char *nfs_srv_proc_name(unsigned proc);
+/* The volume store the server uses (borrowed). */
+struct vol_store *nfs_srv_store(struct nfs_srv *srv);
+/* Stop and release; accepts NULL. */
+void nfs_srv_free(struct nfs_srv *srv);
+
+#endif

@@ -1,0 +1,1253 @@
+/* vol: the protocol-neutral volume store; see vol.h for the contract.
+ *
+ * Objects are O_PATH descriptors. Handle resolution (open_by_handle_at needs
+ * CAP_DAC_READ_SEARCH) runs with the process's own credentials; everything a
+ * caller asks for runs after vol_become() switched this thread's fs identity.
+ * Content access reopens the O_PATH descriptor through /proc/self/fd so the
+ * kernel checks the caller's permission on the open.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "agent/vol.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#define VOL_MAC_LEN 16
+#define VOL_FH_HDR 14
+#define VOL_LOCKS 64
+
+struct vol_net {
+	uint32_t addr, mask;       /* host order */
+};
+
+/* Accounting that survives export-set replacement (keyed by export id). */
+struct vol_acct {
+	atomic_int refs;
+	char id[128];
+	_Atomic uint64_t used;
+	_Atomic uint64_t ops[VOL_NOPS], bytes[VOL_NOPS], errors[VOL_NOPS];
+	_Atomic uint64_t lat[VOL_LAT_BUCKETS];
+	/* Size-changing operations on one inode are serialized so growth is
+	 * computed exactly; different inodes proceed in parallel. */
+	pthread_mutex_t locks[VOL_LOCKS];
+};
+
+struct vol_export {
+	atomic_int refs;
+	struct vol_export_cfg cfg;
+	int root_fd;               /* O_RDONLY|O_DIRECTORY: mount_fd for handles */
+	dev_t dev;
+	ino_t ino;
+	size_t nnets[VOL_MAX_RULES];
+	struct vol_net nets[VOL_MAX_RULES][VOL_MAX_NETS];
+	struct vol_acct *acct;
+};
+
+struct vol_set {
+	atomic_int refs;
+	size_t n;
+	struct vol_export *e[];
+};
+
+struct vol_store {
+	uint8_t key[VOL_KEY_LEN];
+	pthread_mutex_t mu;        /* guards cur */
+	struct vol_set *cur;
+};
+
+/* ---------- refcounting ---------- */
+
+static void vol_acct_unref(struct vol_acct *a)
+{
+	int i;
+
+	if (!a || atomic_fetch_sub(&a->refs, 1) != 1)
+		return;
+	for (i = 0; i < VOL_LOCKS; i++)
+		pthread_mutex_destroy(&a->locks[i]);
+	free(a);
+}
+
+void vol_export_unref(struct vol_export *e)
+{
+	if (!e || atomic_fetch_sub(&e->refs, 1) != 1)
+		return;
+	if (e->root_fd >= 0)
+		close(e->root_fd);
+	vol_acct_unref(e->acct);
+	free(e);
+}
+
+static void vol_set_unref(struct vol_set *set)
+{
+	size_t i;
+
+	if (!set || atomic_fetch_sub(&set->refs, 1) != 1)
+		return;
+	for (i = 0; i < set->n; i++)
+		vol_export_unref(set->e[i]);
+	free(set);
+}
+
+static struct vol_set *vol_set_get(struct vol_store *s)
+{
+	struct vol_set *set;
+
+	pthread_mutex_lock(&s->mu);
+	set = s->cur;
+	if (set)
+		atomic_fetch_add(&set->refs, 1);
+	pthread_mutex_unlock(&s->mu);
+	return set;
+}
+
+/* ---------- store ---------- */
+
+int vol_store_new(const uint8_t *key, struct vol_store **out)
+{
+	struct vol_store *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	memcpy(s->key, key, VOL_KEY_LEN);
+	pthread_mutex_init(&s->mu, NULL);
+	s->cur = calloc(1, sizeof(struct vol_set));
+	if (!s->cur) {
+		free(s);
+		return -ENOMEM;
+	}
+	atomic_init(&s->cur->refs, 1);
+	*out = s;
+	return 0;
+}
+
+void vol_store_free(struct vol_store *s)
+{
+	if (!s)
+		return;
+	vol_set_unref(s->cur);
+	pthread_mutex_destroy(&s->mu);
+	OPENSSL_cleanse(s->key, sizeof(s->key));
+	free(s);
+}
+
+/* Parse "a.b.c.d[/len],..." into nets. */
+static int vol_parse_clients(const char *list, struct vol_net *nets, size_t *n)
+{
+	const char *p = list;
+
+	*n = 0;
+	while (*p) {
+		char item[64];
+		size_t k = strcspn(p, ",");
+		char *slash;
+		struct in_addr a;
+		long plen = 32;
+
+		while (k && (*p == ' ')) {
+			p++;
+			k--;
+		}
+		if (k == 0 || k >= sizeof(item) || *n >= VOL_MAX_NETS)
+			return -EINVAL;
+		memcpy(item, p, k);
+		item[k] = '\0';
+		while (k && item[k - 1] == ' ')
+			item[--k] = '\0';
+		slash = strchr(item, '/');
+		if (slash) {
+			char *end;
+
+			*slash = '\0';
+			errno = 0;
+			plen = strtol(slash + 1, &end, 10);
+			if (errno || *end || end == slash + 1 || plen < 0 || plen > 32)
+				return -EINVAL;
+		}
+		if (inet_pton(AF_INET, item, &a) != 1)
+			return -EINVAL;
+		nets[*n].mask = plen == 0 ? 0 : 0xffffffffu << (32 - plen);
+		nets[*n].addr = ntohl(a.s_addr) & nets[*n].mask;
+		(*n)++;
+		p += strcspn(p, ",");
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+/* Scan state for used bytes (nftw offers no context pointer). */
+static _Thread_local uint64_t vol_scan_sum;
+
+static int vol_scan_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)path;
+	(void)flag;
+	(void)ftw;
+	if (S_ISREG(st->st_mode))
+		vol_scan_sum += (uint64_t)st->st_size / (st->st_nlink ? st->st_nlink : 1);
+	return 0;
+}
+
+static struct vol_acct *vol_acct_new(const struct vol_export_cfg *cfg)
+{
+	struct vol_acct *a = calloc(1, sizeof(*a));
+	int i;
+
+	if (!a)
+		return NULL;
+	atomic_init(&a->refs, 1);
+	snprintf(a->id, sizeof(a->id), "%s", cfg->id);
+	for (i = 0; i < VOL_LOCKS; i++)
+		pthread_mutex_init(&a->locks[i], NULL);
+	vol_scan_sum = 0;
+	nftw(cfg->root, vol_scan_cb, 32, FTW_PHYS | FTW_MOUNT);
+	atomic_init(&a->used, vol_scan_sum);
+	return a;
+}
+
+static int vol_export_build(const struct vol_export_cfg *cfg, const struct vol_set *old,
+			    struct vol_export **out)
+{
+	struct vol_export *e = calloc(1, sizeof(*e));
+	struct stat st;
+	size_t i;
+	int rc = 0;
+
+	if (!e)
+		return -ENOMEM;
+	atomic_init(&e->refs, 1);
+	e->cfg = *cfg;
+	e->root_fd = -1;
+	if (cfg->path[0] != '/' || cfg->nrules > VOL_MAX_RULES || !cfg->id[0]) {
+		rc = -EINVAL;
+		goto out;
+	}
+	for (i = 0; i < cfg->nrules; i++) {
+		if ((rc = vol_parse_clients(cfg->rules[i].clients, e->nets[i], &e->nnets[i])) != 0)
+			goto out;
+	}
+	e->root_fd = open(cfg->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (e->root_fd < 0 || fstat(e->root_fd, &st) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
+	for (i = 0; old && i < old->n; i++) {
+		if (strcmp(old->e[i]->cfg.id, cfg->id) == 0) {
+			e->acct = old->e[i]->acct;
+			atomic_fetch_add(&e->acct->refs, 1);
+			break;
+		}
+	}
+	if (!e->acct && !(e->acct = vol_acct_new(cfg))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	*out = e;
+	e = NULL;
+out:
+	vol_export_unref(e);
+	return rc;
+}
+
+int vol_store_set(struct vol_store *s, const struct vol_export_cfg *cfg, size_t n)
+{
+	struct vol_set *set = NULL, *old = NULL;
+	size_t i, j;
+	int rc = 0;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < i; j++)
+			if (!strcmp(cfg[i].id, cfg[j].id) || cfg[i].fsid == cfg[j].fsid ||
+			    !strcmp(cfg[i].path, cfg[j].path))
+				return -EINVAL;
+	set = calloc(1, sizeof(*set) + n * sizeof(set->e[0]));
+	if (!set)
+		return -ENOMEM;
+	atomic_init(&set->refs, 1);
+	old = vol_set_get(s);
+	for (i = 0; i < n; i++) {
+		if ((rc = vol_export_build(&cfg[i], old, &set->e[i])) != 0)
+			goto out;
+		set->n++;
+	}
+	pthread_mutex_lock(&s->mu);
+	vol_set_unref(s->cur);
+	s->cur = set;
+	set = NULL;
+	pthread_mutex_unlock(&s->mu);
+out:
+	vol_set_unref(old);
+	vol_set_unref(set);
+	return rc;
+}
+
+static struct vol_export *vol_find(struct vol_store *s, uint64_t fsid, const char *path,
+				   size_t plen, size_t idx, int how)
+{
+	struct vol_set *set = vol_set_get(s);
+	struct vol_export *e = NULL;
+	size_t i;
+
+	for (i = 0; set && i < set->n; i++) {
+		struct vol_export *x = set->e[i];
+
+		if ((how == 0 && x->cfg.fsid == fsid) ||
+		    (how == 1 && strlen(x->cfg.path) == plen && !memcmp(x->cfg.path, path, plen)) ||
+		    (how == 2 && i == idx)) {
+			e = x;
+			atomic_fetch_add(&e->refs, 1);
+			break;
+		}
+	}
+	vol_set_unref(set);
+	return e;
+}
+
+struct vol_export *vol_export_by_path(struct vol_store *s, const char *path, size_t len)
+{
+	/* Accept a trailing slash: "/share/" names "/share". */
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	return vol_find(s, 0, path, len, 0, 1);
+}
+
+struct vol_export *vol_export_at(struct vol_store *s, size_t i)
+{
+	return vol_find(s, 0, NULL, 0, i, 2);
+}
+
+const struct vol_export_cfg *vol_export_config(const struct vol_export *e)
+{
+	return &e->cfg;
+}
+
+uint64_t vol_export_fsid(const struct vol_export *e)
+{
+	return e->cfg.fsid;
+}
+
+int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out)
+{
+	struct vol_set *set = vol_set_get(s);
+	int rc = -ENOENT;
+	size_t i, k;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; set && i < set->n; i++) {
+		struct vol_acct *a = set->e[i]->acct;
+
+		if (strcmp(set->e[i]->cfg.id, id))
+			continue;
+		for (k = 0; k < VOL_NOPS; k++) {
+			out->ops[k] = atomic_load(&a->ops[k]);
+			out->bytes[k] = atomic_load(&a->bytes[k]);
+			out->errors[k] = atomic_load(&a->errors[k]);
+		}
+		for (k = 0; k < VOL_LAT_BUCKETS; k++)
+			out->lat_us_hist[k] = atomic_load(&a->lat[k]);
+		out->used = atomic_load(&a->used);
+		out->capacity = set->e[i]->cfg.capacity;
+		rc = 0;
+		break;
+	}
+	vol_set_unref(set);
+	return rc;
+}
+
+void vol_export_record(struct vol_export *e, unsigned op, uint64_t bytes, uint64_t ns, bool failed)
+{
+	uint64_t us = ns / 1000;
+	unsigned b = 0;
+
+	if (!e || op >= VOL_NOPS)
+		return;
+	while (b < VOL_LAT_BUCKETS - 1 && us >= (1ull << b))
+		b++;
+	atomic_fetch_add_explicit(&e->acct->ops[op], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->acct->bytes[op], bytes, memory_order_relaxed);
+	if (failed)
+		atomic_fetch_add_explicit(&e->acct->errors[op], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->acct->lat[b], 1, memory_order_relaxed);
+}
+
+enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr *client,
+			      const struct vol_cred *in, struct vol_cred *out)
+{
+	uint32_t a;
+	size_t i, k;
+
+	*out = *in;
+	if (client->sa_family == AF_INET) {
+		a = ntohl(((const struct sockaddr_in *)(const void *)client)->sin_addr.s_addr);
+	} else if (client->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const void *)client;
+		const uint8_t *b = s6->sin6_addr.s6_addr;
+
+		if (IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr))
+			a = 0x7f000001u;
+		else if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+			a = (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15];
+		else
+			return VOL_ACCESS_NONE;
+	} else {
+		return VOL_ACCESS_NONE;
+	}
+	for (i = 0; i < e->cfg.nrules; i++) {
+		const struct vol_rule *r = &e->cfg.rules[i];
+
+		for (k = 0; k < e->nnets[i]; k++) {
+			if ((a & e->nets[i][k].mask) != e->nets[i][k].addr)
+				continue;
+			if (r->squash == VOL_SQUASH_ALL || (r->squash == VOL_SQUASH_ROOT && in->uid == 0)) {
+				out->uid = r->anon_uid;
+				out->gid = r->anon_gid;
+				out->ngids = 0;
+			}
+			return r->access;
+		}
+	}
+	return VOL_ACCESS_NONE;
+}
+
+/* ---------- handles ---------- */
+
+static void vol_mac(const struct vol_store *s, const uint8_t *data, size_t len, uint8_t *mac)
+{
+	uint8_t full[EVP_MAX_MD_SIZE];
+	unsigned int flen = 0;
+
+	HMAC(EVP_sha256(), s->key, VOL_KEY_LEN, data, len, full, &flen);
+	memcpy(mac, full, VOL_MAC_LEN);
+}
+
+static uint64_t vol_get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+int vol_fh_verify(struct vol_store *s, const uint8_t *fh, size_t len)
+{
+	uint8_t mac[VOL_MAC_LEN];
+	size_t n;
+
+	if (len < VOL_FH_HDR + VOL_MAC_LEN || len > VOL_FH_MAX || fh[0] != 1)
+		return VOL_EBADHANDLE;
+	n = fh[1];
+	if (len != VOL_FH_HDR + n + VOL_MAC_LEN)
+		return VOL_EBADHANDLE;
+	vol_mac(s, fh, VOL_FH_HDR + n, mac);
+	if (CRYPTO_memcmp(mac, fh + VOL_FH_HDR + n, VOL_MAC_LEN) != 0)
+		return VOL_EBADHANDLE;
+	return 0;
+}
+
+int vol_fh_make(struct vol_store *s, const struct vol_obj *obj, struct vol_fh *out)
+{
+	union {
+		struct file_handle fh;
+		uint8_t raw[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} u;
+	int mnt, n;
+	uint32_t t;
+
+	u.fh.handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(obj->fd, "", &u.fh, &mnt, AT_EMPTY_PATH) != 0)
+		return -errno;
+	n = (int)u.fh.handle_bytes;
+	if (n > VOL_FH_MAX - VOL_FH_HDR - VOL_MAC_LEN)
+		return -EOVERFLOW;
+	t = (uint32_t)u.fh.handle_type;
+	out->data[0] = 1;
+	out->data[1] = (uint8_t)n;
+	out->data[2] = (uint8_t)(t >> 24);
+	out->data[3] = (uint8_t)(t >> 16);
+	out->data[4] = (uint8_t)(t >> 8);
+	out->data[5] = (uint8_t)t;
+	for (int i = 0; i < 8; i++)
+		out->data[6 + i] = (uint8_t)(obj->exp->cfg.fsid >> (56 - 8 * i));
+	memcpy(out->data + VOL_FH_HDR, u.fh.f_handle, (size_t)n);
+	vol_mac(s, out->data, VOL_FH_HDR + (size_t)n, out->data + VOL_FH_HDR + n);
+	out->len = VOL_FH_HDR + (uint32_t)n + VOL_MAC_LEN;
+	return 0;
+}
+
+void vol_obj_cleanup(struct vol_obj *obj)
+{
+	if (obj->fd >= 0)
+		close(obj->fd);
+	obj->fd = -1;
+	vol_export_unref(obj->exp);
+	obj->exp = NULL;
+}
+
+int vol_refresh(struct vol_obj *obj)
+{
+	return fstat(obj->fd, &obj->st) == 0 ? 0 : -errno;
+}
+
+/* Adopt fd as an object of e (takes a new reference on e). */
+static int vol_obj_adopt(struct vol_export *e, int fd, struct vol_obj *out)
+{
+	if (fstat(fd, &out->st) != 0) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	out->fd = fd;
+	out->exp = e;
+	atomic_fetch_add(&e->refs, 1);
+	return 0;
+}
+
+int vol_root(struct vol_export *e, struct vol_obj *out)
+{
+	int fd = openat(e->root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return vol_obj_adopt(e, fd, out);
+}
+
+int vol_fh_open(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_obj *out)
+{
+	union {
+		struct file_handle fh;
+		uint8_t raw[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} u;
+	struct vol_export *e = NULL;
+	int rc, fd;
+	size_t n;
+
+	out->fd = -1;
+	out->exp = NULL;
+	if ((rc = vol_fh_verify(s, fh, len)) != 0)
+		return rc;
+	n = fh[1];
+	e = vol_find(s, vol_get64(fh + 6), NULL, 0, 0, 0);
+	if (!e)
+		return -ESTALE;
+	u.fh.handle_bytes = (unsigned)n;
+	u.fh.handle_type = (int)((uint32_t)fh[2] << 24 | (uint32_t)fh[3] << 16 | (uint32_t)fh[4] << 8 | fh[5]);
+	memcpy(u.fh.f_handle, fh + VOL_FH_HDR, n);
+	fd = open_by_handle_at(e->root_fd, &u.fh, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		rc = (errno == ESTALE || errno == ENOENT) ? -ESTALE : -errno;
+		goto out;
+	}
+	rc = vol_obj_adopt(e, fd, out);
+	if (rc == 0 && (out->st.st_dev != e->dev || (out->st.st_nlink == 0 && !S_ISDIR(out->st.st_mode)))) {
+		/* Unlinked but still cached by the kernel, or another fs. */
+		vol_obj_cleanup(out);
+		rc = -ESTALE;
+	}
+out:
+	vol_export_unref(e);
+	return rc;
+}
+
+/* ---------- credentials ---------- */
+
+static void vol_become(const struct vol_cred *c)
+{
+	if (c->uid == 0 && c->gid == 0)
+		return;
+	syscall(SYS_setgroups, (size_t)c->ngids, c->gids);
+	setfsgid(c->gid);
+	setfsuid(c->uid);
+}
+
+static void vol_unbecome(const struct vol_cred *c)
+{
+	if (c->uid == 0 && c->gid == 0)
+		return;
+	setfsuid(0);
+	setfsgid(0);
+	syscall(SYS_setgroups, (size_t)0, NULL);
+}
+
+/* Open the object's content with flags, as the current fs identity. */
+static int vol_reopen(const struct vol_obj *obj, int flags)
+{
+	char p[64];
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", obj->fd);
+	fd = open(p, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static int vol_check_name(const char *name, size_t nlen)
+{
+	if (nlen == 0)
+		return -EINVAL;
+	if (nlen > VOL_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (memchr(name, '/', nlen) || memchr(name, '\0', nlen))
+		return -EINVAL;
+	return 0;
+}
+
+static bool vol_is_root(const struct vol_obj *o)
+{
+	return o->st.st_ino == o->exp->ino && o->st.st_dev == o->exp->dev;
+}
+
+/* Copy a checked name into a C string. */
+static int vol_name(const char *name, size_t nlen, char *buf)
+{
+	int rc = vol_check_name(name, nlen);
+
+	if (rc)
+		return rc;
+	memcpy(buf, name, nlen);
+	buf[nlen] = '\0';
+	return 0;
+}
+
+static int vol_lookup_nocred(struct vol_obj *dir, const char *nm, struct vol_obj *out)
+{
+	int fd;
+
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if (!strcmp(nm, "..") && vol_is_root(dir))
+		nm = ".";
+	fd = openat(dir->fd, nm, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return vol_obj_adopt(dir->exp, fd, out);
+}
+
+int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+	       struct vol_obj *out)
+{
+	char nm[VOL_NAME_MAX + 1];
+	int rc;
+
+	out->fd = -1;
+	out->exp = NULL;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	vol_become(cred);
+	rc = vol_lookup_nocred(dir, nm, out);
+	vol_unbecome(cred);
+	return rc;
+}
+
+int vol_access(struct vol_obj *obj, const struct vol_cred *cred, int mask, int *allowed)
+{
+	static const int bits[] = {R_OK, W_OK, X_OK};
+	size_t i;
+
+	*allowed = 0;
+	vol_become(cred);
+	for (i = 0; i < 3; i++) {
+		if (!(mask & bits[i]))
+			continue;
+		if (syscall(SYS_faccessat2, obj->fd, "", bits[i], AT_EMPTY_PATH | AT_EACCESS) == 0)
+			*allowed |= bits[i];
+	}
+	vol_unbecome(cred);
+	return 0;
+}
+
+static pthread_mutex_t *vol_lock_of(struct vol_obj *obj)
+{
+	return &obj->exp->acct->locks[obj->st.st_ino % VOL_LOCKS];
+}
+
+/* Reserve growth bytes of capacity (lock-free, exact). */
+static int vol_reserve(struct vol_export *e, uint64_t growth)
+{
+	uint64_t cur = atomic_load(&e->acct->used);
+
+	do {
+		if (growth > e->cfg.capacity || cur > e->cfg.capacity - growth)
+			return -EDQUOT;
+	} while (!atomic_compare_exchange_weak(&e->acct->used, &cur, cur + growth));
+	return 0;
+}
+
+static void vol_adjust(struct vol_export *e, int64_t delta)
+{
+	if (delta >= 0) {
+		atomic_fetch_add(&e->acct->used, (uint64_t)delta);
+	} else {
+		uint64_t cur = atomic_load(&e->acct->used), nv;
+
+		do {
+			nv = cur > (uint64_t)-delta ? cur + (uint64_t)delta : 0;
+		} while (!atomic_compare_exchange_weak(&e->acct->used, &cur, nv));
+	}
+}
+
+/* Truncate under the inode lock, charging or refunding capacity. */
+static int vol_truncate(struct vol_obj *obj, uint64_t size)
+{
+	pthread_mutex_t *mu = vol_lock_of(obj);
+	struct stat st;
+	int fd, rc = 0;
+
+	if (S_ISDIR(obj->st.st_mode))
+		return -EISDIR;
+	if (size > INT64_MAX)
+		return -EFBIG;
+	fd = vol_reopen(obj, O_WRONLY);
+	if (fd < 0)
+		return fd;
+	pthread_mutex_lock(mu);
+	if (fstat(fd, &st) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (size > (uint64_t)st.st_size && (rc = vol_reserve(obj->exp, size - (uint64_t)st.st_size)) != 0)
+		goto out;
+	if (ftruncate(fd, (off_t)size) != 0) {
+		rc = -errno;
+		if (size > (uint64_t)st.st_size)
+			vol_adjust(obj->exp, -(int64_t)(size - (uint64_t)st.st_size));
+		goto out;
+	}
+	if (size < (uint64_t)st.st_size)
+		vol_adjust(obj->exp, -(int64_t)((uint64_t)st.st_size - size));
+out:
+	pthread_mutex_unlock(mu);
+	close(fd);
+	return rc;
+}
+
+static int vol_setattr_nocred(struct vol_obj *obj, const struct vol_sattr *sa)
+{
+	char p[64];
+	int rc = 0;
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", obj->fd);
+	if (sa->set_size && (rc = vol_truncate(obj, sa->size)) != 0)
+		return rc;
+	if ((sa->set_uid || sa->set_gid) &&
+	    fchownat(obj->fd, "", sa->set_uid ? sa->uid : (uid_t)-1, sa->set_gid ? sa->gid : (gid_t)-1,
+		     AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
+		return -errno;
+	if (sa->set_mode && !S_ISLNK(obj->st.st_mode) && chmod(p, sa->mode & 07777) != 0)
+		return -errno;
+	if ((sa->atime_how || sa->mtime_how) && !S_ISLNK(obj->st.st_mode)) {
+		struct timespec ts[2];
+
+		ts[0] = sa->atime;
+		ts[1] = sa->mtime;
+		if (sa->atime_how != 2)
+			ts[0].tv_nsec = sa->atime_how == 1 ? UTIME_NOW : UTIME_OMIT;
+		if (sa->mtime_how != 2)
+			ts[1].tv_nsec = sa->mtime_how == 1 ? UTIME_NOW : UTIME_OMIT;
+		if (utimensat(AT_FDCWD, p, ts, 0) != 0)
+			return -errno;
+	}
+	return 0;
+}
+
+int vol_setattr(struct vol_obj *obj, const struct vol_cred *cred, const struct vol_sattr *sa)
+{
+	int rc;
+
+	vol_become(cred);
+	rc = vol_setattr_nocred(obj, sa);
+	vol_unbecome(cred);
+	if (rc == 0)
+		rc = vol_refresh(obj);
+	return rc;
+}
+
+int vol_readlink(struct vol_obj *obj, const struct vol_cred *cred, char *buf, size_t cap, size_t *len)
+{
+	ssize_t n;
+
+	*len = 0;
+	if (!S_ISLNK(obj->st.st_mode))
+		return -EINVAL;
+	vol_become(cred);
+	n = readlinkat(obj->fd, "", buf, cap);
+	vol_unbecome(cred);
+	if (n < 0)
+		return -errno;
+	*len = (size_t)n;
+	return 0;
+}
+
+/* QoS hook (issue 5): every data-moving request passes here before I/O.
+ * Today it admits everything; a per-export token bucket goes here. */
+static int vol_admit(struct vol_export *e, bool write, size_t bytes)
+{
+	(void)e;
+	(void)write;
+	(void)bytes;
+	return 0;
+}
+
+int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
+	     size_t *got, bool *eof)
+{
+	ssize_t n = 0;
+	int fd, rc = 0;
+
+	*got = 0;
+	*eof = false;
+	if (S_ISDIR(obj->st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(obj->st.st_mode))
+		return -EINVAL;
+	if ((rc = vol_admit(obj->exp, false, count)) != 0)
+		return rc;
+	vol_become(cred);
+	fd = vol_reopen(obj, O_RDONLY);
+	vol_unbecome(cred);
+	if (fd < 0)
+		return fd;
+	while ((size_t)n < count) {
+		ssize_t k = pread(fd, (char *)buf + n, count - (size_t)n, (off_t)(off + (uint64_t)n));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			rc = -errno;
+			goto out;
+		}
+		if (k == 0)
+			break;
+		n += k;
+	}
+	*got = (size_t)n;
+	if (fstat(fd, &obj->st) == 0)
+		*eof = off + (uint64_t)n >= (uint64_t)obj->st.st_size;
+out:
+	close(fd);
+	return rc;
+}
+
+int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
+	      size_t len, int stable, int *committed)
+{
+	pthread_mutex_t *mu = NULL;
+	uint64_t end = off + len, reserved = 0;
+	size_t done = 0;
+	struct stat st;
+	int fd, rc = 0;
+
+	*committed = stable;
+	if (S_ISDIR(obj->st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(obj->st.st_mode))
+		return -EINVAL;
+	if (end < off || end > INT64_MAX)
+		return -EFBIG;
+	if ((rc = vol_admit(obj->exp, true, len)) != 0)
+		return rc;
+	vol_become(cred);
+	fd = vol_reopen(obj, O_WRONLY);
+	vol_unbecome(cred);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (end > (uint64_t)st.st_size) {
+		/* Extending write: exact growth under the inode lock. */
+		mu = vol_lock_of(obj);
+		pthread_mutex_lock(mu);
+		if (fstat(fd, &st) != 0) {
+			rc = -errno;
+			goto out;
+		}
+		if (end > (uint64_t)st.st_size) {
+			reserved = end - (uint64_t)st.st_size;
+			if ((rc = vol_reserve(obj->exp, reserved)) != 0)
+				goto out;
+		}
+	}
+	while (done < len) {
+		ssize_t k = pwrite(fd, (const char *)data + done, len - done, (off_t)(off + done));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			rc = k < 0 ? -errno : -EIO;
+			break;
+		}
+		done += (size_t)k;
+	}
+	if (reserved && done < len) {
+		uint64_t real = off + done > (uint64_t)st.st_size ? off + done - (uint64_t)st.st_size : 0;
+
+		vol_adjust(obj->exp, (int64_t)real - (int64_t)reserved);
+	}
+	if (rc == 0 && stable == 1 && fdatasync(fd) != 0)
+		rc = -errno;
+	if (rc == 0 && stable == 2 && fsync(fd) != 0)
+		rc = -errno;
+out:
+	if (mu)
+		pthread_mutex_unlock(mu);
+	fstat(fd, &obj->st);
+	close(fd);
+	return rc;
+}
+
+int vol_commit(struct vol_obj *obj, const struct vol_cred *cred)
+{
+	int fd, rc = 0;
+
+	if (!S_ISREG(obj->st.st_mode))
+		return S_ISDIR(obj->st.st_mode) ? -EISDIR : -EINVAL;
+	fd = vol_reopen(obj, O_RDONLY); /* fsync needs no write access */
+	if (fd < 0)
+		return fd;
+	(void)cred;
+	if (fsync(fd) != 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+static void vol_put_verf(const uint8_t *v, struct timespec ts[2])
+{
+	uint32_t a = (uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 | (uint32_t)v[2] << 8 | v[3];
+	uint32_t m = (uint32_t)v[4] << 24 | (uint32_t)v[5] << 16 | (uint32_t)v[6] << 8 | v[7];
+
+	/* Like Linux nfsd: the 8 verifier bytes live in atime/mtime seconds,
+	 * masked to 31 bits so they stay valid times. */
+	ts[0].tv_sec = a & 0x7fffffff;
+	ts[0].tv_nsec = 0;
+	ts[1].tv_sec = m & 0x7fffffff;
+	ts[1].tv_nsec = 0;
+}
+
+int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+	       bool guarded, const uint8_t *excl_verf, const struct vol_sattr *sa,
+	       struct vol_obj *out)
+{
+	char nm[VOL_NAME_MAX + 1];
+	int fd = -1, rc, flags = O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
+	mode_t mode = sa && sa->set_mode ? (mode_t)(sa->mode & 07777) : 0644;
+	struct timespec ts[2];
+
+	out->fd = -1;
+	out->exp = NULL;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	if (!strcmp(nm, ".") || !strcmp(nm, ".."))
+		return -EEXIST;
+	if (guarded || excl_verf)
+		flags |= O_EXCL;
+	vol_become(cred);
+	fd = openat(dir->fd, nm, flags, excl_verf ? 0600 : mode);
+	if (fd < 0 && errno == EEXIST && excl_verf) {
+		/* A retried EXCLUSIVE create: same verifier means success. */
+		struct stat st;
+
+		vol_put_verf(excl_verf, ts);
+		if (fstatat(dir->fd, nm, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_atim.tv_sec == ts[0].tv_sec && st.st_mtim.tv_sec == ts[1].tv_sec)
+			rc = vol_lookup_nocred(dir, nm, out);
+		else
+			rc = -EEXIST;
+		goto out;
+	}
+	if (fd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (excl_verf) {
+		vol_put_verf(excl_verf, ts);
+		if (futimens(fd, ts) != 0) {
+			rc = -errno;
+			goto out;
+		}
+	}
+	rc = vol_lookup_nocred(dir, nm, out);
+	if (rc == 0 && sa && !excl_verf) {
+		struct vol_sattr rest = *sa;
+
+		rest.set_mode = false; /* applied by openat */
+		if (rest.set_size && rest.size == (uint64_t)out->st.st_size)
+			rest.set_size = false;
+		rc = vol_setattr_nocred(out, &rest);
+		if (rc == 0)
+			rc = vol_refresh(out);
+	}
+out:
+	vol_unbecome(cred);
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		vol_obj_cleanup(out);
+	return rc;
+}
+
+static int vol_apply_owner(struct vol_obj *o, const struct vol_sattr *sa)
+{
+	struct vol_sattr rest;
+
+	if (!sa)
+		return 0;
+	rest = *sa;
+	rest.set_mode = false;
+	rest.set_size = false;
+	if (vol_setattr_nocred(o, &rest) == 0)
+		return vol_refresh(o);
+	return 0; /* the object exists; attribute failure is not fatal */
+}
+
+int vol_mkdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+	      const struct vol_sattr *sa, struct vol_obj *out)
+{
+	char nm[VOL_NAME_MAX + 1];
+	int rc;
+
+	out->fd = -1;
+	out->exp = NULL;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	if (!strcmp(nm, ".") || !strcmp(nm, ".."))
+		return -EEXIST;
+	vol_become(cred);
+	if (mkdirat(dir->fd, nm, sa && sa->set_mode ? (mode_t)(sa->mode & 07777) : 0755) != 0)
+		rc = -errno;
+	else if ((rc = vol_lookup_nocred(dir, nm, out)) == 0)
+		rc = vol_apply_owner(out, sa);
+	vol_unbecome(cred);
+	return rc;
+}
+
+int vol_symlink(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+		const char *target, size_t tlen, const struct vol_sattr *sa, struct vol_obj *out)
+{
+	char nm[VOL_NAME_MAX + 1];
+	char *t = NULL;
+	int rc;
+
+	out->fd = -1;
+	out->exp = NULL;
+	(void)sa;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	if (tlen == 0 || tlen >= PATH_MAX || memchr(target, '\0', tlen))
+		return tlen >= PATH_MAX ? -ENAMETOOLONG : -EINVAL;
+	if (!(t = malloc(tlen + 1)))
+		return -ENOMEM;
+	memcpy(t, target, tlen);
+	t[tlen] = '\0';
+	vol_become(cred);
+	if (symlinkat(t, dir->fd, nm) != 0)
+		rc = -errno;
+	else
+		rc = vol_lookup_nocred(dir, nm, out);
+	vol_unbecome(cred);
+	free(t);
+	return rc;
+}
+
+/* Unlink nm (dir or not) from dir, refunding capacity of a last link. */
+static int vol_unlink_common(struct vol_obj *dir, const struct vol_cred *cred, const char *name,
+			     size_t nlen, bool isdir)
+{
+	char nm[VOL_NAME_MAX + 1];
+	struct stat st;
+	int rc;
+
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	if (!strcmp(nm, "."))
+		return -EINVAL;
+	if (!strcmp(nm, ".."))
+		return isdir ? -ENOTEMPTY : -EISDIR;
+	vol_become(cred);
+	if (fstatat(dir->fd, nm, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		rc = -errno;
+	} else if (!isdir && S_ISDIR(st.st_mode)) {
+		rc = -EISDIR;
+	} else if (isdir && !S_ISDIR(st.st_mode)) {
+		rc = -ENOTDIR;
+	} else if (unlinkat(dir->fd, nm, isdir ? AT_REMOVEDIR : 0) != 0) {
+		rc = -errno;
+	} else if (S_ISREG(st.st_mode) && st.st_nlink == 1) {
+		vol_adjust(dir->exp, -(int64_t)st.st_size);
+	}
+	vol_unbecome(cred);
+	return rc;
+}
+
+int vol_remove(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen)
+{
+	return vol_unlink_common(dir, cred, name, nlen, false);
+}
+
+int vol_rmdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen)
+{
+	return vol_unlink_common(dir, cred, name, nlen, true);
+}
+
+int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_obj *tdir,
+	       const char *tname, size_t tlen, const struct vol_cred *cred)
+{
+	char f[VOL_NAME_MAX + 1], t[VOL_NAME_MAX + 1];
+	struct stat st;
+	bool had = false;
+	int rc;
+
+	if (fdir->exp->acct != tdir->exp->acct)
+		return -EXDEV;
+	if (!S_ISDIR(fdir->st.st_mode) || !S_ISDIR(tdir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_name(fname, flen, f)) != 0 || (rc = vol_name(tname, tlen, t)) != 0)
+		return rc;
+	if (!strcmp(f, ".") || !strcmp(f, "..") || !strcmp(t, ".") || !strcmp(t, ".."))
+		return -EINVAL;
+	vol_become(cred);
+	had = fstatat(tdir->fd, t, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (renameat(fdir->fd, f, tdir->fd, t) != 0)
+		rc = -errno;
+	else if (had && S_ISREG(st.st_mode) && st.st_nlink == 1) {
+		struct stat now;
+
+		/* Unless source and target were the same file. */
+		if (fstatat(tdir->fd, t, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_ino != st.st_ino)
+			vol_adjust(tdir->exp, -(int64_t)st.st_size);
+	}
+	vol_unbecome(cred);
+	return rc;
+}
+
+int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t nlen,
+	     const struct vol_cred *cred)
+{
+	char nm[VOL_NAME_MAX + 1];
+	int rc;
+
+	if (obj->exp->acct != dir->exp->acct)
+		return -EXDEV;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if (S_ISDIR(obj->st.st_mode))
+		return -EISDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	vol_become(cred);
+	if (linkat(obj->fd, "", dir->fd, nm, AT_EMPTY_PATH) != 0)
+		rc = -errno;
+	vol_unbecome(cred);
+	if (rc == 0)
+		vol_refresh(obj);
+	return rc;
+}
+
+struct vol_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+int vol_readdir(struct vol_obj *dir, const struct vol_cred *cred, uint64_t cookie,
+		vol_dirent_cb cb, void *arg, bool *eof)
+{
+	union {
+		uint8_t b[16384];
+		uint64_t align;
+	} buf;
+	int fd, rc = 0;
+
+	*eof = false;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	vol_become(cred);
+	fd = vol_reopen(dir, O_RDONLY | O_DIRECTORY);
+	vol_unbecome(cred);
+	if (fd < 0)
+		return fd;
+	if (cookie && lseek(fd, (off_t)cookie, SEEK_SET) == (off_t)-1) {
+		rc = -EINVAL;
+		goto out;
+	}
+	for (;;) {
+		long n = syscall(SYS_getdents64, fd, buf.b, sizeof(buf.b));
+		long pos = 0;
+
+		if (n < 0) {
+			rc = -errno;
+			goto out;
+		}
+		if (n == 0) {
+			*eof = true;
+			goto out;
+		}
+		while (pos < n) {
+			struct vol_dirent64 *d = (struct vol_dirent64 *)(void *)(buf.b + pos);
+			size_t nl = strlen(d->d_name);
+			uint64_t ino = d->d_ino;
+
+			pos += d->d_reclen;
+			if (!strcmp(d->d_name, "..") && vol_is_root(dir))
+				ino = dir->st.st_ino;
+			if (cb(arg, d->d_name, nl, ino, (uint64_t)d->d_off))
+				goto out;
+		}
+	}
+out:
+	close(fd);
+	return rc;
+}
+
+int vol_fsstat(struct vol_obj *obj, struct vol_fsstat *out)
+{
+	struct statvfs sv;
+	uint64_t used = atomic_load(&obj->exp->acct->used), cap = obj->exp->cfg.capacity;
+
+	memset(out, 0, sizeof(*out));
+	out->tbytes = cap;
+	out->fbytes = out->abytes = used < cap ? cap - used : 0;
+	if (fstatvfs(obj->fd, &sv) == 0) {
+		out->tfiles = sv.f_files;
+		out->ffiles = sv.f_ffree;
+		out->afiles = sv.f_favail;
+	}
+	return 0;
+}

@@ -1,0 +1,191 @@
+/* vol: the protocol-neutral volume store of the data path.
+ *
+ * Every protocol front end (NFSv3 now; SMB and NFSv4.1 later) reaches the
+ * shelf only through these functions, so capacity, QoS, tiering and counters
+ * live in one place. The store holds an immutable, refcounted set of exports
+ * that vol_store_set() replaces atomically while requests run.
+ *
+ * File handles: opaque, at most VOL_FH_MAX bytes:
+ *   [0] version (1) [1] n = kernel handle bytes [2..5] kernel handle type
+ *   [6..13] export fsid [14..14+n) kernel handle (name_to_handle_at)
+ *   [14+n..30+n) HMAC-SHA256(key, bytes 0..14+n) truncated to 16 bytes.
+ * The kernel handle is resolved with open_by_handle_at() against the export's
+ * root, so a handle stays valid on every node that mounts the same shelf
+ * directory (same key on every node of a location). A handle whose MAC fails
+ * is VOL_EBADHANDLE; one whose export is gone or whose object was deleted is
+ * -ESTALE. Handles are only minted for objects reached from the export root
+ * by single-component lookups (O_NOFOLLOW, ".." at the root stays at the
+ * root, names with '/' are refused), so no handle names an object outside.
+ *
+ * Credentials: vol_authorize() applies the export rules (clients, access,
+ * squash) to the caller's address and AUTH_SYS identity. Operations taking a
+ * struct vol_cred run with the thread's fsuid/fsgid/groups switched to it
+ * (per-thread setfsuid/setfsgid and the raw setgroups syscall), so the kernel
+ * checks permissions and new objects get the caller's owner.
+ *
+ * Capacity: used bytes = sum of st_size of regular files (a hard-linked file
+ * counts size/nlink at the scan). Scanned when an export id first appears,
+ * then kept up to date by write, truncate, remove and rename. A write or
+ * truncate that would take used past capacity fails with -EDQUOT.
+ *
+ * Errors: negative errno (-ENOENT, -EEXIST, -ENOTDIR, -EISDIR, -ENOTEMPTY,
+ * -EACCES, -EPERM, -EROFS, -EDQUOT, -ENAMETOOLONG, -EXDEV, -ESTALE, -EINVAL,
+ * -ENOTSUP, -EIO, ...) or VOL_EBADHANDLE. Thread-safe throughout.
+ */
+#ifndef AQ_AGENT_VOL_H
+#define AQ_AGENT_VOL_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#define VOL_FH_MAX 64
+#define VOL_KEY_LEN 32
+#define VOL_MAX_RULES 16
+#define VOL_MAX_NETS 32
+#define VOL_NAME_MAX 255
+#define VOL_NOPS 32            /* op slots for counters (NFS proc numbers) */
+#define VOL_LAT_BUCKETS 24     /* bucket i: latency < 2^i microseconds */
+
+enum { VOL_EBADHANDLE = -1101 };
+
+enum vol_access { VOL_ACCESS_NONE = 0, VOL_ACCESS_RO = 1, VOL_ACCESS_RW = 2 };
+enum vol_squash { VOL_SQUASH_NONE = 0, VOL_SQUASH_ROOT = 1, VOL_SQUASH_ALL = 2 };
+
+struct vol_rule {
+	char clients[512];        /* "10.0.0.1,192.168.0.0/16"; "0.0.0.0/0" = all */
+	enum vol_access access;
+	enum vol_squash squash;
+	uint32_t anon_uid, anon_gid;
+};
+
+struct vol_export_cfg {
+	char id[128];             /* stable id (volume resource name) */
+	uint64_t fsid;            /* 64-bit, unique per export */
+	char path[256];           /* export path: "/<shareName>" */
+	char root[4096];          /* directory on the shelf */
+	uint64_t capacity;        /* bytes */
+	size_t nrules;            /* first matching rule wins; none = no access */
+	struct vol_rule rules[VOL_MAX_RULES];
+};
+
+struct vol_fh {
+	uint32_t len;
+	uint8_t data[VOL_FH_MAX];
+};
+
+struct vol_cred {
+	uint32_t uid, gid;
+	uint32_t ngids;
+	uint32_t gids[16];
+};
+
+struct vol_store;
+struct vol_export;
+
+/* An open object: O_PATH descriptor plus attributes at open time. */
+struct vol_obj {
+	struct vol_export *exp;   /* counted reference */
+	int fd;
+	struct stat st;
+};
+
+struct vol_sattr {
+	bool set_mode, set_uid, set_gid, set_size;
+	uint32_t mode, uid, gid;
+	uint64_t size;
+	int atime_how, mtime_how; /* 0 don't change, 1 server time, 2 client */
+	struct timespec atime, mtime;
+};
+
+struct vol_stats {
+	uint64_t ops[VOL_NOPS];
+	uint64_t bytes[VOL_NOPS];
+	uint64_t errors[VOL_NOPS];
+	uint64_t lat_us_hist[VOL_LAT_BUCKETS];
+	uint64_t used;
+	uint64_t capacity;
+};
+
+/* ---- store and exports ---- */
+/* key: VOL_KEY_LEN bytes, copied. */
+int vol_store_new(const uint8_t *key, struct vol_store **out);
+void vol_store_free(struct vol_store *s);
+/* Replace the whole export set. Validates every entry first (unique ids,
+ * fsids and paths, root is a directory, client lists parse); on error nothing
+ * changes. Exports whose id stays keep their used bytes and counters. */
+int vol_store_set(struct vol_store *s, const struct vol_export_cfg *cfg, size_t n);
+/* Counted references; release with vol_export_unref. NULL if not found. */
+struct vol_export *vol_export_by_path(struct vol_store *s, const char *path, size_t len);
+struct vol_export *vol_export_at(struct vol_store *s, size_t i);
+void vol_export_unref(struct vol_export *e);
+const struct vol_export_cfg *vol_export_config(const struct vol_export *e);
+uint64_t vol_export_fsid(const struct vol_export *e);
+/* Counters and used bytes of export id; -ENOENT if no such export. */
+int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out);
+/* Record one operation (front ends call this once per request). */
+void vol_export_record(struct vol_export *e, unsigned op, uint64_t bytes, uint64_t ns, bool failed);
+
+/* Apply the export rules: returns the access of the first rule matching the
+ * client (VOL_ACCESS_NONE if none) and writes the effective credentials. */
+enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr *client,
+			      const struct vol_cred *in, struct vol_cred *out);
+
+/* ---- handles and objects ---- */
+int vol_root(struct vol_export *e, struct vol_obj *out);
+int vol_fh_open(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_obj *out);
+int vol_fh_make(struct vol_store *s, const struct vol_obj *obj, struct vol_fh *out);
+/* Re-read attributes into obj->st. */
+int vol_refresh(struct vol_obj *obj);
+void vol_obj_cleanup(struct vol_obj *obj);
+/* MAC check only (no lookup); for tests. 0 or VOL_EBADHANDLE. */
+int vol_fh_verify(struct vol_store *s, const uint8_t *fh, size_t len);
+
+/* ---- operations (all run under cred) ---- */
+int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+	       struct vol_obj *out);
+/* mask of R_OK|W_OK|X_OK; *allowed receives the subset allowed. */
+int vol_access(struct vol_obj *obj, const struct vol_cred *cred, int mask, int *allowed);
+int vol_setattr(struct vol_obj *obj, const struct vol_cred *cred, const struct vol_sattr *sa);
+int vol_readlink(struct vol_obj *obj, const struct vol_cred *cred, char *buf, size_t cap, size_t *len);
+int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
+	     size_t *got, bool *eof);
+/* stable: 0 unstable, 1 data sync, 2 file sync; *committed gets what was done. */
+int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
+	      size_t len, int stable, int *committed);
+int vol_commit(struct vol_obj *obj, const struct vol_cred *cred);
+/* excl_verf non-NULL: exclusive create storing the 8-byte verifier in
+ * atime/mtime; a retry with the same verifier succeeds. guarded: fail with
+ * -EEXIST if the name exists. */
+int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+	       bool guarded, const uint8_t *excl_verf, const struct vol_sattr *sa,
+	       struct vol_obj *out);
+int vol_mkdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+	      const struct vol_sattr *sa, struct vol_obj *out);
+int vol_symlink(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+		const char *target, size_t tlen, const struct vol_sattr *sa, struct vol_obj *out);
+int vol_remove(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen);
+int vol_rmdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen);
+int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_obj *tdir,
+	       const char *tname, size_t tlen, const struct vol_cred *cred);
+int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t nlen,
+	     const struct vol_cred *cred);
+
+/* Directory iteration from cookie (0 = start). Cookies are the kernel's
+ * getdents64 d_off values: ext4 returns hash positions and tmpfs (Linux 6.6+)
+ * stable offsets, so a cookie stays valid while entries come and go. For each
+ * entry cb(arg, name, nlen, ino, next_cookie) is called; a non-zero return
+ * stops before consuming that entry. *eof is set when the end was reached. */
+typedef int (*vol_dirent_cb)(void *arg, const char *name, size_t nlen, uint64_t ino,
+			     uint64_t cookie);
+int vol_readdir(struct vol_obj *dir, const struct vol_cred *cred, uint64_t cookie,
+		vol_dirent_cb cb, void *arg, bool *eof);
+
+struct vol_fsstat {
+	uint64_t tbytes, fbytes, abytes, tfiles, ffiles, afiles;
+};
+int vol_fsstat(struct vol_obj *obj, struct vol_fsstat *out);
+
+#endif

@@ -1,0 +1,640 @@
+#!/usr/bin/env node
+// openapi/gen-spec.js: generate openapi/openapi.yaml (on stdout) from the
+// server's own field tables (api/api_pool.c, api/api_volume.c,
+// api/api_project.c) plus the route table below, so the published contract
+// cannot drift from what aquiferd validates. Paths are checked against
+// `aquiferd routes` by tests/e2e/test_openapi.sh; the committed YAML is checked
+// to equal this script's output by the same test.
+//
+//   node openapi/gen-spec.js > openapi/openapi.yaml
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const yaml = require('js-yaml');
+
+const top = path.resolve(__dirname, '..');
+
+// ---- parse the C field tables ------------------------------------------
+function readC(rel) {
+  return fs.readFileSync(path.join(top, rel), 'utf8');
+}
+
+function parseEnums(src) {
+  const out = {};
+  const re = /static const char \*const (\w+)\[\]\s*=\s*\{([^}]*)\}/g;
+  let m;
+  while ((m = re.exec(src))) {
+    out[m[1]] = [...m[2].matchAll(/"([^"]*)"/g)].map((x) => x[1]);
+  }
+  return out;
+}
+
+function parseTables(src) {
+  const out = {};
+  const re = /struct api_field (\w+)\[\]\s*=\s*\{([\s\S]*?)\n\};/g;
+  let m;
+  while ((m = re.exec(src))) {
+    const rows = [];
+    const rowRe = /\{\s*"(\w+)",\s*(API_T_\w+),\s*([^,]+),\s*(\w+),\s*(\w+),\s*(-?\d+)\s*\}/g;
+    let r;
+    while ((r = rowRe.exec(m[2]))) {
+      rows.push({
+        name: r[1],
+        type: r[2],
+        flags: r[3].trim() === '0' ? [] : r[3].split('|').map((s) => s.trim()),
+        enums: r[4] === 'NULL' ? null : r[4],
+        sub: r[5] === 'NULL' ? null : r[5],
+        maxLen: Number(r[6]),
+      });
+    }
+    out[m[1]] = rows;
+  }
+  return out;
+}
+
+const sources = ['api/api_project.c', 'api/api_pool.c', 'api/api_volume.c'].map(readC);
+const enums = Object.assign({}, ...sources.map(parseEnums));
+const tables = Object.assign({}, ...sources.map(parseTables));
+
+// Schema names for the C tables.
+const schemaName = {
+  api_project_fields: 'Project',
+  api_location_fields: 'Location',
+  api_pool_fields: 'StoragePool',
+  api_volume_fields: 'Volume',
+  vol_rule_fields: 'SimpleExportPolicyRule',
+  vol_export_fields: 'ExportPolicy',
+  vol_mount_fields: 'MountOption',
+  vol_sched_fields: 'SnapshotSchedule',
+  vol_snap_policy_fields: 'SnapshotPolicy',
+  vol_tiering_fields: 'TieringPolicy',
+  vol_restore_fields: 'RestoreParameters',
+  vol_backup_fields: 'BackupConfig',
+};
+
+// Field descriptions (GCNV semantics, shared/reference/gcnv.md §1.7-1.8).
+const docs = {
+  'StoragePool.name': 'Resource name: projects/{project}/locations/{location}/storagePools/{storagePoolId}.',
+  'StoragePool.serviceLevel': 'Service level of the pool. Immutable.',
+  'StoragePool.capacityGib': 'Provisioned (billed) capacity of the pool in GiB (int64 as a JSON string).',
+  'StoragePool.volumeCapacityGib': 'Sum of the capacities of the pool\'s volumes, GiB.',
+  'StoragePool.volumeCount': 'Number of volumes in the pool.',
+  'StoragePool.network': 'VPC network, projects/{project}/global/networks/{network}. Defaults to "default". Immutable.',
+  'StoragePool.allowAutoTiering': 'Allow volumes of this pool to tier cold data. Can be enabled after creation but not disabled.',
+  'StoragePool.totalThroughputMibps': 'Throughput budget of the pool in MiB/s (input only with customPerformanceEnabled; always returned).',
+  'StoragePool.availableThroughputMibps': 'Throughput budget not yet given to volumes (MiB/s).',
+  'StoragePool.qosType': 'Quality of service: AUTO (volume throughput follows capacity) or MANUAL (set per volume). Defaults to AUTO.',
+  'StoragePool.kmsConfig': 'Not supported by Aquifer (400 if set). Immutable.',
+  'StoragePool.ldapEnabled': 'Not supported by Aquifer (400 if true). Immutable.',
+  'StoragePool.type': 'Only FILE is supported. Immutable.',
+  'StoragePool.mode': 'Only DEFAULT is supported. Immutable.',
+  'Volume.name': 'Resource name: projects/{project}/locations/{location}/volumes/{volumeId}.',
+  'Volume.shareName': 'NFS export path / SMB share name, unique per location. Immutable.',
+  'Volume.storagePool': 'The pool holding the volume: an ID or a full resource name in the same project and location. Returned as the full resource name. Updating it moves the volume (PREMIUM <-> EXTREME only).',
+  'Volume.capacityGib': 'Capacity of the volume in GiB (int64 as a JSON string).',
+  'Volume.protocols': 'Allowed sets: NFSV3, NFSV4, SMB, NFSV3+NFSV4, SMB+NFSV3, SMB+NFSV4. Immutable.',
+  'Volume.throughputMibps': 'Throughput limit in MiB/s. Settable only in MANUAL QoS pools; computed otherwise.',
+  'Volume.tieringPolicy': 'Auto-tiering settings (needs a pool with allowAutoTiering). updateMask paths may address sub-fields, e.g. tiering_policy.cooling_threshold_days.',
+  'Volume.kerberosEnabled': 'Not supported by Aquifer (400 if true). Immutable.',
+  'Volume.restoreParameters': 'Create from a snapshot or backup: not supported yet (400). Immutable.',
+  'Volume.usedGib': 'Used capacity in GiB, computed periodically.',
+  'Project.name': 'Resource name: projects/{projectId}.',
+  'Location.name': 'Resource name: locations/{locationId} (cluster view) or projects/{project}/locations/{locationId}.',
+};
+
+const maxDefault = { string: 4096, list: 64 };
+
+function fieldSchema(owner, f) {
+  let s;
+  switch (f.type) {
+    case 'API_T_STRING':
+      s = { type: 'string', maxLength: f.maxLen > 0 ? f.maxLen : maxDefault.string };
+      break;
+    case 'API_T_INT64':
+      s = { type: 'string', format: 'int64', pattern: '^-?[0-9]+$' };
+      break;
+    case 'API_T_INT32':
+      s = { type: 'integer', format: 'int32' };
+      break;
+    case 'API_T_DOUBLE':
+      s = { type: 'number', format: 'double' };
+      break;
+    case 'API_T_BOOL':
+      s = { type: 'boolean' };
+      break;
+    case 'API_T_ENUM':
+      s = { type: 'string', enum: enums[f.enums] };
+      break;
+    case 'API_T_ENUM_LIST':
+      s = { type: 'array', items: { type: 'string', enum: enums[f.enums] }, maxItems: f.maxLen > 0 ? f.maxLen : maxDefault.list };
+      break;
+    case 'API_T_STRING_LIST':
+      s = { type: 'array', items: { type: 'string', maxLength: maxDefault.string }, maxItems: f.maxLen > 0 ? f.maxLen : maxDefault.list };
+      break;
+    case 'API_T_LABELS':
+      s = { type: 'object', maxProperties: 64, additionalProperties: { type: 'string', maxLength: 63 } };
+      break;
+    case 'API_T_OBJECT':
+      s = { $ref: `#/components/schemas/${schemaName[f.sub]}` };
+      break;
+    case 'API_T_OBJECT_LIST':
+      s = { type: 'array', items: { $ref: `#/components/schemas/${schemaName[f.sub]}` }, maxItems: f.maxLen > 0 ? f.maxLen : maxDefault.list };
+      break;
+    default:
+      throw new Error(`unknown field type ${f.type} in ${owner}.${f.name}`);
+  }
+  const notes = [];
+  if (docs[`${owner}.${f.name}`]) notes.push(docs[`${owner}.${f.name}`]);
+  if (f.flags.includes('API_F_OUTPUT')) notes.push('Output only: ignored in requests.');
+  if (f.flags.includes('API_F_IMMUTABLE') && !notes.some((n) => /Immutable/.test(n)))
+    notes.push('Immutable: set on create; an updateMask naming it is refused (400).');
+  if (f.flags.includes('API_F_INPUT')) notes.push('Input only: never returned.');
+  if (s.$ref) {
+    // OpenAPI 3.0: siblings of $ref are ignored, so wrap it.
+    s = { allOf: [s] };
+  }
+  if (notes.length) s.description = notes.join(' ');
+  if (f.flags.includes('API_F_OUTPUT')) s.readOnly = true;
+  if (f.flags.includes('API_F_INPUT')) s.writeOnly = true;
+  if (f.flags.includes('API_F_IMMUTABLE')) s['x-aquifer-immutable'] = true;
+  return s;
+}
+
+function objectSchema(table, extra) {
+  const owner = schemaName[table];
+  const rows = tables[table];
+  if (!rows || !rows.length) throw new Error(`field table ${table} not found`);
+  const s = { type: 'object', additionalProperties: false, properties: {} };
+  const req = [];
+  for (const f of rows) {
+    s.properties[f.name] = fieldSchema(owner, f);
+    if (f.flags.includes('API_F_REQUIRED')) req.push(f.name);
+  }
+  if (req.length) s.required = req;
+  return Object.assign(s, extra || {});
+}
+
+// ---- components ----------------------------------------------------------
+const T = {
+  pool: 'type.googleapis.com/google.cloud.netapp.v1.StoragePool',
+  volume: 'type.googleapis.com/google.cloud.netapp.v1.Volume',
+  empty: 'type.googleapis.com/google.protobuf.Empty',
+  opmeta: 'type.googleapis.com/google.cloud.netapp.v1.OperationMetadata',
+  locmeta: 'type.googleapis.com/google.cloud.netapp.v1.LocationMetadata',
+};
+
+const schemas = {};
+for (const t of Object.keys(schemaName)) schemas[schemaName[t]] = objectSchema(t);
+schemas.StoragePool.description = 'google.cloud.netapp.v1.StoragePool. JSON names are camelCase; int64 values are JSON strings. Output-only fields in a request are ignored; unknown fields are refused (400).';
+schemas.Volume.description = 'google.cloud.netapp.v1.Volume. JSON names are camelCase; int64 values are JSON strings. Output-only fields in a request are ignored; unknown fields are refused (400).';
+schemas.Project.description = 'An Aquifer project (projects are real resources here; a cluster admin creates them).';
+schemas.Location.description = 'google.cloud.location.Location. Locations are cluster-wide; a cluster admin creates them and every project sees them.';
+// The field table lists Location.metadata as an output string; what the server
+// returns is a LocationMetadata Any (srv_project.c location_view).
+schemas.Location.properties.metadata = {
+  allOf: [{ $ref: '#/components/schemas/LocationMetadata' }],
+  readOnly: true,
+  description: 'Output only.',
+};
+schemas.Project.properties.state.enum = ['ACTIVE'];
+
+// Resource as the `response` of an Operation: the same fields plus the Any @type.
+function anyOf(name, type) {
+  const base = schemas[name];
+  return {
+    type: 'object',
+    description: `${name} packed in a google.protobuf.Any (the JSON form carries @type).`,
+    additionalProperties: false,
+    required: ['@type', ...(base.required || [])],
+    properties: Object.assign({ '@type': { type: 'string', enum: [type] } }, base.properties),
+  };
+}
+schemas.StoragePoolAny = anyOf('StoragePool', T.pool);
+schemas.VolumeAny = anyOf('Volume', T.volume);
+schemas.EmptyAny = {
+  type: 'object',
+  description: 'google.protobuf.Empty packed in an Any: the response of a finished delete.',
+  additionalProperties: false,
+  required: ['@type'],
+  properties: { '@type': { type: 'string', enum: [T.empty] } },
+};
+schemas.Empty = {
+  type: 'object',
+  description: 'google.protobuf.Empty: `{}`.',
+  additionalProperties: false,
+  properties: {},
+};
+schemas.LocationMetadata = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    '@type': { type: 'string', enum: [T.locmeta] },
+    supportedServiceLevels: { type: 'array', items: { type: 'string', enum: enums.pool_levels } },
+    supportedFlexPerformance: { type: 'array', items: { type: 'string', enum: ['FLEX_PERFORMANCE_DEFAULT', 'FLEX_PERFORMANCE_CUSTOM'] } },
+    hasVcp: { type: 'boolean' },
+    hasOntapProxy: { type: 'boolean' },
+  },
+};
+const ts = { type: 'string', format: 'date-time', readOnly: true };
+schemas.OperationMetadata = {
+  type: 'object',
+  description: 'google.cloud.netapp.v1.OperationMetadata packed in an Any. All fields are output only.',
+  additionalProperties: false,
+  required: ['@type', 'createTime', 'target', 'verb'],
+  properties: {
+    '@type': { type: 'string', enum: [T.opmeta] },
+    createTime: ts,
+    endTime: ts,
+    target: { type: 'string', readOnly: true, description: 'Resource name the operation acts on.' },
+    verb: { type: 'string', readOnly: true, enum: ['create', 'update', 'delete'] },
+    statusMessage: { type: 'string', readOnly: true },
+    requestedCancellation: { type: 'boolean', readOnly: true },
+    apiVersion: { type: 'string', readOnly: true },
+  },
+};
+schemas.Status = {
+  type: 'object',
+  description: 'google.rpc.Status: `code` is the numeric google.rpc.Code (3 INVALID_ARGUMENT, 5 NOT_FOUND, 9 FAILED_PRECONDITION, 1 CANCELLED, 13 INTERNAL, ...).',
+  additionalProperties: false,
+  required: ['code', 'message'],
+  properties: {
+    code: { type: 'integer', format: 'int32' },
+    message: { type: 'string' },
+    details: { type: 'array', items: { type: 'object', additionalProperties: true } },
+  },
+};
+schemas.Operation = {
+  type: 'object',
+  description: 'google.longrunning.Operation. While `done` is false neither `error` nor `response` is set; once done exactly one is. Poll GET /v1/{name} until done. Aquifer finishes pool and volume changes inside the request, so their operations are usually done when returned.',
+  additionalProperties: false,
+  required: ['name', 'metadata', 'done'],
+  properties: {
+    name: { type: 'string', description: 'projects/{project}/locations/{location}/operations/{operationId}', pattern: '^projects/[^/]+/locations/[^/]+/operations/[^/]+$' },
+    metadata: { $ref: '#/components/schemas/OperationMetadata' },
+    done: { type: 'boolean' },
+    error: { $ref: '#/components/schemas/Status' },
+    response: {
+      description: 'The resource (create, update) or Empty (delete), as an Any.',
+      oneOf: [
+        { $ref: '#/components/schemas/StoragePoolAny' },
+        { $ref: '#/components/schemas/VolumeAny' },
+        { $ref: '#/components/schemas/EmptyAny' },
+      ],
+    },
+  },
+  // done=true carries exactly one of error/response; done=false neither.
+  oneOf: [
+    { title: 'running', properties: { done: { type: 'boolean', enum: [false] }, error: { not: {} }, response: { not: {} } } },
+    { title: 'failed', properties: { done: { type: 'boolean', enum: [true] }, error: {}, response: { not: {} } }, required: ['error'] },
+    { title: 'succeeded', properties: { done: { type: 'boolean', enum: [true] }, error: { not: {} }, response: {} }, required: ['response'] },
+  ],
+};
+schemas.ErrorBody = {
+  type: 'object',
+  description: 'The Google error envelope (AIP-193).',
+  additionalProperties: false,
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['code', 'message', 'status'],
+      properties: {
+        code: { type: 'integer', description: 'HTTP status code.' },
+        message: { type: 'string' },
+        status: {
+          type: 'string',
+          enum: ['INVALID_ARGUMENT', 'FAILED_PRECONDITION', 'OUT_OF_RANGE', 'UNAUTHENTICATED', 'PERMISSION_DENIED', 'NOT_FOUND', 'ALREADY_EXISTS', 'ABORTED', 'RESOURCE_EXHAUSTED', 'CANCELLED', 'INTERNAL', 'UNIMPLEMENTED', 'UNAVAILABLE', 'DEADLINE_EXCEEDED'],
+        },
+        details: { type: 'array', items: { type: 'object', additionalProperties: true } },
+      },
+    },
+  },
+};
+function listSchema(plural, item, desc) {
+  return {
+    type: 'object',
+    description: desc,
+    additionalProperties: false,
+    required: [plural],
+    properties: {
+      [plural]: { type: 'array', items: { $ref: `#/components/schemas/${item}` } },
+      nextPageToken: { type: 'string', description: 'Pass as pageToken to get the next page; absent on the last page.' },
+      unreachable: { type: 'array', items: { type: 'string' }, description: 'Locations that could not be reached.' },
+    },
+  };
+}
+schemas.ListStoragePoolsResponse = listSchema('storagePools', 'StoragePool', 'A page of storage pools.');
+schemas.ListVolumesResponse = listSchema('volumes', 'Volume', 'A page of volumes.');
+schemas.ListOperationsResponse = listSchema('operations', 'Operation', 'A page of operations.');
+schemas.ListProjectsResponse = listSchema('projects', 'Project', 'A page of projects (a project token sees only its own project).');
+schemas.ListLocationsResponse = listSchema('locations', 'Location', 'A page of locations.');
+schemas.Health = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['status'],
+  properties: { status: { type: 'string', enum: ['ok'] } },
+};
+
+// ---- parameters ----------------------------------------------------------
+const idRule = 'Unique within the parent; letters, digits and hyphens; starts with a letter, ends with a letter or digit; at most 63 characters.';
+const idPattern = '^[a-zA-Z]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$';
+const parameters = {
+  projectId: { name: 'projectId', in: 'path', required: true, description: 'Project ID.', schema: { type: 'string' } },
+  locationId: { name: 'locationId', in: 'path', required: true, description: 'Location ID (e.g. us-central1).', schema: { type: 'string' } },
+  storagePoolId: { name: 'storagePoolId', in: 'path', required: true, description: 'Storage pool ID.', schema: { type: 'string' } },
+  volumeId: { name: 'volumeId', in: 'path', required: true, description: 'Volume ID.', schema: { type: 'string' } },
+  operationId: { name: 'operationId', in: 'path', required: true, description: 'Operation ID (the last segment of Operation.name).', schema: { type: 'string' } },
+  storagePoolIdQuery: { name: 'storagePoolId', in: 'query', required: true, description: `ID of the new pool. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
+  volumeIdQuery: { name: 'volumeId', in: 'query', required: true, description: `ID of the new volume. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
+  projectIdQuery: { name: 'projectId', in: 'query', required: true, description: `ID of the new project. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
+  locationIdQuery: { name: 'locationId', in: 'query', required: true, description: `ID of the new location. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
+  updateMask: {
+    name: 'updateMask', in: 'query', required: true,
+    description: 'Comma-separated field paths to change (google.protobuf.FieldMask), camelCase or snake_case, nested paths with dots (e.g. `capacityGib,description,labels` or `tiering_policy.cooling_threshold_days`). `*` means every mutable field. A path naming an output-only or immutable field is refused (400). A field in the mask but absent from the body is cleared.',
+    schema: { type: 'string' },
+  },
+  validateOnly: { name: 'validateOnly', in: 'query', required: false, description: 'Check the request and answer with a done operation carrying the would-be resource, without changing anything.', schema: { type: 'boolean', default: false } },
+  force: { name: 'force', in: 'query', required: false, description: 'Delete the volume even if it has snapshots (the provider sends it for deletion_policy = FORCE).', schema: { type: 'boolean', default: false } },
+  pageSize: { name: 'pageSize', in: 'query', required: false, description: 'Maximum items per page (0 or absent: server default).', schema: { type: 'integer', format: 'int32', minimum: 0 } },
+  pageToken: { name: 'pageToken', in: 'query', required: false, description: 'nextPageToken of the previous page; the filter and orderBy must be the same.', schema: { type: 'string' } },
+  filter: { name: 'filter', in: 'query', required: false, description: 'Equality filter: `field=value` terms joined with AND, values optionally quoted (e.g. `storagePool="projects/p/locations/l/storagePools/sp1"`).', schema: { type: 'string' } },
+  orderBy: { name: 'orderBy', in: 'query', required: false, description: '`name`, `name asc`, `name desc` or empty (unsorted).', schema: { type: 'string', enum: ['', 'name', 'name asc', 'name desc'] } },
+};
+const ref = (n) => ({ $ref: `#/components/parameters/${n}` });
+const listParams = ['pageSize', 'pageToken', 'filter', 'orderBy'].map(ref);
+
+// ---- responses -----------------------------------------------------------
+const errs = {
+  400: ['BadRequest', 'INVALID_ARGUMENT (bad field, ID, enum, query parameter or JSON), FAILED_PRECONDITION or OUT_OF_RANGE.'],
+  401: ['Unauthenticated', 'UNAUTHENTICATED: missing, malformed, wrongly signed or expired bearer token. Carries `WWW-Authenticate: Bearer realm="aquifer"`.'],
+  403: ['PermissionDenied', 'PERMISSION_DENIED: the token\'s role or project does not allow this method.'],
+  404: ['NotFound', 'NOT_FOUND: the resource, its project or its location does not exist.'],
+  409: ['Conflict', 'ALREADY_EXISTS (the ID or shareName is taken) or ABORTED (concurrent change; retry).'],
+  413: ['PayloadTooLarge', 'The request body is larger than 1 MiB (status INVALID_ARGUMENT).'],
+};
+const responses = {};
+for (const [code, [name, desc]] of Object.entries(errs)) {
+  responses[name] = {
+    description: desc,
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
+  };
+  if (code === '401')
+    responses[name].headers = { 'WWW-Authenticate': { description: 'Bearer challenge.', schema: { type: 'string' } } };
+}
+responses.InternalError = {
+  description: 'INTERNAL, UNAVAILABLE or another server-side error.',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
+};
+responses.OperationResponse = {
+  description: 'The long-running operation. Poll GET /v1/{operation.name} until `done`.',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Operation' } } },
+};
+responses.EmptyResponse = {
+  description: 'Done: an empty object.',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Empty' } } },
+};
+
+function json(schemaRef, description) {
+  return { description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaRef}` } } } };
+}
+function errors(codes) {
+  const r = {};
+  for (const c of codes) r[c] = { $ref: `#/components/responses/${errs[c][0]}` };
+  r.default = { $ref: '#/components/responses/InternalError' };
+  return r;
+}
+function body(schemaName, desc) {
+  return {
+    required: true,
+    description: desc,
+    content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName}` } } },
+  };
+}
+
+// ---- paths -----------------------------------------------------------------
+const PL = '/v1/projects/{projectId}/locations/{locationId}';
+const authed = [{ bearerAuth: [] }];
+const paths = {};
+function op(p, method, o) {
+  paths[p] = paths[p] || {};
+  paths[p][method] = o;
+}
+function pathParams(...names) {
+  return names.map(ref);
+}
+
+op('/healthz', 'get', {
+  operationId: 'healthz', tags: ['Service'], summary: 'Liveness check', security: [],
+  description: 'Answered on the socket thread without a token.',
+  responses: { 200: json('Health', 'The server is up.') },
+});
+op('/metrics', 'get', {
+  operationId: 'metrics', tags: ['Service'], summary: 'Prometheus metrics', security: [],
+  responses: {
+    200: { description: 'Prometheus text exposition format 0.0.4.', content: { 'text/plain': { schema: { type: 'string' } } } },
+    default: { $ref: '#/components/responses/InternalError' },
+  },
+});
+op('/v1/openapi.yaml', 'get', {
+  operationId: 'getOpenApi', tags: ['Service'], summary: 'This OpenAPI document', security: [],
+  responses: { 200: { description: 'The spec, as built into the binary.', content: { 'application/yaml': { schema: { type: 'string' } } } } },
+});
+op('/docs/', 'get', {
+  operationId: 'getDocs', tags: ['Service'], summary: 'HTML API reference generated from this document', security: [],
+  responses: { 200: { description: 'Standalone HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } },
+});
+
+// Projects and locations (Aquifer administration).
+op('/v1/projects', 'post', {
+  operationId: 'createProject', tags: ['Projects'], summary: 'Create a project (cluster admin)',
+  description: 'Synchronous: answers with the project.',
+  parameters: [ref('projectIdQuery'), ref('validateOnly')],
+  requestBody: Object.assign(body('Project', 'The project (may be empty).'), { required: false }),
+  responses: Object.assign({ 200: json('Project', 'The new project.') }, errors([400, 401, 403, 409, 413])),
+});
+op('/v1/projects', 'get', {
+  operationId: 'listProjects', tags: ['Projects'], summary: 'List projects',
+  description: 'A cluster admin sees every project; a project token sees its own.',
+  parameters: listParams,
+  responses: Object.assign({ 200: json('ListProjectsResponse', 'A page of projects.') }, errors([400, 401, 403])),
+});
+op('/v1/projects/{projectId}', 'get', {
+  operationId: 'getProject', tags: ['Projects'], summary: 'Get a project',
+  parameters: pathParams('projectId'),
+  responses: Object.assign({ 200: json('Project', 'The project.') }, errors([400, 401, 403, 404])),
+});
+op('/v1/projects/{projectId}', 'delete', {
+  operationId: 'deleteProject', tags: ['Projects'], summary: 'Delete a project (cluster admin)',
+  description: 'Refused with FAILED_PRECONDITION (400) while the project holds pools or volumes.',
+  parameters: pathParams('projectId'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/EmptyResponse' } }, errors([400, 401, 403, 404, 409])),
+});
+op('/v1/locations', 'post', {
+  operationId: 'createLocation', tags: ['Locations'], summary: 'Create a location (cluster admin)',
+  parameters: [ref('locationIdQuery'), ref('validateOnly')],
+  requestBody: Object.assign(body('Location', 'The location (may be empty).'), { required: false }),
+  responses: Object.assign({ 200: json('Location', 'The new location.') }, errors([400, 401, 403, 409, 413])),
+});
+op('/v1/locations', 'get', {
+  operationId: 'listLocationsAdmin', tags: ['Locations'], summary: 'List locations (cluster admin view)',
+  parameters: listParams,
+  responses: Object.assign({ 200: json('ListLocationsResponse', 'A page of locations.') }, errors([400, 401, 403])),
+});
+op('/v1/locations/{locationId}', 'get', {
+  operationId: 'getLocationAdmin', tags: ['Locations'], summary: 'Get a location (cluster admin view)',
+  parameters: pathParams('locationId'),
+  responses: Object.assign({ 200: json('Location', 'The location.') }, errors([400, 401, 403, 404])),
+});
+op('/v1/locations/{locationId}', 'delete', {
+  operationId: 'deleteLocation', tags: ['Locations'], summary: 'Delete a location (cluster admin)',
+  description: 'Refused with FAILED_PRECONDITION (400) while storage pools exist in it.',
+  parameters: pathParams('locationId'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/EmptyResponse' } }, errors([400, 401, 403, 404, 409])),
+});
+op('/v1/projects/{projectId}/locations', 'get', {
+  operationId: 'listLocations', tags: ['Locations'], summary: 'List the locations a project sees',
+  parameters: [...pathParams('projectId'), ...listParams],
+  responses: Object.assign({ 200: json('ListLocationsResponse', 'A page of locations.') }, errors([400, 401, 403, 404])),
+});
+op(PL, 'get', {
+  operationId: 'getLocation', tags: ['Locations'], summary: 'Get a location',
+  parameters: pathParams('projectId', 'locationId'),
+  responses: Object.assign({ 200: json('Location', 'The location with its LocationMetadata.') }, errors([400, 401, 403, 404])),
+});
+
+// Storage pools.
+op(`${PL}/storagePools`, 'post', {
+  operationId: 'createStoragePool', tags: ['Storage pools'], summary: 'Create a storage pool',
+  description: 'Answers with an Operation whose response is the pool. Output-only fields in the body are ignored; unknown fields, a bad enum value or the throughput math failing are INVALID_ARGUMENT.',
+  parameters: [...pathParams('projectId', 'locationId'), ref('storagePoolIdQuery'), ref('validateOnly')],
+  requestBody: body('StoragePool', 'The pool.'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409, 413])),
+});
+op(`${PL}/storagePools`, 'get', {
+  operationId: 'listStoragePools', tags: ['Storage pools'], summary: 'List storage pools',
+  parameters: [...pathParams('projectId', 'locationId'), ...listParams],
+  responses: Object.assign({ 200: json('ListStoragePoolsResponse', 'A page of pools.') }, errors([400, 401, 403, 404])),
+});
+op(`${PL}/storagePools/{storagePoolId}`, 'get', {
+  operationId: 'getStoragePool', tags: ['Storage pools'], summary: 'Get a storage pool',
+  parameters: pathParams('projectId', 'locationId', 'storagePoolId'),
+  responses: Object.assign({ 200: json('StoragePool', 'The pool.') }, errors([400, 401, 403, 404])),
+});
+op(`${PL}/storagePools/{storagePoolId}`, 'patch', {
+  operationId: 'updateStoragePool', tags: ['Storage pools'], summary: 'Update a storage pool',
+  description: 'Only the fields named in updateMask change. Fields of the body outside the mask are checked but not applied.',
+  parameters: [...pathParams('projectId', 'locationId', 'storagePoolId'), ref('updateMask'), ref('validateOnly')],
+  requestBody: body('StoragePool', 'The pool fields to change.'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409, 413])),
+});
+op(`${PL}/storagePools/{storagePoolId}`, 'delete', {
+  operationId: 'deleteStoragePool', tags: ['Storage pools'], summary: 'Delete a storage pool',
+  description: 'Refused with FAILED_PRECONDITION (400) while the pool holds volumes. The operation\'s response is Empty.',
+  parameters: pathParams('projectId', 'locationId', 'storagePoolId'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409])),
+});
+
+// Volumes.
+op(`${PL}/volumes`, 'post', {
+  operationId: 'createVolume', tags: ['Volumes'], summary: 'Create a volume',
+  description: 'Answers with an Operation whose response is the volume. 409 when the volume ID or the shareName is taken in the location; 404 when the storage pool does not exist.',
+  parameters: [...pathParams('projectId', 'locationId'), ref('volumeIdQuery'), ref('validateOnly')],
+  requestBody: body('Volume', 'The volume.'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409, 413])),
+});
+op(`${PL}/volumes`, 'get', {
+  operationId: 'listVolumes', tags: ['Volumes'], summary: 'List volumes',
+  parameters: [...pathParams('projectId', 'locationId'), ...listParams],
+  responses: Object.assign({ 200: json('ListVolumesResponse', 'A page of volumes.') }, errors([400, 401, 403, 404])),
+});
+op(`${PL}/volumes/{volumeId}`, 'get', {
+  operationId: 'getVolume', tags: ['Volumes'], summary: 'Get a volume',
+  parameters: pathParams('projectId', 'locationId', 'volumeId'),
+  responses: Object.assign({ 200: json('Volume', 'The volume.') }, errors([400, 401, 403, 404])),
+});
+op(`${PL}/volumes/{volumeId}`, 'patch', {
+  operationId: 'updateVolume', tags: ['Volumes'], summary: 'Update a volume',
+  description: 'Only the fields named in updateMask change (camelCase or snake_case, nested paths such as `tiering_policy.cooling_threshold_days`). Changing storagePool moves the volume (PREMIUM <-> EXTREME only). Tiering cannot be removed once set (pause it instead).',
+  parameters: [...pathParams('projectId', 'locationId', 'volumeId'), ref('updateMask'), ref('validateOnly')],
+  requestBody: body('Volume', 'The volume fields to change.'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409, 413])),
+});
+op(`${PL}/volumes/{volumeId}`, 'delete', {
+  operationId: 'deleteVolume', tags: ['Volumes'], summary: 'Delete a volume',
+  description: 'The operation\'s response is Empty.',
+  parameters: [...pathParams('projectId', 'locationId', 'volumeId'), ref('force')],
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409])),
+});
+
+// Operations.
+op(`${PL}/operations`, 'get', {
+  operationId: 'listOperations', tags: ['Operations'], summary: 'List operations',
+  parameters: [...pathParams('projectId', 'locationId'), ...listParams],
+  responses: Object.assign({ 200: json('ListOperationsResponse', 'A page of operations.') }, errors([400, 401, 403, 404])),
+});
+op(`${PL}/operations/{operationId}`, 'get', {
+  operationId: 'getOperation', tags: ['Operations'], summary: 'Get (poll) an operation',
+  description: 'An unknown operation is NOT_FOUND (404); the Terraform provider keeps polling on 404.',
+  parameters: pathParams('projectId', 'locationId', 'operationId'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404])),
+});
+op(`${PL}/operations/{operationId}`, 'delete', {
+  operationId: 'deleteOperation', tags: ['Operations'], summary: 'Delete an operation record',
+  parameters: pathParams('projectId', 'locationId', 'operationId'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/EmptyResponse' } }, errors([400, 401, 403, 404, 409])),
+});
+op(`${PL}/operations/{operationId}:cancel`, 'post', {
+  operationId: 'cancelOperation', tags: ['Operations'], summary: 'Cancel an operation',
+  description: 'A done operation is left as it is; a running one records requestedCancellation and ends with error code 1 (CANCELLED).',
+  parameters: pathParams('projectId', 'locationId', 'operationId'),
+  requestBody: { required: false, content: { 'application/json': { schema: { $ref: '#/components/schemas/Empty' } } } },
+  responses: Object.assign({ 200: { $ref: '#/components/responses/EmptyResponse' } }, errors([400, 401, 403, 404, 409, 413])),
+});
+
+const spec = {
+  openapi: '3.0.3',
+  info: {
+    title: 'Aquifer API',
+    version: 'v1',
+    description: [
+      'Aquifer is a self-hosted clone of Google Cloud NetApp Volumes. Its REST surface under `/v1/` follows `netapp.googleapis.com/v1`:',
+      'camelCase JSON, int64 values as JSON strings, long-running operations for every create, update and delete of pools and volumes,',
+      'and the Google error body `{"error":{"code","message","status"}}`.',
+      '',
+      'Authentication: `Authorization: Bearer <token>` with a token from `aquiferd token` (HS256 JWT).',
+      '`/healthz`, `/metrics`, `/v1/openapi.yaml` and `/docs/` need no token.',
+      '',
+      'Errors every route may answer: 400 for more than 23 query parameters, invalid JSON or a body on a method that takes none;',
+      '405 (status INVALID_ARGUMENT) for a known path with another method; 404 for an unknown path; 413 for a body over 1 MiB;',
+      '500/503 for server faults. This server does not rate-limit (no 429).',
+      '',
+      'The Terraform google provider drives it with `netapp_custom_endpoint = "http://HOST:PORT/v1/"` (see deploy/terraform/).',
+      '',
+      'Generated by openapi/gen-spec.js from the server\'s field tables; do not edit by hand.',
+    ].join('\n'),
+    license: { name: 'Proprietary' },
+  },
+  servers: [{ url: 'http://127.0.0.1:8080', description: 'A local aquiferd (default --listen).' }],
+  security: authed,
+  tags: [
+    { name: 'Storage pools', description: 'google.cloud.netapp.v1 storagePools.' },
+    { name: 'Volumes', description: 'google.cloud.netapp.v1 volumes.' },
+    { name: 'Operations', description: 'google.longrunning.Operations.' },
+    { name: 'Locations', description: 'google.cloud.location and Aquifer\'s cluster-wide locations.' },
+    { name: 'Projects', description: 'Aquifer projects.' },
+    { name: 'Service', description: 'Health, metrics and this document.' },
+  ],
+  paths,
+  components: {
+    securitySchemes: {
+      bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A token printed by `aquiferd token --db PATH --role admin|editor|viewer [--project P]`.' },
+    },
+    parameters,
+    responses,
+    schemas,
+  },
+};
+
+process.stdout.write('# Generated by openapi/gen-spec.js from api/api_*.c; do not edit by hand.\n');
+process.stdout.write(yaml.dump(spec, { lineWidth: 120, noRefs: true, sortKeys: false }));

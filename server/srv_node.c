@@ -1,0 +1,516 @@
+/* srv_node: storage nodes and shelves (cluster admin), the agent-facing
+ * join and status calls, and placement of volumes on nodes. */
+#include "server/srv_node.h"
+
+#include <inttypes.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/api_place.h"
+#include "api/api_resource.h"
+
+#define NODE_TOKEN_TTL (10L * 365 * 86400)
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void rand_hex(char *out, size_t bytes)
+{
+	unsigned char b[64];
+
+	RAND_bytes(b, (int)bytes);
+	for (size_t i = 0; i < bytes; i++)
+		snprintf(out + i * 2, 3, "%02x", b[i]);
+}
+
+/* Sum of the placement weights on a node. */
+static int node_allocated(struct db *db, const char *node_name, double *mibps, int64_t *count)
+{
+	int rc = db_sum(db, "placement", node_name, "mibps", mibps);
+
+	if (rc == AQ_OK && count)
+		rc = db_count(db, "placement", node_name, count);
+	return rc;
+}
+
+int srv_node_view(struct db *db, json_t *node)
+{
+	double alloc = 0;
+	int64_t count = 0;
+	int rc;
+
+	json_object_del(node, "internal");
+	if ((rc = node_allocated(db, api_json_str(node, "name", ""), &alloc, &count)) != AQ_OK)
+		return rc;
+	json_object_set_new(node, "allocatedThroughputMibps", json_real(alloc));
+	json_object_set_new(node, "volumeCount", json_integer(count));
+	json_object_set_new(node, "overcommitted",
+			    json_boolean(alloc > api_json_double(node, "throughputCeilingMibps", 0) + 1e-6));
+	return AQ_OK;
+}
+
+int srv_shelf_default(struct db *db, const char *location_id)
+{
+	char name[200], parent[200], now[48];
+	json_t *doc;
+	int rc;
+
+	snprintf(name, sizeof(name), "shelves/%s-shelf-1", location_id);
+	snprintf(parent, sizeof(parent), "locations/%s", location_id);
+	api_time_now(now, sizeof(now));
+	doc = json_pack("{s:s,s:s,s:f,s:f,s:s,s:s,s:s}", "name", name, "location", location_id,
+			"readThroughputMibps", SRV_SHELF_READ_MIBPS, "writeThroughputMibps",
+			SRV_SHELF_WRITE_MIBPS, "media", "TLC", "backend", "directory", "createTime", now);
+	if (!doc)
+		return AQ_ENOMEM;
+	rc = db_put(db, "shelf", parent, name, doc, true);
+	json_decref(doc);
+	return rc == AQ_EEXIST ? AQ_OK : rc;
+}
+
+/* ---- agent-facing calls ---- */
+
+static int ensure_loc_key(struct db *db, const char *loc, char *hex, size_t cap)
+{
+	char name[200];
+	json_t *doc = NULL;
+	int rc;
+
+	snprintf(name, sizeof(name), "locsecrets/%s", loc);
+	rc = db_get(db, name, &doc);
+	if (rc == AQ_ENOENT) {
+		char key[65];
+
+		rand_hex(key, 32);
+		doc = json_pack("{s:s}", "handleKey", key);
+		if (!doc)
+			return AQ_ENOMEM;
+		rc = db_put(db, "locsecret", "", name, doc, true);
+	}
+	if (rc == AQ_OK)
+		snprintf(hex, cap, "%s", api_json_str(doc, "handleKey", ""));
+	json_decref(doc);
+	return rc;
+}
+
+int srv_h_agent_join(struct srv_req *req, json_t **resp)
+{
+	const json_t *b = req->body;
+	const char *node = api_json_str(b, "node", NULL), *loc = api_json_str(b, "location", NULL);
+	const char *addr = api_json_str(b, "address", NULL), *nfs = api_json_str(b, "nfsAddress", NULL);
+	char name[200], parent[200], now[48], secret[65], key[65];
+	json_t *doc = NULL, *locdoc = NULL;
+	struct srv_auth who = { .role = SRV_ROLE_NODE };
+	char *tok = NULL;
+	bool fresh;
+	int rc;
+
+	if (!node || !loc || !addr || !nfs)
+		return aq_fail(&req->msg, AQ_EINVAL, "join needs node, location, address and nfsAddress");
+	if ((rc = api_id_check(node, "node", &req->msg)) != AQ_OK)
+		return rc;
+	if (req->auth.location[0] && strcmp(req->auth.location, loc) != 0)
+		return aq_fail(&req->msg, AQ_EACCES, "this join token is for location \"%s\", not \"%s\"", req->auth.location, loc);
+	if (strncmp(addr, "http://", 7) != 0 && strncmp(addr, "https://", 8) != 0)
+		return aq_fail(&req->msg, AQ_EINVAL, "address must be the agent's http(s) URL");
+	snprintf(name, sizeof(name), "nodes/%s", node);
+	snprintf(parent, sizeof(parent), "locations/%s", loc);
+	if ((rc = db_begin(req->db)) != AQ_OK)
+		return rc;
+	if ((rc = db_get(req->db, parent, &locdoc)) == AQ_ENOENT)
+		rc = aq_fail(&req->msg, rc, "location \"%s\" not found", loc);
+	if (rc != AQ_OK)
+		goto out;
+	rc = db_get(req->db, name, &doc);
+	fresh = rc == AQ_ENOENT;
+	if (rc == AQ_OK && strcmp(api_json_str(doc, "location", ""), loc) != 0) {
+		rc = aq_fail(&req->msg, AQ_EEXIST, "node \"%s\" already joined location \"%s\"", node, api_json_str(doc, "location", ""));
+		goto out;
+	}
+	if (rc == AQ_ENOENT) {
+		api_time_now(now, sizeof(now));
+		doc = json_pack("{s:s,s:s,s:I,s:I,s:{}}", "name", name, "createTime", now, "generation",
+				(json_int_t)0, "appliedGeneration", (json_int_t)0, "internal");
+		rc = doc ? AQ_OK : AQ_ENOMEM;
+	}
+	if (rc != AQ_OK)
+		goto out;
+	api_time_now(now, sizeof(now));
+	rand_hex(secret, 32);
+	json_object_set_new(doc, "location", json_string(loc));
+	json_object_set_new(doc, "state", json_string("READY"));
+	json_object_set_new(doc, "lastSeenTime", json_string(now));
+	json_object_set_new(doc, "address", json_string(addr));
+	json_object_set_new(doc, "nfsAddress", json_string(nfs));
+	json_object_set_new(doc, "agentVersion", json_string(api_json_str(b, "agentVersion", "")));
+	json_object_set_new(doc, "throughputCeilingMibps",
+			    json_real(api_json_double(b, "throughputCeilingMibps", SRV_NODE_READ_MIBPS)));
+	json_object_set_new(doc, "writeThroughputCeilingMibps",
+			    json_real(api_json_double(b, "writeThroughputCeilingMibps", SRV_NODE_WRITE_MIBPS)));
+	json_object_set_new(json_object_get(doc, "internal"), "pushSecret", json_string(secret));
+	json_object_set_new(json_object_get(doc, "internal"), "lastSeenMs", json_integer(now_ms()));
+	json_object_del(json_object_get(doc, "internal"), "intentHash"); /* push again at once */
+	snprintf(who.subject, sizeof(who.subject), "%s", node);
+	snprintf(who.location, sizeof(who.location), "%s", loc);
+	rc = db_put(req->db, "node", parent, name, doc, fresh);
+	if (rc != AQ_OK || (rc = ensure_loc_key(req->db, loc, key, sizeof(key))) != AQ_OK ||
+	    (rc = srv_token_make(req->srv->key, &who, NODE_TOKEN_TTL, &tok, &req->msg)) != AQ_OK ||
+	    (rc = db_commit(req->db)) != AQ_OK)
+		goto out;
+	*resp = json_pack("{s:s,s:s,s:s,s:I}", "nodeToken", tok, "pushSecret", secret, "handleKey", key,
+			  "generation", (json_int_t)api_json_int64(doc, "generation", 0));
+	srv_reconcile_kick(req->srv);
+out:
+	db_rollback(req->db);
+	json_decref(doc);
+	json_decref(locdoc);
+	free(tok);
+	return rc;
+}
+
+/* The node a node token speaks for. */
+static int node_of_token(struct srv_req *req, char *name, size_t cap, json_t **doc)
+{
+	int rc;
+
+	if (req->auth.role != SRV_ROLE_NODE)
+		return aq_fail(&req->msg, AQ_EACCES, "only a joined node may report status");
+	snprintf(name, cap, "nodes/%s", req->auth.subject);
+	rc = db_get(req->db, name, doc);
+	if (rc == AQ_ENOENT)
+		return aq_fail(&req->msg, AQ_EACCES, "this token belongs to no joined node; join first");
+	return rc;
+}
+
+int srv_h_agent_status(struct srv_req *req, json_t **resp)
+{
+	char name[200], parent[200], now[48];
+	json_t *doc = NULL, *vols = json_object_get(req->body, "volumes"), *v;
+	int64_t applied = api_json_int64(req->body, "appliedGeneration", -1);
+	size_t i;
+	int rc;
+
+	if (applied < 0)
+		return aq_fail(&req->msg, AQ_EINVAL, "status needs appliedGeneration");
+	if ((rc = db_begin(req->db)) != AQ_OK || (rc = node_of_token(req, name, sizeof(name), &doc)) != AQ_OK)
+		goto out;
+	api_time_now(now, sizeof(now));
+	if (strcmp(api_json_str(doc, "state", ""), "DOWN") == 0)
+		json_object_set_new(doc, "state", json_string("READY"));
+	json_object_set_new(doc, "lastSeenTime", json_string(now));
+	json_object_set_new(doc, "appliedGeneration", json_integer(applied));
+	json_object_set_new(json_object_get(doc, "internal"), "lastSeenMs", json_integer(now_ms()));
+	if (json_object_get(req->body, "agentVersion"))
+		json_object_set(doc, "agentVersion", json_object_get(req->body, "agentVersion"));
+	snprintf(parent, sizeof(parent), "locations/%s", api_json_str(doc, "location", ""));
+	if ((rc = db_put(req->db, "node", parent, name, doc, false)) != AQ_OK)
+		goto out;
+	/* usage of the volumes this node serves */
+	json_array_foreach(vols, i, v) {
+		const char *vn = api_json_str(v, "name", "");
+		char pname[800], vparent[600];
+		json_t *pl = NULL, *vol = NULL;
+		int64_t used = (api_json_int64(v, "usedBytes", 0) + (1 << 30) - 1) >> 30;
+		const char *slash = strstr(vn, "/volumes/");
+
+		snprintf(pname, sizeof(pname), "placements/%s", vn);
+		if (!slash || db_get(req->db, pname, &pl) != AQ_OK ||
+		    strcmp(api_json_str(pl, "node", ""), name) != 0 || db_get(req->db, vn, &vol) != AQ_OK) {
+			json_decref(pl);
+			continue;
+		}
+		if (api_json_int64(vol, "usedGib", -1) != used) {
+			snprintf(vparent, sizeof(vparent), "%.*s", (int)(slash - vn), vn);
+			api_json_set_int64(vol, "usedGib", used);
+			rc = db_put(req->db, "volume", vparent, vn, vol, false);
+		}
+		json_decref(pl);
+		json_decref(vol);
+		if (rc != AQ_OK)
+			goto out;
+	}
+	if ((rc = db_commit(req->db)) != AQ_OK)
+		goto out;
+	if ((rc = srv_node_applied(req->srv, req->db, name, applied)) != AQ_OK)
+		goto out;
+	*resp = json_pack("{s:I}", "generation", (json_int_t)api_json_int64(doc, "generation", 0));
+out:
+	db_rollback(req->db);
+	json_decref(doc);
+	return rc;
+}
+
+/* ---- cluster admin views ---- */
+
+static int list_kind_view(struct srv_req *req, const char *kind, const char *plural, json_t **resp)
+{
+	json_t *items = NULL, *n;
+	char *next = NULL;
+	size_t i;
+	int rc;
+	struct db_query q = { .kind = kind, .parent_prefix = "locations/" };
+	const char *ps = srv_query(req, "pageSize");
+
+	q.page_token = srv_query(req, "pageToken");
+	q.filter = srv_query(req, "filter");
+	q.page_size = ps ? (int)strtol(ps, NULL, 10) : 0;
+	if ((rc = db_list(req->db, &q, &items, &next, &req->msg)) != AQ_OK)
+		return rc;
+	if (strcmp(kind, "node") == 0)
+		json_array_foreach(items, i, n)
+			if ((rc = srv_node_view(req->db, n)) != AQ_OK)
+				goto out;
+	*resp = srv_list_page(plural, items, next);
+	items = NULL;
+out:
+	json_decref(items);
+	free(next);
+	return rc;
+}
+
+int srv_h_node_list(struct srv_req *req, json_t **resp)
+{
+	return list_kind_view(req, "node", "nodes", resp);
+}
+
+int srv_h_node_get(struct srv_req *req, json_t **resp)
+{
+	char name[300];
+	json_t *doc = NULL;
+	int rc;
+
+	snprintf(name, sizeof(name), "nodes/%s", req->params[0]);
+	if ((rc = db_get(req->db, name, &doc)) == AQ_ENOENT)
+		return aq_fail(&req->msg, rc, "node \"%s\" not found", req->params[0]);
+	if (rc == AQ_OK && (rc = srv_node_view(req->db, doc)) == AQ_OK) {
+		*resp = doc;
+		doc = NULL;
+	}
+	json_decref(doc);
+	return rc;
+}
+
+int srv_h_shelf_list(struct srv_req *req, json_t **resp)
+{
+	return list_kind_view(req, "shelf", "shelves", resp);
+}
+
+int srv_h_shelf_get(struct srv_req *req, json_t **resp)
+{
+	char name[300];
+	int rc;
+
+	snprintf(name, sizeof(name), "shelves/%s", req->params[0]);
+	if ((rc = db_get(req->db, name, resp)) == AQ_ENOENT)
+		return aq_fail(&req->msg, rc, "shelf \"%s\" not found", req->params[0]);
+	return rc;
+}
+
+/* POST /v1/shelves?shelfId=S {location, readThroughputMibps, writeThroughputMibps, media} */
+int srv_h_shelf_create(struct srv_req *req, json_t **resp)
+{
+	const char *id = srv_query(req, "shelfId");
+	const json_t *b = req->body;
+	const char *loc = api_json_str(b, "location", NULL), *media = api_json_str(b, "media", "TLC");
+	double rd = api_json_double(b, "readThroughputMibps", SRV_SHELF_READ_MIBPS);
+	double wr = api_json_double(b, "writeThroughputMibps", strcmp(media, "QLC") == 0 ? SRV_SHELF_WRITE_MIBPS / 2 : SRV_SHELF_WRITE_MIBPS);
+	char name[200], parent[200], now[48];
+	json_t *doc = NULL, *l = NULL;
+	int rc;
+
+	if (!id || (rc = api_id_check(id, "shelfId", &req->msg)) != AQ_OK)
+		return id ? rc : aq_fail(&req->msg, AQ_EINVAL, "shelfId is required");
+	if (!loc)
+		return aq_fail(&req->msg, AQ_EINVAL, "location is required");
+	if (strcmp(media, "TLC") != 0 && strcmp(media, "QLC") != 0)
+		return aq_fail(&req->msg, AQ_EINVAL, "media must be TLC or QLC");
+	if (rd <= 0 || wr <= 0)
+		return aq_fail(&req->msg, AQ_EINVAL, "readThroughputMibps and writeThroughputMibps must be positive");
+	snprintf(name, sizeof(name), "shelves/%s", id);
+	snprintf(parent, sizeof(parent), "locations/%s", loc);
+	api_time_now(now, sizeof(now));
+	if ((rc = db_begin(req->db)) != AQ_OK)
+		return rc;
+	if ((rc = db_get(req->db, parent, &l)) == AQ_ENOENT)
+		rc = aq_fail(&req->msg, rc, "location \"%s\" not found", loc);
+	if (rc != AQ_OK)
+		goto out;
+	doc = json_pack("{s:s,s:s,s:f,s:f,s:s,s:s,s:s}", "name", name, "location", loc,
+			"readThroughputMibps", rd, "writeThroughputMibps", wr, "media", media, "backend",
+			"directory", "createTime", now);
+	if ((rc = db_put(req->db, "shelf", parent, name, doc, true)) == AQ_EEXIST)
+		rc = aq_fail(&req->msg, rc, "shelf \"%s\" already exists", id);
+	if (rc != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
+		goto out;
+	*resp = doc;
+	doc = NULL;
+out:
+	db_rollback(req->db);
+	json_decref(doc);
+	json_decref(l);
+	return rc;
+}
+
+/* POST /v1/locations/L:joinToken?ttl=S: a node-role token bound to L. */
+int srv_h_join_token(struct srv_req *req, json_t **resp)
+{
+	struct srv_auth who = { .role = SRV_ROLE_NODE };
+	const char *ttls = srv_query(req, "ttl");
+	long ttl = ttls ? strtol(ttls, NULL, 10) : 3600;
+	char name[200], exp[32], *tok = NULL;
+	json_t *l = NULL;
+	time_t t;
+	struct tm tm;
+	int rc;
+
+	if (ttl <= 0 || ttl > 31L * 86400)
+		return aq_fail(&req->msg, AQ_EINVAL, "ttl must be 1..%ld seconds", 31L * 86400);
+	snprintf(name, sizeof(name), "locations/%s", req->params[0]);
+	if ((rc = db_get(req->db, name, &l)) == AQ_ENOENT)
+		return aq_fail(&req->msg, rc, "location \"%s\" not found", req->params[0]);
+	json_decref(l);
+	if (rc != AQ_OK)
+		return rc;
+	snprintf(who.subject, sizeof(who.subject), "join");
+	snprintf(who.location, sizeof(who.location), "%s", req->params[0]);
+	if ((rc = srv_token_make(req->srv->key, &who, ttl, &tok, &req->msg)) != AQ_OK)
+		return rc;
+	t = time(NULL) + ttl;
+	gmtime_r(&t, &tm);
+	strftime(exp, sizeof(exp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	*resp = json_pack("{s:s,s:s,s:s}", "token", tok, "expireTime", exp, "location", req->params[0]);
+	free(tok);
+	return *resp ? AQ_OK : AQ_ENOMEM;
+}
+
+/* ---- placement ---- */
+
+/* Candidate nodes of a location with their allocation; *shelf_head is what
+ * the location's shelves can still take. */
+static int place_candidates(struct db *db, const char *loc, const char *skip, json_t **nodes,
+			    struct api_place_node **cand, double *shelf_head, aq_msg *msg)
+{
+	char parent[200];
+	struct db_query q = { .kind = "node", .parent = parent };
+	char *next = NULL;
+	double shelves = 0, total = 0;
+	json_t *n;
+	size_t i;
+	int rc;
+
+	snprintf(parent, sizeof(parent), "locations/%s", loc);
+	if ((rc = db_list(db, &q, nodes, &next, msg)) != AQ_OK)
+		return rc;
+	free(next);
+	*cand = calloc(json_array_size(*nodes) + 1, sizeof(**cand));
+	if (!*cand)
+		return AQ_ENOMEM;
+	json_array_foreach(*nodes, i, n) {
+		struct api_place_node *c = &(*cand)[i];
+
+		c->name = api_json_str(n, "name", "");
+		c->ceiling_mibps = api_json_double(n, "throughputCeilingMibps", 0);
+		if ((rc = node_allocated(db, c->name, &c->allocated_mibps, NULL)) != AQ_OK)
+			return rc;
+		c->eligible = strcmp(api_json_str(n, "state", ""), "READY") == 0 &&
+			      (!skip || strcmp(c->name, skip) != 0);
+		total += c->allocated_mibps;
+	}
+	if ((rc = db_sum(db, "shelf", parent, "readThroughputMibps", &shelves)) != AQ_OK)
+		return rc;
+	*shelf_head = shelves - total;
+	return AQ_OK;
+}
+
+int srv_place_pick(struct db *db, const char *loc, const char *skip, double mibps, bool overcommit,
+		   char *node, size_t cap, aq_msg *msg)
+{
+	json_t *nodes = NULL;
+	struct api_place_node *cand = NULL;
+	double shelf_head = 0;
+	size_t pick;
+	int rc;
+
+	if ((rc = place_candidates(db, loc, skip, &nodes, &cand, &shelf_head, msg)) == AQ_OK &&
+	    (rc = api_place(cand, json_array_size(nodes), mibps, shelf_head, overcommit, &pick, msg)) == AQ_OK)
+		snprintf(node, cap, "%s", cand[pick].name);
+	if (rc == AQ_EUNAVAIL)
+		rc = aq_fail(msg, AQ_EEXHAUSTED, "no READY storage node in location \"%s\"; join one with aquifer-agent", loc);
+	free(cand);
+	json_decref(nodes);
+	return rc;
+}
+
+static void vol_location(const char *vol_name, char *loc, size_t cap)
+{
+	const char *l = strstr(vol_name, "/locations/");
+	const char *e = l ? strchr(l + 11, '/') : NULL;
+
+	snprintf(loc, cap, "%.*s", e ? (int)(e - l - 11) : 0, l ? l + 11 : "");
+}
+
+int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name,
+		     const char *action, aq_msg *msg)
+{
+	const char *vn = api_json_str(vol, "name", "");
+	double mibps = api_json_double(vol, "throughputMibps", 0);
+	char pname[800], loc[100], node[200];
+	json_t *pl = NULL;
+	int rc;
+
+	snprintf(pname, sizeof(pname), "placements/%s", vn);
+	vol_location(vn, loc, sizeof(loc));
+	rc = db_get(req->db, pname, &pl);
+	if (rc == AQ_ENOENT && strcmp(action, "create") == 0) {
+		unsigned char sum[SHA256_DIGEST_LENGTH];
+		char fsid[17], dir[64], seed[900];
+
+		if ((rc = srv_place_pick(req->db, loc, NULL, mibps, false, node, sizeof(node), msg)) != AQ_OK)
+			goto out;
+		/* fsid: stable for this incarnation of the name (its createTime) */
+		snprintf(seed, sizeof(seed), "%s|%s", vn, api_json_str(vol, "createTime", ""));
+		SHA256((const unsigned char *)seed, strlen(seed), sum);
+		for (int i = 0; i < 8; i++)
+			snprintf(fsid + i * 2, 3, "%02x", sum[i]);
+		snprintf(dir, sizeof(dir), "volumes/%s", fsid);
+		pl = json_pack("{s:s,s:s,s:f,s:s,s:s,s:s,s:s,s:I}", "volume", vn, "node", node, "mibps",
+			       mibps, "fsid", fsid, "dir", dir, "op", op_name, "action", action,
+			       "pendingGeneration", (json_int_t)0);
+		rc = pl ? db_put(req->db, "placement", node, pname, pl, true) : AQ_ENOMEM;
+		goto out;
+	}
+	if (rc != AQ_OK)
+		goto out;
+	snprintf(node, sizeof(node), "%s", api_json_str(pl, "node", ""));
+	if (strcmp(action, "update") == 0) {
+		double alloc = 0, old = api_json_double(pl, "mibps", 0);
+		json_t *nd = NULL;
+
+		if ((rc = node_allocated(req->db, node, &alloc, NULL)) != AQ_OK ||
+		    (rc = db_get(req->db, node, &nd)) != AQ_OK)
+			goto out;
+		if (mibps > old && alloc - old + mibps > api_json_double(nd, "throughputCeilingMibps", 0) + 1e-6)
+			rc = aq_fail(msg, AQ_EEXHAUSTED, "node %s has %.2f MiB/s of headroom; the volume needs %.2f more",
+				     node, api_json_double(nd, "throughputCeilingMibps", 0) - alloc, mibps - old);
+		json_decref(nd);
+		if (rc != AQ_OK)
+			goto out;
+		json_object_set_new(pl, "mibps", json_real(mibps));
+	}
+	json_object_set_new(pl, "op", json_string(op_name));
+	json_object_set_new(pl, "action", json_string(action));
+	json_object_set_new(pl, "pendingGeneration", json_integer(0));
+	rc = db_put(req->db, "placement", node, pname, pl, false);
+out:
+	json_decref(pl);
+	return rc;
+}

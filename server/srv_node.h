@@ -1,0 +1,43 @@
+/* srv_node: storage nodes, shelves, placement and the reconciler.
+ *
+ * Stored kinds (db): "node" (nodes/N, parent locations/L; the public document
+ * plus an "internal" object that never leaves the server), "placement"
+ * (placements/<volume name>, parent nodes/N: which node serves a volume and
+ * the operation waiting for it), "shelf" (shelves/S, parent locations/L) and
+ * "locsecret" (locsecrets/L: the location's file-handle key, shared by its
+ * nodes so handles survive failover).
+ */
+#ifndef AQ_SRV_NODE_H
+#define AQ_SRV_NODE_H
+
+#include "server/srv_internal.h"
+
+/* Seed hardware figures (DESIGN.md): node ~35 GB/s read, ~10 GB/s write;
+ * shelf ~140 GB/s read, 70 GB/s (TLC) write. In MiB/s. */
+#define SRV_NODE_READ_MIBPS 33379.0
+#define SRV_NODE_WRITE_MIBPS 9537.0
+#define SRV_SHELF_READ_MIBPS 133514.0
+#define SRV_SHELF_WRITE_MIBPS 66757.0
+
+/* Place a new or changed volume (in the caller's transaction): pick a node of
+ * the volume's location, write its placement with the pending operation and
+ * action ("create"/"update"/"delete"). For an update or delete the volume
+ * keeps its node (update re-checks that node's headroom). */
+int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name,
+		     const char *action, aq_msg *msg);
+/* Pick a node of location loc for mibps (skip: a node to leave, or NULL). */
+int srv_place_pick(struct db *db, const char *loc, const char *skip, double mibps, bool overcommit,
+		   char *node, size_t cap, aq_msg *msg);
+/* Wake the reconciler (after a commit that changed desired state). */
+void srv_reconcile_kick(struct srv *srv);
+int srv_reconcile_start(struct srv *srv, aq_msg *msg);
+void srv_reconcile_stop(struct srv *srv);
+/* A node reported generation g applied: finish what waited for it. */
+int srv_node_applied(struct srv *srv, struct db *db, const char *node_name, int64_t g);
+/* Create the default shelf of a new location (in the caller's transaction). */
+int srv_shelf_default(struct db *db, const char *location_id);
+
+/* The public view of a node: internal fields removed, counts filled. */
+int srv_node_view(struct db *db, json_t *node);
+
+#endif

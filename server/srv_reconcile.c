@@ -1,0 +1,568 @@
+/* srv_reconcile: the control loop that pushes each node its desired state.
+ *
+ * Level-triggered: for every node the reconciler computes the whole intent
+ * (every volume placed on it, with export rules, QoS, tiering; and the
+ * volumes whose data it must delete) and hashes it. A changed hash bumps the
+ * node's generation. The intent is pushed (libcurl, the node's push secret)
+ * whenever the node has not applied the newest generation, and again every
+ * repush_ms, so a missed push heals. Whatever waited for a generation
+ * (create, update and delete operations) finishes when the node reports it
+ * applied, by the push's answer or by its own status report. Nodes silent
+ * for node_down_ms are DOWN and their volumes move to healthy nodes of the
+ * location (the shelf is shared), even past ceilings: availability first.
+ * It runs on its own thread with its own db connection; libcurl never runs
+ * on the socket thread.
+ */
+#include "server/srv_node.h"
+
+#include <curl/curl.h>
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/api_schema.h"
+
+#define VOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.Volume"
+#define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
+
+static int64_t rec_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void srv_reconcile_kick(struct srv *srv)
+{
+	if (!srv->rec_running)
+		return;
+	pthread_mutex_lock(&srv->rec_lock);
+	srv->rec_kick = true;
+	pthread_cond_signal(&srv->rec_cond);
+	pthread_mutex_unlock(&srv->rec_lock);
+}
+
+/* All documents of kind under parent (every page). */
+static int list_all(struct db *db, const char *kind, const char *parent, json_t **out)
+{
+	struct db_query q = { .kind = kind, .parent = parent };
+	json_t *all = json_array(), *page = NULL;
+	char *tok = NULL, *next = NULL;
+	int rc = AQ_OK;
+
+	if (!all)
+		return AQ_ENOMEM;
+	do {
+		q.page_token = tok;
+		if ((rc = db_list(db, &q, &page, &next, NULL)) != AQ_OK)
+			break;
+		json_array_extend(all, page);
+		json_decref(page);
+		page = NULL;
+		free(tok);
+		tok = next;
+		next = NULL;
+	} while (tok);
+	free(tok);
+	if (rc != AQ_OK) {
+		json_decref(all);
+		return rc;
+	}
+	*out = all;
+	return AQ_OK;
+}
+
+static json_t *mount_options(const json_t *vol, const json_t *node)
+{
+	const char *nfs = api_json_str(node, "nfsAddress", "");
+	const char *share = api_json_str(vol, "shareName", "");
+	const char *colon = strrchr(nfs, ':');
+	char ip[80], exp[120], full[200], instr[600];
+	long port = colon ? strtol(colon + 1, NULL, 10) : 2049;
+
+	snprintf(ip, sizeof(ip), "%.*s", colon ? (int)(colon - nfs) : (int)strlen(nfs), nfs);
+	snprintf(exp, sizeof(exp), "/%s", share);
+	snprintf(full, sizeof(full), "%s:%s", ip, exp);
+	snprintf(instr, sizeof(instr),
+		 "mount -t nfs -o vers=3,proto=tcp,port=%ld,mountport=%ld %s /mnt/%s"
+		 " (libnfs: nfs://%s%s?version=3&nfsport=%ld&mountport=%ld)",
+		 port, port, full, share, ip, exp, port, port);
+	return json_pack("[{s:s,s:s,s:s,s:s,s:s,s:I}]", "export", exp, "exportFull", full, "protocol",
+			 "NFSV3", "instructions", instr, "ipAddress", ip, "port", (json_int_t)port);
+}
+
+static int vol_parent(const char *vn, char *out, size_t cap)
+{
+	const char *slash = strstr(vn, "/volumes/");
+
+	if (!slash)
+		return AQ_EINVAL;
+	snprintf(out, cap, "%.*s", (int)(slash - vn), vn);
+	return AQ_OK;
+}
+
+static int op_finish_any(struct db *db, const char *op, const json_t *resp, int err, const char *m)
+{
+	int rc = op && *op ? srv_op_finish(db, op, resp, err, m) : AQ_OK;
+
+	return rc == AQ_ENOENT ? AQ_OK : rc; /* the operation was deleted by its owner */
+}
+
+int srv_node_applied(struct srv *srv, struct db *db, const char *node_name, int64_t g)
+{
+	json_t *pls = NULL, *pl, *node = NULL;
+	size_t i;
+	int rc;
+
+	(void)srv;
+	if ((rc = db_begin(db)) != AQ_OK)
+		return rc;
+	if ((rc = db_get(db, node_name, &node)) != AQ_OK || (rc = list_all(db, "placement", node_name, &pls)) != AQ_OK)
+		goto out;
+	json_array_foreach(pls, i, pl) {
+		const char *op = api_json_str(pl, "op", ""), *action = api_json_str(pl, "action", "");
+		const char *vn = api_json_str(pl, "volume", "");
+		int64_t pg = api_json_int64(pl, "pendingGeneration", 0);
+		char pname[800], vparent[600];
+		json_t *vol = NULL, *resp = NULL;
+
+		if (!*action || pg <= 0 || pg > g)
+			continue;
+		snprintf(pname, sizeof(pname), "placements/%s", vn);
+		if (vol_parent(vn, vparent, sizeof(vparent)) != AQ_OK)
+			continue;
+		if (strcmp(action, "delete") == 0) {
+			resp = json_pack("{s:s}", "@type", EMPTY_TYPE);
+			if ((rc = db_delete(db, vn)) != AQ_OK && rc != AQ_ENOENT)
+				goto next;
+			if ((rc = db_delete(db, pname)) != AQ_OK || (rc = op_finish_any(db, op, resp, AQ_OK, NULL)) != AQ_OK)
+				goto next;
+		} else {
+			if ((rc = db_get(db, vn, &vol)) != AQ_OK)
+				goto next;
+			json_object_set_new(vol, "state", json_string("READY"));
+			json_object_set_new(vol, "stateDetails", json_string(""));
+			json_object_set_new(vol, "mountOptions", mount_options(vol, node));
+			if ((rc = db_put(db, "volume", vparent, vn, vol, false)) != AQ_OK)
+				goto next;
+			resp = json_deep_copy(vol);
+			json_object_set_new(resp, "@type", json_string(VOL_TYPE));
+			json_object_del(pl, "op");
+			json_object_set_new(pl, "action", json_string(""));
+			json_object_set_new(pl, "pendingGeneration", json_integer(0));
+			if ((rc = db_put(db, "placement", node_name, pname, pl, false)) != AQ_OK ||
+			    (rc = op_finish_any(db, op, resp, AQ_OK, NULL)) != AQ_OK)
+				goto next;
+		}
+next:
+		json_decref(vol);
+		json_decref(resp);
+		if (rc != AQ_OK)
+			goto out;
+	}
+	rc = db_commit(db);
+out:
+	db_rollback(db);
+	json_decref(pls);
+	json_decref(node);
+	return rc;
+}
+
+/* The intent entry of one volume. */
+static json_t *intent_volume(const json_t *vol, const json_t *pl)
+{
+	json_t *rules = json_array(), *r, *e;
+	json_t *src = json_object_get(json_object_get(vol, "exportPolicy"), "rules");
+	size_t i;
+
+	json_array_foreach(src, i, r) {
+		const char *squash = api_json_str(r, "squashMode", NULL);
+		const char *root = api_json_str(r, "hasRootAccess", "true");
+
+		if (!squash)
+			squash = strcmp(root, "false") == 0 ? "ROOT_SQUASH" : "NO_ROOT_SQUASH";
+		json_array_append_new(rules, json_pack("{s:s,s:s,s:s,s:I}", "allowedClients",
+						       api_json_str(r, "allowedClients", ""), "accessType",
+						       api_json_str(r, "accessType", "READ_WRITE"),
+						       "squashMode", squash, "anonUid",
+						       (json_int_t)api_json_int64(r, "anonUid", 65534)));
+	}
+	e = json_pack("{s:s,s:s,s:s,s:s,s:I,s:f,s:o}", "name", api_json_str(vol, "name", ""), "fsid",
+		      api_json_str(pl, "fsid", ""), "shareName", api_json_str(vol, "shareName", ""),
+		      "dir", api_json_str(pl, "dir", ""), "capacityBytes",
+		      (json_int_t)(api_json_int64(vol, "capacityGib", 0) << 30), "throughputMibps",
+		      api_json_double(vol, "throughputMibps", 0), "exportRules", rules);
+	if (e && json_object_get(vol, "tieringPolicy"))
+		json_object_set(e, "tieringPolicy", json_object_get(vol, "tieringPolicy"));
+	if (e && json_object_get(vol, "unixPermissions"))
+		json_object_set(e, "unixPermissions", json_object_get(vol, "unixPermissions"));
+	return e;
+}
+
+/* Build a node's intent body (without generation) from its placements. */
+static int intent_build(struct db *db, const json_t *node, json_t **out)
+{
+	const char *nn = api_json_str(node, "name", "");
+	json_t *pls = NULL, *pl, *vols = json_array(), *dels = json_array(), *key = NULL;
+	char kname[200];
+	size_t i;
+	int rc;
+
+	if ((rc = list_all(db, "placement", nn, &pls)) != AQ_OK)
+		goto out;
+	json_array_foreach(pls, i, pl) {
+		json_t *vol = NULL;
+
+		if (strcmp(api_json_str(pl, "action", ""), "delete") == 0) {
+			json_array_append_new(dels, json_pack("{s:s,s:s,s:s}", "name", api_json_str(pl, "volume", ""),
+							      "fsid", api_json_str(pl, "fsid", ""), "dir",
+							      api_json_str(pl, "dir", "")));
+			continue;
+		}
+		if (db_get(db, api_json_str(pl, "volume", ""), &vol) != AQ_OK)
+			continue;
+		json_array_append_new(vols, intent_volume(vol, pl));
+		json_decref(vol);
+	}
+	snprintf(kname, sizeof(kname), "locsecrets/%s", api_json_str(node, "location", ""));
+	if ((rc = db_get(db, kname, &key)) != AQ_OK)
+		goto out;
+	*out = json_pack("{s:s,s:s,s:s,s:O,s:O}", "node", nn, "location", api_json_str(node, "location", ""),
+			 "handleKey", api_json_str(key, "handleKey", ""), "volumes", vols, "deletes", dels);
+	rc = *out ? AQ_OK : AQ_ENOMEM;
+out:
+	json_decref(pls);
+	json_decref(vols);
+	json_decref(dels);
+	json_decref(key);
+	return rc;
+}
+
+static size_t curl_sink(char *p, size_t sz, size_t n, void *arg)
+{
+	json_t **acc = arg;
+	const char *old = json_string_value(*acc);
+	size_t ol = old ? strlen(old) : 0, add = sz * n;
+	char *buf;
+
+	if (ol + add > 65536)
+		return 0;
+	buf = malloc(ol + add + 1);
+	if (!buf)
+		return 0;
+	memcpy(buf, old ? old : "", ol);
+	memcpy(buf + ol, p, add);
+	buf[ol + add] = '\0';
+	json_decref(*acc);
+	*acc = json_string(buf);
+	free(buf);
+	return add;
+}
+
+/* PUT the intent to the node's agent; *applied is what it reports. */
+static int push(const json_t *node, const json_t *intent, int64_t *applied, char *err, size_t errcap)
+{
+	const char *secret = api_json_str(json_object_get(node, "internal"), "pushSecret", "");
+	char url[600], authz[200];
+	char *body = json_dumps(intent, JSON_COMPACT);
+	struct curl_slist *h = NULL;
+	json_t *acc = NULL, *reply = NULL;
+	CURL *c = curl_easy_init();
+	long code = 0;
+	CURLcode cc;
+	int rc = AQ_EUNAVAIL;
+
+	if (!c || !body)
+		goto out;
+	snprintf(url, sizeof(url), "%s/v1/intent", api_json_str(node, "address", ""));
+	snprintf(authz, sizeof(authz), "Authorization: Bearer %s", secret);
+	h = curl_slist_append(h, authz);
+	h = curl_slist_append(h, "Content-Type: application/json");
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_sink);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &acc);
+	cc = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	if (cc != CURLE_OK) {
+		snprintf(err, errcap, "push to %s failed: %s", url, curl_easy_strerror(cc));
+		goto out;
+	}
+	reply = acc ? json_loads(json_string_value(acc), 0, NULL) : NULL;
+	if (code != 200 || !reply) {
+		snprintf(err, errcap, "push to %s: HTTP %ld %s", url, code, acc ? json_string_value(acc) : "");
+		rc = AQ_EIO;
+		goto out;
+	}
+	*applied = api_json_int64(reply, "appliedGeneration", 0);
+	rc = AQ_OK;
+out:
+	curl_slist_free_all(h);
+	if (c)
+		curl_easy_cleanup(c);
+	free(body);
+	json_decref(acc);
+	json_decref(reply);
+	return rc;
+}
+
+/* Move a DOWN or draining node's placements to other nodes of its location. */
+static int move_away(struct db *db, const json_t *node, bool overcommit, int *left)
+{
+	const char *nn = api_json_str(node, "name", ""), *loc = api_json_str(node, "location", "");
+	json_t *pls = NULL, *pl;
+	size_t i;
+	int rc;
+
+	*left = 0;
+	if ((rc = list_all(db, "placement", nn, &pls)) != AQ_OK)
+		return rc;
+	json_array_foreach(pls, i, pl) {
+		char to[200], pname[800];
+		aq_msg why = { "" };
+
+		if (srv_place_pick(db, loc, nn, api_json_double(pl, "mibps", 0), overcommit, to, sizeof(to), &why) != AQ_OK) {
+			(*left)++;
+			continue;
+		}
+		snprintf(pname, sizeof(pname), "placements/%s", api_json_str(pl, "volume", ""));
+		json_object_set_new(pl, "node", json_string(to));
+		/* whatever waited for the old node now waits for the new one */
+		json_object_set_new(pl, "pendingGeneration", json_integer(0));
+		if ((rc = db_put(db, "placement", to, pname, pl, false)) != AQ_OK)
+			break;
+	}
+	json_decref(pls);
+	return rc;
+}
+
+static int node_save(struct db *db, json_t *node)
+{
+	char parent[200];
+
+	snprintf(parent, sizeof(parent), "locations/%s", api_json_str(node, "location", ""));
+	return db_put(db, "node", parent, api_json_str(node, "name", ""), node, false);
+}
+
+/* Liveness: mark silent nodes DOWN and move their volumes. */
+static void rec_liveness(struct srv *srv, struct db *db)
+{
+	json_t *nodes = NULL, *n;
+	size_t i;
+	int64_t now = rec_now_ms();
+
+	if (list_all(db, "node", NULL, &nodes) != AQ_OK)
+		return;
+	json_array_foreach(nodes, i, n) {
+		const char *state = api_json_str(n, "state", "");
+		int64_t seen = api_json_int64(json_object_get(n, "internal"), "lastSeenMs", 0);
+		int left = 0;
+		json_t *cur = NULL;
+
+		if (strcmp(state, "DOWN") != 0 && now - seen <= srv->cfg.node_down_ms)
+			continue;
+		if (db_begin(db) != AQ_OK)
+			continue;
+		if (db_get(db, api_json_str(n, "name", ""), &cur) == AQ_OK) {
+			if (strcmp(api_json_str(cur, "state", ""), "DOWN") != 0) {
+				fprintf(stderr, "aquiferd: node %s silent for %lld ms: DOWN\n",
+					api_json_str(cur, "name", ""), (long long)(now - seen));
+				json_object_set_new(cur, "state", json_string("DOWN"));
+				node_save(db, cur);
+			}
+			if (move_away(db, cur, true, &left) == AQ_OK)
+				db_commit(db);
+		}
+		db_rollback(db);
+		json_decref(cur);
+	}
+	json_decref(nodes);
+}
+
+/* Give pending placements the generation that carries them; bump the
+ * generation when the intent changed. Returns the generation to push. */
+static int rec_generation(struct db *db, const char *nn, const char *hash, int64_t *gen)
+{
+	json_t *node = NULL, *pls = NULL, *pl, *internal;
+	size_t i;
+	int rc;
+
+	if ((rc = db_begin(db)) != AQ_OK)
+		return rc;
+	if ((rc = db_get(db, nn, &node)) != AQ_OK || (rc = list_all(db, "placement", nn, &pls)) != AQ_OK)
+		goto out;
+	internal = json_object_get(node, "internal");
+	*gen = api_json_int64(node, "generation", 0);
+	if (strcmp(api_json_str(internal, "intentHash", ""), hash) != 0) {
+		(*gen)++;
+		json_object_set_new(node, "generation", json_integer(*gen));
+		json_object_set_new(internal, "intentHash", json_string(hash));
+		if ((rc = node_save(db, node)) != AQ_OK)
+			goto out;
+	}
+	json_array_foreach(pls, i, pl) {
+		char pname[800];
+
+		if (!*api_json_str(pl, "action", "") || api_json_int64(pl, "pendingGeneration", 0) > 0)
+			continue;
+		snprintf(pname, sizeof(pname), "placements/%s", api_json_str(pl, "volume", ""));
+		json_object_set_new(pl, "pendingGeneration", json_integer(*gen));
+		if ((rc = db_put(db, "placement", nn, pname, pl, false)) != AQ_OK)
+			goto out;
+	}
+	rc = db_commit(db);
+out:
+	db_rollback(db);
+	json_decref(node);
+	json_decref(pls);
+	return rc;
+}
+
+static void rec_node(struct srv *srv, struct db *db, const json_t *n)
+{
+	const char *nn = api_json_str(n, "name", "");
+	json_t *intent = NULL, *payload = NULL, *node = NULL;
+	unsigned char sum[SHA256_DIGEST_LENGTH];
+	char hash[SHA256_DIGEST_LENGTH * 2 + 1], err[512] = "";
+	char *text = NULL;
+	int64_t gen = 0, applied = -1, now = rec_now_ms();
+
+	if (intent_build(db, n, &intent) != AQ_OK || !(text = json_dumps(intent, JSON_COMPACT | JSON_SORT_KEYS)))
+		goto out;
+	SHA256((const unsigned char *)text, strlen(text), sum);
+	for (size_t i = 0; i < sizeof(sum); i++)
+		snprintf(hash + i * 2, 3, "%02x", sum[i]);
+	if (rec_generation(db, nn, hash, &gen) != AQ_OK || db_get(db, nn, &node) != AQ_OK)
+		goto out;
+	if (api_json_int64(node, "appliedGeneration", 0) >= gen &&
+	    now - api_json_int64(json_object_get(node, "internal"), "lastPushMs", 0) < srv->cfg.repush_ms)
+		goto out;
+	payload = json_deep_copy(intent);
+	json_object_set_new(payload, "generation", json_integer(gen));
+	if (push(node, payload, &applied, err, sizeof(err)) != AQ_OK) {
+		fprintf(stderr, "aquiferd: %s\n", err);
+		goto out;
+	}
+	if (db_begin(db) == AQ_OK) {
+		json_t *cur = NULL;
+
+		if (db_get(db, nn, &cur) == AQ_OK) {
+			json_object_set_new(json_object_get(cur, "internal"), "lastPushMs", json_integer(now));
+			if (applied > api_json_int64(cur, "appliedGeneration", 0))
+				json_object_set_new(cur, "appliedGeneration", json_integer(applied));
+			if (node_save(db, cur) == AQ_OK)
+				db_commit(db);
+		}
+		db_rollback(db);
+		json_decref(cur);
+	}
+	srv_node_applied(srv, db, nn, applied);
+out:
+	free(text);
+	json_decref(intent);
+	json_decref(payload);
+	json_decref(node);
+}
+
+static void *rec_main(void *arg)
+{
+	struct srv *srv = arg;
+	struct db *db = NULL;
+	aq_msg msg = { "" };
+
+	if (db_open(srv->cfg.db_path, &db, &msg) != AQ_OK) {
+		fprintf(stderr, "aquiferd: reconciler: %s\n", msg.text);
+		return NULL;
+	}
+	for (;;) {
+		json_t *nodes = NULL, *n;
+		struct timespec until;
+		size_t i;
+
+		pthread_mutex_lock(&srv->rec_lock);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 1;
+		while (!srv->rec_kick && !srv->rec_stop)
+			if (pthread_cond_timedwait(&srv->rec_cond, &srv->rec_lock, &until) != 0)
+				break;
+		srv->rec_kick = false;
+		if (srv->rec_stop) {
+			pthread_mutex_unlock(&srv->rec_lock);
+			break;
+		}
+		pthread_mutex_unlock(&srv->rec_lock);
+
+		rec_liveness(srv, db);
+		if (list_all(db, "node", NULL, &nodes) != AQ_OK)
+			continue;
+		json_array_foreach(nodes, i, n)
+			if (strcmp(api_json_str(n, "state", ""), "DOWN") != 0)
+				rec_node(srv, db, n);
+		json_decref(nodes);
+	}
+	db_close(db);
+	return NULL;
+}
+
+int srv_reconcile_start(struct srv *srv, aq_msg *msg)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	pthread_mutex_init(&srv->rec_lock, NULL);
+	pthread_cond_init(&srv->rec_cond, NULL);
+	if (pthread_create(&srv->rec_thread, NULL, rec_main, srv) != 0)
+		return aq_fail(msg, AQ_EINTERNAL, "cannot start the reconciler");
+	srv->rec_running = true;
+	return AQ_OK;
+}
+
+void srv_reconcile_stop(struct srv *srv)
+{
+	if (!srv->rec_running)
+		return;
+	pthread_mutex_lock(&srv->rec_lock);
+	srv->rec_stop = true;
+	pthread_cond_signal(&srv->rec_cond);
+	pthread_mutex_unlock(&srv->rec_lock);
+	pthread_join(srv->rec_thread, NULL);
+	srv->rec_running = false;
+}
+
+/* POST /v1/nodes/N:drain: DRAINING, and its volumes move within ceilings. */
+int srv_h_node_drain(struct srv_req *req, json_t **resp)
+{
+	char name[300];
+	json_t *node = NULL;
+	int left = 0, rc;
+
+	snprintf(name, sizeof(name), "nodes/%s", req->params[0]);
+	if ((rc = db_begin(req->db)) != AQ_OK)
+		return rc;
+	if ((rc = db_get(req->db, name, &node)) == AQ_ENOENT)
+		rc = aq_fail(&req->msg, rc, "node \"%s\" not found", req->params[0]);
+	if (rc != AQ_OK)
+		goto out;
+	json_object_set_new(node, "state", json_string("DRAINING"));
+	if ((rc = node_save(req->db, node)) != AQ_OK || (rc = move_away(req->db, node, false, &left)) != AQ_OK ||
+	    (rc = db_commit(req->db)) != AQ_OK)
+		goto out;
+	srv_reconcile_kick(req->srv);
+	if ((rc = srv_node_view(req->db, node)) != AQ_OK)
+		goto out;
+	json_object_set_new(node, "stateDetails",
+			    json_string(left ? "some volumes found no node with headroom and stay until capacity frees up"
+					     : "every volume was re-placed"));
+	*resp = node;
+	node = NULL;
+out:
+	db_rollback(req->db);
+	json_decref(node);
+	return rc;
+}

@@ -1,0 +1,264 @@
+/* test_vol: the volume store (agent/vol.c): handle MAC and forgery,
+ * cross-export handles, export-set replacement, export rules, confinement to
+ * the export, capacity accounting and counters. Needs root (open_by_handle_at). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/vol.h"
+
+static char tmp[64];
+static struct vol_store *S;
+static struct vol_export_cfg cfg[2];
+static const struct vol_cred root = {0, 0, 0, {0}};
+
+static void setup(void)
+{
+	uint8_t key[VOL_KEY_LEN];
+	char p[128];
+	int i;
+
+	snprintf(tmp, sizeof(tmp), "/tmp/aqvol-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	for (i = 0; i < 2; i++) {
+		memset(&cfg[i], 0, sizeof(cfg[i]));
+		snprintf(cfg[i].id, sizeof(cfg[i].id), "vol%d", i);
+		snprintf(cfg[i].path, sizeof(cfg[i].path), "/v%d", i);
+		snprintf(cfg[i].root, sizeof(cfg[i].root), "%s/v%d", tmp, i);
+		mkdir(cfg[i].root, 0777);
+		cfg[i].fsid = 100 + (uint64_t)i;
+		cfg[i].capacity = 1 << 20;
+		cfg[i].nrules = 1;
+		snprintf(cfg[i].rules[0].clients, sizeof(cfg[i].rules[0].clients), "127.0.0.0/8, 10.1.2.3");
+		cfg[i].rules[0].access = VOL_ACCESS_RW;
+		cfg[i].rules[0].anon_uid = cfg[i].rules[0].anon_gid = 65534;
+	}
+	snprintf(p, sizeof(p), "%s/v0/pre", tmp);
+	close(open(p, O_CREAT | O_WRONLY, 0644));
+	truncate(p, 1000);
+	memset(key, 7, sizeof(key));
+	ck_assert_int_eq(vol_store_new(key, &S), 0);
+	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	vol_store_free(S);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static struct vol_obj root_of(int i)
+{
+	struct vol_export *e = vol_export_by_path(S, cfg[i].path, strlen(cfg[i].path));
+	struct vol_obj o;
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(vol_root(e, &o), 0);
+	vol_export_unref(e);
+	return o;
+}
+
+START_TEST(test_handle_roundtrip_and_forgery)
+{
+	struct vol_obj r = root_of(0), o;
+	struct vol_fh fh, bad;
+	size_t i;
+
+	ck_assert_int_eq(vol_fh_make(S, &r, &fh), 0);
+	ck_assert_uint_le(fh.len, VOL_FH_MAX);
+	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), 0);
+	ck_assert_uint_eq(o.st.st_ino, r.st.st_ino);
+	vol_obj_cleanup(&o);
+	/* any single flipped bit fails the MAC */
+	for (i = 0; i < fh.len; i++) {
+		bad = fh;
+		bad.data[i] ^= 0x10;
+		ck_assert_int_eq(vol_fh_open(S, bad.data, bad.len, &o), VOL_EBADHANDLE);
+	}
+	ck_assert_int_eq(vol_fh_verify(S, fh.data, fh.len - 1), VOL_EBADHANDLE);
+	ck_assert_int_eq(vol_fh_verify(S, fh.data, 0), VOL_EBADHANDLE);
+	/* another key does not accept it */
+	{
+		uint8_t k2[VOL_KEY_LEN];
+		struct vol_store *s2;
+
+		memset(k2, 8, sizeof(k2));
+		ck_assert_int_eq(vol_store_new(k2, &s2), 0);
+		ck_assert_int_eq(vol_fh_verify(s2, fh.data, fh.len), VOL_EBADHANDLE);
+		vol_store_free(s2);
+	}
+	vol_obj_cleanup(&r);
+}
+END_TEST
+
+START_TEST(test_confinement)
+{
+	struct vol_obj r = root_of(0), o, l;
+
+	ck_assert_int_eq(vol_lookup(&r, &root, "..", 2, &o), 0);
+	ck_assert_uint_eq(o.st.st_ino, r.st.st_ino); /* '..' at the root is the root */
+	vol_obj_cleanup(&o);
+	ck_assert_int_eq(vol_lookup(&r, &root, "../v1", 5, &o), -EINVAL);
+	ck_assert_int_eq(vol_lookup(&r, &root, "", 0, &o), -EINVAL);
+	ck_assert_int_eq(vol_lookup(&r, &root, "a\0b", 3, &o), -EINVAL);
+	{
+		char big[300];
+
+		memset(big, 'x', sizeof(big));
+		ck_assert_int_eq(vol_lookup(&r, &root, big, 256, &o), -ENAMETOOLONG);
+	}
+	/* a symlink is an object, never a path to follow */
+	ck_assert_int_eq(vol_symlink(&r, &root, "up", 2, "/etc", 4, NULL, &l), 0);
+	ck_assert(S_ISLNK(l.st.st_mode));
+	ck_assert_int_eq(vol_lookup(&l, &root, "passwd", 6, &o), -ENOTDIR);
+	vol_obj_cleanup(&l);
+	vol_obj_cleanup(&r);
+}
+END_TEST
+
+START_TEST(test_set_exports_stale)
+{
+	struct vol_obj r1 = root_of(1), o;
+	struct vol_fh fh;
+
+	ck_assert_int_eq(vol_fh_make(S, &r1, &fh), 0);
+	vol_obj_cleanup(&r1);
+	ck_assert_int_eq(vol_store_set(S, cfg, 1), 0); /* v1 removed */
+	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), -ESTALE);
+	ck_assert_ptr_null(vol_export_by_path(S, "/v1", 3));
+	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0); /* back: handles work again */
+	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), 0);
+	vol_obj_cleanup(&o);
+	/* invalid sets change nothing */
+	cfg[1].fsid = cfg[0].fsid;
+	ck_assert_int_eq(vol_store_set(S, cfg, 2), -EINVAL);
+	ck_assert_ptr_nonnull(vol_export_at(S, 1));
+	vol_export_unref(vol_export_at(S, 1));
+}
+END_TEST
+
+START_TEST(test_rules)
+{
+	struct vol_export *e = vol_export_by_path(S, "/v0/", 4);
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	struct vol_cred in = {0, 0, 0, {0}}, out;
+
+	ck_assert_ptr_nonnull(e);
+	inet_pton(AF_INET, "127.0.0.9", &a.sin_addr);
+	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, &in, &out), VOL_ACCESS_RW);
+	ck_assert_uint_eq(out.uid, 0);
+	inet_pton(AF_INET, "10.1.2.4", &a.sin_addr);
+	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, &in, &out), VOL_ACCESS_NONE);
+	vol_export_unref(e);
+
+	/* rules change without restart: root squash + read-only */
+	cfg[0].rules[0].squash = VOL_SQUASH_ROOT;
+	cfg[0].rules[0].access = VOL_ACCESS_RO;
+	cfg[0].rules[0].anon_uid = 77;
+	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
+	e = vol_export_by_path(S, "/v0", 3);
+	inet_pton(AF_INET, "10.1.2.3", &a.sin_addr);
+	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, &in, &out), VOL_ACCESS_RO);
+	ck_assert_uint_eq(out.uid, 77);
+	in.uid = 5;
+	vol_authorize(e, (struct sockaddr *)&a, &in, &out);
+	ck_assert_uint_eq(out.uid, 5);
+	vol_export_unref(e);
+	snprintf(cfg[0].rules[0].clients, sizeof(cfg[0].rules[0].clients), "300.1.1.1");
+	ck_assert_int_eq(vol_store_set(S, cfg, 2), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_capacity)
+{
+	struct vol_obj r = root_of(0), f;
+	struct vol_stats st;
+	struct vol_fsstat fs;
+	static char data[1 << 19];
+	int committed;
+
+	ck_assert_int_eq(vol_store_stats(S, "vol0", &st), 0);
+	ck_assert_uint_eq(st.used, 1000); /* scanned at start */
+	ck_assert_int_eq(vol_create(&r, &root, "f", 1, true, NULL, NULL, &f), 0);
+	ck_assert_int_eq(vol_write(&f, &root, 0, data, sizeof(data), 0, &committed), 0);
+	ck_assert_int_eq(vol_write(&f, &root, 0, data, sizeof(data), 0, &committed), 0); /* overwrite: free */
+	ck_assert_int_eq(vol_write(&f, &root, sizeof(data), data, sizeof(data), 0, &committed), -EDQUOT);
+	ck_assert_int_eq(vol_write(&f, &root, sizeof(data), data, sizeof(data) - 1000, 0, &committed), 0);
+	vol_store_stats(S, "vol0", &st);
+	ck_assert_uint_eq(st.used, 1u << 20);
+	ck_assert_int_eq(vol_fsstat(&r, &fs), 0);
+	ck_assert_uint_eq(fs.tbytes, 1u << 20);
+	ck_assert_uint_eq(fs.fbytes, 0);
+	ck_assert_int_eq(vol_remove(&r, &root, "f", 1), 0);
+	vol_store_stats(S, "vol0", &st);
+	ck_assert_uint_eq(st.used, 1000);
+	/* capacity change applies without restart */
+	cfg[0].capacity = 500;
+	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
+	vol_obj_cleanup(&r);
+	r = root_of(0);
+	ck_assert_int_eq(vol_create(&r, &root, "g", 1, true, NULL, NULL, &f), 0);
+	ck_assert_int_eq(vol_write(&f, &root, 0, "x", 1, 0, &committed), -EDQUOT);
+	vol_obj_cleanup(&f);
+	vol_export_record(r.exp, 6, 4096, 1500, false);
+	vol_store_stats(S, "vol0", &st);
+	ck_assert_uint_eq(st.ops[6], 1);
+	ck_assert_uint_eq(st.bytes[6], 4096);
+	ck_assert_int_eq(vol_store_stats(S, "nope", &st), -ENOENT);
+	vol_obj_cleanup(&r);
+}
+END_TEST
+
+START_TEST(test_exclusive_create)
+{
+	struct vol_obj r = root_of(0), a, b;
+	static const uint8_t v1[8] = {1, 2, 3, 4, 5, 6, 7, 8}, v2[8] = {9};
+
+	ck_assert_int_eq(vol_create(&r, &root, "x", 1, false, v1, NULL, &a), 0);
+	ck_assert_int_eq(vol_create(&r, &root, "x", 1, false, v1, NULL, &b), 0);
+	ck_assert_uint_eq(a.st.st_ino, b.st.st_ino);
+	vol_obj_cleanup(&b);
+	ck_assert_int_eq(vol_create(&r, &root, "x", 1, false, v2, NULL, &b), -EEXIST);
+	ck_assert_int_eq(vol_create(&r, &root, "x", 1, true, NULL, NULL, &b), -EEXIST);
+	vol_obj_cleanup(&a);
+	vol_obj_cleanup(&r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("vol");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_vol needs root (open_by_handle_at)\n");
+		return 77;
+	}
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_handle_roundtrip_and_forgery);
+	tcase_add_test(tc, test_confinement);
+	tcase_add_test(tc, test_set_exports_stale);
+	tcase_add_test(tc, test_rules);
+	tcase_add_test(tc, test_capacity);
+	tcase_add_test(tc, test_exclusive_create);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
