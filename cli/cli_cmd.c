@@ -25,6 +25,7 @@ static const char *const protocols[] = { "NFSV3", "NFSV4", "SMB", "ISCSI", NULL 
 static const char *const access_types[] = { "READ_ONLY", "READ_WRITE", "READ_NONE", NULL };
 static const char *const squash_modes[] = { "NO_ROOT_SQUASH", "ROOT_SQUASH", "ALL_SQUASH", NULL };
 static const char *const tier_actions[] = { "ENABLED", "PAUSED", NULL };
+static const char *const media_types[] = { "TLC", "QLC", NULL };
 
 static const struct cli_key export_rule_keys[] = {
 	{ "allowed-clients", CLI_T_STR, "allowedClients", NULL },
@@ -120,6 +121,16 @@ static const struct cli_flag volume_flags[] = {
 	END_FLAGS
 };
 
+static const struct cli_flag shelf_flags[] = {
+	{ "media", CLI_T_ENUM, ON_C, 0, "media", NULL, media_types, NULL, "MEDIA",
+	  "Flash type (default TLC; QLC halves the default write throughput)." },
+	{ "read-throughput", CLI_T_MIBPS_NUM, ON_C, 0, "readThroughputMibps", NULL, NULL, NULL,
+	  "THROUGHPUT", "Read ceiling: MiB/s by default, or GiB/s." },
+	{ "write-throughput", CLI_T_MIBPS_NUM, ON_C, 0, "writeThroughputMibps", NULL, NULL, NULL,
+	  "THROUGHPUT", "Write ceiling: MiB/s by default, or GiB/s." },
+	END_FLAGS
+};
+
 static const struct cli_flag join_token_flags[] = {
 	{ "ttl", CLI_T_SECONDS, ON_A, CLI_O_QUERY, "ttl", NULL, NULL, NULL, "DURATION",
 	  "Token lifetime: seconds, or 30m, 2h, 1d." },
@@ -164,7 +175,7 @@ const struct cli_group cli_groups[] = {
 	{ "volumes", "Manage volumes." },
 	{ "operations", "Inspect and cancel long-running operations." },
 	{ "nodes", "Manage storage nodes (cluster admin)." },
-	{ "shelves", "Inspect storage shelves (cluster admin)." },
+	{ "shelves", "Register and inspect storage shelves (cluster admin)." },
 	{ "config", "Get and set local configuration." },
 	{ "auth", "Manage credentials." },
 	{ "completion", "Print shell completion scripts." },
@@ -252,7 +263,8 @@ const struct cli_cmd cli_cmds[] = {
 
 	/* nodes */
 	{ "nodes", "list", CLI_K_LIST, "GET", "/v1/nodes", NULL, NULL, "nodes", NULL, NULL,
-	  "name.basename():NAME,location,state,address", NULL, 0, 0, NOFLAGS, NOLOCAL, 0,
+	  "name.basename():NAME,location,state,nfsAddress,volumeCount,allocatedThroughputMibps",
+	  NULL, 0, 0, NOFLAGS, NOLOCAL, 0,
 	  "List storage nodes." },
 	{ "nodes", "describe", CLI_K_DESCRIBE, "GET", "/v1/nodes/{name}", NULL, NULL, NULL, NULL, NULL,
 	  NULL, "NODE", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a storage node." },
@@ -264,9 +276,12 @@ const struct cli_cmd cli_cmds[] = {
 	  "Mint a token a new node of --location uses to join." },
 
 	/* shelves */
+	{ "shelves", "create", CLI_K_CREATE, "POST", "/v1/shelves", NULL, "shelfId", NULL, "shelf",
+	  "Creating", NULL, "SHELF", 1, 1, shelf_flags, NOLOCAL, CLI_C_LOCATION_BODY,
+	  "Register a storage shelf of --location (cluster admin)." },
 	{ "shelves", "list", CLI_K_LIST, "GET", "/v1/shelves", NULL, NULL, "shelves", NULL, NULL,
-	  "name.basename():NAME,location,state", NULL, 0, 0, NOFLAGS, NOLOCAL, 0,
-	  "List storage shelves." },
+	  "name.basename():NAME,location,media,readThroughputMibps,writeThroughputMibps", NULL, 0, 0,
+	  NOFLAGS, NOLOCAL, 0, "List storage shelves." },
 	{ "shelves", "describe", CLI_K_DESCRIBE, "GET", "/v1/shelves/{name}", NULL, NULL, NULL, NULL, NULL,
 	  NULL, "SHELF", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a storage shelf." },
 

@@ -488,6 +488,13 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 		rc = usage_error(ctx, a, msg.text);
 		goto out;
 	}
+	if (c->opts & CLI_C_LOCATION_BODY) {
+		if (v.location == NULL || *v.location == '\0') {
+			rc = usage_error(ctx, a, var_srcs[1].hint);
+			goto out;
+		}
+		json_object_set_new(body, "location", json_string(v.location));
+	}
 	if (c->kind == CLI_K_CREATE) {
 		cli_buf_addf(&path, "%c%s=", sep, c->id_param);
 		cli_buf_add_escaped(&path, v.name);

@@ -195,6 +195,7 @@ START_TEST(test_issue_contract)
 		{ "operations", "describe" }, { "operations", "list" }, { "operations", "cancel" },
 		{ "nodes", "list" }, { "nodes", "describe" }, { "nodes", "drain" },
 		{ "nodes", "join-token" }, { "shelves", "list" }, { "shelves", "describe" },
+		{ "shelves", "create" },
 		{ "config", "set" }, { "config", "get" }, { "config", "list" }, { "config", "unset" },
 		{ "auth", "print-token" }, { "auth", "login" }, { "completion", "bash" },
 	};
