@@ -50,6 +50,8 @@ static const struct api_field vol_mount_fields[] = {
 	{ "protocol", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
 	{ "instructions", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
 	{ "ipAddress", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "port", API_T_INT32, API_F_OUTPUT, NULL, NULL, 0 }, /* Aquifer: the NFS (and MOUNT) port */
+
 	{ NULL, 0, 0, NULL, NULL, 0 },
 };
 

@@ -75,6 +75,14 @@ int db_count(struct db *db, const char *kind, const char *parent, int64_t *n);
 int db_sum(struct db *db, const char *kind, const char *parent, const char *field,
 	   double *sum);
 
+/* Aggregates over the resources of kind under parent whose JSON field
+ * where_field equals where_value: *count, and sums[i] of the numeric JSON
+ * fields fields[0..n-1] (int64 strings count as numbers). Served by an index
+ * for volumes by storagePool. */
+int db_aggregate(struct db *db, const char *kind, const char *parent, const char *where_field,
+		 const char *where_value, const char *const *fields, int n, int64_t *count,
+		 double *sums);
+
 /* Count of every kind, for metrics: calls fn(kind, count, arg) per kind. */
 int db_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n, void *arg), void *arg);
 

@@ -5,6 +5,7 @@
  * WAL mode with synchronous=FULL: a commit that returned is on disk, so a
  * kill -9 right after an acknowledged request loses nothing.
  */
+#define _GNU_SOURCE /* memmem */
 #include "db/db.h"
 
 #include <stdio.h>
@@ -30,6 +31,9 @@ static const char *const db_migrations[] = {
 	");"
 	"CREATE INDEX resources_kind_parent ON resources(kind, parent, name);"
 	"CREATE INDEX resources_kind_name ON resources(kind, name);",
+	/* 2: volumes by pool, for the pool's sums */
+	"CREATE INDEX resources_volume_pool ON resources(parent, json_extract(doc, '$.storagePool'))"
+	" WHERE kind = 'volume';",
 };
 
 const int db_schema_version = (int)(sizeof(db_migrations) / sizeof(db_migrations[0]));
@@ -257,6 +261,7 @@ struct db_filter {
 	int n;
 	char path[DB_MAX_FILTER_TERMS][80];
 	char value[DB_MAX_FILTER_TERMS][256];
+	bool quoted[DB_MAX_FILTER_TERMS];
 };
 
 static const char *db_skip_ws(const char *s)
@@ -286,7 +291,8 @@ static int db_filter_parse(const char *text, struct db_filter *f, aq_msg *msg)
 		while ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
 		       (s[n] >= '0' && s[n] <= '9') || s[n] == '_' || s[n] == '.')
 			n++;
-		if (n == 0 || n >= sizeof(f->path[0]))
+		if (n == 0 || n >= sizeof(f->path[0]) || s[0] == '.' || s[n - 1] == '.' ||
+		    memmem(s, n, "..", 2))
 			return aq_fail(msg, AQ_EINVAL, "filter must be field=value[ AND field=value]: %s", text);
 		memcpy(f->path[f->n], s, n);
 		s = db_skip_ws(s + n);
@@ -295,6 +301,7 @@ static int db_filter_parse(const char *text, struct db_filter *f, aq_msg *msg)
 		s = db_skip_ws(s + 1);
 		n = 0;
 		if (*s == '"') {
+			f->quoted[f->n] = true;
 			s++;
 			while (s[n] && s[n] != '"')
 				n++;
@@ -422,10 +429,10 @@ int db_list(struct db *db, const struct db_query *q, json_t **items, char **next
 
 		snprintf(path, sizeof(path), "$.%s", f.path[i]);
 		sqlite3_bind_text(st, bind++, path, -1, SQLITE_TRANSIENT);
-		/* json_extract gives 1/0 for JSON booleans */
-		if (strcmp(v, "true") == 0)
+		/* json_extract gives 1/0 for JSON booleans; a quoted value is a string */
+		if (!f.quoted[i] && strcmp(v, "true") == 0)
 			v = "1";
-		else if (strcmp(v, "false") == 0)
+		else if (!f.quoted[i] && strcmp(v, "false") == 0)
 			v = "0";
 		sqlite3_bind_text(st, bind++, v, -1, SQLITE_TRANSIENT);
 	}
@@ -508,6 +515,48 @@ int db_sum(struct db *db, const char *kind, const char *parent, const char *fiel
 		goto out;
 	}
 	*sum = sqlite3_column_double(st, 0);
+out:
+	sqlite3_finalize(st);
+	return rc;
+}
+
+#define DB_MAX_AGG 8
+
+int db_aggregate(struct db *db, const char *kind, const char *parent, const char *where_field,
+		 const char *where_value, const char *const *fields, int n, int64_t *count,
+		 double *sums)
+{
+	char sql[1024], path[96];
+	size_t off = 0;
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (n < 0 || n > DB_MAX_AGG || strspn(where_field, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") != strlen(where_field))
+		return AQ_EINVAL;
+	off += (size_t)snprintf(sql + off, sizeof(sql) - off, "SELECT COUNT(*)");
+	for (int i = 0; i < n; i++)
+		off += (size_t)snprintf(sql + off, sizeof(sql) - off,
+					", TOTAL(CAST(json_extract(doc, ?%d) AS REAL))", i + 4);
+	/* the literal path lets SQLite use resources_volume_pool */
+	snprintf(sql + off, sizeof(sql) - off,
+		 " FROM resources WHERE kind = ?1 AND parent = ?2 AND json_extract(doc, '$.%s') = ?3",
+		 where_field);
+	if ((rc = db_prepare(db, sql, &st)) != AQ_OK)
+		goto out;
+	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, parent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, where_value, -1, SQLITE_STATIC);
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "$.%s", fields[i]);
+		sqlite3_bind_text(st, i + 4, path, -1, SQLITE_TRANSIENT);
+	}
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		rc = db_err(db, sqlite3_errcode(db->h), NULL);
+		goto out;
+	}
+	*count = sqlite3_column_int64(st, 0);
+	for (int i = 0; i < n; i++)
+		sums[i] = sqlite3_column_double(st, i + 1);
 out:
 	sqlite3_finalize(st);
 	return rc;

@@ -592,6 +592,136 @@ op(`${PL}/operations/{operationId}:cancel`, 'post', {
   responses: Object.assign({ 200: { $ref: '#/components/responses/EmptyResponse' } }, errors([400, 401, 403, 404, 409, 413])),
 });
 
+// Storage nodes, shelves and the agent-facing calls (Aquifer cluster administration).
+const num = (d) => ({ type: 'number', format: 'double', description: d });
+const str = (d) => ({ type: 'string', description: d });
+schemas.Node = {
+  type: 'object',
+  description: 'A storage node (one aquifer-agent). Output only: nodes join with a join token.',
+  properties: {
+    name: str('nodes/{node}'),
+    location: str('The location the node serves.'),
+    state: { type: 'string', enum: ['READY', 'DOWN', 'DRAINING'], description: 'DOWN: silent past --node-down-seconds; its volumes moved.' },
+    lastSeenTime: { type: 'string', format: 'date-time' },
+    createTime: { type: 'string', format: 'date-time' },
+    throughputCeilingMibps: num('What placement may put on the node (MiB/s).'),
+    writeThroughputCeilingMibps: num('The node\'s write ceiling (MiB/s), for information.'),
+    allocatedThroughputMibps: num('Sum of the throughput limits of the volumes placed on it.'),
+    overcommitted: { type: 'boolean', description: 'allocated > ceiling (after a failover).' },
+    volumeCount: { type: 'integer', format: 'int32' },
+    agentVersion: str('aquifer-agent version.'),
+    address: str('The agent API URL aquiferd pushes to.'),
+    nfsAddress: str('HOST:PORT of its NFS server.'),
+    generation: { type: 'integer', format: 'int64', description: 'Generation of the node\'s desired state.' },
+    appliedGeneration: { type: 'integer', format: 'int64', description: 'Generation the node reported applied.' },
+    stateDetails: str('Drain: whether every volume could move.'),
+  },
+  required: ['name', 'location', 'state'],
+};
+schemas.ListNodesResponse = { type: 'object', properties: { nodes: { type: 'array', items: { $ref: '#/components/schemas/Node' } }, nextPageToken: { type: 'string' } } };
+schemas.Shelf = {
+  type: 'object',
+  description: 'Shared storage of a location, with its throughput ceilings. Every location starts with one shelf of the seed\'s figures.',
+  properties: {
+    name: { type: 'string', readOnly: true, description: 'shelves/{shelf}' },
+    location: str('The location whose nodes share it.'),
+    readThroughputMibps: num('Read ceiling (seed: ~140 GB/s).'),
+    writeThroughputMibps: num('Write ceiling (seed: 70 GB/s TLC, 35 GB/s QLC).'),
+    media: { type: 'string', enum: ['TLC', 'QLC'] },
+    backend: { type: 'string', readOnly: true, description: 'directory (today) or nvme-of.' },
+    createTime: { type: 'string', format: 'date-time', readOnly: true },
+  },
+  required: ['location'],
+};
+schemas.ListShelvesResponse = { type: 'object', properties: { shelves: { type: 'array', items: { $ref: '#/components/schemas/Shelf' } }, nextPageToken: { type: 'string' } } };
+schemas.JoinToken = {
+  type: 'object',
+  properties: { token: str('A node-role bearer token bound to the location.'), expireTime: { type: 'string', format: 'date-time' }, location: str('') },
+  required: ['token', 'expireTime'],
+};
+schemas.AgentJoinRequest = {
+  type: 'object',
+  properties: {
+    node: str('Node name (an ID).'), location: str(''), address: str('Agent API URL.'), nfsAddress: str('HOST:PORT.'),
+    throughputCeilingMibps: num(''), writeThroughputCeilingMibps: num(''), agentVersion: str(''),
+  },
+  required: ['node', 'location', 'address', 'nfsAddress'],
+};
+schemas.AgentJoinResponse = {
+  type: 'object',
+  properties: {
+    nodeToken: str('The node\'s own token, for status reports.'), pushSecret: str('What aquiferd presents on pushes.'),
+    handleKey: str('The location\'s file-handle key (hex).'), generation: { type: 'integer', format: 'int64' },
+  },
+  required: ['nodeToken', 'pushSecret', 'handleKey'],
+};
+schemas.AgentStatusRequest = {
+  type: 'object',
+  properties: {
+    appliedGeneration: { type: 'integer', format: 'int64' },
+    volumes: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, usedBytes: { type: 'integer', format: 'int64' } } } },
+    agentVersion: { type: 'string' },
+  },
+  required: ['appliedGeneration'],
+};
+schemas.AgentStatusResponse = { type: 'object', properties: { generation: { type: 'integer', format: 'int64' } } };
+for (const k of ['Node', 'Shelf', 'JoinToken', 'AgentJoinResponse', 'AgentStatusResponse'])
+  schemas[k].additionalProperties = true;
+
+parameters.nodeId = { name: 'nodeId', in: 'path', required: true, schema: { type: 'string' }, description: 'Node name.' };
+parameters.shelfId = { name: 'shelfId', in: 'path', required: true, schema: { type: 'string' }, description: 'Shelf ID.' };
+parameters.shelfIdQuery = { name: 'shelfId', in: 'query', required: true, schema: { type: 'string' }, description: 'The new shelf\'s ID.' };
+parameters.ttl = { name: 'ttl', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 2678400 }, description: 'Lifetime in seconds (default 3600).' };
+
+op('/v1/nodes', 'get', {
+  operationId: 'listNodes', tags: ['Nodes'], summary: 'List storage nodes (cluster admin)',
+  parameters: listParams,
+  responses: Object.assign({ 200: json('ListNodesResponse', 'A page of nodes.') }, errors([400, 401, 403])),
+});
+op('/v1/nodes/{nodeId}', 'get', {
+  operationId: 'getNode', tags: ['Nodes'], summary: 'Get a storage node (cluster admin)',
+  parameters: pathParams('nodeId'),
+  responses: Object.assign({ 200: json('Node', 'The node.') }, errors([400, 401, 403, 404])),
+});
+op('/v1/nodes/{nodeId}:drain', 'post', {
+  operationId: 'drainNode', tags: ['Nodes'], summary: 'Drain a node: DRAINING, and its volumes move within ceilings',
+  parameters: pathParams('nodeId'),
+  requestBody: { required: false, content: { 'application/json': { schema: { $ref: '#/components/schemas/Empty' } } } },
+  responses: Object.assign({ 200: json('Node', 'The node, DRAINING.') }, errors([400, 401, 403, 404])),
+});
+op('/v1/shelves', 'post', {
+  operationId: 'createShelf', tags: ['Nodes'], summary: 'Declare a shelf in a location (cluster admin)',
+  parameters: [ref('shelfIdQuery')],
+  requestBody: body('Shelf', 'The shelf and its ceilings.'),
+  responses: Object.assign({ 200: json('Shelf', 'The shelf.') }, errors([400, 401, 403, 404, 409, 413])),
+});
+op('/v1/shelves', 'get', {
+  operationId: 'listShelves', tags: ['Nodes'], summary: 'List shelves (cluster admin)',
+  parameters: listParams,
+  responses: Object.assign({ 200: json('ListShelvesResponse', 'A page of shelves.') }, errors([400, 401, 403])),
+});
+op('/v1/shelves/{shelfId}', 'get', {
+  operationId: 'getShelf', tags: ['Nodes'], summary: 'Get a shelf (cluster admin)',
+  parameters: pathParams('shelfId'),
+  responses: Object.assign({ 200: json('Shelf', 'The shelf.') }, errors([400, 401, 403, 404])),
+});
+op('/v1/locations/{locationId}:joinToken', 'post', {
+  operationId: 'createJoinToken', tags: ['Nodes'], summary: 'A join token for new nodes of a location (cluster admin)',
+  parameters: [...pathParams('locationId'), ref('ttl')],
+  requestBody: { required: false, content: { 'application/json': { schema: { $ref: '#/components/schemas/Empty' } } } },
+  responses: Object.assign({ 200: json('JoinToken', 'The token.') }, errors([400, 401, 403, 404])),
+});
+op('/v1/agent/join', 'post', {
+  operationId: 'agentJoin', tags: ['Agents'], summary: 'A node joins (node-role join token)',
+  requestBody: body('AgentJoinRequest', 'Who the node is and where it serves.'),
+  responses: Object.assign({ 200: json('AgentJoinResponse', 'The node\'s credentials.') }, errors([400, 401, 403, 404, 409, 413])),
+});
+op('/v1/agent/status', 'post', {
+  operationId: 'agentStatus', tags: ['Agents'], summary: 'A node reports its applied generation and usage (node token)',
+  requestBody: body('AgentStatusRequest', 'The report.'),
+  responses: Object.assign({ 200: json('AgentStatusResponse', 'The node\'s desired generation.') }, errors([400, 401, 403, 413])),
+});
+
 const spec = {
   openapi: '3.0.3',
   info: {
@@ -624,6 +754,8 @@ const spec = {
     { name: 'Locations', description: 'google.cloud.location and Aquifer\'s cluster-wide locations.' },
     { name: 'Projects', description: 'Aquifer projects.' },
     { name: 'Service', description: 'Health, metrics and this document.' },
+    { name: 'Nodes', description: 'Storage nodes, shelves and join tokens (cluster admin).' },
+    { name: 'Agents', description: 'Calls aquifer-agent makes (node tokens).' },
   ],
   paths,
   components: {

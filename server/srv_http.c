@@ -127,7 +127,18 @@ static void req_run(struct srv_req *req)
 			goto out;
 		}
 	}
-	rc = rt->handler(req, &resp);
+	/* SQLite's busy handler polls, so under a stream of writes one worker can
+	 * lose the write lock for its whole busy timeout. A transaction that
+	 * found the database busy changed nothing: run the handler again. */
+	for (int tries = 1;; tries++) {
+		rc = rt->handler(req, &resp);
+		if (rc != AQ_EBUSY || tries == SRV_TX_RETRIES)
+			break;
+		db_rollback(req->db);
+		json_decref(resp);
+		resp = NULL;
+		req->msg.text[0] = '\0';
+	}
 	if (rc == AQ_OK && resp)
 		req_set_json(req, resp);
 out:

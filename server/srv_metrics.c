@@ -23,6 +23,21 @@ static struct {
 	unsigned long long sum_ns[M_ROUTES + 1];
 } m;
 
+/* The reconciler's passes: how long the last one took, how many nodes it
+ * visited and pushed to. */
+static struct {
+	unsigned long long passes, pushes, push_failures, last_ns, last_nodes;
+} rec;
+
+void srv_metrics_reconcile(uint64_t ns, int nodes, int pushed, int failed)
+{
+	__atomic_fetch_add(&rec.passes, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&rec.pushes, (unsigned long long)pushed, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&rec.push_failures, (unsigned long long)failed, __ATOMIC_RELAXED);
+	__atomic_store_n(&rec.last_ns, ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&rec.last_nodes, (unsigned long long)nodes, __ATOMIC_RELAXED);
+}
+
 void srv_metrics_observe(int route_idx, int status, uint64_t ns)
 {
 	int r = route_idx >= 0 && route_idx < M_ROUTES ? route_idx : M_ROUTES;
@@ -128,6 +143,20 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 	}
 	m_printf(&b, "# HELP aquifer_resources Resources stored, by kind.\n# TYPE aquifer_resources gauge\n");
 	db_count_kinds(req->db, m_kind, &b);
+	m_printf(&b, "# HELP aquifer_reconcile_passes_total Reconciler passes over every node.\n"
+		     "# TYPE aquifer_reconcile_passes_total counter\naquifer_reconcile_passes_total %llu\n"
+		     "# HELP aquifer_reconcile_pushes_total Desired-state pushes to agents.\n"
+		     "# TYPE aquifer_reconcile_pushes_total counter\naquifer_reconcile_pushes_total %llu\n"
+		     "# HELP aquifer_reconcile_push_failures_total Pushes that did not reach or were refused by an agent.\n"
+		     "# TYPE aquifer_reconcile_push_failures_total counter\naquifer_reconcile_push_failures_total %llu\n"
+		     "# HELP aquifer_reconcile_last_pass_seconds Duration of the last reconciler pass.\n"
+		     "# TYPE aquifer_reconcile_last_pass_seconds gauge\naquifer_reconcile_last_pass_seconds %.6f\n"
+		     "# HELP aquifer_reconcile_last_pass_nodes Nodes visited by the last reconciler pass.\n"
+		     "# TYPE aquifer_reconcile_last_pass_nodes gauge\naquifer_reconcile_last_pass_nodes %llu\n",
+		 __atomic_load_n(&rec.passes, __ATOMIC_RELAXED), __atomic_load_n(&rec.pushes, __ATOMIC_RELAXED),
+		 __atomic_load_n(&rec.push_failures, __ATOMIC_RELAXED),
+		 (double)__atomic_load_n(&rec.last_ns, __ATOMIC_RELAXED) / 1e9,
+		 __atomic_load_n(&rec.last_nodes, __ATOMIC_RELAXED));
 	m_printf(&b, "# HELP aquifer_uptime_seconds Seconds since aquiferd started.\n# TYPE aquifer_uptime_seconds gauge\n"
 		     "aquifer_uptime_seconds %.3f\n", (double)(srv_now_ns() - req->srv->start_ns) / 1e9);
 	if (b.oom) {

@@ -16,38 +16,22 @@
 
 int srv_pool_usage(struct db *db, const char *pool_name, struct srv_pool_usage *u, aq_msg *msg)
 {
-	char parent[600], filter[700];
+	static const char *const fields[] = { "capacityGib", "throughputMibps", "coldTierSizeGib",
+					      "hotTierSizeUsedGib" };
 	const char *slash = strstr(pool_name, "/storagePools/");
-	struct db_query q = { .kind = "volume", .parent = parent, .filter = filter, .page_size = 1000 };
-	json_t *items = NULL, *v;
-	char *next = NULL, *tok = NULL;
-	size_t i;
-	int rc = AQ_OK;
+	char parent[600];
+	double sums[4] = { 0 };
+	int rc;
 
 	memset(u, 0, sizeof(*u));
-	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - pool_name) : 0, pool_name);
-	snprintf(filter, sizeof(filter), "storagePool=\"%s\"", slash ? slash + 14 : pool_name);
-	do {
-		q.page_token = tok;
-		if ((rc = db_list(db, &q, &items, &next, msg)) != AQ_OK)
-			goto out;
-		json_array_foreach(items, i, v) {
-			u->count++;
-			u->capacity_gib += api_json_int64(v, "capacityGib", 0);
-			u->mibps += api_json_double(v, "throughputMibps", 0);
-			u->cold_gib += api_json_int64(v, "coldTierSizeGib", 0);
-			u->hot_used_gib += api_json_int64(v, "hotTierSizeUsedGib", 0);
-		}
-		json_decref(items);
-		items = NULL;
-		free(tok);
-		tok = next;
-		next = NULL;
-	} while (tok);
-out:
-	json_decref(items);
-	free(tok);
-	free(next);
+	if (!slash)
+		return aq_fail(msg, AQ_EINVAL, "not a storage pool name: %s", pool_name);
+	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - pool_name), pool_name);
+	rc = db_aggregate(db, "volume", parent, "storagePool", slash + 14, fields, 4, &u->count, sums);
+	u->capacity_gib = (int64_t)sums[0];
+	u->mibps = sums[1];
+	u->cold_gib = (int64_t)sums[2];
+	u->hot_used_gib = (int64_t)sums[3];
 	return rc;
 }
 
@@ -256,7 +240,7 @@ int srv_pool_reprice_volumes(struct srv_req *req, const json_t *pool)
 	struct db_query q = { .kind = "volume", .parent = parent, .filter = filter };
 	struct api_pool_math pm;
 	json_t *items = NULL, *v;
-	char *next = NULL;
+	char *next = NULL, *tok = NULL;
 	size_t i;
 	int rc;
 
@@ -265,15 +249,24 @@ int srv_pool_reprice_volumes(struct srv_req *req, const json_t *pool)
 		return AQ_OK;
 	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - pool_name) : 0, pool_name);
 	snprintf(filter, sizeof(filter), "storagePool=\"%s\"", slash ? slash + 14 : pool_name);
-	if ((rc = db_list(req->db, &q, &items, &next, &req->msg)) != AQ_OK)
-		goto out;
-	json_array_foreach(items, i, v) {
-		api_volume_fill_output(&req->srv->cfg.math, pool, v);
-		if ((rc = db_put(req->db, "volume", parent, api_json_str(v, "name", ""), v, false)) != AQ_OK)
+	do {
+		q.page_token = tok;
+		if ((rc = db_list(req->db, &q, &items, &next, &req->msg)) != AQ_OK)
 			goto out;
-	}
+		json_array_foreach(items, i, v) {
+			api_volume_fill_output(&req->srv->cfg.math, pool, v);
+			if ((rc = db_put(req->db, "volume", parent, api_json_str(v, "name", ""), v, false)) != AQ_OK)
+				goto out;
+		}
+		json_decref(items);
+		items = NULL;
+		free(tok);
+		tok = next;
+		next = NULL;
+	} while (tok);
 out:
 	json_decref(items);
+	free(tok);
 	free(next);
 	return rc;
 }

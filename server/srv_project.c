@@ -4,6 +4,7 @@
 #include "server/srv_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/api_resource.h"
@@ -106,50 +107,65 @@ int srv_h_project_list(struct srv_req *req, json_t **resp)
 	return *resp ? AQ_OK : AQ_ENOMEM;
 }
 
+/* Count kind under "projects/P/locations/L" for every pair of a project and
+ * a location, one side fixed by project or location (the other NULL). Exact
+ * counts per parent: a scan of one page of all pools would miss those past it. */
+static int count_under(struct srv_req *req, const char *kind, const char *project,
+		       const char *location, int64_t *total)
+{
+	struct db_query q = { .kind = project ? "location" : "project", .parent = "" };
+	json_t *items = NULL, *it;
+	char *next = NULL, *tok = NULL, parent[600];
+	size_t i;
+	int rc;
+
+	*total = 0;
+	do {
+		q.page_token = tok;
+		if ((rc = db_list(req->db, &q, &items, &next, &req->msg)) != AQ_OK)
+			goto out;
+		json_array_foreach(items, i, it) {
+			int64_t n = 0;
+
+			snprintf(parent, sizeof(parent), "projects/%s/locations/%s",
+				 project ? project : api_json_str(it, "projectId", ""),
+				 location ? location : api_json_str(it, "locationId", ""));
+			if ((rc = db_count(req->db, kind, parent, &n)) != AQ_OK)
+				goto out;
+			*total += n;
+		}
+		json_decref(items);
+		items = NULL;
+		free(tok);
+		tok = next;
+		next = NULL;
+	} while (tok);
+out:
+	json_decref(items);
+	free(tok);
+	free(next);
+	return rc;
+}
+
 int srv_h_project_delete(struct srv_req *req, json_t **resp)
 {
-	char name[300], pfx[300];
+	char name[300];
 	int64_t pools = 0, vols = 0;
-	json_t *items = NULL;
-	char *next = NULL;
+	json_t *doc = NULL;
 	int rc;
 
 	snprintf(name, sizeof(name), "projects/%s", req->params[0]);
 	if ((rc = db_begin(req->db)) != AQ_OK)
 		return rc;
-	{
-		json_t *doc = NULL;
-
-		rc = db_get(req->db, name, &doc);
-		json_decref(doc);
-		if (rc == AQ_ENOENT)
-			rc = aq_fail(&req->msg, rc, "project \"%s\" not found", req->params[0]);
-		if (rc != AQ_OK)
-			goto out;
-	}
+	rc = db_get(req->db, name, &doc);
+	if (rc == AQ_ENOENT)
+		rc = aq_fail(&req->msg, rc, "project \"%s\" not found", req->params[0]);
+	if (rc != AQ_OK)
+		goto out;
 	/* any pool or volume of the project, in any location */
-	{
-		struct db_query q = { .kind = "pool", .page_size = 1000 };
-		size_t i;
-		json_t *p;
-
-		snprintf(pfx, sizeof(pfx), "%s/", name);
-		if ((rc = db_list(req->db, &q, &items, &next, &req->msg)) != AQ_OK)
-			goto out;
-		json_array_foreach(items, i, p)
-			if (strncmp(api_json_str(p, "name", ""), pfx, strlen(pfx)) == 0)
-				pools++;
-		json_decref(items);
-		items = NULL;
-		free(next);
-		next = NULL;
-		q.kind = "volume";
-		if ((rc = db_list(req->db, &q, &items, &next, &req->msg)) != AQ_OK)
-			goto out;
-		json_array_foreach(items, i, p)
-			if (strncmp(api_json_str(p, "name", ""), pfx, strlen(pfx)) == 0)
-				vols++;
-	}
+	if ((rc = count_under(req, "pool", req->params[0], NULL, &pools)) != AQ_OK ||
+	    (rc = count_under(req, "volume", req->params[0], NULL, &vols)) != AQ_OK)
+		goto out;
 	if (pools || vols) {
 		rc = aq_fail(&req->msg, AQ_EPRECOND, "project \"%s\" still holds %lld storage pools and %lld volumes; delete them first",
 			     req->params[0], (long long)pools, (long long)vols);
@@ -159,8 +175,7 @@ int srv_h_project_delete(struct srv_req *req, json_t **resp)
 		goto out;
 	*resp = json_object();
 out:
-	json_decref(items);
-	free(next);
+	json_decref(doc);
 	db_rollback(req->db);
 	return rc;
 }
@@ -257,25 +272,16 @@ int srv_h_location_get(struct srv_req *req, json_t **resp)
 int srv_h_location_delete(struct srv_req *req, json_t **resp)
 {
 	char name[300];
-	json_t *items = NULL;
-	char *next = NULL;
-	struct db_query q = { .kind = "pool", .page_size = 1000 };
-	char suffix[300];
-	size_t i, n = 0;
-	json_t *p;
+	int64_t n = 0;
 	int rc;
 
 	snprintf(name, sizeof(name), "locations/%s", req->params[0]);
-	snprintf(suffix, sizeof(suffix), "/locations/%s/", req->params[0]);
 	if ((rc = db_begin(req->db)) != AQ_OK)
 		return rc;
-	if ((rc = db_list(req->db, &q, &items, &next, &req->msg)) != AQ_OK)
+	if ((rc = count_under(req, "pool", NULL, req->params[0], &n)) != AQ_OK)
 		goto out;
-	json_array_foreach(items, i, p)
-		if (strstr(api_json_str(p, "name", ""), suffix))
-			n++;
 	if (n) {
-		rc = aq_fail(&req->msg, AQ_EPRECOND, "location \"%s\" still holds %zu storage pools", req->params[0], n);
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "location \"%s\" still holds %lld storage pools", req->params[0], (long long)n);
 		goto out;
 	}
 	rc = db_delete(req->db, name);
@@ -285,8 +291,6 @@ int srv_h_location_delete(struct srv_req *req, json_t **resp)
 		goto out;
 	*resp = json_object();
 out:
-	json_decref(items);
-	free(next);
 	db_rollback(req->db);
 	return rc;
 }

@@ -123,12 +123,15 @@ int srv_node_applied(struct srv *srv, struct db *db, const char *node_name, int6
 	if ((rc = db_get(db, node_name, &node)) != AQ_OK || (rc = list_all(db, "placement", node_name, &pls)) != AQ_OK)
 		goto out;
 	json_array_foreach(pls, i, pl) {
-		const char *op = api_json_str(pl, "op", ""), *action = api_json_str(pl, "action", "");
+		char op[800], action[16];
 		const char *vn = api_json_str(pl, "volume", "");
 		int64_t pg = api_json_int64(pl, "pendingGeneration", 0);
 		char pname[800], vparent[600];
 		json_t *vol = NULL, *resp = NULL;
 
+		/* copies: pl is edited below */
+		snprintf(op, sizeof(op), "%s", api_json_str(pl, "op", ""));
+		snprintf(action, sizeof(action), "%s", api_json_str(pl, "action", ""));
 		if (!*action || pg <= 0 || pg > g)
 			continue;
 		snprintf(pname, sizeof(pname), "placements/%s", vn);
@@ -335,8 +338,12 @@ static int move_away(struct db *db, const json_t *node, bool overcommit, int *le
 		}
 		snprintf(pname, sizeof(pname), "placements/%s", api_json_str(pl, "volume", ""));
 		json_object_set_new(pl, "node", json_string(to));
-		/* whatever waited for the old node now waits for the new one */
+		/* whatever waited for the old node now waits for the new one; a
+		 * placement with nothing pending records the move, so the volume's
+		 * mountOptions follow once the new node serves it */
 		json_object_set_new(pl, "pendingGeneration", json_integer(0));
+		if (!*api_json_str(pl, "action", ""))
+			json_object_set_new(pl, "action", json_string("move"));
 		if ((rc = db_put(db, "placement", to, pname, pl, false)) != AQ_OK)
 			break;
 	}
@@ -426,7 +433,8 @@ out:
 	return rc;
 }
 
-static void rec_node(struct srv *srv, struct db *db, const json_t *n)
+/* Returns 1 when it pushed, -1 when a push failed, 0 when none was due. */
+static int rec_node(struct srv *srv, struct db *db, const json_t *n)
 {
 	const char *nn = api_json_str(n, "name", "");
 	json_t *intent = NULL, *payload = NULL, *node = NULL;
@@ -434,6 +442,7 @@ static void rec_node(struct srv *srv, struct db *db, const json_t *n)
 	char hash[SHA256_DIGEST_LENGTH * 2 + 1], err[512] = "";
 	char *text = NULL;
 	int64_t gen = 0, applied = -1, now = rec_now_ms();
+	int pushed = 0;
 
 	if (intent_build(db, n, &intent) != AQ_OK || !(text = json_dumps(intent, JSON_COMPACT | JSON_SORT_KEYS)))
 		goto out;
@@ -449,8 +458,10 @@ static void rec_node(struct srv *srv, struct db *db, const json_t *n)
 	json_object_set_new(payload, "generation", json_integer(gen));
 	if (push(node, payload, &applied, err, sizeof(err)) != AQ_OK) {
 		fprintf(stderr, "aquiferd: %s\n", err);
+		pushed = -1;
 		goto out;
 	}
+	pushed = 1;
 	if (db_begin(db) == AQ_OK) {
 		json_t *cur = NULL;
 
@@ -470,6 +481,7 @@ out:
 	json_decref(intent);
 	json_decref(payload);
 	json_decref(node);
+	return pushed;
 }
 
 static void *rec_main(void *arg)
@@ -500,12 +512,22 @@ static void *rec_main(void *arg)
 		}
 		pthread_mutex_unlock(&srv->rec_lock);
 
+		uint64_t t0 = srv_now_ns();
+		int pushed = 0, failed = 0;
+
 		rec_liveness(srv, db);
 		if (list_all(db, "node", NULL, &nodes) != AQ_OK)
 			continue;
-		json_array_foreach(nodes, i, n)
-			if (strcmp(api_json_str(n, "state", ""), "DOWN") != 0)
-				rec_node(srv, db, n);
+		json_array_foreach(nodes, i, n) {
+			if (strcmp(api_json_str(n, "state", ""), "DOWN") == 0)
+				continue;
+			switch (rec_node(srv, db, n)) {
+			case 1: pushed++; break;
+			case -1: failed++; break;
+			default: break;
+			}
+		}
+		srv_metrics_reconcile(srv_now_ns() - t0, (int)json_array_size(nodes), pushed, failed);
 		json_decref(nodes);
 	}
 	db_close(db);

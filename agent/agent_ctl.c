@@ -1,0 +1,182 @@
+/* agent_ctl: the agent's calls to aquiferd (libcurl): join once, then a
+ * status report every report_ms. The reporter runs on its own thread and
+ * keeps trying while aquiferd is away; the data path never waits for it. */
+#include "agent/agent_internal.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/api_schema.h"
+
+struct ctl_buf {
+	char *p;
+	size_t len;
+};
+
+static size_t ctl_sink(char *p, size_t sz, size_t n, void *arg)
+{
+	struct ctl_buf *b = arg;
+	size_t add = sz * n;
+	char *np;
+
+	if (b->len + add > (1u << 20))
+		return 0;
+	np = realloc(b->p, b->len + add + 1);
+	if (!np)
+		return 0;
+	memcpy(np + b->len, p, add);
+	b->p = np;
+	b->len += add;
+	b->p[b->len] = '\0';
+	return add;
+}
+
+/* POST body to aquiferd path with a bearer token; *reply gets the parsed
+ * answer (any status). Returns the HTTP status or a negative code. */
+static long ctl_post(const char *server, const char *path, const char *token, const json_t *body,
+		     json_t **reply, aq_msg *msg)
+{
+	char url[800], authz[4300];
+	char *text = json_dumps(body, JSON_COMPACT);
+	struct ctl_buf buf = { NULL, 0 };
+	struct curl_slist *h = NULL;
+	CURL *c = curl_easy_init();
+	long code = AQ_EUNAVAIL;
+	CURLcode cc;
+
+	*reply = NULL;
+	if (!c || !text)
+		goto out;
+	snprintf(url, sizeof(url), "%s%s", server, path);
+	snprintf(authz, sizeof(authz), "Authorization: Bearer %s", token);
+	h = curl_slist_append(h, authz);
+	h = curl_slist_append(h, "Content-Type: application/json");
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, text);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, ctl_sink);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &buf);
+	cc = curl_easy_perform(c);
+	if (cc != CURLE_OK) {
+		aq_fail(msg, AQ_EUNAVAIL, "%s: %s", url, curl_easy_strerror(cc));
+		goto out;
+	}
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	*reply = buf.p ? json_loads(buf.p, 0, NULL) : NULL;
+	if (code != 200)
+		aq_fail(msg, AQ_EIO, "%s: HTTP %ld: %s", url, code,
+			api_json_str(json_object_get(*reply, "error"), "message", buf.p ? buf.p : ""));
+out:
+	curl_slist_free_all(h);
+	if (c)
+		curl_easy_cleanup(c);
+	free(text);
+	free(buf.p);
+	return code;
+}
+
+static void host_of(const char *listen, const char *advertise, char *out, size_t cap)
+{
+	const char *colon = strrchr(listen, ':');
+
+	if (advertise[0])
+		snprintf(out, cap, "%s", advertise);
+	else
+		snprintf(out, cap, "%.*s", colon ? (int)(colon - listen) : 0, listen);
+}
+
+int agent_join(struct agent *a, aq_msg *msg)
+{
+	char host[128], addr[300], nfs[300];
+	const char *pc = strrchr(a->cfg.listen, ':'), *nc = strrchr(a->cfg.nfs_listen, ':');
+	json_t *body, *reply = NULL, *creds = NULL;
+	long code;
+	int rc = AQ_OK;
+
+	host_of(a->cfg.listen, a->cfg.advertise, host, sizeof(host));
+	snprintf(addr, sizeof(addr), "http://%s:%s", host, pc ? pc + 1 : "");
+	snprintf(nfs, sizeof(nfs), "%s:%u", host, a->nfs && nfs_srv_port(a->nfs) ? nfs_srv_port(a->nfs)
+								 : (unsigned)strtoul(nc ? nc + 1 : "2049", NULL, 10));
+	body = json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:s}", "node", a->cfg.node, "location", a->cfg.location,
+			 "address", addr, "nfsAddress", nfs, "throughputCeilingMibps", a->cfg.ceiling_mibps,
+			 "writeThroughputCeilingMibps", a->cfg.write_ceiling_mibps, "agentVersion", AQ_VERSION);
+	if (!body)
+		return AQ_ENOMEM;
+	code = ctl_post(a->cfg.server, "/v1/agent/join", a->cfg.join_token, body, &reply, msg);
+	if (code != 200) {
+		rc = code < 0 ? (int)code : code == 401 || code == 403 ? AQ_EUNAUTH : AQ_EIO;
+		goto out;
+	}
+	creds = json_pack("{s:s,s:s,s:s,s:s,s:s}", "node", a->cfg.node, "location", a->cfg.location,
+			  "nodeToken", api_json_str(reply, "nodeToken", ""), "pushSecret",
+			  api_json_str(reply, "pushSecret", ""), "handleKey", api_json_str(reply, "handleKey", ""));
+	if (!creds || !*api_json_str(creds, "pushSecret", "") || strlen(api_json_str(creds, "handleKey", "")) != 64) {
+		rc = aq_fail(msg, AQ_EIO, "join answer lacks credentials");
+		goto out;
+	}
+	if ((rc = agent_state_write(a->cfg.state_dir, "credentials.json", creds, msg)) != AQ_OK)
+		goto out;
+	pthread_mutex_lock(&a->lock);
+	snprintf(a->node_token, sizeof(a->node_token), "%s", api_json_str(creds, "nodeToken", ""));
+	snprintf(a->push_secret, sizeof(a->push_secret), "%s", api_json_str(creds, "pushSecret", ""));
+	snprintf(a->handle_key, sizeof(a->handle_key), "%s", api_json_str(creds, "handleKey", ""));
+	pthread_mutex_unlock(&a->lock);
+out:
+	json_decref(body);
+	json_decref(reply);
+	json_decref(creds);
+	return rc;
+}
+
+static void *reporter(void *arg)
+{
+	struct agent *a = arg;
+	bool was_ok = true;
+
+	while (!__atomic_load_n(&a->stopping, __ATOMIC_RELAXED)) {
+		json_t *st = agent_status_doc(a), *reply = NULL;
+		char token[4200];
+		aq_msg msg = { "" };
+		long code;
+
+		pthread_mutex_lock(&a->lock);
+		snprintf(token, sizeof(token), "%s", a->node_token);
+		pthread_mutex_unlock(&a->lock);
+		code = st ? ctl_post(a->cfg.server, "/v1/agent/status", token, st, &reply, &msg) : AQ_ENOMEM;
+		if (code == 200) {
+			pthread_mutex_lock(&a->lock);
+			a->reports_ok++;
+			pthread_mutex_unlock(&a->lock);
+			if (!was_ok)
+				fprintf(stderr, "aquifer-agent: reaching aquiferd again\n");
+			was_ok = true;
+		} else if (was_ok) {
+			fprintf(stderr, "aquifer-agent: status report failed (%s); serving the last applied state and retrying\n",
+				msg.text);
+			was_ok = false;
+		}
+		json_decref(st);
+		json_decref(reply);
+		for (int slept = 0; slept < a->cfg.report_ms && !__atomic_load_n(&a->stopping, __ATOMIC_RELAXED); slept += 50)
+			usleep(50 * 1000);
+	}
+	return NULL;
+}
+
+int agent_reporter_start(struct agent *a)
+{
+	return pthread_create(&a->reporter, NULL, reporter, a) == 0 ? AQ_OK : AQ_EINTERNAL;
+}
+
+void agent_reporter_stop(struct agent *a)
+{
+	__atomic_store_n(&a->stopping, true, __ATOMIC_RELAXED);
+	pthread_join(a->reporter, NULL);
+}

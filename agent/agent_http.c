@@ -1,0 +1,292 @@
+/* agent_http: the agent's own API, for aquiferd and operators.
+ *   PUT /v1/intent   desired state (aquiferd's push secret required)
+ *   GET /v1/status   applied generation and per-volume state (push secret)
+ *   GET /healthz     liveness, no credentials
+ *   GET /metrics     Prometheus text, no credentials
+ * Thread per connection: the only callers are aquiferd and scrapers, and the
+ * intent handler does disk I/O, which must not run on a thread multiplexing
+ * sockets.
+ */
+#include "agent/agent_internal.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/nfs3.h"
+#include "api/api_schema.h"
+
+#define AGENT_BODY_MAX (16u << 20)
+
+struct ah_req {
+	char *body;
+	size_t len;
+	bool too_big;
+};
+
+typedef int (*ah_handler)(struct agent *a, struct ah_req *r, int *status, char **text,
+			  const char **ctype);
+
+static int ah_json(json_t *doc, int status_in, int *status, char **text, const char **ctype)
+{
+	*text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	*status = *text ? status_in : 500;
+	*ctype = "application/json";
+	return AQ_OK;
+}
+
+static int ah_error(int code, const char *message, int *status, char **text, const char **ctype)
+{
+	return ah_json(json_pack("{s:{s:i,s:s,s:s}}", "error", "code", aq_err_http(code), "message", message,
+				 "status", aq_err_status(code)),
+		       aq_err_http(code), status, text, ctype);
+}
+
+json_t *agent_status_doc(struct agent *a)
+{
+	json_t *doc, *vols = json_array(), *v;
+	size_t i;
+
+	pthread_mutex_lock(&a->lock);
+	json_array_foreach(json_object_get(a->intent, "volumes"), i, v) {
+		struct vol_stats st;
+		const char *fsid = api_json_str(v, "fsid", "");
+		bool live = nfs_srv_stats(a->nfs, fsid, &st) == 0;
+
+		json_array_append_new(vols, json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I}", "name",
+						      api_json_str(v, "name", ""), "shareName",
+						      api_json_str(v, "shareName", ""), "state", live ? "LIVE" : "ERROR",
+						      "usedBytes", (json_int_t)(live ? st.used : 0),
+						      "capacityBytes", (json_int_t)(live ? st.capacity : 0),
+						      "readBytes", (json_int_t)(live ? st.bytes[NFS3_READ] : 0),
+						      "writeBytes", (json_int_t)(live ? st.bytes[NFS3_WRITE] : 0)));
+	}
+	doc = json_pack("{s:s,s:s,s:I,s:o,s:s,s:s,s:I}", "node", a->cfg.node, "location", a->cfg.location,
+			"appliedGeneration", (json_int_t)a->applied, "volumes", vols, "agentVersion", AQ_VERSION,
+			"lastError", a->last_error, "reportsDelivered", (json_int_t)a->reports_ok);
+	pthread_mutex_unlock(&a->lock);
+	return doc;
+}
+
+static int h_healthz(struct agent *a, struct ah_req *r, int *status, char **text, const char **ctype)
+{
+	(void)a;
+	(void)r;
+	return ah_json(json_pack("{s:s}", "status", "ok"), 200, status, text, ctype);
+}
+
+static int h_status(struct agent *a, struct ah_req *r, int *status, char **text, const char **ctype)
+{
+	(void)r;
+	return ah_json(agent_status_doc(a), 200, status, text, ctype);
+}
+
+static int h_intent(struct agent *a, struct ah_req *r, int *status, char **text, const char **ctype)
+{
+	json_error_t err;
+	json_t *intent;
+	aq_msg msg = { "" };
+	int64_t applied;
+	int rc;
+
+	if (r->too_big)
+		return ah_error(AQ_ETOOBIG, "intent larger than 16 MiB", status, text, ctype);
+	intent = json_loadb(r->body ? r->body : "", r->len, 0, &err);
+	if (!intent || !json_is_object(intent)) {
+		json_decref(intent);
+		return ah_error(AQ_EINVAL, "intent is not a JSON object", status, text, ctype);
+	}
+	if (strcmp(api_json_str(intent, "node", ""), a->cfg.node) != 0 &&
+	    strcmp(api_json_str(intent, "node", ""), "") != 0) {
+		char want[100];
+
+		snprintf(want, sizeof(want), "nodes/%s", a->cfg.node);
+		if (strcmp(api_json_str(intent, "node", ""), want) != 0) {
+			json_decref(intent);
+			return ah_error(AQ_EINVAL, "intent is for another node", status, text, ctype);
+		}
+	}
+	rc = agent_apply(a, intent, &msg);
+	json_decref(intent);
+	pthread_mutex_lock(&a->lock);
+	applied = a->applied;
+	if (rc != AQ_OK)
+		snprintf(a->last_error, sizeof(a->last_error), "%s", msg.text);
+	pthread_mutex_unlock(&a->lock);
+	if (rc != AQ_OK)
+		return ah_error(rc, msg.text, status, text, ctype);
+	return ah_json(json_pack("{s:I}", "appliedGeneration", (json_int_t)applied), 200, status, text, ctype);
+}
+
+static int h_metrics(struct agent *a, struct ah_req *r, int *status, char **text, const char **ctype)
+{
+	json_t *st = agent_status_doc(a), *v;
+	size_t i, cap = 4096, len = 0;
+	char *buf = malloc(cap);
+
+	(void)r;
+	if (!buf || !st) {
+		free(buf);
+		json_decref(st);
+		return ah_error(AQ_ENOMEM, "out of memory", status, text, ctype);
+	}
+	len += (size_t)snprintf(buf + len, cap - len,
+				"# HELP aquifer_agent_applied_generation Generation of the desired state applied.\n"
+				"# TYPE aquifer_agent_applied_generation gauge\n"
+				"aquifer_agent_applied_generation{node=\"%s\"} %lld\n"
+				"# HELP aquifer_agent_volume_used_bytes Bytes used by each served volume.\n"
+				"# TYPE aquifer_agent_volume_used_bytes gauge\n",
+				a->cfg.node, (long long)api_json_int64(st, "appliedGeneration", 0));
+	json_array_foreach(json_object_get(st, "volumes"), i, v) {
+		if (cap - len < 1024) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+		len += (size_t)snprintf(buf + len, cap - len, "aquifer_agent_volume_used_bytes{node=\"%s\",volume=\"%s\"} %lld\n",
+					a->cfg.node, api_json_str(v, "name", ""), (long long)api_json_int64(v, "usedBytes", 0));
+	}
+	json_decref(st);
+	*text = buf;
+	*status = 200;
+	*ctype = "text/plain; version=0.0.4; charset=utf-8";
+	return AQ_OK;
+}
+
+static const struct {
+	const char *method, *path;
+	ah_handler handler;
+	bool auth;
+} ah_routes[] = {
+	{ "GET", "/healthz", h_healthz, false },
+	{ "GET", "/metrics", h_metrics, false },
+	{ "GET", "/v1/status", h_status, true },
+	{ "PUT", "/v1/intent", h_intent, true },
+};
+
+/* Bearer <push secret>, compared in constant time. */
+static bool ah_authorized(struct agent *a, struct MHD_Connection *conn)
+{
+	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+	char want[128];
+	bool ok;
+
+	pthread_mutex_lock(&a->lock);
+	snprintf(want, sizeof(want), "Bearer %s", a->push_secret);
+	ok = a->push_secret[0] && h && strlen(h) == strlen(want) && CRYPTO_memcmp(h, want, strlen(want)) == 0;
+	pthread_mutex_unlock(&a->lock);
+	return ok;
+}
+
+static enum MHD_Result ah_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **con_cls)
+{
+	struct agent *a = cls;
+	struct ah_req *r = *con_cls;
+	struct MHD_Response *resp;
+	char *text = NULL;
+	const char *ctype = "application/json";
+	int status = 404;
+	bool path_known = false;
+	enum MHD_Result ret;
+
+	(void)version;
+	if (!r) {
+		if (!(r = calloc(1, sizeof(*r))))
+			return MHD_NO;
+		*con_cls = r;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (!r->too_big && r->len + *upload_size > AGENT_BODY_MAX) {
+			r->too_big = true;
+			free(r->body);
+			r->body = NULL;
+		}
+		if (!r->too_big) {
+			char *nb = realloc(r->body, r->len + *upload_size + 1);
+
+			if (!nb)
+				return MHD_NO;
+			memcpy(nb + r->len, upload, *upload_size);
+			r->body = nb;
+			r->len += *upload_size;
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	for (size_t i = 0; i < sizeof(ah_routes) / sizeof(ah_routes[0]); i++) {
+		if (strcmp(ah_routes[i].path, url) != 0)
+			continue;
+		path_known = true;
+		if (strcmp(ah_routes[i].method, method) != 0)
+			continue;
+		if (ah_routes[i].auth && !ah_authorized(a, conn))
+			ah_error(AQ_EUNAUTH, "credentials from aquiferd are required", &status, &text, &ctype);
+		else
+			ah_routes[i].handler(a, r, &status, &text, &ctype);
+		break;
+	}
+	if (!text)
+		ah_error(path_known ? AQ_ENOMETHOD : AQ_ENOENT, path_known ? "method not allowed" : "no such path",
+			 &status, &text, &ctype);
+	resp = MHD_create_response_from_buffer(text ? strlen(text) : 0, text, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", ctype);
+	ret = MHD_queue_response(conn, (unsigned)status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static void ah_done(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode t)
+{
+	struct ah_req *r = *con_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)t;
+	if (r) {
+		free(r->body);
+		free(r);
+	}
+	*con_cls = NULL;
+}
+
+int agent_http_start(struct agent *a, aq_msg *msg)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	char host[128];
+	const char *colon = strrchr(a->cfg.listen, ':');
+
+	if (!colon || (size_t)(colon - a->cfg.listen) >= sizeof(host))
+		return aq_fail(msg, AQ_EINVAL, "--listen %s: expected IPv4:PORT", a->cfg.listen);
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - a->cfg.listen), a->cfg.listen);
+	sin.sin_port = htons((uint16_t)strtoul(colon + 1, NULL, 10));
+	if (inet_pton(AF_INET, strcmp(host, "localhost") == 0 ? "127.0.0.1" : host, &sin.sin_addr) != 1)
+		return aq_fail(msg, AQ_EINVAL, "--listen %s: expected IPv4:PORT", a->cfg.listen);
+	a->mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+				  0, NULL, NULL, ah_request, a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
+				  MHD_OPTION_NOTIFY_COMPLETED, ah_done, a, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+				  MHD_OPTION_END);
+	if (!a->mhd)
+		return aq_fail(msg, AQ_EIO, "cannot listen on %s", a->cfg.listen);
+	return AQ_OK;
+}
+
+void agent_http_stop(struct agent *a)
+{
+	if (a->mhd)
+		MHD_stop_daemon(a->mhd);
+	a->mhd = NULL;
+}

@@ -1,0 +1,68 @@
+/* agent_internal: what the pieces of aquifer-agent share. */
+#ifndef AQ_AGENT_INTERNAL_H
+#define AQ_AGENT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "agent/agent_shelf.h"
+#include "agent/nfs_srv.h"
+#include "api/api_error.h"
+
+struct agent_cfg {
+	char server[512];        /* aquiferd base URL */
+	char join_token[4200];
+	char node[64];
+	char location[64];
+	char shelf[1024];
+	char listen[128];        /* agent API HOST:PORT */
+	char nfs_listen[128];    /* NFS HOST:PORT */
+	char advertise[128];     /* host clients and aquiferd use (default: listen's host) */
+	char state_dir[1024];
+	double ceiling_mibps;
+	double write_ceiling_mibps;
+	int report_ms;
+	int nfs_workers;
+};
+
+struct agent {
+	struct agent_cfg cfg;
+	struct agent_shelf shelf;
+	struct nfs_srv *nfs;
+	void *mhd;
+	pthread_t reporter;
+	bool stopping;
+	pthread_mutex_t lock;    /* guards everything below */
+	char node_token[4200];
+	char push_secret[80];
+	char handle_key[80];     /* hex */
+	json_t *intent;          /* the last applied intent (owned) */
+	int64_t applied;         /* its generation */
+	int64_t reports_ok;
+	char last_error[512];
+};
+
+/* agent_state.c: files in --state-dir, written atomically (temp, fsync,
+ * rename, fsync of the folder), so a kill -9 leaves the old or the new file. */
+int agent_state_write(const char *dir, const char *name, const json_t *doc, aq_msg *msg);
+/* AQ_ENOENT when the file does not exist. */
+int agent_state_read(const char *dir, const char *name, json_t **doc, aq_msg *msg);
+
+/* agent_apply.c: apply an intent to the shelf and the NFS server. */
+int agent_apply(struct agent *a, json_t *intent, aq_msg *msg);
+
+/* agent_http.c: the agent's own API (PUT /v1/intent, GET /v1/status,
+ * /healthz, /metrics). */
+int agent_http_start(struct agent *a, aq_msg *msg);
+void agent_http_stop(struct agent *a);
+json_t *agent_status_doc(struct agent *a);
+
+/* agent_ctl.c: talking to aquiferd (libcurl). */
+int agent_join(struct agent *a, aq_msg *msg);
+int agent_reporter_start(struct agent *a);
+void agent_reporter_stop(struct agent *a);
+
+#endif

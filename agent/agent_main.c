@@ -1,0 +1,301 @@
+/* agent_main: aquifer-agent's command line, config file and life cycle.
+ *   aquifer-agent --server URL --token JOIN_TOKEN --node NAME --location LOC --shelf DIR
+ *                 --listen HOST:PORT --nfs-listen HOST:PORT --state-dir DIR
+ *                 [--throughput-mibps N] [--write-throughput-mibps N] [--advertise HOST]
+ *                 [--config FILE]
+ * Start-up order: credentials and the last applied intent from --state-dir
+ * are served at once; only a node without credentials joins first. */
+#include "agent/agent.h"
+#include "agent/agent_internal.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api/api_math.h"
+#include "api/api_schema.h"
+
+/* Seed node (AFX 1K): ~35 GB/s read, ~10 GB/s write, in MiB/s. */
+#define AGENT_CEILING_MIBPS 33379.0
+#define AGENT_WRITE_CEILING_MIBPS 9537.0
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: aquifer-agent --server URL --token JOIN_TOKEN --node NAME --location LOC\n"
+		"                     --shelf DIR --listen HOST:PORT --nfs-listen HOST:PORT --state-dir DIR\n"
+		"                     [--throughput-mibps N] [--write-throughput-mibps N]\n"
+		"                     [--advertise HOST] [--config FILE]\n"
+		"\n"
+		"  --server URL              aquiferd's URL (http://HOST:PORT)\n"
+		"  --token JOIN_TOKEN        a node-role token (aquiferd token --role node); used once to join\n"
+		"  --node NAME               this node's name (letters, digits, hyphens)\n"
+		"  --location LOC            the location this node serves\n"
+		"  --shelf DIR               the shelf every node of the location shares\n"
+		"  --listen HOST:PORT        the agent API (aquiferd pushes desired state here)\n"
+		"  --nfs-listen HOST:PORT    the NFSv3/MOUNT/PORTMAP port clients mount\n"
+		"  --state-dir DIR           credentials and the last applied state\n"
+		"  --throughput-mibps N      node ceiling used for placement (default 33379 = 35 GB/s read)\n"
+		"  --write-throughput-mibps N  write ceiling, shown by the API (default 9537 = 10 GB/s)\n"
+		"  --advertise HOST          address aquiferd and clients use (default: --listen's host)\n"
+		"  --config FILE             'key = value' lines with the option names above\n");
+}
+
+struct agent_opt {
+	const char *name;
+	size_t off;
+	size_t cap;   /* string field size, 0 for numbers */
+};
+
+#define S(f) offsetof(struct agent_cfg, f), sizeof(((struct agent_cfg *)0)->f)
+static const struct agent_opt agent_opts[] = {
+	{ "server", S(server) }, { "token", S(join_token) }, { "node", S(node) },
+	{ "location", S(location) }, { "shelf", S(shelf) }, { "listen", S(listen) },
+	{ "nfs-listen", S(nfs_listen) }, { "advertise", S(advertise) }, { "state-dir", S(state_dir) },
+	{ "throughput-mibps", offsetof(struct agent_cfg, ceiling_mibps), 0 },
+	{ "write-throughput-mibps", offsetof(struct agent_cfg, write_ceiling_mibps), 0 },
+};
+#undef S
+
+static int cfg_set(struct agent_cfg *cfg, const char *key, const char *val, aq_msg *msg)
+{
+	for (size_t i = 0; i < sizeof(agent_opts) / sizeof(agent_opts[0]); i++) {
+		const struct agent_opt *o = &agent_opts[i];
+		char *end;
+
+		if (strcmp(o->name, key) != 0)
+			continue;
+		if (o->cap) {
+			if (strlen(val) >= o->cap)
+				return aq_fail(msg, AQ_EINVAL, "%s is longer than %zu bytes", key, o->cap - 1);
+			snprintf((char *)cfg + o->off, o->cap, "%s", val);
+		} else {
+			double d = strtod(val, &end);
+
+			if (!*val || *end || d <= 0 || d > 1e9)
+				return aq_fail(msg, AQ_EINVAL, "%s must be a positive number of MiB/s, got \"%s\"", key, val);
+			*(double *)(void *)((char *)cfg + o->off) = d;
+		}
+		return AQ_OK;
+	}
+	return aq_fail(msg, AQ_EINVAL, "unknown key \"%s\"", key);
+}
+
+static int cfg_file(struct agent_cfg *cfg, const char *path, aq_msg *msg)
+{
+	FILE *f = fopen(path, "r");
+	char line[8192];
+	int n = 0, rc = AQ_OK;
+
+	if (!f)
+		return aq_fail(msg, AQ_EINVAL, "cannot open %s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char *s = line, *eq, *k, *v, *e;
+		aq_msg why = { "" };
+
+		n++;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		e = s + strlen(s);
+		while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+			*--e = '\0';
+		if (!*s || *s == '#')
+			continue;
+		if (!(eq = strchr(s, '='))) {
+			rc = aq_fail(msg, AQ_EINVAL, "%s:%d: expected 'key = value'", path, n);
+			break;
+		}
+		*eq = '\0';
+		k = s;
+		v = eq + 1;
+		for (e = eq; e > k && (e[-1] == ' ' || e[-1] == '\t');)
+			*--e = '\0';
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (cfg_set(cfg, k, v, &why) != AQ_OK) {
+			rc = aq_fail(msg, AQ_EINVAL, "%s:%d: %s", path, n, why.text);
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+static int parse_args(struct agent_cfg *cfg, int argc, char **argv, aq_msg *msg)
+{
+	static struct option lopts[sizeof(agent_opts) / sizeof(agent_opts[0]) + 4];
+	size_t n = sizeof(agent_opts) / sizeof(agent_opts[0]);
+	int c, idx;
+
+	for (int i = 1; i < argc - 1; i++) /* the config file first: flags override it */
+		if (strcmp(argv[i], "--config") == 0) {
+			int rc = cfg_file(cfg, argv[i + 1], msg);
+
+			if (rc != AQ_OK)
+				return rc;
+		}
+	for (size_t i = 0; i < n; i++)
+		lopts[i] = (struct option){ agent_opts[i].name, required_argument, NULL, 0 };
+	lopts[n] = (struct option){ "config", required_argument, NULL, 0 };
+	lopts[n + 1] = (struct option){ "help", no_argument, NULL, 'h' };
+	lopts[n + 2] = (struct option){ "version", no_argument, NULL, 'V' };
+	while ((c = getopt_long(argc, argv, "", lopts, &idx)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			exit(0);
+		}
+		if (c == 'V') {
+			printf("aquifer-agent %s\n", AQ_VERSION);
+			exit(0);
+		}
+		if (c != 0)
+			return aq_fail(msg, AQ_EINVAL, "unknown option (see --help)");
+		if ((size_t)idx < n) {
+			aq_msg why = { "" };
+
+			if (cfg_set(cfg, lopts[idx].name, optarg, &why) != AQ_OK)
+				return aq_fail(msg, AQ_EINVAL, "--%s", why.text);
+		}
+	}
+	if (optind < argc)
+		return aq_fail(msg, AQ_EINVAL, "unexpected argument \"%s\"", argv[optind]);
+	if (!cfg->server[0] || !cfg->node[0] || !cfg->location[0] || !cfg->shelf[0] || !cfg->listen[0] ||
+	    !cfg->nfs_listen[0] || !cfg->state_dir[0])
+		return aq_fail(msg, AQ_EINVAL, "--server, --node, --location, --shelf, --listen, --nfs-listen and --state-dir are required");
+	if (api_id_check(cfg->node, "--node", msg) != AQ_OK || api_id_check(cfg->location, "--location", msg) != AQ_OK)
+		return AQ_EINVAL;
+	return AQ_OK;
+}
+
+static int hex_key(const char *hex, uint8_t key[VOL_KEY_LEN])
+{
+	if (strlen(hex) != VOL_KEY_LEN * 2)
+		return AQ_EINVAL;
+	for (int i = 0; i < VOL_KEY_LEN; i++) {
+		unsigned v;
+
+		if (sscanf(hex + i * 2, "%2x", &v) != 1)
+			return AQ_EINVAL;
+		key[i] = (uint8_t)v;
+	}
+	return AQ_OK;
+}
+
+/* Credentials from the state folder, or a join (retried while aquiferd is
+ * unreachable; a refused token is final). */
+static int agent_credentials(struct agent *a, aq_msg *msg)
+{
+	json_t *creds = NULL;
+	int rc = agent_state_read(a->cfg.state_dir, "credentials.json", &creds, msg);
+
+	if (rc == AQ_OK) {
+		if (strcmp(api_json_str(creds, "node", ""), a->cfg.node) != 0 ||
+		    strcmp(api_json_str(creds, "location", ""), a->cfg.location) != 0) {
+			rc = aq_fail(msg, AQ_EINVAL, "%s/credentials.json belongs to node %s in %s, not %s in %s",
+				     a->cfg.state_dir, api_json_str(creds, "node", "?"), api_json_str(creds, "location", "?"),
+				     a->cfg.node, a->cfg.location);
+		} else {
+			snprintf(a->node_token, sizeof(a->node_token), "%s", api_json_str(creds, "nodeToken", ""));
+			snprintf(a->push_secret, sizeof(a->push_secret), "%s", api_json_str(creds, "pushSecret", ""));
+			snprintf(a->handle_key, sizeof(a->handle_key), "%s", api_json_str(creds, "handleKey", ""));
+		}
+		json_decref(creds);
+		return rc;
+	}
+	if (rc != AQ_ENOENT)
+		return rc;
+	if (!a->cfg.join_token[0])
+		return aq_fail(msg, AQ_EINVAL, "no credentials in %s and no --token to join with", a->cfg.state_dir);
+	for (int attempt = 0;; attempt++) {
+		rc = agent_join(a, msg);
+		if (rc == AQ_OK || rc == AQ_EUNAUTH || rc == AQ_EINVAL)
+			return rc;
+		if (rc == AQ_EIO && strstr(msg->text, "HTTP 4"))
+			return rc;
+		if (attempt % 10 == 0)
+			fprintf(stderr, "aquifer-agent: cannot join yet (%s); retrying\n", msg->text);
+		sleep(1);
+	}
+}
+
+int agent_main(int argc, char **argv)
+{
+	static struct agent a;
+	uint8_t key[VOL_KEY_LEN];
+	json_t *intent = NULL;
+	aq_msg msg = { "" };
+	sigset_t set;
+	int sig, rc;
+
+	a.cfg.ceiling_mibps = AGENT_CEILING_MIBPS;
+	a.cfg.write_ceiling_mibps = AGENT_WRITE_CEILING_MIBPS;
+	a.cfg.report_ms = 2000;
+	a.cfg.nfs_workers = 8;
+	pthread_mutex_init(&a.lock, NULL);
+	if (parse_args(&a.cfg, argc, argv, &msg) != AQ_OK) {
+		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
+		return 2;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (mkdir(a.cfg.state_dir, 0700) != 0 && errno != EEXIST) {
+		fprintf(stderr, "aquifer-agent: cannot create %s: %s\n", a.cfg.state_dir, strerror(errno));
+		return 1;
+	}
+	if ((rc = agent_shelf_dir_init(&a.shelf, a.cfg.shelf)) != 0) {
+		fprintf(stderr, "aquifer-agent: shelf %s: %s\n", a.cfg.shelf, strerror(-rc));
+		return 1;
+	}
+	if (agent_credentials(&a, &msg) != AQ_OK) {
+		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
+		return 1;
+	}
+	if (hex_key(a.handle_key, key) != AQ_OK) {
+		fprintf(stderr, "aquifer-agent: credentials hold no valid handle key\n");
+		return 1;
+	}
+	if ((rc = nfs_srv_new(a.cfg.nfs_listen, key, (unsigned)a.cfg.nfs_workers, &a.nfs)) != 0 ||
+	    (rc = nfs_srv_start(a.nfs)) != 0) {
+		fprintf(stderr, "aquifer-agent: NFS server on %s: %s\n", a.cfg.nfs_listen, strerror(-rc));
+		return 1;
+	}
+	/* serve the last applied state at once */
+	rc = agent_state_read(a.cfg.state_dir, "intent.json", &intent, &msg);
+	if (rc == AQ_OK) {
+		if (agent_apply(&a, intent, &msg) != AQ_OK)
+			fprintf(stderr, "aquifer-agent: last applied state: %s\n", msg.text);
+		else
+			fprintf(stderr, "aquifer-agent: serving generation %lld (%zu volumes) from %s\n",
+				(long long)a.applied, json_array_size(json_object_get(intent, "volumes")), a.cfg.state_dir);
+		json_decref(intent);
+	} else if (rc != AQ_ENOENT) {
+		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
+	}
+	if (agent_http_start(&a, &msg) != AQ_OK) {
+		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
+		return 1;
+	}
+	if (agent_reporter_start(&a) != AQ_OK) {
+		fprintf(stderr, "aquifer-agent: cannot start the reporter\n");
+		return 1;
+	}
+	fprintf(stderr, "aquifer-agent %s: node %s in %s, API %s, NFS port %u, shelf %s\n", AQ_VERSION,
+		a.cfg.node, a.cfg.location, a.cfg.listen, nfs_srv_port(a.nfs), a.cfg.shelf);
+	sigwait(&set, &sig);
+	fprintf(stderr, "aquifer-agent: signal %d, stopping\n", sig);
+	agent_reporter_stop(&a);
+	agent_http_stop(&a);
+	nfs_srv_free(a.nfs);
+	json_decref(a.intent);
+	return 0;
+}

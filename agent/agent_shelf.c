@@ -1,0 +1,93 @@
+/* agent_shelf: the directory backend of the shelf interface. */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include "agent/agent_shelf.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* dir comes from aquiferd ("volumes/<hex>"): refuse anything else, so a
+ * wrong intent can never reach outside the shelf. */
+static int shelf_dir_ok(const char *dir)
+{
+	const char *p = dir;
+
+	if (strncmp(p, "volumes/", 8) != 0)
+		return 0;
+	p += 8;
+	if (!*p || strlen(p) > 64)
+		return 0;
+	for (; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return 0;
+	return 1;
+}
+
+static int dir_attach(struct agent_shelf *s, const char *dir, unsigned mode, char *root, size_t cap)
+{
+	char vols[1100];
+
+	if (!shelf_dir_ok(dir))
+		return -EINVAL;
+	snprintf(vols, sizeof(vols), "%s/volumes", s->path);
+	if (mkdir(vols, 0711) != 0 && errno != EEXIST)
+		return -errno;
+	snprintf(root, cap, "%s/%s", s->path, dir);
+	if (mkdir(root, mode) != 0) {
+		if (errno != EEXIST)
+			return -errno;
+	} else if (chmod(root, mode) != 0) { /* mkdir applied the umask */
+		return -errno;
+	}
+	return 0;
+}
+
+static int dir_release(struct agent_shelf *s, const char *dir)
+{
+	(void)s;
+	return shelf_dir_ok(dir) ? 0 : -EINVAL;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		return rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
+	return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+static int dir_destroy(struct agent_shelf *s, const char *dir)
+{
+	char root[1100];
+
+	if (!shelf_dir_ok(dir))
+		return -EINVAL;
+	snprintf(root, sizeof(root), "%s/%s", s->path, dir);
+	if (nftw(root, rm_one, 32, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+static const struct agent_shelf_ops shelf_dir_ops = {
+	.name = "directory",
+	.attach = dir_attach,
+	.release = dir_release,
+	.destroy = dir_destroy,
+};
+
+int agent_shelf_dir_init(struct agent_shelf *s, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	s->ops = &shelf_dir_ops;
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	return 0;
+}

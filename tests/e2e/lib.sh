@@ -1,0 +1,321 @@
+# tests/e2e/lib.sh: shared helpers for the end-to-end scripts (sourced, not run).
+#
+# A script sources this file, starts one or more aquiferd processes with
+# aq_start, talks to them with aq_req (curl), checks answers with the expect_*
+# helpers and ends with aq_finish, which prints "N passed, M failed" and sets
+# the exit status. Only the processes started here are ever killed (by PID),
+# and the temporary directory is removed on exit (kept with AQ_KEEP=1).
+#
+# Environment: AQ_BUILDDIR (where aquiferd was built; default: two levels up
+# from the script, or the current directory when make check runs from a
+# separate build tree), AQ_KEEP=1 (keep the temp dir), AQ_VERBOSE=1 (print
+# each passing check too).
+
+set -u
+
+AQ_BUILDDIR=${AQ_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+if [ ! -x "$AQ_BUILDDIR/aquiferd" ] && [ -x "$PWD/aquiferd" ]; then
+	AQ_BUILDDIR=$PWD
+fi
+AQUIFERD=$AQ_BUILDDIR/aquiferd
+
+AQ_PASS=0
+AQ_FAIL=0
+AQ_PIDS=()
+AQ_TMP=$(mktemp -d "${TMPDIR:-/tmp}/aq-e2e.XXXXXX")
+# Set by aq_req: the HTTP status and the body of the last answer.
+STATUS=
+BODY=
+# Set by aq_start: the last started server.
+AQ_PID=
+AQ_PORT=
+AQ_URL=
+
+for tool in curl jq; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		echo "$(basename "$0"): $tool is required (apt-get install -y curl jq)" >&2
+		exit 99
+	fi
+done
+if [ ! -x "$AQUIFERD" ]; then
+	echo "$(basename "$0"): no aquiferd at $AQUIFERD (build first, or set AQ_BUILDDIR)" >&2
+	exit 99
+fi
+
+aq_cleanup() {
+	local pid
+	for pid in "${AQ_PIDS[@]}"; do
+		if kill -0 "$pid" 2>/dev/null; then
+			kill -TERM "$pid" 2>/dev/null
+			for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+			kill -KILL "$pid" 2>/dev/null
+		fi
+		wait "$pid" 2>/dev/null
+	done
+	if [ "${AQ_KEEP:-0}" = 1 ]; then
+		echo "# kept $AQ_TMP" >&2
+	else
+		rm -rf "$AQ_TMP"
+	fi
+}
+trap aq_cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- assertions ---------------------------------------------------------
+
+aq_pass() {
+	AQ_PASS=$((AQ_PASS + 1))
+	[ "${AQ_VERBOSE:-0}" = 1 ] && echo "ok: $1"
+	return 0
+}
+
+# aq_failed DESC DETAIL...: count a failure and say what was wrong.
+aq_failed() {
+	local desc=$1
+	shift
+	AQ_FAIL=$((AQ_FAIL + 1))
+	echo "FAIL: $desc"
+	[ $# -gt 0 ] && printf '  %s\n' "$@"
+	echo "  last answer: HTTP $STATUS ${BODY:0:400}"
+	return 1
+}
+
+# ok DESC CMD...: passes when CMD succeeds.
+ok() {
+	local desc=$1
+	shift
+	if "$@"; then aq_pass "$desc"; else aq_failed "$desc" "command failed: $*"; fi
+}
+
+# expect_eq DESC EXPECTED ACTUAL
+expect_eq() {
+	if [ "$2" = "$3" ]; then aq_pass "$1"; else aq_failed "$1" "expected: $2" "got:      $3"; fi
+}
+
+# expect_status CODE DESC: the last answer's HTTP status.
+expect_status() {
+	expect_eq "$2 (HTTP $1)" "$1" "$STATUS"
+}
+
+# expect_jq FILTER EXPECTED DESC: jq -r FILTER over the last body equals EXPECTED.
+expect_jq() {
+	local got
+	got=$(printf '%s' "$BODY" | jq -r "$1" 2>&1) || got="(jq failed: $got)"
+	expect_eq "$3 [$1]" "$2" "$got"
+}
+
+# expect_true FILTER DESC: jq -e FILTER over the last body is true.
+expect_true() {
+	if printf '%s' "$BODY" | jq -e "$1" >/dev/null 2>&1; then
+		aq_pass "$2"
+	else
+		aq_failed "$2" "jq condition false: $1"
+	fi
+}
+
+# expect_error CODE STATUSNAME DESC: a Google error body with that code and status.
+expect_error() {
+	expect_eq "$3 (HTTP $1)" "$1" "$STATUS"
+	if printf '%s' "$BODY" | jq -e --argjson c "$1" --arg s "$2" \
+		'(.error | keys | sort) == ["code","message","status"] and .error.code == $c and
+		 .error.status == $s and (.error.message | length) > 0' >/dev/null 2>&1; then
+		aq_pass "$3: error body {code:$1,status:$2,message}"
+	else
+		aq_failed "$3: error body {code:$1,status:$2,message}"
+	fi
+}
+
+# aq_finish: the last line, exactly "N passed, M failed"; exit status 0 only
+# when nothing failed and something passed.
+aq_finish() {
+	echo "$AQ_PASS passed, $AQ_FAIL failed"
+	[ "$AQ_FAIL" -eq 0 ] && [ "$AQ_PASS" -gt 0 ]
+	exit $?
+}
+
+# --- processes ----------------------------------------------------------
+
+# aq_port_free PORT: nothing listens on 127.0.0.1:PORT.
+aq_port_free() {
+	! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+aq_pick_port() {
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 40000))
+		if aq_port_free "$p"; then echo "$p"; return 0; fi
+	done
+	return 1
+}
+
+# aq_start DIR: start aquiferd on a free port with DIR/aq.db (DIR is created),
+# wait for /healthz. Sets AQ_PID, AQ_PORT, AQ_URL. The log is DIR/aquiferd.log.
+aq_start() {
+	local dir=$1 tries
+	mkdir -p "$dir"
+	for tries in 1 2 3 4 5; do
+		AQ_PORT=$(aq_pick_port) || { aq_failed "pick a free port"; return 1; }
+		AQ_URL=http://127.0.0.1:$AQ_PORT
+		"$AQUIFERD" --listen "127.0.0.1:$AQ_PORT" --db "$dir/aq.db" >>"$dir/aquiferd.log" 2>&1 &
+		AQ_PID=$!
+		AQ_PIDS+=("$AQ_PID")
+		for _ in $(seq 300); do
+			if curl -s -o /dev/null --max-time 2 "$AQ_URL/healthz"; then
+				return 0
+			fi
+			kill -0 "$AQ_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$AQ_PID" 2>/dev/null
+		wait "$AQ_PID" 2>/dev/null
+	done
+	echo "aquiferd did not come up; log:" >&2
+	tail -20 "$dir/aquiferd.log" >&2
+	return 1
+}
+
+# aq_stop PID: SIGTERM and wait (a clean exit is expected).
+aq_stop() {
+	kill -TERM "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+# aq_kill9 PID
+aq_kill9() {
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	return 0
+}
+
+# aq_token DIR ROLE [PROJECT] [TTL]: a token for the aquiferd whose db is DIR/aq.db.
+aq_token() {
+	local args=(token --db "$1/aq.db" --role "$2")
+	[ -n "${3:-}" ] && args+=(--project "$3")
+	[ -n "${4:-}" ] && args+=(--ttl "$4")
+	"$AQUIFERD" "${args[@]}" 2>/dev/null | tail -n 1
+}
+
+# aq_sanitizer_clean DIR: no sanitizer report in DIR/aquiferd.log.
+aq_sanitizer_clean() {
+	if grep -qE 'ERROR: (Address|Leak|Thread|Undefined)Sanitizer|runtime error:' "$1/aquiferd.log" 2>/dev/null; then
+		aq_failed "no sanitizer report in $1/aquiferd.log" \
+			"$(grep -m3 -A12 -E 'Sanitizer|runtime error' "$1/aquiferd.log")"
+	else
+		aq_pass "no sanitizer report in $1/aquiferd.log"
+	fi
+}
+
+# --- HTTP ---------------------------------------------------------------
+
+# TOK is the bearer token aq_req sends ("" sends none); AQ_URL the server.
+TOK=
+
+# aq_req METHOD PATH [BODY]: sets STATUS and BODY. A BODY starting with @ is a file.
+aq_req() {
+	local method=$1 path=$2 out=$AQ_TMP/resp.$BASHPID
+	local args=(-s -o "$out" -w '%{http_code}' -X "$method" --max-time 30)
+	[ -n "$TOK" ] && args+=(-H "Authorization: Bearer $TOK")
+	if [ $# -ge 3 ]; then
+		args+=(-H 'Content-Type: application/json' --data-binary "$3")
+	fi
+	STATUS=$(curl "${args[@]}" "$AQ_URL$path") || STATUS="curl-error-$?"
+	BODY=$(cat "$out" 2>/dev/null)
+	rm -f "$out"
+}
+
+# aq_req_as TOKEN METHOD PATH [BODY]
+aq_req_as() {
+	local save=$TOK
+	TOK=$1
+	shift
+	aq_req "$@"
+	TOK=$save
+}
+
+# aq_list_all PATH PLURAL: every item of a collection, paging with pageSize=50;
+# prints one compact JSON item per line. Fails if a page does not parse.
+aq_list_all() {
+	local path=$1 plural=$2 token="" sep q
+	case $path in *\?*) sep='&' ;; *) sep='?' ;; esac
+	while :; do
+		q="${sep}pageSize=50"
+		[ -n "$token" ] && q="$q&pageToken=$(jq -rn --arg t "$token" '$t|@uri')"
+		aq_req GET "$path$q"
+		[ "$STATUS" = 200 ] || return 1
+		printf '%s' "$BODY" | jq -c --arg p "$plural" '.[$p] // [] | .[]' || return 1
+		token=$(printf '%s' "$BODY" | jq -r '.nextPageToken // ""') || return 1
+		[ -n "$token" ] || return 0
+	done
+}
+
+# b64url: base64url without padding, of stdin.
+b64url() {
+	base64 -w0 | tr '+/' '-_' | tr -d '='
+}
+
+# --- storage nodes ------------------------------------------------------
+
+AQUIFER_AGENT=$AQ_BUILDDIR/aquifer-agent
+AGENT_PID=
+AGENT_API_PORT=
+AGENT_NFS_PORT=
+
+# aq_agent_start DIR NODE LOCATION SHELF JOIN_TOKEN [CEILING_MIBPS]: start an
+# aquifer-agent joined to $AQ_URL with its state in DIR/NODE; wait until the
+# node is READY. Sets AGENT_PID, AGENT_API_PORT, AGENT_NFS_PORT.
+aq_agent_start() {
+	local dir=$1 node=$2 loc=$3 shelf=$4 join=$5 ceiling=${6:-}
+	local args
+	mkdir -p "$dir/$node" "$shelf"
+	AGENT_API_PORT=$(aq_pick_port) || return 1
+	AGENT_NFS_PORT=$(aq_pick_port) || return 1
+	args=(--server "$AQ_URL" --token "$join" --node "$node" --location "$loc" --shelf "$shelf"
+		--listen "127.0.0.1:$AGENT_API_PORT" --nfs-listen "127.0.0.1:$AGENT_NFS_PORT"
+		--state-dir "$dir/$node/state")
+	[ -n "$ceiling" ] && args+=(--throughput-mibps "$ceiling")
+	"$AQUIFER_AGENT" "${args[@]}" >>"$dir/$node/agent.log" 2>&1 &
+	AGENT_PID=$!
+	AQ_PIDS+=("$AGENT_PID")
+	aq_agent_wait_ready "$node"
+}
+
+# aq_agent_restart DIR NODE: start the agent of NODE again from its state
+# folder (no join token: it must use its saved credentials). Uses the
+# AGENT_*_PORT values given in the environment.
+aq_agent_restart() {
+	local dir=$1 node=$2 loc=$3 shelf=$4 api=$5 nfs=$6
+	"$AQUIFER_AGENT" --server "$AQ_URL" --node "$node" --location "$loc" --shelf "$shelf" \
+		--listen "127.0.0.1:$api" --nfs-listen "127.0.0.1:$nfs" --state-dir "$dir/$node/state" \
+		>>"$dir/$node/agent.log" 2>&1 &
+	AGENT_PID=$!
+	AQ_PIDS+=("$AGENT_PID")
+}
+
+# aq_agent_wait_ready NODE: the node shows READY in GET /v1/nodes/NODE (admin TOK).
+aq_agent_wait_ready() {
+	for _ in $(seq 100); do
+		aq_req GET "/v1/nodes/$1"
+		[ "$STATUS" = 200 ] && [ "$(printf '%s' "$BODY" | jq -r .state)" = READY ] && return 0
+		sleep 0.1
+	done
+	aq_failed "node $1 becomes READY"
+}
+
+# aq_op_wait OPNAME [SECONDS]: poll GET /v1/OPNAME until done; BODY is the
+# final operation. Fails the check when it is not done in time.
+aq_op_wait() {
+	local op=$1 secs=${2:-20}
+	for _ in $(seq $((secs * 10))); do
+		aq_req GET "/v1/$op"
+		[ "$STATUS" = 200 ] && [ "$(printf '%s' "$BODY" | jq -r .done)" = true ] && return 0
+		sleep 0.1
+	done
+	aq_failed "operation $op done within ${secs}s"
+}
+
+# aq_join_token LOCATION: a join token for LOCATION (needs a cluster-admin TOK).
+aq_join_token() {
+	aq_req POST "/v1/locations/$1:joinToken" '{}'
+	printf '%s' "$BODY" | jq -r .token
+}

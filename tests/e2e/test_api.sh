@@ -1,0 +1,649 @@
+#!/usr/bin/env bash
+# tests/e2e/test_api.sh: drive a real aquiferd on loopback through the API,
+# math, auth and bad-input points of issue 2. Expected figures come from the
+# issue and GCNV's published rates (shared/reference/gcnv.md §2), never from a
+# previous run: Standard 16, Premium 64, Extreme 128 MiB/s per TiB, volume cap
+# 4,608 MiB/s, FLEX custom 16 IOPS per MiB/s.
+. "$(dirname "$0")/lib.sh"
+
+D=$AQ_TMP/srv
+aq_start "$D" || { aq_failed "aquiferd starts"; aq_finish; }
+ADMIN=$(aq_token "$D" admin)
+TOK=$ADMIN
+
+P=proj-a
+L=us-east1
+PL=/v1/projects/$P/locations/$L
+
+pool_body() { # LEVEL CAPACITY_GIB [extra json members]
+	printf '{"serviceLevel":"%s","capacityGib":"%s"%s}' "$1" "$2" "${3:+,$3}"
+}
+vol_body() { # POOL CAPACITY_GIB SHARE [extra json members]
+	printf '{"storagePool":"%s","capacityGib":"%s","shareName":"%s","protocols":["NFSV3"]%s}' \
+		"$1" "$2" "$3" "${4:+,$4}"
+}
+# count PATH PLURAL: how many items a collection holds (all pages).
+count() {
+	local n
+	n=$(aq_list_all "$1" "$2" | wc -l) || n=err
+	echo "$n"
+}
+
+# === healthz and metrics without auth =====================================
+TOK=
+aq_req GET /healthz
+expect_status 200 "healthz without a token"
+expect_jq .status ok "healthz body"
+aq_req GET /v1/projects
+expect_error 401 UNAUTHENTICATED "a /v1 call without a token"
+TOK=$ADMIN
+
+# === locations and projects ===============================================
+aq_req POST "/v1/locations?locationId=$L" '{}'
+expect_status 200 "cluster admin creates location $L"
+expect_jq .name "locations/$L" "location name"
+aq_req POST "/v1/locations?locationId=eu-west4"
+expect_status 200 "cluster admin creates a second location without a body"
+aq_req POST "/v1/locations?locationId=$L" '{}'
+expect_error 409 ALREADY_EXISTS "duplicate location"
+aq_req GET /v1/locations
+expect_status 200 "admin lists locations"
+expect_jq '[.locations[].name] | sort | join(",")' "locations/eu-west4,locations/$L" "admin location list"
+aq_req GET "/v1/locations/$L"
+expect_status 200 "admin gets a location"
+aq_req GET /v1/locations/nowhere
+expect_error 404 NOT_FOUND "admin gets an unknown location"
+
+aq_req POST "/v1/projects?projectId=$P" '{}'
+expect_status 200 "create project $P"
+expect_jq .name "projects/$P" "project name"
+aq_req POST "/v1/projects?projectId=proj-b" '{}'
+expect_status 200 "create project proj-b"
+aq_req POST "/v1/projects?projectId=proj-empty"
+expect_status 200 "create project proj-empty"
+aq_req POST "/v1/projects?projectId=$P" '{}'
+expect_error 409 ALREADY_EXISTS "duplicate project"
+aq_req GET "/v1/projects/$P"
+expect_status 200 "get project"
+expect_jq .name "projects/$P" "get project name"
+aq_req GET /v1/projects
+expect_status 200 "list projects"
+expect_jq '[.projects[].name] | sort | join(",")' "projects/$P,projects/proj-b,projects/proj-empty" "project list"
+aq_req GET /v1/projects/nosuch
+expect_error 404 NOT_FOUND "get unknown project (cluster admin)"
+
+aq_req GET "/v1/projects/$P/locations"
+expect_status 200 "list locations of a project"
+expect_jq '[.locations[].name] | sort | join(",")' \
+	"projects/$P/locations/eu-west4,projects/$P/locations/$L" "per-project location names"
+aq_req GET "$PL"
+expect_status 200 "get a location of a project"
+expect_jq .name "projects/$P/locations/$L" "per-project location name"
+aq_req GET "/v1/projects/$P/locations/nowhere"
+expect_error 404 NOT_FOUND "get unknown location of a project"
+
+aq_req POST "/v1/projects/$P/locations/nowhere/storagePools?storagePoolId=p1" "$(pool_body PREMIUM 2048)"
+expect_error 404 NOT_FOUND "create a pool in an unknown location"
+aq_req POST "/v1/projects/$P/locations/nowhere/volumes?volumeId=v1" "$(vol_body p1 100 s1)"
+expect_error 404 NOT_FOUND "create a volume in an unknown location"
+aq_req POST "/v1/projects/nosuch/locations/$L/storagePools?storagePoolId=p1" "$(pool_body PREMIUM 2048)"
+expect_error 404 NOT_FOUND "create a pool in an unknown project"
+
+# === pools: create, get, int64 as strings, operations =======================
+aq_req POST "$PL/storagePools?storagePoolId=prem" "$(pool_body PREMIUM 2048 '"description":"first","labels":{"team":"a"}')"
+expect_status 200 "create Premium 2 TiB pool"
+expect_jq .done true "create returns a done operation"
+expect_true '.name | test("^projects/proj-a/locations/us-east1/operations/[^/]+$")' "operation name under .../operations/"
+expect_jq '.metadata["@type"]' type.googleapis.com/google.cloud.netapp.v1.OperationMetadata "operation metadata @type"
+expect_jq .metadata.target "projects/$P/locations/$L/storagePools/prem" "operation target"
+expect_jq .metadata.verb create "operation verb"
+expect_jq .metadata.apiVersion v1 "operation apiVersion"
+expect_true '.metadata | has("createTime") and has("endTime") and has("statusMessage") and (.requestedCancellation == false)' \
+	"operation metadata has createTime, endTime, statusMessage, requestedCancellation"
+expect_jq '.response.name' "projects/$P/locations/$L/storagePools/prem" "operation response is the pool"
+expect_true 'has("error") | not' "a successful operation has no error"
+OP_PREM=$(printf '%s' "$BODY" | jq -r .name)
+
+aq_req GET "$PL/storagePools/prem"
+expect_status 200 "get pool"
+expect_jq .state READY "pool state"
+expect_jq .serviceLevel PREMIUM "pool serviceLevel"
+expect_jq '.capacityGib | type' string "int64 capacityGib is a JSON string"
+expect_jq .capacityGib 2048 "pool capacityGib"
+expect_jq '.volumeCapacityGib | type' string "int64 volumeCapacityGib is a JSON string"
+expect_jq '.totalThroughputMibps | type' string "int64 totalThroughputMibps is a JSON string"
+expect_jq .totalThroughputMibps 128 "Premium 2 TiB pool budget = 2 x 64"
+expect_jq .volumeCount 0 "empty pool volumeCount"
+expect_jq .qosType AUTO "qosType defaults to AUTO"
+expect_jq .description first "pool description"
+aq_req GET "$PL/storagePools/nosuch"
+expect_error 404 NOT_FOUND "get unknown pool"
+
+# === operations ============================================================
+aq_req GET "/v1/$OP_PREM"
+expect_status 200 "get operation by name"
+expect_jq .done true "stored operation is done"
+expect_jq .response.name "projects/$P/locations/$L/storagePools/prem" "stored operation response"
+aq_req GET "$PL/operations"
+expect_status 200 "list operations"
+if printf '%s' "$BODY" | jq -e --arg n "$OP_PREM" '[.operations[].name] | index($n) != null' >/dev/null; then
+	aq_pass "operation list holds the create operation"
+else
+	aq_failed "operation list holds the create operation"
+fi
+aq_req POST "/v1/$OP_PREM:cancel" '{}'
+expect_status 200 "cancel a done operation"
+aq_req GET "/v1/$OP_PREM"
+expect_jq .done true "cancelled done operation stays done"
+expect_true 'has("error") | not' "a done operation is not turned into an error by cancel"
+aq_req GET "$PL/operations/operation-nosuch"
+expect_error 404 NOT_FOUND "get unknown operation"
+aq_req POST "$PL/operations/operation-nosuch:cancel" '{}'
+expect_error 404 NOT_FOUND "cancel unknown operation"
+
+# === volumes and the worked numbers =======================================
+aq_req POST "$PL/volumes?volumeId=v-prem?validateOnly=true" "$(vol_body prem 1500 s-prem)"
+expect_error 400 INVALID_ARGUMENT "volumeId with a '?' in it"
+n_before=$(count "$PL/volumes" volumes)
+aq_req POST "$PL/volumes?volumeId=v-prem&validateOnly=true" "$(vol_body prem 1500 s-prem)"
+expect_status 200 "validateOnly volume create"
+expect_jq .response.throughputMibps 93.75 "validateOnly: Premium 1,500 GiB -> 93.75 MiB/s"
+expect_jq .response.name "projects/$P/locations/$L/volumes/v-prem" "validateOnly: computed name"
+expect_jq .response.serviceLevel PREMIUM "validateOnly: serviceLevel from the pool"
+aq_req GET "$PL/volumes/v-prem"
+expect_error 404 NOT_FOUND "validateOnly stored no volume"
+expect_eq "validateOnly: volume list unchanged" "$n_before" "$(count "$PL/volumes" volumes)"
+
+aq_req POST "$PL/volumes?volumeId=v-prem" "$(vol_body prem 1500 s-prem '"description":"d1","labels":{"k":"v"}')"
+expect_status 200 "create Premium 1,500 GiB volume"
+expect_jq .response.throughputMibps 93.75 "Premium 1,500 GiB -> 93.75 MiB/s"
+OP_VPREM=$(printf '%s' "$BODY" | jq -r .name)
+aq_req GET "$PL/volumes/v-prem"
+expect_status 200 "get volume"
+expect_jq .throughputMibps 93.75 "stored volume throughput 93.75"
+expect_jq '.capacityGib | type' string "volume capacityGib is a JSON string"
+expect_jq .capacityGib 1500 "volume capacityGib"
+expect_jq .storagePool "projects/$P/locations/$L/storagePools/prem" "volume storagePool resolved to its full name"
+expect_true '.state == "READY" or .state == "CREATING"' "volume state"
+aq_req GET "$PL/storagePools/prem"
+expect_jq .volumeCount 1 "pool volumeCount after one volume"
+expect_jq .volumeCapacityGib 1500 "pool volumeCapacityGib after one volume"
+
+aq_req POST "$PL/storagePools?storagePoolId=ext" "$(pool_body EXTREME 8192)"
+expect_status 200 "create Extreme 8 TiB pool"
+aq_req POST "$PL/volumes?volumeId=v-ext4" "$(vol_body ext 4096 s-ext4)"
+expect_status 200 "create Extreme 4 TiB volume"
+expect_jq .response.throughputMibps 512 "Extreme 4 TiB -> 512 MiB/s"
+
+aq_req POST "$PL/storagePools?storagePoolId=ext-big" "$(pool_body EXTREME 204800)"
+expect_status 200 "create Extreme 200 TiB pool"
+aq_req POST "$PL/volumes?volumeId=v-ext100" "$(vol_body ext-big 102400 s-ext100)"
+expect_status 200 "create Extreme 100 TiB volume"
+expect_jq .response.throughputMibps 4608 "Extreme 100 TiB -> capped at 4,608 MiB/s"
+aq_req POST "$PL/volumes?volumeId=v-too-big" "$(vol_body ext-big 102401 s-too-big)"
+expect_error 400 INVALID_ARGUMENT "volume just over 100 TiB"
+aq_req POST "$PL/volumes?volumeId=v-too-small" "$(vol_body ext-big 99 s-too-small)"
+expect_error 400 INVALID_ARGUMENT "volume under 100 GiB"
+aq_req POST "$PL/volumes?volumeId=v-overfill" "$(vol_body ext 4097 s-overfill)"
+expect_error 400 INVALID_ARGUMENT "volumes in a pool beyond its capacity"
+aq_req POST "$PL/volumes?volumeId=v-nopool" "$(vol_body nosuch 100 s-nopool)"
+expect_error 404 NOT_FOUND "volume in an unknown pool"
+aq_req POST "$PL/volumes?volumeId=v-auto-tp" "$(vol_body prem 100 s-auto-tp '"throughputMibps":10')"
+expect_error 400 INVALID_ARGUMENT "throughputMibps on a volume in an AUTO pool"
+aq_req POST "$PL/volumes?volumeId=v-dupshare" "$(vol_body prem 100 s-prem)"
+expect_error 409 ALREADY_EXISTS "shareName already used in the location"
+
+# === MANUAL QoS ============================================================
+aq_req POST "$PL/storagePools?storagePoolId=man" "$(pool_body PREMIUM 40960 '"qosType":"MANUAL"')"
+expect_status 200 "create MANUAL Premium 40 TiB pool"
+expect_jq .response.totalThroughputMibps 2560 "MANUAL Premium 40 TiB pool -> totalThroughputMibps 2560"
+aq_req GET "$PL/storagePools/man"
+expect_jq .totalThroughputMibps 2560 "stored pool totalThroughputMibps 2560"
+expect_jq .availableThroughputMibps 2560 "empty MANUAL pool: all 2560 MiB/s available"
+aq_req POST "$PL/volumes?volumeId=v-man-none" "$(vol_body man 1024 s-man-none)"
+expect_error 400 INVALID_ARGUMENT "MANUAL pool volume without throughputMibps"
+aq_req POST "$PL/volumes?volumeId=v-man1" "$(vol_body man 1024 s-man1 '"throughputMibps":1000')"
+expect_status 200 "MANUAL volume with 1000 MiB/s"
+expect_jq .response.throughputMibps 1000 "MANUAL volume keeps its throughput"
+aq_req GET "$PL/storagePools/man"
+expect_jq .availableThroughputMibps 1560 "available drops to 2560 - 1000"
+aq_req POST "$PL/volumes?volumeId=v-man2" "$(vol_body man 1024 s-man2 '"throughputMibps":1200')"
+expect_status 200 "second MANUAL volume with 1200 MiB/s"
+aq_req GET "$PL/storagePools/man"
+expect_jq .availableThroughputMibps 360 "available drops to 2560 - 2200"
+aq_req POST "$PL/volumes?volumeId=v-man3" "$(vol_body man 1024 s-man3 '"throughputMibps":361')"
+expect_error 400 INVALID_ARGUMENT "MANUAL volume over the pool's remaining budget"
+expect_true '.error.message | test("360")' "over-budget message names the 360 MiB/s available"
+aq_req GET "$PL/volumes/v-man3"
+expect_error 404 NOT_FOUND "refused over-budget volume was not stored"
+aq_req POST "$PL/volumes?volumeId=v-man3" "$(vol_body man 1024 s-man3 '"throughputMibps":360')"
+expect_status 200 "MANUAL volume taking exactly the remaining 360 MiB/s"
+aq_req GET "$PL/storagePools/man"
+expect_jq .availableThroughputMibps 0 "MANUAL pool fully allocated"
+aq_req PATCH "$PL/volumes/v-man3?updateMask=throughputMibps" '{"throughputMibps":100}'
+expect_status 200 "lower a MANUAL volume's throughput"
+aq_req GET "$PL/storagePools/man"
+expect_jq .availableThroughputMibps 260 "available back to 260 after lowering"
+aq_req PATCH "$PL/volumes/v-man3?updateMask=throughputMibps" '{"throughputMibps":361}'
+expect_error 400 INVALID_ARGUMENT "raise a MANUAL volume past the budget"
+expect_true '.error.message | test("360")' "raise message names 360 MiB/s available to this volume"
+aq_req PATCH "$PL/storagePools/man?updateMask=capacityGib" '{"capacityGib":"20480"}'
+expect_error 400 INVALID_ARGUMENT "shrink a MANUAL pool below its volumes' throughput (20 TiB -> 1280 < 2300)"
+aq_req GET "$PL/storagePools/man"
+expect_jq .capacityGib 40960 "refused shrink left the pool as it was"
+aq_req PATCH "$PL/storagePools/man?updateMask=qosType" '{"qosType":"AUTO"}'
+expect_true '.error.status == "INVALID_ARGUMENT" or .error.status == "FAILED_PRECONDITION"' "MANUAL -> AUTO refused"
+expect_status 400 "MANUAL -> AUTO refused"
+aq_req GET "$PL/storagePools/man"
+expect_jq .qosType MANUAL "pool still MANUAL"
+
+# AUTO -> MANUAL: volumes keep the limit they had.
+aq_req POST "$PL/storagePools?storagePoolId=auto2man" "$(pool_body PREMIUM 2048)"
+expect_status 200 "create AUTO Premium 2 TiB pool"
+aq_req POST "$PL/volumes?volumeId=v-a2m" "$(vol_body auto2man 1024 s-a2m)"
+expect_jq .response.throughputMibps 64 "AUTO Premium 1 TiB volume -> 64 MiB/s"
+aq_req PATCH "$PL/storagePools/auto2man?updateMask=qosType" '{"qosType":"MANUAL"}'
+expect_status 200 "AUTO -> MANUAL allowed"
+aq_req GET "$PL/storagePools/auto2man"
+expect_jq .qosType MANUAL "pool is MANUAL now"
+expect_jq .availableThroughputMibps 64 "available = 128 - the volume's 64"
+aq_req GET "$PL/volumes/v-a2m"
+expect_jq .throughputMibps 64 "volume keeps 64 MiB/s after AUTO -> MANUAL"
+aq_req PATCH "$PL/storagePools/auto2man?updateMask=qosType" '{"qosType":"AUTO"}'
+expect_status 400 "MANUAL -> AUTO refused after the switch"
+
+# === FLEX ==================================================================
+aq_req POST "$PL/storagePools?storagePoolId=flex" \
+	"$(pool_body FLEX 1024 '"customPerformanceEnabled":true,"totalThroughputMibps":"128"')"
+expect_status 200 "create FLEX custom-performance pool at 128 MiB/s"
+expect_jq .response.totalIops 2048 "FLEX custom 128 MiB/s -> totalIops 2048"
+expect_jq '.response.totalIops | type' string "totalIops is a JSON string"
+expect_jq .response.totalThroughputMibps 128 "FLEX custom totalThroughputMibps"
+aq_req POST "$PL/storagePools?storagePoolId=flex-low" \
+	"$(pool_body FLEX 1024 '"customPerformanceEnabled":true,"totalThroughputMibps":"63"')"
+expect_error 400 INVALID_ARGUMENT "FLEX custom throughput under 64"
+aq_req POST "$PL/storagePools?storagePoolId=flex-high" \
+	"$(pool_body FLEX 1024 '"customPerformanceEnabled":true,"totalThroughputMibps":"5121"')"
+expect_error 400 INVALID_ARGUMENT "FLEX custom throughput over 5120"
+aq_req POST "$PL/storagePools?storagePoolId=flex-dflt" "$(pool_body FLEX 10240)"
+expect_status 200 "create FLEX default pool of 10 TiB"
+expect_jq .response.totalThroughputMibps 160 "FLEX default: 10 TiB x 16 = 160 MiB/s"
+aq_req POST "$PL/storagePools?storagePoolId=std-small" "$(pool_body STANDARD 2047)"
+expect_error 400 INVALID_ARGUMENT "Standard pool under 2 TiB"
+aq_req POST "$PL/storagePools?storagePoolId=std-big" "$(pool_body STANDARD 204801)"
+expect_error 400 INVALID_ARGUMENT "Standard pool over 200 TiB"
+
+# === PATCH with updateMask =================================================
+aq_req PATCH "$PL/storagePools/prem?updateMask=description" '{"description":"second","capacityGib":"4096","labels":{}}'
+expect_status 200 "patch pool description (camelCase mask)"
+aq_req GET "$PL/storagePools/prem"
+expect_jq .description second "description changed"
+expect_jq .capacityGib 2048 "capacityGib outside the mask untouched"
+expect_jq .labels.team a "labels outside the mask untouched"
+aq_req PATCH "$PL/storagePools/prem?updateMask=capacity_gib" '{"capacityGib":"4096"}'
+expect_status 200 "patch pool capacity with snake_case mask capacity_gib"
+expect_jq .response.capacityGib 4096 "operation response shows the new capacity"
+aq_req GET "$PL/storagePools/prem"
+expect_jq .capacityGib 4096 "pool capacity is 4096"
+expect_jq .totalThroughputMibps 256 "budget follows capacity: 4 TiB x 64"
+expect_jq .description second "description outside the mask untouched"
+aq_req PATCH "$PL/storagePools/prem" '{"description":"x"}'
+expect_error 400 INVALID_ARGUMENT "patch without updateMask"
+aq_req PATCH "$PL/storagePools/prem?updateMask=serviceLevel" '{"serviceLevel":"EXTREME"}'
+expect_error 400 INVALID_ARGUMENT "patch of immutable serviceLevel"
+aq_req PATCH "$PL/storagePools/prem?updateMask=service_level" '{"serviceLevel":"EXTREME"}'
+expect_error 400 INVALID_ARGUMENT "patch of immutable service_level (snake_case)"
+aq_req PATCH "$PL/storagePools/prem?updateMask=noSuchField" '{"description":"x"}'
+expect_error 400 INVALID_ARGUMENT "patch of an unknown mask path"
+aq_req GET "$PL/storagePools/prem"
+expect_jq .serviceLevel PREMIUM "serviceLevel unchanged"
+expect_jq .description second "refused patches changed nothing"
+aq_req PATCH "$PL/storagePools/nosuch?updateMask=description" '{"description":"x"}'
+expect_error 404 NOT_FOUND "patch unknown pool"
+
+aq_req PATCH "$PL/volumes/v-prem?updateMask=capacity_gib,description&validateOnly=true" '{"capacityGib":"2000","description":"d2"}'
+expect_status 200 "validateOnly patch of a volume"
+expect_jq .response.capacityGib 2000 "validateOnly patch: new capacity in the answer"
+expect_jq .response.throughputMibps 125 "validateOnly patch: Premium 2,000 GiB -> 125 MiB/s"
+aq_req GET "$PL/volumes/v-prem"
+expect_jq .capacityGib 1500 "validateOnly patch stored nothing (capacity)"
+expect_jq .description d1 "validateOnly patch stored nothing (description)"
+aq_req PATCH "$PL/volumes/v-prem?updateMask=capacity_gib" '{"capacityGib":"2000","description":"ignored"}'
+expect_status 200 "patch volume capacity (snake_case mask)"
+aq_req GET "$PL/volumes/v-prem"
+expect_jq .capacityGib 2000 "volume capacity changed"
+expect_jq .throughputMibps 125 "AUTO volume throughput follows capacity: 2000/1024 x 64"
+expect_jq .description d1 "description outside the mask untouched"
+expect_jq .labels.k v "labels outside the mask untouched"
+aq_req PATCH "$PL/volumes/v-prem?updateMask=shareName" '{"shareName":"other"}'
+expect_error 400 INVALID_ARGUMENT "patch of immutable shareName"
+aq_req PATCH "$PL/volumes/v-prem?updateMask=share_name" '{"shareName":"other"}'
+expect_error 400 INVALID_ARGUMENT "patch of immutable share_name (snake_case)"
+aq_req PATCH "$PL/volumes/v-prem" '{"description":"x"}'
+expect_error 400 INVALID_ARGUMENT "volume patch without updateMask"
+aq_req GET "$PL/volumes/v-prem"
+expect_jq .shareName s-prem "shareName unchanged"
+
+aq_req PATCH "$PL/storagePools/prem?updateMask=capacityGib&validateOnly=true" '{"capacityGib":"8192"}'
+expect_status 200 "validateOnly pool patch"
+expect_jq .response.totalThroughputMibps 512 "validateOnly pool patch: 8 TiB x 64 = 512"
+aq_req GET "$PL/storagePools/prem"
+expect_jq .capacityGib 4096 "validateOnly pool patch stored nothing"
+
+n_pools=$(count "$PL/storagePools" storagePools)
+aq_req POST "$PL/storagePools?storagePoolId=vo-pool&validateOnly=true" "$(pool_body EXTREME 4096)"
+expect_status 200 "validateOnly pool create"
+expect_jq .response.totalThroughputMibps 512 "validateOnly pool create: Extreme 4 TiB budget 512"
+aq_req GET "$PL/storagePools/vo-pool"
+expect_error 404 NOT_FOUND "validateOnly pool create stored nothing"
+expect_eq "validateOnly pool create: list unchanged" "$n_pools" "$(count "$PL/storagePools" storagePools)"
+
+# === paging, orderBy, filter ================================================
+PG=/v1/projects/$P/locations/eu-west4
+expected=""
+for i in 1 2 3 4 5 6 7; do
+	aq_req POST "$PG/storagePools?storagePoolId=pg-$i" "$(pool_body PREMIUM 2048)"
+	[ "$STATUS" = 200 ] || aq_failed "create paging pool pg-$i"
+	expected="$expected projects/$P/locations/eu-west4/storagePools/pg-$i"
+done
+aq_req POST "$PG/storagePools?storagePoolId=pg-x" "$(pool_body EXTREME 2048)"
+expect_status 200 "create an Extreme pool among the Premium ones"
+expected=$(echo $expected)
+
+# page_through PATH PLURAL QUERY: sets GOT to the names over all pages of
+# pageSize=3 (space-separated) and PAGES to the number of pages.
+page_through() {
+	local tok="" names="" q
+	PAGES=0
+	while :; do
+		q="$3&pageSize=3"
+		[ -n "$tok" ] && q="$q&pageToken=$(jq -rn --arg t "$tok" '$t|@uri')"
+		aq_req GET "$1?$q"
+		[ "$STATUS" = 200 ] || { GOT="HTTP $STATUS"; return; }
+		PAGES=$((PAGES + 1))
+		names="$names $(printf '%s' "$BODY" | jq -r --arg p "$2" '[.[$p][].name] | join(" ")')"
+		[ "$(printf '%s' "$BODY" | jq --arg p "$2" '.[$p] | length')" -le 3 ] ||
+			aq_failed "a page holds at most pageSize items"
+		tok=$(printf '%s' "$BODY" | jq -r '.nextPageToken // ""')
+		[ -n "$tok" ] || break
+		[ $PAGES -lt 20 ] || break
+	done
+	GOT=$(echo $names)
+}
+page_through "$PG/storagePools" storagePools "filter=serviceLevel%3DPREMIUM"
+got=$GOT
+expect_eq "filter=serviceLevel=PREMIUM, pageSize=3: each of 7 pools once, in name order" "$expected" "$got"
+page_through "$PG/storagePools" storagePools "filter=serviceLevel%3DPREMIUM&orderBy=name%20desc"
+got=$GOT
+expect_eq "orderBy=name desc: reversed" "$(echo "$expected" | tr ' ' '\n' | tac | xargs)" "$got"
+aq_req GET "$PG/storagePools?filter=serviceLevel%3DEXTREME"
+expect_jq '[.storagePools[].name] | join(",")' "projects/$P/locations/eu-west4/storagePools/pg-x" "filter=serviceLevel=EXTREME"
+aq_req GET "$PG/storagePools?pageSize=3"
+expect_jq '.storagePools | length' 3 "first page of 8 with pageSize=3"
+expect_true 'has("nextPageToken")' "first page has a nextPageToken"
+aq_req GET "$PG/storagePools?pageToken=garbage"
+expect_error 400 INVALID_ARGUMENT "a forged pageToken"
+aq_req GET "$PG/storagePools?orderBy=capacityGib"
+expect_error 400 INVALID_ARGUMENT "orderBy on an unsupported field"
+aq_req GET "$PG/storagePools?pageSize=-1"
+expect_error 400 INVALID_ARGUMENT "negative pageSize"
+
+# volumes: 7 in one pool, paged both ways
+aq_req POST "$PG/storagePools?storagePoolId=vols" "$(pool_body PREMIUM 2048)"
+expected=""
+for i in 1 2 3 4 5 6 7; do
+	aq_req POST "$PG/volumes?volumeId=vol-$i" "$(vol_body vols 100 pgs-$i)"
+	[ "$STATUS" = 200 ] || aq_failed "create paging volume vol-$i"
+	expected="$expected projects/$P/locations/eu-west4/volumes/vol-$i"
+done
+expected=$(echo $expected)
+page_through "$PG/volumes" volumes ""
+got=$GOT
+expect_eq "volumes, pageSize=3: each of 7 once, in order" "$expected" "$got"
+expect_eq "7 volumes in 3 pages" 3 "$PAGES"
+page_through "$PG/volumes" volumes "orderBy=name%20desc"
+got=$GOT
+expect_eq "volumes orderBy=name desc: reversed" "$(echo "$expected" | tr ' ' '\n' | tac | xargs)" "$got"
+aq_req GET "$PG/volumes?filter=shareName%3D%22pgs-4%22"
+expect_jq '[.volumes[].name] | join(",")' "projects/$P/locations/eu-west4/volumes/vol-4" "volume filter shareName=\"pgs-4\""
+page_through "$PG/operations" operations ""
+got=$GOT
+expect_eq "operations page through (9 pool + 7 volume creates)" 16 "$(echo "$got" | wc -w)"
+
+# === delete ================================================================
+aq_req DELETE "$PG/storagePools/vols"
+expect_error 400 FAILED_PRECONDITION "delete a pool that holds volumes"
+aq_req DELETE "$PG/volumes/vol-7?force=true"
+expect_status 200 "delete a volume with force=true"
+expect_jq .done true "delete operation done"
+expect_jq .metadata.verb delete "delete operation verb"
+OP_DEL=$(printf '%s' "$BODY" | jq -r .name)
+aq_req GET "/v1/$OP_DEL"
+expect_status 200 "delete operation is stored"
+aq_req GET "$PG/volumes/vol-7"
+expect_error 404 NOT_FOUND "deleted volume is gone"
+aq_req DELETE "$PG/volumes/vol-7"
+expect_error 404 NOT_FOUND "delete it again"
+aq_req DELETE "$PG/volumes/vol-6?force=maybe"
+expect_error 400 INVALID_ARGUMENT "force must be true or false"
+aq_req GET "$PG/storagePools/vols"
+expect_jq .volumeCount 6 "pool volumeCount after a delete"
+expect_jq .volumeCapacityGib 600 "pool volumeCapacityGib after a delete"
+
+# projects: delete refused while holding pools; an empty one goes
+aq_req DELETE "/v1/projects/$P"
+expect_error 400 FAILED_PRECONDITION "delete a project that holds pools"
+aq_req GET "/v1/projects/$P"
+expect_status 200 "refused project delete left it there"
+aq_req DELETE /v1/projects/proj-empty
+expect_status 200 "delete an empty project"
+aq_req GET /v1/projects/proj-empty
+expect_error 404 NOT_FOUND "deleted project is gone"
+aq_req DELETE /v1/projects/proj-empty
+expect_error 404 NOT_FOUND "delete a project twice"
+
+# === bad input: each class gets the Google error body and changes nothing ===
+bad_pool() { # DESC HTTP STATUSNAME QUERY BODY
+	local before after
+	before=$(count "$PL/storagePools" storagePools)
+	aq_req POST "$PL/storagePools?$4" "$5"
+	expect_error "$2" "$3" "$1"
+	after=$(count "$PL/storagePools" storagePools)
+	expect_eq "$1: pool list unchanged" "$before" "$after"
+}
+bad_pool "broken JSON" 400 INVALID_ARGUMENT storagePoolId=bad1 '{"serviceLevel":"PREMIUM","capacityGib":'
+bad_pool "JSON that is not an object" 400 INVALID_ARGUMENT storagePoolId=bad1 '["PREMIUM"]'
+bad_pool "unknown field" 400 INVALID_ARGUMENT storagePoolId=bad1 "$(pool_body PREMIUM 2048 '"colour":"blue"')"
+bad_pool "wrong type (capacityGib true)" 400 INVALID_ARGUMENT storagePoolId=bad1 '{"serviceLevel":"PREMIUM","capacityGib":true}'
+bad_pool "wrong type (capacityGib \"lots\")" 400 INVALID_ARGUMENT storagePoolId=bad1 '{"serviceLevel":"PREMIUM","capacityGib":"lots"}'
+bad_pool "wrong type (description 5)" 400 INVALID_ARGUMENT storagePoolId=bad1 "$(pool_body PREMIUM 2048 '"description":5')"
+bad_pool "unknown enum value" 400 INVALID_ARGUMENT storagePoolId=bad1 "$(pool_body GOLD 2048)"
+bad_pool "unknown qosType" 400 INVALID_ARGUMENT storagePoolId=bad1 "$(pool_body PREMIUM 2048 '"qosType":"FAST"')"
+bad_pool "missing required serviceLevel" 400 INVALID_ARGUMENT storagePoolId=bad1 '{"capacityGib":"2048"}'
+bad_pool "duplicate keys" 400 INVALID_ARGUMENT storagePoolId=bad1 '{"serviceLevel":"PREMIUM","capacityGib":"2048","capacityGib":"4096"}'
+bad_pool "bad ID 1abc (starts with a digit)" 400 INVALID_ARGUMENT storagePoolId=1abc "$(pool_body PREMIUM 2048)"
+bad_pool "bad ID a_b (underscore)" 400 INVALID_ARGUMENT storagePoolId=a_b "$(pool_body PREMIUM 2048)"
+bad_pool "bad ID ending in a hyphen" 400 INVALID_ARGUMENT storagePoolId=abc- "$(pool_body PREMIUM 2048)"
+bad_pool "bad ID of 64 characters" 400 INVALID_ARGUMENT "storagePoolId=a$(printf '%063d' 0)" "$(pool_body PREMIUM 2048)"
+bad_pool "missing ID" 400 INVALID_ARGUMENT "" "$(pool_body PREMIUM 2048)"
+bad_pool "empty ID" 400 INVALID_ARGUMENT "storagePoolId=" "$(pool_body PREMIUM 2048)"
+bad_pool "duplicate ID" 409 ALREADY_EXISTS storagePoolId=prem "$(pool_body PREMIUM 2048)"
+aq_req GET "$PL/storagePools/prem"
+expect_jq .capacityGib 4096 "duplicate create left the existing pool as it was"
+# AIP-203: output-only fields sent in a request are ignored, not refused.
+aq_req POST "$PL/storagePools?storagePoolId=out-only" "$(pool_body PREMIUM 2048 '"state":"ERROR","volumeCount":7')"
+expect_status 200 "output-only fields in a create are ignored"
+aq_req GET "$PL/storagePools/out-only"
+expect_jq .state READY "output-only state was not taken from the request"
+expect_jq .volumeCount 0 "output-only volumeCount was not taken from the request"
+aq_req POST "$PL/storagePools?storagePoolId=a$(printf '%062d' 0)" "$(pool_body PREMIUM 2048)"
+expect_status 200 "an ID of exactly 63 characters is fine"
+
+# body over 1 MiB -> 413
+head -c $((1024 * 1024 + 16)) /dev/zero | tr '\0' ' ' >"$AQ_TMP/big.json"
+printf '%s' "$(pool_body PREMIUM 2048)" >>"$AQ_TMP/big.json"
+before=$(count "$PL/storagePools" storagePools)
+aq_req POST "$PL/storagePools?storagePoolId=big" "@$AQ_TMP/big.json"
+expect_eq "body over 1 MiB (HTTP 413)" 413 "$STATUS"
+expect_true '.error.code == 413 and (.error.status | length) > 0 and (.error.message | length) > 0' "413 has the Google error body"
+expect_eq "body over 1 MiB: pool list unchanged" "$before" "$(count "$PL/storagePools" storagePools)"
+aq_req GET "$PL/storagePools/big"
+expect_error 404 NOT_FOUND "the oversized create stored nothing"
+
+bad_vol() { # DESC HTTP STATUSNAME QUERY BODY
+	local before after
+	before=$(count "$PL/volumes" volumes)
+	aq_req POST "$PL/volumes?$4" "$5"
+	expect_error "$2" "$3" "$1"
+	after=$(count "$PL/volumes" volumes)
+	expect_eq "$1: volume list unchanged" "$before" "$after"
+}
+bad_vol "volume: broken JSON" 400 INVALID_ARGUMENT volumeId=bv '{"storagePool":'
+bad_vol "volume: unknown field" 400 INVALID_ARGUMENT volumeId=bv "$(vol_body prem 100 s-bv '"size":1')"
+bad_vol "volume: wrong type (protocols a string)" 400 INVALID_ARGUMENT volumeId=bv \
+	'{"storagePool":"prem","capacityGib":"100","shareName":"s-bv","protocols":"NFSV3"}'
+bad_vol "volume: unknown protocol enum" 400 INVALID_ARGUMENT volumeId=bv \
+	'{"storagePool":"prem","capacityGib":"100","shareName":"s-bv","protocols":["NFSV5"]}'
+bad_vol "volume: bad ID 1abc" 400 INVALID_ARGUMENT volumeId=1abc "$(vol_body prem 100 s-bv)"
+bad_vol "volume: bad ID a_b" 400 INVALID_ARGUMENT volumeId=a_b "$(vol_body prem 100 s-bv)"
+bad_vol "volume: bad ID of 64 characters" 400 INVALID_ARGUMENT "volumeId=v$(printf '%063d' 0)" "$(vol_body prem 100 s-bv)"
+bad_vol "volume: duplicate ID" 409 ALREADY_EXISTS volumeId=v-prem "$(vol_body prem 100 s-bv)"
+aq_req PATCH "$PL/volumes/v-prem?updateMask=capacityGib" '{"capacityGib":'
+expect_error 400 INVALID_ARGUMENT "patch with broken JSON"
+aq_req PATCH "$PL/volumes/v-prem?updateMask=capacityGib" '{"capacityGib":"2000","bogus":1}'
+expect_error 400 INVALID_ARGUMENT "patch with an unknown field"
+aq_req PATCH "$PL/storagePools/prem?updateMask=qosType" '{"qosType":"SLOW"}'
+expect_error 400 INVALID_ARGUMENT "patch with an unknown enum"
+aq_req GET "$PL/volumes/v-prem"
+expect_jq .capacityGib 2000 "bad patches changed nothing"
+
+# === auth ===================================================================
+EDITOR=$(aq_token "$D" editor "$P")
+VIEWER=$(aq_token "$D" viewer "$P")
+PADMIN_B=$(aq_token "$D" admin proj-b)
+SHORT=$(aq_token "$D" admin "" 1)
+OTHER_D=$AQ_TMP/other
+mkdir -p "$OTHER_D"
+FOREIGN=$(aq_token "$OTHER_D" admin)
+now=$(date +%s)
+NONE_TOKEN="$(printf '{"alg":"none","typ":"JWT"}' | b64url).$(printf '{"iss":"aquiferd","sub":"x","role":"admin","iat":%d,"exp":%d}' "$now" $((now + 3600)) | b64url)."
+# A valid admin token with its payload swapped for one naming another project.
+IFS=. read -r h _ s <<<"$EDITOR"
+FORGED="$h.$(printf '{"iss":"aquiferd","sub":"cli","role":"admin","iat":%d,"exp":%d}' "$now" $((now + 3600)) | b64url).$s"
+
+unauth() { # DESC TOKEN-or-HEADER
+	local desc=$1
+	STATUS=$(curl -s -o "$AQ_TMP/auth.out" -w '%{http_code}' -H "$2" "$AQ_URL$PL/storagePools")
+	BODY=$(cat "$AQ_TMP/auth.out")
+	expect_error 401 UNAUTHENTICATED "$desc"
+}
+unauth "no Authorization header" "X-Nothing: 1"
+unauth "empty bearer" "Authorization: Bearer "
+unauth "Basic instead of Bearer" "Authorization: Basic $(printf 'admin:admin' | base64)"
+unauth "malformed token" "Authorization: Bearer not.a.jwt"
+unauth "garbage token" "Authorization: Bearer abc"
+unauth "alg: none token" "Authorization: Bearer $NONE_TOKEN"
+unauth "tampered payload (cluster admin claim on an editor signature)" "Authorization: Bearer $FORGED"
+unauth "token signed with another aquiferd's key" "Authorization: Bearer $FOREIGN"
+ok "a token from the other key is well formed (3 parts)" test "$(echo "$FOREIGN" | tr -cd . | wc -c)" = 2
+sleep 2
+unauth "expired token (--ttl 1, 2 s later)" "Authorization: Bearer $SHORT"
+aq_req_as "$ADMIN" GET "$PL/storagePools"
+expect_status 200 "the real admin token still works"
+
+aq_req_as "$VIEWER" GET "$PL/storagePools"
+expect_status 200 "viewer lists pools"
+aq_req_as "$VIEWER" GET "$PL/volumes/v-prem"
+expect_status 200 "viewer gets a volume"
+aq_req_as "$VIEWER" GET "$PL/operations"
+expect_status 200 "viewer lists operations"
+aq_req_as "$VIEWER" POST "$PL/storagePools?storagePoolId=by-viewer" "$(pool_body PREMIUM 2048)"
+expect_error 403 PERMISSION_DENIED "viewer cannot create a pool"
+aq_req_as "$VIEWER" PATCH "$PL/volumes/v-prem?updateMask=description" '{"description":"v"}'
+expect_error 403 PERMISSION_DENIED "viewer cannot patch a volume"
+aq_req_as "$VIEWER" DELETE "$PL/volumes/v-prem"
+expect_error 403 PERMISSION_DENIED "viewer cannot delete a volume"
+aq_req GET "$PL/storagePools/by-viewer"
+expect_error 404 NOT_FOUND "viewer's refused create stored nothing"
+aq_req_as "$EDITOR" POST "$PL/storagePools?storagePoolId=by-editor" "$(pool_body PREMIUM 2048)"
+expect_status 200 "editor creates a pool"
+aq_req_as "$EDITOR" POST "$PL/volumes?volumeId=by-editor" "$(vol_body by-editor 100 s-by-editor)"
+expect_status 200 "editor creates a volume"
+aq_req_as "$EDITOR" POST "/v1/projects?projectId=by-editor" '{}'
+expect_error 403 PERMISSION_DENIED "editor cannot create a project"
+aq_req_as "$EDITOR" POST "/v1/locations?locationId=by-editor" '{}'
+expect_error 403 PERMISSION_DENIED "editor cannot create a location"
+aq_req_as "$EDITOR" GET /v1/locations
+expect_error 403 PERMISSION_DENIED "editor cannot list cluster locations"
+aq_req_as "$EDITOR" GET /v1/projects
+expect_status 200 "editor lists projects"
+expect_jq '[.projects[].name] | join(",")' "projects/$P" "a project token sees only its project"
+
+# project isolation: proj-a's token learns nothing of proj-b (same answer as for a missing project)
+isolation() { # METHOD PATH-TEMPLATE(with @P@) [BODY]
+	local m=$1 t=$2 s_real b_real s_none b_none
+	aq_req_as "$EDITOR" "$m" "${t//@P@/proj-b}" ${3:+"$3"}
+	s_real=$STATUS
+	b_real=$(printf '%s' "$BODY" | sed 's/proj-b/@P@/g')
+	expect_error 403 PERMISSION_DENIED "proj-a token: $m ${t//@P@/proj-b}"
+	aq_req_as "$EDITOR" "$m" "${t//@P@/proj-zz}" ${3:+"$3"}
+	s_none=$STATUS
+	b_none=$(printf '%s' "$BODY" | sed 's/proj-zz/@P@/g')
+	expect_eq "same answer for an existing and a missing project: $m $t" "$s_real $b_real" "$s_none $b_none"
+}
+aq_req_as "$PADMIN_B" POST "/v1/projects/proj-b/locations/$L/storagePools?storagePoolId=secret" "$(pool_body PREMIUM 2048)"
+expect_status 200 "proj-b admin creates a pool in proj-b"
+isolation GET "/v1/projects/@P@"
+isolation GET "/v1/projects/@P@/locations"
+isolation GET "/v1/projects/@P@/locations/$L/storagePools"
+isolation GET "/v1/projects/@P@/locations/$L/storagePools/secret"
+isolation GET "/v1/projects/@P@/locations/$L/volumes"
+isolation GET "/v1/projects/@P@/locations/$L/operations"
+isolation POST "/v1/projects/@P@/locations/$L/storagePools?storagePoolId=x" "$(pool_body PREMIUM 2048)"
+isolation DELETE "/v1/projects/@P@/locations/$L/storagePools/secret"
+aq_req_as "$PADMIN_B" GET "$PL/storagePools"
+expect_error 403 PERMISSION_DENIED "proj-b admin cannot read proj-a"
+aq_req_as "$PADMIN_B" GET "/v1/projects/proj-b/locations/$L/storagePools/secret"
+expect_status 200 "proj-b's pool is still there"
+
+# === metrics ================================================================
+# Resource counts, from what the API lists (projects: proj-a, proj-b).
+n_pool=0
+n_vol=0
+for pl in "/v1/projects/$P/locations/$L" "/v1/projects/$P/locations/eu-west4" \
+	"/v1/projects/proj-b/locations/$L" "/v1/projects/proj-b/locations/eu-west4"; do
+	n_pool=$((n_pool + $(count "$pl/storagePools" storagePools)))
+	n_vol=$((n_vol + $(count "$pl/volumes" volumes)))
+done
+TOK=
+aq_req GET /metrics
+TOK=$ADMIN
+expect_status 200 "metrics without a token"
+metric() { printf '%s\n' "$BODY" | awk -v k="$1" '$1 == k { print $2 }'; }
+ok "metrics: request count for pool creates with 200" \
+	test "$(metric 'aquifer_http_requests_total{method="POST",route="/v1/projects/*/locations/*/storagePools",code="200"}')" -ge 18
+ok "metrics: request count for pool creates with 400" \
+	test "$(metric 'aquifer_http_requests_total{method="POST",route="/v1/projects/*/locations/*/storagePools",code="400"}')" -ge 15
+ok "metrics: request count for 401s" \
+	test "$(metric 'aquifer_http_requests_total{method="GET",route="/v1/projects/*/locations/*/storagePools",code="401"}')" -ge 9
+ok "metrics: request count for 409s" \
+	test "$(metric 'aquifer_http_requests_total{method="POST",route="/v1/projects/*/locations/*/storagePools",code="409"}')" -ge 1
+ok "metrics: request count for 413" \
+	test "$(metric 'aquifer_http_requests_total{method="POST",route="/v1/projects/*/locations/*/storagePools",code="413"}')" -ge 1
+ok "metrics: request count for healthz" \
+	test "$(metric 'aquifer_http_requests_total{method="GET",route="/healthz",code="200"}')" -ge 1
+ok "metrics: latency histogram" grep -q '^aquifer_http_request_duration_seconds_bucket{method="GET",route="/v1/projects/\*/locations/\*/volumes/\*",le="+Inf"}' <<<"$BODY"
+expect_eq "metrics: pool count" "$n_pool" "$(metric 'aquifer_resources{kind="pool"}')"
+expect_eq "metrics: volume count" "$n_vol" "$(metric 'aquifer_resources{kind="volume"}')"
+expect_eq "metrics: project count" 2 "$(metric 'aquifer_resources{kind="project"}')"
+expect_eq "metrics: location count" 2 "$(metric 'aquifer_resources{kind="location"}')"
+
+# === unknown paths and methods =============================================
+aq_req GET /v1/nothing-here
+expect_error 404 NOT_FOUND "unknown path"
+aq_req PUT "$PL/storagePools/prem" '{}'
+ok "wrong method on a known path is 405" test "$STATUS" = 405
+
+aq_stop "$AQ_PID"
+aq_sanitizer_clean "$D"
+aq_finish
