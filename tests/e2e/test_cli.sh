@@ -368,7 +368,7 @@ run 0 volumes list --format='value(name.basename())' --sort-by=name
 out_is "$(printf 'mv1\nv1\nv2\nv3')"
 run 0 volumes list --format='value(name.basename())' --sort-by='~capacityGib'
 out_is "$(printf 'mv1\nv1\nv3\nv2')"
-run 0 volumes list --format='value(name.basename())' --filter='storagePool:storagePools/p1 capacityGib!=100' --sort-by=name
+run 0 volumes list --format='value(name.basename())' --filter='storagePool=p1 capacityGib!=100' --sort-by=name
 out_is "$(printf 'v1\nv3')"
 run 0 volumes list --format='value(name.basename())' --filter='shareName=v2'
 out_is "v2"
