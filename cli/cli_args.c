@@ -391,21 +391,34 @@ int cli_flag_value(const struct cli_flag *f, const char *raw, json_t **out, aq_m
 	return conv_value(f->type, &c, raw, out, msg);
 }
 
+/* The global flag called name, or NULL. */
+static const struct cli_flag *global_flag(const char *name)
+{
+	const struct cli_flag *f;
+
+	for (f = cli_global_flags; f->name; f++)
+		if (strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
+}
+
+/* The flag called name for a->cmd, or among the global ones while no
+ * command is known. */
+static const struct cli_flag *find_flag(const struct cli_args *a, const char *name)
+{
+	return a->cmd ? cli_cmd_flag(a->cmd, name) : global_flag(name);
+}
+
 /* Global flags that take a value, for finding the group and verb before the
  * command is known. */
 static bool global_takes_value(const char *tok)
 {
 	const struct cli_flag *f;
-	size_t len;
 
 	if (strncmp(tok, "--", 2) != 0 || strchr(tok, '='))
 		return false;
-	tok += 2;
-	len = strlen(tok);
-	for (f = cli_global_flags; f->name; f++)
-		if (strlen(f->name) == len && strncmp(f->name, tok, len) == 0)
-			return !cli_type_is_bool(f->type);
-	return false;
+	f = global_flag(tok + 2);
+	return f && !cli_type_is_bool(f->type);
 }
 
 static int add_val(struct cli_args *a, const struct cli_flag *f, const char *raw, aq_msg *msg)
@@ -440,22 +453,15 @@ static int parse_flag(struct cli_args *a, int argc, char **argv, int *i, aq_msg 
 		return aq_fail(msg, AQ_EINVAL, "unrecognized argument: %s", argv[*i]);
 	memcpy(name, tok, len);
 	name[len] = '\0';
-	if (a->cmd)
-		f = cli_cmd_flag(a->cmd, name);
-	else
-		for (f = cli_global_flags; f->name && strcmp(f->name, name) != 0; f++)
-			;
-	if ((f == NULL || f->name == NULL) && strncmp(name, "no-", 3) == 0 && !eq) {
-		if (a->cmd)
-			f = cli_cmd_flag(a->cmd, name + 3);
-		else
-			for (f = cli_global_flags; f->name && strcmp(f->name, name + 3) != 0; f++)
-				;
-		negated = f && f->name && cli_type_is_bool(f->type);
+	f = find_flag(a, name);
+	if (f == NULL && strncmp(name, "no-", 3) == 0 && !eq) {
+		/* --no-FLAG: a boolean set to false */
+		f = find_flag(a, name + 3);
+		negated = f && cli_type_is_bool(f->type);
 		if (!negated)
 			f = NULL;
 	}
-	if (f == NULL || f->name == NULL)
+	if (f == NULL)
 		return aq_fail(msg, AQ_EINVAL, "unrecognized flag: --%s", name);
 	if (negated)
 		raw = "false";

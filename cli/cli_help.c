@@ -13,11 +13,11 @@ static void flag_usage(char *buf, size_t size, const struct cli_flag *f)
 		snprintf(buf, size, "--%s=%s", f->name, f->metavar ? f->metavar : "VALUE");
 }
 
-static void print_choices(FILE *out, const char *const *choices)
+static void print_choices(FILE *out, const char *const *choices, bool many)
 {
 	size_t i;
 
-	fputs(" One of: ", out);
+	fputs(many ? " Any of: " : " One of: ", out);
 	for (i = 0; choices[i]; i++) {
 		const char *p;
 		fputs(i ? ", " : "", out);
@@ -41,7 +41,7 @@ static void print_flags(FILE *out, const struct cli_cmd *c, const struct cli_fla
 		flag_usage(use, sizeof(use), f);
 		fprintf(out, "  %-34s %s", use, f->help ? f->help : "");
 		if (f->choices)
-			print_choices(out, f->choices);
+			print_choices(out, f->choices, f->type == CLI_T_ENUM_LIST);
 		if (f->opts & CLI_O_REPEAT)
 			fputs(" Repeatable.", out);
 		fputc('\n', out);
