@@ -8,6 +8,7 @@
 #define _GNU_SOURCE /* memmem */
 #include "db/db.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,12 +143,23 @@ void db_close(struct db *db)
 	free(db);
 }
 
+/* Writers of this process queue on a mutex before they take SQLite's write
+ * lock: SQLite's busy handler polls with growing sleeps, so under a stream
+ * of writes one connection could lose the lock for its whole busy timeout.
+ * The mutex makes the wait fair and SQLITE_BUSY a matter of other processes
+ * only. One process serves one database, so one mutex is enough. */
+static pthread_mutex_t db_writer = PTHREAD_MUTEX_INITIALIZER;
+
 int db_begin(struct db *db)
 {
-	int rc = db_exec(db, "BEGIN IMMEDIATE", NULL);
+	int rc;
 
+	pthread_mutex_lock(&db_writer);
+	rc = db_exec(db, "BEGIN IMMEDIATE", NULL);
 	if (rc == AQ_OK)
 		db->in_tx = true;
+	else
+		pthread_mutex_unlock(&db_writer);
 	return rc;
 }
 
@@ -155,8 +167,10 @@ int db_commit(struct db *db)
 {
 	int rc = db_exec(db, "COMMIT", NULL);
 
-	if (rc == AQ_OK)
+	if (rc == AQ_OK) {
 		db->in_tx = false;
+		pthread_mutex_unlock(&db_writer);
+	}
 	return rc;
 }
 
@@ -165,6 +179,7 @@ void db_rollback(struct db *db)
 	if (db && db->in_tx) {
 		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 		db->in_tx = false;
+		pthread_mutex_unlock(&db_writer);
 	}
 }
 

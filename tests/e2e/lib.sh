@@ -277,6 +277,11 @@ aq_agent_start() {
 	"$AQUIFER_AGENT" "${args[@]}" >>"$dir/$node/agent.log" 2>&1 &
 	AGENT_PID=$!
 	AQ_PIDS+=("$AGENT_PID")
+	for _ in $(seq 100); do
+		kill -0 "$AGENT_PID" 2>/dev/null || { aq_failed "agent $node started" "$(tail -3 "$dir/$node/agent.log")"; return 1; }
+		curl -fs "http://127.0.0.1:$AGENT_API_PORT/healthz" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
 	aq_agent_wait_ready "$node"
 }
 

@@ -19,6 +19,7 @@ V1=$AQ_URL/v1
 admin=$(aq_token admin)
 curl -fsS -X POST "$V1/projects?projectId=$P" -H "Authorization: Bearer $admin" -d '{}' >/dev/null || fail "setup: create project"
 curl -fsS -X POST "$V1/locations?locationId=$L" -H "Authorization: Bearer $admin" -d '{}' >/dev/null || fail "setup: create location"
+aq_agent_up "$L"
 # The provider sends access_token as the bearer token.
 tok=$(aq_token editor "$P")
 H=(-H "Authorization: Bearer $tok" -H "Content-Type: application/json" -H "User-Agent: Terraform/1.9.0 terraform-provider-google/6.0.0")

@@ -109,6 +109,41 @@ aq_start() {
 	exit 99
 }
 
+# aq_agent_up LOCATION: join one aquifer-agent (shelf and state under
+# AQ_TMP) to LOCATION and wait until it serves, so volumes can be placed.
+# Ports are probed free first; a start that loses a port race is retried.
+aq_free_port() {
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
+	done
+	return 1
+}
+aq_agent_up() {
+	local admin api nfs join pid
+	admin=$(aq_token admin)
+	join=$(curl -fsS -X POST "$AQ_URL/v1/locations/$1:joinToken" -H "Authorization: Bearer $admin" -d '{}' | jq -r .token)
+	mkdir -p "$AQ_TMP/shelf"
+	for _ in 1 2 3 4 5; do
+		api=$(aq_free_port) && nfs=$(aq_free_port) || break
+		rm -rf "$AQ_TMP/agent-$1"
+		"$AQ_BUILDDIR/aquifer-agent" --server "$AQ_URL" --token "$join" --node "node-$1" --location "$1" \
+			--shelf "$AQ_TMP/shelf" --listen "127.0.0.1:$api" --nfs-listen "127.0.0.1:$nfs" \
+			--state-dir "$AQ_TMP/agent-$1" >>"$AQ_TMP/agent-$1.log" 2>&1 &
+		pid=$!
+		AQ_PIDS+=("$pid")
+		for _ in $(seq 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			curl -fsS "http://127.0.0.1:$api/healthz" >/dev/null 2>&1 && return 0
+			sleep 0.1
+		done
+	done
+	echo "$(basename "$0"): agent for $1 did not come up:" >&2
+	cat "$AQ_TMP/agent-$1.log" >&2
+	exit 99
+}
+
 # aq_token ROLE [PROJECT]: print a bearer token.
 aq_token() {
 	local args=(token --db "$AQ_DB" --role "$1" --subject "test-$1")
