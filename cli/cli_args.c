@@ -1,0 +1,681 @@
+/* cli_args: command-line parsing against the command table (see cli_args.h). */
+#include "cli/cli_args.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli/cli_units.h"
+
+/* What a value converter knows: the name to blame, and the choices or keys. */
+struct conv {
+	const char *what;                 /* "--service-level" or "anon-uid" */
+	const char *const *choices;
+	const struct cli_key *keys;
+};
+
+typedef int (*conv_fn)(const struct conv *c, const char *raw, json_t **out, aq_msg *msg);
+
+static int conv_value(enum cli_type t, const struct conv *c, const char *raw, json_t **out,
+		      aq_msg *msg);
+
+static json_t *int64_string(int64_t v)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%lld", (long long)v);
+	return json_string(num);
+}
+
+/* true/false in any case; yes/no and 1/0 too. */
+static int parse_bool(const char *raw, bool *v)
+{
+	static const struct { const char *word; bool v; } words[] = {
+		{ "true", true }, { "false", false }, { "yes", true }, { "no", false },
+		{ "1", true }, { "0", false }, { "on", true }, { "off", false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strcasecmp(raw, words[i].word) == 0) {
+			*v = words[i].v;
+			return AQ_OK;
+		}
+	return AQ_EINVAL;
+}
+
+static int conv_str(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	(void)c;
+	(void)msg;
+	*out = json_string(raw);
+	return *out ? AQ_OK : aq_fail(msg, AQ_EINVAL, "%s: not valid UTF-8", c->what);
+}
+
+static int conv_bool(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	bool v;
+
+	if (parse_bool(raw, &v) != AQ_OK)
+		return aq_fail(msg, AQ_EINVAL, "invalid value for %s: '%s' (expected true or false)",
+			       c->what, raw);
+	*out = json_boolean(v);
+	return AQ_OK;
+}
+
+static int conv_boolstr(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	bool v;
+
+	if (parse_bool(raw, &v) != AQ_OK)
+		return aq_fail(msg, AQ_EINVAL, "invalid value for %s: '%s' (expected true or false)",
+			       c->what, raw);
+	*out = json_string(v ? "true" : "false");
+	return AQ_OK;
+}
+
+static int conv_int(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	int64_t v;
+	aq_msg why;
+
+	if (cli_parse_int64(raw, &v, &why) != AQ_OK)
+		return aq_fail(msg, AQ_EINVAL, "invalid value for %s: %s", c->what, why.text);
+	*out = json_integer(v);
+	return AQ_OK;
+}
+
+static int conv_int64(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	int64_t v;
+	aq_msg why;
+
+	if (cli_parse_int64(raw, &v, &why) != AQ_OK)
+		return aq_fail(msg, AQ_EINVAL, "invalid value for %s: %s", c->what, why.text);
+	*out = int64_string(v);
+	return AQ_OK;
+}
+
+static int conv_gib(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	int64_t v;
+	aq_msg why;
+
+	if (cli_parse_gib(raw, &v, &why) != AQ_OK)
+		return aq_fail(msg, AQ_EINVAL, "invalid value for %s: %s", c->what, why.text);
+	*out = int64_string(v);
+	return AQ_OK;
+}
+
+static int conv_mibps(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	double v;
+	aq_msg why;
+
+	if (cli_parse_mibps(raw, &v, &why) != AQ_OK)
+		return aq_fail(msg, AQ_EINVAL, "invalid value for %s: %s", c->what, why.text);
+	if (v != (double)(int64_t)v)
+		return aq_fail(msg, AQ_EINVAL, "invalid value for %s: '%s' is not a whole number of MiB/s",
+			       c->what, raw);
+	*out = int64_string((int64_t)v);
+	return AQ_OK;
+}
+
+static int conv_mibps_num(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	double v;
+	aq_msg why;
+
+	if (cli_parse_mibps(raw, &v, &why) != AQ_OK)
+		return aq_fail(msg, AQ_EINVAL, "invalid value for %s: %s", c->what, why.text);
+	*out = v == (double)(int64_t)v ? json_integer((json_int_t)v) : json_real(v);
+	return AQ_OK;
+}
+
+static int conv_seconds(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	int64_t v;
+	aq_msg why;
+
+	if (cli_parse_seconds(raw, &v, &why) != AQ_OK)
+		return aq_fail(msg, AQ_EINVAL, "invalid value for %s: %s", c->what, why.text);
+	*out = json_integer(v);
+	return AQ_OK;
+}
+
+static int choice_fail(const struct conv *c, const char *raw, aq_msg *msg)
+{
+	struct cli_buf b;
+	size_t i;
+	int rc;
+
+	cli_buf_init(&b);
+	for (i = 0; c->choices && c->choices[i]; i++) {
+		const char *p;
+		if (i)
+			cli_buf_add(&b, ", ");
+		for (p = c->choices[i]; *p; p++) {
+			char lc = (char)tolower((unsigned char)*p);
+			cli_buf_addn(&b, &lc, 1);
+		}
+	}
+	rc = aq_fail(msg, AQ_EINVAL, "invalid value for %s: '%s' (choose from %s)", c->what, raw,
+		     cli_buf_str(&b));
+	cli_buf_cleanup(&b);
+	return rc;
+}
+
+/* The choice matching raw (any case, '-' for '_'), or NULL. */
+static const char *choice_find(const struct conv *c, const char *raw, size_t len)
+{
+	size_t i, j;
+
+	for (i = 0; c->choices && c->choices[i]; i++) {
+		const char *ch = c->choices[i];
+		if (strlen(ch) != len)
+			continue;
+		for (j = 0; j < len; j++) {
+			char r = raw[j] == '-' ? '_' : (char)toupper((unsigned char)raw[j]);
+			if (r != ch[j])
+				break;
+		}
+		if (j == len)
+			return ch;
+	}
+	return NULL;
+}
+
+static int conv_enum(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	const char *ch = choice_find(c, raw, strlen(raw));
+
+	if (ch == NULL)
+		return choice_fail(c, raw, msg);
+	*out = json_string(ch);
+	return AQ_OK;
+}
+
+static int conv_enum_list(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	json_t *arr = json_array();
+	const char *p = raw;
+	int rc = AQ_OK;
+
+	if (*raw == '\0') {
+		rc = aq_fail(msg, AQ_EINVAL, "invalid value for %s: empty list", c->what);
+		goto out;
+	}
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		const char *ch = choice_find(c, p, len);
+		if (ch == NULL) {
+			char item[128];
+			snprintf(item, sizeof(item), "%.*s", (int)(len < 100 ? len : 100), p);
+			rc = choice_fail(c, item, msg);
+			goto out;
+		}
+		json_array_append_new(arr, json_string(ch));
+		if (p[len] == '\0')
+			break;
+		p += len + 1;
+	}
+	*out = arr;
+	arr = NULL;
+out:
+	json_decref(arr);
+	return rc;
+}
+
+/* Split "k=v,k2=v2" into pairs and call add for each. An item without '='
+ * continues the previous value, so allowed-clients=10.0.0.0/8,10.1.0.0/16
+ * keeps both networks. */
+static int split_pairs(const struct conv *c, const char *raw, json_t *obj,
+		       int (*add)(const struct conv *c, json_t *obj, const char *key,
+				  const char *val, aq_msg *msg),
+		       aq_msg *msg)
+{
+	struct cli_buf key, val;
+	const char *p = raw;
+	int rc = AQ_OK, have = 0;
+
+	cli_buf_init(&key);
+	cli_buf_init(&val);
+	if (*raw == '\0') {
+		rc = aq_fail(msg, AQ_EINVAL, "invalid value for %s: expected KEY=VALUE,...", c->what);
+		goto out;
+	}
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		const char *eq = memchr(p, '=', len);
+		if (eq) {
+			if (have && (rc = add(c, obj, cli_buf_str(&key), cli_buf_str(&val), msg)) != AQ_OK)
+				goto out;
+			cli_buf_reset(&key);
+			cli_buf_reset(&val);
+			cli_buf_addn(&key, p, (size_t)(eq - p));
+			cli_buf_addn(&val, eq + 1, len - (size_t)(eq - p) - 1);
+			have = 1;
+		} else if (have) {
+			cli_buf_add(&val, ",");
+			cli_buf_addn(&val, p, len);
+		} else {
+			rc = aq_fail(msg, AQ_EINVAL, "invalid value for %s: '%.*s' is not KEY=VALUE",
+				     c->what, (int)(len < 100 ? len : 100), p);
+			goto out;
+		}
+		if (p[len] == '\0')
+			break;
+		p += len + 1;
+	}
+	if (key.err || val.err) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
+	rc = add(c, obj, cli_buf_str(&key), cli_buf_str(&val), msg);
+out:
+	cli_buf_cleanup(&key);
+	cli_buf_cleanup(&val);
+	return rc;
+}
+
+static int add_label(const struct conv *c, json_t *obj, const char *key, const char *val,
+		     aq_msg *msg)
+{
+	if (*key == '\0')
+		return aq_fail(msg, AQ_EINVAL, "invalid value for %s: empty label key", c->what);
+	json_object_set_new(obj, key, json_string(val));
+	return AQ_OK;
+}
+
+static int add_dict_key(const struct conv *c, json_t *obj, const char *key, const char *val,
+			aq_msg *msg)
+{
+	const struct cli_key *k;
+	struct conv kc;
+	json_t *v = NULL;
+	int rc;
+
+	for (k = c->keys; k && k->name; k++)
+		if (strcmp(k->name, key) == 0)
+			break;
+	if (k == NULL || k->name == NULL) {
+		struct cli_buf b;
+		cli_buf_init(&b);
+		for (k = c->keys; k && k->name; k++) {
+			cli_buf_add(&b, k == c->keys ? "" : ", ");
+			cli_buf_add(&b, k->name);
+		}
+		rc = aq_fail(msg, AQ_EINVAL, "invalid value for %s: unknown key '%s' (known: %s)",
+			     c->what, key, cli_buf_str(&b));
+		cli_buf_cleanup(&b);
+		return rc;
+	}
+	kc.what = k->name;
+	kc.choices = k->choices;
+	kc.keys = NULL;
+	if ((rc = conv_value(k->type, &kc, val, &v, msg)) != AQ_OK)
+		return rc;
+	json_object_set_new(obj, k->field, v);
+	return AQ_OK;
+}
+
+static int conv_pairs(const struct conv *c, const char *raw, json_t **out, aq_msg *msg,
+		      int (*add)(const struct conv *, json_t *, const char *, const char *, aq_msg *))
+{
+	json_t *obj = json_object();
+	int rc;
+
+	if ((rc = split_pairs(c, raw, obj, add, msg)) != AQ_OK) {
+		json_decref(obj);
+		return rc;
+	}
+	*out = obj;
+	return AQ_OK;
+}
+
+static int conv_labels(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	return conv_pairs(c, raw, out, msg, add_label);
+}
+
+static int conv_dict(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	return conv_pairs(c, raw, out, msg, add_dict_key);
+}
+
+static int conv_network(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	if (strncmp(raw, "name=", 5) == 0)
+		raw += 5;
+	if (*raw == '\0')
+		return aq_fail(msg, AQ_EINVAL, "invalid value for %s: empty network", c->what);
+	return conv_str(c, raw, out, msg);
+}
+
+/* Indexed by enum cli_type. */
+static const conv_fn conv_fns[] = {
+	[CLI_T_STR] = conv_str,
+	[CLI_T_BOOL] = conv_bool,
+	[CLI_T_BOOLSTR] = conv_boolstr,
+	[CLI_T_INT] = conv_int,
+	[CLI_T_INT64] = conv_int64,
+	[CLI_T_GIB] = conv_gib,
+	[CLI_T_MIBPS] = conv_mibps,
+	[CLI_T_MIBPS_NUM] = conv_mibps_num,
+	[CLI_T_SECONDS] = conv_seconds,
+	[CLI_T_ENUM] = conv_enum,
+	[CLI_T_ENUM_LIST] = conv_enum_list,
+	[CLI_T_LABELS] = conv_labels,
+	[CLI_T_DICT] = conv_dict,
+	[CLI_T_NETWORK] = conv_network,
+};
+
+static int conv_value(enum cli_type t, const struct conv *c, const char *raw, json_t **out,
+		      aq_msg *msg)
+{
+	if ((size_t)t >= sizeof(conv_fns) / sizeof(conv_fns[0]) || conv_fns[t] == NULL)
+		return aq_fail(msg, AQ_EINVAL, "%s: unsupported flag type", c->what);
+	return conv_fns[t](c, raw, out, msg);
+}
+
+int cli_flag_value(const struct cli_flag *f, const char *raw, json_t **out, aq_msg *msg)
+{
+	char what[80];
+	struct conv c;
+
+	snprintf(what, sizeof(what), "--%s", f->name);
+	c.what = what;
+	c.choices = f->choices;
+	c.keys = f->keys;
+	return conv_value(f->type, &c, raw, out, msg);
+}
+
+/* The global flag called name, or NULL. */
+static const struct cli_flag *global_flag(const char *name)
+{
+	const struct cli_flag *f;
+
+	for (f = cli_global_flags; f->name; f++)
+		if (strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
+}
+
+/* The flag called name for a->cmd, or among the global ones while no
+ * command is known. */
+static const struct cli_flag *find_flag(const struct cli_args *a, const char *name)
+{
+	return a->cmd ? cli_cmd_flag(a->cmd, name) : global_flag(name);
+}
+
+/* Global flags that take a value, for finding the group and verb before the
+ * command is known. */
+static bool global_takes_value(const char *tok)
+{
+	const struct cli_flag *f;
+
+	if (strncmp(tok, "--", 2) != 0 || strchr(tok, '='))
+		return false;
+	f = global_flag(tok + 2);
+	return f && !cli_type_is_bool(f->type);
+}
+
+static int add_val(struct cli_args *a, const struct cli_flag *f, const char *raw, aq_msg *msg)
+{
+	json_t *v = NULL;
+	int rc;
+
+	if (a->nvals >= CLI_ARGS_MAX_VALS)
+		return aq_fail(msg, AQ_EINVAL, "too many flags");
+	if ((rc = cli_flag_value(f, raw, &v, msg)) != AQ_OK)
+		return rc;
+	json_decref(v);
+	a->vals[a->nvals].flag = f;
+	a->vals[a->nvals].raw = raw;
+	a->nvals++;
+	if (strcmp(f->name, "help") == 0)
+		a->help = cli_args_bool(a, "help");
+	return AQ_OK;
+}
+
+/* Parse one "--name[=value]" token at argv[*i] for a->cmd (or the global
+ * flags only when no command is known). */
+static int parse_flag(struct cli_args *a, int argc, char **argv, int *i, aq_msg *msg)
+{
+	const char *tok = argv[*i] + 2, *eq = strchr(tok, '='), *raw;
+	char name[64];
+	size_t len = eq ? (size_t)(eq - tok) : strlen(tok);
+	const struct cli_flag *f = NULL;
+	bool negated = false;
+
+	if (len == 0 || len >= sizeof(name))
+		return aq_fail(msg, AQ_EINVAL, "unrecognized argument: %s", argv[*i]);
+	memcpy(name, tok, len);
+	name[len] = '\0';
+	f = find_flag(a, name);
+	if (f == NULL && strncmp(name, "no-", 3) == 0 && !eq) {
+		/* --no-FLAG: a boolean set to false */
+		f = find_flag(a, name + 3);
+		negated = f && cli_type_is_bool(f->type);
+		if (!negated)
+			f = NULL;
+	}
+	if (f == NULL)
+		return aq_fail(msg, AQ_EINVAL, "unrecognized flag: --%s", name);
+	if (negated)
+		raw = "false";
+	else if (eq)
+		raw = eq + 1;
+	else if (cli_type_is_bool(f->type))
+		raw = "true";
+	else if (*i + 1 < argc)
+		raw = argv[++*i];
+	else
+		return aq_fail(msg, AQ_EINVAL, "flag --%s needs a value", name);
+	return add_val(a, f, raw, msg);
+}
+
+static int check_required(const struct cli_args *a, aq_msg *msg)
+{
+	const struct cli_flag *f;
+	const struct cli_cmd *c = a->cmd;
+
+	if (c->kind == CLI_K_UPDATE)
+		return AQ_OK;
+	for (f = c->flags; f && f->name; f++)
+		if ((f->opts & CLI_O_REQUIRED) && cli_flag_applies(f, c) && !cli_args_get(a, f->name))
+			return aq_fail(msg, AQ_EINVAL, "missing required flag: --%s", f->name);
+	return AQ_OK;
+}
+
+int cli_args_parse(struct cli_args *a, int argc, char **argv, aq_msg *msg)
+{
+	int i, words = 0, gi = -1, vi = -1, rc = AQ_OK;
+	bool dashdash = false;
+
+	memset(a, 0, sizeof(*a));
+	/* Pass 1: the group and the verb are the first two words. */
+	for (i = 1; i < argc && words < 2; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (argv[i][0] == '-') {
+			if (global_takes_value(argv[i]))
+				i++;
+			continue;
+		}
+		if (words++ == 0)
+			gi = i;
+		else
+			vi = i;
+	}
+	if (gi > 0 && strcmp(argv[gi], "__routes") == 0) {
+		a->routes = true;
+		return AQ_OK;
+	}
+	if (gi > 0) {
+		a->group = argv[gi];
+		if (cli_group_find(a->group) == NULL)
+			rc = aq_fail(msg, AQ_EINVAL, "unknown command group: %s", a->group);
+	}
+	if (rc == AQ_OK && vi > 0) {
+		a->verb = argv[vi];
+		if ((a->cmd = cli_cmd_find(a->group, a->verb)) == NULL)
+			rc = aq_fail(msg, AQ_EINVAL, "unknown command: %s %s", a->group, a->verb);
+	}
+	/* Pass 2: flags and positionals. */
+	for (i = 1; i < argc; i++) {
+		const char *tok = argv[i];
+		if (i == gi || i == vi)
+			continue;
+		if (!dashdash && strcmp(tok, "--") == 0) {
+			dashdash = true;
+			continue;
+		}
+		if (!dashdash && (strcmp(tok, "-h") == 0 || strcmp(tok, "--help") == 0)) {
+			a->help = true;
+			continue;
+		}
+		if (rc != AQ_OK)
+			continue;
+		if (!dashdash && tok[0] == '-' && tok[1] == '-') {
+			rc = parse_flag(a, argc, argv, &i, msg);
+			continue;
+		}
+		if (!dashdash && tok[0] == '-' && tok[1] != '\0') {
+			rc = aq_fail(msg, AQ_EINVAL, "unrecognized flag: %s", tok);
+			continue;
+		}
+		if (a->cmd == NULL || a->npos >= a->cmd->max_args || a->npos >= CLI_ARGS_MAX_POS) {
+			rc = aq_fail(msg, AQ_EINVAL, "unexpected argument: %s", tok);
+			continue;
+		}
+		a->pos[a->npos++] = tok;
+	}
+	if (a->help)
+		return AQ_OK;
+	if (rc != AQ_OK)
+		return rc;
+	if (a->group == NULL)
+		return aq_fail(msg, AQ_EINVAL, "missing command group");
+	if (a->cmd == NULL)
+		return aq_fail(msg, AQ_EINVAL, "missing command after %s", a->group);
+	if (a->npos < a->cmd->min_args)
+		return aq_fail(msg, AQ_EINVAL, "missing argument %s", a->cmd->args ? a->cmd->args : "");
+	return check_required(a, msg);
+}
+
+const char *cli_args_get(const struct cli_args *a, const char *name)
+{
+	int i;
+
+	for (i = a->nvals - 1; i >= 0; i--)
+		if (strcmp(a->vals[i].flag->name, name) == 0)
+			return a->vals[i].raw;
+	return NULL;
+}
+
+bool cli_args_bool(const struct cli_args *a, const char *name)
+{
+	const char *raw = cli_args_get(a, name);
+	bool v = false;
+
+	return raw && parse_bool(raw, &v) == AQ_OK && v;
+}
+
+/* Set obj[path] (dotted) = v, creating intermediate objects; steals v. */
+static int set_path(json_t *obj, const char *path, json_t *v)
+{
+	const char *dot;
+	char part[128];
+
+	while ((dot = strchr(path, '.')) != NULL) {
+		json_t *next;
+		size_t len = (size_t)(dot - path);
+		if (len >= sizeof(part)) {
+			json_decref(v);
+			return AQ_EINVAL;
+		}
+		memcpy(part, path, len);
+		part[len] = '\0';
+		if ((next = json_object_get(obj, part)) == NULL || !json_is_object(next)) {
+			next = json_object();
+			json_object_set_new(obj, part, next);
+		}
+		obj = next;
+		path = dot + 1;
+	}
+	return json_object_set_new(obj, path, v) == 0 ? AQ_OK : AQ_ENOMEM;
+}
+
+static void query_add(struct cli_buf *q, const char *name, const json_t *v)
+{
+	char num[32];
+	const char *s = num;
+
+	if (json_is_string(v))
+		s = json_string_value(v);
+	else if (json_is_integer(v))
+		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+	else if (json_is_boolean(v))
+		s = json_is_true(v) ? "true" : "false";
+	else
+		return;
+	cli_buf_add(q, "&");
+	cli_buf_add(q, name);
+	cli_buf_add(q, "=");
+	cli_buf_add_escaped(q, s);
+}
+
+int cli_args_request(const struct cli_args *a, json_t **body, struct cli_buf *mask,
+		     struct cli_buf *query, aq_msg *msg)
+{
+	const struct cli_flag *f;
+	json_t *doc = json_object(), *v = NULL, *arr = NULL;
+	int rc = AQ_OK, i;
+
+	for (f = a->cmd->flags; f && f->name; f++) {
+		const char *raw;
+		if (!cli_flag_applies(f, a->cmd) || (raw = cli_args_get(a, f->name)) == NULL)
+			continue;
+		if (f->opts & CLI_O_REPEAT) {
+			arr = json_array();
+			for (i = 0; i < a->nvals; i++) {
+				if (a->vals[i].flag != f)
+					continue;
+				if ((rc = cli_flag_value(f, a->vals[i].raw, &v, msg)) != AQ_OK)
+					goto out;
+				json_array_append_new(arr, v);
+				v = NULL;
+			}
+			v = arr;
+			arr = NULL;
+		} else if ((rc = cli_flag_value(f, raw, &v, msg)) != AQ_OK) {
+			goto out;
+		}
+		if (f->opts & CLI_O_QUERY) {
+			query_add(query, f->field, v);
+			json_decref(v);
+		} else {
+			rc = set_path(doc, f->field, v);   /* steals v, even on failure */
+			v = NULL;
+			if (rc != AQ_OK)
+				goto out;
+			if (mask->len)
+				cli_buf_add(mask, ",");
+			cli_buf_add(mask, f->mask ? f->mask : f->field);
+		}
+		v = NULL;
+	}
+	if (mask->err || query->err) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
+	*body = doc;
+	doc = NULL;
+out:
+	json_decref(arr);
+	json_decref(v);
+	json_decref(doc);
+	return rc;
+}

@@ -1,0 +1,403 @@
+/* cli_cmd: the command table of `aquifer` (see cli_cmd.h). Adding a verb is
+ * adding a row here; dispatch, help, completion and __routes follow. */
+#include "cli/cli_cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli_local.h"
+
+#define POOLS "/v1/projects/{project}/locations/{location}/storagePools"
+#define VOLUMES "/v1/projects/{project}/locations/{location}/volumes"
+#define OPERATIONS "/v1/projects/{project}/locations/{location}/operations"
+
+#define ON_C CLI_ON(CLI_K_CREATE)
+#define ON_CU CLI_ON_MUTATE
+#define ON_D CLI_ON(CLI_K_DELETE)
+#define ON_A CLI_ON(CLI_K_ACTION)
+#define ON_L CLI_ON(CLI_K_LOCAL)
+#define ON_LIST CLI_ON(CLI_K_LIST)
+#define ON_ASYNC (CLI_ON_MUTATE | ON_D | ON_A)
+
+static const char *const service_levels[] = { "STANDARD", "PREMIUM", "EXTREME", "FLEX", NULL };
+static const char *const qos_types[] = { "AUTO", "MANUAL", NULL };
+static const char *const protocols[] = { "NFSV3", "NFSV4", "SMB", "ISCSI", NULL };
+static const char *const access_types[] = { "READ_ONLY", "READ_WRITE", "READ_NONE", NULL };
+static const char *const squash_modes[] = { "NO_ROOT_SQUASH", "ROOT_SQUASH", "ALL_SQUASH", NULL };
+static const char *const tier_actions[] = { "ENABLED", "PAUSED", NULL };
+static const char *const media_types[] = { "TLC", "QLC", NULL };
+
+static const struct cli_key export_rule_keys[] = {
+	{ "allowed-clients", CLI_T_STR, "allowedClients", NULL },
+	{ "access-type", CLI_T_ENUM, "accessType", access_types },
+	{ "has-root-access", CLI_T_BOOLSTR, "hasRootAccess", NULL },
+	{ "nfsv3", CLI_T_BOOL, "nfsv3", NULL },
+	{ "nfsv4", CLI_T_BOOL, "nfsv4", NULL },
+	{ "squash-mode", CLI_T_ENUM, "squashMode", squash_modes },
+	{ "anon-uid", CLI_T_INT64, "anonUid", NULL },
+	{ "kerberos-5-read-only", CLI_T_BOOL, "kerberos5ReadOnly", NULL },
+	{ "kerberos-5-read-write", CLI_T_BOOL, "kerberos5ReadWrite", NULL },
+	{ "kerberos-5i-read-only", CLI_T_BOOL, "kerberos5iReadOnly", NULL },
+	{ "kerberos-5i-read-write", CLI_T_BOOL, "kerberos5iReadWrite", NULL },
+	{ "kerberos-5p-read-only", CLI_T_BOOL, "kerberos5pReadOnly", NULL },
+	{ "kerberos-5p-read-write", CLI_T_BOOL, "kerberos5pReadWrite", NULL },
+	{ NULL, CLI_T_STR, NULL, NULL }
+};
+
+static const struct cli_key tiering_keys[] = {
+	{ "tier-action", CLI_T_ENUM, "tierAction", tier_actions },
+	{ "cooling-threshold-days", CLI_T_INT, "coolingThresholdDays", NULL },
+	{ "enable-hot-tier-bypass-mode", CLI_T_BOOL, "hotTierBypassModeEnabled", NULL },
+	{ NULL, CLI_T_STR, NULL, NULL }
+};
+
+#define END_FLAGS { NULL, CLI_T_STR, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL }
+
+static const struct cli_flag project_flags[] = {
+	{ "display-name", CLI_T_STR, ON_C, 0, "displayName", NULL, NULL, NULL, "NAME",
+	  "Human-readable name." },
+	{ "labels", CLI_T_LABELS, ON_C, 0, "labels", NULL, NULL, NULL, "KEY=VALUE,...",
+	  "Labels to attach." },
+	END_FLAGS
+};
+
+static const struct cli_flag location_flags[] = {
+	{ "cluster", CLI_T_BOOL, CLI_ON(CLI_K_LIST) | CLI_ON(CLI_K_DESCRIBE), 0, "cluster", NULL, NULL,
+	  NULL, NULL, "Use the cluster-admin route (every location, no project needed)." },
+	END_FLAGS
+};
+
+static const struct cli_flag pool_flags[] = {
+	{ "capacity", CLI_T_GIB, ON_CU, CLI_O_REQUIRED, "capacityGib", NULL, NULL, NULL, "CAPACITY",
+	  "Pool capacity: GiB by default, or with a unit (500GiB, 2TiB)." },
+	{ "service-level", CLI_T_ENUM, ON_CU, CLI_O_REQUIRED, "serviceLevel", NULL, service_levels, NULL,
+	  "LEVEL", "Service level." },
+	{ "qos-type", CLI_T_ENUM, ON_CU, 0, "qosType", NULL, qos_types, NULL, "TYPE",
+	  "Quality of service: AUTO follows capacity, MANUAL sets it per volume (one way)." },
+	{ "allow-auto-tiering", CLI_T_BOOL, ON_CU, 0, "allowAutoTiering", NULL, NULL, NULL, NULL,
+	  "Let volumes of this pool move cold data to the cold tier (cannot be disabled)." },
+	{ "custom-performance-enabled", CLI_T_BOOL, ON_CU, 0, "customPerformanceEnabled", NULL, NULL,
+	  NULL, NULL, "FLEX: set throughput and IOPS independently of capacity." },
+	{ "total-throughput", CLI_T_MIBPS, ON_CU, 0, "totalThroughputMibps", NULL, NULL, NULL,
+	  "THROUGHPUT", "Custom performance throughput: MiB/s by default, or 1GiB/s." },
+	{ "total-iops", CLI_T_INT64, ON_CU, 0, "totalIops", NULL, NULL, NULL, "IOPS",
+	  "Custom performance IOPS (derived from throughput if unset)." },
+	{ "description", CLI_T_STR, ON_CU, 0, "description", NULL, NULL, NULL, "TEXT",
+	  "Description." },
+	{ "labels", CLI_T_LABELS, ON_CU, 0, "labels", NULL, NULL, NULL, "KEY=VALUE,...",
+	  "Labels (replaces all labels on update)." },
+	{ "network", CLI_T_NETWORK, ON_CU, 0, "network", NULL, NULL, NULL, "NETWORK",
+	  "Network, as NET or name=NET." },
+	END_FLAGS
+};
+
+static const struct cli_flag volume_flags[] = {
+	{ "storage-pool", CLI_T_STR, ON_CU, CLI_O_REQUIRED, "storagePool", NULL, NULL, NULL, "POOL",
+	  "Storage pool (ID or full name); changing it moves the volume." },
+	{ "capacity", CLI_T_GIB, ON_CU, CLI_O_REQUIRED, "capacityGib", NULL, NULL, NULL, "CAPACITY",
+	  "Volume capacity: GiB by default, or with a unit (500GiB, 2TiB)." },
+	{ "protocols", CLI_T_ENUM_LIST, ON_CU, CLI_O_REQUIRED, "protocols", NULL, protocols, NULL,
+	  "PROTOCOL,...", "Protocols the volume is shared with." },
+	{ "share-name", CLI_T_STR, ON_CU, CLI_O_REQUIRED, "shareName", NULL, NULL, NULL, "SHARE",
+	  "Export path / share name, unique in the location." },
+	{ "export-policy", CLI_T_DICT, ON_CU, CLI_O_REPEAT, "exportPolicy.rules", "exportPolicy",
+	  NULL, export_rule_keys, "KEY=VALUE,...",
+	  "An export rule (repeat for more): allowed-clients=CIDR,access-type=READ_WRITE,"
+	  "nfsv3=true,squash-mode=ROOT_SQUASH,anon-uid=65534,has-root-access=true." },
+	{ "throughput-mibps", CLI_T_MIBPS_NUM, ON_CU, 0, "throughputMibps", NULL, NULL, NULL,
+	  "THROUGHPUT", "MANUAL QoS pools: the volume's throughput (MiB/s, or 1GiB/s)." },
+	{ "tiering-policy", CLI_T_DICT, ON_CU, 0, "tieringPolicy", NULL, NULL, tiering_keys,
+	  "KEY=VALUE,...", "Auto-tiering: tier-action=ENABLED|PAUSED,cooling-threshold-days=N." },
+	{ "unix-permissions", CLI_T_STR, ON_CU, 0, "unixPermissions", NULL, NULL, NULL, "MODE",
+	  "UNIX permissions of the volume root, e.g. 0770." },
+	{ "large-capacity", CLI_T_BOOL, ON_CU, 0, "largeCapacity", NULL, NULL, NULL, NULL,
+	  "Large-capacity volume (15 TiB and more)." },
+	{ "description", CLI_T_STR, ON_CU, 0, "description", NULL, NULL, NULL, "TEXT",
+	  "Description." },
+	{ "labels", CLI_T_LABELS, ON_CU, 0, "labels", NULL, NULL, NULL, "KEY=VALUE,...",
+	  "Labels (replaces all labels on update)." },
+	{ "force", CLI_T_BOOL, ON_D, CLI_O_QUERY, "force", NULL, NULL, NULL, NULL,
+	  "Delete even if the volume has snapshots." },
+	END_FLAGS
+};
+
+static const struct cli_flag shelf_flags[] = {
+	{ "media", CLI_T_ENUM, ON_C, 0, "media", NULL, media_types, NULL, "MEDIA",
+	  "Flash type (default TLC; QLC halves the default write throughput)." },
+	{ "read-throughput", CLI_T_MIBPS_NUM, ON_C, 0, "readThroughputMibps", NULL, NULL, NULL,
+	  "THROUGHPUT", "Read ceiling: MiB/s by default, or GiB/s." },
+	{ "write-throughput", CLI_T_MIBPS_NUM, ON_C, 0, "writeThroughputMibps", NULL, NULL, NULL,
+	  "THROUGHPUT", "Write ceiling: MiB/s by default, or GiB/s." },
+	END_FLAGS
+};
+
+static const struct cli_flag join_token_flags[] = {
+	{ "ttl", CLI_T_SECONDS, ON_A, CLI_O_QUERY, "ttl", NULL, NULL, NULL, "DURATION",
+	  "Token lifetime: seconds, or 30m, 2h, 1d." },
+	END_FLAGS
+};
+
+static const struct cli_flag login_flags[] = {
+	{ "token", CLI_T_STR, ON_L, CLI_O_REQUIRED, "token", NULL, NULL, NULL, "TOKEN",
+	  "The bearer token to store (from `aquiferd token`); - reads it from stdin." },
+	END_FLAGS
+};
+
+const struct cli_flag cli_global_flags[] = {
+	{ "project", CLI_T_STR, CLI_ON_ALL, 0, "project", NULL, NULL, NULL, "PROJECT",
+	  "Project ID (default: $AQUIFER_PROJECT, then config `project`)." },
+	{ "location", CLI_T_STR, CLI_ON_ALL, 0, "location", NULL, NULL, NULL, "LOCATION",
+	  "Location ID (default: $AQUIFER_LOCATION, then config `location`)." },
+	{ "endpoint", CLI_T_STR, CLI_ON_ALL, 0, "endpoint", NULL, NULL, NULL, "URL",
+	  "Server URL (default: $AQUIFER_ENDPOINT, then config `endpoint`)." },
+	{ "format", CLI_T_STR, CLI_ON_ALL, 0, "format", NULL, NULL, NULL, "FORMAT",
+	  "Output format: table, json, yaml, value(FIELD,...), table(FIELD,...)." },
+	{ "async", CLI_T_BOOL, ON_ASYNC, 0, "async", NULL, NULL, NULL, NULL,
+	  "Do not wait: print the long-running operation." },
+	{ "dry-run", CLI_T_BOOL, ON_CU, 0, "dry-run", NULL, NULL, NULL, NULL,
+	  "Validate only (validateOnly=true) and print the computed resource." },
+	{ "filter", CLI_T_STR, ON_LIST, 0, "filter", NULL, NULL, NULL, "EXPR",
+	  "Keep items matching FIELD=VALUE, FIELD!=VALUE or FIELD:TEXT terms (all must hold)." },
+	{ "sort-by", CLI_T_STR, ON_LIST, 0, "sort-by", NULL, NULL, NULL, "FIELD,...",
+	  "Sort by fields; ~FIELD sorts descending." },
+	{ "limit", CLI_T_INT, ON_LIST, 0, "limit", NULL, NULL, NULL, "N",
+	  "Print at most N items." },
+	{ "page-size", CLI_T_INT, ON_LIST, 0, "page-size", NULL, NULL, NULL, "N",
+	  "Items per request while paging through the list." },
+	{ "help", CLI_T_BOOL, CLI_ON_ALL, 0, "help", NULL, NULL, NULL, NULL, "Show this help." },
+	END_FLAGS
+};
+
+const struct cli_group cli_groups[] = {
+	{ "projects", "Manage projects." },
+	{ "locations", "Manage locations (creating and deleting them is cluster admin)." },
+	{ "storage-pools", "Manage storage pools." },
+	{ "volumes", "Manage volumes." },
+	{ "operations", "Inspect and cancel long-running operations." },
+	{ "nodes", "Manage storage nodes (cluster admin)." },
+	{ "shelves", "Register and inspect storage shelves (cluster admin)." },
+	{ "config", "Get and set local configuration." },
+	{ "auth", "Manage credentials." },
+	{ "completion", "Print shell completion scripts." },
+	{ NULL, NULL }
+};
+
+#define NOFLAGS NULL
+#define NOLOCAL NULL
+
+const struct cli_cmd cli_cmds[] = {
+	/* projects */
+	{ "projects", "create", CLI_K_CREATE, "POST", "/v1/projects", NULL, "projectId", NULL, "project",
+	  "Creating", NULL, "PROJECT_ID", 1, 1, project_flags, NOLOCAL, 0, "Create a project." },
+	{ "projects", "list", CLI_K_LIST, "GET", "/v1/projects", NULL, NULL, "projects", NULL, NULL,
+	  "name.basename():PROJECT_ID,displayName,createTime", NULL, 0, 0, NOFLAGS, NOLOCAL, 0,
+	  "List projects." },
+	{ "projects", "describe", CLI_K_DESCRIBE, "GET", "/v1/projects/{name}", NULL, NULL, NULL, NULL, NULL,
+	  NULL, "PROJECT_ID", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a project." },
+	{ "projects", "delete", CLI_K_DELETE, "DELETE", "/v1/projects/{name}", NULL, NULL, NULL, "project",
+	  "Deleting", NULL, "PROJECT_ID", 1, 1, NOFLAGS, NOLOCAL, 0, "Delete a project." },
+
+	/* locations */
+	{ "locations", "create", CLI_K_CREATE, "POST", "/v1/locations", NULL, "locationId", NULL,
+	  "location", "Creating", NULL, "LOCATION_ID", 1, 1, project_flags, NOLOCAL, 0,
+	  "Create a location (cluster admin)." },
+	{ "locations", "list", CLI_K_LIST, "GET", "/v1/projects/{project}/locations", "/v1/locations", NULL,
+	  "locations", NULL, NULL, "locationId:NAME,displayName,name:FULL_NAME", NULL, 0, 0, location_flags,
+	  NOLOCAL, 0, "List the locations a project can use (--cluster: every location, cluster admin)." },
+	{ "locations", "describe", CLI_K_DESCRIBE, "GET", "/v1/projects/{project}/locations/{name}",
+	  "/v1/locations/{name}",
+	  NULL, NULL, NULL, NULL, NULL, "LOCATION_ID", 1, 1, location_flags, NOLOCAL, 0,
+	  "Describe a location of a project (--cluster: as cluster admin)." },
+	{ "locations", "delete", CLI_K_DELETE, "DELETE", "/v1/locations/{name}", NULL, NULL, NULL,
+	  "location", "Deleting", NULL, "LOCATION_ID", 1, 1, NOFLAGS, NOLOCAL, 0,
+	  "Delete a location (cluster admin)." },
+
+	/* storage-pools */
+	{ "storage-pools", "create", CLI_K_CREATE, "POST", POOLS, NULL, "storagePoolId", NULL,
+	  "storage pool", "Creating", NULL, "NAME", 1, 1, pool_flags, NOLOCAL, 0,
+	  "Create a storage pool." },
+	{ "storage-pools", "list", CLI_K_LIST, "GET", POOLS, NULL, NULL, "storagePools", NULL, NULL,
+	  "name.basename():NAME,name.location():LOCATION,serviceLevel,capacityGib,volumeCapacityGib,"
+	  "volumeCount,"
+	  "availableThroughputMibps,qosType,state",
+	  NULL, 0, 0, NOFLAGS, NOLOCAL, 0, "List storage pools." },
+	{ "storage-pools", "describe", CLI_K_DESCRIBE, "GET", POOLS "/{name}", NULL, NULL, NULL, NULL, NULL,
+	  NULL, "NAME", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a storage pool." },
+	{ "storage-pools", "update", CLI_K_UPDATE, "PATCH", POOLS "/{name}", NULL, NULL, NULL,
+	  "storage pool", "Updating", NULL, "NAME", 1, 1, pool_flags, NOLOCAL, 0,
+	  "Update a storage pool; only the flags given are changed." },
+	{ "storage-pools", "delete", CLI_K_DELETE, "DELETE", POOLS "/{name}", NULL, NULL, NULL,
+	  "storage pool", "Deleting", NULL, "NAME", 1, 1, pool_flags, NOLOCAL, 0,
+	  "Delete a storage pool." },
+
+	/* volumes */
+	{ "volumes", "create", CLI_K_CREATE, "POST", VOLUMES, NULL, "volumeId", NULL, "volume", "Creating",
+	  NULL, "NAME", 1, 1, volume_flags, NOLOCAL, 0, "Create a volume." },
+	{ "volumes", "list", CLI_K_LIST, "GET", VOLUMES, NULL, NULL, "volumes", NULL, NULL,
+	  "name.basename():NAME,name.location():LOCATION,storagePool.basename():STORAGE_POOL,"
+	  "capacityGib,serviceLevel,"
+	  "shareName,throughputMibps,state",
+	  NULL, 0, 0, NOFLAGS, NOLOCAL, 0, "List volumes." },
+	{ "volumes", "describe", CLI_K_DESCRIBE, "GET", VOLUMES "/{name}", NULL, NULL, NULL, NULL, NULL,
+	  NULL, "NAME", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a volume." },
+	{ "volumes", "update", CLI_K_UPDATE, "PATCH", VOLUMES "/{name}", NULL, NULL, NULL, "volume",
+	  "Updating", NULL, "NAME", 1, 1, volume_flags, NOLOCAL, 0,
+	  "Update a volume; only the flags given are changed." },
+	{ "volumes", "delete", CLI_K_DELETE, "DELETE", VOLUMES "/{name}", NULL, NULL, NULL, "volume",
+	  "Deleting", NULL, "NAME", 1, 1, volume_flags, NOLOCAL, 0, "Delete a volume." },
+
+	/* operations */
+	{ "operations", "list", CLI_K_LIST, "GET", OPERATIONS, NULL, NULL, "operations", NULL, NULL,
+	  "name.basename():NAME,name.location():LOCATION,metadata.verb:TYPE,"
+	  "metadata.target.basename():TARGET,done,"
+	  "metadata.createTime:CREATE_TIME",
+	  NULL, 0, 0, NOFLAGS, NOLOCAL, 0, "List long-running operations." },
+	{ "operations", "describe", CLI_K_DESCRIBE, "GET", OPERATIONS "/{name}", NULL, NULL, NULL, NULL,
+	  NULL, NULL, "OPERATION", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe an operation." },
+	{ "operations", "delete", CLI_K_DELETE, "DELETE", OPERATIONS "/{name}", NULL, NULL, NULL,
+	  "operation", "Deleting", NULL, "OPERATION", 1, 1, NOFLAGS, NOLOCAL, 0,
+	  "Forget a finished operation." },
+	{ "operations", "cancel", CLI_K_ACTION, "POST", OPERATIONS "/{name}:cancel", NULL, NULL, NULL,
+	  NULL, NULL, NULL, "OPERATION", 1, 1, NOFLAGS, NOLOCAL, 0,
+	  "Ask for an operation to be cancelled." },
+
+	/* nodes */
+	{ "nodes", "list", CLI_K_LIST, "GET", "/v1/nodes", NULL, NULL, "nodes", NULL, NULL,
+	  "name.basename():NAME,location,state,nfsAddress,volumeCount,allocatedThroughputMibps",
+	  NULL, 0, 0, NOFLAGS, NOLOCAL, 0,
+	  "List storage nodes." },
+	{ "nodes", "describe", CLI_K_DESCRIBE, "GET", "/v1/nodes/{name}", NULL, NULL, NULL, NULL, NULL,
+	  NULL, "NODE", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a storage node." },
+	{ "nodes", "drain", CLI_K_ACTION, "POST", "/v1/nodes/{name}:drain", NULL, NULL, NULL, "node",
+	  "Draining", NULL, "NODE", 1, 1, NOFLAGS, NOLOCAL, 0,
+	  "Move a node's volumes to other nodes of its location." },
+	{ "nodes", "join-token", CLI_K_ACTION, "POST", "/v1/locations/{location}:joinToken", NULL, NULL,
+	  NULL, NULL, NULL, NULL, NULL, 0, 0, join_token_flags, NOLOCAL, 0,
+	  "Mint a token a new node of --location uses to join." },
+
+	/* shelves */
+	{ "shelves", "create", CLI_K_CREATE, "POST", "/v1/shelves", NULL, "shelfId", NULL, "shelf",
+	  "Creating", NULL, "SHELF", 1, 1, shelf_flags, NOLOCAL, CLI_C_LOCATION_BODY,
+	  "Register a storage shelf of --location (cluster admin)." },
+	{ "shelves", "list", CLI_K_LIST, "GET", "/v1/shelves", NULL, NULL, "shelves", NULL, NULL,
+	  "name.basename():NAME,location,media,readThroughputMibps,writeThroughputMibps", NULL, 0, 0,
+	  NOFLAGS, NOLOCAL, 0, "List storage shelves." },
+	{ "shelves", "describe", CLI_K_DESCRIBE, "GET", "/v1/shelves/{name}", NULL, NULL, NULL, NULL, NULL,
+	  NULL, "SHELF", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a storage shelf." },
+
+	/* local */
+	{ "config", "set", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "KEY VALUE", 2, 2,
+	  NOFLAGS, cli_local_config_set, 0,
+	  "Store KEY (endpoint, token, project, location, ca_file) in the config file." },
+	{ "config", "get", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "KEY", 1, 1,
+	  NOFLAGS, cli_local_config_get, 0,
+	  "Print KEY's effective value (flags, then environment, then config file)." },
+	{ "config", "list", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0,
+	  NOFLAGS, cli_local_config_list, 0, "Print every key of the config file." },
+	{ "config", "unset", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "KEY", 1, 1,
+	  NOFLAGS, cli_local_config_unset, 0, "Remove KEY from the config file." },
+	{ "auth", "print-token", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0,
+	  NOFLAGS, cli_local_auth_print_token, 0, "Print the token aquifer would send." },
+	{ "auth", "login", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0,
+	  login_flags, cli_local_auth_login, 0, "Store a bearer token in the config file." },
+	{ "completion", "bash", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0,
+	  NOFLAGS, cli_local_completion_bash, 0,
+	  "Print a bash completion script: source <(aquifer completion bash)." },
+	{ NULL, NULL, CLI_K_COUNT, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL,
+	  0, NULL }
+};
+
+const struct cli_group *cli_group_find(const char *name)
+{
+	const struct cli_group *g;
+
+	for (g = cli_groups; g->name; g++)
+		if (strcmp(g->name, name) == 0)
+			return g;
+	return NULL;
+}
+
+const struct cli_cmd *cli_cmd_find(const char *group, const char *verb)
+{
+	const struct cli_cmd *c;
+
+	for (c = cli_cmds; c->group; c++)
+		if (strcmp(c->group, group) == 0 && strcmp(c->verb, verb) == 0)
+			return c;
+	return NULL;
+}
+
+bool cli_flag_applies(const struct cli_flag *f, const struct cli_cmd *cmd)
+{
+	return (f->on & CLI_ON(cmd->kind)) != 0;
+}
+
+bool cli_type_is_bool(enum cli_type t)
+{
+	return t == CLI_T_BOOL;
+}
+
+static const struct cli_flag *flag_in(const struct cli_flag *flags, const struct cli_cmd *cmd,
+				      const char *name)
+{
+	const struct cli_flag *f;
+
+	for (f = flags; f && f->name; f++)
+		if (strcmp(f->name, name) == 0 && cli_flag_applies(f, cmd))
+			return f;
+	return NULL;
+}
+
+const struct cli_flag *cli_cmd_flag(const struct cli_cmd *cmd, const char *name)
+{
+	const struct cli_flag *f = flag_in(cmd->flags, cmd, name);
+
+	return f ? f : flag_in(cli_global_flags, cmd, name);
+}
+
+static int route_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void cli_routes_print(FILE *out)
+{
+	char *lines[2 * sizeof(cli_cmds) / sizeof(cli_cmds[0])];
+	size_t n = 0, i;
+	const struct cli_cmd *c;
+
+	for (c = cli_cmds; c->group; c++) {
+		char line[512];
+		size_t len;
+		const char *p;
+		int in_param = 0;
+
+		int which;
+
+		for (which = 0; which < 2; which++) {
+		const char *tmpl = which ? c->admin_path : c->path;
+		if (c->method == NULL || tmpl == NULL)
+			continue;
+		len = (size_t)snprintf(line, sizeof(line), "%s ", c->method);
+		for (p = tmpl; *p && len + 2 < sizeof(line); p++) {
+			if (*p == '{') {
+				in_param = 1;
+				line[len++] = '*';
+			} else if (*p == '}') {
+				in_param = 0;
+			} else if (!in_param) {
+				line[len++] = *p;
+			}
+		}
+		line[len] = '\0';
+		if ((lines[n] = strdup(line)) != NULL)
+			n++;
+		}
+	}
+	qsort(lines, n, sizeof(lines[0]), route_cmp);
+	for (i = 0; i < n; i++)
+		if (i == 0 || strcmp(lines[i], lines[i - 1]) != 0)
+			fprintf(out, "%s\n", lines[i]);
+	for (i = 0; i < n; i++)
+		free(lines[i]);
+}

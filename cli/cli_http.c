@@ -1,0 +1,118 @@
+/* cli_http: JSON over HTTP with libcurl (see cli_http.h). */
+#include "cli/cli_http.h"
+
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli_buf.h"
+
+void cli_http_init(struct cli_http *h, const char *endpoint, const char *token,
+		   const char *ca_file)
+{
+	h->endpoint = endpoint;
+	h->token = token;
+	h->ca_file = ca_file;
+	h->timeout_s = 60;
+	h->curl = NULL;
+}
+
+void cli_http_cleanup(struct cli_http *h)
+{
+	if (h->curl)
+		curl_easy_cleanup(h->curl);
+	h->curl = NULL;
+}
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct cli_buf *b = userdata;
+	size_t n = size * nmemb;
+
+	cli_buf_addn(b, ptr, n);
+	return b->err ? 0 : n;
+}
+
+int cli_http_call(struct cli_http *h, const char *method, const char *path, const json_t *body,
+		  long *status, json_t **resp, aq_msg *msg)
+{
+	struct curl_slist *hdrs = NULL;
+	struct cli_buf url, auth, got;
+	char errbuf[CURL_ERROR_SIZE] = "";
+	char *payload = NULL;
+	json_error_t jerr;
+	CURLcode cc;
+	int rc = AQ_OK;
+	size_t elen;
+
+	cli_buf_init(&url);
+	cli_buf_init(&auth);
+	cli_buf_init(&got);
+	*resp = NULL;
+	if (h->curl == NULL && (h->curl = curl_easy_init()) == NULL) {
+		rc = aq_fail(msg, AQ_ENOMEM, "cannot start libcurl");
+		goto out;
+	}
+	curl_easy_reset(h->curl);
+	elen = strlen(h->endpoint);
+	while (elen > 0 && h->endpoint[elen - 1] == '/')
+		elen--;
+	cli_buf_addn(&url, h->endpoint, elen);
+	cli_buf_add(&url, path);
+	hdrs = curl_slist_append(hdrs, "Accept: application/json");
+	if (body) {
+		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+		if ((payload = json_dumps(body, JSON_COMPACT)) == NULL) {
+			rc = AQ_ENOMEM;
+			goto out;
+		}
+	}
+	if (h->token && *h->token) {
+		cli_buf_addf(&auth, "Authorization: Bearer %s", h->token);
+		hdrs = curl_slist_append(hdrs, cli_buf_str(&auth));
+	}
+	if (url.err || auth.err || hdrs == NULL) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
+	curl_easy_setopt(h->curl, CURLOPT_URL, cli_buf_str(&url));
+	curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &got);
+	curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h->curl, CURLOPT_TIMEOUT, h->timeout_s > 0 ? h->timeout_s : 60L);
+	curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(h->curl, CURLOPT_USERAGENT, "aquifer-cli/" AQ_VERSION);
+	if (h->ca_file && *h->ca_file)
+		curl_easy_setopt(h->curl, CURLOPT_CAINFO, h->ca_file);
+	if (payload) {
+		curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, payload);
+		curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(payload));
+	} else if (strcmp(method, "POST") == 0) {
+		curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, "");
+		curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE, 0L);
+	}
+	if ((cc = curl_easy_perform(h->curl)) != CURLE_OK) {
+		if (got.err)
+			rc = aq_fail(msg, AQ_ETOOBIG, "answer from %s too large", h->endpoint);
+		else
+			rc = aq_fail(msg, AQ_EUNAVAIL, "cannot reach %s: %s", h->endpoint,
+				     *errbuf ? errbuf : curl_easy_strerror(cc));
+		goto out;
+	}
+	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, status);
+	if (got.len > 0) {
+		*resp = json_loadb(got.p, got.len, JSON_DECODE_ANY, &jerr);
+		if (*resp == NULL)
+			aq_fail(msg, AQ_EINVAL, "%.200s", cli_buf_str(&got));
+	}
+out:
+	curl_slist_free_all(hdrs);
+	free(payload);
+	cli_buf_cleanup(&url);
+	cli_buf_cleanup(&auth);
+	cli_buf_cleanup(&got);
+	return rc;
+}

@@ -1,0 +1,632 @@
+/* cli_run: dispatch of `aquifer` commands: settings, HTTP calls, paging,
+ * waiting on long-running operations, printing (see cli.h). */
+#include "cli/cli.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli_buf.h"
+#include "cli/cli_format.h"
+
+#define WAIT_MAX_S 7200          /* gcloud's longest wait (pool create) */
+#define WAIT_404_GRACE_S 10      /* an operation may not be readable at once */
+#define POLL_FIRST_MS 100
+#define POLL_MAX_MS 2000
+#define LIST_MAX_PAGES 100000
+
+/* google.rpc code -> status name, for an operation's error. */
+static const char *const rpc_names[] = {
+	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+	"ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+	"UNAUTHENTICATED",
+};
+
+/* The parameters a path template names. */
+struct vars {
+	const char *project;
+	const char *location;
+	const char *name;
+	char buf[3][256];            /* storage when they come from a full name */
+};
+
+static int usage_error(struct cli_ctx *ctx, const struct cli_args *a, const char *text)
+{
+	fprintf(ctx->err, "ERROR: (%s) %s\n", ctx->who, text);
+	if (a && a->cmd)
+		fprintf(ctx->err, "Run 'aquifer %s %s --help' for usage.\n", a->cmd->group, a->cmd->verb);
+	else if (a && a->group && cli_group_find(a->group))
+		fprintf(ctx->err, "Run 'aquifer %s --help' for usage.\n", a->group);
+	else
+		fprintf(ctx->err, "Run 'aquifer --help' for usage.\n");
+	return CLI_EXIT_USAGE;
+}
+
+/* Print the server's error answer; always CLI_EXIT_API. */
+static int api_error(struct cli_ctx *ctx, long status, const json_t *resp, const aq_msg *raw)
+{
+	const json_t *err = json_object_get(resp, "error");
+	const char *st = json_string_value(json_object_get(err, "status"));
+	const char *text = json_string_value(json_object_get(err, "message"));
+
+	if (err && (st || text))
+		fprintf(ctx->err, "ERROR: (%s) %s: %s\n", ctx->who, st ? st : "ERROR", text ? text : "");
+	else
+		fprintf(ctx->err, "ERROR: (%s) HTTP %ld: %s\n", ctx->who, status,
+			raw && raw->text[0] ? raw->text : "(no message)");
+	return CLI_EXIT_API;
+}
+
+/* One request; returns an exit status and, on success, *resp (may be NULL). */
+static int call(struct cli_ctx *ctx, const char *method, const char *path, const json_t *body,
+		long *status, json_t **resp)
+{
+	aq_msg msg = { "" };
+	int rc;
+
+	*resp = NULL;
+	rc = cli_http_call(&ctx->http, method, path, body, status, resp, &msg);
+	if (rc != AQ_OK) {
+		fprintf(ctx->err, "ERROR: (%s) %s\n", ctx->who, msg.text);
+		return rc == AQ_EUNAVAIL ? CLI_EXIT_NET : CLI_EXIT_FAIL;
+	}
+	if (*status >= 400) {
+		rc = api_error(ctx, *status, *resp, &msg);
+		json_decref(*resp);
+		*resp = NULL;
+		return rc;
+	}
+	return CLI_EXIT_OK;
+}
+
+/* Fill v from a full name "projects/p/locations/l/storagePools/x": every
+ * "projects/ID" and "locations/ID" pair sets those, the last ID is the name. */
+/* The collections of a full name that set a path parameter. */
+static const struct name_coll {
+	const char *coll;
+	int slot;                    /* in vars.buf */
+	size_t off;                  /* the member of struct vars it sets */
+} name_colls[] = {
+	{ "projects", 0, offsetof(struct vars, project) },
+	{ "locations", 1, offsetof(struct vars, location) },
+	{ NULL, 0, 0 }
+};
+
+static int vars_from_name(struct vars *v, const char *full, aq_msg *msg)
+{
+	const struct name_coll *c;
+	const char *p = full;
+	char coll[128], id[256];
+	int pairs = 0;
+
+	if (*p == '/')
+		p++;
+	while (*p) {
+		size_t clen = strcspn(p, "/"), ilen;
+		if (p[clen] != '/' || clen == 0 || clen >= sizeof(coll))
+			return aq_fail(msg, AQ_EINVAL, "invalid resource name '%s'", full);
+		memcpy(coll, p, clen);
+		coll[clen] = '\0';
+		p += clen + 1;
+		ilen = strcspn(p, "/");
+		if (ilen == 0 || ilen >= sizeof(id))
+			return aq_fail(msg, AQ_EINVAL, "invalid resource name '%s'", full);
+		memcpy(id, p, ilen);
+		id[ilen] = '\0';
+		p += ilen + (p[ilen] == '/' ? 1 : 0);
+		for (c = name_colls; c->coll; c++)
+			if (strcmp(coll, c->coll) == 0) {
+				char *slot = v->buf[c->slot];
+				snprintf(slot, sizeof(v->buf[0]), "%s", id);
+				*(const char **)(void *)((char *)v + c->off) = slot;
+			}
+		snprintf(v->buf[2], sizeof(v->buf[2]), "%s", id);
+		v->name = v->buf[2];
+		pairs++;
+	}
+	return pairs ? AQ_OK : aq_fail(msg, AQ_EINVAL, "invalid resource name '%s'", full);
+}
+
+struct var_src {
+	const char *param;           /* "{project}" */
+	size_t off;                  /* in struct vars */
+	const char *hint;            /* how to set it */
+};
+
+static const struct var_src var_srcs[] = {
+	{ "{project}", offsetof(struct vars, project),
+	  "no project: use --project, AQUIFER_PROJECT or 'aquifer config set project ID'" },
+	{ "{location}", offsetof(struct vars, location),
+	  "no location: use --location, AQUIFER_LOCATION or 'aquifer config set location ID'" },
+	{ "{name}", offsetof(struct vars, name), "missing NAME" },
+	{ NULL, 0, NULL }
+};
+
+/* Expand tmpl with v into b; AQ_EINVAL with a hint when a parameter is unset. */
+static int expand(struct cli_buf *b, const char *tmpl, const struct vars *v, aq_msg *msg)
+{
+	const char *p = tmpl;
+
+	while (*p) {
+		const struct var_src *s;
+		const char *val;
+		if (*p != '{') {
+			size_t n = strcspn(p, "{");
+			cli_buf_addn(b, p, n);
+			p += n;
+			continue;
+		}
+		for (s = var_srcs; s->param; s++)
+			if (strncmp(p, s->param, strlen(s->param)) == 0)
+				break;
+		if (s->param == NULL)
+			return aq_fail(msg, AQ_EINVAL, "bad path template %s", tmpl);
+		val = *(const char *const *)(const void *)((const char *)v + s->off);
+		if (val == NULL || *val == '\0')
+			return aq_fail(msg, AQ_EINVAL, "%s", s->hint);
+		cli_buf_add_escaped(b, val);
+		p += strlen(s->param);
+	}
+	return b->err ? AQ_ENOMEM : AQ_OK;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool is_operation(const json_t *r)
+{
+	const char *name = json_string_value(json_object_get(r, "name"));
+
+	return json_is_object(r) && json_object_get(r, "done") && name &&
+	       strstr(name, "/operations/") != NULL;
+}
+
+/* Poll the operation until done. On success *done_op is the finished
+ * operation (new reference). Prints errors itself, ending a progress line
+ * with "failed." first when one is open. */
+static int wait_op(struct cli_ctx *ctx, const json_t *op, bool progress, json_t **done_op)
+{
+	struct cli_buf path;
+	double start = now_s(), first_404 = 0;
+	long delay = POLL_FIRST_MS, status = 0;
+	json_t *cur = json_incref((json_t *)(uintptr_t)op), *resp = NULL;
+	aq_msg msg = { "" };
+	int rc = CLI_EXIT_OK;
+
+	cli_buf_init(&path);
+	cli_buf_add(&path, "/v1/");
+	cli_buf_add(&path, json_string_value(json_object_get(op, "name")));
+	while (!json_is_true(json_object_get(cur, "done"))) {
+		if (now_s() - start > WAIT_MAX_S) {
+			if (progress)
+				fputs("failed.\n", ctx->err);
+			fprintf(ctx->err, "ERROR: (%s) gave up waiting for %s after %d s\n", ctx->who,
+				cli_buf_str(&path) + 4, WAIT_MAX_S);
+			rc = CLI_EXIT_FAIL;
+			goto out;
+		}
+		sleep_ms(delay);
+		delay = delay * 3 / 2 > POLL_MAX_MS ? POLL_MAX_MS : delay * 3 / 2;
+		if (cli_http_call(&ctx->http, "GET", cli_buf_str(&path), NULL, &status, &resp, &msg) !=
+		    AQ_OK) {
+			if (progress)
+				fputs("failed.\n", ctx->err);
+			fprintf(ctx->err, "ERROR: (%s) %s\n", ctx->who, msg.text);
+			rc = CLI_EXIT_NET;
+			goto out;
+		}
+		if (status == 404) {
+			if (first_404 == 0)
+				first_404 = now_s();
+			if (now_s() - first_404 <= WAIT_404_GRACE_S) {
+				json_decref(resp);
+				resp = NULL;
+				continue;
+			}
+		}
+		if (status >= 400) {
+			if (progress)
+				fputs("failed.\n", ctx->err);
+			rc = api_error(ctx, status, resp, &msg);
+			goto out;
+		}
+		json_decref(cur);
+		cur = resp;
+		resp = NULL;
+	}
+	*done_op = cur;
+	cur = NULL;
+out:
+	json_decref(cur);
+	json_decref(resp);
+	cli_buf_cleanup(&path);
+	return rc;
+}
+
+/* The error of a finished operation, printed; CLI_EXIT_API if there is one. */
+static int op_error(struct cli_ctx *ctx, const json_t *op)
+{
+	const json_t *err = json_object_get(op, "error");
+	json_int_t code;
+	const char *text;
+
+	if (!json_is_object(err))
+		return CLI_EXIT_OK;
+	code = json_integer_value(json_object_get(err, "code"));
+	text = json_string_value(json_object_get(err, "message"));
+	fprintf(ctx->err, "ERROR: (%s) %s: %s\n", ctx->who,
+		code >= 0 && code < (json_int_t)(sizeof(rpc_names) / sizeof(rpc_names[0]))
+			? rpc_names[code] : "UNKNOWN",
+		text ? text : "");
+	return CLI_EXIT_API;
+}
+
+static int print_fmt(struct cli_ctx *ctx, const struct cli_args *a, const json_t *doc,
+		     bool is_list, enum cli_fmt_kind fallback, const char *columns)
+{
+	struct cli_fmt fmt;
+	aq_msg msg = { "" };
+
+	if (cli_fmt_parse(&fmt, cli_args_get(a, "format"), fallback, columns, &msg) != AQ_OK)
+		return usage_error(ctx, a, msg.text);
+	cli_fmt_print(ctx->out, &fmt, doc, is_list);
+	return CLI_EXIT_OK;
+}
+
+static int run_list(struct cli_ctx *ctx, const struct cli_args *a, const char *base)
+{
+	const char *filter = cli_args_get(a, "filter"), *sort = cli_args_get(a, "sort-by");
+	const char *limit_s = cli_args_get(a, "limit"), *psize = cli_args_get(a, "page-size");
+	json_t *all = json_array(), *resp = NULL, *kept = NULL;
+	char *token = NULL;
+	struct cli_buf path;
+	struct cli_fmt fmt;
+	aq_msg msg = { "" };
+	long status = 0, limit = limit_s ? strtol(limit_s, NULL, 10) : -1;
+	int rc = CLI_EXIT_OK, pages;
+
+	cli_buf_init(&path);
+	/* Check the format before any request. */
+	if (cli_fmt_parse(&fmt, cli_args_get(a, "format"), CLI_FMT_TABLE, a->cmd->columns, &msg) !=
+	    AQ_OK) {
+		rc = usage_error(ctx, a, msg.text);
+		goto out;
+	}
+	for (pages = 0; pages < LIST_MAX_PAGES; pages++) {
+		const json_t *items;
+		const char *next;
+		size_t i;
+		char sep = '?';
+		cli_buf_reset(&path);
+		cli_buf_add(&path, base);
+		if (psize) {
+			cli_buf_addf(&path, "%cpageSize=%s", sep, psize);
+			sep = '&';
+		}
+		if (token) {
+			cli_buf_addf(&path, "%cpageToken=", sep);
+			cli_buf_add_escaped(&path, token);
+		}
+		if ((rc = call(ctx, "GET", cli_buf_str(&path), NULL, &status, &resp)) != CLI_EXIT_OK)
+			goto out;
+		items = json_object_get(resp, a->cmd->items);
+		for (i = 0; i < json_array_size(items); i++)
+			json_array_append(all, json_array_get(items, i));
+		next = json_string_value(json_object_get(resp, "nextPageToken"));
+		if (next == NULL || *next == '\0' || (token && strcmp(token, next) == 0))
+			break;
+		free(token);
+		token = strdup(next);
+		json_decref(resp);
+		resp = NULL;
+	}
+	if (filter) {
+		if (cli_list_filter(all, filter, &kept, &msg) != AQ_OK) {
+			rc = usage_error(ctx, a, msg.text);
+			goto out;
+		}
+		json_decref(all);
+		all = kept;
+		kept = NULL;
+	}
+	if (sort && cli_list_sort(all, sort, &msg) != AQ_OK) {
+		rc = usage_error(ctx, a, msg.text);
+		goto out;
+	}
+	while (limit >= 0 && json_array_size(all) > (size_t)limit)
+		json_array_remove(all, json_array_size(all) - 1);
+	if (json_array_size(all) == 0 && fmt.kind == CLI_FMT_TABLE)
+		fprintf(ctx->err, "Listed 0 items.\n");
+	cli_fmt_print(ctx->out, &fmt, all, true);
+out:
+	free(token);
+	json_decref(all);
+	json_decref(resp);
+	json_decref(kept);
+	cli_buf_cleanup(&path);
+	return rc;
+}
+
+/* After a create or update finished: the resource as the server has it now
+ * (the describe command's GET), else what the operation answered. */
+static json_t *final_resource(struct cli_ctx *ctx, const struct cli_args *a, const struct vars *v,
+			      const json_t *op)
+{
+	const struct cli_cmd *d = cli_cmd_find(a->cmd->group, "describe");
+	const json_t *r = json_object_get(op, "response");
+	struct cli_buf path;
+	json_t *got = NULL;
+	long status = 0;
+	aq_msg msg = { "" };
+
+	cli_buf_init(&path);
+	if (d && expand(&path, d->path, v, &msg) == AQ_OK &&
+	    cli_http_call(&ctx->http, "GET", cli_buf_str(&path), NULL, &status, &got, &msg) == AQ_OK &&
+	    status == 200 && json_is_object(got)) {
+		cli_buf_cleanup(&path);
+		return got;
+	}
+	json_decref(got);
+	cli_buf_cleanup(&path);
+	if (json_is_object(r)) {
+		json_t *copy = json_deep_copy(r);
+		json_object_del(copy, "@type");
+		return copy;
+	}
+	return NULL;
+}
+
+static bool empty_object(const json_t *r)
+{
+	return r == NULL || (json_is_object(r) && json_object_size(r) == 0);
+}
+
+static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const struct vars *v,
+			const char *path, const json_t *body)
+{
+	const struct cli_cmd *c = a->cmd;
+	bool async = cli_args_bool(a, "async"), dry = cli_args_bool(a, "dry-run");
+	json_t *resp = NULL, *done = NULL, *res = NULL;
+	long status = 0;
+	int rc;
+
+	if ((rc = call(ctx, c->method, path, body, &status, &resp)) != CLI_EXIT_OK)
+		goto out;
+	if (!is_operation(resp)) {
+		/* Synchronous resources (projects, locations) answer directly. */
+		if (c->noun && !dry)
+			fprintf(ctx->err, "%s %s %s...done.\n", c->gerund, c->noun, v->name ? v->name : "");
+		if (!empty_object(resp))
+			rc = print_fmt(ctx, a, resp, false, CLI_FMT_YAML, NULL);
+		goto out;
+	}
+	if (async && !dry) {
+		rc = print_fmt(ctx, a, resp, false, CLI_FMT_YAML, NULL);
+		goto out;
+	}
+	if (c->noun && !dry) {
+		fprintf(ctx->err, "%s %s %s...", c->gerund, c->noun, v->name ? v->name : "");
+		fflush(ctx->err);
+	}
+	if ((rc = wait_op(ctx, resp, c->noun && !dry, &done)) != CLI_EXIT_OK)
+		goto out;
+	if (c->noun && !dry && json_is_object(json_object_get(done, "error")))
+		fprintf(ctx->err, "failed.\n");
+	if ((rc = op_error(ctx, done)) != CLI_EXIT_OK)
+		goto out;
+	if (c->noun && !dry)
+		fprintf(ctx->err, "done.\n");
+	if (dry || c->kind == CLI_K_ACTION) {
+		const json_t *r = json_object_get(done, "response");
+		if (!empty_object(r)) {
+			res = json_deep_copy(r);
+			json_object_del(res, "@type");
+		}
+	} else if (c->kind != CLI_K_DELETE) {
+		res = final_resource(ctx, a, v, done);
+	}
+	if (res)
+		rc = print_fmt(ctx, a, res, false, CLI_FMT_YAML, NULL);
+out:
+	json_decref(resp);
+	json_decref(done);
+	json_decref(res);
+	return rc;
+}
+
+static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	const struct cli_cmd *c = a->cmd;
+	struct vars v;
+	struct cli_buf path, mask, query;
+	json_t *body = NULL, *resp = NULL;
+	aq_msg msg = { "" };
+	long status = 0;
+	int rc = CLI_EXIT_OK;
+	char sep = '?';
+
+	memset(&v, 0, sizeof(v));
+	cli_buf_init(&path);
+	cli_buf_init(&mask);
+	cli_buf_init(&query);
+	v.project = ctx->eff[CLI_CONF_PROJECT];
+	v.location = ctx->eff[CLI_CONF_LOCATION];
+	v.name = a->npos > 0 ? a->pos[0] : NULL;
+	/* Lists default to every location, like gcloud. */
+	if (c->kind == CLI_K_LIST && (v.location == NULL || *v.location == '\0'))
+		v.location = "-";
+	if (v.name && strchr(v.name, '/') && vars_from_name(&v, a->pos[0], &msg) != AQ_OK) {
+		rc = usage_error(ctx, a, msg.text);
+		goto out;
+	}
+	if (expand(&path, c->admin_path && cli_args_bool(a, "cluster") ? c->admin_path : c->path, &v,
+		   &msg) != AQ_OK) {
+		rc = usage_error(ctx, a, msg.text);
+		goto out;
+	}
+	if (c->kind == CLI_K_LIST) {
+		rc = run_list(ctx, a, cli_buf_str(&path));
+		goto out;
+	}
+	if (c->kind != CLI_K_DESCRIBE &&
+	    cli_args_request(a, &body, &mask, &query, &msg) != AQ_OK) {
+		rc = usage_error(ctx, a, msg.text);
+		goto out;
+	}
+	if (c->opts & CLI_C_LOCATION_BODY) {
+		if (v.location == NULL || *v.location == '\0') {
+			rc = usage_error(ctx, a, var_srcs[1].hint);
+			goto out;
+		}
+		json_object_set_new(body, "location", json_string(v.location));
+	}
+	if (c->kind == CLI_K_CREATE) {
+		cli_buf_addf(&path, "%c%s=", sep, c->id_param);
+		cli_buf_add_escaped(&path, v.name);
+		sep = '&';
+	}
+	if (c->kind == CLI_K_UPDATE) {
+		if (mask.len == 0) {
+			rc = usage_error(ctx, a, "nothing to update: give at least one flag to change");
+			goto out;
+		}
+		cli_buf_addf(&path, "%cupdateMask=", sep);
+		cli_buf_add_escaped(&path, cli_buf_str(&mask));
+		sep = '&';
+	}
+	if (cli_args_bool(a, "dry-run")) {
+		cli_buf_addf(&path, "%cvalidateOnly=true", sep);
+		sep = '&';
+	}
+	if (query.len) {
+		cli_buf_addf(&path, "%c%s", sep, cli_buf_str(&query) + 1);
+		sep = '&';
+	}
+	if (path.err) {
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
+	if (c->kind == CLI_K_DESCRIBE) {
+		if ((rc = call(ctx, "GET", cli_buf_str(&path), NULL, &status, &resp)) == CLI_EXIT_OK)
+			rc = print_fmt(ctx, a, resp, false, CLI_FMT_YAML, NULL);
+		goto out;
+	}
+	/* DELETE carries no body; an action without body flags posts {}. */
+	rc = run_mutation(ctx, a, &v, cli_buf_str(&path), c->kind == CLI_K_DELETE ? NULL : body);
+out:
+	json_decref(body);
+	json_decref(resp);
+	cli_buf_cleanup(&path);
+	cli_buf_cleanup(&mask);
+	cli_buf_cleanup(&query);
+	return rc;
+}
+
+/* Effective settings: flag, then environment, then config file. */
+static void resolve(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	int k;
+
+	for (k = 0; k < CLI_CONF_COUNT; k++) {
+		const char *flag = cli_conf_key_flag(k), *v = NULL, *env;
+		if (flag)
+			v = cli_args_get(a, flag);
+		if (v == NULL && (env = getenv(cli_conf_key_env(k))) != NULL && *env)
+			v = env;
+		if (v == NULL)
+			v = ctx->file.val[k];
+		ctx->eff[k] = v;
+	}
+	if (ctx->eff[CLI_CONF_ENDPOINT] == NULL)
+		ctx->eff[CLI_CONF_ENDPOINT] = CLI_CONF_DEFAULT_ENDPOINT;
+}
+
+bool cli_endpoint_ok(const char *s)
+{
+	return s && ((strncmp(s, "http://", 7) == 0 && s[7]) || (strncmp(s, "https://", 8) == 0 && s[8]));
+}
+
+int cli_run(int argc, char **argv, FILE *out, FILE *err)
+{
+	struct cli_ctx ctx;
+	struct cli_args a;
+	aq_msg msg = { "" };
+	int rc;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.out = out;
+	ctx.err = err;
+	cli_conf_init(&ctx.file);
+	snprintf(ctx.who, sizeof(ctx.who), "aquifer");
+	if (cli_args_parse(&a, argc, argv, &msg) != AQ_OK) {
+		if (argc == 2 && a.group && cli_group_find(a.group)) {
+			cli_help_print(err, a.group, NULL);
+			rc = CLI_EXIT_USAGE;
+			goto out;
+		}
+		if (argc <= 1) {
+			cli_help_print(err, NULL, NULL);
+			rc = CLI_EXIT_USAGE;
+			goto out;
+		}
+		if (a.cmd)
+			snprintf(ctx.who, sizeof(ctx.who), "aquifer.%s.%s", a.cmd->group, a.cmd->verb);
+		rc = usage_error(&ctx, &a, msg.text);
+		goto out;
+	}
+	if (a.routes) {
+		cli_routes_print(out);
+		rc = CLI_EXIT_OK;
+		goto out;
+	}
+	if (a.help) {
+		cli_help_print(out, a.group && cli_group_find(a.group) ? a.group : NULL,
+			       a.cmd ? a.verb : NULL);
+		rc = CLI_EXIT_OK;
+		goto out;
+	}
+	snprintf(ctx.who, sizeof(ctx.who), "aquifer.%s.%s", a.cmd->group, a.cmd->verb);
+	if (cli_conf_path(ctx.conf_path, sizeof(ctx.conf_path), &msg) == AQ_OK &&
+	    cli_conf_load(&ctx.file, ctx.conf_path, &msg) != AQ_OK) {
+		fprintf(err, "ERROR: (%s) %s\n", ctx.who, msg.text);
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
+	resolve(&ctx, &a);
+	if (a.cmd->kind == CLI_K_LOCAL) {
+		rc = a.cmd->local(&ctx, &a);
+		goto out;
+	}
+	if (!cli_endpoint_ok(ctx.eff[CLI_CONF_ENDPOINT])) {
+		rc = usage_error(&ctx, &a, "endpoint must be an http:// or https:// URL");
+		goto out;
+	}
+	cli_http_init(&ctx.http, ctx.eff[CLI_CONF_ENDPOINT], ctx.eff[CLI_CONF_TOKEN],
+		      ctx.eff[CLI_CONF_CA_FILE]);
+	rc = run_remote(&ctx, &a);
+	cli_http_cleanup(&ctx.http);
+out:
+	fflush(out);
+	cli_conf_cleanup(&ctx.file);
+	return rc;
+}
+
+int cli_main(int argc, char **argv)
+{
+	return cli_run(argc, argv, stdout, stderr);
+}
