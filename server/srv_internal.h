@@ -136,7 +136,17 @@ struct srv {
 	pthread_mutex_t rec_lock;
 	pthread_cond_t rec_cond;
 	bool rec_kick, rec_stop, rec_running;
+	/* node liveness, in memory: status reports every 2 s per node would
+	 * otherwise be a durable write each (srv_node.c) */
+	pthread_mutex_t live_lock;
+	json_t *live;              /* node name -> last report, ms since the epoch */
+	int64_t started_ms;
 };
+
+/* srv_node.c: liveness. A node last seen at max(report, aquiferd's start):
+ * a restarted aquiferd gives every node a fresh grace period. */
+void srv_live_seen(struct srv *srv, const char *node, int64_t ms);
+int64_t srv_live_last(struct srv *srv, const char *node);
 
 /* srv_routes.c */
 extern const struct srv_route srv_routes[];

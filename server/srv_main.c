@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void usage(FILE *f)
 {
@@ -158,6 +159,13 @@ static int serve(struct srv *srv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	srv->start_ns = srv_now_ns();
+	pthread_mutex_init(&srv->live_lock, NULL);
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		srv->started_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	}
 	if (srv_reconcile_start(srv, &msg) != AQ_OK || srv_http_start(srv, &msg) != AQ_OK) {
 		fprintf(stderr, "aquiferd: %s\n", msg.text);
 		return 1;

@@ -77,6 +77,27 @@ int srv_shelf_default(struct db *db, const char *location_id)
 	return rc == AQ_EEXIST ? AQ_OK : rc;
 }
 
+/* ---- liveness ---- */
+
+void srv_live_seen(struct srv *srv, const char *node, int64_t ms)
+{
+	pthread_mutex_lock(&srv->live_lock);
+	if (!srv->live)
+		srv->live = json_object();
+	json_object_set_new(srv->live, node, json_integer(ms));
+	pthread_mutex_unlock(&srv->live_lock);
+}
+
+int64_t srv_live_last(struct srv *srv, const char *node)
+{
+	int64_t ms;
+
+	pthread_mutex_lock(&srv->live_lock);
+	ms = json_integer_value(json_object_get(srv->live, node));
+	pthread_mutex_unlock(&srv->live_lock);
+	return ms > srv->started_ms ? ms : srv->started_ms;
+}
+
 /* ---- agent-facing calls ---- */
 
 static int ensure_loc_key(struct db *db, const char *loc, char *hex, size_t cap)
@@ -168,6 +189,7 @@ int srv_h_agent_join(struct srv_req *req, json_t **resp)
 		goto out;
 	*resp = json_pack("{s:s,s:s,s:s,s:I}", "nodeToken", tok, "pushSecret", secret, "handleKey", key,
 			  "generation", (json_int_t)api_json_int64(doc, "generation", 0));
+	srv_live_seen(req->srv, name, now_ms());
 	srv_reconcile_kick(req->srv);
 out:
 	db_rollback(req->db);
@@ -191,24 +213,54 @@ static int node_of_token(struct srv_req *req, char *name, size_t cap, json_t **d
 	return rc;
 }
 
+/* How often a node's lastSeenTime is made durable while nothing else
+ * changes; liveness itself is tracked in memory. */
+#define NODE_SEEN_PERSIST_MS 30000
+
 int srv_h_agent_status(struct srv_req *req, json_t **resp)
 {
 	char name[200], parent[200], now[48];
 	json_t *doc = NULL, *vols = json_object_get(req->body, "volumes"), *v;
-	int64_t applied = api_json_int64(req->body, "appliedGeneration", -1);
+	int64_t applied = api_json_int64(req->body, "appliedGeneration", -1), t = now_ms();
+	bool changed;
 	size_t i;
 	int rc;
 
 	if (applied < 0)
 		return aq_fail(&req->msg, AQ_EINVAL, "status needs appliedGeneration");
+	/* read first: most reports change nothing durable */
+	if ((rc = node_of_token(req, name, sizeof(name), &doc)) != AQ_OK)
+		goto out;
+	srv_live_seen(req->srv, name, t);
+	changed = strcmp(api_json_str(doc, "state", ""), "DOWN") == 0 ||
+		  applied > api_json_int64(doc, "appliedGeneration", 0) ||
+		  t - api_json_int64(json_object_get(doc, "internal"), "lastSeenMs", 0) > NODE_SEEN_PERSIST_MS;
+	json_array_foreach(vols, i, v) {
+		char pname[800];
+		json_t *pl = NULL, *vol = NULL;
+		int64_t used = (api_json_int64(v, "usedBytes", 0) + (1 << 30) - 1) >> 30;
+
+		snprintf(pname, sizeof(pname), "placements/%s", api_json_str(v, "name", ""));
+		if (db_get(req->db, pname, &pl) == AQ_OK && strcmp(api_json_str(pl, "node", ""), name) == 0 &&
+		    db_get(req->db, api_json_str(v, "name", ""), &vol) == AQ_OK &&
+		    api_json_int64(vol, "usedGib", -1) != used)
+			changed = true;
+		json_decref(pl);
+		json_decref(vol);
+	}
+	if (!changed)
+		goto answer;
+	json_decref(doc);
+	doc = NULL;
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = node_of_token(req, name, sizeof(name), &doc)) != AQ_OK)
 		goto out;
 	api_time_now(now, sizeof(now));
 	if (strcmp(api_json_str(doc, "state", ""), "DOWN") == 0)
 		json_object_set_new(doc, "state", json_string("READY"));
 	json_object_set_new(doc, "lastSeenTime", json_string(now));
-	json_object_set_new(doc, "appliedGeneration", json_integer(applied));
-	json_object_set_new(json_object_get(doc, "internal"), "lastSeenMs", json_integer(now_ms()));
+	if (applied > api_json_int64(doc, "appliedGeneration", 0))
+		json_object_set_new(doc, "appliedGeneration", json_integer(applied));
+	json_object_set_new(json_object_get(doc, "internal"), "lastSeenMs", json_integer(t));
 	if (json_object_get(req->body, "agentVersion"))
 		json_object_set(doc, "agentVersion", json_object_get(req->body, "agentVersion"));
 	snprintf(parent, sizeof(parent), "locations/%s", api_json_str(doc, "location", ""));
@@ -242,6 +294,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 		goto out;
 	if ((rc = srv_node_applied(req->srv, req->db, name, applied)) != AQ_OK)
 		goto out;
+answer:
 	*resp = json_pack("{s:I}", "generation", (json_int_t)api_json_int64(doc, "generation", 0));
 out:
 	db_rollback(req->db);

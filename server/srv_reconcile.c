@@ -370,7 +370,7 @@ static void rec_liveness(struct srv *srv, struct db *db)
 		return;
 	json_array_foreach(nodes, i, n) {
 		const char *state = api_json_str(n, "state", "");
-		int64_t seen = api_json_int64(json_object_get(n, "internal"), "lastSeenMs", 0);
+		int64_t seen = srv_live_last(srv, api_json_str(n, "name", ""));
 		int left = 0;
 		json_t *cur = NULL;
 
@@ -399,9 +399,24 @@ static void rec_liveness(struct srv *srv, struct db *db)
 static int rec_generation(struct db *db, const char *nn, const char *hash, int64_t *gen)
 {
 	json_t *node = NULL, *pls = NULL, *pl, *internal;
+	bool dirty = false;
 	size_t i;
 	int rc;
 
+	/* look first, without the write lock: usually nothing changed */
+	if ((rc = db_get(db, nn, &node)) != AQ_OK || (rc = list_all(db, "placement", nn, &pls)) != AQ_OK)
+		goto out;
+	dirty = strcmp(api_json_str(json_object_get(node, "internal"), "intentHash", ""), hash) != 0;
+	json_array_foreach(pls, i, pl)
+		if (*api_json_str(pl, "action", "") && api_json_int64(pl, "pendingGeneration", 0) <= 0)
+			dirty = true;
+	if (!dirty) {
+		*gen = api_json_int64(node, "generation", 0);
+		goto out;
+	}
+	json_decref(node);
+	json_decref(pls);
+	node = pls = NULL;
 	if ((rc = db_begin(db)) != AQ_OK)
 		return rc;
 	if ((rc = db_get(db, nn, &node)) != AQ_OK || (rc = list_all(db, "placement", nn, &pls)) != AQ_OK)

@@ -266,23 +266,32 @@ AGENT_NFS_PORT=
 # node is READY. Sets AGENT_PID, AGENT_API_PORT, AGENT_NFS_PORT.
 aq_agent_start() {
 	local dir=$1 node=$2 loc=$3 shelf=$4 join=$5 ceiling=${6:-}
-	local args
+	local args try
 	mkdir -p "$dir/$node" "$shelf"
-	AGENT_API_PORT=$(aq_pick_port) || return 1
-	AGENT_NFS_PORT=$(aq_pick_port) || return 1
-	args=(--server "$AQ_URL" --token "$join" --node "$node" --location "$loc" --shelf "$shelf"
-		--listen "127.0.0.1:$AGENT_API_PORT" --nfs-listen "127.0.0.1:$AGENT_NFS_PORT"
-		--state-dir "$dir/$node/state")
-	[ -n "$ceiling" ] && args+=(--throughput-mibps "$ceiling")
-	"$AQUIFER_AGENT" "${args[@]}" >>"$dir/$node/agent.log" 2>&1 &
-	AGENT_PID=$!
-	AQ_PIDS+=("$AGENT_PID")
-	for _ in $(seq 100); do
-		kill -0 "$AGENT_PID" 2>/dev/null || { aq_failed "agent $node started" "$(tail -3 "$dir/$node/agent.log")"; return 1; }
-		curl -fs "http://127.0.0.1:$AGENT_API_PORT/healthz" >/dev/null 2>&1 && break
-		sleep 0.1
+	# a port probed free can still be taken before the agent binds it: retry
+	for try in 1 2 3 4 5; do
+		AGENT_API_PORT=$(aq_pick_port) || return 1
+		AGENT_NFS_PORT=$(aq_pick_port) || return 1
+		rm -rf "$dir/$node/state"
+		args=(--server "$AQ_URL" --token "$join" --node "$node" --location "$loc" --shelf "$shelf"
+			--listen "127.0.0.1:$AGENT_API_PORT" --nfs-listen "127.0.0.1:$AGENT_NFS_PORT"
+			--state-dir "$dir/$node/state")
+		[ -n "$ceiling" ] && args+=(--throughput-mibps "$ceiling")
+		"$AQUIFER_AGENT" "${args[@]}" >>"$dir/$node/agent.log" 2>&1 &
+		AGENT_PID=$!
+		AQ_PIDS+=("$AGENT_PID")
+		for _ in $(seq 100); do
+			kill -0 "$AGENT_PID" 2>/dev/null || break
+			if curl -fs "http://127.0.0.1:$AGENT_API_PORT/healthz" >/dev/null 2>&1; then
+				aq_agent_wait_ready "$node"
+				return
+			fi
+			sleep 0.1
+		done
+		kill -KILL "$AGENT_PID" 2>/dev/null
+		wait "$AGENT_PID" 2>/dev/null
 	done
-	aq_agent_wait_ready "$node"
+	aq_failed "agent $node started" "$(tail -3 "$dir/$node/agent.log")"
 }
 
 # aq_agent_restart DIR NODE: start the agent of NODE again from its state
