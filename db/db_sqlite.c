@@ -44,6 +44,9 @@ static const char *const db_migrations[] = {
 	/* 2: volumes by pool, for the pool's sums */
 	"CREATE INDEX resources_volume_pool ON resources(parent, json_extract(doc, '$.storagePool'))"
 	" WHERE kind = 'volume';",
+	/* 3: volumes by share name (unique per location) */
+	"CREATE INDEX resources_volume_share ON resources(parent, json_extract(doc, '$.shareName'))"
+	" WHERE kind = 'volume';",
 };
 
 const int db_schema_version = (int)(sizeof(db_migrations) / sizeof(db_migrations[0]));

@@ -62,27 +62,18 @@ static int vol_pool(struct srv_req *req, json_t *vol, json_t **pool)
 	return rc;
 }
 
-/* shareName is unique per location. */
-static int vol_share_free(struct srv_req *req, const char *share, const char *self)
+/* shareName is unique per location (an indexed count). */
+static int vol_share_free(struct srv_req *req, const char *share)
 {
-	char parent[600], filter[200];
-	struct db_query q = { .kind = "volume", .parent = parent, .filter = filter, .page_size = 2 };
-	json_t *items = NULL, *v;
-	char *next = NULL;
-	size_t i;
+	char parent[600];
+	int64_t n = 0;
 	int rc;
 
 	srv_parent(req, parent, sizeof(parent));
-	snprintf(filter, sizeof(filter), "shareName=\"%s\"", share);
-	if ((rc = db_list(req->db, &q, &items, &next, &req->msg)) != AQ_OK)
+	if ((rc = db_aggregate(req->db, "volume", parent, "shareName", share, NULL, 0, &n, NULL)) != AQ_OK)
 		return rc;
-	json_array_foreach(items, i, v)
-		if (!self || strcmp(api_json_str(v, "name", ""), self) != 0)
-			rc = aq_fail(&req->msg, AQ_EEXIST, "shareName \"%s\" is already used by volume %s",
-				     share, api_json_str(v, "name", ""));
-	json_decref(items);
-	free(next);
-	return rc;
+	return n ? aq_fail(&req->msg, AQ_EEXIST, "shareName \"%s\" is already used by another volume in %s", share, parent)
+		 : AQ_OK;
 }
 
 /* Check the volume against its pool and fill what the pool decides. self is
@@ -206,7 +197,7 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 	api_json_set_int64(doc, "hotTierSizeUsedGib", 0);
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK ||
 	    (rc = vol_pool(req, doc, &pool)) != AQ_OK ||
-	    (rc = vol_share_free(req, api_json_str(doc, "shareName", ""), NULL)) != AQ_OK ||
+	    (rc = vol_share_free(req, api_json_str(doc, "shareName", ""))) != AQ_OK ||
 	    (rc = vol_fit(req, pool, doc, NULL, json_object_get(doc, "throughputMibps") != NULL)) != AQ_OK)
 		goto out;
 	out = json_deep_copy(doc);
