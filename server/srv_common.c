@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api_math.h"
 #include "api/api_schema.h"
 
 int srv_doc_answer(struct srv_req *req, const char *what)
@@ -22,6 +23,28 @@ int srv_doc_answer(struct srv_req *req, const char *what)
 	if (rc == AQ_OK) {
 		req->ctype = "application/json";
 		req->status = 200;
+	}
+	return rc;
+}
+
+int srv_create_input(struct srv_req *req, const char *idparam, const struct api_field *table,
+		     const char *what, srv_check_fn check, const char **id, bool *validate, json_t **doc)
+{
+	int rc;
+
+	if ((rc = srv_query_bool(req, "validateOnly", false, validate)) != AQ_OK)
+		return rc;
+	if (!(*id = srv_query(req, idparam)))
+		return aq_fail(&req->msg, AQ_EINVAL, "%s is required", idparam);
+	if ((rc = api_id_check(*id, idparam, &req->msg)) != AQ_OK)
+		return rc;
+	if (!req->body)
+		return aq_fail(&req->msg, AQ_EINVAL, "the request body must be a %s", what);
+	if ((rc = api_schema_check(table, req->body, true, what, doc, &req->msg)) != AQ_OK)
+		return rc;
+	if ((rc = check(&req->srv->cfg.math, *doc, &req->msg)) != AQ_OK) {
+		json_decref(*doc);
+		*doc = NULL;
 	}
 	return rc;
 }

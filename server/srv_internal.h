@@ -242,6 +242,13 @@ int srv_list(struct srv_req *req, const char *kind, const char *parent, json_t *
 	     char **next);
 /* Wrap a list page: {plural: items, "nextPageToken"?: next}. Steals items. */
 json_t *srv_list_page(const char *plural, json_t *items, const char *next);
+/* The input of a create: validateOnly, the ID query parameter idparam, the
+ * body checked against table (what names it) and then by check. On success
+ * *doc is the normalised body (new reference). */
+struct api_field;
+typedef int (*srv_check_fn)(const struct api_math_params *p, json_t *doc, aq_msg *msg);
+int srv_create_input(struct srv_req *req, const char *idparam, const struct api_field *table,
+		     const char *what, srv_check_fn check, const char **id, bool *validate, json_t **doc);
 /* The parent collection path "projects/P/locations/L" from params. */
 void srv_parent(const struct srv_req *req, char *out, size_t cap);
 /* Retry a whole transaction body on AQ_EBUSY. */

@@ -59,24 +59,16 @@ static int pool_load(struct srv_req *req, char *name, size_t cap, json_t **doc)
 
 int srv_h_pool_create(struct srv_req *req, json_t **resp)
 {
-	const char *id = srv_query(req, "storagePoolId");
+	const char *id;
 	char parent[600], name[700], now[48];
 	json_t *doc = NULL, *out = NULL;
 	struct srv_pool_usage none = { 0 };
 	bool validate;
 	int rc;
 
-	if ((rc = srv_query_bool(req, "validateOnly", false, &validate)) != AQ_OK)
+	if ((rc = srv_create_input(req, "storagePoolId", api_pool_fields, "storagePool", api_pool_check,
+				   &id, &validate, &doc)) != AQ_OK)
 		return rc;
-	if (!id)
-		return aq_fail(&req->msg, AQ_EINVAL, "storagePoolId is required");
-	if ((rc = api_id_check(id, "storagePoolId", &req->msg)) != AQ_OK)
-		return rc;
-	if (!req->body)
-		return aq_fail(&req->msg, AQ_EINVAL, "request body must be a StoragePool");
-	if ((rc = api_schema_check(api_pool_fields, req->body, true, "storagePool", &doc, &req->msg)) != AQ_OK ||
-	    (rc = api_pool_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK)
-		goto out;
 	srv_parent(req, parent, sizeof(parent));
 	snprintf(name, sizeof(name), "%s/storagePools/%s", parent, id);
 	api_time_now(now, sizeof(now));

@@ -170,23 +170,15 @@ out:
 
 int srv_h_volume_create(struct srv_req *req, json_t **resp)
 {
-	const char *id = srv_query(req, "volumeId");
+	const char *id;
 	char parent[600], name[700], now[48];
 	json_t *doc = NULL, *pool = NULL, *out = NULL;
 	bool validate;
 	int rc;
 
-	if ((rc = srv_query_bool(req, "validateOnly", false, &validate)) != AQ_OK)
+	if ((rc = srv_create_input(req, "volumeId", api_volume_fields, "volume", api_volume_check, &id,
+				   &validate, &doc)) != AQ_OK)
 		return rc;
-	if (!id)
-		return aq_fail(&req->msg, AQ_EINVAL, "volumeId is required");
-	if ((rc = api_id_check(id, "volumeId", &req->msg)) != AQ_OK)
-		return rc;
-	if (!req->body)
-		return aq_fail(&req->msg, AQ_EINVAL, "request body must be a Volume");
-	if ((rc = api_schema_check(api_volume_fields, req->body, true, "volume", &doc, &req->msg)) != AQ_OK ||
-	    (rc = api_volume_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK)
-		goto out;
 	vol_name(req, id, name, sizeof(name), parent, sizeof(parent));
 	api_time_now(now, sizeof(now));
 	json_object_set_new(doc, "name", json_string(name));
