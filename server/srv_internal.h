@@ -136,6 +136,8 @@ struct srv {
 	pthread_mutex_t rec_lock;
 	pthread_cond_t rec_cond;
 	bool rec_kick, rec_stop, rec_running;
+	json_t *rec_dirty;         /* node names whose intent may have changed */
+	bool rec_all_dirty;
 	/* node liveness, in memory: status reports every 2 s per node would
 	 * otherwise be a durable write each (srv_node.c) */
 	pthread_mutex_t live_lock;

@@ -190,7 +190,7 @@ int srv_h_agent_join(struct srv_req *req, json_t **resp)
 	*resp = json_pack("{s:s,s:s,s:s,s:I}", "nodeToken", tok, "pushSecret", secret, "handleKey", key,
 			  "generation", (json_int_t)api_json_int64(doc, "generation", 0));
 	srv_live_seen(req->srv, name, now_ms());
-	srv_reconcile_kick(req->srv);
+	srv_reconcile_kick(req->srv, name);
 out:
 	db_rollback(req->db);
 	json_decref(doc);
@@ -512,11 +512,11 @@ static void vol_location(const char *vol_name, char *loc, size_t cap)
 }
 
 int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name,
-		     const char *action, aq_msg *msg)
+		     const char *action, char *node, size_t node_cap, aq_msg *msg)
 {
 	const char *vn = api_json_str(vol, "name", "");
 	double mibps = api_json_double(vol, "throughputMibps", 0);
-	char pname[800], loc[100], node[200];
+	char pname[800], loc[100];
 	json_t *pl = NULL;
 	int rc;
 
@@ -527,7 +527,7 @@ int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name
 		unsigned char sum[SHA256_DIGEST_LENGTH];
 		char fsid[17], dir[64], seed[900];
 
-		if ((rc = srv_place_pick(req->db, loc, NULL, mibps, false, node, sizeof(node), msg)) != AQ_OK)
+		if ((rc = srv_place_pick(req->db, loc, NULL, mibps, false, node, node_cap, msg)) != AQ_OK)
 			goto out;
 		/* fsid: stable for this incarnation of the name (its createTime) */
 		snprintf(seed, sizeof(seed), "%s|%s", vn, api_json_str(vol, "createTime", ""));
@@ -543,7 +543,7 @@ int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name
 	}
 	if (rc != AQ_OK)
 		goto out;
-	snprintf(node, sizeof(node), "%s", api_json_str(pl, "node", ""));
+	snprintf(node, node_cap, "%s", api_json_str(pl, "node", ""));
 	if (strcmp(action, "update") == 0) {
 		double alloc = 0, old = api_json_double(pl, "mibps", 0);
 		json_t *nd = NULL;

@@ -22,14 +22,16 @@
 /* Place a new or changed volume (in the caller's transaction): pick a node of
  * the volume's location, write its placement with the pending operation and
  * action ("create"/"update"/"delete"). For an update or delete the volume
- * keeps its node (update re-checks that node's headroom). */
+ * keeps its node (update re-checks that node's headroom). node gets the
+ * node's name, for the reconciler's kick after the commit. */
 int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name,
-		     const char *action, aq_msg *msg);
+		     const char *action, char *node, size_t node_cap, aq_msg *msg);
 /* Pick a node of location loc for mibps (skip: a node to leave, or NULL). */
 int srv_place_pick(struct db *db, const char *loc, const char *skip, double mibps, bool overcommit,
 		   char *node, size_t cap, aq_msg *msg);
-/* Wake the reconciler (after a commit that changed desired state). */
-void srv_reconcile_kick(struct srv *srv);
+/* Wake the reconciler after a commit that changed desired state: for node
+ * (a name), or for every node (NULL). */
+void srv_reconcile_kick(struct srv *srv, const char *node);
 int srv_reconcile_start(struct srv *srv, aq_msg *msg);
 void srv_reconcile_stop(struct srv *srv);
 /* A node reported generation g applied: finish what waited for it. */

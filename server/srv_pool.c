@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/api_resource.h"
+#include "server/srv_node.h"
 #include "server/srv_pool.h"
 
 #define POOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.StoragePool"
@@ -186,6 +187,7 @@ int srv_h_pool_patch(struct srv_req *req, json_t **resp)
 	    (rc = srv_op_create(req, parent, name, "update", true, out, resp)) != AQ_OK ||
 	    (rc = db_commit(req->db)) != AQ_OK)
 		goto out;
+	srv_reconcile_kick(req->srv, NULL); /* volume limits may have moved */
 out:
 	db_rollback(req->db);
 	json_decref(old);

@@ -35,11 +35,15 @@ static int64_t rec_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void srv_reconcile_kick(struct srv *srv)
+void srv_reconcile_kick(struct srv *srv, const char *node)
 {
 	if (!srv->rec_running)
 		return;
 	pthread_mutex_lock(&srv->rec_lock);
+	if (!node)
+		srv->rec_all_dirty = true;
+	else if (srv->rec_dirty || (srv->rec_dirty = json_object()))
+		json_object_set_new(srv->rec_dirty, node, json_true());
 	srv->rec_kick = true;
 	pthread_cond_signal(&srv->rec_cond);
 	pthread_mutex_unlock(&srv->rec_lock);
@@ -359,15 +363,17 @@ static int node_save(struct db *db, json_t *node)
 	return db_put(db, "node", parent, api_json_str(node, "name", ""), node, false);
 }
 
-/* Liveness: mark silent nodes DOWN and move their volumes. */
-static void rec_liveness(struct srv *srv, struct db *db)
+/* Liveness: mark silent nodes DOWN and move their volumes. True when
+ * volumes moved (every node's intent may have changed). */
+static bool rec_liveness(struct srv *srv, struct db *db)
 {
+	bool moved = false;
 	json_t *nodes = NULL, *n;
 	size_t i;
 	int64_t now = rec_now_ms();
 
 	if (list_all(db, "node", NULL, &nodes) != AQ_OK)
-		return;
+		return false;
 	json_array_foreach(nodes, i, n) {
 		const char *state = api_json_str(n, "state", "");
 		int64_t seen = srv_live_last(srv, api_json_str(n, "name", ""));
@@ -385,13 +391,14 @@ static void rec_liveness(struct srv *srv, struct db *db)
 				json_object_set_new(cur, "state", json_string("DOWN"));
 				node_save(db, cur);
 			}
-			if (move_away(db, cur, true, &left) == AQ_OK)
-				db_commit(db);
+			if (move_away(db, cur, true, &left) == AQ_OK && db_commit(db) == AQ_OK)
+				moved = true;
 		}
 		db_rollback(db);
 		json_decref(cur);
 	}
 	json_decref(nodes);
+	return moved;
 }
 
 /* Give pending placements the generation that carries them; bump the
@@ -509,9 +516,12 @@ static void *rec_main(void *arg)
 		fprintf(stderr, "aquiferd: reconciler: %s\n", msg.text);
 		return NULL;
 	}
+	int64_t last_full = 0;
+
 	for (;;) {
-		json_t *nodes = NULL, *n;
+		json_t *nodes = NULL, *n, *dirty;
 		struct timespec until;
+		bool all;
 		size_t i;
 
 		pthread_mutex_lock(&srv->rec_lock);
@@ -525,16 +535,32 @@ static void *rec_main(void *arg)
 			pthread_mutex_unlock(&srv->rec_lock);
 			break;
 		}
+		/* a kick visits the nodes it names; every repush_ms, all of them */
+		dirty = srv->rec_dirty;
+		srv->rec_dirty = NULL;
+		all = srv->rec_all_dirty || rec_now_ms() - last_full >= srv->cfg.repush_ms;
+		srv->rec_all_dirty = false;
 		pthread_mutex_unlock(&srv->rec_lock);
+		if (all)
+			last_full = rec_now_ms();
 
 		uint64_t t0 = srv_now_ns();
 		int pushed = 0, failed = 0;
 
-		rec_liveness(srv, db);
-		if (list_all(db, "node", NULL, &nodes) != AQ_OK)
+		if (rec_liveness(srv, db))
+			all = true;
+		if (list_all(db, "node", NULL, &nodes) != AQ_OK) {
+			json_decref(dirty);
 			continue;
+		}
 		json_array_foreach(nodes, i, n) {
+			const char *nn = api_json_str(n, "name", "");
+
 			if (strcmp(api_json_str(n, "state", ""), "DOWN") == 0)
+				continue;
+			/* behind on its generation: visit it whatever was kicked */
+			if (!all && !json_object_get(dirty, nn) &&
+			    api_json_int64(n, "appliedGeneration", 0) >= api_json_int64(n, "generation", 0))
 				continue;
 			switch (rec_node(srv, db, n)) {
 			case 1: pushed++; break;
@@ -542,6 +568,7 @@ static void *rec_main(void *arg)
 			default: break;
 			}
 		}
+		json_decref(dirty);
 		srv_metrics_reconcile(srv_now_ns() - t0, (int)json_array_size(nodes), pushed, failed);
 		json_decref(nodes);
 	}
@@ -590,7 +617,7 @@ int srv_h_node_drain(struct srv_req *req, json_t **resp)
 	if ((rc = node_save(req->db, node)) != AQ_OK || (rc = move_away(req->db, node, false, &left)) != AQ_OK ||
 	    (rc = db_commit(req->db)) != AQ_OK)
 		goto out;
-	srv_reconcile_kick(req->srv);
+	srv_reconcile_kick(req->srv, NULL);
 	if ((rc = srv_node_view(req->db, node)) != AQ_OK)
 		goto out;
 	json_object_set_new(node, "stateDetails",

@@ -127,11 +127,12 @@ static int vol_pending(struct srv_req *req, const char *parent, const char *name
 {
 	json_t *op = NULL;
 	aq_msg why = { "" };
+	char node[200] = "";
 	int rc;
 
 	if ((rc = srv_op_create(req, parent, name, verb, false, NULL, &op)) != AQ_OK)
 		return rc;
-	rc = srv_place_volume(req, vol, api_json_str(op, "name", ""), verb, &why);
+	rc = srv_place_volume(req, vol, api_json_str(op, "name", ""), verb, node, sizeof(node), &why);
 	if (rc == AQ_EEXHAUSTED || rc == AQ_EUNAVAIL) {
 		/* nothing but the failed operation is kept */
 		db_rollback(req->db);
@@ -162,7 +163,8 @@ static int vol_pending(struct srv_req *req, const char *parent, const char *name
 		*resp = op;
 		op = NULL;
 	}
-	srv_reconcile_kick(req->srv);
+	if (*node)
+		srv_reconcile_kick(req->srv, node);
 out:
 	json_decref(op);
 	return rc;
