@@ -83,7 +83,8 @@ static size_t call(uint8_t *b, uint32_t xid, uint32_t rpcvers, uint32_t prog, ui
 	n += p32(b + n, 0);
 	n += p32(b + n, 0);
 	n += p32(b + n, 0);
-	memcpy(b + n, args, alen);
+	if (alen)
+		memcpy(b + n, args, alen);
 	n += alen;
 	p32(b, 0x80000000u | (uint32_t)(n - 4));
 	return n;
