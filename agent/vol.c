@@ -49,6 +49,11 @@ struct vol_acct {
 	/* Size-changing operations on one inode are serialized so growth is
 	 * computed exactly; different inodes proceed in parallel. */
 	pthread_mutex_t locks[VOL_LOCKS];
+	struct vol_pend {
+		uint64_t ino;
+		uint64_t end;      /* highest end of in-flight writes */
+		int count;         /* writes in flight on this inode */
+	} pend[VOL_LOCKS];
 };
 
 struct vol_export {
@@ -853,11 +858,19 @@ out:
 	return rc;
 }
 
+/* Extending writes: growth is charged exactly against the larger of the
+ * file size and the end of writes to the same inode still in flight
+ * (struct vol_pend, one per lock stripe), so concurrent sequential writes
+ * need the stripe lock only around the bookkeeping, not around the I/O.
+ * Two inodes in flight on one stripe: the second holds the lock across its
+ * write instead. */
 int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
 	      size_t len, int stable, int *committed)
 {
 	pthread_mutex_t *mu = NULL;
-	uint64_t end = off + len, reserved = 0;
+	struct vol_pend *pd = NULL;
+	uint64_t end = off + len, reserved = 0, base = 0;
+	bool held = false, pending = false;
 	size_t done = 0;
 	struct stat st;
 	int fd, rc = 0;
@@ -881,17 +894,34 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 		goto out;
 	}
 	if (end > (uint64_t)st.st_size) {
-		/* Extending write: exact growth under the inode lock. */
-		mu = vol_lock_of(obj);
+		size_t i = st.st_ino % VOL_LOCKS;
+
+		mu = &obj->exp->acct->locks[i];
+		pd = &obj->exp->acct->pend[i];
 		pthread_mutex_lock(mu);
 		if (fstat(fd, &st) != 0) {
 			rc = -errno;
+			pthread_mutex_unlock(mu);
+			mu = NULL;
 			goto out;
 		}
-		if (end > (uint64_t)st.st_size) {
-			reserved = end - (uint64_t)st.st_size;
-			if ((rc = vol_reserve(obj->exp, reserved)) != 0)
-				goto out;
+		base = (uint64_t)st.st_size;
+		if (pd->count && pd->ino == st.st_ino && pd->end > base)
+			base = pd->end;
+		held = pd->count && pd->ino != st.st_ino;
+		reserved = end > base ? end - base : 0;
+		if (reserved && (rc = vol_reserve(obj->exp, reserved)) != 0) {
+			pthread_mutex_unlock(mu);
+			mu = NULL;
+			goto out;
+		}
+		if (!held) {
+			pd->ino = st.st_ino;
+			pd->count++;
+			if (end > pd->end)
+				pd->end = end;
+			pending = true;
+			pthread_mutex_unlock(mu);
 		}
 	}
 	while (done < len) {
@@ -905,18 +935,25 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 		}
 		done += (size_t)k;
 	}
-	if (reserved && done < len) {
-		uint64_t real = off + done > (uint64_t)st.st_size ? off + done - (uint64_t)st.st_size : 0;
+	if (mu) {
+		if (pending)
+			pthread_mutex_lock(mu);
+		/* A short write refunds what it did not grow, unless other writes
+		 * to the file are in flight (then the charge stays: conservative). */
+		if (reserved && done < len && (!pending || pd->count == 1)) {
+			uint64_t got = off + done > base ? off + done - base : 0;
 
-		vol_adjust(obj->exp, (int64_t)real - (int64_t)reserved);
+			vol_adjust(obj->exp, -(int64_t)(reserved - (got < reserved ? got : reserved)));
+		}
+		if (pending && --pd->count == 0)
+			pd->end = 0;
+		pthread_mutex_unlock(mu);
 	}
 	if (rc == 0 && stable == 1 && fdatasync(fd) != 0)
 		rc = -errno;
 	if (rc == 0 && stable == 2 && fsync(fd) != 0)
 		rc = -errno;
 out:
-	if (mu)
-		pthread_mutex_unlock(mu);
 	fstat(fd, &obj->st);
 	close(fd);
 	return rc;
