@@ -1036,7 +1036,8 @@ int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 	if (rc == 0 && sa && !excl_verf) {
 		struct vol_sattr rest = *sa;
 
-		rest.set_mode = false; /* applied by openat */
+		/* openat applied the process umask; NFS clients apply their own,
+		 * so set the mode they asked for exactly. */
 		if (rest.set_size && rest.size == (uint64_t)out->st.st_size)
 			rest.set_size = false;
 		rc = vol_setattr_nocred(out, &rest);
@@ -1058,8 +1059,7 @@ static int vol_apply_owner(struct vol_obj *o, const struct vol_sattr *sa)
 
 	if (!sa)
 		return 0;
-	rest = *sa;
-	rest.set_mode = false;
+	rest = *sa; /* mode again: mkdirat applied the umask */
 	rest.set_size = false;
 	if (vol_setattr_nocred(o, &rest) == 0)
 		return vol_refresh(o);

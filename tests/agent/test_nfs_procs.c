@@ -612,6 +612,20 @@ int main(int argc, char **argv)
 	}
 	CHECK(setsize(&f1, 5) == NFS3_OK && getattr(&f1, &at) == NFS3_OK && at.size == 5, "SETATTR size");
 
+	{
+		/* the mode asked for, not filtered by the server's umask */
+		CREATE3args a;
+
+		memset(&a, 0, sizeof(a));
+		a.where.dir = wire(&ra);
+		a.where.name = (char *)(uintptr_t)"m666";
+		a.how.mode = GUARDED;
+		a.how.createhow3_u.obj_attributes.mode.set_it = 1;
+		a.how.createhow3_u.obj_attributes.mode.set_mode3_u.mode = 0666;
+		RUN(K_CREATE, &R, rpc_nfs3_create_async(rpc, cb, &a, PD));
+		CHECK(R.st == NFS3_OK && (R.attr.mode & 07777) == 0666, "CREATE mode 0666 -> %o", R.attr.mode);
+	}
+
 	/* LOOKUP and its errors */
 	CHECK(lookup(&ra, "f1", &x) == NFS3_OK && R.attr.type == NF3REG, "LOOKUP f1");
 	CHECK(lookup(&f1, "x", NULL) == NFS3ERR_NOTDIR, "LOOKUP in a file -> %u", R.st);
