@@ -15,7 +15,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -200,17 +199,36 @@ static int vol_parse_clients(const char *list, struct vol_net *nets, size_t *n)
 	return 0;
 }
 
-/* Scan state for used bytes (nftw offers no context pointer). */
-static _Thread_local uint64_t vol_scan_sum;
-
-static int vol_scan_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* Sum the sizes of regular files below dirfd (which this closes), staying
+ * on one file system and never following symlinks. */
+static uint64_t vol_scan(int dirfd, dev_t dev, int depth)
 {
-	(void)path;
-	(void)flag;
-	(void)ftw;
-	if (S_ISREG(st->st_mode))
-		vol_scan_sum += (uint64_t)st->st_size / (st->st_nlink ? st->st_nlink : 1);
-	return 0;
+	DIR *d = fdopendir(dirfd);
+	struct dirent *de;
+	uint64_t sum = 0;
+
+	if (!d) {
+		close(dirfd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		struct stat st;
+		int sub;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != dev)
+			continue;
+		if (S_ISREG(st.st_mode)) {
+			sum += (uint64_t)st.st_size / (st.st_nlink ? st.st_nlink : 1);
+		} else if (S_ISDIR(st.st_mode) && depth < 512) {
+			sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				sum += vol_scan(sub, dev, depth + 1);
+		}
+	}
+	closedir(d);
+	return sum;
 }
 
 static struct vol_acct *vol_acct_new(const struct vol_export_cfg *cfg)
@@ -224,9 +242,7 @@ static struct vol_acct *vol_acct_new(const struct vol_export_cfg *cfg)
 	snprintf(a->id, sizeof(a->id), "%s", cfg->id);
 	for (i = 0; i < VOL_LOCKS; i++)
 		pthread_mutex_init(&a->locks[i], NULL);
-	vol_scan_sum = 0;
-	nftw(cfg->root, vol_scan_cb, 32, FTW_PHYS | FTW_MOUNT);
-	atomic_init(&a->used, vol_scan_sum);
+	atomic_init(&a->used, 0);
 	return a;
 }
 
@@ -265,9 +281,16 @@ static int vol_export_build(const struct vol_export_cfg *cfg, const struct vol_s
 			break;
 		}
 	}
-	if (!e->acct && !(e->acct = vol_acct_new(cfg))) {
-		rc = -ENOMEM;
-		goto out;
+	if (!e->acct) {
+		int dfd;
+
+		if (!(e->acct = vol_acct_new(cfg))) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		dfd = openat(e->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0)
+			atomic_store(&e->acct->used, vol_scan(dfd, e->dev, 0));
 	}
 	*out = e;
 	e = NULL;
