@@ -74,6 +74,7 @@ one() { # server url run
 	"$dir/loadgen" -s "$mib" -n "$ops" "$2" "bench-$1-$3.dat" > "$dir/$1.$3.out" 2>&1 ||
 		{ echo "loadgen failed against $1:"; cat "$dir/$1.$3.out"; exit 1; }
 }
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 r=1
 while [ $r -le "$runs" ]; do
 	one aquifer "$aq_url" $r
@@ -81,6 +82,7 @@ while [ $r -le "$runs" ]; do
 	r=$((r + 1))
 done
 
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 metric() { # server phase column(2=MiB/s,4=ops/s)
 	cat "$dir/$1".*.out | awk -v p="$2" -v c="$3" '$1==p {print $c}' | median
@@ -94,6 +96,8 @@ out="$here/REPORT.md"
 	echo "1 MiB writes then reads at depth 8 over a $mib MiB file (write includes the final COMMIT), then"
 	echo "$ops random 4 KiB writes and $ops random 4 KiB reads at depth 32; every page verified."
 	echo "Median of $runs runs, runs alternate between servers. Both serve the same directory."
+	echo "Load average before/after: $load_before / $load_after (other work on the machine skews"
+	echo "absolute figures; ratios from one interleaved run are the comparable part)."
 	echo
 	echo "| phase | aquifer | ganesha | ratio |"
 	echo "|---|---|---|---|"
