@@ -41,6 +41,9 @@
 #define DRC_SIZE 4096
 #define DRC_HASH 1024
 #define MNT_LIST_MAX 256
+/* Bytes of received calls queued or being served, over all connections;
+ * above it, the connection that adds more pauses until its calls drain. */
+#define NFS_SRV_QUEUE_BYTES (256u << 20)
 
 struct nfs_conn {
 	atomic_int refs;
@@ -93,6 +96,7 @@ struct nfs_srv {
 	pthread_cond_t qcv;
 	struct nfs_req *qhead, *qtail;
 	bool qstop;
+	_Atomic size_t queued_bytes;
 	/* connections (loop thread) */
 	struct nfs_conn *conns;
 	int nconns;
@@ -192,6 +196,7 @@ static bool conn_dispatch(struct nfs_srv *srv, struct nfs_conn *c)
 {
 	struct nfs_req *r = calloc(1, sizeof(*r));
 	bool more = true;
+	size_t queued;
 
 	if (!r) {
 		size_t l;
@@ -202,8 +207,9 @@ static bool conn_dispatch(struct nfs_srv *srv, struct nfs_conn *c)
 	r->rec = rpc_rec_take(&c->rec, &r->len);
 	r->conn = c;
 	atomic_fetch_add(&c->refs, 1);
+	queued = atomic_fetch_add(&srv->queued_bytes, r->len) + r->len;
 	pthread_mutex_lock(&c->mu);
-	if (++c->inflight >= NFS_SRV_INFLIGHT) {
+	if (++c->inflight >= NFS_SRV_INFLIGHT || queued > NFS_SRV_QUEUE_BYTES) {
 		struct epoll_event ev = {.events = 0, .data.ptr = c};
 
 		c->paused = true;
@@ -713,6 +719,7 @@ static void req_done(struct nfs_srv *srv, struct nfs_req *req)
 		epoll_ctl(srv->epfd, EPOLL_CTL_MOD, c->fd, &ev);
 	}
 	pthread_mutex_unlock(&c->mu);
+	atomic_fetch_sub(&srv->queued_bytes, req->len);
 	conn_unref(c);
 	free(req->rec);
 	free(req);
