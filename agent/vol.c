@@ -64,6 +64,7 @@ struct vol_export {
 	size_t nnets[VOL_MAX_RULES];
 	struct vol_net nets[VOL_MAX_RULES][VOL_MAX_NETS];
 	struct vol_acct *acct;
+	struct vol_store *store;   /* not counted: the store outlives its exports' use */
 };
 
 struct vol_set {
@@ -72,10 +73,31 @@ struct vol_set {
 	struct vol_export *e[];
 };
 
+/* Open-file cache: direct-mapped by handle. An entry keeps the object's
+ * O_PATH descriptor and, once asked for, a content descriptor opened as root
+ * (O_RDWR, else O_RDONLY), so a READ or WRITE on a known handle costs no
+ * open/close. Objects borrow an entry (refs); an entry is replaced or closed
+ * only when nobody borrows it. A deleted object is dropped on REMOVE/RENAME
+ * and at its next use (nlink 0). */
+#define VOL_FCACHE 1024
+#define VOL_FKEY_MAX (VOL_FH_MAX - VOL_MAC_LEN)
+
+struct vol_fent {
+	pthread_mutex_t mu;
+	int refs;
+	bool valid;
+	uint32_t klen;
+	uint8_t key[VOL_FKEY_MAX];  /* handle bytes 1..14+n: size, type, fsid, kernel handle */
+	int fd;                     /* O_PATH */
+	int iofd;                   /* content, -1 until needed */
+	bool iorw;                  /* iofd is O_RDWR */
+};
+
 struct vol_store {
 	uint8_t key[VOL_KEY_LEN];
 	pthread_mutex_t mu;        /* guards cur */
 	struct vol_set *cur;
+	struct vol_fent *fc;       /* VOL_FCACHE entries */
 };
 
 /* ---------- refcounting ---------- */
@@ -135,9 +157,16 @@ int vol_store_new(const uint8_t *key, struct vol_store **out)
 	memcpy(s->key, key, VOL_KEY_LEN);
 	pthread_mutex_init(&s->mu, NULL);
 	s->cur = calloc(1, sizeof(struct vol_set));
-	if (!s->cur) {
+	s->fc = calloc(VOL_FCACHE, sizeof(*s->fc));
+	if (!s->cur || !s->fc) {
+		free(s->cur);
+		free(s->fc);
 		free(s);
 		return -ENOMEM;
+	}
+	for (int i = 0; i < VOL_FCACHE; i++) {
+		pthread_mutex_init(&s->fc[i].mu, NULL);
+		s->fc[i].fd = s->fc[i].iofd = -1;
 	}
 	atomic_init(&s->cur->refs, 1);
 	*out = s;
@@ -149,6 +178,14 @@ void vol_store_free(struct vol_store *s)
 	if (!s)
 		return;
 	vol_set_unref(s->cur);
+	for (int i = 0; i < VOL_FCACHE; i++) {
+		if (s->fc[i].fd >= 0)
+			close(s->fc[i].fd);
+		if (s->fc[i].iofd >= 0)
+			close(s->fc[i].iofd);
+		pthread_mutex_destroy(&s->fc[i].mu);
+	}
+	free(s->fc);
 	pthread_mutex_destroy(&s->mu);
 	OPENSSL_cleanse(s->key, sizeof(s->key));
 	free(s);
@@ -246,8 +283,8 @@ static struct vol_acct *vol_acct_new(const struct vol_export_cfg *cfg)
 	return a;
 }
 
-static int vol_export_build(const struct vol_export_cfg *cfg, const struct vol_set *old,
-			    struct vol_export **out)
+static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cfg,
+			    const struct vol_set *old, struct vol_export **out)
 {
 	struct vol_export *e = calloc(1, sizeof(*e));
 	struct stat st;
@@ -259,6 +296,7 @@ static int vol_export_build(const struct vol_export_cfg *cfg, const struct vol_s
 	atomic_init(&e->refs, 1);
 	e->cfg = *cfg;
 	e->root_fd = -1;
+	e->store = s;
 	if (cfg->path[0] != '/' || cfg->nrules > VOL_MAX_RULES || !cfg->id[0]) {
 		rc = -EINVAL;
 		goto out;
@@ -316,7 +354,7 @@ int vol_store_set(struct vol_store *s, const struct vol_export_cfg *cfg, size_t 
 	atomic_init(&set->refs, 1);
 	old = vol_set_get(s);
 	for (i = 0; i < n; i++) {
-		if ((rc = vol_export_build(&cfg[i], old, &set->e[i])) != 0)
+		if ((rc = vol_export_build(s, &cfg[i], old, &set->e[i])) != 0)
 			goto out;
 		set->n++;
 	}
@@ -526,10 +564,57 @@ int vol_fh_make(struct vol_store *s, const struct vol_obj *obj, struct vol_fh *o
 	return 0;
 }
 
+/* Close an entry's descriptors; caller holds fe->mu and fe->refs == 0. */
+static void vol_fent_close(struct vol_fent *fe)
+{
+	if (fe->fd >= 0)
+		close(fe->fd);
+	if (fe->iofd >= 0)
+		close(fe->iofd);
+	fe->fd = fe->iofd = -1;
+	fe->valid = false;
+	fe->klen = 0;
+}
+
+static void vol_fent_put(struct vol_fent *fe)
+{
+	pthread_mutex_lock(&fe->mu);
+	if (--fe->refs == 0 && !fe->valid)
+		vol_fent_close(fe);
+	pthread_mutex_unlock(&fe->mu);
+}
+
+static struct vol_fent *vol_fent_slot(struct vol_store *s, const uint8_t *key, size_t klen)
+{
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	for (i = 0; i < klen; i++)
+		h = (h ^ key[i]) * 1099511628211ull;
+	return &s->fc[h % VOL_FCACHE];
+}
+
+/* Forget the cached object with this key (it was removed). */
+static void vol_fent_drop(struct vol_store *s, const uint8_t *key, size_t klen)
+{
+	struct vol_fent *fe = vol_fent_slot(s, key, klen);
+
+	pthread_mutex_lock(&fe->mu);
+	if (fe->valid && fe->klen == klen && !memcmp(fe->key, key, klen)) {
+		fe->valid = false;
+		if (fe->refs == 0)
+			vol_fent_close(fe);
+	}
+	pthread_mutex_unlock(&fe->mu);
+}
+
 void vol_obj_cleanup(struct vol_obj *obj)
 {
-	if (obj->fd >= 0)
+	if (obj->fent)
+		vol_fent_put(obj->fent);
+	else if (obj->fd >= 0)
 		close(obj->fd);
+	obj->fent = NULL;
 	obj->fd = -1;
 	vol_export_unref(obj->exp);
 	obj->exp = NULL;
@@ -551,6 +636,7 @@ static int vol_obj_adopt(struct vol_export *e, int fd, struct vol_obj *out)
 	}
 	out->fd = fd;
 	out->exp = e;
+	out->fent = NULL;
 	atomic_fetch_add(&e->refs, 1);
 	return 0;
 }
@@ -564,6 +650,12 @@ int vol_root(struct vol_export *e, struct vol_obj *out)
 	return vol_obj_adopt(e, fd, out);
 }
 
+/* Stale if unlinked (but still held by a cache) or on another fs. */
+static bool vol_gone(const struct vol_obj *o)
+{
+	return o->st.st_dev != o->exp->dev || o->st.st_nlink == 0;
+}
+
 int vol_fh_open(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_obj *out)
 {
 	union {
@@ -571,17 +663,38 @@ int vol_fh_open(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_o
 		uint8_t raw[sizeof(struct file_handle) + MAX_HANDLE_SZ];
 	} u;
 	struct vol_export *e = NULL;
+	struct vol_fent *fe;
+	const uint8_t *key = fh + 1;
+	size_t n, klen;
 	int rc, fd;
-	size_t n;
 
 	out->fd = -1;
 	out->exp = NULL;
+	out->fent = NULL;
 	if ((rc = vol_fh_verify(s, fh, len)) != 0)
 		return rc;
 	n = fh[1];
+	klen = VOL_FH_HDR - 1 + n;
 	e = vol_find(s, vol_get64(fh + 6), NULL, 0, 0, 0);
 	if (!e)
 		return -ESTALE;
+	fe = vol_fent_slot(s, key, klen);
+	pthread_mutex_lock(&fe->mu);
+	if (fe->valid && fe->klen == klen && !memcmp(fe->key, key, klen)) {
+		fe->refs++;
+		out->fd = fe->fd;
+		out->fent = fe;
+		out->exp = e;
+		e = NULL;
+		pthread_mutex_unlock(&fe->mu);
+		if (fstat(out->fd, &out->st) != 0 || vol_gone(out)) {
+			vol_fent_drop(s, key, klen);
+			vol_obj_cleanup(out);
+			rc = -ESTALE;
+		}
+		goto out;
+	}
+	pthread_mutex_unlock(&fe->mu);
 	u.fh.handle_bytes = (unsigned)n;
 	u.fh.handle_type = (int)((uint32_t)fh[2] << 24 | (uint32_t)fh[3] << 16 | (uint32_t)fh[4] << 8 | fh[5]);
 	memcpy(u.fh.f_handle, fh + VOL_FH_HDR, n);
@@ -590,12 +703,25 @@ int vol_fh_open(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_o
 		rc = (errno == ESTALE || errno == ENOENT) ? -ESTALE : -errno;
 		goto out;
 	}
-	rc = vol_obj_adopt(e, fd, out);
-	if (rc == 0 && (out->st.st_dev != e->dev || (out->st.st_nlink == 0 && !S_ISDIR(out->st.st_mode)))) {
-		/* Unlinked but still cached by the kernel, or another fs. */
+	if ((rc = vol_obj_adopt(e, fd, out)) != 0)
+		goto out;
+	if (vol_gone(out)) {
 		vol_obj_cleanup(out);
 		rc = -ESTALE;
+		goto out;
 	}
+	/* Cache it unless the slot is borrowed by another object. */
+	pthread_mutex_lock(&fe->mu);
+	if (fe->refs == 0) {
+		vol_fent_close(fe);
+		memcpy(fe->key, key, klen);
+		fe->klen = (uint32_t)klen;
+		fe->fd = out->fd;
+		fe->valid = true;
+		fe->refs = 1;
+		out->fent = fe;
+	}
+	pthread_mutex_unlock(&fe->mu);
 out:
 	vol_export_unref(e);
 	return rc;
@@ -630,6 +756,77 @@ static int vol_reopen(const struct vol_obj *obj, int flags)
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", obj->fd);
 	fd = open(p, flags | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
+}
+
+/* A descriptor for the object's content. Cached objects share one opened
+ * as root; the caller's permission is checked first as the caller (the same
+ * check open() would make). *owned says whether the caller must close it. */
+static int vol_iofd(struct vol_obj *obj, const struct vol_cred *cred, bool write, bool *owned)
+{
+	struct vol_fent *fe = obj->fent;
+	int fd = -1, mode = write ? W_OK : R_OK;
+
+	*owned = false;
+	if (fe && (cred->uid != 0 || cred->gid != 0)) {
+		long ok;
+
+		vol_become(cred);
+		ok = syscall(SYS_faccessat2, obj->fd, "", mode, AT_EMPTY_PATH | AT_EACCESS);
+		vol_unbecome(cred);
+		if (ok != 0)
+			return -errno;
+	}
+	if (fe) {
+		pthread_mutex_lock(&fe->mu);
+		if (fe->iofd < 0) {
+			char p[64];
+
+			snprintf(p, sizeof(p), "/proc/self/fd/%d", fe->fd);
+			fe->iofd = open(p, O_RDWR | O_CLOEXEC);
+			fe->iorw = fe->iofd >= 0;
+			if (fe->iofd < 0)
+				fe->iofd = open(p, O_RDONLY | O_CLOEXEC);
+		}
+		if (fe->iofd >= 0 && (fe->iorw || !write))
+			fd = fe->iofd;
+		pthread_mutex_unlock(&fe->mu);
+		if (fd >= 0)
+			return fd;
+	}
+	vol_become(cred);
+	fd = vol_reopen(obj, write ? O_WRONLY : O_RDONLY);
+	vol_unbecome(cred);
+	*owned = fd >= 0;
+	return fd;
+}
+
+/* The cache key (handle bytes 1..14+n) of name in dir, for dropping it. */
+static void vol_drop_name(struct vol_obj *dir, const char *nm, struct vol_store *s)
+{
+	union {
+		struct file_handle fh;
+		uint8_t raw[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} u;
+	uint8_t key[VOL_FKEY_MAX];
+	uint32_t t;
+	int mnt, i;
+
+	if (!s)
+		return;
+	u.fh.handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(dir->fd, nm, &u.fh, &mnt, 0) != 0 ||
+	    u.fh.handle_bytes > VOL_FKEY_MAX - (VOL_FH_HDR - 1))
+		return;
+	t = (uint32_t)u.fh.handle_type;
+	key[0] = (uint8_t)u.fh.handle_bytes;
+	key[1] = (uint8_t)(t >> 24);
+	key[2] = (uint8_t)(t >> 16);
+	key[3] = (uint8_t)(t >> 8);
+	key[4] = (uint8_t)t;
+	for (i = 0; i < 8; i++)
+		key[5 + i] = (uint8_t)(dir->exp->cfg.fsid >> (56 - 8 * i));
+	memcpy(key + VOL_FH_HDR - 1, u.fh.f_handle, u.fh.handle_bytes);
+	vol_fent_drop(s, key, VOL_FH_HDR - 1 + u.fh.handle_bytes);
 }
 
 static int vol_check_name(const char *name, size_t nlen)
@@ -845,6 +1042,7 @@ int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, voi
 	     size_t *got, bool *eof)
 {
 	ssize_t n = 0;
+	bool owned = false;
 	int fd, rc = 0;
 
 	*got = 0;
@@ -855,9 +1053,7 @@ int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, voi
 		return -EINVAL;
 	if ((rc = vol_admit(obj->exp, false, count)) != 0)
 		return rc;
-	vol_become(cred);
-	fd = vol_reopen(obj, O_RDONLY);
-	vol_unbecome(cred);
+	fd = vol_iofd(obj, cred, false, &owned);
 	if (fd < 0)
 		return fd;
 	while ((size_t)n < count) {
@@ -877,7 +1073,8 @@ int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, voi
 	if (fstat(fd, &obj->st) == 0)
 		*eof = off + (uint64_t)n >= (uint64_t)obj->st.st_size;
 out:
-	close(fd);
+	if (owned)
+		close(fd);
 	return rc;
 }
 
@@ -893,7 +1090,7 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 	pthread_mutex_t *mu = NULL;
 	struct vol_pend *pd = NULL;
 	uint64_t end = off + len, reserved = 0, base = 0;
-	bool held = false, pending = false;
+	bool held = false, pending = false, owned = false;
 	size_t done = 0;
 	struct stat st;
 	int fd, rc = 0;
@@ -907,9 +1104,7 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 		return -EFBIG;
 	if ((rc = vol_admit(obj->exp, true, len)) != 0)
 		return rc;
-	vol_become(cred);
-	fd = vol_reopen(obj, O_WRONLY);
-	vol_unbecome(cred);
+	fd = vol_iofd(obj, cred, true, &owned);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) != 0) {
@@ -978,7 +1173,8 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 		rc = -errno;
 out:
 	fstat(fd, &obj->st);
-	close(fd);
+	if (owned)
+		close(fd);
 	return rc;
 }
 
@@ -988,13 +1184,17 @@ int vol_commit(struct vol_obj *obj, const struct vol_cred *cred)
 
 	if (!S_ISREG(obj->st.st_mode))
 		return S_ISDIR(obj->st.st_mode) ? -EISDIR : -EINVAL;
-	fd = vol_reopen(obj, O_RDONLY); /* fsync needs no write access */
+	static const struct vol_cred as_root = {0, 0, 0, {0}};
+	bool owned = false;
+
+	(void)cred; /* fsync needs no access right */
+	fd = vol_iofd(obj, &as_root, false, &owned);
 	if (fd < 0)
 		return fd;
-	(void)cred;
 	if (fsync(fd) != 0)
 		rc = -errno;
-	close(fd);
+	if (owned)
+		close(fd);
 	return rc;
 }
 
@@ -1165,10 +1365,13 @@ static int vol_unlink_common(struct vol_obj *dir, const struct vol_cred *cred, c
 		rc = -EISDIR;
 	} else if (isdir && !S_ISDIR(st.st_mode)) {
 		rc = -ENOTDIR;
-	} else if (unlinkat(dir->fd, nm, isdir ? AT_REMOVEDIR : 0) != 0) {
-		rc = -errno;
-	} else if (S_ISREG(st.st_mode) && st.st_nlink == 1) {
-		vol_adjust(dir->exp, -(int64_t)st.st_size);
+	} else {
+		/* Let the open-file cache release the object with its name. */
+		vol_drop_name(dir, nm, dir->exp->store);
+		if (unlinkat(dir->fd, nm, isdir ? AT_REMOVEDIR : 0) != 0)
+			rc = -errno;
+		else if (S_ISREG(st.st_mode) && st.st_nlink == 1)
+			vol_adjust(dir->exp, -(int64_t)st.st_size);
 	}
 	vol_unbecome(cred);
 	return rc;
@@ -1202,6 +1405,8 @@ int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_
 		return -EINVAL;
 	vol_become(cred);
 	had = fstatat(tdir->fd, t, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (had)
+		vol_drop_name(tdir, t, tdir->exp->store);
 	if (renameat(fdir->fd, f, tdir->fd, t) != 0)
 		rc = -errno;
 	else if (had && S_ISREG(st.st_mode) && st.st_nlink == 1) {

@@ -85,11 +85,15 @@ struct vol_cred {
 struct vol_store;
 struct vol_export;
 
-/* An open object: O_PATH descriptor plus attributes at open time. */
+struct vol_fent;
+
+/* An open object: O_PATH descriptor plus attributes at open time. When fent
+ * is set the descriptor is borrowed from the store's open-file cache. */
 struct vol_obj {
 	struct vol_export *exp;   /* counted reference */
 	int fd;
 	struct stat st;
+	struct vol_fent *fent;
 };
 
 struct vol_sattr {
