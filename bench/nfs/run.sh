@@ -19,7 +19,14 @@ dir=$(mktemp -d /tmp/aqbench-XXXXXX)
 pids=""
 cleanup() {
 	for p in $pids; do kill "$p" 2>/dev/null || true; done
-	sleep 0.5
+	i=0 # Ganesha takes a few seconds to shut down; wait for our PIDs only
+	while [ $i -lt 100 ]; do
+		alive=""
+		for p in $pids; do kill -0 "$p" 2>/dev/null && alive="$alive $p"; done
+		[ -z "$alive" ] && break
+		sleep 0.1; i=$((i + 1))
+	done
+	for p in $alive; do kill -9 "$p" 2>/dev/null || true; done
 	rm -rf "$dir"
 }
 trap cleanup EXIT INT TERM
@@ -27,6 +34,7 @@ trap cleanup EXIT INT TERM
 cc -O2 -o "$dir/loadgen" "$here/loadgen.c" $(pkg-config --cflags --libs libnfs)
 mkdir -p "$dir/export"
 
+alive=""
 # --- our server ---
 "$serve" --listen 127.0.0.1:0 --port-file "$dir/port" --workers 8 \
 	--key 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f \
