@@ -25,6 +25,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -476,55 +477,122 @@ void nfs_srv_mount_encode(struct nfs_srv *srv, struct xdr_buf *buf)
 
 /* ---------- replies ---------- */
 
-/* Send one whole record: buf (4 bytes reserved for the mark) + data + pad. */
-static void send_reply(struct nfs_conn *c, struct xdr_buf *buf, const void *data, size_t dlen)
+/* Wait until the socket can take more, or give up. */
+static bool send_wait(int fd)
+{
+	struct pollfd pf = {.fd = fd, .events = POLLOUT};
+
+	return poll(&pf, 1, NFS_SRV_SEND_TIMEOUT_MS) > 0;
+}
+
+/* Send iovecs completely (bases/lens, k entries). 0 or -1. */
+static int send_iov(int fd, const void *const *bases, const size_t *lens, int k, bool more)
+{
+	size_t total = 0, sent = 0;
+	int i;
+
+	for (i = 0; i < k; i++)
+		total += lens[i];
+	while (sent < total) {
+		struct iovec iov[3];
+		struct msghdr mh = {0};
+		size_t skip = sent;
+		int m = 0;
+		ssize_t n;
+
+		for (i = 0; i < k; i++) {
+			if (skip >= lens[i]) {
+				skip -= lens[i];
+				continue;
+			}
+			iov[m].iov_base = (void *)((uintptr_t)bases[i] + skip);
+			iov[m].iov_len = lens[i] - skip;
+			skip = 0;
+			m++;
+		}
+		mh.msg_iov = iov;
+		mh.msg_iovlen = (size_t)m;
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
+		if (n > 0)
+			sent += (size_t)n;
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && send_wait(fd))
+			continue;
+		else
+			return -1;
+	}
+	return 0;
+}
+
+/* len bytes of file_fd at off with sendfile; if the file came up short
+ * (truncated meanwhile), zeros keep the record's framing intact. */
+static int send_file(int fd, int file_fd, uint64_t off, size_t len)
+{
+	static const uint8_t zeros[65536];
+	off_t o = (off_t)off;
+
+	while (len > 0) {
+		ssize_t n = sendfile(fd, file_fd, &o, len);
+
+		if (n > 0) {
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (!send_wait(fd))
+				return -1;
+			continue;
+		}
+		break; /* end of file or an error on the file side */
+	}
+	while (len > 0) {
+		const void *b[1] = {zeros};
+		size_t l[1] = {len < sizeof(zeros) ? len : sizeof(zeros)};
+
+		if (send_iov(fd, b, l, 1, true) != 0)
+			return -1;
+		len -= l[0];
+	}
+	return 0;
+}
+
+/* Send one whole record: buf (4 bytes reserved for the mark), then dlen
+ * bytes of data (from memory, or from file_fd when >= 0), then padding. */
+static void send_reply(struct nfs_conn *c, struct xdr_buf *buf, const void *data, size_t dlen,
+		       int file_fd, uint64_t file_off)
 {
 	static const uint8_t zeros[4];
-	size_t pad = XDR_PAD(dlen) - dlen, total = buf->len + dlen + pad, sent = 0;
+	size_t pad = XDR_PAD(dlen) - dlen, total = buf->len + dlen + pad;
 	uint32_t mark = 0x80000000u | (uint32_t)(total - 4);
-	struct iovec iov[3];
+	int rc;
 
 	buf->p[0] = (uint8_t)(mark >> 24);
 	buf->p[1] = (uint8_t)(mark >> 16);
 	buf->p[2] = (uint8_t)(mark >> 8);
 	buf->p[3] = (uint8_t)mark;
 	pthread_mutex_lock(&c->wmu);
-	while (sent < total) {
-		struct msghdr mh = {0};
-		size_t skip = sent, k = 0;
-		const void *bases[3] = {buf->p, data, zeros};
-		size_t lens[3] = {buf->len, dlen, pad};
-		ssize_t n;
-		int i;
+	if (file_fd >= 0 && dlen > 0) {
+		const void *b[1] = {buf->p};
+		size_t l[1] = {buf->len};
+		const void *pb[1] = {zeros};
+		size_t pl[1] = {pad};
 
-		for (i = 0; i < 3; i++) {
-			if (skip >= lens[i]) {
-				skip -= lens[i];
-				continue;
-			}
-			iov[k].iov_base = (void *)((uintptr_t)bases[i] + skip);
-			iov[k].iov_len = lens[i] - skip;
-			skip = 0;
-			k++;
-		}
-		mh.msg_iov = iov;
-		mh.msg_iovlen = k;
-		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
-		if (n > 0) {
-			sent += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			struct pollfd pf = {.fd = c->fd, .events = POLLOUT};
+		rc = send_iov(c->fd, b, l, 1, true);
+		if (rc == 0)
+			rc = send_file(c->fd, file_fd, file_off, dlen);
+		if (rc == 0 && pad)
+			rc = send_iov(c->fd, pb, pl, 1, false);
+	} else {
+		const void *b[3] = {buf->p, data, zeros};
+		size_t l[3] = {buf->len, data ? dlen : 0, data ? pad : 0};
 
-			if (poll(&pf, 1, NFS_SRV_SEND_TIMEOUT_MS) > 0)
-				continue;
-		}
-		shutdown(c->fd, SHUT_RDWR); /* the loop thread sees the end */
-		break;
+		rc = send_iov(c->fd, b, l, 3, false);
 	}
+	if (rc != 0)
+		shutdown(c->fd, SHUT_RDWR); /* the loop thread sees the end */
 	pthread_mutex_unlock(&c->wmu);
 }
 
@@ -584,6 +652,7 @@ static void serve(struct nfs_srv *srv, struct nfs_req *req)
 
 	memset(&call, 0, sizeof(call));
 	call.obj.fd = -1;
+	call.file_fd = -1;
 	if (xdr_buf_init(&out, 512, NFS_SRV_REPLY_MAX) != 0)
 		goto out;
 	xdr_put_raw(&out, 4); /* record mark */
@@ -681,6 +750,10 @@ static void serve(struct nfs_srv *srv, struct nfs_req *req)
 		call.data_owner = NULL;
 		call.data = NULL;
 		call.data_len = 0;
+		if (call.file_owned)
+			close(call.file_fd);
+		call.file_fd = -1;
+		call.file_owned = false;
 	}
 	if (prog == &nfs3_prog && call.obj.exp)
 		vol_export_record(call.obj.exp, rc.proc, call.io_bytes, now_ns() - t0,
@@ -692,7 +765,7 @@ send:
 		drc_end(srv, slot, rc.xid, out.p + 4, out.len - 4);
 		slot = -1;
 	}
-	send_reply(req->conn, &out, call.data, call.data_len);
+	send_reply(req->conn, &out, call.data, call.data_len, call.file_fd, call.file_off);
 out:
 	if (slot >= 0)
 		drc_end(srv, slot, rc.xid, NULL, 0);
@@ -702,6 +775,8 @@ out:
 	free(res);
 	free(cached);
 	free(call.data_owner);
+	if (call.file_owned)
+		close(call.file_fd);
 	vol_obj_cleanup(&call.obj);
 	xdr_buf_cleanup(&out);
 }

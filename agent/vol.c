@@ -1078,6 +1078,44 @@ out:
 	return rc;
 }
 
+int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, size_t count,
+		int *fd, size_t *n, bool *eof, bool *owned)
+{
+	struct stat st;
+	uint64_t size;
+	int rc;
+
+	*fd = -1;
+	*n = 0;
+	*eof = false;
+	*owned = false;
+	if (S_ISDIR(obj->st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(obj->st.st_mode))
+		return -EINVAL;
+	if ((rc = vol_admit(obj->exp, false, count)) != 0)
+		return rc;
+	*fd = vol_iofd(obj, cred, false, owned);
+	if (*fd < 0) {
+		rc = *fd;
+		*fd = -1;
+		return rc;
+	}
+	if (fstat(*fd, &st) != 0) {
+		rc = -errno;
+		if (*owned)
+			close(*fd);
+		*fd = -1;
+		*owned = false;
+		return rc;
+	}
+	obj->st = st;
+	size = (uint64_t)st.st_size;
+	*n = off >= size ? 0 : (size - off < count ? (size_t)(size - off) : count);
+	*eof = off + *n >= size;
+	return 0;
+}
+
 /* Extending writes: growth is charged exactly against the larger of the
  * file size and the end of writes to the same inode still in flight
  * (struct vol_pend, one per lock stripe), so concurrent sequential writes
