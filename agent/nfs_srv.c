@@ -228,6 +228,7 @@ static void conn_read(struct nfs_srv *srv, struct nfs_conn *c)
 	uint8_t buf[16384];
 	size_t budget = 4u * NFS_SRV_READ_CHUNK;
 	ssize_t last = -1;
+	bool short_read = false;
 
 	while (budget > 0) {
 		size_t room = 0;
@@ -237,17 +238,22 @@ static void conn_read(struct nfs_srv *srv, struct nfs_conn *c)
 
 		if (direct && room >= sizeof(buf)) {
 			/* Large fragment body: read straight into the record. */
-			n = recv(c->fd, direct, room > NFS_SRV_READ_CHUNK ? NFS_SRV_READ_CHUNK : room, 0);
+			size_t want = room > NFS_SRV_READ_CHUNK ? NFS_SRV_READ_CHUNK : room;
+
+			n = recv(c->fd, direct, want, 0);
 			if ((last = n) <= 0)
 				goto eof;
 			budget -= (size_t)n > budget ? budget : (size_t)n;
 			if (rpc_rec_advance(&c->rec, (size_t)n) == RPC_REC_DONE && !conn_dispatch(srv, c))
 				return;
+			if ((size_t)n < want)
+				return; /* drained; level-triggered epoll calls again */
 			continue;
 		}
 		n = recv(c->fd, buf, sizeof(buf), 0);
 		if ((last = n) <= 0)
 			goto eof;
+		short_read = (size_t)n < sizeof(buf);
 		budget -= (size_t)n > budget ? budget : (size_t)n;
 		{
 			size_t off = 0;
@@ -271,6 +277,8 @@ static void conn_read(struct nfs_srv *srv, struct nfs_conn *c)
 			return;
 		}
 		pthread_mutex_unlock(&c->mu);
+		if (short_read)
+			return; /* drained; level-triggered epoll calls again */
 	}
 	return;
 eof:

@@ -1081,7 +1081,6 @@ out:
 int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, size_t count,
 		int *fd, size_t *n, bool *eof, bool *owned)
 {
-	struct stat st;
 	uint64_t size;
 	int rc;
 
@@ -1101,16 +1100,8 @@ int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, 
 		*fd = -1;
 		return rc;
 	}
-	if (fstat(*fd, &st) != 0) {
-		rc = -errno;
-		if (*owned)
-			close(*fd);
-		*fd = -1;
-		*owned = false;
-		return rc;
-	}
-	obj->st = st;
-	size = (uint64_t)st.st_size;
+	/* obj->st was read when the handle was resolved, moments ago. */
+	size = (uint64_t)obj->st.st_size;
 	*n = off >= size ? 0 : (size - off < count ? (size_t)(size - off) : count);
 	*eof = off + *n >= size;
 	return 0;
@@ -1145,12 +1136,10 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 	fd = vol_iofd(obj, cred, true, &owned);
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) != 0) {
-		rc = -errno;
-		goto out;
-	}
-	if (end > (uint64_t)st.st_size) {
-		size_t i = st.st_ino % VOL_LOCKS;
+	/* obj->st is fresh from resolving the handle; an extending write
+	 * re-reads the size under the lock. */
+	if (end > (uint64_t)obj->st.st_size) {
+		size_t i = obj->st.st_ino % VOL_LOCKS;
 
 		mu = &obj->exp->acct->locks[i];
 		pd = &obj->exp->acct->pend[i];
