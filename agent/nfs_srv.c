@@ -37,7 +37,7 @@
 #include "agent/rpc.h"
 
 #define NFS_SRV_READ_CHUNK (256u * 1024u)
-#define NFS_SRV_SEND_TIMEOUT_MS 30000
+#define NFS_SRV_SEND_TIMEOUT_MS 15000
 #define NFS_SRV_REPLY_MAX (NFS3_DIRMAX + 8192u)
 #define DRC_SIZE 4096
 #define DRC_HASH 1024
@@ -52,7 +52,10 @@ struct nfs_conn {
 	struct sockaddr_storage peer;
 	struct rpc_rec rec;            /* loop thread only */
 	pthread_mutex_t mu;            /* inflight, paused */
-	pthread_mutex_t wmu;           /* one reply at a time on the socket */
+	pthread_mutex_t omu;           /* outq, sending */
+	struct nfs_reply *outq, *outq_tail;
+	bool sending;                  /* a worker is writing; others only queue */
+	atomic_bool dead;              /* a send failed: drop further replies */
 	int inflight;
 	bool paused;
 	bool closed;                   /* loop thread only */
@@ -64,6 +67,19 @@ struct nfs_req {
 	uint8_t *rec;
 	size_t len;
 	struct nfs_req *next;
+};
+
+/* A reply on its way to the socket; owns everything it sends. */
+struct nfs_reply {
+	struct nfs_reply *next;
+	struct xdr_buf buf;            /* 4-byte mark + encoded header */
+	void *data_owner;
+	const void *data;
+	size_t dlen;
+	int file_fd;
+	uint64_t file_off;
+	bool file_owned;
+	struct vol_obj obj;            /* keeps a cached file descriptor open */
 };
 
 struct drc_entry {
@@ -121,7 +137,7 @@ static void conn_unref(struct nfs_conn *c)
 	close(c->fd);
 	rpc_rec_cleanup(&c->rec);
 	pthread_mutex_destroy(&c->mu);
-	pthread_mutex_destroy(&c->wmu);
+	pthread_mutex_destroy(&c->omu);
 	free(c);
 }
 
@@ -164,7 +180,7 @@ static void conn_accept(struct nfs_srv *srv)
 		c->peer = ss;
 		rpc_rec_init(&c->rec, RPC_REC_MAX);
 		pthread_mutex_init(&c->mu, NULL);
-		pthread_mutex_init(&c->wmu, NULL);
+		pthread_mutex_init(&c->omu, NULL);
 		ev.data.ptr = c;
 		if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
 			conn_unref(c);
@@ -567,41 +583,85 @@ static int send_file(int fd, int file_fd, uint64_t off, size_t len)
 	return 0;
 }
 
-/* Send one whole record: buf (4 bytes reserved for the mark), then dlen
- * bytes of data (from memory, or from file_fd when >= 0), then padding. */
-static void send_reply(struct nfs_conn *c, struct xdr_buf *buf, const void *data, size_t dlen,
-		       int file_fd, uint64_t file_off)
+/* Send one whole record: mark + header, then dlen bytes of data (from
+ * memory, or from file_fd when >= 0), then padding. 0 or -1. */
+static int send_one(int fd, struct nfs_reply *r)
 {
 	static const uint8_t zeros[4];
-	size_t pad = XDR_PAD(dlen) - dlen, total = buf->len + dlen + pad;
+	size_t dlen = r->dlen, pad = XDR_PAD(dlen) - dlen, total = r->buf.len + dlen + pad;
 	uint32_t mark = 0x80000000u | (uint32_t)(total - 4);
 	int rc;
 
-	buf->p[0] = (uint8_t)(mark >> 24);
-	buf->p[1] = (uint8_t)(mark >> 16);
-	buf->p[2] = (uint8_t)(mark >> 8);
-	buf->p[3] = (uint8_t)mark;
-	pthread_mutex_lock(&c->wmu);
-	if (file_fd >= 0 && dlen > 0) {
-		const void *b[1] = {buf->p};
-		size_t l[1] = {buf->len};
+	r->buf.p[0] = (uint8_t)(mark >> 24);
+	r->buf.p[1] = (uint8_t)(mark >> 16);
+	r->buf.p[2] = (uint8_t)(mark >> 8);
+	r->buf.p[3] = (uint8_t)mark;
+	if (r->file_fd >= 0 && dlen > 0) {
+		const void *b[1] = {r->buf.p};
+		size_t l[1] = {r->buf.len};
 		const void *pb[1] = {zeros};
 		size_t pl[1] = {pad};
 
-		rc = send_iov(c->fd, b, l, 1, true);
+		rc = send_iov(fd, b, l, 1, true);
 		if (rc == 0)
-			rc = send_file(c->fd, file_fd, file_off, dlen);
+			rc = send_file(fd, r->file_fd, r->file_off, dlen);
 		if (rc == 0 && pad)
-			rc = send_iov(c->fd, pb, pl, 1, false);
+			rc = send_iov(fd, pb, pl, 1, false);
 	} else {
-		const void *b[3] = {buf->p, data, zeros};
-		size_t l[3] = {buf->len, data ? dlen : 0, data ? pad : 0};
+		const void *b[3] = {r->buf.p, r->data, zeros};
+		size_t l[3] = {r->buf.len, r->data ? dlen : 0, r->data ? pad : 0};
 
-		rc = send_iov(c->fd, b, l, 3, false);
+		rc = send_iov(fd, b, l, 3, false);
 	}
-	if (rc != 0)
-		shutdown(c->fd, SHUT_RDWR); /* the loop thread sees the end */
-	pthread_mutex_unlock(&c->wmu);
+	return rc;
+}
+
+static void reply_free(struct nfs_reply *r)
+{
+	xdr_buf_cleanup(&r->buf);
+	free(r->data_owner);
+	if (r->file_owned)
+		close(r->file_fd);
+	vol_obj_cleanup(&r->obj);
+	free(r);
+}
+
+static void conn_inflight_done(struct nfs_srv *srv, struct nfs_conn *c);
+
+/* Queue r on the connection. The first worker to find nobody sending
+ * becomes the sender and writes queued replies one whole record at a time
+ * until the queue is empty; everybody else just queues and moves on, so a
+ * client that does not read its replies holds at most one worker. A reply
+ * counts as in flight until it left (or was dropped). */
+static void conn_send(struct nfs_srv *srv, struct nfs_conn *c, struct nfs_reply *r)
+{
+	pthread_mutex_lock(&c->omu);
+	r->next = NULL;
+	if (c->outq_tail)
+		c->outq_tail->next = r;
+	else
+		c->outq = r;
+	c->outq_tail = r;
+	if (c->sending) {
+		pthread_mutex_unlock(&c->omu);
+		return;
+	}
+	c->sending = true;
+	while ((r = c->outq) != NULL) {
+		c->outq = r->next;
+		if (!c->outq)
+			c->outq_tail = NULL;
+		pthread_mutex_unlock(&c->omu);
+		if (!atomic_load(&c->dead) && send_one(c->fd, r) != 0) {
+			atomic_store(&c->dead, true);
+			shutdown(c->fd, SHUT_RDWR); /* the loop thread sees the end */
+		}
+		reply_free(r);
+		conn_inflight_done(srv, c);
+		pthread_mutex_lock(&c->omu);
+	}
+	c->sending = false;
+	pthread_mutex_unlock(&c->omu);
 }
 
 static const struct nfs_prog *find_prog(uint32_t prog, bool *found)
@@ -643,8 +703,11 @@ static uint32_t nfs_precheck(struct nfs_call *call, const struct nfs_proc *p, co
 	return NFS3_OK;
 }
 
-static void serve(struct nfs_srv *srv, struct nfs_req *req)
+/* Serve one call; true if a reply was handed to conn_send. */
+static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 {
+	struct nfs_reply *reply = NULL;
+	bool replied = false;
 	struct rpc_call rc;
 	struct xdr_buf out = {0};
 	struct xdr_cur cur;
@@ -773,7 +836,25 @@ send:
 		drc_end(srv, slot, rc.xid, out.p + 4, out.len - 4);
 		slot = -1;
 	}
-	send_reply(req->conn, &out, call.data, call.data_len, call.file_fd, call.file_off);
+	if (!(reply = calloc(1, sizeof(*reply))))
+		goto out;
+	/* The reply takes over the buffer, the data and the object. */
+	reply->buf = out;
+	memset(&out, 0, sizeof(out));
+	reply->data_owner = call.data_owner;
+	reply->data = call.data;
+	reply->dlen = call.data_len;
+	reply->file_fd = call.file_fd;
+	reply->file_off = call.file_off;
+	reply->file_owned = call.file_owned;
+	reply->obj = call.obj;
+	call.data_owner = NULL;
+	call.file_owned = false;
+	call.obj.fd = -1;
+	call.obj.fent = NULL;
+	call.obj.exp = NULL;
+	conn_send(srv, req->conn, reply);
+	replied = true;
 out:
 	if (slot >= 0)
 		drc_end(srv, slot, rc.xid, NULL, 0);
@@ -787,12 +868,11 @@ out:
 		close(call.file_fd);
 	vol_obj_cleanup(&call.obj);
 	xdr_buf_cleanup(&out);
+	return replied;
 }
 
-static void req_done(struct nfs_srv *srv, struct nfs_req *req)
+static void conn_inflight_done(struct nfs_srv *srv, struct nfs_conn *c)
 {
-	struct nfs_conn *c = req->conn;
-
 	pthread_mutex_lock(&c->mu);
 	c->inflight--;
 	if (c->paused && c->inflight < NFS_SRV_INFLIGHT / 2) {
@@ -802,6 +882,16 @@ static void req_done(struct nfs_srv *srv, struct nfs_req *req)
 		epoll_ctl(srv->epfd, EPOLL_CTL_MOD, c->fd, &ev);
 	}
 	pthread_mutex_unlock(&c->mu);
+}
+
+/* The worker is done with req; its reply (if any) counts in flight until
+ * conn_send wrote it. */
+static void req_done(struct nfs_srv *srv, struct nfs_req *req, bool replied)
+{
+	struct nfs_conn *c = req->conn;
+
+	if (!replied)
+		conn_inflight_done(srv, c);
 	atomic_fetch_sub(&srv->queued_bytes, req->len);
 	conn_unref(c);
 	free(req->rec);
@@ -827,8 +917,7 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&srv->qmu);
 		if (!r)
 			break; /* stopping and drained */
-		serve(srv, r);
-		req_done(srv, r);
+		req_done(srv, r, serve(srv, r));
 	}
 	return NULL;
 }
