@@ -83,7 +83,11 @@ struct nfs3_wcc_res { uint32_t status; struct nfs3_wcc wcc; };          /* SETAT
 struct nfs3_lookup_res { uint32_t status; struct vol_fh fh; struct nfs3_attr obj; struct nfs3_attr dir; };
 struct nfs3_access_res { uint32_t status; struct nfs3_attr attr; uint32_t access; };
 struct nfs3_readlink_res { uint32_t status; struct nfs3_attr attr; uint32_t len; char path[NFS3_PATH_CAP]; };
-struct nfs3_read_res { uint32_t status; struct nfs3_attr attr; uint32_t count; bool eof; uint8_t *data; };
+struct nfs3_read_res {
+	uint32_t status; struct nfs3_attr attr; uint32_t count; bool eof;
+	uint8_t *data;             /* copied data, or: */
+	int fd; uint64_t off; bool owned; /* zero-copy source (fd >= 0) */
+};
 struct nfs3_write_res { uint32_t status; struct nfs3_wcc wcc; uint32_t count; uint32_t committed; uint8_t verf[8]; };
 struct nfs3_create_res { uint32_t status; struct nfs3_pfh fh; struct nfs3_attr attr; struct nfs3_wcc dir; }; /* CREATE MKDIR SYMLINK MKNOD */
 struct nfs3_rename_res { uint32_t status; struct nfs3_wcc from; struct nfs3_wcc to; };

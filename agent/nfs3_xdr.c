@@ -413,11 +413,20 @@ void nfs3_enc_read(struct xdr_buf *b, void *r, struct nfs_call *call)
 	xdr_put_u32(b, x->count);
 	xdr_put_u32(b, x->eof);
 	xdr_put_u32(b, x->count);
-	/* The data goes out as its own iovec; the server pads it. */
-	call->data = x->data;
+	/* The data goes out after the header (from the file descriptor with
+	 * sendfile, or as its own iovec); the server pads it. */
 	call->data_len = x->count;
-	call->data_owner = x->data;
-	x->data = NULL;
+	if (x->fd >= 0) {
+		call->file_fd = x->fd;
+		call->file_off = x->off;
+		call->file_owned = x->owned;
+		x->fd = -1;
+		x->owned = false;
+	} else {
+		call->data = x->data;
+		call->data_owner = x->data;
+		x->data = NULL;
+	}
 }
 
 void nfs3_enc_write(struct xdr_buf *b, void *r, struct nfs_call *call)

@@ -53,6 +53,11 @@ struct nfs_call {
 	const void *data;
 	size_t data_len;
 	void *data_owner;            /* free()d after the reply went out */
+	/* Or: data_len bytes sent from this file descriptor at file_off
+	 * (sendfile), closed after the reply when file_owned. */
+	int file_fd;
+	uint64_t file_off;
+	bool file_owned;
 	uint64_t io_bytes;           /* for counters */
 };
 

@@ -25,6 +25,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -36,11 +37,14 @@
 #include "agent/rpc.h"
 
 #define NFS_SRV_READ_CHUNK (256u * 1024u)
-#define NFS_SRV_SEND_TIMEOUT_MS 30000
+#define NFS_SRV_SEND_TIMEOUT_MS 15000
 #define NFS_SRV_REPLY_MAX (NFS3_DIRMAX + 8192u)
 #define DRC_SIZE 4096
 #define DRC_HASH 1024
 #define MNT_LIST_MAX 256
+/* Bytes of received calls queued or being served, over all connections;
+ * above it, the connection that adds more pauses until its calls drain. */
+#define NFS_SRV_QUEUE_BYTES (256u << 20)
 
 struct nfs_conn {
 	atomic_int refs;
@@ -48,7 +52,10 @@ struct nfs_conn {
 	struct sockaddr_storage peer;
 	struct rpc_rec rec;            /* loop thread only */
 	pthread_mutex_t mu;            /* inflight, paused */
-	pthread_mutex_t wmu;           /* one reply at a time on the socket */
+	pthread_mutex_t omu;           /* outq, sending */
+	struct nfs_reply *outq, *outq_tail;
+	bool sending;                  /* a worker is writing; others only queue */
+	atomic_bool dead;              /* a send failed: drop further replies */
 	int inflight;
 	bool paused;
 	bool closed;                   /* loop thread only */
@@ -60,6 +67,19 @@ struct nfs_req {
 	uint8_t *rec;
 	size_t len;
 	struct nfs_req *next;
+};
+
+/* A reply on its way to the socket; owns everything it sends. */
+struct nfs_reply {
+	struct nfs_reply *next;
+	struct xdr_buf buf;            /* 4-byte mark + encoded header */
+	void *data_owner;
+	const void *data;
+	size_t dlen;
+	int file_fd;
+	uint64_t file_off;
+	bool file_owned;
+	struct vol_obj obj;            /* keeps a cached file descriptor open */
 };
 
 struct drc_entry {
@@ -93,6 +113,7 @@ struct nfs_srv {
 	pthread_cond_t qcv;
 	struct nfs_req *qhead, *qtail;
 	bool qstop;
+	_Atomic size_t queued_bytes;
 	/* connections (loop thread) */
 	struct nfs_conn *conns;
 	int nconns;
@@ -116,7 +137,7 @@ static void conn_unref(struct nfs_conn *c)
 	close(c->fd);
 	rpc_rec_cleanup(&c->rec);
 	pthread_mutex_destroy(&c->mu);
-	pthread_mutex_destroy(&c->wmu);
+	pthread_mutex_destroy(&c->omu);
 	free(c);
 }
 
@@ -159,7 +180,7 @@ static void conn_accept(struct nfs_srv *srv)
 		c->peer = ss;
 		rpc_rec_init(&c->rec, RPC_REC_MAX);
 		pthread_mutex_init(&c->mu, NULL);
-		pthread_mutex_init(&c->wmu, NULL);
+		pthread_mutex_init(&c->omu, NULL);
 		ev.data.ptr = c;
 		if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
 			conn_unref(c);
@@ -192,6 +213,7 @@ static bool conn_dispatch(struct nfs_srv *srv, struct nfs_conn *c)
 {
 	struct nfs_req *r = calloc(1, sizeof(*r));
 	bool more = true;
+	size_t queued;
 
 	if (!r) {
 		size_t l;
@@ -202,8 +224,9 @@ static bool conn_dispatch(struct nfs_srv *srv, struct nfs_conn *c)
 	r->rec = rpc_rec_take(&c->rec, &r->len);
 	r->conn = c;
 	atomic_fetch_add(&c->refs, 1);
+	queued = atomic_fetch_add(&srv->queued_bytes, r->len) + r->len;
 	pthread_mutex_lock(&c->mu);
-	if (++c->inflight >= NFS_SRV_INFLIGHT) {
+	if (++c->inflight >= NFS_SRV_INFLIGHT || queued > NFS_SRV_QUEUE_BYTES) {
 		struct epoll_event ev = {.events = 0, .data.ptr = c};
 
 		c->paused = true;
@@ -221,6 +244,7 @@ static void conn_read(struct nfs_srv *srv, struct nfs_conn *c)
 	uint8_t buf[16384];
 	size_t budget = 4u * NFS_SRV_READ_CHUNK;
 	ssize_t last = -1;
+	bool short_read = false;
 
 	while (budget > 0) {
 		size_t room = 0;
@@ -230,17 +254,22 @@ static void conn_read(struct nfs_srv *srv, struct nfs_conn *c)
 
 		if (direct && room >= sizeof(buf)) {
 			/* Large fragment body: read straight into the record. */
-			n = recv(c->fd, direct, room > NFS_SRV_READ_CHUNK ? NFS_SRV_READ_CHUNK : room, 0);
+			size_t want = room > NFS_SRV_READ_CHUNK ? NFS_SRV_READ_CHUNK : room;
+
+			n = recv(c->fd, direct, want, 0);
 			if ((last = n) <= 0)
 				goto eof;
 			budget -= (size_t)n > budget ? budget : (size_t)n;
 			if (rpc_rec_advance(&c->rec, (size_t)n) == RPC_REC_DONE && !conn_dispatch(srv, c))
 				return;
+			if ((size_t)n < want)
+				return; /* drained; level-triggered epoll calls again */
 			continue;
 		}
 		n = recv(c->fd, buf, sizeof(buf), 0);
 		if ((last = n) <= 0)
 			goto eof;
+		short_read = (size_t)n < sizeof(buf);
 		budget -= (size_t)n > budget ? budget : (size_t)n;
 		{
 			size_t off = 0;
@@ -264,6 +293,8 @@ static void conn_read(struct nfs_srv *srv, struct nfs_conn *c)
 			return;
 		}
 		pthread_mutex_unlock(&c->mu);
+		if (short_read)
+			return; /* drained; level-triggered epoll calls again */
 	}
 	return;
 eof:
@@ -470,56 +501,167 @@ void nfs_srv_mount_encode(struct nfs_srv *srv, struct xdr_buf *buf)
 
 /* ---------- replies ---------- */
 
-/* Send one whole record: buf (4 bytes reserved for the mark) + data + pad. */
-static void send_reply(struct nfs_conn *c, struct xdr_buf *buf, const void *data, size_t dlen)
+/* Wait until the socket can take more, or give up. */
+static bool send_wait(int fd)
 {
-	static const uint8_t zeros[4];
-	size_t pad = XDR_PAD(dlen) - dlen, total = buf->len + dlen + pad, sent = 0;
-	uint32_t mark = 0x80000000u | (uint32_t)(total - 4);
-	struct iovec iov[3];
+	struct pollfd pf = {.fd = fd, .events = POLLOUT};
 
-	buf->p[0] = (uint8_t)(mark >> 24);
-	buf->p[1] = (uint8_t)(mark >> 16);
-	buf->p[2] = (uint8_t)(mark >> 8);
-	buf->p[3] = (uint8_t)mark;
-	pthread_mutex_lock(&c->wmu);
+	return poll(&pf, 1, NFS_SRV_SEND_TIMEOUT_MS) > 0;
+}
+
+/* Send iovecs completely (bases/lens, k entries). 0 or -1. */
+static int send_iov(int fd, const void *const *bases, const size_t *lens, int k, bool more)
+{
+	size_t total = 0, sent = 0;
+	int i;
+
+	for (i = 0; i < k; i++)
+		total += lens[i];
 	while (sent < total) {
+		struct iovec iov[3];
 		struct msghdr mh = {0};
-		size_t skip = sent, k = 0;
-		const void *bases[3] = {buf->p, data, zeros};
-		size_t lens[3] = {buf->len, dlen, pad};
+		size_t skip = sent;
+		int m = 0;
 		ssize_t n;
-		int i;
 
-		for (i = 0; i < 3; i++) {
+		for (i = 0; i < k; i++) {
 			if (skip >= lens[i]) {
 				skip -= lens[i];
 				continue;
 			}
-			iov[k].iov_base = (void *)((uintptr_t)bases[i] + skip);
-			iov[k].iov_len = lens[i] - skip;
+			iov[m].iov_base = (void *)((uintptr_t)bases[i] + skip);
+			iov[m].iov_len = lens[i] - skip;
 			skip = 0;
-			k++;
+			m++;
 		}
 		mh.msg_iov = iov;
-		mh.msg_iovlen = k;
-		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
-		if (n > 0) {
+		mh.msg_iovlen = (size_t)m;
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
+		if (n > 0)
 			sent += (size_t)n;
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && send_wait(fd))
+			continue;
+		else
+			return -1;
+	}
+	return 0;
+}
+
+/* len bytes of file_fd at off with sendfile; if the file came up short
+ * (truncated meanwhile), zeros keep the record's framing intact. */
+static int send_file(int fd, int file_fd, uint64_t off, size_t len)
+{
+	static const uint8_t zeros[65536];
+	off_t o = (off_t)off;
+
+	while (len > 0) {
+		ssize_t n = sendfile(fd, file_fd, &o, len);
+
+		if (n > 0) {
+			len -= (size_t)n;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			struct pollfd pf = {.fd = c->fd, .events = POLLOUT};
-
-			if (poll(&pf, 1, NFS_SRV_SEND_TIMEOUT_MS) > 0)
-				continue;
+			if (!send_wait(fd))
+				return -1;
+			continue;
 		}
-		shutdown(c->fd, SHUT_RDWR); /* the loop thread sees the end */
-		break;
+		break; /* end of file or an error on the file side */
 	}
-	pthread_mutex_unlock(&c->wmu);
+	while (len > 0) {
+		const void *b[1] = {zeros};
+		size_t l[1] = {len < sizeof(zeros) ? len : sizeof(zeros)};
+
+		if (send_iov(fd, b, l, 1, true) != 0)
+			return -1;
+		len -= l[0];
+	}
+	return 0;
+}
+
+/* Send one whole record: mark + header, then dlen bytes of data (from
+ * memory, or from file_fd when >= 0), then padding. 0 or -1. */
+static int send_one(int fd, struct nfs_reply *r)
+{
+	static const uint8_t zeros[4];
+	size_t dlen = r->dlen, pad = XDR_PAD(dlen) - dlen, total = r->buf.len + dlen + pad;
+	uint32_t mark = 0x80000000u | (uint32_t)(total - 4);
+	int rc;
+
+	r->buf.p[0] = (uint8_t)(mark >> 24);
+	r->buf.p[1] = (uint8_t)(mark >> 16);
+	r->buf.p[2] = (uint8_t)(mark >> 8);
+	r->buf.p[3] = (uint8_t)mark;
+	if (r->file_fd >= 0 && dlen > 0) {
+		const void *b[1] = {r->buf.p};
+		size_t l[1] = {r->buf.len};
+		const void *pb[1] = {zeros};
+		size_t pl[1] = {pad};
+
+		rc = send_iov(fd, b, l, 1, true);
+		if (rc == 0)
+			rc = send_file(fd, r->file_fd, r->file_off, dlen);
+		if (rc == 0 && pad)
+			rc = send_iov(fd, pb, pl, 1, false);
+	} else {
+		const void *b[3] = {r->buf.p, r->data, zeros};
+		size_t l[3] = {r->buf.len, r->data ? dlen : 0, r->data ? pad : 0};
+
+		rc = send_iov(fd, b, l, 3, false);
+	}
+	return rc;
+}
+
+static void reply_free(struct nfs_reply *r)
+{
+	xdr_buf_cleanup(&r->buf);
+	free(r->data_owner);
+	if (r->file_owned)
+		close(r->file_fd);
+	vol_obj_cleanup(&r->obj);
+	free(r);
+}
+
+static void conn_inflight_done(struct nfs_srv *srv, struct nfs_conn *c);
+
+/* Queue r on the connection. The first worker to find nobody sending
+ * becomes the sender and writes queued replies one whole record at a time
+ * until the queue is empty; everybody else just queues and moves on, so a
+ * client that does not read its replies holds at most one worker. A reply
+ * counts as in flight until it left (or was dropped). */
+static void conn_send(struct nfs_srv *srv, struct nfs_conn *c, struct nfs_reply *r)
+{
+	pthread_mutex_lock(&c->omu);
+	r->next = NULL;
+	if (c->outq_tail)
+		c->outq_tail->next = r;
+	else
+		c->outq = r;
+	c->outq_tail = r;
+	if (c->sending) {
+		pthread_mutex_unlock(&c->omu);
+		return;
+	}
+	c->sending = true;
+	while ((r = c->outq) != NULL) {
+		c->outq = r->next;
+		if (!c->outq)
+			c->outq_tail = NULL;
+		pthread_mutex_unlock(&c->omu);
+		if (!atomic_load(&c->dead) && send_one(c->fd, r) != 0) {
+			atomic_store(&c->dead, true);
+			shutdown(c->fd, SHUT_RDWR); /* the loop thread sees the end */
+		}
+		reply_free(r);
+		conn_inflight_done(srv, c);
+		pthread_mutex_lock(&c->omu);
+	}
+	c->sending = false;
+	pthread_mutex_unlock(&c->omu);
 }
 
 static const struct nfs_prog *find_prog(uint32_t prog, bool *found)
@@ -561,8 +703,11 @@ static uint32_t nfs_precheck(struct nfs_call *call, const struct nfs_proc *p, co
 	return NFS3_OK;
 }
 
-static void serve(struct nfs_srv *srv, struct nfs_req *req)
+/* Serve one call; true if a reply was handed to conn_send. */
+static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 {
+	struct nfs_reply *reply = NULL;
+	bool replied = false;
 	struct rpc_call rc;
 	struct xdr_buf out = {0};
 	struct xdr_cur cur;
@@ -578,6 +723,7 @@ static void serve(struct nfs_srv *srv, struct nfs_req *req)
 
 	memset(&call, 0, sizeof(call));
 	call.obj.fd = -1;
+	call.file_fd = -1;
 	if (xdr_buf_init(&out, 512, NFS_SRV_REPLY_MAX) != 0)
 		goto out;
 	xdr_put_raw(&out, 4); /* record mark */
@@ -675,6 +821,10 @@ static void serve(struct nfs_srv *srv, struct nfs_req *req)
 		call.data_owner = NULL;
 		call.data = NULL;
 		call.data_len = 0;
+		if (call.file_owned)
+			close(call.file_fd);
+		call.file_fd = -1;
+		call.file_owned = false;
 	}
 	if (prog == &nfs3_prog && call.obj.exp)
 		vol_export_record(call.obj.exp, rc.proc, call.io_bytes, now_ns() - t0,
@@ -686,7 +836,25 @@ send:
 		drc_end(srv, slot, rc.xid, out.p + 4, out.len - 4);
 		slot = -1;
 	}
-	send_reply(req->conn, &out, call.data, call.data_len);
+	if (!(reply = calloc(1, sizeof(*reply))))
+		goto out;
+	/* The reply takes over the buffer, the data and the object. */
+	reply->buf = out;
+	memset(&out, 0, sizeof(out));
+	reply->data_owner = call.data_owner;
+	reply->data = call.data;
+	reply->dlen = call.data_len;
+	reply->file_fd = call.file_fd;
+	reply->file_off = call.file_off;
+	reply->file_owned = call.file_owned;
+	reply->obj = call.obj;
+	call.data_owner = NULL;
+	call.file_owned = false;
+	call.obj.fd = -1;
+	call.obj.fent = NULL;
+	call.obj.exp = NULL;
+	conn_send(srv, req->conn, reply);
+	replied = true;
 out:
 	if (slot >= 0)
 		drc_end(srv, slot, rc.xid, NULL, 0);
@@ -696,14 +864,15 @@ out:
 	free(res);
 	free(cached);
 	free(call.data_owner);
+	if (call.file_owned)
+		close(call.file_fd);
 	vol_obj_cleanup(&call.obj);
 	xdr_buf_cleanup(&out);
+	return replied;
 }
 
-static void req_done(struct nfs_srv *srv, struct nfs_req *req)
+static void conn_inflight_done(struct nfs_srv *srv, struct nfs_conn *c)
 {
-	struct nfs_conn *c = req->conn;
-
 	pthread_mutex_lock(&c->mu);
 	c->inflight--;
 	if (c->paused && c->inflight < NFS_SRV_INFLIGHT / 2) {
@@ -713,6 +882,17 @@ static void req_done(struct nfs_srv *srv, struct nfs_req *req)
 		epoll_ctl(srv->epfd, EPOLL_CTL_MOD, c->fd, &ev);
 	}
 	pthread_mutex_unlock(&c->mu);
+}
+
+/* The worker is done with req; its reply (if any) counts in flight until
+ * conn_send wrote it. */
+static void req_done(struct nfs_srv *srv, struct nfs_req *req, bool replied)
+{
+	struct nfs_conn *c = req->conn;
+
+	if (!replied)
+		conn_inflight_done(srv, c);
+	atomic_fetch_sub(&srv->queued_bytes, req->len);
 	conn_unref(c);
 	free(req->rec);
 	free(req);
@@ -737,8 +917,7 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&srv->qmu);
 		if (!r)
 			break; /* stopping and drained */
-		serve(srv, r);
-		req_done(srv, r);
+		req_done(srv, r, serve(srv, r));
 	}
 	return NULL;
 }

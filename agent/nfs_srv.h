@@ -4,7 +4,8 @@
  * One thread multiplexes the sockets with epoll and reassembles RPC records;
  * a pool of worker threads decodes, runs the procedure against the volume
  * store (agent/vol.h) and sends the reply itself. A connection may have up to
- * NFS_SRV_INFLIGHT requests outstanding (reading pauses beyond that); replies
+ * NFS_SRV_INFLIGHT requests outstanding (reading pauses beyond that, and when
+ * all connections together have 256 MiB of calls queued); replies
  * may go out of order, each as one whole record, writes on one socket are
  * serialized. Non-idempotent NFS calls (CREATE, REMOVE, RENAME, ...) go through
  * a bounded duplicate-request cache keyed by (client address, xid, program,

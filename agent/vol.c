@@ -15,7 +15,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -49,6 +48,11 @@ struct vol_acct {
 	/* Size-changing operations on one inode are serialized so growth is
 	 * computed exactly; different inodes proceed in parallel. */
 	pthread_mutex_t locks[VOL_LOCKS];
+	struct vol_pend {
+		uint64_t ino;
+		uint64_t end;      /* highest end of in-flight writes */
+		int count;         /* writes in flight on this inode */
+	} pend[VOL_LOCKS];
 };
 
 struct vol_export {
@@ -60,6 +64,7 @@ struct vol_export {
 	size_t nnets[VOL_MAX_RULES];
 	struct vol_net nets[VOL_MAX_RULES][VOL_MAX_NETS];
 	struct vol_acct *acct;
+	struct vol_store *store;   /* not counted: the store outlives its exports' use */
 };
 
 struct vol_set {
@@ -68,10 +73,31 @@ struct vol_set {
 	struct vol_export *e[];
 };
 
+/* Open-file cache: direct-mapped by handle. An entry keeps the object's
+ * O_PATH descriptor and, once asked for, a content descriptor opened as root
+ * (O_RDWR, else O_RDONLY), so a READ or WRITE on a known handle costs no
+ * open/close. Objects borrow an entry (refs); an entry is replaced or closed
+ * only when nobody borrows it. A deleted object is dropped on REMOVE/RENAME
+ * and at its next use (nlink 0). */
+#define VOL_FCACHE 1024
+#define VOL_FKEY_MAX (VOL_FH_MAX - VOL_MAC_LEN)
+
+struct vol_fent {
+	pthread_mutex_t mu;
+	int refs;
+	bool valid;
+	uint32_t klen;
+	uint8_t key[VOL_FKEY_MAX];  /* handle bytes 1..14+n: size, type, fsid, kernel handle */
+	int fd;                     /* O_PATH */
+	int iofd;                   /* content, -1 until needed */
+	bool iorw;                  /* iofd is O_RDWR */
+};
+
 struct vol_store {
 	uint8_t key[VOL_KEY_LEN];
 	pthread_mutex_t mu;        /* guards cur */
 	struct vol_set *cur;
+	struct vol_fent *fc;       /* VOL_FCACHE entries */
 };
 
 /* ---------- refcounting ---------- */
@@ -131,9 +157,16 @@ int vol_store_new(const uint8_t *key, struct vol_store **out)
 	memcpy(s->key, key, VOL_KEY_LEN);
 	pthread_mutex_init(&s->mu, NULL);
 	s->cur = calloc(1, sizeof(struct vol_set));
-	if (!s->cur) {
+	s->fc = calloc(VOL_FCACHE, sizeof(*s->fc));
+	if (!s->cur || !s->fc) {
+		free(s->cur);
+		free(s->fc);
 		free(s);
 		return -ENOMEM;
+	}
+	for (int i = 0; i < VOL_FCACHE; i++) {
+		pthread_mutex_init(&s->fc[i].mu, NULL);
+		s->fc[i].fd = s->fc[i].iofd = -1;
 	}
 	atomic_init(&s->cur->refs, 1);
 	*out = s;
@@ -145,6 +178,14 @@ void vol_store_free(struct vol_store *s)
 	if (!s)
 		return;
 	vol_set_unref(s->cur);
+	for (int i = 0; i < VOL_FCACHE; i++) {
+		if (s->fc[i].fd >= 0)
+			close(s->fc[i].fd);
+		if (s->fc[i].iofd >= 0)
+			close(s->fc[i].iofd);
+		pthread_mutex_destroy(&s->fc[i].mu);
+	}
+	free(s->fc);
 	pthread_mutex_destroy(&s->mu);
 	OPENSSL_cleanse(s->key, sizeof(s->key));
 	free(s);
@@ -195,17 +236,36 @@ static int vol_parse_clients(const char *list, struct vol_net *nets, size_t *n)
 	return 0;
 }
 
-/* Scan state for used bytes (nftw offers no context pointer). */
-static _Thread_local uint64_t vol_scan_sum;
-
-static int vol_scan_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* Sum the sizes of regular files below dirfd (which this closes), staying
+ * on one file system and never following symlinks. */
+static uint64_t vol_scan(int dirfd, dev_t dev, int depth)
 {
-	(void)path;
-	(void)flag;
-	(void)ftw;
-	if (S_ISREG(st->st_mode))
-		vol_scan_sum += (uint64_t)st->st_size / (st->st_nlink ? st->st_nlink : 1);
-	return 0;
+	DIR *d = fdopendir(dirfd);
+	struct dirent *de;
+	uint64_t sum = 0;
+
+	if (!d) {
+		close(dirfd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		struct stat st;
+		int sub;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != dev)
+			continue;
+		if (S_ISREG(st.st_mode)) {
+			sum += (uint64_t)st.st_size / (st.st_nlink ? st.st_nlink : 1);
+		} else if (S_ISDIR(st.st_mode) && depth < 512) {
+			sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				sum += vol_scan(sub, dev, depth + 1);
+		}
+	}
+	closedir(d);
+	return sum;
 }
 
 static struct vol_acct *vol_acct_new(const struct vol_export_cfg *cfg)
@@ -219,14 +279,12 @@ static struct vol_acct *vol_acct_new(const struct vol_export_cfg *cfg)
 	snprintf(a->id, sizeof(a->id), "%s", cfg->id);
 	for (i = 0; i < VOL_LOCKS; i++)
 		pthread_mutex_init(&a->locks[i], NULL);
-	vol_scan_sum = 0;
-	nftw(cfg->root, vol_scan_cb, 32, FTW_PHYS | FTW_MOUNT);
-	atomic_init(&a->used, vol_scan_sum);
+	atomic_init(&a->used, 0);
 	return a;
 }
 
-static int vol_export_build(const struct vol_export_cfg *cfg, const struct vol_set *old,
-			    struct vol_export **out)
+static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cfg,
+			    const struct vol_set *old, struct vol_export **out)
 {
 	struct vol_export *e = calloc(1, sizeof(*e));
 	struct stat st;
@@ -238,6 +296,7 @@ static int vol_export_build(const struct vol_export_cfg *cfg, const struct vol_s
 	atomic_init(&e->refs, 1);
 	e->cfg = *cfg;
 	e->root_fd = -1;
+	e->store = s;
 	if (cfg->path[0] != '/' || cfg->nrules > VOL_MAX_RULES || !cfg->id[0]) {
 		rc = -EINVAL;
 		goto out;
@@ -260,9 +319,16 @@ static int vol_export_build(const struct vol_export_cfg *cfg, const struct vol_s
 			break;
 		}
 	}
-	if (!e->acct && !(e->acct = vol_acct_new(cfg))) {
-		rc = -ENOMEM;
-		goto out;
+	if (!e->acct) {
+		int dfd;
+
+		if (!(e->acct = vol_acct_new(cfg))) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		dfd = openat(e->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0)
+			atomic_store(&e->acct->used, vol_scan(dfd, e->dev, 0));
 	}
 	*out = e;
 	e = NULL;
@@ -288,7 +354,7 @@ int vol_store_set(struct vol_store *s, const struct vol_export_cfg *cfg, size_t 
 	atomic_init(&set->refs, 1);
 	old = vol_set_get(s);
 	for (i = 0; i < n; i++) {
-		if ((rc = vol_export_build(&cfg[i], old, &set->e[i])) != 0)
+		if ((rc = vol_export_build(s, &cfg[i], old, &set->e[i])) != 0)
 			goto out;
 		set->n++;
 	}
@@ -498,10 +564,57 @@ int vol_fh_make(struct vol_store *s, const struct vol_obj *obj, struct vol_fh *o
 	return 0;
 }
 
+/* Close an entry's descriptors; caller holds fe->mu and fe->refs == 0. */
+static void vol_fent_close(struct vol_fent *fe)
+{
+	if (fe->fd >= 0)
+		close(fe->fd);
+	if (fe->iofd >= 0)
+		close(fe->iofd);
+	fe->fd = fe->iofd = -1;
+	fe->valid = false;
+	fe->klen = 0;
+}
+
+static void vol_fent_put(struct vol_fent *fe)
+{
+	pthread_mutex_lock(&fe->mu);
+	if (--fe->refs == 0 && !fe->valid)
+		vol_fent_close(fe);
+	pthread_mutex_unlock(&fe->mu);
+}
+
+static struct vol_fent *vol_fent_slot(struct vol_store *s, const uint8_t *key, size_t klen)
+{
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	for (i = 0; i < klen; i++)
+		h = (h ^ key[i]) * 1099511628211ull;
+	return &s->fc[h % VOL_FCACHE];
+}
+
+/* Forget the cached object with this key (it was removed). */
+static void vol_fent_drop(struct vol_store *s, const uint8_t *key, size_t klen)
+{
+	struct vol_fent *fe = vol_fent_slot(s, key, klen);
+
+	pthread_mutex_lock(&fe->mu);
+	if (fe->valid && fe->klen == klen && !memcmp(fe->key, key, klen)) {
+		fe->valid = false;
+		if (fe->refs == 0)
+			vol_fent_close(fe);
+	}
+	pthread_mutex_unlock(&fe->mu);
+}
+
 void vol_obj_cleanup(struct vol_obj *obj)
 {
-	if (obj->fd >= 0)
+	if (obj->fent)
+		vol_fent_put(obj->fent);
+	else if (obj->fd >= 0)
 		close(obj->fd);
+	obj->fent = NULL;
 	obj->fd = -1;
 	vol_export_unref(obj->exp);
 	obj->exp = NULL;
@@ -523,6 +636,7 @@ static int vol_obj_adopt(struct vol_export *e, int fd, struct vol_obj *out)
 	}
 	out->fd = fd;
 	out->exp = e;
+	out->fent = NULL;
 	atomic_fetch_add(&e->refs, 1);
 	return 0;
 }
@@ -536,6 +650,12 @@ int vol_root(struct vol_export *e, struct vol_obj *out)
 	return vol_obj_adopt(e, fd, out);
 }
 
+/* Stale if unlinked (but still held by a cache) or on another fs. */
+static bool vol_gone(const struct vol_obj *o)
+{
+	return o->st.st_dev != o->exp->dev || o->st.st_nlink == 0;
+}
+
 int vol_fh_open(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_obj *out)
 {
 	union {
@@ -543,17 +663,38 @@ int vol_fh_open(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_o
 		uint8_t raw[sizeof(struct file_handle) + MAX_HANDLE_SZ];
 	} u;
 	struct vol_export *e = NULL;
+	struct vol_fent *fe;
+	const uint8_t *key = fh + 1;
+	size_t n, klen;
 	int rc, fd;
-	size_t n;
 
 	out->fd = -1;
 	out->exp = NULL;
+	out->fent = NULL;
 	if ((rc = vol_fh_verify(s, fh, len)) != 0)
 		return rc;
 	n = fh[1];
+	klen = VOL_FH_HDR - 1 + n;
 	e = vol_find(s, vol_get64(fh + 6), NULL, 0, 0, 0);
 	if (!e)
 		return -ESTALE;
+	fe = vol_fent_slot(s, key, klen);
+	pthread_mutex_lock(&fe->mu);
+	if (fe->valid && fe->klen == klen && !memcmp(fe->key, key, klen)) {
+		fe->refs++;
+		out->fd = fe->fd;
+		out->fent = fe;
+		out->exp = e;
+		e = NULL;
+		pthread_mutex_unlock(&fe->mu);
+		if (fstat(out->fd, &out->st) != 0 || vol_gone(out)) {
+			vol_fent_drop(s, key, klen);
+			vol_obj_cleanup(out);
+			rc = -ESTALE;
+		}
+		goto out;
+	}
+	pthread_mutex_unlock(&fe->mu);
 	u.fh.handle_bytes = (unsigned)n;
 	u.fh.handle_type = (int)((uint32_t)fh[2] << 24 | (uint32_t)fh[3] << 16 | (uint32_t)fh[4] << 8 | fh[5]);
 	memcpy(u.fh.f_handle, fh + VOL_FH_HDR, n);
@@ -562,12 +703,25 @@ int vol_fh_open(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_o
 		rc = (errno == ESTALE || errno == ENOENT) ? -ESTALE : -errno;
 		goto out;
 	}
-	rc = vol_obj_adopt(e, fd, out);
-	if (rc == 0 && (out->st.st_dev != e->dev || (out->st.st_nlink == 0 && !S_ISDIR(out->st.st_mode)))) {
-		/* Unlinked but still cached by the kernel, or another fs. */
+	if ((rc = vol_obj_adopt(e, fd, out)) != 0)
+		goto out;
+	if (vol_gone(out)) {
 		vol_obj_cleanup(out);
 		rc = -ESTALE;
+		goto out;
 	}
+	/* Cache it unless the slot is borrowed by another object. */
+	pthread_mutex_lock(&fe->mu);
+	if (fe->refs == 0) {
+		vol_fent_close(fe);
+		memcpy(fe->key, key, klen);
+		fe->klen = (uint32_t)klen;
+		fe->fd = out->fd;
+		fe->valid = true;
+		fe->refs = 1;
+		out->fent = fe;
+	}
+	pthread_mutex_unlock(&fe->mu);
 out:
 	vol_export_unref(e);
 	return rc;
@@ -602,6 +756,77 @@ static int vol_reopen(const struct vol_obj *obj, int flags)
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", obj->fd);
 	fd = open(p, flags | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
+}
+
+/* A descriptor for the object's content. Cached objects share one opened
+ * as root; the caller's permission is checked first as the caller (the same
+ * check open() would make). *owned says whether the caller must close it. */
+static int vol_iofd(struct vol_obj *obj, const struct vol_cred *cred, bool write, bool *owned)
+{
+	struct vol_fent *fe = obj->fent;
+	int fd = -1, mode = write ? W_OK : R_OK;
+
+	*owned = false;
+	if (fe && (cred->uid != 0 || cred->gid != 0)) {
+		long ok;
+
+		vol_become(cred);
+		ok = syscall(SYS_faccessat2, obj->fd, "", mode, AT_EMPTY_PATH | AT_EACCESS);
+		vol_unbecome(cred);
+		if (ok != 0)
+			return -errno;
+	}
+	if (fe) {
+		pthread_mutex_lock(&fe->mu);
+		if (fe->iofd < 0) {
+			char p[64];
+
+			snprintf(p, sizeof(p), "/proc/self/fd/%d", fe->fd);
+			fe->iofd = open(p, O_RDWR | O_CLOEXEC);
+			fe->iorw = fe->iofd >= 0;
+			if (fe->iofd < 0)
+				fe->iofd = open(p, O_RDONLY | O_CLOEXEC);
+		}
+		if (fe->iofd >= 0 && (fe->iorw || !write))
+			fd = fe->iofd;
+		pthread_mutex_unlock(&fe->mu);
+		if (fd >= 0)
+			return fd;
+	}
+	vol_become(cred);
+	fd = vol_reopen(obj, write ? O_WRONLY : O_RDONLY);
+	vol_unbecome(cred);
+	*owned = fd >= 0;
+	return fd;
+}
+
+/* The cache key (handle bytes 1..14+n) of name in dir, for dropping it. */
+static void vol_drop_name(struct vol_obj *dir, const char *nm, struct vol_store *s)
+{
+	union {
+		struct file_handle fh;
+		uint8_t raw[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} u;
+	uint8_t key[VOL_FKEY_MAX];
+	uint32_t t;
+	int mnt, i;
+
+	if (!s)
+		return;
+	u.fh.handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(dir->fd, nm, &u.fh, &mnt, 0) != 0 ||
+	    u.fh.handle_bytes > VOL_FKEY_MAX - (VOL_FH_HDR - 1))
+		return;
+	t = (uint32_t)u.fh.handle_type;
+	key[0] = (uint8_t)u.fh.handle_bytes;
+	key[1] = (uint8_t)(t >> 24);
+	key[2] = (uint8_t)(t >> 16);
+	key[3] = (uint8_t)(t >> 8);
+	key[4] = (uint8_t)t;
+	for (i = 0; i < 8; i++)
+		key[5 + i] = (uint8_t)(dir->exp->cfg.fsid >> (56 - 8 * i));
+	memcpy(key + VOL_FH_HDR - 1, u.fh.f_handle, u.fh.handle_bytes);
+	vol_fent_drop(s, key, VOL_FH_HDR - 1 + u.fh.handle_bytes);
 }
 
 static int vol_check_name(const char *name, size_t nlen)
@@ -817,6 +1042,7 @@ int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, voi
 	     size_t *got, bool *eof)
 {
 	ssize_t n = 0;
+	bool owned = false;
 	int fd, rc = 0;
 
 	*got = 0;
@@ -827,9 +1053,7 @@ int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, voi
 		return -EINVAL;
 	if ((rc = vol_admit(obj->exp, false, count)) != 0)
 		return rc;
-	vol_become(cred);
-	fd = vol_reopen(obj, O_RDONLY);
-	vol_unbecome(cred);
+	fd = vol_iofd(obj, cred, false, &owned);
 	if (fd < 0)
 		return fd;
 	while ((size_t)n < count) {
@@ -849,15 +1073,53 @@ int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, voi
 	if (fstat(fd, &obj->st) == 0)
 		*eof = off + (uint64_t)n >= (uint64_t)obj->st.st_size;
 out:
-	close(fd);
+	if (owned)
+		close(fd);
 	return rc;
 }
 
+int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, size_t count,
+		int *fd, size_t *n, bool *eof, bool *owned)
+{
+	uint64_t size;
+	int rc;
+
+	*fd = -1;
+	*n = 0;
+	*eof = false;
+	*owned = false;
+	if (S_ISDIR(obj->st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(obj->st.st_mode))
+		return -EINVAL;
+	if ((rc = vol_admit(obj->exp, false, count)) != 0)
+		return rc;
+	*fd = vol_iofd(obj, cred, false, owned);
+	if (*fd < 0) {
+		rc = *fd;
+		*fd = -1;
+		return rc;
+	}
+	/* obj->st was read when the handle was resolved, moments ago. */
+	size = (uint64_t)obj->st.st_size;
+	*n = off >= size ? 0 : (size - off < count ? (size_t)(size - off) : count);
+	*eof = off + *n >= size;
+	return 0;
+}
+
+/* Extending writes: growth is charged exactly against the larger of the
+ * file size and the end of writes to the same inode still in flight
+ * (struct vol_pend, one per lock stripe), so concurrent sequential writes
+ * need the stripe lock only around the bookkeeping, not around the I/O.
+ * Two inodes in flight on one stripe: the second holds the lock across its
+ * write instead. */
 int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
 	      size_t len, int stable, int *committed)
 {
 	pthread_mutex_t *mu = NULL;
-	uint64_t end = off + len, reserved = 0;
+	struct vol_pend *pd = NULL;
+	uint64_t end = off + len, reserved = 0, base = 0;
+	bool held = false, pending = false, owned = false;
 	size_t done = 0;
 	struct stat st;
 	int fd, rc = 0;
@@ -871,27 +1133,40 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 		return -EFBIG;
 	if ((rc = vol_admit(obj->exp, true, len)) != 0)
 		return rc;
-	vol_become(cred);
-	fd = vol_reopen(obj, O_WRONLY);
-	vol_unbecome(cred);
+	fd = vol_iofd(obj, cred, true, &owned);
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) != 0) {
-		rc = -errno;
-		goto out;
-	}
-	if (end > (uint64_t)st.st_size) {
-		/* Extending write: exact growth under the inode lock. */
-		mu = vol_lock_of(obj);
+	/* obj->st is fresh from resolving the handle; an extending write
+	 * re-reads the size under the lock. */
+	if (end > (uint64_t)obj->st.st_size) {
+		size_t i = obj->st.st_ino % VOL_LOCKS;
+
+		mu = &obj->exp->acct->locks[i];
+		pd = &obj->exp->acct->pend[i];
 		pthread_mutex_lock(mu);
 		if (fstat(fd, &st) != 0) {
 			rc = -errno;
+			pthread_mutex_unlock(mu);
+			mu = NULL;
 			goto out;
 		}
-		if (end > (uint64_t)st.st_size) {
-			reserved = end - (uint64_t)st.st_size;
-			if ((rc = vol_reserve(obj->exp, reserved)) != 0)
-				goto out;
+		base = (uint64_t)st.st_size;
+		if (pd->count && pd->ino == st.st_ino && pd->end > base)
+			base = pd->end;
+		held = pd->count && pd->ino != st.st_ino;
+		reserved = end > base ? end - base : 0;
+		if (reserved && (rc = vol_reserve(obj->exp, reserved)) != 0) {
+			pthread_mutex_unlock(mu);
+			mu = NULL;
+			goto out;
+		}
+		if (!held) {
+			pd->ino = st.st_ino;
+			pd->count++;
+			if (end > pd->end)
+				pd->end = end;
+			pending = true;
+			pthread_mutex_unlock(mu);
 		}
 	}
 	while (done < len) {
@@ -905,20 +1180,28 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 		}
 		done += (size_t)k;
 	}
-	if (reserved && done < len) {
-		uint64_t real = off + done > (uint64_t)st.st_size ? off + done - (uint64_t)st.st_size : 0;
+	if (mu) {
+		if (pending)
+			pthread_mutex_lock(mu);
+		/* A short write refunds what it did not grow, unless other writes
+		 * to the file are in flight (then the charge stays: conservative). */
+		if (reserved && done < len && (!pending || pd->count == 1)) {
+			uint64_t got = off + done > base ? off + done - base : 0;
 
-		vol_adjust(obj->exp, (int64_t)real - (int64_t)reserved);
+			vol_adjust(obj->exp, -(int64_t)(reserved - (got < reserved ? got : reserved)));
+		}
+		if (pending && --pd->count == 0)
+			pd->end = 0;
+		pthread_mutex_unlock(mu);
 	}
 	if (rc == 0 && stable == 1 && fdatasync(fd) != 0)
 		rc = -errno;
 	if (rc == 0 && stable == 2 && fsync(fd) != 0)
 		rc = -errno;
 out:
-	if (mu)
-		pthread_mutex_unlock(mu);
 	fstat(fd, &obj->st);
-	close(fd);
+	if (owned)
+		close(fd);
 	return rc;
 }
 
@@ -928,13 +1211,17 @@ int vol_commit(struct vol_obj *obj, const struct vol_cred *cred)
 
 	if (!S_ISREG(obj->st.st_mode))
 		return S_ISDIR(obj->st.st_mode) ? -EISDIR : -EINVAL;
-	fd = vol_reopen(obj, O_RDONLY); /* fsync needs no write access */
+	static const struct vol_cred as_root = {0, 0, 0, {0}};
+	bool owned = false;
+
+	(void)cred; /* fsync needs no access right */
+	fd = vol_iofd(obj, &as_root, false, &owned);
 	if (fd < 0)
 		return fd;
-	(void)cred;
 	if (fsync(fd) != 0)
 		rc = -errno;
-	close(fd);
+	if (owned)
+		close(fd);
 	return rc;
 }
 
@@ -999,7 +1286,8 @@ int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 	if (rc == 0 && sa && !excl_verf) {
 		struct vol_sattr rest = *sa;
 
-		rest.set_mode = false; /* applied by openat */
+		/* openat applied the process umask; NFS clients apply their own,
+		 * so set the mode they asked for exactly. */
 		if (rest.set_size && rest.size == (uint64_t)out->st.st_size)
 			rest.set_size = false;
 		rc = vol_setattr_nocred(out, &rest);
@@ -1021,8 +1309,7 @@ static int vol_apply_owner(struct vol_obj *o, const struct vol_sattr *sa)
 
 	if (!sa)
 		return 0;
-	rest = *sa;
-	rest.set_mode = false;
+	rest = *sa; /* mode again: mkdirat applied the umask */
 	rest.set_size = false;
 	if (vol_setattr_nocred(o, &rest) == 0)
 		return vol_refresh(o);
@@ -1105,10 +1392,13 @@ static int vol_unlink_common(struct vol_obj *dir, const struct vol_cred *cred, c
 		rc = -EISDIR;
 	} else if (isdir && !S_ISDIR(st.st_mode)) {
 		rc = -ENOTDIR;
-	} else if (unlinkat(dir->fd, nm, isdir ? AT_REMOVEDIR : 0) != 0) {
-		rc = -errno;
-	} else if (S_ISREG(st.st_mode) && st.st_nlink == 1) {
-		vol_adjust(dir->exp, -(int64_t)st.st_size);
+	} else {
+		/* Let the open-file cache release the object with its name. */
+		vol_drop_name(dir, nm, dir->exp->store);
+		if (unlinkat(dir->fd, nm, isdir ? AT_REMOVEDIR : 0) != 0)
+			rc = -errno;
+		else if (S_ISREG(st.st_mode) && st.st_nlink == 1)
+			vol_adjust(dir->exp, -(int64_t)st.st_size);
 	}
 	vol_unbecome(cred);
 	return rc;
@@ -1142,6 +1432,8 @@ int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_
 		return -EINVAL;
 	vol_become(cred);
 	had = fstatat(tdir->fd, t, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (had)
+		vol_drop_name(tdir, t, tdir->exp->store);
 	if (renameat(fdir->fd, f, tdir->fd, t) != 0)
 		rc = -errno;
 	else if (had && S_ISREG(st.st_mode) && st.st_nlink == 1) {

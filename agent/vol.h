@@ -85,11 +85,15 @@ struct vol_cred {
 struct vol_store;
 struct vol_export;
 
-/* An open object: O_PATH descriptor plus attributes at open time. */
+struct vol_fent;
+
+/* An open object: O_PATH descriptor plus attributes at open time. When fent
+ * is set the descriptor is borrowed from the store's open-file cache. */
 struct vol_obj {
 	struct vol_export *exp;   /* counted reference */
 	int fd;
 	struct stat st;
+	struct vol_fent *fent;
 };
 
 struct vol_sattr {
@@ -152,6 +156,12 @@ int vol_setattr(struct vol_obj *obj, const struct vol_cred *cred, const struct v
 int vol_readlink(struct vol_obj *obj, const struct vol_cred *cred, char *buf, size_t cap, size_t *len);
 int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
 	     size_t *got, bool *eof);
+/* Zero-copy read: instead of copying, give the caller a descriptor to send
+ * *n bytes from at off (sendfile/splice), with *eof. *fd must be closed by
+ * the caller when *owned. The size is sampled now: if the file shrinks before
+ * the caller sends, fewer bytes come out of the descriptor. */
+int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, size_t count,
+		int *fd, size_t *n, bool *eof, bool *owned);
 /* stable: 0 unstable, 1 data sync, 2 file sync; *committed gets what was done. */
 int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
 	      size_t len, int stable, int *committed);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -65,6 +66,8 @@ int nfs_live_start(struct nfs_live *l, const char *argv0, const char *const *exp
 	if (l->pid < 0)
 		return -errno;
 	if (l->pid == 0) {
+		/* Never outlive the test, even if it crashes. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		execv(exe, (char *const *)(uintptr_t)args);
 		_exit(127);
 	}

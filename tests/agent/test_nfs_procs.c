@@ -612,6 +612,20 @@ int main(int argc, char **argv)
 	}
 	CHECK(setsize(&f1, 5) == NFS3_OK && getattr(&f1, &at) == NFS3_OK && at.size == 5, "SETATTR size");
 
+	{
+		/* the mode asked for, not filtered by the server's umask */
+		CREATE3args a;
+
+		memset(&a, 0, sizeof(a));
+		a.where.dir = wire(&ra);
+		a.where.name = (char *)(uintptr_t)"m666";
+		a.how.mode = GUARDED;
+		a.how.createhow3_u.obj_attributes.mode.set_it = 1;
+		a.how.createhow3_u.obj_attributes.mode.set_mode3_u.mode = 0666;
+		RUN(K_CREATE, &R, rpc_nfs3_create_async(rpc, cb, &a, PD));
+		CHECK(R.st == NFS3_OK && (R.attr.mode & 07777) == 0666, "CREATE mode 0666 -> %o", R.attr.mode);
+	}
+
 	/* LOOKUP and its errors */
 	CHECK(lookup(&ra, "f1", &x) == NFS3_OK && R.attr.type == NF3REG, "LOOKUP f1");
 	CHECK(lookup(&f1, "x", NULL) == NFS3ERR_NOTDIR, "LOOKUP in a file -> %u", R.st);
@@ -755,6 +769,16 @@ int main(int argc, char **argv)
 	CHECK(getattr(&x, NULL) == NFS3ERR_STALE, "GETATTR of a deleted file -> %u", R.st);
 	CHECK(mkdir3(&ra, "gonedir", &y) == NFS3_OK && rmdir3(&ra, "gonedir") == NFS3_OK, "mkdir+rmdir");
 	CHECK(getattr(&y, NULL) == NFS3ERR_STALE, "GETATTR of a deleted dir -> %u", R.st);
+	/* the same after the handles were used (and cached by the server) */
+	CHECK(create(&ra, "gone2", UNCHECKED, NULL, &x) == NFS3_OK && write3(&x, 0, "abc", 3, UNSTABLE) == NFS3_OK &&
+	      read3(&x, 0, 3) == NFS3_OK && remove3(&ra, "gone2") == NFS3_OK, "use+remove");
+	CHECK(getattr(&x, NULL) == NFS3ERR_STALE && read3(&x, 0, 3) == NFS3ERR_STALE, "used then deleted -> %u", R.st);
+	CHECK(mkdir3(&ra, "gonedir2", &y) == NFS3_OK && getattr(&y, NULL) == NFS3_OK, "mkdir+use");
+	snprintf(path, sizeof(path), "%s/a/gonedir2", live.dir);
+	CHECK(rmdir(path) == 0 && getattr(&y, NULL) == NFS3ERR_STALE, "dir removed behind the server's back -> %u", R.st);
+	CHECK(create(&ra, "gone3", UNCHECKED, NULL, &x) == NFS3_OK && getattr(&x, NULL) == NFS3_OK, "create+use");
+	snprintf(path, sizeof(path), "%s/a/gone3", live.dir);
+	CHECK(unlink(path) == 0 && getattr(&x, NULL) == NFS3ERR_STALE, "file removed behind the server's back -> %u", R.st);
 	y = f1;
 	y.data[y.len - 1] ^= 1;
 	CHECK(getattr(&y, NULL) == NFS3ERR_BADHANDLE, "forged MAC -> %u", R.st);

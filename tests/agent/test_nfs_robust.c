@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -83,7 +84,8 @@ static size_t call(uint8_t *b, uint32_t xid, uint32_t rpcvers, uint32_t prog, ui
 	n += p32(b + n, 0);
 	n += p32(b + n, 0);
 	n += p32(b + n, 0);
-	memcpy(b + n, args, alen);
+	if (alen)
+		memcpy(b + n, args, alen);
 	n += alen;
 	p32(b, 0x80000000u | (uint32_t)(n - 4));
 	return n;
@@ -332,6 +334,88 @@ int main(int argc, char **argv)
 			b[i] = (uint8_t)rand();
 		send_all(fd, b, sizeof(b));
 		close(fd);
+	}
+	/* a client that asks for 64 MiB of READ replies and never reads them
+	 * must not hold up the others (the good client keeps running) */
+	{
+		char path[512];
+		FILE *f;
+		uint8_t fh[64], args[128];
+		uint32_t fhlen = 0, j;
+		int before, base, slow;
+
+		base = atomic_load(&good_ok);
+		sleep(1);
+		base = atomic_load(&good_ok) - base; /* calls per second, undisturbed */
+		before = atomic_load(&good_ok);
+
+		snprintf(path, sizeof(path), "%s/a/big", live.dir);
+		f = fopen(path, "w");
+		if (f) {
+			fseek(f, (1 << 20) - 1, SEEK_SET);
+			fputc('x', f);
+			fclose(f);
+		}
+		slow = dial();
+		{
+			size_t m = 0;
+
+			m += p32(args + m, 2);
+			memcpy(args + m, "/a\0\0", 4);
+			m += 4;
+			n = call(b, 900, 2, 100005, 3, 1, 0, args, m);
+			CHECK(!send_all(slow, b, n) && !reply(slow, r, sizeof(r), &len, 5000) && accept_stat(r, len) == 0 &&
+			      g32(r + 24) == 0, "MNT /a");
+			fhlen = g32(r + 28);
+			if (fhlen > 64)
+				fhlen = 0;
+			memcpy(fh, r + 32, fhlen);
+		}
+		{
+			size_t m = 0;
+
+			m += p32(args + m, fhlen);
+			memset(args + m, 0, (fhlen + 3) & ~3u);
+			memcpy(args + m, fh, fhlen);
+			m += (fhlen + 3) & ~3u;
+			m += p32(args + m, 3);
+			memcpy(args + m, "big\0", 4);
+			m += 4;
+			n = call(b, 901, 2, 100003, 3, 3, 0, args, m);
+			CHECK(!send_all(slow, b, n) && !reply(slow, r, sizeof(r), &len, 5000) && accept_stat(r, len) == 0 &&
+			      g32(r + 24) == 0, "LOOKUP big");
+			fhlen = g32(r + 28);
+			if (fhlen > 64)
+				fhlen = 0;
+			memcpy(fh, r + 32, fhlen);
+		}
+		for (j = 0; j < 64; j++) {
+			size_t m = 0;
+
+			m += p32(args + m, fhlen);
+			memset(args + m, 0, (fhlen + 3) & ~3u);
+			memcpy(args + m, fh, fhlen);
+			m += (fhlen + 3) & ~3u;
+			m += p32(args + m, 0);
+			m += p32(args + m, 0);
+			m += p32(args + m, 1u << 20);
+			n = call(b, 1000 + j, 2, 100003, 3, 6, 0, args, m);
+			if (send_all(slow, b, n))
+				break;
+		}
+		sleep(2);
+		{
+			uint8_t h[64];
+			int q = 0;
+
+			ioctl(slow, FIONREAD, &q);
+			CHECK(recv_all(slow, h, 44, 5000) == 0 && g32(h + 4 + 24) == 0 && g32(h + 4 + 28) == 1,
+			      "READ replies are real (accept %u status %u, %d bytes waiting)", g32(h + 4 + 20), g32(h + 4 + 24), q);
+		}
+		CHECK(atomic_load(&good_ok) - before > base / 20 && atomic_load(&good_bad) == 0,
+		      "others served while a client does not read (%d calls in 2 s, %d/s before)",
+		      atomic_load(&good_ok) - before, base);
+		close(slow);
 	}
 	/* a flood of connections */
 	{

@@ -144,8 +144,12 @@ START_TEST(test_set_exports_stale)
 	/* invalid sets change nothing */
 	cfg[1].fsid = cfg[0].fsid;
 	ck_assert_int_eq(vol_store_set(S, cfg, 2), -EINVAL);
-	ck_assert_ptr_nonnull(vol_export_at(S, 1));
-	vol_export_unref(vol_export_at(S, 1));
+	{
+		struct vol_export *e = vol_export_at(S, 1);
+
+		ck_assert_ptr_nonnull(e);
+		vol_export_unref(e);
+	}
 }
 END_TEST
 
@@ -201,6 +205,7 @@ START_TEST(test_capacity)
 	ck_assert_int_eq(vol_fsstat(&r, &fs), 0);
 	ck_assert_uint_eq(fs.tbytes, 1u << 20);
 	ck_assert_uint_eq(fs.fbytes, 0);
+	vol_obj_cleanup(&f);
 	ck_assert_int_eq(vol_remove(&r, &root, "f", 1), 0);
 	vol_store_stats(S, "vol0", &st);
 	ck_assert_uint_eq(st.used, 1000);
