@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/api_resource.h"
 #include "api/api_schema.h"
 
 #define VOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.Volume"
@@ -209,8 +210,35 @@ static json_t *intent_volume(const json_t *vol, const json_t *pl)
 	return e;
 }
 
+/* QoS of a volume entry: its own limit (throughputMibps, MiB/s) and, in
+ * FLEX pools, the pool-wide budget its volumes on a node share:
+ * "qos": {"mibps", "iops" (0 = none), "sharedPool", "sharedMibps", "sharedIops"}. */
+static void intent_qos(const struct api_math_params *p, struct db *db, const json_t *vol, json_t *e)
+{
+	char pname[800], parent[600];
+	const char *vn = api_json_str(vol, "name", "");
+	json_t *pool = NULL, *qos;
+	struct api_pool_math pm;
+
+	if (!e || vol_parent(vn, parent, sizeof(parent)) != AQ_OK)
+		return;
+	snprintf(pname, sizeof(pname), "%s/storagePools/%s", parent, api_json_str(vol, "storagePool", ""));
+	qos = json_pack("{s:f,s:I}", "mibps", api_json_double(vol, "throughputMibps", 0), "iops", (json_int_t)0);
+	if (qos && db_get(db, pname, &pool) == AQ_OK) {
+		api_pool_math_from(pool, &pm);
+		if (pm.level == API_LEVEL_FLEX) {
+			json_object_set_new(qos, "sharedPool", json_string(pname));
+			json_object_set_new(qos, "sharedMibps", json_real(api_math_pool_mibps(p, &pm)));
+			json_object_set_new(qos, "sharedIops", json_integer(api_math_pool_iops(p, &pm)));
+		}
+	}
+	json_object_set_new(e, "qos", qos);
+	json_decref(pool);
+}
+
 /* Build a node's intent body (without generation) from its placements. */
-static int intent_build(struct db *db, const json_t *node, json_t **out)
+static int intent_build(const struct api_math_params *srv_math, struct db *db, const json_t *node,
+			json_t **out)
 {
 	const char *nn = api_json_str(node, "name", "");
 	json_t *pls = NULL, *pl, *vols = json_array(), *dels = json_array(), *key = NULL;
@@ -232,6 +260,7 @@ static int intent_build(struct db *db, const json_t *node, json_t **out)
 		if (db_get(db, api_json_str(pl, "volume", ""), &vol) != AQ_OK)
 			continue;
 		json_array_append_new(vols, intent_volume(vol, pl));
+		intent_qos(srv_math, db, vol, json_array_get(vols, json_array_size(vols) - 1));
 		json_decref(vol);
 	}
 	snprintf(kname, sizeof(kname), "locsecrets/%s", api_json_str(node, "location", ""));
@@ -466,7 +495,7 @@ static int rec_node(struct srv *srv, struct db *db, const json_t *n)
 	int64_t gen = 0, applied = -1, now = rec_now_ms();
 	int pushed = 0;
 
-	if (intent_build(db, n, &intent) != AQ_OK || !(text = json_dumps(intent, JSON_COMPACT | JSON_SORT_KEYS)))
+	if (intent_build(&srv->cfg.math, db, n, &intent) != AQ_OK || !(text = json_dumps(intent, JSON_COMPACT | JSON_SORT_KEYS)))
 		goto out;
 	SHA256((const unsigned char *)text, strlen(text), sum);
 	for (size_t i = 0; i < sizeof(sum); i++)
