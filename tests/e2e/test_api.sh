@@ -141,6 +141,20 @@ expect_error 404 NOT_FOUND "get unknown operation"
 aq_req POST "$PL/operations/operation-nosuch:cancel" '{}'
 expect_error 404 NOT_FOUND "cancel unknown operation"
 
+aq_req POST "$PL/storagePools?storagePoolId=tmp-op" "$(pool_body PREMIUM 2048)"
+OP_TMP=$(printf '%s' "$BODY" | jq -r .name)
+aq_req DELETE "/v1/$OP_TMP"
+expect_status 200 "delete an operation record"
+aq_req GET "/v1/$OP_TMP"
+expect_error 404 NOT_FOUND "deleted operation is gone"
+aq_req GET "$PL/storagePools/tmp-op"
+expect_status 200 "deleting the operation left its pool"
+aq_req DELETE "$PL/storagePools/tmp-op"
+expect_status 200 "delete an empty pool"
+expect_jq '.response["@type"]' type.googleapis.com/google.protobuf.Empty "pool delete responds with Empty"
+aq_req POST "$PL/storagePools?storagePoolId=tmp-op&validateOnly=maybe" "$(pool_body PREMIUM 2048)"
+expect_error 400 INVALID_ARGUMENT "validateOnly must be true or false"
+
 # === volumes and the worked numbers =======================================
 aq_req POST "$PL/volumes?volumeId=v-prem?validateOnly=true" "$(vol_body prem 1500 s-prem)"
 expect_error 400 INVALID_ARGUMENT "volumeId with a '?' in it"
@@ -237,6 +251,18 @@ expect_status 400 "MANUAL -> AUTO refused"
 aq_req GET "$PL/storagePools/man"
 expect_jq .qosType MANUAL "pool still MANUAL"
 
+# Concurrent MANUAL creates never overcommit the budget: 12 x 300 MiB/s into 2560.
+aq_req POST "$PL/storagePools?storagePoolId=race" "$(pool_body PREMIUM 40960 '"qosType":"MANUAL"')"
+expect_status 200 "create a second MANUAL Premium 40 TiB pool"
+seq 12 | xargs -P 12 -I@ curl -s -o /dev/null -w '%{http_code}\n' -X POST -H "Authorization: Bearer $ADMIN" \
+	--data-binary "$(vol_body race 1024 s-race-@ '"throughputMibps":300')" "$AQ_URL$PL/volumes?volumeId=race-@" \
+	>"$AQ_TMP/race"
+expect_eq "exactly floor(2560 / 300) = 8 of 12 concurrent MANUAL creates fit" "8 4" \
+	"$(grep -c '^200$' "$AQ_TMP/race") $(grep -c '^400$' "$AQ_TMP/race")"
+aq_req GET "$PL/storagePools/race"
+expect_jq .availableThroughputMibps 160 "race pool: 2560 - 8 x 300 = 160 left"
+expect_jq .volumeCount 8 "race pool holds 8 volumes"
+
 # AUTO -> MANUAL: volumes keep the limit they had.
 aq_req POST "$PL/storagePools?storagePoolId=auto2man" "$(pool_body PREMIUM 2048)"
 expect_status 200 "create AUTO Premium 2 TiB pool"
@@ -272,6 +298,101 @@ aq_req POST "$PL/storagePools?storagePoolId=std-small" "$(pool_body STANDARD 204
 expect_error 400 INVALID_ARGUMENT "Standard pool under 2 TiB"
 aq_req POST "$PL/storagePools?storagePoolId=std-big" "$(pool_body STANDARD 204801)"
 expect_error 400 INVALID_ARGUMENT "Standard pool over 200 TiB"
+
+# FLEX default performance: 16 MiB/s per TiB capped at 1,600; IOPS 1,024 per TiB capped at 60,000.
+aq_req POST "$PL/storagePools?storagePoolId=flex-huge" "$(pool_body FLEX 307200)"
+expect_status 200 "create FLEX 300 TiB pool (largest Flex)"
+expect_jq .response.totalThroughputMibps 1600 "FLEX 300 TiB: 4,800 capped at 1,600 MiB/s"
+expect_jq .response.totalIops 60000 "FLEX 300 TiB: IOPS capped at 60,000"
+aq_req POST "$PL/storagePools?storagePoolId=flex-over" "$(pool_body FLEX 307201)"
+expect_error 400 INVALID_ARGUMENT "FLEX pool over 300 TiB"
+aq_req PATCH "$PL/storagePools/flex-dflt?updateMask=capacityGib" '{"capacityGib":"9216"}'
+expect_error 400 INVALID_ARGUMENT "FLEX pools only grow"
+aq_req PATCH "$PL/storagePools/flex-dflt?updateMask=capacityGib" '{"capacityGib":"20480"}'
+expect_status 200 "FLEX pool grows"
+expect_jq .response.totalThroughputMibps 320 "FLEX default: 20 TiB x 16 = 320 MiB/s"
+aq_req POST "$PL/volumes?volumeId=v-flex1" "$(vol_body flex-dflt 1 s-flex1)"
+expect_status 200 "FLEX volume of 1 GiB"
+aq_req POST "$PL/storagePools?storagePoolId=flex-iops" \
+	"$(pool_body FLEX 1024 '"customPerformanceEnabled":true,"totalThroughputMibps":"5120","totalIops":"160001"')"
+expect_error 400 INVALID_ARGUMENT "FLEX custom totalIops over 160,000"
+aq_req POST "$PL/storagePools?storagePoolId=flex-max" \
+	"$(pool_body FLEX 1024 '"customPerformanceEnabled":true,"totalThroughputMibps":"5120"')"
+expect_status 200 "FLEX custom at the 5,120 MiB/s maximum"
+expect_jq .response.totalIops 81920 "FLEX custom 5,120 MiB/s -> 16 x 5,120 = 81,920 IOPS"
+aq_req POST "$PL/storagePools?storagePoolId=prem-custom" "$(pool_body PREMIUM 2048 '"customPerformanceEnabled":true,"totalThroughputMibps":"128"')"
+expect_error 400 INVALID_ARGUMENT "custom performance outside FLEX"
+
+# Standard: 16 MiB/s per TiB, volume cap 1,600 MiB/s.
+aq_req POST "$PL/storagePools?storagePoolId=std" "$(pool_body STANDARD 204800)"
+expect_status 200 "Standard 200 TiB pool"
+aq_req POST "$PL/volumes?volumeId=v-std" "$(vol_body std 10240 s-std)"
+expect_jq .response.throughputMibps 160 "Standard 10 TiB volume -> 160 MiB/s"
+aq_req POST "$PL/storagePools?storagePoolId=std-tier" "$(pool_body STANDARD 2048 '"allowAutoTiering":true')"
+expect_error 400 INVALID_ARGUMENT "auto-tiering on a Standard pool"
+aq_req POST "$PL/volumes?volumeId=v-std-large" "$(vol_body std 20480 s-std-large '"largeCapacity":true')"
+expect_error 400 INVALID_ARGUMENT "large-capacity volume in a Standard pool"
+
+# Large-capacity volumes: 15 TiB-3 PiB, capped at 30,720 MiB/s.
+aq_req POST "$PL/storagePools?storagePoolId=ext-huge" "$(pool_body EXTREME 307200)"
+expect_status 200 "Extreme 300 TiB pool"
+aq_req POST "$PL/volumes?volumeId=v-large" "$(vol_body ext-huge 256000 s-large '"largeCapacity":true')"
+expect_status 200 "large-capacity Extreme volume of 250 TiB"
+expect_jq .response.throughputMibps 30720 "large volume: 250 TiB x 128 = 32,000 capped at 30,720"
+aq_req POST "$PL/volumes?volumeId=v-large-small" "$(vol_body ext-huge 15359 s-large-small '"largeCapacity":true')"
+expect_error 400 INVALID_ARGUMENT "large-capacity volume under 15 TiB"
+aq_req POST "$PL/volumes?volumeId=v-large-min" "$(vol_body ext-huge 15360 s-large-min '"largeCapacity":true')"
+expect_status 200 "large-capacity volume of exactly 15 TiB"
+expect_jq .response.throughputMibps 1920 "large volume 15 TiB x 128 = 1,920"
+
+# Auto-tiering: only in pools with allowAutoTiering, which stays on; 2..183 days, default 31.
+aq_req POST "$PL/volumes?volumeId=v-tier-no" "$(vol_body prem 100 s-tier-no '"tieringPolicy":{"tierAction":"ENABLED"}')"
+expect_error 400 INVALID_ARGUMENT "tieringPolicy in a pool without allowAutoTiering"
+aq_req POST "$PL/storagePools?storagePoolId=tier" "$(pool_body PREMIUM 4096 '"allowAutoTiering":true')"
+expect_status 200 "Premium pool with allowAutoTiering"
+aq_req POST "$PL/volumes?volumeId=v-tier" "$(vol_body tier 1024 s-tier '"tieringPolicy":{"tierAction":"ENABLED"}')"
+expect_status 200 "volume with tiering enabled"
+expect_jq .response.tieringPolicy.coolingThresholdDays 31 "coolingThresholdDays defaults to 31"
+expect_jq .response.throughputMibps 64 "tiering volume with nothing cold: 1 TiB hot x 64"
+aq_req POST "$PL/volumes?volumeId=v-tier1" "$(vol_body tier 100 s-tier1 '"tieringPolicy":{"tierAction":"ENABLED","coolingThresholdDays":1}')"
+expect_error 400 INVALID_ARGUMENT "coolingThresholdDays 1"
+aq_req POST "$PL/volumes?volumeId=v-tier184" "$(vol_body tier 100 s-tier184 '"tieringPolicy":{"tierAction":"ENABLED","coolingThresholdDays":184}')"
+expect_error 400 INVALID_ARGUMENT "coolingThresholdDays 184"
+aq_req POST "$PL/volumes?volumeId=v-tier183" "$(vol_body tier 100 s-tier183 '"tieringPolicy":{"tierAction":"PAUSED","coolingThresholdDays":183}')"
+expect_status 200 "coolingThresholdDays 183"
+aq_req PATCH "$PL/volumes/v-tier?updateMask=tieringPolicy.coolingThresholdDays" '{"tieringPolicy":{"coolingThresholdDays":2}}'
+expect_status 200 "patch a nested mask path"
+aq_req GET "$PL/volumes/v-tier"
+expect_jq .tieringPolicy.coolingThresholdDays 2 "nested path changed"
+expect_jq .tieringPolicy.tierAction ENABLED "sibling of the nested path untouched"
+aq_req PATCH "$PL/storagePools/tier?updateMask=allowAutoTiering" '{"allowAutoTiering":false}'
+expect_status 400 "allowAutoTiering cannot be switched off"
+aq_req PATCH "$PL/storagePools/prem?updateMask=allowAutoTiering&validateOnly=true" '{"allowAutoTiering":true}'
+expect_status 200 "allowAutoTiering can be switched on (validateOnly)"
+
+# Volumes move between Premium and Extreme pools only.
+aq_req PATCH "$PL/volumes/v-ext4?updateMask=storagePool" '{"storagePool":"ext-huge"}'
+expect_status 200 "move a volume to another Extreme pool"
+aq_req PATCH "$PL/volumes/v-ext4?updateMask=storagePool" '{"storagePool":"flex-dflt"}'
+expect_error 400 INVALID_ARGUMENT "move a volume into a FLEX pool"
+aq_req GET "$PL/volumes/v-ext4"
+expect_jq .storagePool "projects/$P/locations/$L/storagePools/ext-huge" "volume now in ext-huge"
+aq_req GET "$PL/storagePools/ext"
+expect_jq .volumeCount 0 "the pool it left is empty"
+
+# validateOnly on the top-level resources
+aq_req POST "/v1/projects?projectId=vo-proj&validateOnly=true" '{}'
+expect_status 200 "validateOnly project create"
+aq_req GET /v1/projects/vo-proj
+expect_error 404 NOT_FOUND "validateOnly project create stored nothing"
+aq_req POST "/v1/locations?locationId=vo-loc&validateOnly=true" '{}'
+expect_status 200 "validateOnly location create"
+aq_req GET /v1/locations/vo-loc
+expect_error 404 NOT_FOUND "validateOnly location create stored nothing"
+aq_req POST "/v1/projects?projectId=1bad" '{}'
+expect_error 400 INVALID_ARGUMENT "bad project ID"
+aq_req POST "/v1/locations?locationId=bad_loc" '{}'
+expect_error 400 INVALID_ARGUMENT "bad location ID"
 
 # === PATCH with updateMask =================================================
 aq_req PATCH "$PL/storagePools/prem?updateMask=description" '{"description":"second","capacityGib":"4096","labels":{}}'
@@ -490,6 +611,14 @@ expect_eq "body over 1 MiB: pool list unchanged" "$before" "$(count "$PL/storage
 aq_req GET "$PL/storagePools/big"
 expect_error 404 NOT_FOUND "the oversized create stored nothing"
 
+# exactly 1 MiB is within the cap
+body=$(pool_body PREMIUM 2048)
+head -c $((1024 * 1024 - ${#body})) /dev/zero | tr '\0' ' ' >"$AQ_TMP/max.json"
+printf '%s' "$body" >>"$AQ_TMP/max.json"
+ok "the boundary body is exactly 1 MiB" test "$(stat -c %s "$AQ_TMP/max.json")" = 1048576
+aq_req POST "$PL/storagePools?storagePoolId=max-body" "@$AQ_TMP/max.json"
+expect_status 200 "a body of exactly 1 MiB is accepted"
+
 bad_vol() { # DESC HTTP STATUSNAME QUERY BODY
 	local before after
 	before=$(count "$PL/volumes" volumes)
@@ -606,6 +735,19 @@ expect_error 403 PERMISSION_DENIED "proj-b admin cannot read proj-a"
 aq_req_as "$PADMIN_B" GET "/v1/projects/proj-b/locations/$L/storagePools/secret"
 expect_status 200 "proj-b's pool is still there"
 
+# A volume cannot name another project's pool, and learns nothing from trying.
+aq_req_as "$EDITOR" POST "$PL/volumes?volumeId=x-proj" "$(vol_body "projects/proj-b/locations/$L/storagePools/secret" 100 s-x-proj)"
+x_real="$STATUS $(printf '%s' "$BODY" | sed 's/secret/@POOL@/g')"
+expect_status 400 "volume naming a pool of another project"
+aq_req_as "$EDITOR" POST "$PL/volumes?volumeId=x-proj" "$(vol_body "projects/proj-b/locations/$L/storagePools/nothere" 100 s-x-proj)"
+expect_eq "same answer whether the other project's pool exists or not" "$x_real" \
+	"$STATUS $(printf '%s' "$BODY" | sed 's/nothere/@POOL@/g')"
+NODE=$(aq_token "$D" node)
+aq_req_as "$NODE" GET "$PL/storagePools"
+expect_error 403 PERMISSION_DENIED "a node token cannot read a project"
+aq_req_as "$NODE" GET /v1/projects
+expect_error 403 PERMISSION_DENIED "a node token cannot list projects"
+
 # === metrics ================================================================
 # Resource counts, from what the API lists (projects: proj-a, proj-b).
 n_pool=0
@@ -637,6 +779,48 @@ expect_eq "metrics: pool count" "$n_pool" "$(metric 'aquifer_resources{kind="poo
 expect_eq "metrics: volume count" "$n_vol" "$(metric 'aquifer_resources{kind="volume"}')"
 expect_eq "metrics: project count" 2 "$(metric 'aquifer_resources{kind="project"}')"
 expect_eq "metrics: location count" 2 "$(metric 'aquifer_resources{kind="location"}')"
+
+# === beyond one page: more than 1,000 pools and volumes ======================
+# Server-side scans that read only the first page of a collection miss what
+# lies past it. Eight concurrent clients also check that no create is refused
+# because another one holds the database.
+MANY=1001
+burst() { # URL-PREFIX BODY-TEMPLATE (@N@ is the item number) -> prints "HTTP-status count" lines
+	seq "$MANY" | xargs -P 8 -I@N@ curl -s -o /dev/null -w '%{http_code}\n' --max-time 120 -X POST \
+		-H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' \
+		--data-binary "$2" "$1" | sort | uniq -c | awk '{print $2 "x" $1}' | xargs
+}
+aq_req POST "/v1/projects?projectId=aa-many" '{}'
+expect_status 200 "create project aa-many"
+aq_req POST "/v1/projects?projectId=zz-last" '{}'
+expect_status 200 "create project zz-last"
+AM=/v1/projects/aa-many/locations/$L
+expect_eq "$MANY concurrent pool creates all succeed" "200x$MANY" \
+	"$(burst "$AQ_URL$AM/storagePools?storagePoolId=p-@N@" '{"serviceLevel":"STANDARD","capacityGib":"2048"}')"
+aq_req POST "$AM/storagePools?storagePoolId=flex-many" "$(pool_body FLEX 1024)"
+expect_jq .response.totalThroughputMibps 16 "FLEX 1 TiB pool: 16 MiB/s"
+expect_eq "$MANY concurrent volume creates all succeed" "200x$MANY" \
+	"$(burst "$AQ_URL$AM/volumes?volumeId=v-@N@" '{"storagePool":"flex-many","capacityGib":"1","shareName":"many-@N@","protocols":["NFSV3"]}')"
+aq_req GET "$AM/storagePools/flex-many"
+expect_jq .volumeCount "$MANY" "pool counts all $MANY volumes"
+expect_jq .volumeCapacityGib "$MANY" "pool sums all $MANY volumes' capacity"
+aq_req PATCH "$AM/storagePools/flex-many?updateMask=capacityGib" '{"capacityGib":"2048"}'
+expect_status 200 "grow the FLEX pool to 2 TiB"
+expect_eq "every FLEX volume follows the pool to 32 MiB/s (2 TiB x 16)" "32x$MANY" \
+	"$(aq_list_all "$AM/volumes" volumes | jq -r .throughputMibps | sort | uniq -c | awk '{print $2 "x" $1}' | xargs)"
+aq_req POST "/v1/projects/zz-last/locations/$L/storagePools?storagePoolId=mine" "$(pool_body STANDARD 2048)"
+expect_status 200 "a pool in project zz-last (sorted after $MANY other pools)"
+aq_req DELETE /v1/projects/zz-last
+expect_error 400 FAILED_PRECONDITION "delete a project whose pool sorts past the first 1,000"
+aq_req GET /v1/projects/zz-last/locations/$L/storagePools/mine
+expect_status 200 "its pool is still there"
+aq_req DELETE /v1/locations/eu-west4
+expect_error 400 FAILED_PRECONDITION "delete a location whose pools sort past the first 1,000"
+aq_req POST "/v1/locations?locationId=empty-loc" '{}'
+aq_req DELETE /v1/locations/empty-loc
+expect_status 200 "delete an empty location"
+aq_req GET /v1/locations/empty-loc
+expect_error 404 NOT_FOUND "deleted location is gone"
 
 # === unknown paths and methods =============================================
 aq_req GET /v1/nothing-here

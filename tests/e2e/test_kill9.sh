@@ -41,6 +41,8 @@ burst_volumes() {
 			jq -r '[.response.name, .name] | join(" ")' "$out" >>"$AQ_TMP/ack.$n"
 		elif [ "$code" = 000 ]; then
 			break   # the server is gone
+		else
+			echo "b$n-$i: HTTP $code $(head -c 200 "$out")" >>"$AQ_TMP/refused"
 		fi
 	done
 }
@@ -55,6 +57,8 @@ burst_pools() {
 			jq -r '[.response.name, .name] | join(" ")' "$out" >>"$AQ_TMP/ack.pools"
 		elif [ "$code" = 000 ]; then
 			break
+		else
+			echo "bp-$i: HTTP $code $(head -c 200 "$out")" >>"$AQ_TMP/refused"
 		fi
 	done
 }
@@ -79,6 +83,8 @@ n_acked=$(acked)
 echo "# killed aquiferd after $n_at_kill acknowledged creates; $n_acked acknowledged in all"
 ok "the kill came in the middle of the burst ($n_acked of $((LOOPS * PER_LOOP + POOL_CREATES)) acknowledged)" \
 	test "$n_acked" -ge "$KILL_AFTER" -a "$n_acked" -lt $((LOOPS * PER_LOOP + POOL_CREATES))
+
+expect_eq "no create was refused while the server was up" "" "$(cat "$AQ_TMP/refused" 2>/dev/null)"
 
 # Restart on the same database.
 aq_start "$D" || { aq_failed "aquiferd restarts on the same db"; aq_finish; }
