@@ -636,7 +636,10 @@ schemas.Shelf = {
 schemas.ListShelvesResponse = { type: 'object', properties: { shelves: { type: 'array', items: { $ref: '#/components/schemas/Shelf' } }, nextPageToken: { type: 'string' } } };
 schemas.JoinToken = {
   type: 'object',
-  properties: { token: str('A node-role bearer token bound to the location.'), expireTime: { type: 'string', format: 'date-time' }, location: str('') },
+  properties: {
+    token: str('A node-role bearer token bound to the location.'), expireTime: { type: 'string', format: 'date-time' }, location: str(''),
+    installCommand: str('The one line to run on the new node (deploy/install-agent.sh), shelf path to adapt.'),
+  },
   required: ['token', 'expireTime'],
 };
 schemas.AgentJoinRequest = {

@@ -294,6 +294,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				aq_fail(&req->msg, AQ_EINVAL, "too many query parameters (at most %d)", SRV_MAX_QUERY - 1);
 				req_set_error(req, AQ_EINVAL);
 			}
+			authz = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+			snprintf(req->host, sizeof(req->host), "%s", authz ? authz : srv->cfg.listen);
 			authz = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
 			if (authz && !(req->authz = strdup(authz)))
 				return MHD_NO;

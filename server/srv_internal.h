@@ -90,6 +90,7 @@ struct srv_req {
 	char *qval[SRV_MAX_QUERY];
 	int nquery;
 	char *authz;                /* Authorization header, copied */
+	char host[256];             /* Host header, for links the answer gives */
 	char *body_raw;
 	size_t body_len;
 	bool body_too_big;

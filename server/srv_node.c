@@ -441,6 +441,15 @@ int srv_h_join_token(struct srv_req *req, json_t **resp)
 	gmtime_r(&t, &tm);
 	strftime(exp, sizeof(exp), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	*resp = json_pack("{s:s,s:s,s:s}", "token", tok, "expireTime", exp, "location", req->params[0]);
+	if (*resp) {
+		char cmd[6000];
+
+		/* the one line an admin runs on the new node (deploy/install-agent.sh) */
+		snprintf(cmd, sizeof(cmd),
+			 "install-agent.sh --server http://%s --token %s --location %s --shelf /srv/aquifer/shelf",
+			 req->host, tok, req->params[0]);
+		json_object_set_new(*resp, "installCommand", json_string(cmd));
+	}
 	free(tok);
 	return *resp ? AQ_OK : AQ_ENOMEM;
 }
