@@ -30,6 +30,17 @@ for flavour in ${AQ_FLAVOURS:-debug asan}; do
     done
   fi
 done
+# The libFuzzer harnesses over every network parser, for a bounded time.
+echo "== fuzz: ${AQ_FUZZ_SECONDS:-20} s per harness =="
+frc=0
+FUZZ_OUT="$out/fuzz" sh "$out/src/fuzz/run.sh" "${AQ_FUZZ_SECONDS:-20}" >"$out/fuzz.log" 2>&1 || frc=$?
+tail -n 5 "$out/fuzz.log"
+case $frc in
+0) ;;
+77) echo "fuzz: skipped (no clang)";;
+*) echo "fuzz: FAILED (see $out/fuzz.log)"; status=1;;
+esac
+
 # One closing line for CI: the sum over every suite of both builds.
 pass=0; fail=0
 for t in $(find "$out" -name '*.trs' 2>/dev/null); do
