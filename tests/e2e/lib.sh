@@ -149,13 +149,19 @@ aq_pick_port() {
 	return 1
 }
 
-# aq_start DIR: start aquiferd on a free port with DIR/aq.db (DIR is created),
-# wait for /healthz. Sets AQ_PID, AQ_PORT, AQ_URL. The log is DIR/aquiferd.log.
+# aq_start DIR [PORT]: start aquiferd on PORT (default: a free port) with
+# DIR/aq.db (DIR is created), wait for /healthz. Sets AQ_PID, AQ_PORT, AQ_URL.
+# The log is DIR/aquiferd.log. A restart keeps its port with PORT=$AQ_PORT, so
+# that joined agents still find it.
 aq_start() {
-	local dir=$1 tries
+	local dir=$1 port=${2:-} tries
 	mkdir -p "$dir"
 	for tries in 1 2 3 4 5; do
-		AQ_PORT=$(aq_pick_port) || { aq_failed "pick a free port"; return 1; }
+		if [ -n "$port" ]; then
+			AQ_PORT=$port
+		else
+			AQ_PORT=$(aq_pick_port) || { aq_failed "pick a free port"; return 1; }
+		fi
 		AQ_URL=http://127.0.0.1:$AQ_PORT
 		"$AQUIFERD" --listen "127.0.0.1:$AQ_PORT" --db "$dir/aq.db" >>"$dir/aquiferd.log" 2>&1 &
 		AQ_PID=$!
@@ -332,4 +338,33 @@ aq_op_wait() {
 aq_join_token() {
 	aq_req POST "/v1/locations/$1:joinToken" '{}'
 	printf '%s' "$BODY" | jq -r .token
+}
+
+# aq_mutate METHOD PATH [BODY]: aq_req, then, when the answer is an operation
+# that is not done yet (volumes wait for their node), poll it until done;
+# BODY is then the finished operation. Refusals are left as they came.
+aq_mutate() {
+	local op
+	aq_req "$@"
+	[ "$STATUS" = 200 ] || return 0
+	op=$(printf '%s' "$BODY" | jq -r 'select(.done == false) | .name // empty' 2>/dev/null)
+	[ -n "$op" ] && aq_op_wait "$op" 60
+	return 0
+}
+
+# aq_agent_for LOCATION: join one storage node (ceiling high enough never to
+# limit placement) to LOCATION of the server in $AQ_TMP/srv, with its own shelf.
+aq_agent_for() {
+	local join
+	join=$(aq_join_token "$1")
+	aq_agent_start "$AQ_TMP/srv" "node-$1" "$1" "$AQ_TMP/shelf-$1" "$join" 100000000
+}
+
+# aq_mutate_as TOKEN METHOD PATH [BODY]
+aq_mutate_as() {
+	local save=$TOK
+	TOK=$1
+	shift
+	aq_mutate "$@"
+	TOK=$save
 }

@@ -63,11 +63,45 @@ expect_jq '.mountOptions[0].exportFull' "127.0.0.1:/va" "mountOptions name the a
 ok "mountOptions give the port of one of the nodes" test "$VA_PORT" = "$N1_NFS" -o "$VA_PORT" = "$N2_NFS"
 
 # Real NFS traffic to the volume where mountOptions say.
-head -c 3000000 /dev/urandom >"$AQ_TMP/data.bin"
+head -c $((64 << 20)) /dev/urandom >"$AQ_TMP/data.bin"
 URL="nfs://127.0.0.1/va/data.bin?version=3&nfsport=$VA_PORT&mountport=$VA_PORT"
-ok "nfs-cp writes a file to va" nfs-cp "$AQ_TMP/data.bin" "$URL"
+ok "nfs-cp writes a 64 MiB file to va" nfs-cp "$AQ_TMP/data.bin" "$URL"
+ok "nfs-ls lists it" sh -c "nfs-ls 'nfs://127.0.0.1/va?version=3&nfsport=$VA_PORT&mountport=$VA_PORT' | grep -q data.bin"
 nfs-cat "$URL" >"$AQ_TMP/back.bin" 2>/dev/null
 expect_eq "nfs-cat reads the same bytes" "$(sha256sum <"$AQ_TMP/data.bin" | cut -c1-64)" "$(sha256sum <"$AQ_TMP/back.bin" | cut -c1-64)"
+
+# Export rules from the API reach the data path (on the node with room left).
+rule_vol() { # ID RULES-JSON
+	printf '{"storagePool":"sp","capacityGib":"100","protocols":["NFSV3"],"shareName":"%s","throughputMibps":10,
+	  "exportPolicy":{"rules":%s}}' "$1" "$2"
+}
+aq_req POST "$P/volumes?volumeId=vro" "$(rule_vol vro '[{"allowedClients":"127.0.0.1","accessType":"READ_ONLY","squashMode":"NO_ROOT_SQUASH"}]')"
+aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 20
+aq_req GET "$P/volumes/vro"
+RO_PORT=$(printf '%s' "$BODY" | jq -r '.mountOptions[0].port')
+head -c 4096 /dev/urandom >"$AQ_TMP/small.bin"
+if nfs-cp "$AQ_TMP/small.bin" "nfs://127.0.0.1/vro/x?version=3&nfsport=$RO_PORT&mountport=$RO_PORT" 2>/dev/null; then
+	aq_failed "a READ_ONLY export refuses writes"
+else
+	aq_pass "a READ_ONLY export refuses writes"
+fi
+aq_req POST "$P/volumes?volumeId=vfar" "$(rule_vol vfar '[{"allowedClients":"10.9.9.9","accessType":"READ_WRITE"}]')"
+aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 20
+aq_req GET "$P/volumes/vfar"
+FAR_PORT=$(printf '%s' "$BODY" | jq -r '.mountOptions[0].port')
+if nfs-ls "nfs://127.0.0.1/vfar?version=3&nfsport=$FAR_PORT&mountport=$FAR_PORT" >/dev/null 2>&1; then
+	aq_failed "a client outside allowedClients is refused at MNT"
+else
+	aq_pass "a client outside allowedClients is refused at MNT"
+fi
+# Changing the rules through the API takes effect without a restart.
+aq_req PATCH "$P/volumes/vfar?updateMask=exportPolicy" '{"exportPolicy":{"rules":[{"allowedClients":"127.0.0.0/8","accessType":"READ_WRITE","squashMode":"NO_ROOT_SQUASH"}]}}'
+aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 20
+ok "after a PATCH of exportPolicy the client mounts" nfs-ls "nfs://127.0.0.1/vfar?version=3&nfsport=$FAR_PORT&mountport=$FAR_PORT"
+for v in vro vfar; do
+	aq_req DELETE "$P/volumes/$v"
+	aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 20
+done
 
 # --- 2. placement within ceilings ------------------------------------------
 aq_req POST "$P/volumes?volumeId=vb" "$(vol vb 600)"
@@ -140,6 +174,21 @@ aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 20
 aq_req GET "$P/volumes/vb"
 expect_status 404 "vb is gone once deleted"
 ok "vb's data left the shelf" test "$(ls "$SHELF/volumes" | wc -l)" -eq 1
+# A volume its node cannot serve fails its operation with the node's reason.
+aq_req POST "/v1/locations?locationId=west" '{}'
+WSHELF=$AQ_TMP/west-shelf
+mkdir -p "$WSHELF" && : >"$WSHELF/volumes" # a file where the volumes folder belongs
+aq_agent_start "$D" w1 west "$WSHELF" "$(aq_join_token west)" || exit 1
+W=/v1/projects/acme/locations/west
+aq_req POST "$W/storagePools?storagePoolId=wp" '{"serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_req POST "$W/volumes?volumeId=wv" '{"storagePool":"wp","capacityGib":"100","protocols":["NFSV3"],"shareName":"wv"}'
+aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 20
+expect_jq .error.code 13 "the create fails (INTERNAL) when the node cannot attach the volume"
+expect_true '.error.message | test("could not serve")' "the operation says why"
+aq_req GET "$W/volumes/wv"
+expect_jq .state ERROR "the volume shows ERROR"
+expect_true '.stateDetails | test("w1")' "stateDetails names the node"
+
 # Nodes: a READY node cannot be forgotten; the DOWN one, which holds nothing now, can.
 [ "$HOLD" = n1 ] && ALIVE=n2 || ALIVE=n1
 aq_req DELETE "/v1/nodes/$ALIVE"
@@ -147,5 +196,5 @@ expect_error 400 FAILED_PRECONDITION "a READY node holding volumes is not delete
 aq_req DELETE "/v1/nodes/$HOLD"
 expect_status 200 "the DOWN node is deleted"
 aq_req GET /v1/nodes
-expect_jq '.nodes | length' 1 "one node left"
+expect_jq '[.nodes[] | select(.location == "east")] | length' 1 "one node left in east"
 aq_finish

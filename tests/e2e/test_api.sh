@@ -46,6 +46,10 @@ aq_req POST "/v1/locations?locationId=eu-west4"
 expect_status 200 "cluster admin creates a second location without a body"
 aq_req POST "/v1/locations?locationId=$L" '{}'
 expect_error 409 ALREADY_EXISTS "duplicate location"
+# Volumes are placed on storage nodes: one node per location, with a ceiling
+# high enough that placement never limits what this test checks.
+aq_agent_for "$L" || { aq_failed "a storage node joins $L"; aq_finish; }
+aq_agent_for eu-west4 || { aq_failed "a storage node joins eu-west4"; aq_finish; }
 aq_req GET /v1/locations
 expect_status 200 "admin lists locations"
 expect_jq '[.locations[].name] | sort | join(",")' "locations/eu-west4,locations/$L" "admin location list"
@@ -141,11 +145,25 @@ expect_error 404 NOT_FOUND "get unknown operation"
 aq_req POST "$PL/operations/operation-nosuch:cancel" '{}'
 expect_error 404 NOT_FOUND "cancel unknown operation"
 
+aq_req POST "$PL/storagePools?storagePoolId=tmp-op" "$(pool_body PREMIUM 2048)"
+OP_TMP=$(printf '%s' "$BODY" | jq -r .name)
+aq_req DELETE "/v1/$OP_TMP"
+expect_status 200 "delete an operation record"
+aq_req GET "/v1/$OP_TMP"
+expect_error 404 NOT_FOUND "deleted operation is gone"
+aq_req GET "$PL/storagePools/tmp-op"
+expect_status 200 "deleting the operation left its pool"
+aq_req DELETE "$PL/storagePools/tmp-op"
+expect_status 200 "delete an empty pool"
+expect_jq '.response["@type"]' type.googleapis.com/google.protobuf.Empty "pool delete responds with Empty"
+aq_req POST "$PL/storagePools?storagePoolId=tmp-op&validateOnly=maybe" "$(pool_body PREMIUM 2048)"
+expect_error 400 INVALID_ARGUMENT "validateOnly must be true or false"
+
 # === volumes and the worked numbers =======================================
-aq_req POST "$PL/volumes?volumeId=v-prem?validateOnly=true" "$(vol_body prem 1500 s-prem)"
+aq_mutate POST "$PL/volumes?volumeId=v-prem?validateOnly=true" "$(vol_body prem 1500 s-prem)"
 expect_error 400 INVALID_ARGUMENT "volumeId with a '?' in it"
 n_before=$(count "$PL/volumes" volumes)
-aq_req POST "$PL/volumes?volumeId=v-prem&validateOnly=true" "$(vol_body prem 1500 s-prem)"
+aq_mutate POST "$PL/volumes?volumeId=v-prem&validateOnly=true" "$(vol_body prem 1500 s-prem)"
 expect_status 200 "validateOnly volume create"
 expect_jq .response.throughputMibps 93.75 "validateOnly: Premium 1,500 GiB -> 93.75 MiB/s"
 expect_jq .response.name "projects/$P/locations/$L/volumes/v-prem" "validateOnly: computed name"
@@ -154,7 +172,7 @@ aq_req GET "$PL/volumes/v-prem"
 expect_error 404 NOT_FOUND "validateOnly stored no volume"
 expect_eq "validateOnly: volume list unchanged" "$n_before" "$(count "$PL/volumes" volumes)"
 
-aq_req POST "$PL/volumes?volumeId=v-prem" "$(vol_body prem 1500 s-prem '"description":"d1","labels":{"k":"v"}')"
+aq_mutate POST "$PL/volumes?volumeId=v-prem" "$(vol_body prem 1500 s-prem '"description":"d1","labels":{"k":"v"}')"
 expect_status 200 "create Premium 1,500 GiB volume"
 expect_jq .response.throughputMibps 93.75 "Premium 1,500 GiB -> 93.75 MiB/s"
 OP_VPREM=$(printf '%s' "$BODY" | jq -r .name)
@@ -163,7 +181,7 @@ expect_status 200 "get volume"
 expect_jq .throughputMibps 93.75 "stored volume throughput 93.75"
 expect_jq '.capacityGib | type' string "volume capacityGib is a JSON string"
 expect_jq .capacityGib 1500 "volume capacityGib"
-expect_jq .storagePool "projects/$P/locations/$L/storagePools/prem" "volume storagePool resolved to its full name"
+expect_jq .storagePool prem "volume storagePool is the pool ID"
 expect_true '.state == "READY" or .state == "CREATING"' "volume state"
 aq_req GET "$PL/storagePools/prem"
 expect_jq .volumeCount 1 "pool volumeCount after one volume"
@@ -171,26 +189,26 @@ expect_jq .volumeCapacityGib 1500 "pool volumeCapacityGib after one volume"
 
 aq_req POST "$PL/storagePools?storagePoolId=ext" "$(pool_body EXTREME 8192)"
 expect_status 200 "create Extreme 8 TiB pool"
-aq_req POST "$PL/volumes?volumeId=v-ext4" "$(vol_body ext 4096 s-ext4)"
+aq_mutate POST "$PL/volumes?volumeId=v-ext4" "$(vol_body ext 4096 s-ext4)"
 expect_status 200 "create Extreme 4 TiB volume"
 expect_jq .response.throughputMibps 512 "Extreme 4 TiB -> 512 MiB/s"
 
 aq_req POST "$PL/storagePools?storagePoolId=ext-big" "$(pool_body EXTREME 204800)"
 expect_status 200 "create Extreme 200 TiB pool"
-aq_req POST "$PL/volumes?volumeId=v-ext100" "$(vol_body ext-big 102400 s-ext100)"
+aq_mutate POST "$PL/volumes?volumeId=v-ext100" "$(vol_body ext-big 102400 s-ext100)"
 expect_status 200 "create Extreme 100 TiB volume"
 expect_jq .response.throughputMibps 4608 "Extreme 100 TiB -> capped at 4,608 MiB/s"
-aq_req POST "$PL/volumes?volumeId=v-too-big" "$(vol_body ext-big 102401 s-too-big)"
+aq_mutate POST "$PL/volumes?volumeId=v-too-big" "$(vol_body ext-big 102401 s-too-big)"
 expect_error 400 INVALID_ARGUMENT "volume just over 100 TiB"
-aq_req POST "$PL/volumes?volumeId=v-too-small" "$(vol_body ext-big 99 s-too-small)"
+aq_mutate POST "$PL/volumes?volumeId=v-too-small" "$(vol_body ext-big 99 s-too-small)"
 expect_error 400 INVALID_ARGUMENT "volume under 100 GiB"
-aq_req POST "$PL/volumes?volumeId=v-overfill" "$(vol_body ext 4097 s-overfill)"
+aq_mutate POST "$PL/volumes?volumeId=v-overfill" "$(vol_body ext 4097 s-overfill)"
 expect_error 400 INVALID_ARGUMENT "volumes in a pool beyond its capacity"
-aq_req POST "$PL/volumes?volumeId=v-nopool" "$(vol_body nosuch 100 s-nopool)"
+aq_mutate POST "$PL/volumes?volumeId=v-nopool" "$(vol_body nosuch 100 s-nopool)"
 expect_error 404 NOT_FOUND "volume in an unknown pool"
-aq_req POST "$PL/volumes?volumeId=v-auto-tp" "$(vol_body prem 100 s-auto-tp '"throughputMibps":10')"
+aq_mutate POST "$PL/volumes?volumeId=v-auto-tp" "$(vol_body prem 100 s-auto-tp '"throughputMibps":10')"
 expect_error 400 INVALID_ARGUMENT "throughputMibps on a volume in an AUTO pool"
-aq_req POST "$PL/volumes?volumeId=v-dupshare" "$(vol_body prem 100 s-prem)"
+aq_mutate POST "$PL/volumes?volumeId=v-dupshare" "$(vol_body prem 100 s-prem)"
 expect_error 409 ALREADY_EXISTS "shareName already used in the location"
 
 # === MANUAL QoS ============================================================
@@ -200,31 +218,31 @@ expect_jq .response.totalThroughputMibps 2560 "MANUAL Premium 40 TiB pool -> tot
 aq_req GET "$PL/storagePools/man"
 expect_jq .totalThroughputMibps 2560 "stored pool totalThroughputMibps 2560"
 expect_jq .availableThroughputMibps 2560 "empty MANUAL pool: all 2560 MiB/s available"
-aq_req POST "$PL/volumes?volumeId=v-man-none" "$(vol_body man 1024 s-man-none)"
+aq_mutate POST "$PL/volumes?volumeId=v-man-none" "$(vol_body man 1024 s-man-none)"
 expect_error 400 INVALID_ARGUMENT "MANUAL pool volume without throughputMibps"
-aq_req POST "$PL/volumes?volumeId=v-man1" "$(vol_body man 1024 s-man1 '"throughputMibps":1000')"
+aq_mutate POST "$PL/volumes?volumeId=v-man1" "$(vol_body man 1024 s-man1 '"throughputMibps":1000')"
 expect_status 200 "MANUAL volume with 1000 MiB/s"
 expect_jq .response.throughputMibps 1000 "MANUAL volume keeps its throughput"
 aq_req GET "$PL/storagePools/man"
 expect_jq .availableThroughputMibps 1560 "available drops to 2560 - 1000"
-aq_req POST "$PL/volumes?volumeId=v-man2" "$(vol_body man 1024 s-man2 '"throughputMibps":1200')"
+aq_mutate POST "$PL/volumes?volumeId=v-man2" "$(vol_body man 1024 s-man2 '"throughputMibps":1200')"
 expect_status 200 "second MANUAL volume with 1200 MiB/s"
 aq_req GET "$PL/storagePools/man"
 expect_jq .availableThroughputMibps 360 "available drops to 2560 - 2200"
-aq_req POST "$PL/volumes?volumeId=v-man3" "$(vol_body man 1024 s-man3 '"throughputMibps":361')"
+aq_mutate POST "$PL/volumes?volumeId=v-man3" "$(vol_body man 1024 s-man3 '"throughputMibps":361')"
 expect_error 400 INVALID_ARGUMENT "MANUAL volume over the pool's remaining budget"
 expect_true '.error.message | test("360")' "over-budget message names the 360 MiB/s available"
 aq_req GET "$PL/volumes/v-man3"
 expect_error 404 NOT_FOUND "refused over-budget volume was not stored"
-aq_req POST "$PL/volumes?volumeId=v-man3" "$(vol_body man 1024 s-man3 '"throughputMibps":360')"
+aq_mutate POST "$PL/volumes?volumeId=v-man3" "$(vol_body man 1024 s-man3 '"throughputMibps":360')"
 expect_status 200 "MANUAL volume taking exactly the remaining 360 MiB/s"
 aq_req GET "$PL/storagePools/man"
 expect_jq .availableThroughputMibps 0 "MANUAL pool fully allocated"
-aq_req PATCH "$PL/volumes/v-man3?updateMask=throughputMibps" '{"throughputMibps":100}'
+aq_mutate PATCH "$PL/volumes/v-man3?updateMask=throughputMibps" '{"throughputMibps":100}'
 expect_status 200 "lower a MANUAL volume's throughput"
 aq_req GET "$PL/storagePools/man"
 expect_jq .availableThroughputMibps 260 "available back to 260 after lowering"
-aq_req PATCH "$PL/volumes/v-man3?updateMask=throughputMibps" '{"throughputMibps":361}'
+aq_mutate PATCH "$PL/volumes/v-man3?updateMask=throughputMibps" '{"throughputMibps":361}'
 expect_error 400 INVALID_ARGUMENT "raise a MANUAL volume past the budget"
 expect_true '.error.message | test("360")' "raise message names 360 MiB/s available to this volume"
 aq_req PATCH "$PL/storagePools/man?updateMask=capacityGib" '{"capacityGib":"20480"}'
@@ -237,10 +255,22 @@ expect_status 400 "MANUAL -> AUTO refused"
 aq_req GET "$PL/storagePools/man"
 expect_jq .qosType MANUAL "pool still MANUAL"
 
+# Concurrent MANUAL creates never overcommit the budget: 12 x 300 MiB/s into 2560.
+aq_req POST "$PL/storagePools?storagePoolId=race" "$(pool_body PREMIUM 40960 '"qosType":"MANUAL"')"
+expect_status 200 "create a second MANUAL Premium 40 TiB pool"
+seq 12 | xargs -P 12 -I@ curl -s -o /dev/null -w '%{http_code}\n' -X POST -H "Authorization: Bearer $ADMIN" \
+	--data-binary "$(vol_body race 1024 s-race-@ '"throughputMibps":300')" "$AQ_URL$PL/volumes?volumeId=race-@" \
+	>"$AQ_TMP/race"
+expect_eq "exactly floor(2560 / 300) = 8 of 12 concurrent MANUAL creates fit" "8 4" \
+	"$(grep -c '^200$' "$AQ_TMP/race") $(grep -c '^400$' "$AQ_TMP/race")"
+aq_req GET "$PL/storagePools/race"
+expect_jq .availableThroughputMibps 160 "race pool: 2560 - 8 x 300 = 160 left"
+expect_jq .volumeCount 8 "race pool holds 8 volumes"
+
 # AUTO -> MANUAL: volumes keep the limit they had.
 aq_req POST "$PL/storagePools?storagePoolId=auto2man" "$(pool_body PREMIUM 2048)"
 expect_status 200 "create AUTO Premium 2 TiB pool"
-aq_req POST "$PL/volumes?volumeId=v-a2m" "$(vol_body auto2man 1024 s-a2m)"
+aq_mutate POST "$PL/volumes?volumeId=v-a2m" "$(vol_body auto2man 1024 s-a2m)"
 expect_jq .response.throughputMibps 64 "AUTO Premium 1 TiB volume -> 64 MiB/s"
 aq_req PATCH "$PL/storagePools/auto2man?updateMask=qosType" '{"qosType":"MANUAL"}'
 expect_status 200 "AUTO -> MANUAL allowed"
@@ -273,6 +303,101 @@ expect_error 400 INVALID_ARGUMENT "Standard pool under 2 TiB"
 aq_req POST "$PL/storagePools?storagePoolId=std-big" "$(pool_body STANDARD 204801)"
 expect_error 400 INVALID_ARGUMENT "Standard pool over 200 TiB"
 
+# FLEX default performance: 16 MiB/s per TiB capped at 1,600; IOPS 1,024 per TiB capped at 60,000.
+aq_req POST "$PL/storagePools?storagePoolId=flex-huge" "$(pool_body FLEX 307200)"
+expect_status 200 "create FLEX 300 TiB pool (largest Flex)"
+expect_jq .response.totalThroughputMibps 1600 "FLEX 300 TiB: 4,800 capped at 1,600 MiB/s"
+expect_jq .response.totalIops 60000 "FLEX 300 TiB: IOPS capped at 60,000"
+aq_req POST "$PL/storagePools?storagePoolId=flex-over" "$(pool_body FLEX 307201)"
+expect_error 400 INVALID_ARGUMENT "FLEX pool over 300 TiB"
+aq_req PATCH "$PL/storagePools/flex-dflt?updateMask=capacityGib" '{"capacityGib":"9216"}'
+expect_error 400 INVALID_ARGUMENT "FLEX pools only grow"
+aq_req PATCH "$PL/storagePools/flex-dflt?updateMask=capacityGib" '{"capacityGib":"20480"}'
+expect_status 200 "FLEX pool grows"
+expect_jq .response.totalThroughputMibps 320 "FLEX default: 20 TiB x 16 = 320 MiB/s"
+aq_mutate POST "$PL/volumes?volumeId=v-flex1" "$(vol_body flex-dflt 1 s-flex1)"
+expect_status 200 "FLEX volume of 1 GiB"
+aq_req POST "$PL/storagePools?storagePoolId=flex-iops" \
+	"$(pool_body FLEX 1024 '"customPerformanceEnabled":true,"totalThroughputMibps":"5120","totalIops":"160001"')"
+expect_error 400 INVALID_ARGUMENT "FLEX custom totalIops over 160,000"
+aq_req POST "$PL/storagePools?storagePoolId=flex-max" \
+	"$(pool_body FLEX 1024 '"customPerformanceEnabled":true,"totalThroughputMibps":"5120"')"
+expect_status 200 "FLEX custom at the 5,120 MiB/s maximum"
+expect_jq .response.totalIops 81920 "FLEX custom 5,120 MiB/s -> 16 x 5,120 = 81,920 IOPS"
+aq_req POST "$PL/storagePools?storagePoolId=prem-custom" "$(pool_body PREMIUM 2048 '"customPerformanceEnabled":true,"totalThroughputMibps":"128"')"
+expect_error 400 INVALID_ARGUMENT "custom performance outside FLEX"
+
+# Standard: 16 MiB/s per TiB, volume cap 1,600 MiB/s.
+aq_req POST "$PL/storagePools?storagePoolId=std" "$(pool_body STANDARD 204800)"
+expect_status 200 "Standard 200 TiB pool"
+aq_mutate POST "$PL/volumes?volumeId=v-std" "$(vol_body std 10240 s-std)"
+expect_jq .response.throughputMibps 160 "Standard 10 TiB volume -> 160 MiB/s"
+aq_req POST "$PL/storagePools?storagePoolId=std-tier" "$(pool_body STANDARD 2048 '"allowAutoTiering":true')"
+expect_error 400 INVALID_ARGUMENT "auto-tiering on a Standard pool"
+aq_mutate POST "$PL/volumes?volumeId=v-std-large" "$(vol_body std 20480 s-std-large '"largeCapacity":true')"
+expect_error 400 INVALID_ARGUMENT "large-capacity volume in a Standard pool"
+
+# Large-capacity volumes: 15 TiB-3 PiB, capped at 30,720 MiB/s.
+aq_req POST "$PL/storagePools?storagePoolId=ext-huge" "$(pool_body EXTREME 307200)"
+expect_status 200 "Extreme 300 TiB pool"
+aq_mutate POST "$PL/volumes?volumeId=v-large" "$(vol_body ext-huge 256000 s-large '"largeCapacity":true')"
+expect_status 200 "large-capacity Extreme volume of 250 TiB"
+expect_jq .response.throughputMibps 30720 "large volume: 250 TiB x 128 = 32,000 capped at 30,720"
+aq_mutate POST "$PL/volumes?volumeId=v-large-small" "$(vol_body ext-huge 15359 s-large-small '"largeCapacity":true')"
+expect_error 400 INVALID_ARGUMENT "large-capacity volume under 15 TiB"
+aq_mutate POST "$PL/volumes?volumeId=v-large-min" "$(vol_body ext-huge 15360 s-large-min '"largeCapacity":true')"
+expect_status 200 "large-capacity volume of exactly 15 TiB"
+expect_jq .response.throughputMibps 1920 "large volume 15 TiB x 128 = 1,920"
+
+# Auto-tiering: only in pools with allowAutoTiering, which stays on; 2..183 days, default 31.
+aq_mutate POST "$PL/volumes?volumeId=v-tier-no" "$(vol_body prem 100 s-tier-no '"tieringPolicy":{"tierAction":"ENABLED"}')"
+expect_error 400 INVALID_ARGUMENT "tieringPolicy in a pool without allowAutoTiering"
+aq_req POST "$PL/storagePools?storagePoolId=tier" "$(pool_body PREMIUM 4096 '"allowAutoTiering":true')"
+expect_status 200 "Premium pool with allowAutoTiering"
+aq_mutate POST "$PL/volumes?volumeId=v-tier" "$(vol_body tier 1024 s-tier '"tieringPolicy":{"tierAction":"ENABLED"}')"
+expect_status 200 "volume with tiering enabled"
+expect_jq .response.tieringPolicy.coolingThresholdDays 31 "coolingThresholdDays defaults to 31"
+expect_jq .response.throughputMibps 64 "tiering volume with nothing cold: 1 TiB hot x 64"
+aq_mutate POST "$PL/volumes?volumeId=v-tier1" "$(vol_body tier 100 s-tier1 '"tieringPolicy":{"tierAction":"ENABLED","coolingThresholdDays":1}')"
+expect_error 400 INVALID_ARGUMENT "coolingThresholdDays 1"
+aq_mutate POST "$PL/volumes?volumeId=v-tier184" "$(vol_body tier 100 s-tier184 '"tieringPolicy":{"tierAction":"ENABLED","coolingThresholdDays":184}')"
+expect_error 400 INVALID_ARGUMENT "coolingThresholdDays 184"
+aq_mutate POST "$PL/volumes?volumeId=v-tier183" "$(vol_body tier 100 s-tier183 '"tieringPolicy":{"tierAction":"PAUSED","coolingThresholdDays":183}')"
+expect_status 200 "coolingThresholdDays 183"
+aq_mutate PATCH "$PL/volumes/v-tier?updateMask=tieringPolicy.coolingThresholdDays" '{"tieringPolicy":{"coolingThresholdDays":2}}'
+expect_status 200 "patch a nested mask path"
+aq_req GET "$PL/volumes/v-tier"
+expect_jq .tieringPolicy.coolingThresholdDays 2 "nested path changed"
+expect_jq .tieringPolicy.tierAction ENABLED "sibling of the nested path untouched"
+aq_req PATCH "$PL/storagePools/tier?updateMask=allowAutoTiering" '{"allowAutoTiering":false}'
+expect_status 400 "allowAutoTiering cannot be switched off"
+aq_req PATCH "$PL/storagePools/prem?updateMask=allowAutoTiering&validateOnly=true" '{"allowAutoTiering":true}'
+expect_status 200 "allowAutoTiering can be switched on (validateOnly)"
+
+# Volumes move between Premium and Extreme pools only.
+aq_mutate PATCH "$PL/volumes/v-ext4?updateMask=storagePool" '{"storagePool":"ext-huge"}'
+expect_status 200 "move a volume to another Extreme pool"
+aq_mutate PATCH "$PL/volumes/v-ext4?updateMask=storagePool" '{"storagePool":"flex-dflt"}'
+expect_error 400 INVALID_ARGUMENT "move a volume into a FLEX pool"
+aq_req GET "$PL/volumes/v-ext4"
+expect_jq .storagePool ext-huge "volume now in ext-huge"
+aq_req GET "$PL/storagePools/ext"
+expect_jq .volumeCount 0 "the pool it left is empty"
+
+# validateOnly on the top-level resources
+aq_req POST "/v1/projects?projectId=vo-proj&validateOnly=true" '{}'
+expect_status 200 "validateOnly project create"
+aq_req GET /v1/projects/vo-proj
+expect_error 404 NOT_FOUND "validateOnly project create stored nothing"
+aq_req POST "/v1/locations?locationId=vo-loc&validateOnly=true" '{}'
+expect_status 200 "validateOnly location create"
+aq_req GET /v1/locations/vo-loc
+expect_error 404 NOT_FOUND "validateOnly location create stored nothing"
+aq_req POST "/v1/projects?projectId=1bad" '{}'
+expect_error 400 INVALID_ARGUMENT "bad project ID"
+aq_req POST "/v1/locations?locationId=bad_loc" '{}'
+expect_error 400 INVALID_ARGUMENT "bad location ID"
+
 # === PATCH with updateMask =================================================
 aq_req PATCH "$PL/storagePools/prem?updateMask=description" '{"description":"second","capacityGib":"4096","labels":{}}'
 expect_status 200 "patch pool description (camelCase mask)"
@@ -301,25 +426,25 @@ expect_jq .description second "refused patches changed nothing"
 aq_req PATCH "$PL/storagePools/nosuch?updateMask=description" '{"description":"x"}'
 expect_error 404 NOT_FOUND "patch unknown pool"
 
-aq_req PATCH "$PL/volumes/v-prem?updateMask=capacity_gib,description&validateOnly=true" '{"capacityGib":"2000","description":"d2"}'
+aq_mutate PATCH "$PL/volumes/v-prem?updateMask=capacity_gib,description&validateOnly=true" '{"capacityGib":"2000","description":"d2"}'
 expect_status 200 "validateOnly patch of a volume"
 expect_jq .response.capacityGib 2000 "validateOnly patch: new capacity in the answer"
 expect_jq .response.throughputMibps 125 "validateOnly patch: Premium 2,000 GiB -> 125 MiB/s"
 aq_req GET "$PL/volumes/v-prem"
 expect_jq .capacityGib 1500 "validateOnly patch stored nothing (capacity)"
 expect_jq .description d1 "validateOnly patch stored nothing (description)"
-aq_req PATCH "$PL/volumes/v-prem?updateMask=capacity_gib" '{"capacityGib":"2000","description":"ignored"}'
+aq_mutate PATCH "$PL/volumes/v-prem?updateMask=capacity_gib" '{"capacityGib":"2000","description":"ignored"}'
 expect_status 200 "patch volume capacity (snake_case mask)"
 aq_req GET "$PL/volumes/v-prem"
 expect_jq .capacityGib 2000 "volume capacity changed"
 expect_jq .throughputMibps 125 "AUTO volume throughput follows capacity: 2000/1024 x 64"
 expect_jq .description d1 "description outside the mask untouched"
 expect_jq .labels.k v "labels outside the mask untouched"
-aq_req PATCH "$PL/volumes/v-prem?updateMask=shareName" '{"shareName":"other"}'
+aq_mutate PATCH "$PL/volumes/v-prem?updateMask=shareName" '{"shareName":"other"}'
 expect_error 400 INVALID_ARGUMENT "patch of immutable shareName"
-aq_req PATCH "$PL/volumes/v-prem?updateMask=share_name" '{"shareName":"other"}'
+aq_mutate PATCH "$PL/volumes/v-prem?updateMask=share_name" '{"shareName":"other"}'
 expect_error 400 INVALID_ARGUMENT "patch of immutable share_name (snake_case)"
-aq_req PATCH "$PL/volumes/v-prem" '{"description":"x"}'
+aq_mutate PATCH "$PL/volumes/v-prem" '{"description":"x"}'
 expect_error 400 INVALID_ARGUMENT "volume patch without updateMask"
 aq_req GET "$PL/volumes/v-prem"
 expect_jq .shareName s-prem "shareName unchanged"
@@ -392,7 +517,7 @@ expect_error 400 INVALID_ARGUMENT "negative pageSize"
 aq_req POST "$PG/storagePools?storagePoolId=vols" "$(pool_body PREMIUM 2048)"
 expected=""
 for i in 1 2 3 4 5 6 7; do
-	aq_req POST "$PG/volumes?volumeId=vol-$i" "$(vol_body vols 100 pgs-$i)"
+	aq_mutate POST "$PG/volumes?volumeId=vol-$i" "$(vol_body vols 100 pgs-$i)"
 	[ "$STATUS" = 200 ] || aq_failed "create paging volume vol-$i"
 	expected="$expected projects/$P/locations/eu-west4/volumes/vol-$i"
 done
@@ -413,7 +538,7 @@ expect_eq "operations page through (9 pool + 7 volume creates)" 16 "$(echo "$got
 # === delete ================================================================
 aq_req DELETE "$PG/storagePools/vols"
 expect_error 400 FAILED_PRECONDITION "delete a pool that holds volumes"
-aq_req DELETE "$PG/volumes/vol-7?force=true"
+aq_mutate DELETE "$PG/volumes/vol-7?force=true"
 expect_status 200 "delete a volume with force=true"
 expect_jq .done true "delete operation done"
 expect_jq .metadata.verb delete "delete operation verb"
@@ -422,9 +547,9 @@ aq_req GET "/v1/$OP_DEL"
 expect_status 200 "delete operation is stored"
 aq_req GET "$PG/volumes/vol-7"
 expect_error 404 NOT_FOUND "deleted volume is gone"
-aq_req DELETE "$PG/volumes/vol-7"
+aq_mutate DELETE "$PG/volumes/vol-7"
 expect_error 404 NOT_FOUND "delete it again"
-aq_req DELETE "$PG/volumes/vol-6?force=maybe"
+aq_mutate DELETE "$PG/volumes/vol-6?force=maybe"
 expect_error 400 INVALID_ARGUMENT "force must be true or false"
 aq_req GET "$PG/storagePools/vols"
 expect_jq .volumeCount 6 "pool volumeCount after a delete"
@@ -490,10 +615,18 @@ expect_eq "body over 1 MiB: pool list unchanged" "$before" "$(count "$PL/storage
 aq_req GET "$PL/storagePools/big"
 expect_error 404 NOT_FOUND "the oversized create stored nothing"
 
+# exactly 1 MiB is within the cap
+body=$(pool_body PREMIUM 2048)
+head -c $((1024 * 1024 - ${#body})) /dev/zero | tr '\0' ' ' >"$AQ_TMP/max.json"
+printf '%s' "$body" >>"$AQ_TMP/max.json"
+ok "the boundary body is exactly 1 MiB" test "$(stat -c %s "$AQ_TMP/max.json")" = 1048576
+aq_req POST "$PL/storagePools?storagePoolId=max-body" "@$AQ_TMP/max.json"
+expect_status 200 "a body of exactly 1 MiB is accepted"
+
 bad_vol() { # DESC HTTP STATUSNAME QUERY BODY
 	local before after
 	before=$(count "$PL/volumes" volumes)
-	aq_req POST "$PL/volumes?$4" "$5"
+	aq_mutate POST "$PL/volumes?$4" "$5"
 	expect_error "$2" "$3" "$1"
 	after=$(count "$PL/volumes" volumes)
 	expect_eq "$1: volume list unchanged" "$before" "$after"
@@ -508,9 +641,9 @@ bad_vol "volume: bad ID 1abc" 400 INVALID_ARGUMENT volumeId=1abc "$(vol_body pre
 bad_vol "volume: bad ID a_b" 400 INVALID_ARGUMENT volumeId=a_b "$(vol_body prem 100 s-bv)"
 bad_vol "volume: bad ID of 64 characters" 400 INVALID_ARGUMENT "volumeId=v$(printf '%063d' 0)" "$(vol_body prem 100 s-bv)"
 bad_vol "volume: duplicate ID" 409 ALREADY_EXISTS volumeId=v-prem "$(vol_body prem 100 s-bv)"
-aq_req PATCH "$PL/volumes/v-prem?updateMask=capacityGib" '{"capacityGib":'
+aq_mutate PATCH "$PL/volumes/v-prem?updateMask=capacityGib" '{"capacityGib":'
 expect_error 400 INVALID_ARGUMENT "patch with broken JSON"
-aq_req PATCH "$PL/volumes/v-prem?updateMask=capacityGib" '{"capacityGib":"2000","bogus":1}'
+aq_mutate PATCH "$PL/volumes/v-prem?updateMask=capacityGib" '{"capacityGib":"2000","bogus":1}'
 expect_error 400 INVALID_ARGUMENT "patch with an unknown field"
 aq_req PATCH "$PL/storagePools/prem?updateMask=qosType" '{"qosType":"SLOW"}'
 expect_error 400 INVALID_ARGUMENT "patch with an unknown enum"
@@ -559,15 +692,15 @@ aq_req_as "$VIEWER" GET "$PL/operations"
 expect_status 200 "viewer lists operations"
 aq_req_as "$VIEWER" POST "$PL/storagePools?storagePoolId=by-viewer" "$(pool_body PREMIUM 2048)"
 expect_error 403 PERMISSION_DENIED "viewer cannot create a pool"
-aq_req_as "$VIEWER" PATCH "$PL/volumes/v-prem?updateMask=description" '{"description":"v"}'
+aq_mutate_as "$VIEWER" PATCH "$PL/volumes/v-prem?updateMask=description" '{"description":"v"}'
 expect_error 403 PERMISSION_DENIED "viewer cannot patch a volume"
-aq_req_as "$VIEWER" DELETE "$PL/volumes/v-prem"
+aq_mutate_as "$VIEWER" DELETE "$PL/volumes/v-prem"
 expect_error 403 PERMISSION_DENIED "viewer cannot delete a volume"
 aq_req GET "$PL/storagePools/by-viewer"
 expect_error 404 NOT_FOUND "viewer's refused create stored nothing"
 aq_req_as "$EDITOR" POST "$PL/storagePools?storagePoolId=by-editor" "$(pool_body PREMIUM 2048)"
 expect_status 200 "editor creates a pool"
-aq_req_as "$EDITOR" POST "$PL/volumes?volumeId=by-editor" "$(vol_body by-editor 100 s-by-editor)"
+aq_mutate_as "$EDITOR" POST "$PL/volumes?volumeId=by-editor" "$(vol_body by-editor 100 s-by-editor)"
 expect_status 200 "editor creates a volume"
 aq_req_as "$EDITOR" POST "/v1/projects?projectId=by-editor" '{}'
 expect_error 403 PERMISSION_DENIED "editor cannot create a project"
@@ -606,6 +739,19 @@ expect_error 403 PERMISSION_DENIED "proj-b admin cannot read proj-a"
 aq_req_as "$PADMIN_B" GET "/v1/projects/proj-b/locations/$L/storagePools/secret"
 expect_status 200 "proj-b's pool is still there"
 
+# A volume cannot name another project's pool, and learns nothing from trying.
+aq_mutate_as "$EDITOR" POST "$PL/volumes?volumeId=x-proj" "$(vol_body "projects/proj-b/locations/$L/storagePools/secret" 100 s-x-proj)"
+x_real="$STATUS $(printf '%s' "$BODY" | sed 's/secret/@POOL@/g')"
+expect_status 400 "volume naming a pool of another project"
+aq_mutate_as "$EDITOR" POST "$PL/volumes?volumeId=x-proj" "$(vol_body "projects/proj-b/locations/$L/storagePools/nothere" 100 s-x-proj)"
+expect_eq "same answer whether the other project's pool exists or not" "$x_real" \
+	"$STATUS $(printf '%s' "$BODY" | sed 's/nothere/@POOL@/g')"
+NODE=$(aq_token "$D" node)
+aq_req_as "$NODE" GET "$PL/storagePools"
+expect_error 403 PERMISSION_DENIED "a node token cannot read a project"
+aq_req_as "$NODE" GET /v1/projects
+expect_error 403 PERMISSION_DENIED "a node token cannot list projects"
+
 # === metrics ================================================================
 # Resource counts, from what the API lists (projects: proj-a, proj-b).
 n_pool=0
@@ -637,6 +783,48 @@ expect_eq "metrics: pool count" "$n_pool" "$(metric 'aquifer_resources{kind="poo
 expect_eq "metrics: volume count" "$n_vol" "$(metric 'aquifer_resources{kind="volume"}')"
 expect_eq "metrics: project count" 2 "$(metric 'aquifer_resources{kind="project"}')"
 expect_eq "metrics: location count" 2 "$(metric 'aquifer_resources{kind="location"}')"
+
+# === beyond one page: more than 1,000 pools and volumes ======================
+# Server-side scans that read only the first page of a collection miss what
+# lies past it. Eight concurrent clients also check that no create is refused
+# because another one holds the database.
+MANY=1001
+burst() { # URL-PREFIX BODY-TEMPLATE (@N@ is the item number) -> prints "HTTP-status count" lines
+	seq "$MANY" | xargs -P 8 -I@N@ curl -s -o /dev/null -w '%{http_code}\n' --max-time 120 -X POST \
+		-H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' \
+		--data-binary "$2" "$1" | sort | uniq -c | awk '{print $2 "x" $1}' | xargs
+}
+aq_req POST "/v1/projects?projectId=aa-many" '{}'
+expect_status 200 "create project aa-many"
+aq_req POST "/v1/projects?projectId=zz-last" '{}'
+expect_status 200 "create project zz-last"
+AM=/v1/projects/aa-many/locations/$L
+expect_eq "$MANY concurrent pool creates all succeed" "200x$MANY" \
+	"$(burst "$AQ_URL$AM/storagePools?storagePoolId=p-@N@" '{"serviceLevel":"STANDARD","capacityGib":"2048"}')"
+aq_req POST "$AM/storagePools?storagePoolId=flex-many" "$(pool_body FLEX 1024)"
+expect_jq .response.totalThroughputMibps 16 "FLEX 1 TiB pool: 16 MiB/s"
+expect_eq "$MANY concurrent volume creates all succeed" "200x$MANY" \
+	"$(burst "$AQ_URL$AM/volumes?volumeId=v-@N@" '{"storagePool":"flex-many","capacityGib":"1","shareName":"many-@N@","protocols":["NFSV3"]}')"
+aq_req GET "$AM/storagePools/flex-many"
+expect_jq .volumeCount "$MANY" "pool counts all $MANY volumes"
+expect_jq .volumeCapacityGib "$MANY" "pool sums all $MANY volumes' capacity"
+aq_req PATCH "$AM/storagePools/flex-many?updateMask=capacityGib" '{"capacityGib":"2048"}'
+expect_status 200 "grow the FLEX pool to 2 TiB"
+expect_eq "every FLEX volume follows the pool to 32 MiB/s (2 TiB x 16)" "32x$MANY" \
+	"$(aq_list_all "$AM/volumes" volumes | jq -r .throughputMibps | sort | uniq -c | awk '{print $2 "x" $1}' | xargs)"
+aq_req POST "/v1/projects/zz-last/locations/$L/storagePools?storagePoolId=mine" "$(pool_body STANDARD 2048)"
+expect_status 200 "a pool in project zz-last (sorted after $MANY other pools)"
+aq_req DELETE /v1/projects/zz-last
+expect_error 400 FAILED_PRECONDITION "delete a project whose pool sorts past the first 1,000"
+aq_req GET /v1/projects/zz-last/locations/$L/storagePools/mine
+expect_status 200 "its pool is still there"
+aq_req DELETE /v1/locations/eu-west4
+expect_error 400 FAILED_PRECONDITION "delete a location whose pools sort past the first 1,000"
+aq_req POST "/v1/locations?locationId=empty-loc" '{}'
+aq_req DELETE /v1/locations/empty-loc
+expect_status 200 "delete an empty location"
+aq_req GET /v1/locations/empty-loc
+expect_error 404 NOT_FOUND "deleted location is gone"
 
 # === unknown paths and methods =============================================
 aq_req GET /v1/nothing-here

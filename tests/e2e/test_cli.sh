@@ -521,6 +521,16 @@ run 0 projects delete p1
 err_has "Deleting project p1...done."
 run 3 projects describe p1
 err_has "NOT_FOUND"
+# a location with nodes is not deleted: drain them (nothing left to move) and forget them
+run 3 locations delete us-east1
+err_has "FAILED_PRECONDITION"
+for n in n1 n2; do
+	run 0 nodes drain $n
+	run 0 nodes delete $n
+	err_has "Deleting node $n...done."
+done
+run 0 nodes list --format='value(name)'
+out_is ""
 run 0 locations delete us-east1
 err_has "Deleting location us-east1...done."
 run 0 locations list --cluster --format='value(name)'
