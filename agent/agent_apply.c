@@ -37,6 +37,31 @@ static int apply_rule(const json_t *r, struct vol_rule *out, aq_msg *msg)
 	return AQ_OK;
 }
 
+/* "qos": {"mibps", "iops", and for FLEX pools "sharedPool", "sharedMibps",
+ * "sharedIops"}; absent or 0 = unlimited. */
+static int apply_qos(const json_t *v, struct qos_limits *q, aq_msg *msg)
+{
+	const json_t *qos = json_object_get(v, "qos");
+	double mibps = api_json_double(qos, "mibps", 0), smibps = api_json_double(qos, "sharedMibps", 0);
+	int64_t iops = api_json_int64(qos, "iops", 0), siops = api_json_int64(qos, "sharedIops", 0);
+	const char *pool = api_json_str(qos, "sharedPool", "");
+
+	memset(q, 0, sizeof(*q));
+	if (!qos)
+		return AQ_OK;
+	if (mibps < 0 || smibps < 0 || iops < 0 || siops < 0 || mibps > 1e9 || smibps > 1e9 ||
+	    strlen(pool) >= sizeof(q->pool))
+		return aq_fail(msg, AQ_EINVAL, "volume %s: bad qos", api_json_str(v, "name", "?"));
+	q->bytes_per_s = (uint64_t)(mibps * 1048576.0);
+	q->ops_per_s = (uint64_t)iops;
+	snprintf(q->pool, sizeof(q->pool), "%s", pool);
+	if (pool[0]) {
+		q->pool_bytes_per_s = (uint64_t)(smibps * 1048576.0);
+		q->pool_ops_per_s = (uint64_t)siops;
+	}
+	return AQ_OK;
+}
+
 static int apply_volume(struct agent *a, const json_t *v, struct vol_export_cfg *c, aq_msg *msg)
 {
 	const char *fsid = api_json_str(v, "fsid", ""), *share = api_json_str(v, "shareName", "");
@@ -55,6 +80,8 @@ static int apply_volume(struct agent *a, const json_t *v, struct vol_export_cfg 
 		return aq_fail(msg, AQ_EINVAL, "volume %s: fsid is not hex", api_json_str(v, "name", "?"));
 	snprintf(c->path, sizeof(c->path), "/%s", share);
 	c->capacity = (uint64_t)api_json_int64(v, "capacityBytes", 0);
+	if ((rc = apply_qos(v, &c->qos, msg)) != AQ_OK)
+		return rc;
 	rc = a->shelf.ops->attach(&a->shelf, api_json_str(v, "dir", ""), (unsigned)strtoul(perm, NULL, 8),
 				  c->root, sizeof(c->root));
 	if (rc != 0)

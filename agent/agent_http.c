@@ -127,6 +127,90 @@ static int h_intent(struct agent *a, struct ah_req *r, int *status, char **text,
 		       status, text, ctype);
 }
 
+/* QoS families (issue 5), one per metric with every volume's sample. */
+static const struct {
+	const char *name, *type, *help;
+} ah_qos_metrics[] = {
+	{ "aquifer_agent_volume_qos_limit_bytes_per_second", "gauge",
+	  "Throughput limit of the volume (0 = none; FLEX pools: see the pool limit)." },
+	{ "aquifer_agent_volume_qos_limit_iops", "gauge", "Operations/s limit of the volume (0 = none)." },
+	{ "aquifer_agent_volume_qos_pool_limit_bytes_per_second", "gauge",
+	  "Shared throughput budget of the volume's FLEX pool on this node (0 = none)." },
+	{ "aquifer_agent_volume_qos_pool_limit_iops", "gauge",
+	  "Shared operations/s budget of the volume's FLEX pool on this node (0 = none)." },
+	{ "aquifer_agent_volume_qos_delivered_bytes_total", "counter",
+	  "Bytes admitted by QoS (READ/WRITE payload, metadata at its nominal cost)." },
+	{ "aquifer_agent_volume_qos_delivered_ops_total", "counter", "Requests admitted by QoS." },
+	{ "aquifer_agent_volume_qos_delivered_bytes_per_second", "gauge",
+	  "Bytes/s admitted since the previous scrape at least 1 s earlier." },
+	{ "aquifer_agent_volume_throttled_seconds_total", "counter",
+	  "Total time requests spent waiting for QoS tokens." },
+	{ "aquifer_agent_volume_qos_delayed_requests_total", "counter", "Requests that had to wait for tokens." },
+	{ "aquifer_agent_volume_qos_queued_requests", "gauge", "Requests waiting for tokens now." },
+};
+
+static double ah_qos_value(const struct qos_stats *q, size_t m)
+{
+	switch (m) {
+	case 0: return (double)q->limit_bytes_per_s;
+	case 1: return (double)q->limit_ops_per_s;
+	case 2: return (double)q->pool_bytes_per_s;
+	case 3: return (double)q->pool_ops_per_s;
+	case 4: return (double)q->admitted_bytes;
+	case 5: return (double)q->admitted_ops;
+	case 6: return (double)q->delivered_bytes_per_s;
+	case 7: return (double)q->throttled_ns / 1e9;
+	case 8: return (double)q->delayed;
+	default: return (double)q->queued;
+	}
+}
+
+/* Append the QoS families to buf (grown as needed); returns the new length. */
+static size_t ah_qos_lines(struct agent *a, char **buf, size_t *cap, size_t len)
+{
+	json_t *vols;
+	struct qos_stats *st = NULL;
+	size_t n, i, m;
+
+	pthread_mutex_lock(&a->lock);
+	vols = json_incref(json_object_get(a->intent, "volumes"));
+	pthread_mutex_unlock(&a->lock);
+	n = json_array_size(vols);
+	if (n && !(st = calloc(n, sizeof(*st))))
+		goto out;
+	for (i = 0; i < n; i++) {
+		struct vol_stats vs;
+
+		if (nfs_srv_stats(a->nfs, api_json_str(json_array_get(vols, i), "fsid", ""), &vs) == 0)
+			st[i] = vs.qos;
+	}
+	for (m = 0; m < sizeof(ah_qos_metrics) / sizeof(ah_qos_metrics[0]); m++) {
+		for (i = 0; i <= n; i++) {
+			if (*cap - len < 2048) {
+				char *nb = realloc(*buf, *cap * 2);
+
+				if (!nb)
+					goto out;
+				*buf = nb;
+				*cap *= 2;
+			}
+			if (i == 0)
+				len += (size_t)snprintf(*buf + len, *cap - len, "# HELP %s %s\n# TYPE %s %s\n",
+							ah_qos_metrics[m].name, ah_qos_metrics[m].help,
+							ah_qos_metrics[m].name, ah_qos_metrics[m].type);
+			if (i == n)
+				break;
+			len += (size_t)snprintf(*buf + len, *cap - len, "%s{node=\"%s\",volume=\"%s\"} %.17g\n",
+						ah_qos_metrics[m].name, a->cfg.node,
+						api_json_str(json_array_get(vols, i), "name", ""), ah_qos_value(&st[i], m));
+		}
+	}
+out:
+	free(st);
+	json_decref(vols);
+	return len;
+}
+
 static int h_metrics(struct agent *a, struct ah_req *r, int *status, char **text, const char **ctype)
 {
 	json_t *st = agent_status_doc(a), *v;
@@ -159,6 +243,7 @@ static int h_metrics(struct agent *a, struct ah_req *r, int *status, char **text
 					a->cfg.node, api_json_str(v, "name", ""), (long long)api_json_int64(v, "usedBytes", 0));
 	}
 	json_decref(st);
+	len = ah_qos_lines(a, &buf, &cap, len);
 	*text = buf;
 	*status = 200;
 	*ctype = "text/plain; version=0.0.4; charset=utf-8";

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,8 @@ struct nfs_req {
 	uint8_t *rec;
 	size_t len;
 	struct nfs_req *next;
+	bool admitted;                 /* QoS charged it already (was parked) */
+	struct qos_item qi;
 };
 
 /* A reply on its way to the socket; owns everything it sends. */
@@ -871,6 +874,54 @@ out:
 	return replied;
 }
 
+/* QoS before any work (issue 5): an NFSv3 call on a file handle is charged
+ * to its volume and, when the volume (or its FLEX pool) has no tokens left,
+ * parked there instead of served: the worker moves on to other requests and
+ * the QoS timer puts this one back on the queue when it is due. Connections
+ * are the fairness key. true if parked. */
+static bool qos_gate(struct nfs_srv *srv, struct nfs_req *req)
+{
+	const struct nfs_proc *p;
+	struct rpc_call rc;
+	struct xdr_cur cur;
+	void *args = NULL;
+	enum qos_kind kind = QOS_META;
+	uint64_t bytes = 0;
+	bool parked = false;
+
+	if (req->admitted || rpc_call_parse(req->rec, req->len, &rc) != RPC_PARSE_OK ||
+	    rc.prog != nfs3_prog.prog || rc.vers != nfs3_prog.vers || rc.proc >= nfs3_prog.nprocs)
+		return false;
+	p = &nfs3_prog.procs[rc.proc];
+	if (!p->handler || !(p->flags & NFS_F_FH) || !(args = calloc(1, p->args_size)))
+		return false;
+	xdr_cur_init(&cur, rc.args, rc.args_len);
+	if (p->decode(&cur, args) != 0)
+		goto out; /* GARBAGE_ARGS is answered by serve() */
+	if (rc.proc == NFS3_READ) {
+		kind = QOS_READ;
+		bytes = ((const struct nfs3_read_args *)args)->count;
+	} else if (rc.proc == NFS3_WRITE) {
+		kind = QOS_WRITE;
+		bytes = ((const struct nfs3_write_args *)args)->len;
+	}
+	parked = vol_admit(srv->store, ((const struct nfs_fh3 *)args)->data,
+			   ((const struct nfs_fh3 *)args)->len, (uint64_t)(uintptr_t)req->conn, kind, bytes,
+			   &req->qi) == QOS_PARKED;
+out:
+	free(args);
+	return parked;
+}
+
+/* The QoS timer releases a parked request: back to the workers. */
+static void qos_release(void *arg, struct qos_item *it)
+{
+	struct nfs_req *req = (struct nfs_req *)(void *)((char *)it - offsetof(struct nfs_req, qi));
+
+	req->admitted = true;
+	queue_push(arg, req);
+}
+
 static void conn_inflight_done(struct nfs_srv *srv, struct nfs_conn *c)
 {
 	pthread_mutex_lock(&c->mu);
@@ -917,6 +968,8 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&srv->qmu);
 		if (!r)
 			break; /* stopping and drained */
+		if (qos_gate(srv, r))
+			continue; /* parked: qos_release queues it again */
 		req_done(srv, r, serve(srv, r));
 	}
 	return NULL;
@@ -1043,6 +1096,9 @@ int nfs_srv_start(struct nfs_srv *srv)
 	}
 	for (i = 0; i < srv->nworkers; i++)
 		pthread_create(&srv->workers[i], NULL, worker_main, srv);
+	if ((rc = vol_store_qos_start(srv->store, qos_release, srv)) != 0)
+		fprintf(stderr, "nfs: QoS timer did not start (%s): limits not enforced\n", strerror(-rc));
+	rc = 0;
 	pthread_create(&srv->loop, NULL, loop_main, srv);
 	srv->started = true;
 	return 0;
@@ -1074,6 +1130,7 @@ void nfs_srv_stop(struct nfs_srv *srv)
 		/* the loop also wakes up every second */
 	}
 	pthread_join(srv->loop, NULL);
+	vol_store_qos_stop(srv->store); /* parked requests go back to the queue */
 	pthread_mutex_lock(&srv->qmu);
 	srv->qstop = true;
 	pthread_cond_broadcast(&srv->qcv);

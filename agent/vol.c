@@ -53,6 +53,7 @@ struct vol_acct {
 		uint64_t end;      /* highest end of in-flight writes */
 		int count;         /* writes in flight on this inode */
 	} pend[VOL_LOCKS];
+	struct qos_vol *qos;       /* limits updated in place on every set */
 };
 
 struct vol_export {
@@ -98,6 +99,7 @@ struct vol_store {
 	pthread_mutex_t mu;        /* guards cur */
 	struct vol_set *cur;
 	struct vol_fent *fc;       /* VOL_FCACHE entries */
+	struct qos_sched *qos;
 };
 
 /* ---------- refcounting ---------- */
@@ -110,6 +112,7 @@ static void vol_acct_unref(struct vol_acct *a)
 		return;
 	for (i = 0; i < VOL_LOCKS; i++)
 		pthread_mutex_destroy(&a->locks[i]);
+	qos_vol_unref(a->qos);
 	free(a);
 }
 
@@ -158,7 +161,8 @@ int vol_store_new(const uint8_t *key, struct vol_store **out)
 	pthread_mutex_init(&s->mu, NULL);
 	s->cur = calloc(1, sizeof(struct vol_set));
 	s->fc = calloc(VOL_FCACHE, sizeof(*s->fc));
-	if (!s->cur || !s->fc) {
+	if (!s->cur || !s->fc || qos_sched_new(NULL, &s->qos) != 0) {
+		qos_sched_free(s->qos);
 		free(s->cur);
 		free(s->fc);
 		free(s);
@@ -177,7 +181,9 @@ void vol_store_free(struct vol_store *s)
 {
 	if (!s)
 		return;
+	qos_sched_stop(s->qos);
 	vol_set_unref(s->cur);
+	qos_sched_free(s->qos);
 	for (int i = 0; i < VOL_FCACHE; i++) {
 		if (s->fc[i].fd >= 0)
 			close(s->fc[i].fd);
@@ -268,13 +274,17 @@ static uint64_t vol_scan(int dirfd, dev_t dev, int depth)
 	return sum;
 }
 
-static struct vol_acct *vol_acct_new(const struct vol_export_cfg *cfg)
+static struct vol_acct *vol_acct_new(struct vol_store *s, const struct vol_export_cfg *cfg)
 {
 	struct vol_acct *a = calloc(1, sizeof(*a));
 	int i;
 
 	if (!a)
 		return NULL;
+	if (qos_vol_new(s->qos, &a->qos) != 0) {
+		free(a);
+		return NULL;
+	}
 	atomic_init(&a->refs, 1);
 	snprintf(a->id, sizeof(a->id), "%s", cfg->id);
 	for (i = 0; i < VOL_LOCKS; i++)
@@ -322,7 +332,7 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 	if (!e->acct) {
 		int dfd;
 
-		if (!(e->acct = vol_acct_new(cfg))) {
+		if (!(e->acct = vol_acct_new(s, cfg))) {
 			rc = -ENOMEM;
 			goto out;
 		}
@@ -358,6 +368,10 @@ int vol_store_set(struct vol_store *s, const struct vol_export_cfg *cfg, size_t 
 			goto out;
 		set->n++;
 	}
+	/* QoS limits change in place, once the new set is certain: a volume
+	 * that keeps its id keeps its buckets and parked requests. */
+	for (i = 0; i < set->n; i++)
+		qos_vol_set(set->e[i]->acct->qos, &set->e[i]->cfg.qos, qos_now(s->qos));
 	pthread_mutex_lock(&s->mu);
 	vol_set_unref(s->cur);
 	s->cur = set;
@@ -435,6 +449,7 @@ int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out)
 			out->lat_us_hist[k] = atomic_load(&a->lat[k]);
 		out->used = atomic_load(&a->used);
 		out->capacity = set->e[i]->cfg.capacity;
+		qos_vol_stats(a->qos, qos_now(s->qos), &out->qos);
 		rc = 0;
 		break;
 	}
@@ -495,6 +510,35 @@ enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr 
 		}
 	}
 	return VOL_ACCESS_NONE;
+}
+
+/* ---------- QoS ---------- */
+
+static uint64_t vol_get64(const uint8_t *p);
+
+enum qos_verdict vol_admit(struct vol_store *s, const uint8_t *fh, size_t len, uint64_t client,
+			   enum qos_kind kind, uint64_t bytes, struct qos_item *it)
+{
+	struct vol_export *e;
+	enum qos_verdict v;
+
+	if (vol_fh_verify(s, fh, len) != 0)
+		return QOS_ADMIT;
+	if (!(e = vol_find(s, vol_get64(fh + 6), NULL, 0, 0, 0)))
+		return QOS_ADMIT;
+	v = qos_submit(e->acct->qos, client, kind, bytes, it, qos_now(s->qos));
+	vol_export_unref(e);
+	return v;
+}
+
+int vol_store_qos_start(struct vol_store *s, qos_release_fn cb, void *arg)
+{
+	return qos_sched_start(s->qos, cb, arg);
+}
+
+void vol_store_qos_stop(struct vol_store *s)
+{
+	qos_sched_stop(s->qos);
 }
 
 /* ---------- handles ---------- */
@@ -1028,16 +1072,6 @@ int vol_readlink(struct vol_obj *obj, const struct vol_cred *cred, char *buf, si
 	return 0;
 }
 
-/* QoS hook (issue 5): every data-moving request passes here before I/O.
- * Today it admits everything; a per-export token bucket goes here. */
-static int vol_admit(struct vol_export *e, bool write, size_t bytes)
-{
-	(void)e;
-	(void)write;
-	(void)bytes;
-	return 0;
-}
-
 int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
 	     size_t *got, bool *eof)
 {
@@ -1051,8 +1085,6 @@ int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, voi
 		return -EISDIR;
 	if (!S_ISREG(obj->st.st_mode))
 		return -EINVAL;
-	if ((rc = vol_admit(obj->exp, false, count)) != 0)
-		return rc;
 	fd = vol_iofd(obj, cred, false, &owned);
 	if (fd < 0)
 		return fd;
@@ -1092,8 +1124,6 @@ int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, 
 		return -EISDIR;
 	if (!S_ISREG(obj->st.st_mode))
 		return -EINVAL;
-	if ((rc = vol_admit(obj->exp, false, count)) != 0)
-		return rc;
 	*fd = vol_iofd(obj, cred, false, owned);
 	if (*fd < 0) {
 		rc = *fd;
@@ -1131,8 +1161,6 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 		return -EINVAL;
 	if (end < off || end > INT64_MAX)
 		return -EFBIG;
-	if ((rc = vol_admit(obj->exp, true, len)) != 0)
-		return rc;
 	fd = vol_iofd(obj, cred, true, &owned);
 	if (fd < 0)
 		return fd;

@@ -41,6 +41,8 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "agent/vol_qos.h"
+
 #define VOL_FH_MAX 64
 #define VOL_KEY_LEN 32
 #define VOL_MAX_RULES 16
@@ -69,6 +71,7 @@ struct vol_export_cfg {
 	uint64_t capacity;        /* bytes */
 	size_t nrules;            /* first matching rule wins; none = no access */
 	struct vol_rule rules[VOL_MAX_RULES];
+	struct qos_limits qos;    /* all zero: unlimited */
 };
 
 struct vol_fh {
@@ -111,6 +114,7 @@ struct vol_stats {
 	uint64_t lat_us_hist[VOL_LAT_BUCKETS];
 	uint64_t used;
 	uint64_t capacity;
+	struct qos_stats qos;
 };
 
 /* ---- store and exports ---- */
@@ -131,6 +135,21 @@ uint64_t vol_export_fsid(const struct vol_export *e);
 int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out);
 /* Record one operation (front ends call this once per request). */
 void vol_export_record(struct vol_export *e, unsigned op, uint64_t bytes, uint64_t ns, bool failed);
+
+/* QoS admission (issue 5), called by every front end before it does a
+ * request's work: charge the request to the export the handle names (MAC
+ * checked) and to client's round-robin turn (any stable key of the client or
+ * connection). bytes: READ count / WRITE length (ignored for QOS_META).
+ * Returns QOS_ADMIT (go on now; also for bad handles and unknown exports,
+ * which the normal path answers) or QOS_PARKED: it owns nothing; it is handed
+ * back later through the callback given to vol_store_qos_start, never
+ * dropped, and must then be served without calling vol_admit again. */
+enum qos_verdict vol_admit(struct vol_store *s, const uint8_t *fh, size_t len, uint64_t client,
+			   enum qos_kind kind, uint64_t bytes, struct qos_item *it);
+/* Start/stop the timer that releases parked requests (stop releases them
+ * all at once). */
+int vol_store_qos_start(struct vol_store *s, qos_release_fn cb, void *arg);
+void vol_store_qos_stop(struct vol_store *s);
 
 /* Apply the export rules: returns the access of the first rule matching the
  * client (VOL_ACCESS_NONE if none) and writes the effective credentials. */

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# test_qos.sh: QoS enforced in the data path (issue 5), measured by real
+# libnfs clients (bench/qos/qosload: 1 MiB requests at depth 8, 4 KiB random
+# reads at depth 32) against aquiferd + one aquifer-agent:
+#   40 and 160 MiB/s volumes, reads and writes, alone and concurrently: +-5%
+#   two clients on one 100 MiB/s volume: 50 +- 15% each
+#   PATCH 40 -> 80 MiB/s: 80 +- 5% on the same mount, no remount
+#   FLEX custom pool with totalIops 1024: 1024 +- 5% ops/s
+# Each measurement: 1 s warm-up, then the median of 1 s windows over 5 s
+# (medians ride out a noisy shared machine; a wrong limit still fails).
+. "$(dirname "$0")/lib.sh"
+
+QOSLOAD=$AQ_BUILDDIR/bench/qos/qosload
+[ -x "$QOSLOAD" ] || { echo "SKIP: $QOSLOAD not built (needs libnfs)"; exit 77; }
+
+D=$AQ_TMP/cluster
+SHELF=$AQ_TMP/shelf
+aq_start "$D" || exit 1
+TOK=$(aq_token "$D" admin)
+P=/v1/projects/acme/locations/east
+aq_req POST "/v1/locations?locationId=east" '{}'
+aq_req POST "/v1/projects?projectId=acme" '{}'
+aq_agent_start "$D" n1 east "$SHELF" "$(aq_join_token east)" 4000 || exit 1
+N1_API=$AGENT_API_PORT N1_NFS=$AGENT_NFS_PORT
+
+aq_req POST "$P/storagePools?storagePoolId=sp" '{"serviceLevel":"PREMIUM","capacityGib":"40960","qosType":"MANUAL"}'
+expect_status 200 "MANUAL pool"
+vol() { # vol ID MIBPS POOL
+	printf '{"storagePool":"%s","capacityGib":"1024","protocols":["NFSV3"],"shareName":"%s"%s,
+	  "exportPolicy":{"rules":[{"allowedClients":"127.0.0.1","accessType":"READ_WRITE","squashMode":"NO_ROOT_SQUASH"}]}}' \
+		"${3:-sp}" "$1" "$( [ -n "$2" ] && printf ',"throughputMibps":%s' "$2")"
+}
+mkvol() { # mkvol ID MIBPS [POOL]
+	aq_req POST "$P/volumes?volumeId=$1" "$(vol "$1" "$2" "${3:-}")"
+	expect_status 200 "create $1"
+	aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 30
+	expect_jq '.response.state' READY "$1 READY"
+}
+mkvol q40 40
+mkvol q160 160
+mkvol q100 100
+aq_req POST "$P/storagePools?storagePoolId=fx" '{"serviceLevel":"FLEX","capacityGib":"1024","customPerformanceEnabled":true,
+  "totalThroughputMibps":"64","totalIops":"1024"}'
+expect_status 200 "FLEX custom pool"
+aq_op_wait "$(printf '%s' "$BODY" | jq -r '.name // empty')" 30 >/dev/null 2>&1
+mkvol fv "" fx
+
+url() { echo "nfs://127.0.0.1/$1?version=3&nfsport=$N1_NFS&mountport=$N1_NFS"; }
+
+# load NAME VOL MODE [BLOCK DEPTH]: run qosload in the background, output in $AQ_TMP/NAME.out
+load() {
+	"$QOSLOAD" -m "$3" -b "${4:-1048576}" -d "${5:-8}" -w 1 -t 5 -i 1000 -s 256 "$(url "$2")" "/$1.dat" \
+		>"$AQ_TMP/$1.out" 2>&1 &
+}
+# median NAME FIELD: a field of qosload's result line
+median() { awk -v f="$2" '$1 == "result" { for (i = 2; i < NF; i += 2) if ($i == f) print $(i + 1) }' "$AQ_TMP/$1.out"; }
+# within NAME WANT TOLPCT FIELD DESC
+within() {
+	local got
+	got=$(median "$1" "$4")
+	if [ -n "$got" ] && awk -v g="$got" -v w="$2" -v t="$3" 'BEGIN { exit !(g >= w * (1 - t / 100) && g <= w * (1 + t / 100)) }'; then
+		aq_pass "$5: $got (want $2 +- $3%)"
+		echo "# $5: $got (want $2 +- $3%)"
+	else
+		aq_failed "$5" "got: ${got:-nothing} (want $2 +- $3%)" "$(tail -8 "$AQ_TMP/$1.out")"
+	fi
+}
+
+# --- 1. 40 and 160 MiB/s, reads and writes, alone -------------------------
+for m in read write; do
+	for v in q40 q160; do
+		load "$v-$m" "$v" "$m"; wait $!
+		within "$v-$m" "${v#q}" 5 median_mibps "$v $m alone (MiB/s)"
+	done
+done
+
+# --- 2. concurrently ------------------------------------------------------
+load c40r q40 read; p1=$!
+load c160w q160 write; p2=$!
+wait $p1 $p2
+within c40r 40 5 median_mibps "q40 read while q160 writes (MiB/s)"
+within c160w 160 5 median_mibps "q160 write while q40 reads (MiB/s)"
+load c40w q40 write; p1=$!
+load c160r q160 read; p2=$!
+wait $p1 $p2
+within c40w 40 5 median_mibps "q40 write while q160 reads (MiB/s)"
+within c160r 160 5 median_mibps "q160 read while q40 writes (MiB/s)"
+
+# --- 3. two clients share one volume fairly --------------------------------
+load fa q100 read; p1=$!
+load fb q100 read 1048576 2; p2=$!   # a modest client (depth 2) next to depth 8
+wait $p1 $p2
+within fa 50 15 median_mibps "client A on q100 (depth 8)"
+within fb 50 15 median_mibps "client B on q100 (depth 2)"
+
+# --- 4. PATCH 40 -> 80 MiB/s while a client keeps its mount ----------------
+"$QOSLOAD" -m read -d 8 -w 1 -t 14 -i 1000 "$(url q40)" /patch.dat >"$AQ_TMP/patch.out" 2>&1 &
+p1=$!
+sleep 4
+aq_req PATCH "$P/volumes/q40?updateMask=throughputMibps" '{"throughputMibps":80}'
+expect_status 200 "PATCH throughputMibps 40 -> 80"
+aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 30
+wait $p1
+# windows 0-2 before the change, 9-13 well after it (<= 5 s to apply)
+before=$(awk '$1 == "window" && $2 <= 2 { print $3 }' "$AQ_TMP/patch.out" | sort -n | sed -n 2p)
+after=$(awk '$1 == "window" && $2 >= 9 { print $3 }' "$AQ_TMP/patch.out" | sort -n | sed -n 3p)
+printf 'result median_mibps %s\n' "$before" >"$AQ_TMP/pb.out"
+printf 'result median_mibps %s\n' "$after" >"$AQ_TMP/pa.out"
+within pb 40 5 median_mibps "before the PATCH, same mount (MiB/s)"
+within pa 80 5 median_mibps "after the PATCH, same mount (MiB/s)"
+ok "no I/O error across the limit change" grep -q "errors 0$" "$AQ_TMP/patch.out"
+
+# --- 5. FLEX pool IOPS ----------------------------------------------------
+load flex fv randread 4096 32; wait $!
+within flex 1024 5 median_iops "FLEX pool totalIops 1024, 4 KiB random reads at depth 32 (ops/s)"
+
+# --- 6. metrics -----------------------------------------------------------
+M=$(curl -s "http://127.0.0.1:$N1_API/metrics")
+ok "limit of q40 is 80 MiB/s on /metrics" grep -q \
+	"^aquifer_agent_volume_qos_limit_bytes_per_second{node=\"n1\",volume=\"${P#/v1/}/volumes/q40\"} 83886080$" <<<"$M"
+ok "FLEX pool budget on /metrics" grep -q \
+	"^aquifer_agent_volume_qos_pool_limit_iops{node=\"n1\",volume=\"${P#/v1/}/volumes/fv\"} 1024$" <<<"$M"
+ok "time spent waiting for tokens is counted" awk -v v="${P#/v1/}/volumes/q160" \
+	'index($0, "aquifer_agent_volume_throttled_seconds_total{") == 1 && index($0, v "\"") && $2 > 0 { f = 1 } END { exit !f }' <<<"$M"
+ok "delivered bytes are counted" awk -v v="${P#/v1/}/volumes/q160" \
+	'index($0, "aquifer_agent_volume_qos_delivered_bytes_total{") == 1 && index($0, v "\"") && $2 > 1e9 { f = 1 } END { exit !f }' <<<"$M"
+aq_finish
