@@ -4,7 +4,11 @@
  * must serve; the NFS export set is replaced by exactly that list, volumes
  * listed under "deletes" lose their data (after they stopped being served),
  * and the intent is persisted before the new generation is reported. An
- * intent older than the applied generation changes nothing.
+ * intent older than the applied generation changes nothing. A volume this
+ * node cannot serve (its shelf directory cannot be attached, its rules do
+ * not fit) is left out and listed in a->failed, which the answer and the
+ * status reports carry, so its operation fails with the reason; the other
+ * volumes are served.
  */
 #include "agent/agent_internal.h"
 
@@ -69,7 +73,8 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	json_t *vols = json_object_get(intent, "volumes"), *dels = json_object_get(intent, "deletes"), *v;
 	int64_t gen = api_json_int64(intent, "generation", -1);
 	struct vol_export_cfg *cfg = NULL;
-	size_t i, n = json_array_size(vols);
+	json_t *failed = json_array();
+	size_t i, n = json_array_size(vols), used = 0;
 	int rc = AQ_OK;
 
 	if (gen < 0 || !json_is_array(vols))
@@ -82,10 +87,17 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 		rc = AQ_ENOMEM;
 		goto out;
 	}
-	json_array_foreach(vols, i, v)
-		if ((rc = apply_volume(a, v, &cfg[i], msg)) != AQ_OK)
-			goto out;
-	if ((rc = nfs_srv_set_exports(a->nfs, cfg, n)) != 0) {
+	json_array_foreach(vols, i, v) {
+		aq_msg why = { "" };
+
+		if (apply_volume(a, v, &cfg[used], &why) == AQ_OK) {
+			used++;
+			continue;
+		}
+		fprintf(stderr, "aquifer-agent: not serving %s: %s\n", api_json_str(v, "name", "?"), why.text);
+		json_array_append_new(failed, json_pack("{s:s,s:s}", "name", api_json_str(v, "name", ""), "error", why.text));
+	}
+	if ((rc = nfs_srv_set_exports(a->nfs, cfg, used)) != 0) {
 		rc = aq_fail(msg, AQ_EINVAL, "the NFS server refused the export set: %s", strerror(-rc));
 		goto out;
 	}
@@ -101,8 +113,12 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	json_decref(a->intent);
 	a->intent = json_incref(intent);
 	a->applied = gen;
+	json_decref(a->failed);
+	a->failed = failed;
+	failed = NULL;
 out:
 	pthread_mutex_unlock(&a->lock);
+	json_decref(failed);
 	free(cfg);
 	return rc;
 }

@@ -91,9 +91,10 @@ json_t *agent_status_doc(struct agent *a)
 
 		json_array_append_new(vols, status_volume(v, &st, live));
 	}
-	doc = json_pack("{s:s,s:s,s:I,s:o,s:s,s:s,s:I}", "node", a->cfg.node, "location", a->cfg.location,
+	doc = json_pack("{s:s,s:s,s:I,s:o,s:s,s:s,s:I,s:o}", "node", a->cfg.node, "location", a->cfg.location,
 			"appliedGeneration", (json_int_t)a->applied, "volumes", vols, "agentVersion", AQ_VERSION,
-			"lastError", a->last_error, "reportsDelivered", (json_int_t)a->reports_ok);
+			"lastError", a->last_error, "reportsDelivered", (json_int_t)a->reports_ok, "failed",
+			a->failed ? json_deep_copy(a->failed) : json_array());
 	pthread_mutex_unlock(&a->lock);
 	return doc;
 }
@@ -114,7 +115,7 @@ static int h_status(struct agent *a, struct ah_req *r, int *status, char **text,
 static int h_intent(struct agent *a, struct ah_req *r, int *status, char **text, const char **ctype)
 {
 	json_error_t err;
-	json_t *intent;
+	json_t *intent, *failed;
 	aq_msg msg = { "" };
 	int64_t applied;
 	int rc;
@@ -140,12 +141,16 @@ static int h_intent(struct agent *a, struct ah_req *r, int *status, char **text,
 	json_decref(intent);
 	pthread_mutex_lock(&a->lock);
 	applied = a->applied;
+	failed = a->failed ? json_deep_copy(a->failed) : json_array();
 	if (rc != AQ_OK)
 		snprintf(a->last_error, sizeof(a->last_error), "%s", msg.text);
 	pthread_mutex_unlock(&a->lock);
-	if (rc != AQ_OK)
+	if (rc != AQ_OK) {
+		json_decref(failed);
 		return ah_error(rc, msg.text, status, text, ctype);
-	return ah_json(json_pack("{s:I}", "appliedGeneration", (json_int_t)applied), 200, status, text, ctype);
+	}
+	return ah_json(json_pack("{s:I,s:o}", "appliedGeneration", (json_int_t)applied, "failed", failed), 200,
+		       status, text, ctype);
 }
 
 /* The per-volume counter families of /metrics (docs/metrics.md), one

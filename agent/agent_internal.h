@@ -40,6 +40,7 @@ struct agent {
 	char push_secret[80];
 	char handle_key[80];     /* hex */
 	json_t *intent;          /* the last applied intent (owned) */
+	json_t *failed;          /* [{name, error}] of its volumes this node could not serve */
 	int64_t applied;         /* its generation */
 	int64_t reports_ok;
 	char last_error[512];

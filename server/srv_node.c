@@ -318,7 +318,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	}
 	if ((rc = db_commit(req->db)) != AQ_OK)
 		goto out;
-	if ((rc = srv_node_applied(req->srv, req->db, name, applied)) != AQ_OK)
+	if ((rc = srv_node_applied(req->srv, req->db, name, applied, json_object_get(req->body, "failed"))) != AQ_OK)
 		goto out;
 answer:
 	*resp = json_pack("{s:I}", "generation", (json_int_t)api_json_int64(doc, "generation", 0));

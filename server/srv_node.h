@@ -34,8 +34,11 @@ int srv_place_pick(struct db *db, const char *loc, const char *skip, double mibp
 void srv_reconcile_kick(struct srv *srv, const char *node);
 int srv_reconcile_start(struct srv *srv, aq_msg *msg);
 void srv_reconcile_stop(struct srv *srv);
-/* A node reported generation g applied: finish what waited for it. */
-int srv_node_applied(struct srv *srv, struct db *db, const char *node_name, int64_t g);
+/* A node reported generation g applied: finish what waited for it. failed
+ * (may be NULL): [{name, error}] of volumes the node could not serve; their
+ * operations fail with the node's reason and the volumes show ERROR. */
+int srv_node_applied(struct srv *srv, struct db *db, const char *node_name, int64_t g,
+		     const json_t *failed);
 /* Create the default shelf of a new location (in the caller's transaction). */
 int srv_shelf_default(struct db *db, const char *location_id);
 

@@ -116,7 +116,54 @@ static int op_finish_any(struct db *db, const char *op, const json_t *resp, int 
 	return rc == AQ_ENOENT ? AQ_OK : rc; /* the operation was deleted by its owner */
 }
 
-int srv_node_applied(struct srv *srv, struct db *db, const char *node_name, int64_t g)
+/* The error a node gave for volume vn, or NULL. */
+static const char *failure_of(const json_t *failed, const char *vn)
+{
+	json_t *f;
+	size_t i;
+
+	json_array_foreach(failed, i, f)
+		if (strcmp(api_json_str(f, "name", ""), vn) == 0)
+			return api_json_str(f, "error", "unknown error");
+	return NULL;
+}
+
+/* A volume its node could not serve: ERROR with the node's reason; a create
+ * gives its placement up (nothing was served), so the next intent no longer
+ * carries it and the operation fails. */
+static int applied_failed(struct db *db, const char *node_name, json_t *pl, const char *op,
+			  const char *action, const char *why)
+{
+	const char *vn = api_json_str(pl, "volume", "");
+	char pname[800], vparent[600], text[700];
+	json_t *vol = NULL;
+	int rc;
+
+	snprintf(pname, sizeof(pname), "placements/%s", vn);
+	snprintf(text, sizeof(text), "node %s could not serve the volume: %s", node_name, why);
+	if ((rc = vol_parent(vn, vparent, sizeof(vparent))) != AQ_OK || (rc = db_get(db, vn, &vol)) != AQ_OK)
+		goto out;
+	json_object_set_new(vol, "state", json_string("ERROR"));
+	json_object_set_new(vol, "stateDetails", json_string(text));
+	if ((rc = db_put(db, "volume", vparent, vn, vol, false)) != AQ_OK)
+		goto out;
+	if (strcmp(action, "create") == 0) {
+		rc = db_delete(db, pname);
+	} else {
+		json_object_del(pl, "op");
+		json_object_set_new(pl, "action", json_string(""));
+		json_object_set_new(pl, "pendingGeneration", json_integer(0));
+		rc = db_put(db, "placement", node_name, pname, pl, false);
+	}
+	if (rc == AQ_OK)
+		rc = op_finish_any(db, op, NULL, AQ_EINTERNAL, text);
+out:
+	json_decref(vol);
+	return rc;
+}
+
+int srv_node_applied(struct srv *srv, struct db *db, const char *node_name, int64_t g,
+		     const json_t *failed)
 {
 	json_t *pls = NULL, *pl, *node = NULL;
 	size_t i;
@@ -139,6 +186,11 @@ int srv_node_applied(struct srv *srv, struct db *db, const char *node_name, int6
 		snprintf(action, sizeof(action), "%s", api_json_str(pl, "action", ""));
 		if (!*action || pg <= 0 || pg > g)
 			continue;
+		if (strcmp(action, "delete") != 0 && failure_of(failed, vn)) {
+			if ((rc = applied_failed(db, node_name, pl, op, action, failure_of(failed, vn))) != AQ_OK)
+				goto out;
+			continue;
+		}
 		snprintf(pname, sizeof(pname), "placements/%s", vn);
 		if (vol_parent(vn, vparent, sizeof(vparent)) != AQ_OK)
 			continue;
@@ -299,7 +351,8 @@ static size_t curl_sink(char *p, size_t sz, size_t n, void *arg)
 }
 
 /* PUT the intent to the node's agent; *applied is what it reports. */
-static int push(const json_t *node, const json_t *intent, int64_t *applied, char *err, size_t errcap)
+static int push(const json_t *node, const json_t *intent, int64_t *applied, json_t **failed,
+		char *err, size_t errcap)
 {
 	const char *secret = api_json_str(json_object_get(node, "internal"), "pushSecret", "");
 	char url[600], authz[200];
@@ -339,6 +392,7 @@ static int push(const json_t *node, const json_t *intent, int64_t *applied, char
 		goto out;
 	}
 	*applied = api_json_int64(reply, "appliedGeneration", 0);
+	*failed = json_incref(json_object_get(reply, "failed"));
 	rc = AQ_OK;
 out:
 	curl_slist_free_all(h);
@@ -488,7 +542,7 @@ out:
 static int rec_node(struct srv *srv, struct db *db, const json_t *n)
 {
 	const char *nn = api_json_str(n, "name", "");
-	json_t *intent = NULL, *payload = NULL, *node = NULL;
+	json_t *intent = NULL, *payload = NULL, *node = NULL, *failed = NULL;
 	unsigned char sum[SHA256_DIGEST_LENGTH];
 	char hash[SHA256_DIGEST_LENGTH * 2 + 1], err[512] = "";
 	char *text = NULL;
@@ -507,7 +561,7 @@ static int rec_node(struct srv *srv, struct db *db, const json_t *n)
 		goto out;
 	payload = json_deep_copy(intent);
 	json_object_set_new(payload, "generation", json_integer(gen));
-	if (push(node, payload, &applied, err, sizeof(err)) != AQ_OK) {
+	if (push(node, payload, &applied, &failed, err, sizeof(err)) != AQ_OK) {
 		fprintf(stderr, "aquiferd: %s\n", err);
 		pushed = -1;
 		goto out;
@@ -526,9 +580,10 @@ static int rec_node(struct srv *srv, struct db *db, const json_t *n)
 		db_rollback(db);
 		json_decref(cur);
 	}
-	srv_node_applied(srv, db, nn, applied);
+	srv_node_applied(srv, db, nn, applied, failed);
 out:
 	free(text);
+	json_decref(failed);
 	json_decref(intent);
 	json_decref(payload);
 	json_decref(node);

@@ -174,6 +174,21 @@ aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 20
 aq_req GET "$P/volumes/vb"
 expect_status 404 "vb is gone once deleted"
 ok "vb's data left the shelf" test "$(ls "$SHELF/volumes" | wc -l)" -eq 1
+# A volume its node cannot serve fails its operation with the node's reason.
+aq_req POST "/v1/locations?locationId=west" '{}'
+WSHELF=$AQ_TMP/west-shelf
+mkdir -p "$WSHELF" && : >"$WSHELF/volumes" # a file where the volumes folder belongs
+aq_agent_start "$D" w1 west "$WSHELF" "$(aq_join_token west)" || exit 1
+W=/v1/projects/acme/locations/west
+aq_req POST "$W/storagePools?storagePoolId=wp" '{"serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_req POST "$W/volumes?volumeId=wv" '{"storagePool":"wp","capacityGib":"100","protocols":["NFSV3"],"shareName":"wv"}'
+aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 20
+expect_jq .error.code 13 "the create fails (INTERNAL) when the node cannot attach the volume"
+expect_true '.error.message | test("could not serve")' "the operation says why"
+aq_req GET "$W/volumes/wv"
+expect_jq .state ERROR "the volume shows ERROR"
+expect_true '.stateDetails | test("w1")' "stateDetails names the node"
+
 # Nodes: a READY node cannot be forgotten; the DOWN one, which holds nothing now, can.
 [ "$HOLD" = n1 ] && ALIVE=n2 || ALIVE=n1
 aq_req DELETE "/v1/nodes/$ALIVE"
@@ -181,5 +196,5 @@ expect_error 400 FAILED_PRECONDITION "a READY node holding volumes is not delete
 aq_req DELETE "/v1/nodes/$HOLD"
 expect_status 200 "the DOWN node is deleted"
 aq_req GET /v1/nodes
-expect_jq '.nodes | length' 1 "one node left"
+expect_jq '[.nodes[] | select(.location == "east")] | length' 1 "one node left in east"
 aq_finish
