@@ -140,9 +140,20 @@ if command -v promtool >/dev/null; then
 			aq_failed "promtool check metrics accepts $f's /metrics" "$(head -20 "$AQ_TMP/$f.promtool")"
 		fi
 	done
+	if promtool check config "$SRC/deploy/prometheus/prometheus.yml" >"$AQ_TMP/config.promtool" 2>&1; then
+		aq_pass "promtool check config accepts deploy/prometheus/prometheus.yml"
+	else
+		aq_failed "promtool check config accepts deploy/prometheus/prometheus.yml" "$(head -5 "$AQ_TMP/config.promtool")"
+	fi
 else
 	aq_failed "promtool is installed (deploy/deps.sh test installs prometheus)"
 fi
+# The Grafana dashboard uses only names the two /metrics serve.
+missing=
+for m in $(jq -r '.panels[].targets[].expr' "$SRC/deploy/grafana/aquifer.json" | grep -o 'aquifer_[a-z0-9_]*' | sort -u); do
+	grep -q "^# TYPE $m " "$AQ_TMP/aquiferd.prom" "$AQ_TMP/agent.prom" || missing="$missing $m"
+done
+expect_eq "deploy/grafana/aquifer.json names only served metrics" "" "$missing"
 
 # --- 3. The dashboard ------------------------------------------------------------
 code=$(curl -s -o "$AQ_TMP/ui.html" -w '%{http_code} %{content_type}' "$AQ_URL/ui/")
