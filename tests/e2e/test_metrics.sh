@@ -29,7 +29,7 @@ aq_req POST "/v1/locations?locationId=east" '{}'
 aq_req POST "/v1/projects?projectId=acme" '{}'
 aq_req POST "/v1/projects?projectId=other" '{}'
 aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" 10000 || exit 1
-AGENT_API=$AGENT_API_PORT
+AGENT_API=$AGENT_API_PORT N1_PID=$AGENT_PID
 aq_req POST "$P/storagePools?storagePoolId=sp" '{"serviceLevel":"PREMIUM","capacityGib":"4096","qosType":"MANUAL"}'
 expect_status 200 "create pool sp"
 aq_mutate POST "$P/volumes?volumeId=v1" '{"storagePool":"sp","capacityGib":"1024","protocols":["NFSV3"],"shareName":"v1",
@@ -189,4 +189,14 @@ ok "a screenshot of the dashboard was taken" test -s "$AQ_TMP/dashboard.png"
 mkdir -p "$ARTIFACTS" && cp "$AQ_TMP/dashboard.png" "$ARTIFACTS/dashboard.png" && cp "$AQ_TMP/dom.html" "$ARTIFACTS/dashboard-dom.html"
 echo "# screenshot: $ARTIFACTS/dashboard.png"
 [ "$AQ_FAIL" -eq 0 ] || tail -5 "$AQ_TMP/chrome.log"
+
+# A clean stop of both, then no sanitizer report in their logs (ASan builds).
+aq_stop "$N1_PID"
+aq_stop "$AQ_PID"
+aq_sanitizer_clean "$D"
+if grep -qE 'ERROR: (Address|Leak|Thread|Undefined)Sanitizer|runtime error:' "$D/n1/agent.log" 2>/dev/null; then
+	aq_failed "no sanitizer report in the agent's log" "$(grep -m3 -A12 -E 'Sanitizer|runtime error' "$D/n1/agent.log")"
+else
+	aq_pass "no sanitizer report in the agent's log"
+fi
 aq_finish
