@@ -538,8 +538,18 @@ out:
 	return rc;
 }
 
+/* The newest generation a node is known to have applied: from its status
+ * reports (durable) or from the answer to our last push (pushes, in memory). */
+static int64_t rec_applied(const json_t *node, const json_t *pushes)
+{
+	int64_t durable = api_json_int64(node, "appliedGeneration", 0);
+	int64_t pushed = api_json_int64(json_object_get(pushes, api_json_str(node, "name", "")), "applied", 0);
+
+	return durable > pushed ? durable : pushed;
+}
+
 /* Returns 1 when it pushed, -1 when a push failed, 0 when none was due. */
-static int rec_node(struct srv *srv, struct db *db, const json_t *n)
+static int rec_node(struct srv *srv, struct db *db, const json_t *n, json_t *pushes)
 {
 	const char *nn = api_json_str(n, "name", "");
 	json_t *intent = NULL, *payload = NULL, *node = NULL, *failed = NULL;
@@ -556,8 +566,8 @@ static int rec_node(struct srv *srv, struct db *db, const json_t *n)
 		snprintf(hash + i * 2, 3, "%02x", sum[i]);
 	if (rec_generation(db, nn, hash, &gen) != AQ_OK || db_get(db, nn, &node) != AQ_OK)
 		goto out;
-	if (api_json_int64(node, "appliedGeneration", 0) >= gen &&
-	    now - api_json_int64(json_object_get(node, "internal"), "lastPushMs", 0) < srv->cfg.repush_ms)
+	if (rec_applied(node, pushes) >= gen &&
+	    now - api_json_int64(json_object_get(pushes, nn), "at", 0) < srv->cfg.repush_ms)
 		goto out;
 	payload = json_deep_copy(intent);
 	json_object_set_new(payload, "generation", json_integer(gen));
@@ -567,19 +577,9 @@ static int rec_node(struct srv *srv, struct db *db, const json_t *n)
 		goto out;
 	}
 	pushed = 1;
-	if (db_begin(db) == AQ_OK) {
-		json_t *cur = NULL;
-
-		if (db_get(db, nn, &cur) == AQ_OK) {
-			json_object_set_new(json_object_get(cur, "internal"), "lastPushMs", json_integer(now));
-			if (applied > api_json_int64(cur, "appliedGeneration", 0))
-				json_object_set_new(cur, "appliedGeneration", json_integer(applied));
-			if (node_save(db, cur) == AQ_OK)
-				db_commit(db);
-		}
-		db_rollback(db);
-		json_decref(cur);
-	}
+	/* what a push learnt stays in memory: the durable appliedGeneration
+	 * comes with the node's own status report */
+	json_object_set_new(pushes, nn, json_pack("{s:I,s:I}", "at", (json_int_t)now, "applied", (json_int_t)applied));
 	srv_node_applied(srv, db, nn, applied, failed);
 out:
 	free(text);
@@ -601,6 +601,7 @@ static void *rec_main(void *arg)
 		return NULL;
 	}
 	int64_t last_full = 0;
+	json_t *pushes = json_object(); /* node -> {at, applied} of our last push */
 
 	for (;;) {
 		json_t *nodes = NULL, *n, *dirty;
@@ -644,9 +645,9 @@ static void *rec_main(void *arg)
 				continue;
 			/* behind on its generation: visit it whatever was kicked */
 			if (!all && !json_object_get(dirty, nn) &&
-			    api_json_int64(n, "appliedGeneration", 0) >= api_json_int64(n, "generation", 0))
+			    rec_applied(n, pushes) >= api_json_int64(n, "generation", 0))
 				continue;
-			switch (rec_node(srv, db, n)) {
+			switch (rec_node(srv, db, n, pushes)) {
 			case 1: pushed++; break;
 			case -1: failed++; break;
 			default: break;
@@ -656,6 +657,7 @@ static void *rec_main(void *arg)
 		srv_metrics_reconcile(srv_now_ns() - t0, (int)json_array_size(nodes), pushed, failed);
 		json_decref(nodes);
 	}
+	json_decref(pushes);
 	db_close(db);
 	return NULL;
 }
