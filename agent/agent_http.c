@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <openssl/crypto.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,40 @@ static int ah_error(int code, const char *message, int *status, char **text, con
 		       aq_err_http(code), status, text, ctype);
 }
 
+static uint64_t vol_stats_errors(const struct vol_stats *st)
+{
+	uint64_t n = 0;
+
+	for (int k = 0; k < VOL_NOPS; k++)
+		n += st->errors[k];
+	return n;
+}
+
+/* Per-volume figures of a status report. Counters are cumulative since the
+ * export appeared on this node; aquiferd turns them into per-interval deltas
+ * (srv_series.c). latUsHist[i] counts operations with latency < 2^i us (and
+ * >= 2^(i-1) us); hot/cold bytes are all hot until tiering exists. */
+static json_t *status_volume(const json_t *v, const struct vol_stats *st, bool live)
+{
+	json_t *hist = json_array(), *doc;
+
+	for (int k = 0; k < VOL_LAT_BUCKETS; k++)
+		json_array_append_new(hist, json_integer(live ? (json_int_t)st->lat_us_hist[k] : 0));
+	doc = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:o}", "name",
+			api_json_str(v, "name", ""), "shareName", api_json_str(v, "shareName", ""), "state",
+			live ? "LIVE" : "ERROR", "usedBytes", (json_int_t)(live ? st->used : 0), "capacityBytes",
+			(json_int_t)(live ? st->capacity : 0), "readBytes",
+			(json_int_t)(live ? st->bytes[NFS3_READ] : 0), "writeBytes",
+			(json_int_t)(live ? st->bytes[NFS3_WRITE] : 0), "readOps",
+			(json_int_t)(live ? st->ops[NFS3_READ] : 0), "writeOps",
+			(json_int_t)(live ? st->ops[NFS3_WRITE] : 0), "hotBytes", (json_int_t)(live ? st->used : 0),
+			"coldBytes", (json_int_t)0, "errors", (json_int_t)(live ? vol_stats_errors(st) : 0),
+			"throughputLimitMibps", api_json_double(v, "throughputMibps", 0), "latUsHist", hist);
+	if (doc && live) /* time requests waited for QoS tokens */
+		json_object_set_new(doc, "throttledUs", json_integer((json_int_t)(st->qos.throttled_ns / 1000)));
+	return doc;
+}
+
 json_t *agent_status_doc(struct agent *a)
 {
 	json_t *doc, *vols = json_array(), *v;
@@ -54,16 +89,9 @@ json_t *agent_status_doc(struct agent *a)
 	pthread_mutex_lock(&a->lock);
 	json_array_foreach(json_object_get(a->intent, "volumes"), i, v) {
 		struct vol_stats st;
-		const char *fsid = api_json_str(v, "fsid", "");
-		bool live = nfs_srv_stats(a->nfs, fsid, &st) == 0;
+		bool live = nfs_srv_stats(a->nfs, api_json_str(v, "fsid", ""), &st) == 0;
 
-		json_array_append_new(vols, json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I}", "name",
-						      api_json_str(v, "name", ""), "shareName",
-						      api_json_str(v, "shareName", ""), "state", live ? "LIVE" : "ERROR",
-						      "usedBytes", (json_int_t)(live ? st.used : 0),
-						      "capacityBytes", (json_int_t)(live ? st.capacity : 0),
-						      "readBytes", (json_int_t)(live ? st.bytes[NFS3_READ] : 0),
-						      "writeBytes", (json_int_t)(live ? st.bytes[NFS3_WRITE] : 0)));
+		json_array_append_new(vols, status_volume(v, &st, live));
 	}
 	doc = json_pack("{s:s,s:s,s:I,s:o,s:s,s:s,s:I,s:o}", "node", a->cfg.node, "location", a->cfg.location,
 			"appliedGeneration", (json_int_t)a->applied, "volumes", vols, "agentVersion", AQ_VERSION,
@@ -211,6 +239,66 @@ out:
 	return len;
 }
 
+/* The per-volume counter families of /metrics (docs/metrics.md), one
+ * family at a time as the text format wants; appended to *buf. */
+static const struct {
+	const char *name, *type, *field, *help;
+} ah_vol_families[] = {
+	{ "aquifer_agent_volume_read_bytes_total", "counter", "readBytes", "Bytes read by NFS READ since the export appeared on this node." },
+	{ "aquifer_agent_volume_write_bytes_total", "counter", "writeBytes", "Bytes written by NFS WRITE since the export appeared on this node." },
+	{ "aquifer_agent_volume_read_ops_total", "counter", "readOps", "NFS READ operations." },
+	{ "aquifer_agent_volume_write_ops_total", "counter", "writeOps", "NFS WRITE operations." },
+	{ "aquifer_agent_volume_errors_total", "counter", "errors", "NFS operations that failed." },
+	{ "aquifer_agent_volume_capacity_bytes", "gauge", "capacityBytes", "Capacity of each served volume." },
+};
+
+static bool ah_append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static bool ah_append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return false;
+		if ((size_t)n < *cap - *len) {
+			*len += (size_t)n;
+			return true;
+		}
+		char *nb = realloc(*buf, *cap * 2 + (size_t)n);
+
+		if (!nb)
+			return false;
+		*buf = nb;
+		*cap = *cap * 2 + (size_t)n;
+	}
+}
+
+static void ah_volume_metrics(struct agent *a, const json_t *st, char **buf, size_t *len, size_t *cap)
+{
+	const json_t *v;
+	size_t i;
+
+	for (size_t f = 0; f < sizeof(ah_vol_families) / sizeof(ah_vol_families[0]); f++) {
+		ah_append(buf, len, cap, "# HELP %s %s\n# TYPE %s %s\n", ah_vol_families[f].name,
+			  ah_vol_families[f].help, ah_vol_families[f].name, ah_vol_families[f].type);
+		json_array_foreach(json_object_get(st, "volumes"), i, v)
+			ah_append(buf, len, cap, "%s{node=\"%s\",volume=\"%s\"} %lld\n", ah_vol_families[f].name,
+				  a->cfg.node, api_json_str(v, "name", ""),
+				  (long long)api_json_int64(v, ah_vol_families[f].field, 0));
+	}
+	ah_append(buf, len, cap, "# HELP aquifer_agent_volume_throughput_limit_bytes_per_second QoS limit of each served volume.\n"
+		  "# TYPE aquifer_agent_volume_throughput_limit_bytes_per_second gauge\n");
+	json_array_foreach(json_object_get(st, "volumes"), i, v)
+		ah_append(buf, len, cap, "aquifer_agent_volume_throughput_limit_bytes_per_second{node=\"%s\",volume=\"%s\"} %.0f\n",
+			  a->cfg.node, api_json_str(v, "name", ""),
+			  api_json_double(v, "throughputLimitMibps", 0) * 1048576.0);
+}
+
 static int h_metrics(struct agent *a, struct ah_req *r, int *status, char **text, const char **ctype)
 {
 	json_t *st = agent_status_doc(a), *v;
@@ -242,6 +330,7 @@ static int h_metrics(struct agent *a, struct ah_req *r, int *status, char **text
 		len += (size_t)snprintf(buf + len, cap - len, "aquifer_agent_volume_used_bytes{node=\"%s\",volume=\"%s\"} %lld\n",
 					a->cfg.node, api_json_str(v, "name", ""), (long long)api_json_int64(v, "usedBytes", 0));
 	}
+	ah_volume_metrics(a, st, &buf, &len, &cap);
 	json_decref(st);
 	len = ah_qos_lines(a, &buf, &cap, len);
 	*text = buf;

@@ -137,6 +137,12 @@ static const struct cli_flag join_token_flags[] = {
 	END_FLAGS
 };
 
+static const struct cli_flag metrics_flags[] = {
+	{ "window", CLI_T_STR, CLI_ON(CLI_K_DESCRIBE), CLI_O_QUERY, "window", NULL, NULL, NULL, "DURATION",
+	  "How far back: 90s, 15m, 1h (default 1h, the most kept)." },
+	END_FLAGS
+};
+
 static const struct cli_flag login_flags[] = {
 	{ "token", CLI_T_STR, ON_L, CLI_O_REQUIRED, "token", NULL, NULL, NULL, "TOKEN",
 	  "The bearer token to store (from `aquiferd token`); - reads it from stdin." },
@@ -223,6 +229,9 @@ const struct cli_cmd cli_cmds[] = {
 	  NULL, 0, 0, NOFLAGS, NOLOCAL, 0, "List storage pools." },
 	{ "storage-pools", "describe", CLI_K_DESCRIBE, "GET", POOLS "/{name}", NULL, NULL, NULL, NULL, NULL,
 	  NULL, "NAME", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a storage pool." },
+	{ "storage-pools", "metrics", CLI_K_DESCRIBE, "GET", POOLS "/{name}/metrics", NULL, NULL, NULL, NULL,
+	  NULL, NULL, "NAME", 1, 1, metrics_flags, NOLOCAL, 0,
+	  "Time series of a pool (the sum of its volumes), 10 s points." },
 	{ "storage-pools", "update", CLI_K_UPDATE, "PATCH", POOLS "/{name}", NULL, NULL, NULL,
 	  "storage pool", "Updating", NULL, "NAME", 1, 1, pool_flags, NOLOCAL, 0,
 	  "Update a storage pool; only the flags given are changed." },
@@ -240,6 +249,9 @@ const struct cli_cmd cli_cmds[] = {
 	  NULL, 0, 0, NOFLAGS, NOLOCAL, 0, "List volumes." },
 	{ "volumes", "describe", CLI_K_DESCRIBE, "GET", VOLUMES "/{name}", NULL, NULL, NULL, NULL, NULL,
 	  NULL, "NAME", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a volume." },
+	{ "volumes", "metrics", CLI_K_DESCRIBE, "GET", VOLUMES "/{name}/metrics", NULL, NULL, NULL, NULL,
+	  NULL, NULL, "NAME", 1, 1, metrics_flags, NOLOCAL, 0,
+	  "Time series of a volume: bytes and operations per 10 s, latency, limit, used bytes." },
 	{ "volumes", "update", CLI_K_UPDATE, "PATCH", VOLUMES "/{name}", NULL, NULL, NULL, "volume",
 	  "Updating", NULL, "NAME", 1, 1, volume_flags, NOLOCAL, 0,
 	  "Update a volume; only the flags given are changed." },
@@ -268,6 +280,9 @@ const struct cli_cmd cli_cmds[] = {
 	  "List storage nodes." },
 	{ "nodes", "describe", CLI_K_DESCRIBE, "GET", "/v1/nodes/{name}", NULL, NULL, NULL, NULL, NULL,
 	  NULL, "NODE", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a storage node." },
+	{ "nodes", "metrics", CLI_K_DESCRIBE, "GET", "/v1/nodes/{name}/metrics", NULL, NULL, NULL, NULL,
+	  NULL, NULL, "NODE", 1, 1, metrics_flags, NOLOCAL, 0,
+	  "Time series of a storage node (the volumes it serves), 10 s points." },
 	{ "nodes", "drain", CLI_K_ACTION, "POST", "/v1/nodes/{name}:drain", NULL, NULL, NULL, "node",
 	  "Draining", NULL, "NODE", 1, 1, NOFLAGS, NOLOCAL, 0,
 	  "Move a node's volumes to other nodes of its location." },

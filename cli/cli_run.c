@@ -483,8 +483,8 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 		rc = run_list(ctx, a, cli_buf_str(&path));
 		goto out;
 	}
-	if (c->kind != CLI_K_DESCRIBE &&
-	    cli_args_request(a, &body, &mask, &query, &msg) != AQ_OK) {
+	/* a describe takes query flags only (metrics --window); its body is unused */
+	if (cli_args_request(a, &body, &mask, &query, &msg) != AQ_OK) {
 		rc = usage_error(ctx, a, msg.text);
 		goto out;
 	}

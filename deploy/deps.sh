@@ -6,7 +6,7 @@
 set -euo pipefail
 BUILD="build-essential autoconf automake pkg-config libmicrohttpd-dev libjansson-dev
   libsqlite3-dev libcurl4-openssl-dev libjwt-dev libssl-dev check curl jq sqlite3 openssl"
-TEST="libnfs-dev libnfs-utils clang wrk python3 iproute2 nodejs systemd debhelper fakeroot debootstrap man-db"
+TEST="libnfs-dev libnfs-utils clang wrk python3 iproute2 nodejs systemd debhelper fakeroot debootstrap man-db prometheus chromium"
 want="$BUILD"
 [ "${1:-build}" = test ] && want="$BUILD $TEST"
 missing=()

@@ -445,6 +445,20 @@ op('/docs/', 'get', {
   responses: { 200: { description: 'Standalone HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } },
 });
 
+op('/ui/', 'get', {
+  operationId: 'getDashboard', tags: ['Service'], summary: 'Built-in dashboard (pools, volumes, nodes, throughput charts)', security: [],
+  description: 'Static page embedded in aquiferd. It takes a token from the URL fragment (`/ui/#token=...`) or a sign-in box and polls the API with it.',
+  responses: { 200: { description: 'The dashboard page.', content: { 'text/html': { schema: { type: 'string' } } } } },
+});
+op('/ui/{file}', 'get', {
+  operationId: 'getDashboardFile', tags: ['Service'], summary: 'A file of the dashboard (app.js, app.css)', security: [],
+  parameters: [{ name: 'file', in: 'path', required: true, schema: { type: 'string', enum: ['index.html', 'app.js', 'app.css'] }, description: 'File name.' }],
+  responses: {
+    200: { description: 'The file.', content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } }, 'text/html': { schema: { type: 'string' } } } },
+    404: { $ref: '#/components/responses/NotFound' },
+  },
+});
+
 // Projects and locations (Aquifer administration).
 op('/v1/projects', 'post', {
   operationId: 'createProject', tags: ['Projects'], summary: 'Create a project (cluster admin)',
@@ -567,6 +581,47 @@ op(`${PL}/volumes/{volumeId}`, 'delete', {
   responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409])),
 });
 
+// Time series (issue 8): in memory, 10 s points, the last hour.
+schemas.MetricsPoint = {
+  type: 'object',
+  description: 'One 10 s slot. Bytes and operations are what happened in the slot (sum them over points for a total).',
+  properties: {
+    time: { type: 'string', format: 'date-time', description: 'Start of the slot.' },
+    readBytes: { type: 'string', format: 'int64', description: 'Bytes read by NFS READ in the slot.' },
+    writeBytes: { type: 'string', format: 'int64', description: 'Bytes written by NFS WRITE in the slot.' },
+    readOps: { type: 'string', format: 'int64', description: 'READ operations in the slot.' },
+    writeOps: { type: 'string', format: 'int64', description: 'WRITE operations in the slot.' },
+    latencyP50Ms: { type: 'number', format: 'double', nullable: true, description: 'Median latency of the slot\'s NFS operations (null: none).' },
+    latencyP99Ms: { type: 'number', format: 'double', nullable: true, description: '99th percentile latency (null: no operations).' },
+    throughputLimitMibps: { type: 'number', format: 'double', description: 'The QoS limit (pools: sum of their volumes; nodes: ceiling).' },
+    usedBytes: { type: 'string', format: 'int64', description: 'Bytes used at the end of the slot.' },
+    throttledSeconds: { type: 'number', format: 'double', description: 'Time requests waited for QoS in the slot.' },
+  },
+  required: ['time', 'readBytes', 'writeBytes', 'readOps', 'writeOps', 'throughputLimitMibps', 'usedBytes'],
+};
+schemas.MetricsResponse = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', description: 'The resource the series is of.' },
+    windowSeconds: { type: 'integer', format: 'int32' },
+    stepSeconds: { type: 'integer', format: 'int32', description: 'Slot length (10).' },
+    points: { type: 'array', items: { $ref: '#/components/schemas/MetricsPoint' }, description: 'Oldest first; slots without a report are left out.' },
+  },
+  required: ['name', 'stepSeconds', 'points'],
+};
+parameters.window = { name: 'window', in: 'query', required: false, schema: { type: 'string', pattern: '^[0-9]+[smh]?$' }, description: 'How far back: 90s, 15m, 1h (default and most: 1h).' };
+op(`${PL}/volumes/{volumeId}/metrics`, 'get', {
+  operationId: 'getVolumeMetrics', tags: ['Volumes'], summary: 'Time series of a volume',
+  description: 'Fed by the status reports of the volume\'s node; kept in memory by aquiferd (empty after its restart).',
+  parameters: [...pathParams('projectId', 'locationId', 'volumeId'), ref('window')],
+  responses: Object.assign({ 200: json('MetricsResponse', 'The points.') }, errors([400, 401, 403, 404])),
+});
+op(`${PL}/storagePools/{storagePoolId}/metrics`, 'get', {
+  operationId: 'getStoragePoolMetrics', tags: ['Storage pools'], summary: 'Time series of a pool (the sum of its volumes)',
+  parameters: [...pathParams('projectId', 'locationId', 'storagePoolId'), ref('window')],
+  responses: Object.assign({ 200: json('MetricsResponse', 'The points.') }, errors([400, 401, 403, 404])),
+});
+
 // Operations.
 op(`${PL}/operations`, 'get', {
   operationId: 'listOperations', tags: ['Operations'], summary: 'List operations',
@@ -662,7 +717,21 @@ schemas.AgentStatusRequest = {
   type: 'object',
   properties: {
     appliedGeneration: { type: 'integer', format: 'int64' },
-    volumes: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, usedBytes: { type: 'integer', format: 'int64' } } } },
+    volumes: {
+      type: 'array',
+      items: {
+        type: 'object',
+        description: 'Counters are cumulative since the export appeared on the node; latUsHist[i] counts operations under 2^i microseconds.',
+        properties: {
+          name: { type: 'string' }, usedBytes: { type: 'integer', format: 'int64' },
+          readBytes: { type: 'integer', format: 'int64' }, writeBytes: { type: 'integer', format: 'int64' },
+          readOps: { type: 'integer', format: 'int64' }, writeOps: { type: 'integer', format: 'int64' },
+          throttledUs: { type: 'integer', format: 'int64' }, hotBytes: { type: 'integer', format: 'int64' },
+          coldBytes: { type: 'integer', format: 'int64' }, throughputLimitMibps: { type: 'number', format: 'double' },
+          latUsHist: { type: 'array', items: { type: 'integer', format: 'int64' } },
+        },
+      },
+    },
     agentVersion: { type: 'string' },
   },
   required: ['appliedGeneration'],
@@ -691,6 +760,12 @@ op('/v1/nodes/{nodeId}', 'delete', {
   description: 'Refused with FAILED_PRECONDITION (400) while the node is READY or still holds volumes: drain it first.',
   parameters: pathParams('nodeId'),
   responses: Object.assign({ 200: { $ref: '#/components/responses/EmptyResponse' } }, errors([400, 401, 403, 404])),
+});
+op('/v1/nodes/{nodeId}/metrics', 'get', {
+  operationId: 'getNodeMetrics', tags: ['Nodes'], summary: 'Time series of a storage node (cluster admin)',
+  description: 'The sum of the volumes the node served in each slot; the limit is the node\'s ceiling.',
+  parameters: [...pathParams('nodeId'), ref('window')],
+  responses: Object.assign({ 200: json('MetricsResponse', 'The points.') }, errors([400, 401, 403, 404])),
 });
 op('/v1/nodes/{nodeId}:drain', 'post', {
   operationId: 'drainNode', tags: ['Nodes'], summary: 'Drain a node: DRAINING, and its volumes move within ceilings',
@@ -742,7 +817,7 @@ const spec = {
       'and the Google error body `{"error":{"code","message","status"}}`.',
       '',
       'Authentication: `Authorization: Bearer <token>` with a token from `aquiferd token` (HS256 JWT).',
-      '`/healthz`, `/metrics`, `/v1/openapi.yaml` and `/docs/` need no token.',
+      '`/healthz`, `/metrics`, `/v1/openapi.yaml`, `/docs/` and the dashboard files under `/ui/` need no token.',
       '',
       'Errors every route may answer: 400 for more than 23 query parameters, invalid JSON or a body on a method that takes none;',
       '405 (status INVALID_ARGUMENT) for a known path with another method; 404 for an unknown path; 413 for a body over 1 MiB;',

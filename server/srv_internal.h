@@ -144,6 +144,9 @@ struct srv {
 	pthread_mutex_t live_lock;
 	json_t *live;              /* node name -> last report, ms since the epoch */
 	int64_t started_ms;
+	/* per-volume and per-node time series fed by status reports, in memory
+	 * only (srv_series.h) */
+	struct srv_series *series;
 };
 
 /* srv_node.c: liveness. A node last seen at max(report, aquiferd's start):
@@ -233,6 +236,10 @@ int srv_h_shelf_list(struct srv_req *req, json_t **resp);
 int srv_h_shelf_get(struct srv_req *req, json_t **resp);
 int srv_h_shelf_create(struct srv_req *req, json_t **resp);
 int srv_h_join_token(struct srv_req *req, json_t **resp);
+int srv_h_volume_metrics(struct srv_req *req, json_t **resp);
+int srv_h_pool_metrics(struct srv_req *req, json_t **resp);
+int srv_h_node_metrics(struct srv_req *req, json_t **resp);
+int srv_h_ui(struct srv_req *req, json_t **resp);
 
 /* srv_common.c: shared pieces of handlers */
 /* Check that project params[0] (and location params[1]) exist. LIST also

@@ -9,6 +9,7 @@
 #include "server/srv.h"
 #include "server/srv_internal.h"
 #include "server/srv_node.h"
+#include "server/srv_series.h"
 
 #include <getopt.h>
 #include <signal.h>
@@ -160,6 +161,10 @@ static int serve(struct srv *srv)
 	signal(SIGPIPE, SIG_IGN);
 	srv->start_ns = srv_now_ns();
 	pthread_mutex_init(&srv->live_lock, NULL);
+	if (srv_series_new(&srv->series) != AQ_OK) {
+		fprintf(stderr, "aquiferd: out of memory\n");
+		return 1;
+	}
 	{
 		struct timespec ts;
 
@@ -176,6 +181,8 @@ static int serve(struct srv *srv)
 	fprintf(stderr, "aquiferd: signal %d, stopping\n", sig);
 	srv_http_stop(srv);
 	srv_reconcile_stop(srv);
+	srv_series_free(srv->series);
+	srv->series = NULL;
 	return 0;
 }
 

@@ -2,11 +2,15 @@
  * histograms by route and status are lock-free counters indexed by route;
  * resource counts come from the database at scrape time (on a worker). */
 #include "server/srv_internal.h"
+#include "server/srv_series.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "api/api_schema.h"
 
 #define M_ROUTES 64
 static const int m_statuses[] = { 200, 400, 401, 403, 404, 405, 409, 413, 429, 499, 500, 501, 503, 504 };
@@ -101,6 +105,53 @@ static void m_kind(const char *kind, int64_t n, void *arg)
 	m_printf(arg, "aquifer_resources{kind=\"%s\"} %lld\n", kind, (long long)n);
 }
 
+/* The per-volume and per-node families from the in-memory series (docs/metrics.md). */
+static const struct {
+	const char *kind, *name, *type, *field, *help;
+	double scale;
+} m_series[] = {
+	{ "volume", "aquifer_volume_read_bytes_total", "counter", "readBytes", "Bytes read from the volume over NFS.", 1 },
+	{ "volume", "aquifer_volume_write_bytes_total", "counter", "writeBytes", "Bytes written to the volume over NFS.", 1 },
+	{ "volume", "aquifer_volume_read_ops_total", "counter", "readOps", "NFS READ operations on the volume.", 1 },
+	{ "volume", "aquifer_volume_write_ops_total", "counter", "writeOps", "NFS WRITE operations on the volume.", 1 },
+	{ "volume", "aquifer_volume_throttled_seconds_total", "counter", "throttledUs", "Time the volume's requests waited for QoS.", 1e-6 },
+	{ "volume", "aquifer_volume_throughput_limit_bytes_per_second", "gauge", "limitMibps", "The volume's throughput limit (QoS).", 1048576 },
+	{ "volume", "aquifer_volume_used_bytes", "gauge", "usedBytes", "Bytes used by the volume's files.", 1 },
+	{ "volume", "aquifer_volume_latency_p50_seconds", "gauge", "latencyP50Ms", "Median NFS operation latency over the last minute.", 1e-3 },
+	{ "volume", "aquifer_volume_latency_p99_seconds", "gauge", "latencyP99Ms", "99th percentile NFS operation latency over the last minute.", 1e-3 },
+	{ "node", "aquifer_node_read_bytes_total", "counter", "readBytes", "Bytes read over NFS from the volumes a node serves.", 1 },
+	{ "node", "aquifer_node_write_bytes_total", "counter", "writeBytes", "Bytes written over NFS to the volumes a node serves.", 1 },
+	{ "node", "aquifer_node_read_ops_total", "counter", "readOps", "NFS READ operations a node served.", 1 },
+	{ "node", "aquifer_node_write_ops_total", "counter", "writeOps", "NFS WRITE operations a node served.", 1 },
+	{ "node", "aquifer_node_throughput_ceiling_bytes_per_second", "gauge", "limitMibps", "What placement may put on the node.", 1048576 },
+	{ "node", "aquifer_node_used_bytes", "gauge", "usedBytes", "Bytes used by the volumes a node serves.", 1 },
+};
+
+static void m_series_print(struct m_buf *b, const json_t *totals)
+{
+	const json_t *e;
+	size_t i;
+
+	for (size_t f = 0; f < sizeof(m_series) / sizeof(m_series[0]); f++) {
+		m_printf(b, "# HELP %s %s\n# TYPE %s %s\n", m_series[f].name, m_series[f].help, m_series[f].name,
+			 m_series[f].type);
+		json_array_foreach(totals, i, e) {
+			const json_t *l = json_object_get(e, "labels");
+			double v = api_json_double(e, m_series[f].field, 0);
+
+			if (strcmp(api_json_str(e, "kind", ""), m_series[f].kind) != 0 || v < 0)
+				continue; /* a latency without operations is left out */
+			if (strcmp(m_series[f].kind, "volume") == 0)
+				m_printf(b, "%s{project=\"%s\",location=\"%s\",pool=\"%s\",volume=\"%s\"} %.17g\n",
+					 m_series[f].name, api_json_str(l, "project", ""), api_json_str(l, "location", ""),
+					 api_json_str(l, "pool", ""), api_json_str(l, "volume", ""), v * m_series[f].scale);
+			else
+				m_printf(b, "%s{node=\"%s\",location=\"%s\"} %.17g\n", m_series[f].name,
+					 api_json_str(l, "node", ""), api_json_str(l, "location", ""), v * m_series[f].scale);
+		}
+	}
+}
+
 int srv_h_metrics(struct srv_req *req, json_t **resp)
 {
 	struct m_buf b = { malloc(16384), 0, 16384, false };
@@ -159,6 +210,17 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 		 __atomic_load_n(&rec.last_nodes, __ATOMIC_RELAXED));
 	m_printf(&b, "# HELP aquifer_uptime_seconds Seconds since aquiferd started.\n# TYPE aquifer_uptime_seconds gauge\n"
 		     "aquifer_uptime_seconds %.3f\n", (double)(srv_now_ns() - req->srv->start_ns) / 1e9);
+	{
+		struct timespec ts;
+		json_t *totals;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		totals = srv_series_totals(req->srv->series, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+		if (!totals)
+			b.oom = true;
+		m_series_print(&b, totals);
+		json_decref(totals);
+	}
 	if (b.oom) {
 		free(b.p);
 		return AQ_ENOMEM;

@@ -12,6 +12,7 @@
 
 #include "api/api_place.h"
 #include "api/api_resource.h"
+#include "server/srv_series.h"
 
 #define NODE_TOKEN_TTL (10L * 365 * 86400)
 
@@ -213,6 +214,25 @@ static int node_of_token(struct srv_req *req, char *name, size_t cap, json_t **d
 	return rc;
 }
 
+/* A report's volume entry v for the time series, with its pool's full name
+ * and its limit from the stored volume vol (the agent's copy may lag). */
+static void series_entry(json_t *fed, const json_t *v, const json_t *vol)
+{
+	const char *vn = api_json_str(vol, "name", ""), *slash = strstr(vn, "/volumes/");
+	char pool[800];
+	json_t *e = json_deep_copy(v);
+
+	if (!e || !slash) {
+		json_decref(e);
+		return;
+	}
+	snprintf(pool, sizeof(pool), "%.*s/storagePools/%s", (int)(slash - vn), vn,
+		 api_json_str(vol, "storagePool", ""));
+	json_object_set_new(e, "pool", json_string(pool));
+	json_object_set_new(e, "limitMibps", json_real(api_json_double(vol, "throughputMibps", 0)));
+	json_array_append_new(fed, e);
+}
+
 /* How often a node's lastSeenTime is made durable while nothing else
  * changes; liveness itself is tracked in memory. */
 #define NODE_SEEN_PERSIST_MS 30000
@@ -220,7 +240,7 @@ static int node_of_token(struct srv_req *req, char *name, size_t cap, json_t **d
 int srv_h_agent_status(struct srv_req *req, json_t **resp)
 {
 	char name[200], parent[200], now[48];
-	json_t *doc = NULL, *vols = json_object_get(req->body, "volumes"), *v;
+	json_t *doc = NULL, *vols = json_object_get(req->body, "volumes"), *v, *fed = NULL;
 	int64_t applied = api_json_int64(req->body, "appliedGeneration", -1), t = now_ms();
 	bool changed;
 	size_t i;
@@ -228,6 +248,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 
 	if (applied < 0)
 		return aq_fail(&req->msg, AQ_EINVAL, "status needs appliedGeneration");
+	fed = json_array();
 	/* read first: most reports change nothing durable */
 	if ((rc = node_of_token(req, name, sizeof(name), &doc)) != AQ_OK)
 		goto out;
@@ -242,12 +263,17 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 
 		snprintf(pname, sizeof(pname), "placements/%s", api_json_str(v, "name", ""));
 		if (db_get(req->db, pname, &pl) == AQ_OK && strcmp(api_json_str(pl, "node", ""), name) == 0 &&
-		    db_get(req->db, api_json_str(v, "name", ""), &vol) == AQ_OK &&
-		    api_json_int64(vol, "usedGib", -1) != used)
-			changed = true;
+		    db_get(req->db, api_json_str(v, "name", ""), &vol) == AQ_OK) {
+			if (api_json_int64(vol, "usedGib", -1) != used)
+				changed = true;
+			series_entry(fed, v, vol);
+		}
 		json_decref(pl);
 		json_decref(vol);
 	}
+	/* the time series: in memory, every report (srv_series.h) */
+	srv_series_report(req->srv->series, name, api_json_str(doc, "location", ""),
+			  api_json_double(doc, "throughputCeilingMibps", 0), fed, t);
 	if (!changed)
 		goto answer;
 	json_decref(doc);
@@ -299,6 +325,7 @@ answer:
 out:
 	db_rollback(req->db);
 	json_decref(doc);
+	json_decref(fed);
 	return rc;
 }
 

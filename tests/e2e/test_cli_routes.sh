@@ -4,7 +4,7 @@
 # without a CLI verb, or a verb whose route the server lacks, fails.
 #
 # Left out of the comparison: /healthz, /metrics, agent-only routes under
-# /v1/agent/, and documentation routes. PENDING lists routes the CLI has
+# /v1/agent/, documentation routes and the dashboard (/ui/). PENDING lists routes the CLI has
 # ahead of the server (announced, not yet served); once the server serves
 # one, the test says to drop it from the list.
 AQUIFER=${AQUIFER:-$PWD/aquifer}
@@ -22,7 +22,7 @@ if ! "$AQUIFERD" routes >"$TMP/srv.raw" 2>"$TMP/srv.err"; then
 	cat "$TMP/srv.err"
 	exit 1
 fi
-grep -v -E '^[A-Z]+ (/healthz|/metrics|/v1/agent/|/openapi|/docs|/v1/openapi)' "$TMP/srv.raw" |
+grep -v -E '^[A-Z]+ (/healthz|/metrics|/v1/agent/|/openapi|/docs|/ui/|/v1/openapi)' "$TMP/srv.raw" |
 	LC_ALL=C sort -u >"$TMP/srv"
 echo "$PENDING" | { grep -v '^$' || true; } | LC_ALL=C sort -u >"$TMP/pending"
 

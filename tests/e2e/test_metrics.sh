@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# test_metrics.sh: metrics for operators (issue 8).
+#  1. NFS traffic (32 MiB in with nfs-cp, out with nfs-cat) shows up in the
+#     volume's time series within 10%, with its limit and used bytes; pools and
+#     nodes sum their volumes; windows and RBAC as for other project routes.
+#  2. promtool accepts aquiferd's and the agent's /metrics, which carry the
+#     per-volume series.
+#  3. Headless chromium opens /ui/#token=... and finds the pool, the volume
+#     and a chart with points; the screenshot is kept in tests/e2e/artifacts/.
+. "$(dirname "$0")/lib.sh"
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+ARTIFACTS=$SRC/tests/e2e/artifacts
+
+for tool in nfs-cp nfs-cat; do
+	command -v $tool >/dev/null || { echo "SKIP: $tool missing (apt-get install libnfs-utils)"; exit 77; }
+done
+# promtool (Debian: prometheus) and chromium are in deploy/deps.sh's test list.
+if ! command -v promtool >/dev/null || ! command -v chromium >/dev/null; then
+	[ "$(id -u)" = 0 ] && bash "$SRC/deploy/deps.sh" test >/dev/null 2>&1
+fi
+
+D=$AQ_TMP/srv
+aq_start "$D" || exit 1
+TOK=$(aq_token "$D" admin)
+P=/v1/projects/acme/locations/east
+VOL=projects/acme/locations/east/volumes/v1
+POOL=projects/acme/locations/east/storagePools/sp
+aq_req POST "/v1/locations?locationId=east" '{}'
+aq_req POST "/v1/projects?projectId=acme" '{}'
+aq_req POST "/v1/projects?projectId=other" '{}'
+aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" 10000 || exit 1
+AGENT_API=$AGENT_API_PORT N1_PID=$AGENT_PID
+aq_req POST "$P/storagePools?storagePoolId=sp" '{"serviceLevel":"PREMIUM","capacityGib":"4096","qosType":"MANUAL"}'
+expect_status 200 "create pool sp"
+aq_mutate POST "$P/volumes?volumeId=v1" '{"storagePool":"sp","capacityGib":"1024","protocols":["NFSV3"],"shareName":"v1",
+  "throughputMibps":200,"exportPolicy":{"rules":[{"allowedClients":"127.0.0.1","accessType":"READ_WRITE","squashMode":"NO_ROOT_SQUASH"}]}}'
+expect_jq .done true "create v1 (200 MiB/s) done"
+aq_req GET "$P/volumes/v1"
+NFS_PORT=$(printf '%s' "$BODY" | jq -r '.mountOptions[0].port')
+sleep 2.5 # a status report sets the baseline of the new export
+
+# --- 1. NFS traffic shows in the series --------------------------------------
+MIB32=$((32 << 20))
+head -c $MIB32 /dev/urandom >"$AQ_TMP/in.bin"
+URL="nfs://127.0.0.1/v1/data.bin?version=3&nfsport=$NFS_PORT&mountport=$NFS_PORT"
+ok "nfs-cp writes 32 MiB to v1" nfs-cp "$AQ_TMP/in.bin" "$URL"
+nfs-cat "$URL" >"$AQ_TMP/out.bin" 2>/dev/null
+ok "nfs-cat reads the 32 MiB back" cmp -s "$AQ_TMP/in.bin" "$AQ_TMP/out.bin"
+
+sums() { # the sums of the last BODY's points
+	printf '%s' "$BODY" | jq -r '[.points[] | (.readBytes|tonumber)] | add // 0' | tr '\n' ' '
+	printf '%s' "$BODY" | jq -r '[.points[] | (.writeBytes|tonumber)] | add // 0'
+}
+for _ in $(seq 100); do
+	aq_req GET "$P/volumes/v1/metrics?window=15m"
+	read -r RB WB <<<"$(sums)"
+	[ "${RB:-0}" -ge $((MIB32 * 9 / 10)) ] && [ "${WB:-0}" -ge $((MIB32 * 9 / 10)) ] && break
+	sleep 0.2
+done
+sleep 2.5 # one more report: nothing more may arrive
+aq_req GET "$P/volumes/v1/metrics?window=15m"
+expect_status 200 "GET volume metrics"
+read -r RB WB <<<"$(sums)"
+echo "# volume points: read $RB, write $WB bytes (moved $MIB32 each way)"
+within10() { [ "$1" -ge $(($2 * 9 / 10)) ] && [ "$1" -le $(($2 * 11 / 10)) ]; }
+ok "written bytes in the points are 32 MiB within 10% (got $WB)" within10 "$WB" $MIB32
+ok "read bytes in the points are 32 MiB within 10% (got $RB)" within10 "$RB" $MIB32
+expect_true '[.points[] | .writeOps | tonumber] | add > 0' "write operations counted"
+expect_true '[.points[] | .readOps | tonumber] | add > 0' "read operations counted"
+expect_jq '.points[-1].throughputLimitMibps' 200 "the points carry the volume's limit"
+expect_jq '.points[-1].usedBytes' "$MIB32" "the points carry the used bytes"
+expect_true '[.points[] | select(.latencyP99Ms != null)] | length > 0 and all(.latencyP99Ms >= .latencyP50Ms)' \
+	"p50 <= p99 latency where there were operations"
+expect_true '.stepSeconds == 10 and .windowSeconds == 900 and (.points | length) <= 90' "window=15m: 10 s points"
+expect_true '[.points[].time | test("^[0-9-]+T[0-9:]+Z$")] | all' "point times are RFC 3339"
+expect_true '[.points[] | .time] == ([.points[] | .time] | sort)' "points oldest first"
+aq_req GET "$P/volumes/v1/metrics"
+expect_true '.windowSeconds == 3600' "the default window is 1h"
+aq_req GET "$P/volumes/v1/metrics?window=2h"
+expect_error 400 INVALID_ARGUMENT "a window past the hour kept is refused"
+aq_req GET "$P/volumes/v1/metrics?window=soon"
+expect_error 400 INVALID_ARGUMENT "a window that does not parse is refused"
+aq_req GET "$P/volumes/nope/metrics"
+expect_error 404 NOT_FOUND "metrics of a volume that does not exist"
+
+# Pools and nodes sum their volumes.
+aq_req GET "$P/storagePools/sp/metrics?window=15m"
+expect_status 200 "GET pool metrics"
+read -r PRB PWB <<<"$(sums)"
+expect_eq "the pool's written bytes are its volume's" "$WB" "$PWB"
+expect_eq "the pool's read bytes are its volume's" "$RB" "$PRB"
+expect_jq '.points[-1].throughputLimitMibps' 200 "the pool's limit is the sum of its volumes'"
+aq_req GET "/v1/nodes/n1/metrics?window=15m"
+expect_status 200 "GET node metrics (cluster admin)"
+read -r NRB NWB <<<"$(sums)"
+expect_eq "the node's written bytes are its volume's" "$WB" "$NWB"
+expect_jq '.points[-1].throughputLimitMibps' 10000 "the node's limit is its ceiling"
+
+# RBAC as for other project routes.
+VIEWER=$(aq_token "$D" viewer acme)
+OTHER=$(aq_token "$D" viewer other)
+aq_req_as "$VIEWER" GET "$P/volumes/v1/metrics?window=1m"
+expect_status 200 "a viewer of the project reads volume metrics"
+aq_req_as "$VIEWER" GET "$P/storagePools/sp/metrics"
+expect_status 200 "a viewer of the project reads pool metrics"
+aq_req_as "$OTHER" GET "$P/volumes/v1/metrics"
+expect_error 403 PERMISSION_DENIED "a token of another project is refused"
+aq_req_as "" GET "$P/volumes/v1/metrics"
+expect_status 401 "no token, no metrics"
+aq_req_as "$VIEWER" GET "/v1/nodes/n1/metrics"
+expect_error 403 PERMISSION_DENIED "node metrics are for the cluster admin"
+
+# The CLI verb.
+CLI_OUT=$(AQUIFER_ENDPOINT=$AQ_URL AQUIFER_TOKEN=$TOK AQUIFER_PROJECT=acme AQUIFER_LOCATION=east \
+	"$AQ_BUILDDIR/aquifer" volumes metrics v1 --window=15m --format=json 2>&1)
+ok "aquifer volumes metrics v1 --window=15m prints the points" \
+	test "$(printf '%s' "$CLI_OUT" | jq -r '.windowSeconds' 2>/dev/null)" = 900
+
+# --- 2. Prometheus text -----------------------------------------------------------
+curl -s "$AQ_URL/metrics" >"$AQ_TMP/aquiferd.prom"
+curl -s "http://127.0.0.1:$AGENT_API/metrics" >"$AQ_TMP/agent.prom"
+LAB='project="acme",location="east",pool="sp",volume="v1"'
+got=$(awk -v k="aquifer_volume_write_bytes_total{$LAB}" '$1 == k { print $2 }' "$AQ_TMP/aquiferd.prom")
+ok "aquiferd /metrics: aquifer_volume_write_bytes_total{$LAB} is 32 MiB within 10% (got ${got:-none})" \
+	within10 "${got:-0}" $MIB32
+got=$(awk -v k="aquifer_volume_read_bytes_total{$LAB}" '$1 == k { print $2 }' "$AQ_TMP/aquiferd.prom")
+ok "aquiferd /metrics: read bytes counter (got ${got:-none})" within10 "${got:-0}" $MIB32
+got=$(awk -v k="aquifer_volume_throughput_limit_bytes_per_second{$LAB}" '$1 == k { print $2 }' "$AQ_TMP/aquiferd.prom")
+expect_eq "aquiferd /metrics: the volume's limit in bytes/s" $((200 << 20)) "$got"
+got=$(awk -v k="aquifer_volume_used_bytes{$LAB}" '$1 == k { print $2 }' "$AQ_TMP/aquiferd.prom")
+expect_eq "aquiferd /metrics: the volume's used bytes" "$MIB32" "$got"
+ok "aquiferd /metrics: node series" grep -q '^aquifer_node_write_bytes_total{node="n1",location="east"} ' "$AQ_TMP/aquiferd.prom"
+got=$(awk -v k="aquifer_agent_volume_write_bytes_total{node=\"n1\",volume=\"$VOL\"}" '$1 == k { print $2 }' "$AQ_TMP/agent.prom")
+ok "agent /metrics: the volume's write counter (got ${got:-none})" within10 "${got:-0}" $MIB32
+if command -v promtool >/dev/null; then
+	for f in aquiferd agent; do
+		if promtool check metrics <"$AQ_TMP/$f.prom" >"$AQ_TMP/$f.promtool" 2>&1; then
+			aq_pass "promtool check metrics accepts $f's /metrics"
+		else
+			aq_failed "promtool check metrics accepts $f's /metrics" "$(head -20 "$AQ_TMP/$f.promtool")"
+		fi
+	done
+	if promtool check config "$SRC/deploy/prometheus/prometheus.yml" >"$AQ_TMP/config.promtool" 2>&1; then
+		aq_pass "promtool check config accepts deploy/prometheus/prometheus.yml"
+	else
+		aq_failed "promtool check config accepts deploy/prometheus/prometheus.yml" "$(head -5 "$AQ_TMP/config.promtool")"
+	fi
+else
+	aq_failed "promtool is installed (deploy/deps.sh test installs prometheus)"
+fi
+# The Grafana dashboard uses only names the two /metrics serve.
+missing=
+for m in $(jq -r '.panels[].targets[].expr' "$SRC/deploy/grafana/aquifer.json" | grep -o 'aquifer_[a-z0-9_]*' | sort -u); do
+	grep -q "^# TYPE $m " "$AQ_TMP/aquiferd.prom" "$AQ_TMP/agent.prom" || missing="$missing $m"
+done
+expect_eq "deploy/grafana/aquifer.json names only served metrics" "" "$missing"
+
+# --- 3. The dashboard ------------------------------------------------------------
+code=$(curl -s -o "$AQ_TMP/ui.html" -w '%{http_code} %{content_type}' "$AQ_URL/ui/")
+expect_eq "GET /ui/ serves the page without a token" "200 text/html; charset=utf-8" "$code"
+ok "the page loads nothing from the network" \
+	bash -c "! grep -Eiq '<(script|link|img|iframe)[^>]+(src|href)=\"(https?:)?//' '$AQ_TMP/ui.html'"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$AQ_URL/ui/app.js")
+expect_eq "GET /ui/app.js" 200 "$code"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$AQ_URL/ui/nothing.js")
+expect_eq "GET /ui/nothing.js is 404" 404 "$code"
+
+if ! command -v chromium >/dev/null; then
+	echo "$AQ_PASS passed, $AQ_FAIL failed before the browser part"
+	[ "$AQ_FAIL" -eq 0 ] || exit 1
+	echo "SKIP: chromium could not be installed (apt-get install chromium): no browser test of /ui/"
+	exit 77
+fi
+CHROME=(chromium --no-sandbox --headless --disable-gpu --disable-background-networking
+	--disable-component-update --disable-sync --no-first-run --disable-dev-shm-usage
+	--user-data-dir="$AQ_TMP/chrome-profile" --window-size=1280,1800 --virtual-time-budget=20000)
+PAGE="$AQ_URL/ui/#token=$TOK"
+timeout 120 "${CHROME[@]}" --dump-dom "$PAGE" >"$AQ_TMP/dom.html" 2>"$AQ_TMP/chrome.log"
+ok "the dashboard lists pool sp" grep -q "data-pool=\"$POOL\"" "$AQ_TMP/dom.html"
+ok "the dashboard lists volume v1" grep -q "data-volume=\"$VOL\"" "$AQ_TMP/dom.html"
+ok "the dashboard lists node n1" grep -q 'data-node="nodes/n1"' "$AQ_TMP/dom.html"
+ok "a chart of v1's throughput with points and its limit line" bash -c \
+	"grep -o '<svg[^>]*data-kind=\"volume\"[^>]*data-name=\"$VOL\".*</svg>' '$AQ_TMP/dom.html' | head -1 |
+	 grep -Eq 'class=\"limit\"[^>]*data-limit=\"200\".*<polyline[^>]*data-points=\"[1-9]'"
+ok "the page signed in (no error shown)" bash -c "grep -q 'id=\"status\" class=\"\">[0-9]* pools' '$AQ_TMP/dom.html'"
+rm -rf "$AQ_TMP/chrome-profile"
+timeout 120 "${CHROME[@]}" --screenshot="$AQ_TMP/dashboard.png" "$PAGE" >>"$AQ_TMP/chrome.log" 2>&1
+ok "a screenshot of the dashboard was taken" test -s "$AQ_TMP/dashboard.png"
+mkdir -p "$ARTIFACTS" && cp "$AQ_TMP/dashboard.png" "$ARTIFACTS/dashboard.png" && cp "$AQ_TMP/dom.html" "$ARTIFACTS/dashboard-dom.html"
+echo "# screenshot: $ARTIFACTS/dashboard.png"
+[ "$AQ_FAIL" -eq 0 ] || tail -5 "$AQ_TMP/chrome.log"
+
+# A clean stop of both, then no sanitizer report in their logs (ASan builds).
+aq_stop "$N1_PID"
+aq_stop "$AQ_PID"
+aq_sanitizer_clean "$D"
+if grep -qE 'ERROR: (Address|Leak|Thread|Undefined)Sanitizer|runtime error:' "$D/n1/agent.log" 2>/dev/null; then
+	aq_failed "no sanitizer report in the agent's log" "$(grep -m3 -A12 -E 'Sanitizer|runtime error' "$D/n1/agent.log")"
+else
+	aq_pass "no sanitizer report in the agent's log"
+fi
+aq_finish
