@@ -87,6 +87,12 @@ int db_aggregate(struct db *db, const char *kind, const char *parent, const char
 		 const char *where_value, const char *const *fields, int n, int64_t *count,
 		 double *sums);
 
+/* Sums of a numeric JSON field of kind, grouped by parent, for every parent
+ * that is the name of a resource of parent_kind under grandparent:
+ * *sums = {parent: sum}. One query, however many parents. */
+int db_sum_by_parent(struct db *db, const char *kind, const char *field, const char *parent_kind,
+		     const char *grandparent, json_t **sums);
+
 /* Count of every kind, for metrics: calls fn(kind, count, arg) per kind. */
 int db_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n, void *arg), void *arg);
 

@@ -641,6 +641,43 @@ out:
 	return rc;
 }
 
+int db_sum_by_parent(struct db *db, const char *kind, const char *field, const char *parent_kind,
+		     const char *grandparent, json_t **sums)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *out = json_object();
+	char path[96];
+	int rc, s;
+
+	if (!out)
+		return AQ_ENOMEM;
+	snprintf(path, sizeof(path), "$.%s", field);
+	rc = db_prepare(db,
+			"SELECT r.parent, TOTAL(CAST(json_extract(r.doc, ?4) AS REAL)) FROM resources r"
+			" WHERE r.kind = ?1 AND r.parent IN"
+			" (SELECT name FROM resources WHERE kind = ?2 AND parent = ?3) GROUP BY r.parent",
+			&st);
+	if (rc != AQ_OK)
+		goto out;
+	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, parent_kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, grandparent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, path, -1, SQLITE_TRANSIENT);
+	while ((s = sqlite3_step(st)) == SQLITE_ROW)
+		json_object_set_new(out, (const char *)sqlite3_column_text(st, 0),
+				    json_real(sqlite3_column_double(st, 1)));
+	if (s != SQLITE_DONE) {
+		rc = db_err(db, s, NULL);
+		goto out;
+	}
+	*sums = out;
+	out = NULL;
+out:
+	sqlite3_finalize(st);
+	json_decref(out);
+	return rc;
+}
+
 #define DB_MAX_AGG 8
 
 int db_aggregate(struct db *db, const char *kind, const char *parent, const char *where_field,

@@ -177,7 +177,7 @@ const char *srv_role_name(enum srv_role r);
 
 /* srv_metrics.c */
 void srv_metrics_observe(int route_idx, int status, uint64_t ns);
-void srv_metrics_reconcile(uint64_t ns, int nodes, int pushed, int failed);
+void srv_metrics_reconcile(uint64_t ns, int nodes, int pushed, int failed, bool full);
 int srv_h_metrics(struct srv_req *req, json_t **resp);
 
 /* srv_http.c */

@@ -30,11 +30,13 @@ static struct {
 /* The reconciler's passes: how long the last one took, how many nodes it
  * visited and pushed to. */
 static struct {
-	unsigned long long passes, pushes, push_failures, last_ns, last_nodes;
+	unsigned long long passes, pushes, push_failures, last_ns, last_nodes, full_ns;
 } rec;
 
-void srv_metrics_reconcile(uint64_t ns, int nodes, int pushed, int failed)
+void srv_metrics_reconcile(uint64_t ns, int nodes, int pushed, int failed, bool full)
 {
+	if (full)
+		__atomic_store_n(&rec.full_ns, ns, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&rec.passes, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&rec.pushes, (unsigned long long)pushed, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&rec.push_failures, (unsigned long long)failed, __ATOMIC_RELAXED);
@@ -203,11 +205,14 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 		     "# HELP aquifer_reconcile_last_pass_seconds Duration of the last reconciler pass.\n"
 		     "# TYPE aquifer_reconcile_last_pass_seconds gauge\naquifer_reconcile_last_pass_seconds %.6f\n"
 		     "# HELP aquifer_reconcile_last_pass_nodes Nodes visited by the last reconciler pass.\n"
-		     "# TYPE aquifer_reconcile_last_pass_nodes gauge\naquifer_reconcile_last_pass_nodes %llu\n",
+		     "# TYPE aquifer_reconcile_last_pass_nodes gauge\naquifer_reconcile_last_pass_nodes %llu\n"
+		     "# HELP aquifer_reconcile_last_full_pass_seconds Duration of the last pass over every node.\n"
+		     "# TYPE aquifer_reconcile_last_full_pass_seconds gauge\naquifer_reconcile_last_full_pass_seconds %.6f\n",
 		 __atomic_load_n(&rec.passes, __ATOMIC_RELAXED), __atomic_load_n(&rec.pushes, __ATOMIC_RELAXED),
 		 __atomic_load_n(&rec.push_failures, __ATOMIC_RELAXED),
 		 (double)__atomic_load_n(&rec.last_ns, __ATOMIC_RELAXED) / 1e9,
-		 __atomic_load_n(&rec.last_nodes, __ATOMIC_RELAXED));
+		 __atomic_load_n(&rec.last_nodes, __ATOMIC_RELAXED),
+		 (double)__atomic_load_n(&rec.full_ns, __ATOMIC_RELAXED) / 1e9);
 	m_printf(&b, "# HELP aquifer_uptime_seconds Seconds since aquiferd started.\n# TYPE aquifer_uptime_seconds gauge\n"
 		     "aquifer_uptime_seconds %.3f\n", (double)(srv_now_ns() - req->srv->start_ns) / 1e9);
 	{

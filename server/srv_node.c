@@ -492,7 +492,7 @@ static int place_candidates(struct db *db, const char *loc, const char *skip, js
 	struct db_query q = { .kind = "node", .parent = parent };
 	char *next = NULL;
 	double shelves = 0, total = 0;
-	json_t *n;
+	json_t *n, *alloc = NULL;
 	size_t i;
 	int rc;
 
@@ -500,20 +500,25 @@ static int place_candidates(struct db *db, const char *loc, const char *skip, js
 	if ((rc = db_list(db, &q, nodes, &next, msg)) != AQ_OK)
 		return rc;
 	free(next);
+	/* what is placed on each node of the location, in one query */
+	if ((rc = db_sum_by_parent(db, "placement", "mibps", "node", parent, &alloc)) != AQ_OK)
+		return rc;
 	*cand = calloc(json_array_size(*nodes) + 1, sizeof(**cand));
-	if (!*cand)
+	if (!*cand) {
+		json_decref(alloc);
 		return AQ_ENOMEM;
+	}
 	json_array_foreach(*nodes, i, n) {
 		struct api_place_node *c = &(*cand)[i];
 
 		c->name = api_json_str(n, "name", "");
 		c->ceiling_mibps = api_json_double(n, "throughputCeilingMibps", 0);
-		if ((rc = node_allocated(db, c->name, &c->allocated_mibps, NULL)) != AQ_OK)
-			return rc;
+		c->allocated_mibps = api_json_double(alloc, c->name, 0);
 		c->eligible = strcmp(api_json_str(n, "state", ""), "READY") == 0 &&
 			      (!skip || strcmp(c->name, skip) != 0);
 		total += c->allocated_mibps;
 	}
+	json_decref(alloc);
 	if ((rc = db_sum(db, "shelf", parent, "readThroughputMibps", &shelves)) != AQ_OK)
 		return rc;
 	*shelf_head = shelves - total;

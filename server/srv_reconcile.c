@@ -630,7 +630,7 @@ static void *rec_main(void *arg)
 			last_full = rec_now_ms();
 
 		uint64_t t0 = srv_now_ns();
-		int pushed = 0, failed = 0;
+		int pushed = 0, failed = 0, visited = 0;
 
 		if (rec_liveness(srv, db))
 			all = true;
@@ -647,6 +647,7 @@ static void *rec_main(void *arg)
 			if (!all && !json_object_get(dirty, nn) &&
 			    rec_applied(n, pushes) >= api_json_int64(n, "generation", 0))
 				continue;
+			visited++;
 			switch (rec_node(srv, db, n, pushes)) {
 			case 1: pushed++; break;
 			case -1: failed++; break;
@@ -654,7 +655,7 @@ static void *rec_main(void *arg)
 			}
 		}
 		json_decref(dirty);
-		srv_metrics_reconcile(srv_now_ns() - t0, (int)json_array_size(nodes), pushed, failed);
+		srv_metrics_reconcile(srv_now_ns() - t0, visited, pushed, failed, all);
 		json_decref(nodes);
 	}
 	json_decref(pushes);
