@@ -31,10 +31,16 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/aquifer-debs.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 src=$work/aquifer-$version
 mkdir -p "$src"
-if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+# a checkout of its own (not a folder inside another repository's tree)
+if [ "$(git -C "$top" rev-parse --show-toplevel 2>/dev/null)" = "$top" ]; then
 	git -C "$top" ls-files -z --cached --others --exclude-standard | (cd "$top" && xargs -0 cp --parents -t "$src" 2>/dev/null || true)
 else
-	(cd "$top" && tar --exclude=./deploy/debs --exclude='*.o' --exclude='*.a' -cf - .) | tar -C "$src" -xf -
+	# no git (e.g. the pristine copy tests/run_all.sh builds from): copy the
+	# sources without what autoreconf generated, so the package build starts
+	# from the same state as a checkout
+	(cd "$top" && tar --exclude=./deploy/debs --exclude='*.o' --exclude='*.a' --exclude=./configure \
+		--exclude='Makefile.in' --exclude=./aclocal.m4 --exclude=./autom4te.cache --exclude=./build-aux \
+		--exclude=./config.h.in --exclude='*~' -cf - .) | tar -C "$src" -xf -
 	(cd "$src" && { [ ! -f Makefile ] || make -s distclean >/dev/null 2>&1 || true; })
 fi
 # deleted-but-tracked files are skipped by cp; the packaging goes to debian/

@@ -7,7 +7,7 @@
 #   install-agent.sh --server URL --token JOIN_TOKEN --location LOC --shelf DIR
 #                    [--node NAME] [--listen HOST:PORT] [--nfs-listen HOST:PORT]
 #                    [--advertise HOST] [--throughput-mibps N] [--write-throughput-mibps N]
-#                    [--deb FILE] [--from-tree DIR] [--root DIR] [--no-systemd]
+#                    [--deb FILE] [--from-tree DIR [--from-build DIR]] [--root DIR] [--no-systemd]
 #   install-agent.sh --uninstall [--purge] [--root DIR] [--no-systemd]
 #
 # Idempotent: a second run with the same arguments changes nothing (no file
@@ -28,7 +28,7 @@ die() { echo "$prog: $*" >&2; exit 1; }
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
 
 server= token= location= shelf= node= listen= nfs_listen= advertise= tput= wtput=
-root= deb= tree= uninstall=0 purge=0 nosystemd=0
+root= deb= tree= build= uninstall=0 purge=0 nosystemd=0
 while [ $# -gt 0 ]; do
 	opt=$1 val=
 	case $opt in
@@ -51,6 +51,7 @@ while [ $# -gt 0 ]; do
 	--root) root=$val ;;
 	--deb) deb=$val ;;
 	--from-tree) tree=$val ;;
+	--from-build) build=$val ;; # where make put the binaries, when not in the tree (VPATH builds)
 	--uninstall) uninstall=1 ;;
 	--purge) uninstall=1; purge=1 ;;
 	--no-systemd) nosystemd=1 ;;
@@ -118,8 +119,10 @@ agent_pid() {
 	[ -f "$pidfile" ] || return 0
 	pid=$(cat "$pidfile")
 	exe=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
-	# an upgrade replaced the file: the running one shows as "(deleted)"
-	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ "${exe% (deleted)}" = "$R$bin" ]; then
+	exe=${exe% (deleted)} # an upgrade replaced the file: the running one shows as "(deleted)"
+	# either install mode's binary (--uninstall does not know which one ran)
+	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null &&
+		{ [ "$exe" = "$R$bin" ] || [ "$exe" = "$R/usr/local/bin/aquifer-agent" ] || [ "$exe" = "$R/usr/bin/aquifer-agent" ]; }; then
 		echo "$pid"
 	fi
 }
@@ -192,8 +195,9 @@ fi
 # 1. the program and its unit
 case $mode in
 tree)
-	[ -x "$tree/aquifer-agent" ] || die "no built aquifer-agent in $tree (run make)"
-	put "$bin" 755 <"$tree/aquifer-agent"
+	build=${build:-$tree}
+	[ -x "$build/aquifer-agent" ] || die "no built aquifer-agent in $build (run make)"
+	put "$bin" 755 <"$build/aquifer-agent"
 	sed -e 's|@bindir@|/usr/local/bin|g' -e 's|@sysconfdir@|/etc|g' -e 's|@localstatedir@|/var|g' \
 		"$tree/deploy/systemd/aquifer-agent.service.in" | put "$unit" 644
 	;;

@@ -28,7 +28,8 @@ args=(--server "$AQ_URL" --location east --shelf "$shelf" --node n1 --root "$roo
 	--listen "127.0.0.1:$api" --nfs-listen "127.0.0.1:$nfs" --from-tree "$AQ_BUILDDIR")
 # the tree's unit template lives in the source tree
 [ -f "$AQ_BUILDDIR/deploy/systemd/aquifer-agent.service.in" ] || args=(--server "$AQ_URL" --location east \
-	--shelf "$shelf" --node n1 --root "$root" --listen "127.0.0.1:$api" --nfs-listen "127.0.0.1:$nfs" --from-tree "$top")
+	--shelf "$shelf" --node n1 --root "$root" --listen "127.0.0.1:$api" --nfs-listen "127.0.0.1:$nfs" --from-tree "$top" \
+	--from-build "$AQ_BUILDDIR")
 
 # every installed file under the root: path, mode, size, mtime, checksum. The
 # agent's own runtime files (log, pid, intent.json) are its business; its
