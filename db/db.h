@@ -72,6 +72,10 @@ struct db_query {
 int db_list(struct db *db, const struct db_query *q, json_t **items, char **next_token,
 	    aq_msg *msg);
 
+/* Every page of q at once (q->page_token and q->page_size are ignored):
+ * *items is one JSON array. For internal sweeps, not for client paging. */
+int db_list_all(struct db *db, const struct db_query *q, json_t **items, aq_msg *msg);
+
 /* Number of resources of kind under parent (NULL: everywhere), and an
  * aggregate helper: the sum of a numeric JSON field over them (int64 strings
  * count as numbers). parent_prefix matches parent exactly. */

@@ -590,6 +590,36 @@ out:
 	return rc;
 }
 
+int db_list_all(struct db *db, const struct db_query *q, json_t **items, aq_msg *msg)
+{
+	struct db_query page_q = *q;
+	json_t *all = json_array(), *page = NULL;
+	char *tok = NULL, *next = NULL;
+	int rc = AQ_OK;
+
+	if (!all)
+		return AQ_ENOMEM;
+	page_q.page_size = 0;
+	do {
+		page_q.page_token = tok;
+		if ((rc = db_list(db, &page_q, &page, &next, msg)) != AQ_OK)
+			break;
+		json_array_extend(all, page);
+		json_decref(page);
+		page = NULL;
+		free(tok);
+		tok = next;
+		next = NULL;
+	} while (tok);
+	free(tok);
+	if (rc != AQ_OK) {
+		json_decref(all);
+		return rc;
+	}
+	*items = all;
+	return AQ_OK;
+}
+
 int db_count(struct db *db, const char *kind, const char *parent, int64_t *n)
 {
 	sqlite3_stmt *st = NULL;

@@ -234,7 +234,6 @@ int srv_pool_reprice_volumes(struct srv_req *req, const json_t *pool)
 	struct db_query q = { .kind = "volume", .parent = parent, .filter = filter };
 	struct api_pool_math pm;
 	json_t *items = NULL, *v;
-	char *next = NULL, *tok = NULL;
 	size_t i;
 	int rc;
 
@@ -243,24 +242,14 @@ int srv_pool_reprice_volumes(struct srv_req *req, const json_t *pool)
 		return AQ_OK;
 	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - pool_name) : 0, pool_name);
 	snprintf(filter, sizeof(filter), "storagePool=\"%s\"", slash ? slash + 14 : pool_name);
-	do {
-		q.page_token = tok;
-		if ((rc = db_list(req->db, &q, &items, &next, &req->msg)) != AQ_OK)
+	if ((rc = db_list_all(req->db, &q, &items, &req->msg)) != AQ_OK)
+		goto out;
+	json_array_foreach(items, i, v) {
+		api_volume_fill_output(&req->srv->cfg.math, pool, v);
+		if ((rc = db_put(req->db, "volume", parent, api_json_str(v, "name", ""), v, false)) != AQ_OK)
 			goto out;
-		json_array_foreach(items, i, v) {
-			api_volume_fill_output(&req->srv->cfg.math, pool, v);
-			if ((rc = db_put(req->db, "volume", parent, api_json_str(v, "name", ""), v, false)) != AQ_OK)
-				goto out;
-		}
-		json_decref(items);
-		items = NULL;
-		free(tok);
-		tok = next;
-		next = NULL;
-	} while (tok);
+	}
 out:
 	json_decref(items);
-	free(tok);
-	free(next);
 	return rc;
 }

@@ -109,35 +109,24 @@ static int count_under(struct srv_req *req, const char *kind, const char *projec
 {
 	struct db_query q = { .kind = project ? "location" : "project", .parent = "" };
 	json_t *items = NULL, *it;
-	char *next = NULL, *tok = NULL, parent[600];
+	char parent[600];
 	size_t i;
 	int rc;
 
 	*total = 0;
-	do {
-		q.page_token = tok;
-		if ((rc = db_list(req->db, &q, &items, &next, &req->msg)) != AQ_OK)
-			goto out;
-		json_array_foreach(items, i, it) {
-			int64_t n = 0;
+	if ((rc = db_list_all(req->db, &q, &items, &req->msg)) != AQ_OK)
+		return rc;
+	json_array_foreach(items, i, it) {
+		int64_t n = 0;
 
-			snprintf(parent, sizeof(parent), "projects/%s/locations/%s",
-				 project ? project : api_json_str(it, "projectId", ""),
-				 location ? location : api_json_str(it, "locationId", ""));
-			if ((rc = db_count(req->db, kind, parent, &n)) != AQ_OK)
-				goto out;
-			*total += n;
-		}
-		json_decref(items);
-		items = NULL;
-		free(tok);
-		tok = next;
-		next = NULL;
-	} while (tok);
-out:
+		snprintf(parent, sizeof(parent), "projects/%s/locations/%s",
+			 project ? project : api_json_str(it, "projectId", ""),
+			 location ? location : api_json_str(it, "locationId", ""));
+		if ((rc = db_count(req->db, kind, parent, &n)) != AQ_OK)
+			break;
+		*total += n;
+	}
 	json_decref(items);
-	free(tok);
-	free(next);
 	return rc;
 }
 

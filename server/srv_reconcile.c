@@ -50,34 +50,12 @@ void srv_reconcile_kick(struct srv *srv, const char *node)
 	pthread_mutex_unlock(&srv->rec_lock);
 }
 
-/* All documents of kind under parent (every page). */
+/* All documents of kind under parent (NULL: everywhere). */
 static int list_all(struct db *db, const char *kind, const char *parent, json_t **out)
 {
 	struct db_query q = { .kind = kind, .parent = parent };
-	json_t *all = json_array(), *page = NULL;
-	char *tok = NULL, *next = NULL;
-	int rc = AQ_OK;
 
-	if (!all)
-		return AQ_ENOMEM;
-	do {
-		q.page_token = tok;
-		if ((rc = db_list(db, &q, &page, &next, NULL)) != AQ_OK)
-			break;
-		json_array_extend(all, page);
-		json_decref(page);
-		page = NULL;
-		free(tok);
-		tok = next;
-		next = NULL;
-	} while (tok);
-	free(tok);
-	if (rc != AQ_OK) {
-		json_decref(all);
-		return rc;
-	}
-	*out = all;
-	return AQ_OK;
+	return db_list_all(db, &q, out, NULL);
 }
 
 static json_t *mount_options(const json_t *vol, const json_t *node)
