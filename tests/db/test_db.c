@@ -388,6 +388,36 @@ START_TEST(test_transactions)
 }
 END_TEST
 
+/* db_list_all: every page at once, past the 1,000-row page cap. */
+START_TEST(test_list_all)
+{
+	struct db_query q = { .kind = "volume", .parent = "projects/big", .filter = "state=READY",
+			      .page_size = 3 };
+	json_t *items = NULL;
+	int ready = 0;
+
+	ck_assert_int_eq(db_begin(db), AQ_OK);
+	for (int i = 0; i < 1205; i++) {
+		char name[64], json[128];
+
+		snprintf(name, sizeof(name), "projects/big/volumes/v%04d", i);
+		snprintf(json, sizeof(json), "{\"name\": \"%s\", \"state\": \"%s\"}", name,
+			 i % 5 ? "READY" : "CREATING");
+		json_t *doc = json_loads(json, 0, NULL);
+
+		ck_assert_int_eq(db_put(db, "volume", "projects/big", name, doc, true), AQ_OK);
+		json_decref(doc);
+		ready += i % 5 != 0;
+	}
+	ck_assert_int_eq(db_commit(db), AQ_OK);
+	ck_assert_int_eq(db_list_all(db, &q, &items, NULL), AQ_OK);
+	ck_assert_int_eq((int)json_array_size(items), ready);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(items, 0), "name")),
+			 "projects/big/volumes/v0001");
+	json_decref(items);
+}
+END_TEST
+
 static Suite *db_suite(void)
 {
 	Suite *s = suite_create("db");
@@ -401,6 +431,7 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_list_bad_filter_and_token);
 	tcase_add_test(tc, test_aggregates);
 	tcase_add_test(tc, test_transactions);
+	tcase_add_test(tc, test_list_all);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	return s;
