@@ -37,7 +37,7 @@ mk() { # mk ID [MIBPS]
 }
 limits="16 64 256 1024"
 for l in $limits; do mk "b$l" "$l"; done
-mk base ""
+mk base 4608 # the baseline: the largest limit, far above what one client moves here
 url() { echo "nfs://127.0.0.1/$1?version=3&nfsport=$NFS&mountport=$NFS"; }
 field() { awk -v f="$2" '$1 == "result" { for (i = 2; i < NF; i += 2) if ($i == f) print $(i + 1) }' "$1"; }
 run() { # run OUT VOL ARGS...
