@@ -18,11 +18,15 @@ if [ ! -x "$AQ_BUILDDIR/aquiferd" ] && [ -x "$PWD/aquiferd" ]; then
 	AQ_BUILDDIR=$PWD
 fi
 AQUIFERD=$AQ_BUILDDIR/aquiferd
+AQ_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 AQ_PASS=0
 AQ_FAIL=0
 AQ_PIDS=()
 AQ_TMP=$(mktemp -d "${TMPDIR:-/tmp}/aq-e2e.XXXXXX")
+# Every answer aq_req sees is recorded here and checked against the spec's
+# schemas by aq_finish (tests/openapi/validate.js); AQ_RECORD=0 turns it off.
+AQ_RECORD_DIR=$AQ_TMP/records
 # Set by aq_req: the HTTP status and the body of the last answer.
 STATUS=
 BODY=
@@ -128,6 +132,7 @@ expect_error() {
 # aq_finish: the last line, exactly "N passed, M failed"; exit status 0 only
 # when nothing failed and something passed.
 aq_finish() {
+	[ "${AQ_RECORD:-1}" = 1 ] && aq_check_records
 	echo "$AQ_PASS passed, $AQ_FAIL failed"
 	[ "$AQ_FAIL" -eq 0 ] && [ "$AQ_PASS" -gt 0 ]
 	exit $?
@@ -227,7 +232,43 @@ aq_req() {
 	fi
 	STATUS=$(curl "${args[@]}" "$AQ_URL$path") || STATUS="curl-error-$?"
 	BODY=$(cat "$out" 2>/dev/null)
+	[ "${AQ_RECORD:-1}" = 1 ] && aq_record "$method" "$path" "$out"
 	rm -f "$out"
+}
+
+# aq_record METHOD PATH BODYFILE: one answer for the contract check, in
+# tests/openapi/record.sh's format.
+aq_record() {
+	local p=${2%%\?*} q= file
+	case $STATUS in [0-9][0-9][0-9]) ;; *) return 0 ;; esac
+	[ "$p" != "$2" ] && q=${2#*\?}
+	mkdir -p "$AQ_RECORD_DIR"
+	file=$AQ_RECORD_DIR/$(date +%s%N)-$BASHPID.json
+	if jq -e . "$3" >/dev/null 2>&1; then
+		jq -n --arg m "$1" --arg p "$p" --arg q "$q" --argjson s "$STATUS" --slurpfile b "$3" \
+			'{method: $m, path: $p, query: $q, status: $s, body: $b[0]}' >"$file"
+	else
+		jq -n --arg m "$1" --arg p "$p" --arg q "$q" --argjson s "$STATUS" --rawfile b "$3" \
+			'{method: $m, path: $p, query: $q, status: $s, body: $b}' >"$file"
+	fi
+}
+
+# aq_check_records: every recorded answer validates against openapi/openapi.yaml.
+aq_check_records() {
+	local n out
+	n=$(find "$AQ_RECORD_DIR" -name '*.json' 2>/dev/null | wc -l)
+	[ "$n" -gt 0 ] || return 0
+	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+		echo "# contract check skipped: node/npm missing"
+		return 0
+	fi
+	. "$AQ_SRC/tests/openapi/npm.sh"
+	aq_npm_setup
+	if out=$(node "$AQ_SRC/tests/openapi/validate.js" --spec "$AQ_SRC/openapi/openapi.yaml" "$AQ_RECORD_DIR" 2>&1); then
+		aq_pass "$n recorded answers validate against openapi/openapi.yaml"
+	else
+		aq_failed "$n recorded answers validate against openapi/openapi.yaml" "$(printf '%s' "$out" | head -n 30)"
+	fi
 }
 
 # aq_req_as TOKEN METHOD PATH [BODY]
