@@ -148,7 +148,7 @@ aq_port_free() {
 aq_pick_port() {
 	local p
 	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 40000))
+		p=$((10000 + RANDOM % 22000)) # below the ephemeral range (32768-60999): outgoing connections never take it
 		if aq_port_free "$p"; then echo "$p"; return 0; fi
 	done
 	return 1

@@ -95,7 +95,7 @@ lines_are() {
 free_port() {
 	local port
 	for _ in $(seq 1 50); do
-		port=$((20000 + RANDOM % 40000))
+		port=$((10000 + RANDOM % 22000)) # below the ephemeral range
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 			echo "$port"
 			return 0

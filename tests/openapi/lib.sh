@@ -69,7 +69,7 @@ aq_start() {
 	local port try
 	AQ_DB=$AQ_TMP/aquifer.db
 	for try in $(seq 20); do
-		port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		port=$((10000 + RANDOM % 22000)) # below the ephemeral range
 		"$AQUIFERD" serve --listen "127.0.0.1:$port" --db "$AQ_DB" >"$AQ_TMP/aquiferd.$try.log" 2>&1 &
 		AQ_PID=$!
 		AQ_PIDS+=("$AQ_PID")
@@ -95,7 +95,7 @@ aq_start() {
 aq_free_port() {
 	local p
 	for _ in $(seq 100); do
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		p=$((10000 + RANDOM % 22000)) # below the ephemeral range
 		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
 	done
 	return 1
