@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <jwt.h>
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,48 +129,60 @@ out:
 	return rc;
 }
 
-/* Verified tokens, remembered by their SHA-256 so a client that sends the
- * same token on every call pays for JWT parsing once. Only successes are
+/* Verified tokens, remembered by their exact text so a client that sends the
+ * same token on every call pays for JWT parsing once. A slot is found by a
+ * cheap hash and hit only when the whole token matches. Only successes are
  * cached; an entry is used only until the token's own expiry. */
 #define TOKEN_CACHE 256
+#define TOKEN_MAX 4096
 static struct token_slot {
-	unsigned char sum[SHA256_DIGEST_LENGTH];
+	char *tok;
 	long exp;
 	struct srv_auth who;
-	bool used;
 } token_cache[TOKEN_CACHE];
 static pthread_mutex_t token_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static bool token_cached(const unsigned char sum[SHA256_DIGEST_LENGTH], struct srv_auth *who)
+static unsigned token_slot_of(const char *tok, size_t len)
 {
-	struct token_slot *t = &token_cache[sum[0]];
+	unsigned h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)tok[i]) * 16777619u;
+	return h % TOKEN_CACHE;
+}
+
+static bool token_cached(const char *tok, size_t len, struct srv_auth *who)
+{
+	struct token_slot *t = &token_cache[token_slot_of(tok, len)];
 	bool hit;
 
 	pthread_mutex_lock(&token_lock);
-	hit = t->used && memcmp(t->sum, sum, SHA256_DIGEST_LENGTH) == 0 && t->exp > (long)time(NULL);
+	hit = t->tok && strcmp(t->tok, tok) == 0 && t->exp > (long)time(NULL);
 	if (hit)
 		*who = t->who;
 	pthread_mutex_unlock(&token_lock);
 	return hit;
 }
 
-static void token_remember(const unsigned char sum[SHA256_DIGEST_LENGTH], long exp,
-			   const struct srv_auth *who)
+static void token_remember(const char *tok, size_t len, long exp, const struct srv_auth *who)
 {
-	struct token_slot *t = &token_cache[sum[0]];
+	struct token_slot *t = &token_cache[token_slot_of(tok, len)];
+	char *copy = strdup(tok);
 
+	if (!copy)
+		return; /* not cached: the next call verifies again */
 	pthread_mutex_lock(&token_lock);
-	memcpy(t->sum, sum, SHA256_DIGEST_LENGTH);
+	free(t->tok);
+	t->tok = copy;
 	t->exp = exp;
 	t->who = *who;
-	t->used = true;
 	pthread_mutex_unlock(&token_lock);
 }
 
 int srv_token_verify(const unsigned char key[SRV_KEY_LEN], const char *authz,
 		     struct srv_auth *who, aq_msg *msg)
 {
-	unsigned char sum[SHA256_DIGEST_LENGTH];
+	size_t len;
 	jwt_t *jwt = NULL;
 	const char *tok, *role, *project, *sub, *loc;
 	long exp;
@@ -183,10 +194,9 @@ int srv_token_verify(const unsigned char key[SRV_KEY_LEN], const char *authz,
 	tok = authz + 7;
 	while (*tok == ' ')
 		tok++;
-	if (strlen(tok) > 4096)
+	if ((len = strlen(tok)) > TOKEN_MAX)
 		return aq_fail(msg, AQ_EUNAUTH, "bearer token is too long");
-	SHA256((const unsigned char *)tok, strlen(tok), sum);
-	if (token_cached(sum, who))
+	if (token_cached(tok, len, who))
 		return AQ_OK;
 	if (jwt_decode(&jwt, tok, key, SRV_KEY_LEN) != 0 || !jwt) {
 		rc = aq_fail(msg, AQ_EUNAUTH, "invalid bearer token (malformed or wrongly signed)");
@@ -215,7 +225,7 @@ int srv_token_verify(const unsigned char key[SRV_KEY_LEN], const char *authz,
 	snprintf(who->subject, sizeof(who->subject), "%s", sub ? sub : "");
 	snprintf(who->location, sizeof(who->location), "%s", loc ? loc : "");
 	who->cluster = who->role == SRV_ROLE_ADMIN && !project;
-	token_remember(sum, exp, who);
+	token_remember(tok, len, exp, who);
 out:
 	jwt_free(jwt);
 	return rc;
