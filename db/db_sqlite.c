@@ -620,55 +620,49 @@ int db_list_all(struct db *db, const struct db_query *q, json_t **items, aq_msg 
 	return AQ_OK;
 }
 
-int db_count(struct db *db, const char *kind, const char *parent, int64_t *n)
+/* One aggregate over kind (under parent, or everywhere): COUNT(*) when
+ * field is NULL, else the TOTAL of a numeric JSON field. */
+static int db_scalar(struct db *db, const char *kind, const char *parent, const char *field,
+		     double *out)
 {
 	sqlite3_stmt *st = NULL;
+	char sql[200], path[96];
 	int rc;
 
-	rc = db_prepare(db, parent ? "SELECT COUNT(*) FROM resources WHERE kind = ? AND parent = ?"
-				   : "SELECT COUNT(*) FROM resources WHERE kind = ?",
-			&st);
-	if (rc != AQ_OK)
+	snprintf(path, sizeof(path), "$.%s", field ? field : "");
+	snprintf(sql, sizeof(sql), "SELECT %s FROM resources WHERE kind = ?1%s",
+		 field ? "TOTAL(CAST(json_extract(doc, ?3) AS REAL))" : "COUNT(*)",
+		 parent ? " AND parent = ?2" : "");
+	if ((rc = db_prepare(db, sql, &st)) != AQ_OK)
 		goto out;
 	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
 	if (parent)
 		sqlite3_bind_text(st, 2, parent, -1, SQLITE_STATIC);
+	if (field)
+		sqlite3_bind_text(st, 3, path, -1, SQLITE_TRANSIENT);
 	if (sqlite3_step(st) != SQLITE_ROW) {
 		rc = db_err(db, sqlite3_errcode(db->h), NULL);
 		goto out;
 	}
-	*n = sqlite3_column_int64(st, 0);
+	*out = sqlite3_column_double(st, 0);
 out:
 	sqlite3_finalize(st);
 	return rc;
 }
 
+int db_count(struct db *db, const char *kind, const char *parent, int64_t *n)
+{
+	double v = 0;
+	int rc = db_scalar(db, kind, parent, NULL, &v);
+
+	if (rc == AQ_OK)
+		*n = (int64_t)v;
+	return rc;
+}
+
 int db_sum(struct db *db, const char *kind, const char *parent, const char *field, double *sum)
 {
-	sqlite3_stmt *st = NULL;
-	char path[96];
-	int rc;
-
-	snprintf(path, sizeof(path), "$.%s", field);
-	rc = db_prepare(db, parent ? "SELECT TOTAL(CAST(json_extract(doc, ?3) AS REAL)) FROM resources"
-				     " WHERE kind = ?1 AND parent = ?2"
-				   : "SELECT TOTAL(CAST(json_extract(doc, ?3) AS REAL)) FROM resources"
-				     " WHERE kind = ?1",
-			&st);
-	if (rc != AQ_OK)
-		goto out;
-	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-	if (parent)
-		sqlite3_bind_text(st, 2, parent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, path, -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		rc = db_err(db, sqlite3_errcode(db->h), NULL);
-		goto out;
-	}
-	*sum = sqlite3_column_double(st, 0);
-out:
-	sqlite3_finalize(st);
-	return rc;
+	return db_scalar(db, kind, parent, field, sum);
 }
 
 int db_sum_by_parent(struct db *db, const char *kind, const char *field, const char *parent_kind,
