@@ -67,7 +67,7 @@ static long ctl_post(const struct agent *a, const char *path, const char *token,
 	agent_tls_curl(a, c);
 	cc = curl_easy_perform(c);
 	if (cc != CURLE_OK) {
-		agent_tls_curl_fail(a, (int)cc, cerr, url, msg);
+		code = agent_tls_curl_fail(a, (int)cc, cerr, url, msg);
 		goto out;
 	}
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);

@@ -219,8 +219,8 @@ static int agent_credentials(struct agent *a, aq_msg *msg)
 		return aq_fail(msg, AQ_EINVAL, "no credentials in %s and no --token to join with", a->cfg.state_dir);
 	for (int attempt = 0;; attempt++) {
 		rc = agent_join(a, msg);
-		if (rc == AQ_OK || rc == AQ_EUNAUTH || rc == AQ_EINVAL)
-			return rc;
+		if (rc == AQ_OK || rc == AQ_EUNAUTH || rc == AQ_EINVAL || rc == AQ_EACCES)
+			return rc; /* refused token, bad input, aquiferd not trusted: final */
 		if (rc == AQ_EIO && strstr(msg->text, "HTTP 4"))
 			return rc;
 		if (attempt % 10 == 0)

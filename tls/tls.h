@@ -107,7 +107,8 @@ void tls_curl_setup(void *curl, const char *ca_file, const char *cert_file, cons
 		    const char *name);
 /* Explain a failed libcurl call (curl code cc, detail its error buffer or
  * NULL) in msg; TLS verification failures add hint (the remedy, or NULL).
- * AQ_EUNAVAIL either way. */
+ * AQ_EACCES when the peer's certificate does not verify (retrying will not
+ * help), else AQ_EUNAVAIL. */
 int tls_curl_fail(int cc, const char *detail, const char *url, const char *hint, aq_msg *msg);
 
 #endif

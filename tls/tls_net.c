@@ -70,7 +70,7 @@ int tls_curl_fail(int cc, const char *detail, const char *url, const char *hint,
 	switch ((CURLcode)cc) {
 	case CURLE_PEER_FAILED_VERIFICATION:
 	case CURLE_SSL_CACERT_BADFILE:
-		return aq_fail(msg, AQ_EUNAVAIL, "%s: the server's certificate cannot be verified (%s)%s%s", url,
+		return aq_fail(msg, AQ_EACCES, "%s: the server's certificate cannot be verified (%s)%s%s", url,
 			       why, hint ? "; " : "", hint ? hint : "");
 	case CURLE_SSL_CERTPROBLEM:
 	case CURLE_SSL_CONNECT_ERROR:
