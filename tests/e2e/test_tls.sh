@@ -246,4 +246,12 @@ done
 expect_jq .state DOWN "a node that cannot prove itself goes DOWN"
 
 aq_sanitizer_clean "$D"
+# n2's first agent stopped cleanly above: a sanitizer build reports there
+for f in "$D/n1/agent.log" "$D/n2/agent.log"; do
+	if grep -qE 'ERROR: (Address|Leak|Thread|Undefined)Sanitizer|runtime error:' "$f"; then
+		aq_failed "no sanitizer report in $f" "$(grep -m3 -A12 -E 'Sanitizer|runtime error' "$f")"
+	else
+		aq_pass "no sanitizer report in $f"
+	fi
+done
 aq_finish
