@@ -4,12 +4,10 @@
 #include "server/srv_ca.h"
 
 #include <arpa/inet.h>
-#include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/api_schema.h"
 #include "tls/tls.h"
 
 /* The client certificate is renewed when it has less than this left. */
