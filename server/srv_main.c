@@ -183,13 +183,14 @@ static int serve(struct srv *srv)
 	sigset_t set;
 	int sig, rc;
 
-	if ((rc = db_open(srv->cfg.db_path, &db, &msg)) != AQ_OK) {
+	/* the listen policy and the TLS files first: a refused start creates nothing */
+	if (srv_ca_setup(srv, &msg) != AQ_OK || (rc = db_open(srv->cfg.db_path, &db, &msg)) != AQ_OK) {
 		fprintf(stderr, "aquiferd: %s\n", msg.text);
 		return 1;
 	}
 	db_close(db);
 	srv_key_path(&srv->cfg, keypath, sizeof(keypath));
-	if (srv_key_load(keypath, srv->key, &msg) != AQ_OK || srv_ca_setup(srv, &msg) != AQ_OK) {
+	if (srv_key_load(keypath, srv->key, &msg) != AQ_OK) {
 		fprintf(stderr, "aquiferd: %s\n", msg.text);
 		return 1;
 	}

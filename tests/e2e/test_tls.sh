@@ -57,6 +57,7 @@ refused "--tls-cert without --tls-key is refused" "go together" \
 	timeout 10 "$AQUIFERD" --listen "127.0.0.1:$P0" --db "$F/x.db" --tls-cert "$D/server.crt"
 refused "a key that is not the certificate's is refused" "does not belong" \
 	timeout 10 "$AQUIFERD" --listen "127.0.0.1:$P0" --db "$F/x.db" --tls-cert "$D/server.crt" --tls-key "$D/ca.key"
+ok "refused starts created nothing" test ! -e "$F/x.db" -a ! -e "$F/aquiferd.key"
 
 # An expired certificate from the cluster CA (openssl ca with dates in the past).
 expired_cert() { # CN CSR-KEY-OUT CERT-OUT
