@@ -219,26 +219,49 @@ gen_after=$(curl -s --cacert "$D/ca.crt" --cert "$D/client.crt" --key "$D/client
 expect_eq "refused intents changed nothing" "$gen_before" "$gen_after"
 ok "the agent logs why it refused" grep -q "/v1/intent refused: client certificate was not issued by the cluster CA" "$D/n1/agent.log"
 
-# ---- 7. aquiferd refuses an agent serving a foreign certificate ---------------------
-aq_stop "$N2_PID"
+# ---- 7. aquiferd checks the agent it pushes to ---------------------------------------
+# n2_serving CERT KEY: restart n2 with that certificate, then aquiferd (a
+# restarted aquiferd pushes to every node at once), with a fresh log.
+n2_serving() {
+	aq_stop "$N2_PID"
+	cp "$1" "$D/n2/state/agent.crt"
+	cp "$2" "$D/n2/state/agent.key"
+	"$AQUIFER_AGENT" --server "$AQ_URL" --node n2 --location east --shelf "$SHELF" --listen "127.0.0.1:$N2_API" \
+		--nfs-listen "127.0.0.1:$N2_NFS" --state-dir "$D/n2/state" >>"$D/n2/agent.log" 2>&1 &
+	N2_PID=$!
+	AQ_PIDS+=("$N2_PID")
+	aq_stop "$AQ_PID"
+	cat "$D/aquiferd.log" >>"$D/aquiferd.old.log"
+	: >"$D/aquiferd.log"
+	aq_start "$D" "$AQ_PORT"
+}
+# wait_log REGEX...: until every REGEX is in aquiferd's log (15 s at most)
+wait_log() {
+	local r missing
+	for _ in $(seq 150); do
+		missing=0
+		for r in "$@"; do grep -qiE "$r" "$D/aquiferd.log" || missing=1; done
+		[ "$missing" = 0 ] && return 0
+		sleep 0.1
+	done
+}
+
+# Another node's certificate: the cluster CA's, the right IP, the wrong name.
+PUSH_NAME='push to node n2 refused or failed: .*hostname mismatch'
+STATUS_NAME='from node n2 refused: client certificate is for "n1", not "n2"'
+n2_serving "$D/n1/state/agent.crt" "$D/n1/state/agent.key" || exit 1
+wait_log "$PUSH_NAME" "$STATUS_NAME"
+ok "aquiferd checks the node name of the agent it pushes to (log says why)" grep -qiE "$PUSH_NAME" "$D/aquiferd.log"
+ok "aquiferd refuses status from n2 with n1's certificate (log says why)" grep -qE "$STATUS_NAME" "$D/aquiferd.log"
+
+# A certificate from a foreign CA.
 ok "openssl makes a foreign certificate for n2" foreign_cert n2 "$F/n2.key" "$F/n2.crt" "DNS:n2,IP:127.0.0.1"
-cp "$F/n2.crt" "$D/n2/state/agent.crt"
-cp "$F/n2.key" "$D/n2/state/agent.key"
-"$AQUIFER_AGENT" --server "$AQ_URL" --node n2 --location east --shelf "$SHELF" --listen "127.0.0.1:$N2_API" \
-	--nfs-listen "127.0.0.1:$N2_NFS" --state-dir "$D/n2/state" >>"$D/n2/agent.log" 2>&1 &
-AQ_PIDS+=($!)
-# a restarted aquiferd pushes to every node at once
-aq_stop "$AQ_PID"
-aq_start "$D" "$AQ_PORT" || exit 1
-for _ in $(seq 150); do
-	grep -q "push to node n2 refused or failed: .*certificate cannot be verified" "$D/aquiferd.log" &&
-		grep -q "from node n2 refused: client certificate was not issued by the cluster CA" "$D/aquiferd.log" && break
-	sleep 0.1
-done
-ok "aquiferd does not push to an agent whose certificate is foreign (log says why)" \
-	grep -q "push to node n2 refused or failed: .*certificate cannot be verified" "$D/aquiferd.log"
-ok "aquiferd refuses that agent's status reports (log says why)" \
-	grep -q "from node n2 refused: client certificate was not issued by the cluster CA" "$D/aquiferd.log"
+PUSH_FOREIGN='push to node n2 refused or failed: .*certificate cannot be verified'
+STATUS_FOREIGN='from node n2 refused: client certificate was not issued by the cluster CA'
+n2_serving "$F/n2.crt" "$F/n2.key" || exit 1
+wait_log "$PUSH_FOREIGN" "$STATUS_FOREIGN"
+ok "aquiferd does not push to an agent whose certificate is foreign (log says why)" grep -qiE "$PUSH_FOREIGN" "$D/aquiferd.log"
+ok "aquiferd refuses that agent's status reports (log says why)" grep -qE "$STATUS_FOREIGN" "$D/aquiferd.log"
 for _ in $(seq 150); do
 	aq_req GET /v1/nodes/n2
 	[ "$(printf '%s' "$BODY" | jq -r .state)" = DOWN ] && break
@@ -246,7 +269,9 @@ for _ in $(seq 150); do
 done
 expect_jq .state DOWN "a node that cannot prove itself goes DOWN"
 
+cat "$D/aquiferd.log" >>"$D/aquiferd.old.log"
 aq_sanitizer_clean "$D"
+ok "no sanitizer report in the stopped aquiferds' logs" sh -c "! grep -qE 'ERROR: (Address|Leak|Thread|Undefined)Sanitizer|runtime error:' '$D/aquiferd.old.log'"
 # n2's first agent stopped cleanly above: a sanitizer build reports there
 for f in "$D/n1/agent.log" "$D/n2/agent.log"; do
 	if grep -qE 'ERROR: (Address|Leak|Thread|Undefined)Sanitizer|runtime error:' "$f"; then
