@@ -37,10 +37,10 @@ static size_t ctl_sink(char *p, size_t sz, size_t n, void *arg)
 
 /* POST body to aquiferd path with a bearer token; *reply gets the parsed
  * answer (any status). Returns the HTTP status or a negative code. */
-static long ctl_post(const char *server, const char *path, const char *token, const json_t *body,
+static long ctl_post(const struct agent *a, const char *path, const char *token, const json_t *body,
 		     json_t **reply, aq_msg *msg)
 {
-	char url[800], authz[4300];
+	char url[800], authz[4300], cerr[CURL_ERROR_SIZE] = "";
 	char *text = json_dumps(body, JSON_COMPACT);
 	struct ctl_buf buf = { NULL, 0 };
 	struct curl_slist *h = NULL;
@@ -51,7 +51,7 @@ static long ctl_post(const char *server, const char *path, const char *token, co
 	*reply = NULL;
 	if (!c || !text)
 		goto out;
-	snprintf(url, sizeof(url), "%s%s", server, path);
+	snprintf(url, sizeof(url), "%s%s", a->cfg.server, path);
 	snprintf(authz, sizeof(authz), "Authorization: Bearer %s", token);
 	h = curl_slist_append(h, authz);
 	h = curl_slist_append(h, "Content-Type: application/json");
@@ -63,9 +63,11 @@ static long ctl_post(const char *server, const char *path, const char *token, co
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, ctl_sink);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &buf);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+	agent_tls_curl(a, c);
 	cc = curl_easy_perform(c);
 	if (cc != CURLE_OK) {
-		aq_fail(msg, AQ_EUNAVAIL, "%s: %s", url, curl_easy_strerror(cc));
+		code = agent_tls_curl_fail(a, (int)cc, cerr, url, msg);
 		goto out;
 	}
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
@@ -97,19 +99,25 @@ int agent_join(struct agent *a, aq_msg *msg)
 	char host[128], addr[300], nfs[300];
 	const char *pc = strrchr(a->cfg.listen, ':'), *nc = strrchr(a->cfg.nfs_listen, ':');
 	json_t *body, *reply = NULL, *creds = NULL;
+	char *key = NULL, *csr = NULL;
 	long code;
 	int rc = AQ_OK;
 
 	host_of(a->cfg.listen, a->cfg.advertise, host, sizeof(host));
-	snprintf(addr, sizeof(addr), "http://%s:%s", host, pc ? pc + 1 : "");
+	/* an https:// aquiferd signs our key: we serve HTTPS too */
+	snprintf(addr, sizeof(addr), "%s://%s:%s", agent_tls_server(a) ? "https" : "http", host, pc ? pc + 1 : "");
+	if (agent_tls_server(a) && (rc = agent_tls_csr(a, &key, &csr, msg)) != AQ_OK)
+		return rc;
 	snprintf(nfs, sizeof(nfs), "%s:%u", host, a->nfs && nfs_srv_port(a->nfs) ? nfs_srv_port(a->nfs)
 								 : (unsigned)strtoul(nc ? nc + 1 : "2049", NULL, 10));
 	body = json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:s}", "node", a->cfg.node, "location", a->cfg.location,
 			 "address", addr, "nfsAddress", nfs, "throughputCeilingMibps", a->cfg.ceiling_mibps,
 			 "writeThroughputCeilingMibps", a->cfg.write_ceiling_mibps, "agentVersion", AQ_VERSION);
-	if (!body)
-		return AQ_ENOMEM;
-	code = ctl_post(a->cfg.server, "/v1/agent/join", a->cfg.join_token, body, &reply, msg);
+	if (!body || (csr && json_object_set_new(body, "csr", json_string(csr)) != 0)) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
+	code = ctl_post(a, "/v1/agent/join", a->cfg.join_token, body, &reply, msg);
 	if (code != 200) {
 		rc = code < 0 ? (int)code : code == 401 || code == 403 ? AQ_EUNAUTH : AQ_EIO;
 		goto out;
@@ -121,7 +129,9 @@ int agent_join(struct agent *a, aq_msg *msg)
 		rc = aq_fail(msg, AQ_EIO, "join answer lacks credentials");
 		goto out;
 	}
-	if ((rc = agent_state_write(a->cfg.state_dir, "credentials.json", creds, msg)) != AQ_OK)
+	/* the certificate first: credentials.json is what says "joined" */
+	if ((key && (rc = agent_tls_store(a, key, reply, msg)) != AQ_OK) ||
+	    (rc = agent_state_write(a->cfg.state_dir, "credentials.json", creds, msg)) != AQ_OK)
 		goto out;
 	pthread_mutex_lock(&a->lock);
 	snprintf(a->node_token, sizeof(a->node_token), "%s", api_json_str(creds, "nodeToken", ""));
@@ -132,6 +142,10 @@ out:
 	json_decref(body);
 	json_decref(reply);
 	json_decref(creds);
+	free(csr);
+	if (key)
+		memset(key, 0, strlen(key));
+	free(key);
 	return rc;
 }
 
@@ -149,7 +163,7 @@ static void *reporter(void *arg)
 		pthread_mutex_lock(&a->lock);
 		snprintf(token, sizeof(token), "%s", a->node_token);
 		pthread_mutex_unlock(&a->lock);
-		code = st ? ctl_post(a->cfg.server, "/v1/agent/status", token, st, &reply, &msg) : AQ_ENOMEM;
+		code = st ? ctl_post(a, "/v1/agent/status", token, st, &reply, &msg) : AQ_ENOMEM;
 		if (code == 200) {
 			pthread_mutex_lock(&a->lock);
 			a->reports_ok++;

@@ -19,6 +19,7 @@
 
 #include "agent/nfs3.h"
 #include "api/api_schema.h"
+#include "tls/tls.h"
 
 #define AGENT_BODY_MAX (16u << 20)
 
@@ -408,7 +409,10 @@ static enum MHD_Result ah_request(void *cls, struct MHD_Connection *conn, const 
 		path_known = true;
 		if (strcmp(ah_routes[i].method, method) != 0)
 			continue;
-		if (ah_routes[i].auth && !ah_authorized(a, conn))
+		if (ah_routes[i].auth && !agent_tls_peer_ok(a, conn, url))
+			ah_error(AQ_EUNAUTH, "a client certificate of aquiferd from the cluster CA is required", &status,
+				 &text, &ctype);
+		else if (ah_routes[i].auth && !ah_authorized(a, conn))
 			ah_error(AQ_EUNAUTH, "credentials from aquiferd are required", &status, &text, &ctype);
 		else
 			ah_routes[i].handler(a, r, &status, &text, &ctype);
@@ -447,6 +451,14 @@ int agent_http_start(struct agent *a, aq_msg *msg)
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	char host[128];
 	const char *colon = strrchr(a->cfg.listen, ':');
+	/* with a certificate from the cluster CA: HTTPS, asking for client
+	 * certificates (agent_tls_peer_ok checks them) */
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, a->tls_key_pem },
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0, a->tls_cert_pem },
+		{ MHD_OPTION_HTTPS_MEM_TRUST, 0, a->ca ? (void *)(uintptr_t)tls_ca_pem(a->ca) : NULL },
+		{ MHD_OPTION_END, 0, NULL },
+	};
 
 	if (!colon || (size_t)(colon - a->cfg.listen) >= sizeof(host))
 		return aq_fail(msg, AQ_EINVAL, "--listen %s: expected IPv4:PORT", a->cfg.listen);
@@ -454,10 +466,11 @@ int agent_http_start(struct agent *a, aq_msg *msg)
 	sin.sin_port = htons((uint16_t)strtoul(colon + 1, NULL, 10));
 	if (inet_pton(AF_INET, strcmp(host, "localhost") == 0 ? "127.0.0.1" : host, &sin.sin_addr) != 1)
 		return aq_fail(msg, AQ_EINVAL, "--listen %s: expected IPv4:PORT", a->cfg.listen);
-	a->mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+	a->mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+					  (a->tls_cert_pem ? MHD_USE_TLS : 0),
 				  0, NULL, NULL, ah_request, a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
 				  MHD_OPTION_NOTIFY_COMPLETED, ah_done, a, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-				  MHD_OPTION_END);
+				  MHD_OPTION_ARRAY, a->tls_cert_pem ? tls : &tls[3], MHD_OPTION_END);
 	if (!a->mhd)
 		return aq_fail(msg, AQ_EIO, "cannot listen on %s", a->cfg.listen);
 	return AQ_OK;

@@ -22,6 +22,7 @@ struct agent_cfg {
 	char nfs_listen[128];    /* NFS HOST:PORT */
 	char advertise[128];     /* host clients and aquiferd use (default: listen's host) */
 	char state_dir[1024];
+	char ca_file[1024];      /* verifies aquiferd's certificate (agent_tls.c) */
 	double ceiling_mibps;
 	double write_ceiling_mibps;
 	int report_ms;
@@ -44,6 +45,9 @@ struct agent {
 	int64_t applied;         /* its generation */
 	int64_t reports_ok;
 	char last_error[512];
+	/* TLS (agent_tls.c): set once at start or join, before the API serves */
+	struct tls_ca *ca;       /* the cluster CA */
+	char *tls_cert_pem, *tls_key_pem;
 };
 
 /* agent_state.c: files in --state-dir, written atomically (temp, fsync,
@@ -60,6 +64,25 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg);
 int agent_http_start(struct agent *a, aq_msg *msg);
 void agent_http_stop(struct agent *a);
 json_t *agent_status_doc(struct agent *a);
+
+/* agent_tls.c: the agent's certificate (see its header comment). */
+struct tls_ca;
+struct MHD_Connection;
+/* aquiferd is reached over https://. */
+bool agent_tls_server(const struct agent *a);
+/* agent.crt, agent.key and ca.crt from --state-dir, when there. */
+int agent_tls_load(struct agent *a, aq_msg *msg);
+void agent_tls_cleanup(struct agent *a);
+/* A fresh key and a CSR for it naming the node (both PEM, caller frees). */
+int agent_tls_csr(struct agent *a, char **key_pem, char **csr_pem, aq_msg *msg);
+/* Keep key_pem and the join reply's certificate and caCertificate. */
+int agent_tls_store(struct agent *a, const char *key_pem, const json_t *reply, aq_msg *msg);
+/* libcurl towards aquiferd: verify it, present the agent's certificate. */
+void agent_tls_curl(const struct agent *a, void *curl);
+/* A failed call to aquiferd, explained (with the --ca-file remedy). */
+int agent_tls_curl_fail(const struct agent *a, int cc, const char *detail, const char *url, aq_msg *msg);
+/* Under TLS: the peer presented aquiferd's client certificate. */
+bool agent_tls_peer_ok(struct agent *a, struct MHD_Connection *conn, const char *url);
 
 /* agent_ctl.c: talking to aquiferd (libcurl). */
 int agent_join(struct agent *a, aq_msg *msg);

@@ -2,7 +2,7 @@
  *   aquifer-agent --server URL --token JOIN_TOKEN --node NAME --location LOC --shelf DIR
  *                 --listen HOST:PORT --nfs-listen HOST:PORT --state-dir DIR
  *                 [--throughput-mibps N] [--write-throughput-mibps N] [--advertise HOST]
- *                 [--config FILE]
+ *                 [--ca-file FILE] [--config FILE]
  * Start-up order: credentials and the last applied intent from --state-dir
  * are served at once; only a node without credentials joins first. */
 #include "agent/agent.h"
@@ -20,6 +20,7 @@
 
 #include "api/api_math.h"
 #include "api/api_schema.h"
+#include "tls/tls.h"
 
 /* Seed node (AFX 1K): ~35 GB/s read, ~10 GB/s write, in MiB/s. */
 #define AGENT_CEILING_MIBPS 33379.0
@@ -31,9 +32,9 @@ static void usage(FILE *f)
 		"usage: aquifer-agent --server URL --token JOIN_TOKEN --node NAME --location LOC\n"
 		"                     --shelf DIR --listen HOST:PORT --nfs-listen HOST:PORT --state-dir DIR\n"
 		"                     [--throughput-mibps N] [--write-throughput-mibps N]\n"
-		"                     [--advertise HOST] [--config FILE]\n"
+		"                     [--advertise HOST] [--ca-file FILE] [--config FILE]\n"
 		"\n"
-		"  --server URL              aquiferd's URL (http://HOST:PORT)\n"
+		"  --server URL              aquiferd's URL (https://HOST:PORT; http:// only for a loopback aquiferd)\n"
 		"  --token JOIN_TOKEN        a node-role token (aquiferd token --role node); used once to join\n"
 		"  --node NAME               this node's name (letters, digits, hyphens)\n"
 		"  --location LOC            the location this node serves\n"
@@ -44,6 +45,9 @@ static void usage(FILE *f)
 		"  --throughput-mibps N      node ceiling used for placement (default 33379 = 35 GB/s read)\n"
 		"  --write-throughput-mibps N  write ceiling, shown by the API (default 9537 = 10 GB/s)\n"
 		"  --advertise HOST          address aquiferd and clients use (default: --listen's host)\n"
+		"  --ca-file FILE            CA that signed aquiferd's certificate, checked from the first\n"
+		"                            contact on (default: the system store; after the join, the\n"
+		"                            cluster CA kept in --state-dir/ca.crt)\n"
 		"  --config FILE             'key = value' lines with the option names above\n");
 }
 
@@ -58,6 +62,7 @@ static const struct agent_opt agent_opts[] = {
 	{ "server", S(server) }, { "token", S(join_token) }, { "node", S(node) },
 	{ "location", S(location) }, { "shelf", S(shelf) }, { "listen", S(listen) },
 	{ "nfs-listen", S(nfs_listen) }, { "advertise", S(advertise) }, { "state-dir", S(state_dir) },
+	{ "ca-file", S(ca_file) },
 	{ "throughput-mibps", offsetof(struct agent_cfg, ceiling_mibps), 0 },
 	{ "write-throughput-mibps", offsetof(struct agent_cfg, write_ceiling_mibps), 0 },
 };
@@ -214,8 +219,8 @@ static int agent_credentials(struct agent *a, aq_msg *msg)
 		return aq_fail(msg, AQ_EINVAL, "no credentials in %s and no --token to join with", a->cfg.state_dir);
 	for (int attempt = 0;; attempt++) {
 		rc = agent_join(a, msg);
-		if (rc == AQ_OK || rc == AQ_EUNAUTH || rc == AQ_EINVAL)
-			return rc;
+		if (rc == AQ_OK || rc == AQ_EUNAUTH || rc == AQ_EINVAL || rc == AQ_EACCES)
+			return rc; /* refused token, bad input, aquiferd not trusted: final */
 		if (rc == AQ_EIO && strstr(msg->text, "HTTP 4"))
 			return rc;
 		if (attempt % 10 == 0)
@@ -256,7 +261,7 @@ int agent_main(int argc, char **argv)
 		fprintf(stderr, "aquifer-agent: shelf %s: %s\n", a.cfg.shelf, strerror(-rc));
 		return 1;
 	}
-	if (agent_credentials(&a, &msg) != AQ_OK) {
+	if (agent_tls_load(&a, &msg) != AQ_OK || agent_credentials(&a, &msg) != AQ_OK) {
 		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
 		return 1;
 	}
@@ -297,5 +302,6 @@ int agent_main(int argc, char **argv)
 	agent_http_stop(&a);
 	nfs_srv_free(a.nfs);
 	json_decref(a.intent);
+	agent_tls_cleanup(&a);
 	return 0;
 }

@@ -1,59 +1,25 @@
-/* agent_state: the agent's persistent files, written atomically. */
+/* agent_state: the agent's persistent files, written atomically (the one
+ * private-file writer of tls/tls.h: temp file, fsync, rename, fsync of the
+ * folder; mode 0600). */
 #include "agent/agent_internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "tls/tls.h"
+
 int agent_state_write(const char *dir, const char *name, const json_t *doc, aq_msg *msg)
 {
-	char path[1200], tmp[1300];
+	char path[1200];
 	char *text = json_dumps(doc, JSON_COMPACT);
-	size_t len, off = 0;
-	int fd = -1, dfd = -1, rc = AQ_OK;
+	int rc;
 
 	if (!text)
 		return AQ_ENOMEM;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
-	len = strlen(text);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		rc = aq_fail(msg, AQ_EIO, "cannot write %s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	while (off < len) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = aq_fail(msg, AQ_EIO, "cannot write %s: %s", tmp, strerror(errno));
-			goto out;
-		}
-		off += (size_t)n;
-	}
-	if (fsync(fd) != 0 || close(fd) != 0) {
-		fd = -1;
-		rc = aq_fail(msg, AQ_EIO, "cannot sync %s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	fd = -1;
-	if (rename(tmp, path) != 0) {
-		rc = aq_fail(msg, AQ_EIO, "cannot rename %s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fsync(dfd) != 0)
-		rc = aq_fail(msg, AQ_EIO, "cannot sync folder %s: %s", dir, strerror(errno));
-out:
-	if (fd >= 0)
-		close(fd);
-	if (dfd >= 0)
-		close(dfd);
+	rc = tls_file_write(path, text, strlen(text), msg); /* 0600, temp + fsync + rename */
 	free(text);
 	return rc;
 }

@@ -23,7 +23,7 @@ static const struct conf_key conf_keys[CLI_CONF_COUNT] = {
 	[CLI_CONF_TOKEN] = { "token", "AQUIFER_TOKEN", NULL },
 	[CLI_CONF_PROJECT] = { "project", "AQUIFER_PROJECT", "project" },
 	[CLI_CONF_LOCATION] = { "location", "AQUIFER_LOCATION", "location" },
-	[CLI_CONF_CA_FILE] = { "ca_file", "AQUIFER_CA_FILE", NULL },
+	[CLI_CONF_CA_FILE] = { "ca_file", "AQUIFER_CA_FILE", "ca-file" },
 };
 
 #define CONF_LINE_MAX 8192

@@ -1,8 +1,8 @@
 /* cli_config: the CLI's settings and where they come from.
  *
- * Keys: endpoint, token, project, location, ca_file (reserved for TLS). Each
- * resolves from, highest first: a command-line flag (--endpoint, --project,
- * --location), the environment (AQUIFER_ENDPOINT, AQUIFER_TOKEN,
+ * Keys: endpoint, token, project, location, ca_file (the CA that verifies an
+ * https:// endpoint). Each resolves from, highest first: a command-line flag
+ * (--endpoint, --project, --location, --ca-file), the environment (AQUIFER_ENDPOINT, AQUIFER_TOKEN,
  * AQUIFER_PROJECT, AQUIFER_LOCATION, AQUIFER_CA_FILE), the config file
  * $XDG_CONFIG_HOME/aquifer/config (default ~/.config/aquifer/config).
  *

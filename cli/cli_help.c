@@ -58,7 +58,8 @@ static void help_top(FILE *out)
 	for (g = cli_groups; g->name; g++)
 		fprintf(out, "  %-16s %s\n", g->name, g->help);
 	fputs("\nSettings come from flags, then AQUIFER_ENDPOINT, AQUIFER_TOKEN, AQUIFER_PROJECT,\n"
-	      "AQUIFER_LOCATION, then $XDG_CONFIG_HOME/aquifer/config (~/.config/aquifer/config).\n"
+	      "AQUIFER_LOCATION, AQUIFER_CA_FILE, then $XDG_CONFIG_HOME/aquifer/config (~/.config/aquifer/config).\n"
+	      "https:// endpoints are verified (--ca-file FILE or config ca_file; --insecure skips it, with a warning).\n"
 	      "Exit status: 0 ok, 2 usage error, 3 API error, 4 server unreachable, 1 other.\n"
 	      "Run 'aquifer GROUP --help' for a group's verbs.\n", out);
 }

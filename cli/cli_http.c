@@ -13,6 +13,7 @@ void cli_http_init(struct cli_http *h, const char *endpoint, const char *token,
 	h->endpoint = endpoint;
 	h->token = token;
 	h->ca_file = ca_file;
+	h->insecure = false;
 	h->timeout_s = 60;
 	h->curl = NULL;
 }
@@ -87,6 +88,10 @@ int cli_http_call(struct cli_http *h, const char *method, const char *path, cons
 	curl_easy_setopt(h->curl, CURLOPT_USERAGENT, "aquifer-cli/" AQ_VERSION);
 	if (h->ca_file && *h->ca_file)
 		curl_easy_setopt(h->curl, CURLOPT_CAINFO, h->ca_file);
+	if (h->insecure) {
+		curl_easy_setopt(h->curl, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(h->curl, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
 	if (payload) {
 		curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, payload);
 		curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(payload));
@@ -97,6 +102,11 @@ int cli_http_call(struct cli_http *h, const char *method, const char *path, cons
 	if ((cc = curl_easy_perform(h->curl)) != CURLE_OK) {
 		if (got.err)
 			rc = aq_fail(msg, AQ_ETOOBIG, "answer from %s too large", h->endpoint);
+		else if (cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE)
+			rc = aq_fail(msg, AQ_EUNAVAIL,
+				     "cannot verify the TLS certificate of %s: %s. Pass --ca-file FILE (or `aquifer config set "
+				     "ca_file FILE`, or AQUIFER_CA_FILE) with the CA that signed it; --insecure skips the check",
+				     h->endpoint, *errbuf ? errbuf : curl_easy_strerror(cc));
 		else
 			rc = aq_fail(msg, AQ_EUNAVAIL, "cannot reach %s: %s", h->endpoint,
 				     *errbuf ? errbuf : curl_easy_strerror(cc));

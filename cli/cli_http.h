@@ -6,19 +6,24 @@
  * and *resp the parsed JSON (new reference; NULL if the body was empty or
  * not JSON, in which case the start of the raw body is in msg). A request
  * that never got an answer (connection refused, DNS, timeout, TLS) returns
- * AQ_EUNAVAIL with curl's reason in msg. Answers are capped at 64 MiB.
+ * AQ_EUNAVAIL with curl's reason in msg (for a certificate that does not
+ * verify, naming --ca-file). Answers are capped at 64 MiB. An https://
+ * endpoint is verified against ca_file (or the system store) unless
+ * insecure is set.
  */
 #ifndef AQ_CLI_HTTP_H
 #define AQ_CLI_HTTP_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "api/api_error.h"
 
 struct cli_http {
 	const char *endpoint;   /* "http://127.0.0.1:8080", no trailing path */
 	const char *token;      /* may be NULL */
-	const char *ca_file;    /* may be NULL */
+	const char *ca_file;    /* may be NULL: the system store */
+	bool insecure;          /* do not verify the server (--insecure) */
 	long timeout_s;         /* whole request; 0 = 60 s */
 	void *curl;             /* CURL handle, reused; created on first call */
 };

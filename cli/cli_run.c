@@ -618,6 +618,11 @@ int cli_run(int argc, char **argv, FILE *out, FILE *err)
 	}
 	cli_http_init(&ctx.http, ctx.eff[CLI_CONF_ENDPOINT], ctx.eff[CLI_CONF_TOKEN],
 		      ctx.eff[CLI_CONF_CA_FILE]);
+	if (cli_args_bool(&a, "insecure")) {
+		ctx.http.insecure = true;
+		fprintf(err, "WARNING: --insecure: the TLS certificate of %s is not verified; the token may go to an impostor\n",
+			ctx.eff[CLI_CONF_ENDPOINT]);
+	}
 	rc = run_remote(&ctx, &a);
 	cli_http_cleanup(&ctx.http);
 out:

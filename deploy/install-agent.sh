@@ -7,6 +7,7 @@
 #   install-agent.sh --server URL --token JOIN_TOKEN --location LOC --shelf DIR
 #                    [--node NAME] [--listen HOST:PORT] [--nfs-listen HOST:PORT]
 #                    [--advertise HOST] [--throughput-mibps N] [--write-throughput-mibps N]
+#                    [--ca-file FILE]
 #                    [--deb FILE] [--from-tree DIR [--from-build DIR]] [--root DIR] [--no-systemd]
 #   install-agent.sh --uninstall [--purge] [--root DIR] [--no-systemd]
 #
@@ -21,13 +22,18 @@
 # process (pid in DIR/run/aquifer-agent.pid, log in DIR/var/log/aquifer-agent.log)
 # with the paths in its config under DIR: for tests and for trying it out.
 # --no-systemd does the same on / (for hosts without systemd as init).
+#
+# --ca-file FILE: the CA that signed aquiferd's certificate (for a server
+# whose certificate comes from the cluster CA: the caCertificate of the
+# join-token answer, or ca.crt next to aquiferd's database), checked from the
+# very first contact, so the join token only ever goes to the real aquiferd.
 set -euo pipefail
 
 prog=$(basename "$0")
 die() { echo "$prog: $*" >&2; exit 1; }
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
 
-server= token= location= shelf= node= listen= nfs_listen= advertise= tput= wtput=
+server= token= location= shelf= node= listen= nfs_listen= advertise= tput= wtput= cafile=
 root= deb= tree= build= uninstall=0 purge=0 nosystemd=0
 while [ $# -gt 0 ]; do
 	opt=$1 val=
@@ -48,6 +54,7 @@ while [ $# -gt 0 ]; do
 	--advertise) advertise=$val ;;
 	--throughput-mibps) tput=$val ;;
 	--write-throughput-mibps) wtput=$val ;;
+	--ca-file) cafile=$val ;;
 	--root) root=$val ;;
 	--deb) deb=$val ;;
 	--from-tree) tree=$val ;;
@@ -232,6 +239,7 @@ write_conf() {
 		[ -z "$advertise" ] || echo "advertise = $advertise"
 		[ -z "$tput" ] || echo "throughput-mibps = $tput"
 		[ -z "$wtput" ] || echo "write-throughput-mibps = $wtput"
+		[ -z "$cafile" ] || echo "ca-file = $cafile"
 		joined || echo "token = $token"
 	} | put "$conf" 600
 }

@@ -5,6 +5,9 @@
 # ./run (a local folder, the shelf included), and creates a demo location,
 # project, storage pool and NFS volume. Prints the token, the CLI setup and
 # how to mount. Run as root on Debian 12; it installs what it needs.
+# TLS on every hop: a cluster CA (run/ca.crt), a server certificate for
+# 127.0.0.1/localhost, the agent joins over HTTPS checking aquiferd with
+# --ca-file and gets its own certificate; run/env sets AQUIFER_CA_FILE.
 # Stop with: kill $(cat run/agent.pid) $(cat run/aquiferd.pid)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,17 +21,22 @@ if [ ! -x ./aquiferd ] || [ ! -f config.status ]; then
 fi
 make -s -j"$(nproc)" aquiferd aquifer-agent aquifer >/dev/null
 mkdir -p "$state"
+# the cluster CA and aquiferd's certificate, next to the database (mode 0600)
+[ -f "$state/ca.crt" ] || ./aquiferd ca init --db "$state/aquifer.db" >/dev/null
+[ -f "$state/server.crt" ] || ./aquiferd ca issue --db "$state/aquifer.db" --dns localhost --ip 127.0.0.1 >/dev/null
+ca="$state/ca.crt"
 if [ -f "$state/aquiferd.pid" ] && kill -0 "$(cat "$state/aquiferd.pid")" 2>/dev/null; then
   echo "aquiferd already running (pid $(cat "$state/aquiferd.pid"))"
 else
-  nohup ./aquiferd --listen "127.0.0.1:$port" --db "$state/aquifer.db" >"$state/aquiferd.log" 2>&1 &
+  nohup ./aquiferd --listen "127.0.0.1:$port" --db "$state/aquifer.db" \
+    --tls-cert "$state/server.crt" --tls-key "$state/server.key" >"$state/aquiferd.log" 2>&1 &
   echo $! >"$state/aquiferd.pid"
 fi
-base="http://127.0.0.1:$port"
-for _ in $(seq 1 50); do curl -fs "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fs "$base/healthz" >/dev/null || { echo "aquiferd did not start; see $state/aquiferd.log"; exit 1; }
+base="https://127.0.0.1:$port"
+for _ in $(seq 1 50); do curl -fs --cacert "$ca" "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -fs --cacert "$ca" "$base/healthz" >/dev/null || { echo "aquiferd did not start; see $state/aquiferd.log"; exit 1; }
 token=$(./aquiferd token --db "$state/aquifer.db" --role admin --subject quickstart --ttl 2592000 | tail -n1)
-auth=(-H "Authorization: Bearer $token")
+auth=(--cacert "$ca" -H "Authorization: Bearer $token")
 post() { # post PATH BODY: create unless it exists (409 is fine on a re-run)
   code=$(curl -s -o "$state/last.json" -w '%{http_code}' -X POST "${auth[@]}" "$base$1" -d "$2")
   case "$code" in 200|409) ;; *) echo "POST $1 -> $code: $(cat "$state/last.json")"; exit 1;; esac
@@ -46,7 +54,7 @@ if [ -f "$state/agent.pid" ] && kill -0 "$(cat "$state/agent.pid")" 2>/dev/null;
   echo "aquifer-agent already running (pid $(cat "$state/agent.pid"))"
 else
   join=$(curl -fs -X POST "${auth[@]}" "$base/v1/locations/local:joinToken" -d '{}' | jq -r .token)
-  nohup ./aquifer-agent --server "$base" --token "$join" --node node1 --location local \
+  nohup ./aquifer-agent --server "$base" --ca-file "$ca" --token "$join" --node node1 --location local \
     --shelf "$state/shelf" --listen "127.0.0.1:$agent_port" --nfs-listen "127.0.0.1:$nfs_port" \
     --state-dir "$state/agent" >"$state/agent.log" 2>&1 &
   echo $! >"$state/agent.pid"
@@ -67,13 +75,15 @@ export AQUIFER_ENDPOINT=$base
 export AQUIFER_TOKEN=$token
 export AQUIFER_PROJECT=demo
 export AQUIFER_LOCATION=local
+export AQUIFER_CA_FILE=$ca
 ENV
 chmod 600 "$state/env"
 vol=$(curl -fs "${auth[@]}" "$base/v1/projects/demo/locations/local/volumes/demo")
 echo "Aquifer is up: $base (state in $state), volume demo is $(echo "$vol" | jq -r .state)"
-echo "  source $state/env"
+echo "  source $state/env        # AQUIFER_ENDPOINT (https), AQUIFER_TOKEN, AQUIFER_CA_FILE, ..."
 echo "  ./aquifer volumes list"
 echo "  ./aquifer volumes describe demo --format='value(mountOptions[0].instructions)'"
 echo "  $(echo "$vol" | jq -r '.mountOptions[0].instructions')"
 echo "  nfs-ls 'nfs://127.0.0.1/demo?version=3&nfsport=$nfs_port&mountport=$nfs_port'"
+echo "  curl --cacert $ca $base/healthz"
 echo "  stop: kill \$(cat $state/agent.pid) \$(cat $state/aquiferd.pid)"

@@ -40,11 +40,27 @@ hex2bin "03$fh" > "$out/corpus_args/seed_getattr"
 hex2bin "09${fh}0000000568656c6c6f000000" > "$out/corpus_args/seed_lookup"
 hex2bin "04000000022f6100" > "$out/corpus_args/seed_mnt"
 
+# fuzz_csr: a valid CSR and a valid certificate to start from.
+mkdir -p "$out/corpus_csr"
+if command -v openssl >/dev/null 2>&1; then
+	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=n1 \
+		-keyout "$out/csr_seed.key" -out "$out/corpus_csr/seed_csr" 2>/dev/null || true
+	openssl req -x509 -key "$out/csr_seed.key" -subj /CN=n1 -days 1 -outform DER \
+		-out "$out/corpus_csr/seed_der" 2>/dev/null || true
+fi
+tlslib="$top/tls/tls.c $top/api/api_error.c"
+ssl=$(pkg-config --libs libssl libcrypto 2>/dev/null || echo "-lssl -lcrypto")
+
 rc=0
-for h in rpc args fh; do
+for h in rpc args fh csr; do
 	echo "== fuzz_$h: building"
-	# shellcheck disable=SC2086
-	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $lib $crypto -lpthread
+	if [ "$h" = csr ]; then
+		# shellcheck disable=SC2086
+		$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $tlslib $ssl -lpthread
+	else
+		# shellcheck disable=SC2086
+		$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $lib $crypto -lpthread
+	fi
 	mkdir -p "$out/corpus_$h"
 	echo "== fuzz_$h: running ${secs}s"
 	if ! "$out/fuzz_$h" -max_total_time="$secs" -max_len=4096 -timeout=10 \

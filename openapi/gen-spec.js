@@ -694,6 +694,7 @@ schemas.JoinToken = {
   properties: {
     token: str('A node-role bearer token bound to the location.'), expireTime: { type: 'string', format: 'date-time' }, location: str(''),
     installCommand: str('The one line to run on the new node (deploy/install-agent.sh), shelf path to adapt.'),
+    caCertificate: str('Under TLS: the cluster CA certificate (PEM), to save on the node as the agent\'s --ca-file.'),
   },
   required: ['token', 'expireTime'],
 };
@@ -702,6 +703,7 @@ schemas.AgentJoinRequest = {
   properties: {
     node: str('Node name (an ID).'), location: str(''), address: str('Agent API URL.'), nfsAddress: str('HOST:PORT.'),
     throughputCeilingMibps: num(''), writeThroughputCeilingMibps: num(''), agentVersion: str(''),
+    csr: str('Under TLS (required then): a PEM certificate request for the agent\'s own key, at most 8192 bytes.'),
   },
   required: ['node', 'location', 'address', 'nfsAddress'],
 };
@@ -710,6 +712,8 @@ schemas.AgentJoinResponse = {
   properties: {
     nodeToken: str('The node\'s own token, for status reports.'), pushSecret: str('What aquiferd presents on pushes.'),
     handleKey: str('The location\'s file-handle key (hex).'), generation: { type: 'integer', format: 'int64' },
+    certificate: str('Under TLS: the agent\'s certificate (PEM) from the cluster CA, for its csr.'),
+    caCertificate: str('Under TLS: the cluster CA certificate (PEM).'),
   },
   required: ['nodeToken', 'pushSecret', 'handleKey'],
 };

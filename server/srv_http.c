@@ -9,6 +9,8 @@
  */
 #include "server/srv_internal.h"
 #include "db/db_cache.h"
+#include "server/srv_ca.h"
+#include "tls/tls.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -65,6 +67,7 @@ static void req_free(struct srv_req *req)
 	free(req->url);
 	free(req->authz);
 	free(req->body_raw);
+	free(req->peer);
 	json_decref(req->body);
 	free(req->text);
 	free(req);
@@ -112,6 +115,8 @@ static void req_run(struct srv_req *req)
 		if ((rc = srv_authorize(req, &req->msg)) != AQ_OK)
 			goto out;
 	}
+	if ((rt->flags & SRV_F_NODECERT) && (rc = srv_ca_check_node(req)) != AQ_OK)
+		goto out;
 	if (req->body_len > 0) {
 		if (!(rt->flags & SRV_F_BODY)) {
 			rc = aq_fail(&req->msg, AQ_EINVAL, "this method takes no request body");
@@ -299,6 +304,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			authz = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
 			if (authz && !(req->authz = strdup(authz)))
 				return MHD_NO;
+			/* the TLS session belongs to this thread: copy the peer's
+			 * certificate now, the worker checks it */
+			if ((req->route->flags & SRV_F_NODECERT) && srv_ca_tls(srv) &&
+			    tls_mhd_peer_der(conn, &req->peer, &req->peer_len) == AQ_ENOMEM)
+				return MHD_NO;
 		}
 		req->state = REQ_BODY;
 		return MHD_YES;
@@ -408,11 +418,21 @@ int srv_http_start(struct srv *srv, aq_msg *msg)
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	/* HTTPS: our pair, and the cluster CA as trust so that GnuTLS asks
+	 * for (but does not demand) client certificates; srv_ca checks them */
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key_pem },
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert_pem },
+		{ MHD_OPTION_HTTPS_MEM_TRUST, 0, srv->ca ? (void *)(uintptr_t)tls_ca_pem(srv->ca) : NULL },
+		{ MHD_OPTION_END, 0, NULL },
+	};
 
 	if (parse_listen(srv->cfg.listen, &ss, &sl) != AQ_OK)
 		return aq_fail(msg, AQ_EINVAL, "--listen %s: expected HOST:PORT (IPv4, [IPv6] or localhost)", srv->cfg.listen);
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	if (srv_ca_tls(srv))
+		flags |= MHD_USE_TLS;
 	pthread_mutex_init(&srv->qlock, NULL);
 	pthread_cond_init(&srv->qcond, NULL);
 	srv->nthreads = srv->cfg.workers > 0 ? srv->cfg.workers : 4;
@@ -427,6 +447,7 @@ int srv_http_start(struct srv *srv, aq_msg *msg)
 				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
 				    MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
+				    MHD_OPTION_ARRAY, srv_ca_tls(srv) ? tls : &tls[3],
 				    MHD_OPTION_END);
 	if (!srv->mhd)
 		return aq_fail(msg, AQ_EIO, "cannot listen on %s (address in use or not available)", srv->cfg.listen);

@@ -31,6 +31,9 @@ struct srv_cfg {
 	int workers;
 	int node_down_ms;          /* a node silent this long is DOWN (default 10 s) */
 	int repush_ms;             /* re-push unchanged state this often (default 10 s) */
+	char tls_cert[1024];       /* --tls-cert: PEM, serve HTTPS (srv_ca.h) */
+	char tls_key[1024];        /* --tls-key */
+	bool insecure_listen;      /* plain HTTP on a non-loopback --listen */
 	struct api_math_params math;
 };
 
@@ -62,6 +65,7 @@ enum srv_route_flag {
 	SRV_F_NODE = 1 << 5,       /* node token (or cluster admin) */
 	SRV_F_BODY = 1 << 6,       /* takes a JSON body (may be empty) */
 	SRV_F_ANYAUTH = 1 << 7,    /* any valid token; the handler filters */
+	SRV_F_NODECERT = 1 << 8,   /* under TLS: the token's node's client certificate */
 };
 
 struct srv_route {
@@ -105,6 +109,8 @@ struct srv_req {
 	uint64_t start_ns;
 	int state;                  /* srv_http.c's request state */
 	bool authed;                /* token and route checks already passed */
+	unsigned char *peer;        /* SRV_F_NODECERT: the client certificate (DER) */
+	size_t peer_len;
 	struct srv_req *next;       /* work queue link */
 };
 
@@ -147,6 +153,10 @@ struct srv {
 	/* per-volume and per-node time series fed by status reports, in memory
 	 * only (srv_series.h) */
 	struct srv_series *series;
+	/* TLS (srv_ca.h): the cluster CA, the served pair (PEM), the state folder */
+	struct tls_ca *ca;
+	char *tls_cert_pem, *tls_key_pem;
+	char ca_dir[1024];
 };
 
 /* srv_node.c: liveness. A node last seen at max(report, aquiferd's start):

@@ -1,15 +1,21 @@
 /* srv_main: aquiferd's commands.
  *   aquiferd [serve] --listen HOST:PORT --db PATH [--config FILE] [--key-file F] [--workers N]
+ *                    [--tls-cert F --tls-key F] [--insecure-listen]
+ *   aquiferd ca init --db PATH
+ *   aquiferd ca issue --db PATH --dns NAME --ip ADDR [--out-cert F --out-key F] [--days N]
  *   aquiferd token --db PATH --role admin|editor|viewer|node [--project P] [--subject S] [--ttl SEC] [--location L]
  *   aquiferd routes        (the route table, METHOD PATH per line)
  *   aquiferd --version
  * Command-line options override the config file; the config file holds
- * "key = value" lines with the same names (listen, db, key-file, workers)
+ * "key = value" lines with the same names (listen, db, key-file, workers,
+ * tls-cert, tls-key, insecure-listen)
  * and math parameters as "math.<level>.<field>" (see api_math.h). */
 #include "server/srv.h"
+#include "server/srv_ca.h"
 #include "server/srv_internal.h"
 #include "server/srv_node.h"
 #include "server/srv_series.h"
+#include "tls/tls.h"
 
 #include <getopt.h>
 #include <signal.h>
@@ -22,13 +28,19 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: aquiferd [serve] --listen HOST:PORT --db PATH [--config FILE] [--key-file FILE] [--workers N]\n"
+		"                        [--tls-cert FILE --tls-key FILE] [--insecure-listen]\n"
 		"       aquiferd token --db PATH --role admin|editor|viewer|node [--project P]\n"
 		"                      [--subject NAME] [--ttl SECONDS] [--location LOC] [--key-file FILE]\n"
+		"       aquiferd ca init --db PATH\n"
+		"       aquiferd ca issue --db PATH [--dns NAME]... [--ip ADDR]... [--out-cert FILE --out-key FILE] [--days N]\n"
 		"       aquiferd routes\n"
 		"       aquiferd --version | --help\n"
 		"\n"
 		"serve      run the control plane (the default command)\n"
 		"token      print a signed bearer token on stdout's last line\n"
+		"ca init    create the cluster CA (ca.crt, ca.key) in the folder of --db\n"
+		"ca issue   issue a server certificate from the cluster CA (default server.crt,\n"
+		"           server.key next to the database; files mode 0600)\n"
 		"routes     print the HTTP route table, one 'METHOD PATH' per line\n"
 		"\n"
 		"  --listen HOST:PORT   address to serve HTTP on (default 127.0.0.1:8080)\n"
@@ -37,7 +49,14 @@ static void usage(FILE *f)
 		"                       math.<level>.<field>, e.g. math.premium.mibps_per_tib = 64)\n"
 		"  --key-file FILE      token signing key (default: aquiferd.key next to the database)\n"
 		"  --workers N          request worker threads (default 4)\n"
-		"  --node-down-seconds N  a node silent this long is DOWN and its volumes move (default 10)\n");
+		"  --node-down-seconds N  a node silent this long is DOWN and its volumes move (default 10)\n"
+		"  --tls-cert FILE      serve HTTPS with this PEM certificate (chain) ...\n"
+		"  --tls-key FILE       ... and its PEM key; agents then join over TLS with the cluster CA\n"
+		"                       (created next to the database when missing)\n"
+		"  --insecure-listen    allow plain HTTP on a non-loopback --listen (tokens in clear)\n"
+		"  --dns NAME, --ip ADDR  (ca issue) names of the certificate, each repeatable\n"
+		"  --out-cert FILE, --out-key FILE  (ca issue) where to write it\n"
+		"  --days N             (ca issue) validity in days (default 397)\n");
 }
 
 static char *trim(char *s)
@@ -63,7 +82,15 @@ static int cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg
 		snprintf(cfg->db_path, sizeof(cfg->db_path), "%s", val);
 	else if (strcmp(key, "key-file") == 0 || strcmp(key, "key_file") == 0)
 		snprintf(cfg->key_file, sizeof(cfg->key_file), "%s", val);
-	else if (strcmp(key, "node-down-seconds") == 0 || strcmp(key, "node_down_seconds") == 0) {
+	else if (strcmp(key, "tls-cert") == 0 || strcmp(key, "tls_cert") == 0)
+		snprintf(cfg->tls_cert, sizeof(cfg->tls_cert), "%s", val);
+	else if (strcmp(key, "tls-key") == 0 || strcmp(key, "tls_key") == 0)
+		snprintf(cfg->tls_key, sizeof(cfg->tls_key), "%s", val);
+	else if (strcmp(key, "insecure-listen") == 0 || strcmp(key, "insecure_listen") == 0) {
+		if (strcmp(val, "true") != 0 && strcmp(val, "false") != 0)
+			return aq_fail(msg, AQ_EINVAL, "insecure-listen must be true or false, got \"%s\"", val);
+		cfg->insecure_listen = strcmp(val, "true") == 0;
+	} else if (strcmp(key, "node-down-seconds") == 0 || strcmp(key, "node_down_seconds") == 0) {
 		n = strtol(val, &end, 10);
 		if (!*val || *end || n < 1 || n > 3600)
 			return aq_fail(msg, AQ_EINVAL, "node-down-seconds must be an integer within 1..3600, got \"%s\"", val);
@@ -111,7 +138,9 @@ static int cfg_load(struct srv_cfg *cfg, const char *path, aq_msg *msg)
 }
 
 enum { OPT_LISTEN = 1, OPT_DB, OPT_CONFIG, OPT_KEY, OPT_WORKERS, OPT_ROLE, OPT_PROJECT,
-       OPT_SUBJECT, OPT_TTL, OPT_LOCATION, OPT_HELP, OPT_VERSION, OPT_NODE_DOWN };
+       OPT_SUBJECT, OPT_TTL, OPT_LOCATION, OPT_HELP, OPT_VERSION, OPT_NODE_DOWN,
+       OPT_TLS_CERT, OPT_TLS_KEY, OPT_INSECURE_LISTEN, OPT_DNS, OPT_IP, OPT_OUT_CERT, OPT_OUT_KEY,
+       OPT_DAYS };
 
 static const struct option opts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -125,6 +154,14 @@ static const struct option opts[] = {
 	{ "subject", required_argument, NULL, OPT_SUBJECT },
 	{ "ttl", required_argument, NULL, OPT_TTL },
 	{ "location", required_argument, NULL, OPT_LOCATION },
+	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
+	{ "insecure-listen", no_argument, NULL, OPT_INSECURE_LISTEN },
+	{ "dns", required_argument, NULL, OPT_DNS },
+	{ "ip", required_argument, NULL, OPT_IP },
+	{ "out-cert", required_argument, NULL, OPT_OUT_CERT },
+	{ "out-key", required_argument, NULL, OPT_OUT_KEY },
+	{ "days", required_argument, NULL, OPT_DAYS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -134,6 +171,8 @@ struct srv_args {
 	const char *cmd;
 	struct srv_auth who;
 	long ttl;
+	const char *sub;           /* ca init | issue */
+	struct srv_ca_args ca;
 };
 
 static int serve(struct srv *srv)
@@ -144,7 +183,8 @@ static int serve(struct srv *srv)
 	sigset_t set;
 	int sig, rc;
 
-	if ((rc = db_open(srv->cfg.db_path, &db, &msg)) != AQ_OK) {
+	/* the listen policy and the TLS files first: a refused start creates nothing */
+	if (srv_ca_setup(srv, &msg) != AQ_OK || (rc = db_open(srv->cfg.db_path, &db, &msg)) != AQ_OK) {
 		fprintf(stderr, "aquiferd: %s\n", msg.text);
 		return 1;
 	}
@@ -175,14 +215,15 @@ static int serve(struct srv *srv)
 		fprintf(stderr, "aquiferd: %s\n", msg.text);
 		return 1;
 	}
-	fprintf(stderr, "aquiferd %s: serving http://%s (db %s, %d workers)\n", AQ_VERSION,
-		srv->cfg.listen, srv->cfg.db_path, srv->nthreads);
+	fprintf(stderr, "aquiferd %s: serving %s://%s (db %s, %d workers)\n", AQ_VERSION,
+		srv_ca_tls(srv) ? "https" : "http", srv->cfg.listen, srv->cfg.db_path, srv->nthreads);
 	sigwait(&set, &sig);
 	fprintf(stderr, "aquiferd: signal %d, stopping\n", sig);
 	srv_http_stop(srv);
 	srv_reconcile_stop(srv);
 	srv_series_free(srv->series);
 	srv->series = NULL;
+	srv_ca_cleanup(srv);
 	return 0;
 }
 
@@ -228,7 +269,7 @@ static int token(struct srv *srv, struct srv_args *a)
 int srv_main(int argc, char **argv)
 {
 	static struct srv srv;
-	struct srv_args a = { .cmd = "serve", .ttl = 86400 };
+	struct srv_args a = { .cmd = "serve", .ttl = 86400, .ca = { .days = TLS_CERT_DAYS } };
 	aq_msg msg = { "" };
 	const char *config = NULL;
 	int c, argi = 1;
@@ -242,6 +283,14 @@ int srv_main(int argc, char **argv)
 	if (argc > 1 && argv[1][0] != '-') {
 		a.cmd = argv[1];
 		argi = 2;
+	}
+	if (strcmp(a.cmd, "ca") == 0) {
+		if (argc < 3 || argv[2][0] == '-') {
+			fprintf(stderr, "aquiferd ca: expected init or issue\n");
+			return 2;
+		}
+		a.sub = argv[2];
+		argi = 3;
 	}
 	/* config first, so that flags override it */
 	for (int i = argi; i < argc - 1; i++)
@@ -290,6 +339,29 @@ int srv_main(int argc, char **argv)
 			if (!*optarg || *end)
 				a.ttl = -1;
 			break;
+		case OPT_TLS_CERT: snprintf(srv.cfg.tls_cert, sizeof(srv.cfg.tls_cert), "%s", optarg); break;
+		case OPT_TLS_KEY: snprintf(srv.cfg.tls_key, sizeof(srv.cfg.tls_key), "%s", optarg); break;
+		case OPT_INSECURE_LISTEN: srv.cfg.insecure_listen = true; break;
+		case OPT_DNS:
+		case OPT_IP:
+			if ((c == OPT_DNS ? a.ca.ndns : a.ca.nip) == 8) {
+				fprintf(stderr, "aquiferd: at most 8 --dns and 8 --ip\n");
+				return 2;
+			}
+			if (c == OPT_DNS)
+				a.ca.dns[a.ca.ndns++] = optarg;
+			else
+				a.ca.ip[a.ca.nip++] = optarg;
+			break;
+		case OPT_OUT_CERT: a.ca.out_cert = optarg; break;
+		case OPT_OUT_KEY: a.ca.out_key = optarg; break;
+		case OPT_DAYS:
+			a.ca.days = strtol(optarg, &end, 10);
+			if (!*optarg || *end || a.ca.days < 1 || a.ca.days > 3650) {
+				fprintf(stderr, "aquiferd: --days must be an integer within 1..3650\n");
+				return 2;
+			}
+			break;
 		case OPT_HELP: usage(stdout); return 0;
 		case OPT_VERSION: printf("aquiferd %s\n", AQ_VERSION); return 0;
 		default: usage(stderr); return 2;
@@ -314,6 +386,8 @@ int srv_main(int argc, char **argv)
 		return serve(&srv);
 	if (strcmp(a.cmd, "token") == 0)
 		return token(&srv, &a);
+	if (strcmp(a.cmd, "ca") == 0)
+		return srv_ca_cmd(&srv, a.sub, &a.ca);
 	fprintf(stderr, "aquiferd: unknown command \"%s\"\n", a.cmd);
 	usage(stderr);
 	return 2;

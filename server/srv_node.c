@@ -12,6 +12,8 @@
 
 #include "api/api_place.h"
 #include "api/api_resource.h"
+#include "server/srv_ca.h"
+#include "tls/tls.h"
 #include "server/srv_series.h"
 
 #define NODE_TOKEN_TTL (10L * 365 * 86400)
@@ -130,7 +132,7 @@ int srv_h_agent_join(struct srv_req *req, json_t **resp)
 	const char *node = api_json_str(b, "node", NULL), *loc = api_json_str(b, "location", NULL);
 	const char *addr = api_json_str(b, "address", NULL), *nfs = api_json_str(b, "nfsAddress", NULL);
 	char name[200], parent[200], now[48], secret[65], key[65];
-	json_t *doc = NULL, *locdoc = NULL;
+	json_t *doc = NULL, *locdoc = NULL, *tls = NULL;
 	struct srv_auth who = { .role = SRV_ROLE_NODE };
 	char *tok = NULL;
 	bool fresh;
@@ -144,6 +146,9 @@ int srv_h_agent_join(struct srv_req *req, json_t **resp)
 		return aq_fail(&req->msg, AQ_EACCES, "this join token is for location \"%s\", not \"%s\"", req->auth.location, loc);
 	if (strncmp(addr, "http://", 7) != 0 && strncmp(addr, "https://", 8) != 0)
 		return aq_fail(&req->msg, AQ_EINVAL, "address must be the agent's http(s) URL");
+	/* under TLS: the agent's certificate from its CSR (srv_ca.h) */
+	if ((rc = srv_ca_join(req, node, addr, &tls)) != AQ_OK)
+		return rc;
 	snprintf(name, sizeof(name), "nodes/%s", node);
 	snprintf(parent, sizeof(parent), "locations/%s", loc);
 	if ((rc = db_begin(req->db)) != AQ_OK)
@@ -190,12 +195,15 @@ int srv_h_agent_join(struct srv_req *req, json_t **resp)
 		goto out;
 	*resp = json_pack("{s:s,s:s,s:s,s:I}", "nodeToken", tok, "pushSecret", secret, "handleKey", key,
 			  "generation", (json_int_t)api_json_int64(doc, "generation", 0));
+	if (*resp && tls)
+		json_object_update(*resp, tls);
 	srv_live_seen(req->srv, name, now_ms());
 	srv_reconcile_kick(req->srv, name);
 out:
 	db_rollback(req->db);
 	json_decref(doc);
 	json_decref(locdoc);
+	json_decref(tls);
 	free(tok);
 	return rc;
 }
@@ -471,11 +479,17 @@ int srv_h_join_token(struct srv_req *req, json_t **resp)
 	if (*resp) {
 		char cmd[6000];
 
-		/* the one line an admin runs on the new node (deploy/install-agent.sh) */
+		/* the one line an admin runs on the new node (deploy/install-agent.sh);
+		 * under TLS the node verifies aquiferd from its first contact on with
+		 * the CA given here as caCertificate, saved on the node first */
+		bool tls = srv_ca_tls(req->srv);
+
 		snprintf(cmd, sizeof(cmd),
-			 "install-agent.sh --server http://%s --token %s --location %s --shelf /srv/aquifer/shelf",
-			 req->host, tok, req->params[0]);
+			 "install-agent.sh --server %s://%s --token %s --location %s --shelf /srv/aquifer/shelf%s",
+			 tls ? "https" : "http", req->host, tok, req->params[0], tls ? " --ca-file /etc/aquifer/ca.crt" : "");
 		json_object_set_new(*resp, "installCommand", json_string(cmd));
+		if (tls)
+			json_object_set_new(*resp, "caCertificate", json_string(tls_ca_pem(req->srv->ca)));
 	}
 	free(tok);
 	return *resp ? AQ_OK : AQ_ENOMEM;

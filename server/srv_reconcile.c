@@ -24,6 +24,8 @@
 
 #include "api/api_resource.h"
 #include "api/api_schema.h"
+#include "server/srv_ca.h"
+#include "tls/tls.h"
 
 #define VOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.Volume"
 #define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
@@ -329,11 +331,12 @@ static size_t curl_sink(char *p, size_t sz, size_t n, void *arg)
 }
 
 /* PUT the intent to the node's agent; *applied is what it reports. */
-static int push(const json_t *node, const json_t *intent, int64_t *applied, json_t **failed,
-		char *err, size_t errcap)
+static int push(const struct srv *srv, const json_t *node, const json_t *intent, int64_t *applied,
+		json_t **failed, char *err, size_t errcap)
 {
 	const char *secret = api_json_str(json_object_get(node, "internal"), "pushSecret", "");
-	char url[600], authz[200];
+	char url[600], authz[200], cerr[CURL_ERROR_SIZE] = "";
+	const char *nn = api_json_str(node, "name", ""), *id = strchr(nn, '/') ? strchr(nn, '/') + 1 : nn;
 	char *body = json_dumps(intent, JSON_COMPACT);
 	struct curl_slist *h = NULL;
 	json_t *acc = NULL, *reply = NULL;
@@ -357,10 +360,16 @@ static int push(const json_t *node, const json_t *intent, int64_t *applied, json
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_sink);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &acc);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+	if (strncmp(url, "https://", 8) == 0)
+		srv_ca_curl(srv, c, id); /* the agent's certificate: cluster CA, node name */
 	cc = curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	if (cc != CURLE_OK) {
-		snprintf(err, errcap, "push to %s failed: %s", url, curl_easy_strerror(cc));
+		aq_msg m = { "" };
+
+		tls_curl_fail((int)cc, cerr, url, "the agent's certificate must come from the cluster CA and name the node", &m);
+		snprintf(err, errcap, "push to node %s refused or failed: %s", id, m.text);
 		goto out;
 	}
 	reply = acc ? json_loads(json_string_value(acc), 0, NULL) : NULL;
@@ -549,7 +558,7 @@ static int rec_node(struct srv *srv, struct db *db, const json_t *n, json_t *pus
 		goto out;
 	payload = json_deep_copy(intent);
 	json_object_set_new(payload, "generation", json_integer(gen));
-	if (push(node, payload, &applied, &failed, err, sizeof(err)) != AQ_OK) {
+	if (push(srv, node, payload, &applied, &failed, err, sizeof(err)) != AQ_OK) {
 		fprintf(stderr, "aquiferd: %s\n", err);
 		pushed = -1;
 		goto out;

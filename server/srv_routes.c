@@ -53,7 +53,7 @@ const struct srv_route srv_routes[] = {
 	{ "GET", "/v1/shelves/*", srv_h_shelf_get, SRV_F_CLUSTER, NULL },
 	{ "POST", "/v1/locations/*:joinToken", srv_h_join_token, SRV_F_CLUSTER | SRV_F_BODY, NULL },
 	{ "POST", "/v1/agent/join", srv_h_agent_join, SRV_F_NODE | SRV_F_BODY, NULL },
-	{ "POST", "/v1/agent/status", srv_h_agent_status, SRV_F_NODE | SRV_F_BODY, NULL },
+	{ "POST", "/v1/agent/status", srv_h_agent_status, SRV_F_NODE | SRV_F_BODY | SRV_F_NODECERT, NULL },
 
 	{ "GET", PL "/operations", srv_h_op_list, SRV_F_READ, NULL },
 	{ "GET", PL "/operations/*", srv_h_op_get, SRV_F_READ, "projects/*/locations/*/operations/*" },

@@ -5,9 +5,12 @@
  * routing, auth, the worker hand-off, SQLite and JSON.
  *
  *   aq-bare-mhd --listen 127.0.0.1:PORT [--body FILE]
+ *               [--tls-cert FILE --tls-key FILE [--tls-trust FILE]]
  *
- * Without --body it serves a built-in ~600-byte volume document. It runs until
- * SIGINT or SIGTERM.
+ * Without --body it serves a built-in ~600-byte volume document. With
+ * --tls-cert/--tls-key it serves HTTPS as aquiferd does (GnuTLS in MHD;
+ * --tls-trust asks clients for certificates, as aquiferd does with its
+ * cluster CA). It runs until SIGINT or SIGTERM.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,7 +43,25 @@ struct bare {
 	char body[BARE_BODY_MAX];
 	size_t body_len;
 	struct MHD_Response *resp;
+	char *cert, *key, *trust;   /* PEM, for HTTPS */
 };
+
+/* A whole PEM file, NUL-terminated (malloc'd), or NULL with a message. */
+static char *bare_read_pem(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = f ? calloc(1, BARE_BODY_MAX) : NULL;
+	size_t n = buf ? fread(buf, 1, BARE_BODY_MAX - 1, f) : 0;
+
+	if (!buf || n == 0 || n == BARE_BODY_MAX - 1) {
+		fprintf(stderr, "aq-bare-mhd: %s: unreadable, empty or too large\n", path);
+		free(buf);
+		buf = NULL;
+	}
+	if (f)
+		fclose(f);
+	return buf;
+}
 
 static enum MHD_Result bare_on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				       const char *method, const char *version,
@@ -107,6 +128,9 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "body", required_argument, NULL, 'b' },
+		{ "tls-cert", required_argument, NULL, 'c' },
+		{ "tls-key", required_argument, NULL, 'k' },
+		{ "tls-trust", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct bare b;
@@ -121,10 +145,16 @@ int main(int argc, char **argv)
 			listen = optarg;
 		else if (c == 'b')
 			body = optarg;
-		else
+		else if (c == 'c' || c == 'k' || c == 't') {
+			char **slot = c == 'c' ? &b.cert : c == 'k' ? &b.key : &b.trust;
+
+			free(*slot);
+			if (!(*slot = bare_read_pem(optarg)))
+				goto out;
+		} else
 			goto usage;
 	}
-	if (bare_parse_listen(listen, &sa) != 0)
+	if (bare_parse_listen(listen, &sa) != 0 || !b.cert != !b.key)
 		goto usage;
 	if (body) {
 		if (bare_load_body(&b, body) != 0)
@@ -144,10 +174,20 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	/* aquiferd's mode: one internal epoll thread (server/srv_http.c). */
-	d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-			     bare_on_request, &b, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096, MHD_OPTION_END);
+	{
+		struct MHD_OptionItem tls[] = {
+			{ MHD_OPTION_HTTPS_MEM_KEY, 0, b.key },
+			{ MHD_OPTION_HTTPS_MEM_CERT, 0, b.cert },
+			{ b.trust ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, b.trust },
+			{ MHD_OPTION_END, 0, NULL },
+		};
+
+		d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (b.cert ? MHD_USE_TLS : 0), 0,
+				     NULL, NULL, bare_on_request, &b, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
+				     MHD_OPTION_ARRAY, b.cert ? tls : &tls[3], MHD_OPTION_END);
+	}
 	if (!d) {
 		fprintf(stderr, "aq-bare-mhd: cannot listen on %s\n", listen);
 		goto out;
@@ -161,8 +201,11 @@ out:
 		MHD_stop_daemon(d);
 	if (b.resp)
 		MHD_destroy_response(b.resp);
+	free(b.cert);
+	free(b.key);
+	free(b.trust);
 	return rc;
 usage:
-	fprintf(stderr, "usage: aq-bare-mhd --listen 127.0.0.1:PORT [--body FILE]\n");
+	fprintf(stderr, "usage: aq-bare-mhd --listen 127.0.0.1:PORT [--body FILE] [--tls-cert FILE --tls-key FILE [--tls-trust FILE]]\n");
 	return EXIT_FAILURE;
 }

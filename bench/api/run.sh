@@ -7,7 +7,10 @@
 # location, project, pool and volume, mints an admin token, then runs wrk:
 #   1. authenticated GET of the volume against aquiferd, and the same against
 #      aq-bare-mhd serving the identical body, RUNS times each, interleaved;
-#   2. volume creates (POST, unique ids) at CREATE_CONNS connections.
+#   2. the same GET over HTTPS (keep-alive): a second aquiferd on the same
+#      database with --tls-cert/--tls-key from its cluster CA, against
+#      aq-bare-mhd with the same certificate, RUNS times each, interleaved;
+#   3. volume creates (POST, unique ids) at CREATE_CONNS connections.
 # Writes bench/api/REPORT.md with the medians. If the GET ratio is below 0.8
 # and perf is available, profiles a second aquiferd (same database) in one
 # extra GET run and one extra create run and adds the top symbols. Stops only the processes it started.
@@ -78,9 +81,9 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-wait_http() { # url
+wait_http() { # url [curl options]
 	for _ in $(seq 1 100); do
-		curl -s -o /dev/null "$1" && return 0
+		curl -s -o /dev/null "${@:2}" "$1" && return 0
 		sleep 0.05
 	done
 	die "nothing answers at $1"
@@ -173,6 +176,33 @@ for i in $(seq 1 "$RUNS"); do
 		[ "$(errs "$f")" = 0 ] || { cat "$f" >&2; die "GET run $i ($k) had errors"; }
 	done
 done
+# --- GET over HTTPS: interleaved runs ------------------------------------------------
+"$AQUIFERD" ca init --db "$WORK/aquifer.db" >/dev/null
+"$AQUIFERD" ca issue --db "$WORK/aquifer.db" --dns localhost --ip 127.0.0.1 >/dev/null
+AQS_PORT=$(free_port)
+AQS_URL=https://127.0.0.1:$AQS_PORT
+"$AQUIFERD" --listen "127.0.0.1:$AQS_PORT" --db "$WORK/aquifer.db" --tls-cert "$WORK/server.crt" \
+	--tls-key "$WORK/server.key" >"$WORK/aquiferd-tls.log" 2>&1 &
+PIDS+=("$!")
+wait_http "$AQS_URL/healthz" --cacert "$WORK/ca.crt"
+BARES_PORT=$(free_port)
+BARES_URL=https://127.0.0.1:$BARES_PORT
+"$BARE" --listen "127.0.0.1:$BARES_PORT" --body "$WORK/volume.json" --tls-cert "$WORK/server.crt" \
+	--tls-key "$WORK/server.key" --tls-trust "$WORK/ca.crt" >"$WORK/bare-tls.log" 2>&1 &
+PIDS+=("$!")
+wait_http "$BARES_URL/healthz" --cacert "$WORK/ca.crt"
+TLS_DESC=$(openssl s_client -connect "127.0.0.1:$AQS_PORT" -CAfile "$WORK/ca.crt" </dev/null 2>/dev/null |
+	awk '/^New, / { print $2, $NF; exit }')
+for i in $(seq 1 "$RUNS"); do
+	log "HTTPS GET run $i/$RUNS: aquiferd"
+	"${WRK_GET[@]}" "$AQS_URL$GET_PATH" >"$WORK/get-aqs-$i.txt"
+	log "HTTPS GET run $i/$RUNS: bare MHD"
+	"${WRK_GET[@]}" "$BARES_URL$GET_PATH" >"$WORK/get-bares-$i.txt"
+	for k in aqs bares; do
+		f=$WORK/get-$k-$i.txt
+		[ "$(errs "$f")" = 0 ] || { cat "$f" >&2; die "HTTPS GET run $i ($k) had errors"; }
+	done
+done
 summ() { # kind metric
 	for i in $(seq 1 "$RUNS"); do
 		case $2 in
@@ -185,8 +215,12 @@ summ() { # kind metric
 AQ_RPS=$(summ aq rps) AQ_P50=$(summ aq p50) AQ_P99=$(summ aq p99)
 BARE_RPS=$(summ bare rps) BARE_P50=$(summ bare p50) BARE_P99=$(summ bare p99)
 RATIO=$(awk -v a="$AQ_RPS" -v b="$BARE_RPS" 'BEGIN { printf "%.3f", a / b }')
+AQS_RPS=$(summ aqs rps) AQS_P50=$(summ aqs p50) AQS_P99=$(summ aqs p99)
+BARES_RPS=$(summ bares rps) BARES_P50=$(summ bares p50) BARES_P99=$(summ bares p99)
+RATIO_TLS=$(awk -v a="$AQS_RPS" -v b="$BARES_RPS" 'BEGIN { printf "%.3f", a / b }')
+TLS_COST=$(awk -v a="$AQS_RPS" -v b="$AQ_RPS" 'BEGIN { printf "%.3f", a / b }')
 runs_list() { for i in $(seq 1 "$RUNS"); do rps "$WORK/get-$1-$i.txt"; done | paste -sd' '; }
-AQ_RUNS=$(runs_list aq) BARE_RUNS=$(runs_list bare)
+AQ_RUNS=$(runs_list aq) BARE_RUNS=$(runs_list bare) AQS_RUNS=$(runs_list aqs) BARES_RUNS=$(runs_list bares)
 
 # --- creates -------------------------------------------------------------------
 export AQ_PARENT=$PARENT AQ_POOL=pool1
@@ -271,6 +305,19 @@ Written by \`bench/api/run.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC') at commit $C
 
 **Ratio aquiferd / bare: $RATIO** (target >= 0.8: $(awk -v r="$RATIO" 'BEGIN { print (r >= 0.8) ? "met" : "NOT met" }')).
 
+## The same GET over HTTPS, keep-alive ($RUNS runs of ${DURATION}s each, interleaved; medians)
+
+A second aquiferd on the same database with \`--tls-cert/--tls-key\` (ECDSA P-256 certificate from its
+cluster CA, \`aquiferd ca init\` + \`ca issue\`; it asks clients for a certificate, wrk sends none),
+against aq-bare-mhd with the same certificate and trust. Session: ${TLS_DESC:-unknown}.
+
+| server | requests/s | p50 ms | p99 ms | runs (requests/s) |
+|---|---:|---:|---:|---|
+| aquiferd HTTPS | $AQS_RPS | $AQS_P50 | $AQS_P99 | $AQS_RUNS |
+| bare MHD HTTPS | $BARES_RPS | $BARES_P50 | $BARES_P99 | $BARES_RUNS |
+
+**Ratio aquiferd / bare over HTTPS: $RATIO_TLS**; aquiferd HTTPS / aquiferd plain HTTP: $TLS_COST.
+
 ## Volume creates ($RUNS runs of ${DURATION}s, $CREATE_CONNS connections; medians)
 
 | creates/s (acknowledged 200) | p50 ms | p99 ms | failed requests (all runs) | volumes in pool after |
@@ -293,6 +340,11 @@ $AQUIFERD token --db \$TMP/aquifer.db --role admin --ttl 86400
 $BARE --listen 127.0.0.1:$BARE_PORT --body \$TMP/volume.json
 AQ_TOKEN=... ${WRK_GET[*]} $AQ_URL$GET_PATH
 AQ_TOKEN=... ${WRK_GET[*]} $BARE_URL$GET_PATH
+$AQUIFERD ca init --db \$TMP/aquifer.db; $AQUIFERD ca issue --db \$TMP/aquifer.db --dns localhost --ip 127.0.0.1
+$AQUIFERD --listen 127.0.0.1:$AQS_PORT --db \$TMP/aquifer.db --tls-cert \$TMP/server.crt --tls-key \$TMP/server.key
+$BARE --listen 127.0.0.1:$BARES_PORT --body \$TMP/volume.json --tls-cert \$TMP/server.crt --tls-key \$TMP/server.key --tls-trust \$TMP/ca.crt
+AQ_TOKEN=... ${WRK_GET[*]} $AQS_URL$GET_PATH
+AQ_TOKEN=... ${WRK_GET[*]} $BARES_URL$GET_PATH
 AQ_TOKEN=... AQ_PARENT=$PARENT AQ_POOL=pool1 AQ_RUN=<n> ${WRK_CREATE[*]} $AQ_URL/
 \`\`\`
 EOF
@@ -316,4 +368,5 @@ EOF
 	fi
 } >"$REPORT"
 log "GET aquiferd $AQ_RPS req/s, bare $BARE_RPS req/s, ratio $RATIO; creates $CREATE_RPS/s"
+log "HTTPS GET aquiferd $AQS_RPS req/s, bare $BARES_RPS req/s, ratio $RATIO_TLS (HTTPS/HTTP $TLS_COST)"
 log "report: $REPORT"

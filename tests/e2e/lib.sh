@@ -30,6 +30,15 @@ AQ_RECORD_DIR=$AQ_TMP/records
 # Set by aq_req: the HTTP status and the body of the last answer.
 STATUS=
 BODY=
+# TLS mode (test_tls.sh sets them; empty means plain HTTP as before): the
+# scheme of AQ_URL and of agent URLs, extra curl options (--cacert FILE) for
+# aq_req and the health checks, extra aquiferd arguments (--tls-cert F
+# --tls-key F) for aq_start, extra agent arguments (--ca-file F) for
+# aq_agent_start.
+AQ_SCHEME=http
+AQ_CURL_OPTS=()
+AQ_SERVE_ARGS=()
+AQ_AGENT_ARGS=()
 # Set by aq_start: the last started server.
 AQ_PID=
 AQ_PORT=
@@ -167,12 +176,12 @@ aq_start() {
 		else
 			AQ_PORT=$(aq_pick_port) || { aq_failed "pick a free port"; return 1; }
 		fi
-		AQ_URL=http://127.0.0.1:$AQ_PORT
-		"$AQUIFERD" --listen "127.0.0.1:$AQ_PORT" --db "$dir/aq.db" >>"$dir/aquiferd.log" 2>&1 &
+		AQ_URL=$AQ_SCHEME://127.0.0.1:$AQ_PORT
+		"$AQUIFERD" --listen "127.0.0.1:$AQ_PORT" --db "$dir/aq.db" "${AQ_SERVE_ARGS[@]}" >>"$dir/aquiferd.log" 2>&1 &
 		AQ_PID=$!
 		AQ_PIDS+=("$AQ_PID")
 		for _ in $(seq 300); do
-			if curl -s -o /dev/null --max-time 2 "$AQ_URL/healthz"; then
+			if curl -s -o /dev/null --max-time 2 "${AQ_CURL_OPTS[@]}" "$AQ_URL/healthz"; then
 				return 0
 			fi
 			kill -0 "$AQ_PID" 2>/dev/null || break
@@ -225,7 +234,7 @@ TOK=
 # aq_req METHOD PATH [BODY]: sets STATUS and BODY. A BODY starting with @ is a file.
 aq_req() {
 	local method=$1 path=$2 out=$AQ_TMP/resp.$BASHPID
-	local args=(-s -o "$out" -w '%{http_code}' -X "$method" --max-time 30)
+	local args=(-s -o "$out" -w '%{http_code}' -X "$method" --max-time 30 "${AQ_CURL_OPTS[@]}")
 	[ -n "$TOK" ] && args+=(-H "Authorization: Bearer $TOK")
 	if [ $# -ge 3 ]; then
 		args+=(-H 'Content-Type: application/json' --data-binary "$3")
@@ -322,14 +331,14 @@ aq_agent_start() {
 		rm -rf "$dir/$node/state"
 		args=(--server "$AQ_URL" --token "$join" --node "$node" --location "$loc" --shelf "$shelf"
 			--listen "127.0.0.1:$AGENT_API_PORT" --nfs-listen "127.0.0.1:$AGENT_NFS_PORT"
-			--state-dir "$dir/$node/state")
+			--state-dir "$dir/$node/state" "${AQ_AGENT_ARGS[@]}")
 		[ -n "$ceiling" ] && args+=(--throughput-mibps "$ceiling")
 		"$AQUIFER_AGENT" "${args[@]}" >>"$dir/$node/agent.log" 2>&1 &
 		AGENT_PID=$!
 		AQ_PIDS+=("$AGENT_PID")
 		for _ in $(seq 100); do
 			kill -0 "$AGENT_PID" 2>/dev/null || break
-			if curl -fs "http://127.0.0.1:$AGENT_API_PORT/healthz" >/dev/null 2>&1; then
+			if curl -fs "${AQ_CURL_OPTS[@]}" "$AQ_SCHEME://127.0.0.1:$AGENT_API_PORT/healthz" >/dev/null 2>&1; then
 				aq_agent_wait_ready "$node"
 				return
 			fi

@@ -71,7 +71,7 @@ ok "aquifer-agent: nothing was created by refused starts" test ! -e "$d/state" -
 top=$(cd "$(dirname "$0")/../.." && pwd)
 ex=$AQ_BUILDDIR/deploy/aquiferd.conf
 [ -f "$ex" ] || ex=$top/deploy/aquiferd.conf.in
-sed -E 's/^# ((listen|db|key-file|workers|node-down-seconds|math\.[a-z_.]+) = )/\1/; s|@[a-z]+@|'"$d"'|' "$ex" >"$d/ex-d.conf"
+sed -E 's/^# ((listen|db|key-file|workers|node-down-seconds|tls-cert|tls-key|insecure-listen|math\.[a-z_.]+) = )/\1/; s|@[a-z]+@|'"$d"'|' "$ex" >"$d/ex-d.conf"
 nkeys=$(grep -cE '^[a-z]' "$d/ex-d.conf")
 ok "aquiferd example: all $nkeys keys uncommented (>= 60)" test "$nkeys" -ge 60
 "$AQUIFERD" routes --config "$d/ex-d.conf" >/dev/null 2>"$d/err"
@@ -82,7 +82,7 @@ ex=$AQ_BUILDDIR/deploy/aquifer-agent.conf
 sed -E 's/^# ([a-z-]+ = )/\1/; s|@[a-z]+@|'"$d"'|' "$ex" >"$d/ex-a.conf"
 keys=$(grep -oE '^[a-z-]+' "$d/ex-a.conf" | sort | tr '\n' ' ')
 expect_eq "agent example documents every option" \
-	"advertise listen location nfs-listen node server shelf state-dir throughput-mibps token write-throughput-mibps " "$keys"
+	"advertise ca-file listen location nfs-listen node server shelf state-dir throughput-mibps token write-throughput-mibps " "$keys"
 r=$(start_with "$AGENT" "$d/ex-a.conf" --help)
 expect_eq "aquifer-agent accepts its example with every key set" "0|" "$r"
 aq_finish
