@@ -21,6 +21,13 @@
 
 enum { REQ_NEW = 0, REQ_BODY, REQ_QUEUED, REQ_DONE };
 
+/* Per-connection memory pool of libmicrohttpd (request line, headers,
+ * response headers; bodies stream through our own buffers). MHD clears the
+ * pool between keep-alive requests, so its size is a per-request cost: 16 KiB
+ * holds an 8 KiB URL and a JWT with room to spare (MHD's default is 32 KiB).
+ * A request whose head does not fit gets 431 from MHD. */
+#define SRV_CONN_POOL (16 * 1024)
+
 uint64_t srv_now_ns(void)
 {
 	struct timespec ts;
@@ -447,6 +454,7 @@ int srv_http_start(struct srv *srv, aq_msg *msg)
 				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
 				    MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
+				    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SRV_CONN_POOL,
 				    MHD_OPTION_ARRAY, srv_ca_tls(srv) ? tls : &tls[3],
 				    MHD_OPTION_END);
 	if (!srv->mhd)

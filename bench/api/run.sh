@@ -174,6 +174,7 @@ for i in $(seq 1 "$RUNS"); do
 	for k in aq bare; do
 		f=$WORK/get-$k-$i.txt
 		[ "$(errs "$f")" = 0 ] || { cat "$f" >&2; die "GET run $i ($k) had errors"; }
+		log "GET run $i ($k): $(rps "$f") req/s"
 	done
 done
 # --- GET over HTTPS: interleaved runs ------------------------------------------------
@@ -201,6 +202,7 @@ for i in $(seq 1 "$RUNS"); do
 	for k in aqs bares; do
 		f=$WORK/get-$k-$i.txt
 		[ "$(errs "$f")" = 0 ] || { cat "$f" >&2; die "HTTPS GET run $i ($k) had errors"; }
+		log "HTTPS GET run $i ($k): $(rps "$f") req/s"
 	done
 done
 summ() { # kind metric
