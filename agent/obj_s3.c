@@ -55,7 +55,9 @@ struct s3_req {
 	int grow;              /* buf is ours, grows up to OBJ_XML_BODY_MAX */
 	int full;              /* the caller's buffer filled and more came */
 	int too_big;           /* growable body went over its cap */
+	uint64_t off;          /* ranged GET: where the range starts */
 	uint64_t skip;         /* 200 to a ranged GET: bytes to drop first */
+	size_t slot;           /* get_many: index of the range */
 	int64_t range_total;   /* total of "Content-Range: bytes a-b/total", -1 if none */
 	char err[S3_ERRBODY_MAX];
 	size_t err_len;
@@ -217,6 +219,13 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
 	static const char name[] = "content-range:";
 	char line[128];
 
+	/* A store that ignores Range answers 200 with the whole object: drop
+	 * the bytes before the range (each status line, e.g. after a 100). */
+	if (n > 12 && memcmp(data, "HTTP/", 5) == 0) {
+		const char *sp = memchr(data, ' ', n);
+		r->skip = sp && (size_t)(sp - data) + 4 <= n && memcmp(sp + 1, "200", 3) == 0 ? r->off : 0;
+		return n;
+	}
 	if (n < sizeof name || n >= sizeof line || strncasecmp(data, name, sizeof name - 1) != 0)
 		return n;
 	memcpy(line, data, n);
@@ -461,6 +470,7 @@ static int get_init(struct obj_store *s, struct s3_req *r, const char *key, uint
 	r->key = key;
 	r->buf = buf;
 	r->cap = len;
+	r->off = off;
 	snprintf(range, sizeof range, "Range: bytes=%llu-%llu", (unsigned long long)off,
 		 (unsigned long long)(off + len - 1));
 	if (obj_path(s, key, path, sizeof path) != 0)
@@ -469,8 +479,8 @@ static int get_init(struct obj_store *s, struct s3_req *r, const char *key, uint
 }
 
 /* Result of a finished ranged GET: 416 (range starts at or past the end)
- * is an empty read; a 200 (range ignored) is fine when off is 0 -- for off
- * > 0 get_retry_full() asks again skipping bytes. */
+ * is an empty read; a 200 (range ignored) was cut to the range by on_header
+ * and on_body. */
 static int get_finish(struct obj_store *s, struct s3_req *r, CURLcode cc, uint64_t off, size_t *got)
 {
 	long status;
@@ -484,8 +494,6 @@ static int get_finish(struct obj_store *s, struct s3_req *r, CURLcode cc, uint64
 		return 0;
 	if (rc != 0)
 		return rc;
-	if (status == 200 && off > 0)
-		return -EAGAIN;  /* not seen with S3 stores; reported as retryable */
 	/* A 206 must hold exactly the part of [off, off+len) the object has. */
 	if (status == 206 && r->range_total >= 0) {
 		uint64_t total = (uint64_t)r->range_total;
@@ -516,29 +524,37 @@ static int s3_get(struct obj_store *s, const char *key, uint64_t off, void *buf,
 	return rc;
 }
 
+/* Up to `parallel` requests in flight on one multi handle; a slot is
+ * reused as soon as its transfer ends. */
 static int s3_get_many(struct obj_store *s, struct obj_range *rg, size_t n, unsigned parallel)
 {
 	struct s3_be *b = be_of(s);
-	struct s3_req *reqs = calloc(n, sizeof *reqs);
+	size_t nslots = n < parallel ? n : parallel, next = 0, done = 0, active = 0;
+	struct s3_req *slots = calloc(nslots, sizeof *slots), **free_slots = calloc(nslots, sizeof *free_slots);
 	CURLM *m = multi_take(b);
-	size_t next = 0, done = 0, active = 0;
+	size_t nfree = nslots;
 	int rc = 0;
 
-	if (!reqs || !m) {
+	if (!slots || !free_slots || !m) {
 		for (size_t i = 0; i < n; i++)
 			rg[i].rc = -ENOMEM;
 		rc = -ENOMEM;
 		goto out;
 	}
+	for (size_t i = 0; i < nslots; i++)
+		free_slots[i] = &slots[i];
 	while (done < n) {
-		while (active < parallel && next < n) {
-			struct s3_req *r = &reqs[next];
+		while (nfree > 0 && next < n) {
+			struct s3_req *r = free_slots[--nfree];
+			memset(r, 0, sizeof *r);
+			r->slot = next;
 			int irc = get_init(s, r, rg[next].key, rg[next].off, rg[next].buf, rg[next].len);
 			if (irc == 0 && curl_multi_add_handle(m, r->h) != CURLM_OK)
 				irc = -ENOMEM;
 			if (irc != 0) {
 				rg[next].rc = irc;
 				req_done(s, r);
+				free_slots[nfree++] = r;
 				done++;
 			} else {
 				active++;
@@ -554,11 +570,11 @@ static int s3_get_many(struct obj_store *s, struct obj_range *rg, size_t n, unsi
 			if (msg->msg != CURLMSG_DONE)
 				continue;
 			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
-			size_t i = (size_t)(r - reqs);
 			CURLcode cc = msg->data.result;
 			curl_multi_remove_handle(m, r->h);
-			rg[i].rc = get_finish(s, r, cc, rg[i].off, &rg[i].got);
+			rg[r->slot].rc = get_finish(s, r, cc, rg[r->slot].off, &rg[r->slot].got);
 			req_done(s, r);
+			free_slots[nfree++] = r;
 			active--;
 			done++;
 		}
@@ -568,7 +584,8 @@ static int s3_get_many(struct obj_store *s, struct obj_range *rg, size_t n, unsi
 out:
 	if (m)
 		multi_give(b, m);
-	free(reqs);
+	free(slots);
+	free(free_slots);
 	return rc;
 }
 

@@ -13,14 +13,21 @@
  * -EAGAIN when the store is down or hangs (within the timeout), -EACCES for
  * an unknown access key, SigV4 headers on every request. Directory only:
  * unfinished puts are invisible and stale ones are swept, symlinks are not
- * followed out of the root.
+ * followed out of the root. Always, against a scripted HTTP server in this
+ * process: how answers map to errors (503 SlowDown, 500, 400, 403, bad
+ * lengths, malformed XML), a store that ignores Range, and the paged list's
+ * continuation token on the wire.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,6 +335,81 @@ START_TEST(counters)
 }
 END_TEST
 
+struct worker {
+	struct obj_store *s;
+	unsigned id;
+	int failures;
+};
+
+/* Retries -EAGAIN as the tiering engine does: s3rver answers 500 now and
+ * then to deletes running at once (its file store prunes empty folders
+ * racily), and 500 is -EAGAIN by contract. */
+static int del_retry(struct obj_store *s, const char *key)
+{
+	int rc;
+	for (int i = 0; i < 10 && (rc = obj_delete(s, key)) == -EAGAIN; i++)
+		usleep(20000);
+	return rc;
+}
+
+/* Each thread writes, reads back, lists and deletes its own keys, all on
+ * the one shared store. */
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	unsigned char data[20000], buf[20000];
+	char key[64], prefix[32];
+	size_t got, n;
+
+	snprintf(prefix, sizeof prefix, "mt/w%u/", w->id);
+	for (unsigned i = 0; i < 20; i++) {
+		snprintf(key, sizeof key, "mt/w%u/k%u", w->id, i);
+		fill(data, sizeof data, w->id * 100 + i);
+		if (obj_put(w->s, key, data, sizeof data) != 0 ||
+		    obj_get(w->s, key, 0, buf, sizeof buf, &got) != 0 || got != sizeof data ||
+		    memcmp(buf, data, sizeof data) != 0)
+			w->failures++;
+	}
+	n = 0;
+	int rc = obj_list(w->s, prefix, count_cb, &n);
+	if (rc != 0 || n != 20) {
+		fprintf(stderr, "list %s: rc %d, %zu keys\n", prefix, rc, n);
+		w->failures++;
+	}
+	for (unsigned i = 0; i < 20; i++) {
+		snprintf(key, sizeof key, "mt/w%u/k%u", w->id, i);
+		if (del_retry(w->s, key) != 0)
+			w->failures++;
+	}
+	return NULL;
+}
+
+START_TEST(threads_share_a_store)
+{
+	struct obj_store *s = open_store();
+	struct worker w[8];
+	pthread_t t[8];
+	uint64_t put, get;
+
+	for (unsigned i = 0; i < 8; i++) {
+		w[i] = (struct worker){ s, i, 0 };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, worker_run, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	for (unsigned i = 0; i < 8; i++) {
+		char err[256];
+		obj_last_error(s, err, sizeof err);
+		ck_assert_msg(w[i].failures == 0, "thread %u: %d failures; last error: %s", i, w[i].failures, err);
+	}
+	obj_counters(s, &put, &get);
+	ck_assert_uint_eq(put, 8 * 20 * 20000);
+	ck_assert_uint_eq(get, 8 * 20 * 20000);
+	ck_assert_uint_eq(count(s, "mt/"), 0);
+	obj_close(s);
+}
+END_TEST
+
 /* ---- S3 only ---- */
 
 static pid_t env_pid(const char *name)
@@ -508,6 +590,181 @@ START_TEST(dir_never_leaves_root)
 }
 END_TEST
 
+/* ---- a scripted S3 server: answers each request with the next canned
+ * answer and keeps the request lines ---- */
+
+/* One canned answer: status line text, extra header lines, body. */
+struct fake_answer {
+	const char *status, *headers, *body;
+};
+
+struct fake {
+	int lfd;
+	unsigned port;
+	const struct fake_answer *answers;
+	size_t n, next;
+	char requests[8][512];
+	pthread_t t;
+};
+
+static void *fake_run(void *arg)
+{
+	struct fake *f = arg;
+
+	for (size_t i = 0; i < f->n; i++) {
+		int c = accept(f->lfd, NULL, NULL);
+		char req[8192];
+		size_t len = 0;
+		if (c < 0)
+			break;
+		/* read the head (bodies here are small and come with it or right after) */
+		while (len < sizeof req - 1) {
+			ssize_t r = recv(c, req + len, sizeof req - 1 - len, 0);
+			if (r <= 0)
+				break;
+			len += (size_t)r;
+			req[len] = '\0';
+			char *eoh = strstr(req, "\r\n\r\n");
+			if (!eoh)
+				continue;
+			const char *cl = strcasestr(req, "\ncontent-length:");
+			size_t body = cl && cl < eoh ? strtoul(cl + 16, NULL, 10) : 0;
+			if (len >= (size_t)(eoh + 4 - req) + body)
+				break;
+		}
+		req[len] = '\0';
+		snprintf(f->requests[i], sizeof f->requests[i], "%.*s", (int)strcspn(req, "\r"), req);
+		const struct fake_answer *a = &f->answers[i];
+		char out[4096];
+		int olen = snprintf(out, sizeof out, "HTTP/1.1 %s\r\nConnection: close\r\n%sContent-Length: %zu\r\n\r\n%s",
+				    a->status, a->headers, strlen(a->body), a->body);
+		send(c, out, (size_t)olen, MSG_NOSIGNAL);
+		close(c);
+	}
+	return NULL;
+}
+
+static struct obj_store *fake_open(struct fake *f, const struct fake_answer *answers, size_t n)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t alen = sizeof a;
+	struct obj_cfg c = { .kind = OBJ_S3, .timeout_ms = 3000 };
+	struct obj_store *s = NULL;
+
+	memset(f, 0, sizeof *f);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_ge(f->lfd = socket(AF_INET, SOCK_STREAM, 0), 0);
+	ck_assert_int_eq(bind(f->lfd, (struct sockaddr *)&a, sizeof a), 0);
+	ck_assert_int_eq(listen(f->lfd, 8), 0);
+	ck_assert_int_eq(getsockname(f->lfd, (struct sockaddr *)&a, &alen), 0);
+	f->port = ntohs(a.sin_port);
+	f->answers = answers;
+	f->n = n;
+	ck_assert_int_eq(pthread_create(&f->t, NULL, fake_run, f), 0);
+	snprintf(c.endpoint, sizeof c.endpoint, "http://127.0.0.1:%u", f->port);
+	snprintf(c.bucket, sizeof c.bucket, "bkt");
+	snprintf(c.access_key, sizeof c.access_key, "AK");
+	snprintf(c.secret_key, sizeof c.secret_key, "SK");
+	ck_assert_int_eq(obj_open(&c, &s), 0);
+	return s;
+}
+
+static void fake_close(struct fake *f, struct obj_store *s)
+{
+	obj_close(s);
+	pthread_join(f->t, NULL);
+	close(f->lfd);
+}
+
+#define ERR(status, code) { status, "", "<Error><Code>" code "</Code><Message>m</Message></Error>" }
+
+START_TEST(s3_answers_map_to_errors)
+{
+	static const struct fake_answer answers[] = {
+		ERR("503 Slow Down", "SlowDown"),
+		{ "500 Internal", "", "" },
+		ERR("400 Bad Request", "RequestTimeout"),
+		ERR("400 Bad Request", "InvalidArgument"),
+		ERR("403 Forbidden", "AccessDenied"),
+		ERR("404 Not Found", "NoSuchKey"),
+		{ "301 Moved", "Location: http://x/\r\n", "" },
+	};
+	struct fake f;
+	struct obj_store *s = fake_open(&f, answers, 7);
+	char buf[8], err[256];
+	size_t got;
+
+	ck_assert_int_eq(obj_put(s, "k/a", "abc", 3), -EAGAIN);
+	obj_last_error(s, err, sizeof err);
+	ck_assert_msg(strstr(err, "503") && strstr(err, "SlowDown"), "last error: %s", err);
+	ck_assert_int_eq(obj_get(s, "k/a", 0, buf, 3, &got), -EAGAIN);
+	ck_assert_int_eq(obj_get(s, "k/a", 0, buf, 3, &got), -EAGAIN);
+	ck_assert_int_eq(obj_get(s, "k/a", 0, buf, 3, &got), -EIO);
+	ck_assert_int_eq(obj_delete(s, "k/a"), -EACCES);
+	ck_assert_int_eq(obj_delete(s, "k/a"), 0);  /* 404 on delete: already gone */
+	ck_assert_int_eq(obj_get(s, "k/a", 0, buf, 3, &got), -EIO);  /* redirects are not followed */
+	fake_close(&f, s);
+	ck_assert_str_eq(f.requests[0], "PUT /bkt/k/a HTTP/1.1");
+	ck_assert_str_eq(f.requests[4], "DELETE /bkt/k/a HTTP/1.1");
+}
+END_TEST
+
+START_TEST(s3_range_answers_checked)
+{
+	static const struct fake_answer answers[] = {
+		/* Range ignored: the whole object; obj cuts out [3, 7) */
+		{ "200 OK", "", "0123456789" },
+		/* a 206 shorter than its Content-Range says */
+		{ "206 Partial Content", "Content-Range: bytes 0-3/10\r\n", "01" },
+		/* past the end */
+		{ "416 Range Not Satisfiable", "Content-Range: bytes */10\r\n", "" },
+		/* more bytes than asked for */
+		{ "200 OK", "", "0123456789" },
+	};
+	struct fake f;
+	struct obj_store *s = fake_open(&f, answers, 4);
+	char buf[8];
+	size_t got;
+
+	ck_assert_int_eq(obj_get(s, "r/x", 3, buf, 4, &got), 0);
+	ck_assert_uint_eq(got, 4);
+	ck_assert(memcmp(buf, "3456", 4) == 0);
+	ck_assert_int_eq(obj_get(s, "r/x", 0, buf, 4, &got), -EIO);
+	ck_assert_int_eq(obj_get(s, "r/x", 20, buf, 4, &got), 0);
+	ck_assert_uint_eq(got, 0);
+	ck_assert_int_eq(obj_get(s, "r/x", 0, buf, 4, &got), 0);
+	ck_assert_uint_eq(got, 4);
+	ck_assert(memcmp(buf, "0123", 4) == 0);
+	fake_close(&f, s);
+	ck_assert_str_eq(f.requests[0], "GET /bkt/r/x HTTP/1.1");
+}
+END_TEST
+
+
+START_TEST(s3_list_pages_and_tokens)
+{
+	static const struct fake_answer answers[] = {
+		{ "200 OK", "", "<ListBucketResult><IsTruncated>true</IsTruncated>"
+		  "<NextContinuationToken>a+b/=&amp;</NextContinuationToken>"
+		  "<Contents><Key>p/1</Key><Size>1</Size></Contents></ListBucketResult>" },
+		{ "200 OK", "", "<ListBucketResult><IsTruncated>false</IsTruncated>"
+		  "<Contents><Key>p/2</Key><Size>22</Size></Contents></ListBucketResult>" },
+		{ "200 OK", "", "<ListBucketResult><Contents><Key>p/3<" },
+	};
+	struct fake f;
+	struct obj_store *s = fake_open(&f, answers, 3);
+	size_t n = 0;
+
+	ck_assert_int_eq(obj_list(s, "p/", count_cb, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(obj_list(s, "p/", count_cb, &n), -EIO);
+	fake_close(&f, s);
+	ck_assert_str_eq(f.requests[0], "GET /bkt?list-type=2&max-keys=1000&prefix=p%2F HTTP/1.1");
+	ck_assert_str_eq(f.requests[1],
+			 "GET /bkt?continuation-token=a%2Bb%2F%3D%26&list-type=2&max-keys=1000&prefix=p%2F HTTP/1.1");
+}
+END_TEST
+
 static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
 	return remove(p);
@@ -534,6 +791,10 @@ int main(void)
 	tcase_add_test(tc, keys_rejected);
 	tcase_add_test(tc, config_rejected);
 	tcase_add_test(tc, counters);
+	tcase_add_test(tc, threads_share_a_store);
+	tcase_add_test(tc, s3_answers_map_to_errors);
+	tcase_add_test(tc, s3_range_answers_checked);
+	tcase_add_test(tc, s3_list_pages_and_tokens);
 	if (s3_endpoint) {
 		tcase_add_test(tc, s3_down_is_eagain);
 		tcase_add_test(tc, s3_hang_times_out);
