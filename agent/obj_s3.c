@@ -30,6 +30,7 @@
 
 #define S3_POOL_MAX 64      /* idle easy handles kept */
 #define S3_MULTI_MAX 8      /* idle multi handles kept */
+#define S3_MULTI_CONNS 64   /* idle connections a multi handle keeps */
 #define S3_ERRBODY_MAX 4096 /* bytes of an error answer we read */
 #define S3_URL_MAX (512 + 256 + 3 * OBJ_XML_TOKEN_MAX + 3 * OBJ_KEY_MAX + 128)
 #define S3_LIST_PAGE 1000
@@ -115,7 +116,11 @@ static CURLM *multi_take(struct s3_be *b)
 	if (b->n_multi > 0)
 		m = b->multi[--b->n_multi];
 	pthread_mutex_unlock(&b->lock);
-	return m ? m : curl_multi_init();
+	if (!m && (m = curl_multi_init()))
+		/* Keep connections between calls: by default the cache shrinks
+		 * with the number of handles added, which is 0 between calls. */
+		curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, (long)S3_MULTI_CONNS);
+	return m;
 }
 
 static void multi_give(struct s3_be *b, CURLM *m)
