@@ -7,7 +7,8 @@
  * threads, one per direction, copying with 256 KiB buffers. A "request" is a
  * client->server burst that begins after the server's previous answer began
  * (or the connection's first burst): its first bytes wait N ms, the rest of
- * it (e.g. a PUT body) and every answer pass at once. So a keep-alive HTTP
+ * it (e.g. a PUT body, also after a "100 Continue") and every answer pass
+ * at once. So a keep-alive HTTP
  * client sees N ms more per request, and parallel connections do not wait
  * for each other.
  *
@@ -165,6 +166,12 @@ static void sleep_ms(unsigned ms)
 		;
 }
 
+/* A "100 Continue" alone is not the answer: the request body follows it. */
+static int interim_only(const char *b, size_t n)
+{
+	return n >= 12 && memcmp(b, "HTTP/1.1 100", 12) == 0 && !memmem(b + 12, n - 12, "HTTP/1.", 7);
+}
+
 /* Copies one direction until EOF or an error. */
 static void pump(struct lp_conn *c, int from, int to, int is_request)
 {
@@ -183,7 +190,7 @@ static void pump(struct lp_conn *c, int from, int to, int is_request)
 				log_request(buf, (size_t)n);
 			if (lp_latency_ms)
 				sleep_ms(lp_latency_ms);
-		} else if (!is_request) {
+		} else if (!is_request && !interim_only(buf, (size_t)n)) {
 			atomic_store(&c->resp_started, 1);
 		}
 		if (write_all(to, buf, (size_t)n) != 0)
