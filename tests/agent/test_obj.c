@@ -429,6 +429,25 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Waits (max ~5 s) until the proxy's port accepts (want_open) or refuses. */
+static void wait_port(int want_open)
+{
+	const char *colon = strrchr(s3_endpoint, ':');
+	struct sockaddr_in a = { .sin_family = AF_INET };
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons((uint16_t)atoi(colon + 1));
+	for (int i = 0; i < 100; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0), open_now;
+		open_now = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+		close(fd);
+		if (open_now == want_open)
+			return;
+		usleep(50000);
+	}
+	ck_abort_msg("proxy port never became %s", want_open ? "open" : "closed");
+}
+
 START_TEST(s3_down_is_eagain)
 {
 	pid_t proxy = env_pid("AQ_OBJ_PROXY_PID");
@@ -439,7 +458,7 @@ START_TEST(s3_down_is_eagain)
 	ck_assert_int_gt(proxy, 0);
 	ck_assert_int_eq(obj_put(s, "down/x", "abc", 3), 0);
 	ck_assert_int_eq(kill(proxy, SIGUSR1), 0);  /* down */
-	usleep(300000);
+	wait_port(0);
 	double t0 = now_s();
 	ck_assert_int_eq(obj_get(s, "down/x", 0, buf, 3, &got), -EAGAIN);
 	ck_assert_int_eq(obj_put(s, "down/y", "abc", 3), -EAGAIN);
@@ -447,7 +466,7 @@ START_TEST(s3_down_is_eagain)
 	obj_last_error(s, err, sizeof err);
 	ck_assert_msg(strstr(err, "down/y") != NULL, "last error: %s", err);
 	ck_assert_int_eq(kill(proxy, SIGUSR1), 0);  /* up */
-	usleep(300000);
+	wait_port(1);
 	ck_assert_int_eq(obj_get(s, "down/x", 0, buf, 3, &got), 0);
 	ck_assert_uint_eq(got, 3);
 	obj_close(s);
@@ -584,6 +603,9 @@ START_TEST(dir_never_leaves_root)
 	ck_assert_int_eq(obj_get(s, "esc/secret", 0, buf, sizeof buf, &got), -ENOENT);
 	ck_assert_int_eq(obj_head(s, "file-link", &size), -ENOENT);
 	ck_assert_int_ne(obj_put(s, "esc/new", "x", 1), 0);
+	char err[256];
+	obj_last_error(s, err, sizeof err);
+	ck_assert_msg(strncmp(err, "put esc/new: ", 13) == 0, "last error: %s", err);
 	snprintf(out, sizeof out, "%s/outside/new", dir_root);
 	ck_assert_int_eq(stat(out, &st), -1);
 	ck_assert_int_eq(obj_delete(s, "esc/secret"), 0);

@@ -120,8 +120,17 @@ aq_proxy_start() {
 	return 1
 }
 
-aq_proxy_down() { kill -USR1 "$AQ_PROXY_PID"; sleep 0.1; }
-aq_proxy_up() { kill -USR1 "$AQ_PROXY_PID"; sleep 0.1; }
+# Each returns once the port is closed / open again (max ~5 s).
+aq_proxy_down() {
+	kill -USR1 "$AQ_PROXY_PID" || return 1
+	for _ in $(seq 100); do _aq_s3_port_free "$AQ_PROXY_PORT" && return 0; sleep 0.05; done
+	return 1
+}
+aq_proxy_up() {
+	kill -USR1 "$AQ_PROXY_PID" || return 1
+	for _ in $(seq 100); do _aq_s3_port_free "$AQ_PROXY_PORT" || return 0; sleep 0.05; done
+	return 1
+}
 
 aq_proxy_stop() {
 	[ -n "${AQ_PROXY_PID:-}" ] || return 0
