@@ -436,7 +436,7 @@ static void wait_port(int want_open)
 	struct sockaddr_in a = { .sin_family = AF_INET };
 
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	a.sin_port = htons((uint16_t)atoi(colon + 1));
+	a.sin_port = htons((uint16_t)strtoul(colon + 1, NULL, 10));
 	for (int i = 0; i < 100; i++) {
 		int fd = socket(AF_INET, SOCK_STREAM, 0), open_now;
 		open_now = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
@@ -800,7 +800,7 @@ END_TEST
 static void hex(const unsigned char *b, size_t n, char *out)
 {
 	for (size_t i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", b[i]);
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
 }
 
 static void sha256_hex(const void *b, size_t n, char out[65])
