@@ -520,7 +520,7 @@ START_TEST(s3_requests_are_sigv4)
 {
 	const char *log = getenv("AQ_OBJ_PROXY_LOG");
 	struct obj_store *s = open_store();
-	char line[512];
+	char line[1024];
 	size_t n = 0, signed_n = 0, puts = 0;
 	FILE *f;
 
@@ -540,6 +540,49 @@ START_TEST(s3_requests_are_sigv4)
 	ck_assert_uint_gt(n, 0);
 	ck_assert_uint_eq(puts, 1);
 	ck_assert_uint_eq(signed_n, n);  /* every request carries SigV4 */
+}
+END_TEST
+
+/* Connections are reused: across obj_get calls and across obj_get_many
+ * batches (counted in the proxy's log). */
+START_TEST(s3_keeps_connections)
+{
+	const char *log = getenv("AQ_OBJ_PROXY_LOG");
+	struct obj_store *s = open_store();
+	static char bufs[32][1024];
+	struct obj_range r[32];
+	unsigned long conns[256];
+	size_t nconn = 0, gets = 0, got;
+	char line[1024];
+	FILE *f;
+
+	ck_assert_ptr_nonnull(log);
+	ck_assert_int_eq(obj_put(s, "ka/o", bufs[0], sizeof bufs[0]), 0);
+	for (int i = 0; i < 20; i++)
+		ck_assert_int_eq(obj_get(s, "ka/o", 0, bufs[0], 10, &got), 0);
+	for (int b = 0; b < 4; b++) {
+		for (int i = 0; i < 32; i++)
+			r[i] = (struct obj_range){ .key = "ka/o", .off = (uint64_t)i, .buf = bufs[i], .len = 100 };
+		ck_assert_int_eq(obj_get_many(s, r, 32, 8), 0);
+	}
+	obj_close(s);
+	ck_assert_ptr_nonnull(f = fopen(log, "r"));
+	while (fgets(line, sizeof line, f)) {
+		const char *c = strstr(line, " conn=");
+		if (strncmp(line, "GET /aq-test/ka/o ", 18) != 0 || !c)
+			continue;
+		unsigned long id = strtoul(c + 6, NULL, 10);
+		size_t i;
+		gets++;
+		for (i = 0; i < nconn && conns[i] != id; i++)
+			;
+		if (i == nconn && nconn < 256)
+			conns[nconn++] = id;
+	}
+	fclose(f);
+	ck_assert_uint_eq(gets, 20 + 4 * 32);
+	/* one for the single gets, at most `parallel` for the batches */
+	ck_assert_msg(nconn <= 1 + 8, "%zu connections for %zu GETs", nconn, gets);
 }
 END_TEST
 
@@ -994,6 +1037,7 @@ int main(void)
 		tcase_add_test(tc, s3_hang_times_out);
 		tcase_add_test(tc, s3_wrong_key_is_eacces);
 		tcase_add_test(tc, s3_requests_are_sigv4);
+		tcase_add_test(tc, s3_keeps_connections);
 	} else {
 		tcase_add_test(tc, dir_unfinished_put_invisible);
 		tcase_add_test(tc, dir_never_leaves_root);
