@@ -1,7 +1,7 @@
 # tests/tier/s3.sh: an S3-API server (s3rver from npm) and the latency proxy
 # (bench/tier/aq-latproxy) for the cold-tier tests and bench/tier (sourced).
 #
-# Needs AQ_SRC (the source tree); aq_proxy_start needs AQ_LATPROXY (the
+# Works under set -e. Needs AQ_SRC (the source tree); aq_proxy_start needs AQ_LATPROXY (the
 # aq-latproxy binary; default $AQ_BUILDDIR/bench/tier/aq-latproxy).
 # s3rver has one account: access key "S3RVER", secret "S3RVER"
 # (AQ_S3_ACCESS_KEY / AQ_S3_SECRET_KEY).
@@ -85,9 +85,9 @@ aq_s3_start() {
 
 aq_s3_stop() {
 	[ -n "${AQ_S3_PID:-}" ] || return 0
-	kill -CONT "$AQ_S3_PID" 2>/dev/null
-	kill "$AQ_S3_PID" 2>/dev/null
-	wait "$AQ_S3_PID" 2>/dev/null
+	kill -CONT "$AQ_S3_PID" 2>/dev/null || true
+	kill "$AQ_S3_PID" 2>/dev/null || true
+	wait "$AQ_S3_PID" 2>/dev/null || true
 	AQ_S3_PID=
 }
 
@@ -134,8 +134,8 @@ aq_proxy_up() {
 
 aq_proxy_stop() {
 	[ -n "${AQ_PROXY_PID:-}" ] || return 0
-	kill "$AQ_PROXY_PID" 2>/dev/null
-	wait "$AQ_PROXY_PID" 2>/dev/null
+	kill "$AQ_PROXY_PID" 2>/dev/null || true
+	wait "$AQ_PROXY_PID" 2>/dev/null || true
 	AQ_PROXY_PID=
 }
 
