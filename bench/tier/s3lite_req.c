@@ -1,5 +1,7 @@
 /* s3lite_req: bounded parsers for aq-s3lite's requests (see s3lite_req.h). */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <string.h>
 #include <strings.h>
