@@ -455,7 +455,6 @@ static int sig_check(struct s3l_ctx *x)
 {
 	const struct s3l_str *av = s3l_req_header(&x->r, "authorization"), *dv;
 	struct s3l_auth a;
-	struct s3l_param sorted[S3L_QUERY_MAX];
 	char *cr = x->c->canon, amz_date[17], date8[9], sts[256], want[65], hash_hex[65];
 	unsigned char key[32], mac[32], h[32];
 	size_t o = 0, cap = S3L_CANON_CAP;
@@ -494,14 +493,13 @@ static int sig_check(struct s3l_ctx *x)
 	o = put(cr, o, cap, "\n", 1);
 	o = uri_enc(cr, o, cap, x->path, 1);
 	o = put(cr, o, cap, "\n", 1);
-	memcpy(sorted, x->q, sizeof sorted[0] * (size_t)x->nq);
-	qsort(sorted, (size_t)x->nq, sizeof sorted[0], param_cmp);
+	qsort(x->q, (size_t)x->nq, sizeof x->q[0], param_cmp);  /* in place: param() does not care */
 	for (int i = 0; i < x->nq; i++) {
 		if (i)
 			o = put(cr, o, cap, "&", 1);
-		o = uri_enc(cr, o, cap, sorted[i].name, 0);
+		o = uri_enc(cr, o, cap, x->q[i].name, 0);
 		o = put(cr, o, cap, "=", 1);
-		o = uri_enc(cr, o, cap, sorted[i].value, 0);
+		o = uri_enc(cr, o, cap, x->q[i].value, 0);
 	}
 	o = put(cr, o, cap, "\n", 1);
 	for (size_t i = 0, b = 0; i <= a.signed_headers.n; i++) {
@@ -1000,7 +998,7 @@ static int s3l_bucket_list(struct s3l_ctx *x)
 	struct s3l_buf b = { 0 };
 	long max = S3L_LIST_MAX;
 	size_t i, start, shown;
-	int fd, rc;
+	int fd, rc, truncated;
 
 	if (!lt || strcmp(lt, "2") != 0)
 		return error_xml(x, 501, "NotImplemented", "aq-s3lite lists with ListObjectsV2 only (list-type=2)");
@@ -1038,16 +1036,18 @@ static int s3l_bucket_list(struct s3l_ctx *x)
 		rc = error_xml(x, 500, "InternalError", "listing failed (out of memory or over %d keys)", S3L_LIST_KEYS_CAP);
 		goto out;
 	}
-	qsort(l.e, l.n, sizeof *l.e, ent_cmp);
+	if (l.n)
+		qsort(l.e, l.n, sizeof *l.e, ent_cmp);
 	for (start = 0; start < l.n && after[0] && strcmp(l.e[start].key, after) <= 0; start++)
 		;
 	shown = l.n - start < (size_t)max ? l.n - start : (size_t)max;
+	truncated = shown > 0 && start + shown < l.n;  /* max-keys=0: an empty, complete page */
 	buf_fmt(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		    "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Name>%s</Name><Prefix>",
 		x->bucket);
 	buf_esc(&b, l.prefix);
 	buf_fmt(&b, "</Prefix><KeyCount>%zu</KeyCount><MaxKeys>%ld</MaxKeys><IsTruncated>%s</IsTruncated>", shown, max,
-		start + shown < l.n ? "true" : "false");
+		truncated ? "true" : "false");
 	if (tok) {
 		buf_add(&b, "<ContinuationToken>", 19);
 		buf_esc(&b, tok);
@@ -1058,10 +1058,10 @@ static int s3l_bucket_list(struct s3l_ctx *x)
 		buf_esc(&b, sa);
 		buf_add(&b, "</StartAfter>", 13);
 	}
-	if (start + shown < l.n) {
-		const char *last = shown ? l.e[start + shown - 1].key : after;
+	if (truncated) {
+		const char *last = l.e[start + shown - 1].key;
 		hex((const unsigned char *)last, strlen(last), tokhex);
-		buf_fmt(&b, "<NextContinuationToken>%s</NextContinuationToken>", tokhex[0] ? tokhex : "00");
+		buf_fmt(&b, "<NextContinuationToken>%s</NextContinuationToken>", tokhex);
 	}
 	for (i = start; i < start + shown; i++) {
 		char lm[32], etag[40];
