@@ -27,7 +27,7 @@ run_store() { # s3lite | s3rver
 	local name=$1 ep p
 	case $name in
 	s3lite) aq_s3lite_start "$tmp/$name" ;;
-	s3rver) aq_s3_start "$tmp/$name" ;;
+	s3rver) AQ_S3_ACCESS_KEY=S3RVER AQ_S3_SECRET_KEY=S3RVER; aq_s3_start "$tmp/$name" ;;  # after s3lite's
 	*) echo "unknown store $name (s3lite, s3rver)" >&2; return 1 ;;
 	esac
 	aq_proxy_start "$AQ_S3_PORT" "$lat"

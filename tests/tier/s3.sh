@@ -24,6 +24,8 @@
 #                            (AQ-S3LITE-KEY / its own secret). Needs
 #                            AQ_S3LITE or $AQ_BUILDDIR/bench/tier/aq-s3lite.
 #                            aq_s3_stop / pause / resume / cleanup work on it.
+#                            (It overwrites the S3RVER values: set them back
+#                            before aq_s3_start in the same shell.)
 #   aq_s3_pause / aq_s3_resume   SIGSTOP / SIGCONT: a store that accepts
 #                            connections but never answers
 #   aq_proxy_start TO_PORT LATENCY_MS [LOG]   start aq-latproxy in front of
