@@ -450,6 +450,18 @@ static int str_is(struct s3l_str s, const char *lit)
 	return s.n == strlen(lit) && memcmp(s.p, lit, s.n) == 0;
 }
 
+/* "host" is one of the ';'-separated signed headers (S3 requires it). */
+static int signs_host(struct s3l_str sh)
+{
+	for (size_t i = 0, b = 0; i <= sh.n; i++)
+		if (i == sh.n || sh.p[i] == ';') {
+			if (i - b == 4 && memcmp(sh.p + b, "host", 4) == 0)
+				return 1;
+			b = i + 1;
+		}
+	return 0;
+}
+
 /* Verifies the Authorization header. 0, or an error already answered (1). */
 static int sig_check(struct s3l_ctx *x)
 {
@@ -474,6 +486,8 @@ static int sig_check(struct s3l_ctx *x)
 		return error_xml(x, 400, "AuthorizationHeaderMalformed",
 				 "The authorization header is malformed; the region or service is wrong; expecting '%s' and 's3'.",
 				 cfg.region), 1;
+	if (!signs_host(a.signed_headers))
+		return error_xml(x, 400, "AuthorizationHeaderMalformed", "SignedHeaders must include host"), 1;
 	dv = s3l_req_header(&x->r, "x-amz-date");
 	if (!dv || dv->n != 16 || dv->p[8] != 'T' || dv->p[15] != 'Z' || memcmp(dv->p, a.date.p, 8) != 0)
 		return error_xml(x, 403, "AccessDenied", "x-amz-date is missing, malformed or not the credential's date"), 1;
