@@ -27,6 +27,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -476,6 +477,42 @@ START_TEST(s3_down_is_eagain)
 }
 END_TEST
 
+/* Until every thread of pid is stopped (max ~2 s). SIGSTOP stops a
+ * multithreaded store (aq-s3lite) only once one of its threads runs the
+ * group stop; until then another thread may still answer a request. */
+static void wait_stopped(pid_t pid)
+{
+	char path[64], line[512];
+
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	for (int i = 0; i < 200; i++) {
+		DIR *d = opendir(path);
+		struct dirent *de;
+		int running = 0;
+
+		ck_assert_ptr_nonnull(d);
+		while ((de = readdir(d)) != NULL) {
+			char stat[320];
+			const char *rp;
+			FILE *f;
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(stat, sizeof stat, "%s/%s/stat", path, de->d_name);
+			if (!(f = fopen(stat, "r")))
+				continue;  /* thread gone */
+			if (fgets(line, sizeof line, f) && (rp = strrchr(line, ')')) != NULL && rp[1] == ' ' && rp[2] != 'T' &&
+			    rp[2] != 't')
+				running = 1;
+			fclose(f);
+		}
+		closedir(d);
+		if (!running)
+			return;
+		usleep(10000);
+	}
+	ck_abort_msg("pid %d did not stop", (int)pid);
+}
+
 START_TEST(s3_hang_times_out)
 {
 	pid_t s3 = env_pid("AQ_OBJ_S3_PID");
@@ -490,6 +527,7 @@ START_TEST(s3_hang_times_out)
 	ck_assert_int_eq(obj_ensure_bucket(s), 0);
 	ck_assert_int_eq(obj_put(s, "hang/x", "abc", 3), 0);
 	ck_assert_int_eq(kill(s3, SIGSTOP), 0);
+	wait_stopped(s3);
 	double t0 = now_s();
 	int rc = obj_get(s, "hang/x", 0, buf, 3, &got);
 	double el = now_s() - t0;
