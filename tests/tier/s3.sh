@@ -24,6 +24,7 @@
 #                            (AQ-S3LITE-KEY / its own secret). Needs
 #                            AQ_S3LITE or $AQ_BUILDDIR/bench/tier/aq-s3lite.
 #                            aq_s3_stop / pause / resume / cleanup work on it.
+#                            AQ_S3LITE_ARGS: more flags, e.g. "--log FILE".
 #                            (It overwrites the S3RVER values: set them back
 #                            before aq_s3_start in the same shell.)
 #   aq_s3_pause / aq_s3_resume   SIGSTOP / SIGCONT: a store that accepts
@@ -103,6 +104,7 @@ aq_s3lite_start() {
 	export AQ_S3_SECRET_KEY=aq-s3lite-secret/Only+For+Loopback
 	for tries in 1 2 3 4 5; do
 		[ -n "${2:-}" ] || port=$(_aq_s3_pick_port) || return 1
+		# shellcheck disable=SC2086 # AQ_S3LITE_ARGS: extra flags, split on purpose
 		"$bin" --listen "127.0.0.1:$port" --root "$dir/data" --access-key "$AQ_S3_ACCESS_KEY" \
 			--secret-key "$AQ_S3_SECRET_KEY" ${AQ_S3LITE_ARGS:-} >>"$dir/s3lite.log" 2>&1 &
 		AQ_S3_PID=$!

@@ -115,7 +115,8 @@ for t in "200 ListBucketResult|-H|Range: bytes=0-1|$ep/sig?list-type=2&prefix=a"
 	else echo "not ok: replay $url $h2 -> $out, want $want"; fail=1; fi
 done
 got=$(raw "GET /sig HTTP/1.1\r\nHost: x\r\nAuthorization: AWS4-HMAC-SHA256 Credential=$AQ_S3_ACCESS_KEY/20261130/us-east-1/s3/aws4_request, SignedHeaders=x-amz-date, Signature=$(printf '%064d' 0)\r\n\r\n")
-[ "$got" = "HTTP/1.1 400 Bad Request" ] && echo "ok: host must be signed" || { echo "not ok: host unsigned -> $got"; fail=1; }
+if [ "$got" = "HTTP/1.1 400 Bad Request" ]; then echo "ok: host must be signed"
+else echo "not ok: host unsigned -> $got"; fail=1; fi
 kill -0 "$AQ_S3_PID" || { echo "not ok: aq-s3lite died"; fail=1; }
 
 AQ_OBJ_S3=$AQ_PROXY_ENDPOINT AQ_OBJ_S3_PID=$AQ_S3_PID AQ_OBJ_PROXY_PID=$AQ_PROXY_PID \
