@@ -39,6 +39,20 @@ done
 hex2bin "03$fh" > "$out/corpus_args/seed_getattr"
 hex2bin "09${fh}0000000568656c6c6f000000" > "$out/corpus_args/seed_lookup"
 hex2bin "04000000022f6100" > "$out/corpus_args/seed_mnt"
+mkdir -p "$out/corpus_obj_xml"
+cat > "$out/corpus_obj_xml/seed_list" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name><Prefix>a/</Prefix><KeyCount>2</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>true</IsTruncated><NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=</NextContinuationToken><Contents><Key>a/b&amp;c&#x41;&#66;</Key><LastModified>2026-11-30T01:00:00.000Z</LastModified><ETag>&quot;d41d8cd98f00b204e9800998ecf8427e&quot;</ETag><Size>123</Size><StorageClass>STANDARD</StorageClass></Contents><Contents><Key>a/d</Key><Size>0</Size></Contents><!-- c --></ListBucketResult>
+XML
+cat > "$out/corpus_obj_xml/seed_error" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<Error><Code>SlowDown</Code><Message>Please reduce your request rate &lt;now&gt;.</Message><RequestId>x</RequestId></Error>
+XML
+mkdir -p "$out/corpus_s3lite_req"
+printf 'GET /bkt/a/b%%2Fc?list-type=2&prefix=a%%2F&max-keys=10 HTTP/1.1\r\nHost: 127.0.0.1:9000\r\nRange: bytes=10-20\r\nx-amz-date: 20261130T010000Z\r\nx-amz-content-sha256: UNSIGNED-PAYLOAD\r\nAuthorization: AWS4-HMAC-SHA256 Credential=AK/20261130/us-east-1/s3/aws4_request, SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, Signature=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\r\n\r\n' \
+	> "$out/corpus_s3lite_req/seed_get"
+printf 'PUT /bkt/k HTTP/1.1\r\nContent-Length: 3\r\nExpect: 100-continue\r\nConnection: close\r\nContent-MD5: kAFQmDzST7DWlj99KOF/cg==\r\n\r\nabc' \
+	> "$out/corpus_s3lite_req/seed_put"
 
 # fuzz_csr: a valid CSR and a valid certificate to start from.
 mkdir -p "$out/corpus_csr"
@@ -52,15 +66,16 @@ tlslib="$top/tls/tls.c $top/api/api_error.c"
 ssl=$(pkg-config --libs libssl libcrypto 2>/dev/null || echo "-lssl -lcrypto")
 
 rc=0
-for h in rpc args fh csr; do
+for h in rpc args fh csr obj_xml s3lite_req; do
 	echo "== fuzz_$h: building"
-	if [ "$h" = csr ]; then
-		# shellcheck disable=SC2086
-		$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $tlslib $ssl -lpthread
-	else
-		# shellcheck disable=SC2086
-		$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $lib $crypto -lpthread
-	fi
+	hlib="$lib $crypto"
+	case $h in
+	csr) hlib="$tlslib $ssl" ;;
+	obj_xml) hlib="$top/agent/obj_xml.c $crypto" ;;
+	s3lite_req) hlib="$top/bench/tier/s3lite_req.c $crypto" ;;
+	esac
+	# shellcheck disable=SC2086
+	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $hlib -lpthread
 	mkdir -p "$out/corpus_$h"
 	echo "== fuzz_$h: running ${secs}s"
 	if ! "$out/fuzz_$h" -max_total_time="$secs" -max_len=4096 -timeout=10 \
