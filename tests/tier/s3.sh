@@ -1,7 +1,7 @@
 # tests/tier/s3.sh: an S3-API server (s3rver from npm) and the latency proxy
 # (bench/tier/aq-latproxy) for the cold-tier tests and bench/tier (sourced).
 #
-# Needs AQ_SRC (the source tree); aq_proxy_start needs AQ_LATPROXY (the
+# Works under set -e. Needs AQ_SRC (the source tree); aq_proxy_start needs AQ_LATPROXY (the
 # aq-latproxy binary; default $AQ_BUILDDIR/bench/tier/aq-latproxy).
 # s3rver has one account: access key "S3RVER", secret "S3RVER"
 # (AQ_S3_ACCESS_KEY / AQ_S3_SECRET_KEY).
@@ -15,6 +15,15 @@
 #                            port) with its data in DIR, wait until it
 #                            answers; sets AQ_S3_PID, AQ_S3_PORT, AQ_S3_ENDPOINT
 #   aq_s3_stop               stop it (by PID) and wait for it
+#   aq_s3lite_start DIR [PORT]   start aq-s3lite (bench/tier/aq-s3lite:
+#                            a fast S3-API server that VERIFIES SigV4) on
+#                            127.0.0.1:PORT (default: a free port) over
+#                            DIR/data, log in DIR/s3lite.log; sets AQ_S3_PID,
+#                            AQ_S3_PORT, AQ_S3_ENDPOINT like aq_s3_start and
+#                            exports AQ_S3_ACCESS_KEY / AQ_S3_SECRET_KEY
+#                            (AQ-S3LITE-KEY / its own secret). Needs
+#                            AQ_S3LITE or $AQ_BUILDDIR/bench/tier/aq-s3lite.
+#                            aq_s3_stop / pause / resume / cleanup work on it.
 #   aq_s3_pause / aq_s3_resume   SIGSTOP / SIGCONT: a store that accepts
 #                            connections but never answers
 #   aq_proxy_start TO_PORT LATENCY_MS [LOG]   start aq-latproxy in front of
@@ -83,11 +92,36 @@ aq_s3_start() {
 	fi
 }
 
+aq_s3lite_start() {
+	local dir=$1 port=${2:-} tries
+	local bin=${AQ_S3LITE:-${AQ_BUILDDIR:-$AQ_SRC}/bench/tier/aq-s3lite}
+	[ -x "$bin" ] || { echo "no aq-s3lite at $bin (make first, or set AQ_S3LITE)" >&2; return 1; }
+	mkdir -p "$dir/data"
+	export AQ_S3_ACCESS_KEY=AQ-S3LITE-KEY
+	export AQ_S3_SECRET_KEY=aq-s3lite-secret/Only+For+Loopback
+	for tries in 1 2 3 4 5; do
+		[ -n "${2:-}" ] || port=$(_aq_s3_pick_port) || return 1
+		"$bin" --listen "127.0.0.1:$port" --root "$dir/data" --access-key "$AQ_S3_ACCESS_KEY" \
+			--secret-key "$AQ_S3_SECRET_KEY" ${AQ_S3LITE_ARGS:-} >>"$dir/s3lite.log" 2>&1 &
+		AQ_S3_PID=$!
+		AQ_S3_PORT=$port
+		AQ_S3_ENDPOINT=http://127.0.0.1:$port
+		if _aq_wait_http "$AQ_S3_ENDPOINT/" "$AQ_S3_PID"; then
+			return 0
+		fi
+		aq_s3_stop
+		[ -z "${2:-}" ] || break  # the caller's port: no other to try
+	done
+	echo "aq-s3lite did not start on 127.0.0.1:$port:" >&2
+	tail -20 "$dir/s3lite.log" >&2
+	return 1
+}
+
 aq_s3_stop() {
 	[ -n "${AQ_S3_PID:-}" ] || return 0
-	kill -CONT "$AQ_S3_PID" 2>/dev/null
-	kill "$AQ_S3_PID" 2>/dev/null
-	wait "$AQ_S3_PID" 2>/dev/null
+	kill -CONT "$AQ_S3_PID" 2>/dev/null || true
+	kill "$AQ_S3_PID" 2>/dev/null || true
+	wait "$AQ_S3_PID" 2>/dev/null || true
 	AQ_S3_PID=
 }
 
@@ -120,13 +154,22 @@ aq_proxy_start() {
 	return 1
 }
 
-aq_proxy_down() { kill -USR1 "$AQ_PROXY_PID"; sleep 0.1; }
-aq_proxy_up() { kill -USR1 "$AQ_PROXY_PID"; sleep 0.1; }
+# Each returns once the port is closed / open again (max ~5 s).
+aq_proxy_down() {
+	kill -USR1 "$AQ_PROXY_PID" || return 1
+	for _ in $(seq 100); do _aq_s3_port_free "$AQ_PROXY_PORT" && return 0; sleep 0.05; done
+	return 1
+}
+aq_proxy_up() {
+	kill -USR1 "$AQ_PROXY_PID" || return 1
+	for _ in $(seq 100); do _aq_s3_port_free "$AQ_PROXY_PORT" || return 0; sleep 0.05; done
+	return 1
+}
 
 aq_proxy_stop() {
 	[ -n "${AQ_PROXY_PID:-}" ] || return 0
-	kill "$AQ_PROXY_PID" 2>/dev/null
-	wait "$AQ_PROXY_PID" 2>/dev/null
+	kill "$AQ_PROXY_PID" 2>/dev/null || true
+	wait "$AQ_PROXY_PID" 2>/dev/null || true
 	AQ_PROXY_PID=
 }
 
