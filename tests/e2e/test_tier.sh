@@ -42,7 +42,7 @@ s3_objects() {
 
 # tier_case LOCATION COLDSTORE_JSON OBJECTS_CMD: the whole acceptance in one location.
 tier_case() {
-	local loc=$1 store=$2 objects=$3 PL=/v1/projects/acme/locations/$1 join port v hot0 hot cold url n
+	local loc=$1 store=$2 objects=$3 PL=/v1/projects/acme/locations/$1 join port v hot0 hot cold url n t0
 	aq_req POST "/v1/locations?locationId=$loc" "{\"coldStore\":$store}"
 	expect_status 200 "$loc: location with its coldStore"
 	join=$(aq_join_token "$loc")
@@ -66,6 +66,7 @@ tier_case() {
 	done
 	ok "$loc: the written data is reported hot first (hotTierSizeUsedGib $hot0)" test "${hot0:-0}" -gt 0
 	# a few 1-second days later the data has moved
+	t0=$(date +%s.%N)
 	for _ in $(seq $((TIMEOUT * 5))); do
 		aq_req GET "$PL/volumes/tv"
 		hot=$(printf '%s' "$BODY" | jq -r .hotTierSizeUsedGib)
@@ -73,6 +74,7 @@ tier_case() {
 		[ "${cold:-0}" -gt 0 ] && [ "${hot:-0}" -lt "$hot0" ] && break
 		sleep 0.2
 	done
+	echo "# $loc: the API showed the data cold after $(echo "$(date +%s.%N) - $t0" | bc) s"
 	ok "$loc: within ${TIMEOUT}s coldTierSizeGib > 0 ($cold)" test "${cold:-0}" -gt 0
 	ok "$loc: hotTierSizeUsedGib fell ($hot0 -> $hot)" test "${hot:-0}" -lt "$hot0"
 	expect_jq .state READY "$loc: the volume stays READY"
