@@ -1484,7 +1484,7 @@ static size_t vols_get(struct tier *t, struct tier_vol ***out)
 
 static void vols_put(struct tier_vol **vs, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; vs && i < n; i++)
 		tier_vol_unref(vs[i]);
 	free(vs);
 }
