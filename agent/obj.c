@@ -2,6 +2,7 @@
  * checks every call shares: configuration, keys, prefixes, arguments. A
  * backend only ever sees a valid key, so a bad key is -EINVAL with no I/O. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,7 @@ int obj_open(const struct obj_cfg *cfg, struct obj_store **out)
 		return -EINVAL;
 	if (!(s = calloc(1, sizeof *s)))
 		return -ENOMEM;
+	pthread_mutex_init(&s->err_lock, NULL);
 	if ((rc = cfg_check(cfg, &s->cfg)) != 0)
 		goto out;
 	if (s->cfg.kind == OBJ_DIRECTORY) {
@@ -143,6 +145,8 @@ int obj_open(const struct obj_cfg *cfg, struct obj_store **out)
 	*out = s;
 	s = NULL;
 out:
+	if (s)
+		pthread_mutex_destroy(&s->err_lock);
 	free(s);
 	return rc;
 }
@@ -152,6 +156,7 @@ void obj_close(struct obj_store *s)
 	if (!s)
 		return;
 	s->ops->close(s);
+	pthread_mutex_destroy(&s->err_lock);
 	free(s);
 }
 
@@ -231,6 +236,26 @@ void obj_counters(struct obj_store *s, uint64_t *put_bytes, uint64_t *get_bytes)
 {
 	*put_bytes = atomic_load(&s->put_bytes);
 	*get_bytes = atomic_load(&s->get_bytes);
+}
+
+void obj_be_error(struct obj_store *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&s->err_lock);
+	va_start(ap, fmt);
+	vsnprintf(s->last_err, sizeof s->last_err, fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&s->err_lock);
+}
+
+void obj_last_error(struct obj_store *s, char *buf, size_t cap)
+{
+	if (cap == 0)
+		return;
+	pthread_mutex_lock(&s->err_lock);
+	snprintf(buf, cap, "%s", s->last_err);
+	pthread_mutex_unlock(&s->err_lock);
 }
 
 const char *obj_describe(const struct obj_store *s)

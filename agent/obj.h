@@ -101,6 +101,11 @@ const char *obj_describe(const struct obj_store *s);
  * timed out", "credentials refused", ...). */
 const char *obj_strerror(int rc);
 
+/* Copies the text of the last failure the store saw (any thread), e.g.
+ * "PUT a/b: Couldn't connect to server" or "GET a/b: HTTP 503 SlowDown", or
+ * "" if none yet, into buf. For logs and tierDetails. */
+void obj_last_error(struct obj_store *s, char *buf, size_t cap);
+
 /* 0 when key is acceptable (see above), else -EINVAL. */
 int obj_key_check(const char *key);
 

@@ -5,6 +5,7 @@
 #ifndef AQ_AGENT_OBJ_BE_H
 #define AQ_AGENT_OBJ_BE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "agent/obj.h"
@@ -27,7 +28,12 @@ struct obj_store {
 	char desc[1024];
 	void *be;  /* backend state */
 	_Atomic uint64_t put_bytes, get_bytes;
+	pthread_mutex_t err_lock;
+	char last_err[256];
 };
+
+/* Records the text obj_last_error() returns. */
+void obj_be_error(struct obj_store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 extern const struct obj_ops obj_dir_ops;
 extern const struct obj_ops obj_s3_ops;
