@@ -877,23 +877,22 @@ static int tier_rehydrate(struct tier_vol *v, uint64_t ino, uint32_t c, int fd)
 		return -ENOMEM;
 	if ((rc = tier_fetch(v, key, 0, buf, TIER_CHUNK, &got)) != 0)
 		goto out;
-	tier_sum(buf, got, sum);
-	if (got != TIER_CHUNK || db_sum(v, fid, c, want) != 0 || strcmp(sum, want) != 0) {
-		fprintf(stderr, "aquifer-agent: cold object %s fails its checksum\n", key);
-		rc = -EIO;
-		goto out;
-	}
 	pthread_mutex_lock(&v->mu);
 	f = wait_idle(v, ino, c, c + 1);
 	if (!f || f->serial != serial || f->state[c] != CH_COLD || f->cver[c] != cver) {
 		pthread_mutex_unlock(&v->mu);
-		goto out;
+		goto out; /* another reader or writer brought it back first */
 	}
 	f->state[c] = CH_BUSY;
 	pthread_mutex_unlock(&v->mu);
+	/* Busy: the record cannot go away under the check. */
+	tier_sum(buf, got, sum);
+	if (got != TIER_CHUNK || db_sum(v, fid, c, want) != 0 || strcmp(sum, want) != 0) {
+		fprintf(stderr, "aquifer-agent: cold object %s fails its checksum\n", key);
+		rc = -EIO;
+	}
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	wfd = open(p, O_WRONLY | O_CLOEXEC);
-	if (wfd < 0)
+	if (rc == 0 && (wfd = open(p, O_WRONLY | O_CLOEXEC)) < 0)
 		rc = -errno;
 	if (rc == 0)
 		rc = pwrite_all(wfd, buf, TIER_CHUNK, (uint64_t)c * TIER_CHUNK);
