@@ -1813,7 +1813,7 @@ static int cmp_str(const void *a, const void *b)
 
 static bool has(struct keylist *l, const char *k)
 {
-	return bsearch(&k, l->k, l->n, sizeof(*l->k), cmp_str) != NULL;
+	return l->n && bsearch(&k, l->k, l->n, sizeof(*l->k), cmp_str) != NULL;
 }
 
 /* Append to a growing text buffer. */
@@ -1870,7 +1870,8 @@ static int db_keys(struct tier_vol *v, const char *sql, struct keylist *l)
 		rc = keylist_add(l, (const char *)sqlite3_column_text(st, 0), 0);
 	sqlite3_finalize(st);
 	pthread_mutex_unlock(&v->dbmu);
-	qsort(l->k, l->n, sizeof(*l->k), cmp_str);
+	if (l->n)
+		qsort(l->k, l->n, sizeof(*l->k), cmp_str);
 	return rc;
 }
 
@@ -1903,7 +1904,8 @@ int tier_scan(struct tier *t, uint64_t fsid, char **json)
 			continue;
 		rc = obj_list(s->obj, v->prefix, keylist_add, &objs);
 		if (rc == 0) {
-			qsort(objs.k, objs.n, sizeof(*objs.k), cmp_str);
+			if (objs.n)
+				qsort(objs.k, objs.n, sizeof(*objs.k), cmp_str);
 			rc = db_keys(v, "SELECT key FROM chunks", &recs);
 		}
 		if (rc == 0)
