@@ -610,6 +610,10 @@ static int tier_fetch(struct tier_vol *v, const char *key, uint64_t off, void *b
 {
 	double end = mono_ms() + TIER_COLD_DEADLINE_MS, wait = 50;
 
+	/* Known down (the tier thread probes it every second): answer at once,
+	 * so cold reads do not tie up the NFS workers hot reads need. */
+	if (tier_is_down(v->t))
+		return -ETIMEDOUT;
 	for (;;) {
 		struct tier_store *s = tier_store_get(v->t);
 		int rc = s ? obj_get(s->obj, key, off, buf, len, got) : -EAGAIN;
@@ -617,7 +621,7 @@ static int tier_fetch(struct tier_vol *v, const char *key, uint64_t off, void *b
 		tier_store_put(s);
 		if (rc == 0) {
 			atomic_fetch_add(&v->cold_read, *got);
-			if (v->t->down)
+			if (tier_is_down(v->t))
 				tier_health(v->t, 0, "read");
 			return 0;
 		}
@@ -1282,11 +1286,18 @@ static int hk_truncate(void *arg, uint64_t fsid, int fd, const struct stat *st, 
 	if (size % TIER_CHUNK && (rc = tier_rehydrate(v, st->st_ino, chunk_of(size), fd)) != 0)
 		goto out;
 	pthread_mutex_lock(&v->mu);
-	struct tier_file *f = wait_idle(v, st->st_ino, keep, UINT32_MAX);
+	struct tier_file *f = file_get(v, st->st_ino, 1);
 
-	if (f) {
+	if (f && (f = wait_idle(v, st->st_ino, keep, UINT32_MAX)) != NULL) {
 		n = take_cold(v, f, keep, &keys, &idx);
 		memcpy(fid, f->fid, sizeof(fid));
+		/* In flight until truncate_end: a pass that read a chunk past the
+		 * new end before the cut must not record it. */
+		f->inflight++;
+		for (uint32_t c = keep; c < f->n; c++)
+			f->ver[c]++;
+	} else {
+		rc = -ENOMEM;
 	}
 	pthread_mutex_unlock(&v->mu);
 	if (n)
@@ -1296,6 +1307,24 @@ out:
 	free(idx);
 	tier_vol_unref(v);
 	return rc;
+}
+
+static void hk_truncate_end(void *arg, uint64_t fsid, const struct stat *st)
+{
+	struct tier_vol *v = tier_vol_find(arg, fsid);
+	struct tier_file *f;
+
+	if (!v)
+		return;
+	pthread_mutex_lock(&v->mu);
+	if ((f = file_find(v, st->st_ino)) != NULL) {
+		if (f->inflight)
+			f->inflight--;
+		for (uint32_t c = 0; c < f->n; c++)
+			f->ver[c]++;
+	}
+	pthread_mutex_unlock(&v->mu);
+	tier_vol_unref(v);
 }
 
 static void hk_unlinked(void *arg, uint64_t fsid, const struct stat *st)
@@ -1329,6 +1358,7 @@ static const struct vol_tier_ops tier_vol_ops = {
 	.write_begin = hk_write_begin,
 	.write_end = hk_write_end,
 	.truncate = hk_truncate,
+	.truncate_end = hk_truncate_end,
 	.unlinked = hk_unlinked,
 };
 

@@ -991,6 +991,8 @@ static void vol_adjust(struct vol_export *e, int64_t delta)
 /* Truncate under the inode lock, charging or refunding capacity. */
 static int vol_truncate(struct vol_obj *obj, uint64_t size)
 {
+	const struct vol_tier_ops *tier = obj->exp->store->tier;
+	bool tiered = false;
 	pthread_mutex_t *mu = vol_lock_of(obj);
 	struct stat st;
 	int fd, rc = 0;
@@ -1002,10 +1004,12 @@ static int vol_truncate(struct vol_obj *obj, uint64_t size)
 	fd = vol_reopen(obj, O_WRONLY);
 	if (fd < 0)
 		return fd;
-	if (obj->exp->store->tier && fstat(fd, &st) == 0 &&
-	    (rc = obj->exp->store->tier->truncate(obj->exp->store->tier_arg, obj->exp->cfg.fsid, fd, &st, size)) != 0) {
-		close(fd);
-		return rc;
+	if (tier && fstat(fd, &st) == 0) {
+		if ((rc = tier->truncate(obj->exp->store->tier_arg, obj->exp->cfg.fsid, fd, &st, size)) != 0) {
+			close(fd);
+			return rc;
+		}
+		tiered = true;
 	}
 	pthread_mutex_lock(mu);
 	if (fstat(fd, &st) != 0) {
@@ -1024,6 +1028,8 @@ static int vol_truncate(struct vol_obj *obj, uint64_t size)
 		vol_adjust(obj->exp, -(int64_t)((uint64_t)st.st_size - size));
 out:
 	pthread_mutex_unlock(mu);
+	if (tiered)
+		tier->truncate_end(obj->exp->store->tier_arg, obj->exp->cfg.fsid, &st);
 	close(fd);
 	return rc;
 }

@@ -127,7 +127,8 @@ struct vol_stats {
  *          otherwise; records the access.
  *   write_begin/write_end: around a write; begin brings cold chunks of the
  *          range back first and marks the range in flight.
- *   truncate: before the file is cut to size.
+ *   truncate/truncate_end: around cutting the file to size (the range past
+ *          the new end counts as written meanwhile).
  *   unlinked: the last link of a regular file is gone. */
 struct vol_tier_ops {
 	int (*read)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf,
@@ -136,6 +137,7 @@ struct vol_tier_ops {
 	int (*write_begin)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len);
 	void (*write_end)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len);
 	int (*truncate)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t size);
+	void (*truncate_end)(void *arg, uint64_t fsid, const struct stat *st);
 	void (*unlinked)(void *arg, uint64_t fsid, const struct stat *st);
 };
 
