@@ -40,8 +40,9 @@
 #define TIER_HASH 1024
 #define TIER_KEY_MAX 256
 #define TIER_FID_XATTR "user.aquifer.fid"
-#define TIER_SEQ_WINDOW (16ull * TIER_CHUNK)
-#define TIER_PREFETCH_WORKERS 2
+#define TIER_SEQ_WINDOW (1ull * TIER_CHUNK)   /* a stream's next read lands this near */
+#define TIER_SEQ_READ (256u * 1024u)    /* a read this large counts as sequential */
+#define TIER_PREFETCH_WORKERS 3
 #define TIER_PREFETCH_Q 64
 
 enum { CH_HOT = 0, CH_COLD = 1, CH_BUSY = 2 };
@@ -1091,14 +1092,17 @@ static struct tier_file *touch(struct tier_vol *v, uint64_t ino, uint64_t off, s
 		/* A stream: starts at 0 or continues near the previous end (NFS
 		 * clients keep several reads in flight, so allow reordering). */
 		if (off == 0)
-			f->seq_run = 2;
+			f->seq_run = 3;
 		else if (off + TIER_SEQ_WINDOW >= f->seq_end && off <= f->seq_end + TIER_SEQ_WINDOW)
 			f->seq_run++;
 		else
 			f->seq_run = 0;
 		if (off + len > f->seq_end || f->seq_run == 0)
 			f->seq_end = off + len;
-		*seq = f->seq_run >= 2;
+		/* Large reads are streaming reads too: the first reads of a
+		 * stream arrive in parallel and out of order, before the stream
+		 * is recognised. */
+		*seq = f->seq_run >= 3 || len >= TIER_SEQ_READ;
 	}
 	return f;
 }
