@@ -222,6 +222,8 @@ static int dir_put(struct obj_store *s, const char *key, const void *buf, size_t
 		rc = -EIO;
 	if (rc == 0)
 		atomic_fetch_add(&s->put_bytes, len);
+	else
+		obj_be_error(s, "put %s: %s", key, strerror(-rc));
 	return rc;
 }
 
@@ -255,8 +257,11 @@ static int dir_get(struct obj_store *s, const char *key, uint64_t off, void *buf
 	int fd, rc;
 
 	*got = 0;
-	if ((rc = open_obj(be_of(s), key, &fd, &size)) != 0)
+	if ((rc = open_obj(be_of(s), key, &fd, &size)) != 0) {
+		if (rc != -ENOENT)
+			obj_be_error(s, "get %s: %s", key, strerror(-rc));
 		return rc;
+	}
 	while (done < len) {
 		ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
 		if (r < 0 && errno == EINTR)
@@ -273,6 +278,8 @@ static int dir_get(struct obj_store *s, const char *key, uint64_t off, void *buf
 	if (rc == 0) {
 		*got = done;
 		atomic_fetch_add(&s->get_bytes, done);
+	} else {
+		obj_be_error(s, "get %s: %s", key, strerror(-rc));
 	}
 	return rc;
 }
@@ -306,8 +313,10 @@ static int dir_delete(struct obj_store *s, const char *key)
 	else if (fsync(dfd) != 0)
 		rc = -EIO;
 	close_dir(d, dfd);
-	if (rc != 0)
+	if (rc != 0) {
+		obj_be_error(s, "delete %s: %s", key, strerror(-rc));
 		return rc;
+	}
 	/* Remove the folders this emptied, deepest first; a non-empty one stops. */
 	char path[OBJ_KEY_MAX + 1];
 	snprintf(path, sizeof path, "%s", key);
@@ -404,6 +413,8 @@ static int dir_list(struct obj_store *s, const char *prefix, obj_list_cb cb, voi
 	}
 	rc = list_dir(c, fd, dlen, 1);
 out:
+	if (rc < 0)
+		obj_be_error(s, "list %s: %s", prefix, strerror(-rc));
 	free(c);
 	return rc;
 }

@@ -39,12 +39,23 @@ done
 hex2bin "03$fh" > "$out/corpus_args/seed_getattr"
 hex2bin "09${fh}0000000568656c6c6f000000" > "$out/corpus_args/seed_lookup"
 hex2bin "04000000022f6100" > "$out/corpus_args/seed_mnt"
+mkdir -p "$out/corpus_obj_xml"
+cat > "$out/corpus_obj_xml/seed_list" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name><Prefix>a/</Prefix><KeyCount>2</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>true</IsTruncated><NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=</NextContinuationToken><Contents><Key>a/b&amp;c&#x41;&#66;</Key><LastModified>2026-11-30T01:00:00.000Z</LastModified><ETag>&quot;d41d8cd98f00b204e9800998ecf8427e&quot;</ETag><Size>123</Size><StorageClass>STANDARD</StorageClass></Contents><Contents><Key>a/d</Key><Size>0</Size></Contents><!-- c --></ListBucketResult>
+XML
+cat > "$out/corpus_obj_xml/seed_error" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<Error><Code>SlowDown</Code><Message>Please reduce your request rate &lt;now&gt;.</Message><RequestId>x</RequestId></Error>
+XML
 
 rc=0
-for h in rpc args fh; do
+for h in rpc args fh obj_xml; do
 	echo "== fuzz_$h: building"
+	hlib=$lib
+	[ "$h" = obj_xml ] && hlib="$top/agent/obj_xml.c"
 	# shellcheck disable=SC2086
-	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $lib $crypto -lpthread
+	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $hlib $crypto -lpthread
 	mkdir -p "$out/corpus_$h"
 	echo "== fuzz_$h: running ${secs}s"
 	if ! "$out/fuzz_$h" -max_total_time="$secs" -max_len=4096 -timeout=10 \

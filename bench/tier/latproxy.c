@@ -7,14 +7,17 @@
  * threads, one per direction, copying with 256 KiB buffers. A "request" is a
  * client->server burst that begins after the server's previous answer began
  * (or the connection's first burst): its first bytes wait N ms, the rest of
- * it (e.g. a PUT body) and every answer pass at once. So a keep-alive HTTP
+ * it (e.g. a PUT body, also after a "100 Continue") and every answer pass
+ * at once. So a keep-alive HTTP
  * client sees N ms more per request, and parallel connections do not wait
  * for each other.
  *
- * --log FILE appends one line per request: "METHOD PATH AUTH", AUTH being
- * the first 100 characters of the Authorization header
+ * --log FILE appends one line per request: "METHOD PATH AUTH conn=N", AUTH
+ * being the first 100 characters of the Authorization header
  * (enough for the SigV4 credential scope) ("-" when absent or
- * not in the request's first segment). Tests grep it for SigV4 headers.
+ * not in the request's first segment), N the number of the client
+ * connection (from 1). Tests grep it for SigV4 headers and count
+ * connections to see keep-alive work.
  *
  * SIGUSR1 toggles "down" mode: the listening socket closes (new connections
  * are refused) and every open connection is dropped; the next SIGUSR1 listens
@@ -45,6 +48,7 @@
 struct lp_conn {
 	struct lp_conn *next, *prev;
 	int cfd, sfd;               /* client, server (-1 until connected) */
+	unsigned long id;           /* connection number, from 1 */
 	atomic_int refs;            /* directions still running */
 	atomic_int resp_started;    /* server sent bytes since the last request */
 };
@@ -54,6 +58,7 @@ static unsigned lp_latency_ms;
 static FILE *lp_log;
 static pthread_mutex_t lp_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lp_conn *lp_conns;  /* open connections, under lp_lock */
+static unsigned long lp_conn_seq;  /* main thread only */
 
 static int parse_addr(const char *s, struct sockaddr_in *a)
 {
@@ -122,7 +127,7 @@ static int write_all(int fd, const char *p, size_t n)
 }
 
 /* Logs "METHOD PATH AUTH" from the first segment of a request. */
-static void log_request(const char *b, size_t n)
+static void log_request(const char *b, size_t n, unsigned long conn)
 {
 	char line[600], method[16] = "-", path[400] = "-", auth[LP_AUTH_LOG + 1] = "-";
 	size_t i = 0, j;
@@ -151,7 +156,7 @@ static void log_request(const char *b, size_t n)
 		if (b[i] == '\n' && i + 2 < n && b[i + 1] == '\r' && b[i + 2] == '\n')
 			break;  /* end of the headers */
 	}
-	snprintf(line, sizeof line, "%s %s %s\n", method, path, auth);
+	snprintf(line, sizeof line, "%s %s %s conn=%lu\n", method, path, auth, conn);
 	pthread_mutex_lock(&lp_lock);
 	fputs(line, lp_log);
 	fflush(lp_log);
@@ -163,6 +168,12 @@ static void sleep_ms(unsigned ms)
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
+}
+
+/* A "100 Continue" alone is not the answer: the request body follows it. */
+static int interim_only(const char *b, size_t n)
+{
+	return n >= 12 && memcmp(b, "HTTP/1.1 100", 12) == 0 && !memmem(b + 12, n - 12, "HTTP/1.", 7);
 }
 
 /* Copies one direction until EOF or an error. */
@@ -180,10 +191,10 @@ static void pump(struct lp_conn *c, int from, int to, int is_request)
 		if (is_request && (fresh || atomic_exchange(&c->resp_started, 0))) {
 			fresh = 0;
 			if (lp_log)
-				log_request(buf, (size_t)n);
+				log_request(buf, (size_t)n, c->id);
 			if (lp_latency_ms)
 				sleep_ms(lp_latency_ms);
-		} else if (!is_request) {
+		} else if (!is_request && !interim_only(buf, (size_t)n)) {
 			atomic_store(&c->resp_started, 1);
 		}
 		if (write_all(to, buf, (size_t)n) != 0)
@@ -254,6 +265,7 @@ static void accept_one(int lfd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	c->cfd = fd;
 	c->sfd = -1;
+	c->id = ++lp_conn_seq;
 	atomic_init(&c->refs, 1);
 	pthread_mutex_lock(&lp_lock);
 	c->next = lp_conns;

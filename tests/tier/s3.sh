@@ -1,7 +1,7 @@
 # tests/tier/s3.sh: an S3-API server (s3rver from npm) and the latency proxy
 # (bench/tier/aq-latproxy) for the cold-tier tests and bench/tier (sourced).
 #
-# Needs AQ_SRC (the source tree); aq_proxy_start needs AQ_LATPROXY (the
+# Works under set -e. Needs AQ_SRC (the source tree); aq_proxy_start needs AQ_LATPROXY (the
 # aq-latproxy binary; default $AQ_BUILDDIR/bench/tier/aq-latproxy).
 # s3rver has one account: access key "S3RVER", secret "S3RVER"
 # (AQ_S3_ACCESS_KEY / AQ_S3_SECRET_KEY).
@@ -85,9 +85,9 @@ aq_s3_start() {
 
 aq_s3_stop() {
 	[ -n "${AQ_S3_PID:-}" ] || return 0
-	kill -CONT "$AQ_S3_PID" 2>/dev/null
-	kill "$AQ_S3_PID" 2>/dev/null
-	wait "$AQ_S3_PID" 2>/dev/null
+	kill -CONT "$AQ_S3_PID" 2>/dev/null || true
+	kill "$AQ_S3_PID" 2>/dev/null || true
+	wait "$AQ_S3_PID" 2>/dev/null || true
 	AQ_S3_PID=
 }
 
@@ -120,13 +120,22 @@ aq_proxy_start() {
 	return 1
 }
 
-aq_proxy_down() { kill -USR1 "$AQ_PROXY_PID"; sleep 0.1; }
-aq_proxy_up() { kill -USR1 "$AQ_PROXY_PID"; sleep 0.1; }
+# Each returns once the port is closed / open again (max ~5 s).
+aq_proxy_down() {
+	kill -USR1 "$AQ_PROXY_PID" || return 1
+	for _ in $(seq 100); do _aq_s3_port_free "$AQ_PROXY_PORT" && return 0; sleep 0.05; done
+	return 1
+}
+aq_proxy_up() {
+	kill -USR1 "$AQ_PROXY_PID" || return 1
+	for _ in $(seq 100); do _aq_s3_port_free "$AQ_PROXY_PORT" || return 0; sleep 0.05; done
+	return 1
+}
 
 aq_proxy_stop() {
 	[ -n "${AQ_PROXY_PID:-}" ] || return 0
-	kill "$AQ_PROXY_PID" 2>/dev/null
-	wait "$AQ_PROXY_PID" 2>/dev/null
+	kill "$AQ_PROXY_PID" 2>/dev/null || true
+	wait "$AQ_PROXY_PID" 2>/dev/null || true
 	AQ_PROXY_PID=
 }
 
