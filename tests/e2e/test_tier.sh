@@ -74,7 +74,7 @@ tier_case() {
 		[ "${cold:-0}" -gt 0 ] && [ "${hot:-0}" -lt "$hot0" ] && break
 		sleep 0.2
 	done
-	echo "# $loc: the API showed the data cold after $(echo "$(date +%s.%N) - $t0" | bc) s"
+	echo "# $loc: the API showed the data cold after $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
 	ok "$loc: within ${TIMEOUT}s coldTierSizeGib > 0 ($cold)" test "${cold:-0}" -gt 0
 	ok "$loc: hotTierSizeUsedGib fell ($hot0 -> $hot)" test "${hot:-0}" -lt "$hot0"
 	expect_jq .state READY "$loc: the volume stays READY"
