@@ -8,7 +8,8 @@
 # threshold; 256 MiB written over NFS (libnfs nfs-cp). After a few "days"
 # the volume's hotTierSizeUsedGib falls, coldTierSizeGib > 0, objects appear
 # in the store, the metrics show the tiered bytes, and nfs-cat reads back
-# identical bytes.
+# identical bytes. With the S3 store down, the volume stays READY and its
+# stateDetails says why until the store is back.
 . "$(dirname "$0")/lib.sh"
 . "$AQ_SRC/tests/tier/s3.sh"
 trap 'aq_s3_cleanup; aq_cleanup' EXIT
@@ -100,6 +101,35 @@ tier_case s3loc "{\"s3\":{\"endpoint\":\"$AQ_PROXY_ENDPOINT\",\"bucket\":\"$BUCK
 ok "the agent's S3 requests carry SigV4 Authorization headers" \
 	grep -q "AWS4-HMAC-SHA256 Credential=$AQ_S3_ACCESS_KEY/[0-9]\{8\}/us-east-1/s3/aws4_request" "$AQ_TMP/s3-requests.log"
 ok "no S3 request went unsigned" sh -c "! grep -E '^(PUT|GET|HEAD|DELETE|POST) ' '$AQ_TMP/s3-requests.log' | grep -qE ' -( conn=[0-9]+)?\$'"
+
+# The store goes away (acceptance 4, the control plane's part): the volume
+# stays READY and its stateDetails says why until the store is back.
+PL=/v1/projects/acme/locations/s3loc
+aq_req GET "$PL/volumes/tv"
+port=$(printf '%s' "$BODY" | jq -r '.mountOptions[0].port')
+aq_proxy_down
+# a cold read meets the dead store (it waits, the client retries: bounded here)
+timeout 20 nfs-cat "nfs://127.0.0.1/tv/data.bin?version=3&nfsport=$port&mountport=$port" >/dev/null 2>&1 &
+READER=$!
+AQ_PIDS+=("$READER")
+details=
+for _ in $(seq 150); do
+	aq_req GET "$PL/volumes/tv"
+	details=$(printf '%s' "$BODY" | jq -r '.stateDetails // ""')
+	[ -n "$details" ] && break
+	sleep 0.2
+done
+ok "store down: the volume's stateDetails says why ($details)" test -n "$details"
+expect_jq .state READY "store down: the volume stays READY"
+aq_proxy_up
+for _ in $(seq 150); do
+	aq_req GET "$PL/volumes/tv"
+	details=$(printf '%s' "$BODY" | jq -r '.stateDetails // ""')
+	[ -z "$details" ] && break
+	sleep 0.2
+done
+expect_eq "store back: stateDetails cleared" "" "$details"
+wait "$READER" 2>/dev/null
 
 COLD_DIR=$AQ_TMP/cold-dir
 dir_objects() { find "$COLD_DIR" -type f 2>/dev/null | wc -l; }
