@@ -114,6 +114,8 @@ static int cold_path_check(const char *p, aq_msg *msg)
 	return AQ_OK;
 }
 
+static const char *const cold_s3_required[] = { "endpoint", "bucket", "accessKeyId", "secretAccessKey", NULL };
+
 int api_cold_store_check(json_t *cs, aq_msg *msg)
 {
 	json_t *s3 = json_object_get(cs, "s3"), *dir = json_object_get(cs, "directory");
@@ -130,7 +132,7 @@ int api_cold_store_check(json_t *cs, aq_msg *msg)
 			return aq_fail(msg, AQ_EINVAL, "coldStore.directory.path is required");
 		return cold_path_check(p, msg);
 	}
-	for (const char *const *f = (const char *const[]){ "endpoint", "bucket", "accessKeyId", "secretAccessKey", NULL }; *f; f++)
+	for (const char *const *f = cold_s3_required; *f; f++)
 		if (!*api_json_str(s3, *f, ""))
 			return aq_fail(msg, AQ_EINVAL, "coldStore.s3.%s is required", *f);
 	if ((rc = cold_endpoint_check(api_json_str(s3, "endpoint", ""), msg)) != AQ_OK ||
