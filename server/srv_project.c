@@ -24,10 +24,11 @@ int srv_h_healthz(struct srv_req *req, json_t **resp)
 	return *resp ? AQ_OK : AQ_ENOMEM;
 }
 
-/* Create a top-level resource (project or location) from the request. */
 static int cold_secret_put(struct db *db, const char *loc_id, json_t *secret);
 static json_t *cold_secret_take(json_t *doc);
 
+/* Create a top-level resource (project or location) from the request; a
+ * location's coldStore is checked and its secret stored apart. */
 static int create_top(struct srv_req *req, const char *kind, const char *idparam,
 		      const struct api_field *fields, const char *idfield, const char *prefix,
 		      json_t **resp)
