@@ -3,6 +3,7 @@
  *   GET /v1/status   applied generation and per-volume state (push secret)
  *   GET /healthz     liveness, no credentials
  *   GET /metrics     Prometheus text, no credentials
+ *   GET /v1/tier/scan[?volume=FSID]  cold tier consistency scan (push secret)
  * Thread per connection: the only callers are aquiferd and scrapers, and the
  * intent handler does disk I/O, which must not run on a thread multiplexing
  * sockets.
@@ -10,6 +11,7 @@
 #include "agent/agent_internal.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <openssl/crypto.h>
 #include <stdarg.h>
@@ -27,6 +29,7 @@ struct ah_req {
 	char *body;
 	size_t len;
 	bool too_big;
+	const char *volume;      /* ?volume= (borrowed from the connection) */
 };
 
 typedef int (*ah_handler)(struct agent *a, struct ah_req *r, int *status, char **text,
@@ -60,10 +63,17 @@ static uint64_t vol_stats_errors(const struct vol_stats *st)
 /* Per-volume figures of a status report. Counters are cumulative since the
  * export appeared on this node; aquiferd turns them into per-interval deltas
  * (srv_series.c). latUsHist[i] counts operations with latency < 2^i us (and
- * >= 2^(i-1) us); hot/cold bytes are all hot until tiering exists. */
-static json_t *status_volume(const json_t *v, const struct vol_stats *st, bool live)
+ * >= 2^(i-1) us); coldBytes live only in the cold store, hotBytes are the
+ * rest of usedBytes (tier.h). */
+static json_t *status_volume(struct agent *a, const json_t *v, const struct vol_stats *st, bool live)
 {
 	json_t *hist = json_array(), *doc;
+	struct tier_stats ts;
+	uint64_t cold;
+
+	if (!live || tier_stats(a->tier, strtoull(api_json_str(v, "fsid", "0"), NULL, 16), &ts) != 0)
+		memset(&ts, 0, sizeof(ts));
+	cold = ts.cold_bytes < st->used ? ts.cold_bytes : st->used;
 
 	for (int k = 0; k < VOL_LAT_BUCKETS; k++)
 		json_array_append_new(hist, json_integer(live ? (json_int_t)st->lat_us_hist[k] : 0));
@@ -74,11 +84,17 @@ static json_t *status_volume(const json_t *v, const struct vol_stats *st, bool l
 			(json_int_t)(live ? st->bytes[NFS3_READ] : 0), "writeBytes",
 			(json_int_t)(live ? st->bytes[NFS3_WRITE] : 0), "readOps",
 			(json_int_t)(live ? st->ops[NFS3_READ] : 0), "writeOps",
-			(json_int_t)(live ? st->ops[NFS3_WRITE] : 0), "hotBytes", (json_int_t)(live ? st->used : 0),
-			"coldBytes", (json_int_t)0, "errors", (json_int_t)(live ? vol_stats_errors(st) : 0),
+			(json_int_t)(live ? st->ops[NFS3_WRITE] : 0), "hotBytes",
+			(json_int_t)(live ? st->used - cold : 0), "coldBytes", (json_int_t)cold, "errors", (json_int_t)(live ? vol_stats_errors(st) : 0),
 			"throughputLimitMibps", api_json_double(v, "throughputMibps", 0), "latUsHist", hist);
 	if (doc && live) /* time requests waited for QoS tokens */
 		json_object_set_new(doc, "throttledUs", json_integer((json_int_t)(st->qos.throttled_ns / 1000)));
+	if (doc) {
+		json_object_set_new(doc, "coldReadBytes", json_integer((json_int_t)ts.cold_read_bytes));
+		json_object_set_new(doc, "coldWriteBytes", json_integer((json_int_t)ts.cold_write_bytes));
+		json_object_set_new(doc, "tierState", json_string(ts.state));
+		json_object_set_new(doc, "tierDetails", json_string(ts.details));
+	}
 	return doc;
 }
 
@@ -92,7 +108,7 @@ json_t *agent_status_doc(struct agent *a)
 		struct vol_stats st;
 		bool live = nfs_srv_stats(a->nfs, api_json_str(v, "fsid", ""), &st) == 0;
 
-		json_array_append_new(vols, status_volume(v, &st, live));
+		json_array_append_new(vols, status_volume(a, v, &st, live));
 	}
 	doc = json_pack("{s:s,s:s,s:I,s:o,s:s,s:s,s:I,s:o}", "node", a->cfg.node, "location", a->cfg.location,
 			"appliedGeneration", (json_int_t)a->applied, "volumes", vols, "agentVersion", AQ_VERSION,
@@ -113,6 +129,30 @@ static int h_status(struct agent *a, struct ah_req *r, int *status, char **text,
 {
 	(void)r;
 	return ah_json(agent_status_doc(a), 200, status, text, ctype);
+}
+
+/* Objects under each tiered volume's prefix against its records: orphans
+ * (objects no record names) and missing (records without their object). */
+static int h_tier_scan(struct agent *a, struct ah_req *r, int *status, char **text, const char **ctype)
+{
+	uint64_t fsid = 0;
+	char *end, *json = NULL;
+	int rc;
+
+	if (r->volume) {
+		fsid = strtoull(r->volume, &end, 16);
+		if (strlen(r->volume) != 16 || *end)
+			return ah_error(AQ_EINVAL, "volume must be a volume's fsid (16 hex digits)", status, text, ctype);
+	}
+	rc = tier_scan(a->tier, fsid, &json);
+	if (rc == -ENOENT)
+		return ah_error(AQ_ENOENT, "no tiered volume with that fsid", status, text, ctype);
+	if (rc != 0)
+		return ah_error(AQ_EUNAVAIL, "the cold store cannot be listed now", status, text, ctype);
+	*text = json;
+	*status = 200;
+	*ctype = "application/json";
+	return AQ_OK;
 }
 
 static int h_intent(struct agent *a, struct ah_req *r, int *status, char **text, const char **ctype)
@@ -251,6 +291,9 @@ static const struct {
 	{ "aquifer_agent_volume_write_ops_total", "counter", "writeOps", "NFS WRITE operations." },
 	{ "aquifer_agent_volume_errors_total", "counter", "errors", "NFS operations that failed." },
 	{ "aquifer_agent_volume_capacity_bytes", "gauge", "capacityBytes", "Capacity of each served volume." },
+	{ "aquifer_agent_volume_tiered_bytes", "gauge", "coldBytes", "File data that lives only in the cold store." },
+	{ "aquifer_agent_volume_cold_tier_read_bytes_total", "counter", "coldReadBytes", "Bytes read from the cold store." },
+	{ "aquifer_agent_volume_cold_tier_write_bytes_total", "counter", "coldWriteBytes", "Bytes written to the cold store." },
 };
 
 static bool ah_append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
@@ -348,6 +391,7 @@ static const struct {
 	{ "GET", "/healthz", h_healthz, false },
 	{ "GET", "/metrics", h_metrics, false },
 	{ "GET", "/v1/status", h_status, true },
+	{ "GET", "/v1/tier/scan", h_tier_scan, true },
 	{ "PUT", "/v1/intent", h_intent, true },
 };
 
@@ -414,8 +458,10 @@ static enum MHD_Result ah_request(void *cls, struct MHD_Connection *conn, const 
 				 &text, &ctype);
 		else if (ah_routes[i].auth && !ah_authorized(a, conn))
 			ah_error(AQ_EUNAUTH, "credentials from aquiferd are required", &status, &text, &ctype);
-		else
+		else {
+			r->volume = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "volume");
 			ah_routes[i].handler(a, r, &status, &text, &ctype);
+		}
 		break;
 	}
 	if (!text)

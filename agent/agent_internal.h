@@ -10,6 +10,7 @@
 
 #include "agent/agent_shelf.h"
 #include "agent/nfs_srv.h"
+#include "agent/tier.h"
 #include "api/api_error.h"
 
 struct agent_cfg {
@@ -27,12 +28,15 @@ struct agent_cfg {
 	double write_ceiling_mibps;
 	int report_ms;
 	int nfs_workers;
+	unsigned tier_day_seconds;  /* length of a tiering "day" (default 86400) */
 };
 
 struct agent {
 	struct agent_cfg cfg;
 	struct agent_shelf shelf;
 	struct nfs_srv *nfs;
+	struct tier *tier;       /* the cold tier engine (issue 11) */
+	struct obj_cfg cold;     /* the cold store in use (kind 0: none yet) */
 	void *mhd;
 	pthread_t reporter;
 	bool stopping;

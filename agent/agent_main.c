@@ -2,7 +2,7 @@
  *   aquifer-agent --server URL --token JOIN_TOKEN --node NAME --location LOC --shelf DIR
  *                 --listen HOST:PORT --nfs-listen HOST:PORT --state-dir DIR
  *                 [--throughput-mibps N] [--write-throughput-mibps N] [--advertise HOST]
- *                 [--ca-file FILE] [--config FILE]
+ *                 [--ca-file FILE] [--tier-day-seconds N] [--config FILE]
  * Start-up order: credentials and the last applied intent from --state-dir
  * are served at once; only a node without credentials joins first. */
 #include "agent/agent.h"
@@ -32,7 +32,8 @@ static void usage(FILE *f)
 		"usage: aquifer-agent --server URL --token JOIN_TOKEN --node NAME --location LOC\n"
 		"                     --shelf DIR --listen HOST:PORT --nfs-listen HOST:PORT --state-dir DIR\n"
 		"                     [--throughput-mibps N] [--write-throughput-mibps N]\n"
-		"                     [--advertise HOST] [--ca-file FILE] [--config FILE]\n"
+		"                     [--advertise HOST] [--ca-file FILE] [--tier-day-seconds N]\n"
+		"                     [--config FILE]\n"
 		"\n"
 		"  --server URL              aquiferd's URL (https://HOST:PORT; http:// only for a loopback aquiferd)\n"
 		"  --token JOIN_TOKEN        a node-role token (aquiferd token --role node); used once to join\n"
@@ -48,14 +49,18 @@ static void usage(FILE *f)
 		"  --ca-file FILE            CA that signed aquiferd's certificate, checked from the first\n"
 		"                            contact on (default: the system store; after the join, the\n"
 		"                            cluster CA kept in --state-dir/ca.crt)\n"
-		"  --config FILE             'key = value' lines with the option names above\n");
+		"  --tier-day-seconds N      how long a cold-tier \"day\" lasts (default 86400; tests age data)\n"
+		"  --config FILE             'key = value' lines with the option names above\n"
+		"                            ('_' may stand for '-', e.g. tier_day_seconds = 60)\n");
 }
 
 struct agent_opt {
 	const char *name;
 	size_t off;
-	size_t cap;   /* string field size, 0 for numbers */
+	size_t cap;   /* string field size, 0 for MiB/s numbers, AGENT_OPT_UINT for counts */
 };
+
+#define AGENT_OPT_UINT ((size_t)-1)
 
 #define S(f) offsetof(struct agent_cfg, f), sizeof(((struct agent_cfg *)0)->f)
 static const struct agent_opt agent_opts[] = {
@@ -65,6 +70,7 @@ static const struct agent_opt agent_opts[] = {
 	{ "ca-file", S(ca_file) },
 	{ "throughput-mibps", offsetof(struct agent_cfg, ceiling_mibps), 0 },
 	{ "write-throughput-mibps", offsetof(struct agent_cfg, write_ceiling_mibps), 0 },
+	{ "tier-day-seconds", offsetof(struct agent_cfg, tier_day_seconds), AGENT_OPT_UINT },
 };
 #undef S
 
@@ -76,7 +82,15 @@ static int cfg_set(struct agent_cfg *cfg, const char *key, const char *val, aq_m
 
 		if (strcmp(o->name, key) != 0)
 			continue;
-		if (o->cap) {
+		if (o->cap == AGENT_OPT_UINT) {
+			unsigned long u;
+
+			errno = 0;
+			u = strtoul(val, &end, 10);
+			if (!*val || *end || errno || *val == '-' || u == 0 || u > 100000000ul)
+				return aq_fail(msg, AQ_EINVAL, "%s must be a whole number from 1 to 100000000, got \"%s\"", key, val);
+			*(unsigned *)(void *)((char *)cfg + o->off) = (unsigned)u;
+		} else if (o->cap) {
 			if (strlen(val) >= o->cap)
 				return aq_fail(msg, AQ_EINVAL, "%s is longer than %zu bytes", key, o->cap - 1);
 			snprintf((char *)cfg + o->off, o->cap, "%s", val);
@@ -123,6 +137,9 @@ static int cfg_file(struct agent_cfg *cfg, const char *path, aq_msg *msg)
 			*--e = '\0';
 		while (*v == ' ' || *v == '\t')
 			v++;
+		for (e = k; *e; e++) /* tier_day_seconds = tier-day-seconds */
+			if (*e == '_')
+				*e = '-';
 		if (cfg_set(cfg, k, v, &why) != AQ_OK) {
 			rc = aq_fail(msg, AQ_EINVAL, "%s:%d: %s", path, n, why.text);
 			break;
@@ -242,6 +259,7 @@ int agent_main(int argc, char **argv)
 	a.cfg.write_ceiling_mibps = AGENT_WRITE_CEILING_MIBPS;
 	a.cfg.report_ms = 2000;
 	a.cfg.nfs_workers = 8;
+	a.cfg.tier_day_seconds = 86400;
 	pthread_mutex_init(&a.lock, NULL);
 	if (parse_args(&a.cfg, argc, argv, &msg) != AQ_OK) {
 		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
@@ -274,6 +292,16 @@ int agent_main(int argc, char **argv)
 		fprintf(stderr, "aquifer-agent: NFS server on %s: %s\n", a.cfg.nfs_listen, strerror(-rc));
 		return 1;
 	}
+	{
+		struct tier_cfg tc = { .day_seconds = a.cfg.tier_day_seconds };
+
+		snprintf(tc.location, sizeof(tc.location), "%s", a.cfg.location);
+		if ((rc = tier_new(&tc, &a.tier)) != 0) {
+			fprintf(stderr, "aquifer-agent: cold tier: %s\n", strerror(-rc));
+			return 1;
+		}
+		vol_store_set_tier(nfs_srv_store(a.nfs), tier_ops(), a.tier);
+	}
 	/* serve the last applied state at once */
 	rc = agent_state_read(a.cfg.state_dir, "intent.json", &intent, &msg);
 	if (rc == AQ_OK) {
@@ -285,6 +313,10 @@ int agent_main(int argc, char **argv)
 		json_decref(intent);
 	} else if (rc != AQ_ENOENT) {
 		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
+	}
+	if (tier_start(a.tier) != 0) {
+		fprintf(stderr, "aquifer-agent: cannot start the cold tier thread\n");
+		return 1;
 	}
 	if (agent_http_start(&a, &msg) != AQ_OK) {
 		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
@@ -301,6 +333,7 @@ int agent_main(int argc, char **argv)
 	agent_reporter_stop(&a);
 	agent_http_stop(&a);
 	nfs_srv_free(a.nfs);
+	tier_free(a.tier);
 	json_decref(a.intent);
 	agent_tls_cleanup(&a);
 	return 0;

@@ -93,6 +93,7 @@ uint32_t nfs3_status(int rc)
 	case -ENOTSUP: return NFS3ERR_NOTSUPP;
 	case -ELOOP: return NFS3ERR_INVAL; /* a symlink where a directory was expected */
 	case -ENOMEM: return NFS3ERR_JUKEBOX;
+	case -ETIMEDOUT: return NFS3ERR_JUKEBOX; /* the cold tier could not answer in time */
 	default: return NFS3ERR_IO;
 	}
 }

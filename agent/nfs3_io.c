@@ -24,8 +24,9 @@ void nfs3_readlink(struct nfs_call *call, void *a, void *r)
 	nfs3_attr_of(&res->attr, &call->obj);
 }
 
-/* READ sends the file data straight from the page cache (sendfile) after
- * the encoded header; nothing is copied in user space. */
+/* READ sends hot file data straight from the page cache (sendfile) after
+ * the encoded header; nothing is copied in user space. A range that touches
+ * the cold tier is read into a buffer instead. */
 void nfs3_read(struct nfs_call *call, void *a, void *r)
 {
 	struct nfs3_read_args *args = a;
@@ -37,6 +38,11 @@ void nfs3_read(struct nfs_call *call, void *a, void *r)
 
 	res->fd = -1;
 	rc = vol_read_fd(&call->obj, &call->ecred, args->offset, count, &res->fd, &n, &eof, &res->owned);
+	if (rc == VOL_ECOLD) {
+		/* Cold data comes from the tier into a buffer (sent as an iovec). */
+		res->data = malloc(count ? count : 1);
+		rc = res->data ? vol_read(&call->obj, &call->ecred, args->offset, res->data, count, &n, &eof) : -ENOMEM;
+	}
 	res->status = nfs3_status(rc);
 	res->count = (uint32_t)n;
 	res->eof = eof;

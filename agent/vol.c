@@ -100,6 +100,8 @@ struct vol_store {
 	struct vol_set *cur;
 	struct vol_fent *fc;       /* VOL_FCACHE entries */
 	struct qos_sched *qos;
+	const struct vol_tier_ops *tier;  /* cold tier hooks, or NULL */
+	void *tier_arg;
 };
 
 /* ---------- refcounting ---------- */
@@ -195,6 +197,12 @@ void vol_store_free(struct vol_store *s)
 	pthread_mutex_destroy(&s->mu);
 	OPENSSL_cleanse(s->key, sizeof(s->key));
 	free(s);
+}
+
+void vol_store_set_tier(struct vol_store *s, const struct vol_tier_ops *ops, void *arg)
+{
+	s->tier = ops;
+	s->tier_arg = arg;
 }
 
 /* Parse "a.b.c.d[/len],..." into nets. */
@@ -983,6 +991,8 @@ static void vol_adjust(struct vol_export *e, int64_t delta)
 /* Truncate under the inode lock, charging or refunding capacity. */
 static int vol_truncate(struct vol_obj *obj, uint64_t size)
 {
+	const struct vol_tier_ops *tier = obj->exp->store->tier;
+	bool tiered = false;
 	pthread_mutex_t *mu = vol_lock_of(obj);
 	struct stat st;
 	int fd, rc = 0;
@@ -994,6 +1004,13 @@ static int vol_truncate(struct vol_obj *obj, uint64_t size)
 	fd = vol_reopen(obj, O_WRONLY);
 	if (fd < 0)
 		return fd;
+	if (tier && fstat(fd, &st) == 0) {
+		if ((rc = tier->truncate(obj->exp->store->tier_arg, obj->exp->cfg.fsid, fd, &st, size)) != 0) {
+			close(fd);
+			return rc;
+		}
+		tiered = true;
+	}
 	pthread_mutex_lock(mu);
 	if (fstat(fd, &st) != 0) {
 		rc = -errno;
@@ -1011,6 +1028,8 @@ static int vol_truncate(struct vol_obj *obj, uint64_t size)
 		vol_adjust(obj->exp, -(int64_t)((uint64_t)st.st_size - size));
 out:
 	pthread_mutex_unlock(mu);
+	if (tiered)
+		tier->truncate_end(obj->exp->store->tier_arg, obj->exp->cfg.fsid, &st);
 	close(fd);
 	return rc;
 }
@@ -1088,6 +1107,22 @@ int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, voi
 	fd = vol_iofd(obj, cred, false, &owned);
 	if (fd < 0)
 		return fd;
+	if (obj->exp->store->tier && fstat(fd, &obj->st) == 0) {
+		const struct vol_store *s = obj->exp->store;
+		uint64_t size = (uint64_t)obj->st.st_size;
+		size_t want = off >= size ? 0 : (size - off < count ? (size_t)(size - off) : count);
+		size_t g = 0;
+
+		rc = want ? s->tier->read(s->tier_arg, obj->exp->cfg.fsid, fd, &obj->st, off, buf, want, &g) : 1;
+		if (rc <= 0) {
+			if (rc == 0) {
+				*got = g;
+				*eof = off + g >= size;
+			}
+			goto out;
+		}
+		rc = 0;
+	}
 	while ((size_t)n < count) {
 		ssize_t k = pread(fd, (char *)buf + n, count - (size_t)n, (off_t)(off + (uint64_t)n));
 
@@ -1134,6 +1169,15 @@ int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, 
 	size = (uint64_t)obj->st.st_size;
 	*n = off >= size ? 0 : (size - off < count ? (size_t)(size - off) : count);
 	*eof = off + *n >= size;
+	if (*n && obj->exp->store->tier &&
+	    (rc = obj->exp->store->tier->cold(obj->exp->store->tier_arg, obj->exp->cfg.fsid, &obj->st, off, *n)) != 0) {
+		if (*owned)
+			close(*fd);
+		*fd = -1;
+		*owned = false;
+		*n = 0;
+		return rc > 0 ? VOL_ECOLD : rc;
+	}
 	return 0;
 }
 
@@ -1146,6 +1190,7 @@ int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, 
 int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
 	      size_t len, int stable, int *committed)
 {
+	const struct vol_tier_ops *tier;
 	pthread_mutex_t *mu = NULL;
 	struct vol_pend *pd = NULL;
 	uint64_t end = off + len, reserved = 0, base = 0;
@@ -1164,6 +1209,9 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 	fd = vol_iofd(obj, cred, true, &owned);
 	if (fd < 0)
 		return fd;
+	tier = obj->exp->store->tier;
+	if (tier && len && (rc = tier->write_begin(obj->exp->store->tier_arg, obj->exp->cfg.fsid, fd, &obj->st, off, len)) != 0)
+		goto out;
 	/* obj->st is fresh from resolving the handle; an extending write
 	 * re-reads the size under the lock. */
 	if (end > (uint64_t)obj->st.st_size) {
@@ -1176,7 +1224,7 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 			rc = -errno;
 			pthread_mutex_unlock(mu);
 			mu = NULL;
-			goto out;
+			goto out_end;
 		}
 		base = (uint64_t)st.st_size;
 		if (pd->count && pd->ino == st.st_ino && pd->end > base)
@@ -1186,7 +1234,7 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 		if (reserved && (rc = vol_reserve(obj->exp, reserved)) != 0) {
 			pthread_mutex_unlock(mu);
 			mu = NULL;
-			goto out;
+			goto out_end;
 		}
 		if (!held) {
 			pd->ino = st.st_ino;
@@ -1208,6 +1256,8 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 		}
 		done += (size_t)k;
 	}
+	if (tier && len)
+		tier->write_end(obj->exp->store->tier_arg, obj->exp->cfg.fsid, fd, &obj->st, off, len);
 	if (mu) {
 		if (pending)
 			pthread_mutex_lock(mu);
@@ -1226,6 +1276,10 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 		rc = -errno;
 	if (rc == 0 && stable == 2 && fsync(fd) != 0)
 		rc = -errno;
+	goto out;
+out_end:
+	if (tier && len)
+		tier->write_end(obj->exp->store->tier_arg, obj->exp->cfg.fsid, fd, &obj->st, off, len);
 out:
 	fstat(fd, &obj->st);
 	if (owned)
@@ -1429,6 +1483,8 @@ static int vol_unlink_common(struct vol_obj *dir, const struct vol_cred *cred, c
 			vol_adjust(dir->exp, -(int64_t)st.st_size);
 	}
 	vol_unbecome(cred);
+	if (rc == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && dir->exp->store->tier)
+		dir->exp->store->tier->unlinked(dir->exp->store->tier_arg, dir->exp->cfg.fsid, &st);
 	return rc;
 }
 
@@ -1447,7 +1503,7 @@ int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_
 {
 	char f[VOL_NAME_MAX + 1], t[VOL_NAME_MAX + 1];
 	struct stat st;
-	bool had = false;
+	bool had = false, gone = false;
 	int rc;
 
 	if (fdir->exp->acct != tdir->exp->acct)
@@ -1468,10 +1524,14 @@ int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_
 		struct stat now;
 
 		/* Unless source and target were the same file. */
-		if (fstatat(tdir->fd, t, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_ino != st.st_ino)
+		if (fstatat(tdir->fd, t, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_ino != st.st_ino) {
 			vol_adjust(tdir->exp, -(int64_t)st.st_size);
+			gone = true;
+		}
 	}
 	vol_unbecome(cred);
+	if (gone && tdir->exp->store->tier)
+		tdir->exp->store->tier->unlinked(tdir->exp->store->tier_arg, tdir->exp->cfg.fsid, &st);
 	return rc;
 }
 

@@ -51,7 +51,7 @@
 #define VOL_NOPS 32            /* op slots for counters (NFS proc numbers) */
 #define VOL_LAT_BUCKETS 24     /* bucket i: latency < 2^i microseconds */
 
-enum { VOL_EBADHANDLE = -1101 };
+enum { VOL_EBADHANDLE = -1101, VOL_ECOLD = -1102 };
 
 enum vol_access { VOL_ACCESS_NONE = 0, VOL_ACCESS_RO = 1, VOL_ACCESS_RW = 2 };
 enum vol_squash { VOL_SQUASH_NONE = 0, VOL_SQUASH_ROOT = 1, VOL_SQUASH_ALL = 2 };
@@ -117,7 +117,33 @@ struct vol_stats {
 	struct qos_stats qos;
 };
 
+/* Cold tier hooks (agent/tier.c implements them). fd is the file's content
+ * descriptor, st its attributes; calls run as root, outside vol's locks.
+ *   read:  fill buf with [off, off+len) when the range touches cold data
+ *          (returns 0, *got) or answer 1 when the file holds every byte (the
+ *          caller reads it); records the access either way.
+ *   cold:  vol_read_fd's check: 1 when the range touches cold data (then
+ *          vol_read_fd answers VOL_ECOLD and the caller uses vol_read), 0
+ *          otherwise; records the access.
+ *   write_begin/write_end: around a write; begin brings cold chunks of the
+ *          range back first and marks the range in flight.
+ *   truncate/truncate_end: around cutting the file to size (the range past
+ *          the new end counts as written meanwhile).
+ *   unlinked: the last link of a regular file is gone. */
+struct vol_tier_ops {
+	int (*read)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf,
+		    size_t len, size_t *got);
+	int (*cold)(void *arg, uint64_t fsid, const struct stat *st, uint64_t off, size_t len);
+	int (*write_begin)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len);
+	void (*write_end)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len);
+	int (*truncate)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t size);
+	void (*truncate_end)(void *arg, uint64_t fsid, const struct stat *st);
+	void (*unlinked)(void *arg, uint64_t fsid, const struct stat *st);
+};
+
 /* ---- store and exports ---- */
+/* Install the cold tier hooks (NULL: none). Call before serving. */
+void vol_store_set_tier(struct vol_store *s, const struct vol_tier_ops *ops, void *arg);
 /* key: VOL_KEY_LEN bytes, copied. */
 int vol_store_new(const uint8_t *key, struct vol_store **out);
 void vol_store_free(struct vol_store *s);
@@ -176,7 +202,8 @@ int vol_readlink(struct vol_obj *obj, const struct vol_cred *cred, char *buf, si
 int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
 	     size_t *got, bool *eof);
 /* Zero-copy read: instead of copying, give the caller a descriptor to send
- * *n bytes from at off (sendfile/splice), with *eof. *fd must be closed by
+ * *n bytes from at off (sendfile/splice), with *eof. VOL_ECOLD: the range
+ * touches data in the cold tier; read it with vol_read into a buffer. *fd must be closed by
  * the caller when *owned. The size is sampled now: if the file shrinks before
  * the caller sends, fewer bytes come out of the descriptor. */
 int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, size_t count,

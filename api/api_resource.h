@@ -40,6 +40,19 @@ int api_volume_check(const struct api_math_params *p, json_t *doc, aq_msg *msg);
  * throughputMibps for AUTO and FLEX pools (the limit the math gives). */
 void api_volume_fill_output(const struct api_math_params *p, const json_t *pool, json_t *vol);
 
+/* Location coldStore (doc is the location's "coldStore" object, may be
+ * NULL = none): exactly one of s3 {endpoint (http/https URL), bucket (S3
+ * naming rules), region (default "us-east-1" filled in), accessKeyId,
+ * secretAccessKey (all required)} or directory {path (absolute, no "..")}.
+ * AQ_EINVAL with a message naming the field. */
+int api_cold_store_check(json_t *cold_store, aq_msg *msg);
+/* The same store: both absent, the same S3 endpoint and bucket, or the same
+ * directory path (credentials and region may differ: a rotation). */
+bool api_cold_store_same(const json_t *a, const json_t *b);
+/* The same S3 store and the same accessKeyId: a PATCH without a new
+ * secretAccessKey keeps the stored one only then. */
+bool api_cold_store_same_key(const json_t *a, const json_t *b);
+
 /* A parsed IPv4 CIDR list ("10.0.0.0/8,192.168.1.5"); AQ_EINVAL on bad syntax. */
 int api_cidr_list_check(const char *list, const char *where, aq_msg *msg);
 

@@ -25,6 +25,7 @@ static const char *const protocols[] = { "NFSV3", "NFSV4", "SMB", "ISCSI", NULL 
 static const char *const access_types[] = { "READ_ONLY", "READ_WRITE", "READ_NONE", NULL };
 static const char *const squash_modes[] = { "NO_ROOT_SQUASH", "ROOT_SQUASH", "ALL_SQUASH", NULL };
 static const char *const tier_actions[] = { "ENABLED", "PAUSED", NULL };
+static const char *const retrieval_policies[] = { "DEFAULT", "ON_READ", "NEVER", NULL };
 static const char *const media_types[] = { "TLC", "QLC", NULL };
 
 static const struct cli_key export_rule_keys[] = {
@@ -48,6 +49,17 @@ static const struct cli_key tiering_keys[] = {
 	{ "tier-action", CLI_T_ENUM, "tierAction", tier_actions },
 	{ "cooling-threshold-days", CLI_T_INT, "coolingThresholdDays", NULL },
 	{ "enable-hot-tier-bypass-mode", CLI_T_BOOL, "hotTierBypassModeEnabled", NULL },
+	{ "retrieval-policy", CLI_T_ENUM, "retrievalPolicy", retrieval_policies },
+	{ NULL, CLI_T_STR, NULL, NULL }
+};
+
+/* A location's S3 cold store: --cold-store-s3=endpoint=URL,bucket=B,... */
+static const struct cli_key cold_s3_keys[] = {
+	{ "endpoint", CLI_T_STR, "endpoint", NULL },
+	{ "bucket", CLI_T_STR, "bucket", NULL },
+	{ "region", CLI_T_STR, "region", NULL },
+	{ "access-key-id", CLI_T_STR, "accessKeyId", NULL },
+	{ "secret-access-key", CLI_T_STR, "secretAccessKey", NULL },
 	{ NULL, CLI_T_STR, NULL, NULL }
 };
 
@@ -58,6 +70,22 @@ static const struct cli_flag project_flags[] = {
 	  "Human-readable name." },
 	{ "labels", CLI_T_LABELS, ON_C, 0, "labels", NULL, NULL, NULL, "KEY=VALUE,...",
 	  "Labels to attach." },
+	END_FLAGS
+};
+
+/* locations create / update (cluster admin) */
+static const struct cli_flag location_mut_flags[] = {
+	{ "display-name", CLI_T_STR, ON_CU, 0, "displayName", NULL, NULL, NULL, "NAME",
+	  "Human-readable name." },
+	{ "labels", CLI_T_LABELS, ON_CU, 0, "labels", NULL, NULL, NULL, "KEY=VALUE,...",
+	  "Labels (replaces all labels on update)." },
+	{ "cold-store-s3", CLI_T_DICT, ON_CU, 0, "coldStore.s3", "coldStore", NULL, cold_s3_keys,
+	  "KEY=VALUE,...",
+	  "Cold tier in an S3-API bucket: endpoint=URL,bucket=NAME,region=REGION,access-key-id=ID,"
+	  "secret-access-key=SECRET (the secret is never shown again; on update it may be left out "
+	  "while endpoint, bucket and access-key-id stay the same)." },
+	{ "cold-store-directory", CLI_T_STR, ON_CU, 0, "coldStore.directory.path", "coldStore", NULL, NULL,
+	  "PATH", "Cold tier in a directory every node of the location reaches (absolute path)." },
 	END_FLAGS
 };
 
@@ -107,7 +135,8 @@ static const struct cli_flag volume_flags[] = {
 	{ "throughput-mibps", CLI_T_MIBPS_NUM, ON_CU, 0, "throughputMibps", NULL, NULL, NULL,
 	  "THROUGHPUT", "MANUAL QoS pools: the volume's throughput (MiB/s, or 1GiB/s)." },
 	{ "tiering-policy", CLI_T_DICT, ON_CU, 0, "tieringPolicy", NULL, NULL, tiering_keys,
-	  "KEY=VALUE,...", "Auto-tiering: tier-action=ENABLED|PAUSED,cooling-threshold-days=N." },
+	  "KEY=VALUE,...", "Auto-tiering: tier-action=ENABLED|PAUSED,cooling-threshold-days=N,"
+	  "retrieval-policy=DEFAULT|ON_READ|NEVER,enable-hot-tier-bypass-mode=true (FLEX)." },
 	{ "unix-permissions", CLI_T_STR, ON_CU, 0, "unixPermissions", NULL, NULL, NULL, "MODE",
 	  "UNIX permissions of the volume root, e.g. 0770." },
 	{ "large-capacity", CLI_T_BOOL, ON_CU, 0, "largeCapacity", NULL, NULL, NULL, NULL,
@@ -209,8 +238,11 @@ const struct cli_cmd cli_cmds[] = {
 
 	/* locations */
 	{ "locations", "create", CLI_K_CREATE, "POST", "/v1/locations", NULL, "locationId", NULL,
-	  "location", "Creating", NULL, "LOCATION_ID", 1, 1, project_flags, NOLOCAL, 0,
+	  "location", "Creating", NULL, "LOCATION_ID", 1, 1, location_mut_flags, NOLOCAL, 0,
 	  "Create a location (cluster admin)." },
+	{ "locations", "update", CLI_K_UPDATE, "PATCH", "/v1/locations/{name}", NULL, NULL, NULL,
+	  "location", "Updating", NULL, "LOCATION_ID", 1, 1, location_mut_flags, NOLOCAL, 0,
+	  "Update a location (cluster admin): display name, labels, cold store." },
 	{ "locations", "list", CLI_K_LIST, "GET", "/v1/projects/{project}/locations", "/v1/locations", NULL,
 	  "locations", NULL, NULL, "locationId:NAME,displayName,name:FULL_NAME", NULL, 0, 0, location_flags,
 	  NOLOCAL, 0, "List the locations a project can use (--cluster: every location, cluster admin)." },

@@ -70,6 +70,9 @@ const schemaName = {
   vol_tiering_fields: 'TieringPolicy',
   vol_restore_fields: 'RestoreParameters',
   vol_backup_fields: 'BackupConfig',
+  loc_cold_fields: 'ColdStore',
+  loc_s3_fields: 'ColdStoreS3',
+  loc_dir_fields: 'ColdStoreDirectory',
 };
 
 // Field descriptions (GCNV semantics, shared/reference/gcnv.md §1.7-1.8).
@@ -98,6 +101,24 @@ const docs = {
   'Volume.kerberosEnabled': 'Not supported by Aquifer (400 if true). Immutable.',
   'Volume.restoreParameters': 'Create from a snapshot or backup: not supported yet (400). Immutable.',
   'Volume.usedGib': 'Used capacity in GiB, computed periodically.',
+  'Volume.coldTierSizeGib': 'GiB of the volume\'s data on the cold tier (rounded up), from its node\'s reports. With tierAction ENABLED in PREMIUM/EXTREME AUTO pools each cold GiB earns 2 KiB/s instead of the level\'s rate.',
+  'Volume.hotTierSizeUsedGib': 'GiB of the volume\'s data on the hot tier (the shelf), rounded up, from its node\'s reports.',
+  'Volume.stateDetails': 'Why the volume is in its state; for a READY volume, a cold-tier problem its node reports (e.g. the cold store is unreachable), cleared once it is fine again.',
+  'StoragePool.coldTierSizeUsedGib': 'Sum of the coldTierSizeGib of the pool\'s volumes.',
+  'StoragePool.hotTierSizeUsedGib': 'Sum of the hotTierSizeUsedGib of the pool\'s volumes.',
+  'TieringPolicy.retrievalPolicy': 'Aquifer extension (ANF\'s names): DEFAULT (random reads bring cold data back, sequential reads stream it from the cold tier), ON_READ (every read brings it back), NEVER.',
+  'TieringPolicy.hotTierBypassModeEnabled': 'FLEX pools only: new data is written straight to the cold tier.',
+  'TieringPolicy.coolingThresholdDays': 'Days without access before data moves to the cold tier: 2-183 (default 31).',
+  'TieringPolicy.tierAction': 'ENABLED or PAUSED (default PAUSED). Tiering cannot be switched off once on: the tieringPolicy cannot be removed, only PAUSED.',
+  'Location.coldStore': 'Aquifer extension (cluster admin): where the location\'s cold tier lives, exactly one of s3 or directory. Without it the agents use a directory on the shelf. Changing or removing it is refused (FAILED_PRECONDITION) while volumes of the location have tiering enabled or cold data. Not shown in the per-project view.',
+  'ColdStore.s3': 'Any S3-API object store (requests are signed with AWS SigV4, path-style addressing).',
+  'ColdStore.directory': 'A directory every node of the location reaches.',
+  'ColdStoreS3.endpoint': 'http:// or https:// URL of the store, e.g. http://127.0.0.1:9000.',
+  'ColdStoreS3.bucket': 'Bucket name (S3 rules: 3-63 of a-z, 0-9, ".", "-").',
+  'ColdStoreS3.region': 'Signing region (default us-east-1).',
+  'ColdStoreS3.accessKeyId': 'Access key ID.',
+  'ColdStoreS3.secretAccessKey': 'Secret access key. A PATCH may leave it out while endpoint, bucket and accessKeyId stay the same: the stored one is kept.',
+  'ColdStoreDirectory.path': 'Absolute path.',
   'Project.name': 'Resource name: projects/{projectId}.',
   'Location.name': 'Resource name: locations/{locationId} (cluster view) or projects/{project}/locations/{locationId}.',
 };
@@ -500,6 +521,13 @@ op('/v1/locations/{locationId}', 'get', {
   parameters: pathParams('locationId'),
   responses: Object.assign({ 200: json('Location', 'The location.') }, errors([400, 401, 403, 404])),
 });
+op('/v1/locations/{locationId}', 'patch', {
+  operationId: 'updateLocation', tags: ['Locations'], summary: 'Update a location (cluster admin)',
+  description: 'Synchronous: answers with the location. Only the fields named in updateMask change (displayName, labels, coldStore). coldStore.s3.secretAccessKey is never returned.',
+  parameters: [...pathParams('locationId'), ref('updateMask'), ref('validateOnly')],
+  requestBody: body('Location', 'The location fields to change.'),
+  responses: Object.assign({ 200: json('Location', 'The updated location.') }, errors([400, 401, 403, 404, 409, 413])),
+});
 op('/v1/locations/{locationId}', 'delete', {
   operationId: 'deleteLocation', tags: ['Locations'], summary: 'Delete a location (cluster admin)',
   description: 'Refused with FAILED_PRECONDITION (400) while storage pools exist in it.',
@@ -596,6 +624,9 @@ schemas.MetricsPoint = {
     throughputLimitMibps: { type: 'number', format: 'double', description: 'The QoS limit (pools: sum of their volumes; nodes: ceiling).' },
     usedBytes: { type: 'string', format: 'int64', description: 'Bytes used at the end of the slot.' },
     throttledSeconds: { type: 'number', format: 'double', description: 'Time requests waited for QoS in the slot.' },
+    tieredBytes: { type: 'string', format: 'int64', description: 'Bytes on the cold tier at the end of the slot (GCNV auto_tiering/tiered_bytes).' },
+    coldTierReadByteCount: { type: 'string', format: 'int64', description: 'Bytes read from the cold tier in the slot (GCNV auto_tiering/cold_tier_read_byte_count).' },
+    coldTierWriteByteCount: { type: 'string', format: 'int64', description: 'Bytes written to the cold tier in the slot (GCNV auto_tiering/cold_tier_write_byte_count).' },
   },
   required: ['time', 'readBytes', 'writeBytes', 'readOps', 'writeOps', 'throughputLimitMibps', 'usedBytes'],
 };

@@ -220,6 +220,7 @@ int srv_h_location_create(struct srv_req *req, json_t **resp);
 int srv_h_location_list_admin(struct srv_req *req, json_t **resp);
 int srv_h_location_get_admin(struct srv_req *req, json_t **resp);
 int srv_h_location_delete(struct srv_req *req, json_t **resp);
+int srv_h_location_patch(struct srv_req *req, json_t **resp);
 int srv_h_location_list(struct srv_req *req, json_t **resp);
 int srv_h_location_get(struct srv_req *req, json_t **resp);
 int srv_h_pool_create(struct srv_req *req, json_t **resp);

@@ -121,6 +121,13 @@ static const struct {
 	{ "volume", "aquifer_volume_used_bytes", "gauge", "usedBytes", "Bytes used by the volume's files.", 1 },
 	{ "volume", "aquifer_volume_latency_p50_seconds", "gauge", "latencyP50Ms", "Median NFS operation latency over the last minute.", 1e-3 },
 	{ "volume", "aquifer_volume_latency_p99_seconds", "gauge", "latencyP99Ms", "99th percentile NFS operation latency over the last minute.", 1e-3 },
+	/* the cold tier, GCNV's volume/auto_tiering/... and storage_pool/auto_tiering/... */
+	{ "volume", "aquifer_volume_auto_tiering_tiered_bytes", "gauge", "tieredBytes", "Bytes of the volume's data that live on the cold tier (GCNV tiered_bytes).", 1 },
+	{ "volume", "aquifer_volume_auto_tiering_cold_tier_read_bytes_total", "counter", "coldReadBytes", "Bytes read from the cold tier for the volume (GCNV cold_tier_read_byte_count).", 1 },
+	{ "volume", "aquifer_volume_auto_tiering_cold_tier_write_bytes_total", "counter", "coldWriteBytes", "Bytes written to the cold tier for the volume (GCNV cold_tier_write_byte_count).", 1 },
+	{ "pool", "aquifer_pool_auto_tiering_tiered_bytes", "gauge", "tieredBytes", "Bytes of the pool's volumes on the cold tier.", 1 },
+	{ "pool", "aquifer_pool_auto_tiering_cold_tier_read_bytes_total", "counter", "coldReadBytes", "Bytes read from the cold tier for the pool's volumes.", 1 },
+	{ "pool", "aquifer_pool_auto_tiering_cold_tier_write_bytes_total", "counter", "coldWriteBytes", "Bytes written to the cold tier for the pool's volumes.", 1 },
 	{ "node", "aquifer_node_read_bytes_total", "counter", "readBytes", "Bytes read over NFS from the volumes a node serves.", 1 },
 	{ "node", "aquifer_node_write_bytes_total", "counter", "writeBytes", "Bytes written over NFS to the volumes a node serves.", 1 },
 	{ "node", "aquifer_node_read_ops_total", "counter", "readOps", "NFS READ operations a node served.", 1 },
@@ -129,11 +136,49 @@ static const struct {
 	{ "node", "aquifer_node_used_bytes", "gauge", "usedBytes", "Bytes used by the volumes a node serves.", 1 },
 };
 
-static void m_series_print(struct m_buf *b, const json_t *totals)
+/* The pool entries: the cold-tier figures of totals' volumes summed per
+ * (project, location, pool); appended to totals as kind "pool". */
+static void m_pool_sums(json_t *totals)
+{
+	static const char *const fields[] = { "tieredBytes", "coldReadBytes", "coldWriteBytes" };
+	json_t *pools = json_object(), *e, *p;
+	const char *k;
+	size_t i, n = json_array_size(totals);
+
+	if (!pools)
+		return;
+	for (i = 0; i < n; i++) {
+		const json_t *l;
+		char key[256];
+
+		e = json_array_get(totals, i);
+		l = json_object_get(e, "labels");
+		if (strcmp(api_json_str(e, "kind", ""), "volume") != 0)
+			continue;
+		snprintf(key, sizeof(key), "%s/%s/%s", api_json_str(l, "project", ""), api_json_str(l, "location", ""),
+			 api_json_str(l, "pool", ""));
+		if (!(p = json_object_get(pools, key))) {
+			p = json_pack("{s:s,s:{s:s,s:s,s:s}}", "kind", "pool", "labels", "project",
+				      api_json_str(l, "project", ""), "location", api_json_str(l, "location", ""),
+				      "pool", api_json_str(l, "pool", ""));
+			if (!p || json_object_set_new(pools, key, p) != 0)
+				continue;
+		}
+		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
+			json_object_set_new(p, fields[f], json_integer(api_json_int64(p, fields[f], 0) +
+								       api_json_int64(e, fields[f], 0)));
+	}
+	json_object_foreach(pools, k, p)
+		json_array_append(totals, p);
+	json_decref(pools);
+}
+
+static void m_series_print(struct m_buf *b, json_t *totals)
 {
 	const json_t *e;
 	size_t i;
 
+	m_pool_sums(totals);
 	for (size_t f = 0; f < sizeof(m_series) / sizeof(m_series[0]); f++) {
 		m_printf(b, "# HELP %s %s\n# TYPE %s %s\n", m_series[f].name, m_series[f].help, m_series[f].name,
 			 m_series[f].type);
@@ -143,7 +188,11 @@ static void m_series_print(struct m_buf *b, const json_t *totals)
 
 			if (strcmp(api_json_str(e, "kind", ""), m_series[f].kind) != 0 || v < 0)
 				continue; /* a latency without operations is left out */
-			if (strcmp(m_series[f].kind, "volume") == 0)
+			if (strcmp(m_series[f].kind, "pool") == 0)
+				m_printf(b, "%s{project=\"%s\",location=\"%s\",pool=\"%s\"} %.17g\n", m_series[f].name,
+					 api_json_str(l, "project", ""), api_json_str(l, "location", ""),
+					 api_json_str(l, "pool", ""), v * m_series[f].scale);
+			else if (strcmp(m_series[f].kind, "volume") == 0)
 				m_printf(b, "%s{project=\"%s\",location=\"%s\",pool=\"%s\",volume=\"%s\"} %.17g\n",
 					 m_series[f].name, api_json_str(l, "project", ""), api_json_str(l, "location", ""),
 					 api_json_str(l, "pool", ""), api_json_str(l, "volume", ""), v * m_series[f].scale);

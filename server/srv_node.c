@@ -241,6 +241,69 @@ static void series_entry(json_t *fed, const json_t *v, const json_t *vol)
 	json_array_append_new(fed, e);
 }
 
+/* Bytes to GiB, rounded up (what usedGib has always shown). */
+static int64_t gib_up(int64_t bytes)
+{
+	return bytes > 0 ? (bytes + (1LL << 30) - 1) >> 30 : 0;
+}
+
+/* What a report's volume entry v (contract: notes/tier-contract.md section 3)
+ * changes in the stored volume vol: usedGib, hotTierSizeUsedGib and
+ * coldTierSizeGib (GiB rounded up); the stateDetails of a READY volume (the
+ * tiering problem the agent reports, cleared once it is fine again); and,
+ * when the cold GiB moved, the AUTO QoS limit (hot GiB at the level's rate,
+ * cold GiB at 2 KiB/s: api_math_vol_mibps). Edits vol; true when anything
+ * changed. *repriced: throughputMibps changed, so the node's intent did. The
+ * figures only move by whole GiB, so a busy volume does not push a new
+ * intent on every report. */
+static bool vol_report_apply(const struct api_math_params *p, struct db *db, const json_t *v, json_t *vol,
+			     bool *repriced)
+{
+	int64_t used_b = api_json_int64(v, "usedBytes", 0), cold_b = api_json_int64(v, "coldBytes", 0);
+	int64_t hot_b = json_object_get(v, "hotBytes") ? api_json_int64(v, "hotBytes", 0) : used_b - cold_b;
+	int64_t cold = gib_up(cold_b), old_cold = api_json_int64(vol, "coldTierSizeGib", 0);
+	const char *tstate = api_json_str(v, "tierState", ""), *tdet = api_json_str(v, "tierDetails", "");
+	char details[600] = "";
+	bool changed = false;
+
+	if (api_json_int64(vol, "usedGib", -1) != gib_up(used_b)) {
+		api_json_set_int64(vol, "usedGib", gib_up(used_b));
+		changed = true;
+	}
+	if (api_json_int64(vol, "hotTierSizeUsedGib", -1) != gib_up(hot_b)) {
+		api_json_set_int64(vol, "hotTierSizeUsedGib", gib_up(hot_b));
+		changed = true;
+	}
+	if (api_json_int64(vol, "coldTierSizeGib", -1) != cold) {
+		api_json_set_int64(vol, "coldTierSizeGib", cold);
+		changed = true;
+	}
+	if (*tdet)
+		snprintf(details, sizeof(details), "cold tier: %.500s", tdet);
+	else if (strcmp(tstate, "STORE_UNAVAILABLE") == 0)
+		snprintf(details, sizeof(details), "cold tier: the cold store is unavailable; tiering paused, cold reads retry");
+	if (strcmp(api_json_str(vol, "state", ""), "READY") == 0 &&
+	    strcmp(api_json_str(vol, "stateDetails", ""), details) != 0) {
+		json_object_set_new(vol, "stateDetails", json_string(details));
+		changed = true;
+	}
+	if (cold != old_cold) {
+		const char *vn = api_json_str(vol, "name", ""), *slash = strstr(vn, "/volumes/");
+		double before = api_json_double(vol, "throughputMibps", 0);
+		char pname[800];
+		json_t *pool = NULL;
+
+		snprintf(pname, sizeof(pname), "%.*s/storagePools/%s", slash ? (int)(slash - vn) : 0, vn,
+			 api_json_str(vol, "storagePool", ""));
+		if (slash && db_get(db, pname, &pool) == AQ_OK) {
+			api_volume_fill_output(p, pool, vol);
+			*repriced = api_json_double(vol, "throughputMibps", 0) != before;
+		}
+		json_decref(pool);
+	}
+	return changed;
+}
+
 /* How often a node's lastSeenTime is made durable while nothing else
  * changes; liveness itself is tracked in memory. */
 #define NODE_SEEN_PERSIST_MS 30000
@@ -250,7 +313,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	char name[200], parent[200], now[48];
 	json_t *doc = NULL, *vols = json_object_get(req->body, "volumes"), *v, *fed = NULL;
 	int64_t applied = api_json_int64(req->body, "appliedGeneration", -1), t = now_ms();
-	bool changed;
+	bool changed, kick = false;
 	size_t i;
 	int rc;
 
@@ -266,14 +329,16 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 		  t - api_json_int64(json_object_get(doc, "internal"), "lastSeenMs", 0) > NODE_SEEN_PERSIST_MS;
 	json_array_foreach(vols, i, v) {
 		char pname[800];
-		json_t *pl = NULL, *vol = NULL;
-		int64_t used = (api_json_int64(v, "usedBytes", 0) + (1 << 30) - 1) >> 30;
+		json_t *pl = NULL, *vol = NULL, *probe;
+		bool repriced = false;
 
 		snprintf(pname, sizeof(pname), "placements/%s", api_json_str(v, "name", ""));
 		if (db_get(req->db, pname, &pl) == AQ_OK && strcmp(api_json_str(pl, "node", ""), name) == 0 &&
 		    db_get(req->db, api_json_str(v, "name", ""), &vol) == AQ_OK) {
-			if (api_json_int64(vol, "usedGib", -1) != used)
+			if ((probe = json_deep_copy(vol)) &&
+			    vol_report_apply(&req->srv->cfg.math, req->db, v, probe, &repriced))
 				changed = true;
+			json_decref(probe);
 			series_entry(fed, v, vol);
 		}
 		json_decref(pl);
@@ -305,8 +370,8 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 		const char *vn = api_json_str(v, "name", "");
 		char pname[800], vparent[600];
 		json_t *pl = NULL, *vol = NULL;
-		int64_t used = (api_json_int64(v, "usedBytes", 0) + (1 << 30) - 1) >> 30;
 		const char *slash = strstr(vn, "/volumes/");
+		bool repriced = false;
 
 		snprintf(pname, sizeof(pname), "placements/%s", vn);
 		if (!slash || db_get(req->db, pname, &pl) != AQ_OK ||
@@ -314,11 +379,11 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 			json_decref(pl);
 			continue;
 		}
-		if (api_json_int64(vol, "usedGib", -1) != used) {
+		if (vol_report_apply(&req->srv->cfg.math, req->db, v, vol, &repriced)) {
 			snprintf(vparent, sizeof(vparent), "%.*s", (int)(slash - vn), vn);
-			api_json_set_int64(vol, "usedGib", used);
 			rc = db_put(req->db, "volume", vparent, vn, vol, false);
 		}
+		kick = kick || repriced;
 		json_decref(pl);
 		json_decref(vol);
 		if (rc != AQ_OK)
@@ -326,6 +391,8 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	}
 	if ((rc = db_commit(req->db)) != AQ_OK)
 		goto out;
+	if (kick)
+		srv_reconcile_kick(req->srv, name); /* a QoS limit followed the cold tier */
 	if ((rc = srv_node_applied(req->srv, req->db, name, applied, json_object_get(req->body, "failed"))) != AQ_OK)
 		goto out;
 answer:

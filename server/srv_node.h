@@ -5,7 +5,8 @@
  * (placements/<volume name>, parent nodes/N: which node serves a volume and
  * the operation waiting for it), "shelf" (shelves/S, parent locations/L) and
  * "locsecret" (locsecrets/L: the location's file-handle key, shared by its
- * nodes so handles survive failover).
+ * nodes so handles survive failover) and "coldsecret" (coldsecrets/L: the
+ * secretAccessKey of the location's S3 cold store, never returned).
  */
 #ifndef AQ_SRV_NODE_H
 #define AQ_SRV_NODE_H
@@ -41,6 +42,11 @@ int srv_node_applied(struct srv *srv, struct db *db, const char *node_name, int6
 		     const json_t *failed);
 /* Create the default shelf of a new location (in the caller's transaction). */
 int srv_shelf_default(struct db *db, const char *location_id);
+
+/* The location's coldStore as the intent carries it (secretAccessKey
+ * included), or NULL when it has none (the agents' embedded default). New
+ * reference. srv_project.c. */
+json_t *srv_cold_store_intent(struct db *db, const char *location_id);
 
 /* The public view of a node: internal fields removed, counts filled. */
 int srv_node_view(struct db *db, json_t *node);

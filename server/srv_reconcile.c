@@ -1,8 +1,8 @@
 /* srv_reconcile: the control loop that pushes each node its desired state.
  *
  * Level-triggered: for every node the reconciler computes the whole intent
- * (every volume placed on it, with export rules, QoS, tiering; and the
- * volumes whose data it must delete) and hashes it. A changed hash bumps the
+ * (every volume placed on it, with export rules, QoS, tiering; the volumes
+ * whose data it must delete; the location's cold store) and hashes it. A changed hash bumps the
  * node's generation. The intent is pushed (libcurl, the node's push secret)
  * whenever the node has not applied the newest generation, and again every
  * repush_ms, so a missed push heals. Whatever waited for a generation
@@ -273,7 +273,7 @@ static int intent_build(const struct api_math_params *srv_math, struct db *db, c
 			json_t **out)
 {
 	const char *nn = api_json_str(node, "name", "");
-	json_t *pls = NULL, *pl, *vols = json_array(), *dels = json_array(), *key = NULL;
+	json_t *pls = NULL, *pl, *vols = json_array(), *dels = json_array(), *key = NULL, *cold;
 	char kname[200];
 	size_t i;
 	int rc;
@@ -301,6 +301,10 @@ static int intent_build(const struct api_math_params *srv_math, struct db *db, c
 	*out = json_pack("{s:s,s:s,s:s,s:O,s:O}", "node", nn, "location", api_json_str(node, "location", ""),
 			 "handleKey", api_json_str(key, "handleKey", ""), "volumes", vols, "deletes", dels);
 	rc = *out ? AQ_OK : AQ_ENOMEM;
+	/* the location's cold store (absent: the agent's default on the shelf);
+	 * part of the hash, so a changed store is pushed at once */
+	if (rc == AQ_OK && (cold = srv_cold_store_intent(db, api_json_str(node, "location", ""))))
+		json_object_set_new(*out, "coldStore", cold);
 out:
 	json_decref(pls);
 	json_decref(vols);

@@ -25,6 +25,7 @@ const struct srv_route srv_routes[] = {
 	{ "POST", "/v1/locations", srv_h_location_create, SRV_F_CLUSTER | SRV_F_BODY, NULL },
 	{ "GET", "/v1/locations", srv_h_location_list_admin, SRV_F_CLUSTER, NULL },
 	{ "GET", "/v1/locations/*", srv_h_location_get_admin, SRV_F_CLUSTER, NULL },
+	{ "PATCH", "/v1/locations/*", srv_h_location_patch, SRV_F_CLUSTER | SRV_F_BODY, NULL },
 	{ "DELETE", "/v1/locations/*", srv_h_location_delete, SRV_F_CLUSTER, NULL },
 	{ "GET", "/v1/projects/*/locations", srv_h_location_list, SRV_F_READ, NULL },
 	{ "GET", PL, srv_h_location_get, SRV_F_READ, NULL },

@@ -22,7 +22,8 @@
 struct ser_point {
 	int64_t slot;                 /* ms / (step * 1000); 0 = empty */
 	uint64_t rb, wb, ro, wo, thr_us;
-	uint64_t used;
+	uint64_t crb, cwb;            /* cold-tier read / write bytes */
+	uint64_t used, tiered;
 	double limit;
 	uint32_t lat[SRV_SERIES_LAT_BUCKETS];
 };
@@ -30,6 +31,7 @@ struct ser_point {
 /* The cumulative counters of the last report, to take deltas from. */
 struct ser_cum {
 	uint64_t rb, wb, ro, wo, thr_us;
+	uint64_t crb, cwb;
 	uint64_t lat[SRV_SERIES_LAT_BUCKETS];
 };
 
@@ -43,7 +45,7 @@ struct ser {
 	bool have_base;
 	struct ser_cum base;
 	struct ser_cum total;         /* deltas summed since aquiferd started */
-	uint64_t used;
+	uint64_t used, tiered;
 	double limit;
 	int64_t last_ms;
 	struct ser_point ring[SRV_SERIES_POINTS];
@@ -165,6 +167,8 @@ static void cum_from(const json_t *v, struct ser_cum *c)
 	c->ro = json_u64(v, "readOps");
 	c->wo = json_u64(v, "writeOps");
 	c->thr_us = json_u64(v, "throttledUs");
+	c->crb = json_u64(v, "coldReadBytes");
+	c->cwb = json_u64(v, "coldWriteBytes");
 	for (size_t k = 0; k < SRV_SERIES_LAT_BUCKETS && k < json_array_size(hist); k++) {
 		json_int_t n = json_integer_value(json_array_get(hist, k));
 
@@ -180,6 +184,10 @@ static void ser_add(struct ser *e, struct ser_point *p, const struct ser_cum *d)
 	p->ro += d->ro;
 	p->wo += d->wo;
 	p->thr_us += d->thr_us;
+	p->crb += d->crb;
+	p->cwb += d->cwb;
+	e->total.crb += d->crb;
+	e->total.cwb += d->cwb;
 	e->total.rb += d->rb;
 	e->total.wb += d->wb;
 	e->total.ro += d->ro;
@@ -210,7 +218,7 @@ void srv_series_report(struct srv_series *s, const char *node, const char *locat
 	struct ser *ne;
 	struct ser_point *np;
 	const json_t *v;
-	uint64_t used = 0;
+	uint64_t used = 0, tiered = 0;
 	size_t i;
 
 	pthread_mutex_lock(&s->lock);
@@ -233,6 +241,8 @@ void srv_series_report(struct srv_series *s, const char *node, const char *locat
 			d.ro = delta(cur.ro, e->base.ro);
 			d.wo = delta(cur.wo, e->base.wo);
 			d.thr_us = delta(cur.thr_us, e->base.thr_us);
+			d.crb = delta(cur.crb, e->base.crb);
+			d.cwb = delta(cur.cwb, e->base.cwb);
 			for (int k = 0; k < SRV_SERIES_LAT_BUCKETS; k++)
 				d.lat[k] = delta(cur.lat[k], e->base.lat[k]);
 		}
@@ -242,16 +252,21 @@ void srv_series_report(struct srv_series *s, const char *node, const char *locat
 		snprintf(e->pool, sizeof(e->pool), "%s", api_json_str(v, "pool", ""));
 		label_of(e->name, "/locations/", e->location, sizeof(e->location));
 		e->used = json_u64(v, "usedBytes");
+		e->tiered = json_u64(v, "coldBytes");
 		e->limit = api_json_double(v, "limitMibps", 0);
 		e->last_ms = ms;
 		p = ser_slot(e, ms);
 		ser_add(e, p, &d);
 		p->used = e->used;
+		p->tiered = e->tiered;
 		p->limit = e->limit;
 		ser_add(ne, np, &d);
 		used += e->used;
+		tiered += e->tiered;
 	}
 	ne->used = used;
+	ne->tiered = tiered;
+	np->tiered = tiered;
 	ne->limit = ceiling_mibps;
 	ne->last_ms = ms;
 	np->used = used;
@@ -348,6 +363,9 @@ json_t *srv_series_points(struct srv_series *s, enum srv_series_kind kind, const
 				o->ro += p->ro;
 				o->wo += p->wo;
 				o->thr_us += p->thr_us;
+				o->crb += p->crb;
+				o->cwb += p->cwb;
+				o->tiered += p->tiered;
 				o->used += p->used;
 				o->limit += p->limit;
 				for (int k = 0; k < SRV_SERIES_LAT_BUCKETS; k++)
@@ -364,13 +382,16 @@ json_t *srv_series_points(struct srv_series *s, enum srv_series_kind kind, const
 		for (int k = 0; k < SRV_SERIES_LAT_BUCKETS; k++)
 			lat[k] = o->lat[k];
 		slot_time(o->slot, t, sizeof(t));
-		json_array_append_new(points, json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:f,s:o,s:f}", "time", t,
+		json_array_append_new(points, json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:f,s:o,s:f,s:o,s:o,s:o}", "time", t,
 							"readBytes", str64(o->rb), "writeBytes", str64(o->wb),
 							"readOps", str64(o->ro), "writeOps", str64(o->wo),
 							"latencyP50Ms", ms_or_null(lat_quantile(lat, 0.50)),
 							"latencyP99Ms", ms_or_null(lat_quantile(lat, 0.99)),
 							"throughputLimitMibps", o->limit, "usedBytes", str64(o->used),
-							"throttledSeconds", (double)o->thr_us / 1e6));
+							"throttledSeconds", (double)o->thr_us / 1e6,
+							"tieredBytes", str64(o->tiered),
+							"coldTierReadByteCount", str64(o->crb),
+							"coldTierWriteByteCount", str64(o->cwb)));
 	}
 	free(sum);
 	return points;
@@ -417,7 +438,7 @@ json_t *srv_series_totals(struct srv_series *s, int64_t now_ms)
 				labels = json_pack("{s:s,s:s}", "node", node, "location", e->location);
 			}
 			recent_lat(e, now_ms, lat);
-			json_array_append_new(out, json_pack("{s:s,s:s,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:f}",
+			json_array_append_new(out, json_pack("{s:s,s:s,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:I,s:I,s:I}",
 							     "kind", e->kind == SRV_SERIES_VOLUME ? "volume" : "node",
 							     "name", e->name, "labels", labels,
 							     "readBytes", (json_int_t)e->total.rb,
@@ -427,7 +448,10 @@ json_t *srv_series_totals(struct srv_series *s, int64_t now_ms)
 							     "throttledUs", (json_int_t)e->total.thr_us,
 							     "usedBytes", (json_int_t)e->used, "limitMibps", e->limit,
 							     "latencyP50Ms", lat_quantile(lat, 0.50),
-							     "latencyP99Ms", lat_quantile(lat, 0.99)));
+							     "latencyP99Ms", lat_quantile(lat, 0.99),
+							     "tieredBytes", (json_int_t)e->tiered,
+							     "coldReadBytes", (json_int_t)e->total.crb,
+							     "coldWriteBytes", (json_int_t)e->total.cwb));
 		}
 	pthread_mutex_unlock(&s->lock);
 	return out;

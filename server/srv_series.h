@@ -43,7 +43,10 @@ enum srv_series_kind { SRV_SERIES_VOLUME, SRV_SERIES_POOL, SRV_SERIES_NODE };
  * seconds before now_ms: a new JSON array of
  * {time, readBytes, writeBytes, readOps, writeOps (per-slot deltas, int64 as
  * strings), latencyP50Ms, latencyP99Ms (null without operations),
- * throughputLimitMibps, usedBytes, throttledSeconds}. Slots without a report
+ * throughputLimitMibps, usedBytes, throttledSeconds, and the cold tier with
+ * GCNV's metric names: tieredBytes (gauge, volume/auto_tiering/tiered_bytes),
+ * coldTierReadByteCount and coldTierWriteByteCount (per-slot deltas of the
+ * report's coldReadBytes / coldWriteBytes)}. Slots without a report
  * are left out. NULL when out of memory. */
 json_t *srv_series_points(struct srv_series *s, enum srv_series_kind kind, const char *name,
 			  int window_s, int64_t now_ms);
@@ -51,8 +54,9 @@ json_t *srv_series_points(struct srv_series *s, enum srv_series_kind kind, const
 /* Totals for /metrics: a new JSON array of the series reported within
  * SRV_SERIES_STALE_MS of now_ms, each {kind: "volume"|"node", name, labels
  * (project, location, pool, volume | node, location), readBytes, writeBytes,
- * readOps, writeOps, throttledUs (counters since aquiferd started), usedBytes,
- * limitMibps, latencyP50Ms, latencyP99Ms (over the last minute)}. */
+ * readOps, writeOps, throttledUs, coldReadBytes, coldWriteBytes (counters
+ * since aquiferd started), usedBytes, tieredBytes, limitMibps, latencyP50Ms,
+ * latencyP99Ms (over the last minute)}. */
 json_t *srv_series_totals(struct srv_series *s, int64_t now_ms);
 
 /* Parse a window ("90s", "15m", "1h", or plain seconds) into seconds,

@@ -102,6 +102,10 @@ static int vol_fit(struct srv_req *req, const json_t *pool, json_t *vol, const j
 	if (json_object_get(vol, "tieringPolicy") && !pm.allow_tiering)
 		return aq_fail(&req->msg, AQ_EINVAL, "tieringPolicy needs a pool with allowAutoTiering; pool %s does not allow it",
 			       api_json_str(pool, "name", ""));
+	if (api_json_bool(json_object_get(vol, "tieringPolicy"), "hotTierBypassModeEnabled", false) &&
+	    pm.level != API_LEVEL_FLEX)
+		return aq_fail(&req->msg, AQ_EINVAL, "tieringPolicy.hotTierBypassModeEnabled is available on FLEX pools only; pool %s is %s",
+			       api_json_str(pool, "name", ""), api_level_name(pm.level));
 	if ((rc = srv_pool_usage(req->db, api_json_str(pool, "name", ""), &u, &req->msg)) != AQ_OK)
 		return rc;
 	other_cap = u.capacity_gib;

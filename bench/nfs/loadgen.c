@@ -4,7 +4,15 @@
  * depth 32, random 4 KiB reads at depth 32. Every 4 KiB page carries
  * (magic, offset) and an offset-derived pattern; reads check all of it.
  *
- *   loadgen [-s MiB] [-n ops] 'nfs://127.0.0.1/export?nfsport=P&mountport=P' file
+ *   loadgen [-s MiB] [-n ops] [-p PHASES] [-k] [-R SECS]
+ *           'nfs://127.0.0.1/export?nfsport=P&mountport=P' file
+ *
+ * -p picks phases from "WSwr" (seq-write, seq-read, rand-write, rand-read;
+ * default all four). -k keeps the file: it is not removed, and opened as it
+ * is when no phase writes it from scratch (bench/tier reads a file that
+ * went cold between runs). -R retries a failed I/O (e.g. NFS3ERR_JUKEBOX
+ * from a cold tier whose store is away) for up to SECS seconds; retries are
+ * counted, not errors.
  *
  * Prints one line per phase: "phase MiB/s ops/s seconds". Exit 1 on any
  * error or bad page.
@@ -40,6 +48,9 @@ struct lg {
 	bool random, write;
 	uint64_t rng;
 	uint64_t bad, errors;
+	double retry_until;  /* -R: retry failed I/O until then (0: never) */
+	double retry_secs;
+	uint64_t retries;
 };
 
 struct io {
@@ -97,6 +108,15 @@ static uint64_t rnd(struct lg *g)
 }
 
 static void issue(struct lg *g);
+static double now(void);
+static void cb(int err, struct nfs_context *nfs, void *data, void *priv);
+
+static int submit(struct lg *g, struct io *io)
+{
+	if (g->write)
+		return nfs_pwrite_async(g->nfs, g->fh, io->off, io->len, io->buf, cb, io);
+	return nfs_pread_async(g->nfs, g->fh, io->off, io->len, cb, io);
+}
 
 static void cb(int err, struct nfs_context *nfs, void *data, void *priv)
 {
@@ -104,6 +124,16 @@ static void cb(int err, struct nfs_context *nfs, void *data, void *priv)
 	struct lg *g = io->lg;
 
 	(void)nfs;
+	if (err < 0 && g->retry_secs > 0) {
+		if (!g->retry_until)
+			g->retry_until = now() + g->retry_secs;
+		if (now() < g->retry_until) {
+			g->retries++;
+			usleep(100000);
+			if (submit(g, io) == 0)
+				return;
+		}
+	}
 	g->inflight--;
 	g->done++;
 	if (err < 0 || (uint32_t)err != io->len) {
@@ -135,10 +165,8 @@ static void issue(struct lg *g)
 		if (g->write) {
 			io->buf = malloc(io->len);
 			fill(io->buf, io->off, io->len);
-			rc = nfs_pwrite_async(g->nfs, g->fh, io->off, io->len, io->buf, cb, io);
-		} else {
-			rc = nfs_pread_async(g->nfs, g->fh, io->off, io->len, cb, io);
 		}
+		rc = submit(g, io);
 		if (rc) {
 			fprintf(stderr, "queue: %s\n", nfs_get_error(g->nfs));
 			exit(1);
@@ -182,19 +210,27 @@ int main(int argc, char **argv)
 	struct lg g = {.rng = 0x9e3779b97f4a7c15ull};
 	struct nfs_url *url;
 	uint64_t mib = 256, nops = 20000;
+	const char *phases = "WSwr";
+	bool keep = false;
 	double t;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "s:n:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:p:kR:")) != -1) {
 		if (opt == 's')
 			mib = strtoull(optarg, NULL, 10);
 		else if (opt == 'n')
 			nops = strtoull(optarg, NULL, 10);
+		else if (opt == 'p')
+			phases = optarg;
+		else if (opt == 'k')
+			keep = true;
+		else if (opt == 'R')
+			g.retry_secs = strtod(optarg, NULL);
 		else
 			return 2;
 	}
-	if (argc - optind != 2 || mib == 0) {
-		fprintf(stderr, "usage: loadgen [-s MiB] [-n ops] URL file\n");
+	if (argc - optind != 2 || mib == 0 || strspn(phases, "WSwr") != strlen(phases)) {
+		fprintf(stderr, "usage: loadgen [-s MiB] [-n ops] [-p WSwr] [-k] [-R secs] URL file\n");
 		return 2;
 	}
 	g.size = mib << 20;
@@ -204,24 +240,39 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mount: %s\n", nfs_get_error(g.nfs));
 		return 1;
 	}
-	nfs_unlink(g.nfs, argv[optind + 1]);
-	if (nfs_creat(g.nfs, argv[optind + 1], 0644, &g.fh) != 0) {
-		fprintf(stderr, "creat: %s\n", nfs_get_error(g.nfs));
+	if (strchr(phases, 'W') || !keep) {
+		nfs_unlink(g.nfs, argv[optind + 1]);
+		if (nfs_creat(g.nfs, argv[optind + 1], 0644, &g.fh) != 0) {
+			fprintf(stderr, "creat: %s\n", nfs_get_error(g.nfs));
+			return 1;
+		}
+	} else if (nfs_open(g.nfs, argv[optind + 1], O_RDWR, &g.fh) != 0) {
+		fprintf(stderr, "open: %s\n", nfs_get_error(g.nfs));
 		return 1;
 	}
-	t = run(&g, true, false, 1u << 20, 8, mib);
-	if (nfs_fsync(g.nfs, g.fh) != 0)
-		g.errors++;
-	report("seq-write", mib, 1u << 20, t);
-	t = run(&g, false, false, 1u << 20, 8, mib);
-	report("seq-read", mib, 1u << 20, t);
-	t = run(&g, true, true, PAGE, 32, nops);
-	report("rand-write", nops, PAGE, t);
-	t = run(&g, false, true, PAGE, 32, nops);
-	report("rand-read", nops, PAGE, t);
-	printf("errors %llu bad-pages %llu\n", (unsigned long long)g.errors, (unsigned long long)g.bad);
+	if (strchr(phases, 'W')) {
+		t = run(&g, true, false, 1u << 20, 8, mib);
+		if (nfs_fsync(g.nfs, g.fh) != 0)
+			g.errors++;
+		report("seq-write", mib, 1u << 20, t);
+	}
+	if (strchr(phases, 'S')) {
+		t = run(&g, false, false, 1u << 20, 8, mib);
+		report("seq-read", mib, 1u << 20, t);
+	}
+	if (strchr(phases, 'w')) {
+		t = run(&g, true, true, PAGE, 32, nops);
+		report("rand-write", nops, PAGE, t);
+	}
+	if (strchr(phases, 'r')) {
+		t = run(&g, false, true, PAGE, 32, nops);
+		report("rand-read", nops, PAGE, t);
+	}
+	printf("errors %llu bad-pages %llu retries %llu\n", (unsigned long long)g.errors, (unsigned long long)g.bad,
+	       (unsigned long long)g.retries);
 	nfs_close(g.nfs, g.fh);
-	nfs_unlink(g.nfs, argv[optind + 1]);
+	if (!keep)
+		nfs_unlink(g.nfs, argv[optind + 1]);
 	nfs_destroy_url(url);
 	nfs_destroy_context(g.nfs);
 	return g.errors || g.bad ? 1 : 0;

@@ -291,6 +291,72 @@ static void pool_refused(const char *text, const char *needle)
 #define PREM "\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"2048\""
 #define FLEX "\"serviceLevel\": \"FLEX\", \"capacityGib\": \"1024\""
 
+
+/* api_cold_store_check and api_cold_store_same over location documents. */
+static int cold_check(const char *store, json_t **doc)
+{
+	char text[2048];
+	aq_msg msg = { { 0 } };
+	json_t *d;
+	int rc;
+
+	snprintf(text, sizeof(text), "{\"coldStore\": %s}", store);
+	d = normalised(api_location_fields, text);
+	rc = api_cold_store_check(json_object_get(d, "coldStore"), &msg);
+	if (rc != AQ_OK)
+		ck_assert_msg(strstr(msg.text, "coldStore") != NULL, "message names the field: %s", msg.text);
+	if (doc)
+		*doc = d;
+	else
+		json_decref(d);
+	return rc;
+}
+
+#define S3(ep, bucket) "{\"s3\": {\"endpoint\": \"" ep "\", \"bucket\": \"" bucket "\", \"accessKeyId\": \"AK\", \"secretAccessKey\": \"SK\"}}"
+
+START_TEST(test_cold_store)
+{
+	static const char *const good[] = {
+		S3("http://127.0.0.1:9000", "cold"), S3("https://s3.example.com", "my.bucket-1"),
+		S3("http://minio:9000/prefix", "abc"), "{\"directory\": {\"path\": \"/srv/cold\"}}",
+		"{\"directory\": {\"path\": \"/srv/..cold/x..\"}}",
+	};
+	static const char *const bad[] = {
+		"{}", "{\"directory\": {}}", "{\"directory\": {\"path\": \"rel/x\"}}",
+		"{\"directory\": {\"path\": \"/a/../b\"}}", "{\"directory\": {\"path\": \"/a/..\"}}",
+		S3("ftp://h", "abc"), S3("http://", "abc"), S3("http://:80", "abc"), S3("http://h:0", "abc"),
+		S3("http://h:65536", "abc"), S3("http://h:8x", "abc"), S3("http://u@h", "abc"), S3("http://h/a?b", "abc"),
+		S3("http://h", "ab"), S3("http://h", "Abc"), S3("http://h", "-abc"), S3("http://h", "abc-"),
+		S3("http://h", "a..b"), S3("http://h", "192.168.1.1"), S3("http://h", "a_b"),
+		"{\"s3\": {\"endpoint\": \"http://h\", \"bucket\": \"abc\", \"accessKeyId\": \"AK\"}}",
+		"{\"s3\": {\"endpoint\": \"http://h\", \"bucket\": \"abc\", \"secretAccessKey\": \"SK\"}}",
+		"{\"s3\": {\"endpoint\": \"http://h\", \"bucket\": \"abc\", \"accessKeyId\": \"A K\", \"secretAccessKey\": \"SK\"}}",
+		"{\"s3\": {\"endpoint\": \"http://h\", \"bucket\": \"abc\", \"region\": \"eu/1\", \"accessKeyId\": \"AK\", \"secretAccessKey\": \"SK\"}}",
+		"{\"directory\": {\"path\": \"/x\"}, \"s3\": {\"endpoint\": \"http://h\", \"bucket\": \"abc\", \"accessKeyId\": \"AK\", \"secretAccessKey\": \"SK\"}}",
+	};
+	json_t *a = NULL, *b = NULL, *c = NULL;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		ck_assert_msg(cold_check(good[i], NULL) == AQ_OK, "accepted: %s", good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(cold_check(bad[i], NULL) == AQ_EINVAL, "refused: %s", bad[i]);
+	/* region default; identity ignores credentials and region */
+	ck_assert_int_eq(cold_check(S3("http://h:1", "abc"), &a), AQ_OK);
+	ck_assert_str_eq(api_json_str(json_object_get(json_object_get(a, "coldStore"), "s3"), "region", ""), "us-east-1");
+	ck_assert_int_eq(cold_check("{\"s3\": {\"endpoint\": \"http://h:1\", \"bucket\": \"abc\", \"region\": \"eu\", \"accessKeyId\": \"K2\", \"secretAccessKey\": \"S2\"}}", &b), AQ_OK);
+	ck_assert_int_eq(cold_check(S3("http://h:1", "abd"), &c), AQ_OK);
+	ck_assert(api_cold_store_same(json_object_get(a, "coldStore"), json_object_get(b, "coldStore")));
+	ck_assert(!api_cold_store_same_key(json_object_get(a, "coldStore"), json_object_get(b, "coldStore")));
+	ck_assert(api_cold_store_same_key(json_object_get(a, "coldStore"), json_object_get(a, "coldStore")));
+	ck_assert(!api_cold_store_same(json_object_get(a, "coldStore"), json_object_get(c, "coldStore")));
+	ck_assert(!api_cold_store_same(json_object_get(a, "coldStore"), NULL));
+	ck_assert(api_cold_store_same(NULL, NULL));
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+}
+END_TEST
+
 START_TEST(test_pool_check)
 {
 	aq_msg msg = { { 0 } };
@@ -459,6 +525,7 @@ static Suite *resource_suite(void)
 	tcase_add_test(tc, test_vol_export_rules);
 	tcase_add_test(tc, test_vol_tiering_and_defaults);
 	tcase_add_test(tc, test_cidr_list);
+	tcase_add_test(tc, test_cold_store);
 	tcase_add_test(tc, test_pool_check);
 	tcase_add_test(tc, test_pool_fill_output);
 	tcase_add_test(tc, test_volume_fill_output);

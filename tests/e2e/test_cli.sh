@@ -207,6 +207,36 @@ out_is "Project One"
 run 0 projects describe projects/p1 --format='value(name)'
 out_is "projects/p1"
 
+# cold stores (issue 11): nested flags, the secret is sent but never printed
+run 0 locations create cold1 --cold-store-s3=endpoint=http://127.0.0.1:9000,bucket=cold-b,region=eu-1,access-key-id=AKCLI,secret-access-key=SeCrEtCLI --format=json
+err_has "Creating location cold1...done."
+out_has '"bucket": "cold-b"'
+out_has '"accessKeyId": "AKCLI"'
+out_lacks "SeCrEtCLI"
+run 0 locations describe cold1 --cluster --format='value(coldStore.s3.endpoint,coldStore.s3.region)'
+out_is "$(printf 'http://127.0.0.1:9000\teu-1')"
+run 0 locations update cold1 --cold-store-s3=endpoint=http://127.0.0.1:9000,bucket=cold-b,region=eu-2,access-key-id=AKCLI --format='value(coldStore.s3.region)'
+out_is "eu-2"
+run 3 locations update cold1 --cold-store-s3=endpoint=http://127.0.0.1:9000,bucket=other-b,access-key-id=AKCLI
+err_has "secretAccessKey is required"
+run 2 locations update cold1 --cold-store-s3=colour=blue
+run 2 locations update cold1
+err_has "nothing to update"
+run 3 locations update cold1 --cold-store-directory=relative/path
+err_has "INVALID_ARGUMENT"
+run 0 locations update cold1 --cold-store-directory=/srv/preview --dry-run --format='value(coldStore.directory.path)'
+out_is "/srv/preview"
+run 0 locations describe cold1 --cluster --format='value(coldStore.s3.bucket)'
+out_is "cold-b"
+run 0 locations update cold1 --cold-store-directory=/srv/cold --display-name=Cold --format='value(coldStore.directory.path,displayName)'
+out_is "$(printf '/srv/cold\tCold')"
+run 0 locations describe cold1 --cluster --format=json
+out_lacks "SeCrEtCLI"
+out_lacks '"s3"'
+run 0 locations delete cold1
+run 3 locations create cold2 --cold-store-s3=endpoint=http://127.0.0.1:9000,bucket=UPPER,access-key-id=A,secret-access-key=S
+err_has "bucket"
+
 # project and location from the environment, then the config file
 run 0 locations list --format='value(locationId)' --project p1
 out_is "us-east1"
@@ -346,6 +376,13 @@ run 0 volumes describe v1 --format='value(exportPolicy.rules[0].allowedClients,e
 out_is "$(printf '10.0.0.0/8,10.1.0.0/16\t65534\tREAD_ONLY')"
 run 0 volumes describe v1 --format='value(tieringPolicy.tierAction,tieringPolicy.coolingThresholdDays,serviceLevel,storagePool.basename())'
 out_is "$(printf 'ENABLED\t31\tPREMIUM\tp1')"
+run 0 volumes update v1 --tiering-policy=tier-action=enabled,cooling-threshold-days=7,retrieval-policy=on_read --format='value(tieringPolicy.retrievalPolicy,tieringPolicy.coolingThresholdDays)'
+out_is "$(printf 'ON_READ\t7')"
+run 2 volumes update v1 --tiering-policy=retrieval-policy=sometimes
+run 3 volumes update v1 --tiering-policy=tier-action=ENABLED,enable-hot-tier-bypass-mode=true
+err_has "FLEX"
+run 0 volumes describe v1 --format='value(coldTierSizeGib,hotTierSizeUsedGib)'
+out_is "$(printf '0\t0')"
 run 0 volumes describe v1 --format='value(mountOptions[0].exportFull,mountOptions[0].protocol)'
 out_is "$(printf '127.0.0.1:/v1\tNFSV3')"
 run 0 volumes create v2 --storage-pool=projects/p1/locations/us-east1/storagePools/p1 --capacity=100 \

@@ -116,6 +116,57 @@ START_TEST(test_totals)
 }
 END_TEST
 
+
+/* The cold tier: tieredBytes is a gauge (the last report), coldTierRead/
+ * WriteByteCount per-slot deltas of cumulative coldReadBytes/coldWriteBytes,
+ * pools sum their volumes; totals carry counters since the start. */
+static json_t *cold_entry(const char *name, long long cold, long long crb, long long cwb)
+{
+	json_t *e = entry(name, 0, 0, 0);
+
+	json_object_set_new(e, "coldBytes", json_integer(cold));
+	json_object_set_new(e, "coldReadBytes", json_integer(crb));
+	json_object_set_new(e, "coldWriteBytes", json_integer(cwb));
+	return e;
+}
+
+START_TEST(test_cold_tier)
+{
+	struct srv_series *s = NULL;
+	json_t *pts, *t, *e;
+	size_t i;
+	int seen = 0;
+
+	ck_assert_int_eq(srv_series_new(&s), AQ_OK);
+	report(s, "nodes/n1", cold_entry(VOL, 0, 100, 1000), T0);                 /* baseline */
+	report(s, "nodes/n1", cold_entry(VOL, 4096, 600, 5000), T0 + 2000);       /* +500, +4000 */
+	report(s, "nodes/n1", cold_entry(VOL, 8192, 700, 5000), T0 + 12000);      /* next slot: +100 */
+	report(s, "nodes/n1", cold_entry("projects/p/locations/l/volumes/w", 1024, 0, 0), T0 + 12500);
+	pts = srv_series_points(s, SRV_SERIES_VOLUME, VOL, 600, T0 + 15000);
+	ck_assert_int_eq(json_array_size(pts), 2);
+	ck_assert_int_eq(sum(pts, "coldTierReadByteCount"), 600);
+	ck_assert_int_eq(sum(pts, "coldTierWriteByteCount"), 4000);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(pts, 0), "tieredBytes")), "4096");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(pts, 1), "tieredBytes")), "8192");
+	json_decref(pts);
+	pts = srv_series_points(s, SRV_SERIES_POOL, POOL, 600, T0 + 15000);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(pts, 1), "tieredBytes")), "9216");
+	json_decref(pts);
+	t = srv_series_totals(s, T0 + 15000);
+	json_array_foreach(t, i, e) {
+		if (strcmp(json_string_value(json_object_get(e, "name")), VOL) != 0)
+			continue;
+		seen++;
+		ck_assert_int_eq(json_integer_value(json_object_get(e, "tieredBytes")), 8192);
+		ck_assert_int_eq(json_integer_value(json_object_get(e, "coldReadBytes")), 600);
+		ck_assert_int_eq(json_integer_value(json_object_get(e, "coldWriteBytes")), 4000);
+	}
+	ck_assert_int_eq(seen, 1);
+	json_decref(t);
+	srv_series_free(s);
+}
+END_TEST
+
 START_TEST(test_window)
 {
 	int w = 0;
@@ -149,6 +200,7 @@ int main(void)
 	tcase_add_test(tc, test_deltas);
 	tcase_add_test(tc, test_totals);
 	tcase_add_test(tc, test_window);
+	tcase_add_test(tc, test_cold_tier);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
