@@ -319,7 +319,7 @@ AGENT_NFS_PORT=
 
 # aq_agent_start DIR NODE LOCATION SHELF JOIN_TOKEN [CEILING_MIBPS]: start an
 # aquifer-agent joined to $AQ_URL with its state in DIR/NODE; wait until the
-# node is READY. $AQ_AGENT_ARGS (word-split) adds flags. Sets AGENT_PID, AGENT_API_PORT, AGENT_NFS_PORT.
+# node is READY. The array AQ_AGENT_ARGS adds flags (--ca-file F, --tier-day-seconds N). Sets AGENT_PID, AGENT_API_PORT, AGENT_NFS_PORT.
 aq_agent_start() {
 	local dir=$1 node=$2 loc=$3 shelf=$4 join=$5 ceiling=${6:-}
 	local args try
@@ -333,9 +333,6 @@ aq_agent_start() {
 			--listen "127.0.0.1:$AGENT_API_PORT" --nfs-listen "127.0.0.1:$AGENT_NFS_PORT"
 			--state-dir "$dir/$node/state" "${AQ_AGENT_ARGS[@]}")
 		[ -n "$ceiling" ] && args+=(--throughput-mibps "$ceiling")
-		# extra agent flags a test needs (e.g. AQ_AGENT_ARGS="--tier-day-seconds 1")
-		# shellcheck disable=SC2206
-		[ -n "${AQ_AGENT_ARGS:-}" ] && args+=($AQ_AGENT_ARGS)
 		"$AQUIFER_AGENT" "${args[@]}" >>"$dir/$node/agent.log" 2>&1 &
 		AGENT_PID=$!
 		AQ_PIDS+=("$AGENT_PID")

@@ -47,7 +47,8 @@ tier_case() {
 	aq_req POST "/v1/locations?locationId=$loc" "{\"coldStore\":$store}"
 	expect_status 200 "$loc: location with its coldStore"
 	join=$(aq_join_token "$loc")
-	AQ_AGENT_ARGS="--tier-day-seconds 1" aq_agent_start "$D" "node-$loc" "$loc" "$AQ_TMP/shelf-$loc" "$join" 100000 ||
+	AQ_AGENT_ARGS=(--tier-day-seconds 1)
+	aq_agent_start "$D" "node-$loc" "$loc" "$AQ_TMP/shelf-$loc" "$join" 100000 ||
 		{ aq_failed "$loc: agent starts"; return 1; }
 	aq_req POST "$PL/storagePools?storagePoolId=tp" '{"serviceLevel":"PREMIUM","capacityGib":"2048","allowAutoTiering":true}'
 	expect_status 200 "$loc: PREMIUM pool with allowAutoTiering"
