@@ -1708,7 +1708,7 @@ int tier_set_store(struct tier *t, const struct obj_cfg *cfg)
 	return 0;
 }
 
-int tier_set_volumes(struct tier *t, const struct tier_vol_cfg *cfg, size_t n)
+int tier_set_volumes(struct tier *t, const struct tier_vol_cfg *cfg, size_t n, int *rcs)
 {
 	struct tier_vol **nv = calloc(n ? n : 1, sizeof(*nv)), **old = NULL;
 	struct tier_store *s = tier_store_get(t);
@@ -1721,7 +1721,10 @@ int tier_set_volumes(struct tier *t, const struct tier_vol_cfg *cfg, size_t n)
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct tier_vol *v;
+		int vrc;
 
+		if (rcs)
+			rcs[i] = 0;
 		if (cfg[i].action == TIER_OFF)
 			continue;
 		if ((v = tier_vol_find(t, cfg[i].fsid)) != NULL) {
@@ -1731,8 +1734,12 @@ int tier_set_volumes(struct tier *t, const struct tier_vol_cfg *cfg, size_t n)
 			v->cfg.bypass = cfg[i].bypass;
 			v->cfg.retrieval = cfg[i].retrieval;
 			pthread_mutex_unlock(&v->mu);
-		} else if ((rc = tier_vol_open(t, &cfg[i], &v)) != 0) {
-			goto out;
+		} else if ((vrc = tier_vol_open(t, &cfg[i], &v)) != 0) {
+			if (rcs)
+				rcs[i] = vrc;
+			if (!rc)
+				rc = vrc;
+			continue; /* left out; the others go on */
 		} else if (s) {
 			tier_gc(v, s); /* recovery: objects of unfinished moves go */
 		}
@@ -1745,7 +1752,6 @@ int tier_set_volumes(struct tier *t, const struct tier_vol_cfg *cfg, size_t n)
 	t->nvols = m;
 	nv = NULL;
 	pthread_rwlock_unlock(&t->lk);
-out:
 	tier_store_put(s);
 	vols_put(nv, m);
 	vols_put(old, nold);

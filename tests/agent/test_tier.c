@@ -55,7 +55,7 @@ static void tier_up(void)
 	snprintf(oc.path, sizeof(oc.path), "%s/cold", tmp);
 	ck_assert_int_eq(tier_new(&tc, &T), 0);
 	ck_assert_int_eq(tier_set_store(T, &oc), 0);
-	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1), 0);
+	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0);
 	vol_store_set_tier(S, tier_ops(), T);
 }
 
@@ -182,7 +182,7 @@ static blkcnt_t blocks(const char *name)
 static void set_policy(enum tier_retrieval r)
 {
 	tcfg.retrieval = r;
-	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1), 0);
+	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0);
 }
 
 START_TEST(test_ages_and_goes_cold)
@@ -304,7 +304,7 @@ START_TEST(test_bypass)
 	struct vol_obj o;
 
 	tcfg.bypass = true;
-	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1), 0);
+	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0);
 	o = make_file("f", 2 * MIB + 10);
 	tier_drain(T); /* the thread's work, without waiting a day */
 	ck_assert_uint_eq(cold(), 2 * MIB);
@@ -444,7 +444,7 @@ START_TEST(test_restart_and_recovery)
 
 		/* Before recovery the scan sees the orphan. */
 		ck_assert_int_eq(tier_new(&tc, &T), 0);
-		ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1), 0); /* no store yet: nothing deleted */
+		ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0); /* no store yet: nothing deleted */
 		struct obj_cfg oc = {.kind = OBJ_DIRECTORY};
 
 		snprintf(oc.path, sizeof(oc.path), "%s/cold", tmp);
