@@ -201,6 +201,14 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	/* The cold store first: recovery of newly tiered volumes needs it. */
 	if (apply_cold_store(a, intent, &cold, &cwhy) != AQ_OK) {
 		fprintf(stderr, "aquifer-agent: cold store not changed: %s\n", cwhy.text);
+	} else if (memcmp(&cold, &a->cold, sizeof(cold)) != 0 && a->cold.kind && tier_cold_total(a->tier)) {
+		/* The records name objects in the store in use: switching now
+		 * would leave cold data unreadable. Moving data between stores
+		 * is not implemented. */
+		fprintf(stderr, "aquifer-agent: cold store change refused: volumes hold data in %s\n",
+			a->cold.kind == OBJ_S3 ? a->cold.endpoint : a->cold.path);
+		snprintf(a->last_error, sizeof(a->last_error),
+			 "cold store change refused: tiered volumes still hold data in the current store");
 	} else if (memcmp(&cold, &a->cold, sizeof(cold)) != 0) {
 		int crc = tier_set_store(a->tier, &cold);
 

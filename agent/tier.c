@@ -542,7 +542,24 @@ static void tier_flush_heat(struct tier_vol *v)
 	size_t n = 0, cap = 0;
 
 	pthread_mutex_lock(&v->mu);
-	for (size_t i = 0; i < TIER_HASH; i++)
+	for (size_t i = 0; i < TIER_HASH; i++) {
+		/* Files no pass named (under 1 MiB, or the volume is paused)
+		 * are forgotten: their counters only matter to a pass running
+		 * now (which sees the entry's serial change and backs off), and
+		 * their temperature falls back to the mtime day. */
+		for (struct tier_file **pp = &v->hash[i]; *pp;) {
+			struct tier_file *f = *pp;
+			bool idle = !f->fid[0] && !f->inflight;
+
+			for (uint32_t c = 0; idle && c < f->n; c++)
+				idle = f->state[c] == CH_HOT;
+			if (idle) {
+				*pp = f->next;
+				file_free(f);
+			} else {
+				pp = &f->next;
+			}
+		}
 		for (struct tier_file *f = v->hash[i]; f; f = f->next) {
 			if (!f->dirty || !f->fid[0])
 				continue;
@@ -565,6 +582,7 @@ static void tier_flush_heat(struct tier_vol *v)
 			}
 			f->recorded = true;
 		}
+	}
 done:
 	pthread_mutex_unlock(&v->mu);
 	if (n && db_begin(v) == 0) {
@@ -1815,6 +1833,17 @@ int tier_destroy_volume(struct tier *t, uint64_t fsid, const char *state_dir)
 	keylist_free(&l);
 	tier_store_put(s);
 	return rc;
+}
+
+uint64_t tier_cold_total(struct tier *t)
+{
+	uint64_t sum = 0;
+
+	pthread_rwlock_rdlock(&t->lk);
+	for (size_t i = 0; i < t->nvols; i++)
+		sum += atomic_load(&t->vols[i]->cold_bytes);
+	pthread_rwlock_unlock(&t->lk);
+	return sum;
 }
 
 int tier_stats(struct tier *t, uint64_t fsid, struct tier_stats *out)

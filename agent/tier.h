@@ -86,6 +86,8 @@ void tier_free(struct tier *t);
 const struct vol_tier_ops *tier_ops(void);
 /* Replace the cold store (NULL cfg: keep none). Takes effect at once. */
 int tier_set_store(struct tier *t, const struct obj_cfg *cfg);
+/* Bytes of all tiered volumes that live only in the cold store. */
+uint64_t tier_cold_total(struct tier *t);
 /* Replace the set of tiered volumes (action TIER_OFF entries are ignored).
  * Volumes that stay keep their state; new ones open their database and
  * run recovery. A volume whose database cannot be opened is left out (its
