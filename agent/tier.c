@@ -108,7 +108,8 @@ struct tier {
 	char down_why[160];
 	/* thread */
 	pthread_t thr;
-	bool running, stopping;
+	bool running;
+	atomic_bool stopping;       /* also ends a pass early */
 	pthread_mutex_t tmu;
 	pthread_cond_t tcv;
 	bool kick;
@@ -1445,7 +1446,7 @@ static int pass_file(struct tier_vol *v, struct tier_store *s, int dirfd, const 
 	pthread_mutex_unlock(&v->mu);
 	if (old[0])
 		drop_records(v, old, keys, idx, nstale, true);
-	for (uint32_t c = 0; f && c < nfull && rc == 0; c++) {
+	for (uint32_t c = 0; f && c < nfull && rc == 0 && !atomic_load(&v->t->stopping); c++) {
 		uint32_t snap, d;
 
 		pthread_mutex_lock(&v->mu);
@@ -1480,7 +1481,7 @@ static int pass_dir(struct tier_vol *v, struct tier_store *s, int dirfd, uint32_
 		close(dirfd);
 		return 0;
 	}
-	while (rc == 0 && (de = readdir(d)) != NULL) {
+	while (rc == 0 && !atomic_load(&v->t->stopping) && (de = readdir(d)) != NULL) {
 		struct stat st;
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
