@@ -48,12 +48,18 @@ cat > "$out/corpus_obj_xml/seed_error" <<'XML'
 <?xml version="1.0" encoding="UTF-8"?>
 <Error><Code>SlowDown</Code><Message>Please reduce your request rate &lt;now&gt;.</Message><RequestId>x</RequestId></Error>
 XML
+mkdir -p "$out/corpus_s3lite_req"
+printf 'GET /bkt/a/b%%2Fc?list-type=2&prefix=a%%2F&max-keys=10 HTTP/1.1\r\nHost: 127.0.0.1:9000\r\nRange: bytes=10-20\r\nx-amz-date: 20261130T010000Z\r\nx-amz-content-sha256: UNSIGNED-PAYLOAD\r\nAuthorization: AWS4-HMAC-SHA256 Credential=AK/20261130/us-east-1/s3/aws4_request, SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, Signature=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\r\n\r\n' \
+	> "$out/corpus_s3lite_req/seed_get"
+printf 'PUT /bkt/k HTTP/1.1\r\nContent-Length: 3\r\nExpect: 100-continue\r\nConnection: close\r\nContent-MD5: kAFQmDzST7DWlj99KOF/cg==\r\n\r\nabc' \
+	> "$out/corpus_s3lite_req/seed_put"
 
 rc=0
-for h in rpc args fh obj_xml; do
+for h in rpc args fh obj_xml s3lite_req; do
 	echo "== fuzz_$h: building"
 	hlib=$lib
 	[ "$h" = obj_xml ] && hlib="$top/agent/obj_xml.c"
+	[ "$h" = s3lite_req ] && hlib="$top/bench/tier/s3lite_req.c"
 	# shellcheck disable=SC2086
 	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $hlib $crypto -lpthread
 	mkdir -p "$out/corpus_$h"

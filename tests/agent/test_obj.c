@@ -7,6 +7,9 @@
  *   AQ_OBJ_S3_PID      s3rver's PID (SIGSTOP/SIGCONT for the timeout case)
  *   AQ_OBJ_PROXY_PID   aq-latproxy's PID (SIGUSR1: down / up)
  *   AQ_OBJ_PROXY_LOG   aq-latproxy's --log file (SigV4 headers)
+ *   AQ_OBJ_S3_ACCESS_KEY, AQ_OBJ_S3_SECRET_KEY   credentials (default S3RVER)
+ *   AQ_OBJ_S3_VERIFIES_SIGV4=1   the store checks signatures (aq-s3lite, not
+ *                      s3rver): a wrong secret must give -EACCES
  * Common cases: whole and ranged reads, reads at and past the end, 64
  * ranges in parallel, head, delete (also of a missing object), paged list
  * with prefix, overwrite, rejected keys and configs, counters. S3 only:
@@ -24,6 +27,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -52,8 +56,8 @@ static struct obj_cfg base_cfg(void)
 		c.kind = OBJ_S3;
 		snprintf(c.endpoint, sizeof c.endpoint, "%s", s3_endpoint);
 		snprintf(c.bucket, sizeof c.bucket, "aq-test");
-		snprintf(c.access_key, sizeof c.access_key, "S3RVER");
-		snprintf(c.secret_key, sizeof c.secret_key, "S3RVER");
+		snprintf(c.access_key, sizeof c.access_key, "%s", getenv("AQ_OBJ_S3_ACCESS_KEY") ? getenv("AQ_OBJ_S3_ACCESS_KEY") : "S3RVER");
+		snprintf(c.secret_key, sizeof c.secret_key, "%s", getenv("AQ_OBJ_S3_SECRET_KEY") ? getenv("AQ_OBJ_S3_SECRET_KEY") : "S3RVER");
 	} else {
 		c.kind = OBJ_DIRECTORY;
 		snprintf(c.path, sizeof c.path, "%s/store", dir_root);
@@ -473,6 +477,42 @@ START_TEST(s3_down_is_eagain)
 }
 END_TEST
 
+/* Until every thread of pid is stopped (max ~2 s). SIGSTOP stops a
+ * multithreaded store (aq-s3lite) only once one of its threads runs the
+ * group stop; until then another thread may still answer a request. */
+static void wait_stopped(pid_t pid)
+{
+	char path[64], line[512];
+
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	for (int i = 0; i < 200; i++) {
+		DIR *d = opendir(path);
+		struct dirent *de;
+		int running = 0;
+
+		ck_assert_ptr_nonnull(d);
+		while ((de = readdir(d)) != NULL) {
+			char stat[320];
+			const char *rp;
+			FILE *f;
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(stat, sizeof stat, "%s/%s/stat", path, de->d_name);
+			if (!(f = fopen(stat, "r")))
+				continue;  /* thread gone */
+			if (fgets(line, sizeof line, f) && (rp = strrchr(line, ')')) != NULL && rp[1] == ' ' && rp[2] != 'T' &&
+			    rp[2] != 't')
+				running = 1;
+			fclose(f);
+		}
+		closedir(d);
+		if (!running)
+			return;
+		usleep(10000);
+	}
+	ck_abort_msg("pid %d did not stop", (int)pid);
+}
+
 START_TEST(s3_hang_times_out)
 {
 	pid_t s3 = env_pid("AQ_OBJ_S3_PID");
@@ -487,6 +527,7 @@ START_TEST(s3_hang_times_out)
 	ck_assert_int_eq(obj_ensure_bucket(s), 0);
 	ck_assert_int_eq(obj_put(s, "hang/x", "abc", 3), 0);
 	ck_assert_int_eq(kill(s3, SIGSTOP), 0);
+	wait_stopped(s3);
 	double t0 = now_s();
 	int rc = obj_get(s, "hang/x", 0, buf, 3, &got);
 	double el = now_s() - t0;
@@ -512,6 +553,41 @@ START_TEST(s3_wrong_key_is_eacces)
 	ck_assert_int_eq(obj_get(s, "acc/x", 0, buf, 3, &got), -EACCES);
 	obj_last_error(s, err, sizeof err);
 	ck_assert_msg(strstr(err, "403") != NULL, "last error: %s", err);
+	obj_close(s);
+}
+END_TEST
+
+/* Only against a store that verifies signatures (aq-s3lite): the right
+ * access key with a wrong secret is refused (403 SignatureDoesNotMatch),
+ * while the right secret works on the same store. */
+START_TEST(s3_wrong_secret_is_eacces)
+{
+	struct obj_cfg c = base_cfg();
+	struct obj_store *s = NULL;
+	char buf[4], err[256];
+	size_t got, n = 0;
+	uint64_t size;
+
+	ck_assert_int_eq(obj_open(&c, &s), 0);
+	ck_assert_int_eq(obj_ensure_bucket(s), 0);
+	ck_assert_int_eq(obj_put(s, "sec/x", "abc", 3), 0);
+	obj_close(s);
+	s = NULL;
+	snprintf(c.secret_key, sizeof c.secret_key, "%s-wrong", base_cfg().secret_key);
+	ck_assert_int_eq(obj_open(&c, &s), 0);
+	ck_assert_int_eq(obj_put(s, "sec/y", "abc", 3), -EACCES);
+	ck_assert_int_eq(obj_get(s, "sec/x", 0, buf, 3, &got), -EACCES);
+	ck_assert_int_eq(obj_list(s, "sec/", count_cb, &n), -EACCES);
+	ck_assert_int_eq(obj_delete(s, "sec/x"), -EACCES);
+	obj_last_error(s, err, sizeof err);
+	ck_assert_msg(strstr(err, "403") != NULL, "last error: %s", err);
+	obj_close(s);
+	/* nothing changed: x is still there with its bytes, y never came */
+	s = open_store();
+	ck_assert_int_eq(obj_get(s, "sec/x", 0, buf, 3, &got), 0);
+	ck_assert_uint_eq(got, 3);
+	ck_assert_int_eq(memcmp(buf, "abc", 3), 0);
+	ck_assert_int_eq(obj_head(s, "sec/y", &size), -ENOENT);
 	obj_close(s);
 }
 END_TEST
@@ -1036,6 +1112,8 @@ int main(void)
 		tcase_add_test(tc, s3_down_is_eagain);
 		tcase_add_test(tc, s3_hang_times_out);
 		tcase_add_test(tc, s3_wrong_key_is_eacces);
+		if (getenv("AQ_OBJ_S3_VERIFIES_SIGV4") && strcmp(getenv("AQ_OBJ_S3_VERIFIES_SIGV4"), "1") == 0)
+			tcase_add_test(tc, s3_wrong_secret_is_eacces);
 		tcase_add_test(tc, s3_requests_are_sigv4);
 		tcase_add_test(tc, s3_keeps_connections);
 	} else {

@@ -15,6 +15,18 @@
 #                            port) with its data in DIR, wait until it
 #                            answers; sets AQ_S3_PID, AQ_S3_PORT, AQ_S3_ENDPOINT
 #   aq_s3_stop               stop it (by PID) and wait for it
+#   aq_s3lite_start DIR [PORT]   start aq-s3lite (bench/tier/aq-s3lite:
+#                            a fast S3-API server that VERIFIES SigV4) on
+#                            127.0.0.1:PORT (default: a free port) over
+#                            DIR/data, log in DIR/s3lite.log; sets AQ_S3_PID,
+#                            AQ_S3_PORT, AQ_S3_ENDPOINT like aq_s3_start and
+#                            exports AQ_S3_ACCESS_KEY / AQ_S3_SECRET_KEY
+#                            (AQ-S3LITE-KEY / its own secret). Needs
+#                            AQ_S3LITE or $AQ_BUILDDIR/bench/tier/aq-s3lite.
+#                            aq_s3_stop / pause / resume / cleanup work on it.
+#                            AQ_S3LITE_ARGS: more flags, e.g. "--log FILE".
+#                            (It overwrites the S3RVER values: set them back
+#                            before aq_s3_start in the same shell.)
 #   aq_s3_pause / aq_s3_resume   SIGSTOP / SIGCONT: a store that accepts
 #                            connections but never answers
 #   aq_proxy_start TO_PORT LATENCY_MS [LOG]   start aq-latproxy in front of
@@ -81,6 +93,32 @@ aq_s3_start() {
 		aq_s3_stop
 		return 1
 	fi
+}
+
+aq_s3lite_start() {
+	local dir=$1 port=${2:-} tries
+	local bin=${AQ_S3LITE:-${AQ_BUILDDIR:-$AQ_SRC}/bench/tier/aq-s3lite}
+	[ -x "$bin" ] || { echo "no aq-s3lite at $bin (make first, or set AQ_S3LITE)" >&2; return 1; }
+	mkdir -p "$dir/data"
+	export AQ_S3_ACCESS_KEY=AQ-S3LITE-KEY
+	export AQ_S3_SECRET_KEY=aq-s3lite-secret/Only+For+Loopback
+	for tries in 1 2 3 4 5; do
+		[ -n "${2:-}" ] || port=$(_aq_s3_pick_port) || return 1
+		# shellcheck disable=SC2086 # AQ_S3LITE_ARGS: extra flags, split on purpose
+		"$bin" --listen "127.0.0.1:$port" --root "$dir/data" --access-key "$AQ_S3_ACCESS_KEY" \
+			--secret-key "$AQ_S3_SECRET_KEY" ${AQ_S3LITE_ARGS:-} >>"$dir/s3lite.log" 2>&1 &
+		AQ_S3_PID=$!
+		AQ_S3_PORT=$port
+		AQ_S3_ENDPOINT=http://127.0.0.1:$port
+		if _aq_wait_http "$AQ_S3_ENDPOINT/" "$AQ_S3_PID"; then
+			return 0
+		fi
+		aq_s3_stop
+		[ -z "${2:-}" ] || break  # the caller's port: no other to try
+	done
+	echo "aq-s3lite did not start on 127.0.0.1:$port:" >&2
+	tail -20 "$dir/s3lite.log" >&2
+	return 1
 }
 
 aq_s3_stop() {
