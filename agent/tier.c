@@ -219,6 +219,18 @@ static bool tier_is_down(struct tier *t)
 	return d;
 }
 
+/* Seconds the store has been unreachable (0: it is fine). */
+static time_t tier_down_for(struct tier *t)
+{
+	time_t d = 0;
+
+	pthread_mutex_lock(&t->hmu);
+	if (t->down)
+		d = time(NULL) - t->down_since + 1;
+	pthread_mutex_unlock(&t->hmu);
+	return d;
+}
+
 static void tier_vol_unref(struct tier_vol *v);
 
 static struct tier_vol *tier_vol_find(struct tier *t, uint64_t fsid)
@@ -630,9 +642,10 @@ static int tier_fetch(struct tier_vol *v, const char *key, uint64_t off, void *b
 {
 	double end = mono_ms() + TIER_COLD_DEADLINE_MS, wait = 50;
 
-	/* Known down (the tier thread probes it every second): answer at once,
-	 * so cold reads do not tie up the NFS workers hot reads need. */
-	if (tier_is_down(v->t))
+	/* Down for longer than a read may wait (the tier thread probes it every
+	 * second): answer at once, so cold reads do not tie up the NFS workers
+	 * hot reads need. A store that just failed once is retried as usual. */
+	if (tier_down_for(v->t) > TIER_COLD_DEADLINE_MS / 1000)
 		return -ETIMEDOUT;
 	for (;;) {
 		struct tier_store *s = tier_store_get(v->t);
