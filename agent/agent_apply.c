@@ -176,11 +176,13 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	int64_t gen = api_json_int64(intent, "generation", -1);
 	struct vol_export_cfg *cfg = NULL;
 	struct tier_vol_cfg *tv = NULL;
+	const json_t **vj = NULL;
+	int *trc = NULL;
 	struct obj_cfg cold;
 	aq_msg cwhy = { "" };
 	char tdir[1100];
 	json_t *failed = json_array();
-	size_t i, n = json_array_size(vols), used = 0;
+	size_t i, k, n = json_array_size(vols), used = 0;
 	int rc = AQ_OK;
 
 	if (gen < 0 || !json_is_array(vols))
@@ -190,13 +192,23 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 		goto out; /* a stale push: the newer state stays */
 	cfg = calloc(n ? n : 1, sizeof(*cfg));
 	tv = calloc(n ? n : 1, sizeof(*tv));
-	if (!cfg || !tv) {
+	vj = calloc(n ? n : 1, sizeof(*vj));
+	trc = calloc(n ? n : 1, sizeof(*trc));
+	if (!cfg || !tv || !vj || !trc) {
 		rc = AQ_ENOMEM;
 		goto out;
 	}
 	/* The cold store first: recovery of newly tiered volumes needs it. */
 	if (apply_cold_store(a, intent, &cold, &cwhy) != AQ_OK) {
 		fprintf(stderr, "aquifer-agent: cold store not changed: %s\n", cwhy.text);
+	} else if (memcmp(&cold, &a->cold, sizeof(cold)) != 0 && a->cold.kind && tier_cold_total(a->tier)) {
+		/* The records name objects in the store in use: switching now
+		 * would leave cold data unreadable. Moving data between stores
+		 * is not implemented. */
+		fprintf(stderr, "aquifer-agent: cold store change refused: volumes hold data in %s\n",
+			a->cold.kind == OBJ_S3 ? a->cold.endpoint : a->cold.path);
+		snprintf(a->last_error, sizeof(a->last_error),
+			 "cold store change refused: tiered volumes still hold data in the current store");
 	} else if (memcmp(&cold, &a->cold, sizeof(cold)) != 0) {
 		int crc = tier_set_store(a->tier, &cold);
 
@@ -211,15 +223,27 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 		aq_msg why = { "" };
 
 		if (apply_volume(a, v, &cfg[used], &tv[used], &why) == AQ_OK) {
-			used++;
+			vj[used++] = v;
 			continue;
 		}
 		fprintf(stderr, "aquifer-agent: not serving %s: %s\n", api_json_str(v, "name", "?"), why.text);
 		json_array_append_new(failed, json_pack("{s:s,s:s}", "name", api_json_str(v, "name", ""), "error", why.text));
 	}
 	/* Tiering before exports: a served volume always finds its tier map. */
-	if ((rc = tier_set_volumes(a->tier, tv, used)) != 0)
-		fprintf(stderr, "aquifer-agent: cold tier: %s\n", strerror(-rc));
+	tier_set_volumes(a->tier, tv, used, trc);
+	for (i = 0, k = 0; i < used; i++) { /* not served without its tier map */
+		if (trc[i] != 0) {
+			char why[300];
+
+			snprintf(why, sizeof(why), "volume %s: cannot open its tier map in %s: %s",
+				 api_json_str(vj[i], "name", "?"), tv[i].state_dir, strerror(-trc[i]));
+			fprintf(stderr, "aquifer-agent: not serving %s\n", why);
+			json_array_append_new(failed, json_pack("{s:s,s:s}", "name", api_json_str(vj[i], "name", ""), "error", why));
+			continue;
+		}
+		cfg[k++] = cfg[i];
+	}
+	used = k;
 	if ((rc = nfs_srv_set_exports(a->nfs, cfg, used)) != 0) {
 		rc = aq_fail(msg, AQ_EINVAL, "the NFS server refused the export set: %s", strerror(-rc));
 		goto out;
@@ -255,5 +279,7 @@ out:
 	json_decref(failed);
 	free(cfg);
 	free(tv);
+	free(vj);
+	free(trc);
 	return rc;
 }

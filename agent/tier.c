@@ -108,7 +108,8 @@ struct tier {
 	char down_why[160];
 	/* thread */
 	pthread_t thr;
-	bool running, stopping;
+	bool running;
+	atomic_bool stopping;       /* also ends a pass early */
 	pthread_mutex_t tmu;
 	pthread_cond_t tcv;
 	bool kick;
@@ -214,6 +215,18 @@ static bool tier_is_down(struct tier *t)
 
 	pthread_mutex_lock(&t->hmu);
 	d = t->down;
+	pthread_mutex_unlock(&t->hmu);
+	return d;
+}
+
+/* Seconds the store has been unreachable (0: it is fine). */
+static time_t tier_down_for(struct tier *t)
+{
+	time_t d = 0;
+
+	pthread_mutex_lock(&t->hmu);
+	if (t->down)
+		d = time(NULL) - t->down_since + 1;
 	pthread_mutex_unlock(&t->hmu);
 	return d;
 }
@@ -542,7 +555,24 @@ static void tier_flush_heat(struct tier_vol *v)
 	size_t n = 0, cap = 0;
 
 	pthread_mutex_lock(&v->mu);
-	for (size_t i = 0; i < TIER_HASH; i++)
+	for (size_t i = 0; i < TIER_HASH; i++) {
+		/* Files no pass named (under 1 MiB, or the volume is paused)
+		 * are forgotten: their counters only matter to a pass running
+		 * now (which sees the entry's serial change and backs off), and
+		 * their temperature falls back to the mtime day. */
+		for (struct tier_file **pp = &v->hash[i]; *pp;) {
+			struct tier_file *f = *pp;
+			bool idle = !f->fid[0] && !f->inflight;
+
+			for (uint32_t c = 0; idle && c < f->n; c++)
+				idle = f->state[c] == CH_HOT;
+			if (idle) {
+				*pp = f->next;
+				file_free(f);
+			} else {
+				pp = &f->next;
+			}
+		}
 		for (struct tier_file *f = v->hash[i]; f; f = f->next) {
 			if (!f->dirty || !f->fid[0])
 				continue;
@@ -565,6 +595,7 @@ static void tier_flush_heat(struct tier_vol *v)
 			}
 			f->recorded = true;
 		}
+	}
 done:
 	pthread_mutex_unlock(&v->mu);
 	if (n && db_begin(v) == 0) {
@@ -611,9 +642,10 @@ static int tier_fetch(struct tier_vol *v, const char *key, uint64_t off, void *b
 {
 	double end = mono_ms() + TIER_COLD_DEADLINE_MS, wait = 50;
 
-	/* Known down (the tier thread probes it every second): answer at once,
-	 * so cold reads do not tie up the NFS workers hot reads need. */
-	if (tier_is_down(v->t))
+	/* Down for longer than a read may wait (the tier thread probes it every
+	 * second): answer at once, so cold reads do not tie up the NFS workers
+	 * hot reads need. A store that just failed once is retried as usual. */
+	if (tier_down_for(v->t) > TIER_COLD_DEADLINE_MS / 1000)
 		return -ETIMEDOUT;
 	for (;;) {
 		struct tier_store *s = tier_store_get(v->t);
@@ -1427,7 +1459,7 @@ static int pass_file(struct tier_vol *v, struct tier_store *s, int dirfd, const 
 	pthread_mutex_unlock(&v->mu);
 	if (old[0])
 		drop_records(v, old, keys, idx, nstale, true);
-	for (uint32_t c = 0; f && c < nfull && rc == 0; c++) {
+	for (uint32_t c = 0; f && c < nfull && rc == 0 && !atomic_load(&v->t->stopping); c++) {
 		uint32_t snap, d;
 
 		pthread_mutex_lock(&v->mu);
@@ -1462,7 +1494,7 @@ static int pass_dir(struct tier_vol *v, struct tier_store *s, int dirfd, uint32_
 		close(dirfd);
 		return 0;
 	}
-	while (rc == 0 && (de = readdir(d)) != NULL) {
+	while (rc == 0 && !atomic_load(&v->t->stopping) && (de = readdir(d)) != NULL) {
 		struct stat st;
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
@@ -1708,7 +1740,7 @@ int tier_set_store(struct tier *t, const struct obj_cfg *cfg)
 	return 0;
 }
 
-int tier_set_volumes(struct tier *t, const struct tier_vol_cfg *cfg, size_t n)
+int tier_set_volumes(struct tier *t, const struct tier_vol_cfg *cfg, size_t n, int *rcs)
 {
 	struct tier_vol **nv = calloc(n ? n : 1, sizeof(*nv)), **old = NULL;
 	struct tier_store *s = tier_store_get(t);
@@ -1721,7 +1753,10 @@ int tier_set_volumes(struct tier *t, const struct tier_vol_cfg *cfg, size_t n)
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct tier_vol *v;
+		int vrc;
 
+		if (rcs)
+			rcs[i] = 0;
 		if (cfg[i].action == TIER_OFF)
 			continue;
 		if ((v = tier_vol_find(t, cfg[i].fsid)) != NULL) {
@@ -1731,8 +1766,12 @@ int tier_set_volumes(struct tier *t, const struct tier_vol_cfg *cfg, size_t n)
 			v->cfg.bypass = cfg[i].bypass;
 			v->cfg.retrieval = cfg[i].retrieval;
 			pthread_mutex_unlock(&v->mu);
-		} else if ((rc = tier_vol_open(t, &cfg[i], &v)) != 0) {
-			goto out;
+		} else if ((vrc = tier_vol_open(t, &cfg[i], &v)) != 0) {
+			if (rcs)
+				rcs[i] = vrc;
+			if (!rc)
+				rc = vrc;
+			continue; /* left out; the others go on */
 		} else if (s) {
 			tier_gc(v, s); /* recovery: objects of unfinished moves go */
 		}
@@ -1745,7 +1784,6 @@ int tier_set_volumes(struct tier *t, const struct tier_vol_cfg *cfg, size_t n)
 	t->nvols = m;
 	nv = NULL;
 	pthread_rwlock_unlock(&t->lk);
-out:
 	tier_store_put(s);
 	vols_put(nv, m);
 	vols_put(old, nold);
@@ -1809,6 +1847,17 @@ int tier_destroy_volume(struct tier *t, uint64_t fsid, const char *state_dir)
 	keylist_free(&l);
 	tier_store_put(s);
 	return rc;
+}
+
+uint64_t tier_cold_total(struct tier *t)
+{
+	uint64_t sum = 0;
+
+	pthread_rwlock_rdlock(&t->lk);
+	for (size_t i = 0; i < t->nvols; i++)
+		sum += atomic_load(&t->vols[i]->cold_bytes);
+	pthread_rwlock_unlock(&t->lk);
+	return sum;
 }
 
 int tier_stats(struct tier *t, uint64_t fsid, struct tier_stats *out)

@@ -86,10 +86,14 @@ void tier_free(struct tier *t);
 const struct vol_tier_ops *tier_ops(void);
 /* Replace the cold store (NULL cfg: keep none). Takes effect at once. */
 int tier_set_store(struct tier *t, const struct obj_cfg *cfg);
+/* Bytes of all tiered volumes that live only in the cold store. */
+uint64_t tier_cold_total(struct tier *t);
 /* Replace the set of tiered volumes (action TIER_OFF entries are ignored).
  * Volumes that stay keep their state; new ones open their database and
- * run recovery. On error nothing changes. */
-int tier_set_volumes(struct tier *t, const struct tier_vol_cfg *v, size_t n);
+ * run recovery. A volume whose database cannot be opened is left out (its
+ * rcs[i] < 0 when rcs is given; the caller must not serve it, its cold
+ * data would read as holes); the first such error is returned. */
+int tier_set_volumes(struct tier *t, const struct tier_vol_cfg *v, size_t n, int *rcs);
 /* A volume was deleted: remove every object under its prefix and its
  * database folder. */
 int tier_destroy_volume(struct tier *t, uint64_t fsid, const char *state_dir);

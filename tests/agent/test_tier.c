@@ -11,6 +11,8 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +29,7 @@
 #define FSIZE (4 * MIB + 100)   /* four whole chunks and a hot tail */
 
 static char tmp[64];
-static double fake_now;
+static _Atomic long fake_now; /* seconds */
 static struct vol_store *S;
 static struct tier *T;
 static struct vol_export_cfg cfg;
@@ -37,7 +39,7 @@ static const struct vol_cred root = {0, 0, 0, {0}};
 static double clock_fake(void *arg)
 {
 	(void)arg;
-	return fake_now;
+	return (double)fake_now;
 }
 
 static uint8_t pat(uint64_t off)
@@ -53,7 +55,7 @@ static void tier_up(void)
 	snprintf(oc.path, sizeof(oc.path), "%s/cold", tmp);
 	ck_assert_int_eq(tier_new(&tc, &T), 0);
 	ck_assert_int_eq(tier_set_store(T, &oc), 0);
-	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1), 0);
+	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0);
 	vol_store_set_tier(S, tier_ops(), T);
 }
 
@@ -63,7 +65,7 @@ static void setup(void)
 
 	snprintf(tmp, sizeof(tmp), "/tmp/aqtier-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(tmp));
-	fake_now = (double)time(NULL);
+	fake_now = (long)time(NULL);
 	memset(&cfg, 0, sizeof(cfg));
 	snprintf(cfg.id, sizeof(cfg.id), "vol0");
 	snprintf(cfg.path, sizeof(cfg.path), "/v0");
@@ -180,7 +182,7 @@ static blkcnt_t blocks(const char *name)
 static void set_policy(enum tier_retrieval r)
 {
 	tcfg.retrieval = r;
-	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1), 0);
+	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0);
 }
 
 START_TEST(test_ages_and_goes_cold)
@@ -302,12 +304,97 @@ START_TEST(test_bypass)
 	struct vol_obj o;
 
 	tcfg.bypass = true;
-	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1), 0);
+	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0);
 	o = make_file("f", 2 * MIB + 10);
 	tier_drain(T); /* the thread's work, without waiting a day */
 	ck_assert_uint_eq(cold(), 2 * MIB);
 	set_policy(TIER_RET_NEVER);
 	check_bytes(&o, 0, 2 * MIB + 10);
+	vol_obj_cleanup(&o);
+}
+END_TEST
+
+/* A writer rewriting chunks with numbered versions while passes run;
+ * stop is set when it is done. */
+struct racer {
+	struct vol_obj *o;
+	int last[4];
+	atomic_bool stop;
+};
+
+static void fill_ver(uint8_t *b, int ver)
+{
+	for (size_t i = 0; i < MIB; i++)
+		b[i] = (uint8_t)(ver * 31 + (int)(i >> 9));
+}
+
+static void *race_writer(void *arg)
+{
+	struct racer *r = arg;
+	uint8_t *b = malloc(MIB);
+	int committed;
+
+	for (int it = 1; it <= 400; it++) {
+		int c = it % 4;
+
+		fill_ver(b, it);
+		if (vol_write(r->o, &root, (uint64_t)c * MIB + (uint64_t)(it % 3) * 1000, b, MIB / 2, 0, &committed) != 0)
+			break;
+		/* the rest of the chunk: write the whole chunk in two halves */
+		if (vol_write(r->o, &root, (uint64_t)c * MIB, b, MIB, 0, &committed) != 0)
+			break;
+		r->last[c] = it;
+		usleep(200);
+	}
+	free(b);
+	atomic_store(&r->stop, true);
+	return NULL;
+}
+
+START_TEST(test_write_races_pass)
+{
+	struct vol_obj o = make_file("f", 4 * MIB);
+	struct racer r = {.o = &o};
+	uint8_t *want = malloc(MIB), *got = malloc(MIB);
+	pthread_t th;
+	uint64_t most = 0;
+
+	set_policy(TIER_RET_NEVER);
+	ck_assert_int_eq(pthread_create(&th, NULL, race_writer, &r), 0);
+	/* Passes until the writer is done and three more: its last write of
+	 * each chunk races passes too. */
+	for (int after = 0; after < 3; after += atomic_load(&r.stop)) {
+		fake_now += 3 * DAY;
+		ck_assert_int_eq(tier_pass(T), 0);
+		if (cold() > most)
+			most = cold();
+	}
+	pthread_join(th, NULL);
+	ck_assert_msg(most > 0, "no pass moved anything while the writer ran");
+	for (int c = 0; c < 4; c++) {
+		size_t n = 0;
+		bool eof;
+
+		fill_ver(want, r.last[c]);
+		ck_assert_int_eq(vol_read(&o, &root, (uint64_t)c * MIB, got, MIB, &n, &eof), 0);
+		ck_assert_uint_eq(n, MIB);
+		ck_assert_msg(memcmp(want, got, MIB) == 0, "chunk %d lost write %d", c, r.last[c]);
+	}
+	/* and after everything went cold once more */
+	fake_now += 3 * DAY;
+	ck_assert_int_eq(tier_pass(T), 0);
+	ck_assert_uint_eq(cold(), 4 * MIB);
+	for (int c = 0; c < 4; c++) {
+		size_t n = 0;
+		bool eof;
+
+		fill_ver(want, r.last[c]);
+		ck_assert_int_eq(vol_read(&o, &root, (uint64_t)c * MIB, got, MIB, &n, &eof), 0);
+		ck_assert_msg(memcmp(want, got, MIB) == 0, "cold chunk %d lost write %d", c, r.last[c]);
+	}
+	ck_assert_int_eq(scan_num("orphansCount"), 0);
+	free(want);
+	free(got);
 	vol_obj_cleanup(&o);
 }
 END_TEST
@@ -357,7 +444,7 @@ START_TEST(test_restart_and_recovery)
 
 		/* Before recovery the scan sees the orphan. */
 		ck_assert_int_eq(tier_new(&tc, &T), 0);
-		ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1), 0); /* no store yet: nothing deleted */
+		ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0); /* no store yet: nothing deleted */
 		struct obj_cfg oc = {.kind = OBJ_DIRECTORY};
 
 		snprintf(oc.path, sizeof(oc.path), "%s/cold", tmp);
@@ -402,6 +489,7 @@ int main(void)
 	tcase_add_test(tc, test_policies);
 	tcase_add_test(tc, test_write_truncate_unlink);
 	tcase_add_test(tc, test_bypass);
+	tcase_add_loop_test(tc, test_write_races_pass, 0, 6);
 	tcase_add_test(tc, test_restart_and_recovery);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

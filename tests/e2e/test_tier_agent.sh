@@ -191,6 +191,13 @@ for _ in $(seq 50); do [ "$(vstat tierState)" = PAUSED ] && break; sleep 0.1; do
 expect_eq "store back: tierState recovers by itself" PAUSED "$(vstat tierState)"
 expect_eq "store back: tierDetails cleared" "" "$(vstat tierDetails)"
 
+# --- the cold store cannot change under cold data ---
+push "$(intent PAUSED NEVER "$(jq -nc --arg p "$AQ_TMP/other-store" '{directory: {path: $p}}')")"
+LASTERR=$(curl -s -H "Authorization: Bearer $SECRET" "http://127.0.0.1:$API/v1/status" | jq -r .lastError)
+ok "a cold store change is refused while data is cold ($LASTERR)" grep -q refused <<<"$LASTERR"
+ok "... and the cold data stays readable" read_big
+policy PAUSED NEVER
+
 # --- deleting the volume deletes its objects ---
 push "$(jq -nc --arg node "$NODE" --arg fsid "$FSID" --argjson cs "$COLDSTORE" '{node: $node, volumes: [],
 	coldStore: $cs, deletes: [{name: "projects/p/locations/east/volumes/tv", fsid: $fsid, dir: ("volumes/" + $fsid)}]}')"
