@@ -52,7 +52,7 @@ for p in aquiferd aquifer-agent aquifer; do
 done
 deps() { dpkg-deb -f "$(ls "$AQ_TMP/debs/$1_"*.deb | head -1)" Depends; }
 ok "aquiferd depends on adduser and its libraries" bash -c "grep -q adduser <<<'$(deps aquiferd)' && grep -q libsqlite3 <<<'$(deps aquiferd)'"
-ok "aquifer-agent needs no sqlite" bash -c "! grep -q sqlite <<<'$(deps aquifer-agent)'"
+ok "aquifer-agent depends on libsqlite3 (its cold-tier map) and libcurl" bash -c "grep -q libsqlite3 <<<'$(deps aquifer-agent)' && grep -q libcurl <<<'$(deps aquifer-agent)'"
 
 # install inside the chroot; no service may start (policy-rc.d says so too,
 # as on any chroot), the dependencies come from the mirror, cached
