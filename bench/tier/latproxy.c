@@ -25,6 +25,7 @@
  * SIGTERM / SIGINT end it.
  */
 #define _GNU_SOURCE
+#include "bench/tier/tb_addr.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -59,26 +60,6 @@ static FILE *lp_log;
 static pthread_mutex_t lp_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lp_conn *lp_conns;  /* open connections, under lp_lock */
 static unsigned long lp_conn_seq;  /* main thread only */
-
-static int parse_addr(const char *s, struct sockaddr_in *a)
-{
-	char host[64];
-	const char *colon = strrchr(s, ':');
-	char *end;
-	long port;
-
-	if (!colon || (size_t)(colon - s) >= sizeof host)
-		return -1;
-	memcpy(host, s, (size_t)(colon - s));
-	host[colon - s] = '\0';
-	port = strtol(colon + 1, &end, 10);
-	if (*end || port <= 0 || port > 65535)
-		return -1;
-	memset(a, 0, sizeof *a);
-	a->sin_family = AF_INET;
-	a->sin_port = htons((uint16_t)port);
-	return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -1;
-}
 
 static int listen_on(void)
 {
@@ -308,8 +289,8 @@ int main(int argc, char **argv)
 	}
 	char *end;
 	unsigned long lat = strtoul(lat_s, &end, 10);
-	if (!listen_s || !to_s || *end || lat > 60000 || parse_addr(listen_s, &lp_listen_addr) != 0 ||
-	    parse_addr(to_s, &lp_to_addr) != 0)
+	if (!listen_s || !to_s || *end || lat > 60000 || tb_parse_addr(listen_s, &lp_listen_addr) != 0 ||
+	    tb_parse_addr(to_s, &lp_to_addr) != 0)
 		usage();
 	lp_latency_ms = (unsigned)lat;
 	if (log_s && !(lp_log = fopen(log_s, "a"))) {

@@ -34,6 +34,7 @@
  * (fuzzed by fuzz/fuzz_s3lite_req.c).
  */
 #define _GNU_SOURCE
+#include "bench/tier/tb_addr.h"
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -1302,26 +1303,6 @@ static void usage(void)
 	exit(2);
 }
 
-static int parse_addr(const char *s, struct sockaddr_in *a)
-{
-	char host[64];
-	const char *colon = strrchr(s, ':');
-	char *end;
-	long port;
-
-	if (!colon || (size_t)(colon - s) >= sizeof host)
-		return -1;
-	memcpy(host, s, (size_t)(colon - s));
-	host[colon - s] = '\0';
-	port = strtol(colon + 1, &end, 10);
-	if (*end || port <= 0 || port > 65535)
-		return -1;
-	memset(a, 0, sizeof *a);
-	a->sin_family = AF_INET;
-	a->sin_port = htons((uint16_t)port);
-	return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -1;
-}
-
 /* DIR/.tmp: leftovers of PUTs cut short by a crash are never visible; drop them. */
 static int tmp_open(void)
 {
@@ -1381,7 +1362,7 @@ int main(int argc, char **argv)
 	if (!listen_s || !cfg.root || !cfg.ak || !cfg.sk || !*cfg.ak || !*cfg.sk || strlen(cfg.sk) > 256 ||
 	    strchr(cfg.ak, '/') || !*cfg.region || strlen(cfg.region) > 64)
 		usage();
-	if (parse_addr(listen_s, &cfg.addr) != 0) {
+	if (tb_parse_addr(listen_s, &cfg.addr) != 0) {
 		fprintf(stderr, "aq-s3lite: bad --listen %s (want IPv4:PORT)\n", listen_s);
 		return 2;
 	}
