@@ -5,6 +5,8 @@
  * (`aquiferd routes`). */
 #include "server/srv_internal.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PL "/v1/projects/*/locations/*"
@@ -92,35 +94,73 @@ static bool seg_match(const char *t, size_t tn, const char *seg, size_t n, char 
 	return tn == n && memcmp(t, seg, n) == 0;
 }
 
-static bool path_match(const char *tmpl, const char *path, char params[][256], int *nparams)
+/* A path split at '/': "/a/b/" -> "a", "b", "" (an empty segment matches
+ * only an empty template segment). Templates are split once, at the first
+ * match; a request path once per request, so each route costs a segment
+ * count compare and, for the few with the same count, memcmps. */
+#define SRV_MAX_SEGS 16
+
+struct seg_list {
+	int n;                  /* -1: not a path (no leading '/', too many segments) */
+	const char *p[SRV_MAX_SEGS];
+	size_t len[SRV_MAX_SEGS];
+};
+
+static void seg_split(const char *s, struct seg_list *out)
+{
+	out->n = 0;
+	if (*s != '/') {
+		out->n = -1;
+		return;
+	}
+	while (*s == '/') {
+		size_t n = 0;
+
+		s++;
+		while (s[n] && s[n] != '/')
+			n++;
+		if (out->n == SRV_MAX_SEGS) {
+			out->n = -1;
+			return;
+		}
+		out->p[out->n] = s;
+		out->len[out->n++] = n;
+		s += n;
+	}
+	if (*s)
+		out->n = -1;
+}
+
+static struct seg_list *route_segs;
+static pthread_once_t route_segs_once = PTHREAD_ONCE_INIT;
+
+static void route_segs_init(void)
+{
+	route_segs = calloc((size_t)srv_nroutes, sizeof(*route_segs));
+	for (int i = 0; route_segs && i < srv_nroutes; i++)
+		seg_split(srv_routes[i].path, &route_segs[i]);
+}
+
+static bool path_match(const struct seg_list *t, const struct seg_list *path, char params[][256],
+		       int *nparams)
 {
 	int np = 0;
 
-	for (;;) {
-		size_t tn, pn;
+	if (t->n < 0 || t->n != path->n)
+		return false;
+	for (int i = 0; i < t->n; i++) {
+		char *param = NULL;
 
-		if (*tmpl != '/' || *path != '/')
-			return *tmpl == '\0' && *path == '\0';
-		tmpl++;
-		path++;
-		tn = strcspn(tmpl, "/");
-		pn = strcspn(path, "/");
-		if (tmpl[0] == '*') {
+		if (t->len[i] && t->p[i][0] == '*') {
 			if (np == SRV_MAX_PARAMS)
 				return false;
-			if (!seg_match(tmpl, tn, path, pn, params[np]))
-				return false;
-			np++;
-		} else if (!seg_match(tmpl, tn, path, pn, NULL)) {
+			param = params[np++];
+		}
+		if (!seg_match(t->p[i], t->len[i], path->p[i], path->len[i], param))
 			return false;
-		}
-		tmpl += tn;
-		path += pn;
-		if (*tmpl == '\0' && *path == '\0') {
-			*nparams = np;
-			return true;
-		}
 	}
+	*nparams = np;
+	return true;
 }
 
 int srv_doc_name(const struct srv_req *req, char *out, size_t cap)
@@ -146,10 +186,15 @@ int srv_doc_name(const struct srv_req *req, char *out, size_t cap)
 int srv_route_match(const char *method, const char *path, int *idx, char params[][256],
 		    int *nparams)
 {
+	struct seg_list segs;
 	bool path_seen = false;
 
+	pthread_once(&route_segs_once, route_segs_init);
+	if (!route_segs)
+		return AQ_ENOMEM;
+	seg_split(path, &segs);
 	for (int i = 0; i < srv_nroutes; i++) {
-		if (!path_match(srv_routes[i].path, path, params, nparams))
+		if (!path_match(&route_segs[i], &segs, params, nparams))
 			continue;
 		if (strcmp(srv_routes[i].method, method) == 0) {
 			*idx = i;

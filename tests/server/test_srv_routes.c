@@ -1,0 +1,120 @@
+/* Unit tests for the router in server/srv_routes.c: segment matching,
+ * parameters, custom verbs ("*:verb"), 404 vs 405, and paths that are not
+ * paths (no leading '/', empty and trailing segments, too many segments). */
+#include "server/srv_internal.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_error.h"
+
+static int match(const char *method, const char *path, char params[][256], int *np)
+{
+	int idx = -1;
+	int rc = srv_route_match(method, path, &idx, params, np);
+
+	if (rc == AQ_OK) {
+		ck_assert_int_ge(idx, 0);
+		ck_assert_int_lt(idx, srv_nroutes);
+		ck_assert_str_eq(srv_routes[idx].method, method);
+	}
+	return rc;
+}
+
+START_TEST(test_params)
+{
+	char p[SRV_MAX_PARAMS][256];
+	int np = -1;
+
+	ck_assert_int_eq(match("GET", "/v1/projects/acme/locations/east/volumes/v1", p, &np), AQ_OK);
+	ck_assert_int_eq(np, 3);
+	ck_assert_str_eq(p[0], "acme");
+	ck_assert_str_eq(p[1], "east");
+	ck_assert_str_eq(p[2], "v1");
+	ck_assert_int_eq(match("GET", "/v1/projects", p, &np), AQ_OK);
+	ck_assert_int_eq(np, 0);
+}
+END_TEST
+
+START_TEST(test_verbs)
+{
+	char p[SRV_MAX_PARAMS][256];
+	int np = -1;
+
+	ck_assert_int_eq(match("POST", "/v1/locations/east:joinToken", p, &np), AQ_OK);
+	ck_assert_int_eq(np, 1);
+	ck_assert_str_eq(p[0], "east");
+	/* a plain segment never matches a verb template, nor a verb a plain one */
+	ck_assert_int_ne(match("POST", "/v1/locations/east:other", p, &np), AQ_OK);
+	ck_assert_int_eq(match("GET", "/v1/locations/east:joinToken", p, &np), AQ_ENOMETHOD);
+	ck_assert_int_eq(match("POST", "/v1/locations/:joinToken", p, &np), AQ_ENOENT);
+}
+END_TEST
+
+START_TEST(test_method_and_missing)
+{
+	char p[SRV_MAX_PARAMS][256];
+	int np;
+
+	ck_assert_int_eq(match("PUT", "/v1/projects/acme", p, &np), AQ_ENOMETHOD);
+	ck_assert_int_eq(match("GET", "/v1/nothing", p, &np), AQ_ENOENT);
+	ck_assert_int_eq(match("GET", "/v1/projects/acme/", p, &np), AQ_ENOENT);
+	ck_assert_int_eq(match("GET", "/v1/projects//locations", p, &np), AQ_ENOENT);
+	ck_assert_int_eq(match("GET", "v1/projects", p, &np), AQ_ENOENT);
+	ck_assert_int_eq(match("GET", "", p, &np), AQ_ENOENT);
+	ck_assert_int_eq(match("GET", "/", p, &np), AQ_ENOENT);
+	ck_assert_int_eq(match("GET", "/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s", p, &np), AQ_ENOENT);
+}
+END_TEST
+
+START_TEST(test_long_segment)
+{
+	char p[SRV_MAX_PARAMS][256], path[400];
+	int np;
+
+	/* a parameter must fit its 256-byte slot with its terminator */
+	snprintf(path, sizeof(path), "/v1/projects/%0256d", 7);
+	ck_assert_int_eq(match("GET", path, p, &np), AQ_ENOENT);
+	snprintf(path, sizeof(path), "/v1/projects/%0255d", 7);
+	ck_assert_int_eq(match("GET", path, p, &np), AQ_OK);
+	ck_assert_uint_eq(strlen(p[0]), 255);
+}
+END_TEST
+
+START_TEST(test_every_route_matches_itself)
+{
+	char p[SRV_MAX_PARAMS][256], path[512];
+	int np;
+
+	for (int i = 0; i < srv_nroutes; i++) {
+		const char *t = srv_routes[i].path;
+		size_t o = 0;
+
+		for (; *t && o + 2 < sizeof(path); t++)
+			path[o++] = *t == '*' ? 'x' : *t;
+		path[o] = '\0';
+		ck_assert_msg(match(srv_routes[i].method, path, p, &np) == AQ_OK, "%s %s", srv_routes[i].method, path);
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("srv_routes");
+	TCase *tc = tcase_create("srv_routes");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_params);
+	tcase_add_test(tc, test_verbs);
+	tcase_add_test(tc, test_method_and_missing);
+	tcase_add_test(tc, test_long_segment);
+	tcase_add_test(tc, test_every_route_matches_itself);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
