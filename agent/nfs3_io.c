@@ -26,7 +26,8 @@ void nfs3_readlink(struct nfs_call *call, void *a, void *r)
 
 /* READ sends hot file data straight from the page cache (sendfile) after
  * the encoded header; nothing is copied in user space. A range that touches
- * the cold tier is read into a buffer instead. */
+ * the cold tier is read into a buffer instead, and only on the server's cold
+ * pool (call->may_defer false): a normal worker defers the call. */
 void nfs3_read(struct nfs_call *call, void *a, void *r)
 {
 	struct nfs3_read_args *args = a;
@@ -38,6 +39,12 @@ void nfs3_read(struct nfs_call *call, void *a, void *r)
 
 	res->fd = -1;
 	rc = vol_read_fd(&call->obj, &call->ecred, args->offset, count, &res->fd, &n, &eof, &res->owned);
+	if (rc == VOL_ECOLD && call->may_defer) {
+		/* Do not hold an NFS worker for a store round trip: the server
+		 * serves this call again from its cold pool. */
+		call->deferred = true;
+		return;
+	}
 	if (rc == VOL_ECOLD) {
 		/* Cold data comes from the tier into a buffer (sent as an iovec). */
 		res->data = malloc(count ? count : 1);
