@@ -42,7 +42,11 @@
 #define TIER_FID_XATTR "user.aquifer.fid"
 #define TIER_SEQ_WINDOW (1ull * TIER_CHUNK)   /* a stream's next read lands this near */
 #define TIER_SEQ_READ (256u * 1024u)    /* a read this large counts as sequential */
-#define TIER_PREFETCH_WORKERS 3
+/* Read-ahead keeps up to WORKERS x BATCH chunks in flight: a worker waits
+ * for its whole batch, so small batches on many workers keep the pipe full
+ * (10 ms x ~2 GB/s = ~20 MiB must be in flight to match hot reads). */
+#define TIER_PREFETCH_WORKERS 8
+#define TIER_PREFETCH_BATCH 4
 #define TIER_PREFETCH_Q 64
 
 enum { CH_HOT = 0, CH_COLD = 1, CH_BUSY = 2 };
@@ -769,17 +773,17 @@ out:
 	pthread_mutex_unlock(&t->cmu);
 }
 
-/* Prefetch worker: loads queued chunks into the cache, up to TIER_READAHEAD
- * at once with parallel ranged GETs. */
+/* Prefetch worker: loads queued chunks into the cache, up to
+ * TIER_PREFETCH_BATCH at once with parallel ranged GETs. */
 static void *prefetch_main(void *arg)
 {
 	struct tier *t = arg;
 
 	pthread_mutex_lock(&t->cmu);
 	while (!t->stopping) {
-		struct obj_range r[TIER_READAHEAD];
-		struct tier_centry *e[TIER_READAHEAD];
-		struct tier_vol *vv[TIER_READAHEAD];
+		struct obj_range r[TIER_PREFETCH_BATCH];
+		struct tier_centry *e[TIER_PREFETCH_BATCH];
+		struct tier_vol *vv[TIER_PREFETCH_BATCH];
 		struct tier_store *s;
 		size_t n = 0;
 
@@ -787,7 +791,7 @@ static void *prefetch_main(void *arg)
 			pthread_cond_wait(&t->ccv, &t->cmu);
 			continue;
 		}
-		while (t->pq_len && n < TIER_READAHEAD) {
+		while (t->pq_len && n < TIER_PREFETCH_BATCH) {
 			const char *key = t->pq[t->pq_head];
 			struct tier_vol *v = t->pqv[t->pq_head];
 
@@ -806,7 +810,7 @@ static void *prefetch_main(void *arg)
 		pthread_mutex_unlock(&t->cmu);
 		s = tier_store_get(t);
 		if (s)
-			obj_get_many(s->obj, r, n, TIER_READAHEAD);
+			obj_get_many(s->obj, r, n, TIER_PREFETCH_BATCH);
 		tier_store_put(s);
 		pthread_mutex_lock(&t->cmu);
 		for (size_t i = 0; i < n; i++) {
