@@ -46,9 +46,12 @@ void nfs3_read(struct nfs_call *call, void *a, void *r)
 		return;
 	}
 	if (rc == VOL_ECOLD) {
-		/* Cold data comes from the tier into a buffer (sent as an iovec). */
-		res->data = malloc(count ? count : 1);
-		rc = res->data ? vol_read(&call->obj, &call->ecred, args->offset, res->data, count, &n, &eof) : -ENOMEM;
+		/* Cold data comes from the tier in a buffer (sent as an iovec):
+		 * a whole chunk from the chunk cache is handed over, not copied. */
+		void *buf = malloc(count ? count : 1);
+
+		rc = buf ? vol_read_swap(&call->obj, &call->ecred, args->offset, &buf, count, &n, &eof) : -ENOMEM;
+		res->data = buf;
 	}
 	res->status = nfs3_status(rc);
 	res->count = (uint32_t)n;

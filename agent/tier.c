@@ -92,7 +92,7 @@ struct tier_store {
 
 struct tier_centry {
 	char key[TIER_KEY_MAX];
-	int state;                 /* 0 empty, 1 loading, 2 ready */
+	int state;                 /* 0 empty, 1 loading, 2 ready, 3 consumed (handed over; buf is spare) */
 	uint8_t *buf;
 	size_t len;
 	uint64_t used;
@@ -690,7 +690,7 @@ static struct tier_centry *cache_slot(struct tier *t)
 
 		if (e->state == 0)
 			return e;
-		if (e->state == 2 && (!best || e->used < best->used))
+		if (e->state >= 2 && (!best || e->used < best->used))
 			best = e;
 	}
 	return best;
@@ -710,8 +710,12 @@ static struct tier_centry *cache_claim(struct tier *t, const char *key)
 	return e;
 }
 
-/* Copy [coff, coff+len) of the chunk object key through the cache. */
-static int cache_read(struct tier_vol *v, const char *key, uint64_t coff, void *dst, size_t len)
+/* Copy [coff, coff+len) of the chunk object key through the cache. With
+ * swap (*swap == dst, a malloc()ed block of at least TIER_CHUNK bytes) and a
+ * read of the whole chunk, the cached block is handed over instead: the
+ * caller gets it in *swap, the entry takes dst and is empty again (a stream
+ * reads each chunk once; this saves copying 1 MiB per READ). */
+static int cache_read(struct tier_vol *v, const char *key, uint64_t coff, void *dst, size_t len, void **swap)
 {
 	struct tier *t = v->t;
 	struct tier_centry *e;
@@ -725,16 +729,25 @@ static int cache_read(struct tier_vol *v, const char *key, uint64_t coff, void *
 			pthread_cond_wait(&t->ccv, &t->cmu);
 			continue;
 		}
-		if (e) {
+		if (e && e->state == 2) {
 			if (coff + len > e->len) {
 				rc = -EIO;
+			} else if (swap && coff == 0 && len == TIER_CHUNK && e->len == TIER_CHUNK) {
+				/* Handed over; the entry stays as "consumed" so the
+				 * read-ahead of a stream does not fetch it again. */
+				*swap = e->buf;
+				e->buf = dst;
+				e->state = 3;
+				e->len = 0;
 			} else {
 				memcpy(dst, e->buf + coff, len);
 				e->used = ++t->tick;
 			}
 			break;
 		}
-		if (!(e = cache_claim(t, key))) {
+		if (e) { /* consumed: read again into its block */
+			e->state = 1;
+		} else if (!(e = cache_claim(t, key))) {
 			pthread_mutex_unlock(&t->cmu);
 			rc = tier_fetch(v, key, coff, dst, len, &got);
 			return rc == 0 && got != len ? -EIO : rc;
@@ -1157,7 +1170,8 @@ static int hk_cold(void *arg, uint64_t fsid, const struct stat *st, uint64_t off
 	return cold ? 1 : 0;
 }
 
-static int read_range(struct tier_vol *v, uint64_t ino, int fd, uint64_t off, uint8_t *dst, size_t len, bool seq)
+static int read_range(struct tier_vol *v, uint64_t ino, int fd, uint64_t off, uint8_t *dst, size_t len, bool seq,
+		      void **swap)
 {
 	int rc = 0, tries = 0;
 
@@ -1194,7 +1208,7 @@ static int read_range(struct tier_vol *v, uint64_t ino, int fd, uint64_t off, ui
 		} else {
 			tier_key(v, fid, c, cver, key);
 			if (seq) {
-				rc = cache_read(v, key, coff, dst, piece);
+				rc = cache_read(v, key, coff, dst, piece, swap && *swap == dst && piece == len ? swap : NULL);
 				pthread_mutex_lock(&v->mu);
 				f = file_find(v, ino);
 				for (uint32_t k = c + 1; f && k < f->n && k <= c + TIER_READAHEAD; k++) {
@@ -1226,7 +1240,7 @@ static int read_range(struct tier_vol *v, uint64_t ino, int fd, uint64_t off, ui
 }
 
 static int hk_read(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf, size_t len,
-		   size_t *got)
+		   size_t *got, void **swap)
 {
 	struct tier_vol *v;
 	bool cold = false, seq = false;
@@ -1242,7 +1256,7 @@ static int hk_read(void *arg, uint64_t fsid, int fd, const struct stat *st, uint
 		tier_vol_unref(v);
 		return 1;
 	}
-	rc = read_range(v, st->st_ino, fd, off, buf, len, seq);
+	rc = read_range(v, st->st_ino, fd, off, buf, len, seq, swap);
 	if (rc == 0)
 		*got = len;
 	tier_vol_unref(v);
