@@ -118,7 +118,9 @@ bench_store() {
 	FSID=00000000000000c1
 	[ "$name" = s3rver ] && mode=proxy
 	case $name/$mode in
-	s3rver/*) aq_s3_start "$AQ_TMP/$name" ;;
+	s3rver/*) # s3rver's account, even after aq-s3lite exported its own
+		AQ_S3_ACCESS_KEY=S3RVER AQ_S3_SECRET_KEY=S3RVER
+		aq_s3_start "$AQ_TMP/$name" ;;
 	*/netem) s3lite_ns_start "$AQ_TMP/$name" ;;
 	*/server) AQ_S3LITE_ARGS="--latency-ms $lat" aq_s3lite_start "$AQ_TMP/$name" ;;
 	*) aq_s3lite_start "$AQ_TMP/$name" ;;
