@@ -929,10 +929,15 @@ static int tier_rehydrate(struct tier_vol *v, uint64_t ino, uint32_t c, int fd)
 	tier_key(v, fid, c, cver, key);
 	if (!(buf = malloc(TIER_CHUNK)))
 		return -ENOMEM;
-	if ((rc = tier_fetch(v, key, 0, buf, TIER_CHUNK, &got)) != 0)
-		goto out;
+	rc = tier_fetch(v, key, 0, buf, TIER_CHUNK, &got);
 	pthread_mutex_lock(&v->mu);
 	f = wait_idle(v, ino, c, c + 1);
+	if (rc != 0 && (!f || f->serial != serial || f->state[c] != CH_COLD || f->cver[c] != cver))
+		rc = 0; /* another reader brought it back and deleted the object under our GET */
+	if (rc != 0) {
+		pthread_mutex_unlock(&v->mu);
+		goto out;
+	}
 	if (!f || f->serial != serial || f->state[c] != CH_COLD || f->cver[c] != cver) {
 		pthread_mutex_unlock(&v->mu);
 		goto out; /* another reader or writer brought it back first */
