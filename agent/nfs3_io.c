@@ -26,7 +26,8 @@ void nfs3_readlink(struct nfs_call *call, void *a, void *r)
 
 /* READ sends hot file data straight from the page cache (sendfile) after
  * the encoded header; nothing is copied in user space. A range that touches
- * the cold tier is read into a buffer instead. */
+ * the cold tier is read into a buffer instead, and only on the server's cold
+ * pool (call->may_defer false): a normal worker defers the call. */
 void nfs3_read(struct nfs_call *call, void *a, void *r)
 {
 	struct nfs3_read_args *args = a;
@@ -38,10 +39,19 @@ void nfs3_read(struct nfs_call *call, void *a, void *r)
 
 	res->fd = -1;
 	rc = vol_read_fd(&call->obj, &call->ecred, args->offset, count, &res->fd, &n, &eof, &res->owned);
+	if (rc == VOL_ECOLD && call->may_defer) {
+		/* Do not hold an NFS worker for a store round trip: the server
+		 * serves this call again from its cold pool. */
+		call->deferred = true;
+		return;
+	}
 	if (rc == VOL_ECOLD) {
-		/* Cold data comes from the tier into a buffer (sent as an iovec). */
-		res->data = malloc(count ? count : 1);
-		rc = res->data ? vol_read(&call->obj, &call->ecred, args->offset, res->data, count, &n, &eof) : -ENOMEM;
+		/* Cold data comes from the tier in a buffer (sent as an iovec):
+		 * a whole chunk from the chunk cache is handed over, not copied. */
+		void *buf = malloc(count ? count : 1);
+
+		rc = buf ? vol_read_swap(&call->obj, &call->ecred, args->offset, &buf, count, &n, &eof) : -ENOMEM;
+		res->data = buf;
 	}
 	res->status = nfs3_status(rc);
 	res->count = (uint32_t)n;

@@ -59,6 +59,11 @@ struct nfs_call {
 	uint64_t file_off;
 	bool file_owned;
 	uint64_t io_bytes;           /* for counters */
+	/* READ of cold data: when may_defer, the handler sets deferred instead of
+	 * waiting for the object store; the server then hands the whole request
+	 * to its cold pool, which serves it again with may_defer false. */
+	bool may_defer;
+	bool deferred;
 };
 
 struct nfs_proc {

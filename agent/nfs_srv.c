@@ -5,6 +5,14 @@
  * assembler) and the list of connections. Each queued request holds a
  * reference on its connection; the descriptor is closed only when the last
  * reference goes, so a worker never writes to a reused descriptor.
+ *
+ * Cold reads: a READ whose range touches the cold tier would hold a worker
+ * for an object-store round trip (10 ms and more). The worker defers it
+ * instead, like a QoS-parked request: the request goes to the cold pool
+ * (NFS_SRV_COLD_WORKERS threads that may block on the store, each serving
+ * one deferred request at a time, and only those) and the worker moves on.
+ * The cold pool serves it again from the start and sends the reply when the
+ * data arrived, so hot calls never wait behind cold ones.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -46,6 +54,9 @@
 /* Bytes of received calls queued or being served, over all connections;
  * above it, the connection that adds more pauses until its calls drain. */
 #define NFS_SRV_QUEUE_BYTES (256u << 20)
+/* Threads serving deferred cold READs: bounds the cold reads waiting for the
+ * store at once (Little's law: 64 per store round trip). */
+#define NFS_SRV_COLD_WORKERS 64
 
 struct nfs_conn {
 	atomic_int refs;
@@ -69,6 +80,7 @@ struct nfs_req {
 	size_t len;
 	struct nfs_req *next;
 	bool admitted;                 /* QoS charged it already (was parked) */
+	bool cold;                     /* on the cold pool: serve it, may block */
 	struct qos_item qi;
 };
 
@@ -116,6 +128,13 @@ struct nfs_srv {
 	pthread_cond_t qcv;
 	struct nfs_req *qhead, *qtail;
 	bool qstop;
+	/* cold pool (deferred cold READs) */
+	pthread_mutex_t cmu;
+	pthread_cond_t ccv;
+	struct nfs_req *chead, *ctail;
+	bool cstop;
+	pthread_t cold[NFS_SRV_COLD_WORKERS];
+	unsigned ncold;
 	_Atomic size_t queued_bytes;
 	/* connections (loop thread) */
 	struct nfs_conn *conns;
@@ -727,6 +746,7 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 	memset(&call, 0, sizeof(call));
 	call.obj.fd = -1;
 	call.file_fd = -1;
+	call.may_defer = !req->cold;
 	if (xdr_buf_init(&out, 512, NFS_SRV_REPLY_MAX) != 0)
 		goto out;
 	xdr_put_raw(&out, 4); /* record mark */
@@ -810,6 +830,10 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 			p->handler(&call, args, res);
 	} else {
 		p->handler(&call, args, res);
+	}
+	if (call.deferred) {
+		req->cold = true; /* worker_main hands it to the cold pool */
+		goto out;
 	}
 	rpc_reply_accepted(&out, rc.xid, RPC_SUCCESS);
 	p->encode(&out, res, &call);
@@ -949,12 +973,26 @@ static void req_done(struct nfs_srv *srv, struct nfs_req *req, bool replied)
 	free(req);
 }
 
+static void cold_push(struct nfs_srv *srv, struct nfs_req *r)
+{
+	pthread_mutex_lock(&srv->cmu);
+	r->next = NULL;
+	if (srv->ctail)
+		srv->ctail->next = r;
+	else
+		srv->chead = r;
+	srv->ctail = r;
+	pthread_cond_signal(&srv->ccv);
+	pthread_mutex_unlock(&srv->cmu);
+}
+
 static void *worker_main(void *arg)
 {
 	struct nfs_srv *srv = arg;
 
 	for (;;) {
 		struct nfs_req *r;
+		bool replied;
 
 		pthread_mutex_lock(&srv->qmu);
 		while (!srv->qhead && !srv->qstop)
@@ -970,6 +1008,36 @@ static void *worker_main(void *arg)
 			break; /* stopping and drained */
 		if (qos_gate(srv, r))
 			continue; /* parked: qos_release queues it again */
+		replied = serve(srv, r);
+		if (r->cold && !replied) {
+			cold_push(srv, r); /* deferred: cold data */
+			continue;
+		}
+		req_done(srv, r, replied);
+	}
+	return NULL;
+}
+
+/* The cold pool: serves deferred READs, waiting for the store. */
+static void *cold_main(void *arg)
+{
+	struct nfs_srv *srv = arg;
+
+	for (;;) {
+		struct nfs_req *r;
+
+		pthread_mutex_lock(&srv->cmu);
+		while (!srv->chead && !srv->cstop)
+			pthread_cond_wait(&srv->ccv, &srv->cmu);
+		r = srv->chead;
+		if (r) {
+			srv->chead = r->next;
+			if (!srv->chead)
+				srv->ctail = NULL;
+		}
+		pthread_mutex_unlock(&srv->cmu);
+		if (!r)
+			break; /* stopping and drained */
 		req_done(srv, r, serve(srv, r));
 	}
 	return NULL;
@@ -1026,6 +1094,8 @@ int nfs_srv_new(const char *listen, const uint8_t *key, unsigned workers, struct
 	}
 	pthread_mutex_init(&srv->qmu, NULL);
 	pthread_cond_init(&srv->qcv, NULL);
+	pthread_mutex_init(&srv->cmu, NULL);
+	pthread_cond_init(&srv->ccv, NULL);
 	pthread_mutex_init(&srv->drc_mu, NULL);
 	pthread_mutex_init(&srv->mnt_mu, NULL);
 	for (i = 0; i < DRC_HASH; i++)
@@ -1096,6 +1166,10 @@ int nfs_srv_start(struct nfs_srv *srv)
 	}
 	for (i = 0; i < srv->nworkers; i++)
 		pthread_create(&srv->workers[i], NULL, worker_main, srv);
+	srv->cstop = false;
+	for (srv->ncold = 0; srv->ncold < NFS_SRV_COLD_WORKERS; srv->ncold++)
+		if (pthread_create(&srv->cold[srv->ncold], NULL, cold_main, srv) != 0)
+			break;
 	if ((rc = vol_store_qos_start(srv->store, qos_release, srv)) != 0)
 		fprintf(stderr, "nfs: QoS timer did not start (%s): limits not enforced\n", strerror(-rc));
 	rc = 0;
@@ -1137,6 +1211,14 @@ void nfs_srv_stop(struct nfs_srv *srv)
 	pthread_mutex_unlock(&srv->qmu);
 	for (i = 0; i < srv->nworkers; i++)
 		pthread_join(srv->workers[i], NULL);
+	/* The workers are gone: nothing is deferred any more. */
+	pthread_mutex_lock(&srv->cmu);
+	srv->cstop = true;
+	pthread_cond_broadcast(&srv->ccv);
+	pthread_mutex_unlock(&srv->cmu);
+	for (i = 0; i < srv->ncold; i++)
+		pthread_join(srv->cold[i], NULL);
+	srv->ncold = 0;
 	free(srv->workers);
 	srv->workers = NULL;
 	close(srv->lfd);
@@ -1177,6 +1259,8 @@ void nfs_srv_free(struct nfs_srv *srv)
 		free(srv->drc[i].reply);
 	pthread_mutex_destroy(&srv->qmu);
 	pthread_cond_destroy(&srv->qcv);
+	pthread_mutex_destroy(&srv->cmu);
+	pthread_cond_destroy(&srv->ccv);
 	pthread_mutex_destroy(&srv->drc_mu);
 	pthread_mutex_destroy(&srv->mnt_mu);
 	vol_store_free(srv->store);

@@ -42,7 +42,11 @@
 #define TIER_FID_XATTR "user.aquifer.fid"
 #define TIER_SEQ_WINDOW (1ull * TIER_CHUNK)   /* a stream's next read lands this near */
 #define TIER_SEQ_READ (256u * 1024u)    /* a read this large counts as sequential */
-#define TIER_PREFETCH_WORKERS 3
+/* Read-ahead keeps up to WORKERS x BATCH chunks in flight: a worker waits
+ * for its whole batch, so small batches on many workers keep the pipe full
+ * (10 ms x ~2 GB/s = ~20 MiB must be in flight to match hot reads). */
+#define TIER_PREFETCH_WORKERS 8
+#define TIER_PREFETCH_BATCH 4
 #define TIER_PREFETCH_Q 64
 
 enum { CH_HOT = 0, CH_COLD = 1, CH_BUSY = 2 };
@@ -88,7 +92,7 @@ struct tier_store {
 
 struct tier_centry {
 	char key[TIER_KEY_MAX];
-	int state;                 /* 0 empty, 1 loading, 2 ready */
+	int state;                 /* 0 empty, 1 loading, 2 ready, 3 consumed (handed over; buf is spare) */
 	uint8_t *buf;
 	size_t len;
 	uint64_t used;
@@ -686,7 +690,7 @@ static struct tier_centry *cache_slot(struct tier *t)
 
 		if (e->state == 0)
 			return e;
-		if (e->state == 2 && (!best || e->used < best->used))
+		if (e->state >= 2 && (!best || e->used < best->used))
 			best = e;
 	}
 	return best;
@@ -706,8 +710,12 @@ static struct tier_centry *cache_claim(struct tier *t, const char *key)
 	return e;
 }
 
-/* Copy [coff, coff+len) of the chunk object key through the cache. */
-static int cache_read(struct tier_vol *v, const char *key, uint64_t coff, void *dst, size_t len)
+/* Copy [coff, coff+len) of the chunk object key through the cache. With
+ * swap (*swap == dst, a malloc()ed block of at least TIER_CHUNK bytes) and a
+ * read of the whole chunk, the cached block is handed over instead: the
+ * caller gets it in *swap, the entry takes dst and is empty again (a stream
+ * reads each chunk once; this saves copying 1 MiB per READ). */
+static int cache_read(struct tier_vol *v, const char *key, uint64_t coff, void *dst, size_t len, void **swap)
 {
 	struct tier *t = v->t;
 	struct tier_centry *e;
@@ -721,16 +729,25 @@ static int cache_read(struct tier_vol *v, const char *key, uint64_t coff, void *
 			pthread_cond_wait(&t->ccv, &t->cmu);
 			continue;
 		}
-		if (e) {
+		if (e && e->state == 2) {
 			if (coff + len > e->len) {
 				rc = -EIO;
+			} else if (swap && coff == 0 && len == TIER_CHUNK && e->len == TIER_CHUNK) {
+				/* Handed over; the entry stays as "consumed" so the
+				 * read-ahead of a stream does not fetch it again. */
+				*swap = e->buf;
+				e->buf = dst;
+				e->state = 3;
+				e->len = 0;
 			} else {
 				memcpy(dst, e->buf + coff, len);
 				e->used = ++t->tick;
 			}
 			break;
 		}
-		if (!(e = cache_claim(t, key))) {
+		if (e) { /* consumed: read again into its block */
+			e->state = 1;
+		} else if (!(e = cache_claim(t, key))) {
 			pthread_mutex_unlock(&t->cmu);
 			rc = tier_fetch(v, key, coff, dst, len, &got);
 			return rc == 0 && got != len ? -EIO : rc;
@@ -769,17 +786,17 @@ out:
 	pthread_mutex_unlock(&t->cmu);
 }
 
-/* Prefetch worker: loads queued chunks into the cache, up to TIER_READAHEAD
- * at once with parallel ranged GETs. */
+/* Prefetch worker: loads queued chunks into the cache, up to
+ * TIER_PREFETCH_BATCH at once with parallel ranged GETs. */
 static void *prefetch_main(void *arg)
 {
 	struct tier *t = arg;
 
 	pthread_mutex_lock(&t->cmu);
 	while (!t->stopping) {
-		struct obj_range r[TIER_READAHEAD];
-		struct tier_centry *e[TIER_READAHEAD];
-		struct tier_vol *vv[TIER_READAHEAD];
+		struct obj_range r[TIER_PREFETCH_BATCH];
+		struct tier_centry *e[TIER_PREFETCH_BATCH];
+		struct tier_vol *vv[TIER_PREFETCH_BATCH];
 		struct tier_store *s;
 		size_t n = 0;
 
@@ -787,7 +804,7 @@ static void *prefetch_main(void *arg)
 			pthread_cond_wait(&t->ccv, &t->cmu);
 			continue;
 		}
-		while (t->pq_len && n < TIER_READAHEAD) {
+		while (t->pq_len && n < TIER_PREFETCH_BATCH) {
 			const char *key = t->pq[t->pq_head];
 			struct tier_vol *v = t->pqv[t->pq_head];
 
@@ -806,7 +823,7 @@ static void *prefetch_main(void *arg)
 		pthread_mutex_unlock(&t->cmu);
 		s = tier_store_get(t);
 		if (s)
-			obj_get_many(s->obj, r, n, TIER_READAHEAD);
+			obj_get_many(s->obj, r, n, TIER_PREFETCH_BATCH);
 		tier_store_put(s);
 		pthread_mutex_lock(&t->cmu);
 		for (size_t i = 0; i < n; i++) {
@@ -912,10 +929,15 @@ static int tier_rehydrate(struct tier_vol *v, uint64_t ino, uint32_t c, int fd)
 	tier_key(v, fid, c, cver, key);
 	if (!(buf = malloc(TIER_CHUNK)))
 		return -ENOMEM;
-	if ((rc = tier_fetch(v, key, 0, buf, TIER_CHUNK, &got)) != 0)
-		goto out;
+	rc = tier_fetch(v, key, 0, buf, TIER_CHUNK, &got);
 	pthread_mutex_lock(&v->mu);
 	f = wait_idle(v, ino, c, c + 1);
+	if (rc != 0 && (!f || f->serial != serial || f->state[c] != CH_COLD || f->cver[c] != cver))
+		rc = 0; /* another reader brought it back and deleted the object under our GET */
+	if (rc != 0) {
+		pthread_mutex_unlock(&v->mu);
+		goto out;
+	}
 	if (!f || f->serial != serial || f->state[c] != CH_COLD || f->cver[c] != cver) {
 		pthread_mutex_unlock(&v->mu);
 		goto out; /* another reader or writer brought it back first */
@@ -1153,7 +1175,8 @@ static int hk_cold(void *arg, uint64_t fsid, const struct stat *st, uint64_t off
 	return cold ? 1 : 0;
 }
 
-static int read_range(struct tier_vol *v, uint64_t ino, int fd, uint64_t off, uint8_t *dst, size_t len, bool seq)
+static int read_range(struct tier_vol *v, uint64_t ino, int fd, uint64_t off, uint8_t *dst, size_t len, bool seq,
+		      void **swap)
 {
 	int rc = 0, tries = 0;
 
@@ -1190,7 +1213,7 @@ static int read_range(struct tier_vol *v, uint64_t ino, int fd, uint64_t off, ui
 		} else {
 			tier_key(v, fid, c, cver, key);
 			if (seq) {
-				rc = cache_read(v, key, coff, dst, piece);
+				rc = cache_read(v, key, coff, dst, piece, swap && *swap == dst && piece == len ? swap : NULL);
 				pthread_mutex_lock(&v->mu);
 				f = file_find(v, ino);
 				for (uint32_t k = c + 1; f && k < f->n && k <= c + TIER_READAHEAD; k++) {
@@ -1222,7 +1245,7 @@ static int read_range(struct tier_vol *v, uint64_t ino, int fd, uint64_t off, ui
 }
 
 static int hk_read(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf, size_t len,
-		   size_t *got)
+		   size_t *got, void **swap)
 {
 	struct tier_vol *v;
 	bool cold = false, seq = false;
@@ -1238,7 +1261,7 @@ static int hk_read(void *arg, uint64_t fsid, int fd, const struct stat *st, uint
 		tier_vol_unref(v);
 		return 1;
 	}
-	rc = read_range(v, st->st_ino, fd, off, buf, len, seq);
+	rc = read_range(v, st->st_ino, fd, off, buf, len, seq, swap);
 	if (rc == 0)
 		*got = len;
 	tier_vol_unref(v);

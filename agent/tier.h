@@ -46,7 +46,7 @@
 
 #define TIER_CHUNK (1024u * 1024u)
 #define TIER_COLD_DEADLINE_MS 3000
-#define TIER_READAHEAD 16           /* chunks prefetched ahead of a sequential stream */
+#define TIER_READAHEAD 32           /* chunks prefetched ahead of a sequential stream */
 #define TIER_CACHE_CHUNKS 64        /* in-memory chunk cache (64 MiB) */
 
 enum tier_action { TIER_OFF = 0, TIER_ENABLED = 1, TIER_PAUSED = 2 };

@@ -1091,8 +1091,8 @@ int vol_readlink(struct vol_obj *obj, const struct vol_cred *cred, char *buf, si
 	return 0;
 }
 
-int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
-	     size_t *got, bool *eof)
+static int read_at(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
+		   size_t *got, bool *eof, void **swap)
 {
 	ssize_t n = 0;
 	bool owned = false;
@@ -1113,7 +1113,8 @@ int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, voi
 		size_t want = off >= size ? 0 : (size - off < count ? (size_t)(size - off) : count);
 		size_t g = 0;
 
-		rc = want ? s->tier->read(s->tier_arg, obj->exp->cfg.fsid, fd, &obj->st, off, buf, want, &g) : 1;
+		rc = want ? s->tier->read(s->tier_arg, obj->exp->cfg.fsid, fd, &obj->st, off, buf, want, &g, swap)
+			  : 1;
 		if (rc <= 0) {
 			if (rc == 0) {
 				*got = g;
@@ -1143,6 +1144,18 @@ out:
 	if (owned)
 		close(fd);
 	return rc;
+}
+
+int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
+	     size_t *got, bool *eof)
+{
+	return read_at(obj, cred, off, buf, count, got, eof, NULL);
+}
+
+int vol_read_swap(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void **buf, size_t count,
+		  size_t *got, bool *eof)
+{
+	return read_at(obj, cred, off, *buf, count, got, eof, buf);
 }
 
 int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, size_t count,

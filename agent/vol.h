@@ -121,7 +121,10 @@ struct vol_stats {
  * descriptor, st its attributes; calls run as root, outside vol's locks.
  *   read:  fill buf with [off, off+len) when the range touches cold data
  *          (returns 0, *got) or answer 1 when the file holds every byte (the
- *          caller reads it); records the access either way.
+ *          caller reads it); records the access either way. swap (may be
+ *          NULL) points at buf, a malloc()ed block of at least len bytes:
+ *          the tier may exchange it for one of its own malloc()ed blocks that
+ *          already holds the data (no copy), keeping the caller's block.
  *   cold:  vol_read_fd's check: 1 when the range touches cold data (then
  *          vol_read_fd answers VOL_ECOLD and the caller uses vol_read), 0
  *          otherwise; records the access.
@@ -132,7 +135,7 @@ struct vol_stats {
  *   unlinked: the last link of a regular file is gone. */
 struct vol_tier_ops {
 	int (*read)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf,
-		    size_t len, size_t *got);
+		    size_t len, size_t *got, void **swap);
 	int (*cold)(void *arg, uint64_t fsid, const struct stat *st, uint64_t off, size_t len);
 	int (*write_begin)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len);
 	void (*write_end)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len);
@@ -201,6 +204,11 @@ int vol_setattr(struct vol_obj *obj, const struct vol_cred *cred, const struct v
 int vol_readlink(struct vol_obj *obj, const struct vol_cred *cred, char *buf, size_t cap, size_t *len);
 int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
 	     size_t *got, bool *eof);
+/* vol_read into *buf, a malloc()ed block of count bytes that the cold tier
+ * may exchange for its own block holding the data (see vol_tier_ops.read):
+ * *buf is always the caller's to free(). */
+int vol_read_swap(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void **buf, size_t count,
+		  size_t *got, bool *eof);
 /* Zero-copy read: instead of copying, give the caller a descriptor to send
  * *n bytes from at off (sendfile/splice), with *eof. VOL_ECOLD: the range
  * touches data in the cold tier; read it with vol_read into a buffer. *fd must be closed by

@@ -3,7 +3,7 @@
  * so a test against it proves the requests are signed right.
  *
  *   aq-s3lite --listen 127.0.0.1:PORT --root DIR --access-key AK --secret-key SK
- *             [--region us-east-1] [--threads N] [--log FILE]
+ *             [--region us-east-1] [--threads N] [--log FILE] [--latency-ms N]
  *
  * Path-style HTTP/1.1 with keep-alive:
  *   PUT /b                  create bucket (409 BucketAlreadyOwnedByYou if it exists)
@@ -30,7 +30,10 @@
  * One thread per connection, at most --threads (default 128) at once; more
  * wait in the listen backlog. --log FILE appends "METHOD PATH STATUS BYTES
  * conn=N [ERROR-CODE]" per request (BYTES: body bytes sent). SIGTERM / SIGINT end it (every acknowledged PUT is
- * already on disk). The request-head parsers live in s3lite_req.c
+ * already on disk). --latency-ms N (0-10000) makes every request wait N ms
+ * once its head arrived, before it is served: an object store "N ms away"
+ * (bench/tier/run.sh LATENCY=server) without a proxy copying the bytes;
+ * connections wait independently, like requests to a remote store. The request-head parsers live in s3lite_req.c
  * (fuzzed by fuzz/fuzz_s3lite_req.c).
  */
 #define _GNU_SOURCE
@@ -79,6 +82,7 @@ struct s3l_cfg {
 	const char *root, *ak, *sk, *region;
 	int rootfd, tmpfd;
 	unsigned threads;
+	unsigned latency_ms;
 	FILE *log;
 };
 
@@ -1271,6 +1275,11 @@ static void serve(struct s3l_conn *c)
 		c->status = 0;
 		c->sent = 0;
 		c->code = NULL;
+		if (cfg.latency_ms) {
+			struct timespec d = {cfg.latency_ms / 1000, (long)(cfg.latency_ms % 1000) * 1000000L};
+			while (nanosleep(&d, &d) != 0 && errno == EINTR)
+				;
+		}
 		if (dispatch(x) != 0)
 			c->close = 1;
 		log_req(x);
@@ -1299,7 +1308,7 @@ static void *conn_main(void *arg)
 static void usage(void)
 {
 	fprintf(stderr, "usage: aq-s3lite --listen 127.0.0.1:PORT --root DIR --access-key AK --secret-key SK\n"
-			"                 [--region us-east-1] [--threads N] [--log FILE]\n");
+			"                 [--region us-east-1] [--threads N] [--log FILE] [--latency-ms N]\n");
 	exit(2);
 }
 
@@ -1355,6 +1364,12 @@ int main(int argc, char **argv)
 			if (*end || n == 0 || n > 4096)
 				usage();
 			cfg.threads = (unsigned)n;
+		} else if (!strcmp(a, "--latency-ms")) {
+			char *end;
+			unsigned long n = strtoul(v, &end, 10);
+			if (*end || end == v || n > 10000)
+				usage();
+			cfg.latency_ms = (unsigned)n;
 		} else
 			usage();
 		i++;
