@@ -15,16 +15,8 @@
 . "$(dirname "$0")/lib.sh"
 AQ_RECORD=0
 
-for tool in nfs-cp nfs-cat cc pkg-config sha256sum node; do
-	command -v $tool >/dev/null || { echo "SKIP: $tool missing"; exit 77; }
-done
-pkg-config --exists libnfs || { echo "SKIP: libnfs-dev missing"; exit 77; }
-. "$AQ_SRC/tests/tier/s3.sh"
-trap 'aq_s3_cleanup; aq_cleanup' EXIT
-
-LG=$AQ_TMP/loadgen
-cc -O2 -o "$LG" "$AQ_SRC/bench/nfs/loadgen.c" $(pkg-config --cflags --libs libnfs) || exit 1
 . "$AQ_SRC/tests/tier/agent.sh"
+tier_test_setup nfs-cp nfs-cat sha256sum node
 MIB=1048576
 
 sha() { sha256sum <"$1" | cut -d' ' -f1; }

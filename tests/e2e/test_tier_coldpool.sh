@@ -9,16 +9,8 @@
 . "$(dirname "$0")/lib.sh"
 AQ_RECORD=0
 
-for tool in cc pkg-config jq curl; do
-	command -v $tool >/dev/null || { echo "SKIP: $tool missing"; exit 77; }
-done
-pkg-config --exists libnfs || { echo "SKIP: libnfs-dev missing"; exit 77; }
-. "$AQ_SRC/tests/tier/s3.sh"
-trap 'aq_s3_cleanup; aq_cleanup' EXIT
-
-LG=$AQ_TMP/loadgen
-cc -O2 -o "$LG" "$AQ_SRC/bench/nfs/loadgen.c" $(pkg-config --cflags --libs libnfs) || exit 1
 . "$AQ_SRC/tests/tier/agent.sh"
+tier_test_setup jq curl
 MIB=1048576 LAT=300 FILE_MIB=32
 
 aq_s3lite_start "$AQ_TMP/s3" || { aq_failed "aq-s3lite started"; exit 1; }

@@ -13,7 +13,22 @@
 #   scan                     GET /v1/tier/scan?volume=$FSID
 #   url PATH                 the volume's NFS URL
 #   wait_cold BYTES SECS     until coldBytes >= BYTES (1 when it never got there)
+#   tier_test_setup TOOL...  skip (77) unless TOOL..., cc and libnfs exist; load
+#                            tests/tier/s3.sh, trap cleanup, build bench/nfs/loadgen as $LG
 AGENT=${AGENT:-$AQ_BUILDDIR/aquifer-agent}
+
+tier_test_setup() {
+	local tool
+	for tool in "$@" cc pkg-config; do
+		command -v "$tool" >/dev/null || { echo "SKIP: $tool missing"; exit 77; }
+	done
+	pkg-config --exists libnfs || { echo "SKIP: libnfs-dev missing"; exit 77; }
+	. "$AQ_SRC/tests/tier/s3.sh"
+	trap 'aq_s3_cleanup; aq_cleanup' EXIT
+	LG=$AQ_TMP/loadgen
+	# shellcheck disable=SC2046
+	cc -O2 -o "$LG" "$AQ_SRC/bench/nfs/loadgen.c" $(pkg-config --cflags --libs libnfs) || exit 1
+}
 SECRET=tier-test-push-secret
 KEY=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 GEN=0
