@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "api/api_schema.h"
+#include "tls/tls.h"
 
 struct ctl_buf {
 	char *p;
@@ -148,9 +149,7 @@ out:
 	json_decref(reply);
 	json_decref(creds);
 	free(csr);
-	if (key)
-		memset(key, 0, strlen(key));
-	free(key);
+	tls_key_free(key);
 	return rc;
 }
 

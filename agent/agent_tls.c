@@ -63,9 +63,7 @@ void agent_tls_cleanup(struct agent *a)
 	tls_ca_free(a->ca);
 	a->ca = NULL;
 	free(a->tls_cert_pem);
-	if (a->tls_key_pem)
-		memset(a->tls_key_pem, 0, strlen(a->tls_key_pem));
-	free(a->tls_key_pem);
+	tls_key_free(a->tls_key_pem);
 	a->tls_cert_pem = a->tls_key_pem = NULL;
 }
 
@@ -77,7 +75,7 @@ int agent_tls_csr(struct agent *a, char **key_pem, char **csr_pem, aq_msg *msg)
 	if ((rc = tls_key_new(key_pem, msg)) != AQ_OK)
 		return rc;
 	if ((rc = tls_csr_new(*key_pem, a->cfg.node, csr_pem, msg)) != AQ_OK) {
-		free(*key_pem);
+		tls_key_free(*key_pem);
 		*key_pem = NULL;
 	}
 	return rc;

@@ -62,7 +62,7 @@ static int ca_issue(struct srv *srv, const struct srv_ca_args *a)
 		fprintf(stderr, "aquiferd ca issue: %s\n", msg.text);
 	tls_ca_free(ca);
 	free(cert);
-	free(key);
+	tls_key_free(key);
 	return rc == AQ_OK ? 0 : rc == AQ_EINVAL ? 2 : 1;
 }
 
@@ -123,7 +123,7 @@ static int client_cert(struct srv *srv, aq_msg *msg)
 	if ((rc = tls_issue_key(srv->ca, &n, TLS_CERT_DAYS, &cp, &kp, msg)) == AQ_OK)
 		rc = tls_pair_write(crt, cp, key, kp, msg);
 	free(cp);
-	free(kp);
+	tls_key_free(kp);
 	return rc;
 }
 
@@ -169,9 +169,7 @@ void srv_ca_cleanup(struct srv *srv)
 	tls_ca_free(srv->ca);
 	srv->ca = NULL;
 	free(srv->tls_cert_pem);
-	if (srv->tls_key_pem)
-		memset(srv->tls_key_pem, 0, strlen(srv->tls_key_pem));
-	free(srv->tls_key_pem);
+	tls_key_free(srv->tls_key_pem);
 	srv->tls_cert_pem = srv->tls_key_pem = NULL;
 }
 

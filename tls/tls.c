@@ -193,6 +193,13 @@ static EVP_PKEY *key_parse(const char *pem)
 	return k;
 }
 
+void tls_key_free(char *key_pem)
+{
+	if (key_pem)
+		explicit_bzero(key_pem, strlen(key_pem));
+	free(key_pem);
+}
+
 int tls_key_new(char **pem, aq_msg *msg)
 {
 	EVP_PKEY *k = key_gen();

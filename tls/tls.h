@@ -58,6 +58,9 @@ int tls_file_read(const char *path, size_t cap, char **data, size_t *len, aq_msg
 
 /* A fresh P-256 private key (PKCS#8 PEM). */
 int tls_key_new(char **key_pem, aq_msg *msg);
+/* Wipe (explicit_bzero: a memset before free may be optimised away) and
+ * free a private key PEM; NULL is fine. */
+void tls_key_free(char *key_pem);
 /* A CSR for key_pem with subject CN cn (PEM). */
 int tls_csr_new(const char *key_pem, const char *cn, char **csr_pem, aq_msg *msg);
 
