@@ -247,47 +247,57 @@ static int64_t gib_up(int64_t bytes)
 	return bytes > 0 ? (bytes + (1LL << 30) - 1) >> 30 : 0;
 }
 
-/* What a report's volume entry v (contract: notes/tier-contract.md section 3)
- * changes in the stored volume vol: usedGib, hotTierSizeUsedGib and
- * coldTierSizeGib (GiB rounded up); the stateDetails of a READY volume (the
- * tiering problem the agent reports, cleared once it is fine again); and,
- * when the cold GiB moved, the AUTO QoS limit (hot GiB at the level's rate,
- * cold GiB at 2 KiB/s: api_math_vol_mibps). Edits vol; true when anything
- * changed. *repriced: throughputMibps changed, so the node's intent did. The
- * figures only move by whole GiB, so a busy volume does not push a new
- * intent on every report. */
-static bool vol_report_apply(const struct api_math_params *p, struct db *db, const json_t *v, json_t *vol,
-			     bool *repriced)
+/* What a report's volume entry says of the stored volume (contract:
+ * notes/tier-contract.md section 3): usedGib, hotTierSizeUsedGib and
+ * coldTierSizeGib (GiB rounded up), and the stateDetails of a READY volume
+ * (the tiering problem the agent reports, "" once it is fine again). The
+ * figures only move by whole GiB, so a busy volume does not rewrite its
+ * document (or push a new intent) on every report. */
+struct vol_report {
+	int64_t used, hot, cold;
+	char details[600];
+};
+
+static void vol_report_read(const json_t *v, struct vol_report *r)
 {
 	int64_t used_b = api_json_int64(v, "usedBytes", 0), cold_b = api_json_int64(v, "coldBytes", 0);
 	int64_t hot_b = json_object_get(v, "hotBytes") ? api_json_int64(v, "hotBytes", 0) : used_b - cold_b;
-	int64_t cold = gib_up(cold_b), old_cold = api_json_int64(vol, "coldTierSizeGib", 0);
 	const char *tstate = api_json_str(v, "tierState", ""), *tdet = api_json_str(v, "tierDetails", "");
-	char details[600] = "";
-	bool changed = false;
 
-	if (api_json_int64(vol, "usedGib", -1) != gib_up(used_b)) {
-		api_json_set_int64(vol, "usedGib", gib_up(used_b));
-		changed = true;
-	}
-	if (api_json_int64(vol, "hotTierSizeUsedGib", -1) != gib_up(hot_b)) {
-		api_json_set_int64(vol, "hotTierSizeUsedGib", gib_up(hot_b));
-		changed = true;
-	}
-	if (api_json_int64(vol, "coldTierSizeGib", -1) != cold) {
-		api_json_set_int64(vol, "coldTierSizeGib", cold);
-		changed = true;
-	}
+	r->used = gib_up(used_b);
+	r->hot = gib_up(hot_b);
+	r->cold = gib_up(cold_b);
+	r->details[0] = '\0';
 	if (*tdet)
-		snprintf(details, sizeof(details), "cold tier: %.500s", tdet);
+		snprintf(r->details, sizeof(r->details), "cold tier: %.500s", tdet);
 	else if (strcmp(tstate, "STORE_UNAVAILABLE") == 0)
-		snprintf(details, sizeof(details), "cold tier: the cold store is unavailable; tiering paused, cold reads retry");
-	if (strcmp(api_json_str(vol, "state", ""), "READY") == 0 &&
-	    strcmp(api_json_str(vol, "stateDetails", ""), details) != 0) {
-		json_object_set_new(vol, "stateDetails", json_string(details));
-		changed = true;
-	}
-	if (cold != old_cold) {
+		snprintf(r->details, sizeof(r->details),
+			 "cold tier: the cold store is unavailable; tiering paused, cold reads retry");
+}
+
+static bool vol_report_differs(const struct vol_report *r, const json_t *vol)
+{
+	return api_json_int64(vol, "usedGib", -1) != r->used ||
+	       api_json_int64(vol, "hotTierSizeUsedGib", -1) != r->hot ||
+	       api_json_int64(vol, "coldTierSizeGib", -1) != r->cold ||
+	       (strcmp(api_json_str(vol, "state", ""), "READY") == 0 &&
+		strcmp(api_json_str(vol, "stateDetails", ""), r->details) != 0);
+}
+
+/* Write r into vol. When the cold GiB moved, the AUTO QoS limit follows (hot
+ * GiB at the level's rate, cold GiB at 2 KiB/s: api_volume_fill_output);
+ * *repriced: throughputMibps changed, so the node's intent did. */
+static void vol_report_apply(const struct api_math_params *p, struct db *db, const struct vol_report *r,
+			     json_t *vol, bool *repriced)
+{
+	bool cold_moved = api_json_int64(vol, "coldTierSizeGib", 0) != r->cold;
+
+	api_json_set_int64(vol, "usedGib", r->used);
+	api_json_set_int64(vol, "hotTierSizeUsedGib", r->hot);
+	api_json_set_int64(vol, "coldTierSizeGib", r->cold);
+	if (strcmp(api_json_str(vol, "state", ""), "READY") == 0)
+		json_object_set_new(vol, "stateDetails", json_string(r->details));
+	if (cold_moved) {
 		const char *vn = api_json_str(vol, "name", ""), *slash = strstr(vn, "/volumes/");
 		double before = api_json_double(vol, "throughputMibps", 0);
 		char pname[800];
@@ -301,7 +311,6 @@ static bool vol_report_apply(const struct api_math_params *p, struct db *db, con
 		}
 		json_decref(pool);
 	}
-	return changed;
 }
 
 /* How often a node's lastSeenTime is made durable while nothing else
@@ -329,16 +338,15 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 		  t - api_json_int64(json_object_get(doc, "internal"), "lastSeenMs", 0) > NODE_SEEN_PERSIST_MS;
 	json_array_foreach(vols, i, v) {
 		char pname[800];
-		json_t *pl = NULL, *vol = NULL, *probe;
-		bool repriced = false;
+		json_t *pl = NULL, *vol = NULL;
+		struct vol_report r;
 
 		snprintf(pname, sizeof(pname), "placements/%s", api_json_str(v, "name", ""));
 		if (db_get(req->db, pname, &pl) == AQ_OK && strcmp(api_json_str(pl, "node", ""), name) == 0 &&
 		    db_get(req->db, api_json_str(v, "name", ""), &vol) == AQ_OK) {
-			if ((probe = json_deep_copy(vol)) &&
-			    vol_report_apply(&req->srv->cfg.math, req->db, v, probe, &repriced))
+			vol_report_read(v, &r);
+			if (vol_report_differs(&r, vol))
 				changed = true;
-			json_decref(probe);
 			series_entry(fed, v, vol);
 		}
 		json_decref(pl);
@@ -371,6 +379,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 		char pname[800], vparent[600];
 		json_t *pl = NULL, *vol = NULL;
 		const char *slash = strstr(vn, "/volumes/");
+		struct vol_report r;
 		bool repriced = false;
 
 		snprintf(pname, sizeof(pname), "placements/%s", vn);
@@ -379,7 +388,9 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 			json_decref(pl);
 			continue;
 		}
-		if (vol_report_apply(&req->srv->cfg.math, req->db, v, vol, &repriced)) {
+		vol_report_read(v, &r);
+		if (vol_report_differs(&r, vol)) {
+			vol_report_apply(&req->srv->cfg.math, req->db, &r, vol, &repriced);
 			snprintf(vparent, sizeof(vparent), "%.*s", (int)(slash - vn), vn);
 			rc = db_put(req->db, "volume", vparent, vn, vol, false);
 		}
