@@ -1305,23 +1305,32 @@ static int hk_write_begin(void *arg, uint64_t fsid, int fd, const struct stat *s
 	return rc;
 }
 
-static void hk_write_end(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len)
+/* A write or truncate of file ino ended: it is no longer in flight, and
+ * chunks [a, b) changed, so a pass that read them before must not record or
+ * punch them. */
+static void mutation_end(struct tier_vol *v, uint64_t ino, uint32_t a, uint32_t b)
 {
-	struct tier_vol *v = tier_vol_find(arg, fsid);
-	uint32_t a = chunk_of(off), b = chunk_of(off + len - 1) + 1;
 	struct tier_file *f;
 
-	(void)fd;
-	if (!v)
-		return;
 	pthread_mutex_lock(&v->mu);
-	if ((f = file_find(v, st->st_ino)) != NULL) {
+	if ((f = file_find(v, ino)) != NULL) {
 		if (f->inflight)
 			f->inflight--;
 		for (uint32_t c = a; c < b && c < f->n; c++)
 			f->ver[c]++;
 	}
 	pthread_mutex_unlock(&v->mu);
+}
+
+static void hk_write_end(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len)
+{
+	struct tier_vol *v = tier_vol_find(arg, fsid);
+	uint32_t a = chunk_of(off), b = chunk_of(off + len - 1) + 1;
+
+	(void)fd;
+	if (!v)
+		return;
+	mutation_end(v, st->st_ino, a, b);
 	/* Bypass mode: a write that completes a chunk sends it to cold soon. */
 	if (v->cfg.bypass && v->cfg.action == TIER_ENABLED && chunk_of(off + len) > chunk_of(off)) {
 		atomic_store(&v->bypass_due, true);
@@ -1371,18 +1380,10 @@ out:
 static void hk_truncate_end(void *arg, uint64_t fsid, const struct stat *st)
 {
 	struct tier_vol *v = tier_vol_find(arg, fsid);
-	struct tier_file *f;
 
 	if (!v)
 		return;
-	pthread_mutex_lock(&v->mu);
-	if ((f = file_find(v, st->st_ino)) != NULL) {
-		if (f->inflight)
-			f->inflight--;
-		for (uint32_t c = 0; c < f->n; c++)
-			f->ver[c]++;
-	}
-	pthread_mutex_unlock(&v->mu);
+	mutation_end(v, st->st_ino, 0, UINT32_MAX);
 	tier_vol_unref(v);
 }
 
