@@ -261,9 +261,7 @@ expect_jq '[.points[].coldTierReadByteCount | tonumber] | add' 11000 "coldTierRe
 expect_jq '[.points[].coldTierWriteByteCount | tonumber] | add' 2500 "coldTierWriteByteCount sums the deltas (9500 - 7000)"
 aq_req GET "$PW/storagePools/tp/metrics?window=5m"
 expect_jq '.points[-1].tieredBytes' "$((7 * GIB))" "pool series: tiered bytes of its volumes"
-TOK=
-aq_req GET /metrics
-TOK=$ADMIN
+aq_req GET /metrics # the cluster admin's token (metrics_auth)
 prom() { printf '%s\n' "$BODY" | awk -v m="$1" -v l="$2" 'index($0, m "{") == 1 && index($0, l) { print $2 }'; }
 expect_eq "aquifer_volume_auto_tiering_tiered_bytes of v1" "$((2 * GIB))" "$(prom aquifer_volume_auto_tiering_tiered_bytes 'volume="v1"')"
 expect_eq "aquifer_volume_auto_tiering_cold_tier_read_bytes_total of v1" 11000 "$(prom aquifer_volume_auto_tiering_cold_tier_read_bytes_total 'volume="v1"')"
