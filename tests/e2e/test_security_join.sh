@@ -7,7 +7,7 @@
 #      for a joined name is refused too (drain and delete it first);
 #   2. a node token reports only for its own node;
 #   3. DELETE /v1/nodes/A revokes A's node token, also once A joined again;
-#   4. node tokens are short-lived and renewed by the running agent, which
+#   4. node tokens are short-lived (30 s here) and renewed by the running agent, which
 #      stays READY past the lifetime of the token it joined with;
 #   5. the installCommand uses --public-url, shell-quoted, whatever the Host
 #      header says;
@@ -20,7 +20,7 @@ SHELF=$AQ_TMP/shelf
 # a public URL a shell would run a command from, unquoted (HOME is set to
 # AQ_TMP where the test evaluates the command)
 PUBLIC='http://aq.example:8443/x$(touch$IFS$HOME/pwned)'
-AQ_SERVE_ARGS=(--public-url "$PUBLIC" --node-token-ttl 20)
+AQ_SERVE_ARGS=(--public-url "$PUBLIC" --node-token-ttl 30)
 aq_start "$D" || exit 1
 SRV_PID=$AQ_PID
 TOK=$(aq_token "$D" admin)
@@ -90,6 +90,9 @@ expect_status 200 "aquiferd token --role node --location east --node fake4 joins
 aq_req_as "$JC" POST /v1/agent/join "$(join_body fake4b)"
 expect_error 403 PERMISSION_DENIED "... once"
 
+# n1's current token (the agent renews it past half its life: 15 s here)
+a_tok() { A_TOK=$(jq -r .nodeToken "$D/n1/state/credentials.json"); }
+
 # --- 2. a node token reports only for its own node ---------------------------
 J3=$(aq_join_token east)
 aq_agent_start "$D" n2 east "$SHELF" "$J3" 20000 || exit 1 # the most headroom: vb lands here
@@ -102,6 +105,7 @@ VB_USED=$(printf '%s' "$BODY" | jq -r .usedGib)
 expect_jq '.mountOptions[0].port' "$AGENT_NFS_PORT" "vb is served by n2"
 aq_req GET /v1/nodes/n2
 N2_SEEN=$(printf '%s' "$BODY" | jq -r .lastSeenTime)
+a_tok
 report='{"node":"n2","appliedGeneration":0,"volumes":[{"name":"projects/acme/locations/east/volumes/vb","usedBytes":"999999999999"}]}'
 aq_req_as "$A_TOK" POST /v1/agent/status "$report"
 expect_error 403 PERMISSION_DENIED "n1's token cannot report for n2"
@@ -117,6 +121,7 @@ expect_error 401 UNAUTHENTICATED "a join token reports for no node"
 
 # --- 3. deleting a node revokes its tokens ------------------------------------
 kill -TERM "$N1_PID"; wait "$N1_PID" 2>/dev/null
+a_tok
 aq_req POST /v1/nodes/n1:drain '{}'
 expect_status 200 "drain n1 (it holds nothing)"
 aq_req DELETE /v1/nodes/n1
@@ -146,9 +151,9 @@ aq_req POST /v1/locations/east:joinToken '{}'
 aq_req_as "$(printf '%s' "$BODY" | jq -r .token)" POST /v1/agent/join "$(join_body fake6)"
 exp=$(printf '%s' "$BODY" | jq -r .nodeTokenExpireTime)
 left=$(( $(date -d "$exp" +%s) - $(date +%s) ))
-ok "a node token lives --node-token-ttl (20 s here; ${left}s left)" test "$left" -ge 15 -a "$left" -le 21
+ok "a node token lives --node-token-ttl (30 s here; ${left}s left)" test "$left" -ge 25 -a "$left" -le 31
 first=$(jq -r .nodeToken "$D/n2/state/credentials.json")
-sleep 25 # past the whole lifetime of n2's first token
+sleep 32 # past the whole lifetime of n2's first token
 aq_req GET /v1/nodes/n2
 expect_jq .state READY "n2 is READY after its first token's lifetime: the agent renewed it"
 ok "n2's credentials.json holds a renewed token" test "$(jq -r .nodeToken "$D/n2/state/credentials.json")" != "$first"
