@@ -20,9 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "api/api_resource.h"
 #include "api/api_schema.h"
 #include "server/srv_ca.h"
 #include "tls/tls.h"
