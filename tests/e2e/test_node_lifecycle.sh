@@ -114,8 +114,12 @@ expect_error 400 FAILED_PRECONDITION "draining the last node holding volumes is 
 expect_true '.error.message | test("force=true") and test("--force")' "... the message names force=true and --force"
 aq_req GET /v1/nodes/n1
 expect_jq .state READY "... and nothing changed: n1 is READY"
-aq_req POST "/v1/nodes/n1:drain?force=true" '{}'
-expect_status 200 "drain n1 with force=true"
+cli() { AQUIFER_ENDPOINT=$AQ_URL AQUIFER_TOKEN=$TOK "$AQ_BUILDDIR/aquifer" "$@"; }
+CLI_OUT=$(cli nodes drain n1 2>&1)
+expect_eq "aquifer nodes drain n1 (the last node) exits 3" 3 "$?"
+ok "... saying --force would drain it anyway" grep -q -- "--force" <<<"$CLI_OUT"
+expect_eq "aquifer nodes drain n1 --force drains it" DRAINING "$(cli nodes drain n1 --force --format='value(state)' 2>/dev/null)"
+aq_req GET /v1/nodes/n1
 expect_jq .state DRAINING "n1 is DRAINING"
 expect_true '.stateDetails | test("still serves 1 volumes")' "n1 says it still serves the volume that found no node"
 ok "n1 keeps serving v1 while draining" reads v1 "$N1_NFS"
@@ -138,7 +142,7 @@ aq_req POST /v1/nodes/n1:undrain '{}'
 expect_error 400 FAILED_PRECONDITION "undrain of a READY node is refused"
 aq_req POST /v1/nodes/nope:undrain '{}'
 expect_error 404 NOT_FOUND "undrain of an unknown node"
-CLI_OUT=$(AQUIFER_ENDPOINT=$AQ_URL AQUIFER_TOKEN=$TOK "$AQ_BUILDDIR/aquifer" nodes undrain n1 2>&1)
+CLI_OUT=$(cli nodes undrain n1 2>&1)
 expect_eq "aquifer nodes undrain n1 (already READY) exits 3 with the server's reason" 3 "$?"
 ok "... which it prints" grep -q "not DRAINING" <<<"$CLI_OUT"
 
@@ -160,7 +164,7 @@ expect_eq "... and aquifer_volume_served is 1" 1 "$(served v1)"
 ok "v1 reads back over NFS from n1" reads v1 "$N1_NFS"
 
 # --- 5. delete and re-join n1 with its old intent.json ---------------------------
-aq_req POST /v1/nodes/n2:undrain '{}'
+expect_eq "aquifer nodes undrain n2" READY "$(cli nodes undrain n2 --format='value(state)' 2>/dev/null)"
 aq_req POST /v1/nodes/n1:drain '{}'
 expect_status 200 "drain n1 (v1 goes to n2)"
 wait_until 15 on_port v1 "$N2_NFS"
