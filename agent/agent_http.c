@@ -61,7 +61,8 @@ static uint64_t vol_stats_errors(const struct vol_stats *st)
 }
 
 /* Per-volume figures of a status report. Counters are cumulative since the
- * export appeared on this node; aquiferd turns them into per-interval deltas
+ * export appeared on this node, countersAgeMs ago (so aquiferd counts the
+ * first report of a new export from zero); aquiferd turns them into per-interval deltas
  * (srv_series.c). latUsHist[i] counts operations with latency < 2^i us (and
  * >= 2^(i-1) us); coldBytes live only in the cold store, hotBytes are the
  * rest of usedBytes (tier.h). */
@@ -87,8 +88,10 @@ static json_t *status_volume(struct agent *a, const json_t *v, const struct vol_
 			(json_int_t)(live ? st->ops[NFS3_WRITE] : 0), "hotBytes",
 			(json_int_t)(live ? st->used - cold : 0), "coldBytes", (json_int_t)cold, "errors", (json_int_t)(live ? vol_stats_errors(st) : 0),
 			"throughputLimitMibps", api_json_double(v, "throughputMibps", 0), "latUsHist", hist);
-	if (doc && live) /* time requests waited for QoS tokens */
+	if (doc && live) { /* time requests waited for QoS tokens; how old the counters are */
 		json_object_set_new(doc, "throttledUs", json_integer((json_int_t)(st->qos.throttled_ns / 1000)));
+		json_object_set_new(doc, "countersAgeMs", json_integer((json_int_t)st->age_ms));
+	}
 	if (doc) {
 		json_object_set_new(doc, "coldReadBytes", json_integer((json_int_t)ts.cold_read_bytes));
 		json_object_set_new(doc, "coldWriteBytes", json_integer((json_int_t)ts.cold_write_bytes));
@@ -110,10 +113,11 @@ json_t *agent_status_doc(struct agent *a)
 
 		json_array_append_new(vols, status_volume(a, v, &st, live));
 	}
-	doc = json_pack("{s:s,s:s,s:I,s:o,s:s,s:s,s:I,s:o}", "node", a->cfg.node, "location", a->cfg.location,
+	/* tokenRenewal: this agent keeps the node token a report's answer renews */
+	doc = json_pack("{s:s,s:s,s:I,s:o,s:s,s:s,s:I,s:o,s:b}", "node", a->cfg.node, "location", a->cfg.location,
 			"appliedGeneration", (json_int_t)a->applied, "volumes", vols, "agentVersion", AQ_VERSION,
 			"lastError", a->last_error, "reportsDelivered", (json_int_t)a->reports_ok, "failed",
-			a->failed ? json_deep_copy(a->failed) : json_array());
+			a->failed ? json_deep_copy(a->failed) : json_array(), "tokenRenewal", 1);
 	pthread_mutex_unlock(&a->lock);
 	return doc;
 }

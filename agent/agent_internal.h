@@ -59,6 +59,8 @@ struct agent {
 int agent_state_write(const char *dir, const char *name, const json_t *doc, aq_msg *msg);
 /* AQ_ENOENT when the file does not exist. */
 int agent_state_read(const char *dir, const char *name, json_t **doc, aq_msg *msg);
+/* Remove a file of --state-dir (gone already is fine), durably. */
+int agent_state_remove(const char *dir, const char *name, aq_msg *msg);
 
 /* agent_apply.c: apply an intent to the shelf and the NFS server. */
 int agent_apply(struct agent *a, json_t *intent, aq_msg *msg);

@@ -36,7 +36,7 @@ static void usage(FILE *f)
 		"                     [--config FILE]\n"
 		"\n"
 		"  --server URL              aquiferd's URL (https://HOST:PORT; http:// only for a loopback aquiferd)\n"
-		"  --token JOIN_TOKEN        a node-role token (aquiferd token --role node); used once to join\n"
+		"  --token JOIN_TOKEN        a join token (aquifer nodes join-token --location LOC); joins once\n"
 		"  --node NAME               this node's name (letters, digits, hyphens)\n"
 		"  --location LOC            the location this node serves\n"
 		"  --shelf DIR               the shelf every node of the location shares\n"

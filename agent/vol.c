@@ -54,6 +54,7 @@ struct vol_acct {
 		int count;         /* writes in flight on this inode */
 	} pend[VOL_LOCKS];
 	struct qos_vol *qos;       /* limits updated in place on every set */
+	uint64_t born_ns;          /* qos_now() when the counters began (the export appeared) */
 };
 
 struct vol_export {
@@ -294,6 +295,7 @@ static struct vol_acct *vol_acct_new(struct vol_store *s, const struct vol_expor
 		return NULL;
 	}
 	atomic_init(&a->refs, 1);
+	a->born_ns = qos_now(s->qos);
 	snprintf(a->id, sizeof(a->id), "%s", cfg->id);
 	for (i = 0; i < VOL_LOCKS; i++)
 		pthread_mutex_init(&a->locks[i], NULL);
@@ -457,6 +459,7 @@ int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out)
 			out->lat_us_hist[k] = atomic_load(&a->lat[k]);
 		out->used = atomic_load(&a->used);
 		out->capacity = set->e[i]->cfg.capacity;
+		out->age_ms = (qos_now(s->qos) - a->born_ns) / 1000000u;
 		qos_vol_stats(a->qos, qos_now(s->qos), &out->qos);
 		rc = 0;
 		break;

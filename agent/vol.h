@@ -114,6 +114,7 @@ struct vol_stats {
 	uint64_t lat_us_hist[VOL_LAT_BUCKETS];
 	uint64_t used;
 	uint64_t capacity;
+	uint64_t age_ms;           /* how long ago the counters began (the export appeared here) */
 	struct qos_stats qos;
 };
 
