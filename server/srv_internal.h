@@ -18,6 +18,7 @@
 #include "api/api_error.h"
 #include "api/api_math.h"
 #include "db/db.h"
+#include "tls/tls.h"
 
 #define SRV_MAX_PARAMS 6
 #define SRV_MAX_QUERY 24
@@ -34,6 +35,7 @@ struct srv_cfg {
 	char tls_cert[1024];       /* --tls-cert: PEM, serve HTTPS (srv_ca.h) */
 	char tls_key[1024];        /* --tls-key */
 	bool insecure_listen;      /* plain HTTP on a non-loopback --listen */
+	struct tls_listen_limits http; /* connection limits and timeouts (srv_http.c) */
 	struct api_math_params math;
 };
 
@@ -109,6 +111,7 @@ struct srv_req {
 	uint64_t start_ns;
 	int state;                  /* srv_http.c's request state */
 	bool authed;                /* token and route checks already passed */
+	bool verified;              /* the token verified from the head (req->auth) */
 	unsigned char *peer;        /* SRV_F_NODECERT: the client certificate (DER) */
 	size_t peer_len;
 	struct srv_req *next;       /* work queue link */

@@ -1,6 +1,8 @@
 /* srv_main: aquiferd's commands.
  *   aquiferd [serve] --listen HOST:PORT --db PATH [--config FILE] [--key-file F] [--workers N]
  *                    [--tls-cert F --tls-key F] [--insecure-listen]
+ *                    [--max-connections N] [--max-connections-per-ip N]
+ *                    [--header-timeout-seconds N] [--idle-timeout-seconds N]
  *   aquiferd ca init --db PATH
  *   aquiferd ca issue --db PATH --dns NAME --ip ADDR [--out-cert F --out-key F] [--days N]
  *   aquiferd token --db PATH --role admin|editor|viewer|node [--project P] [--subject S] [--ttl SEC] [--location L]
@@ -8,7 +10,7 @@
  *   aquiferd --version
  * Command-line options override the config file; the config file holds
  * "key = value" lines with the same names (listen, db, key-file, workers,
- * tls-cert, tls-key, insecure-listen)
+ * tls-cert, tls-key, insecure-listen, the connection limits)
  * and math parameters as "math.<level>.<field>" (see api_math.h). */
 #include "server/srv.h"
 #include "server/srv_ca.h"
@@ -19,6 +21,7 @@
 
 #include <getopt.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +32,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: aquiferd [serve] --listen HOST:PORT --db PATH [--config FILE] [--key-file FILE] [--workers N]\n"
 		"                        [--tls-cert FILE --tls-key FILE] [--insecure-listen]\n"
+		"                        [--max-connections N] [--max-connections-per-ip N]\n"
+		"                        [--header-timeout-seconds N] [--idle-timeout-seconds N]\n"
 		"       aquiferd token --db PATH --role admin|editor|viewer|node [--project P]\n"
 		"                      [--subject NAME] [--ttl SECONDS] [--location LOC] [--key-file FILE]\n"
 		"       aquiferd ca init --db PATH\n"
@@ -54,6 +59,11 @@ static void usage(FILE *f)
 		"  --tls-key FILE       ... and its PEM key; agents then join over TLS with the cluster CA\n"
 		"                       (created next to the database when missing)\n"
 		"  --insecure-listen    allow plain HTTP on a non-loopback --listen (tokens in clear)\n"
+		"  --max-connections N  HTTP connections at once (default 4096; fewer if RLIMIT_NOFILE is lower)\n"
+		"  --max-connections-per-ip N  HTTP connections from one client address (default 128)\n"
+		"  --header-timeout-seconds N  silence that closes a connection before it showed a valid\n"
+		"                       token: TLS handshake, request head, idle (default 10)\n"
+		"  --idle-timeout-seconds N  keep-alive idle after a request with a valid token (default 120)\n"
 		"  --dns NAME, --ip ADDR  (ca issue) names of the certificate, each repeatable\n"
 		"  --out-cert FILE, --out-key FILE  (ca issue) where to write it\n"
 		"  --days N             (ca issue) validity in days (default 397)\n");
@@ -71,10 +81,45 @@ static char *trim(char *s)
 	return s;
 }
 
+/* The connection limits (tls.h, struct tls_listen_limits): AQ_ENOENT when
+ * key is not one of them. */
+static int cfg_limit(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *msg)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+		long max;
+	} keys[] = {
+		{ "max-connections", offsetof(struct tls_listen_limits, max_conns), 1000000 },
+		{ "max-connections-per-ip", offsetof(struct tls_listen_limits, per_ip), 1000000 },
+		{ "header-timeout-seconds", offsetof(struct tls_listen_limits, header_s), 3600 },
+		{ "idle-timeout-seconds", offsetof(struct tls_listen_limits, idle_s), 86400 },
+	};
+	char name[64], *end;
+	long n;
+
+	snprintf(name, sizeof(name), "%s", key);
+	for (char *c = name; *c; c++) /* max_connections = max-connections */
+		if (*c == '_')
+			*c = '-';
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strcmp(name, keys[i].name) != 0)
+			continue;
+		n = strtol(val, &end, 10);
+		if (!*val || *end || n < 1 || n > keys[i].max)
+			return aq_fail(msg, AQ_EINVAL, "%s must be an integer within 1..%ld, got \"%s\"", keys[i].name,
+				       keys[i].max, val);
+		*(unsigned *)(void *)((char *)&cfg->http + keys[i].off) = (unsigned)n;
+		return AQ_OK;
+	}
+	return AQ_ENOENT;
+}
+
 static int cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *msg)
 {
 	char *end;
 	long n;
+	int rc;
 
 	if (strcmp(key, "listen") == 0)
 		snprintf(cfg->listen, sizeof(cfg->listen), "%s", val);
@@ -100,6 +145,8 @@ static int cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg
 		if (!*val || *end || n < 1 || n > 256)
 			return aq_fail(msg, AQ_EINVAL, "workers must be an integer within 1..256, got \"%s\"", val);
 		cfg->workers = (int)n;
+	} else if ((rc = cfg_limit(cfg, key, val, msg)) != AQ_ENOENT) {
+		return rc;
 	} else if (strncmp(key, "math.", 5) == 0)
 		return api_math_set(&cfg->math, key + 5, val, msg);
 	else
@@ -140,7 +187,7 @@ static int cfg_load(struct srv_cfg *cfg, const char *path, aq_msg *msg)
 enum { OPT_LISTEN = 1, OPT_DB, OPT_CONFIG, OPT_KEY, OPT_WORKERS, OPT_ROLE, OPT_PROJECT,
        OPT_SUBJECT, OPT_TTL, OPT_LOCATION, OPT_HELP, OPT_VERSION, OPT_NODE_DOWN,
        OPT_TLS_CERT, OPT_TLS_KEY, OPT_INSECURE_LISTEN, OPT_DNS, OPT_IP, OPT_OUT_CERT, OPT_OUT_KEY,
-       OPT_DAYS };
+       OPT_DAYS, OPT_LIMIT };
 
 static const struct option opts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -162,6 +209,10 @@ static const struct option opts[] = {
 	{ "out-cert", required_argument, NULL, OPT_OUT_CERT },
 	{ "out-key", required_argument, NULL, OPT_OUT_KEY },
 	{ "days", required_argument, NULL, OPT_DAYS },
+	{ "max-connections", required_argument, NULL, OPT_LIMIT },
+	{ "max-connections-per-ip", required_argument, NULL, OPT_LIMIT },
+	{ "header-timeout-seconds", required_argument, NULL, OPT_LIMIT },
+	{ "idle-timeout-seconds", required_argument, NULL, OPT_LIMIT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -272,7 +323,7 @@ int srv_main(int argc, char **argv)
 	struct srv_args a = { .cmd = "serve", .ttl = 86400, .ca = { .days = TLS_CERT_DAYS } };
 	aq_msg msg = { "" };
 	const char *config = NULL;
-	int c, argi = 1;
+	int c, li, argi = 1;
 	char *end;
 
 	srv.cfg.math = api_math_defaults;
@@ -280,6 +331,7 @@ int srv_main(int argc, char **argv)
 	srv.cfg.workers = 4;
 	srv.cfg.node_down_ms = 10000;
 	srv.cfg.repush_ms = 10000;
+	srv.cfg.http = (struct tls_listen_limits){ .max_conns = 4096, .per_ip = 128, .header_s = 10, .idle_s = 120 };
 	if (argc > 1 && argv[1][0] != '-') {
 		a.cmd = argv[1];
 		argi = 2;
@@ -301,7 +353,7 @@ int srv_main(int argc, char **argv)
 		return 1;
 	}
 	optind = argi;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", opts, &li)) != -1) {
 		switch (c) {
 		case OPT_LISTEN: snprintf(srv.cfg.listen, sizeof(srv.cfg.listen), "%s", optarg); break;
 		case OPT_DB: snprintf(srv.cfg.db_path, sizeof(srv.cfg.db_path), "%s", optarg); break;
@@ -359,6 +411,12 @@ int srv_main(int argc, char **argv)
 			a.ca.days = strtol(optarg, &end, 10);
 			if (!*optarg || *end || a.ca.days < 1 || a.ca.days > 3650) {
 				fprintf(stderr, "aquiferd: --days must be an integer within 1..3650\n");
+				return 2;
+			}
+			break;
+		case OPT_LIMIT:
+			if (cfg_set(&srv.cfg, opts[li].name, optarg, &msg) != AQ_OK) {
+				fprintf(stderr, "aquiferd: --%s\n", msg.text);
 				return 2;
 			}
 			break;
