@@ -18,6 +18,7 @@
 #include "api/api_error.h"
 #include "api/api_math.h"
 #include "db/db.h"
+#include "tls/tls.h"
 
 #define SRV_MAX_PARAMS 6
 #define SRV_MAX_QUERY 24
@@ -37,6 +38,7 @@ struct srv_cfg {
 	char public_url[512];      /* --public-url: how nodes reach aquiferd ("" until serve derives it) */
 	bool metrics_auth;         /* --metrics-auth: GET /metrics needs a metrics or cluster-admin token */
 	long node_token_ttl;       /* --node-token-ttl: lifetime of a node token, seconds */
+	struct tls_listen_limits http; /* connection limits and timeouts (srv_http.c) */
 	struct api_math_params math;
 };
 
@@ -128,6 +130,7 @@ struct srv_req {
 	uint64_t start_ns;
 	int state;                  /* srv_http.c's request state */
 	bool authed;                /* token and route checks already passed */
+	bool verified;              /* the token verified from the head (req->auth) */
 	unsigned char *peer;        /* SRV_F_NODECERT: the client certificate (DER) */
 	size_t peer_len;
 	struct srv_req *next;       /* work queue link */

@@ -1,6 +1,8 @@
 /* srv_main: aquiferd's commands.
  *   aquiferd [serve] --listen HOST:PORT --db PATH [--config FILE] [--key-file F] [--workers N]
  *                    [--tls-cert F --tls-key F] [--insecure-listen]
+ *                    [--max-connections N] [--max-connections-per-ip N]
+ *                    [--header-timeout-seconds N] [--idle-timeout-seconds N]
  *   aquiferd ca init --db PATH
  *   aquiferd ca issue --db PATH --dns NAME --ip ADDR [--out-cert F --out-key F] [--days N]
  *   aquiferd token --db PATH --role admin|editor|viewer|metrics [--project P] [--subject S] [--ttl SEC]
@@ -9,8 +11,8 @@
  *   aquiferd --version
  * Command-line options override the config file; the config file holds
  * "key = value" lines with the same names (listen, db, key-file, workers,
- * tls-cert, tls-key, insecure-listen, public-url, metrics-auth, node-token-ttl;
- * '_' may stand for '-')
+ * tls-cert, tls-key, insecure-listen, public-url, metrics-auth, node-token-ttl,
+ * the connection limits; '_' may stand for '-')
  * and math parameters as "math.<level>.<field>" (see api_math.h). */
 #include "server/srv.h"
 #include "server/srv_ca.h"
@@ -21,6 +23,7 @@
 
 #include <getopt.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +36,8 @@ static void usage(FILE *f)
 		"usage: aquiferd [serve] --listen HOST:PORT --db PATH [--config FILE] [--key-file FILE] [--workers N]\n"
 		"                        [--tls-cert FILE --tls-key FILE] [--insecure-listen] [--public-url URL]\n"
 		"                        [--metrics-auth[=true|false]] [--node-token-ttl SECONDS]\n"
+		"                        [--max-connections N] [--max-connections-per-ip N]\n"
+		"                        [--header-timeout-seconds N] [--idle-timeout-seconds N]\n"
 		"       aquiferd token --db PATH --role admin|editor|viewer|metrics [--project P]\n"
 		"                      [--subject NAME] [--ttl SECONDS] [--key-file FILE]\n"
 		"       aquiferd token --db PATH --role node --location LOC [--node NAME] [--ttl SECONDS]\n"
@@ -67,6 +72,11 @@ static void usage(FILE *f)
 		"                       false serves it to anyone, with every project's volume names)\n"
 		"  --node-token-ttl N   lifetime of a node token in seconds (default 2592000 = 30 days); agents\n"
 		"                       get a fresh one with a status report once half of it has passed\n"
+		"  --max-connections N  HTTP connections at once (default 4096; fewer if RLIMIT_NOFILE is lower)\n"
+		"  --max-connections-per-ip N  HTTP connections from one client address (default 128)\n"
+		"  --header-timeout-seconds N  silence that closes a connection before it showed a valid\n"
+		"                       token: TLS handshake, request head, idle (default 10)\n"
+		"  --idle-timeout-seconds N  keep-alive idle after a request with a valid token (default 120)\n"
 		"  --dns NAME, --ip ADDR  (ca issue) names of the certificate, each repeatable\n"
 		"  --out-cert FILE, --out-key FILE  (ca issue) where to write it\n"
 		"  --days N             (ca issue) validity in days (default 397)\n");
@@ -84,10 +94,45 @@ static char *trim(char *s)
 	return s;
 }
 
+/* The connection limits (tls.h, struct tls_listen_limits): AQ_ENOENT when
+ * key is not one of them. */
+static int cfg_limit(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *msg)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+		long max;
+	} keys[] = {
+		{ "max-connections", offsetof(struct tls_listen_limits, max_conns), 1000000 },
+		{ "max-connections-per-ip", offsetof(struct tls_listen_limits, per_ip), 1000000 },
+		{ "header-timeout-seconds", offsetof(struct tls_listen_limits, header_s), 3600 },
+		{ "idle-timeout-seconds", offsetof(struct tls_listen_limits, idle_s), 86400 },
+	};
+	char name[64], *end;
+	long n;
+
+	snprintf(name, sizeof(name), "%s", key);
+	for (char *c = name; *c; c++) /* max_connections = max-connections */
+		if (*c == '_')
+			*c = '-';
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strcmp(name, keys[i].name) != 0)
+			continue;
+		n = strtol(val, &end, 10);
+		if (!*val || *end || n < 1 || n > keys[i].max)
+			return aq_fail(msg, AQ_EINVAL, "%s must be an integer within 1..%ld, got \"%s\"", keys[i].name,
+				       keys[i].max, val);
+		*(unsigned *)(void *)((char *)&cfg->http + keys[i].off) = (unsigned)n;
+		return AQ_OK;
+	}
+	return AQ_ENOENT;
+}
+
 static int cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *msg)
 {
 	char *end;
 	long n;
+	int rc;
 
 	if (strcmp(key, "listen") == 0)
 		snprintf(cfg->listen, sizeof(cfg->listen), "%s", val);
@@ -129,6 +174,8 @@ static int cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg
 		if (!*val || *end || n < 1 || n > 256)
 			return aq_fail(msg, AQ_EINVAL, "workers must be an integer within 1..256, got \"%s\"", val);
 		cfg->workers = (int)n;
+	} else if ((rc = cfg_limit(cfg, key, val, msg)) != AQ_ENOENT) {
+		return rc;
 	} else if (strncmp(key, "math.", 5) == 0)
 		return api_math_set(&cfg->math, key + 5, val, msg);
 	else
@@ -169,7 +216,7 @@ static int cfg_load(struct srv_cfg *cfg, const char *path, aq_msg *msg)
 enum { OPT_LISTEN = 1, OPT_DB, OPT_CONFIG, OPT_KEY, OPT_WORKERS, OPT_ROLE, OPT_PROJECT,
        OPT_SUBJECT, OPT_TTL, OPT_LOCATION, OPT_HELP, OPT_VERSION, OPT_NODE_DOWN,
        OPT_TLS_CERT, OPT_TLS_KEY, OPT_INSECURE_LISTEN, OPT_DNS, OPT_IP, OPT_OUT_CERT, OPT_OUT_KEY,
-       OPT_DAYS, OPT_PUBLIC_URL, OPT_METRICS_AUTH, OPT_NODE_TOKEN_TTL, OPT_NODE };
+       OPT_DAYS, OPT_PUBLIC_URL, OPT_METRICS_AUTH, OPT_NODE_TOKEN_TTL, OPT_NODE, OPT_LIMIT };
 
 static const struct option opts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -195,6 +242,10 @@ static const struct option opts[] = {
 	{ "metrics-auth", optional_argument, NULL, OPT_METRICS_AUTH },
 	{ "node-token-ttl", required_argument, NULL, OPT_NODE_TOKEN_TTL },
 	{ "node", required_argument, NULL, OPT_NODE },
+	{ "max-connections", required_argument, NULL, OPT_LIMIT },
+	{ "max-connections-per-ip", required_argument, NULL, OPT_LIMIT },
+	{ "header-timeout-seconds", required_argument, NULL, OPT_LIMIT },
+	{ "idle-timeout-seconds", required_argument, NULL, OPT_LIMIT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -319,7 +370,7 @@ int srv_main(int argc, char **argv)
 	struct srv_args a = { .cmd = "serve", .ttl = 86400, .ca = { .days = TLS_CERT_DAYS } };
 	aq_msg msg = { "" };
 	const char *config = NULL;
-	int c, argi = 1;
+	int c, li, argi = 1;
 	char *end;
 
 	srv.cfg.math = api_math_defaults;
@@ -329,6 +380,7 @@ int srv_main(int argc, char **argv)
 	srv.cfg.repush_ms = 10000;
 	srv.cfg.metrics_auth = true;
 	srv.cfg.node_token_ttl = 30L * 86400;
+	srv.cfg.http = (struct tls_listen_limits){ .max_conns = 4096, .per_ip = 128, .header_s = 10, .idle_s = 120 };
 	if (argc > 1 && argv[1][0] != '-') {
 		a.cmd = argv[1];
 		argi = 2;
@@ -350,7 +402,7 @@ int srv_main(int argc, char **argv)
 		return 1;
 	}
 	optind = argi;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", opts, &li)) != -1) {
 		switch (c) {
 		case OPT_LISTEN: snprintf(srv.cfg.listen, sizeof(srv.cfg.listen), "%s", optarg); break;
 		case OPT_DB: snprintf(srv.cfg.db_path, sizeof(srv.cfg.db_path), "%s", optarg); break;
@@ -426,6 +478,12 @@ int srv_main(int argc, char **argv)
 			a.ca.days = strtol(optarg, &end, 10);
 			if (!*optarg || *end || a.ca.days < 1 || a.ca.days > 3650) {
 				fprintf(stderr, "aquiferd: --days must be an integer within 1..3650\n");
+				return 2;
+			}
+			break;
+		case OPT_LIMIT:
+			if (cfg_set(&srv.cfg, opts[li].name, optarg, &msg) != AQ_OK) {
+				fprintf(stderr, "aquiferd: --%s\n", msg.text);
 				return 2;
 			}
 			break;
