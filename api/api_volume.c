@@ -277,8 +277,58 @@ int api_volume_check(const struct api_math_params *p, json_t *doc, aq_msg *msg)
 	}
 	if (!json_object_get(doc, "securityStyle"))
 		json_object_set_new(doc, "securityStyle", json_string("UNIX"));
+	/* there is no .snapshot directory (no snapshots): say so */
 	if (!json_object_get(doc, "snapshotDirectory"))
-		json_object_set_new(doc, "snapshotDirectory", json_true());
+		json_object_set_new(doc, "snapshotDirectory", json_false());
+	return AQ_OK;
+}
+
+/* GCNV fields whose feature Aquifer does not have yet, accepted only with
+ * the value that means "off" (false, 0, empty), so nothing accepted is
+ * ignored. */
+static const struct {
+	const char *field;
+	const char *why;
+} vol_off_bools[] = {
+	{ "snapshotDirectory", "there are no snapshots to show in a .snapshot directory" },
+	{ "multipleEndpoints", "each volume is served at its node's one NFS address" },
+};
+
+static const char *const vol_kerberos[] = { "kerberos5ReadOnly", "kerberos5ReadWrite", "kerberos5iReadOnly",
+					    "kerberos5iReadWrite", "kerberos5pReadOnly", "kerberos5pReadWrite", NULL };
+
+int api_volume_check_supported(const json_t *given, aq_msg *msg)
+{
+	json_t *ps = json_object_get(given, "protocols"), *rules, *r, *v;
+	json_t *backup = json_object_get(given, "backupConfig");
+	size_t i;
+
+	json_array_foreach(ps, i, v)
+		if (strcmp(json_string_value(v), "NFSV3") != 0)
+			return aq_fail(msg, AQ_EINVAL, "protocols: %s is not served yet; only NFSV3 is (give protocols [\"NFSV3\"])",
+				       json_string_value(v));
+	if (json_array_size(json_object_get(given, "smbSettings")))
+		return aq_fail(msg, AQ_EINVAL, "smbSettings: SMB is not served yet; leave smbSettings out");
+	if (strcmp(api_json_str(given, "securityStyle", "UNIX"), "UNIX") != 0)
+		return aq_fail(msg, AQ_EINVAL, "securityStyle: %s needs SMB, which is not served yet; use UNIX",
+			       api_json_str(given, "securityStyle", ""));
+	if (api_json_bool(json_object_get(given, "snapshotPolicy"), "enabled", false))
+		return aq_fail(msg, AQ_EINVAL, "snapshotPolicy: automatic snapshots are not implemented yet; leave snapshotPolicy out or set snapshotPolicy.enabled false");
+	if (api_json_double(given, "snapReserve", 0) != 0)
+		return aq_fail(msg, AQ_EINVAL, "snapReserve: snapshots are not implemented yet, so no space is reserved for them; leave it out or 0");
+	if (json_array_size(json_object_get(backup, "backupPolicies")) || *api_json_str(backup, "backupVault", "") ||
+	    api_json_bool(backup, "scheduledBackupEnabled", false))
+		return aq_fail(msg, AQ_EINVAL, "backupConfig: backups are not implemented yet; leave backupConfig out");
+	for (i = 0; i < sizeof(vol_off_bools) / sizeof(vol_off_bools[0]); i++)
+		if (api_json_bool(given, vol_off_bools[i].field, false))
+			return aq_fail(msg, AQ_EINVAL, "%s: true is not supported (%s); leave it out or false",
+				       vol_off_bools[i].field, vol_off_bools[i].why);
+	rules = json_object_get(json_object_get(given, "exportPolicy"), "rules");
+	json_array_foreach(rules, i, r)
+		for (int k = 0; vol_kerberos[k]; k++)
+			if (api_json_bool(r, vol_kerberos[k], false))
+				return aq_fail(msg, AQ_EINVAL, "exportPolicy.rules[%zu].%s: Kerberos is not supported; leave it out or false",
+					       i, vol_kerberos[k]);
 	return AQ_OK;
 }
 

@@ -193,6 +193,8 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 	api_json_set_int64(doc, "usedGib", 0);
 	api_json_set_int64(doc, "coldTierSizeGib", 0);
 	api_json_set_int64(doc, "hotTierSizeUsedGib", 0);
+	if ((rc = api_volume_check_supported(doc, &req->msg)) != AQ_OK)
+		goto out;
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK ||
 	    (rc = vol_pool(req, doc, &pool)) != AQ_OK ||
 	    (rc = vol_share_free(req, api_json_str(doc, "shareName", ""))) != AQ_OK ||
@@ -254,7 +256,7 @@ int srv_h_volume_patch(struct srv_req *req, json_t **resp)
 {
 	struct api_mask_path paths[API_MASK_MAX];
 	char parent[600], name[700];
-	json_t *old = NULL, *patch = NULL, *doc = NULL, *pool = NULL, *oldpool = NULL, *out = NULL;
+	json_t *old = NULL, *patch = NULL, *doc = NULL, *pool = NULL, *oldpool = NULL, *out = NULL, *given = NULL;
 	bool validate, tput_given = false;
 	int npaths, rc;
 
@@ -274,6 +276,13 @@ int srv_h_volume_patch(struct srv_req *req, json_t **resp)
 		goto out;
 	doc = json_deep_copy(old);
 	api_mask_apply(doc, patch, paths, npaths);
+	/* what this request sets (not what an older volume stored) must exist */
+	given = json_object();
+	for (int i = 0; i < npaths; i++)
+		if (json_object_get(doc, paths[i].field->name))
+			json_object_set(given, paths[i].field->name, json_object_get(doc, paths[i].field->name));
+	if ((rc = api_volume_check_supported(given, &req->msg)) != AQ_OK)
+		goto out;
 	if (json_object_get(old, "tieringPolicy") && !json_object_get(doc, "tieringPolicy")) {
 		rc = aq_fail(&req->msg, AQ_EINVAL, "tiering cannot be switched off once enabled; set tieringPolicy.tierAction to PAUSED instead");
 		goto out;
@@ -307,7 +316,19 @@ out:
 	json_decref(pool);
 	json_decref(oldpool);
 	json_decref(out);
+	json_decref(given);
 	return rc;
+}
+
+static bool vol_restricted(const json_t *vol, const char *action)
+{
+	json_t *a;
+	size_t i;
+
+	json_array_foreach(json_object_get(vol, "restrictedActions"), i, a)
+		if (strcmp(json_string_value(a), action) == 0)
+			return true;
+	return false;
 }
 
 int srv_h_volume_delete(struct srv_req *req, json_t **resp)
@@ -324,6 +345,11 @@ int srv_h_volume_delete(struct srv_req *req, json_t **resp)
 		goto out;
 	if (strcmp(api_json_str(old, "state", ""), "DELETING") == 0) {
 		rc = aq_fail(&req->msg, AQ_EPRECOND, "volume \"%s\" is already being deleted", name);
+		goto out;
+	}
+	if (vol_restricted(old, "DELETE")) {
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "volume \"%s\" has restrictedActions DELETE: it cannot be deleted; remove DELETE from restrictedActions first (updateMask=restrictedActions)",
+			     name);
 		goto out;
 	}
 	json_object_set_new(old, "state", json_string("DELETING"));
