@@ -66,7 +66,4 @@ bool api_cold_store_same(const json_t *a, const json_t *b);
  * secretAccessKey keeps the stored one only then. */
 bool api_cold_store_same_key(const json_t *a, const json_t *b);
 
-/* A parsed IPv4 CIDR list ("10.0.0.0/8,192.168.1.5"); AQ_EINVAL on bad syntax. */
-int api_cidr_list_check(const char *list, const char *where, aq_msg *msg);
-
 #endif

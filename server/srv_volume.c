@@ -62,17 +62,19 @@ static int vol_pool(struct srv_req *req, json_t *vol, json_t **pool)
 	return rc;
 }
 
-/* shareName is unique per location (an indexed count). */
+/* shareName is unique per location across projects, as GCNV's is: a node
+ * exports one path per share name, whoever owns the volume, so a second
+ * project's "demo" would collide on the node. The refusal names no other
+ * tenant's resources: only that the name is taken here. */
 static int vol_share_free(struct srv_req *req, const char *share)
 {
-	char parent[600];
 	int64_t n = 0;
 	int rc;
 
-	srv_parent(req, parent, sizeof(parent));
-	if ((rc = db_aggregate(req->db, "volume", parent, "shareName", share, NULL, 0, &n, NULL)) != AQ_OK)
+	if ((rc = db_volume_share_count(req->db, req->params[1], share, &n)) != AQ_OK)
 		return rc;
-	return n ? aq_fail(&req->msg, AQ_EEXIST, "shareName \"%s\" is already used by another volume in %s", share, parent)
+	return n ? aq_fail(&req->msg, AQ_EEXIST, "shareName \"%s\" is already taken in location %s; choose another",
+			   share, req->params[1])
 		 : AQ_OK;
 }
 
