@@ -624,14 +624,14 @@ op(`${PL}/volumes/{volumeId}`, 'get', {
 });
 op(`${PL}/volumes/{volumeId}`, 'patch', {
   operationId: 'updateVolume', tags: ['Volumes'], summary: 'Update a volume',
-  description: 'Only the fields named in updateMask change (camelCase or snake_case, nested paths such as `tiering_policy.cooling_threshold_days`). Changing storagePool moves the volume (PREMIUM <-> EXTREME only). Tiering cannot be removed once set (pause it instead).',
+  description: 'Only the fields named in updateMask change (camelCase or snake_case, nested paths such as `tiering_policy.cooling_threshold_days`). Changing storagePool moves the volume (PREMIUM <-> EXTREME only). Tiering cannot be removed once set (pause it instead). One change at a time: while an operation on the volume runs (CREATING, UPDATING, DELETING) a PATCH is refused with FAILED_PRECONDITION (400) naming it, as GCNV refuses concurrent mutations of a resource.',
   parameters: [...pathParams('projectId', 'locationId', 'volumeId'), ref('updateMask'), ref('validateOnly')],
   requestBody: body('Volume', 'The volume fields to change.'),
   responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409, 413])),
 });
 op(`${PL}/volumes/{volumeId}`, 'delete', {
   operationId: 'deleteVolume', tags: ['Volumes'], summary: 'Delete a volume',
-  description: 'The operation\'s response is Empty. Refused with FAILED_PRECONDITION (400) while restrictedActions holds DELETE.',
+  description: 'The operation\'s response is Empty. Refused with FAILED_PRECONDITION (400) while another operation on the volume runs (cancel a running create instead) and while restrictedActions holds DELETE. An accepted delete always completes.',
   parameters: [...pathParams('projectId', 'locationId', 'volumeId'), ref('force')],
   responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409])),
 });
@@ -699,7 +699,7 @@ op(`${PL}/operations/{operationId}`, 'delete', {
 });
 op(`${PL}/operations/{operationId}:cancel`, 'post', {
   operationId: 'cancelOperation', tags: ['Operations'], summary: 'Cancel an operation',
-  description: 'A done operation is left as it is; a running one records requestedCancellation and ends with error code 1 (CANCELLED).',
+  description: 'A running volume create is rolled back: the volume is deleted (its node removes what it made) and the operation ends at once with error code 1 (CANCELLED) and requestedCancellation true. Anything else is refused with FAILED_PRECONDITION (400) saying why: a done operation has nothing to cancel; a volume update may already be in effect; an accepted delete always completes; pool operations are done when answered.',
   parameters: pathParams('projectId', 'locationId', 'operationId'),
   requestBody: { required: false, content: { 'application/json': { schema: { $ref: '#/components/schemas/Empty' } } } },
   responses: Object.assign({ 200: { $ref: '#/components/responses/EmptyResponse' } }, errors([400, 401, 403, 404, 409, 413])),

@@ -78,6 +78,37 @@ static int vol_share_free(struct srv_req *req, const char *share)
 		 : AQ_OK;
 }
 
+/* One mutation at a time per volume (GCNV refuses concurrent changes of a
+ * resource): a PATCH or DELETE while an operation on the volume runs is
+ * FAILED_PRECONDITION naming it, so every operation finishes and none is
+ * overwritten. A PATCH of a volume no node holds (its create failed) is
+ * refused too: only a delete helps it. */
+static int vol_idle(struct srv_req *req, const json_t *vol, const char *verb)
+{
+	const char *vn = api_json_str(vol, "name", ""), *state = api_json_str(vol, "state", "");
+	char pname[800], op[800] = "";
+	json_t *pl = NULL;
+	int rc;
+
+	snprintf(pname, sizeof(pname), "placements/%s", vn);
+	if ((rc = db_get(req->db, pname, &pl)) == AQ_OK)
+		snprintf(op, sizeof(op), "%s", api_json_str(pl, "op", ""));
+	json_decref(pl);
+	if (rc == AQ_ENOENT && strcmp(verb, "update") == 0) /* its create failed: no node holds it */
+		return aq_fail(&req->msg, AQ_EPRECOND, "volume \"%s\" is %s and no node serves it (%s); delete it and create it again",
+			       vn, state, api_json_str(vol, "stateDetails", "its create failed"));
+	if (rc != AQ_OK && rc != AQ_ENOENT)
+		return rc;
+	if (strcmp(state, "CREATING") != 0 && strcmp(state, "UPDATING") != 0 && strcmp(state, "DELETING") != 0)
+		return AQ_OK;
+	if (strcmp(state, "DELETING") == 0)
+		return aq_fail(&req->msg, AQ_EPRECOND, "volume \"%s\" is already being deleted%s%s%s", vn,
+			       *op ? " (operation " : "", op, *op ? ")" : "");
+	return aq_fail(&req->msg, AQ_EPRECOND,
+		       "volume \"%s\" is %s (operation %s): one change at a time; wait for it to finish%s before this %s",
+		       vn, state, *op ? op : "unknown", strcmp(state, "CREATING") == 0 ? " or cancel it" : "", verb);
+}
+
 /* Check the volume against its pool and fill what the pool decides. self is
  * the volume's name when it already exists (its own usage is not "other"). */
 static int vol_fit(struct srv_req *req, const json_t *pool, json_t *vol, const json_t *old,
@@ -176,6 +207,23 @@ out:
 	return rc;
 }
 
+/* A name whose earlier volume's data its node is still deleting (a
+ * cancelled create) is reused only once that is done. */
+static int vol_cleaned(struct srv_req *req, const char *name)
+{
+	char pname[800];
+	json_t *pl = NULL;
+	int rc;
+
+	snprintf(pname, sizeof(pname), "placements/%s", name);
+	rc = db_get(req->db, pname, &pl);
+	json_decref(pl);
+	if (rc == AQ_ENOENT)
+		return AQ_OK;
+	return rc == AQ_OK ? aq_fail(&req->msg, AQ_EBUSY, "volume \"%s\" was just removed and its node is still deleting its data; retry in a few seconds", name)
+			   : rc;
+}
+
 int srv_h_volume_create(struct srv_req *req, json_t **resp)
 {
 	const char *id;
@@ -211,7 +259,8 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 	rc = db_put(req->db, "volume", parent, name, doc, true);
 	if (rc == AQ_EEXIST)
 		rc = aq_fail(&req->msg, rc, "volume \"%s\" already exists", name);
-	if (rc != AQ_OK || (rc = vol_pending(req, parent, name, doc, "create", resp)) != AQ_OK)
+	if (rc != AQ_OK || (rc = vol_cleaned(req, name)) != AQ_OK ||
+	    (rc = vol_pending(req, parent, name, doc, "create", resp)) != AQ_OK)
 		goto out;
 out:
 	db_rollback(req->db);
@@ -274,7 +323,8 @@ int srv_h_volume_patch(struct srv_req *req, json_t **resp)
 		if (strcmp(paths[i].camel, "throughputMibps") == 0)
 			tput_given = json_object_get(patch, "throughputMibps") != NULL;
 	vol_name(req, NULL, name, sizeof(name), parent, sizeof(parent));
-	if ((rc = db_begin(req->db)) != AQ_OK || (rc = vol_load(req, name, &old)) != AQ_OK)
+	if ((rc = db_begin(req->db)) != AQ_OK || (rc = vol_load(req, name, &old)) != AQ_OK ||
+	    (rc = vol_idle(req, old, "update")) != AQ_OK)
 		goto out;
 	doc = json_deep_copy(old);
 	api_mask_apply(doc, patch, paths, npaths);
@@ -345,10 +395,8 @@ int srv_h_volume_delete(struct srv_req *req, json_t **resp)
 	vol_name(req, NULL, name, sizeof(name), parent, sizeof(parent));
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = vol_load(req, name, &old)) != AQ_OK)
 		goto out;
-	if (strcmp(api_json_str(old, "state", ""), "DELETING") == 0) {
-		rc = aq_fail(&req->msg, AQ_EPRECOND, "volume \"%s\" is already being deleted", name);
+	if ((rc = vol_idle(req, old, "delete")) != AQ_OK)
 		goto out;
-	}
 	if (vol_restricted(old, "DELETE")) {
 		rc = aq_fail(&req->msg, AQ_EPRECOND, "volume \"%s\" has restrictedActions DELETE: it cannot be deleted; remove DELETE from restrictedActions first (updateMask=restrictedActions)",
 			     name);
@@ -361,5 +409,31 @@ int srv_h_volume_delete(struct srv_req *req, json_t **resp)
 out:
 	db_rollback(req->db);
 	json_decref(old);
+	return rc;
+}
+
+int srv_volume_cancel_create(struct srv_req *req, const char *volume, const char *op)
+{
+	char pname[800];
+	json_t *pl = NULL;
+	int rc;
+
+	snprintf(pname, sizeof(pname), "placements/%s", volume);
+	if ((rc = db_get(req->db, pname, &pl)) != AQ_OK && rc != AQ_ENOENT)
+		goto out;
+	if (rc == AQ_ENOENT || strcmp(api_json_str(pl, "op", ""), op) != 0 ||
+	    strcmp(api_json_str(pl, "action", ""), "create") != 0) {
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "operation %s no longer runs the create of volume \"%s\"; nothing to cancel",
+			     op, volume);
+		goto out;
+	}
+	json_object_set_new(pl, "op", json_string(""));
+	json_object_set_new(pl, "action", json_string("delete"));
+	json_object_set_new(pl, "pendingGeneration", json_integer(0));
+	if ((rc = db_delete(req->db, volume)) != AQ_OK && rc != AQ_ENOENT)
+		goto out;
+	rc = db_put(req->db, "placement", api_json_str(pl, "node", ""), pname, pl, false);
+out:
+	json_decref(pl);
 	return rc;
 }
