@@ -12,9 +12,11 @@
  *
  * Limits follow GCNV where it publishes one (20 export rules per volume;
  * shareName 1-63 characters). allowedClients is bounded by entries and bytes
- * so that the volume store can hold every rule in fixed arrays; GCNV's 4,096
- * characters per rule is wider, and a longer list is refused with a message
- * naming the limit, at the API.
+ * so that the volume store holds every rule in fixed arrays that it copies
+ * on every apply (a node rebuilds its whole export set per intent, so each
+ * byte here is paid per volume per push); GCNV's 4,096 characters per rule
+ * is wider, and a longer list is refused at the API with a message naming
+ * the limit (20 rules give a volume 640 entries).
  *
  * All functions are pure. Decoders never trust their input: every string is
  * bounded, every enum checked, and the message names the field.
@@ -32,8 +34,8 @@
 #include "api/api_math.h"
 
 #define API_INTENT_MAX_RULES 20         /* export rules per volume (GCNV: 20) */
-#define API_INTENT_MAX_CLIENTS 64       /* addresses or CIDRs in one rule's allowedClients */
-#define API_INTENT_CLIENTS_LEN 1280     /* bytes of one allowedClients (64 x "255.255.255.255/32,") */
+#define API_INTENT_MAX_CLIENTS 32       /* addresses or CIDRs in one rule's allowedClients */
+#define API_INTENT_CLIENTS_LEN 640      /* bytes of one allowedClients (32 x "255.255.255.255/32, ") */
 #define API_INTENT_SHARE_LEN 63         /* shareName bytes: letters, digits, '-', '_' */
 #define API_INTENT_NAME_LEN 255         /* a volume's resource name */
 #define API_INTENT_DIR_LEN 255          /* a volume's folder on the shelf */

@@ -115,7 +115,7 @@ const docs = {
   'Volume.restrictedActions': 'DELETE: deleting the volume is refused (FAILED_PRECONDITION) until DELETE is removed. GCNV blocks deletes while the volume is mounted; NFSv3 has no reliable notion of mounted, so Aquifer blocks every delete.',
   'Volume.encryptionType': 'SERVICE_MANAGED: Aquifer does not encrypt volume data itself; data at rest is protected by whatever the shelf provides (self-encrypting drives, dm-crypt/LUKS under the shelf filesystem). See README.',
   'Volume.exportPolicy': 'At most 20 rules (api/api_intent.h); the first rule matching the client and its protocol decides.',
-  'SimpleExportPolicyRule.allowedClients': 'Comma-separated IPv4 addresses or CIDRs: at most 64 entries and 1280 bytes (api/api_intent.h; GCNV allows 4096 characters).',
+  'SimpleExportPolicyRule.allowedClients': 'Comma-separated IPv4 addresses or CIDRs: at most 32 entries and 640 bytes (api/api_intent.h; GCNV allows 4096 characters).',
   'SimpleExportPolicyRule.nfsv3': 'false: the rule does not apply to NFSv3 clients (the next rule decides; none: no access). Default true.',
   'SimpleExportPolicyRule.nfsv4': 'Whether the rule applies to NFSv4.1 clients (NFSv4 is not served yet). Default true.',
   'SimpleExportPolicyRule.kerberos5ReadOnly': 'Kerberos is not supported: true is refused (400); likewise kerberos5ReadWrite, kerberos5i*, kerberos5p*.',

@@ -78,16 +78,16 @@ START_TEST(test_clients_parse)
 	free(s);
 	s = clients(API_INTENT_MAX_CLIENTS + 1, 0);
 	ck_assert_int_eq(api_intent_clients_parse(s, "c", nets, &n, &msg), AQ_EINVAL);
-	ck_assert_msg(strstr(msg.text, "more than 64 addresses"), "%s", msg.text);
+	ck_assert_msg(strstr(msg.text, "more than 32 addresses"), "%s", msg.text);
 	free(s);
-	/* bytes: 64 entries padded to exactly the limit, then one byte more */
+	/* bytes: the most entries padded to exactly the limit, then one byte more */
 	s = clients(API_INTENT_MAX_CLIENTS, API_INTENT_CLIENTS_LEN - (API_INTENT_MAX_CLIENTS * 19 - 1));
 	ck_assert_uint_eq(strlen(s), API_INTENT_CLIENTS_LEN);
 	ck_assert_int_eq(api_intent_clients_parse(s, "c", NULL, NULL, &msg), AQ_OK);
 	free(s);
 	s = clients(API_INTENT_MAX_CLIENTS, API_INTENT_CLIENTS_LEN - (API_INTENT_MAX_CLIENTS * 19 - 1) + 1);
 	ck_assert_int_eq(api_intent_clients_parse(s, "c", NULL, NULL, &msg), AQ_EINVAL);
-	ck_assert_msg(strstr(msg.text, "at most 1280"), "%s", msg.text);
+	ck_assert_msg(strstr(msg.text, "at most 640"), "%s", msg.text);
 	free(s);
 }
 END_TEST
@@ -188,13 +188,13 @@ START_TEST(test_volume_from_api_limits)
 	json_decref(vol);
 	vol = api_vol(1, API_INTENT_MAX_CLIENTS + 1);
 	ck_assert_int_eq(api_intent_volume_from_api(vol, NULL, &api_math_defaults, FSID, "d", v, &msg), AQ_EINVAL);
-	ck_assert_msg(strstr(msg.text, "exportPolicy.rules[0].allowedClients lists more than 64"), "%s", msg.text);
+	ck_assert_msg(strstr(msg.text, "exportPolicy.rules[0].allowedClients lists more than 32"), "%s", msg.text);
 	json_decref(vol);
 	/* the API refuses the same volume, with the same message */
 	vol = api_vol(1, API_INTENT_MAX_CLIENTS + 1);
 	json_object_set_new(vol, "protocols", json_pack("[s]", "NFSV3"));
 	ck_assert_int_eq(api_volume_check(&api_math_defaults, vol, &msg), AQ_EINVAL);
-	ck_assert_msg(strstr(msg.text, "lists more than 64"), "%s", msg.text);
+	ck_assert_msg(strstr(msg.text, "lists more than 32"), "%s", msg.text);
 	json_decref(vol);
 	free(v);
 }
@@ -340,13 +340,13 @@ START_TEST(test_decode_limits)
 	}
 	/* allowedClients: entries and bytes */
 	decode_with("exportRules[0].allowedClients", json_string(s = clients(API_INTENT_MAX_CLIENTS + 1, 0)),
-		    "exportRules[0].allowedClients lists more than 64");
+		    "exportRules[0].allowedClients lists more than 32");
 	free(s);
 	s = clients(API_INTENT_MAX_CLIENTS, API_INTENT_CLIENTS_LEN - (API_INTENT_MAX_CLIENTS * 19 - 1));
 	decode_with("exportRules[0].allowedClients", json_string(s), NULL);
 	free(s);
 	s = clients(API_INTENT_MAX_CLIENTS, API_INTENT_CLIENTS_LEN - (API_INTENT_MAX_CLIENTS * 19 - 1) + 1);
-	decode_with("exportRules[0].allowedClients", json_string(s), "at most 1280 are allowed");
+	decode_with("exportRules[0].allowedClients", json_string(s), "at most 640 are allowed");
 	free(s);
 	decode_with("exportRules[0].allowedClients", json_string("10.0.0.0/33"), "not an IPv4");
 	decode_with("exportRules[0].allowedClients", NULL, "allowedClients is required");

@@ -137,26 +137,26 @@ rule='[{"allowedClients":"127.0.0.1","accessType":"READ_WRITE","squashMode":"NO_
 # allowedClients of n entries (the first is 127.0.0.1), and n such rules
 clients() { { echo 127.0.0.1; for i in $(seq 2 "$1"); do echo "10.0.$((i / 250)).$((i % 250 + 1))"; done; } | paste -sd, -; }
 rules() { jq -nc --arg c "$2" --argjson n "$1" '[range($n) | {allowedClients: $c, accessType: "READ_WRITE"}]'; }
-LIM=$(rules 20 "$(clients 64)")
+LIM=$(rules 20 "$(clients 32)")
 intent_of() { jq -nc --arg node lone --argjson v "[$(IFS=,; echo "$*")]" '{node: $node, volumes: $v, deletes: []}'; }
 push "$(intent_of "$(ent good1 1000000000000001 good1 "$rule")" \
 	"$(ent dup 1000000000000002 good1 "$rule")" \
-	"$(ent clients65 1000000000000003 c65 "$(rules 1 "$(clients 65)")")" \
+	"$(ent clients33 1000000000000003 c33 "$(rules 1 "$(clients 33)")")" \
 	"$(ent rules21 1000000000000004 r21 "$(rules 21 127.0.0.1)")" \
 	"$(ent limits 1000000000000005 limits "$LIM")" \
 	"$(ent badshare 1000000000000006 'a/b' "$rule")")"
 expect_status 200 "the agent applies an intent with bad volumes in it"
-expect_jq '[.failed[].name | split("/") | last] | sort | join(",")' "badshare,clients65,dup,rules21" "exactly the bad volumes are reported"
+expect_jq '[.failed[].name | split("/") | last] | sort | join(",")' "badshare,clients33,dup,rules21" "exactly the bad volumes are reported"
 expect_true '.failed[] | select(.name | endswith("/dup")) | .error | test("shareName \"good1\" is already exported by another volume on this node")' "the duplicate path says why"
-expect_true '.failed[] | select(.name | endswith("/clients65")) | .error | test("allowedClients lists more than 64")' "allowedClients past the limit says why"
+expect_true '.failed[] | select(.name | endswith("/clients33")) | .error | test("allowedClients lists more than 32")' "allowedClients past the limit says why"
 expect_true '.failed[] | select(.name | endswith("/rules21")) | .error | test("21 export rules; at most 20")' "rules past the limit say why"
 expect_true '.failed[] | select(.name | endswith("/badshare")) | .error | test("shareName")' "a bad shareName says why"
 NFS=$(cat "$AQ_TMP/lone/nfs.port")
 ok "good1 is served" served good1
-ok "the volume at every limit (20 rules of 64 clients) is served" served limits
-ok "the volume past the limits is not" bash -c "! nfs-ls 'nfs://127.0.0.1/c65?version=3&nfsport=$NFS&mountport=$NFS' >/dev/null 2>&1"
+ok "the volume at every limit (20 rules of 32 clients) is served" served limits
+ok "the volume past the limits is not" bash -c "! nfs-ls 'nfs://127.0.0.1/c33?version=3&nfsport=$NFS&mountport=$NFS' >/dev/null 2>&1"
 st=$(curl -s -H "Authorization: Bearer $SECRET" "http://127.0.0.1:$API/v1/status")
-expect_eq "status: LIVE for the good ones, ERROR for the bad ones" "badshare=ERROR,clients65=ERROR,dup=ERROR,good1=LIVE,limits=LIVE,rules21=ERROR" \
+expect_eq "status: LIVE for the good ones, ERROR for the bad ones" "badshare=ERROR,clients33=ERROR,dup=ERROR,good1=LIVE,limits=LIVE,rules21=ERROR" \
 	"$(jq -r '[.volumes[] | "\(.name | split("/") | last)=\(.state)"] | sort | join(",")' <<<"$st")"
 expect_eq "status reports carry the failures" 4 "$(jq '.failed | length' <<<"$st")"
 # the one already served keeps its path, even listed after a newcomer
