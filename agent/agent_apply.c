@@ -4,11 +4,18 @@
  * must serve; the NFS export set is replaced by exactly that list, volumes
  * listed under "deletes" lose their data (after they stopped being served),
  * and the intent is persisted before the new generation is reported. An
- * intent older than the applied generation changes nothing. A volume this
- * node cannot serve (its shelf directory cannot be attached, its rules do
- * not fit) is left out and listed in a->failed, which the answer and the
+ * intent older than the applied generation changes nothing.
+ *
+ * Check, then proceed: every volume is first decoded against the contract
+ * (api_intent.h: its limits are the volume store's) and checked against the
+ * others (one export path, fsid and name each) without touching anything;
+ * only the volumes that pass are attached and exported. A volume this node
+ * cannot serve (a bad entry, a share name another volume already exports
+ * here, a shelf directory that cannot be attached, a tier map that cannot
+ * be opened) is left out and listed in a->failed, which the answer and the
  * status reports carry, so its operation fails with the reason; the other
- * volumes are served.
+ * volumes are served. When two volumes claim one export path, the one
+ * already served keeps it.
  *
  * Cold tier (issue 11): "coldStore" (S3 or a directory; absent = the
  * embedded default <shelf>/.aquifer-cold/<location>) is applied in place when
@@ -23,53 +30,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/api_intent.h"
 #include "api/api_schema.h"
 
-static int apply_rule(const json_t *r, struct vol_rule *out, aq_msg *msg)
+/* The intent's rule as the volume store holds it. */
+static void apply_rule(const struct api_intent_rule *r, struct vol_rule *out)
 {
-	const char *clients = api_json_str(r, "allowedClients", "");
-	const char *access = api_json_str(r, "accessType", "READ_WRITE");
-	const char *squash = api_json_str(r, "squashMode", "NO_ROOT_SQUASH");
-	int64_t anon = api_json_int64(r, "anonUid", 65534);
-
-	if (strlen(clients) >= sizeof(out->clients))
-		return aq_fail(msg, AQ_EINVAL, "allowedClients is longer than %zu bytes", sizeof(out->clients) - 1);
-	snprintf(out->clients, sizeof(out->clients), "%s", clients);
-	out->access = strcmp(access, "READ_WRITE") == 0 ? VOL_ACCESS_RW
-		      : strcmp(access, "READ_ONLY") == 0 ? VOL_ACCESS_RO : VOL_ACCESS_NONE;
-	out->squash = strcmp(squash, "ROOT_SQUASH") == 0 ? VOL_SQUASH_ROOT
-		      : strcmp(squash, "ALL_SQUASH") == 0 ? VOL_SQUASH_ALL : VOL_SQUASH_NONE;
-	out->anon_uid = (uint32_t)anon;
-	out->anon_gid = (uint32_t)anon;
-	return AQ_OK;
+	snprintf(out->clients, sizeof(out->clients), "%s", r->clients);
+	out->access = r->access == API_INTENT_READ_WRITE ? VOL_ACCESS_RW
+		      : r->access == API_INTENT_READ_ONLY ? VOL_ACCESS_RO : VOL_ACCESS_NONE;
+	out->squash = r->squash == API_INTENT_ROOT_SQUASH ? VOL_SQUASH_ROOT
+		      : r->squash == API_INTENT_ALL_SQUASH ? VOL_SQUASH_ALL : VOL_SQUASH_NONE;
+	out->anon_uid = r->anon_uid;
+	out->anon_gid = r->anon_uid;
+	out->not_for = (r->nfsv3 ? 0u : VOL_PROTO_NFSV3) | (r->nfsv4 ? 0u : VOL_PROTO_NFSV4);
 }
 
-/* "qos": {"mibps", "iops", and for FLEX pools "sharedPool", "sharedMibps",
- * "sharedIops"}; absent or 0 = unlimited. */
-static int apply_qos(const json_t *v, struct qos_limits *q, aq_msg *msg)
+/* QoS: absent or 0 = unlimited; FLEX volumes share their pool's budget. */
+static void apply_qos(const struct api_intent_qos *in, struct qos_limits *q)
 {
-	const json_t *qos = json_object_get(v, "qos");
-	double mibps = api_json_double(qos, "mibps", 0), smibps = api_json_double(qos, "sharedMibps", 0);
-	int64_t iops = api_json_int64(qos, "iops", 0), siops = api_json_int64(qos, "sharedIops", 0);
-	const char *pool = api_json_str(qos, "sharedPool", "");
-
 	memset(q, 0, sizeof(*q));
-	if (!qos)
-		return AQ_OK;
-	if (mibps < 0 || smibps < 0 || iops < 0 || siops < 0 || mibps > 1e9 || smibps > 1e9 ||
-	    strlen(pool) >= sizeof(q->pool))
-		return aq_fail(msg, AQ_EINVAL, "volume %s: bad qos", api_json_str(v, "name", "?"));
-	q->bytes_per_s = (uint64_t)(mibps * 1048576.0);
-	q->ops_per_s = (uint64_t)iops;
-	snprintf(q->pool, sizeof(q->pool), "%s", pool);
-	if (pool[0]) {
-		q->pool_bytes_per_s = (uint64_t)(smibps * 1048576.0);
-		q->pool_ops_per_s = (uint64_t)siops;
+	q->bytes_per_s = (uint64_t)(in->mibps * 1048576.0);
+	q->ops_per_s = (uint64_t)in->iops;
+	snprintf(q->pool, sizeof(q->pool), "%s", in->shared_pool);
+	if (in->shared_pool[0]) {
+		q->pool_bytes_per_s = (uint64_t)(in->shared_mibps * 1048576.0);
+		q->pool_ops_per_s = (uint64_t)in->shared_iops;
 	}
-	return AQ_OK;
 }
 
 static int copy_field(char *dst, size_t cap, const json_t *o, const char *key, bool need, aq_msg *msg)
@@ -111,72 +102,144 @@ static int apply_cold_store(struct agent *a, const json_t *intent, struct obj_cf
 	return rc;
 }
 
-/* "tieringPolicy" (API defaults for missing fields); none = tiering off
- * unless the volume has a tier map already. */
-static void apply_tiering(struct agent *a, const json_t *v, uint64_t fsid, const char *root, struct tier_vol_cfg *t)
+/* The tiering of a volume; none = tiering off unless the volume has a
+ * tier map already (it cannot be switched off once on). */
+static void apply_tiering(struct agent *a, const struct api_intent_tiering *in, uint64_t fsid, const char *root,
+			  struct tier_vol_cfg *t)
 {
-	const json_t *tp = json_object_get(v, "tieringPolicy");
-	const char *act = api_json_str(tp, "tierAction", "PAUSED"), *ret = api_json_str(tp, "retrievalPolicy", "DEFAULT");
 	char db[4200];
 
 	memset(t, 0, sizeof(*t));
 	t->fsid = fsid;
 	snprintf(t->root, sizeof(t->root), "%s", root);
 	snprintf(t->state_dir, sizeof(t->state_dir), "%s/.aquifer-tier/%016llx", a->cfg.shelf, (unsigned long long)fsid);
-	t->action = !tp ? TIER_OFF : strcmp(act, "ENABLED") == 0 ? TIER_ENABLED : TIER_PAUSED;
+	t->action = in->action == API_INTENT_TIER_ENABLED ? TIER_ENABLED
+		    : in->action == API_INTENT_TIER_PAUSED ? TIER_PAUSED : TIER_OFF;
 	snprintf(db, sizeof(db), "%s/tier.db", t->state_dir);
 	if (t->action == TIER_OFF && access(db, F_OK) == 0)
 		t->action = TIER_PAUSED;
-	t->cooling_days = (int)api_json_int64(tp, "coolingThresholdDays", 31);
-	if (t->cooling_days < 0)
-		t->cooling_days = 31;
-	t->bypass = json_is_true(json_object_get(tp, "hotTierBypassModeEnabled"));
-	t->retrieval = strcmp(ret, "ON_READ") == 0 ? TIER_RET_ON_READ
-		       : strcmp(ret, "NEVER") == 0 ? TIER_RET_NEVER : TIER_RET_DEFAULT;
+	t->cooling_days = in->cooling_days;
+	t->bypass = in->bypass;
+	t->retrieval = in->retrieval == API_INTENT_RET_ON_READ ? TIER_RET_ON_READ
+		       : in->retrieval == API_INTENT_RET_NEVER ? TIER_RET_NEVER : TIER_RET_DEFAULT;
 }
 
-static int apply_volume(struct agent *a, const json_t *v, struct vol_export_cfg *c, struct tier_vol_cfg *t,
-			aq_msg *msg)
+static void apply_fail(json_t *failed, const char *name, const char *why)
 {
-	const char *fsid = api_json_str(v, "fsid", ""), *share = api_json_str(v, "shareName", "");
-	const char *perm = api_json_str(v, "unixPermissions", "0770");
-	json_t *rules = json_object_get(v, "exportRules"), *r;
-	char *end;
-	size_t i;
+	fprintf(stderr, "aquifer-agent: not serving %s: %s\n", *name ? name : "a volume", why);
+	json_array_append_new(failed, json_pack("{s:s,s:s}", "name", name, "error", why));
+}
+
+static bool apply_served(struct agent *a, const struct api_intent_volume *v)
+{
+	struct vol_stats st;
+
+	return nfs_srv_stats(a->nfs, v->fsid, &st) == 0;
+}
+
+/* Check, no side effects: decode each volume and keep the export paths,
+ * fsids and names unique. ok[i] says whether volume i may proceed. */
+static void apply_check(struct agent *a, const json_t *vols, struct api_intent_volume *iv, bool *ok, json_t *failed)
+{
+	const json_t *v;
+	size_t i, j;
+
+	json_array_foreach(vols, i, v) {
+		aq_msg why = { "" };
+
+		ok[i] = api_intent_volume_decode(v, &iv[i], &why) == AQ_OK;
+		if (!ok[i])
+			apply_fail(failed, api_json_str(v, "name", ""), why.text);
+	}
+	for (i = 0; i < json_array_size(vols); i++) {
+		for (j = 0; ok[i] && j < i; j++) {
+			size_t loser = i;
+			char text[160];
+
+			if (!ok[j])
+				continue;
+			if (strcmp(iv[i].name, iv[j].name) == 0 || strcasecmp(iv[i].fsid, iv[j].fsid) == 0) {
+				apply_fail(failed, iv[i].name, "the intent lists this volume (or its fsid) twice");
+				ok[i] = false;
+				break;
+			}
+			if (strcmp(iv[i].share, iv[j].share) != 0)
+				continue;
+			/* the one already served keeps its path; never name the other */
+			if (apply_served(a, &iv[i]) && !apply_served(a, &iv[j]))
+				loser = j;
+			snprintf(text, sizeof(text), "shareName \"%s\" is already exported by another volume on this node",
+				 iv[loser].share);
+			apply_fail(failed, iv[loser].name, text);
+			ok[loser] = false;
+		}
+	}
+}
+
+/* Proceed with one checked volume: attach its data, fill its export. */
+static int apply_volume(struct agent *a, const struct api_intent_volume *v, struct vol_export_cfg *c,
+			struct tier_vol_cfg *t, aq_msg *msg)
+{
 	int rc;
 
 	memset(c, 0, sizeof(*c));
-	if (strlen(fsid) != 16 || !*share || strlen(share) > 200)
-		return aq_fail(msg, AQ_EINVAL, "volume %s: bad fsid or shareName", api_json_str(v, "name", "?"));
-	snprintf(c->id, sizeof(c->id), "%s", fsid);
-	c->fsid = strtoull(fsid, &end, 16);
-	if (*end)
-		return aq_fail(msg, AQ_EINVAL, "volume %s: fsid is not hex", api_json_str(v, "name", "?"));
-	snprintf(c->path, sizeof(c->path), "/%s", share);
-	c->capacity = (uint64_t)api_json_int64(v, "capacityBytes", 0);
-	if ((rc = apply_qos(v, &c->qos, msg)) != AQ_OK)
-		return rc;
-	rc = a->shelf.ops->attach(&a->shelf, api_json_str(v, "dir", ""), (unsigned)strtoul(perm, NULL, 8),
-				  c->root, sizeof(c->root));
+	snprintf(c->id, sizeof(c->id), "%s", v->fsid);
+	c->fsid = strtoull(v->fsid, NULL, 16);
+	snprintf(c->path, sizeof(c->path), "/%s", v->share);
+	c->capacity = v->capacity_bytes;
+	apply_qos(&v->qos, &c->qos);
+	rc = a->shelf.ops->attach(&a->shelf, v->dir, (unsigned)strtoul(v->unix_permissions, NULL, 8), c->root,
+				  sizeof(c->root));
 	if (rc != 0)
-		return aq_fail(msg, AQ_EIO, "volume %s: cannot attach %s on the shelf: %s",
-			       api_json_str(v, "name", "?"), api_json_str(v, "dir", ""), strerror(-rc));
-	if (json_array_size(rules) > VOL_MAX_RULES)
-		return aq_fail(msg, AQ_EINVAL, "volume %s: more than %d export rules", api_json_str(v, "name", "?"), VOL_MAX_RULES);
-	json_array_foreach(rules, i, r)
-		if ((rc = apply_rule(r, &c->rules[c->nrules++], msg)) != AQ_OK)
-			return rc;
-	apply_tiering(a, v, c->fsid, c->root, t);
+		return aq_fail(msg, AQ_EIO, "cannot attach %s on the shelf: %s", v->dir, strerror(-rc));
+	for (c->nrules = 0; c->nrules < v->nrules; c->nrules++)
+		apply_rule(&v->rules[c->nrules], &c->rules[c->nrules]);
+	apply_tiering(a, &v->tiering, c->fsid, c->root, t);
 	return AQ_OK;
+}
+
+/* The data of deleted volumes goes only once nothing serves it; a delete
+ * naming a volume the intent also serves is ignored. */
+static void apply_deletes(struct agent *a, const json_t *dels, const struct api_intent_volume *iv,
+			  const bool *ok, size_t n)
+{
+	const json_t *v;
+	size_t i, j;
+
+	json_array_foreach(dels, i, v) {
+		struct api_intent_delete d;
+		aq_msg why = { "" };
+		char sd[1200];
+		int drc;
+
+		if (api_intent_delete_decode(v, &d, &why) != AQ_OK) {
+			fprintf(stderr, "aquifer-agent: delete ignored: %s\n", why.text);
+			continue;
+		}
+		for (j = 0; j < n && !(ok[j] && strcasecmp(iv[j].fsid, d.fsid) == 0); j++)
+			;
+		if (j < n) {
+			fprintf(stderr, "aquifer-agent: delete of %s ignored: the intent also serves it\n", d.fsid);
+			continue;
+		}
+		if ((drc = a->shelf.ops->destroy(&a->shelf, d.dir)) != 0)
+			fprintf(stderr, "aquifer-agent: cannot delete %s: %s\n", d.dir, strerror(-drc));
+		/* its cold objects and tier map */
+		snprintf(sd, sizeof(sd), "%s/.aquifer-tier/%016llx", a->cfg.shelf, strtoull(d.fsid, NULL, 16));
+		if (access(sd, F_OK) == 0)
+			tier_destroy_volume(a->tier, strtoull(d.fsid, NULL, 16), sd);
+	}
 }
 
 int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 {
-	json_t *vols = json_object_get(intent, "volumes"), *dels = json_object_get(intent, "deletes"), *v;
+	json_t *vols = json_object_get(intent, "volumes"), *dels = json_object_get(intent, "deletes");
 	int64_t gen = api_json_int64(intent, "generation", -1);
+	struct api_intent_volume *iv = NULL;
 	struct vol_export_cfg *cfg = NULL;
 	struct tier_vol_cfg *tv = NULL;
-	const json_t **vj = NULL;
+	size_t *vi = NULL;
+	bool *ok = NULL;
 	int *trc = NULL;
 	struct obj_cfg cold;
 	aq_msg cwhy = { "" };
@@ -185,19 +248,22 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	size_t i, k, n = json_array_size(vols), used = 0;
 	int rc = AQ_OK;
 
-	if (gen < 0 || !json_is_array(vols))
-		return aq_fail(msg, AQ_EINVAL, "intent needs generation and volumes[]");
+	if (gen < 0 || !json_is_array(vols) || (dels && !json_is_array(dels)))
+		return aq_fail(msg, AQ_EINVAL, "intent needs generation, volumes[] and (optional) deletes[]");
 	pthread_mutex_lock(&a->lock);
 	if (gen < a->applied)
 		goto out; /* a stale push: the newer state stays */
+	iv = calloc(n ? n : 1, sizeof(*iv));
+	ok = calloc(n ? n : 1, sizeof(*ok));
 	cfg = calloc(n ? n : 1, sizeof(*cfg));
 	tv = calloc(n ? n : 1, sizeof(*tv));
-	vj = calloc(n ? n : 1, sizeof(*vj));
+	vi = calloc(n ? n : 1, sizeof(*vi));
 	trc = calloc(n ? n : 1, sizeof(*trc));
-	if (!cfg || !tv || !vj || !trc) {
+	if (!iv || !ok || !cfg || !tv || !vi || !trc) {
 		rc = AQ_ENOMEM;
 		goto out;
 	}
+	apply_check(a, vols, iv, ok, failed);
 	/* The cold store first: recovery of newly tiered volumes needs it. */
 	if (apply_cold_store(a, intent, &cold, &cwhy) != AQ_OK) {
 		fprintf(stderr, "aquifer-agent: cold store not changed: %s\n", cwhy.text);
@@ -219,15 +285,18 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	}
 	snprintf(tdir, sizeof(tdir), "%s/.aquifer-tier", a->cfg.shelf);
 	mkdir(tdir, 0700);
-	json_array_foreach(vols, i, v) {
+	/* Proceed with the volumes that passed the check. */
+	for (i = 0; i < n; i++) {
 		aq_msg why = { "" };
 
-		if (apply_volume(a, v, &cfg[used], &tv[used], &why) == AQ_OK) {
-			vj[used++] = v;
+		if (!ok[i])
+			continue;
+		if (apply_volume(a, &iv[i], &cfg[used], &tv[used], &why) == AQ_OK) {
+			vi[used++] = i;
 			continue;
 		}
-		fprintf(stderr, "aquifer-agent: not serving %s: %s\n", api_json_str(v, "name", "?"), why.text);
-		json_array_append_new(failed, json_pack("{s:s,s:s}", "name", api_json_str(v, "name", ""), "error", why.text));
+		apply_fail(failed, iv[i].name, why.text);
+		ok[i] = false;
 	}
 	/* Tiering before exports: a served volume always finds its tier map. */
 	tier_set_volumes(a->tier, tv, used, trc);
@@ -235,37 +304,21 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 		if (trc[i] != 0) {
 			char why[300];
 
-			snprintf(why, sizeof(why), "volume %s: cannot open its tier map in %s: %s",
-				 api_json_str(vj[i], "name", "?"), tv[i].state_dir, strerror(-trc[i]));
-			fprintf(stderr, "aquifer-agent: not serving %s\n", why);
-			json_array_append_new(failed, json_pack("{s:s,s:s}", "name", api_json_str(vj[i], "name", ""), "error", why));
+			snprintf(why, sizeof(why), "cannot open its tier map in %s: %s", tv[i].state_dir, strerror(-trc[i]));
+			apply_fail(failed, iv[vi[i]].name, why);
+			ok[vi[i]] = false;
 			continue;
 		}
 		cfg[k++] = cfg[i];
 	}
 	used = k;
+	/* Every check vol_store_set makes was made above, per volume: what
+	 * is left is a local fault (memory, a shelf folder gone meanwhile). */
 	if ((rc = nfs_srv_set_exports(a->nfs, cfg, used)) != 0) {
 		rc = aq_fail(msg, AQ_EINVAL, "the NFS server refused the export set: %s", strerror(-rc));
 		goto out;
 	}
-	/* data of deleted volumes goes only once nothing serves it */
-	json_array_foreach(dels, i, v) {
-		int drc = a->shelf.ops->destroy(&a->shelf, api_json_str(v, "dir", ""));
-
-		const char *fsid = api_json_str(v, "fsid", "");
-		char *end;
-		unsigned long long id = strtoull(fsid, &end, 16);
-
-		if (drc != 0)
-			fprintf(stderr, "aquifer-agent: cannot delete %s: %s\n", api_json_str(v, "dir", ""), strerror(-drc));
-		if (strlen(fsid) == 16 && !*end) { /* its cold objects and tier map */
-			char sd[1200];
-
-			snprintf(sd, sizeof(sd), "%s/.aquifer-tier/%016llx", a->cfg.shelf, id);
-			if (access(sd, F_OK) == 0)
-				tier_destroy_volume(a->tier, id, sd);
-		}
-	}
+	apply_deletes(a, dels, iv, ok, n);
 	if ((rc = agent_state_write(a->cfg.state_dir, "intent.json", intent, msg)) != AQ_OK)
 		goto out;
 	json_decref(a->intent);
@@ -277,9 +330,11 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 out:
 	pthread_mutex_unlock(&a->lock);
 	json_decref(failed);
+	free(iv);
+	free(ok);
 	free(cfg);
 	free(tv);
-	free(vj);
+	free(vi);
 	free(trc);
 	return rc;
 }

@@ -61,7 +61,7 @@ static void mnt_mnt(struct nfs_call *call, void *a, void *r)
 		res->status = MNT3ERR_NOENT;
 		goto out;
 	}
-	if (vol_authorize(e, call->peer, &call->cred, &eff) == VOL_ACCESS_NONE) {
+	if (vol_authorize(e, call->peer, VOL_PROTO_NFSV3, &call->cred, &eff) == VOL_ACCESS_NONE) {
 		res->status = MNT3ERR_ACCES;
 		goto out;
 	}

@@ -799,7 +799,7 @@ static uint32_t nfs_precheck(struct nfs_call *call, const struct nfs_proc *p, co
 
 	if (rc != 0)
 		return nfs3_status(rc);
-	call->access = vol_authorize(call->obj.exp, call->peer, &call->cred, &call->ecred);
+	call->access = vol_authorize(call->obj.exp, call->peer, VOL_PROTO_NFSV3, &call->cred, &call->ecred);
 	if (call->access == VOL_ACCESS_NONE)
 		return NFS3ERR_ACCES;
 	if ((p->flags & NFS_F_MODIFIES) && call->access != VOL_ACCESS_RW)

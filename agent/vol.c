@@ -34,10 +34,6 @@
 #define VOL_FH_HDR 14
 #define VOL_LOCKS 64
 
-struct vol_net {
-	uint32_t addr, mask;       /* host order */
-};
-
 /* Accounting that survives export-set replacement (keyed by export id). */
 struct vol_acct {
 	atomic_int refs;
@@ -64,7 +60,7 @@ struct vol_export {
 	dev_t dev;
 	ino_t ino;
 	size_t nnets[VOL_MAX_RULES];
-	struct vol_net nets[VOL_MAX_RULES][VOL_MAX_NETS];
+	struct api_intent_net nets[VOL_MAX_RULES][VOL_MAX_NETS]; /* host order */
 	struct vol_acct *acct;
 	struct vol_store *store;   /* not counted: the store outlives its exports' use */
 };
@@ -206,51 +202,6 @@ void vol_store_set_tier(struct vol_store *s, const struct vol_tier_ops *ops, voi
 	s->tier_arg = arg;
 }
 
-/* Parse "a.b.c.d[/len],..." into nets. */
-static int vol_parse_clients(const char *list, struct vol_net *nets, size_t *n)
-{
-	const char *p = list;
-
-	*n = 0;
-	while (*p) {
-		char item[64];
-		size_t k = strcspn(p, ",");
-		char *slash;
-		struct in_addr a;
-		long plen = 32;
-
-		while (k && (*p == ' ')) {
-			p++;
-			k--;
-		}
-		if (k == 0 || k >= sizeof(item) || *n >= VOL_MAX_NETS)
-			return -EINVAL;
-		memcpy(item, p, k);
-		item[k] = '\0';
-		while (k && item[k - 1] == ' ')
-			item[--k] = '\0';
-		slash = strchr(item, '/');
-		if (slash) {
-			char *end;
-
-			*slash = '\0';
-			errno = 0;
-			plen = strtol(slash + 1, &end, 10);
-			if (errno || *end || end == slash + 1 || plen < 0 || plen > 32)
-				return -EINVAL;
-		}
-		if (inet_pton(AF_INET, item, &a) != 1)
-			return -EINVAL;
-		nets[*n].mask = plen == 0 ? 0 : 0xffffffffu << (32 - plen);
-		nets[*n].addr = ntohl(a.s_addr) & nets[*n].mask;
-		(*n)++;
-		p += strcspn(p, ",");
-		if (*p == ',')
-			p++;
-	}
-	return 0;
-}
-
 /* Sum the sizes of regular files below dirfd (which this closes), staying
  * on one file system and never following symlinks. */
 static uint64_t vol_scan(int dirfd, dev_t dev, int depth)
@@ -322,8 +273,11 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 		goto out;
 	}
 	for (i = 0; i < cfg->nrules; i++) {
-		if ((rc = vol_parse_clients(cfg->rules[i].clients, e->nets[i], &e->nnets[i])) != 0)
+		/* the contract's parser and limits (api_intent.h) */
+		if (api_intent_clients_parse(cfg->rules[i].clients, "allowedClients", e->nets[i], &e->nnets[i], NULL) != AQ_OK) {
+			rc = -EINVAL;
 			goto out;
+		}
 	}
 	e->root_fd = open(cfg->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (e->root_fd < 0 || fstat(e->root_fd, &st) != 0) {
@@ -484,7 +438,7 @@ void vol_export_record(struct vol_export *e, unsigned op, uint64_t bytes, uint64
 	atomic_fetch_add_explicit(&e->acct->lat[b], 1, memory_order_relaxed);
 }
 
-enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr *client,
+enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr *client, enum vol_proto proto,
 			      const struct vol_cred *in, struct vol_cred *out)
 {
 	uint32_t a;
@@ -509,6 +463,8 @@ enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr 
 	for (i = 0; i < e->cfg.nrules; i++) {
 		const struct vol_rule *r = &e->cfg.rules[i];
 
+		if (r->not_for & proto)
+			continue; /* e.g. nfsv3: false */
 		for (k = 0; k < e->nnets[i]; k++) {
 			if ((a & e->nets[i][k].mask) != e->nets[i][k].addr)
 				continue;

@@ -18,10 +18,11 @@
  * root, names with '/' are refused), so no handle names an object outside.
  *
  * Credentials: vol_authorize() applies the export rules (clients, access,
- * squash) to the caller's address and AUTH_SYS identity. Operations taking a
- * struct vol_cred run with the thread's fsuid/fsgid/groups switched to it
- * (per-thread setfsuid/setfsgid and the raw setgroups syscall), so the kernel
- * checks permissions and new objects get the caller's owner.
+ * squash, the protocols a rule is for) to the caller's address, protocol
+ * and AUTH_SYS identity. Operations taking a struct vol_cred run with the
+ * thread's fsuid/fsgid/groups switched to it (per-thread setfsuid/setfsgid
+ * and the raw setgroups syscall), so the kernel checks permissions and new
+ * objects get the caller's owner.
  *
  * Capacity: used bytes = sum of st_size of regular files (a hard-linked file
  * counts size/nlink at the scan). Scanned when an export id first appears,
@@ -42,11 +43,13 @@
 #include <sys/stat.h>
 
 #include "agent/vol_qos.h"
+#include "api/api_intent.h"
 
 #define VOL_FH_MAX 64
 #define VOL_KEY_LEN 32
-#define VOL_MAX_RULES 16
-#define VOL_MAX_NETS 32
+/* the contract's limits (api_intent.h): what aquiferd accepts, the store holds */
+#define VOL_MAX_RULES API_INTENT_MAX_RULES
+#define VOL_MAX_NETS API_INTENT_MAX_CLIENTS
 #define VOL_NAME_MAX 255
 #define VOL_NOPS 32            /* op slots for counters (NFS proc numbers) */
 #define VOL_LAT_BUCKETS 24     /* bucket i: latency < 2^i microseconds */
@@ -55,12 +58,15 @@ enum { VOL_EBADHANDLE = -1101, VOL_ECOLD = -1102 };
 
 enum vol_access { VOL_ACCESS_NONE = 0, VOL_ACCESS_RO = 1, VOL_ACCESS_RW = 2 };
 enum vol_squash { VOL_SQUASH_NONE = 0, VOL_SQUASH_ROOT = 1, VOL_SQUASH_ALL = 2 };
+/* The protocol a front end serves, for the rules that name theirs. */
+enum vol_proto { VOL_PROTO_NFSV3 = 1u << 0, VOL_PROTO_NFSV4 = 1u << 1 };
 
 struct vol_rule {
-	char clients[512];        /* "10.0.0.1,192.168.0.0/16"; "0.0.0.0/0" = all */
+	char clients[API_INTENT_CLIENTS_LEN + 1]; /* "10.0.0.1,192.168.0.0/16"; "0.0.0.0/0" = all */
 	enum vol_access access;
 	enum vol_squash squash;
 	uint32_t anon_uid, anon_gid;
+	unsigned not_for;         /* VOL_PROTO_* bits the rule does not apply to (0: every protocol) */
 };
 
 struct vol_export_cfg {
@@ -182,8 +188,9 @@ int vol_store_qos_start(struct vol_store *s, qos_release_fn cb, void *arg);
 void vol_store_qos_stop(struct vol_store *s);
 
 /* Apply the export rules: returns the access of the first rule matching the
- * client (VOL_ACCESS_NONE if none) and writes the effective credentials. */
-enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr *client,
+ * client and applying to proto (VOL_ACCESS_NONE if none) and writes the
+ * effective credentials. */
+enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr *client, enum vol_proto proto,
 			      const struct vol_cred *in, struct vol_cred *out);
 
 /* ---- handles and objects ---- */

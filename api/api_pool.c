@@ -92,6 +92,20 @@ int api_pool_check(const struct api_math_params *p, json_t *doc, aq_msg *msg)
 	return api_math_check_pool(p, &m, msg);
 }
 
+int api_pool_check_supported(const json_t *given, const char *location, aq_msg *msg)
+{
+	const char *zone = api_json_str(given, "zone", "");
+
+	if (*api_json_str(given, "activeDirectory", ""))
+		return aq_fail(msg, AQ_EINVAL, "activeDirectory: SMB and Active Directory are not supported yet; leave activeDirectory out");
+	if (*api_json_str(given, "replicaZone", ""))
+		return aq_fail(msg, AQ_EINVAL, "replicaZone: pools replicated to a second zone are not supported; leave replicaZone out");
+	if (*zone && strcmp(zone, location) != 0)
+		return aq_fail(msg, AQ_EINVAL, "zone: \"%.128s\" is not this pool's location; every node of location %s shares one shelf, so zone can only be \"%s\" (or left out)",
+			       zone, location, location);
+	return AQ_OK;
+}
+
 void api_pool_fill_output(const struct api_math_params *p, json_t *doc, int64_t volume_count,
 			  int64_t volume_capacity_gib, double allocated_mibps)
 {

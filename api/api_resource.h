@@ -36,6 +36,19 @@ void api_pool_fill_output(const struct api_math_params *p, json_t *doc, int64_t 
  * days; defaults filled in (tieringPolicy.coolingThresholdDays 31, ...). */
 int api_volume_check(const struct api_math_params *p, json_t *doc, aq_msg *msg);
 
+/* Refuse, naming the field and value, what the request sets (given: a
+ * create body, or the fields an updateMask names) for a feature that does
+ * not exist yet: protocols other than NFSV3, smbSettings, securityStyle
+ * NTFS, snapshotPolicy.enabled, snapReserve, backupConfig,
+ * snapshotDirectory, multipleEndpoints, the export rules' kerberos5* flags.
+ * Their "off" values are accepted. */
+int api_volume_check_supported(const json_t *given, aq_msg *msg);
+
+/* The same for a pool: activeDirectory and replicaZone are refused; zone is
+ * accepted only equal to location (every node of a location shares one
+ * shelf: a location is one zone). */
+int api_pool_check_supported(const json_t *given, const char *location, aq_msg *msg);
+
 /* Fill the volume's computed fields from its pool: serviceLevel, network,
  * throughputMibps for AUTO and FLEX pools (the limit the math gives). */
 void api_volume_fill_output(const struct api_math_params *p, const json_t *pool, json_t *vol);
@@ -52,8 +65,5 @@ bool api_cold_store_same(const json_t *a, const json_t *b);
 /* The same S3 store and the same accessKeyId: a PATCH without a new
  * secretAccessKey keeps the stored one only then. */
 bool api_cold_store_same_key(const json_t *a, const json_t *b);
-
-/* A parsed IPv4 CIDR list ("10.0.0.0/8,192.168.1.5"); AQ_EINVAL on bad syntax. */
-int api_cidr_list_check(const char *list, const char *where, aq_msg *msg);
 
 #endif

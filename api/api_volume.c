@@ -2,10 +2,11 @@
  * export rules. */
 #include "api/api_resource.h"
 
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "api/api_intent.h"
 
 static const char *const vol_states[] = { "READY", "CREATING", "DELETING", "UPDATING", "RESTORING",
 					  "DISABLED", "ERROR", "PREPARING", "READ_ONLY", NULL };
@@ -23,7 +24,7 @@ static const char *const vol_retrieval[] = { "DEFAULT", "ON_READ", "NEVER", NULL
 static const char *const vol_enc[] = { "SERVICE_MANAGED", "CLOUD_KMS", NULL };
 
 static const struct api_field vol_rule_fields[] = {
-	{ "allowedClients", API_T_STRING, 0, NULL, NULL, 4096 },
+	{ "allowedClients", API_T_STRING, 0, NULL, NULL, API_INTENT_CLIENTS_LEN },
 	{ "hasRootAccess", API_T_STRING, 0, NULL, NULL, 8 },
 	{ "accessType", API_T_ENUM, 0, vol_access, NULL, 0 },
 	{ "nfsv3", API_T_BOOL, 0, NULL, NULL, 0 },
@@ -40,7 +41,7 @@ static const struct api_field vol_rule_fields[] = {
 };
 
 static const struct api_field vol_export_fields[] = {
-	{ "rules", API_T_OBJECT_LIST, 0, NULL, vol_rule_fields, 20 },
+	{ "rules", API_T_OBJECT_LIST, 0, NULL, vol_rule_fields, API_INTENT_MAX_RULES },
 	{ NULL, 0, 0, NULL, NULL, 0 },
 };
 
@@ -100,7 +101,7 @@ const struct api_field api_volume_fields[] = {
 	{ "state", API_T_ENUM, API_F_OUTPUT, vol_states, NULL, 0 },
 	{ "stateDetails", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
 	{ "createTime", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
-	{ "shareName", API_T_STRING, API_F_REQUIRED | API_F_IMMUTABLE, NULL, NULL, 0 },
+	{ "shareName", API_T_STRING, API_F_REQUIRED | API_F_IMMUTABLE, NULL, NULL, API_INTENT_SHARE_LEN },
 	{ "psaRange", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
 	{ "storagePool", API_T_STRING, API_F_REQUIRED, NULL, NULL, 512 },
 	{ "network", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
@@ -150,71 +151,17 @@ void api_vol_math_from(const json_t *vol, struct api_vol_math *out)
 	out->cold_gib = api_json_int64(vol, "coldTierSizeGib", 0);
 }
 
-int api_cidr_list_check(const char *list, const char *where, aq_msg *msg)
-{
-	const char *s = list;
-
-	if (!*s)
-		return aq_fail(msg, AQ_EINVAL, "%s is empty; give IPv4 addresses or CIDRs, comma-separated", where);
-	while (*s) {
-		size_t n = strcspn(s, ",");
-		char item[48], *slash;
-		struct in_addr a;
-
-		while (n && *s == ' ')
-			s++, n--;
-		if (n == 0 || n >= sizeof(item))
-			goto bad;
-		memcpy(item, s, n);
-		item[n] = '\0';
-		while (n && item[n - 1] == ' ')
-			item[--n] = '\0';
-		slash = strchr(item, '/');
-		if (slash) {
-			char *end;
-			long bits;
-
-			*slash++ = '\0';
-			bits = strtol(slash, &end, 10);
-			if (!*slash || *end || bits < 0 || bits > 32)
-				goto bad;
-		}
-		if (inet_pton(AF_INET, item, &a) != 1)
-			goto bad;
-		s += strcspn(s, ",");
-		if (*s == ',')
-			s++;
-	}
-	return AQ_OK;
-bad:
-	return aq_fail(msg, AQ_EINVAL, "%s: \"%.64s\" is not an IPv4 address or CIDR (e.g. 10.0.0.0/8,192.168.1.5)", where, list);
-}
-
 static int vol_check_rules(const json_t *doc, aq_msg *msg)
 {
 	json_t *rules = json_object_get(json_object_get(doc, "exportPolicy"), "rules"), *r;
+	struct api_intent_rule rule;
 	size_t i;
 	int rc;
 
-	json_array_foreach(rules, i, r) {
-		char where[64];
-		const char *clients = api_json_str(r, "allowedClients", NULL);
-		const char *squash = api_json_str(r, "squashMode", NULL);
-		const char *root = api_json_str(r, "hasRootAccess", NULL);
-		int64_t anon = api_json_int64(r, "anonUid", -1);
-
-		snprintf(where, sizeof(where), "exportPolicy.rules[%zu].allowedClients", i);
-		if (!clients)
-			return aq_fail(msg, AQ_EINVAL, "%s is required", where);
-		if ((rc = api_cidr_list_check(clients, where, msg)) != AQ_OK)
+	/* the intent's own conversion: what the API accepts, a node serves */
+	json_array_foreach(rules, i, r)
+		if ((rc = api_intent_rule_from_api(r, i, &rule, msg)) != AQ_OK)
 			return rc;
-		if (root && strcmp(root, "true") != 0 && strcmp(root, "false") != 0)
-			return aq_fail(msg, AQ_EINVAL, "exportPolicy.rules[%zu].hasRootAccess must be \"true\" or \"false\"", i);
-		if (json_object_get(r, "anonUid") && (anon < 0 || anon > 4294967295LL))
-			return aq_fail(msg, AQ_EINVAL, "exportPolicy.rules[%zu].anonUid must be within 0..4294967295", i);
-		if (squash && strcmp(squash, "NO_ROOT_SQUASH") != 0 && !json_object_get(r, "anonUid"))
-			return aq_fail(msg, AQ_EINVAL, "exportPolicy.rules[%zu].anonUid is required with squashMode %s", i, squash);
-	}
 	return AQ_OK;
 }
 
@@ -245,12 +192,8 @@ int api_volume_check(const struct api_math_params *p, json_t *doc, aq_msg *msg)
 	json_t *tp = json_object_get(doc, "tieringPolicy");
 	int rc;
 
-	if (!*share || strlen(share) > 63)
-		return aq_fail(msg, AQ_EINVAL, "shareName must be 1-63 characters");
-	for (const char *c = share; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-		      *c == '-' || *c == '_'))
-			return aq_fail(msg, AQ_EINVAL, "shareName \"%s\" may contain only letters, digits, '-' and '_'", share);
+	if ((rc = api_intent_share_check(share, msg)) != AQ_OK)
+		return rc;
 	if ((rc = vol_check_protocols(doc, msg)) != AQ_OK)
 		return rc;
 	if ((rc = vol_check_rules(doc, msg)) != AQ_OK)
@@ -277,8 +220,58 @@ int api_volume_check(const struct api_math_params *p, json_t *doc, aq_msg *msg)
 	}
 	if (!json_object_get(doc, "securityStyle"))
 		json_object_set_new(doc, "securityStyle", json_string("UNIX"));
+	/* there is no .snapshot directory (no snapshots): say so */
 	if (!json_object_get(doc, "snapshotDirectory"))
-		json_object_set_new(doc, "snapshotDirectory", json_true());
+		json_object_set_new(doc, "snapshotDirectory", json_false());
+	return AQ_OK;
+}
+
+/* GCNV fields whose feature Aquifer does not have yet, accepted only with
+ * the value that means "off" (false, 0, empty), so nothing accepted is
+ * ignored. */
+static const struct {
+	const char *field;
+	const char *why;
+} vol_off_bools[] = {
+	{ "snapshotDirectory", "there are no snapshots to show in a .snapshot directory" },
+	{ "multipleEndpoints", "each volume is served at its node's one NFS address" },
+};
+
+static const char *const vol_kerberos[] = { "kerberos5ReadOnly", "kerberos5ReadWrite", "kerberos5iReadOnly",
+					    "kerberos5iReadWrite", "kerberos5pReadOnly", "kerberos5pReadWrite", NULL };
+
+int api_volume_check_supported(const json_t *given, aq_msg *msg)
+{
+	json_t *ps = json_object_get(given, "protocols"), *rules, *r, *v;
+	json_t *backup = json_object_get(given, "backupConfig");
+	size_t i;
+
+	json_array_foreach(ps, i, v)
+		if (strcmp(json_string_value(v), "NFSV3") != 0)
+			return aq_fail(msg, AQ_EINVAL, "protocols: %s is not served yet; only NFSV3 is (give protocols [\"NFSV3\"])",
+				       json_string_value(v));
+	if (json_array_size(json_object_get(given, "smbSettings")))
+		return aq_fail(msg, AQ_EINVAL, "smbSettings: SMB is not served yet; leave smbSettings out");
+	if (strcmp(api_json_str(given, "securityStyle", "UNIX"), "UNIX") != 0)
+		return aq_fail(msg, AQ_EINVAL, "securityStyle: %s needs SMB, which is not served yet; use UNIX",
+			       api_json_str(given, "securityStyle", ""));
+	if (api_json_bool(json_object_get(given, "snapshotPolicy"), "enabled", false))
+		return aq_fail(msg, AQ_EINVAL, "snapshotPolicy: automatic snapshots are not implemented yet; leave snapshotPolicy out or set snapshotPolicy.enabled false");
+	if (api_json_double(given, "snapReserve", 0) != 0)
+		return aq_fail(msg, AQ_EINVAL, "snapReserve: snapshots are not implemented yet, so no space is reserved for them; leave it out or 0");
+	if (json_array_size(json_object_get(backup, "backupPolicies")) || *api_json_str(backup, "backupVault", "") ||
+	    api_json_bool(backup, "scheduledBackupEnabled", false))
+		return aq_fail(msg, AQ_EINVAL, "backupConfig: backups are not implemented yet; leave backupConfig out");
+	for (i = 0; i < sizeof(vol_off_bools) / sizeof(vol_off_bools[0]); i++)
+		if (api_json_bool(given, vol_off_bools[i].field, false))
+			return aq_fail(msg, AQ_EINVAL, "%s: true is not supported (%s); leave it out or false",
+				       vol_off_bools[i].field, vol_off_bools[i].why);
+	rules = json_object_get(json_object_get(given, "exportPolicy"), "rules");
+	json_array_foreach(rules, i, r)
+		for (int k = 0; vol_kerberos[k]; k++)
+			if (api_json_bool(r, vol_kerberos[k], false))
+				return aq_fail(msg, AQ_EINVAL, "exportPolicy.rules[%zu].%s: Kerberos is not supported; leave it out or false",
+					       i, vol_kerberos[k]);
 	return AQ_OK;
 }
 

@@ -315,8 +315,8 @@ const struct cli_cmd cli_cmds[] = {
 	  "operation", "Deleting", NULL, "OPERATION", 1, 1, NOFLAGS, NOLOCAL, 0,
 	  "Forget a finished operation." },
 	{ "operations", "cancel", CLI_K_ACTION, "POST", OPERATIONS "/{name}:cancel", NULL, NULL, NULL,
-	  NULL, NULL, NULL, "OPERATION", 1, 1, NOFLAGS, NOLOCAL, 0,
-	  "Ask for an operation to be cancelled." },
+	  "operation", "Cancelling", NULL, "OPERATION", 1, 1, NOFLAGS, NOLOCAL, CLI_C_REREAD,
+	  "Cancel a running volume create (rolled back; the operation ends CANCELLED) and print the operation; anything else is refused with the reason." },
 
 	/* nodes */
 	{ "nodes", "list", CLI_K_LIST, "GET", "/v1/nodes", NULL, NULL, "nodes", NULL, NULL,

@@ -88,6 +88,7 @@ typedef int (*cli_local_fn)(struct cli_ctx *ctx, const struct cli_args *a);
 /* Command options. */
 #define CLI_C_HIDDEN 0x1u
 #define CLI_C_LOCATION_BODY 0x2u      /* the body carries "location": the resolved --location */
+#define CLI_C_REREAD 0x4u             /* an action answering Empty: print the resource it acted on (GET without ":verb") */
 
 struct cli_cmd {
 	const char *group;

@@ -411,8 +411,19 @@ static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const str
 		/* Synchronous resources (projects, locations) answer directly. */
 		if (c->noun && !dry)
 			fprintf(ctx->err, "%s %s %s...done.\n", c->gerund, c->noun, v->name ? v->name : "");
-		if (!empty_object(resp))
+		if (!empty_object(resp)) {
 			rc = print_fmt(ctx, a, resp, false, CLI_FMT_YAML, NULL);
+		} else if ((c->opts & CLI_C_REREAD) && !dry) {
+			/* say what happened: the resource as it is now */
+			char target[1024];
+			const char *colon = strrchr(path, ':');
+
+			snprintf(target, sizeof(target), "%.*s", colon ? (int)(colon - path) : (int)strlen(path), path);
+			json_decref(resp);
+			resp = NULL;
+			if ((rc = call(ctx, "GET", target, NULL, &status, &resp)) == CLI_EXIT_OK)
+				rc = print_fmt(ctx, a, resp, false, CLI_FMT_YAML, NULL);
+		}
 		goto out;
 	}
 	if (async && !dry) {

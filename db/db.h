@@ -91,6 +91,12 @@ int db_aggregate(struct db *db, const char *kind, const char *parent, const char
 		 const char *where_value, const char *const *fields, int n, int64_t *count,
 		 double *sums);
 
+/* Number of volumes of every project in location (parent
+ * "projects/<p>/locations/<location>") whose shareName is share: share
+ * names are unique per location across projects (one NFS export path per
+ * node). Served by the volumes-by-shareName index. */
+int db_volume_share_count(struct db *db, const char *location, const char *share, int64_t *n);
+
 /* Sums of a numeric JSON field of kind, grouped by parent, for every parent
  * that is the name of a resource of parent_kind under grandparent:
  * *sums = {parent: sum}. One query, however many parents. */

@@ -744,6 +744,33 @@ out:
 	return rc;
 }
 
+int db_volume_share_count(struct db *db, const char *location, const char *share, int64_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	/* one probe of resources_volume_share (parent, shareName) per project:
+	 * the planner would otherwise walk every volume of the location */
+	rc = db_prepare(db,
+			"SELECT COUNT(*) FROM resources INDEXED BY resources_volume_share"
+			" WHERE kind = 'volume' AND parent IN"
+			" (SELECT name || '/locations/' || ?1 FROM resources WHERE kind = 'project')"
+			" AND json_extract(doc, '$.shareName') = ?2",
+			&st);
+	if (rc != AQ_OK)
+		goto out;
+	sqlite3_bind_text(st, 1, location, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, share, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		rc = db_err(db, sqlite3_errcode(db->h), NULL);
+		goto out;
+	}
+	*n = sqlite3_column_int64(st, 0);
+out:
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int db_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n, void *arg), void *arg)
 {
 	sqlite3_stmt *st = NULL;

@@ -12,7 +12,8 @@ command -v "$cc" >/dev/null 2>&1 || { echo "fuzz: $cc not found"; exit 77; }
 mkdir -p "$out"
 flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I$top"
 lib="$top/agent/xdr.c $top/agent/rpc.c $top/agent/vol.c $top/agent/nfs3.c $top/agent/nfs3_xdr.c \
- $top/agent/nfs3_attr.c $top/agent/nfs3_dir.c $top/agent/nfs3_io.c $top/agent/mnt.c $top/agent/nfs_srv.c $top/agent/nfs_limits.c $top/agent/vol_qos.c"
+ $top/agent/nfs3_attr.c $top/agent/nfs3_dir.c $top/agent/nfs3_io.c $top/agent/mnt.c $top/agent/nfs_srv.c $top/agent/nfs_limits.c $top/agent/vol_qos.c \
+ $top/api/api_intent_clients.c $top/api/api_error.c"
 crypto=$(pkg-config --libs openssl 2>/dev/null || echo -lcrypto)
 # Seeds: valid records so the fuzzers start past the header checks.
 hex2bin() { # hex string -> bytes
@@ -66,13 +67,21 @@ tlslib="$top/tls/tls.c $top/api/api_error.c"
 ssl=$(pkg-config --libs libssl libcrypto 2>/dev/null || echo "-lssl -lcrypto")
 
 rc=0
-for h in rpc args fh csr obj_xml s3lite_req; do
+# fuzz_intent: an intent volume entry as aquiferd sends it.
+mkdir -p "$out/corpus_intent"
+printf '%s' '{"name":"projects/p/locations/l/volumes/v","fsid":"0123456789abcdef","shareName":"v","dir":"volumes/0123456789abcdef","capacityBytes":1073741824,"throughputMibps":6.25,"unixPermissions":"0770","exportRules":[{"allowedClients":"10.0.0.0/8,127.0.0.1","accessType":"READ_WRITE","squashMode":"ROOT_SQUASH","anonUid":65534,"nfsv3":true,"nfsv4":false}],"qos":{"mibps":6.25,"iops":0,"sharedPool":"p","sharedMibps":32.0,"sharedIops":1024},"tieringPolicy":{"tierAction":"ENABLED","coolingThresholdDays":31,"hotTierBypassModeEnabled":false,"retrievalPolicy":"DEFAULT"}}' \
+	> "$out/corpus_intent/seed_volume"
+apilib="$top/api/api_intent.c $top/api/api_intent_clients.c $top/api/api_error.c $top/api/api_schema.c $top/api/api_pool.c $top/api/api_math.c"
+jansson=$(pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+
+for h in rpc args fh csr obj_xml s3lite_req intent; do
 	echo "== fuzz_$h: building"
 	hlib="$lib $crypto"
 	case $h in
 	csr) hlib="$tlslib $ssl" ;;
 	obj_xml) hlib="$top/agent/obj_xml.c $crypto" ;;
 	s3lite_req) hlib="$top/bench/tier/s3lite_req.c $crypto" ;;
+	intent) hlib="$apilib $jansson -lm" ;;
 	esac
 	# shellcheck disable=SC2086
 	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $hlib -lpthread

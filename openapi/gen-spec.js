@@ -29,13 +29,22 @@ function parseEnums(src) {
   return out;
 }
 
+// The contract's limits (api/api_intent.h): a table row may name one.
+const limits = {};
+for (const m of readC('api/api_intent.h').matchAll(/^#define (API_INTENT_\w+) (-?\d+)\b/gm)) limits[m[1]] = Number(m[2]);
+function limit(tok) {
+  if (/^-?\d+$/.test(tok)) return Number(tok);
+  if (!(tok in limits)) throw new Error(`unknown limit ${tok} in a field table`);
+  return limits[tok];
+}
+
 function parseTables(src) {
   const out = {};
   const re = /struct api_field (\w+)\[\]\s*=\s*\{([\s\S]*?)\n\};/g;
   let m;
   while ((m = re.exec(src))) {
     const rows = [];
-    const rowRe = /\{\s*"(\w+)",\s*(API_T_\w+),\s*([^,]+),\s*(\w+),\s*(\w+),\s*(-?\d+)\s*\}/g;
+    const rowRe = /\{\s*"(\w+)",\s*(API_T_\w+),\s*([^,]+),\s*(\w+),\s*(\w+),\s*(-?\w+)\s*\}/g;
     let r;
     while ((r = rowRe.exec(m[2]))) {
       rows.push({
@@ -44,7 +53,7 @@ function parseTables(src) {
         flags: r[3].trim() === '0' ? [] : r[3].split('|').map((s) => s.trim()),
         enums: r[4] === 'NULL' ? null : r[4],
         sub: r[5] === 'NULL' ? null : r[5],
-        maxLen: Number(r[6]),
+        maxLen: limit(r[6]),
       });
     }
     out[m[1]] = rows;
@@ -92,10 +101,28 @@ const docs = {
   'StoragePool.type': 'Only FILE is supported. Immutable.',
   'StoragePool.mode': 'Only DEFAULT is supported. Immutable.',
   'Volume.name': 'Resource name: projects/{project}/locations/{location}/volumes/{volumeId}.',
-  'Volume.shareName': 'NFS export path / SMB share name, unique per location. Immutable.',
+  'Volume.shareName': 'NFS export path (/shareName on the volume\'s node), unique per location across every project (409 ALREADY_EXISTS when another volume of the location has it; the answer names no other project). Immutable.',
   'Volume.storagePool': 'The pool holding the volume: an ID or a full resource name in the same project and location. Returned as the full resource name. Updating it moves the volume (PREMIUM <-> EXTREME only).',
   'Volume.capacityGib': 'Capacity of the volume in GiB (int64 as a JSON string).',
-  'Volume.protocols': 'Allowed sets: NFSV3, NFSV4, SMB, NFSV3+NFSV4, SMB+NFSV3, SMB+NFSV4. Immutable.',
+  'Volume.protocols': 'GCNV\'s sets are NFSV3, NFSV4, SMB, NFSV3+NFSV4, SMB+NFSV3, SMB+NFSV4; Aquifer serves NFSV3 only, so any other value is refused (400 naming it). Immutable.',
+  'Volume.smbSettings': 'SMB is not served yet: a non-empty list is refused (400).',
+  'Volume.snapshotPolicy': 'Automatic snapshots are not implemented yet: enabled true is refused (400); enabled false (the schedule kept, nothing taken) is accepted.',
+  'Volume.snapReserve': 'No snapshots, so no reserve: any value but 0 is refused (400).',
+  'Volume.snapshotDirectory': 'No snapshots, so no .snapshot directory: true is refused (400); defaults to false (GCNV\'s default is true).',
+  'Volume.securityStyle': 'UNIX (the default); NTFS needs SMB and is refused (400). Immutable.',
+  'Volume.multipleEndpoints': 'Each volume is served at its node\'s one NFS address: true is refused (400). Immutable.',
+  'Volume.backupConfig': 'Backups are not implemented yet: backupPolicies, backupVault or scheduledBackupEnabled true are refused (400).',
+  'Volume.restrictedActions': 'DELETE: deleting the volume is refused (FAILED_PRECONDITION) until DELETE is removed. GCNV blocks deletes while the volume is mounted; NFSv3 has no reliable notion of mounted, so Aquifer blocks every delete.',
+  'Volume.encryptionType': 'SERVICE_MANAGED: Aquifer does not encrypt volume data itself; data at rest is protected by whatever the shelf provides (self-encrypting drives, dm-crypt/LUKS under the shelf filesystem). See README.',
+  'Volume.exportPolicy': 'At most 20 rules (api/api_intent.h); the first rule matching the client and its protocol decides.',
+  'SimpleExportPolicyRule.allowedClients': 'Comma-separated IPv4 addresses or CIDRs: at most 32 entries and 640 bytes (api/api_intent.h; GCNV allows 4096 characters).',
+  'SimpleExportPolicyRule.nfsv3': 'false: the rule does not apply to NFSv3 clients (the next rule decides; none: no access). Default true.',
+  'SimpleExportPolicyRule.nfsv4': 'Whether the rule applies to NFSv4.1 clients (NFSv4 is not served yet). Default true.',
+  'SimpleExportPolicyRule.kerberos5ReadOnly': 'Kerberos is not supported: true is refused (400); likewise kerberos5ReadWrite, kerberos5i*, kerberos5p*.',
+  'StoragePool.activeDirectory': 'SMB and Active Directory are not supported yet: a value is refused (400).',
+  'StoragePool.zone': 'Every node of a location shares one shelf, so a location is one zone: only the pool\'s location ID is accepted (or leave it out).',
+  'StoragePool.replicaZone': 'Regional pools replicated to a second zone are not supported: a value is refused (400).',
+  'StoragePool.encryptionType': 'SERVICE_MANAGED: Aquifer does not encrypt volume data itself; data at rest is protected by whatever the shelf provides. CLOUD_KMS (kmsConfig) is refused.',
   'Volume.throughputMibps': 'Throughput limit in MiB/s. Settable only in MANUAL QoS pools; computed otherwise.',
   'Volume.tieringPolicy': 'Auto-tiering settings (needs a pool with allowAutoTiering). updateMask paths may address sub-fields, e.g. tiering_policy.cooling_threshold_days.',
   'Volume.kerberosEnabled': 'Not supported by Aquifer (400 if true). Immutable.',
@@ -599,14 +626,14 @@ op(`${PL}/volumes/{volumeId}`, 'get', {
 });
 op(`${PL}/volumes/{volumeId}`, 'patch', {
   operationId: 'updateVolume', tags: ['Volumes'], summary: 'Update a volume',
-  description: 'Only the fields named in updateMask change (camelCase or snake_case, nested paths such as `tiering_policy.cooling_threshold_days`). Changing storagePool moves the volume (PREMIUM <-> EXTREME only). Tiering cannot be removed once set (pause it instead).',
+  description: 'Only the fields named in updateMask change (camelCase or snake_case, nested paths such as `tiering_policy.cooling_threshold_days`). Changing storagePool moves the volume (PREMIUM <-> EXTREME only). Tiering cannot be removed once set (pause it instead). One change at a time: while an operation on the volume runs (CREATING, UPDATING, DELETING) a PATCH is refused with FAILED_PRECONDITION (400) naming it, as GCNV refuses concurrent mutations of a resource.',
   parameters: [...pathParams('projectId', 'locationId', 'volumeId'), ref('updateMask'), ref('validateOnly')],
   requestBody: body('Volume', 'The volume fields to change.'),
   responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409, 413])),
 });
 op(`${PL}/volumes/{volumeId}`, 'delete', {
   operationId: 'deleteVolume', tags: ['Volumes'], summary: 'Delete a volume',
-  description: 'The operation\'s response is Empty.',
+  description: 'The operation\'s response is Empty. Refused with FAILED_PRECONDITION (400) while another operation on the volume runs (cancel a running create instead) and while restrictedActions holds DELETE. An accepted delete always completes.',
   parameters: [...pathParams('projectId', 'locationId', 'volumeId'), ref('force')],
   responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409])),
 });
@@ -674,7 +701,7 @@ op(`${PL}/operations/{operationId}`, 'delete', {
 });
 op(`${PL}/operations/{operationId}:cancel`, 'post', {
   operationId: 'cancelOperation', tags: ['Operations'], summary: 'Cancel an operation',
-  description: 'A done operation is left as it is; a running one records requestedCancellation and ends with error code 1 (CANCELLED).',
+  description: 'A running volume create is rolled back: the volume is deleted (its node removes what it made) and the operation ends at once with error code 1 (CANCELLED) and requestedCancellation true. Anything else is refused with FAILED_PRECONDITION (400) saying why: a done operation has nothing to cancel; a volume update may already be in effect; an accepted delete always completes; pool operations are done when answered.',
   parameters: pathParams('projectId', 'locationId', 'operationId'),
   requestBody: { required: false, content: { 'application/json': { schema: { $ref: '#/components/schemas/Empty' } } } },
   responses: Object.assign({ 200: { $ref: '#/components/responses/EmptyResponse' } }, errors([400, 401, 403, 404, 409, 413])),

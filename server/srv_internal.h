@@ -245,6 +245,11 @@ int srv_op_finish(struct db *db, const char *op_name, const json_t *response, in
 /* validateOnly answer: a done operation, not stored. */
 json_t *srv_op_preview(const char *parent, const char *target, const char *verb,
 		       const json_t *response);
+/* srv_volume.c: roll back the volume create operation op runs (in the
+ * caller's transaction): the volume row goes and its placement becomes a
+ * delete nothing waits for, so its node removes whatever it made; the
+ * caller ends op. AQ_EPRECOND with a message when op no longer runs it. */
+int srv_volume_cancel_create(struct srv_req *req, const char *volume, const char *op);
 
 /* Handlers (one file per resource). */
 int srv_h_openapi(struct srv_req *req, json_t **resp);

@@ -70,6 +70,8 @@ int srv_h_pool_create(struct srv_req *req, json_t **resp)
 	if ((rc = srv_create_input(req, "storagePoolId", api_pool_fields, "storagePool", api_pool_check,
 				   &id, &validate, &doc)) != AQ_OK)
 		return rc;
+	if ((rc = api_pool_check_supported(doc, req->params[1], &req->msg)) != AQ_OK)
+		goto out;
 	srv_parent(req, parent, sizeof(parent));
 	snprintf(name, sizeof(name), "%s/storagePools/%s", parent, id);
 	api_time_now(now, sizeof(now));
@@ -147,7 +149,7 @@ int srv_h_pool_patch(struct srv_req *req, json_t **resp)
 	struct api_pool_math om, nm;
 	struct srv_pool_usage u;
 	char name[700], parent[600];
-	json_t *old = NULL, *patch = NULL, *doc = NULL, *out = NULL;
+	json_t *old = NULL, *patch = NULL, *doc = NULL, *out = NULL, *given = NULL;
 	bool validate;
 	int npaths, rc;
 
@@ -163,7 +165,13 @@ int srv_h_pool_patch(struct srv_req *req, json_t **resp)
 		goto out;
 	doc = json_deep_copy(old);
 	api_mask_apply(doc, patch, paths, npaths);
-	if ((rc = api_pool_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK ||
+	/* what this request sets must exist (not what an older pool stored) */
+	given = json_object();
+	for (int i = 0; i < npaths; i++)
+		if (json_object_get(doc, paths[i].field->name))
+			json_object_set(given, paths[i].field->name, json_object_get(doc, paths[i].field->name));
+	if ((rc = api_pool_check_supported(given, req->params[1], &req->msg)) != AQ_OK ||
+	    (rc = api_pool_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK ||
 	    (rc = srv_pool_usage(req->db, name, &u, &req->msg)) != AQ_OK)
 		goto out;
 	api_pool_math_from(old, &om);
@@ -194,6 +202,7 @@ out:
 	json_decref(patch);
 	json_decref(doc);
 	json_decref(out);
+	json_decref(given);
 	return rc;
 }
 

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/api_intent.h"
 #include "api/api_resource.h"
 #include "api/api_schema.h"
 #include "server/srv_ca.h"
@@ -213,66 +214,38 @@ out:
 	return rc;
 }
 
-/* The intent entry of one volume. */
-static json_t *intent_volume(const json_t *vol, const json_t *pl)
+/* The intent entry of the volume a placement names (api_intent.h), or a
+ * reason in bad[] when it cannot be encoded: then its operation fails with
+ * that reason once the generation is applied, instead of waiting forever. */
+static void intent_volume(const struct api_math_params *p, struct db *db, const json_t *pl, json_t *vols,
+			  json_t *bad)
 {
-	json_t *rules = json_array(), *r, *e;
-	json_t *src = json_object_get(json_object_get(vol, "exportPolicy"), "rules");
-	size_t i;
-
-	json_array_foreach(src, i, r) {
-		const char *squash = api_json_str(r, "squashMode", NULL);
-		const char *root = api_json_str(r, "hasRootAccess", "true");
-
-		if (!squash)
-			squash = strcmp(root, "false") == 0 ? "ROOT_SQUASH" : "NO_ROOT_SQUASH";
-		json_array_append_new(rules, json_pack("{s:s,s:s,s:s,s:I}", "allowedClients",
-						       api_json_str(r, "allowedClients", ""), "accessType",
-						       api_json_str(r, "accessType", "READ_WRITE"),
-						       "squashMode", squash, "anonUid",
-						       (json_int_t)api_json_int64(r, "anonUid", 65534)));
-	}
-	e = json_pack("{s:s,s:s,s:s,s:s,s:I,s:f,s:o}", "name", api_json_str(vol, "name", ""), "fsid",
-		      api_json_str(pl, "fsid", ""), "shareName", api_json_str(vol, "shareName", ""),
-		      "dir", api_json_str(pl, "dir", ""), "capacityBytes",
-		      (json_int_t)(api_json_int64(vol, "capacityGib", 0) << 30), "throughputMibps",
-		      api_json_double(vol, "throughputMibps", 0), "exportRules", rules);
-	if (e && json_object_get(vol, "tieringPolicy"))
-		json_object_set(e, "tieringPolicy", json_object_get(vol, "tieringPolicy"));
-	if (e && json_object_get(vol, "unixPermissions"))
-		json_object_set(e, "unixPermissions", json_object_get(vol, "unixPermissions"));
-	return e;
-}
-
-/* QoS of a volume entry: its own limit (throughputMibps, MiB/s) and, in
- * FLEX pools, the pool-wide budget its volumes on a node share:
- * "qos": {"mibps", "iops" (0 = none), "sharedPool", "sharedMibps", "sharedIops"}. */
-static void intent_qos(const struct api_math_params *p, struct db *db, const json_t *vol, json_t *e)
-{
+	const char *vn = api_json_str(pl, "volume", "");
 	char pname[800], parent[600];
-	const char *vn = api_json_str(vol, "name", "");
-	json_t *pool = NULL, *qos;
-	struct api_pool_math pm;
+	struct api_intent_volume *iv = malloc(sizeof(*iv));
+	json_t *vol = NULL, *pool = NULL;
+	aq_msg why = { "" };
 
-	if (!e || vol_parent(vn, parent, sizeof(parent)) != AQ_OK)
-		return;
+	if (!iv || db_get(db, vn, &vol) != AQ_OK || vol_parent(vn, parent, sizeof(parent)) != AQ_OK)
+		goto out;
 	snprintf(pname, sizeof(pname), "%s/storagePools/%s", parent, api_json_str(vol, "storagePool", ""));
-	qos = json_pack("{s:f,s:I}", "mibps", api_json_double(vol, "throughputMibps", 0), "iops", (json_int_t)0);
-	if (qos && db_get(db, pname, &pool) == AQ_OK) {
-		api_pool_math_from(pool, &pm);
-		if (pm.level == API_LEVEL_FLEX) {
-			json_object_set_new(qos, "sharedPool", json_string(pname));
-			json_object_set_new(qos, "sharedMibps", json_real(api_math_pool_mibps(p, &pm)));
-			json_object_set_new(qos, "sharedIops", json_integer(api_math_pool_iops(p, &pm)));
-		}
-	}
-	json_object_set_new(e, "qos", qos);
+	if (db_get(db, pname, &pool) != AQ_OK)
+		pool = NULL;
+	if (api_intent_volume_from_api(vol, pool, p, api_json_str(pl, "fsid", ""), api_json_str(pl, "dir", ""), iv,
+				       &why) == AQ_OK)
+		json_array_append_new(vols, api_intent_volume_encode(iv));
+	else
+		json_array_append_new(bad, json_pack("{s:s,s:s}", "name", vn, "error", why.text));
+out:
+	free(iv);
+	json_decref(vol);
 	json_decref(pool);
 }
 
-/* Build a node's intent body (without generation) from its placements. */
+/* Build a node's intent body (without generation) from its placements;
+ * *bad lists the volumes that could not be encoded ({name, error}). */
 static int intent_build(const struct api_math_params *srv_math, struct db *db, const json_t *node,
-			json_t **out)
+			json_t **out, json_t **bad)
 {
 	const char *nn = api_json_str(node, "name", "");
 	json_t *pls = NULL, *pl, *vols = json_array(), *dels = json_array(), *key = NULL, *cold;
@@ -280,22 +253,20 @@ static int intent_build(const struct api_math_params *srv_math, struct db *db, c
 	size_t i;
 	int rc;
 
+	*bad = json_array();
 	if ((rc = list_all(db, "placement", nn, &pls)) != AQ_OK)
 		goto out;
 	json_array_foreach(pls, i, pl) {
-		json_t *vol = NULL;
-
 		if (strcmp(api_json_str(pl, "action", ""), "delete") == 0) {
-			json_array_append_new(dels, json_pack("{s:s,s:s,s:s}", "name", api_json_str(pl, "volume", ""),
-							      "fsid", api_json_str(pl, "fsid", ""), "dir",
-							      api_json_str(pl, "dir", "")));
+			struct api_intent_delete d = { .name = "" };
+
+			snprintf(d.name, sizeof(d.name), "%s", api_json_str(pl, "volume", ""));
+			snprintf(d.fsid, sizeof(d.fsid), "%s", api_json_str(pl, "fsid", ""));
+			snprintf(d.dir, sizeof(d.dir), "%s", api_json_str(pl, "dir", ""));
+			json_array_append_new(dels, api_intent_delete_encode(&d));
 			continue;
 		}
-		if (db_get(db, api_json_str(pl, "volume", ""), &vol) != AQ_OK)
-			continue;
-		json_array_append_new(vols, intent_volume(vol, pl));
-		intent_qos(srv_math, db, vol, json_array_get(vols, json_array_size(vols) - 1));
-		json_decref(vol);
+		intent_volume(srv_math, db, pl, vols, *bad);
 	}
 	snprintf(kname, sizeof(kname), "locsecrets/%s", api_json_str(node, "location", ""));
 	if ((rc = db_get(db, kname, &key)) != AQ_OK)
@@ -495,14 +466,14 @@ out:
 static int rec_node(struct srv *srv, struct db *db, const json_t *n, json_t *pushes)
 {
 	const char *nn = api_json_str(n, "name", "");
-	json_t *intent = NULL, *payload = NULL, *node = NULL, *failed = NULL;
+	json_t *intent = NULL, *payload = NULL, *node = NULL, *failed = NULL, *bad = NULL;
 	unsigned char sum[SHA256_DIGEST_LENGTH];
 	char hash[SHA256_DIGEST_LENGTH * 2 + 1], err[512] = "";
 	char *text = NULL;
 	int64_t gen = 0, applied = -1, now = rec_now_ms();
 	int pushed = 0;
 
-	if (intent_build(&srv->cfg.math, db, n, &intent) != AQ_OK || !(text = json_dumps(intent, JSON_COMPACT | JSON_SORT_KEYS)))
+	if (intent_build(&srv->cfg.math, db, n, &intent, &bad) != AQ_OK || !(text = json_dumps(intent, JSON_COMPACT | JSON_SORT_KEYS)))
 		goto out;
 	SHA256((const unsigned char *)text, strlen(text), sum);
 	for (size_t i = 0; i < sizeof(sum); i++)
@@ -530,10 +501,17 @@ static int rec_node(struct srv *srv, struct db *db, const json_t *n, json_t *pus
 	 * comes with the node's own status report */
 	json_object_set_new(pushes, nn, json_pack("{s:I,s:I,s:s}", "at", (json_int_t)now, "applied", (json_int_t)applied,
 						  "nid", api_json_str(json_object_get(node, "internal"), "incarnation", "")));
+	/* what the node could not serve, and what could not even be sent */
+	if (!json_is_array(failed)) {
+		json_decref(failed);
+		failed = json_array();
+	}
+	json_array_extend(failed, bad);
 	srv_node_applied(srv, db, nn, applied, failed);
 out:
 	free(text);
 	json_decref(failed);
+	json_decref(bad);
 	json_decref(intent);
 	json_decref(payload);
 	json_decref(node);

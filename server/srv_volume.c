@@ -62,18 +62,51 @@ static int vol_pool(struct srv_req *req, json_t *vol, json_t **pool)
 	return rc;
 }
 
-/* shareName is unique per location (an indexed count). */
+/* shareName is unique per location across projects, as GCNV's is: a node
+ * exports one path per share name, whoever owns the volume, so a second
+ * project's "demo" would collide on the node. The refusal names no other
+ * tenant's resources: only that the name is taken here. */
 static int vol_share_free(struct srv_req *req, const char *share)
 {
-	char parent[600];
 	int64_t n = 0;
 	int rc;
 
-	srv_parent(req, parent, sizeof(parent));
-	if ((rc = db_aggregate(req->db, "volume", parent, "shareName", share, NULL, 0, &n, NULL)) != AQ_OK)
+	if ((rc = db_volume_share_count(req->db, req->params[1], share, &n)) != AQ_OK)
 		return rc;
-	return n ? aq_fail(&req->msg, AQ_EEXIST, "shareName \"%s\" is already used by another volume in %s", share, parent)
+	return n ? aq_fail(&req->msg, AQ_EEXIST, "shareName \"%s\" is already taken in location %s; choose another",
+			   share, req->params[1])
 		 : AQ_OK;
+}
+
+/* One mutation at a time per volume (GCNV refuses concurrent changes of a
+ * resource): a PATCH or DELETE while an operation on the volume runs is
+ * FAILED_PRECONDITION naming it, so every operation finishes and none is
+ * overwritten. A PATCH of a volume no node holds (its create failed) is
+ * refused too: only a delete helps it. */
+static int vol_idle(struct srv_req *req, const json_t *vol, const char *verb)
+{
+	const char *vn = api_json_str(vol, "name", ""), *state = api_json_str(vol, "state", "");
+	char pname[800], op[800] = "";
+	json_t *pl = NULL;
+	int rc;
+
+	snprintf(pname, sizeof(pname), "placements/%s", vn);
+	if ((rc = db_get(req->db, pname, &pl)) == AQ_OK)
+		snprintf(op, sizeof(op), "%s", api_json_str(pl, "op", ""));
+	json_decref(pl);
+	if (rc == AQ_ENOENT && strcmp(verb, "update") == 0) /* its create failed: no node holds it */
+		return aq_fail(&req->msg, AQ_EPRECOND, "volume \"%s\" is %s and no node serves it (%s); delete it and create it again",
+			       vn, state, api_json_str(vol, "stateDetails", "its create failed"));
+	if (rc != AQ_OK && rc != AQ_ENOENT)
+		return rc;
+	if (strcmp(state, "CREATING") != 0 && strcmp(state, "UPDATING") != 0 && strcmp(state, "DELETING") != 0)
+		return AQ_OK;
+	if (strcmp(state, "DELETING") == 0)
+		return aq_fail(&req->msg, AQ_EPRECOND, "volume \"%s\" is already being deleted%s%s%s", vn,
+			       *op ? " (operation " : "", op, *op ? ")" : "");
+	return aq_fail(&req->msg, AQ_EPRECOND,
+		       "volume \"%s\" is %s (operation %s): one change at a time; wait for it to finish%s before this %s",
+		       vn, state, *op ? op : "unknown", strcmp(state, "CREATING") == 0 ? " or cancel it" : "", verb);
 }
 
 /* Check the volume against its pool and fill what the pool decides. self is
@@ -174,6 +207,23 @@ out:
 	return rc;
 }
 
+/* A name whose earlier volume's data its node is still deleting (a
+ * cancelled create) is reused only once that is done. */
+static int vol_cleaned(struct srv_req *req, const char *name)
+{
+	char pname[800];
+	json_t *pl = NULL;
+	int rc;
+
+	snprintf(pname, sizeof(pname), "placements/%s", name);
+	rc = db_get(req->db, pname, &pl);
+	json_decref(pl);
+	if (rc == AQ_ENOENT)
+		return AQ_OK;
+	return rc == AQ_OK ? aq_fail(&req->msg, AQ_EBUSY, "volume \"%s\" was just removed and its node is still deleting its data; retry in a few seconds", name)
+			   : rc;
+}
+
 int srv_h_volume_create(struct srv_req *req, json_t **resp)
 {
 	const char *id;
@@ -193,6 +243,8 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 	api_json_set_int64(doc, "usedGib", 0);
 	api_json_set_int64(doc, "coldTierSizeGib", 0);
 	api_json_set_int64(doc, "hotTierSizeUsedGib", 0);
+	if ((rc = api_volume_check_supported(doc, &req->msg)) != AQ_OK)
+		goto out;
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK ||
 	    (rc = vol_pool(req, doc, &pool)) != AQ_OK ||
 	    (rc = vol_share_free(req, api_json_str(doc, "shareName", ""))) != AQ_OK ||
@@ -207,7 +259,8 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 	rc = db_put(req->db, "volume", parent, name, doc, true);
 	if (rc == AQ_EEXIST)
 		rc = aq_fail(&req->msg, rc, "volume \"%s\" already exists", name);
-	if (rc != AQ_OK || (rc = vol_pending(req, parent, name, doc, "create", resp)) != AQ_OK)
+	if (rc != AQ_OK || (rc = vol_cleaned(req, name)) != AQ_OK ||
+	    (rc = vol_pending(req, parent, name, doc, "create", resp)) != AQ_OK)
 		goto out;
 out:
 	db_rollback(req->db);
@@ -254,7 +307,7 @@ int srv_h_volume_patch(struct srv_req *req, json_t **resp)
 {
 	struct api_mask_path paths[API_MASK_MAX];
 	char parent[600], name[700];
-	json_t *old = NULL, *patch = NULL, *doc = NULL, *pool = NULL, *oldpool = NULL, *out = NULL;
+	json_t *old = NULL, *patch = NULL, *doc = NULL, *pool = NULL, *oldpool = NULL, *out = NULL, *given = NULL;
 	bool validate, tput_given = false;
 	int npaths, rc;
 
@@ -270,10 +323,18 @@ int srv_h_volume_patch(struct srv_req *req, json_t **resp)
 		if (strcmp(paths[i].camel, "throughputMibps") == 0)
 			tput_given = json_object_get(patch, "throughputMibps") != NULL;
 	vol_name(req, NULL, name, sizeof(name), parent, sizeof(parent));
-	if ((rc = db_begin(req->db)) != AQ_OK || (rc = vol_load(req, name, &old)) != AQ_OK)
+	if ((rc = db_begin(req->db)) != AQ_OK || (rc = vol_load(req, name, &old)) != AQ_OK ||
+	    (rc = vol_idle(req, old, "update")) != AQ_OK)
 		goto out;
 	doc = json_deep_copy(old);
 	api_mask_apply(doc, patch, paths, npaths);
+	/* what this request sets (not what an older volume stored) must exist */
+	given = json_object();
+	for (int i = 0; i < npaths; i++)
+		if (json_object_get(doc, paths[i].field->name))
+			json_object_set(given, paths[i].field->name, json_object_get(doc, paths[i].field->name));
+	if ((rc = api_volume_check_supported(given, &req->msg)) != AQ_OK)
+		goto out;
 	if (json_object_get(old, "tieringPolicy") && !json_object_get(doc, "tieringPolicy")) {
 		rc = aq_fail(&req->msg, AQ_EINVAL, "tiering cannot be switched off once enabled; set tieringPolicy.tierAction to PAUSED instead");
 		goto out;
@@ -307,7 +368,19 @@ out:
 	json_decref(pool);
 	json_decref(oldpool);
 	json_decref(out);
+	json_decref(given);
 	return rc;
+}
+
+static bool vol_restricted(const json_t *vol, const char *action)
+{
+	json_t *a;
+	size_t i;
+
+	json_array_foreach(json_object_get(vol, "restrictedActions"), i, a)
+		if (strcmp(json_string_value(a), action) == 0)
+			return true;
+	return false;
 }
 
 int srv_h_volume_delete(struct srv_req *req, json_t **resp)
@@ -322,8 +395,11 @@ int srv_h_volume_delete(struct srv_req *req, json_t **resp)
 	vol_name(req, NULL, name, sizeof(name), parent, sizeof(parent));
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = vol_load(req, name, &old)) != AQ_OK)
 		goto out;
-	if (strcmp(api_json_str(old, "state", ""), "DELETING") == 0) {
-		rc = aq_fail(&req->msg, AQ_EPRECOND, "volume \"%s\" is already being deleted", name);
+	if ((rc = vol_idle(req, old, "delete")) != AQ_OK)
+		goto out;
+	if (vol_restricted(old, "DELETE")) {
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "volume \"%s\" has restrictedActions DELETE: it cannot be deleted; remove DELETE from restrictedActions first (updateMask=restrictedActions)",
+			     name);
 		goto out;
 	}
 	json_object_set_new(old, "state", json_string("DELETING"));
@@ -333,5 +409,31 @@ int srv_h_volume_delete(struct srv_req *req, json_t **resp)
 out:
 	db_rollback(req->db);
 	json_decref(old);
+	return rc;
+}
+
+int srv_volume_cancel_create(struct srv_req *req, const char *volume, const char *op)
+{
+	char pname[800];
+	json_t *pl = NULL;
+	int rc;
+
+	snprintf(pname, sizeof(pname), "placements/%s", volume);
+	if ((rc = db_get(req->db, pname, &pl)) != AQ_OK && rc != AQ_ENOENT)
+		goto out;
+	if (rc == AQ_ENOENT || strcmp(api_json_str(pl, "op", ""), op) != 0 ||
+	    strcmp(api_json_str(pl, "action", ""), "create") != 0) {
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "operation %s no longer runs the create of volume \"%s\"; nothing to cancel",
+			     op, volume);
+		goto out;
+	}
+	json_object_set_new(pl, "op", json_string(""));
+	json_object_set_new(pl, "action", json_string("delete"));
+	json_object_set_new(pl, "pendingGeneration", json_integer(0));
+	if ((rc = db_delete(req->db, volume)) != AQ_OK && rc != AQ_ENOENT)
+		goto out;
+	rc = db_put(req->db, "placement", api_json_str(pl, "node", ""), pname, pl, false);
+out:
+	json_decref(pl);
 	return rc;
 }

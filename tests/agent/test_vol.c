@@ -161,10 +161,10 @@ START_TEST(test_rules)
 
 	ck_assert_ptr_nonnull(e);
 	inet_pton(AF_INET, "127.0.0.9", &a.sin_addr);
-	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, &in, &out), VOL_ACCESS_RW);
+	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, VOL_PROTO_NFSV3, &in, &out), VOL_ACCESS_RW);
 	ck_assert_uint_eq(out.uid, 0);
 	inet_pton(AF_INET, "10.1.2.4", &a.sin_addr);
-	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, &in, &out), VOL_ACCESS_NONE);
+	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, VOL_PROTO_NFSV3, &in, &out), VOL_ACCESS_NONE);
 	vol_export_unref(e);
 
 	/* rules change without restart: root squash + read-only */
@@ -174,12 +174,31 @@ START_TEST(test_rules)
 	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
 	e = vol_export_by_path(S, "/v0", 3);
 	inet_pton(AF_INET, "10.1.2.3", &a.sin_addr);
-	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, &in, &out), VOL_ACCESS_RO);
+	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, VOL_PROTO_NFSV3, &in, &out), VOL_ACCESS_RO);
 	ck_assert_uint_eq(out.uid, 77);
 	in.uid = 5;
-	vol_authorize(e, (struct sockaddr *)&a, &in, &out);
+	vol_authorize(e, (struct sockaddr *)&a, VOL_PROTO_NFSV3, &in, &out);
 	ck_assert_uint_eq(out.uid, 5);
 	vol_export_unref(e);
+
+	/* a rule not for NFSv3 (nfsv3: false) is skipped for NFSv3 callers:
+	 * the next rule decides, and without one there is no access */
+	cfg[0].rules[0].not_for = VOL_PROTO_NFSV3;
+	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
+	e = vol_export_by_path(S, "/v0", 3);
+	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, VOL_PROTO_NFSV3, &in, &out), VOL_ACCESS_NONE);
+	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, VOL_PROTO_NFSV4, &in, &out), VOL_ACCESS_RO);
+	vol_export_unref(e);
+	cfg[0].nrules = 2;
+	cfg[0].rules[1] = cfg[0].rules[0];
+	cfg[0].rules[1].not_for = 0;
+	cfg[0].rules[1].access = VOL_ACCESS_RW;
+	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
+	e = vol_export_by_path(S, "/v0", 3);
+	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, VOL_PROTO_NFSV3, &in, &out), VOL_ACCESS_RW);
+	vol_export_unref(e);
+	cfg[0].nrules = 1;
+	cfg[0].rules[0].not_for = 0;
 	snprintf(cfg[0].rules[0].clients, sizeof(cfg[0].rules[0].clients), "300.1.1.1");
 	ck_assert_int_eq(vol_store_set(S, cfg, 2), -EINVAL);
 }

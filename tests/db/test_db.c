@@ -352,6 +352,33 @@ START_TEST(test_aggregates)
 }
 END_TEST
 
+/* Share names are unique per location across projects: the count sees
+ * every project's volumes of that location and no other location's. */
+START_TEST(test_volume_share_count)
+{
+	int64_t n = -1;
+
+	put("project", "", "projects/a", "{}");
+	put("project", "", "projects/b", "{}");
+	put("volume", "projects/a/locations/east", "projects/a/locations/east/volumes/v1", "{\"shareName\":\"demo\"}");
+	put("volume", "projects/a/locations/west", "projects/a/locations/west/volumes/v2", "{\"shareName\":\"west\"}");
+	put("pool", "projects/b/locations/east", "projects/b/locations/east/storagePools/demo", "{\"shareName\":\"demo\"}");
+	ck_assert_int_eq(db_volume_share_count(db, "east", "demo", &n), AQ_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(db_volume_share_count(db, "west", "demo", &n), AQ_OK);
+	ck_assert_int_eq(n, 0);
+	ck_assert_int_eq(db_volume_share_count(db, "east", "west", &n), AQ_OK);
+	ck_assert_int_eq(n, 0);
+	put("volume", "projects/b/locations/east", "projects/b/locations/east/volumes/v3", "{\"shareName\":\"demo\"}");
+	ck_assert_int_eq(db_volume_share_count(db, "east", "demo", &n), AQ_OK);
+	ck_assert_int_eq(n, 2);
+	/* a volume of a project that no longer exists does not count */
+	ck_assert_int_eq(db_delete(db, "projects/b"), AQ_OK);
+	ck_assert_int_eq(db_volume_share_count(db, "east", "demo", &n), AQ_OK);
+	ck_assert_int_eq(n, 1);
+}
+END_TEST
+
 START_TEST(test_transactions)
 {
 	aq_msg msg = { { 0 } };
@@ -430,6 +457,7 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_list_filter);
 	tcase_add_test(tc, test_list_bad_filter_and_token);
 	tcase_add_test(tc, test_aggregates);
+	tcase_add_test(tc, test_volume_share_count);
 	tcase_add_test(tc, test_transactions);
 	tcase_add_test(tc, test_list_all);
 	tcase_set_timeout(tc, 30);

@@ -136,7 +136,8 @@ else
 	aq_failed "operation list holds the create operation"
 fi
 aq_req POST "/v1/$OP_PREM:cancel" '{}'
-expect_status 200 "cancel a done operation"
+expect_error 400 FAILED_PRECONDITION "cancel of a done operation is refused"
+expect_true '.error.message | test("already done.*nothing to cancel")' "the refusal says why"
 aq_req GET "/v1/$OP_PREM"
 expect_jq .done true "cancelled done operation stays done"
 expect_true 'has("error") | not' "a done operation is not turned into an error by cancel"

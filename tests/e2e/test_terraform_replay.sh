@@ -103,8 +103,14 @@ req POST "$BASE/storagePools?storagePoolId=tf-pool&alt=json" "$POOL_BODY"
 expect "duplicate pool create -> 409 ALREADY_EXISTS" 409 '.error.code == 409 and .error.status == "ALREADY_EXISTS"'
 
 # Output-only fields in a create body are ignored, as Google ignores them.
-req POST "$BASE/storagePools?storagePoolId=tf-pool-2&alt=json" '{"serviceLevel":"STANDARD","capacityGib":"2048","network":"projects/tf-proj/global/networks/default","name":"projects/other/locations/x/storagePools/y","state":"ERROR","createTime":"1999-01-01T00:00:00Z","volumeCount":99,"encryptionType":"CLOUD_KMS"}'
-expect "create with output-only fields accepted" 200 '.done == true'
+req POST "$BASE/storagePools?storagePoolId=tf-pool-2&alt=json" '{"serviceLevel":"STANDARD","capacityGib":"2048","network":"projects/tf-proj/global/networks/default","zone":"us-central1","name":"projects/other/locations/x/storagePools/y","state":"ERROR","createTime":"1999-01-01T00:00:00Z","volumeCount":99,"encryptionType":"CLOUD_KMS"}'
+expect "create with output-only fields (and zone = the location) accepted" 200 '.done == true'
+# A zone inside the location, a replica zone or an Active Directory: refused, named.
+for f in 'zone:{"zone":"us-central1-a"}' 'replicaZone:{"replicaZone":"us-central1-b"}' \
+	'activeDirectory:{"activeDirectory":"projects/tf-proj/locations/us-central1/activeDirectories/ad"}'; do
+	req POST "$BASE/storagePools?storagePoolId=tf-pool-3&alt=json" "$(jq -c --argjson x "${f#*:}" '. + $x' <<<"$POOL_BODY")"
+	expect "pool create with ${f%%:*} set -> 400 naming it" 400 ".error.status == \"INVALID_ARGUMENT\" and (.error.message | startswith(\"${f%%:*}\"))"
+done
 req GET "$BASE/storagePools/tf-pool-2"
 expect "output-only fields were ignored" 200 '.name == "projects/tf-proj/locations/us-central1/storagePools/tf-pool-2" and .state == "READY" and (.createTime | startswith("1999") | not) and .volumeCount == 0 and .encryptionType == "SERVICE_MANAGED"'
 
@@ -135,7 +141,18 @@ done
 # ---- google_netapp_volume ---------------------------------------------------
 # storage_pool is the pool's short name in the provider's examples
 # (storage_pool = google_netapp_storage_pool.default.name).
-VOL_BODY='{"shareName":"tf-vol","storagePool":"tf-pool","capacityGib":"100","exportPolicy":{"rules":[{"allowedClients":"10.0.0.0/8","hasRootAccess":"true","accessType":"READ_WRITE","nfsv3":true}]},"protocols":["NFSV3"],"labels":{"goog-terraform-provisioned":"true"},"description":"volume from terraform","snapshotDirectory":true,"snapshotPolicy":{"enabled":true,"dailySchedule":{"snapshotsToKeep":3,"minute":0,"hour":2}},"tieringPolicy":{"coolingThresholdDays":31,"tierAction":"ENABLED"}}'
+# The HCL sets neither snapshot_directory nor snapshot_policy (snapshots are
+# not implemented: setting them is refused, below), so the provider leaves
+# both out, as it leaves out every unset optional field.
+VOL_BODY='{"shareName":"tf-vol","storagePool":"tf-pool","capacityGib":"100","exportPolicy":{"rules":[{"allowedClients":"10.0.0.0/8","hasRootAccess":"true","accessType":"READ_WRITE","nfsv3":true}]},"protocols":["NFSV3"],"labels":{"goog-terraform-provisioned":"true"},"description":"volume from terraform","tieringPolicy":{"coolingThresholdDays":31,"tierAction":"ENABLED"}}'
+# Settings whose feature does not exist fail the apply with the field named
+# (the provider prints "Error 400: <message>"), and change nothing.
+for f in 'snapshotPolicy:{"snapshotPolicy":{"enabled":true,"dailySchedule":{"snapshotsToKeep":3,"minute":0,"hour":2}}}' \
+	'snapshotDirectory:{"snapshotDirectory":true}' 'protocols:{"protocols":["NFSV3","NFSV4"]}' \
+	'smbSettings:{"smbSettings":["BROWSABLE"]}' 'kerberos5ReadWrite:{"exportPolicy":{"rules":[{"allowedClients":"10.0.0.0/8","kerberos5ReadWrite":true}]}}'; do
+	req POST "$BASE/volumes?volumeId=tf-vol&alt=json" "$(jq -c --argjson x "${f#*:}" '. + $x' <<<"$VOL_BODY")"
+	expect "volume create with ${f%%:*} set -> 400 naming it" 400 ".error.status == \"INVALID_ARGUMENT\" and (.error.message | contains(\"${f%%:*}\"))"
+done
 req POST "$BASE/volumes?volumeId=tf-vol&alt=json" "$VOL_BODY"
 expect "volume create answers an operation" 200 '.metadata.target == "projects/tf-proj/locations/us-central1/volumes/tf-vol"'
 wait_op "volume create"
@@ -144,7 +161,8 @@ req GET "$BASE/volumes/tf-vol?alt=json"
 expect "volume read" 200 '.name == "projects/tf-proj/locations/us-central1/volumes/tf-vol" and .state == "READY" and .shareName == "tf-vol"'
 expect "volume read: int64 fields are strings" 200 '.capacityGib == "100" and (.usedGib | type == "string")'
 expect "volume read: inherited fields" 200 '.serviceLevel == "PREMIUM" and .network == "projects/tf-proj/global/networks/default"'
-expect "volume read: fields as sent" 200 '.protocols == ["NFSV3"] and .exportPolicy.rules[0].allowedClients == "10.0.0.0/8" and .exportPolicy.rules[0].hasRootAccess == "true" and .tieringPolicy.coolingThresholdDays == 31 and .tieringPolicy.tierAction == "ENABLED" and .snapshotPolicy.dailySchedule.snapshotsToKeep == 3'
+expect "volume read: fields as sent" 200 '.protocols == ["NFSV3"] and .exportPolicy.rules[0].allowedClients == "10.0.0.0/8" and .exportPolicy.rules[0].hasRootAccess == "true" and .tieringPolicy.coolingThresholdDays == 31 and .tieringPolicy.tierAction == "ENABLED"'
+expect "volume read: no .snapshot directory, and it says so" 200 '.snapshotDirectory == false and (has("snapshotPolicy") | not)'
 # Known incompatibility: GCNV returns storagePool as the configured value (the
 # pool ID); aquiferd returns the full resource name, so the provider sees a
 # diff on every plan. Expected failure until the server changes.
@@ -165,7 +183,7 @@ expect "duplicate volume create -> 409 ALREADY_EXISTS" 409 '.error.status == "AL
 # Update with snake_case tiering paths (update_mask_fields in Volume.yaml) and
 # the export policy as the provider's pre_update sends it (explicit nulls).
 req PATCH "$BASE/volumes/tf-vol?updateMask=capacityGib%2CexportPolicy%2Clabels%2Cdescription%2Ctiering_policy.cooling_threshold_days%2Ctiering_policy.tier_action&alt=json" \
-	'{"storagePool":"tf-pool","capacityGib":"200","exportPolicy":{"rules":[{"allowedClients":"10.0.0.0/8","hasRootAccess":null,"accessType":"READ_WRITE","nfsv3":true,"squashMode":"ROOT_SQUASH","anonUid":65534}]},"labels":{"goog-terraform-provisioned":"true","tier":"gold"},"description":"bigger","snapshotDirectory":true,"tieringPolicy":{"coolingThresholdDays":45,"tierAction":"PAUSED"},"throughputMibps":12.8}'
+	'{"storagePool":"tf-pool","capacityGib":"200","exportPolicy":{"rules":[{"allowedClients":"10.0.0.0/8","hasRootAccess":null,"accessType":"READ_WRITE","nfsv3":true,"squashMode":"ROOT_SQUASH","anonUid":65534}]},"labels":{"goog-terraform-provisioned":"true","tier":"gold"},"description":"bigger","snapshotDirectory":false,"tieringPolicy":{"coolingThresholdDays":45,"tierAction":"PAUSED"},"throughputMibps":12.8}'
 expect "volume update answers an operation" 200 '.metadata.verb == "update"'
 wait_op "volume update"
 req GET "$BASE/volumes/tf-vol"

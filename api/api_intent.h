@@ -1,0 +1,135 @@
+/* api_intent: the contract between aquiferd and its agents, in one place.
+ *
+ * The intent is a node's desired state (PUT /v1/intent on the agent): every
+ * volume it serves, with export rules, QoS and tiering, plus the volumes
+ * whose data it deletes. The reconciler encodes each volume from its API
+ * document (api_intent_volume_from_api, then api_intent_volume_encode); the
+ * agent decodes and checks it (api_intent_volume_decode) before it touches
+ * anything. Both sides, and the API validation of a volume, go through the
+ * same functions and the limits below, so a volume the API accepts always
+ * fits the intent, the agent and the volume store (agent/vol.h takes its
+ * array sizes from here): a limit exists once.
+ *
+ * Limits follow GCNV where it publishes one (20 export rules per volume;
+ * shareName 1-63 characters). allowedClients is bounded by entries and bytes
+ * so that the volume store holds every rule in fixed arrays that it copies
+ * on every apply (a node rebuilds its whole export set per intent, so each
+ * byte here is paid per volume per push); GCNV's 4,096 characters per rule
+ * is wider, and a longer list is refused at the API with a message naming
+ * the limit (20 rules give a volume 640 entries).
+ *
+ * All functions are pure. Decoders never trust their input: every string is
+ * bounded, every enum checked, and the message names the field.
+ */
+#ifndef AQ_API_INTENT_H
+#define AQ_API_INTENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "api/api_error.h"
+#include "api/api_math.h"
+
+#define API_INTENT_MAX_RULES 20         /* export rules per volume (GCNV: 20) */
+#define API_INTENT_MAX_CLIENTS 32       /* addresses or CIDRs in one rule's allowedClients */
+#define API_INTENT_CLIENTS_LEN 640      /* bytes of one allowedClients (32 x "255.255.255.255/32, ") */
+#define API_INTENT_SHARE_LEN 63         /* shareName bytes: letters, digits, '-', '_' */
+#define API_INTENT_NAME_LEN 255         /* a volume's resource name */
+#define API_INTENT_DIR_LEN 255          /* a volume's folder on the shelf */
+#define API_INTENT_POOL_LEN 255         /* qos.sharedPool: a pool's resource name */
+#define API_INTENT_MAX_MIBPS 1e9        /* QoS figures above this are refused */
+
+/* Defaults an API document may leave out. */
+#define API_INTENT_ANON_UID 65534       /* anonUid of squashed users */
+#define API_INTENT_UNIX_PERMS "0770"    /* a new volume root's mode (GCNV's default) */
+
+enum api_intent_access { API_INTENT_READ_NONE = 0, API_INTENT_READ_ONLY = 1, API_INTENT_READ_WRITE = 2 };
+enum api_intent_squash { API_INTENT_NO_ROOT_SQUASH = 0, API_INTENT_ROOT_SQUASH = 1, API_INTENT_ALL_SQUASH = 2 };
+enum api_intent_tier { API_INTENT_TIER_OFF = 0, API_INTENT_TIER_ENABLED = 1, API_INTENT_TIER_PAUSED = 2 };
+enum api_intent_retrieval { API_INTENT_RET_DEFAULT = 0, API_INTENT_RET_ON_READ = 1, API_INTENT_RET_NEVER = 2 };
+
+/* One IPv4 network of an allowedClients list: addr & mask == addr. */
+struct api_intent_net {
+	uint32_t addr, mask;
+};
+
+struct api_intent_rule {
+	char clients[API_INTENT_CLIENTS_LEN + 1]; /* "10.0.0.0/8,192.168.1.5" */
+	enum api_intent_access access;
+	enum api_intent_squash squash;
+	uint32_t anon_uid;
+	bool nfsv3, nfsv4;                        /* the protocols the rule applies to */
+};
+
+struct api_intent_qos {
+	double mibps;                             /* 0 = unlimited */
+	int64_t iops;
+	char shared_pool[API_INTENT_POOL_LEN + 1];/* FLEX: the pool whose budget the volumes share */
+	double shared_mibps;
+	int64_t shared_iops;
+};
+
+struct api_intent_tiering {
+	enum api_intent_tier action;              /* OFF: no tieringPolicy */
+	int cooling_days;
+	bool bypass;                              /* hotTierBypassModeEnabled */
+	enum api_intent_retrieval retrieval;
+};
+
+struct api_intent_volume {
+	char name[API_INTENT_NAME_LEN + 1];
+	char fsid[17];                            /* 16 hex digits */
+	char share[API_INTENT_SHARE_LEN + 1];
+	char dir[API_INTENT_DIR_LEN + 1];
+	uint64_t capacity_bytes;
+	char unix_permissions[5];                 /* 3 or 4 octal digits */
+	size_t nrules;
+	struct api_intent_rule rules[API_INTENT_MAX_RULES];
+	struct api_intent_qos qos;
+	struct api_intent_tiering tiering;
+};
+
+struct api_intent_delete {
+	char name[API_INTENT_NAME_LEN + 1];
+	char fsid[17];
+	char dir[API_INTENT_DIR_LEN + 1];
+};
+
+/* Parse an allowedClients list ("a.b.c.d[/len]", comma-separated, spaces
+ * around items allowed) into nets (may be NULL: check only), at most
+ * API_INTENT_MAX_CLIENTS entries of at most API_INTENT_CLIENTS_LEN bytes in
+ * all. where names the field in the message. AQ_EINVAL on anything else. */
+int api_intent_clients_parse(const char *list, const char *where, struct api_intent_net *nets, size_t *n,
+			     aq_msg *msg);
+
+/* shareName rules: 1-API_INTENT_SHARE_LEN of letters, digits, '-', '_'. */
+int api_intent_share_check(const char *share, aq_msg *msg);
+
+/* One export rule of an API volume (SimpleExportPolicyRule, normalised by
+ * api_schema_check) as the intent carries it, with the API's defaults:
+ * accessType READ_WRITE; squashMode from hasRootAccess ("false" ->
+ * ROOT_SQUASH) when absent; anonUid API_INTENT_ANON_UID; nfsv3 and nfsv4
+ * true unless given false. i numbers the rule in messages
+ * ("exportPolicy.rules[i].allowedClients ..."). */
+int api_intent_rule_from_api(const json_t *rule, size_t i, struct api_intent_rule *out, aq_msg *msg);
+
+/* A volume's intent entry from its API document (normalised, checked) and
+ * its placement's fsid and dir. pool (may be NULL) is the volume's pool: a
+ * FLEX pool adds its shared budget to the QoS (p gives the math). */
+int api_intent_volume_from_api(const json_t *vol, const json_t *pool, const struct api_math_params *p,
+			       const char *fsid, const char *dir, struct api_intent_volume *out, aq_msg *msg);
+
+/* The JSON of an intent entry (new reference; NULL on ENOMEM), and back.
+ * decode checks every field and limit; fields a former version did not send
+ * (nfsv3, nfsv4, unixPermissions, qos, tieringPolicy) take their defaults.
+ * The message starts with the volume's name when it has one. */
+json_t *api_intent_volume_encode(const struct api_intent_volume *v);
+int api_intent_volume_decode(const json_t *in, struct api_intent_volume *out, aq_msg *msg);
+
+json_t *api_intent_delete_encode(const struct api_intent_delete *d);
+int api_intent_delete_decode(const json_t *in, struct api_intent_delete *out, aq_msg *msg);
+
+#endif
