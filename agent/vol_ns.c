@@ -1,0 +1,389 @@
+/* vol_ns: names in the volume store: LOOKUP, CREATE (EXCLUSIVE verifier in
+ * the times), MKDIR, SYMLINK, REMOVE, RMDIR, RENAME, LINK, READDIR. Every name
+ * is a single component resolved relative to a directory descriptor, never
+ * followed through a symlink. See vol.h for the contract. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "agent/vol_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static int vol_check_name(const char *name, size_t nlen)
+{
+	if (nlen == 0)
+		return -EINVAL;
+	if (nlen > VOL_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (memchr(name, '/', nlen) || memchr(name, '\0', nlen))
+		return -EINVAL;
+	return 0;
+}
+
+static bool vol_is_root(const struct vol_obj *o)
+{
+	return o->st.st_ino == o->exp->ino && o->st.st_dev == o->exp->dev;
+}
+
+/* Copy a checked name into a C string. */
+static int vol_name(const char *name, size_t nlen, char *buf)
+{
+	int rc = vol_check_name(name, nlen);
+
+	if (rc)
+		return rc;
+	memcpy(buf, name, nlen);
+	buf[nlen] = '\0';
+	return 0;
+}
+
+static int vol_lookup_nocred(struct vol_obj *dir, const char *nm, struct vol_obj *out)
+{
+	int fd;
+
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if (!strcmp(nm, "..") && vol_is_root(dir))
+		nm = ".";
+	fd = openat(dir->fd, nm, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return vol_obj_adopt(dir->exp, fd, out);
+}
+
+int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+	       struct vol_obj *out)
+{
+	char nm[VOL_NAME_MAX + 1];
+	int rc;
+
+	out->fd = -1;
+	out->exp = NULL;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	vol_become(cred);
+	rc = vol_lookup_nocred(dir, nm, out);
+	vol_unbecome(cred);
+	return rc;
+}
+
+
+static void vol_put_verf(const uint8_t *v, struct timespec ts[2])
+{
+	uint32_t a = (uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 | (uint32_t)v[2] << 8 | v[3];
+	uint32_t m = (uint32_t)v[4] << 24 | (uint32_t)v[5] << 16 | (uint32_t)v[6] << 8 | v[7];
+
+	/* Like Linux nfsd: the 8 verifier bytes live in atime/mtime seconds,
+	 * masked to 31 bits so they stay valid times. */
+	ts[0].tv_sec = a & 0x7fffffff;
+	ts[0].tv_nsec = 0;
+	ts[1].tv_sec = m & 0x7fffffff;
+	ts[1].tv_nsec = 0;
+}
+
+int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+	       bool guarded, const uint8_t *excl_verf, const struct vol_sattr *sa,
+	       struct vol_obj *out)
+{
+	char nm[VOL_NAME_MAX + 1];
+	int fd = -1, rc, flags = O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
+	mode_t mode = sa && sa->set_mode ? (mode_t)(sa->mode & 07777) : 0644;
+	struct timespec ts[2];
+
+	out->fd = -1;
+	out->exp = NULL;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	if (!strcmp(nm, ".") || !strcmp(nm, ".."))
+		return -EEXIST;
+	if (guarded || excl_verf)
+		flags |= O_EXCL;
+	vol_become(cred);
+	fd = openat(dir->fd, nm, flags, excl_verf ? 0600 : mode);
+	if (fd < 0 && errno == EEXIST && excl_verf) {
+		/* A retried EXCLUSIVE create: same verifier means success. */
+		struct stat st;
+
+		vol_put_verf(excl_verf, ts);
+		if (fstatat(dir->fd, nm, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_atim.tv_sec == ts[0].tv_sec && st.st_mtim.tv_sec == ts[1].tv_sec)
+			rc = vol_lookup_nocred(dir, nm, out);
+		else
+			rc = -EEXIST;
+		goto out;
+	}
+	if (fd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (excl_verf) {
+		vol_put_verf(excl_verf, ts);
+		if (futimens(fd, ts) != 0) {
+			rc = -errno;
+			goto out;
+		}
+	}
+	rc = vol_lookup_nocred(dir, nm, out);
+	if (rc == 0 && sa && !excl_verf) {
+		struct vol_sattr rest = *sa;
+
+		/* openat applied the process umask; NFS clients apply their own,
+		 * so set the mode they asked for exactly. */
+		if (rest.set_size && rest.size == (uint64_t)out->st.st_size)
+			rest.set_size = false;
+		rc = vol_setattr_nocred(out, &rest);
+		if (rc == 0)
+			rc = vol_refresh(out);
+	}
+out:
+	vol_unbecome(cred);
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		vol_obj_cleanup(out);
+	return rc;
+}
+
+static int vol_apply_owner(struct vol_obj *o, const struct vol_sattr *sa)
+{
+	struct vol_sattr rest;
+
+	if (!sa)
+		return 0;
+	rest = *sa; /* mode again: mkdirat applied the umask */
+	rest.set_size = false;
+	if (vol_setattr_nocred(o, &rest) == 0)
+		return vol_refresh(o);
+	return 0; /* the object exists; attribute failure is not fatal */
+}
+
+int vol_mkdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+	      const struct vol_sattr *sa, struct vol_obj *out)
+{
+	char nm[VOL_NAME_MAX + 1];
+	int rc;
+
+	out->fd = -1;
+	out->exp = NULL;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	if (!strcmp(nm, ".") || !strcmp(nm, ".."))
+		return -EEXIST;
+	vol_become(cred);
+	if (mkdirat(dir->fd, nm, sa && sa->set_mode ? (mode_t)(sa->mode & 07777) : 0755) != 0)
+		rc = -errno;
+	else if ((rc = vol_lookup_nocred(dir, nm, out)) == 0)
+		rc = vol_apply_owner(out, sa);
+	vol_unbecome(cred);
+	return rc;
+}
+
+int vol_symlink(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+		const char *target, size_t tlen, const struct vol_sattr *sa, struct vol_obj *out)
+{
+	char nm[VOL_NAME_MAX + 1];
+	char *t = NULL;
+	int rc;
+
+	out->fd = -1;
+	out->exp = NULL;
+	(void)sa;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	if (tlen == 0 || tlen >= PATH_MAX || memchr(target, '\0', tlen))
+		return tlen >= PATH_MAX ? -ENAMETOOLONG : -EINVAL;
+	if (!(t = malloc(tlen + 1)))
+		return -ENOMEM;
+	memcpy(t, target, tlen);
+	t[tlen] = '\0';
+	vol_become(cred);
+	if (symlinkat(t, dir->fd, nm) != 0)
+		rc = -errno;
+	else
+		rc = vol_lookup_nocred(dir, nm, out);
+	vol_unbecome(cred);
+	free(t);
+	return rc;
+}
+
+/* Unlink nm (dir or not) from dir, refunding capacity of a last link. */
+static int vol_unlink_common(struct vol_obj *dir, const struct vol_cred *cred, const char *name,
+			     size_t nlen, bool isdir)
+{
+	char nm[VOL_NAME_MAX + 1];
+	struct stat st;
+	int rc;
+
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	if (!strcmp(nm, "."))
+		return -EINVAL;
+	if (!strcmp(nm, ".."))
+		return isdir ? -ENOTEMPTY : -EISDIR;
+	vol_become(cred);
+	if (fstatat(dir->fd, nm, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		rc = -errno;
+	} else if (!isdir && S_ISDIR(st.st_mode)) {
+		rc = -EISDIR;
+	} else if (isdir && !S_ISDIR(st.st_mode)) {
+		rc = -ENOTDIR;
+	} else {
+		/* Let the open-file cache release the object with its name. */
+		vol_drop_name(dir, nm, dir->exp->store);
+		if (unlinkat(dir->fd, nm, isdir ? AT_REMOVEDIR : 0) != 0)
+			rc = -errno;
+		else if (S_ISREG(st.st_mode) && st.st_nlink == 1)
+			vol_adjust(dir->exp, -(int64_t)st.st_size);
+	}
+	vol_unbecome(cred);
+	if (rc == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && dir->exp->store->tier)
+		dir->exp->store->tier->unlinked(dir->exp->store->tier_arg, dir->exp->cfg.fsid, &st);
+	return rc;
+}
+
+int vol_remove(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen)
+{
+	return vol_unlink_common(dir, cred, name, nlen, false);
+}
+
+int vol_rmdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen)
+{
+	return vol_unlink_common(dir, cred, name, nlen, true);
+}
+
+int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_obj *tdir,
+	       const char *tname, size_t tlen, const struct vol_cred *cred)
+{
+	char f[VOL_NAME_MAX + 1], t[VOL_NAME_MAX + 1];
+	struct stat st;
+	bool had = false, gone = false;
+	int rc;
+
+	if (fdir->exp->acct != tdir->exp->acct)
+		return -EXDEV;
+	if (!S_ISDIR(fdir->st.st_mode) || !S_ISDIR(tdir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_name(fname, flen, f)) != 0 || (rc = vol_name(tname, tlen, t)) != 0)
+		return rc;
+	if (!strcmp(f, ".") || !strcmp(f, "..") || !strcmp(t, ".") || !strcmp(t, ".."))
+		return -EINVAL;
+	vol_become(cred);
+	had = fstatat(tdir->fd, t, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (had)
+		vol_drop_name(tdir, t, tdir->exp->store);
+	if (renameat(fdir->fd, f, tdir->fd, t) != 0)
+		rc = -errno;
+	else if (had && S_ISREG(st.st_mode) && st.st_nlink == 1) {
+		struct stat now;
+
+		/* Unless source and target were the same file. */
+		if (fstatat(tdir->fd, t, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_ino != st.st_ino) {
+			vol_adjust(tdir->exp, -(int64_t)st.st_size);
+			gone = true;
+		}
+	}
+	vol_unbecome(cred);
+	if (gone && tdir->exp->store->tier)
+		tdir->exp->store->tier->unlinked(tdir->exp->store->tier_arg, tdir->exp->cfg.fsid, &st);
+	return rc;
+}
+
+int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t nlen,
+	     const struct vol_cred *cred)
+{
+	char nm[VOL_NAME_MAX + 1];
+	int rc;
+
+	if (obj->exp->acct != dir->exp->acct)
+		return -EXDEV;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if (S_ISDIR(obj->st.st_mode))
+		return -EISDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	vol_become(cred);
+	if (linkat(obj->fd, "", dir->fd, nm, AT_EMPTY_PATH) != 0)
+		rc = -errno;
+	vol_unbecome(cred);
+	if (rc == 0)
+		vol_refresh(obj);
+	return rc;
+}
+
+struct vol_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+int vol_readdir(struct vol_obj *dir, const struct vol_cred *cred, uint64_t cookie,
+		vol_dirent_cb cb, void *arg, bool *eof)
+{
+	union {
+		uint8_t b[16384];
+		uint64_t align;
+	} buf;
+	int fd, rc = 0;
+
+	*eof = false;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	vol_become(cred);
+	fd = vol_reopen(dir, O_RDONLY | O_DIRECTORY);
+	vol_unbecome(cred);
+	if (fd < 0)
+		return fd;
+	if (cookie && lseek(fd, (off_t)cookie, SEEK_SET) == (off_t)-1) {
+		rc = -EINVAL;
+		goto out;
+	}
+	for (;;) {
+		long n = syscall(SYS_getdents64, fd, buf.b, sizeof(buf.b));
+		long pos = 0;
+
+		if (n < 0) {
+			rc = -errno;
+			goto out;
+		}
+		if (n == 0) {
+			*eof = true;
+			goto out;
+		}
+		while (pos < n) {
+			struct vol_dirent64 *d = (struct vol_dirent64 *)(void *)(buf.b + pos);
+			size_t nl = strlen(d->d_name);
+			uint64_t ino = d->d_ino;
+
+			pos += d->d_reclen;
+			if (!strcmp(d->d_name, "..") && vol_is_root(dir))
+				ino = dir->st.st_ino;
+			if (cb(arg, d->d_name, nl, ino, (uint64_t)d->d_off))
+				goto out;
+		}
+	}
+out:
+	close(fd);
+	return rc;
+}
+
