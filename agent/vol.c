@@ -41,6 +41,7 @@ void vol_export_unref(struct vol_export *e)
 		return;
 	if (e->root_fd >= 0)
 		close(e->root_fd);
+	OPENSSL_cleanse(e->fhkey, sizeof(e->fhkey));
 	vol_acct_unref(e->acct);
 	free(e);
 }
@@ -80,6 +81,7 @@ int vol_store_new(const uint8_t *key, struct vol_store **out)
 	pthread_mutex_init(&s->mu, NULL);
 	s->cur = calloc(1, sizeof(struct vol_set));
 	s->fc = calloc(VOL_FCACHE, sizeof(*s->fc));
+	s->procfd = -1;
 	if (!s->cur || !s->fc || qos_sched_new(NULL, &s->qos) != 0) {
 		qos_sched_free(s->qos);
 		free(s->cur);
@@ -92,6 +94,14 @@ int vol_store_new(const uint8_t *key, struct vol_store **out)
 		s->fc[i].fd = s->fc[i].iofd = -1;
 	}
 	atomic_init(&s->cur->refs, 1);
+	s->procfd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (s->procfd < 0) {
+		int rc = -errno;
+
+		vol_store_free(s);
+		return rc;
+	}
+	s->xattrat = vol_mark_probe();
 	*out = s;
 	return 0;
 }
@@ -111,6 +121,8 @@ void vol_store_free(struct vol_store *s)
 		pthread_mutex_destroy(&s->fc[i].mu);
 	}
 	free(s->fc);
+	if (s->procfd > 0)
+		close(s->procfd);
 	pthread_mutex_destroy(&s->mu);
 	OPENSSL_cleanse(s->key, sizeof(s->key));
 	free(s);
@@ -168,12 +180,13 @@ static int vol_parse_clients(const char *list, struct vol_net *nets, size_t *n)
 }
 
 /* Sum the sizes of regular files below dirfd (which this closes), staying
- * on one file system and never following symlinks. */
-static uint64_t vol_scan(int dirfd, dev_t dev, int depth)
+ * on one file system and never following symlinks. stamp: give every object
+ * without a containment mark e's mark (a volume made before marks). */
+static uint64_t vol_scan(const struct vol_export *e, int dirfd, int depth, bool stamp)
 {
 	DIR *d = fdopendir(dirfd);
 	struct dirent *de;
-	uint64_t sum = 0;
+	uint64_t sum = 0, m;
 
 	if (!d) {
 		close(dirfd);
@@ -185,18 +198,49 @@ static uint64_t vol_scan(int dirfd, dev_t dev, int depth)
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != dev)
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != e->dev)
 			continue;
+		if (stamp && vol_mark_get(e->store, dirfd, de->d_name, &m) == -ENODATA)
+			vol_mark_set(e->store, dirfd, de->d_name, e->cfg.fsid);
 		if (S_ISREG(st.st_mode)) {
 			sum += (uint64_t)st.st_size / (st.st_nlink ? st.st_nlink : 1);
 		} else if (S_ISDIR(st.st_mode) && depth < 512) {
 			sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub >= 0)
-				sum += vol_scan(sub, dev, depth + 1);
+				sum += vol_scan(e, sub, depth + 1, stamp);
 		}
 	}
 	closedir(d);
 	return sum;
+}
+
+/* Containment marks of e (vol_fh.c): the root gets its mark only once every
+ * object below has one, so a root without it (a volume made before marks, or
+ * a stamping walk cut short) means: walk and stamp first (*stamp). A file
+ * system that takes no extended attributes has no marks; then the root must
+ * be its file system's own root (one file system per volume, as on the NVMe
+ * shelf), where the device check alone keeps handles inside. A root marked
+ * for another fsid is another volume's: refused. */
+static int vol_marks_init(struct vol_export *e, bool *stamp)
+{
+	struct stat up;
+	uint64_t m = 0;
+	int rc = vol_mark_get(e->store, e->root_fd, NULL, &m);
+
+	*stamp = false;
+	e->marks = true;
+	if (rc == 0)
+		return m == e->cfg.fsid ? 0 : -EEXIST;
+	if (rc == -ENODATA) {
+		*stamp = true;
+		return 0;
+	}
+	if (rc != -EOPNOTSUPP)
+		return rc;
+	e->marks = false;
+	if (fstatat(e->root_fd, "..", &up, 0) != 0)
+		return -errno;
+	return up.st_dev != e->dev || up.st_ino == e->ino ? 0 : -EOPNOTSUPP;
 }
 
 static struct vol_acct *vol_acct_new(struct vol_store *s, const struct vol_export_cfg *cfg)
@@ -222,6 +266,7 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 			    const struct vol_set *old, struct vol_export **out)
 {
 	struct vol_export *e = calloc(1, sizeof(*e));
+	bool fresh = false, stamp = false;
 	struct stat st;
 	size_t i;
 	int rc = 0;
@@ -247,6 +292,9 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 	}
 	e->dev = st.st_dev;
 	e->ino = st.st_ino;
+	vol_fh_key(s->key, cfg->fsid, e->fhkey);
+	if ((rc = vol_marks_init(e, &stamp)) != 0)
+		goto out;
 	for (i = 0; old && i < old->n; i++) {
 		if (strcmp(old->e[i]->cfg.id, cfg->id) == 0) {
 			e->acct = old->e[i]->acct;
@@ -255,15 +303,20 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 		}
 	}
 	if (!e->acct) {
-		int dfd;
-
 		if (!(e->acct = vol_acct_new(s, cfg))) {
 			rc = -ENOMEM;
 			goto out;
 		}
-		dfd = openat(e->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0)
-			atomic_store(&e->acct->used, vol_scan(dfd, e->dev, 0));
+		fresh = true;
+	}
+	if (fresh || stamp) {
+		int dfd = openat(e->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		uint64_t used = dfd >= 0 ? vol_scan(e, dfd, 0, stamp) : 0;
+
+		if (fresh)
+			atomic_store(&e->acct->used, used);
+		if (stamp && (rc = vol_mark_set(s, e->root_fd, NULL, cfg->fsid)) != 0)
+			goto out;
 	}
 	*out = e;
 	e = NULL;
@@ -450,9 +503,7 @@ enum qos_verdict vol_admit(struct vol_store *s, const uint8_t *fh, size_t len, u
 	struct vol_export *e;
 	enum qos_verdict v;
 
-	if (vol_fh_verify(s, fh, len) != 0)
-		return QOS_ADMIT;
-	if (!(e = vol_find_fsid(s, vol_get64(fh + 6))))
+	if (!(e = vol_fh_export(s, fh, len)))
 		return QOS_ADMIT;
 	v = qos_submit(e->acct->qos, client, kind, bytes, it, qos_now(s->qos));
 	vol_export_unref(e);

@@ -6,16 +6,25 @@
  * that vol_store_set() replaces atomically while requests run.
  *
  * File handles: opaque, at most VOL_FH_MAX bytes:
- *   [0] version (1) [1] n = kernel handle bytes [2..5] kernel handle type
+ *   [0] version (2) [1] n = kernel handle bytes [2..5] kernel handle type
  *   [6..13] export fsid [14..14+n) kernel handle (name_to_handle_at)
- *   [14+n..30+n) HMAC-SHA256(key, bytes 0..14+n) truncated to 16 bytes.
- * The kernel handle is resolved with open_by_handle_at() against the export's
+ *   [14+n..30+n) HMAC-SHA256(export key, bytes 0..14+n) truncated to 16 bytes,
+ * where the export key is derived from the location key and the fsid
+ * (HKDF-Expand, vol_fh_encode). Version 1 handles (MACed with the location
+ * key itself, before per-export keys) are still resolved, never minted. The
+ * kernel handle is resolved with open_by_handle_at() against the export's
  * root, so a handle stays valid on every node that mounts the same shelf
  * directory (same key on every node of a location). A handle whose MAC fails
  * is VOL_EBADHANDLE; one whose export is gone or whose object was deleted is
  * -ESTALE. Handles are only minted for objects reached from the export root
  * by single-component lookups (O_NOFOLLOW, ".." at the root stays at the
- * root, names with '/' are refused), so no handle names an object outside.
+ * root, names with '/' are refused), and a resolved object must carry its
+ * export's containment mark (the extended attribute trusted.aquifer.vol =
+ * fsid, set on everything the store creates, on what a lookup finds inside
+ * the volume, and on a volume made before marks when it is first attached),
+ * else -ESTALE: even a MAC-valid handle forged with the location key never
+ * names an object outside its export. A file system without extended
+ * attributes has no marks; its exports must be file system roots.
  *
  * Credentials: vol_authorize() applies the export rules (clients, access,
  * squash) to the caller's address and AUTH_SYS identity. Operations taking a
@@ -194,6 +203,11 @@ int vol_refresh(struct vol_obj *obj);
 void vol_obj_cleanup(struct vol_obj *obj);
 /* MAC check only (no lookup); for tests. 0 or VOL_EBADHANDLE. */
 int vol_fh_verify(struct vol_store *s, const uint8_t *fh, size_t len);
+/* The handle of export fsid for a kernel handle (name_to_handle_at's type
+ * and bytes), MACed with the export key derived from the location key
+ * lockey: what vol_fh_make builds; tests use it to forge handles. */
+int vol_fh_encode(const uint8_t *lockey, uint64_t fsid, uint32_t ktype, const uint8_t *kbytes, size_t klen,
+		  struct vol_fh *out);
 
 /* ---- operations (all run under cred) ---- */
 int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,

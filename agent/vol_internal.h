@@ -49,6 +49,8 @@ struct vol_export {
 	size_t nnets[VOL_MAX_RULES];
 	struct vol_net nets[VOL_MAX_RULES][VOL_MAX_NETS];
 	struct vol_acct *acct;
+	uint8_t fhkey[VOL_KEY_LEN];  /* this export's handle key (vol_fh_key) */
+	bool marks;                /* objects carry the containment mark (vol_fh.c) */
 	struct vol_store *store;   /* not counted: the store outlives its exports' use */
 };
 
@@ -86,6 +88,8 @@ struct vol_store {
 	struct qos_sched *qos;
 	const struct vol_tier_ops *tier;  /* cold tier hooks, or NULL */
 	void *tier_arg;
+	int procfd;                /* O_PATH /proc/self/fd: marks of O_PATH objects */
+	bool xattrat;              /* getxattrat/setxattrat exist (Linux 6.13) */
 };
 
 /* vol.c */
@@ -94,6 +98,21 @@ struct vol_export *vol_find_fsid(struct vol_store *s, uint64_t fsid);
 uint64_t vol_get64(const uint8_t *p);
 
 /* vol_fh.c */
+/* The handle key of export fsid, derived from the location key (32 bytes). */
+void vol_fh_key(const uint8_t *lockey, uint64_t fsid, uint8_t *out);
+/* The export a MAC-valid handle names (counted), or NULL. */
+struct vol_export *vol_fh_export(struct vol_store *s, const uint8_t *fh, size_t len);
+/* The containment mark of name in directory fd (never following a symlink),
+ * or of the object fd itself when name is NULL: 0, -ENODATA (none),
+ * -EOPNOTSUPP (the file system takes no marks), -EINVAL (not a mark), -errno. */
+int vol_mark_get(const struct vol_store *s, int fd, const char *name, uint64_t *fsid);
+int vol_mark_set(const struct vol_store *s, int fd, const char *name, uint64_t fsid);
+/* name was found in dir: 0 when it carries dir's export mark (an unmarked
+ * object gets it: reached by name from inside, it is the volume's), -EACCES
+ * when it belongs to another volume. */
+int vol_mark_adopt(struct vol_obj *dir, const char *name);
+/* Whether getxattrat/setxattrat exist (else marks go through /proc paths). */
+bool vol_mark_probe(void);
 /* Adopt fd as an object of e (takes a new reference on e; closes fd on error). */
 int vol_obj_adopt(struct vol_export *e, int fd, struct vol_obj *out);
 /* Switch this thread's fs identity to c (no-op for root) and back. */

@@ -71,9 +71,25 @@ int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 		return -ENOTDIR;
 	if ((rc = vol_name(name, nlen, nm)) != 0)
 		return rc;
+	if (!strcmp(nm, "..") && vol_is_root(dir))
+		nm[1] = '\0'; /* ".." at the root is the root: never above it */
 	vol_become(cred);
 	rc = vol_lookup_nocred(dir, nm, out);
 	vol_unbecome(cred);
+	if (rc == 0 && (rc = vol_mark_adopt(dir, nm)) != 0)
+		vol_obj_cleanup(out);
+	return rc;
+}
+
+/* A new object nm in dir is this volume's: give it the containment mark, or
+ * undo the creation (an object without its mark could never be resolved). */
+static int vol_mark_new(struct vol_obj *dir, const char *nm, bool isdir)
+{
+	int rc;
+
+	if (!dir->exp->marks || (rc = vol_mark_set(dir->exp->store, dir->fd, nm, dir->exp->cfg.fsid)) == 0)
+		return 0;
+	unlinkat(dir->fd, nm, isdir ? AT_REMOVEDIR : 0);
 	return rc;
 }
 
@@ -99,6 +115,7 @@ int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 	int fd = -1, rc, flags = O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
 	mode_t mode = sa && sa->set_mode ? (mode_t)(sa->mode & 07777) : 0644;
 	struct timespec ts[2];
+	bool created;
 
 	out->fd = -1;
 	out->exp = NULL;
@@ -108,26 +125,30 @@ int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 		return rc;
 	if (!strcmp(nm, ".") || !strcmp(nm, ".."))
 		return -EEXIST;
-	if (guarded || excl_verf)
-		flags |= O_EXCL;
 	vol_become(cred);
-	fd = openat(dir->fd, nm, flags, excl_verf ? 0600 : mode);
+	/* Exclusive first, so we know whether this call made the file. */
+	fd = openat(dir->fd, nm, flags | O_EXCL, excl_verf ? 0600 : mode);
+	created = fd >= 0;
 	if (fd < 0 && errno == EEXIST && excl_verf) {
 		/* A retried EXCLUSIVE create: same verifier means success. */
 		struct stat st;
 
 		vol_put_verf(excl_verf, ts);
-		if (fstatat(dir->fd, nm, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-		    st.st_atim.tv_sec == ts[0].tv_sec && st.st_mtim.tv_sec == ts[1].tv_sec)
-			rc = vol_lookup_nocred(dir, nm, out);
-		else
+		if (fstatat(dir->fd, nm, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+		    st.st_atim.tv_sec != ts[0].tv_sec || st.st_mtim.tv_sec != ts[1].tv_sec)
 			rc = -EEXIST;
+		else if ((rc = vol_mark_adopt(dir, nm)) == 0)
+			rc = vol_lookup_nocred(dir, nm, out);
 		goto out;
 	}
+	if (fd < 0 && errno == EEXIST && !guarded) /* UNCHECKED: open what is there */
+		fd = openat(dir->fd, nm, flags & ~O_CREAT);
 	if (fd < 0) {
 		rc = -errno;
 		goto out;
 	}
+	if ((rc = created ? vol_mark_new(dir, nm, false) : vol_mark_adopt(dir, nm)) != 0)
+		goto out;
 	if (excl_verf) {
 		vol_put_verf(excl_verf, ts);
 		if (futimens(fd, ts) != 0) {
@@ -186,7 +207,7 @@ int vol_mkdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name
 	vol_become(cred);
 	if (mkdirat(dir->fd, nm, sa && sa->set_mode ? (mode_t)(sa->mode & 07777) : 0755) != 0)
 		rc = -errno;
-	else if ((rc = vol_lookup_nocred(dir, nm, out)) == 0)
+	else if ((rc = vol_mark_new(dir, nm, true)) == 0 && (rc = vol_lookup_nocred(dir, nm, out)) == 0)
 		rc = vol_apply_owner(out, sa);
 	vol_unbecome(cred);
 	return rc;
@@ -215,7 +236,7 @@ int vol_symlink(struct vol_obj *dir, const struct vol_cred *cred, const char *na
 	vol_become(cred);
 	if (symlinkat(t, dir->fd, nm) != 0)
 		rc = -errno;
-	else
+	else if ((rc = vol_mark_new(dir, nm, false)) == 0)
 		rc = vol_lookup_nocred(dir, nm, out);
 	vol_unbecome(cred);
 	free(t);

@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "agent/vol.h"
@@ -20,6 +23,7 @@ static char tmp[64];
 static struct vol_store *S;
 static struct vol_export_cfg cfg[2];
 static const struct vol_cred root = {0, 0, 0, {0}};
+static uint8_t loc_key[VOL_KEY_LEN];
 
 static void setup(void)
 {
@@ -46,6 +50,7 @@ static void setup(void)
 	close(open(p, O_CREAT | O_WRONLY, 0644));
 	truncate(p, 1000);
 	memset(key, 7, sizeof(key));
+	memcpy(loc_key, key, sizeof(key));
 	ck_assert_int_eq(vol_store_new(key, &S), 0);
 	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
 }
@@ -57,6 +62,37 @@ static void teardown(void)
 	vol_store_free(S);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* What an attacker holding the location key builds: a MAC-valid handle of
+ * export fsid whose kernel handle names path (anywhere on the file system). */
+static struct vol_fh forge(uint64_t fsid, const char *path)
+{
+	union {
+		struct file_handle fh;
+		uint8_t raw[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} u;
+	struct vol_fh out;
+	int mnt;
+
+	u.fh.handle_bytes = MAX_HANDLE_SZ;
+	ck_assert_int_eq(name_to_handle_at(AT_FDCWD, path, &u.fh, &mnt, 0), 0);
+	ck_assert_int_eq(vol_fh_encode(loc_key, fsid, (uint32_t)u.fh.handle_type, u.fh.f_handle,
+				       u.fh.handle_bytes, &out), 0);
+	return out;
+}
+
+/* The same handle in the format before per-export keys (version 1: MACed
+ * with the location key itself). */
+static struct vol_fh as_v1(struct vol_fh fh)
+{
+	uint8_t mac[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+
+	fh.data[0] = 1;
+	HMAC(EVP_sha256(), loc_key, VOL_KEY_LEN, fh.data, fh.len - 16, mac, &n);
+	memcpy(fh.data + fh.len - 16, mac, 16);
+	return fh;
 }
 
 static struct vol_obj root_of(int i)
@@ -242,6 +278,87 @@ START_TEST(test_exclusive_create)
 }
 END_TEST
 
+
+/* Issue 15 item 2: a MAC-valid handle never resolves outside its export. */
+START_TEST(test_handle_containment)
+{
+	struct vol_obj r0 = root_of(0), r1 = root_of(1), f0, f1, o;
+	struct vol_fh fh;
+	char p[160], q[160];
+	uint8_t mark[8];
+
+	ck_assert_int_eq(vol_create(&r0, &root, "mine", 4, true, NULL, NULL, &f0), 0);
+	ck_assert_int_eq(vol_create(&r1, &root, "theirs", 6, true, NULL, NULL, &f1), 0);
+	vol_obj_cleanup(&f0);
+	vol_obj_cleanup(&f1);
+	/* the legitimate handle, and the same object forged by the key holder */
+	snprintf(p, sizeof(p), "%s/v0/mine", tmp);
+	fh = forge(cfg[0].fsid, p);
+	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), 0);
+	vol_obj_cleanup(&o);
+	/* (a) another volume's file under this volume's fsid */
+	snprintf(p, sizeof(p), "%s/v1/theirs", tmp);
+	fh = forge(cfg[0].fsid, p);
+	ck_assert_int_eq(vol_fh_verify(S, fh.data, fh.len), 0); /* the MAC is right... */
+	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), -ESTALE); /* ...and still no */
+	fh = as_v1(fh);
+	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), -ESTALE);
+	/* (b) a file outside every export (a server secret next to the shelf),
+	 * and the shelf directory above the export roots */
+	snprintf(p, sizeof(p), "%s/secret.key", tmp);
+	close(open(p, O_CREAT | O_WRONLY, 0600));
+	fh = forge(cfg[0].fsid, p);
+	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), -ESTALE);
+	ck_assert_int_eq(vol_fh_open(S, as_v1(fh).data, fh.len, &o), -ESTALE);
+	fh = forge(cfg[1].fsid, tmp);
+	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), -ESTALE);
+	/* the location key alone no longer MACs a version 2 handle */
+	snprintf(p, sizeof(p), "%s/v0/mine", tmp);
+	fh = as_v1(forge(cfg[0].fsid, p));
+	fh.data[0] = 2;
+	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), VOL_EBADHANDLE);
+	/* handles minted before per-export keys still resolve inside */
+	fh.data[0] = 1;
+	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), 0);
+	vol_obj_cleanup(&o);
+	/* (c) what existed before marks was stamped when the volume was attached:
+	 * its handle resolves without a lookup first */
+	snprintf(p, sizeof(p), "%s/v0/pre", tmp);
+	fh = forge(cfg[0].fsid, p);
+	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), 0);
+	vol_obj_cleanup(&o);
+	ck_assert_int_eq(getxattr(cfg[0].root, "trusted.aquifer.vol", mark, sizeof(mark)), 8);
+	ck_assert_int_eq(getxattr(p, "trusted.aquifer.vol", mark, sizeof(mark)), 8);
+	ck_assert_uint_eq(mark[7], cfg[0].fsid & 0xff);
+	/* a file put in the volume behind the store's back is adopted by LOOKUP
+	 * (found by name inside); another volume's file linked in is not */
+	snprintf(p, sizeof(p), "%s/v0/late", tmp);
+	close(open(p, O_CREAT | O_WRONLY, 0644));
+	fh = forge(cfg[0].fsid, p);
+	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), -ESTALE);
+	ck_assert_int_eq(vol_lookup(&r0, &root, "late", 4, &o), 0);
+	vol_obj_cleanup(&o);
+	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), 0);
+	vol_obj_cleanup(&o);
+	snprintf(p, sizeof(p), "%s/v1/theirs", tmp);
+	snprintf(q, sizeof(q), "%s/v0/linked", tmp);
+	ck_assert_int_eq(link(p, q), 0);
+	ck_assert_int_eq(vol_lookup(&r0, &root, "linked", 6, &o), -EACCES);
+	vol_obj_cleanup(&r0);
+	vol_obj_cleanup(&r1);
+}
+END_TEST
+
+/* A root marked for another fsid is another volume's: not served. */
+START_TEST(test_root_of_other_volume)
+{
+	cfg[1].fsid = 999;
+	ck_assert_int_eq(vol_store_set(S, cfg, 2), -EEXIST);
+	cfg[1].fsid = 101;
+	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vol");
@@ -260,6 +377,8 @@ int main(void)
 	tcase_add_test(tc, test_rules);
 	tcase_add_test(tc, test_capacity);
 	tcase_add_test(tc, test_exclusive_create);
+	tcase_add_test(tc, test_handle_containment);
+	tcase_add_test(tc, test_root_of_other_volume);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
