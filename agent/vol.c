@@ -456,6 +456,22 @@ void vol_export_record(struct vol_export *e, unsigned op, uint64_t bytes, uint64
 	atomic_fetch_add_explicit(&e->acct->lat[b], 1, memory_order_relaxed);
 }
 
+/* Root squash as knfsd's nfsd_setuser: uid 0 becomes the anonymous uid and,
+ * independently, gid 0 the anonymous gid, as primary and as supplementary
+ * group (a caller in group 0 must not reach what group 0 may). */
+static void vol_squash_root(const struct vol_rule *r, struct vol_cred *c)
+{
+	uint32_t i;
+
+	if (c->uid == 0)
+		c->uid = r->anon_uid;
+	if (c->gid == 0)
+		c->gid = r->anon_gid;
+	for (i = 0; i < c->ngids && i < sizeof(c->gids) / sizeof(c->gids[0]); i++)
+		if (c->gids[i] == 0)
+			c->gids[i] = r->anon_gid;
+}
+
 enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr *client,
 			      const struct vol_cred *in, struct vol_cred *out)
 {
@@ -484,10 +500,12 @@ enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr 
 		for (k = 0; k < e->nnets[i]; k++) {
 			if ((a & e->nets[i][k].mask) != e->nets[i][k].addr)
 				continue;
-			if (r->squash == VOL_SQUASH_ALL || (r->squash == VOL_SQUASH_ROOT && in->uid == 0)) {
+			if (r->squash == VOL_SQUASH_ALL) {
 				out->uid = r->anon_uid;
 				out->gid = r->anon_gid;
 				out->ngids = 0;
+			} else if (r->squash == VOL_SQUASH_ROOT) {
+				vol_squash_root(r, out);
 			}
 			return r->access;
 		}

@@ -190,7 +190,10 @@ int vol_store_qos_start(struct vol_store *s, qos_release_fn cb, void *arg);
 void vol_store_qos_stop(struct vol_store *s);
 
 /* Apply the export rules: returns the access of the first rule matching the
- * client (VOL_ACCESS_NONE if none) and writes the effective credentials. */
+ * client (VOL_ACCESS_NONE if none) and writes the effective credentials.
+ * VOL_SQUASH_ROOT maps uid 0 to anon_uid and, independently, gid 0 to
+ * anon_gid as primary and as supplementary group (knfsd's root_squash);
+ * VOL_SQUASH_ALL maps everyone to anon_uid:anon_gid with no other groups. */
 enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr *client,
 			      const struct vol_cred *in, struct vol_cred *out);
 

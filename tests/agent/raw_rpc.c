@@ -410,24 +410,30 @@ static void connect_cb(struct rpc_context *c, int status, void *data, void *priv
 	*(int *)priv = status == RPC_STATUS_SUCCESS ? 1 : -1;
 }
 
-void raw_connect_as(int port, uint32_t uid, uint32_t gid)
+struct rpc_context *raw_connect(int port, uint32_t uid, uint32_t gid, uint32_t ngids, const uint32_t *gids)
 {
+	struct rpc_context *c = rpc_init_context();
 	int st = 0;
 
-	if (raw_rpc)
-		rpc_destroy_context(raw_rpc);
-	raw_rpc = rpc_init_context();
-	rpc_set_auth(raw_rpc, libnfs_authunix_create("aqtest", uid, gid, 0, NULL));
-	if (rpc_connect_async(raw_rpc, "127.0.0.1", port, connect_cb, &st) != 0)
+	rpc_set_auth(c, libnfs_authunix_create("aqtest", uid, gid, ngids, (uint32_t *)(uintptr_t)gids));
+	if (rpc_connect_async(c, "127.0.0.1", port, connect_cb, &st) != 0)
 		exit(1);
 	while (st == 0) {
-		struct pollfd p = {.fd = rpc_get_fd(raw_rpc), .events = (short)rpc_which_events(raw_rpc)};
+		struct pollfd p = {.fd = rpc_get_fd(c), .events = (short)rpc_which_events(c)};
 
-		if (poll(&p, 1, raw_timeout_ms) <= 0 || rpc_service(raw_rpc, p.revents) < 0)
+		if (poll(&p, 1, raw_timeout_ms) <= 0 || rpc_service(c, p.revents) < 0)
 			exit(1);
 	}
 	if (st < 0) {
 		fprintf(stderr, "connect failed\n");
 		exit(1);
 	}
+	return c;
+}
+
+void raw_connect_as(int port, uint32_t uid, uint32_t gid)
+{
+	if (raw_rpc)
+		rpc_destroy_context(raw_rpc);
+	raw_rpc = raw_connect(port, uid, gid, 0, NULL);
 }

