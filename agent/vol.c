@@ -515,6 +515,19 @@ enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr 
 
 /* ---------- QoS ---------- */
 
+uint64_t vol_io_cost(uint64_t count)
+{
+	return count < VOL_IO_MAX ? count : VOL_IO_MAX;
+}
+
+void vol_export_settle(struct vol_export *e, uint64_t count, uint64_t moved)
+{
+	uint64_t cost = vol_io_cost(count);
+
+	if (e && moved < cost)
+		qos_refund(e->acct->qos, cost - moved, qos_now(e->store->qos));
+}
+
 enum qos_verdict vol_admit(struct vol_store *s, const uint8_t *fh, size_t len, uint64_t client,
 			   enum qos_kind kind, uint64_t bytes, struct qos_item *it)
 {
@@ -523,7 +536,7 @@ enum qos_verdict vol_admit(struct vol_store *s, const uint8_t *fh, size_t len, u
 
 	if (!(e = vol_fh_export(s, fh, len)))
 		return QOS_ADMIT;
-	v = qos_submit(e->acct->qos, client, kind, bytes, it, qos_now(s->qos));
+	v = qos_submit(e->acct->qos, client, kind, vol_io_cost(bytes), it, qos_now(s->qos));
 	vol_export_unref(e);
 	return v;
 }

@@ -53,6 +53,7 @@
 #include "agent/vol_qos.h"
 
 #define VOL_FH_MAX 64
+#define VOL_IO_MAX (1u << 20)   /* most bytes one READ or WRITE moves (rtmax/wtmax) */
 #define VOL_KEY_LEN 32
 #define VOL_MAX_RULES 16
 #define VOL_MAX_NETS 32
@@ -177,13 +178,20 @@ void vol_export_record(struct vol_export *e, unsigned op, uint64_t bytes, uint64
 /* QoS admission (issue 5), called by every front end before it does a
  * request's work: charge the request to the export the handle names (MAC
  * checked) and to client's round-robin turn (any stable key of the client or
- * connection). bytes: READ count / WRITE length (ignored for QOS_META).
+ * connection). bytes: READ count / WRITE length (ignored for QOS_META),
+ * charged up to VOL_IO_MAX: a peer's count never costs more than one request
+ * can move.
  * Returns QOS_ADMIT (go on now; also for bad handles and unknown exports,
  * which the normal path answers) or QOS_PARKED: it owns nothing; it is handed
  * back later through the callback given to vol_store_qos_start, never
  * dropped, and must then be served without calling vol_admit again. */
 enum qos_verdict vol_admit(struct vol_store *s, const uint8_t *fh, size_t len, uint64_t client,
 			   enum qos_kind kind, uint64_t bytes, struct qos_item *it);
+/* The bytes vol_admit charges a READ or WRITE of count bytes. */
+uint64_t vol_io_cost(uint64_t count);
+/* A READ admitted for count moved only moved bytes: give its volume's
+ * buckets the difference back (charge what is moved). */
+void vol_export_settle(struct vol_export *e, uint64_t count, uint64_t moved);
 /* Start/stop the timer that releases parked requests (stop releases them
  * all at once). */
 int vol_store_qos_start(struct vol_store *s, qos_release_fn cb, void *arg);
