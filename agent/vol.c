@@ -179,8 +179,9 @@ static int vol_parse_clients(const char *list, struct vol_net *nets, size_t *n)
 	return 0;
 }
 
-/* Sum the sizes of regular files below dirfd (which this closes), staying
- * on one file system and never following symlinks. stamp: give every object
+/* What the tree below dirfd uses (which this closes): the sizes of regular
+ * files (a hard-linked one counts size/nlink per name) plus VOL_NAME_COST
+ * per name, staying on one file system and never following symlinks. stamp: give every object
  * without a containment mark e's mark (a volume made before marks). */
 static uint64_t vol_scan(const struct vol_export *e, int dirfd, int depth, bool stamp)
 {
@@ -202,6 +203,7 @@ static uint64_t vol_scan(const struct vol_export *e, int dirfd, int depth, bool 
 			continue;
 		if (stamp && vol_mark_get(e->store, dirfd, de->d_name, &m) == -ENODATA)
 			vol_mark_set(e->store, dirfd, de->d_name, e->cfg.fsid);
+		sum += VOL_NAME_COST;
 		if (S_ISREG(st.st_mode)) {
 			sum += (uint64_t)st.st_size / (st.st_nlink ? st.st_nlink : 1);
 		} else if (S_ISDIR(st.st_mode) && depth < 512) {

@@ -33,9 +33,13 @@
  * checks permissions and new objects get the caller's owner.
  *
  * Capacity: used bytes = sum of st_size of regular files (a hard-linked file
- * counts size/nlink at the scan). Scanned when an export id first appears,
- * then kept up to date by write, truncate, remove and rename. A write or
- * truncate that would take used past capacity fails with -EDQUOT.
+ * counts size/nlink at the scan) + VOL_NAME_COST (4 KiB) per name below the
+ * root: every directory, symlink, special file and link costs what the
+ * smallest block of metadata would, so a volume cannot fill the shared shelf
+ * with inodes and directory blocks. Scanned when an export id first appears,
+ * then kept up to date by write, truncate, create, link, remove and rename.
+ * A write, truncate or new name that would take used past capacity fails
+ * with -EDQUOT. FSSTAT's file counts are capacity and free space in names.
  *
  * Errors: negative errno (-ENOENT, -EEXIST, -ENOTDIR, -EISDIR, -ENOTEMPTY,
  * -EACCES, -EPERM, -EROFS, -EDQUOT, -ENAMETOOLONG, -EXDEV, -ESTALE, -EINVAL,
@@ -54,6 +58,7 @@
 
 #define VOL_FH_MAX 64
 #define VOL_IO_MAX (1u << 20)   /* most bytes one READ or WRITE moves (rtmax/wtmax) */
+#define VOL_NAME_COST 4096u     /* capacity every name (file, directory, link...) uses */
 #define VOL_KEY_LEN 32
 #define VOL_MAX_RULES 16
 #define VOL_MAX_NETS 32

@@ -125,6 +125,8 @@ int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 		return rc;
 	if (!strcmp(nm, ".") || !strcmp(nm, ".."))
 		return -EEXIST;
+	if ((rc = vol_reserve(dir->exp, VOL_NAME_COST)) != 0)
+		return rc; /* a new name would not fit: refused before anything changes */
 	vol_become(cred);
 	/* Exclusive first, so we know whether this call made the file. */
 	fd = openat(dir->fd, nm, flags | O_EXCL, excl_verf ? 0600 : mode);
@@ -147,8 +149,10 @@ int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 		rc = -errno;
 		goto out;
 	}
-	if ((rc = created ? vol_mark_new(dir, nm, false) : vol_mark_adopt(dir, nm)) != 0)
+	if ((rc = created ? vol_mark_new(dir, nm, false) : vol_mark_adopt(dir, nm)) != 0) {
+		created = false; /* vol_mark_new undid it */
 		goto out;
+	}
 	if (excl_verf) {
 		vol_put_verf(excl_verf, ts);
 		if (futimens(fd, ts) != 0) {
@@ -170,6 +174,8 @@ int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 	}
 out:
 	vol_unbecome(cred);
+	if (!created) /* the name was there already, or is gone again */
+		vol_adjust(dir->exp, -(int64_t)VOL_NAME_COST);
 	if (fd >= 0)
 		close(fd);
 	if (rc)
@@ -190,10 +196,22 @@ static int vol_apply_owner(struct vol_obj *o, const struct vol_sattr *sa)
 	return 0; /* the object exists; attribute failure is not fatal */
 }
 
-int vol_mkdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
-	      const struct vol_sattr *sa, struct vol_obj *out)
+/* What MKDIR, SYMLINK and MKNOD make. */
+struct vol_mk {
+	mode_t type;               /* S_IFDIR, S_IFLNK, S_IFIFO, S_IFSOCK */
+	mode_t mode;
+	const char *target;        /* S_IFLNK */
+};
+
+/* The name costs VOL_NAME_COST of capacity, charged first (-EDQUOT when the
+ * volume is full, before anything changes); the object is made as the
+ * caller, marked, looked up and given the attributes asked for (the mode
+ * again, as mkdirat/mknodat applied the umask; a symlink takes none). */
+static int vol_make(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+		    const struct vol_mk *mk, const struct vol_sattr *sa, struct vol_obj *out)
 {
 	char nm[VOL_NAME_MAX + 1];
+	bool made = false;
 	int rc;
 
 	out->fd = -1;
@@ -204,46 +222,59 @@ int vol_mkdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name
 		return rc;
 	if (!strcmp(nm, ".") || !strcmp(nm, ".."))
 		return -EEXIST;
+	if ((rc = vol_reserve(dir->exp, VOL_NAME_COST)) != 0)
+		return rc;
 	vol_become(cred);
-	if (mkdirat(dir->fd, nm, sa && sa->set_mode ? (mode_t)(sa->mode & 07777) : 0755) != 0)
+	if (mk->type == S_IFDIR)
+		rc = mkdirat(dir->fd, nm, mk->mode);
+	else if (mk->type == S_IFLNK)
+		rc = symlinkat(mk->target, dir->fd, nm);
+	else
+		rc = mknodat(dir->fd, nm, mk->type | mk->mode, 0);
+	if (rc != 0) {
 		rc = -errno;
-	else if ((rc = vol_mark_new(dir, nm, true)) == 0 && (rc = vol_lookup_nocred(dir, nm, out)) == 0)
-		rc = vol_apply_owner(out, sa);
+	} else if ((rc = vol_mark_new(dir, nm, mk->type == S_IFDIR)) == 0) {
+		made = true;
+		if ((rc = vol_lookup_nocred(dir, nm, out)) == 0 && mk->type != S_IFLNK)
+			rc = vol_apply_owner(out, sa);
+	}
 	vol_unbecome(cred);
+	if (!made)
+		vol_adjust(dir->exp, -(int64_t)VOL_NAME_COST);
 	return rc;
+}
+
+int vol_mkdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+	      const struct vol_sattr *sa, struct vol_obj *out)
+{
+	struct vol_mk mk = {.type = S_IFDIR, .mode = sa && sa->set_mode ? (mode_t)(sa->mode & 07777) : 0755};
+
+	return vol_make(dir, cred, name, nlen, &mk, sa, out);
 }
 
 int vol_symlink(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
 		const char *target, size_t tlen, const struct vol_sattr *sa, struct vol_obj *out)
 {
-	char nm[VOL_NAME_MAX + 1];
+	struct vol_mk mk = {.type = S_IFLNK};
 	char *t = NULL;
 	int rc;
 
 	out->fd = -1;
 	out->exp = NULL;
-	(void)sa;
-	if (!S_ISDIR(dir->st.st_mode))
-		return -ENOTDIR;
-	if ((rc = vol_name(name, nlen, nm)) != 0)
-		return rc;
 	if (tlen == 0 || tlen >= PATH_MAX || memchr(target, '\0', tlen))
 		return tlen >= PATH_MAX ? -ENAMETOOLONG : -EINVAL;
 	if (!(t = malloc(tlen + 1)))
 		return -ENOMEM;
 	memcpy(t, target, tlen);
 	t[tlen] = '\0';
-	vol_become(cred);
-	if (symlinkat(t, dir->fd, nm) != 0)
-		rc = -errno;
-	else if ((rc = vol_mark_new(dir, nm, false)) == 0)
-		rc = vol_lookup_nocred(dir, nm, out);
-	vol_unbecome(cred);
+	mk.target = t;
+	rc = vol_make(dir, cred, name, nlen, &mk, sa, out);
 	free(t);
 	return rc;
 }
 
-/* Unlink nm (dir or not) from dir, refunding capacity of a last link. */
+/* Unlink nm (dir or not) from dir, refunding its name and the data of a
+ * last link. */
 static int vol_unlink_common(struct vol_obj *dir, const struct vol_cred *cred, const char *name,
 			     size_t nlen, bool isdir)
 {
@@ -271,8 +302,9 @@ static int vol_unlink_common(struct vol_obj *dir, const struct vol_cred *cred, c
 		vol_drop_name(dir, nm, dir->exp->store);
 		if (unlinkat(dir->fd, nm, isdir ? AT_REMOVEDIR : 0) != 0)
 			rc = -errno;
-		else if (S_ISREG(st.st_mode) && st.st_nlink == 1)
-			vol_adjust(dir->exp, -(int64_t)st.st_size);
+		else
+			vol_adjust(dir->exp, -(int64_t)(VOL_NAME_COST + (S_ISREG(st.st_mode) && st.st_nlink == 1
+									 ? (uint64_t)st.st_size : 0)));
 	}
 	vol_unbecome(cred);
 	if (rc == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && dir->exp->store->tier)
@@ -312,13 +344,14 @@ int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_
 		vol_drop_name(tdir, t, tdir->exp->store);
 	if (renameat(fdir->fd, f, tdir->fd, t) != 0)
 		rc = -errno;
-	else if (had && S_ISREG(st.st_mode) && st.st_nlink == 1) {
+	else if (had) {
 		struct stat now;
 
-		/* Unless source and target were the same file. */
+		/* The target's name went (and its data with a last link), unless
+		 * source and target were the same file (then nothing moved). */
 		if (fstatat(tdir->fd, t, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_ino != st.st_ino) {
-			vol_adjust(tdir->exp, -(int64_t)st.st_size);
-			gone = true;
+			gone = S_ISREG(st.st_mode) && st.st_nlink == 1;
+			vol_adjust(tdir->exp, -(int64_t)(VOL_NAME_COST + (gone ? (uint64_t)st.st_size : 0)));
 		}
 	}
 	vol_unbecome(cred);
@@ -341,12 +374,16 @@ int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t 
 		return -EISDIR;
 	if ((rc = vol_name(name, nlen, nm)) != 0)
 		return rc;
+	if ((rc = vol_reserve(dir->exp, VOL_NAME_COST)) != 0)
+		return rc;
 	vol_become(cred);
 	if (linkat(obj->fd, "", dir->fd, nm, AT_EMPTY_PATH) != 0)
 		rc = -errno;
 	vol_unbecome(cred);
 	if (rc == 0)
 		vol_refresh(obj);
+	else
+		vol_adjust(dir->exp, -(int64_t)VOL_NAME_COST);
 	return rc;
 }
 

@@ -322,21 +322,25 @@ int main(int argc, char **argv)
 	CHECK(raw_create(&ra, "notsquashed", UNCHECKED, NULL, &x) == NFS3_OK && raw_getattr(&x, &at) == NFS3_OK &&
 	      at.uid == 0, "no squash on /a: uid %u", at.uid);
 
-	/* Capacity: a 1 GiB volume refuses its second GiB */
+	/* Capacity: a 1 GiB volume refuses its second GiB; the name "big" uses
+	 * 4 KiB of it (metadata is charged, issue 15 item 6) */
 	CHECK(raw_create(&rcap, "big", UNCHECKED, NULL, &fbig) == NFS3_OK, "CREATE big");
-	CHECK(raw_setsize(&fbig, (1ull << 30) - (1u << 20)) == NFS3_OK, "grow to 1 GiB - 1 MiB");
+	CHECK(raw_setsize(&fbig, (1ull << 30) - (1u << 20) - 4096) == NFS3_OK, "grow to 1 GiB - 1 MiB - 4 KiB");
 	{
 		static char mib[1 << 20];
 
 		memset(mib, 'c', sizeof(mib));
-		CHECK(raw_write3(&fbig, (1ull << 30) - (1u << 20), mib, sizeof(mib), UNSTABLE) == NFS3_OK,
+		CHECK(raw_write3(&fbig, (1ull << 30) - (1u << 20) - 4096, mib, sizeof(mib), UNSTABLE) == NFS3_OK,
 		      "write the last MiB of the first GiB -> %u", raw_R.st);
-		CHECK(raw_write3(&fbig, 1ull << 30, "x", 1, UNSTABLE) == NFS3ERR_DQUOT, "a byte more -> %u", raw_R.st);
-		CHECK(raw_create(&rcap, "more", UNCHECKED, NULL, &x) == NFS3_OK &&
-		      raw_write3(&x, 0, mib, 4096, UNSTABLE) == NFS3ERR_DQUOT, "other file full too -> %u", raw_R.st);
+		CHECK(raw_write3(&fbig, (1ull << 30) - 4096, "x", 1, UNSTABLE) == NFS3ERR_DQUOT, "a byte more -> %u",
+		      raw_R.st);
+		CHECK(raw_create(&rcap, "more", UNCHECKED, NULL, &x) == NFS3ERR_DQUOT, "a new name does not fit either -> %u",
+		      raw_R.st);
+		CHECK(raw_mkdir3(&rcap, "dir", NULL) == NFS3ERR_DQUOT, "nor a directory -> %u", raw_R.st);
 	}
 	CHECK(raw_setsize(&fbig, 2ull << 30) == NFS3ERR_DQUOT, "SETATTR to 2 GiB -> %u", raw_R.st);
-	CHECK(raw_fsstat3(&rcap) == NFS3_OK && raw_R.fbytes == 0, "FSSTAT full: free %llu", (unsigned long long)raw_R.fbytes);
+	CHECK(raw_fsstat3(&rcap) == NFS3_OK && raw_R.fbytes == 0 && raw_R.ffiles == 0,
+	      "FSSTAT full: free %llu, %llu files", (unsigned long long)raw_R.fbytes, (unsigned long long)raw_R.ffiles);
 	CHECK(raw_remove3(&rcap, "big") == NFS3_OK && raw_fsstat3(&rcap) == NFS3_OK && raw_R.fbytes == 1ull << 30,
 	      "REMOVE gives the space back: free %llu", (unsigned long long)raw_R.fbytes);
 

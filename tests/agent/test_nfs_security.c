@@ -106,10 +106,57 @@ static void qos_one_packet(void)
 	raw_timeout_ms = 10000;
 }
 
+/* Issue 15 item 6: directories, symlinks and empty files are charged 4 KiB
+ * a name: a 40 KiB volume takes 10 names and no more, whatever their kind,
+ * and FSSTAT shows the files left. */
+static void metadata_capacity(void)
+{
+	struct raw_fh root, d;
+	char name[32];
+	int i, made = 0;
+
+	raw_rpc = raw_connect(live.port, 0, 0, 0, NULL);
+	CHECK(raw_mnt("/m", &root) == 0, "MNT /m");
+	CHECK(raw_fsstat3(&root) == NFS3_OK && raw_R.tfiles == 10 && raw_R.ffiles == 10 && raw_R.afiles == 10,
+	      "FSSTAT of an empty 40 KiB volume: %llu files, %llu free", (unsigned long long)raw_R.tfiles,
+	      (unsigned long long)raw_R.ffiles);
+	CHECK(raw_mkdir3(&root, "d", &d) == NFS3_OK, "MKDIR d");
+	for (i = 0; i < 20; i++) {
+		SYMLINK3args s;
+
+		snprintf(name, sizeof(name), "n%02d", i);
+		if (i % 2 == 0) {
+			if (raw_mkdir3(&d, name, NULL) != NFS3_OK)
+				break;
+		} else {
+			memset(&s, 0, sizeof(s));
+			s.where.dir = raw_wire(&d);
+			s.where.name = name;
+			s.symlink.symlink_data = (char *)(uintptr_t)"target";
+			RAW_RUN(K_CREATE, &raw_R, rpc_nfs3_symlink_async(raw_rpc, raw_cb, &s, RAW_PD));
+			if (raw_R.st != NFS3_OK)
+				break;
+		}
+		made++;
+	}
+	CHECK(made == 9 && raw_R.st == NFS3ERR_DQUOT, "9 more names fit, the next is DQUOT (%d, %u)", made, raw_R.st);
+	CHECK(raw_create(&d, "empty", GUARDED, NULL, NULL) == NFS3ERR_DQUOT, "an empty file is refused too -> %u",
+	      raw_R.st);
+	CHECK(raw_fsstat3(&root) == NFS3_OK && raw_R.ffiles == 0 && raw_R.fbytes == 0,
+	      "FSSTAT full: %llu files, %llu bytes free", (unsigned long long)raw_R.ffiles,
+	      (unsigned long long)raw_R.fbytes);
+	CHECK(raw_rmdir3(&d, "n00") == NFS3_OK && raw_fsstat3(&root) == NFS3_OK && raw_R.ffiles == 1 &&
+	      raw_R.fbytes == 4096, "RMDIR gives a name back");
+	CHECK(raw_create(&d, "empty", GUARDED, NULL, NULL) == NFS3_OK, "which an empty file can take");
+	rpc_destroy_context(raw_rpc);
+	raw_rpc = NULL;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const exports[] = {
 		"/a=%D/a", "/sq=%D/sq,squash=root,anonuid=4242,anongid=4243", "/q=%D/q,mibps=10",
+		"/m=%D/m,capacity=40960",
 		NULL};
 	int rc;
 
@@ -120,6 +167,7 @@ int main(int argc, char **argv)
 	}
 	squash_gid0();
 	qos_one_packet();
+	metadata_capacity();
 	nfs_live_stop(&live);
 	fprintf(stderr, "%d checks, %d failures\n", raw_checks, raw_failures);
 	return raw_failures ? 1 : 0;

@@ -251,12 +251,13 @@ START_TEST(test_capacity)
 	int committed;
 
 	ck_assert_int_eq(vol_store_stats(S, "vol0", &st), 0);
-	ck_assert_uint_eq(st.used, 1000); /* scanned at start */
+	ck_assert_uint_eq(st.used, 1000 + VOL_NAME_COST); /* scanned at start: "pre" and its name */
 	ck_assert_int_eq(vol_create(&r, &root, "f", 1, true, NULL, NULL, &f), 0);
 	ck_assert_int_eq(vol_write(&f, &root, 0, data, sizeof(data), 0, &committed), 0);
 	ck_assert_int_eq(vol_write(&f, &root, 0, data, sizeof(data), 0, &committed), 0); /* overwrite: free */
 	ck_assert_int_eq(vol_write(&f, &root, sizeof(data), data, sizeof(data), 0, &committed), -EDQUOT);
-	ck_assert_int_eq(vol_write(&f, &root, sizeof(data), data, sizeof(data) - 1000, 0, &committed), 0);
+	ck_assert_int_eq(vol_write(&f, &root, sizeof(data), data, sizeof(data) - 1000 - 2 * VOL_NAME_COST, 0,
+				   &committed), 0);
 	vol_store_stats(S, "vol0", &st);
 	ck_assert_uint_eq(st.used, 1u << 20);
 	ck_assert_int_eq(vol_fsstat(&r, &fs), 0);
@@ -265,21 +266,86 @@ START_TEST(test_capacity)
 	vol_obj_cleanup(&f);
 	ck_assert_int_eq(vol_remove(&r, &root, "f", 1), 0);
 	vol_store_stats(S, "vol0", &st);
-	ck_assert_uint_eq(st.used, 1000);
+	ck_assert_uint_eq(st.used, 1000 + VOL_NAME_COST);
 	/* capacity change applies without restart */
 	cfg[0].capacity = 500;
 	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
 	vol_obj_cleanup(&r);
 	r = root_of(0);
-	ck_assert_int_eq(vol_create(&r, &root, "g", 1, true, NULL, NULL, &f), 0);
-	ck_assert_int_eq(vol_write(&f, &root, 0, "x", 1, 0, &committed), -EDQUOT);
-	vol_obj_cleanup(&f);
+	ck_assert_int_eq(vol_create(&r, &root, "g", 1, true, NULL, NULL, &f), -EDQUOT);
 	vol_export_record(r.exp, 6, 4096, 1500, false);
 	vol_store_stats(S, "vol0", &st);
 	ck_assert_uint_eq(st.ops[6], 1);
 	ck_assert_uint_eq(st.bytes[6], 4096);
 	ck_assert_int_eq(vol_store_stats(S, "nope", &st), -ENOENT);
 	vol_obj_cleanup(&r);
+}
+END_TEST
+
+/* Issue 15 item 6: metadata is charged. Every name (directory, symlink,
+ * empty file, hard link) costs VOL_NAME_COST; a volume refuses names past
+ * its capacity with -EDQUOT and gives them back when they go; FSSTAT's file
+ * counts follow; the attach scan counts them the same way. */
+START_TEST(test_capacity_metadata)
+{
+	struct vol_obj r, d, o;
+	struct vol_stats st;
+	struct vol_fsstat fs;
+	char n[16];
+	int i;
+
+	cfg[1].capacity = 16 * VOL_NAME_COST; /* 16 names */
+	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
+	r = root_of(1);
+	ck_assert_int_eq(vol_fsstat(&r, &fs), 0);
+	ck_assert_uint_eq(fs.tfiles, 16);
+	ck_assert_uint_eq(fs.ffiles, 16);
+	ck_assert_int_eq(vol_mkdir(&r, &root, "d", 1, NULL, &d), 0);
+	ck_assert_int_eq(vol_symlink(&d, &root, "l", 1, "target", 6, NULL, &o), 0);
+	vol_obj_cleanup(&o);
+	ck_assert_int_eq(vol_create(&d, &root, "e", 1, true, NULL, NULL, &o), 0);
+	ck_assert_int_eq(vol_link(&o, &r, "e2", 2, &root), 0);
+	vol_obj_cleanup(&o);
+	ck_assert_int_eq(vol_store_stats(S, "vol1", &st), 0);
+	ck_assert_uint_eq(st.used, 4 * VOL_NAME_COST);
+	ck_assert_int_eq(vol_fsstat(&r, &fs), 0);
+	ck_assert_uint_eq(fs.ffiles, 12);
+	ck_assert_uint_eq(fs.afiles, 12);
+	for (i = 0; i < 12; i++) {
+		snprintf(n, sizeof(n), "x%d", i);
+		ck_assert_int_eq(vol_mkdir(&d, &root, n, strlen(n), NULL, &o), 0);
+		vol_obj_cleanup(&o);
+	}
+	ck_assert_int_eq(vol_mkdir(&d, &root, "full", 4, NULL, &o), -EDQUOT);
+	ck_assert_int_eq(vol_create(&d, &root, "full", 4, false, NULL, NULL, &o), -EDQUOT);
+	ck_assert_int_eq(vol_symlink(&d, &root, "full", 4, "t", 1, NULL, &o), -EDQUOT);
+	ck_assert_int_eq(vol_lookup(&d, &root, "e", 1, &o), 0);
+	ck_assert_int_eq(vol_link(&o, &d, "full", 4, &root), -EDQUOT);
+	vol_obj_cleanup(&o);
+	ck_assert_int_eq(vol_fsstat(&r, &fs), 0);
+	ck_assert_uint_eq(fs.ffiles, 0);
+	ck_assert_uint_eq(fs.fbytes, 0);
+	/* an UNCHECKED create of an existing name costs nothing more */
+	ck_assert_int_eq(vol_rmdir(&d, &root, "x0", 2), 0);
+	ck_assert_int_eq(vol_create(&d, &root, "e", 1, false, NULL, NULL, &o), 0);
+	vol_obj_cleanup(&o);
+	vol_store_stats(S, "vol1", &st);
+	ck_assert_uint_eq(st.used, 15 * VOL_NAME_COST);
+	/* rename over a name gives one back; removing gives back the rest */
+	ck_assert_int_eq(vol_rename(&d, "x1", 2, &d, "x2", 2, &root), 0);
+	vol_store_stats(S, "vol1", &st);
+	ck_assert_uint_eq(st.used, 14 * VOL_NAME_COST);
+	ck_assert_int_eq(vol_remove(&r, &root, "e2", 2), 0);
+	ck_assert_int_eq(vol_remove(&d, &root, "l", 1), 0);
+	vol_store_stats(S, "vol1", &st);
+	ck_assert_uint_eq(st.used, 12 * VOL_NAME_COST);
+	/* a fresh scan (the volume attached elsewhere) finds the same figure */
+	vol_obj_cleanup(&d);
+	vol_obj_cleanup(&r);
+	ck_assert_int_eq(vol_store_set(S, cfg, 1), 0);
+	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
+	ck_assert_int_eq(vol_store_stats(S, "vol1", &st), 0);
+	ck_assert_uint_eq(st.used, 12 * VOL_NAME_COST);
 }
 END_TEST
 
@@ -420,6 +486,7 @@ int main(void)
 	tcase_add_test(tc, test_set_exports_stale);
 	tcase_add_test(tc, test_rules);
 	tcase_add_test(tc, test_capacity);
+	tcase_add_test(tc, test_capacity_metadata);
 	tcase_add_test(tc, test_exclusive_create);
 	tcase_add_test(tc, test_handle_containment);
 	tcase_add_test(tc, test_root_of_other_volume);
