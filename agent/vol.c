@@ -393,6 +393,31 @@ struct vol_export *vol_export_by_path(struct vol_store *s, const char *path, siz
 	return vol_find(s, 0, path, len, 0, 1);
 }
 
+struct vol_export *vol_export_by_prefix(struct vol_store *s, const char *path, size_t len, size_t *rest)
+{
+	struct vol_set *set = vol_set_get(s);
+	struct vol_export *e = NULL;
+	size_t i, best = 0;
+
+	for (i = 0; set && i < set->n; i++) {
+		const char *p = set->e[i]->cfg.path;
+		size_t pl = strlen(p);
+
+		while (pl > 1 && p[pl - 1] == '/')
+			pl--;
+		if (pl > len || memcmp(p, path, pl) || (pl < len && path[pl] != '/' && pl > 1) || pl <= best)
+			continue;
+		e = set->e[i];
+		best = pl;
+	}
+	if (e) {
+		atomic_fetch_add(&e->refs, 1);
+		*rest = best;
+	}
+	vol_set_unref(set);
+	return e;
+}
+
 struct vol_export *vol_export_at(struct vol_store *s, size_t i)
 {
 	return vol_find(s, 0, NULL, 0, i, 2);

@@ -59,6 +59,7 @@
 #define VOL_FH_MAX 64
 #define VOL_IO_MAX (1u << 20)   /* most bytes one READ or WRITE moves (rtmax/wtmax) */
 #define VOL_NAME_COST 4096u     /* capacity every name (file, directory, link...) uses */
+#define VOL_FILE_MAX (128ull << 40) /* largest file (GCNV's 128 TiB): past it, -EFBIG */
 #define VOL_KEY_LEN 32
 #define VOL_MAX_RULES 16
 #define VOL_MAX_NETS 32
@@ -171,6 +172,9 @@ void vol_store_free(struct vol_store *s);
 int vol_store_set(struct vol_store *s, const struct vol_export_cfg *cfg, size_t n);
 /* Counted references; release with vol_export_unref. NULL if not found. */
 struct vol_export *vol_export_by_path(struct vol_store *s, const char *path, size_t len);
+/* The export whose path is the longest prefix of path ending at a '/' or at
+ * its end ("/share/a/b" -> "/share"); *rest: where the rest of path starts. */
+struct vol_export *vol_export_by_prefix(struct vol_store *s, const char *path, size_t len, size_t *rest);
 struct vol_export *vol_export_at(struct vol_store *s, size_t i);
 void vol_export_unref(struct vol_export *e);
 const struct vol_export_cfg *vol_export_config(const struct vol_export *e);
@@ -260,6 +264,10 @@ int vol_mkdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name
 	      const struct vol_sattr *sa, struct vol_obj *out);
 int vol_symlink(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
 		const char *target, size_t tlen, const struct vol_sattr *sa, struct vol_obj *out);
+/* type: S_IFIFO or S_IFSOCK; device nodes are -EPERM (what knfsd answers a
+ * caller without CAP_MKNOD, which no caller of a cloud volume has). */
+int vol_mknod(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen, mode_t type,
+	      const struct vol_sattr *sa, struct vol_obj *out);
 int vol_remove(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen);
 int vol_rmdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen);
 int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_obj *tdir,

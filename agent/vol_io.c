@@ -72,7 +72,7 @@ static int vol_truncate(struct vol_obj *obj, uint64_t size)
 
 	if (S_ISDIR(obj->st.st_mode))
 		return -EISDIR;
-	if (size > INT64_MAX)
+	if (size > VOL_FILE_MAX)
 		return -EFBIG;
 	fd = vol_reopen(obj, O_WRONLY);
 	if (fd < 0)
@@ -121,7 +121,7 @@ int vol_setattr_nocred(struct vol_obj *obj, const struct vol_sattr *sa)
 		return -errno;
 	if (sa->set_mode && !S_ISLNK(obj->st.st_mode) && chmod(p, sa->mode & 07777) != 0)
 		return -errno;
-	if ((sa->atime_how || sa->mtime_how) && !S_ISLNK(obj->st.st_mode)) {
+	if (sa->atime_how || sa->mtime_how) {
 		struct timespec ts[2];
 
 		ts[0] = sa->atime;
@@ -130,7 +130,8 @@ int vol_setattr_nocred(struct vol_obj *obj, const struct vol_sattr *sa)
 			ts[0].tv_nsec = sa->atime_how == 1 ? UTIME_NOW : UTIME_OMIT;
 		if (sa->mtime_how != 2)
 			ts[1].tv_nsec = sa->mtime_how == 1 ? UTIME_NOW : UTIME_OMIT;
-		if (utimensat(AT_FDCWD, p, ts, 0) != 0)
+		/* On the object itself, a symlink included (touch -h). */
+		if (utimensat(obj->fd, "", ts, AT_EMPTY_PATH) != 0)
 			return -errno;
 	}
 	return 0;
@@ -267,6 +268,42 @@ int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, 
 	return 0;
 }
 
+static bool vol_in_group(const struct vol_cred *c, gid_t g)
+{
+	uint32_t i;
+
+	if (c->gid == g)
+		return true;
+	for (i = 0; i < c->ngids && i < sizeof(c->gids) / sizeof(c->gids[0]); i++)
+		if (c->gids[i] == g)
+			return true;
+	return false;
+}
+
+/* Before a write by a caller without CAP_FSETID (anyone but an unsquashed
+ * root, the file's owner included), clear set-uid, and set-gid when
+ * group-exec is set or the caller is not in the file's group: what the
+ * kernel's file_remove_privs does for a local writer. The data path writes
+ * through descriptors opened as root, for which the kernel would not. */
+static int vol_kill_privs(struct vol_obj *obj, const struct vol_cred *cred)
+{
+	mode_t m = obj->st.st_mode, kill = 0;
+	char p[64];
+
+	if (!S_ISREG(m) || cred->uid == 0)
+		return 0;
+	if (m & S_ISUID)
+		kill |= S_ISUID;
+	if ((m & S_ISGID) && ((m & S_IXGRP) || !vol_in_group(cred, obj->st.st_gid)))
+		kill |= S_ISGID;
+	if (!kill)
+		return 0;
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", obj->fd);
+	if (chmod(p, (m & 07777) & ~kill) != 0)
+		return -errno;
+	return vol_refresh(obj);
+}
+
 /* Extending writes: growth is charged exactly against the larger of the
  * file size and the end of writes to the same inode still in flight
  * (struct vol_pend, one per lock stripe), so concurrent sequential writes
@@ -290,11 +327,13 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 		return -EISDIR;
 	if (!S_ISREG(obj->st.st_mode))
 		return -EINVAL;
-	if (end < off || end > INT64_MAX)
+	if (end < off || end > VOL_FILE_MAX)
 		return -EFBIG;
 	fd = vol_iofd(obj, cred, true, &owned);
 	if (fd < 0)
 		return fd;
+	if ((rc = vol_kill_privs(obj, cred)) != 0)
+		goto out;
 	tier = obj->exp->store->tier;
 	if (tier && len && (rc = tier->write_begin(obj->exp->store->tier_arg, obj->exp->cfg.fsid, fd, &obj->st, off, len)) != 0)
 		goto out;

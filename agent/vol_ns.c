@@ -1,5 +1,6 @@
 /* vol_ns: names in the volume store: LOOKUP, CREATE (EXCLUSIVE verifier in
- * the times), MKDIR, SYMLINK, REMOVE, RMDIR, RENAME, LINK, READDIR. Every name
+ * the times), MKDIR, SYMLINK, MKNOD (FIFOs and sockets), REMOVE, RMDIR,
+ * RENAME, LINK, READDIR. Every name
  * is a single component resolved relative to a directory descriptor, never
  * followed through a symlink. See vol.h for the contract. */
 #ifndef _GNU_SOURCE
@@ -273,6 +274,23 @@ int vol_symlink(struct vol_obj *dir, const struct vol_cred *cred, const char *na
 	return rc;
 }
 
+int vol_mknod(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen, mode_t type,
+	      const struct vol_sattr *sa, struct vol_obj *out)
+{
+	struct vol_mk mk = {.type = type, .mode = sa && sa->set_mode ? (mode_t)(sa->mode & 07777) : 0644};
+	int rc;
+
+	out->fd = -1;
+	out->exp = NULL;
+	if (type == S_IFIFO || type == S_IFSOCK)
+		return vol_make(dir, cred, name, nlen, &mk, sa, out);
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_check_name(name, nlen)) != 0)
+		return rc;
+	return -EPERM; /* device nodes: nobody holds CAP_MKNOD on a volume */
+}
+
 /* Unlink nm (dir or not) from dir, refunding its name and the data of a
  * last link. */
 static int vol_unlink_common(struct vol_obj *dir, const struct vol_cred *cred, const char *name,
@@ -363,7 +381,7 @@ int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_
 int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t nlen,
 	     const struct vol_cred *cred)
 {
-	char nm[VOL_NAME_MAX + 1];
+	char nm[VOL_NAME_MAX + 1], num[16];
 	int rc;
 
 	if (obj->exp->acct != dir->exp->acct)
@@ -376,8 +394,14 @@ int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t 
 		return rc;
 	if ((rc = vol_reserve(dir->exp, VOL_NAME_COST)) != 0)
 		return rc;
+	/* linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH, which the
+	 * switched fsuid drops (every caller but root would get ENOENT): name
+	 * the object through its /proc/self/fd link instead, followed once (it
+	 * lands on the object itself, a symlink included), so the caller's
+	 * rights on dir and protected_hardlinks decide, as for a local ln. */
+	snprintf(num, sizeof(num), "%d", obj->fd);
 	vol_become(cred);
-	if (linkat(obj->fd, "", dir->fd, nm, AT_EMPTY_PATH) != 0)
+	if (linkat(dir->exp->store->procfd, num, dir->fd, nm, AT_SYMLINK_FOLLOW) != 0)
 		rc = -errno;
 	vol_unbecome(cred);
 	if (rc == 0)

@@ -200,6 +200,13 @@ void raw_cb(struct rpc_context *c, int status, void *data, void *priv)
 		}
 		break;
 	}
+	case K_FSINFO: {
+		FSINFO3res *x = data;
+
+		if (x->status == NFS3_OK)
+			r->maxfilesize = x->FSINFO3res_u.resok.maxfilesize;
+		break;
+	}
 	case K_FSSTAT: {
 		FSSTAT3res *x = data;
 

@@ -44,6 +44,7 @@ struct raw_res {
 	fattr3 attr;
 	uint32_t u32, count, eof;
 	uint64_t tbytes, fbytes, abytes, tfiles, ffiles, afiles;
+	uint64_t maxfilesize;
 	char verf[8];
 	char data[4096];
 	uint32_t dlen;
@@ -57,7 +58,7 @@ struct raw_res {
 /* One callback for everything: the proc decides how to read data. */
 enum raw_kind { K_STATUS, K_MNT, K_GETPORT, K_GETATTR, K_LOOKUP, K_ACCESS, K_READLINK, K_READ,
 	    K_WRITE, K_CREATE, K_READDIR, K_READDIRPLUS, K_FSSTAT, K_COMMIT, K_EXPORT, K_DUMP,
-	    K_SETATTR };
+	    K_SETATTR, K_FSINFO };
 
 struct raw_pending {
 	enum raw_kind k;

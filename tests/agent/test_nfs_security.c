@@ -41,7 +41,7 @@ static void put_file(const char *rel, const char *data, mode_t mode, uid_t uid, 
 static void squash_gid0(void)
 {
 	static const uint32_t grp0[] = {0};
-	struct raw_fh root, f;
+	struct raw_fh root = {0}, f = {0};
 	fattr3 at;
 
 	put_file("sq/group0", "for group 0 only\n", 0060, 0, 0);
@@ -83,7 +83,7 @@ static double now_s(void)
 static void qos_one_packet(void)
 {
 	struct rpc_context *attacker, *victim;
-	struct raw_fh root, f;
+	struct raw_fh root = {0}, f = {0};
 	double t0, dt;
 
 	put_file("q/small", "a small file\n", 0644, 0, 0);
@@ -111,7 +111,7 @@ static void qos_one_packet(void)
  * and FSSTAT shows the files left. */
 static void metadata_capacity(void)
 {
-	struct raw_fh root, d;
+	struct raw_fh root = {0}, d = {0};
 	char name[32];
 	int i, made = 0;
 
@@ -152,6 +152,75 @@ static void metadata_capacity(void)
 	raw_rpc = NULL;
 }
 
+/* SETATTR mode, uid and gid of f (as the current caller). */
+static uint32_t chmod_chown(const struct raw_fh *f, uint32_t mode, uint32_t uid, uint32_t gid)
+{
+	SETATTR3args s;
+
+	memset(&s, 0, sizeof(s));
+	s.object = raw_wire(f);
+	s.new_attributes.mode.set_it = 1;
+	s.new_attributes.mode.set_mode3_u.mode = mode;
+	s.new_attributes.uid.set_it = 1;
+	s.new_attributes.uid.set_uid3_u.uid = uid;
+	s.new_attributes.gid.set_it = 1;
+	s.new_attributes.gid.set_gid3_u.gid = gid;
+	RAW_RUN(K_SETATTR, &raw_R, rpc_nfs3_setattr_async(raw_rpc, raw_cb, &s, RAW_PD));
+	return raw_R.st;
+}
+
+static uint32_t mode_of(const struct raw_fh *f)
+{
+	fattr3 at;
+
+	return raw_getattr(f, &at) == NFS3_OK ? at.mode & 07777 : 0xffffffffu;
+}
+
+/* Issue 25: a WRITE by anyone but root (the owner included: nobody else has
+ * CAP_FSETID) clears set-uid, and set-gid when group-exec is set or the
+ * writer is not in the file's group, as the Linux VFS does; so does a
+ * truncating SETATTR. Root keeps them. */
+static void kill_suid(void)
+{
+	struct rpc_context *root, *owner, *other;
+	struct raw_fh r = {0}, f[6];
+	static const char *const names[] = {"suid", "sgid", "sgid_noexec", "by_root", "truncated", "in_group"};
+	static const uint32_t modes[] = {04777, 02777, 02766, 06777, 04777, 02766};
+	static const uint32_t gids[] = {1000, 1000, 500, 1000, 1000, 1001};
+	size_t i;
+
+	memset(f, 0, sizeof(f));
+	root = raw_connect(live.port, 0, 0, 0, NULL);
+	owner = raw_connect(live.port, 1000, 1000, 0, NULL);
+	other = raw_connect(live.port, 1001, 1001, 0, NULL);
+	raw_rpc = root;
+	CHECK(raw_mnt("/a", &r) == 0, "MNT /a");
+	for (i = 0; i < 6; i++)
+		CHECK(raw_create(&r, names[i], GUARDED, NULL, &f[i]) == NFS3_OK &&
+		      chmod_chown(&f[i], modes[i], 1000, gids[i]) == NFS3_OK && mode_of(&f[i]) == modes[i],
+		      "%s: mode %o", names[i], mode_of(&f[i]));
+	raw_rpc = owner;
+	CHECK(raw_write3(&f[0], 0, "x", 1, FILE_SYNC) == NFS3_OK && mode_of(&f[0]) == 0777,
+	      "the owner's WRITE clears set-uid: %o", mode_of(&f[0]));
+	raw_rpc = other;
+	CHECK(raw_write3(&f[1], 0, "x", 1, UNSTABLE) == NFS3_OK && mode_of(&f[1]) == 0777,
+	      "another's WRITE clears set-gid with group-exec: %o", mode_of(&f[1]));
+	CHECK(raw_write3(&f[2], 0, "x", 1, UNSTABLE) == NFS3_OK && mode_of(&f[2]) == 0766,
+	      "a WRITE from outside the group clears set-gid without group-exec: %o", mode_of(&f[2]));
+	CHECK(raw_write3(&f[5], 0, "x", 1, UNSTABLE) == NFS3_OK && mode_of(&f[5]) == 02766,
+	      "from inside the group it stays (a locking mark): %o", mode_of(&f[5]));
+	raw_rpc = owner;
+	CHECK(raw_setsize(&f[4], 0) == NFS3_OK && mode_of(&f[4]) == 0777,
+	      "a truncating SETATTR clears set-uid: %o", mode_of(&f[4]));
+	raw_rpc = root;
+	CHECK(raw_write3(&f[3], 0, "x", 1, UNSTABLE) == NFS3_OK && mode_of(&f[3]) == 06777,
+	      "root's WRITE keeps them: %o", mode_of(&f[3]));
+	rpc_destroy_context(root);
+	rpc_destroy_context(owner);
+	rpc_destroy_context(other);
+	raw_rpc = NULL;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const exports[] = {
@@ -168,6 +237,7 @@ int main(int argc, char **argv)
 	squash_gid0();
 	qos_one_packet();
 	metadata_capacity();
+	kill_suid();
 	nfs_live_stop(&live);
 	fprintf(stderr, "%d checks, %d failures\n", raw_checks, raw_failures);
 	return raw_failures ? 1 : 0;
