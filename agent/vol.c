@@ -29,8 +29,11 @@ static void vol_acct_unref(struct vol_acct *a)
 
 	if (!a || atomic_fetch_sub(&a->refs, 1) != 1)
 		return;
-	for (i = 0; i < VOL_LOCKS; i++)
+	for (i = 0; i < VOL_LOCKS; i++) {
 		pthread_mutex_destroy(&a->locks[i]);
+		pthread_mutex_destroy(&a->dsync[i].mu);
+		pthread_cond_destroy(&a->dsync[i].cv);
+	}
 	qos_vol_unref(a->qos);
 	free(a);
 }
@@ -258,8 +261,11 @@ static struct vol_acct *vol_acct_new(struct vol_store *s, const struct vol_expor
 	}
 	atomic_init(&a->refs, 1);
 	snprintf(a->id, sizeof(a->id), "%s", cfg->id);
-	for (i = 0; i < VOL_LOCKS; i++)
+	for (i = 0; i < VOL_LOCKS; i++) {
 		pthread_mutex_init(&a->locks[i], NULL);
+		pthread_mutex_init(&a->dsync[i].mu, NULL);
+		pthread_cond_init(&a->dsync[i].cv, NULL);
+	}
 	atomic_init(&a->used, 0);
 	return a;
 }
@@ -458,6 +464,7 @@ int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out)
 		for (k = 0; k < VOL_LAT_BUCKETS; k++)
 			out->lat_us_hist[k] = atomic_load(&a->lat[k]);
 		out->used = atomic_load(&a->used);
+		out->dirsyncs = atomic_load(&a->dirsyncs);
 		out->capacity = set->e[i]->cfg.capacity;
 		qos_vol_stats(a->qos, qos_now(s->qos), &out->qos);
 		rc = 0;

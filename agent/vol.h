@@ -130,6 +130,7 @@ struct vol_stats {
 	uint64_t lat_us_hist[VOL_LAT_BUCKETS];
 	uint64_t used;
 	uint64_t capacity;
+	uint64_t dirsyncs;        /* directory fsyncs that made namespace changes stable */
 	struct qos_stats qos;
 };
 
@@ -229,7 +230,11 @@ int vol_fh_verify(struct vol_store *s, const uint8_t *fh, size_t len);
 int vol_fh_encode(const uint8_t *lockey, uint64_t fsid, uint32_t ktype, const uint8_t *kbytes, size_t klen,
 		  struct vol_fh *out);
 
-/* ---- operations (all run under cred) ---- */
+/* ---- operations (all run under cred) ----
+ * Namespace changes (create, mkdir, symlink, mknod, remove, rmdir, rename,
+ * link) return only once they are stable: the directories they changed and
+ * a new file or directory are fsync'ed, concurrent changes of one directory
+ * sharing the directory's fsync. */
 int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
 	       struct vol_obj *out);
 /* mask of R_OK|W_OK|X_OK; *allowed receives the subset allowed. */

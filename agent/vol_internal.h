@@ -38,6 +38,18 @@ struct vol_acct {
 		int count;         /* writes in flight on this inode */
 	} pend[VOL_LOCKS];
 	struct qos_vol *qos;       /* limits updated in place on every set */
+	/* Group commit of directory fsyncs (vol_ns.c), one stripe per
+	 * directory inode: a sync started after a change covers it. */
+	struct vol_dsync {
+		pthread_mutex_t mu;
+		pthread_cond_t cv;
+		uint64_t ino;      /* the directory this stripe batches */
+		uint64_t ticket;   /* changes registered */
+		uint64_t done;     /* changes a finished sync covered */
+		bool running;
+		int waiters;
+	} dsync[VOL_LOCKS];
+	_Atomic uint64_t dirsyncs; /* directory fsyncs issued */
 };
 
 struct vol_export {

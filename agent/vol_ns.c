@@ -82,6 +82,70 @@ int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 	return rc;
 }
 
+/* ---------- stable names ---------- */
+
+/* NFSv3 wants a namespace change stable before its reply (knfsd's
+ * commit_metadata): the directory it changed is fsync'ed, and a new file or
+ * directory itself (its inode got attributes after it was made). Concurrent
+ * changes of one directory share one fsync (group commit): a change
+ * registers a ticket once it is made; a sync covers every ticket registered
+ * before it started, so a request waits for the sync in flight only to run
+ * (or join) the next one. A stripe busy with another directory is not
+ * waited for: that request syncs on its own. */
+static const struct vol_cred vol_as_root = {0, 0, 0, {0}};
+
+static int vol_fsync_obj(struct vol_obj *o)
+{
+	bool owned = false;
+	int fd = vol_iofd(o, &vol_as_root, false, &owned), rc;
+
+	if (fd < 0)
+		return fd;
+	rc = fsync(fd) == 0 ? 0 : -errno;
+	if (owned)
+		close(fd);
+	return rc;
+}
+
+static int vol_dirsync(struct vol_obj *dir)
+{
+	struct vol_dsync *d = &dir->exp->acct->dsync[dir->st.st_ino % VOL_LOCKS];
+	uint64_t my, target;
+	int rc = 0;
+
+	pthread_mutex_lock(&d->mu);
+	if (d->ino != (uint64_t)dir->st.st_ino) {
+		if (d->running || d->waiters) {
+			pthread_mutex_unlock(&d->mu);
+			atomic_fetch_add_explicit(&dir->exp->acct->dirsyncs, 1, memory_order_relaxed);
+			return vol_fsync_obj(dir);
+		}
+		d->ino = (uint64_t)dir->st.st_ino;
+		d->ticket = d->done = 0;
+	}
+	my = ++d->ticket;
+	d->waiters++;
+	while (d->done < my && rc == 0) {
+		if (d->running) {
+			pthread_cond_wait(&d->cv, &d->mu);
+			continue;
+		}
+		d->running = true;
+		target = d->ticket;
+		pthread_mutex_unlock(&d->mu);
+		atomic_fetch_add_explicit(&dir->exp->acct->dirsyncs, 1, memory_order_relaxed);
+		rc = vol_fsync_obj(dir);
+		pthread_mutex_lock(&d->mu);
+		d->running = false;
+		if (rc == 0 && target > d->done)
+			d->done = target;
+		pthread_cond_broadcast(&d->cv);
+	}
+	d->waiters--;
+	pthread_mutex_unlock(&d->mu);
+	return rc;
+}
+
 /* A new object nm in dir is this volume's: give it the containment mark, or
  * undo the creation (an object without its mark could never be resolved). */
 static int vol_mark_new(struct vol_obj *dir, const char *nm, bool isdir)
@@ -177,6 +241,8 @@ out:
 	vol_unbecome(cred);
 	if (!created) /* the name was there already, or is gone again */
 		vol_adjust(dir->exp, -(int64_t)VOL_NAME_COST);
+	else if (rc == 0 && (rc = fsync(fd) == 0 ? 0 : -errno) == 0)
+		rc = vol_dirsync(dir);
 	if (fd >= 0)
 		close(fd);
 	if (rc)
@@ -242,6 +308,10 @@ static int vol_make(struct vol_obj *dir, const struct vol_cred *cred, const char
 	vol_unbecome(cred);
 	if (!made)
 		vol_adjust(dir->exp, -(int64_t)VOL_NAME_COST);
+	else if (rc == 0 && (mk->type != S_IFDIR || (rc = vol_fsync_obj(out)) == 0))
+		rc = vol_dirsync(dir); /* a FIFO, socket or symlink cannot be opened to sync */
+	if (rc)
+		vol_obj_cleanup(out);
 	return rc;
 }
 
@@ -327,6 +397,8 @@ static int vol_unlink_common(struct vol_obj *dir, const struct vol_cred *cred, c
 	vol_unbecome(cred);
 	if (rc == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && dir->exp->store->tier)
 		dir->exp->store->tier->unlinked(dir->exp->store->tier_arg, dir->exp->cfg.fsid, &st);
+	if (rc == 0)
+		rc = vol_dirsync(dir);
 	return rc;
 }
 
@@ -375,6 +447,10 @@ int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_
 	vol_unbecome(cred);
 	if (gone && tdir->exp->store->tier)
 		tdir->exp->store->tier->unlinked(tdir->exp->store->tier_arg, tdir->exp->cfg.fsid, &st);
+	if (rc == 0)
+		rc = vol_dirsync(tdir);
+	if (rc == 0 && fdir->st.st_ino != tdir->st.st_ino)
+		rc = vol_dirsync(fdir);
 	return rc;
 }
 
@@ -404,10 +480,14 @@ int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t 
 	if (linkat(dir->exp->store->procfd, num, dir->fd, nm, AT_SYMLINK_FOLLOW) != 0)
 		rc = -errno;
 	vol_unbecome(cred);
-	if (rc == 0)
-		vol_refresh(obj);
-	else
+	if (rc != 0) {
 		vol_adjust(dir->exp, -(int64_t)VOL_NAME_COST);
+		return rc;
+	}
+	vol_refresh(obj);
+	/* the new name, and the file's link count */
+	if ((rc = vol_dirsync(dir)) == 0 && S_ISREG(obj->st.st_mode))
+		rc = vol_fsync_obj(obj);
 	return rc;
 }
 

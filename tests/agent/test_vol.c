@@ -8,6 +8,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -469,6 +470,79 @@ START_TEST(test_qos_charge_capped)
 }
 END_TEST
 
+/* Issue 15 item 10: every namespace change syncs its directory before it
+ * returns, and concurrent changes of one directory share syncs (group
+ * commit) without losing any. (tests/agent/test_nfs_durable shows the
+ * changes survive a crash.) */
+struct dsync_arg {
+	struct vol_obj *dir;
+	int id, failed;
+};
+
+static void *dsync_worker(void *p)
+{
+	struct dsync_arg *a = p;
+	struct vol_obj o;
+	char n[32];
+	int i;
+
+	for (i = 0; i < 25; i++) {
+		snprintf(n, sizeof(n), "t%d-%d", a->id, i);
+		if (vol_create(a->dir, &root, n, strlen(n), true, NULL, NULL, &o) != 0)
+			a->failed++;
+		else
+			vol_obj_cleanup(&o);
+	}
+	return NULL;
+}
+
+START_TEST(test_namespace_synced)
+{
+	struct vol_obj r = root_of(0), d, o;
+	struct vol_stats a, b;
+	struct dsync_arg args[8];
+	pthread_t th[8];
+	int i;
+
+	cfg[0].capacity = 1ull << 30;
+	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
+	vol_obj_cleanup(&r);
+	r = root_of(0);
+	vol_store_stats(S, "vol0", &a);
+	ck_assert_int_eq(vol_mkdir(&r, &root, "d", 1, NULL, &d), 0);
+	vol_store_stats(S, "vol0", &b);
+	ck_assert_uint_eq(b.dirsyncs, a.dirsyncs + 1);
+	ck_assert_int_eq(vol_create(&d, &root, "f", 1, true, NULL, NULL, &o), 0);
+	ck_assert_int_eq(vol_link(&o, &d, "g", 1, &root), 0);
+	vol_obj_cleanup(&o);
+	ck_assert_int_eq(vol_rename(&d, "g", 1, &r, "h", 1, &root), 0); /* two directories */
+	ck_assert_int_eq(vol_remove(&r, &root, "h", 1), 0);
+	ck_assert_int_eq(vol_symlink(&d, &root, "s", 1, "t", 1, NULL, &o), 0);
+	vol_obj_cleanup(&o);
+	vol_store_stats(S, "vol0", &a);
+	ck_assert_uint_eq(a.dirsyncs, b.dirsyncs + 6);
+	ck_assert_int_eq(vol_create(&d, &root, "f", 1, false, NULL, NULL, &o), 0); /* there already: no change */
+	vol_obj_cleanup(&o);
+	vol_store_stats(S, "vol0", &b);
+	ck_assert_uint_eq(b.dirsyncs, a.dirsyncs);
+	for (i = 0; i < 8; i++) {
+		args[i] = (struct dsync_arg){.dir = &d, .id = i};
+		ck_assert_int_eq(pthread_create(&th[i], NULL, dsync_worker, &args[i]), 0);
+	}
+	for (i = 0; i < 8; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_int_eq(args[i].failed, 0);
+	}
+	vol_store_stats(S, "vol0", &a);
+	ck_assert_uint_ge(a.dirsyncs - b.dirsyncs, 1);
+	ck_assert_uint_le(a.dirsyncs - b.dirsyncs, 200);
+	fprintf(stderr, "# 200 concurrent creates in one directory: %llu directory syncs\n",
+		(unsigned long long)(a.dirsyncs - b.dirsyncs));
+	vol_obj_cleanup(&d);
+	vol_obj_cleanup(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vol");
@@ -491,6 +565,7 @@ int main(void)
 	tcase_add_test(tc, test_handle_containment);
 	tcase_add_test(tc, test_root_of_other_volume);
 	tcase_add_test(tc, test_qos_charge_capped);
+	tcase_add_test(tc, test_namespace_synced);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
