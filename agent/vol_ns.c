@@ -1,7 +1,8 @@
 /* vol_ns: names in the volume store: LOOKUP, CREATE (EXCLUSIVE verifier in
  * the times), MKDIR, SYMLINK, MKNOD (FIFOs and sockets), REMOVE, RMDIR,
- * RENAME, LINK, READDIR. Every name
- * is a single component resolved relative to a directory descriptor, never
+ * RENAME, LINK, READDIR; each change is charged its name against capacity,
+ * marked for containment and made stable before it returns. Every name is a
+ * single component resolved relative to a directory descriptor, never
  * followed through a symlink. See vol.h for the contract. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -52,8 +53,6 @@ static int vol_lookup_nocred(struct vol_obj *dir, const char *nm, struct vol_obj
 
 	if (!S_ISDIR(dir->st.st_mode))
 		return -ENOTDIR;
-	if (!strcmp(nm, "..") && vol_is_root(dir))
-		nm = ".";
 	fd = openat(dir->fd, nm, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -157,7 +156,6 @@ static int vol_mark_new(struct vol_obj *dir, const char *nm, bool isdir)
 	unlinkat(dir->fd, nm, isdir ? AT_REMOVEDIR : 0);
 	return rc;
 }
-
 
 static void vol_put_verf(const uint8_t *v, struct timespec ts[2])
 {
