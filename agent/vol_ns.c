@@ -157,6 +157,24 @@ static int vol_mark_new(struct vol_obj *dir, const char *nm, bool isdir)
 	return rc;
 }
 
+/* Before a name is made in dir: check it into nm and charge it
+ * VOL_NAME_COST of capacity (-EDQUOT when it would not fit: refused before
+ * anything changes; the caller gives it back if no name is made). */
+static int vol_new_name(struct vol_obj *dir, const char *name, size_t nlen, char *nm, struct vol_obj *out)
+{
+	int rc;
+
+	out->fd = -1;
+	out->exp = NULL;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	if (!strcmp(nm, ".") || !strcmp(nm, ".."))
+		return -EEXIST;
+	return vol_reserve(dir->exp, VOL_NAME_COST);
+}
+
 static void vol_put_verf(const uint8_t *v, struct timespec ts[2])
 {
 	uint32_t a = (uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 | (uint32_t)v[2] << 8 | v[3];
@@ -180,16 +198,8 @@ int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 	struct timespec ts[2];
 	bool created;
 
-	out->fd = -1;
-	out->exp = NULL;
-	if (!S_ISDIR(dir->st.st_mode))
-		return -ENOTDIR;
-	if ((rc = vol_name(name, nlen, nm)) != 0)
+	if ((rc = vol_new_name(dir, name, nlen, nm, out)) != 0)
 		return rc;
-	if (!strcmp(nm, ".") || !strcmp(nm, ".."))
-		return -EEXIST;
-	if ((rc = vol_reserve(dir->exp, VOL_NAME_COST)) != 0)
-		return rc; /* a new name would not fit: refused before anything changes */
 	vol_become(cred);
 	/* Exclusive first, so we know whether this call made the file. */
 	fd = openat(dir->fd, nm, flags | O_EXCL, excl_verf ? 0600 : mode);
@@ -268,10 +278,10 @@ struct vol_mk {
 	const char *target;        /* S_IFLNK */
 };
 
-/* The name costs VOL_NAME_COST of capacity, charged first (-EDQUOT when the
- * volume is full, before anything changes); the object is made as the
+/* The name is charged first (vol_new_name); the object is made as the
  * caller, marked, looked up and given the attributes asked for (the mode
- * again, as mkdirat/mknodat applied the umask; a symlink takes none). */
+ * again, as mkdirat/mknodat applied the umask; a symlink takes none), then
+ * made stable. */
 static int vol_make(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
 		    const struct vol_mk *mk, const struct vol_sattr *sa, struct vol_obj *out)
 {
@@ -279,15 +289,7 @@ static int vol_make(struct vol_obj *dir, const struct vol_cred *cred, const char
 	bool made = false;
 	int rc;
 
-	out->fd = -1;
-	out->exp = NULL;
-	if (!S_ISDIR(dir->st.st_mode))
-		return -ENOTDIR;
-	if ((rc = vol_name(name, nlen, nm)) != 0)
-		return rc;
-	if (!strcmp(nm, ".") || !strcmp(nm, ".."))
-		return -EEXIST;
-	if ((rc = vol_reserve(dir->exp, VOL_NAME_COST)) != 0)
+	if ((rc = vol_new_name(dir, name, nlen, nm, out)) != 0)
 		return rc;
 	vol_become(cred);
 	if (mk->type == S_IFDIR)
