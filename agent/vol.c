@@ -186,7 +186,7 @@ static int vol_parse_clients(const char *list, struct vol_net *nets, size_t *n)
  * files (a hard-linked one counts size/nlink per name) plus VOL_NAME_COST
  * per name, staying on one file system and never following symlinks. stamp: give every object
  * without a containment mark e's mark (a volume made before marks). */
-static uint64_t vol_scan(const struct vol_export *e, int dirfd, int depth, bool stamp)
+static uint64_t vol_scan(const struct vol_export *e, int dirfd, int depth, bool stamp, uint64_t *names)
 {
 	DIR *d = fdopendir(dirfd);
 	struct dirent *de;
@@ -207,12 +207,13 @@ static uint64_t vol_scan(const struct vol_export *e, int dirfd, int depth, bool 
 		if (stamp && vol_mark_get(e->store, dirfd, de->d_name, &m) == -ENODATA)
 			vol_mark_set(e->store, dirfd, de->d_name, e->cfg.fsid);
 		sum += VOL_NAME_COST;
+		(*names)++;
 		if (S_ISREG(st.st_mode)) {
 			sum += (uint64_t)st.st_size / (st.st_nlink ? st.st_nlink : 1);
 		} else if (S_ISDIR(st.st_mode) && depth < 512) {
 			sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub >= 0)
-				sum += vol_scan(e, sub, depth + 1, stamp);
+				sum += vol_scan(e, sub, depth + 1, stamp, names);
 		}
 	}
 	closedir(d);
@@ -267,6 +268,7 @@ static struct vol_acct *vol_acct_new(struct vol_store *s, const struct vol_expor
 		pthread_cond_init(&a->dsync[i].cv, NULL);
 	}
 	atomic_init(&a->used, 0);
+	atomic_init(&a->names, 0);
 	return a;
 }
 
@@ -319,10 +321,12 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 	}
 	if (fresh || stamp) {
 		int dfd = openat(e->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		uint64_t used = dfd >= 0 ? vol_scan(e, dfd, 0, stamp) : 0;
+		uint64_t names = 0, used = dfd >= 0 ? vol_scan(e, dfd, 0, stamp, &names) : 0;
 
-		if (fresh)
+		if (fresh) {
 			atomic_store(&e->acct->used, used);
+			atomic_store(&e->acct->names, names);
+		}
 		if (stamp && (rc = vol_mark_set(s, e->root_fd, NULL, cfg->fsid)) != 0)
 			goto out;
 	}
@@ -465,6 +469,7 @@ int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out)
 			out->lat_us_hist[k] = atomic_load(&a->lat[k]);
 		out->used = atomic_load(&a->used);
 		out->dirsyncs = atomic_load(&a->dirsyncs);
+		out->names = atomic_load(&a->names);
 		out->capacity = set->e[i]->cfg.capacity;
 		qos_vol_stats(a->qos, qos_now(s->qos), &out->qos);
 		rc = 0;

@@ -128,7 +128,8 @@ struct vol_stats {
 	uint64_t bytes[VOL_NOPS];
 	uint64_t errors[VOL_NOPS];
 	uint64_t lat_us_hist[VOL_LAT_BUCKETS];
-	uint64_t used;
+	uint64_t used;            /* file data + VOL_NAME_COST per name */
+	uint64_t names;           /* names (their VOL_NAME_COST is part of used) */
 	uint64_t capacity;
 	uint64_t dirsyncs;        /* directory fsyncs that made namespace changes stable */
 	struct qos_stats qos;

@@ -27,6 +27,7 @@ struct vol_acct {
 	atomic_int refs;
 	char id[128];
 	_Atomic uint64_t used;
+	_Atomic uint64_t names;    /* names charged VOL_NAME_COST each (part of used) */
 	_Atomic uint64_t ops[VOL_NOPS], bytes[VOL_NOPS], errors[VOL_NOPS];
 	_Atomic uint64_t lat[VOL_LAT_BUCKETS];
 	/* Size-changing operations on one inode are serialized so growth is
@@ -142,6 +143,9 @@ pthread_mutex_t *vol_lock_of(struct vol_obj *obj);
 /* Reserve growth bytes of capacity (lock-free, exact): 0 or -EDQUOT. */
 int vol_reserve(struct vol_export *e, uint64_t growth);
 void vol_adjust(struct vol_export *e, int64_t delta);
+/* A new name: charge VOL_NAME_COST (0 or -EDQUOT); a name gone: give it back. */
+int vol_name_charge(struct vol_export *e);
+void vol_name_refund(struct vol_export *e);
 /* vol_setattr as the current fs identity. */
 int vol_setattr_nocred(struct vol_obj *obj, const struct vol_sattr *sa);
 

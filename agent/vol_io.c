@@ -61,6 +61,24 @@ void vol_adjust(struct vol_export *e, int64_t delta)
 	}
 }
 
+int vol_name_charge(struct vol_export *e)
+{
+	int rc = vol_reserve(e, VOL_NAME_COST);
+
+	if (rc == 0)
+		atomic_fetch_add(&e->acct->names, 1);
+	return rc;
+}
+
+void vol_name_refund(struct vol_export *e)
+{
+	uint64_t cur = atomic_load(&e->acct->names);
+
+	while (cur && !atomic_compare_exchange_weak(&e->acct->names, &cur, cur - 1))
+		;
+	vol_adjust(e, -(int64_t)VOL_NAME_COST);
+}
+
 /* Truncate under the inode lock, charging or refunding capacity. */
 static int vol_truncate(struct vol_obj *obj, uint64_t size)
 {

@@ -172,7 +172,7 @@ static int vol_new_name(struct vol_obj *dir, const char *name, size_t nlen, char
 		return rc;
 	if (!strcmp(nm, ".") || !strcmp(nm, ".."))
 		return -EEXIST;
-	return vol_reserve(dir->exp, VOL_NAME_COST);
+	return vol_name_charge(dir->exp);
 }
 
 static void vol_put_verf(const uint8_t *v, struct timespec ts[2])
@@ -248,7 +248,7 @@ int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 out:
 	vol_unbecome(cred);
 	if (!created) /* the name was there already, or is gone again */
-		vol_adjust(dir->exp, -(int64_t)VOL_NAME_COST);
+		vol_name_refund(dir->exp);
 	else if (rc == 0 && (rc = fsync(fd) == 0 ? 0 : -errno) == 0)
 		rc = vol_dirsync(dir);
 	if (fd >= 0)
@@ -307,7 +307,7 @@ static int vol_make(struct vol_obj *dir, const struct vol_cred *cred, const char
 	}
 	vol_unbecome(cred);
 	if (!made)
-		vol_adjust(dir->exp, -(int64_t)VOL_NAME_COST);
+		vol_name_refund(dir->exp);
 	else if (rc == 0 && (mk->type != S_IFDIR || (rc = vol_fsync_obj(out)) == 0))
 		rc = vol_dirsync(dir); /* a FIFO, socket or symlink cannot be opened to sync */
 	if (rc)
@@ -388,11 +388,13 @@ static int vol_unlink_common(struct vol_obj *dir, const struct vol_cred *cred, c
 	} else {
 		/* Let the open-file cache release the object with its name. */
 		vol_drop_name(dir, nm, dir->exp->store);
-		if (unlinkat(dir->fd, nm, isdir ? AT_REMOVEDIR : 0) != 0)
+		if (unlinkat(dir->fd, nm, isdir ? AT_REMOVEDIR : 0) != 0) {
 			rc = -errno;
-		else
-			vol_adjust(dir->exp, -(int64_t)(VOL_NAME_COST + (S_ISREG(st.st_mode) && st.st_nlink == 1
-									 ? (uint64_t)st.st_size : 0)));
+		} else {
+			vol_name_refund(dir->exp);
+			if (S_ISREG(st.st_mode) && st.st_nlink == 1)
+				vol_adjust(dir->exp, -(int64_t)st.st_size);
+		}
 	}
 	vol_unbecome(cred);
 	if (rc == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && dir->exp->store->tier)
@@ -441,7 +443,9 @@ int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_
 		 * source and target were the same file (then nothing moved). */
 		if (fstatat(tdir->fd, t, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_ino != st.st_ino) {
 			gone = S_ISREG(st.st_mode) && st.st_nlink == 1;
-			vol_adjust(tdir->exp, -(int64_t)(VOL_NAME_COST + (gone ? (uint64_t)st.st_size : 0)));
+			vol_name_refund(tdir->exp);
+			if (gone)
+				vol_adjust(tdir->exp, -(int64_t)st.st_size);
 		}
 	}
 	vol_unbecome(cred);
@@ -468,7 +472,7 @@ int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t 
 		return -EISDIR;
 	if ((rc = vol_name(name, nlen, nm)) != 0)
 		return rc;
-	if ((rc = vol_reserve(dir->exp, VOL_NAME_COST)) != 0)
+	if ((rc = vol_name_charge(dir->exp)) != 0)
 		return rc;
 	/* linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH, which the
 	 * switched fsuid drops (every caller but root would get ENOENT): name
@@ -481,7 +485,7 @@ int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t 
 		rc = -errno;
 	vol_unbecome(cred);
 	if (rc != 0) {
-		vol_adjust(dir->exp, -(int64_t)VOL_NAME_COST);
+		vol_name_refund(dir->exp);
 		return rc;
 	}
 	vol_refresh(obj);

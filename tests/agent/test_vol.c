@@ -309,6 +309,7 @@ START_TEST(test_capacity_metadata)
 	vol_obj_cleanup(&o);
 	ck_assert_int_eq(vol_store_stats(S, "vol1", &st), 0);
 	ck_assert_uint_eq(st.used, 4 * VOL_NAME_COST);
+	ck_assert_uint_eq(st.names, 4);
 	ck_assert_int_eq(vol_fsstat(&r, &fs), 0);
 	ck_assert_uint_eq(fs.ffiles, 12);
 	ck_assert_uint_eq(fs.afiles, 12);
@@ -347,6 +348,7 @@ START_TEST(test_capacity_metadata)
 	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
 	ck_assert_int_eq(vol_store_stats(S, "vol1", &st), 0);
 	ck_assert_uint_eq(st.used, 12 * VOL_NAME_COST);
+	ck_assert_uint_eq(st.names, 12);
 }
 END_TEST
 
