@@ -426,9 +426,10 @@ int vol_fh_open(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_o
 	if ((rc = vol_obj_adopt(e, fd, out)) != 0)
 		goto out;
 	/* Containment: the MAC says who minted the handle, not where its
-	 * kernel handle points; the object must carry this export's mark. */
-	if (vol_gone(out) || (out->exp->marks && (vol_mark_get(s, out->fd, NULL, &mark) != 0 ||
-						  mark != out->exp->cfg.fsid))) {
+	 * kernel handle points; the object must carry this export's mark (a
+	 * directory's read as "." below it: no /proc walk). */
+	if (vol_gone(out) || (out->exp->marks && (vol_mark_get(s, out->fd, S_ISDIR(out->st.st_mode) ? "." : NULL,
+							       &mark) != 0 || mark != out->exp->cfg.fsid))) {
 		vol_obj_cleanup(out);
 		rc = -ESTALE;
 		goto out;
