@@ -1,6 +1,13 @@
 /* agent_ctl: the agent's calls to aquiferd (libcurl): join once, then a
  * status report every report_ms. The reporter runs on its own thread and
- * keeps trying while aquiferd is away; the data path never waits for it. */
+ * keeps trying while aquiferd is away; the data path never waits for it.
+ *
+ * A join starts a new incarnation of the node: aquiferd's generations start
+ * over, so the intent.json of an earlier one (same name, deleted since) is
+ * removed before the credentials are written; its generation would outrank
+ * every push. The node token has a bounded lifetime: a report's answer
+ * carries its successor once half of it has passed, which is kept in
+ * credentials.json (atomically) before it is used. */
 #include "agent/agent_internal.h"
 
 #include <curl/curl.h>
@@ -128,18 +135,24 @@ int agent_join(struct agent *a, aq_msg *msg)
 		rc = code < 0 ? (int)code : code == 401 || code == 403 ? AQ_EUNAUTH : AQ_EIO;
 		goto out;
 	}
-	creds = json_pack("{s:s,s:s,s:s,s:s,s:s}", "node", a->cfg.node, "location", a->cfg.location,
-			  "nodeToken", api_json_str(reply, "nodeToken", ""), "pushSecret",
+	creds = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "node", a->cfg.node, "location", a->cfg.location,
+			  "nodeToken", api_json_str(reply, "nodeToken", ""), "nodeTokenExpireTime",
+			  api_json_str(reply, "nodeTokenExpireTime", ""), "pushSecret",
 			  api_json_str(reply, "pushSecret", ""), "handleKey", api_json_str(reply, "handleKey", ""));
 	if (!creds || !*api_json_str(creds, "pushSecret", "") || strlen(api_json_str(creds, "handleKey", "")) != 64) {
 		rc = aq_fail(msg, AQ_EIO, "join answer lacks credentials");
 		goto out;
 	}
-	/* the certificate first: credentials.json is what says "joined" */
-	if ((key && (rc = agent_tls_store(a, key, reply, msg)) != AQ_OK) ||
+	/* the old intent, then the certificate: credentials.json is what says
+	 * "joined", and a joined node serves only what this incarnation pushes */
+	if ((rc = agent_state_remove(a->cfg.state_dir, "intent.json", msg)) != AQ_OK ||
+	    (key && (rc = agent_tls_store(a, key, reply, msg)) != AQ_OK) ||
 	    (rc = agent_state_write(a->cfg.state_dir, "credentials.json", creds, msg)) != AQ_OK)
 		goto out;
 	pthread_mutex_lock(&a->lock);
+	json_decref(a->intent);
+	a->intent = NULL;
+	a->applied = 0;
 	snprintf(a->node_token, sizeof(a->node_token), "%s", api_json_str(creds, "nodeToken", ""));
 	snprintf(a->push_secret, sizeof(a->push_secret), "%s", api_json_str(creds, "pushSecret", ""));
 	snprintf(a->handle_key, sizeof(a->handle_key), "%s", api_json_str(creds, "handleKey", ""));
@@ -151,6 +164,30 @@ out:
 	free(csr);
 	tls_key_free(key);
 	return rc;
+}
+
+/* A report's answer renewed the node token: keep it, then use it. */
+static void renew_token(struct agent *a, const json_t *reply)
+{
+	const char *tok = api_json_str(reply, "nodeToken", "");
+	json_t *creds = NULL;
+	aq_msg msg = { "" };
+
+	if (!*tok || strlen(tok) >= sizeof(a->node_token))
+		return;
+	if (agent_state_read(a->cfg.state_dir, "credentials.json", &creds, &msg) != AQ_OK ||
+	    json_object_set_new(creds, "nodeToken", json_string(tok)) != 0 ||
+	    json_object_set_new(creds, "nodeTokenExpireTime", json_string(api_json_str(reply, "nodeTokenExpireTime", ""))) != 0 ||
+	    agent_state_write(a->cfg.state_dir, "credentials.json", creds, &msg) != AQ_OK) {
+		fprintf(stderr, "aquifer-agent: cannot keep the renewed node token (%s); keeping the old one\n", msg.text);
+		json_decref(creds);
+		return;
+	}
+	json_decref(creds);
+	pthread_mutex_lock(&a->lock);
+	snprintf(a->node_token, sizeof(a->node_token), "%s", tok);
+	pthread_mutex_unlock(&a->lock);
+	fprintf(stderr, "aquifer-agent: node token renewed (valid until %s)\n", api_json_str(reply, "nodeTokenExpireTime", "?"));
 }
 
 static void *reporter(void *arg)
@@ -170,6 +207,7 @@ static void *reporter(void *arg)
 		pthread_mutex_unlock(&a->lock);
 		code = st ? ctl_post(a, conn, "/v1/agent/status", token, st, &reply, &msg) : AQ_ENOMEM;
 		if (code == 200) {
+			renew_token(a, reply);
 			pthread_mutex_lock(&a->lock);
 			a->reports_ok++;
 			pthread_mutex_unlock(&a->lock);

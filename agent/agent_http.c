@@ -4,9 +4,14 @@
  *   GET /healthz     liveness, no credentials
  *   GET /metrics     Prometheus text, no credentials
  *   GET /v1/tier/scan[?volume=FSID]  cold tier consistency scan (push secret)
- * Thread per connection: the only callers are aquiferd and scrapers, and the
- * intent handler does disk I/O, which must not run on a thread multiplexing
- * sockets.
+ * One MHD thread multiplexes the sockets (epoll). It decides from a request's
+ * head alone, before any body is read: the route, aquiferd's credentials
+ * (push secret, and under TLS its client certificate), whether a body may
+ * come and its size; anything refused there is answered at once and the
+ * connection closed, so nobody without the secret gets a byte of body
+ * buffered. Accepted requests are suspended and run by a small worker pool
+ * (the intent handler does disk I/O and waits for the agent's lock).
+ * Connection limits and timeouts: tls.h (struct tls_listen_limits).
  */
 #include "agent/agent_internal.h"
 
@@ -24,12 +29,29 @@
 #include "tls/tls.h"
 
 #define AGENT_BODY_MAX (16u << 20)
+/* Threads that run the handlers (the socket thread never does). */
+#define AH_WORKERS 4
+/* libmicrohttpd's memory per connection (request head, answer headers):
+ * aquiferd's requests have small heads, bodies go through ah_req. */
+#define AH_CONN_POOL (16 * 1024)
+
+enum { AH_NEW = 0, AH_BODY, AH_QUEUED, AH_DONE };
+
+struct ah_route;
 
 struct ah_req {
+	struct MHD_Connection *conn;
+	const struct ah_route *route;
+	int state;
 	char *body;
 	size_t len;
 	bool too_big;
 	const char *volume;      /* ?volume= (borrowed from the connection) */
+	/* the answer */
+	int status;
+	char *text;
+	const char *ctype;
+	struct ah_req *next;     /* work queue link */
 };
 
 typedef int (*ah_handler)(struct agent *a, struct ah_req *r, int *status, char **text,
@@ -61,7 +83,8 @@ static uint64_t vol_stats_errors(const struct vol_stats *st)
 }
 
 /* Per-volume figures of a status report. Counters are cumulative since the
- * export appeared on this node; aquiferd turns them into per-interval deltas
+ * export appeared on this node, countersAgeMs ago (so aquiferd counts the
+ * first report of a new export from zero); aquiferd turns them into per-interval deltas
  * (srv_series.c). latUsHist[i] counts operations with latency < 2^i us (and
  * >= 2^(i-1) us); coldBytes live only in the cold store, hotBytes are the
  * rest of the file data (tier.h): usedBytes less the 4 KiB charged per name
@@ -88,8 +111,10 @@ static json_t *status_volume(struct agent *a, const json_t *v, const struct vol_
 			(json_int_t)(live ? st->ops[NFS3_WRITE] : 0), "hotBytes",
 			(json_int_t)(live ? data - cold : 0), "coldBytes", (json_int_t)cold, "errors", (json_int_t)(live ? vol_stats_errors(st) : 0),
 			"throughputLimitMibps", api_json_double(v, "throughputMibps", 0), "latUsHist", hist);
-	if (doc && live) /* time requests waited for QoS tokens */
+	if (doc && live) { /* time requests waited for QoS tokens; how old the counters are */
 		json_object_set_new(doc, "throttledUs", json_integer((json_int_t)(st->qos.throttled_ns / 1000)));
+		json_object_set_new(doc, "countersAgeMs", json_integer((json_int_t)st->age_ms));
+	}
 	if (doc) {
 		json_object_set_new(doc, "coldReadBytes", json_integer((json_int_t)ts.cold_read_bytes));
 		json_object_set_new(doc, "coldWriteBytes", json_integer((json_int_t)ts.cold_write_bytes));
@@ -111,10 +136,11 @@ json_t *agent_status_doc(struct agent *a)
 
 		json_array_append_new(vols, status_volume(a, v, &st, live));
 	}
-	doc = json_pack("{s:s,s:s,s:I,s:o,s:s,s:s,s:I,s:o}", "node", a->cfg.node, "location", a->cfg.location,
+	/* tokenRenewal: this agent keeps the node token a report's answer renews */
+	doc = json_pack("{s:s,s:s,s:I,s:o,s:s,s:s,s:I,s:o,s:b}", "node", a->cfg.node, "location", a->cfg.location,
 			"appliedGeneration", (json_int_t)a->applied, "volumes", vols, "agentVersion", AQ_VERSION,
 			"lastError", a->last_error, "reportsDelivered", (json_int_t)a->reports_ok, "failed",
-			a->failed ? json_deep_copy(a->failed) : json_array());
+			a->failed ? json_deep_copy(a->failed) : json_array(), "tokenRenewal", 1);
 	pthread_mutex_unlock(&a->lock);
 	return doc;
 }
@@ -384,30 +410,133 @@ static int h_metrics(struct agent *a, struct ah_req *r, int *status, char **text
 	return AQ_OK;
 }
 
-static const struct {
+/* The routes. auth: aquiferd's push secret (and under TLS its client
+ * certificate), checked from the request's head; body: the route takes one. */
+static const struct ah_route {
 	const char *method, *path;
 	ah_handler handler;
-	bool auth;
+	bool auth, body;
 } ah_routes[] = {
-	{ "GET", "/healthz", h_healthz, false },
-	{ "GET", "/metrics", h_metrics, false },
-	{ "GET", "/v1/status", h_status, true },
-	{ "GET", "/v1/tier/scan", h_tier_scan, true },
-	{ "PUT", "/v1/intent", h_intent, true },
+	{ .method = "GET", .path = "/healthz", .handler = h_healthz },
+	{ .method = "GET", .path = "/metrics", .handler = h_metrics },
+	{ .method = "GET", .path = "/v1/status", .handler = h_status, .auth = true },
+	{ .method = "GET", .path = "/v1/tier/scan", .handler = h_tier_scan, .auth = true },
+	{ .method = "PUT", .path = "/v1/intent", .handler = h_intent, .auth = true, .body = true },
 };
 
-/* Bearer <push secret>, compared in constant time. */
-static bool ah_authorized(struct agent *a, struct MHD_Connection *conn)
-{
-	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
-	char want[128];
-	bool ok;
+/* The API's server: the MHD daemon and its worker pool. */
+struct agent_http {
+	struct MHD_Daemon *mhd;
+	char want[128];              /* "Bearer <push secret>", fixed before the API serves */
+	pthread_mutex_t qlock;
+	pthread_cond_t qcond;
+	struct ah_req *qhead, *qtail;
+	bool stopping;
+	pthread_t workers[AH_WORKERS];
+	int nworkers;
+};
 
-	pthread_mutex_lock(&a->lock);
-	snprintf(want, sizeof(want), "Bearer %s", a->push_secret);
-	ok = a->push_secret[0] && h && strlen(h) == strlen(want) && CRYPTO_memcmp(h, want, strlen(want)) == 0;
-	pthread_mutex_unlock(&a->lock);
-	return ok;
+/* The push secret, compared in constant time. It is set before the API
+ * starts (credentials at start, or the join) and never changes while it
+ * serves, so the socket thread compares with its own copy instead of
+ * waiting for the agent's lock, which an intent being applied holds. */
+static bool ah_authorized(const struct agent_http *h, struct MHD_Connection *conn)
+{
+	const char *got = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+	size_t n = strlen(h->want);
+
+	return n > 7 && got && strlen(got) == n && CRYPTO_memcmp(got, h->want, n) == 0;
+}
+
+/* Queue r's answer (taking its text); hang_up when the head announced a body
+ * that was not read, so that it is not taken for the next request. */
+static enum MHD_Result ah_send(struct MHD_Connection *conn, struct ah_req *r, bool hang_up)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	if (!r->text)
+		ah_error(AQ_EINTERNAL, "no answer", &r->status, &r->text, &r->ctype);
+	resp = MHD_create_response_from_buffer(r->text ? strlen(r->text) : 0, r->text, MHD_RESPMEM_MUST_FREE);
+	if (!resp)
+		return MHD_NO;
+	r->text = NULL;
+	MHD_add_response_header(resp, "Content-Type", r->ctype);
+	if (hang_up)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	ret = MHD_queue_response(conn, (unsigned)r->status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* Everything the head decides, before any body is read: the route, the
+ * credentials of a route that needs them, whether a body may come and how
+ * large. false with the refusal in r. */
+static bool ah_check_head(struct agent *a, struct ah_req *r, struct MHD_Connection *conn, const char *url,
+			  const char *method, unsigned long long body_len)
+{
+	bool path_known = false;
+
+	for (size_t i = 0; i < sizeof(ah_routes) / sizeof(ah_routes[0]); i++) {
+		if (strcmp(ah_routes[i].path, url) != 0)
+			continue;
+		path_known = true;
+		if (strcmp(ah_routes[i].method, method) == 0)
+			r->route = &ah_routes[i];
+	}
+	if (!r->route)
+		ah_error(path_known ? AQ_ENOMETHOD : AQ_ENOENT, path_known ? "method not allowed" : "no such path",
+			 &r->status, &r->text, &r->ctype);
+	else if (r->route->auth && !agent_tls_peer_ok(a, conn, url))
+		ah_error(AQ_EUNAUTH, "a client certificate of aquiferd from the cluster CA is required", &r->status,
+			 &r->text, &r->ctype);
+	else if (r->route->auth && !ah_authorized(a->http, conn))
+		ah_error(AQ_EUNAUTH, "credentials from aquiferd are required", &r->status, &r->text, &r->ctype);
+	else if (body_len > 0 && !r->route->body)
+		ah_error(AQ_EINVAL, "this method takes no request body", &r->status, &r->text, &r->ctype);
+	else if (body_len > AGENT_BODY_MAX)
+		ah_error(AQ_ETOOBIG, "intent larger than 16 MiB", &r->status, &r->text, &r->ctype);
+	return r->text == NULL;
+}
+
+static void ah_enqueue(struct agent_http *h, struct ah_req *r)
+{
+	pthread_mutex_lock(&h->qlock);
+	r->next = NULL;
+	if (h->qtail)
+		h->qtail->next = r;
+	else
+		h->qhead = r;
+	h->qtail = r;
+	pthread_cond_signal(&h->qcond);
+	pthread_mutex_unlock(&h->qlock);
+}
+
+/* A worker: handlers may block (the intent's disk I/O, a tier scan, the
+ * agent's lock), so they never run on the thread that multiplexes sockets. */
+static void *ah_worker(void *arg)
+{
+	struct agent *a = arg;
+	struct agent_http *h = a->http;
+
+	for (;;) {
+		struct ah_req *r;
+
+		pthread_mutex_lock(&h->qlock);
+		while (!h->qhead && !h->stopping)
+			pthread_cond_wait(&h->qcond, &h->qlock);
+		if (!(r = h->qhead)) {
+			pthread_mutex_unlock(&h->qlock);
+			break;
+		}
+		if (!(h->qhead = r->next))
+			h->qtail = NULL;
+		pthread_mutex_unlock(&h->qlock);
+		r->route->handler(a, r, &r->status, &r->text, &r->ctype);
+		r->state = AH_DONE;
+		MHD_resume_connection(r->conn);
+	}
+	return NULL;
 }
 
 static enum MHD_Result ah_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -416,21 +545,31 @@ static enum MHD_Result ah_request(void *cls, struct MHD_Connection *conn, const 
 {
 	struct agent *a = cls;
 	struct ah_req *r = *con_cls;
-	struct MHD_Response *resp;
-	char *text = NULL;
-	const char *ctype = "application/json";
-	int status = 404;
-	bool path_known = false;
-	enum MHD_Result ret;
 
 	(void)version;
 	if (!r) {
+		unsigned long long len;
+		bool body = tls_listen_body(conn, &len);
+
 		if (!(r = calloc(1, sizeof(*r))))
 			return MHD_NO;
 		*con_cls = r;
+		r->conn = conn;
+		r->ctype = "application/json";
+		if (!ah_check_head(a, r, conn, url, method, len))
+			return ah_send(conn, r, body);
+		if (r->route->auth)
+			tls_listen_trusted(conn, &a->cfg.api_limits);
+		if (r->route->handler == h_healthz) {
+			h_healthz(a, r, &r->status, &r->text, &r->ctype);
+			return ah_send(conn, r, body);
+		}
+		r->state = AH_BODY;
 		return MHD_YES;
 	}
-	if (*upload_size) {
+	if (r->state == AH_BODY && *upload_size) {
+		if (!r->route->body)
+			return MHD_NO; /* a chunked body the route does not take: hang up */
 		if (!r->too_big && r->len + *upload_size > AGENT_BODY_MAX) {
 			r->too_big = true;
 			free(r->body);
@@ -448,35 +587,16 @@ static enum MHD_Result ah_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	for (size_t i = 0; i < sizeof(ah_routes) / sizeof(ah_routes[0]); i++) {
-		if (strcmp(ah_routes[i].path, url) != 0)
-			continue;
-		path_known = true;
-		if (strcmp(ah_routes[i].method, method) != 0)
-			continue;
-		if (ah_routes[i].auth && !agent_tls_peer_ok(a, conn, url))
-			ah_error(AQ_EUNAUTH, "a client certificate of aquiferd from the cluster CA is required", &status,
-				 &text, &ctype);
-		else if (ah_routes[i].auth && !ah_authorized(a, conn))
-			ah_error(AQ_EUNAUTH, "credentials from aquiferd are required", &status, &text, &ctype);
-		else {
-			r->volume = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "volume");
-			ah_routes[i].handler(a, r, &status, &text, &ctype);
-		}
-		break;
+	if (r->state == AH_BODY) {
+		r->volume = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "volume");
+		r->state = AH_QUEUED;
+		MHD_suspend_connection(conn);
+		ah_enqueue(a->http, r);
+		return MHD_YES;
 	}
-	if (!text)
-		ah_error(path_known ? AQ_ENOMETHOD : AQ_ENOENT, path_known ? "method not allowed" : "no such path",
-			 &status, &text, &ctype);
-	resp = MHD_create_response_from_buffer(text ? strlen(text) : 0, text, MHD_RESPMEM_MUST_FREE);
-	if (!resp) {
-		free(text);
-		return MHD_NO;
-	}
-	MHD_add_response_header(resp, "Content-Type", ctype);
-	ret = MHD_queue_response(conn, (unsigned)status, resp);
-	MHD_destroy_response(resp);
-	return ret;
+	if (r->state == AH_DONE)
+		return ah_send(conn, r, false);
+	return MHD_YES;
 }
 
 static void ah_done(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode t)
@@ -488,16 +608,19 @@ static void ah_done(void *cls, struct MHD_Connection *conn, void **con_cls, enum
 	(void)t;
 	if (r) {
 		free(r->body);
+		free(r->text);
 		free(r);
 	}
 	*con_cls = NULL;
 }
 
-int agent_http_start(struct agent *a, aq_msg *msg)
+int agent_http_start(struct agent *a, unsigned reserve, aq_msg *msg)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	char host[128];
 	const char *colon = strrchr(a->cfg.listen, ':');
+	struct MHD_OptionItem limits[TLS_LISTEN_MHD_OPTS];
+	struct agent_http *h;
 	/* with a certificate from the cluster CA: HTTPS, asking for client
 	 * certificates (agent_tls_peer_ok checks them) */
 	struct MHD_OptionItem tls[] = {
@@ -513,19 +636,49 @@ int agent_http_start(struct agent *a, aq_msg *msg)
 	sin.sin_port = htons((uint16_t)strtoul(colon + 1, NULL, 10));
 	if (inet_pton(AF_INET, strcmp(host, "localhost") == 0 ? "127.0.0.1" : host, &sin.sin_addr) != 1)
 		return aq_fail(msg, AQ_EINVAL, "--listen %s: expected IPv4:PORT", a->cfg.listen);
-	a->mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+	if (!(h = calloc(1, sizeof(*h))))
+		return AQ_ENOMEM;
+	a->http = h;
+	pthread_mutex_lock(&a->lock);
+	snprintf(h->want, sizeof(h->want), "Bearer %s", a->push_secret);
+	pthread_mutex_unlock(&a->lock);
+	pthread_mutex_init(&h->qlock, NULL);
+	pthread_cond_init(&h->qcond, NULL);
+	for (h->nworkers = 0; h->nworkers < AH_WORKERS; h->nworkers++)
+		if (pthread_create(&h->workers[h->nworkers], NULL, ah_worker, a) != 0)
+			return aq_fail(msg, AQ_EINTERNAL, "cannot start the API's worker threads");
+	tls_listen_mhd_options(&a->cfg.api_limits, a->tls_cert_pem != NULL, reserve, "aquifer-agent", limits);
+	h->mhd = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
 					  (a->tls_cert_pem ? MHD_USE_TLS : 0),
-				  0, NULL, NULL, ah_request, a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
-				  MHD_OPTION_NOTIFY_COMPLETED, ah_done, a, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-				  MHD_OPTION_ARRAY, a->tls_cert_pem ? tls : &tls[3], MHD_OPTION_END);
-	if (!a->mhd)
+				  0, NULL, NULL, ah_request, a, MHD_OPTION_ARRAY, limits, MHD_OPTION_SOCK_ADDR,
+				  (struct sockaddr *)&sin, MHD_OPTION_NOTIFY_COMPLETED, ah_done, a,
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)AH_CONN_POOL, MHD_OPTION_ARRAY,
+				  a->tls_cert_pem ? tls : &tls[3], MHD_OPTION_END);
+	if (!h->mhd)
 		return aq_fail(msg, AQ_EIO, "cannot listen on %s", a->cfg.listen);
 	return AQ_OK;
 }
 
 void agent_http_stop(struct agent *a)
 {
-	if (a->mhd)
-		MHD_stop_daemon(a->mhd);
-	a->mhd = NULL;
+	struct agent_http *h = a->http;
+
+	if (!h)
+		return;
+	/* Workers finish the queue and resume their connections before the
+	 * daemon goes: MHD must not be stopped with suspended connections. */
+	if (h->mhd)
+		MHD_quiesce_daemon(h->mhd);
+	pthread_mutex_lock(&h->qlock);
+	h->stopping = true;
+	pthread_cond_broadcast(&h->qcond);
+	pthread_mutex_unlock(&h->qlock);
+	for (int i = 0; i < h->nworkers; i++)
+		pthread_join(h->workers[i], NULL);
+	if (h->mhd)
+		MHD_stop_daemon(h->mhd);
+	pthread_mutex_destroy(&h->qlock);
+	pthread_cond_destroy(&h->qcond);
+	free(h);
+	a->http = NULL;
 }

@@ -12,6 +12,7 @@
 #include "agent/nfs_srv.h"
 #include "agent/tier.h"
 #include "api/api_error.h"
+#include "tls/tls.h"
 
 struct agent_cfg {
 	char server[512];        /* aquiferd base URL */
@@ -29,6 +30,8 @@ struct agent_cfg {
 	int report_ms;
 	int nfs_workers;
 	unsigned tier_day_seconds;  /* length of a tiering "day" (default 86400) */
+	struct tls_listen_limits api_limits;  /* the agent API's connections (agent_http.c) */
+	struct nfs_srv_limits nfs_limits;     /* the NFS port's connections (nfs_srv.h) */
 };
 
 struct agent {
@@ -37,7 +40,7 @@ struct agent {
 	struct nfs_srv *nfs;
 	struct tier *tier;       /* the cold tier engine (issue 11) */
 	struct obj_cfg cold;     /* the cold store in use (kind 0: none yet) */
-	void *mhd;
+	struct agent_http *http; /* the API's server (agent_http.c) */
 	pthread_t reporter;
 	bool stopping;
 	pthread_mutex_t lock;    /* guards everything below */
@@ -59,13 +62,17 @@ struct agent {
 int agent_state_write(const char *dir, const char *name, const json_t *doc, aq_msg *msg);
 /* AQ_ENOENT when the file does not exist. */
 int agent_state_read(const char *dir, const char *name, json_t **doc, aq_msg *msg);
+/* Remove a file of --state-dir (gone already is fine), durably. */
+int agent_state_remove(const char *dir, const char *name, aq_msg *msg);
 
 /* agent_apply.c: apply an intent to the shelf and the NFS server. */
 int agent_apply(struct agent *a, json_t *intent, aq_msg *msg);
 
 /* agent_http.c: the agent's own API (PUT /v1/intent, GET /v1/status,
- * /healthz, /metrics). */
-int agent_http_start(struct agent *a, aq_msg *msg);
+ * /healthz, /metrics). reserve: descriptors the rest of the process keeps
+ * (cfg.api_limits.max_conns is lowered to fit RLIMIT_NOFILE without them).
+ * The push secret must be set before: the API compares with its copy. */
+int agent_http_start(struct agent *a, unsigned reserve, aq_msg *msg);
 void agent_http_stop(struct agent *a);
 json_t *agent_status_doc(struct agent *a);
 

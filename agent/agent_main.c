@@ -3,6 +3,7 @@
  *                 --listen HOST:PORT --nfs-listen HOST:PORT --state-dir DIR
  *                 [--throughput-mibps N] [--write-throughput-mibps N] [--advertise HOST]
  *                 [--ca-file FILE] [--tier-day-seconds N] [--config FILE]
+ *                 [connection limits of the API and the NFS port: see usage()]
  * Start-up order: credentials and the last applied intent from --state-dir
  * are served at once; only a node without credentials joins first. */
 #include "agent/agent.h"
@@ -25,6 +26,9 @@
 /* Seed node (AFX 1K): ~35 GB/s read, ~10 GB/s write, in MiB/s. */
 #define AGENT_CEILING_MIBPS 33379.0
 #define AGENT_WRITE_CEILING_MIBPS 9537.0
+/* Descriptors kept for everything but connections: files (the volume store
+ * caches 1024), the cold tier, pushes and reports, logs. */
+#define AGENT_FD_RESERVE 2048
 
 static void usage(FILE *f)
 {
@@ -36,7 +40,7 @@ static void usage(FILE *f)
 		"                     [--config FILE]\n"
 		"\n"
 		"  --server URL              aquiferd's URL (https://HOST:PORT; http:// only for a loopback aquiferd)\n"
-		"  --token JOIN_TOKEN        a node-role token (aquiferd token --role node); used once to join\n"
+		"  --token JOIN_TOKEN        a join token (aquifer nodes join-token --location LOC); joins once\n"
 		"  --node NAME               this node's name (letters, digits, hyphens)\n"
 		"  --location LOC            the location this node serves\n"
 		"  --shelf DIR               the shelf every node of the location shares\n"
@@ -50,6 +54,19 @@ static void usage(FILE *f)
 		"                            contact on (default: the system store; after the join, the\n"
 		"                            cluster CA kept in --state-dir/ca.crt)\n"
 		"  --tier-day-seconds N      how long a cold-tier \"day\" lasts (default 86400; tests age data)\n"
+		"  connections (limits against idle and half-open floods; see agent/README.md):\n"
+		"  --max-connections N       API connections at once (default 1024)\n"
+		"  --max-connections-per-ip N  API connections from one address (default 32)\n"
+		"  --header-timeout-seconds N  silence that closes an API connection before it showed\n"
+		"                            aquiferd's credentials (default 10)\n"
+		"  --idle-timeout-seconds N  keep-alive idle of an authenticated API connection (default 60)\n"
+		"  --nfs-max-connections N   NFS connections at once; at the limit the oldest idle one\n"
+		"                            is closed for a new one (default 4096)\n"
+		"  --nfs-max-connections-per-ip N  NFS connections from one address (default 64)\n"
+		"  --nfs-record-timeout-seconds N  a new connection's first call must arrive whole, and a\n"
+		"                            call may not pause longer, within N seconds (default 10)\n"
+		"  --nfs-idle-timeout-seconds N  close an NFS connection with nothing outstanding after\n"
+		"                            N seconds of silence (default 360)\n"
 		"  --config FILE             'key = value' lines with the option names above\n"
 		"                            ('_' may stand for '-', e.g. tier_day_seconds = 60)\n");
 }
@@ -71,6 +88,14 @@ static const struct agent_opt agent_opts[] = {
 	{ "throughput-mibps", offsetof(struct agent_cfg, ceiling_mibps), 0 },
 	{ "write-throughput-mibps", offsetof(struct agent_cfg, write_ceiling_mibps), 0 },
 	{ "tier-day-seconds", offsetof(struct agent_cfg, tier_day_seconds), AGENT_OPT_UINT },
+	{ "max-connections", offsetof(struct agent_cfg, api_limits.max_conns), AGENT_OPT_UINT },
+	{ "max-connections-per-ip", offsetof(struct agent_cfg, api_limits.per_ip), AGENT_OPT_UINT },
+	{ "header-timeout-seconds", offsetof(struct agent_cfg, api_limits.header_s), AGENT_OPT_UINT },
+	{ "idle-timeout-seconds", offsetof(struct agent_cfg, api_limits.idle_s), AGENT_OPT_UINT },
+	{ "nfs-max-connections", offsetof(struct agent_cfg, nfs_limits.max_conns), AGENT_OPT_UINT },
+	{ "nfs-max-connections-per-ip", offsetof(struct agent_cfg, nfs_limits.per_ip), AGENT_OPT_UINT },
+	{ "nfs-record-timeout-seconds", offsetof(struct agent_cfg, nfs_limits.record_s), AGENT_OPT_UINT },
+	{ "nfs-idle-timeout-seconds", offsetof(struct agent_cfg, nfs_limits.idle_s), AGENT_OPT_UINT },
 };
 #undef S
 
@@ -195,6 +220,27 @@ static int parse_args(struct agent_cfg *cfg, int argc, char **argv, aq_msg *msg)
 	return AQ_OK;
 }
 
+/* Raise RLIMIT_NOFILE and lower the connection limits to what it allows
+ * with AGENT_FD_RESERVE kept; returns the descriptors the API must leave to
+ * the rest (the reserve and the NFS connections). */
+static unsigned fit_limits(struct agent_cfg *cfg)
+{
+	unsigned long nofile = tls_listen_nofile();
+	unsigned long room = nofile > AGENT_FD_RESERVE + 64 ? nofile - AGENT_FD_RESERVE : 64;
+	unsigned long want = (unsigned long)cfg->nfs_limits.max_conns + cfg->api_limits.max_conns;
+
+	if (want > room) {
+		unsigned nfs = (unsigned)(room * cfg->nfs_limits.max_conns / want);
+		unsigned api = (unsigned)(room - nfs);
+
+		fprintf(stderr, "aquifer-agent: RLIMIT_NOFILE is %lu: at most %u NFS and %u API connections (not %u and %u)\n",
+			nofile, nfs ? nfs : 1, api ? api : 1, cfg->nfs_limits.max_conns, cfg->api_limits.max_conns);
+		cfg->nfs_limits.max_conns = nfs ? nfs : 1;
+		cfg->api_limits.max_conns = api ? api : 1;
+	}
+	return AGENT_FD_RESERVE + cfg->nfs_limits.max_conns;
+}
+
 static int hex_key(const char *hex, uint8_t key[VOL_KEY_LEN])
 {
 	if (strlen(hex) != VOL_KEY_LEN * 2)
@@ -254,12 +300,15 @@ int agent_main(int argc, char **argv)
 	aq_msg msg = { "" };
 	sigset_t set;
 	int sig, rc;
+	unsigned reserve;
 
 	a.cfg.ceiling_mibps = AGENT_CEILING_MIBPS;
 	a.cfg.write_ceiling_mibps = AGENT_WRITE_CEILING_MIBPS;
 	a.cfg.report_ms = 2000;
 	a.cfg.nfs_workers = 8;
 	a.cfg.tier_day_seconds = 86400;
+	a.cfg.api_limits = (struct tls_listen_limits){ .max_conns = 1024, .per_ip = 32, .header_s = 10, .idle_s = 60 };
+	a.cfg.nfs_limits = (struct nfs_srv_limits)NFS_SRV_LIMITS_DEFAULT;
 	pthread_mutex_init(&a.lock, NULL);
 	if (parse_args(&a.cfg, argc, argv, &msg) != AQ_OK) {
 		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
@@ -287,8 +336,9 @@ int agent_main(int argc, char **argv)
 		fprintf(stderr, "aquifer-agent: credentials hold no valid handle key\n");
 		return 1;
 	}
+	reserve = fit_limits(&a.cfg);
 	if ((rc = nfs_srv_new(a.cfg.nfs_listen, key, (unsigned)a.cfg.nfs_workers, &a.nfs)) != 0 ||
-	    (rc = nfs_srv_start(a.nfs)) != 0) {
+	    (rc = nfs_srv_set_limits(a.nfs, &a.cfg.nfs_limits)) != 0 || (rc = nfs_srv_start(a.nfs)) != 0) {
 		fprintf(stderr, "aquifer-agent: NFS server on %s: %s\n", a.cfg.nfs_listen, strerror(-rc));
 		return 1;
 	}
@@ -318,7 +368,7 @@ int agent_main(int argc, char **argv)
 		fprintf(stderr, "aquifer-agent: cannot start the cold tier thread\n");
 		return 1;
 	}
-	if (agent_http_start(&a, &msg) != AQ_OK) {
+	if (agent_http_start(&a, reserve, &msg) != AQ_OK) {
 		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
 		return 1;
 	}

@@ -3,6 +3,8 @@
  * folder; mode 0600). */
 #include "agent/agent_internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,22 @@ int agent_state_write(const char *dir, const char *name, const json_t *doc, aq_m
 	rc = tls_file_write(path, text, strlen(text), msg); /* 0600, temp + fsync + rename */
 	free(text);
 	return rc;
+}
+
+int agent_state_remove(const char *dir, const char *name, aq_msg *msg)
+{
+	char path[1200];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (unlink(path) != 0 && errno != ENOENT)
+		return aq_fail(msg, AQ_EIO, "cannot remove %s: %s", path, strerror(errno));
+	/* the removal is durable before anything written after it */
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	return AQ_OK;
 }
 
 int agent_state_read(const char *dir, const char *name, json_t **doc, aq_msg *msg)

@@ -13,6 +13,12 @@
  * one deferred request at a time, and only those) and the worker moves on.
  * The cold pool serves it again from the start and sends the reply when the
  * data arrived, so hot calls never wait behind cold ones.
+ *
+ * Connection limits (issue 15): the loop thread asks nfs_limits.h at every
+ * accept (room, or the oldest idle connection closed for it), tells it of
+ * every read and whole call, and sweeps its time-outs once a second. A
+ * connection closed while other events of the same epoll batch may still
+ * name it is only released after the batch (the loop's graveyard).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -21,6 +27,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -42,6 +49,7 @@
 
 #include "agent/mnt.h"
 #include "agent/nfs3.h"
+#include "agent/nfs_limits.h"
 #include "agent/nfs_prog.h"
 #include "agent/rpc.h"
 
@@ -71,7 +79,8 @@ struct nfs_conn {
 	int inflight;
 	bool paused;
 	bool closed;                   /* loop thread only */
-	struct nfs_conn *prev, *next;  /* loop thread's list */
+	struct nfs_limits_node lim;    /* loop thread: limits and time-outs */
+	struct nfs_conn *dead_next;    /* loop thread's graveyard */
 };
 
 struct nfs_req {
@@ -137,8 +146,11 @@ struct nfs_srv {
 	unsigned ncold;
 	_Atomic size_t queued_bytes;
 	/* connections (loop thread) */
-	struct nfs_conn *conns;
-	int nconns;
+	struct nfs_srv_limits limits;
+	struct nfs_limits lim;
+	struct nfs_conn *dead;         /* closed this batch, released after it */
+	int spare_fd;                  /* given up to accept-and-close at EMFILE */
+	uint64_t swept_ns;
 	/* duplicate-request cache */
 	pthread_mutex_t drc_mu;
 	struct drc_entry drc[DRC_SIZE];
@@ -152,6 +164,8 @@ struct nfs_srv {
 
 /* ---------- connections ---------- */
 
+static uint64_t now_ns(void);
+
 static void conn_unref(struct nfs_conn *c)
 {
 	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
@@ -163,6 +177,8 @@ static void conn_unref(struct nfs_conn *c)
 	free(c);
 }
 
+/* Stop reading c and drop the loop's hold on it; it is released after the
+ * current epoll batch (conn_reap), which may still name it. */
 static void conn_close(struct nfs_srv *srv, struct nfs_conn *c)
 {
 	if (c->closed)
@@ -170,14 +186,67 @@ static void conn_close(struct nfs_srv *srv, struct nfs_conn *c)
 	c->closed = true;
 	epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	shutdown(c->fd, SHUT_RDWR);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		srv->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	srv->nconns--;
-	conn_unref(c);
+	nfs_limits_del(&srv->lim, &c->lim);
+	c->dead_next = srv->dead;
+	srv->dead = c;
+}
+
+static void conn_reap(struct nfs_srv *srv)
+{
+	while (srv->dead) {
+		struct nfs_conn *c = srv->dead;
+
+		srv->dead = c->dead_next;
+		conn_unref(c);
+	}
+}
+
+/* What nfs_limits asks of a connection. */
+static struct nfs_conn *lim_conn(struct nfs_limits_node *nd)
+{
+	return (struct nfs_conn *)(void *)((char *)nd - offsetof(struct nfs_conn, lim));
+}
+
+static bool lim_busy(struct nfs_limits_node *nd)
+{
+	struct nfs_conn *c = lim_conn(nd);
+	bool busy;
+
+	pthread_mutex_lock(&c->mu);
+	busy = c->inflight > 0;
+	pthread_mutex_unlock(&c->mu);
+	return busy;
+}
+
+static bool lim_started(struct nfs_limits_node *nd)
+{
+	return rpc_rec_started(&lim_conn(nd)->rec);
+}
+
+static void lim_close(struct nfs_limits_node *nd, void *srv)
+{
+	conn_close(srv, lim_conn(nd));
+}
+
+static const struct nfs_limits_ops lim_ops = {
+	.busy = lim_busy,
+	.started = lim_started,
+	.close = lim_close,
+};
+
+/* Out of descriptors: accept the next connection with the spare one and
+ * close it at once, so that it leaves the backlog (a level-triggered
+ * listener would wake the loop for it forever). */
+static void conn_refuse_nofd(struct nfs_srv *srv)
+{
+	int fd;
+
+	if (srv->spare_fd < 0)
+		return;
+	close(srv->spare_fd);
+	if ((fd = accept4(srv->lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+		close(fd);
+	srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 static void conn_accept(struct nfs_srv *srv)
@@ -190,9 +259,13 @@ static void conn_accept(struct nfs_srv *srv)
 		struct epoll_event ev = {.events = EPOLLIN};
 		int one = 1;
 
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE)
+				conn_refuse_nofd(srv);
 			return;
-		if (srv->nconns >= NFS_SRV_MAX_CONNS || !(c = calloc(1, sizeof(*c)))) {
+		}
+		/* at a limit the oldest idle connection in its scope makes room */
+		if (!nfs_limits_admit(&srv->lim, &ss, &lim_ops, srv) || !(c = calloc(1, sizeof(*c)))) {
 			close(fd);
 			continue;
 		}
@@ -204,15 +277,15 @@ static void conn_accept(struct nfs_srv *srv)
 		pthread_mutex_init(&c->mu, NULL);
 		pthread_mutex_init(&c->omu, NULL);
 		ev.data.ptr = c;
-		if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		if (nfs_limits_add(&srv->lim, &c->lim, &ss, now_ns()) != 0) {
 			conn_unref(c);
 			continue;
 		}
-		c->next = srv->conns;
-		if (srv->conns)
-			srv->conns->prev = c;
-		srv->conns = c;
-		srv->nconns++;
+		if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+			nfs_limits_del(&srv->lim, &c->lim);
+			conn_unref(c);
+			continue;
+		}
 	}
 }
 
@@ -245,6 +318,7 @@ static bool conn_dispatch(struct nfs_srv *srv, struct nfs_conn *c)
 	}
 	r->rec = rpc_rec_take(&c->rec, &r->len);
 	r->conn = c;
+	nfs_limits_call(&srv->lim, &c->lim, now_ns());
 	atomic_fetch_add(&c->refs, 1);
 	queued = atomic_fetch_add(&srv->queued_bytes, r->len) + r->len;
 	pthread_mutex_lock(&c->mu);
@@ -268,6 +342,7 @@ static void conn_read(struct nfs_srv *srv, struct nfs_conn *c)
 	ssize_t last = -1;
 	bool short_read = false;
 
+	nfs_limits_seen(&srv->lim, &c->lim, now_ns());
 	while (budget > 0) {
 		size_t room = 0;
 		uint8_t *direct = rpc_rec_direct(&c->rec, &room);
@@ -332,6 +407,7 @@ static void *loop_main(void *arg)
 
 	while (!atomic_load(&srv->stopping)) {
 		int n = epoll_wait(srv->epfd, evs, 64, 1000), i;
+		uint64_t now;
 
 		for (i = 0; i < n; i++) {
 			struct nfs_conn *c = evs[i].data.ptr;
@@ -347,9 +423,15 @@ static void *loop_main(void *arg)
 			if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 				conn_read(srv, c);
 		}
+		if ((now = now_ns()) - srv->swept_ns >= 1000000000ull) {
+			nfs_limits_sweep(&srv->lim, now, &lim_ops, srv);
+			srv->swept_ns = now;
+		}
+		conn_reap(srv);
 	}
-	while (srv->conns)
-		conn_close(srv, srv->conns);
+	for (struct nfs_limits_node *nd; (nd = nfs_limits_any(&srv->lim));)
+		conn_close(srv, lim_conn(nd));
+	conn_reap(srv);
 	return NULL;
 }
 
@@ -1079,7 +1161,8 @@ int nfs_srv_new(const char *listen, const uint8_t *key, unsigned workers, struct
 
 	if (!srv)
 		return -ENOMEM;
-	srv->lfd = srv->epfd = srv->evfd = -1;
+	srv->lfd = srv->epfd = srv->evfd = srv->spare_fd = -1;
+	srv->limits = (struct nfs_srv_limits)NFS_SRV_LIMITS_DEFAULT;
 	if ((rc = parse_listen(listen, srv->host, sizeof(srv->host), &srv->port)) != 0)
 		goto out;
 	if ((rc = vol_store_new(key, &srv->store)) != 0)
@@ -1112,6 +1195,16 @@ out:
 	return rc;
 }
 
+int nfs_srv_set_limits(struct nfs_srv *srv, const struct nfs_srv_limits *l)
+{
+	if (srv->started)
+		return -EBUSY;
+	if (!l->max_conns || !l->per_ip || !l->record_s || !l->idle_s)
+		return -EINVAL;
+	srv->limits = *l;
+	return 0;
+}
+
 int nfs_srv_start(struct nfs_srv *srv)
 {
 	struct sockaddr_storage ss = {0};
@@ -1141,7 +1234,7 @@ int nfs_srv_start(struct nfs_srv *srv)
 	if (srv->lfd < 0)
 		return -errno;
 	setsockopt(srv->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(srv->lfd, (struct sockaddr *)&ss, sl) != 0 || listen(srv->lfd, 128) != 0) {
+	if (bind(srv->lfd, (struct sockaddr *)&ss, sl) != 0 || listen(srv->lfd, SOMAXCONN) != 0) {
 		rc = -errno;
 		goto fail;
 	}
@@ -1159,6 +1252,8 @@ int nfs_srv_start(struct nfs_srv *srv)
 	epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->lfd, &ev);
 	ev.data.ptr = &srv->evfd;
 	epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->evfd, &ev);
+	nfs_limits_init(&srv->lim, &srv->limits);
+	srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	srv->workers = calloc(srv->nworkers, sizeof(pthread_t));
 	if (!srv->workers) {
 		rc = -ENOMEM;
@@ -1183,7 +1278,9 @@ fail:
 		close(srv->epfd);
 	if (srv->evfd >= 0)
 		close(srv->evfd);
-	srv->lfd = srv->epfd = srv->evfd = -1;
+	if (srv->spare_fd >= 0)
+		close(srv->spare_fd);
+	srv->lfd = srv->epfd = srv->evfd = srv->spare_fd = -1;
 	return rc;
 }
 
@@ -1224,7 +1321,10 @@ void nfs_srv_stop(struct nfs_srv *srv)
 	close(srv->lfd);
 	close(srv->epfd);
 	close(srv->evfd);
-	srv->lfd = srv->epfd = srv->evfd = -1;
+	if (srv->spare_fd >= 0)
+		close(srv->spare_fd);
+	nfs_limits_cleanup(&srv->lim);
+	srv->lfd = srv->epfd = srv->evfd = srv->spare_fd = -1;
 	srv->started = false;
 }
 

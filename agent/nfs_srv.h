@@ -11,6 +11,15 @@
  * a bounded duplicate-request cache keyed by (client address, xid, program,
  * procedure, checksum of the arguments).
  *
+ * Connections are bounded (struct nfs_srv_limits): in all and per client
+ * address; at either limit a new connection closes the oldest idle one in
+ * that scope (one that never sent a whole call first, then the one longest
+ * without traffic and with nothing outstanding) and is refused only when
+ * there is none. A connection must deliver its first whole call within
+ * record_s seconds of its accept, a call once begun must not pause longer
+ * than record_s, and a connection with nothing outstanding that received
+ * nothing for idle_s seconds is closed (clients reconnect when they need to).
+ *
  * All functions are thread-safe. Errors are negative errno values.
  */
 #ifndef AQ_AGENT_NFS_SRV_H
@@ -22,7 +31,15 @@
 #include "agent/vol.h"
 
 #define NFS_SRV_INFLIGHT 64       /* outstanding requests per connection */
-#define NFS_SRV_MAX_CONNS 1024
+
+struct nfs_srv_limits {
+	unsigned max_conns;       /* connections at once */
+	unsigned per_ip;          /* connections from one client address */
+	unsigned record_s;        /* first whole call after accept; pause inside a call */
+	unsigned idle_s;          /* silence, nothing outstanding (knfsd: 6 min) */
+};
+
+#define NFS_SRV_LIMITS_DEFAULT { .max_conns = 4096, .per_ip = 64, .record_s = 10, .idle_s = 360 }
 
 struct nfs_srv;
 
@@ -31,6 +48,9 @@ struct nfs_srv;
  * the same on every node of a location. workers: file I/O threads (0 = 8).
  * Nothing is bound until nfs_srv_start(). */
 int nfs_srv_new(const char *listen, const uint8_t *key, unsigned workers, struct nfs_srv **out);
+/* Connection limits (the defaults above until called); before nfs_srv_start.
+ * -EINVAL when a field is 0, -EBUSY once started. */
+int nfs_srv_set_limits(struct nfs_srv *srv, const struct nfs_srv_limits *l);
 /* Bind, listen and start the threads. */
 int nfs_srv_start(struct nfs_srv *srv);
 /* The bound port (after start). */

@@ -18,28 +18,41 @@ void rpc_rec_cleanup(struct rpc_rec *r)
 {
 	free(r->buf);
 	r->buf = NULL;
-	r->len = 0;
+	r->len = r->cap = 0;
 }
 
-/* A whole mark arrived: check the announced length against the cap, then
- * make room for the fragment. */
+/* Room for the fragment's next bytes: what is allocated past len, grown
+ * (doubling, from RPC_REC_STEP) when it ran out, never past what the
+ * fragment still lacks. 0 when out of memory. */
+static size_t rpc_rec_room(struct rpc_rec *r)
+{
+	size_t want = r->len + r->frag_left, cap;
+	uint8_t *nb;
+
+	if (r->cap > r->len)
+		return (r->cap < want ? r->cap : want) - r->len;
+	cap = r->cap * 2 > r->len + RPC_REC_STEP ? r->cap * 2 : r->len + RPC_REC_STEP;
+	if (cap > want)
+		cap = want;
+	if (!(nb = realloc(r->buf, cap)))
+		return 0;
+	r->buf = nb;
+	r->cap = cap;
+	return cap - r->len;
+}
+
+/* A whole mark arrived: check the announced length against the cap; room
+ * comes as the bytes do (rpc_rec_room). */
 static int rpc_rec_start_frag(struct rpc_rec *r)
 {
 	uint32_t m = (uint32_t)r->mark[0] << 24 | (uint32_t)r->mark[1] << 16 |
 		     (uint32_t)r->mark[2] << 8 | r->mark[3];
 	size_t flen = m & 0x7fffffffu;
-	uint8_t *nb;
 
 	r->last = (m & 0x80000000u) != 0;
 	r->mark_have = 0;
 	if (flen > r->max || r->len > r->max - flen)
 		return RPC_REC_TOOBIG;
-	if (flen) {
-		nb = realloc(r->buf, r->len + flen);
-		if (!nb)
-			return -ENOMEM;
-		r->buf = nb;
-	}
 	r->frag_left = flen;
 	r->in_body = true;
 	if (flen == 0) {
@@ -64,9 +77,8 @@ int rpc_rec_advance(struct rpc_rec *r, size_t n)
 
 uint8_t *rpc_rec_direct(struct rpc_rec *r, size_t *room)
 {
-	if (!r->in_body || r->frag_left == 0)
+	if (!r->in_body || r->frag_left == 0 || (*room = rpc_rec_room(r)) == 0)
 		return NULL;
-	*room = r->frag_left;
 	return r->buf + r->len;
 }
 
@@ -90,8 +102,12 @@ int rpc_rec_feed(struct rpc_rec *r, const uint8_t *data, size_t n, size_t *used)
 			if (rc != RPC_REC_MORE)
 				break;
 		} else {
-			size_t k = r->frag_left;
+			size_t k = rpc_rec_room(r);
 
+			if (k == 0) {
+				rc = -ENOMEM;
+				break;
+			}
 			if (k > n - off)
 				k = n - off;
 			memcpy(r->buf + r->len, data + off, k);
@@ -111,12 +127,17 @@ uint8_t *rpc_rec_take(struct rpc_rec *r, size_t *len)
 
 	*len = r->len;
 	r->buf = NULL;
-	r->len = 0;
+	r->len = r->cap = 0;
 	r->in_body = false;
 	r->mark_have = 0;
 	r->frag_left = 0;
 	r->last = false;
 	return b;
+}
+
+bool rpc_rec_started(const struct rpc_rec *r)
+{
+	return r->mark_have > 0 || r->in_body || r->len > 0;
 }
 
 /* AUTH_SYS body (RFC 5531 appendix A), bounded. */

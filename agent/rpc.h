@@ -4,7 +4,10 @@
  * Record marking: every fragment starts with a 4-byte mark (top bit = last
  * fragment, low 31 bits = length). struct rpc_rec reassembles a record of
  * several fragments and refuses (RPC_REC_TOOBIG) any record whose total length
- * would exceed its cap before allocating for it.
+ * would exceed its cap before allocating for it. Memory follows what has
+ * arrived, not what a mark announced: a fragment's room grows from
+ * RPC_REC_STEP as its bytes come, so a peer that announces 1 MiB and sends
+ * nothing more holds 64 KiB.
  */
 #ifndef AQ_AGENT_RPC_H
 #define AQ_AGENT_RPC_H
@@ -25,6 +28,8 @@ enum {
 	RPC_MAX_GIDS = 16,
 	/* A record holds one call: 1 MiB of WRITE data plus headers. */
 	RPC_REC_MAX = (1u << 20) + 4096,
+	/* The first room of a fragment; it doubles as the bytes fill it. */
+	RPC_REC_STEP = 64u << 10,
 };
 
 enum rpc_accept_stat {
@@ -53,6 +58,7 @@ struct rpc_rec {
 	bool last;             /* current fragment is the last one */
 	uint8_t *buf;          /* record so far (owned) */
 	size_t len;
+	size_t cap;            /* bytes allocated at buf */
 	size_t max;            /* cap on a whole record */
 };
 
@@ -66,13 +72,16 @@ void rpc_rec_cleanup(struct rpc_rec *r);
  * when the peer announced too much: the connection must be closed. */
 int rpc_rec_feed(struct rpc_rec *r, const uint8_t *data, size_t n, size_t *used);
 /* Direct read into the record: when inside a fragment body, returns a pointer
- * where up to *room bytes of the body may be written; else NULL. */
+ * where up to *room bytes of the body may be written (room allocated so far,
+ * at most what the fragment still lacks); else NULL (also when no memory). */
 uint8_t *rpc_rec_direct(struct rpc_rec *r, size_t *room);
 /* Account n bytes written through rpc_rec_direct; returns RPC_REC_DONE or
  * RPC_REC_MORE. */
 int rpc_rec_advance(struct rpc_rec *r, size_t n);
 /* Hand the finished record to the caller (who frees it) and reset. */
 uint8_t *rpc_rec_take(struct rpc_rec *r, size_t *len);
+/* Part of a record (a mark or body bytes) has arrived and it is not whole. */
+bool rpc_rec_started(const struct rpc_rec *r);
 
 /* ---- call header ---- */
 struct rpc_cred {

@@ -261,6 +261,7 @@ static struct vol_acct *vol_acct_new(struct vol_store *s, const struct vol_expor
 		return NULL;
 	}
 	atomic_init(&a->refs, 1);
+	a->born_ns = qos_now(s->qos);
 	snprintf(a->id, sizeof(a->id), "%s", cfg->id);
 	for (i = 0; i < VOL_LOCKS; i++) {
 		pthread_mutex_init(&a->locks[i], NULL);
@@ -471,6 +472,7 @@ int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out)
 		out->dirsyncs = atomic_load(&a->dirsyncs);
 		out->names = atomic_load(&a->names);
 		out->capacity = set->e[i]->cfg.capacity;
+		out->age_ms = (qos_now(s->qos) - a->born_ns) / 1000000u;
 		qos_vol_stats(a->qos, qos_now(s->qos), &out->qos);
 		rc = 0;
 		break;

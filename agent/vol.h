@@ -132,6 +132,7 @@ struct vol_stats {
 	uint64_t names;           /* names (their VOL_NAME_COST is part of used) */
 	uint64_t capacity;
 	uint64_t dirsyncs;        /* directory fsyncs that made namespace changes stable */
+	uint64_t age_ms;           /* how long ago the counters began (the export appeared here) */
 	struct qos_stats qos;
 };
 

@@ -39,6 +39,7 @@ struct vol_acct {
 		int count;         /* writes in flight on this inode */
 	} pend[VOL_LOCKS];
 	struct qos_vol *qos;       /* limits updated in place on every set */
+	uint64_t born_ns;          /* qos_now() when the counters began (the export appeared) */
 	/* Group commit of directory fsyncs (vol_ns.c), one stripe per
 	 * directory inode: a sync started after a change covers it. */
 	struct vol_dsync {

@@ -163,6 +163,15 @@ static const struct cli_flag shelf_flags[] = {
 static const struct cli_flag join_token_flags[] = {
 	{ "ttl", CLI_T_SECONDS, ON_A, CLI_O_QUERY, "ttl", NULL, NULL, NULL, "DURATION",
 	  "Token lifetime: seconds, or 30m, 2h, 1d." },
+	{ "node", CLI_T_STR, ON_A, CLI_O_QUERY, "node", NULL, NULL, NULL, "NAME",
+	  "Only a node of this name may join with the token (any name when left out; the token joins one node, once)." },
+	END_FLAGS
+};
+
+static const struct cli_flag drain_flags[] = {
+	{ "force", CLI_T_BOOL, ON_A, CLI_O_QUERY, "force", NULL, NULL, NULL, NULL,
+	  "Drain even when some volumes find no other READY node with room: they stay (served) and move by "
+	  "themselves once a node joins or is undrained." },
 	END_FLAGS
 };
 
@@ -320,8 +329,11 @@ const struct cli_cmd cli_cmds[] = {
 	  NULL, NULL, "NODE", 1, 1, metrics_flags, NOLOCAL, 0,
 	  "Time series of a storage node (the volumes it serves), 10 s points." },
 	{ "nodes", "drain", CLI_K_ACTION, "POST", "/v1/nodes/{name}:drain", NULL, NULL, NULL, "node",
-	  "Draining", NULL, "NODE", 1, 1, NOFLAGS, NOLOCAL, 0,
-	  "Move a node's volumes to other nodes of its location." },
+	  "Draining", NULL, "NODE", 1, 1, drain_flags, NOLOCAL, 0,
+	  "Move a node's volumes to other nodes of its location (refused when some find no room, unless --force)." },
+	{ "nodes", "undrain", CLI_K_ACTION, "POST", "/v1/nodes/{name}:undrain", NULL, NULL, NULL, "node",
+	  "Undraining", NULL, "NODE", 1, 1, NOFLAGS, NOLOCAL, 0,
+	  "Make a DRAINING node READY again: it takes new volumes (those that moved away stay)." },
 	{ "nodes", "delete", CLI_K_DELETE, "DELETE", "/v1/nodes/{name}", NULL, NULL, NULL, "node",
 	  "Deleting", NULL, "NODE", 1, 1, NOFLAGS, NOLOCAL, 0,
 	  "Forget a node that serves nothing (DOWN or drained)." },

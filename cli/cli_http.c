@@ -86,6 +86,7 @@ int cli_http_call(struct cli_http *h, const char *method, const char *path, cons
 	curl_easy_setopt(h->curl, CURLOPT_TIMEOUT, h->timeout_s > 0 ? h->timeout_s : 60L);
 	curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(h->curl, CURLOPT_USERAGENT, "aquifer-cli/" AQ_VERSION);
+	curl_easy_setopt(h->curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
 	if (h->ca_file && *h->ca_file)
 		curl_easy_setopt(h->curl, CURLOPT_CAINFO, h->ca_file);
 	if (h->insecure) {

@@ -21,3 +21,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# The kernel-client test guest (issue 25, tests/vm): QEMU, the Debian kernel and modules it
+# boots, mmdebstrap for its root, cpio for its initramfs. Installed by `test` only.
+if [ "${1:-build}" = test ]; then
+  vm_missing=()
+  for p in qemu-system-x86 linux-image-amd64 mmdebstrap cpio; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || vm_missing+=("$p")
+  done
+  if [ ${#vm_missing[@]} -gt 0 ]; then
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends "${vm_missing[@]}" >/dev/null
+  fi
+fi

@@ -287,7 +287,9 @@ alive() {
 	if [ "$use_systemd" = 1 ]; then
 		! systemctl is-failed -q aquifer-agent.service
 	else
-		[ -n "$(agent_pid)" ]
+		# not agent_pid: the pid just started may still be setsid or nohup
+		# on its way to exec the agent
+		kill -0 "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null
 	fi
 }
 for _ in $(seq 600); do

@@ -451,11 +451,13 @@ op('/healthz', 'get', {
   responses: { 200: json('Health', 'The server is up.') },
 });
 op('/metrics', 'get', {
-  operationId: 'metrics', tags: ['Service'], summary: 'Prometheus metrics', security: [],
-  responses: {
+  operationId: 'metrics', tags: ['Service'], summary: 'Prometheus metrics (metrics or cluster-admin token)',
+  description: 'It names every project\'s volumes, so by default (`metrics_auth = true`) it needs a token of role `metrics` '
+    + '(`aquiferd token --role metrics`, which reads nothing else) or a cluster-admin token. With `metrics_auth = false` it is open.',
+  security: [{ bearerAuth: [] }, {}],
+  responses: Object.assign({
     200: { description: 'Prometheus text exposition format 0.0.4.', content: { 'text/plain': { schema: { type: 'string' } } } },
-    default: { $ref: '#/components/responses/InternalError' },
-  },
+  }, errors([401, 403])),
 });
 op('/v1/openapi.yaml', 'get', {
   operationId: 'getOpenApi', tags: ['Service'], summary: 'This OpenAPI document', security: [],
@@ -687,7 +689,7 @@ schemas.Node = {
   properties: {
     name: str('nodes/{node}'),
     location: str('The location the node serves.'),
-    state: { type: 'string', enum: ['READY', 'DOWN', 'DRAINING'], description: 'DOWN: silent past --node-down-seconds; its volumes moved.' },
+    state: { type: 'string', enum: ['READY', 'DOWN', 'DRAINING'], description: 'READY: serves and takes volumes. DRAINING: takes none, its volumes move away (undrain makes it READY). DOWN: silent past --node-down-seconds; its volumes move.' },
     lastSeenTime: { type: 'string', format: 'date-time' },
     createTime: { type: 'string', format: 'date-time' },
     throughputCeilingMibps: num('What placement may put on the node (MiB/s).'),
@@ -700,7 +702,7 @@ schemas.Node = {
     nfsAddress: str('HOST:PORT of its NFS server.'),
     generation: { type: 'integer', format: 'int64', description: 'Generation of the node\'s desired state.' },
     appliedGeneration: { type: 'integer', format: 'int64', description: 'Generation the node reported applied.' },
-    stateDetails: str('Drain: whether every volume could move.'),
+    stateDetails: str('What the state means for its volumes: DRAINING (how many still wait for room, or drained), DOWN (silent since; volumes waiting).'),
   },
   required: ['name', 'location', 'state'],
 };
@@ -723,8 +725,9 @@ schemas.ListShelvesResponse = { type: 'object', properties: { shelves: { type: '
 schemas.JoinToken = {
   type: 'object',
   properties: {
-    token: str('A node-role bearer token bound to the location.'), expireTime: { type: 'string', format: 'date-time' }, location: str(''),
-    installCommand: str('The one line to run on the new node (deploy/install-agent.sh), shelf path to adapt.'),
+    token: str('A single-use join token bound to the location (and to node, when given).'), expireTime: { type: 'string', format: 'date-time' }, location: str(''),
+    node: str('The only node name the token may join (when the request named one).'),
+    installCommand: str('The one line to run on the new node (deploy/install-agent.sh) with aquiferd\'s public URL (--public-url), every word shell-quoted; shelf path to adapt.'),
     caCertificate: str('Under TLS: the cluster CA certificate (PEM), to save on the node as the agent\'s --ca-file.'),
   },
   required: ['token', 'expireTime'],
@@ -741,7 +744,9 @@ schemas.AgentJoinRequest = {
 schemas.AgentJoinResponse = {
   type: 'object',
   properties: {
-    nodeToken: str('The node\'s own token, for status reports.'), pushSecret: str('What aquiferd presents on pushes.'),
+    nodeToken: str('The node\'s own token, for status reports; it acts only as this node, until the node is deleted.'),
+    nodeTokenExpireTime: { type: 'string', format: 'date-time', description: 'When the node token expires (--node-token-ttl); status answers renew it.' },
+    pushSecret: str('What aquiferd presents on pushes.'),
     handleKey: str('The location\'s file-handle key (hex).'), generation: { type: 'integer', format: 'int64' },
     certificate: str('Under TLS: the agent\'s certificate (PEM) from the cluster CA, for its csr.'),
     caCertificate: str('Under TLS: the cluster CA certificate (PEM).'),
@@ -764,14 +769,23 @@ schemas.AgentStatusRequest = {
           throttledUs: { type: 'integer', format: 'int64' }, hotBytes: { type: 'integer', format: 'int64' },
           coldBytes: { type: 'integer', format: 'int64' }, throughputLimitMibps: { type: 'number', format: 'double' },
           latUsHist: { type: 'array', items: { type: 'integer', format: 'int64' } },
+          countersAgeMs: { type: 'integer', format: 'int64', description: 'How long ago the counters began (the export appeared on the node); a volume first seen counts from zero when that was after aquiferd started.' },
         },
       },
     },
     agentVersion: { type: 'string' },
+    tokenRenewal: { type: 'boolean', description: 'The agent keeps the nodeToken a status answer carries.' },
   },
   required: ['appliedGeneration'],
 };
-schemas.AgentStatusResponse = { type: 'object', properties: { generation: { type: 'integer', format: 'int64' } } };
+schemas.AgentStatusResponse = {
+  type: 'object',
+  properties: {
+    generation: { type: 'integer', format: 'int64' },
+    nodeToken: str('A renewed node token, once the one presented is past half its life: the agent keeps it.'),
+    nodeTokenExpireTime: { type: 'string', format: 'date-time' },
+  },
+};
 for (const k of ['Node', 'Shelf', 'JoinToken', 'AgentJoinResponse', 'AgentStatusResponse'])
   schemas[k].additionalProperties = true;
 
@@ -779,6 +793,8 @@ parameters.nodeId = { name: 'nodeId', in: 'path', required: true, schema: { type
 parameters.shelfId = { name: 'shelfId', in: 'path', required: true, schema: { type: 'string' }, description: 'Shelf ID.' };
 parameters.shelfIdQuery = { name: 'shelfId', in: 'query', required: true, schema: { type: 'string' }, description: 'The new shelf\'s ID.' };
 parameters.ttl = { name: 'ttl', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 2678400 }, description: 'Lifetime in seconds (default 3600).' };
+parameters.joinNode = { name: 'node', in: 'query', required: false, schema: { type: 'string' }, description: 'The only node name the token may join.' };
+parameters.force = { name: 'force', in: 'query', required: false, schema: { type: 'boolean' }, description: 'Drain even when some volumes find no other READY node: they stay, served, and move once one has room.' };
 
 op('/v1/nodes', 'get', {
   operationId: 'listNodes', tags: ['Nodes'], summary: 'List storage nodes (cluster admin)',
@@ -804,9 +820,19 @@ op('/v1/nodes/{nodeId}/metrics', 'get', {
 });
 op('/v1/nodes/{nodeId}:drain', 'post', {
   operationId: 'drainNode', tags: ['Nodes'], summary: 'Drain a node: DRAINING, and its volumes move within ceilings',
-  parameters: pathParams('nodeId'),
+  description: 'Refused with FAILED_PRECONDITION (400), changing nothing, when some volumes find no other READY node with room (draining the last node), unless force=true; '
+    + 'then those stay, served, and move by themselves once a node joins or is undrained. A DOWN node is refused (its volumes move by themselves). '
+    + 'Each moved volume is served again once its new node applies it (its stateDetails say so meanwhile).',
+  parameters: [...pathParams('nodeId'), ref('force')],
   requestBody: { required: false, content: { 'application/json': { schema: { $ref: '#/components/schemas/Empty' } } } },
   responses: Object.assign({ 200: json('Node', 'The node, DRAINING.') }, errors([400, 401, 403, 404])),
+});
+op('/v1/nodes/{nodeId}:undrain', 'post', {
+  operationId: 'undrainNode', tags: ['Nodes'], summary: 'Undrain a node: READY again, it takes new volumes',
+  description: 'Volumes that moved away stay where they are; pending moves of other nodes may land on it. FAILED_PRECONDITION (400) unless the node is DRAINING.',
+  parameters: pathParams('nodeId'),
+  requestBody: { required: false, content: { 'application/json': { schema: { $ref: '#/components/schemas/Empty' } } } },
+  responses: Object.assign({ 200: json('Node', 'The node, READY.') }, errors([400, 401, 403, 404])),
 });
 op('/v1/shelves', 'post', {
   operationId: 'createShelf', tags: ['Nodes'], summary: 'Declare a shelf in a location (cluster admin)',
@@ -826,12 +852,14 @@ op('/v1/shelves/{shelfId}', 'get', {
 });
 op('/v1/locations/{locationId}:joinToken', 'post', {
   operationId: 'createJoinToken', tags: ['Nodes'], summary: 'A join token for new nodes of a location (cluster admin)',
-  parameters: [...pathParams('locationId'), ref('ttl')],
+  description: 'A join token joins one node, once (its id is recorded), in this location only, and only as node when given.',
+  parameters: [...pathParams('locationId'), ref('ttl'), ref('joinNode')],
   requestBody: { required: false, content: { 'application/json': { schema: { $ref: '#/components/schemas/Empty' } } } },
   responses: Object.assign({ 200: json('JoinToken', 'The token.') }, errors([400, 401, 403, 404])),
 });
 op('/v1/agent/join', 'post', {
-  operationId: 'agentJoin', tags: ['Agents'], summary: 'A node joins (node-role join token)',
+  operationId: 'agentJoin', tags: ['Agents'], summary: 'A node joins (a single-use join token)',
+  description: 'Refused: a node token (403), a join token already used or for another location or node (403), a name already joined (409: drain and delete the node first).',
   requestBody: body('AgentJoinRequest', 'Who the node is and where it serves.'),
   responses: Object.assign({ 200: json('AgentJoinResponse', 'The node\'s credentials.') }, errors([400, 401, 403, 404, 409, 413])),
 });
@@ -852,7 +880,7 @@ const spec = {
       'and the Google error body `{"error":{"code","message","status"}}`.',
       '',
       'Authentication: `Authorization: Bearer <token>` with a token from `aquiferd token` (HS256 JWT).',
-      '`/healthz`, `/metrics`, `/v1/openapi.yaml`, `/docs/` and the dashboard files under `/ui/` need no token.',
+      '`/healthz`, `/v1/openapi.yaml`, `/docs/` and the dashboard files under `/ui/` need no token; `/metrics` needs a metrics or cluster-admin token unless `metrics_auth = false`.',
       '',
       'Errors every route may answer: 400 for more than 23 query parameters, invalid JSON or a body on a method that takes none;',
       '405 (status INVALID_ARGUMENT) for a known path with another method; 404 for an unknown path; 413 for a body over 1 MiB;',
@@ -879,7 +907,7 @@ const spec = {
   paths,
   components: {
     securitySchemes: {
-      bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A token printed by `aquiferd token --db PATH --role admin|editor|viewer [--project P]`.' },
+      bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A token printed by `aquiferd token --db PATH --role admin|editor|viewer|metrics [--project P]`.' },
     },
     parameters,
     responses,

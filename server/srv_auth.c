@@ -1,12 +1,16 @@
 /* srv_auth: bearer tokens (JWT, HS256, libjwt) and the per-route checks.
  *
- * Tokens carry: sub (who), role (admin|editor|viewer|node), project (absent
- * for the cluster admin and nodes), loc (nodes: the location they join), iat,
- * exp, jti. They are signed with a 256-bit key kept with the state (mode
+ * Tokens carry: sub (who), role (admin|editor|viewer|node|metrics), project
+ * (absent for the cluster admin, nodes and metrics), loc (nodes: the location
+ * they join), iat, exp, jti; node-role tokens also use (join|node), node (a
+ * join token's only node name) and nid (a node token's incarnation, see
+ * srv_internal.h). They are signed with a 256-bit key kept with the state (mode
  * 0600, created on first use) and verified against it; only HS256 is
  * accepted, so "alg": "none" and algorithm-confusion tokens fail.
  */
 #include "server/srv_internal.h"
+
+#include "api/api_schema.h"
 
 #include <fcntl.h>
 #include <jwt.h>
@@ -21,12 +25,12 @@
 
 static const char *const role_names[] = {
 	[SRV_ROLE_NONE] = "", [SRV_ROLE_VIEWER] = "viewer", [SRV_ROLE_EDITOR] = "editor",
-	[SRV_ROLE_ADMIN] = "admin", [SRV_ROLE_NODE] = "node",
+	[SRV_ROLE_ADMIN] = "admin", [SRV_ROLE_NODE] = "node", [SRV_ROLE_METRICS] = "metrics",
 };
 
 enum srv_role srv_role_parse(const char *s)
 {
-	for (int r = SRV_ROLE_VIEWER; r <= SRV_ROLE_NODE; r++)
+	for (int r = SRV_ROLE_VIEWER; r <= SRV_ROLE_METRICS; r++)
 		if (s && strcmp(s, role_names[r]) == 0)
 			return (enum srv_role)r;
 	return SRV_ROLE_NONE;
@@ -34,7 +38,7 @@ enum srv_role srv_role_parse(const char *s)
 
 const char *srv_role_name(enum srv_role r)
 {
-	return r <= SRV_ROLE_NODE ? role_names[r] : "";
+	return r <= SRV_ROLE_METRICS ? role_names[r] : "";
 }
 
 void srv_key_path(const struct srv_cfg *cfg, char *out, size_t cap)
@@ -118,6 +122,9 @@ int srv_token_make(const unsigned char key[SRV_KEY_LEN], const struct srv_auth *
 	    jwt_add_grant_int(jwt, "iat", (long)now) || jwt_add_grant_int(jwt, "exp", (long)now + ttl) ||
 	    (who->project[0] && jwt_add_grant(jwt, "project", who->project)) ||
 	    (who->location[0] && jwt_add_grant(jwt, "loc", who->location)) ||
+	    (who->use[0] && jwt_add_grant(jwt, "use", who->use)) ||
+	    (who->node[0] && jwt_add_grant(jwt, "node", who->node)) ||
+	    (who->nid[0] && jwt_add_grant(jwt, "nid", who->nid)) ||
 	    jwt_set_alg(jwt, JWT_ALG_HS256, key, SRV_KEY_LEN)) {
 		rc = aq_fail(msg, AQ_EINTERNAL, "cannot build token");
 		goto out;
@@ -184,7 +191,7 @@ int srv_token_verify(const unsigned char key[SRV_KEY_LEN], const char *authz,
 {
 	size_t len;
 	jwt_t *jwt = NULL;
-	const char *tok, *role, *project, *sub, *loc;
+	const char *tok, *role, *project, *sub, *loc, *use, *node, *nid, *jti;
 	long exp;
 	int rc = AQ_OK;
 
@@ -221,9 +228,22 @@ int srv_token_verify(const unsigned char key[SRV_KEY_LEN], const char *authz,
 	project = jwt_get_grant(jwt, "project");
 	sub = jwt_get_grant(jwt, "sub");
 	loc = jwt_get_grant(jwt, "loc");
+	use = jwt_get_grant(jwt, "use");
+	node = jwt_get_grant(jwt, "node");
+	nid = jwt_get_grant(jwt, "nid");
+	jti = jwt_get_grant(jwt, "jti");
 	snprintf(who->project, sizeof(who->project), "%s", project ? project : "");
 	snprintf(who->subject, sizeof(who->subject), "%s", sub ? sub : "");
 	snprintf(who->location, sizeof(who->location), "%s", loc ? loc : "");
+	snprintf(who->use, sizeof(who->use), "%s", use ? use : "");
+	snprintf(who->node, sizeof(who->node), "%s", node ? node : "");
+	snprintf(who->nid, sizeof(who->nid), "%s", nid ? nid : "");
+	snprintf(who->jti, sizeof(who->jti), "%s", jti ? jti : "");
+	who->exp = exp;
+	errno = 0;
+	who->iat = jwt_get_grant_int(jwt, "iat");
+	if (errno == ENOENT)
+		who->iat = 0;
 	who->cluster = who->role == SRV_ROLE_ADMIN && !project;
 	token_remember(tok, len, exp, who);
 out:
@@ -239,6 +259,8 @@ int srv_authorize(const struct srv_req *req, aq_msg *msg)
 
 	if (a->cluster)
 		return AQ_OK;
+	if (a->role == SRV_ROLE_METRICS)
+		return aq_fail(msg, AQ_EACCES, "a metrics token may only read GET /metrics");
 	if (f & SRV_F_ANYAUTH)
 		return a->role == SRV_ROLE_NODE
 			       ? aq_fail(msg, AQ_EACCES, "node tokens may only call the agent API")
@@ -257,4 +279,61 @@ int srv_authorize(const struct srv_req *req, aq_msg *msg)
 		return aq_fail(msg, AQ_EACCES, "role %s may not call this method on project \"%s\"; it needs %s",
 			       srv_role_name(a->role), req->params[0], srv_role_name(need));
 	return AQ_OK;
+}
+
+int srv_metrics_authorize(struct srv_req *req)
+{
+	int rc;
+
+	if (!req->srv->cfg.metrics_auth)
+		return AQ_OK;
+	if ((rc = srv_token_verify(req->srv->key, req->authz, &req->auth, &req->msg)) != AQ_OK)
+		return rc;
+	if (req->auth.cluster || req->auth.role == SRV_ROLE_METRICS)
+		return AQ_OK;
+	return aq_fail(&req->msg, AQ_EACCES,
+		       "GET /metrics names every project's volumes: it needs a metrics token "
+		       "(aquiferd token --role metrics) or a cluster-admin token");
+}
+
+int srv_join_check(const struct srv_auth *a, const char *node, const char *loc, aq_msg *msg)
+{
+	if (a->role != SRV_ROLE_NODE || strcmp(a->use, SRV_USE_JOIN) != 0)
+		return aq_fail(msg, AQ_EACCES,
+			       "only a join token may join (a node token acts only as its own, joined node); "
+			       "a cluster admin mints one with aquifer nodes join-token --location=%s", loc);
+	if (!a->location[0])
+		return aq_fail(msg, AQ_EACCES, "this join token names no location");
+	if (strcmp(a->location, loc) != 0)
+		return aq_fail(msg, AQ_EACCES, "this join token is for location \"%s\", not \"%s\"", a->location, loc);
+	if (a->node[0] && strcmp(a->node, node) != 0)
+		return aq_fail(msg, AQ_EACCES, "this join token is for node \"%s\", not \"%s\"", a->node, node);
+	if (!a->jti[0])
+		return aq_fail(msg, AQ_EACCES, "this join token carries no id (jti), so it cannot be used once");
+	return AQ_OK;
+}
+
+int srv_node_token_check(const struct srv_auth *a, const json_t *node_doc, aq_msg *msg)
+{
+	const char *nid = api_json_str(json_object_get(node_doc, "internal"), "incarnation", "");
+	const char *name = api_json_str(node_doc, "name", "");
+
+	if (a->role != SRV_ROLE_NODE)
+		return aq_fail(msg, AQ_EACCES, "only a joined node may call this method");
+	if (strcmp(a->use, SRV_USE_JOIN) == 0)
+		return aq_fail(msg, AQ_EUNAUTH, "a join token only joins; report with the node token the join answered");
+	if (strncmp(name, "nodes/", 6) != 0 || strcmp(name + 6, a->subject) != 0)
+		return aq_fail(msg, AQ_EUNAUTH, "this token speaks for node \"%s\", not for %s", a->subject, name);
+	if (!a->use[0] && !*nid)
+		return AQ_OK; /* a token of an older version, for a node that predates incarnations */
+	if (!*nid || strcmp(a->nid, nid) != 0)
+		return aq_fail(msg, AQ_EUNAUTH,
+			       "this node token was revoked: node \"%s\" was deleted or joined again since it was issued; "
+			       "remove the agent's credentials.json and join it with a new join token", a->subject);
+	return AQ_OK;
+}
+
+bool srv_node_token_stale(const struct srv_auth *a, long ttl, long now)
+{
+	return !a->nid[0] || a->exp - now > ttl || (a->exp - now) * 2 < a->exp - a->iat;
 }

@@ -1,11 +1,19 @@
 /* srv_http: aquiferd's HTTP plumbing on libmicrohttpd.
  *
- * One MHD thread multiplexes sockets (epoll). It matches the route, collects
- * the body under a 1 MiB cap, then suspends the connection and queues the
- * request for the worker pool. A worker authenticates, parses JSON,
- * authorises, runs the handler with its own db connection, renders the
- * answer and resumes the connection; the socket thread then queues the
- * response. No SQLite or disk I/O ever runs on the socket thread.
+ * One MHD thread multiplexes sockets (epoll). When a request's head has
+ * arrived it matches the route and verifies the bearer token, and refuses at
+ * once (before a byte of body is read) what fails there: no route, no or a
+ * bad token, a body the route does not take or one over the 1 MiB cap. Then
+ * it collects the body, suspends the connection and queues the request for
+ * the worker pool. A worker authorises, parses JSON, runs the handler with
+ * its own db connection, renders the answer and resumes the connection; the
+ * socket thread then queues the response. No SQLite or disk I/O ever runs
+ * on the socket thread.
+ *
+ * Connections (tls.h, struct tls_listen_limits): a limit in all and per
+ * client address; until a request showed a valid token, header-timeout
+ * seconds of silence close a connection (idle, half-open, stuck in its TLS
+ * handshake), afterwards idle-timeout seconds between keep-alive requests.
  */
 #include "server/srv_internal.h"
 #include "db/db_cache.h"
@@ -117,7 +125,8 @@ static void req_run(struct srv_req *req)
 	int rc = AQ_OK;
 
 	if (!(rt->flags & SRV_F_NOAUTH) && !req->authed) {
-		if ((rc = srv_token_verify(req->srv->key, req->authz, &req->auth, &req->msg)) != AQ_OK)
+		if (!req->verified &&
+		    (rc = srv_token_verify(req->srv->key, req->authz, &req->auth, &req->msg)) != AQ_OK)
 			goto out;
 		if ((rc = srv_authorize(req, &req->msg)) != AQ_OK)
 			goto out;
@@ -231,7 +240,9 @@ static enum MHD_Result copy_query(void *cls, enum MHD_ValueKind kind, const char
 	return MHD_YES;
 }
 
-static enum MHD_Result send_answer(struct MHD_Connection *conn, struct srv_req *req)
+/* hang_up: close the connection after the answer (a body it did not read
+ * must not be taken for the next request). */
+static enum MHD_Result send_answer(struct MHD_Connection *conn, struct srv_req *req, bool hang_up)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -243,6 +254,8 @@ static enum MHD_Result send_answer(struct MHD_Connection *conn, struct srv_req *
 	MHD_add_response_header(r, "Content-Type", req->ctype ? req->ctype : "application/json");
 	if (req->status == 401)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"aquifer\"");
+	if (hang_up)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(conn, (unsigned)req->status, r);
 	MHD_destroy_response(r);
 	srv_metrics_observe(req->route_idx, req->status, srv_now_ns() - req->start_ns);
@@ -258,7 +271,7 @@ static int try_cached(struct srv *srv, struct srv_req *req)
 	char name[900];
 	int rc;
 
-	if ((rc = srv_token_verify(srv->key, req->authz, &req->auth, &req->msg)) != AQ_OK ||
+	if ((!req->verified && (rc = srv_token_verify(srv->key, req->authz, &req->auth, &req->msg)) != AQ_OK) ||
 	    (rc = srv_authorize(req, &req->msg)) != AQ_OK) {
 		req_set_error(req, rc);
 		return AQ_OK;
@@ -270,6 +283,33 @@ static int try_cached(struct srv *srv, struct srv_req *req)
 	req->ctype = "application/json";
 	req->status = 200;
 	return AQ_OK;
+}
+
+/* The checks a request's head allows, before any body is read: the token
+ * of a route that needs one (so that no client without valid credentials
+ * ever has a body buffered), and a body the route does not take or one over
+ * the cap, from its Content-Length. A chunked body is checked as it comes.
+ * AQ_OK, or the error rendered into req. */
+static int check_head(struct srv *srv, struct srv_req *req, struct MHD_Connection *conn)
+{
+	unsigned long long len;
+	int rc = AQ_OK;
+
+	tls_listen_body(conn, &len);
+	if (!(req->route->flags & SRV_F_NOAUTH)) {
+		if ((rc = srv_token_verify(srv->key, req->authz, &req->auth, &req->msg)) != AQ_OK)
+			goto out;
+		req->verified = true;
+		tls_listen_trusted(conn, &srv->cfg.http);
+	}
+	if (len > 0 && !(req->route->flags & SRV_F_BODY))
+		rc = aq_fail(&req->msg, AQ_EINVAL, "this method takes no request body");
+	else if (len > SRV_BODY_MAX)
+		rc = aq_fail(&req->msg, AQ_ETOOBIG, "request body is larger than %d bytes", SRV_BODY_MAX);
+out:
+	if (rc != AQ_OK)
+		req_set_error(req, rc);
+	return rc;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -316,6 +356,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			if ((req->route->flags & SRV_F_NODECERT) && srv_ca_tls(srv) &&
 			    tls_mhd_peer_der(conn, &req->peer, &req->peer_len) == AQ_ENOMEM)
 				return MHD_NO;
+			if (!req->text)
+				check_head(srv, req, conn);
+		}
+		if (req->text) { /* refused from its head: answer before any body */
+			unsigned long long len;
+
+			return send_answer(conn, req, tls_listen_body(conn, &len));
 		}
 		req->state = REQ_BODY;
 		return MHD_YES;
@@ -323,6 +370,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (req->state == REQ_BODY && *upload_size) {
 		size_t n = *upload_size;
 
+		if (!(req->route->flags & SRV_F_BODY))
+			return MHD_NO; /* a chunked body the route does not take: hang up */
 		if (!req->body_too_big && req->body_len + n > SRV_BODY_MAX) {
 			req->body_too_big = true;
 			free(req->body_raw);
@@ -342,12 +391,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	if (req->state == REQ_BODY) {
-		if (req->text) /* routing already failed */
-			return send_answer(conn, req);
 		if (req->body_too_big) {
 			aq_fail(&req->msg, AQ_ETOOBIG, "request body is larger than %d bytes", SRV_BODY_MAX);
 			req_set_error(req, AQ_ETOOBIG);
-			return send_answer(conn, req);
+			return send_answer(conn, req, false);
 		}
 		if (req->route->handler == srv_h_healthz) {
 			json_t *resp = NULL;
@@ -355,17 +402,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			srv_h_healthz(req, &resp);
 			req_set_json(req, resp);
 			json_decref(resp);
-			return send_answer(conn, req);
+			return send_answer(conn, req, false);
 		}
 		if (req->route->doc_name && req->body_len == 0 && try_cached(srv, req) == AQ_OK)
-			return send_answer(conn, req);
+			return send_answer(conn, req, false);
 		req->state = REQ_QUEUED;
 		MHD_suspend_connection(conn);
 		srv_enqueue(srv, req);
 		return MHD_YES;
 	}
 	if (req->state == REQ_DONE)
-		return send_answer(conn, req);
+		return send_answer(conn, req, false);
 	return MHD_YES;
 }
 
@@ -425,6 +472,7 @@ int srv_http_start(struct srv *srv, aq_msg *msg)
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	struct MHD_OptionItem limits[TLS_LISTEN_MHD_OPTS];
 	/* HTTPS: our pair, and the cluster CA as trust so that GnuTLS asks
 	 * for (but does not demand) client certificates; srv_ca checks them */
 	struct MHD_OptionItem tls[] = {
@@ -440,6 +488,8 @@ int srv_http_start(struct srv *srv, aq_msg *msg)
 		flags |= MHD_USE_IPv6;
 	if (srv_ca_tls(srv))
 		flags |= MHD_USE_TLS;
+	/* databases, pushes to agents and logs keep 256 descriptors */
+	tls_listen_mhd_options(&srv->cfg.http, srv_ca_tls(srv), 256, "aquiferd", limits);
 	pthread_mutex_init(&srv->qlock, NULL);
 	pthread_cond_init(&srv->qcond, NULL);
 	srv->nthreads = srv->cfg.workers > 0 ? srv->cfg.workers : 4;
@@ -450,10 +500,9 @@ int srv_http_start(struct srv *srv, aq_msg *msg)
 		if (pthread_create(&srv->threads[i], NULL, srv_worker, srv) != 0)
 			return aq_fail(msg, AQ_EINTERNAL, "cannot start worker threads");
 	srv->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
+				    MHD_OPTION_ARRAY, limits,
 				    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-				    MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
 				    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SRV_CONN_POOL,
 				    MHD_OPTION_ARRAY, srv_ca_tls(srv) ? tls : &tls[3],
 				    MHD_OPTION_END);

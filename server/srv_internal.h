@@ -18,6 +18,7 @@
 #include "api/api_error.h"
 #include "api/api_math.h"
 #include "db/db.h"
+#include "tls/tls.h"
 
 #define SRV_MAX_PARAMS 6
 #define SRV_MAX_QUERY 24
@@ -34,10 +35,25 @@ struct srv_cfg {
 	char tls_cert[1024];       /* --tls-cert: PEM, serve HTTPS (srv_ca.h) */
 	char tls_key[1024];        /* --tls-key */
 	bool insecure_listen;      /* plain HTTP on a non-loopback --listen */
+	char public_url[512];      /* --public-url: how nodes reach aquiferd ("" until serve derives it) */
+	bool metrics_auth;         /* --metrics-auth: GET /metrics needs a metrics or cluster-admin token */
+	long node_token_ttl;       /* --node-token-ttl: lifetime of a node token, seconds */
+	struct tls_listen_limits http; /* connection limits and timeouts (srv_http.c) */
 	struct api_math_params math;
 };
 
-enum srv_role { SRV_ROLE_NONE = 0, SRV_ROLE_VIEWER, SRV_ROLE_EDITOR, SRV_ROLE_ADMIN, SRV_ROLE_NODE };
+/* metrics: reads GET /metrics and nothing else (a Prometheus scraper). */
+enum srv_role { SRV_ROLE_NONE = 0, SRV_ROLE_VIEWER, SRV_ROLE_EDITOR, SRV_ROLE_ADMIN, SRV_ROLE_NODE,
+		SRV_ROLE_METRICS };
+
+/* Node-role tokens come in two uses (claim "use"): a join token ("join",
+ * single-use: its jti is recorded at the join; bound to a location and
+ * optionally a node name) and a node token ("node", subject = the node's
+ * name, nid = the node's incarnation, which a delete or re-join changes, so
+ * older tokens of that name stop working). Tokens of older versions carry
+ * no use: see srv_node_token_check. */
+#define SRV_USE_JOIN "join"
+#define SRV_USE_NODE "node"
 
 struct srv_auth {
 	enum srv_role role;
@@ -45,6 +61,11 @@ struct srv_auth {
 	char project[64];      /* the project the token is for ("" = none) */
 	char subject[128];
 	char location[64];     /* node tokens: the location the node joins */
+	char use[8];           /* node-role tokens: SRV_USE_JOIN or SRV_USE_NODE ("" = older) */
+	char node[64];         /* join tokens: the only node name it may join ("" = any) */
+	char nid[40];          /* node tokens: the node's incarnation */
+	char jti[40];          /* the token's id */
+	long iat, exp;         /* issued at, expires (seconds since the epoch) */
 };
 
 struct srv;
@@ -109,6 +130,7 @@ struct srv_req {
 	uint64_t start_ns;
 	int state;                  /* srv_http.c's request state */
 	bool authed;                /* token and route checks already passed */
+	bool verified;              /* the token verified from the head (req->auth) */
 	unsigned char *peer;        /* SRV_F_NODECERT: the client certificate (DER) */
 	size_t peer_len;
 	struct srv_req *next;       /* work queue link */
@@ -182,6 +204,22 @@ int srv_token_verify(const unsigned char key[SRV_KEY_LEN], const char *authz,
 		     struct srv_auth *who, aq_msg *msg);
 /* Apply the route's flags to the caller; project is params[0] for project routes. */
 int srv_authorize(const struct srv_req *req, aq_msg *msg);
+/* GET /metrics under --metrics-auth: a cluster-admin or metrics token
+ * (verified here, the route itself is open so that metrics_auth = false
+ * needs no token). AQ_OK when allowed or when metrics_auth is off. */
+int srv_metrics_authorize(struct srv_req *req);
+/* Pure checks of node-role tokens (no I/O; tests/server/test_srv_auth.c).
+ * A join as node in location loc: the token must be a join token for loc
+ * (and name node if it names one). */
+int srv_join_check(const struct srv_auth *a, const char *node, const char *loc, aq_msg *msg);
+/* A call of node node_doc (its stored document, internal included) with
+ * token a: a node token of that node's current incarnation. A token without
+ * use (issued before incarnations existed) passes only while the node has
+ * none. AQ_EUNAUTH (revoked, join token) with the reason. */
+int srv_node_token_check(const struct srv_auth *a, const json_t *node_doc, aq_msg *msg);
+/* Whether token a should be replaced now: past half its life, longer-lived
+ * than ttl allows, or without an incarnation. */
+bool srv_node_token_stale(const struct srv_auth *a, long ttl, long now);
 enum srv_role srv_role_parse(const char *s);
 const char *srv_role_name(enum srv_role r);
 
@@ -242,6 +280,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp);
 int srv_h_node_list(struct srv_req *req, json_t **resp);
 int srv_h_node_get(struct srv_req *req, json_t **resp);
 int srv_h_node_drain(struct srv_req *req, json_t **resp);
+int srv_h_node_undrain(struct srv_req *req, json_t **resp);
 int srv_h_node_delete(struct srv_req *req, json_t **resp);
 int srv_h_shelf_list(struct srv_req *req, json_t **resp);
 int srv_h_shelf_get(struct srv_req *req, json_t **resp);

@@ -1,14 +1,18 @@
 /* srv_main: aquiferd's commands.
  *   aquiferd [serve] --listen HOST:PORT --db PATH [--config FILE] [--key-file F] [--workers N]
  *                    [--tls-cert F --tls-key F] [--insecure-listen]
+ *                    [--max-connections N] [--max-connections-per-ip N]
+ *                    [--header-timeout-seconds N] [--idle-timeout-seconds N]
  *   aquiferd ca init --db PATH
  *   aquiferd ca issue --db PATH --dns NAME --ip ADDR [--out-cert F --out-key F] [--days N]
- *   aquiferd token --db PATH --role admin|editor|viewer|node [--project P] [--subject S] [--ttl SEC] [--location L]
+ *   aquiferd token --db PATH --role admin|editor|viewer|metrics [--project P] [--subject S] [--ttl SEC]
+ *   aquiferd token --db PATH --role node --location L [--node N] [--ttl SEC]   (a single-use join token)
  *   aquiferd routes        (the route table, METHOD PATH per line)
  *   aquiferd --version
  * Command-line options override the config file; the config file holds
  * "key = value" lines with the same names (listen, db, key-file, workers,
- * tls-cert, tls-key, insecure-listen)
+ * tls-cert, tls-key, insecure-listen, public-url, metrics-auth, node-token-ttl,
+ * the connection limits; '_' may stand for '-')
  * and math parameters as "math.<level>.<field>" (see api_math.h). */
 #include "server/srv.h"
 #include "server/srv_ca.h"
@@ -19,25 +23,33 @@
 
 #include <getopt.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: aquiferd [serve] --listen HOST:PORT --db PATH [--config FILE] [--key-file FILE] [--workers N]\n"
-		"                        [--tls-cert FILE --tls-key FILE] [--insecure-listen]\n"
-		"       aquiferd token --db PATH --role admin|editor|viewer|node [--project P]\n"
-		"                      [--subject NAME] [--ttl SECONDS] [--location LOC] [--key-file FILE]\n"
+		"                        [--tls-cert FILE --tls-key FILE] [--insecure-listen] [--public-url URL]\n"
+		"                        [--metrics-auth[=true|false]] [--node-token-ttl SECONDS]\n"
+		"                        [--max-connections N] [--max-connections-per-ip N]\n"
+		"                        [--header-timeout-seconds N] [--idle-timeout-seconds N]\n"
+		"       aquiferd token --db PATH --role admin|editor|viewer|metrics [--project P]\n"
+		"                      [--subject NAME] [--ttl SECONDS] [--key-file FILE]\n"
+		"       aquiferd token --db PATH --role node --location LOC [--node NAME] [--ttl SECONDS]\n"
 		"       aquiferd ca init --db PATH\n"
 		"       aquiferd ca issue --db PATH [--dns NAME]... [--ip ADDR]... [--out-cert FILE --out-key FILE] [--days N]\n"
 		"       aquiferd routes\n"
 		"       aquiferd --version | --help\n"
 		"\n"
 		"serve      run the control plane (the default command)\n"
-		"token      print a signed bearer token on stdout's last line\n"
+		"token      print a signed bearer token on stdout's last line (--role node: a\n"
+		"           single-use join token for --location, and only for --node when given;\n"
+		"           --role metrics: reads GET /metrics and nothing else)\n"
 		"ca init    create the cluster CA (ca.crt, ca.key) in the folder of --db\n"
 		"ca issue   issue a server certificate from the cluster CA (default server.crt,\n"
 		"           server.key next to the database; files mode 0600)\n"
@@ -54,6 +66,17 @@ static void usage(FILE *f)
 		"  --tls-key FILE       ... and its PEM key; agents then join over TLS with the cluster CA\n"
 		"                       (created next to the database when missing)\n"
 		"  --insecure-listen    allow plain HTTP on a non-loopback --listen (tokens in clear)\n"
+		"  --public-url URL     how storage nodes reach aquiferd, used in join tokens' installCommand\n"
+		"                       (default: the scheme served and --listen; the host name for 0.0.0.0)\n"
+		"  --metrics-auth[=BOOL]  GET /metrics needs a metrics or cluster-admin token (default true;\n"
+		"                       false serves it to anyone, with every project's volume names)\n"
+		"  --node-token-ttl N   lifetime of a node token in seconds (default 2592000 = 30 days); agents\n"
+		"                       get a fresh one with a status report once half of it has passed\n"
+		"  --max-connections N  HTTP connections at once (default 4096; fewer if RLIMIT_NOFILE is lower)\n"
+		"  --max-connections-per-ip N  HTTP connections from one client address (default 128)\n"
+		"  --header-timeout-seconds N  silence that closes a connection before it showed a valid\n"
+		"                       token: TLS handshake, request head, idle (default 10)\n"
+		"  --idle-timeout-seconds N  keep-alive idle after a request with a valid token (default 120)\n"
 		"  --dns NAME, --ip ADDR  (ca issue) names of the certificate, each repeatable\n"
 		"  --out-cert FILE, --out-key FILE  (ca issue) where to write it\n"
 		"  --days N             (ca issue) validity in days (default 397)\n");
@@ -71,10 +94,45 @@ static char *trim(char *s)
 	return s;
 }
 
+/* The connection limits (tls.h, struct tls_listen_limits): AQ_ENOENT when
+ * key is not one of them. */
+static int cfg_limit(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *msg)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+		long max;
+	} keys[] = {
+		{ "max-connections", offsetof(struct tls_listen_limits, max_conns), 1000000 },
+		{ "max-connections-per-ip", offsetof(struct tls_listen_limits, per_ip), 1000000 },
+		{ "header-timeout-seconds", offsetof(struct tls_listen_limits, header_s), 3600 },
+		{ "idle-timeout-seconds", offsetof(struct tls_listen_limits, idle_s), 86400 },
+	};
+	char name[64], *end;
+	long n;
+
+	snprintf(name, sizeof(name), "%s", key);
+	for (char *c = name; *c; c++) /* max_connections = max-connections */
+		if (*c == '_')
+			*c = '-';
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strcmp(name, keys[i].name) != 0)
+			continue;
+		n = strtol(val, &end, 10);
+		if (!*val || *end || n < 1 || n > keys[i].max)
+			return aq_fail(msg, AQ_EINVAL, "%s must be an integer within 1..%ld, got \"%s\"", keys[i].name,
+				       keys[i].max, val);
+		*(unsigned *)(void *)((char *)&cfg->http + keys[i].off) = (unsigned)n;
+		return AQ_OK;
+	}
+	return AQ_ENOENT;
+}
+
 static int cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *msg)
 {
 	char *end;
 	long n;
+	int rc;
 
 	if (strcmp(key, "listen") == 0)
 		snprintf(cfg->listen, sizeof(cfg->listen), "%s", val);
@@ -90,6 +148,22 @@ static int cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg
 		if (strcmp(val, "true") != 0 && strcmp(val, "false") != 0)
 			return aq_fail(msg, AQ_EINVAL, "insecure-listen must be true or false, got \"%s\"", val);
 		cfg->insecure_listen = strcmp(val, "true") == 0;
+	} else if (strcmp(key, "public-url") == 0 || strcmp(key, "public_url") == 0) {
+		if (strlen(val) >= sizeof(cfg->public_url))
+			return aq_fail(msg, AQ_EINVAL, "public-url is longer than %zu bytes", sizeof(cfg->public_url) - 1);
+		if (srv_public_url_check(val, msg) != AQ_OK)
+			return AQ_EINVAL;
+		snprintf(cfg->public_url, sizeof(cfg->public_url), "%s", val);
+	} else if (strcmp(key, "metrics-auth") == 0 || strcmp(key, "metrics_auth") == 0) {
+		if (strcmp(val, "true") != 0 && strcmp(val, "false") != 0)
+			return aq_fail(msg, AQ_EINVAL, "metrics-auth must be true or false, got \"%s\"", val);
+		cfg->metrics_auth = strcmp(val, "true") == 0;
+	} else if (strcmp(key, "node-token-ttl") == 0 || strcmp(key, "node_token_ttl") == 0) {
+		n = strtol(val, &end, 10);
+		if (!*val || *end || n < 10 || n > 366L * 86400)
+			return aq_fail(msg, AQ_EINVAL, "node-token-ttl must be a number of seconds within 10..%ld, got \"%s\"",
+				       366L * 86400, val);
+		cfg->node_token_ttl = n;
 	} else if (strcmp(key, "node-down-seconds") == 0 || strcmp(key, "node_down_seconds") == 0) {
 		n = strtol(val, &end, 10);
 		if (!*val || *end || n < 1 || n > 3600)
@@ -100,6 +174,8 @@ static int cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg
 		if (!*val || *end || n < 1 || n > 256)
 			return aq_fail(msg, AQ_EINVAL, "workers must be an integer within 1..256, got \"%s\"", val);
 		cfg->workers = (int)n;
+	} else if ((rc = cfg_limit(cfg, key, val, msg)) != AQ_ENOENT) {
+		return rc;
 	} else if (strncmp(key, "math.", 5) == 0)
 		return api_math_set(&cfg->math, key + 5, val, msg);
 	else
@@ -140,7 +216,7 @@ static int cfg_load(struct srv_cfg *cfg, const char *path, aq_msg *msg)
 enum { OPT_LISTEN = 1, OPT_DB, OPT_CONFIG, OPT_KEY, OPT_WORKERS, OPT_ROLE, OPT_PROJECT,
        OPT_SUBJECT, OPT_TTL, OPT_LOCATION, OPT_HELP, OPT_VERSION, OPT_NODE_DOWN,
        OPT_TLS_CERT, OPT_TLS_KEY, OPT_INSECURE_LISTEN, OPT_DNS, OPT_IP, OPT_OUT_CERT, OPT_OUT_KEY,
-       OPT_DAYS };
+       OPT_DAYS, OPT_PUBLIC_URL, OPT_METRICS_AUTH, OPT_NODE_TOKEN_TTL, OPT_NODE, OPT_LIMIT };
 
 static const struct option opts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -162,6 +238,14 @@ static const struct option opts[] = {
 	{ "out-cert", required_argument, NULL, OPT_OUT_CERT },
 	{ "out-key", required_argument, NULL, OPT_OUT_KEY },
 	{ "days", required_argument, NULL, OPT_DAYS },
+	{ "public-url", required_argument, NULL, OPT_PUBLIC_URL },
+	{ "metrics-auth", optional_argument, NULL, OPT_METRICS_AUTH },
+	{ "node-token-ttl", required_argument, NULL, OPT_NODE_TOKEN_TTL },
+	{ "node", required_argument, NULL, OPT_NODE },
+	{ "max-connections", required_argument, NULL, OPT_LIMIT },
+	{ "max-connections-per-ip", required_argument, NULL, OPT_LIMIT },
+	{ "header-timeout-seconds", required_argument, NULL, OPT_LIMIT },
+	{ "idle-timeout-seconds", required_argument, NULL, OPT_LIMIT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -194,6 +278,12 @@ static int serve(struct srv *srv)
 		fprintf(stderr, "aquiferd: %s\n", msg.text);
 		return 1;
 	}
+	if (!srv->cfg.public_url[0]) {
+		char host[256] = "localhost";
+
+		gethostname(host, sizeof(host) - 1);
+		srv_public_url_default(srv->cfg.listen, srv_ca_tls(srv), host, srv->cfg.public_url, sizeof(srv->cfg.public_url));
+	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
@@ -201,22 +291,18 @@ static int serve(struct srv *srv)
 	signal(SIGPIPE, SIG_IGN);
 	srv->start_ns = srv_now_ns();
 	pthread_mutex_init(&srv->live_lock, NULL);
-	if (srv_series_new(&srv->series) != AQ_OK) {
+	srv->started_ms = srv_node_now_ms();
+	if (srv_series_new(srv->started_ms, &srv->series) != AQ_OK) {
 		fprintf(stderr, "aquiferd: out of memory\n");
 		return 1;
-	}
-	{
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		srv->started_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	}
 	if (srv_reconcile_start(srv, &msg) != AQ_OK || srv_http_start(srv, &msg) != AQ_OK) {
 		fprintf(stderr, "aquiferd: %s\n", msg.text);
 		return 1;
 	}
-	fprintf(stderr, "aquiferd %s: serving %s://%s (db %s, %d workers)\n", AQ_VERSION,
-		srv_ca_tls(srv) ? "https" : "http", srv->cfg.listen, srv->cfg.db_path, srv->nthreads);
+	fprintf(stderr, "aquiferd %s: serving %s://%s (db %s, %d workers), public URL %s, /metrics %s\n", AQ_VERSION,
+		srv_ca_tls(srv) ? "https" : "http", srv->cfg.listen, srv->cfg.db_path, srv->nthreads,
+		srv->cfg.public_url, srv->cfg.metrics_auth ? "needs a token" : "open to anyone");
 	sigwait(&set, &sig);
 	fprintf(stderr, "aquiferd: signal %d, stopping\n", sig);
 	srv_http_stop(srv);
@@ -234,16 +320,28 @@ static int token(struct srv *srv, struct srv_args *a)
 	struct db *db = NULL;
 
 	if (a->who.role == SRV_ROLE_NONE) {
-		fprintf(stderr, "aquiferd token: --role admin|editor|viewer|node is required\n");
+		fprintf(stderr, "aquiferd token: --role admin|editor|viewer|node|metrics is required\n");
 		return 2;
 	}
 	if ((a->who.role == SRV_ROLE_EDITOR || a->who.role == SRV_ROLE_VIEWER) && !a->who.project[0]) {
 		fprintf(stderr, "aquiferd token: --role %s needs --project\n", srv_role_name(a->who.role));
 		return 2;
 	}
-	if (a->who.role == SRV_ROLE_NODE && a->who.project[0]) {
-		fprintf(stderr, "aquiferd token: node tokens are cluster-wide; drop --project\n");
+	if ((a->who.role == SRV_ROLE_NODE || a->who.role == SRV_ROLE_METRICS) && a->who.project[0]) {
+		fprintf(stderr, "aquiferd token: %s tokens are cluster-wide; drop --project\n", srv_role_name(a->who.role));
 		return 2;
+	}
+	if (a->who.role == SRV_ROLE_NODE && !a->who.location[0]) {
+		fprintf(stderr, "aquiferd token: --role node makes a join token, which needs --location LOC (and --node NAME to name the node)\n");
+		return 2;
+	}
+	if (a->who.role != SRV_ROLE_NODE && (a->who.location[0] || a->who.node[0])) {
+		fprintf(stderr, "aquiferd token: --location and --node are for join tokens (--role node)\n");
+		return 2;
+	}
+	if (a->who.role == SRV_ROLE_NODE) { /* a join token: single-use, see srv_join.c */
+		snprintf(a->who.subject, sizeof(a->who.subject), "join");
+		snprintf(a->who.use, sizeof(a->who.use), "%s", SRV_USE_JOIN);
 	}
 	if (a->ttl <= 0) {
 		fprintf(stderr, "aquiferd token: --ttl must be a positive number of seconds\n");
@@ -272,7 +370,7 @@ int srv_main(int argc, char **argv)
 	struct srv_args a = { .cmd = "serve", .ttl = 86400, .ca = { .days = TLS_CERT_DAYS } };
 	aq_msg msg = { "" };
 	const char *config = NULL;
-	int c, argi = 1;
+	int c, li, argi = 1;
 	char *end;
 
 	srv.cfg.math = api_math_defaults;
@@ -280,6 +378,9 @@ int srv_main(int argc, char **argv)
 	srv.cfg.workers = 4;
 	srv.cfg.node_down_ms = 10000;
 	srv.cfg.repush_ms = 10000;
+	srv.cfg.metrics_auth = true;
+	srv.cfg.node_token_ttl = 30L * 86400;
+	srv.cfg.http = (struct tls_listen_limits){ .max_conns = 4096, .per_ip = 128, .header_s = 10, .idle_s = 120 };
 	if (argc > 1 && argv[1][0] != '-') {
 		a.cmd = argv[1];
 		argi = 2;
@@ -301,7 +402,7 @@ int srv_main(int argc, char **argv)
 		return 1;
 	}
 	optind = argi;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", opts, &li)) != -1) {
 		switch (c) {
 		case OPT_LISTEN: snprintf(srv.cfg.listen, sizeof(srv.cfg.listen), "%s", optarg); break;
 		case OPT_DB: snprintf(srv.cfg.db_path, sizeof(srv.cfg.db_path), "%s", optarg); break;
@@ -321,7 +422,7 @@ int srv_main(int argc, char **argv)
 			break;
 		case OPT_ROLE:
 			if ((a.who.role = srv_role_parse(optarg)) == SRV_ROLE_NONE) {
-				fprintf(stderr, "aquiferd: --role must be admin, editor, viewer or node\n");
+				fprintf(stderr, "aquiferd: --role must be admin, editor, viewer, node or metrics\n");
 				return 2;
 			}
 			break;
@@ -342,6 +443,24 @@ int srv_main(int argc, char **argv)
 		case OPT_TLS_CERT: snprintf(srv.cfg.tls_cert, sizeof(srv.cfg.tls_cert), "%s", optarg); break;
 		case OPT_TLS_KEY: snprintf(srv.cfg.tls_key, sizeof(srv.cfg.tls_key), "%s", optarg); break;
 		case OPT_INSECURE_LISTEN: srv.cfg.insecure_listen = true; break;
+		case OPT_PUBLIC_URL:
+		case OPT_METRICS_AUTH:
+		case OPT_NODE_TOKEN_TTL: {
+			const char *key = c == OPT_PUBLIC_URL ? "public-url" : c == OPT_METRICS_AUTH ? "metrics-auth" : "node-token-ttl";
+
+			if (cfg_set(&srv.cfg, key, optarg ? optarg : "true", &msg) != AQ_OK) {
+				fprintf(stderr, "aquiferd: --%s: %s\n", key, msg.text);
+				return 2;
+			}
+			break;
+		}
+		case OPT_NODE:
+			if (api_id_check(optarg, "--node", &msg) != AQ_OK) {
+				fprintf(stderr, "aquiferd: %s\n", msg.text);
+				return 2;
+			}
+			snprintf(a.who.node, sizeof(a.who.node), "%s", optarg);
+			break;
 		case OPT_DNS:
 		case OPT_IP:
 			if ((c == OPT_DNS ? a.ca.ndns : a.ca.nip) == 8) {
@@ -359,6 +478,12 @@ int srv_main(int argc, char **argv)
 			a.ca.days = strtol(optarg, &end, 10);
 			if (!*optarg || *end || a.ca.days < 1 || a.ca.days > 3650) {
 				fprintf(stderr, "aquiferd: --days must be an integer within 1..3650\n");
+				return 2;
+			}
+			break;
+		case OPT_LIMIT:
+			if (cfg_set(&srv.cfg, opts[li].name, optarg, &msg) != AQ_OK) {
+				fprintf(stderr, "aquiferd: --%s\n", msg.text);
 				return 2;
 			}
 			break;
@@ -381,7 +506,7 @@ int srv_main(int argc, char **argv)
 		return 2;
 	}
 	if (!a.who.subject[0])
-		snprintf(a.who.subject, sizeof(a.who.subject), "%s", a.who.role == SRV_ROLE_NODE ? "node" : "cli");
+		snprintf(a.who.subject, sizeof(a.who.subject), "%s", a.who.role == SRV_ROLE_METRICS ? "metrics" : "cli");
 	if (strcmp(a.cmd, "serve") == 0)
 		return serve(&srv);
 	if (strcmp(a.cmd, "token") == 0)

@@ -1,6 +1,10 @@
 /* srv_metrics: aquiferd's Prometheus text. Request counts and latency
  * histograms by route and status are lock-free counters indexed by route;
- * resource counts come from the database at scrape time (on a worker). */
+ * resource counts and whether each volume is served come from the database
+ * at scrape time (on a worker). The text names every project's volumes, so
+ * under metrics_auth (the default) it needs a metrics or cluster-admin
+ * token; internal kinds (secrets, spent join tokens, placements) are never
+ * counted in it. */
 #include "server/srv_internal.h"
 #include "server/srv_series.h"
 
@@ -102,9 +106,64 @@ static void m_route_labels(int r, char *out, size_t cap)
 		snprintf(out, cap, "method=\"%s\",route=\"%s\"", srv_routes[r].method, srv_routes[r].path);
 }
 
+/* The kinds aquifer_resources counts: the API's resources, nothing internal. */
+static const char *const m_public_kinds[] = { "project", "location", "pool", "volume", "snapshot", "operation",
+					      "node", "shelf" };
+
 static void m_kind(const char *kind, int64_t n, void *arg)
 {
-	m_printf(arg, "aquifer_resources{kind=\"%s\"} %lld\n", kind, (long long)n);
+	for (size_t i = 0; i < sizeof(m_public_kinds) / sizeof(m_public_kinds[0]); i++)
+		if (strcmp(kind, m_public_kinds[i]) == 0)
+			m_printf(arg, "aquifer_resources{kind=\"%s\"} %lld\n", kind, (long long)n);
+}
+
+/* aquifer_volume_served: 1 when the node a volume is placed on is up and has
+ * applied it (no create or move waits for it), 0 otherwise: a READY volume
+ * whose only node is DOWN, or one moving to a node that has not applied it
+ * yet. One read of volumes, placements and nodes. */
+static int m_served(struct db *db, struct m_buf *b)
+{
+	struct db_query qv = { .kind = "volume" }, qp = { .kind = "placement" }, qn = { .kind = "node" };
+	json_t *vols = NULL, *pls = NULL, *nodes = NULL, *byvol = json_object(), *bynode = json_object(), *e;
+	size_t i;
+	int rc;
+
+	if (!byvol || !bynode) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
+	if ((rc = db_list_all(db, &qv, &vols, NULL)) != AQ_OK || (rc = db_list_all(db, &qp, &pls, NULL)) != AQ_OK ||
+	    (rc = db_list_all(db, &qn, &nodes, NULL)) != AQ_OK)
+		goto out;
+	json_array_foreach(pls, i, e)
+		json_object_set(byvol, api_json_str(e, "volume", ""), e);
+	json_array_foreach(nodes, i, e)
+		json_object_set(bynode, api_json_str(e, "name", ""), e);
+	m_printf(b, "# HELP aquifer_volume_served Whether a node serves the volume now (1) or not (0: its node is "
+		    "DOWN, or it is being created or moved and its node has not applied it yet).\n"
+		    "# TYPE aquifer_volume_served gauge\n");
+	json_array_foreach(vols, i, e) {
+		const char *vn = api_json_str(e, "name", ""), *state = api_json_str(e, "state", "");
+		const json_t *pl = json_object_get(byvol, vn);
+		const json_t *node = json_object_get(bynode, api_json_str(pl, "node", ""));
+		const char *action = api_json_str(pl, "action", "");
+		char project[64], loc[64], vol[64];
+		bool served = pl && node && strcmp(api_json_str(node, "state", ""), "DOWN") != 0 &&
+			      strcmp(action, "create") != 0 && strcmp(action, "move") != 0 &&
+			      strcmp(action, "delete") != 0 && strcmp(state, "ERROR") != 0;
+
+		if (sscanf(vn, "projects/%63[^/]/locations/%63[^/]/volumes/%63[^/]", project, loc, vol) != 3)
+			continue;
+		m_printf(b, "aquifer_volume_served{project=\"%s\",location=\"%s\",pool=\"%s\",volume=\"%s\"} %d\n",
+			 project, loc, api_json_str(e, "storagePool", ""), vol, served ? 1 : 0);
+	}
+out:
+	json_decref(vols);
+	json_decref(pls);
+	json_decref(nodes);
+	json_decref(byvol);
+	json_decref(bynode);
+	return rc;
 }
 
 /* The per-volume and per-node families from the in-memory series (docs/metrics.md). */
@@ -206,9 +265,13 @@ static void m_series_print(struct m_buf *b, json_t *totals)
 int srv_h_metrics(struct srv_req *req, json_t **resp)
 {
 	struct m_buf b = { malloc(16384), 0, 16384, false };
-	int nr = srv_nroutes < M_ROUTES ? srv_nroutes : M_ROUTES;
+	int nr = srv_nroutes < M_ROUTES ? srv_nroutes : M_ROUTES, rc;
 
 	(void)resp;
+	if ((rc = srv_metrics_authorize(req)) != AQ_OK) {
+		free(b.p);
+		return rc;
+	}
 	if (!b.p)
 		return AQ_ENOMEM;
 	m_printf(&b, "# HELP aquifer_http_requests_total HTTP requests served, by route and status.\n"
@@ -274,6 +337,10 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 			b.oom = true;
 		m_series_print(&b, totals);
 		json_decref(totals);
+	}
+	if ((rc = m_served(req->db, &b)) != AQ_OK) {
+		free(b.p);
+		return rc;
 	}
 	if (b.oom) {
 		free(b.p);

@@ -1,9 +1,9 @@
-/* srv_node: storage nodes and shelves (cluster admin), the agent-facing
- * join and status calls, and placement of volumes on nodes. */
+/* srv_node: storage nodes and shelves (cluster admin), the agents' status
+ * reports, and placement of volumes on nodes. Joins: srv_join.c; drain,
+ * undrain, delete and failover: srv_drain.c. */
 #include "server/srv_node.h"
 
 #include <inttypes.h>
-#include <openssl/rand.h>
 #include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,27 +12,14 @@
 
 #include "api/api_place.h"
 #include "api/api_resource.h"
-#include "server/srv_ca.h"
-#include "tls/tls.h"
 #include "server/srv_series.h"
 
-#define NODE_TOKEN_TTL (10L * 365 * 86400)
-
-static int64_t now_ms(void)
+int64_t srv_node_now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void rand_hex(char *out, size_t bytes)
-{
-	unsigned char b[64];
-
-	RAND_bytes(b, (int)bytes);
-	for (size_t i = 0; i < bytes; i++)
-		snprintf(out + i * 2, 3, "%02x", b[i]);
 }
 
 /* Sum of the placement weights on a node. */
@@ -43,6 +30,33 @@ static int node_allocated(struct db *db, const char *node_name, double *mibps, i
 	if (rc == AQ_OK && count)
 		rc = db_count(db, "placement", node_name, count);
 	return rc;
+}
+
+/* What a node's state means for its volumes, in a sentence (srv_drain.c
+ * has the life cycle); READY needs none. */
+static void node_details(json_t *node, int64_t count)
+{
+	const char *state = api_json_str(node, "state", ""), *nn = api_json_str(node, "name", "");
+	const char *id = strchr(nn, '/') ? strchr(nn, '/') + 1 : nn, *loc = api_json_str(node, "location", "");
+	char text[600] = "";
+
+	if (strcmp(state, "DRAINING") == 0 && count)
+		snprintf(text, sizeof(text),
+			 "draining: it still serves %lld volumes that found no other READY node in %s with room; they "
+			 "move by themselves once one joins or is undrained", (long long)count, loc);
+	else if (strcmp(state, "DRAINING") == 0)
+		snprintf(text, sizeof(text), "drained: it holds no volumes; delete it (aquifer nodes delete %s) or "
+			 "undrain it (aquifer nodes undrain %s)", id, id);
+	else if (strcmp(state, "DOWN") == 0 && count)
+		snprintf(text, sizeof(text), "silent since %s: %lld volumes wait for another READY node in %s and are "
+			 "not served meanwhile", api_json_str(node, "lastSeenTime", "?"), (long long)count, loc);
+	else if (strcmp(state, "DOWN") == 0)
+		snprintf(text, sizeof(text), "silent since %s; its volumes moved to other nodes: delete it (aquifer "
+			 "nodes delete %s) or start its agent again", api_json_str(node, "lastSeenTime", "?"), id);
+	if (*text)
+		json_object_set_new(node, "stateDetails", json_string(text));
+	else
+		json_object_del(node, "stateDetails");
 }
 
 int srv_node_view(struct db *db, json_t *node)
@@ -58,6 +72,7 @@ int srv_node_view(struct db *db, json_t *node)
 	json_object_set_new(node, "volumeCount", json_integer(count));
 	json_object_set_new(node, "overcommitted",
 			    json_boolean(alloc > api_json_double(node, "throughputCeilingMibps", 0) + 1e-6));
+	node_details(node, count);
 	return AQ_OK;
 }
 
@@ -103,122 +118,26 @@ int64_t srv_live_last(struct srv *srv, const char *node)
 
 /* ---- agent-facing calls ---- */
 
-static int ensure_loc_key(struct db *db, const char *loc, char *hex, size_t cap)
-{
-	char name[200];
-	json_t *doc = NULL;
-	int rc;
-
-	snprintf(name, sizeof(name), "locsecrets/%s", loc);
-	rc = db_get(db, name, &doc);
-	if (rc == AQ_ENOENT) {
-		char key[65];
-
-		rand_hex(key, 32);
-		doc = json_pack("{s:s}", "handleKey", key);
-		if (!doc)
-			return AQ_ENOMEM;
-		rc = db_put(db, "locsecret", "", name, doc, true);
-	}
-	if (rc == AQ_OK)
-		snprintf(hex, cap, "%s", api_json_str(doc, "handleKey", ""));
-	json_decref(doc);
-	return rc;
-}
-
-int srv_h_agent_join(struct srv_req *req, json_t **resp)
-{
-	const json_t *b = req->body;
-	const char *node = api_json_str(b, "node", NULL), *loc = api_json_str(b, "location", NULL);
-	const char *addr = api_json_str(b, "address", NULL), *nfs = api_json_str(b, "nfsAddress", NULL);
-	char name[200], parent[200], now[48], secret[65], key[65];
-	json_t *doc = NULL, *locdoc = NULL, *tls = NULL;
-	struct srv_auth who = { .role = SRV_ROLE_NODE };
-	char *tok = NULL;
-	bool fresh;
-	int rc;
-
-	if (!node || !loc || !addr || !nfs)
-		return aq_fail(&req->msg, AQ_EINVAL, "join needs node, location, address and nfsAddress");
-	if ((rc = api_id_check(node, "node", &req->msg)) != AQ_OK)
-		return rc;
-	if (req->auth.location[0] && strcmp(req->auth.location, loc) != 0)
-		return aq_fail(&req->msg, AQ_EACCES, "this join token is for location \"%s\", not \"%s\"", req->auth.location, loc);
-	if (strncmp(addr, "http://", 7) != 0 && strncmp(addr, "https://", 8) != 0)
-		return aq_fail(&req->msg, AQ_EINVAL, "address must be the agent's http(s) URL");
-	/* under TLS: the agent's certificate from its CSR (srv_ca.h) */
-	if ((rc = srv_ca_join(req, node, addr, &tls)) != AQ_OK)
-		return rc;
-	snprintf(name, sizeof(name), "nodes/%s", node);
-	snprintf(parent, sizeof(parent), "locations/%s", loc);
-	if ((rc = db_begin(req->db)) != AQ_OK)
-		return rc;
-	if ((rc = db_get(req->db, parent, &locdoc)) == AQ_ENOENT)
-		rc = aq_fail(&req->msg, rc, "location \"%s\" not found", loc);
-	if (rc != AQ_OK)
-		goto out;
-	rc = db_get(req->db, name, &doc);
-	fresh = rc == AQ_ENOENT;
-	if (rc == AQ_OK && strcmp(api_json_str(doc, "location", ""), loc) != 0) {
-		rc = aq_fail(&req->msg, AQ_EEXIST, "node \"%s\" already joined location \"%s\"", node, api_json_str(doc, "location", ""));
-		goto out;
-	}
-	if (rc == AQ_ENOENT) {
-		api_time_now(now, sizeof(now));
-		doc = json_pack("{s:s,s:s,s:I,s:I,s:{}}", "name", name, "createTime", now, "generation",
-				(json_int_t)0, "appliedGeneration", (json_int_t)0, "internal");
-		rc = doc ? AQ_OK : AQ_ENOMEM;
-	}
-	if (rc != AQ_OK)
-		goto out;
-	api_time_now(now, sizeof(now));
-	rand_hex(secret, 32);
-	json_object_set_new(doc, "location", json_string(loc));
-	json_object_set_new(doc, "state", json_string("READY"));
-	json_object_set_new(doc, "lastSeenTime", json_string(now));
-	json_object_set_new(doc, "address", json_string(addr));
-	json_object_set_new(doc, "nfsAddress", json_string(nfs));
-	json_object_set_new(doc, "agentVersion", json_string(api_json_str(b, "agentVersion", "")));
-	json_object_set_new(doc, "throughputCeilingMibps",
-			    json_real(api_json_double(b, "throughputCeilingMibps", SRV_NODE_READ_MIBPS)));
-	json_object_set_new(doc, "writeThroughputCeilingMibps",
-			    json_real(api_json_double(b, "writeThroughputCeilingMibps", SRV_NODE_WRITE_MIBPS)));
-	json_object_set_new(json_object_get(doc, "internal"), "pushSecret", json_string(secret));
-	json_object_set_new(json_object_get(doc, "internal"), "lastSeenMs", json_integer(now_ms()));
-	json_object_del(json_object_get(doc, "internal"), "intentHash"); /* push again at once */
-	snprintf(who.subject, sizeof(who.subject), "%s", node);
-	snprintf(who.location, sizeof(who.location), "%s", loc);
-	rc = db_put(req->db, "node", parent, name, doc, fresh);
-	if (rc != AQ_OK || (rc = ensure_loc_key(req->db, loc, key, sizeof(key))) != AQ_OK ||
-	    (rc = srv_token_make(req->srv->key, &who, NODE_TOKEN_TTL, &tok, &req->msg)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
-		goto out;
-	*resp = json_pack("{s:s,s:s,s:s,s:I}", "nodeToken", tok, "pushSecret", secret, "handleKey", key,
-			  "generation", (json_int_t)api_json_int64(doc, "generation", 0));
-	if (*resp && tls)
-		json_object_update(*resp, tls);
-	srv_live_seen(req->srv, name, now_ms());
-	srv_reconcile_kick(req->srv, name);
-out:
-	db_rollback(req->db);
-	json_decref(doc);
-	json_decref(locdoc);
-	json_decref(tls);
-	free(tok);
-	return rc;
-}
-
-/* The node a node token speaks for. */
+/* The node a node token speaks for: its own node, of the incarnation the
+ * token was issued to (srv_node_token_check). */
 static int node_of_token(struct srv_req *req, char *name, size_t cap, json_t **doc)
 {
 	int rc;
 
 	if (req->auth.role != SRV_ROLE_NODE)
 		return aq_fail(&req->msg, AQ_EACCES, "only a joined node may report status");
+	if (strcmp(req->auth.use, SRV_USE_JOIN) == 0)
+		return aq_fail(&req->msg, AQ_EUNAUTH, "a join token only joins; report with the node token the join answered");
 	snprintf(name, cap, "nodes/%s", req->auth.subject);
 	rc = db_get(req->db, name, doc);
 	if (rc == AQ_ENOENT)
-		return aq_fail(&req->msg, AQ_EACCES, "this token belongs to no joined node; join first");
+		return aq_fail(&req->msg, AQ_EUNAUTH,
+			       "this token belongs to no joined node (node \"%s\" was deleted or never joined); join it with a new join token",
+			       req->auth.subject);
+	if (rc == AQ_OK && (rc = srv_node_token_check(&req->auth, *doc, &req->msg)) != AQ_OK) {
+		json_decref(*doc);
+		*doc = NULL;
+	}
 	return rc;
 }
 
@@ -313,6 +232,40 @@ static void vol_report_apply(const struct api_math_params *p, struct db *db, con
 	}
 }
 
+/* The node token of a report is past half its life (or older than node
+ * tokens may live, or without an incarnation): the answer carries its
+ * successor (nodeToken, nodeTokenExpireTime), which the agent keeps. A node
+ * from before incarnations gets one here, but only from an agent that says
+ * it keeps renewed tokens (tokenRenewal), so an older agent is never locked
+ * out by its own upgrade of the server. */
+static int status_renew(struct srv_req *req, const char *name, const json_t *doc, json_t *answer)
+{
+	const char *nid = api_json_str(json_object_get(doc, "internal"), "incarnation", "");
+	char fresh[33], parent[200];
+	json_t *cur = NULL;
+	int rc = AQ_OK;
+
+	if (!json_is_true(json_object_get(req->body, "tokenRenewal")))
+		return AQ_OK;
+	if (!*nid) {
+		srv_rand_hex(fresh, 16);
+		if ((rc = db_begin(req->db)) != AQ_OK || (rc = db_get(req->db, name, &cur)) != AQ_OK)
+			goto out;
+		if (!*api_json_str(json_object_get(cur, "internal"), "incarnation", "")) {
+			json_object_set_new(json_object_get(cur, "internal"), "incarnation", json_string(fresh));
+			snprintf(parent, sizeof(parent), "locations/%s", api_json_str(cur, "location", ""));
+			if ((rc = db_put(req->db, "node", parent, name, cur, false)) != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
+				goto out;
+		}
+		nid = api_json_str(json_object_get(cur, "internal"), "incarnation", "");
+	}
+	rc = srv_node_token_issue(req->srv, req->auth.subject, api_json_str(doc, "location", ""), nid, answer, &req->msg);
+out:
+	db_rollback(req->db);
+	json_decref(cur);
+	return rc;
+}
+
 /* How often a node's lastSeenTime is made durable while nothing else
  * changes; liveness itself is tracked in memory. */
 #define NODE_SEEN_PERSIST_MS 30000
@@ -321,18 +274,32 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 {
 	char name[200], parent[200], now[48];
 	json_t *doc = NULL, *vols = json_object_get(req->body, "volumes"), *v, *fed = NULL;
-	int64_t applied = api_json_int64(req->body, "appliedGeneration", -1), t = now_ms();
-	bool changed, kick = false;
+	int64_t applied = api_json_int64(req->body, "appliedGeneration", -1), t = srv_node_now_ms();
+	const char *body_node = api_json_str(req->body, "node", NULL);
+	bool changed, kick = false, ahead = false;
 	size_t i;
 	int rc;
 
 	if (applied < 0)
 		return aq_fail(&req->msg, AQ_EINVAL, "status needs appliedGeneration");
+	if (body_node && strcmp(body_node, req->auth.subject) != 0 &&
+	    !(strncmp(body_node, "nodes/", 6) == 0 && strcmp(body_node + 6, req->auth.subject) == 0))
+		return aq_fail(&req->msg, AQ_EACCES, "this token speaks for node \"%s\" only, not for \"%s\"",
+			       req->auth.subject, body_node);
 	fed = json_array();
 	/* read first: most reports change nothing durable */
 	if ((rc = node_of_token(req, name, sizeof(name), &doc)) != AQ_OK)
 		goto out;
 	srv_live_seen(req->srv, name, t);
+	/* A generation above the node's own was never pushed by us (a node that
+	 * kept an intent.json of an earlier incarnation, a restored database):
+	 * it proves nothing was applied. It is not recorded and finishes
+	 * nothing; the reconciler pushes past it (rec_node). */
+	if (applied > api_json_int64(doc, "generation", 0)) {
+		srv_reconcile_kick(req->srv, name);
+		applied = api_json_int64(doc, "appliedGeneration", 0);
+		ahead = true;
+	}
 	changed = strcmp(api_json_str(doc, "state", ""), "DOWN") == 0 ||
 		  applied > api_json_int64(doc, "appliedGeneration", 0) ||
 		  t - api_json_int64(json_object_get(doc, "internal"), "lastSeenMs", 0) > NODE_SEEN_PERSIST_MS;
@@ -365,7 +332,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	if (strcmp(api_json_str(doc, "state", ""), "DOWN") == 0)
 		json_object_set_new(doc, "state", json_string("READY"));
 	json_object_set_new(doc, "lastSeenTime", json_string(now));
-	if (applied > api_json_int64(doc, "appliedGeneration", 0))
+	if (applied > api_json_int64(doc, "appliedGeneration", 0) && applied <= api_json_int64(doc, "generation", 0))
 		json_object_set_new(doc, "appliedGeneration", json_integer(applied));
 	json_object_set_new(json_object_get(doc, "internal"), "lastSeenMs", json_integer(t));
 	if (json_object_get(req->body, "agentVersion"))
@@ -404,10 +371,13 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 		goto out;
 	if (kick)
 		srv_reconcile_kick(req->srv, name); /* a QoS limit followed the cold tier */
-	if ((rc = srv_node_applied(req->srv, req->db, name, applied, json_object_get(req->body, "failed"))) != AQ_OK)
+	if (!ahead &&
+	    (rc = srv_node_applied(req->srv, req->db, name, applied, json_object_get(req->body, "failed"))) != AQ_OK)
 		goto out;
 answer:
 	*resp = json_pack("{s:I}", "generation", (json_int_t)api_json_int64(doc, "generation", 0));
+	if (*resp && srv_node_token_stale(&req->auth, req->srv->cfg.node_token_ttl, (long)(t / 1000)))
+		rc = status_renew(req, name, doc, *resp);
 out:
 	db_rollback(req->db);
 	json_decref(doc);
@@ -524,53 +494,6 @@ out:
 	json_decref(doc);
 	json_decref(l);
 	return rc;
-}
-
-/* POST /v1/locations/L:joinToken?ttl=S: a node-role token bound to L. */
-int srv_h_join_token(struct srv_req *req, json_t **resp)
-{
-	struct srv_auth who = { .role = SRV_ROLE_NODE };
-	const char *ttls = srv_query(req, "ttl");
-	long ttl = ttls ? strtol(ttls, NULL, 10) : 3600;
-	char name[200], exp[32], *tok = NULL;
-	json_t *l = NULL;
-	time_t t;
-	struct tm tm;
-	int rc;
-
-	if (ttl <= 0 || ttl > 31L * 86400)
-		return aq_fail(&req->msg, AQ_EINVAL, "ttl must be 1..%ld seconds", 31L * 86400);
-	snprintf(name, sizeof(name), "locations/%s", req->params[0]);
-	if ((rc = db_get(req->db, name, &l)) == AQ_ENOENT)
-		return aq_fail(&req->msg, rc, "location \"%s\" not found", req->params[0]);
-	json_decref(l);
-	if (rc != AQ_OK)
-		return rc;
-	snprintf(who.subject, sizeof(who.subject), "join");
-	snprintf(who.location, sizeof(who.location), "%s", req->params[0]);
-	if ((rc = srv_token_make(req->srv->key, &who, ttl, &tok, &req->msg)) != AQ_OK)
-		return rc;
-	t = time(NULL) + ttl;
-	gmtime_r(&t, &tm);
-	strftime(exp, sizeof(exp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	*resp = json_pack("{s:s,s:s,s:s}", "token", tok, "expireTime", exp, "location", req->params[0]);
-	if (*resp) {
-		char cmd[6000];
-
-		/* the one line an admin runs on the new node (deploy/install-agent.sh);
-		 * under TLS the node verifies aquiferd from its first contact on with
-		 * the CA given here as caCertificate, saved on the node first */
-		bool tls = srv_ca_tls(req->srv);
-
-		snprintf(cmd, sizeof(cmd),
-			 "install-agent.sh --server %s://%s --token %s --location %s --shelf /srv/aquifer/shelf%s",
-			 tls ? "https" : "http", req->host, tok, req->params[0], tls ? " --ca-file /etc/aquifer/ca.crt" : "");
-		json_object_set_new(*resp, "installCommand", json_string(cmd));
-		if (tls)
-			json_object_set_new(*resp, "caCertificate", json_string(tls_ca_pem(req->srv->ca)));
-	}
-	free(tok);
-	return *resp ? AQ_OK : AQ_ENOMEM;
 }
 
 /* ---- placement ---- */

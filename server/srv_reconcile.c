@@ -7,11 +7,13 @@
  * whenever the node has not applied the newest generation, and again every
  * repush_ms, so a missed push heals. Whatever waited for a generation
  * (create, update and delete operations) finishes when the node reports it
- * applied, by the push's answer or by its own status report. Nodes silent
- * for node_down_ms are DOWN and their volumes move to healthy nodes of the
- * location (the shelf is shared), even past ceilings: availability first.
- * It runs on its own thread with its own db connection; libcurl never runs
- * on the socket thread.
+ * applied, by the push's answer or by its own status report; a node that
+ * answers a generation above its own (an intent.json of an earlier
+ * incarnation, a restored database) has applied nothing, and its generation
+ * jumps past the answer. Each pass first runs the node lifecycle
+ * (srv_drain.c: silent nodes DOWN, volumes of DOWN and DRAINING nodes
+ * moved). It runs on its own thread with its own db connection; libcurl
+ * never runs on the socket thread.
  */
 #include "server/srv_node.h"
 
@@ -395,86 +397,6 @@ out:
 	return rc;
 }
 
-/* Move a DOWN or draining node's placements to other nodes of its location. */
-static int move_away(struct db *db, const json_t *node, bool overcommit, int *left)
-{
-	const char *nn = api_json_str(node, "name", ""), *loc = api_json_str(node, "location", "");
-	json_t *pls = NULL, *pl;
-	size_t i;
-	int rc;
-
-	*left = 0;
-	if ((rc = list_all(db, "placement", nn, &pls)) != AQ_OK)
-		return rc;
-	json_array_foreach(pls, i, pl) {
-		char to[200], pname[800];
-		aq_msg why = { "" };
-
-		if (srv_place_pick(db, loc, nn, api_json_double(pl, "mibps", 0), overcommit, to, sizeof(to), &why) != AQ_OK) {
-			(*left)++;
-			continue;
-		}
-		snprintf(pname, sizeof(pname), "placements/%s", api_json_str(pl, "volume", ""));
-		json_object_set_new(pl, "node", json_string(to));
-		/* whatever waited for the old node now waits for the new one; a
-		 * placement with nothing pending records the move, so the volume's
-		 * mountOptions follow once the new node serves it */
-		json_object_set_new(pl, "pendingGeneration", json_integer(0));
-		if (!*api_json_str(pl, "action", ""))
-			json_object_set_new(pl, "action", json_string("move"));
-		if ((rc = db_put(db, "placement", to, pname, pl, false)) != AQ_OK)
-			break;
-	}
-	json_decref(pls);
-	return rc;
-}
-
-static int node_save(struct db *db, json_t *node)
-{
-	char parent[200];
-
-	snprintf(parent, sizeof(parent), "locations/%s", api_json_str(node, "location", ""));
-	return db_put(db, "node", parent, api_json_str(node, "name", ""), node, false);
-}
-
-/* Liveness: mark silent nodes DOWN and move their volumes. True when
- * volumes moved (every node's intent may have changed). */
-static bool rec_liveness(struct srv *srv, struct db *db)
-{
-	bool moved = false;
-	json_t *nodes = NULL, *n;
-	size_t i;
-	int64_t now = rec_now_ms();
-
-	if (list_all(db, "node", NULL, &nodes) != AQ_OK)
-		return false;
-	json_array_foreach(nodes, i, n) {
-		const char *state = api_json_str(n, "state", "");
-		int64_t seen = srv_live_last(srv, api_json_str(n, "name", ""));
-		int left = 0;
-		json_t *cur = NULL;
-
-		if (strcmp(state, "DOWN") != 0 && now - seen <= srv->cfg.node_down_ms)
-			continue;
-		if (db_begin(db) != AQ_OK)
-			continue;
-		if (db_get(db, api_json_str(n, "name", ""), &cur) == AQ_OK) {
-			if (strcmp(api_json_str(cur, "state", ""), "DOWN") != 0) {
-				fprintf(stderr, "aquiferd: node %s silent for %lld ms: DOWN\n",
-					api_json_str(cur, "name", ""), (long long)(now - seen));
-				json_object_set_new(cur, "state", json_string("DOWN"));
-				node_save(db, cur);
-			}
-			if (move_away(db, cur, true, &left) == AQ_OK && db_commit(db) == AQ_OK)
-				moved = true;
-		}
-		db_rollback(db);
-		json_decref(cur);
-	}
-	json_decref(nodes);
-	return moved;
-}
-
 /* Give pending placements the generation that carries them; bump the
  * generation when the intent changed. Returns the generation to push. */
 static int rec_generation(struct db *db, const char *nn, const char *hash, int64_t *gen)
@@ -508,7 +430,7 @@ static int rec_generation(struct db *db, const char *nn, const char *hash, int64
 		(*gen)++;
 		json_object_set_new(node, "generation", json_integer(*gen));
 		json_object_set_new(internal, "intentHash", json_string(hash));
-		if ((rc = node_save(db, node)) != AQ_OK)
+		if ((rc = srv_node_save(db, node)) != AQ_OK)
 			goto out;
 	}
 	json_array_foreach(pls, i, pl) {
@@ -530,13 +452,43 @@ out:
 }
 
 /* The newest generation a node is known to have applied: from its status
- * reports (durable) or from the answer to our last push (pushes, in memory). */
+ * reports (durable) or from the answer to our last push (pushes, in memory,
+ * counted only for the node's current incarnation: a node deleted and
+ * joined again starts over). */
 static int64_t rec_applied(const json_t *node, const json_t *pushes)
 {
+	const json_t *p = json_object_get(pushes, api_json_str(node, "name", ""));
 	int64_t durable = api_json_int64(node, "appliedGeneration", 0);
-	int64_t pushed = api_json_int64(json_object_get(pushes, api_json_str(node, "name", "")), "applied", 0);
+	int64_t pushed = api_json_int64(p, "applied", 0);
 
+	if (strcmp(api_json_str(p, "nid", ""), api_json_str(json_object_get(node, "internal"), "incarnation", "")) != 0)
+		pushed = 0;
 	return durable > pushed ? durable : pushed;
+}
+
+/* The node answered a generation above its own (it kept an intent.json of
+ * an earlier incarnation, or the database was restored from a backup): it
+ * would refuse every push as stale. Its generation jumps past the answer,
+ * so the next push is applied; nothing is taken as applied meanwhile. */
+static int rec_push_past(struct db *db, const char *nn, int64_t applied)
+{
+	json_t *node = NULL;
+	int rc;
+
+	if ((rc = db_begin(db)) != AQ_OK || (rc = db_get(db, nn, &node)) != AQ_OK)
+		goto out;
+	if (applied >= api_json_int64(node, "generation", 0)) {
+		fprintf(stderr, "aquiferd: node %s reports generation %lld, above its own %lld: pushing %lld\n", nn,
+			(long long)applied, (long long)api_json_int64(node, "generation", 0), (long long)applied + 1);
+		json_object_set_new(node, "generation", json_integer(applied + 1));
+		if ((rc = srv_node_save(db, node)) != AQ_OK)
+			goto out;
+	}
+	rc = db_commit(db);
+out:
+	db_rollback(db);
+	json_decref(node);
+	return rc;
 }
 
 /* Returns 1 when it pushed, -1 when a push failed, 0 when none was due. */
@@ -568,9 +520,16 @@ static int rec_node(struct srv *srv, struct db *db, const json_t *n, json_t *pus
 		goto out;
 	}
 	pushed = 1;
+	if (applied > gen) {
+		json_object_del(pushes, nn);
+		if (rec_push_past(db, nn, applied) == AQ_OK)
+			srv_reconcile_kick(srv, nn);
+		goto out;
+	}
 	/* what a push learnt stays in memory: the durable appliedGeneration
 	 * comes with the node's own status report */
-	json_object_set_new(pushes, nn, json_pack("{s:I,s:I}", "at", (json_int_t)now, "applied", (json_int_t)applied));
+	json_object_set_new(pushes, nn, json_pack("{s:I,s:I,s:s}", "at", (json_int_t)now, "applied", (json_int_t)applied,
+						  "nid", api_json_str(json_object_get(node, "internal"), "incarnation", "")));
 	srv_node_applied(srv, db, nn, applied, failed);
 out:
 	free(text);
@@ -623,7 +582,7 @@ static void *rec_main(void *arg)
 		uint64_t t0 = srv_now_ns();
 		int pushed = 0, failed = 0, visited = 0;
 
-		if (rec_liveness(srv, db))
+		if (srv_drain_pass(srv, db, rec_now_ms())) /* failover and pending drains (srv_drain.c) */
 			all = true;
 		if (list_all(db, "node", NULL, &nodes) != AQ_OK) {
 			json_decref(dirty);
@@ -675,65 +634,4 @@ void srv_reconcile_stop(struct srv *srv)
 	pthread_mutex_unlock(&srv->rec_lock);
 	pthread_join(srv->rec_thread, NULL);
 	srv->rec_running = false;
-}
-
-/* POST /v1/nodes/N:drain: DRAINING, and its volumes move within ceilings. */
-int srv_h_node_drain(struct srv_req *req, json_t **resp)
-{
-	char name[300];
-	json_t *node = NULL;
-	int left = 0, rc;
-
-	snprintf(name, sizeof(name), "nodes/%s", req->params[0]);
-	if ((rc = db_begin(req->db)) != AQ_OK)
-		return rc;
-	if ((rc = db_get(req->db, name, &node)) == AQ_ENOENT)
-		rc = aq_fail(&req->msg, rc, "node \"%s\" not found", req->params[0]);
-	if (rc != AQ_OK)
-		goto out;
-	json_object_set_new(node, "state", json_string("DRAINING"));
-	if ((rc = node_save(req->db, node)) != AQ_OK || (rc = move_away(req->db, node, false, &left)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
-		goto out;
-	srv_reconcile_kick(req->srv, NULL);
-	if ((rc = srv_node_view(req->db, node)) != AQ_OK)
-		goto out;
-	json_object_set_new(node, "stateDetails",
-			    json_string(left ? "some volumes found no node with headroom and stay until capacity frees up"
-					     : "every volume was re-placed"));
-	*resp = node;
-	node = NULL;
-out:
-	db_rollback(req->db);
-	json_decref(node);
-	return rc;
-}
-
-/* DELETE /v1/nodes/N: forget a node that serves nothing (DOWN or drained). */
-int srv_h_node_delete(struct srv_req *req, json_t **resp)
-{
-	char name[300];
-	json_t *node = NULL;
-	int64_t held = 0;
-	int rc;
-
-	snprintf(name, sizeof(name), "nodes/%s", req->params[0]);
-	if ((rc = db_begin(req->db)) != AQ_OK)
-		return rc;
-	if ((rc = db_get(req->db, name, &node)) == AQ_ENOENT)
-		rc = aq_fail(&req->msg, rc, "node \"%s\" not found", req->params[0]);
-	if (rc != AQ_OK || (rc = db_count(req->db, "placement", name, &held)) != AQ_OK)
-		goto out;
-	if (strcmp(api_json_str(node, "state", ""), "READY") == 0 || held > 0) {
-		rc = aq_fail(&req->msg, AQ_EPRECOND, "node \"%s\" is %s and holds %lld volumes; drain it (POST /v1/nodes/%s:drain) or stop its agent first",
-			     req->params[0], api_json_str(node, "state", ""), (long long)held, req->params[0]);
-		goto out;
-	}
-	if ((rc = db_delete(req->db, name)) != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
-		goto out;
-	*resp = json_object();
-out:
-	db_rollback(req->db);
-	json_decref(node);
-	return rc;
 }

@@ -49,6 +49,7 @@ const struct srv_route srv_routes[] = {
 	{ "GET", "/v1/nodes", srv_h_node_list, SRV_F_CLUSTER, NULL },
 	{ "GET", "/v1/nodes/*", srv_h_node_get, SRV_F_CLUSTER, NULL },
 	{ "POST", "/v1/nodes/*:drain", srv_h_node_drain, SRV_F_CLUSTER | SRV_F_BODY, NULL },
+	{ "POST", "/v1/nodes/*:undrain", srv_h_node_undrain, SRV_F_CLUSTER | SRV_F_BODY, NULL },
 	{ "DELETE", "/v1/nodes/*", srv_h_node_delete, SRV_F_CLUSTER, NULL },
 	{ "GET", "/v1/nodes/*/metrics", srv_h_node_metrics, SRV_F_CLUSTER, NULL },
 	{ "POST", "/v1/shelves", srv_h_shelf_create, SRV_F_CLUSTER | SRV_F_BODY, NULL },

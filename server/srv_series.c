@@ -55,14 +55,16 @@ struct srv_series {
 	pthread_mutex_t lock;
 	struct ser *bucket[SER_HASH];
 	int64_t evicted_ms;
+	int64_t started_ms;           /* counters begun before this hold history never seen */
 };
 
-int srv_series_new(struct srv_series **out)
+int srv_series_new(int64_t started_ms, struct srv_series **out)
 {
 	struct srv_series *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return AQ_ENOMEM;
+	s->started_ms = started_ms;
 	pthread_mutex_init(&s->lock, NULL);
 	*out = s;
 	return AQ_OK;
@@ -199,6 +201,19 @@ static void ser_add(struct ser *e, struct ser_point *p, const struct ser_cum *d)
 	}
 }
 
+/* A volume first seen from a node (new, moved, or after aquiferd started):
+ * do its counters hold only traffic since they began, after aquiferd
+ * started and recently enough that no series of them was evicted? The agent
+ * says how long ago they began (countersAgeMs, free of clock skew). Such a
+ * first report counts from zero, so the seconds after a create or a move
+ * are not lost to the baseline. */
+static bool counters_fresh(const struct srv_series *s, const json_t *v, int64_t ms)
+{
+	int64_t age = api_json_int64(v, "countersAgeMs", -1);
+
+	return age >= 0 && ms - age >= s->started_ms && age <= SER_EVICT_MS;
+}
+
 static void label_of(const char *name, const char *key, char *out, size_t cap)
 {
 	const char *p = strstr(name, key);
@@ -235,7 +250,9 @@ void srv_series_report(struct srv_series *s, const char *node, const char *locat
 		if (!e)
 			continue;
 		cum_from(v, &cur);
-		if (e->have_base && strcmp(e->node, node) == 0) {
+		if (!(e->have_base && strcmp(e->node, node) == 0) && counters_fresh(s, v, ms)) {
+			d = cur; /* the counters began with the export, after we started: all new */
+		} else if (e->have_base && strcmp(e->node, node) == 0) {
 			d.rb = delta(cur.rb, e->base.rb);
 			d.wb = delta(cur.wb, e->base.wb);
 			d.ro = delta(cur.ro, e->base.ro);

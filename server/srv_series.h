@@ -6,10 +6,12 @@
  * Pools are the sum of their volumes at query time. Nothing here touches
  * the database: a restart of aquiferd starts with empty series.
  *
- * Counters reset (an agent restarted) are taken as starting from zero; the
- * first report of a volume from a node (aquiferd just started, or the
- * volume moved) only sets the baseline, so old history is never counted as
- * one burst.
+ * Counters reset (an agent restarted) are taken as starting from zero. The
+ * first report of a volume from a node (a new volume, a moved one, or any
+ * after aquiferd started) counts from zero when the agent's countersAgeMs
+ * says the counters began after aquiferd started (so the traffic right after
+ * a create reaches the series); otherwise it only sets the baseline, so old
+ * history is never counted as one burst.
  */
 #ifndef AQ_SRV_SERIES_H
 #define AQ_SRV_SERIES_H
@@ -26,13 +28,16 @@
 
 struct srv_series;
 
-int srv_series_new(struct srv_series **out);
+/* started_ms: when aquiferd started (wall clock, ms since the epoch). */
+int srv_series_new(int64_t started_ms, struct srv_series **out);
 void srv_series_free(struct srv_series *s);
 
 /* One status report of node (its name "nodes/N", location and ceiling):
  * fed is an array of the report's volume entries the node really serves,
  * each with "pool" (the pool's full name) and "limitMibps" (the volume's
- * throughputMibps) added by the caller. ms: the report's time. */
+ * throughputMibps) added by the caller, and the agent's countersAgeMs (ms
+ * since the counters began; absent: unknown, baseline rule). ms: the
+ * report's time. */
 void srv_series_report(struct srv_series *s, const char *node, const char *location,
 		       double ceiling_mibps, const json_t *fed, int64_t ms);
 

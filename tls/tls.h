@@ -103,9 +103,13 @@ int tls_verify_der(const struct tls_ca *ca, const unsigned char *der, size_t der
 struct MHD_Connection;
 int tls_mhd_peer_der(struct MHD_Connection *conn, unsigned char **der, size_t *len);
 
-/* libcurl for a TLS peer: verify it against ca_file (NULL: the system
- * store), require name (when not NULL) among its DNS SANs besides the URL's
- * host, and present cert_file/key_file (when not NULL). */
+/* GnuTLS priorities of both HTTPS servers (libmicrohttpd): TLS 1.2 and 1.3
+ * only; TLS 1.0/1.1 (and SSL 3) handshakes are refused. */
+#define TLS_MHD_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+
+/* libcurl for a TLS peer: TLS 1.2 at least, verify it against ca_file (NULL:
+ * the system store), require name (when not NULL) among its DNS SANs besides
+ * the URL's host, and present cert_file/key_file (when not NULL). */
 void tls_curl_setup(void *curl, const char *ca_file, const char *cert_file, const char *key_file,
 		    const char *name);
 /* Explain a failed libcurl call (curl code cc, detail its error buffer or
@@ -113,5 +117,44 @@ void tls_curl_setup(void *curl, const char *ca_file, const char *cert_file, cons
  * AQ_EACCES when the peer's certificate does not verify (retrying will not
  * help), else AQ_EUNAVAIL. */
 int tls_curl_fail(int cc, const char *detail, const char *url, const char *hint, aq_msg *msg);
+
+/* ---- Listener limits of both HTTP servers (tls_listen.c) ----
+ * Against unauthenticated exhaustion (aquiferd and the agent API; the NFS
+ * server has its own, nfs_srv.h): at most max_conns connections at once and
+ * per_ip from one address (more are closed at accept); header_s seconds of
+ * silence close a connection that has not shown credentials yet, whether it
+ * is still in its TLS handshake, in the head of its first request or idle
+ * after a request without a token; a connection whose request carried valid
+ * credentials may then idle idle_s seconds between keep-alive requests. The
+ * servers check credentials when the head has arrived and answer at once
+ * when they fail, so no body is read before them. */
+struct tls_listen_limits {
+	unsigned max_conns;
+	unsigned per_ip;
+	unsigned header_s;
+	unsigned idle_s;
+};
+
+/* Option items tls_listen_mhd_options fills, MHD_OPTION_END included. */
+#define TLS_LISTEN_MHD_OPTS 6
+
+/* Raise the soft RLIMIT_NOFILE to the hard limit (as far as allowed);
+ * returns the soft limit in force afterwards. */
+unsigned long tls_listen_nofile(void);
+/* libmicrohttpd options for l into opts[TLS_LISTEN_MHD_OPTS]: connection
+ * limit (no more than the descriptors the process may open, less reserve
+ * for everything else it opens), per-IP limit, header_s as the connection
+ * timeout, a log that says each kind of refusal once a minute (prog names
+ * the program), and with tls the priorities above. Pass them first
+ * (MHD_OPTION_ARRAY before any other option), as the log must be. */
+struct MHD_OptionItem;
+void tls_listen_mhd_options(const struct tls_listen_limits *l, bool tls, unsigned reserve, const char *prog,
+			    struct MHD_OptionItem *opts);
+/* The head of conn's request announces a body: true with its Content-Length
+ * in *len (0 when chunked, whose length comes with the chunks). */
+bool tls_listen_body(struct MHD_Connection *conn, unsigned long long *len);
+/* The request on conn carried valid credentials: the connection may now
+ * idle l->idle_s seconds. */
+void tls_listen_trusted(struct MHD_Connection *conn, const struct tls_listen_limits *l);
 
 #endif

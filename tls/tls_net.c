@@ -49,6 +49,7 @@ void tls_curl_setup(void *curl, const char *ca_file, const char *cert_file, cons
 {
 	CURL *c = curl;
 
+	curl_easy_setopt(c, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
 	if (ca_file && *ca_file)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench/sim/fake_agents.py: many lightweight aquifer-agents in one process.
 
-Each fake node joins aquiferd with the join token (POST /v1/agent/join), takes
+Each fake node joins aquiferd with its own join token (a join token joins one
+node, once: --join-file holds one per line; POST /v1/agent/join), takes
 pushed intents at http://127.0.0.1:PORT/<node>/v1/intent (checking the node's
 push secret), answers the generation as applied, and reports status every
 --report-seconds. GET /stats answers {"nodes": N, "generations": {...},
@@ -86,20 +87,24 @@ def reporter(server, every, stop):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--server", required=True)
-    ap.add_argument("--join", required=True)
+    ap.add_argument("--join-file", required=True, help="one join token per line, one per node")
     ap.add_argument("--location", required=True)
     ap.add_argument("--nodes", type=int, default=200)
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--ceiling", type=float, default=33379)
     ap.add_argument("--report-seconds", type=float, default=2.0)
     a = ap.parse_args()
+    with open(a.join_file) as f:
+        joins = [l.strip() for l in f if l.strip()]
+    if len(joins) < a.nodes:
+        sys.exit("%s holds %d join tokens for %d nodes" % (a.join_file, len(joins), a.nodes))
     httpd = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     for i in range(a.nodes):
         name = "sim%d" % i
         with lock:
             nodes[name] = {"secret": "", "token": "", "applied": 0, "volumes": 0}
-        r = post(a.server + "/v1/agent/join", a.join,
+        r = post(a.server + "/v1/agent/join", joins[i],
                  {"node": name, "location": a.location, "address": "http://127.0.0.1:%d/%s" % (a.port, name),
                   "nfsAddress": "127.0.0.1:2049", "throughputCeilingMibps": a.ceiling, "agentVersion": "sim"})
         with lock:

@@ -32,9 +32,12 @@ cap=$(( (VOLUMES * 100 + 2047) / 1024 * 1024 ))
 [ $cap -lt 2048 ] && cap=2048
 curl -fs -XPOST -H "$H" "$B/v1/projects/sim/locations/sim/storagePools?storagePoolId=p" \
 	-d "{\"serviceLevel\":\"PREMIUM\",\"capacityGib\":\"$cap\"}" >/dev/null
-JOIN=$(curl -fs -XPOST -H "$H" "$B/v1/locations/sim:joinToken?ttl=3600" -d '{}' | jq -r .token)
+# a join token joins one node, once: one per fake node
+for _ in $(seq "$NODES"); do
+	curl -fs -XPOST -H "$H" "$B/v1/locations/sim:joinToken?ttl=3600" -d '{}' | jq -r .token
+done >"$tmp/joins"
 t0=$(date +%s.%N)
-python3 "$here/fake_agents.py" --server "$B" --join "$JOIN" --location sim --nodes "$NODES" --port "$FP" >"$tmp/fake.log" 2>&1 &
+python3 "$here/fake_agents.py" --server "$B" --join-file "$tmp/joins" --location sim --nodes "$NODES" --port "$FP" >"$tmp/fake.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 600); do grep -q joined "$tmp/fake.log" && break; sleep 0.1; done
 grep -q joined "$tmp/fake.log" || { echo "fake agents did not join"; cat "$tmp/fake.log"; exit 1; }
@@ -62,7 +65,7 @@ t3=$(date +%s.%N)
 # a steady-state full pass (every node is visited each 10 s): wait for one
 # that starts after the last create was done
 sleep 11
-m=$(curl -fs "$B/metrics")
+m=$(curl -fs -H "$H" "$B/metrics") # the cluster admin's token (metrics_auth)
 pass_s=$(echo "$m" | awk '/^aquifer_reconcile_last_full_pass_seconds/{print $2}')
 pushes=$(echo "$m" | awk '/^aquifer_reconcile_pushes_total/{print $2}')
 held=$(curl -fs "http://127.0.0.1:$FP/stats" | jq .volumes)

@@ -1,6 +1,8 @@
 /* Aquifer's built-in dashboard: pools, volumes and nodes from the API, and
  * charts of delivered throughput against each limit from the /metrics
- * routes, polled every 5 s. The token comes from the URL fragment
+ * routes, polled every 5 s. "Delivered" is the last finished 10 s slot; a
+ * volume whose stateDetails say something (no node serves it, it is moving)
+ * shows it next to its state. The token comes from the URL fragment
  * (#token=...) or the sign-in box and stays in sessionStorage. */
 'use strict';
 
@@ -59,17 +61,20 @@ function fmtBytes(n) {
 }
 function fmt(n, d) { return n === null || n === undefined || isNaN(n) ? '–' : Number(n).toFixed(d === undefined ? 1 : d); }
 
-/* Delivered MiB/s of each point: (read + write bytes) over the step. */
+/* Delivered MiB/s of each finished point: (read + write bytes) over the
+ * step. The slot still filling (its end is in the future) is left out: it
+ * holds only part of its bytes and would show a dip that never happened. */
 function series(m) {
-  const step = m.stepSeconds || 10;
+  const step = m.stepSeconds || 10, now = Date.now();
   return (m.points || []).map(p => ({
     t: Date.parse(p.time),
     mibps: (Number(p.readBytes) + Number(p.writeBytes)) / MIB / step,
     limit: Number(p.throughputLimitMibps || 0),
     p99: p.latencyP99Ms,
-  }));
+  })).filter(p => p.t + step * 1000 <= now);
 }
 function latest(s) { return s.length ? s[s.length - 1] : null; }
+function slotOf(p) { return p ? new Date(p.t).toISOString() : ''; }
 
 const SVGNS = 'http://www.w3.org/2000/svg';
 function el(tag, attrs, text) {
@@ -115,10 +120,20 @@ function row(tbody, cells, attrs) {
   for (const c of cells) {
     const td = document.createElement('td');
     if (typeof c === 'number') td.className = 'num';
-    td.textContent = c;
+    if (c && typeof c === 'object') {
+      td.className = c.cls || '';
+      td.textContent = c.text;
+    } else {
+      td.textContent = c;
+    }
     tr.appendChild(td);
   }
   tbody.appendChild(tr);
+}
+
+/* A volume's state with what stateDetails says (e.g. that no node serves it). */
+function stateCell(v) {
+  return v.stateDetails ? { text: (v.state || '') + ': ' + v.stateDetails, cls: 'warn' } : (v.state || '');
 }
 
 async function metricsOf(path) {
@@ -149,15 +164,15 @@ async function refresh() {
     const s = poolSeries[p.name] || [], last = latest(s);
     row(pb, [base(p.name), seg(p.name, 'locations'), p.serviceLevel || '', fmtBytes(Number(p.capacityGib) * 1073741824),
       Number(p.volumeCount || 0), Number(p.availableThroughputMibps || 0), Number(fmt(last ? last.mibps : 0)), p.state || ''],
-      { 'data-pool': p.name });
+      { 'data-pool': p.name, 'data-delivered-slot': slotOf(last) });
     pc.appendChild(chart('pool', p.name, 'pool ' + base(p.name), s, last ? last.limit : 0));
   }
   for (const v of vols) {
     const s = volSeries[v.name] || [], last = latest(s);
     row(vb, [base(v.name), base(v.storagePool), fmtBytes(Number(v.capacityGib) * 1073741824),
       fmtBytes(Number(v.usedGib || 0) * 1073741824), Number(v.throughputMibps || 0),
-      Number(fmt(last ? last.mibps : 0)), last && last.p99 !== null ? Number(fmt(last.p99, 2)) : '–', v.state || ''],
-      { 'data-volume': v.name });
+      Number(fmt(last ? last.mibps : 0)), last && last.p99 !== null ? Number(fmt(last.p99, 2)) : '–', stateCell(v)],
+      { 'data-volume': v.name, 'data-delivered-slot': slotOf(last), 'data-state-details': v.stateDetails || '' });
     vc.appendChild(chart('volume', v.name, 'volume ' + base(v.name), s, Number(v.throughputMibps || 0)));
   }
   $('nodes-section').hidden = !nodes;
@@ -165,12 +180,13 @@ async function refresh() {
     const s = nodeSeries[n.name] || [], last = latest(s);
     row(nb, [base(n.name), n.location || '', n.state || '', Number(n.volumeCount || 0),
       `${fmt(n.allocatedThroughputMibps, 0)} / ${fmt(n.throughputCeilingMibps, 0)}`, Number(fmt(last ? last.mibps : 0))],
-      { 'data-node': n.name });
+      { 'data-node': n.name, 'data-delivered-slot': slotOf(last) });
     nc.appendChild(chart('node', n.name, 'node ' + base(n.name), s, Number(n.throughputCeilingMibps || 0)));
   }
   $('status').textContent = `${pools.length} pools, ${vols.length} volumes` +
     (nodes ? `, ${nodes.length} nodes` : '') + ' · updated ' + new Date().toLocaleTimeString();
   $('status').className = '';
+  $('status').setAttribute('data-updated', new Date().toISOString());
 }
 
 async function tick() {
@@ -195,16 +211,22 @@ function signOut() {
   showLogin(true);
 }
 
-$('login').addEventListener('submit', ev => {
-  ev.preventDefault();
-  token = $('token').value.trim();
-  sessionStorage.setItem('aquiferToken', token);
+/* In a page: sign in and poll. Loaded by node (tests/e2e/test_metrics.sh
+ * checks series() there), it only exports its pure functions. */
+if (typeof document !== 'undefined') {
+  $('login').addEventListener('submit', ev => {
+    ev.preventDefault();
+    token = $('token').value.trim();
+    sessionStorage.setItem('aquiferToken', token);
+    showLogin(!token);
+    tick();
+  });
+  $('logout').addEventListener('click', () => { signOut(); $('status').textContent = 'signed out'; });
+
+  takeToken();
   showLogin(!token);
   tick();
-});
-$('logout').addEventListener('click', () => { signOut(); $('status').textContent = 'signed out'; });
-
-takeToken();
-showLogin(!token);
-tick();
-setInterval(tick, POLL_MS);
+  setInterval(tick, POLL_MS);
+} else if (typeof module !== 'undefined') {
+  module.exports = { series, latest };
+}

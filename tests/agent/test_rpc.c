@@ -131,6 +131,45 @@ START_TEST(test_direct)
 }
 END_TEST
 
+/* Memory follows the bytes that came, not the length a mark announced. */
+START_TEST(test_room_follows_bytes)
+{
+	static uint8_t body[RPC_REC_STEP * 3];
+	uint8_t in[4];
+	struct rpc_rec r;
+	size_t used, room, len, got = 0;
+	uint8_t *p, *rec;
+
+	put32(in, 0x80000000u | (uint32_t)sizeof(body));
+	rpc_rec_init(&r, RPC_REC_MAX);
+	ck_assert_int_eq(rpc_rec_feed(&r, in, 4, &used), RPC_REC_MORE);
+	ck_assert_uint_eq(r.cap, 0);
+	ck_assert_int_eq(rpc_rec_feed(&r, (const uint8_t *)"abcd", 4, &used), RPC_REC_MORE);
+	ck_assert_uint_le(r.cap, RPC_REC_STEP);
+	ck_assert(rpc_rec_started(&r));
+	got = 4;
+	memcpy(body, "abcd", 4);
+	for (size_t i = 4; i < sizeof(body); i++)
+		body[i] = (uint8_t)i;
+	while ((p = rpc_rec_direct(&r, &room)) != NULL) {
+		size_t n = room < 1000 ? room : 1000;
+
+		ck_assert_uint_le(r.cap, 2 * (got + RPC_REC_STEP));
+		memcpy(p, body + got, n);
+		got += n;
+		if (rpc_rec_advance(&r, n) == RPC_REC_DONE)
+			break;
+	}
+	ck_assert_uint_eq(got, sizeof(body));
+	rec = rpc_rec_take(&r, &len);
+	ck_assert_uint_eq(len, sizeof(body));
+	ck_assert_int_eq(memcmp(rec, body, len), 0);
+	ck_assert(!rpc_rec_started(&r));
+	free(rec);
+	rpc_rec_cleanup(&r);
+}
+END_TEST
+
 /* A call header with AUTH_SYS credentials. */
 static size_t make_call(uint8_t *b, uint32_t rpcvers, uint32_t flavor, uint32_t ngids)
 {
@@ -227,6 +266,7 @@ int main(void)
 	tcase_add_test(tc, test_multi_fragment_and_pipelined);
 	tcase_add_test(tc, test_oversized_refused);
 	tcase_add_test(tc, test_direct);
+	tcase_add_test(tc, test_room_follows_bytes);
 	tcase_add_test(tc, test_call_parse);
 	tcase_add_test(tc, test_reply_headers);
 	suite_add_tcase(s, tc);

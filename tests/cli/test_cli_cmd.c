@@ -193,7 +193,7 @@ START_TEST(test_issue_contract)
 		{ "storage-pools", "delete" }, { "volumes", "create" }, { "volumes", "describe" },
 		{ "volumes", "list" }, { "volumes", "update" }, { "volumes", "delete" },
 		{ "operations", "describe" }, { "operations", "list" }, { "operations", "cancel" },
-		{ "nodes", "list" }, { "nodes", "describe" }, { "nodes", "drain" },
+		{ "nodes", "list" }, { "nodes", "describe" }, { "nodes", "drain" }, { "nodes", "undrain" },
 		{ "nodes", "join-token" }, { "shelves", "list" }, { "shelves", "describe" },
 		{ "shelves", "create" },
 		{ "config", "set" }, { "config", "get" }, { "config", "list" }, { "config", "unset" },
@@ -313,6 +313,7 @@ START_TEST(test_routes_list)
 	ck_assert(strstr(buf, "POST /v1/projects/*/locations/*/storagePools\n") != NULL);
 	ck_assert(strstr(buf, "PATCH /v1/projects/*/locations/*/volumes/*\n") != NULL);
 	ck_assert(strstr(buf, "POST /v1/nodes/*:drain\n") != NULL);
+	ck_assert(strstr(buf, "POST /v1/nodes/*:undrain\n") != NULL);
 	ck_assert(strstr(buf, "GET /v1/locations/*\n") != NULL);
 	ck_assert(strstr(buf, "{") == NULL);
 	free(buf);

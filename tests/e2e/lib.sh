@@ -328,6 +328,14 @@ aq_agent_start() {
 	for try in 1 2 3 4 5; do
 		AGENT_API_PORT=$(aq_pick_port) || return 1
 		AGENT_NFS_PORT=$(aq_pick_port) || return 1
+		if [ -f "$dir/$node/state/credentials.json" ]; then
+			# the attempt joined before it died: its join token is spent and
+			# the node registered the ports that failed; forget it (admin TOK)
+			# and join again with a new token
+			aq_req POST "/v1/nodes/$node:drain" '{}'
+			aq_req DELETE "/v1/nodes/$node"
+			join=$(aq_join_token "$loc")
+		fi
 		rm -rf "$dir/$node/state"
 		args=(--server "$AQ_URL" --token "$join" --node "$node" --location "$loc" --shelf "$shelf"
 			--listen "127.0.0.1:$AGENT_API_PORT" --nfs-listen "127.0.0.1:$AGENT_NFS_PORT"

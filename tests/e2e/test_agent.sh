@@ -23,7 +23,7 @@ ok "a cluster admin gets a join token for a location" test "${#JOIN}" -gt 20
 # --- 1. two nodes, one shelf ------------------------------------------------
 aq_agent_start "$D" n1 east "$SHELF" "$JOIN" 1000 || exit 1
 N1_PID=$AGENT_PID N1_API=$AGENT_API_PORT N1_NFS=$AGENT_NFS_PORT
-aq_agent_start "$D" n2 east "$SHELF" "$JOIN" 1000 || exit 1
+aq_agent_start "$D" n2 east "$SHELF" "$(aq_join_token east)" 1000 || exit 1 # a join token joins once
 N2_PID=$AGENT_PID N2_API=$AGENT_API_PORT N2_NFS=$AGENT_NFS_PORT
 aq_req GET /v1/nodes
 expect_jq '[.nodes[] | select(.state == "READY")] | length' 2 "both nodes READY"

@@ -746,7 +746,7 @@ expect_status 400 "volume naming a pool of another project"
 aq_mutate_as "$EDITOR" POST "$PL/volumes?volumeId=x-proj" "$(vol_body "projects/proj-b/locations/$L/storagePools/nothere" 100 s-x-proj)"
 expect_eq "same answer whether the other project's pool exists or not" "$x_real" \
 	"$STATUS $(printf '%s' "$BODY" | sed 's/nothere/@POOL@/g')"
-NODE=$(aq_token "$D" node)
+NODE=$("$AQUIFERD" token --db "$D/aq.db" --role node --location "$L" 2>/dev/null | tail -n 1) # a join token
 aq_req_as "$NODE" GET "$PL/storagePools"
 expect_error 403 PERMISSION_DENIED "a node token cannot read a project"
 aq_req_as "$NODE" GET /v1/projects
@@ -763,8 +763,10 @@ for pl in "/v1/projects/$P/locations/$L" "/v1/projects/$P/locations/eu-west4" \
 done
 TOK=
 aq_req GET /metrics
+expect_error 401 UNAUTHENTICATED "metrics without a token (metrics_auth defaults to true)"
 TOK=$ADMIN
-expect_status 200 "metrics without a token"
+aq_req GET /metrics
+expect_status 200 "metrics with the cluster admin's token"
 metric() { printf '%s\n' "$BODY" | awk -v k="$1" '$1 == k { print $2 }'; }
 ok "metrics: request count for pool creates with 200" \
 	test "$(metric 'aquifer_http_requests_total{method="POST",route="/v1/projects/*/locations/*/storagePools",code="200"}')" -ge 18
@@ -783,6 +785,11 @@ expect_eq "metrics: pool count" "$n_pool" "$(metric 'aquifer_resources{kind="poo
 expect_eq "metrics: volume count" "$n_vol" "$(metric 'aquifer_resources{kind="volume"}')"
 expect_eq "metrics: project count" 2 "$(metric 'aquifer_resources{kind="project"}')"
 expect_eq "metrics: location count" 2 "$(metric 'aquifer_resources{kind="location"}')"
+if grep -qE '^aquifer_resources\{kind="(locsecret|coldsecret|placement|join)"' <<<"$BODY"; then
+	aq_failed "metrics: no internal kinds (secrets, placements, spent join tokens)" "$(grep '^aquifer_resources' <<<"$BODY")"
+else
+	aq_pass "metrics: no internal kinds (secrets, placements, spent join tokens)"
+fi
 
 # === beyond one page: more than 1,000 pools and volumes ======================
 # Server-side scans that read only the first page of a collection miss what

@@ -265,8 +265,11 @@ out_has "$(printf '\tus-east1')"
 run 3 nodes join-token --location=nowhere
 err_has "NOT_FOUND"
 run 2 nodes join-token --location=us-east1 --ttl=0
+run 0 nodes join-token --location=us-east1 --node=n2 --format='value(token,node)'
+JT2=$(cut -f1 "$TMP/out")
+out_has "$(printf '\tn2')"
 NT1=$(agent_join n1 1 "$JT")
-NT2=$(agent_join n2 2 "$JT")
+NT2=$(agent_join n2 2 "$JT2") # a join token joins one node, once
 checks=$((checks + 1))
 [ -n "$NT1" ] && [ -n "$NT2" ] || fail "fake agents could not join"
 fake_agents "$NT1" "$NT2" &

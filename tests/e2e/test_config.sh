@@ -38,6 +38,9 @@ expect_refused "aquiferd: bad math value" "$r" "$d/badmath.conf" 1 'mibps_per_ti
 printf 'node-down-seconds = 0\n' >"$d/badnd.conf"
 r=$(start_with "$AQUIFERD" "$d/badnd.conf" --db "$d/a.db")
 expect_refused "aquiferd: value out of range" "$r" "$d/badnd.conf" 1 'node-down-seconds must be'
+printf 'header-timeout-seconds = 5\nmax-connections-per-ip = 0\n' >"$d/badlim.conf"
+r=$(start_with "$AQUIFERD" "$d/badlim.conf" --db "$d/a.db")
+expect_refused "aquiferd: a connection limit out of range" "$r" "$d/badlim.conf" 2 'max-connections-per-ip must be an integer within 1\.\.'
 printf 'this is not a setting\n' >"$d/noeq.conf"
 r=$(start_with "$AQUIFERD" "$d/noeq.conf" --db "$d/a.db")
 expect_refused "aquiferd: line without '='" "$r" "$d/noeq.conf" 1 "expected 'key = value'"
@@ -71,7 +74,7 @@ ok "aquifer-agent: nothing was created by refused starts" test ! -e "$d/state" -
 top=$(cd "$(dirname "$0")/../.." && pwd)
 ex=$AQ_BUILDDIR/deploy/aquiferd.conf
 [ -f "$ex" ] || ex=$top/deploy/aquiferd.conf.in
-sed -E 's/^# ((listen|db|key-file|workers|node-down-seconds|tls-cert|tls-key|insecure-listen|math\.[a-z_.]+) = )/\1/; s|@[a-z]+@|'"$d"'|' "$ex" >"$d/ex-d.conf"
+sed -E 's/^# ((listen|db|key-file|workers|node-down-seconds|tls-cert|tls-key|insecure-listen|max-connections|max-connections-per-ip|header-timeout-seconds|idle-timeout-seconds|math\.[a-z_.]+) = )/\1/; s|@[a-z]+@|'"$d"'|' "$ex" >"$d/ex-d.conf"
 nkeys=$(grep -cE '^[a-z]' "$d/ex-d.conf")
 ok "aquiferd example: all $nkeys keys uncommented (>= 60)" test "$nkeys" -ge 60
 "$AQUIFERD" routes --config "$d/ex-d.conf" >/dev/null 2>"$d/err"
@@ -82,7 +85,7 @@ ex=$AQ_BUILDDIR/deploy/aquifer-agent.conf
 sed -E 's/^# ([a-z-]+ = )/\1/; s|@[a-z]+@|'"$d"'|' "$ex" >"$d/ex-a.conf"
 keys=$(grep -oE '^[a-z-]+' "$d/ex-a.conf" | sort | tr '\n' ' ')
 expect_eq "agent example documents every option" \
-	"advertise ca-file listen location nfs-listen node server shelf state-dir throughput-mibps token write-throughput-mibps " "$keys"
+	"advertise ca-file header-timeout-seconds idle-timeout-seconds listen location max-connections max-connections-per-ip nfs-idle-timeout-seconds nfs-listen nfs-max-connections nfs-max-connections-per-ip nfs-record-timeout-seconds node server shelf state-dir throughput-mibps token write-throughput-mibps " "$keys"
 r=$(start_with "$AGENT" "$d/ex-a.conf" --help)
 expect_eq "aquifer-agent accepts its example with every key set" "0|" "$r"
 aq_finish

@@ -150,10 +150,7 @@ expect_status 200 "get the burst pool"
 expect_jq .volumeCount "$n_vols" "pool volumeCount equals the volumes listed"
 expect_jq .volumeCapacityGib "$((n_vols * 100))" "pool volumeCapacityGib equals 100 GiB x volumes listed"
 
-TOK_SAVE=$TOK
-TOK=
-aq_req GET /metrics
-TOK=$TOK_SAVE
+aq_req GET /metrics # the cluster admin's token (metrics_auth)
 metric() { printf '%s\n' "$BODY" | awk -v k="$1" '$1 == k { print $2 }'; }
 expect_eq "metrics volume count equals the volumes listed" "$n_vols" "$(metric 'aquifer_resources{kind="volume"}')"
 expect_eq "metrics pool count equals the pools listed" "$n_pools" "$(metric 'aquifer_resources{kind="pool"}')"

@@ -37,7 +37,7 @@ aq_mutate POST "$P/volumes?volumeId=v1" '{"storagePool":"sp","capacityGib":"1024
 expect_jq .done true "create v1 (200 MiB/s) done"
 aq_req GET "$P/volumes/v1"
 NFS_PORT=$(printf '%s' "$BODY" | jq -r '.mountOptions[0].port')
-sleep 2.5 # a status report sets the baseline of the new export
+# no wait for a first report: the export's first report counts from zero (countersAgeMs)
 
 # --- 1. NFS traffic shows in the series --------------------------------------
 MIB32=$((32 << 20))
@@ -117,7 +117,9 @@ ok "aquifer volumes metrics v1 --window=15m prints the points" \
 	test "$(printf '%s' "$CLI_OUT" | jq -r '.windowSeconds' 2>/dev/null)" = 900
 
 # --- 2. Prometheus text -----------------------------------------------------------
-curl -s "$AQ_URL/metrics" >"$AQ_TMP/aquiferd.prom"
+# metrics_auth (the default): a metrics token, as deploy/prometheus/prometheus.yml sends it
+METRICS_TOK=$("$AQUIFERD" token --db "$D/aq.db" --role metrics 2>/dev/null | tail -n 1)
+curl -s -H "Authorization: Bearer $METRICS_TOK" "$AQ_URL/metrics" >"$AQ_TMP/aquiferd.prom"
 curl -s "http://127.0.0.1:$AGENT_API/metrics" >"$AQ_TMP/agent.prom"
 LAB='project="acme",location="east",pool="sp",volume="v1"'
 got=$(awk -v k="aquifer_volume_write_bytes_total{$LAB}" '$1 == k { print $2 }' "$AQ_TMP/aquiferd.prom")
@@ -140,10 +142,32 @@ if command -v promtool >/dev/null; then
 			aq_failed "promtool check metrics accepts $f's /metrics" "$(head -20 "$AQ_TMP/$f.promtool")"
 		fi
 	done
-	if promtool check config "$SRC/deploy/prometheus/prometheus.yml" >"$AQ_TMP/config.promtool" 2>&1; then
-		aq_pass "promtool check config accepts deploy/prometheus/prometheus.yml"
+	# the example as deployed: its token file holding a metrics token, its
+	# targets this aquiferd and agent, scraping every second
+	printf '%s\n' "$METRICS_TOK" >"$AQ_TMP/aquifer-metrics.token"
+	sed -e "s|/etc/prometheus/aquifer-metrics.token|$AQ_TMP/aquifer-metrics.token|" \
+		-e "s|'127.0.0.1:8080'|'127.0.0.1:$AQ_PORT'|" -e "s|'127.0.0.1:7070'|'127.0.0.1:$AGENT_API'|" \
+		-e "s|scrape_interval: 15s|scrape_interval: 1s|" "$SRC/deploy/prometheus/prometheus.yml" >"$AQ_TMP/prometheus.yml"
+	if promtool check config "$AQ_TMP/prometheus.yml" >"$AQ_TMP/config.promtool" 2>&1; then
+		aq_pass "promtool check config accepts deploy/prometheus/prometheus.yml (with its token file)"
 	else
 		aq_failed "promtool check config accepts deploy/prometheus/prometheus.yml" "$(head -5 "$AQ_TMP/config.promtool")"
+	fi
+	if command -v prometheus >/dev/null; then
+		PROM_PORT=$(aq_pick_port)
+		prometheus --config.file="$AQ_TMP/prometheus.yml" --storage.tsdb.path="$AQ_TMP/prom-data" \
+			--web.listen-address="127.0.0.1:$PROM_PORT" >"$AQ_TMP/prometheus.log" 2>&1 &
+		PROM_PID=$!
+		AQ_PIDS+=("$PROM_PID")
+		health=
+		for _ in $(seq 300); do
+			health=$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/targets" 2>/dev/null |
+				jq -r '[.data.activeTargets[] | select(.labels.job == "aquiferd") | .health] | first // empty' 2>/dev/null)
+			[ "$health" = up ] && break
+			sleep 0.1
+		done
+		expect_eq "Prometheus with deploy/prometheus/prometheus.yml scrapes aquiferd with its bearer token" up "$health"
+		aq_stop "$PROM_PID"
 	fi
 else
 	aq_failed "promtool is installed (deploy/deps.sh test installs prometheus)"
@@ -156,6 +180,19 @@ done
 expect_eq "deploy/grafana/aquifer.json names only served metrics" "" "$missing"
 
 # --- 3. The dashboard ------------------------------------------------------------
+# "Delivered" is the last finished 10 s slot, never the one still filling
+# (issue 15, item 17): the page's series() with a clock in the middle of a slot.
+if command -v node >/dev/null; then
+	out=$(node -e '
+const { series, latest } = require(process.argv[1]);
+const slot = Math.floor(Date.now() / 10000) * 10000;
+const pt = (t, mibps) => ({ time: new Date(t).toISOString(), readBytes: "0",
+  writeBytes: String(mibps * 10 * 1048576), throughputLimitMibps: 100 });
+const s = series({ stepSeconds: 10, points: [pt(slot - 20000, 50), pt(slot - 10000, 40), pt(slot, 1)] });
+console.log(s.length, latest(s).mibps, latest(s).t === slot - 10000);
+' "$SRC/server/ui/app.js" 2>&1)
+	expect_eq "the dashboard leaves out the slot still filling: Delivered is the last finished one" "2 40 true" "$out"
+fi
 code=$(curl -s -o "$AQ_TMP/ui.html" -w '%{http_code} %{content_type}' "$AQ_URL/ui/")
 expect_eq "GET /ui/ serves the page without a token" "200 text/html; charset=utf-8" "$code"
 ok "the page loads nothing from the network" \
@@ -182,7 +219,7 @@ ok "the dashboard lists node n1" grep -q 'data-node="nodes/n1"' "$AQ_TMP/dom.htm
 ok "a chart of v1's throughput with points and its limit line" bash -c \
 	"grep -o '<svg[^>]*data-kind=\"volume\"[^>]*data-name=\"$VOL\".*</svg>' '$AQ_TMP/dom.html' | head -1 |
 	 grep -Eq 'class=\"limit\"[^>]*data-limit=\"200\".*<polyline[^>]*data-points=\"[1-9]'"
-ok "the page signed in (no error shown)" bash -c "grep -q 'id=\"status\" class=\"\">[0-9]* pools' '$AQ_TMP/dom.html'"
+ok "the page signed in (no error shown)" bash -c "grep -q 'id=\"status\" class=\"\"[^>]*>[0-9]* pools' '$AQ_TMP/dom.html'"
 rm -rf "$AQ_TMP/chrome-profile"
 timeout 120 "${CHROME[@]}" --screenshot="$AQ_TMP/dashboard.png" "$PAGE" >>"$AQ_TMP/chrome.log" 2>&1
 ok "a screenshot of the dashboard was taken" test -s "$AQ_TMP/dashboard.png"

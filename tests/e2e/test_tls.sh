@@ -9,7 +9,8 @@
 #   - status reports need the node's own certificate from the cluster CA
 #     (none, foreign, another node's or expired: refused); the agent takes
 #     intent only from aquiferd's client certificate; aquiferd refuses an
-#     agent serving a foreign certificate.
+#     agent serving a foreign certificate;
+#   - aquiferd and the agent speak TLS 1.2 and 1.3 only.
 . "$(dirname "$0")/lib.sh"
 
 for tool in nfs-cp nfs-cat openssl; do
@@ -126,7 +127,7 @@ ok "... and sent nothing: no node nz" test ! -e "$F/nz/state/credentials.json"
 
 aq_agent_start "$D" n1 east "$SHELF" "$JOIN" 1000 || exit 1
 N1_API=$AGENT_API_PORT
-aq_agent_start "$D" n2 east "$SHELF" "$JOIN" 1000 || exit 1
+aq_agent_start "$D" n2 east "$SHELF" "$(aq_join_token east)" 1000 || exit 1 # a join token joins once
 N2_PID=$AGENT_PID N2_API=$AGENT_API_PORT N2_NFS=$AGENT_NFS_PORT
 aq_req GET /v1/nodes
 expect_jq '[.nodes[] | select(.state == "READY" and (.address | startswith("https://")))] | length' 2 \
@@ -141,6 +142,23 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$D/ca.crt" "https://127.
 expect_eq "the agent serves its API over HTTPS" 200 "$code"
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$N1_API/healthz")
 expect_eq "plain HTTP to the agent gets no answer" 000 "$code"
+
+# TLS 1.2 and 1.3 only (issue 15, item 8): openssl s_client offering one
+# version (at security level 0, so that the client side would allow 1.0/1.1).
+tls_hello() { # PORT VERSION: a handshake with only that version completes
+	echo | timeout 10 openssl s_client -connect "127.0.0.1:$1" "-$2" -CAfile "$D/ca.crt" \
+		-cipher 'DEFAULT:@SECLEVEL=0' >"$AQ_TMP/s_client.out" 2>&1 &&
+		grep -qE '^New, TLSv1\.[0-3]' "$AQ_TMP/s_client.out"
+}
+tls_refused() { ! tls_hello "$@"; }
+for who in "aquiferd $AQ_PORT" "the agent $N1_API"; do
+	for v in tls1 tls1_1; do
+		ok "${who% *} refuses a $v handshake" tls_refused "${who##* }" $v
+	done
+	for v in tls1_2 tls1_3; do
+		ok "${who% *} accepts a $v handshake" tls_hello "${who##* }" $v
+	done
+done
 
 # ---- 4. the CLI over TLS ------------------------------------------------------------
 export XDG_CONFIG_HOME=$AQ_TMP/xdg AQUIFER_ENDPOINT=$AQ_URL AQUIFER_TOKEN=$TOK AQUIFER_PROJECT=acme AQUIFER_LOCATION=east

@@ -48,7 +48,7 @@ START_TEST(test_deltas)
 	struct srv_series *s = NULL;
 	json_t *pts;
 
-	ck_assert_int_eq(srv_series_new(&s), AQ_OK);
+	ck_assert_int_eq(srv_series_new(T0 - 60000, &s), AQ_OK);
 	report(s, "nodes/n1", entry(VOL, 5000, 7000, 3), T0);          /* baseline only */
 	report(s, "nodes/n1", entry(VOL, 6000, 9000, 5), T0 + 2000);   /* +1000, +2000 */
 	report(s, "nodes/n1", entry(VOL, 6000, 19000, 9), T0 + 12000); /* next slot: +10000 */
@@ -95,7 +95,7 @@ START_TEST(test_totals)
 	size_t i;
 	int seen = 0;
 
-	ck_assert_int_eq(srv_series_new(&s), AQ_OK);
+	ck_assert_int_eq(srv_series_new(T0 - 60000, &s), AQ_OK);
 	report(s, "nodes/n1", entry(VOL, 0, 0, 0), T0);
 	report(s, "nodes/n1", entry(VOL, 300, 700, 0), T0 + 2000);
 	t = srv_series_totals(s, T0 + 3000);
@@ -137,7 +137,7 @@ START_TEST(test_cold_tier)
 	size_t i;
 	int seen = 0;
 
-	ck_assert_int_eq(srv_series_new(&s), AQ_OK);
+	ck_assert_int_eq(srv_series_new(T0 - 60000, &s), AQ_OK);
 	report(s, "nodes/n1", cold_entry(VOL, 0, 100, 1000), T0);                 /* baseline */
 	report(s, "nodes/n1", cold_entry(VOL, 4096, 600, 5000), T0 + 2000);       /* +500, +4000 */
 	report(s, "nodes/n1", cold_entry(VOL, 8192, 700, 5000), T0 + 12000);      /* next slot: +100 */
@@ -163,6 +163,47 @@ START_TEST(test_cold_tier)
 	}
 	ck_assert_int_eq(seen, 1);
 	json_decref(t);
+	srv_series_free(s);
+}
+END_TEST
+
+/* A volume first seen whose agent says its counters began after aquiferd
+ * started counts from zero (traffic right after a create); counters older
+ * than aquiferd's start, or of unknown age, only set the baseline. */
+static json_t *aged(json_t *e, long long age_ms)
+{
+	json_object_set_new(e, "countersAgeMs", json_integer(age_ms));
+	return e;
+}
+
+START_TEST(test_fresh_counters)
+{
+	struct srv_series *s = NULL;
+	json_t *pts;
+
+	ck_assert_int_eq(srv_series_new(T0, &s), AQ_OK);
+	/* created 1.5 s ago, after the start: the first report's bytes count */
+	report(s, "nodes/n1", aged(entry(VOL, 3000, 5000, 2), 1500), T0 + 20000);
+	report(s, "nodes/n1", aged(entry(VOL, 3500, 5000, 2), 3500), T0 + 22000);
+	pts = srv_series_points(s, SRV_SERIES_VOLUME, VOL, 600, T0 + 23000);
+	ck_assert_int_eq(sum(pts, "readBytes"), 3500);
+	ck_assert_int_eq(sum(pts, "writeBytes"), 5000);
+	json_decref(pts);
+	/* it moves: n2's export began 1 s ago, so its first report counts too */
+	report(s, "nodes/n2", aged(entry(VOL, 100, 0, 0), 1000), T0 + 24000);
+	pts = srv_series_points(s, SRV_SERIES_VOLUME, VOL, 600, T0 + 25000);
+	ck_assert_int_eq(sum(pts, "readBytes"), 3600);
+	json_decref(pts);
+	/* counters that began before aquiferd started: baseline only */
+	report(s, "nodes/n1", aged(entry("projects/p/locations/l/volumes/old", 7000, 0, 0), 30000), T0 + 26000);
+	pts = srv_series_points(s, SRV_SERIES_VOLUME, "projects/p/locations/l/volumes/old", 600, T0 + 27000);
+	ck_assert_int_eq(sum(pts, "readBytes"), 0);
+	json_decref(pts);
+	/* no age given (an older agent): baseline only */
+	report(s, "nodes/n1", entry("projects/p/locations/l/volumes/quiet", 9000, 0, 0), T0 + 26000);
+	pts = srv_series_points(s, SRV_SERIES_VOLUME, "projects/p/locations/l/volumes/quiet", 600, T0 + 27000);
+	ck_assert_int_eq(sum(pts, "readBytes"), 0);
+	json_decref(pts);
 	srv_series_free(s);
 }
 END_TEST
@@ -198,6 +239,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, test_deltas);
+	tcase_add_test(tc, test_fresh_counters);
 	tcase_add_test(tc, test_totals);
 	tcase_add_test(tc, test_window);
 	tcase_add_test(tc, test_cold_tier);

@@ -1,0 +1,169 @@
+# tests/vm/lib.sh: a Debian 12 guest for kernel-client tests (sourced, not run).
+#
+# The host's kernel has no NFS or CIFS client, so the kernel-client suites boot
+# a small QEMU guest that has them. vm_image (image.sh) builds the guest once
+# (mmdebstrap root, the kernel and modules of the host's linux-image-amd64, a
+# tiny initramfs) into a cache directory keyed by a hash of its recipe, so it
+# is rebuilt only when the recipe changes. vm_run boots it with a folder shared
+# over 9p, runs that folder's `cmd` script as root and returns when the guest
+# powered itself off, with `stdout`, `stderr`, `rc` and `dmesg` in the folder.
+# Every boot is bounded in time; the only process ever killed is the QEMU this
+# file started (by PID). tests/vm/README.md says how to use it by hand.
+#
+# Environment: AQ_VM_CACHE (cache directory, default /var/cache/aquifer-vm),
+# AQ_VM_MIRROR (Debian mirror for mmdebstrap), AQ_VM_ACCEL (kvm|tcg: skip the
+# probe), AQ_VM_MEM (MiB, 1536), AQ_VM_SMP (2), AQ_VM_NICE (QEMU's niceness,
+# 10), AQ_VM_BOOT_SECS (TCG boot bound, 180), AQ_VM_KVM_PROBE_SECS (a KVM boot
+# not up by then is taken as hung, 20).
+
+AQ_VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+AQ_VM_CACHE=${AQ_VM_CACHE:-/var/cache/aquifer-vm}
+AQ_VM_MIRROR=${AQ_VM_MIRROR:-http://deb.debian.org/debian}
+
+# Set by vm_image.
+VM_KERNEL=
+VM_INITRD=
+VM_ROOTFS=
+VM_KVER=
+# Set by vm_run: the accelerator used and the seconds until the guest was up.
+VM_ACCEL=
+VM_BOOT_SECS=
+VM_PID=
+
+vm_log() { echo "# vm: $*" >&2; }
+
+# vm_missing: the host tools vm_image and vm_run need that are not installed
+# (empty when all are there). deploy/deps.sh test installs them.
+vm_missing() {
+	local t miss=()
+	for t in qemu-system-x86_64 mmdebstrap mke2fs cpio gzip modprobe depmod flock; do
+		command -v "$t" >/dev/null 2>&1 || miss+=("$t")
+	done
+	[ -n "$(vm_kver)" ] || miss+=(linux-image-amd64)
+	echo "${miss[*]}"
+}
+
+. "$AQ_VM_DIR/image.sh"
+
+# vm_accel_file: where the outcome of the KVM probe is kept (per host kernel
+# and QEMU version: a KVM that hangs is a property of those).
+vm_accel_file() {
+	echo "$AQ_VM_CACHE/accel-$( (uname -r; qemu-system-x86_64 --version | head -n1) | sha256sum | cut -c1-12)"
+}
+
+# vm_run SHARE [TIMEOUT]: boot the guest with SHARE (a directory holding the
+# script `cmd`) shared over 9p, run `sh cmd` in it as root with SHARE as its
+# working directory, and wait until the guest powers off (at most TIMEOUT
+# seconds for the command, 1800 by default, plus the boot). On return SHARE
+# holds stdout, stderr, rc (the command's exit status, absent when the guest
+# never finished), dmesg (the guest's kernel log) and console.log (the serial
+# console). The status is the command's exit status, or 124 when the guest
+# did not finish in time, or 125 when it could not be booted.
+#
+# Extra QEMU arguments for the network (the default is user networking: the
+# guest is 10.0.2.15 and reaches the host's loopback at 10.0.2.2) come from
+# the array VM_NET_ARGS, the guest's address from VM_IP and VM_GW; see
+# tests/vm/README.md for a guest on a bridge or a second guest.
+vm_run() {
+	local share=$1 timeout=${2:-1800} accel rc
+	[ -n "$VM_ROOTFS" ] || vm_image || return 125
+	[ -f "$share/cmd" ] || { vm_log "no $share/cmd"; return 125; }
+	accel=${AQ_VM_ACCEL:-}
+	if [ -z "$accel" ]; then
+		accel=tcg
+		if (exec 3<>/dev/kvm) 2>/dev/null; then
+			accel=kvm
+			[ "$(cat "$(vm_accel_file)" 2>/dev/null)" = tcg ] && accel=tcg
+		fi
+	fi
+	if [ "$accel" = kvm ]; then
+		VM_BOOT_SECS=
+		vm_boot "$share" "$timeout" kvm "${AQ_VM_KVM_PROBE_SECS:-20}"
+		rc=$?
+		if [ -n "$VM_BOOT_SECS" ]; then
+			[ -z "${AQ_VM_ACCEL:-}" ] && echo kvm >"$(vm_accel_file)"
+			return $rc
+		fi
+		vm_log "a KVM guest did not come up within ${AQ_VM_KVM_PROBE_SECS:-20} s: using TCG (remembered in $(vm_accel_file))"
+		[ -z "${AQ_VM_ACCEL:-}" ] && echo tcg >"$(vm_accel_file)"
+	fi
+	vm_boot "$share" "$timeout" tcg "${AQ_VM_BOOT_SECS:-180}"
+	rc=$?
+	[ $rc -eq 126 ] && { vm_log "the guest did not boot; console:"; tail -n 30 "$share/console.log" >&2; rc=125; }
+	return $rc
+}
+
+# vm_boot SHARE TIMEOUT ACCEL BOOT_SECS: one boot. 126 when the guest was not
+# up (the ready file) within BOOT_SECS.
+vm_boot() {
+	local share=$1 timeout=$2 accel=$3 boot_secs=$4 pid t0 ms cpu up= rc ip=${VM_IP:-10.0.2.15/24} gw=${VM_GW:-10.0.2.2}
+	local net=("${VM_NET_ARGS[@]}")
+	rm -f "$share/ready" "$share/rc" "$share/stdout" "$share/stderr" "$share/dmesg" "$share/console.log"
+	[ ${#net[@]} -gt 0 ] || net=(-netdev user,id=n0 -device virtio-net-pci,netdev=n0,romfile=)
+	VM_ACCEL=$accel
+	# TCG: every feature QEMU emulates; KVM: the host's CPU.
+	cpu=max
+	[ "$accel" = kvm ] && cpu=host
+	t0=$(date +%s%N)
+	# Niced: under TCG the guest takes every core it gets, and suites that
+	# run beside it (make check -j) and measure throughput come first.
+	nice -n "${AQ_VM_NICE:-10}" qemu-system-x86_64 -machine "pc,accel=$accel" -cpu "$cpu" -smp "${AQ_VM_SMP:-2}" -m "${AQ_VM_MEM:-1536}" \
+		-nodefaults -no-user-config -display none -vga none -no-reboot -monitor none \
+		-serial "file:$share/console.log" \
+		-kernel "$VM_KERNEL" -initrd "$VM_INITRD" \
+		-append "console=ttyS0 panic=-1 quiet aqvm.ip=$ip aqvm.gw=$gw aqvm.timeout=$timeout" \
+		-drive "file=$VM_ROOTFS,format=raw,if=virtio,snapshot=on,cache=unsafe" \
+		"${net[@]}" \
+		-fsdev "local,id=fs0,path=$share,security_model=none" \
+		-device virtio-9p-pci,fsdev=fs0,mount_tag=aqvm,romfile= \
+		</dev/null >"$share/qemu.log" 2>&1 &
+	pid=$!
+	VM_PID=$pid
+	# Up within boot_secs, then done within the command's bound (the guest's
+	# own timeout ends the command first; this is the backstop).
+	while kill -0 "$pid" 2>/dev/null; do
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		if [ -z "$up" ]; then
+			if [ -e "$share/ready" ]; then
+				up=1
+				VM_BOOT_SECS=$((ms / 1000)).$(printf '%03d' $((ms % 1000)))
+				vm_log "$accel guest up in $VM_BOOT_SECS s"
+			elif [ $ms -gt $((boot_secs * 1000)) ]; then
+				vm_stop "$pid"
+				return 126
+			fi
+		elif [ $ms -gt $(((boot_secs + timeout + 30) * 1000)) ]; then
+			vm_log "the guest did not finish in time: stopped"
+			vm_stop "$pid"
+			return 124
+		fi
+		sleep 0.2
+	done
+	wait "$pid"
+	rc=$?
+	VM_PID=
+	if [ -z "$up" ]; then
+		vm_log "QEMU exited ($rc) before the guest was up:"
+		tail -n 20 "$share/qemu.log" "$share/console.log" >&2
+		return 125
+	fi
+	[ -f "$share/rc" ] || { vm_log "the guest stopped without an exit status"; tail -n 20 "$share/console.log" >&2; return 124; }
+	return "$(cat "$share/rc")"
+}
+
+# vm_cleanup: stop the guest if one is still running (for the caller's EXIT
+# trap: a test killed mid-run leaves no QEMU behind).
+vm_cleanup() {
+	[ -n "$VM_PID" ] && vm_stop "$VM_PID"
+	VM_PID=
+	return 0
+}
+
+# vm_stop PID: end the QEMU this file started.
+vm_stop() {
+	kill -TERM "$1" 2>/dev/null
+	for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	return 0
+}
