@@ -125,6 +125,23 @@ out:
 	return rc;
 }
 
+/* The times of sa (0 keep, 1 the server's clock, 2 the client's), on the
+ * object itself, a symlink included (touch -h). */
+static int vol_set_times(struct vol_obj *obj, const struct vol_sattr *sa)
+{
+	struct timespec ts[2];
+
+	if (!sa->atime_how && !sa->mtime_how)
+		return 0;
+	ts[0] = sa->atime;
+	ts[1] = sa->mtime;
+	if (sa->atime_how != 2)
+		ts[0].tv_nsec = sa->atime_how == 1 ? UTIME_NOW : UTIME_OMIT;
+	if (sa->mtime_how != 2)
+		ts[1].tv_nsec = sa->mtime_how == 1 ? UTIME_NOW : UTIME_OMIT;
+	return utimensat(obj->fd, "", ts, AT_EMPTY_PATH) == 0 ? 0 : -errno;
+}
+
 int vol_setattr_nocred(struct vol_obj *obj, const struct vol_sattr *sa)
 {
 	char p[64];
@@ -139,29 +156,36 @@ int vol_setattr_nocred(struct vol_obj *obj, const struct vol_sattr *sa)
 		return -errno;
 	if (sa->set_mode && !S_ISLNK(obj->st.st_mode) && chmod(p, sa->mode & 07777) != 0)
 		return -errno;
-	if (sa->atime_how || sa->mtime_how) {
-		struct timespec ts[2];
+	return vol_set_times(obj, sa);
+}
 
-		ts[0] = sa->atime;
-		ts[1] = sa->mtime;
-		if (sa->atime_how != 2)
-			ts[0].tv_nsec = sa->atime_how == 1 ? UTIME_NOW : UTIME_OMIT;
-		if (sa->mtime_how != 2)
-			ts[1].tv_nsec = sa->mtime_how == 1 ? UTIME_NOW : UTIME_OMIT;
-		/* On the object itself, a symlink included (touch -h). */
-		if (utimensat(obj->fd, "", ts, AT_EMPTY_PATH) != 0)
-			return -errno;
-	}
-	return 0;
+/* Times set to the server's clock only (the Linux client's truncate by
+ * another user: size + mtime "now"; touch -m): as knfsd, write access is
+ * enough. utimensat would demand ownership as soon as one time is "now"
+ * and the other left alone (ATTR_TIMES_SET), failing a truncation the
+ * caller may make; so the caller's right is checked here, as the caller,
+ * and the times are then set with the server's own identity. */
+static bool vol_only_now(const struct vol_sattr *sa)
+{
+	return (sa->atime_how == 1 || sa->mtime_how == 1) && sa->atime_how != 2 && sa->mtime_how != 2;
 }
 
 int vol_setattr(struct vol_obj *obj, const struct vol_cred *cred, const struct vol_sattr *sa)
 {
+	struct vol_sattr rest = *sa;
+	bool now = vol_only_now(sa) && (cred->uid != 0 || cred->gid != 0);
 	int rc;
 
+	if (now)
+		rest.atime_how = rest.mtime_how = 0;
 	vol_become(cred);
-	rc = vol_setattr_nocred(obj, sa);
+	rc = vol_setattr_nocred(obj, &rest);
+	if (rc == 0 && now && obj->st.st_uid != cred->uid &&
+	    syscall(SYS_faccessat2, obj->fd, "", W_OK, AT_EMPTY_PATH | AT_EACCESS) != 0)
+		rc = -EACCES;
 	vol_unbecome(cred);
+	if (rc == 0 && now)
+		rc = vol_set_times(obj, sa);
 	if (rc == 0)
 		rc = vol_refresh(obj);
 	return rc;

@@ -212,6 +212,37 @@ static void kill_suid(void)
 	raw_rpc = owner;
 	CHECK(raw_setsize(&f[4], 0) == NFS3_OK && mode_of(&f[4]) == 0777,
 	      "a truncating SETATTR clears set-uid: %o", mode_of(&f[4]));
+	{
+		/* what the Linux client sends for `truncate` by another user of a
+		 * root's 4777 file: the size and mtime to the server's clock */
+		struct raw_fh g = {0};
+		SETATTR3args s;
+		uint32_t st;
+
+		raw_rpc = root;
+		CHECK(raw_create(&r, "roots", GUARDED, NULL, &g) == NFS3_OK && chmod_chown(&g, 04777, 0, 0) == NFS3_OK,
+		      "a root's 4777 file");
+		raw_rpc = other;
+		memset(&s, 0, sizeof(s));
+		s.object = raw_wire(&g);
+		s.new_attributes.size.set_it = 1;
+		s.new_attributes.size.set_size3_u.size = 1;
+		s.new_attributes.mtime.set_it = SET_TO_SERVER_TIME;
+		RAW_RUN(K_SETATTR, &raw_R, rpc_nfs3_setattr_async(raw_rpc, raw_cb, &s, RAW_PD));
+		st = raw_R.st;
+		CHECK(st == NFS3_OK && mode_of(&g) == 0777, "another's truncation (size, mtime now) -> %u, mode %o", st,
+		      mode_of(&g));
+		/* mtime alone to the server's clock: a writer may, as on knfsd;
+		 * someone who may not write may not */
+		s.new_attributes.size.set_it = 0;
+		RAW_RUN(K_SETATTR, &raw_R, rpc_nfs3_setattr_async(raw_rpc, raw_cb, &s, RAW_PD));
+		CHECK(raw_R.st == NFS3_OK, "a writer sets mtime to the server's clock -> %u", raw_R.st);
+		raw_rpc = root;
+		CHECK(chmod_chown(&g, 0644, 0, 0) == NFS3_OK, "chmod 0644");
+		raw_rpc = other;
+		RAW_RUN(K_SETATTR, &raw_R, rpc_nfs3_setattr_async(raw_rpc, raw_cb, &s, RAW_PD));
+		CHECK(raw_R.st == NFS3ERR_ACCES, "a reader may not -> %u", raw_R.st);
+	}
 	raw_rpc = root;
 	CHECK(raw_write3(&f[3], 0, "x", 1, UNSTABLE) == NFS3_OK && mode_of(&f[3]) == 06777,
 	      "root's WRITE keeps them: %o", mode_of(&f[3]));
