@@ -87,16 +87,17 @@ static uint64_t vol_stats_errors(const struct vol_stats *st)
  * first report of a new export from zero); aquiferd turns them into per-interval deltas
  * (srv_series.c). latUsHist[i] counts operations with latency < 2^i us (and
  * >= 2^(i-1) us); coldBytes live only in the cold store, hotBytes are the
- * rest of usedBytes (tier.h). */
+ * rest of the file data (tier.h): usedBytes less the 4 KiB charged per name
+ * (metadata, vol.h "Capacity") less coldBytes. */
 static json_t *status_volume(struct agent *a, const json_t *v, const struct vol_stats *st, bool live)
 {
 	json_t *hist = json_array(), *doc;
 	struct tier_stats ts;
-	uint64_t cold;
+	uint64_t meta = st->names * VOL_NAME_COST, data = st->used > meta ? st->used - meta : 0, cold;
 
 	if (!live || tier_stats(a->tier, strtoull(api_json_str(v, "fsid", "0"), NULL, 16), &ts) != 0)
 		memset(&ts, 0, sizeof(ts));
-	cold = ts.cold_bytes < st->used ? ts.cold_bytes : st->used;
+	cold = ts.cold_bytes < data ? ts.cold_bytes : data;
 
 	for (int k = 0; k < VOL_LAT_BUCKETS; k++)
 		json_array_append_new(hist, json_integer(live ? (json_int_t)st->lat_us_hist[k] : 0));
@@ -108,7 +109,7 @@ static json_t *status_volume(struct agent *a, const json_t *v, const struct vol_
 			(json_int_t)(live ? st->bytes[NFS3_WRITE] : 0), "readOps",
 			(json_int_t)(live ? st->ops[NFS3_READ] : 0), "writeOps",
 			(json_int_t)(live ? st->ops[NFS3_WRITE] : 0), "hotBytes",
-			(json_int_t)(live ? st->used - cold : 0), "coldBytes", (json_int_t)cold, "errors", (json_int_t)(live ? vol_stats_errors(st) : 0),
+			(json_int_t)(live ? data - cold : 0), "coldBytes", (json_int_t)cold, "errors", (json_int_t)(live ? vol_stats_errors(st) : 0),
 			"throughputLimitMibps", api_json_double(v, "throughputMibps", 0), "latUsHist", hist);
 	if (doc && live) { /* time requests waited for QoS tokens; how old the counters are */
 		json_object_set_new(doc, "throttledUs", json_integer((json_int_t)(st->qos.throttled_ns / 1000)));

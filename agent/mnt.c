@@ -1,6 +1,7 @@
 /* mnt: MOUNT version 3 (RFC 1813 appendix I): NULL, MNT, DUMP, UMNT,
  * UMNTALL, EXPORT. MNT applies the export rules to the caller's address
- * (MNT3ERR_ACCES when no rule allows it) and answers the root handle. */
+ * (MNT3ERR_ACCES when no rule allows it) and answers the handle of the
+ * export's root or of a directory below it ("/share/sub/dir"). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -43,6 +44,51 @@ static void mnt_null(struct nfs_call *call, void *a, void *r)
 	(void)r;
 }
 
+/* What a vol_ error means to MOUNT. */
+static uint32_t mnt_status(int rc)
+{
+	switch (rc) {
+	case -ENOENT: return MNT3ERR_NOENT;
+	case -ENOTDIR: return MNT3ERR_NOTDIR;
+	case -EACCES: case -EPERM: return MNT3ERR_ACCES;
+	case -ENAMETOOLONG: return MNT3ERR_NAMETOOLONG;
+	case -EINVAL: return MNT3ERR_INVAL;
+	default: return MNT3ERR_IO;
+	}
+}
+
+/* Walk the rest of a MNT path below the export root, one component at a
+ * time with the caller's (squashed) identity, as LOOKUPs would: "" and "."
+ * are skipped, ".." is refused (it could only climb out of the export), a
+ * symlink is never followed, and every component must be a directory. */
+static uint32_t mnt_walk(struct vol_obj *cur, const struct vol_cred *cred, const char *p, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		struct vol_obj next = {.fd = -1};
+		size_t n = 0;
+		int rc;
+
+		while (i + n < len && p[i + n] != '/')
+			n++;
+		if (n == 2 && p[i] == '.' && p[i + 1] == '.')
+			return MNT3ERR_ACCES;
+		if (n > 0 && !(n == 1 && p[i] == '.')) {
+			if ((rc = vol_lookup(cur, cred, p + i, n, &next)) != 0)
+				return mnt_status(rc);
+			vol_obj_cleanup(cur);
+			*cur = next;
+			if (!S_ISDIR(cur->st.st_mode))
+				return MNT3ERR_NOTDIR;
+		}
+		i += n + 1;
+	}
+	return MNT3_OK;
+}
+
+/* MNT of an export or of a directory below it (knfsd and Ganesha allow
+ * both): the export's rules apply, and the handle is the directory's. */
 static void mnt_mnt(struct nfs_call *call, void *a, void *r)
 {
 	struct mnt_path_args *args = a;
@@ -51,12 +97,9 @@ static void mnt_mnt(struct nfs_call *call, void *a, void *r)
 	struct vol_obj root = {.fd = -1};
 	struct vol_cred eff;
 	char host[64], path[MNT_PATH_CAP + 1];
+	size_t rest = 0;
 
-	if (args->len > 255) {
-		res->status = MNT3ERR_NAMETOOLONG;
-		goto out;
-	}
-	e = vol_export_by_path(call->store, args->path, args->len);
+	e = vol_export_by_prefix(call->store, args->path, args->len, &rest);
 	if (!e) {
 		res->status = MNT3ERR_NOENT;
 		goto out;
@@ -65,7 +108,13 @@ static void mnt_mnt(struct nfs_call *call, void *a, void *r)
 		res->status = MNT3ERR_ACCES;
 		goto out;
 	}
-	if (vol_root(e, &root) != 0 || vol_fh_make(call->store, &root, &res->fh) != 0) {
+	if (vol_root(e, &root) != 0) {
+		res->status = MNT3ERR_SERVERFAULT;
+		goto out;
+	}
+	if ((res->status = mnt_walk(&root, &eff, args->path + rest, args->len - rest)) != MNT3_OK)
+		goto out;
+	if (vol_fh_make(call->store, &root, &res->fh) != 0) {
 		res->status = MNT3ERR_SERVERFAULT;
 		goto out;
 	}

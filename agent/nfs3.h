@@ -17,7 +17,7 @@ enum {
 	NFS3_FHSIZE = 64,
 	NFS3_NAME_CAP = 1024,        /* decoded; > 255 answers NAMETOOLONG */
 	NFS3_PATH_CAP = 4096,
-	NFS3_MAXDATA = 1u << 20,     /* rtmax / wtmax */
+	NFS3_MAXDATA = VOL_IO_MAX,   /* rtmax / wtmax */
 	NFS3_DIRMAX = 1u << 20,      /* READDIR(PLUS) reply cap */
 };
 

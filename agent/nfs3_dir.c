@@ -39,7 +39,7 @@ void nfs3_lookup(struct nfs_call *call, void *a, void *r)
 	vol_obj_cleanup(&child);
 }
 
-/* Shared tail of CREATE, MKDIR, SYMLINK. */
+/* Shared tail of CREATE, MKDIR, SYMLINK, MKNOD. */
 static void nfs3_made(struct nfs_call *call, int rc, struct vol_obj *child, struct nfs3_create_res *res)
 {
 	if (rc == 0 && nfs3_child(call, child, &res->fh.fh, &res->attr) == 0)
@@ -87,20 +87,31 @@ void nfs3_symlink(struct nfs_call *call, void *a, void *r)
 	nfs3_made(call, rc, &child, res);
 }
 
+/* FIFOs and sockets are made (clients bind unix sockets and mkfifo on
+ * volumes); device nodes answer NFS3ERR_PERM, as knfsd does for a caller
+ * without CAP_MKNOD (every caller here: a device node on a shared shelf would
+ * open the host's devices to whoever reaches the node); REG, DIR, LNK and
+ * other types are not MKNOD's (BADTYPE, as knfsd). */
 void nfs3_mknod(struct nfs_call *call, void *a, void *r)
 {
 	struct nfs3_mknod_args *args = a;
 	struct nfs3_create_res *res = r;
+	struct vol_obj child = {.fd = -1};
+	mode_t type;
+	int rc;
 
-	/* Device and special files are not offered on cloud volumes. */
 	nfs3_wcc_pre(&res->dir, &call->obj);
-	if (!S_ISDIR(call->obj.st.st_mode))
-		res->status = NFS3ERR_NOTDIR;
-	else if (args->name.len > VOL_NAME_MAX)
-		res->status = NFS3ERR_NAMETOOLONG;
-	else
-		res->status = NFS3ERR_NOTSUPP;
-	nfs3_wcc_post(&res->dir, &call->obj);
+	switch (args->type) {
+	case 7: type = S_IFIFO; break;   /* NF3FIFO */
+	case 6: type = S_IFSOCK; break;  /* NF3SOCK */
+	case 3: case 4: type = S_IFCHR; break; /* NF3CHR, NF3BLK: refused by vol_mknod */
+	default:
+		res->status = NFS3ERR_BADTYPE;
+		nfs3_wcc_post(&res->dir, &call->obj);
+		return;
+	}
+	rc = vol_mknod(&call->obj, &call->ecred, args->name.s, args->name.len, type, &args->sa, &child);
+	nfs3_made(call, rc, &child, res);
 }
 
 void nfs3_remove(struct nfs_call *call, void *a, void *r)

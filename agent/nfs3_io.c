@@ -58,6 +58,9 @@ void nfs3_read(struct nfs_call *call, void *a, void *r)
 	res->eof = eof;
 	res->off = args->offset;
 	call->io_bytes = n;
+	/* QoS charged the count asked for (vol_admit, before the handler):
+	 * charge what is moved. */
+	vol_export_settle(call->obj.exp, args->count, n);
 	nfs3_attr_of(&res->attr, &call->obj);
 }
 

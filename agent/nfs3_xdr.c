@@ -528,7 +528,7 @@ void nfs3_enc_fsinfo(struct xdr_buf *b, void *r, struct nfs_call *call)
 	xdr_put_u32(b, NFS3_MAXDATA); /* wtpref */
 	xdr_put_u32(b, 4096);         /* wtmult */
 	xdr_put_u32(b, 65536);        /* dtpref */
-	xdr_put_u64(b, (uint64_t)INT64_MAX);
+	xdr_put_u64(b, VOL_FILE_MAX); /* maxfilesize: clients refuse larger themselves */
 	xdr_put_u32(b, 0);            /* time_delta: 1 ns */
 	xdr_put_u32(b, 1);
 	xdr_put_u32(b, 0x1 | 0x2 | 0x8 | 0x10); /* LINK SYMLINK HOMOGENEOUS CANSETTIME */

@@ -6,16 +6,25 @@
  * that vol_store_set() replaces atomically while requests run.
  *
  * File handles: opaque, at most VOL_FH_MAX bytes:
- *   [0] version (1) [1] n = kernel handle bytes [2..5] kernel handle type
+ *   [0] version (2) [1] n = kernel handle bytes [2..5] kernel handle type
  *   [6..13] export fsid [14..14+n) kernel handle (name_to_handle_at)
- *   [14+n..30+n) HMAC-SHA256(key, bytes 0..14+n) truncated to 16 bytes.
- * The kernel handle is resolved with open_by_handle_at() against the export's
+ *   [14+n..30+n) HMAC-SHA256(export key, bytes 0..14+n) truncated to 16 bytes,
+ * where the export key is derived from the location key and the fsid
+ * (HKDF-Expand, vol_fh_encode). Version 1 handles (MACed with the location
+ * key itself, before per-export keys) are still resolved, never minted. The
+ * kernel handle is resolved with open_by_handle_at() against the export's
  * root, so a handle stays valid on every node that mounts the same shelf
  * directory (same key on every node of a location). A handle whose MAC fails
  * is VOL_EBADHANDLE; one whose export is gone or whose object was deleted is
  * -ESTALE. Handles are only minted for objects reached from the export root
  * by single-component lookups (O_NOFOLLOW, ".." at the root stays at the
- * root, names with '/' are refused), so no handle names an object outside.
+ * root, names with '/' are refused), and a resolved object must carry its
+ * export's containment mark (the extended attribute trusted.aquifer.vol =
+ * fsid, set on everything the store creates, on what a lookup finds inside
+ * the volume, and on a volume made before marks when it is first attached),
+ * else -ESTALE: even a MAC-valid handle forged with the location key never
+ * names an object outside its export. A file system without extended
+ * attributes has no marks; its exports must be file system roots.
  *
  * Credentials: vol_authorize() applies the export rules (clients, access,
  * squash, the protocols a rule is for) to the caller's address, protocol
@@ -25,9 +34,13 @@
  * objects get the caller's owner.
  *
  * Capacity: used bytes = sum of st_size of regular files (a hard-linked file
- * counts size/nlink at the scan). Scanned when an export id first appears,
- * then kept up to date by write, truncate, remove and rename. A write or
- * truncate that would take used past capacity fails with -EDQUOT.
+ * counts size/nlink at the scan) + VOL_NAME_COST (4 KiB) per name below the
+ * root: every directory, symlink, special file and link costs what the
+ * smallest block of metadata would, so a volume cannot fill the shared shelf
+ * with inodes and directory blocks. Scanned when an export id first appears,
+ * then kept up to date by write, truncate, create, link, remove and rename.
+ * A write, truncate or new name that would take used past capacity fails
+ * with -EDQUOT. FSSTAT's file counts are capacity and free space in names.
  *
  * Errors: negative errno (-ENOENT, -EEXIST, -ENOTDIR, -EISDIR, -ENOTEMPTY,
  * -EACCES, -EPERM, -EROFS, -EDQUOT, -ENAMETOOLONG, -EXDEV, -ESTALE, -EINVAL,
@@ -46,6 +59,9 @@
 #include "api/api_intent.h"
 
 #define VOL_FH_MAX 64
+#define VOL_IO_MAX (1u << 20)   /* most bytes one READ or WRITE moves (rtmax/wtmax) */
+#define VOL_NAME_COST 4096u     /* capacity every name (file, directory, link...) uses */
+#define VOL_FILE_MAX (128ull << 40) /* largest file (GCNV's 128 TiB): past it, -EFBIG */
 #define VOL_KEY_LEN 32
 /* the contract's limits (api_intent.h): what aquiferd accepts, the store holds */
 #define VOL_MAX_RULES API_INTENT_MAX_RULES
@@ -118,8 +134,10 @@ struct vol_stats {
 	uint64_t bytes[VOL_NOPS];
 	uint64_t errors[VOL_NOPS];
 	uint64_t lat_us_hist[VOL_LAT_BUCKETS];
-	uint64_t used;
+	uint64_t used;            /* file data + VOL_NAME_COST per name */
+	uint64_t names;           /* names (their VOL_NAME_COST is part of used) */
 	uint64_t capacity;
+	uint64_t dirsyncs;        /* directory fsyncs that made namespace changes stable */
 	uint64_t age_ms;           /* how long ago the counters began (the export appeared here) */
 	struct qos_stats qos;
 };
@@ -163,6 +181,9 @@ void vol_store_free(struct vol_store *s);
 int vol_store_set(struct vol_store *s, const struct vol_export_cfg *cfg, size_t n);
 /* Counted references; release with vol_export_unref. NULL if not found. */
 struct vol_export *vol_export_by_path(struct vol_store *s, const char *path, size_t len);
+/* The export whose path is the longest prefix of path ending at a '/' or at
+ * its end ("/share/a/b" -> "/share"); *rest: where the rest of path starts. */
+struct vol_export *vol_export_by_prefix(struct vol_store *s, const char *path, size_t len, size_t *rest);
 struct vol_export *vol_export_at(struct vol_store *s, size_t i);
 void vol_export_unref(struct vol_export *e);
 const struct vol_export_cfg *vol_export_config(const struct vol_export *e);
@@ -175,13 +196,20 @@ void vol_export_record(struct vol_export *e, unsigned op, uint64_t bytes, uint64
 /* QoS admission (issue 5), called by every front end before it does a
  * request's work: charge the request to the export the handle names (MAC
  * checked) and to client's round-robin turn (any stable key of the client or
- * connection). bytes: READ count / WRITE length (ignored for QOS_META).
+ * connection). bytes: READ count / WRITE length (ignored for QOS_META),
+ * charged up to VOL_IO_MAX: a peer's count never costs more than one request
+ * can move.
  * Returns QOS_ADMIT (go on now; also for bad handles and unknown exports,
  * which the normal path answers) or QOS_PARKED: it owns nothing; it is handed
  * back later through the callback given to vol_store_qos_start, never
  * dropped, and must then be served without calling vol_admit again. */
 enum qos_verdict vol_admit(struct vol_store *s, const uint8_t *fh, size_t len, uint64_t client,
 			   enum qos_kind kind, uint64_t bytes, struct qos_item *it);
+/* The bytes vol_admit charges a READ or WRITE of count bytes. */
+uint64_t vol_io_cost(uint64_t count);
+/* A READ admitted for count moved only moved bytes: give its volume's
+ * buckets the difference back (charge what is moved). */
+void vol_export_settle(struct vol_export *e, uint64_t count, uint64_t moved);
 /* Start/stop the timer that releases parked requests (stop releases them
  * all at once). */
 int vol_store_qos_start(struct vol_store *s, qos_release_fn cb, void *arg);
@@ -189,7 +217,9 @@ void vol_store_qos_stop(struct vol_store *s);
 
 /* Apply the export rules: returns the access of the first rule matching the
  * client and applying to proto (VOL_ACCESS_NONE if none) and writes the
- * effective credentials. */
+ * effective credentials. VOL_SQUASH_ROOT maps uid 0 to anon_uid and, independently, gid 0 to
+ * anon_gid as primary and as supplementary group (knfsd's root_squash);
+ * VOL_SQUASH_ALL maps everyone to anon_uid:anon_gid with no other groups. */
 enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr *client, enum vol_proto proto,
 			      const struct vol_cred *in, struct vol_cred *out);
 
@@ -202,8 +232,17 @@ int vol_refresh(struct vol_obj *obj);
 void vol_obj_cleanup(struct vol_obj *obj);
 /* MAC check only (no lookup); for tests. 0 or VOL_EBADHANDLE. */
 int vol_fh_verify(struct vol_store *s, const uint8_t *fh, size_t len);
+/* The handle of export fsid for a kernel handle (name_to_handle_at's type
+ * and bytes), MACed with the export key derived from the location key
+ * lockey: what vol_fh_make builds; tests use it to forge handles. */
+int vol_fh_encode(const uint8_t *lockey, uint64_t fsid, uint32_t ktype, const uint8_t *kbytes, size_t klen,
+		  struct vol_fh *out);
 
-/* ---- operations (all run under cred) ---- */
+/* ---- operations (all run under cred) ----
+ * Namespace changes (create, mkdir, symlink, mknod, remove, rmdir, rename,
+ * link) return only once they are stable: the directories they changed and
+ * a new file or directory are fsync'ed, concurrent changes of one directory
+ * sharing the directory's fsync. */
 int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
 	       struct vol_obj *out);
 /* mask of R_OK|W_OK|X_OK; *allowed receives the subset allowed. */
@@ -238,6 +277,10 @@ int vol_mkdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name
 	      const struct vol_sattr *sa, struct vol_obj *out);
 int vol_symlink(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
 		const char *target, size_t tlen, const struct vol_sattr *sa, struct vol_obj *out);
+/* type: S_IFIFO or S_IFSOCK; device nodes are -EPERM (what knfsd answers a
+ * caller without CAP_MKNOD, which no caller of a cloud volume has). */
+int vol_mknod(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen, mode_t type,
+	      const struct vol_sattr *sa, struct vol_obj *out);
 int vol_remove(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen);
 int vol_rmdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen);
 int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_obj *tdir,

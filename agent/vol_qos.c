@@ -552,6 +552,33 @@ void qos_vol_stats(struct qos_vol *v, uint64_t now, struct qos_stats *out)
 	pthread_mutex_unlock(&s->mu);
 }
 
+static void qos_give(struct qos_bucket *b, double n)
+{
+	if (b->rate <= 0)
+		return;
+	b->tokens += n;
+	if (b->tokens > b->burst)
+		b->tokens = b->burst;
+}
+
+void qos_refund(struct qos_vol *v, uint64_t bytes, uint64_t now)
+{
+	struct qos_sched *s = v->s;
+
+	if (!bytes || !atomic_load_explicit(&v->limited, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&s->mu);
+	qos_vol_refill(v, now);
+	qos_give(&v->bytes, (double)bytes);
+	if (v->pool)
+		qos_give(&v->pool->bytes, (double)bytes);
+	if (v->active) { /* parked requests may be due sooner */
+		s->gen++;
+		pthread_cond_signal(&s->cv);
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
 enum qos_verdict qos_submit(struct qos_vol *v, uint64_t flow, enum qos_kind kind, uint64_t bytes,
 			    struct qos_item *it, uint64_t now)
 {

@@ -3,7 +3,9 @@
  * Every volume with a limit has a bytes/s bucket and, where set, an ops/s
  * bucket; a volume of a FLEX pool also draws from its pool's shared buckets
  * on this node. A request costs its payload (READ: the count asked for,
- * WRITE: the data sent) in bytes plus one op; a metadata request costs
+ * WRITE: the data sent; the caller caps both at what one request can move)
+ * in bytes plus one op, and a READ that moves less gets the rest back
+ * (qos_refund); a metadata request costs
  * QOS_META_BYTES and one op. Buckets hold at most QOS_BURST_NS worth of
  * their rate (100 ms; at least one op) and may go into debt by one request,
  * so a request larger than the bucket still passes and the long-run rate is
@@ -97,6 +99,11 @@ void qos_vol_stats(struct qos_vol *v, uint64_t now, struct qos_stats *out);
  * QOS_PARKED: it is released later through the callback (or qos_poll). */
 enum qos_verdict qos_submit(struct qos_vol *v, uint64_t flow, enum qos_kind kind, uint64_t bytes,
 			    struct qos_item *it, uint64_t now);
+/* Give back bytes a request was charged but did not move (a READ that came
+ * back short): the buckets (the volume's and its pool's) get them back, up to
+ * their size. The admitted counters keep what was charged (they are
+ * monotonic). */
+void qos_refund(struct qos_vol *v, uint64_t bytes, uint64_t now);
 /* Release what is due at now through cb; returns the next time something is
  * due (UINT64_MAX when nothing is parked). For the timer thread and tests. */
 uint64_t qos_poll(struct qos_sched *s, uint64_t now, qos_release_fn cb, void *arg);

@@ -11,7 +11,7 @@ cc=${CC_FUZZ:-clang}
 command -v "$cc" >/dev/null 2>&1 || { echo "fuzz: $cc not found"; exit 77; }
 mkdir -p "$out"
 flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I$top"
-lib="$top/agent/xdr.c $top/agent/rpc.c $top/agent/vol.c $top/agent/nfs3.c $top/agent/nfs3_xdr.c \
+lib="$top/agent/xdr.c $top/agent/rpc.c $top/agent/vol.c $top/agent/vol_fh.c $top/agent/vol_io.c $top/agent/vol_ns.c $top/agent/nfs3.c $top/agent/nfs3_xdr.c \
  $top/agent/nfs3_attr.c $top/agent/nfs3_dir.c $top/agent/nfs3_io.c $top/agent/mnt.c $top/agent/nfs_srv.c $top/agent/nfs_limits.c $top/agent/vol_qos.c \
  $top/api/api_intent_clients.c $top/api/api_error.c"
 crypto=$(pkg-config --libs openssl 2>/dev/null || echo -lcrypto)

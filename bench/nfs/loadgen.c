@@ -7,8 +7,10 @@
  *   loadgen [-s MiB] [-n ops] [-p PHASES] [-k] [-R SECS]
  *           'nfs://127.0.0.1/export?nfsport=P&mountport=P' file
  *
- * -p picks phases from "WSwr" (seq-write, seq-read, rand-write, rand-read;
- * default all four). -k keeps the file: it is not removed, and opened as it
+ * -p picks phases from "WSwrF" (seq-write, seq-read, rand-write, rand-read;
+ * default the first four; F: small files, one at a time: create, 4 KiB
+ * write, close, then remove them all; each namespace change is stable
+ * before its reply on aquifer, so this is where that costs). -k keeps the file: it is not removed, and opened as it
  * is when no phase writes it from scratch (bench/tier reads a file that
  * went cold between runs). -R retries a failed I/O (e.g. NFS3ERR_JUKEBOX
  * from a cold tier whose store is away) for up to SECS seconds; retries are
@@ -199,6 +201,46 @@ static double run(struct lg *g, bool write, bool random, uint32_t block, int dep
 	return now() - t0;
 }
 
+/* Phase F: n files of 4 KiB created in a fresh directory, then removed;
+ * every file's page verified on the way (read back before the remove). */
+static double small_files(struct lg *g, const char *dir, uint64_t n, uint64_t *ops)
+{
+	uint8_t page[PAGE], back[PAGE];
+	char path[512];
+	double t0 = now();
+	uint64_t i;
+
+	nfs_mkdir(g->nfs, dir);
+	for (i = 0; i < n; i++) {
+		struct nfsfh *fh;
+
+		snprintf(path, sizeof(path), "%s/f%llu", dir, (unsigned long long)i);
+		fill(page, i * PAGE, PAGE);
+		if (nfs_creat(g->nfs, path, 0644, &fh) != 0) {
+			g->errors++;
+			continue;
+		}
+		if (nfs_write(g->nfs, fh, PAGE, page) != (int)PAGE)
+			g->errors++;
+		nfs_close(g->nfs, fh);
+	}
+	for (i = 0; i < n; i++) {
+		struct nfsfh *fh;
+
+		snprintf(path, sizeof(path), "%s/f%llu", dir, (unsigned long long)i);
+		if (i % 64 == 0 && nfs_open(g->nfs, path, O_RDONLY, &fh) == 0) {
+			if (nfs_read(g->nfs, fh, PAGE, back) != (int)PAGE || check(back, i * PAGE, PAGE))
+				g->bad++;
+			nfs_close(g->nfs, fh);
+		}
+		if (nfs_unlink(g->nfs, path) != 0)
+			g->errors++;
+	}
+	nfs_rmdir(g->nfs, dir);
+	*ops = 2 * n;
+	return now() - t0;
+}
+
 static void report(const char *name, uint64_t ops, uint32_t block, double secs)
 {
 	printf("%-10s %10.1f MiB/s %10.0f ops/s %8.3f s\n", name, (double)ops * block / 1048576.0 / secs,
@@ -229,8 +271,8 @@ int main(int argc, char **argv)
 		else
 			return 2;
 	}
-	if (argc - optind != 2 || mib == 0 || strspn(phases, "WSwr") != strlen(phases)) {
-		fprintf(stderr, "usage: loadgen [-s MiB] [-n ops] [-p WSwr] [-k] [-R secs] URL file\n");
+	if (argc - optind != 2 || mib == 0 || strspn(phases, "WSwrF") != strlen(phases)) {
+		fprintf(stderr, "usage: loadgen [-s MiB] [-n ops] [-p WSwrF] [-k] [-R secs] URL file\n");
 		return 2;
 	}
 	g.size = mib << 20;
@@ -267,6 +309,14 @@ int main(int argc, char **argv)
 	if (strchr(phases, 'r')) {
 		t = run(&g, false, true, PAGE, 32, nops);
 		report("rand-read", nops, PAGE, t);
+	}
+	if (strchr(phases, 'F')) {
+		char dir[300];
+		uint64_t ops;
+
+		snprintf(dir, sizeof(dir), "%s.small", argv[optind + 1]);
+		t = small_files(&g, dir, nops / 10, &ops);
+		report("small-file", ops, PAGE, t);
 	}
 	printf("errors %llu bad-pages %llu retries %llu\n", (unsigned long long)g.errors, (unsigned long long)g.bad,
 	       (unsigned long long)g.retries);

@@ -3,7 +3,8 @@
  *
  *   nfs_serve --listen 127.0.0.1:PORT --key HEX64 [--workers N] [--port-file F]
  *             --export /name=DIR[,capacity=BYTES][,ro][,clients=CIDR,...]
- *                      [,squash=root|all][,anonuid=N][,anongid=N]   (repeatable)
+ *                      [,squash=root|all][,anonuid=N][,anongid=N][,mibps=N] (repeatable)
+ * mibps: the export's QoS limit in MiB/s.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -125,6 +126,10 @@ static int parse_export(const char *spec, struct vol_export_cfg *cfg)
 			if (parse_u64(tok + 8, &v) || v > UINT32_MAX)
 				return -EINVAL;
 			r->anon_uid = (uint32_t)v;
+		} else if (!strncmp(tok, "mibps=", 6)) {
+			if (parse_u64(tok + 6, &v) || v > (UINT64_MAX >> 20))
+				return -EINVAL;
+			cfg->qos.bytes_per_s = v << 20;
 		} else if (!strncmp(tok, "anongid=", 8)) {
 			if (parse_u64(tok + 8, &v) || v > UINT32_MAX)
 				return -EINVAL;
@@ -198,6 +203,6 @@ out:
 usage:
 	fprintf(stderr, "usage: nfs_serve --listen HOST:PORT --key HEX64 [--workers N] [--port-file F]\n"
 			"       --export /name=DIR[,capacity=BYTES][,ro][,clients=CIDR,...][,squash=root|all]"
-			"[,anonuid=N] ...\n");
+			"[,anonuid=N][,anongid=N][,mibps=N] ...\n");
 	return 2;
 }

@@ -389,6 +389,44 @@ START_TEST(test_timer_thread)
 }
 END_TEST
 
+
+/* Issue 15 item 5: charge what is moved. A READ charged its count gets back
+ * what it did not move, so the request parked behind its debt goes at once. */
+START_TEST(test_refund)
+{
+	struct qos_vol *v = vol_with((uint64_t)(10 * MIB), 0, NULL, 0, 0);
+	struct sim_client c, *cs[] = {&c, NULL};
+	struct qos_vol *vs[] = {v, NULL};
+	struct qos_stats st;
+
+	client_init(&c, v, 1, 1 << 20, 1);
+	/* the bucket holds 1 MiB (100 ms): one 1 MiB READ empties it, the next
+	 * goes into debt, the third waits */
+	ck_assert_int_eq(qos_submit(v, 1, QOS_READ, 1 << 20, &c.items[0], 0), QOS_ADMIT);
+	ck_assert_int_eq(qos_submit(v, 1, QOS_READ, 1 << 20, &c.items[0], 0), QOS_ADMIT);
+	c.busy[0] = true;
+	c.inflight = 1;
+	ck_assert_int_eq(qos_submit(v, 1, QOS_READ, 4096, &c.items[0], 0), QOS_PARKED);
+	ck_assert_uint_gt(qos_poll(sched, 0, sim_release, cs), 50 * MS); /* ~100 ms of debt */
+	/* both READs hit the end of the file and moved nothing */
+	qos_refund(v, 1 << 20, 0);
+	qos_refund(v, 1 << 20, 0);
+	qos_poll(sched, 0, sim_release, cs);
+	ck_assert_int_eq(c.inflight, 0);
+	/* a refund never grows the bucket past its size */
+	qos_refund(v, 1ull << 32, 0);
+	ck_assert_int_eq(qos_submit(v, 1, QOS_READ, 1 << 20, &c.items[0], 0), QOS_ADMIT);
+	ck_assert_int_eq(qos_submit(v, 1, QOS_READ, 1 << 20, &c.items[0], 0), QOS_ADMIT);
+	ck_assert_int_eq(qos_submit(v, 1, QOS_READ, 1 << 20, &c.items[0], 0), QOS_PARKED);
+	c.busy[0] = true;
+	c.inflight = 1;
+	qos_vol_stats(v, 0, &st);
+	ck_assert_uint_eq(st.admitted_bytes, 4 * (1 << 20) + 4096); /* counters keep what was charged */
+	drain(cs, vs, 0);
+	qos_vol_unref(v);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("qos");
@@ -407,6 +445,7 @@ int main(void)
 	tcase_add_test(tc, test_limit_change_in_place);
 	tcase_add_test(tc, test_unlimited_releases_all);
 	tcase_add_test(tc, test_timer_thread);
+	tcase_add_test(tc, test_refund);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -68,7 +68,7 @@ ok "read bytes in the points are 32 MiB within 10% (got $RB)" within10 "$RB" $MI
 expect_true '[.points[] | .writeOps | tonumber] | add > 0' "write operations counted"
 expect_true '[.points[] | .readOps | tonumber] | add > 0' "read operations counted"
 expect_jq '.points[-1].throughputLimitMibps' 200 "the points carry the volume's limit"
-expect_jq '.points[-1].usedBytes' "$MIB32" "the points carry the used bytes"
+expect_jq '.points[-1].usedBytes' "$((MIB32 + 4096))" "the points carry the used bytes (data.bin and its name, 4 KiB)"
 expect_true '[.points[] | select(.latencyP99Ms != null)] | length > 0 and all(.latencyP99Ms >= .latencyP50Ms)' \
 	"p50 <= p99 latency where there were operations"
 expect_true '.stepSeconds == 10 and .windowSeconds == 900 and (.points | length) <= 90' "window=15m: 10 s points"
@@ -130,7 +130,7 @@ ok "aquiferd /metrics: read bytes counter (got ${got:-none})" within10 "${got:-0
 got=$(awk -v k="aquifer_volume_throughput_limit_bytes_per_second{$LAB}" '$1 == k { print $2 }' "$AQ_TMP/aquiferd.prom")
 expect_eq "aquiferd /metrics: the volume's limit in bytes/s" $((200 << 20)) "$got"
 got=$(awk -v k="aquifer_volume_used_bytes{$LAB}" '$1 == k { print $2 }' "$AQ_TMP/aquiferd.prom")
-expect_eq "aquiferd /metrics: the volume's used bytes" "$MIB32" "$got"
+expect_eq "aquiferd /metrics: the volume's used bytes" "$((MIB32 + 4096))" "$got"
 ok "aquiferd /metrics: node series" grep -q '^aquifer_node_write_bytes_total{node="n1",location="east"} ' "$AQ_TMP/aquiferd.prom"
 got=$(awk -v k="aquifer_agent_volume_write_bytes_total{node=\"n1\",volume=\"$VOL\"}" '$1 == k { print $2 }' "$AQ_TMP/agent.prom")
 ok "agent /metrics: the volume's write counter (got ${got:-none})" within10 "${got:-0}" $MIB32
