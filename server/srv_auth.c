@@ -4,14 +4,13 @@
  * (absent for the cluster admin, nodes and metrics), loc (nodes: the location
  * they join), iat, exp, jti; node-role tokens also use (join|node), node (a
  * join token's only node name) and nid (a node token's incarnation, see
- * srv_internal.h). They are signed with a 256-bit key kept with the state (mode
+ * srv_auth.h). They are signed with a 256-bit key kept with the state (mode
  * 0600, created on first use) and verified against it; only HS256 is
  * accepted, so "alg": "none" and algorithm-confusion tokens fail.
  */
-#include "server/srv_internal.h"
+#include "server/srv_auth.h"
 
-#include "api/api_schema.h"
-
+#include <errno.h>
 #include <fcntl.h>
 #include <jwt.h>
 #include <openssl/rand.h>
@@ -23,12 +22,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/api_schema.h"
+
 static const char *const role_names[] = {
 	[SRV_ROLE_NONE] = "", [SRV_ROLE_VIEWER] = "viewer", [SRV_ROLE_EDITOR] = "editor",
 	[SRV_ROLE_ADMIN] = "admin", [SRV_ROLE_NODE] = "node", [SRV_ROLE_METRICS] = "metrics",
 };
 
-enum srv_role srv_role_parse(const char *s)
+enum srv_role srv_auth_role_parse(const char *s)
 {
 	for (int r = SRV_ROLE_VIEWER; r <= SRV_ROLE_METRICS; r++)
 		if (s && strcmp(s, role_names[r]) == 0)
@@ -36,28 +37,28 @@ enum srv_role srv_role_parse(const char *s)
 	return SRV_ROLE_NONE;
 }
 
-const char *srv_role_name(enum srv_role r)
+const char *srv_auth_role_name(enum srv_role r)
 {
 	return r <= SRV_ROLE_METRICS ? role_names[r] : "";
 }
 
-void srv_key_path(const struct srv_cfg *cfg, char *out, size_t cap)
+void srv_auth_key_path(const char *key_file, const char *db_path, char *out, size_t cap)
 {
 	const char *slash;
 
-	if (cfg->key_file[0]) {
-		snprintf(out, cap, "%s", cfg->key_file);
+	if (key_file[0]) {
+		snprintf(out, cap, "%s", key_file);
 		return;
 	}
-	slash = strrchr(cfg->db_path, '/');
+	slash = strrchr(db_path, '/');
 	if (slash)
-		snprintf(out, cap, "%.*s/aquiferd.key", (int)(slash - cfg->db_path), cfg->db_path);
+		snprintf(out, cap, "%.*s/aquiferd.key", (int)(slash - db_path), db_path);
 	else
 		snprintf(out, cap, "aquiferd.key");
 }
 
 /* Read the key, or create it atomically (O_EXCL) on first use. */
-int srv_key_load(const char *path, unsigned char key[SRV_KEY_LEN], aq_msg *msg)
+int srv_auth_key_load(const char *path, unsigned char key[SRV_KEY_LEN], aq_msg *msg)
 {
 	int fd = -1, rc = AQ_OK;
 	ssize_t n;
@@ -100,8 +101,8 @@ int srv_key_load(const char *path, unsigned char key[SRV_KEY_LEN], aq_msg *msg)
 	return rc;
 }
 
-int srv_token_make(const unsigned char key[SRV_KEY_LEN], const struct srv_auth *who, long ttl,
-		   char **token, aq_msg *msg)
+int srv_auth_token_make(const unsigned char key[SRV_KEY_LEN], const struct srv_auth *who, long ttl,
+			char **token, aq_msg *msg)
 {
 	jwt_t *jwt = NULL;
 	unsigned char rnd[12];
@@ -118,7 +119,7 @@ int srv_token_make(const unsigned char key[SRV_KEY_LEN], const struct srv_auth *
 		goto out;
 	}
 	if (jwt_add_grant(jwt, "iss", "aquiferd") || jwt_add_grant(jwt, "sub", who->subject) ||
-	    jwt_add_grant(jwt, "role", srv_role_name(who->role)) || jwt_add_grant(jwt, "jti", jti) ||
+	    jwt_add_grant(jwt, "role", srv_auth_role_name(who->role)) || jwt_add_grant(jwt, "jti", jti) ||
 	    jwt_add_grant_int(jwt, "iat", (long)now) || jwt_add_grant_int(jwt, "exp", (long)now + ttl) ||
 	    (who->project[0] && jwt_add_grant(jwt, "project", who->project)) ||
 	    (who->location[0] && jwt_add_grant(jwt, "loc", who->location)) ||
@@ -186,8 +187,8 @@ static void token_remember(const char *tok, size_t len, long exp, const struct s
 	pthread_mutex_unlock(&token_lock);
 }
 
-int srv_token_verify(const unsigned char key[SRV_KEY_LEN], const char *authz,
-		     struct srv_auth *who, aq_msg *msg)
+int srv_auth_token_verify(const unsigned char key[SRV_KEY_LEN], const char *authz, struct srv_auth *who,
+			  aq_msg *msg)
 {
 	size_t len;
 	jwt_t *jwt = NULL;
@@ -220,7 +221,7 @@ int srv_token_verify(const unsigned char key[SRV_KEY_LEN], const char *authz,
 		goto out;
 	}
 	role = jwt_get_grant(jwt, "role");
-	who->role = srv_role_parse(role);
+	who->role = srv_auth_role_parse(role);
 	if (who->role == SRV_ROLE_NONE) {
 		rc = aq_fail(msg, AQ_EUNAUTH, "bearer token carries no known role");
 		goto out;
@@ -251,52 +252,46 @@ out:
 	return rc;
 }
 
-int srv_authorize(const struct srv_req *req, aq_msg *msg)
+int srv_auth_route(const struct srv_auth *a, enum srv_access access, const char *project, aq_msg *msg)
 {
-	const struct srv_auth *a = &req->auth;
-	unsigned f = req->route->flags;
 	enum srv_role need;
 
-	if (a->cluster)
+	if (access == SRV_ACCESS_OPEN || a->cluster)
 		return AQ_OK;
 	if (a->role == SRV_ROLE_METRICS)
 		return aq_fail(msg, AQ_EACCES, "a metrics token may only read GET /metrics");
-	if (f & SRV_F_ANYAUTH)
-		return a->role == SRV_ROLE_NODE
-			       ? aq_fail(msg, AQ_EACCES, "node tokens may only call the agent API")
-			       : AQ_OK;
-	if (f & SRV_F_NODE)
-		return a->role == SRV_ROLE_NODE
-			       ? AQ_OK
-			       : aq_fail(msg, AQ_EACCES, "only storage nodes may call this method");
-	if (f & SRV_F_CLUSTER)
+	switch (access) {
+	case SRV_ACCESS_ANY:
+		return a->role == SRV_ROLE_NODE ? aq_fail(msg, AQ_EACCES, "node tokens may only call the agent API")
+						: AQ_OK;
+	case SRV_ACCESS_NODE:
+		return a->role == SRV_ROLE_NODE ? AQ_OK
+						: aq_fail(msg, AQ_EACCES, "only storage nodes may call this method");
+	case SRV_ACCESS_CLUSTER:
 		return aq_fail(msg, AQ_EACCES, "this method needs a cluster admin token");
-	need = (f & SRV_F_PADMIN) ? SRV_ROLE_ADMIN : (f & SRV_F_WRITE) ? SRV_ROLE_EDITOR : SRV_ROLE_VIEWER;
-	if (a->role == SRV_ROLE_NODE || req->nparams < 1 || strcmp(a->project, req->params[0]) != 0)
+	default:
+		break;
+	}
+	need = access == SRV_ACCESS_ADMIN ? SRV_ROLE_ADMIN : access == SRV_ACCESS_EDITOR ? SRV_ROLE_EDITOR : SRV_ROLE_VIEWER;
+	if (a->role == SRV_ROLE_NODE || !project || strcmp(a->project, project) != 0)
 		return aq_fail(msg, AQ_EACCES, "permission denied on project \"%s\" (or it does not exist)",
-			       req->nparams ? req->params[0] : "");
+			       project ? project : "");
 	if (a->role < need)
 		return aq_fail(msg, AQ_EACCES, "role %s may not call this method on project \"%s\"; it needs %s",
-			       srv_role_name(a->role), req->params[0], srv_role_name(need));
+			       srv_auth_role_name(a->role), project, srv_auth_role_name(need));
 	return AQ_OK;
 }
 
-int srv_metrics_authorize(struct srv_req *req)
+int srv_auth_metrics(const struct srv_auth *a, aq_msg *msg)
 {
-	int rc;
-
-	if (!req->srv->cfg.metrics_auth)
+	if (a->cluster || a->role == SRV_ROLE_METRICS)
 		return AQ_OK;
-	if ((rc = srv_token_verify(req->srv->key, req->authz, &req->auth, &req->msg)) != AQ_OK)
-		return rc;
-	if (req->auth.cluster || req->auth.role == SRV_ROLE_METRICS)
-		return AQ_OK;
-	return aq_fail(&req->msg, AQ_EACCES,
+	return aq_fail(msg, AQ_EACCES,
 		       "GET /metrics names every project's volumes: it needs a metrics token "
 		       "(aquiferd token --role metrics) or a cluster-admin token");
 }
 
-int srv_join_check(const struct srv_auth *a, const char *node, const char *loc, aq_msg *msg)
+int srv_auth_join_check(const struct srv_auth *a, const char *node, const char *loc, aq_msg *msg)
 {
 	if (a->role != SRV_ROLE_NODE || strcmp(a->use, SRV_USE_JOIN) != 0)
 		return aq_fail(msg, AQ_EACCES,
@@ -313,7 +308,7 @@ int srv_join_check(const struct srv_auth *a, const char *node, const char *loc, 
 	return AQ_OK;
 }
 
-int srv_node_token_check(const struct srv_auth *a, const json_t *node_doc, aq_msg *msg)
+int srv_auth_node_check(const struct srv_auth *a, const json_t *node_doc, aq_msg *msg)
 {
 	const char *nid = api_json_str(json_object_get(node_doc, "internal"), "incarnation", "");
 	const char *name = api_json_str(node_doc, "name", "");
@@ -333,7 +328,7 @@ int srv_node_token_check(const struct srv_auth *a, const json_t *node_doc, aq_ms
 	return AQ_OK;
 }
 
-bool srv_node_token_stale(const struct srv_auth *a, long ttl, long now)
+bool srv_auth_node_stale(const struct srv_auth *a, long ttl, long now)
 {
 	return !a->nid[0] || a->exp - now > ttl || (a->exp - now) * 2 < a->exp - a->iat;
 }

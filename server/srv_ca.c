@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/srv_internal.h"
+#include "server/srv_req.h"
 #include "tls/tls.h"
 
 /* The client certificate is renewed when it has less than this left. */

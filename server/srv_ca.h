@@ -10,7 +10,15 @@
 #ifndef AQ_SRV_CA_H
 #define AQ_SRV_CA_H
 
-#include "server/srv_internal.h"
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "api/api_error.h"
+
+struct srv;
+struct srv_req;
 
 /* aquiferd ca init | issue: options already parsed into srv->cfg and a. */
 struct srv_ca_args {

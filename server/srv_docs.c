@@ -1,9 +1,11 @@
 /* srv_docs: the published contract, served from the binary:
  * GET /v1/openapi.yaml (the spec) and GET /docs/ (HTML generated from it). */
-#include "server/srv_internal.h"
+#include "server/srv_docs.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "server/srv_req.h"
 
 extern const unsigned char srv_openapi_yaml[];
 extern const size_t srv_openapi_yaml_len;

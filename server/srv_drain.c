@@ -20,21 +20,19 @@
  * move (and any operation that was pending on the old node) finishes only
  * when the new node reports it applied, i.e. serves it.
  */
-#include "server/srv_node.h"
+#include "server/srv_drain.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/api_schema.h"
-
-int srv_node_save(struct db *db, json_t *node)
-{
-	char parent[200];
-
-	snprintf(parent, sizeof(parent), "locations/%s", api_json_str(node, "location", ""));
-	return db_put(db, "node", parent, api_json_str(node, "name", ""), node, false);
-}
+#include "db/db.h"
+#include "server/srv_internal.h"
+#include "server/srv_kick.h"
+#include "server/srv_node.h"
+#include "server/srv_place.h"
+#include "server/srv_req.h"
 
 /* Say in a READY volume's stateDetails what its move means (text "" clears
  * it); written only when it changes. */
@@ -120,7 +118,7 @@ bool srv_drain_pass(struct srv *srv, struct db *db, int64_t now_ms)
 		return false;
 	json_array_foreach(nodes, i, n) {
 		const char *nn = api_json_str(n, "name", ""), *state = api_json_str(n, "state", "");
-		int64_t seen = srv_live_last(srv, nn), held = 0;
+		int64_t seen = srv_node_live_last(srv, nn), held = 0;
 		bool silent = strcmp(state, "DOWN") != 0 && now_ms - seen > srv->cfg.node_down_ms;
 		int left = 0, moved = 0;
 		json_t *cur = NULL;
@@ -169,7 +167,7 @@ static int node_commit_answer(struct srv_req *req, json_t **node, json_t **resp)
 
 	if ((rc = db_commit(req->db)) != AQ_OK)
 		return rc;
-	srv_reconcile_kick(req->srv, NULL);
+	srv_kick(req->srv, NULL);
 	if ((rc = srv_node_view(req->db, *node)) != AQ_OK)
 		return rc;
 	*resp = *node;

@@ -15,17 +15,36 @@
  * seconds of silence close a connection (idle, half-open, stuck in its TLS
  * handshake), afterwards idle-timeout seconds between keep-alive requests.
  */
-#include "server/srv_internal.h"
-#include "db/db_cache.h"
-#include "server/srv_ca.h"
-#include "tls/tls.h"
+#include "server/srv_http.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "db/db.h"
+#include "db/db_cache.h"
+#include "server/srv_ca.h"
+#include "server/srv_clock.h"
+#include "server/srv_internal.h"
+#include "server/srv_metrics.h"
+#include "server/srv_req.h"
+#include "server/srv_routes.h"
+#include "tls/tls.h"
+
+/* The front's own state: the listener, the work queue and its workers. */
+struct srv_http {
+	void *mhd;                 /* struct MHD_Daemon * */
+	pthread_mutex_t qlock;
+	pthread_cond_t qcond;
+	struct srv_req *qhead, *qtail;
+	bool stopping;
+	pthread_t *threads;
+	int nthreads;
+};
 
 enum { REQ_NEW = 0, REQ_BODY, REQ_QUEUED, REQ_DONE };
 
@@ -35,41 +54,6 @@ enum { REQ_NEW = 0, REQ_BODY, REQ_QUEUED, REQ_DONE };
  * holds an 8 KiB URL and a JWT with room to spare (MHD's default is 32 KiB).
  * A request whose head does not fit gets 431 from MHD. */
 #define SRV_CONN_POOL (16 * 1024)
-
-uint64_t srv_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-const char *srv_query(const struct srv_req *req, const char *key)
-{
-	for (int i = 0; i < req->nquery; i++)
-		if (strcmp(req->qkey[i], key) == 0)
-			return req->qval[i];
-	return NULL;
-}
-
-int srv_query_bool(struct srv_req *req, const char *key, bool dflt, bool *out)
-{
-	const char *v = srv_query(req, key);
-
-	if (!v) {
-		*out = dflt;
-		return AQ_OK;
-	}
-	if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || *v == '\0') {
-		*out = true;
-		return AQ_OK;
-	}
-	if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0) {
-		*out = false;
-		return AQ_OK;
-	}
-	return aq_fail(&req->msg, AQ_EINVAL, "query parameter %s must be true or false", key);
-}
 
 static void req_free(struct srv_req *req)
 {
@@ -116,6 +100,13 @@ static void req_set_json(struct srv_req *req, json_t *resp)
 	req->status = 200;
 }
 
+/* The route's access rule for the caller (project: the first path
+ * parameter). */
+static int req_authorize(struct srv_req *req)
+{
+	return srv_auth_route(&req->auth, req->route->access, req->nparams ? req->params[0] : NULL, &req->msg);
+}
+
 /* Everything a worker does for one request. */
 static void req_run(struct srv_req *req)
 {
@@ -124,11 +115,11 @@ static void req_run(struct srv_req *req)
 	json_error_t jerr;
 	int rc = AQ_OK;
 
-	if (!(rt->flags & SRV_F_NOAUTH) && !req->authed) {
+	if (rt->access != SRV_ACCESS_OPEN && !req->authed) {
 		if (!req->verified &&
-		    (rc = srv_token_verify(req->srv->key, req->authz, &req->auth, &req->msg)) != AQ_OK)
+		    (rc = srv_auth_token_verify(req->srv->key, req->authz, &req->auth, &req->msg)) != AQ_OK)
 			goto out;
-		if ((rc = srv_authorize(req, &req->msg)) != AQ_OK)
+		if ((rc = req_authorize(req)) != AQ_OK)
 			goto out;
 	}
 	if ((rt->flags & SRV_F_NODECERT) && (rc = srv_ca_check_node(req)) != AQ_OK)
@@ -184,18 +175,18 @@ static void *srv_worker(void *arg)
 	for (;;) {
 		struct srv_req *req;
 
-		pthread_mutex_lock(&srv->qlock);
-		while (!srv->qhead && !srv->stopping)
-			pthread_cond_wait(&srv->qcond, &srv->qlock);
-		if (!srv->qhead) {
-			pthread_mutex_unlock(&srv->qlock);
+		pthread_mutex_lock(&srv->http->qlock);
+		while (!srv->http->qhead && !srv->http->stopping)
+			pthread_cond_wait(&srv->http->qcond, &srv->http->qlock);
+		if (!srv->http->qhead) {
+			pthread_mutex_unlock(&srv->http->qlock);
 			break;
 		}
-		req = srv->qhead;
-		srv->qhead = req->next;
-		if (!srv->qhead)
-			srv->qtail = NULL;
-		pthread_mutex_unlock(&srv->qlock);
+		req = srv->http->qhead;
+		srv->http->qhead = req->next;
+		if (!srv->http->qhead)
+			srv->http->qtail = NULL;
+		pthread_mutex_unlock(&srv->http->qlock);
 
 		req->db = db;
 		req_run(req);
@@ -210,15 +201,15 @@ static void *srv_worker(void *arg)
 
 static void srv_enqueue(struct srv *srv, struct srv_req *req)
 {
-	pthread_mutex_lock(&srv->qlock);
+	pthread_mutex_lock(&srv->http->qlock);
 	req->next = NULL;
-	if (srv->qtail)
-		srv->qtail->next = req;
+	if (srv->http->qtail)
+		srv->http->qtail->next = req;
 	else
-		srv->qhead = req;
-	srv->qtail = req;
-	pthread_cond_signal(&srv->qcond);
-	pthread_mutex_unlock(&srv->qlock);
+		srv->http->qhead = req;
+	srv->http->qtail = req;
+	pthread_cond_signal(&srv->http->qcond);
+	pthread_mutex_unlock(&srv->http->qlock);
 }
 
 static enum MHD_Result copy_query(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -258,7 +249,7 @@ static enum MHD_Result send_answer(struct MHD_Connection *conn, struct srv_req *
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(conn, (unsigned)req->status, r);
 	MHD_destroy_response(r);
-	srv_metrics_observe(req->route_idx, req->status, srv_now_ns() - req->start_ns);
+	srv_metrics_observe(req->route, req->route_idx, req->status, srv_clock_ns() - req->start_ns);
 	return ret;
 }
 
@@ -271,8 +262,8 @@ static int try_cached(struct srv *srv, struct srv_req *req)
 	char name[900];
 	int rc;
 
-	if ((!req->verified && (rc = srv_token_verify(srv->key, req->authz, &req->auth, &req->msg)) != AQ_OK) ||
-	    (rc = srv_authorize(req, &req->msg)) != AQ_OK) {
+	if ((!req->verified && (rc = srv_auth_token_verify(srv->key, req->authz, &req->auth, &req->msg)) != AQ_OK) ||
+	    (rc = req_authorize(req)) != AQ_OK) {
 		req_set_error(req, rc);
 		return AQ_OK;
 	}
@@ -296,8 +287,8 @@ static int check_head(struct srv *srv, struct srv_req *req, struct MHD_Connectio
 	int rc = AQ_OK;
 
 	tls_listen_body(conn, &len);
-	if (!(req->route->flags & SRV_F_NOAUTH)) {
-		if ((rc = srv_token_verify(srv->key, req->authz, &req->auth, &req->msg)) != AQ_OK)
+	if (req->route->access != SRV_ACCESS_OPEN) {
+		if ((rc = srv_auth_token_verify(srv->key, req->authz, &req->auth, &req->msg)) != AQ_OK)
 			goto out;
 		req->verified = true;
 		tls_listen_trusted(conn, &srv->cfg.http);
@@ -328,7 +319,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*con_cls = req;
 		req->srv = srv;
 		req->conn = conn;
-		req->start_ns = srv_now_ns();
+		req->start_ns = srv_clock_ns();
 		req->route_idx = -1;
 		snprintf(req->method, sizeof(req->method), "%s", method);
 		if (!(req->url = strdup(url)))
@@ -396,10 +387,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			req_set_error(req, AQ_ETOOBIG);
 			return send_answer(conn, req, false);
 		}
-		if (req->route->handler == srv_h_healthz) {
+		if (req->route->flags & SRV_F_INLINE) {
 			json_t *resp = NULL;
 
-			srv_h_healthz(req, &resp);
+			req->route->handler(req, &resp);
 			req_set_json(req, resp);
 			json_decref(resp);
 			return send_answer(conn, req, false);
@@ -490,23 +481,25 @@ int srv_http_start(struct srv *srv, aq_msg *msg)
 		flags |= MHD_USE_TLS;
 	/* databases, pushes to agents and logs keep 256 descriptors */
 	tls_listen_mhd_options(&srv->cfg.http, srv_ca_tls(srv), 256, "aquiferd", limits);
-	pthread_mutex_init(&srv->qlock, NULL);
-	pthread_cond_init(&srv->qcond, NULL);
-	srv->nthreads = srv->cfg.workers > 0 ? srv->cfg.workers : 4;
-	srv->threads = calloc((size_t)srv->nthreads, sizeof(pthread_t));
-	if (!srv->threads)
+	if (!(srv->http = calloc(1, sizeof(*srv->http))))
 		return AQ_ENOMEM;
-	for (int i = 0; i < srv->nthreads; i++)
-		if (pthread_create(&srv->threads[i], NULL, srv_worker, srv) != 0)
+	pthread_mutex_init(&srv->http->qlock, NULL);
+	pthread_cond_init(&srv->http->qcond, NULL);
+	srv->http->nthreads = srv->cfg.workers > 0 ? srv->cfg.workers : 4;
+	srv->http->threads = calloc((size_t)srv->http->nthreads, sizeof(pthread_t));
+	if (!srv->http->threads)
+		return AQ_ENOMEM;
+	for (int i = 0; i < srv->http->nthreads; i++)
+		if (pthread_create(&srv->http->threads[i], NULL, srv_worker, srv) != 0)
 			return aq_fail(msg, AQ_EINTERNAL, "cannot start worker threads");
-	srv->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
+	srv->http->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
 				    MHD_OPTION_ARRAY, limits,
 				    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 				    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SRV_CONN_POOL,
 				    MHD_OPTION_ARRAY, srv_ca_tls(srv) ? tls : &tls[3],
 				    MHD_OPTION_END);
-	if (!srv->mhd)
+	if (!srv->http->mhd)
 		return aq_fail(msg, AQ_EIO, "cannot listen on %s (address in use or not available)", srv->cfg.listen);
 	return AQ_OK;
 }
@@ -515,17 +508,25 @@ void srv_http_stop(struct srv *srv)
 {
 	/* Workers drain the queue and resume their connections before the
 	 * daemon goes away: MHD must not be stopped with suspended connections. */
-	if (srv->mhd)
-		MHD_quiesce_daemon(srv->mhd);
-	pthread_mutex_lock(&srv->qlock);
-	srv->stopping = true;
-	pthread_cond_broadcast(&srv->qcond);
-	pthread_mutex_unlock(&srv->qlock);
-	for (int i = 0; i < srv->nthreads; i++)
-		pthread_join(srv->threads[i], NULL);
-	free(srv->threads);
-	srv->threads = NULL;
-	if (srv->mhd)
-		MHD_stop_daemon(srv->mhd);
-	srv->mhd = NULL;
+	if (!srv->http)
+		return;
+	if (srv->http->mhd)
+		MHD_quiesce_daemon(srv->http->mhd);
+	pthread_mutex_lock(&srv->http->qlock);
+	srv->http->stopping = true;
+	pthread_cond_broadcast(&srv->http->qcond);
+	pthread_mutex_unlock(&srv->http->qlock);
+	for (int i = 0; i < srv->http->nthreads; i++)
+		pthread_join(srv->http->threads[i], NULL);
+	free(srv->http->threads);
+	srv->http->threads = NULL;
+	if (srv->http->mhd)
+		MHD_stop_daemon(srv->http->mhd);
+	free(srv->http);
+	srv->http = NULL;
+}
+
+int srv_http_workers(const struct srv *srv)
+{
+	return srv->http ? srv->http->nthreads : 0;
 }

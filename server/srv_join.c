@@ -1,4 +1,5 @@
-/* srv_join: how a storage node comes into the cluster.
+/* srv_join: the tokens of how a storage node comes into the cluster (the
+ * join call itself is srv_agent.c's).
  *
  * A cluster admin mints a join token (POST /v1/locations/L:joinToken or
  * `aquiferd token --role node --location L`): single-use, bound to its
@@ -13,7 +14,7 @@
  * The installCommand of a join token is built from the configured public URL
  * (never from the request's Host header), every word shell-quoted.
  */
-#include "server/srv_node.h"
+#include "server/srv_join.h"
 
 #include <openssl/rand.h>
 #include <stdio.h>
@@ -22,7 +23,10 @@
 #include <time.h>
 
 #include "api/api_schema.h"
+#include "db/db.h"
 #include "server/srv_ca.h"
+#include "server/srv_internal.h"
+#include "server/srv_req.h"
 #include "tls/tls.h"
 
 void srv_rand_hex(char *out, size_t bytes)
@@ -64,33 +68,6 @@ int srv_shell_quote(const char *s, char *out, size_t cap)
 	out[n++] = '\'';
 	out[n] = '\0';
 	return AQ_OK;
-}
-
-int srv_public_url_check(const char *url, aq_msg *msg)
-{
-	const char *host = strncmp(url, "https://", 8) == 0 ? url + 8 : strncmp(url, "http://", 7) == 0 ? url + 7 : NULL;
-
-	if (!host)
-		return aq_fail(msg, AQ_EINVAL, "public-url must start with https:// or http://, got \"%s\"", url);
-	if (!*host || *host == '/')
-		return aq_fail(msg, AQ_EINVAL, "public-url \"%s\" names no host", url);
-	for (const char *p = url; *p; p++)
-		if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%", *p))
-			return aq_fail(msg, AQ_EINVAL, "public-url may hold only URL characters (RFC 3986), got \"%s\"", url);
-	return AQ_OK;
-}
-
-void srv_public_url_default(const char *listen, bool tls, const char *hostname, char *out, size_t cap)
-{
-	const char *colon = strrchr(listen, ':');
-	size_t hl = colon ? (size_t)(colon - listen) : strlen(listen);
-	bool wild = (hl == 7 && strncmp(listen, "0.0.0.0", 7) == 0) || (hl == 4 && strncmp(listen, "[::]", 4) == 0) ||
-		    hl == 0;
-
-	if (wild)
-		snprintf(out, cap, "%s://%s%s", tls ? "https" : "http", hostname, colon ? colon : "");
-	else
-		snprintf(out, cap, "%s://%s", tls ? "https" : "http", listen);
 }
 
 int srv_install_command(const char *public_url, const char *token, const char *loc, const char *node, bool tls,
@@ -163,7 +140,7 @@ int srv_h_join_token(struct srv_req *req, json_t **resp)
 	snprintf(who.use, sizeof(who.use), "%s", SRV_USE_JOIN);
 	snprintf(who.location, sizeof(who.location), "%s", req->params[0]);
 	snprintf(who.node, sizeof(who.node), "%s", node ? node : "");
-	if ((rc = srv_token_make(req->srv->key, &who, ttl, &tok, &req->msg)) != AQ_OK)
+	if ((rc = srv_auth_token_make(req->srv->key, &who, ttl, &tok, &req->msg)) != AQ_OK)
 		return rc;
 	rfc3339(time(NULL) + ttl, exp, sizeof(exp));
 	/* the one line an admin runs on the new node (deploy/install-agent.sh);
@@ -183,63 +160,6 @@ out:
 	return rc;
 }
 
-/* ---- the join ---- */
-
-static int ensure_loc_key(struct db *db, const char *loc, char *hex, size_t cap)
-{
-	char name[200];
-	json_t *doc = NULL;
-	int rc;
-
-	snprintf(name, sizeof(name), "locsecrets/%s", loc);
-	rc = db_get(db, name, &doc);
-	if (rc == AQ_ENOENT) {
-		char key[65];
-
-		srv_rand_hex(key, 32);
-		doc = json_pack("{s:s}", "handleKey", key);
-		if (!doc)
-			return AQ_ENOMEM;
-		rc = db_put(db, "locsecret", "", name, doc, true);
-	}
-	if (rc == AQ_OK)
-		snprintf(hex, cap, "%s", api_json_str(doc, "handleKey", ""));
-	json_decref(doc);
-	return rc;
-}
-
-/* Spend the join token (in the caller's transaction): record its jti, and
- * forget records of tokens that have expired since (they fail on their exp). */
-static int join_spend(struct srv_req *req, const char *node)
-{
-	struct db_query q = { .kind = "join" };
-	char name[100], now[48];
-	json_t *doc, *old = NULL, *o;
-	long t = (long)time(NULL);
-	size_t i;
-	int rc;
-
-	snprintf(name, sizeof(name), "joins/%s", req->auth.jti);
-	api_time_now(now, sizeof(now));
-	doc = json_pack("{s:s,s:s,s:s,s:s,s:I}", "name", name, "node", node, "location", req->auth.location,
-			"joinTime", now, "expiresAt", (json_int_t)req->auth.exp);
-	if (!doc)
-		return AQ_ENOMEM;
-	rc = db_put(req->db, "join", "", name, doc, true);
-	json_decref(doc);
-	if (rc == AQ_EEXIST)
-		return aq_fail(&req->msg, AQ_EACCES,
-			       "this join token was already used (a join token joins one node, once); "
-			       "mint a new one with aquifer nodes join-token --location=%s", req->auth.location);
-	if (rc != AQ_OK || (rc = db_list_all(req->db, &q, &old, &req->msg)) != AQ_OK)
-		return rc;
-	json_array_foreach(old, i, o)
-		if (api_json_int64(o, "expiresAt", 0) < t && (rc = db_delete(req->db, api_json_str(o, "name", ""))) != AQ_OK)
-			break;
-	json_decref(old);
-	return rc;
-}
-
 int srv_node_token_issue(struct srv *srv, const char *node, const char *loc, const char *nid, json_t *into,
 			 aq_msg *msg)
 {
@@ -251,88 +171,11 @@ int srv_node_token_issue(struct srv *srv, const char *node, const char *loc, con
 	snprintf(who.location, sizeof(who.location), "%s", loc);
 	snprintf(who.use, sizeof(who.use), "%s", SRV_USE_NODE);
 	snprintf(who.nid, sizeof(who.nid), "%s", nid);
-	if ((rc = srv_token_make(srv->key, &who, srv->cfg.node_token_ttl, &tok, msg)) != AQ_OK)
+	if ((rc = srv_auth_token_make(srv->key, &who, srv->cfg.node_token_ttl, &tok, msg)) != AQ_OK)
 		return rc;
 	rfc3339(time(NULL) + srv->cfg.node_token_ttl, exp, sizeof(exp));
 	json_object_set_new(into, "nodeToken", json_string(tok));
 	json_object_set_new(into, "nodeTokenExpireTime", json_string(exp));
 	free(tok);
 	return AQ_OK;
-}
-
-int srv_h_agent_join(struct srv_req *req, json_t **resp)
-{
-	const json_t *b = req->body;
-	const char *node = api_json_str(b, "node", NULL), *loc = api_json_str(b, "location", NULL);
-	const char *addr = api_json_str(b, "address", NULL), *nfs = api_json_str(b, "nfsAddress", NULL);
-	char name[200], parent[200], now[48], secret[65], key[65], nid[33];
-	json_t *doc = NULL, *locdoc = NULL, *tls = NULL, *answer = NULL;
-	int rc;
-
-	if (!node || !loc || !addr || !nfs)
-		return aq_fail(&req->msg, AQ_EINVAL, "join needs node, location, address and nfsAddress");
-	if ((rc = api_id_check(node, "node", &req->msg)) != AQ_OK ||
-	    (rc = srv_join_check(&req->auth, node, loc, &req->msg)) != AQ_OK)
-		return rc;
-	if (strncmp(addr, "http://", 7) != 0 && strncmp(addr, "https://", 8) != 0)
-		return aq_fail(&req->msg, AQ_EINVAL, "address must be the agent's http(s) URL");
-	/* under TLS: the agent's certificate from its CSR (srv_ca.h) */
-	if ((rc = srv_ca_join(req, node, addr, &tls)) != AQ_OK)
-		return rc;
-	snprintf(name, sizeof(name), "nodes/%s", node);
-	snprintf(parent, sizeof(parent), "locations/%s", loc);
-	if ((rc = db_begin(req->db)) != AQ_OK)
-		goto out;
-	if ((rc = db_get(req->db, parent, &locdoc)) == AQ_ENOENT)
-		rc = aq_fail(&req->msg, rc, "location \"%s\" not found", loc);
-	if (rc != AQ_OK)
-		goto out;
-	if ((rc = db_get(req->db, name, &doc)) == AQ_OK) {
-		rc = aq_fail(&req->msg, AQ_EEXIST,
-			     "node \"%s\" is already joined (location %s, %s, at %s); a node joins once. To register it "
-			     "again, drain it (aquifer nodes drain %s) until it holds no volumes, delete it "
-			     "(aquifer nodes delete %s), then join with a new join token",
-			     node, api_json_str(doc, "location", ""), api_json_str(doc, "state", ""),
-			     api_json_str(doc, "address", ""), node, node);
-		goto out;
-	}
-	if (rc != AQ_ENOENT || (rc = join_spend(req, node)) != AQ_OK)
-		goto out;
-	api_time_now(now, sizeof(now));
-	srv_rand_hex(secret, 32);
-	srv_rand_hex(nid, 16);
-	doc = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:I,s:I,s:{s:s,s:s,s:I}}", "name", name,
-			"createTime", now, "location", loc, "state", "READY", "lastSeenTime", now, "address", addr,
-			"nfsAddress", nfs, "agentVersion", api_json_str(b, "agentVersion", ""),
-			"throughputCeilingMibps", api_json_double(b, "throughputCeilingMibps", SRV_NODE_READ_MIBPS),
-			"writeThroughputCeilingMibps", api_json_double(b, "writeThroughputCeilingMibps", SRV_NODE_WRITE_MIBPS),
-			"generation", (json_int_t)0, "appliedGeneration", (json_int_t)0, "internal", "pushSecret", secret,
-			"incarnation", nid, "lastSeenMs", (json_int_t)srv_node_now_ms());
-	answer = json_object();
-	if (!doc || !answer) {
-		rc = AQ_ENOMEM;
-		goto out;
-	}
-	if ((rc = db_put(req->db, "node", parent, name, doc, true)) != AQ_OK ||
-	    (rc = ensure_loc_key(req->db, loc, key, sizeof(key))) != AQ_OK ||
-	    (rc = srv_node_token_issue(req->srv, node, loc, nid, answer, &req->msg)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
-		goto out;
-	json_object_set_new(answer, "pushSecret", json_string(secret));
-	json_object_set_new(answer, "handleKey", json_string(key));
-	json_object_set_new(answer, "generation", json_integer(0));
-	if (tls)
-		json_object_update(answer, tls);
-	fprintf(stderr, "aquiferd: node %s joined %s from %s\n", node, loc, addr);
-	*resp = answer;
-	answer = NULL;
-	srv_live_seen(req->srv, name, srv_node_now_ms());
-	srv_reconcile_kick(req->srv, name);
-out:
-	db_rollback(req->db);
-	json_decref(doc);
-	json_decref(locdoc);
-	json_decref(tls);
-	json_decref(answer);
-	return rc;
 }

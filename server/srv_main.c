@@ -15,13 +15,9 @@
  * the connection limits; '_' may stand for '-')
  * and math parameters as "math.<level>.<field>" (see api_math.h). */
 #include "server/srv.h"
-#include "server/srv_ca.h"
-#include "server/srv_internal.h"
-#include "server/srv_node.h"
-#include "server/srv_series.h"
-#include "tls/tls.h"
 
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -29,6 +25,19 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "api/api_schema.h"
+#include "db/db.h"
+#include "server/srv_ca.h"
+#include "server/srv_cfg.h"
+#include "server/srv_clock.h"
+#include "server/srv_http.h"
+#include "server/srv_internal.h"
+#include "server/srv_node.h"
+#include "server/srv_reconcile.h"
+#include "server/srv_routes.h"
+#include "server/srv_series.h"
+#include "tls/tls.h"
 
 static void usage(FILE *f)
 {
@@ -80,137 +89,6 @@ static void usage(FILE *f)
 		"  --dns NAME, --ip ADDR  (ca issue) names of the certificate, each repeatable\n"
 		"  --out-cert FILE, --out-key FILE  (ca issue) where to write it\n"
 		"  --days N             (ca issue) validity in days (default 397)\n");
-}
-
-static char *trim(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
-		*--e = '\0';
-	return s;
-}
-
-/* The connection limits (tls.h, struct tls_listen_limits): AQ_ENOENT when
- * key is not one of them. */
-static int cfg_limit(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *msg)
-{
-	static const struct {
-		const char *name;
-		size_t off;
-		long max;
-	} keys[] = {
-		{ "max-connections", offsetof(struct tls_listen_limits, max_conns), 1000000 },
-		{ "max-connections-per-ip", offsetof(struct tls_listen_limits, per_ip), 1000000 },
-		{ "header-timeout-seconds", offsetof(struct tls_listen_limits, header_s), 3600 },
-		{ "idle-timeout-seconds", offsetof(struct tls_listen_limits, idle_s), 86400 },
-	};
-	char name[64], *end;
-	long n;
-
-	snprintf(name, sizeof(name), "%s", key);
-	for (char *c = name; *c; c++) /* max_connections = max-connections */
-		if (*c == '_')
-			*c = '-';
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		if (strcmp(name, keys[i].name) != 0)
-			continue;
-		n = strtol(val, &end, 10);
-		if (!*val || *end || n < 1 || n > keys[i].max)
-			return aq_fail(msg, AQ_EINVAL, "%s must be an integer within 1..%ld, got \"%s\"", keys[i].name,
-				       keys[i].max, val);
-		*(unsigned *)(void *)((char *)&cfg->http + keys[i].off) = (unsigned)n;
-		return AQ_OK;
-	}
-	return AQ_ENOENT;
-}
-
-static int cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *msg)
-{
-	char *end;
-	long n;
-	int rc;
-
-	if (strcmp(key, "listen") == 0)
-		snprintf(cfg->listen, sizeof(cfg->listen), "%s", val);
-	else if (strcmp(key, "db") == 0)
-		snprintf(cfg->db_path, sizeof(cfg->db_path), "%s", val);
-	else if (strcmp(key, "key-file") == 0 || strcmp(key, "key_file") == 0)
-		snprintf(cfg->key_file, sizeof(cfg->key_file), "%s", val);
-	else if (strcmp(key, "tls-cert") == 0 || strcmp(key, "tls_cert") == 0)
-		snprintf(cfg->tls_cert, sizeof(cfg->tls_cert), "%s", val);
-	else if (strcmp(key, "tls-key") == 0 || strcmp(key, "tls_key") == 0)
-		snprintf(cfg->tls_key, sizeof(cfg->tls_key), "%s", val);
-	else if (strcmp(key, "insecure-listen") == 0 || strcmp(key, "insecure_listen") == 0) {
-		if (strcmp(val, "true") != 0 && strcmp(val, "false") != 0)
-			return aq_fail(msg, AQ_EINVAL, "insecure-listen must be true or false, got \"%s\"", val);
-		cfg->insecure_listen = strcmp(val, "true") == 0;
-	} else if (strcmp(key, "public-url") == 0 || strcmp(key, "public_url") == 0) {
-		if (strlen(val) >= sizeof(cfg->public_url))
-			return aq_fail(msg, AQ_EINVAL, "public-url is longer than %zu bytes", sizeof(cfg->public_url) - 1);
-		if (srv_public_url_check(val, msg) != AQ_OK)
-			return AQ_EINVAL;
-		snprintf(cfg->public_url, sizeof(cfg->public_url), "%s", val);
-	} else if (strcmp(key, "metrics-auth") == 0 || strcmp(key, "metrics_auth") == 0) {
-		if (strcmp(val, "true") != 0 && strcmp(val, "false") != 0)
-			return aq_fail(msg, AQ_EINVAL, "metrics-auth must be true or false, got \"%s\"", val);
-		cfg->metrics_auth = strcmp(val, "true") == 0;
-	} else if (strcmp(key, "node-token-ttl") == 0 || strcmp(key, "node_token_ttl") == 0) {
-		n = strtol(val, &end, 10);
-		if (!*val || *end || n < 10 || n > 366L * 86400)
-			return aq_fail(msg, AQ_EINVAL, "node-token-ttl must be a number of seconds within 10..%ld, got \"%s\"",
-				       366L * 86400, val);
-		cfg->node_token_ttl = n;
-	} else if (strcmp(key, "node-down-seconds") == 0 || strcmp(key, "node_down_seconds") == 0) {
-		n = strtol(val, &end, 10);
-		if (!*val || *end || n < 1 || n > 3600)
-			return aq_fail(msg, AQ_EINVAL, "node-down-seconds must be an integer within 1..3600, got \"%s\"", val);
-		cfg->node_down_ms = (int)n * 1000;
-	} else if (strcmp(key, "workers") == 0) {
-		n = strtol(val, &end, 10);
-		if (!*val || *end || n < 1 || n > 256)
-			return aq_fail(msg, AQ_EINVAL, "workers must be an integer within 1..256, got \"%s\"", val);
-		cfg->workers = (int)n;
-	} else if ((rc = cfg_limit(cfg, key, val, msg)) != AQ_ENOENT) {
-		return rc;
-	} else if (strncmp(key, "math.", 5) == 0)
-		return api_math_set(&cfg->math, key + 5, val, msg);
-	else
-		return aq_fail(msg, AQ_EINVAL, "unknown key \"%s\"", key);
-	return AQ_OK;
-}
-
-static int cfg_load(struct srv_cfg *cfg, const char *path, aq_msg *msg)
-{
-	FILE *f = fopen(path, "r");
-	char line[2048];
-	int lineno = 0, rc = AQ_OK;
-
-	if (!f)
-		return aq_fail(msg, AQ_EINVAL, "cannot open config file %s: %s", path, strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		char *s = trim(line), *eq;
-		aq_msg why = { "" };
-
-		lineno++;
-		if (*s == '\0' || *s == '#')
-			continue;
-		eq = strchr(s, '=');
-		if (!eq) {
-			rc = aq_fail(msg, AQ_EINVAL, "%s:%d: expected 'key = value'", path, lineno);
-			break;
-		}
-		*eq = '\0';
-		if (cfg_set(cfg, trim(s), trim(eq + 1), &why) != AQ_OK) {
-			rc = aq_fail(msg, AQ_EINVAL, "%s:%d: %s", path, lineno, why.text);
-			break;
-		}
-	}
-	fclose(f);
-	return rc;
 }
 
 enum { OPT_LISTEN = 1, OPT_DB, OPT_CONFIG, OPT_KEY, OPT_WORKERS, OPT_ROLE, OPT_PROJECT,
@@ -266,6 +144,7 @@ static int serve(struct srv *srv)
 	struct db *db = NULL;
 	sigset_t set;
 	int sig, rc;
+	int64_t started_ms;
 
 	/* the listen policy and the TLS files first: a refused start creates nothing */
 	if (srv_ca_setup(srv, &msg) != AQ_OK || (rc = db_open(srv->cfg.db_path, &db, &msg)) != AQ_OK) {
@@ -273,8 +152,8 @@ static int serve(struct srv *srv)
 		return 1;
 	}
 	db_close(db);
-	srv_key_path(&srv->cfg, keypath, sizeof(keypath));
-	if (srv_key_load(keypath, srv->key, &msg) != AQ_OK) {
+	srv_auth_key_path(srv->cfg.key_file, srv->cfg.db_path, keypath, sizeof(keypath));
+	if (srv_auth_key_load(keypath, srv->key, &msg) != AQ_OK) {
 		fprintf(stderr, "aquiferd: %s\n", msg.text);
 		return 1;
 	}
@@ -282,17 +161,16 @@ static int serve(struct srv *srv)
 		char host[256] = "localhost";
 
 		gethostname(host, sizeof(host) - 1);
-		srv_public_url_default(srv->cfg.listen, srv_ca_tls(srv), host, srv->cfg.public_url, sizeof(srv->cfg.public_url));
+		srv_cfg_public_url_default(srv->cfg.listen, srv_ca_tls(srv), host, srv->cfg.public_url, sizeof(srv->cfg.public_url));
 	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	srv->start_ns = srv_now_ns();
-	pthread_mutex_init(&srv->live_lock, NULL);
-	srv->started_ms = srv_node_now_ms();
-	if (srv_series_new(srv->started_ms, &srv->series) != AQ_OK) {
+	srv->start_ns = srv_clock_ns();
+	started_ms = srv_clock_ms();
+	if (srv_node_live_init(srv, started_ms) != AQ_OK || srv_series_new(started_ms, &srv->series) != AQ_OK) {
 		fprintf(stderr, "aquiferd: out of memory\n");
 		return 1;
 	}
@@ -301,7 +179,7 @@ static int serve(struct srv *srv)
 		return 1;
 	}
 	fprintf(stderr, "aquiferd %s: serving %s://%s (db %s, %d workers), public URL %s, /metrics %s\n", AQ_VERSION,
-		srv_ca_tls(srv) ? "https" : "http", srv->cfg.listen, srv->cfg.db_path, srv->nthreads,
+		srv_ca_tls(srv) ? "https" : "http", srv->cfg.listen, srv->cfg.db_path, srv_http_workers(srv),
 		srv->cfg.public_url, srv->cfg.metrics_auth ? "needs a token" : "open to anyone");
 	sigwait(&set, &sig);
 	fprintf(stderr, "aquiferd: signal %d, stopping\n", sig);
@@ -309,6 +187,7 @@ static int serve(struct srv *srv)
 	srv_reconcile_stop(srv);
 	srv_series_free(srv->series);
 	srv->series = NULL;
+	srv_node_live_free(srv);
 	srv_ca_cleanup(srv);
 	return 0;
 }
@@ -324,11 +203,11 @@ static int token(struct srv *srv, struct srv_args *a)
 		return 2;
 	}
 	if ((a->who.role == SRV_ROLE_EDITOR || a->who.role == SRV_ROLE_VIEWER) && !a->who.project[0]) {
-		fprintf(stderr, "aquiferd token: --role %s needs --project\n", srv_role_name(a->who.role));
+		fprintf(stderr, "aquiferd token: --role %s needs --project\n", srv_auth_role_name(a->who.role));
 		return 2;
 	}
 	if ((a->who.role == SRV_ROLE_NODE || a->who.role == SRV_ROLE_METRICS) && a->who.project[0]) {
-		fprintf(stderr, "aquiferd token: %s tokens are cluster-wide; drop --project\n", srv_role_name(a->who.role));
+		fprintf(stderr, "aquiferd token: %s tokens are cluster-wide; drop --project\n", srv_auth_role_name(a->who.role));
 		return 2;
 	}
 	if (a->who.role == SRV_ROLE_NODE && !a->who.location[0]) {
@@ -353,9 +232,9 @@ static int token(struct srv *srv, struct srv_args *a)
 		return 1;
 	}
 	db_close(db);
-	srv_key_path(&srv->cfg, keypath, sizeof(keypath));
-	if (srv_key_load(keypath, srv->key, &msg) != AQ_OK ||
-	    srv_token_make(srv->key, &a->who, a->ttl, &tok, &msg) != AQ_OK) {
+	srv_auth_key_path(srv->cfg.key_file, srv->cfg.db_path, keypath, sizeof(keypath));
+	if (srv_auth_key_load(keypath, srv->key, &msg) != AQ_OK ||
+	    srv_auth_token_make(srv->key, &a->who, a->ttl, &tok, &msg) != AQ_OK) {
 		fprintf(stderr, "aquiferd token: %s\n", msg.text);
 		return 1;
 	}
@@ -373,14 +252,7 @@ int srv_main(int argc, char **argv)
 	int c, li, argi = 1;
 	char *end;
 
-	srv.cfg.math = api_math_defaults;
-	snprintf(srv.cfg.listen, sizeof(srv.cfg.listen), "127.0.0.1:8080");
-	srv.cfg.workers = 4;
-	srv.cfg.node_down_ms = 10000;
-	srv.cfg.repush_ms = 10000;
-	srv.cfg.metrics_auth = true;
-	srv.cfg.node_token_ttl = 30L * 86400;
-	srv.cfg.http = (struct tls_listen_limits){ .max_conns = 4096, .per_ip = 128, .header_s = 10, .idle_s = 120 };
+	srv_cfg_defaults(&srv.cfg);
 	if (argc > 1 && argv[1][0] != '-') {
 		a.cmd = argv[1];
 		argi = 2;
@@ -397,7 +269,7 @@ int srv_main(int argc, char **argv)
 	for (int i = argi; i < argc - 1; i++)
 		if (strcmp(argv[i], "--config") == 0)
 			config = argv[i + 1];
-	if (config && cfg_load(&srv.cfg, config, &msg) != AQ_OK) {
+	if (config && srv_cfg_load(&srv.cfg, config, &msg) != AQ_OK) {
 		fprintf(stderr, "aquiferd: %s\n", msg.text);
 		return 1;
 	}
@@ -409,19 +281,19 @@ int srv_main(int argc, char **argv)
 		case OPT_CONFIG: break;
 		case OPT_KEY: snprintf(srv.cfg.key_file, sizeof(srv.cfg.key_file), "%s", optarg); break;
 		case OPT_WORKERS:
-			if (cfg_set(&srv.cfg, "workers", optarg, &msg) != AQ_OK) {
+			if (srv_cfg_set(&srv.cfg, "workers", optarg, &msg) != AQ_OK) {
 				fprintf(stderr, "aquiferd: --workers: %s\n", msg.text);
 				return 2;
 			}
 			break;
 		case OPT_NODE_DOWN:
-			if (cfg_set(&srv.cfg, "node-down-seconds", optarg, &msg) != AQ_OK) {
+			if (srv_cfg_set(&srv.cfg, "node-down-seconds", optarg, &msg) != AQ_OK) {
 				fprintf(stderr, "aquiferd: --node-down-seconds: %s\n", msg.text);
 				return 2;
 			}
 			break;
 		case OPT_ROLE:
-			if ((a.who.role = srv_role_parse(optarg)) == SRV_ROLE_NONE) {
+			if ((a.who.role = srv_auth_role_parse(optarg)) == SRV_ROLE_NONE) {
 				fprintf(stderr, "aquiferd: --role must be admin, editor, viewer, node or metrics\n");
 				return 2;
 			}
@@ -448,7 +320,7 @@ int srv_main(int argc, char **argv)
 		case OPT_NODE_TOKEN_TTL: {
 			const char *key = c == OPT_PUBLIC_URL ? "public-url" : c == OPT_METRICS_AUTH ? "metrics-auth" : "node-token-ttl";
 
-			if (cfg_set(&srv.cfg, key, optarg ? optarg : "true", &msg) != AQ_OK) {
+			if (srv_cfg_set(&srv.cfg, key, optarg ? optarg : "true", &msg) != AQ_OK) {
 				fprintf(stderr, "aquiferd: --%s: %s\n", key, msg.text);
 				return 2;
 			}
@@ -482,7 +354,7 @@ int srv_main(int argc, char **argv)
 			}
 			break;
 		case OPT_LIMIT:
-			if (cfg_set(&srv.cfg, opts[li].name, optarg, &msg) != AQ_OK) {
+			if (srv_cfg_set(&srv.cfg, opts[li].name, optarg, &msg) != AQ_OK) {
 				fprintf(stderr, "aquiferd: --%s\n", msg.text);
 				return 2;
 			}

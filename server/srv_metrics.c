@@ -5,8 +5,7 @@
  * under metrics_auth (the default) it needs a metrics or cluster-admin
  * token; internal kinds (secrets, spent join tokens, placements) are never
  * counted in it. */
-#include "server/srv_internal.h"
-#include "server/srv_series.h"
+#include "server/srv_metrics.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +14,11 @@
 #include <time.h>
 
 #include "api/api_schema.h"
+#include "db/db.h"
+#include "server/srv_clock.h"
+#include "server/srv_internal.h"
+#include "server/srv_req.h"
+#include "server/srv_series.h"
 
 #define M_ROUTES 64
 static const int m_statuses[] = { 200, 400, 401, 403, 404, 405, 409, 413, 429, 499, 500, 501, 503, 504 };
@@ -48,10 +52,17 @@ void srv_metrics_reconcile(uint64_t ns, int nodes, int pushed, int failed, bool 
 	__atomic_store_n(&rec.last_nodes, (unsigned long long)nodes, __ATOMIC_RELAXED);
 }
 
-void srv_metrics_observe(int route_idx, int status, uint64_t ns)
+/* The route of each index, recorded by its first request: a route no
+ * request reached has no line to label. */
+static const struct srv_route *m_route[M_ROUTES];
+
+void srv_metrics_observe(const struct srv_route *rt, int route_idx, int status, uint64_t ns)
 {
-	int r = route_idx >= 0 && route_idx < M_ROUTES ? route_idx : M_ROUTES;
+	int r = rt && route_idx >= 0 && route_idx < M_ROUTES ? route_idx : M_ROUTES;
 	double s = (double)ns / 1e9;
+
+	if (r < M_ROUTES && !__atomic_load_n(&m_route[r], __ATOMIC_ACQUIRE))
+		__atomic_store_n(&m_route[r], rt, __ATOMIC_RELEASE);
 
 	for (int i = 0; i < M_NSTATUS; i++)
 		if (m_statuses[i] == status)
@@ -98,12 +109,30 @@ __attribute__((format(printf, 2, 3))) static void m_printf(struct m_buf *b, cons
 	}
 }
 
-static void m_route_labels(int r, char *out, size_t cap)
+/* The labels of counter row r; false for a route no request reached. */
+static bool m_route_labels(int r, char *out, size_t cap)
 {
-	if (r == M_ROUTES || r >= srv_nroutes)
+	const struct srv_route *rt = r < M_ROUTES ? __atomic_load_n(&m_route[r], __ATOMIC_ACQUIRE) : NULL;
+
+	if (r == M_ROUTES)
 		snprintf(out, cap, "method=\"\",route=\"unmatched\"");
-	else
-		snprintf(out, cap, "method=\"%s\",route=\"%s\"", srv_routes[r].method, srv_routes[r].path);
+	else if (rt)
+		snprintf(out, cap, "method=\"%s\",route=\"%s\"", rt->method, rt->path);
+	return r == M_ROUTES || rt;
+}
+
+/* GET /metrics under --metrics-auth: a cluster-admin or metrics token
+ * (verified here: the route itself is open, so that metrics_auth = false
+ * needs no token). */
+static int m_authorize(struct srv_req *req)
+{
+	int rc;
+
+	if (!req->srv->cfg.metrics_auth)
+		return AQ_OK;
+	if ((rc = srv_auth_token_verify(req->srv->key, req->authz, &req->auth, &req->msg)) != AQ_OK)
+		return rc;
+	return srv_auth_metrics(&req->auth, &req->msg);
 }
 
 /* The kinds aquifer_resources counts: the API's resources, nothing internal. */
@@ -265,10 +294,10 @@ static void m_series_print(struct m_buf *b, json_t *totals)
 int srv_h_metrics(struct srv_req *req, json_t **resp)
 {
 	struct m_buf b = { malloc(16384), 0, 16384, false };
-	int nr = srv_nroutes < M_ROUTES ? srv_nroutes : M_ROUTES, rc;
+	int rc;
 
 	(void)resp;
-	if ((rc = srv_metrics_authorize(req)) != AQ_OK) {
+	if ((rc = m_authorize(req)) != AQ_OK) {
 		free(b.p);
 		return rc;
 	}
@@ -279,9 +308,8 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 	for (int r = 0; r <= M_ROUTES; r++) {
 		char lab[300];
 
-		if (r >= nr && r != M_ROUTES)
+		if (!m_route_labels(r, lab, sizeof(lab)))
 			continue;
-		m_route_labels(r, lab, sizeof(lab));
 		for (int s = 0; s < M_NSTATUS; s++) {
 			unsigned long long c = __atomic_load_n(&m.count[r][s], __ATOMIC_RELAXED);
 
@@ -295,9 +323,8 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 		char lab[300];
 		unsigned long long total = __atomic_load_n(&m.total[r], __ATOMIC_RELAXED);
 
-		if ((r >= nr && r != M_ROUTES) || total == 0)
+		if (total == 0 || !m_route_labels(r, lab, sizeof(lab)))
 			continue;
-		m_route_labels(r, lab, sizeof(lab));
 		for (int k = 0; k < M_NBUCKETS; k++)
 			m_printf(&b, "aquifer_http_request_duration_seconds_bucket{%s,le=\"%g\"} %llu\n", lab,
 				 m_bounds[k], __atomic_load_n(&m.bucket[r][k], __ATOMIC_RELAXED));
@@ -326,13 +353,10 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 		 __atomic_load_n(&rec.last_nodes, __ATOMIC_RELAXED),
 		 (double)__atomic_load_n(&rec.full_ns, __ATOMIC_RELAXED) / 1e9);
 	m_printf(&b, "# HELP aquifer_uptime_seconds Seconds since aquiferd started.\n# TYPE aquifer_uptime_seconds gauge\n"
-		     "aquifer_uptime_seconds %.3f\n", (double)(srv_now_ns() - req->srv->start_ns) / 1e9);
+		     "aquifer_uptime_seconds %.3f\n", (double)(srv_clock_ns() - req->srv->start_ns) / 1e9);
 	{
-		struct timespec ts;
-		json_t *totals;
+		json_t *totals = srv_series_totals(req->srv->series, srv_clock_ms());
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		totals = srv_series_totals(req->srv->series, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 		if (!totals)
 			b.oom = true;
 		m_series_print(&b, totals);

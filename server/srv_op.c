@@ -1,109 +1,96 @@
-/* srv_op: the operations collection (google.longrunning.Operations). */
-#include "server/srv_internal.h"
+/* srv_op: operation documents (google.longrunning.Operation); see
+ * srv_op.h. The collection's routes are srv_operation.c's. */
+#include "server/srv_op.h"
 
+#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/api_schema.h"
-#include "server/srv_node.h"
+#include "db/db.h"
+#include "server/srv_req.h"
 
-static void op_name(const struct srv_req *req, char *out, size_t cap)
+static json_t *op_doc(const char *parent, const char *target, const char *verb, bool done,
+		      const json_t *response)
 {
-	snprintf(out, cap, "projects/%s/locations/%s/operations/%s", req->params[0], req->params[1],
-		 req->params[2]);
+	unsigned char rnd[8];
+	char id[64], name[700], now[48];
+	struct timespec ts;
+	json_t *op;
+
+	RAND_bytes(rnd, sizeof(rnd));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(id, sizeof(id), "operation-%lld-%02x%02x%02x%02x%02x%02x%02x%02x",
+		 (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, rnd[0], rnd[1], rnd[2], rnd[3],
+		 rnd[4], rnd[5], rnd[6], rnd[7]);
+	snprintf(name, sizeof(name), "%s/operations/%s", parent, id);
+	api_time_now(now, sizeof(now));
+	op = json_pack("{s:s,s:{s:s,s:s,s:s,s:s,s:s,s:b,s:s},s:b}", "name", name, "metadata", "@type",
+		       "type.googleapis.com/google.cloud.netapp.v1.OperationMetadata", "createTime",
+		       now, "target", target, "verb", verb, "statusMessage", "", "requestedCancellation",
+		       0, "apiVersion", "v1", "done", done);
+	if (op && done) {
+		json_object_set_new(json_object_get(op, "metadata"), "endTime", json_string(now));
+		if (response)
+			json_object_set_new(op, "response", json_deep_copy(response));
+	}
+	return op;
 }
 
-static int op_load(struct srv_req *req, char *name, size_t cap, json_t **doc)
+json_t *srv_op_preview(const char *parent, const char *target, const char *verb,
+		       const json_t *response)
 {
+	return op_doc(parent, target, verb, true, response);
+}
+
+int srv_op_create(struct srv_req *req, const char *parent, const char *target, const char *verb,
+		  bool done, const json_t *response, json_t **out)
+{
+	json_t *op = op_doc(parent, target, verb, done, response);
 	int rc;
 
-	op_name(req, name, cap);
-	rc = db_get(req->db, name, doc);
-	if (rc == AQ_ENOENT)
-		return aq_fail(&req->msg, rc, "operation \"%s\" not found", name);
-	return rc;
-}
-
-int srv_h_op_get(struct srv_req *req, json_t **resp)
-{
-	(void)resp;
-	return srv_doc_answer(req, "operation");
-}
-
-int srv_h_op_list(struct srv_req *req, json_t **resp)
-{
-	char parent[600], *next = NULL;
-	json_t *items = NULL;
-	int rc;
-
-	srv_parent(req, parent, sizeof(parent));
-	if ((rc = srv_check_parent(req, SRV_PARENT_LIST)) != AQ_OK ||
-	    (rc = srv_list(req, "operation", parent, &items, &next)) != AQ_OK)
+	if (!op)
+		return AQ_ENOMEM;
+	rc = db_put(req->db, "operation", parent, json_string_value(json_object_get(op, "name")), op, true);
+	if (rc != AQ_OK) {
+		json_decref(op);
 		return rc;
-	*resp = srv_list_page("operations", items, next);
-	free(next);
-	return *resp ? AQ_OK : AQ_ENOMEM;
+	}
+	*out = op;
+	return AQ_OK;
 }
 
-/* Cancel (google.longrunning CancelOperation): a running volume create is
- * rolled back (the volume goes, its node removes whatever it made) and its
- * operation ends at once with CANCELLED (code 1). Anything else is refused
- * with FAILED_PRECONDITION saying why: a done operation has nothing left to
- * cancel; an update may already be in effect on its node; an accepted
- * delete always completes (it is never lost); pool operations finish when
- * they are answered. */
-int srv_h_op_cancel(struct srv_req *req, json_t **resp)
+int srv_op_finish(struct db *db, const char *op_name, const json_t *response, int err,
+		  const char *errmsg)
 {
-	char name[900], parent[600], why[700];
 	json_t *op = NULL, *md;
-	const char *verb, *target;
+	char now[48], parent[600];
+	const char *slash;
 	int rc;
 
-	if ((rc = db_begin(req->db)) != AQ_OK || (rc = op_load(req, name, sizeof(name), &op)) != AQ_OK)
-		goto out;
+	if ((rc = db_get(db, op_name, &op)) != AQ_OK)
+		return rc;
+	api_time_now(now, sizeof(now));
 	md = json_object_get(op, "metadata");
-	verb = api_json_str(md, "verb", "");
-	target = api_json_str(md, "target", "");
-	if (json_is_true(json_object_get(op, "done"))) {
-		json_t *err = json_object_get(op, "error");
-
-		rc = aq_fail(&req->msg, AQ_EPRECOND, "operation %s is already done (%s %s %s); there is nothing to cancel",
-			     name, verb, target, !err ? "succeeded" : api_json_int64(err, "code", 0) == 1 ? "was cancelled" : "failed");
-		goto out;
-	}
-	if (strcmp(verb, "create") != 0 || !strstr(target, "/volumes/")) {
-		rc = aq_fail(&req->msg, AQ_EPRECOND, "operation %s (%s of %s) cannot be cancelled: %s", name, verb, target,
-			     strcmp(verb, "delete") == 0 ? "an accepted delete always completes"
-							 : "the change may already be in effect on its node; wait for it to finish");
-		goto out;
-	}
-	if ((rc = srv_volume_cancel_create(req, target, name)) != AQ_OK)
-		goto out;
-	json_object_set_new(md, "requestedCancellation", json_true());
-	srv_parent(req, parent, sizeof(parent));
-	snprintf(why, sizeof(why), "cancelled: the create was rolled back and volume %s deleted", target);
-	if ((rc = db_put(req->db, "operation", parent, name, op, false)) != AQ_OK ||
-	    (rc = srv_op_finish(req->db, name, NULL, AQ_ECANCELLED, why)) != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
-		goto out;
-	srv_reconcile_kick(req->srv, NULL); /* its node removes what it made */
-	*resp = json_object();
-out:
-	db_rollback(req->db);
+	json_object_set_new(md, "endTime", json_string(now));
+	json_object_set_new(op, "done", json_true());
+	if (err != AQ_OK)
+		json_object_set_new(op, "error", json_pack("{s:i,s:s}", "code", aq_err_rpc_code(err),
+							   "message", errmsg ? errmsg : aq_err_str(err)));
+	else if (response)
+		json_object_set_new(op, "response", json_deep_copy(response));
+	slash = strstr(op_name, "/operations/");
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - op_name) : 0, op_name);
+	rc = db_put(db, "operation", parent, op_name, op, false);
 	json_decref(op);
 	return rc;
 }
 
-int srv_h_op_delete(struct srv_req *req, json_t **resp)
+int srv_op_end(struct db *db, const char *op, const json_t *response, int err, const char *errmsg)
 {
-	char name[900];
-	int rc;
+	int rc = op && *op ? srv_op_finish(db, op, response, err, errmsg) : AQ_OK;
 
-	op_name(req, name, sizeof(name));
-	rc = db_delete(req->db, name);
-	if (rc == AQ_ENOENT)
-		return aq_fail(&req->msg, rc, "operation \"%s\" not found", name);
-	if (rc == AQ_OK)
-		*resp = json_object();
-	return rc;
+	return rc == AQ_ENOENT ? AQ_OK : rc; /* the operation was deleted by its owner */
 }

@@ -2,15 +2,19 @@
  * transaction with the operation record, so an acknowledged create is never
  * half-written. Pools are ready as soon as the row is committed: capacity is
  * a promise of the shared shelf, placed per volume. */
-#include "server/srv_internal.h"
+#include "server/srv_pool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/api_resource.h"
-#include "server/srv_node.h"
-#include "server/srv_pool.h"
+#include "api/api_schema.h"
+#include "db/db.h"
+#include "server/srv_internal.h"
+#include "server/srv_kick.h"
+#include "server/srv_op.h"
+#include "server/srv_req.h"
 
 #define POOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.StoragePool"
 #define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
@@ -195,7 +199,7 @@ int srv_h_pool_patch(struct srv_req *req, json_t **resp)
 	    (rc = srv_op_create(req, parent, name, "update", true, out, resp)) != AQ_OK ||
 	    (rc = db_commit(req->db)) != AQ_OK)
 		goto out;
-	srv_reconcile_kick(req->srv, NULL); /* volume limits may have moved */
+	srv_kick(req->srv, NULL); /* volume limits may have moved */
 out:
 	db_rollback(req->db);
 	json_decref(old);

@@ -15,10 +15,11 @@
  * moved). It runs on its own thread with its own db connection; libcurl
  * never runs on the socket thread.
  */
-#include "server/srv_node.h"
+#include "server/srv_reconcile.h"
 
 #include <curl/curl.h>
 #include <openssl/sha.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,33 +28,25 @@
 #include "api/api_intent.h"
 #include "api/api_resource.h"
 #include "api/api_schema.h"
-#include "server/srv_ca.h"
+#include "db/db.h"
+#include "server/srv_clock.h"
+#include "server/srv_drain.h"
+#include "server/srv_intent.h"
+#include "server/srv_internal.h"
+#include "server/srv_kick.h"
+#include "server/srv_metrics.h"
+#include "server/srv_node.h"
+#include "server/srv_op.h"
+#include "server/srv_push.h"
 #include "tls/tls.h"
+
+/* The reconciler's thread; its doorbell is srv_kick.c's. */
+struct srv_rec {
+	pthread_t thread;
+};
 
 #define VOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.Volume"
 #define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
-
-static int64_t rec_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-void srv_reconcile_kick(struct srv *srv, const char *node)
-{
-	if (!srv->rec_running)
-		return;
-	pthread_mutex_lock(&srv->rec_lock);
-	if (!node)
-		srv->rec_all_dirty = true;
-	else if (srv->rec_dirty || (srv->rec_dirty = json_object()))
-		json_object_set_new(srv->rec_dirty, node, json_true());
-	srv->rec_kick = true;
-	pthread_cond_signal(&srv->rec_cond);
-	pthread_mutex_unlock(&srv->rec_lock);
-}
 
 /* All documents of kind under parent (NULL: everywhere). */
 static int list_all(struct db *db, const char *kind, const char *parent, json_t **out)
@@ -82,23 +75,6 @@ static json_t *mount_options(const json_t *vol, const json_t *node)
 			 "NFSV3", "instructions", instr, "ipAddress", ip, "port", (json_int_t)port);
 }
 
-static int vol_parent(const char *vn, char *out, size_t cap)
-{
-	const char *slash = strstr(vn, "/volumes/");
-
-	if (!slash)
-		return AQ_EINVAL;
-	snprintf(out, cap, "%.*s", (int)(slash - vn), vn);
-	return AQ_OK;
-}
-
-static int op_finish_any(struct db *db, const char *op, const json_t *resp, int err, const char *m)
-{
-	int rc = op && *op ? srv_op_finish(db, op, resp, err, m) : AQ_OK;
-
-	return rc == AQ_ENOENT ? AQ_OK : rc; /* the operation was deleted by its owner */
-}
-
 /* The error a node gave for volume vn, or NULL. */
 static const char *failure_of(const json_t *failed, const char *vn)
 {
@@ -124,7 +100,7 @@ static int applied_failed(struct db *db, const char *node_name, json_t *pl, cons
 
 	snprintf(pname, sizeof(pname), "placements/%s", vn);
 	snprintf(text, sizeof(text), "node %s could not serve the volume: %s", node_name, why);
-	if ((rc = vol_parent(vn, vparent, sizeof(vparent))) != AQ_OK || (rc = db_get(db, vn, &vol)) != AQ_OK)
+	if ((rc = srv_intent_vol_parent(vn, vparent, sizeof(vparent))) != AQ_OK || (rc = db_get(db, vn, &vol)) != AQ_OK)
 		goto out;
 	json_object_set_new(vol, "state", json_string("ERROR"));
 	json_object_set_new(vol, "stateDetails", json_string(text));
@@ -139,13 +115,13 @@ static int applied_failed(struct db *db, const char *node_name, json_t *pl, cons
 		rc = db_put(db, "placement", node_name, pname, pl, false);
 	}
 	if (rc == AQ_OK)
-		rc = op_finish_any(db, op, NULL, AQ_EINTERNAL, text);
+		rc = srv_op_end(db, op, NULL, AQ_EINTERNAL, text);
 out:
 	json_decref(vol);
 	return rc;
 }
 
-int srv_node_applied(struct srv *srv, struct db *db, const char *node_name, int64_t g,
+int srv_reconcile_applied(struct srv *srv, struct db *db, const char *node_name, int64_t g,
 		     const json_t *failed)
 {
 	json_t *pls = NULL, *pl, *node = NULL;
@@ -175,13 +151,13 @@ int srv_node_applied(struct srv *srv, struct db *db, const char *node_name, int6
 			continue;
 		}
 		snprintf(pname, sizeof(pname), "placements/%s", vn);
-		if (vol_parent(vn, vparent, sizeof(vparent)) != AQ_OK)
+		if (srv_intent_vol_parent(vn, vparent, sizeof(vparent)) != AQ_OK)
 			continue;
 		if (strcmp(action, "delete") == 0) {
 			resp = json_pack("{s:s}", "@type", EMPTY_TYPE);
 			if ((rc = db_delete(db, vn)) != AQ_OK && rc != AQ_ENOENT)
 				goto next;
-			if ((rc = db_delete(db, pname)) != AQ_OK || (rc = op_finish_any(db, op, resp, AQ_OK, NULL)) != AQ_OK)
+			if ((rc = db_delete(db, pname)) != AQ_OK || (rc = srv_op_end(db, op, resp, AQ_OK, NULL)) != AQ_OK)
 				goto next;
 		} else {
 			if ((rc = db_get(db, vn, &vol)) != AQ_OK)
@@ -197,7 +173,7 @@ int srv_node_applied(struct srv *srv, struct db *db, const char *node_name, int6
 			json_object_set_new(pl, "action", json_string(""));
 			json_object_set_new(pl, "pendingGeneration", json_integer(0));
 			if ((rc = db_put(db, "placement", node_name, pname, pl, false)) != AQ_OK ||
-			    (rc = op_finish_any(db, op, resp, AQ_OK, NULL)) != AQ_OK)
+			    (rc = srv_op_end(db, op, resp, AQ_OK, NULL)) != AQ_OK)
 				goto next;
 		}
 next:
@@ -211,160 +187,6 @@ out:
 	db_rollback(db);
 	json_decref(pls);
 	json_decref(node);
-	return rc;
-}
-
-/* The intent entry of the volume a placement names (api_intent.h), or a
- * reason in bad[] when it cannot be encoded: then its operation fails with
- * that reason once the generation is applied, instead of waiting forever. */
-static void intent_volume(const struct api_math_params *p, struct db *db, const json_t *pl, json_t *vols,
-			  json_t *bad)
-{
-	const char *vn = api_json_str(pl, "volume", "");
-	char pname[800], parent[600];
-	struct api_intent_volume *iv = malloc(sizeof(*iv));
-	json_t *vol = NULL, *pool = NULL;
-	aq_msg why = { "" };
-
-	if (!iv || db_get(db, vn, &vol) != AQ_OK || vol_parent(vn, parent, sizeof(parent)) != AQ_OK)
-		goto out;
-	snprintf(pname, sizeof(pname), "%s/storagePools/%s", parent, api_json_str(vol, "storagePool", ""));
-	if (db_get(db, pname, &pool) != AQ_OK)
-		pool = NULL;
-	if (api_intent_volume_from_api(vol, pool, p, api_json_str(pl, "fsid", ""), api_json_str(pl, "dir", ""), iv,
-				       &why) == AQ_OK)
-		json_array_append_new(vols, api_intent_volume_encode(iv));
-	else
-		json_array_append_new(bad, json_pack("{s:s,s:s}", "name", vn, "error", why.text));
-out:
-	free(iv);
-	json_decref(vol);
-	json_decref(pool);
-}
-
-/* Build a node's intent body (without generation) from its placements;
- * *bad lists the volumes that could not be encoded ({name, error}). */
-static int intent_build(const struct api_math_params *srv_math, struct db *db, const json_t *node,
-			json_t **out, json_t **bad)
-{
-	const char *nn = api_json_str(node, "name", "");
-	json_t *pls = NULL, *pl, *vols = json_array(), *dels = json_array(), *key = NULL, *cold;
-	char kname[200];
-	size_t i;
-	int rc;
-
-	*bad = json_array();
-	if ((rc = list_all(db, "placement", nn, &pls)) != AQ_OK)
-		goto out;
-	json_array_foreach(pls, i, pl) {
-		if (strcmp(api_json_str(pl, "action", ""), "delete") == 0) {
-			struct api_intent_delete d = { .name = "" };
-
-			snprintf(d.name, sizeof(d.name), "%s", api_json_str(pl, "volume", ""));
-			snprintf(d.fsid, sizeof(d.fsid), "%s", api_json_str(pl, "fsid", ""));
-			snprintf(d.dir, sizeof(d.dir), "%s", api_json_str(pl, "dir", ""));
-			json_array_append_new(dels, api_intent_delete_encode(&d));
-			continue;
-		}
-		intent_volume(srv_math, db, pl, vols, *bad);
-	}
-	snprintf(kname, sizeof(kname), "locsecrets/%s", api_json_str(node, "location", ""));
-	if ((rc = db_get(db, kname, &key)) != AQ_OK)
-		goto out;
-	*out = json_pack("{s:s,s:s,s:s,s:O,s:O}", "node", nn, "location", api_json_str(node, "location", ""),
-			 "handleKey", api_json_str(key, "handleKey", ""), "volumes", vols, "deletes", dels);
-	rc = *out ? AQ_OK : AQ_ENOMEM;
-	/* the location's cold store (absent: the agent's default on the shelf);
-	 * part of the hash, so a changed store is pushed at once */
-	if (rc == AQ_OK && (cold = srv_cold_store_intent(db, api_json_str(node, "location", ""))))
-		json_object_set_new(*out, "coldStore", cold);
-out:
-	json_decref(pls);
-	json_decref(vols);
-	json_decref(dels);
-	json_decref(key);
-	return rc;
-}
-
-static size_t curl_sink(char *p, size_t sz, size_t n, void *arg)
-{
-	json_t **acc = arg;
-	const char *old = json_string_value(*acc);
-	size_t ol = old ? strlen(old) : 0, add = sz * n;
-	char *buf;
-
-	if (ol + add > 65536)
-		return 0;
-	buf = malloc(ol + add + 1);
-	if (!buf)
-		return 0;
-	memcpy(buf, old ? old : "", ol);
-	memcpy(buf + ol, p, add);
-	buf[ol + add] = '\0';
-	json_decref(*acc);
-	*acc = json_string(buf);
-	free(buf);
-	return add;
-}
-
-/* PUT the intent to the node's agent; *applied is what it reports. */
-static int push(const struct srv *srv, const json_t *node, const json_t *intent, int64_t *applied,
-		json_t **failed, char *err, size_t errcap)
-{
-	const char *secret = api_json_str(json_object_get(node, "internal"), "pushSecret", "");
-	char url[600], authz[200], cerr[CURL_ERROR_SIZE] = "";
-	const char *nn = api_json_str(node, "name", ""), *id = strchr(nn, '/') ? strchr(nn, '/') + 1 : nn;
-	char *body = json_dumps(intent, JSON_COMPACT);
-	struct curl_slist *h = NULL;
-	json_t *acc = NULL, *reply = NULL;
-	CURL *c = curl_easy_init();
-	long code = 0;
-	CURLcode cc;
-	int rc = AQ_EUNAVAIL;
-
-	if (!c || !body)
-		goto out;
-	snprintf(url, sizeof(url), "%s/v1/intent", api_json_str(node, "address", ""));
-	snprintf(authz, sizeof(authz), "Authorization: Bearer %s", secret);
-	h = curl_slist_append(h, authz);
-	h = curl_slist_append(h, "Content-Type: application/json");
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_sink);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &acc);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
-	if (strncmp(url, "https://", 8) == 0)
-		srv_ca_curl(srv, c, id); /* the agent's certificate: cluster CA, node name */
-	cc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	if (cc != CURLE_OK) {
-		aq_msg m = { "" };
-
-		tls_curl_fail((int)cc, cerr, url, "the agent's certificate must come from the cluster CA and name the node", &m);
-		snprintf(err, errcap, "push to node %s refused or failed: %s", id, m.text);
-		goto out;
-	}
-	reply = acc ? json_loads(json_string_value(acc), 0, NULL) : NULL;
-	if (code != 200 || !reply) {
-		snprintf(err, errcap, "push to %s: HTTP %ld %s", url, code, acc ? json_string_value(acc) : "");
-		rc = AQ_EIO;
-		goto out;
-	}
-	*applied = api_json_int64(reply, "appliedGeneration", 0);
-	*failed = json_incref(json_object_get(reply, "failed"));
-	rc = AQ_OK;
-out:
-	curl_slist_free_all(h);
-	if (c)
-		curl_easy_cleanup(c);
-	free(body);
-	json_decref(acc);
-	json_decref(reply);
 	return rc;
 }
 
@@ -470,10 +292,10 @@ static int rec_node(struct srv *srv, struct db *db, const json_t *n, json_t *pus
 	unsigned char sum[SHA256_DIGEST_LENGTH];
 	char hash[SHA256_DIGEST_LENGTH * 2 + 1], err[512] = "";
 	char *text = NULL;
-	int64_t gen = 0, applied = -1, now = rec_now_ms();
+	int64_t gen = 0, applied = -1, now = srv_clock_ms();
 	int pushed = 0;
 
-	if (intent_build(&srv->cfg.math, db, n, &intent, &bad) != AQ_OK || !(text = json_dumps(intent, JSON_COMPACT | JSON_SORT_KEYS)))
+	if (srv_intent_build(&srv->cfg.math, db, n, &intent, &bad) != AQ_OK || !(text = json_dumps(intent, JSON_COMPACT | JSON_SORT_KEYS)))
 		goto out;
 	SHA256((const unsigned char *)text, strlen(text), sum);
 	for (size_t i = 0; i < sizeof(sum); i++)
@@ -485,7 +307,7 @@ static int rec_node(struct srv *srv, struct db *db, const json_t *n, json_t *pus
 		goto out;
 	payload = json_deep_copy(intent);
 	json_object_set_new(payload, "generation", json_integer(gen));
-	if (push(srv, node, payload, &applied, &failed, err, sizeof(err)) != AQ_OK) {
+	if (srv_push_intent(srv, node, payload, &applied, &failed, err, sizeof(err)) != AQ_OK) {
 		fprintf(stderr, "aquiferd: %s\n", err);
 		pushed = -1;
 		goto out;
@@ -494,7 +316,7 @@ static int rec_node(struct srv *srv, struct db *db, const json_t *n, json_t *pus
 	if (applied > gen) {
 		json_object_del(pushes, nn);
 		if (rec_push_past(db, nn, applied) == AQ_OK)
-			srv_reconcile_kick(srv, nn);
+			srv_kick(srv, nn);
 		goto out;
 	}
 	/* what a push learnt stays in memory: the durable appliedGeneration
@@ -507,7 +329,7 @@ static int rec_node(struct srv *srv, struct db *db, const json_t *n, json_t *pus
 		failed = json_array();
 	}
 	json_array_extend(failed, bad);
-	srv_node_applied(srv, db, nn, applied, failed);
+	srv_reconcile_applied(srv, db, nn, applied, failed);
 out:
 	free(text);
 	json_decref(failed);
@@ -533,34 +355,20 @@ static void *rec_main(void *arg)
 
 	for (;;) {
 		json_t *nodes = NULL, *n, *dirty;
-		struct timespec until;
 		bool all;
 		size_t i;
 
-		pthread_mutex_lock(&srv->rec_lock);
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += 1;
-		while (!srv->rec_kick && !srv->rec_stop)
-			if (pthread_cond_timedwait(&srv->rec_cond, &srv->rec_lock, &until) != 0)
-				break;
-		srv->rec_kick = false;
-		if (srv->rec_stop) {
-			pthread_mutex_unlock(&srv->rec_lock);
+		if (!srv_kick_wait(srv, &dirty, &all))
 			break;
-		}
 		/* a kick visits the nodes it names; every repush_ms, all of them */
-		dirty = srv->rec_dirty;
-		srv->rec_dirty = NULL;
-		all = srv->rec_all_dirty || rec_now_ms() - last_full >= srv->cfg.repush_ms;
-		srv->rec_all_dirty = false;
-		pthread_mutex_unlock(&srv->rec_lock);
+		all = all || srv_clock_ms() - last_full >= srv->cfg.repush_ms;
 		if (all)
-			last_full = rec_now_ms();
+			last_full = srv_clock_ms();
 
-		uint64_t t0 = srv_now_ns();
+		uint64_t t0 = srv_clock_ns();
 		int pushed = 0, failed = 0, visited = 0;
 
-		if (srv_drain_pass(srv, db, rec_now_ms())) /* failover and pending drains (srv_drain.c) */
+		if (srv_drain_pass(srv, db, srv_clock_ms())) /* failover and pending drains (srv_drain.c) */
 			all = true;
 		if (list_all(db, "node", NULL, &nodes) != AQ_OK) {
 			json_decref(dirty);
@@ -583,7 +391,7 @@ static void *rec_main(void *arg)
 			}
 		}
 		json_decref(dirty);
-		srv_metrics_reconcile(srv_now_ns() - t0, visited, pushed, failed, all);
+		srv_metrics_reconcile(srv_clock_ns() - t0, visited, pushed, failed, all);
 		json_decref(nodes);
 	}
 	json_decref(pushes);
@@ -594,22 +402,22 @@ static void *rec_main(void *arg)
 int srv_reconcile_start(struct srv *srv, aq_msg *msg)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	pthread_mutex_init(&srv->rec_lock, NULL);
-	pthread_cond_init(&srv->rec_cond, NULL);
-	if (pthread_create(&srv->rec_thread, NULL, rec_main, srv) != 0)
+	if (!(srv->rec = calloc(1, sizeof(*srv->rec))) || srv_kick_init(srv) != AQ_OK)
+		return AQ_ENOMEM;
+	if (pthread_create(&srv->rec->thread, NULL, rec_main, srv) != 0) {
+		srv_kick_free(srv);
 		return aq_fail(msg, AQ_EINTERNAL, "cannot start the reconciler");
-	srv->rec_running = true;
+	}
 	return AQ_OK;
 }
 
 void srv_reconcile_stop(struct srv *srv)
 {
-	if (!srv->rec_running)
+	if (!srv->rec || !srv->kick)
 		return;
-	pthread_mutex_lock(&srv->rec_lock);
-	srv->rec_stop = true;
-	pthread_cond_signal(&srv->rec_cond);
-	pthread_mutex_unlock(&srv->rec_lock);
-	pthread_join(srv->rec_thread, NULL);
-	srv->rec_running = false;
+	srv_kick_stop(srv);
+	pthread_join(srv->rec->thread, NULL);
+	srv_kick_free(srv);
+	free(srv->rec);
+	srv->rec = NULL;
 }

@@ -3,66 +3,105 @@
  * method on a resource), handler and the checks the router runs first. The
  * CLI's command table and openapi/openapi.yaml are tested against this list
  * (`aquiferd routes`). */
-#include "server/srv_internal.h"
+#include "server/srv_routes.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/srv_agent.h"
+#include "server/srv_docs.h"
+#include "server/srv_drain.h"
+#include "server/srv_health.h"
+#include "server/srv_join.h"
+#include "server/srv_location.h"
+#include "server/srv_metrics.h"
+#include "server/srv_node.h"
+#include "server/srv_operation.h"
+#include "server/srv_pool.h"
+#include "server/srv_project.h"
+#include "server/srv_shelf.h"
+#include "server/srv_usage.h"
+#include "server/srv_volume.h"
+
 #define PL "/v1/projects/*/locations/*"
 
 const struct srv_route srv_routes[] = {
-	{ "GET", "/healthz", srv_h_healthz, SRV_F_NOAUTH, NULL },
-	{ "GET", "/metrics", srv_h_metrics, SRV_F_NOAUTH, NULL },
-	{ "GET", "/v1/openapi.yaml", srv_h_openapi, SRV_F_NOAUTH, NULL },
-	{ "GET", "/docs/", srv_h_docs, SRV_F_NOAUTH, NULL },
-	{ "GET", "/ui/", srv_h_ui, SRV_F_NOAUTH, NULL },
-	{ "GET", "/ui/*", srv_h_ui, SRV_F_NOAUTH, NULL },
+	{ .method = "GET", .path = "/healthz", .handler = srv_h_healthz,
+	  .access = SRV_ACCESS_OPEN, .flags = SRV_F_INLINE },
+	{ .method = "GET", .path = "/metrics", .handler = srv_h_metrics, .access = SRV_ACCESS_OPEN },
+	{ .method = "GET", .path = "/v1/openapi.yaml", .handler = srv_h_openapi, .access = SRV_ACCESS_OPEN },
+	{ .method = "GET", .path = "/docs/", .handler = srv_h_docs, .access = SRV_ACCESS_OPEN },
+	{ .method = "GET", .path = "/ui/", .handler = srv_h_ui, .access = SRV_ACCESS_OPEN },
+	{ .method = "GET", .path = "/ui/*", .handler = srv_h_ui, .access = SRV_ACCESS_OPEN },
 
-	{ "POST", "/v1/projects", srv_h_project_create, SRV_F_CLUSTER | SRV_F_BODY, NULL },
-	{ "GET", "/v1/projects", srv_h_project_list, SRV_F_ANYAUTH, NULL },
-	{ "GET", "/v1/projects/*", srv_h_project_get, SRV_F_READ, "projects/*" },
-	{ "DELETE", "/v1/projects/*", srv_h_project_delete, SRV_F_CLUSTER, NULL },
+	{ .method = "POST", .path = "/v1/projects", .handler = srv_h_project_create,
+	  .access = SRV_ACCESS_CLUSTER, .flags = SRV_F_BODY },
+	{ .method = "GET", .path = "/v1/projects", .handler = srv_h_project_list, .access = SRV_ACCESS_ANY },
+	{ .method = "GET", .path = "/v1/projects/*", .handler = srv_h_project_get,
+	  .access = SRV_ACCESS_VIEWER, .doc_name = "projects/*" },
+	{ .method = "DELETE", .path = "/v1/projects/*", .handler = srv_h_project_delete, .access = SRV_ACCESS_CLUSTER },
 
-	{ "POST", "/v1/locations", srv_h_location_create, SRV_F_CLUSTER | SRV_F_BODY, NULL },
-	{ "GET", "/v1/locations", srv_h_location_list_admin, SRV_F_CLUSTER, NULL },
-	{ "GET", "/v1/locations/*", srv_h_location_get_admin, SRV_F_CLUSTER, NULL },
-	{ "PATCH", "/v1/locations/*", srv_h_location_patch, SRV_F_CLUSTER | SRV_F_BODY, NULL },
-	{ "DELETE", "/v1/locations/*", srv_h_location_delete, SRV_F_CLUSTER, NULL },
-	{ "GET", "/v1/projects/*/locations", srv_h_location_list, SRV_F_READ, NULL },
-	{ "GET", PL, srv_h_location_get, SRV_F_READ, NULL },
+	{ .method = "POST", .path = "/v1/locations", .handler = srv_h_location_create,
+	  .access = SRV_ACCESS_CLUSTER, .flags = SRV_F_BODY },
+	{ .method = "GET", .path = "/v1/locations", .handler = srv_h_location_list_admin,
+	  .access = SRV_ACCESS_CLUSTER },
+	{ .method = "GET", .path = "/v1/locations/*", .handler = srv_h_location_get_admin,
+	  .access = SRV_ACCESS_CLUSTER },
+	{ .method = "PATCH", .path = "/v1/locations/*", .handler = srv_h_location_patch,
+	  .access = SRV_ACCESS_CLUSTER, .flags = SRV_F_BODY },
+	{ .method = "DELETE", .path = "/v1/locations/*", .handler = srv_h_location_delete,
+	  .access = SRV_ACCESS_CLUSTER },
+	{ .method = "GET", .path = "/v1/projects/*/locations", .handler = srv_h_location_list,
+	  .access = SRV_ACCESS_VIEWER },
+	{ .method = "GET", .path = PL, .handler = srv_h_location_get, .access = SRV_ACCESS_VIEWER },
 
-	{ "POST", PL "/storagePools", srv_h_pool_create, SRV_F_WRITE | SRV_F_BODY, NULL },
-	{ "GET", PL "/storagePools", srv_h_pool_list, SRV_F_READ, NULL },
-	{ "GET", PL "/storagePools/*", srv_h_pool_get, SRV_F_READ, NULL },
-	{ "PATCH", PL "/storagePools/*", srv_h_pool_patch, SRV_F_WRITE | SRV_F_BODY, NULL },
-	{ "DELETE", PL "/storagePools/*", srv_h_pool_delete, SRV_F_WRITE, NULL },
-	{ "GET", PL "/storagePools/*/metrics", srv_h_pool_metrics, SRV_F_READ, NULL },
+	{ .method = "POST", .path = PL "/storagePools", .handler = srv_h_pool_create,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
+	{ .method = "GET", .path = PL "/storagePools", .handler = srv_h_pool_list, .access = SRV_ACCESS_VIEWER },
+	{ .method = "GET", .path = PL "/storagePools/*", .handler = srv_h_pool_get, .access = SRV_ACCESS_VIEWER },
+	{ .method = "PATCH", .path = PL "/storagePools/*", .handler = srv_h_pool_patch,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
+	{ .method = "DELETE", .path = PL "/storagePools/*", .handler = srv_h_pool_delete, .access = SRV_ACCESS_EDITOR },
+	{ .method = "GET", .path = PL "/storagePools/*/metrics", .handler = srv_h_pool_metrics,
+	  .access = SRV_ACCESS_VIEWER },
 
-	{ "POST", PL "/volumes", srv_h_volume_create, SRV_F_WRITE | SRV_F_BODY, NULL },
-	{ "GET", PL "/volumes", srv_h_volume_list, SRV_F_READ, NULL },
-	{ "GET", PL "/volumes/*", srv_h_volume_get, SRV_F_READ, "projects/*/locations/*/volumes/*" },
-	{ "PATCH", PL "/volumes/*", srv_h_volume_patch, SRV_F_WRITE | SRV_F_BODY, NULL },
-	{ "DELETE", PL "/volumes/*", srv_h_volume_delete, SRV_F_WRITE, NULL },
-	{ "GET", PL "/volumes/*/metrics", srv_h_volume_metrics, SRV_F_READ, NULL },
+	{ .method = "POST", .path = PL "/volumes", .handler = srv_h_volume_create,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
+	{ .method = "GET", .path = PL "/volumes", .handler = srv_h_volume_list, .access = SRV_ACCESS_VIEWER },
+	{ .method = "GET", .path = PL "/volumes/*", .handler = srv_h_volume_get,
+	  .access = SRV_ACCESS_VIEWER, .doc_name = "projects/*/locations/*/volumes/*" },
+	{ .method = "PATCH", .path = PL "/volumes/*", .handler = srv_h_volume_patch,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
+	{ .method = "DELETE", .path = PL "/volumes/*", .handler = srv_h_volume_delete, .access = SRV_ACCESS_EDITOR },
+	{ .method = "GET", .path = PL "/volumes/*/metrics", .handler = srv_h_volume_metrics,
+	  .access = SRV_ACCESS_VIEWER },
 
-	{ "GET", "/v1/nodes", srv_h_node_list, SRV_F_CLUSTER, NULL },
-	{ "GET", "/v1/nodes/*", srv_h_node_get, SRV_F_CLUSTER, NULL },
-	{ "POST", "/v1/nodes/*:drain", srv_h_node_drain, SRV_F_CLUSTER | SRV_F_BODY, NULL },
-	{ "POST", "/v1/nodes/*:undrain", srv_h_node_undrain, SRV_F_CLUSTER | SRV_F_BODY, NULL },
-	{ "DELETE", "/v1/nodes/*", srv_h_node_delete, SRV_F_CLUSTER, NULL },
-	{ "GET", "/v1/nodes/*/metrics", srv_h_node_metrics, SRV_F_CLUSTER, NULL },
-	{ "POST", "/v1/shelves", srv_h_shelf_create, SRV_F_CLUSTER | SRV_F_BODY, NULL },
-	{ "GET", "/v1/shelves", srv_h_shelf_list, SRV_F_CLUSTER, NULL },
-	{ "GET", "/v1/shelves/*", srv_h_shelf_get, SRV_F_CLUSTER, NULL },
-	{ "POST", "/v1/locations/*:joinToken", srv_h_join_token, SRV_F_CLUSTER | SRV_F_BODY, NULL },
-	{ "POST", "/v1/agent/join", srv_h_agent_join, SRV_F_NODE | SRV_F_BODY, NULL },
-	{ "POST", "/v1/agent/status", srv_h_agent_status, SRV_F_NODE | SRV_F_BODY | SRV_F_NODECERT, NULL },
+	{ .method = "GET", .path = "/v1/nodes", .handler = srv_h_node_list, .access = SRV_ACCESS_CLUSTER },
+	{ .method = "GET", .path = "/v1/nodes/*", .handler = srv_h_node_get, .access = SRV_ACCESS_CLUSTER },
+	{ .method = "POST", .path = "/v1/nodes/*:drain", .handler = srv_h_node_drain,
+	  .access = SRV_ACCESS_CLUSTER, .flags = SRV_F_BODY },
+	{ .method = "POST", .path = "/v1/nodes/*:undrain", .handler = srv_h_node_undrain,
+	  .access = SRV_ACCESS_CLUSTER, .flags = SRV_F_BODY },
+	{ .method = "DELETE", .path = "/v1/nodes/*", .handler = srv_h_node_delete, .access = SRV_ACCESS_CLUSTER },
+	{ .method = "GET", .path = "/v1/nodes/*/metrics", .handler = srv_h_node_metrics, .access = SRV_ACCESS_CLUSTER },
+	{ .method = "POST", .path = "/v1/shelves", .handler = srv_h_shelf_create,
+	  .access = SRV_ACCESS_CLUSTER, .flags = SRV_F_BODY },
+	{ .method = "GET", .path = "/v1/shelves", .handler = srv_h_shelf_list, .access = SRV_ACCESS_CLUSTER },
+	{ .method = "GET", .path = "/v1/shelves/*", .handler = srv_h_shelf_get, .access = SRV_ACCESS_CLUSTER },
+	{ .method = "POST", .path = "/v1/locations/*:joinToken", .handler = srv_h_join_token,
+	  .access = SRV_ACCESS_CLUSTER, .flags = SRV_F_BODY },
+	{ .method = "POST", .path = "/v1/agent/join", .handler = srv_h_agent_join,
+	  .access = SRV_ACCESS_NODE, .flags = SRV_F_BODY },
+	{ .method = "POST", .path = "/v1/agent/status", .handler = srv_h_agent_status,
+	  .access = SRV_ACCESS_NODE, .flags = SRV_F_BODY | SRV_F_NODECERT },
 
-	{ "GET", PL "/operations", srv_h_op_list, SRV_F_READ, NULL },
-	{ "GET", PL "/operations/*", srv_h_op_get, SRV_F_READ, "projects/*/locations/*/operations/*" },
-	{ "DELETE", PL "/operations/*", srv_h_op_delete, SRV_F_WRITE, NULL },
-	{ "POST", PL "/operations/*:cancel", srv_h_op_cancel, SRV_F_WRITE | SRV_F_BODY, NULL },
+	{ .method = "GET", .path = PL "/operations", .handler = srv_h_op_list, .access = SRV_ACCESS_VIEWER },
+	{ .method = "GET", .path = PL "/operations/*", .handler = srv_h_op_get,
+	  .access = SRV_ACCESS_VIEWER, .doc_name = "projects/*/locations/*/operations/*" },
+	{ .method = "DELETE", .path = PL "/operations/*", .handler = srv_h_op_delete, .access = SRV_ACCESS_EDITOR },
+	{ .method = "POST", .path = PL "/operations/*:cancel", .handler = srv_h_op_cancel,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
 };
 
 const int srv_nroutes = (int)(sizeof(srv_routes) / sizeof(srv_routes[0]));
@@ -162,26 +201,6 @@ static bool path_match(const struct seg_list *t, const struct seg_list *path, ch
 	}
 	*nparams = np;
 	return true;
-}
-
-int srv_doc_name(const struct srv_req *req, char *out, size_t cap)
-{
-	const char *t = req->route->doc_name;
-	size_t off = 0;
-	int p = 0;
-
-	for (; t && *t && off + 1 < cap; t++) {
-		if (*t != '*') {
-			out[off++] = *t;
-			continue;
-		}
-		if (p >= req->nparams)
-			return AQ_EINTERNAL;
-		for (const char *v = req->params[p++]; *v && off + 1 < cap; v++)
-			out[off++] = *v;
-	}
-	out[off] = '\0';
-	return t && *t ? AQ_EINVAL : AQ_OK;
 }
 
 int srv_route_match(const char *method, const char *path, int *idx, char params[][256],

@@ -2,10 +2,12 @@
  * build time (server/ui/, by server/embed.sh): GET /ui/ is the page, GET
  * /ui/app.js and /ui/app.css its script and style. No token is needed to
  * fetch them; the page asks the API with the token the operator gives it. */
-#include "server/srv_internal.h"
+#include "server/srv_docs.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "server/srv_req.h"
 
 extern const unsigned char srv_ui_index_html[];
 extern const size_t srv_ui_index_html_len;

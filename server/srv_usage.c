@@ -4,21 +4,17 @@
  *   GET /v1/projects/P/locations/L/storagePools/S/metrics  (sum of its volumes)
  *   GET /v1/nodes/N/metrics                                 (cluster admin)
  * The resource must exist (404 otherwise); RBAC is the route table's. */
-#include "server/srv_internal.h"
+#include "server/srv_usage.h"
 
 #include <stdio.h>
 #include <time.h>
 
 #include "api/api_schema.h"
+#include "db/db.h"
+#include "server/srv_clock.h"
+#include "server/srv_internal.h"
+#include "server/srv_req.h"
 #include "server/srv_series.h"
-
-static int64_t usage_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int usage_answer(struct srv_req *req, enum srv_series_kind kind, const char *name,
 			const char *what, json_t **resp)
@@ -34,7 +30,7 @@ static int usage_answer(struct srv_req *req, enum srv_series_kind kind, const ch
 	json_decref(doc);
 	if (rc != AQ_OK)
 		return rc;
-	if (!(points = srv_series_points(req->srv->series, kind, name, window, usage_now_ms())))
+	if (!(points = srv_series_points(req->srv->series, kind, name, window, srv_clock_ms())))
 		return AQ_ENOMEM;
 	*resp = json_pack("{s:s,s:i,s:i,s:o}", "name", name, "windowSeconds", window, "stepSeconds",
 			  SRV_SERIES_STEP_S, "points", points);

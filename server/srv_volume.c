@@ -3,15 +3,21 @@
  * A volume's throughputMibps is stored: the user's figure in MANUAL pools,
  * the computed limit in AUTO and FLEX pools (recomputed whenever its
  * capacity, tiering or pool changes), so pool sums are one query. */
-#include "server/srv_internal.h"
+#include "server/srv_volume.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/api_resource.h"
-#include "server/srv_node.h"
+#include "api/api_schema.h"
+#include "db/db.h"
+#include "server/srv_internal.h"
+#include "server/srv_kick.h"
+#include "server/srv_op.h"
+#include "server/srv_place.h"
 #include "server/srv_pool.h"
+#include "server/srv_req.h"
 
 #define VOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.Volume"
 #define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
@@ -201,7 +207,7 @@ static int vol_pending(struct srv_req *req, const char *parent, const char *name
 		op = NULL;
 	}
 	if (*node)
-		srv_reconcile_kick(req->srv, node);
+		srv_kick(req->srv, node);
 out:
 	json_decref(op);
 	return rc;

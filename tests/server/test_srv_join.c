@@ -2,9 +2,12 @@
  * token's install command (server/srv_join.c): who may join as what, which
  * node token speaks for which node incarnation, when a token is renewed,
  * shell quoting and the public URL. */
-#include "server/srv_node.h"
+#include "server/srv_auth.h"
+#include "server/srv_cfg.h"
+#include "server/srv_join.h"
 
 #include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,23 +42,23 @@ START_TEST(test_join_check)
 	aq_msg msg = { "" };
 	struct srv_auth a = join_token("east", ""), b = join_token("east", "n1"), n = node_token("n1", "aa");
 
-	ck_assert_int_eq(srv_join_check(&a, "n7", "east", &msg), AQ_OK);
-	ck_assert_int_eq(srv_join_check(&a, "n7", "west", &msg), AQ_EACCES);
+	ck_assert_int_eq(srv_auth_join_check(&a, "n7", "east", &msg), AQ_OK);
+	ck_assert_int_eq(srv_auth_join_check(&a, "n7", "west", &msg), AQ_EACCES);
 	ck_assert(strstr(msg.text, "for location \"east\"") != NULL);
-	ck_assert_int_eq(srv_join_check(&b, "n1", "east", &msg), AQ_OK);
-	ck_assert_int_eq(srv_join_check(&b, "n2", "east", &msg), AQ_EACCES);
+	ck_assert_int_eq(srv_auth_join_check(&b, "n1", "east", &msg), AQ_OK);
+	ck_assert_int_eq(srv_auth_join_check(&b, "n2", "east", &msg), AQ_EACCES);
 	ck_assert(strstr(msg.text, "for node \"n1\"") != NULL);
 	/* a node token never joins, not even as itself */
-	ck_assert_int_eq(srv_join_check(&n, "n1", "east", &msg), AQ_EACCES);
+	ck_assert_int_eq(srv_auth_join_check(&n, "n1", "east", &msg), AQ_EACCES);
 	ck_assert(strstr(msg.text, "only a join token may join") != NULL);
 	/* no location, no id: refused */
 	a.location[0] = '\0';
-	ck_assert_int_eq(srv_join_check(&a, "n7", "east", &msg), AQ_EACCES);
+	ck_assert_int_eq(srv_auth_join_check(&a, "n7", "east", &msg), AQ_EACCES);
 	b.jti[0] = '\0';
-	ck_assert_int_eq(srv_join_check(&b, "n1", "east", &msg), AQ_EACCES);
+	ck_assert_int_eq(srv_auth_join_check(&b, "n1", "east", &msg), AQ_EACCES);
 	a = join_token("east", "");
 	a.role = SRV_ROLE_ADMIN;
-	ck_assert_int_eq(srv_join_check(&a, "n7", "east", &msg), AQ_EACCES);
+	ck_assert_int_eq(srv_auth_join_check(&a, "n7", "east", &msg), AQ_EACCES);
 }
 END_TEST
 
@@ -67,22 +70,22 @@ START_TEST(test_node_token_check)
 	struct srv_auth ok = node_token("n1", "aa"), old = node_token("n1", "bb"), other = node_token("n2", "aa");
 	struct srv_auth join = join_token("east", "n1"), pre = node_token("n1", "");
 
-	ck_assert_int_eq(srv_node_token_check(&ok, doc, &msg), AQ_OK);
+	ck_assert_int_eq(srv_auth_node_check(&ok, doc, &msg), AQ_OK);
 	/* a token of an earlier incarnation (deleted and joined again) */
-	ck_assert_int_eq(srv_node_token_check(&old, doc, &msg), AQ_EUNAUTH);
+	ck_assert_int_eq(srv_auth_node_check(&old, doc, &msg), AQ_EUNAUTH);
 	ck_assert(strstr(msg.text, "revoked") != NULL);
 	/* a token of another node */
-	ck_assert_int_eq(srv_node_token_check(&other, doc, &msg), AQ_EUNAUTH);
+	ck_assert_int_eq(srv_auth_node_check(&other, doc, &msg), AQ_EUNAUTH);
 	/* a join token reports nothing */
-	ck_assert_int_eq(srv_node_token_check(&join, doc, &msg), AQ_EUNAUTH);
+	ck_assert_int_eq(srv_auth_node_check(&join, doc, &msg), AQ_EUNAUTH);
 	/* a token from before incarnations: only while the node has none */
 	pre.use[0] = '\0';
-	ck_assert_int_eq(srv_node_token_check(&pre, legacy, &msg), AQ_OK);
-	ck_assert_int_eq(srv_node_token_check(&pre, doc, &msg), AQ_EUNAUTH);
+	ck_assert_int_eq(srv_auth_node_check(&pre, legacy, &msg), AQ_OK);
+	ck_assert_int_eq(srv_auth_node_check(&pre, doc, &msg), AQ_EUNAUTH);
 	/* a current-use token without incarnation for a node without one */
-	ck_assert_int_eq(srv_node_token_check(&ok, legacy, &msg), AQ_EUNAUTH);
+	ck_assert_int_eq(srv_auth_node_check(&ok, legacy, &msg), AQ_EUNAUTH);
 	ok.role = SRV_ROLE_ADMIN;
-	ck_assert_int_eq(srv_node_token_check(&ok, doc, &msg), AQ_EACCES);
+	ck_assert_int_eq(srv_auth_node_check(&ok, doc, &msg), AQ_EACCES);
 	json_decref(doc);
 	json_decref(legacy);
 }
@@ -95,15 +98,15 @@ START_TEST(test_token_stale)
 
 	a.iat = 10000;
 	a.exp = 11000;
-	ck_assert(!srv_node_token_stale(&a, ttl, 10100));
-	ck_assert(!srv_node_token_stale(&a, ttl, 10499));
-	ck_assert(srv_node_token_stale(&a, ttl, 10501)); /* past half its life */
+	ck_assert(!srv_auth_node_stale(&a, ttl, 10100));
+	ck_assert(!srv_auth_node_stale(&a, ttl, 10499));
+	ck_assert(srv_auth_node_stale(&a, ttl, 10501)); /* past half its life */
 	a.exp = 10000 + 10L * 365 * 86400;               /* longer-lived than allowed */
-	ck_assert(srv_node_token_stale(&a, ttl, 10001));
+	ck_assert(srv_auth_node_stale(&a, ttl, 10001));
 	a = node_token("n1", "");                         /* no incarnation */
 	a.iat = 10000;
 	a.exp = 11000;
-	ck_assert(srv_node_token_stale(&a, ttl, 10001));
+	ck_assert(srv_auth_node_stale(&a, ttl, 10001));
 }
 END_TEST
 
@@ -114,9 +117,9 @@ START_TEST(test_claims)
 	aq_msg msg = { "" };
 	char *tok = NULL, authz[4200];
 
-	ck_assert_int_eq(srv_token_make(key, &in, 600, &tok, &msg), AQ_OK);
+	ck_assert_int_eq(srv_auth_token_make(key, &in, 600, &tok, &msg), AQ_OK);
 	snprintf(authz, sizeof(authz), "Bearer %s", tok);
-	ck_assert_int_eq(srv_token_verify(key, authz, &out, &msg), AQ_OK);
+	ck_assert_int_eq(srv_auth_token_verify(key, authz, &out, &msg), AQ_OK);
 	ck_assert_str_eq(out.use, SRV_USE_JOIN);
 	ck_assert_str_eq(out.node, "n1");
 	ck_assert_str_eq(out.location, "east");
@@ -124,9 +127,9 @@ START_TEST(test_claims)
 	ck_assert_int_eq(out.exp - out.iat, 600);
 	free(tok);
 	in = node_token("n1", "0123abcd");
-	ck_assert_int_eq(srv_token_make(key, &in, 600, &tok, &msg), AQ_OK);
+	ck_assert_int_eq(srv_auth_token_make(key, &in, 600, &tok, &msg), AQ_OK);
 	snprintf(authz, sizeof(authz), "Bearer %s", tok);
-	ck_assert_int_eq(srv_token_verify(key, authz, &out, &msg), AQ_OK);
+	ck_assert_int_eq(srv_auth_token_verify(key, authz, &out, &msg), AQ_OK);
 	ck_assert_str_eq(out.use, SRV_USE_NODE);
 	ck_assert_str_eq(out.nid, "0123abcd");
 	ck_assert_str_eq(out.node, "");
@@ -171,18 +174,18 @@ START_TEST(test_public_url)
 	aq_msg msg = { "" };
 	char out[300];
 
-	ck_assert_int_eq(srv_public_url_check("https://cp.example:8443", &msg), AQ_OK);
-	ck_assert_int_eq(srv_public_url_check("http://[fd00::1]:8080/aq", &msg), AQ_OK);
-	ck_assert_int_eq(srv_public_url_check("ftp://x", &msg), AQ_EINVAL);
-	ck_assert_int_eq(srv_public_url_check("https://", &msg), AQ_EINVAL);
-	ck_assert_int_eq(srv_public_url_check("https://a b", &msg), AQ_EINVAL);
-	ck_assert_int_eq(srv_public_url_check("https://a\"b", &msg), AQ_EINVAL);
-	ck_assert_int_eq(srv_public_url_check("https://a\nb", &msg), AQ_EINVAL);
-	srv_public_url_default("127.0.0.1:8080", true, "cp", out, sizeof(out));
+	ck_assert_int_eq(srv_cfg_public_url_check("https://cp.example:8443", &msg), AQ_OK);
+	ck_assert_int_eq(srv_cfg_public_url_check("http://[fd00::1]:8080/aq", &msg), AQ_OK);
+	ck_assert_int_eq(srv_cfg_public_url_check("ftp://x", &msg), AQ_EINVAL);
+	ck_assert_int_eq(srv_cfg_public_url_check("https://", &msg), AQ_EINVAL);
+	ck_assert_int_eq(srv_cfg_public_url_check("https://a b", &msg), AQ_EINVAL);
+	ck_assert_int_eq(srv_cfg_public_url_check("https://a\"b", &msg), AQ_EINVAL);
+	ck_assert_int_eq(srv_cfg_public_url_check("https://a\nb", &msg), AQ_EINVAL);
+	srv_cfg_public_url_default("127.0.0.1:8080", true, "cp", out, sizeof(out));
 	ck_assert_str_eq(out, "https://127.0.0.1:8080");
-	srv_public_url_default("0.0.0.0:8080", false, "cp", out, sizeof(out));
+	srv_cfg_public_url_default("0.0.0.0:8080", false, "cp", out, sizeof(out));
 	ck_assert_str_eq(out, "http://cp:8080");
-	srv_public_url_default("[::]:8443", true, "cp.example", out, sizeof(out));
+	srv_cfg_public_url_default("[::]:8443", true, "cp.example", out, sizeof(out));
 	ck_assert_str_eq(out, "https://cp.example:8443");
 }
 END_TEST

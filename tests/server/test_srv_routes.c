@@ -1,7 +1,7 @@
 /* Unit tests for the router in server/srv_routes.c: segment matching,
  * parameters, custom verbs ("*:verb"), 404 vs 405, and paths that are not
  * paths (no leading '/', empty and trailing segments, too many segments). */
-#include "server/srv_internal.h"
+#include "server/srv_routes.h"
 
 #include <check.h>
 #include <stdlib.h>

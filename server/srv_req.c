@@ -1,14 +1,62 @@
-/* srv_common: pieces every resource handler uses: parent checks, list
- * paging, operation documents. */
-#include "server/srv_internal.h"
+/* srv_req: the accessors handlers share (see srv_req.h): query
+ * parameters, stored documents, parents, list paging and create input. */
+#include "server/srv_req.h"
 
-#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/api_math.h"
 #include "api/api_schema.h"
+#include "db/db.h"
+#include "server/srv_internal.h"
+
+const char *srv_query(const struct srv_req *req, const char *key)
+{
+	for (int i = 0; i < req->nquery; i++)
+		if (strcmp(req->qkey[i], key) == 0)
+			return req->qval[i];
+	return NULL;
+}
+
+int srv_query_bool(struct srv_req *req, const char *key, bool dflt, bool *out)
+{
+	const char *v = srv_query(req, key);
+
+	if (!v) {
+		*out = dflt;
+		return AQ_OK;
+	}
+	if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || *v == '\0') {
+		*out = true;
+		return AQ_OK;
+	}
+	if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0) {
+		*out = false;
+		return AQ_OK;
+	}
+	return aq_fail(&req->msg, AQ_EINVAL, "query parameter %s must be true or false", key);
+}
+
+int srv_doc_name(const struct srv_req *req, char *out, size_t cap)
+{
+	const char *t = req->route->doc_name;
+	size_t off = 0;
+	int p = 0;
+
+	for (; t && *t && off + 1 < cap; t++) {
+		if (*t != '*') {
+			out[off++] = *t;
+			continue;
+		}
+		if (p >= req->nparams)
+			return AQ_EINTERNAL;
+		for (const char *v = req->params[p++]; *v && off + 1 < cap; v++)
+			out[off++] = *v;
+	}
+	out[off] = '\0';
+	return t && *t ? AQ_EINVAL : AQ_OK;
+}
 
 int srv_doc_answer(struct srv_req *req, const char *what)
 {
@@ -27,8 +75,8 @@ int srv_doc_answer(struct srv_req *req, const char *what)
 	return rc;
 }
 
-int srv_create_input(struct srv_req *req, const char *idparam, const struct api_field *table,
-		     const char *what, srv_check_fn check, const char **id, bool *validate, json_t **doc)
+/* validateOnly and the new resource's ID (query parameter idparam). */
+static int create_id(struct srv_req *req, const char *idparam, const char **id, bool *validate)
 {
 	int rc;
 
@@ -36,7 +84,15 @@ int srv_create_input(struct srv_req *req, const char *idparam, const struct api_
 		return rc;
 	if (!(*id = srv_query(req, idparam)))
 		return aq_fail(&req->msg, AQ_EINVAL, "%s is required", idparam);
-	if ((rc = api_id_check(*id, idparam, &req->msg)) != AQ_OK)
+	return api_id_check(*id, idparam, &req->msg);
+}
+
+int srv_create_input(struct srv_req *req, const char *idparam, const struct api_field *table,
+		     const char *what, srv_check_fn check, const char **id, bool *validate, json_t **doc)
+{
+	int rc;
+
+	if ((rc = create_id(req, idparam, id, validate)) != AQ_OK)
 		return rc;
 	if (!req->body)
 		return aq_fail(&req->msg, AQ_EINVAL, "the request body must be a %s", what);
@@ -47,6 +103,38 @@ int srv_create_input(struct srv_req *req, const char *idparam, const struct api_
 		*doc = NULL;
 	}
 	return rc;
+}
+
+int srv_create_top_input(struct srv_req *req, const char *idparam, const struct api_field *table,
+			 const char *what, const char *prefix, const char *idfield, const char **id,
+			 bool *validate, json_t **doc)
+{
+	char name[128], now[48];
+	int rc;
+
+	if ((rc = create_id(req, idparam, id, validate)) != AQ_OK)
+		return rc;
+	if (!req->body && !(req->body = json_object()))
+		return AQ_ENOMEM;
+	if ((rc = api_schema_check(table, req->body, true, what, doc, &req->msg)) != AQ_OK)
+		return rc;
+	snprintf(name, sizeof(name), "%s/%s", prefix, *id);
+	api_time_now(now, sizeof(now));
+	json_object_set_new(*doc, "name", json_string(name));
+	json_object_set_new(*doc, idfield, json_string(*id));
+	json_object_set_new(*doc, "createTime", json_string(now));
+	return AQ_OK;
+}
+
+int srv_create_put(struct srv_req *req, const char *kind, const char *parent, const json_t *doc, const char *what,
+		   const char *id)
+{
+	int rc;
+
+	if ((rc = db_begin(req->db)) != AQ_OK)
+		return rc;
+	rc = db_put(req->db, kind, parent, json_string_value(json_object_get(doc, "name")), doc, true);
+	return rc == AQ_EEXIST ? aq_fail(&req->msg, AQ_EEXIST, "%s \"%s\" already exists", what, id) : rc;
 }
 
 void srv_parent(const struct srv_req *req, char *out, size_t cap)
@@ -113,6 +201,17 @@ int srv_list(struct srv_req *req, const char *kind, const char *parent, json_t *
 	return db_list(req->db, &q, items, next, &req->msg);
 }
 
+int srv_list_cluster(struct srv_req *req, const char *kind, json_t **items, char **next)
+{
+	struct db_query q = { .kind = kind, .parent_prefix = "locations/" };
+	const char *ps = srv_query(req, "pageSize");
+
+	q.page_token = srv_query(req, "pageToken");
+	q.filter = srv_query(req, "filter");
+	q.page_size = ps ? (int)strtol(ps, NULL, 10) : 0;
+	return db_list(req->db, &q, items, next, &req->msg);
+}
+
 json_t *srv_list_page(const char *plural, json_t *items, const char *next)
 {
 	json_t *page = json_object();
@@ -125,80 +224,4 @@ json_t *srv_list_page(const char *plural, json_t *items, const char *next)
 	if (next)
 		json_object_set_new(page, "nextPageToken", json_string(next));
 	return page;
-}
-
-static json_t *op_doc(const char *parent, const char *target, const char *verb, bool done,
-		      const json_t *response)
-{
-	unsigned char rnd[8];
-	char id[64], name[700], now[48];
-	struct timespec ts;
-	json_t *op;
-
-	RAND_bytes(rnd, sizeof(rnd));
-	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(id, sizeof(id), "operation-%lld-%02x%02x%02x%02x%02x%02x%02x%02x",
-		 (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, rnd[0], rnd[1], rnd[2], rnd[3],
-		 rnd[4], rnd[5], rnd[6], rnd[7]);
-	snprintf(name, sizeof(name), "%s/operations/%s", parent, id);
-	api_time_now(now, sizeof(now));
-	op = json_pack("{s:s,s:{s:s,s:s,s:s,s:s,s:s,s:b,s:s},s:b}", "name", name, "metadata", "@type",
-		       "type.googleapis.com/google.cloud.netapp.v1.OperationMetadata", "createTime",
-		       now, "target", target, "verb", verb, "statusMessage", "", "requestedCancellation",
-		       0, "apiVersion", "v1", "done", done);
-	if (op && done) {
-		json_object_set_new(json_object_get(op, "metadata"), "endTime", json_string(now));
-		if (response)
-			json_object_set_new(op, "response", json_deep_copy(response));
-	}
-	return op;
-}
-
-json_t *srv_op_preview(const char *parent, const char *target, const char *verb,
-		       const json_t *response)
-{
-	return op_doc(parent, target, verb, true, response);
-}
-
-int srv_op_create(struct srv_req *req, const char *parent, const char *target, const char *verb,
-		  bool done, const json_t *response, json_t **out)
-{
-	json_t *op = op_doc(parent, target, verb, done, response);
-	int rc;
-
-	if (!op)
-		return AQ_ENOMEM;
-	rc = db_put(req->db, "operation", parent, json_string_value(json_object_get(op, "name")), op, true);
-	if (rc != AQ_OK) {
-		json_decref(op);
-		return rc;
-	}
-	*out = op;
-	return AQ_OK;
-}
-
-int srv_op_finish(struct db *db, const char *op_name, const json_t *response, int err,
-		  const char *errmsg)
-{
-	json_t *op = NULL, *md;
-	char now[48], parent[600];
-	const char *slash;
-	int rc;
-
-	if ((rc = db_get(db, op_name, &op)) != AQ_OK)
-		return rc;
-	api_time_now(now, sizeof(now));
-	md = json_object_get(op, "metadata");
-	json_object_set_new(md, "endTime", json_string(now));
-	json_object_set_new(op, "done", json_true());
-	if (err != AQ_OK)
-		json_object_set_new(op, "error", json_pack("{s:i,s:s}", "code", aq_err_rpc_code(err),
-							   "message", errmsg ? errmsg : aq_err_str(err)));
-	else if (response)
-		json_object_set_new(op, "response", json_deep_copy(response));
-	slash = strstr(op_name, "/operations/");
-	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - op_name) : 0, op_name);
-	rc = db_put(db, "operation", parent, op_name, op, false);
-	json_decref(op);
-	return rc;
 }

@@ -1,0 +1,13 @@
+/* srv_health: GET /healthz, {"status": "ok"} while aquiferd serves. Its
+ * route is SRV_F_INLINE: answered on the socket thread, no token, no I/O,
+ * so it answers even when every worker is busy. */
+#ifndef AQ_SRV_HEALTH_H
+#define AQ_SRV_HEALTH_H
+
+#include <jansson.h>
+
+struct srv_req;
+
+int srv_h_healthz(struct srv_req *req, json_t **resp);
+
+#endif

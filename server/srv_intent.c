@@ -1,0 +1,95 @@
+/* srv_intent: a node's desired state, built from its placements (see
+ * srv_intent.h). Every volume entry goes through the one intent contract
+ * (api/api_intent.h), so what the reconciler sends is what the agent
+ * checks. Pure over the db: no I/O but reads, no locks. */
+#include "server/srv_intent.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_intent.h"
+#include "api/api_schema.h"
+#include "db/db.h"
+#include "server/srv_location.h"
+
+int srv_intent_vol_parent(const char *vn, char *out, size_t cap)
+{
+	const char *slash = strstr(vn, "/volumes/");
+
+	if (!slash)
+		return AQ_EINVAL;
+	snprintf(out, cap, "%.*s", (int)(slash - vn), vn);
+	return AQ_OK;
+}
+
+/* The intent entry of the volume a placement names (api_intent.h), or a
+ * reason in bad[] when it cannot be encoded: then its operation fails with
+ * that reason once the generation is applied, instead of waiting forever. */
+static void intent_volume(const struct api_math_params *p, struct db *db, const json_t *pl, json_t *vols,
+			  json_t *bad)
+{
+	const char *vn = api_json_str(pl, "volume", "");
+	char pname[800], parent[600];
+	struct api_intent_volume *iv = malloc(sizeof(*iv));
+	json_t *vol = NULL, *pool = NULL;
+	aq_msg why = { "" };
+
+	if (!iv || db_get(db, vn, &vol) != AQ_OK || srv_intent_vol_parent(vn, parent, sizeof(parent)) != AQ_OK)
+		goto out;
+	snprintf(pname, sizeof(pname), "%s/storagePools/%s", parent, api_json_str(vol, "storagePool", ""));
+	if (db_get(db, pname, &pool) != AQ_OK)
+		pool = NULL;
+	if (api_intent_volume_from_api(vol, pool, p, api_json_str(pl, "fsid", ""), api_json_str(pl, "dir", ""), iv,
+				       &why) == AQ_OK)
+		json_array_append_new(vols, api_intent_volume_encode(iv));
+	else
+		json_array_append_new(bad, json_pack("{s:s,s:s}", "name", vn, "error", why.text));
+out:
+	free(iv);
+	json_decref(vol);
+	json_decref(pool);
+}
+
+int srv_intent_build(const struct api_math_params *srv_math, struct db *db, const json_t *node,
+			json_t **out, json_t **bad)
+{
+	const char *nn = api_json_str(node, "name", "");
+	json_t *pls = NULL, *pl, *vols = json_array(), *dels = json_array(), *key = NULL, *cold;
+	char kname[200];
+	size_t i;
+	int rc;
+
+	*bad = json_array();
+	if ((rc = db_list_all(db, &(struct db_query){ .kind = "placement", .parent = nn }, &pls, NULL)) != AQ_OK)
+		goto out;
+	json_array_foreach(pls, i, pl) {
+		if (strcmp(api_json_str(pl, "action", ""), "delete") == 0) {
+			struct api_intent_delete d = { .name = "" };
+
+			snprintf(d.name, sizeof(d.name), "%s", api_json_str(pl, "volume", ""));
+			snprintf(d.fsid, sizeof(d.fsid), "%s", api_json_str(pl, "fsid", ""));
+			snprintf(d.dir, sizeof(d.dir), "%s", api_json_str(pl, "dir", ""));
+			json_array_append_new(dels, api_intent_delete_encode(&d));
+			continue;
+		}
+		intent_volume(srv_math, db, pl, vols, *bad);
+	}
+	snprintf(kname, sizeof(kname), "locsecrets/%s", api_json_str(node, "location", ""));
+	if ((rc = db_get(db, kname, &key)) != AQ_OK)
+		goto out;
+	*out = json_pack("{s:s,s:s,s:s,s:O,s:O}", "node", nn, "location", api_json_str(node, "location", ""),
+			 "handleKey", api_json_str(key, "handleKey", ""), "volumes", vols, "deletes", dels);
+	rc = *out ? AQ_OK : AQ_ENOMEM;
+	/* the location's cold store (absent: the agent's default on the shelf);
+	 * part of the hash, so a changed store is pushed at once */
+	if (rc == AQ_OK && (cold = srv_cold_store_intent(db, api_json_str(node, "location", ""))))
+		json_object_set_new(*out, "coldStore", cold);
+out:
+	json_decref(pls);
+	json_decref(vols);
+	json_decref(dels);
+	json_decref(key);
+	return rc;
+}
+

@@ -1,0 +1,152 @@
+/* srv_place: which node serves a volume (see srv_place.h). A volume goes
+ * to a READY node of its location with throughput headroom, within what
+ * the location's shelves can still take; the choice itself is
+ * api_place_pick's (api/api_place.h), this file feeds it the candidates
+ * and writes the placement. */
+#include "server/srv_place.h"
+
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_place.h"
+#include "api/api_resource.h"
+#include "api/api_schema.h"
+#include "db/db.h"
+#include "server/srv_req.h"
+
+int srv_place_allocated(struct db *db, const char *node_name, double *mibps, int64_t *count)
+{
+	int rc = db_sum(db, "placement", node_name, "mibps", mibps);
+
+	if (rc == AQ_OK && count)
+		rc = db_count(db, "placement", node_name, count);
+	return rc;
+}
+
+/* Candidate nodes of a location with their allocation; *shelf_head is what
+ * the location's shelves can still take. */
+static int place_candidates(struct db *db, const char *loc, const char *skip, json_t **nodes,
+			    struct api_place_node **cand, double *shelf_head, aq_msg *msg)
+{
+	char parent[200];
+	struct db_query q = { .kind = "node", .parent = parent };
+	char *next = NULL;
+	double shelves = 0, total = 0;
+	json_t *n, *alloc = NULL;
+	size_t i;
+	int rc;
+
+	snprintf(parent, sizeof(parent), "locations/%s", loc);
+	if ((rc = db_list(db, &q, nodes, &next, msg)) != AQ_OK)
+		return rc;
+	free(next);
+	/* what is placed on each node of the location, in one query */
+	if ((rc = db_sum_by_parent(db, "placement", "mibps", "node", parent, &alloc)) != AQ_OK)
+		return rc;
+	*cand = calloc(json_array_size(*nodes) + 1, sizeof(**cand));
+	if (!*cand) {
+		json_decref(alloc);
+		return AQ_ENOMEM;
+	}
+	json_array_foreach(*nodes, i, n) {
+		struct api_place_node *c = &(*cand)[i];
+
+		c->name = api_json_str(n, "name", "");
+		c->ceiling_mibps = api_json_double(n, "throughputCeilingMibps", 0);
+		c->allocated_mibps = api_json_double(alloc, c->name, 0);
+		c->eligible = strcmp(api_json_str(n, "state", ""), "READY") == 0 &&
+			      (!skip || strcmp(c->name, skip) != 0);
+		total += c->allocated_mibps;
+	}
+	json_decref(alloc);
+	if ((rc = db_sum(db, "shelf", parent, "readThroughputMibps", &shelves)) != AQ_OK)
+		return rc;
+	*shelf_head = shelves - total;
+	return AQ_OK;
+}
+
+int srv_place_pick(struct db *db, const char *loc, const char *skip, double mibps, bool overcommit,
+		   char *node, size_t cap, aq_msg *msg)
+{
+	json_t *nodes = NULL;
+	struct api_place_node *cand = NULL;
+	double shelf_head = 0;
+	size_t pick;
+	int rc;
+
+	if ((rc = place_candidates(db, loc, skip, &nodes, &cand, &shelf_head, msg)) == AQ_OK &&
+	    (rc = api_place(cand, json_array_size(nodes), mibps, shelf_head, overcommit, &pick, msg)) == AQ_OK)
+		snprintf(node, cap, "%s", cand[pick].name);
+	if (rc == AQ_EUNAVAIL)
+		rc = aq_fail(msg, AQ_EEXHAUSTED, "no READY storage node in location \"%s\"; join one with aquifer-agent", loc);
+	free(cand);
+	json_decref(nodes);
+	return rc;
+}
+
+static void vol_location(const char *vol_name, char *loc, size_t cap)
+{
+	const char *l = strstr(vol_name, "/locations/");
+	const char *e = l ? strchr(l + 11, '/') : NULL;
+
+	snprintf(loc, cap, "%.*s", e ? (int)(e - l - 11) : 0, l ? l + 11 : "");
+}
+
+int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name,
+		     const char *action, char *node, size_t node_cap, aq_msg *msg)
+{
+	const char *vn = api_json_str(vol, "name", "");
+	double mibps = api_json_double(vol, "throughputMibps", 0);
+	char pname[800], loc[100];
+	json_t *pl = NULL;
+	int rc;
+
+	snprintf(pname, sizeof(pname), "placements/%s", vn);
+	vol_location(vn, loc, sizeof(loc));
+	rc = db_get(req->db, pname, &pl);
+	if (rc == AQ_ENOENT && strcmp(action, "create") == 0) {
+		unsigned char sum[SHA256_DIGEST_LENGTH];
+		char fsid[17], dir[64], seed[900];
+
+		if ((rc = srv_place_pick(req->db, loc, NULL, mibps, false, node, node_cap, msg)) != AQ_OK)
+			goto out;
+		/* fsid: stable for this incarnation of the name (its createTime) */
+		snprintf(seed, sizeof(seed), "%s|%s", vn, api_json_str(vol, "createTime", ""));
+		SHA256((const unsigned char *)seed, strlen(seed), sum);
+		for (int i = 0; i < 8; i++)
+			snprintf(fsid + i * 2, 3, "%02x", sum[i]);
+		snprintf(dir, sizeof(dir), "volumes/%s", fsid);
+		pl = json_pack("{s:s,s:s,s:f,s:s,s:s,s:s,s:s,s:I}", "volume", vn, "node", node, "mibps",
+			       mibps, "fsid", fsid, "dir", dir, "op", op_name, "action", action,
+			       "pendingGeneration", (json_int_t)0);
+		rc = pl ? db_put(req->db, "placement", node, pname, pl, true) : AQ_ENOMEM;
+		goto out;
+	}
+	if (rc != AQ_OK)
+		goto out;
+	snprintf(node, node_cap, "%s", api_json_str(pl, "node", ""));
+	if (strcmp(action, "update") == 0) {
+		double alloc = 0, old = api_json_double(pl, "mibps", 0);
+		json_t *nd = NULL;
+
+		if ((rc = srv_place_allocated(req->db, node, &alloc, NULL)) != AQ_OK ||
+		    (rc = db_get(req->db, node, &nd)) != AQ_OK)
+			goto out;
+		if (mibps > old && alloc - old + mibps > api_json_double(nd, "throughputCeilingMibps", 0) + 1e-6)
+			rc = aq_fail(msg, AQ_EEXHAUSTED, "node %s has %.2f MiB/s of headroom; the volume needs %.2f more",
+				     node, api_json_double(nd, "throughputCeilingMibps", 0) - alloc, mibps - old);
+		json_decref(nd);
+		if (rc != AQ_OK)
+			goto out;
+		json_object_set_new(pl, "mibps", json_real(mibps));
+	}
+	json_object_set_new(pl, "op", json_string(op_name));
+	json_object_set_new(pl, "action", json_string(action));
+	json_object_set_new(pl, "pendingGeneration", json_integer(0));
+	rc = db_put(req->db, "placement", node, pname, pl, false);
+out:
+	json_decref(pl);
+	return rc;
+}

@@ -1,0 +1,37 @@
+/* srv_place: which node serves a volume.
+ *
+ * Stored kind "placement" (placements/<volume name>, parent nodes/N): the
+ * node serving a volume, its weight (mibps), the action the node must take
+ * ("create", "update", "delete") and the operation waiting for it. Every
+ * call runs in the caller's transaction; no state of its own.
+ */
+#ifndef AQ_SRV_PLACE_H
+#define AQ_SRV_PLACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "api/api_error.h"
+
+struct db;
+struct srv_req;
+
+/* Place a new or changed volume: pick a node of the volume's location,
+ * write its placement with the pending operation and action. For an update
+ * or delete the volume keeps its node (update re-checks that node's
+ * headroom). node gets the node's name, for the reconciler's kick after
+ * the commit. */
+int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name, const char *action, char *node,
+		     size_t node_cap, aq_msg *msg);
+/* Pick a READY node of location loc with room for mibps (skip: a node to
+ * leave, or NULL; overcommit: past ceilings when none has room). */
+int srv_place_pick(struct db *db, const char *loc, const char *skip, double mibps, bool overcommit, char *node,
+		   size_t cap, aq_msg *msg);
+/* The sum of the placement weights on node node_name, and (count not
+ * NULL) how many placements it holds. */
+int srv_place_allocated(struct db *db, const char *node_name, double *mibps, int64_t *count);
+
+#endif

@@ -1,0 +1,145 @@
+/* srv_req: one HTTP request as handlers see it, the route it matched, and
+ * the accessors every handler shares: query parameters, the stored
+ * document of a GET, the parent a path names, list paging and the input of
+ * a create.
+ *
+ * A request goes: MHD socket thread (srv_http.c: route match, token, body
+ * cap, suspend) -> worker thread (route check, JSON parse, handler, answer)
+ * -> resume on the socket thread. Handlers therefore run off the socket
+ * thread and may block on SQLite; each worker owns one db connection,
+ * handed to the handler in req->db. A request belongs to one thread at a
+ * time; nothing here locks.
+ */
+#ifndef AQ_SRV_REQ_H
+#define AQ_SRV_REQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "api/api_error.h"
+#include "api/api_math.h"
+#include "server/srv_auth.h"
+
+#define SRV_MAX_PARAMS 6
+#define SRV_MAX_QUERY 24
+#define SRV_BODY_MAX (1024 * 1024)
+/* Retry a whole transaction body on AQ_EBUSY. */
+#define SRV_TX_RETRIES 5
+
+struct db;
+struct srv;
+struct srv_req;
+
+/* A handler returns AQ_OK with *resp set (a JSON body, status 200), or AQ_OK
+ * with req->text set (a non-JSON body), or an error code with req->msg
+ * explaining it; the router builds the Google error body. */
+typedef int (*srv_handler)(struct srv_req *req, json_t **resp);
+
+enum srv_route_flag {
+	SRV_F_BODY = 1 << 0,       /* takes a JSON body (may be empty) */
+	SRV_F_NODECERT = 1 << 1,   /* under TLS: the token's node's client certificate */
+	SRV_F_INLINE = 1 << 2,     /* answered on the socket thread: no token, no I/O */
+};
+
+/* One row of the route table (srv_routes.c): the router checks .access
+ * and .flags before the handler runs, so handlers assume them. */
+struct srv_route {
+	const char *method;
+	const char *path;          /* "*" matches one segment; "*:verb" a custom method */
+	srv_handler handler;
+	enum srv_access access;    /* who may call it (srv_auth.h) */
+	unsigned flags;            /* enum srv_route_flag */
+	/* GET of one stored document: its name from the path parameters ("*"
+	 * replaced in order). Such GETs are answered on the socket thread from
+	 * the document cache when it holds the name (no I/O there), else by
+	 * the handler on a worker. */
+	const char *doc_name;
+};
+
+struct srv_req {
+	struct srv *srv;
+	struct db *db;
+	const struct srv_route *route;
+	int route_idx;
+	void *conn;                 /* struct MHD_Connection * */
+	char method[8];
+	char *url;
+	char params[SRV_MAX_PARAMS][256];
+	int nparams;
+	char *qkey[SRV_MAX_QUERY];
+	char *qval[SRV_MAX_QUERY];
+	int nquery;
+	char *authz;                /* Authorization header, copied */
+	char host[256];             /* Host header, for links the answer gives */
+	char *body_raw;
+	size_t body_len;
+	bool body_too_big;
+	json_t *body;               /* parsed body, or NULL */
+	struct srv_auth auth;
+	aq_msg msg;
+	/* the answer */
+	int status;
+	char *text;                 /* response body (malloc'd) */
+	size_t text_len;
+	const char *ctype;
+	uint64_t start_ns;
+	int state;                  /* srv_http.c's request state */
+	bool authed;                /* token and route checks already passed */
+	bool verified;              /* the token verified from the head (req->auth) */
+	unsigned char *peer;        /* SRV_F_NODECERT: the client certificate (DER) */
+	size_t peer_len;
+	struct srv_req *next;       /* work queue link */
+};
+
+/* Query parameter or NULL. */
+const char *srv_query(const struct srv_req *req, const char *key);
+/* Query parameter "true"/"false" as bool (absent: dflt). Anything else is
+ * AQ_EINVAL with a message. */
+int srv_query_bool(struct srv_req *req, const char *key, bool dflt, bool *out);
+
+/* The stored document name of a doc_name route (see struct srv_route). */
+int srv_doc_name(const struct srv_req *req, char *out, size_t cap);
+/* Answer the stored document of a doc_name route (a worker-side handler
+ * body): the committed text, or NOT_FOUND saying what is missing. */
+int srv_doc_answer(struct srv_req *req, const char *what);
+
+/* The parent collection path "projects/P/locations/L" from params. */
+void srv_parent(const struct srv_req *req, char *out, size_t cap);
+/* Check that project params[0] (and location params[1]) exist. LIST also
+ * accepts location "-", meaning every location of the project. */
+enum srv_parent_check { SRV_PARENT_PROJECT, SRV_PARENT_LOCATION, SRV_PARENT_LIST };
+int srv_check_parent(struct srv_req *req, enum srv_parent_check what);
+
+/* List kind under parent with the request's pageSize/pageToken/filter/orderBy;
+ * *items and *next as db_list. */
+int srv_list(struct srv_req *req, const char *kind, const char *parent, json_t **items, char **next);
+/* The cluster admin's lists (nodes, shelves): kind under every location,
+ * with the request's pageSize, pageToken and filter. */
+int srv_list_cluster(struct srv_req *req, const char *kind, json_t **items, char **next);
+/* Wrap a list page: {plural: items, "nextPageToken"?: next}. Steals items. */
+json_t *srv_list_page(const char *plural, json_t *items, const char *next);
+
+/* The input of a create under a location: validateOnly, the ID query
+ * parameter idparam, the body checked against table (what names it) and
+ * then by check. On success *doc is the normalised body (new reference). */
+struct api_field;
+typedef int (*srv_check_fn)(const struct api_math_params *p, json_t *doc, aq_msg *msg);
+int srv_create_input(struct srv_req *req, const char *idparam, const struct api_field *table,
+		     const char *what, srv_check_fn check, const char **id, bool *validate, json_t **doc);
+/* Begin a transaction and store doc, a new resource of kind under parent
+ * with doc's "name"; AQ_EEXIST says "<what> \"<id>\" already exists". The
+ * transaction stays open for the caller to add to and commit (db_rollback
+ * when the caller gives up). */
+int srv_create_put(struct srv_req *req, const char *kind, const char *parent, const json_t *doc, const char *what,
+		   const char *id);
+/* The input of a create of a top-level resource (project, location): as
+ * srv_create_input without a check, an absent body taken as {}; *doc gets
+ * name (prefix/ID), idfield (the ID) and createTime. */
+int srv_create_top_input(struct srv_req *req, const char *idparam, const struct api_field *table,
+			 const char *what, const char *prefix, const char *idfield, const char **id,
+			 bool *validate, json_t **doc);
+
+#endif
