@@ -1,0 +1,191 @@
+/* Unit tests for server/srv_place.c over a real database: which node of a
+ * location a volume goes to (the most headroom among READY nodes, within
+ * the shelves' bound; past ceilings only on failover), and the placement a
+ * create, update and delete write. */
+#include "server/srv_place.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db/db.h"
+#include "server/srv_req.h"
+
+static char dir[] = "/tmp/aq-test-place.XXXXXX";
+static struct db *db;
+
+static void put(const char *kind, const char *parent, const char *name, json_t *doc)
+{
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_int_eq(db_put(db, kind, parent, name, doc, true), AQ_OK);
+	json_decref(doc);
+}
+
+static void node(const char *loc, const char *id, const char *state, double ceiling, double placed)
+{
+	char name[100], parent[100], pl[200];
+
+	snprintf(name, sizeof(name), "nodes/%s", id);
+	snprintf(parent, sizeof(parent), "locations/%s", loc);
+	put("node", parent, name,
+	    json_pack("{s:s,s:s,s:s,s:f}", "name", name, "location", loc, "state", state, "throughputCeilingMibps", ceiling));
+	if (placed > 0) {
+		snprintf(pl, sizeof(pl), "placements/projects/p/locations/%s/volumes/old-%s", loc, id);
+		put("placement", name, pl, json_pack("{s:s,s:f}", "node", name, "mibps", placed));
+	}
+}
+
+static void shelf(const char *loc, double read)
+{
+	char name[100], parent[100];
+
+	snprintf(name, sizeof(name), "shelves/%s-1", loc);
+	snprintf(parent, sizeof(parent), "locations/%s", loc);
+	put("shelf", parent, name, json_pack("{s:s,s:f}", "name", name, "readThroughputMibps", read));
+}
+
+static void setup(void)
+{
+	char path[300];
+	aq_msg msg = { "" };
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/t.db", dir);
+	ck_assert_int_eq(db_open(path, &db, &msg), AQ_OK);
+	/* east: n1 800 of 1000 placed, n2 100 of 1000, n3 DRAINING and empty,
+	 * n4 DOWN and empty; shelves take 10000 */
+	node("east", "n1", "READY", 1000, 800);
+	node("east", "n2", "READY", 1000, 100);
+	node("east", "n3", "DRAINING", 5000, 0);
+	node("east", "n4", "DOWN", 5000, 0);
+	shelf("east", 10000);
+	/* tight: room on the node, none on the shelf (1000 - 900 placed) */
+	node("tight", "t1", "READY", 5000, 900);
+	shelf("tight", 1000);
+	/* empty: a node, but not READY */
+	node("empty", "e1", "DRAINING", 5000, 0);
+	shelf("empty", 10000);
+}
+
+static void teardown(void)
+{
+	char cmd[400];
+
+	db_close(db);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(dir, sizeof(dir), "/tmp/aq-test-place.XXXXXX");
+}
+
+START_TEST(test_pick)
+{
+	char got[100];
+	aq_msg msg = { "" };
+
+	/* the most headroom among READY nodes: n2 (900), not n3 (DRAINING) or n4 (DOWN) */
+	ck_assert_int_eq(srv_place_pick(db, "east", NULL, 100, false, got, sizeof(got), &msg), AQ_OK);
+	ck_assert_str_eq(got, "nodes/n2");
+	/* the node being left is no candidate */
+	ck_assert_int_eq(srv_place_pick(db, "east", "nodes/n2", 100, false, got, sizeof(got), &msg), AQ_OK);
+	ck_assert_str_eq(got, "nodes/n1");
+	/* exactly the headroom fits; one more does not */
+	ck_assert_int_eq(srv_place_pick(db, "east", NULL, 900, false, got, sizeof(got), &msg), AQ_OK);
+	ck_assert_str_eq(got, "nodes/n2");
+	ck_assert_int_eq(srv_place_pick(db, "east", NULL, 950, false, got, sizeof(got), &msg), AQ_EEXHAUSTED);
+	/* failover: past ceilings, still the most headroom and still READY only */
+	ck_assert_int_eq(srv_place_pick(db, "east", NULL, 950, true, got, sizeof(got), &msg), AQ_OK);
+	ck_assert_str_eq(got, "nodes/n2");
+	ck_assert_int_eq(srv_place_pick(db, "east", "nodes/n2", 5000, true, got, sizeof(got), &msg), AQ_OK);
+	ck_assert_str_eq(got, "nodes/n1");
+}
+END_TEST
+
+START_TEST(test_bounds)
+{
+	char got[100];
+	aq_msg msg = { "" };
+
+	/* the shelves bound the location: 100 left though the node has 4100 */
+	ck_assert_int_eq(srv_place_pick(db, "tight", NULL, 100, false, got, sizeof(got), &msg), AQ_OK);
+	ck_assert_int_eq(srv_place_pick(db, "tight", NULL, 200, false, got, sizeof(got), &msg), AQ_EEXHAUSTED);
+	/* no READY node at all, or no node: said so */
+	ck_assert_int_eq(srv_place_pick(db, "empty", NULL, 1, false, got, sizeof(got), &msg), AQ_EEXHAUSTED);
+	ck_assert(strstr(msg.text, "no READY storage node in location \"empty\"") != NULL);
+	ck_assert_int_eq(srv_place_pick(db, "nowhere", NULL, 1, true, got, sizeof(got), &msg), AQ_EEXHAUSTED);
+}
+END_TEST
+
+START_TEST(test_allocated)
+{
+	double mibps = -1;
+	int64_t n = -1;
+
+	ck_assert_int_eq(srv_place_allocated(db, "nodes/n1", &mibps, &n), AQ_OK);
+	ck_assert_double_eq_tol(mibps, 800, 1e-9);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(srv_place_allocated(db, "nodes/n3", &mibps, NULL), AQ_OK);
+	ck_assert_double_eq_tol(mibps, 0, 1e-9);
+}
+END_TEST
+
+/* A create writes a placement on the picked node; an update keeps the node
+ * and re-checks its headroom; a delete keeps the node. */
+START_TEST(test_place_volume)
+{
+	struct srv_req req = { .db = db };
+	const char *vn = "projects/p/locations/east/volumes/v1";
+	json_t *vol = json_pack("{s:s,s:f,s:s}", "name", vn, "throughputMibps", 300.0, "createTime", "2026-01-01T00:00:00Z");
+	json_t *pl = NULL;
+	char got[100], again[100];
+	aq_msg msg = { "" };
+
+	ck_assert_int_eq(srv_place_volume(&req, vol, "ops/1", "create", got, sizeof(got), &msg), AQ_OK);
+	ck_assert_str_eq(got, "nodes/n2");
+	ck_assert_int_eq(db_get(db, "placements/projects/p/locations/east/volumes/v1", &pl), AQ_OK);
+	ck_assert_str_eq(json_string_value(json_object_get(pl, "node")), "nodes/n2");
+	ck_assert_str_eq(json_string_value(json_object_get(pl, "action")), "create");
+	ck_assert_str_eq(json_string_value(json_object_get(pl, "op")), "ops/1");
+	ck_assert_uint_eq(strlen(json_string_value(json_object_get(pl, "fsid"))), 16);
+	ck_assert_str_eq(json_string_value(json_object_get(pl, "dir")) + 8, json_string_value(json_object_get(pl, "fsid")));
+	json_decref(pl);
+	/* n2 now holds 400 of 1000: growing to 900 (600 more) fits, to 1000 not */
+	json_object_set_new(vol, "throughputMibps", json_real(900));
+	ck_assert_int_eq(srv_place_volume(&req, vol, "ops/2", "update", again, sizeof(again), &msg), AQ_OK);
+	ck_assert_str_eq(again, "nodes/n2");
+	json_object_set_new(vol, "throughputMibps", json_real(1000));
+	ck_assert_int_eq(srv_place_volume(&req, vol, "ops/3", "update", again, sizeof(again), &msg), AQ_EEXHAUSTED);
+	ck_assert(strstr(msg.text, "headroom") != NULL);
+	ck_assert_int_eq(srv_place_volume(&req, vol, "ops/4", "delete", again, sizeof(again), &msg), AQ_OK);
+	ck_assert_str_eq(again, "nodes/n2");
+	ck_assert_int_eq(db_get(db, "placements/projects/p/locations/east/volumes/v1", &pl), AQ_OK);
+	ck_assert_str_eq(json_string_value(json_object_get(pl, "action")), "delete");
+	ck_assert_double_eq_tol(json_real_value(json_object_get(pl, "mibps")), 900, 1e-9);
+	json_decref(pl);
+	/* an update or delete of a volume never placed is no create */
+	json_object_set_new(vol, "name", json_string("projects/p/locations/east/volumes/none"));
+	ck_assert_int_eq(srv_place_volume(&req, vol, "ops/5", "update", again, sizeof(again), &msg), AQ_ENOENT);
+	json_decref(vol);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("srv_place");
+	TCase *tc = tcase_create("srv_place");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_pick);
+	tcase_add_test(tc, test_bounds);
+	tcase_add_test(tc, test_allocated);
+	tcase_add_test(tc, test_place_volume);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

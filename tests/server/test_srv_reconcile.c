@@ -1,0 +1,209 @@
+/* Unit tests for the reconciler's bookkeeping over a real database
+ * (server/srv_reconcile.c, server/srv_intent.c): what a node's applied
+ * generation finishes (creates become READY with their mount options,
+ * deletes remove the volume, failures show ERROR and end their operation
+ * with the node's reason, later generations wait), and the intent a node
+ * is sent. The push itself (libcurl) is the e2e suites'. */
+#include "server/srv_reconcile.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "server/srv_intent.h"
+
+#define LOC "projects/p/locations/east"
+
+static char dir[] = "/tmp/aq-test-rec.XXXXXX";
+static struct db *db;
+
+static void put(const char *kind, const char *parent, const char *name, json_t *doc)
+{
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_int_eq(db_put(db, kind, parent, name, doc, true), AQ_OK);
+	json_decref(doc);
+}
+
+/* Volume id placed on nodes/n1 with action, pending generation g and its
+ * operation (stored, running). */
+static void placed(const char *id, const char *action, int64_t g)
+{
+	char vn[200], pn[300], op[200];
+
+	snprintf(vn, sizeof(vn), LOC "/volumes/%s", id);
+	snprintf(pn, sizeof(pn), "placements/%s", vn);
+	snprintf(op, sizeof(op), LOC "/operations/op-%s", id);
+	put("volume", LOC, vn, json_pack("{s:s,s:s,s:s}", "name", vn, "state", "CREATING", "shareName", id));
+	put("operation", LOC, op, json_pack("{s:s,s:b,s:{}}", "name", op, "done", 0, "metadata"));
+	put("placement", "nodes/n1", pn,
+	    json_pack("{s:s,s:s,s:f,s:s,s:s,s:s,s:s,s:I}", "volume", vn, "node", "nodes/n1", "mibps", 10.0, "fsid",
+		      "00112233445566aa", "dir", "volumes/00112233445566aa", "op", op, "action", action,
+		      "pendingGeneration", (json_int_t)g));
+}
+
+/* The stored document prefix + id, or NULL. */
+static json_t *get(const char *prefix, const char *id)
+{
+	char name[300];
+	json_t *doc = NULL;
+
+	snprintf(name, sizeof(name), "%s%s", prefix, id);
+	return db_get(db, name, &doc) == AQ_OK ? doc : NULL;
+}
+
+static void setup(void)
+{
+	char path[300];
+	aq_msg msg = { "" };
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/t.db", dir);
+	ck_assert_int_eq(db_open(path, &db, &msg), AQ_OK);
+	put("node", "locations/east", "nodes/n1",
+	    json_pack("{s:s,s:s,s:s,s:I}", "name", "nodes/n1", "location", "east", "nfsAddress", "10.0.0.5:2049",
+		      "generation", (json_int_t)3));
+	put("locsecret", "", "locsecrets/east", json_pack("{s:s}", "handleKey", "ab12"));
+	placed("v1", "create", 2);  /* applied: READY */
+	placed("v2", "create", 3);  /* a later generation: waits */
+	placed("v3", "delete", 2);  /* applied: gone */
+	placed("v4", "create", 2);  /* failed by the node */
+	placed("v5", "update", 1);  /* failed by the node, update: keeps its placement */
+	placed("v6", "create", 0);  /* no generation carries it yet */
+}
+
+static void teardown(void)
+{
+	char cmd[400];
+
+	db_close(db);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(dir, sizeof(dir), "/tmp/aq-test-rec.XXXXXX");
+}
+
+START_TEST(test_applied)
+{
+	json_t *failed = json_pack("[{s:s,s:s},{s:s,s:s}]", "name", LOC "/volumes/v4", "error", "disk full", "name",
+				   LOC "/volumes/v5", "error", "quota");
+	json_t *d;
+
+	ck_assert_int_eq(srv_reconcile_applied(NULL, db, "nodes/n1", 2, failed), AQ_OK);
+	json_decref(failed);
+	/* v1: READY with its mount options, placement settled, operation done with the volume */
+	d = get(LOC "/volumes/", "v1");
+	ck_assert_str_eq(json_string_value(json_object_get(d, "state")), "READY");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(d, "mountOptions"), 0),
+							   "exportFull")),
+			 "10.0.0.5:/v1");
+	json_decref(d);
+	d = get("placements/" LOC "/volumes/", "v1");
+	ck_assert_str_eq(json_string_value(json_object_get(d, "action")), "");
+	ck_assert_ptr_null(json_object_get(d, "op"));
+	json_decref(d);
+	d = get(LOC "/operations/op-", "v1");
+	ck_assert(json_is_true(json_object_get(d, "done")));
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(d, "response"), "name")), LOC "/volumes/v1");
+	json_decref(d);
+	/* v2 and v6: untouched */
+	d = get(LOC "/operations/op-", "v2");
+	ck_assert(json_is_false(json_object_get(d, "done")));
+	json_decref(d);
+	d = get("placements/" LOC "/volumes/", "v2");
+	ck_assert_str_eq(json_string_value(json_object_get(d, "action")), "create");
+	json_decref(d);
+	d = get(LOC "/operations/op-", "v6");
+	ck_assert(json_is_false(json_object_get(d, "done")));
+	json_decref(d);
+	/* v3: volume and placement gone, operation done (Empty) */
+	ck_assert_ptr_null(get(LOC "/volumes/", "v3"));
+	ck_assert_ptr_null(get("placements/" LOC "/volumes/", "v3"));
+	d = get(LOC "/operations/op-", "v3");
+	ck_assert(json_is_true(json_object_get(d, "done")));
+	ck_assert(strstr(json_string_value(json_object_get(json_object_get(d, "response"), "@type")), "Empty") != NULL);
+	json_decref(d);
+	/* v4: ERROR with the node's reason, its create given up, operation failed */
+	d = get(LOC "/volumes/", "v4");
+	ck_assert_str_eq(json_string_value(json_object_get(d, "state")), "ERROR");
+	ck_assert(strstr(json_string_value(json_object_get(d, "stateDetails")), "disk full") != NULL);
+	json_decref(d);
+	ck_assert_ptr_null(get("placements/" LOC "/volumes/", "v4"));
+	d = get(LOC "/operations/op-", "v4");
+	ck_assert(json_is_true(json_object_get(d, "done")));
+	ck_assert(strstr(json_string_value(json_object_get(json_object_get(d, "error"), "message")), "disk full") != NULL);
+	json_decref(d);
+	/* v5: ERROR, but an update keeps its node */
+	d = get("placements/" LOC "/volumes/", "v5");
+	ck_assert_ptr_nonnull(d);
+	ck_assert_str_eq(json_string_value(json_object_get(d, "action")), "");
+	json_decref(d);
+	d = get(LOC "/operations/op-", "v5");
+	ck_assert(strstr(json_string_value(json_object_get(json_object_get(d, "error"), "message")), "quota") != NULL);
+	json_decref(d);
+	/* the next generation finishes v2 */
+	ck_assert_int_eq(srv_reconcile_applied(NULL, db, "nodes/n1", 3, NULL), AQ_OK);
+	d = get(LOC "/operations/op-", "v2");
+	ck_assert(json_is_true(json_object_get(d, "done")));
+	json_decref(d);
+}
+END_TEST
+
+/* The intent: the node, its location's handle key, a delete entry per
+ * delete placement (with its fsid and folder), no entry for a volume whose
+ * document is gone. */
+START_TEST(test_intent)
+{
+	json_t *node = get("nodes/", "n1"), *intent = NULL, *bad = NULL, *dels;
+	struct api_math_params math = api_math_defaults;
+
+	ck_assert_int_eq(srv_intent_build(&math, db, node, &intent, &bad), AQ_OK);
+	ck_assert_str_eq(json_string_value(json_object_get(intent, "node")), "nodes/n1");
+	ck_assert_str_eq(json_string_value(json_object_get(intent, "location")), "east");
+	ck_assert_str_eq(json_string_value(json_object_get(intent, "handleKey")), "ab12");
+	dels = json_object_get(intent, "deletes");
+	ck_assert_uint_eq(json_array_size(dels), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(dels, 0), "name")), LOC "/volumes/v3");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(dels, 0), "fsid")), "00112233445566aa");
+	/* every other placement is a volume entry or a reason in bad */
+	ck_assert_uint_eq(json_array_size(json_object_get(intent, "volumes")) + json_array_size(bad), 5);
+	json_decref(intent);
+	json_decref(bad);
+	/* a placement whose volume went away is left out */
+	ck_assert_int_eq(db_delete(db, LOC "/volumes/v1"), AQ_OK);
+	ck_assert_int_eq(srv_intent_build(&math, db, node, &intent, &bad), AQ_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(intent, "volumes")) + json_array_size(bad), 4);
+	json_decref(intent);
+	json_decref(bad);
+	json_decref(node);
+}
+END_TEST
+
+START_TEST(test_vol_parent)
+{
+	char out[200];
+
+	ck_assert_int_eq(srv_intent_vol_parent(LOC "/volumes/v1", out, sizeof(out)), AQ_OK);
+	ck_assert_str_eq(out, LOC);
+	ck_assert_int_eq(srv_intent_vol_parent(LOC "/storagePools/p", out, sizeof(out)), AQ_EINVAL);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("srv_reconcile");
+	TCase *tc = tcase_create("srv_reconcile");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_applied);
+	tcase_add_test(tc, test_intent);
+	tcase_add_test(tc, test_vol_parent);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
