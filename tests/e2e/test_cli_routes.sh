@@ -6,7 +6,9 @@
 # Left out of the comparison: /healthz, /metrics, agent-only routes under
 # /v1/agent/, documentation routes and the dashboard (/ui/). PENDING lists routes the CLI has
 # ahead of the server (announced, not yet served); once the server serves
-# one, the test says to drop it from the list.
+# one, the test says to drop it from the list. Neither table may be empty,
+# and neither may name a route twice (the lists are sorted, not
+# deduplicated, so a duplicate row cannot hide behind its twin).
 AQUIFER=${AQUIFER:-$PWD/aquifer}
 AQUIFERD=${AQUIFERD:-$PWD/aquiferd}
 PENDING="
@@ -16,17 +18,29 @@ trap 'rm -rf "$TMP"' EXIT
 
 [ -x "$AQUIFER" ] || { echo "no $AQUIFER"; exit 99; }
 "$AQUIFER" __routes >"$TMP/cli.raw" || { echo "aquifer __routes failed"; exit 1; }
-LC_ALL=C sort -u "$TMP/cli.raw" >"$TMP/cli"
+LC_ALL=C sort "$TMP/cli.raw" >"$TMP/cli"
 if ! "$AQUIFERD" routes >"$TMP/srv.raw" 2>"$TMP/srv.err"; then
 	echo "aquiferd routes is not available yet:"
 	cat "$TMP/srv.err"
 	exit 1
 fi
 grep -v -E '^[A-Z]+ (/healthz|/metrics|/v1/agent/|/openapi|/docs|/ui/|/v1/openapi)' "$TMP/srv.raw" |
-	LC_ALL=C sort -u >"$TMP/srv"
+	LC_ALL=C sort >"$TMP/srv"
 echo "$PENDING" | { grep -v '^$' || true; } | LC_ALL=C sort -u >"$TMP/pending"
 
 status=0
+for t in cli srv; do
+	if [ ! -s "$TMP/$t" ]; then
+		echo "FAIL: the $t route table is empty"
+		status=1
+	fi
+	LC_ALL=C uniq -d "$TMP/$t" >"$TMP/$t.dup"
+	if [ -s "$TMP/$t.dup" ]; then
+		echo "FAIL: routes the $t table names twice:"
+		sed 's/^/  /' "$TMP/$t.dup"
+		status=1
+	fi
+done
 # Served, but no CLI verb.
 LC_ALL=C comm -13 "$TMP/cli" "$TMP/srv" >"$TMP/no_verb"
 if [ -s "$TMP/no_verb" ]; then

@@ -34,7 +34,9 @@ else
 fi
 
 # 3. Route parity: aquiferd routes <-> spec paths (path parameter {x} <-> *).
-"$AQUIFERD" routes | sort -u >"$AQ_TMP/routes.server"
+# Neither side may be empty or name a route twice (sorted, not deduplicated:
+# a duplicate row would otherwise vanish into its twin).
+"$AQUIFERD" routes | LC_ALL=C sort >"$AQ_TMP/routes.server"
 node -e '
 const y = require("js-yaml"), fs = require("fs");
 const s = y.load(fs.readFileSync(process.argv[1], "utf8"));
@@ -42,10 +44,15 @@ for (const [p, item] of Object.entries(s.paths))
   for (const m of Object.keys(item))
     if (["get","put","post","delete","patch","head","options","trace"].includes(m))
       console.log(m.toUpperCase() + " " + p.replace(/\{[^}]+\}/g, "*"));
-' "$SPEC" | sort -u >"$AQ_TMP/routes.spec"
+' "$SPEC" | LC_ALL=C sort >"$AQ_TMP/routes.spec"
 check "server has routes" test -s "$AQ_TMP/routes.server"
-only_server=$(comm -23 "$AQ_TMP/routes.server" "$AQ_TMP/routes.spec")
-only_spec=$(comm -13 "$AQ_TMP/routes.server" "$AQ_TMP/routes.spec")
+check "spec has routes" test -s "$AQ_TMP/routes.spec"
+for side in server spec; do
+	dups=$(LC_ALL=C uniq -d "$AQ_TMP/routes.$side")
+	[ -z "$dups" ] && ok "no $side route is listed twice" || fail "$side routes listed twice:" "$dups"
+done
+only_server=$(LC_ALL=C comm -23 "$AQ_TMP/routes.server" "$AQ_TMP/routes.spec")
+only_spec=$(LC_ALL=C comm -13 "$AQ_TMP/routes.server" "$AQ_TMP/routes.spec")
 [ -z "$only_server" ] && ok "every server route is in the spec" || fail "routes missing from the spec:" "$only_server"
 [ -z "$only_spec" ] && ok "every spec route is served" || fail "spec routes the server does not serve:" "$only_spec"
 

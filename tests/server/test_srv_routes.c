@@ -4,6 +4,7 @@
 #include "server/srv_routes.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,20 +83,61 @@ START_TEST(test_long_segment)
 }
 END_TEST
 
+/* Row i's path with each "*" replaced by a value of its own ("p0", "p1",
+ * ...; a "*:verb" segment keeps its verb). */
+static void route_example(int i, char *path, size_t cap)
+{
+	size_t o = 0;
+	int n = 0;
+
+	for (const char *t = srv_routes[i].path; *t && o + 4 < cap; t++) {
+		if (*t != '*') {
+			path[o++] = *t;
+			continue;
+		}
+		o += (size_t)snprintf(path + o, cap - o, "p%d", n++);
+	}
+	path[o] = '\0';
+}
+
+/* Each row is reached by a path of its own shape, and the route matched is
+ * that row itself with its parameters in order: a row that an earlier row
+ * shadows (same method, a pattern that takes the later row's paths, or a
+ * duplicate) fails here. */
 START_TEST(test_every_route_matches_itself)
 {
-	char p[SRV_MAX_PARAMS][256], path[512];
-	int np;
+	char p[SRV_MAX_PARAMS][256], path[512], want[8];
+	int np, idx;
 
+	ck_assert_int_gt(srv_nroutes, 0);
 	for (int i = 0; i < srv_nroutes; i++) {
-		const char *t = srv_routes[i].path;
-		size_t o = 0;
+		int stars = 0;
 
-		for (; *t && o + 2 < sizeof(path); t++)
-			path[o++] = *t == '*' ? 'x' : *t;
-		path[o] = '\0';
-		ck_assert_msg(match(srv_routes[i].method, path, p, &np) == AQ_OK, "%s %s", srv_routes[i].method, path);
+		for (const char *t = srv_routes[i].path; *t; t++)
+			stars += *t == '*';
+		route_example(i, path, sizeof(path));
+		idx = -1;
+		ck_assert_msg(srv_route_match(srv_routes[i].method, path, &idx, p, &np) == AQ_OK, "%s %s",
+			      srv_routes[i].method, path);
+		ck_assert_msg(idx == i, "%s %s (row %d) is taken by row %d, %s %s", srv_routes[i].method,
+			      srv_routes[i].path, i, idx, srv_routes[idx].method, srv_routes[idx].path);
+		ck_assert_int_eq(np, stars);
+		for (int k = 0; k < np; k++) {
+			snprintf(want, sizeof(want), "p%d", k);
+			ck_assert_str_eq(p[k], want);
+		}
 	}
+}
+END_TEST
+
+/* No two rows share a method and a path. */
+START_TEST(test_no_duplicate_rows)
+{
+	for (int i = 0; i < srv_nroutes; i++)
+		for (int j = i + 1; j < srv_nroutes; j++)
+			ck_assert_msg(strcmp(srv_routes[i].method, srv_routes[j].method) != 0 ||
+					      strcmp(srv_routes[i].path, srv_routes[j].path) != 0,
+				      "rows %d and %d are both %s %s", i, j, srv_routes[i].method, srv_routes[i].path);
 }
 END_TEST
 
@@ -111,6 +153,7 @@ int main(void)
 	tcase_add_test(tc, test_method_and_missing);
 	tcase_add_test(tc, test_long_segment);
 	tcase_add_test(tc, test_every_route_matches_itself);
+	tcase_add_test(tc, test_no_duplicate_rows);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
