@@ -16,20 +16,16 @@
 #include "server/srv_node.h"
 #include "server/srv_req.h"
 #include "server/srv_series.h"
+#include "tests/server/srv_test.h"
 
-static char dir[] = "/tmp/aq-test-agent.XXXXXX";
 static struct srv srv;
 static struct db *db;
 
 static void setup(void)
 {
-	char path[300];
-	aq_msg msg = { "" };
 	json_t *loc = json_pack("{s:s,s:s}", "name", "locations/east", "locationId", "east");
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/t.db", dir);
-	ck_assert_int_eq(db_open(path, &db, &msg), AQ_OK);
+	db = srv_test_db_open();
 	memset(&srv, 0, sizeof(srv));
 	srv_cfg_defaults(&srv.cfg);
 	memcpy(srv.key, "0123456789abcdef0123456789abcdef", SRV_KEY_LEN);
@@ -41,14 +37,9 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[400];
-
 	srv_series_free(srv.series);
 	srv_node_live_free(&srv);
-	db_close(db);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
-	snprintf(dir, sizeof(dir), "/tmp/aq-test-agent.XXXXXX");
+	srv_test_db_close(db);
 }
 
 /* A request as the router hands it: verified claims, parsed body. */

@@ -13,26 +13,19 @@
 #include "db/db.h"
 #include "server/srv_internal.h"
 #include "server/srv_node.h"
+#include "tests/server/srv_test.h"
 
 #define VOL "projects/p/locations/east/volumes/"
 
-static char dir[] = "/tmp/aq-test-drain.XXXXXX";
 static struct srv srv;
 static struct db *db;
-
-static void put(const char *kind, const char *parent, const char *name, json_t *doc)
-{
-	ck_assert_ptr_nonnull(doc);
-	ck_assert_int_eq(db_put(db, kind, parent, name, doc, true), AQ_OK);
-	json_decref(doc);
-}
 
 static void node(const char *id, const char *state, double ceiling)
 {
 	char name[100];
 
 	snprintf(name, sizeof(name), "nodes/%s", id);
-	put("node", "locations/east", name,
+	srv_test_put(db, "node", "locations/east", name,
 	    json_pack("{s:s,s:s,s:s,s:f}", "name", name, "location", "east", "state", state, "throughputCeilingMibps", ceiling));
 }
 
@@ -43,8 +36,8 @@ static void volume(const char *id, const char *on, double mibps)
 	snprintf(vn, sizeof(vn), VOL "%s", id);
 	snprintf(pn, sizeof(pn), "placements/%s", vn);
 	snprintf(nn, sizeof(nn), "nodes/%s", on);
-	put("volume", "projects/p/locations/east", vn, json_pack("{s:s,s:s}", "name", vn, "state", "READY"));
-	put("placement", nn, pn, json_pack("{s:s,s:s,s:f,s:s,s:I}", "volume", vn, "node", nn, "mibps", mibps, "action", "",
+	srv_test_put(db, "volume", "projects/p/locations/east", vn, json_pack("{s:s,s:s}", "name", vn, "state", "READY"));
+	srv_test_put(db, "placement", nn, pn, json_pack("{s:s,s:s,s:f,s:s,s:I}", "volume", vn, "node", nn, "mibps", mibps, "action", "",
 					   "pendingGeneration", (json_int_t)0));
 }
 
@@ -62,16 +55,12 @@ static const char *field(const char *name, const char *key, char *out, size_t ca
 
 static void setup(void)
 {
-	char path[300];
-	aq_msg msg = { "" };
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/t.db", dir);
-	ck_assert_int_eq(db_open(path, &db, &msg), AQ_OK);
+	db = srv_test_db_open();
 	memset(&srv, 0, sizeof(srv));
 	srv_cfg_defaults(&srv.cfg); /* a node silent 10 s is DOWN */
 	ck_assert_int_eq(srv_node_live_init(&srv, 1000), AQ_OK);
-	put("shelf", "locations/east", "shelves/east-1", json_pack("{s:s,s:f}", "name", "shelves/east-1", "readThroughputMibps", 100000.0));
+	srv_test_put(db, "shelf", "locations/east", "shelves/east-1", json_pack("{s:s,s:f}", "name", "shelves/east-1", "readThroughputMibps", 100000.0));
 	/* n1 never reports; n2 and n3 report at 20 s */
 	node("n1", "READY", 1000);
 	node("n2", "READY", 1000);
@@ -85,13 +74,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[400];
-
 	srv_node_live_free(&srv);
-	db_close(db);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
-	snprintf(dir, sizeof(dir), "/tmp/aq-test-drain.XXXXXX");
+	srv_test_db_close(db);
 }
 
 START_TEST(test_pass)

@@ -12,16 +12,9 @@
 
 #include "db/db.h"
 #include "server/srv_req.h"
+#include "tests/server/srv_test.h"
 
-static char dir[] = "/tmp/aq-test-place.XXXXXX";
 static struct db *db;
-
-static void put(const char *kind, const char *parent, const char *name, json_t *doc)
-{
-	ck_assert_ptr_nonnull(doc);
-	ck_assert_int_eq(db_put(db, kind, parent, name, doc, true), AQ_OK);
-	json_decref(doc);
-}
 
 static void node(const char *loc, const char *id, const char *state, double ceiling, double placed)
 {
@@ -29,11 +22,11 @@ static void node(const char *loc, const char *id, const char *state, double ceil
 
 	snprintf(name, sizeof(name), "nodes/%s", id);
 	snprintf(parent, sizeof(parent), "locations/%s", loc);
-	put("node", parent, name,
+	srv_test_put(db, "node", parent, name,
 	    json_pack("{s:s,s:s,s:s,s:f}", "name", name, "location", loc, "state", state, "throughputCeilingMibps", ceiling));
 	if (placed > 0) {
 		snprintf(pl, sizeof(pl), "placements/projects/p/locations/%s/volumes/old-%s", loc, id);
-		put("placement", name, pl, json_pack("{s:s,s:f}", "node", name, "mibps", placed));
+		srv_test_put(db, "placement", name, pl, json_pack("{s:s,s:f}", "node", name, "mibps", placed));
 	}
 }
 
@@ -43,17 +36,13 @@ static void shelf(const char *loc, double read)
 
 	snprintf(name, sizeof(name), "shelves/%s-1", loc);
 	snprintf(parent, sizeof(parent), "locations/%s", loc);
-	put("shelf", parent, name, json_pack("{s:s,s:f}", "name", name, "readThroughputMibps", read));
+	srv_test_put(db, "shelf", parent, name, json_pack("{s:s,s:f}", "name", name, "readThroughputMibps", read));
 }
 
 static void setup(void)
 {
-	char path[300];
-	aq_msg msg = { "" };
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/t.db", dir);
-	ck_assert_int_eq(db_open(path, &db, &msg), AQ_OK);
+	db = srv_test_db_open();
 	/* east: n1 800 of 1000 placed, n2 100 of 1000, n3 DRAINING and empty,
 	 * n4 DOWN and empty; shelves take 10000 */
 	node("east", "n1", "READY", 1000, 800);
@@ -71,12 +60,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[400];
-
-	db_close(db);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
-	snprintf(dir, sizeof(dir), "/tmp/aq-test-place.XXXXXX");
+	srv_test_db_close(db);
 }
 
 START_TEST(test_pick)

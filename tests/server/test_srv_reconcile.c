@@ -13,18 +13,11 @@
 
 #include "db/db.h"
 #include "server/srv_intent.h"
+#include "tests/server/srv_test.h"
 
 #define LOC "projects/p/locations/east"
 
-static char dir[] = "/tmp/aq-test-rec.XXXXXX";
 static struct db *db;
-
-static void put(const char *kind, const char *parent, const char *name, json_t *doc)
-{
-	ck_assert_ptr_nonnull(doc);
-	ck_assert_int_eq(db_put(db, kind, parent, name, doc, true), AQ_OK);
-	json_decref(doc);
-}
 
 /* Volume id placed on nodes/n1 with action, pending generation g and its
  * operation (stored, running). */
@@ -35,9 +28,9 @@ static void placed(const char *id, const char *action, int64_t g)
 	snprintf(vn, sizeof(vn), LOC "/volumes/%s", id);
 	snprintf(pn, sizeof(pn), "placements/%s", vn);
 	snprintf(op, sizeof(op), LOC "/operations/op-%s", id);
-	put("volume", LOC, vn, json_pack("{s:s,s:s,s:s}", "name", vn, "state", "CREATING", "shareName", id));
-	put("operation", LOC, op, json_pack("{s:s,s:b,s:{}}", "name", op, "done", 0, "metadata"));
-	put("placement", "nodes/n1", pn,
+	srv_test_put(db, "volume", LOC, vn, json_pack("{s:s,s:s,s:s}", "name", vn, "state", "CREATING", "shareName", id));
+	srv_test_put(db, "operation", LOC, op, json_pack("{s:s,s:b,s:{}}", "name", op, "done", 0, "metadata"));
+	srv_test_put(db, "placement", "nodes/n1", pn,
 	    json_pack("{s:s,s:s,s:f,s:s,s:s,s:s,s:s,s:I}", "volume", vn, "node", "nodes/n1", "mibps", 10.0, "fsid",
 		      "00112233445566aa", "dir", "volumes/00112233445566aa", "op", op, "action", action,
 		      "pendingGeneration", (json_int_t)g));
@@ -55,16 +48,12 @@ static json_t *get(const char *prefix, const char *id)
 
 static void setup(void)
 {
-	char path[300];
-	aq_msg msg = { "" };
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/t.db", dir);
-	ck_assert_int_eq(db_open(path, &db, &msg), AQ_OK);
-	put("node", "locations/east", "nodes/n1",
+	db = srv_test_db_open();
+	srv_test_put(db, "node", "locations/east", "nodes/n1",
 	    json_pack("{s:s,s:s,s:s,s:I}", "name", "nodes/n1", "location", "east", "nfsAddress", "10.0.0.5:2049",
 		      "generation", (json_int_t)3));
-	put("locsecret", "", "locsecrets/east", json_pack("{s:s}", "handleKey", "ab12"));
+	srv_test_put(db, "locsecret", "", "locsecrets/east", json_pack("{s:s}", "handleKey", "ab12"));
 	placed("v1", "create", 2);  /* applied: READY */
 	placed("v2", "create", 3);  /* a later generation: waits */
 	placed("v3", "delete", 2);  /* applied: gone */
@@ -75,12 +64,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[400];
-
-	db_close(db);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
-	snprintf(dir, sizeof(dir), "/tmp/aq-test-rec.XXXXXX");
+	srv_test_db_close(db);
 }
 
 START_TEST(test_applied)
