@@ -1,0 +1,110 @@
+/* ut_conf: the "key = value" configuration reader (see ut_conf.h). It reads
+ * from memory so that the fuzz harness and the unit suite drive exactly what
+ * the programs' --config reads; a line is copied into a bounded buffer before
+ * it is cut into key and value. */
+#include "util/ut_conf.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool conf_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* s without leading and trailing blanks (and CR/LF), in place. */
+static char *conf_trim(char *s)
+{
+	char *e;
+
+	while (conf_blank(*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && (conf_blank(e[-1]) || e[-1] == '\r' || e[-1] == '\n'))
+		*--e = '\0';
+	return s;
+}
+
+/* One line (its bytes, without the '\n'): skip, hand to fn, or fail. */
+static int conf_line(const char *name, int lineno, const char *p, size_t n, unsigned flags, ut_conf_fn fn,
+		     void *arg, aq_msg *msg)
+{
+	char line[UT_CONF_LINE_MAX + 1], *s, *eq, *key = NULL;
+	aq_msg why = { "" };
+	int rc;
+
+	if (n > UT_CONF_LINE_MAX)
+		return aq_fail(msg, AQ_EINVAL, "%s:%d: line is longer than %d bytes", name, lineno, UT_CONF_LINE_MAX);
+	if (memchr(p, '\0', n))
+		return aq_fail(msg, AQ_EINVAL, "%s:%d: holds a NUL byte", name, lineno);
+	memcpy(line, p, n);
+	line[n] = '\0';
+	s = conf_trim(line);
+	if (*s == '\0' || *s == '#')
+		return AQ_OK;
+	if ((eq = strchr(s, '=')) != NULL) {
+		*eq = '\0';
+		key = conf_trim(s);
+	}
+	if (!eq || *key == '\0')
+		return aq_fail(msg, AQ_EINVAL, "%s:%d: expected 'key = value'", name, lineno);
+	if (flags & UT_CONF_DASH)
+		for (char *c = key; *c; c++)
+			if (*c == '_')
+				*c = '-';
+	if ((rc = fn(arg, key, conf_trim(eq + 1), &why)) != AQ_OK)
+		return aq_fail(msg, rc, "%s:%d: %s", name, lineno, why.text[0] ? why.text : aq_err_str(rc));
+	return AQ_OK;
+}
+
+int ut_conf_parse(const char *name, const char *text, size_t len, unsigned flags, ut_conf_fn fn, void *arg,
+		  aq_msg *msg)
+{
+	size_t off = 0;
+	int lineno = 0, rc = AQ_OK;
+
+	while (off < len && rc == AQ_OK) {
+		const char *nl = memchr(text + off, '\n', len - off);
+		size_t n = nl ? (size_t)(nl - (text + off)) : len - off;
+
+		lineno++;
+		rc = conf_line(name, lineno, text + off, n, flags, fn, arg, msg);
+		off += n + (nl ? 1 : 0);
+	}
+	return rc;
+}
+
+int ut_conf_load(const char *path, unsigned flags, ut_conf_fn fn, void *arg, aq_msg *msg)
+{
+	FILE *f = fopen(path, "rb");
+	char *text = NULL;
+	size_t len;
+	int rc = AQ_OK;
+
+	if (!f) {
+		if (errno == ENOENT && (flags & UT_CONF_MISSING_OK))
+			return AQ_OK;
+		return aq_fail(msg, AQ_EINVAL, "cannot open %s: %s", path, strerror(errno));
+	}
+	if (!(text = malloc(UT_CONF_FILE_MAX + 1))) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
+	len = fread(text, 1, UT_CONF_FILE_MAX + 1, f);
+	if (ferror(f)) {
+		rc = aq_fail(msg, AQ_EINVAL, "cannot read %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (len > UT_CONF_FILE_MAX) {
+		rc = aq_fail(msg, AQ_EINVAL, "%s is larger than %d bytes", path, UT_CONF_FILE_MAX);
+		goto out;
+	}
+	rc = ut_conf_parse(path, text, len, flags, fn, arg, msg);
+out:
+	free(text);
+	fclose(f);
+	return rc;
+}
