@@ -87,7 +87,7 @@ int ut_conf_load(const char *path, unsigned flags, ut_conf_fn fn, void *arg, aq_
 	if (!f) {
 		if (errno == ENOENT && (flags & UT_CONF_MISSING_OK))
 			return AQ_OK;
-		return aq_fail(msg, AQ_EINVAL, "cannot open %s: %s", path, strerror(errno));
+		return aq_fail(msg, AQ_EINVAL, "cannot open config file %s: %s", path, strerror(errno));
 	}
 	if (!(text = malloc(UT_CONF_FILE_MAX + 1))) {
 		rc = AQ_ENOMEM;
@@ -95,7 +95,7 @@ int ut_conf_load(const char *path, unsigned flags, ut_conf_fn fn, void *arg, aq_
 	}
 	len = fread(text, 1, UT_CONF_FILE_MAX + 1, f);
 	if (ferror(f)) {
-		rc = aq_fail(msg, AQ_EINVAL, "cannot read %s: %s", path, strerror(errno));
+		rc = aq_fail(msg, AQ_EINVAL, "cannot read config file %s: %s", path, strerror(errno));
 		goto out;
 	}
 	if (len > UT_CONF_FILE_MAX) {

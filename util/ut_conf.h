@@ -20,10 +20,12 @@
  *   Settings before the failing line were handed to fn already: a caller
  *   that must not apply half a file parses into a scratch copy.
  * - ut_conf_load reads the file at path (at most UT_CONF_FILE_MAX bytes,
- *   larger is refused) and parses it; "cannot open PATH: <errno text>" when
- *   it cannot be read (AQ_OK for a missing file with UT_CONF_MISSING_OK).
+ *   larger is refused) and parses it; "cannot open config file PATH: <errno
+ *   text>" (aquiferd's words, which tests/e2e/test_config.sh checks) when it
+ *   cannot be opened (AQ_OK for a missing file with UT_CONF_MISSING_OK).
  * - UT_CONF_DASH: '_' in a key is handed to fn as '-' (tier_day_seconds is
- *   tier-day-seconds), the agent's rule.
+ *   tier-day-seconds), the agent's rule. Not for aquiferd: its math.* keys
+ *   hold '_' (math.premium.mibps_per_tib).
  * Pure but for ut_conf_load's read; thread-safe; no state between calls.
  */
 #ifndef AQ_UT_CONF_H

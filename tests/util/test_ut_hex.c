@@ -32,6 +32,7 @@ START_TEST(test_decode)
 	ck_assert_uint_eq(n, 4);
 	ck_assert_int_eq(memcmp(out, "\x00\xab\xff\x10", 4), 0);
 	ck_assert_int_eq(ut_hex_decode("abc", 3, out, sizeof(out), &n), AQ_EINVAL); /* odd */
+	ck_assert_int_eq(ut_hex_decode("abcd", 3, out, sizeof(out), &n), AQ_EINVAL); /* odd, never reads past len */
 	ck_assert_int_eq(ut_hex_decode("0g", 2, out, sizeof(out), &n), AQ_EINVAL);
 	ck_assert_int_eq(ut_hex_decode(" 1", 2, out, sizeof(out), &n), AQ_EINVAL);
 	ck_assert_int_eq(ut_hex_decode("0x", 2, out, sizeof(out), &n), AQ_EINVAL);

@@ -193,8 +193,9 @@ START_TEST(test_threads)
 	out = drain();
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		int th, rec;
+		const char *at = strstr(line, " req=t");
 
-		ck_assert_msg(sscanf(strstr(line, " req=t"), " req=t%d record %d", &th, &rec) == 2, "torn: %s", line);
+		ck_assert_msg(at && sscanf(at, " req=t%d record %d", &th, &rec) == 2, "torn: %s", line);
 		ck_assert_int_lt(th, NTHREADS);
 		ck_assert_int_eq(rec, seen[th]); /* each thread's records whole and in its order */
 		ck_assert_ptr_nonnull(strstr(line, "interleaved ................................................................"));
