@@ -1,5 +1,7 @@
-/* ut_fifo: the intrusive queue (see ut_fifo.h). */
+/* ut_fifo: the intrusive queue and the work queue on it (see ut_fifo.h). */
 #include "util/ut_fifo.h"
+
+#include "api/api_error.h"
 
 void ut_fifo_init(struct ut_fifo *q)
 {
@@ -56,4 +58,51 @@ size_t ut_fifo_len(const struct ut_fifo *q)
 bool ut_fifo_empty(const struct ut_fifo *q)
 {
 	return q->head == NULL;
+}
+
+int ut_fifo_wq_init(struct ut_fifo_wq *wq)
+{
+	ut_fifo_init(&wq->q);
+	wq->stop = false;
+	if (pthread_mutex_init(&wq->mu, NULL) != 0)
+		return AQ_ENOMEM;
+	if (pthread_cond_init(&wq->cv, NULL) != 0) {
+		pthread_mutex_destroy(&wq->mu);
+		return AQ_ENOMEM;
+	}
+	return AQ_OK;
+}
+
+void ut_fifo_wq_cleanup(struct ut_fifo_wq *wq)
+{
+	pthread_cond_destroy(&wq->cv);
+	pthread_mutex_destroy(&wq->mu);
+}
+
+void ut_fifo_wq_push(struct ut_fifo_wq *wq, struct ut_fifo_node *n)
+{
+	pthread_mutex_lock(&wq->mu);
+	ut_fifo_push(&wq->q, n);
+	pthread_cond_signal(&wq->cv);
+	pthread_mutex_unlock(&wq->mu);
+}
+
+struct ut_fifo_node *ut_fifo_wq_pop(struct ut_fifo_wq *wq)
+{
+	struct ut_fifo_node *n;
+
+	pthread_mutex_lock(&wq->mu);
+	while (ut_fifo_empty(&wq->q) && !wq->stop)
+		pthread_cond_wait(&wq->cv, &wq->mu);
+	n = ut_fifo_pop(&wq->q); /* NULL only when stopped and drained */
+	pthread_mutex_unlock(&wq->mu);
+	return n;
+}
+
+void ut_fifo_wq_stop(struct ut_fifo_wq *wq)
+{
+	pthread_mutex_lock(&wq->mu);
+	wq->stop = true;
+	pthread_cond_broadcast(&wq->cv);
+	pthread_mutex_unlock(&wq->mu);
 }
