@@ -184,17 +184,19 @@ START_TEST(test_threads)
 {
 	pthread_t t[NTHREADS];
 	int seen[NTHREADS] = { 0 }, lines = 0;
-	char *out, *line, *save = NULL;
+	char *out, *line, *nl;
 
 	for (long i = 0; i < NTHREADS; i++)
 		ck_assert_int_eq(pthread_create(&t[i], NULL, writer, (void *)(intptr_t)i), 0);
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(t[i], NULL);
 	out = drain();
-	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	for (line = out; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
 		int th, rec;
-		const char *at = strstr(line, " req=t");
+		const char *at;
 
+		*nl = '\0';
+		at = strstr(line, " req=t");
 		ck_assert_msg(at && sscanf(at, " req=t%d record %d", &th, &rec) == 2, "torn: %s", line);
 		ck_assert_int_lt(th, NTHREADS);
 		ck_assert_int_eq(rec, seen[th]); /* each thread's records whole and in its order */
@@ -202,6 +204,7 @@ START_TEST(test_threads)
 		seen[th]++;
 		lines++;
 	}
+	ck_assert_str_eq(line, ""); /* nothing after the last newline */
 	ck_assert_int_eq(lines, NTHREADS * NRECORDS);
 }
 END_TEST
