@@ -31,11 +31,12 @@ END_TEST
 
 START_TEST(test_format_small)
 {
-	char out[24];
+	char out[25];
 
-	ck_assert_int_eq(ut_clock_format(0, 3, out, sizeof(out)), AQ_ETOOBIG); /* needs 25 */
+	ck_assert_int_eq(ut_clock_format(0, 3, out, sizeof(out) - 1), AQ_ETOOBIG); /* needs 25 */
 	ck_assert_str_eq(out, "");
-	ck_assert_int_eq(ut_clock_format(0, 3, out, 25), AQ_OK);
+	ck_assert_int_eq(ut_clock_format(0, 3, out, sizeof(out)), AQ_OK);
+	ck_assert_str_eq(out, "1970-01-01T00:00:00.000Z");
 }
 END_TEST
 
