@@ -80,7 +80,7 @@ printf '# aquiferd\nlisten = 127.0.0.1:8080\r\ndb=/var/lib/aq.db\n  tier_day_sec
 	> "$out/corpus_ut_conf/seed_conf"
 printf '[fe80::1]:2049' > "$out/corpus_ut_hostport/seed_v6"
 printf 'node-1.example:8080' > "$out/corpus_ut_hostport/seed_name"
-utillib="$top/util/ut_conf.c $top/util/ut_hostport.c $top/api/api_error.c"
+utillib="$top/util/ut_conf.c $top/util/ut_file.c $top/util/ut_hostport.c $top/api/api_error.c"
 
 for h in rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport; do
 	echo "== fuzz_$h: building"

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/ut_file.h"
+
 static bool conf_blank(char c)
 {
 	return c == ' ' || c == '\t';
@@ -79,32 +81,18 @@ int ut_conf_parse(const char *name, const char *text, size_t len, unsigned flags
 
 int ut_conf_load(const char *path, unsigned flags, ut_conf_fn fn, void *arg, aq_msg *msg)
 {
-	FILE *f = fopen(path, "rb");
 	char *text = NULL;
-	size_t len;
-	int rc = AQ_OK;
+	size_t len = 0;
+	aq_msg why = { "" };
+	int rc = ut_file_read(path, UT_CONF_FILE_MAX, &text, &len, &why);
 
-	if (!f) {
-		if (errno == ENOENT && (flags & UT_CONF_MISSING_OK))
-			return AQ_OK;
-		return aq_fail(msg, AQ_EINVAL, "cannot open config file %s: %s", path, strerror(errno));
-	}
-	if (!(text = malloc(UT_CONF_FILE_MAX + 1))) {
-		rc = AQ_ENOMEM;
-		goto out;
-	}
-	len = fread(text, 1, UT_CONF_FILE_MAX + 1, f);
-	if (ferror(f)) {
-		rc = aq_fail(msg, AQ_EINVAL, "cannot read config file %s: %s", path, strerror(errno));
-		goto out;
-	}
-	if (len > UT_CONF_FILE_MAX) {
-		rc = aq_fail(msg, AQ_EINVAL, "%s is larger than %d bytes", path, UT_CONF_FILE_MAX);
-		goto out;
-	}
+	if (rc == AQ_ENOENT)
+		return (flags & UT_CONF_MISSING_OK) ? AQ_OK
+						     : aq_fail(msg, AQ_EINVAL, "cannot open config file %s: %s", path,
+							       strerror(ENOENT));
+	if (rc != AQ_OK)
+		return aq_fail(msg, rc == AQ_ENOMEM ? rc : AQ_EINVAL, "%s", why.text[0] ? why.text : aq_err_str(rc));
 	rc = ut_conf_parse(path, text, len, flags, fn, arg, msg);
-out:
 	free(text);
-	fclose(f);
 	return rc;
 }

@@ -19,10 +19,12 @@
  *     "NAME:LINE: <fn's message>" with fn's return code.
  *   Settings before the failing line were handed to fn already: a caller
  *   that must not apply half a file parses into a scratch copy.
- * - ut_conf_load reads the file at path (at most UT_CONF_FILE_MAX bytes,
- *   larger is refused) and parses it; "cannot open config file PATH: <errno
- *   text>" (aquiferd's words, which tests/e2e/test_config.sh checks) when it
- *   cannot be opened (AQ_OK for a missing file with UT_CONF_MISSING_OK).
+ * - ut_conf_load reads the file at path (ut_file_read: at most
+ *   UT_CONF_FILE_MAX bytes, larger is refused) and parses it; a missing file
+ *   is "cannot open config file PATH: No such file or directory" (aquiferd's
+ *   words, which tests/e2e/test_config.sh checks), or AQ_OK with
+ *   UT_CONF_MISSING_OK; any other failure to read says why (ut_file_read's
+ *   message).
  * - UT_CONF_DASH: '_' in a key is handed to fn as '-' (tier_day_seconds is
  *   tier-day-seconds), the agent's rule. Not for aquiferd: its math.* keys
  *   hold '_' (math.premium.mibps_per_tib).

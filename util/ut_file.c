@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,4 +126,39 @@ int ut_file_remove(const char *path, aq_msg *msg)
 	if (unlink(path) != 0 && errno != ENOENT)
 		return aq_fail(msg, AQ_EIO, "cannot remove %s: %s", path, strerror(errno));
 	return file_sync_dir(path, msg);
+}
+
+int ut_file_read(const char *path, size_t cap, char **data, size_t *len, aq_msg *msg)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n;
+	int rc = AQ_OK;
+
+	*data = NULL;
+	if (!f)
+		return errno == ENOENT ? aq_fail(msg, AQ_ENOENT, "%s does not exist", path)
+				       : aq_fail(msg, AQ_EIO, "cannot open %s: %s", path, strerror(errno));
+	if (cap >= SIZE_MAX / 2 || !(buf = malloc(cap + 1))) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
+	n = fread(buf, 1, cap + 1, f);
+	if (ferror(f)) {
+		rc = aq_fail(msg, AQ_EIO, "cannot read %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (n > cap) {
+		rc = aq_fail(msg, AQ_ETOOBIG, "%s is larger than %zu bytes", path, cap);
+		goto out;
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	*data = buf;
+	buf = NULL;
+out:
+	free(buf);
+	fclose(f);
+	return rc;
 }

@@ -18,6 +18,11 @@
  *   folder, so the removal is durable before anything written after it.
  * - ut_file_write_all(fd, data, len): write(2) until all is written (EINTR
  *   retried); 0 or -errno. A short write with no error is -EIO.
+ * - ut_file_read(path, cap, &data, &len): the whole file, at most cap bytes,
+ *   NUL-terminated (so text may be used as a string; *len, may be NULL, does
+ *   not count the NUL), malloc'd for the caller. AQ_ENOENT "PATH does not
+ *   exist", AQ_ETOOBIG "PATH is larger than CAP bytes", AQ_EIO "cannot open
+ *   / read PATH: reason"; *data is NULL on failure.
  * Thread-safe (concurrent writers of one path: the last rename wins whole).
  */
 #ifndef AQ_UT_FILE_H
@@ -34,5 +39,6 @@ int ut_file_write(const char *path, const void *data, size_t len, aq_msg *msg);
 int ut_file_create(const char *path, const void *data, size_t len, aq_msg *msg);
 int ut_file_remove(const char *path, aq_msg *msg);
 int ut_file_write_all(int fd, const void *data, size_t len);
+int ut_file_read(const char *path, size_t cap, char **data, size_t *len, aq_msg *msg);
 
 #endif

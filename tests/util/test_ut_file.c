@@ -209,6 +209,30 @@ START_TEST(test_long_path)
 }
 END_TEST
 
+START_TEST(test_read)
+{
+	char p[128], *got = NULL;
+	size_t len = 99;
+	aq_msg msg = { "" };
+
+	path_of(p, sizeof(p), "pem");
+	ck_assert_int_eq(ut_file_write(p, "abcd", 4, NULL), AQ_OK);
+	ck_assert_int_eq(ut_file_read(p, 4, &got, &len, &msg), AQ_OK); /* exactly the cap */
+	ck_assert_uint_eq(len, 4);
+	ck_assert_str_eq(got, "abcd"); /* NUL-terminated */
+	free(got);
+	ck_assert_int_eq(ut_file_read(p, 3, &got, &len, &msg), AQ_ETOOBIG);
+	ck_assert_ptr_null(got);
+	ck_assert_ptr_nonnull(strstr(msg.text, "is larger than 3 bytes"));
+	ck_assert_int_eq(ut_file_read(dir, 100, &got, NULL, &msg), AQ_EIO); /* a folder */
+	ck_assert_ptr_null(got);
+	path_of(p, sizeof(p), "none");
+	ck_assert_int_eq(ut_file_read(p, 100, &got, NULL, &msg), AQ_ENOENT);
+	ck_assert_ptr_nonnull(strstr(msg.text, "does not exist"));
+	ck_assert_ptr_null(got);
+}
+END_TEST
+
 /* kill -9 a process that rewrites the file with one of two 2 MiB contents,
  * over and over, at a few points in time: what is on disk is one of them. */
 START_TEST(test_kill9_old_or_new)
@@ -257,6 +281,7 @@ int main(void)
 	tcase_add_test(tc, test_create_once);
 	tcase_add_test(tc, test_remove);
 	tcase_add_test(tc, test_long_path);
+	tcase_add_test(tc, test_read);
 	tcase_add_test(tc, test_kill9_old_or_new);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
