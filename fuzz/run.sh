@@ -74,7 +74,15 @@ printf '%s' '{"name":"projects/p/locations/l/volumes/v","fsid":"0123456789abcdef
 apilib="$top/api/api_intent.c $top/api/api_intent_clients.c $top/api/api_error.c $top/api/api_schema.c $top/api/api_pool.c $top/api/api_math.c"
 jansson=$(pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
-for h in rpc args fh csr obj_xml s3lite_req intent; do
+# fuzz_ut_conf, fuzz_ut_hostport: util/'s config reader and HOST:PORT parser.
+mkdir -p "$out/corpus_ut_conf" "$out/corpus_ut_hostport"
+printf '# aquiferd\nlisten = 127.0.0.1:8080\r\ndb=/var/lib/aq.db\n  tier_day_seconds =\t86400\nbad line\n' \
+	> "$out/corpus_ut_conf/seed_conf"
+printf '[fe80::1]:2049' > "$out/corpus_ut_hostport/seed_v6"
+printf 'node-1.example:8080' > "$out/corpus_ut_hostport/seed_name"
+utillib="$top/util/ut_conf.c $top/util/ut_file.c $top/util/ut_hostport.c $top/api/api_error.c"
+
+for h in rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport; do
 	echo "== fuzz_$h: building"
 	hlib="$lib $crypto"
 	case $h in
@@ -82,6 +90,7 @@ for h in rpc args fh csr obj_xml s3lite_req intent; do
 	obj_xml) hlib="$top/agent/obj_xml.c $crypto" ;;
 	s3lite_req) hlib="$top/bench/tier/s3lite_req.c $crypto" ;;
 	intent) hlib="$apilib $jansson -lm" ;;
+	ut_conf | ut_hostport) hlib="$utillib" ;;
 	esac
 	# shellcheck disable=SC2086
 	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $hlib -lpthread
