@@ -96,4 +96,35 @@ for h in rpc args fh csr obj_xml s3lite_req intent; do
 		grep -E "^#[0-9]+.*(DONE|pulse)" "$out/fuzz_$h.log" | tail -1 || true
 	fi
 done
+
+# The SMB protocol modules (issue 18): agent/smb/, seeded with the Windows
+# messages of tests/agent/smb/smb_vectors.h.
+smblib="$top/agent/smb/smb_wire.c $top/agent/smb/smb_wire_neg.c $top/agent/smb/smb_wire_create.c \
+ $top/agent/smb/smb_wire_file.c"
+smb_seeds() { # corpus macro... -> one seed per macro of smb_vectors.h
+	d=$out/corpus_$1
+	shift
+	mkdir -p "$d"
+	for v in "$@"; do
+		hex=$(sed -n "/#define $v\\b/,/^\$\\|^#/p" "$top/tests/agent/smb/smb_vectors.h" |
+			grep -o '"[0-9A-Fa-f]*"' | tr -d '"\n')
+		[ -n "$hex" ] && hex2bin "$hex" > "$d/$v"
+	done
+}
+smb_seeds smb_wire SMB_VEC_NEG_REQ SMB_VEC_SS_REQ1 SMB_VEC_SS_REQ2
+for h in ${SMB_FUZZ:-smb_wire}; do
+	echo "== fuzz_$h: building"
+	# shellcheck disable=SC2086
+	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $smblib -lpthread
+	mkdir -p "$out/corpus_$h"
+	echo "== fuzz_$h: running ${secs}s"
+	if ! "$out/fuzz_$h" -max_total_time="$secs" -max_len=4096 -timeout=10 \
+		-artifact_prefix="$out/crash_${h}_" "$out/corpus_$h" >"$out/fuzz_$h.log" 2>&1; then
+		echo "== fuzz_$h: FAILED (see $out/fuzz_$h.log)"
+		tail -30 "$out/fuzz_$h.log"
+		rc=1
+	else
+		grep -E "^#[0-9]+.*(DONE|pulse)" "$out/fuzz_$h.log" | tail -1 || true
+	fi
+done
 exit $rc
