@@ -100,7 +100,7 @@ done
 # The SMB protocol modules (issue 18): agent/smb/, seeded with the Windows
 # messages of tests/agent/smb/smb_vectors.h.
 smblib="$top/agent/smb/smb_wire.c $top/agent/smb/smb_wire_neg.c $top/agent/smb/smb_wire_create.c \
- $top/agent/smb/smb_wire_file.c"
+ $top/agent/smb/smb_wire_file.c $top/agent/smb/smb_crypto.c"
 smb_seeds() { # corpus macro... -> one seed per macro of smb_vectors.h
 	d=$out/corpus_$1
 	shift
@@ -115,7 +115,7 @@ smb_seeds smb_wire SMB_VEC_NEG_REQ SMB_VEC_SS_REQ1 SMB_VEC_SS_REQ2
 for h in ${SMB_FUZZ:-smb_wire}; do
 	echo "== fuzz_$h: building"
 	# shellcheck disable=SC2086
-	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $smblib -lpthread
+	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $smblib $crypto -lpthread
 	mkdir -p "$out/corpus_$h"
 	echo "== fuzz_$h: running ${secs}s"
 	if ! "$out/fuzz_$h" -max_total_time="$secs" -max_len=4096 -timeout=10 \
