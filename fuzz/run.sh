@@ -100,7 +100,7 @@ done
 # The SMB protocol modules (issue 18): agent/smb/, seeded with the Windows
 # messages of tests/agent/smb/smb_vectors.h.
 smblib="$top/agent/smb/smb_wire.c $top/agent/smb/smb_wire_neg.c $top/agent/smb/smb_wire_create.c \
- $top/agent/smb/smb_wire_file.c $top/agent/smb/smb_crypto.c $top/agent/smb/smb_ntlm.c $top/agent/smb/smb_spnego.c"
+ $top/agent/smb/smb_wire_file.c $top/agent/smb/smb_crypto.c $top/agent/smb/smb_ntlm.c $top/agent/smb/smb_spnego.c $top/agent/smb/smb_sd.c"
 smb_seeds() { # corpus macro... -> one seed per macro of smb_vectors.h
 	d=$out/corpus_$1
 	shift
@@ -118,7 +118,11 @@ mkdir -p "$out/corpus_smb_spnego" "$out/corpus_smb_ntlm"
 dd if="$out/corpus_smb_blob/SMB_VEC_SS_REQ1" of="$out/corpus_smb_spnego/init" bs=1 skip=88 2>/dev/null
 dd if="$out/corpus_smb_blob/SMB_VEC_SS_REQ2" of="$out/corpus_smb_spnego/resp" bs=1 skip=88 2>/dev/null
 dd if="$out/corpus_smb_blob/SMB_VEC_SS_REQ2" of="$out/corpus_smb_ntlm/auth" bs=1 skip=109 2>/dev/null
-for h in ${SMB_FUZZ:-smb_wire smb_ntlm smb_spnego}; do
+# A descriptor as Samba writes one: O:BAD:(A;;0xf01ff;;;WD)
+mkdir -p "$out/corpus_smb_sd"
+hex2bin 010004801400000000000000000000002400000001020000000000052000000020020000\
+02001c000100000000001400ff010f00010100000000000100000000 > "$out/corpus_smb_sd/samba"
+for h in ${SMB_FUZZ:-smb_wire smb_ntlm smb_spnego smb_sd}; do
 	echo "== fuzz_$h: building"
 	# shellcheck disable=SC2086
 	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $smblib $crypto -lpthread
