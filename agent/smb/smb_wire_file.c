@@ -82,7 +82,9 @@ int smb_wire_read_req_decode(const struct smb_wire_msg *m, struct smb_wire_read_
 	if (c.err)
 		return c.err;
 	/* SMB2_CHANNEL_NONE only: RDMA descriptors would need SMB Direct. */
-	return r->channel ? AQ_EINVAL : AQ_OK;
+	if (r->channel)
+		return AQ_EINVAL;
+	return r->length > SMB_WIRE_IO_MAX ? AQ_ETOOBIG : AQ_OK;
 }
 
 void smb_wire_read_rsp_encode(struct smb_wire_buf *buf, size_t hdr_off, uint32_t data_len, uint32_t remaining)

@@ -240,7 +240,9 @@ struct smb_wire_read_req {
 	uint32_t minimum;
 	uint32_t channel;
 };
-/* AQ_EINVAL for a channel other than NONE (no RDMA here). */
+/* AQ_EINVAL for a channel other than NONE (no RDMA here); AQ_ETOOBIG for
+ * a Length over SMB_WIRE_IO_MAX (checked here so that no caller sizes a
+ * buffer from it first). */
 int smb_wire_read_req_decode(const struct smb_wire_msg *m, struct smb_wire_read_req *r);
 /* The fixed part of a READ response; the caller appends data_len bytes (or
  * sends them from another buffer right after). */

@@ -265,6 +265,12 @@ START_TEST(test_read_write_windows)
 	ck_assert_uint_eq(rd.length, 23);
 	ck_assert_uint_eq(rd.offset, 0);
 	ck_assert_uint_eq(rd.fid.persistent, 0x0200003900000115ull);
+	buf[64 + 4] = 0x01, buf[64 + 5] = 0x00, buf[64 + 6] = 0x80; /* 8 MiB + 1 */
+	ck_assert_int_eq(smb_wire_read_req_decode(&m, &rd), AQ_ETOOBIG);
+	buf[64 + 4] = 0x00;
+	ck_assert_int_eq(smb_wire_read_req_decode(&m, &rd), AQ_OK); /* 8 MiB exactly */
+	ck_assert_uint_eq(rd.length, SMB_WIRE_IO_MAX);
+	buf[64 + 4] = 23, buf[64 + 6] = 0;
 	/* The server's READ response to it (decrypted in the same blog): */
 	ck_assert_int_eq(smb_wire_buf_init(&b, 64, 64), AQ_OK);
 	smb_wire_read_rsp_encode(&b, 0, 23, 0);
