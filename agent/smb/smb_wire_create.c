@@ -205,14 +205,8 @@ void smb_wire_create_rsp_encode(struct smb_wire_buf *buf, size_t hdr_off, const 
 	smb_wire_put_u8(buf, r->oplock_level);
 	smb_wire_put_u8(buf, r->flags);
 	smb_wire_put_u32(buf, r->action);
-	smb_wire_put_u64(buf, r->creation);
-	smb_wire_put_u64(buf, r->last_access);
-	smb_wire_put_u64(buf, r->last_write);
-	smb_wire_put_u64(buf, r->change);
-	smb_wire_put_u64(buf, r->allocation);
-	smb_wire_put_u64(buf, r->eof);
-	smb_wire_put_u32(buf, r->attributes);
-	smb_wire_put_u32(buf, 0);
+	smb_wire_attrs_encode(buf, &r->attrs);
+	smb_wire_put_u32(buf, 0); /* Reserved2 */
 	smb_wire_put_u64(buf, r->fid.persistent);
 	smb_wire_put_u64(buf, r->fid.volatile_);
 	ctx_at = buf->len;

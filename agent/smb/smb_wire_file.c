@@ -37,18 +37,25 @@ int smb_wire_close_req_decode(const struct smb_wire_msg *m, struct smb_wire_clos
 	return c.err;
 }
 
+void smb_wire_attrs_encode(struct smb_wire_buf *buf, const struct smb_wire_attrs *a)
+{
+	smb_wire_put_u64(buf, a->creation);
+	smb_wire_put_u64(buf, a->last_access);
+	smb_wire_put_u64(buf, a->last_write);
+	smb_wire_put_u64(buf, a->change);
+	smb_wire_put_u64(buf, a->allocation);
+	smb_wire_put_u64(buf, a->eof);
+	smb_wire_put_u32(buf, a->attributes);
+}
+
 void smb_wire_close_rsp_encode(struct smb_wire_buf *buf, const struct smb_wire_close_rsp *r)
 {
+	static const struct smb_wire_attrs none;
+
 	smb_wire_put_u16(buf, 60);
 	smb_wire_put_u16(buf, r->flags);
 	smb_wire_put_u32(buf, 0);
-	smb_wire_put_u64(buf, r->creation);
-	smb_wire_put_u64(buf, r->last_access);
-	smb_wire_put_u64(buf, r->last_write);
-	smb_wire_put_u64(buf, r->change);
-	smb_wire_put_u64(buf, r->allocation);
-	smb_wire_put_u64(buf, r->eof);
-	smb_wire_put_u32(buf, r->attributes);
+	smb_wire_attrs_encode(buf, r->flags & SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB ? &r->attrs : &none);
 }
 
 int smb_wire_flush_req_decode(const struct smb_wire_msg *m, struct smb_wire_fid *fid)

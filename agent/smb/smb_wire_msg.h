@@ -141,6 +141,17 @@ struct smb_wire_tree_connect_rsp {
 
 void smb_wire_tree_connect_rsp_encode(struct smb_wire_buf *buf, const struct smb_wire_tree_connect_rsp *r);
 
+/* ---- attributes shared by CREATE, CLOSE and FILE_NETWORK_OPEN_INFORMATION ---------- */
+struct smb_wire_attrs {
+	uint64_t creation, last_access, last_write, change; /* FILETIME */
+	uint64_t allocation, eof;
+	uint32_t attributes;
+};
+
+/* The four times, AllocationSize, EndOfFile and FileAttributes (52 bytes),
+ * in the order all three use (MS-SMB2 2.2.14, 2.2.16, MS-FSCC 2.4.34). */
+void smb_wire_attrs_encode(struct smb_wire_buf *buf, const struct smb_wire_attrs *a);
+
 /* ---- CREATE (2.2.13, 2.2.14) -------------------------------------------------------- */
 struct smb_wire_create_ctx {
 	const uint8_t *name;  /* a 4-character tag ("MxAc") or a 16-byte GUID */
@@ -202,9 +213,7 @@ struct smb_wire_create_rsp {
 	uint8_t oplock_level;
 	uint8_t flags;
 	uint32_t action;
-	uint64_t creation, last_access, last_write, change; /* FILETIME */
-	uint64_t allocation, eof;
-	uint32_t attributes;
+	struct smb_wire_attrs attrs;
 	struct smb_wire_fid fid;
 	unsigned ctx_count;
 	const struct smb_wire_create_rsp_ctx *ctx;
@@ -222,10 +231,8 @@ struct smb_wire_close_req {
 int smb_wire_close_req_decode(const struct smb_wire_msg *m, struct smb_wire_close_req *r);
 
 struct smb_wire_close_rsp {
-	uint16_t flags;
-	uint64_t creation, last_access, last_write, change;
-	uint64_t allocation, eof;
-	uint32_t attributes;
+	uint16_t flags;             /* POSTQUERY_ATTRIB: attrs are sent, else zeros */
+	struct smb_wire_attrs attrs;
 };
 void smb_wire_close_rsp_encode(struct smb_wire_buf *buf, const struct smb_wire_close_rsp *r);
 

@@ -187,8 +187,9 @@ START_TEST(test_create_rsp)
 	struct smb_wire_lease l = { .state = 7, .epoch = 4, .v2 = true };
 	struct smb_wire_buf lb;
 	struct smb_wire_create_rsp_ctx cx[2];
-	struct smb_wire_create_rsp r = { .oplock_level = SMB2_OPLOCK_LEVEL_LEASE, .action = 2, .eof = 5,
-					 .attributes = 0x80, .fid = { 1, 2 }, .ctx_count = 2, .ctx = cx };
+	struct smb_wire_create_rsp r = { .oplock_level = SMB2_OPLOCK_LEVEL_LEASE, .action = 2,
+					 .attrs = { .eof = 5, .attributes = 0x80 }, .fid = { 1, 2 }, .ctx_count = 2,
+					 .ctx = cx };
 	struct smb_wire_hdr h = { .command = SMB2_CREATE };
 	struct smb_wire_create_ctx back;
 	struct smb_wire_lease l2;
@@ -207,6 +208,8 @@ START_TEST(test_create_rsp)
 	ck_assert_int_eq(b.err, AQ_OK);
 	/* 88 fixed bytes, contexts at 64 + 88 = 152 */
 	ck_assert_uint_eq(smb_wire_get_u16(b.p + 8 + 64), 89);
+	ck_assert_uint_eq(smb_wire_get_u64(b.p + 8 + 64 + 48), 5);     /* EndofFile */
+	ck_assert_uint_eq(smb_wire_get_u32(b.p + 8 + 64 + 56), 0x80);  /* FileAttributes */
 	ck_assert_uint_eq(smb_wire_get_u32(b.p + 8 + 64 + 80), 152);
 	ck_assert_uint_eq(smb_wire_get_u32(b.p + 8 + 64 + 84), 80 + 32);
 	/* first context: Next 80 (76 rounded up), name at 16, data at 24 */
@@ -467,7 +470,8 @@ START_TEST(test_close_flush_empty)
 	struct smb_wire_close_req r;
 	struct smb_wire_fid fid;
 	struct smb_wire_buf b;
-	struct smb_wire_close_rsp rsp = { .flags = 1, .eof = 23, .attributes = 0x20 };
+	struct smb_wire_close_rsp rsp = { .flags = 1, .attrs = { .last_write = 0x01d0aecbadf5a1a1ull, .eof = 23,
+							       .attributes = 0x20 } };
 	static const uint8_t echo[4] = { 4, 0, 0, 0 }, bad[4] = { 5, 0, 0, 0 };
 
 	body[8] = 9, body[16] = 10;
@@ -488,10 +492,17 @@ START_TEST(test_close_flush_empty)
 	ck_assert_int_eq(smb_wire_buf_init(&b, 64, 128), AQ_OK);
 	smb_wire_close_rsp_encode(&b, &rsp);
 	ck_assert_uint_eq(b.len, 60);
+	ck_assert_uint_eq(smb_wire_get_u64(b.p + 24), 0x01d0aecbadf5a1a1ull);
 	ck_assert_uint_eq(smb_wire_get_u64(b.p + 48), 23);
 	ck_assert_uint_eq(smb_wire_get_u32(b.p + 56), 0x20);
 	smb_wire_empty_rsp_encode(&b);
 	ck_assert_hex_eq(b.p + 60, 4, "04000000");
+	/* without POSTQUERY_ATTRIB the attributes are zeros (2.2.16) */
+	b.len = 0;
+	rsp.flags = 0;
+	smb_wire_close_rsp_encode(&b, &rsp);
+	for (size_t i = 8; i < 60; i++)
+		ck_assert_uint_eq(b.p[i], 0);
 	smb_wire_buf_cleanup(&b);
 }
 END_TEST
