@@ -78,22 +78,26 @@ int smb_crypto_derive(uint16_t dialect, uint16_t cipher, const uint8_t *session_
 			rc = AQ_EINVAL;
 			break;
 		}
-		if ((rc = smb_crypto_kdf(key16, 16, SMB_CRYPTO_L("SMB2AESCMAC"), SMB_CRYPTO_L("SmbSign"), k->signing, 16)) ||
-		    (rc = smb_crypto_kdf(key16, 16, SMB_CRYPTO_L("SMB2AESCCM"), SMB_CRYPTO_L("ServerOut"), k->enc, 16)) ||
-		    (rc = smb_crypto_kdf(key16, 16, SMB_CRYPTO_L("SMB2AESCCM"), SMB_CRYPTO_L("ServerIn "), k->dec, 16)) ||
-		    (rc = smb_crypto_kdf(key16, 16, SMB_CRYPTO_L("SMB2APP"), SMB_CRYPTO_L("SmbRpc"), k->app, 16)))
-			break;
+		/* the first failure stops the chain; rc carries it */
+		(void)((rc = smb_crypto_kdf(key16, 16, SMB_CRYPTO_L("SMB2AESCMAC"), SMB_CRYPTO_L("SmbSign"), k->signing,
+					    16)) ||
+		       (rc = smb_crypto_kdf(key16, 16, SMB_CRYPTO_L("SMB2AESCCM"), SMB_CRYPTO_L("ServerOut"), k->enc, 16)) ||
+		       (rc = smb_crypto_kdf(key16, 16, SMB_CRYPTO_L("SMB2AESCCM"), SMB_CRYPTO_L("ServerIn "), k->dec, 16)) ||
+		       (rc = smb_crypto_kdf(key16, 16, SMB_CRYPTO_L("SMB2APP"), SMB_CRYPTO_L("SmbRpc"), k->app, 16)));
 		break;
 	case SMB2_DIALECT_311:
-		if ((rc = smb_crypto_kdf(key16, 16, SMB_CRYPTO_L("SMBSigningKey"), preauth, SMB_CRYPTO_PREAUTH_LEN,
-					 k->signing, 16)) ||
-		    (rc = smb_crypto_kdf(ckey, ckey_len, SMB_CRYPTO_L("SMBS2CCipherKey"), preauth,
-					 SMB_CRYPTO_PREAUTH_LEN, k->enc, clen)) ||
-		    (rc = smb_crypto_kdf(ckey, ckey_len, SMB_CRYPTO_L("SMBC2SCipherKey"), preauth,
-					 SMB_CRYPTO_PREAUTH_LEN, k->dec, clen)) ||
-		    (rc = smb_crypto_kdf(key16, 16, SMB_CRYPTO_L("SMBAppKey"), preauth, SMB_CRYPTO_PREAUTH_LEN, k->app,
-					 16)))
+		if (!preauth) {
+			rc = AQ_EINVAL;
 			break;
+		}
+		(void)((rc = smb_crypto_kdf(key16, 16, SMB_CRYPTO_L("SMBSigningKey"), preauth, SMB_CRYPTO_PREAUTH_LEN,
+					    k->signing, 16)) ||
+		       (rc = smb_crypto_kdf(ckey, ckey_len, SMB_CRYPTO_L("SMBS2CCipherKey"), preauth,
+					    SMB_CRYPTO_PREAUTH_LEN, k->enc, clen)) ||
+		       (rc = smb_crypto_kdf(ckey, ckey_len, SMB_CRYPTO_L("SMBC2SCipherKey"), preauth,
+					    SMB_CRYPTO_PREAUTH_LEN, k->dec, clen)) ||
+		       (rc = smb_crypto_kdf(key16, 16, SMB_CRYPTO_L("SMBAppKey"), preauth, SMB_CRYPTO_PREAUTH_LEN,
+					    k->app, 16)));
 		break;
 	default:
 		rc = AQ_EINVAL;

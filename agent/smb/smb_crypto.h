@@ -38,9 +38,9 @@ struct smb_crypto_keys {
 
 /* Derive k from the session key (key_len bytes; the first 16 bytes, zero
  * padded, are the SessionKey; the AES-256 ciphers use up to 32) for dialect
- * (SMB2_DIALECT_*). preauth is the session's preauth hash for 3.1.1 and
- * ignored otherwise; cipher selects the cipher key length (any 128-bit one
- * for 3.0/3.0.2). For 2.x only k->signing is set (the session key). */
+ * (SMB2_DIALECT_*). preauth is the session's preauth hash for 3.1.1 (NULL:
+ * AQ_EINVAL) and ignored otherwise; cipher selects the cipher key length
+ * (any 128-bit one for 3.0/3.0.2). For 2.x only k->signing is set (the session key). */
 int smb_crypto_derive(uint16_t dialect, uint16_t cipher, const uint8_t *session_key, size_t key_len,
 		      const uint8_t preauth[SMB_CRYPTO_PREAUTH_LEN], struct smb_crypto_keys *k);
 

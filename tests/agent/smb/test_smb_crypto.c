@@ -118,6 +118,8 @@ START_TEST(test_kdf_30)
 	ck_assert_int_eq(smb_crypto_derive(0x0222, SMB2_ENCRYPTION_AES128_CCM, sk, 16, NULL, &k), AQ_EINVAL);
 	ck_assert_int_eq(smb_crypto_derive(SMB2_DIALECT_300, SMB2_ENCRYPTION_AES128_CCM, sk, 0, NULL, &k), AQ_EINVAL);
 	ck_assert_int_eq(smb_crypto_derive(SMB2_DIALECT_311, 9, sk, 16, NULL, &k), AQ_EINVAL);
+	/* 3.1.1 without a preauth hash */
+	ck_assert_int_eq(smb_crypto_derive(SMB2_DIALECT_311, SMB2_ENCRYPTION_AES128_GCM, sk, 16, NULL, &k), AQ_EINVAL);
 }
 END_TEST
 
