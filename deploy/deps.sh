@@ -36,3 +36,15 @@ if [ "${1:-build}" = test ]; then
     $SUDO apt-get install -y -qq --no-install-recommends "${vm_missing[@]}" >/dev/null
   fi
 fi
+
+# The SMB protocol modules' unit suites (issue 18): Nettle is the independent
+# implementation the signing tests compare against (libgnutls28-dev pulls it in;
+# named here so the suites do not depend on that).
+if [ "${1:-build}" = test ]; then
+  dpkg-query -W -f='${Status}' nettle-dev 2>/dev/null | grep -q "install ok installed" || {
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends nettle-dev >/dev/null
+  }
+fi

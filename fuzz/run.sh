@@ -105,4 +105,45 @@ for h in rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport; do
 		grep -E "^#[0-9]+.*(DONE|pulse)" "$out/fuzz_$h.log" | tail -1 || true
 	fi
 done
+
+# The SMB protocol modules (issue 18): agent/smb/, seeded with the Windows
+# messages of tests/agent/smb/smb_vectors.h.
+smblib="$top/agent/smb/smb_wire.c $top/agent/smb/smb_wire_neg.c $top/agent/smb/smb_wire_create.c \
+ $top/agent/smb/smb_wire_file.c $top/agent/smb/smb_crypto.c $top/agent/smb/smb_ntlm.c $top/agent/smb/smb_spnego.c $top/agent/smb/smb_sd.c"
+smb_seeds() { # corpus macro... -> one seed per macro of smb_vectors.h
+	d=$out/corpus_$1
+	shift
+	mkdir -p "$d"
+	for v in "$@"; do
+		hex=$(sed -n "/#define $v\\b/,/^\$\\|^#/p" "$top/tests/agent/smb/smb_vectors.h" |
+			grep -o '"[0-9A-Fa-f]*"' | tr -d '"\n')
+		[ -n "$hex" ] && hex2bin "$hex" > "$d/$v"
+	done
+}
+smb_seeds smb_wire SMB_VEC_NEG_REQ SMB_VEC_SS_REQ1 SMB_VEC_SS_REQ2
+# SPNEGO and NTLMSSP seeds: the security blobs inside those messages.
+smb_seeds smb_blob SMB_VEC_SS_REQ1 SMB_VEC_SS_REQ2
+mkdir -p "$out/corpus_smb_spnego" "$out/corpus_smb_ntlm"
+dd if="$out/corpus_smb_blob/SMB_VEC_SS_REQ1" of="$out/corpus_smb_spnego/init" bs=1 skip=88 2>/dev/null
+dd if="$out/corpus_smb_blob/SMB_VEC_SS_REQ2" of="$out/corpus_smb_spnego/resp" bs=1 skip=88 2>/dev/null
+dd if="$out/corpus_smb_blob/SMB_VEC_SS_REQ2" of="$out/corpus_smb_ntlm/auth" bs=1 skip=109 2>/dev/null
+# A descriptor as Samba writes one: O:BAD:(A;;0xf01ff;;;WD)
+mkdir -p "$out/corpus_smb_sd"
+hex2bin 010004801400000000000000000000002400000001020000000000052000000020020000\
+02001c000100000000001400ff010f00010100000000000100000000 > "$out/corpus_smb_sd/samba"
+for h in ${SMB_FUZZ:-smb_wire smb_ntlm smb_spnego smb_sd}; do
+	echo "== fuzz_$h: building"
+	# shellcheck disable=SC2086
+	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $smblib $crypto -lpthread
+	mkdir -p "$out/corpus_$h"
+	echo "== fuzz_$h: running ${secs}s"
+	if ! "$out/fuzz_$h" -max_total_time="$secs" -max_len=4096 -timeout=10 \
+		-artifact_prefix="$out/crash_${h}_" "$out/corpus_$h" >"$out/fuzz_$h.log" 2>&1; then
+		echo "== fuzz_$h: FAILED (see $out/fuzz_$h.log)"
+		tail -30 "$out/fuzz_$h.log"
+		rc=1
+	else
+		grep -E "^#[0-9]+.*(DONE|pulse)" "$out/fuzz_$h.log" | tail -1 || true
+	fi
+done
 exit $rc
