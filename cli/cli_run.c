@@ -276,37 +276,53 @@ static int op_error(struct cli_ctx *ctx, const json_t *op)
 	return CLI_EXIT_API;
 }
 
-static int print_fmt(struct cli_ctx *ctx, const struct cli_args *a, const json_t *doc,
-		     bool is_list, enum cli_fmt_kind fallback, const char *columns)
+/* Check every output flag before anything is sent (gcloud's habit): a bad
+ * --format, --filter, --sort-by, --limit or --page-size is a usage error and
+ * no request goes out. *fmt is the parsed --format. */
+static int check_output(struct cli_ctx *ctx, const struct cli_args *a, struct cli_fmt *fmt)
 {
-	struct cli_fmt fmt;
+	const struct cli_cmd *c = a->cmd;
+	const char *filter = cli_args_get(a, "filter"), *sort = cli_args_get(a, "sort-by");
+	const char *limit = cli_args_get(a, "limit"), *psize = cli_args_get(a, "page-size");
+	bool list = c->kind == CLI_K_LIST;
+	json_t *none = json_array(), *kept = NULL;
 	aq_msg msg = { "" };
+	int rc = CLI_EXIT_OK;
 
-	if (cli_fmt_parse(&fmt, cli_args_get(a, "format"), fallback, columns, &msg) != AQ_OK)
-		return usage_error(ctx, a, msg.text);
-	cli_fmt_print(ctx->out, &fmt, doc, is_list);
-	return CLI_EXIT_OK;
+	if (cli_fmt_parse(fmt, cli_args_get(a, "format"), list ? CLI_FMT_TABLE : CLI_FMT_YAML,
+			  list ? c->columns : NULL, &msg) != AQ_OK ||
+	    (filter && cli_list_filter(none, filter, &kept, &msg) != AQ_OK) ||
+	    (sort && cli_list_sort(none, sort, &msg) != AQ_OK)) {
+		rc = usage_error(ctx, a, msg.text);
+		goto out;
+	}
+	if (limit && strtol(limit, NULL, 10) < 1) {
+		rc = usage_error(ctx, a, "invalid value for --limit: must be 1 or more");
+		goto out;
+	}
+	if (psize && strtol(psize, NULL, 10) < 1) {
+		rc = usage_error(ctx, a, "invalid value for --page-size: must be 1 or more");
+		goto out;
+	}
+out:
+	json_decref(none);
+	json_decref(kept);
+	return rc;
 }
 
-static int run_list(struct cli_ctx *ctx, const struct cli_args *a, const char *base)
+static int run_list(struct cli_ctx *ctx, const struct cli_args *a, const struct cli_fmt *fmt,
+		    const char *base)
 {
 	const char *filter = cli_args_get(a, "filter"), *sort = cli_args_get(a, "sort-by");
 	const char *limit_s = cli_args_get(a, "limit"), *psize = cli_args_get(a, "page-size");
 	json_t *all = json_array(), *resp = NULL, *kept = NULL;
 	char *token = NULL;
 	struct cli_buf path;
-	struct cli_fmt fmt;
 	aq_msg msg = { "" };
 	long status = 0, limit = limit_s ? strtol(limit_s, NULL, 10) : -1;
 	int rc = CLI_EXIT_OK, pages;
 
 	cli_buf_init(&path);
-	/* Check the format before any request. */
-	if (cli_fmt_parse(&fmt, cli_args_get(a, "format"), CLI_FMT_TABLE, a->cmd->columns, &msg) !=
-	    AQ_OK) {
-		rc = usage_error(ctx, a, msg.text);
-		goto out;
-	}
 	for (pages = 0; pages < LIST_MAX_PAGES; pages++) {
 		const json_t *items;
 		const char *next;
@@ -350,9 +366,9 @@ static int run_list(struct cli_ctx *ctx, const struct cli_args *a, const char *b
 	}
 	while (limit >= 0 && json_array_size(all) > (size_t)limit)
 		json_array_remove(all, json_array_size(all) - 1);
-	if (json_array_size(all) == 0 && fmt.kind == CLI_FMT_TABLE)
+	if (json_array_size(all) == 0 && fmt->kind == CLI_FMT_TABLE)
 		fprintf(ctx->err, "Listed 0 items.\n");
-	cli_fmt_print(ctx->out, &fmt, all, true);
+	cli_fmt_print(ctx->out, fmt, all, true);
 out:
 	free(token);
 	json_decref(all);
@@ -396,8 +412,8 @@ static bool empty_object(const json_t *r)
 	return r == NULL || (json_is_object(r) && json_object_size(r) == 0);
 }
 
-static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const struct vars *v,
-			const char *path, const json_t *body)
+static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const struct cli_fmt *fmt,
+			const struct vars *v, const char *path, const json_t *body)
 {
 	const struct cli_cmd *c = a->cmd;
 	bool async = cli_args_bool(a, "async"), dry = cli_args_bool(a, "dry-run");
@@ -412,7 +428,7 @@ static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const str
 		if (c->noun && !dry)
 			fprintf(ctx->err, "%s %s %s...done.\n", c->gerund, c->noun, v->name ? v->name : "");
 		if (!empty_object(resp)) {
-			rc = print_fmt(ctx, a, resp, false, CLI_FMT_YAML, NULL);
+			cli_fmt_print(ctx->out, fmt, resp, false);
 		} else if ((c->opts & CLI_C_REREAD) && !dry) {
 			/* say what happened: the resource as it is now */
 			char target[1024];
@@ -422,12 +438,12 @@ static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const str
 			json_decref(resp);
 			resp = NULL;
 			if ((rc = call(ctx, "GET", target, NULL, &status, &resp)) == CLI_EXIT_OK)
-				rc = print_fmt(ctx, a, resp, false, CLI_FMT_YAML, NULL);
+				cli_fmt_print(ctx->out, fmt, resp, false);
 		}
 		goto out;
 	}
 	if (async && !dry) {
-		rc = print_fmt(ctx, a, resp, false, CLI_FMT_YAML, NULL);
+		cli_fmt_print(ctx->out, fmt, resp, false);
 		goto out;
 	}
 	if (c->noun && !dry) {
@@ -452,7 +468,7 @@ static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const str
 		res = final_resource(ctx, a, v, done);
 	}
 	if (res)
-		rc = print_fmt(ctx, a, res, false, CLI_FMT_YAML, NULL);
+		cli_fmt_print(ctx->out, fmt, res, false);
 out:
 	json_decref(resp);
 	json_decref(done);
@@ -464,6 +480,7 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	const struct cli_cmd *c = a->cmd;
 	struct vars v;
+	struct cli_fmt fmt;
 	struct cli_buf path, mask, query;
 	json_t *body = NULL, *resp = NULL;
 	aq_msg msg = { "" };
@@ -475,6 +492,8 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 	cli_buf_init(&path);
 	cli_buf_init(&mask);
 	cli_buf_init(&query);
+	if ((rc = check_output(ctx, a, &fmt)) != CLI_EXIT_OK)
+		goto out;
 	v.project = ctx->eff[CLI_CONF_PROJECT];
 	v.location = ctx->eff[CLI_CONF_LOCATION];
 	v.name = a->npos > 0 ? a->pos[0] : NULL;
@@ -491,7 +510,7 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 		goto out;
 	}
 	if (c->kind == CLI_K_LIST) {
-		rc = run_list(ctx, a, cli_buf_str(&path));
+		rc = run_list(ctx, a, &fmt, cli_buf_str(&path));
 		goto out;
 	}
 	/* a describe takes query flags only (metrics --window); its body is unused */
@@ -534,11 +553,11 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 	}
 	if (c->kind == CLI_K_DESCRIBE) {
 		if ((rc = call(ctx, "GET", cli_buf_str(&path), NULL, &status, &resp)) == CLI_EXIT_OK)
-			rc = print_fmt(ctx, a, resp, false, CLI_FMT_YAML, NULL);
+			cli_fmt_print(ctx->out, &fmt, resp, false);
 		goto out;
 	}
 	/* DELETE carries no body; an action without body flags posts {}. */
-	rc = run_mutation(ctx, a, &v, cli_buf_str(&path), c->kind == CLI_K_DELETE ? NULL : body);
+	rc = run_mutation(ctx, a, &fmt, &v, cli_buf_str(&path), c->kind == CLI_K_DELETE ? NULL : body);
 out:
 	json_decref(body);
 	json_decref(resp);

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# test_cli_gcloud.sh: the aquifer CLI keeps gcloud's habits (issue 17), against
+# a real aquiferd and a real aquifer-agent on loopback:
+#  1. every flag (--format, --filter, --sort-by, ...) is checked before anything
+#     is sent: a bad one exits 2 and changes nothing;
+#  2. deletes ask on a terminal (--quiet/-q skips it; stdin not a terminal takes
+#     gcloud's default answer, yes);
+#  3. --format projections and transforms, --filter operators, --sort-by;
+#  and the later bullets of the issue's "CLI (gcloud habits)" section.
+. "$(dirname "$0")/lib.sh"
+AQUIFER=$AQ_BUILDDIR/aquifer
+[ -x "$AQUIFER" ] || { echo "no $AQUIFER"; exit 99; }
+
+D=$AQ_TMP/srv
+aq_start "$D" || exit 1
+TOK=$(aq_token "$D" admin)
+export XDG_CONFIG_HOME=$AQ_TMP/config AQUIFER_ENDPOINT=$AQ_URL AQUIFER_TOKEN=$TOK
+export AQUIFER_PROJECT=acme AQUIFER_LOCATION=east
+unset AQUIFER_CA_FILE
+P=/v1/projects/acme/locations/east
+aq_req POST "/v1/locations?locationId=east" '{}'
+aq_req POST "/v1/projects?projectId=acme" '{}'
+aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" 10000 || exit 1
+
+# cli WANT_RC DESC ARGS...: run aquifer with stdin not a terminal; stdout in
+# $OUT, stderr in $ERR; the exit status must be WANT_RC.
+cli() {
+	local want=$1 desc=$2 rc
+	shift 2
+	timeout 120 "$AQUIFER" "$@" </dev/null >"$AQ_TMP/out" 2>"$AQ_TMP/err"
+	rc=$?
+	OUT=$(cat "$AQ_TMP/out")
+	ERR=$(cat "$AQ_TMP/err")
+	if [ "$rc" = "$want" ]; then
+		aq_pass "$desc"
+	else
+		aq_failed "$desc: aquifer $* -> exit $rc, want $want" "stdout: ${OUT:0:400}" "stderr: ${ERR:0:400}"
+	fi
+}
+# has DESC TEXT HAYSTACK
+has() {
+	case "$3" in
+	*"$2"*) aq_pass "$1" ;;
+	*) aq_failed "$1" "lacks: $2" "in:    ${3:0:600}" ;;
+	esac
+}
+
+cli 0 "create pool sp" storage-pools create sp --capacity=4TiB --service-level=premium --format='value(name)'
+VOLFLAGS=(--storage-pool=sp --capacity=100 --protocols=nfsv3 --share-name)
+
+# --- 1. flags are checked before anything is sent -------------------------------
+cli 2 "volumes create with a bad --format is a usage error" volumes create vbad "${VOLFLAGS[@]}" vbad --format=bogus
+has "the error names the format" "bogus" "$ERR"
+aq_req GET "$P/volumes/vbad"
+expect_status 404 "a bad --format creates nothing"
+cli 2 "a bad --format on update" storage-pools update sp --description=changed --format='value(name'
+aq_req GET "$P/storagePools/sp"
+expect_jq '.description // ""' "" "a refused update changes nothing"
+cli 2 "a bad --filter on list is refused" volumes list --filter='name'
+cli 2 "a bad --sort-by is refused" volumes list --sort-by='~'
+cli 2 "--limit=0 is refused" volumes list --limit=0
+cli 2 "--page-size=-1 is refused" volumes list --page-size=-1
+cli 2 "a bad --format on delete" storage-pools delete sp --format='table(x'
+aq_req GET "$P/storagePools/sp"
+expect_status 200 "a delete with a bad --format deletes nothing"
+
+aq_finish
