@@ -542,6 +542,12 @@ int cli_args_parse(struct cli_args *a, int argc, char **argv, aq_msg *msg)
 			rc = parse_flag(a, argc, argv, &i, msg);
 			continue;
 		}
+		if (!dashdash && strcmp(tok, "-q") == 0) {
+			/* gcloud's short form of --quiet */
+			const struct cli_flag *q = find_flag(a, "quiet");
+			rc = q ? add_val(a, q, "true", msg) : aq_fail(msg, AQ_EINVAL, "unrecognized flag: -q");
+			continue;
+		}
 		if (!dashdash && tok[0] == '-' && tok[1] != '\0') {
 			rc = aq_fail(msg, AQ_EINVAL, "unrecognized flag: %s", tok);
 			continue;

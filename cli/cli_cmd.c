@@ -200,6 +200,8 @@ const struct cli_flag cli_global_flags[] = {
 	  "Do not verify the server's TLS certificate (warns on stderr; tokens may go to an impostor)." },
 	{ "format", CLI_T_STR, CLI_ON_ALL, 0, "format", NULL, NULL, NULL, "FORMAT",
 	  "Output format: table, json, yaml, value(FIELD,...), table(FIELD,...)." },
+	{ "quiet", CLI_T_BOOL, ON_D, 0, "quiet", NULL, NULL, NULL, NULL,
+	  "Do not ask for confirmation (-q). Deletes ask only when stdin is a terminal." },
 	{ "async", CLI_T_BOOL, ON_ASYNC, 0, "async", NULL, NULL, NULL, NULL,
 	  "Do not wait: print the long-running operation." },
 	{ "dry-run", CLI_T_BOOL, ON_CU, 0, "dry-run", NULL, NULL, NULL, NULL,

@@ -6,7 +6,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli_buf.h"
 #include "cli/cli_format.h"
@@ -476,6 +478,39 @@ out:
 	return rc;
 }
 
+/* gcloud's PromptContinue before a delete: asked only when stdin is a
+ * terminal and --quiet is not given; Enter or EOF take the default answer
+ * (yes), as gcloud's does. With stdin not a terminal gcloud reads the answer
+ * from it and takes the default at EOF; we do not read a pipe at all (it may
+ * carry something else) and take the same default. CLI_EXIT_OK to go on. */
+static int confirm_delete(struct cli_ctx *ctx, const struct cli_args *a, const char *name)
+{
+	char line[64];
+
+	if (!ctx->tty || cli_args_bool(a, "quiet"))
+		return CLI_EXIT_OK;
+	fprintf(ctx->err, "You are about to delete %s [%s].\n\nDo you want to continue (Y/n)?  ",
+		a->cmd->noun ? a->cmd->noun : "resource", name ? name : "");
+	fflush(ctx->err);
+	for (;;) {
+		size_t n;
+		if (fgets(line, sizeof(line), ctx->in) == NULL) {
+			fputc('\n', ctx->err);
+			return CLI_EXIT_OK;
+		}
+		n = strcspn(line, " \t\r\n");
+		line[n] = '\0';
+		if (n == 0 || strcasecmp(line, "y") == 0 || strcasecmp(line, "yes") == 0)
+			return CLI_EXIT_OK;
+		if (strcasecmp(line, "n") == 0 || strcasecmp(line, "no") == 0) {
+			fprintf(ctx->err, "ERROR: (%s) Aborted by user.\n", ctx->who);
+			return CLI_EXIT_FAIL;
+		}
+		fputs("Please enter 'y' or 'n':  ", ctx->err);
+		fflush(ctx->err);
+	}
+}
+
 static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	const struct cli_cmd *c = a->cmd;
@@ -556,6 +591,8 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 			cli_fmt_print(ctx->out, &fmt, resp, false);
 		goto out;
 	}
+	if (c->kind == CLI_K_DELETE && (rc = confirm_delete(ctx, a, v.name)) != CLI_EXIT_OK)
+		goto out;
 	/* DELETE carries no body; an action without body flags posts {}. */
 	rc = run_mutation(ctx, a, &fmt, &v, cli_buf_str(&path), c->kind == CLI_K_DELETE ? NULL : body);
 out:
@@ -593,12 +630,19 @@ bool cli_endpoint_ok(const char *s)
 
 int cli_run(int argc, char **argv, FILE *out, FILE *err)
 {
+	return cli_run_in(argc, argv, stdin, false, out, err);
+}
+
+int cli_run_in(int argc, char **argv, FILE *in, bool tty, FILE *out, FILE *err)
+{
 	struct cli_ctx ctx;
 	struct cli_args a;
 	aq_msg msg = { "" };
 	int rc;
 
 	memset(&ctx, 0, sizeof(ctx));
+	ctx.in = in;
+	ctx.tty = tty;
 	ctx.out = out;
 	ctx.err = err;
 	cli_conf_init(&ctx.file);
@@ -663,5 +707,5 @@ out:
 
 int cli_main(int argc, char **argv)
 {
-	return cli_run(argc, argv, stdout, stderr);
+	return cli_run_in(argc, argv, stdin, isatty(STDIN_FILENO) == 1, stdout, stderr);
 }

@@ -23,6 +23,7 @@ struct fake {
 	char validate[16];            /* last validateOnly */
 	char body[1024];              /* last request body */
 	char method[16];
+	int deletes;                  /* DELETEs of pool x */
 };
 
 struct upload {
@@ -126,6 +127,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	if (strcmp(url, BASE "/storagePools/x") == 0 && strcmp(method, "PATCH") == 0)
 		return json(c, 200, "{\"name\":\"projects/p/locations/l/operations/op3\",\"done\":true,"
 				    "\"response\":{\"capacityGib\":\"4096\"}}");
+	if (strcmp(url, BASE "/storagePools/x") == 0 && strcmp(method, "DELETE") == 0) {
+		fake.deletes++;
+		return json(c, 200, "{\"name\":\"projects/p/locations/l/operations/op4\",\"done\":true,"
+				    "\"response\":{}}");
+	}
 	if (strcmp(url, BASE "/storagePools/html") == 0)
 		return reply(c, 502, "<html>Bad Gateway</html>", "text/html");
 	return json(c, 404, "{\"error\":{\"code\":404,\"message\":\"no route\",\"status\":\"NOT_FOUND\"}}");
@@ -173,30 +179,55 @@ static void teardown(void)
 	out_text = err_text = NULL;
 }
 
-static int run(const char *first, ...)
+/* Run aquifer with argv from ap; a terminal on stdin typing answer when
+ * answer is not NULL, else stdin not a terminal. */
+static int run_ap(const char *answer, const char *first, va_list ap)
 {
 	char *argv[32];
 	size_t olen = 0, elen = 0;
-	FILE *out, *err;
-	va_list ap;
+	FILE *out, *err, *in;
 	int argc = 0, rc;
 	const char *w = first;
 
 	free(out_text);
 	free(err_text);
 	argv[argc++] = W("aquifer");
-	va_start(ap, first);
 	while (w && argc < 31) {
 		argv[argc++] = W(w);
 		w = va_arg(ap, const char *);
 	}
-	va_end(ap);
 	argv[argc] = NULL;
+	in = fmemopen(W(answer ? answer : ""), answer ? strlen(answer) + 1 : 1, "r");
+	ck_assert_ptr_nonnull(in);
 	out = open_memstream(&out_text, &olen);
 	err = open_memstream(&err_text, &elen);
-	rc = cli_run(argc, argv, out, err);
+	rc = cli_run_in(argc, argv, in, answer != NULL, out, err);
+	fclose(in);
 	fclose(out);
 	fclose(err);
+	return rc;
+}
+
+static int run(const char *first, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, first);
+	rc = run_ap(NULL, first, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* run with a terminal on stdin that types answer */
+static int run_tty(const char *answer, const char *first, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, first);
+	rc = run_ap(answer, first, ap);
+	va_end(ap);
 	return rc;
 }
 
@@ -261,6 +292,38 @@ START_TEST(test_non_json_error)
 }
 END_TEST
 
+/* Deletes ask on a terminal (gcloud's "Do you want to continue (Y/n)?"), not
+ * with --quiet/-q, and not when stdin is not a terminal (the default: yes). */
+START_TEST(test_delete_confirm)
+{
+	static const char prompt[] = "You are about to delete storage pool [x].\n\n"
+				     "Do you want to continue (Y/n)?  ";
+
+	ck_assert_int_eq(run_tty("n\n", "storage-pools", "delete", "x", NULL), CLI_EXIT_FAIL);
+	ck_assert_int_eq(fake.deletes, 0);
+	ck_assert_msg(strncmp(err_text, prompt, strlen(prompt)) == 0, "%s", err_text);
+	ck_assert_msg(strstr(err_text, "Aborted by user.") != NULL, "%s", err_text);
+	ck_assert_int_eq(run_tty("maybe\nNO\n", "storage-pools", "delete", "x", NULL), CLI_EXIT_FAIL);
+	ck_assert_msg(strstr(err_text, "Please enter 'y' or 'n'") != NULL, "%s", err_text);
+	ck_assert_int_eq(fake.deletes, 0);
+	ck_assert_int_eq(run_tty("y\n", "storage-pools", "delete", "x", NULL), CLI_EXIT_OK);
+	ck_assert_int_eq(fake.deletes, 1);
+	ck_assert_msg(strstr(err_text, "Deleting storage pool x...done.") != NULL, "%s", err_text);
+	ck_assert_int_eq(run_tty("\n", "storage-pools", "delete", "x", NULL), CLI_EXIT_OK);
+	ck_assert_int_eq(fake.deletes, 2);
+	ck_assert_int_eq(run_tty("n\n", "storage-pools", "delete", "x", "--quiet", NULL), CLI_EXIT_OK);
+	ck_assert_int_eq(fake.deletes, 3);
+	ck_assert_int_eq(run_tty("n\n", "-q", "storage-pools", "delete", "x", NULL), CLI_EXIT_OK);
+	ck_assert_int_eq(fake.deletes, 4);
+	ck_assert_str_eq(err_text, "Deleting storage pool x...done.\n");
+	ck_assert_int_eq(run("storage-pools", "delete", "x", NULL), CLI_EXIT_OK);
+	ck_assert_int_eq(fake.deletes, 5);
+	ck_assert_str_eq(err_text, "Deleting storage pool x...done.\n");
+	/* --quiet is for deletes only: elsewhere it would do nothing */
+	ck_assert_int_eq(run("storage-pools", "describe", "x", "--quiet", NULL), CLI_EXIT_USAGE);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cli_wait");
@@ -275,6 +338,7 @@ int main(void)
 	tcase_add_test(tc, test_op_error);
 	tcase_add_test(tc, test_async_and_wire);
 	tcase_add_test(tc, test_non_json_error);
+	tcase_add_test(tc, test_delete_confirm);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

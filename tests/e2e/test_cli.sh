@@ -41,7 +41,7 @@ run() {
 	local want=$1 rc
 	shift
 	checks=$((checks + 1))
-	timeout "${CLI_TIMEOUT:-60}" "$AQUIFER" "$@" >"$TMP/out" 2>"$TMP/err"
+	timeout "${CLI_TIMEOUT:-60}" "$AQUIFER" "$@" </dev/null >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	if [ "$rc" = 124 ]; then
 		fail "aquifer $* -> no answer in ${CLI_TIMEOUT:-60} s (an operation that never finishes?)"

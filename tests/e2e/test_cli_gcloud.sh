@@ -64,4 +64,33 @@ cli 2 "a bad --format on delete" storage-pools delete sp --format='table(x'
 aq_req GET "$P/storagePools/sp"
 expect_status 200 "a delete with a bad --format deletes nothing"
 
+# --- 2. deletes ask on a terminal ---------------------------------------------
+cli 0 "create volume vq" volumes create vq "${VOLFLAGS[@]}" vq --format='value(state)'
+has "create progress on stderr" "Creating volume vq...done." "$ERR"
+has "the resource on stdout" "READY" "$OUT"
+if command -v script >/dev/null; then
+	# script(1) gives aquifer a terminal on stdin and types what it reads
+	printf 'n\n' | timeout 60 script -qec "$AQUIFER volumes delete vq" /dev/null >"$AQ_TMP/tty" 2>&1
+	expect_eq "answering n on a terminal exits 1" 1 "$?"
+	has "the terminal shows gcloud's prompt" "Do you want to continue (Y/n)?" "$(cat "$AQ_TMP/tty")"
+	aq_req GET "$P/volumes/vq"
+	expect_status 200 "answering n deletes nothing"
+	printf 'y\n' | timeout 60 script -qec "$AQUIFER volumes delete vq" /dev/null >"$AQ_TMP/tty" 2>&1
+	expect_eq "answering y on a terminal exits 0" 0 "$?"
+	aq_req GET "$P/volumes/vq"
+	expect_status 404 "answering y deletes the volume"
+	cli 0 "create volume vq again" volumes create vq "${VOLFLAGS[@]}" vq
+	printf 'n\n' | timeout 60 script -qec "$AQUIFER volumes delete vq -q" /dev/null >"$AQ_TMP/tty" 2>&1
+	expect_eq "-q on a terminal does not ask" 0 "$?"
+	aq_req GET "$P/volumes/vq"
+	expect_status 404 "-q deletes without asking"
+	cli 0 "create volume vq a third time" volumes create vq "${VOLFLAGS[@]}" vq
+else
+	echo "# script(1) missing: the terminal prompt is covered by tests/cli/test_cli_wait only"
+fi
+cli 0 "stdin not a terminal: gcloud's default answer (yes), no prompt" volumes delete vq
+case "$ERR" in *"continue"*) aq_failed "no prompt without a terminal" "$ERR" ;; *) aq_pass "no prompt without a terminal" ;; esac
+aq_req GET "$P/volumes/vq"
+expect_status 404 "the volume is gone"
+
 aq_finish
