@@ -199,7 +199,9 @@ const struct cli_flag cli_global_flags[] = {
 	{ "insecure", CLI_T_BOOL, CLI_ON_ALL, 0, "insecure", NULL, NULL, NULL, NULL,
 	  "Do not verify the server's TLS certificate (warns on stderr; tokens may go to an impostor)." },
 	{ "format", CLI_T_STR, CLI_ON_ALL, 0, "format", NULL, NULL, NULL, "FORMAT",
-	  "Output format: table, json, yaml, value(FIELD,...), table(FIELD,...)." },
+	  "Output format: table, value(FIELD,...), csv(FIELD,...), flattened, json, yaml; table(...), "
+	  "json(...), yaml(...) pick fields; FIELD.basename(), .location(), .date(FORMAT); "
+	  "FIELD:label=HEADER. An unknown field or transform is an error." },
 	{ "quiet", CLI_T_BOOL, ON_D, 0, "quiet", NULL, NULL, NULL, NULL,
 	  "Do not ask for confirmation (-q). Deletes ask only when stdin is a terminal." },
 	{ "async", CLI_T_BOOL, ON_ASYNC, 0, "async", NULL, NULL, NULL, NULL,
@@ -207,9 +209,11 @@ const struct cli_flag cli_global_flags[] = {
 	{ "dry-run", CLI_T_BOOL, ON_CU, 0, "dry-run", NULL, NULL, NULL, NULL,
 	  "Validate only (validateOnly=true) and print the computed resource." },
 	{ "filter", CLI_T_STR, ON_LIST, 0, "filter", NULL, NULL, NULL, "EXPR",
-	  "Keep items matching FIELD=VALUE, FIELD!=VALUE or FIELD:TEXT terms (all must hold)." },
+	  "Keep items matching a gcloud filter: FIELD:TEXT (has), FIELD=VALUE, !=, <, <=, >, >=, "
+	  "joined by AND (or a blank), OR, NOT, parentheses." },
 	{ "sort-by", CLI_T_STR, ON_LIST, 0, "sort-by", NULL, NULL, NULL, "FIELD,...",
-	  "Sort by fields; ~FIELD sorts descending." },
+	  "Sort by fields (a column's key or header sorts by what the column shows); ~FIELD "
+	  "sorts descending." },
 	{ "limit", CLI_T_INT, ON_LIST, 0, "limit", NULL, NULL, NULL, "N",
 	  "Print at most N items." },
 	{ "page-size", CLI_T_INT, ON_LIST, 0, "page-size", NULL, NULL, NULL, "N",

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli_buf.h"
-#include "cli/cli_format.h"
+#include "cli/cli_output.h"
 
 #define WAIT_MAX_S 7200          /* gcloud's longest wait (pool create) */
 #define WAIT_404_GRACE_S 10      /* an operation may not be readable at once */
@@ -278,50 +278,26 @@ static int op_error(struct cli_ctx *ctx, const json_t *op)
 	return CLI_EXIT_API;
 }
 
-/* Check every output flag before anything is sent (gcloud's habit): a bad
- * --format, --filter, --sort-by, --limit or --page-size is a usage error and
- * no request goes out. *fmt is the parsed --format. */
-static int check_output(struct cli_ctx *ctx, const struct cli_args *a, struct cli_fmt *fmt)
+/* Print doc per o; an unknown field is a usage error (exit 2). */
+static int print_out(struct cli_ctx *ctx, const struct cli_args *a, const struct cli_out *o,
+		     const json_t *doc, bool is_list)
 {
-	const struct cli_cmd *c = a->cmd;
-	const char *filter = cli_args_get(a, "filter"), *sort = cli_args_get(a, "sort-by");
-	const char *limit = cli_args_get(a, "limit"), *psize = cli_args_get(a, "page-size");
-	bool list = c->kind == CLI_K_LIST;
-	json_t *none = json_array(), *kept = NULL;
 	aq_msg msg = { "" };
-	int rc = CLI_EXIT_OK;
 
-	if (cli_fmt_parse(fmt, cli_args_get(a, "format"), list ? CLI_FMT_TABLE : CLI_FMT_YAML,
-			  list ? c->columns : NULL, &msg) != AQ_OK ||
-	    (filter && cli_list_filter(none, filter, &kept, &msg) != AQ_OK) ||
-	    (sort && cli_list_sort(none, sort, &msg) != AQ_OK)) {
-		rc = usage_error(ctx, a, msg.text);
-		goto out;
-	}
-	if (limit && strtol(limit, NULL, 10) < 1) {
-		rc = usage_error(ctx, a, "invalid value for --limit: must be 1 or more");
-		goto out;
-	}
-	if (psize && strtol(psize, NULL, 10) < 1) {
-		rc = usage_error(ctx, a, "invalid value for --page-size: must be 1 or more");
-		goto out;
-	}
-out:
-	json_decref(none);
-	json_decref(kept);
-	return rc;
+	if (cli_out_print(o, ctx->out, doc, is_list, &msg) != AQ_OK)
+		return usage_error(ctx, a, msg.text);
+	return CLI_EXIT_OK;
 }
 
-static int run_list(struct cli_ctx *ctx, const struct cli_args *a, const struct cli_fmt *fmt,
+static int run_list(struct cli_ctx *ctx, const struct cli_args *a, const struct cli_out *o,
 		    const char *base)
 {
-	const char *filter = cli_args_get(a, "filter"), *sort = cli_args_get(a, "sort-by");
-	const char *limit_s = cli_args_get(a, "limit"), *psize = cli_args_get(a, "page-size");
-	json_t *all = json_array(), *resp = NULL, *kept = NULL;
+	const char *psize = cli_args_get(a, "page-size");
+	json_t *all = json_array(), *resp = NULL;
 	char *token = NULL;
 	struct cli_buf path;
 	aq_msg msg = { "" };
-	long status = 0, limit = limit_s ? strtol(limit_s, NULL, 10) : -1;
+	long status = 0;
 	int rc = CLI_EXIT_OK, pages;
 
 	cli_buf_init(&path);
@@ -353,29 +329,17 @@ static int run_list(struct cli_ctx *ctx, const struct cli_args *a, const struct 
 		json_decref(resp);
 		resp = NULL;
 	}
-	if (filter) {
-		if (cli_list_filter(all, filter, &kept, &msg) != AQ_OK) {
-			rc = usage_error(ctx, a, msg.text);
-			goto out;
-		}
-		json_decref(all);
-		all = kept;
-		kept = NULL;
-	}
-	if (sort && cli_list_sort(all, sort, &msg) != AQ_OK) {
+	if (cli_out_list(o, &all, &msg) != AQ_OK) {
 		rc = usage_error(ctx, a, msg.text);
 		goto out;
 	}
-	while (limit >= 0 && json_array_size(all) > (size_t)limit)
-		json_array_remove(all, json_array_size(all) - 1);
-	if (json_array_size(all) == 0 && fmt->kind == CLI_FMT_TABLE)
+	if (json_array_size(all) == 0 && o->fmt.kind == CLI_FMT_TABLE)
 		fprintf(ctx->err, "Listed 0 items.\n");
-	cli_fmt_print(ctx->out, fmt, all, true);
+	rc = print_out(ctx, a, o, all, true);
 out:
 	free(token);
 	json_decref(all);
 	json_decref(resp);
-	json_decref(kept);
 	cli_buf_cleanup(&path);
 	return rc;
 }
@@ -414,7 +378,7 @@ static bool empty_object(const json_t *r)
 	return r == NULL || (json_is_object(r) && json_object_size(r) == 0);
 }
 
-static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const struct cli_fmt *fmt,
+static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const struct cli_out *o,
 			const struct vars *v, const char *path, const json_t *body)
 {
 	const struct cli_cmd *c = a->cmd;
@@ -430,7 +394,7 @@ static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const str
 		if (c->noun && !dry)
 			fprintf(ctx->err, "%s %s %s...done.\n", c->gerund, c->noun, v->name ? v->name : "");
 		if (!empty_object(resp)) {
-			cli_fmt_print(ctx->out, fmt, resp, false);
+			rc = print_out(ctx, a, o, resp, false);
 		} else if ((c->opts & CLI_C_REREAD) && !dry) {
 			/* say what happened: the resource as it is now */
 			char target[1024];
@@ -440,12 +404,12 @@ static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const str
 			json_decref(resp);
 			resp = NULL;
 			if ((rc = call(ctx, "GET", target, NULL, &status, &resp)) == CLI_EXIT_OK)
-				cli_fmt_print(ctx->out, fmt, resp, false);
+				rc = print_out(ctx, a, o, resp, false);
 		}
 		goto out;
 	}
 	if (async && !dry) {
-		cli_fmt_print(ctx->out, fmt, resp, false);
+		rc = print_out(ctx, a, o, resp, false);
 		goto out;
 	}
 	if (c->noun && !dry) {
@@ -470,7 +434,7 @@ static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const str
 		res = final_resource(ctx, a, v, done);
 	}
 	if (res)
-		cli_fmt_print(ctx->out, fmt, res, false);
+		rc = print_out(ctx, a, o, res, false);
 out:
 	json_decref(resp);
 	json_decref(done);
@@ -515,7 +479,7 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	const struct cli_cmd *c = a->cmd;
 	struct vars v;
-	struct cli_fmt fmt;
+	struct cli_out o;
 	struct cli_buf path, mask, query;
 	json_t *body = NULL, *resp = NULL;
 	aq_msg msg = { "" };
@@ -524,11 +488,15 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 	char sep = '?';
 
 	memset(&v, 0, sizeof(v));
+	memset(&o, 0, sizeof(o));
 	cli_buf_init(&path);
 	cli_buf_init(&mask);
 	cli_buf_init(&query);
-	if ((rc = check_output(ctx, a, &fmt)) != CLI_EXIT_OK)
+	/* Check, then proceed: every output flag before any request. */
+	if (cli_out_init(&o, a, &msg) != AQ_OK) {
+		rc = usage_error(ctx, a, msg.text);
 		goto out;
+	}
 	v.project = ctx->eff[CLI_CONF_PROJECT];
 	v.location = ctx->eff[CLI_CONF_LOCATION];
 	v.name = a->npos > 0 ? a->pos[0] : NULL;
@@ -545,7 +513,7 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 		goto out;
 	}
 	if (c->kind == CLI_K_LIST) {
-		rc = run_list(ctx, a, &fmt, cli_buf_str(&path));
+		rc = run_list(ctx, a, &o, cli_buf_str(&path));
 		goto out;
 	}
 	/* a describe takes query flags only (metrics --window); its body is unused */
@@ -588,19 +556,20 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 	}
 	if (c->kind == CLI_K_DESCRIBE) {
 		if ((rc = call(ctx, "GET", cli_buf_str(&path), NULL, &status, &resp)) == CLI_EXIT_OK)
-			cli_fmt_print(ctx->out, &fmt, resp, false);
+			rc = print_out(ctx, a, &o, resp, false);
 		goto out;
 	}
 	if (c->kind == CLI_K_DELETE && (rc = confirm_delete(ctx, a, v.name)) != CLI_EXIT_OK)
 		goto out;
 	/* DELETE carries no body; an action without body flags posts {}. */
-	rc = run_mutation(ctx, a, &fmt, &v, cli_buf_str(&path), c->kind == CLI_K_DELETE ? NULL : body);
+	rc = run_mutation(ctx, a, &o, &v, cli_buf_str(&path), c->kind == CLI_K_DELETE ? NULL : body);
 out:
 	json_decref(body);
 	json_decref(resp);
 	cli_buf_cleanup(&path);
 	cli_buf_cleanup(&mask);
 	cli_buf_cleanup(&query);
+	cli_out_cleanup(&o);
 	return rc;
 }
 

@@ -93,4 +93,44 @@ case "$ERR" in *"continue"*) aq_failed "no prompt without a terminal" "$ERR" ;; 
 aq_req GET "$P/volumes/vq"
 expect_status 404 "the volume is gone"
 
+# --- 3. --format, --filter, --sort-by as gcloud's ------------------------------
+cli 2 "an unknown field in --format on create is refused before sending" volumes create vbad "${VOLFLAGS[@]}" vbad --format='value(nmae)'
+has "the error names the field" "unknown field 'nmae' in --format" "$ERR"
+aq_req GET "$P/volumes/vbad"
+expect_status 404 "an unknown --format field creates nothing"
+cli 2 "an unknown transform on update is refused" storage-pools update sp --description=changed --format='value(name.nosuch())'
+has "the error names the transform" "unknown transform 'nosuch()'" "$ERR"
+aq_req GET "$P/storagePools/sp"
+expect_jq '.description // ""' "" "an unknown transform changes nothing"
+cli 0 "create w1" volumes create w1 --storage-pool=sp --capacity=100 --protocols=nfsv3 --share-name=w1 --labels=env=dev
+cli 0 "create w2" volumes create w2 --storage-pool=sp --capacity=200 --protocols=nfsv3 --share-name=w2 --labels=env=prod
+cli 0 "csv with a label" volumes list --format='csv(name.basename(),capacityGib:label=CAP)' --sort-by=name
+expect_eq "csv output" "$(printf 'name,CAP\nw1,100\nw2,200')" "$OUT"
+cli 0 "table(f:label=X)" volumes list --format='table(name.basename():label=VOL,labels.env)' --sort-by='~capacityGib'
+expect_eq "table with labels" "$(printf 'VOL  ENV\nw2   prod\nw1   dev')" "$OUT"
+cli 0 "json projection" volumes describe w1 --format='json(name.basename(),capacityGib)'
+expect_eq "json(...) keeps only the fields" '{"name":"w1","capacityGib":"100"}' "$(printf '%s' "$OUT" | jq -c .)"
+cli 0 "yaml projection" volumes describe w2 --format='yaml(labels)'
+expect_eq "yaml(...)" "$(printf 'labels:\n  env: prod')" "$OUT"
+cli 0 "flattened" volumes describe w1 --format='flattened(labels,shareName)'
+expect_eq "flattened" "$(printf 'labels.env: dev\nshareName:  w1')" "$OUT"
+TZ=UTC cli 0 ".date()" volumes describe w1 --format="value(createTime.date('%Y'))"
+expect_eq ".date(%Y) is this year (UTC)" "$(date -u +%Y)" "$OUT"
+cli 0 "filter >" volumes list --filter='capacityGib>150' --format='value(name.basename())'
+expect_eq "capacityGib>150" "w2" "$OUT"
+cli 0 "filter < OR :" volumes list --filter='capacityGib<150 OR labels.env:pro' --format='value(name.basename())' --sort-by=name
+expect_eq "OR" "$(printf 'w1\nw2')" "$OUT"
+cli 0 "filter NOT" volumes list --filter='NOT labels.env=dev' --format='value(name.basename())'
+expect_eq "NOT" "w2" "$OUT"
+cli 2 "AND and OR need parentheses" volumes list --filter='name=w1 OR name=w2 capacityGib>1'
+cli 2 "an unknown --filter field" volumes list --filter='nmae=w1'
+has "names it" "unknown field 'nmae' in --filter" "$ERR"
+cli 2 "an unknown --sort-by field" volumes list --sort-by=capacty
+cli 0 "--sort-by a column header" volumes list --sort-by='~NAME' --format='value(name.basename())'
+expect_eq "sorted by the NAME column, descending" "$(printf 'w2\nw1')" "$OUT"
+cli 2 "no table for nodes: an unknown field is checked against the answer" nodes list --format='value(nosuch)'
+has "names it" "unknown field 'nosuch'" "$ERR"
+cli 0 "a node field the answer has" nodes list --format='value(name.basename(),state)'
+expect_eq "nodes value" "$(printf 'n1\tREADY')" "$OUT"
+
 aq_finish
