@@ -55,6 +55,8 @@ int cli_out_init(struct cli_out *o, const struct cli_args *a, aq_msg *msg)
 
 	memset(o, 0, sizeof(*o));
 	o->limit = limit ? strtol(limit, NULL, 10) : -1;
+	if (cli_args_bool(a, "uri") && cli_args_get(a, "format"))
+		return aq_fail(msg, AQ_EINVAL, "--uri prints URIs: it does not take --format");
 	o->schema = schema_for(a);
 	if ((rc = cli_fmt_parse(&o->fmt, cli_args_get(a, "format"), list ? CLI_FMT_TABLE : CLI_FMT_YAML,
 				list ? c->columns : NULL, msg)) != AQ_OK ||

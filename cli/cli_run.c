@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli_buf.h"
+#include "cli/cli_labels.h"
 #include "cli/cli_output.h"
 
 #define WAIT_MAX_S 7200          /* gcloud's longest wait (pool create) */
@@ -333,6 +334,19 @@ static int run_list(struct cli_ctx *ctx, const struct cli_args *a, const struct 
 		rc = usage_error(ctx, a, msg.text);
 		goto out;
 	}
+	if (cli_args_bool(a, "uri")) {
+		/* gcloud's --uri: the resource's URI, one a line, instead of the table */
+		const char *ep = ctx->eff[CLI_CONF_ENDPOINT];
+		size_t i, eplen = strlen(ep);
+		while (eplen && ep[eplen - 1] == '/')
+			eplen--;
+		for (i = 0; i < json_array_size(all); i++) {
+			const char *name = json_string_value(json_object_get(json_array_get(all, i), "name"));
+			if (name)
+				fprintf(ctx->out, "%.*s/v1/%s\n", (int)eplen, ep, name);
+		}
+		goto out;
+	}
 	if (json_array_size(all) == 0 && o->fmt.kind == CLI_FMT_TABLE)
 		fprintf(ctx->err, "Listed 0 items.\n");
 	rc = print_out(ctx, a, o, all, true);
@@ -442,6 +456,46 @@ out:
 	return rc;
 }
 
+/* --update-labels, --remove-labels, --clear-labels: the resource's labels
+ * now (GET path), changed, go in body with "labels" in the mask. */
+static int update_labels(struct cli_ctx *ctx, const char *path, json_t *body, struct cli_buf *mask,
+			 const struct cli_args *a)
+{
+	json_t *cur = NULL, *labels = NULL;
+	aq_msg msg = { "" };
+	long status = 0;
+	int rc;
+
+	if ((rc = call(ctx, "GET", path, NULL, &status, &cur)) != CLI_EXIT_OK)
+		return rc;
+	if (cli_labels_apply(a, json_object_get(cur, "labels"), &labels, &msg) != AQ_OK) {
+		json_decref(cur);
+		return usage_error(ctx, a, msg.text);
+	}
+	json_object_set_new(body, "labels", labels);
+	cli_buf_add(mask, mask->len ? "," : "");
+	cli_buf_add(mask, "labels");
+	json_decref(cur);
+	return CLI_EXIT_OK;
+}
+
+/* CLI_C_NETWORK: GCNV names a pool's network projects/P/global/networks/N;
+ * a short name (or none: "default") is expanded with the project, as gcloud
+ * does with --network=name=N. */
+static void expand_network(json_t *body, const char *project)
+{
+	const char *net = json_string_value(json_object_get(body, "network"));
+	struct cli_buf b;
+
+	if (net && strchr(net, '/'))
+		return;
+	cli_buf_init(&b);
+	cli_buf_addf(&b, "projects/%s/global/networks/%s", project, net ? net : "default");
+	if (!b.err)
+		json_object_set_new(body, "network", json_string(cli_buf_str(&b)));
+	cli_buf_cleanup(&b);
+}
+
 /* gcloud's PromptContinue before a delete: asked only when stdin is a
  * terminal and --quiet is not given; Enter or EOF take the default answer
  * (yes), as gcloud's does. With stdin not a terminal gcloud reads the answer
@@ -493,7 +547,7 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 	cli_buf_init(&mask);
 	cli_buf_init(&query);
 	/* Check, then proceed: every output flag before any request. */
-	if (cli_out_init(&o, a, &msg) != AQ_OK) {
+	if (cli_out_init(&o, a, &msg) != AQ_OK || cli_labels_check(a, &msg) != AQ_OK) {
 		rc = usage_error(ctx, a, msg.text);
 		goto out;
 	}
@@ -533,6 +587,11 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 		cli_buf_add_escaped(&path, v.name);
 		sep = '&';
 	}
+	if ((c->opts & CLI_C_NETWORK) && v.project)
+		expand_network(body, v.project);
+	if (c->kind == CLI_K_UPDATE && cli_labels_given(a) &&
+	    (rc = update_labels(ctx, cli_buf_str(&path), body, &mask, a)) != CLI_EXIT_OK)
+		goto out;
 	if (c->kind == CLI_K_UPDATE) {
 		if (mask.len == 0) {
 			rc = usage_error(ctx, a, "nothing to update: give at least one flag to change");

@@ -272,7 +272,9 @@ START_TEST(test_async_and_wire)
 			 CLI_EXIT_OK);
 	ck_assert_str_eq(out_text, "projects/p/locations/l/operations/op1\tfalse\n");
 	ck_assert_int_eq(fake.op1_polls, 0);
-	ck_assert_str_eq(fake.body, "{\"capacityGib\":\"2048\",\"serviceLevel\":\"PREMIUM\"}");
+	/* the CLI supplies GCNV's network resource name (issue 17) */
+	ck_assert_str_eq(fake.body, "{\"capacityGib\":\"2048\",\"serviceLevel\":\"PREMIUM\","
+				    "\"network\":\"projects/p/global/networks/default\"}");
 	ck_assert_int_eq(run("storage-pools", "update", "x", "--description=d", "--capacity=4TiB",
 			     "--dry-run", "--format=value(capacityGib)", NULL), CLI_EXIT_OK);
 	ck_assert_str_eq(fake.method, "PATCH");

@@ -133,4 +133,38 @@ has "names it" "unknown field 'nosuch'" "$ERR"
 cli 0 "a node field the answer has" nodes list --format='value(name.basename(),state)'
 expect_eq "nodes value" "$(printf 'n1\tREADY')" "$OUT"
 
+# --- 4. label flags, --network, --uri, update --help -------------------------------
+labels_of() { aq_req GET "$P/volumes/$1"; printf '%s' "$BODY" | jq -c '.labels // {}'; }
+cli 0 "--update-labels adds and changes" volumes update w1 --update-labels=team=db,env=qa
+expect_eq "labels merged" '{"env":"qa","team":"db"}' "$(labels_of w1)"
+cli 0 "--remove-labels" volumes update w1 --remove-labels=team,absent
+expect_eq "team removed, absent ignored" '{"env":"qa"}' "$(labels_of w1)"
+cli 0 "--update-labels is applied before --remove-labels" volumes update w1 --update-labels=x=1,y=2 --remove-labels=x
+expect_eq "x updated then removed" '{"env":"qa","y":"2"}' "$(labels_of w1)"
+cli 0 "--clear-labels with --update-labels" volumes update w1 --clear-labels --update-labels=only=1
+expect_eq "only the new label" '{"only":"1"}' "$(labels_of w1)"
+cli 0 "--clear-labels" volumes update w1 --clear-labels --format='value(name.basename())'
+expect_eq "no label left" '{}' "$(labels_of w1)"
+cli 2 "--clear-labels with --remove-labels is refused" volumes update w2 --clear-labels --remove-labels=env
+expect_eq "w2 keeps its labels" '{"env":"prod"}' "$(labels_of w2)"
+cli 2 "--labels is for create (update has gcloud's three)" volumes update w2 --labels=a=b
+cli 0 "--network=name=N,psa-range=R" storage-pools create sp2 --capacity=2TiB --service-level=standard \
+	--network=name=vpc1,psa-range=10.10.0.0/16 --format='value(network,psaRange)'
+expect_eq "network as a resource name, psaRange stored" "$(printf 'projects/acme/global/networks/vpc1\t10.10.0.0/16')" "$OUT"
+cli 0 "the default network" storage-pools describe sp --format='value(network)'
+expect_eq "network default" "projects/acme/global/networks/default" "$OUT"
+cli 2 "--network without name= is refused" storage-pools create sp3 --capacity=2TiB --service-level=standard --network=vpc1
+cli 0 "--uri" volumes list --uri --sort-by=name
+expect_eq "resource URIs" "$(printf '%s\n%s' "$AQ_URL/v1/projects/acme/locations/east/volumes/w1" "$AQ_URL/v1/projects/acme/locations/east/volumes/w2")" "$OUT"
+cli 2 "--uri with --format is refused" volumes list --uri --format=json
+for g in volumes storage-pools locations; do
+	cli 0 "$g update --help" $g update --help
+	has "$g update offers --update-labels" "--update-labels" "$OUT"
+	case "$OUT" in
+	*"--service-level"* | *"--protocols"* | *"--share-name"* | *"--network"* | *"--labels="*)
+		aq_failed "$g update --help offers only what can be updated" "$OUT" ;;
+	*) aq_pass "$g update --help offers only what can be updated" ;;
+	esac
+done
+
 aq_finish
