@@ -92,6 +92,7 @@ typedef int (*cli_local_fn)(struct cli_ctx *ctx, const struct cli_args *a);
 #define CLI_C_HIDDEN 0x1u
 #define CLI_C_LOCATION_BODY 0x2u      /* the body carries "location": the resolved --location */
 #define CLI_C_REREAD 0x4u             /* an action answering Empty: print the resource it acted on (GET without ":verb") */
+#define CLI_C_METRICS 0x10u           /* a metrics answer: without --format, cli_metrics.h's table */
 #define CLI_C_NETWORK 0x8u            /* the body carries a network: a short name becomes
                                        * projects/{project}/global/networks/NAME, default "default" */
 

@@ -370,6 +370,7 @@ static void date_text(char *buf, size_t size, const char *fmt)
 	tm.tm_min = mi;
 	tm.tm_sec = s;
 	t = timegm(&tm) - off;
+	tzset();                   /* TZ as it is now (localtime_r need not read it) */
 	if (localtime_r(&t, &local) == NULL || !format_time(buf, size, *fmt ? fmt : DATE_DEFAULT, &local))
 		buf[0] = '\0';
 }

@@ -12,6 +12,7 @@
 
 #include "cli/cli_buf.h"
 #include "cli/cli_labels.h"
+#include "cli/cli_metrics.h"
 #include "cli/cli_output.h"
 
 #define WAIT_MAX_S 7200          /* gcloud's longest wait (pool create) */
@@ -614,7 +615,11 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 		goto out;
 	}
 	if (c->kind == CLI_K_DESCRIBE) {
-		if ((rc = call(ctx, "GET", cli_buf_str(&path), NULL, &status, &resp)) == CLI_EXIT_OK)
+		if ((rc = call(ctx, "GET", cli_buf_str(&path), NULL, &status, &resp)) != CLI_EXIT_OK)
+			goto out;
+		if ((c->opts & CLI_C_METRICS) && !o.fmt.user && cli_args_get(a, "format") == NULL)
+			cli_metrics_print(ctx->out, ctx->err, resp);
+		else
 			rc = print_out(ctx, a, &o, resp, false);
 		goto out;
 	}

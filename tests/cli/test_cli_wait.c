@@ -132,6 +132,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return json(c, 200, "{\"name\":\"projects/p/locations/l/operations/op4\",\"done\":true,"
 				    "\"response\":{}}");
 	}
+	if (strcmp(url, BASE "/volumes/m1/metrics") == 0)
+		return json(c, 200, "{\"name\":\"" BASE "/volumes/m1\",\"windowSeconds\":3600,\"stepSeconds\":10,"
+				    "\"points\":[{\"time\":\"2026-12-01T12:00:10Z\",\"readBytes\":\"10485760\","
+				    "\"writeBytes\":\"0\",\"latencyP99Ms\":1.234,\"throughputLimitMibps\":128,"
+				    "\"usedBytes\":\"1610612736\"},{\"time\":\"2026-12-01T12:00:20Z\","
+				    "\"readBytes\":\"0\",\"writeBytes\":\"5242880\",\"latencyP99Ms\":null,"
+				    "\"throughputLimitMibps\":128.5,\"usedBytes\":\"512\"}]}");
+	if (strcmp(url, BASE "/volumes/m0/metrics") == 0)
+		return json(c, 200, "{\"name\":\"" BASE "/volumes/m0\",\"windowSeconds\":90,\"stepSeconds\":10,"
+				    "\"points\":[]}");
 	if (strcmp(url, BASE "/storagePools/html") == 0)
 		return reply(c, 502, "<html>Bad Gateway</html>", "text/html");
 	return json(c, 404, "{\"error\":{\"code\":404,\"message\":\"no route\",\"status\":\"NOT_FOUND\"}}");
@@ -326,6 +336,28 @@ START_TEST(test_delete_confirm)
 }
 END_TEST
 
+/* volumes metrics: a readable table by default (MiB/s per 10 s step, two
+ * decimals, p99 "-" without operations, used bytes in binary units); the
+ * answer itself with --format. */
+START_TEST(test_metrics_table)
+{
+	setenv("TZ", "UTC", 1);
+	ck_assert_int_eq(run("volumes", "metrics", "m1", NULL), CLI_EXIT_OK);
+	/* 10485760 B in 10 s = 1.00 MiB/s; 5242880 B = 0.50; 1610612736 B = 1.50 GiB */
+	ck_assert_str_eq(out_text,
+				   "TIME      READ_MIB/S  WRITE_MIB/S  LIMIT_MIB/S  P99_MS  USED\n"
+				   "12:00:10  1.00        0.00         128.00       1.23    1.50 GiB\n"
+				   "12:00:20  0.00        0.50         128.50       -       512 B\n");
+	ck_assert_int_eq(run("volumes", "metrics", "m1", "--format=value(points[0].readBytes)", NULL),
+			 CLI_EXIT_OK);
+	ck_assert_str_eq(out_text, "10485760\n");
+	ck_assert_int_eq(run("volumes", "metrics", "m0", NULL), CLI_EXIT_OK);
+	ck_assert_str_eq(out_text, "");
+	ck_assert_str_eq(err_text, "No points in the last 90 s.\n");
+	unsetenv("TZ");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cli_wait");
@@ -341,6 +373,7 @@ int main(void)
 	tcase_add_test(tc, test_async_and_wire);
 	tcase_add_test(tc, test_non_json_error);
 	tcase_add_test(tc, test_delete_confirm);
+	tcase_add_test(tc, test_metrics_table);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

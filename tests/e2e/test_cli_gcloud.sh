@@ -167,4 +167,17 @@ for g in volumes storage-pools locations; do
 	esac
 done
 
+# --- 5. volumes metrics: a readable table by default ---------------------------
+for _ in $(seq 50); do
+	aq_req GET "$P/volumes/w1/metrics?window=90s"
+	[ "$(printf '%s' "$BODY" | jq '.points | length')" -gt 0 ] && break
+	sleep 0.2
+done
+cli 0 "volumes metrics" volumes metrics w1 --window=90s
+has "the table's header" "TIME      READ_MIB/S  WRITE_MIB/S  LIMIT_MIB/S  P99_MS  USED" "$OUT"
+LIMIT=$(printf '%s' "$BODY" | jq -r '.points[-1].throughputLimitMibps')
+has "the limit, two decimals" "$(printf '%.2f' "$LIMIT")" "$OUT"
+cli 0 "volumes metrics --format=json is the answer itself" volumes metrics w1 --window=90s --format=json
+expect_eq "json has the points" true "$(printf '%s' "$OUT" | jq '.points | length > 0')"
+
 aq_finish
