@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli_buf.h"
+#include "cli/cli_hint.h"
 #include "cli/cli_labels.h"
 #include "cli/cli_metrics.h"
 #include "cli/cli_output.h"
@@ -56,11 +57,20 @@ static int api_error(struct cli_ctx *ctx, long status, const json_t *resp, const
 	const char *st = json_string_value(json_object_get(err, "status"));
 	const char *text = json_string_value(json_object_get(err, "message"));
 
+	struct cli_buf said;
+
+	/* the server's hints name HTTP routes: say the aquifer command instead */
+	cli_buf_init(&said);
+	cli_hint_rewrite(text ? text : "", &said);
 	if (err && (st || text))
-		fprintf(ctx->err, "ERROR: (%s) %s: %s\n", ctx->who, st ? st : "ERROR", text ? text : "");
+		fprintf(ctx->err, "ERROR: (%s) %s: %s\n", ctx->who, st ? st : "ERROR", cli_buf_str(&said));
 	else
 		fprintf(ctx->err, "ERROR: (%s) HTTP %ld: %s\n", ctx->who, status,
 			raw && raw->text[0] ? raw->text : "(no message)");
+	if (status == 401)
+		fputs("To use a token, run: aquifer auth login --token=TOKEN (a cluster admin mints one "
+		      "with 'aquiferd token --role ROLE'), or set AQUIFER_TOKEN.\n", ctx->err);
+	cli_buf_cleanup(&said);
 	return CLI_EXIT_API;
 }
 
@@ -268,15 +278,19 @@ static int op_error(struct cli_ctx *ctx, const json_t *op)
 	const json_t *err = json_object_get(op, "error");
 	json_int_t code;
 	const char *text;
+	struct cli_buf said;
 
 	if (!json_is_object(err))
 		return CLI_EXIT_OK;
 	code = json_integer_value(json_object_get(err, "code"));
 	text = json_string_value(json_object_get(err, "message"));
+	cli_buf_init(&said);
+	cli_hint_rewrite(text ? text : "", &said);
 	fprintf(ctx->err, "ERROR: (%s) %s: %s\n", ctx->who,
 		code >= 0 && code < (json_int_t)(sizeof(rpc_names) / sizeof(rpc_names[0]))
 			? rpc_names[code] : "UNKNOWN",
-		text ? text : "");
+		cli_buf_str(&said));
+	cli_buf_cleanup(&said);
 	return CLI_EXIT_API;
 }
 

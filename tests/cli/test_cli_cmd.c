@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 #include "cli/cli_format.h"
 #include "api/api_resource.h"
+#include "cli/cli_hint.h"
 
 #include <check.h>
 #include <ctype.h>
@@ -286,6 +287,36 @@ START_TEST(test_update_flags_mutable)
 }
 END_TEST
 
+/* Error hints name aquifer commands: routes a row sends become its command. */
+static void hint_is(const char *text, const char *want)
+{
+	struct cli_buf b;
+
+	cli_buf_init(&b);
+	cli_hint_rewrite(text, &b);
+	ck_assert_str_eq(cli_buf_str(&b), want);
+	cli_buf_cleanup(&b);
+}
+
+START_TEST(test_hints)
+{
+	/* aquiferd's own messages (server/srv_drain.c, srv_project.c, srv_common.c) */
+	hint_is("node \"n1\" is READY and holds 2 volumes; drain it (POST /v1/nodes/n1:drain) or stop its agent first",
+		"node \"n1\" is READY and holds 2 volumes; drain it (aquifer nodes drain n1) or stop its agent first");
+	hint_is("location \"l\" still has 2 storage nodes; drain and delete them first (DELETE /v1/nodes/NAME)",
+		"location \"l\" still has 2 storage nodes; drain and delete them first (aquifer nodes delete NAME)");
+	hint_is("location \"x\" not found (a cluster admin creates locations with POST /v1/locations?locationId=ID)",
+		"location \"x\" not found (a cluster admin creates locations with aquifer locations create ID)");
+	hint_is("see GET /v1/projects/p/locations/l/volumes/v1.",
+		"see aquifer volumes describe v1.");
+	hint_is("undrain: POST /v1/nodes/n2:undrain, then retry", "undrain: aquifer nodes undrain n2, then retry");
+	/* what no command sends stays, and so does text that only looks like a route */
+	hint_is("POST /v1/agent/status is for agents", "POST /v1/agent/status is for agents");
+	hint_is("GET /v2/x and XPOST /v1/nodes/n1:drain", "GET /v2/x and XPOST /v1/nodes/n1:drain");
+	hint_is("", "");
+}
+END_TEST
+
 static char *capture_help(const char *group, const char *verb)
 {
 	char *buf = NULL;
@@ -382,6 +413,7 @@ int main(void)
 	tcase_add_test(tc, test_columns_parse);
 	tcase_add_test(tc, test_issue_contract);
 	tcase_add_test(tc, test_update_flags_mutable);
+	tcase_add_test(tc, test_hints);
 	tcase_add_test(tc, test_help_everywhere);
 	tcase_add_test(tc, test_completion);
 	tcase_add_test(tc, test_routes_list);

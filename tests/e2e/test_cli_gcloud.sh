@@ -180,4 +180,18 @@ has "the limit, two decimals" "$(printf '%.2f' "$LIMIT")" "$OUT"
 cli 0 "volumes metrics --format=json is the answer itself" volumes metrics w1 --window=90s --format=json
 expect_eq "json has the points" true "$(printf '%s' "$OUT" | jq '.points | length > 0')"
 
+# --- 6. error hints name aquifer commands, not HTTP routes ------------------------
+cli 3 "a node that holds volumes is not deleted" nodes delete n1
+has "the hint is the drain command" "drain it (aquifer nodes drain n1)" "$ERR"
+case "$ERR" in *"/v1/"*) aq_failed "no HTTP route in the hint" "$ERR" ;; *) aq_pass "no HTTP route in the hint" ;; esac
+aq_req POST "/v1/locations?locationId=west" '{}'
+JT=$(aq_join_token west)
+curl -s -o /dev/null -H "Authorization: Bearer $JT" -X POST "$AQ_URL/v1/agent/join" \
+	-d '{"node":"w9","location":"west","address":"http://127.0.0.1:9","nfsAddress":"127.0.0.9:2049","agentVersion":"e2e-fake"}'
+cli 3 "a location with nodes is not deleted" locations delete west
+has "the hint is the nodes delete command" "drain and delete them first (aquifer nodes delete NAME)" "$ERR"
+AQUIFER_TOKEN=not-a-token cli 3 "a wrong token" volumes list
+has "UNAUTHENTICATED" "UNAUTHENTICATED" "$ERR"
+has "the hint is aquifer auth login" "aquifer auth login --token=TOKEN" "$ERR"
+
 aq_finish
