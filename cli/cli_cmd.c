@@ -338,7 +338,7 @@ const struct cli_cmd cli_cmds[] = {
 	{ "operations", "list", CLI_K_LIST, "GET", OPERATIONS, NULL, NULL, "operations", NULL, NULL,
 	  "name.basename():NAME,name.location():LOCATION,metadata.verb:TYPE,"
 	  "metadata.target.basename():TARGET,done,"
-	  "metadata.createTime:CREATE_TIME",
+	  "metadata.createTime:CREATE_TIME,error.message:ERROR",
 	  NULL, 0, 0, NOFLAGS, NOLOCAL, 0, "List long-running operations." },
 	{ "operations", "describe", CLI_K_DESCRIBE, "GET", OPERATIONS "/{name}", NULL, NULL, NULL, NULL,
 	  NULL, NULL, "OPERATION", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe an operation." },

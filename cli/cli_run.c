@@ -294,6 +294,33 @@ static int op_error(struct cli_ctx *ctx, const json_t *op)
 	return CLI_EXIT_API;
 }
 
+/* What became of an operation, in a sentence on stderr (operations cancel):
+ * "Operation op-1 (create of volumes/v1) ended CANCELLED: the create was
+ * rolled back ...", or that it still runs. */
+static void op_outcome(struct cli_ctx *ctx, const json_t *op)
+{
+	const char *name = json_string_value(json_object_get(op, "name"));
+	const json_t *md = json_object_get(op, "metadata"), *err = json_object_get(op, "error");
+	const char *verb = json_string_value(json_object_get(md, "verb"));
+	const char *target = json_string_value(json_object_get(md, "target"));
+	const char *text = json_string_value(json_object_get(err, "message"));
+	const char *base = name && strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	json_int_t code = json_integer_value(json_object_get(err, "code"));
+	const char *tgt = target && strstr(target, "/locations/") ? strchr(strstr(target, "/locations/") + 11, '/') : NULL;
+
+	fprintf(ctx->err, "Operation %s (%s of %s) ", base ? base : "", verb ? verb : "?",
+		tgt ? tgt + 1 : target ? target : "?");
+	if (!json_is_true(json_object_get(op, "done")))
+		fputs("is still running.\n", ctx->err);
+	else if (!json_is_object(err))
+		fputs("ended: it succeeded.\n", ctx->err);
+	else
+		fprintf(ctx->err, "ended %s: %s\n",
+			code >= 0 && code < (json_int_t)(sizeof(rpc_names) / sizeof(rpc_names[0])) ? rpc_names[code]
+												    : "UNKNOWN",
+			text ? text : "");
+}
+
 /* Print doc per o; an unknown field is a usage error (exit 2). */
 static int print_out(struct cli_ctx *ctx, const struct cli_args *a, const struct cli_out *o,
 		     const json_t *doc, bool is_list)
@@ -432,8 +459,11 @@ static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const str
 			snprintf(target, sizeof(target), "%.*s", colon ? (int)(colon - path) : (int)strlen(path), path);
 			json_decref(resp);
 			resp = NULL;
-			if ((rc = call(ctx, "GET", target, NULL, &status, &resp)) == CLI_EXIT_OK)
+			if ((rc = call(ctx, "GET", target, NULL, &status, &resp)) == CLI_EXIT_OK) {
+				if (is_operation(resp))
+					op_outcome(ctx, resp);
 				rc = print_out(ctx, a, o, resp, false);
+			}
 		}
 		goto out;
 	}

@@ -194,4 +194,20 @@ AQUIFER_TOKEN=not-a-token cli 3 "a wrong token" volumes list
 has "UNAUTHENTICATED" "UNAUTHENTICATED" "$ERR"
 has "the hint is aquifer auth login" "aquifer auth login --token=TOKEN" "$ERR"
 
+# --- 7. operations list shows failures; operations cancel says what happened ------------
+# w9 (west) never applies anything: a volume create there keeps running until cancelled
+cli 0 "a pool in west" storage-pools create spw --location=west --capacity=2TiB --service-level=premium
+cli 0 "a volume create that waits for its node" volumes create vc --location=west --storage-pool=spw \
+	--capacity=100 --protocols=nfsv3 --share-name=vc --async --format='value(name)'
+OP=$OUT
+cli 0 "operations cancel" operations cancel "$OP"
+has "the progress line" "Cancelling operation" "$ERR"
+has "what happened, in words" "Operation $(basename "$OP") (create of volumes/vc) ended CANCELLED: cancelled: the create was rolled back" "$ERR"
+has "the operation, as it ended, on stdout" "code: 1" "$OUT"
+cli 0 "operations list" operations list --location=west
+has "an ERROR column" "ERROR" "$(printf '%s' "$OUT" | head -1)"
+has "the failure's message in the row" "cancelled: the create was rolled back" "$(printf '%s' "$OUT" | grep "$(basename "$OP")")"
+cli 3 "cancelling a done operation says why" operations cancel "$OP"
+has "the server's reason" "already done" "$ERR"
+
 aq_finish
