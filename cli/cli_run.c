@@ -15,6 +15,7 @@
 #include "cli/cli_labels.h"
 #include "cli/cli_metrics.h"
 #include "cli/cli_output.h"
+#include "cli/cli_path.h"
 
 #define WAIT_MAX_S 7200          /* gcloud's longest wait (pool create) */
 #define WAIT_404_GRACE_S 10      /* an operation may not be readable at once */
@@ -28,14 +29,6 @@ static const char *const rpc_names[] = {
 	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
 	"ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
 	"UNAUTHENTICATED",
-};
-
-/* The parameters a path template names. */
-struct vars {
-	const char *project;
-	const char *location;
-	const char *name;
-	char buf[3][256];            /* storage when they come from a full name */
 };
 
 static int usage_error(struct cli_ctx *ctx, const struct cli_args *a, const char *text)
@@ -94,97 +87,6 @@ static int call(struct cli_ctx *ctx, const char *method, const char *path, const
 		return rc;
 	}
 	return CLI_EXIT_OK;
-}
-
-/* Fill v from a full name "projects/p/locations/l/storagePools/x": every
- * "projects/ID" and "locations/ID" pair sets those, the last ID is the name. */
-/* The collections of a full name that set a path parameter. */
-static const struct name_coll {
-	const char *coll;
-	int slot;                    /* in vars.buf */
-	size_t off;                  /* the member of struct vars it sets */
-} name_colls[] = {
-	{ "projects", 0, offsetof(struct vars, project) },
-	{ "locations", 1, offsetof(struct vars, location) },
-	{ NULL, 0, 0 }
-};
-
-static int vars_from_name(struct vars *v, const char *full, aq_msg *msg)
-{
-	const struct name_coll *c;
-	const char *p = full;
-	char coll[128], id[256];
-	int pairs = 0;
-
-	if (*p == '/')
-		p++;
-	while (*p) {
-		size_t clen = strcspn(p, "/"), ilen;
-		if (p[clen] != '/' || clen == 0 || clen >= sizeof(coll))
-			return aq_fail(msg, AQ_EINVAL, "invalid resource name '%s'", full);
-		memcpy(coll, p, clen);
-		coll[clen] = '\0';
-		p += clen + 1;
-		ilen = strcspn(p, "/");
-		if (ilen == 0 || ilen >= sizeof(id))
-			return aq_fail(msg, AQ_EINVAL, "invalid resource name '%s'", full);
-		memcpy(id, p, ilen);
-		id[ilen] = '\0';
-		p += ilen + (p[ilen] == '/' ? 1 : 0);
-		for (c = name_colls; c->coll; c++)
-			if (strcmp(coll, c->coll) == 0) {
-				char *slot = v->buf[c->slot];
-				snprintf(slot, sizeof(v->buf[0]), "%s", id);
-				*(const char **)(void *)((char *)v + c->off) = slot;
-			}
-		snprintf(v->buf[2], sizeof(v->buf[2]), "%s", id);
-		v->name = v->buf[2];
-		pairs++;
-	}
-	return pairs ? AQ_OK : aq_fail(msg, AQ_EINVAL, "invalid resource name '%s'", full);
-}
-
-struct var_src {
-	const char *param;           /* "{project}" */
-	size_t off;                  /* in struct vars */
-	const char *hint;            /* how to set it */
-};
-
-static const struct var_src var_srcs[] = {
-	{ "{project}", offsetof(struct vars, project),
-	  "no project: use --project, AQUIFER_PROJECT or 'aquifer config set project ID'" },
-	{ "{location}", offsetof(struct vars, location),
-	  "no location: use --location, AQUIFER_LOCATION or 'aquifer config set location ID'" },
-	{ "{name}", offsetof(struct vars, name), "missing NAME" },
-	{ NULL, 0, NULL }
-};
-
-/* Expand tmpl with v into b; AQ_EINVAL with a hint when a parameter is unset. */
-static int expand(struct cli_buf *b, const char *tmpl, const struct vars *v, aq_msg *msg)
-{
-	const char *p = tmpl;
-
-	while (*p) {
-		const struct var_src *s;
-		const char *val;
-		if (*p != '{') {
-			size_t n = strcspn(p, "{");
-			cli_buf_addn(b, p, n);
-			p += n;
-			continue;
-		}
-		for (s = var_srcs; s->param; s++)
-			if (strncmp(p, s->param, strlen(s->param)) == 0)
-				break;
-		if (s->param == NULL)
-			return aq_fail(msg, AQ_EINVAL, "bad path template %s", tmpl);
-		val = *(const char *const *)(const void *)((const char *)v + s->off);
-		if (val == NULL || *val == '\0')
-			return aq_fail(msg, AQ_EINVAL, "%s", s->hint);
-		cli_buf_add_escaped(b, val);
-		p += strlen(s->param);
-	}
-	return b->err ? AQ_ENOMEM : AQ_OK;
 }
 
 static void sleep_ms(long ms)
@@ -402,7 +304,7 @@ out:
 
 /* After a create or update finished: the resource as the server has it now
  * (the describe command's GET), else what the operation answered. */
-static json_t *final_resource(struct cli_ctx *ctx, const struct cli_args *a, const struct vars *v,
+static json_t *final_resource(struct cli_ctx *ctx, const struct cli_args *a, const struct cli_path_vars *v,
 			      const json_t *op)
 {
 	const struct cli_cmd *d = cli_cmd_find(a->cmd->group, "describe");
@@ -413,7 +315,7 @@ static json_t *final_resource(struct cli_ctx *ctx, const struct cli_args *a, con
 	aq_msg msg = { "" };
 
 	cli_buf_init(&path);
-	if (d && expand(&path, d->path, v, &msg) == AQ_OK &&
+	if (d && cli_path_expand(&path, d->path, v, &msg) == AQ_OK &&
 	    cli_http_call(&ctx->http, "GET", cli_buf_str(&path), NULL, &status, &got, &msg) == AQ_OK &&
 	    status == 200 && json_is_object(got)) {
 		cli_buf_cleanup(&path);
@@ -435,7 +337,7 @@ static bool empty_object(const json_t *r)
 }
 
 static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const struct cli_out *o,
-			const struct vars *v, const char *path, const json_t *body)
+			const struct cli_path_vars *v, const char *path, const json_t *body)
 {
 	const struct cli_cmd *c = a->cmd;
 	bool async = cli_args_bool(a, "async"), dry = cli_args_bool(a, "dry-run");
@@ -577,7 +479,7 @@ static int confirm_delete(struct cli_ctx *ctx, const struct cli_args *a, const c
 static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	const struct cli_cmd *c = a->cmd;
-	struct vars v;
+	struct cli_path_vars v;
 	struct cli_out o;
 	struct cli_buf path, mask, query;
 	json_t *body = NULL, *resp = NULL;
@@ -602,11 +504,11 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 	/* Lists default to every location, like gcloud. */
 	if (c->kind == CLI_K_LIST && (v.location == NULL || *v.location == '\0'))
 		v.location = "-";
-	if (v.name && strchr(v.name, '/') && vars_from_name(&v, a->pos[0], &msg) != AQ_OK) {
+	if (v.name && strchr(v.name, '/') && cli_path_vars_from_name(&v, a->pos[0], &msg) != AQ_OK) {
 		rc = usage_error(ctx, a, msg.text);
 		goto out;
 	}
-	if (expand(&path, c->admin_path && cli_args_bool(a, "cluster") ? c->admin_path : c->path, &v,
+	if (cli_path_expand(&path, c->admin_path && cli_args_bool(a, "cluster") ? c->admin_path : c->path, &v,
 		   &msg) != AQ_OK) {
 		rc = usage_error(ctx, a, msg.text);
 		goto out;
@@ -622,7 +524,7 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 	}
 	if (c->opts & CLI_C_LOCATION_BODY) {
 		if (v.location == NULL || *v.location == '\0') {
-			rc = usage_error(ctx, a, var_srcs[1].hint);
+			rc = usage_error(ctx, a, CLI_PATH_NO_LOCATION);
 			goto out;
 		}
 		json_object_set_new(body, "location", json_string(v.location));

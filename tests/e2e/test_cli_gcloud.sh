@@ -114,14 +114,22 @@ cli 0 "yaml projection" volumes describe w2 --format='yaml(labels)'
 expect_eq "yaml(...)" "$(printf 'labels:\n  env: prod')" "$OUT"
 cli 0 "flattened" volumes describe w1 --format='flattened(labels,shareName)'
 expect_eq "flattened" "$(printf 'labels.env: dev\nshareName:  w1')" "$OUT"
-TZ=UTC cli 0 ".date()" volumes describe w1 --format="value(createTime.date('%Y'))"
-expect_eq ".date(%Y) is this year (UTC)" "$(date -u +%Y)" "$OUT"
+TZ=UTC cli 0 ".date()" volumes describe w1 --format="value(createTime.date('%Y'),createTime)"
+expect_eq ".date(%Y) is the createTime's year (UTC)" "$(printf '%s' "$OUT" | cut -f2 | cut -c1-4)" "$(printf '%s' "$OUT" | cut -f1)"
 cli 0 "filter >" volumes list --filter='capacityGib>150' --format='value(name.basename())'
 expect_eq "capacityGib>150" "w2" "$OUT"
 cli 0 "filter < OR :" volumes list --filter='capacityGib<150 OR labels.env:pro' --format='value(name.basename())' --sort-by=name
 expect_eq "OR" "$(printf 'w1\nw2')" "$OUT"
 cli 0 "filter NOT" volumes list --filter='NOT labels.env=dev' --format='value(name.basename())'
 expect_eq "NOT" "w2" "$OUT"
+# the examples of cli/README.md, as written there
+TZ=UTC cli 0 "cli/README.md's table example" volumes list --format='table(name.basename():label=VOLUME,capacityGib,createTime.date(%Y-%m-%d))' --sort-by=name
+day() { aq_req GET "$P/volumes/$1"; printf '%s' "$BODY" | jq -r '.createTime[0:10]'; }
+expect_eq "its output" "$(printf 'VOLUME  CAPACITY_GIB  CREATE_TIME\nw1      100           %s\nw2      200           %s' "$(day w1)" "$(day w2)")" "$OUT"
+cli 0 "cli/README.md's filter example" volumes list --filter='capacityGib>=1024 AND NOT labels.env:dev'
+has "nothing that large" "Listed 0 items." "$ERR"
+cli 0 "the filter example, smaller" volumes list --filter='capacityGib>=150 AND NOT labels.env:dev' --format='value(name.basename())'
+expect_eq "w2 only" "w2" "$OUT"
 cli 2 "AND and OR need parentheses" volumes list --filter='name=w1 OR name=w2 capacityGib>1'
 cli 2 "an unknown --filter field" volumes list --filter='nmae=w1'
 has "names it" "unknown field 'nmae' in --filter" "$ERR"
