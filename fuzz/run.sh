@@ -96,4 +96,26 @@ for h in rpc args fh csr obj_xml s3lite_req intent; do
 		grep -E "^#[0-9]+.*(DONE|pulse)" "$out/fuzz_$h.log" | tail -1 || true
 	fi
 done
+
+# fuzz_cli_hint (issue 17): the CLI reads the message of aquiferd's errors.
+mkdir -p "$out/corpus_cli_hint"
+printf '%s' 'node "n1" is READY and holds 2 volumes; drain it (POST /v1/nodes/n1:drain) or stop its agent first' \
+	> "$out/corpus_cli_hint/seed_drain"
+printf '%s' 'not found (create it with POST /v1/locations?locationId=ID); see DELETE /v1/nodes/NAME.' \
+	> "$out/corpus_cli_hint/seed_create"
+# the hint module reads the command table, which pulls in the whole CLI library
+clilib="$(ls "$top"/cli/*.c | grep -v /main.c) $(ls "$top"/api/*.c)"
+curl=$(pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
+echo "== fuzz_cli_hint: building"
+# shellcheck disable=SC2086
+$cc $flags '-DAQ_VERSION="fuzz"' -o "$out/fuzz_cli_hint" "$here/fuzz_cli_hint.c" $clilib $curl $jansson -lm -lpthread
+echo "== fuzz_cli_hint: running ${secs}s"
+if ! "$out/fuzz_cli_hint" -max_total_time="$secs" -max_len=4096 -timeout=10 \
+	-artifact_prefix="$out/crash_cli_hint_" "$out/corpus_cli_hint" >"$out/fuzz_cli_hint.log" 2>&1; then
+	echo "== fuzz_cli_hint: FAILED (see $out/fuzz_cli_hint.log)"
+	tail -30 "$out/fuzz_cli_hint.log"
+	rc=1
+else
+	grep -E "^#[0-9]+.*(DONE|pulse)" "$out/fuzz_cli_hint.log" | tail -1 || true
+fi
 exit $rc
