@@ -52,6 +52,8 @@ static int parse_fields(struct cli_fmt *f, const char *s, size_t len, aq_msg *ms
 		if ((rc = cli_field_parse(&f->fields[f->nfields], start, (size_t)(q - start), true, msg)) !=
 		    AQ_OK) {
 			char why[sizeof(msg->text)];
+			if (strstr(msg->text, "--format"))
+				return rc;
 			snprintf(why, sizeof(why), "%s", msg->text);
 			return aq_fail(msg, rc, "invalid --format: %s", why);
 		}

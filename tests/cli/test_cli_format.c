@@ -302,6 +302,8 @@ START_TEST(test_gcloud_specs)
 	ck_assert_int_eq(cli_fmt_parse(&f, "value(name.basename(x))", CLI_FMT_YAML, NULL, &msg), AQ_EINVAL);
 	ck_assert_int_eq(cli_fmt_parse(&f, "table(name:sort=1)", CLI_FMT_YAML, NULL, &msg), AQ_EINVAL);
 	ck_assert_msg(strstr(msg.text, "unknown --format attribute 'sort'") != NULL, "%s", msg.text);
+	ck_assert_int_eq(cli_fmt_parse(&f, "table(name:label=)", CLI_FMT_YAML, NULL, &msg), AQ_EINVAL);
+	ck_assert_str_eq(msg.text, "invalid --format label 'label='");
 	ck_assert_int_eq(cli_fmt_parse(&f, "json[no-heading]", CLI_FMT_YAML, NULL, &msg), AQ_EINVAL);
 	ck_assert_int_eq(cli_fmt_parse(&f, "csv", CLI_FMT_YAML, NULL, &msg), AQ_EINVAL);
 	ck_assert_int_eq(cli_fmt_parse(&f, "value(a..b)", CLI_FMT_YAML, NULL, &msg), AQ_EINVAL);
