@@ -30,6 +30,8 @@ enum cli_exit {
 
 /* What a running command sees. */
 struct cli_ctx {
+	FILE *in;                             /* answers to a confirmation prompt */
+	bool tty;                             /* in is a terminal: deletes ask first */
 	FILE *out;
 	FILE *err;
 	char conf_path[4096];
@@ -40,8 +42,11 @@ struct cli_ctx {
 };
 
 int cli_main(int argc, char **argv);
-/* cli_main with chosen streams (tests). */
+/* cli_main with chosen streams (tests); stdin is not a terminal. */
 int cli_run(int argc, char **argv, FILE *out, FILE *err);
+/* cli_run where in stands for stdin and tty says whether it is a terminal
+ * (a delete then asks "Do you want to continue (Y/n)?" first, as gcloud). */
+int cli_run_in(int argc, char **argv, FILE *in, bool tty, FILE *out, FILE *err);
 
 /* Whether s looks like an endpoint: "http://..." or "https://...". */
 bool cli_endpoint_ok(const char *s);

@@ -344,13 +344,46 @@ static int conv_dict(const struct conv *c, const char *raw, json_t **out, aq_msg
 	return conv_pairs(c, raw, out, msg, add_dict_key);
 }
 
+/* gcloud's --network=name=NET[,psa-range=R]: an object {"network": NET,
+ * "psaRange": R} that cli_args_request() merges into the body's root. */
 static int conv_network(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
 {
-	if (strncmp(raw, "name=", 5) == 0)
-		raw += 5;
-	if (*raw == '\0')
-		return aq_fail(msg, AQ_EINVAL, "invalid value for %s: empty network", c->what);
-	return conv_str(c, raw, out, msg);
+	const char *net;
+	int rc;
+
+	if (strchr(raw, '=') == NULL)
+		return aq_fail(msg, AQ_EINVAL, "invalid value for %s: '%s' (expected name=NETWORK[,psa-range=RANGE])",
+			       c->what, raw);
+	if ((rc = conv_dict(c, raw, out, msg)) != AQ_OK)
+		return rc;
+	net = json_string_value(json_object_get(*out, "network"));
+	if (net == NULL || *net == '\0') {
+		json_decref(*out);
+		*out = NULL;
+		return aq_fail(msg, AQ_EINVAL, "invalid value for %s: name=NETWORK is required", c->what);
+	}
+	return AQ_OK;
+}
+
+/* "k,k2" -> ["k","k2"]: label keys, none empty. */
+static int conv_keys(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	json_t *arr = json_array();
+	const char *p = raw;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		if (len == 0) {
+			json_decref(arr);
+			return aq_fail(msg, AQ_EINVAL, "invalid value for %s: an empty key in '%s'", c->what, raw);
+		}
+		json_array_append_new(arr, json_stringn(p, len));
+		if (p[len] == '\0')
+			break;
+		p += len + 1;
+	}
+	*out = arr;
+	return AQ_OK;
 }
 
 /* Indexed by enum cli_type. */
@@ -369,6 +402,7 @@ static const conv_fn conv_fns[] = {
 	[CLI_T_LABELS] = conv_labels,
 	[CLI_T_DICT] = conv_dict,
 	[CLI_T_NETWORK] = conv_network,
+	[CLI_T_KEYS] = conv_keys,
 };
 
 static int conv_value(enum cli_type t, const struct conv *c, const char *raw, json_t **out,
@@ -542,6 +576,12 @@ int cli_args_parse(struct cli_args *a, int argc, char **argv, aq_msg *msg)
 			rc = parse_flag(a, argc, argv, &i, msg);
 			continue;
 		}
+		if (!dashdash && strcmp(tok, "-q") == 0) {
+			/* gcloud's short form of --quiet */
+			const struct cli_flag *q = find_flag(a, "quiet");
+			rc = q ? add_val(a, q, "true", msg) : aq_fail(msg, AQ_EINVAL, "unrecognized flag: -q");
+			continue;
+		}
 		if (!dashdash && tok[0] == '-' && tok[1] != '\0') {
 			rc = aq_fail(msg, AQ_EINVAL, "unrecognized flag: %s", tok);
 			continue;
@@ -636,7 +676,8 @@ int cli_args_request(const struct cli_args *a, json_t **body, struct cli_buf *ma
 
 	for (f = a->cmd->flags; f && f->name; f++) {
 		const char *raw;
-		if (!cli_flag_applies(f, a->cmd) || (raw = cli_args_get(a, f->name)) == NULL)
+		if (!cli_flag_applies(f, a->cmd) || (raw = cli_args_get(a, f->name)) == NULL ||
+		    (f->opts & CLI_O_LABELS))
 			continue;
 		if (f->opts & CLI_O_REPEAT) {
 			arr = json_array();
@@ -655,6 +696,16 @@ int cli_args_request(const struct cli_args *a, json_t **body, struct cli_buf *ma
 		}
 		if (f->opts & CLI_O_QUERY) {
 			query_add(query, f->field, v);
+			json_decref(v);
+		} else if (f->type == CLI_T_NETWORK) {
+			/* its keys are fields of the body's root */
+			const char *k;
+			json_t *m;
+			json_object_foreach(v, k, m) {
+				json_object_set(doc, k, m);
+				cli_buf_add(mask, mask->len ? "," : "");
+				cli_buf_add(mask, k);
+			}
 			json_decref(v);
 		} else {
 			rc = set_path(doc, f->field, v);   /* steals v, even on failure */

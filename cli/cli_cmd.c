@@ -65,6 +65,24 @@ static const struct cli_key cold_s3_keys[] = {
 
 #define END_FLAGS { NULL, CLI_T_STR, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL }
 
+#define ON_U CLI_ON(CLI_K_UPDATE)
+
+/* gcloud's label flags of an update: the labels sent (updateMask labels) are
+ * the current ones with these applied: clear, then update, then remove. */
+#define LABEL_UPDATE_FLAGS \
+	{ "update-labels", CLI_T_LABELS, ON_U, CLI_O_LABELS, "labels", NULL, NULL, NULL, "KEY=VALUE,...", \
+	  "Labels to add or change; the others stay." }, \
+	{ "remove-labels", CLI_T_KEYS, ON_U, CLI_O_LABELS, "labels", NULL, NULL, NULL, "KEY,...", \
+	  "Labels to remove (absent keys are ignored); applied after --update-labels." }, \
+	{ "clear-labels", CLI_T_BOOL, ON_U, CLI_O_LABELS, "labels", NULL, NULL, NULL, NULL, \
+	  "Remove every label (with --update-labels: only those remain)." }
+
+static const struct cli_key network_keys[] = {
+	{ "name", CLI_T_STR, "network", NULL },
+	{ "psa-range", CLI_T_STR, "psaRange", NULL },
+	{ NULL, CLI_T_STR, NULL, NULL }
+};
+
 static const struct cli_flag project_flags[] = {
 	{ "display-name", CLI_T_STR, ON_C, 0, "displayName", NULL, NULL, NULL, "NAME",
 	  "Human-readable name." },
@@ -77,8 +95,9 @@ static const struct cli_flag project_flags[] = {
 static const struct cli_flag location_mut_flags[] = {
 	{ "display-name", CLI_T_STR, ON_CU, 0, "displayName", NULL, NULL, NULL, "NAME",
 	  "Human-readable name." },
-	{ "labels", CLI_T_LABELS, ON_CU, 0, "labels", NULL, NULL, NULL, "KEY=VALUE,...",
-	  "Labels (replaces all labels on update)." },
+	{ "labels", CLI_T_LABELS, ON_C, 0, "labels", NULL, NULL, NULL, "KEY=VALUE,...",
+	  "Labels to attach." },
+	LABEL_UPDATE_FLAGS,
 	{ "cold-store-s3", CLI_T_DICT, ON_CU, 0, "coldStore.s3", "coldStore", NULL, cold_s3_keys,
 	  "KEY=VALUE,...",
 	  "Cold tier in an S3-API bucket: endpoint=URL,bucket=NAME,region=REGION,access-key-id=ID,"
@@ -98,24 +117,26 @@ static const struct cli_flag location_flags[] = {
 static const struct cli_flag pool_flags[] = {
 	{ "capacity", CLI_T_GIB, ON_CU, CLI_O_REQUIRED, "capacityGib", NULL, NULL, NULL, "CAPACITY",
 	  "Pool capacity: GiB by default, or with a unit (500GiB, 2TiB)." },
-	{ "service-level", CLI_T_ENUM, ON_CU, CLI_O_REQUIRED, "serviceLevel", NULL, service_levels, NULL,
-	  "LEVEL", "Service level." },
+	{ "service-level", CLI_T_ENUM, ON_C, CLI_O_REQUIRED, "serviceLevel", NULL, service_levels, NULL,
+	  "LEVEL", "Service level (cannot be changed)." },
 	{ "qos-type", CLI_T_ENUM, ON_CU, 0, "qosType", NULL, qos_types, NULL, "TYPE",
 	  "Quality of service: AUTO follows capacity, MANUAL sets it per volume (one way)." },
 	{ "allow-auto-tiering", CLI_T_BOOL, ON_CU, 0, "allowAutoTiering", NULL, NULL, NULL, NULL,
 	  "Let volumes of this pool move cold data to the cold tier (cannot be disabled)." },
-	{ "custom-performance-enabled", CLI_T_BOOL, ON_CU, 0, "customPerformanceEnabled", NULL, NULL,
-	  NULL, NULL, "FLEX: set throughput and IOPS independently of capacity." },
+	{ "custom-performance-enabled", CLI_T_BOOL, ON_C, 0, "customPerformanceEnabled", NULL, NULL,
+	  NULL, NULL, "FLEX: set throughput and IOPS independently of capacity (cannot be changed)." },
 	{ "total-throughput", CLI_T_MIBPS, ON_CU, 0, "totalThroughputMibps", NULL, NULL, NULL,
 	  "THROUGHPUT", "Custom performance throughput: MiB/s by default, or 1GiB/s." },
 	{ "total-iops", CLI_T_INT64, ON_CU, 0, "totalIops", NULL, NULL, NULL, "IOPS",
 	  "Custom performance IOPS (derived from throughput if unset)." },
 	{ "description", CLI_T_STR, ON_CU, 0, "description", NULL, NULL, NULL, "TEXT",
 	  "Description." },
-	{ "labels", CLI_T_LABELS, ON_CU, 0, "labels", NULL, NULL, NULL, "KEY=VALUE,...",
-	  "Labels (replaces all labels on update)." },
-	{ "network", CLI_T_NETWORK, ON_CU, 0, "network", NULL, NULL, NULL, "NETWORK",
-	  "Network, as NET or name=NET." },
+	{ "labels", CLI_T_LABELS, ON_C, 0, "labels", NULL, NULL, NULL, "KEY=VALUE,...",
+	  "Labels to attach." },
+	LABEL_UPDATE_FLAGS,
+	{ "network", CLI_T_NETWORK, ON_C, 0, "network", NULL, NULL, network_keys, "name=NETWORK[,psa-range=RANGE]",
+	  "VPC network, as gcloud's: name= a network ID (projects/PROJECT/global/networks/ID is sent) "
+	  "or a full name; psa-range= is stored and not used (as in GCNV). Default: name=default." },
 	END_FLAGS
 };
 
@@ -124,10 +145,10 @@ static const struct cli_flag volume_flags[] = {
 	  "Storage pool (ID or full name); changing it moves the volume." },
 	{ "capacity", CLI_T_GIB, ON_CU, CLI_O_REQUIRED, "capacityGib", NULL, NULL, NULL, "CAPACITY",
 	  "Volume capacity: GiB by default, or with a unit (500GiB, 2TiB)." },
-	{ "protocols", CLI_T_ENUM_LIST, ON_CU, CLI_O_REQUIRED, "protocols", NULL, protocols, NULL,
-	  "PROTOCOL,...", "Protocols the volume is shared with." },
-	{ "share-name", CLI_T_STR, ON_CU, CLI_O_REQUIRED, "shareName", NULL, NULL, NULL, "SHARE",
-	  "Export path / share name, unique in the location." },
+	{ "protocols", CLI_T_ENUM_LIST, ON_C, CLI_O_REQUIRED, "protocols", NULL, protocols, NULL,
+	  "PROTOCOL,...", "Protocols the volume is shared with (cannot be changed)." },
+	{ "share-name", CLI_T_STR, ON_C, CLI_O_REQUIRED, "shareName", NULL, NULL, NULL, "SHARE",
+	  "Export path / share name, unique in the location (cannot be changed)." },
 	{ "export-policy", CLI_T_DICT, ON_CU, CLI_O_REPEAT, "exportPolicy.rules", "exportPolicy",
 	  NULL, export_rule_keys, "KEY=VALUE,...",
 	  "An export rule (repeat for more): allowed-clients=CIDR,access-type=READ_WRITE,"
@@ -139,12 +160,13 @@ static const struct cli_flag volume_flags[] = {
 	  "retrieval-policy=DEFAULT|ON_READ|NEVER,enable-hot-tier-bypass-mode=true (FLEX)." },
 	{ "unix-permissions", CLI_T_STR, ON_CU, 0, "unixPermissions", NULL, NULL, NULL, "MODE",
 	  "UNIX permissions of the volume root, e.g. 0770." },
-	{ "large-capacity", CLI_T_BOOL, ON_CU, 0, "largeCapacity", NULL, NULL, NULL, NULL,
-	  "Large-capacity volume (15 TiB and more)." },
+	{ "large-capacity", CLI_T_BOOL, ON_C, 0, "largeCapacity", NULL, NULL, NULL, NULL,
+	  "Large-capacity volume (15 TiB and more; cannot be changed)." },
 	{ "description", CLI_T_STR, ON_CU, 0, "description", NULL, NULL, NULL, "TEXT",
 	  "Description." },
-	{ "labels", CLI_T_LABELS, ON_CU, 0, "labels", NULL, NULL, NULL, "KEY=VALUE,...",
-	  "Labels (replaces all labels on update)." },
+	{ "labels", CLI_T_LABELS, ON_C, 0, "labels", NULL, NULL, NULL, "KEY=VALUE,...",
+	  "Labels to attach." },
+	LABEL_UPDATE_FLAGS,
 	{ "force", CLI_T_BOOL, ON_D, CLI_O_QUERY, "force", NULL, NULL, NULL, NULL,
 	  "Delete even if the volume has snapshots." },
 	END_FLAGS
@@ -199,15 +221,23 @@ const struct cli_flag cli_global_flags[] = {
 	{ "insecure", CLI_T_BOOL, CLI_ON_ALL, 0, "insecure", NULL, NULL, NULL, NULL,
 	  "Do not verify the server's TLS certificate (warns on stderr; tokens may go to an impostor)." },
 	{ "format", CLI_T_STR, CLI_ON_ALL, 0, "format", NULL, NULL, NULL, "FORMAT",
-	  "Output format: table, json, yaml, value(FIELD,...), table(FIELD,...)." },
+	  "Output format: table, value(FIELD,...), csv(FIELD,...), flattened, json, yaml; table(...), "
+	  "json(...), yaml(...) pick fields; FIELD.basename(), .location(), .date(FORMAT); "
+	  "FIELD:label=HEADER. An unknown field or transform is an error." },
+	{ "quiet", CLI_T_BOOL, ON_D, 0, "quiet", NULL, NULL, NULL, NULL,
+	  "Do not ask for confirmation (-q). Deletes ask only when stdin is a terminal." },
 	{ "async", CLI_T_BOOL, ON_ASYNC, 0, "async", NULL, NULL, NULL, NULL,
 	  "Do not wait: print the long-running operation." },
 	{ "dry-run", CLI_T_BOOL, ON_CU, 0, "dry-run", NULL, NULL, NULL, NULL,
 	  "Validate only (validateOnly=true) and print the computed resource." },
 	{ "filter", CLI_T_STR, ON_LIST, 0, "filter", NULL, NULL, NULL, "EXPR",
-	  "Keep items matching FIELD=VALUE, FIELD!=VALUE or FIELD:TEXT terms (all must hold)." },
+	  "Keep items matching a gcloud filter: FIELD:TEXT (has), FIELD=VALUE, !=, <, <=, >, >=, "
+	  "joined by AND (or a blank), OR, NOT, parentheses." },
 	{ "sort-by", CLI_T_STR, ON_LIST, 0, "sort-by", NULL, NULL, NULL, "FIELD,...",
-	  "Sort by fields; ~FIELD sorts descending." },
+	  "Sort by fields (a column's key or header sorts by what the column shows); ~FIELD "
+	  "sorts descending." },
+	{ "uri", CLI_T_BOOL, ON_LIST, 0, "uri", NULL, NULL, NULL, NULL,
+	  "Print each resource's URI (ENDPOINT/v1/NAME) instead of the table, as gcloud." },
 	{ "limit", CLI_T_INT, ON_LIST, 0, "limit", NULL, NULL, NULL, "N",
 	  "Print at most N items." },
 	{ "page-size", CLI_T_INT, ON_LIST, 0, "page-size", NULL, NULL, NULL, "N",
@@ -265,7 +295,7 @@ const struct cli_cmd cli_cmds[] = {
 
 	/* storage-pools */
 	{ "storage-pools", "create", CLI_K_CREATE, "POST", POOLS, NULL, "storagePoolId", NULL,
-	  "storage pool", "Creating", NULL, "NAME", 1, 1, pool_flags, NOLOCAL, 0,
+	  "storage pool", "Creating", NULL, "NAME", 1, 1, pool_flags, NOLOCAL, CLI_C_NETWORK,
 	  "Create a storage pool." },
 	{ "storage-pools", "list", CLI_K_LIST, "GET", POOLS, NULL, NULL, "storagePools", NULL, NULL,
 	  "name.basename():NAME,name.location():LOCATION,serviceLevel,capacityGib,volumeCapacityGib,"
@@ -275,7 +305,7 @@ const struct cli_cmd cli_cmds[] = {
 	{ "storage-pools", "describe", CLI_K_DESCRIBE, "GET", POOLS "/{name}", NULL, NULL, NULL, NULL, NULL,
 	  NULL, "NAME", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a storage pool." },
 	{ "storage-pools", "metrics", CLI_K_DESCRIBE, "GET", POOLS "/{name}/metrics", NULL, NULL, NULL, NULL,
-	  NULL, NULL, "NAME", 1, 1, metrics_flags, NOLOCAL, 0,
+	  NULL, NULL, "NAME", 1, 1, metrics_flags, NOLOCAL, CLI_C_METRICS,
 	  "Time series of a pool (the sum of its volumes), 10 s points." },
 	{ "storage-pools", "update", CLI_K_UPDATE, "PATCH", POOLS "/{name}", NULL, NULL, NULL,
 	  "storage pool", "Updating", NULL, "NAME", 1, 1, pool_flags, NOLOCAL, 0,
@@ -295,8 +325,9 @@ const struct cli_cmd cli_cmds[] = {
 	{ "volumes", "describe", CLI_K_DESCRIBE, "GET", VOLUMES "/{name}", NULL, NULL, NULL, NULL, NULL,
 	  NULL, "NAME", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a volume." },
 	{ "volumes", "metrics", CLI_K_DESCRIBE, "GET", VOLUMES "/{name}/metrics", NULL, NULL, NULL, NULL,
-	  NULL, NULL, "NAME", 1, 1, metrics_flags, NOLOCAL, 0,
-	  "Time series of a volume: bytes and operations per 10 s, latency, limit, used bytes." },
+	  NULL, NULL, "NAME", 1, 1, metrics_flags, NOLOCAL, CLI_C_METRICS,
+	  "Time series of a volume, 10 s points: a table of read/write MiB/s, limit, p99 latency and "
+	  "used bytes (--format=json for every field: operations, throttling, cold tier)." },
 	{ "volumes", "update", CLI_K_UPDATE, "PATCH", VOLUMES "/{name}", NULL, NULL, NULL, "volume",
 	  "Updating", NULL, "NAME", 1, 1, volume_flags, NOLOCAL, 0,
 	  "Update a volume; only the flags given are changed." },
@@ -307,7 +338,7 @@ const struct cli_cmd cli_cmds[] = {
 	{ "operations", "list", CLI_K_LIST, "GET", OPERATIONS, NULL, NULL, "operations", NULL, NULL,
 	  "name.basename():NAME,name.location():LOCATION,metadata.verb:TYPE,"
 	  "metadata.target.basename():TARGET,done,"
-	  "metadata.createTime:CREATE_TIME",
+	  "metadata.createTime:CREATE_TIME,error.message:ERROR",
 	  NULL, 0, 0, NOFLAGS, NOLOCAL, 0, "List long-running operations." },
 	{ "operations", "describe", CLI_K_DESCRIBE, "GET", OPERATIONS "/{name}", NULL, NULL, NULL, NULL,
 	  NULL, NULL, "OPERATION", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe an operation." },
@@ -326,7 +357,7 @@ const struct cli_cmd cli_cmds[] = {
 	{ "nodes", "describe", CLI_K_DESCRIBE, "GET", "/v1/nodes/{name}", NULL, NULL, NULL, NULL, NULL,
 	  NULL, "NODE", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a storage node." },
 	{ "nodes", "metrics", CLI_K_DESCRIBE, "GET", "/v1/nodes/{name}/metrics", NULL, NULL, NULL, NULL,
-	  NULL, NULL, "NODE", 1, 1, metrics_flags, NOLOCAL, 0,
+	  NULL, NULL, "NODE", 1, 1, metrics_flags, NOLOCAL, CLI_C_METRICS,
 	  "Time series of a storage node (the volumes it serves), 10 s points." },
 	{ "nodes", "drain", CLI_K_ACTION, "POST", "/v1/nodes/{name}:drain", NULL, NULL, NULL, "node",
 	  "Draining", NULL, "NODE", 1, 1, drain_flags, NOLOCAL, 0,

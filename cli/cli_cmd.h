@@ -36,7 +36,8 @@ enum cli_type {
 	CLI_T_ENUM_LIST,  /* comma-separated choices -> array of upper-case strings */
 	CLI_T_LABELS,     /* k=v,k2=v2 -> {"k":"v","k2":"v2"} */
 	CLI_T_DICT,       /* k=v,... per the flag's keys -> object */
-	CLI_T_NETWORK,    /* NET or name=NET -> "NET" */
+	CLI_T_NETWORK,    /* name=NET[,psa-range=R] (gcloud's) -> "network": NET, "psaRange": R at the body's root */
+	CLI_T_KEYS,       /* k,k2 -> ["k","k2"] (--remove-labels) */
 };
 
 /* Command kinds; a flag's `on` is a mask of (1u << kind). */
@@ -60,6 +61,8 @@ enum cli_kind {
 #define CLI_O_REPEAT   0x2u   /* may repeat; values collect into an array at field */
 #define CLI_O_QUERY    0x4u   /* goes into the query string as `field`, not the body */
 #define CLI_O_HIDDEN   0x8u   /* left out of help and completion */
+#define CLI_O_LABELS   0x10u  /* --update-labels, --remove-labels, --clear-labels: the new labels
+                               * come from the resource's current ones (cli_labels.h), not as typed */
 
 /* A key of a CLI_T_DICT flag: "anon-uid=65534" -> "anonUid": "65534". */
 struct cli_key {
@@ -89,6 +92,9 @@ typedef int (*cli_local_fn)(struct cli_ctx *ctx, const struct cli_args *a);
 #define CLI_C_HIDDEN 0x1u
 #define CLI_C_LOCATION_BODY 0x2u      /* the body carries "location": the resolved --location */
 #define CLI_C_REREAD 0x4u             /* an action answering Empty: print the resource it acted on (GET without ":verb") */
+#define CLI_C_METRICS 0x10u           /* a metrics answer: without --format, cli_metrics.h's table */
+#define CLI_C_NETWORK 0x8u            /* the body carries a network: a short name becomes
+                                       * projects/{project}/global/networks/NAME, default "default" */
 
 struct cli_cmd {
 	const char *group;

@@ -1,5 +1,6 @@
-/* cli_format: table/json/yaml/value output and client-side filter and sort
- * (see cli_format.h). */
+/* cli_format: the --format printers: table, value, csv, flattened, json and
+ * yaml, with or without a projection (see cli_format.h). Field paths and
+ * transforms are cli_project.c's; filter and sort are cli_filter.c's. */
 #include "cli/cli_format.h"
 
 #include <ctype.h>
@@ -12,105 +13,73 @@
 
 #define TEXT_MAX 4096
 
-struct fmt_name {
+/* What each format takes: fields (table, value, csv: needed), a projection
+ * (json, yaml, flattened: optional), the [no-heading] attribute. */
+enum { FIELDS_NONE, FIELDS_NEEDED, FIELDS_OPTIONAL };
+
+static const struct fmt_name {
 	const char *name;
 	enum cli_fmt_kind kind;
-	bool takes_fields;
+	int fields;
+	bool heading;               /* takes [no-heading] */
+} fmt_names[] = {
+	{ "table", CLI_FMT_TABLE, FIELDS_NEEDED, true },
+	{ "value", CLI_FMT_VALUE, FIELDS_NEEDED, false },
+	{ "csv", CLI_FMT_CSV, FIELDS_NEEDED, true },
+	{ "json", CLI_FMT_JSON, FIELDS_OPTIONAL, false },
+	{ "yaml", CLI_FMT_YAML, FIELDS_OPTIONAL, false },
+	{ "flattened", CLI_FMT_FLATTENED, FIELDS_OPTIONAL, false },
+	{ NULL, CLI_FMT_JSON, FIELDS_NONE, false }
 };
-
-static const struct fmt_name fmt_names[] = {
-	{ "table", CLI_FMT_TABLE, true },
-	{ "json", CLI_FMT_JSON, false },
-	{ "yaml", CLI_FMT_YAML, false },
-	{ "value", CLI_FMT_VALUE, true },
-	{ NULL, CLI_FMT_JSON, false }
-};
-
-/* "mountOptions[0].exportFull" -> "EXPORT_FULL" */
-static void default_label(const char *path, char *label, size_t size)
-{
-	const char *start = strrchr(path, '.');
-	size_t n = 0;
-
-	start = start ? start + 1 : path;
-	for (; *start && *start != '[' && n + 2 < size; start++) {
-		if (isupper((unsigned char)*start) && n > 0)
-			label[n++] = '_';
-		label[n++] = (char)toupper((unsigned char)*start);
-	}
-	label[n] = '\0';
-}
-
-static const struct {
-	const char *suffix;
-	enum cli_fmt_xform xform;
-} xforms[] = {
-	{ ".basename()", CLI_XF_BASENAME },
-	{ ".location()", CLI_XF_LOCATION },
-	{ NULL, CLI_XF_NONE }
-};
-
-static int parse_field(struct cli_fmt_field *fld, const char *s, size_t len, aq_msg *msg)
-{
-	const char *colon = memchr(s, ':', len);
-	size_t plen = colon ? (size_t)(colon - s) : len;
-
-	while (plen && isspace((unsigned char)*s)) {
-		s++;
-		plen--;
-		len--;
-	}
-	while (plen && isspace((unsigned char)s[plen - 1]))
-		plen--;
-	fld->xform = CLI_XF_NONE;
-	for (int i = 0; xforms[i].suffix; i++) {
-		size_t sl = strlen(xforms[i].suffix);
-		if (plen > sl && strncmp(s + plen - sl, xforms[i].suffix, sl) == 0) {
-			fld->xform = xforms[i].xform;
-			plen -= sl;
-			break;
-		}
-	}
-	if (plen == 0 || plen >= sizeof(fld->path))
-		return aq_fail(msg, AQ_EINVAL, "invalid --format field '%.*s'", (int)len, s);
-	memcpy(fld->path, s, plen);
-	fld->path[plen] = '\0';
-	if (colon) {
-		size_t llen = len - (size_t)(colon - s) - 1;
-		if (llen == 0 || llen >= sizeof(fld->label))
-			return aq_fail(msg, AQ_EINVAL, "invalid --format label in '%.*s'", (int)len, s);
-		memcpy(fld->label, colon + 1, llen);
-		fld->label[llen] = '\0';
-	} else {
-		default_label(fld->path, fld->label, sizeof(fld->label));
-	}
-	return AQ_OK;
-}
 
 static int parse_fields(struct cli_fmt *f, const char *s, size_t len, aq_msg *msg)
 {
 	const char *end = s + len;
-	int rc;
+	int depth = 0, rc;
+	const char *start = s, *q;
 
 	f->nfields = 0;
-	while (s < end) {
-		const char *comma = memchr(s, ',', (size_t)(end - s));
-		size_t flen = comma ? (size_t)(comma - s) : (size_t)(end - s);
+	/* split at commas outside parentheses: .date('%d, %b') keeps its comma */
+	for (q = s; q <= end; q++) {
+		if (q < end && *q == '(')
+			depth++;
+		else if (q < end && *q == ')')
+			depth--;
+		if (q < end && (*q != ',' || depth > 0))
+			continue;
 		if (f->nfields >= CLI_FMT_MAX_FIELDS)
 			return aq_fail(msg, AQ_EINVAL, "too many --format fields");
-		if ((rc = parse_field(&f->fields[f->nfields], s, flen, msg)) != AQ_OK)
-			return rc;
+		if ((rc = cli_field_parse(&f->fields[f->nfields], start, (size_t)(q - start), true, msg)) !=
+		    AQ_OK) {
+			char why[sizeof(msg->text)];
+			if (strstr(msg->text, "--format"))
+				return rc;
+			snprintf(why, sizeof(why), "%s", msg->text);
+			return aq_fail(msg, rc, "invalid --format: %s", why);
+		}
 		f->nfields++;
-		s += flen + (comma ? 1 : 0);
+		start = q + 1;
 	}
 	return AQ_OK;
+}
+
+/* "[no-heading]" after the format name. */
+static int parse_fmt_attrs(struct cli_fmt *f, const struct fmt_name *n, const char *a, size_t len,
+			   aq_msg *msg)
+{
+	if (n->heading && len == 10 && strncmp(a, "no-heading", 10) == 0) {
+		f->no_heading = true;
+		return AQ_OK;
+	}
+	return aq_fail(msg, AQ_EINVAL, "unknown --format attribute [%.*s] for %s%s", (int)len, a, n->name,
+		       n->heading ? " (known: no-heading)" : "");
 }
 
 int cli_fmt_parse(struct cli_fmt *f, const char *spec, enum cli_fmt_kind fallback,
 		  const char *columns, aq_msg *msg)
 {
 	const struct fmt_name *n;
-	const char *paren;
+	const char *paren, *bracket;
 	size_t nlen;
 	int rc;
 
@@ -123,152 +92,55 @@ int cli_fmt_parse(struct cli_fmt *f, const char *spec, enum cli_fmt_kind fallbac
 			return parse_fields(f, columns, strlen(columns), msg);
 		return AQ_OK;
 	}
-	paren = strchr(spec, '(');
-	nlen = paren ? (size_t)(paren - spec) : strlen(spec);
+	nlen = strcspn(spec, "([");
 	for (n = fmt_names; n->name; n++)
 		if (strlen(n->name) == nlen && strncasecmp(n->name, spec, nlen) == 0)
 			break;
 	if (n->name == NULL)
 		return aq_fail(msg, AQ_EINVAL,
-			       "invalid --format '%s' (choose from table, json, yaml, value(FIELD,...))",
+			       "invalid --format '%s' (choose from table, value, csv, flattened, json, yaml; "
+			       "FORMAT(FIELD,...) picks fields)",
 			       spec);
 	f->kind = n->kind;
+	f->user = true;
+	bracket = spec[nlen] == '[' ? spec + nlen : NULL;
+	if (bracket) {
+		const char *close = strchr(bracket, ']');
+		if (close == NULL)
+			return aq_fail(msg, AQ_EINVAL, "invalid --format '%s': missing ']'", spec);
+		if ((rc = parse_fmt_attrs(f, n, bracket + 1, (size_t)(close - bracket - 1), msg)) != AQ_OK)
+			return rc;
+		nlen = (size_t)(close + 1 - spec);
+	}
+	paren = spec[nlen] == '(' ? spec + nlen : NULL;
+	if (paren == NULL && spec[nlen] != '\0')
+		return aq_fail(msg, AQ_EINVAL, "invalid --format '%s'", spec);
 	if (paren) {
 		size_t plen = strlen(paren);
-		if (!n->takes_fields || paren[plen - 1] != ')' || plen < 3)
+		if (n->fields == FIELDS_NONE || paren[plen - 1] != ')' || plen < 3)
 			return aq_fail(msg, AQ_EINVAL, "invalid --format '%s'", spec);
 		return parse_fields(f, paren + 1, plen - 2, msg);
 	}
-	if (f->kind == CLI_FMT_VALUE)
-		return aq_fail(msg, AQ_EINVAL, "--format=value needs fields: value(FIELD,...)");
-	if (f->kind == CLI_FMT_TABLE) {
-		if (columns == NULL)
-			return aq_fail(msg, AQ_EINVAL, "--format=table needs fields here: table(FIELD,...)");
+	if (n->fields == FIELDS_NEEDED) {
+		if (f->kind == CLI_FMT_VALUE || columns == NULL)
+			return aq_fail(msg, AQ_EINVAL, "--format=%s needs fields here: %s(FIELD,...)", n->name,
+				       n->name);
+		f->user = false;       /* the command's own columns */
 		if ((rc = parse_fields(f, columns, strlen(columns), msg)) != AQ_OK)
 			return rc;
 	}
 	return AQ_OK;
 }
 
-const json_t *cli_json_path(const json_t *doc, const char *path)
+int cli_fmt_check(const struct cli_fmt *f, const struct api_field *table, const json_t *doc,
+		  bool is_list, aq_msg *msg)
 {
-	const json_t *v = doc;
-	const char *p = path;
-	char key[128];
+	int i, rc;
 
-	while (v && *p) {
-		size_t len = strcspn(p, ".[");
-		if (len) {
-			if (len >= sizeof(key) || !json_is_object(v))
-				return NULL;
-			memcpy(key, p, len);
-			key[len] = '\0';
-			v = json_object_get(v, key);
-			p += len;
-		}
-		while (v && *p == '[') {
-			char *end = NULL;
-			long idx = strtol(p + 1, &end, 10);
-			if (end == p + 1 || *end != ']' || idx < 0 || !json_is_array(v))
-				return NULL;
-			v = json_array_get(v, (size_t)idx);
-			p = end + 1;
-		}
-		if (*p == '.')
-			p++;
-		else if (*p)
-			return NULL;
-	}
-	return v;
-}
-
-static void scalar_text(const json_t *v, struct cli_buf *b)
-{
-	char *s;
-
-	switch (json_typeof(v)) {
-	case JSON_STRING:
-		cli_buf_addn(b, json_string_value(v), json_string_length(v));
-		break;
-	case JSON_INTEGER:
-		cli_buf_addf(b, "%lld", (long long)json_integer_value(v));
-		break;
-	case JSON_TRUE:
-		cli_buf_add(b, "true");
-		break;
-	case JSON_FALSE:
-		cli_buf_add(b, "false");
-		break;
-	case JSON_NULL:
-		break;
-	default:
-		s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
-		if (s)
-			cli_buf_add(b, s);
-		free(s);
-	}
-}
-
-static void text_into(const json_t *v, struct cli_buf *b)
-{
-	size_t i;
-
-	if (v == NULL)
-		return;
-	if (json_is_array(v)) {
-		bool scalars = true;
-		for (i = 0; i < json_array_size(v); i++)
-			if (json_is_object(json_array_get(v, i)) || json_is_array(json_array_get(v, i)))
-				scalars = false;
-		if (scalars) {
-			for (i = 0; i < json_array_size(v); i++) {
-				if (i)
-					cli_buf_add(b, ";");
-				scalar_text(json_array_get(v, i), b);
-			}
-			return;
-		}
-	}
-	if (json_is_object(v) || json_is_array(v)) {
-		char *s = json_dumps(v, JSON_COMPACT);
-		if (s)
-			cli_buf_add(b, s);
-		free(s);
-		return;
-	}
-	scalar_text(v, b);
-}
-
-void cli_json_text(const json_t *v, char *buf, size_t size)
-{
-	struct cli_buf b;
-
-	cli_buf_init(&b);
-	text_into(v, &b);
-	snprintf(buf, size, "%s", cli_buf_str(&b));
-	cli_buf_cleanup(&b);
-}
-
-/* The text of one field of one resource, with .basename() applied. */
-static void field_text(const json_t *item, const struct cli_fmt_field *fld, char *buf, size_t size)
-{
-	const char *from = NULL;
-
-	cli_json_text(cli_json_path(item, fld->path), buf, size);
-	if (fld->xform == CLI_XF_BASENAME) {
-		if ((from = strrchr(buf, '/')) != NULL)
-			from++;
-	} else if (fld->xform == CLI_XF_LOCATION) {
-		if ((from = strstr(buf, "locations/")) != NULL)
-			from += strlen("locations/");
-		else
-			from = buf + strlen(buf);
-	}
-	if (from) {
-		size_t n = strcspn(from, fld->xform == CLI_XF_LOCATION ? "/" : "");
-		memmove(buf, from, n);
-		buf[n] = '\0';
-	}
+	for (i = 0; f->user && i < f->nfields; i++)
+		if ((rc = cli_field_check(&f->fields[i], "--format", table, doc, is_list, msg)) != AQ_OK)
+			return rc;
+	return AQ_OK;
 }
 
 static void print_value(FILE *out, const struct cli_fmt *f, const json_t *item)
@@ -277,7 +149,7 @@ static void print_value(FILE *out, const struct cli_fmt *f, const json_t *item)
 	int i;
 
 	for (i = 0; i < f->nfields; i++) {
-		field_text(item, &f->fields[i], text, sizeof(text));
+		cli_field_text(item, &f->fields[i], text, sizeof(text));
 		fprintf(out, "%s%s", i ? "\t" : "", text);
 	}
 	fputc('\n', out);
@@ -293,17 +165,17 @@ static void print_table(FILE *out, const struct cli_fmt *f, const json_t *items)
 	if (nrows > 0 && (cells = calloc(nrows * (size_t)f->nfields, sizeof(*cells))) == NULL)
 		goto out;
 	for (c = 0; c < f->nfields; c++)
-		width[c] = strlen(f->fields[c].label);
+		width[c] = f->no_heading ? 0 : strlen(f->fields[c].label);
 	for (r = 0; r < nrows; r++)
 		for (c = 0; c < f->nfields; c++) {
 			char text[TEXT_MAX];
 			char **cell = &cells[r * (size_t)f->nfields + (size_t)c];
-			field_text(json_array_get(items, r), &f->fields[c], text, sizeof(text));
+			cli_field_text(json_array_get(items, r), &f->fields[c], text, sizeof(text));
 			*cell = strdup(text);
 			if (*cell && strlen(*cell) > width[c])
 				width[c] = strlen(*cell);
 		}
-	for (c = 0; c < f->nfields; c++)
+	for (c = 0; c < f->nfields && !f->no_heading; c++)
 		fprintf(out, "%-*s%s", c + 1 < f->nfields ? (int)width[c] : 0, f->fields[c].label,
 			c + 1 < f->nfields ? "  " : "\n");
 	for (r = 0; r < nrows; r++)
@@ -316,6 +188,102 @@ out:
 	for (r = 0; cells && r < nrows * (size_t)f->nfields; r++)
 		free(cells[r]);
 	free(cells);
+}
+
+/* csv: a heading (the labels given, else the keys), then one line per
+ * resource; a value with a comma, quote, line break or edge blank is quoted. */
+static void csv_cell(FILE *out, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (strpbrk(s, ",\"\r\n") == NULL && !(n && (isspace((unsigned char)s[0]) ||
+						    isspace((unsigned char)s[n - 1])))) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void print_csv(FILE *out, const struct cli_fmt *f, const json_t *items)
+{
+	char text[TEXT_MAX];
+	size_t r;
+	int i;
+
+	if (!f->no_heading) {
+		for (i = 0; i < f->nfields; i++) {
+			fputs(i ? "," : "", out);
+			csv_cell(out, f->fields[i].labelled ? f->fields[i].label : f->fields[i].path);
+		}
+		fputc('\n', out);
+	}
+	for (r = 0; r < json_array_size(items); r++) {
+		for (i = 0; i < f->nfields; i++) {
+			cli_field_text(json_array_get(items, r), &f->fields[i], text, sizeof(text));
+			fputs(i ? "," : "", out);
+			csv_cell(out, text);
+		}
+		fputc('\n', out);
+	}
+}
+
+/* flattened: one "key.path[0].leaf: value" line per leaf, values aligned. */
+static void flatten(const json_t *v, struct cli_buf *key, json_t *pairs)
+{
+	size_t mark = key->len, i;
+	const char *k;
+	json_t *sub;
+	char text[TEXT_MAX];
+
+	if (json_is_object(v) && json_object_size(v) > 0) {
+		json_object_foreach((json_t *)(uintptr_t)v, k, sub) {
+			cli_buf_addf(key, "%s%s", mark ? "." : "", k);
+			flatten(sub, key, pairs);
+			key->len = mark;
+			key->p[mark] = '\0';
+		}
+		return;
+	}
+	if (json_is_array(v) && json_array_size(v) > 0) {
+		for (i = 0; i < json_array_size(v); i++) {
+			cli_buf_addf(key, "[%zu]", i);
+			flatten(json_array_get(v, i), key, pairs);
+			key->len = mark;
+			key->p[mark] = '\0';
+		}
+		return;
+	}
+	if (json_is_object(v) || json_is_array(v))
+		snprintf(text, sizeof(text), "%s", json_is_object(v) ? "{}" : "[]");
+	else
+		cli_json_text(v, text, sizeof(text));
+	json_array_append_new(pairs, json_pack("[ss]", cli_buf_str(key), text));
+}
+
+static void print_flattened(FILE *out, const json_t *doc)
+{
+	json_t *pairs = json_array(), *pair;
+	struct cli_buf key;
+	size_t width = 0, i;
+
+	cli_buf_init(&key);
+	flatten(doc, &key, pairs);
+	json_array_foreach(pairs, i, pair)
+		if (strlen(json_string_value(json_array_get(pair, 0))) + 1 > width)
+			width = strlen(json_string_value(json_array_get(pair, 0))) + 1;
+	json_array_foreach(pairs, i, pair) {
+		const char *k = json_string_value(json_array_get(pair, 0));
+		fprintf(out, "%s:%*s %s\n", k, (int)(width - strlen(k) - 1), "",
+			json_string_value(json_array_get(pair, 1)));
+	}
+	cli_buf_cleanup(&key);
+	json_decref(pairs);
 }
 
 /* YAML */
@@ -382,7 +350,7 @@ static bool yaml_inline(const json_t *v)
 
 static void yaml_scalar(FILE *out, const json_t *v)
 {
-	struct cli_buf b;
+	char num[64];
 
 	if (json_is_string(v)) {
 		yaml_string(out, json_string_value(v));
@@ -400,10 +368,8 @@ static void yaml_scalar(FILE *out, const json_t *v)
 		fputs("null", out);
 		return;
 	}
-	cli_buf_init(&b);
-	scalar_text(v, &b);
-	fputs(cli_buf_str(&b), out);
-	cli_buf_cleanup(&b);
+	cli_json_text(v, num, sizeof(num));
+	fputs(num, out);
 }
 
 static void yaml_block(FILE *out, const json_t *v, int indent, bool first_inline);
@@ -473,244 +439,61 @@ static void print_yaml(FILE *out, const json_t *doc)
 	yaml_block(out, doc, 0, false);
 }
 
-void cli_fmt_print(FILE *out, const struct cli_fmt *f, const json_t *doc, bool is_list)
+/* The document a json/yaml/flattened format prints: doc, or its projection. */
+static json_t *projected(const struct cli_fmt *f, const json_t *doc, bool is_list)
 {
+	json_t *res;
 	size_t i;
 
+	if (f->nfields == 0)
+		return json_incref((json_t *)(uintptr_t)doc);
+	if (!is_list)
+		return cli_project(doc, f->fields, f->nfields);
+	res = json_array();
+	for (i = 0; i < json_array_size(doc); i++)
+		json_array_append_new(res, cli_project(json_array_get(doc, i), f->fields, f->nfields));
+	return res;
+}
+
+void cli_fmt_print(FILE *out, const struct cli_fmt *f, const json_t *doc, bool is_list)
+{
+	json_t *one = NULL, *shown = NULL;
+	size_t i;
+
+	if (!is_list) {
+		one = json_array();
+		json_array_append(one, (json_t *)(uintptr_t)doc);
+	}
 	switch (f->kind) {
 	case CLI_FMT_JSON:
-		json_dumpf(doc, out, JSON_INDENT(2) | JSON_ENCODE_ANY);
+		shown = projected(f, doc, is_list);
+		json_dumpf(shown, out, JSON_INDENT(2) | JSON_ENCODE_ANY);
 		fputc('\n', out);
 		break;
 	case CLI_FMT_YAML:
-		if (!is_list) {
-			print_yaml(out, doc);
-			break;
-		}
-		for (i = 0; i < json_array_size(doc); i++) {
+	case CLI_FMT_FLATTENED:
+		shown = projected(f, is_list ? doc : one, true);
+		for (i = 0; i < json_array_size(shown); i++) {
 			if (i)
 				fputs("---\n", out);
-			print_yaml(out, json_array_get(doc, i));
+			if (f->kind == CLI_FMT_YAML)
+				print_yaml(out, json_array_get(shown, i));
+			else
+				print_flattened(out, json_array_get(shown, i));
 		}
 		break;
 	case CLI_FMT_VALUE:
-		if (!is_list) {
-			print_value(out, f, doc);
-			break;
-		}
-		for (i = 0; i < json_array_size(doc); i++)
-			print_value(out, f, json_array_get(doc, i));
+		for (i = 0; i < json_array_size(is_list ? doc : one); i++)
+			print_value(out, f, json_array_get(is_list ? doc : one, i));
+		break;
+	case CLI_FMT_CSV:
+		print_csv(out, f, is_list ? doc : one);
 		break;
 	case CLI_FMT_TABLE:
-		if (is_list) {
-			if (json_array_size(doc) > 0)
-				print_table(out, f, doc);
-		} else {
-			json_t *one = json_array();
-			json_array_append(one, (json_t *)(uintptr_t)doc);
-			print_table(out, f, one);
-			json_decref(one);
-		}
+		if (!is_list || json_array_size(doc) > 0)
+			print_table(out, f, is_list ? doc : one);
 		break;
 	}
-}
-
-/* Filter */
-
-struct term {
-	char key[128];
-	char value[256];
-	enum { T_EQ, T_NE, T_HAS } op;
-};
-
-static int term_parse(struct term *t, const char *s, size_t len, aq_msg *msg)
-{
-	size_t k = strcspn(s, "=:!");
-	size_t vstart;
-
-	if (k >= len || k == 0 || k >= sizeof(t->key))
-		return aq_fail(msg, AQ_EINVAL, "invalid --filter term '%.*s' (expected FIELD=VALUE)",
-			       (int)len, s);
-	memcpy(t->key, s, k);
-	t->key[k] = '\0';
-	if (s[k] == '!' && k + 1 < len && s[k + 1] == '=') {
-		t->op = T_NE;
-		vstart = k + 2;
-	} else if (s[k] == '=') {
-		t->op = T_EQ;
-		vstart = k + 1;
-	} else if (s[k] == ':') {
-		t->op = T_HAS;
-		vstart = k + 1;
-	} else {
-		return aq_fail(msg, AQ_EINVAL, "invalid --filter term '%.*s'", (int)len, s);
-	}
-	if (len - vstart >= sizeof(t->value))
-		return aq_fail(msg, AQ_EINVAL, "--filter value too long");
-	memcpy(t->value, s + vstart, len - vstart);
-	t->value[len - vstart] = '\0';
-	/* Strip one pair of quotes. */
-	if ((t->value[0] == '"' || t->value[0] == '\'') && strlen(t->value) >= 2 &&
-	    t->value[strlen(t->value) - 1] == t->value[0]) {
-		size_t vl = strlen(t->value);
-		memmove(t->value, t->value + 1, vl - 2);
-		t->value[vl - 2] = '\0';
-	}
-	return AQ_OK;
-}
-
-static bool contains_nocase(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	for (; *hay; hay++)
-		if (strncasecmp(hay, needle, n) == 0)
-			return true;
-	return n == 0;
-}
-
-static bool term_match(const struct term *t, const json_t *item)
-{
-	char text[TEXT_MAX];
-	const char *cmp = text;
-	bool eq;
-
-	cli_json_text(cli_json_path(item, t->key), text, sizeof(text));
-	if (strcmp(t->key, "name") == 0 && strchr(t->value, '/') == NULL && strrchr(text, '/'))
-		cmp = strrchr(text, '/') + 1;
-	if (t->op == T_HAS)
-		return contains_nocase(text, t->value);
-	eq = strcasecmp(cmp, t->value) == 0;
-	return t->op == T_EQ ? eq : !eq;
-}
-
-int cli_list_filter(const json_t *array, const char *filter, json_t **out, aq_msg *msg)
-{
-	struct term terms[16];
-	int nterms = 0, i, rc = AQ_OK;
-	const char *p = filter;
-	json_t *res = NULL;
-	size_t j;
-
-	while (*p) {
-		size_t len;
-		while (*p == ' ')
-			p++;
-		len = strcspn(p, " ");
-		if (len == 0)
-			break;
-		if (!(len == 3 && strncmp(p, "AND", 3) == 0)) {
-			if (nterms >= (int)(sizeof(terms) / sizeof(terms[0]))) {
-				rc = aq_fail(msg, AQ_EINVAL, "too many --filter terms");
-				goto out;
-			}
-			if ((rc = term_parse(&terms[nterms], p, len, msg)) != AQ_OK)
-				goto out;
-			nterms++;
-		}
-		p += len;
-	}
-	res = json_array();
-	for (j = 0; j < json_array_size(array); j++) {
-		json_t *item = json_array_get(array, j);
-		for (i = 0; i < nterms && term_match(&terms[i], item); i++)
-			;
-		if (i == nterms)
-			json_array_append(res, item);
-	}
-	*out = res;
-	res = NULL;
-out:
-	json_decref(res);
-	return rc;
-}
-
-/* Sort */
-
-struct sort_key {
-	char path[128];
-	bool desc;
-};
-
-static bool as_number(const char *s, double *d)
-{
-	char *end = NULL;
-
-	if (*s == '\0')
-		return false;
-	*d = strtod(s, &end);
-	return end && *end == '\0';
-}
-
-static int item_cmp(const json_t *a, const json_t *b, const struct sort_key *keys, int nkeys)
-{
-	char ta[TEXT_MAX], tb[TEXT_MAX];
-	double da, db;
-	int i, c;
-
-	for (i = 0; i < nkeys; i++) {
-		cli_json_text(cli_json_path(a, keys[i].path), ta, sizeof(ta));
-		cli_json_text(cli_json_path(b, keys[i].path), tb, sizeof(tb));
-		if (as_number(ta, &da) && as_number(tb, &db))
-			c = da < db ? -1 : da > db ? 1 : 0;
-		else
-			c = strcmp(ta, tb);
-		if (c)
-			return keys[i].desc ? -c : c;
-	}
-	return 0;
-}
-
-int cli_list_sort(json_t *array, const char *sort_by, aq_msg *msg)
-{
-	struct sort_key keys[8];
-	int nkeys = 0, rc = AQ_OK;
-	const char *p = sort_by;
-	size_t n = json_array_size(array), i, j;
-	json_t **items = NULL;
-
-	while (*p) {
-		size_t len = strcspn(p, ",");
-		struct sort_key *k = &keys[nkeys];
-		if (nkeys >= (int)(sizeof(keys) / sizeof(keys[0]))) {
-			rc = aq_fail(msg, AQ_EINVAL, "too many --sort-by fields");
-			goto out;
-		}
-		k->desc = *p == '~';
-		if (k->desc) {
-			p++;
-			len--;
-		}
-		if (len == 0 || len >= sizeof(k->path)) {
-			rc = aq_fail(msg, AQ_EINVAL, "invalid --sort-by '%s'", sort_by);
-			goto out;
-		}
-		memcpy(k->path, p, len);
-		k->path[len] = '\0';
-		nkeys++;
-		p += len;
-		if (*p == ',')
-			p++;
-	}
-	if (n == 0)
-		goto out;
-	if ((items = calloc(n, sizeof(*items))) == NULL) {
-		rc = AQ_ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < n; i++)
-		items[i] = json_incref(json_array_get(array, i));
-	/* Insertion sort: stable, and lists are small. */
-	for (i = 1; i < n; i++) {
-		json_t *cur = items[i];
-		for (j = i; j > 0 && item_cmp(items[j - 1], cur, keys, nkeys) > 0; j--)
-			items[j] = items[j - 1];
-		items[j] = cur;
-	}
-	json_array_clear(array);
-	for (i = 0; i < n; i++)
-		json_array_append_new(array, items[i]);
-out:
-	free(items);
-	return rc;
+	json_decref(shown);
+	json_decref(one);
 }

@@ -6,10 +6,16 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli_buf.h"
-#include "cli/cli_format.h"
+#include "cli/cli_hint.h"
+#include "cli/cli_labels.h"
+#include "cli/cli_metrics.h"
+#include "cli/cli_output.h"
+#include "cli/cli_path.h"
 
 #define WAIT_MAX_S 7200          /* gcloud's longest wait (pool create) */
 #define WAIT_404_GRACE_S 10      /* an operation may not be readable at once */
@@ -23,14 +29,6 @@ static const char *const rpc_names[] = {
 	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
 	"ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
 	"UNAUTHENTICATED",
-};
-
-/* The parameters a path template names. */
-struct vars {
-	const char *project;
-	const char *location;
-	const char *name;
-	char buf[3][256];            /* storage when they come from a full name */
 };
 
 static int usage_error(struct cli_ctx *ctx, const struct cli_args *a, const char *text)
@@ -52,11 +50,20 @@ static int api_error(struct cli_ctx *ctx, long status, const json_t *resp, const
 	const char *st = json_string_value(json_object_get(err, "status"));
 	const char *text = json_string_value(json_object_get(err, "message"));
 
+	struct cli_buf said;
+
+	/* the server's hints name HTTP routes: say the aquifer command instead */
+	cli_buf_init(&said);
+	cli_hint_rewrite(text ? text : "", &said);
 	if (err && (st || text))
-		fprintf(ctx->err, "ERROR: (%s) %s: %s\n", ctx->who, st ? st : "ERROR", text ? text : "");
+		fprintf(ctx->err, "ERROR: (%s) %s: %s\n", ctx->who, st ? st : "ERROR", cli_buf_str(&said));
 	else
 		fprintf(ctx->err, "ERROR: (%s) HTTP %ld: %s\n", ctx->who, status,
 			raw && raw->text[0] ? raw->text : "(no message)");
+	if (status == 401)
+		fputs("To use a token, run: aquifer auth login --token=TOKEN (a cluster admin mints one "
+		      "with 'aquiferd token --role ROLE'), or set AQUIFER_TOKEN.\n", ctx->err);
+	cli_buf_cleanup(&said);
 	return CLI_EXIT_API;
 }
 
@@ -80,97 +87,6 @@ static int call(struct cli_ctx *ctx, const char *method, const char *path, const
 		return rc;
 	}
 	return CLI_EXIT_OK;
-}
-
-/* Fill v from a full name "projects/p/locations/l/storagePools/x": every
- * "projects/ID" and "locations/ID" pair sets those, the last ID is the name. */
-/* The collections of a full name that set a path parameter. */
-static const struct name_coll {
-	const char *coll;
-	int slot;                    /* in vars.buf */
-	size_t off;                  /* the member of struct vars it sets */
-} name_colls[] = {
-	{ "projects", 0, offsetof(struct vars, project) },
-	{ "locations", 1, offsetof(struct vars, location) },
-	{ NULL, 0, 0 }
-};
-
-static int vars_from_name(struct vars *v, const char *full, aq_msg *msg)
-{
-	const struct name_coll *c;
-	const char *p = full;
-	char coll[128], id[256];
-	int pairs = 0;
-
-	if (*p == '/')
-		p++;
-	while (*p) {
-		size_t clen = strcspn(p, "/"), ilen;
-		if (p[clen] != '/' || clen == 0 || clen >= sizeof(coll))
-			return aq_fail(msg, AQ_EINVAL, "invalid resource name '%s'", full);
-		memcpy(coll, p, clen);
-		coll[clen] = '\0';
-		p += clen + 1;
-		ilen = strcspn(p, "/");
-		if (ilen == 0 || ilen >= sizeof(id))
-			return aq_fail(msg, AQ_EINVAL, "invalid resource name '%s'", full);
-		memcpy(id, p, ilen);
-		id[ilen] = '\0';
-		p += ilen + (p[ilen] == '/' ? 1 : 0);
-		for (c = name_colls; c->coll; c++)
-			if (strcmp(coll, c->coll) == 0) {
-				char *slot = v->buf[c->slot];
-				snprintf(slot, sizeof(v->buf[0]), "%s", id);
-				*(const char **)(void *)((char *)v + c->off) = slot;
-			}
-		snprintf(v->buf[2], sizeof(v->buf[2]), "%s", id);
-		v->name = v->buf[2];
-		pairs++;
-	}
-	return pairs ? AQ_OK : aq_fail(msg, AQ_EINVAL, "invalid resource name '%s'", full);
-}
-
-struct var_src {
-	const char *param;           /* "{project}" */
-	size_t off;                  /* in struct vars */
-	const char *hint;            /* how to set it */
-};
-
-static const struct var_src var_srcs[] = {
-	{ "{project}", offsetof(struct vars, project),
-	  "no project: use --project, AQUIFER_PROJECT or 'aquifer config set project ID'" },
-	{ "{location}", offsetof(struct vars, location),
-	  "no location: use --location, AQUIFER_LOCATION or 'aquifer config set location ID'" },
-	{ "{name}", offsetof(struct vars, name), "missing NAME" },
-	{ NULL, 0, NULL }
-};
-
-/* Expand tmpl with v into b; AQ_EINVAL with a hint when a parameter is unset. */
-static int expand(struct cli_buf *b, const char *tmpl, const struct vars *v, aq_msg *msg)
-{
-	const char *p = tmpl;
-
-	while (*p) {
-		const struct var_src *s;
-		const char *val;
-		if (*p != '{') {
-			size_t n = strcspn(p, "{");
-			cli_buf_addn(b, p, n);
-			p += n;
-			continue;
-		}
-		for (s = var_srcs; s->param; s++)
-			if (strncmp(p, s->param, strlen(s->param)) == 0)
-				break;
-		if (s->param == NULL)
-			return aq_fail(msg, AQ_EINVAL, "bad path template %s", tmpl);
-		val = *(const char *const *)(const void *)((const char *)v + s->off);
-		if (val == NULL || *val == '\0')
-			return aq_fail(msg, AQ_EINVAL, "%s", s->hint);
-		cli_buf_add_escaped(b, val);
-		p += strlen(s->param);
-	}
-	return b->err ? AQ_ENOMEM : AQ_OK;
 }
 
 static void sleep_ms(long ms)
@@ -264,49 +180,72 @@ static int op_error(struct cli_ctx *ctx, const json_t *op)
 	const json_t *err = json_object_get(op, "error");
 	json_int_t code;
 	const char *text;
+	struct cli_buf said;
 
 	if (!json_is_object(err))
 		return CLI_EXIT_OK;
 	code = json_integer_value(json_object_get(err, "code"));
 	text = json_string_value(json_object_get(err, "message"));
+	cli_buf_init(&said);
+	cli_hint_rewrite(text ? text : "", &said);
 	fprintf(ctx->err, "ERROR: (%s) %s: %s\n", ctx->who,
 		code >= 0 && code < (json_int_t)(sizeof(rpc_names) / sizeof(rpc_names[0]))
 			? rpc_names[code] : "UNKNOWN",
-		text ? text : "");
+		cli_buf_str(&said));
+	cli_buf_cleanup(&said);
 	return CLI_EXIT_API;
 }
 
-static int print_fmt(struct cli_ctx *ctx, const struct cli_args *a, const json_t *doc,
-		     bool is_list, enum cli_fmt_kind fallback, const char *columns)
+/* What became of an operation, in a sentence on stderr (operations cancel):
+ * "Operation op-1 (create of volumes/v1) ended CANCELLED: the create was
+ * rolled back ...", or that it still runs. */
+static void op_outcome(struct cli_ctx *ctx, const json_t *op)
 {
-	struct cli_fmt fmt;
+	const char *name = json_string_value(json_object_get(op, "name"));
+	const json_t *md = json_object_get(op, "metadata"), *err = json_object_get(op, "error");
+	const char *verb = json_string_value(json_object_get(md, "verb"));
+	const char *target = json_string_value(json_object_get(md, "target"));
+	const char *text = json_string_value(json_object_get(err, "message"));
+	const char *base = name && strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	json_int_t code = json_integer_value(json_object_get(err, "code"));
+	const char *tgt = target && strstr(target, "/locations/") ? strchr(strstr(target, "/locations/") + 11, '/') : NULL;
+
+	fprintf(ctx->err, "Operation %s (%s of %s) ", base ? base : "", verb ? verb : "?",
+		tgt ? tgt + 1 : target ? target : "?");
+	if (!json_is_true(json_object_get(op, "done")))
+		fputs("is still running.\n", ctx->err);
+	else if (!json_is_object(err))
+		fputs("ended: it succeeded.\n", ctx->err);
+	else
+		fprintf(ctx->err, "ended %s: %s\n",
+			code >= 0 && code < (json_int_t)(sizeof(rpc_names) / sizeof(rpc_names[0])) ? rpc_names[code]
+												    : "UNKNOWN",
+			text ? text : "");
+}
+
+/* Print doc per o; an unknown field is a usage error (exit 2). */
+static int print_out(struct cli_ctx *ctx, const struct cli_args *a, const struct cli_out *o,
+		     const json_t *doc, bool is_list)
+{
 	aq_msg msg = { "" };
 
-	if (cli_fmt_parse(&fmt, cli_args_get(a, "format"), fallback, columns, &msg) != AQ_OK)
+	if (cli_out_print(o, ctx->out, doc, is_list, &msg) != AQ_OK)
 		return usage_error(ctx, a, msg.text);
-	cli_fmt_print(ctx->out, &fmt, doc, is_list);
 	return CLI_EXIT_OK;
 }
 
-static int run_list(struct cli_ctx *ctx, const struct cli_args *a, const char *base)
+static int run_list(struct cli_ctx *ctx, const struct cli_args *a, const struct cli_out *o,
+		    const char *base)
 {
-	const char *filter = cli_args_get(a, "filter"), *sort = cli_args_get(a, "sort-by");
-	const char *limit_s = cli_args_get(a, "limit"), *psize = cli_args_get(a, "page-size");
-	json_t *all = json_array(), *resp = NULL, *kept = NULL;
+	const char *psize = cli_args_get(a, "page-size");
+	json_t *all = json_array(), *resp = NULL;
 	char *token = NULL;
 	struct cli_buf path;
-	struct cli_fmt fmt;
 	aq_msg msg = { "" };
-	long status = 0, limit = limit_s ? strtol(limit_s, NULL, 10) : -1;
+	long status = 0;
 	int rc = CLI_EXIT_OK, pages;
 
 	cli_buf_init(&path);
-	/* Check the format before any request. */
-	if (cli_fmt_parse(&fmt, cli_args_get(a, "format"), CLI_FMT_TABLE, a->cmd->columns, &msg) !=
-	    AQ_OK) {
-		rc = usage_error(ctx, a, msg.text);
-		goto out;
-	}
 	for (pages = 0; pages < LIST_MAX_PAGES; pages++) {
 		const json_t *items;
 		const char *next;
@@ -335,36 +274,37 @@ static int run_list(struct cli_ctx *ctx, const struct cli_args *a, const char *b
 		json_decref(resp);
 		resp = NULL;
 	}
-	if (filter) {
-		if (cli_list_filter(all, filter, &kept, &msg) != AQ_OK) {
-			rc = usage_error(ctx, a, msg.text);
-			goto out;
-		}
-		json_decref(all);
-		all = kept;
-		kept = NULL;
-	}
-	if (sort && cli_list_sort(all, sort, &msg) != AQ_OK) {
+	if (cli_out_list(o, &all, &msg) != AQ_OK) {
 		rc = usage_error(ctx, a, msg.text);
 		goto out;
 	}
-	while (limit >= 0 && json_array_size(all) > (size_t)limit)
-		json_array_remove(all, json_array_size(all) - 1);
-	if (json_array_size(all) == 0 && fmt.kind == CLI_FMT_TABLE)
+	if (cli_args_bool(a, "uri")) {
+		/* gcloud's --uri: the resource's URI, one a line, instead of the table */
+		const char *ep = ctx->eff[CLI_CONF_ENDPOINT];
+		size_t i, eplen = strlen(ep);
+		while (eplen && ep[eplen - 1] == '/')
+			eplen--;
+		for (i = 0; i < json_array_size(all); i++) {
+			const char *name = json_string_value(json_object_get(json_array_get(all, i), "name"));
+			if (name)
+				fprintf(ctx->out, "%.*s/v1/%s\n", (int)eplen, ep, name);
+		}
+		goto out;
+	}
+	if (json_array_size(all) == 0 && o->fmt.kind == CLI_FMT_TABLE)
 		fprintf(ctx->err, "Listed 0 items.\n");
-	cli_fmt_print(ctx->out, &fmt, all, true);
+	rc = print_out(ctx, a, o, all, true);
 out:
 	free(token);
 	json_decref(all);
 	json_decref(resp);
-	json_decref(kept);
 	cli_buf_cleanup(&path);
 	return rc;
 }
 
 /* After a create or update finished: the resource as the server has it now
  * (the describe command's GET), else what the operation answered. */
-static json_t *final_resource(struct cli_ctx *ctx, const struct cli_args *a, const struct vars *v,
+static json_t *final_resource(struct cli_ctx *ctx, const struct cli_args *a, const struct cli_path_vars *v,
 			      const json_t *op)
 {
 	const struct cli_cmd *d = cli_cmd_find(a->cmd->group, "describe");
@@ -375,7 +315,7 @@ static json_t *final_resource(struct cli_ctx *ctx, const struct cli_args *a, con
 	aq_msg msg = { "" };
 
 	cli_buf_init(&path);
-	if (d && expand(&path, d->path, v, &msg) == AQ_OK &&
+	if (d && cli_path_expand(&path, d->path, v, &msg) == AQ_OK &&
 	    cli_http_call(&ctx->http, "GET", cli_buf_str(&path), NULL, &status, &got, &msg) == AQ_OK &&
 	    status == 200 && json_is_object(got)) {
 		cli_buf_cleanup(&path);
@@ -396,8 +336,8 @@ static bool empty_object(const json_t *r)
 	return r == NULL || (json_is_object(r) && json_object_size(r) == 0);
 }
 
-static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const struct vars *v,
-			const char *path, const json_t *body)
+static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const struct cli_out *o,
+			const struct cli_path_vars *v, const char *path, const json_t *body)
 {
 	const struct cli_cmd *c = a->cmd;
 	bool async = cli_args_bool(a, "async"), dry = cli_args_bool(a, "dry-run");
@@ -412,7 +352,7 @@ static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const str
 		if (c->noun && !dry)
 			fprintf(ctx->err, "%s %s %s...done.\n", c->gerund, c->noun, v->name ? v->name : "");
 		if (!empty_object(resp)) {
-			rc = print_fmt(ctx, a, resp, false, CLI_FMT_YAML, NULL);
+			rc = print_out(ctx, a, o, resp, false);
 		} else if ((c->opts & CLI_C_REREAD) && !dry) {
 			/* say what happened: the resource as it is now */
 			char target[1024];
@@ -421,13 +361,16 @@ static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const str
 			snprintf(target, sizeof(target), "%.*s", colon ? (int)(colon - path) : (int)strlen(path), path);
 			json_decref(resp);
 			resp = NULL;
-			if ((rc = call(ctx, "GET", target, NULL, &status, &resp)) == CLI_EXIT_OK)
-				rc = print_fmt(ctx, a, resp, false, CLI_FMT_YAML, NULL);
+			if ((rc = call(ctx, "GET", target, NULL, &status, &resp)) == CLI_EXIT_OK) {
+				if (is_operation(resp))
+					op_outcome(ctx, resp);
+				rc = print_out(ctx, a, o, resp, false);
+			}
 		}
 		goto out;
 	}
 	if (async && !dry) {
-		rc = print_fmt(ctx, a, resp, false, CLI_FMT_YAML, NULL);
+		rc = print_out(ctx, a, o, resp, false);
 		goto out;
 	}
 	if (c->noun && !dry) {
@@ -452,7 +395,7 @@ static int run_mutation(struct cli_ctx *ctx, const struct cli_args *a, const str
 		res = final_resource(ctx, a, v, done);
 	}
 	if (res)
-		rc = print_fmt(ctx, a, res, false, CLI_FMT_YAML, NULL);
+		rc = print_out(ctx, a, o, res, false);
 out:
 	json_decref(resp);
 	json_decref(done);
@@ -460,10 +403,84 @@ out:
 	return rc;
 }
 
+/* --update-labels, --remove-labels, --clear-labels: the resource's labels
+ * now (GET path), changed, go in body with "labels" in the mask. */
+static int update_labels(struct cli_ctx *ctx, const char *path, json_t *body, struct cli_buf *mask,
+			 const struct cli_args *a)
+{
+	json_t *cur = NULL, *labels = NULL;
+	aq_msg msg = { "" };
+	long status = 0;
+	int rc;
+
+	if ((rc = call(ctx, "GET", path, NULL, &status, &cur)) != CLI_EXIT_OK)
+		return rc;
+	if (cli_labels_apply(a, json_object_get(cur, "labels"), &labels, &msg) != AQ_OK) {
+		json_decref(cur);
+		return usage_error(ctx, a, msg.text);
+	}
+	json_object_set_new(body, "labels", labels);
+	cli_buf_add(mask, mask->len ? "," : "");
+	cli_buf_add(mask, "labels");
+	json_decref(cur);
+	return CLI_EXIT_OK;
+}
+
+/* CLI_C_NETWORK: GCNV names a pool's network projects/P/global/networks/N;
+ * a short name (or none: "default") is expanded with the project, as gcloud
+ * does with --network=name=N. */
+static void expand_network(json_t *body, const char *project)
+{
+	const char *net = json_string_value(json_object_get(body, "network"));
+	struct cli_buf b;
+
+	if (net && strchr(net, '/'))
+		return;
+	cli_buf_init(&b);
+	cli_buf_addf(&b, "projects/%s/global/networks/%s", project, net ? net : "default");
+	if (!b.err)
+		json_object_set_new(body, "network", json_string(cli_buf_str(&b)));
+	cli_buf_cleanup(&b);
+}
+
+/* gcloud's PromptContinue before a delete: asked only when stdin is a
+ * terminal and --quiet is not given; Enter or EOF take the default answer
+ * (yes), as gcloud's does. With stdin not a terminal gcloud reads the answer
+ * from it and takes the default at EOF; we do not read a pipe at all (it may
+ * carry something else) and take the same default. CLI_EXIT_OK to go on. */
+static int confirm_delete(struct cli_ctx *ctx, const struct cli_args *a, const char *name)
+{
+	char line[64];
+
+	if (!ctx->tty || cli_args_bool(a, "quiet"))
+		return CLI_EXIT_OK;
+	fprintf(ctx->err, "You are about to delete %s [%s].\n\nDo you want to continue (Y/n)?  ",
+		a->cmd->noun ? a->cmd->noun : "resource", name ? name : "");
+	fflush(ctx->err);
+	for (;;) {
+		size_t n;
+		if (fgets(line, sizeof(line), ctx->in) == NULL) {
+			fputc('\n', ctx->err);
+			return CLI_EXIT_OK;
+		}
+		n = strcspn(line, " \t\r\n");
+		line[n] = '\0';
+		if (n == 0 || strcasecmp(line, "y") == 0 || strcasecmp(line, "yes") == 0)
+			return CLI_EXIT_OK;
+		if (strcasecmp(line, "n") == 0 || strcasecmp(line, "no") == 0) {
+			fprintf(ctx->err, "ERROR: (%s) Aborted by user.\n", ctx->who);
+			return CLI_EXIT_FAIL;
+		}
+		fputs("Please enter 'y' or 'n':  ", ctx->err);
+		fflush(ctx->err);
+	}
+}
+
 static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	const struct cli_cmd *c = a->cmd;
-	struct vars v;
+	struct cli_path_vars v;
+	struct cli_out o;
 	struct cli_buf path, mask, query;
 	json_t *body = NULL, *resp = NULL;
 	aq_msg msg = { "" };
@@ -472,26 +489,32 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 	char sep = '?';
 
 	memset(&v, 0, sizeof(v));
+	memset(&o, 0, sizeof(o));
 	cli_buf_init(&path);
 	cli_buf_init(&mask);
 	cli_buf_init(&query);
+	/* Check, then proceed: every output flag before any request. */
+	if (cli_out_init(&o, a, &msg) != AQ_OK || cli_labels_check(a, &msg) != AQ_OK) {
+		rc = usage_error(ctx, a, msg.text);
+		goto out;
+	}
 	v.project = ctx->eff[CLI_CONF_PROJECT];
 	v.location = ctx->eff[CLI_CONF_LOCATION];
 	v.name = a->npos > 0 ? a->pos[0] : NULL;
 	/* Lists default to every location, like gcloud. */
 	if (c->kind == CLI_K_LIST && (v.location == NULL || *v.location == '\0'))
 		v.location = "-";
-	if (v.name && strchr(v.name, '/') && vars_from_name(&v, a->pos[0], &msg) != AQ_OK) {
+	if (v.name && strchr(v.name, '/') && cli_path_vars_from_name(&v, a->pos[0], &msg) != AQ_OK) {
 		rc = usage_error(ctx, a, msg.text);
 		goto out;
 	}
-	if (expand(&path, c->admin_path && cli_args_bool(a, "cluster") ? c->admin_path : c->path, &v,
+	if (cli_path_expand(&path, c->admin_path && cli_args_bool(a, "cluster") ? c->admin_path : c->path, &v,
 		   &msg) != AQ_OK) {
 		rc = usage_error(ctx, a, msg.text);
 		goto out;
 	}
 	if (c->kind == CLI_K_LIST) {
-		rc = run_list(ctx, a, cli_buf_str(&path));
+		rc = run_list(ctx, a, &o, cli_buf_str(&path));
 		goto out;
 	}
 	/* a describe takes query flags only (metrics --window); its body is unused */
@@ -501,7 +524,7 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 	}
 	if (c->opts & CLI_C_LOCATION_BODY) {
 		if (v.location == NULL || *v.location == '\0') {
-			rc = usage_error(ctx, a, var_srcs[1].hint);
+			rc = usage_error(ctx, a, CLI_PATH_NO_LOCATION);
 			goto out;
 		}
 		json_object_set_new(body, "location", json_string(v.location));
@@ -511,6 +534,11 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 		cli_buf_add_escaped(&path, v.name);
 		sep = '&';
 	}
+	if ((c->opts & CLI_C_NETWORK) && v.project)
+		expand_network(body, v.project);
+	if (c->kind == CLI_K_UPDATE && cli_labels_given(a) &&
+	    (rc = update_labels(ctx, cli_buf_str(&path), body, &mask, a)) != CLI_EXIT_OK)
+		goto out;
 	if (c->kind == CLI_K_UPDATE) {
 		if (mask.len == 0) {
 			rc = usage_error(ctx, a, "nothing to update: give at least one flag to change");
@@ -533,18 +561,25 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 		goto out;
 	}
 	if (c->kind == CLI_K_DESCRIBE) {
-		if ((rc = call(ctx, "GET", cli_buf_str(&path), NULL, &status, &resp)) == CLI_EXIT_OK)
-			rc = print_fmt(ctx, a, resp, false, CLI_FMT_YAML, NULL);
+		if ((rc = call(ctx, "GET", cli_buf_str(&path), NULL, &status, &resp)) != CLI_EXIT_OK)
+			goto out;
+		if ((c->opts & CLI_C_METRICS) && !o.fmt.user && cli_args_get(a, "format") == NULL)
+			cli_metrics_print(ctx->out, ctx->err, resp);
+		else
+			rc = print_out(ctx, a, &o, resp, false);
 		goto out;
 	}
+	if (c->kind == CLI_K_DELETE && (rc = confirm_delete(ctx, a, v.name)) != CLI_EXIT_OK)
+		goto out;
 	/* DELETE carries no body; an action without body flags posts {}. */
-	rc = run_mutation(ctx, a, &v, cli_buf_str(&path), c->kind == CLI_K_DELETE ? NULL : body);
+	rc = run_mutation(ctx, a, &o, &v, cli_buf_str(&path), c->kind == CLI_K_DELETE ? NULL : body);
 out:
 	json_decref(body);
 	json_decref(resp);
 	cli_buf_cleanup(&path);
 	cli_buf_cleanup(&mask);
 	cli_buf_cleanup(&query);
+	cli_out_cleanup(&o);
 	return rc;
 }
 
@@ -574,12 +609,19 @@ bool cli_endpoint_ok(const char *s)
 
 int cli_run(int argc, char **argv, FILE *out, FILE *err)
 {
+	return cli_run_in(argc, argv, stdin, false, out, err);
+}
+
+int cli_run_in(int argc, char **argv, FILE *in, bool tty, FILE *out, FILE *err)
+{
 	struct cli_ctx ctx;
 	struct cli_args a;
 	aq_msg msg = { "" };
 	int rc;
 
 	memset(&ctx, 0, sizeof(ctx));
+	ctx.in = in;
+	ctx.tty = tty;
 	ctx.out = out;
 	ctx.err = err;
 	cli_conf_init(&ctx.file);
@@ -644,5 +686,5 @@ out:
 
 int cli_main(int argc, char **argv)
 {
-	return cli_run(argc, argv, stdout, stderr);
+	return cli_run_in(argc, argv, stdin, isatty(STDIN_FILENO) == 1, stdout, stderr);
 }

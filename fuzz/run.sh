@@ -82,30 +82,6 @@ printf '[fe80::1]:2049' > "$out/corpus_ut_hostport/seed_v6"
 printf 'node-1.example:8080' > "$out/corpus_ut_hostport/seed_name"
 utillib="$top/util/ut_conf.c $top/util/ut_file.c $top/util/ut_hostport.c $top/api/api_error.c"
 
-for h in rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport; do
-	echo "== fuzz_$h: building"
-	hlib="$lib $crypto"
-	case $h in
-	csr) hlib="$tlslib $ssl" ;;
-	obj_xml) hlib="$top/agent/obj_xml.c $crypto" ;;
-	s3lite_req) hlib="$top/bench/tier/s3lite_req.c $crypto" ;;
-	intent) hlib="$apilib $jansson -lm" ;;
-	ut_conf | ut_hostport) hlib="$utillib" ;;
-	esac
-	# shellcheck disable=SC2086
-	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $hlib -lpthread
-	mkdir -p "$out/corpus_$h"
-	echo "== fuzz_$h: running ${secs}s"
-	if ! "$out/fuzz_$h" -max_total_time="$secs" -max_len=4096 -timeout=10 \
-		-artifact_prefix="$out/crash_${h}_" "$out/corpus_$h" >"$out/fuzz_$h.log" 2>&1; then
-		echo "== fuzz_$h: FAILED (see $out/fuzz_$h.log)"
-		tail -30 "$out/fuzz_$h.log"
-		rc=1
-	else
-		grep -E "^#[0-9]+.*(DONE|pulse)" "$out/fuzz_$h.log" | tail -1 || true
-	fi
-done
-
 # The SMB protocol modules (issue 18): agent/smb/, seeded with the Windows
 # messages of tests/agent/smb/smb_vectors.h.
 smblib="$top/agent/smb/smb_wire.c $top/agent/smb/smb_wire_neg.c $top/agent/smb/smb_wire_create.c \
@@ -131,10 +107,31 @@ dd if="$out/corpus_smb_blob/SMB_VEC_SS_REQ2" of="$out/corpus_smb_ntlm/auth" bs=1
 mkdir -p "$out/corpus_smb_sd"
 hex2bin 010004801400000000000000000000002400000001020000000000052000000020020000\
 02001c000100000000001400ff010f00010100000000000100000000 > "$out/corpus_smb_sd/samba"
-for h in ${SMB_FUZZ:-smb_wire smb_ntlm smb_spnego smb_sd}; do
+# fuzz_cli_hint (issue 17): the CLI reads the message of aquiferd's errors.
+mkdir -p "$out/corpus_cli_hint"
+printf '%s' 'node "n1" is READY and holds 2 volumes; drain it (POST /v1/nodes/n1:drain) or stop its agent first' \
+	> "$out/corpus_cli_hint/seed_drain"
+printf '%s' 'not found (create it with POST /v1/locations?locationId=ID); see DELETE /v1/nodes/NAME.' \
+	> "$out/corpus_cli_hint/seed_create"
+# the hint module reads the command table, which pulls in the whole CLI library
+clilib="$(ls "$top"/cli/*.c | grep -v /main.c) $(ls "$top"/api/*.c)"
+curl=$(pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
+# FUZZ_ONLY="h1 h2" runs only those harnesses.
+for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport \
+	smb_wire smb_ntlm smb_spnego smb_sd cli_hint}; do
 	echo "== fuzz_$h: building"
+	hlib="$lib $crypto"
+	case $h in
+	csr) hlib="$tlslib $ssl" ;;
+	obj_xml) hlib="$top/agent/obj_xml.c $crypto" ;;
+	s3lite_req) hlib="$top/bench/tier/s3lite_req.c $crypto" ;;
+	intent) hlib="$apilib $jansson -lm" ;;
+	ut_conf | ut_hostport) hlib="$utillib" ;;
+	smb_*) hlib="$smblib $crypto" ;;
+	cli_hint) hlib="-DAQ_VERSION=\"fuzz\" $clilib $curl $jansson -lm" ;;
+	esac
 	# shellcheck disable=SC2086
-	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $smblib $crypto -lpthread
+	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $hlib -lpthread
 	mkdir -p "$out/corpus_$h"
 	echo "== fuzz_$h: running ${secs}s"
 	if ! "$out/fuzz_$h" -max_total_time="$secs" -max_len=4096 -timeout=10 \

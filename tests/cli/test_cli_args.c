@@ -144,11 +144,20 @@ START_TEST(test_update_mask)
 	body = request(&a, mask, sizeof(mask), query, sizeof(query));
 	ck_assert_str_eq(mask, "");
 	free(body);
-	/* update takes the create flags too; the server says what is immutable */
-	ck_assert_int_eq(parse(&a, &msg, W("storage-pools"), W("update"), W("p1"),
-			       W("--service-level=flex"), NULL), AQ_OK);
+	/* --network=name=N,psa-range=R lands at the body's root (gcloud's spelling) */
+	ck_assert_int_eq(parse(&a, &msg, W("storage-pools"), W("create"), W("p1"), W("--capacity=2TiB"),
+			       W("--service-level=premium"), W("--network=name=vpc1,psa-range=10.0.0.0/16"),
+			       NULL), AQ_OK);
 	body = request(&a, mask, sizeof(mask), query, sizeof(query));
-	ck_assert_str_eq(mask, "serviceLevel");
+	ck_assert_str_eq(body, "{\"capacityGib\":\"2048\",\"network\":\"vpc1\",\"psaRange\":\"10.0.0.0/16\","
+			       "\"serviceLevel\":\"PREMIUM\"}");
+	free(body);
+	/* the label flags of an update are not sent as typed (cli_labels.c computes them) */
+	ck_assert_int_eq(parse(&a, &msg, W("volumes"), W("update"), W("v1"), W("--update-labels=a=1"),
+			       W("--description=d"), NULL), AQ_OK);
+	body = request(&a, mask, sizeof(mask), query, sizeof(query));
+	ck_assert_str_eq(mask, "description");
+	ck_assert_str_eq(body, "{\"description\":\"d\"}");
 	free(body);
 }
 END_TEST
@@ -218,8 +227,23 @@ START_TEST(test_usage_errors)
 		NULL);
 	refused("unknown key 'colour'", W("volumes"), W("update"), W("v1"),
 		W("--export-policy=colour=blue"), NULL);
-	refused("not KEY=VALUE", W("volumes"), W("update"), W("v1"), W("--labels=oops"), NULL);
-	refused("choose from", W("volumes"), W("update"), W("v1"), W("--protocols=nfsv3,ftp"), NULL);
+	refused("not KEY=VALUE", W("volumes"), W("create"), W("v1"), W("--labels=oops"), NULL);
+	refused("not KEY=VALUE", W("volumes"), W("update"), W("v1"), W("--update-labels=oops"), NULL);
+	refused("empty key", W("volumes"), W("update"), W("v1"), W("--remove-labels=a,,b"), NULL);
+	/* issue 17: update offers only what can be updated; labels go by gcloud's three flags */
+	refused("unrecognized flag: --labels", W("volumes"), W("update"), W("v1"), W("--labels=a=b"), NULL);
+	refused("unrecognized flag: --service-level", W("storage-pools"), W("update"), W("p1"),
+		W("--service-level=flex"), NULL);
+	refused("unrecognized flag: --network", W("storage-pools"), W("update"), W("p1"),
+		W("--network=name=n"), NULL);
+	/* --network as gcloud's: name=NETWORK[,psa-range=RANGE] */
+	refused("expected name=NETWORK", W("storage-pools"), W("create"), W("p1"), W("--capacity=2TiB"),
+		W("--service-level=premium"), W("--network=vpc1"), NULL);
+	refused("name=NETWORK is required", W("storage-pools"), W("create"), W("p1"), W("--capacity=2TiB"),
+		W("--service-level=premium"), W("--network=psa-range=10.0.0.0/16"), NULL);
+	refused("unknown key 'colour'", W("storage-pools"), W("create"), W("p1"), W("--capacity=2TiB"),
+		W("--service-level=premium"), W("--network=name=n,colour=red"), NULL);
+	refused("choose from", W("volumes"), W("create"), W("v1"), W("--protocols=nfsv3,ftp"), NULL);
 	refused("choose from", W("volumes"), W("update"), W("v1"),
 		W("--export-policy=access-type=sometimes"), NULL);
 	refused("--limit", W("volumes"), W("list"), W("--limit=ten"), NULL);

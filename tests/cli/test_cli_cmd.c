@@ -3,6 +3,8 @@
  * help and completion are generated for every group and verb. */
 #include "cli/cli.h"
 #include "cli/cli_format.h"
+#include "api/api_resource.h"
+#include "cli/cli_hint.h"
 
 #include <check.h>
 #include <ctype.h>
@@ -206,6 +208,17 @@ START_TEST(test_issue_contract)
 	static const char *const vol_flags[] = { "storage-pool", "capacity", "protocols",
 		"share-name", "export-policy", "throughput-mibps", "tiering-policy",
 		"unix-permissions", "large-capacity", NULL };
+	/* issue 17: update offers what can be updated, labels by gcloud's three flags */
+	static const char *const pool_update_flags[] = { "capacity", "qos-type", "allow-auto-tiering",
+		"total-throughput", "total-iops", "description", "update-labels", "remove-labels",
+		"clear-labels", "async", "dry-run", "format", NULL };
+	static const char *const pool_not_update[] = { "service-level", "custom-performance-enabled",
+		"network", "labels", NULL };
+	static const char *const vol_update_flags[] = { "storage-pool", "capacity", "export-policy",
+		"throughput-mibps", "tiering-policy", "unix-permissions", "description", "update-labels",
+		"remove-labels", "clear-labels", NULL };
+	static const char *const vol_not_update[] = { "protocols", "share-name", "large-capacity",
+		"labels", NULL };
 	static const char *const list_flags[] = { "filter", "sort-by", "limit", "page-size",
 		"format", NULL };
 	const struct cli_cmd *c;
@@ -221,17 +234,86 @@ START_TEST(test_issue_contract)
 	for (i = 0; vol_flags[i]; i++)
 		ck_assert_msg(cli_cmd_flag(c, vol_flags[i]), "volumes create --%s", vol_flags[i]);
 	c = cli_cmd_find("volumes", "update");
-	for (i = 0; vol_flags[i]; i++)
-		ck_assert_msg(cli_cmd_flag(c, vol_flags[i]), "volumes update --%s", vol_flags[i]);
-	/* update takes the same flags as create */
+	for (i = 0; vol_update_flags[i]; i++)
+		ck_assert_msg(cli_cmd_flag(c, vol_update_flags[i]), "volumes update --%s", vol_update_flags[i]);
+	for (i = 0; vol_not_update[i]; i++)
+		ck_assert_msg(!cli_cmd_flag(c, vol_not_update[i]), "volumes update --%s", vol_not_update[i]);
 	c = cli_cmd_find("storage-pools", "update");
-	for (i = 0; pool_flags[i]; i++)
-		ck_assert_msg(cli_cmd_flag(c, pool_flags[i]), "storage-pools update --%s", pool_flags[i]);
+	for (i = 0; pool_update_flags[i]; i++)
+		ck_assert_msg(cli_cmd_flag(c, pool_update_flags[i]), "storage-pools update --%s",
+			      pool_update_flags[i]);
+	for (i = 0; pool_not_update[i]; i++)
+		ck_assert_msg(!cli_cmd_flag(c, pool_not_update[i]), "storage-pools update --%s",
+			      pool_not_update[i]);
 	ck_assert_ptr_nonnull(cli_cmd_flag(cli_cmd_find("volumes", "delete"), "force"));
 	for (c = cli_cmds; c->group; c++)
 		for (i = 0; c->kind == CLI_K_LIST && list_flags[i]; i++)
 			ck_assert_msg(cli_cmd_flag(c, list_flags[i]), "%s list --%s", c->group,
 				      list_flags[i]);
+}
+END_TEST
+
+/* update --help offers only what can be updated: no flag of an update
+ * command lands in a field the API table marks immutable or output-only. */
+START_TEST(test_update_flags_mutable)
+{
+	static const struct {
+		const char *group;
+		const struct api_field *table;
+	} res[] = {
+		{ "locations", api_location_fields },
+		{ "storage-pools", api_pool_fields },
+		{ "volumes", api_volume_fields },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(res) / sizeof(res[0]); i++) {
+		const struct cli_cmd *c = cli_cmd_find(res[i].group, "update");
+		const struct cli_flag *f;
+		ck_assert_ptr_nonnull(c);
+		for (f = c->flags; f->name; f++) {
+			char top[128];
+			const struct api_field *af;
+			if (!cli_flag_applies(f, c) || (f->opts & CLI_O_QUERY))
+				continue;
+			snprintf(top, sizeof(top), "%.*s", (int)strcspn(f->mask ? f->mask : f->field, "."),
+				 f->mask ? f->mask : f->field);
+			af = api_schema_find(res[i].table, top);
+			ck_assert_msg(af != NULL, "%s update --%s: no field %s", res[i].group, f->name, top);
+			ck_assert_msg(!(af->flags & (API_F_IMMUTABLE | API_F_OUTPUT)),
+				      "%s update offers --%s, but %s cannot be updated", res[i].group, f->name, top);
+		}
+	}
+}
+END_TEST
+
+/* Error hints name aquifer commands: routes a row sends become its command. */
+static void hint_is(const char *text, const char *want)
+{
+	struct cli_buf b;
+
+	cli_buf_init(&b);
+	cli_hint_rewrite(text, &b);
+	ck_assert_str_eq(cli_buf_str(&b), want);
+	cli_buf_cleanup(&b);
+}
+
+START_TEST(test_hints)
+{
+	/* aquiferd's own messages (server/srv_drain.c, srv_project.c, srv_common.c) */
+	hint_is("node \"n1\" is READY and holds 2 volumes; drain it (POST /v1/nodes/n1:drain) or stop its agent first",
+		"node \"n1\" is READY and holds 2 volumes; drain it (aquifer nodes drain n1) or stop its agent first");
+	hint_is("location \"l\" still has 2 storage nodes; drain and delete them first (DELETE /v1/nodes/NAME)",
+		"location \"l\" still has 2 storage nodes; drain and delete them first (aquifer nodes delete NAME)");
+	hint_is("location \"x\" not found (a cluster admin creates locations with POST /v1/locations?locationId=ID)",
+		"location \"x\" not found (a cluster admin creates locations with aquifer locations create ID)");
+	hint_is("see GET /v1/projects/p/locations/l/volumes/v1.",
+		"see aquifer volumes describe v1.");
+	hint_is("undrain: POST /v1/nodes/n2:undrain, then retry", "undrain: aquifer nodes undrain n2, then retry");
+	/* what no command sends stays, and so does text that only looks like a route */
+	hint_is("POST /v1/agent/status is for agents", "POST /v1/agent/status is for agents");
+	hint_is("GET /v2/x and XPOST /v1/nodes/n1:drain", "GET /v2/x and XPOST /v1/nodes/n1:drain");
+	hint_is("", "");
 }
 END_TEST
 
@@ -330,6 +412,8 @@ int main(void)
 	tcase_add_test(tc, test_rows);
 	tcase_add_test(tc, test_columns_parse);
 	tcase_add_test(tc, test_issue_contract);
+	tcase_add_test(tc, test_update_flags_mutable);
+	tcase_add_test(tc, test_hints);
 	tcase_add_test(tc, test_help_everywhere);
 	tcase_add_test(tc, test_completion);
 	tcase_add_test(tc, test_routes_list);

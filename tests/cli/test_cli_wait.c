@@ -23,6 +23,7 @@ struct fake {
 	char validate[16];            /* last validateOnly */
 	char body[1024];              /* last request body */
 	char method[16];
+	int deletes;                  /* DELETEs of pool x */
 };
 
 struct upload {
@@ -126,6 +127,21 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	if (strcmp(url, BASE "/storagePools/x") == 0 && strcmp(method, "PATCH") == 0)
 		return json(c, 200, "{\"name\":\"projects/p/locations/l/operations/op3\",\"done\":true,"
 				    "\"response\":{\"capacityGib\":\"4096\"}}");
+	if (strcmp(url, BASE "/storagePools/x") == 0 && strcmp(method, "DELETE") == 0) {
+		fake.deletes++;
+		return json(c, 200, "{\"name\":\"projects/p/locations/l/operations/op4\",\"done\":true,"
+				    "\"response\":{}}");
+	}
+	if (strcmp(url, BASE "/volumes/m1/metrics") == 0)
+		return json(c, 200, "{\"name\":\"" BASE "/volumes/m1\",\"windowSeconds\":3600,\"stepSeconds\":10,"
+				    "\"points\":[{\"time\":\"2026-12-01T12:00:10Z\",\"readBytes\":\"10485760\","
+				    "\"writeBytes\":\"0\",\"latencyP99Ms\":1.234,\"throughputLimitMibps\":128,"
+				    "\"usedBytes\":\"1610612736\"},{\"time\":\"2026-12-01T12:00:20Z\","
+				    "\"readBytes\":\"0\",\"writeBytes\":\"5242880\",\"latencyP99Ms\":null,"
+				    "\"throughputLimitMibps\":128.5,\"usedBytes\":\"512\"}]}");
+	if (strcmp(url, BASE "/volumes/m0/metrics") == 0)
+		return json(c, 200, "{\"name\":\"" BASE "/volumes/m0\",\"windowSeconds\":90,\"stepSeconds\":10,"
+				    "\"points\":[]}");
 	if (strcmp(url, BASE "/storagePools/html") == 0)
 		return reply(c, 502, "<html>Bad Gateway</html>", "text/html");
 	return json(c, 404, "{\"error\":{\"code\":404,\"message\":\"no route\",\"status\":\"NOT_FOUND\"}}");
@@ -173,30 +189,55 @@ static void teardown(void)
 	out_text = err_text = NULL;
 }
 
-static int run(const char *first, ...)
+/* Run aquifer with argv from ap; a terminal on stdin typing answer when
+ * answer is not NULL, else stdin not a terminal. */
+static int run_ap(const char *answer, const char *first, va_list ap)
 {
 	char *argv[32];
 	size_t olen = 0, elen = 0;
-	FILE *out, *err;
-	va_list ap;
+	FILE *out, *err, *in;
 	int argc = 0, rc;
 	const char *w = first;
 
 	free(out_text);
 	free(err_text);
 	argv[argc++] = W("aquifer");
-	va_start(ap, first);
 	while (w && argc < 31) {
 		argv[argc++] = W(w);
 		w = va_arg(ap, const char *);
 	}
-	va_end(ap);
 	argv[argc] = NULL;
+	in = fmemopen(W(answer ? answer : ""), answer ? strlen(answer) + 1 : 1, "r");
+	ck_assert_ptr_nonnull(in);
 	out = open_memstream(&out_text, &olen);
 	err = open_memstream(&err_text, &elen);
-	rc = cli_run(argc, argv, out, err);
+	rc = cli_run_in(argc, argv, in, answer != NULL, out, err);
+	fclose(in);
 	fclose(out);
 	fclose(err);
+	return rc;
+}
+
+static int run(const char *first, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, first);
+	rc = run_ap(NULL, first, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* run with a terminal on stdin that types answer */
+static int run_tty(const char *answer, const char *first, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, first);
+	rc = run_ap(answer, first, ap);
+	va_end(ap);
 	return rc;
 }
 
@@ -241,7 +282,9 @@ START_TEST(test_async_and_wire)
 			 CLI_EXIT_OK);
 	ck_assert_str_eq(out_text, "projects/p/locations/l/operations/op1\tfalse\n");
 	ck_assert_int_eq(fake.op1_polls, 0);
-	ck_assert_str_eq(fake.body, "{\"capacityGib\":\"2048\",\"serviceLevel\":\"PREMIUM\"}");
+	/* the CLI supplies GCNV's network resource name (issue 17) */
+	ck_assert_str_eq(fake.body, "{\"capacityGib\":\"2048\",\"serviceLevel\":\"PREMIUM\","
+				    "\"network\":\"projects/p/global/networks/default\"}");
 	ck_assert_int_eq(run("storage-pools", "update", "x", "--description=d", "--capacity=4TiB",
 			     "--dry-run", "--format=value(capacityGib)", NULL), CLI_EXIT_OK);
 	ck_assert_str_eq(fake.method, "PATCH");
@@ -261,6 +304,60 @@ START_TEST(test_non_json_error)
 }
 END_TEST
 
+/* Deletes ask on a terminal (gcloud's "Do you want to continue (Y/n)?"), not
+ * with --quiet/-q, and not when stdin is not a terminal (the default: yes). */
+START_TEST(test_delete_confirm)
+{
+	static const char prompt[] = "You are about to delete storage pool [x].\n\n"
+				     "Do you want to continue (Y/n)?  ";
+
+	ck_assert_int_eq(run_tty("n\n", "storage-pools", "delete", "x", NULL), CLI_EXIT_FAIL);
+	ck_assert_int_eq(fake.deletes, 0);
+	ck_assert_msg(strncmp(err_text, prompt, strlen(prompt)) == 0, "%s", err_text);
+	ck_assert_msg(strstr(err_text, "Aborted by user.") != NULL, "%s", err_text);
+	ck_assert_int_eq(run_tty("maybe\nNO\n", "storage-pools", "delete", "x", NULL), CLI_EXIT_FAIL);
+	ck_assert_msg(strstr(err_text, "Please enter 'y' or 'n'") != NULL, "%s", err_text);
+	ck_assert_int_eq(fake.deletes, 0);
+	ck_assert_int_eq(run_tty("y\n", "storage-pools", "delete", "x", NULL), CLI_EXIT_OK);
+	ck_assert_int_eq(fake.deletes, 1);
+	ck_assert_msg(strstr(err_text, "Deleting storage pool x...done.") != NULL, "%s", err_text);
+	ck_assert_int_eq(run_tty("\n", "storage-pools", "delete", "x", NULL), CLI_EXIT_OK);
+	ck_assert_int_eq(fake.deletes, 2);
+	ck_assert_int_eq(run_tty("n\n", "storage-pools", "delete", "x", "--quiet", NULL), CLI_EXIT_OK);
+	ck_assert_int_eq(fake.deletes, 3);
+	ck_assert_int_eq(run_tty("n\n", "-q", "storage-pools", "delete", "x", NULL), CLI_EXIT_OK);
+	ck_assert_int_eq(fake.deletes, 4);
+	ck_assert_str_eq(err_text, "Deleting storage pool x...done.\n");
+	ck_assert_int_eq(run("storage-pools", "delete", "x", NULL), CLI_EXIT_OK);
+	ck_assert_int_eq(fake.deletes, 5);
+	ck_assert_str_eq(err_text, "Deleting storage pool x...done.\n");
+	/* --quiet is for deletes only: elsewhere it would do nothing */
+	ck_assert_int_eq(run("storage-pools", "describe", "x", "--quiet", NULL), CLI_EXIT_USAGE);
+}
+END_TEST
+
+/* volumes metrics: a readable table by default (MiB/s per 10 s step, two
+ * decimals, p99 "-" without operations, used bytes in binary units); the
+ * answer itself with --format. */
+START_TEST(test_metrics_table)
+{
+	setenv("TZ", "UTC", 1);
+	ck_assert_int_eq(run("volumes", "metrics", "m1", NULL), CLI_EXIT_OK);
+	/* 10485760 B in 10 s = 1.00 MiB/s; 5242880 B = 0.50; 1610612736 B = 1.50 GiB */
+	ck_assert_str_eq(out_text,
+				   "TIME      READ_MIB/S  WRITE_MIB/S  LIMIT_MIB/S  P99_MS  USED\n"
+				   "12:00:10  1.00        0.00         128.00       1.23    1.50 GiB\n"
+				   "12:00:20  0.00        0.50         128.50       -       512 B\n");
+	ck_assert_int_eq(run("volumes", "metrics", "m1", "--format=value(points[0].readBytes)", NULL),
+			 CLI_EXIT_OK);
+	ck_assert_str_eq(out_text, "10485760\n");
+	ck_assert_int_eq(run("volumes", "metrics", "m0", NULL), CLI_EXIT_OK);
+	ck_assert_str_eq(out_text, "");
+	ck_assert_str_eq(err_text, "No points in the last 90 s.\n");
+	unsetenv("TZ");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cli_wait");
@@ -275,6 +372,8 @@ int main(void)
 	tcase_add_test(tc, test_op_error);
 	tcase_add_test(tc, test_async_and_wire);
 	tcase_add_test(tc, test_non_json_error);
+	tcase_add_test(tc, test_delete_confirm);
+	tcase_add_test(tc, test_metrics_table);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
