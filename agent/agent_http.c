@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/nfs3.h"
+#include "agent/nfs/nfs3.h"
 #include "api/api_schema.h"
 #include "tls/tls.h"
 

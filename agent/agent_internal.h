@@ -9,8 +9,8 @@
 #include <jansson.h>
 
 #include "agent/agent_shelf.h"
-#include "agent/nfs_srv.h"
-#include "agent/tier.h"
+#include "agent/nfs/nfs_srv.h"
+#include "agent/tier/tier.h"
 #include "api/api_error.h"
 #include "tls/tls.h"
 
