@@ -134,7 +134,7 @@ static bool apply_served(struct agent *a, const struct api_intent_volume *v)
 {
 	struct vol_stats st;
 
-	return nfs_srv_stats(a->nfs, v->fsid, &st) == 0;
+	return vol_store_stats(a->store, v->fsid, &st) == 0;
 }
 
 /* Check, no side effects: decode each volume and keep the export paths,
@@ -314,7 +314,7 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	used = k;
 	/* Every check vol_store_set makes was made above, per volume: what
 	 * is left is a local fault (memory, a shelf folder gone meanwhile). */
-	if ((rc = nfs_srv_set_exports(a->nfs, cfg, used)) != 0) {
+	if ((rc = vol_store_set(a->store, cfg, used)) != 0) {
 		rc = aq_fail(msg, AQ_EINVAL, "the NFS server refused the export set: %s", strerror(-rc));
 		goto out;
 	}

@@ -37,7 +37,8 @@ struct agent_cfg {
 struct agent {
 	struct agent_cfg cfg;
 	struct agent_shelf shelf;
-	struct nfs_srv *nfs;
+	struct vol_store *store; /* the volume store; the front ends borrow it */
+	struct nfs_srv *nfs;      /* the NFSv3 front end over store */
 	struct tier *tier;       /* the cold tier engine (issue 11) */
 	struct obj_cfg cold;     /* the cold store in use (kind 0: none yet) */
 	struct agent_http *http; /* the API's server (agent_http.c) */

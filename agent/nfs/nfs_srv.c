@@ -1154,19 +1154,20 @@ static int parse_listen(const char *listen, char *host, size_t hcap, uint16_t *p
 	return 0;
 }
 
-int nfs_srv_new(const char *listen, const uint8_t *key, unsigned workers, struct nfs_srv **out)
+int nfs_srv_new(const char *listen, struct vol_store *store, unsigned workers, struct nfs_srv **out)
 {
-	struct nfs_srv *srv = calloc(1, sizeof(*srv));
+	struct nfs_srv *srv;
 	int rc, i;
 
-	if (!srv)
+	if (!store)
+		return -EINVAL;
+	if (!(srv = calloc(1, sizeof(*srv))))
 		return -ENOMEM;
 	srv->lfd = srv->epfd = srv->evfd = srv->spare_fd = -1;
 	srv->limits = (struct nfs_srv_limits)NFS_SRV_LIMITS_DEFAULT;
 	if ((rc = parse_listen(listen, srv->host, sizeof(srv->host), &srv->port)) != 0)
 		goto out;
-	if ((rc = vol_store_new(key, &srv->store)) != 0)
-		goto out;
+	srv->store = store;
 	srv->nworkers = workers ? workers : 8;
 	/* A fresh write verifier per server run: clients that see it change
 	 * resend their uncommitted writes. */
@@ -1188,10 +1189,7 @@ int nfs_srv_new(const char *listen, const uint8_t *key, unsigned workers, struct
 	*out = srv;
 	srv = NULL;
 out:
-	if (srv) {
-		vol_store_free(srv->store);
-		free(srv);
-	}
+	free(srv);
 	return rc;
 }
 
@@ -1328,24 +1326,9 @@ void nfs_srv_stop(struct nfs_srv *srv)
 	srv->started = false;
 }
 
-int nfs_srv_set_exports(struct nfs_srv *srv, const struct vol_export_cfg *cfg, size_t n)
-{
-	return vol_store_set(srv->store, cfg, n);
-}
-
-int nfs_srv_stats(struct nfs_srv *srv, const char *id, struct vol_stats *out)
-{
-	return vol_store_stats(srv->store, id, out);
-}
-
 const char *nfs_srv_proc_name(unsigned proc)
 {
 	return proc < nfs3_prog.nprocs ? nfs3_prog.procs[proc].name : NULL;
-}
-
-struct vol_store *nfs_srv_store(struct nfs_srv *srv)
-{
-	return srv->store;
 }
 
 void nfs_srv_free(struct nfs_srv *srv)
@@ -1363,6 +1346,5 @@ void nfs_srv_free(struct nfs_srv *srv)
 	pthread_cond_destroy(&srv->ccv);
 	pthread_mutex_destroy(&srv->drc_mu);
 	pthread_mutex_destroy(&srv->mnt_mu);
-	vol_store_free(srv->store);
 	free(srv);
 }

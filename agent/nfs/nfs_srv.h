@@ -11,6 +11,12 @@
  * a bounded duplicate-request cache keyed by (client address, xid, program,
  * procedure, checksum of the arguments).
  *
+ * The server is one front end of a volume store it is handed: the caller
+ * creates the store (vol_store_new), sets its exports and reads its counters
+ * (vol_store_set, vol_store_stats), and frees it after the server. While
+ * started, the server runs the store's QoS timer (vol_store_qos_start) so
+ * that parked requests come back to its own queue.
+ *
  * Connections are bounded (struct nfs_srv_limits): in all and per client
  * address; at either limit a new connection closes the oldest idle one in
  * that scope (one that never sent a whole call first, then the one longest
@@ -44,10 +50,10 @@ struct nfs_srv_limits {
 struct nfs_srv;
 
 /* Create a server that will listen on "HOST:PORT" (IPv4 literal or "[v6]";
- * port 0 picks a free one). key: VOL_KEY_LEN (32) bytes for the handle MAC,
- * the same on every node of a location. workers: file I/O threads (0 = 8).
+ * port 0 picks a free one) and serve store (borrowed: it must outlive the
+ * server; -EINVAL when NULL). workers: file I/O threads (0 = 8).
  * Nothing is bound until nfs_srv_start(). */
-int nfs_srv_new(const char *listen, const uint8_t *key, unsigned workers, struct nfs_srv **out);
+int nfs_srv_new(const char *listen, struct vol_store *store, unsigned workers, struct nfs_srv **out);
 /* Connection limits (the defaults above until called); before nfs_srv_start.
  * -EINVAL when a field is 0, -EBUSY once started. */
 int nfs_srv_set_limits(struct nfs_srv *srv, const struct nfs_srv_limits *l);
@@ -58,17 +64,8 @@ uint16_t nfs_srv_port(const struct nfs_srv *srv);
 /* Stop serving: close the listener and every connection, join the threads.
  * Idempotent; nfs_srv_free calls it. */
 void nfs_srv_stop(struct nfs_srv *srv);
-/* Replace the whole export set atomically, while serving. Handles of exports
- * no longer present answer NFS3ERR_STALE; rule and capacity changes apply to
- * the next request. On error the old set stays. */
-int nfs_srv_set_exports(struct nfs_srv *srv, const struct vol_export_cfg *cfg, size_t n);
-/* Counters (ops/bytes/errors per NFS procedure number, latency histogram)
- * and used/capacity bytes of export id. -ENOENT if unknown. */
-int nfs_srv_stats(struct nfs_srv *srv, const char *id, struct vol_stats *out);
 /* Name of NFSv3 procedure number proc ("READ"), or NULL. */
 const char *nfs_srv_proc_name(unsigned proc);
-/* The volume store the server uses (borrowed). */
-struct vol_store *nfs_srv_store(struct nfs_srv *srv);
 /* Stop and release; accepts NULL. */
 void nfs_srv_free(struct nfs_srv *srv);
 

@@ -2,7 +2,9 @@
  *
  * Every protocol front end (NFSv3 now; SMB and NFSv4.1 later) reaches the
  * shelf only through these functions, so capacity, QoS, tiering and counters
- * live in one place. The store holds an immutable, refcounted set of exports
+ * live in one place. Its owner (the agent, or a test) creates it, hands it
+ * to each front end, and frees it after them; front ends never own it. The
+ * store holds an immutable, refcounted set of exports
  * that vol_store_set() replaces atomically while requests run.
  *
  * File handles: opaque, at most VOL_FH_MAX bytes:
@@ -175,9 +177,11 @@ void vol_store_set_tier(struct vol_store *s, const struct vol_tier_ops *ops, voi
 /* key: VOL_KEY_LEN bytes, copied. */
 int vol_store_new(const uint8_t *key, struct vol_store **out);
 void vol_store_free(struct vol_store *s);
-/* Replace the whole export set. Validates every entry first (unique ids,
- * fsids and paths, root is a directory, client lists parse); on error nothing
- * changes. Exports whose id stays keep their used bytes and counters. */
+/* Replace the whole export set atomically, while front ends serve it.
+ * Validates every entry first (unique ids, fsids and paths, root is a
+ * directory, client lists parse); on error nothing changes. Exports whose id
+ * stays keep their used bytes and counters; handles of exports no longer
+ * present are stale; rule and capacity changes apply to the next request. */
 int vol_store_set(struct vol_store *s, const struct vol_export_cfg *cfg, size_t n);
 /* Counted references; release with vol_export_unref. NULL if not found. */
 struct vol_export *vol_export_by_path(struct vol_store *s, const char *path, size_t len);

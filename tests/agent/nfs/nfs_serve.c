@@ -149,6 +149,7 @@ int main(int argc, char **argv)
 	bool have_key = false;
 	size_t n = 0;
 	uint64_t workers = 8;
+	struct vol_store *store = NULL;
 	struct nfs_srv *srv = NULL;
 	sigset_t set;
 	int i, sig, rc = 1;
@@ -178,8 +179,8 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* threads inherit the mask */
-	if ((rc = nfs_srv_new(listen, key, (unsigned)workers, &srv)) != 0 ||
-	    (rc = nfs_srv_set_exports(srv, cfg, n)) != 0 || (rc = nfs_srv_start(srv)) != 0) {
+	if ((rc = vol_store_new(key, &store)) != 0 || (rc = vol_store_set(store, cfg, n)) != 0 ||
+	    (rc = nfs_srv_new(listen, store, (unsigned)workers, &srv)) != 0 || (rc = nfs_srv_start(srv)) != 0) {
 		fprintf(stderr, "nfs_serve: %s\n", strerror(-rc));
 		rc = 1;
 		goto out;
@@ -199,6 +200,7 @@ int main(int argc, char **argv)
 	rc = 0;
 out:
 	nfs_srv_free(srv);
+	vol_store_free(store);
 	return rc;
 usage:
 	fprintf(stderr, "usage: nfs_serve --listen HOST:PORT --key HEX64 [--workers N] [--port-file F]\n"

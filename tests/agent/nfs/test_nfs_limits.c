@@ -213,17 +213,27 @@ static bool null_call(int fd)
 	return recv(fd, r, sizeof(r), 0) >= 28 && r[4] == 0 && r[5] == 0 && r[6] == 0 && r[7] == 7;
 }
 
+static struct vol_store *live_store; /* the caller owns the store the server borrows */
+
 static struct nfs_srv *live_start(const struct nfs_srv_limits *cfg)
 {
 	uint8_t key[VOL_KEY_LEN] = { 1 };
 	struct nfs_srv *srv;
 
-	ck_assert_int_eq(nfs_srv_new("127.0.0.1:0", key, 2, &srv), 0);
+	ck_assert_int_eq(vol_store_new(key, &live_store), 0);
+	ck_assert_int_eq(nfs_srv_new("127.0.0.1:0", live_store, 2, &srv), 0);
 	ck_assert_int_eq(nfs_srv_set_limits(srv, cfg), 0);
 	ck_assert_int_eq(nfs_srv_start(srv), 0);
 	ck_assert_int_eq(nfs_srv_set_limits(srv, cfg), -EBUSY);
 	port = nfs_srv_port(srv);
 	return srv;
+}
+
+static void live_stop(struct nfs_srv *srv)
+{
+	nfs_srv_free(srv);
+	vol_store_free(live_store);
+	live_store = NULL;
 }
 
 START_TEST(test_live_eviction)
@@ -256,7 +266,7 @@ START_TEST(test_live_eviction)
 	close(b1);
 	close(c1);
 	close(d1);
-	nfs_srv_free(srv);
+	live_stop(srv);
 }
 END_TEST
 
@@ -276,7 +286,7 @@ START_TEST(test_live_timeouts)
 	close(silent);
 	close(half);
 	close(idle);
-	nfs_srv_free(srv);
+	live_stop(srv);
 }
 END_TEST
 

@@ -1,6 +1,6 @@
 /* test_nfs_srv: the public server API in-process (agent/nfs/nfs_srv.h): start on
  * port 0, MNT + GETATTR + CREATE over a raw socket, counters, and
- * nfs_srv_set_exports while serving: a read-only switch answers ROFS, a
+ * vol_store_set while serving: a read-only switch answers ROFS, a
  * removed export's handles answer STALE, all without restart. Needs root. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -20,6 +20,7 @@
 #include "agent/nfs/xdr.h"
 
 static char tmp[64];
+static struct vol_store *store; /* ours: the server borrows it */
 static struct nfs_srv *srv;
 static struct vol_export_cfg cfg[2];
 static int fd = -1;
@@ -46,8 +47,9 @@ static void setup(void)
 		cfg[i].rules[0].access = VOL_ACCESS_RW;
 	}
 	memset(key, 3, sizeof(key));
-	ck_assert_int_eq(nfs_srv_new("127.0.0.1:0", key, 2, &srv), 0);
-	ck_assert_int_eq(nfs_srv_set_exports(srv, cfg, 2), 0);
+	ck_assert_int_eq(vol_store_new(key, &store), 0);
+	ck_assert_int_eq(nfs_srv_new("127.0.0.1:0", store, 2, &srv), 0);
+	ck_assert_int_eq(vol_store_set(store, cfg, 2), 0);
 	ck_assert_int_eq(nfs_srv_start(srv), 0);
 	ck_assert_uint_ne(nfs_srv_port(srv), 0);
 	a.sin_port = htons(nfs_srv_port(srv));
@@ -62,6 +64,7 @@ static void teardown(void)
 
 	close(fd);
 	nfs_srv_free(srv);
+	vol_store_free(store);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	ck_assert_int_eq(system(cmd), 0);
 }
@@ -179,7 +182,7 @@ START_TEST(test_live_reconfigure)
 	mnt("/v1", fh1, &l1);
 	ck_assert_uint_eq(getattr(fh0, l0), 0);
 	ck_assert_uint_eq(create(fh0, l0, "a"), 0);
-	ck_assert_int_eq(nfs_srv_stats(srv, "v0", &st), 0);
+	ck_assert_int_eq(vol_store_stats(store, "v0", &st), 0);
 	ck_assert_uint_eq(st.ops[1], 1); /* GETATTR */
 	ck_assert_uint_eq(st.ops[8], 1); /* CREATE */
 	ck_assert_str_eq(nfs_srv_proc_name(8), "CREATE");
@@ -187,21 +190,46 @@ START_TEST(test_live_reconfigure)
 
 	/* read-only from now on, same connection, no restart */
 	cfg[0].rules[0].access = VOL_ACCESS_RO;
-	ck_assert_int_eq(nfs_srv_set_exports(srv, cfg, 2), 0);
+	ck_assert_int_eq(vol_store_set(store, cfg, 2), 0);
 	ck_assert_uint_eq(create(fh0, l0, "b"), 30); /* ROFS */
 	ck_assert_uint_eq(getattr(fh0, l0), 0);
 	/* client no longer allowed */
 	snprintf(cfg[0].rules[0].clients, sizeof(cfg[0].rules[0].clients), "10.0.0.0/8");
-	ck_assert_int_eq(nfs_srv_set_exports(srv, cfg, 2), 0);
+	ck_assert_int_eq(vol_store_set(store, cfg, 2), 0);
 	ck_assert_uint_eq(getattr(fh0, l0), 13); /* ACCES */
 	/* v1 removed: its handles are stale; v0's stats survive */
-	ck_assert_int_eq(nfs_srv_set_exports(srv, cfg, 1), 0);
+	ck_assert_int_eq(vol_store_set(store, cfg, 1), 0);
 	ck_assert_uint_eq(getattr(fh1, l1), 70); /* STALE */
-	ck_assert_int_eq(nfs_srv_stats(srv, "v1", &st), -ENOENT);
-	ck_assert_int_eq(nfs_srv_stats(srv, "v0", &st), 0);
+	ck_assert_int_eq(vol_store_stats(store, "v1", &st), -ENOENT);
+	ck_assert_int_eq(vol_store_stats(store, "v0", &st), 0);
 	ck_assert_uint_ge(st.ops[1], 2);
 	nfs_srv_stop(srv);
 	nfs_srv_stop(srv); /* idempotent */
+}
+END_TEST
+
+/* The agent owns the store and hands it to the front end: the server refuses
+ * to run without one, and freeing the server leaves the store, its exports
+ * and the counters the server charged in place (the old server freed it). */
+START_TEST(test_store_borrowed)
+{
+	uint8_t fh0[64];
+	uint32_t l0;
+	struct nfs_srv *none = NULL;
+	struct vol_stats st;
+	struct vol_export *e;
+
+	ck_assert_int_eq(nfs_srv_new("127.0.0.1:0", NULL, 2, &none), -EINVAL);
+	ck_assert_ptr_null(none);
+	mnt("/v0", fh0, &l0);
+	ck_assert_uint_eq(getattr(fh0, l0), 0);
+	nfs_srv_free(srv);
+	srv = NULL;
+	ck_assert_int_eq(vol_store_stats(store, "v0", &st), 0);
+	ck_assert_uint_eq(st.ops[1], 1); /* the GETATTR served before the free */
+	e = vol_export_by_path(store, "/v1", 3);
+	ck_assert_ptr_nonnull(e);
+	vol_export_unref(e);
 }
 END_TEST
 
@@ -216,6 +244,7 @@ int main(void)
 		return 77;
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_live_reconfigure);
+	tcase_add_test(tc, test_store_borrowed);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
