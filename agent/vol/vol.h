@@ -144,7 +144,7 @@ struct vol_stats {
 	struct qos_stats qos;
 };
 
-/* Cold tier hooks (agent/tier/tier.c implements them). fd is the file's content
+/* Cold tier hooks (agent/tier/tier_hook.c implements them). fd is the file's content
  * descriptor, st its attributes; calls run as root, outside vol's locks.
  *   read:  fill buf with [off, off+len) when the range touches cold data
  *          (returns 0, *got) or answer 1 when the file holds every byte (the

@@ -1,4 +1,4 @@
-/* test_tier: the cold tier engine (agent/tier/tier.c) under the volume store,
+/* test_tier: the cold tier engine (agent/tier/) under the volume store,
  * with the directory object store and a fake clock: chunks age and go cold
  * (holes punched, objects written, records kept), reads give identical
  * bytes, each retrieval policy's effect on cold bytes for random and
