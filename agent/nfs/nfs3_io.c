@@ -27,7 +27,9 @@ void nfs3_readlink(struct nfs_call *call, void *a, void *r)
 /* READ sends hot file data straight from the page cache (sendfile) after
  * the encoded header; nothing is copied in user space. A range that touches
  * the cold tier is read into a buffer instead, and only on the server's cold
- * pool (call->may_defer false): a normal worker defers the call. */
+ * pool (call->may_defer false): a normal worker defers the call, and the cold
+ * pool resumes it (call->resumed) knowing the range is cold, so the volume
+ * store and the tier see one read, not a second vol_read_fd first. */
 void nfs3_read(struct nfs_call *call, void *a, void *r)
 {
 	struct nfs3_read_args *args = a;
@@ -38,7 +40,8 @@ void nfs3_read(struct nfs_call *call, void *a, void *r)
 	int rc;
 
 	res->fd = -1;
-	rc = vol_read_fd(&call->obj, &call->ecred, args->offset, count, &res->fd, &n, &eof, &res->owned);
+	rc = call->resumed ? VOL_ECOLD
+			   : vol_read_fd(&call->obj, &call->ecred, args->offset, count, &res->fd, &n, &eof, &res->owned);
 	if (rc == VOL_ECOLD && call->may_defer) {
 		/* Do not hold an NFS worker for a store round trip: the server
 		 * serves this call again from its cold pool. */

@@ -7,8 +7,10 @@
  * instead, like a QoS-parked request: the request goes to the cold pool
  * (NFS_SRV_COLD_WORKERS threads that may block on the store, each serving
  * one deferred request at a time, and only those) and the worker moves on.
- * The cold pool serves it again from the start and sends the reply when the
- * data arrived, so hot calls never wait behind cold ones.
+ * The cold pool resumes it where it stopped (struct nfs_job: decoded
+ * arguments, resolved object and access verdict kept; the handler runs once
+ * more) and sends the reply when the data arrived, so hot calls never wait
+ * behind cold ones and the tier sees each READ once.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -76,6 +78,26 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 	call.obj.fd = -1;
 	call.file_fd = -1;
 	call.may_defer = !req->cold;
+	if (req->job) {
+		/* The cold pool resumes a deferred call where it stopped. */
+		struct nfs_job *j = req->job;
+
+		req->job = NULL;
+		rc = j->rc;
+		out = j->out;
+		call = j->call;
+		prog = j->prog;
+		p = j->p;
+		args = j->args;
+		res = j->res;
+		slot = j->slot;
+		t0 = j->t0;
+		free(j);
+		call.may_defer = false;
+		call.deferred = false;
+		call.resumed = true;
+		goto handle;
+	}
 	if (xdr_buf_init(&out, 512, NFS_SRV_REPLY_MAX) != 0)
 		goto out;
 	xdr_put_raw(&out, 4); /* record mark */
@@ -153,15 +175,31 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 	if (p->flags & NFS_F_FH) {
 		uint32_t status = nfs_precheck(&call, p, args);
 
-		if (status != NFS3_OK)
+		if (status != NFS3_OK) {
 			*(uint32_t *)res = status; /* encoders write the failure arm */
-		else
-			p->handler(&call, args, res);
-	} else {
-		p->handler(&call, args, res);
+			goto handled;
+		}
 	}
+handle:
+	p->handler(&call, args, res);
+handled:
 	if (call.deferred) {
-		req->cold = true; /* nfs_dispatch_worker hands it to the cold pool */
+		/* nfs_dispatch_worker hands it to the cold pool, which resumes it
+		 * here; without memory for the job it serves the call anew. */
+		struct nfs_job *j = malloc(sizeof(*j));
+
+		req->cold = true;
+		if (j) {
+			*j = (struct nfs_job){ .rc = rc, .out = out, .call = call, .prog = prog, .p = p,
+					       .args = args, .res = res, .slot = slot, .t0 = t0 };
+			req->job = j;
+			memset(&out, 0, sizeof(out));
+			memset(&call, 0, sizeof(call));
+			call.obj.fd = -1;
+			call.file_fd = -1;
+			args = res = NULL;
+			slot = -1;
+		}
 		goto out;
 	}
 	rpc_reply_accepted(&out, rc.xid, RPC_SUCCESS);

@@ -60,10 +60,15 @@ struct nfs_call {
 	bool file_owned;
 	uint64_t io_bytes;           /* for counters */
 	/* READ of cold data: when may_defer, the handler sets deferred instead of
-	 * waiting for the object store; the server then hands the whole request
-	 * to its cold pool, which serves it again with may_defer false. */
+	 * waiting for the object store; the server then hands the request to its
+	 * cold pool, which resumes it where it stopped (nfs-ganesha's
+	 * NFS_REQ_ASYNC_WAIT / resume): the decoded arguments, the resolved
+	 * object and the access verdict are kept, and the handler runs once more
+	 * with may_defer false and resumed true, so it neither re-checks nor
+	 * re-reads what it already learnt (the tier counts each READ once). */
 	bool may_defer;
 	bool deferred;
+	bool resumed;
 };
 
 struct nfs_proc {

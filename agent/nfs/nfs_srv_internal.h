@@ -66,6 +66,18 @@ struct nfs_conn {
 	struct nfs_conn *dead_next;    /* loop thread's graveyard */
 };
 
+/* Where a deferred call stopped: everything serve() had built for it. */
+struct nfs_job {
+	struct rpc_call rc;            /* points into the request's record */
+	struct xdr_buf out;            /* the reply buffer, record mark slot reserved */
+	struct nfs_call call;          /* resolved object, credentials, access verdict */
+	const struct nfs_prog *prog;
+	const struct nfs_proc *p;
+	void *args, *res;              /* decoded arguments, the result being built */
+	int slot;                      /* DRC slot, -1 if none */
+	uint64_t t0;                   /* when the call was first served (latency) */
+};
+
 struct nfs_req {
 	struct nfs_conn *conn;
 	uint8_t *rec;
@@ -73,6 +85,7 @@ struct nfs_req {
 	struct nfs_req *next;
 	bool admitted;                 /* QoS charged it already (was parked) */
 	bool cold;                     /* on the cold pool: serve it, may block */
+	struct nfs_job *job;           /* a deferred call's state, resumed by the cold pool */
 	struct qos_item qi;
 };
 

@@ -52,6 +52,22 @@ static struct tier_file *tier_touch(struct tier_vol *v, uint64_t ino, uint64_t o
 	return f;
 }
 
+/* Does [off, off+len) touch a chunk that is not hot? (v->mu held) */
+static bool tier_range_cold(struct tier_vol *v, uint64_t ino, uint64_t off, size_t len)
+{
+	uint32_t a = tier_chunk_of(off), b = tier_chunk_of(off + len - 1) + 1;
+	struct tier_file *f = tier_file_find(v, ino);
+
+	for (uint32_t c = a; f && c < b && c < f->n; c++)
+		if (f->state[c] != CH_HOT)
+			return true;
+	return false;
+}
+
+/* A hot range is the access (recorded here: its ver bump also keeps a pass
+ * from punching what sendfile is about to send). A cold one records
+ * nothing: the read hook that follows is the access, so the stream
+ * detector counts the READ once. */
 static int hk_cold(void *arg, uint64_t fsid, const struct stat *st, uint64_t off, size_t len)
 {
 	struct tier_vol *v;
@@ -60,7 +76,8 @@ static int hk_cold(void *arg, uint64_t fsid, const struct stat *st, uint64_t off
 	if (st->st_size < (off_t)TIER_CHUNK || !(v = tier_vol_find(arg, fsid)))
 		return 0;
 	pthread_mutex_lock(&v->mu);
-	tier_touch(v, st->st_ino, off, len, &cold, &seq);
+	if (!(cold = tier_range_cold(v, st->st_ino, off, len)))
+		tier_touch(v, st->st_ino, off, len, &cold, &seq);
 	pthread_mutex_unlock(&v->mu);
 	tier_vol_unref(v);
 	return cold ? 1 : 0;

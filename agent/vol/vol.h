@@ -153,8 +153,9 @@ struct vol_stats {
  *          the tier may exchange it for one of its own malloc()ed blocks that
  *          already holds the data (no copy), keeping the caller's block.
  *   cold:  vol_read_fd's check: 1 when the range touches cold data (then
- *          vol_read_fd answers VOL_ECOLD and the caller uses vol_read), 0
- *          otherwise; records the access.
+ *          vol_read_fd answers VOL_ECOLD and the caller uses vol_read or
+ *          vol_read_swap, whose read hook records the access), 0 otherwise
+ *          (and records the access). One READ is one recorded access.
  *   write_begin/write_end: around a write; begin brings cold chunks of the
  *          range back first and marks the range in flight.
  *   truncate/truncate_end: around cutting the file to size (the range past

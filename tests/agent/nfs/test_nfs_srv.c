@@ -9,6 +9,7 @@
 #include <check.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,113 @@ static uint32_t create(const uint8_t *fh, uint32_t fhlen, const char *name)
 	return st;
 }
 
+/* A stand-in cold tier that calls every range cold and counts how often the
+ * server asks (cold) and reads (read). */
+static atomic_uint tier_checks, tier_reads;
+
+static int fake_read(void *arg, uint64_t fsid, int file, const struct stat *st, uint64_t off, void *buf, size_t len,
+		     size_t *got, void **swap)
+{
+	(void)arg, (void)fsid, (void)file, (void)st, (void)off, (void)swap;
+	atomic_fetch_add(&tier_reads, 1);
+	memset(buf, 'c', len);
+	*got = len;
+	return 0;
+}
+
+static int fake_cold(void *arg, uint64_t fsid, const struct stat *st, uint64_t off, size_t len)
+{
+	(void)arg, (void)fsid, (void)st, (void)off, (void)len;
+	atomic_fetch_add(&tier_checks, 1);
+	return 1;
+}
+
+static int fake_write_begin(void *arg, uint64_t fsid, int file, const struct stat *st, uint64_t off, size_t len)
+{
+	(void)arg, (void)fsid, (void)file, (void)st, (void)off, (void)len;
+	return 0;
+}
+
+static const struct vol_tier_ops fake_tier = {
+	.read = fake_read,
+	.cold = fake_cold,
+	.write_begin = fake_write_begin,
+};
+
+static void lookup(const uint8_t *dfh, uint32_t dlen, const char *name, uint8_t *fh, uint32_t *fhlen)
+{
+	struct xdr_buf a;
+	struct xdr_cur c;
+	uint8_t *mem;
+	const uint8_t *p;
+
+	xdr_buf_init(&a, 64, 1024);
+	xdr_put_opaque(&a, dfh, dlen);
+	xdr_put_opaque(&a, name, (uint32_t)strlen(name));
+	ck_assert_int_eq(rpc(100003, 3, &a, &c, &mem), 0);
+	ck_assert_uint_eq(xdr_u32(&c), 0);
+	p = xdr_opaque(&c, 64, fhlen);
+	ck_assert_ptr_nonnull(p);
+	memcpy(fh, p, *fhlen);
+	free(mem);
+	xdr_buf_cleanup(&a);
+}
+
+/* READ count bytes at off; returns the status, *n the count read. */
+static uint32_t read3(const uint8_t *fh, uint32_t fhlen, uint64_t off, uint32_t count, uint32_t *n)
+{
+	struct xdr_buf a;
+	struct xdr_cur c;
+	uint8_t *mem;
+	uint32_t st;
+
+	xdr_buf_init(&a, 64, 1024);
+	xdr_put_opaque(&a, fh, fhlen);
+	xdr_put_u64(&a, off);
+	xdr_put_u32(&a, count);
+	ck_assert_int_eq(rpc(100003, 6, &a, &c, &mem), 0);
+	st = xdr_u32(&c);
+	*n = 0;
+	if (st == 0) {
+		if (xdr_u32(&c)) /* post_op_attr: fattr3 is 84 bytes */
+			ck_assert_ptr_nonnull(xdr_fixed(&c, 84));
+		*n = xdr_u32(&c);
+	}
+	free(mem);
+	xdr_buf_cleanup(&a);
+	return st;
+}
+
+/* A deferred cold READ resumes where it stopped (decoded arguments, object
+ * and verdict kept): the cold pool does not ask the tier again whether the
+ * range is cold, so N cold READs are N checks and N reads. Re-running the
+ * call from the start asked twice per READ. */
+START_TEST(test_cold_read_resumes)
+{
+	uint8_t root[64], fh[64];
+	uint32_t rl, fl, n;
+	char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/f", cfg[0].root);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	ck_assert_int_eq(fputs("hot bytes on disk", f) >= 0, 1);
+	fclose(f);
+	vol_store_set_tier(store, &fake_tier, NULL);
+	mnt("/v0", root, &rl);
+	lookup(root, rl, "f", fh, &fl);
+	atomic_store(&tier_checks, 0);
+	atomic_store(&tier_reads, 0);
+	for (int i = 0; i < 5; i++) {
+		ck_assert_uint_eq(read3(fh, fl, (uint64_t)i, 8, &n), 0);
+		ck_assert_uint_eq(n, 8);
+	}
+	ck_assert_uint_eq(atomic_load(&tier_reads), 5);
+	ck_assert_uint_eq(atomic_load(&tier_checks), 5);
+	vol_store_set_tier(store, NULL, NULL);
+}
+END_TEST
+
 START_TEST(test_live_reconfigure)
 {
 	uint8_t fh0[64], fh1[64];
@@ -245,6 +353,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_live_reconfigure);
 	tcase_add_test(tc, test_store_borrowed);
+	tcase_add_test(tc, test_cold_read_resumes);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

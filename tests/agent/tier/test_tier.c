@@ -254,6 +254,36 @@ START_TEST(test_policies)
 }
 END_TEST
 
+/* One NFS READ of cold data as the server runs it: vol_read_fd finds the
+ * range cold (VOL_ECOLD), then the cold pool reads it into a buffer. That is
+ * one access for the stream detector: two short reads that merely abut are
+ * random reads under DEFAULT, each bringing its chunk back. Counting the
+ * check as an access too made the second one look like the third read of a
+ * stream, served from the store with its chunk left cold. */
+static void nfs_read(struct vol_obj *o, uint64_t off, size_t len)
+{
+	int fd = -1;
+	size_t n;
+	bool eof, owned;
+
+	ck_assert_int_eq(vol_read_fd(o, &root, off, len, &fd, &n, &eof, &owned), VOL_ECOLD);
+	check_bytes(o, off, len);
+}
+
+START_TEST(test_nfs_read_counts_once)
+{
+	struct vol_obj o = make_file("f", FSIZE);
+
+	age_days(3);
+	ck_assert_uint_eq(cold(), 4 * MIB);
+	nfs_read(&o, 2 * MIB - 4096, 4096); /* end of chunk 1 */
+	ck_assert_uint_eq(cold(), 3 * MIB);
+	nfs_read(&o, 2 * MIB, 4096);        /* start of chunk 2 */
+	ck_assert_uint_eq(cold(), 2 * MIB);
+	vol_obj_cleanup(&o);
+}
+END_TEST
+
 START_TEST(test_write_truncate_unlink)
 {
 	struct vol_obj o = make_file("f", FSIZE), g = make_file("g", 2 * MIB), r;
@@ -487,6 +517,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_ages_and_goes_cold);
 	tcase_add_test(tc, test_policies);
+	tcase_add_test(tc, test_nfs_read_counts_once);
 	tcase_add_test(tc, test_write_truncate_unlink);
 	tcase_add_test(tc, test_bypass);
 	tcase_add_loop_test(tc, test_write_races_pass, 0, 6);
