@@ -66,8 +66,20 @@ int agent_state_read(const char *dir, const char *name, json_t **doc, aq_msg *ms
 /* Remove a file of --state-dir (gone already is fine), durably. */
 int agent_state_remove(const char *dir, const char *name, aq_msg *msg);
 
-/* agent_apply.c: apply an intent to the shelf and the NFS server. */
+/* agent_apply.c: apply an intent to the shelf, the tier and the volume
+ * store (check the whole intent, then proceed). */
 int agent_apply(struct agent *a, json_t *intent, aq_msg *msg);
+/* The check half, without side effects (no shelf, store or tier needed):
+ * decode each entry of vols against the intent contract (api_intent.h) and
+ * keep names, fsids and share names unique. served(arg, fsid) says whether
+ * this node serves fsid now: of two volumes claiming one share name, the one
+ * served keeps it. iv and ok hold json_array_size(vols) entries; ok[i] says
+ * whether volume i may proceed; each one refused is appended to failed as
+ * {"name", "error"}. */
+struct api_intent_volume;
+typedef bool (*agent_served_fn)(void *arg, const char *fsid);
+void agent_apply_check(const json_t *vols, agent_served_fn served, void *arg, struct api_intent_volume *iv,
+		       bool *ok, json_t *failed);
 
 /* agent_http.c: the agent's own API (PUT /v1/intent, GET /v1/status,
  * /healthz, /metrics). reserve: descriptors the rest of the process keeps
