@@ -118,22 +118,30 @@ static int rpc(uint32_t prog, uint32_t proc, const struct xdr_buf *args, struct 
 	return st;
 }
 
-static void mnt(const char *path, uint8_t *fh, uint32_t *fhlen)
+/* A call whose reply is a status (OK expected) and then a file handle:
+ * MOUNT MNT, NFSv3 LOOKUP. Consumes a. */
+static void call_fh(uint32_t prog, uint32_t proc, struct xdr_buf *a, uint8_t *fh, uint32_t *fhlen)
 {
-	struct xdr_buf a;
 	struct xdr_cur c;
 	uint8_t *mem;
 	const uint8_t *p;
 
-	xdr_buf_init(&a, 64, 1024);
-	xdr_put_opaque(&a, path, (uint32_t)strlen(path));
-	ck_assert_int_eq(rpc(100005, 1, &a, &c, &mem), 0);
+	ck_assert_int_eq(rpc(prog, proc, a, &c, &mem), 0);
 	ck_assert_uint_eq(xdr_u32(&c), 0);
 	p = xdr_opaque(&c, 64, fhlen);
 	ck_assert_ptr_nonnull(p);
 	memcpy(fh, p, *fhlen);
 	free(mem);
-	xdr_buf_cleanup(&a);
+	xdr_buf_cleanup(a);
+}
+
+static void mnt(const char *path, uint8_t *fh, uint32_t *fhlen)
+{
+	struct xdr_buf a;
+
+	xdr_buf_init(&a, 64, 1024);
+	xdr_put_opaque(&a, path, (uint32_t)strlen(path));
+	call_fh(100005, 1, &a, fh, fhlen);
 }
 
 static uint32_t getattr(const uint8_t *fh, uint32_t fhlen)
@@ -209,20 +217,11 @@ static const struct vol_tier_ops fake_tier = {
 static void lookup(const uint8_t *dfh, uint32_t dlen, const char *name, uint8_t *fh, uint32_t *fhlen)
 {
 	struct xdr_buf a;
-	struct xdr_cur c;
-	uint8_t *mem;
-	const uint8_t *p;
 
 	xdr_buf_init(&a, 64, 1024);
 	xdr_put_opaque(&a, dfh, dlen);
 	xdr_put_opaque(&a, name, (uint32_t)strlen(name));
-	ck_assert_int_eq(rpc(100003, 3, &a, &c, &mem), 0);
-	ck_assert_uint_eq(xdr_u32(&c), 0);
-	p = xdr_opaque(&c, 64, fhlen);
-	ck_assert_ptr_nonnull(p);
-	memcpy(fh, p, *fhlen);
-	free(mem);
-	xdr_buf_cleanup(&a);
+	call_fh(100003, 3, &a, fh, fhlen);
 }
 
 /* READ count bytes at off; returns the status, *n the count read. */
