@@ -11,6 +11,7 @@
 #include "agent/agent_shelf.h"
 #include "agent/nfs/nfs_srv.h"
 #include "agent/tier/tier.h"
+#include "agent/vol/vol.h"
 #include "api/api_error.h"
 #include "tls/tls.h"
 
