@@ -130,16 +130,17 @@ static void apply_fail(json_t *failed, const char *name, const char *why)
 	json_array_append_new(failed, json_pack("{s:s,s:s}", "name", name, "error", why));
 }
 
-static bool apply_served(struct agent *a, const struct api_intent_volume *v)
+/* agent_served_fn over the agent's volume store. */
+static bool apply_served(void *arg, const char *fsid)
 {
+	struct agent *a = arg;
 	struct vol_stats st;
 
-	return nfs_srv_stats(a->nfs, v->fsid, &st) == 0;
+	return vol_store_stats(a->store, fsid, &st) == 0;
 }
 
-/* Check, no side effects: decode each volume and keep the export paths,
- * fsids and names unique. ok[i] says whether volume i may proceed. */
-static void apply_check(struct agent *a, const json_t *vols, struct api_intent_volume *iv, bool *ok, json_t *failed)
+void agent_apply_check(const json_t *vols, agent_served_fn served, void *arg, struct api_intent_volume *iv,
+		       bool *ok, json_t *failed)
 {
 	const json_t *v;
 	size_t i, j;
@@ -166,7 +167,7 @@ static void apply_check(struct agent *a, const json_t *vols, struct api_intent_v
 			if (strcmp(iv[i].share, iv[j].share) != 0)
 				continue;
 			/* the one already served keeps its path; never name the other */
-			if (apply_served(a, &iv[i]) && !apply_served(a, &iv[j]))
+			if (served(arg, iv[i].fsid) && !served(arg, iv[j].fsid))
 				loser = j;
 			snprintf(text, sizeof(text), "shareName \"%s\" is already exported by another volume on this node",
 				 iv[loser].share);
@@ -244,12 +245,13 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	struct obj_cfg cold;
 	aq_msg cwhy = { "" };
 	char tdir[1100];
-	json_t *failed = json_array();
+	json_t *failed;
 	size_t i, k, n = json_array_size(vols), used = 0;
 	int rc = AQ_OK;
 
 	if (gen < 0 || !json_is_array(vols) || (dels && !json_is_array(dels)))
 		return aq_fail(msg, AQ_EINVAL, "intent needs generation, volumes[] and (optional) deletes[]");
+	failed = json_array();
 	pthread_mutex_lock(&a->lock);
 	if (gen < a->applied)
 		goto out; /* a stale push: the newer state stays */
@@ -263,7 +265,7 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 		rc = AQ_ENOMEM;
 		goto out;
 	}
-	apply_check(a, vols, iv, ok, failed);
+	agent_apply_check(vols, apply_served, a, iv, ok, failed);
 	/* The cold store first: recovery of newly tiered volumes needs it. */
 	if (apply_cold_store(a, intent, &cold, &cwhy) != AQ_OK) {
 		fprintf(stderr, "aquifer-agent: cold store not changed: %s\n", cwhy.text);
@@ -314,7 +316,7 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	used = k;
 	/* Every check vol_store_set makes was made above, per volume: what
 	 * is left is a local fault (memory, a shelf folder gone meanwhile). */
-	if ((rc = nfs_srv_set_exports(a->nfs, cfg, used)) != 0) {
+	if ((rc = vol_store_set(a->store, cfg, used)) != 0) {
 		rc = aq_fail(msg, AQ_EINVAL, "the NFS server refused the export set: %s", strerror(-rc));
 		goto out;
 	}

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/nfs3.h"
+#include "agent/nfs/nfs3.h"
 #include "api/api_schema.h"
 #include "tls/tls.h"
 
@@ -132,7 +132,7 @@ json_t *agent_status_doc(struct agent *a)
 	pthread_mutex_lock(&a->lock);
 	json_array_foreach(json_object_get(a->intent, "volumes"), i, v) {
 		struct vol_stats st;
-		bool live = nfs_srv_stats(a->nfs, api_json_str(v, "fsid", ""), &st) == 0;
+		bool live = vol_store_stats(a->store, api_json_str(v, "fsid", ""), &st) == 0;
 
 		json_array_append_new(vols, status_volume(a, v, &st, live));
 	}
@@ -277,7 +277,7 @@ static size_t ah_qos_lines(struct agent *a, char **buf, size_t *cap, size_t len)
 	for (i = 0; i < n; i++) {
 		struct vol_stats vs;
 
-		if (nfs_srv_stats(a->nfs, api_json_str(json_array_get(vols, i), "fsid", ""), &vs) == 0)
+		if (vol_store_stats(a->store, api_json_str(json_array_get(vols, i), "fsid", ""), &vs) == 0)
 			st[i] = vs.qos;
 	}
 	for (m = 0; m < sizeof(ah_qos_metrics) / sizeof(ah_qos_metrics[0]); m++) {

@@ -9,8 +9,9 @@
 #include <jansson.h>
 
 #include "agent/agent_shelf.h"
-#include "agent/nfs_srv.h"
-#include "agent/tier.h"
+#include "agent/nfs/nfs_srv.h"
+#include "agent/tier/tier.h"
+#include "agent/vol/vol.h"
 #include "api/api_error.h"
 #include "tls/tls.h"
 
@@ -37,7 +38,8 @@ struct agent_cfg {
 struct agent {
 	struct agent_cfg cfg;
 	struct agent_shelf shelf;
-	struct nfs_srv *nfs;
+	struct vol_store *store; /* the volume store; the front ends borrow it */
+	struct nfs_srv *nfs;      /* the NFSv3 front end over store */
 	struct tier *tier;       /* the cold tier engine (issue 11) */
 	struct obj_cfg cold;     /* the cold store in use (kind 0: none yet) */
 	struct agent_http *http; /* the API's server (agent_http.c) */
@@ -65,8 +67,20 @@ int agent_state_read(const char *dir, const char *name, json_t **doc, aq_msg *ms
 /* Remove a file of --state-dir (gone already is fine), durably. */
 int agent_state_remove(const char *dir, const char *name, aq_msg *msg);
 
-/* agent_apply.c: apply an intent to the shelf and the NFS server. */
+/* agent_apply.c: apply an intent to the shelf, the tier and the volume
+ * store (check the whole intent, then proceed). */
 int agent_apply(struct agent *a, json_t *intent, aq_msg *msg);
+/* The check half, without side effects (no shelf, store or tier needed):
+ * decode each entry of vols against the intent contract (api_intent.h) and
+ * keep names, fsids and share names unique. served(arg, fsid) says whether
+ * this node serves fsid now: of two volumes claiming one share name, the one
+ * served keeps it. iv and ok hold json_array_size(vols) entries; ok[i] says
+ * whether volume i may proceed; each one refused is appended to failed as
+ * {"name", "error"}. */
+struct api_intent_volume;
+typedef bool (*agent_served_fn)(void *arg, const char *fsid);
+void agent_apply_check(const json_t *vols, agent_served_fn served, void *arg, struct api_intent_volume *iv,
+		       bool *ok, json_t *failed);
 
 /* agent_http.c: the agent's own API (PUT /v1/intent, GET /v1/status,
  * /healthz, /metrics). reserve: descriptors the rest of the process keeps

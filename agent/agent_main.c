@@ -337,7 +337,12 @@ int agent_main(int argc, char **argv)
 		return 1;
 	}
 	reserve = fit_limits(&a.cfg);
-	if ((rc = nfs_srv_new(a.cfg.nfs_listen, key, (unsigned)a.cfg.nfs_workers, &a.nfs)) != 0 ||
+	/* The agent owns the store; each protocol front end is handed it. */
+	if ((rc = vol_store_new(key, &a.store)) != 0) {
+		fprintf(stderr, "aquifer-agent: volume store: %s\n", strerror(-rc));
+		return 1;
+	}
+	if ((rc = nfs_srv_new(a.cfg.nfs_listen, a.store, (unsigned)a.cfg.nfs_workers, &a.nfs)) != 0 ||
 	    (rc = nfs_srv_set_limits(a.nfs, &a.cfg.nfs_limits)) != 0 || (rc = nfs_srv_start(a.nfs)) != 0) {
 		fprintf(stderr, "aquifer-agent: NFS server on %s: %s\n", a.cfg.nfs_listen, strerror(-rc));
 		return 1;
@@ -350,7 +355,7 @@ int agent_main(int argc, char **argv)
 			fprintf(stderr, "aquifer-agent: cold tier: %s\n", strerror(-rc));
 			return 1;
 		}
-		vol_store_set_tier(nfs_srv_store(a.nfs), tier_ops(), a.tier);
+		vol_store_set_tier(a.store, tier_ops(), a.tier);
 	}
 	/* serve the last applied state at once */
 	rc = agent_state_read(a.cfg.state_dir, "intent.json", &intent, &msg);
@@ -383,6 +388,7 @@ int agent_main(int argc, char **argv)
 	agent_reporter_stop(&a);
 	agent_http_stop(&a);
 	nfs_srv_free(a.nfs);
+	vol_store_free(a.store); /* after its front ends, before the tier it calls */
 	tier_free(a.tier);
 	json_decref(a.intent);
 	agent_tls_cleanup(&a);

@@ -7,7 +7,7 @@
  * agent decodes and checks it (api_intent_volume_decode) before it touches
  * anything. Both sides, and the API validation of a volume, go through the
  * same functions and the limits below, so a volume the API accepts always
- * fits the intent, the agent and the volume store (agent/vol.h takes its
+ * fits the intent, the agent and the volume store (agent/vol/vol.h takes its
  * array sizes from here): a limit exists once.
  *
  * Limits follow GCNV where it publishes one (20 export rules per volume;

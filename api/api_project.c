@@ -20,7 +20,7 @@ const struct api_field api_project_fields[] = {
 	{ NULL, 0, 0, NULL, NULL, 0 },
 };
 
-/* Lengths fit the agent's struct obj_cfg (agent/obj.h). */
+/* Lengths fit the agent's struct obj_cfg (agent/obj/obj.h). */
 static const struct api_field loc_s3_fields[] = {
 	{ "endpoint", API_T_STRING, 0, NULL, NULL, 511 },
 	{ "bucket", API_T_STRING, 0, NULL, NULL, 63 },

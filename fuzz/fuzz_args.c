@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/mnt.h"
-#include "agent/nfs3.h"
+#include "agent/nfs/mnt.h"
+#include "agent/nfs/nfs3.h"
 
 static void within(const void *p, size_t n, const uint8_t *base, size_t size)
 {

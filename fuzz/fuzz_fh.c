@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/vol.h"
+#include "agent/vol/vol.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,4 +1,4 @@
-/* fuzz_obj_xml: libFuzzer harness over agent/obj_xml.c, the parser of the
+/* fuzz_obj_xml: libFuzzer harness over agent/obj/obj_xml.c, the parser of the
  * XML an S3 store sends (ListObjectsV2 pages and error bodies). The input is
  * copied into a buffer of exactly its size, so ASan catches any read past
  * the end; every key handed to the callback must be NUL-terminated within
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/obj_xml.h"
+#include "agent/obj/obj_xml.h"
 
 static int key_cb(void *arg, const char *key, uint64_t size)
 {

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/mnt.h"
-#include "agent/nfs3.h"
-#include "agent/rpc.h"
+#include "agent/nfs/mnt.h"
+#include "agent/nfs/nfs3.h"
+#include "agent/nfs/rpc.h"
 
 static void decode_args(const struct rpc_call *c)
 {

@@ -11,9 +11,8 @@ cc=${CC_FUZZ:-clang}
 command -v "$cc" >/dev/null 2>&1 || { echo "fuzz: $cc not found"; exit 77; }
 mkdir -p "$out"
 flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I$top"
-lib="$top/agent/xdr.c $top/agent/rpc.c $top/agent/vol.c $top/agent/vol_fh.c $top/agent/vol_io.c $top/agent/vol_ns.c $top/agent/nfs3.c $top/agent/nfs3_xdr.c \
- $top/agent/nfs3_attr.c $top/agent/nfs3_dir.c $top/agent/nfs3_io.c $top/agent/mnt.c $top/agent/nfs_srv.c $top/agent/nfs_limits.c $top/agent/vol_qos.c \
- $top/api/api_intent_clients.c $top/api/api_error.c"
+# The NFS front end and the volume store it serves, as whole sub-libraries.
+lib="$(echo "$top"/agent/nfs/*.c "$top"/agent/vol/*.c) $top/api/api_intent_clients.c $top/api/api_error.c"
 crypto=$(pkg-config --libs openssl 2>/dev/null || echo -lcrypto)
 # Seeds: valid records so the fuzzers start past the header checks.
 hex2bin() { # hex string -> bytes
@@ -123,7 +122,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	hlib="$lib $crypto"
 	case $h in
 	csr) hlib="$tlslib $ssl" ;;
-	obj_xml) hlib="$top/agent/obj_xml.c $crypto" ;;
+	obj_xml) hlib="$top/agent/obj/obj_xml.c $crypto" ;;
 	s3lite_req) hlib="$top/bench/tier/s3lite_req.c $crypto" ;;
 	intent) hlib="$apilib $jansson -lm" ;;
 	ut_conf | ut_hostport) hlib="$utillib" ;;

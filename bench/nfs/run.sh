@@ -13,7 +13,7 @@ ops=${3:-20000}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=${AQ_BUILDDIR:-$top}
-serve=$build/tests/agent/nfs_serve
+serve=$build/tests/agent/nfs/nfs_serve
 [ -x "$serve" ] || { echo "build first: $serve missing"; exit 1; }
 dir=$(mktemp -d /tmp/aqbench-XXXXXX)
 pids=""

@@ -17,7 +17,7 @@ lat=${1:-10} secs=${2:-5} size=${3:-256} omib=${4:-1} stores=${5:-s3lite s3rver}
 AQ_BUILDDIR=${AQ_BUILDDIR:-$PWD}
 AQ_SRC=$(cd "$(dirname "$0")/../.." && pwd)
 export AQ_BUILDDIR AQ_SRC
-. "$AQ_SRC/tests/tier/s3.sh"
+. "$AQ_SRC/tests/agent/tier/s3.sh"
 bench=$AQ_BUILDDIR/bench/tier/aq-objbench
 [ -x "$bench" ] || { echo "no $bench: run make first" >&2; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/aq-objbench.XXXXXX")

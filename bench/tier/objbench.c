@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/obj.h"
+#include "agent/obj/obj.h"
 
 static double now_s(void)
 {

@@ -5,7 +5,7 @@
 #   bench/tier/run.sh [RUNS=3] [SIZE_MIB=256] [OPS=4000] [LATENCY_MS=10]
 #
 # Per S3 server in STORES (OBJ's multithreaded aq-s3lite, s3rver from npm)
-# one aquifer-agent (built tree; tests/tier/agent.sh drives it) whose cold
+# one aquifer-agent (built tree; tests/agent/tier/agent.sh drives it) whose cold
 # store is that server LATENCY_MS away (every request to the store waits that
 # long), by each mode in LATENCY:
 #   netem:  aq-s3lite runs in a network namespace this script creates
@@ -42,8 +42,8 @@ export AQ_BUILDDIR=${AQ_BUILDDIR:-$(cd "$here/../.." && pwd)}
 # shellcheck source=../../tests/e2e/lib.sh
 . "$here/../../tests/e2e/lib.sh"
 AQ_RECORD=0
-. "$AQ_SRC/tests/tier/s3.sh"
-. "$AQ_SRC/tests/tier/agent.sh"
+. "$AQ_SRC/tests/agent/tier/s3.sh"
+. "$AQ_SRC/tests/agent/tier/agent.sh"
 LATENCY=${LATENCY:-} STORES=${STORES:-aq-s3lite s3rver}
 NS=aqtier$$ VETH=aqtv$$ NETA=169.254.$(($$ % 250 + 1))
 netem_cleanup() {

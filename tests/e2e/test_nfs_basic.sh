@@ -5,8 +5,8 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=${AQ_BUILDDIR:-$here/../..}
-[ -x "$top/tests/agent/nfs_serve" ] || top=$(pwd)
-serve=$top/tests/agent/nfs_serve
+[ -x "$top/tests/agent/nfs/nfs_serve" ] || top=$(pwd)
+serve=$top/tests/agent/nfs/nfs_serve
 for t in nfs-ls nfs-cp nfs-cat; do
 	command -v $t >/dev/null 2>&1 || { echo "skip: $t missing"; exit 77; }
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_security_handle.sh: issue 15 item 2 through the real programs. An
 # attacker holding the location's handle key (every node has it) forges
-# MAC-valid handles (tests/agent/nfs_fh_tool forge: the agent's own encoder)
+# MAC-valid handles (tests/agent/nfs/nfs_fh_tool forge: the agent's own encoder)
 # whose kernel handle names (a) a file of another volume, (b) aquiferd's
 # signing key and database next to the shelf (the quickstart layout: state
 # folder with aq.db, aquiferd.key, the agents' state and shelf/), (c) the cold
@@ -11,7 +11,7 @@
 # node.
 . "$(dirname "$0")/lib.sh"
 
-TOOL=$AQ_BUILDDIR/tests/agent/nfs_fh_tool
+TOOL=$AQ_BUILDDIR/tests/agent/nfs/nfs_fh_tool
 command -v nfs-cp >/dev/null || { echo "SKIP: nfs-cp missing (apt-get install libnfs-utils)"; exit 77; }
 [ -x "$TOOL" ] || { echo "SKIP: $TOOL not built (needs libnfs-dev)"; exit 77; }
 

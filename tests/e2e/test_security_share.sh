@@ -126,7 +126,7 @@ op_ok "then tenant B may take shareName demo"
 ok "B's demo is served" served demo
 
 # --- 3. a hand-made intent to a standalone agent -----------------------------
-. "$AQ_SRC/tests/tier/agent.sh"
+. "$AQ_SRC/tests/agent/tier/agent.sh"
 agent_start lone
 ent() { # ent NAME FSID SHARE RULES-JSON
 	jq -nc --arg n "projects/p/locations/east/volumes/$1" --arg f "$2" --arg s "$3" --argjson r "$4" \

@@ -11,7 +11,7 @@
 # identical bytes. With the S3 store down, the volume stays READY and its
 # stateDetails says why until the store is back.
 . "$(dirname "$0")/lib.sh"
-. "$AQ_SRC/tests/tier/s3.sh"
+. "$AQ_SRC/tests/agent/tier/s3.sh"
 trap 'aq_s3_cleanup; aq_cleanup' EXIT
 
 for tool in nfs-cp nfs-cat sha256sum; do

@@ -15,7 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 AQ_RECORD=0
 
-. "$AQ_SRC/tests/tier/agent.sh"
+. "$AQ_SRC/tests/agent/tier/agent.sh"
 tier_test_setup nfs-cp nfs-cat sha256sum node
 MIB=1048576
 

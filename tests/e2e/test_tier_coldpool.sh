@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 AQ_RECORD=0
 
-. "$AQ_SRC/tests/tier/agent.sh"
+. "$AQ_SRC/tests/agent/tier/agent.sh"
 tier_test_setup jq curl
 MIB=1048576 LAT=300 FILE_MIB=32
 

@@ -451,7 +451,7 @@ t_fifo() {
 }
 # Device nodes are refused with EPERM, what knfsd answers a caller without
 # CAP_MKNOD: no caller of a shared volume gets to put devices on the shelf
-# (agent/nfs.md, "MKNOD").
+# (agent/nfs/nfs.md, "MKNOD").
 t_mknod() {
 	fails_with "Operation not permitted" mknod $M/ns/null c 1 3
 	fails_with "Operation not permitted" mknod $M/ns/blk b 7 0

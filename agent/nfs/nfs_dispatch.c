@@ -1,0 +1,411 @@
+/* nfs_dispatch: the worker pool and dispatch: parse the call, consult the
+ * DRC, decode, run the central checks and the handler, encode, count and
+ * reply; QoS parking and the cold pool.
+ *
+ * Cold reads: a READ whose range touches the cold tier would hold a worker
+ * for an object-store round trip (10 ms and more). The worker defers it
+ * instead, like a QoS-parked request: the request goes to the cold pool
+ * (NFS_SRV_COLD_WORKERS threads that may block on the store, each serving
+ * one deferred request at a time, and only those) and the worker moves on.
+ * The cold pool resumes it where it stopped (struct nfs_job: decoded
+ * arguments, resolved object and access verdict kept; the handler runs once
+ * more) and sends the reply when the data arrived, so hot calls never wait
+ * behind cold ones and the tier sees each READ once.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "agent/nfs/nfs_srv_internal.h"
+
+static const struct nfs_prog *find_prog(uint32_t prog, bool *found)
+{
+	static const struct nfs_prog *const progs[] = {&nfs3_prog, &mnt_prog, &pmap_prog};
+	size_t i;
+
+	*found = false;
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		if (progs[i]->prog == prog) {
+			*found = true;
+			return progs[i];
+		}
+	}
+	return NULL;
+}
+
+uint64_t nfs_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Central checks of NFS_F_FH procedures: resolve, authorize, read-only. */
+static uint32_t nfs_precheck(struct nfs_call *call, const struct nfs_proc *p, const void *args)
+{
+	const struct nfs_fh3 *fh = args;
+	int rc = vol_fh_open(call->store, fh->data, fh->len, &call->obj);
+
+	if (rc != 0)
+		return nfs3_status(rc);
+	call->access = vol_authorize(call->obj.exp, call->peer, VOL_PROTO_NFSV3, &call->cred, &call->ecred);
+	if (call->access == VOL_ACCESS_NONE)
+		return NFS3ERR_ACCES;
+	if ((p->flags & NFS_F_MODIFIES) && call->access != VOL_ACCESS_RW)
+		return NFS3ERR_ROFS;
+	return NFS3_OK;
+}
+
+/* Serve one call; true if a reply was handed to nfs_reply_send. */
+static bool serve(struct nfs_srv *srv, struct nfs_req *req)
+{
+	struct nfs_reply *reply = NULL;
+	bool replied = false;
+	struct rpc_call rc;
+	struct xdr_buf out = {0};
+	struct xdr_cur cur;
+	struct nfs_call call;
+	const struct nfs_prog *prog;
+	const struct nfs_proc *p = NULL;
+	void *args = NULL, *res = NULL;
+	uint8_t addr[16], *cached = NULL;
+	size_t clen = 0;
+	int slot = -1, st;
+	bool found;
+	uint64_t t0 = nfs_now_ns();
+
+	memset(&call, 0, sizeof(call));
+	call.obj.fd = -1;
+	call.file_fd = -1;
+	call.may_defer = !req->cold;
+	if (req->job) {
+		/* The cold pool resumes a deferred call where it stopped. */
+		struct nfs_job *j = req->job;
+
+		req->job = NULL;
+		rc = j->rc;
+		out = j->out;
+		call = j->call;
+		prog = j->prog;
+		p = j->p;
+		args = j->args;
+		res = j->res;
+		slot = j->slot;
+		t0 = j->t0;
+		free(j);
+		call.may_defer = false;
+		call.deferred = false;
+		call.resumed = true;
+		goto handle;
+	}
+	if (xdr_buf_init(&out, 512, NFS_SRV_REPLY_MAX) != 0)
+		goto out;
+	xdr_put_raw(&out, 4); /* record mark */
+	st = rpc_call_parse(req->rec, req->len, &rc);
+	switch (st) {
+	case RPC_PARSE_OK:
+		break;
+	case RPC_PARSE_RPC_MISMATCH:
+		rpc_reply_rpc_mismatch(&out, rc.xid);
+		goto send;
+	case RPC_PARSE_BADCRED:
+		rpc_reply_auth_error(&out, rc.xid, RPC_AUTH_BADCRED);
+		goto send;
+	case RPC_PARSE_TOOWEAK:
+		rpc_reply_auth_error(&out, rc.xid, RPC_AUTH_TOOWEAK);
+		goto send;
+	default:
+		goto out; /* not a call: nothing to answer */
+	}
+	prog = find_prog(rc.prog, &found);
+	if (!found) {
+		rpc_reply_accepted(&out, rc.xid, RPC_PROG_UNAVAIL);
+		goto send;
+	}
+	if (rc.vers != prog->vers) {
+		rpc_reply_prog_mismatch(&out, rc.xid, prog->vers, prog->vers);
+		goto send;
+	}
+	if (rc.proc >= prog->nprocs || !prog->procs[rc.proc].handler) {
+		rpc_reply_accepted(&out, rc.xid, RPC_PROC_UNAVAIL);
+		goto send;
+	}
+	p = &prog->procs[rc.proc];
+
+	call.srv = srv;
+	call.store = srv->store;
+	call.peer = (const struct sockaddr *)&req->conn->peer;
+	call.port = srv->port;
+	call.wverf = srv->wverf;
+	call.rcred = rc.cred;
+	if (rc.cred.flavor == RPC_AUTH_SYS) {
+		call.cred.uid = rc.cred.uid;
+		call.cred.gid = rc.cred.gid;
+		call.cred.ngids = rc.cred.ngids;
+		memcpy(call.cred.gids, rc.cred.gids, sizeof(call.cred.gids));
+	} else {
+		call.cred.uid = call.cred.gid = 65534;
+	}
+
+	if (p->flags & NFS_F_NOT_IDEMPOTENT) {
+		nfs_drc_addr(&req->conn->peer, addr);
+		switch (nfs_drc_begin(srv, addr, rc.xid, rc.prog, rc.proc, nfs_drc_sum(rc.args, rc.args_len),
+				  &slot, &cached, &clen)) {
+		case DRC_BUSY:
+			goto out;
+		case DRC_REPLAY:
+			out.len = 4; /* keep the mark slot */
+			xdr_put_fixed(&out, cached, clen);
+			goto send;
+		default:
+			break;
+		}
+	}
+	args = calloc(1, p->args_size);
+	res = calloc(1, p->res_size);
+	if (!args || !res) {
+		rpc_reply_accepted(&out, rc.xid, RPC_SYSTEM_ERR);
+		goto send;
+	}
+	xdr_cur_init(&cur, rc.args, rc.args_len);
+	if (p->decode(&cur, args) != 0) {
+		rpc_reply_accepted(&out, rc.xid, RPC_GARBAGE_ARGS);
+		goto send;
+	}
+	if (p->flags & NFS_F_FH) {
+		uint32_t status = nfs_precheck(&call, p, args);
+
+		if (status != NFS3_OK) {
+			*(uint32_t *)res = status; /* encoders write the failure arm */
+			goto handled;
+		}
+	}
+handle:
+	p->handler(&call, args, res);
+handled:
+	if (call.deferred) {
+		/* nfs_dispatch_worker hands it to the cold pool, which resumes it
+		 * here; without memory for the job it serves the call anew. */
+		struct nfs_job *j = malloc(sizeof(*j));
+
+		req->cold = true;
+		if (j) {
+			*j = (struct nfs_job){ .rc = rc, .out = out, .call = call, .prog = prog, .p = p,
+					       .args = args, .res = res, .slot = slot, .t0 = t0 };
+			req->job = j;
+			memset(&out, 0, sizeof(out));
+			memset(&call, 0, sizeof(call));
+			call.obj.fd = -1;
+			call.file_fd = -1;
+			args = res = NULL;
+			slot = -1;
+		}
+		goto out;
+	}
+	rpc_reply_accepted(&out, rc.xid, RPC_SUCCESS);
+	p->encode(&out, res, &call);
+	if (out.err) {
+		/* Result did not fit or no memory: answer SYSTEM_ERR. */
+		xdr_buf_cleanup(&out);
+		if (xdr_buf_init(&out, 64, 64) != 0)
+			goto out;
+		xdr_put_raw(&out, 4);
+		rpc_reply_accepted(&out, rc.xid, RPC_SYSTEM_ERR);
+		free(call.data_owner);
+		call.data_owner = NULL;
+		call.data = NULL;
+		call.data_len = 0;
+		if (call.file_owned)
+			close(call.file_fd);
+		call.file_fd = -1;
+		call.file_owned = false;
+	}
+	if (prog == &nfs3_prog && call.obj.exp)
+		vol_export_record(call.obj.exp, rc.proc, call.io_bytes, nfs_now_ns() - t0,
+				  *(uint32_t *)res != NFS3_OK);
+send:
+	if (out.err)
+		goto out;
+	if (slot >= 0) {
+		nfs_drc_end(srv, slot, rc.xid, out.p + 4, out.len - 4);
+		slot = -1;
+	}
+	if (!(reply = calloc(1, sizeof(*reply))))
+		goto out;
+	/* The reply takes over the buffer, the data and the object. */
+	reply->buf = out;
+	memset(&out, 0, sizeof(out));
+	reply->data_owner = call.data_owner;
+	reply->data = call.data;
+	reply->dlen = call.data_len;
+	reply->file_fd = call.file_fd;
+	reply->file_off = call.file_off;
+	reply->file_owned = call.file_owned;
+	reply->obj = call.obj;
+	call.data_owner = NULL;
+	call.file_owned = false;
+	call.obj.fd = -1;
+	call.obj.fent = NULL;
+	call.obj.exp = NULL;
+	nfs_reply_send(srv, req->conn, reply);
+	replied = true;
+out:
+	if (slot >= 0)
+		nfs_drc_end(srv, slot, rc.xid, NULL, 0);
+	if (p && p->free && res)
+		p->free(res);
+	free(args);
+	free(res);
+	free(cached);
+	free(call.data_owner);
+	if (call.file_owned)
+		close(call.file_fd);
+	vol_obj_cleanup(&call.obj);
+	xdr_buf_cleanup(&out);
+	return replied;
+}
+
+/* QoS before any work (issue 5): an NFSv3 call on a file handle is charged
+ * to its volume and, when the volume (or its FLEX pool) has no tokens left,
+ * parked there instead of served: the worker moves on to other requests and
+ * the QoS timer puts this one back on the queue when it is due. Connections
+ * are the fairness key. true if parked. */
+static bool qos_gate(struct nfs_srv *srv, struct nfs_req *req)
+{
+	const struct nfs_proc *p;
+	struct rpc_call rc;
+	struct xdr_cur cur;
+	void *args = NULL;
+	enum qos_kind kind = QOS_META;
+	uint64_t bytes = 0;
+	bool parked = false;
+
+	if (req->admitted || rpc_call_parse(req->rec, req->len, &rc) != RPC_PARSE_OK ||
+	    rc.prog != nfs3_prog.prog || rc.vers != nfs3_prog.vers || rc.proc >= nfs3_prog.nprocs)
+		return false;
+	p = &nfs3_prog.procs[rc.proc];
+	if (!p->handler || !(p->flags & NFS_F_FH) || !(args = calloc(1, p->args_size)))
+		return false;
+	xdr_cur_init(&cur, rc.args, rc.args_len);
+	if (p->decode(&cur, args) != 0)
+		goto out; /* GARBAGE_ARGS is answered by serve() */
+	if (rc.proc == NFS3_READ) {
+		kind = QOS_READ;
+		bytes = ((const struct nfs3_read_args *)args)->count;
+	} else if (rc.proc == NFS3_WRITE) {
+		kind = QOS_WRITE;
+		bytes = ((const struct nfs3_write_args *)args)->len;
+	}
+	parked = vol_admit(srv->store, ((const struct nfs_fh3 *)args)->data,
+			   ((const struct nfs_fh3 *)args)->len, (uint64_t)(uintptr_t)req->conn, kind, bytes,
+			   &req->qi) == QOS_PARKED;
+out:
+	free(args);
+	return parked;
+}
+
+/* The QoS timer releases a parked request: back to the workers. */
+void nfs_dispatch_release(void *arg, struct qos_item *it)
+{
+	struct nfs_req *req = (struct nfs_req *)(void *)((char *)it - offsetof(struct nfs_req, qi));
+
+	req->admitted = true;
+	nfs_queue_push(arg, req);
+}
+
+void nfs_conn_inflight_done(struct nfs_srv *srv, struct nfs_conn *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->inflight--;
+	if (c->paused && c->inflight < NFS_SRV_INFLIGHT / 2) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+
+		c->paused = false;
+		epoll_ctl(srv->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* The worker is done with req; its reply (if any) counts in flight until
+ * nfs_reply_send wrote it. */
+static void req_done(struct nfs_srv *srv, struct nfs_req *req, bool replied)
+{
+	struct nfs_conn *c = req->conn;
+
+	if (!replied)
+		nfs_conn_inflight_done(srv, c);
+	atomic_fetch_sub(&srv->queued_bytes, req->len);
+	nfs_conn_unref(c);
+	free(req->rec);
+	free(req);
+}
+
+static void cold_push(struct nfs_srv *srv, struct nfs_req *r)
+{
+	pthread_mutex_lock(&srv->cmu);
+	r->next = NULL;
+	if (srv->ctail)
+		srv->ctail->next = r;
+	else
+		srv->chead = r;
+	srv->ctail = r;
+	pthread_cond_signal(&srv->ccv);
+	pthread_mutex_unlock(&srv->cmu);
+}
+
+void *nfs_dispatch_worker(void *arg)
+{
+	struct nfs_srv *srv = arg;
+
+	for (;;) {
+		struct nfs_req *r;
+		bool replied;
+
+		pthread_mutex_lock(&srv->qmu);
+		while (!srv->qhead && !srv->qstop)
+			pthread_cond_wait(&srv->qcv, &srv->qmu);
+		r = srv->qhead;
+		if (r) {
+			srv->qhead = r->next;
+			if (!srv->qhead)
+				srv->qtail = NULL;
+		}
+		pthread_mutex_unlock(&srv->qmu);
+		if (!r)
+			break; /* stopping and drained */
+		if (qos_gate(srv, r))
+			continue; /* parked: nfs_dispatch_release queues it again */
+		replied = serve(srv, r);
+		if (r->cold && !replied) {
+			cold_push(srv, r); /* deferred: cold data */
+			continue;
+		}
+		req_done(srv, r, replied);
+	}
+	return NULL;
+}
+
+/* The cold pool: serves deferred READs, waiting for the store. */
+void *nfs_dispatch_cold(void *arg)
+{
+	struct nfs_srv *srv = arg;
+
+	for (;;) {
+		struct nfs_req *r;
+
+		pthread_mutex_lock(&srv->cmu);
+		while (!srv->chead && !srv->cstop)
+			pthread_cond_wait(&srv->ccv, &srv->cmu);
+		r = srv->chead;
+		if (r) {
+			srv->chead = r->next;
+			if (!srv->chead)
+				srv->ctail = NULL;
+		}
+		pthread_mutex_unlock(&srv->cmu);
+		if (!r)
+			break; /* stopping and drained */
+		req_done(srv, r, serve(srv, r));
+	}
+	return NULL;
+}

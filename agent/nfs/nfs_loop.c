@@ -1,0 +1,287 @@
+/* nfs_loop: the server loop and connection handling: one thread
+ * multiplexes the sockets with epoll, accepts under the connection limits
+ * (nfs_limits.h), reassembles RPC records and queues each whole call for the
+ * workers.
+ *
+ * Ownership: the loop thread owns every connection's read side (its record
+ * assembler) and the list of connections. Each queued request holds a
+ * reference on its connection; the descriptor is closed only when the last
+ * reference goes, so a worker never writes to a reused descriptor. A
+ * connection closed while other events of the same epoll batch may still
+ * name it is only released after the batch (the loop's graveyard).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "agent/nfs/nfs_srv_internal.h"
+
+/* ---------- connections ---------- */
+
+void nfs_conn_unref(struct nfs_conn *c)
+{
+	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
+		return;
+	close(c->fd);
+	rpc_rec_cleanup(&c->rec);
+	pthread_mutex_destroy(&c->mu);
+	pthread_mutex_destroy(&c->omu);
+	free(c);
+}
+
+/* Stop reading c and drop the loop's hold on it; it is released after the
+ * current epoll batch (conn_reap), which may still name it. */
+static void conn_close(struct nfs_srv *srv, struct nfs_conn *c)
+{
+	if (c->closed)
+		return;
+	c->closed = true;
+	epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	shutdown(c->fd, SHUT_RDWR);
+	nfs_limits_del(&srv->lim, &c->lim);
+	c->dead_next = srv->dead;
+	srv->dead = c;
+}
+
+static void conn_reap(struct nfs_srv *srv)
+{
+	while (srv->dead) {
+		struct nfs_conn *c = srv->dead;
+
+		srv->dead = c->dead_next;
+		nfs_conn_unref(c);
+	}
+}
+
+/* What nfs_limits asks of a connection. */
+static struct nfs_conn *lim_conn(struct nfs_limits_node *nd)
+{
+	return (struct nfs_conn *)(void *)((char *)nd - offsetof(struct nfs_conn, lim));
+}
+
+static bool lim_busy(struct nfs_limits_node *nd)
+{
+	struct nfs_conn *c = lim_conn(nd);
+	bool busy;
+
+	pthread_mutex_lock(&c->mu);
+	busy = c->inflight > 0;
+	pthread_mutex_unlock(&c->mu);
+	return busy;
+}
+
+static bool lim_started(struct nfs_limits_node *nd)
+{
+	return rpc_rec_started(&lim_conn(nd)->rec);
+}
+
+static void lim_close(struct nfs_limits_node *nd, void *srv)
+{
+	conn_close(srv, lim_conn(nd));
+}
+
+static const struct nfs_limits_ops lim_ops = {
+	.busy = lim_busy,
+	.started = lim_started,
+	.close = lim_close,
+};
+
+/* Out of descriptors: accept the next connection with the spare one and
+ * close it at once, so that it leaves the backlog (a level-triggered
+ * listener would wake the loop for it forever). */
+static void conn_refuse_nofd(struct nfs_srv *srv)
+{
+	int fd;
+
+	if (srv->spare_fd < 0)
+		return;
+	close(srv->spare_fd);
+	if ((fd = accept4(srv->lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+		close(fd);
+	srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+static void conn_accept(struct nfs_srv *srv)
+{
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int fd = accept4(srv->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct nfs_conn *c;
+		struct epoll_event ev = {.events = EPOLLIN};
+		int one = 1;
+
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE)
+				conn_refuse_nofd(srv);
+			return;
+		}
+		/* at a limit the oldest idle connection in its scope makes room */
+		if (!nfs_limits_admit(&srv->lim, &ss, &lim_ops, srv) || !(c = calloc(1, sizeof(*c)))) {
+			close(fd);
+			continue;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		atomic_init(&c->refs, 1);
+		c->fd = fd;
+		c->peer = ss;
+		rpc_rec_init(&c->rec, RPC_REC_MAX);
+		pthread_mutex_init(&c->mu, NULL);
+		pthread_mutex_init(&c->omu, NULL);
+		ev.data.ptr = c;
+		if (nfs_limits_add(&srv->lim, &c->lim, &ss, nfs_now_ns()) != 0) {
+			nfs_conn_unref(c);
+			continue;
+		}
+		if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+			nfs_limits_del(&srv->lim, &c->lim);
+			nfs_conn_unref(c);
+			continue;
+		}
+	}
+}
+
+void nfs_queue_push(struct nfs_srv *srv, struct nfs_req *r)
+{
+	pthread_mutex_lock(&srv->qmu);
+	r->next = NULL;
+	if (srv->qtail)
+		srv->qtail->next = r;
+	else
+		srv->qhead = r;
+	srv->qtail = r;
+	pthread_cond_signal(&srv->qcv);
+	pthread_mutex_unlock(&srv->qmu);
+}
+
+/* A whole record arrived: hand it to the workers. Returns false when the
+ * connection has as many requests in flight as allowed (reading pauses). */
+static bool conn_dispatch(struct nfs_srv *srv, struct nfs_conn *c)
+{
+	struct nfs_req *r = calloc(1, sizeof(*r));
+	bool more = true;
+	size_t queued;
+
+	if (!r) {
+		size_t l;
+
+		free(rpc_rec_take(&c->rec, &l));
+		return true;
+	}
+	r->rec = rpc_rec_take(&c->rec, &r->len);
+	r->conn = c;
+	nfs_limits_call(&srv->lim, &c->lim, nfs_now_ns());
+	atomic_fetch_add(&c->refs, 1);
+	queued = atomic_fetch_add(&srv->queued_bytes, r->len) + r->len;
+	pthread_mutex_lock(&c->mu);
+	if (++c->inflight >= NFS_SRV_INFLIGHT || queued > NFS_SRV_QUEUE_BYTES) {
+		struct epoll_event ev = {.events = 0, .data.ptr = c};
+
+		c->paused = true;
+		epoll_ctl(srv->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+		more = false;
+	}
+	pthread_mutex_unlock(&c->mu);
+	nfs_queue_push(srv, r);
+	return more;
+}
+
+/* Read what is there (bounded per wake-up for fairness). */
+static void conn_read(struct nfs_srv *srv, struct nfs_conn *c)
+{
+	uint8_t buf[16384];
+	size_t budget = 4u * NFS_SRV_READ_CHUNK;
+	ssize_t last = -1;
+	bool short_read = false;
+
+	nfs_limits_seen(&srv->lim, &c->lim, nfs_now_ns());
+	while (budget > 0) {
+		size_t room = 0;
+		uint8_t *direct = rpc_rec_direct(&c->rec, &room);
+		ssize_t n;
+		int rc;
+
+		if (direct && room >= sizeof(buf)) {
+			/* Large fragment body: read straight into the record. */
+			size_t want = room > NFS_SRV_READ_CHUNK ? NFS_SRV_READ_CHUNK : room;
+
+			n = recv(c->fd, direct, want, 0);
+			if ((last = n) <= 0)
+				goto eof;
+			budget -= (size_t)n > budget ? budget : (size_t)n;
+			if (rpc_rec_advance(&c->rec, (size_t)n) == RPC_REC_DONE && !conn_dispatch(srv, c))
+				return;
+			if ((size_t)n < want)
+				return; /* drained; level-triggered epoll calls again */
+			continue;
+		}
+		n = recv(c->fd, buf, sizeof(buf), 0);
+		if ((last = n) <= 0)
+			goto eof;
+		short_read = (size_t)n < sizeof(buf);
+		budget -= (size_t)n > budget ? budget : (size_t)n;
+		{
+			size_t off = 0;
+
+			while (off < (size_t)n) {
+				size_t used = 0;
+
+				rc = rpc_rec_feed(&c->rec, buf + off, (size_t)n - off, &used);
+				off += used;
+				if (rc < 0) {
+					conn_close(srv, c); /* oversized record: drop the peer */
+					return;
+				}
+				if (rc == RPC_REC_DONE)
+					conn_dispatch(srv, c);
+			}
+		}
+		pthread_mutex_lock(&c->mu);
+		if (c->paused) {
+			pthread_mutex_unlock(&c->mu);
+			return;
+		}
+		pthread_mutex_unlock(&c->mu);
+		if (short_read)
+			return; /* drained; level-triggered epoll calls again */
+	}
+	return;
+eof:
+	/* recv() == 0 is the end of the stream; -1 with EAGAIN means drained. */
+	if (last == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+		conn_close(srv, c);
+}
+
+void *nfs_loop_main(void *arg)
+{
+	struct nfs_srv *srv = arg;
+	struct epoll_event evs[64];
+
+	while (!atomic_load(&srv->stopping)) {
+		int n = epoll_wait(srv->epfd, evs, 64, 1000), i;
+		uint64_t now;
+
+		for (i = 0; i < n; i++) {
+			struct nfs_conn *c = evs[i].data.ptr;
+
+			if (c == NULL) {
+				conn_accept(srv);
+				continue;
+			}
+			if ((void *)c == (void *)&srv->evfd)
+				continue;
+			if (c->closed)
+				continue;
+			if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+				conn_read(srv, c);
+		}
+		if ((now = nfs_now_ns()) - srv->swept_ns >= 1000000000ull) {
+			nfs_limits_sweep(&srv->lim, now, &lim_ops, srv);
+			srv->swept_ns = now;
+		}
+		conn_reap(srv);
+	}
+	for (struct nfs_limits_node *nd; (nd = nfs_limits_any(&srv->lim));)
+		conn_close(srv, lim_conn(nd));
+	conn_reap(srv);
+	return NULL;
+}

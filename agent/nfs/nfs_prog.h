@@ -1,0 +1,105 @@
+/* nfs_prog: what an RPC program (NFS v3, MOUNT v3, PORTMAP v2) gives the
+ * server: a table of procedures indexed by procedure number, and the
+ * per-request context handlers run in. Internal to agent/.
+ *
+ * The server runs, for every call: decode (failure: GARBAGE_ARGS), the
+ * duplicate-request cache for NFS_F_NOT_IDEMPOTENT, then for NFS_F_FH
+ * procedures the central checks (args begin with the object's file handle:
+ * resolve it -> BADHANDLE/STALE, apply export rules -> ACCES, MODIFIES_DATA
+ * on a read-only export -> ROFS), then the handler, encode and free.
+ * Results of every NFS_F_FH procedure begin with a uint32_t status, and their
+ * encoder writes the failure arm when status != 0, so a central refusal is
+ * "zeroed result with status set".
+ */
+#ifndef AQ_AGENT_NFS_PROG_H
+#define AQ_AGENT_NFS_PROG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "agent/nfs/rpc.h"
+#include "agent/vol/vol.h"
+#include "agent/nfs/xdr.h"
+
+enum nfs_proc_flags {
+	NFS_F_MODIFIES = 1u << 0,       /* refused on read-only exports */
+	NFS_F_NOT_IDEMPOTENT = 1u << 1, /* replies kept in the duplicate-request cache */
+	NFS_F_FH = 1u << 2,             /* args start with the object's nfs_fh3 */
+};
+
+struct nfs_srv;
+
+/* A file handle as it came off the wire (points into the record). */
+struct nfs_fh3 {
+	uint32_t len;
+	const uint8_t *data;
+};
+
+struct nfs_call {
+	struct nfs_srv *srv;
+	struct vol_store *store;
+	const struct sockaddr *peer;
+	uint16_t port;               /* our listening port (PORTMAP answers it) */
+	const uint8_t *wverf;        /* 8-byte write verifier of this server run */
+	struct rpc_cred rcred;       /* as sent */
+	struct vol_cred cred;        /* raw caller identity (nobody for AUTH_NONE) */
+	/* Filled by the central checks for NFS_F_FH procedures: */
+	struct vol_obj obj;
+	struct vol_cred ecred;       /* after squash */
+	enum vol_access access;
+	/* Payload sent after the encoded result without copying (READ). */
+	const void *data;
+	size_t data_len;
+	void *data_owner;            /* free()d after the reply went out */
+	/* Or: data_len bytes sent from this file descriptor at file_off
+	 * (sendfile), closed after the reply when file_owned. */
+	int file_fd;
+	uint64_t file_off;
+	bool file_owned;
+	uint64_t io_bytes;           /* for counters */
+	/* READ of cold data: when may_defer, the handler sets deferred instead of
+	 * waiting for the object store; the server then hands the request to its
+	 * cold pool, which resumes it where it stopped (nfs-ganesha's
+	 * NFS_REQ_ASYNC_WAIT / resume): the decoded arguments, the resolved
+	 * object and the access verdict are kept, and the handler runs once more
+	 * with may_defer false and resumed true, so it neither re-checks nor
+	 * re-reads what it already learnt (the tier counts each READ once). */
+	bool may_defer;
+	bool deferred;
+	bool resumed;
+};
+
+struct nfs_proc {
+	const char *name;
+	int (*decode)(struct xdr_cur *cur, void *args);
+	void (*handler)(struct nfs_call *call, void *args, void *res);
+	void (*encode)(struct xdr_buf *buf, void *res, struct nfs_call *call);
+	void (*free)(void *res);
+	unsigned flags;
+	uint32_t args_size, res_size;
+};
+
+struct nfs_prog {
+	uint32_t prog, vers;
+	const struct nfs_proc *procs;
+	uint32_t nprocs;
+};
+
+/* The three programs served on one port. */
+extern const struct nfs_prog nfs3_prog;
+extern const struct nfs_prog mnt_prog;
+extern const struct nfs_prog pmap_prog;
+
+/* NFSv3 status for a vol_/errno code. */
+uint32_t nfs3_status(int rc);
+
+/* MOUNT bookkeeping the server keeps for DUMP/UMNT (nfs_srv.c). */
+void nfs_srv_mount_add(struct nfs_srv *srv, const char *host, const char *path);
+void nfs_srv_mount_del(struct nfs_srv *srv, const char *host, const char *path);
+void nfs_srv_mount_del_host(struct nfs_srv *srv, const char *host);
+/* Encode the mount list (mountlist, RFC 1813 appendix I) into buf. */
+void nfs_srv_mount_encode(struct nfs_srv *srv, struct xdr_buf *buf);
+
+#endif

@@ -1,0 +1,171 @@
+/* nfs_reply: sending replies: one whole record at a time per connection,
+ * in completion order; READ data goes straight from the page cache with
+ * sendfile, cold data as its own iovec.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "agent/nfs/nfs_srv_internal.h"
+
+/* ---------- replies ---------- */
+
+/* Wait until the socket can take more, or give up. */
+static bool send_wait(int fd)
+{
+	struct pollfd pf = {.fd = fd, .events = POLLOUT};
+
+	return poll(&pf, 1, NFS_SRV_SEND_TIMEOUT_MS) > 0;
+}
+
+/* Send iovecs completely (bases/lens, k entries). 0 or -1. */
+static int send_iov(int fd, const void *const *bases, const size_t *lens, int k, bool more)
+{
+	size_t total = 0, sent = 0;
+	int i;
+
+	for (i = 0; i < k; i++)
+		total += lens[i];
+	while (sent < total) {
+		struct iovec iov[3];
+		struct msghdr mh = {0};
+		size_t skip = sent;
+		int m = 0;
+		ssize_t n;
+
+		for (i = 0; i < k; i++) {
+			if (skip >= lens[i]) {
+				skip -= lens[i];
+				continue;
+			}
+			iov[m].iov_base = (void *)((uintptr_t)bases[i] + skip);
+			iov[m].iov_len = lens[i] - skip;
+			skip = 0;
+			m++;
+		}
+		mh.msg_iov = iov;
+		mh.msg_iovlen = (size_t)m;
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
+		if (n > 0)
+			sent += (size_t)n;
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && send_wait(fd))
+			continue;
+		else
+			return -1;
+	}
+	return 0;
+}
+
+/* len bytes of file_fd at off with sendfile; if the file came up short
+ * (truncated meanwhile), zeros keep the record's framing intact. */
+static int send_file(int fd, int file_fd, uint64_t off, size_t len)
+{
+	static const uint8_t zeros[65536];
+	off_t o = (off_t)off;
+
+	while (len > 0) {
+		ssize_t n = sendfile(fd, file_fd, &o, len);
+
+		if (n > 0) {
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (!send_wait(fd))
+				return -1;
+			continue;
+		}
+		break; /* end of file or an error on the file side */
+	}
+	while (len > 0) {
+		const void *b[1] = {zeros};
+		size_t l[1] = {len < sizeof(zeros) ? len : sizeof(zeros)};
+
+		if (send_iov(fd, b, l, 1, true) != 0)
+			return -1;
+		len -= l[0];
+	}
+	return 0;
+}
+
+/* Send one whole record: mark + header, then dlen bytes of data (from
+ * memory, or from file_fd when >= 0), then padding. 0 or -1. */
+static int send_one(int fd, struct nfs_reply *r)
+{
+	static const uint8_t zeros[4];
+	size_t dlen = r->dlen, pad = XDR_PAD(dlen) - dlen, total = r->buf.len + dlen + pad;
+	uint32_t mark = 0x80000000u | (uint32_t)(total - 4);
+	int rc;
+
+	r->buf.p[0] = (uint8_t)(mark >> 24);
+	r->buf.p[1] = (uint8_t)(mark >> 16);
+	r->buf.p[2] = (uint8_t)(mark >> 8);
+	r->buf.p[3] = (uint8_t)mark;
+	if (r->file_fd >= 0 && dlen > 0) {
+		const void *b[1] = {r->buf.p};
+		size_t l[1] = {r->buf.len};
+		const void *pb[1] = {zeros};
+		size_t pl[1] = {pad};
+
+		rc = send_iov(fd, b, l, 1, true);
+		if (rc == 0)
+			rc = send_file(fd, r->file_fd, r->file_off, dlen);
+		if (rc == 0 && pad)
+			rc = send_iov(fd, pb, pl, 1, false);
+	} else {
+		const void *b[3] = {r->buf.p, r->data, zeros};
+		size_t l[3] = {r->buf.len, r->data ? dlen : 0, r->data ? pad : 0};
+
+		rc = send_iov(fd, b, l, 3, false);
+	}
+	return rc;
+}
+
+static void reply_free(struct nfs_reply *r)
+{
+	xdr_buf_cleanup(&r->buf);
+	free(r->data_owner);
+	if (r->file_owned)
+		close(r->file_fd);
+	vol_obj_cleanup(&r->obj);
+	free(r);
+}
+
+/* Queue r on the connection. The first worker to find nobody sending
+ * becomes the sender and writes queued replies one whole record at a time
+ * until the queue is empty; everybody else just queues and moves on, so a
+ * client that does not read its replies holds at most one worker. A reply
+ * counts as in flight until it left (or was dropped). */
+void nfs_reply_send(struct nfs_srv *srv, struct nfs_conn *c, struct nfs_reply *r)
+{
+	pthread_mutex_lock(&c->omu);
+	r->next = NULL;
+	if (c->outq_tail)
+		c->outq_tail->next = r;
+	else
+		c->outq = r;
+	c->outq_tail = r;
+	if (c->sending) {
+		pthread_mutex_unlock(&c->omu);
+		return;
+	}
+	c->sending = true;
+	while ((r = c->outq) != NULL) {
+		c->outq = r->next;
+		if (!c->outq)
+			c->outq_tail = NULL;
+		pthread_mutex_unlock(&c->omu);
+		if (!atomic_load(&c->dead) && send_one(c->fd, r) != 0) {
+			atomic_store(&c->dead, true);
+			shutdown(c->fd, SHUT_RDWR); /* the loop thread sees the end */
+		}
+		reply_free(r);
+		nfs_conn_inflight_done(srv, c);
+		pthread_mutex_lock(&c->omu);
+	}
+	c->sending = false;
+	pthread_mutex_unlock(&c->omu);
+}

@@ -1,0 +1,72 @@
+/* nfs_srv: the embedded NFSv3 server of the agent: NFS v3 (100003), MOUNT v3
+ * (100005) and PORTMAP v2 GETPORT (100000) on one TCP port.
+ *
+ * One thread multiplexes the sockets with epoll and reassembles RPC records;
+ * a pool of worker threads decodes, runs the procedure against the volume
+ * store (agent/vol/vol.h) and sends the reply itself. A connection may have up to
+ * NFS_SRV_INFLIGHT requests outstanding (reading pauses beyond that, and when
+ * all connections together have 256 MiB of calls queued); replies
+ * may go out of order, each as one whole record, writes on one socket are
+ * serialized. Non-idempotent NFS calls (CREATE, REMOVE, RENAME, ...) go through
+ * a bounded duplicate-request cache keyed by (client address, xid, program,
+ * procedure, checksum of the arguments).
+ *
+ * The server is one front end of a volume store it is handed: the caller
+ * creates the store (vol_store_new), sets its exports and reads its counters
+ * (vol_store_set, vol_store_stats), and frees it after the server. While
+ * started, the server runs the store's QoS timer (vol_store_qos_start) so
+ * that parked requests come back to its own queue.
+ *
+ * Connections are bounded (struct nfs_srv_limits): in all and per client
+ * address; at either limit a new connection closes the oldest idle one in
+ * that scope (one that never sent a whole call first, then the one longest
+ * without traffic and with nothing outstanding) and is refused only when
+ * there is none. A connection must deliver its first whole call within
+ * record_s seconds of its accept, a call once begun must not pause longer
+ * than record_s, and a connection with nothing outstanding that received
+ * nothing for idle_s seconds is closed (clients reconnect when they need to).
+ *
+ * All functions are thread-safe. Errors are negative errno values.
+ */
+#ifndef AQ_AGENT_NFS_SRV_H
+#define AQ_AGENT_NFS_SRV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/vol/vol.h"
+
+#define NFS_SRV_INFLIGHT 64       /* outstanding requests per connection */
+
+struct nfs_srv_limits {
+	unsigned max_conns;       /* connections at once */
+	unsigned per_ip;          /* connections from one client address */
+	unsigned record_s;        /* first whole call after accept; pause inside a call */
+	unsigned idle_s;          /* silence, nothing outstanding (knfsd: 6 min) */
+};
+
+#define NFS_SRV_LIMITS_DEFAULT { .max_conns = 4096, .per_ip = 64, .record_s = 10, .idle_s = 360 }
+
+struct nfs_srv;
+
+/* Create a server that will listen on "HOST:PORT" (IPv4 literal or "[v6]";
+ * port 0 picks a free one) and serve store (borrowed: it must outlive the
+ * server; -EINVAL when NULL). workers: file I/O threads (0 = 8).
+ * Nothing is bound until nfs_srv_start(). */
+int nfs_srv_new(const char *listen, struct vol_store *store, unsigned workers, struct nfs_srv **out);
+/* Connection limits (the defaults above until called); before nfs_srv_start.
+ * -EINVAL when a field is 0, -EBUSY once started. */
+int nfs_srv_set_limits(struct nfs_srv *srv, const struct nfs_srv_limits *l);
+/* Bind, listen and start the threads. */
+int nfs_srv_start(struct nfs_srv *srv);
+/* The bound port (after start). */
+uint16_t nfs_srv_port(const struct nfs_srv *srv);
+/* Stop serving: close the listener and every connection, join the threads.
+ * Idempotent; nfs_srv_free calls it. */
+void nfs_srv_stop(struct nfs_srv *srv);
+/* Name of NFSv3 procedure number proc ("READ"), or NULL. */
+const char *nfs_srv_proc_name(unsigned proc);
+/* Stop and release; accepts NULL. */
+void nfs_srv_free(struct nfs_srv *srv);
+
+#endif

@@ -1,0 +1,184 @@
+/* nfs_srv_internal: what the files of the NFS server share (nfs_srv.c,
+ * nfs_loop.c, nfs_dispatch.c, nfs_reply.c, nfs_drc.c): the server, connection,
+ * request and reply structs and the functions one file offers the others.
+ * Not part of the contract (nfs_srv.h).
+ */
+#ifndef AQ_AGENT_NFS_SRV_INTERNAL_H
+#define AQ_AGENT_NFS_SRV_INTERNAL_H
+
+#include "agent/nfs/nfs_srv.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/nfs/mnt.h"
+#include "agent/nfs/nfs3.h"
+#include "agent/nfs/nfs_limits.h"
+#include "agent/nfs/nfs_prog.h"
+#include "agent/nfs/rpc.h"
+
+#define NFS_SRV_READ_CHUNK (256u * 1024u)
+#define NFS_SRV_SEND_TIMEOUT_MS 15000
+#define NFS_SRV_REPLY_MAX (NFS3_DIRMAX + 8192u)
+#define DRC_SIZE 4096
+#define DRC_HASH 1024
+#define MNT_LIST_MAX 256
+/* Bytes of received calls queued or being served, over all connections;
+ * above it, the connection that adds more pauses until its calls drain. */
+#define NFS_SRV_QUEUE_BYTES (256u << 20)
+/* Threads serving deferred cold READs: bounds the cold reads waiting for the
+ * store at once (Little's law: 64 per store round trip). */
+#define NFS_SRV_COLD_WORKERS 64
+
+struct nfs_conn {
+	atomic_int refs;
+	int fd;
+	struct sockaddr_storage peer;
+	struct rpc_rec rec;            /* loop thread only */
+	pthread_mutex_t mu;            /* inflight, paused */
+	pthread_mutex_t omu;           /* outq, sending */
+	struct nfs_reply *outq, *outq_tail;
+	bool sending;                  /* a worker is writing; others only queue */
+	atomic_bool dead;              /* a send failed: drop further replies */
+	int inflight;
+	bool paused;
+	bool closed;                   /* loop thread only */
+	struct nfs_limits_node lim;    /* loop thread: limits and time-outs */
+	struct nfs_conn *dead_next;    /* loop thread's graveyard */
+};
+
+/* Where a deferred call stopped: everything serve() had built for it. */
+struct nfs_job {
+	struct rpc_call rc;            /* points into the request's record */
+	struct xdr_buf out;            /* the reply buffer, record mark slot reserved */
+	struct nfs_call call;          /* resolved object, credentials, access verdict */
+	const struct nfs_prog *prog;
+	const struct nfs_proc *p;
+	void *args, *res;              /* decoded arguments, the result being built */
+	int slot;                      /* DRC slot, -1 if none */
+	uint64_t t0;                   /* when the call was first served (latency) */
+};
+
+struct nfs_req {
+	struct nfs_conn *conn;
+	uint8_t *rec;
+	size_t len;
+	struct nfs_req *next;
+	bool admitted;                 /* QoS charged it already (was parked) */
+	bool cold;                     /* on the cold pool: serve it, may block */
+	struct nfs_job *job;           /* a deferred call's state, resumed by the cold pool */
+	struct qos_item qi;
+};
+
+/* A reply on its way to the socket; owns everything it sends. */
+struct nfs_reply {
+	struct nfs_reply *next;
+	struct xdr_buf buf;            /* 4-byte mark + encoded header */
+	void *data_owner;
+	const void *data;
+	size_t dlen;
+	int file_fd;
+	uint64_t file_off;
+	bool file_owned;
+	struct vol_obj obj;            /* keeps a cached file descriptor open */
+};
+
+struct drc_entry {
+	uint8_t addr[16];
+	uint32_t xid, prog, proc;
+	uint64_t sum;
+	int state;                     /* 0 free, 1 in progress, 2 done */
+	uint8_t *reply;
+	size_t reply_len;
+	int hnext;                     /* chain in the hash bucket, -1 = end */
+};
+
+struct mnt_entry {
+	char host[64];
+	char path[256];
+};
+
+struct nfs_srv {
+	char host[128];
+	uint16_t port;
+	unsigned nworkers;
+	struct vol_store *store;
+	uint8_t wverf[8];
+	int lfd, epfd, evfd;
+	bool started;
+	atomic_bool stopping;
+	pthread_t loop;
+	pthread_t *workers;
+	/* work queue */
+	pthread_mutex_t qmu;
+	pthread_cond_t qcv;
+	struct nfs_req *qhead, *qtail;
+	bool qstop;
+	/* cold pool (deferred cold READs) */
+	pthread_mutex_t cmu;
+	pthread_cond_t ccv;
+	struct nfs_req *chead, *ctail;
+	bool cstop;
+	pthread_t cold[NFS_SRV_COLD_WORKERS];
+	unsigned ncold;
+	_Atomic size_t queued_bytes;
+	/* connections (loop thread) */
+	struct nfs_srv_limits limits;
+	struct nfs_limits lim;
+	struct nfs_conn *dead;         /* closed this batch, released after it */
+	int spare_fd;                  /* given up to accept-and-close at EMFILE */
+	uint64_t swept_ns;
+	/* duplicate-request cache */
+	pthread_mutex_t drc_mu;
+	struct drc_entry drc[DRC_SIZE];
+	int drc_head[DRC_HASH];
+	int drc_next;                  /* ring position for eviction */
+	/* MOUNT's list of mounts (DUMP) */
+	pthread_mutex_t mnt_mu;
+	struct mnt_entry mounts[MNT_LIST_MAX];
+	size_t nmounts;
+};
+
+/* nfs_loop.c */
+void nfs_conn_unref(struct nfs_conn *c);
+void nfs_queue_push(struct nfs_srv *srv, struct nfs_req *r);
+void *nfs_loop_main(void *arg);
+
+/* nfs_drc.c: nfs_drc_begin answers one of these */
+enum { DRC_NEW = 0, DRC_BUSY = 1, DRC_REPLAY = 2 };
+uint64_t nfs_drc_sum(const uint8_t *p, size_t n);
+void nfs_drc_addr(const struct sockaddr_storage *ss, uint8_t out[16]);
+int nfs_drc_begin(struct nfs_srv *srv, const uint8_t addr[16], uint32_t xid, uint32_t prog,
+	uint32_t proc, uint64_t sum, int *slot, uint8_t **reply, size_t *len);
+void nfs_drc_end(struct nfs_srv *srv, int slot, uint32_t xid, const uint8_t *reply, size_t len);
+
+/* nfs_reply.c */
+void nfs_reply_send(struct nfs_srv *srv, struct nfs_conn *c, struct nfs_reply *r);
+
+/* nfs_dispatch.c */
+uint64_t nfs_now_ns(void);
+void nfs_dispatch_release(void *arg, struct qos_item *it);
+void nfs_conn_inflight_done(struct nfs_srv *srv, struct nfs_conn *c);
+void *nfs_dispatch_worker(void *arg);
+void *nfs_dispatch_cold(void *arg);
+
+#endif

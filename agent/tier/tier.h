@@ -1,0 +1,112 @@
+/* tier: the cold tier of the data path (issue 11).
+ *
+ * For every volume whose tieringPolicy.tierAction is ENABLED the engine
+ * tracks the temperature of each TIER_CHUNK bytes of file data, moves chunks
+ * untouched for coolingThresholdDays "days" to an object store, and brings
+ * them back following the retrievalPolicy. It plugs into the volume store
+ * through struct vol_tier_ops (vol.h), so every protocol front end gets it.
+ *
+ * Units: only whole chunks of regular files are tiered (chunk i covers
+ * [i*TIER_CHUNK, (i+1)*TIER_CHUNK) and lies below the file size); the
+ * partial last chunk, files smaller than a chunk and all metadata stay hot.
+ * A day lasts cfg.day_seconds of cfg.now(); a chunk's temperature is the day
+ * number of its last read or write (kept in memory, persisted at every pass;
+ * a chunk never seen takes the file's mtime day).
+ *
+ * Durability (the tier map): per volume an SQLite database (WAL,
+ * synchronous=FULL) in <state_dir> (on the shelf, outside the export root),
+ * with tables files(fid, ino), chunks(fid, idx, key, len, sum) (a row exists
+ * only for a chunk whose object was uploaded and verified) and
+ * pending(key) (objects that may exist but are not referenced: an upload
+ * in progress, or an object to delete). Moving a chunk out: pending row ->
+ * put -> head (size check) -> one transaction {chunk row, drop pending} ->
+ * punch the hole. Bringing it back: get -> pwrite -> fdatasync -> one
+ * transaction {drop chunk row, pending row} -> delete object -> drop pending.
+ * At start and after every pass the objects named by pending rows are
+ * deleted. kill -9 at any point therefore leaves every byte in the file or
+ * in a recorded object, and no unrecorded object once recovery ran.
+ *
+ * Files are named by a file id kept in the xattr "user.aquifer.fid" (16 hex
+ * digits, set at the first pass that sees the file), so hard links share it
+ * and rename keeps it; the database maps it to the inode for the data path.
+ *
+ * Errors: negative errno. Cold reads that cannot finish within
+ * TIER_COLD_DEADLINE_MS (store down or slow) fail with -ETIMEDOUT, which the
+ * NFS layer answers as NFS3ERR_JUKEBOX. Thread-safe.
+ */
+#ifndef AQ_AGENT_TIER_H
+#define AQ_AGENT_TIER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/obj/obj.h"
+#include "agent/vol/vol.h"
+
+#define TIER_CHUNK (1024u * 1024u)
+#define TIER_COLD_DEADLINE_MS 3000
+#define TIER_READAHEAD 32           /* chunks prefetched ahead of a sequential stream */
+#define TIER_CACHE_CHUNKS 64        /* in-memory chunk cache (64 MiB) */
+
+enum tier_action { TIER_OFF = 0, TIER_ENABLED = 1, TIER_PAUSED = 2 };
+enum tier_retrieval { TIER_RET_DEFAULT = 0, TIER_RET_ON_READ = 1, TIER_RET_NEVER = 2 };
+
+struct tier_vol_cfg {
+	uint64_t fsid;
+	char root[4096];            /* the export root (the volume's folder) */
+	char state_dir[4096];       /* holds tier.db; outside the export root */
+	enum tier_action action;
+	int cooling_days;
+	bool bypass;                /* hotTierBypassModeEnabled */
+	enum tier_retrieval retrieval;
+};
+
+struct tier_cfg {
+	char location[64];          /* object keys start "<location>/<fsid>/" */
+	unsigned day_seconds;       /* 0 = 86400 */
+	/* Clock in seconds (tests pass a fake one); NULL = CLOCK_REALTIME. */
+	double (*now)(void *arg);
+	void *now_arg;
+};
+
+struct tier_stats {
+	uint64_t cold_bytes;
+	uint64_t cold_read_bytes, cold_write_bytes;
+	char state[32];             /* "", "ACTIVE", "PAUSED", "STORE_UNAVAILABLE" */
+	char details[512];
+};
+
+struct tier;
+
+int tier_new(const struct tier_cfg *cfg, struct tier **out);
+/* Stops the thread, flushes temperatures, closes everything. NULL is fine. */
+void tier_free(struct tier *t);
+/* The vol hooks; install with vol_store_set_tier(store, tier_ops(), t). */
+const struct vol_tier_ops *tier_ops(void);
+/* Replace the cold store (NULL cfg: keep none). Takes effect at once. */
+int tier_set_store(struct tier *t, const struct obj_cfg *cfg);
+/* Bytes of all tiered volumes that live only in the cold store. */
+uint64_t tier_cold_total(struct tier *t);
+/* Replace the set of tiered volumes (action TIER_OFF entries are ignored).
+ * Volumes that stay keep their state; new ones open their database and
+ * run recovery. A volume whose database cannot be opened is left out (its
+ * rcs[i] < 0 when rcs is given; the caller must not serve it, its cold
+ * data would read as holes); the first such error is returned. */
+int tier_set_volumes(struct tier *t, const struct tier_vol_cfg *v, size_t n, int *rcs);
+/* A volume was deleted: remove every object under its prefix and its
+ * database folder. */
+int tier_destroy_volume(struct tier *t, uint64_t fsid, const char *state_dir);
+/* Background thread: one pass shortly after start, then once per day. */
+int tier_start(struct tier *t);
+/* One tiering pass over every volume, now (tests; the thread calls it). */
+int tier_pass(struct tier *t);
+/* Let queued background work (bypass uploads, deferred deletes) finish. */
+void tier_drain(struct tier *t);
+int tier_stats(struct tier *t, uint64_t fsid, struct tier_stats *out);
+/* Consistency scan of one volume (fsid) or all (fsid 0): a JSON text
+ * {"volumes":[{"fsid","objects","records","pending","orphans":[keys],
+ * "missing":[keys]}]} in *json (malloc'd). */
+int tier_scan(struct tier *t, uint64_t fsid, char **json);
+
+#endif

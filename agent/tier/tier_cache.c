@@ -1,0 +1,211 @@
+/* tier_cache: reading cold chunks back from the object store: the bounded
+ * fetch with its deadline, the chunk cache and the read-ahead workers.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "agent/tier/tier_internal.h"
+
+/* ---------- reading from the store ---------- */
+
+/* [off, off+len) of key, retrying an unreachable store with backoff until
+ * TIER_COLD_DEADLINE_MS passed (then -ETIMEDOUT). */
+int tier_fetch(struct tier_vol *v, const char *key, uint64_t off, void *buf, size_t len, size_t *got)
+{
+	double end = tier_mono_ms() + TIER_COLD_DEADLINE_MS, wait = 50;
+
+	/* Down for longer than a read may wait (the tier thread probes it every
+	 * second): answer at once, so cold reads do not tie up the NFS workers
+	 * hot reads need. A store that just failed once is retried as usual. */
+	if (tier_down_for(v->t) > TIER_COLD_DEADLINE_MS / 1000)
+		return -ETIMEDOUT;
+	for (;;) {
+		struct tier_store *s = tier_store_get(v->t);
+		int rc = s ? obj_get(s->obj, key, off, buf, len, got) : -EAGAIN;
+
+		tier_store_put(s);
+		if (rc == 0) {
+			atomic_fetch_add(&v->cold_read, *got);
+			if (tier_is_down(v->t))
+				tier_health(v->t, 0, "read");
+			return 0;
+		}
+		if (rc != -EAGAIN)
+			return rc == -ENOENT ? -EIO : rc;
+		tier_health(v->t, rc, "read");
+		if (tier_mono_ms() + wait > end)
+			return -ETIMEDOUT;
+		usleep((useconds_t)(wait * 1000));
+		wait = wait * 2 > 800 ? 800 : wait * 2;
+	}
+}
+
+static struct tier_centry *tier_cache_find(struct tier *t, const char *key)
+{
+	for (size_t i = 0; i < TIER_CACHE_CHUNKS; i++)
+		if (t->cache[i].state && !strcmp(t->cache[i].key, key))
+			return &t->cache[i];
+	return NULL;
+}
+
+/* A slot to load into (empty, else least recently used ready), or NULL. */
+static struct tier_centry *tier_cache_slot(struct tier *t)
+{
+	struct tier_centry *best = NULL;
+
+	for (size_t i = 0; i < TIER_CACHE_CHUNKS; i++) {
+		struct tier_centry *e = &t->cache[i];
+
+		if (e->state == 0)
+			return e;
+		if (e->state >= 2 && (!best || e->used < best->used))
+			best = e;
+	}
+	return best;
+}
+
+static struct tier_centry *tier_cache_claim(struct tier *t, const char *key)
+{
+	struct tier_centry *e = tier_cache_slot(t);
+
+	if (!e)
+		return NULL;
+	if (!e->buf && !(e->buf = malloc(TIER_CHUNK)))
+		return NULL;
+	snprintf(e->key, sizeof(e->key), "%s", key);
+	e->state = 1;
+	e->len = 0;
+	return e;
+}
+
+/* Copy [coff, coff+len) of the chunk object key through the cache. With
+ * swap (*swap == dst, a malloc()ed block of at least TIER_CHUNK bytes) and a
+ * read of the whole chunk, the cached block is handed over instead: the
+ * caller gets it in *swap, the entry takes dst and is empty again (a stream
+ * reads each chunk once; this saves copying 1 MiB per READ). */
+int tier_cache_read(struct tier_vol *v, const char *key, uint64_t coff, void *dst, size_t len, void **swap)
+{
+	struct tier *t = v->t;
+	struct tier_centry *e;
+	size_t got = 0;
+	int rc = 0;
+
+	pthread_mutex_lock(&t->cmu);
+	for (;;) {
+		e = tier_cache_find(t, key);
+		if (e && e->state == 1) {
+			pthread_cond_wait(&t->ccv, &t->cmu);
+			continue;
+		}
+		if (e && e->state == 2) {
+			if (coff + len > e->len) {
+				rc = -EIO;
+			} else if (swap && coff == 0 && len == TIER_CHUNK && e->len == TIER_CHUNK) {
+				/* Handed over; the entry stays as "consumed" so the
+				 * read-ahead of a stream does not fetch it again. */
+				*swap = e->buf;
+				e->buf = dst;
+				e->state = 3;
+				e->len = 0;
+			} else {
+				memcpy(dst, e->buf + coff, len);
+				e->used = ++t->tick;
+			}
+			break;
+		}
+		if (e) { /* consumed: read again into its block */
+			e->state = 1;
+		} else if (!(e = tier_cache_claim(t, key))) {
+			pthread_mutex_unlock(&t->cmu);
+			rc = tier_fetch(v, key, coff, dst, len, &got);
+			return rc == 0 && got != len ? -EIO : rc;
+		}
+		pthread_mutex_unlock(&t->cmu);
+		rc = tier_fetch(v, key, 0, e->buf, TIER_CHUNK, &got);
+		pthread_mutex_lock(&t->cmu);
+		e->state = rc == 0 ? 2 : 0;
+		e->len = got;
+		e->used = ++t->tick;
+		pthread_cond_broadcast(&t->ccv);
+		if (rc != 0)
+			break;
+	}
+	pthread_mutex_unlock(&t->cmu);
+	return rc;
+}
+
+void tier_prefetch_push(struct tier_vol *v, const char *key)
+{
+	struct tier *t = v->t;
+
+	pthread_mutex_lock(&t->cmu);
+	if (t->npw && !tier_cache_find(t, key) && t->pq_len < TIER_PREFETCH_Q) {
+		for (size_t i = 0; i < t->pq_len; i++)
+			if (!strcmp(t->pq[(t->pq_head + i) % TIER_PREFETCH_Q], key))
+				goto out;
+		size_t slot = (t->pq_head + t->pq_len++) % TIER_PREFETCH_Q;
+
+		snprintf(t->pq[slot], TIER_KEY_MAX, "%s", key);
+		atomic_fetch_add(&v->refs, 1);
+		t->pqv[slot] = v;
+		pthread_cond_broadcast(&t->ccv);
+	}
+out:
+	pthread_mutex_unlock(&t->cmu);
+}
+
+/* Prefetch worker: loads queued chunks into the cache, up to
+ * TIER_PREFETCH_BATCH at once with parallel ranged GETs. */
+void *tier_prefetch_main(void *arg)
+{
+	struct tier *t = arg;
+
+	pthread_mutex_lock(&t->cmu);
+	while (!t->stopping) {
+		struct obj_range r[TIER_PREFETCH_BATCH];
+		struct tier_centry *e[TIER_PREFETCH_BATCH];
+		struct tier_vol *vv[TIER_PREFETCH_BATCH];
+		struct tier_store *s;
+		size_t n = 0;
+
+		if (!t->pq_len) {
+			pthread_cond_wait(&t->ccv, &t->cmu);
+			continue;
+		}
+		while (t->pq_len && n < TIER_PREFETCH_BATCH) {
+			const char *key = t->pq[t->pq_head];
+			struct tier_vol *v = t->pqv[t->pq_head];
+
+			t->pq_head = (t->pq_head + 1) % TIER_PREFETCH_Q;
+			t->pq_len--;
+			if (tier_cache_find(t, key) || !(e[n] = tier_cache_claim(t, key))) {
+				tier_vol_unref(v);
+				continue;
+			}
+			vv[n] = v;
+			r[n] = (struct obj_range){.key = e[n]->key, .off = 0, .buf = e[n]->buf, .len = TIER_CHUNK};
+			n++;
+		}
+		if (!n)
+			continue;
+		pthread_mutex_unlock(&t->cmu);
+		s = tier_store_get(t);
+		if (s)
+			obj_get_many(s->obj, r, n, TIER_PREFETCH_BATCH);
+		tier_store_put(s);
+		pthread_mutex_lock(&t->cmu);
+		for (size_t i = 0; i < n; i++) {
+			bool ok = s && r[i].rc == 0;
+
+			e[i]->state = ok ? 2 : 0;
+			e[i]->len = ok ? r[i].got : 0;
+			e[i]->used = ++t->tick;
+			if (ok)
+				atomic_fetch_add(&vv[i]->cold_read, r[i].got);
+			tier_vol_unref(vv[i]);
+		}
+		pthread_cond_broadcast(&t->ccv);
+	}
+	pthread_mutex_unlock(&t->cmu);
+	return NULL;
+}

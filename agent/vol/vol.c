@@ -1,0 +1,554 @@
+/* vol: the protocol-neutral volume store; see vol.h for the contract.
+ *
+ * Objects are O_PATH descriptors. Handle resolution (open_by_handle_at needs
+ * CAP_DAC_READ_SEARCH) runs with the process's own credentials; everything a
+ * caller asks for runs after vol_become() switched this thread's fs identity.
+ * Content access reopens the O_PATH descriptor through /proc/self/fd so the
+ * kernel checks the caller's permission on the open.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "agent/vol/vol_internal.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---------- refcounting ---------- */
+
+static void vol_acct_unref(struct vol_acct *a)
+{
+	int i;
+
+	if (!a || atomic_fetch_sub(&a->refs, 1) != 1)
+		return;
+	for (i = 0; i < VOL_LOCKS; i++) {
+		pthread_mutex_destroy(&a->locks[i]);
+		pthread_mutex_destroy(&a->dsync[i].mu);
+		pthread_cond_destroy(&a->dsync[i].cv);
+	}
+	qos_vol_unref(a->qos);
+	free(a);
+}
+
+void vol_export_unref(struct vol_export *e)
+{
+	if (!e || atomic_fetch_sub(&e->refs, 1) != 1)
+		return;
+	if (e->root_fd >= 0)
+		close(e->root_fd);
+	OPENSSL_cleanse(e->fhkey, sizeof(e->fhkey));
+	vol_acct_unref(e->acct);
+	free(e);
+}
+
+static void vol_set_unref(struct vol_set *set)
+{
+	size_t i;
+
+	if (!set || atomic_fetch_sub(&set->refs, 1) != 1)
+		return;
+	for (i = 0; i < set->n; i++)
+		vol_export_unref(set->e[i]);
+	free(set);
+}
+
+static struct vol_set *vol_set_get(struct vol_store *s)
+{
+	struct vol_set *set;
+
+	pthread_mutex_lock(&s->mu);
+	set = s->cur;
+	if (set)
+		atomic_fetch_add(&set->refs, 1);
+	pthread_mutex_unlock(&s->mu);
+	return set;
+}
+
+/* ---------- store ---------- */
+
+int vol_store_new(const uint8_t *key, struct vol_store **out)
+{
+	struct vol_store *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	memcpy(s->key, key, VOL_KEY_LEN);
+	pthread_mutex_init(&s->mu, NULL);
+	s->cur = calloc(1, sizeof(struct vol_set));
+	s->fc = calloc(VOL_FCACHE, sizeof(*s->fc));
+	s->procfd = -1;
+	if (!s->cur || !s->fc || qos_sched_new(NULL, &s->qos) != 0) {
+		qos_sched_free(s->qos);
+		free(s->cur);
+		free(s->fc);
+		free(s);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < VOL_FCACHE; i++) {
+		pthread_mutex_init(&s->fc[i].mu, NULL);
+		s->fc[i].fd = s->fc[i].iofd = -1;
+	}
+	atomic_init(&s->cur->refs, 1);
+	s->procfd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (s->procfd < 0) {
+		int rc = -errno;
+
+		vol_store_free(s);
+		return rc;
+	}
+	s->xattrat = vol_mark_probe();
+	*out = s;
+	return 0;
+}
+
+void vol_store_free(struct vol_store *s)
+{
+	if (!s)
+		return;
+	qos_sched_stop(s->qos);
+	vol_set_unref(s->cur);
+	qos_sched_free(s->qos);
+	for (int i = 0; i < VOL_FCACHE; i++) {
+		if (s->fc[i].fd >= 0)
+			close(s->fc[i].fd);
+		if (s->fc[i].iofd >= 0)
+			close(s->fc[i].iofd);
+		pthread_mutex_destroy(&s->fc[i].mu);
+	}
+	free(s->fc);
+	if (s->procfd > 0)
+		close(s->procfd);
+	pthread_mutex_destroy(&s->mu);
+	OPENSSL_cleanse(s->key, sizeof(s->key));
+	free(s);
+}
+
+void vol_store_set_tier(struct vol_store *s, const struct vol_tier_ops *ops, void *arg)
+{
+	s->tier = ops;
+	s->tier_arg = arg;
+}
+
+/* What the tree below dirfd uses (which this closes): the sizes of regular
+ * files (a hard-linked one counts size/nlink per name) plus VOL_NAME_COST
+ * per name, staying on one file system and never following symlinks. stamp: give every object
+ * without a containment mark e's mark (a volume made before marks). */
+static uint64_t vol_scan(const struct vol_export *e, int dirfd, int depth, bool stamp, uint64_t *names)
+{
+	DIR *d = fdopendir(dirfd);
+	struct dirent *de;
+	uint64_t sum = 0, m;
+
+	if (!d) {
+		close(dirfd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		struct stat st;
+		int sub;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != e->dev)
+			continue;
+		if (stamp && vol_mark_get(e->store, dirfd, de->d_name, &m) == -ENODATA)
+			vol_mark_set(e->store, dirfd, de->d_name, e->cfg.fsid);
+		sum += VOL_NAME_COST;
+		(*names)++;
+		if (S_ISREG(st.st_mode)) {
+			sum += (uint64_t)st.st_size / (st.st_nlink ? st.st_nlink : 1);
+		} else if (S_ISDIR(st.st_mode) && depth < 512) {
+			sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				sum += vol_scan(e, sub, depth + 1, stamp, names);
+		}
+	}
+	closedir(d);
+	return sum;
+}
+
+/* Containment marks of e (vol_fh.c): the root gets its mark only once every
+ * object below has one, so a root without it (a volume made before marks, or
+ * a stamping walk cut short) means: walk and stamp first (*stamp). A file
+ * system that takes no extended attributes has no marks; then the root must
+ * be its file system's own root (one file system per volume, as on the NVMe
+ * shelf), where the device check alone keeps handles inside. A root marked
+ * for another fsid is another volume's: refused. */
+static int vol_marks_init(struct vol_export *e, bool *stamp)
+{
+	struct stat up;
+	uint64_t m = 0;
+	int rc = vol_mark_get(e->store, e->root_fd, NULL, &m);
+
+	*stamp = false;
+	e->marks = true;
+	if (rc == 0)
+		return m == e->cfg.fsid ? 0 : -EEXIST;
+	if (rc == -ENODATA) {
+		*stamp = true;
+		return 0;
+	}
+	if (rc != -EOPNOTSUPP)
+		return rc;
+	e->marks = false;
+	if (fstatat(e->root_fd, "..", &up, 0) != 0)
+		return -errno;
+	return up.st_dev != e->dev || up.st_ino == e->ino ? 0 : -EOPNOTSUPP;
+}
+
+static struct vol_acct *vol_acct_new(struct vol_store *s, const struct vol_export_cfg *cfg)
+{
+	struct vol_acct *a = calloc(1, sizeof(*a));
+	int i;
+
+	if (!a)
+		return NULL;
+	if (qos_vol_new(s->qos, &a->qos) != 0) {
+		free(a);
+		return NULL;
+	}
+	atomic_init(&a->refs, 1);
+	a->born_ns = qos_now(s->qos);
+	snprintf(a->id, sizeof(a->id), "%s", cfg->id);
+	for (i = 0; i < VOL_LOCKS; i++) {
+		pthread_mutex_init(&a->locks[i], NULL);
+		pthread_mutex_init(&a->dsync[i].mu, NULL);
+		pthread_cond_init(&a->dsync[i].cv, NULL);
+	}
+	atomic_init(&a->used, 0);
+	atomic_init(&a->names, 0);
+	return a;
+}
+
+static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cfg,
+			    const struct vol_set *old, struct vol_export **out)
+{
+	struct vol_export *e = calloc(1, sizeof(*e));
+	bool fresh = false, stamp = false;
+	struct stat st;
+	size_t i;
+	int rc = 0;
+
+	if (!e)
+		return -ENOMEM;
+	atomic_init(&e->refs, 1);
+	e->cfg = *cfg;
+	e->root_fd = -1;
+	e->store = s;
+	if (cfg->path[0] != '/' || cfg->nrules > VOL_MAX_RULES || !cfg->id[0]) {
+		rc = -EINVAL;
+		goto out;
+	}
+	for (i = 0; i < cfg->nrules; i++) {
+		/* the contract's parser and limits (api_intent.h) */
+		if (api_intent_clients_parse(cfg->rules[i].clients, "allowedClients", e->nets[i], &e->nnets[i], NULL) != AQ_OK) {
+			rc = -EINVAL;
+			goto out;
+		}
+	}
+	e->root_fd = open(cfg->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (e->root_fd < 0 || fstat(e->root_fd, &st) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
+	vol_fh_key(s->key, cfg->fsid, e->fhkey);
+	if ((rc = vol_marks_init(e, &stamp)) != 0)
+		goto out;
+	for (i = 0; old && i < old->n; i++) {
+		if (strcmp(old->e[i]->cfg.id, cfg->id) == 0) {
+			e->acct = old->e[i]->acct;
+			atomic_fetch_add(&e->acct->refs, 1);
+			break;
+		}
+	}
+	if (!e->acct) {
+		if (!(e->acct = vol_acct_new(s, cfg))) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		fresh = true;
+	}
+	if (fresh || stamp) {
+		int dfd = openat(e->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		uint64_t names = 0, used = dfd >= 0 ? vol_scan(e, dfd, 0, stamp, &names) : 0;
+
+		if (fresh) {
+			atomic_store(&e->acct->used, used);
+			atomic_store(&e->acct->names, names);
+		}
+		if (stamp && (rc = vol_mark_set(s, e->root_fd, NULL, cfg->fsid)) != 0)
+			goto out;
+	}
+	*out = e;
+	e = NULL;
+out:
+	vol_export_unref(e);
+	return rc;
+}
+
+int vol_store_set(struct vol_store *s, const struct vol_export_cfg *cfg, size_t n)
+{
+	struct vol_set *set = NULL, *old = NULL;
+	size_t i, j;
+	int rc = 0;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < i; j++)
+			if (!strcmp(cfg[i].id, cfg[j].id) || cfg[i].fsid == cfg[j].fsid ||
+			    !strcmp(cfg[i].path, cfg[j].path))
+				return -EINVAL;
+	set = calloc(1, sizeof(*set) + n * sizeof(set->e[0]));
+	if (!set)
+		return -ENOMEM;
+	atomic_init(&set->refs, 1);
+	old = vol_set_get(s);
+	for (i = 0; i < n; i++) {
+		if ((rc = vol_export_build(s, &cfg[i], old, &set->e[i])) != 0)
+			goto out;
+		set->n++;
+	}
+	/* QoS limits change in place, once the new set is certain: a volume
+	 * that keeps its id keeps its buckets and parked requests. */
+	for (i = 0; i < set->n; i++)
+		qos_vol_set(set->e[i]->acct->qos, &set->e[i]->cfg.qos, qos_now(s->qos));
+	pthread_mutex_lock(&s->mu);
+	vol_set_unref(s->cur);
+	s->cur = set;
+	set = NULL;
+	pthread_mutex_unlock(&s->mu);
+out:
+	vol_set_unref(old);
+	vol_set_unref(set);
+	return rc;
+}
+
+static struct vol_export *vol_find(struct vol_store *s, uint64_t fsid, const char *path,
+				   size_t plen, size_t idx, int how)
+{
+	struct vol_set *set = vol_set_get(s);
+	struct vol_export *e = NULL;
+	size_t i;
+
+	for (i = 0; set && i < set->n; i++) {
+		struct vol_export *x = set->e[i];
+
+		if ((how == 0 && x->cfg.fsid == fsid) ||
+		    (how == 1 && strlen(x->cfg.path) == plen && !memcmp(x->cfg.path, path, plen)) ||
+		    (how == 2 && i == idx)) {
+			e = x;
+			atomic_fetch_add(&e->refs, 1);
+			break;
+		}
+	}
+	vol_set_unref(set);
+	return e;
+}
+
+struct vol_export *vol_export_by_path(struct vol_store *s, const char *path, size_t len)
+{
+	/* Accept a trailing slash: "/share/" names "/share". */
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	return vol_find(s, 0, path, len, 0, 1);
+}
+
+struct vol_export *vol_export_by_prefix(struct vol_store *s, const char *path, size_t len, size_t *rest)
+{
+	struct vol_set *set = vol_set_get(s);
+	struct vol_export *e = NULL;
+	size_t i, best = 0;
+
+	for (i = 0; set && i < set->n; i++) {
+		const char *p = set->e[i]->cfg.path;
+		size_t pl = strlen(p);
+
+		while (pl > 1 && p[pl - 1] == '/')
+			pl--;
+		if (pl > len || memcmp(p, path, pl) || (pl < len && path[pl] != '/' && pl > 1) || pl <= best)
+			continue;
+		e = set->e[i];
+		best = pl;
+	}
+	if (e) {
+		atomic_fetch_add(&e->refs, 1);
+		*rest = best;
+	}
+	vol_set_unref(set);
+	return e;
+}
+
+struct vol_export *vol_export_at(struct vol_store *s, size_t i)
+{
+	return vol_find(s, 0, NULL, 0, i, 2);
+}
+
+struct vol_export *vol_find_fsid(struct vol_store *s, uint64_t fsid)
+{
+	return vol_find(s, fsid, NULL, 0, 0, 0);
+}
+
+const struct vol_export_cfg *vol_export_config(const struct vol_export *e)
+{
+	return &e->cfg;
+}
+
+uint64_t vol_export_fsid(const struct vol_export *e)
+{
+	return e->cfg.fsid;
+}
+
+int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out)
+{
+	struct vol_set *set = vol_set_get(s);
+	int rc = -ENOENT;
+	size_t i, k;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; set && i < set->n; i++) {
+		struct vol_acct *a = set->e[i]->acct;
+
+		if (strcmp(set->e[i]->cfg.id, id))
+			continue;
+		for (k = 0; k < VOL_NOPS; k++) {
+			out->ops[k] = atomic_load(&a->ops[k]);
+			out->bytes[k] = atomic_load(&a->bytes[k]);
+			out->errors[k] = atomic_load(&a->errors[k]);
+		}
+		for (k = 0; k < VOL_LAT_BUCKETS; k++)
+			out->lat_us_hist[k] = atomic_load(&a->lat[k]);
+		out->used = atomic_load(&a->used);
+		out->dirsyncs = atomic_load(&a->dirsyncs);
+		out->names = atomic_load(&a->names);
+		out->capacity = set->e[i]->cfg.capacity;
+		out->age_ms = (qos_now(s->qos) - a->born_ns) / 1000000u;
+		qos_vol_stats(a->qos, qos_now(s->qos), &out->qos);
+		rc = 0;
+		break;
+	}
+	vol_set_unref(set);
+	return rc;
+}
+
+void vol_export_record(struct vol_export *e, unsigned op, uint64_t bytes, uint64_t ns, bool failed)
+{
+	uint64_t us = ns / 1000;
+	unsigned b = 0;
+
+	if (!e || op >= VOL_NOPS)
+		return;
+	while (b < VOL_LAT_BUCKETS - 1 && us >= (1ull << b))
+		b++;
+	atomic_fetch_add_explicit(&e->acct->ops[op], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->acct->bytes[op], bytes, memory_order_relaxed);
+	if (failed)
+		atomic_fetch_add_explicit(&e->acct->errors[op], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->acct->lat[b], 1, memory_order_relaxed);
+}
+
+/* Root squash as knfsd's nfsd_setuser: uid 0 becomes the anonymous uid and,
+ * independently, gid 0 the anonymous gid, as primary and as supplementary
+ * group (a caller in group 0 must not reach what group 0 may). */
+static void vol_squash_root(const struct vol_rule *r, struct vol_cred *c)
+{
+	uint32_t i;
+
+	if (c->uid == 0)
+		c->uid = r->anon_uid;
+	if (c->gid == 0)
+		c->gid = r->anon_gid;
+	for (i = 0; i < c->ngids && i < sizeof(c->gids) / sizeof(c->gids[0]); i++)
+		if (c->gids[i] == 0)
+			c->gids[i] = r->anon_gid;
+}
+
+enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr *client, enum vol_proto proto,
+			      const struct vol_cred *in, struct vol_cred *out)
+{
+	uint32_t a;
+	size_t i, k;
+
+	*out = *in;
+	if (client->sa_family == AF_INET) {
+		a = ntohl(((const struct sockaddr_in *)(const void *)client)->sin_addr.s_addr);
+	} else if (client->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const void *)client;
+		const uint8_t *b = s6->sin6_addr.s6_addr;
+
+		if (IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr))
+			a = 0x7f000001u;
+		else if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+			a = (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15];
+		else
+			return VOL_ACCESS_NONE;
+	} else {
+		return VOL_ACCESS_NONE;
+	}
+	for (i = 0; i < e->cfg.nrules; i++) {
+		const struct vol_rule *r = &e->cfg.rules[i];
+
+		if (r->not_for & proto)
+			continue; /* e.g. nfsv3: false */
+		for (k = 0; k < e->nnets[i]; k++) {
+			if ((a & e->nets[i][k].mask) != e->nets[i][k].addr)
+				continue;
+			if (r->squash == VOL_SQUASH_ALL) {
+				out->uid = r->anon_uid;
+				out->gid = r->anon_gid;
+				out->ngids = 0;
+			} else if (r->squash == VOL_SQUASH_ROOT) {
+				vol_squash_root(r, out);
+			}
+			return r->access;
+		}
+	}
+	return VOL_ACCESS_NONE;
+}
+
+/* ---------- QoS ---------- */
+
+uint64_t vol_io_cost(uint64_t count)
+{
+	return count < VOL_IO_MAX ? count : VOL_IO_MAX;
+}
+
+void vol_export_settle(struct vol_export *e, uint64_t count, uint64_t moved)
+{
+	uint64_t cost = vol_io_cost(count);
+
+	if (e && moved < cost)
+		qos_refund(e->acct->qos, cost - moved, qos_now(e->store->qos));
+}
+
+enum qos_verdict vol_admit(struct vol_store *s, const uint8_t *fh, size_t len, uint64_t client,
+			   enum qos_kind kind, uint64_t bytes, struct qos_item *it)
+{
+	struct vol_export *e;
+	enum qos_verdict v;
+
+	if (!(e = vol_fh_export(s, fh, len)))
+		return QOS_ADMIT;
+	v = qos_submit(e->acct->qos, client, kind, vol_io_cost(bytes), it, qos_now(s->qos));
+	vol_export_unref(e);
+	return v;
+}
+
+int vol_store_qos_start(struct vol_store *s, qos_release_fn cb, void *arg)
+{
+	return qos_sched_start(s->qos, cb, arg);
+}
+
+void vol_store_qos_stop(struct vol_store *s)
+{
+	qos_sched_stop(s->qos);
+}
+

@@ -1,0 +1,311 @@
+/* vol: the protocol-neutral volume store of the data path.
+ *
+ * Every protocol front end (NFSv3 now; SMB and NFSv4.1 later) reaches the
+ * shelf only through these functions, so capacity, QoS, tiering and counters
+ * live in one place. Its owner (the agent, or a test) creates it, hands it
+ * to each front end, and frees it after them; front ends never own it. The
+ * store holds an immutable, refcounted set of exports
+ * that vol_store_set() replaces atomically while requests run.
+ *
+ * File handles: opaque, at most VOL_FH_MAX bytes:
+ *   [0] version (2) [1] n = kernel handle bytes [2..5] kernel handle type
+ *   [6..13] export fsid [14..14+n) kernel handle (name_to_handle_at)
+ *   [14+n..30+n) HMAC-SHA256(export key, bytes 0..14+n) truncated to 16 bytes,
+ * where the export key is derived from the location key and the fsid
+ * (HKDF-Expand, vol_fh_encode). Version 1 handles (MACed with the location
+ * key itself, before per-export keys) are still resolved, never minted. The
+ * kernel handle is resolved with open_by_handle_at() against the export's
+ * root, so a handle stays valid on every node that mounts the same shelf
+ * directory (same key on every node of a location). A handle whose MAC fails
+ * is VOL_EBADHANDLE; one whose export is gone or whose object was deleted is
+ * -ESTALE. Handles are only minted for objects reached from the export root
+ * by single-component lookups (O_NOFOLLOW, ".." at the root stays at the
+ * root, names with '/' are refused), and a resolved object must carry its
+ * export's containment mark (the extended attribute trusted.aquifer.vol =
+ * fsid, set on everything the store creates, on what a lookup finds inside
+ * the volume, and on a volume made before marks when it is first attached),
+ * else -ESTALE: even a MAC-valid handle forged with the location key never
+ * names an object outside its export. A file system without extended
+ * attributes has no marks; its exports must be file system roots.
+ *
+ * Credentials: vol_authorize() applies the export rules (clients, access,
+ * squash, the protocols a rule is for) to the caller's address, protocol
+ * and AUTH_SYS identity. Operations taking a struct vol_cred run with the
+ * thread's fsuid/fsgid/groups switched to it (per-thread setfsuid/setfsgid
+ * and the raw setgroups syscall), so the kernel checks permissions and new
+ * objects get the caller's owner.
+ *
+ * Capacity: used bytes = sum of st_size of regular files (a hard-linked file
+ * counts size/nlink at the scan) + VOL_NAME_COST (4 KiB) per name below the
+ * root: every directory, symlink, special file and link costs what the
+ * smallest block of metadata would, so a volume cannot fill the shared shelf
+ * with inodes and directory blocks. Scanned when an export id first appears,
+ * then kept up to date by write, truncate, create, link, remove and rename.
+ * A write, truncate or new name that would take used past capacity fails
+ * with -EDQUOT. FSSTAT's file counts are capacity and free space in names.
+ *
+ * Errors: negative errno (-ENOENT, -EEXIST, -ENOTDIR, -EISDIR, -ENOTEMPTY,
+ * -EACCES, -EPERM, -EROFS, -EDQUOT, -ENAMETOOLONG, -EXDEV, -ESTALE, -EINVAL,
+ * -ENOTSUP, -EIO, ...) or VOL_EBADHANDLE. Thread-safe throughout.
+ */
+#ifndef AQ_AGENT_VOL_H
+#define AQ_AGENT_VOL_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "agent/vol/vol_qos.h"
+#include "api/api_intent.h"
+
+#define VOL_FH_MAX 64
+#define VOL_IO_MAX (1u << 20)   /* most bytes one READ or WRITE moves (rtmax/wtmax) */
+#define VOL_NAME_COST 4096u     /* capacity every name (file, directory, link...) uses */
+#define VOL_FILE_MAX (128ull << 40) /* largest file (GCNV's 128 TiB): past it, -EFBIG */
+#define VOL_KEY_LEN 32
+/* the contract's limits (api_intent.h): what aquiferd accepts, the store holds */
+#define VOL_MAX_RULES API_INTENT_MAX_RULES
+#define VOL_MAX_NETS API_INTENT_MAX_CLIENTS
+#define VOL_NAME_MAX 255
+#define VOL_NOPS 32            /* op slots for counters (NFS proc numbers) */
+#define VOL_LAT_BUCKETS 24     /* bucket i: latency < 2^i microseconds */
+
+enum { VOL_EBADHANDLE = -1101, VOL_ECOLD = -1102 };
+
+enum vol_access { VOL_ACCESS_NONE = 0, VOL_ACCESS_RO = 1, VOL_ACCESS_RW = 2 };
+enum vol_squash { VOL_SQUASH_NONE = 0, VOL_SQUASH_ROOT = 1, VOL_SQUASH_ALL = 2 };
+/* The protocol a front end serves, for the rules that name theirs. */
+enum vol_proto { VOL_PROTO_NFSV3 = 1u << 0, VOL_PROTO_NFSV4 = 1u << 1 };
+
+struct vol_rule {
+	char clients[API_INTENT_CLIENTS_LEN + 1]; /* "10.0.0.1,192.168.0.0/16"; "0.0.0.0/0" = all */
+	enum vol_access access;
+	enum vol_squash squash;
+	uint32_t anon_uid, anon_gid;
+	unsigned not_for;         /* VOL_PROTO_* bits the rule does not apply to (0: every protocol) */
+};
+
+struct vol_export_cfg {
+	char id[128];             /* stable id (volume resource name) */
+	uint64_t fsid;            /* 64-bit, unique per export */
+	char path[256];           /* export path: "/<shareName>" */
+	char root[4096];          /* directory on the shelf */
+	uint64_t capacity;        /* bytes */
+	size_t nrules;            /* first matching rule wins; none = no access */
+	struct vol_rule rules[VOL_MAX_RULES];
+	struct qos_limits qos;    /* all zero: unlimited */
+};
+
+struct vol_fh {
+	uint32_t len;
+	uint8_t data[VOL_FH_MAX];
+};
+
+struct vol_cred {
+	uint32_t uid, gid;
+	uint32_t ngids;
+	uint32_t gids[16];
+};
+
+struct vol_store;
+struct vol_export;
+
+struct vol_fent;
+
+/* An open object: O_PATH descriptor plus attributes at open time. When fent
+ * is set the descriptor is borrowed from the store's open-file cache. */
+struct vol_obj {
+	struct vol_export *exp;   /* counted reference */
+	int fd;
+	struct stat st;
+	struct vol_fent *fent;
+};
+
+struct vol_sattr {
+	bool set_mode, set_uid, set_gid, set_size;
+	uint32_t mode, uid, gid;
+	uint64_t size;
+	int atime_how, mtime_how; /* 0 don't change, 1 server time, 2 client */
+	struct timespec atime, mtime;
+};
+
+struct vol_stats {
+	uint64_t ops[VOL_NOPS];
+	uint64_t bytes[VOL_NOPS];
+	uint64_t errors[VOL_NOPS];
+	uint64_t lat_us_hist[VOL_LAT_BUCKETS];
+	uint64_t used;            /* file data + VOL_NAME_COST per name */
+	uint64_t names;           /* names (their VOL_NAME_COST is part of used) */
+	uint64_t capacity;
+	uint64_t dirsyncs;        /* directory fsyncs that made namespace changes stable */
+	uint64_t age_ms;           /* how long ago the counters began (the export appeared here) */
+	struct qos_stats qos;
+};
+
+/* Cold tier hooks (agent/tier/tier_hook.c implements them). fd is the file's content
+ * descriptor, st its attributes; calls run as root, outside vol's locks.
+ *   read:  fill buf with [off, off+len) when the range touches cold data
+ *          (returns 0, *got) or answer 1 when the file holds every byte (the
+ *          caller reads it); records the access either way. swap (may be
+ *          NULL) points at buf, a malloc()ed block of at least len bytes:
+ *          the tier may exchange it for one of its own malloc()ed blocks that
+ *          already holds the data (no copy), keeping the caller's block.
+ *   cold:  vol_read_fd's check: 1 when the range touches cold data (then
+ *          vol_read_fd answers VOL_ECOLD and the caller uses vol_read or
+ *          vol_read_swap, whose read hook records the access), 0 otherwise
+ *          (and records the access). One READ is one recorded access.
+ *   write_begin/write_end: around a write; begin brings cold chunks of the
+ *          range back first and marks the range in flight.
+ *   truncate/truncate_end: around cutting the file to size (the range past
+ *          the new end counts as written meanwhile).
+ *   unlinked: the last link of a regular file is gone. */
+struct vol_tier_ops {
+	int (*read)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf,
+		    size_t len, size_t *got, void **swap);
+	int (*cold)(void *arg, uint64_t fsid, const struct stat *st, uint64_t off, size_t len);
+	int (*write_begin)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len);
+	void (*write_end)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len);
+	int (*truncate)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t size);
+	void (*truncate_end)(void *arg, uint64_t fsid, const struct stat *st);
+	void (*unlinked)(void *arg, uint64_t fsid, const struct stat *st);
+};
+
+/* ---- store and exports ---- */
+/* Install the cold tier hooks (NULL: none). Call before serving. */
+void vol_store_set_tier(struct vol_store *s, const struct vol_tier_ops *ops, void *arg);
+/* key: VOL_KEY_LEN bytes, copied. */
+int vol_store_new(const uint8_t *key, struct vol_store **out);
+void vol_store_free(struct vol_store *s);
+/* Replace the whole export set atomically, while front ends serve it.
+ * Validates every entry first (unique ids, fsids and paths, root is a
+ * directory, client lists parse); on error nothing changes. Exports whose id
+ * stays keep their used bytes and counters; handles of exports no longer
+ * present are stale; rule and capacity changes apply to the next request. */
+int vol_store_set(struct vol_store *s, const struct vol_export_cfg *cfg, size_t n);
+/* Counted references; release with vol_export_unref. NULL if not found. */
+struct vol_export *vol_export_by_path(struct vol_store *s, const char *path, size_t len);
+/* The export whose path is the longest prefix of path ending at a '/' or at
+ * its end ("/share/a/b" -> "/share"); *rest: where the rest of path starts. */
+struct vol_export *vol_export_by_prefix(struct vol_store *s, const char *path, size_t len, size_t *rest);
+struct vol_export *vol_export_at(struct vol_store *s, size_t i);
+void vol_export_unref(struct vol_export *e);
+const struct vol_export_cfg *vol_export_config(const struct vol_export *e);
+uint64_t vol_export_fsid(const struct vol_export *e);
+/* Counters and used bytes of export id; -ENOENT if no such export. */
+int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out);
+/* Record one operation (front ends call this once per request). */
+void vol_export_record(struct vol_export *e, unsigned op, uint64_t bytes, uint64_t ns, bool failed);
+
+/* QoS admission (issue 5), called by every front end before it does a
+ * request's work: charge the request to the export the handle names (MAC
+ * checked) and to client's round-robin turn (any stable key of the client or
+ * connection). bytes: READ count / WRITE length (ignored for QOS_META),
+ * charged up to VOL_IO_MAX: a peer's count never costs more than one request
+ * can move.
+ * Returns QOS_ADMIT (go on now; also for bad handles and unknown exports,
+ * which the normal path answers) or QOS_PARKED: it owns nothing; it is handed
+ * back later through the callback given to vol_store_qos_start, never
+ * dropped, and must then be served without calling vol_admit again. */
+enum qos_verdict vol_admit(struct vol_store *s, const uint8_t *fh, size_t len, uint64_t client,
+			   enum qos_kind kind, uint64_t bytes, struct qos_item *it);
+/* The bytes vol_admit charges a READ or WRITE of count bytes. */
+uint64_t vol_io_cost(uint64_t count);
+/* A READ admitted for count moved only moved bytes: give its volume's
+ * buckets the difference back (charge what is moved). */
+void vol_export_settle(struct vol_export *e, uint64_t count, uint64_t moved);
+/* Start/stop the timer that releases parked requests (stop releases them
+ * all at once). */
+int vol_store_qos_start(struct vol_store *s, qos_release_fn cb, void *arg);
+void vol_store_qos_stop(struct vol_store *s);
+
+/* Apply the export rules: returns the access of the first rule matching the
+ * client and applying to proto (VOL_ACCESS_NONE if none) and writes the
+ * effective credentials. VOL_SQUASH_ROOT maps uid 0 to anon_uid and, independently, gid 0 to
+ * anon_gid as primary and as supplementary group (knfsd's root_squash);
+ * VOL_SQUASH_ALL maps everyone to anon_uid:anon_gid with no other groups. */
+enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr *client, enum vol_proto proto,
+			      const struct vol_cred *in, struct vol_cred *out);
+
+/* ---- handles and objects ---- */
+int vol_root(struct vol_export *e, struct vol_obj *out);
+int vol_fh_open(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_obj *out);
+int vol_fh_make(struct vol_store *s, const struct vol_obj *obj, struct vol_fh *out);
+/* Re-read attributes into obj->st. */
+int vol_refresh(struct vol_obj *obj);
+void vol_obj_cleanup(struct vol_obj *obj);
+/* MAC check only (no lookup); for tests. 0 or VOL_EBADHANDLE. */
+int vol_fh_verify(struct vol_store *s, const uint8_t *fh, size_t len);
+/* The handle of export fsid for a kernel handle (name_to_handle_at's type
+ * and bytes), MACed with the export key derived from the location key
+ * lockey: what vol_fh_make builds; tests use it to forge handles. */
+int vol_fh_encode(const uint8_t *lockey, uint64_t fsid, uint32_t ktype, const uint8_t *kbytes, size_t klen,
+		  struct vol_fh *out);
+
+/* ---- operations (all run under cred) ----
+ * Namespace changes (create, mkdir, symlink, mknod, remove, rmdir, rename,
+ * link) return only once they are stable: the directories they changed and
+ * a new file or directory are fsync'ed, concurrent changes of one directory
+ * sharing the directory's fsync. */
+int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+	       struct vol_obj *out);
+/* mask of R_OK|W_OK|X_OK; *allowed receives the subset allowed. */
+int vol_access(struct vol_obj *obj, const struct vol_cred *cred, int mask, int *allowed);
+int vol_setattr(struct vol_obj *obj, const struct vol_cred *cred, const struct vol_sattr *sa);
+int vol_readlink(struct vol_obj *obj, const struct vol_cred *cred, char *buf, size_t cap, size_t *len);
+int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
+	     size_t *got, bool *eof);
+/* vol_read into *buf, a malloc()ed block of count bytes that the cold tier
+ * may exchange for its own block holding the data (see vol_tier_ops.read):
+ * *buf is always the caller's to free(). */
+int vol_read_swap(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void **buf, size_t count,
+		  size_t *got, bool *eof);
+/* Zero-copy read: instead of copying, give the caller a descriptor to send
+ * *n bytes from at off (sendfile/splice), with *eof. VOL_ECOLD: the range
+ * touches data in the cold tier; read it with vol_read into a buffer. *fd must be closed by
+ * the caller when *owned. The size is sampled now: if the file shrinks before
+ * the caller sends, fewer bytes come out of the descriptor. */
+int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, size_t count,
+		int *fd, size_t *n, bool *eof, bool *owned);
+/* stable: 0 unstable, 1 data sync, 2 file sync; *committed gets what was done. */
+int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
+	      size_t len, int stable, int *committed);
+int vol_commit(struct vol_obj *obj, const struct vol_cred *cred);
+/* excl_verf non-NULL: exclusive create storing the 8-byte verifier in
+ * atime/mtime; a retry with the same verifier succeeds. guarded: fail with
+ * -EEXIST if the name exists. */
+int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+	       bool guarded, const uint8_t *excl_verf, const struct vol_sattr *sa,
+	       struct vol_obj *out);
+int vol_mkdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+	      const struct vol_sattr *sa, struct vol_obj *out);
+int vol_symlink(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+		const char *target, size_t tlen, const struct vol_sattr *sa, struct vol_obj *out);
+/* type: S_IFIFO or S_IFSOCK; device nodes are -EPERM (what knfsd answers a
+ * caller without CAP_MKNOD, which no caller of a cloud volume has). */
+int vol_mknod(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen, mode_t type,
+	      const struct vol_sattr *sa, struct vol_obj *out);
+int vol_remove(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen);
+int vol_rmdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen);
+int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_obj *tdir,
+	       const char *tname, size_t tlen, const struct vol_cred *cred);
+int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t nlen,
+	     const struct vol_cred *cred);
+
+/* Directory iteration from cookie (0 = start). Cookies are the kernel's
+ * getdents64 d_off values: ext4 returns hash positions and tmpfs (Linux 6.6+)
+ * stable offsets, so a cookie stays valid while entries come and go. For each
+ * entry cb(arg, name, nlen, ino, next_cookie) is called; a non-zero return
+ * stops before consuming that entry. *eof is set when the end was reached. */
+typedef int (*vol_dirent_cb)(void *arg, const char *name, size_t nlen, uint64_t ino,
+			     uint64_t cookie);
+int vol_readdir(struct vol_obj *dir, const struct vol_cred *cred, uint64_t cookie,
+		vol_dirent_cb cb, void *arg, bool *eof);
+
+struct vol_fsstat {
+	uint64_t tbytes, fbytes, abytes, tfiles, ffiles, afiles;
+};
+int vol_fsstat(struct vol_obj *obj, struct vol_fsstat *out);
+
+#endif

@@ -1,0 +1,542 @@
+/* vol_fh: file handles (MAC, resolution), the open-file cache, switching a
+ * thread's fs identity, and content descriptors; see vol.h for the contract.
+ *
+ * Objects are O_PATH descriptors. Handle resolution (open_by_handle_at needs
+ * CAP_DAC_READ_SEARCH) runs with the process's own credentials; everything a
+ * caller asks for runs after vol_become() switched this thread's fs identity.
+ * Content access reopens the O_PATH descriptor through /proc/self/fd so the
+ * kernel checks the caller's permission on the open.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "agent/vol/vol_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+/* ---------- handles ---------- */
+
+/* Version 2 handles are MACed with their export's own key; version 1 (before
+ * per-export keys) with the location key itself: still accepted, so mounts
+ * survive an upgrade, but never minted. Both pass the containment check. */
+#define VOL_FH_V1 1
+#define VOL_FH_V2 2
+#define VOL_FH_INFO "aquifer file handle key v2"
+
+static void vol_mac(const uint8_t *key, const uint8_t *data, size_t len, uint8_t *mac)
+{
+	uint8_t full[EVP_MAX_MD_SIZE];
+	unsigned int flen = 0;
+
+	HMAC(EVP_sha256(), key, VOL_KEY_LEN, data, len, full, &flen);
+	memcpy(mac, full, VOL_MAC_LEN);
+}
+
+uint64_t vol_get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void vol_put64(uint8_t *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+/* HKDF-Expand (RFC 5869) of one block: the location key is already uniformly
+ * random (32 bytes from aquiferd), so it serves as the PRK without Extract;
+ * info = VOL_FH_INFO || fsid (big-endian), T(1) = HMAC(PRK, info || 0x01). */
+void vol_fh_key(const uint8_t *lockey, uint64_t fsid, uint8_t *out)
+{
+	uint8_t info[sizeof(VOL_FH_INFO) - 1 + 8 + 1];
+	unsigned int len = 0;
+
+	memcpy(info, VOL_FH_INFO, sizeof(VOL_FH_INFO) - 1);
+	vol_put64(info + sizeof(VOL_FH_INFO) - 1, fsid);
+	info[sizeof(info) - 1] = 1;
+	HMAC(EVP_sha256(), lockey, VOL_KEY_LEN, info, sizeof(info), out, &len);
+}
+
+/* Bytes 0..14+n of a version 2 handle plus the MAC under ekey. */
+static int vol_fh_seal(const uint8_t *ekey, uint64_t fsid, uint32_t ktype, const uint8_t *kbytes,
+		       size_t klen, struct vol_fh *out)
+{
+	if (klen > VOL_FH_MAX - VOL_FH_HDR - VOL_MAC_LEN)
+		return -EOVERFLOW;
+	out->data[0] = VOL_FH_V2;
+	out->data[1] = (uint8_t)klen;
+	out->data[2] = (uint8_t)(ktype >> 24);
+	out->data[3] = (uint8_t)(ktype >> 16);
+	out->data[4] = (uint8_t)(ktype >> 8);
+	out->data[5] = (uint8_t)ktype;
+	vol_put64(out->data + 6, fsid);
+	memcpy(out->data + VOL_FH_HDR, kbytes, klen);
+	vol_mac(ekey, out->data, VOL_FH_HDR + klen, out->data + VOL_FH_HDR + klen);
+	out->len = (uint32_t)(VOL_FH_HDR + klen + VOL_MAC_LEN);
+	return 0;
+}
+
+int vol_fh_encode(const uint8_t *lockey, uint64_t fsid, uint32_t ktype, const uint8_t *kbytes, size_t klen,
+		  struct vol_fh *out)
+{
+	uint8_t ekey[VOL_KEY_LEN];
+	int rc;
+
+	vol_fh_key(lockey, fsid, ekey);
+	rc = vol_fh_seal(ekey, fsid, ktype, kbytes, klen, out);
+	OPENSSL_cleanse(ekey, sizeof(ekey));
+	return rc;
+}
+
+/* Check a handle's form and MAC: 0 with *out the export it names (counted),
+ * VOL_EBADHANDLE, or -ESTALE when the MAC is right but the export is gone. */
+static int vol_fh_check(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_export **out)
+{
+	uint8_t mac[VOL_MAC_LEN], ekey[VOL_KEY_LEN];
+	struct vol_export *e = NULL;
+	const uint8_t *key;
+	uint64_t fsid;
+	size_t n;
+	int rc = 0;
+
+	*out = NULL;
+	if (len < VOL_FH_HDR + VOL_MAC_LEN || len > VOL_FH_MAX || (fh[0] != VOL_FH_V2 && fh[0] != VOL_FH_V1))
+		return VOL_EBADHANDLE;
+	n = fh[1];
+	if (len != VOL_FH_HDR + n + VOL_MAC_LEN)
+		return VOL_EBADHANDLE;
+	fsid = vol_get64(fh + 6);
+	e = vol_find_fsid(s, fsid);
+	if (fh[0] == VOL_FH_V1) {
+		key = s->key;
+	} else if (e) {
+		key = e->fhkey;
+	} else { /* derive it to tell a forged handle from one of a removed export */
+		vol_fh_key(s->key, fsid, ekey);
+		key = ekey;
+	}
+	vol_mac(key, fh, VOL_FH_HDR + n, mac);
+	if (CRYPTO_memcmp(mac, fh + VOL_FH_HDR + n, VOL_MAC_LEN) != 0)
+		rc = VOL_EBADHANDLE;
+	else if (!e)
+		rc = -ESTALE;
+	OPENSSL_cleanse(ekey, sizeof(ekey));
+	if (rc == 0) {
+		*out = e;
+		e = NULL;
+	}
+	vol_export_unref(e);
+	return rc;
+}
+
+int vol_fh_verify(struct vol_store *s, const uint8_t *fh, size_t len)
+{
+	struct vol_export *e = NULL;
+	int rc = vol_fh_check(s, fh, len, &e);
+
+	vol_export_unref(e);
+	return rc == -ESTALE ? 0 : rc;
+}
+
+struct vol_export *vol_fh_export(struct vol_store *s, const uint8_t *fh, size_t len)
+{
+	struct vol_export *e = NULL;
+
+	return vol_fh_check(s, fh, len, &e) == 0 ? e : NULL;
+}
+
+/* The kernel handle of name in dirfd ("" with AT_EMPTY_PATH: dirfd itself). */
+static int vol_khandle(int dirfd, const char *name, int flags, uint32_t *type, uint8_t *bytes, size_t *n)
+{
+	union {
+		struct file_handle fh;
+		uint8_t raw[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} u;
+	int mnt;
+
+	u.fh.handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(dirfd, name, &u.fh, &mnt, flags) != 0)
+		return -errno;
+	if (u.fh.handle_bytes > VOL_FH_MAX - VOL_FH_HDR - VOL_MAC_LEN)
+		return -EOVERFLOW;
+	*type = (uint32_t)u.fh.handle_type;
+	*n = u.fh.handle_bytes;
+	memcpy(bytes, u.fh.f_handle, *n);
+	return 0;
+}
+
+int vol_fh_make(struct vol_store *s, const struct vol_obj *obj, struct vol_fh *out)
+{
+	uint8_t kb[VOL_FH_MAX];
+	uint32_t t;
+	size_t n;
+	int rc;
+
+	(void)s; /* the export's key lives in the export */
+	if ((rc = vol_khandle(obj->fd, "", AT_EMPTY_PATH, &t, kb, &n)) != 0)
+		return rc;
+	return vol_fh_seal(obj->exp->fhkey, obj->exp->cfg.fsid, t, kb, n, out);
+}
+
+/* ---------- containment marks ---------- */
+
+/* Every object of a volume carries VOL_MARK = its fsid (8 bytes, big-endian),
+ * set when the store creates it (or adopts it: a name found in a directory of
+ * the volume), so a MAC-valid handle can only resolve to an object of its own
+ * export, whatever the kernel handle inside names. trusted.* needs
+ * CAP_SYS_ADMIN, which switching fsuid keeps, and no NFS client can set it.
+ * O_PATH descriptors take no f*xattr calls: the object itself is reached
+ * through /proc/self/fd/N (the magic link lands on the object, a symlink
+ * included), a name relative to its directory with AT_SYMLINK_NOFOLLOW;
+ * getxattrat/setxattrat (Linux 6.13) do both without the path walk. */
+#define VOL_MARK "trusted.aquifer.vol"
+#ifndef SYS_setxattrat
+#define SYS_setxattrat 463
+#define SYS_getxattrat 464
+#endif
+
+struct vol_xattr_args {
+	uint64_t value;
+	uint32_t size;
+	uint32_t flags;
+};
+
+bool vol_mark_probe(void)
+{
+	struct vol_xattr_args a = {0, 0, 0};
+
+	/* a name nobody sets: anything but ENOSYS means the call exists */
+	return syscall(SYS_getxattrat, AT_FDCWD, "/", 0, "trusted.aquifer.probe", &a, sizeof(a)) == 0 ||
+	       errno != ENOSYS;
+}
+
+static long vol_mark_sys(const struct vol_store *s, int fd, const char *name, bool set, uint8_t *v)
+{
+	struct vol_xattr_args a = {.value = (uint64_t)(uintptr_t)v, .size = 8};
+	char path[64];
+
+	if (s->xattrat) {
+		char num[16];
+
+		if (!name)
+			snprintf(num, sizeof(num), "%d", fd);
+		return syscall(set ? SYS_setxattrat : SYS_getxattrat, name ? fd : s->procfd, name ? name : num,
+			       name ? AT_SYMLINK_NOFOLLOW : 0, VOL_MARK, &a, sizeof(a));
+	}
+	if (name) {
+		char full[32 + VOL_NAME_MAX + 1];
+
+		snprintf(full, sizeof(full), "/proc/self/fd/%d/%s", fd, name);
+		return set ? lsetxattr(full, VOL_MARK, v, 8, 0) : lgetxattr(full, VOL_MARK, v, 8);
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return set ? setxattr(path, VOL_MARK, v, 8, 0) : getxattr(path, VOL_MARK, v, 8);
+}
+
+int vol_mark_get(const struct vol_store *s, int fd, const char *name, uint64_t *fsid)
+{
+	uint8_t v[8];
+	long r = vol_mark_sys(s, fd, name, false, v);
+
+	if (r < 0)
+		return errno == ENOTSUP ? -EOPNOTSUPP : -errno;
+	if (r != 8)
+		return -EINVAL; /* not ours */
+	*fsid = vol_get64(v);
+	return 0;
+}
+
+int vol_mark_set(const struct vol_store *s, int fd, const char *name, uint64_t fsid)
+{
+	uint8_t v[8];
+
+	vol_put64(v, fsid);
+	if (vol_mark_sys(s, fd, name, true, v) != 0)
+		return errno == ENOTSUP ? -EOPNOTSUPP : -errno;
+	return 0;
+}
+
+int vol_mark_adopt(struct vol_obj *dir, const char *name)
+{
+	const struct vol_export *e = dir->exp;
+	uint64_t m = 0;
+	int rc;
+
+	if (!e->marks)
+		return 0;
+	rc = vol_mark_get(e->store, dir->fd, name, &m);
+	if (rc == -ENODATA) /* reached by name from inside: it is the volume's */
+		return vol_mark_set(e->store, dir->fd, name, e->cfg.fsid) == 0 ? 0 : -EACCES;
+	return rc == 0 && m == e->cfg.fsid ? 0 : -EACCES;
+}
+
+/* Close an entry's descriptors; caller holds fe->mu and fe->refs == 0. */
+static void vol_fent_close(struct vol_fent *fe)
+{
+	if (fe->fd >= 0)
+		close(fe->fd);
+	if (fe->iofd >= 0)
+		close(fe->iofd);
+	fe->fd = fe->iofd = -1;
+	fe->valid = false;
+	fe->klen = 0;
+}
+
+static void vol_fent_put(struct vol_fent *fe)
+{
+	pthread_mutex_lock(&fe->mu);
+	if (--fe->refs == 0 && !fe->valid)
+		vol_fent_close(fe);
+	pthread_mutex_unlock(&fe->mu);
+}
+
+static struct vol_fent *vol_fent_slot(struct vol_store *s, const uint8_t *key, size_t klen)
+{
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	for (i = 0; i < klen; i++)
+		h = (h ^ key[i]) * 1099511628211ull;
+	return &s->fc[h % VOL_FCACHE];
+}
+
+/* Forget the cached object with this key (it was removed). */
+static void vol_fent_drop(struct vol_store *s, const uint8_t *key, size_t klen)
+{
+	struct vol_fent *fe = vol_fent_slot(s, key, klen);
+
+	pthread_mutex_lock(&fe->mu);
+	if (fe->valid && fe->klen == klen && !memcmp(fe->key, key, klen)) {
+		fe->valid = false;
+		if (fe->refs == 0)
+			vol_fent_close(fe);
+	}
+	pthread_mutex_unlock(&fe->mu);
+}
+
+void vol_obj_cleanup(struct vol_obj *obj)
+{
+	if (obj->fent)
+		vol_fent_put(obj->fent);
+	else if (obj->fd >= 0)
+		close(obj->fd);
+	obj->fent = NULL;
+	obj->fd = -1;
+	vol_export_unref(obj->exp);
+	obj->exp = NULL;
+}
+
+int vol_refresh(struct vol_obj *obj)
+{
+	return fstat(obj->fd, &obj->st) == 0 ? 0 : -errno;
+}
+
+int vol_obj_adopt(struct vol_export *e, int fd, struct vol_obj *out)
+{
+	if (fstat(fd, &out->st) != 0) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	out->fd = fd;
+	out->exp = e;
+	out->fent = NULL;
+	atomic_fetch_add(&e->refs, 1);
+	return 0;
+}
+
+int vol_root(struct vol_export *e, struct vol_obj *out)
+{
+	int fd = openat(e->root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return vol_obj_adopt(e, fd, out);
+}
+
+/* Stale if unlinked (but still held by a cache) or on another fs. */
+static bool vol_gone(const struct vol_obj *o)
+{
+	return o->st.st_dev != o->exp->dev || o->st.st_nlink == 0;
+}
+
+int vol_fh_open(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_obj *out)
+{
+	union {
+		struct file_handle fh;
+		uint8_t raw[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} u;
+	struct vol_export *e = NULL;
+	uint64_t mark = 0;
+	struct vol_fent *fe;
+	const uint8_t *key = fh + 1;
+	size_t n, klen;
+	int rc, fd;
+
+	out->fd = -1;
+	out->exp = NULL;
+	out->fent = NULL;
+	if ((rc = vol_fh_check(s, fh, len, &e)) != 0)
+		return rc;
+	n = fh[1];
+	klen = VOL_FH_HDR - 1 + n;
+	fe = vol_fent_slot(s, key, klen);
+	pthread_mutex_lock(&fe->mu);
+	if (fe->valid && fe->klen == klen && !memcmp(fe->key, key, klen)) {
+		fe->refs++;
+		out->fd = fe->fd;
+		out->fent = fe;
+		out->exp = e;
+		e = NULL;
+		pthread_mutex_unlock(&fe->mu);
+		if (fstat(out->fd, &out->st) != 0 || vol_gone(out)) {
+			vol_fent_drop(s, key, klen);
+			vol_obj_cleanup(out);
+			rc = -ESTALE;
+		}
+		goto out;
+	}
+	pthread_mutex_unlock(&fe->mu);
+	u.fh.handle_bytes = (unsigned)n;
+	u.fh.handle_type = (int)((uint32_t)fh[2] << 24 | (uint32_t)fh[3] << 16 | (uint32_t)fh[4] << 8 | fh[5]);
+	memcpy(u.fh.f_handle, fh + VOL_FH_HDR, n);
+	fd = open_by_handle_at(e->root_fd, &u.fh, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		rc = (errno == ESTALE || errno == ENOENT) ? -ESTALE : -errno;
+		goto out;
+	}
+	if ((rc = vol_obj_adopt(e, fd, out)) != 0)
+		goto out;
+	/* Containment: the MAC says who minted the handle, not where its
+	 * kernel handle points; the object must carry this export's mark (a
+	 * directory's read as "." below it: no /proc walk). */
+	if (vol_gone(out) || (out->exp->marks && (vol_mark_get(s, out->fd, S_ISDIR(out->st.st_mode) ? "." : NULL,
+							       &mark) != 0 || mark != out->exp->cfg.fsid))) {
+		vol_obj_cleanup(out);
+		rc = -ESTALE;
+		goto out;
+	}
+	/* Cache it unless the slot is borrowed by another object. */
+	pthread_mutex_lock(&fe->mu);
+	if (fe->refs == 0) {
+		vol_fent_close(fe);
+		memcpy(fe->key, key, klen);
+		fe->klen = (uint32_t)klen;
+		fe->fd = out->fd;
+		fe->valid = true;
+		fe->refs = 1;
+		out->fent = fe;
+	}
+	pthread_mutex_unlock(&fe->mu);
+out:
+	vol_export_unref(e);
+	return rc;
+}
+
+/* ---------- credentials ---------- */
+
+void vol_become(const struct vol_cred *c)
+{
+	if (c->uid == 0 && c->gid == 0)
+		return;
+	syscall(SYS_setgroups, (size_t)c->ngids, c->gids);
+	setfsgid(c->gid);
+	setfsuid(c->uid);
+}
+
+void vol_unbecome(const struct vol_cred *c)
+{
+	if (c->uid == 0 && c->gid == 0)
+		return;
+	setfsuid(0);
+	setfsgid(0);
+	syscall(SYS_setgroups, (size_t)0, NULL);
+}
+
+int vol_reopen(const struct vol_obj *obj, int flags)
+{
+	char p[64];
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", obj->fd);
+	fd = open(p, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* A descriptor for the object's content. Cached objects share one opened
+ * as root; the caller's permission is checked first as the caller (the same
+ * check open() would make). *owned says whether the caller must close it. */
+int vol_iofd(struct vol_obj *obj, const struct vol_cred *cred, bool write, bool *owned)
+{
+	struct vol_fent *fe = obj->fent;
+	int fd = -1, mode = write ? W_OK : R_OK;
+
+	*owned = false;
+	if (fe && (cred->uid != 0 || cred->gid != 0)) {
+		long ok;
+
+		vol_become(cred);
+		ok = syscall(SYS_faccessat2, obj->fd, "", mode, AT_EMPTY_PATH | AT_EACCESS);
+		vol_unbecome(cred);
+		if (ok != 0)
+			return -errno;
+	}
+	if (fe) {
+		pthread_mutex_lock(&fe->mu);
+		if (fe->iofd < 0) {
+			char p[64];
+
+			snprintf(p, sizeof(p), "/proc/self/fd/%d", fe->fd);
+			fe->iofd = open(p, O_RDWR | O_CLOEXEC);
+			fe->iorw = fe->iofd >= 0;
+			if (fe->iofd < 0)
+				fe->iofd = open(p, O_RDONLY | O_CLOEXEC);
+		}
+		if (fe->iofd >= 0 && (fe->iorw || !write))
+			fd = fe->iofd;
+		pthread_mutex_unlock(&fe->mu);
+		if (fd >= 0)
+			return fd;
+	}
+	vol_become(cred);
+	fd = vol_reopen(obj, write ? O_WRONLY : O_RDONLY);
+	vol_unbecome(cred);
+	*owned = fd >= 0;
+	return fd;
+}
+
+/* The cache key (handle bytes 1..14+n) of name in dir, for dropping it. */
+void vol_drop_name(struct vol_obj *dir, const char *nm, struct vol_store *s)
+{
+	uint8_t key[VOL_FKEY_MAX];
+	uint32_t t;
+	size_t n;
+
+	if (!s || vol_khandle(dir->fd, nm, 0, &t, key + VOL_FH_HDR - 1, &n) != 0)
+		return;
+	key[0] = (uint8_t)n;
+	key[1] = (uint8_t)(t >> 24);
+	key[2] = (uint8_t)(t >> 16);
+	key[3] = (uint8_t)(t >> 8);
+	key[4] = (uint8_t)t;
+	vol_put64(key + 5, dir->exp->cfg.fsid);
+	vol_fent_drop(s, key, VOL_FH_HDR - 1 + n);
+}

@@ -1,0 +1,149 @@
+/* vol_internal: what the files of the volume store share. Internal to
+ * agent/vol*.c; the contract is vol.h.
+ *   vol.c     the store, export sets, export rules, counters, QoS admission
+ *   vol_fh.c  handles, the open-file cache, credentials, content descriptors
+ *   vol_io.c  attributes, capacity, file data
+ *   vol_ns.c  names: lookup, create, remove, rename, link, readdir
+ */
+#ifndef AQ_AGENT_VOL_INTERNAL_H
+#define AQ_AGENT_VOL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/types.h>
+
+#include "agent/vol/vol.h"
+
+#define VOL_MAC_LEN 16
+#define VOL_FH_HDR 14
+#define VOL_LOCKS 64
+
+/* Accounting that survives export-set replacement (keyed by export id). */
+struct vol_acct {
+	atomic_int refs;
+	char id[128];
+	_Atomic uint64_t used;
+	_Atomic uint64_t names;    /* names charged VOL_NAME_COST each (part of used) */
+	_Atomic uint64_t ops[VOL_NOPS], bytes[VOL_NOPS], errors[VOL_NOPS];
+	_Atomic uint64_t lat[VOL_LAT_BUCKETS];
+	/* Size-changing operations on one inode are serialized so growth is
+	 * computed exactly; different inodes proceed in parallel. */
+	pthread_mutex_t locks[VOL_LOCKS];
+	struct vol_pend {
+		uint64_t ino;
+		uint64_t end;      /* highest end of in-flight writes */
+		int count;         /* writes in flight on this inode */
+	} pend[VOL_LOCKS];
+	struct qos_vol *qos;       /* limits updated in place on every set */
+	uint64_t born_ns;          /* qos_now() when the counters began (the export appeared) */
+	/* Group commit of directory fsyncs (vol_ns.c), one stripe per
+	 * directory inode: a sync started after a change covers it. */
+	struct vol_dsync {
+		pthread_mutex_t mu;
+		pthread_cond_t cv;
+		uint64_t ino;      /* the directory this stripe batches */
+		uint64_t ticket;   /* changes registered */
+		uint64_t done;     /* changes a finished sync covered */
+		bool running;
+		int waiters;
+	} dsync[VOL_LOCKS];
+	_Atomic uint64_t dirsyncs; /* directory fsyncs issued */
+};
+
+struct vol_export {
+	atomic_int refs;
+	struct vol_export_cfg cfg;
+	int root_fd;               /* O_RDONLY|O_DIRECTORY: mount_fd for handles */
+	dev_t dev;
+	ino_t ino;
+	size_t nnets[VOL_MAX_RULES];
+	struct api_intent_net nets[VOL_MAX_RULES][VOL_MAX_NETS]; /* host order */
+	struct vol_acct *acct;
+	uint8_t fhkey[VOL_KEY_LEN];  /* this export's handle key (vol_fh_key) */
+	bool marks;                /* objects carry the containment mark (vol_fh.c) */
+	struct vol_store *store;   /* not counted: the store outlives its exports' use */
+};
+
+struct vol_set {
+	atomic_int refs;
+	size_t n;
+	struct vol_export *e[];
+};
+
+/* Open-file cache: direct-mapped by handle. An entry keeps the object's
+ * O_PATH descriptor and, once asked for, a content descriptor opened as root
+ * (O_RDWR, else O_RDONLY), so a READ or WRITE on a known handle costs no
+ * open/close. Objects borrow an entry (refs); an entry is replaced or closed
+ * only when nobody borrows it. A deleted object is dropped on REMOVE/RENAME
+ * and at its next use (nlink 0). */
+#define VOL_FCACHE 1024
+#define VOL_FKEY_MAX (VOL_FH_MAX - VOL_MAC_LEN)
+
+struct vol_fent {
+	pthread_mutex_t mu;
+	int refs;
+	bool valid;
+	uint32_t klen;
+	uint8_t key[VOL_FKEY_MAX];  /* handle bytes 1..14+n: size, type, fsid, kernel handle */
+	int fd;                     /* O_PATH */
+	int iofd;                   /* content, -1 until needed */
+	bool iorw;                  /* iofd is O_RDWR */
+};
+
+struct vol_store {
+	uint8_t key[VOL_KEY_LEN];
+	pthread_mutex_t mu;        /* guards cur */
+	struct vol_set *cur;
+	struct vol_fent *fc;       /* VOL_FCACHE entries */
+	struct qos_sched *qos;
+	const struct vol_tier_ops *tier;  /* cold tier hooks, or NULL */
+	void *tier_arg;
+	int procfd;                /* O_PATH /proc/self/fd: marks of O_PATH objects */
+	bool xattrat;              /* getxattrat/setxattrat exist (Linux 6.13) */
+};
+
+/* vol.c */
+/* The export with this fsid in the current set (counted), or NULL. */
+struct vol_export *vol_find_fsid(struct vol_store *s, uint64_t fsid);
+uint64_t vol_get64(const uint8_t *p);
+
+/* vol_fh.c */
+/* The handle key of export fsid, derived from the location key (32 bytes). */
+void vol_fh_key(const uint8_t *lockey, uint64_t fsid, uint8_t *out);
+/* The export a MAC-valid handle names (counted), or NULL. */
+struct vol_export *vol_fh_export(struct vol_store *s, const uint8_t *fh, size_t len);
+/* The containment mark of name in directory fd (never following a symlink),
+ * or of the object fd itself when name is NULL: 0, -ENODATA (none),
+ * -EOPNOTSUPP (the file system takes no marks), -EINVAL (not a mark), -errno. */
+int vol_mark_get(const struct vol_store *s, int fd, const char *name, uint64_t *fsid);
+int vol_mark_set(const struct vol_store *s, int fd, const char *name, uint64_t fsid);
+/* name was found in dir: 0 when it carries dir's export mark (an unmarked
+ * object gets it: reached by name from inside, it is the volume's), -EACCES
+ * when it belongs to another volume. */
+int vol_mark_adopt(struct vol_obj *dir, const char *name);
+/* Whether getxattrat/setxattrat exist (else marks go through /proc paths). */
+bool vol_mark_probe(void);
+/* Adopt fd as an object of e (takes a new reference on e; closes fd on error). */
+int vol_obj_adopt(struct vol_export *e, int fd, struct vol_obj *out);
+/* Switch this thread's fs identity to c (no-op for root) and back. */
+void vol_become(const struct vol_cred *c);
+void vol_unbecome(const struct vol_cred *c);
+/* Open the object's content with flags, as the current fs identity. */
+int vol_reopen(const struct vol_obj *obj, int flags);
+/* A descriptor for the object's content (see vol_fh.c); *owned: close it. */
+int vol_iofd(struct vol_obj *obj, const struct vol_cred *cred, bool write, bool *owned);
+/* Drop the open-file cache entry of name nm in dir (it is being removed). */
+void vol_drop_name(struct vol_obj *dir, const char *nm, struct vol_store *s);
+
+/* vol_io.c */
+pthread_mutex_t *vol_lock_of(struct vol_obj *obj);
+/* Reserve growth bytes of capacity (lock-free, exact): 0 or -EDQUOT. */
+int vol_reserve(struct vol_export *e, uint64_t growth);
+void vol_adjust(struct vol_export *e, int64_t delta);
+/* A new name: charge VOL_NAME_COST (0 or -EDQUOT); a name gone: give it back. */
+int vol_name_charge(struct vol_export *e);
+void vol_name_refund(struct vol_export *e);
+/* vol_setattr as the current fs identity. */
+int vol_setattr_nocred(struct vol_obj *obj, const struct vol_sattr *sa);
+
+#endif

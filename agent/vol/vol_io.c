@@ -1,0 +1,490 @@
+/* vol_io: attributes, capacity and file data of the volume store: ACCESS,
+ * SETATTR (truncate charged against capacity), READLINK, READ (copy, zero-copy
+ * descriptor, cold tier), WRITE (exact capacity for concurrent extending
+ * writes), COMMIT, FSSTAT. See vol.h for the contract. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "agent/vol/vol_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int vol_access(struct vol_obj *obj, const struct vol_cred *cred, int mask, int *allowed)
+{
+	static const int bits[] = {R_OK, W_OK, X_OK};
+	size_t i;
+
+	*allowed = 0;
+	vol_become(cred);
+	for (i = 0; i < 3; i++) {
+		if (!(mask & bits[i]))
+			continue;
+		if (syscall(SYS_faccessat2, obj->fd, "", bits[i], AT_EMPTY_PATH | AT_EACCESS) == 0)
+			*allowed |= bits[i];
+	}
+	vol_unbecome(cred);
+	return 0;
+}
+
+pthread_mutex_t *vol_lock_of(struct vol_obj *obj)
+{
+	return &obj->exp->acct->locks[obj->st.st_ino % VOL_LOCKS];
+}
+
+int vol_reserve(struct vol_export *e, uint64_t growth)
+{
+	uint64_t cur = atomic_load(&e->acct->used);
+
+	do {
+		if (growth > e->cfg.capacity || cur > e->cfg.capacity - growth)
+			return -EDQUOT;
+	} while (!atomic_compare_exchange_weak(&e->acct->used, &cur, cur + growth));
+	return 0;
+}
+
+void vol_adjust(struct vol_export *e, int64_t delta)
+{
+	if (delta >= 0) {
+		atomic_fetch_add(&e->acct->used, (uint64_t)delta);
+	} else {
+		uint64_t cur = atomic_load(&e->acct->used), nv;
+
+		do {
+			nv = cur > (uint64_t)-delta ? cur + (uint64_t)delta : 0;
+		} while (!atomic_compare_exchange_weak(&e->acct->used, &cur, nv));
+	}
+}
+
+int vol_name_charge(struct vol_export *e)
+{
+	int rc = vol_reserve(e, VOL_NAME_COST);
+
+	if (rc == 0)
+		atomic_fetch_add(&e->acct->names, 1);
+	return rc;
+}
+
+void vol_name_refund(struct vol_export *e)
+{
+	uint64_t cur = atomic_load(&e->acct->names);
+
+	while (cur && !atomic_compare_exchange_weak(&e->acct->names, &cur, cur - 1))
+		;
+	vol_adjust(e, -(int64_t)VOL_NAME_COST);
+}
+
+/* Truncate under the inode lock, charging or refunding capacity. */
+static int vol_truncate(struct vol_obj *obj, uint64_t size)
+{
+	const struct vol_tier_ops *tier = obj->exp->store->tier;
+	bool tiered = false;
+	pthread_mutex_t *mu = vol_lock_of(obj);
+	struct stat st;
+	int fd, rc = 0;
+
+	if (S_ISDIR(obj->st.st_mode))
+		return -EISDIR;
+	if (size > VOL_FILE_MAX)
+		return -EFBIG;
+	fd = vol_reopen(obj, O_WRONLY);
+	if (fd < 0)
+		return fd;
+	if (tier && fstat(fd, &st) == 0) {
+		if ((rc = tier->truncate(obj->exp->store->tier_arg, obj->exp->cfg.fsid, fd, &st, size)) != 0) {
+			close(fd);
+			return rc;
+		}
+		tiered = true;
+	}
+	pthread_mutex_lock(mu);
+	if (fstat(fd, &st) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (size > (uint64_t)st.st_size && (rc = vol_reserve(obj->exp, size - (uint64_t)st.st_size)) != 0)
+		goto out;
+	if (ftruncate(fd, (off_t)size) != 0) {
+		rc = -errno;
+		if (size > (uint64_t)st.st_size)
+			vol_adjust(obj->exp, -(int64_t)(size - (uint64_t)st.st_size));
+		goto out;
+	}
+	if (size < (uint64_t)st.st_size)
+		vol_adjust(obj->exp, -(int64_t)((uint64_t)st.st_size - size));
+out:
+	pthread_mutex_unlock(mu);
+	if (tiered)
+		tier->truncate_end(obj->exp->store->tier_arg, obj->exp->cfg.fsid, &st);
+	close(fd);
+	return rc;
+}
+
+/* The times of sa (0 keep, 1 the server's clock, 2 the client's), on the
+ * object itself, a symlink included (touch -h). */
+static int vol_set_times(struct vol_obj *obj, const struct vol_sattr *sa)
+{
+	struct timespec ts[2];
+
+	if (!sa->atime_how && !sa->mtime_how)
+		return 0;
+	ts[0] = sa->atime;
+	ts[1] = sa->mtime;
+	if (sa->atime_how != 2)
+		ts[0].tv_nsec = sa->atime_how == 1 ? UTIME_NOW : UTIME_OMIT;
+	if (sa->mtime_how != 2)
+		ts[1].tv_nsec = sa->mtime_how == 1 ? UTIME_NOW : UTIME_OMIT;
+	return utimensat(obj->fd, "", ts, AT_EMPTY_PATH) == 0 ? 0 : -errno;
+}
+
+int vol_setattr_nocred(struct vol_obj *obj, const struct vol_sattr *sa)
+{
+	char p[64];
+	int rc = 0;
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", obj->fd);
+	if (sa->set_size && (rc = vol_truncate(obj, sa->size)) != 0)
+		return rc;
+	if ((sa->set_uid || sa->set_gid) &&
+	    fchownat(obj->fd, "", sa->set_uid ? sa->uid : (uid_t)-1, sa->set_gid ? sa->gid : (gid_t)-1,
+		     AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
+		return -errno;
+	if (sa->set_mode && !S_ISLNK(obj->st.st_mode) && chmod(p, sa->mode & 07777) != 0)
+		return -errno;
+	return vol_set_times(obj, sa);
+}
+
+/* Times set to the server's clock only (the Linux client's truncate by
+ * another user: size + mtime "now"; touch -m): as knfsd, write access is
+ * enough. utimensat would demand ownership as soon as one time is "now"
+ * and the other left alone (ATTR_TIMES_SET), failing a truncation the
+ * caller may make; so the caller's right is checked here, as the caller,
+ * and the times are then set with the server's own identity. */
+static bool vol_only_now(const struct vol_sattr *sa)
+{
+	return (sa->atime_how == 1 || sa->mtime_how == 1) && sa->atime_how != 2 && sa->mtime_how != 2;
+}
+
+int vol_setattr(struct vol_obj *obj, const struct vol_cred *cred, const struct vol_sattr *sa)
+{
+	struct vol_sattr rest = *sa;
+	bool now = vol_only_now(sa) && (cred->uid != 0 || cred->gid != 0);
+	int rc;
+
+	if (now)
+		rest.atime_how = rest.mtime_how = 0;
+	vol_become(cred);
+	rc = vol_setattr_nocred(obj, &rest);
+	if (rc == 0 && now && obj->st.st_uid != cred->uid &&
+	    syscall(SYS_faccessat2, obj->fd, "", W_OK, AT_EMPTY_PATH | AT_EACCESS) != 0)
+		rc = -EACCES;
+	vol_unbecome(cred);
+	if (rc == 0 && now)
+		rc = vol_set_times(obj, sa);
+	if (rc == 0)
+		rc = vol_refresh(obj);
+	return rc;
+}
+
+int vol_readlink(struct vol_obj *obj, const struct vol_cred *cred, char *buf, size_t cap, size_t *len)
+{
+	ssize_t n;
+
+	*len = 0;
+	if (!S_ISLNK(obj->st.st_mode))
+		return -EINVAL;
+	vol_become(cred);
+	n = readlinkat(obj->fd, "", buf, cap);
+	vol_unbecome(cred);
+	if (n < 0)
+		return -errno;
+	*len = (size_t)n;
+	return 0;
+}
+
+static int read_at(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
+		   size_t *got, bool *eof, void **swap)
+{
+	ssize_t n = 0;
+	bool owned = false;
+	int fd, rc = 0;
+
+	*got = 0;
+	*eof = false;
+	if (S_ISDIR(obj->st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(obj->st.st_mode))
+		return -EINVAL;
+	fd = vol_iofd(obj, cred, false, &owned);
+	if (fd < 0)
+		return fd;
+	if (obj->exp->store->tier && fstat(fd, &obj->st) == 0) {
+		const struct vol_store *s = obj->exp->store;
+		uint64_t size = (uint64_t)obj->st.st_size;
+		size_t want = off >= size ? 0 : (size - off < count ? (size_t)(size - off) : count);
+		size_t g = 0;
+
+		rc = want ? s->tier->read(s->tier_arg, obj->exp->cfg.fsid, fd, &obj->st, off, buf, want, &g, swap)
+			  : 1;
+		if (rc <= 0) {
+			if (rc == 0) {
+				*got = g;
+				*eof = off + g >= size;
+			}
+			goto out;
+		}
+		rc = 0;
+	}
+	while ((size_t)n < count) {
+		ssize_t k = pread(fd, (char *)buf + n, count - (size_t)n, (off_t)(off + (uint64_t)n));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			rc = -errno;
+			goto out;
+		}
+		if (k == 0)
+			break;
+		n += k;
+	}
+	*got = (size_t)n;
+	if (fstat(fd, &obj->st) == 0)
+		*eof = off + (uint64_t)n >= (uint64_t)obj->st.st_size;
+out:
+	if (owned)
+		close(fd);
+	return rc;
+}
+
+int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
+	     size_t *got, bool *eof)
+{
+	return read_at(obj, cred, off, buf, count, got, eof, NULL);
+}
+
+int vol_read_swap(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void **buf, size_t count,
+		  size_t *got, bool *eof)
+{
+	return read_at(obj, cred, off, *buf, count, got, eof, buf);
+}
+
+int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, size_t count,
+		int *fd, size_t *n, bool *eof, bool *owned)
+{
+	uint64_t size;
+	int rc;
+
+	*fd = -1;
+	*n = 0;
+	*eof = false;
+	*owned = false;
+	if (S_ISDIR(obj->st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(obj->st.st_mode))
+		return -EINVAL;
+	*fd = vol_iofd(obj, cred, false, owned);
+	if (*fd < 0) {
+		rc = *fd;
+		*fd = -1;
+		return rc;
+	}
+	/* obj->st was read when the handle was resolved, moments ago. */
+	size = (uint64_t)obj->st.st_size;
+	*n = off >= size ? 0 : (size - off < count ? (size_t)(size - off) : count);
+	*eof = off + *n >= size;
+	if (*n && obj->exp->store->tier &&
+	    (rc = obj->exp->store->tier->cold(obj->exp->store->tier_arg, obj->exp->cfg.fsid, &obj->st, off, *n)) != 0) {
+		if (*owned)
+			close(*fd);
+		*fd = -1;
+		*owned = false;
+		*n = 0;
+		return rc > 0 ? VOL_ECOLD : rc;
+	}
+	return 0;
+}
+
+static bool vol_in_group(const struct vol_cred *c, gid_t g)
+{
+	uint32_t i;
+
+	if (c->gid == g)
+		return true;
+	for (i = 0; i < c->ngids && i < sizeof(c->gids) / sizeof(c->gids[0]); i++)
+		if (c->gids[i] == g)
+			return true;
+	return false;
+}
+
+/* Before a write by a caller without CAP_FSETID (anyone but an unsquashed
+ * root, the file's owner included), clear set-uid, and set-gid when
+ * group-exec is set or the caller is not in the file's group: what the
+ * kernel's file_remove_privs does for a local writer. The data path writes
+ * through descriptors opened as root, for which the kernel would not. */
+static int vol_kill_privs(struct vol_obj *obj, const struct vol_cred *cred)
+{
+	mode_t m = obj->st.st_mode, kill = 0;
+	char p[64];
+
+	if (!S_ISREG(m) || cred->uid == 0)
+		return 0;
+	if (m & S_ISUID)
+		kill |= S_ISUID;
+	if ((m & S_ISGID) && ((m & S_IXGRP) || !vol_in_group(cred, obj->st.st_gid)))
+		kill |= S_ISGID;
+	if (!kill)
+		return 0;
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", obj->fd);
+	if (chmod(p, (m & 07777) & ~kill) != 0)
+		return -errno;
+	return vol_refresh(obj);
+}
+
+/* Extending writes: growth is charged exactly against the larger of the
+ * file size and the end of writes to the same inode still in flight
+ * (struct vol_pend, one per lock stripe), so concurrent sequential writes
+ * need the stripe lock only around the bookkeeping, not around the I/O.
+ * Two inodes in flight on one stripe: the second holds the lock across its
+ * write instead. */
+int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
+	      size_t len, int stable, int *committed)
+{
+	const struct vol_tier_ops *tier;
+	pthread_mutex_t *mu = NULL;
+	struct vol_pend *pd = NULL;
+	uint64_t end = off + len, reserved = 0, base = 0;
+	bool held = false, pending = false, owned = false;
+	size_t done = 0;
+	struct stat st;
+	int fd, rc = 0;
+
+	*committed = stable;
+	if (S_ISDIR(obj->st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(obj->st.st_mode))
+		return -EINVAL;
+	if (end < off || end > VOL_FILE_MAX)
+		return -EFBIG;
+	fd = vol_iofd(obj, cred, true, &owned);
+	if (fd < 0)
+		return fd;
+	if ((rc = vol_kill_privs(obj, cred)) != 0)
+		goto out;
+	tier = obj->exp->store->tier;
+	if (tier && len && (rc = tier->write_begin(obj->exp->store->tier_arg, obj->exp->cfg.fsid, fd, &obj->st, off, len)) != 0)
+		goto out;
+	/* obj->st is fresh from resolving the handle; an extending write
+	 * re-reads the size under the lock. */
+	if (end > (uint64_t)obj->st.st_size) {
+		size_t i = obj->st.st_ino % VOL_LOCKS;
+
+		mu = &obj->exp->acct->locks[i];
+		pd = &obj->exp->acct->pend[i];
+		pthread_mutex_lock(mu);
+		if (fstat(fd, &st) != 0) {
+			rc = -errno;
+			pthread_mutex_unlock(mu);
+			mu = NULL;
+			goto out_end;
+		}
+		base = (uint64_t)st.st_size;
+		if (pd->count && pd->ino == st.st_ino && pd->end > base)
+			base = pd->end;
+		held = pd->count && pd->ino != st.st_ino;
+		reserved = end > base ? end - base : 0;
+		if (reserved && (rc = vol_reserve(obj->exp, reserved)) != 0) {
+			pthread_mutex_unlock(mu);
+			mu = NULL;
+			goto out_end;
+		}
+		if (!held) {
+			pd->ino = st.st_ino;
+			pd->count++;
+			if (end > pd->end)
+				pd->end = end;
+			pending = true;
+			pthread_mutex_unlock(mu);
+		}
+	}
+	while (done < len) {
+		ssize_t k = pwrite(fd, (const char *)data + done, len - done, (off_t)(off + done));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			rc = k < 0 ? -errno : -EIO;
+			break;
+		}
+		done += (size_t)k;
+	}
+	if (tier && len)
+		tier->write_end(obj->exp->store->tier_arg, obj->exp->cfg.fsid, fd, &obj->st, off, len);
+	if (mu) {
+		if (pending)
+			pthread_mutex_lock(mu);
+		/* A short write refunds what it did not grow, unless other writes
+		 * to the file are in flight (then the charge stays: conservative). */
+		if (reserved && done < len && (!pending || pd->count == 1)) {
+			uint64_t got = off + done > base ? off + done - base : 0;
+
+			vol_adjust(obj->exp, -(int64_t)(reserved - (got < reserved ? got : reserved)));
+		}
+		if (pending && --pd->count == 0)
+			pd->end = 0;
+		pthread_mutex_unlock(mu);
+	}
+	if (rc == 0 && stable == 1 && fdatasync(fd) != 0)
+		rc = -errno;
+	if (rc == 0 && stable == 2 && fsync(fd) != 0)
+		rc = -errno;
+	goto out;
+out_end:
+	if (tier && len)
+		tier->write_end(obj->exp->store->tier_arg, obj->exp->cfg.fsid, fd, &obj->st, off, len);
+out:
+	fstat(fd, &obj->st);
+	if (owned)
+		close(fd);
+	return rc;
+}
+
+int vol_commit(struct vol_obj *obj, const struct vol_cred *cred)
+{
+	int fd, rc = 0;
+
+	if (!S_ISREG(obj->st.st_mode))
+		return S_ISDIR(obj->st.st_mode) ? -EISDIR : -EINVAL;
+	static const struct vol_cred as_root = {0, 0, 0, {0}};
+	bool owned = false;
+
+	(void)cred; /* fsync needs no access right */
+	fd = vol_iofd(obj, &as_root, false, &owned);
+	if (fd < 0)
+		return fd;
+	if (fsync(fd) != 0)
+		rc = -errno;
+	if (owned)
+		close(fd);
+	return rc;
+}
+
+
+int vol_fsstat(struct vol_obj *obj, struct vol_fsstat *out)
+{
+	uint64_t used = atomic_load(&obj->exp->acct->used), cap = obj->exp->cfg.capacity;
+
+	memset(out, 0, sizeof(*out));
+	out->tbytes = cap;
+	out->fbytes = out->abytes = used < cap ? cap - used : 0;
+	/* Every name costs VOL_NAME_COST: the volume holds that many more, like
+	 * its bytes, whatever the shared shelf has left. */
+	out->tfiles = cap / VOL_NAME_COST;
+	out->ffiles = out->afiles = out->fbytes / VOL_NAME_COST;
+	return 0;
+}

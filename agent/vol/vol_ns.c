@@ -1,0 +1,555 @@
+/* vol_ns: names in the volume store: LOOKUP, CREATE (EXCLUSIVE verifier in
+ * the times), MKDIR, SYMLINK, MKNOD (FIFOs and sockets), REMOVE, RMDIR,
+ * RENAME, LINK, READDIR; each change is charged its name against capacity,
+ * marked for containment and made stable before it returns. Every name is a
+ * single component resolved relative to a directory descriptor, never
+ * followed through a symlink. See vol.h for the contract. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "agent/vol/vol_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static int vol_check_name(const char *name, size_t nlen)
+{
+	if (nlen == 0)
+		return -EINVAL;
+	if (nlen > VOL_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (memchr(name, '/', nlen) || memchr(name, '\0', nlen))
+		return -EINVAL;
+	return 0;
+}
+
+static bool vol_is_root(const struct vol_obj *o)
+{
+	return o->st.st_ino == o->exp->ino && o->st.st_dev == o->exp->dev;
+}
+
+/* Copy a checked name into a C string. */
+static int vol_name(const char *name, size_t nlen, char *buf)
+{
+	int rc = vol_check_name(name, nlen);
+
+	if (rc)
+		return rc;
+	memcpy(buf, name, nlen);
+	buf[nlen] = '\0';
+	return 0;
+}
+
+static int vol_lookup_nocred(struct vol_obj *dir, const char *nm, struct vol_obj *out)
+{
+	int fd;
+
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	fd = openat(dir->fd, nm, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return vol_obj_adopt(dir->exp, fd, out);
+}
+
+int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+	       struct vol_obj *out)
+{
+	char nm[VOL_NAME_MAX + 1];
+	int rc;
+
+	out->fd = -1;
+	out->exp = NULL;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	if (!strcmp(nm, "..") && vol_is_root(dir))
+		nm[1] = '\0'; /* ".." at the root is the root: never above it */
+	vol_become(cred);
+	rc = vol_lookup_nocred(dir, nm, out);
+	vol_unbecome(cred);
+	if (rc == 0 && (rc = vol_mark_adopt(dir, nm)) != 0)
+		vol_obj_cleanup(out);
+	return rc;
+}
+
+/* ---------- stable names ---------- */
+
+/* NFSv3 wants a namespace change stable before its reply (knfsd's
+ * commit_metadata): the directory it changed is fsync'ed, and a new file or
+ * directory itself (its inode got attributes after it was made). Concurrent
+ * changes of one directory share one fsync (group commit): a change
+ * registers a ticket once it is made; a sync covers every ticket registered
+ * before it started, so a request waits for the sync in flight only to run
+ * (or join) the next one. A stripe busy with another directory is not
+ * waited for: that request syncs on its own. */
+static const struct vol_cred vol_as_root = {0, 0, 0, {0}};
+
+static int vol_fsync_obj(struct vol_obj *o)
+{
+	bool owned = false;
+	int fd = vol_iofd(o, &vol_as_root, false, &owned), rc;
+
+	if (fd < 0)
+		return fd;
+	rc = fsync(fd) == 0 ? 0 : -errno;
+	if (owned)
+		close(fd);
+	return rc;
+}
+
+static int vol_dirsync(struct vol_obj *dir)
+{
+	struct vol_dsync *d = &dir->exp->acct->dsync[dir->st.st_ino % VOL_LOCKS];
+	uint64_t my, target;
+	int rc = 0;
+
+	pthread_mutex_lock(&d->mu);
+	if (d->ino != (uint64_t)dir->st.st_ino) {
+		if (d->running || d->waiters) {
+			pthread_mutex_unlock(&d->mu);
+			atomic_fetch_add_explicit(&dir->exp->acct->dirsyncs, 1, memory_order_relaxed);
+			return vol_fsync_obj(dir);
+		}
+		d->ino = (uint64_t)dir->st.st_ino;
+		d->ticket = d->done = 0;
+	}
+	my = ++d->ticket;
+	d->waiters++;
+	while (d->done < my && rc == 0) {
+		if (d->running) {
+			pthread_cond_wait(&d->cv, &d->mu);
+			continue;
+		}
+		d->running = true;
+		target = d->ticket;
+		pthread_mutex_unlock(&d->mu);
+		atomic_fetch_add_explicit(&dir->exp->acct->dirsyncs, 1, memory_order_relaxed);
+		rc = vol_fsync_obj(dir);
+		pthread_mutex_lock(&d->mu);
+		d->running = false;
+		if (rc == 0 && target > d->done)
+			d->done = target;
+		pthread_cond_broadcast(&d->cv);
+	}
+	d->waiters--;
+	pthread_mutex_unlock(&d->mu);
+	return rc;
+}
+
+/* A new object nm in dir is this volume's: give it the containment mark, or
+ * undo the creation (an object without its mark could never be resolved). */
+static int vol_mark_new(struct vol_obj *dir, const char *nm, bool isdir)
+{
+	int rc;
+
+	if (!dir->exp->marks || (rc = vol_mark_set(dir->exp->store, dir->fd, nm, dir->exp->cfg.fsid)) == 0)
+		return 0;
+	unlinkat(dir->fd, nm, isdir ? AT_REMOVEDIR : 0);
+	return rc;
+}
+
+/* Before a name is made in dir: check it into nm and charge it
+ * VOL_NAME_COST of capacity (-EDQUOT when it would not fit: refused before
+ * anything changes; the caller gives it back if no name is made). */
+static int vol_new_name(struct vol_obj *dir, const char *name, size_t nlen, char *nm, struct vol_obj *out)
+{
+	int rc;
+
+	out->fd = -1;
+	out->exp = NULL;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	if (!strcmp(nm, ".") || !strcmp(nm, ".."))
+		return -EEXIST;
+	return vol_name_charge(dir->exp);
+}
+
+static void vol_put_verf(const uint8_t *v, struct timespec ts[2])
+{
+	uint32_t a = (uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 | (uint32_t)v[2] << 8 | v[3];
+	uint32_t m = (uint32_t)v[4] << 24 | (uint32_t)v[5] << 16 | (uint32_t)v[6] << 8 | v[7];
+
+	/* Like Linux nfsd: the 8 verifier bytes live in atime/mtime seconds,
+	 * masked to 31 bits so they stay valid times. */
+	ts[0].tv_sec = a & 0x7fffffff;
+	ts[0].tv_nsec = 0;
+	ts[1].tv_sec = m & 0x7fffffff;
+	ts[1].tv_nsec = 0;
+}
+
+int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+	       bool guarded, const uint8_t *excl_verf, const struct vol_sattr *sa,
+	       struct vol_obj *out)
+{
+	char nm[VOL_NAME_MAX + 1];
+	int fd = -1, rc, flags = O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
+	mode_t mode = sa && sa->set_mode ? (mode_t)(sa->mode & 07777) : 0644;
+	struct timespec ts[2];
+	bool created;
+
+	if ((rc = vol_new_name(dir, name, nlen, nm, out)) != 0)
+		return rc;
+	vol_become(cred);
+	/* Exclusive first, so we know whether this call made the file. */
+	fd = openat(dir->fd, nm, flags | O_EXCL, excl_verf ? 0600 : mode);
+	created = fd >= 0;
+	if (fd < 0 && errno == EEXIST && excl_verf) {
+		/* A retried EXCLUSIVE create: same verifier means success. */
+		struct stat st;
+
+		vol_put_verf(excl_verf, ts);
+		if (fstatat(dir->fd, nm, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+		    st.st_atim.tv_sec != ts[0].tv_sec || st.st_mtim.tv_sec != ts[1].tv_sec)
+			rc = -EEXIST;
+		else if ((rc = vol_mark_adopt(dir, nm)) == 0)
+			rc = vol_lookup_nocred(dir, nm, out);
+		goto out;
+	}
+	if (fd < 0 && errno == EEXIST && !guarded) /* UNCHECKED: open what is there */
+		fd = openat(dir->fd, nm, flags & ~O_CREAT);
+	if (fd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if ((rc = created ? vol_mark_new(dir, nm, false) : vol_mark_adopt(dir, nm)) != 0) {
+		created = false; /* vol_mark_new undid it */
+		goto out;
+	}
+	if (excl_verf) {
+		vol_put_verf(excl_verf, ts);
+		if (futimens(fd, ts) != 0) {
+			rc = -errno;
+			goto out;
+		}
+	}
+	rc = vol_lookup_nocred(dir, nm, out);
+	if (rc == 0 && sa && !excl_verf) {
+		struct vol_sattr rest = *sa;
+
+		/* openat applied the process umask; NFS clients apply their own,
+		 * so set the mode they asked for exactly. */
+		if (rest.set_size && rest.size == (uint64_t)out->st.st_size)
+			rest.set_size = false;
+		rc = vol_setattr_nocred(out, &rest);
+		if (rc == 0)
+			rc = vol_refresh(out);
+	}
+out:
+	vol_unbecome(cred);
+	if (!created) /* the name was there already, or is gone again */
+		vol_name_refund(dir->exp);
+	else if (rc == 0 && (rc = fsync(fd) == 0 ? 0 : -errno) == 0)
+		rc = vol_dirsync(dir);
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		vol_obj_cleanup(out);
+	return rc;
+}
+
+static int vol_apply_owner(struct vol_obj *o, const struct vol_sattr *sa)
+{
+	struct vol_sattr rest;
+
+	if (!sa)
+		return 0;
+	rest = *sa; /* mode again: mkdirat applied the umask */
+	rest.set_size = false;
+	if (vol_setattr_nocred(o, &rest) == 0)
+		return vol_refresh(o);
+	return 0; /* the object exists; attribute failure is not fatal */
+}
+
+/* What MKDIR, SYMLINK and MKNOD make. */
+struct vol_mk {
+	mode_t type;               /* S_IFDIR, S_IFLNK, S_IFIFO, S_IFSOCK */
+	mode_t mode;
+	const char *target;        /* S_IFLNK */
+};
+
+/* The name is charged first (vol_new_name); the object is made as the
+ * caller, marked, looked up and given the attributes asked for (the mode
+ * again, as mkdirat/mknodat applied the umask; a symlink takes none), then
+ * made stable. */
+static int vol_make(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+		    const struct vol_mk *mk, const struct vol_sattr *sa, struct vol_obj *out)
+{
+	char nm[VOL_NAME_MAX + 1];
+	bool made = false;
+	int rc;
+
+	if ((rc = vol_new_name(dir, name, nlen, nm, out)) != 0)
+		return rc;
+	vol_become(cred);
+	if (mk->type == S_IFDIR)
+		rc = mkdirat(dir->fd, nm, mk->mode);
+	else if (mk->type == S_IFLNK)
+		rc = symlinkat(mk->target, dir->fd, nm);
+	else
+		rc = mknodat(dir->fd, nm, mk->type | mk->mode, 0);
+	if (rc != 0) {
+		rc = -errno;
+	} else if ((rc = vol_mark_new(dir, nm, mk->type == S_IFDIR)) == 0) {
+		made = true;
+		if ((rc = vol_lookup_nocred(dir, nm, out)) == 0 && mk->type != S_IFLNK)
+			rc = vol_apply_owner(out, sa);
+	}
+	vol_unbecome(cred);
+	if (!made)
+		vol_name_refund(dir->exp);
+	else if (rc == 0 && (mk->type != S_IFDIR || (rc = vol_fsync_obj(out)) == 0))
+		rc = vol_dirsync(dir); /* a FIFO, socket or symlink cannot be opened to sync */
+	if (rc)
+		vol_obj_cleanup(out);
+	return rc;
+}
+
+int vol_mkdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+	      const struct vol_sattr *sa, struct vol_obj *out)
+{
+	struct vol_mk mk = {.type = S_IFDIR, .mode = sa && sa->set_mode ? (mode_t)(sa->mode & 07777) : 0755};
+
+	return vol_make(dir, cred, name, nlen, &mk, sa, out);
+}
+
+int vol_symlink(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+		const char *target, size_t tlen, const struct vol_sattr *sa, struct vol_obj *out)
+{
+	struct vol_mk mk = {.type = S_IFLNK};
+	char *t = NULL;
+	int rc;
+
+	out->fd = -1;
+	out->exp = NULL;
+	if (tlen == 0 || tlen >= PATH_MAX || memchr(target, '\0', tlen))
+		return tlen >= PATH_MAX ? -ENAMETOOLONG : -EINVAL;
+	if (!(t = malloc(tlen + 1)))
+		return -ENOMEM;
+	memcpy(t, target, tlen);
+	t[tlen] = '\0';
+	mk.target = t;
+	rc = vol_make(dir, cred, name, nlen, &mk, sa, out);
+	free(t);
+	return rc;
+}
+
+int vol_mknod(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen, mode_t type,
+	      const struct vol_sattr *sa, struct vol_obj *out)
+{
+	struct vol_mk mk = {.type = type, .mode = sa && sa->set_mode ? (mode_t)(sa->mode & 07777) : 0644};
+	int rc;
+
+	out->fd = -1;
+	out->exp = NULL;
+	if (type == S_IFIFO || type == S_IFSOCK)
+		return vol_make(dir, cred, name, nlen, &mk, sa, out);
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_check_name(name, nlen)) != 0)
+		return rc;
+	return -EPERM; /* device nodes: nobody holds CAP_MKNOD on a volume */
+}
+
+/* Unlink nm (dir or not) from dir, refunding its name and the data of a
+ * last link. */
+static int vol_unlink_common(struct vol_obj *dir, const struct vol_cred *cred, const char *name,
+			     size_t nlen, bool isdir)
+{
+	char nm[VOL_NAME_MAX + 1];
+	struct stat st;
+	int rc;
+
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	if (!strcmp(nm, "."))
+		return -EINVAL;
+	if (!strcmp(nm, ".."))
+		return isdir ? -ENOTEMPTY : -EISDIR;
+	vol_become(cred);
+	if (fstatat(dir->fd, nm, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		rc = -errno;
+	} else if (!isdir && S_ISDIR(st.st_mode)) {
+		rc = -EISDIR;
+	} else if (isdir && !S_ISDIR(st.st_mode)) {
+		rc = -ENOTDIR;
+	} else {
+		/* Let the open-file cache release the object with its name. */
+		vol_drop_name(dir, nm, dir->exp->store);
+		if (unlinkat(dir->fd, nm, isdir ? AT_REMOVEDIR : 0) != 0) {
+			rc = -errno;
+		} else {
+			vol_name_refund(dir->exp);
+			if (S_ISREG(st.st_mode) && st.st_nlink == 1)
+				vol_adjust(dir->exp, -(int64_t)st.st_size);
+		}
+	}
+	vol_unbecome(cred);
+	if (rc == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && dir->exp->store->tier)
+		dir->exp->store->tier->unlinked(dir->exp->store->tier_arg, dir->exp->cfg.fsid, &st);
+	if (rc == 0)
+		rc = vol_dirsync(dir);
+	return rc;
+}
+
+int vol_remove(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen)
+{
+	return vol_unlink_common(dir, cred, name, nlen, false);
+}
+
+int vol_rmdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen)
+{
+	return vol_unlink_common(dir, cred, name, nlen, true);
+}
+
+int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_obj *tdir,
+	       const char *tname, size_t tlen, const struct vol_cred *cred)
+{
+	char f[VOL_NAME_MAX + 1], t[VOL_NAME_MAX + 1];
+	struct stat st;
+	bool had = false, gone = false;
+	int rc;
+
+	if (fdir->exp->acct != tdir->exp->acct)
+		return -EXDEV;
+	if (!S_ISDIR(fdir->st.st_mode) || !S_ISDIR(tdir->st.st_mode))
+		return -ENOTDIR;
+	if ((rc = vol_name(fname, flen, f)) != 0 || (rc = vol_name(tname, tlen, t)) != 0)
+		return rc;
+	if (!strcmp(f, ".") || !strcmp(f, "..") || !strcmp(t, ".") || !strcmp(t, ".."))
+		return -EINVAL;
+	vol_become(cred);
+	had = fstatat(tdir->fd, t, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (had)
+		vol_drop_name(tdir, t, tdir->exp->store);
+	if (renameat(fdir->fd, f, tdir->fd, t) != 0)
+		rc = -errno;
+	else if (had) {
+		struct stat now;
+
+		/* The target's name went (and its data with a last link), unless
+		 * source and target were the same file (then nothing moved). */
+		if (fstatat(tdir->fd, t, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_ino != st.st_ino) {
+			gone = S_ISREG(st.st_mode) && st.st_nlink == 1;
+			vol_name_refund(tdir->exp);
+			if (gone)
+				vol_adjust(tdir->exp, -(int64_t)st.st_size);
+		}
+	}
+	vol_unbecome(cred);
+	if (gone && tdir->exp->store->tier)
+		tdir->exp->store->tier->unlinked(tdir->exp->store->tier_arg, tdir->exp->cfg.fsid, &st);
+	if (rc == 0)
+		rc = vol_dirsync(tdir);
+	if (rc == 0 && fdir->st.st_ino != tdir->st.st_ino)
+		rc = vol_dirsync(fdir);
+	return rc;
+}
+
+int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t nlen,
+	     const struct vol_cred *cred)
+{
+	char nm[VOL_NAME_MAX + 1], num[16];
+	int rc;
+
+	if (obj->exp->acct != dir->exp->acct)
+		return -EXDEV;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if (S_ISDIR(obj->st.st_mode))
+		return -EISDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	if ((rc = vol_name_charge(dir->exp)) != 0)
+		return rc;
+	/* linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH, which the
+	 * switched fsuid drops (every caller but root would get ENOENT): name
+	 * the object through its /proc/self/fd link instead, followed once (it
+	 * lands on the object itself, a symlink included), so the caller's
+	 * rights on dir and protected_hardlinks decide, as for a local ln. */
+	snprintf(num, sizeof(num), "%d", obj->fd);
+	vol_become(cred);
+	if (linkat(dir->exp->store->procfd, num, dir->fd, nm, AT_SYMLINK_FOLLOW) != 0)
+		rc = -errno;
+	vol_unbecome(cred);
+	if (rc != 0) {
+		vol_name_refund(dir->exp);
+		return rc;
+	}
+	vol_refresh(obj);
+	/* the new name, and the file's link count */
+	if ((rc = vol_dirsync(dir)) == 0 && S_ISREG(obj->st.st_mode))
+		rc = vol_fsync_obj(obj);
+	return rc;
+}
+
+struct vol_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+int vol_readdir(struct vol_obj *dir, const struct vol_cred *cred, uint64_t cookie,
+		vol_dirent_cb cb, void *arg, bool *eof)
+{
+	union {
+		uint8_t b[16384];
+		uint64_t align;
+	} buf;
+	int fd, rc = 0;
+
+	*eof = false;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	vol_become(cred);
+	fd = vol_reopen(dir, O_RDONLY | O_DIRECTORY);
+	vol_unbecome(cred);
+	if (fd < 0)
+		return fd;
+	if (cookie && lseek(fd, (off_t)cookie, SEEK_SET) == (off_t)-1) {
+		rc = -EINVAL;
+		goto out;
+	}
+	for (;;) {
+		long n = syscall(SYS_getdents64, fd, buf.b, sizeof(buf.b));
+		long pos = 0;
+
+		if (n < 0) {
+			rc = -errno;
+			goto out;
+		}
+		if (n == 0) {
+			*eof = true;
+			goto out;
+		}
+		while (pos < n) {
+			struct vol_dirent64 *d = (struct vol_dirent64 *)(void *)(buf.b + pos);
+			size_t nl = strlen(d->d_name);
+			uint64_t ino = d->d_ino;
+
+			pos += d->d_reclen;
+			if (!strcmp(d->d_name, "..") && vol_is_root(dir))
+				ino = dir->st.st_ino;
+			if (cb(arg, d->d_name, nl, ino, (uint64_t)d->d_off))
+				goto out;
+		}
+	}
+out:
+	close(fd);
+	return rc;
+}
+

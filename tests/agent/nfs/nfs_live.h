@@ -1,0 +1,20 @@
+/* nfs_live: helpers for tests that run against a live nfs_serve: make a
+ * scratch tree, start the server (fork/exec, its PID only), wait for its port,
+ * stop it. */
+#ifndef AQ_TESTS_NFS_LIVE_H
+#define AQ_TESTS_NFS_LIVE_H
+
+#include <sys/types.h>
+
+struct nfs_live {
+	char dir[256];     /* scratch root, removed by nfs_live_stop */
+	pid_t pid;
+	int port;
+};
+
+/* Start tests/agent/nfs/nfs_serve (found next to argv0) with the given NULL
+ * terminated list of "--export" specs; "%D" in a spec is replaced by dir. */
+int nfs_live_start(struct nfs_live *l, const char *argv0, const char *const *exports);
+void nfs_live_stop(struct nfs_live *l);
+
+#endif

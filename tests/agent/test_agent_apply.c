@@ -1,0 +1,249 @@
+/* test_agent_apply: the agent's intent apply, check then proceed
+ * (agent/agent_apply.c), without a shelf: the check half on its own
+ * (agent_apply_check: decode, duplicates, contested share names, no side
+ * effects), then agent_apply over a stand-in shelf, a real volume store and
+ * cold tier in a temporary folder (the volumes that pass are served, the
+ * others listed with their reason, a stale generation changes nothing).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/agent_internal.h"
+#include "api/api_intent.h"
+
+#define VOL_A "0123456789abcdef"
+#define VOL_B "00000000000000b2"
+#define VOL_C "00000000000000c3"
+
+/* An intent volume entry as aquiferd sends it (fuzz/run.sh's seed). */
+static json_t *volume(const char *name, const char *fsid, const char *share)
+{
+	char dir[64];
+	json_t *v;
+
+	snprintf(dir, sizeof(dir), "volumes/%s", fsid);
+	v = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:[{s:s,s:s,s:s,s:i,s:b,s:b}]}", "name", name, "fsid", fsid,
+		      "shareName", share, "dir", dir, "capacityBytes", (json_int_t)1073741824, "unixPermissions",
+		      "0770", "exportRules", "allowedClients", "127.0.0.1", "accessType", "READ_WRITE", "squashMode",
+		      "NO_ROOT_SQUASH", "anonUid", 65534, "nfsv3", 1, "nfsv4", 0);
+	ck_assert_ptr_nonnull(v);
+	return v;
+}
+
+static const char *served_fsid; /* the one volume the stand-in node serves */
+
+static bool served_one(void *arg, const char *fsid)
+{
+	(void)arg;
+	return served_fsid && strcmp(fsid, served_fsid) == 0;
+}
+
+/* Run the check over vols; returns failed (caller decrefs). */
+static json_t *check(json_t *vols, bool *ok)
+{
+	struct api_intent_volume iv[8];
+	json_t *failed = json_array();
+
+	ck_assert_uint_le(json_array_size(vols), 8);
+	agent_apply_check(vols, served_one, NULL, iv, ok, failed);
+	return failed;
+}
+
+static const char *failed_name(const json_t *failed, size_t i)
+{
+	return json_string_value(json_object_get(json_array_get(failed, i), "name"));
+}
+
+static const char *failed_error(const json_t *failed, size_t i)
+{
+	return json_string_value(json_object_get(json_array_get(failed, i), "error"));
+}
+
+START_TEST(test_check_each_entry)
+{
+	json_t *bad = volume("projects/p/locations/l/volumes/bad", VOL_B, "has space");
+	json_t *vols = json_pack("[o,o,o]", volume("projects/p/locations/l/volumes/a", VOL_A, "a"), bad,
+				 volume("projects/p/locations/l/volumes/c", VOL_C, "c"));
+	bool ok[3];
+	json_t *failed;
+
+	served_fsid = NULL;
+	failed = check(vols, ok);
+	ck_assert(ok[0] && !ok[1] && ok[2]);
+	ck_assert_uint_eq(json_array_size(failed), 1);
+	ck_assert_str_eq(failed_name(failed, 0), "projects/p/locations/l/volumes/bad");
+	ck_assert_ptr_nonnull(strstr(failed_error(failed, 0), "shareName"));
+	json_decref(failed);
+	/* a field beyond the contract's limits refuses that volume only */
+	json_object_set_new(json_array_get(vols, 1), "shareName", json_string("b"));
+	json_object_set_new(json_array_get(vols, 1), "capacityBytes", json_integer(-1));
+	failed = check(vols, ok);
+	ck_assert(ok[0] && !ok[1] && ok[2]);
+	ck_assert_uint_eq(json_array_size(failed), 1);
+	json_decref(failed);
+	json_decref(vols);
+}
+END_TEST
+
+START_TEST(test_check_duplicates)
+{
+	json_t *vols = json_pack("[o,o,o]", volume("projects/p/locations/l/volumes/a", VOL_A, "a"),
+				 volume("projects/p/locations/l/volumes/a", VOL_B, "b"),
+				 volume("projects/p/locations/l/volumes/c", VOL_A, "c"));
+	bool ok[3];
+	json_t *failed;
+
+	served_fsid = NULL;
+	failed = check(vols, ok);
+	ck_assert(ok[0] && !ok[1] && !ok[2]); /* same name; same fsid */
+	ck_assert_uint_eq(json_array_size(failed), 2);
+	ck_assert_ptr_nonnull(strstr(failed_error(failed, 0), "twice"));
+	ck_assert_ptr_nonnull(strstr(failed_error(failed, 1), "twice"));
+	json_decref(failed);
+	json_decref(vols);
+}
+END_TEST
+
+START_TEST(test_check_contested_share)
+{
+	json_t *vols = json_pack("[o,o]", volume("projects/p/locations/l/volumes/a", VOL_A, "s"),
+				 volume("projects/p/locations/l/volumes/b", VOL_B, "s"));
+	bool ok[2];
+	json_t *failed;
+
+	/* none served: the later entry loses */
+	served_fsid = NULL;
+	failed = check(vols, ok);
+	ck_assert(ok[0] && !ok[1]);
+	ck_assert_str_eq(failed_name(failed, 0), "projects/p/locations/l/volumes/b");
+	ck_assert_ptr_nonnull(strstr(failed_error(failed, 0), "already exported"));
+	json_decref(failed);
+	/* the one already served keeps its path */
+	served_fsid = VOL_B;
+	failed = check(vols, ok);
+	ck_assert(!ok[0] && ok[1]);
+	ck_assert_uint_eq(json_array_size(failed), 1);
+	ck_assert_str_eq(failed_name(failed, 0), "projects/p/locations/l/volumes/a");
+	json_decref(failed);
+	json_decref(vols);
+}
+END_TEST
+
+/* ---- agent_apply over a stand-in shelf ---- */
+
+static char tmp[64];
+static int attaches;
+
+static int fake_attach(struct agent_shelf *s, const char *dir, unsigned mode, char *root, size_t cap)
+{
+	char top[128];
+
+	(void)s;
+	attaches++;
+	snprintf(top, sizeof(top), "%s/volumes", tmp);
+	mkdir(top, 0700);
+	snprintf(root, cap, "%s/%s", tmp, dir);
+	return mkdir(root, mode) == 0 || errno == EEXIST ? 0 : -errno;
+}
+
+static int fake_release(struct agent_shelf *s, const char *dir)
+{
+	(void)s, (void)dir;
+	return 0;
+}
+
+static const struct agent_shelf_ops fake_shelf = {
+	.name = "fake",
+	.attach = fake_attach,
+	.release = fake_release,
+	.destroy = fake_release,
+};
+
+START_TEST(test_apply_check_then_proceed)
+{
+	static struct agent a; /* large: not on the stack */
+	struct tier_cfg tc = { .day_seconds = 86400 };
+	uint8_t key[VOL_KEY_LEN];
+	struct vol_stats st;
+	aq_msg msg = { "" };
+	char cmd[128];
+	json_t *intent;
+
+	snprintf(tmp, sizeof(tmp), "/tmp/aq-apply-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	memset(&a, 0, sizeof(a));
+	memset(key, 7, sizeof(key));
+	snprintf(a.cfg.shelf, sizeof(a.cfg.shelf), "%s", tmp);
+	snprintf(a.cfg.state_dir, sizeof(a.cfg.state_dir), "%s/state", tmp);
+	snprintf(a.cfg.location, sizeof(a.cfg.location), "east");
+	ck_assert_int_eq(mkdir(a.cfg.state_dir, 0700), 0);
+	a.shelf.ops = &fake_shelf;
+	pthread_mutex_init(&a.lock, NULL);
+	ck_assert_int_eq(vol_store_new(key, &a.store), 0);
+	snprintf(tc.location, sizeof(tc.location), "east");
+	ck_assert_int_eq(tier_new(&tc, &a.tier), 0);
+	vol_store_set_tier(a.store, tier_ops(), a.tier);
+
+	intent = json_pack("{s:I,s:[o,o,o]}", "generation", (json_int_t)3, "volumes",
+			   volume("projects/p/locations/l/volumes/a", VOL_A, "a"),
+			   volume("projects/p/locations/l/volumes/b", VOL_B, "a"),
+			   volume("projects/p/locations/l/volumes/c", VOL_C, "bad share"));
+	attaches = 0;
+	ck_assert_int_eq(agent_apply(&a, intent, &msg), AQ_OK);
+	json_decref(intent);
+	/* only the volume that passed the check was attached and exported */
+	ck_assert_int_eq(attaches, 1);
+	ck_assert_int_eq(vol_store_stats(a.store, VOL_A, &st), 0);
+	ck_assert_int_eq(vol_store_stats(a.store, VOL_B, &st), -ENOENT);
+	ck_assert_int_eq(vol_store_stats(a.store, VOL_C, &st), -ENOENT);
+	ck_assert_uint_eq(json_array_size(a.failed), 2);
+	ck_assert_int_eq((int)a.applied, 3);
+	snprintf(cmd, sizeof(cmd), "%s/intent.json", a.cfg.state_dir);
+	ck_assert_int_eq(access(cmd, F_OK), 0);
+
+	/* a stale generation changes nothing */
+	intent = json_pack("{s:I,s:[]}", "generation", (json_int_t)2, "volumes");
+	ck_assert_int_eq(agent_apply(&a, intent, &msg), AQ_OK);
+	json_decref(intent);
+	ck_assert_int_eq(vol_store_stats(a.store, VOL_A, &st), 0);
+	ck_assert_int_eq((int)a.applied, 3);
+	/* a malformed intent is refused whole */
+	intent = json_pack("{s:I}", "generation", (json_int_t)4);
+	ck_assert_int_eq(agent_apply(&a, intent, &msg), AQ_EINVAL);
+	json_decref(intent);
+	ck_assert_int_eq(vol_store_stats(a.store, VOL_A, &st), 0);
+
+	vol_store_free(a.store);
+	tier_free(a.tier);
+	json_decref(a.intent);
+	json_decref(a.failed);
+	pthread_mutex_destroy(&a.lock);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("agent_apply");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_check_each_entry);
+	tcase_add_test(tc, test_check_duplicates);
+	tcase_add_test(tc, test_check_contested_share);
+	tcase_add_test(tc, test_apply_check_then_proceed);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
