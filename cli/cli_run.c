@@ -16,6 +16,7 @@
 #include "cli/cli_metrics.h"
 #include "cli/cli_output.h"
 #include "cli/cli_path.h"
+#include "util/ut_clock.h"
 
 #define WAIT_MAX_S 7200          /* gcloud's longest wait (pool create) */
 #define WAIT_404_GRACE_S 10      /* an operation may not be readable at once */
@@ -98,10 +99,7 @@ static void sleep_ms(long ms)
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)ut_clock_mono_ns() / 1e9;
 }
 
 static bool is_operation(const json_t *r)

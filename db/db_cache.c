@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/ut_hash.h"
+
 #define DB_CACHE_BUCKETS 65536u
 #define DB_CACHE_MAX 100000u
 
@@ -34,11 +36,7 @@ static struct {
 
 static unsigned c_hash(const char *s)
 {
-	unsigned h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h % DB_CACHE_BUCKETS;
+	return ut_hash_fnv32_str(s) % DB_CACHE_BUCKETS;
 }
 
 int db_cache_lookup(const char *name, char **text, size_t *len)

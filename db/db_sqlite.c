@@ -16,6 +16,8 @@
 
 #include <sqlite3.h>
 
+#include "util/ut_hex.h"
+
 /* A write waiting for its transaction to commit before the cache sees it. */
 struct db_pending {
 	struct db_pending *next;
@@ -465,8 +467,7 @@ static char *db_token_make(const struct db_query *q, const char *last)
 	hex = malloc((size_t)n * 2 + 1);
 	if (!hex)
 		return NULL;
-	for (int i = 0; i < n; i++)
-		snprintf(hex + i * 2, 3, "%02x", (unsigned char)plain[i]);
+	ut_hex_encode(plain, (size_t)n, hex, (size_t)n * 2 + 1);
 	return hex;
 }
 
@@ -474,17 +475,11 @@ static int db_token_parse(const struct db_query *q, const char *token, char *las
 			  aq_msg *msg)
 {
 	char plain[600], sum[32];
-	size_t n = strlen(token) / 2;
+	size_t n;
 	char *nl;
 
-	if (strlen(token) % 2 || n >= sizeof(plain))
+	if (ut_hex_decode(token, strlen(token), plain, sizeof(plain) - 1, &n) != AQ_OK)
 		goto bad;
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-		if (sscanf(token + i * 2, "%2x", &v) != 1)
-			goto bad;
-		plain[i] = (char)v;
-	}
 	plain[n] = '\0';
 	nl = strchr(plain, '\n');
 	if (!nl || (size_t)(nl - plain) >= cap)

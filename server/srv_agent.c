@@ -15,7 +15,7 @@
 #include "api/api_schema.h"
 #include "db/db.h"
 #include "server/srv_ca.h"
-#include "server/srv_clock.h"
+#include "util/ut_clock.h"
 #include "server/srv_internal.h"
 #include "server/srv_join.h"
 #include "server/srv_kick.h"
@@ -129,7 +129,7 @@ int srv_h_agent_join(struct srv_req *req, json_t **resp)
 			"throughputCeilingMibps", api_json_double(b, "throughputCeilingMibps", SRV_NODE_READ_MIBPS),
 			"writeThroughputCeilingMibps", api_json_double(b, "writeThroughputCeilingMibps", SRV_NODE_WRITE_MIBPS),
 			"generation", (json_int_t)0, "appliedGeneration", (json_int_t)0, "internal", "pushSecret", secret,
-			"incarnation", nid, "lastSeenMs", (json_int_t)srv_clock_ms());
+			"incarnation", nid, "lastSeenMs", (json_int_t)ut_clock_real_ms());
 	answer = json_object();
 	if (!doc || !answer) {
 		rc = AQ_ENOMEM;
@@ -148,7 +148,7 @@ int srv_h_agent_join(struct srv_req *req, json_t **resp)
 	fprintf(stderr, "aquiferd: node %s joined %s from %s\n", node, loc, addr);
 	*resp = answer;
 	answer = NULL;
-	srv_node_live_seen(req->srv, name, srv_clock_ms());
+	srv_node_live_seen(req->srv, name, ut_clock_real_ms());
 	srv_kick(req->srv, name);
 out:
 	db_rollback(req->db);
@@ -317,7 +317,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 {
 	char name[200], parent[200], now[48];
 	json_t *doc = NULL, *vols = json_object_get(req->body, "volumes"), *v, *fed = NULL;
-	int64_t applied = api_json_int64(req->body, "appliedGeneration", -1), t = srv_clock_ms();
+	int64_t applied = api_json_int64(req->body, "appliedGeneration", -1), t = ut_clock_real_ms();
 	const char *body_node = api_json_str(req->body, "node", NULL);
 	bool changed, kick = false, ahead = false;
 	size_t i;

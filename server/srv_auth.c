@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "api/api_schema.h"
+#include "util/ut_hash.h"
+#include "util/ut_hex.h"
 
 static const char *const role_names[] = {
 	[SRV_ROLE_NONE] = "", [SRV_ROLE_VIEWER] = "viewer", [SRV_ROLE_EDITOR] = "editor",
@@ -112,8 +114,7 @@ int srv_auth_token_make(const unsigned char key[SRV_KEY_LEN], const struct srv_a
 
 	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
 		return aq_fail(msg, AQ_EIO, "no randomness");
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(jti + i * 2, 3, "%02x", rnd[i]);
+	ut_hex_encode(rnd, sizeof(rnd), jti, sizeof(jti));
 	if (jwt_new(&jwt) != 0) {
 		rc = AQ_ENOMEM;
 		goto out;
@@ -152,11 +153,7 @@ static pthread_mutex_t token_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned token_slot_of(const char *tok, size_t len)
 {
-	unsigned h = 2166136261u;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)tok[i]) * 16777619u;
-	return h % TOKEN_CACHE;
+	return ut_hash_fnv32(tok, len) % TOKEN_CACHE;
 }
 
 static bool token_cached(const char *tok, size_t len, struct srv_auth *who)

@@ -28,7 +28,7 @@
 #include "db/db.h"
 #include "db/db_cache.h"
 #include "server/srv_ca.h"
-#include "server/srv_clock.h"
+#include "util/ut_clock.h"
 #include "server/srv_internal.h"
 #include "server/srv_metrics.h"
 #include "server/srv_req.h"
@@ -249,7 +249,7 @@ static enum MHD_Result send_answer(struct MHD_Connection *conn, struct srv_req *
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(conn, (unsigned)req->status, r);
 	MHD_destroy_response(r);
-	srv_metrics_observe(req->route, req->route_idx, req->status, srv_clock_ns() - req->start_ns);
+	srv_metrics_observe(req->route, req->route_idx, req->status, ut_clock_mono_ns() - req->start_ns);
 	return ret;
 }
 
@@ -319,7 +319,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*con_cls = req;
 		req->srv = srv;
 		req->conn = conn;
-		req->start_ns = srv_clock_ns();
+		req->start_ns = ut_clock_mono_ns();
 		req->route_idx = -1;
 		snprintf(req->method, sizeof(req->method), "%s", method);
 		if (!(req->url = strdup(url)))

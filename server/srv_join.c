@@ -28,6 +28,8 @@
 #include "server/srv_internal.h"
 #include "server/srv_req.h"
 #include "tls/tls.h"
+#include "util/ut_clock.h"
+#include "util/ut_hex.h"
 
 void srv_rand_hex(char *out, size_t bytes)
 {
@@ -36,8 +38,7 @@ void srv_rand_hex(char *out, size_t bytes)
 	if (bytes > sizeof(b))
 		bytes = sizeof(b);
 	RAND_bytes(b, (int)bytes);
-	for (size_t i = 0; i < bytes; i++)
-		snprintf(out + i * 2, 3, "%02x", b[i]);
+	ut_hex_encode(b, bytes, out, bytes * 2 + 1);
 }
 
 /* ---- the public URL and the install command (pure) ---- */
@@ -108,10 +109,7 @@ int srv_install_command(const char *public_url, const char *token, const char *l
 
 static void rfc3339(time_t t, char *out, size_t cap)
 {
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	ut_clock_format((int64_t)t * 1000000000LL, 0, out, cap);
 }
 
 /* POST /v1/locations/L:joinToken?ttl=S&node=N: a single-use join token for L

@@ -7,6 +7,7 @@
 
 #include "api/api_error.h"
 #include "server/srv_internal.h"
+#include "util/ut_clock.h"
 
 struct srv_kick {
 	pthread_mutex_t lock;
@@ -67,8 +68,7 @@ bool srv_kick_wait(struct srv *srv, json_t **dirty, bool *all)
 	bool go;
 
 	pthread_mutex_lock(&k->lock);
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 1;
+	ut_clock_deadline(&until, 1000);
 	while (!k->rung && !k->stop)
 		if (pthread_cond_timedwait(&k->cond, &k->lock, &until) != 0)
 			break;

@@ -30,7 +30,7 @@
 #include "db/db.h"
 #include "server/srv_ca.h"
 #include "server/srv_cfg.h"
-#include "server/srv_clock.h"
+#include "util/ut_clock.h"
 #include "server/srv_http.h"
 #include "server/srv_internal.h"
 #include "server/srv_node.h"
@@ -168,8 +168,8 @@ static int serve(struct srv *srv)
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	srv->start_ns = srv_clock_ns();
-	started_ms = srv_clock_ms();
+	srv->start_ns = ut_clock_mono_ns();
+	started_ms = ut_clock_real_ms();
 	if (srv_node_live_init(srv, started_ms) != AQ_OK || srv_series_new(started_ms, &srv->series) != AQ_OK) {
 		fprintf(stderr, "aquiferd: out of memory\n");
 		return 1;

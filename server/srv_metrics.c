@@ -15,7 +15,7 @@
 
 #include "api/api_schema.h"
 #include "db/db.h"
-#include "server/srv_clock.h"
+#include "util/ut_clock.h"
 #include "server/srv_internal.h"
 #include "server/srv_req.h"
 #include "server/srv_series.h"
@@ -353,9 +353,9 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 		 __atomic_load_n(&rec.last_nodes, __ATOMIC_RELAXED),
 		 (double)__atomic_load_n(&rec.full_ns, __ATOMIC_RELAXED) / 1e9);
 	m_printf(&b, "# HELP aquifer_uptime_seconds Seconds since aquiferd started.\n# TYPE aquifer_uptime_seconds gauge\n"
-		     "aquifer_uptime_seconds %.3f\n", (double)(srv_clock_ns() - req->srv->start_ns) / 1e9);
+		     "aquifer_uptime_seconds %.3f\n", (double)(ut_clock_mono_ns() - req->srv->start_ns) / 1e9);
 	{
-		json_t *totals = srv_series_totals(req->srv->series, srv_clock_ms());
+		json_t *totals = srv_series_totals(req->srv->series, ut_clock_real_ms());
 
 		if (!totals)
 			b.oom = true;

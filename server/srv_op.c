@@ -11,20 +11,20 @@
 #include "api/api_schema.h"
 #include "db/db.h"
 #include "server/srv_req.h"
+#include "util/ut_clock.h"
+#include "util/ut_hex.h"
 
 static json_t *op_doc(const char *parent, const char *target, const char *verb, bool done,
 		      const json_t *response)
 {
 	unsigned char rnd[8];
 	char id[64], name[700], now[48];
-	struct timespec ts;
+	char hex[2 * sizeof(rnd) + 1];
 	json_t *op;
 
 	RAND_bytes(rnd, sizeof(rnd));
-	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(id, sizeof(id), "operation-%lld-%02x%02x%02x%02x%02x%02x%02x%02x",
-		 (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, rnd[0], rnd[1], rnd[2], rnd[3],
-		 rnd[4], rnd[5], rnd[6], rnd[7]);
+	ut_hex_encode(rnd, sizeof(rnd), hex, sizeof(hex));
+	snprintf(id, sizeof(id), "operation-%lld-%s", (long long)ut_clock_real_ms(), hex);
 	snprintf(name, sizeof(name), "%s/operations/%s", parent, id);
 	api_time_now(now, sizeof(now));
 	op = json_pack("{s:s,s:{s:s,s:s,s:s,s:s,s:s,s:b,s:s},s:b}", "name", name, "metadata", "@type",

@@ -15,6 +15,7 @@
 #include "api/api_schema.h"
 #include "db/db.h"
 #include "server/srv_req.h"
+#include "util/ut_hex.h"
 
 int srv_place_allocated(struct db *db, const char *node_name, double *mibps, int64_t *count)
 {
@@ -115,8 +116,7 @@ int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name
 		/* fsid: stable for this incarnation of the name (its createTime) */
 		snprintf(seed, sizeof(seed), "%s|%s", vn, api_json_str(vol, "createTime", ""));
 		SHA256((const unsigned char *)seed, strlen(seed), sum);
-		for (int i = 0; i < 8; i++)
-			snprintf(fsid + i * 2, 3, "%02x", sum[i]);
+		ut_hex_encode(sum, 8, fsid, sizeof(fsid));
 		snprintf(dir, sizeof(dir), "volumes/%s", fsid);
 		pl = json_pack("{s:s,s:s,s:f,s:s,s:s,s:s,s:s,s:I}", "volume", vn, "node", node, "mibps",
 			       mibps, "fsid", fsid, "dir", dir, "op", op_name, "action", action,

@@ -29,7 +29,7 @@
 #include "api/api_resource.h"
 #include "api/api_schema.h"
 #include "db/db.h"
-#include "server/srv_clock.h"
+#include "util/ut_clock.h"
 #include "server/srv_drain.h"
 #include "server/srv_intent.h"
 #include "server/srv_internal.h"
@@ -39,6 +39,7 @@
 #include "server/srv_op.h"
 #include "server/srv_push.h"
 #include "tls/tls.h"
+#include "util/ut_hex.h"
 
 /* The reconciler's thread; its doorbell is srv_kick.c's. */
 struct srv_rec {
@@ -292,14 +293,13 @@ static int rec_node(struct srv *srv, struct db *db, const json_t *n, json_t *pus
 	unsigned char sum[SHA256_DIGEST_LENGTH];
 	char hash[SHA256_DIGEST_LENGTH * 2 + 1], err[512] = "";
 	char *text = NULL;
-	int64_t gen = 0, applied = -1, now = srv_clock_ms();
+	int64_t gen = 0, applied = -1, now = ut_clock_real_ms();
 	int pushed = 0;
 
 	if (srv_intent_build(&srv->cfg.math, db, n, &intent, &bad) != AQ_OK || !(text = json_dumps(intent, JSON_COMPACT | JSON_SORT_KEYS)))
 		goto out;
 	SHA256((const unsigned char *)text, strlen(text), sum);
-	for (size_t i = 0; i < sizeof(sum); i++)
-		snprintf(hash + i * 2, 3, "%02x", sum[i]);
+	ut_hex_encode(sum, sizeof(sum), hash, sizeof(hash));
 	if (rec_generation(db, nn, hash, &gen) != AQ_OK || db_get(db, nn, &node) != AQ_OK)
 		goto out;
 	if (rec_applied(node, pushes) >= gen &&
@@ -361,14 +361,14 @@ static void *rec_main(void *arg)
 		if (!srv_kick_wait(srv, &dirty, &all))
 			break;
 		/* a kick visits the nodes it names; every repush_ms, all of them */
-		all = all || srv_clock_ms() - last_full >= srv->cfg.repush_ms;
+		all = all || ut_clock_real_ms() - last_full >= srv->cfg.repush_ms;
 		if (all)
-			last_full = srv_clock_ms();
+			last_full = ut_clock_real_ms();
 
-		uint64_t t0 = srv_clock_ns();
+		uint64_t t0 = ut_clock_mono_ns();
 		int pushed = 0, failed = 0, visited = 0;
 
-		if (srv_drain_pass(srv, db, srv_clock_ms())) /* failover and pending drains (srv_drain.c) */
+		if (srv_drain_pass(srv, db, ut_clock_real_ms())) /* failover and pending drains (srv_drain.c) */
 			all = true;
 		if (list_all(db, "node", NULL, &nodes) != AQ_OK) {
 			json_decref(dirty);
@@ -391,7 +391,7 @@ static void *rec_main(void *arg)
 			}
 		}
 		json_decref(dirty);
-		srv_metrics_reconcile(srv_clock_ns() - t0, visited, pushed, failed, all);
+		srv_metrics_reconcile(ut_clock_mono_ns() - t0, visited, pushed, failed, all);
 		json_decref(nodes);
 	}
 	json_decref(pushes);

@@ -13,6 +13,8 @@
 
 #include "api/api_error.h"
 #include "api/api_schema.h"
+#include "util/ut_clock.h"
+#include "util/ut_hash.h"
 
 #define SER_HASH 1024
 #define SER_NAME 512
@@ -85,11 +87,7 @@ void srv_series_free(struct srv_series *s)
 
 static unsigned ser_hash(const char *name)
 {
-	uint32_t h = 2166136261u;
-
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 16777619u;
-	return h % SER_HASH;
+	return ut_hash_fnv32_str(name) % SER_HASH;
 }
 
 static struct ser *ser_find(struct srv_series *s, const char *name)
@@ -331,11 +329,7 @@ static json_t *str64(uint64_t v)
 
 static void slot_time(int64_t slot, char *out, size_t cap)
 {
-	time_t t = (time_t)(slot * SRV_SERIES_STEP_S);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	ut_clock_format(slot * SRV_SERIES_STEP_S * 1000000000LL, 0, out, cap);
 }
 
 static bool ser_matches(const struct ser *e, enum srv_series_kind kind, const char *name)

@@ -11,7 +11,7 @@
 
 #include "api/api_schema.h"
 #include "db/db.h"
-#include "server/srv_clock.h"
+#include "util/ut_clock.h"
 #include "server/srv_internal.h"
 #include "server/srv_req.h"
 #include "server/srv_series.h"
@@ -30,7 +30,7 @@ static int usage_answer(struct srv_req *req, enum srv_series_kind kind, const ch
 	json_decref(doc);
 	if (rc != AQ_OK)
 		return rc;
-	if (!(points = srv_series_points(req->srv->series, kind, name, window, srv_clock_ms())))
+	if (!(points = srv_series_points(req->srv->series, kind, name, window, ut_clock_real_ms())))
 		return AQ_ENOMEM;
 	*resp = json_pack("{s:s,s:i,s:i,s:o}", "name", name, "windowSeconds", window, "stepSeconds",
 			  SRV_SERIES_STEP_S, "points", points);
