@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "cli/cli_buf.h"
+#include "util/ut_conf.h"
+#include "util/ut_file.h"
 
 struct conf_key {
 	const char *name;
@@ -26,7 +28,6 @@ static const struct conf_key conf_keys[CLI_CONF_COUNT] = {
 	[CLI_CONF_CA_FILE] = { "ca_file", "AQUIFER_CA_FILE", "ca-file" },
 };
 
-#define CONF_LINE_MAX 8192
 
 void cli_conf_init(struct cli_conf *c)
 {
@@ -96,51 +97,21 @@ int cli_conf_set(struct cli_conf *c, int key, const char *value)
 	return AQ_OK;
 }
 
-static char *trim(char *s)
+static int conf_line(void *arg, const char *key, const char *value, aq_msg *msg)
 {
-	char *end;
+	int k = cli_conf_key(key), rc;
 
-	while (*s == ' ' || *s == '\t')
-		s++;
-	end = s + strlen(s);
-	while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' || end[-1] == '\r'))
-		*--end = '\0';
-	return s;
+	if (k < 0)
+		return AQ_OK; /* a newer aquifer's key: keep going */
+	if ((rc = cli_conf_set(arg, k, value)) != AQ_OK)
+		return aq_fail(msg, rc, "%s", aq_err_str(rc));
+	return AQ_OK;
 }
 
+/* util/ut_conf's format; no file is no setting (UT_CONF_MISSING_OK). */
 int cli_conf_load(struct cli_conf *c, const char *path, aq_msg *msg)
 {
-	FILE *fp = fopen(path, "r");
-	char line[CONF_LINE_MAX];
-	int rc = AQ_OK, lineno = 0;
-
-	if (fp == NULL) {
-		if (errno == ENOENT)
-			return AQ_OK;
-		return aq_fail(msg, AQ_EIO, "cannot read %s: %s", path, strerror(errno));
-	}
-	while (fgets(line, sizeof(line), fp)) {
-		char *eq, *key, *val;
-		int k;
-		lineno++;
-		key = trim(line);
-		if (*key == '\0' || *key == '#')
-			continue;
-		if ((eq = strchr(key, '=')) == NULL) {
-			rc = aq_fail(msg, AQ_EINVAL, "%s:%d: expected key = value", path, lineno);
-			goto out;
-		}
-		*eq = '\0';
-		key = trim(key);
-		val = trim(eq + 1);
-		if ((k = cli_conf_key(key)) < 0)
-			continue;   /* a newer aquifer's key: keep going */
-		if ((rc = cli_conf_set(c, k, val)) != AQ_OK)
-			goto out;
-	}
-out:
-	fclose(fp);
-	return rc;
+	return ut_conf_load(path, UT_CONF_MISSING_OK, conf_line, c, msg);
 }
 
 /* mkdir -p the parent folder of path, mode 0700. */
@@ -169,55 +140,22 @@ static int make_parent(const char *path, aq_msg *msg)
 
 int cli_conf_save(const struct cli_conf *c, const char *path, aq_msg *msg)
 {
-	struct cli_buf tmp, text;
-	int fd = -1, rc = AQ_OK, i;
-	size_t off = 0;
+	struct cli_buf text;
+	int rc, i;
 
-	cli_buf_init(&tmp);
 	cli_buf_init(&text);
 	if ((rc = make_parent(path, msg)) != AQ_OK)
 		goto out;
-	cli_buf_addf(&tmp, "%s.%ld.tmp", path, (long)getpid());
 	cli_buf_add(&text, "# aquifer CLI configuration (aquifer config set KEY VALUE)\n");
 	for (i = 0; i < CLI_CONF_COUNT; i++)
 		if (c->val[i])
 			cli_buf_addf(&text, "%s = %s\n", conf_keys[i].name, c->val[i]);
-	if (tmp.err || text.err) {
+	if (text.err) {
 		rc = AQ_ENOMEM;
 		goto out;
 	}
-	unlink(cli_buf_str(&tmp));
-	fd = open(cli_buf_str(&tmp), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 || fchmod(fd, 0600) != 0) {
-		rc = aq_fail(msg, AQ_EIO, "cannot write %s: %s", cli_buf_str(&tmp), strerror(errno));
-		goto out;
-	}
-	while (off < text.len) {
-		ssize_t n = write(fd, text.p + off, text.len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = aq_fail(msg, AQ_EIO, "cannot write %s: %s", cli_buf_str(&tmp), strerror(errno));
-			goto out;
-		}
-		off += (size_t)n;
-	}
-	if (fsync(fd) != 0 || close(fd) != 0) {
-		fd = -1;
-		rc = aq_fail(msg, AQ_EIO, "cannot write %s: %s", cli_buf_str(&tmp), strerror(errno));
-		goto out;
-	}
-	fd = -1;
-	if (rename(cli_buf_str(&tmp), path) != 0) {
-		rc = aq_fail(msg, AQ_EIO, "cannot replace %s: %s", path, strerror(errno));
-		goto out;
-	}
+	rc = ut_file_write(path, text.p, text.len, msg); /* 0600, temporary, fsync, rename */
 out:
-	if (fd >= 0)
-		close(fd);
-	if (rc != AQ_OK && tmp.len)
-		unlink(cli_buf_str(&tmp));
-	cli_buf_cleanup(&tmp);
 	cli_buf_cleanup(&text);
 	return rc;
 }

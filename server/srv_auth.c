@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "api/api_schema.h"
+#include "util/ut_file.h"
 #include "util/ut_hash.h"
 #include "util/ut_hex.h"
 
@@ -59,47 +60,36 @@ void srv_auth_key_path(const char *key_file, const char *db_path, char *out, siz
 		snprintf(out, cap, "aquiferd.key");
 }
 
-/* Read the key, or create it atomically (O_EXCL) on first use. */
+#define KEY_FILE_MAX 65536 /* what is read of a key file; the key is its start */
+
+/* Read the key, or create it on first use: ut_file_create installs it only
+ * if no other process created one first (then theirs is read). A longer
+ * file is read for its first SRV_KEY_LEN bytes, as it always was. */
 int srv_auth_key_load(const char *path, unsigned char key[SRV_KEY_LEN], aq_msg *msg)
 {
-	int fd = -1, rc = AQ_OK;
-	ssize_t n;
+	unsigned char fresh[SRV_KEY_LEN];
+	char *data = NULL;
+	size_t n = 0;
 	struct stat st;
+	int rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT) {
-		unsigned char fresh[SRV_KEY_LEN];
-		char tmp[1100];
-
+	if (stat(path, &st) != 0 && errno == ENOENT) {
 		if (RAND_bytes(fresh, sizeof(fresh)) != 1)
 			return aq_fail(msg, AQ_EIO, "cannot generate a signing key");
-		snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return aq_fail(msg, AQ_EIO, "cannot create key file %s: %s", tmp, strerror(errno));
-		if (write(fd, fresh, sizeof(fresh)) != (ssize_t)sizeof(fresh) || fsync(fd) != 0) {
-			close(fd);
-			unlink(tmp);
-			return aq_fail(msg, AQ_EIO, "cannot write key file %s", tmp);
-		}
-		close(fd);
-		/* link() fails if another process created the key first: use theirs. */
-		if (link(tmp, path) != 0 && errno != EEXIST) {
-			unlink(tmp);
-			return aq_fail(msg, AQ_EIO, "cannot install key file %s: %s", path, strerror(errno));
-		}
-		unlink(tmp);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		rc = ut_file_create(path, fresh, sizeof(fresh), msg);
+		if (rc != AQ_OK && rc != AQ_EEXIST)
+			return rc;
 	}
-	if (fd < 0)
-		return aq_fail(msg, AQ_EIO, "cannot open key file %s: %s", path, strerror(errno));
-	if (fstat(fd, &st) == 0 && (st.st_mode & 077))
+	if ((rc = ut_file_read(path, KEY_FILE_MAX, &data, &n, msg)) != AQ_OK)
+		return rc;
+	if (stat(path, &st) == 0 && (st.st_mode & 077))
 		fprintf(stderr, "aquiferd: warning: key file %s is readable by others (mode %o)\n",
 			path, st.st_mode & 0777);
-	n = read(fd, key, SRV_KEY_LEN);
-	if (n != SRV_KEY_LEN)
+	if (n < SRV_KEY_LEN)
 		rc = aq_fail(msg, AQ_EIO, "key file %s must hold %d bytes", path, SRV_KEY_LEN);
-	close(fd);
+	else
+		memcpy(key, data, SRV_KEY_LEN);
+	free(data);
 	return rc;
 }
 

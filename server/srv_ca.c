@@ -11,6 +11,7 @@
 #include "server/srv_internal.h"
 #include "server/srv_req.h"
 #include "tls/tls.h"
+#include "util/ut_file.h"
 
 /* The client certificate is renewed when it has less than this left. */
 #define SRV_CLIENT_RENEW_SECS (30L * 86400)
@@ -150,8 +151,8 @@ int srv_ca_setup(struct srv *srv, aq_msg *msg)
 			is_loopback(host) ? " on loopback only" : " on a non-loopback address (--insecure-listen)");
 		return AQ_OK;
 	}
-	if ((rc = tls_file_read(cfg->tls_cert, TLS_PEM_MAX, &srv->tls_cert_pem, NULL, msg)) != AQ_OK ||
-	    (rc = tls_file_read(cfg->tls_key, TLS_PEM_MAX, &srv->tls_key_pem, NULL, msg)) != AQ_OK ||
+	if ((rc = ut_file_read(cfg->tls_cert, TLS_PEM_MAX, &srv->tls_cert_pem, NULL, msg)) != AQ_OK ||
+	    (rc = ut_file_read(cfg->tls_key, TLS_PEM_MAX, &srv->tls_key_pem, NULL, msg)) != AQ_OK ||
 	    (rc = tls_pair_check(srv->tls_cert_pem, srv->tls_key_pem, "--tls-cert/--tls-key", msg)) != AQ_OK)
 		return rc;
 	rc = tls_ca_load(srv->ca_dir, &srv->ca, msg);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/ut_conf.h"
+
 void srv_cfg_defaults(struct srv_cfg *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -19,18 +21,6 @@ void srv_cfg_defaults(struct srv_cfg *cfg)
 	cfg->metrics_auth = true;
 	cfg->node_token_ttl = 30L * 86400;
 	cfg->http = (struct tls_listen_limits){ .max_conns = 4096, .per_ip = 128, .header_s = 10, .idle_s = 120 };
-}
-
-static char *trim(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
-		*--e = '\0';
-	return s;
 }
 
 /* The connection limits (tls.h, struct tls_listen_limits): AQ_ENOENT when
@@ -122,34 +112,16 @@ int srv_cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *m
 	return AQ_OK;
 }
 
+static int cfg_line(void *arg, const char *key, const char *value, aq_msg *msg)
+{
+	return srv_cfg_set(arg, key, value, msg) == AQ_OK ? AQ_OK : AQ_EINVAL;
+}
+
+/* The file format is util/ut_conf's (flags 0: aquiferd's math.* keys hold
+ * '_'); a refusal reads "FILE:LINE: reason". */
 int srv_cfg_load(struct srv_cfg *cfg, const char *path, aq_msg *msg)
 {
-	FILE *f = fopen(path, "r");
-	char line[2048];
-	int lineno = 0, rc = AQ_OK;
-
-	if (!f)
-		return aq_fail(msg, AQ_EINVAL, "cannot open config file %s: %s", path, strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		char *s = trim(line), *eq;
-		aq_msg why = { "" };
-
-		lineno++;
-		if (*s == '\0' || *s == '#')
-			continue;
-		eq = strchr(s, '=');
-		if (!eq) {
-			rc = aq_fail(msg, AQ_EINVAL, "%s:%d: expected 'key = value'", path, lineno);
-			break;
-		}
-		*eq = '\0';
-		if (srv_cfg_set(cfg, trim(s), trim(eq + 1), &why) != AQ_OK) {
-			rc = aq_fail(msg, AQ_EINVAL, "%s:%d: %s", path, lineno, why.text);
-			break;
-		}
-	}
-	fclose(f);
-	return rc;
+	return ut_conf_load(path, 0, cfg_line, cfg, msg);
 }
 
 /* ---- the public URL (pure) ---- */

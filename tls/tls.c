@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/ut_file.h"
+
 struct tls_ca {
 	X509 *cert;
 	EVP_PKEY *key;       /* NULL: verify only */
@@ -28,95 +30,16 @@ struct tls_ca {
 
 /* ---- files ---- */
 
+/* Kept as names of util/ut_file for agent/ until it calls ut_file itself
+ * (issue 16); the work is ut_file's. */
 int tls_file_write(const char *path, const void *data, size_t len, aq_msg *msg)
 {
-	char tmp[1200], dir[1100];
-	const char *slash = strrchr(path, '/');
-	size_t off = 0;
-	int fd = -1, dfd = -1, rc = AQ_OK;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof(tmp))
-		return aq_fail(msg, AQ_EINVAL, "path too long: %s", path);
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-	if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		rc = aq_fail(msg, AQ_EIO, "cannot write %s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	while (off < len) {
-		ssize_t n = write(fd, (const char *)data + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = aq_fail(msg, AQ_EIO, "cannot write %s: %s", tmp, strerror(errno));
-			goto out;
-		}
-		off += (size_t)n;
-	}
-	if (fchmod(fd, 0600) != 0 || fsync(fd) != 0) {
-		rc = aq_fail(msg, AQ_EIO, "cannot sync %s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	if (close(fd) != 0) {
-		fd = -1;
-		rc = aq_fail(msg, AQ_EIO, "cannot close %s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	fd = -1;
-	if (rename(tmp, path) != 0) {
-		rc = aq_fail(msg, AQ_EIO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-		goto out;
-	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fsync(dfd) != 0)
-		rc = aq_fail(msg, AQ_EIO, "cannot sync folder %s: %s", dir, strerror(errno));
-out:
-	if (fd >= 0)
-		close(fd);
-	if (dfd >= 0)
-		close(dfd);
-	if (rc != AQ_OK)
-		unlink(tmp);
-	return rc;
+	return ut_file_write(path, data, len, msg);
 }
 
 int tls_file_read(const char *path, size_t cap, char **data, size_t *len, aq_msg *msg)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n;
-	int rc = AQ_OK;
-
-	*data = NULL;
-	if (!f)
-		return errno == ENOENT ? aq_fail(msg, AQ_ENOENT, "%s does not exist", path)
-				       : aq_fail(msg, AQ_EIO, "cannot read %s: %s", path, strerror(errno));
-	if (!(buf = malloc(cap + 1))) {
-		rc = AQ_ENOMEM;
-		goto out;
-	}
-	n = fread(buf, 1, cap + 1, f);
-	if (ferror(f)) {
-		rc = aq_fail(msg, AQ_EIO, "cannot read %s: %s", path, strerror(errno));
-		goto out;
-	}
-	if (n > cap) {
-		rc = aq_fail(msg, AQ_ETOOBIG, "%s is larger than %zu bytes", path, cap);
-		goto out;
-	}
-	buf[n] = '\0';
-	if (len)
-		*len = n;
-	*data = buf;
-	buf = NULL;
-out:
-	free(buf);
-	fclose(f);
-	return rc;
+	return ut_file_read(path, cap, data, len, msg);
 }
 
 /* ---- PEM helpers ---- */
@@ -339,8 +262,8 @@ int tls_ca_load(const char *dir, struct tls_ca **ca, aq_msg *msg)
 
 	*ca = NULL;
 	ca_paths(dir, crt, keyp, sizeof(crt));
-	if ((rc = tls_file_read(crt, TLS_PEM_MAX, &cp, NULL, msg)) != AQ_OK ||
-	    (rc = tls_file_read(keyp, TLS_PEM_MAX, &kp, NULL, msg)) != AQ_OK)
+	if ((rc = ut_file_read(crt, TLS_PEM_MAX, &cp, NULL, msg)) != AQ_OK ||
+	    (rc = ut_file_read(keyp, TLS_PEM_MAX, &kp, NULL, msg)) != AQ_OK)
 		goto out;
 	if (!(x = cert_parse(cp)) || !(k = key_parse(kp))) {
 		rc = aq_fail(msg, AQ_EINVAL, "%s or %s is not a PEM certificate/key: %s", crt, keyp, ossl_why());
@@ -516,9 +439,9 @@ out:
 
 int tls_pair_write(const char *cert_path, const char *cert, const char *key_path, const char *key, aq_msg *msg)
 {
-	int rc = tls_file_write(key_path, key, strlen(key), msg);
+	int rc = ut_file_write(key_path, key, strlen(key), msg);
 
-	return rc == AQ_OK ? tls_file_write(cert_path, cert, strlen(cert), msg) : rc;
+	return rc == AQ_OK ? ut_file_write(cert_path, cert, strlen(cert), msg) : rc;
 }
 
 int tls_pair_check(const char *cert, const char *key, const char *what, aq_msg *msg)
@@ -608,7 +531,7 @@ bool tls_cert_fresh(const struct tls_ca *ca, const char *path, long secs)
 	bool ok = false;
 	aq_msg msg;
 
-	if (tls_file_read(path, TLS_PEM_MAX, &pem, NULL, &msg) != AQ_OK || !(x = cert_parse(pem)))
+	if (ut_file_read(path, TLS_PEM_MAX, &pem, NULL, &msg) != AQ_OK || !(x = cert_parse(pem)))
 		goto out;
 	ok = X509_cmp_time(X509_get0_notAfter(x), &(time_t){ time(NULL) + secs }) > 0 &&
 	     verify_x509(ca, x, NULL, &msg) == AQ_OK;

@@ -50,7 +50,8 @@ struct tls_name {
 	bool server, client;     /* extended key usages */
 };
 
-/* Files: path is written atomically with mode 0600; dir must exist. */
+/* Files: util/ut_file_write and ut_file_read under their old names, for
+ * agent/ until it calls them itself; new code calls ut_file. */
 int tls_file_write(const char *path, const void *data, size_t len, aq_msg *msg);
 /* Read at most cap bytes (NUL-terminated copy in *data). AQ_ENOENT if missing,
  * AQ_ETOOBIG if larger. */
