@@ -24,6 +24,8 @@
 
 #include <microhttpd.h>
 
+#include "util/ut_hostport.h"
+
 #define BARE_BODY_MAX (64 * 1024)
 
 static const char bare_default_body[] =
@@ -103,24 +105,18 @@ static int bare_load_body(struct bare *b, const char *path)
 	return rc;
 }
 
+/* IPv4 HOST:PORT (util/ut_hostport), port 1..65535. */
 static int bare_parse_listen(const char *arg, struct sockaddr_in *sa)
 {
-	char host[64];
-	const char *colon = strrchr(arg, ':');
-	char *end;
-	long port;
+	struct ut_hostport hp;
+	struct sockaddr_storage ss;
+	socklen_t len;
 
-	if (!colon || (size_t)(colon - arg) >= sizeof(host))
+	if (ut_hostport_parse(arg, 0, 0, &hp, NULL) != AQ_OK || ut_hostport_sockaddr(&hp, &ss, &len, NULL) != AQ_OK ||
+	    ss.ss_family != AF_INET)
 		return -1;
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - arg), arg);
-	errno = 0;
-	port = strtol(colon + 1, &end, 10);
-	if (errno || !colon[1] || *end || port < 1 || port > 65535)
-		return -1;
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	sa->sin_port = htons((uint16_t)port);
-	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
+	memcpy(sa, &ss, sizeof(*sa));
+	return 0;
 }
 
 int main(int argc, char **argv)

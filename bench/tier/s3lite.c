@@ -65,6 +65,8 @@
 #include <unistd.h>
 
 #include "bench/tier/s3lite_req.h"
+#include "util/ut_buf.h"
+#include "util/ut_hex.h"
 
 #define S3L_IN_CAP (S3L_HEAD_MAX + 64 * 1024)  /* head + what arrives behind it */
 #define S3L_BODY_BUF (256 * 1024)
@@ -287,12 +289,10 @@ static int body_next(struct s3l_conn *c, const char **p, size_t *n)
 	return 1;
 }
 
+/* out holds 2 * n + 1 bytes */
 static void hex(const unsigned char *b, size_t n, char *out)
 {
-	static const char d[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++)
-		out[2 * i] = d[b[i] >> 4], out[2 * i + 1] = d[b[i] & 15];
-	out[2 * n] = '\0';
+	ut_hex_encode(b, n, out, 2 * n + 1);
 }
 
 struct s3l_digests {
@@ -960,52 +960,15 @@ static const char *param(const struct s3l_ctx *x, const char *name)
 	return NULL;
 }
 
-struct s3l_buf {
-	char *p;
-	size_t n, cap;
-	int err;
-};
+/* A listing's XML: at most S3L_LIST_MAX entries of an escaped key and their
+ * fields, and the envelope. */
+#define S3L_LIST_BODY_MAX ((size_t)S3L_LIST_MAX * (S3L_KEY_MAX * 6 + 512) + 4096)
 
-static void buf_add(struct s3l_buf *b, const char *s, size_t n)
-{
-	if (b->err)
-		return;
-	if (b->n + n + 1 > b->cap) {
-		size_t nc = b->cap ? b->cap : 4096;
-		char *np;
-		while (nc < b->n + n + 1)
-			nc *= 2;
-		if (!(np = realloc(b->p, nc))) {
-			b->err = 1;
-			return;
-		}
-		b->p = np, b->cap = nc;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = '\0';
-}
-
-static void buf_fmt(struct s3l_buf *b, const char *fmt, ...)
-{
-	char tmp[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof tmp)
-		b->err = 1;
-	else
-		buf_add(b, tmp, (size_t)n);
-}
-
-static void buf_esc(struct s3l_buf *b, const char *s)
+static void buf_esc(struct ut_buf *b, const char *s)
 {
 	char tmp[S3L_KEY_MAX * 6 + 16];
 	size_t n = xml_esc(tmp, 0, sizeof tmp, s);
-	buf_add(b, tmp, n);
+	ut_buf_add(b, tmp, n);
 }
 
 static int s3l_bucket_list(struct s3l_ctx *x)
@@ -1014,7 +977,7 @@ static int s3l_bucket_list(struct s3l_ctx *x)
 		   *tok = param(x, "continuation-token"), *sa = param(x, "start-after"), *delim = param(x, "delimiter");
 	char after[S3L_KEY_MAX + 1] = "", rel[S3L_KEY_MAX + 2] = "", tokhex[2 * S3L_KEY_MAX + 1];
 	struct s3l_list l = { 0 };
-	struct s3l_buf b = { 0 };
+	struct ut_buf b;
 	long max = S3L_LIST_MAX;
 	size_t i, start, shown;
 	int fd, rc, truncated;
@@ -1032,20 +995,16 @@ static int s3l_bucket_list(struct s3l_ctx *x)
 			max = S3L_LIST_MAX;
 	}
 	if (tok) {  /* our tokens: hex of the last key listed */
-		size_t tl = strlen(tok);
-		if (tl == 0 || tl % 2 || tl / 2 > S3L_KEY_MAX)
+		size_t tl = strlen(tok), n = 0;
+		/* lowercase only (what we hand out), and no NUL byte in the key */
+		if (tl == 0 || strspn(tok, "0123456789abcdef") != tl ||
+		    ut_hex_decode(tok, tl, after, S3L_KEY_MAX, &n) != AQ_OK || memchr(after, '\0', n))
 			return error_xml(x, 400, "InvalidArgument", "The continuation token provided is incorrect");
-		for (i = 0; i < tl / 2; i++) {
-			unsigned v;
-			if (sscanf(tok + 2 * i, "%2x", &v) != 1 || !strchr("0123456789abcdef", tok[2 * i]) ||
-			    !strchr("0123456789abcdef", tok[2 * i + 1]) || v == 0)
-				return error_xml(x, 400, "InvalidArgument", "The continuation token provided is incorrect");
-			after[i] = (char)v;
-		}
-		after[tl / 2] = '\0';
+		after[n] = '\0';
 	} else if (sa) {
 		snprintf(after, sizeof after, "%s", sa);
 	}
+	ut_buf_init(&b, S3L_LIST_BODY_MAX);
 	l.prefix = prefix ? prefix : "";
 	l.plen = strlen(l.prefix);
 	fd = openat(cfg.rootfd, x->bucket, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -1061,26 +1020,26 @@ static int s3l_bucket_list(struct s3l_ctx *x)
 		;
 	shown = l.n - start < (size_t)max ? l.n - start : (size_t)max;
 	truncated = shown > 0 && start + shown < l.n;  /* max-keys=0: an empty, complete page */
-	buf_fmt(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	ut_buf_addf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		    "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Name>%s</Name><Prefix>",
 		x->bucket);
 	buf_esc(&b, l.prefix);
-	buf_fmt(&b, "</Prefix><KeyCount>%zu</KeyCount><MaxKeys>%ld</MaxKeys><IsTruncated>%s</IsTruncated>", shown, max,
+	ut_buf_addf(&b, "</Prefix><KeyCount>%zu</KeyCount><MaxKeys>%ld</MaxKeys><IsTruncated>%s</IsTruncated>", shown, max,
 		truncated ? "true" : "false");
 	if (tok) {
-		buf_add(&b, "<ContinuationToken>", 19);
+		ut_buf_add(&b, "<ContinuationToken>", 19);
 		buf_esc(&b, tok);
-		buf_add(&b, "</ContinuationToken>", 20);
+		ut_buf_add(&b, "</ContinuationToken>", 20);
 	}
 	if (sa) {
-		buf_add(&b, "<StartAfter>", 12);
+		ut_buf_add(&b, "<StartAfter>", 12);
 		buf_esc(&b, sa);
-		buf_add(&b, "</StartAfter>", 13);
+		ut_buf_add(&b, "</StartAfter>", 13);
 	}
 	if (truncated) {
 		const char *last = l.e[start + shown - 1].key;
 		hex((const unsigned char *)last, strlen(last), tokhex);
-		buf_fmt(&b, "<NextContinuationToken>%s</NextContinuationToken>", tokhex);
+		ut_buf_addf(&b, "<NextContinuationToken>%s</NextContinuationToken>", tokhex);
 	}
 	for (i = start; i < start + shown; i++) {
 		char lm[32], etag[40];
@@ -1097,22 +1056,22 @@ static int s3l_bucket_list(struct s3l_ctx *x)
 		} else {
 			etag_of(-1, &st, etag);
 		}
-		buf_add(&b, "<Contents><Key>", 15);
+		ut_buf_add(&b, "<Contents><Key>", 15);
 		buf_esc(&b, l.e[i].key);
-		buf_fmt(&b, "</Key><LastModified>%s</LastModified><ETag>&quot;%s&quot;</ETag><Size>%llu</Size>"
+		ut_buf_addf(&b, "</Key><LastModified>%s</LastModified><ETag>&quot;%s&quot;</ETag><Size>%llu</Size>"
 			    "<StorageClass>STANDARD</StorageClass></Contents>",
 			lm, etag, (unsigned long long)l.e[i].size);
 	}
-	buf_add(&b, "</ListBucketResult>", 19);
-	if (b.err)
-		rc = error_xml(x, 500, "InternalError", "out of memory");
+	ut_buf_add(&b, "</ListBucketResult>", 19);
+	if (ut_buf_err(&b) != AQ_OK)
+		rc = error_xml(x, 500, "InternalError", "%s", ut_buf_err(&b) == AQ_ENOMEM ? "out of memory" : "listing too large");
 	else
-		rc = answer(x, 200, "Content-Type: application/xml\r\n", b.p, b.n);
+		rc = answer(x, 200, "Content-Type: application/xml\r\n", ut_buf_str(&b), ut_buf_len(&b));
 out:
 	for (i = 0; i < l.n; i++)
 		free(l.e[i].key);
 	free(l.e);
-	free(b.p);
+	ut_buf_cleanup(&b);
 	return rc;
 }
 

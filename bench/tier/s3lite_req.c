@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "bench/tier/s3lite_req.h"
+#include "util/ut_hex.h"
 
 static int is_tchar(unsigned char c)
 {
@@ -168,16 +169,6 @@ const struct s3l_str *s3l_req_header(const struct s3l_req *r, const char *name)
 	return NULL;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 int s3l_pct_decode(struct s3l_str s, char *out, size_t cap)
 {
@@ -189,8 +180,8 @@ int s3l_pct_decode(struct s3l_str s, char *out, size_t cap)
 			int hi, lo;
 			if (i + 2 >= s.n)
 				return -EINVAL;
-			hi = hexval(s.p[i + 1]);
-			lo = hexval(s.p[i + 2]);
+			hi = ut_hex_value(s.p[i + 1]);
+			lo = ut_hex_value(s.p[i + 2]);
 			if (hi < 0 || lo < 0)
 				return -EINVAL;
 			c = hi * 16 + lo;
@@ -322,7 +313,7 @@ int s3l_auth_parse(struct s3l_str v, struct s3l_auth *a)
 	if (a->signature.n != 64 || a->signed_headers.n == 0)
 		return -EINVAL;
 	for (size_t i = 0; i < 64; i++)
-		if (hexval(a->signature.p[i]) < 0)
+		if (ut_hex_value(a->signature.p[i]) < 0)
 			return -EINVAL;
 	for (size_t i = 0; i < a->signed_headers.n; i++) {
 		char c = a->signed_headers.p[i];

@@ -1,26 +1,20 @@
-/* tb_addr: see tb_addr.h. */
+/* tb_addr: see tb_addr.h. The parsing is util/ut_hostport's; this keeps
+ * the fixtures' IPv4 sockaddr_in. */
 #include "bench/tier/tb_addr.h"
 
-#include <arpa/inet.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include "util/ut_hostport.h"
 
 int tb_parse_addr(const char *s, struct sockaddr_in *a)
 {
-	char host[64];
-	const char *colon = strrchr(s, ':');
-	char *end;
-	long port;
+	struct ut_hostport hp;
+	struct sockaddr_storage ss;
+	socklen_t len;
 
-	if (!colon || (size_t)(colon - s) >= sizeof host)
+	if (ut_hostport_parse(s, 0, 0, &hp, NULL) != AQ_OK || ut_hostport_sockaddr(&hp, &ss, &len, NULL) != AQ_OK ||
+	    ss.ss_family != AF_INET)
 		return -1;
-	memcpy(host, s, (size_t)(colon - s));
-	host[colon - s] = '\0';
-	port = strtol(colon + 1, &end, 10);
-	if (*end || port <= 0 || port > 65535)
-		return -1;
-	memset(a, 0, sizeof *a);
-	a->sin_family = AF_INET;
-	a->sin_port = htons((uint16_t)port);
-	return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -1;
+	memcpy(a, &ss, sizeof(*a));
+	return 0;
 }

@@ -1,4 +1,4 @@
-/* tb_addr: "A.B.C.D:PORT" parsing shared by the bench/tier tools
+/* tb_addr: "A.B.C.D:PORT" (util/ut_hostport) for the test fixtures
  * (aq-latproxy, aq-s3lite). IPv4 only; port 1..65535.
  * Returns 0 and fills *a, or -1 for anything else. */
 #ifndef AQ_BENCH_TIER_TB_ADDR_H
