@@ -12,6 +12,7 @@
 #include "server/srv_req.h"
 #include "tls/tls.h"
 #include "util/ut_file.h"
+#include "util/ut_hostport.h"
 
 /* The client certificate is renewed when it has less than this left. */
 #define SRV_CLIENT_RENEW_SECS (30L * 86400)
@@ -88,16 +89,13 @@ int srv_ca_cmd(struct srv *srv, const char *sub, const struct srv_ca_args *a)
 	return 2;
 }
 
-/* HOST of HOST:PORT, without IPv6 brackets. */
+/* HOST of HOST:PORT, without IPv6 brackets ("" when it is no HOST:PORT:
+ * not loopback, and srv_http refuses it when it starts). */
 static void listen_host(const char *listen, char *out, size_t cap)
 {
-	const char *colon = strrchr(listen, ':');
-	int n = colon ? (int)(colon - listen) : (int)strlen(listen);
+	struct ut_hostport hp;
 
-	if (n >= 2 && listen[0] == '[' && listen[n - 1] == ']')
-		snprintf(out, cap, "%.*s", n - 2, listen + 1);
-	else
-		snprintf(out, cap, "%.*s", n, listen);
+	snprintf(out, cap, "%s", ut_hostport_parse(listen, 0, UT_HP_PORT0, &hp, NULL) == AQ_OK ? hp.host : "");
 }
 
 static bool is_loopback(const char *host)
@@ -185,22 +183,18 @@ bool srv_ca_tls(const struct srv *srv)
 static int address_host(const char *address, char *out, size_t cap)
 {
 	const char *h = strstr(address, "://");
-	const char *end;
+	char hostport[UT_HOSTPORT_TEXT_MAX];
+	struct ut_hostport hp;
 
 	if (!h)
 		return AQ_EINVAL;
 	h += 3;
-	if (*h == '[') {
-		end = strchr(h, ']');
-		if (!end)
-			return AQ_EINVAL;
-		h++;
-	} else {
-		end = h + strcspn(h, ":/");
-	}
-	if (end == h || (size_t)(end - h) >= cap)
+	if (strcspn(h, "/") >= sizeof(hostport))
 		return AQ_EINVAL;
-	snprintf(out, cap, "%.*s", (int)(end - h), h);
+	snprintf(hostport, sizeof(hostport), "%.*s", (int)strcspn(h, "/"), h);
+	if (ut_hostport_parse(hostport, 443, 0, &hp, NULL) != AQ_OK || strlen(hp.host) >= cap)
+		return AQ_EINVAL;
+	snprintf(out, cap, "%s", hp.host);
 	return AQ_OK;
 }
 

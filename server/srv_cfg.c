@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/ut_conf.h"
+#include "util/ut_hostport.h"
 
 void srv_cfg_defaults(struct srv_cfg *cfg)
 {
@@ -142,13 +143,12 @@ int srv_cfg_public_url_check(const char *url, aq_msg *msg)
 
 void srv_cfg_public_url_default(const char *listen, bool tls, const char *hostname, char *out, size_t cap)
 {
-	const char *colon = strrchr(listen, ':');
-	size_t hl = colon ? (size_t)(colon - listen) : strlen(listen);
-	bool wild = (hl == 7 && strncmp(listen, "0.0.0.0", 7) == 0) || (hl == 4 && strncmp(listen, "[::]", 4) == 0) ||
-		    hl == 0;
+	struct ut_hostport hp;
+	bool wild = ut_hostport_parse(listen, 0, UT_HP_PORT0, &hp, NULL) == AQ_OK &&
+		    (strcmp(hp.host, hp.v6 ? "::" : "0.0.0.0") == 0);
 
 	if (wild)
-		snprintf(out, cap, "%s://%s%s", tls ? "https" : "http", hostname, colon ? colon : "");
+		snprintf(out, cap, "%s://%s:%u", tls ? "https" : "http", hostname, (unsigned)hp.port);
 	else
 		snprintf(out, cap, "%s://%s", tls ? "https" : "http", listen);
 }

@@ -28,12 +28,14 @@
 #include "db/db.h"
 #include "db/db_cache.h"
 #include "server/srv_ca.h"
+#include "util/ut_buf.h"
 #include "util/ut_clock.h"
 #include "server/srv_internal.h"
 #include "server/srv_metrics.h"
 #include "server/srv_req.h"
 #include "server/srv_routes.h"
 #include "tls/tls.h"
+#include "util/ut_hostport.h"
 
 /* The front's own state: the listener, the work queue and its workers. */
 struct srv_http {
@@ -65,7 +67,7 @@ static void req_free(struct srv_req *req)
 	}
 	free(req->url);
 	free(req->authz);
-	free(req->body_raw);
+	ut_buf_cleanup(&req->body_raw);
 	free(req->peer);
 	json_decref(req->body);
 	free(req->text);
@@ -124,12 +126,12 @@ static void req_run(struct srv_req *req)
 	}
 	if ((rt->flags & SRV_F_NODECERT) && (rc = srv_ca_check_node(req)) != AQ_OK)
 		goto out;
-	if (req->body_len > 0) {
+	if (ut_buf_len(&req->body_raw) > 0) {
 		if (!(rt->flags & SRV_F_BODY)) {
 			rc = aq_fail(&req->msg, AQ_EINVAL, "this method takes no request body");
 			goto out;
 		}
-		req->body = json_loadb(req->body_raw, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+		req->body = json_loadb(ut_buf_str(&req->body_raw), ut_buf_len(&req->body_raw), JSON_REJECT_DUPLICATES, &jerr);
 		if (!req->body) {
 			rc = aq_fail(&req->msg, AQ_EINVAL, "Invalid JSON payload received: %s (line %d, column %d)",
 				     jerr.text, jerr.line, jerr.column);
@@ -321,6 +323,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		req->conn = conn;
 		req->start_ns = ut_clock_mono_ns();
 		req->route_idx = -1;
+		ut_buf_init(&req->body_raw, SRV_BODY_MAX);
 		snprintf(req->method, sizeof(req->method), "%s", method);
 		if (!(req->url = strdup(url)))
 			return MHD_NO;
@@ -363,26 +366,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 		if (!(req->route->flags & SRV_F_BODY))
 			return MHD_NO; /* a chunked body the route does not take: hang up */
-		if (!req->body_too_big && req->body_len + n > SRV_BODY_MAX) {
-			req->body_too_big = true;
-			free(req->body_raw);
-			req->body_raw = NULL;
-		}
-		if (!req->body_too_big) {
-			char *nb = realloc(req->body_raw, req->body_len + n + 1);
-
-			if (!nb)
-				return MHD_NO;
-			memcpy(nb + req->body_len, upload_data, n);
-			req->body_raw = nb;
-			req->body_len += n;
-			nb[req->body_len] = '\0';
-		}
+		if (ut_buf_add(&req->body_raw, upload_data, n) == AQ_ENOMEM)
+			return MHD_NO;
 		*upload_size = 0;
 		return MHD_YES;
 	}
 	if (req->state == REQ_BODY) {
-		if (req->body_too_big) {
+		if (ut_buf_err(&req->body_raw) == AQ_ETOOBIG) {
 			aq_fail(&req->msg, AQ_ETOOBIG, "request body is larger than %d bytes", SRV_BODY_MAX);
 			req_set_error(req, AQ_ETOOBIG);
 			return send_answer(conn, req, false);
@@ -395,7 +385,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			json_decref(resp);
 			return send_answer(conn, req, false);
 		}
-		if (req->route->doc_name && req->body_len == 0 && try_cached(srv, req) == AQ_OK)
+		if (req->route->doc_name && ut_buf_len(&req->body_raw) == 0 && try_cached(srv, req) == AQ_OK)
 			return send_answer(conn, req, false);
 		req->state = REQ_QUEUED;
 		MHD_suspend_connection(conn);
@@ -419,43 +409,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 static int parse_listen(const char *listen, struct sockaddr_storage *ss, socklen_t *len)
 {
-	char host[128];
-	const char *colon = strrchr(listen, ':');
-	char *end;
-	long port;
+	struct ut_hostport hp;
 
-	if (!colon || (size_t)(colon - listen) >= sizeof(host))
+	if (ut_hostport_parse(listen, 0, UT_HP_PORT0, &hp, NULL) != AQ_OK)
 		return AQ_EINVAL;
-	memcpy(host, listen, (size_t)(colon - listen));
-	host[colon - listen] = '\0';
-	port = strtol(colon + 1, &end, 10);
-	if (*end || port < 0 || port > 65535 || colon[1] == '\0')
-		return AQ_EINVAL;
-	memset(ss, 0, sizeof(*ss));
-	if (host[0] == '[') {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-		size_t hl = strlen(host);
-
-		if (hl < 2 || host[hl - 1] != ']')
-			return AQ_EINVAL;
-		host[hl - 1] = '\0';
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons((uint16_t)port);
-		if (inet_pton(AF_INET6, host + 1, &s6->sin6_addr) != 1)
-			return AQ_EINVAL;
-		*len = sizeof(*s6);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons((uint16_t)port);
-		if (strcmp(host, "localhost") == 0)
-			snprintf(host, sizeof(host), "127.0.0.1");
-		if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
-			return AQ_EINVAL;
-		*len = sizeof(*s4);
-	}
-	return AQ_OK;
+	return ut_hostport_sockaddr(&hp, ss, len, NULL);
 }
 
 int srv_http_start(struct srv *srv, aq_msg *msg)

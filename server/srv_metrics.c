@@ -15,6 +15,7 @@
 
 #include "api/api_schema.h"
 #include "db/db.h"
+#include "util/ut_buf.h"
 #include "util/ut_clock.h"
 #include "server/srv_internal.h"
 #include "server/srv_req.h"
@@ -74,40 +75,9 @@ void srv_metrics_observe(const struct srv_route *rt, int route_idx, int status, 
 	__atomic_fetch_add(&m.sum_ns[r], ns, __ATOMIC_RELAXED);
 }
 
-struct m_buf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-__attribute__((format(printf, 2, 3))) static void m_printf(struct m_buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->oom)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->oom = true;
-			return;
-		}
-		if ((size_t)n < b->cap - b->len) {
-			b->len += (size_t)n;
-			return;
-		}
-		char *np = realloc(b->p, b->cap * 2 + (size_t)n);
-		if (!np) {
-			b->oom = true;
-			return;
-		}
-		b->p = np;
-		b->cap = b->cap * 2 + (size_t)n;
-	}
-}
+/* What one /metrics answer may hold: every route's rows and a row per
+ * volume of a large cluster fit many times over. */
+#define M_TEXT_MAX (64u * 1024 * 1024)
 
 /* The labels of counter row r; false for a route no request reached. */
 static bool m_route_labels(int r, char *out, size_t cap)
@@ -143,14 +113,14 @@ static void m_kind(const char *kind, int64_t n, void *arg)
 {
 	for (size_t i = 0; i < sizeof(m_public_kinds) / sizeof(m_public_kinds[0]); i++)
 		if (strcmp(kind, m_public_kinds[i]) == 0)
-			m_printf(arg, "aquifer_resources{kind=\"%s\"} %lld\n", kind, (long long)n);
+			ut_buf_addf(arg, "aquifer_resources{kind=\"%s\"} %lld\n", kind, (long long)n);
 }
 
 /* aquifer_volume_served: 1 when the node a volume is placed on is up and has
  * applied it (no create or move waits for it), 0 otherwise: a READY volume
  * whose only node is DOWN, or one moving to a node that has not applied it
  * yet. One read of volumes, placements and nodes. */
-static int m_served(struct db *db, struct m_buf *b)
+static int m_served(struct db *db, struct ut_buf *b)
 {
 	struct db_query qv = { .kind = "volume" }, qp = { .kind = "placement" }, qn = { .kind = "node" };
 	json_t *vols = NULL, *pls = NULL, *nodes = NULL, *byvol = json_object(), *bynode = json_object(), *e;
@@ -168,7 +138,7 @@ static int m_served(struct db *db, struct m_buf *b)
 		json_object_set(byvol, api_json_str(e, "volume", ""), e);
 	json_array_foreach(nodes, i, e)
 		json_object_set(bynode, api_json_str(e, "name", ""), e);
-	m_printf(b, "# HELP aquifer_volume_served Whether a node serves the volume now (1) or not (0: its node is "
+	ut_buf_addf(b, "# HELP aquifer_volume_served Whether a node serves the volume now (1) or not (0: its node is "
 		    "DOWN, or it is being created or moved and its node has not applied it yet).\n"
 		    "# TYPE aquifer_volume_served gauge\n");
 	json_array_foreach(vols, i, e) {
@@ -183,7 +153,7 @@ static int m_served(struct db *db, struct m_buf *b)
 
 		if (sscanf(vn, "projects/%63[^/]/locations/%63[^/]/volumes/%63[^/]", project, loc, vol) != 3)
 			continue;
-		m_printf(b, "aquifer_volume_served{project=\"%s\",location=\"%s\",pool=\"%s\",volume=\"%s\"} %d\n",
+		ut_buf_addf(b, "aquifer_volume_served{project=\"%s\",location=\"%s\",pool=\"%s\",volume=\"%s\"} %d\n",
 			 project, loc, api_json_str(e, "storagePool", ""), vol, served ? 1 : 0);
 	}
 out:
@@ -261,14 +231,14 @@ static void m_pool_sums(json_t *totals)
 	json_decref(pools);
 }
 
-static void m_series_print(struct m_buf *b, json_t *totals)
+static void m_series_print(struct ut_buf *b, json_t *totals)
 {
 	const json_t *e;
 	size_t i;
 
 	m_pool_sums(totals);
 	for (size_t f = 0; f < sizeof(m_series) / sizeof(m_series[0]); f++) {
-		m_printf(b, "# HELP %s %s\n# TYPE %s %s\n", m_series[f].name, m_series[f].help, m_series[f].name,
+		ut_buf_addf(b, "# HELP %s %s\n# TYPE %s %s\n", m_series[f].name, m_series[f].help, m_series[f].name,
 			 m_series[f].type);
 		json_array_foreach(totals, i, e) {
 			const json_t *l = json_object_get(e, "labels");
@@ -277,15 +247,15 @@ static void m_series_print(struct m_buf *b, json_t *totals)
 			if (strcmp(api_json_str(e, "kind", ""), m_series[f].kind) != 0 || v < 0)
 				continue; /* a latency without operations is left out */
 			if (strcmp(m_series[f].kind, "pool") == 0)
-				m_printf(b, "%s{project=\"%s\",location=\"%s\",pool=\"%s\"} %.17g\n", m_series[f].name,
+				ut_buf_addf(b, "%s{project=\"%s\",location=\"%s\",pool=\"%s\"} %.17g\n", m_series[f].name,
 					 api_json_str(l, "project", ""), api_json_str(l, "location", ""),
 					 api_json_str(l, "pool", ""), v * m_series[f].scale);
 			else if (strcmp(m_series[f].kind, "volume") == 0)
-				m_printf(b, "%s{project=\"%s\",location=\"%s\",pool=\"%s\",volume=\"%s\"} %.17g\n",
+				ut_buf_addf(b, "%s{project=\"%s\",location=\"%s\",pool=\"%s\",volume=\"%s\"} %.17g\n",
 					 m_series[f].name, api_json_str(l, "project", ""), api_json_str(l, "location", ""),
 					 api_json_str(l, "pool", ""), api_json_str(l, "volume", ""), v * m_series[f].scale);
 			else
-				m_printf(b, "%s{node=\"%s\",location=\"%s\"} %.17g\n", m_series[f].name,
+				ut_buf_addf(b, "%s{node=\"%s\",location=\"%s\"} %.17g\n", m_series[f].name,
 					 api_json_str(l, "node", ""), api_json_str(l, "location", ""), v * m_series[f].scale);
 		}
 	}
@@ -293,17 +263,14 @@ static void m_series_print(struct m_buf *b, json_t *totals)
 
 int srv_h_metrics(struct srv_req *req, json_t **resp)
 {
-	struct m_buf b = { malloc(16384), 0, 16384, false };
+	struct ut_buf b;
 	int rc;
 
 	(void)resp;
-	if ((rc = m_authorize(req)) != AQ_OK) {
-		free(b.p);
+	if ((rc = m_authorize(req)) != AQ_OK)
 		return rc;
-	}
-	if (!b.p)
-		return AQ_ENOMEM;
-	m_printf(&b, "# HELP aquifer_http_requests_total HTTP requests served, by route and status.\n"
+	ut_buf_init(&b, M_TEXT_MAX);
+	ut_buf_addf(&b, "# HELP aquifer_http_requests_total HTTP requests served, by route and status.\n"
 		     "# TYPE aquifer_http_requests_total counter\n");
 	for (int r = 0; r <= M_ROUTES; r++) {
 		char lab[300];
@@ -314,10 +281,10 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 			unsigned long long c = __atomic_load_n(&m.count[r][s], __ATOMIC_RELAXED);
 
 			if (c)
-				m_printf(&b, "aquifer_http_requests_total{%s,code=\"%d\"} %llu\n", lab, m_statuses[s], c);
+				ut_buf_addf(&b, "aquifer_http_requests_total{%s,code=\"%d\"} %llu\n", lab, m_statuses[s], c);
 		}
 	}
-	m_printf(&b, "# HELP aquifer_http_request_duration_seconds Time from request start to response, by route.\n"
+	ut_buf_addf(&b, "# HELP aquifer_http_request_duration_seconds Time from request start to response, by route.\n"
 		     "# TYPE aquifer_http_request_duration_seconds histogram\n");
 	for (int r = 0; r <= M_ROUTES; r++) {
 		char lab[300];
@@ -326,16 +293,16 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 		if (total == 0 || !m_route_labels(r, lab, sizeof(lab)))
 			continue;
 		for (int k = 0; k < M_NBUCKETS; k++)
-			m_printf(&b, "aquifer_http_request_duration_seconds_bucket{%s,le=\"%g\"} %llu\n", lab,
+			ut_buf_addf(&b, "aquifer_http_request_duration_seconds_bucket{%s,le=\"%g\"} %llu\n", lab,
 				 m_bounds[k], __atomic_load_n(&m.bucket[r][k], __ATOMIC_RELAXED));
-		m_printf(&b, "aquifer_http_request_duration_seconds_bucket{%s,le=\"+Inf\"} %llu\n", lab, total);
-		m_printf(&b, "aquifer_http_request_duration_seconds_sum{%s} %.9f\n", lab,
+		ut_buf_addf(&b, "aquifer_http_request_duration_seconds_bucket{%s,le=\"+Inf\"} %llu\n", lab, total);
+		ut_buf_addf(&b, "aquifer_http_request_duration_seconds_sum{%s} %.9f\n", lab,
 			 (double)__atomic_load_n(&m.sum_ns[r], __ATOMIC_RELAXED) / 1e9);
-		m_printf(&b, "aquifer_http_request_duration_seconds_count{%s} %llu\n", lab, total);
+		ut_buf_addf(&b, "aquifer_http_request_duration_seconds_count{%s} %llu\n", lab, total);
 	}
-	m_printf(&b, "# HELP aquifer_resources Resources stored, by kind.\n# TYPE aquifer_resources gauge\n");
+	ut_buf_addf(&b, "# HELP aquifer_resources Resources stored, by kind.\n# TYPE aquifer_resources gauge\n");
 	db_count_kinds(req->db, m_kind, &b);
-	m_printf(&b, "# HELP aquifer_reconcile_passes_total Reconciler passes over every node.\n"
+	ut_buf_addf(&b, "# HELP aquifer_reconcile_passes_total Reconciler passes over every node.\n"
 		     "# TYPE aquifer_reconcile_passes_total counter\naquifer_reconcile_passes_total %llu\n"
 		     "# HELP aquifer_reconcile_pushes_total Desired-state pushes to agents.\n"
 		     "# TYPE aquifer_reconcile_pushes_total counter\naquifer_reconcile_pushes_total %llu\n"
@@ -352,26 +319,21 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 		 (double)__atomic_load_n(&rec.last_ns, __ATOMIC_RELAXED) / 1e9,
 		 __atomic_load_n(&rec.last_nodes, __ATOMIC_RELAXED),
 		 (double)__atomic_load_n(&rec.full_ns, __ATOMIC_RELAXED) / 1e9);
-	m_printf(&b, "# HELP aquifer_uptime_seconds Seconds since aquiferd started.\n# TYPE aquifer_uptime_seconds gauge\n"
+	ut_buf_addf(&b, "# HELP aquifer_uptime_seconds Seconds since aquiferd started.\n# TYPE aquifer_uptime_seconds gauge\n"
 		     "aquifer_uptime_seconds %.3f\n", (double)(ut_clock_mono_ns() - req->srv->start_ns) / 1e9);
 	{
 		json_t *totals = srv_series_totals(req->srv->series, ut_clock_real_ms());
 
 		if (!totals)
-			b.oom = true;
+			b.err = AQ_ENOMEM;
 		m_series_print(&b, totals);
 		json_decref(totals);
 	}
-	if ((rc = m_served(req->db, &b)) != AQ_OK) {
-		free(b.p);
+	if ((rc = m_served(req->db, &b)) != AQ_OK || (rc = ut_buf_err(&b)) != AQ_OK) {
+		ut_buf_cleanup(&b);
 		return rc;
 	}
-	if (b.oom) {
-		free(b.p);
-		return AQ_ENOMEM;
-	}
-	req->text = b.p;
-	req->text_len = b.len;
+	req->text = ut_buf_steal(&b, &req->text_len);
 	req->ctype = "text/plain; version=0.0.4; charset=utf-8";
 	req->status = 200;
 	return AQ_OK;

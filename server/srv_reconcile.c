@@ -40,6 +40,7 @@
 #include "server/srv_push.h"
 #include "tls/tls.h"
 #include "util/ut_hex.h"
+#include "util/ut_hostport.h"
 
 /* The reconciler's thread; its doorbell is srv_kick.c's. */
 struct srv_rec {
@@ -61,11 +62,16 @@ static json_t *mount_options(const json_t *vol, const json_t *node)
 {
 	const char *nfs = api_json_str(node, "nfsAddress", "");
 	const char *share = api_json_str(vol, "shareName", "");
-	const char *colon = strrchr(nfs, ':');
-	char ip[80], exp[120], full[200], instr[600];
-	long port = colon ? strtol(colon + 1, NULL, 10) : 2049;
+	struct ut_hostport hp = { .port = 2049 };
+	char ip[UT_HOST_MAX + 2], exp[120], full[200], instr[600];
+	long port;
 
-	snprintf(ip, sizeof(ip), "%.*s", colon ? (int)(colon - nfs) : (int)strlen(nfs), nfs);
+	/* an IPv6 host keeps its brackets, as mount(8) wants "[::1]:/share" */
+	if (ut_hostport_parse(nfs, 2049, 0, &hp, NULL) == AQ_OK)
+		snprintf(ip, sizeof(ip), hp.v6 ? "[%s]" : "%s", hp.host);
+	else
+		snprintf(ip, sizeof(ip), "%s", nfs);
+	port = hp.port;
 	snprintf(exp, sizeof(exp), "/%s", share);
 	snprintf(full, sizeof(full), "%s:%s", ip, exp);
 	snprintf(instr, sizeof(instr),

@@ -22,6 +22,7 @@
 #include "api/api_error.h"
 #include "api/api_math.h"
 #include "server/srv_auth.h"
+#include "util/ut_buf.h"
 
 #define SRV_MAX_PARAMS 6
 #define SRV_MAX_QUERY 24
@@ -74,9 +75,7 @@ struct srv_req {
 	int nquery;
 	char *authz;                /* Authorization header, copied */
 	char host[256];             /* Host header, for links the answer gives */
-	char *body_raw;
-	size_t body_len;
-	bool body_too_big;
+	struct ut_buf body_raw;     /* the body as it came, capped at SRV_BODY_MAX */
 	json_t *body;               /* parsed body, or NULL */
 	struct srv_auth auth;
 	aq_msg msg;
