@@ -146,23 +146,23 @@ static int conv_seconds(const struct conv *c, const char *raw, json_t **out, aq_
 
 static int choice_fail(const struct conv *c, const char *raw, aq_msg *msg)
 {
-	struct cli_buf b;
+	struct ut_buf b;
 	size_t i;
 	int rc;
 
-	cli_buf_init(&b);
+	ut_buf_init(&b, CLI_BUF_MAX);
 	for (i = 0; c->choices && c->choices[i]; i++) {
 		const char *p;
 		if (i)
-			cli_buf_add(&b, ", ");
+			ut_buf_adds(&b, ", ");
 		for (p = c->choices[i]; *p; p++) {
 			char lc = (char)tolower((unsigned char)*p);
-			cli_buf_addn(&b, &lc, 1);
+			ut_buf_add(&b, &lc, 1);
 		}
 	}
 	rc = aq_fail(msg, AQ_EINVAL, "invalid value for %s: '%s' (choose from %s)", c->what, raw,
-		     cli_buf_str(&b));
-	cli_buf_cleanup(&b);
+		     ut_buf_str(&b));
+	ut_buf_cleanup(&b);
 	return rc;
 }
 
@@ -235,12 +235,12 @@ static int split_pairs(const struct conv *c, const char *raw, json_t *obj,
 				  const char *val, aq_msg *msg),
 		       aq_msg *msg)
 {
-	struct cli_buf key, val;
+	struct ut_buf key, val;
 	const char *p = raw;
 	int rc = AQ_OK, have = 0;
 
-	cli_buf_init(&key);
-	cli_buf_init(&val);
+	ut_buf_init(&key, CLI_BUF_MAX);
+	ut_buf_init(&val, CLI_BUF_MAX);
 	if (*raw == '\0') {
 		rc = aq_fail(msg, AQ_EINVAL, "invalid value for %s: expected KEY=VALUE,...", c->what);
 		goto out;
@@ -249,16 +249,16 @@ static int split_pairs(const struct conv *c, const char *raw, json_t *obj,
 		size_t len = strcspn(p, ",");
 		const char *eq = memchr(p, '=', len);
 		if (eq) {
-			if (have && (rc = add(c, obj, cli_buf_str(&key), cli_buf_str(&val), msg)) != AQ_OK)
+			if (have && (rc = add(c, obj, ut_buf_str(&key), ut_buf_str(&val), msg)) != AQ_OK)
 				goto out;
-			cli_buf_reset(&key);
-			cli_buf_reset(&val);
-			cli_buf_addn(&key, p, (size_t)(eq - p));
-			cli_buf_addn(&val, eq + 1, len - (size_t)(eq - p) - 1);
+			ut_buf_reset(&key);
+			ut_buf_reset(&val);
+			ut_buf_add(&key, p, (size_t)(eq - p));
+			ut_buf_add(&val, eq + 1, len - (size_t)(eq - p) - 1);
 			have = 1;
 		} else if (have) {
-			cli_buf_add(&val, ",");
-			cli_buf_addn(&val, p, len);
+			ut_buf_adds(&val, ",");
+			ut_buf_add(&val, p, len);
 		} else {
 			rc = aq_fail(msg, AQ_EINVAL, "invalid value for %s: '%.*s' is not KEY=VALUE",
 				     c->what, (int)(len < 100 ? len : 100), p);
@@ -272,10 +272,10 @@ static int split_pairs(const struct conv *c, const char *raw, json_t *obj,
 		rc = AQ_ENOMEM;
 		goto out;
 	}
-	rc = add(c, obj, cli_buf_str(&key), cli_buf_str(&val), msg);
+	rc = add(c, obj, ut_buf_str(&key), ut_buf_str(&val), msg);
 out:
-	cli_buf_cleanup(&key);
-	cli_buf_cleanup(&val);
+	ut_buf_cleanup(&key);
+	ut_buf_cleanup(&val);
 	return rc;
 }
 
@@ -300,15 +300,15 @@ static int add_dict_key(const struct conv *c, json_t *obj, const char *key, cons
 		if (strcmp(k->name, key) == 0)
 			break;
 	if (k == NULL || k->name == NULL) {
-		struct cli_buf b;
-		cli_buf_init(&b);
+		struct ut_buf b;
+		ut_buf_init(&b, CLI_BUF_MAX);
 		for (k = c->keys; k && k->name; k++) {
-			cli_buf_add(&b, k == c->keys ? "" : ", ");
-			cli_buf_add(&b, k->name);
+			ut_buf_adds(&b, k == c->keys ? "" : ", ");
+			ut_buf_adds(&b, k->name);
 		}
 		rc = aq_fail(msg, AQ_EINVAL, "invalid value for %s: unknown key '%s' (known: %s)",
-			     c->what, key, cli_buf_str(&b));
-		cli_buf_cleanup(&b);
+			     c->what, key, ut_buf_str(&b));
+		ut_buf_cleanup(&b);
 		return rc;
 	}
 	kc.what = k->name;
@@ -648,7 +648,7 @@ static int set_path(json_t *obj, const char *path, json_t *v)
 	return json_object_set_new(obj, path, v) == 0 ? AQ_OK : AQ_ENOMEM;
 }
 
-static void query_add(struct cli_buf *q, const char *name, const json_t *v)
+static void query_add(struct ut_buf *q, const char *name, const json_t *v)
 {
 	char num[32];
 	const char *s = num;
@@ -661,14 +661,14 @@ static void query_add(struct cli_buf *q, const char *name, const json_t *v)
 		s = json_is_true(v) ? "true" : "false";
 	else
 		return;
-	cli_buf_add(q, "&");
-	cli_buf_add(q, name);
-	cli_buf_add(q, "=");
+	ut_buf_adds(q, "&");
+	ut_buf_adds(q, name);
+	ut_buf_adds(q, "=");
 	cli_buf_add_escaped(q, s);
 }
 
-int cli_args_request(const struct cli_args *a, json_t **body, struct cli_buf *mask,
-		     struct cli_buf *query, aq_msg *msg)
+int cli_args_request(const struct cli_args *a, json_t **body, struct ut_buf *mask,
+		     struct ut_buf *query, aq_msg *msg)
 {
 	const struct cli_flag *f;
 	json_t *doc = json_object(), *v = NULL, *arr = NULL;
@@ -703,8 +703,8 @@ int cli_args_request(const struct cli_args *a, json_t **body, struct cli_buf *ma
 			json_t *m;
 			json_object_foreach(v, k, m) {
 				json_object_set(doc, k, m);
-				cli_buf_add(mask, mask->len ? "," : "");
-				cli_buf_add(mask, k);
+				ut_buf_adds(mask, mask->len ? "," : "");
+				ut_buf_adds(mask, k);
 			}
 			json_decref(v);
 		} else {
@@ -713,8 +713,8 @@ int cli_args_request(const struct cli_args *a, json_t **body, struct cli_buf *ma
 			if (rc != AQ_OK)
 				goto out;
 			if (mask->len)
-				cli_buf_add(mask, ",");
-			cli_buf_add(mask, f->mask ? f->mask : f->field);
+				ut_buf_adds(mask, ",");
+			ut_buf_adds(mask, f->mask ? f->mask : f->field);
 		}
 		v = NULL;
 	}

@@ -56,7 +56,7 @@ int cli_flag_value(const struct cli_flag *f, const char *raw, json_t **out, aq_m
 /* The request parts from a's resource flags: *body (new object, {} if no
  * body flag), mask gets the comma-separated updateMask paths, query gets
  * "&name=value" pairs for CLI_O_QUERY flags (escaped). */
-int cli_args_request(const struct cli_args *a, json_t **body, struct cli_buf *mask,
-		     struct cli_buf *query, aq_msg *msg);
+int cli_args_request(const struct cli_args *a, json_t **body, struct ut_buf *mask,
+		     struct ut_buf *query, aq_msg *msg);
 
 #endif

@@ -140,22 +140,22 @@ static int make_parent(const char *path, aq_msg *msg)
 
 int cli_conf_save(const struct cli_conf *c, const char *path, aq_msg *msg)
 {
-	struct cli_buf text;
+	struct ut_buf text;
 	int rc, i;
 
-	cli_buf_init(&text);
+	ut_buf_init(&text, CLI_BUF_MAX);
 	if ((rc = make_parent(path, msg)) != AQ_OK)
 		goto out;
-	cli_buf_add(&text, "# aquifer CLI configuration (aquifer config set KEY VALUE)\n");
+	ut_buf_adds(&text, "# aquifer CLI configuration (aquifer config set KEY VALUE)\n");
 	for (i = 0; i < CLI_CONF_COUNT; i++)
 		if (c->val[i])
-			cli_buf_addf(&text, "%s = %s\n", conf_keys[i].name, c->val[i]);
+			ut_buf_addf(&text, "%s = %s\n", conf_keys[i].name, c->val[i]);
 	if (text.err) {
 		rc = AQ_ENOMEM;
 		goto out;
 	}
 	rc = ut_file_write(path, text.p, text.len, msg); /* 0600, temporary, fsync, rename */
 out:
-	cli_buf_cleanup(&text);
+	ut_buf_cleanup(&text);
 	return rc;
 }

@@ -234,7 +234,7 @@ static void print_csv(FILE *out, const struct cli_fmt *f, const json_t *items)
 }
 
 /* flattened: one "key.path[0].leaf: value" line per leaf, values aligned. */
-static void flatten(const json_t *v, struct cli_buf *key, json_t *pairs)
+static void flatten(const json_t *v, struct ut_buf *key, json_t *pairs)
 {
 	size_t mark = key->len, i;
 	const char *k;
@@ -243,7 +243,7 @@ static void flatten(const json_t *v, struct cli_buf *key, json_t *pairs)
 
 	if (json_is_object(v) && json_object_size(v) > 0) {
 		json_object_foreach((json_t *)(uintptr_t)v, k, sub) {
-			cli_buf_addf(key, "%s%s", mark ? "." : "", k);
+			ut_buf_addf(key, "%s%s", mark ? "." : "", k);
 			flatten(sub, key, pairs);
 			key->len = mark;
 			key->p[mark] = '\0';
@@ -252,7 +252,7 @@ static void flatten(const json_t *v, struct cli_buf *key, json_t *pairs)
 	}
 	if (json_is_array(v) && json_array_size(v) > 0) {
 		for (i = 0; i < json_array_size(v); i++) {
-			cli_buf_addf(key, "[%zu]", i);
+			ut_buf_addf(key, "[%zu]", i);
 			flatten(json_array_get(v, i), key, pairs);
 			key->len = mark;
 			key->p[mark] = '\0';
@@ -263,16 +263,16 @@ static void flatten(const json_t *v, struct cli_buf *key, json_t *pairs)
 		snprintf(text, sizeof(text), "%s", json_is_object(v) ? "{}" : "[]");
 	else
 		cli_json_text(v, text, sizeof(text));
-	json_array_append_new(pairs, json_pack("[ss]", cli_buf_str(key), text));
+	json_array_append_new(pairs, json_pack("[ss]", ut_buf_str(key), text));
 }
 
 static void print_flattened(FILE *out, const json_t *doc)
 {
 	json_t *pairs = json_array(), *pair;
-	struct cli_buf key;
+	struct ut_buf key;
 	size_t width = 0, i;
 
-	cli_buf_init(&key);
+	ut_buf_init(&key, CLI_BUF_MAX);
 	flatten(doc, &key, pairs);
 	json_array_foreach(pairs, i, pair)
 		if (strlen(json_string_value(json_array_get(pair, 0))) + 1 > width)
@@ -282,7 +282,7 @@ static void print_flattened(FILE *out, const json_t *doc)
 		fprintf(out, "%s:%*s %s\n", k, (int)(width - strlen(k) - 1), "",
 			json_string_value(json_array_get(pair, 1)));
 	}
-	cli_buf_cleanup(&key);
+	ut_buf_cleanup(&key);
 	json_decref(pairs);
 }
 

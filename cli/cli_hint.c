@@ -81,7 +81,7 @@ static bool query_value(const char *q, size_t qlen, const char *name, const char
 }
 
 /* A route at p ("POST /v1/..."): its length in *len and the command in out. */
-static bool rewrite_one(const char *p, size_t *len, struct cli_buf *out)
+static bool rewrite_one(const char *p, size_t *len, struct ut_buf *out)
 {
 	const struct cli_cmd *c;
 	const char *path, *q, *val = NULL;
@@ -108,16 +108,16 @@ static bool rewrite_one(const char *p, size_t *len, struct cli_buf *out)
 		return false;
 	if (c->kind == CLI_K_CREATE && q && c->id_param)
 		query_value(q + 1, n - plen - 1, c->id_param, &val, &vlen);
-	cli_buf_addf(out, "aquifer %s %s", c->group, c->verb);
+	ut_buf_addf(out, "aquifer %s %s", c->group, c->verb);
 	if (val && vlen) {
-		cli_buf_add(out, " ");
-		cli_buf_addn(out, val, vlen);
+		ut_buf_adds(out, " ");
+		ut_buf_add(out, val, vlen);
 	}
 	*len = (size_t)(path + n - p);
 	return true;
 }
 
-void cli_hint_rewrite(const char *text, struct cli_buf *out)
+void cli_hint_rewrite(const char *text, struct ut_buf *out)
 {
 	const char *p = text;
 
@@ -127,7 +127,7 @@ void cli_hint_rewrite(const char *text, struct cli_buf *out)
 			p += len;
 			continue;
 		}
-		cli_buf_addn(out, p, 1);
+		ut_buf_add(out, p, 1);
 		p++;
 	}
 }

@@ -13,6 +13,6 @@
 #include "cli/cli_buf.h"
 
 /* Append text to out with its routes turned into aquifer commands. */
-void cli_hint_rewrite(const char *text, struct cli_buf *out);
+void cli_hint_rewrite(const char *text, struct ut_buf *out);
 
 #endif

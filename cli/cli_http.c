@@ -27,10 +27,10 @@ void cli_http_cleanup(struct cli_http *h)
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
-	struct cli_buf *b = userdata;
+	struct ut_buf *b = userdata;
 	size_t n = size * nmemb;
 
-	cli_buf_addn(b, ptr, n);
+	ut_buf_add(b, ptr, n);
 	return b->err ? 0 : n;
 }
 
@@ -38,7 +38,7 @@ int cli_http_call(struct cli_http *h, const char *method, const char *path, cons
 		  long *status, json_t **resp, aq_msg *msg)
 {
 	struct curl_slist *hdrs = NULL;
-	struct cli_buf url, auth, got;
+	struct ut_buf url, auth, got;
 	char errbuf[CURL_ERROR_SIZE] = "";
 	char *payload = NULL;
 	json_error_t jerr;
@@ -46,9 +46,9 @@ int cli_http_call(struct cli_http *h, const char *method, const char *path, cons
 	int rc = AQ_OK;
 	size_t elen;
 
-	cli_buf_init(&url);
-	cli_buf_init(&auth);
-	cli_buf_init(&got);
+	ut_buf_init(&url, CLI_BUF_MAX);
+	ut_buf_init(&auth, CLI_BUF_MAX);
+	ut_buf_init(&got, CLI_BUF_MAX);
 	*resp = NULL;
 	if (h->curl == NULL && (h->curl = curl_easy_init()) == NULL) {
 		rc = aq_fail(msg, AQ_ENOMEM, "cannot start libcurl");
@@ -58,8 +58,8 @@ int cli_http_call(struct cli_http *h, const char *method, const char *path, cons
 	elen = strlen(h->endpoint);
 	while (elen > 0 && h->endpoint[elen - 1] == '/')
 		elen--;
-	cli_buf_addn(&url, h->endpoint, elen);
-	cli_buf_add(&url, path);
+	ut_buf_add(&url, h->endpoint, elen);
+	ut_buf_adds(&url, path);
 	hdrs = curl_slist_append(hdrs, "Accept: application/json");
 	if (body) {
 		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
@@ -69,14 +69,14 @@ int cli_http_call(struct cli_http *h, const char *method, const char *path, cons
 		}
 	}
 	if (h->token && *h->token) {
-		cli_buf_addf(&auth, "Authorization: Bearer %s", h->token);
-		hdrs = curl_slist_append(hdrs, cli_buf_str(&auth));
+		ut_buf_addf(&auth, "Authorization: Bearer %s", h->token);
+		hdrs = curl_slist_append(hdrs, ut_buf_str(&auth));
 	}
 	if (url.err || auth.err || hdrs == NULL) {
 		rc = AQ_ENOMEM;
 		goto out;
 	}
-	curl_easy_setopt(h->curl, CURLOPT_URL, cli_buf_str(&url));
+	curl_easy_setopt(h->curl, CURLOPT_URL, ut_buf_str(&url));
 	curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, on_data);
@@ -117,13 +117,13 @@ int cli_http_call(struct cli_http *h, const char *method, const char *path, cons
 	if (got.len > 0) {
 		*resp = json_loadb(got.p, got.len, JSON_DECODE_ANY, &jerr);
 		if (*resp == NULL)
-			aq_fail(msg, AQ_EINVAL, "%.200s", cli_buf_str(&got));
+			aq_fail(msg, AQ_EINVAL, "%.200s", ut_buf_str(&got));
 	}
 out:
 	curl_slist_free_all(hdrs);
 	free(payload);
-	cli_buf_cleanup(&url);
-	cli_buf_cleanup(&auth);
-	cli_buf_cleanup(&got);
+	ut_buf_cleanup(&url);
+	ut_buf_cleanup(&auth);
+	ut_buf_cleanup(&got);
 	return rc;
 }

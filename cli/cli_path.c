@@ -67,7 +67,7 @@ static const struct var_src var_srcs[] = {
 };
 
 /* Expand tmpl with v into b; AQ_EINVAL with a hint when a parameter is unset. */
-int cli_path_expand(struct cli_buf *b, const char *tmpl, const struct cli_path_vars *v, aq_msg *msg)
+int cli_path_expand(struct ut_buf *b, const char *tmpl, const struct cli_path_vars *v, aq_msg *msg)
 {
 	const char *p = tmpl;
 
@@ -76,7 +76,7 @@ int cli_path_expand(struct cli_buf *b, const char *tmpl, const struct cli_path_v
 		const char *val;
 		if (*p != '{') {
 			size_t n = strcspn(p, "{");
-			cli_buf_addn(b, p, n);
+			ut_buf_add(b, p, n);
 			p += n;
 			continue;
 		}

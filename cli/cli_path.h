@@ -27,6 +27,6 @@ int cli_path_vars_from_name(struct cli_path_vars *v, const char *full, aq_msg *m
 
 /* Append tmpl with v's values (escaped) to b; AQ_EINVAL with a hint saying
  * how to set a parameter that is unset. */
-int cli_path_expand(struct cli_buf *b, const char *tmpl, const struct cli_path_vars *v, aq_msg *msg);
+int cli_path_expand(struct ut_buf *b, const char *tmpl, const struct cli_path_vars *v, aq_msg *msg);
 
 #endif

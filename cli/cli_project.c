@@ -258,34 +258,34 @@ const json_t *cli_json_path(const json_t *doc, const char *path)
 	return v;
 }
 
-static void scalar_text(const json_t *v, struct cli_buf *b)
+static void scalar_text(const json_t *v, struct ut_buf *b)
 {
 	char *s;
 
 	switch (json_typeof(v)) {
 	case JSON_STRING:
-		cli_buf_addn(b, json_string_value(v), json_string_length(v));
+		ut_buf_add(b, json_string_value(v), json_string_length(v));
 		break;
 	case JSON_INTEGER:
-		cli_buf_addf(b, "%lld", (long long)json_integer_value(v));
+		ut_buf_addf(b, "%lld", (long long)json_integer_value(v));
 		break;
 	case JSON_TRUE:
-		cli_buf_add(b, "true");
+		ut_buf_adds(b, "true");
 		break;
 	case JSON_FALSE:
-		cli_buf_add(b, "false");
+		ut_buf_adds(b, "false");
 		break;
 	case JSON_NULL:
 		break;
 	default:
 		s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
 		if (s)
-			cli_buf_add(b, s);
+			ut_buf_adds(b, s);
 		free(s);
 	}
 }
 
-static void text_into(const json_t *v, struct cli_buf *b)
+static void text_into(const json_t *v, struct ut_buf *b)
 {
 	size_t i;
 
@@ -299,7 +299,7 @@ static void text_into(const json_t *v, struct cli_buf *b)
 		if (scalars) {
 			for (i = 0; i < json_array_size(v); i++) {
 				if (i)
-					cli_buf_add(b, ";");
+					ut_buf_adds(b, ";");
 				scalar_text(json_array_get(v, i), b);
 			}
 			return;
@@ -308,7 +308,7 @@ static void text_into(const json_t *v, struct cli_buf *b)
 	if (json_is_object(v) || json_is_array(v)) {
 		char *s = json_dumps(v, JSON_COMPACT);
 		if (s)
-			cli_buf_add(b, s);
+			ut_buf_adds(b, s);
 		free(s);
 		return;
 	}
@@ -317,12 +317,12 @@ static void text_into(const json_t *v, struct cli_buf *b)
 
 void cli_json_text(const json_t *v, char *buf, size_t size)
 {
-	struct cli_buf b;
+	struct ut_buf b;
 
-	cli_buf_init(&b);
+	ut_buf_init(&b, CLI_BUF_MAX);
 	text_into(v, &b);
-	snprintf(buf, size, "%s", cli_buf_str(&b));
-	cli_buf_cleanup(&b);
+	snprintf(buf, size, "%s", ut_buf_str(&b));
+	ut_buf_cleanup(&b);
 }
 
 /* strftime with the user's --format date(FORMAT): the format is data here,

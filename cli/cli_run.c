@@ -51,20 +51,20 @@ static int api_error(struct cli_ctx *ctx, long status, const json_t *resp, const
 	const char *st = json_string_value(json_object_get(err, "status"));
 	const char *text = json_string_value(json_object_get(err, "message"));
 
-	struct cli_buf said;
+	struct ut_buf said;
 
 	/* the server's hints name HTTP routes: say the aquifer command instead */
-	cli_buf_init(&said);
+	ut_buf_init(&said, CLI_BUF_MAX);
 	cli_hint_rewrite(text ? text : "", &said);
 	if (err && (st || text))
-		fprintf(ctx->err, "ERROR: (%s) %s: %s\n", ctx->who, st ? st : "ERROR", cli_buf_str(&said));
+		fprintf(ctx->err, "ERROR: (%s) %s: %s\n", ctx->who, st ? st : "ERROR", ut_buf_str(&said));
 	else
 		fprintf(ctx->err, "ERROR: (%s) HTTP %ld: %s\n", ctx->who, status,
 			raw && raw->text[0] ? raw->text : "(no message)");
 	if (status == 401)
 		fputs("To use a token, run: aquifer auth login --token=TOKEN (a cluster admin mints one "
 		      "with 'aquiferd token --role ROLE'), or set AQUIFER_TOKEN.\n", ctx->err);
-	cli_buf_cleanup(&said);
+	ut_buf_cleanup(&said);
 	return CLI_EXIT_API;
 }
 
@@ -115,28 +115,28 @@ static bool is_operation(const json_t *r)
  * with "failed." first when one is open. */
 static int wait_op(struct cli_ctx *ctx, const json_t *op, bool progress, json_t **done_op)
 {
-	struct cli_buf path;
+	struct ut_buf path;
 	double start = now_s(), first_404 = 0;
 	long delay = POLL_FIRST_MS, status = 0;
 	json_t *cur = json_incref((json_t *)(uintptr_t)op), *resp = NULL;
 	aq_msg msg = { "" };
 	int rc = CLI_EXIT_OK;
 
-	cli_buf_init(&path);
-	cli_buf_add(&path, "/v1/");
-	cli_buf_add(&path, json_string_value(json_object_get(op, "name")));
+	ut_buf_init(&path, CLI_BUF_MAX);
+	ut_buf_adds(&path, "/v1/");
+	ut_buf_adds(&path, json_string_value(json_object_get(op, "name")));
 	while (!json_is_true(json_object_get(cur, "done"))) {
 		if (now_s() - start > WAIT_MAX_S) {
 			if (progress)
 				fputs("failed.\n", ctx->err);
 			fprintf(ctx->err, "ERROR: (%s) gave up waiting for %s after %d s\n", ctx->who,
-				cli_buf_str(&path) + 4, WAIT_MAX_S);
+				ut_buf_str(&path) + 4, WAIT_MAX_S);
 			rc = CLI_EXIT_FAIL;
 			goto out;
 		}
 		sleep_ms(delay);
 		delay = delay * 3 / 2 > POLL_MAX_MS ? POLL_MAX_MS : delay * 3 / 2;
-		if (cli_http_call(&ctx->http, "GET", cli_buf_str(&path), NULL, &status, &resp, &msg) !=
+		if (cli_http_call(&ctx->http, "GET", ut_buf_str(&path), NULL, &status, &resp, &msg) !=
 		    AQ_OK) {
 			if (progress)
 				fputs("failed.\n", ctx->err);
@@ -168,7 +168,7 @@ static int wait_op(struct cli_ctx *ctx, const json_t *op, bool progress, json_t 
 out:
 	json_decref(cur);
 	json_decref(resp);
-	cli_buf_cleanup(&path);
+	ut_buf_cleanup(&path);
 	return rc;
 }
 
@@ -178,19 +178,19 @@ static int op_error(struct cli_ctx *ctx, const json_t *op)
 	const json_t *err = json_object_get(op, "error");
 	json_int_t code;
 	const char *text;
-	struct cli_buf said;
+	struct ut_buf said;
 
 	if (!json_is_object(err))
 		return CLI_EXIT_OK;
 	code = json_integer_value(json_object_get(err, "code"));
 	text = json_string_value(json_object_get(err, "message"));
-	cli_buf_init(&said);
+	ut_buf_init(&said, CLI_BUF_MAX);
 	cli_hint_rewrite(text ? text : "", &said);
 	fprintf(ctx->err, "ERROR: (%s) %s: %s\n", ctx->who,
 		code >= 0 && code < (json_int_t)(sizeof(rpc_names) / sizeof(rpc_names[0]))
 			? rpc_names[code] : "UNKNOWN",
-		cli_buf_str(&said));
-	cli_buf_cleanup(&said);
+		ut_buf_str(&said));
+	ut_buf_cleanup(&said);
 	return CLI_EXIT_API;
 }
 
@@ -238,28 +238,28 @@ static int run_list(struct cli_ctx *ctx, const struct cli_args *a, const struct 
 	const char *psize = cli_args_get(a, "page-size");
 	json_t *all = json_array(), *resp = NULL;
 	char *token = NULL;
-	struct cli_buf path;
+	struct ut_buf path;
 	aq_msg msg = { "" };
 	long status = 0;
 	int rc = CLI_EXIT_OK, pages;
 
-	cli_buf_init(&path);
+	ut_buf_init(&path, CLI_BUF_MAX);
 	for (pages = 0; pages < LIST_MAX_PAGES; pages++) {
 		const json_t *items;
 		const char *next;
 		size_t i;
 		char sep = '?';
-		cli_buf_reset(&path);
-		cli_buf_add(&path, base);
+		ut_buf_reset(&path);
+		ut_buf_adds(&path, base);
 		if (psize) {
-			cli_buf_addf(&path, "%cpageSize=%s", sep, psize);
+			ut_buf_addf(&path, "%cpageSize=%s", sep, psize);
 			sep = '&';
 		}
 		if (token) {
-			cli_buf_addf(&path, "%cpageToken=", sep);
+			ut_buf_addf(&path, "%cpageToken=", sep);
 			cli_buf_add_escaped(&path, token);
 		}
-		if ((rc = call(ctx, "GET", cli_buf_str(&path), NULL, &status, &resp)) != CLI_EXIT_OK)
+		if ((rc = call(ctx, "GET", ut_buf_str(&path), NULL, &status, &resp)) != CLI_EXIT_OK)
 			goto out;
 		items = json_object_get(resp, a->cmd->items);
 		for (i = 0; i < json_array_size(items); i++)
@@ -296,7 +296,7 @@ out:
 	free(token);
 	json_decref(all);
 	json_decref(resp);
-	cli_buf_cleanup(&path);
+	ut_buf_cleanup(&path);
 	return rc;
 }
 
@@ -307,20 +307,20 @@ static json_t *final_resource(struct cli_ctx *ctx, const struct cli_args *a, con
 {
 	const struct cli_cmd *d = cli_cmd_find(a->cmd->group, "describe");
 	const json_t *r = json_object_get(op, "response");
-	struct cli_buf path;
+	struct ut_buf path;
 	json_t *got = NULL;
 	long status = 0;
 	aq_msg msg = { "" };
 
-	cli_buf_init(&path);
+	ut_buf_init(&path, CLI_BUF_MAX);
 	if (d && cli_path_expand(&path, d->path, v, &msg) == AQ_OK &&
-	    cli_http_call(&ctx->http, "GET", cli_buf_str(&path), NULL, &status, &got, &msg) == AQ_OK &&
+	    cli_http_call(&ctx->http, "GET", ut_buf_str(&path), NULL, &status, &got, &msg) == AQ_OK &&
 	    status == 200 && json_is_object(got)) {
-		cli_buf_cleanup(&path);
+		ut_buf_cleanup(&path);
 		return got;
 	}
 	json_decref(got);
-	cli_buf_cleanup(&path);
+	ut_buf_cleanup(&path);
 	if (json_is_object(r)) {
 		json_t *copy = json_deep_copy(r);
 		json_object_del(copy, "@type");
@@ -403,7 +403,7 @@ out:
 
 /* --update-labels, --remove-labels, --clear-labels: the resource's labels
  * now (GET path), changed, go in body with "labels" in the mask. */
-static int update_labels(struct cli_ctx *ctx, const char *path, json_t *body, struct cli_buf *mask,
+static int update_labels(struct cli_ctx *ctx, const char *path, json_t *body, struct ut_buf *mask,
 			 const struct cli_args *a)
 {
 	json_t *cur = NULL, *labels = NULL;
@@ -418,8 +418,8 @@ static int update_labels(struct cli_ctx *ctx, const char *path, json_t *body, st
 		return usage_error(ctx, a, msg.text);
 	}
 	json_object_set_new(body, "labels", labels);
-	cli_buf_add(mask, mask->len ? "," : "");
-	cli_buf_add(mask, "labels");
+	ut_buf_adds(mask, mask->len ? "," : "");
+	ut_buf_adds(mask, "labels");
 	json_decref(cur);
 	return CLI_EXIT_OK;
 }
@@ -430,15 +430,15 @@ static int update_labels(struct cli_ctx *ctx, const char *path, json_t *body, st
 static void expand_network(json_t *body, const char *project)
 {
 	const char *net = json_string_value(json_object_get(body, "network"));
-	struct cli_buf b;
+	struct ut_buf b;
 
 	if (net && strchr(net, '/'))
 		return;
-	cli_buf_init(&b);
-	cli_buf_addf(&b, "projects/%s/global/networks/%s", project, net ? net : "default");
+	ut_buf_init(&b, CLI_BUF_MAX);
+	ut_buf_addf(&b, "projects/%s/global/networks/%s", project, net ? net : "default");
 	if (!b.err)
-		json_object_set_new(body, "network", json_string(cli_buf_str(&b)));
-	cli_buf_cleanup(&b);
+		json_object_set_new(body, "network", json_string(ut_buf_str(&b)));
+	ut_buf_cleanup(&b);
 }
 
 /* gcloud's PromptContinue before a delete: asked only when stdin is a
@@ -479,7 +479,7 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 	const struct cli_cmd *c = a->cmd;
 	struct cli_path_vars v;
 	struct cli_out o;
-	struct cli_buf path, mask, query;
+	struct ut_buf path, mask, query;
 	json_t *body = NULL, *resp = NULL;
 	aq_msg msg = { "" };
 	long status = 0;
@@ -488,9 +488,9 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 
 	memset(&v, 0, sizeof(v));
 	memset(&o, 0, sizeof(o));
-	cli_buf_init(&path);
-	cli_buf_init(&mask);
-	cli_buf_init(&query);
+	ut_buf_init(&path, CLI_BUF_MAX);
+	ut_buf_init(&mask, CLI_BUF_MAX);
+	ut_buf_init(&query, CLI_BUF_MAX);
 	/* Check, then proceed: every output flag before any request. */
 	if (cli_out_init(&o, a, &msg) != AQ_OK || cli_labels_check(a, &msg) != AQ_OK) {
 		rc = usage_error(ctx, a, msg.text);
@@ -512,7 +512,7 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 		goto out;
 	}
 	if (c->kind == CLI_K_LIST) {
-		rc = run_list(ctx, a, &o, cli_buf_str(&path));
+		rc = run_list(ctx, a, &o, ut_buf_str(&path));
 		goto out;
 	}
 	/* a describe takes query flags only (metrics --window); its body is unused */
@@ -528,30 +528,30 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 		json_object_set_new(body, "location", json_string(v.location));
 	}
 	if (c->kind == CLI_K_CREATE) {
-		cli_buf_addf(&path, "%c%s=", sep, c->id_param);
+		ut_buf_addf(&path, "%c%s=", sep, c->id_param);
 		cli_buf_add_escaped(&path, v.name);
 		sep = '&';
 	}
 	if ((c->opts & CLI_C_NETWORK) && v.project)
 		expand_network(body, v.project);
 	if (c->kind == CLI_K_UPDATE && cli_labels_given(a) &&
-	    (rc = update_labels(ctx, cli_buf_str(&path), body, &mask, a)) != CLI_EXIT_OK)
+	    (rc = update_labels(ctx, ut_buf_str(&path), body, &mask, a)) != CLI_EXIT_OK)
 		goto out;
 	if (c->kind == CLI_K_UPDATE) {
 		if (mask.len == 0) {
 			rc = usage_error(ctx, a, "nothing to update: give at least one flag to change");
 			goto out;
 		}
-		cli_buf_addf(&path, "%cupdateMask=", sep);
-		cli_buf_add_escaped(&path, cli_buf_str(&mask));
+		ut_buf_addf(&path, "%cupdateMask=", sep);
+		cli_buf_add_escaped(&path, ut_buf_str(&mask));
 		sep = '&';
 	}
 	if (cli_args_bool(a, "dry-run")) {
-		cli_buf_addf(&path, "%cvalidateOnly=true", sep);
+		ut_buf_addf(&path, "%cvalidateOnly=true", sep);
 		sep = '&';
 	}
 	if (query.len) {
-		cli_buf_addf(&path, "%c%s", sep, cli_buf_str(&query) + 1);
+		ut_buf_addf(&path, "%c%s", sep, ut_buf_str(&query) + 1);
 		sep = '&';
 	}
 	if (path.err) {
@@ -559,7 +559,7 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 		goto out;
 	}
 	if (c->kind == CLI_K_DESCRIBE) {
-		if ((rc = call(ctx, "GET", cli_buf_str(&path), NULL, &status, &resp)) != CLI_EXIT_OK)
+		if ((rc = call(ctx, "GET", ut_buf_str(&path), NULL, &status, &resp)) != CLI_EXIT_OK)
 			goto out;
 		if ((c->opts & CLI_C_METRICS) && !o.fmt.user && cli_args_get(a, "format") == NULL)
 			cli_metrics_print(ctx->out, ctx->err, resp);
@@ -570,13 +570,13 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 	if (c->kind == CLI_K_DELETE && (rc = confirm_delete(ctx, a, v.name)) != CLI_EXIT_OK)
 		goto out;
 	/* DELETE carries no body; an action without body flags posts {}. */
-	rc = run_mutation(ctx, a, &o, &v, cli_buf_str(&path), c->kind == CLI_K_DELETE ? NULL : body);
+	rc = run_mutation(ctx, a, &o, &v, ut_buf_str(&path), c->kind == CLI_K_DELETE ? NULL : body);
 out:
 	json_decref(body);
 	json_decref(resp);
-	cli_buf_cleanup(&path);
-	cli_buf_cleanup(&mask);
-	cli_buf_cleanup(&query);
+	ut_buf_cleanup(&path);
+	ut_buf_cleanup(&mask);
+	ut_buf_cleanup(&query);
 	cli_out_cleanup(&o);
 	return rc;
 }

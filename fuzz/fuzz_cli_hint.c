@@ -13,18 +13,18 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = malloc(size + 1);
-	struct cli_buf out;
+	struct ut_buf out;
 
 	if (!text)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = '\0';
-	cli_buf_init(&out);
+	ut_buf_init(&out, CLI_BUF_MAX);
 	cli_hint_rewrite(text, &out);
 	/* each route of at least 9 bytes becomes "aquifer G V ARG": bounded */
 	if (!out.err && out.len > 8 * strlen(text) + 64)
 		abort();
-	cli_buf_cleanup(&out);
+	ut_buf_cleanup(&out);
 	free(text);
 	return 0;
 }

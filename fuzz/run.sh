@@ -62,7 +62,7 @@ if command -v openssl >/dev/null 2>&1; then
 	openssl req -x509 -key "$out/csr_seed.key" -subj /CN=n1 -days 1 -outform DER \
 		-out "$out/corpus_csr/seed_der" 2>/dev/null || true
 fi
-tlslib="$top/tls/tls.c $top/api/api_error.c"
+tlslib="$top/tls/tls.c $top/util/ut_file.c $top/api/api_error.c"
 ssl=$(pkg-config --libs libssl libcrypto 2>/dev/null || echo "-lssl -lcrypto")
 
 rc=0
@@ -113,7 +113,7 @@ printf '%s' 'node "n1" is READY and holds 2 volumes; drain it (POST /v1/nodes/n1
 printf '%s' 'not found (create it with POST /v1/locations?locationId=ID); see DELETE /v1/nodes/NAME.' \
 	> "$out/corpus_cli_hint/seed_create"
 # the hint module reads the command table, which pulls in the whole CLI library
-clilib="$(ls "$top"/cli/*.c | grep -v /main.c) $(ls "$top"/api/*.c)"
+clilib="$(ls "$top"/cli/*.c | grep -v /main.c) $(ls "$top"/api/*.c) $(ls "$top"/util/*.c)"
 curl=$(pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
 # FUZZ_ONLY="h1 h2" runs only those harnesses.
 for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport \
@@ -123,7 +123,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	case $h in
 	csr) hlib="$tlslib $ssl" ;;
 	obj_xml) hlib="$top/agent/obj/obj_xml.c $crypto" ;;
-	s3lite_req) hlib="$top/bench/tier/s3lite_req.c $crypto" ;;
+	s3lite_req) hlib="$top/bench/tier/s3lite_req.c $top/util/ut_hex.c $crypto" ;;
 	intent) hlib="$apilib $jansson -lm" ;;
 	ut_conf | ut_hostport) hlib="$utillib" ;;
 	smb_*) hlib="$smblib $crypto" ;;

@@ -31,20 +31,20 @@ static int parse(struct cli_args *a, aq_msg *msg, ...)
 /* Build the request and return the body as compact sorted JSON (caller frees). */
 static char *request(const struct cli_args *a, char *mask, size_t msize, char *query, size_t qsize)
 {
-	struct cli_buf m, q;
+	struct ut_buf m, q;
 	json_t *body = NULL;
 	aq_msg msg = { { 0 } };
 	char *text;
 
-	cli_buf_init(&m);
-	cli_buf_init(&q);
+	ut_buf_init(&m, CLI_BUF_MAX);
+	ut_buf_init(&q, CLI_BUF_MAX);
 	ck_assert_msg(cli_args_request(a, &body, &m, &q, &msg) == AQ_OK, "%s", msg.text);
-	snprintf(mask, msize, "%s", cli_buf_str(&m));
-	snprintf(query, qsize, "%s", cli_buf_str(&q));
+	snprintf(mask, msize, "%s", ut_buf_str(&m));
+	snprintf(query, qsize, "%s", ut_buf_str(&q));
 	text = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(body);
-	cli_buf_cleanup(&m);
-	cli_buf_cleanup(&q);
+	ut_buf_cleanup(&m);
+	ut_buf_cleanup(&q);
 	return text;
 }
 

@@ -290,12 +290,12 @@ END_TEST
 /* Error hints name aquifer commands: routes a row sends become its command. */
 static void hint_is(const char *text, const char *want)
 {
-	struct cli_buf b;
+	struct ut_buf b;
 
-	cli_buf_init(&b);
+	ut_buf_init(&b, CLI_BUF_MAX);
 	cli_hint_rewrite(text, &b);
-	ck_assert_str_eq(cli_buf_str(&b), want);
-	cli_buf_cleanup(&b);
+	ck_assert_str_eq(ut_buf_str(&b), want);
+	ut_buf_cleanup(&b);
 }
 
 START_TEST(test_hints)
