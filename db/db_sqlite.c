@@ -16,11 +16,12 @@
 
 #include <sqlite3.h>
 
+#include "util/ut_fifo.h"
 #include "util/ut_hex.h"
 
 /* A write waiting for its transaction to commit before the cache sees it. */
 struct db_pending {
-	struct db_pending *next;
+	struct ut_fifo_node node;
 	char *name;
 	char *text;  /* NULL: deleted */
 };
@@ -28,7 +29,7 @@ struct db_pending {
 struct db {
 	sqlite3 *h;
 	bool in_tx;
-	struct db_pending *pending, **pending_tail;
+	struct ut_fifo pending;  /* of struct db_pending, in write order */
 };
 
 /* Numbered migrations: index i brings the schema from version i to i+1. */
@@ -129,6 +130,7 @@ int db_open(const char *path, struct db **out, aq_msg *msg)
 
 	if (!db)
 		return AQ_ENOMEM;
+	ut_fifo_init(&db->pending);
 	if (sqlite3_open_v2(path, &db->h,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK) {
@@ -167,18 +169,17 @@ static pthread_mutex_t db_writer = PTHREAD_MUTEX_INITIALIZER;
 
 static void db_pending_drop(struct db *db, bool publish)
 {
-	struct db_pending *p, *next;
+	struct ut_fifo_node *n;
 
-	for (p = db->pending; p; p = next) {
-		next = p->next;
+	while ((n = ut_fifo_pop(&db->pending))) {
+		struct db_pending *p = UT_FIFO_ENTRY(n, struct db_pending, node);
+
 		if (publish)
 			db_cache_store(p->name, p->text);
 		free(p->name);
 		free(p->text);
 		free(p);
 	}
-	db->pending = NULL;
-	db->pending_tail = &db->pending;
 }
 
 /* Record a committed-to-be write: in a transaction it waits for the commit;
@@ -198,10 +199,7 @@ static void db_pending_add(struct db *db, const char *name, const char *text)
 		db_cache_store(name, NULL);
 		return;
 	}
-	if (!db->pending_tail)
-		db->pending_tail = &db->pending;
-	*db->pending_tail = p;
-	db->pending_tail = &p->next;
+	ut_fifo_push(&db->pending, &p->node);
 	if (!db->in_tx)
 		db_pending_drop(db, true);
 }

@@ -35,15 +35,14 @@
 #include "server/srv_req.h"
 #include "server/srv_routes.h"
 #include "tls/tls.h"
+#include "util/ut_fifo.h"
 #include "util/ut_hostport.h"
 
 /* The front's own state: the listener, the work queue and its workers. */
 struct srv_http {
 	void *mhd;                 /* struct MHD_Daemon * */
-	pthread_mutex_t qlock;
-	pthread_cond_t qcond;
-	struct srv_req *qhead, *qtail;
-	bool stopping;
+	struct ut_fifo_wq queue;    /* requests for the workers */
+	bool queue_ready;
 	pthread_t *threads;
 	int nthreads;
 };
@@ -175,20 +174,12 @@ static void *srv_worker(void *arg)
 		return NULL;
 	}
 	for (;;) {
+		struct ut_fifo_node *n = ut_fifo_wq_pop(&srv->http->queue);
 		struct srv_req *req;
 
-		pthread_mutex_lock(&srv->http->qlock);
-		while (!srv->http->qhead && !srv->http->stopping)
-			pthread_cond_wait(&srv->http->qcond, &srv->http->qlock);
-		if (!srv->http->qhead) {
-			pthread_mutex_unlock(&srv->http->qlock);
-			break;
-		}
-		req = srv->http->qhead;
-		srv->http->qhead = req->next;
-		if (!srv->http->qhead)
-			srv->http->qtail = NULL;
-		pthread_mutex_unlock(&srv->http->qlock);
+		if (!n)
+			break; /* stopped and drained */
+		req = UT_FIFO_ENTRY(n, struct srv_req, qnode);
 
 		req->db = db;
 		req_run(req);
@@ -201,18 +192,6 @@ static void *srv_worker(void *arg)
 	return NULL;
 }
 
-static void srv_enqueue(struct srv *srv, struct srv_req *req)
-{
-	pthread_mutex_lock(&srv->http->qlock);
-	req->next = NULL;
-	if (srv->http->qtail)
-		srv->http->qtail->next = req;
-	else
-		srv->http->qhead = req;
-	srv->http->qtail = req;
-	pthread_cond_signal(&srv->http->qcond);
-	pthread_mutex_unlock(&srv->http->qlock);
-}
 
 static enum MHD_Result copy_query(void *cls, enum MHD_ValueKind kind, const char *key,
 				  const char *value)
@@ -389,7 +368,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return send_answer(conn, req, false);
 		req->state = REQ_QUEUED;
 		MHD_suspend_connection(conn);
-		srv_enqueue(srv, req);
+		ut_fifo_wq_push(&srv->http->queue, &req->qnode);
 		return MHD_YES;
 	}
 	if (req->state == REQ_DONE)
@@ -441,8 +420,9 @@ int srv_http_start(struct srv *srv, aq_msg *msg)
 	tls_listen_mhd_options(&srv->cfg.http, srv_ca_tls(srv), 256, "aquiferd", limits);
 	if (!(srv->http = calloc(1, sizeof(*srv->http))))
 		return AQ_ENOMEM;
-	pthread_mutex_init(&srv->http->qlock, NULL);
-	pthread_cond_init(&srv->http->qcond, NULL);
+	if (ut_fifo_wq_init(&srv->http->queue) != AQ_OK)
+		return AQ_ENOMEM;
+	srv->http->queue_ready = true;
 	srv->http->nthreads = srv->cfg.workers > 0 ? srv->cfg.workers : 4;
 	srv->http->threads = calloc((size_t)srv->http->nthreads, sizeof(pthread_t));
 	if (!srv->http->threads)
@@ -470,12 +450,12 @@ void srv_http_stop(struct srv *srv)
 		return;
 	if (srv->http->mhd)
 		MHD_quiesce_daemon(srv->http->mhd);
-	pthread_mutex_lock(&srv->http->qlock);
-	srv->http->stopping = true;
-	pthread_cond_broadcast(&srv->http->qcond);
-	pthread_mutex_unlock(&srv->http->qlock);
+	if (srv->http->queue_ready)
+		ut_fifo_wq_stop(&srv->http->queue);
 	for (int i = 0; i < srv->http->nthreads; i++)
 		pthread_join(srv->http->threads[i], NULL);
+	if (srv->http->queue_ready)
+		ut_fifo_wq_cleanup(&srv->http->queue);
 	free(srv->http->threads);
 	srv->http->threads = NULL;
 	if (srv->http->mhd)

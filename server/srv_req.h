@@ -23,6 +23,7 @@
 #include "api/api_math.h"
 #include "server/srv_auth.h"
 #include "util/ut_buf.h"
+#include "util/ut_fifo.h"
 
 #define SRV_MAX_PARAMS 6
 #define SRV_MAX_QUERY 24
@@ -90,7 +91,7 @@ struct srv_req {
 	bool verified;              /* the token verified from the head (req->auth) */
 	unsigned char *peer;        /* SRV_F_NODECERT: the client certificate (DER) */
 	size_t peer_len;
-	struct srv_req *next;       /* work queue link */
+	struct ut_fifo_node qnode;  /* work queue link */
 };
 
 /* Query parameter or NULL. */
