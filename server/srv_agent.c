@@ -24,6 +24,7 @@
 #include "server/srv_req.h"
 #include "server/srv_series.h"
 #include "tls/tls.h"
+#include "util/ut_log.h"
 
 /* ---- the join ---- */
 
@@ -145,7 +146,7 @@ int srv_h_agent_join(struct srv_req *req, json_t **resp)
 	json_object_set_new(answer, "generation", json_integer(0));
 	if (tls)
 		json_object_update(answer, tls);
-	fprintf(stderr, "aquiferd: node %s joined %s from %s\n", node, loc, addr);
+	UT_INFO("srv_agent", req->id, "node %s joined %s from %s", node, loc, addr);
 	*resp = answer;
 	answer = NULL;
 	srv_node_live_seen(req->srv, name, ut_clock_real_ms());

@@ -26,6 +26,7 @@
 #include "util/ut_file.h"
 #include "util/ut_hash.h"
 #include "util/ut_hex.h"
+#include "util/ut_log.h"
 
 static const char *const role_names[] = {
 	[SRV_ROLE_NONE] = "", [SRV_ROLE_VIEWER] = "viewer", [SRV_ROLE_EDITOR] = "editor",
@@ -83,8 +84,7 @@ int srv_auth_key_load(const char *path, unsigned char key[SRV_KEY_LEN], aq_msg *
 	if ((rc = ut_file_read(path, KEY_FILE_MAX, &data, &n, msg)) != AQ_OK)
 		return rc;
 	if (stat(path, &st) == 0 && (st.st_mode & 077))
-		fprintf(stderr, "aquiferd: warning: key file %s is readable by others (mode %o)\n",
-			path, st.st_mode & 0777);
+		UT_WARN("srv_auth", NULL, "key file %s is readable by others (mode %o)", path, st.st_mode & 0777);
 	if (n < SRV_KEY_LEN)
 		rc = aq_fail(msg, AQ_EIO, "key file %s must hold %d bytes", path, SRV_KEY_LEN);
 	else

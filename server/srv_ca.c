@@ -13,6 +13,7 @@
 #include "tls/tls.h"
 #include "util/ut_file.h"
 #include "util/ut_hostport.h"
+#include "util/ut_log.h"
 
 /* The client certificate is renewed when it has less than this left. */
 #define SRV_CLIENT_RENEW_SECS (30L * 86400)
@@ -145,7 +146,7 @@ int srv_ca_setup(struct srv *srv, aq_msg *msg)
 				       "Serve HTTPS with --tls-cert FILE --tls-key FILE (aquiferd ca init; aquiferd ca issue), "
 				       "or pass --insecure-listen to accept the risk",
 				       cfg->listen);
-		fprintf(stderr, "aquiferd: no --tls-cert/--tls-key: serving plain HTTP%s\n",
+		UT_INFO("srv_ca", NULL, "no --tls-cert/--tls-key: serving plain HTTP%s",
 			is_loopback(host) ? " on loopback only" : " on a non-loopback address (--insecure-listen)");
 		return AQ_OK;
 	}
@@ -157,7 +158,7 @@ int srv_ca_setup(struct srv *srv, aq_msg *msg)
 	if (rc == AQ_ENOENT) {
 		if ((rc = tls_ca_init(srv->ca_dir, msg)) != AQ_OK)
 			return rc;
-		fprintf(stderr, "aquiferd: created the cluster CA %s/ca.crt\n", srv->ca_dir);
+		UT_INFO("srv_ca", NULL, "created the cluster CA %s/ca.crt", srv->ca_dir);
 		rc = tls_ca_load(srv->ca_dir, &srv->ca, msg);
 	}
 	if (rc != AQ_OK || (rc = client_cert(srv, msg)) != AQ_OK)
@@ -240,7 +241,7 @@ int srv_ca_check_node(struct srv_req *req)
 		return AQ_OK;
 	rc = tls_verify_der(req->srv->ca, req->peer, req->peer_len, req->auth.subject, &req->msg);
 	if (rc != AQ_OK)
-		fprintf(stderr, "aquiferd: %s %s from node %s refused: %s\n", req->method, req->url, req->auth.subject,
+		UT_WARN("srv_ca", req->id, "%s %s from node %s refused: %s", req->method, req->url, req->auth.subject,
 			req->msg.text);
 	return rc;
 }

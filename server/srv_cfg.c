@@ -10,6 +10,7 @@
 
 #include "util/ut_conf.h"
 #include "util/ut_hostport.h"
+#include "util/ut_log.h"
 
 void srv_cfg_defaults(struct srv_cfg *cfg)
 {
@@ -22,6 +23,7 @@ void srv_cfg_defaults(struct srv_cfg *cfg)
 	cfg->metrics_auth = true;
 	cfg->node_token_ttl = 30L * 86400;
 	cfg->http = (struct tls_listen_limits){ .max_conns = 4096, .per_ip = 128, .header_s = 10, .idle_s = 120 };
+	cfg->log_level = UT_LOG_INFO;
 }
 
 /* The connection limits (tls.h, struct tls_listen_limits): AQ_ENOENT when
@@ -66,6 +68,8 @@ int srv_cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *m
 
 	if (strcmp(key, "listen") == 0)
 		snprintf(cfg->listen, sizeof(cfg->listen), "%s", val);
+	else if (strcmp(key, "log-level") == 0 || strcmp(key, "log_level") == 0)
+		return ut_log_level_parse(val, &cfg->log_level, msg);
 	else if (strcmp(key, "db") == 0)
 		snprintf(cfg->db_path, sizeof(cfg->db_path), "%s", val);
 	else if (strcmp(key, "key-file") == 0 || strcmp(key, "key_file") == 0)

@@ -15,6 +15,7 @@
 #include "api/api_error.h"
 #include "api/api_math.h"
 #include "tls/tls.h"
+#include "util/ut_log.h"
 
 struct srv_cfg {
 	char listen[128];
@@ -30,6 +31,7 @@ struct srv_cfg {
 	bool metrics_auth;         /* --metrics-auth: GET /metrics needs a metrics or cluster-admin token */
 	long node_token_ttl;       /* --node-token-ttl: lifetime of a node token, seconds */
 	struct tls_listen_limits http; /* connection limits and timeouts (srv_http.c) */
+	enum ut_log_level log_level; /* --log-level: what the log keeps (default info) */
 	struct api_math_params math;
 };
 

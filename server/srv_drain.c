@@ -33,6 +33,7 @@
 #include "server/srv_node.h"
 #include "server/srv_place.h"
 #include "server/srv_req.h"
+#include "util/ut_log.h"
 
 /* Say in a READY volume's stateDetails what its move means (text "" clears
  * it); written only when it changes. */
@@ -134,7 +135,7 @@ bool srv_drain_pass(struct srv *srv, struct db *db, int64_t now_ms)
 			bool down = silent && strcmp(api_json_str(cur, "state", ""), "DOWN") != 0;
 
 			if (down) {
-				fprintf(stderr, "aquiferd: node %s silent for %lld ms: DOWN\n", nn, (long long)(now_ms - seen));
+				UT_WARN("srv_drain", NULL, "node %s silent for %lld ms: DOWN", nn, (long long)(now_ms - seen));
 				json_object_set_new(cur, "state", json_string("DOWN"));
 			}
 			if ((!down || srv_node_save(db, cur) == AQ_OK) &&
@@ -262,7 +263,7 @@ int srv_h_node_delete(struct srv_req *req, json_t **resp)
 	}
 	if ((rc = db_delete(req->db, name)) != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
 		goto out;
-	fprintf(stderr, "aquiferd: node %s deleted; its node tokens are revoked\n", req->params[0]);
+	UT_INFO("srv_drain", req->id, "node %s deleted; its node tokens are revoked", req->params[0]);
 	*resp = json_object();
 out:
 	db_rollback(req->db);

@@ -37,6 +37,7 @@
 #include "tls/tls.h"
 #include "util/ut_fifo.h"
 #include "util/ut_hostport.h"
+#include "util/ut_log.h"
 
 /* The front's own state: the listener, the work queue and its workers. */
 struct srv_http {
@@ -48,6 +49,10 @@ struct srv_http {
 };
 
 enum { REQ_NEW = 0, REQ_BODY, REQ_QUEUED, REQ_DONE };
+
+/* Request ids: a counter per process, in hex; each record a route's handler
+ * logs carries its request's id (req=1f). */
+static unsigned long long srv_req_seq;
 
 /* Per-connection memory pool of libmicrohttpd (request line, headers,
  * response headers; bodies stream through our own buffers). MHD clears the
@@ -170,7 +175,7 @@ static void *srv_worker(void *arg)
 	aq_msg msg = { "" };
 
 	if (db_open(srv->cfg.db_path, &db, &msg) != AQ_OK) {
-		fprintf(stderr, "aquiferd: worker: %s\n", msg.text);
+		UT_ERROR("srv_http", NULL, "worker: %s", msg.text);
 		return NULL;
 	}
 	for (;;) {
@@ -218,6 +223,7 @@ static enum MHD_Result send_answer(struct MHD_Connection *conn, struct srv_req *
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
+	uint64_t ns;
 
 	r = MHD_create_response_from_buffer(req->text_len, req->text, MHD_RESPMEM_MUST_FREE);
 	if (!r)
@@ -228,9 +234,15 @@ static enum MHD_Result send_answer(struct MHD_Connection *conn, struct srv_req *
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"aquifer\"");
 	if (hang_up)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	MHD_add_response_header(r, "X-Request-Id", req->id);
 	ret = MHD_queue_response(conn, (unsigned)req->status, r);
 	MHD_destroy_response(r);
-	srv_metrics_observe(req->route, req->route_idx, req->status, ut_clock_mono_ns() - req->start_ns);
+	ns = ut_clock_mono_ns() - req->start_ns;
+	srv_metrics_observe(req->route, req->route_idx, req->status, ns);
+	/* one record per answer: debug, or warn for a server-side failure */
+	UT_LOG(req->status >= 500 ? UT_LOG_WARN : UT_LOG_DEBUG, "srv_http", req->id, "%s %s %d %.3f ms%s%s", req->method,
+	       req->url ? req->url : "", req->status, (double)ns / 1e6, req->status >= 500 ? ": " : "",
+	       req->status >= 500 ? req->msg.text : "");
 	return ret;
 }
 
@@ -303,6 +315,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		req->start_ns = ut_clock_mono_ns();
 		req->route_idx = -1;
 		ut_buf_init(&req->body_raw, SRV_BODY_MAX);
+		snprintf(req->id, sizeof(req->id), "%llx", __atomic_add_fetch(&srv_req_seq, 1, __ATOMIC_RELAXED));
 		snprintf(req->method, sizeof(req->method), "%s", method);
 		if (!(req->url = strdup(url)))
 			return MHD_NO;

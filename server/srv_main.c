@@ -3,6 +3,7 @@
  *                    [--tls-cert F --tls-key F] [--insecure-listen]
  *                    [--max-connections N] [--max-connections-per-ip N]
  *                    [--header-timeout-seconds N] [--idle-timeout-seconds N]
+ *                    [--log-level error|warn|info|debug]
  *   aquiferd ca init --db PATH
  *   aquiferd ca issue --db PATH --dns NAME --ip ADDR [--out-cert F --out-key F] [--days N]
  *   aquiferd token --db PATH --role admin|editor|viewer|metrics [--project P] [--subject S] [--ttl SEC]
@@ -38,6 +39,7 @@
 #include "server/srv_routes.h"
 #include "server/srv_series.h"
 #include "tls/tls.h"
+#include "util/ut_log.h"
 
 static void usage(FILE *f)
 {
@@ -47,6 +49,7 @@ static void usage(FILE *f)
 		"                        [--metrics-auth[=true|false]] [--node-token-ttl SECONDS]\n"
 		"                        [--max-connections N] [--max-connections-per-ip N]\n"
 		"                        [--header-timeout-seconds N] [--idle-timeout-seconds N]\n"
+		"                        [--log-level error|warn|info|debug]\n"
 		"       aquiferd token --db PATH --role admin|editor|viewer|metrics [--project P]\n"
 		"                      [--subject NAME] [--ttl SECONDS] [--key-file FILE]\n"
 		"       aquiferd token --db PATH --role node --location LOC [--node NAME] [--ttl SECONDS]\n"
@@ -86,6 +89,8 @@ static void usage(FILE *f)
 		"  --header-timeout-seconds N  silence that closes a connection before it showed a valid\n"
 		"                       token: TLS handshake, request head, idle (default 10)\n"
 		"  --idle-timeout-seconds N  keep-alive idle after a request with a valid token (default 120)\n"
+		"  --log-level LEVEL    error, warn, info (default) or debug: what the log on stderr keeps\n"
+		"                       (one line per record: time, level, source, req=ID, message)\n"
 		"  --dns NAME, --ip ADDR  (ca issue) names of the certificate, each repeatable\n"
 		"  --out-cert FILE, --out-key FILE  (ca issue) where to write it\n"
 		"  --days N             (ca issue) validity in days (default 397)\n");
@@ -94,7 +99,8 @@ static void usage(FILE *f)
 enum { OPT_LISTEN = 1, OPT_DB, OPT_CONFIG, OPT_KEY, OPT_WORKERS, OPT_ROLE, OPT_PROJECT,
        OPT_SUBJECT, OPT_TTL, OPT_LOCATION, OPT_HELP, OPT_VERSION, OPT_NODE_DOWN,
        OPT_TLS_CERT, OPT_TLS_KEY, OPT_INSECURE_LISTEN, OPT_DNS, OPT_IP, OPT_OUT_CERT, OPT_OUT_KEY,
-       OPT_DAYS, OPT_PUBLIC_URL, OPT_METRICS_AUTH, OPT_NODE_TOKEN_TTL, OPT_NODE, OPT_LIMIT };
+       OPT_DAYS, OPT_PUBLIC_URL, OPT_METRICS_AUTH, OPT_NODE_TOKEN_TTL, OPT_NODE, OPT_LIMIT,
+       OPT_LOG_LEVEL };
 
 static const struct option opts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -124,6 +130,7 @@ static const struct option opts[] = {
 	{ "max-connections-per-ip", required_argument, NULL, OPT_LIMIT },
 	{ "header-timeout-seconds", required_argument, NULL, OPT_LIMIT },
 	{ "idle-timeout-seconds", required_argument, NULL, OPT_LIMIT },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -148,13 +155,13 @@ static int serve(struct srv *srv)
 
 	/* the listen policy and the TLS files first: a refused start creates nothing */
 	if (srv_ca_setup(srv, &msg) != AQ_OK || (rc = db_open(srv->cfg.db_path, &db, &msg)) != AQ_OK) {
-		fprintf(stderr, "aquiferd: %s\n", msg.text);
+		UT_ERROR("srv_main", NULL, "%s", msg.text);
 		return 1;
 	}
 	db_close(db);
 	srv_auth_key_path(srv->cfg.key_file, srv->cfg.db_path, keypath, sizeof(keypath));
 	if (srv_auth_key_load(keypath, srv->key, &msg) != AQ_OK) {
-		fprintf(stderr, "aquiferd: %s\n", msg.text);
+		UT_ERROR("srv_main", NULL, "%s", msg.text);
 		return 1;
 	}
 	if (!srv->cfg.public_url[0]) {
@@ -171,18 +178,20 @@ static int serve(struct srv *srv)
 	srv->start_ns = ut_clock_mono_ns();
 	started_ms = ut_clock_real_ms();
 	if (srv_node_live_init(srv, started_ms) != AQ_OK || srv_series_new(started_ms, &srv->series) != AQ_OK) {
-		fprintf(stderr, "aquiferd: out of memory\n");
+		UT_ERROR("srv_main", NULL, "out of memory");
 		return 1;
 	}
 	if (srv_reconcile_start(srv, &msg) != AQ_OK || srv_http_start(srv, &msg) != AQ_OK) {
-		fprintf(stderr, "aquiferd: %s\n", msg.text);
+		UT_ERROR("srv_main", NULL, "%s", msg.text);
 		return 1;
 	}
-	fprintf(stderr, "aquiferd %s: serving %s://%s (db %s, %d workers), public URL %s, /metrics %s\n", AQ_VERSION,
+	UT_INFO("srv_main", NULL, "aquiferd %s: serving %s://%s (db %s, %d workers), public URL %s, /metrics %s, log level %s",
+		AQ_VERSION,
 		srv_ca_tls(srv) ? "https" : "http", srv->cfg.listen, srv->cfg.db_path, srv_http_workers(srv),
-		srv->cfg.public_url, srv->cfg.metrics_auth ? "needs a token" : "open to anyone");
+		srv->cfg.public_url, srv->cfg.metrics_auth ? "needs a token" : "open to anyone",
+		ut_log_level_name(ut_log_get_level()));
 	sigwait(&set, &sig);
-	fprintf(stderr, "aquiferd: signal %d, stopping\n", sig);
+	UT_INFO("srv_main", NULL, "signal %d, stopping", sig);
 	srv_http_stop(srv);
 	srv_reconcile_stop(srv);
 	srv_series_free(srv->series);
@@ -359,6 +368,12 @@ int srv_main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case OPT_LOG_LEVEL:
+			if (srv_cfg_set(&srv.cfg, "log-level", optarg, &msg) != AQ_OK) {
+				fprintf(stderr, "aquiferd: --log-level: %s\n", msg.text);
+				return 2;
+			}
+			break;
 		case OPT_HELP: usage(stdout); return 0;
 		case OPT_VERSION: printf("aquiferd %s\n", AQ_VERSION); return 0;
 		default: usage(stderr); return 2;
@@ -379,6 +394,7 @@ int srv_main(int argc, char **argv)
 	}
 	if (!a.who.subject[0])
 		snprintf(a.who.subject, sizeof(a.who.subject), "%s", a.who.role == SRV_ROLE_METRICS ? "metrics" : "cli");
+	ut_log_set_level(srv.cfg.log_level); /* before any thread starts */
 	if (strcmp(a.cmd, "serve") == 0)
 		return serve(&srv);
 	if (strcmp(a.cmd, "token") == 0)

@@ -41,6 +41,7 @@
 #include "tls/tls.h"
 #include "util/ut_hex.h"
 #include "util/ut_hostport.h"
+#include "util/ut_log.h"
 
 /* The reconciler's thread; its doorbell is srv_kick.c's. */
 struct srv_rec {
@@ -278,8 +279,12 @@ static int rec_push_past(struct db *db, const char *nn, int64_t applied)
 	if ((rc = db_begin(db)) != AQ_OK || (rc = db_get(db, nn, &node)) != AQ_OK)
 		goto out;
 	if (applied >= api_json_int64(node, "generation", 0)) {
-		fprintf(stderr, "aquiferd: node %s reports generation %lld, above its own %lld: pushing %lld\n", nn,
-			(long long)applied, (long long)api_json_int64(node, "generation", 0), (long long)applied + 1);
+		char id[32];
+
+		snprintf(id, sizeof(id), "gen-%lld", (long long)applied + 1);
+		UT_WARN("srv_reconcile", id, "node %s gen=%lld: it reports generation %lld, above its own %lld: pushing %lld",
+			nn, (long long)applied + 1, (long long)applied, (long long)api_json_int64(node, "generation", 0),
+			(long long)applied + 1);
 		json_object_set_new(node, "generation", json_integer(applied + 1));
 		if ((rc = srv_node_save(db, node)) != AQ_OK)
 			goto out;
@@ -314,7 +319,10 @@ static int rec_node(struct srv *srv, struct db *db, const json_t *n, json_t *pus
 	payload = json_deep_copy(intent);
 	json_object_set_new(payload, "generation", json_integer(gen));
 	if (srv_push_intent(srv, node, payload, &applied, &failed, err, sizeof(err)) != AQ_OK) {
-		fprintf(stderr, "aquiferd: %s\n", err);
+		char id[32];
+
+		snprintf(id, sizeof(id), "gen-%lld", (long long)gen);
+		UT_WARN("srv_reconcile", id, "node %s gen=%lld: %s", nn, (long long)gen, err);
 		pushed = -1;
 		goto out;
 	}
@@ -353,7 +361,7 @@ static void *rec_main(void *arg)
 	aq_msg msg = { "" };
 
 	if (db_open(srv->cfg.db_path, &db, &msg) != AQ_OK) {
-		fprintf(stderr, "aquiferd: reconciler: %s\n", msg.text);
+		UT_ERROR("srv_reconcile", NULL, "reconciler: %s", msg.text);
 		return NULL;
 	}
 	int64_t last_full = 0;

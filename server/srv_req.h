@@ -68,6 +68,7 @@ struct srv_req {
 	int route_idx;
 	void *conn;                 /* struct MHD_Connection * */
 	char method[8];
+	char id[20];                /* the request id of its log records (srv_http.c) */
 	char *url;
 	char params[SRV_MAX_PARAMS][256];
 	int nparams;

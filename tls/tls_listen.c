@@ -15,6 +15,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "util/ut_log.h"
+
 /* Beyond this many descriptors nothing here needs more (and a huge soft
  * limit makes some libraries' close-all loops slow). */
 #define TLS_LISTEN_NOFILE_MAX (1ul << 20)
@@ -80,10 +82,18 @@ out:
 	if (!say)
 		return;
 	if (quiet)
-		fprintf(stderr, "%s: (%lu more messages of the next kind in the last %d s)\n", prog, quiet,
+		UT_WARN("tls_listen", NULL, "%s: (%lu more messages of the next kind in the last %d s)", prog, quiet,
 			TLS_LISTEN_LOG_SECS);
-	fprintf(stderr, "%s: ", prog);
-	vfprintf(stderr, fm, ap);
+	if (ut_log_enabled(UT_LOG_WARN)) {
+		char text[UT_LOG_LINE_MAX];
+		size_t n;
+
+		vsnprintf(text, sizeof(text), fm, ap);
+		n = strlen(text);
+		while (n > 0 && text[n - 1] == '\n') /* libmicrohttpd ends its messages with one */
+			text[--n] = '\0';
+		ut_log_write(UT_LOG_WARN, "tls_listen", NULL, "%s: %s", prog, text);
+	}
 }
 
 void tls_listen_mhd_options(const struct tls_listen_limits *l, bool tls, unsigned reserve, const char *prog,
@@ -100,8 +110,8 @@ void tls_listen_mhd_options(const struct tls_listen_limits *l, bool tls, unsigne
 	else if ((unsigned long)max > nofile - reserve)
 		max = (unsigned)(nofile - reserve);
 	if (max < l->max_conns)
-		fprintf(stderr, "%s: RLIMIT_NOFILE is %lu: at most %u HTTP connections (not %u)\n", prog, nofile, max,
-			l->max_conns);
+		UT_WARN("tls_listen", NULL, "%s: RLIMIT_NOFILE is %lu: at most %u HTTP connections (not %u)", prog, nofile,
+			max, l->max_conns);
 	/* the logger first: libmicrohttpd logs with the option that follows */
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)tls_listen_log,
 					     (void *)(uintptr_t)prog };
