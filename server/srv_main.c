@@ -13,7 +13,7 @@
  * Command-line options override the config file; the config file holds
  * "key = value" lines with the same names (listen, db, key-file, workers,
  * tls-cert, tls-key, insecure-listen, public-url, metrics-auth, node-token-ttl,
- * the connection limits; '_' may stand for '-')
+ * the connection limits, log-level; '_' may stand for '-')
  * and math parameters as "math.<level>.<field>" (see api_math.h). */
 #include "server/srv.h"
 
