@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib/aqt.h"
+
 /* The ID is refused, and the message names the parameter and states the rule. */
 static void expect_refused(const char *id)
 {
@@ -121,11 +123,5 @@ static Suite *id_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(id_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(id_suite());
 }

@@ -11,6 +11,7 @@
 
 #include "api/api_resource.h"
 #include "api/api_schema.h"
+#include "tests/lib/aqt.h"
 
 #define FSID "0123456789abcdef"
 
@@ -415,11 +416,5 @@ static Suite *intent_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(intent_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(intent_suite());
 }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib/aqt.h"
+
 #define TOL 1e-9
 
 /* Each EXPECT_* runs call with a fresh message buffer that call can reach as
@@ -891,11 +893,5 @@ static Suite *math_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(math_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(math_suite());
 }

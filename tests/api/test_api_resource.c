@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib/aqt.h"
+
 #define VOL_BASE "\"storagePool\": \"p\", \"capacityGib\": \"1500\""
 
 /* Normalise text against table (creating) and return the document. */
@@ -603,11 +605,5 @@ static Suite *resource_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(resource_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(resource_suite());
 }

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib/aqt.h"
+
 static const char *const t_colors[] = { "RED", "GREEN", NULL };
 
 /* Nested deep enough to pass the depth limit (4). */
@@ -494,11 +496,5 @@ static Suite *schema_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(schema_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(schema_suite());
 }

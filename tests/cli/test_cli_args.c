@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib/aqt.h"
+
 #define MAXARGV 32
 
 /* Parse a NULL-terminated list of words (argv[0] is added). */
@@ -281,8 +283,6 @@ int main(void)
 {
 	Suite *s = suite_create("cli_args");
 	TCase *tc = tcase_create("cli_args");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_pool_create);
 	tcase_add_test(tc, test_flags_anywhere);
@@ -292,9 +292,5 @@ int main(void)
 	tcase_add_test(tc, test_usage_errors);
 	tcase_add_test(tc, test_help_and_routes);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib/aqt.h"
+
 static const char *const methods[] = { "GET", "POST", "PATCH", "DELETE", NULL };
 static const char *const params[] = { "{project}", "{location}", "{name}", NULL };
 
@@ -406,8 +408,6 @@ int main(void)
 {
 	Suite *s = suite_create("cli_cmd");
 	TCase *tc = tcase_create("cli_cmd");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_rows);
 	tcase_add_test(tc, test_columns_parse);
@@ -418,9 +418,5 @@ int main(void)
 	tcase_add_test(tc, test_completion);
 	tcase_add_test(tc, test_routes_list);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }

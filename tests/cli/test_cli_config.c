@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tests/lib/aqt.h"
+
 #define W(s) ((char *)(uintptr_t)(s))
 
 static char dir[256];
@@ -215,8 +217,6 @@ int main(void)
 {
 	Suite *s = suite_create("cli_config");
 	TCase *tc = tcase_create("cli_config");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_path);
@@ -226,9 +226,5 @@ int main(void)
 	tcase_add_test(tc, test_load_file);
 	tcase_add_test(tc, test_exit_classes);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }

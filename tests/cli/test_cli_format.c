@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "tests/lib/aqt.h"
+
 static const char *vol_json =
 	"{\"name\":\"projects/p/locations/l/volumes/v1\",\"capacityGib\":\"500\","
 	"\"serviceLevel\":\"PREMIUM\",\"throughputMibps\":31.25,\"largeCapacity\":false,"
@@ -484,8 +486,6 @@ int main(void)
 {
 	Suite *s = suite_create("cli_format");
 	TCase *tc = tcase_create("cli_format");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_parse_specs);
 	tcase_add_test(tc, test_paths);
@@ -502,9 +502,5 @@ int main(void)
 	tcase_add_test(tc, test_filter_gcloud);
 	tcase_add_test(tc, test_sort_column);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib/aqt.h"
+
 static void gib_ok(const char *s, int64_t want)
 {
 	aq_msg msg = { { 0 } };
@@ -185,8 +187,6 @@ int main(void)
 {
 	Suite *s = suite_create("cli_units");
 	TCase *tc = tcase_create("cli_units");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_size_units);
 	tcase_add_test(tc, test_size_bad);
@@ -196,9 +196,5 @@ int main(void)
 	tcase_add_test(tc, test_int64);
 	tcase_add_test(tc, test_messages);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }

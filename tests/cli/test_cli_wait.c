@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib/aqt.h"
+
 #define W(s) ((char *)(uintptr_t)(s))
 #define BASE "/v1/projects/p/locations/l"
 
@@ -362,8 +364,6 @@ int main(void)
 {
 	Suite *s = suite_create("cli_wait");
 	TCase *tc = tcase_create("cli_wait");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
@@ -375,9 +375,5 @@ int main(void)
 	tcase_add_test(tc, test_delete_confirm);
 	tcase_add_test(tc, test_metrics_table);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }

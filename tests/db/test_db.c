@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/lib/aqt.h"
+
 static char db_path[64];
 static struct db *db;
 
@@ -467,11 +469,5 @@ static Suite *db_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(db_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(db_suite());
 }

@@ -16,6 +16,7 @@
 #include "server/srv_node.h"
 #include "server/srv_req.h"
 #include "server/srv_series.h"
+#include "tests/lib/aqt.h"
 #include "tests/server/srv_test.h"
 
 static struct srv srv;
@@ -217,17 +218,11 @@ int main(void)
 {
 	Suite *s = suite_create("srv_agent");
 	TCase *tc = tcase_create("srv_agent");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_join);
 	tcase_add_test(tc, test_join_refused);
 	tcase_add_test(tc, test_status);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return aqt_run(s);
 }

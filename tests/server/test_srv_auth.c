@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib/aqt.h"
+
 static const unsigned char key[SRV_KEY_LEN] = "0123456789abcdef0123456789abcdef";
 
 static struct srv_auth join_token(const char *loc, const char *node)
@@ -262,8 +264,6 @@ int main(void)
 {
 	Suite *s = suite_create("srv_auth");
 	TCase *tc = tcase_create("srv_auth");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_route_access);
 	tcase_add_test(tc, test_verify_refuses);
@@ -273,9 +273,5 @@ int main(void)
 	tcase_add_test(tc, test_token_stale);
 	tcase_add_test(tc, test_claims);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return aqt_run(s);
 }

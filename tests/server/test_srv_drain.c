@@ -13,6 +13,7 @@
 #include "db/db.h"
 #include "server/srv_internal.h"
 #include "server/srv_node.h"
+#include "tests/lib/aqt.h"
 #include "tests/server/srv_test.h"
 
 #define VOL "projects/p/locations/east/volumes/"
@@ -125,16 +126,10 @@ int main(void)
 {
 	Suite *s = suite_create("srv_drain");
 	TCase *tc = tcase_create("srv_drain");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_pass);
 	tcase_add_test(tc, test_nowhere);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return aqt_run(s);
 }

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib/aqt.h"
+
 START_TEST(test_shell_quote)
 {
 	char out[200];
@@ -67,16 +69,10 @@ int main(void)
 {
 	Suite *s = suite_create("srv_join");
 	TCase *tc = tcase_create("srv_join");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_shell_quote);
 	tcase_add_test(tc, test_install_command);
 	tcase_add_test(tc, test_public_url);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return aqt_run(s);
 }

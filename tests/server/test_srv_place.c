@@ -12,6 +12,7 @@
 
 #include "db/db.h"
 #include "server/srv_req.h"
+#include "tests/lib/aqt.h"
 #include "tests/server/srv_test.h"
 
 static struct db *db;
@@ -158,8 +159,6 @@ int main(void)
 {
 	Suite *s = suite_create("srv_place");
 	TCase *tc = tcase_create("srv_place");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_pick);
@@ -167,9 +166,5 @@ int main(void)
 	tcase_add_test(tc, test_allocated);
 	tcase_add_test(tc, test_place_volume);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return aqt_run(s);
 }

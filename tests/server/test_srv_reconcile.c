@@ -13,6 +13,7 @@
 
 #include "db/db.h"
 #include "server/srv_intent.h"
+#include "tests/lib/aqt.h"
 #include "tests/server/srv_test.h"
 
 #define LOC "projects/p/locations/east"
@@ -177,17 +178,11 @@ int main(void)
 {
 	Suite *s = suite_create("srv_reconcile");
 	TCase *tc = tcase_create("srv_reconcile");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_applied);
 	tcase_add_test(tc, test_intent);
 	tcase_add_test(tc, test_vol_parent);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return aqt_run(s);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/api_error.h"
+#include "tests/lib/aqt.h"
 
 static int match(const char *method, const char *path, char params[][256], int *np)
 {
@@ -145,8 +146,6 @@ int main(void)
 {
 	Suite *s = suite_create("srv_routes");
 	TCase *tc = tcase_create("srv_routes");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_params);
 	tcase_add_test(tc, test_verbs);
@@ -155,9 +154,5 @@ int main(void)
 	tcase_add_test(tc, test_every_route_matches_itself);
 	tcase_add_test(tc, test_no_duplicate_rows);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/api_error.h"
+#include "tests/lib/aqt.h"
 
 #define VOL "projects/p/locations/l/volumes/v"
 #define POOL "projects/p/locations/l/storagePools/sp"
@@ -235,8 +236,6 @@ int main(void)
 {
 	Suite *s = suite_create("srv_series");
 	TCase *tc = tcase_create("srv_series");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_deltas);
 	tcase_add_test(tc, test_fresh_counters);
@@ -244,9 +243,5 @@ int main(void)
 	tcase_add_test(tc, test_window);
 	tcase_add_test(tc, test_cold_tier);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }

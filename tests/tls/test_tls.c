@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tests/lib/aqt.h"
+
 static char dir[64], dir2[64];
 
 static void setup(void)
@@ -350,8 +352,6 @@ int main(void)
 {
 	Suite *s = suite_create("tls");
 	TCase *tc = tcase_create("tls");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
@@ -363,9 +363,5 @@ int main(void)
 	tcase_add_test(tc, test_verify_refusals);
 	tcase_add_test(tc, test_fresh_and_pem_ca);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib/aqt.h"
+
 #define TEST_CAP 100
 
 START_TEST(test_empty)
@@ -115,8 +117,6 @@ int main(void)
 {
 	Suite *s = suite_create("ut_buf");
 	TCase *tc = tcase_create("buf");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_empty);
 	tcase_add_test(tc, test_cap_exactly_reached);
@@ -125,9 +125,5 @@ int main(void)
 	tcase_add_test(tc, test_growth_and_binary);
 	tcase_add_test(tc, test_zero_cap);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }

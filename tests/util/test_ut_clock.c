@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/api_error.h"
+#include "tests/lib/aqt.h"
 
 START_TEST(test_format_known)
 {
@@ -70,17 +71,11 @@ int main(void)
 {
 	Suite *s = suite_create("ut_clock");
 	TCase *tc = tcase_create("clock");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_format_known);
 	tcase_add_test(tc, test_format_small);
 	tcase_add_test(tc, test_mono_and_real);
 	tcase_add_test(tc, test_deadline);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }

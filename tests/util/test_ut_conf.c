@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/lib/aqt.h"
+
 #define MAXKV 64
 
 struct kv {
@@ -205,8 +207,6 @@ int main(void)
 {
 	Suite *s = suite_create("ut_conf");
 	TCase *tc = tcase_create("conf");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_format);
 	tcase_add_test(tc, test_missing_equals);
@@ -216,9 +216,5 @@ int main(void)
 	tcase_add_test(tc, test_load);
 	tcase_add_test(tc, test_shipped_example);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }

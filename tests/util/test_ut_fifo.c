@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "api/api_error.h"
+#include "tests/lib/aqt.h"
 
 struct item {
 	int v;
@@ -213,8 +214,6 @@ int main(void)
 {
 	Suite *s = suite_create("ut_fifo");
 	TCase *tc = tcase_create("fifo");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_order);
 	tcase_add_test(tc, test_concat);
@@ -222,9 +221,5 @@ int main(void)
 	tcase_add_test(tc, test_work_queue);
 	tcase_add_test(tc, test_stop_wakes_all);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }

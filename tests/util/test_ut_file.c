@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/lib/aqt.h"
+
 static char dir[64];
 
 static void setup(void)
@@ -269,8 +271,6 @@ int main(void)
 {
 	Suite *s = suite_create("ut_file");
 	TCase *tc = tcase_create("file");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
@@ -284,9 +284,5 @@ int main(void)
 	tcase_add_test(tc, test_read);
 	tcase_add_test(tc, test_kill9_old_or_new);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }

@@ -5,6 +5,8 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "tests/lib/aqt.h"
+
 START_TEST(test_vectors32)
 {
 	ck_assert_uint_eq(ut_hash_fnv32_str(""), 0x811c9dc5u);
@@ -38,16 +40,10 @@ int main(void)
 {
 	Suite *s = suite_create("ut_hash");
 	TCase *tc = tcase_create("hash");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_vectors32);
 	tcase_add_test(tc, test_vectors64);
 	tcase_add_test(tc, test_continue_and_bytes);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }

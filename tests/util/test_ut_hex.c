@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/api_error.h"
+#include "tests/lib/aqt.h"
 
 START_TEST(test_encode)
 {
@@ -79,17 +80,11 @@ int main(void)
 {
 	Suite *s = suite_create("ut_hex");
 	TCase *tc = tcase_create("hex");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_encode);
 	tcase_add_test(tc, test_decode);
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_value_and_valid);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }

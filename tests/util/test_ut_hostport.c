@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib/aqt.h"
+
 #define EXPECT_BAD(in, dflt, flags, needle)                                                       \
 	do {                                                                                      \
 		struct ut_hostport hp_ = { .host = "untouched", .port = 7 };                      \
@@ -168,8 +170,6 @@ int main(void)
 {
 	Suite *s = suite_create("ut_hostport");
 	TCase *tc = tcase_create("hostport");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_good);
 	tcase_add_test(tc, test_default_port);
@@ -178,9 +178,5 @@ int main(void)
 	tcase_add_test(tc, test_sockaddr);
 	tcase_add_test(tc, test_format);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/lib/aqt.h"
+
 static FILE *sink;
 
 static void setup(void)
@@ -213,8 +215,6 @@ int main(void)
 {
 	Suite *s = suite_create("ut_log");
 	TCase *tc = tcase_create("log");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
@@ -225,9 +225,5 @@ int main(void)
 	tcase_add_test(tc, test_level_parse);
 	tcase_add_test(tc, test_threads);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return aqt_run(s);
 }
