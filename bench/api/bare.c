@@ -24,7 +24,7 @@
 
 #include <microhttpd.h>
 
-#include "util/ut_hostport.h"
+#include "bench/tier/tb_addr.h"
 
 #define BARE_BODY_MAX (64 * 1024)
 
@@ -105,20 +105,6 @@ static int bare_load_body(struct bare *b, const char *path)
 	return rc;
 }
 
-/* IPv4 HOST:PORT (util/ut_hostport), port 1..65535. */
-static int bare_parse_listen(const char *arg, struct sockaddr_in *sa)
-{
-	struct ut_hostport hp;
-	struct sockaddr_storage ss;
-	socklen_t len;
-
-	if (ut_hostport_parse(arg, 0, 0, &hp, NULL) != AQ_OK || ut_hostport_sockaddr(&hp, &ss, &len, NULL) != AQ_OK ||
-	    ss.ss_family != AF_INET)
-		return -1;
-	memcpy(sa, &ss, sizeof(*sa));
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -150,7 +136,7 @@ int main(int argc, char **argv)
 		} else
 			goto usage;
 	}
-	if (bare_parse_listen(listen, &sa) != 0 || !b.cert != !b.key)
+	if (tb_parse_addr(listen, &sa) != 0 || !b.cert != !b.key)
 		goto usage;
 	if (body) {
 		if (bare_load_body(&b, body) != 0)
