@@ -1,4 +1,4 @@
-/* fuzz_s3lite_req: libFuzzer harness over bench/tier/s3lite_req.c, the
+/* fuzz_s3lite_req: libFuzzer harness over tests/fixtures/s3lite_req.c, the
  * parsers aq-s3lite runs on client bytes: the request head, then on what it
  * yields the query string, the path's percent-decoding, the Range header
  * (against a size taken from the input) and the Authorization header. The
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/tier/s3lite_req.h"
+#include "tests/fixtures/s3lite_req.h"
 
 static void inside(const char *buf, size_t size, struct s3l_str s)
 {

@@ -123,7 +123,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	case $h in
 	csr) hlib="$tlslib $ssl" ;;
 	obj_xml) hlib="$top/agent/obj/obj_xml.c $crypto" ;;
-	s3lite_req) hlib="$top/bench/tier/s3lite_req.c $top/util/ut_hex.c $crypto" ;;
+	s3lite_req) hlib="$top/tests/fixtures/s3lite_req.c $top/util/ut_hex.c $crypto" ;;
 	intent) hlib="$apilib $jansson -lm" ;;
 	ut_conf | ut_hostport) hlib="$utillib" ;;
 	smb_*) hlib="$smblib $crypto" ;;

@@ -3,7 +3,7 @@
 # behind aq-latproxy with a fixed added latency -- the object-store ceiling
 # under the cold-tier benchmark (bench/tier). Run from the build tree after make.
 #   bench/tier/obj.sh [LATENCY_MS=10] [SECONDS=5] [SIZE_MIB=256] [OBJECT_MIB=1] [STORES="s3lite s3rver"]
-# STORES: s3lite (bench/tier/aq-s3lite, SigV4 verified) and/or s3rver (npm).
+# STORES: s3lite (tests/fixtures/aq-s3lite, SigV4 verified) and/or s3rver (npm).
 # For each store: fills SIZE_MIB in objects of OBJECT_MIB (1 = the tiering
 # engine's chunk), then prints aq-objbench's lines for sequential 1 MiB
 # reads (4 x parallel ranges per obj_get_many, parallel 8 = TIER_READAHEAD
@@ -17,6 +17,9 @@ lat=${1:-10} secs=${2:-5} size=${3:-256} omib=${4:-1} stores=${5:-s3lite s3rver}
 AQ_BUILDDIR=${AQ_BUILDDIR:-$PWD}
 AQ_SRC=$(cd "$(dirname "$0")/../.." && pwd)
 export AQ_BUILDDIR AQ_SRC
+# the test fixtures aq-s3lite and aq-latproxy (tests/fixtures/)
+export AQ_S3LITE=${AQ_S3LITE:-$AQ_BUILDDIR/tests/fixtures/aq-s3lite}
+export AQ_LATPROXY=${AQ_LATPROXY:-$AQ_BUILDDIR/tests/fixtures/aq-latproxy}
 . "$AQ_SRC/tests/agent/tier/s3.sh"
 bench=$AQ_BUILDDIR/bench/tier/aq-objbench
 [ -x "$bench" ] || { echo "no $bench: run make first" >&2; exit 1; }

@@ -42,6 +42,9 @@ export AQ_BUILDDIR=${AQ_BUILDDIR:-$(cd "$here/../.." && pwd)}
 # shellcheck source=../../tests/e2e/lib.sh
 . "$here/../../tests/e2e/lib.sh"
 AQ_RECORD=0
+# the test fixtures aq-s3lite and aq-latproxy (tests/fixtures/)
+export AQ_S3LITE=${AQ_S3LITE:-$AQ_BUILDDIR/tests/fixtures/aq-s3lite}
+export AQ_LATPROXY=${AQ_LATPROXY:-$AQ_BUILDDIR/tests/fixtures/aq-latproxy}
 . "$AQ_SRC/tests/agent/tier/s3.sh"
 . "$AQ_SRC/tests/agent/tier/agent.sh"
 LATENCY=${LATENCY:-} STORES=${STORES:-aq-s3lite s3rver}
@@ -79,7 +82,7 @@ echo "latency: $LATENCY ($lat ms per request); stores: $STORES"
 
 # s3lite_ns_start DIR: aq-s3lite inside the namespace on $NETA.2:9000.
 s3lite_ns_start() {
-	local bin=${AQ_S3LITE:-$AQ_BUILDDIR/bench/tier/aq-s3lite}
+	local bin=$AQ_S3LITE
 	mkdir -p "$1/data"
 	export AQ_S3_ACCESS_KEY=AQ-S3LITE-KEY AQ_S3_SECRET_KEY=aq-s3lite-secret/Only+For+Loopback
 	ip netns exec "$NS" "$bin" --listen "$NETA.2:9000" --root "$1/data" --access-key "$AQ_S3_ACCESS_KEY" \

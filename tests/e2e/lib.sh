@@ -18,6 +18,9 @@ if [ ! -x "$AQ_BUILDDIR/aquiferd" ] && [ -x "$PWD/aquiferd" ]; then
 	AQ_BUILDDIR=$PWD
 fi
 AQUIFERD=$AQ_BUILDDIR/aquiferd
+# the test fixtures (tests/fixtures/), for tests/agent/tier/s3.sh
+export AQ_S3LITE=${AQ_S3LITE:-$AQ_BUILDDIR/tests/fixtures/aq-s3lite}
+export AQ_LATPROXY=${AQ_LATPROXY:-$AQ_BUILDDIR/tests/fixtures/aq-latproxy}
 AQ_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 AQ_PASS=0
