@@ -7,7 +7,8 @@
 #   PATCH 40 -> 80 MiB/s: 80 +- 5% on the same mount, no remount
 #   FLEX custom pool with totalIops 1024: 1024 +- 5% ops/s
 # Each measurement: 1 s warm-up, then the median of 1 s windows over 5 s
-# (medians ride out a noisy shared machine; a wrong limit still fails).
+# (medians ride out a noisy shared machine; a concurrent pair that falls short
+# of its band is measured again, up to 3 times; a wrong limit still fails).
 . "$(dirname "$0")/lib.sh"
 
 QOSLOAD=$AQ_BUILDDIR/bench/qos/qosload
@@ -90,21 +91,47 @@ for m in read write; do
 done
 
 # --- 2. concurrently ------------------------------------------------------
-load c40r q40 read; p1=$!
-load c160w q160 write; p2=$!
-wait $p1 $p2
+pair() { # NAME1 VOL1 MODE1 NAME2 VOL2 MODE2 [BLOCK2 DEPTH2]: two loads at once
+	load "$1" "$2" "$3"; local p1=$!
+	load "$4" "$5" "$6" "${7:-1048576}" "${8:-8}"; local p2=$!
+	wait $p1 $p2
+}
+# short NAME WANT TOLPCT: the median fell under the band and nothing went over
+# it. Only a shortfall can be the machine (another process took the cores for
+# a second); a result above the band is the limiter's fault and is never
+# measured again.
+short() {
+	awk -v g="$(median "$1" median_mibps)" -v w="$2" -v t="$3" 'BEGIN { exit !(g + 0 < w * (1 - t / 100)) }'
+}
+over() { # NAME CEILING: the median passed what its volume may deliver
+	awk -v g="$(median "$1" median_mibps)" -v c="$2" 'BEGIN { exit !(g + 0 > c) }'
+}
+# again N NAME1 WANT1 CEIL1 NAME2 WANT2 CEIL2 TOL -- PAIR ARGS: run the pair
+# until neither falls short of WANT - TOL%, N times at most, unless one went
+# over its ceiling; the checks then judge the last run.
+again() {
+	local n=$1 a=$2 wa=$3 ca=$4 b=$5 wb=$6 cb=$7 t=$8 i=1
+	shift 9
+	pair "$@"
+	while [ $i -lt "$n" ] && ! over "$a" "$ca" && ! over "$b" "$cb" &&
+		{ short "$a" "$wa" "$t" || short "$b" "$wb" "$t"; }; do
+		echo "# $a/$b fell short ($(median "$a" median_mibps), $(median "$b" median_mibps)): measuring again"
+		pair "$@"
+		i=$((i + 1))
+	done
+}
+again 3 c40r 40 42 c160w 160 168 5 -- c40r q40 read c160w q160 write
 within c40r 40 5 median_mibps "q40 read while q160 writes (MiB/s)"
 within c160w 160 5 median_mibps "q160 write while q40 reads (MiB/s)"
-load c40w q40 write; p1=$!
-load c160r q160 read; p2=$!
-wait $p1 $p2
+again 3 c40w 40 42 c160r 160 168 5 -- c40w q40 write c160r q160 read
 within c40w 40 5 median_mibps "q40 write while q160 reads (MiB/s)"
 within c160r 160 5 median_mibps "q160 read while q40 writes (MiB/s)"
 
 # --- 3. two clients share one volume fairly --------------------------------
-load fa q100 read; p1=$!
-load fb q100 read 1048576 2; p2=$!   # a modest client (depth 2) next to depth 8
-wait $p1 $p2
+# a modest client (depth 2) next to depth 8. Either may take what the other
+# leaves while the machine starves it, so only more than the volume's 100
+# MiB/s stops a second measurement; starving B for A fails three times.
+again 3 fa 50 105 fb 50 105 15 -- fa q100 read fb q100 read 1048576 2
 within fa 50 15 median_mibps "client A on q100 (depth 8)"
 within fb 50 15 median_mibps "client B on q100 (depth 2)"
 
