@@ -27,6 +27,7 @@
 #include "agent/nfs/nfs3.h"
 #include "api/api_schema.h"
 #include "tls/tls.h"
+#include "util/ut_hex.h"
 
 #define AGENT_BODY_MAX (16u << 20)
 /* Threads that run the handlers (the socket thread never does). */
@@ -163,13 +164,13 @@ static int h_status(struct agent *a, struct ah_req *r, int *status, char **text,
 static int h_tier_scan(struct agent *a, struct ah_req *r, int *status, char **text, const char **ctype)
 {
 	uint64_t fsid = 0;
-	char *end, *json = NULL;
+	char *json = NULL;
 	int rc;
 
 	if (r->volume) {
-		fsid = strtoull(r->volume, &end, 16);
-		if (strlen(r->volume) != 16 || *end)
+		if (strlen(r->volume) != 16 || !ut_hex_valid(r->volume, 16))
 			return ah_error(AQ_EINVAL, "volume must be a volume's fsid (16 hex digits)", status, text, ctype);
+		fsid = strtoull(r->volume, NULL, 16);
 	}
 	rc = tier_scan(a->tier, fsid, &json);
 	if (rc == -ENOENT)

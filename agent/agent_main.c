@@ -22,6 +22,7 @@
 #include "api/api_math.h"
 #include "api/api_schema.h"
 #include "tls/tls.h"
+#include "util/ut_hex.h"
 
 /* Seed node (AFX 1K): ~35 GB/s read, ~10 GB/s write, in MiB/s. */
 #define AGENT_CEILING_MIBPS 33379.0
@@ -245,14 +246,7 @@ static int hex_key(const char *hex, uint8_t key[VOL_KEY_LEN])
 {
 	if (strlen(hex) != VOL_KEY_LEN * 2)
 		return AQ_EINVAL;
-	for (int i = 0; i < VOL_KEY_LEN; i++) {
-		unsigned v;
-
-		if (sscanf(hex + i * 2, "%2x", &v) != 1)
-			return AQ_EINVAL;
-		key[i] = (uint8_t)v;
-	}
-	return AQ_OK;
+	return ut_hex_decode(hex, VOL_KEY_LEN * 2, key, VOL_KEY_LEN, NULL);
 }
 
 /* Credentials from the state folder, or a join (retried while aquiferd is

@@ -32,14 +32,6 @@ static const struct nfs_prog *find_prog(uint32_t prog, bool *found)
 	return NULL;
 }
 
-uint64_t nfs_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Central checks of NFS_F_FH procedures: resolve, authorize, read-only. */
 static uint32_t nfs_precheck(struct nfs_call *call, const struct nfs_proc *p, const void *args)
 {
@@ -72,7 +64,7 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 	size_t clen = 0;
 	int slot = -1, st;
 	bool found;
-	uint64_t t0 = nfs_now_ns();
+	uint64_t t0 = ut_clock_mono_ns();
 
 	memset(&call, 0, sizeof(call));
 	call.obj.fd = -1;
@@ -149,7 +141,7 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 
 	if (p->flags & NFS_F_NOT_IDEMPOTENT) {
 		nfs_drc_addr(&req->conn->peer, addr);
-		switch (nfs_drc_begin(srv, addr, rc.xid, rc.prog, rc.proc, nfs_drc_sum(rc.args, rc.args_len),
+		switch (nfs_drc_begin(srv, addr, rc.xid, rc.prog, rc.proc, ut_hash_fnv64(rc.args, rc.args_len),
 				  &slot, &cached, &clen)) {
 		case DRC_BUSY:
 			goto out;
@@ -221,7 +213,7 @@ handled:
 		call.file_owned = false;
 	}
 	if (prog == &nfs3_prog && call.obj.exp)
-		vol_export_record(call.obj.exp, rc.proc, call.io_bytes, nfs_now_ns() - t0,
+		vol_export_record(call.obj.exp, rc.proc, call.io_bytes, ut_clock_mono_ns() - t0,
 				  *(uint32_t *)res != NFS3_OK);
 send:
 	if (out.err)

@@ -117,7 +117,7 @@ int nfs_srv_new(const char *listen, struct vol_store *store, unsigned workers, s
 	/* A fresh write verifier per server run: clients that see it change
 	 * resend their uncommitted writes. */
 	if (getrandom(srv->wverf, sizeof(srv->wverf), 0) != (ssize_t)sizeof(srv->wverf)) {
-		uint64_t t = nfs_now_ns() ^ (uint64_t)getpid();
+		uint64_t t = ut_clock_mono_ns() ^ (uint64_t)getpid();
 
 		memcpy(srv->wverf, &t, 8);
 	}

@@ -7,6 +7,8 @@
 #define AQ_AGENT_NFS_SRV_INTERNAL_H
 
 #include "agent/nfs/nfs_srv.h"
+#include "util/ut_clock.h"
+#include "util/ut_hash.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -165,7 +167,6 @@ void *nfs_loop_main(void *arg);
 
 /* nfs_drc.c: nfs_drc_begin answers one of these */
 enum { DRC_NEW = 0, DRC_BUSY = 1, DRC_REPLAY = 2 };
-uint64_t nfs_drc_sum(const uint8_t *p, size_t n);
 void nfs_drc_addr(const struct sockaddr_storage *ss, uint8_t out[16]);
 int nfs_drc_begin(struct nfs_srv *srv, const uint8_t addr[16], uint32_t xid, uint32_t prog,
 	uint32_t proc, uint64_t sum, int *slot, uint8_t **reply, size_t *len);
@@ -175,7 +176,6 @@ void nfs_drc_end(struct nfs_srv *srv, int slot, uint32_t xid, const uint8_t *rep
 void nfs_reply_send(struct nfs_srv *srv, struct nfs_conn *c, struct nfs_reply *r);
 
 /* nfs_dispatch.c */
-uint64_t nfs_now_ns(void);
 void nfs_dispatch_release(void *arg, struct qos_item *it);
 void nfs_conn_inflight_done(struct nfs_srv *srv, struct nfs_conn *c);
 void *nfs_dispatch_worker(void *arg);

@@ -27,6 +27,8 @@
 
 #include "agent/obj/obj_be.h"
 #include "agent/obj/obj_xml.h"
+#include "api/api_error.h"
+#include "util/ut_hex.h"
 
 #define S3_POOL_MAX 64      /* idle easy handles kept */
 #define S3_MULTI_MAX 8      /* idle multi handles kept */
@@ -152,9 +154,9 @@ static int sha256_header(const void *buf, size_t len, char *hdr, size_t cap)
 	if (digest(EVP_sha256(), buf ? buf : "", len, md, &n) != 0)
 		return -EIO;
 	off = snprintf(hdr, cap, "x-amz-content-sha256: ");
-	for (unsigned i = 0; i < n && (size_t)off + 3 <= cap; i++)
-		off += snprintf(hdr + off, cap - (size_t)off, "%02x", md[i]);
-	return 0;
+	if (off < 0 || (size_t)off >= cap)
+		return -EOVERFLOW;
+	return ut_hex_encode(md, n, hdr + off, cap - (size_t)off) == AQ_OK ? 0 : -EOVERFLOW;
 }
 
 /* Header "Content-MD5: <base64>" of buf. */

@@ -20,12 +20,9 @@
 
 static double tier_now(const struct tier *t)
 {
-	struct timespec ts;
-
 	if (t->cfg.now)
 		return t->cfg.now(t->cfg.now_arg);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return (double)ut_clock_real_ns() / 1e9;
 }
 
 uint32_t tier_day_of(const struct tier *t, double secs)
@@ -36,14 +33,6 @@ uint32_t tier_day_of(const struct tier *t, double secs)
 uint32_t tier_today(const struct tier *t)
 {
 	return tier_day_of(t, tier_now(t));
-}
-
-double tier_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 void tier_key(const struct tier_vol *v, const char *fid, uint32_t idx, uint64_t ver, char *out)
@@ -57,8 +46,7 @@ void tier_sum(const void *buf, size_t len, char *hex)
 	unsigned int n = 0;
 
 	EVP_Digest(buf, len, md, &n, EVP_sha256(), NULL);
-	for (unsigned i = 0; i < n; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	ut_hex_encode(md, n, hex, TIER_SUM_HEX);
 }
 
 struct tier_store *tier_store_get(struct tier *t)

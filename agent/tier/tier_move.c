@@ -74,7 +74,7 @@ ssize_t tier_pread_all(int fd, void *buf, size_t len, uint64_t off)
  * of it). 0 also when someone else did it first. */
 int tier_rehydrate(struct tier_vol *v, uint64_t ino, uint32_t c, int fd)
 {
-	char key[TIER_KEY_MAX], fid[17], sum[65], want[65], p[64];
+	char key[TIER_KEY_MAX], fid[17], sum[TIER_SUM_HEX], want[TIER_SUM_HEX], p[64];
 	uint8_t *buf = NULL;
 	uint64_t cver, serial;
 	struct tier_file *f;
@@ -159,7 +159,7 @@ out:
 int tier_move_out(struct tier_vol *v, struct tier_store *s, int fd, uint64_t ino, uint64_t serial,
 			 const char *fid, uint32_t c, uint32_t snap)
 {
-	char key[TIER_KEY_MAX], sum[65];
+	char key[TIER_KEY_MAX], sum[TIER_SUM_HEX];
 	uint8_t *buf = malloc(TIER_CHUNK);
 	struct tier_file *f;
 	uint64_t ver = 0, size = 0;

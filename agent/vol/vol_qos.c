@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #endif
 #include "agent/vol/vol_qos.h"
+#include "util/ut_clock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -73,17 +74,9 @@ struct qos_sched {
 	void *cb_arg;
 };
 
-static uint64_t qos_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 uint64_t qos_now(const struct qos_sched *s)
 {
-	return s->clock ? s->clock() : qos_mono();
+	return s->clock ? s->clock() : ut_clock_mono_ns();
 }
 
 /* ---------- buckets ---------- */
@@ -380,7 +373,7 @@ static void *qos_timer(void *arg)
 		uint64_t gen = s->gen, next;
 
 		pthread_mutex_unlock(&s->mu);
-		next = qos_poll(s, qos_mono(), s->cb, s->cb_arg);
+		next = qos_poll(s, ut_clock_mono_ns(), s->cb, s->cb_arg);
 		pthread_mutex_lock(&s->mu);
 		if (s->stop || s->gen != gen)
 			continue;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "agent/nfs/nfs_srv.h"
+#include "util/ut_hash.h"
 
 #define MAX_EXPORTS 16
 
@@ -66,9 +67,8 @@ static int parse_export(const char *spec, struct vol_export_cfg *cfg)
 	char buf[8192];
 	char *eq, *opts, *tok, *next;
 	struct vol_rule *r = &cfg->rules[0];
-	uint64_t v, h = 1469598103934665603ull;
+	uint64_t v;
 	bool in_clients = false;
-	const char *p;
 
 	memset(cfg, 0, sizeof(*cfg));
 	if (snprintf(buf, sizeof(buf), "%s", spec) >= (int)sizeof(buf))
@@ -83,9 +83,7 @@ static int parse_export(const char *spec, struct vol_export_cfg *cfg)
 	if (copy(cfg->path, sizeof(cfg->path), buf) || copy(cfg->id, sizeof(cfg->id), buf + 1) ||
 	    copy(cfg->root, sizeof(cfg->root), eq + 1))
 		return -EINVAL;
-	for (p = buf; *p; p++)
-		h = (h ^ (uint8_t)*p) * 1099511628211ull;
-	cfg->fsid = h;
+	cfg->fsid = ut_hash_fnv64_str(buf);
 	cfg->capacity = 1ull << 40;
 	cfg->nrules = 1;
 	snprintf(r->clients, sizeof(r->clients), "0.0.0.0/0");
