@@ -19,28 +19,14 @@
 
 #include "api/api_schema.h"
 #include "tls/tls.h"
+#include "util/ut_buf.h"
 
-struct ctl_buf {
-	char *p;
-	size_t len;
-};
+/* The largest answer of aquiferd the agent reads (join, report). */
+#define CTL_REPLY_MAX (1u << 20)
 
 static size_t ctl_sink(char *p, size_t sz, size_t n, void *arg)
 {
-	struct ctl_buf *b = arg;
-	size_t add = sz * n;
-	char *np;
-
-	if (b->len + add > (1u << 20))
-		return 0;
-	np = realloc(b->p, b->len + add + 1);
-	if (!np)
-		return 0;
-	memcpy(np + b->len, p, add);
-	b->p = np;
-	b->len += add;
-	b->p[b->len] = '\0';
-	return add;
+	return ut_buf_add(arg, p, sz * n) == AQ_OK ? sz * n : 0;
 }
 
 /* POST body to aquiferd path with a bearer token; *reply gets the parsed
@@ -53,12 +39,13 @@ static long ctl_post(const struct agent *a, CURL *reuse, const char *path, const
 {
 	char url[800], authz[4300], cerr[CURL_ERROR_SIZE] = "";
 	char *text = json_dumps(body, JSON_COMPACT);
-	struct ctl_buf buf = { NULL, 0 };
+	struct ut_buf buf;
 	struct curl_slist *h = NULL;
 	CURL *c = reuse ? reuse : curl_easy_init();
 	long code = AQ_EUNAVAIL;
 	CURLcode cc;
 
+	ut_buf_init(&buf, CTL_REPLY_MAX);
 	*reply = NULL;
 	if (reuse)
 		curl_easy_reset(reuse);
@@ -84,16 +71,16 @@ static long ctl_post(const struct agent *a, CURL *reuse, const char *path, const
 		goto out;
 	}
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	*reply = buf.p ? json_loads(buf.p, 0, NULL) : NULL;
+	*reply = ut_buf_len(&buf) ? json_loads(ut_buf_str(&buf), 0, NULL) : NULL;
 	if (code != 200)
 		aq_fail(msg, AQ_EIO, "%s: HTTP %ld: %s", url, code,
-			api_json_str(json_object_get(*reply, "error"), "message", buf.p ? buf.p : ""));
+			api_json_str(json_object_get(*reply, "error"), "message", ut_buf_str(&buf)));
 out:
 	curl_slist_free_all(h);
 	if (c && c != reuse)
 		curl_easy_cleanup(c);
 	free(text);
-	free(buf.p);
+	ut_buf_cleanup(&buf);
 	return code;
 }
 

@@ -27,9 +27,12 @@
 #include "agent/nfs/nfs3.h"
 #include "api/api_schema.h"
 #include "tls/tls.h"
+#include "util/ut_buf.h"
 #include "util/ut_hex.h"
 
 #define AGENT_BODY_MAX (16u << 20)
+/* The text of /metrics: a few hundred bytes per volume and family. */
+#define AH_METRICS_MAX (16u << 20)
 /* Threads that run the handlers (the socket thread never does). */
 #define AH_WORKERS 4
 /* libmicrohttpd's memory per connection (request head, answer headers):
@@ -44,9 +47,7 @@ struct ah_req {
 	struct MHD_Connection *conn;
 	const struct ah_route *route;
 	int state;
-	char *body;
-	size_t len;
-	bool too_big;
+	struct ut_buf body;      /* up to AGENT_BODY_MAX; AQ_ETOOBIG past it */
 	const char *volume;      /* ?volume= (borrowed from the connection) */
 	/* the answer */
 	int status;
@@ -191,9 +192,9 @@ static int h_intent(struct agent *a, struct ah_req *r, int *status, char **text,
 	int64_t applied;
 	int rc;
 
-	if (r->too_big)
+	if (ut_buf_err(&r->body) == AQ_ETOOBIG)
 		return ah_error(AQ_ETOOBIG, "intent larger than 16 MiB", status, text, ctype);
-	intent = json_loadb(r->body ? r->body : "", r->len, 0, &err);
+	intent = json_loadb(ut_buf_str(&r->body), ut_buf_len(&r->body), 0, &err);
 	if (!intent || !json_is_object(intent)) {
 		json_decref(intent);
 		return ah_error(AQ_EINVAL, "intent is not a JSON object", status, text, ctype);
@@ -262,8 +263,8 @@ static double ah_qos_value(const struct qos_stats *q, size_t m)
 	}
 }
 
-/* Append the QoS families to buf (grown as needed); returns the new length. */
-static size_t ah_qos_lines(struct agent *a, char **buf, size_t *cap, size_t len)
+/* Append the QoS families to b. */
+static void ah_qos_lines(struct agent *a, struct ut_buf *b)
 {
 	json_t *vols;
 	struct qos_stats *st = NULL;
@@ -282,30 +283,15 @@ static size_t ah_qos_lines(struct agent *a, char **buf, size_t *cap, size_t len)
 			st[i] = vs.qos;
 	}
 	for (m = 0; m < sizeof(ah_qos_metrics) / sizeof(ah_qos_metrics[0]); m++) {
-		for (i = 0; i <= n; i++) {
-			if (*cap - len < 2048) {
-				char *nb = realloc(*buf, *cap * 2);
-
-				if (!nb)
-					goto out;
-				*buf = nb;
-				*cap *= 2;
-			}
-			if (i == 0)
-				len += (size_t)snprintf(*buf + len, *cap - len, "# HELP %s %s\n# TYPE %s %s\n",
-							ah_qos_metrics[m].name, ah_qos_metrics[m].help,
-							ah_qos_metrics[m].name, ah_qos_metrics[m].type);
-			if (i == n)
-				break;
-			len += (size_t)snprintf(*buf + len, *cap - len, "%s{node=\"%s\",volume=\"%s\"} %.17g\n",
-						ah_qos_metrics[m].name, a->cfg.node,
-						api_json_str(json_array_get(vols, i), "name", ""), ah_qos_value(&st[i], m));
-		}
+		ut_buf_addf(b, "# HELP %s %s\n# TYPE %s %s\n", ah_qos_metrics[m].name, ah_qos_metrics[m].help,
+			    ah_qos_metrics[m].name, ah_qos_metrics[m].type);
+		for (i = 0; i < n; i++)
+			ut_buf_addf(b, "%s{node=\"%s\",volume=\"%s\"} %.17g\n", ah_qos_metrics[m].name, a->cfg.node,
+				    api_json_str(json_array_get(vols, i), "name", ""), ah_qos_value(&st[i], m));
 	}
 out:
 	free(st);
 	json_decref(vols);
-	return len;
 }
 
 /* The per-volume counter families of /metrics (docs/metrics.md), one
@@ -324,88 +310,52 @@ static const struct {
 	{ "aquifer_agent_volume_cold_tier_write_bytes_total", "counter", "coldWriteBytes", "Bytes written to the cold store." },
 };
 
-static bool ah_append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static bool ah_append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			return false;
-		if ((size_t)n < *cap - *len) {
-			*len += (size_t)n;
-			return true;
-		}
-		char *nb = realloc(*buf, *cap * 2 + (size_t)n);
-
-		if (!nb)
-			return false;
-		*buf = nb;
-		*cap = *cap * 2 + (size_t)n;
-	}
-}
-
-static void ah_volume_metrics(struct agent *a, const json_t *st, char **buf, size_t *len, size_t *cap)
+static void ah_volume_metrics(struct agent *a, const json_t *st, struct ut_buf *b)
 {
 	const json_t *v;
 	size_t i;
 
 	for (size_t f = 0; f < sizeof(ah_vol_families) / sizeof(ah_vol_families[0]); f++) {
-		ah_append(buf, len, cap, "# HELP %s %s\n# TYPE %s %s\n", ah_vol_families[f].name,
-			  ah_vol_families[f].help, ah_vol_families[f].name, ah_vol_families[f].type);
+		ut_buf_addf(b, "# HELP %s %s\n# TYPE %s %s\n", ah_vol_families[f].name,
+			      ah_vol_families[f].help, ah_vol_families[f].name, ah_vol_families[f].type);
 		json_array_foreach(json_object_get(st, "volumes"), i, v)
-			ah_append(buf, len, cap, "%s{node=\"%s\",volume=\"%s\"} %lld\n", ah_vol_families[f].name,
-				  a->cfg.node, api_json_str(v, "name", ""),
-				  (long long)api_json_int64(v, ah_vol_families[f].field, 0));
+			ut_buf_addf(b, "%s{node=\"%s\",volume=\"%s\"} %lld\n", ah_vol_families[f].name,
+				      a->cfg.node, api_json_str(v, "name", ""),
+				      (long long)api_json_int64(v, ah_vol_families[f].field, 0));
 	}
-	ah_append(buf, len, cap, "# HELP aquifer_agent_volume_throughput_limit_bytes_per_second QoS limit of each served volume.\n"
-		  "# TYPE aquifer_agent_volume_throughput_limit_bytes_per_second gauge\n");
+	ut_buf_addf(b, "# HELP aquifer_agent_volume_throughput_limit_bytes_per_second QoS limit of each served volume.\n"
+		    "# TYPE aquifer_agent_volume_throughput_limit_bytes_per_second gauge\n");
 	json_array_foreach(json_object_get(st, "volumes"), i, v)
-		ah_append(buf, len, cap, "aquifer_agent_volume_throughput_limit_bytes_per_second{node=\"%s\",volume=\"%s\"} %.0f\n",
-			  a->cfg.node, api_json_str(v, "name", ""),
-			  api_json_double(v, "throughputLimitMibps", 0) * 1048576.0);
+		ut_buf_addf(b, "aquifer_agent_volume_throughput_limit_bytes_per_second{node=\"%s\",volume=\"%s\"} %.0f\n",
+			      a->cfg.node, api_json_str(v, "name", ""),
+			      api_json_double(v, "throughputLimitMibps", 0) * 1048576.0);
 }
 
 static int h_metrics(struct agent *a, struct ah_req *r, int *status, char **text, const char **ctype)
 {
 	json_t *st = agent_status_doc(a), *v;
-	size_t i, cap = 4096, len = 0;
-	char *buf = malloc(cap);
+	struct ut_buf b;
+	size_t i;
 
 	(void)r;
-	if (!buf || !st) {
-		free(buf);
-		json_decref(st);
+	if (!st)
 		return ah_error(AQ_ENOMEM, "out of memory", status, text, ctype);
-	}
-	len += (size_t)snprintf(buf + len, cap - len,
+	ut_buf_init(&b, AH_METRICS_MAX);
+	ut_buf_addf(&b,
 				"# HELP aquifer_agent_applied_generation Generation of the desired state applied.\n"
 				"# TYPE aquifer_agent_applied_generation gauge\n"
 				"aquifer_agent_applied_generation{node=\"%s\"} %lld\n"
 				"# HELP aquifer_agent_volume_used_bytes Bytes used by each served volume.\n"
 				"# TYPE aquifer_agent_volume_used_bytes gauge\n",
 				a->cfg.node, (long long)api_json_int64(st, "appliedGeneration", 0));
-	json_array_foreach(json_object_get(st, "volumes"), i, v) {
-		if (cap - len < 1024) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
-		}
-		len += (size_t)snprintf(buf + len, cap - len, "aquifer_agent_volume_used_bytes{node=\"%s\",volume=\"%s\"} %lld\n",
-					a->cfg.node, api_json_str(v, "name", ""), (long long)api_json_int64(v, "usedBytes", 0));
-	}
-	ah_volume_metrics(a, st, &buf, &len, &cap);
+	json_array_foreach(json_object_get(st, "volumes"), i, v)
+		ut_buf_addf(&b, "aquifer_agent_volume_used_bytes{node=\"%s\",volume=\"%s\"} %lld\n", a->cfg.node,
+			    api_json_str(v, "name", ""), (long long)api_json_int64(v, "usedBytes", 0));
+	ah_volume_metrics(a, st, &b);
 	json_decref(st);
-	len = ah_qos_lines(a, &buf, &cap, len);
-	*text = buf;
+	ah_qos_lines(a, &b);
+	if (!(*text = ut_buf_steal(&b, NULL)))
+		return ah_error(AQ_ENOMEM, "out of memory", status, text, ctype);
 	*status = 200;
 	*ctype = "text/plain; version=0.0.4; charset=utf-8";
 	return AQ_OK;
@@ -555,6 +505,7 @@ static enum MHD_Result ah_request(void *cls, struct MHD_Connection *conn, const 
 		if (!(r = calloc(1, sizeof(*r))))
 			return MHD_NO;
 		*con_cls = r;
+		ut_buf_init(&r->body, AGENT_BODY_MAX);
 		r->conn = conn;
 		r->ctype = "application/json";
 		if (!ah_check_head(a, r, conn, url, method, len))
@@ -571,20 +522,9 @@ static enum MHD_Result ah_request(void *cls, struct MHD_Connection *conn, const 
 	if (r->state == AH_BODY && *upload_size) {
 		if (!r->route->body)
 			return MHD_NO; /* a chunked body the route does not take: hang up */
-		if (!r->too_big && r->len + *upload_size > AGENT_BODY_MAX) {
-			r->too_big = true;
-			free(r->body);
-			r->body = NULL;
-		}
-		if (!r->too_big) {
-			char *nb = realloc(r->body, r->len + *upload_size + 1);
-
-			if (!nb)
-				return MHD_NO;
-			memcpy(nb + r->len, upload, *upload_size);
-			r->body = nb;
-			r->len += *upload_size;
-		}
+		/* past AGENT_BODY_MAX the rest is read and dropped: h_intent says 413 */
+		if (ut_buf_add(&r->body, upload, *upload_size) == AQ_ENOMEM)
+			return MHD_NO;
 		*upload_size = 0;
 		return MHD_YES;
 	}
@@ -608,7 +548,7 @@ static void ah_done(void *cls, struct MHD_Connection *conn, void **con_cls, enum
 	(void)conn;
 	(void)t;
 	if (r) {
-		free(r->body);
+		ut_buf_cleanup(&r->body);
 		free(r->text);
 		free(r);
 	}
