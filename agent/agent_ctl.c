@@ -20,6 +20,7 @@
 #include "api/api_schema.h"
 #include "tls/tls.h"
 #include "util/ut_buf.h"
+#include "util/ut_hostport.h"
 
 /* The largest answer of aquiferd the agent reads (join, report). */
 #define CTL_REPLY_MAX (1u << 20)
@@ -84,32 +85,34 @@ out:
 	return code;
 }
 
-static void host_of(const char *listen, const char *advertise, char *out, size_t cap)
+/* The host clients and aquiferd reach: --advertise, or --listen's host. */
+static void host_of(const struct ut_hostport *listen, const char *advertise, char *out, size_t cap)
 {
-	const char *colon = strrchr(listen, ':');
-
 	if (advertise[0])
 		snprintf(out, cap, "%s", advertise);
 	else
-		snprintf(out, cap, "%.*s", colon ? (int)(colon - listen) : 0, listen);
+		snprintf(out, cap, listen->v6 ? "[%s]" : "%s", listen->host);
 }
 
 int agent_join(struct agent *a, aq_msg *msg)
 {
-	char host[128], addr[300], nfs[300];
-	const char *pc = strrchr(a->cfg.listen, ':'), *nc = strrchr(a->cfg.nfs_listen, ':');
+	char host[300], addr[400], nfs[400];
+	struct ut_hostport api, nfs_hp;
 	json_t *body, *reply = NULL, *creds = NULL;
 	char *key = NULL, *csr = NULL;
 	long code;
 	int rc = AQ_OK;
 
-	host_of(a->cfg.listen, a->cfg.advertise, host, sizeof(host));
+	if ((rc = ut_hostport_parse(a->cfg.listen, 0, UT_HP_PORT0, &api, msg)) != AQ_OK ||
+	    (rc = ut_hostport_parse(a->cfg.nfs_listen, 2049, UT_HP_PORT0, &nfs_hp, msg)) != AQ_OK)
+		return rc;
+	host_of(&api, a->cfg.advertise, host, sizeof(host));
 	/* an https:// aquiferd signs our key: we serve HTTPS too */
-	snprintf(addr, sizeof(addr), "%s://%s:%s", agent_tls_server(a) ? "https" : "http", host, pc ? pc + 1 : "");
+	snprintf(addr, sizeof(addr), "%s://%s:%u", agent_tls_server(a) ? "https" : "http", host, (unsigned)api.port);
 	if (agent_tls_server(a) && (rc = agent_tls_csr(a, &key, &csr, msg)) != AQ_OK)
 		return rc;
-	snprintf(nfs, sizeof(nfs), "%s:%u", host, a->nfs && nfs_srv_port(a->nfs) ? nfs_srv_port(a->nfs)
-								 : (unsigned)strtoul(nc ? nc + 1 : "2049", NULL, 10));
+	snprintf(nfs, sizeof(nfs), "%s:%u", host,
+		 a->nfs && nfs_srv_port(a->nfs) ? nfs_srv_port(a->nfs) : (unsigned)nfs_hp.port);
 	body = json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:s}", "node", a->cfg.node, "location", a->cfg.location,
 			 "address", addr, "nfsAddress", nfs, "throughputCeilingMibps", a->cfg.ceiling_mibps,
 			 "writeThroughputCeilingMibps", a->cfg.write_ceiling_mibps, "agentVersion", AQ_VERSION);

@@ -29,6 +29,7 @@
 #include "tls/tls.h"
 #include "util/ut_buf.h"
 #include "util/ut_hex.h"
+#include "util/ut_hostport.h"
 
 #define AGENT_BODY_MAX (16u << 20)
 /* The text of /metrics: a few hundred bytes per volume and family. */
@@ -557,9 +558,9 @@ static void ah_done(void *cls, struct MHD_Connection *conn, void **con_cls, enum
 
 int agent_http_start(struct agent *a, unsigned reserve, aq_msg *msg)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	char host[128];
-	const char *colon = strrchr(a->cfg.listen, ':');
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	struct ut_hostport hp;
 	struct MHD_OptionItem limits[TLS_LISTEN_MHD_OPTS];
 	struct agent_http *h;
 	/* with a certificate from the cluster CA: HTTPS, asking for client
@@ -571,11 +572,9 @@ int agent_http_start(struct agent *a, unsigned reserve, aq_msg *msg)
 		{ MHD_OPTION_END, 0, NULL },
 	};
 
-	if (!colon || (size_t)(colon - a->cfg.listen) >= sizeof(host))
-		return aq_fail(msg, AQ_EINVAL, "--listen %s: expected IPv4:PORT", a->cfg.listen);
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - a->cfg.listen), a->cfg.listen);
-	sin.sin_port = htons((uint16_t)strtoul(colon + 1, NULL, 10));
-	if (inet_pton(AF_INET, strcmp(host, "localhost") == 0 ? "127.0.0.1" : host, &sin.sin_addr) != 1)
+	/* IPv4 only: the daemon is started without MHD_USE_IPv6 */
+	if (ut_hostport_parse(a->cfg.listen, 0, UT_HP_PORT0, &hp, msg) != AQ_OK || hp.v6 ||
+	    ut_hostport_sockaddr(&hp, &ss, &sl, msg) != AQ_OK)
 		return aq_fail(msg, AQ_EINVAL, "--listen %s: expected IPv4:PORT", a->cfg.listen);
 	if (!(h = calloc(1, sizeof(*h))))
 		return AQ_ENOMEM;
@@ -592,7 +591,7 @@ int agent_http_start(struct agent *a, unsigned reserve, aq_msg *msg)
 	h->mhd = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
 					  (a->tls_cert_pem ? MHD_USE_TLS : 0),
 				  0, NULL, NULL, ah_request, a, MHD_OPTION_ARRAY, limits, MHD_OPTION_SOCK_ADDR,
-				  (struct sockaddr *)&sin, MHD_OPTION_NOTIFY_COMPLETED, ah_done, a,
+				  (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED, ah_done, a,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)AH_CONN_POOL, MHD_OPTION_ARRAY,
 				  a->tls_cert_pem ? tls : &tls[3], MHD_OPTION_END);
 	if (!h->mhd)

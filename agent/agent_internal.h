@@ -14,6 +14,7 @@
 #include "agent/vol/vol.h"
 #include "api/api_error.h"
 #include "tls/tls.h"
+#include "util/ut_log.h"
 
 struct agent_cfg {
 	char server[512];        /* aquiferd base URL */
@@ -33,6 +34,7 @@ struct agent_cfg {
 	unsigned tier_day_seconds;  /* length of a tiering "day" (default 86400) */
 	struct tls_listen_limits api_limits;  /* the agent API's connections (agent_http.c) */
 	struct nfs_srv_limits nfs_limits;     /* the NFS port's connections (nfs_srv.h) */
+	enum ut_log_level log_level;          /* --log-level / log-level (default info) */
 };
 
 struct agent {

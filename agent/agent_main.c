@@ -2,7 +2,7 @@
  *   aquifer-agent --server URL --token JOIN_TOKEN --node NAME --location LOC --shelf DIR
  *                 --listen HOST:PORT --nfs-listen HOST:PORT --state-dir DIR
  *                 [--throughput-mibps N] [--write-throughput-mibps N] [--advertise HOST]
- *                 [--ca-file FILE] [--tier-day-seconds N] [--config FILE]
+ *                 [--ca-file FILE] [--tier-day-seconds N] [--log-level LEVEL] [--config FILE]
  *                 [connection limits of the API and the NFS port: see usage()]
  * Start-up order: credentials and the last applied intent from --state-dir
  * are served at once; only a node without credentials joins first. */
@@ -22,7 +22,9 @@
 #include "api/api_math.h"
 #include "api/api_schema.h"
 #include "tls/tls.h"
+#include "util/ut_conf.h"
 #include "util/ut_hex.h"
+#include "util/ut_log.h"
 
 /* Seed node (AFX 1K): ~35 GB/s read, ~10 GB/s write, in MiB/s. */
 #define AGENT_CEILING_MIBPS 33379.0
@@ -38,7 +40,7 @@ static void usage(FILE *f)
 		"                     --shelf DIR --listen HOST:PORT --nfs-listen HOST:PORT --state-dir DIR\n"
 		"                     [--throughput-mibps N] [--write-throughput-mibps N]\n"
 		"                     [--advertise HOST] [--ca-file FILE] [--tier-day-seconds N]\n"
-		"                     [--config FILE]\n"
+		"                     [--log-level LEVEL] [--config FILE]\n"
 		"\n"
 		"  --server URL              aquiferd's URL (https://HOST:PORT; http:// only for a loopback aquiferd)\n"
 		"  --token JOIN_TOKEN        a join token (aquifer nodes join-token --location LOC); joins once\n"
@@ -68,6 +70,8 @@ static void usage(FILE *f)
 		"                            call may not pause longer, within N seconds (default 10)\n"
 		"  --nfs-idle-timeout-seconds N  close an NFS connection with nothing outstanding after\n"
 		"                            N seconds of silence (default 360)\n"
+		"  --log-level LEVEL         error, warn, info (default) or debug: the least severe\n"
+		"                            record written to stderr\n"
 		"  --config FILE             'key = value' lines with the option names above\n"
 		"                            ('_' may stand for '-', e.g. tier_day_seconds = 60)\n");
 }
@@ -79,6 +83,7 @@ struct agent_opt {
 };
 
 #define AGENT_OPT_UINT ((size_t)-1)
+#define AGENT_OPT_LEVEL ((size_t)-2)  /* a ut_log level name */
 
 #define S(f) offsetof(struct agent_cfg, f), sizeof(((struct agent_cfg *)0)->f)
 static const struct agent_opt agent_opts[] = {
@@ -97,6 +102,7 @@ static const struct agent_opt agent_opts[] = {
 	{ "nfs-max-connections-per-ip", offsetof(struct agent_cfg, nfs_limits.per_ip), AGENT_OPT_UINT },
 	{ "nfs-record-timeout-seconds", offsetof(struct agent_cfg, nfs_limits.record_s), AGENT_OPT_UINT },
 	{ "nfs-idle-timeout-seconds", offsetof(struct agent_cfg, nfs_limits.idle_s), AGENT_OPT_UINT },
+	{ "log-level", offsetof(struct agent_cfg, log_level), AGENT_OPT_LEVEL },
 };
 #undef S
 
@@ -108,6 +114,8 @@ static int cfg_set(struct agent_cfg *cfg, const char *key, const char *val, aq_m
 
 		if (strcmp(o->name, key) != 0)
 			continue;
+		if (o->cap == AGENT_OPT_LEVEL)
+			return ut_log_level_parse(val, (enum ut_log_level *)(void *)((char *)cfg + o->off), msg);
 		if (o->cap == AGENT_OPT_UINT) {
 			unsigned long u;
 
@@ -132,47 +140,10 @@ static int cfg_set(struct agent_cfg *cfg, const char *key, const char *val, aq_m
 	return aq_fail(msg, AQ_EINVAL, "unknown key \"%s\"", key);
 }
 
-static int cfg_file(struct agent_cfg *cfg, const char *path, aq_msg *msg)
+/* One setting of the --config file (ut_conf: FILE:LINE: before the message). */
+static int cfg_file_set(void *cfg, const char *key, const char *val, aq_msg *msg)
 {
-	FILE *f = fopen(path, "r");
-	char line[8192];
-	int n = 0, rc = AQ_OK;
-
-	if (!f)
-		return aq_fail(msg, AQ_EINVAL, "cannot open %s: %s", path, strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		char *s = line, *eq, *k, *v, *e;
-		aq_msg why = { "" };
-
-		n++;
-		while (*s == ' ' || *s == '\t')
-			s++;
-		e = s + strlen(s);
-		while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
-			*--e = '\0';
-		if (!*s || *s == '#')
-			continue;
-		if (!(eq = strchr(s, '='))) {
-			rc = aq_fail(msg, AQ_EINVAL, "%s:%d: expected 'key = value'", path, n);
-			break;
-		}
-		*eq = '\0';
-		k = s;
-		v = eq + 1;
-		for (e = eq; e > k && (e[-1] == ' ' || e[-1] == '\t');)
-			*--e = '\0';
-		while (*v == ' ' || *v == '\t')
-			v++;
-		for (e = k; *e; e++) /* tier_day_seconds = tier-day-seconds */
-			if (*e == '_')
-				*e = '-';
-		if (cfg_set(cfg, k, v, &why) != AQ_OK) {
-			rc = aq_fail(msg, AQ_EINVAL, "%s:%d: %s", path, n, why.text);
-			break;
-		}
-	}
-	fclose(f);
-	return rc;
+	return cfg_set(cfg, key, val, msg);
 }
 
 static int parse_args(struct agent_cfg *cfg, int argc, char **argv, aq_msg *msg)
@@ -183,7 +154,7 @@ static int parse_args(struct agent_cfg *cfg, int argc, char **argv, aq_msg *msg)
 
 	for (int i = 1; i < argc - 1; i++) /* the config file first: flags override it */
 		if (strcmp(argv[i], "--config") == 0) {
-			int rc = cfg_file(cfg, argv[i + 1], msg);
+			int rc = ut_conf_load(argv[i + 1], UT_CONF_DASH, cfg_file_set, cfg, msg);
 
 			if (rc != AQ_OK)
 				return rc;
@@ -303,11 +274,13 @@ int agent_main(int argc, char **argv)
 	a.cfg.tier_day_seconds = 86400;
 	a.cfg.api_limits = (struct tls_listen_limits){ .max_conns = 1024, .per_ip = 32, .header_s = 10, .idle_s = 60 };
 	a.cfg.nfs_limits = (struct nfs_srv_limits)NFS_SRV_LIMITS_DEFAULT;
+	a.cfg.log_level = UT_LOG_INFO;
 	pthread_mutex_init(&a.lock, NULL);
 	if (parse_args(&a.cfg, argc, argv, &msg) != AQ_OK) {
 		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
 		return 2;
 	}
+	ut_log_set_level(a.cfg.log_level); /* before any thread starts */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);

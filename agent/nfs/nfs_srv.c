@@ -72,37 +72,11 @@ void nfs_srv_mount_encode(struct nfs_srv *srv, struct xdr_buf *buf)
 
 /* ---------- public API ---------- */
 
-static int parse_listen(const char *listen, char *host, size_t hcap, uint16_t *port)
-{
-	const char *colon = strrchr(listen, ':');
-	const char *h = listen;
-	size_t hl;
-	char *end;
-	long p;
-
-	if (!colon)
-		return -EINVAL;
-	hl = (size_t)(colon - listen);
-	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
-		h++;
-		hl -= 2;
-	}
-	if (hl == 0 || hl >= hcap)
-		return -EINVAL;
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	errno = 0;
-	p = strtol(colon + 1, &end, 10);
-	if (errno || *end || end == colon + 1 || p < 0 || p > 65535)
-		return -EINVAL;
-	*port = (uint16_t)p;
-	return 0;
-}
-
 int nfs_srv_new(const char *listen, struct vol_store *store, unsigned workers, struct nfs_srv **out)
 {
 	struct nfs_srv *srv;
-	int rc, i;
+	aq_msg why = { "" };
+	int rc = 0, i;
 
 	if (!store)
 		return -EINVAL;
@@ -110,8 +84,12 @@ int nfs_srv_new(const char *listen, struct vol_store *store, unsigned workers, s
 		return -ENOMEM;
 	srv->lfd = srv->epfd = srv->evfd = srv->spare_fd = -1;
 	srv->limits = (struct nfs_srv_limits)NFS_SRV_LIMITS_DEFAULT;
-	if ((rc = parse_listen(listen, srv->host, sizeof(srv->host), &srv->port)) != 0)
+	if (ut_hostport_parse(listen, 0, UT_HP_PORT0, &srv->listen, &why) != AQ_OK) {
+		UT_ERROR("nfs_srv", NULL, "%s", why.text);
+		rc = -EINVAL;
 		goto out;
+	}
+	srv->port = srv->listen.port;
 	srv->store = store;
 	srv->nworkers = workers ? workers : 8;
 	/* A fresh write verifier per server run: clients that see it change
@@ -153,24 +131,14 @@ int nfs_srv_start(struct nfs_srv *srv)
 	struct sockaddr_storage ss = {0};
 	socklen_t sl;
 	struct epoll_event ev = {.events = EPOLLIN};
+	aq_msg why = { "" };
 	int one = 1, rc = 0;
 	unsigned i;
 
 	if (srv->started)
 		return -EALREADY;
-	if (inet_pton(AF_INET, srv->host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(srv->port);
-		sl = sizeof(*s4);
-	} else if (inet_pton(AF_INET6, srv->host, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(srv->port);
-		sl = sizeof(*s6);
-	} else {
+	if (ut_hostport_sockaddr(&srv->listen, &ss, &sl, &why) != AQ_OK) {
+		UT_ERROR("nfs_srv", NULL, "%s", why.text);
 		return -EINVAL;
 	}
 	srv->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

@@ -9,6 +9,8 @@
 #include "agent/nfs/nfs_srv.h"
 #include "util/ut_clock.h"
 #include "util/ut_hash.h"
+#include "util/ut_hostport.h"
+#include "util/ut_log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -120,8 +122,8 @@ struct mnt_entry {
 };
 
 struct nfs_srv {
-	char host[128];
-	uint16_t port;
+	struct ut_hostport listen;     /* as given (port 0: the kernel picks) */
+	uint16_t port;                 /* the port bound */
 	unsigned nworkers;
 	struct vol_store *store;
 	uint8_t wverf[8];
