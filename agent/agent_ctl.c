@@ -21,6 +21,7 @@
 #include "tls/tls.h"
 #include "util/ut_buf.h"
 #include "util/ut_hostport.h"
+#include "util/ut_log.h"
 
 /* The largest answer of aquiferd the agent reads (join, report). */
 #define CTL_REPLY_MAX (1u << 20)
@@ -169,7 +170,7 @@ static void renew_token(struct agent *a, const json_t *reply)
 	    json_object_set_new(creds, "nodeToken", json_string(tok)) != 0 ||
 	    json_object_set_new(creds, "nodeTokenExpireTime", json_string(api_json_str(reply, "nodeTokenExpireTime", ""))) != 0 ||
 	    agent_state_write(a->cfg.state_dir, "credentials.json", creds, &msg) != AQ_OK) {
-		fprintf(stderr, "aquifer-agent: cannot keep the renewed node token (%s); keeping the old one\n", msg.text);
+		UT_ERROR("agent_ctl", NULL, "cannot keep the renewed node token (%s); keeping the old one", msg.text);
 		json_decref(creds);
 		return;
 	}
@@ -177,7 +178,7 @@ static void renew_token(struct agent *a, const json_t *reply)
 	pthread_mutex_lock(&a->lock);
 	snprintf(a->node_token, sizeof(a->node_token), "%s", tok);
 	pthread_mutex_unlock(&a->lock);
-	fprintf(stderr, "aquifer-agent: node token renewed (valid until %s)\n", api_json_str(reply, "nodeTokenExpireTime", "?"));
+	UT_INFO("agent_ctl", NULL, "node token renewed (valid until %s)", api_json_str(reply, "nodeTokenExpireTime", "?"));
 }
 
 static void *reporter(void *arg)
@@ -185,10 +186,11 @@ static void *reporter(void *arg)
 	struct agent *a = arg;
 	CURL *conn = curl_easy_init(); /* kept: one connection for every report */
 	bool was_ok = true;
+	unsigned long long reports = 0;
 
 	while (!__atomic_load_n(&a->stopping, __ATOMIC_RELAXED)) {
 		json_t *st = agent_status_doc(a), *reply = NULL;
-		char token[4200];
+		char token[4200], req[32];
 		aq_msg msg = { "" };
 		long code;
 
@@ -196,16 +198,18 @@ static void *reporter(void *arg)
 		snprintf(token, sizeof(token), "%s", a->node_token);
 		pthread_mutex_unlock(&a->lock);
 		code = st ? ctl_post(a, conn, "/v1/agent/status", token, st, &reply, &msg) : AQ_ENOMEM;
+		snprintf(req, sizeof(req), "report-%llu", ++reports);
+		UT_DEBUG("agent_ctl", req, "status report: %ld", code);
 		if (code == 200) {
 			renew_token(a, reply);
 			pthread_mutex_lock(&a->lock);
 			a->reports_ok++;
 			pthread_mutex_unlock(&a->lock);
 			if (!was_ok)
-				fprintf(stderr, "aquifer-agent: reaching aquiferd again\n");
+				UT_INFO("agent_ctl", req, "reaching aquiferd again");
 			was_ok = true;
 		} else if (was_ok) {
-			fprintf(stderr, "aquifer-agent: status report failed (%s); serving the last applied state and retrying\n",
+			UT_WARN("agent_ctl", req, "status report failed (%s); serving the last applied state and retrying",
 				msg.text);
 			was_ok = false;
 		}

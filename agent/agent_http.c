@@ -20,6 +20,7 @@
 #include <microhttpd.h>
 #include <openssl/crypto.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +29,10 @@
 #include "api/api_schema.h"
 #include "tls/tls.h"
 #include "util/ut_buf.h"
+#include "util/ut_fifo.h"
 #include "util/ut_hex.h"
 #include "util/ut_hostport.h"
+#include "util/ut_log.h"
 
 #define AGENT_BODY_MAX (16u << 20)
 /* The text of /metrics: a few hundred bytes per volume and family. */
@@ -54,7 +57,8 @@ struct ah_req {
 	int status;
 	char *text;
 	const char *ctype;
-	struct ah_req *next;     /* work queue link */
+	struct ut_fifo_node node; /* work queue link */
+	char id[24];             /* the log's request id: "http-N" */
 };
 
 typedef int (*ah_handler)(struct agent *a, struct ah_req *r, int *status, char **text,
@@ -380,10 +384,8 @@ static const struct ah_route {
 struct agent_http {
 	struct MHD_Daemon *mhd;
 	char want[128];              /* "Bearer <push secret>", fixed before the API serves */
-	pthread_mutex_t qlock;
-	pthread_cond_t qcond;
-	struct ah_req *qhead, *qtail;
-	bool stopping;
+	struct ut_fifo_wq wq;        /* requests for the workers */
+	atomic_ullong seq;           /* requests seen: the log's request ids */
 	pthread_t workers[AH_WORKERS];
 	int nworkers;
 };
@@ -439,7 +441,7 @@ static bool ah_check_head(struct agent *a, struct ah_req *r, struct MHD_Connecti
 	if (!r->route)
 		ah_error(path_known ? AQ_ENOMETHOD : AQ_ENOENT, path_known ? "method not allowed" : "no such path",
 			 &r->status, &r->text, &r->ctype);
-	else if (r->route->auth && !agent_tls_peer_ok(a, conn, url))
+	else if (r->route->auth && !agent_tls_peer_ok(a, conn, url, r->id))
 		ah_error(AQ_EUNAUTH, "a client certificate of aquiferd from the cluster CA is required", &r->status,
 			 &r->text, &r->ctype);
 	else if (r->route->auth && !ah_authorized(a->http, conn))
@@ -451,40 +453,18 @@ static bool ah_check_head(struct agent *a, struct ah_req *r, struct MHD_Connecti
 	return r->text == NULL;
 }
 
-static void ah_enqueue(struct agent_http *h, struct ah_req *r)
-{
-	pthread_mutex_lock(&h->qlock);
-	r->next = NULL;
-	if (h->qtail)
-		h->qtail->next = r;
-	else
-		h->qhead = r;
-	h->qtail = r;
-	pthread_cond_signal(&h->qcond);
-	pthread_mutex_unlock(&h->qlock);
-}
-
 /* A worker: handlers may block (the intent's disk I/O, a tier scan, the
  * agent's lock), so they never run on the thread that multiplexes sockets. */
 static void *ah_worker(void *arg)
 {
 	struct agent *a = arg;
-	struct agent_http *h = a->http;
+	struct ut_fifo_node *n;
 
-	for (;;) {
-		struct ah_req *r;
+	while ((n = ut_fifo_wq_pop(&a->http->wq))) {
+		struct ah_req *r = UT_FIFO_ENTRY(n, struct ah_req, node);
 
-		pthread_mutex_lock(&h->qlock);
-		while (!h->qhead && !h->stopping)
-			pthread_cond_wait(&h->qcond, &h->qlock);
-		if (!(r = h->qhead)) {
-			pthread_mutex_unlock(&h->qlock);
-			break;
-		}
-		if (!(h->qhead = r->next))
-			h->qtail = NULL;
-		pthread_mutex_unlock(&h->qlock);
 		r->route->handler(a, r, &r->status, &r->text, &r->ctype);
+		UT_DEBUG("agent_http", r->id, "%s %s: %d", r->route->method, r->route->path, r->status);
 		r->state = AH_DONE;
 		MHD_resume_connection(r->conn);
 	}
@@ -507,6 +487,7 @@ static enum MHD_Result ah_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_NO;
 		*con_cls = r;
 		ut_buf_init(&r->body, AGENT_BODY_MAX);
+		snprintf(r->id, sizeof(r->id), "http-%llu", atomic_fetch_add(&a->http->seq, 1) + 1);
 		r->conn = conn;
 		r->ctype = "application/json";
 		if (!ah_check_head(a, r, conn, url, method, len))
@@ -533,7 +514,7 @@ static enum MHD_Result ah_request(void *cls, struct MHD_Connection *conn, const 
 		r->volume = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "volume");
 		r->state = AH_QUEUED;
 		MHD_suspend_connection(conn);
-		ah_enqueue(a->http, r);
+		ut_fifo_wq_push(&a->http->wq, &r->node);
 		return MHD_YES;
 	}
 	if (r->state == AH_DONE)
@@ -582,8 +563,11 @@ int agent_http_start(struct agent *a, unsigned reserve, aq_msg *msg)
 	pthread_mutex_lock(&a->lock);
 	snprintf(h->want, sizeof(h->want), "Bearer %s", a->push_secret);
 	pthread_mutex_unlock(&a->lock);
-	pthread_mutex_init(&h->qlock, NULL);
-	pthread_cond_init(&h->qcond, NULL);
+	if (ut_fifo_wq_init(&h->wq) != AQ_OK) {
+		free(h);
+		a->http = NULL;
+		return AQ_ENOMEM;
+	}
 	for (h->nworkers = 0; h->nworkers < AH_WORKERS; h->nworkers++)
 		if (pthread_create(&h->workers[h->nworkers], NULL, ah_worker, a) != 0)
 			return aq_fail(msg, AQ_EINTERNAL, "cannot start the API's worker threads");
@@ -609,16 +593,12 @@ void agent_http_stop(struct agent *a)
 	 * daemon goes: MHD must not be stopped with suspended connections. */
 	if (h->mhd)
 		MHD_quiesce_daemon(h->mhd);
-	pthread_mutex_lock(&h->qlock);
-	h->stopping = true;
-	pthread_cond_broadcast(&h->qcond);
-	pthread_mutex_unlock(&h->qlock);
+	ut_fifo_wq_stop(&h->wq);
 	for (int i = 0; i < h->nworkers; i++)
 		pthread_join(h->workers[i], NULL);
 	if (h->mhd)
 		MHD_stop_daemon(h->mhd);
-	pthread_mutex_destroy(&h->qlock);
-	pthread_cond_destroy(&h->qcond);
+	ut_fifo_wq_cleanup(&h->wq);
 	free(h);
 	a->http = NULL;
 }

@@ -108,8 +108,9 @@ int agent_tls_store(struct agent *a, const char *key_pem, const json_t *reply, a
 void agent_tls_curl(const struct agent *a, void *curl);
 /* A failed call to aquiferd, explained (with the --ca-file remedy). */
 int agent_tls_curl_fail(const struct agent *a, int cc, const char *detail, const char *url, aq_msg *msg);
-/* Under TLS: the peer presented aquiferd's client certificate. */
-bool agent_tls_peer_ok(struct agent *a, struct MHD_Connection *conn, const char *url);
+/* Under TLS: the peer presented aquiferd's client certificate (req: the
+ * request id its refusal is logged with). */
+bool agent_tls_peer_ok(struct agent *a, struct MHD_Connection *conn, const char *url, const char *req);
 
 /* agent_ctl.c: talking to aquiferd (libcurl). */
 int agent_join(struct agent *a, aq_msg *msg);

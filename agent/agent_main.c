@@ -205,7 +205,7 @@ static unsigned fit_limits(struct agent_cfg *cfg)
 		unsigned nfs = (unsigned)(room * cfg->nfs_limits.max_conns / want);
 		unsigned api = (unsigned)(room - nfs);
 
-		fprintf(stderr, "aquifer-agent: RLIMIT_NOFILE is %lu: at most %u NFS and %u API connections (not %u and %u)\n",
+		UT_WARN("agent_main", NULL, "RLIMIT_NOFILE is %lu: at most %u NFS and %u API connections (not %u and %u)",
 			nofile, nfs ? nfs : 1, api ? api : 1, cfg->nfs_limits.max_conns, cfg->api_limits.max_conns);
 		cfg->nfs_limits.max_conns = nfs ? nfs : 1;
 		cfg->api_limits.max_conns = api ? api : 1;
@@ -252,7 +252,7 @@ static int agent_credentials(struct agent *a, aq_msg *msg)
 		if (rc == AQ_EIO && strstr(msg->text, "HTTP 4"))
 			return rc;
 		if (attempt % 10 == 0)
-			fprintf(stderr, "aquifer-agent: cannot join yet (%s); retrying\n", msg->text);
+			UT_WARN("agent_main", NULL, "cannot join yet (%s); retrying", msg->text);
 		sleep(1);
 	}
 }
@@ -277,7 +277,7 @@ int agent_main(int argc, char **argv)
 	a.cfg.log_level = UT_LOG_INFO;
 	pthread_mutex_init(&a.lock, NULL);
 	if (parse_args(&a.cfg, argc, argv, &msg) != AQ_OK) {
-		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
+		UT_ERROR("agent_main", NULL, "%s", msg.text);
 		return 2;
 	}
 	ut_log_set_level(a.cfg.log_level); /* before any thread starts */
@@ -288,30 +288,30 @@ int agent_main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (mkdir(a.cfg.state_dir, 0700) != 0 && errno != EEXIST) {
-		fprintf(stderr, "aquifer-agent: cannot create %s: %s\n", a.cfg.state_dir, strerror(errno));
+		UT_ERROR("agent_main", NULL, "cannot create %s: %s", a.cfg.state_dir, strerror(errno));
 		return 1;
 	}
 	if ((rc = agent_shelf_dir_init(&a.shelf, a.cfg.shelf)) != 0) {
-		fprintf(stderr, "aquifer-agent: shelf %s: %s\n", a.cfg.shelf, strerror(-rc));
+		UT_ERROR("agent_main", NULL, "shelf %s: %s", a.cfg.shelf, strerror(-rc));
 		return 1;
 	}
 	if (agent_tls_load(&a, &msg) != AQ_OK || agent_credentials(&a, &msg) != AQ_OK) {
-		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
+		UT_ERROR("agent_main", NULL, "%s", msg.text);
 		return 1;
 	}
 	if (hex_key(a.handle_key, key) != AQ_OK) {
-		fprintf(stderr, "aquifer-agent: credentials hold no valid handle key\n");
+		UT_ERROR("agent_main", NULL, "credentials hold no valid handle key");
 		return 1;
 	}
 	reserve = fit_limits(&a.cfg);
 	/* The agent owns the store; each protocol front end is handed it. */
 	if ((rc = vol_store_new(key, &a.store)) != 0) {
-		fprintf(stderr, "aquifer-agent: volume store: %s\n", strerror(-rc));
+		UT_ERROR("agent_main", NULL, "volume store: %s", strerror(-rc));
 		return 1;
 	}
 	if ((rc = nfs_srv_new(a.cfg.nfs_listen, a.store, (unsigned)a.cfg.nfs_workers, &a.nfs)) != 0 ||
 	    (rc = nfs_srv_set_limits(a.nfs, &a.cfg.nfs_limits)) != 0 || (rc = nfs_srv_start(a.nfs)) != 0) {
-		fprintf(stderr, "aquifer-agent: NFS server on %s: %s\n", a.cfg.nfs_listen, strerror(-rc));
+		UT_ERROR("agent_main", NULL, "NFS server on %s: %s", a.cfg.nfs_listen, strerror(-rc));
 		return 1;
 	}
 	{
@@ -319,7 +319,7 @@ int agent_main(int argc, char **argv)
 
 		snprintf(tc.location, sizeof(tc.location), "%s", a.cfg.location);
 		if ((rc = tier_new(&tc, &a.tier)) != 0) {
-			fprintf(stderr, "aquifer-agent: cold tier: %s\n", strerror(-rc));
+			UT_ERROR("agent_main", NULL, "cold tier: %s", strerror(-rc));
 			return 1;
 		}
 		vol_store_set_tier(a.store, tier_ops(), a.tier);
@@ -328,30 +328,30 @@ int agent_main(int argc, char **argv)
 	rc = agent_state_read(a.cfg.state_dir, "intent.json", &intent, &msg);
 	if (rc == AQ_OK) {
 		if (agent_apply(&a, intent, &msg) != AQ_OK)
-			fprintf(stderr, "aquifer-agent: last applied state: %s\n", msg.text);
+			UT_WARN("agent_main", NULL, "last applied state: %s", msg.text);
 		else
-			fprintf(stderr, "aquifer-agent: serving generation %lld (%zu volumes) from %s\n",
+			UT_INFO("agent_main", NULL, "serving generation %lld (%zu volumes) from %s",
 				(long long)a.applied, json_array_size(json_object_get(intent, "volumes")), a.cfg.state_dir);
 		json_decref(intent);
 	} else if (rc != AQ_ENOENT) {
-		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
+		UT_ERROR("agent_main", NULL, "%s", msg.text);
 	}
 	if (tier_start(a.tier) != 0) {
-		fprintf(stderr, "aquifer-agent: cannot start the cold tier thread\n");
+		UT_ERROR("agent_main", NULL, "cannot start the cold tier thread");
 		return 1;
 	}
 	if (agent_http_start(&a, reserve, &msg) != AQ_OK) {
-		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
+		UT_ERROR("agent_main", NULL, "%s", msg.text);
 		return 1;
 	}
 	if (agent_reporter_start(&a) != AQ_OK) {
-		fprintf(stderr, "aquifer-agent: cannot start the reporter\n");
+		UT_ERROR("agent_main", NULL, "cannot start the reporter");
 		return 1;
 	}
-	fprintf(stderr, "aquifer-agent %s: node %s in %s, API %s, NFS port %u, shelf %s\n", AQ_VERSION,
+	UT_INFO("agent_main", NULL, "aquifer-agent %s: node %s in %s, API %s, NFS port %u, shelf %s", AQ_VERSION,
 		a.cfg.node, a.cfg.location, a.cfg.listen, nfs_srv_port(a.nfs), a.cfg.shelf);
 	sigwait(&set, &sig);
-	fprintf(stderr, "aquifer-agent: signal %d, stopping\n", sig);
+	UT_INFO("agent_main", NULL, "signal %d, stopping", sig);
 	agent_reporter_stop(&a);
 	agent_http_stop(&a);
 	nfs_srv_free(a.nfs);

@@ -215,6 +215,16 @@ handled:
 	if (prog == &nfs3_prog && call.obj.exp)
 		vol_export_record(call.obj.exp, rc.proc, call.io_bytes, ut_clock_mono_ns() - t0,
 				  *(uint32_t *)res != NFS3_OK);
+	if (ut_log_enabled(UT_LOG_DEBUG)) { /* one record per call, by xid */
+		char xid[9];
+
+		snprintf(xid, sizeof(xid), "%08x", rc.xid);
+		if (prog == &nfs3_prog && call.obj.exp)
+			ut_log_write(UT_LOG_DEBUG, "nfs_dispatch", xid, "NFSv3 procedure %u: status %u", rc.proc,
+				     *(uint32_t *)res);
+		else
+			ut_log_write(UT_LOG_DEBUG, "nfs_dispatch", xid, "program %u procedure %u", rc.prog, rc.proc);
+	}
 send:
 	if (out.err)
 		goto out;

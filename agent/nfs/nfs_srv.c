@@ -177,7 +177,7 @@ int nfs_srv_start(struct nfs_srv *srv)
 		if (pthread_create(&srv->cold[srv->ncold], NULL, nfs_dispatch_cold, srv) != 0)
 			break;
 	if ((rc = vol_store_qos_start(srv->store, nfs_dispatch_release, srv)) != 0)
-		fprintf(stderr, "nfs: QoS timer did not start (%s): limits not enforced\n", strerror(-rc));
+		UT_ERROR("nfs_srv", NULL, "QoS timer did not start (%s): limits not enforced", strerror(-rc));
 	rc = 0;
 	pthread_create(&srv->loop, NULL, nfs_loop_main, srv);
 	srv->started = true;

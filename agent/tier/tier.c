@@ -78,12 +78,12 @@ void tier_health(struct tier *t, int rc, const char *what)
 		t->down = true;
 		t->down_since = time(NULL);
 		snprintf(t->down_why, sizeof(t->down_why), "%s: %s", what, obj_strerror(rc));
-		fprintf(stderr, "aquifer-agent: cold store %s unreachable (%s); tiering paused\n",
+		UT_WARN("tier", NULL, "cold store %s unreachable (%s); tiering paused",
 			s ? s->desc : "?", t->down_why);
 		tier_store_put(s);
 	} else if (rc != -EAGAIN && t->down) {
 		t->down = false;
-		fprintf(stderr, "aquifer-agent: cold store reachable again; tiering resumes\n");
+		UT_INFO("tier", NULL, "cold store reachable again; tiering resumes");
 	}
 	pthread_mutex_unlock(&t->hmu);
 }
@@ -219,7 +219,7 @@ int tier_set_store(struct tier *t, const struct obj_cfg *cfg)
 		snprintf(s->desc, sizeof(s->desc), "%s", obj_describe(s->obj));
 		rc = obj_ensure_bucket(s->obj);
 		if (rc != 0 && rc != -EAGAIN) {
-			fprintf(stderr, "aquifer-agent: cold store %s: %s\n", s->desc, obj_strerror(rc));
+			UT_ERROR("tier", NULL, "cold store %s: %s", s->desc, obj_strerror(rc));
 		}
 		tier_health(t, rc == -EAGAIN ? rc : 0, "create bucket");
 	}
@@ -302,7 +302,7 @@ int tier_destroy_volume(struct tier *t, uint64_t fsid, const char *state_dir)
 		}
 		rmdir(state_dir);
 	} else {
-		fprintf(stderr, "aquifer-agent: cannot delete the cold objects under %s: %s\n", prefix, obj_strerror(rc));
+		UT_ERROR("tier", NULL, "cannot delete the cold objects under %s: %s", prefix, obj_strerror(rc));
 	}
 	tier_keylist_free(&l);
 	tier_store_put(s);

@@ -15,6 +15,7 @@
 #include "agent/tier/tier.h"
 #include "util/ut_clock.h"
 #include "util/ut_hex.h"
+#include "util/ut_log.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -112,7 +112,7 @@ int tier_rehydrate(struct tier_vol *v, uint64_t ino, uint32_t c, int fd)
 	/* Busy: the record cannot go away under the check. */
 	tier_sum(buf, got, sum);
 	if (got != TIER_CHUNK || tier_map_sum(v, fid, c, want) != 0 || strcmp(sum, want) != 0) {
-		fprintf(stderr, "aquifer-agent: cold object %s fails its checksum\n", key);
+		UT_ERROR("tier_move", NULL, "cold object %s fails its checksum", key);
 		rc = -EIO;
 	}
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
@@ -207,7 +207,7 @@ int tier_move_out(struct tier_vol *v, struct tier_store *s, int fd, uint64_t ino
 	}
 	/* Recorded: now the local copy may go. */
 	if (rc == 0 && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)c * TIER_CHUNK, TIER_CHUNK) != 0)
-		fprintf(stderr, "aquifer-agent: cannot punch a hole in a tiered file: %s\n", strerror(errno));
+		UT_ERROR("tier_move", NULL, "cannot punch a hole in a tiered file: %s", strerror(errno));
 	pthread_mutex_lock(&v->mu);
 	f->state[c] = rc == 0 ? CH_COLD : CH_HOT;
 	if (rc == 0) {
