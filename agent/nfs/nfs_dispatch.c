@@ -312,7 +312,7 @@ void nfs_dispatch_release(void *arg, struct qos_item *it)
 	struct nfs_req *req = (struct nfs_req *)(void *)((char *)it - offsetof(struct nfs_req, qi));
 
 	req->admitted = true;
-	nfs_queue_push(arg, req);
+	ut_fifo_wq_push(&((struct nfs_srv *)arg)->wq, &req->node);
 }
 
 void nfs_conn_inflight_done(struct nfs_srv *srv, struct nfs_conn *c)
@@ -342,44 +342,20 @@ static void req_done(struct nfs_srv *srv, struct nfs_req *req, bool replied)
 	free(req);
 }
 
-static void cold_push(struct nfs_srv *srv, struct nfs_req *r)
-{
-	pthread_mutex_lock(&srv->cmu);
-	r->next = NULL;
-	if (srv->ctail)
-		srv->ctail->next = r;
-	else
-		srv->chead = r;
-	srv->ctail = r;
-	pthread_cond_signal(&srv->ccv);
-	pthread_mutex_unlock(&srv->cmu);
-}
-
 void *nfs_dispatch_worker(void *arg)
 {
 	struct nfs_srv *srv = arg;
+	struct ut_fifo_node *n;
 
-	for (;;) {
-		struct nfs_req *r;
+	while ((n = ut_fifo_wq_pop(&srv->wq))) { /* NULL: stopping and drained */
+		struct nfs_req *r = UT_FIFO_ENTRY(n, struct nfs_req, node);
 		bool replied;
 
-		pthread_mutex_lock(&srv->qmu);
-		while (!srv->qhead && !srv->qstop)
-			pthread_cond_wait(&srv->qcv, &srv->qmu);
-		r = srv->qhead;
-		if (r) {
-			srv->qhead = r->next;
-			if (!srv->qhead)
-				srv->qtail = NULL;
-		}
-		pthread_mutex_unlock(&srv->qmu);
-		if (!r)
-			break; /* stopping and drained */
 		if (qos_gate(srv, r))
 			continue; /* parked: nfs_dispatch_release queues it again */
 		replied = serve(srv, r);
 		if (r->cold && !replied) {
-			cold_push(srv, r); /* deferred: cold data */
+			ut_fifo_wq_push(&srv->cold_wq, &r->node); /* deferred: cold data */
 			continue;
 		}
 		req_done(srv, r, replied);
@@ -391,22 +367,11 @@ void *nfs_dispatch_worker(void *arg)
 void *nfs_dispatch_cold(void *arg)
 {
 	struct nfs_srv *srv = arg;
+	struct ut_fifo_node *n;
 
-	for (;;) {
-		struct nfs_req *r;
+	while ((n = ut_fifo_wq_pop(&srv->cold_wq))) { /* NULL: stopping and drained */
+		struct nfs_req *r = UT_FIFO_ENTRY(n, struct nfs_req, node);
 
-		pthread_mutex_lock(&srv->cmu);
-		while (!srv->chead && !srv->cstop)
-			pthread_cond_wait(&srv->ccv, &srv->cmu);
-		r = srv->chead;
-		if (r) {
-			srv->chead = r->next;
-			if (!srv->chead)
-				srv->ctail = NULL;
-		}
-		pthread_mutex_unlock(&srv->cmu);
-		if (!r)
-			break; /* stopping and drained */
 		req_done(srv, r, serve(srv, r));
 	}
 	return NULL;

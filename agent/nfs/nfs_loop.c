@@ -140,19 +140,6 @@ static void conn_accept(struct nfs_srv *srv)
 	}
 }
 
-void nfs_queue_push(struct nfs_srv *srv, struct nfs_req *r)
-{
-	pthread_mutex_lock(&srv->qmu);
-	r->next = NULL;
-	if (srv->qtail)
-		srv->qtail->next = r;
-	else
-		srv->qhead = r;
-	srv->qtail = r;
-	pthread_cond_signal(&srv->qcv);
-	pthread_mutex_unlock(&srv->qmu);
-}
-
 /* A whole record arrived: hand it to the workers. Returns false when the
  * connection has as many requests in flight as allowed (reading pauses). */
 static bool conn_dispatch(struct nfs_srv *srv, struct nfs_conn *c)
@@ -181,7 +168,7 @@ static bool conn_dispatch(struct nfs_srv *srv, struct nfs_conn *c)
 		more = false;
 	}
 	pthread_mutex_unlock(&c->mu);
-	nfs_queue_push(srv, r);
+	ut_fifo_wq_push(&srv->wq, &r->node);
 	return more;
 }
 

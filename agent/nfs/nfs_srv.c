@@ -99,10 +99,15 @@ int nfs_srv_new(const char *listen, struct vol_store *store, unsigned workers, s
 
 		memcpy(srv->wverf, &t, 8);
 	}
-	pthread_mutex_init(&srv->qmu, NULL);
-	pthread_cond_init(&srv->qcv, NULL);
-	pthread_mutex_init(&srv->cmu, NULL);
-	pthread_cond_init(&srv->ccv, NULL);
+	if (ut_fifo_wq_init(&srv->wq) != AQ_OK) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (ut_fifo_wq_init(&srv->cold_wq) != AQ_OK) {
+		ut_fifo_wq_cleanup(&srv->wq);
+		rc = -ENOMEM;
+		goto out;
+	}
 	pthread_mutex_init(&srv->drc_mu, NULL);
 	pthread_mutex_init(&srv->mnt_mu, NULL);
 	for (i = 0; i < DRC_HASH; i++)
@@ -172,7 +177,6 @@ int nfs_srv_start(struct nfs_srv *srv)
 	}
 	for (i = 0; i < srv->nworkers; i++)
 		pthread_create(&srv->workers[i], NULL, nfs_dispatch_worker, srv);
-	srv->cstop = false;
 	for (srv->ncold = 0; srv->ncold < NFS_SRV_COLD_WORKERS; srv->ncold++)
 		if (pthread_create(&srv->cold[srv->ncold], NULL, nfs_dispatch_cold, srv) != 0)
 			break;
@@ -213,17 +217,11 @@ void nfs_srv_stop(struct nfs_srv *srv)
 	}
 	pthread_join(srv->loop, NULL);
 	vol_store_qos_stop(srv->store); /* parked requests go back to the queue */
-	pthread_mutex_lock(&srv->qmu);
-	srv->qstop = true;
-	pthread_cond_broadcast(&srv->qcv);
-	pthread_mutex_unlock(&srv->qmu);
+	ut_fifo_wq_stop(&srv->wq);
 	for (i = 0; i < srv->nworkers; i++)
 		pthread_join(srv->workers[i], NULL);
 	/* The workers are gone: nothing is deferred any more. */
-	pthread_mutex_lock(&srv->cmu);
-	srv->cstop = true;
-	pthread_cond_broadcast(&srv->ccv);
-	pthread_mutex_unlock(&srv->cmu);
+	ut_fifo_wq_stop(&srv->cold_wq);
 	for (i = 0; i < srv->ncold; i++)
 		pthread_join(srv->cold[i], NULL);
 	srv->ncold = 0;
@@ -253,10 +251,8 @@ void nfs_srv_free(struct nfs_srv *srv)
 	nfs_srv_stop(srv);
 	for (i = 0; i < DRC_SIZE; i++)
 		free(srv->drc[i].reply);
-	pthread_mutex_destroy(&srv->qmu);
-	pthread_cond_destroy(&srv->qcv);
-	pthread_mutex_destroy(&srv->cmu);
-	pthread_cond_destroy(&srv->ccv);
+	ut_fifo_wq_cleanup(&srv->wq);
+	ut_fifo_wq_cleanup(&srv->cold_wq);
 	pthread_mutex_destroy(&srv->drc_mu);
 	pthread_mutex_destroy(&srv->mnt_mu);
 	free(srv);

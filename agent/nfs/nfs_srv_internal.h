@@ -8,6 +8,7 @@
 
 #include "agent/nfs/nfs_srv.h"
 #include "util/ut_clock.h"
+#include "util/ut_fifo.h"
 #include "util/ut_hash.h"
 #include "util/ut_hostport.h"
 #include "util/ut_log.h"
@@ -60,7 +61,7 @@ struct nfs_conn {
 	struct rpc_rec rec;            /* loop thread only */
 	pthread_mutex_t mu;            /* inflight, paused */
 	pthread_mutex_t omu;           /* outq, sending */
-	struct nfs_reply *outq, *outq_tail;
+	struct ut_fifo outq;           /* of struct nfs_reply */
 	bool sending;                  /* a worker is writing; others only queue */
 	atomic_bool dead;              /* a send failed: drop further replies */
 	int inflight;
@@ -86,7 +87,7 @@ struct nfs_req {
 	struct nfs_conn *conn;
 	uint8_t *rec;
 	size_t len;
-	struct nfs_req *next;
+	struct ut_fifo_node node;      /* in the work queue or the cold pool's */
 	bool admitted;                 /* QoS charged it already (was parked) */
 	bool cold;                     /* on the cold pool: serve it, may block */
 	struct nfs_job *job;           /* a deferred call's state, resumed by the cold pool */
@@ -95,7 +96,7 @@ struct nfs_req {
 
 /* A reply on its way to the socket; owns everything it sends. */
 struct nfs_reply {
-	struct nfs_reply *next;
+	struct ut_fifo_node node;      /* in its connection's outq */
 	struct xdr_buf buf;            /* 4-byte mark + encoded header */
 	void *data_owner;
 	const void *data;
@@ -132,16 +133,8 @@ struct nfs_srv {
 	atomic_bool stopping;
 	pthread_t loop;
 	pthread_t *workers;
-	/* work queue */
-	pthread_mutex_t qmu;
-	pthread_cond_t qcv;
-	struct nfs_req *qhead, *qtail;
-	bool qstop;
-	/* cold pool (deferred cold READs) */
-	pthread_mutex_t cmu;
-	pthread_cond_t ccv;
-	struct nfs_req *chead, *ctail;
-	bool cstop;
+	struct ut_fifo_wq wq;          /* work queue of the workers */
+	struct ut_fifo_wq cold_wq;     /* the cold pool's (deferred cold READs) */
 	pthread_t cold[NFS_SRV_COLD_WORKERS];
 	unsigned ncold;
 	_Atomic size_t queued_bytes;
@@ -164,7 +157,6 @@ struct nfs_srv {
 
 /* nfs_loop.c */
 void nfs_conn_unref(struct nfs_conn *c);
-void nfs_queue_push(struct nfs_srv *srv, struct nfs_req *r);
 void *nfs_loop_main(void *arg);
 
 /* nfs_drc.c: nfs_drc_begin answers one of these */
