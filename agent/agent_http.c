@@ -15,11 +15,9 @@
  */
 #include "agent/agent_internal.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <openssl/crypto.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
