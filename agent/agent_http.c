@@ -339,26 +339,30 @@ static int h_metrics(struct agent *a, struct ah_req *r, int *status, char **text
 	json_t *st = agent_status_doc(a), *v;
 	struct ut_buf b;
 	size_t i;
+	int err;
 
 	(void)r;
 	if (!st)
 		return ah_error(AQ_ENOMEM, "out of memory", status, text, ctype);
 	ut_buf_init(&b, AH_METRICS_MAX);
 	ut_buf_addf(&b,
-				"# HELP aquifer_agent_applied_generation Generation of the desired state applied.\n"
-				"# TYPE aquifer_agent_applied_generation gauge\n"
-				"aquifer_agent_applied_generation{node=\"%s\"} %lld\n"
-				"# HELP aquifer_agent_volume_used_bytes Bytes used by each served volume.\n"
-				"# TYPE aquifer_agent_volume_used_bytes gauge\n",
-				a->cfg.node, (long long)api_json_int64(st, "appliedGeneration", 0));
+		    "# HELP aquifer_agent_applied_generation Generation of the desired state applied.\n"
+		    "# TYPE aquifer_agent_applied_generation gauge\n"
+		    "aquifer_agent_applied_generation{node=\"%s\"} %lld\n"
+		    "# HELP aquifer_agent_volume_used_bytes Bytes used by each served volume.\n"
+		    "# TYPE aquifer_agent_volume_used_bytes gauge\n",
+		    a->cfg.node, (long long)api_json_int64(st, "appliedGeneration", 0));
 	json_array_foreach(json_object_get(st, "volumes"), i, v)
 		ut_buf_addf(&b, "aquifer_agent_volume_used_bytes{node=\"%s\",volume=\"%s\"} %lld\n", a->cfg.node,
 			    api_json_str(v, "name", ""), (long long)api_json_int64(v, "usedBytes", 0));
 	ah_volume_metrics(a, st, &b);
 	json_decref(st);
 	ah_qos_lines(a, &b);
-	if (!(*text = ut_buf_steal(&b, NULL)))
-		return ah_error(AQ_ENOMEM, "out of memory", status, text, ctype);
+	if ((err = ut_buf_err(&b)) != AQ_OK || !(*text = ut_buf_steal(&b, NULL))) {
+		ut_buf_cleanup(&b);
+		return ah_error(err == AQ_ETOOBIG ? err : AQ_ENOMEM,
+				err == AQ_ETOOBIG ? "metrics text larger than 16 MiB" : "out of memory", status, text, ctype);
+	}
 	*status = 200;
 	*ctype = "text/plain; version=0.0.4; charset=utf-8";
 	return AQ_OK;
