@@ -17,6 +17,7 @@
 
 #include "agent/nfs/nfs_srv.h"
 #include "util/ut_hash.h"
+#include "util/ut_hex.h"
 
 #define MAX_EXPORTS 16
 
@@ -35,20 +36,9 @@ static int parse_u64(const char *s, uint64_t *out)
 
 static int parse_key(const char *hex, uint8_t *key)
 {
-	size_t i;
-
 	if (strlen(hex) != 2 * VOL_KEY_LEN)
 		return -EINVAL;
-	for (i = 0; i < VOL_KEY_LEN; i++) {
-		char b[3] = {hex[2 * i], hex[2 * i + 1], 0};
-		char *end;
-		long v = strtol(b, &end, 16);
-
-		if (*end)
-			return -EINVAL;
-		key[i] = (uint8_t)v;
-	}
-	return 0;
+	return ut_hex_decode(hex, 2 * VOL_KEY_LEN, key, VOL_KEY_LEN, NULL) == AQ_OK ? 0 : -EINVAL;
 }
 
 static int copy(char *dst, size_t cap, const char *src)
