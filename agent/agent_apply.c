@@ -36,6 +36,7 @@
 
 #include "api/api_intent.h"
 #include "api/api_schema.h"
+#include "util/ut_log.h"
 
 /* The intent's rule as the volume store holds it. */
 static void apply_rule(const struct api_intent_rule *r, struct vol_rule *out)
@@ -124,9 +125,9 @@ static void apply_tiering(struct agent *a, const struct api_intent_tiering *in, 
 		       : in->retrieval == API_INTENT_RET_NEVER ? TIER_RET_NEVER : TIER_RET_DEFAULT;
 }
 
+/* Logged by agent_apply, which knows the generation, once the verdicts are in. */
 static void apply_fail(json_t *failed, const char *name, const char *why)
 {
-	fprintf(stderr, "aquifer-agent: not serving %s: %s\n", *name ? name : "a volume", why);
 	json_array_append_new(failed, json_pack("{s:s,s:s}", "name", name, "error", why));
 }
 
@@ -202,7 +203,7 @@ static int apply_volume(struct agent *a, const struct api_intent_volume *v, stru
 /* The data of deleted volumes goes only once nothing serves it; a delete
  * naming a volume the intent also serves is ignored. */
 static void apply_deletes(struct agent *a, const json_t *dels, const struct api_intent_volume *iv,
-			  const bool *ok, size_t n)
+			  const bool *ok, size_t n, const char *req)
 {
 	const json_t *v;
 	size_t i, j;
@@ -214,17 +215,19 @@ static void apply_deletes(struct agent *a, const json_t *dels, const struct api_
 		int drc;
 
 		if (api_intent_delete_decode(v, &d, &why) != AQ_OK) {
-			fprintf(stderr, "aquifer-agent: delete ignored: %s\n", why.text);
+			UT_WARN("agent_apply", req, "delete ignored: %s", why.text);
 			continue;
 		}
 		for (j = 0; j < n && !(ok[j] && strcasecmp(iv[j].fsid, d.fsid) == 0); j++)
 			;
 		if (j < n) {
-			fprintf(stderr, "aquifer-agent: delete of %s ignored: the intent also serves it\n", d.fsid);
+			UT_WARN("agent_apply", req, "delete of %s ignored: the intent also serves it", d.fsid);
 			continue;
 		}
 		if ((drc = a->shelf.ops->destroy(&a->shelf, d.dir)) != 0)
-			fprintf(stderr, "aquifer-agent: cannot delete %s: %s\n", d.dir, strerror(-drc));
+			UT_ERROR("agent_apply", req, "cannot delete %s: %s", d.dir, strerror(-drc));
+		else
+			UT_INFO("agent_apply", req, "volume %s deleted", d.fsid);
 		/* its cold objects and tier map */
 		snprintf(sd, sizeof(sd), "%s/.aquifer-tier/%016llx", a->cfg.shelf, strtoull(d.fsid, NULL, 16));
 		if (access(sd, F_OK) == 0)
@@ -245,16 +248,20 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	struct obj_cfg cold;
 	aq_msg cwhy = { "" };
 	char tdir[1100];
-	json_t *failed;
+	json_t *failed, *f;
+	char req[32];
 	size_t i, k, n = json_array_size(vols), used = 0;
 	int rc = AQ_OK;
 
+	snprintf(req, sizeof(req), "gen-%lld", (long long)gen);
 	if (gen < 0 || !json_is_array(vols) || (dels && !json_is_array(dels)))
 		return aq_fail(msg, AQ_EINVAL, "intent needs generation, volumes[] and (optional) deletes[]");
 	failed = json_array();
 	pthread_mutex_lock(&a->lock);
-	if (gen < a->applied)
+	if (gen < a->applied) {
+		UT_INFO("agent_apply", req, "stale intent ignored: generation %lld is applied", (long long)a->applied);
 		goto out; /* a stale push: the newer state stays */
+	}
 	iv = calloc(n ? n : 1, sizeof(*iv));
 	ok = calloc(n ? n : 1, sizeof(*ok));
 	cfg = calloc(n ? n : 1, sizeof(*cfg));
@@ -268,12 +275,12 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	agent_apply_check(vols, apply_served, a, iv, ok, failed);
 	/* The cold store first: recovery of newly tiered volumes needs it. */
 	if (apply_cold_store(a, intent, &cold, &cwhy) != AQ_OK) {
-		fprintf(stderr, "aquifer-agent: cold store not changed: %s\n", cwhy.text);
+		UT_WARN("agent_apply", req, "cold store not changed: %s", cwhy.text);
 	} else if (memcmp(&cold, &a->cold, sizeof(cold)) != 0 && a->cold.kind && tier_cold_total(a->tier)) {
 		/* The records name objects in the store in use: switching now
 		 * would leave cold data unreadable. Moving data between stores
 		 * is not implemented. */
-		fprintf(stderr, "aquifer-agent: cold store change refused: volumes hold data in %s\n",
+		UT_WARN("agent_apply", req, "cold store change refused: volumes hold data in %s",
 			a->cold.kind == OBJ_S3 ? a->cold.endpoint : a->cold.path);
 		snprintf(a->last_error, sizeof(a->last_error),
 			 "cold store change refused: tiered volumes still hold data in the current store");
@@ -283,7 +290,7 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 		if (crc == 0)
 			a->cold = cold;
 		else
-			fprintf(stderr, "aquifer-agent: cold store refused: %s\n", strerror(-crc));
+			UT_ERROR("agent_apply", req, "cold store refused: %s", strerror(-crc));
 	}
 	snprintf(tdir, sizeof(tdir), "%s/.aquifer-tier", a->cfg.shelf);
 	mkdir(tdir, 0700);
@@ -320,11 +327,17 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 		rc = aq_fail(msg, AQ_EINVAL, "the NFS server refused the export set: %s", strerror(-rc));
 		goto out;
 	}
-	apply_deletes(a, dels, iv, ok, n);
+	json_array_foreach(failed, i, f)
+		UT_WARN("agent_apply", req, "not serving %s: %s", *api_json_str(f, "name", "") ? api_json_str(f, "name", "") : "a volume",
+			api_json_str(f, "error", ""));
+	apply_deletes(a, dels, iv, ok, n, req);
 	if ((rc = agent_state_write(a->cfg.state_dir, "intent.json", intent, msg)) != AQ_OK)
 		goto out;
 	json_decref(a->intent);
 	a->intent = json_incref(intent);
+	/* a push of the applied generation again is news only at debug */
+	UT_LOG(gen != a->applied ? UT_LOG_INFO : UT_LOG_DEBUG, "agent_apply", req, "applied: %zu volumes served, %zu not",
+	       used, json_array_size(failed));
 	a->applied = gen;
 	json_decref(a->failed);
 	a->failed = failed;

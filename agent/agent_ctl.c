@@ -19,28 +19,16 @@
 
 #include "api/api_schema.h"
 #include "tls/tls.h"
+#include "util/ut_buf.h"
+#include "util/ut_hostport.h"
+#include "util/ut_log.h"
 
-struct ctl_buf {
-	char *p;
-	size_t len;
-};
+/* The largest answer of aquiferd the agent reads (join, report). */
+#define CTL_REPLY_MAX (1u << 20)
 
 static size_t ctl_sink(char *p, size_t sz, size_t n, void *arg)
 {
-	struct ctl_buf *b = arg;
-	size_t add = sz * n;
-	char *np;
-
-	if (b->len + add > (1u << 20))
-		return 0;
-	np = realloc(b->p, b->len + add + 1);
-	if (!np)
-		return 0;
-	memcpy(np + b->len, p, add);
-	b->p = np;
-	b->len += add;
-	b->p[b->len] = '\0';
-	return add;
+	return ut_buf_add(arg, p, sz * n) == AQ_OK ? sz * n : 0;
 }
 
 /* POST body to aquiferd path with a bearer token; *reply gets the parsed
@@ -53,12 +41,13 @@ static long ctl_post(const struct agent *a, CURL *reuse, const char *path, const
 {
 	char url[800], authz[4300], cerr[CURL_ERROR_SIZE] = "";
 	char *text = json_dumps(body, JSON_COMPACT);
-	struct ctl_buf buf = { NULL, 0 };
+	struct ut_buf buf;
 	struct curl_slist *h = NULL;
 	CURL *c = reuse ? reuse : curl_easy_init();
 	long code = AQ_EUNAVAIL;
 	CURLcode cc;
 
+	ut_buf_init(&buf, CTL_REPLY_MAX);
 	*reply = NULL;
 	if (reuse)
 		curl_easy_reset(reuse);
@@ -84,45 +73,47 @@ static long ctl_post(const struct agent *a, CURL *reuse, const char *path, const
 		goto out;
 	}
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	*reply = buf.p ? json_loads(buf.p, 0, NULL) : NULL;
+	*reply = ut_buf_len(&buf) ? json_loads(ut_buf_str(&buf), 0, NULL) : NULL;
 	if (code != 200)
 		aq_fail(msg, AQ_EIO, "%s: HTTP %ld: %s", url, code,
-			api_json_str(json_object_get(*reply, "error"), "message", buf.p ? buf.p : ""));
+			api_json_str(json_object_get(*reply, "error"), "message", ut_buf_str(&buf)));
 out:
 	curl_slist_free_all(h);
 	if (c && c != reuse)
 		curl_easy_cleanup(c);
 	free(text);
-	free(buf.p);
+	ut_buf_cleanup(&buf);
 	return code;
 }
 
-static void host_of(const char *listen, const char *advertise, char *out, size_t cap)
+/* The host clients and aquiferd reach: --advertise, or --listen's host. */
+static void host_of(const struct ut_hostport *listen, const char *advertise, char *out, size_t cap)
 {
-	const char *colon = strrchr(listen, ':');
-
 	if (advertise[0])
 		snprintf(out, cap, "%s", advertise);
 	else
-		snprintf(out, cap, "%.*s", colon ? (int)(colon - listen) : 0, listen);
+		snprintf(out, cap, listen->v6 ? "[%s]" : "%s", listen->host);
 }
 
 int agent_join(struct agent *a, aq_msg *msg)
 {
-	char host[128], addr[300], nfs[300];
-	const char *pc = strrchr(a->cfg.listen, ':'), *nc = strrchr(a->cfg.nfs_listen, ':');
+	char host[300], addr[400], nfs[400];
+	struct ut_hostport api, nfs_hp;
 	json_t *body, *reply = NULL, *creds = NULL;
 	char *key = NULL, *csr = NULL;
 	long code;
 	int rc = AQ_OK;
 
-	host_of(a->cfg.listen, a->cfg.advertise, host, sizeof(host));
+	if ((rc = ut_hostport_parse(a->cfg.listen, 0, UT_HP_PORT0, &api, msg)) != AQ_OK ||
+	    (rc = ut_hostport_parse(a->cfg.nfs_listen, 2049, UT_HP_PORT0, &nfs_hp, msg)) != AQ_OK)
+		return rc;
+	host_of(&api, a->cfg.advertise, host, sizeof(host));
 	/* an https:// aquiferd signs our key: we serve HTTPS too */
-	snprintf(addr, sizeof(addr), "%s://%s:%s", agent_tls_server(a) ? "https" : "http", host, pc ? pc + 1 : "");
+	snprintf(addr, sizeof(addr), "%s://%s:%u", agent_tls_server(a) ? "https" : "http", host, (unsigned)api.port);
 	if (agent_tls_server(a) && (rc = agent_tls_csr(a, &key, &csr, msg)) != AQ_OK)
 		return rc;
-	snprintf(nfs, sizeof(nfs), "%s:%u", host, a->nfs && nfs_srv_port(a->nfs) ? nfs_srv_port(a->nfs)
-								 : (unsigned)strtoul(nc ? nc + 1 : "2049", NULL, 10));
+	snprintf(nfs, sizeof(nfs), "%s:%u", host,
+		 a->nfs && nfs_srv_port(a->nfs) ? nfs_srv_port(a->nfs) : (unsigned)nfs_hp.port);
 	body = json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:s}", "node", a->cfg.node, "location", a->cfg.location,
 			 "address", addr, "nfsAddress", nfs, "throughputCeilingMibps", a->cfg.ceiling_mibps,
 			 "writeThroughputCeilingMibps", a->cfg.write_ceiling_mibps, "agentVersion", AQ_VERSION);
@@ -179,7 +170,7 @@ static void renew_token(struct agent *a, const json_t *reply)
 	    json_object_set_new(creds, "nodeToken", json_string(tok)) != 0 ||
 	    json_object_set_new(creds, "nodeTokenExpireTime", json_string(api_json_str(reply, "nodeTokenExpireTime", ""))) != 0 ||
 	    agent_state_write(a->cfg.state_dir, "credentials.json", creds, &msg) != AQ_OK) {
-		fprintf(stderr, "aquifer-agent: cannot keep the renewed node token (%s); keeping the old one\n", msg.text);
+		UT_ERROR("agent_ctl", NULL, "cannot keep the renewed node token (%s); keeping the old one", msg.text);
 		json_decref(creds);
 		return;
 	}
@@ -187,7 +178,7 @@ static void renew_token(struct agent *a, const json_t *reply)
 	pthread_mutex_lock(&a->lock);
 	snprintf(a->node_token, sizeof(a->node_token), "%s", tok);
 	pthread_mutex_unlock(&a->lock);
-	fprintf(stderr, "aquifer-agent: node token renewed (valid until %s)\n", api_json_str(reply, "nodeTokenExpireTime", "?"));
+	UT_INFO("agent_ctl", NULL, "node token renewed (valid until %s)", api_json_str(reply, "nodeTokenExpireTime", "?"));
 }
 
 static void *reporter(void *arg)
@@ -195,10 +186,11 @@ static void *reporter(void *arg)
 	struct agent *a = arg;
 	CURL *conn = curl_easy_init(); /* kept: one connection for every report */
 	bool was_ok = true;
+	unsigned long long reports = 0;
 
 	while (!__atomic_load_n(&a->stopping, __ATOMIC_RELAXED)) {
 		json_t *st = agent_status_doc(a), *reply = NULL;
-		char token[4200];
+		char token[4200], req[32];
 		aq_msg msg = { "" };
 		long code;
 
@@ -206,16 +198,18 @@ static void *reporter(void *arg)
 		snprintf(token, sizeof(token), "%s", a->node_token);
 		pthread_mutex_unlock(&a->lock);
 		code = st ? ctl_post(a, conn, "/v1/agent/status", token, st, &reply, &msg) : AQ_ENOMEM;
+		snprintf(req, sizeof(req), "report-%llu", ++reports);
+		UT_DEBUG("agent_ctl", req, "status report: %ld", code);
 		if (code == 200) {
 			renew_token(a, reply);
 			pthread_mutex_lock(&a->lock);
 			a->reports_ok++;
 			pthread_mutex_unlock(&a->lock);
 			if (!was_ok)
-				fprintf(stderr, "aquifer-agent: reaching aquiferd again\n");
+				UT_INFO("agent_ctl", req, "reaching aquiferd again");
 			was_ok = true;
 		} else if (was_ok) {
-			fprintf(stderr, "aquifer-agent: status report failed (%s); serving the last applied state and retrying\n",
+			UT_WARN("agent_ctl", req, "status report failed (%s); serving the last applied state and retrying",
 				msg.text);
 			was_ok = false;
 		}

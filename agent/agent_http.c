@@ -15,11 +15,10 @@
  */
 #include "agent/agent_internal.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <openssl/crypto.h>
-#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +26,15 @@
 #include "agent/nfs/nfs3.h"
 #include "api/api_schema.h"
 #include "tls/tls.h"
+#include "util/ut_buf.h"
+#include "util/ut_fifo.h"
+#include "util/ut_hex.h"
+#include "util/ut_hostport.h"
+#include "util/ut_log.h"
 
 #define AGENT_BODY_MAX (16u << 20)
+/* The text of /metrics: a few hundred bytes per volume and family. */
+#define AH_METRICS_MAX (16u << 20)
 /* Threads that run the handlers (the socket thread never does). */
 #define AH_WORKERS 4
 /* libmicrohttpd's memory per connection (request head, answer headers):
@@ -43,15 +49,14 @@ struct ah_req {
 	struct MHD_Connection *conn;
 	const struct ah_route *route;
 	int state;
-	char *body;
-	size_t len;
-	bool too_big;
+	struct ut_buf body;      /* up to AGENT_BODY_MAX; AQ_ETOOBIG past it */
 	const char *volume;      /* ?volume= (borrowed from the connection) */
 	/* the answer */
 	int status;
 	char *text;
 	const char *ctype;
-	struct ah_req *next;     /* work queue link */
+	struct ut_fifo_node node; /* work queue link */
+	char id[24];             /* the log's request id: "http-N" */
 };
 
 typedef int (*ah_handler)(struct agent *a, struct ah_req *r, int *status, char **text,
@@ -163,13 +168,13 @@ static int h_status(struct agent *a, struct ah_req *r, int *status, char **text,
 static int h_tier_scan(struct agent *a, struct ah_req *r, int *status, char **text, const char **ctype)
 {
 	uint64_t fsid = 0;
-	char *end, *json = NULL;
+	char *json = NULL;
 	int rc;
 
 	if (r->volume) {
-		fsid = strtoull(r->volume, &end, 16);
-		if (strlen(r->volume) != 16 || *end)
+		if (strlen(r->volume) != 16 || !ut_hex_valid(r->volume, 16))
 			return ah_error(AQ_EINVAL, "volume must be a volume's fsid (16 hex digits)", status, text, ctype);
+		fsid = strtoull(r->volume, NULL, 16);
 	}
 	rc = tier_scan(a->tier, fsid, &json);
 	if (rc == -ENOENT)
@@ -190,9 +195,9 @@ static int h_intent(struct agent *a, struct ah_req *r, int *status, char **text,
 	int64_t applied;
 	int rc;
 
-	if (r->too_big)
+	if (ut_buf_err(&r->body) == AQ_ETOOBIG)
 		return ah_error(AQ_ETOOBIG, "intent larger than 16 MiB", status, text, ctype);
-	intent = json_loadb(r->body ? r->body : "", r->len, 0, &err);
+	intent = json_loadb(ut_buf_str(&r->body), ut_buf_len(&r->body), 0, &err);
 	if (!intent || !json_is_object(intent)) {
 		json_decref(intent);
 		return ah_error(AQ_EINVAL, "intent is not a JSON object", status, text, ctype);
@@ -261,8 +266,8 @@ static double ah_qos_value(const struct qos_stats *q, size_t m)
 	}
 }
 
-/* Append the QoS families to buf (grown as needed); returns the new length. */
-static size_t ah_qos_lines(struct agent *a, char **buf, size_t *cap, size_t len)
+/* Append the QoS families to b. */
+static void ah_qos_lines(struct agent *a, struct ut_buf *b)
 {
 	json_t *vols;
 	struct qos_stats *st = NULL;
@@ -281,30 +286,15 @@ static size_t ah_qos_lines(struct agent *a, char **buf, size_t *cap, size_t len)
 			st[i] = vs.qos;
 	}
 	for (m = 0; m < sizeof(ah_qos_metrics) / sizeof(ah_qos_metrics[0]); m++) {
-		for (i = 0; i <= n; i++) {
-			if (*cap - len < 2048) {
-				char *nb = realloc(*buf, *cap * 2);
-
-				if (!nb)
-					goto out;
-				*buf = nb;
-				*cap *= 2;
-			}
-			if (i == 0)
-				len += (size_t)snprintf(*buf + len, *cap - len, "# HELP %s %s\n# TYPE %s %s\n",
-							ah_qos_metrics[m].name, ah_qos_metrics[m].help,
-							ah_qos_metrics[m].name, ah_qos_metrics[m].type);
-			if (i == n)
-				break;
-			len += (size_t)snprintf(*buf + len, *cap - len, "%s{node=\"%s\",volume=\"%s\"} %.17g\n",
-						ah_qos_metrics[m].name, a->cfg.node,
-						api_json_str(json_array_get(vols, i), "name", ""), ah_qos_value(&st[i], m));
-		}
+		ut_buf_addf(b, "# HELP %s %s\n# TYPE %s %s\n", ah_qos_metrics[m].name, ah_qos_metrics[m].help,
+			    ah_qos_metrics[m].name, ah_qos_metrics[m].type);
+		for (i = 0; i < n; i++)
+			ut_buf_addf(b, "%s{node=\"%s\",volume=\"%s\"} %.17g\n", ah_qos_metrics[m].name, a->cfg.node,
+				    api_json_str(json_array_get(vols, i), "name", ""), ah_qos_value(&st[i], m));
 	}
 out:
 	free(st);
 	json_decref(vols);
-	return len;
 }
 
 /* The per-volume counter families of /metrics (docs/metrics.md), one
@@ -323,88 +313,56 @@ static const struct {
 	{ "aquifer_agent_volume_cold_tier_write_bytes_total", "counter", "coldWriteBytes", "Bytes written to the cold store." },
 };
 
-static bool ah_append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static bool ah_append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			return false;
-		if ((size_t)n < *cap - *len) {
-			*len += (size_t)n;
-			return true;
-		}
-		char *nb = realloc(*buf, *cap * 2 + (size_t)n);
-
-		if (!nb)
-			return false;
-		*buf = nb;
-		*cap = *cap * 2 + (size_t)n;
-	}
-}
-
-static void ah_volume_metrics(struct agent *a, const json_t *st, char **buf, size_t *len, size_t *cap)
+static void ah_volume_metrics(struct agent *a, const json_t *st, struct ut_buf *b)
 {
 	const json_t *v;
 	size_t i;
 
 	for (size_t f = 0; f < sizeof(ah_vol_families) / sizeof(ah_vol_families[0]); f++) {
-		ah_append(buf, len, cap, "# HELP %s %s\n# TYPE %s %s\n", ah_vol_families[f].name,
-			  ah_vol_families[f].help, ah_vol_families[f].name, ah_vol_families[f].type);
+		ut_buf_addf(b, "# HELP %s %s\n# TYPE %s %s\n", ah_vol_families[f].name,
+			      ah_vol_families[f].help, ah_vol_families[f].name, ah_vol_families[f].type);
 		json_array_foreach(json_object_get(st, "volumes"), i, v)
-			ah_append(buf, len, cap, "%s{node=\"%s\",volume=\"%s\"} %lld\n", ah_vol_families[f].name,
-				  a->cfg.node, api_json_str(v, "name", ""),
-				  (long long)api_json_int64(v, ah_vol_families[f].field, 0));
+			ut_buf_addf(b, "%s{node=\"%s\",volume=\"%s\"} %lld\n", ah_vol_families[f].name,
+				      a->cfg.node, api_json_str(v, "name", ""),
+				      (long long)api_json_int64(v, ah_vol_families[f].field, 0));
 	}
-	ah_append(buf, len, cap, "# HELP aquifer_agent_volume_throughput_limit_bytes_per_second QoS limit of each served volume.\n"
-		  "# TYPE aquifer_agent_volume_throughput_limit_bytes_per_second gauge\n");
+	ut_buf_addf(b, "# HELP aquifer_agent_volume_throughput_limit_bytes_per_second QoS limit of each served volume.\n"
+		    "# TYPE aquifer_agent_volume_throughput_limit_bytes_per_second gauge\n");
 	json_array_foreach(json_object_get(st, "volumes"), i, v)
-		ah_append(buf, len, cap, "aquifer_agent_volume_throughput_limit_bytes_per_second{node=\"%s\",volume=\"%s\"} %.0f\n",
-			  a->cfg.node, api_json_str(v, "name", ""),
-			  api_json_double(v, "throughputLimitMibps", 0) * 1048576.0);
+		ut_buf_addf(b, "aquifer_agent_volume_throughput_limit_bytes_per_second{node=\"%s\",volume=\"%s\"} %.0f\n",
+			      a->cfg.node, api_json_str(v, "name", ""),
+			      api_json_double(v, "throughputLimitMibps", 0) * 1048576.0);
 }
 
 static int h_metrics(struct agent *a, struct ah_req *r, int *status, char **text, const char **ctype)
 {
 	json_t *st = agent_status_doc(a), *v;
-	size_t i, cap = 4096, len = 0;
-	char *buf = malloc(cap);
+	struct ut_buf b;
+	size_t i;
+	int err;
 
 	(void)r;
-	if (!buf || !st) {
-		free(buf);
-		json_decref(st);
+	if (!st)
 		return ah_error(AQ_ENOMEM, "out of memory", status, text, ctype);
-	}
-	len += (size_t)snprintf(buf + len, cap - len,
-				"# HELP aquifer_agent_applied_generation Generation of the desired state applied.\n"
-				"# TYPE aquifer_agent_applied_generation gauge\n"
-				"aquifer_agent_applied_generation{node=\"%s\"} %lld\n"
-				"# HELP aquifer_agent_volume_used_bytes Bytes used by each served volume.\n"
-				"# TYPE aquifer_agent_volume_used_bytes gauge\n",
-				a->cfg.node, (long long)api_json_int64(st, "appliedGeneration", 0));
-	json_array_foreach(json_object_get(st, "volumes"), i, v) {
-		if (cap - len < 1024) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
-		}
-		len += (size_t)snprintf(buf + len, cap - len, "aquifer_agent_volume_used_bytes{node=\"%s\",volume=\"%s\"} %lld\n",
-					a->cfg.node, api_json_str(v, "name", ""), (long long)api_json_int64(v, "usedBytes", 0));
-	}
-	ah_volume_metrics(a, st, &buf, &len, &cap);
+	ut_buf_init(&b, AH_METRICS_MAX);
+	ut_buf_addf(&b,
+		    "# HELP aquifer_agent_applied_generation Generation of the desired state applied.\n"
+		    "# TYPE aquifer_agent_applied_generation gauge\n"
+		    "aquifer_agent_applied_generation{node=\"%s\"} %lld\n"
+		    "# HELP aquifer_agent_volume_used_bytes Bytes used by each served volume.\n"
+		    "# TYPE aquifer_agent_volume_used_bytes gauge\n",
+		    a->cfg.node, (long long)api_json_int64(st, "appliedGeneration", 0));
+	json_array_foreach(json_object_get(st, "volumes"), i, v)
+		ut_buf_addf(&b, "aquifer_agent_volume_used_bytes{node=\"%s\",volume=\"%s\"} %lld\n", a->cfg.node,
+			    api_json_str(v, "name", ""), (long long)api_json_int64(v, "usedBytes", 0));
+	ah_volume_metrics(a, st, &b);
 	json_decref(st);
-	len = ah_qos_lines(a, &buf, &cap, len);
-	*text = buf;
+	ah_qos_lines(a, &b);
+	if ((err = ut_buf_err(&b)) != AQ_OK || !(*text = ut_buf_steal(&b, NULL))) {
+		ut_buf_cleanup(&b);
+		return ah_error(err == AQ_ETOOBIG ? err : AQ_ENOMEM,
+				err == AQ_ETOOBIG ? "metrics text larger than 16 MiB" : "out of memory", status, text, ctype);
+	}
 	*status = 200;
 	*ctype = "text/plain; version=0.0.4; charset=utf-8";
 	return AQ_OK;
@@ -428,10 +386,8 @@ static const struct ah_route {
 struct agent_http {
 	struct MHD_Daemon *mhd;
 	char want[128];              /* "Bearer <push secret>", fixed before the API serves */
-	pthread_mutex_t qlock;
-	pthread_cond_t qcond;
-	struct ah_req *qhead, *qtail;
-	bool stopping;
+	struct ut_fifo_wq wq;        /* requests for the workers */
+	atomic_ullong seq;           /* requests seen: the log's request ids */
 	pthread_t workers[AH_WORKERS];
 	int nworkers;
 };
@@ -487,7 +443,7 @@ static bool ah_check_head(struct agent *a, struct ah_req *r, struct MHD_Connecti
 	if (!r->route)
 		ah_error(path_known ? AQ_ENOMETHOD : AQ_ENOENT, path_known ? "method not allowed" : "no such path",
 			 &r->status, &r->text, &r->ctype);
-	else if (r->route->auth && !agent_tls_peer_ok(a, conn, url))
+	else if (r->route->auth && !agent_tls_peer_ok(a, conn, url, r->id))
 		ah_error(AQ_EUNAUTH, "a client certificate of aquiferd from the cluster CA is required", &r->status,
 			 &r->text, &r->ctype);
 	else if (r->route->auth && !ah_authorized(a->http, conn))
@@ -499,40 +455,18 @@ static bool ah_check_head(struct agent *a, struct ah_req *r, struct MHD_Connecti
 	return r->text == NULL;
 }
 
-static void ah_enqueue(struct agent_http *h, struct ah_req *r)
-{
-	pthread_mutex_lock(&h->qlock);
-	r->next = NULL;
-	if (h->qtail)
-		h->qtail->next = r;
-	else
-		h->qhead = r;
-	h->qtail = r;
-	pthread_cond_signal(&h->qcond);
-	pthread_mutex_unlock(&h->qlock);
-}
-
 /* A worker: handlers may block (the intent's disk I/O, a tier scan, the
  * agent's lock), so they never run on the thread that multiplexes sockets. */
 static void *ah_worker(void *arg)
 {
 	struct agent *a = arg;
-	struct agent_http *h = a->http;
+	struct ut_fifo_node *n;
 
-	for (;;) {
-		struct ah_req *r;
+	while ((n = ut_fifo_wq_pop(&a->http->wq))) {
+		struct ah_req *r = UT_FIFO_ENTRY(n, struct ah_req, node);
 
-		pthread_mutex_lock(&h->qlock);
-		while (!h->qhead && !h->stopping)
-			pthread_cond_wait(&h->qcond, &h->qlock);
-		if (!(r = h->qhead)) {
-			pthread_mutex_unlock(&h->qlock);
-			break;
-		}
-		if (!(h->qhead = r->next))
-			h->qtail = NULL;
-		pthread_mutex_unlock(&h->qlock);
 		r->route->handler(a, r, &r->status, &r->text, &r->ctype);
+		UT_DEBUG("agent_http", r->id, "%s %s: %d", r->route->method, r->route->path, r->status);
 		r->state = AH_DONE;
 		MHD_resume_connection(r->conn);
 	}
@@ -554,6 +488,8 @@ static enum MHD_Result ah_request(void *cls, struct MHD_Connection *conn, const 
 		if (!(r = calloc(1, sizeof(*r))))
 			return MHD_NO;
 		*con_cls = r;
+		ut_buf_init(&r->body, AGENT_BODY_MAX);
+		snprintf(r->id, sizeof(r->id), "http-%llu", atomic_fetch_add(&a->http->seq, 1) + 1);
 		r->conn = conn;
 		r->ctype = "application/json";
 		if (!ah_check_head(a, r, conn, url, method, len))
@@ -570,20 +506,9 @@ static enum MHD_Result ah_request(void *cls, struct MHD_Connection *conn, const 
 	if (r->state == AH_BODY && *upload_size) {
 		if (!r->route->body)
 			return MHD_NO; /* a chunked body the route does not take: hang up */
-		if (!r->too_big && r->len + *upload_size > AGENT_BODY_MAX) {
-			r->too_big = true;
-			free(r->body);
-			r->body = NULL;
-		}
-		if (!r->too_big) {
-			char *nb = realloc(r->body, r->len + *upload_size + 1);
-
-			if (!nb)
-				return MHD_NO;
-			memcpy(nb + r->len, upload, *upload_size);
-			r->body = nb;
-			r->len += *upload_size;
-		}
+		/* past AGENT_BODY_MAX the rest is read and dropped: h_intent says 413 */
+		if (ut_buf_add(&r->body, upload, *upload_size) == AQ_ENOMEM)
+			return MHD_NO;
 		*upload_size = 0;
 		return MHD_YES;
 	}
@@ -591,7 +516,7 @@ static enum MHD_Result ah_request(void *cls, struct MHD_Connection *conn, const 
 		r->volume = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "volume");
 		r->state = AH_QUEUED;
 		MHD_suspend_connection(conn);
-		ah_enqueue(a->http, r);
+		ut_fifo_wq_push(&a->http->wq, &r->node);
 		return MHD_YES;
 	}
 	if (r->state == AH_DONE)
@@ -607,7 +532,7 @@ static void ah_done(void *cls, struct MHD_Connection *conn, void **con_cls, enum
 	(void)conn;
 	(void)t;
 	if (r) {
-		free(r->body);
+		ut_buf_cleanup(&r->body);
 		free(r->text);
 		free(r);
 	}
@@ -616,9 +541,9 @@ static void ah_done(void *cls, struct MHD_Connection *conn, void **con_cls, enum
 
 int agent_http_start(struct agent *a, unsigned reserve, aq_msg *msg)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	char host[128];
-	const char *colon = strrchr(a->cfg.listen, ':');
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	struct ut_hostport hp;
 	struct MHD_OptionItem limits[TLS_LISTEN_MHD_OPTS];
 	struct agent_http *h;
 	/* with a certificate from the cluster CA: HTTPS, asking for client
@@ -630,11 +555,9 @@ int agent_http_start(struct agent *a, unsigned reserve, aq_msg *msg)
 		{ MHD_OPTION_END, 0, NULL },
 	};
 
-	if (!colon || (size_t)(colon - a->cfg.listen) >= sizeof(host))
-		return aq_fail(msg, AQ_EINVAL, "--listen %s: expected IPv4:PORT", a->cfg.listen);
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - a->cfg.listen), a->cfg.listen);
-	sin.sin_port = htons((uint16_t)strtoul(colon + 1, NULL, 10));
-	if (inet_pton(AF_INET, strcmp(host, "localhost") == 0 ? "127.0.0.1" : host, &sin.sin_addr) != 1)
+	/* IPv4 only: the daemon is started without MHD_USE_IPv6 */
+	if (ut_hostport_parse(a->cfg.listen, 0, UT_HP_PORT0, &hp, msg) != AQ_OK || hp.v6 ||
+	    ut_hostport_sockaddr(&hp, &ss, &sl, msg) != AQ_OK)
 		return aq_fail(msg, AQ_EINVAL, "--listen %s: expected IPv4:PORT", a->cfg.listen);
 	if (!(h = calloc(1, sizeof(*h))))
 		return AQ_ENOMEM;
@@ -642,8 +565,11 @@ int agent_http_start(struct agent *a, unsigned reserve, aq_msg *msg)
 	pthread_mutex_lock(&a->lock);
 	snprintf(h->want, sizeof(h->want), "Bearer %s", a->push_secret);
 	pthread_mutex_unlock(&a->lock);
-	pthread_mutex_init(&h->qlock, NULL);
-	pthread_cond_init(&h->qcond, NULL);
+	if (ut_fifo_wq_init(&h->wq) != AQ_OK) {
+		free(h);
+		a->http = NULL;
+		return AQ_ENOMEM;
+	}
 	for (h->nworkers = 0; h->nworkers < AH_WORKERS; h->nworkers++)
 		if (pthread_create(&h->workers[h->nworkers], NULL, ah_worker, a) != 0)
 			return aq_fail(msg, AQ_EINTERNAL, "cannot start the API's worker threads");
@@ -651,7 +577,7 @@ int agent_http_start(struct agent *a, unsigned reserve, aq_msg *msg)
 	h->mhd = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
 					  (a->tls_cert_pem ? MHD_USE_TLS : 0),
 				  0, NULL, NULL, ah_request, a, MHD_OPTION_ARRAY, limits, MHD_OPTION_SOCK_ADDR,
-				  (struct sockaddr *)&sin, MHD_OPTION_NOTIFY_COMPLETED, ah_done, a,
+				  (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED, ah_done, a,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)AH_CONN_POOL, MHD_OPTION_ARRAY,
 				  a->tls_cert_pem ? tls : &tls[3], MHD_OPTION_END);
 	if (!h->mhd)
@@ -669,16 +595,12 @@ void agent_http_stop(struct agent *a)
 	 * daemon goes: MHD must not be stopped with suspended connections. */
 	if (h->mhd)
 		MHD_quiesce_daemon(h->mhd);
-	pthread_mutex_lock(&h->qlock);
-	h->stopping = true;
-	pthread_cond_broadcast(&h->qcond);
-	pthread_mutex_unlock(&h->qlock);
+	ut_fifo_wq_stop(&h->wq);
 	for (int i = 0; i < h->nworkers; i++)
 		pthread_join(h->workers[i], NULL);
 	if (h->mhd)
 		MHD_stop_daemon(h->mhd);
-	pthread_mutex_destroy(&h->qlock);
-	pthread_cond_destroy(&h->qcond);
+	ut_fifo_wq_cleanup(&h->wq);
 	free(h);
 	a->http = NULL;
 }

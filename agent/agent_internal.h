@@ -14,6 +14,7 @@
 #include "agent/vol/vol.h"
 #include "api/api_error.h"
 #include "tls/tls.h"
+#include "util/ut_log.h"
 
 struct agent_cfg {
 	char server[512];        /* aquiferd base URL */
@@ -33,6 +34,7 @@ struct agent_cfg {
 	unsigned tier_day_seconds;  /* length of a tiering "day" (default 86400) */
 	struct tls_listen_limits api_limits;  /* the agent API's connections (agent_http.c) */
 	struct nfs_srv_limits nfs_limits;     /* the NFS port's connections (nfs_srv.h) */
+	enum ut_log_level log_level;          /* --log-level / log-level (default info) */
 };
 
 struct agent {
@@ -106,8 +108,9 @@ int agent_tls_store(struct agent *a, const char *key_pem, const json_t *reply, a
 void agent_tls_curl(const struct agent *a, void *curl);
 /* A failed call to aquiferd, explained (with the --ca-file remedy). */
 int agent_tls_curl_fail(const struct agent *a, int cc, const char *detail, const char *url, aq_msg *msg);
-/* Under TLS: the peer presented aquiferd's client certificate. */
-bool agent_tls_peer_ok(struct agent *a, struct MHD_Connection *conn, const char *url);
+/* Under TLS: the peer presented aquiferd's client certificate (req: the
+ * request id its refusal is logged with). */
+bool agent_tls_peer_ok(struct agent *a, struct MHD_Connection *conn, const char *url, const char *req);
 
 /* agent_ctl.c: talking to aquiferd (libcurl). */
 int agent_join(struct agent *a, aq_msg *msg);

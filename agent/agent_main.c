@@ -2,7 +2,7 @@
  *   aquifer-agent --server URL --token JOIN_TOKEN --node NAME --location LOC --shelf DIR
  *                 --listen HOST:PORT --nfs-listen HOST:PORT --state-dir DIR
  *                 [--throughput-mibps N] [--write-throughput-mibps N] [--advertise HOST]
- *                 [--ca-file FILE] [--tier-day-seconds N] [--config FILE]
+ *                 [--ca-file FILE] [--tier-day-seconds N] [--log-level LEVEL] [--config FILE]
  *                 [connection limits of the API and the NFS port: see usage()]
  * Start-up order: credentials and the last applied intent from --state-dir
  * are served at once; only a node without credentials joins first. */
@@ -22,6 +22,9 @@
 #include "api/api_math.h"
 #include "api/api_schema.h"
 #include "tls/tls.h"
+#include "util/ut_conf.h"
+#include "util/ut_hex.h"
+#include "util/ut_log.h"
 
 /* Seed node (AFX 1K): ~35 GB/s read, ~10 GB/s write, in MiB/s. */
 #define AGENT_CEILING_MIBPS 33379.0
@@ -37,7 +40,7 @@ static void usage(FILE *f)
 		"                     --shelf DIR --listen HOST:PORT --nfs-listen HOST:PORT --state-dir DIR\n"
 		"                     [--throughput-mibps N] [--write-throughput-mibps N]\n"
 		"                     [--advertise HOST] [--ca-file FILE] [--tier-day-seconds N]\n"
-		"                     [--config FILE]\n"
+		"                     [--log-level LEVEL] [--config FILE]\n"
 		"\n"
 		"  --server URL              aquiferd's URL (https://HOST:PORT; http:// only for a loopback aquiferd)\n"
 		"  --token JOIN_TOKEN        a join token (aquifer nodes join-token --location LOC); joins once\n"
@@ -67,6 +70,8 @@ static void usage(FILE *f)
 		"                            call may not pause longer, within N seconds (default 10)\n"
 		"  --nfs-idle-timeout-seconds N  close an NFS connection with nothing outstanding after\n"
 		"                            N seconds of silence (default 360)\n"
+		"  --log-level LEVEL         error, warn, info (default) or debug: the least severe\n"
+		"                            record written to stderr\n"
 		"  --config FILE             'key = value' lines with the option names above\n"
 		"                            ('_' may stand for '-', e.g. tier_day_seconds = 60)\n");
 }
@@ -78,6 +83,7 @@ struct agent_opt {
 };
 
 #define AGENT_OPT_UINT ((size_t)-1)
+#define AGENT_OPT_LEVEL ((size_t)-2)  /* a ut_log level name */
 
 #define S(f) offsetof(struct agent_cfg, f), sizeof(((struct agent_cfg *)0)->f)
 static const struct agent_opt agent_opts[] = {
@@ -96,6 +102,7 @@ static const struct agent_opt agent_opts[] = {
 	{ "nfs-max-connections-per-ip", offsetof(struct agent_cfg, nfs_limits.per_ip), AGENT_OPT_UINT },
 	{ "nfs-record-timeout-seconds", offsetof(struct agent_cfg, nfs_limits.record_s), AGENT_OPT_UINT },
 	{ "nfs-idle-timeout-seconds", offsetof(struct agent_cfg, nfs_limits.idle_s), AGENT_OPT_UINT },
+	{ "log-level", offsetof(struct agent_cfg, log_level), AGENT_OPT_LEVEL },
 };
 #undef S
 
@@ -107,6 +114,8 @@ static int cfg_set(struct agent_cfg *cfg, const char *key, const char *val, aq_m
 
 		if (strcmp(o->name, key) != 0)
 			continue;
+		if (o->cap == AGENT_OPT_LEVEL)
+			return ut_log_level_parse(val, (enum ut_log_level *)(void *)((char *)cfg + o->off), msg);
 		if (o->cap == AGENT_OPT_UINT) {
 			unsigned long u;
 
@@ -131,47 +140,10 @@ static int cfg_set(struct agent_cfg *cfg, const char *key, const char *val, aq_m
 	return aq_fail(msg, AQ_EINVAL, "unknown key \"%s\"", key);
 }
 
-static int cfg_file(struct agent_cfg *cfg, const char *path, aq_msg *msg)
+/* One setting of the --config file (ut_conf: FILE:LINE: before the message). */
+static int cfg_file_set(void *cfg, const char *key, const char *val, aq_msg *msg)
 {
-	FILE *f = fopen(path, "r");
-	char line[8192];
-	int n = 0, rc = AQ_OK;
-
-	if (!f)
-		return aq_fail(msg, AQ_EINVAL, "cannot open %s: %s", path, strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		char *s = line, *eq, *k, *v, *e;
-		aq_msg why = { "" };
-
-		n++;
-		while (*s == ' ' || *s == '\t')
-			s++;
-		e = s + strlen(s);
-		while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
-			*--e = '\0';
-		if (!*s || *s == '#')
-			continue;
-		if (!(eq = strchr(s, '='))) {
-			rc = aq_fail(msg, AQ_EINVAL, "%s:%d: expected 'key = value'", path, n);
-			break;
-		}
-		*eq = '\0';
-		k = s;
-		v = eq + 1;
-		for (e = eq; e > k && (e[-1] == ' ' || e[-1] == '\t');)
-			*--e = '\0';
-		while (*v == ' ' || *v == '\t')
-			v++;
-		for (e = k; *e; e++) /* tier_day_seconds = tier-day-seconds */
-			if (*e == '_')
-				*e = '-';
-		if (cfg_set(cfg, k, v, &why) != AQ_OK) {
-			rc = aq_fail(msg, AQ_EINVAL, "%s:%d: %s", path, n, why.text);
-			break;
-		}
-	}
-	fclose(f);
-	return rc;
+	return cfg_set(cfg, key, val, msg);
 }
 
 static int parse_args(struct agent_cfg *cfg, int argc, char **argv, aq_msg *msg)
@@ -182,7 +154,7 @@ static int parse_args(struct agent_cfg *cfg, int argc, char **argv, aq_msg *msg)
 
 	for (int i = 1; i < argc - 1; i++) /* the config file first: flags override it */
 		if (strcmp(argv[i], "--config") == 0) {
-			int rc = cfg_file(cfg, argv[i + 1], msg);
+			int rc = ut_conf_load(argv[i + 1], UT_CONF_DASH, cfg_file_set, cfg, msg);
 
 			if (rc != AQ_OK)
 				return rc;
@@ -233,7 +205,7 @@ static unsigned fit_limits(struct agent_cfg *cfg)
 		unsigned nfs = (unsigned)(room * cfg->nfs_limits.max_conns / want);
 		unsigned api = (unsigned)(room - nfs);
 
-		fprintf(stderr, "aquifer-agent: RLIMIT_NOFILE is %lu: at most %u NFS and %u API connections (not %u and %u)\n",
+		UT_WARN("agent_main", NULL, "RLIMIT_NOFILE is %lu: at most %u NFS and %u API connections (not %u and %u)",
 			nofile, nfs ? nfs : 1, api ? api : 1, cfg->nfs_limits.max_conns, cfg->api_limits.max_conns);
 		cfg->nfs_limits.max_conns = nfs ? nfs : 1;
 		cfg->api_limits.max_conns = api ? api : 1;
@@ -245,14 +217,7 @@ static int hex_key(const char *hex, uint8_t key[VOL_KEY_LEN])
 {
 	if (strlen(hex) != VOL_KEY_LEN * 2)
 		return AQ_EINVAL;
-	for (int i = 0; i < VOL_KEY_LEN; i++) {
-		unsigned v;
-
-		if (sscanf(hex + i * 2, "%2x", &v) != 1)
-			return AQ_EINVAL;
-		key[i] = (uint8_t)v;
-	}
-	return AQ_OK;
+	return ut_hex_decode(hex, VOL_KEY_LEN * 2, key, VOL_KEY_LEN, NULL);
 }
 
 /* Credentials from the state folder, or a join (retried while aquiferd is
@@ -287,7 +252,7 @@ static int agent_credentials(struct agent *a, aq_msg *msg)
 		if (rc == AQ_EIO && strstr(msg->text, "HTTP 4"))
 			return rc;
 		if (attempt % 10 == 0)
-			fprintf(stderr, "aquifer-agent: cannot join yet (%s); retrying\n", msg->text);
+			UT_WARN("agent_main", NULL, "cannot join yet (%s); retrying", msg->text);
 		sleep(1);
 	}
 }
@@ -309,11 +274,13 @@ int agent_main(int argc, char **argv)
 	a.cfg.tier_day_seconds = 86400;
 	a.cfg.api_limits = (struct tls_listen_limits){ .max_conns = 1024, .per_ip = 32, .header_s = 10, .idle_s = 60 };
 	a.cfg.nfs_limits = (struct nfs_srv_limits)NFS_SRV_LIMITS_DEFAULT;
+	a.cfg.log_level = UT_LOG_INFO;
 	pthread_mutex_init(&a.lock, NULL);
 	if (parse_args(&a.cfg, argc, argv, &msg) != AQ_OK) {
-		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
+		UT_ERROR("agent_main", NULL, "%s", msg.text);
 		return 2;
 	}
+	ut_log_set_level(a.cfg.log_level); /* before any thread starts */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
@@ -321,30 +288,30 @@ int agent_main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (mkdir(a.cfg.state_dir, 0700) != 0 && errno != EEXIST) {
-		fprintf(stderr, "aquifer-agent: cannot create %s: %s\n", a.cfg.state_dir, strerror(errno));
+		UT_ERROR("agent_main", NULL, "cannot create %s: %s", a.cfg.state_dir, strerror(errno));
 		return 1;
 	}
 	if ((rc = agent_shelf_dir_init(&a.shelf, a.cfg.shelf)) != 0) {
-		fprintf(stderr, "aquifer-agent: shelf %s: %s\n", a.cfg.shelf, strerror(-rc));
+		UT_ERROR("agent_main", NULL, "shelf %s: %s", a.cfg.shelf, strerror(-rc));
 		return 1;
 	}
 	if (agent_tls_load(&a, &msg) != AQ_OK || agent_credentials(&a, &msg) != AQ_OK) {
-		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
+		UT_ERROR("agent_main", NULL, "%s", msg.text);
 		return 1;
 	}
 	if (hex_key(a.handle_key, key) != AQ_OK) {
-		fprintf(stderr, "aquifer-agent: credentials hold no valid handle key\n");
+		UT_ERROR("agent_main", NULL, "credentials hold no valid handle key");
 		return 1;
 	}
 	reserve = fit_limits(&a.cfg);
 	/* The agent owns the store; each protocol front end is handed it. */
 	if ((rc = vol_store_new(key, &a.store)) != 0) {
-		fprintf(stderr, "aquifer-agent: volume store: %s\n", strerror(-rc));
+		UT_ERROR("agent_main", NULL, "volume store: %s", strerror(-rc));
 		return 1;
 	}
 	if ((rc = nfs_srv_new(a.cfg.nfs_listen, a.store, (unsigned)a.cfg.nfs_workers, &a.nfs)) != 0 ||
 	    (rc = nfs_srv_set_limits(a.nfs, &a.cfg.nfs_limits)) != 0 || (rc = nfs_srv_start(a.nfs)) != 0) {
-		fprintf(stderr, "aquifer-agent: NFS server on %s: %s\n", a.cfg.nfs_listen, strerror(-rc));
+		UT_ERROR("agent_main", NULL, "NFS server on %s: %s", a.cfg.nfs_listen, strerror(-rc));
 		return 1;
 	}
 	{
@@ -352,7 +319,7 @@ int agent_main(int argc, char **argv)
 
 		snprintf(tc.location, sizeof(tc.location), "%s", a.cfg.location);
 		if ((rc = tier_new(&tc, &a.tier)) != 0) {
-			fprintf(stderr, "aquifer-agent: cold tier: %s\n", strerror(-rc));
+			UT_ERROR("agent_main", NULL, "cold tier: %s", strerror(-rc));
 			return 1;
 		}
 		vol_store_set_tier(a.store, tier_ops(), a.tier);
@@ -361,30 +328,30 @@ int agent_main(int argc, char **argv)
 	rc = agent_state_read(a.cfg.state_dir, "intent.json", &intent, &msg);
 	if (rc == AQ_OK) {
 		if (agent_apply(&a, intent, &msg) != AQ_OK)
-			fprintf(stderr, "aquifer-agent: last applied state: %s\n", msg.text);
+			UT_WARN("agent_main", NULL, "last applied state: %s", msg.text);
 		else
-			fprintf(stderr, "aquifer-agent: serving generation %lld (%zu volumes) from %s\n",
+			UT_INFO("agent_main", NULL, "serving generation %lld (%zu volumes) from %s",
 				(long long)a.applied, json_array_size(json_object_get(intent, "volumes")), a.cfg.state_dir);
 		json_decref(intent);
 	} else if (rc != AQ_ENOENT) {
-		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
+		UT_ERROR("agent_main", NULL, "%s", msg.text);
 	}
 	if (tier_start(a.tier) != 0) {
-		fprintf(stderr, "aquifer-agent: cannot start the cold tier thread\n");
+		UT_ERROR("agent_main", NULL, "cannot start the cold tier thread");
 		return 1;
 	}
 	if (agent_http_start(&a, reserve, &msg) != AQ_OK) {
-		fprintf(stderr, "aquifer-agent: %s\n", msg.text);
+		UT_ERROR("agent_main", NULL, "%s", msg.text);
 		return 1;
 	}
 	if (agent_reporter_start(&a) != AQ_OK) {
-		fprintf(stderr, "aquifer-agent: cannot start the reporter\n");
+		UT_ERROR("agent_main", NULL, "cannot start the reporter");
 		return 1;
 	}
-	fprintf(stderr, "aquifer-agent %s: node %s in %s, API %s, NFS port %u, shelf %s\n", AQ_VERSION,
+	UT_INFO("agent_main", NULL, "aquifer-agent %s: node %s in %s, API %s, NFS port %u, shelf %s", AQ_VERSION,
 		a.cfg.node, a.cfg.location, a.cfg.listen, nfs_srv_port(a.nfs), a.cfg.shelf);
 	sigwait(&set, &sig);
-	fprintf(stderr, "aquifer-agent: signal %d, stopping\n", sig);
+	UT_INFO("agent_main", NULL, "signal %d, stopping", sig);
 	agent_reporter_stop(&a);
 	agent_http_stop(&a);
 	nfs_srv_free(a.nfs);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "tls/tls.h"
+#include "util/ut_file.h"
 
 int agent_state_write(const char *dir, const char *name, const json_t *doc, aq_msg *msg)
 {
@@ -29,17 +30,10 @@ int agent_state_write(const char *dir, const char *name, const json_t *doc, aq_m
 int agent_state_remove(const char *dir, const char *name, aq_msg *msg)
 {
 	char path[1200];
-	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (unlink(path) != 0 && errno != ENOENT)
-		return aq_fail(msg, AQ_EIO, "cannot remove %s: %s", path, strerror(errno));
 	/* the removal is durable before anything written after it */
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	return AQ_OK;
+	return ut_file_remove(path, msg);
 }
 
 int agent_state_read(const char *dir, const char *name, json_t **doc, aq_msg *msg)

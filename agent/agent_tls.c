@@ -49,7 +49,7 @@ int agent_tls_load(struct agent *a, aq_msg *msg)
 		goto out;
 	if ((rc = tls_pair_check(a->tls_cert_pem, a->tls_key_pem, crt, msg)) == AQ_EINVAL &&
 	    strstr(msg->text, "expired"))
-		fprintf(stderr, "aquifer-agent: warning: %s; aquiferd will refuse this node until it joins again\n", msg->text);
+		UT_WARN("agent_tls", NULL, "%s; aquiferd will refuse this node until it joins again", msg->text);
 	else if (rc != AQ_OK)
 		goto out;
 	rc = tls_ca_from_pem(ca_pem, &a->ca, msg);
@@ -126,7 +126,7 @@ int agent_tls_curl_fail(const struct agent *a, int cc, const char *detail, const
 			     msg);
 }
 
-bool agent_tls_peer_ok(struct agent *a, struct MHD_Connection *conn, const char *url)
+bool agent_tls_peer_ok(struct agent *a, struct MHD_Connection *conn, const char *url, const char *req)
 {
 	unsigned char *der = NULL;
 	size_t len = 0;
@@ -140,6 +140,6 @@ bool agent_tls_peer_ok(struct agent *a, struct MHD_Connection *conn, const char 
 	rc = tls_verify_der(a->ca, der, len, TLS_CONTROL_CN, &msg);
 	free(der);
 	if (rc != AQ_OK)
-		fprintf(stderr, "aquifer-agent: %s refused: %s\n", url, msg.text);
+		UT_WARN("agent_tls", req, "%s refused: %s", url, msg.text);
 	return rc == AQ_OK;
 }

@@ -80,6 +80,8 @@ printf '# aquiferd\nlisten = 127.0.0.1:8080\r\ndb=/var/lib/aq.db\n  tier_day_sec
 printf '[fe80::1]:2049' > "$out/corpus_ut_hostport/seed_v6"
 printf 'node-1.example:8080' > "$out/corpus_ut_hostport/seed_name"
 utillib="$top/util/ut_conf.c $top/util/ut_file.c $top/util/ut_hostport.c $top/api/api_error.c"
+# The agent's sub-libraries call util/ (issue 16, shared helpers).
+lib="$lib $(echo "$top"/util/*.c)"
 
 # The SMB protocol modules (issue 18): agent/smb/, seeded with the Windows
 # messages of tests/agent/smb/smb_vectors.h.
@@ -122,7 +124,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	hlib="$lib $crypto"
 	case $h in
 	csr) hlib="$tlslib $ssl" ;;
-	obj_xml) hlib="$top/agent/obj/obj_xml.c $crypto" ;;
+	obj_xml) hlib="$top/agent/obj/obj_xml.c $top/util/ut_hex.c $crypto" ;;
 	s3lite_req) hlib="$top/tests/fixtures/s3lite_req.c $top/util/ut_hex.c $crypto" ;;
 	intent) hlib="$apilib $jansson -lm" ;;
 	ut_conf | ut_hostport) hlib="$utillib" ;;

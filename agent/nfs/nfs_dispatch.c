@@ -32,14 +32,6 @@ static const struct nfs_prog *find_prog(uint32_t prog, bool *found)
 	return NULL;
 }
 
-uint64_t nfs_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Central checks of NFS_F_FH procedures: resolve, authorize, read-only. */
 static uint32_t nfs_precheck(struct nfs_call *call, const struct nfs_proc *p, const void *args)
 {
@@ -72,7 +64,7 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 	size_t clen = 0;
 	int slot = -1, st;
 	bool found;
-	uint64_t t0 = nfs_now_ns();
+	uint64_t t0 = ut_clock_mono_ns();
 
 	memset(&call, 0, sizeof(call));
 	call.obj.fd = -1;
@@ -149,7 +141,7 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 
 	if (p->flags & NFS_F_NOT_IDEMPOTENT) {
 		nfs_drc_addr(&req->conn->peer, addr);
-		switch (nfs_drc_begin(srv, addr, rc.xid, rc.prog, rc.proc, nfs_drc_sum(rc.args, rc.args_len),
+		switch (nfs_drc_begin(srv, addr, rc.xid, rc.prog, rc.proc, ut_hash_fnv64(rc.args, rc.args_len),
 				  &slot, &cached, &clen)) {
 		case DRC_BUSY:
 			goto out;
@@ -221,8 +213,18 @@ handled:
 		call.file_owned = false;
 	}
 	if (prog == &nfs3_prog && call.obj.exp)
-		vol_export_record(call.obj.exp, rc.proc, call.io_bytes, nfs_now_ns() - t0,
+		vol_export_record(call.obj.exp, rc.proc, call.io_bytes, ut_clock_mono_ns() - t0,
 				  *(uint32_t *)res != NFS3_OK);
+	if (ut_log_enabled(UT_LOG_DEBUG)) { /* one record per call, by xid */
+		char xid[9];
+
+		snprintf(xid, sizeof(xid), "%08x", rc.xid);
+		if (prog == &nfs3_prog && call.obj.exp)
+			ut_log_write(UT_LOG_DEBUG, "nfs_dispatch", xid, "NFSv3 procedure %u: status %u", rc.proc,
+				     *(uint32_t *)res);
+		else
+			ut_log_write(UT_LOG_DEBUG, "nfs_dispatch", xid, "program %u procedure %u", rc.prog, rc.proc);
+	}
 send:
 	if (out.err)
 		goto out;
@@ -310,7 +312,7 @@ void nfs_dispatch_release(void *arg, struct qos_item *it)
 	struct nfs_req *req = (struct nfs_req *)(void *)((char *)it - offsetof(struct nfs_req, qi));
 
 	req->admitted = true;
-	nfs_queue_push(arg, req);
+	ut_fifo_wq_push(&((struct nfs_srv *)arg)->wq, &req->node);
 }
 
 void nfs_conn_inflight_done(struct nfs_srv *srv, struct nfs_conn *c)
@@ -340,44 +342,20 @@ static void req_done(struct nfs_srv *srv, struct nfs_req *req, bool replied)
 	free(req);
 }
 
-static void cold_push(struct nfs_srv *srv, struct nfs_req *r)
-{
-	pthread_mutex_lock(&srv->cmu);
-	r->next = NULL;
-	if (srv->ctail)
-		srv->ctail->next = r;
-	else
-		srv->chead = r;
-	srv->ctail = r;
-	pthread_cond_signal(&srv->ccv);
-	pthread_mutex_unlock(&srv->cmu);
-}
-
 void *nfs_dispatch_worker(void *arg)
 {
 	struct nfs_srv *srv = arg;
+	struct ut_fifo_node *n;
 
-	for (;;) {
-		struct nfs_req *r;
+	while ((n = ut_fifo_wq_pop(&srv->wq))) { /* NULL: stopping and drained */
+		struct nfs_req *r = UT_FIFO_ENTRY(n, struct nfs_req, node);
 		bool replied;
 
-		pthread_mutex_lock(&srv->qmu);
-		while (!srv->qhead && !srv->qstop)
-			pthread_cond_wait(&srv->qcv, &srv->qmu);
-		r = srv->qhead;
-		if (r) {
-			srv->qhead = r->next;
-			if (!srv->qhead)
-				srv->qtail = NULL;
-		}
-		pthread_mutex_unlock(&srv->qmu);
-		if (!r)
-			break; /* stopping and drained */
 		if (qos_gate(srv, r))
 			continue; /* parked: nfs_dispatch_release queues it again */
 		replied = serve(srv, r);
 		if (r->cold && !replied) {
-			cold_push(srv, r); /* deferred: cold data */
+			ut_fifo_wq_push(&srv->cold_wq, &r->node); /* deferred: cold data */
 			continue;
 		}
 		req_done(srv, r, replied);
@@ -389,22 +367,11 @@ void *nfs_dispatch_worker(void *arg)
 void *nfs_dispatch_cold(void *arg)
 {
 	struct nfs_srv *srv = arg;
+	struct ut_fifo_node *n;
 
-	for (;;) {
-		struct nfs_req *r;
+	while ((n = ut_fifo_wq_pop(&srv->cold_wq))) { /* NULL: stopping and drained */
+		struct nfs_req *r = UT_FIFO_ENTRY(n, struct nfs_req, node);
 
-		pthread_mutex_lock(&srv->cmu);
-		while (!srv->chead && !srv->cstop)
-			pthread_cond_wait(&srv->ccv, &srv->cmu);
-		r = srv->chead;
-		if (r) {
-			srv->chead = r->next;
-			if (!srv->chead)
-				srv->ctail = NULL;
-		}
-		pthread_mutex_unlock(&srv->cmu);
-		if (!r)
-			break; /* stopping and drained */
 		req_done(srv, r, serve(srv, r));
 	}
 	return NULL;

@@ -9,18 +9,6 @@
 
 /* ---------- duplicate-request cache ---------- */
 
-uint64_t nfs_drc_sum(const uint8_t *p, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 void nfs_drc_addr(const struct sockaddr_storage *ss, uint8_t out[16])
 {
 	memset(out, 0, 16);
@@ -32,7 +20,7 @@ void nfs_drc_addr(const struct sockaddr_storage *ss, uint8_t out[16])
 
 static unsigned nfs_drc_bucket(const uint8_t addr[16], uint32_t xid)
 {
-	return (unsigned)((nfs_drc_sum(addr, 16) ^ xid) % DRC_HASH);
+	return (unsigned)((ut_hash_fnv64(addr, 16) ^ xid) % DRC_HASH);
 }
 
 static void nfs_drc_unlink(struct nfs_srv *srv, int idx)

@@ -1,6 +1,7 @@
 /* nfs_limits: admission, eviction and time-outs of NFS connections; see
  * nfs_limits.h. */
 #include "agent/nfs/nfs_limits.h"
+#include "util/ut_hash.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -26,11 +27,7 @@ static void ip_key(const struct sockaddr_storage *ss, uint8_t key[17])
 
 static unsigned ip_hash(const uint8_t key[17])
 {
-	uint32_t h = 2166136261u;
-
-	for (int i = 0; i < 17; i++)
-		h = (h ^ key[i]) * 16777619u;
-	return h % NFS_LIMITS_HASH;
+	return ut_hash_fnv32(key, 17) % NFS_LIMITS_HASH;
 }
 
 static struct nfs_limits_ip *ip_find(const struct nfs_limits *l, const uint8_t key[17])

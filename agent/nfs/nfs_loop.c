@@ -128,7 +128,7 @@ static void conn_accept(struct nfs_srv *srv)
 		pthread_mutex_init(&c->mu, NULL);
 		pthread_mutex_init(&c->omu, NULL);
 		ev.data.ptr = c;
-		if (nfs_limits_add(&srv->lim, &c->lim, &ss, nfs_now_ns()) != 0) {
+		if (nfs_limits_add(&srv->lim, &c->lim, &ss, ut_clock_mono_ns()) != 0) {
 			nfs_conn_unref(c);
 			continue;
 		}
@@ -138,19 +138,6 @@ static void conn_accept(struct nfs_srv *srv)
 			continue;
 		}
 	}
-}
-
-void nfs_queue_push(struct nfs_srv *srv, struct nfs_req *r)
-{
-	pthread_mutex_lock(&srv->qmu);
-	r->next = NULL;
-	if (srv->qtail)
-		srv->qtail->next = r;
-	else
-		srv->qhead = r;
-	srv->qtail = r;
-	pthread_cond_signal(&srv->qcv);
-	pthread_mutex_unlock(&srv->qmu);
 }
 
 /* A whole record arrived: hand it to the workers. Returns false when the
@@ -169,7 +156,7 @@ static bool conn_dispatch(struct nfs_srv *srv, struct nfs_conn *c)
 	}
 	r->rec = rpc_rec_take(&c->rec, &r->len);
 	r->conn = c;
-	nfs_limits_call(&srv->lim, &c->lim, nfs_now_ns());
+	nfs_limits_call(&srv->lim, &c->lim, ut_clock_mono_ns());
 	atomic_fetch_add(&c->refs, 1);
 	queued = atomic_fetch_add(&srv->queued_bytes, r->len) + r->len;
 	pthread_mutex_lock(&c->mu);
@@ -181,7 +168,7 @@ static bool conn_dispatch(struct nfs_srv *srv, struct nfs_conn *c)
 		more = false;
 	}
 	pthread_mutex_unlock(&c->mu);
-	nfs_queue_push(srv, r);
+	ut_fifo_wq_push(&srv->wq, &r->node);
 	return more;
 }
 
@@ -193,7 +180,7 @@ static void conn_read(struct nfs_srv *srv, struct nfs_conn *c)
 	ssize_t last = -1;
 	bool short_read = false;
 
-	nfs_limits_seen(&srv->lim, &c->lim, nfs_now_ns());
+	nfs_limits_seen(&srv->lim, &c->lim, ut_clock_mono_ns());
 	while (budget > 0) {
 		size_t room = 0;
 		uint8_t *direct = rpc_rec_direct(&c->rec, &room);
@@ -274,7 +261,7 @@ void *nfs_loop_main(void *arg)
 			if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 				conn_read(srv, c);
 		}
-		if ((now = nfs_now_ns()) - srv->swept_ns >= 1000000000ull) {
+		if ((now = ut_clock_mono_ns()) - srv->swept_ns >= 1000000000ull) {
 			nfs_limits_sweep(&srv->lim, now, &lim_ops, srv);
 			srv->swept_ns = now;
 		}

@@ -141,22 +141,17 @@ static void reply_free(struct nfs_reply *r)
  * counts as in flight until it left (or was dropped). */
 void nfs_reply_send(struct nfs_srv *srv, struct nfs_conn *c, struct nfs_reply *r)
 {
+	struct ut_fifo_node *n;
+
 	pthread_mutex_lock(&c->omu);
-	r->next = NULL;
-	if (c->outq_tail)
-		c->outq_tail->next = r;
-	else
-		c->outq = r;
-	c->outq_tail = r;
+	ut_fifo_push(&c->outq, &r->node);
 	if (c->sending) {
 		pthread_mutex_unlock(&c->omu);
 		return;
 	}
 	c->sending = true;
-	while ((r = c->outq) != NULL) {
-		c->outq = r->next;
-		if (!c->outq)
-			c->outq_tail = NULL;
+	while ((n = ut_fifo_pop(&c->outq)) != NULL) {
+		r = UT_FIFO_ENTRY(n, struct nfs_reply, node);
 		pthread_mutex_unlock(&c->omu);
 		if (!atomic_load(&c->dead) && send_one(c->fd, r) != 0) {
 			atomic_store(&c->dead, true);

@@ -72,37 +72,11 @@ void nfs_srv_mount_encode(struct nfs_srv *srv, struct xdr_buf *buf)
 
 /* ---------- public API ---------- */
 
-static int parse_listen(const char *listen, char *host, size_t hcap, uint16_t *port)
-{
-	const char *colon = strrchr(listen, ':');
-	const char *h = listen;
-	size_t hl;
-	char *end;
-	long p;
-
-	if (!colon)
-		return -EINVAL;
-	hl = (size_t)(colon - listen);
-	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
-		h++;
-		hl -= 2;
-	}
-	if (hl == 0 || hl >= hcap)
-		return -EINVAL;
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	errno = 0;
-	p = strtol(colon + 1, &end, 10);
-	if (errno || *end || end == colon + 1 || p < 0 || p > 65535)
-		return -EINVAL;
-	*port = (uint16_t)p;
-	return 0;
-}
-
 int nfs_srv_new(const char *listen, struct vol_store *store, unsigned workers, struct nfs_srv **out)
 {
 	struct nfs_srv *srv;
-	int rc, i;
+	aq_msg why = { "" };
+	int rc = 0, i;
 
 	if (!store)
 		return -EINVAL;
@@ -110,21 +84,30 @@ int nfs_srv_new(const char *listen, struct vol_store *store, unsigned workers, s
 		return -ENOMEM;
 	srv->lfd = srv->epfd = srv->evfd = srv->spare_fd = -1;
 	srv->limits = (struct nfs_srv_limits)NFS_SRV_LIMITS_DEFAULT;
-	if ((rc = parse_listen(listen, srv->host, sizeof(srv->host), &srv->port)) != 0)
+	if (ut_hostport_parse(listen, 0, UT_HP_PORT0, &srv->listen, &why) != AQ_OK) {
+		UT_ERROR("nfs_srv", NULL, "%s", why.text);
+		rc = -EINVAL;
 		goto out;
+	}
+	srv->port = srv->listen.port;
 	srv->store = store;
 	srv->nworkers = workers ? workers : 8;
 	/* A fresh write verifier per server run: clients that see it change
 	 * resend their uncommitted writes. */
 	if (getrandom(srv->wverf, sizeof(srv->wverf), 0) != (ssize_t)sizeof(srv->wverf)) {
-		uint64_t t = nfs_now_ns() ^ (uint64_t)getpid();
+		uint64_t t = ut_clock_mono_ns() ^ (uint64_t)getpid();
 
 		memcpy(srv->wverf, &t, 8);
 	}
-	pthread_mutex_init(&srv->qmu, NULL);
-	pthread_cond_init(&srv->qcv, NULL);
-	pthread_mutex_init(&srv->cmu, NULL);
-	pthread_cond_init(&srv->ccv, NULL);
+	if (ut_fifo_wq_init(&srv->wq) != AQ_OK) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (ut_fifo_wq_init(&srv->cold_wq) != AQ_OK) {
+		ut_fifo_wq_cleanup(&srv->wq);
+		rc = -ENOMEM;
+		goto out;
+	}
 	pthread_mutex_init(&srv->drc_mu, NULL);
 	pthread_mutex_init(&srv->mnt_mu, NULL);
 	for (i = 0; i < DRC_HASH; i++)
@@ -153,24 +136,14 @@ int nfs_srv_start(struct nfs_srv *srv)
 	struct sockaddr_storage ss = {0};
 	socklen_t sl;
 	struct epoll_event ev = {.events = EPOLLIN};
+	aq_msg why = { "" };
 	int one = 1, rc = 0;
 	unsigned i;
 
 	if (srv->started)
 		return -EALREADY;
-	if (inet_pton(AF_INET, srv->host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(srv->port);
-		sl = sizeof(*s4);
-	} else if (inet_pton(AF_INET6, srv->host, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(srv->port);
-		sl = sizeof(*s6);
-	} else {
+	if (ut_hostport_sockaddr(&srv->listen, &ss, &sl, &why) != AQ_OK) {
+		UT_ERROR("nfs_srv", NULL, "%s", why.text);
 		return -EINVAL;
 	}
 	srv->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -204,12 +177,11 @@ int nfs_srv_start(struct nfs_srv *srv)
 	}
 	for (i = 0; i < srv->nworkers; i++)
 		pthread_create(&srv->workers[i], NULL, nfs_dispatch_worker, srv);
-	srv->cstop = false;
 	for (srv->ncold = 0; srv->ncold < NFS_SRV_COLD_WORKERS; srv->ncold++)
 		if (pthread_create(&srv->cold[srv->ncold], NULL, nfs_dispatch_cold, srv) != 0)
 			break;
 	if ((rc = vol_store_qos_start(srv->store, nfs_dispatch_release, srv)) != 0)
-		fprintf(stderr, "nfs: QoS timer did not start (%s): limits not enforced\n", strerror(-rc));
+		UT_ERROR("nfs_srv", NULL, "QoS timer did not start (%s): limits not enforced", strerror(-rc));
 	rc = 0;
 	pthread_create(&srv->loop, NULL, nfs_loop_main, srv);
 	srv->started = true;
@@ -245,17 +217,11 @@ void nfs_srv_stop(struct nfs_srv *srv)
 	}
 	pthread_join(srv->loop, NULL);
 	vol_store_qos_stop(srv->store); /* parked requests go back to the queue */
-	pthread_mutex_lock(&srv->qmu);
-	srv->qstop = true;
-	pthread_cond_broadcast(&srv->qcv);
-	pthread_mutex_unlock(&srv->qmu);
+	ut_fifo_wq_stop(&srv->wq);
 	for (i = 0; i < srv->nworkers; i++)
 		pthread_join(srv->workers[i], NULL);
 	/* The workers are gone: nothing is deferred any more. */
-	pthread_mutex_lock(&srv->cmu);
-	srv->cstop = true;
-	pthread_cond_broadcast(&srv->ccv);
-	pthread_mutex_unlock(&srv->cmu);
+	ut_fifo_wq_stop(&srv->cold_wq);
 	for (i = 0; i < srv->ncold; i++)
 		pthread_join(srv->cold[i], NULL);
 	srv->ncold = 0;
@@ -285,10 +251,8 @@ void nfs_srv_free(struct nfs_srv *srv)
 	nfs_srv_stop(srv);
 	for (i = 0; i < DRC_SIZE; i++)
 		free(srv->drc[i].reply);
-	pthread_mutex_destroy(&srv->qmu);
-	pthread_cond_destroy(&srv->qcv);
-	pthread_mutex_destroy(&srv->cmu);
-	pthread_cond_destroy(&srv->ccv);
+	ut_fifo_wq_cleanup(&srv->wq);
+	ut_fifo_wq_cleanup(&srv->cold_wq);
 	pthread_mutex_destroy(&srv->drc_mu);
 	pthread_mutex_destroy(&srv->mnt_mu);
 	free(srv);

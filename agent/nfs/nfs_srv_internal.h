@@ -7,6 +7,11 @@
 #define AQ_AGENT_NFS_SRV_INTERNAL_H
 
 #include "agent/nfs/nfs_srv.h"
+#include "util/ut_clock.h"
+#include "util/ut_fifo.h"
+#include "util/ut_hash.h"
+#include "util/ut_hostport.h"
+#include "util/ut_log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -56,7 +61,7 @@ struct nfs_conn {
 	struct rpc_rec rec;            /* loop thread only */
 	pthread_mutex_t mu;            /* inflight, paused */
 	pthread_mutex_t omu;           /* outq, sending */
-	struct nfs_reply *outq, *outq_tail;
+	struct ut_fifo outq;           /* of struct nfs_reply */
 	bool sending;                  /* a worker is writing; others only queue */
 	atomic_bool dead;              /* a send failed: drop further replies */
 	int inflight;
@@ -82,7 +87,7 @@ struct nfs_req {
 	struct nfs_conn *conn;
 	uint8_t *rec;
 	size_t len;
-	struct nfs_req *next;
+	struct ut_fifo_node node;      /* in the work queue or the cold pool's */
 	bool admitted;                 /* QoS charged it already (was parked) */
 	bool cold;                     /* on the cold pool: serve it, may block */
 	struct nfs_job *job;           /* a deferred call's state, resumed by the cold pool */
@@ -91,7 +96,7 @@ struct nfs_req {
 
 /* A reply on its way to the socket; owns everything it sends. */
 struct nfs_reply {
-	struct nfs_reply *next;
+	struct ut_fifo_node node;      /* in its connection's outq */
 	struct xdr_buf buf;            /* 4-byte mark + encoded header */
 	void *data_owner;
 	const void *data;
@@ -118,8 +123,8 @@ struct mnt_entry {
 };
 
 struct nfs_srv {
-	char host[128];
-	uint16_t port;
+	struct ut_hostport listen;     /* as given (port 0: the kernel picks) */
+	uint16_t port;                 /* the port bound */
 	unsigned nworkers;
 	struct vol_store *store;
 	uint8_t wverf[8];
@@ -128,16 +133,8 @@ struct nfs_srv {
 	atomic_bool stopping;
 	pthread_t loop;
 	pthread_t *workers;
-	/* work queue */
-	pthread_mutex_t qmu;
-	pthread_cond_t qcv;
-	struct nfs_req *qhead, *qtail;
-	bool qstop;
-	/* cold pool (deferred cold READs) */
-	pthread_mutex_t cmu;
-	pthread_cond_t ccv;
-	struct nfs_req *chead, *ctail;
-	bool cstop;
+	struct ut_fifo_wq wq;          /* work queue of the workers */
+	struct ut_fifo_wq cold_wq;     /* the cold pool's (deferred cold READs) */
 	pthread_t cold[NFS_SRV_COLD_WORKERS];
 	unsigned ncold;
 	_Atomic size_t queued_bytes;
@@ -160,12 +157,10 @@ struct nfs_srv {
 
 /* nfs_loop.c */
 void nfs_conn_unref(struct nfs_conn *c);
-void nfs_queue_push(struct nfs_srv *srv, struct nfs_req *r);
 void *nfs_loop_main(void *arg);
 
 /* nfs_drc.c: nfs_drc_begin answers one of these */
 enum { DRC_NEW = 0, DRC_BUSY = 1, DRC_REPLAY = 2 };
-uint64_t nfs_drc_sum(const uint8_t *p, size_t n);
 void nfs_drc_addr(const struct sockaddr_storage *ss, uint8_t out[16]);
 int nfs_drc_begin(struct nfs_srv *srv, const uint8_t addr[16], uint32_t xid, uint32_t prog,
 	uint32_t proc, uint64_t sum, int *slot, uint8_t **reply, size_t *len);
@@ -175,7 +170,6 @@ void nfs_drc_end(struct nfs_srv *srv, int slot, uint32_t xid, const uint8_t *rep
 void nfs_reply_send(struct nfs_srv *srv, struct nfs_conn *c, struct nfs_reply *r);
 
 /* nfs_dispatch.c */
-uint64_t nfs_now_ns(void);
 void nfs_dispatch_release(void *arg, struct qos_item *it);
 void nfs_conn_inflight_done(struct nfs_srv *srv, struct nfs_conn *c);
 void *nfs_dispatch_worker(void *arg);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "agent/obj/obj_be.h"
+#include "util/ut_file.h"
 
 #define DIR_TMP_STALE_S 3600
 #define DIR_PUT_TRIES 4
@@ -154,20 +155,6 @@ static const char *leaf_of(const char *key)
 	return p ? p + 1 : key;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t w = write(fd, buf, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -EIO;
-		buf += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 /* One attempt; -ENOENT when a concurrent delete removed a folder under us. */
 static int put_once(struct dir_be *d, const char *key, const void *buf, size_t len)
 {
@@ -183,8 +170,10 @@ static int put_once(struct dir_be *d, const char *key, const void *buf, size_t l
 		rc = map_errno(errno);
 		goto out;
 	}
-	if ((rc = write_all(fd, buf, len)) != 0)
+	if (ut_file_write_all(fd, buf, len) != 0) {
+		rc = -EIO;
 		goto out;
+	}
 	if (fsync(fd) != 0) {
 		rc = -EIO;
 		goto out;

@@ -27,6 +27,9 @@
 
 #include "agent/obj/obj_be.h"
 #include "agent/obj/obj_xml.h"
+#include "api/api_error.h"
+#include "util/ut_buf.h"
+#include "util/ut_hex.h"
 
 #define S3_POOL_MAX 64      /* idle easy handles kept */
 #define S3_MULTI_MAX 8      /* idle multi handles kept */
@@ -50,10 +53,11 @@ struct s3_req {
 	struct curl_slist *hdrs;
 	const char *what;      /* "GET", "PUT", ... for error texts */
 	const char *key;       /* or the bucket, for error texts */
-	/* 2xx body: a caller buffer (GET) or a growable one (list). */
+	/* 2xx body: a caller buffer (GET) or, with grow, list (list). */
 	char *buf;
 	size_t cap, len;
-	int grow;              /* buf is ours, grows up to OBJ_XML_BODY_MAX */
+	int grow;              /* the body goes to list, up to OBJ_XML_BODY_MAX */
+	struct ut_buf list;
 	int full;              /* the caller's buffer filled and more came */
 	int too_big;           /* growable body went over its cap */
 	uint64_t off;          /* ranged GET: where the range starts */
@@ -152,9 +156,9 @@ static int sha256_header(const void *buf, size_t len, char *hdr, size_t cap)
 	if (digest(EVP_sha256(), buf ? buf : "", len, md, &n) != 0)
 		return -EIO;
 	off = snprintf(hdr, cap, "x-amz-content-sha256: ");
-	for (unsigned i = 0; i < n && (size_t)off + 3 <= cap; i++)
-		off += snprintf(hdr + off, cap - (size_t)off, "%02x", md[i]);
-	return 0;
+	if (off < 0 || (size_t)off >= cap)
+		return -EOVERFLOW;
+	return ut_hex_encode(md, n, hdr + off, cap - (size_t)off) == AQ_OK ? 0 : -EOVERFLOW;
 }
 
 /* Header "Content-MD5: <base64>" of buf. */
@@ -193,17 +197,11 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 		if (n == 0)
 			return size * nmemb;
 	}
-	if (r->grow && r->len + n > r->cap) {
-		size_t ncap = r->cap ? r->cap : 65536;
-		while (ncap < r->len + n && ncap <= OBJ_XML_BODY_MAX)
-			ncap *= 2;
-		char *nb = ncap <= OBJ_XML_BODY_MAX ? realloc(r->buf, ncap) : NULL;
-		if (!nb) {
-			r->too_big = 1;
-			return 0;
-		}
-		r->buf = nb;
-		r->cap = ncap;
+	if (r->grow) {
+		if (ut_buf_add(&r->list, data, n) == AQ_OK)
+			return size * nmemb;
+		r->too_big = 1;
+		return 0;
 	}
 	take = n < r->cap - r->len ? n : r->cap - r->len;
 	if (take)
@@ -313,10 +311,8 @@ static void req_done(struct obj_store *s, struct s3_req *r)
 	r->h = NULL;
 	curl_slist_free_all(r->hdrs);
 	r->hdrs = NULL;
-	if (r->grow) {
-		free(r->buf);
-		r->buf = NULL;
-	}
+	if (r->grow)
+		ut_buf_cleanup(&r->list);
 }
 
 /* The obj error for a finished transfer; *status is the HTTP status (0 if
@@ -677,6 +673,7 @@ static int s3_list(struct obj_store *s, const char *prefix, obj_list_cb cb, void
 		memset(r, 0, sizeof *r);
 		r->key = prefix[0] ? prefix : s->cfg.bucket;
 		r->grow = 1;
+		ut_buf_init(&r->list, OBJ_XML_BODY_MAX);
 		if (!(r->h = easy_take(be_of(s)))) {
 			rc = -ENOMEM;
 			goto out;
@@ -702,10 +699,11 @@ static int s3_list(struct obj_store *s, const char *prefix, obj_list_cb cb, void
 			goto out;
 		rc = req_perform(s, r, &status);
 		/* Parse after giving the handle back: cb may call obj itself. */
-		char *body = r->buf;
-		size_t len = r->len;
-		r->buf = NULL;
+		size_t len = 0;
+		char *body = rc == 0 ? ut_buf_steal(&r->list, &len) : NULL;
 		req_done(s, r);
+		if (rc == 0 && !body)
+			rc = -ENOMEM;
 		if (rc == 0 && (rc = obj_xml_list(body, len, list_filter_cb, &f, page)) == -EIO)
 			obj_be_error(s, "LIST %s: malformed answer", prefix);
 		free(body);

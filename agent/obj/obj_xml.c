@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "agent/obj/obj_xml.h"
+#include "util/ut_hex.h"
 
 #define XML_NAME_MAX 64
 
@@ -81,14 +82,8 @@ static int entity(struct xml_cur *c, char *ch)
 	unsigned v = 0, digits = 0;
 	while (c->p < c->end && *c->p != ';') {
 		char d = *c->p;
-		int dv;
-		if (d >= '0' && d <= '9')
-			dv = d - '0';
-		else if (hex && d >= 'a' && d <= 'f')
-			dv = d - 'a' + 10;
-		else if (hex && d >= 'A' && d <= 'F')
-			dv = d - 'A' + 10;
-		else
+		int dv = hex ? ut_hex_value(d) : d >= '0' && d <= '9' ? d - '0' : -1;
+		if (dv < 0)
 			return -EIO;
 		v = v * (hex ? 16u : 10u) + (unsigned)dv;
 		if (++digits > 8 || v > 0x7f)

@@ -20,12 +20,9 @@
 
 static double tier_now(const struct tier *t)
 {
-	struct timespec ts;
-
 	if (t->cfg.now)
 		return t->cfg.now(t->cfg.now_arg);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return (double)ut_clock_real_ns() / 1e9;
 }
 
 uint32_t tier_day_of(const struct tier *t, double secs)
@@ -36,14 +33,6 @@ uint32_t tier_day_of(const struct tier *t, double secs)
 uint32_t tier_today(const struct tier *t)
 {
 	return tier_day_of(t, tier_now(t));
-}
-
-double tier_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 void tier_key(const struct tier_vol *v, const char *fid, uint32_t idx, uint64_t ver, char *out)
@@ -57,8 +46,7 @@ void tier_sum(const void *buf, size_t len, char *hex)
 	unsigned int n = 0;
 
 	EVP_Digest(buf, len, md, &n, EVP_sha256(), NULL);
-	for (unsigned i = 0; i < n; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	ut_hex_encode(md, n, hex, TIER_SUM_HEX);
 }
 
 struct tier_store *tier_store_get(struct tier *t)
@@ -90,12 +78,12 @@ void tier_health(struct tier *t, int rc, const char *what)
 		t->down = true;
 		t->down_since = time(NULL);
 		snprintf(t->down_why, sizeof(t->down_why), "%s: %s", what, obj_strerror(rc));
-		fprintf(stderr, "aquifer-agent: cold store %s unreachable (%s); tiering paused\n",
+		UT_WARN("tier", NULL, "cold store %s unreachable (%s); tiering paused",
 			s ? s->desc : "?", t->down_why);
 		tier_store_put(s);
 	} else if (rc != -EAGAIN && t->down) {
 		t->down = false;
-		fprintf(stderr, "aquifer-agent: cold store reachable again; tiering resumes\n");
+		UT_INFO("tier", NULL, "cold store reachable again; tiering resumes");
 	}
 	pthread_mutex_unlock(&t->hmu);
 }
@@ -231,7 +219,7 @@ int tier_set_store(struct tier *t, const struct obj_cfg *cfg)
 		snprintf(s->desc, sizeof(s->desc), "%s", obj_describe(s->obj));
 		rc = obj_ensure_bucket(s->obj);
 		if (rc != 0 && rc != -EAGAIN) {
-			fprintf(stderr, "aquifer-agent: cold store %s: %s\n", s->desc, obj_strerror(rc));
+			UT_ERROR("tier", NULL, "cold store %s: %s", s->desc, obj_strerror(rc));
 		}
 		tier_health(t, rc == -EAGAIN ? rc : 0, "create bucket");
 	}
@@ -314,7 +302,7 @@ int tier_destroy_volume(struct tier *t, uint64_t fsid, const char *state_dir)
 		}
 		rmdir(state_dir);
 	} else {
-		fprintf(stderr, "aquifer-agent: cannot delete the cold objects under %s: %s\n", prefix, obj_strerror(rc));
+		UT_ERROR("tier", NULL, "cannot delete the cold objects under %s: %s", prefix, obj_strerror(rc));
 	}
 	tier_keylist_free(&l);
 	tier_store_put(s);

@@ -12,7 +12,7 @@
  * TIER_COLD_DEADLINE_MS passed (then -ETIMEDOUT). */
 int tier_fetch(struct tier_vol *v, const char *key, uint64_t off, void *buf, size_t len, size_t *got)
 {
-	double end = tier_mono_ms() + TIER_COLD_DEADLINE_MS, wait = 50;
+	double end = (double)ut_clock_mono_ms() + TIER_COLD_DEADLINE_MS, wait = 50;
 
 	/* Down for longer than a read may wait (the tier thread probes it every
 	 * second): answer at once, so cold reads do not tie up the NFS workers
@@ -33,7 +33,7 @@ int tier_fetch(struct tier_vol *v, const char *key, uint64_t off, void *buf, siz
 		if (rc != -EAGAIN)
 			return rc == -ENOENT ? -EIO : rc;
 		tier_health(v->t, rc, "read");
-		if (tier_mono_ms() + wait > end)
+		if ((double)ut_clock_mono_ms() + wait > end)
 			return -ETIMEDOUT;
 		usleep((useconds_t)(wait * 1000));
 		wait = wait * 2 > 800 ? 800 : wait * 2;

@@ -13,6 +13,9 @@
 #define AQ_AGENT_TIER_INTERNAL_H
 
 #include "agent/tier/tier.h"
+#include "util/ut_clock.h"
+#include "util/ut_hex.h"
+#include "util/ut_log.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -134,8 +137,9 @@ struct tier_keylist {
 /* tier.c */
 uint32_t tier_day_of(const struct tier *t, double secs);
 uint32_t tier_today(const struct tier *t);
-double tier_mono_ms(void);
 void tier_key(const struct tier_vol *v, const char *fid, uint32_t idx, uint64_t ver, char *out);
+/* The SHA-256 of buf as 64 lowercase digits and a NUL in hex[TIER_SUM_HEX]. */
+#define TIER_SUM_HEX 65
 void tier_sum(const void *buf, size_t len, char *hex);
 struct tier_store *tier_store_get(struct tier *t);
 void tier_store_put(struct tier_store *s);

@@ -44,7 +44,7 @@ int tier_map_exec(struct tier_vol *v, const char *sql, const char *a, const char
 	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
 		return 0;
 fail:
-	fprintf(stderr, "aquifer-agent: tier db %s: %s\n", v->cfg.state_dir, sqlite3_errmsg(v->db));
+	UT_ERROR("tier_map", NULL, "tier db %s: %s", v->cfg.state_dir, sqlite3_errmsg(v->db));
 	sqlite3_finalize(st);
 	return -EIO;
 }
@@ -189,7 +189,7 @@ int tier_vol_open(struct tier *t, const struct tier_vol_cfg *cfg, struct tier_vo
 	if (sqlite3_open_v2(path, &v->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK ||
 	    sqlite3_exec(v->db, tier_map_schema, NULL, NULL, NULL) != SQLITE_OK) {
-		fprintf(stderr, "aquifer-agent: tier db %s: %s\n", path, v->db ? sqlite3_errmsg(v->db) : "?");
+		UT_ERROR("tier_map", NULL, "tier db %s: %s", path, v->db ? sqlite3_errmsg(v->db) : "?");
 		rc = -EIO;
 		goto out;
 	}

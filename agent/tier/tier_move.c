@@ -74,7 +74,7 @@ ssize_t tier_pread_all(int fd, void *buf, size_t len, uint64_t off)
  * of it). 0 also when someone else did it first. */
 int tier_rehydrate(struct tier_vol *v, uint64_t ino, uint32_t c, int fd)
 {
-	char key[TIER_KEY_MAX], fid[17], sum[65], want[65], p[64];
+	char key[TIER_KEY_MAX], fid[17], sum[TIER_SUM_HEX], want[TIER_SUM_HEX], p[64];
 	uint8_t *buf = NULL;
 	uint64_t cver, serial;
 	struct tier_file *f;
@@ -112,7 +112,7 @@ int tier_rehydrate(struct tier_vol *v, uint64_t ino, uint32_t c, int fd)
 	/* Busy: the record cannot go away under the check. */
 	tier_sum(buf, got, sum);
 	if (got != TIER_CHUNK || tier_map_sum(v, fid, c, want) != 0 || strcmp(sum, want) != 0) {
-		fprintf(stderr, "aquifer-agent: cold object %s fails its checksum\n", key);
+		UT_ERROR("tier_move", NULL, "cold object %s fails its checksum", key);
 		rc = -EIO;
 	}
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
@@ -159,7 +159,7 @@ out:
 int tier_move_out(struct tier_vol *v, struct tier_store *s, int fd, uint64_t ino, uint64_t serial,
 			 const char *fid, uint32_t c, uint32_t snap)
 {
-	char key[TIER_KEY_MAX], sum[65];
+	char key[TIER_KEY_MAX], sum[TIER_SUM_HEX];
 	uint8_t *buf = malloc(TIER_CHUNK);
 	struct tier_file *f;
 	uint64_t ver = 0, size = 0;
@@ -207,7 +207,7 @@ int tier_move_out(struct tier_vol *v, struct tier_store *s, int fd, uint64_t ino
 	}
 	/* Recorded: now the local copy may go. */
 	if (rc == 0 && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)c * TIER_CHUNK, TIER_CHUNK) != 0)
-		fprintf(stderr, "aquifer-agent: cannot punch a hole in a tiered file: %s\n", strerror(errno));
+		UT_ERROR("tier_move", NULL, "cannot punch a hole in a tiered file: %s", strerror(errno));
 	pthread_mutex_lock(&v->mu);
 	f->state[c] = rc == 0 ? CH_COLD : CH_HOT;
 	if (rc == 0) {

@@ -204,30 +204,24 @@ static void tier_probe(struct tier *t)
 void *tier_main(void *arg)
 {
 	struct tier *t = arg;
-	double next = tier_mono_ms() + 1500;
+	double next = (double)ut_clock_mono_ms() + 1500;
 
 	pthread_mutex_lock(&t->tmu);
 	while (!t->stopping) {
 		struct timespec ts;
-		double now = tier_mono_ms(), until = next < now + 1000 ? next : now + 1000;
+		double now = (double)ut_clock_mono_ms(), until = next < now + 1000 ? next : now + 1000;
 
 		if (!t->kick && until > now) {
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += (time_t)((until - now) / 1000);
-			ts.tv_nsec += (long)(((long)(until - now) % 1000) * 1000000);
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
+			ut_clock_deadline(&ts, (uint64_t)(until - now));
 			pthread_cond_timedwait(&t->tcv, &t->tmu, &ts);
 		}
 		t->kick = false;
 		pthread_mutex_unlock(&t->tmu);
 		if (tier_is_down(t)) {
 			tier_probe(t);
-		} else if (tier_mono_ms() >= next) {
+		} else if ((double)ut_clock_mono_ms() >= next) {
 			tier_pass(t);
-			next = tier_mono_ms() + t->cfg.day_seconds * 1000.0;
+			next = (double)ut_clock_mono_ms() + t->cfg.day_seconds * 1000.0;
 		} else {
 			tier_drain(t);
 		}

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "agent/tier/tier_internal.h"
+#include "util/ut_buf.h"
 
 int tier_keylist_add(void *arg, const char *key, uint64_t size)
 {
@@ -43,47 +44,8 @@ static bool has(struct tier_keylist *l, const char *k)
 	return l->n && bsearch(&k, l->k, l->n, sizeof(*l->k), cmp_str) != NULL;
 }
 
-/* Append to a growing text buffer. */
-struct sbuf {
-	char *p;
-	size_t len, cap;
-	int err;
-};
-
-static void sb_add(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_add(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->err)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->err = -EINVAL;
-			return;
-		}
-		if (b->p && b->len + (size_t)n < b->cap) {
-			b->len += (size_t)n;
-			return;
-		}
-		size_t cap = (b->cap ? b->cap : 4096);
-
-		while (cap <= b->len + (size_t)n)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-
-		if (!p) {
-			b->err = -ENOMEM;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-}
+/* The largest report: every key of a volume, twice at most (~100 bytes a key). */
+#define TIER_SCAN_MAX (256u << 20)
 
 static int tier_map_keys(struct tier_vol *v, const char *sql, struct tier_keylist *l)
 {
@@ -102,15 +64,15 @@ static int tier_map_keys(struct tier_vol *v, const char *sql, struct tier_keylis
 	return rc;
 }
 
-static void sb_keys(struct sbuf *b, const char *name, struct tier_keylist *l, struct tier_keylist *other, struct tier_keylist *also)
+static void scan_keys(struct ut_buf *b, const char *name, struct tier_keylist *l, struct tier_keylist *other, struct tier_keylist *also)
 {
 	size_t n = 0;
 
-	sb_add(b, ",\"%s\":[", name);
+	ut_buf_addf(b, ",\"%s\":[", name);
 	for (size_t i = 0; i < l->n; i++)
 		if (!has(other, l->k[i]) && (!also || !has(also, l->k[i])))
-			sb_add(b, "%s\"%s\"", n++ ? "," : "", l->k[i]); /* keys use [A-Za-z0-9._/-] only */
-	sb_add(b, "],\"%sCount\":%zu", name, n);
+			ut_buf_addf(b, "%s\"%s\"", n++ ? "," : "", l->k[i]); /* keys use [A-Za-z0-9._/-] only */
+	ut_buf_addf(b, "],\"%sCount\":%zu", name, n);
 }
 
 int tier_scan(struct tier *t, uint64_t fsid, char **json)
@@ -118,11 +80,12 @@ int tier_scan(struct tier *t, uint64_t fsid, char **json)
 	struct tier_store *s = tier_store_get(t);
 	struct tier_vol **vs;
 	size_t n = tier_vols_get(t, &vs), seen = 0;
-	struct sbuf b = {0};
+	struct ut_buf b;
 	int rc = s ? 0 : -EAGAIN;
 
 	*json = NULL;
-	sb_add(&b, "{\"volumes\":[");
+	ut_buf_init(&b, TIER_SCAN_MAX);
+	ut_buf_addf(&b, "{\"volumes\":[");
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct tier_keylist objs = {0}, recs = {0}, pend = {0};
 		struct tier_vol *v = vs[i];
@@ -140,28 +103,26 @@ int tier_scan(struct tier *t, uint64_t fsid, char **json)
 		if (rc == 0) {
 			/* orphans: objects no chunk record names; missing: records
 			 * without their object; pending: known leftovers to delete. */
-			sb_add(&b, "%s{\"fsid\":\"%016" PRIx64 "\",\"prefix\":\"%s\",\"objects\":%zu,\"records\":%zu,"
+			ut_buf_addf(&b, "%s{\"fsid\":\"%016" PRIx64 "\",\"prefix\":\"%s\",\"objects\":%zu,\"records\":%zu,"
 				   "\"pending\":%zu,\"coldBytes\":%" PRIu64,
 			       seen++ ? "," : "", v->cfg.fsid, v->prefix, objs.n, recs.n, pend.n,
 			       (uint64_t)atomic_load(&v->cold_bytes));
-			sb_keys(&b, "orphans", &objs, &recs, NULL);
-			sb_keys(&b, "missing", &recs, &objs, NULL);
-			sb_add(&b, "}");
+			scan_keys(&b, "orphans", &objs, &recs, NULL);
+			scan_keys(&b, "missing", &recs, &objs, NULL);
+			ut_buf_addf(&b, "}");
 		}
 		tier_keylist_free(&objs);
 		tier_keylist_free(&recs);
 		tier_keylist_free(&pend);
 	}
-	sb_add(&b, "]}");
+	ut_buf_addf(&b, "]}");
 	if (rc == 0 && fsid && !seen)
 		rc = -ENOENT;
-	if (rc == 0 && b.err)
-		rc = b.err;
-	if (rc == 0) {
-		*json = b.p;
-		b.p = NULL;
-	}
-	free(b.p);
+	if (rc == 0 && ut_buf_err(&b) != AQ_OK)
+		rc = ut_buf_err(&b) == AQ_ENOMEM ? -ENOMEM : -E2BIG;
+	if (rc == 0 && !(*json = ut_buf_steal(&b, NULL)))
+		rc = -ENOMEM;
+	ut_buf_cleanup(&b);
 	tier_vols_put(vs, n);
 	tier_store_put(s);
 	return rc;

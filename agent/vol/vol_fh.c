@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #endif
 #include "agent/vol/vol_internal.h"
+#include "util/ut_hash.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -309,12 +310,7 @@ static void vol_fent_put(struct vol_fent *fe)
 
 static struct vol_fent *vol_fent_slot(struct vol_store *s, const uint8_t *key, size_t klen)
 {
-	uint64_t h = 1469598103934665603ull;
-	size_t i;
-
-	for (i = 0; i < klen; i++)
-		h = (h ^ key[i]) * 1099511628211ull;
-	return &s->fc[h % VOL_FCACHE];
+	return &s->fc[ut_hash_fnv64(key, klen) % VOL_FCACHE];
 }
 
 /* Forget the cached object with this key (it was removed). */

@@ -47,6 +47,17 @@ static int vol_name(const char *name, size_t nlen, char *buf)
 	return 0;
 }
 
+/* The start of an operation that yields the object named in dir: out empty
+ * (nothing to release on failure), dir a directory, the name checked into nm. */
+static int vol_dir_name(const struct vol_obj *dir, const char *name, size_t nlen, char *nm, struct vol_obj *out)
+{
+	out->fd = -1;
+	out->exp = NULL;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	return vol_name(name, nlen, nm);
+}
+
 static int vol_lookup_nocred(struct vol_obj *dir, const char *nm, struct vol_obj *out)
 {
 	int fd;
@@ -65,11 +76,7 @@ int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 	char nm[VOL_NAME_MAX + 1];
 	int rc;
 
-	out->fd = -1;
-	out->exp = NULL;
-	if (!S_ISDIR(dir->st.st_mode))
-		return -ENOTDIR;
-	if ((rc = vol_name(name, nlen, nm)) != 0)
+	if ((rc = vol_dir_name(dir, name, nlen, nm, out)) != 0)
 		return rc;
 	if (!strcmp(nm, "..") && vol_is_root(dir))
 		nm[1] = '\0'; /* ".." at the root is the root: never above it */
@@ -164,11 +171,7 @@ static int vol_new_name(struct vol_obj *dir, const char *name, size_t nlen, char
 {
 	int rc;
 
-	out->fd = -1;
-	out->exp = NULL;
-	if (!S_ISDIR(dir->st.st_mode))
-		return -ENOTDIR;
-	if ((rc = vol_name(name, nlen, nm)) != 0)
+	if ((rc = vol_dir_name(dir, name, nlen, nm, out)) != 0)
 		return rc;
 	if (!strcmp(nm, ".") || !strcmp(nm, ".."))
 		return -EEXIST;

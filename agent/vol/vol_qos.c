@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #endif
 #include "agent/vol/vol_qos.h"
+#include "util/ut_clock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -38,9 +39,9 @@ struct qos_pool {
 };
 
 struct qos_flow {
-	struct qos_flow *next;
+	struct ut_fifo_node node;  /* in its volume's flows */
 	uint64_t key;
-	struct qos_item *head, *tail;
+	struct ut_fifo items;      /* parked, never empty while the flow is listed */
 };
 
 struct qos_vol {
@@ -50,10 +51,10 @@ struct qos_vol {
 	/* under s->mu: */
 	struct qos_bucket bytes, ops;
 	struct qos_pool *pool;
-	struct qos_flow *flows, *flows_tail; /* served from the head, round-robin */
+	struct ut_fifo flows;      /* served from the head, round-robin */
 	uint64_t nqueued;
 	bool active;
-	struct qos_vol *anext;
+	struct ut_fifo_node anode; /* in s->active */
 	uint64_t delayed, throttled_ns;
 	uint64_t rate_t0, rate_b0, rate_last;
 	_Atomic uint64_t admitted_bytes, admitted_ops;
@@ -64,8 +65,7 @@ struct qos_sched {
 	pthread_cond_t cv;
 	qos_clock_fn clock;
 	struct qos_pool *pools;
-	struct qos_vol *active, *active_tail; /* volumes with parked requests */
-	size_t nactive;
+	struct ut_fifo active;     /* volumes with parked requests (anode) */
 	uint64_t gen;              /* bumped by anything the timer must see */
 	bool running, stop;
 	pthread_t thr;
@@ -73,17 +73,9 @@ struct qos_sched {
 	void *cb_arg;
 };
 
-static uint64_t qos_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 uint64_t qos_now(const struct qos_sched *s)
 {
-	return s->clock ? s->clock() : qos_mono();
+	return s->clock ? s->clock() : ut_clock_mono_ns();
 }
 
 /* ---------- buckets ---------- */
@@ -198,29 +190,18 @@ static bool qos_vol_limited(const struct qos_vol *v)
 /* Pop the next parked item, round-robin over flows. */
 static struct qos_item *qos_vol_pop(struct qos_vol *v)
 {
-	struct qos_flow *f = v->flows;
+	struct ut_fifo_node *n = ut_fifo_pop(&v->flows);
+	struct qos_flow *f;
 	struct qos_item *it;
 
-	if (!f)
+	if (!n)
 		return NULL;
-	it = f->head;
-	f->head = it->next;
-	if (!f->head)
-		f->tail = NULL;
-	it->next = NULL;
-	v->flows = f->next;
-	if (!v->flows)
-		v->flows_tail = NULL;
-	f->next = NULL;
-	if (f->head) { /* the flow goes to the back of the round */
-		if (v->flows_tail)
-			v->flows_tail->next = f;
-		else
-			v->flows = f;
-		v->flows_tail = f;
-	} else {
+	f = UT_FIFO_ENTRY(n, struct qos_flow, node);
+	it = UT_FIFO_ENTRY(ut_fifo_pop(&f->items), struct qos_item, node);
+	if (ut_fifo_empty(&f->items))
 		free(f);
-	}
+	else
+		ut_fifo_push(&v->flows, &f->node); /* the flow goes to the back of the round */
 	v->nqueued--;
 	if (v->pool)
 		v->pool->nqueued--;
@@ -288,81 +269,55 @@ int qos_sched_new(qos_clock_fn clock, struct qos_sched **out)
 static void qos_active_add(struct qos_sched *s, struct qos_vol *v)
 {
 	v->active = true;
-	v->anext = NULL;
-	if (s->active_tail)
-		s->active_tail->anext = v;
-	else
-		s->active = v;
-	s->active_tail = v;
-	s->nactive++;
+	ut_fifo_push(&s->active, &v->anode);
 }
 
 uint64_t qos_poll(struct qos_sched *s, uint64_t now, qos_release_fn cb, void *arg)
 {
-	struct qos_item *rel = NULL, *rtail = NULL, *it;
+	struct ut_fifo rel, wait, served;
+	struct ut_fifo_node *n;
+	struct qos_item *it;
 	struct qos_vol *v;
 	uint64_t next = UINT64_MAX;
 	bool progress = true;
 
+	ut_fifo_init(&rel);
 	pthread_mutex_lock(&s->mu);
 	/* One request per volume per pass, and a volume that got one goes to
 	 * the back of the list: volumes sharing a pool take turns at its
 	 * tokens, whoever came first. */
 	while (progress) {
-		struct qos_vol *wait = NULL, *wtail = NULL, *served = NULL, *stail = NULL;
-
+		ut_fifo_init(&wait);
+		ut_fifo_init(&served);
 		progress = false;
-		while ((v = s->active) != NULL) {
-			s->active = v->anext;
-			v->anext = NULL;
+		next = UINT64_MAX; /* the last pass (nothing served) sees every volume left */
+		while ((n = ut_fifo_pop(&s->active)) != NULL) {
+			v = UT_FIFO_ENTRY(n, struct qos_vol, anode);
 			qos_vol_refill(v, now);
 			if (qos_vol_ok(v) && (it = qos_vol_pop(v)) != NULL) {
 				qos_vol_charge(v, it->bytes);
 				v->delayed++;
 				v->throttled_ns += now > it->enq_ns ? now - it->enq_ns : 0;
-				if (rtail)
-					rtail->next = it;
-				else
-					rel = it;
-				rtail = it;
+				ut_fifo_push(&rel, &it->node);
 				progress = true;
-				if (!v->nqueued) {
+				if (!v->nqueued)
 					v->active = false;
-					s->nactive--;
-					continue;
-				}
-				if (stail)
-					stail->anext = v;
 				else
-					served = v;
-				stail = v;
+					ut_fifo_push(&served, &v->anode);
 			} else {
-				if (wtail)
-					wtail->anext = v;
-				else
-					wait = v;
-				wtail = v;
+				uint64_t due = qos_vol_ready(v, now);
+
+				next = next < due ? next : due;
+				ut_fifo_push(&wait, &v->anode);
 			}
 		}
 		/* those still waiting keep their place ahead of those served */
-		if (wtail) {
-			wtail->anext = served;
-			s->active = wait;
-			s->active_tail = stail ? stail : wtail;
-		} else {
-			s->active = served;
-			s->active_tail = stail;
-		}
-	}
-	for (v = s->active; v; v = v->anext) {
-		uint64_t due = qos_vol_ready(v, now);
-
-		next = next < due ? next : due;
+		ut_fifo_concat(&wait, &served);
+		ut_fifo_concat(&s->active, &wait);
 	}
 	pthread_mutex_unlock(&s->mu);
-	while ((it = rel) != NULL) {
-		rel = it->next;
-		it->next = NULL;
+	while ((n = ut_fifo_pop(&rel)) != NULL) {
+		it = UT_FIFO_ENTRY(n, struct qos_item, node);
 		v = it->vol;
 		it->vol = NULL;
 		cb(arg, it);
@@ -380,7 +335,7 @@ static void *qos_timer(void *arg)
 		uint64_t gen = s->gen, next;
 
 		pthread_mutex_unlock(&s->mu);
-		next = qos_poll(s, qos_mono(), s->cb, s->cb_arg);
+		next = qos_poll(s, ut_clock_mono_ns(), s->cb, s->cb_arg);
 		pthread_mutex_lock(&s->mu);
 		if (s->stop || s->gen != gen)
 			continue;
@@ -417,9 +372,12 @@ int qos_sched_start(struct qos_sched *s, qos_release_fn cb, void *arg)
 
 void qos_sched_stop(struct qos_sched *s)
 {
-	struct qos_item *rel = NULL, *it;
+	struct ut_fifo rel;
+	struct ut_fifo_node *n;
+	struct qos_item *it;
 	struct qos_vol *v;
 
+	ut_fifo_init(&rel);
 	pthread_mutex_lock(&s->mu);
 	if (!s->running) {
 		pthread_mutex_unlock(&s->mu);
@@ -431,21 +389,15 @@ void qos_sched_stop(struct qos_sched *s)
 	pthread_join(s->thr, NULL);
 	pthread_mutex_lock(&s->mu);
 	s->running = false;
-	while ((v = s->active) != NULL) {
-		while ((it = qos_vol_pop(v)) != NULL) {
-			it->next = rel;
-			rel = it;
-		}
-		s->active = v->anext;
-		v->anext = NULL;
+	while ((n = ut_fifo_pop(&s->active)) != NULL) {
+		v = UT_FIFO_ENTRY(n, struct qos_vol, anode);
+		while ((it = qos_vol_pop(v)) != NULL)
+			ut_fifo_push(&rel, &it->node);
 		v->active = false;
 	}
-	s->active_tail = NULL;
-	s->nactive = 0;
 	pthread_mutex_unlock(&s->mu);
-	while ((it = rel) != NULL) {
-		rel = it->next;
-		it->next = NULL;
+	while ((n = ut_fifo_pop(&rel)) != NULL) {
+		it = UT_FIFO_ENTRY(n, struct qos_item, node);
 		v = it->vol;
 		it->vol = NULL;
 		s->cb(s->cb_arg, it);
@@ -596,29 +548,21 @@ enum qos_verdict qos_submit(struct qos_vol *v, uint64_t flow, enum qos_kind kind
 	/* Nobody waits before us (on the volume or its pool): go if we may. */
 	if (!v->nqueued && (!v->pool || !v->pool->nqueued) && qos_vol_ok(v))
 		goto admit;
-	for (f = v->flows; f; f = f->next)
-		if (f->key == flow)
-			break;
+	f = NULL;
+	for (struct ut_fifo_node *n = ut_fifo_peek(&v->flows); n && !f; n = n->next)
+		if (UT_FIFO_ENTRY(n, struct qos_flow, node)->key == flow)
+			f = UT_FIFO_ENTRY(n, struct qos_flow, node);
 	if (!f) {
 		if (!(f = calloc(1, sizeof(*f))))
 			goto admit; /* never drop: pass, charged into debt */
 		f->key = flow;
-		if (v->flows_tail)
-			v->flows_tail->next = f;
-		else
-			v->flows = f;
-		v->flows_tail = f;
+		ut_fifo_push(&v->flows, &f->node);
 	}
-	it->next = NULL;
 	it->bytes = cost;
 	it->enq_ns = now;
 	it->vol = v;
 	atomic_fetch_add(&v->refs, 1);
-	if (f->tail)
-		f->tail->next = it;
-	else
-		f->head = it;
-	f->tail = it;
+	ut_fifo_push(&f->items, &it->node);
 	v->nqueued++;
 	if (v->pool)
 		v->pool->nqueued++;

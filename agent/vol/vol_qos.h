@@ -33,6 +33,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "util/ut_fifo.h"
+
 #define QOS_BURST_NS 100000000ull /* bucket size: 100 ms of the rate */
 #define QOS_META_BYTES 4096u      /* bytes charged for a metadata request */
 #define QOS_POOL_NAME_MAX 256
@@ -47,7 +49,7 @@ struct qos_flow;
 /* A parked request: embedded by the caller in its own request structure,
  * owned by the scheduler between QOS_PARKED and the release callback. */
 struct qos_item {
-	struct qos_item *next;
+	struct ut_fifo_node node;  /* parked in its flow, then released */
 	struct qos_vol *vol;       /* counted reference while parked */
 	uint64_t bytes;
 	uint64_t enq_ns;

@@ -85,7 +85,7 @@ ex=$AQ_BUILDDIR/deploy/aquifer-agent.conf
 sed -E 's/^# ([a-z-]+ = )/\1/; s|@[a-z]+@|'"$d"'|' "$ex" >"$d/ex-a.conf"
 keys=$(grep -oE '^[a-z-]+' "$d/ex-a.conf" | sort | tr '\n' ' ')
 expect_eq "agent example documents every option" \
-	"advertise ca-file header-timeout-seconds idle-timeout-seconds listen location max-connections max-connections-per-ip nfs-idle-timeout-seconds nfs-listen nfs-max-connections nfs-max-connections-per-ip nfs-record-timeout-seconds node server shelf state-dir throughput-mibps token write-throughput-mibps " "$keys"
+	"advertise ca-file header-timeout-seconds idle-timeout-seconds listen location log-level max-connections max-connections-per-ip nfs-idle-timeout-seconds nfs-listen nfs-max-connections nfs-max-connections-per-ip nfs-record-timeout-seconds node server shelf state-dir throughput-mibps token write-throughput-mibps " "$keys"
 r=$(start_with "$AGENT" "$d/ex-a.conf" --help)
 expect_eq "aquifer-agent accepts its example with every key set" "0|" "$r"
 aq_finish

@@ -27,33 +27,19 @@
 
 #include "agent/vol/vol.h"
 #include "tests/agent/nfs/raw_rpc.h"
+#include "util/ut_hex.h"
 
 static int unhex(const char *hex, uint8_t *out, size_t cap, size_t *n)
 {
-	size_t len = strlen(hex), i;
-
-	if (len % 2 || len / 2 > cap)
-		return -EINVAL;
-	for (i = 0; i < len / 2; i++) {
-		char b[3] = {hex[2 * i], hex[2 * i + 1], 0};
-		char *end;
-		long v = strtol(b, &end, 16);
-
-		if (*end)
-			return -EINVAL;
-		out[i] = (uint8_t)v;
-	}
-	*n = len / 2;
-	return 0;
+	return ut_hex_decode(hex, strlen(hex), out, cap, n) == AQ_OK ? 0 : -EINVAL;
 }
 
 static void put_hex(const uint8_t *p, size_t n)
 {
-	size_t i;
+	char text[2 * 256 + 1];
 
-	for (i = 0; i < n; i++)
-		printf("%02x", p[i]);
-	printf("\n");
+	if (ut_hex_encode(p, n, text, sizeof(text)) == AQ_OK)
+		printf("%s\n", text);
 }
 
 static const char *opt(int argc, char **argv, const char *name)

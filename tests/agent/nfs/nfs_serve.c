@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "agent/nfs/nfs_srv.h"
+#include "util/ut_hash.h"
+#include "util/ut_hex.h"
 
 #define MAX_EXPORTS 16
 
@@ -34,20 +36,9 @@ static int parse_u64(const char *s, uint64_t *out)
 
 static int parse_key(const char *hex, uint8_t *key)
 {
-	size_t i;
-
 	if (strlen(hex) != 2 * VOL_KEY_LEN)
 		return -EINVAL;
-	for (i = 0; i < VOL_KEY_LEN; i++) {
-		char b[3] = {hex[2 * i], hex[2 * i + 1], 0};
-		char *end;
-		long v = strtol(b, &end, 16);
-
-		if (*end)
-			return -EINVAL;
-		key[i] = (uint8_t)v;
-	}
-	return 0;
+	return ut_hex_decode(hex, 2 * VOL_KEY_LEN, key, VOL_KEY_LEN, NULL) == AQ_OK ? 0 : -EINVAL;
 }
 
 static int copy(char *dst, size_t cap, const char *src)
@@ -66,9 +57,8 @@ static int parse_export(const char *spec, struct vol_export_cfg *cfg)
 	char buf[8192];
 	char *eq, *opts, *tok, *next;
 	struct vol_rule *r = &cfg->rules[0];
-	uint64_t v, h = 1469598103934665603ull;
+	uint64_t v;
 	bool in_clients = false;
-	const char *p;
 
 	memset(cfg, 0, sizeof(*cfg));
 	if (snprintf(buf, sizeof(buf), "%s", spec) >= (int)sizeof(buf))
@@ -83,9 +73,7 @@ static int parse_export(const char *spec, struct vol_export_cfg *cfg)
 	if (copy(cfg->path, sizeof(cfg->path), buf) || copy(cfg->id, sizeof(cfg->id), buf + 1) ||
 	    copy(cfg->root, sizeof(cfg->root), eq + 1))
 		return -EINVAL;
-	for (p = buf; *p; p++)
-		h = (h ^ (uint8_t)*p) * 1099511628211ull;
-	cfg->fsid = h;
+	cfg->fsid = ut_hash_fnv64_str(buf);
 	cfg->capacity = 1ull << 40;
 	cfg->nrules = 1;
 	snprintf(r->clients, sizeof(r->clients), "0.0.0.0/0");

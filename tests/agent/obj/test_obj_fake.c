@@ -26,6 +26,7 @@
 #include <openssl/hmac.h>
 #include "agent/obj/obj.h"
 #include "tests/agent/obj/obj_suite.h"
+#include "util/ut_hex.h"
 
 /* ---- a scripted S3 server: answers each request with the next canned
  * answer and keeps the request lines ---- */
@@ -208,18 +209,12 @@ END_TEST
 
 /* ---- an independent SigV4 check (s3rver does not verify signatures) ---- */
 
-static void hex(const unsigned char *b, size_t n, char *out)
-{
-	for (size_t i = 0; i < n; i++)
-		snprintf(out + 2 * i, 3, "%02x", b[i]);
-}
-
 static void sha256_hex(const void *b, size_t n, char out[65])
 {
 	unsigned char md[32];
 	unsigned len = 0;
 	EVP_Digest(b, n, md, &len, EVP_sha256(), NULL);
-	hex(md, 32, out);
+	ut_hex_encode(md, 32, out, 65);
 }
 
 static void hmac(const void *key, size_t klen, const char *msg, unsigned char out[32])
@@ -329,7 +324,7 @@ static const char *sigv4_verify(const char *raw, size_t len, const char *secret,
 	hmac(k2, 32, "s3", k);
 	hmac(k, 32, "aws4_request", k2);
 	hmac(k2, 32, sts, k);
-	hex(k, 32, want_sig);
+	ut_hex_encode(k, 32, want_sig, sizeof want_sig);
 	if (strcmp(sig, want_sig) != 0) {
 		snprintf(why, sizeof why, "signature %s, expected %s", sig, want_sig);
 		return why;

@@ -1,8 +1,8 @@
 # tests/agent/tier/s3.sh: an S3-API server (s3rver from npm) and the latency proxy
-# (bench/tier/aq-latproxy) for the cold-tier tests and bench/tier (sourced).
+# (tests/fixtures/aq-latproxy) for the cold-tier tests and bench/tier (sourced).
 #
 # Works under set -e. Needs AQ_SRC (the source tree); aq_proxy_start needs AQ_LATPROXY (the
-# aq-latproxy binary; default $AQ_BUILDDIR/bench/tier/aq-latproxy).
+# aq-latproxy binary; default $AQ_BUILDDIR/tests/fixtures/aq-latproxy).
 # s3rver has one account: access key "S3RVER", secret "S3RVER"
 # (AQ_S3_ACCESS_KEY / AQ_S3_SECRET_KEY).
 # s3rver 3.7 does NOT verify SigV4 signatures (only that the access key
@@ -15,14 +15,14 @@
 #                            port) with its data in DIR, wait until it
 #                            answers; sets AQ_S3_PID, AQ_S3_PORT, AQ_S3_ENDPOINT
 #   aq_s3_stop               stop it (by PID) and wait for it
-#   aq_s3lite_start DIR [PORT]   start aq-s3lite (bench/tier/aq-s3lite:
+#   aq_s3lite_start DIR [PORT]   start aq-s3lite (tests/fixtures/aq-s3lite:
 #                            a fast S3-API server that VERIFIES SigV4) on
 #                            127.0.0.1:PORT (default: a free port) over
 #                            DIR/data, log in DIR/s3lite.log; sets AQ_S3_PID,
 #                            AQ_S3_PORT, AQ_S3_ENDPOINT like aq_s3_start and
 #                            exports AQ_S3_ACCESS_KEY / AQ_S3_SECRET_KEY
 #                            (AQ-S3LITE-KEY / its own secret). Needs
-#                            AQ_S3LITE or $AQ_BUILDDIR/bench/tier/aq-s3lite.
+#                            AQ_S3LITE or $AQ_BUILDDIR/tests/fixtures/aq-s3lite.
 #                            aq_s3_stop / pause / resume / cleanup work on it.
 #                            AQ_S3LITE_ARGS: more flags, e.g. "--log FILE".
 #                            (It overwrites the S3RVER values: set them back
@@ -97,7 +97,7 @@ aq_s3_start() {
 
 aq_s3lite_start() {
 	local dir=$1 port=${2:-} tries
-	local bin=${AQ_S3LITE:-${AQ_BUILDDIR:-$AQ_SRC}/bench/tier/aq-s3lite}
+	local bin=${AQ_S3LITE:-${AQ_BUILDDIR:-$AQ_SRC}/tests/fixtures/aq-s3lite}
 	[ -x "$bin" ] || { echo "no aq-s3lite at $bin (make first, or set AQ_S3LITE)" >&2; return 1; }
 	mkdir -p "$dir/data"
 	export AQ_S3_ACCESS_KEY=AQ-S3LITE-KEY
@@ -134,7 +134,7 @@ aq_s3_resume() { kill -CONT "$AQ_S3_PID"; }
 
 aq_proxy_start() {
 	local to=$1 lat=$2 log=${3:-} port tries
-	local bin=${AQ_LATPROXY:-${AQ_BUILDDIR:-$AQ_SRC}/bench/tier/aq-latproxy}
+	local bin=${AQ_LATPROXY:-${AQ_BUILDDIR:-$AQ_SRC}/tests/fixtures/aq-latproxy}
 	[ -x "$bin" ] || { echo "no aq-latproxy at $bin (make first, or set AQ_LATPROXY)" >&2; return 1; }
 	for tries in 1 2 3 4 5; do
 		port=$(_aq_s3_pick_port) || return 1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/agent/tier/test_obj_s3lite.sh: the object-store suite (tests/agent/obj/test_obj)
-# against aq-s3lite (bench/tier/aq-s3lite) behind aq-latproxy, like
+# against aq-s3lite (tests/fixtures/aq-s3lite) behind aq-latproxy, like
 # test_obj_s3.sh does against s3rver. aq-s3lite verifies SigV4, so here the
 # suite also proves the signatures are right: a wrong secret must give
 # -EACCES (s3_wrong_secret_is_eacces) while every other case passes signed
