@@ -22,7 +22,7 @@ int agent_state_write(const char *dir, const char *name, const json_t *doc, aq_m
 	if (!text)
 		return AQ_ENOMEM;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	rc = tls_file_write(path, text, strlen(text), msg); /* 0600, temp + fsync + rename */
+	rc = ut_file_write(path, text, strlen(text), msg); /* 0600, temp + fsync + rename */
 	free(text);
 	return rc;
 }

@@ -22,6 +22,7 @@
 
 #include "api/api_schema.h"
 #include "tls/tls.h"
+#include "util/ut_file.h"
 
 static void state_path(const struct agent *a, const char *name, char *out, size_t cap)
 {
@@ -41,11 +42,11 @@ int agent_tls_load(struct agent *a, aq_msg *msg)
 	state_path(a, "agent.crt", crt, sizeof(crt));
 	state_path(a, "agent.key", key, sizeof(key));
 	state_path(a, "ca.crt", ca, sizeof(ca));
-	rc = tls_file_read(crt, TLS_PEM_MAX, &a->tls_cert_pem, NULL, msg);
+	rc = ut_file_read(crt, TLS_PEM_MAX, &a->tls_cert_pem, NULL, msg);
 	if (rc == AQ_ENOENT)
 		return AQ_OK; /* joined a plain-HTTP aquiferd */
-	if (rc != AQ_OK || (rc = tls_file_read(key, TLS_PEM_MAX, &a->tls_key_pem, NULL, msg)) != AQ_OK ||
-	    (rc = tls_file_read(ca, TLS_PEM_MAX, &ca_pem, NULL, msg)) != AQ_OK)
+	if (rc != AQ_OK || (rc = ut_file_read(key, TLS_PEM_MAX, &a->tls_key_pem, NULL, msg)) != AQ_OK ||
+	    (rc = ut_file_read(ca, TLS_PEM_MAX, &ca_pem, NULL, msg)) != AQ_OK)
 		goto out;
 	if ((rc = tls_pair_check(a->tls_cert_pem, a->tls_key_pem, crt, msg)) == AQ_EINVAL &&
 	    strstr(msg->text, "expired"))
@@ -94,7 +95,7 @@ int agent_tls_store(struct agent *a, const char *key_pem, const json_t *reply, a
 	state_path(a, "agent.crt", crt, sizeof(crt));
 	state_path(a, "agent.key", key, sizeof(key));
 	state_path(a, "ca.crt", cap, sizeof(cap));
-	if ((rc = tls_file_write(cap, ca, strlen(ca), msg)) != AQ_OK ||
+	if ((rc = ut_file_write(cap, ca, strlen(ca), msg)) != AQ_OK ||
 	    (rc = tls_pair_write(crt, cert, key, key_pem, msg)) != AQ_OK)
 		return rc;
 	agent_tls_cleanup(a);

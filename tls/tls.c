@@ -28,20 +28,6 @@ struct tls_ca {
 	char *pem;
 };
 
-/* ---- files ---- */
-
-/* Kept as names of util/ut_file for agent/ until it calls ut_file itself
- * (issue 16); the work is ut_file's. */
-int tls_file_write(const char *path, const void *data, size_t len, aq_msg *msg)
-{
-	return ut_file_write(path, data, len, msg);
-}
-
-int tls_file_read(const char *path, size_t cap, char **data, size_t *len, aq_msg *msg)
-{
-	return ut_file_read(path, cap, data, len, msg);
-}
-
 /* ---- PEM helpers ---- */
 
 /* The OpenSSL error queue's last reason, for messages. */

@@ -50,13 +50,6 @@ struct tls_name {
 	bool server, client;     /* extended key usages */
 };
 
-/* Files: util/ut_file_write and ut_file_read under their old names, for
- * agent/ until it calls them itself; new code calls ut_file. */
-int tls_file_write(const char *path, const void *data, size_t len, aq_msg *msg);
-/* Read at most cap bytes (NUL-terminated copy in *data). AQ_ENOENT if missing,
- * AQ_ETOOBIG if larger. */
-int tls_file_read(const char *path, size_t cap, char **data, size_t *len, aq_msg *msg);
-
 /* A fresh P-256 private key (PKCS#8 PEM). */
 int tls_key_new(char **key_pem, aq_msg *msg);
 /* Wipe (explicit_bzero: a memset before free may be optimised away) and

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "tests/lib/aqt.h"
+#include "util/ut_file.h"
 
 static char dir[64], dir2[64];
 
@@ -106,19 +107,19 @@ START_TEST(test_file_write)
 	aq_msg msg = { "" };
 
 	snprintf(p, sizeof(p), "%s/f.pem", dir);
-	ck_assert_int_eq(tls_file_write(p, "old", 3, &msg), AQ_OK);
-	ck_assert_int_eq(tls_file_write(p, "new text", 8, &msg), AQ_OK);
+	ck_assert_int_eq(ut_file_write(p, "old", 3, &msg), AQ_OK);
+	ck_assert_int_eq(ut_file_write(p, "new text", 8, &msg), AQ_OK);
 	ck_assert_int_eq(file_mode(dir, "f.pem"), 0600);
-	ck_assert_int_eq(tls_file_read(p, 100, &got, &len, &msg), AQ_OK);
+	ck_assert_int_eq(ut_file_read(p, 100, &got, &len, &msg), AQ_OK);
 	ck_assert_str_eq(got, "new text");
 	ck_assert_uint_eq(len, 8);
 	free(got);
-	ck_assert_int_eq(tls_file_read(p, 4, &got, &len, &msg), AQ_ETOOBIG);
+	ck_assert_int_eq(ut_file_read(p, 4, &got, &len, &msg), AQ_ETOOBIG);
 	ck_assert_ptr_null(got);
 	snprintf(p, sizeof(p), "%s/missing", dir);
-	ck_assert_int_eq(tls_file_read(p, 100, &got, &len, &msg), AQ_ENOENT);
+	ck_assert_int_eq(ut_file_read(p, 100, &got, &len, &msg), AQ_ENOENT);
 	snprintf(p, sizeof(p), "%s/no/such/dir/f", dir);
-	ck_assert_int_eq(tls_file_write(p, "x", 1, &msg), AQ_EIO);
+	ck_assert_int_eq(ut_file_write(p, "x", 1, &msg), AQ_EIO);
 }
 END_TEST
 
@@ -248,11 +249,11 @@ static unsigned char *signed_by(const char *d, const char *cn, long from, long t
 	int n;
 
 	snprintf(p, sizeof(p), "%s/ca.crt", d);
-	ck_assert_int_eq(tls_file_read(p, TLS_PEM_MAX, &pem, NULL, &msg), AQ_OK);
+	ck_assert_int_eq(ut_file_read(p, TLS_PEM_MAX, &pem, NULL, &msg), AQ_OK);
 	cax = pem_x509(pem);
 	free(pem);
 	snprintf(p, sizeof(p), "%s/ca.key", d);
-	ck_assert_int_eq(tls_file_read(p, TLS_PEM_MAX, &pem, NULL, &msg), AQ_OK);
+	ck_assert_int_eq(ut_file_read(p, TLS_PEM_MAX, &pem, NULL, &msg), AQ_OK);
 	b = BIO_new_mem_buf(pem, -1);
 	cak = PEM_read_bio_PrivateKey(b, NULL, NULL, NULL);
 	BIO_free(b);
