@@ -365,3 +365,161 @@ int api_intent_delete_decode(const json_t *in, struct api_intent_delete *out, aq
 			       API_INTENT_DIR_LEN);
 	return AQ_OK;
 }
+
+/* ---------- snapshots ---------- */
+
+static json_t *snap_encode(const struct api_intent_snap *sn)
+{
+	return json_pack("{s:s,s:s}", "id", sn->id, "uid", sn->uid);
+}
+
+/* {"id", "uid"} of a snapshot; where names it in messages. */
+static int snap_decode(const json_t *in, const char *vname, const char *where, struct api_intent_snap *out,
+		       aq_msg *msg)
+{
+	aq_msg why = { "" };
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(in) || get_text(in, "id", true, out->id, sizeof(out->id)) != AQ_OK ||
+	    api_id_check(out->id, "id", &why) != AQ_OK)
+		return vol_fail(msg, vname, "%s.id must follow the id rule%s%s", where, why.text[0] ? ": " : "", why.text);
+	if (get_text(in, "uid", true, out->uid, sizeof(out->uid)) != AQ_OK || !fsid_ok(out->uid))
+		return vol_fail(msg, vname, "%s.uid must be 16 hex digits", where);
+	return AQ_OK;
+}
+
+int api_intent_snapset_encode(const struct api_intent_snapset *set, json_t *e)
+{
+	json_t *snaps = json_array(), *dels = json_array(), *o;
+	int rc = AQ_ENOMEM;
+	size_t i;
+
+	if (!snaps || !dels)
+		goto out;
+	for (i = 0; i < set->nsnaps; i++)
+		if (json_array_append_new(snaps, snap_encode(&set->snaps[i])))
+			goto out;
+	for (i = 0; i < set->ndeletes; i++)
+		if (json_array_append_new(dels, snap_encode(&set->deletes[i])))
+			goto out;
+	if (json_object_set_new(e, "snapshotDirectory", json_boolean(set->directory)) ||
+	    json_object_set(e, "snapshots", snaps) || json_object_set(e, "snapshotDeletes", dels))
+		goto out;
+	if (set->revert_seq) {
+		o = snap_encode(&set->revert);
+		if (!o || json_object_set_new(o, "seq", json_integer((json_int_t)set->revert_seq)) ||
+		    json_object_set_new(e, "revert", o))
+			goto out;
+	}
+	if (set->clone) {
+		o = snap_encode(&set->clone_snap);
+		if (!o || json_object_set_new(o, "dir", json_string(set->clone_dir)) ||
+		    json_object_set_new(e, "cloneSource", o))
+			goto out;
+	}
+	rc = AQ_OK;
+out:
+	json_decref(snaps);
+	json_decref(dels);
+	return rc;
+}
+
+/* A list of snapshots: an array of at most API_INTENT_MAX_SNAPSHOTS, no id
+ * twice. */
+static int snaplist_decode(const json_t *a, const char *vname, const char *key, struct api_intent_snap *out,
+			   size_t *n, aq_msg *msg)
+{
+	char where[64];
+	const json_t *v;
+	size_t i, j;
+	int rc;
+
+	*n = 0;
+	if (!a)
+		return AQ_OK;
+	if (!json_is_array(a))
+		return vol_fail(msg, vname, "%s must be an array", key);
+	if (json_array_size(a) > API_INTENT_MAX_SNAPSHOTS)
+		return vol_fail(msg, vname, "%s has %zu snapshots; at most %d are allowed", key, json_array_size(a),
+				API_INTENT_MAX_SNAPSHOTS);
+	json_array_foreach(a, i, v) {
+		snprintf(where, sizeof(where), "%s[%zu]", key, i);
+		if ((rc = snap_decode(v, vname, where, &out[i], msg)) != AQ_OK)
+			return rc;
+		for (j = 0; j < i; j++)
+			if (strcmp(out[j].id, out[i].id) == 0)
+				return vol_fail(msg, vname, "%s names snapshot %s twice", key, out[i].id);
+		*n = i + 1;
+	}
+	return AQ_OK;
+}
+
+int api_intent_snapset_decode(const json_t *e, struct api_intent_snapset *out, aq_msg *msg)
+{
+	const char *vname = json_string_value(json_object_get(e, "name"));
+	const json_t *rv = field(e, "revert"), *cs = field(e, "cloneSource");
+	int64_t seq;
+	size_t i, j;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	vname = vname ? vname : "";
+	if (get_bool(e, "snapshotDirectory", false, &out->directory) != AQ_OK)
+		return vol_fail(msg, vname, "snapshotDirectory must be a boolean");
+	if ((rc = snaplist_decode(field(e, "snapshots"), vname, "snapshots", out->snaps, &out->nsnaps, msg)) ||
+	    (rc = snaplist_decode(field(e, "snapshotDeletes"), vname, "snapshotDeletes", out->deletes, &out->ndeletes,
+				  msg)))
+		return rc;
+	for (i = 0; i < out->nsnaps; i++)
+		for (j = 0; j < out->ndeletes; j++)
+			if (strcmp(out->snaps[i].uid, out->deletes[j].uid) == 0)
+				return vol_fail(msg, vname, "snapshot %s is both in snapshots and snapshotDeletes",
+						out->snaps[i].id);
+	if (rv) {
+		if ((rc = snap_decode(rv, vname, "revert", &out->revert, msg)) != AQ_OK)
+			return rc;
+		if (get_int(rv, "seq", 0, 1, INT64_MAX, &seq) != AQ_OK)
+			return vol_fail(msg, vname, "revert.seq must be a positive integer");
+		out->revert_seq = (uint64_t)seq;
+	}
+	if (cs) {
+		if ((rc = snap_decode(cs, vname, "cloneSource", &out->clone_snap, msg)) != AQ_OK)
+			return rc;
+		if (get_text(cs, "dir", true, out->clone_dir, sizeof(out->clone_dir)) != AQ_OK ||
+		    strstr(out->clone_dir, ".."))
+			return vol_fail(msg, vname, "cloneSource.dir must be 1-%d bytes without \"..\"", API_INTENT_DIR_LEN);
+		out->clone = true;
+	}
+	return AQ_OK;
+}
+
+json_t *api_intent_snap_state_encode(const struct api_intent_snap_state *st)
+{
+	return json_pack("{s:s,s:s,s:s,s:s,s:I,s:I}", "id", st->snap.id, "uid", st->snap.uid, "state",
+			 st->ready ? "READY" : "ERROR", "stateDetails", st->detail, "createUnix",
+			 (json_int_t)st->create_unix, "usedBytes", (json_int_t)st->used_bytes);
+}
+
+int api_intent_snap_state_decode(const json_t *in, struct api_intent_snap_state *out, aq_msg *msg)
+{
+	const char *state;
+	int64_t t, used;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = snap_decode(in, "", "snapshot", &out->snap, msg)) != AQ_OK)
+		return rc;
+	if (get_str(in, "state", "", &state) != AQ_OK || (strcmp(state, "READY") && strcmp(state, "ERROR")))
+		return aq_fail(msg, AQ_EINVAL, "snapshot %s: state must be READY or ERROR", out->snap.id);
+	if (get_text(in, "stateDetails", false, out->detail, sizeof(out->detail)) != AQ_OK)
+		return aq_fail(msg, AQ_EINVAL, "snapshot %s: stateDetails must be a string of at most %d bytes",
+			       out->snap.id, API_INTENT_SNAP_DETAIL_LEN);
+	if (get_int(in, "createUnix", 0, 0, INT64_MAX, &t) != AQ_OK ||
+	    get_int(in, "usedBytes", 0, 0, INT64_MAX, &used) != AQ_OK)
+		return aq_fail(msg, AQ_EINVAL, "snapshot %s: createUnix and usedBytes must be non-negative integers",
+			       out->snap.id);
+	out->ready = strcmp(state, "READY") == 0;
+	out->create_unix = t;
+	out->used_bytes = (uint64_t)used;
+	return AQ_OK;
+}

@@ -132,4 +132,72 @@ int api_intent_volume_decode(const json_t *in, struct api_intent_volume *out, aq
 json_t *api_intent_delete_encode(const struct api_intent_delete *d);
 int api_intent_delete_decode(const json_t *in, struct api_intent_delete *out, aq_msg *msg);
 
+/* ---- snapshots (the volume entry's snapshot fields) ----
+ *
+ * A volume entry may carry (all optional; absent = none / false):
+ *   "snapshotDirectory": true              serve /.snapshot/<id>/ at the export root
+ *   "snapshots": [{"id", "uid"}, ...]      snapshots that must exist: the agent
+ *                                           creates each one it does not have
+ *   "snapshotDeletes": [{"id", "uid"}, ...] snapshots that must go: the agent
+ *                                           deletes them. Never by omission: a
+ *                                           snapshot missing from both lists is
+ *                                           kept (and reported), as volumes are.
+ *   "revert": {"id", "uid", "seq"}         make the live volume this snapshot's
+ *                                           content, once per seq (the agent keeps
+ *                                           the last seq it applied durably)
+ *   "cloneSource": {"dir", "id", "uid"}    a clone: when the volume's folder does
+ *                                           not exist yet, it starts as the
+ *                                           snapshot uid of the volume in dir
+ * id is the snapshot's id (the last part of its resource name, api_id_check's
+ * rule): its name under /.snapshot/. uid is 16 hex digits the control plane
+ * draws when it creates the snapshot, so a snapshot deleted and created again
+ * under the same id is a different snapshot.
+ *
+ * The agent reports each snapshot it holds in the volume's status entry:
+ *   "snapshots": [{"id", "uid", "state": "READY"|"ERROR", "stateDetails",
+ *                  "createUnix": seconds, "usedBytes": bytes}],
+ *   "revertSeq": the last revert seq applied, "snapshotBytes": sum of usedBytes
+ * (api_intent_snap_state_encode / _decode).
+ */
+#define API_INTENT_MAX_SNAPSHOTS 255    /* per volume (GCNV: 255) */
+#define API_INTENT_SNAP_ID_LEN 63       /* api_id_check's limit */
+#define API_INTENT_SNAP_DETAIL_LEN 255  /* stateDetails bytes */
+
+struct api_intent_snap {
+	char id[API_INTENT_SNAP_ID_LEN + 1];
+	char uid[17];                             /* 16 hex digits */
+};
+
+struct api_intent_snapset {
+	bool directory;                           /* snapshotDirectory */
+	size_t nsnaps, ndeletes;
+	struct api_intent_snap snaps[API_INTENT_MAX_SNAPSHOTS];
+	struct api_intent_snap deletes[API_INTENT_MAX_SNAPSHOTS];
+	uint64_t revert_seq;                      /* 0: no revert */
+	struct api_intent_snap revert;
+	bool clone;                               /* cloneSource given */
+	char clone_dir[API_INTENT_DIR_LEN + 1];
+	struct api_intent_snap clone_snap;
+};
+
+/* One snapshot as the agent reports it. */
+struct api_intent_snap_state {
+	struct api_intent_snap snap;
+	bool ready;                               /* state READY, else ERROR */
+	char detail[API_INTENT_SNAP_DETAIL_LEN + 1];
+	int64_t create_unix;
+	uint64_t used_bytes;
+};
+
+/* Add the snapshot fields of set to a volume entry e (from
+ * api_intent_volume_encode); AQ_ENOMEM. */
+int api_intent_snapset_encode(const struct api_intent_snapset *set, json_t *e);
+/* Read them from a volume entry: every id, uid, dir and seq checked, at most
+ * API_INTENT_MAX_SNAPSHOTS in each list, no id twice in one list, no uid
+ * both wanted and deleted. The message names the volume and the field. */
+int api_intent_snapset_decode(const json_t *e, struct api_intent_snapset *out, aq_msg *msg);
+
+json_t *api_intent_snap_state_encode(const struct api_intent_snap_state *st);
+int api_intent_snap_state_decode(const json_t *in, struct api_intent_snap_state *out, aq_msg *msg);
+
 #endif

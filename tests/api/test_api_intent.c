@@ -398,6 +398,81 @@ START_TEST(test_decode_limits)
 }
 END_TEST
 
+
+/* The snapshot fields survive a round trip; each bad input is refused with a
+ * message naming the field. */
+START_TEST(test_snapset)
+{
+	struct api_intent_snapset *a = calloc(1, sizeof(*a)), *b = malloc(sizeof(*b));
+	struct api_intent_snap_state st = { .snap = { "hourly-1", "00000000000000aa" }, .ready = true,
+					    .detail = "ok", .create_unix = 1700000000, .used_bytes = 4096 }, st2;
+	aq_msg msg = { { 0 } };
+	json_t *e = json_pack("{s:s}", "name", "projects/p/locations/l/volumes/v"), *x;
+
+	a->directory = true;
+	a->nsnaps = API_INTENT_MAX_SNAPSHOTS;
+	for (size_t i = 0; i < a->nsnaps; i++) {
+		snprintf(a->snaps[i].id, sizeof(a->snaps[i].id), "s%zu", i);
+		snprintf(a->snaps[i].uid, sizeof(a->snaps[i].uid), "%016zx", i + 1);
+	}
+	a->ndeletes = 1;
+	snprintf(a->deletes[0].id, sizeof(a->deletes[0].id), "old");
+	snprintf(a->deletes[0].uid, sizeof(a->deletes[0].uid), "ffffffffffffffff");
+	a->revert_seq = 7;
+	a->revert = a->snaps[3];
+	a->clone = true;
+	snprintf(a->clone_dir, sizeof(a->clone_dir), "volumes/0123456789abcdef");
+	a->clone_snap = a->snaps[0];
+	ck_assert_int_eq(api_intent_snapset_encode(a, e), AQ_OK);
+	ck_assert_msg(api_intent_snapset_decode(e, b, &msg) == AQ_OK, "%s", msg.text);
+	ck_assert(memcmp(a, b, sizeof(*a)) == 0);
+
+	/* 256 snapshots are one too many */
+	x = json_deep_copy(e);
+	json_array_append_new(json_object_get(x, "snapshots"), json_pack("{s:s,s:s}", "id", "one-more", "uid",
+									 "0000000000000fff"));
+	ck_assert_int_eq(api_intent_snapset_decode(x, b, &msg), AQ_EINVAL);
+	ck_assert_ptr_nonnull(strstr(msg.text, "at most 255"));
+	json_decref(x);
+	/* ids that could leave the folder, bad uids, a twin, wanted and deleted */
+	const char *bad[][2] = { { "../x", "0000000000000001" }, { ".snap", "0000000000000001" },
+				 { "ok", "xyz" }, { "s1", "0000000000000099" } };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		x = json_deep_copy(e);
+		json_array_set_new(json_object_get(x, "snapshots"), 0, json_pack("{s:s,s:s}", "id", bad[i][0], "uid", bad[i][1]));
+		ck_assert_msg(api_intent_snapset_decode(x, b, &msg) == AQ_EINVAL, "accepted %s", bad[i][0]);
+		ck_assert_ptr_nonnull(strstr(msg.text, "snapshots"));
+		json_decref(x);
+	}
+	x = json_deep_copy(e);
+	json_array_set_new(json_object_get(x, "snapshotDeletes"), 0, json_pack("{s:s,s:s}", "id", "s2", "uid",
+									       "0000000000000003"));
+	ck_assert_int_eq(api_intent_snapset_decode(x, b, &msg), AQ_EINVAL);
+	json_object_set_new(x, "snapshotDeletes", json_array());
+	json_object_set_new(json_object_get(x, "revert"), "seq", json_integer(0));
+	ck_assert_int_eq(api_intent_snapset_decode(x, b, &msg), AQ_EINVAL);
+	ck_assert_ptr_nonnull(strstr(msg.text, "revert.seq"));
+	json_object_del(x, "revert");
+	json_object_set_new(json_object_get(x, "cloneSource"), "dir", json_string("volumes/../other"));
+	ck_assert_int_eq(api_intent_snapset_decode(x, b, &msg), AQ_EINVAL);
+	json_decref(x);
+	/* absent = none */
+	x = json_pack("{s:s}", "name", "v");
+	ck_assert_int_eq(api_intent_snapset_decode(x, b, &msg), AQ_OK);
+	ck_assert(!b->directory && !b->nsnaps && !b->ndeletes && !b->revert_seq && !b->clone);
+	json_decref(x);
+
+	x = api_intent_snap_state_encode(&st);
+	ck_assert_int_eq(api_intent_snap_state_decode(x, &st2, &msg), AQ_OK);
+	ck_assert(memcmp(&st, &st2, sizeof(st)) == 0);
+	json_object_set_new(x, "state", json_string("CREATING"));
+	ck_assert_int_eq(api_intent_snap_state_decode(x, &st2, &msg), AQ_EINVAL);
+	json_decref(x);
+	json_decref(e);
+	free(a);
+	free(b);
+}
+END_TEST
 static Suite *intent_suite(void)
 {
 	Suite *s = suite_create("api_intent");
@@ -410,6 +485,7 @@ static Suite *intent_suite(void)
 	tcase_add_test(tc, test_volume_from_api_qos_tiering);
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_decode_limits);
+	tcase_add_test(tc, test_snapset);
 	suite_add_tcase(s, tc);
 	return s;
 }
