@@ -12,6 +12,12 @@ static const char *const intent_access[] = { "READ_NONE", "READ_ONLY", "READ_WRI
 static const char *const intent_squash[] = { "NO_ROOT_SQUASH", "ROOT_SQUASH", "ALL_SQUASH", NULL };
 static const char *const intent_tier[] = { "", "ENABLED", "PAUSED", NULL };
 static const char *const intent_retrieval[] = { "DEFAULT", "ON_READ", "NEVER", NULL };
+/* Bit i of the sets is name i. */
+static const char *const intent_protos[] = { "NFSV3", "NFSV4", "SMB", NULL };
+static const char *const intent_smb[] = { "ENCRYPT_DATA", "BROWSABLE", "CHANGE_NOTIFY", "NON_BROWSABLE", "OPLOCKS",
+					  "SHOW_SNAPSHOT", "SHOW_PREVIOUS_VERSIONS", "ACCESS_BASED_ENUMERATION",
+					  "CONTINUOUSLY_AVAILABLE", NULL };
+static const char *const intent_security[] = { "UNIX", "NTFS", NULL };
 
 #define INTENT_MAX_DAYS 100000 /* a sanity bound: the API's range is configuration */
 
@@ -29,6 +35,35 @@ static const json_t *field(const json_t *o, const char *key)
 	const json_t *v = json_object_get(o, key);
 
 	return json_is_null(v) ? NULL : v;
+}
+
+/* A list of names as a set of bits (bit i: names[i]); absent gives dflt.
+ * AQ_EINVAL on anything but an array of known names. */
+static int names_to_bits(const json_t *a, const char *const *names, unsigned dflt, unsigned *out)
+{
+	const json_t *v;
+	size_t i;
+	int k;
+
+	*out = a ? 0 : dflt;
+	if (a && !json_is_array(a))
+		return AQ_EINVAL;
+	json_array_foreach(a, i, v) {
+		if (!json_is_string(v) || (k = name_index(names, json_string_value(v))) < 0)
+			return AQ_EINVAL;
+		*out |= 1u << k;
+	}
+	return AQ_OK;
+}
+
+static json_t *bits_to_names(unsigned bits, const char *const *names)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; a && names[i]; i++)
+		if (bits & 1u << i)
+			json_array_append_new(a, json_string(names[i]));
+	return a;
 }
 
 /* "volume NAME: " + the formatted text. */
@@ -127,6 +162,14 @@ int api_intent_volume_from_api(const json_t *vol, const json_t *pool, const stru
 	snprintf(out->dir, sizeof(out->dir), "%s", dir);
 	snprintf(out->unix_permissions, sizeof(out->unix_permissions), "%s", perms);
 	out->capacity_bytes = (uint64_t)gib << 30;
+	if (names_to_bits(field(vol, "protocols"), intent_protos, API_INTENT_NFSV3, &out->protocols) != AQ_OK ||
+	    !out->protocols)
+		return aq_fail(msg, AQ_EINVAL, "protocols must list NFSV3, NFSV4 or SMB");
+	if (names_to_bits(field(vol, "smbSettings"), intent_smb, 0, &out->smb_settings) != AQ_OK)
+		return aq_fail(msg, AQ_EINVAL, "smbSettings lists an unknown setting");
+	if ((rc = name_index(intent_security, api_json_str(vol, "securityStyle", "UNIX"))) < 0)
+		return aq_fail(msg, AQ_EINVAL, "securityStyle must be UNIX or NTFS");
+	out->security = (enum api_intent_security)rc;
 	out->qos.mibps = api_json_double(vol, "throughputMibps", 0);
 	if (pool) {
 		struct api_pool_math pm;
@@ -174,6 +217,12 @@ json_t *api_intent_volume_encode(const struct api_intent_volume *v)
 	e = json_pack("{s:s,s:s,s:s,s:s,s:I,s:f,s:s,s:o,s:o}", "name", v->name, "fsid", v->fsid, "shareName",
 		      v->share, "dir", v->dir, "capacityBytes", (json_int_t)v->capacity_bytes, "throughputMibps",
 		      v->qos.mibps, "unixPermissions", v->unix_permissions, "exportRules", rules, "qos", qos);
+	if (e && (json_object_set_new(e, "protocols", bits_to_names(v->protocols, intent_protos)) ||
+		  json_object_set_new(e, "smbSettings", bits_to_names(v->smb_settings, intent_smb)) ||
+		  json_object_set_new(e, "securityStyle", json_string(intent_security[v->security])))) {
+		json_decref(e);
+		return NULL;
+	}
 	if (e && v->tiering.action != API_INTENT_TIER_OFF)
 		json_object_set_new(e, "tieringPolicy",
 				    json_pack("{s:s,s:i,s:b,s:s}", "tierAction", intent_tier[v->tiering.action],
@@ -311,7 +360,7 @@ static int decode_tiering(const json_t *tp, const char *vname, struct api_intent
 int api_intent_volume_decode(const json_t *in, struct api_intent_volume *out, aq_msg *msg)
 {
 	const json_t *rules = field(in, "exportRules"), *r;
-	const char *vname;
+	const char *vname, *sec;
 	int64_t cap;
 	size_t i;
 	int rc;
@@ -347,6 +396,14 @@ int api_intent_volume_decode(const json_t *in, struct api_intent_volume *out, aq
 			return rc;
 	if ((rc = decode_qos(field(in, "qos"), vname, &out->qos, msg)) != AQ_OK)
 		return rc;
+	if (names_to_bits(field(in, "protocols"), intent_protos, API_INTENT_NFSV3, &out->protocols) != AQ_OK ||
+	    !out->protocols)
+		return vol_fail(msg, vname, "protocols must be a non-empty list of NFSV3, NFSV4 and SMB");
+	if (names_to_bits(field(in, "smbSettings"), intent_smb, 0, &out->smb_settings) != AQ_OK)
+		return vol_fail(msg, vname, "smbSettings must be a list of GCNV's SMB settings");
+	if (get_str(in, "securityStyle", "UNIX", &sec) != AQ_OK || (rc = name_index(intent_security, sec)) < 0)
+		return vol_fail(msg, vname, "securityStyle must be UNIX or NTFS");
+	out->security = (enum api_intent_security)rc;
 	return decode_tiering(field(in, "tieringPolicy"), vname, &out->tiering, msg);
 }
 
@@ -521,5 +578,46 @@ int api_intent_snap_state_decode(const json_t *in, struct api_intent_snap_state 
 	out->ready = strcmp(state, "READY") == 0;
 	out->create_unix = t;
 	out->used_bytes = (uint64_t)used;
+	return AQ_OK;
+}
+
+/* ---------- SMB users ---------- */
+
+int api_intent_smb_user_name_check(const char *name, const char *what, aq_msg *msg)
+{
+	size_t n = strnlen(name, API_INTENT_SMB_USER_LEN + 1);
+
+	if (n == 0 || n > API_INTENT_SMB_USER_LEN || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+							     "0123456789.-_") != n || strchr(".-_", name[0]))
+		return aq_fail(msg, AQ_EINVAL, "%s must be 1-%d letters, digits, '.', '-' or '_', starting with a letter or digit",
+			       what, API_INTENT_SMB_USER_LEN);
+	return AQ_OK;
+}
+
+json_t *api_intent_smb_user_encode(const struct api_intent_smb_user *u)
+{
+	return json_pack("{s:s,s:s,s:s,s:I,s:I}", "project", u->project, "name", u->name, "ntHash", u->nt_hash, "uid",
+			 (json_int_t)u->uid, "gid", (json_int_t)u->gid);
+}
+
+int api_intent_smb_user_decode(const json_t *in, struct api_intent_smb_user *out, aq_msg *msg)
+{
+	int64_t uid, gid;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(in) || get_text(in, "project", true, out->project, sizeof(out->project)) != AQ_OK ||
+	    api_id_check(out->project, "smbUsers[].project", msg) != AQ_OK)
+		return aq_fail(msg, AQ_EINVAL, "an SMB user of the intent needs a project (an id)");
+	if (get_text(in, "name", true, out->name, sizeof(out->name)) != AQ_OK ||
+	    api_intent_smb_user_name_check(out->name, "smbUsers[].name", msg) != AQ_OK)
+		return aq_fail(msg, AQ_EINVAL, "an SMB user of project %s has no valid name (1-%d letters, digits, '.', '-', '_')",
+			       out->project, API_INTENT_SMB_USER_LEN);
+	if (get_text(in, "ntHash", true, out->nt_hash, sizeof(out->nt_hash)) != AQ_OK || strlen(out->nt_hash) != 32 ||
+	    strspn(out->nt_hash, "0123456789abcdefABCDEF") != 32)
+		return aq_fail(msg, AQ_EINVAL, "SMB user %s: ntHash must be 32 hex digits", out->name);
+	if (get_int(in, "uid", -1, 0, 4294967295LL, &uid) != AQ_OK || get_int(in, "gid", -1, 0, 4294967295LL, &gid) != AQ_OK)
+		return aq_fail(msg, AQ_EINVAL, "SMB user %s: uid and gid are required, within 0..4294967295", out->name);
+	out->uid = (uint32_t)uid;
+	out->gid = (uint32_t)gid;
 	return AQ_OK;
 }

@@ -51,6 +51,22 @@ enum api_intent_squash { API_INTENT_NO_ROOT_SQUASH = 0, API_INTENT_ROOT_SQUASH =
 enum api_intent_tier { API_INTENT_TIER_OFF = 0, API_INTENT_TIER_ENABLED = 1, API_INTENT_TIER_PAUSED = 2 };
 enum api_intent_retrieval { API_INTENT_RET_DEFAULT = 0, API_INTENT_RET_ON_READ = 1, API_INTENT_RET_NEVER = 2 };
 
+/* A volume's "protocols" (absent: NFSV3 only), as a set of bits. */
+enum api_intent_proto { API_INTENT_NFSV3 = 1 << 0, API_INTENT_NFSV4 = 1 << 1, API_INTENT_SMB = 1 << 2 };
+/* "smbSettings", as a set of bits (GCNV's SMBSettings names, in this order). */
+enum api_intent_smb_setting {
+	API_INTENT_SMB_ENCRYPT_DATA = 1 << 0,
+	API_INTENT_SMB_BROWSABLE = 1 << 1,
+	API_INTENT_SMB_CHANGE_NOTIFY = 1 << 2,
+	API_INTENT_SMB_NON_BROWSABLE = 1 << 3,
+	API_INTENT_SMB_OPLOCKS = 1 << 4,
+	API_INTENT_SMB_SHOW_SNAPSHOT = 1 << 5,
+	API_INTENT_SMB_SHOW_PREVIOUS_VERSIONS = 1 << 6,
+	API_INTENT_SMB_ACCESS_BASED_ENUMERATION = 1 << 7,
+	API_INTENT_SMB_CONTINUOUSLY_AVAILABLE = 1 << 8,
+};
+enum api_intent_security { API_INTENT_SEC_UNIX = 0, API_INTENT_SEC_NTFS = 1 };
+
 /* One IPv4 network of an allowedClients list: addr & mask == addr. */
 struct api_intent_net {
 	uint32_t addr, mask;
@@ -90,6 +106,9 @@ struct api_intent_volume {
 	struct api_intent_rule rules[API_INTENT_MAX_RULES];
 	struct api_intent_qos qos;
 	struct api_intent_tiering tiering;
+	unsigned protocols;                       /* enum api_intent_proto bits; never 0 */
+	unsigned smb_settings;                    /* enum api_intent_smb_setting bits */
+	enum api_intent_security security;        /* securityStyle (default UNIX) */
 };
 
 struct api_intent_delete {
@@ -199,5 +218,32 @@ int api_intent_snapset_decode(const json_t *e, struct api_intent_snapset *out, a
 
 json_t *api_intent_snap_state_encode(const struct api_intent_snap_state *st);
 int api_intent_snap_state_decode(const json_t *in, struct api_intent_snap_state *out, aq_msg *msg);
+
+/* ---- SMB users (the intent's top-level "smbUsers") ----
+ *
+ * The users an SMB session may authenticate as, per project: every user of
+ * the projects whose volumes the node serves, pushed over TLS with the
+ * intent: [{"project", "name", "ntHash", "uid", "gid"}]. ntHash is the NT
+ * hash (MD4 of the UTF-16LE password), 32 hex digits: the password itself is
+ * never stored or sent. A session of a user of project P reaches only the
+ * shares of P's volumes (the project part of the volume's name); uid and gid
+ * are the owner NFS sees for what the user creates. Names compare
+ * case-insensitively (ASCII), as Windows compares account names.
+ */
+#define API_INTENT_MAX_SMB_USERS 1024   /* per intent */
+#define API_INTENT_SMB_USER_LEN 64      /* 1-64 of letters, digits, '.', '-', '_'; first a letter or digit */
+#define API_INTENT_PROJECT_LEN 63       /* a project id (api_id_check) */
+
+struct api_intent_smb_user {
+	char project[API_INTENT_PROJECT_LEN + 1];
+	char name[API_INTENT_SMB_USER_LEN + 1];
+	char nt_hash[33];                         /* 32 hex digits (ut_hex_decode gives the bytes) */
+	uint32_t uid, gid;
+};
+
+/* The user-name rule above; the message names the field as what. */
+int api_intent_smb_user_name_check(const char *name, const char *what, aq_msg *msg);
+json_t *api_intent_smb_user_encode(const struct api_intent_smb_user *u);
+int api_intent_smb_user_decode(const json_t *in, struct api_intent_smb_user *out, aq_msg *msg);
 
 #endif

@@ -473,6 +473,70 @@ START_TEST(test_snapset)
 	free(b);
 }
 END_TEST
+
+/* protocols, smbSettings and securityStyle travel as sets; SMB users keep
+ * only the NT hash, and every field is checked. */
+START_TEST(test_smb_fields)
+{
+	struct api_intent_volume *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	struct api_intent_smb_user u = { .project = "p1", .name = "Alice.B", .nt_hash = "8846f7eaee8fb117ad06bdd830b7586c",
+					 .uid = 1000, .gid = 100 }, u2;
+	aq_msg msg = { { 0 } };
+	json_t *e = full_entry(a), *x;
+
+	ck_assert_int_eq(a->protocols, API_INTENT_NFSV3); /* full_entry's volume has no protocols: NFSV3 */
+	ck_assert_int_eq(a->security, API_INTENT_SEC_UNIX);
+	json_object_set_new(e, "protocols", json_pack("[s,s]", "SMB", "NFSV3"));
+	json_object_set_new(e, "smbSettings", json_pack("[s,s]", "ENCRYPT_DATA", "ACCESS_BASED_ENUMERATION"));
+	json_object_set_new(e, "securityStyle", json_string("NTFS"));
+	ck_assert_msg(api_intent_volume_decode(e, b, &msg) == AQ_OK, "%s", msg.text);
+	ck_assert_int_eq(b->protocols, API_INTENT_NFSV3 | API_INTENT_SMB);
+	ck_assert_int_eq(b->smb_settings, API_INTENT_SMB_ENCRYPT_DATA | API_INTENT_SMB_ACCESS_BASED_ENUMERATION);
+	ck_assert_int_eq(b->security, API_INTENT_SEC_NTFS);
+	x = api_intent_volume_encode(b);
+	ck_assert_int_eq(api_intent_volume_decode(x, a, &msg), AQ_OK);
+	ck_assert(memcmp(a, b, sizeof(*a)) == 0);
+	json_decref(x);
+	json_object_set_new(e, "protocols", json_pack("[s]", "ISCSI"));
+	ck_assert_int_eq(api_intent_volume_decode(e, b, &msg), AQ_EINVAL);
+	ck_assert_ptr_nonnull(strstr(msg.text, "protocols"));
+	json_object_set_new(e, "protocols", json_array());
+	ck_assert_int_eq(api_intent_volume_decode(e, b, &msg), AQ_EINVAL);
+	json_object_set_new(e, "protocols", json_pack("[s]", "SMB"));
+	json_object_set_new(e, "smbSettings", json_pack("[s]", "TURBO"));
+	ck_assert_int_eq(api_intent_volume_decode(e, b, &msg), AQ_EINVAL);
+	ck_assert_ptr_nonnull(strstr(msg.text, "smbSettings"));
+	json_object_set_new(e, "smbSettings", json_array());
+	json_object_set_new(e, "securityStyle", json_string("MIXED"));
+	ck_assert_int_eq(api_intent_volume_decode(e, b, &msg), AQ_EINVAL);
+	json_decref(e);
+
+	x = api_intent_smb_user_encode(&u);
+	ck_assert_int_eq(api_intent_smb_user_decode(x, &u2, &msg), AQ_OK);
+	ck_assert(memcmp(&u, &u2, sizeof(u)) == 0);
+	json_object_set_new(x, "ntHash", json_string("8846f7eaee8fb117ad06bdd830b7586")); /* 31 digits */
+	ck_assert_int_eq(api_intent_smb_user_decode(x, &u2, &msg), AQ_EINVAL);
+	json_object_set_new(x, "ntHash", json_string("g846f7eaee8fb117ad06bdd830b7586c"));
+	ck_assert_int_eq(api_intent_smb_user_decode(x, &u2, &msg), AQ_EINVAL);
+	json_object_set_new(x, "ntHash", json_string(u.nt_hash));
+	json_object_del(x, "uid");
+	ck_assert_int_eq(api_intent_smb_user_decode(x, &u2, &msg), AQ_EINVAL);
+	json_object_set_new(x, "uid", json_integer(1000));
+	json_object_set_new(x, "project", json_string("../p"));
+	ck_assert_int_eq(api_intent_smb_user_decode(x, &u2, &msg), AQ_EINVAL);
+	json_decref(x);
+	ck_assert_int_eq(api_intent_smb_user_name_check("bob", "n", &msg), AQ_OK);
+	ck_assert_int_eq(api_intent_smb_user_name_check("DOMAIN\\bob", "n", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_intent_smb_user_name_check("-bob", "n", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_intent_smb_user_name_check("", "n", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_intent_smb_user_name_check("b23456789012345678901234567890123456789012345678901234567890123x",
+							"n", &msg), AQ_OK); /* 64 */
+	ck_assert_int_eq(api_intent_smb_user_name_check("b234567890123456789012345678901234567890123456789012345678901234x",
+							"n", &msg), AQ_EINVAL); /* 65 */
+	free(a);
+	free(b);
+}
+END_TEST
 static Suite *intent_suite(void)
 {
 	Suite *s = suite_create("api_intent");
@@ -486,6 +550,7 @@ static Suite *intent_suite(void)
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_decode_limits);
 	tcase_add_test(tc, test_snapset);
+	tcase_add_test(tc, test_smb_fields);
 	suite_add_tcase(s, tc);
 	return s;
 }
