@@ -398,6 +398,7 @@ if [ "$INSTR" = 1 ]; then
 				# the machine's load stretches a phase: it is stopped while one runs (the
 				# reconciler's passes over the node still count: they are part of a create).
 				kill -STOP "$agent"
+				sleep 3 # a report it sent just before is done
 				cg_zero "$pid"
 				curl -s -f -H "Authorization: Bearer $tok" -K "$W/gets.cfg" || log "$s: a GET failed"
 				cg_dump "$pid" "api.get.$s" "$CG_GETS" request
