@@ -124,6 +124,8 @@ AQ_RECORD=0
 # shellcheck source=../tests/agent/tier/agent.sh
 . "$TOP/tests/agent/tier/agent.sh"
 ab_cleanup() {
+	# an agent stopped while aquiferd's instructions were counted must see the TERM
+	[ ${#AQ_PIDS[@]} = 0 ] || kill -CONT "${AQ_PIDS[@]}" 2>/dev/null
 	aq_s3_cleanup
 	KEEP_TMP=$AQ_TMP
 	AQ_KEEP=$KEEP aq_cleanup
