@@ -84,7 +84,7 @@ const schemaName = {
   loc_dir_fields: 'ColdStoreDirectory',
 };
 
-// Field descriptions (GCNV semantics, shared/reference/gcnv.md §1.7-1.8).
+// Field descriptions (GCNV semantics: the v1 volume and storage pool messages).
 const docs = {
   'StoragePool.name': 'Resource name: projects/{project}/locations/{location}/storagePools/{storagePoolId}.',
   'StoragePool.serviceLevel': 'Service level of the pool. Immutable.',
