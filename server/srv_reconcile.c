@@ -84,7 +84,7 @@ static json_t *mount_options(const json_t *vol, const json_t *node)
 		 " or sudo yum install -y nfs-utils (Red Hat, SUSE)\n"
 		 "# Create a directory to mount the volume on, then mount it:\n"
 		 "sudo mkdir -p /mnt/%s\n"
-		 "sudo mount -t nfs -o rw,hard,vers=3,tcp,port=%ld,mountport=%ld,nolock %s /mnt/%s\n",
+		 "sudo mount -t nfs -o rw,hard,vers=3,tcp,port=%ld,mountport=%ld,nolock %s /mnt/%s",
 		 share, port, port, full, share);
 	snprintf(url, sizeof(url), "nfs://%s%s?version=3&nfsport=%ld&mountport=%ld", ip, exp, port, port);
 	return json_pack("[{s:s,s:s,s:s,s:s,s:s,s:I,s:s}]", "export", exp, "exportFull", full, "protocol",
