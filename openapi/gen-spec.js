@@ -659,6 +659,7 @@ schemas.MetricsPoint = {
     tieredBytes: { type: 'string', format: 'int64', description: 'Bytes on the cold tier at the end of the slot (GCNV auto_tiering/tiered_bytes).' },
     coldTierReadByteCount: { type: 'string', format: 'int64', description: 'Bytes read from the cold tier in the slot (GCNV auto_tiering/cold_tier_read_byte_count).' },
     coldTierWriteByteCount: { type: 'string', format: 'int64', description: 'Bytes written to the cold tier in the slot (GCNV auto_tiering/cold_tier_write_byte_count).' },
+    partial: { type: 'boolean', description: 'Present and true on the slot still filling (by aquiferd\'s clock): its figures are not all in yet, so it is not a drop.' },
   },
   required: ['time', 'readBytes', 'writeBytes', 'readOps', 'writeOps', 'throughputLimitMibps', 'usedBytes'],
 };
