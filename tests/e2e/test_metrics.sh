@@ -143,10 +143,13 @@ if command -v promtool >/dev/null; then
 		fi
 	done
 	# the example as deployed: its token file holding a metrics token, its
-	# targets this aquiferd and agent, scraping every second
+	# targets this aquiferd and agent, scraping every second; this aquiferd
+	# serves plain HTTP, so scheme and tls_config go, as the file's comment says
+	# (tests/e2e/test_readme.sh scrapes the TLS quickstart with the file as it is)
 	printf '%s\n' "$METRICS_TOK" >"$AQ_TMP/aquifer-metrics.token"
 	sed -e "s|/etc/prometheus/aquifer-metrics.token|$AQ_TMP/aquifer-metrics.token|" \
-		-e "s|'127.0.0.1:8080'|'127.0.0.1:$AQ_PORT'|" -e "s|'127.0.0.1:7070'|'127.0.0.1:$AGENT_API'|" \
+		-e '/^ *scheme: https$/d' -e '/^ *tls_config:$/d' -e '/^ *ca_file: /d' \
+		-e "s|'127.0.0.1:8080'|'127.0.0.1:$AQ_PORT'|" -e "s|'127.0.0.1:8081'|'127.0.0.1:$AGENT_API'|" \
 		-e "s|scrape_interval: 15s|scrape_interval: 1s|" "$SRC/deploy/prometheus/prometheus.yml" >"$AQ_TMP/prometheus.yml"
 	if promtool check config "$AQ_TMP/prometheus.yml" >"$AQ_TMP/config.promtool" 2>&1; then
 		aq_pass "promtool check config accepts deploy/prometheus/prometheus.yml (with its token file)"

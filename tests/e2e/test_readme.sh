@@ -147,6 +147,53 @@ out_has "${CLI:-000}" "labels after update and remove" '^labels\.env: +test$'
 ok "team was removed" sh -c "! grep -qE '^labels\.team:' '$AQ_TMP/blocks/${CLI:-000}.out'"
 out_has "${CLI:-000}" "the join token's install command" 'aquifer-agent|install-agent'
 
+# The Prometheus example scrapes the TLS quickstart as it is: scheme https, the
+# cluster CA, the metrics token; only the paths and ports are this test's.
+if command -v promtool >/dev/null && command -v prometheus >/dev/null; then
+	"$AQ_BUILDDIR/aquiferd" token --db "$TOP/run/aquifer.db" --role metrics --subject prometheus 2>/dev/null |
+		tail -n 1 >"$AQ_TMP/metrics.token"
+	sed -e "s|/etc/aquifer/ca.crt|$TOP/run/ca.crt|" -e "s|/etc/prometheus/aquifer-metrics.token|$AQ_TMP/metrics.token|" \
+		-e "s/\b8080\b/$PORT/g" -e "s/\b8081\b/$AGENT_PORT/g" -e "s|scrape_interval: 15s|scrape_interval: 1s|" \
+		"$AQ_SRC/deploy/prometheus/prometheus.yml" >"$AQ_TMP/prometheus.yml"
+	ok "promtool check config accepts deploy/prometheus/prometheus.yml" bash -c 'promtool check config "$1" >/dev/null' _ \
+		"$AQ_TMP/prometheus.yml"
+	PROM_PORT=$(aq_pick_port)
+	prometheus --config.file="$AQ_TMP/prometheus.yml" --storage.tsdb.path="$AQ_TMP/prom-data" \
+		--web.listen-address="127.0.0.1:$PROM_PORT" >"$AQ_TMP/prometheus.log" 2>&1 &
+	PROM_PID=$!
+	AQ_PIDS+=("$PROM_PID")
+	health=
+	for _ in $(seq 600); do
+		health=$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/targets" 2>/dev/null |
+			jq -r '[.data.activeTargets[] | .labels.job + "=" + .health] | sort | join(" ")' 2>/dev/null)
+		[ "$health" = "aquifer-agent=up aquiferd=up" ] && break
+		sleep 0.1
+	done
+	expect_eq "Prometheus with deploy/prometheus/prometheus.yml scrapes aquiferd and the agent over TLS" \
+		"aquifer-agent=up aquiferd=up" "$health"
+	[ "$health" = "aquifer-agent=up aquiferd=up" ] ||
+		curl -s "http://127.0.0.1:$PROM_PORT/api/v1/targets" | jq -c '.data.activeTargets[] | {job: .labels.job, lastError}'
+	aq_stop "$PROM_PID"
+else
+	aq_failed "promtool and prometheus are installed (deploy/deps.sh test installs prometheus)"
+fi
+
+# The Terraform example: formatted, and its defaults are the quickstart's
+# endpoint (https), project and location, which the cluster CA alone verifies
+# (what SSL_CERT_FILE=run/ca.crt gives the provider).
+TF=$AQ_SRC/deploy/terraform/main.tf
+tf_default() { awk -v v="$1" '$0 ~ "^variable \"" v "\"" { f = 1 } f && /default/ { gsub(/.*= *"|".*/, ""); print; exit }' "$TF"; }
+if command -v terraform >/dev/null; then
+	ok "terraform fmt: deploy/terraform/main.tf is formatted" bash -c 'terraform fmt -check "$1" 2>/dev/null' _ "$TF"
+fi
+expect_eq "main.tf's endpoint is the quickstart's" "https://127.0.0.1:8080/v1/" "$(tf_default aquifer_endpoint)"
+expect_eq "main.tf's project and location are the quickstart's" "demo local" "$(tf_default project) $(tf_default location)"
+ED=$("$AQ_BUILDDIR/aquiferd" token --db "$TOP/run/aquifer.db" --role editor --project demo 2>/dev/null | tail -n 1)
+EP=$(tf_default aquifer_endpoint | sed "s/\b8080\b/$PORT/")
+ok "the endpoint answers the provider's pool list, verified with the cluster CA only" \
+	curl -fsS -o /dev/null --cacert "$TOP/run/ca.crt" -H "Authorization: Bearer $ED" \
+	"${EP}projects/$(tf_default project)/locations/$(tf_default location)/storagePools"
+
 # The stop block ends both processes.
 for b in "${LAST[@]}"; do
 	run_block $b
