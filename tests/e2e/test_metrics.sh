@@ -157,20 +157,8 @@ if command -v promtool >/dev/null; then
 		aq_failed "promtool check config accepts deploy/prometheus/prometheus.yml" "$(head -5 "$AQ_TMP/config.promtool")"
 	fi
 	if command -v prometheus >/dev/null; then
-		PROM_PORT=$(aq_pick_port)
-		prometheus --config.file="$AQ_TMP/prometheus.yml" --storage.tsdb.path="$AQ_TMP/prom-data" \
-			--web.listen-address="127.0.0.1:$PROM_PORT" >"$AQ_TMP/prometheus.log" 2>&1 &
-		PROM_PID=$!
-		AQ_PIDS+=("$PROM_PID")
-		health=
-		for _ in $(seq 300); do
-			health=$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/targets" 2>/dev/null |
-				jq -r '[.data.activeTargets[] | select(.labels.job == "aquiferd") | .health] | first // empty' 2>/dev/null)
-			[ "$health" = up ] && break
-			sleep 0.1
-		done
-		expect_eq "Prometheus with deploy/prometheus/prometheus.yml scrapes aquiferd with its bearer token" up "$health"
-		aq_stop "$PROM_PID"
+		expect_eq "Prometheus with deploy/prometheus/prometheus.yml scrapes aquiferd (with its bearer token) and the agent" \
+			"aquifer-agent=up aquiferd=up" "$(aq_prom_targets "$AQ_TMP/prometheus.yml" "aquifer-agent=up aquiferd=up")"
 	fi
 else
 	aq_failed "promtool is installed (deploy/deps.sh test installs prometheus)"

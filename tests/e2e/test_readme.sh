@@ -157,23 +157,8 @@ if command -v promtool >/dev/null && command -v prometheus >/dev/null; then
 		"$AQ_SRC/deploy/prometheus/prometheus.yml" >"$AQ_TMP/prometheus.yml"
 	ok "promtool check config accepts deploy/prometheus/prometheus.yml" bash -c 'promtool check config "$1" >/dev/null' _ \
 		"$AQ_TMP/prometheus.yml"
-	PROM_PORT=$(aq_pick_port)
-	prometheus --config.file="$AQ_TMP/prometheus.yml" --storage.tsdb.path="$AQ_TMP/prom-data" \
-		--web.listen-address="127.0.0.1:$PROM_PORT" >"$AQ_TMP/prometheus.log" 2>&1 &
-	PROM_PID=$!
-	AQ_PIDS+=("$PROM_PID")
-	health=
-	for _ in $(seq 600); do
-		health=$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/targets" 2>/dev/null |
-			jq -r '[.data.activeTargets[] | .labels.job + "=" + .health] | sort | join(" ")' 2>/dev/null)
-		[ "$health" = "aquifer-agent=up aquiferd=up" ] && break
-		sleep 0.1
-	done
 	expect_eq "Prometheus with deploy/prometheus/prometheus.yml scrapes aquiferd and the agent over TLS" \
-		"aquifer-agent=up aquiferd=up" "$health"
-	[ "$health" = "aquifer-agent=up aquiferd=up" ] ||
-		curl -s "http://127.0.0.1:$PROM_PORT/api/v1/targets" | jq -c '.data.activeTargets[] | {job: .labels.job, lastError}'
-	aq_stop "$PROM_PID"
+		"aquifer-agent=up aquiferd=up" "$(aq_prom_targets "$AQ_TMP/prometheus.yml" "aquifer-agent=up aquiferd=up")"
 else
 	aq_failed "promtool and prometheus are installed (deploy/deps.sh test installs prometheus)"
 fi
