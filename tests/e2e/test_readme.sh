@@ -189,5 +189,9 @@ for p in aquiferd agent; do
 	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 	ok "the stop command ended $p" sh -c "! kill -0 '$pid' 2>/dev/null"
 done
+# ASan builds: neither quickstart process reported anything
+aq_sanitizer_clean "$TOP/run"
+ok "no sanitizer report in the quickstart agent's log" \
+	sh -c "! grep -qE 'ERROR: (Address|Leak|Thread|Undefined)Sanitizer|runtime error:' '$TOP/run/agent.log'"
 echo "# $N blocks: $RUNS run, ${#LAST[@]} run last, $SKIPS skipped"
 aq_finish
