@@ -52,6 +52,7 @@ static const struct api_field vol_mount_fields[] = {
 	{ "instructions", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
 	{ "ipAddress", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
 	{ "port", API_T_INT32, API_F_OUTPUT, NULL, NULL, 0 }, /* Aquifer: the NFS (and MOUNT) port */
+	{ "libnfsUrl", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 }, /* Aquifer: nfs://HOST/SHARE?... for libnfs tools */
 
 	{ NULL, 0, 0, NULL, NULL, 0 },
 };

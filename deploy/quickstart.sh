@@ -4,7 +4,12 @@
 # aquifer-agent (NFS on 127.0.0.1:${AQ_NFS_PORT:-20490}) with all state in
 # ./run (a local folder, the shelf included), and creates a demo location,
 # project, storage pool and NFS volume. Prints the token, the CLI setup and
-# how to mount. Run as root on Debian 12; it installs what it needs.
+# how to mount, and the dashboard's URL. Run as root on Debian 12; it
+# installs what it needs.
+# Settings (environment): AQ_PORT (aquiferd, 8080), AQ_AGENT_PORT (the
+# agent's API, AQ_PORT + 1), AQ_NFS_PORT (NFS and MOUNT, 20490), AQ_STATE (the
+# state folder, ./run), AQ_BINDIR (use the programs already built in that
+# folder: nothing is installed or built).
 # TLS on every hop: a cluster CA (run/ca.crt), a server certificate for
 # 127.0.0.1/localhost, the agent joins over HTTPS checking aquiferd with
 # --ca-file and gets its own certificate; run/env sets AQUIFER_CA_FILE.
@@ -12,30 +17,37 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-bash deploy/deps.sh build
 state="${AQ_STATE:-$top/run}"
 port="${AQ_PORT:-8080}"
-if [ ! -x ./aquiferd ] || [ ! -f config.status ]; then
-  autoreconf -fi >/dev/null 2>&1
-  ./configure -q
+if [ -n "${AQ_BINDIR:-}" ]; then
+  bin=$(cd "$AQ_BINDIR" && pwd)
+  cli="$bin/aquifer"
+else
+  bash deploy/deps.sh build
+  if [ ! -x ./aquiferd ] || [ ! -f config.status ]; then
+    autoreconf -fi >/dev/null 2>&1
+    ./configure -q
+  fi
+  make -s -j"$(nproc)" aquiferd aquifer-agent aquifer >/dev/null
+  bin=.
+  cli=./aquifer
 fi
-make -s -j"$(nproc)" aquiferd aquifer-agent aquifer >/dev/null
 mkdir -p "$state"
 # the cluster CA and aquiferd's certificate, next to the database (mode 0600)
-[ -f "$state/ca.crt" ] || ./aquiferd ca init --db "$state/aquifer.db" >/dev/null
-[ -f "$state/server.crt" ] || ./aquiferd ca issue --db "$state/aquifer.db" --dns localhost --ip 127.0.0.1 >/dev/null
+[ -f "$state/ca.crt" ] || "$bin/aquiferd" ca init --db "$state/aquifer.db" >/dev/null
+[ -f "$state/server.crt" ] || "$bin/aquiferd" ca issue --db "$state/aquifer.db" --dns localhost --ip 127.0.0.1 >/dev/null
 ca="$state/ca.crt"
 if [ -f "$state/aquiferd.pid" ] && kill -0 "$(cat "$state/aquiferd.pid")" 2>/dev/null; then
   echo "aquiferd already running (pid $(cat "$state/aquiferd.pid"))"
 else
-  nohup ./aquiferd --listen "127.0.0.1:$port" --db "$state/aquifer.db" \
+  nohup "$bin/aquiferd" --listen "127.0.0.1:$port" --db "$state/aquifer.db" \
     --tls-cert "$state/server.crt" --tls-key "$state/server.key" >"$state/aquiferd.log" 2>&1 &
   echo $! >"$state/aquiferd.pid"
 fi
 base="https://127.0.0.1:$port"
 for _ in $(seq 1 50); do curl -fs --cacert "$ca" "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -fs --cacert "$ca" "$base/healthz" >/dev/null || { echo "aquiferd did not start; see $state/aquiferd.log"; exit 1; }
-token=$(./aquiferd token --db "$state/aquifer.db" --role admin --subject quickstart --ttl 2592000 | tail -n1)
+token=$("$bin/aquiferd" token --db "$state/aquifer.db" --role admin --subject quickstart --ttl 2592000 | tail -n1)
 auth=(--cacert "$ca" -H "Authorization: Bearer $token")
 post() { # post PATH BODY: create unless it exists (409 is fine on a re-run)
   code=$(curl -s -o "$state/last.json" -w '%{http_code}' -X POST "${auth[@]}" "$base$1" -d "$2")
@@ -44,7 +56,7 @@ post() { # post PATH BODY: create unless it exists (409 is fine on a re-run)
 post "/v1/locations?locationId=local" '{"displayName":"This machine"}'
 post "/v1/projects?projectId=demo" '{"displayName":"Demo project"}'
 post "/v1/projects/demo/locations/local/storagePools?storagePoolId=demo-pool" \
-  '{"serviceLevel":"PREMIUM","capacityGib":"2048","description":"quickstart pool"}'
+  '{"serviceLevel":"PREMIUM","capacityGib":"2048","network":"projects/demo/global/networks/default","description":"quickstart pool"}'
 
 # one storage node, its shelf in the state folder
 nfs_port="${AQ_NFS_PORT:-20490}"
@@ -54,7 +66,7 @@ if [ -f "$state/agent.pid" ] && kill -0 "$(cat "$state/agent.pid")" 2>/dev/null;
   echo "aquifer-agent already running (pid $(cat "$state/agent.pid"))"
 else
   join=$(curl -fs -X POST "${auth[@]}" "$base/v1/locations/local:joinToken" -d '{}' | jq -r .token)
-  nohup ./aquifer-agent --server "$base" --ca-file "$ca" --token "$join" --node node1 --location local \
+  nohup "$bin/aquifer-agent" --server "$base" --ca-file "$ca" --token "$join" --node node1 --location local \
     --shelf "$state/shelf" --listen "127.0.0.1:$agent_port" --nfs-listen "127.0.0.1:$nfs_port" \
     --state-dir "$state/agent" >"$state/agent.log" 2>&1 &
   echo $! >"$state/agent.pid"
@@ -81,9 +93,10 @@ chmod 600 "$state/env"
 vol=$(curl -fs "${auth[@]}" "$base/v1/projects/demo/locations/local/volumes/demo")
 echo "Aquifer is up: $base (state in $state), volume demo is $(echo "$vol" | jq -r .state)"
 echo "  source $state/env        # AQUIFER_ENDPOINT (https), AQUIFER_TOKEN, AQUIFER_CA_FILE, ..."
-echo "  ./aquifer volumes list"
-echo "  ./aquifer volumes describe demo --format='value(mountOptions[0].instructions)'"
-echo "  $(echo "$vol" | jq -r '.mountOptions[0].instructions')"
-echo "  nfs-ls 'nfs://127.0.0.1/demo?version=3&nfsport=$nfs_port&mountport=$nfs_port'"
+echo "  $cli volumes list"
+echo "  $cli volumes describe demo --format='value(mountOptions[0].instructions)'   # to mount it:"
+echo "$vol" | jq -r '.mountOptions[0].instructions' | sed 's/^/    /'
+echo "  nfs-ls '$(echo "$vol" | jq -r '.mountOptions[0].libnfsUrl')'   # libnfs tools: mountOptions[0].libnfsUrl"
 echo "  curl --cacert $ca $base/healthz"
+echo "Dashboard: $base/ui/#token=$token"
 echo "  stop: kill \$(cat $state/agent.pid) \$(cat $state/aquiferd.pid)"

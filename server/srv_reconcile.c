@@ -59,12 +59,16 @@ static int list_all(struct db *db, const char *kind, const char *parent, json_t 
 	return db_list_all(db, &q, out, NULL);
 }
 
+/* mountOptions as GCNV gives them: instructions a user pastes into a shell
+ * on the client (prose lines are comments; nolock because the node serves no
+ * NLM), plus Aquifer's port and libnfsUrl, the URL libnfs tools (nfs-ls,
+ * nfs-cp) take, since they cannot be told the port any other way. */
 static json_t *mount_options(const json_t *vol, const json_t *node)
 {
 	const char *nfs = api_json_str(node, "nfsAddress", "");
 	const char *share = api_json_str(vol, "shareName", "");
 	struct ut_hostport hp = { .port = 2049 };
-	char ip[UT_HOST_MAX + 2], exp[120], full[200], instr[600];
+	char ip[UT_HOST_MAX + 2], exp[120], full[200], instr[1024], url[400];
 	long port;
 
 	/* an IPv6 host keeps its brackets, as mount(8) wants "[::1]:/share" */
@@ -76,11 +80,16 @@ static json_t *mount_options(const json_t *vol, const json_t *node)
 	snprintf(exp, sizeof(exp), "/%s", share);
 	snprintf(full, sizeof(full), "%s:%s", ip, exp);
 	snprintf(instr, sizeof(instr),
-		 "mount -t nfs -o vers=3,proto=tcp,port=%ld,mountport=%ld %s /mnt/%s"
-		 " (libnfs: nfs://%s%s?version=3&nfsport=%ld&mountport=%ld)",
-		 port, port, full, share, ip, exp, port, port);
-	return json_pack("[{s:s,s:s,s:s,s:s,s:s,s:I}]", "export", exp, "exportFull", full, "protocol",
-			 "NFSV3", "instructions", instr, "ipAddress", ip, "port", (json_int_t)port);
+		 "# Install the NFS client: sudo apt-get install -y nfs-common (Debian, Ubuntu)"
+		 " or sudo yum install -y nfs-utils (Red Hat, SUSE)\n"
+		 "# Create a directory to mount the volume on, then mount it:\n"
+		 "sudo mkdir -p /mnt/%s\n"
+		 "sudo mount -t nfs -o rw,hard,vers=3,tcp,port=%ld,mountport=%ld,nolock %s /mnt/%s",
+		 share, port, port, full, share);
+	snprintf(url, sizeof(url), "nfs://%s%s?version=3&nfsport=%ld&mountport=%ld", ip, exp, port, port);
+	return json_pack("[{s:s,s:s,s:s,s:s,s:s,s:I,s:s}]", "export", exp, "exportFull", full, "protocol",
+			 "NFSV3", "instructions", instr, "ipAddress", ip, "port", (json_int_t)port,
+			 "libnfsUrl", url);
 }
 
 /* The error a node gave for volume vn, or NULL. */

@@ -387,13 +387,14 @@ json_t *srv_series_points(struct srv_series *s, enum srv_series_kind kind, const
 	for (int i = 0; i < n; i++) {
 		const struct ser_point *o = &sum[i];
 		char t[32];
+		json_t *pt;
 
 		if (!o->slot)
 			continue;
 		for (int k = 0; k < SRV_SERIES_LAT_BUCKETS; k++)
 			lat[k] = o->lat[k];
 		slot_time(o->slot, t, sizeof(t));
-		json_array_append_new(points, json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:f,s:o,s:f,s:o,s:o,s:o}", "time", t,
+		pt = json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:f,s:o,s:f,s:o,s:o,s:o}", "time", t,
 							"readBytes", str64(o->rb), "writeBytes", str64(o->wb),
 							"readOps", str64(o->ro), "writeOps", str64(o->wo),
 							"latencyP50Ms", ms_or_null(lat_quantile(lat, 0.50)),
@@ -402,7 +403,13 @@ json_t *srv_series_points(struct srv_series *s, enum srv_series_kind kind, const
 							"throttledSeconds", (double)o->thr_us / 1e6,
 							"tieredBytes", str64(o->tiered),
 							"coldTierReadByteCount", str64(o->crb),
-							"coldTierWriteByteCount", str64(o->cwb)));
+							"coldTierWriteByteCount", str64(o->cwb));
+		/* the slot still filling holds only part of its bytes: said here, by
+		 * aquiferd's clock, so that no reader (a browser whose clock is behind)
+		 * takes it for a drop */
+		if (pt && o->slot == last)
+			json_object_set_new(pt, "partial", json_true());
+		json_array_append_new(points, pt);
 	}
 	free(sum);
 	return points;

@@ -13,9 +13,9 @@ terraform {
 }
 
 variable "aquifer_endpoint" {
-  description = "aquiferd's REST base, with the trailing /v1/."
+  description = "aquiferd's REST base, with the trailing /v1/ (the quickstart's; trust its CA with SSL_CERT_FILE=run/ca.crt)."
   type        = string
-  default     = "http://127.0.0.1:8080/v1/"
+  default     = "https://127.0.0.1:8080/v1/"
 }
 
 variable "aquifer_token" {
@@ -27,13 +27,13 @@ variable "aquifer_token" {
 variable "project" {
   description = "Aquifer project ID (created by a cluster admin with POST /v1/projects?projectId=...)."
   type        = string
-  default     = "my-project"
+  default     = "demo"
 }
 
 variable "location" {
   description = "Aquifer location ID (created by a cluster admin with POST /v1/locations?locationId=...)."
   type        = string
-  default     = "us-central1"
+  default     = "local"
 }
 
 provider "google" {

@@ -1,9 +1,11 @@
 /* Aquifer's built-in dashboard: pools, volumes and nodes from the API, and
- * charts of delivered throughput against each limit from the /metrics
- * routes, polled every 5 s. "Delivered" is the last finished 10 s slot; a
- * volume whose stateDetails say something (no node serves it, it is moving)
- * shows it next to its state. The token comes from the URL fragment
- * (#token=...) or the sign-in box and stays in sessionStorage. */
+ * charts of delivered throughput from the /metrics routes against each
+ * limit (a pool's throughput budget, a volume's limit, a node's ceiling),
+ * polled every 5 s. "Delivered" is the last finished 10 s slot; figures are
+ * rounded to two decimals. DOWN nodes and volumes no node serves are marked;
+ * a volume whose stateDetails say something else (it is moving) shows it
+ * next to its state. The token comes from the URL fragment (#token=...) or
+ * the sign-in box and stays in sessionStorage. */
 'use strict';
 
 const POLL_MS = 5000;
@@ -59,19 +61,24 @@ function fmtBytes(n) {
   while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
   return (i ? n.toFixed(1) : n) + ' ' + u[i];
 }
-function fmt(n, d) { return n === null || n === undefined || isNaN(n) ? '–' : Number(n).toFixed(d === undefined ? 1 : d); }
+/* A figure for people: at most two decimals (127.88, not 127.876953125). */
+function r2(n) {
+  n = Number(n);
+  return n === null || isNaN(n) ? '–' : Math.round(n * 100) / 100;
+}
 
 /* Delivered MiB/s of each finished point: (read + write bytes) over the
- * step. The slot still filling (its end is in the future) is left out: it
- * holds only part of its bytes and would show a dip that never happened. */
+ * step. The slot still filling (aquiferd marks it partial, by its own clock,
+ * which the browser's may not match) is left out: it holds only part of its
+ * bytes and would show a dip that never happened. */
 function series(m) {
-  const step = m.stepSeconds || 10, now = Date.now();
-  return (m.points || []).map(p => ({
+  const step = m.stepSeconds || 10;
+  return (m.points || []).filter(p => !p.partial).map(p => ({
     t: Date.parse(p.time),
     mibps: (Number(p.readBytes) + Number(p.writeBytes)) / MIB / step,
     limit: Number(p.throughputLimitMibps || 0),
     p99: p.latencyP99Ms,
-  })).filter(p => p.t + step * 1000 <= now);
+  }));
 }
 function latest(s) { return s.length ? s[s.length - 1] : null; }
 function slotOf(p) { return p ? new Date(p.t).toISOString() : ''; }
@@ -84,11 +91,13 @@ function el(tag, attrs, text) {
   return e;
 }
 
-/* An inline SVG line chart: throughput polyline, dashed limit line. */
+/* An inline SVG line chart: throughput polyline, dashed line at lim (the
+ * pool's budget, the volume's limit, the node's ceiling). */
 function chart(kind, name, title, s, limitNow) {
   const W = 360, H = 140, L = 44, R = 8, T = 10, B = 20;
   const now = Date.now(), span = 15 * 60 * 1000, t0 = now - span;
-  const max = Math.max(1, limitNow || 0, ...s.map(p => p.mibps), ...s.map(p => p.limit)) * 1.1;
+  const lim = limitNow || (latest(s) ? latest(s).limit : 0);
+  const max = Math.max(1, lim, ...s.map(p => p.mibps)) * 1.1;
   const x = t => L + (W - L - R) * Math.min(1, Math.max(0, (t - t0) / span));
   const y = v => T + (H - T - B) * (1 - v / max);
   const svg = el('svg', { class: 'chart', width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img',
@@ -100,7 +109,6 @@ function chart(kind, name, title, s, limitNow) {
   svg.appendChild(el('text', { x: L, y: H - 4 }, '-15 min'));
   svg.appendChild(el('text', { x: W - R - 20, y: H - 4 }, 'now'));
   svg.appendChild(el('text', { x: W / 2 - 20, y: H - 4 }, 'MiB/s'));
-  const lim = limitNow || (latest(s) ? latest(s).limit : 0);
   if (lim > 0)
     svg.appendChild(el('line', { class: 'limit', x1: L, y1: y(lim), x2: W - R, y2: y(lim), 'data-limit': lim }));
   const pts = s.map(p => x(p.t).toFixed(1) + ',' + y(p.mibps).toFixed(1)).join(' ');
@@ -109,7 +117,7 @@ function chart(kind, name, title, s, limitNow) {
   fig.appendChild(svg);
   const cap = document.createElement('figcaption');
   const last = latest(s);
-  cap.textContent = `${title}: ${fmt(last ? last.mibps : 0)} MiB/s of ${fmt(lim)} MiB/s`;
+  cap.textContent = `${title}: ${r2(last ? last.mibps : 0)} MiB/s of ${r2(lim)} MiB/s`;
   fig.appendChild(cap);
   return fig;
 }
@@ -131,9 +139,30 @@ function row(tbody, cells, attrs) {
   tbody.appendChild(tr);
 }
 
-/* A volume's state with what stateDetails says (e.g. that no node serves it). */
-function stateCell(v) {
-  return v.stateDetails ? { text: (v.state || '') + ': ' + v.stateDetails, cls: 'warn' } : (v.state || '');
+/* Whether a volume is served: not when aquiferd's stateDetails say no node
+ * serves it, nor when its mount address is a DOWN node's (nodes is null for a
+ * token that cannot list them). Only READY and UPDATING volumes are judged. */
+function served(v, nodes) {
+  if (v.state !== 'READY' && v.state !== 'UPDATING') return true;
+  if (/no node serves|not served/.test(v.stateDetails || '')) return false;
+  const mo = (v.mountOptions || [])[0];
+  if (!mo || !nodes) return true;
+  const at = mo.ipAddress + ':' + mo.port;
+  return !nodes.some(n => n.state === 'DOWN' && n.nfsAddress === at);
+}
+
+/* A volume's state with what stateDetails say; one no node serves is marked. */
+function stateCell(v, isServed) {
+  const text = (v.state || '') + (v.stateDetails ? ': ' + v.stateDetails : '');
+  if (!isServed) return { text: '⚠ not served · ' + text, cls: 'alert' };
+  return v.stateDetails ? { text, cls: 'warn' } : (v.state || '');
+}
+
+/* A node's state; DOWN is marked (it does not report: its volumes move). */
+function nodeStateCell(n) {
+  const text = (n.state || '') + (n.stateDetails ? ': ' + n.stateDetails : '');
+  if (n.state === 'DOWN') return { text: '⚠ ' + text, cls: 'alert' };
+  return n.stateDetails ? { text, cls: 'warn' } : (n.state || '');
 }
 
 async function metricsOf(path) {
@@ -162,25 +191,29 @@ async function refresh() {
   pc.textContent = vc.textContent = nc.textContent = '';
   for (const p of pools) {
     const s = poolSeries[p.name] || [], last = latest(s);
+    const budget = Number(p.totalThroughputMibps || 0);
     row(pb, [base(p.name), seg(p.name, 'locations'), p.serviceLevel || '', fmtBytes(Number(p.capacityGib) * 1073741824),
-      Number(p.volumeCount || 0), Number(p.availableThroughputMibps || 0), Number(fmt(last ? last.mibps : 0)), p.state || ''],
+      Number(p.volumeCount || 0), r2(budget), r2(p.availableThroughputMibps || 0), r2(last ? last.mibps : 0), p.state || ''],
       { 'data-pool': p.name, 'data-delivered-slot': slotOf(last) });
-    pc.appendChild(chart('pool', p.name, 'pool ' + base(p.name), s, last ? last.limit : 0));
+    pc.appendChild(chart('pool', p.name, 'pool ' + base(p.name), s, budget));
   }
   for (const v of vols) {
     const s = volSeries[v.name] || [], last = latest(s);
+    const ok = served(v, nodes);
     row(vb, [base(v.name), base(v.storagePool), fmtBytes(Number(v.capacityGib) * 1073741824),
-      fmtBytes(Number(v.usedGib || 0) * 1073741824), Number(v.throughputMibps || 0),
-      Number(fmt(last ? last.mibps : 0)), last && last.p99 !== null ? Number(fmt(last.p99, 2)) : '–', stateCell(v)],
-      { 'data-volume': v.name, 'data-delivered-slot': slotOf(last), 'data-state-details': v.stateDetails || '' });
+      fmtBytes(Number(v.usedGib || 0) * 1073741824), r2(v.throughputMibps || 0),
+      r2(last ? last.mibps : 0), last && last.p99 !== null ? r2(last.p99) : '–', stateCell(v, ok)],
+      { 'data-volume': v.name, 'data-delivered-slot': slotOf(last), 'data-state-details': v.stateDetails || '',
+        'data-served': String(ok), class: ok ? '' : 'unserved' });
     vc.appendChild(chart('volume', v.name, 'volume ' + base(v.name), s, Number(v.throughputMibps || 0)));
   }
   $('nodes-section').hidden = !nodes;
   for (const n of nodes || []) {
     const s = nodeSeries[n.name] || [], last = latest(s);
-    row(nb, [base(n.name), n.location || '', n.state || '', Number(n.volumeCount || 0),
-      `${fmt(n.allocatedThroughputMibps, 0)} / ${fmt(n.throughputCeilingMibps, 0)}`, Number(fmt(last ? last.mibps : 0))],
-      { 'data-node': n.name, 'data-delivered-slot': slotOf(last) });
+    row(nb, [base(n.name), n.location || '', nodeStateCell(n), Number(n.volumeCount || 0),
+      `${r2(n.allocatedThroughputMibps)} / ${r2(n.throughputCeilingMibps)}`, r2(last ? last.mibps : 0)],
+      { 'data-node': n.name, 'data-delivered-slot': slotOf(last), 'data-state': n.state || '',
+        class: n.state === 'DOWN' ? 'down' : '' });
     nc.appendChild(chart('node', n.name, 'node ' + base(n.name), s, Number(n.throughputCeilingMibps || 0)));
   }
   $('status').textContent = `${pools.length} pools, ${vols.length} volumes` +
@@ -228,5 +261,5 @@ if (typeof document !== 'undefined') {
   tick();
   setInterval(tick, POLL_MS);
 } else if (typeof module !== 'undefined') {
-  module.exports = { series, latest };
+  module.exports = { series, latest, r2, served };
 }

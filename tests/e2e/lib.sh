@@ -429,3 +429,27 @@ aq_mutate_as() {
 	aq_mutate "$@"
 	TOK=$save
 }
+
+# --- Prometheus ---------------------------------------------------------
+
+# aq_prom_targets CONFIG WANT: run prometheus with CONFIG on a free port until
+# its targets' health reads WANT ("job=health ...", sorted; 60 s at most), then
+# stop it; prints what it last read (and each target's lastError if not WANT).
+aq_prom_targets() {
+	local port pid health=
+	port=$(aq_pick_port) || return 1
+	prometheus --config.file="$1" --storage.tsdb.path="$AQ_TMP/prom-data.$port" \
+		--web.listen-address="127.0.0.1:$port" >"$AQ_TMP/prometheus.$port.log" 2>&1 &
+	pid=$!
+	AQ_PIDS+=("$pid")
+	for _ in $(seq 600); do
+		health=$(curl -s "http://127.0.0.1:$port/api/v1/targets" 2>/dev/null |
+			jq -r '[.data.activeTargets[] | .labels.job + "=" + .health] | sort | join(" ")' 2>/dev/null)
+		[ "$health" = "$2" ] && break
+		sleep 0.1
+	done
+	[ "$health" = "$2" ] || curl -s "http://127.0.0.1:$port/api/v1/targets" |
+		jq -c '.data.activeTargets[] | {job: .labels.job, lastError}' >&2
+	aq_stop "$pid"
+	printf '%s\n' "$health"
+}

@@ -61,12 +61,25 @@ expect_jq .state READY "va READY"
 VA_PORT=$(printf '%s' "$BODY" | jq -r '.mountOptions[0].port')
 expect_jq '.mountOptions[0].exportFull' "127.0.0.1:/va" "mountOptions name the address and export"
 ok "mountOptions give the port of one of the nodes" test "$VA_PORT" = "$N1_NFS" -o "$VA_PORT" = "$N2_NFS"
+# instructions are GCNV's kind: lines to paste into a shell (comments, mkdir,
+# the mount command); the libnfs URL is a field of its own.
+INSTR=$(printf '%s' "$BODY" | jq -r '.mountOptions[0].instructions')
+ok "instructions are valid shell" bash -n -c "$INSTR"
+ok "instructions hold no libnfs URL" sh -c "! printf '%s' \"\$1\" | grep -q 'nfs://'" _ "$INSTR"
+expect_eq "instructions give the mount command (vers=3, the node's port, nolock)" \
+	"sudo mount -t nfs -o rw,hard,vers=3,tcp,port=$VA_PORT,mountport=$VA_PORT,nolock 127.0.0.1:/va /mnt/va" \
+	"$(printf '%s\n' "$INSTR" | grep '^sudo mount ')"
+expect_eq "instructions create the mount point first" "sudo mkdir -p /mnt/va" \
+	"$(printf '%s\n' "$INSTR" | grep -v '^#' | head -n 1)"
+expect_jq '.mountOptions[0].libnfsUrl' "nfs://127.0.0.1/va?version=3&nfsport=$VA_PORT&mountport=$VA_PORT" \
+	"libnfsUrl is the volume for libnfs tools"
+VA_LIBNFS=$(printf '%s' "$BODY" | jq -r '.mountOptions[0].libnfsUrl')
 
 # Real NFS traffic to the volume where mountOptions say.
 head -c $((64 << 20)) /dev/urandom >"$AQ_TMP/data.bin"
 URL="nfs://127.0.0.1/va/data.bin?version=3&nfsport=$VA_PORT&mountport=$VA_PORT"
 ok "nfs-cp writes a 64 MiB file to va" nfs-cp "$AQ_TMP/data.bin" "$URL"
-ok "nfs-ls lists it" sh -c "nfs-ls 'nfs://127.0.0.1/va?version=3&nfsport=$VA_PORT&mountport=$VA_PORT' | grep -q data.bin"
+ok "nfs-ls of libnfsUrl lists it" sh -c "nfs-ls '$VA_LIBNFS' | grep -q data.bin"
 nfs-cat "$URL" >"$AQ_TMP/back.bin" 2>/dev/null
 expect_eq "nfs-cat reads the same bytes" "$(sha256sum <"$AQ_TMP/data.bin" | cut -c1-64)" "$(sha256sum <"$AQ_TMP/back.bin" | cut -c1-64)"
 

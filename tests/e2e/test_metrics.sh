@@ -143,10 +143,13 @@ if command -v promtool >/dev/null; then
 		fi
 	done
 	# the example as deployed: its token file holding a metrics token, its
-	# targets this aquiferd and agent, scraping every second
+	# targets this aquiferd and agent, scraping every second; this aquiferd
+	# serves plain HTTP, so scheme and tls_config go, as the file's comment says
+	# (tests/e2e/test_readme.sh scrapes the TLS quickstart with the file as it is)
 	printf '%s\n' "$METRICS_TOK" >"$AQ_TMP/aquifer-metrics.token"
 	sed -e "s|/etc/prometheus/aquifer-metrics.token|$AQ_TMP/aquifer-metrics.token|" \
-		-e "s|'127.0.0.1:8080'|'127.0.0.1:$AQ_PORT'|" -e "s|'127.0.0.1:7070'|'127.0.0.1:$AGENT_API'|" \
+		-e '/^ *scheme: https$/d' -e '/^ *tls_config:$/d' -e '/^ *ca_file: /d' \
+		-e "s|'127.0.0.1:8080'|'127.0.0.1:$AQ_PORT'|" -e "s|'127.0.0.1:8081'|'127.0.0.1:$AGENT_API'|" \
 		-e "s|scrape_interval: 15s|scrape_interval: 1s|" "$SRC/deploy/prometheus/prometheus.yml" >"$AQ_TMP/prometheus.yml"
 	if promtool check config "$AQ_TMP/prometheus.yml" >"$AQ_TMP/config.promtool" 2>&1; then
 		aq_pass "promtool check config accepts deploy/prometheus/prometheus.yml (with its token file)"
@@ -154,20 +157,8 @@ if command -v promtool >/dev/null; then
 		aq_failed "promtool check config accepts deploy/prometheus/prometheus.yml" "$(head -5 "$AQ_TMP/config.promtool")"
 	fi
 	if command -v prometheus >/dev/null; then
-		PROM_PORT=$(aq_pick_port)
-		prometheus --config.file="$AQ_TMP/prometheus.yml" --storage.tsdb.path="$AQ_TMP/prom-data" \
-			--web.listen-address="127.0.0.1:$PROM_PORT" >"$AQ_TMP/prometheus.log" 2>&1 &
-		PROM_PID=$!
-		AQ_PIDS+=("$PROM_PID")
-		health=
-		for _ in $(seq 300); do
-			health=$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/targets" 2>/dev/null |
-				jq -r '[.data.activeTargets[] | select(.labels.job == "aquiferd") | .health] | first // empty' 2>/dev/null)
-			[ "$health" = up ] && break
-			sleep 0.1
-		done
-		expect_eq "Prometheus with deploy/prometheus/prometheus.yml scrapes aquiferd with its bearer token" up "$health"
-		aq_stop "$PROM_PID"
+		expect_eq "Prometheus with deploy/prometheus/prometheus.yml scrapes aquiferd (with its bearer token) and the agent" \
+			"aquifer-agent=up aquiferd=up" "$(aq_prom_targets "$AQ_TMP/prometheus.yml" "aquifer-agent=up aquiferd=up")"
 	fi
 else
 	aq_failed "promtool is installed (deploy/deps.sh test installs prometheus)"
@@ -180,19 +171,37 @@ done
 expect_eq "deploy/grafana/aquifer.json names only served metrics" "" "$missing"
 
 # --- 3. The dashboard ------------------------------------------------------------
-# "Delivered" is the last finished 10 s slot, never the one still filling
-# (issue 15, item 17): the page's series() with a clock in the middle of a slot.
+# "Delivered" is the last finished 10 s slot, never the one still filling:
+# aquiferd marks that one partial, by its own clock, and the page's series()
+# leaves it out even when the browser's clock is a minute behind.
 if command -v node >/dev/null; then
 	out=$(node -e '
-const { series, latest } = require(process.argv[1]);
+const { series, latest, r2 } = require(process.argv[1]);
 const slot = Math.floor(Date.now() / 10000) * 10000;
-const pt = (t, mibps) => ({ time: new Date(t).toISOString(), readBytes: "0",
-  writeBytes: String(mibps * 10 * 1048576), throughputLimitMibps: 100 });
-const s = series({ stepSeconds: 10, points: [pt(slot - 20000, 50), pt(slot - 10000, 40), pt(slot, 1)] });
-console.log(s.length, latest(s).mibps, latest(s).t === slot - 10000);
+Date.now = () => slot - 60000;
+const pt = (t, mibps, partial) => Object.assign({ time: new Date(t).toISOString(), readBytes: "0",
+  writeBytes: String(mibps * 10 * 1048576), throughputLimitMibps: 100 }, partial ? { partial: true } : {});
+const s = series({ stepSeconds: 10, points: [pt(slot - 20000, 50), pt(slot - 10000, 40), pt(slot, 1, true)] });
+console.log(s.length, latest(s).mibps, latest(s).t === slot - 10000, r2(127.876953125), r2(0.123046875), r2(256));
 ' "$SRC/server/ui/app.js" 2>&1)
-	expect_eq "the dashboard leaves out the slot still filling: Delivered is the last finished one" "2 40 true" "$out"
+	expect_eq "the dashboard leaves out the partial slot whatever its clock says, and rounds for people" \
+		"2 40 true 127.88 0.12 256" "$out"
 fi
+# the answer marks the slot still filling, and only that one: asked within one
+# slot (by this clock), the last point of the current slot is partial
+partial_ok=no
+for _ in $(seq 20); do
+	t0=$(( $(date +%s) / 10 * 10 ))
+	aq_req GET "$P/volumes/v1/metrics?window=90s"
+	t1=$(( $(date +%s) / 10 * 10 ))
+	cur=$(date -u -d "@$t0" +%Y-%m-%dT%H:%M:%SZ)
+	if [ "$t0" = "$t1" ] && printf '%s' "$BODY" | jq -e --arg c "$cur" '.points[-1].time == $c' >/dev/null; then
+		partial_ok=$(printf '%s' "$BODY" | jq -r '(.points[-1].partial == true) and ([.points[:-1][] | select(.partial)] | length == 0)')
+		break
+	fi
+	sleep 0.5
+done
+expect_eq "the metrics answer marks the current slot partial, and no finished one" true "$partial_ok"
 code=$(curl -s -o "$AQ_TMP/ui.html" -w '%{http_code} %{content_type}' "$AQ_URL/ui/")
 expect_eq "GET /ui/ serves the page without a token" "200 text/html; charset=utf-8" "$code"
 ok "the page loads nothing from the network" \
@@ -211,6 +220,13 @@ fi
 CHROME=(chromium --no-sandbox --headless --disable-gpu --disable-background-networking
 	--disable-component-update --disable-sync --no-first-run --disable-dev-shm-usage
 	--user-data-dir="$AQ_TMP/chrome-profile" --window-size=1280,1800 --virtual-time-budget=20000)
+# a volume whose limit has many decimals: the page shows two
+aq_mutate POST "$P/volumes?volumeId=v2" '{"storagePool":"sp","capacityGib":"100","protocols":["NFSV3"],"shareName":"v2",
+  "throughputMibps":0.123046875}'
+expect_jq .done true "create v2 (0.123046875 MiB/s) done"
+aq_req GET "$P/storagePools/sp"
+BUDGET=$(printf '%s' "$BODY" | jq -r '.totalThroughputMibps | tonumber')
+expect_jq .availableThroughputMibps 55.876953125 "sp has 55.876953125 MiB/s left (256 - 200 - 0.123046875)"
 PAGE="$AQ_URL/ui/#token=$TOK"
 timeout 120 "${CHROME[@]}" --dump-dom "$PAGE" >"$AQ_TMP/dom.html" 2>"$AQ_TMP/chrome.log"
 ok "the dashboard lists pool sp" grep -q "data-pool=\"$POOL\"" "$AQ_TMP/dom.html"
@@ -219,6 +235,17 @@ ok "the dashboard lists node n1" grep -q 'data-node="nodes/n1"' "$AQ_TMP/dom.htm
 ok "a chart of v1's throughput with points and its limit line" bash -c \
 	"grep -o '<svg[^>]*data-kind=\"volume\"[^>]*data-name=\"$VOL\".*</svg>' '$AQ_TMP/dom.html' | head -1 |
 	 grep -Eq 'class=\"limit\"[^>]*data-limit=\"200\".*<polyline[^>]*data-points=\"[1-9]'"
+ok "the pool chart's limit line is the pool's throughput budget ($BUDGET), not the sum of its volumes' limits" bash -c \
+	"grep -o '<svg[^>]*data-kind=\"pool\"[^>]*data-name=\"$POOL\".*</svg>' '$AQ_TMP/dom.html' | head -1 |
+	 grep -Eq 'class=\"limit\"[^>]*data-limit=\"$BUDGET\"'"
+ok "... and its caption says so" grep -q "pool sp: [0-9.]* MiB/s of $BUDGET MiB/s" "$AQ_TMP/dom.html"
+ok "the pool row shows the budget and 55.88 MiB/s available" \
+	grep -Eq "data-pool=\"$POOL\".*<td class=\"num\">$BUDGET</td><td class=\"num\">55.88</td>" "$AQ_TMP/dom.html"
+ok "v2's limit shows as 0.12" grep -Eq 'data-volume="projects/acme/locations/east/volumes/v2".*<td class="num">0.12</td>' "$AQ_TMP/dom.html"
+long=$(grep -oE '<td class="num">[^<]*</td>|<figcaption>[^<]*</figcaption>' "$AQ_TMP/dom.html" | grep -E '[0-9]\.[0-9]{3}')
+expect_eq "no figure in a cell or caption has more than two decimals" "" "$long"
+ok "v1 is served and n1 READY: nothing marked" bash -c "grep -q 'data-volume=\"$VOL\"[^>]*data-served=\"true\"' '$AQ_TMP/dom.html' &&
+	grep -q 'data-node=\"nodes/n1\"[^>]*data-state=\"READY\" class=\"\"' '$AQ_TMP/dom.html' && ! grep -q 'class=\"alert\"' '$AQ_TMP/dom.html'"
 ok "the page signed in (no error shown)" bash -c "grep -q 'id=\"status\" class=\"\"[^>]*>[0-9]* pools' '$AQ_TMP/dom.html'"
 rm -rf "$AQ_TMP/chrome-profile"
 timeout 120 "${CHROME[@]}" --screenshot="$AQ_TMP/dashboard.png" "$PAGE" >>"$AQ_TMP/chrome.log" 2>&1

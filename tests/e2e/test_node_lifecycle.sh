@@ -98,7 +98,11 @@ if command -v chromium >/dev/null; then
 		"$AQ_URL/ui/#token=$TOK" >"$AQ_TMP/dom.html" 2>"$AQ_TMP/chrome.log"
 	ok "the dashboard shows v1's stateDetails: no node serves it" \
 		grep -q "data-volume=\"$VOL\"[^>]*data-state-details=\"no node serves this volume" "$AQ_TMP/dom.html"
-	ok "... in its state cell" grep -q '<td class="warn">READY: no node serves this volume' "$AQ_TMP/dom.html"
+	ok "... in its state cell, marked not served" \
+		grep -q '<td class="alert">⚠ not served · READY: no node serves this volume' "$AQ_TMP/dom.html"
+	ok "... and its row stands out" grep -q "data-volume=\"$VOL\"[^>]*data-served=\"false\" class=\"unserved\"" "$AQ_TMP/dom.html"
+	ok "the dashboard marks n1 DOWN (row and state cell)" grep -Eq \
+		'data-node="nodes/n1"[^>]*data-state="DOWN" class="down"><td>n1</td><td>east</td><td class="alert">⚠ DOWN' "$AQ_TMP/dom.html"
 else
 	echo "# chromium missing: dashboard check skipped"
 fi

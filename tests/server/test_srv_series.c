@@ -1,5 +1,6 @@
 /* Unit tests for server/srv_series.c: deltas from cumulative reports, the
- * baseline rule, counter resets, pool sums, quantiles, window parsing. */
+ * baseline rule, counter resets, pool sums, quantiles, the partial slot,
+ * window parsing. */
 #include "server/srv_series.h"
 
 #include <check.h>
@@ -59,6 +60,15 @@ START_TEST(test_deltas)
 	ck_assert_int_eq(sum(pts, "readBytes"), 1100);
 	ck_assert_int_eq(sum(pts, "writeBytes"), 12000);
 	ck_assert_int_eq(json_real_value(json_object_get(json_array_get(pts, 0), "throughputLimitMibps")), 100);
+	/* the slot still filling at T0 + 15000 (the second) is marked partial, the finished one not */
+	ck_assert_int_eq(json_array_size(pts), 2);
+	ck_assert_ptr_null(json_object_get(json_array_get(pts, 0), "partial"));
+	ck_assert(json_is_true(json_object_get(json_array_get(pts, 1), "partial")));
+	json_decref(pts);
+	/* once it ended, no point is partial */
+	pts = srv_series_points(s, SRV_SERIES_VOLUME, VOL, 600, T0 + 20000);
+	ck_assert_int_eq(json_array_size(pts), 2);
+	ck_assert_ptr_null(json_object_get(json_array_get(pts, 1), "partial"));
 	/* 2 operations in bucket 10 ([512, 1024) us): p50 within it */
 	{
 		double p50 = json_real_value(json_object_get(json_array_get(pts, 0), "latencyP50Ms"));
