@@ -139,7 +139,11 @@ json_t *agent_status_doc(struct agent *a)
 		struct vol_stats st;
 		bool live = vol_store_stats(a->store, api_json_str(v, "fsid", ""), &st) == 0;
 
-		json_array_append_new(vols, status_volume(a, v, &st, live));
+		json_t *vd = status_volume(a, v, &st, live);
+
+		if (vd)
+			agent_snap_status(a, api_json_str(v, "dir", ""), vd);
+		json_array_append_new(vols, vd);
 	}
 	/* tokenRenewal: this agent keeps the node token a report's answer renews */
 	doc = json_pack("{s:s,s:s,s:I,s:o,s:s,s:s,s:I,s:o,s:b}", "node", a->cfg.node, "location", a->cfg.location,

@@ -268,6 +268,8 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 		if (strcmp(old->e[i]->cfg.id, cfg->id) == 0) {
 			e->acct = old->e[i]->acct;
 			atomic_fetch_add(&e->acct->refs, 1);
+			/* a revert replaced the tree: count it again */
+			fresh = e->acct->tree_seq != cfg->tree_seq;
 			break;
 		}
 	}
@@ -278,6 +280,7 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 		}
 		fresh = true;
 	}
+	e->acct->tree_seq = cfg->tree_seq;
 	if (fresh || stamp) {
 		int dfd = openat(e->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		uint64_t names = 0, used = dfd >= 0 ? vol_scan(e, dfd, 0, stamp, &names) : 0;

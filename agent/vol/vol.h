@@ -96,6 +96,12 @@ struct vol_export_cfg {
 	size_t nrules;            /* first matching rule wins; none = no access */
 	struct vol_rule rules[VOL_MAX_RULES];
 	struct qos_limits qos;    /* all zero: unlimited */
+	/* snapshots (agent/snap/snap.h): the folder /.snapshot serves at the
+	 * export root ("": none, .snapshot does not exist), and the tree's
+	 * generation: when it changes (a revert replaced the tree) used bytes
+	 * are counted again. */
+	char snapdir[4096];
+	uint64_t tree_seq;
 };
 
 struct vol_fh {

@@ -48,6 +48,7 @@ struct vol_acct {
 		int waiters;
 	} dsync[VOL_LOCKS];
 	_Atomic uint64_t dirsyncs; /* directory fsyncs issued */
+	uint64_t tree_seq;         /* cfg.tree_seq used was counted for */
 };
 
 struct vol_export {
