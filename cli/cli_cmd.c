@@ -229,8 +229,8 @@ static const struct cli_flag revert_flags[] = {
 };
 
 static const struct cli_flag snapshot_flags[] = {
-	{ "volume", CLI_T_STR, CLI_ON_ALL, CLI_O_REQUIRED | CLI_O_PATH, "volume", NULL, NULL, NULL, "VOLUME",
-	  "The snapshot's volume (its ID)." },
+	{ "volume", CLI_T_STR, CLI_ON_ALL, CLI_O_PATH, "volume", NULL, NULL, NULL, "VOLUME",
+	  "The snapshot's volume (its ID); required unless NAME is the snapshot's full name." },
 	{ "description", CLI_T_STR, ON_CU, 0, "description", NULL, NULL, NULL, "TEXT", "Description." },
 	{ "labels", CLI_T_LABELS, ON_C, 0, "labels", NULL, NULL, NULL, "KEY=VALUE,...", "Labels to attach." },
 	LABEL_UPDATE_FLAGS,
