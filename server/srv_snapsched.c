@@ -95,6 +95,9 @@ static int sched_volume(struct db *db, const char *vn, int64_t t, int *made)
 		return rc;
 	if ((rc = db_get(db, vn, &vol)) != AQ_OK)
 		goto out;
+	/* read again in the transaction: a delete may have started since the list */
+	if (strcmp(api_json_str(vol, "state", ""), "READY") != 0 && strcmp(api_json_str(vol, "state", ""), "UPDATING") != 0)
+		goto out;
 	snprintf(sname, sizeof(sname), "snapscheds/%s", vn);
 	if ((rc = db_get(db, sname, &rec)) == AQ_ENOENT) {
 		fresh = true;

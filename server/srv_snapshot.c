@@ -436,11 +436,13 @@ int srv_snapshot_volume_delete(struct db *db, const json_t *vol, bool force, aq_
 
 	if ((rc = db_list_all(db, &(struct db_query){ .kind = "snapshot", .parent = vn }, &snaps, msg)) != AQ_OK)
 		return rc;
-	if (json_array_size(snaps) && !force) {
-		rc = aq_fail(msg, AQ_EPRECOND, "volume \"%s\" has %zu snapshots (\"%s\", ...): delete them first or delete with force=true",
-			     vn, json_array_size(snaps), api_json_str(json_array_get(snaps, 0), "name", ""));
-		goto out;
-	}
+	/* those being deleted already go: they do not need force */
+	json_array_foreach(snaps, i, s)
+		if (!force && strcmp(api_json_str(s, "state", ""), "DELETING") != 0) {
+			rc = aq_fail(msg, AQ_EPRECOND, "volume \"%s\" has snapshots (\"%s\", %zu in all): delete them first or delete with force=true",
+				     vn, api_json_str(s, "name", ""), json_array_size(snaps));
+			goto out;
+		}
 	json_array_foreach(snaps, i, s) {
 		const char *sn = api_json_str(s, "name", "");
 		json_t *ref = NULL;
