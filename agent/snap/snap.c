@@ -262,7 +262,7 @@ static int snap_make_copy(int src, int work, const char *wname, bool rdonly, enu
 {
 	if (snap_fs_is_subvol(src))
 		return snap_fs_btrfs_snap(src, work, wname, rdonly);
-	return snap_fs_copy(src, work, wname, mark, fsid);
+	return snap_fs_copy(src, work, wname, mark, fsid, NULL);
 }
 
 static int snap_create_tree(const char *shelf, const char *name, const char *root, uint64_t fsid, const char *id,
@@ -286,7 +286,7 @@ static int snap_create_tree(const char *shelf, const char *name, const char *roo
 			aq_fail(msg, AQ_EIO, "cannot make the snapshot: %s", strerror(-rc));
 		goto out;
 	}
-	if ((rc = snap_fs_copy(src, wfd, wname, SNAP_COPY_SNAPMARK, fsid)) != 0) {
+	if ((rc = snap_fs_copy(src, wfd, wname, SNAP_COPY_SNAPMARK, fsid, id)) != 0) {
 		aq_fail(msg, AQ_EIO, "cannot make the snapshot: %s", strerror(-rc));
 		snap_fs_remove(wfd, wname);
 		goto out;
