@@ -102,7 +102,7 @@ void agent_apply_check(const json_t *vols, agent_served_fn served, void *arg, st
  * if missing; "" when snapshotDirectory is off). apply: revert, deletes,
  * creates on the attached root, after the tier knows the volume; true when
  * the live tree was replaced (its used bytes must be counted again). status: "snapshots", "revertSeq" and
- * "snapshotBytes" of the volume with folder dir into doc. */
+ * "snapshotBytes" (and "snapshotCount", for /metrics) of the volume with folder dir into doc. */
 int agent_snap_prepare(struct agent *a, const struct api_intent_volume *v, const struct api_intent_snapset *ss,
 		       aq_msg *msg);
 void agent_snap_dir(struct agent *a, const struct api_intent_volume *v, const struct api_intent_snapset *ss,

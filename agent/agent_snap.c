@@ -230,6 +230,7 @@ int agent_snap_status(struct agent *a, const char *dir, json_t *doc)
 	json_object_set_new(doc, "snapshots", list);
 	json_object_set_new(doc, "revertSeq", json_integer(name ? (json_int_t)snap_revert_seq(a->cfg.shelf, name) : 0));
 	json_object_set_new(doc, "snapshotBytes", json_integer((json_int_t)total));
+	json_object_set_new(doc, "snapshotCount", json_integer((json_int_t)n));
 	return AQ_OK;
 }
 
