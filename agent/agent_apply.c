@@ -185,7 +185,7 @@ void agent_apply_check(const json_t *vols, agent_served_fn served, void *arg, st
 
 /* Proceed with one checked volume: attach its data, fill its export. */
 static int apply_volume(struct agent *a, const struct api_intent_volume *v, const struct api_intent_snapset *ss,
-			struct vol_export_cfg *c, struct tier_vol_cfg *t, const char *req, aq_msg *msg)
+			struct vol_export_cfg *c, struct tier_vol_cfg *t, aq_msg *msg)
 {
 	int rc;
 
@@ -203,9 +203,7 @@ static int apply_volume(struct agent *a, const struct api_intent_volume *v, cons
 		return aq_fail(msg, AQ_EIO, "cannot attach %s on the shelf: %s", v->dir, strerror(-rc));
 	for (c->nrules = 0; c->nrules < v->nrules; c->nrules++)
 		apply_rule(&v->rules[c->nrules], &c->rules[c->nrules]);
-	agent_snap_apply(a, v, ss, c->root, req);
 	agent_snap_dir(a, v, ss, c->snapdir, sizeof(c->snapdir));
-	c->tree_seq = ss->revert_seq;
 	apply_tiering(a, &v->tiering, c->fsid, c->root, t);
 	return AQ_OK;
 }
@@ -313,7 +311,7 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 
 		if (!ok[i])
 			continue;
-		if (apply_volume(a, &iv[i], &ss[i], &cfg[used], &tv[used], req, &why) == AQ_OK) {
+		if (apply_volume(a, &iv[i], &ss[i], &cfg[used], &tv[used], &why) == AQ_OK) {
 			vi[used++] = i;
 			continue;
 		}
@@ -331,6 +329,10 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 			ok[vi[i]] = false;
 			continue;
 		}
+		/* snapshots once the tier knows the volume: a tiered one's rows
+		 * are recorded with each snapshot (tier_snap.c) */
+		agent_snap_apply(a, &iv[vi[i]], &ss[vi[i]], cfg[i].root, req);
+		cfg[i].tree_seq = agent_snap_tree_seq(a, &iv[vi[i]]);
 		cfg[k++] = cfg[i];
 	}
 	used = k;

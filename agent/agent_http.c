@@ -315,6 +315,8 @@ static const struct {
 	{ "aquifer_agent_volume_tiered_bytes", "gauge", "coldBytes", "File data that lives only in the cold store." },
 	{ "aquifer_agent_volume_cold_tier_read_bytes_total", "counter", "coldReadBytes", "Bytes read from the cold store." },
 	{ "aquifer_agent_volume_cold_tier_write_bytes_total", "counter", "coldWriteBytes", "Bytes written to the cold store." },
+	{ "aquifer_agent_volume_snapshots", "gauge", "snapshotCount", "Snapshots the volume has on the shelf." },
+	{ "aquifer_agent_volume_snapshot_bytes", "gauge", "snapshotBytes", "Bytes only the volume's snapshots hold (the sum of their usedBytes)." },
 };
 
 static void ah_volume_metrics(struct agent *a, const json_t *st, struct ut_buf *b)

@@ -55,6 +55,9 @@ int agent_snap_prepare(struct agent *a, const struct api_intent_volume *v, const
 		return AQ_OK; /* made already: a clone is made once */
 	if (!(src = snap_name_of(ss->clone_dir)) || !snap_name_of(v->dir))
 		return aq_fail(msg, AQ_EINVAL, "cloneSource.dir %s is not a volume folder", ss->clone_dir);
+	if (tier_stats(a->tier, strtoull(src, NULL, 16), &(struct tier_stats){0}) == 0)
+		return aq_fail(msg, AQ_EUNIMPL, "cannot clone a snapshot of a volume with auto-tiering: its cold data "
+				"stays with the source volume's tier map (not implemented)");
 	if (snap_clone(a->cfg.shelf, src, &ss->clone_snap, dst, &why) != 0)
 		return aq_fail(msg, AQ_EIO, "cannot clone snapshot %s: %s", ss->clone_snap.id, why.text);
 	UT_INFO("agent_snap", NULL, "volume %s made from snapshot %s of %s", v->fsid, ss->clone_snap.id, src);
@@ -74,6 +77,24 @@ void agent_snap_dir(struct agent *a, const struct api_intent_volume *v, const st
 		out[0] = '\0';
 }
 
+/* The tier rows of snapshots that do not exist (a create or a delete a
+ * crash cut short) go. */
+static void agent_snap_sweep(struct agent *a, const char *name, uint64_t fsid)
+{
+	struct snap_info *si = calloc(API_INTENT_MAX_SNAPSHOTS, sizeof(*si));
+	struct api_intent_snap *keep = calloc(API_INTENT_MAX_SNAPSHOTS, sizeof(*keep));
+	size_t n = 0, k = 0;
+
+	if (si && keep && snap_list(a->cfg.shelf, name, si, API_INTENT_MAX_SNAPSHOTS, &n) == 0) {
+		for (size_t i = 0; i < n; i++)
+			if (si[i].ready)
+				keep[k++] = si[i].snap;
+		tier_snap_sweep(a->tier, fsid, keep, k);
+	}
+	free(si);
+	free(keep);
+}
+
 bool agent_snap_apply(struct agent *a, const struct api_intent_volume *v, const struct api_intent_snapset *ss,
 		      const char *root, const char *req)
 {
@@ -84,7 +105,13 @@ bool agent_snap_apply(struct agent *a, const struct api_intent_volume *v, const 
 
 	if (!name)
 		return false;
-	if (ss->revert_seq && ss->revert_seq > snap_revert_seq(a->cfg.shelf, name)) {
+	if (ss->revert_seq && ss->revert_seq > snap_revert_seq(a->cfg.shelf, name) &&
+	    tier_stats(a->tier, fsid, &(struct tier_stats){0}) == 0) {
+		UT_ERROR("agent_snap", req, "volume %s: revert to %s refused: the volume has auto-tiering (not implemented)",
+			 v->fsid, ss->revert.id);
+		snprintf(a->last_error, sizeof(a->last_error),
+			 "volume %s: revert refused: reverting a volume with auto-tiering is not implemented", v->fsid);
+	} else if (ss->revert_seq && ss->revert_seq > snap_revert_seq(a->cfg.shelf, name)) {
 		aq_msg why = {""};
 
 		if (snap_revert(a->cfg.shelf, name, root, &ss->revert, ss->revert_seq, &why) == 0) {
@@ -100,16 +127,30 @@ bool agent_snap_apply(struct agent *a, const struct api_intent_volume *v, const 
 
 		if (snap_delete(a->cfg.shelf, name, &ss->deletes[i], &why) != 0)
 			UT_ERROR("agent_snap", req, "volume %s: %s", v->fsid, why.text);
+		else if (!snap_exists(a->cfg.shelf, name, &ss->deletes[i]))
+			tier_snap_forget(a->tier, fsid, ss->deletes[i].id); /* its cold objects may go */
 	}
 	for (i = 0; i < ss->nsnaps; i++) {
 		struct timespec t0, t1;
 		aq_msg why = {""};
+		bool tiered;
 		int rc;
 
 		if (snap_exists(a->cfg.shelf, name, &ss->snaps[i]))
 			continue;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
+		/* a tiered volume: no chunk moves while the snapshot is made, and
+		 * its copy of the chunk rows is durable before it exists */
+		tiered = tier_snap_freeze(a->tier, fsid) == 0;
+		if (tiered && tier_snap_record(a->tier, fsid, ss->snaps[i].id, ss->snaps[i].uid) != 0) {
+			tier_snap_thaw(a->tier, fsid);
+			UT_ERROR("agent_snap", req, "volume %s: snapshot %s: cannot record its cold chunks", v->fsid,
+				 ss->snaps[i].id);
+			continue; /* tried again at the next intent */
+		}
 		rc = snap_create(a->cfg.shelf, name, root, fsid, &ss->snaps[i], &why);
+		if (tiered)
+			tier_snap_thaw(a->tier, fsid);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (rc == 0)
 			UT_INFO("agent_snap", req, "volume %s: snapshot %s made in %.3f s", v->fsid, ss->snaps[i].id,
@@ -117,7 +158,15 @@ bool agent_snap_apply(struct agent *a, const struct api_intent_volume *v, const 
 		else if (rc != -EEXIST)
 			UT_ERROR("agent_snap", req, "volume %s: snapshot %s failed: %s", v->fsid, ss->snaps[i].id, why.text);
 	}
+	agent_snap_sweep(a, name, fsid);
 	return reverted;
+}
+
+uint64_t agent_snap_tree_seq(struct agent *a, const struct api_intent_volume *v)
+{
+	const char *name = snap_name_of(v->dir);
+
+	return name ? snap_revert_seq(a->cfg.shelf, name) : 0;
 }
 
 void agent_snap_destroy(struct agent *a, const char *dir)
@@ -181,6 +230,7 @@ int agent_snap_status(struct agent *a, const char *dir, json_t *doc)
 	json_object_set_new(doc, "snapshots", list);
 	json_object_set_new(doc, "revertSeq", json_integer(name ? (json_int_t)snap_revert_seq(a->cfg.shelf, name) : 0));
 	json_object_set_new(doc, "snapshotBytes", json_integer((json_int_t)total));
+	json_object_set_new(doc, "snapshotCount", json_integer((json_int_t)n));
 	return AQ_OK;
 }
 

@@ -150,17 +150,25 @@ enum snap_mech snap_mech_of(const char *root)
 	return m;
 }
 
-int snap_volume_make(const char *path, unsigned mode)
+/* The folder holding path, open, and path's last part in *base. */
+static int snap_open_parent(const char *path, const char **base)
 {
 	char parent[4096];
-	const char *base = strrchr(path, '/');
-	int fd, rc;
+	const char *slash = strrchr(path, '/');
 
-	if (!base || (size_t)(base - path) >= sizeof(parent))
+	if (!slash || (size_t)(slash - path) >= sizeof(parent))
 		return -EINVAL;
-	snprintf(parent, sizeof(parent), "%.*s", (int)(base - path), path);
-	base++;
-	if ((fd = snap_open_dir(parent)) < 0)
+	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path);
+	*base = slash + 1;
+	return snap_open_dir(parent);
+}
+
+int snap_volume_make(const char *path, unsigned mode)
+{
+	const char *base;
+	int fd = snap_open_parent(path, &base), rc;
+
+	if (fd < 0)
 		return fd;
 	rc = snap_fs_btrfs_subvol(fd, base);
 	if (rc != 0 && rc != -EEXIST) /* not btrfs (ENOTTY, EOPNOTSUPP...): a folder */
@@ -173,16 +181,12 @@ int snap_volume_make(const char *path, unsigned mode)
 
 int snap_tree_remove(const char *path)
 {
-	char parent[4096];
-	const char *base = strrchr(path, '/');
-	int fd, rc;
+	const char *base;
+	int fd = snap_open_parent(path, &base), rc;
 
-	if (!base || (size_t)(base - path) >= sizeof(parent))
-		return -EINVAL;
-	snprintf(parent, sizeof(parent), "%.*s", (int)(base - path), path);
-	if ((fd = snap_open_dir(parent)) < 0)
+	if (fd < 0)
 		return fd == -ENOENT ? 0 : fd;
-	rc = snap_fs_remove(fd, base + 1);
+	rc = snap_fs_remove(fd, base);
 	close(fd);
 	return rc;
 }
@@ -262,7 +266,7 @@ static int snap_make_copy(int src, int work, const char *wname, bool rdonly, enu
 {
 	if (snap_fs_is_subvol(src))
 		return snap_fs_btrfs_snap(src, work, wname, rdonly);
-	return snap_fs_copy(src, work, wname, mark, fsid);
+	return snap_fs_copy(src, work, wname, mark, fsid, NULL);
 }
 
 static int snap_create_tree(const char *shelf, const char *name, const char *root, uint64_t fsid, const char *id,
@@ -286,7 +290,7 @@ static int snap_create_tree(const char *shelf, const char *name, const char *roo
 			aq_fail(msg, AQ_EIO, "cannot make the snapshot: %s", strerror(-rc));
 		goto out;
 	}
-	if ((rc = snap_fs_copy(src, wfd, wname, SNAP_COPY_SNAPMARK, fsid)) != 0) {
+	if ((rc = snap_fs_copy(src, wfd, wname, SNAP_COPY_SNAPMARK, fsid, id)) != 0) {
 		aq_fail(msg, AQ_EIO, "cannot make the snapshot: %s", strerror(-rc));
 		snap_fs_remove(wfd, wname);
 		goto out;

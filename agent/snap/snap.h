@@ -20,8 +20,10 @@
  * SNAP_COPY anywhere else: the tree is cloned file by file (FICLONE where the
  * file system shares extents, e.g. XFS; else copy_file_range), O(files) with
  * reflink, O(data) without. Copies carry no containment mark of the live
- * volume (vol.h): a snapshot's objects carry VOL_SNAP_MARK = fsid instead, a
- * clone's or a revert's get their volume's mark when it is attached.
+ * volume (VOL_MARK, vol.h): a snapshot's objects carry VOL_SNAP_MARK = fsid
+ * instead, a clone's or a revert's get their volume's mark when it is
+ * attached. (A btrfs snapshot needs neither: it is a subvolume with an
+ * st_dev of its own, which vol's handle check compares.)
  *
  * Crash safety: a snapshot exists iff its root has its final name. Create:
  * manifest (durable) -> a btrfs snapshot straight under its name (one ioctl,
@@ -48,9 +50,6 @@
 #include "api/api_error.h"
 #include "api/api_intent.h"
 
-/* The xattr every object of a SNAP_COPY snapshot carries (its volume's fsid,
- * 8 bytes big-endian, like vol's containment mark). */
-#define SNAP_MARK "trusted.aquifer.snap"
 #define SNAP_DIR ".snapshots"
 
 enum snap_mech { SNAP_COPY = 1, SNAP_BTRFS = 2 };

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "agent/snap/snap_internal.h"
+#include "agent/vol/vol.h" /* the mark names */
 
 #include <dirent.h>
 #include <errno.h>
@@ -23,7 +24,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#define SNAP_VOL_MARK "trusted.aquifer.vol" /* vol.h's containment mark */
 #define SNAP_FS_DEPTH 512
 #define SNAP_BTRFS_ROOT_INO 256 /* BTRFS_FIRST_FREE_OBJECTID: every subvolume's root */
 
@@ -129,6 +129,7 @@ struct snap_copy {
 	int droot;                     /* the copy's root folder */
 	enum snap_copy_mark mark;
 	uint8_t fsid[8];
+	const char *snapid;
 	struct snap_link *links;
 	size_t nlinks, cap;
 };
@@ -142,7 +143,7 @@ static void snap_proc(char *out, size_t cap, int dirfd, const char *name)
 /* Extended attributes of src onto dst (both paths; l*xattr, so a symlink's
  * own, unless follow: a /proc/self/fd/N link itself), neither mark; then the
  * snapshot mark when asked. */
-static int snap_xattrs(const struct snap_copy *c, const char *src, const char *dst, bool follow)
+static int snap_xattrs(const struct snap_copy *c, const char *src, const char *dst, bool follow, bool reg)
 {
 	ssize_t (*list)(const char *, char *, size_t) = follow ? listxattr : llistxattr;
 	ssize_t (*get)(const char *, const char *, void *, size_t) = follow ? getxattr : lgetxattr;
@@ -156,14 +157,17 @@ static int snap_xattrs(const struct snap_copy *c, const char *src, const char *d
 	for (off = 0; off < (size_t)n; off += strlen(names + off) + 1) {
 		const char *nm = names + off;
 
-		if (!strcmp(nm, SNAP_VOL_MARK) || !strcmp(nm, SNAP_MARK))
+		if (!strcmp(nm, VOL_MARK) || !strcmp(nm, VOL_SNAP_MARK) || !strcmp(nm, VOL_SNAP_ID))
 			continue;
 		if ((v = get(src, nm, val, sizeof(val))) < 0)
 			continue;
 		if (set(dst, nm, val, (size_t)v, 0) != 0 && errno != ENOTSUP && errno != EPERM)
 			return -errno;
 	}
-	if (c->mark == SNAP_COPY_SNAPMARK && set(dst, SNAP_MARK, c->fsid, 8, 0) != 0 && errno != ENOTSUP)
+	if (c->mark == SNAP_COPY_SNAPMARK && set(dst, VOL_SNAP_MARK, c->fsid, 8, 0) != 0 && errno != ENOTSUP)
+		return -errno;
+	if (c->mark == SNAP_COPY_SNAPMARK && reg && set(dst, VOL_SNAP_ID, c->snapid, strlen(c->snapid), 0) != 0 &&
+	    errno != ENOTSUP)
 		return -errno;
 	return 0;
 }
@@ -207,7 +211,7 @@ static int snap_attrs(const struct snap_copy *c, int sdir, int ddir, const char 
 		return -errno;
 	if (!S_ISLNK(st->st_mode) && fchmodat(ddir, name, st->st_mode & 07777, 0) != 0)
 		return -errno;
-	if ((rc = snap_xattrs(c, sp, dp, false)) != 0)
+	if ((rc = snap_xattrs(c, sp, dp, false, S_ISREG(st->st_mode))) != 0)
 		return rc;
 	return utimensat(ddir, name, ts, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
 }
@@ -311,9 +315,9 @@ static int snap_copy_dir(struct snap_copy *c, int sfd, int dfd, const char *rel,
 	return rc;
 }
 
-int snap_fs_copy(int srcfd, int dirfd, const char *name, enum snap_copy_mark mark, uint64_t fsid)
+int snap_fs_copy(int srcfd, int dirfd, const char *name, enum snap_copy_mark mark, uint64_t fsid, const char *snapid)
 {
-	struct snap_copy c = {.mark = mark, .droot = -1};
+	struct snap_copy c = {.mark = mark, .droot = -1, .snapid = snapid ? snapid : ""};
 	struct stat st;
 	size_t i;
 	int rc;
@@ -339,7 +343,7 @@ int snap_fs_copy(int srcfd, int dirfd, const char *name, enum snap_copy_mark mar
 		snprintf(sp, sizeof(sp), "/proc/self/fd/%d", srcfd);
 		snprintf(dp, sizeof(dp), "/proc/self/fd/%d", c.droot);
 		if (fchown(c.droot, st.st_uid, st.st_gid) != 0 || fchmod(c.droot, st.st_mode & 07777) != 0 ||
-		    (rc = snap_xattrs(&c, sp, dp, true)) != 0 || futimens(c.droot, ts) != 0)
+		    (rc = snap_xattrs(&c, sp, dp, true, false)) != 0 || futimens(c.droot, ts) != 0)
 			rc = rc ? rc : -errno;
 	}
 out:

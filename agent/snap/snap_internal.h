@@ -24,8 +24,10 @@ int snap_fs_btrfs_snap(int srcfd, int dirfd, const char *name, bool rdonly);
 int snap_fs_btrfs_subvol(int dirfd, const char *name);
 /* Copy the tree below srcfd into a new folder name of dirfd, object by
  * object (FICLONE, else copy_file_range of the data ranges only), keeping
- * owners, modes, times, hard links, extended attributes (but neither mark). */
-int snap_fs_copy(int srcfd, int dirfd, const char *name, enum snap_copy_mark mark, uint64_t fsid);
+ * owners, modes, times, hard links, extended attributes (but neither mark);
+ * with SNAP_COPY_SNAPMARK every object gets VOL_SNAP_MARK = fsid and every
+ * regular file VOL_SNAP_ID = snapid (how the cold tier tells its snapshot). */
+int snap_fs_copy(int srcfd, int dirfd, const char *name, enum snap_copy_mark mark, uint64_t fsid, const char *snapid);
 /* Remove name in dirfd and everything below it (a subvolume at once). */
 int snap_fs_remove(int dirfd, const char *name);
 
