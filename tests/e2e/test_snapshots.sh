@@ -125,8 +125,8 @@ aq_mutate POST "$P/volumes/v1/snapshots?snapshotId=before" '{}'
 ok "v1 is changed after the snapshot" put v1/g.txt "two"
 aq_mutate POST "$P/volumes/v1/snapshots?snapshotId=after" '{}'
 expect_eq "the live volume has the new file" "two" "$(cat_ v1/g.txt)"
-# (.snapshot over NFS is the agent's suite: tests/agent/snap; here the
-# snapshot's content shows through the revert and the clone)
+expect_eq "the snapshot has the old file (/.snapshot/before, snapshotDirectory true)" "one" "$(cat_ v1/.snapshot/before/f.txt)"
+expect_eq "the snapshot lacks the newer file" "" "$(cat_ v1/.snapshot/before/g.txt)"
 aq_req POST "$P/volumes/v1:revert" '{}'
 expect_error 400 INVALID_ARGUMENT "a revert without snapshotId"
 aq_req POST "$P/volumes/v1:revert" '{"snapshotId":"none"}'
