@@ -1,7 +1,7 @@
 /* api_resource: the field tables of every resource we serve and the checks
  * that go beyond field types (cross-field rules, the math). Tables live one
  * file per resource: api_project.c, api_location.c, api_pool.c,
- * api_volume.c. All functions are pure. */
+ * api_volume.c, api_snapshot.c. All functions are pure. */
 #ifndef AQ_API_RESOURCE_H
 #define AQ_API_RESOURCE_H
 

@@ -1,8 +1,9 @@
-/* srv_snapshot: the snapshot routes and revert (see srv_snapshot.h). Each
- * handler checks its input first (api_snapshot.c, the volume's state),
- * then writes the snapshot, its snapref and its operation in one
- * transaction and rings the reconciler; the node's status report finishes
- * the operation (srv_snapreport.c). */
+/* srv_snapshot: the snapshot routes, revert and clones (see
+ * srv_snapshot.h). Each handler checks its input first (api_snapshot.c,
+ * the volume's state), then writes the snapshot, its snapref and its
+ * operation in one transaction and rings the reconciler; the second half
+ * of the file is the reconciler's side: the intent entry's snapshot fields
+ * and the node's status report, which finishes the operations. */
 #include "server/srv_snapshot.h"
 
 #include <stdio.h>
