@@ -109,13 +109,20 @@ static int sched_volume(struct db *db, const char *vn, int64_t t, int *made)
 	for (int k = 0; k < api_snapshot_kind_count(); k++) {
 		struct api_snap_sched s;
 		int64_t slot, last;
-		char id[80];
+		char id[80], sig[64], sigkey[32];
 		aq_msg why = { "" };
 
 		if (api_snapshot_kind(k, &s, vol) != AQ_OK)
 			continue;
 		slot = api_snapshot_slot(&s, t);
-		last = api_json_int64(rec, s.kind, INT64_MIN);
+		/* a changed schedule starts at its next slot, as a new one does */
+		snprintf(sig, sizeof(sig), "%d:%d:%x:%x", s.minute, s.hour, s.weekdays, s.monthdays);
+		snprintf(sigkey, sizeof(sigkey), "%sTimes", s.kind);
+		last = strcmp(api_json_str(rec, sigkey, ""), sig) == 0 ? api_json_int64(rec, s.kind, INT64_MIN) : INT64_MIN;
+		if (last == INT64_MIN) {
+			json_object_set_new(rec, sigkey, json_string(sig));
+			dirty = true;
+		}
 		if (slot == INT64_MIN || slot <= last)
 			continue;
 		json_object_set_new(rec, s.kind, json_integer(slot));

@@ -241,20 +241,22 @@ expect "GET on the :cancel custom method -> 405" 405 '.error.code == 405'
 # Volume.yaml): the schedules' defaults (minute 0, hour 0, day "Sunday",
 # daysOfMonth "1") are sent, enabled is sent even when false
 # (send_empty_value), snapshotsToKeep is an Integer; a read must give each
-# back as sent (no diff at the next plan).
+# back as sent (no diff at the next plan). enabled is false here so that no
+# scheduled snapshot (real clock) joins the replay's; the scheduler's own
+# test is test_snapshot_schedule.sh.
 req POST "$BASE/storagePools?storagePoolId=tf-snap-pool&alt=json" "$POOL_BODY"
 wait_op "snapshot pool create"
-SNAPVOL_BODY='{"shareName":"tf-snapvol","storagePool":"tf-snap-pool","capacityGib":"100","exportPolicy":{"rules":[{"allowedClients":"10.0.0.0/8","hasRootAccess":"true","accessType":"READ_WRITE","nfsv3":true}]},"protocols":["NFSV3"],"labels":{"goog-terraform-provisioned":"true"},"snapshotDirectory":true,"snapshotPolicy":{"enabled":true,"hourlySchedule":{"snapshotsToKeep":3,"minute":0},"dailySchedule":{"snapshotsToKeep":2,"minute":30,"hour":2},"weeklySchedule":{"snapshotsToKeep":1,"minute":0,"hour":0,"day":"Sunday"},"monthlySchedule":{"snapshotsToKeep":1,"minute":0,"hour":0,"daysOfMonth":"1"}}}'
+SNAPVOL_BODY='{"shareName":"tf-snapvol","storagePool":"tf-snap-pool","capacityGib":"100","exportPolicy":{"rules":[{"allowedClients":"10.0.0.0/8","hasRootAccess":"true","accessType":"READ_WRITE","nfsv3":true}]},"protocols":["NFSV3"],"labels":{"goog-terraform-provisioned":"true"},"snapshotDirectory":true,"snapshotPolicy":{"enabled":false,"hourlySchedule":{"snapshotsToKeep":3,"minute":0},"dailySchedule":{"snapshotsToKeep":2,"minute":30,"hour":2},"weeklySchedule":{"snapshotsToKeep":1,"minute":0,"hour":0,"day":"Sunday"},"monthlySchedule":{"snapshotsToKeep":1,"minute":0,"hour":0,"daysOfMonth":"1"}}}'
 req POST "$BASE/volumes?volumeId=tf-snapvol&alt=json" "$SNAPVOL_BODY"
 expect "volume with snapshot_policy: create answers an operation" 200 '.metadata.verb == "create"'
 wait_op "volume with snapshot_policy create"
 req GET "$BASE/volumes/tf-snapvol?alt=json"
 expect "volume read: snapshot_policy as sent (no diff)" 200 "(.snapshotPolicy == ($SNAPVOL_BODY).snapshotPolicy) and .snapshotDirectory == true"
 req PATCH "$BASE/volumes/tf-snapvol?updateMask=snapshotPolicy&alt=json" \
-	'{"storagePool":"tf-snap-pool","capacityGib":"100","snapshotPolicy":{"enabled":true,"hourlySchedule":{"snapshotsToKeep":5,"minute":15}}}'
+	'{"storagePool":"tf-snap-pool","capacityGib":"100","snapshotPolicy":{"enabled":false,"hourlySchedule":{"snapshotsToKeep":5,"minute":15}}}'
 wait_op "volume update of snapshot_policy"
 req GET "$BASE/volumes/tf-snapvol?alt=json"
-expect "volume read: the updated snapshot_policy replaces the old" 200 '.snapshotPolicy == {"enabled":true,"hourlySchedule":{"snapshotsToKeep":5,"minute":15}}'
+expect "volume read: the updated snapshot_policy replaces the old" 200 '.snapshotPolicy == {"enabled":false,"hourlySchedule":{"snapshotsToKeep":5,"minute":15}}'
 req PATCH "$BASE/volumes/tf-snapvol?updateMask=snapshotPolicy&alt=json" '{"snapshotPolicy":{"enabled":true,"hourlySchedule":{"snapshotsToKeep":3,"minute":0,"hour":1}}}'
 expect "snapshot_policy with a field of another schedule -> 400 naming it" 400 '.error.status == "INVALID_ARGUMENT" and (.error.message | contains("snapshotPolicy.hourlySchedule.hour"))'
 

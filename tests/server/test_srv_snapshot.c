@@ -377,6 +377,16 @@ START_TEST(test_schedule)
 	ck_assert(has(VN "/snapshots/hourly-20261201-1605"));
 	ck_assert(!has(VN "/snapshots/hourly-20261201-1005"));
 	ck_assert_int_eq(kept("hourly"), 3);
+	/* a changed schedule starts at its next slot: no snapshot for 15:30 at 16:25 */
+	json_object_set_new(json_object_get(json_object_get(vol, "snapshotPolicy"), "hourlySchedule"), "minute", json_integer(30));
+	ck_assert_int_eq(db_put(db, "volume", LOC, VN, vol, false), AQ_OK);
+	made = 0;
+	ck_assert_int_eq(srv_snapsched_pass(db, t0 + 16 * 3600 + 1500, &made), AQ_OK);
+	ck_assert_int_eq(made, 0);
+	ck_assert_int_eq(srv_snapsched_pass(db, t0 + 16 * 3600 + 2100, &made), AQ_OK);
+	ck_assert(has(VN "/snapshots/hourly-20261201-1630"));
+	node_catches_up();
+	ck_assert_int_eq(kept("hourly"), 3);
 	/* the policy removed: no more snapshots, the kept ones stay */
 	json_object_del(vol, "snapshotPolicy");
 	ck_assert_int_eq(db_put(db, "volume", LOC, VN, vol, false), AQ_OK);
