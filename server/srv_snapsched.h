@@ -8,7 +8,7 @@
  * one transaction with the slot taken (snapscheds/<volume name>). A slot is
  * therefore taken once, whatever kill -9 does, and slots missed while
  * aquiferd was down are never replayed: only the newest is taken (at most
- * one catch-up per kind). A schedule first seen takes no snapshot for the
+ * one catch-up per kind). A schedule first seen (or whose times changed) takes no snapshot for the
  * slot already past; its first is the next one. A snapshot a clone depends
  * on is kept beyond the count until the clone goes.
  *
