@@ -17,6 +17,10 @@
  * volumes are served. When two volumes claim one export path, the one
  * already served keeps it.
  *
+ * Snapshots (issue 20): each volume's snapshot fields are decoded with the
+ * rest in the check; a clone's folder is made before it is attached, then
+ * revert, snapshot deletes and creates run on it (agent_snap.c).
+ *
  * Cold tier (issue 11): "coldStore" (S3 or a directory; absent = the
  * embedded default <shelf>/.aquifer-cold/<location>) is applied in place when
  * it changed; each volume's "tieringPolicy" goes to the tier engine before
@@ -141,7 +145,7 @@ static bool apply_served(void *arg, const char *fsid)
 }
 
 void agent_apply_check(const json_t *vols, agent_served_fn served, void *arg, struct api_intent_volume *iv,
-		       bool *ok, json_t *failed)
+		       struct api_intent_snapset *ss, bool *ok, json_t *failed)
 {
 	const json_t *v;
 	size_t i, j;
@@ -149,7 +153,8 @@ void agent_apply_check(const json_t *vols, agent_served_fn served, void *arg, st
 	json_array_foreach(vols, i, v) {
 		aq_msg why = { "" };
 
-		ok[i] = api_intent_volume_decode(v, &iv[i], &why) == AQ_OK;
+		ok[i] = api_intent_volume_decode(v, &iv[i], &why) == AQ_OK &&
+			(!ss || api_intent_snapset_decode(v, &ss[i], &why) == AQ_OK);
 		if (!ok[i])
 			apply_fail(failed, api_json_str(v, "name", ""), why.text);
 	}
@@ -179,8 +184,8 @@ void agent_apply_check(const json_t *vols, agent_served_fn served, void *arg, st
 }
 
 /* Proceed with one checked volume: attach its data, fill its export. */
-static int apply_volume(struct agent *a, const struct api_intent_volume *v, struct vol_export_cfg *c,
-			struct tier_vol_cfg *t, aq_msg *msg)
+static int apply_volume(struct agent *a, const struct api_intent_volume *v, const struct api_intent_snapset *ss,
+			struct vol_export_cfg *c, struct tier_vol_cfg *t, aq_msg *msg)
 {
 	int rc;
 
@@ -190,12 +195,15 @@ static int apply_volume(struct agent *a, const struct api_intent_volume *v, stru
 	snprintf(c->path, sizeof(c->path), "/%s", v->share);
 	c->capacity = v->capacity_bytes;
 	apply_qos(&v->qos, &c->qos);
+	if ((rc = agent_snap_prepare(a, v, ss, msg)) != AQ_OK)
+		return rc;
 	rc = a->shelf.ops->attach(&a->shelf, v->dir, (unsigned)strtoul(v->unix_permissions, NULL, 8), c->root,
 				  sizeof(c->root));
 	if (rc != 0)
 		return aq_fail(msg, AQ_EIO, "cannot attach %s on the shelf: %s", v->dir, strerror(-rc));
 	for (c->nrules = 0; c->nrules < v->nrules; c->nrules++)
 		apply_rule(&v->rules[c->nrules], &c->rules[c->nrules]);
+	agent_snap_dir(a, v, ss, c->snapdir, sizeof(c->snapdir));
 	apply_tiering(a, &v->tiering, c->fsid, c->root, t);
 	return AQ_OK;
 }
@@ -228,6 +236,7 @@ static void apply_deletes(struct agent *a, const json_t *dels, const struct api_
 			UT_ERROR("agent_apply", req, "cannot delete %s: %s", d.dir, strerror(-drc));
 		else
 			UT_INFO("agent_apply", req, "volume %s deleted", d.fsid);
+		agent_snap_destroy(a, d.dir);
 		/* its cold objects and tier map */
 		snprintf(sd, sizeof(sd), "%s/.aquifer-tier/%016llx", a->cfg.shelf, strtoull(d.fsid, NULL, 16));
 		if (access(sd, F_OK) == 0)
@@ -240,6 +249,7 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	json_t *vols = json_object_get(intent, "volumes"), *dels = json_object_get(intent, "deletes");
 	int64_t gen = api_json_int64(intent, "generation", -1);
 	struct api_intent_volume *iv = NULL;
+	struct api_intent_snapset *ss = NULL;
 	struct vol_export_cfg *cfg = NULL;
 	struct tier_vol_cfg *tv = NULL;
 	size_t *vi = NULL;
@@ -263,16 +273,17 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 		goto out; /* a stale push: the newer state stays */
 	}
 	iv = calloc(n ? n : 1, sizeof(*iv));
+	ss = calloc(n ? n : 1, sizeof(*ss));
 	ok = calloc(n ? n : 1, sizeof(*ok));
 	cfg = calloc(n ? n : 1, sizeof(*cfg));
 	tv = calloc(n ? n : 1, sizeof(*tv));
 	vi = calloc(n ? n : 1, sizeof(*vi));
 	trc = calloc(n ? n : 1, sizeof(*trc));
-	if (!iv || !ok || !cfg || !tv || !vi || !trc) {
+	if (!iv || !ss || !ok || !cfg || !tv || !vi || !trc) {
 		rc = AQ_ENOMEM;
 		goto out;
 	}
-	agent_apply_check(vols, apply_served, a, iv, ok, failed);
+	agent_apply_check(vols, apply_served, a, iv, ss, ok, failed);
 	/* The cold store first: recovery of newly tiered volumes needs it. */
 	if (apply_cold_store(a, intent, &cold, &cwhy) != AQ_OK) {
 		UT_WARN("agent_apply", req, "cold store not changed: %s", cwhy.text);
@@ -300,7 +311,7 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 
 		if (!ok[i])
 			continue;
-		if (apply_volume(a, &iv[i], &cfg[used], &tv[used], &why) == AQ_OK) {
+		if (apply_volume(a, &iv[i], &ss[i], &cfg[used], &tv[used], &why) == AQ_OK) {
 			vi[used++] = i;
 			continue;
 		}
@@ -318,6 +329,10 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 			ok[vi[i]] = false;
 			continue;
 		}
+		/* snapshots once the tier knows the volume: a tiered one's rows
+		 * are recorded with each snapshot (tier_snap.c) */
+		agent_snap_apply(a, &iv[vi[i]], &ss[vi[i]], cfg[i].root, req);
+		cfg[i].tree_seq = agent_snap_tree_seq(a, &iv[vi[i]]);
 		cfg[k++] = cfg[i];
 	}
 	used = k;
@@ -339,6 +354,7 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	UT_LOG(gen != a->applied ? UT_LOG_INFO : UT_LOG_DEBUG, "agent_apply", req, "applied: %zu volumes served, %zu not",
 	       used, json_array_size(failed));
 	a->applied = gen;
+	agent_snap_kick(a);
 	json_decref(a->failed);
 	a->failed = failed;
 	failed = NULL;
@@ -346,6 +362,7 @@ out:
 	pthread_mutex_unlock(&a->lock);
 	json_decref(failed);
 	free(iv);
+	free(ss);
 	free(ok);
 	free(cfg);
 	free(tv);

@@ -139,7 +139,11 @@ json_t *agent_status_doc(struct agent *a)
 		struct vol_stats st;
 		bool live = vol_store_stats(a->store, api_json_str(v, "fsid", ""), &st) == 0;
 
-		json_array_append_new(vols, status_volume(a, v, &st, live));
+		json_t *vd = status_volume(a, v, &st, live);
+
+		if (vd)
+			agent_snap_status(a, api_json_str(v, "dir", ""), vd);
+		json_array_append_new(vols, vd);
 	}
 	/* tokenRenewal: this agent keeps the node token a report's answer renews */
 	doc = json_pack("{s:s,s:s,s:I,s:o,s:s,s:s,s:I,s:o,s:b}", "node", a->cfg.node, "location", a->cfg.location,
@@ -311,6 +315,8 @@ static const struct {
 	{ "aquifer_agent_volume_tiered_bytes", "gauge", "coldBytes", "File data that lives only in the cold store." },
 	{ "aquifer_agent_volume_cold_tier_read_bytes_total", "counter", "coldReadBytes", "Bytes read from the cold store." },
 	{ "aquifer_agent_volume_cold_tier_write_bytes_total", "counter", "coldWriteBytes", "Bytes written to the cold store." },
+	{ "aquifer_agent_volume_snapshots", "gauge", "snapshotCount", "Snapshots the volume has on the shelf." },
+	{ "aquifer_agent_volume_snapshot_bytes", "gauge", "snapshotBytes", "Bytes only the volume's snapshots hold (the sum of their usedBytes)." },
 };
 
 static void ah_volume_metrics(struct agent *a, const json_t *st, struct ut_buf *b)

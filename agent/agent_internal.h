@@ -10,6 +10,7 @@
 
 #include "agent/agent_shelf.h"
 #include "agent/nfs/nfs_srv.h"
+#include "agent/snap/snap.h"
 #include "agent/tier/tier.h"
 #include "agent/vol/vol.h"
 #include "api/api_error.h"
@@ -32,6 +33,7 @@ struct agent_cfg {
 	int report_ms;
 	int nfs_workers;
 	unsigned tier_day_seconds;  /* length of a tiering "day" (default 86400) */
+	unsigned snap_usage_s;      /* how often snapshots' usedBytes are measured (agent_snap.c) */
 	struct tls_listen_limits api_limits;  /* the agent API's connections (agent_http.c) */
 	struct nfs_srv_limits nfs_limits;     /* the NFS port's connections (nfs_srv.h) */
 	enum ut_log_level log_level;          /* --log-level / log-level (default info) */
@@ -59,6 +61,14 @@ struct agent {
 	/* TLS (agent_tls.c): set once at start or join, before the API serves */
 	struct tls_ca *ca;       /* the cluster CA */
 	char *tls_cert_pem, *tls_key_pem;
+	/* snapshots (agent_snap.c) */
+	enum snap_mech snap_mech; /* what new volumes of the shelf get */
+	pthread_t snap_thread;   /* measures usedBytes */
+	pthread_mutex_t snap_mu; /* guards the four below */
+	pthread_cond_t snap_cv;
+	bool snap_stop, snap_kick;
+	struct agent_snap_used *snap_used;
+	size_t nsnap_used;
 };
 
 /* agent_state.c: files in --state-dir, written atomically (temp, fsync,
@@ -73,7 +83,8 @@ int agent_state_remove(const char *dir, const char *name, aq_msg *msg);
  * store (check the whole intent, then proceed). */
 int agent_apply(struct agent *a, json_t *intent, aq_msg *msg);
 /* The check half, without side effects (no shelf, store or tier needed):
- * decode each entry of vols against the intent contract (api_intent.h) and
+ * decode each entry of vols against the intent contract (api_intent.h, its
+ * snapshot fields into ss[i] when ss is not NULL) and
  * keep names, fsids and share names unique. served(arg, fsid) says whether
  * this node serves fsid now: of two volumes claiming one share name, the one
  * served keeps it. iv and ok hold json_array_size(vols) entries; ok[i] says
@@ -81,8 +92,32 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg);
  * {"name", "error"}. */
 struct api_intent_volume;
 typedef bool (*agent_served_fn)(void *arg, const char *fsid);
+struct api_intent_snapset;
 void agent_apply_check(const json_t *vols, agent_served_fn served, void *arg, struct api_intent_volume *iv,
-		       bool *ok, json_t *failed);
+		       struct api_intent_snapset *ss, bool *ok, json_t *failed);
+
+/* agent_snap.c: a volume entry's snapshot fields (api_intent.h), applied
+ * with agent/snap/. prepare: a clone's folder from its source snapshot,
+ * before the volume is attached. dir: the folder /.snapshot serves (made
+ * if missing; "" when snapshotDirectory is off). apply: revert, deletes,
+ * creates on the attached root, after the tier knows the volume; true when
+ * the live tree was replaced (its used bytes must be counted again). status: "snapshots", "revertSeq" and
+ * "snapshotBytes" (and "snapshotCount", for /metrics) of the volume with folder dir into doc. */
+int agent_snap_prepare(struct agent *a, const struct api_intent_volume *v, const struct api_intent_snapset *ss,
+		       aq_msg *msg);
+void agent_snap_dir(struct agent *a, const struct api_intent_volume *v, const struct api_intent_snapset *ss,
+		    char *out, size_t cap);
+bool agent_snap_apply(struct agent *a, const struct api_intent_volume *v, const struct api_intent_snapset *ss,
+		      const char *root, const char *req);
+/* The revert seq the volume's tree is at (vol_export_cfg.tree_seq). */
+uint64_t agent_snap_tree_seq(struct agent *a, const struct api_intent_volume *v);
+/* A deleted volume's snapshots go with it. */
+void agent_snap_destroy(struct agent *a, const char *dir);
+int agent_snap_status(struct agent *a, const char *dir, json_t *doc);
+/* The usedBytes thread: measure now (after snapshots changed), start, stop. */
+void agent_snap_kick(struct agent *a);
+int agent_snap_usage_start(struct agent *a);
+void agent_snap_usage_stop(struct agent *a);
 
 /* agent_http.c: the agent's own API (PUT /v1/intent, GET /v1/status,
  * /healthz, /metrics). reserve: descriptors the rest of the process keeps

@@ -8,6 +8,7 @@
  * are served at once; only a node without credentials joins first. */
 #include "agent/agent.h"
 #include "agent/agent_internal.h"
+#include "agent/snap/snap.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -40,6 +41,7 @@ static void usage(FILE *f)
 		"                     --shelf DIR --listen HOST:PORT --nfs-listen HOST:PORT --state-dir DIR\n"
 		"                     [--throughput-mibps N] [--write-throughput-mibps N]\n"
 		"                     [--advertise HOST] [--ca-file FILE] [--tier-day-seconds N]\n"
+		"                     [--snapshot-usage-seconds N]\n"
 		"                     [--log-level LEVEL] [--config FILE]\n"
 		"\n"
 		"  --server URL              aquiferd's URL (https://HOST:PORT; http:// only for a loopback aquiferd)\n"
@@ -57,6 +59,7 @@ static void usage(FILE *f)
 		"                            contact on (default: the system store; after the join, the\n"
 		"                            cluster CA kept in --state-dir/ca.crt)\n"
 		"  --tier-day-seconds N      how long a cold-tier \"day\" lasts (default 86400; tests age data)\n"
+		"  --snapshot-usage-seconds N  how often each snapshot's usedBytes is measured (default 60)\n"
 		"  connections (limits against idle and half-open floods; see agent/README.md):\n"
 		"  --max-connections N       API connections at once (default 1024)\n"
 		"  --max-connections-per-ip N  API connections from one address (default 32)\n"
@@ -94,6 +97,7 @@ static const struct agent_opt agent_opts[] = {
 	{ "throughput-mibps", offsetof(struct agent_cfg, ceiling_mibps), 0 },
 	{ "write-throughput-mibps", offsetof(struct agent_cfg, write_ceiling_mibps), 0 },
 	{ "tier-day-seconds", offsetof(struct agent_cfg, tier_day_seconds), AGENT_OPT_UINT },
+	{ "snapshot-usage-seconds", offsetof(struct agent_cfg, snap_usage_s), AGENT_OPT_UINT },
 	{ "max-connections", offsetof(struct agent_cfg, api_limits.max_conns), AGENT_OPT_UINT },
 	{ "max-connections-per-ip", offsetof(struct agent_cfg, api_limits.per_ip), AGENT_OPT_UINT },
 	{ "header-timeout-seconds", offsetof(struct agent_cfg, api_limits.header_s), AGENT_OPT_UINT },
@@ -272,10 +276,13 @@ int agent_main(int argc, char **argv)
 	a.cfg.report_ms = 2000;
 	a.cfg.nfs_workers = 8;
 	a.cfg.tier_day_seconds = 86400;
+	a.cfg.snap_usage_s = 60;
 	a.cfg.api_limits = (struct tls_listen_limits){ .max_conns = 1024, .per_ip = 32, .header_s = 10, .idle_s = 60 };
 	a.cfg.nfs_limits = (struct nfs_srv_limits)NFS_SRV_LIMITS_DEFAULT;
 	a.cfg.log_level = UT_LOG_INFO;
 	pthread_mutex_init(&a.lock, NULL);
+	pthread_mutex_init(&a.snap_mu, NULL);
+	pthread_cond_init(&a.snap_cv, NULL);
 	if (parse_args(&a.cfg, argc, argv, &msg) != AQ_OK) {
 		UT_ERROR("agent_main", NULL, "%s", msg.text);
 		return 2;
@@ -295,6 +302,12 @@ int agent_main(int argc, char **argv)
 		UT_ERROR("agent_main", NULL, "shelf %s: %s", a.cfg.shelf, strerror(-rc));
 		return 1;
 	}
+	/* snapshots: what a crash left half made goes before anything is served */
+	if (snap_shelf_init(a.cfg.shelf, &a.snap_mech, &msg) != AQ_OK) {
+		UT_ERROR("agent_main", NULL, "shelf %s: %s", a.cfg.shelf, msg.text);
+		return 1;
+	}
+	UT_INFO("agent_main", NULL, "shelf %s: snapshots by %s", a.cfg.shelf, snap_mech_name(a.snap_mech));
 	if (agent_tls_load(&a, &msg) != AQ_OK || agent_credentials(&a, &msg) != AQ_OK) {
 		UT_ERROR("agent_main", NULL, "%s", msg.text);
 		return 1;
@@ -344,6 +357,10 @@ int agent_main(int argc, char **argv)
 		UT_ERROR("agent_main", NULL, "%s", msg.text);
 		return 1;
 	}
+	if (agent_snap_usage_start(&a) != AQ_OK) {
+		UT_ERROR("agent_main", NULL, "cannot start the snapshot usage thread");
+		return 1;
+	}
 	if (agent_reporter_start(&a) != AQ_OK) {
 		UT_ERROR("agent_main", NULL, "cannot start the reporter");
 		return 1;
@@ -354,6 +371,7 @@ int agent_main(int argc, char **argv)
 	UT_INFO("agent_main", NULL, "signal %d, stopping", sig);
 	agent_reporter_stop(&a);
 	agent_http_stop(&a);
+	agent_snap_usage_stop(&a);
 	nfs_srv_free(a.nfs);
 	vol_store_free(a.store); /* after its front ends, before the tier it calls */
 	tier_free(a.tier);

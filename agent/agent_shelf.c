@@ -1,13 +1,13 @@
 /* agent_shelf: the directory backend of the shelf interface. */
-#define _XOPEN_SOURCE 700 /* nftw */
 #include "agent/agent_shelf.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "agent/snap/snap.h"
 
 /* dir comes from aquiferd ("volumes/<hex>"): refuse anything else, so a
  * wrong intent can never reach outside the shelf. */
@@ -29,6 +29,7 @@ static int shelf_dir_ok(const char *dir)
 static int dir_attach(struct agent_shelf *s, const char *dir, unsigned mode, char *root, size_t cap)
 {
 	char vols[1100];
+	int rc;
 
 	if (!shelf_dir_ok(dir))
 		return -EINVAL;
@@ -36,28 +37,15 @@ static int dir_attach(struct agent_shelf *s, const char *dir, unsigned mode, cha
 	if (mkdir(vols, 0711) != 0 && errno != EEXIST)
 		return -errno;
 	snprintf(root, cap, "%s/%s", s->path, dir);
-	if (mkdir(root, mode) != 0) {
-		if (errno != EEXIST)
-			return -errno;
-	} else if (chmod(root, mode) != 0) { /* mkdir applied the umask */
-		return -errno;
-	}
-	return 0;
+	/* a btrfs subvolume on a btrfs shelf: its snapshots are O(1) (snap.h) */
+	rc = snap_volume_make(root, mode);
+	return rc == -EEXIST ? 0 : rc;
 }
 
 static int dir_release(struct agent_shelf *s, const char *dir)
 {
 	(void)s;
 	return shelf_dir_ok(dir) ? 0 : -EINVAL;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DP)
-		return rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
-	return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
 }
 
 static int dir_destroy(struct agent_shelf *s, const char *dir)
@@ -67,9 +55,7 @@ static int dir_destroy(struct agent_shelf *s, const char *dir)
 	if (!shelf_dir_ok(dir))
 		return -EINVAL;
 	snprintf(root, sizeof(root), "%s/%s", s->path, dir);
-	if (nftw(root, rm_one, 32, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
-		return -errno;
-	return 0;
+	return snap_tree_remove(root); /* a subvolume at once */
 }
 
 static const struct agent_shelf_ops shelf_dir_ops = {

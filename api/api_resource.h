@@ -1,7 +1,7 @@
 /* api_resource: the field tables of every resource we serve and the checks
  * that go beyond field types (cross-field rules, the math). Tables live one
  * file per resource: api_project.c, api_location.c, api_pool.c,
- * api_volume.c. All functions are pure. */
+ * api_volume.c, api_snapshot.c. All functions are pure. */
 #ifndef AQ_API_RESOURCE_H
 #define AQ_API_RESOURCE_H
 
@@ -14,6 +14,7 @@ extern const struct api_field api_project_fields[];
 extern const struct api_field api_location_fields[];
 extern const struct api_field api_pool_fields[];
 extern const struct api_field api_volume_fields[];
+extern const struct api_field api_snapshot_fields[];
 
 /* Read the math facts out of a normalised pool / volume document. */
 void api_pool_math_from(const json_t *pool, struct api_pool_math *out);
@@ -39,8 +40,8 @@ int api_volume_check(const struct api_math_params *p, json_t *doc, aq_msg *msg);
 /* Refuse, naming the field and value, what the request sets (given: a
  * create body, or the fields an updateMask names) for a feature that does
  * not exist yet: protocols other than NFSV3, smbSettings, securityStyle
- * NTFS, snapshotPolicy.enabled, snapReserve, backupConfig,
- * snapshotDirectory, multipleEndpoints, the export rules' kerberos5* flags.
+ * NTFS, snapReserve (no space is reserved for snapshots), backupConfig,
+ * multipleEndpoints, the export rules' kerberos5* flags.
  * Their "off" values are accepted. */
 int api_volume_check_supported(const json_t *given, aq_msg *msg);
 
@@ -65,5 +66,41 @@ bool api_cold_store_same(const json_t *a, const json_t *b);
 /* The same S3 store and the same accessKeyId: a PATCH without a new
  * secretAccessKey keeps the stored one only then. */
 bool api_cold_store_same_key(const json_t *a, const json_t *b);
+
+/* ---- snapshots (api_snapshot.c) ---- */
+
+/* A snapshot create or patch body: nothing beyond its field table (the
+ * srv_check_fn shape). */
+int api_snapshot_check(const struct api_math_params *p, json_t *doc, aq_msg *msg);
+/* A volume's snapshotPolicy: each schedule needs snapshotsToKeep (a whole
+ * number 0..API_INTENT_MAX_SNAPSHOTS, their sum too), minute 0..59, hour
+ * 0..23, weeklySchedule.day comma-separated day names, monthlySchedule
+ * .daysOfMonth comma-separated 1..31, and no field of another kind (hour
+ * in hourlySchedule, ...). Defaults are not written into the document
+ * (minute 0, hour 0, day Sunday, daysOfMonth 1 apply when the schedule
+ * runs), so the volume reads back as it was given. */
+int api_snapshot_policy_check(const json_t *vol, aq_msg *msg);
+/* restoreParameters: sourceSnapshot a snapshot's full name; sourceBackup
+ * refused (no backups). Whether the snapshot exists, is READY and lies in
+ * the volume's project and location is the server's check. */
+int api_snapshot_restore_check(const json_t *vol, aq_msg *msg);
+
+/* One schedule of an enabled snapshotPolicy, defaults applied. */
+struct api_snap_sched {
+	const char *kind;        /* "hourly", "daily", "weekly", "monthly" */
+	int keep, minute, hour;
+	unsigned weekdays;       /* bit 0 Sunday .. bit 6 Saturday */
+	unsigned monthdays;      /* bit d: day d of the month (1..31) */
+};
+/* The number of kinds, and kind i of vol's policy: AQ_ENOENT when the
+ * policy is off or has no such schedule. */
+int api_snapshot_kind_count(void);
+int api_snapshot_kind(int i, struct api_snap_sched *out, const json_t *vol);
+/* The newest slot of s at or before t (seconds, UTC). */
+int64_t api_snapshot_slot(const struct api_snap_sched *s, int64_t t);
+/* The ID of the scheduled snapshot of kind at slot: "hourly-20261201-1705"
+ * (ONTAP's create_time naming, "hourly.2026-12-01_1705", spelled within
+ * the resource ID rules). */
+void api_snapshot_sched_id(const char *kind, int64_t slot, char *out, size_t cap);
 
 #endif

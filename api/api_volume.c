@@ -89,6 +89,13 @@ static const struct api_field vol_restore_fields[] = {
 	{ NULL, 0, 0, NULL, NULL, 0 },
 };
 
+static const struct api_field vol_clone_fields[] = {
+	{ "sourceSnapshot", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "sourceVolume", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "sharedSpaceGib", API_T_INT64, API_F_OUTPUT, NULL, NULL, 0 },
+	{ NULL, 0, 0, NULL, NULL, 0 },
+};
+
 static const struct api_field vol_backup_fields[] = {
 	{ "backupPolicies", API_T_STRING_LIST, 0, NULL, NULL, 8 },
 	{ "backupVault", API_T_STRING, 0, NULL, NULL, 512 },
@@ -137,6 +144,7 @@ const struct api_field api_volume_fields[] = {
 	{ "coldTierSizeGib", API_T_INT64, API_F_OUTPUT, NULL, NULL, 0 },
 	{ "hotTierSizeUsedGib", API_T_INT64, API_F_OUTPUT, NULL, NULL, 0 },
 	{ "throughputMibps", API_T_DOUBLE, 0, NULL, NULL, 0 },
+	{ "cloneDetails", API_T_OBJECT, API_F_OUTPUT, NULL, vol_clone_fields, 0 },
 	{ NULL, 0, 0, NULL, NULL, 0 },
 };
 
@@ -207,8 +215,8 @@ int api_volume_check(const struct api_math_params *p, json_t *doc, aq_msg *msg)
 	}
 	if (api_json_bool(doc, "kerberosEnabled", false))
 		return aq_fail(msg, AQ_EINVAL, "kerberosEnabled is not supported by this deployment");
-	if (json_object_get(doc, "restoreParameters"))
-		return aq_fail(msg, AQ_EINVAL, "restoreParameters: creating a volume from a snapshot or backup is not supported yet");
+	if ((rc = api_snapshot_restore_check(doc, msg)) != AQ_OK || (rc = api_snapshot_policy_check(doc, msg)) != AQ_OK)
+		return rc;
 	if (tp) {
 		if (!json_object_get(tp, "tierAction"))
 			json_object_set_new(tp, "tierAction", json_string("PAUSED"));
@@ -234,7 +242,6 @@ static const struct {
 	const char *field;
 	const char *why;
 } vol_off_bools[] = {
-	{ "snapshotDirectory", "there are no snapshots to show in a .snapshot directory" },
 	{ "multipleEndpoints", "each volume is served at its node's one NFS address" },
 };
 
@@ -256,10 +263,9 @@ int api_volume_check_supported(const json_t *given, aq_msg *msg)
 	if (strcmp(api_json_str(given, "securityStyle", "UNIX"), "UNIX") != 0)
 		return aq_fail(msg, AQ_EINVAL, "securityStyle: %s needs SMB, which is not served yet; use UNIX",
 			       api_json_str(given, "securityStyle", ""));
-	if (api_json_bool(json_object_get(given, "snapshotPolicy"), "enabled", false))
-		return aq_fail(msg, AQ_EINVAL, "snapshotPolicy: automatic snapshots are not implemented yet; leave snapshotPolicy out or set snapshotPolicy.enabled false");
+	/* GCNV deprecates snapReserve; no space is set aside: snapshots count in usedGib */
 	if (api_json_double(given, "snapReserve", 0) != 0)
-		return aq_fail(msg, AQ_EINVAL, "snapReserve: snapshots are not implemented yet, so no space is reserved for them; leave it out or 0");
+		return aq_fail(msg, AQ_EINVAL, "snapReserve: no space is reserved for snapshots (deprecated in GCNV; snapshot space counts in usedGib against capacityGib); leave it out or 0");
 	if (json_array_size(json_object_get(backup, "backupPolicies")) || *api_json_str(backup, "backupVault", "") ||
 	    api_json_bool(backup, "scheduledBackupEnabled", false))
 		return aq_fail(msg, AQ_EINVAL, "backupConfig: backups are not implemented yet; leave backupConfig out");

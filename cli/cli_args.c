@@ -525,12 +525,15 @@ static int check_required(const struct cli_args *a, aq_msg *msg)
 
 int cli_args_parse(struct cli_args *a, int argc, char **argv, aq_msg *msg)
 {
-	int i, words = 0, gi = -1, vi = -1, rc = AQ_OK;
+	int i, words = 0, w[3] = { -1, -1, -1 }, gi, si = -1, vi, rc = AQ_OK;
+	const struct cli_group *sub;
 	bool dashdash = false;
+	char two[128];
 
 	memset(a, 0, sizeof(*a));
-	/* Pass 1: the group and the verb are the first two words. */
-	for (i = 1; i < argc && words < 2; i++) {
+	/* Pass 1: the group and the verb are the first two words, or three
+	 * for a group of two words ("volumes snapshots create"). */
+	for (i = 1; i < argc && words < 3; i++) {
 		if (strcmp(argv[i], "--") == 0)
 			break;
 		if (argv[i][0] == '-') {
@@ -538,17 +541,23 @@ int cli_args_parse(struct cli_args *a, int argc, char **argv, aq_msg *msg)
 				i++;
 			continue;
 		}
-		if (words++ == 0)
-			gi = i;
-		else
-			vi = i;
+		w[words++] = i;
+	}
+	gi = w[0];
+	vi = w[1];
+	if (w[1] > 0 && (size_t)snprintf(two, sizeof(two), "%s %s", argv[w[0]], argv[w[1]]) < sizeof(two) &&
+	    (sub = cli_group_find(two))) {
+		si = w[1];
+		vi = w[2];
+	} else {
+		sub = NULL;
 	}
 	if (gi > 0 && strcmp(argv[gi], "__routes") == 0) {
 		a->routes = true;
 		return AQ_OK;
 	}
 	if (gi > 0) {
-		a->group = argv[gi];
+		a->group = sub ? sub->name : argv[gi];
 		if (cli_group_find(a->group) == NULL)
 			rc = aq_fail(msg, AQ_EINVAL, "unknown command group: %s", a->group);
 	}
@@ -560,7 +569,7 @@ int cli_args_parse(struct cli_args *a, int argc, char **argv, aq_msg *msg)
 	/* Pass 2: flags and positionals. */
 	for (i = 1; i < argc; i++) {
 		const char *tok = argv[i];
-		if (i == gi || i == vi)
+		if (i == gi || i == si || i == vi)
 			continue;
 		if (!dashdash && strcmp(tok, "--") == 0) {
 			dashdash = true;
@@ -677,7 +686,7 @@ int cli_args_request(const struct cli_args *a, json_t **body, struct ut_buf *mas
 	for (f = a->cmd->flags; f && f->name; f++) {
 		const char *raw;
 		if (!cli_flag_applies(f, a->cmd) || (raw = cli_args_get(a, f->name)) == NULL ||
-		    (f->opts & CLI_O_LABELS))
+		    (f->opts & (CLI_O_LABELS | CLI_O_PATH)))
 			continue;
 		if (f->opts & CLI_O_REPEAT) {
 			arr = json_array();
@@ -710,6 +719,12 @@ int cli_args_request(const struct cli_args *a, json_t **body, struct ut_buf *mas
 		} else {
 			rc = set_path(doc, f->field, v);   /* steals v, even on failure */
 			v = NULL;
+			if (rc == AQ_OK && (f->opts & CLI_O_ENABLE)) {
+				char top[128];
+
+				snprintf(top, sizeof(top), "%.*s.enabled", (int)strcspn(f->field, "."), f->field);
+				rc = set_path(doc, top, json_true());
+			}
 			if (rc != AQ_OK)
 				goto out;
 			if (mask->len)

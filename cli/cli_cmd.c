@@ -10,6 +10,7 @@
 #define POOLS "/v1/projects/{project}/locations/{location}/storagePools"
 #define VOLUMES "/v1/projects/{project}/locations/{location}/volumes"
 #define OPERATIONS "/v1/projects/{project}/locations/{location}/operations"
+#define SNAPSHOTS VOLUMES "/{volume}/snapshots"
 
 #define ON_C CLI_ON(CLI_K_CREATE)
 #define ON_CU CLI_ON_MUTATE
@@ -42,6 +43,37 @@ static const struct cli_key export_rule_keys[] = {
 	{ "kerberos-5i-read-write", CLI_T_BOOL, "kerberos5iReadWrite", NULL },
 	{ "kerberos-5p-read-only", CLI_T_BOOL, "kerberos5pReadOnly", NULL },
 	{ "kerberos-5p-read-write", CLI_T_BOOL, "kerberos5pReadWrite", NULL },
+	{ NULL, CLI_T_STR, NULL, NULL }
+};
+
+/* gcloud's --snapshot-hourly/-daily/-weekly/-monthly (ArgDict); monthly's
+ * day= is the API's daysOfMonth */
+static const struct cli_key hourly_keys[] = {
+	{ "snapshots-to-keep", CLI_T_INT, "snapshotsToKeep", NULL },
+	{ "minute", CLI_T_INT, "minute", NULL },
+	{ NULL, CLI_T_STR, NULL, NULL }
+};
+
+static const struct cli_key daily_keys[] = {
+	{ "snapshots-to-keep", CLI_T_INT, "snapshotsToKeep", NULL },
+	{ "minute", CLI_T_INT, "minute", NULL },
+	{ "hour", CLI_T_INT, "hour", NULL },
+	{ NULL, CLI_T_STR, NULL, NULL }
+};
+
+static const struct cli_key weekly_keys[] = {
+	{ "snapshots-to-keep", CLI_T_INT, "snapshotsToKeep", NULL },
+	{ "minute", CLI_T_INT, "minute", NULL },
+	{ "hour", CLI_T_INT, "hour", NULL },
+	{ "day", CLI_T_STR, "day", NULL },
+	{ NULL, CLI_T_STR, NULL, NULL }
+};
+
+static const struct cli_key monthly_keys[] = {
+	{ "snapshots-to-keep", CLI_T_INT, "snapshotsToKeep", NULL },
+	{ "minute", CLI_T_INT, "minute", NULL },
+	{ "hour", CLI_T_INT, "hour", NULL },
+	{ "day", CLI_T_STR, "daysOfMonth", NULL },
 	{ NULL, CLI_T_STR, NULL, NULL }
 };
 
@@ -168,7 +200,40 @@ static const struct cli_flag volume_flags[] = {
 	  "Labels to attach." },
 	LABEL_UPDATE_FLAGS,
 	{ "force", CLI_T_BOOL, ON_D, CLI_O_QUERY, "force", NULL, NULL, NULL, NULL,
-	  "Delete even if the volume has snapshots." },
+	  "Delete even if the volume has snapshots (they are deleted with it)." },
+	/* issue 20: snapshots, as gcloud spells them */
+	{ "snapshot-directory", CLI_T_BOOL, ON_CU, 0, "snapshotDirectory", NULL, NULL, NULL, NULL,
+	  "Serve the snapshots read-only under /.snapshot/<snapshot>/ at the export root (--snapshot-directory=false: not)." },
+	{ "source-snapshot", CLI_T_STR, ON_C, 0, "restoreParameters.sourceSnapshot", "restoreParameters", NULL, NULL,
+	  "SNAPSHOT", "Create the volume as a clone of this snapshot (its full name, "
+	  "projects/P/locations/L/volumes/V/snapshots/S, in the same project and location)." },
+	{ "snapshot-hourly", CLI_T_DICT, ON_CU, CLI_O_ENABLE, "snapshotPolicy.hourlySchedule", "snapshotPolicy", NULL,
+	  hourly_keys, "snapshots-to-keep=N,minute=M",
+	  "Make a snapshot every hour at minute M (default 0), keeping the newest N. Any --snapshot-* flag "
+	  "sets the whole snapshotPolicy (enabled, the schedules given)." },
+	{ "snapshot-daily", CLI_T_DICT, ON_CU, CLI_O_ENABLE, "snapshotPolicy.dailySchedule", "snapshotPolicy", NULL,
+	  daily_keys, "snapshots-to-keep=N,hour=H,minute=M", "Make a snapshot every day at H:M (UTC), keeping the newest N." },
+	{ "snapshot-weekly", CLI_T_DICT, ON_CU, CLI_O_ENABLE, "snapshotPolicy.weeklySchedule", "snapshotPolicy", NULL,
+	  weekly_keys, "snapshots-to-keep=N,day=DAY,hour=H,minute=M",
+	  "Make a snapshot every week on DAY (Monday, ...; default Sunday) at H:M, keeping the newest N." },
+	{ "snapshot-monthly", CLI_T_DICT, ON_CU, CLI_O_ENABLE, "snapshotPolicy.monthlySchedule", "snapshotPolicy", NULL,
+	  monthly_keys, "snapshots-to-keep=N,day=D,hour=H,minute=M",
+	  "Make a snapshot every month on day D (1-31; default 1) at H:M, keeping the newest N." },
+	END_FLAGS
+};
+
+static const struct cli_flag revert_flags[] = {
+	{ "snapshot", CLI_T_STR, ON_A, CLI_O_REQUIRED, "snapshotId", NULL, NULL, NULL, "SNAPSHOT",
+	  "The snapshot (its ID) to revert to; every newer snapshot is deleted." },
+	END_FLAGS
+};
+
+static const struct cli_flag snapshot_flags[] = {
+	{ "volume", CLI_T_STR, CLI_ON_ALL, CLI_O_PATH, "volume", NULL, NULL, NULL, "VOLUME",
+	  "The snapshot's volume (its ID); required unless NAME is the snapshot's full name." },
+	{ "description", CLI_T_STR, ON_CU, 0, "description", NULL, NULL, NULL, "TEXT", "Description." },
+	{ "labels", CLI_T_LABELS, ON_C, 0, "labels", NULL, NULL, NULL, "KEY=VALUE,...", "Labels to attach." },
+	LABEL_UPDATE_FLAGS,
 	END_FLAGS
 };
 
@@ -251,6 +316,7 @@ const struct cli_group cli_groups[] = {
 	{ "locations", "Manage locations (creating and deleting them is cluster admin)." },
 	{ "storage-pools", "Manage storage pools." },
 	{ "volumes", "Manage volumes." },
+	{ "volumes snapshots", "Manage volume snapshots (--volume names the volume)." },
 	{ "operations", "Inspect and cancel long-running operations." },
 	{ "nodes", "Manage storage nodes (cluster admin)." },
 	{ "shelves", "Register and inspect storage shelves (cluster admin)." },
@@ -333,6 +399,22 @@ const struct cli_cmd cli_cmds[] = {
 	  "Update a volume; only the flags given are changed." },
 	{ "volumes", "delete", CLI_K_DELETE, "DELETE", VOLUMES "/{name}", NULL, NULL, NULL, "volume",
 	  "Deleting", NULL, "NAME", 1, 1, volume_flags, NOLOCAL, 0, "Delete a volume." },
+	{ "volumes", "revert", CLI_K_ACTION, "POST", VOLUMES "/{name}:revert", NULL, NULL, NULL, "volume",
+	  "Reverting", NULL, "NAME", 1, 1, revert_flags, NOLOCAL, 0,
+	  "Revert a volume to a snapshot: its content becomes the snapshot's, newer snapshots are deleted." },
+
+	/* volumes snapshots */
+	{ "volumes snapshots", "create", CLI_K_CREATE, "POST", SNAPSHOTS, NULL, "snapshotId", NULL, "snapshot",
+	  "Creating", NULL, "NAME", 1, 1, snapshot_flags, NOLOCAL, 0, "Create a snapshot of --volume." },
+	{ "volumes snapshots", "list", CLI_K_LIST, "GET", SNAPSHOTS, NULL, NULL, "snapshots", NULL, NULL,
+	  "name.basename():NAME,name.location():LOCATION,state,createTime,usedBytes", NULL, 0, 0, snapshot_flags,
+	  NOLOCAL, 0, "List the snapshots of --volume." },
+	{ "volumes snapshots", "describe", CLI_K_DESCRIBE, "GET", SNAPSHOTS "/{name}", NULL, NULL, NULL, NULL, NULL,
+	  NULL, "NAME", 1, 1, snapshot_flags, NOLOCAL, 0, "Describe a snapshot." },
+	{ "volumes snapshots", "update", CLI_K_UPDATE, "PATCH", SNAPSHOTS "/{name}", NULL, NULL, NULL, "snapshot",
+	  "Updating", NULL, "NAME", 1, 1, snapshot_flags, NOLOCAL, 0, "Update a snapshot's description and labels." },
+	{ "volumes snapshots", "delete", CLI_K_DELETE, "DELETE", SNAPSHOTS "/{name}", NULL, NULL, NULL, "snapshot",
+	  "Deleting", NULL, "NAME", 1, 1, snapshot_flags, NOLOCAL, 0, "Delete a snapshot." },
 
 	/* operations */
 	{ "operations", "list", CLI_K_LIST, "GET", OPERATIONS, NULL, NULL, "operations", NULL, NULL,

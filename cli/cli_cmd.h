@@ -7,7 +7,7 @@
  * all generated from it, so adding a row is all it takes to add a verb.
  *
  * Path templates name their parameters in braces: {project}, {location},
- * {name} (the positional NAME). `__routes` prints them with a `*` per
+ * {volume} (a CLI_O_PATH flag), {name} (the positional NAME). `__routes` prints them with a `*` per
  * parameter: "GET /v1/projects/{*}/locations/{*}/storagePools" printed with
  * each {*} as a bare star.
  */
@@ -63,6 +63,9 @@ enum cli_kind {
 #define CLI_O_HIDDEN   0x8u   /* left out of help and completion */
 #define CLI_O_LABELS   0x10u  /* --update-labels, --remove-labels, --clear-labels: the new labels
                                * come from the resource's current ones (cli_labels.h), not as typed */
+#define CLI_O_PATH     0x20u  /* fills the path parameter {field} (--volume: {volume}); not sent */
+#define CLI_O_ENABLE   0x40u  /* also sets <first part of field>.enabled true (gcloud's
+                               * --snapshot-hourly: snapshotPolicy.enabled) */
 
 /* A key of a CLI_T_DICT flag: "anon-uid=65534" -> "anonUid": "65534". */
 struct cli_key {

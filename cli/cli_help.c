@@ -156,19 +156,37 @@ void cli_completion_bash(FILE *out)
 	      "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
 	      "    w=\"${COMP_WORDS[i]}\"\n"
 	      "    case \"$w\" in -*) continue;; esac\n"
-	      "    if [[ -z $group ]]; then group=\"$w\"; elif [[ -z $verb ]]; then verb=\"$w\"; fi\n"
+	      "    if [[ -z $group ]]; then group=\"$w\"\n"
+	      "    elif [[ -z $verb ]]; then\n"
+	      "      case \"$group $w\" in\n", out);
+	/* a group of two words ("volumes snapshots") is its first word's verb */
+	for (g = cli_groups; g->name; g++)
+		if (strchr(g->name, ' '))
+			fprintf(out, "        \"%s\") group=\"%s\";;\n", g->name, g->name);
+	fputs("        *) verb=\"$w\";;\n"
+	      "      esac\n"
+	      "    fi\n"
 	      "  done\n"
 	      "  if [[ -z $group ]]; then\n"
 	      "    words=\"", out);
 	for (g = cli_groups; g->name; g++)
-		fprintf(out, "%s%s", g == cli_groups ? "" : " ", g->name);
+		if (!strchr(g->name, ' '))
+			fprintf(out, "%s%s", g == cli_groups ? "" : " ", g->name);
 	fputs("\"\n  elif [[ -z $verb ]]; then\n    case \"$group\" in\n", out);
 	for (g = cli_groups; g->name; g++) {
+		const struct cli_group *sub;
+		size_t n = strlen(g->name);
 		bool first = true;
-		fprintf(out, "    %s) words=\"", g->name);
+
+		fprintf(out, "    \"%s\") words=\"", g->name);
 		for (c = cli_cmds; c->group; c++)
 			if (strcmp(c->group, g->name) == 0 && !(c->opts & CLI_C_HIDDEN)) {
 				fprintf(out, "%s%s", first ? "" : " ", c->verb);
+				first = false;
+			}
+		for (sub = cli_groups; sub->name; sub++)
+			if (strncmp(sub->name, g->name, n) == 0 && sub->name[n] == ' ') {
+				fprintf(out, "%s%s", first ? "" : " ", sub->name + n + 1);
 				first = false;
 			}
 		fputs("\";;\n", out);

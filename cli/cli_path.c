@@ -14,6 +14,7 @@ static const struct name_coll {
 } name_colls[] = {
 	{ "projects", 0, offsetof(struct cli_path_vars, project) },
 	{ "locations", 1, offsetof(struct cli_path_vars, location) },
+	{ "volumes", 3, offsetof(struct cli_path_vars, volume) },
 	{ NULL, 0, 0 }
 };
 
@@ -62,6 +63,7 @@ static const struct var_src var_srcs[] = {
 	{ "{project}", offsetof(struct cli_path_vars, project),
 	  "no project: use --project, AQUIFER_PROJECT or 'aquifer config set project ID'" },
 	{ "{location}", offsetof(struct cli_path_vars, location), CLI_PATH_NO_LOCATION },
+	{ "{volume}", offsetof(struct cli_path_vars, volume), "missing --volume: the snapshot's volume" },
 	{ "{name}", offsetof(struct cli_path_vars, name), "missing NAME" },
 	{ NULL, 0, NULL }
 };

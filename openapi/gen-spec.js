@@ -61,7 +61,7 @@ function parseTables(src) {
   return out;
 }
 
-const sources = ['api/api_project.c', 'api/api_pool.c', 'api/api_volume.c'].map(readC);
+const sources = ['api/api_project.c', 'api/api_pool.c', 'api/api_volume.c', 'api/api_snapshot.c'].map(readC);
 const enums = Object.assign({}, ...sources.map(parseEnums));
 const tables = Object.assign({}, ...sources.map(parseTables));
 
@@ -71,6 +71,8 @@ const schemaName = {
   api_location_fields: 'Location',
   api_pool_fields: 'StoragePool',
   api_volume_fields: 'Volume',
+  api_snapshot_fields: 'Snapshot',
+  vol_clone_fields: 'CloneDetails',
   vol_rule_fields: 'SimpleExportPolicyRule',
   vol_export_fields: 'ExportPolicy',
   vol_mount_fields: 'MountOption',
@@ -106,9 +108,14 @@ const docs = {
   'Volume.capacityGib': 'Capacity of the volume in GiB (int64 as a JSON string).',
   'Volume.protocols': 'GCNV\'s sets are NFSV3, NFSV4, SMB, NFSV3+NFSV4, SMB+NFSV3, SMB+NFSV4; Aquifer serves NFSV3 only, so any other value is refused (400 naming it). Immutable.',
   'Volume.smbSettings': 'SMB is not served yet: a non-empty list is refused (400).',
-  'Volume.snapshotPolicy': 'Automatic snapshots are not implemented yet: enabled true is refused (400); enabled false (the schedule kept, nothing taken) is accepted.',
-  'Volume.snapReserve': 'No snapshots, so no reserve: any value but 0 is refused (400).',
-  'Volume.snapshotDirectory': 'No snapshots, so no .snapshot directory: true is refused (400); defaults to false (GCNV\'s default is true).',
+  'Volume.snapshotPolicy': 'Scheduled snapshots, run by aquiferd\'s scheduler (UTC): each schedule keeps exactly snapshotsToKeep snapshots of its kind, named hourly-YYYYMMDD-HHMM (daily-, weekly-, monthly-); the oldest goes when a new one is made. Slots missed while aquiferd was down are not replayed (one catch-up per kind). Defaults: minute 0, hour 0, day Sunday, daysOfMonth 1. A field of another kind (hour in hourlySchedule, ...) is refused (400).',
+  'Volume.snapReserve': 'Deprecated in GCNV. No space is set aside for snapshots (their space counts in usedGib against capacityGib): any value but 0 is refused (400).',
+  'Volume.snapshotDirectory': 'true: /.snapshot/<snapshotId>/ at the export root, read-only.',
+  'Volume.cloneDetails': 'Set on a volume created from a snapshot (restoreParameters.sourceSnapshot). sharedSpaceGib: the source volume\'s used GiB when the snapshot was taken.',
+  'Snapshot.name': 'Resource name: projects/{project}/locations/{location}/volumes/{volumeId}/snapshots/{snapshotId}.',
+  'Snapshot.state': 'CREATING until the volume\'s node reports it made, READY, DELETING, or ERROR (stateDetails says why).',
+  'Snapshot.usedBytes': 'Bytes the snapshot alone holds (what deleting it frees), from its node\'s reports.',
+  'Snapshot.createTime': 'When the snapshot was requested; it holds every write acknowledged as stable before then.',
   'Volume.securityStyle': 'UNIX (the default); NTFS needs SMB and is refused (400). Immutable.',
   'Volume.multipleEndpoints': 'Each volume is served at its node\'s one NFS address: true is refused (400). Immutable.',
   'Volume.backupConfig': 'Backups are not implemented yet: backupPolicies, backupVault or scheduledBackupEnabled true are refused (400).',
@@ -126,8 +133,8 @@ const docs = {
   'Volume.throughputMibps': 'Throughput limit in MiB/s. Settable only in MANUAL QoS pools; computed otherwise.',
   'Volume.tieringPolicy': 'Auto-tiering settings (needs a pool with allowAutoTiering). updateMask paths may address sub-fields, e.g. tiering_policy.cooling_threshold_days.',
   'Volume.kerberosEnabled': 'Not supported by Aquifer (400 if true). Immutable.',
-  'Volume.restoreParameters': 'Create from a snapshot or backup: not supported yet (400). Immutable.',
-  'Volume.usedGib': 'Used capacity in GiB, computed periodically.',
+  'Volume.restoreParameters': 'Create the volume as a clone of sourceSnapshot (a READY snapshot\'s full name in the same project and location); sourceBackup is refused (400: no backups). Immutable.',
+  'Volume.usedGib': 'Used capacity in GiB, computed periodically; counts the snapshots\' space, as GCNV does.',
   'Volume.coldTierSizeGib': 'GiB of the volume\'s data on the cold tier (rounded up), from its node\'s reports. With tierAction ENABLED in PREMIUM/EXTREME AUTO pools each cold GiB earns 2 KiB/s instead of the level\'s rate.',
   'Volume.hotTierSizeUsedGib': 'GiB of the volume\'s data on the hot tier (the shelf), rounded up, from its node\'s reports.',
   'Volume.stateDetails': 'Why the volume is in its state; for a READY volume, a cold-tier problem its node reports (e.g. the cold store is unreachable), cleared once it is fine again.',
@@ -229,6 +236,7 @@ function objectSchema(table, extra) {
 const T = {
   pool: 'type.googleapis.com/google.cloud.netapp.v1.StoragePool',
   volume: 'type.googleapis.com/google.cloud.netapp.v1.Volume',
+  snapshot: 'type.googleapis.com/google.cloud.netapp.v1.Snapshot',
   empty: 'type.googleapis.com/google.protobuf.Empty',
   opmeta: 'type.googleapis.com/google.cloud.netapp.v1.OperationMetadata',
   locmeta: 'type.googleapis.com/google.cloud.netapp.v1.LocationMetadata',
@@ -262,6 +270,8 @@ function anyOf(name, type) {
 }
 schemas.StoragePoolAny = anyOf('StoragePool', T.pool);
 schemas.VolumeAny = anyOf('Volume', T.volume);
+schemas.Snapshot.description = 'google.cloud.netapp.v1.Snapshot.';
+schemas.SnapshotAny = anyOf('Snapshot', T.snapshot);
 schemas.EmptyAny = {
   type: 'object',
   description: 'google.protobuf.Empty packed in an Any: the response of a finished delete.',
@@ -297,7 +307,7 @@ schemas.OperationMetadata = {
     createTime: ts,
     endTime: ts,
     target: { type: 'string', readOnly: true, description: 'Resource name the operation acts on.' },
-    verb: { type: 'string', readOnly: true, enum: ['create', 'update', 'delete'] },
+    verb: { type: 'string', readOnly: true, enum: ['create', 'update', 'delete', 'revert'] },
     statusMessage: { type: 'string', readOnly: true },
     requestedCancellation: { type: 'boolean', readOnly: true },
     apiVersion: { type: 'string', readOnly: true },
@@ -329,6 +339,7 @@ schemas.Operation = {
       oneOf: [
         { $ref: '#/components/schemas/StoragePoolAny' },
         { $ref: '#/components/schemas/VolumeAny' },
+        { $ref: '#/components/schemas/SnapshotAny' },
         { $ref: '#/components/schemas/EmptyAny' },
       ],
     },
@@ -377,6 +388,7 @@ function listSchema(plural, item, desc) {
 }
 schemas.ListStoragePoolsResponse = listSchema('storagePools', 'StoragePool', 'A page of storage pools.');
 schemas.ListVolumesResponse = listSchema('volumes', 'Volume', 'A page of volumes.');
+schemas.ListSnapshotsResponse = listSchema('snapshots', 'Snapshot', 'A page of snapshots.');
 schemas.ListOperationsResponse = listSchema('operations', 'Operation', 'A page of operations.');
 schemas.ListProjectsResponse = listSchema('projects', 'Project', 'A page of projects (a project token sees only its own project).');
 schemas.ListLocationsResponse = listSchema('locations', 'Location', 'A page of locations.');
@@ -395,8 +407,10 @@ const parameters = {
   locationId: { name: 'locationId', in: 'path', required: true, description: 'Location ID (e.g. us-central1).', schema: { type: 'string' } },
   storagePoolId: { name: 'storagePoolId', in: 'path', required: true, description: 'Storage pool ID.', schema: { type: 'string' } },
   volumeId: { name: 'volumeId', in: 'path', required: true, description: 'Volume ID.', schema: { type: 'string' } },
+  snapshotId: { name: 'snapshotId', in: 'path', required: true, description: 'Snapshot ID.', schema: { type: 'string' } },
   operationId: { name: 'operationId', in: 'path', required: true, description: 'Operation ID (the last segment of Operation.name).', schema: { type: 'string' } },
   storagePoolIdQuery: { name: 'storagePoolId', in: 'query', required: true, description: `ID of the new pool. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
+  snapshotIdQuery: { name: 'snapshotId', in: 'query', required: true, description: `ID of the new snapshot, unique within the volume. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
   volumeIdQuery: { name: 'volumeId', in: 'query', required: true, description: `ID of the new volume. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
   projectIdQuery: { name: 'projectId', in: 'query', required: true, description: `ID of the new project. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
   locationIdQuery: { name: 'locationId', in: 'query', required: true, description: `ID of the new location. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
@@ -406,7 +420,7 @@ const parameters = {
     schema: { type: 'string' },
   },
   validateOnly: { name: 'validateOnly', in: 'query', required: false, description: 'Check the request and answer with a done operation carrying the would-be resource, without changing anything.', schema: { type: 'boolean', default: false } },
-  force: { name: 'force', in: 'query', required: false, description: 'Delete the volume even if it has snapshots (the provider sends it for deletion_policy = FORCE).', schema: { type: 'boolean', default: false } },
+  force: { name: 'force', in: 'query', required: false, description: 'Delete the volume even if it has snapshots; they go with it (the provider sends it for deletion_policy = FORCE). Without it a volume with snapshots is refused (FAILED_PRECONDITION).', schema: { type: 'boolean', default: false } },
   pageSize: { name: 'pageSize', in: 'query', required: false, description: 'Maximum items per page (0 or absent: server default).', schema: { type: 'integer', format: 'int32', minimum: 0 } },
   pageToken: { name: 'pageToken', in: 'query', required: false, description: 'nextPageToken of the previous page; the filter and orderBy must be the same.', schema: { type: 'string' } },
   filter: { name: 'filter', in: 'query', required: false, description: 'Equality filter: `field=value` terms joined with AND, values optionally quoted (e.g. `storagePool="projects/p/locations/l/storagePools/sp1"`).', schema: { type: 'string' } },
@@ -423,6 +437,7 @@ const errs = {
   404: ['NotFound', 'NOT_FOUND: the resource, its project or its location does not exist.'],
   409: ['Conflict', 'ALREADY_EXISTS (the ID or shareName is taken) or ABORTED (concurrent change; retry).'],
   413: ['PayloadTooLarge', 'The request body is larger than 1 MiB (status INVALID_ARGUMENT).'],
+  429: ['ResourceExhausted', 'RESOURCE_EXHAUSTED: a per-resource limit is reached (255 snapshots per volume).'],
 };
 const responses = {};
 for (const [code, [name, desc]] of Object.entries(errs)) {
@@ -639,6 +654,50 @@ op(`${PL}/volumes/{volumeId}`, 'delete', {
   description: 'The operation\'s response is Empty. Refused with FAILED_PRECONDITION (400) while another operation on the volume runs (cancel a running create instead) and while restrictedActions holds DELETE. An accepted delete always completes.',
   parameters: [...pathParams('projectId', 'locationId', 'volumeId'), ref('force')],
   responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409])),
+});
+
+// Snapshots (issue 20).
+schemas.RevertVolumeRequest = {
+  type: 'object', additionalProperties: false, required: ['snapshotId'],
+  description: 'google.cloud.netapp.v1.RevertVolumeRequest (the name is the path).',
+  properties: { snapshotId: { type: 'string', description: 'ID of a READY snapshot of the volume.' } },
+};
+op(`${PL}/volumes/{volumeId}:revert`, 'post', {
+  operationId: 'revertVolume', tags: ['Volumes'], summary: 'Revert a volume to a snapshot',
+  description: 'The volume becomes the snapshot\'s content, and every newer snapshot is deleted (GCNV: changes made after the snapshot was created are undone, which includes newer snapshots). The volume is RESTORING until its node has reverted it; the operation\'s response is the volume. Refused with FAILED_PRECONDITION (400) unless the volume is READY and the snapshot READY, or when a newer snapshot is being created or is the source of a clone.',
+  parameters: pathParams('projectId', 'locationId', 'volumeId'),
+  requestBody: body('RevertVolumeRequest', 'The snapshot to revert to.'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 413])),
+});
+op(`${PL}/volumes/{volumeId}/snapshots`, 'post', {
+  operationId: 'createSnapshot', tags: ['Snapshots'], summary: 'Create a snapshot',
+  description: 'Answers with an Operation that is done when the volume\'s node has made the snapshot (its response the snapshot) or could not (its error the node\'s reason; the snapshot shows ERROR). 255 snapshots per volume: the 256th is refused with RESOURCE_EXHAUSTED (429). 409 when the ID is taken in the volume. Refused with FAILED_PRECONDITION (400) unless the volume is READY or UPDATING.',
+  parameters: [...pathParams('projectId', 'locationId', 'volumeId'), ref('snapshotIdQuery'), ref('validateOnly')],
+  requestBody: body('Snapshot', 'The snapshot (description, labels).'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409, 413, 429])),
+});
+op(`${PL}/volumes/{volumeId}/snapshots`, 'get', {
+  operationId: 'listSnapshots', tags: ['Snapshots'], summary: 'List the snapshots of a volume',
+  parameters: [...pathParams('projectId', 'locationId', 'volumeId'), ...listParams],
+  responses: Object.assign({ 200: json('ListSnapshotsResponse', 'A page of snapshots.') }, errors([400, 401, 403, 404])),
+});
+op(`${PL}/volumes/{volumeId}/snapshots/{snapshotId}`, 'get', {
+  operationId: 'getSnapshot', tags: ['Snapshots'], summary: 'Get a snapshot',
+  parameters: pathParams('projectId', 'locationId', 'volumeId', 'snapshotId'),
+  responses: Object.assign({ 200: json('Snapshot', 'The snapshot.') }, errors([400, 401, 403, 404])),
+});
+op(`${PL}/volumes/{volumeId}/snapshots/{snapshotId}`, 'patch', {
+  operationId: 'updateSnapshot', tags: ['Snapshots'], summary: 'Update a snapshot',
+  description: 'description and labels; the operation is done when answered.',
+  parameters: [...pathParams('projectId', 'locationId', 'volumeId', 'snapshotId'), ref('updateMask'), ref('validateOnly')],
+  requestBody: body('Snapshot', 'The snapshot fields to change.'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 413])),
+});
+op(`${PL}/volumes/{volumeId}/snapshots/{snapshotId}`, 'delete', {
+  operationId: 'deleteSnapshot', tags: ['Snapshots'], summary: 'Delete a snapshot',
+  description: 'The operation is done (response Empty) when the volume\'s node no longer has the snapshot. Refused with FAILED_PRECONDITION (400) while the snapshot is being created or deleted, and while a clone volume made from it exists (as a FlexClone\'s parent snapshot, it backs the clone; Aquifer has no clone split).',
+  parameters: pathParams('projectId', 'locationId', 'volumeId', 'snapshotId'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404])),
 });
 
 // Time series (issue 8): in memory, 10 s points, the last hour.
@@ -915,7 +974,7 @@ const spec = {
       '',
       'Errors every route may answer: 400 for more than 23 query parameters, invalid JSON or a body on a method that takes none;',
       '405 (status INVALID_ARGUMENT) for a known path with another method; 404 for an unknown path; 413 for a body over 1 MiB;',
-      '500/503 for server faults. This server does not rate-limit (no 429).',
+      '500/503 for server faults. This server does not rate-limit: a 429 (RESOURCE_EXHAUSTED) is a resource limit (255 snapshots per volume).',
       '',
       'The Terraform google provider drives it with `netapp_custom_endpoint = "https://HOST:PORT/v1/"` (the cluster CA in `SSL_CERT_FILE`; see deploy/terraform/).',
       '',
@@ -928,6 +987,7 @@ const spec = {
   tags: [
     { name: 'Storage pools', description: 'google.cloud.netapp.v1 storagePools.' },
     { name: 'Volumes', description: 'google.cloud.netapp.v1 volumes.' },
+    { name: 'Snapshots', description: 'google.cloud.netapp.v1 volumes.snapshots.' },
     { name: 'Operations', description: 'google.longrunning.Operations.' },
     { name: 'Locations', description: 'google.cloud.location and Aquifer\'s cluster-wide locations.' },
     { name: 'Projects', description: 'Aquifer projects.' },

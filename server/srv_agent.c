@@ -23,6 +23,7 @@
 #include "server/srv_reconcile.h"
 #include "server/srv_req.h"
 #include "server/srv_series.h"
+#include "server/srv_snapshot.h"
 #include "tls/tls.h"
 #include "util/ut_log.h"
 
@@ -227,7 +228,8 @@ static void vol_report_read(const json_t *v, struct vol_report *r)
 	int64_t hot_b = json_object_get(v, "hotBytes") ? api_json_int64(v, "hotBytes", 0) : used_b - cold_b;
 	const char *tstate = api_json_str(v, "tierState", ""), *tdet = api_json_str(v, "tierDetails", "");
 
-	r->used = gib_up(used_b);
+	/* GCNV counts snapshot space in the volume's used capacity */
+	r->used = gib_up(used_b + api_json_int64(v, "snapshotBytes", 0));
 	r->hot = gib_up(hot_b);
 	r->cold = gib_up(cold_b);
 	r->details[0] = '\0';
@@ -358,6 +360,8 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 			vol_report_read(v, &r);
 			if (vol_report_differs(&r, vol))
 				changed = true;
+			if (srv_snapshot_report(req->db, vol, v, false, &changed) != AQ_OK)
+				changed = true; /* the write pass tells */
 			series_entry(fed, v, vol);
 		}
 		json_decref(pl);
@@ -405,6 +409,10 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 			snprintf(vparent, sizeof(vparent), "%.*s", (int)(slash - vn), vn);
 			rc = db_put(req->db, "volume", vparent, vn, vol, false);
 		}
+		/* snapshot creates, deletes and reverts the node finished: a delete
+		 * or a revert done changes its intent */
+		if (rc == AQ_OK)
+			rc = srv_snapshot_report(req->db, vol, v, true, &repriced);
 		kick = kick || repriced;
 		json_decref(pl);
 		json_decref(vol);

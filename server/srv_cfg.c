@@ -103,6 +103,11 @@ int srv_cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *m
 		if (!*val || *end || n < 1 || n > 3600)
 			return aq_fail(msg, AQ_EINVAL, "node-down-seconds must be an integer within 1..3600, got \"%s\"", val);
 		cfg->node_down_ms = (int)n * 1000;
+	} else if (strcmp(key, "snapshot-schedule-period") == 0 || strcmp(key, "snapshot_schedule_period") == 0) {
+		n = strtol(val, &end, 10);
+		if (!*val || *end || n < 0 || n > 3600)
+			return aq_fail(msg, AQ_EINVAL, "snapshot-schedule-period must be seconds within 0..3600 (0: real time), got \"%s\"", val);
+		cfg->snapshot_schedule_period = (int)n;
 	} else if (strcmp(key, "workers") == 0) {
 		n = strtol(val, &end, 10);
 		if (!*val || *end || n < 1 || n > 256)

@@ -4,7 +4,8 @@
  * once. Keys: listen, db, key-file, workers, node-down-seconds, tls-cert,
  * tls-key, insecure-listen, public-url, metrics-auth, node-token-ttl, the
  * connection limits (max-connections, max-connections-per-ip,
- * header-timeout-seconds, idle-timeout-seconds; '_' may stand for '-') and
+ * header-timeout-seconds, idle-timeout-seconds; '_' may stand for '-'),
+ * snapshot-schedule-period (srv_snapsched.h) and
  * math.<level>.<field> (api_math.h). Pure: no I/O but srv_cfg_load's read. */
 #ifndef AQ_SRV_CFG_H
 #define AQ_SRV_CFG_H
@@ -32,6 +33,9 @@ struct srv_cfg {
 	long node_token_ttl;       /* --node-token-ttl: lifetime of a node token, seconds */
 	struct tls_listen_limits http; /* connection limits and timeouts (srv_http.c) */
 	enum ut_log_level log_level; /* --log-level: what the log keeps (default info) */
+	/* snapshot-schedule-period: seconds an hour lasts on the snapshot
+	 * scheduler's clock (a test clock; 0, the default: real time) */
+	int snapshot_schedule_period;
 	struct api_math_params math;
 };
 

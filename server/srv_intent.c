@@ -12,6 +12,7 @@
 #include "api/api_schema.h"
 #include "db/db.h"
 #include "server/srv_location.h"
+#include "server/srv_snapshot.h"
 
 int srv_intent_vol_parent(const char *vn, char *out, size_t cap)
 {
@@ -25,8 +26,9 @@ int srv_intent_vol_parent(const char *vn, char *out, size_t cap)
 
 /* The intent entry of the volume a placement names (api_intent.h), or a
  * reason in bad[] when it cannot be encoded: then its operation fails with
- * that reason once the generation is applied, instead of waiting forever. */
-static void intent_volume(const struct api_math_params *p, struct db *db, const json_t *pl, json_t *vols,
+ * that reason once the generation is applied, instead of waiting forever.
+ * An error reading its snapshots fails the whole intent (AQ_ENOMEM, db). */
+static int intent_volume(const struct api_math_params *p, struct db *db, const json_t *pl, json_t *vols,
 			  json_t *bad)
 {
 	const char *vn = api_json_str(pl, "volume", "");
@@ -34,6 +36,7 @@ static void intent_volume(const struct api_math_params *p, struct db *db, const 
 	struct api_intent_volume *iv = malloc(sizeof(*iv));
 	json_t *vol = NULL, *pool = NULL;
 	aq_msg why = { "" };
+	int rc = AQ_OK;
 
 	if (!iv || db_get(db, vn, &vol) != AQ_OK || srv_intent_vol_parent(vn, parent, sizeof(parent)) != AQ_OK)
 		goto out;
@@ -41,14 +44,22 @@ static void intent_volume(const struct api_math_params *p, struct db *db, const 
 	if (db_get(db, pname, &pool) != AQ_OK)
 		pool = NULL;
 	if (api_intent_volume_from_api(vol, pool, p, api_json_str(pl, "fsid", ""), api_json_str(pl, "dir", ""), iv,
-				       &why) == AQ_OK)
-		json_array_append_new(vols, api_intent_volume_encode(iv));
-	else
+				       &why) == AQ_OK) {
+		json_t *e = api_intent_volume_encode(iv);
+
+		/* its snapshots, revert and clone source (srv_snapshot.h); an
+		 * intent that could not read them is not sent but built again */
+		if (!e || (rc = srv_snapshot_intent(db, vol, e)) != AQ_OK)
+			rc = e ? rc : AQ_ENOMEM;
+		json_array_append_new(vols, e);
+	} else {
 		json_array_append_new(bad, json_pack("{s:s,s:s}", "name", vn, "error", why.text));
+	}
 out:
 	free(iv);
 	json_decref(vol);
 	json_decref(pool);
+	return rc;
 }
 
 int srv_intent_build(const struct api_math_params *srv_math, struct db *db, const json_t *node,
@@ -73,7 +84,8 @@ int srv_intent_build(const struct api_math_params *srv_math, struct db *db, cons
 			json_array_append_new(dels, api_intent_delete_encode(&d));
 			continue;
 		}
-		intent_volume(srv_math, db, pl, vols, *bad);
+		if ((rc = intent_volume(srv_math, db, pl, vols, *bad)) != AQ_OK)
+			goto out;
 	}
 	snprintf(kname, sizeof(kname), "locsecrets/%s", api_json_str(node, "location", ""));
 	if ((rc = db_get(db, kname, &key)) != AQ_OK)

@@ -20,6 +20,7 @@ struct srv_kick;
 struct srv_rec;
 struct srv_live;
 struct srv_series;
+struct srv_sched;
 struct tls_ca;
 
 struct srv {
@@ -30,6 +31,7 @@ struct srv {
 	struct srv_kick *kick;     /* srv_kick.c: the reconciler's doorbell */
 	struct srv_rec *rec;       /* srv_reconcile.c: its thread */
 	struct srv_live *live;     /* srv_node.c */
+	struct srv_sched *sched;   /* srv_snapsched.c: the snapshot scheduler's thread */
 	/* per-volume and per-node time series fed by status reports, in memory
 	 * only (srv_series.h) */
 	struct srv_series *series;

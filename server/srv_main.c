@@ -36,6 +36,7 @@
 #include "server/srv_internal.h"
 #include "server/srv_node.h"
 #include "server/srv_reconcile.h"
+#include "server/srv_snapsched.h"
 #include "server/srv_routes.h"
 #include "server/srv_series.h"
 #include "tls/tls.h"
@@ -181,7 +182,8 @@ static int serve(struct srv *srv)
 		UT_ERROR("srv_main", NULL, "out of memory");
 		return 1;
 	}
-	if (srv_reconcile_start(srv, &msg) != AQ_OK || srv_http_start(srv, &msg) != AQ_OK) {
+	if (srv_reconcile_start(srv, &msg) != AQ_OK || srv_snapsched_start(srv, &msg) != AQ_OK ||
+	    srv_http_start(srv, &msg) != AQ_OK) {
 		UT_ERROR("srv_main", NULL, "%s", msg.text);
 		return 1;
 	}
@@ -193,6 +195,7 @@ static int serve(struct srv *srv)
 	sigwait(&set, &sig);
 	UT_INFO("srv_main", NULL, "signal %d, stopping", sig);
 	srv_http_stop(srv);
+	srv_snapsched_stop(srv);
 	srv_reconcile_stop(srv);
 	srv_series_free(srv->series);
 	srv->series = NULL;

@@ -165,6 +165,57 @@ out:
 	return rc;
 }
 
+/* aquifer_volume_snapshots and aquifer_volume_snapshot_bytes: each volume's
+ * snapshots (every state but DELETING) and the bytes they alone hold, as
+ * its node last reported them. One read of the snapshots. */
+static int m_snapshots(struct db *db, struct ut_buf *b)
+{
+	json_t *snaps = NULL, *s, *byvol = json_object(), *e;
+	const char *vn;
+	size_t i;
+	int rc;
+
+	if (!byvol)
+		return AQ_ENOMEM;
+	if ((rc = db_list_all(db, &(struct db_query){ .kind = "snapshot" }, &snaps, NULL)) != AQ_OK)
+		goto out;
+	json_array_foreach(snaps, i, s) {
+		const char *sn = api_json_str(s, "name", ""), *cut = strstr(sn, "/snapshots/");
+		char vname[700];
+
+		if (!cut || strcmp(api_json_str(s, "state", ""), "DELETING") == 0)
+			continue;
+		snprintf(vname, sizeof(vname), "%.*s", (int)(cut - sn), sn);
+		if (!(e = json_object_get(byvol, vname)))
+			json_object_set_new(byvol, vname, e = json_pack("{s:i,s:f}", "n", 0, "bytes", 0.0));
+		json_object_set_new(e, "n", json_integer(json_integer_value(json_object_get(e, "n")) + 1));
+		json_object_set_new(e, "bytes", json_real(json_real_value(json_object_get(e, "bytes")) +
+							   api_json_double(s, "usedBytes", 0)));
+	}
+	ut_buf_addf(b, "# HELP aquifer_volume_snapshots Snapshots of the volume (being created, ready or in error).\n"
+		    "# TYPE aquifer_volume_snapshots gauge\n");
+	json_object_foreach(byvol, vn, e) {
+		char project[64], loc[64], vol[64];
+
+		if (sscanf(vn, "projects/%63[^/]/locations/%63[^/]/volumes/%63[^/]", project, loc, vol) == 3)
+			ut_buf_addf(b, "aquifer_volume_snapshots{project=\"%s\",location=\"%s\",volume=\"%s\"} %lld\n", project,
+				    loc, vol, (long long)json_integer_value(json_object_get(e, "n")));
+	}
+	ut_buf_addf(b, "# HELP aquifer_volume_snapshot_bytes Bytes the volume's snapshots alone hold (what deleting them frees).\n"
+		    "# TYPE aquifer_volume_snapshot_bytes gauge\n");
+	json_object_foreach(byvol, vn, e) {
+		char project[64], loc[64], vol[64];
+
+		if (sscanf(vn, "projects/%63[^/]/locations/%63[^/]/volumes/%63[^/]", project, loc, vol) == 3)
+			ut_buf_addf(b, "aquifer_volume_snapshot_bytes{project=\"%s\",location=\"%s\",volume=\"%s\"} %.17g\n",
+				    project, loc, vol, json_real_value(json_object_get(e, "bytes")));
+	}
+out:
+	json_decref(snaps);
+	json_decref(byvol);
+	return rc;
+}
+
 /* The per-volume and per-node families from the in-memory series (docs/metrics.md). */
 static const struct {
 	const char *kind, *name, *type, *field, *help;
@@ -329,7 +380,8 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 		m_series_print(&b, totals);
 		json_decref(totals);
 	}
-	if ((rc = m_served(req->db, &b)) != AQ_OK || (rc = ut_buf_err(&b)) != AQ_OK) {
+	if ((rc = m_served(req->db, &b)) != AQ_OK || (rc = m_snapshots(req->db, &b)) != AQ_OK ||
+	    (rc = ut_buf_err(&b)) != AQ_OK) {
 		ut_buf_cleanup(&b);
 		return rc;
 	}

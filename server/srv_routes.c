@@ -21,6 +21,7 @@
 #include "server/srv_pool.h"
 #include "server/srv_project.h"
 #include "server/srv_shelf.h"
+#include "server/srv_snapshot.h"
 #include "server/srv_usage.h"
 #include "server/srv_volume.h"
 
@@ -76,6 +77,17 @@ const struct srv_route srv_routes[] = {
 	{ .method = "DELETE", .path = PL "/volumes/*", .handler = srv_h_volume_delete, .access = SRV_ACCESS_EDITOR },
 	{ .method = "GET", .path = PL "/volumes/*/metrics", .handler = srv_h_volume_metrics,
 	  .access = SRV_ACCESS_VIEWER },
+	{ .method = "POST", .path = PL "/volumes/*:revert", .handler = srv_h_volume_revert,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
+	{ .method = "POST", .path = PL "/volumes/*/snapshots", .handler = srv_h_snapshot_create,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
+	{ .method = "GET", .path = PL "/volumes/*/snapshots", .handler = srv_h_snapshot_list, .access = SRV_ACCESS_VIEWER },
+	{ .method = "GET", .path = PL "/volumes/*/snapshots/*", .handler = srv_h_snapshot_get,
+	  .access = SRV_ACCESS_VIEWER, .doc_name = "projects/*/locations/*/volumes/*/snapshots/*" },
+	{ .method = "PATCH", .path = PL "/volumes/*/snapshots/*", .handler = srv_h_snapshot_patch,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
+	{ .method = "DELETE", .path = PL "/volumes/*/snapshots/*", .handler = srv_h_snapshot_delete,
+	  .access = SRV_ACCESS_EDITOR },
 
 	{ .method = "GET", .path = "/v1/nodes", .handler = srv_h_node_list, .access = SRV_ACCESS_CLUSTER },
 	{ .method = "GET", .path = "/v1/nodes/*", .handler = srv_h_node_get, .access = SRV_ACCESS_CLUSTER },

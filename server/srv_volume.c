@@ -18,6 +18,7 @@
 #include "server/srv_place.h"
 #include "server/srv_pool.h"
 #include "server/srv_req.h"
+#include "server/srv_snapshot.h"
 
 #define VOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.Volume"
 #define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
@@ -254,7 +255,8 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK ||
 	    (rc = vol_pool(req, doc, &pool)) != AQ_OK ||
 	    (rc = vol_share_free(req, api_json_str(doc, "shareName", ""))) != AQ_OK ||
-	    (rc = vol_fit(req, pool, doc, NULL, json_object_get(doc, "throughputMibps") != NULL)) != AQ_OK)
+	    (rc = vol_fit(req, pool, doc, NULL, json_object_get(doc, "throughputMibps") != NULL)) != AQ_OK ||
+	    (rc = srv_snapshot_clone_check(req->db, parent, doc, &req->msg)) != AQ_OK)
 		goto out;
 	out = json_deep_copy(doc);
 	json_object_set_new(out, "@type", json_string(VOL_TYPE));
@@ -408,6 +410,8 @@ int srv_h_volume_delete(struct srv_req *req, json_t **resp)
 			     name);
 		goto out;
 	}
+	if ((rc = srv_snapshot_volume_delete(req->db, old, force, &req->msg)) != AQ_OK)
+		goto out;
 	json_object_set_new(old, "state", json_string("DELETING"));
 	if ((rc = db_put(req->db, "volume", parent, name, old, false)) != AQ_OK ||
 	    (rc = vol_pending(req, parent, name, old, "delete", resp)) != AQ_OK)

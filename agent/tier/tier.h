@@ -26,6 +26,10 @@
  * deleted. kill -9 at any point therefore leaves every byte in the file or
  * in a recorded object, and no unrecorded object once recovery ran.
  *
+ * Snapshots (tier_snap.c): table snapchunks(snap, uid, fid, idx, key, len,
+ * sum) holds each snapshot's copy of the chunk rows; an object any of them
+ * names is never deleted.
+ *
  * Files are named by a file id kept in the xattr "user.aquifer.fid" (16 hex
  * digits, set at the first pass that sees the file), so hard links share it
  * and rename keeps it; the database maps it to the inode for the data path.
@@ -108,5 +112,21 @@ int tier_stats(struct tier *t, uint64_t fsid, struct tier_stats *out);
  * {"volumes":[{"fsid","objects","records","pending","orphans":[keys],
  * "missing":[keys]}]} in *json (malloc'd). */
 int tier_scan(struct tier *t, uint64_t fsid, char **json);
+
+/* Snapshots of a tiered volume (issue 20; tier_snap.c). Making one:
+ * freeze (no chunk moves in or out until thaw; 1 when fsid is not tiered:
+ * nothing to do), record its copy of the chunk rows under its id and uid,
+ * make the snapshot, thaw. forget: the snapshot went, its rows go and the
+ * objects nothing else names are deleted; sweep: forget every snapshot
+ * not in keep (rows a crash left). An object is deleted only when neither
+ * the live file nor a snapshot names it, and the scan counts both as
+ * records. read: vol_tier_ops.snap_read. */
+int tier_snap_freeze(struct tier *t, uint64_t fsid);
+void tier_snap_thaw(struct tier *t, uint64_t fsid);
+int tier_snap_record(struct tier *t, uint64_t fsid, const char *snap, const char *uid);
+int tier_snap_forget(struct tier *t, uint64_t fsid, const char *snap);
+int tier_snap_sweep(struct tier *t, uint64_t fsid, const struct api_intent_snap *keep, size_t n);
+int tier_snap_read(struct tier *t, uint64_t fsid, const char *snap, int fd, const struct stat *st, uint64_t off,
+		   void *buf, size_t len, size_t *got);
 
 #endif

@@ -295,6 +295,12 @@ static void hk_truncate_end(void *arg, uint64_t fsid, const struct stat *st)
 	tier_vol_unref(v);
 }
 
+static int hk_snap_read(void *arg, uint64_t fsid, const char *snap, int fd, const struct stat *st, uint64_t off,
+			void *buf, size_t len, size_t *got)
+{
+	return tier_snap_read(arg, fsid, snap, fd, st, off, buf, len, got);
+}
+
 static void hk_unlinked(void *arg, uint64_t fsid, const struct stat *st)
 {
 	struct tier_vol *v = tier_vol_find(arg, fsid);
@@ -328,6 +334,7 @@ static const struct vol_tier_ops tier_vol_ops = {
 	.truncate = hk_truncate,
 	.truncate_end = hk_truncate_end,
 	.unlinked = hk_unlinked,
+	.snap_read = hk_snap_read,
 };
 
 const struct vol_tier_ops *tier_ops(void)

@@ -79,6 +79,7 @@ struct tier_vol {
 	sqlite3 *db;
 	_Atomic uint64_t cold_bytes, cold_read, cold_write;
 	atomic_bool bypass_due;
+	int frozen;                /* snapshots being made (v->mu): no chunk moves */
 };
 
 /* The store behind a counted holder, so it can be replaced while calls run. */
@@ -189,6 +190,10 @@ void tier_drop_records(struct tier_vol *v, const char *fid, char (*keys)[TIER_KE
 size_t tier_vols_get(struct tier *t, struct tier_vol ***out);
 void tier_vols_put(struct tier_vol **vs, size_t n);
 void *tier_main(void *arg);
+
+/* tier_snap.c: whether a snapshot's rows name the object key (then it
+ * stays in the store). */
+bool tier_snap_held(struct tier_vol *v, const char *key);
 
 /* tier_scan.c */
 int tier_keylist_add(void *arg, const char *key, uint64_t size);

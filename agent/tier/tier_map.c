@@ -17,7 +17,10 @@ static const char tier_map_schema[] =
 	" len INTEGER NOT NULL, sum TEXT NOT NULL, PRIMARY KEY(fid, idx));"
 	"CREATE TABLE IF NOT EXISTS pending(key TEXT PRIMARY KEY, why TEXT NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS heat(fid TEXT NOT NULL, idx INTEGER NOT NULL, day INTEGER NOT NULL,"
-	" PRIMARY KEY(fid, idx));";
+	" PRIMARY KEY(fid, idx));"
+	"CREATE TABLE IF NOT EXISTS snapchunks(snap TEXT NOT NULL, uid TEXT NOT NULL, fid TEXT NOT NULL,"
+	" idx INTEGER NOT NULL, key TEXT NOT NULL, len INTEGER NOT NULL, sum TEXT NOT NULL, PRIMARY KEY(snap, fid, idx));"
+	"CREATE INDEX IF NOT EXISTS snapchunks_key ON snapchunks(key);";
 
 /* Run sql with up to three text parameters (?1..?3) and two integers (?4,
  * ?5); v->dbmu held. */
@@ -109,7 +112,8 @@ void tier_map_gc(struct tier_vol *v, struct tier_store *s)
 	sqlite3_finalize(st);
 	pthread_mutex_unlock(&v->dbmu);
 	for (size_t i = 0; i < n; i++) {
-		int rc = obj_delete(s->obj, keys[i]);
+		/* a snapshot still reads it: only the pending row goes */
+		int rc = tier_snap_held(v, keys[i]) ? 0 : obj_delete(s->obj, keys[i]);
 
 		if (rc == -EAGAIN) {
 			tier_health(v->t, rc, "delete");

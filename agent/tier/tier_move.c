@@ -97,6 +97,10 @@ int tier_rehydrate(struct tier_vol *v, uint64_t ino, uint32_t c, int fd)
 	rc = tier_fetch(v, key, 0, buf, TIER_CHUNK, &got);
 	pthread_mutex_lock(&v->mu);
 	f = tier_wait_idle(v, ino, c, c + 1);
+	while (v->frozen) { /* a snapshot is being made: its rows must stay true */
+		pthread_cond_wait(&v->cv, &v->mu);
+		f = tier_wait_idle(v, ino, c, c + 1);
+	}
 	if (rc != 0 && (!f || f->serial != serial || f->state[c] != CH_COLD || f->cver[c] != cver))
 		rc = 0; /* another reader brought it back and deleted the object under our GET */
 	if (rc != 0) {
@@ -143,8 +147,8 @@ int tier_rehydrate(struct tier_vol *v, uint64_t ino, uint32_t c, int fd)
 		struct tier_store *s = tier_store_get(v->t);
 
 		atomic_fetch_sub(&v->cold_bytes, TIER_CHUNK);
-		if (s && obj_delete(s->obj, key) == 0)
-			tier_map_pending_del(v, key);
+		if (s && (tier_snap_held(v, key) || obj_delete(s->obj, key) == 0))
+			tier_map_pending_del(v, key); /* a snapshot's object stays */
 		tier_store_put(s);
 	}
 out:
@@ -187,7 +191,8 @@ int tier_move_out(struct tier_vol *v, struct tier_store *s, int fd, uint64_t ino
 	tier_sum(buf, TIER_CHUNK, sum);
 	pthread_mutex_lock(&v->mu);
 	f = tier_file_find(v, ino);
-	if (!f || f->serial != serial || c >= f->n || f->state[c] != CH_HOT || f->ver[c] != snap || f->inflight) {
+	if (!f || f->serial != serial || c >= f->n || f->state[c] != CH_HOT || f->ver[c] != snap || f->inflight ||
+	    v->frozen) {
 		pthread_mutex_unlock(&v->mu);
 		goto drop; /* touched meanwhile: stays hot */
 	}

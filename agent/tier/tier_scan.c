@@ -96,12 +96,12 @@ int tier_scan(struct tier *t, uint64_t fsid, char **json)
 		if (rc == 0) {
 			if (objs.n)
 				qsort(objs.k, objs.n, sizeof(*objs.k), cmp_str);
-			rc = tier_map_keys(v, "SELECT key FROM chunks", &recs);
+			rc = tier_map_keys(v, "SELECT key FROM chunks UNION SELECT key FROM snapchunks", &recs);
 		}
 		if (rc == 0)
 			rc = tier_map_keys(v, "SELECT key FROM pending", &pend);
 		if (rc == 0) {
-			/* orphans: objects no chunk record names; missing: records
+			/* orphans: objects no chunk record (live or a snapshot's) names; missing: records
 			 * without their object; pending: known leftovers to delete. */
 			ut_buf_addf(&b, "%s{\"fsid\":\"%016" PRIx64 "\",\"prefix\":\"%s\",\"objects\":%zu,\"records\":%zu,"
 				   "\"pending\":%zu,\"coldBytes\":%" PRIu64,

@@ -44,6 +44,7 @@ void vol_export_unref(struct vol_export *e)
 		return;
 	if (e->root_fd >= 0)
 		close(e->root_fd);
+	vol_snap_close(e);
 	OPENSSL_cleanse(e->fhkey, sizeof(e->fhkey));
 	vol_acct_unref(e->acct);
 	free(e);
@@ -186,10 +187,17 @@ static int vol_marks_init(struct vol_export *e, bool *stamp)
 {
 	struct stat up;
 	uint64_t m = 0;
-	int rc = vol_mark_get(e->store, e->root_fd, NULL, &m);
+	int rc;
 
 	*stamp = false;
+	/* a file system's or a btrfs subvolume's own root (a volume's folder
+	 * on a btrfs shelf, a clone's with its source's marks): everything
+	 * below has its st_dev, which the handle check compares */
+	e->marks = false;
+	if (fstatat(e->root_fd, "..", &up, 0) == 0 && up.st_dev != e->dev)
+		return 0;
 	e->marks = true;
+	rc = vol_mark_get(e->store, e->root_fd, NULL, &m);
 	if (rc == 0)
 		return m == e->cfg.fsid ? 0 : -EEXIST;
 	if (rc == -ENODATA) {
@@ -243,6 +251,8 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 	e->cfg = *cfg;
 	e->root_fd = -1;
 	e->store = s;
+	if ((rc = vol_snap_open(e)) != 0)
+		goto out;
 	if (cfg->path[0] != '/' || cfg->nrules > VOL_MAX_RULES || !cfg->id[0]) {
 		rc = -EINVAL;
 		goto out;
@@ -268,6 +278,8 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 		if (strcmp(old->e[i]->cfg.id, cfg->id) == 0) {
 			e->acct = old->e[i]->acct;
 			atomic_fetch_add(&e->acct->refs, 1);
+			/* a revert replaced the tree: count it again */
+			fresh = e->acct->tree_seq != cfg->tree_seq;
 			break;
 		}
 	}
@@ -278,6 +290,7 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 		}
 		fresh = true;
 	}
+	e->acct->tree_seq = cfg->tree_seq;
 	if (fresh || stamp) {
 		int dfd = openat(e->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		uint64_t names = 0, used = dfd >= 0 ? vol_scan(e, dfd, 0, stamp, &names) : 0;

@@ -26,7 +26,16 @@
  * the volume, and on a volume made before marks when it is first attached),
  * else -ESTALE: even a MAC-valid handle forged with the location key never
  * names an object outside its export. A file system without extended
- * attributes has no marks; its exports must be file system roots.
+ * attributes has no marks; its exports must be file system roots; and an
+ * export that is its file system's or btrfs subvolume's root needs none
+ * (the device check alone keeps handles inside it).
+ *
+ * Snapshots (issue 20): with cfg.snapdir set, ".snapshot" in the export
+ * root is that folder, read-only (every change: -EROFS), reached by LOOKUP
+ * only (READDIR of the root does not list it); its objects have version 3
+ * handles, which resolve only inside this export's own snapshots
+ * (vol_snap.c). A snapshot folder that goes, or cfg.snapdir emptied, makes
+ * them stale.
  *
  * Credentials: vol_authorize() applies the export rules (clients, access,
  * squash, the protocols a rule is for) to the caller's address, protocol
@@ -74,6 +83,15 @@
 
 enum { VOL_EBADHANDLE = -1101, VOL_ECOLD = -1102 };
 
+/* Containment marks (extended attributes, 8 bytes: the fsid big-endian):
+ * every object of a volume's live tree carries VOL_MARK, every object of a
+ * snapshot made by copying (agent/snap/snap.h) VOL_SNAP_MARK instead. */
+#define VOL_MARK "trusted.aquifer.vol"
+#define VOL_SNAP_MARK "trusted.aquifer.snap"
+/* ... and, on its regular files, the snapshot's id (a btrfs snapshot's files
+ * are told by their st_dev instead: vol_snap.c). */
+#define VOL_SNAP_ID "trusted.aquifer.snapid"
+
 enum vol_access { VOL_ACCESS_NONE = 0, VOL_ACCESS_RO = 1, VOL_ACCESS_RW = 2 };
 enum vol_squash { VOL_SQUASH_NONE = 0, VOL_SQUASH_ROOT = 1, VOL_SQUASH_ALL = 2 };
 /* The protocol a front end serves, for the rules that name theirs. */
@@ -96,6 +114,12 @@ struct vol_export_cfg {
 	size_t nrules;            /* first matching rule wins; none = no access */
 	struct vol_rule rules[VOL_MAX_RULES];
 	struct qos_limits qos;    /* all zero: unlimited */
+	/* snapshots (agent/snap/snap.h): the folder /.snapshot serves at the
+	 * export root ("": none, .snapshot does not exist), and the tree's
+	 * generation: when it changes (a revert replaced the tree) used bytes
+	 * are counted again. */
+	char snapdir[4096];
+	uint64_t tree_seq;
 };
 
 struct vol_fh {
@@ -121,6 +145,7 @@ struct vol_obj {
 	int fd;
 	struct stat st;
 	struct vol_fent *fent;
+	bool snap;                /* below /.snapshot: read-only, version 3 handles */
 };
 
 struct vol_sattr {
@@ -160,7 +185,9 @@ struct vol_stats {
  *          range back first and marks the range in flight.
  *   truncate/truncate_end: around cutting the file to size (the range past
  *          the new end counts as written meanwhile).
- *   unlinked: the last link of a regular file is gone. */
+ *   unlinked: the last link of a regular file is gone.
+ *   snap_read: read of a file in snapshot snap (its id, agent/snap/snap.h)
+ *          of volume fsid, as read (1: the file holds every byte). */
 struct vol_tier_ops {
 	int (*read)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf,
 		    size_t len, size_t *got, void **swap);
@@ -170,6 +197,8 @@ struct vol_tier_ops {
 	int (*truncate)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t size);
 	void (*truncate_end)(void *arg, uint64_t fsid, const struct stat *st);
 	void (*unlinked)(void *arg, uint64_t fsid, const struct stat *st);
+	int (*snap_read)(void *arg, uint64_t fsid, const char *snap, int fd, const struct stat *st, uint64_t off,
+			 void *buf, size_t len, size_t *got);
 };
 
 /* ---- store and exports ---- */
@@ -239,9 +268,10 @@ void vol_obj_cleanup(struct vol_obj *obj);
 int vol_fh_verify(struct vol_store *s, const uint8_t *fh, size_t len);
 /* The handle of export fsid for a kernel handle (name_to_handle_at's type
  * and bytes), MACed with the export key derived from the location key
- * lockey: what vol_fh_make builds; tests use it to forge handles. */
-int vol_fh_encode(const uint8_t *lockey, uint64_t fsid, uint32_t ktype, const uint8_t *kbytes, size_t klen,
-		  struct vol_fh *out);
+ * lockey: what vol_fh_make builds (snap: a snapshot object's, version 3);
+ * tests use it to forge handles. */
+int vol_fh_encode(const uint8_t *lockey, bool snap, uint64_t fsid, uint32_t ktype, const uint8_t *kbytes,
+		  size_t klen, struct vol_fh *out);
 
 /* ---- operations (all run under cred) ----
  * Namespace changes (create, mkdir, symlink, mknod, remove, rmdir, rename,

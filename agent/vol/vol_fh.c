@@ -32,6 +32,7 @@
  * survive an upgrade, but never minted. Both pass the containment check. */
 #define VOL_FH_V1 1
 #define VOL_FH_V2 2
+#define VOL_FH_V3 3 /* a snapshot object's (vol_snap.c) */
 #define VOL_FH_INFO "aquifer file handle key v2"
 
 static void vol_mac(const uint8_t *key, const uint8_t *data, size_t len, uint8_t *mac)
@@ -75,13 +76,13 @@ void vol_fh_key(const uint8_t *lockey, uint64_t fsid, uint8_t *out)
 	HMAC(EVP_sha256(), lockey, VOL_KEY_LEN, info, sizeof(info), out, &len);
 }
 
-/* Bytes 0..14+n of a version 2 handle plus the MAC under ekey. */
-static int vol_fh_seal(const uint8_t *ekey, uint64_t fsid, uint32_t ktype, const uint8_t *kbytes,
+/* Bytes 0..14+n of a version 2 handle (3: a snapshot object's) plus the MAC under ekey. */
+static int vol_fh_seal(const uint8_t *ekey, uint8_t version, uint64_t fsid, uint32_t ktype, const uint8_t *kbytes,
 		       size_t klen, struct vol_fh *out)
 {
 	if (klen > VOL_FH_MAX - VOL_FH_HDR - VOL_MAC_LEN)
 		return -EOVERFLOW;
-	out->data[0] = VOL_FH_V2;
+	out->data[0] = version;
 	out->data[1] = (uint8_t)klen;
 	out->data[2] = (uint8_t)(ktype >> 24);
 	out->data[3] = (uint8_t)(ktype >> 16);
@@ -94,14 +95,14 @@ static int vol_fh_seal(const uint8_t *ekey, uint64_t fsid, uint32_t ktype, const
 	return 0;
 }
 
-int vol_fh_encode(const uint8_t *lockey, uint64_t fsid, uint32_t ktype, const uint8_t *kbytes, size_t klen,
-		  struct vol_fh *out)
+int vol_fh_encode(const uint8_t *lockey, bool snap, uint64_t fsid, uint32_t ktype, const uint8_t *kbytes,
+		  size_t klen, struct vol_fh *out)
 {
 	uint8_t ekey[VOL_KEY_LEN];
 	int rc;
 
 	vol_fh_key(lockey, fsid, ekey);
-	rc = vol_fh_seal(ekey, fsid, ktype, kbytes, klen, out);
+	rc = vol_fh_seal(ekey, snap ? VOL_FH_V3 : VOL_FH_V2, fsid, ktype, kbytes, klen, out);
 	OPENSSL_cleanse(ekey, sizeof(ekey));
 	return rc;
 }
@@ -118,7 +119,7 @@ static int vol_fh_check(struct vol_store *s, const uint8_t *fh, size_t len, stru
 	int rc = 0;
 
 	*out = NULL;
-	if (len < VOL_FH_HDR + VOL_MAC_LEN || len > VOL_FH_MAX || (fh[0] != VOL_FH_V2 && fh[0] != VOL_FH_V1))
+	if (len < VOL_FH_HDR + VOL_MAC_LEN || len > VOL_FH_MAX || (fh[0] != VOL_FH_V2 && fh[0] != VOL_FH_V1 && fh[0] != VOL_FH_V3))
 		return VOL_EBADHANDLE;
 	n = fh[1];
 	if (len != VOL_FH_HDR + n + VOL_MAC_LEN)
@@ -193,7 +194,7 @@ int vol_fh_make(struct vol_store *s, const struct vol_obj *obj, struct vol_fh *o
 	(void)s; /* the export's key lives in the export */
 	if ((rc = vol_khandle(obj->fd, "", AT_EMPTY_PATH, &t, kb, &n)) != 0)
 		return rc;
-	return vol_fh_seal(obj->exp->fhkey, obj->exp->cfg.fsid, t, kb, n, out);
+	return vol_fh_seal(obj->exp->fhkey, obj->snap ? VOL_FH_V3 : VOL_FH_V2, obj->exp->cfg.fsid, t, kb, n, out);
 }
 
 /* ---------- containment marks ---------- */
@@ -207,7 +208,6 @@ int vol_fh_make(struct vol_store *s, const struct vol_obj *obj, struct vol_fh *o
  * through /proc/self/fd/N (the magic link lands on the object, a symlink
  * included), a name relative to its directory with AT_SYMLINK_NOFOLLOW;
  * getxattrat/setxattrat (Linux 6.13) do both without the path walk. */
-#define VOL_MARK "trusted.aquifer.vol"
 #ifndef SYS_setxattrat
 #define SYS_setxattrat 463
 #define SYS_getxattrat 464
@@ -228,7 +228,7 @@ bool vol_mark_probe(void)
 	       errno != ENOSYS;
 }
 
-static long vol_mark_sys(const struct vol_store *s, int fd, const char *name, bool set, uint8_t *v)
+static long vol_mark_sys(const struct vol_store *s, const char *attr, int fd, const char *name, bool set, uint8_t *v)
 {
 	struct vol_xattr_args a = {.value = (uint64_t)(uintptr_t)v, .size = 8};
 	char path[64];
@@ -239,22 +239,27 @@ static long vol_mark_sys(const struct vol_store *s, int fd, const char *name, bo
 		if (!name)
 			snprintf(num, sizeof(num), "%d", fd);
 		return syscall(set ? SYS_setxattrat : SYS_getxattrat, name ? fd : s->procfd, name ? name : num,
-			       name ? AT_SYMLINK_NOFOLLOW : 0, VOL_MARK, &a, sizeof(a));
+			       name ? AT_SYMLINK_NOFOLLOW : 0, attr, &a, sizeof(a));
 	}
 	if (name) {
 		char full[32 + VOL_NAME_MAX + 1];
 
 		snprintf(full, sizeof(full), "/proc/self/fd/%d/%s", fd, name);
-		return set ? lsetxattr(full, VOL_MARK, v, 8, 0) : lgetxattr(full, VOL_MARK, v, 8);
+		return set ? lsetxattr(full, attr, v, 8, 0) : lgetxattr(full, attr, v, 8);
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	return set ? setxattr(path, VOL_MARK, v, 8, 0) : getxattr(path, VOL_MARK, v, 8);
+	return set ? setxattr(path, attr, v, 8, 0) : getxattr(path, attr, v, 8);
 }
 
 int vol_mark_get(const struct vol_store *s, int fd, const char *name, uint64_t *fsid)
 {
+	return vol_xmark_get(s, VOL_MARK, fd, name, fsid);
+}
+
+int vol_xmark_get(const struct vol_store *s, const char *attr, int fd, const char *name, uint64_t *fsid)
+{
 	uint8_t v[8];
-	long r = vol_mark_sys(s, fd, name, false, v);
+	long r = vol_mark_sys(s, attr, fd, name, false, v);
 
 	if (r < 0)
 		return errno == ENOTSUP ? -EOPNOTSUPP : -errno;
@@ -269,7 +274,7 @@ int vol_mark_set(const struct vol_store *s, int fd, const char *name, uint64_t f
 	uint8_t v[8];
 
 	vol_put64(v, fsid);
-	if (vol_mark_sys(s, fd, name, true, v) != 0)
+	if (vol_mark_sys(s, VOL_MARK, fd, name, true, v) != 0)
 		return errno == ENOTSUP ? -EOPNOTSUPP : -errno;
 	return 0;
 }
@@ -355,6 +360,7 @@ int vol_obj_adopt(struct vol_export *e, int fd, struct vol_obj *out)
 	out->fd = fd;
 	out->exp = e;
 	out->fent = NULL;
+	out->snap = false;
 	atomic_fetch_add(&e->refs, 1);
 	return 0;
 }
@@ -385,25 +391,30 @@ int vol_fh_open(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_o
 	struct vol_fent *fe;
 	const uint8_t *key = fh + 1;
 	size_t n, klen;
+	bool snap;
 	int rc, fd;
 
 	out->fd = -1;
 	out->exp = NULL;
 	out->fent = NULL;
+	out->snap = false;
 	if ((rc = vol_fh_check(s, fh, len, &e)) != 0)
 		return rc;
+	snap = fh[0] == VOL_FH_V3;
 	n = fh[1];
 	klen = VOL_FH_HDR - 1 + n;
 	fe = vol_fent_slot(s, key, klen);
 	pthread_mutex_lock(&fe->mu);
-	if (fe->valid && fe->klen == klen && !memcmp(fe->key, key, klen)) {
+	if (fe->valid && fe->snap == snap && fe->klen == klen && !memcmp(fe->key, key, klen)) {
 		fe->refs++;
 		out->fd = fe->fd;
 		out->fent = fe;
 		out->exp = e;
+		out->snap = snap;
 		e = NULL;
 		pthread_mutex_unlock(&fe->mu);
-		if (fstat(out->fd, &out->st) != 0 || vol_gone(out)) {
+		if (fstat(out->fd, &out->st) != 0 || (snap ? out->st.st_nlink == 0 || (out->exp->snap_fd < 0)
+							 : vol_gone(out))) {
 			vol_fent_drop(s, key, klen);
 			vol_obj_cleanup(out);
 			rc = -ESTALE;
@@ -421,11 +432,14 @@ int vol_fh_open(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_o
 	}
 	if ((rc = vol_obj_adopt(e, fd, out)) != 0)
 		goto out;
+	out->snap = snap;
 	/* Containment: the MAC says who minted the handle, not where its
 	 * kernel handle points; the object must carry this export's mark (a
-	 * directory's read as "." below it: no /proc walk). */
-	if (vol_gone(out) || (out->exp->marks && (vol_mark_get(s, out->fd, S_ISDIR(out->st.st_mode) ? "." : NULL,
-							       &mark) != 0 || mark != out->exp->cfg.fsid))) {
+	 * directory's read as "." below it: no /proc walk), or lie in this
+	 * export's own snapshots for a snapshot handle (vol_snap.c). */
+	if (snap ? !vol_snap_contained(out->exp, out)
+		 : vol_gone(out) || (out->exp->marks && (vol_mark_get(s, out->fd, S_ISDIR(out->st.st_mode) ? "." : NULL,
+									 &mark) != 0 || mark != out->exp->cfg.fsid))) {
 		vol_obj_cleanup(out);
 		rc = -ESTALE;
 		goto out;
@@ -437,6 +451,7 @@ int vol_fh_open(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_o
 		memcpy(fe->key, key, klen);
 		fe->klen = (uint32_t)klen;
 		fe->fd = out->fd;
+		fe->snap = snap;
 		fe->valid = true;
 		fe->refs = 1;
 		out->fent = fe;
@@ -486,6 +501,8 @@ int vol_iofd(struct vol_obj *obj, const struct vol_cred *cred, bool write, bool 
 	int fd = -1, mode = write ? W_OK : R_OK;
 
 	*owned = false;
+	if (write && obj->snap)
+		return -EROFS;
 	if (fe && (cred->uid != 0 || cred->gid != 0)) {
 		long ok;
 
@@ -501,7 +518,7 @@ int vol_iofd(struct vol_obj *obj, const struct vol_cred *cred, bool write, bool 
 			char p[64];
 
 			snprintf(p, sizeof(p), "/proc/self/fd/%d", fe->fd);
-			fe->iofd = open(p, O_RDWR | O_CLOEXEC);
+			fe->iofd = fe->snap ? -1 : open(p, O_RDWR | O_CLOEXEC);
 			fe->iorw = fe->iofd >= 0;
 			if (fe->iofd < 0)
 				fe->iofd = open(p, O_RDONLY | O_CLOEXEC);

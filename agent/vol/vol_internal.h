@@ -4,6 +4,7 @@
  *   vol_fh.c  handles, the open-file cache, credentials, content descriptors
  *   vol_io.c  attributes, capacity, file data
  *   vol_ns.c  names: lookup, create, remove, rename, link, readdir
+ *   vol_snap.c /.snapshot: its lookups and its handles' containment
  */
 #ifndef AQ_AGENT_VOL_INTERNAL_H
 #define AQ_AGENT_VOL_INTERNAL_H
@@ -17,6 +18,7 @@
 #define VOL_MAC_LEN 16
 #define VOL_FH_HDR 14
 #define VOL_LOCKS 64
+#define VOL_SNAP_DEVS 256          /* snapshot roots of one export (API: 255) */
 
 /* Accounting that survives export-set replacement (keyed by export id). */
 struct vol_acct {
@@ -48,6 +50,7 @@ struct vol_acct {
 		int waiters;
 	} dsync[VOL_LOCKS];
 	_Atomic uint64_t dirsyncs; /* directory fsyncs issued */
+	uint64_t tree_seq;         /* cfg.tree_seq used was counted for */
 };
 
 struct vol_export {
@@ -61,6 +64,14 @@ struct vol_export {
 	struct vol_acct *acct;
 	uint8_t fhkey[VOL_KEY_LEN];  /* this export's handle key (vol_fh_key) */
 	bool marks;                /* objects carry the containment mark (vol_fh.c) */
+	/* /.snapshot (vol_snap.c): cfg.snapdir open, or -1 */
+	int snap_fd;
+	dev_t snap_dev;
+	ino_t snap_ino;
+	pthread_mutex_t snap_mu;   /* guards the st_devs of the snapshot roots */
+	size_t nsnap_devs;
+	dev_t snap_devs[VOL_SNAP_DEVS];
+	char snap_names[VOL_SNAP_DEVS][API_INTENT_SNAP_ID_LEN + 1]; /* the id of each */
 	struct vol_store *store;   /* not counted: the store outlives its exports' use */
 };
 
@@ -88,6 +99,7 @@ struct vol_fent {
 	int fd;                     /* O_PATH */
 	int iofd;                   /* content, -1 until needed */
 	bool iorw;                  /* iofd is O_RDWR */
+	bool snap;                  /* a snapshot object's (version 3 handle) */
 };
 
 struct vol_store {
@@ -117,6 +129,8 @@ struct vol_export *vol_fh_export(struct vol_store *s, const uint8_t *fh, size_t 
  * -EOPNOTSUPP (the file system takes no marks), -EINVAL (not a mark), -errno. */
 int vol_mark_get(const struct vol_store *s, int fd, const char *name, uint64_t *fsid);
 int vol_mark_set(const struct vol_store *s, int fd, const char *name, uint64_t fsid);
+/* vol_mark_get of the mark named attr (VOL_MARK, VOL_SNAP_MARK). */
+int vol_xmark_get(const struct vol_store *s, const char *attr, int fd, const char *name, uint64_t *fsid);
 /* name was found in dir: 0 when it carries dir's export mark (an unmarked
  * object gets it: reached by name from inside, it is the volume's), -EACCES
  * when it belongs to another volume. */
@@ -134,6 +148,21 @@ int vol_reopen(const struct vol_obj *obj, int flags);
 int vol_iofd(struct vol_obj *obj, const struct vol_cred *cred, bool write, bool *owned);
 /* Drop the open-file cache entry of name nm in dir (it is being removed). */
 void vol_drop_name(struct vol_obj *dir, const char *nm, struct vol_store *s);
+
+/* vol_snap.c: /.snapshot */
+/* Open e's cfg.snapdir when set (at build); close it. */
+int vol_snap_open(struct vol_export *e);
+void vol_snap_close(struct vol_export *e);
+/* Whether o (opened from a version 3 handle) lies in e's own snapshots. */
+bool vol_snap_contained(struct vol_export *e, const struct vol_obj *o);
+/* The id of the snapshot the snapshot object o (content descriptor fd)
+ * lies in: 0, or -ENOENT (.snapshot itself, or not known). */
+int vol_snap_id(const struct vol_obj *o, int fd, char *id, size_t cap);
+/* nm in dir is the export root's ".snapshot" while it is served. */
+bool vol_snap_reserved(const struct vol_obj *dir, const char *nm);
+/* The lookup of nm in dir when it is .snapshot or dir is a snapshot
+ * object: 0 or -errno with out set; 1: an ordinary lookup. */
+int vol_snap_lookup(struct vol_obj *dir, const char *nm, struct vol_obj *out);
 
 /* vol_io.c */
 pthread_mutex_t *vol_lock_of(struct vol_obj *obj);

@@ -23,7 +23,7 @@ int vol_access(struct vol_obj *obj, const struct vol_cred *cred, int mask, int *
 	*allowed = 0;
 	vol_become(cred);
 	for (i = 0; i < 3; i++) {
-		if (!(mask & bits[i]))
+		if (!(mask & bits[i]) || (obj->snap && bits[i] == W_OK)) /* snapshots are read-only */
 			continue;
 		if (syscall(SYS_faccessat2, obj->fd, "", bits[i], AT_EMPTY_PATH | AT_EACCESS) == 0)
 			*allowed |= bits[i];
@@ -176,6 +176,8 @@ int vol_setattr(struct vol_obj *obj, const struct vol_cred *cred, const struct v
 	bool now = vol_only_now(sa) && (cred->uid != 0 || cred->gid != 0);
 	int rc;
 
+	if (obj->snap)
+		return -EROFS;
 	if (now)
 		rest.atime_how = rest.mtime_how = 0;
 	vol_become(cred);
@@ -228,9 +230,17 @@ static int read_at(struct vol_obj *obj, const struct vol_cred *cred, uint64_t of
 		uint64_t size = (uint64_t)obj->st.st_size;
 		size_t want = off >= size ? 0 : (size - off < count ? (size_t)(size - off) : count);
 		size_t g = 0;
+		char snap[API_INTENT_SNAP_ID_LEN + 1];
 
-		rc = want ? s->tier->read(s->tier_arg, obj->exp->cfg.fsid, fd, &obj->st, off, buf, want, &g, swap)
-			  : 1;
+		if (!want)
+			rc = 1;
+		else if (obj->snap) /* what was cold when the snapshot was made */
+			rc = s->tier->snap_read && vol_snap_id(obj, fd, snap, sizeof(snap)) == 0
+				     ? s->tier->snap_read(s->tier_arg, obj->exp->cfg.fsid, snap, fd, &obj->st, off, buf,
+							  want, &g)
+				     : 1;
+		else
+			rc = s->tier->read(s->tier_arg, obj->exp->cfg.fsid, fd, &obj->st, off, buf, want, &g, swap);
 		if (rc <= 0) {
 			if (rc == 0) {
 				*got = g;
@@ -298,8 +308,11 @@ int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, 
 	size = (uint64_t)obj->st.st_size;
 	*n = off >= size ? 0 : (size - off < count ? (size_t)(size - off) : count);
 	*eof = off + *n >= size;
+	/* a snapshot's file: the tier reads it (read_at), it knows what was cold */
 	if (*n && obj->exp->store->tier &&
-	    (rc = obj->exp->store->tier->cold(obj->exp->store->tier_arg, obj->exp->cfg.fsid, &obj->st, off, *n)) != 0) {
+	    (rc = obj->snap ? 1
+			    : obj->exp->store->tier->cold(obj->exp->store->tier_arg, obj->exp->cfg.fsid, &obj->st, off,
+							 *n)) != 0) {
 		if (*owned)
 			close(*fd);
 		*fd = -1;
@@ -363,6 +376,9 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 	size_t done = 0;
 	struct stat st;
 	int fd, rc = 0;
+
+	if (obj->snap)
+		return -EROFS;
 
 	*committed = stable;
 	if (S_ISDIR(obj->st.st_mode))

@@ -53,6 +53,7 @@ static int vol_dir_name(const struct vol_obj *dir, const char *name, size_t nlen
 {
 	out->fd = -1;
 	out->exp = NULL;
+	out->snap = false;
 	if (!S_ISDIR(dir->st.st_mode))
 		return -ENOTDIR;
 	return vol_name(name, nlen, nm);
@@ -78,9 +79,13 @@ int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 
 	if ((rc = vol_dir_name(dir, name, nlen, nm, out)) != 0)
 		return rc;
-	if (!strcmp(nm, "..") && vol_is_root(dir))
+	if (!strcmp(nm, "..") && vol_is_root(dir) && !dir->snap)
 		nm[1] = '\0'; /* ".." at the root is the root: never above it */
 	vol_become(cred);
+	if ((rc = vol_snap_lookup(dir, nm, out)) != 1) { /* /.snapshot and below */
+		vol_unbecome(cred);
+		return rc;
+	}
 	rc = vol_lookup_nocred(dir, nm, out);
 	vol_unbecome(cred);
 	if (rc == 0 && (rc = vol_mark_adopt(dir, nm)) != 0)
@@ -173,7 +178,9 @@ static int vol_new_name(struct vol_obj *dir, const char *name, size_t nlen, char
 
 	if ((rc = vol_dir_name(dir, name, nlen, nm, out)) != 0)
 		return rc;
-	if (!strcmp(nm, ".") || !strcmp(nm, ".."))
+	if (dir->snap)
+		return -EROFS;
+	if (!strcmp(nm, ".") || !strcmp(nm, "..") || vol_snap_reserved(dir, nm))
 		return -EEXIST;
 	return vol_name_charge(dir->exp);
 }
@@ -377,6 +384,8 @@ static int vol_unlink_common(struct vol_obj *dir, const struct vol_cred *cred, c
 		return -ENOTDIR;
 	if ((rc = vol_name(name, nlen, nm)) != 0)
 		return rc;
+	if (dir->snap || vol_snap_reserved(dir, nm))
+		return -EROFS;
 	if (!strcmp(nm, "."))
 		return -EINVAL;
 	if (!strcmp(nm, ".."))
@@ -431,6 +440,8 @@ int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_
 		return -ENOTDIR;
 	if ((rc = vol_name(fname, flen, f)) != 0 || (rc = vol_name(tname, tlen, t)) != 0)
 		return rc;
+	if (fdir->snap || tdir->snap || vol_snap_reserved(fdir, f) || vol_snap_reserved(tdir, t))
+		return -EROFS;
 	if (!strcmp(f, ".") || !strcmp(f, "..") || !strcmp(t, ".") || !strcmp(t, ".."))
 		return -EINVAL;
 	vol_become(cred);
@@ -471,6 +482,8 @@ int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t 
 		return -EXDEV;
 	if (!S_ISDIR(dir->st.st_mode))
 		return -ENOTDIR;
+	if (obj->snap || dir->snap)
+		return -EROFS;
 	if (S_ISDIR(obj->st.st_mode))
 		return -EISDIR;
 	if ((rc = vol_name(name, nlen, nm)) != 0)

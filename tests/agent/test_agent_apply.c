@@ -50,7 +50,7 @@ static json_t *check(json_t *vols, bool *ok)
 	json_t *failed = json_array();
 
 	ck_assert_uint_le(json_array_size(vols), 8);
-	agent_apply_check(vols, served_one, NULL, iv, ok, failed);
+	agent_apply_check(vols, served_one, NULL, iv, NULL, ok, failed);
 	return failed;
 }
 

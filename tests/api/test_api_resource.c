@@ -229,6 +229,11 @@ START_TEST(test_vol_tiering_and_defaults)
 	vol_ok(SHARE ", " NFS3 ", \"kerberosEnabled\": false");
 	vol_refused(SHARE ", " NFS3 ", \"restoreParameters\": {\"sourceSnapshot\": \"x\"}",
 		    "restoreParameters");
+	/* issue 20: a clone from a snapshot (its existence is the server's check) */
+	vol_ok(SHARE ", " NFS3 ", \"restoreParameters\": {\"sourceSnapshot\": \"projects/p/locations/l/volumes/v/snapshots/s\"}");
+	vol_refused(SHARE ", " NFS3 ", \"restoreParameters\": {\"sourceBackup\": \"b\"}", "restoreParameters.sourceBackup");
+	vol_refused(SHARE ", " NFS3 ", \"snapshotPolicy\": {\"hourlySchedule\": {\"minute\": 1}}",
+		    "snapshotPolicy.hourlySchedule.snapshotsToKeep is required");
 }
 END_TEST
 
@@ -260,11 +265,11 @@ START_TEST(test_vol_supported)
 		{ "\"smbSettings\": []", NULL },
 		{ "\"securityStyle\": \"NTFS\"", "securityStyle: NTFS" },
 		{ "\"securityStyle\": \"UNIX\"", NULL },
-		{ "\"snapshotPolicy\": {\"enabled\": true}", "snapshotPolicy" },
+		{ "\"snapshotPolicy\": {\"enabled\": true}", NULL }, /* issue 20: a scheduler runs it */
 		{ "\"snapshotPolicy\": {\"enabled\": false, \"dailySchedule\": {\"snapshotsToKeep\": 3}}", NULL },
-		{ "\"snapReserve\": 10", "snapReserve" },
+		{ "\"snapReserve\": 10", "snapReserve: no space is reserved for snapshots" },
 		{ "\"snapReserve\": 0", NULL },
-		{ "\"snapshotDirectory\": true", "snapshotDirectory: true is not supported" },
+		{ "\"snapshotDirectory\": true", NULL },
 		{ "\"snapshotDirectory\": false", NULL },
 		{ "\"multipleEndpoints\": true", "multipleEndpoints" },
 		{ "\"multipleEndpoints\": false", NULL },

@@ -7,7 +7,7 @@
 # the resource, PATCH with the updateMask the provider builds, import by the
 # three ID forms, delete (volumes with force=true). Every answer is recorded
 # (tests/openapi/record.sh) and validated against openapi/openapi.yaml at the end.
-# Snapshots: aquiferd has no snapshot routes yet, so they are not replayed.
+# Snapshots: test_terraform_snapshots.sh replays them (issue 20).
 . "$(dirname "$0")/../openapi/lib.sh"
 
 aq_npm_setup
@@ -141,14 +141,13 @@ done
 # ---- google_netapp_volume ---------------------------------------------------
 # storage_pool is the pool's short name in the provider's examples
 # (storage_pool = google_netapp_storage_pool.default.name).
-# The HCL sets neither snapshot_directory nor snapshot_policy (snapshots are
-# not implemented: setting them is refused, below), so the provider leaves
-# both out, as it leaves out every unset optional field.
+# The HCL sets neither snapshot_directory nor snapshot_policy, so the
+# provider leaves both out, as it leaves out every unset optional field.
 VOL_BODY='{"shareName":"tf-vol","storagePool":"tf-pool","capacityGib":"100","exportPolicy":{"rules":[{"allowedClients":"10.0.0.0/8","hasRootAccess":"true","accessType":"READ_WRITE","nfsv3":true}]},"protocols":["NFSV3"],"labels":{"goog-terraform-provisioned":"true"},"description":"volume from terraform","tieringPolicy":{"coolingThresholdDays":31,"tierAction":"ENABLED"}}'
 # Settings whose feature does not exist fail the apply with the field named
 # (the provider prints "Error 400: <message>"), and change nothing.
-for f in 'snapshotPolicy:{"snapshotPolicy":{"enabled":true,"dailySchedule":{"snapshotsToKeep":3,"minute":0,"hour":2}}}' \
-	'snapshotDirectory:{"snapshotDirectory":true}' 'protocols:{"protocols":["NFSV3","NFSV4"]}' \
+# (snapshot_policy, snapshot_directory and snapshots: test_terraform_snapshots.sh, issue 20)
+for f in 'protocols:{"protocols":["NFSV3","NFSV4"]}' \
 	'smbSettings:{"smbSettings":["BROWSABLE"]}' 'kerberos5ReadWrite:{"exportPolicy":{"rules":[{"allowedClients":"10.0.0.0/8","kerberos5ReadWrite":true}]}}'; do
 	req POST "$BASE/volumes?volumeId=tf-vol&alt=json" "$(jq -c --argjson x "${f#*:}" '. + $x' <<<"$VOL_BODY")"
 	expect "volume create with ${f%%:*} set -> 400 naming it" 400 ".error.status == \"INVALID_ARGUMENT\" and (.error.message | contains(\"${f%%:*}\"))"
@@ -236,6 +235,85 @@ req GET "$BASE/operations/operation-0000000000000-0000000000000000"
 expect "unknown operation -> 404 NOT_FOUND" 404 '.error.status == "NOT_FOUND"'
 req GET "$BASE/operations/op:cancel"
 expect "GET on the :cancel custom method -> 405" 405 '.error.code == 405'
+
+# ---- issue 20: google_netapp_volume_snapshot, volumes with snapshot_policy and restore_parameters
+# Bodies as the provider builds them (magic-modules VolumeSnapshot.yaml,
+# Volume.yaml): the schedules' defaults (minute 0, hour 0, day "Sunday",
+# daysOfMonth "1") are sent, enabled is sent even when false
+# (send_empty_value), snapshotsToKeep is an Integer; a read must give each
+# back as sent (no diff at the next plan). enabled is false here so that no
+# scheduled snapshot (real clock) joins the replay's; the scheduler's own
+# test is test_snapshot_schedule.sh.
+req POST "$BASE/storagePools?storagePoolId=tf-snap-pool&alt=json" "$POOL_BODY"
+wait_op "snapshot pool create"
+SNAPVOL_BODY='{"shareName":"tf-snapvol","storagePool":"tf-snap-pool","capacityGib":"100","exportPolicy":{"rules":[{"allowedClients":"10.0.0.0/8","hasRootAccess":"true","accessType":"READ_WRITE","nfsv3":true}]},"protocols":["NFSV3"],"labels":{"goog-terraform-provisioned":"true"},"snapshotDirectory":true,"snapshotPolicy":{"enabled":false,"hourlySchedule":{"snapshotsToKeep":3,"minute":0},"dailySchedule":{"snapshotsToKeep":2,"minute":30,"hour":2},"weeklySchedule":{"snapshotsToKeep":1,"minute":0,"hour":0,"day":"Sunday"},"monthlySchedule":{"snapshotsToKeep":1,"minute":0,"hour":0,"daysOfMonth":"1"}}}'
+req POST "$BASE/volumes?volumeId=tf-snapvol&alt=json" "$SNAPVOL_BODY"
+expect "volume with snapshot_policy: create answers an operation" 200 '.metadata.verb == "create"'
+wait_op "volume with snapshot_policy create"
+req GET "$BASE/volumes/tf-snapvol?alt=json"
+expect "volume read: snapshot_policy as sent (no diff)" 200 "(.snapshotPolicy == ($SNAPVOL_BODY).snapshotPolicy) and .snapshotDirectory == true"
+req PATCH "$BASE/volumes/tf-snapvol?updateMask=snapshotPolicy&alt=json" \
+	'{"storagePool":"tf-snap-pool","capacityGib":"100","snapshotPolicy":{"enabled":false,"hourlySchedule":{"snapshotsToKeep":5,"minute":15}}}'
+wait_op "volume update of snapshot_policy"
+req GET "$BASE/volumes/tf-snapvol?alt=json"
+expect "volume read: the updated snapshot_policy replaces the old" 200 '.snapshotPolicy == {"enabled":false,"hourlySchedule":{"snapshotsToKeep":5,"minute":15}}'
+req PATCH "$BASE/volumes/tf-snapvol?updateMask=snapshotPolicy&alt=json" '{"snapshotPolicy":{"enabled":true,"hourlySchedule":{"snapshotsToKeep":3,"minute":0,"hour":1}}}'
+expect "snapshot_policy with a field of another schedule -> 400 naming it" 400 '.error.status == "INVALID_ARGUMENT" and (.error.message | contains("snapshotPolicy.hourlySchedule.hour"))'
+
+# google_netapp_volume_snapshot: create ?snapshotId=, OpAsync, read, update, import, delete
+SNAP_BODY='{"description":"snapshot from terraform","labels":{"goog-terraform-provisioned":"true","env":"test"}}'
+req POST "$BASE/volumes/tf-snapvol/snapshots?snapshotId=tf-snap&alt=json" "$SNAP_BODY"
+expect "snapshot create answers an operation" 200 '.metadata.verb == "create" and .metadata.target == "projects/tf-proj/locations/us-central1/volumes/tf-snapvol/snapshots/tf-snap"'
+wait_op "snapshot create"
+expect "snapshot create response is the snapshot" 200 '.response["@type"] == "type.googleapis.com/google.cloud.netapp.v1.Snapshot" and .response.state == "READY"'
+req GET "$BASE/volumes/tf-snapvol/snapshots/tf-snap?alt=json"
+expect "snapshot read: fields as sent (no diff)" 200 ".name == \"projects/tf-proj/locations/us-central1/volumes/tf-snapvol/snapshots/tf-snap\" and .description == ($SNAP_BODY).description and .labels == ($SNAP_BODY).labels and .state == \"READY\" and (.usedBytes | type == \"number\")"
+req POST "$BASE/volumes/tf-snapvol/snapshots?snapshotId=tf-snap&alt=json" "$SNAP_BODY"
+expect "duplicate snapshot create -> 409 ALREADY_EXISTS" 409 '.error.status == "ALREADY_EXISTS"'
+req PATCH "$BASE/volumes/tf-snapvol/snapshots/tf-snap?updateMask=description%2Clabels&alt=json" \
+	'{"description":"changed","labels":{"goog-terraform-provisioned":"true","env":"prod"}}'
+expect "snapshot update answers an operation" 200 '.metadata.verb == "update"'
+wait_op "snapshot update"
+req GET "$BASE/volumes/tf-snapvol/snapshots/tf-snap?alt=json"
+expect "snapshot update applied (no diff)" 200 '.description == "changed" and .labels.env == "prod"'
+for id in "projects/$P/locations/$L/volumes/tf-snapvol/snapshots/tf-snap" "$P/$L/tf-snapvol/tf-snap" "$L/tf-snapvol/tf-snap"; do
+	IFS=/ read -r -a parts <<<"$id"
+	case ${#parts[@]} in
+	8) p="projects/${parts[1]}/locations/${parts[3]}/volumes/${parts[5]}/snapshots/${parts[7]}" ;;
+	4) p="projects/${parts[0]}/locations/${parts[1]}/volumes/${parts[2]}/snapshots/${parts[3]}" ;;
+	3) p="projects/$P/locations/${parts[0]}/volumes/${parts[1]}/snapshots/${parts[2]}" ;;
+	*) p=bad-import-id ;;
+	esac
+	req GET "$p?alt=json"
+	expect "snapshot import read ($id)" 200 '.name == "projects/tf-proj/locations/us-central1/volumes/tf-snapvol/snapshots/tf-snap"'
+done
+req GET "$BASE/volumes/tf-snapvol/snapshots"
+expect "snapshot list" 200 '[.snapshots[].name] == ["projects/tf-proj/locations/us-central1/volumes/tf-snapvol/snapshots/tf-snap"]'
+
+# google_netapp_volume with restore_parameters (a clone; ignore_read: reads
+# may give it back or not, the provider ignores it)
+CLONE_BODY='{"shareName":"tf-clone","storagePool":"tf-snap-pool","capacityGib":"100","protocols":["NFSV3"],"labels":{"goog-terraform-provisioned":"true"},"restoreParameters":{"sourceSnapshot":"projects/tf-proj/locations/us-central1/volumes/tf-snapvol/snapshots/tf-snap"}}'
+req POST "$BASE/volumes?volumeId=tf-clone&alt=json" "$CLONE_BODY"
+expect "volume with restore_parameters: create answers an operation" 200 '.metadata.verb == "create"'
+wait_op "clone create"
+req GET "$BASE/volumes/tf-clone?alt=json"
+expect "clone read: cloneDetails" 200 '.state == "READY" and .cloneDetails.sourceSnapshot == "projects/tf-proj/locations/us-central1/volumes/tf-snapvol/snapshots/tf-snap" and .cloneDetails.sourceVolume == "projects/tf-proj/locations/us-central1/volumes/tf-snapvol"'
+req DELETE "$BASE/volumes/tf-snapvol/snapshots/tf-snap?alt=json"
+expect "the clone's source snapshot cannot be deleted -> 400 FAILED_PRECONDITION" 400 '.error.status == "FAILED_PRECONDITION"'
+req DELETE "$BASE/volumes/tf-clone?alt=json"
+wait_op "clone delete"
+req DELETE "$BASE/volumes/tf-snapvol?alt=json"
+expect "volume with snapshots, deletion_policy DEFAULT -> 400 FAILED_PRECONDITION" 400 '.error.status == "FAILED_PRECONDITION" and (.error.message | contains("force=true"))'
+req DELETE "$BASE/volumes/tf-snapvol/snapshots/tf-snap?alt=json"
+expect "snapshot delete answers an operation" 200 '.metadata.verb == "delete"'
+wait_op "snapshot delete"
+expect "snapshot delete response is Empty" 200 '.response["@type"] == "type.googleapis.com/google.protobuf.Empty"'
+req GET "$BASE/volumes/tf-snapvol/snapshots/tf-snap"
+expect "deleted snapshot reads 404 (provider drops it from state)" 404 '.error.status == "NOT_FOUND"'
+req DELETE "$BASE/volumes/tf-snapvol?alt=json"
+wait_op "snapshot volume delete"
+req DELETE "$BASE/storagePools/tf-snap-pool?alt=json"
+wait_op "snapshot pool delete"
 
 # Every answer above against the spec.
 if node "$AQ_SRC/tests/openapi/validate.js" --spec "$AQ_SRC/openapi/openapi.yaml" "$AQ_RECORD_DIR" >"$AQ_TMP/validate.log" 2>&1; then

@@ -3,7 +3,9 @@
  * fresh incarnation and answers a node token of it, and refuses what it
  * must (another location, a joined name, missing fields); a status report
  * is taken only from the node's own current token, marks the node seen,
- * records what it applied and never a generation it was not sent. */
+ * records what it applied and never a generation it was not sent; its
+ * snapshot entries finish the snapshot operations they answer and the
+ * volume's usedGib counts its snapshots' space (issue 20). */
 #include "server/srv_agent.h"
 
 #include <check.h>
@@ -16,6 +18,7 @@
 #include "server/srv_node.h"
 #include "server/srv_req.h"
 #include "server/srv_series.h"
+#include "server/srv_snapshot.h"
 #include "tests/lib/aqt.h"
 #include "tests/server/srv_test.h"
 
@@ -214,6 +217,53 @@ START_TEST(test_status)
 }
 END_TEST
 
+
+#define VOL "projects/p/locations/east/volumes/v1"
+#define GIB 1073741824LL
+
+START_TEST(test_status_snapshots)
+{
+	struct srv_auth who;
+	struct srv_req req;
+	json_t *resp = NULL, *doc = NULL, *vol;
+	char uid[17];
+	aq_msg msg = { "" };
+
+	join("n1", "eeee", &who);
+	srv_test_put(db, "volume", "projects/p/locations/east", VOL,
+		     json_pack("{s:s,s:s,s:s}", "name", VOL, "state", "READY", "usedGib", "0"));
+	srv_test_put(db, "placement", "nodes/n1", "placements/" VOL,
+		     json_pack("{s:s,s:s,s:s,s:s}", "volume", VOL, "node", "nodes/n1", "dir", "volumes/ab", "action", ""));
+	srv_test_put(db, "operation", "projects/p/locations/east", "projects/p/locations/east/operations/o1",
+		     json_pack("{s:s,s:b,s:{}}", "name", "projects/p/locations/east/operations/o1", "done", 0, "metadata"));
+	ck_assert_ptr_nonnull(vol = json_pack("{s:s,s:s}", "name", VOL, "usedGib", "0"));
+	ck_assert_int_eq(db_begin(db), AQ_OK);
+	ck_assert_int_eq(srv_snapshot_add(db, vol, "s1", NULL, "projects/p/locations/east/operations/o1", NULL, 0, &msg), AQ_OK);
+	ck_assert_int_eq(db_commit(db), AQ_OK);
+	json_decref(vol);
+	ck_assert_int_eq(db_get(db, "snaprefs/" VOL "/snapshots/s1", &doc), AQ_OK);
+	snprintf(uid, sizeof(uid), "%s", json_string_value(json_object_get(doc, "uid")));
+	json_decref(doc);
+	/* 2 GiB of live data and 1 GiB + 1 byte held by the snapshot: 4 GiB used */
+	request(&req, &who, json_pack("{s:I,s:[{s:s,s:I,s:I,s:[{s:s,s:s,s:s,s:I,s:I}],s:I}]}", "appliedGeneration",
+				      (json_int_t)0, "volumes", "name", VOL, "usedBytes", (json_int_t)(2 * GIB), "snapshotBytes",
+				      (json_int_t)(GIB + 1), "snapshots", "id", "s1", "uid", uid, "state", "READY", "createUnix",
+				      (json_int_t)1, "usedBytes", (json_int_t)(GIB + 1), "revertSeq", (json_int_t)0));
+	ck_assert_int_eq(srv_h_agent_status(&req, &resp), AQ_OK);
+	json_decref(resp);
+	json_decref(req.body);
+	ck_assert_int_eq(db_get(db, VOL, &doc), AQ_OK);
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "usedGib")), "4");
+	json_decref(doc);
+	ck_assert_int_eq(db_get(db, VOL "/snapshots/s1", &doc), AQ_OK);
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "state")), "READY");
+	json_decref(doc);
+	ck_assert_int_eq(db_get(db, "projects/p/locations/east/operations/o1", &doc), AQ_OK);
+	ck_assert(json_is_true(json_object_get(doc, "done")));
+	json_decref(doc);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("srv_agent");
@@ -223,6 +273,7 @@ int main(void)
 	tcase_add_test(tc, test_join);
 	tcase_add_test(tc, test_join_refused);
 	tcase_add_test(tc, test_status);
+	tcase_add_test(tc, test_status_snapshots);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }

@@ -1,10 +1,11 @@
 /* nfs_fh_tool: file handles as an attacker (or a client that keeps them)
  * sees them, for tests/e2e/test_security_handle.sh.
  *
- *   nfs_fh_tool forge --key HEX64 --fsid HEX16 PATH
+ *   nfs_fh_tool forge --key HEX64 --fsid HEX16 [--snap] PATH
  *       print the handle an attacker holding the location key builds for
  *       export fsid around the kernel handle of PATH (any file of the shelf's
- *       file system): vol_fh_encode, the code the agent itself mints with.
+ *       file system): vol_fh_encode, the code the agent itself mints with
+ *       (--snap: a snapshot object's handle, version 3).
  *   nfs_fh_tool lookup --port P --export /SHARE NAME
  *       MNT the export and LOOKUP NAME in its root (AUTH_SYS root); print the
  *       handle the server gave.
@@ -52,7 +53,7 @@ static const char *opt(int argc, char **argv, const char *name)
 	return NULL;
 }
 
-static int forge(const char *keyhex, const char *fsidhex, const char *path)
+static int forge(const char *keyhex, const char *fsidhex, bool snap, const char *path)
 {
 	union {
 		struct file_handle fh;
@@ -76,7 +77,7 @@ static int forge(const char *keyhex, const char *fsidhex, const char *path)
 		fprintf(stderr, "nfs_fh_tool: %s: %s\n", path, strerror(errno));
 		return 1;
 	}
-	if (vol_fh_encode(key, fsid, (uint32_t)u.fh.handle_type, u.fh.f_handle, u.fh.handle_bytes, &fh) != 0)
+	if (vol_fh_encode(key, snap, fsid, (uint32_t)u.fh.handle_type, u.fh.f_handle, u.fh.handle_bytes, &fh) != 0)
 		return 1;
 	put_hex(fh.data, fh.len);
 	return 0;
@@ -141,12 +142,13 @@ int main(int argc, char **argv)
 	int port = argc > 1 ? port_of(opt(argc, argv, "--port")) : 0;
 
 	if (argc >= 7 && !strcmp(argv[1], "forge") && opt(argc, argv, "--key") && opt(argc, argv, "--fsid"))
-		return forge(opt(argc, argv, "--key"), opt(argc, argv, "--fsid"), argv[argc - 1]);
+		return forge(opt(argc, argv, "--key"), opt(argc, argv, "--fsid"), !strcmp(argv[argc - 2], "--snap"),
+			     argv[argc - 1]);
 	if (argc >= 7 && !strcmp(argv[1], "lookup") && port && opt(argc, argv, "--export"))
 		return lookup(port, opt(argc, argv, "--export"), argv[argc - 1]);
 	if (argc >= 6 && !strcmp(argv[1], "use") && port && opt(argc, argv, "--fh"))
 		return use(port, opt(argc, argv, "--fh"));
-	fprintf(stderr, "usage: nfs_fh_tool forge --key HEX64 --fsid HEX16 PATH\n"
+	fprintf(stderr, "usage: nfs_fh_tool forge --key HEX64 --fsid HEX16 [--snap] PATH\n"
 			"       nfs_fh_tool lookup --port P --export /SHARE NAME\n"
 			"       nfs_fh_tool use --port P --fh HEX\n");
 	return 2;

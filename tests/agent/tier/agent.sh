@@ -5,7 +5,7 @@
 # are pushed to its API with the push secret.
 #
 #   agent_start NODE         start (or restart) NODE from $AQ_TMP/NODE; sets
-#                            AGENT_PID, API, NFS, NODE, SHELF
+#                            AGENT_PID, API, NFS, NODE, SHELF; AGENT_ARGS: more options
 #   intent ACTION RETRIEVAL [COLDSTORE]   the desired state: volume tv ($FSID)
 #   push JSON                PUT /v1/intent with the next generation
 #   policy ACTION RETRIEVAL  push intent with $COLDSTORE
@@ -16,6 +16,7 @@
 #   tier_test_setup TOOL...  skip (77) unless TOOL..., cc and libnfs exist; load
 #                            tests/agent/tier/s3.sh, trap cleanup, build bench/nfs/loadgen as $LG
 AGENT=${AGENT:-$AQ_BUILDDIR/aquifer-agent}
+AGENT_ARGS=()
 
 tier_test_setup() {
 	local tool
@@ -48,7 +49,7 @@ agent_start() {
 	API=$(cat "$d/api.port") NFS=$(cat "$d/nfs.port") NODE=$n SHELF=$d/shelf
 	"$AGENT" --server http://127.0.0.1:9 --node "$n" --location east --shelf "$d/shelf" \
 		--listen "127.0.0.1:$API" --nfs-listen "127.0.0.1:$NFS" --state-dir "$d/state" \
-		--tier-day-seconds 1 >>"$d/agent.log" 2>&1 &
+		--tier-day-seconds 1 "${AGENT_ARGS[@]}" >>"$d/agent.log" 2>&1 &
 	AGENT_PID=$!
 	AQ_PIDS+=("$AGENT_PID")
 	for _ in $(seq 100); do

@@ -78,7 +78,7 @@ static struct vol_fh forge(uint64_t fsid, const char *path)
 
 	u.fh.handle_bytes = MAX_HANDLE_SZ;
 	ck_assert_int_eq(name_to_handle_at(AT_FDCWD, path, &u.fh, &mnt, 0), 0);
-	ck_assert_int_eq(vol_fh_encode(loc_key, fsid, (uint32_t)u.fh.handle_type, u.fh.f_handle,
+	ck_assert_int_eq(vol_fh_encode(loc_key, false, fsid, (uint32_t)u.fh.handle_type, u.fh.f_handle,
 				       u.fh.handle_bytes, &out), 0);
 	return out;
 }
