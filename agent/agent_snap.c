@@ -128,7 +128,7 @@ bool agent_snap_apply(struct agent *a, const struct api_intent_volume *v, const 
 		if (snap_delete(a->cfg.shelf, name, &ss->deletes[i], &why) != 0)
 			UT_ERROR("agent_snap", req, "volume %s: %s", v->fsid, why.text);
 		else if (!snap_exists(a->cfg.shelf, name, &ss->deletes[i]))
-			tier_snap_forget(a->tier, fsid, ss->deletes[i].id); /* its cold objects may go */
+			tier_snap_forget(a->tier, fsid, ss->deletes[i].id, ss->deletes[i].uid); /* its cold objects may go */
 	}
 	for (i = 0; i < ss->nsnaps; i++) {
 		struct timespec t0, t1;
@@ -138,6 +138,11 @@ bool agent_snap_apply(struct agent *a, const struct api_intent_volume *v, const 
 
 		if (snap_exists(a->cfg.shelf, name, &ss->snaps[i]))
 			continue;
+		if (snap_id_used(a->cfg.shelf, name, ss->snaps[i].id)) {
+			UT_ERROR("agent_snap", req, "volume %s: snapshot %s (uid %s) not made: another snapshot has that id",
+				 v->fsid, ss->snaps[i].id, ss->snaps[i].uid);
+			continue;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		/* a tiered volume: no chunk moves while the snapshot is made, and
 		 * its copy of the chunk rows is durable before it exists */

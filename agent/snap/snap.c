@@ -321,8 +321,8 @@ int snap_create(const char *shelf, const char *name, const char *root, uint64_t 
 	aq_msg why = {""};
 	int rc;
 
-	if (snap_exists(shelf, name, s))
-		return -EEXIST;
+	if (snap_id_used(shelf, name, s->id))
+		return -EEXIST; /* this snapshot, or another one under its id */
 	if (snap_manifest_write(shelf, name, &si, msg) != AQ_OK)
 		return -EIO;
 	if ((rc = snap_create_tree(shelf, name, root, fsid, s->id, &why)) != 0) {
@@ -381,6 +381,13 @@ bool snap_exists(const char *shelf, const char *name, const struct api_intent_sn
 	struct snap_info si;
 
 	return snap_manifest_read(shelf, name, s->id, &si) == 0 && !strcmp(si.snap.uid, s->uid);
+}
+
+bool snap_id_used(const char *shelf, const char *name, const char *id)
+{
+	struct snap_info si;
+
+	return snap_manifest_read(shelf, name, id, &si) == 0;
 }
 
 int snap_list(const char *shelf, const char *name, struct snap_info *out, size_t cap, size_t *n)

@@ -84,8 +84,10 @@ int snap_create(const char *shelf, const char *name, const char *root, uint64_t 
 int snap_delete(const char *shelf, const char *name, const struct api_intent_snap *s, aq_msg *msg);
 /* Every snapshot of volume name (at most cap), in no order. */
 int snap_list(const char *shelf, const char *name, struct snap_info *out, size_t cap, size_t *n);
-/* Whether snapshot s (id and uid) exists (ready or failed). */
+/* Whether snapshot s (id and uid) exists (ready or failed); whether any
+ * snapshot has that id. */
 bool snap_exists(const char *shelf, const char *name, const struct api_intent_snap *s);
+bool snap_id_used(const char *shelf, const char *name, const char *id);
 /* The live folder root becomes snapshot s's content, once per seq: 0 when
  * done (or seq was applied already). */
 int snap_revert(const char *shelf, const char *name, const char *root, const struct api_intent_snap *s,

@@ -118,13 +118,13 @@ int tier_scan(struct tier *t, uint64_t fsid, char **json);
  * nothing to do), record its copy of the chunk rows under its id and uid,
  * make the snapshot, thaw. forget: the snapshot went, its rows go and the
  * objects nothing else names are deleted; sweep: forget every snapshot
- * not in keep (rows a crash left). An object is deleted only when neither
+ * (id and uid) not in keep (rows a crash left). An object is deleted only when neither
  * the live file nor a snapshot names it, and the scan counts both as
  * records. read: vol_tier_ops.snap_read. */
 int tier_snap_freeze(struct tier *t, uint64_t fsid);
 void tier_snap_thaw(struct tier *t, uint64_t fsid);
 int tier_snap_record(struct tier *t, uint64_t fsid, const char *snap, const char *uid);
-int tier_snap_forget(struct tier *t, uint64_t fsid, const char *snap);
+int tier_snap_forget(struct tier *t, uint64_t fsid, const char *snap, const char *uid);
 int tier_snap_sweep(struct tier *t, uint64_t fsid, const struct api_intent_snap *keep, size_t n);
 int tier_snap_read(struct tier *t, uint64_t fsid, const char *snap, int fd, const struct stat *st, uint64_t off,
 		   void *buf, size_t len, size_t *got);

@@ -65,7 +65,8 @@ int tier_snap_record(struct tier *t, uint64_t fsid, const char *snap, const char
 	if (!v)
 		return 0;
 	if ((rc = tier_map_begin(v)) == 0) {
-		rc = tier_map_exec(v, "DELETE FROM snapchunks WHERE snap = ?1", snap, NULL, NULL, 0, 0);
+		/* rows a crash left under this id and uid (the snapshot never came) */
+		rc = tier_map_exec(v, "DELETE FROM snapchunks WHERE snap = ?1 AND uid = ?2", snap, uid, NULL, 0, 0);
 		if (rc == 0)
 			rc = tier_map_exec(v, "INSERT INTO snapchunks(snap, uid, fid, idx, key, len, sum)"
 					      " SELECT ?1, ?2, fid, idx, key, len, sum FROM chunks", snap, uid, NULL, 0, 0);
@@ -75,19 +76,20 @@ int tier_snap_record(struct tier *t, uint64_t fsid, const char *snap, const char
 	return rc;
 }
 
-/* Drop the rows of snapshot snap; the keys nothing else names become
- * pending deletes (the same transaction). */
-static int tier_snap_drop(struct tier_vol *v, const char *snap)
+/* Drop the rows of snapshot snap (id) with uid; the keys nothing else
+ * names become pending deletes (the same transaction). */
+static int tier_snap_drop(struct tier_vol *v, const char *snap, const char *uid)
 {
 	int rc;
 
 	if ((rc = tier_map_begin(v)) == 0) {
 		rc = tier_map_exec(v, "INSERT OR REPLACE INTO pending(key, why) SELECT s.key, 'snapshot' FROM snapchunks s"
-				      " WHERE s.snap = ?1 AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.key = s.key)"
-				      " AND NOT EXISTS (SELECT 1 FROM snapchunks o WHERE o.key = s.key AND o.snap <> ?1)",
-				   snap, NULL, NULL, 0, 0);
+				      " WHERE s.snap = ?1 AND s.uid = ?2 AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.key = s.key)"
+				      " AND NOT EXISTS (SELECT 1 FROM snapchunks o WHERE o.key = s.key AND"
+				      " NOT (o.snap = ?1 AND o.uid = ?2))",
+				   snap, uid, NULL, 0, 0);
 		if (rc == 0)
-			rc = tier_map_exec(v, "DELETE FROM snapchunks WHERE snap = ?1", snap, NULL, NULL, 0, 0);
+			rc = tier_map_exec(v, "DELETE FROM snapchunks WHERE snap = ?1 AND uid = ?2", snap, uid, NULL, 0, 0);
 		rc = tier_map_end(v, rc);
 	}
 	if (rc == 0)
@@ -95,14 +97,14 @@ static int tier_snap_drop(struct tier_vol *v, const char *snap)
 	return rc;
 }
 
-int tier_snap_forget(struct tier *t, uint64_t fsid, const char *snap)
+int tier_snap_forget(struct tier *t, uint64_t fsid, const char *snap, const char *uid)
 {
 	struct tier_vol *v = tier_vol_find(t, fsid);
 	int rc;
 
 	if (!v)
 		return 0;
-	rc = tier_snap_drop(v, snap);
+	rc = tier_snap_drop(v, snap, uid);
 	tier_vol_unref(v);
 	return rc;
 }
@@ -133,7 +135,7 @@ int tier_snap_sweep(struct tier *t, uint64_t fsid, const struct api_intent_snap 
 		for (k = 0; k < n && !(strcmp(keep[k].id, snaps.k[i]) == 0 && strcmp(keep[k].uid, sp + 1) == 0); k++)
 			;
 		if (k == n)
-			rc = tier_snap_drop(v, snaps.k[i]);
+			rc = tier_snap_drop(v, snaps.k[i], sp + 1);
 	}
 	tier_keylist_free(&snaps);
 	tier_vol_unref(v);

@@ -22,6 +22,8 @@
 . "$AQ_SRC/tests/agent/snap/snap.sh"
 
 TOOL=$AQ_BUILDDIR/tests/agent/snap/snap_tool
+# snap_tool, bounded: a server gone (or wedged) fails the check, never hangs the suite
+st() { timeout 600 "$TOOL" "$@"; }
 FH=$AQ_BUILDDIR/tests/agent/nfs/nfs_fh_tool
 [ -x "$TOOL" ] || { echo "SKIP: $TOOL not built (needs libnfs-dev)"; exit 77; }
 command -v nfs-cat >/dev/null || { echo "SKIP: nfs-cat missing (libnfs-utils)"; exit 77; }
@@ -39,7 +41,7 @@ vol_a() { svol va $FA "$1"; }
 sd() { jq -nc --argjson s "${1:-[]}" --argjson d "${2:-[]}" --argjson x "${3:-{\}}" \
 	'{snapshotDirectory: true, snapshots: $s, snapshotDeletes: $d} + $x'; }
 U=$(surl va "")
-sum() { "$TOOL" sum "$U" "$1"; }
+sum() { st sum "$U" "$1"; }
 # pfill URL DIR N SEED [EVERY]: N small files in DIR/p0..p<W-1>, W writers
 # at once (SNAP_WRITERS, default 4: each new name is made stable before its
 # reply, and one writer would wait for every directory sync alone)
@@ -47,7 +49,7 @@ W=${SNAP_WRITERS:-4}
 pfill() {
 	local k pids=() rc=0
 	for k in $(seq 0 $((W - 1))); do
-		"$TOOL" fill "$1" "$2/p$k" $(($3 / W)) 4096 "$4" "${5:-1}" &
+		st fill "$1" "$2/p$k" $(($3 / W)) 4096 "$4" "${5:-1}" &
 		pids+=($!)
 	done
 	for k in "${pids[@]}"; do wait "$k" || rc=1; done
@@ -63,8 +65,8 @@ shelf_used() {
 
 # --- 1. snapshot a data set, change half ------------------------------------
 spush "$(vol_a "$(sd)")"
-ok "write ${BIG} MiB in one file over NFS" "$TOOL" big "$U" /big.bin "$BIG" 1
-"$TOOL" fill "$U" /small 0 0 0 >/dev/null
+ok "write ${BIG} MiB in one file over NFS" st big "$U" /big.bin "$BIG" 1
+st fill "$U" /small 0 0 0 >/dev/null
 ok "write $FILES small files over NFS" pfill "$U" /small "$FILES" 1
 BEFORE=$(sum /)
 USED0=$(shelf_used)
@@ -77,7 +79,7 @@ echo "# $SNAP_FS: the push that made it took $((T1 - T0)) ms"
 USED1=$(shelf_used)
 echo "# $SNAP_FS: shelf space used by the snapshot: $(((USED1 - USED0) / 1024)) KiB"
 expect_eq ".snapshot/s1 reads the data set as it was" "$BEFORE" "$(sum /.snapshot/s1)"
-ok "rewrite half of the big file" "$TOOL" big "$U" /big.bin "$BIG" 2 2
+ok "rewrite half of the big file" st big "$U" /big.bin "$BIG" 2 2
 ok "rewrite half of the small files" pfill "$U" /small "$FILES" 2 2
 AFTER=$(sum /)
 ok "the live volume changed" test "$AFTER" != "$BEFORE"
@@ -107,6 +109,9 @@ UB=$(sstat va '.snapshots[0].usedBytes')
 ok "usedBytes of s1 counts what the changes left to it alone ($UB bytes: at least the rewritten small files)" \
 	test "$UB" -ge $((FILES / 2 * 4096))
 expect_eq "snapshotBytes sums the volume's snapshots" "$UB" "$(sstat va .snapshotBytes)"
+METRICS=$(curl -s "http://127.0.0.1:$API/metrics")
+expect_eq "/metrics: the volume's snapshot count and bytes" "1 $UB" \
+	"$(printf '%s\n' "$METRICS" | awk '/^aquifer_agent_volume_snapshots\{.*volumes\/va"\}/ {c=$2} /^aquifer_agent_volume_snapshot_bytes\{.*volumes\/va"\}/ {b=$2} END {print c, b}')"
 spush "$(vol_a "$(sd "$(snaps s2:$S2)")")"
 for _ in $(seq 100); do [ "$(sstat va '[.snapshots[] | select(.id == "s2")][0].state')" = READY ] && break; sleep 0.2; done
 sleep 1.5
@@ -125,26 +130,26 @@ fi
 ok "keep a handle to a file (nfs_fh_tool lookup)" sh -c "\"$FH\" lookup --port $NFS --export /va big.bin >$AQ_TMP/big.fh"
 spush "$(vol_a "$(sd "$(snaps s2:$S2)" "$(snaps s1:$S1)" "{\"revert\":{\"id\":\"s2\",\"uid\":\"$S2\",\"seq\":1}}")")"
 expect_eq "s1 deleted, s2 kept" s2 "$(sstat va '[.snapshots[].id] | join(",")')"
-ok "write after s2 (to be reverted)" "$TOOL" fill "$U" /later 10 100 7
+ok "write after s2 (to be reverted)" st fill "$U" /later 10 100 7
 spush "$(vol_a "$(sd "$(snaps s2:$S2)" "[]" "{\"revert\":{\"id\":\"s2\",\"uid\":\"$S2\",\"seq\":2}}")")"
 expect_eq "revertSeq is the seq applied" 2 "$(sstat va .revertSeq)"
 expect_eq "the reverted volume is s2's tree exactly" "$AFTER" "$(sum /)"
 expect_eq "a handle kept across the revert is NFS3ERR_STALE (70), never another file" "getattr=70" \
 	"$("$FH" use --port "$NFS" --fh "$(cat "$AQ_TMP/big.fh")" | grep -o 'getattr=[0-9]*')"
 spush "$(vol_a "$(sd "$(snaps s2:$S2)" "[]" "{\"revert\":{\"id\":\"s2\",\"uid\":\"$S2\",\"seq\":2}}")")"
-ok "a revert seq is applied once (a later write survives the same intent again)" "$TOOL" fill "$U" /later 1 100 8
+ok "a revert seq is applied once (a later write survives the same intent again)" st fill "$U" /later 1 100 8
 spush "$(vol_a "$(sd "$(snaps s2:$S2)" "[]" "{\"revert\":{\"id\":\"s2\",\"uid\":\"$S2\",\"seq\":2}}")")"
 ok "... and is still there" test "$(nfs-ls "$(surl va /later)" | wc -l)" -eq 1
 CLONE="{\"cloneSource\":{\"dir\":\"volumes/$FA\",\"id\":\"s2\",\"uid\":\"$S2\"}}"
 spush "$(vol_a "$(sd "$(snaps s2:$S2)")")" "$(svol vc $FC "$CLONE")"
 UC=$(surl vc "")
-expect_eq "the clone holds s2's tree" "$AFTER" "$("$TOOL" sum "$UC" /)"
-ok "the clone is writable" "$TOOL" fill "$UC" /small/p0 4 4096 9
-ok "the parent is written too" "$TOOL" fill "$U" /small/p0 4 4096 10 3
-CL=$("$TOOL" sum "$UC" /)
+expect_eq "the clone holds s2's tree" "$AFTER" "$(st sum "$UC" /)"
+ok "the clone is writable" st fill "$UC" /small/p0 4 4096 9
+ok "the parent is written too" st fill "$U" /small/p0 4 4096 10 3
+CL=$(st sum "$UC" /)
 ok "the clone's writes are its own" test "$CL" != "$AFTER"
 expect_eq "the parent's snapshot is unaffected by the clone's writes" "$AFTER" "$(sum /.snapshot/s2)"
-ok "the parent's writes do not reach the clone" test "$("$TOOL" sum "$UC" /)" = "$CL"
+ok "the parent's writes do not reach the clone" test "$(st sum "$UC" /)" = "$CL"
 
 # --- 3. .snapshot off; forged handles ------------------------------------------
 spush "$(svol va $FA '{"snapshotDirectory":false}')" "$(svol vc $FC "$CLONE")"
@@ -209,7 +214,7 @@ for round in 1 2 3 4; do
 			spush "$(vol_a "$(sd "$(snaps s2:$S2)")")" "$(svol "vk$round" "00000000000000e$round" \
 				"{\"cloneSource\":{\"dir\":\"volumes/$FA\",\"id\":\"s2\",\"uid\":\"$S2\"}}")"
 			expect_eq "kill -9 during clone ($round): the clone is s2's tree, whole" "$S2_SUM" \
-				"$("$TOOL" sum "$(surl "vk$round" "")" /)"
+				"$(st sum "$(surl "vk$round" "")" /)"
 		fi
 	done
 done

@@ -87,6 +87,9 @@ START_TEST(test_create_list_delete)
 
 	ck_assert_int_eq(snap_create(shelf, "a1", root, 0xa1, &S1, NULL), 0);
 	ck_assert_int_eq(snap_create(shelf, "a1", root, 0xa1, &S1, NULL), -EEXIST);
+	/* another snapshot under a taken id is refused, the first one untouched */
+	ck_assert_int_eq(snap_create(shelf, "a1", root, 0xa1, &(struct api_intent_snap){"s1", "9999999999999999"}, NULL),
+			 -EEXIST);
 	ck_assert(snap_exists(shelf, "a1", &S1));
 	put("a.txt", "new a");
 	snprintf(p, sizeof(p), "%s/.snapshots/a1/s1/a.txt", shelf);
