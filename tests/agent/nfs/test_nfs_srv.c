@@ -72,15 +72,15 @@ static void teardown(void)
 
 /* Send one call with AUTH_SYS uid 0; return the reply body after the
  * accept_stat word in *out (caller frees). Returns accept_stat. */
-static int rpc(uint32_t prog, uint32_t proc, const struct xdr_buf *args, struct xdr_cur *out, uint8_t **mem)
+static int rpc(uint32_t prog, uint32_t proc, const struct ut_buf *args, struct xdr_cur *out, uint8_t **mem)
 {
-	struct xdr_buf b;
+	struct ut_buf b;
 	uint8_t m[4], *body;
 	uint32_t len;
 	struct xdr_cur c;
 	int st;
 
-	ck_assert_int_eq(xdr_buf_init(&b, 256, 4096), 0);
+	ut_buf_init(&b, 4096);
 	xdr_put_u32(&b, 0);          /* mark, set below */
 	xdr_put_u32(&b, ++xid);
 	xdr_put_u32(&b, 0);
@@ -99,9 +99,9 @@ static int rpc(uint32_t prog, uint32_t proc, const struct xdr_buf *args, struct 
 	xdr_put_u32(&b, 0);
 	if (args)
 		xdr_put_fixed(&b, args->p, args->len);
-	xdr_set_u32(&b, 0, 0x80000000u | (uint32_t)(b.len - 4));
-	ck_assert_int_eq(send(fd, b.p, b.len, 0), (ssize_t)b.len);
-	xdr_buf_cleanup(&b);
+	ut_buf_set_be32(&b, 0, 0x80000000u | (uint32_t)(b.len - 4));
+	ck_assert_int_eq(send(fd, ut_buf_bytes(&b), b.len, 0), (ssize_t)b.len);
+	ut_buf_cleanup(&b);
 	ck_assert_int_eq(recv(fd, m, 4, MSG_WAITALL), 4);
 	len = ((uint32_t)m[0] << 24 | (uint32_t)m[1] << 16 | (uint32_t)m[2] << 8 | m[3]) & 0x7fffffff;
 	body = malloc(len);
@@ -120,7 +120,7 @@ static int rpc(uint32_t prog, uint32_t proc, const struct xdr_buf *args, struct 
 
 /* A call whose reply is a status (OK expected) and then a file handle:
  * MOUNT MNT, NFSv3 LOOKUP. Consumes a. */
-static void call_fh(uint32_t prog, uint32_t proc, struct xdr_buf *a, uint8_t *fh, uint32_t *fhlen)
+static void call_fh(uint32_t prog, uint32_t proc, struct ut_buf *a, uint8_t *fh, uint32_t *fhlen)
 {
 	struct xdr_cur c;
 	uint8_t *mem;
@@ -132,43 +132,43 @@ static void call_fh(uint32_t prog, uint32_t proc, struct xdr_buf *a, uint8_t *fh
 	ck_assert_ptr_nonnull(p);
 	memcpy(fh, p, *fhlen);
 	free(mem);
-	xdr_buf_cleanup(a);
+	ut_buf_cleanup(a);
 }
 
 static void mnt(const char *path, uint8_t *fh, uint32_t *fhlen)
 {
-	struct xdr_buf a;
+	struct ut_buf a;
 
-	xdr_buf_init(&a, 64, 1024);
+	ut_buf_init(&a, 1024);
 	xdr_put_opaque(&a, path, (uint32_t)strlen(path));
 	call_fh(100005, 1, &a, fh, fhlen);
 }
 
 static uint32_t getattr(const uint8_t *fh, uint32_t fhlen)
 {
-	struct xdr_buf a;
+	struct ut_buf a;
 	struct xdr_cur c;
 	uint8_t *mem;
 	uint32_t st;
 
-	xdr_buf_init(&a, 64, 1024);
+	ut_buf_init(&a, 1024);
 	xdr_put_opaque(&a, fh, fhlen);
 	ck_assert_int_eq(rpc(100003, 1, &a, &c, &mem), 0);
 	st = xdr_u32(&c);
 	free(mem);
-	xdr_buf_cleanup(&a);
+	ut_buf_cleanup(&a);
 	return st;
 }
 
 static uint32_t create(const uint8_t *fh, uint32_t fhlen, const char *name)
 {
-	struct xdr_buf a;
+	struct ut_buf a;
 	struct xdr_cur c;
 	uint8_t *mem;
 	uint32_t st;
 	int i;
 
-	xdr_buf_init(&a, 64, 1024);
+	ut_buf_init(&a, 1024);
 	xdr_put_opaque(&a, fh, fhlen);
 	xdr_put_opaque(&a, name, (uint32_t)strlen(name));
 	xdr_put_u32(&a, 0); /* UNCHECKED */
@@ -177,7 +177,7 @@ static uint32_t create(const uint8_t *fh, uint32_t fhlen, const char *name)
 	ck_assert_int_eq(rpc(100003, 8, &a, &c, &mem), 0);
 	st = xdr_u32(&c);
 	free(mem);
-	xdr_buf_cleanup(&a);
+	ut_buf_cleanup(&a);
 	return st;
 }
 
@@ -216,9 +216,9 @@ static const struct vol_tier_ops fake_tier = {
 
 static void lookup(const uint8_t *dfh, uint32_t dlen, const char *name, uint8_t *fh, uint32_t *fhlen)
 {
-	struct xdr_buf a;
+	struct ut_buf a;
 
-	xdr_buf_init(&a, 64, 1024);
+	ut_buf_init(&a, 1024);
 	xdr_put_opaque(&a, dfh, dlen);
 	xdr_put_opaque(&a, name, (uint32_t)strlen(name));
 	call_fh(100003, 3, &a, fh, fhlen);
@@ -227,12 +227,12 @@ static void lookup(const uint8_t *dfh, uint32_t dlen, const char *name, uint8_t 
 /* READ count bytes at off; returns the status, *n the count read. */
 static uint32_t read3(const uint8_t *fh, uint32_t fhlen, uint64_t off, uint32_t count, uint32_t *n)
 {
-	struct xdr_buf a;
+	struct ut_buf a;
 	struct xdr_cur c;
 	uint8_t *mem;
 	uint32_t st;
 
-	xdr_buf_init(&a, 64, 1024);
+	ut_buf_init(&a, 1024);
 	xdr_put_opaque(&a, fh, fhlen);
 	xdr_put_u64(&a, off);
 	xdr_put_u32(&a, count);
@@ -245,7 +245,7 @@ static uint32_t read3(const uint8_t *fh, uint32_t fhlen, uint64_t off, uint32_t 
 		*n = xdr_u32(&c);
 	}
 	free(mem);
-	xdr_buf_cleanup(&a);
+	ut_buf_cleanup(&a);
 	return st;
 }
 

@@ -233,12 +233,12 @@ END_TEST
 
 START_TEST(test_reply_headers)
 {
-	struct xdr_buf b;
+	struct ut_buf b;
 	struct xdr_cur c;
 
-	ck_assert_int_eq(xdr_buf_init(&b, 64, 256), 0);
+	ut_buf_init(&b, 256);
 	rpc_reply_prog_mismatch(&b, 7, 3, 3);
-	xdr_cur_init(&c, b.p, b.len);
+	xdr_cur_init(&c, ut_buf_bytes(&b), b.len);
 	ck_assert_uint_eq(xdr_u32(&c), 7);
 	ck_assert_uint_eq(xdr_u32(&c), RPC_MSG_REPLY);
 	ck_assert_uint_eq(xdr_u32(&c), 0);   /* accepted */
@@ -251,7 +251,7 @@ START_TEST(test_reply_headers)
 	b.len = 0;
 	rpc_reply_auth_error(&b, 8, RPC_AUTH_TOOWEAK);
 	ck_assert_uint_eq(b.len, 20);
-	xdr_buf_cleanup(&b);
+	ut_buf_cleanup(&b);
 }
 END_TEST
 
