@@ -323,6 +323,19 @@ int api_mask_apply(json_t *doc, const json_t *patch, const struct api_mask_path 
 	return AQ_OK;
 }
 
+json_t *api_mask_given(const json_t *doc, const struct api_mask_path *paths, int npaths)
+{
+	json_t *given = json_object();
+
+	for (int i = 0; given && i < npaths; i++) {
+		json_t *v = json_object_get(doc, paths[i].field->name);
+
+		if (v)
+			json_object_set(given, paths[i].field->name, v);
+	}
+	return given;
+}
+
 void api_schema_strip_input(const struct api_field *table, json_t *doc)
 {
 	for (const struct api_field *f = table; f && f->name; f++) {

@@ -74,6 +74,12 @@ int api_mask_parse(const struct api_field *table, const char *mask, struct api_m
 int api_mask_apply(json_t *doc, const json_t *patch, const struct api_mask_path *paths,
 		   int npaths);
 
+/* The top-level fields the mask names that doc holds after api_mask_apply,
+ * as a new object sharing doc's values (NULL only when out of memory): what
+ * a PATCH itself sets, so that a check of what is supported judges the
+ * request, not what an older document stored. */
+json_t *api_mask_given(const json_t *doc, const struct api_mask_path *paths, int npaths);
+
 /* Remove input-only fields (recursively) before a document leaves the server. */
 void api_schema_strip_input(const struct api_field *table, json_t *doc);
 

@@ -289,13 +289,7 @@ int srv_h_location_patch(struct srv_req *req, json_t **resp)
 	bool validate;
 	int npaths, rc;
 
-	if ((rc = srv_query_bool(req, "validateOnly", false, &validate)) != AQ_OK)
-		return rc;
-	if ((rc = api_mask_parse(api_location_fields, srv_query(req, "updateMask"), paths, &npaths, &req->msg)) != AQ_OK)
-		return rc;
-	if (!req->body)
-		return aq_fail(&req->msg, AQ_EINVAL, "request body must be a Location");
-	if ((rc = api_schema_check(api_location_fields, req->body, false, "location", &patch, &req->msg)) != AQ_OK)
+	if ((rc = srv_patch_input(req, api_location_fields, "Location", "location", &validate, paths, &npaths, &patch)) != AQ_OK)
 		return rc;
 	snprintf(name, sizeof(name), "locations/%s", id);
 	snprintf(sname, sizeof(sname), "coldsecrets/%s", id);

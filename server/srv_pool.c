@@ -157,23 +157,17 @@ int srv_h_pool_patch(struct srv_req *req, json_t **resp)
 	bool validate;
 	int npaths, rc;
 
-	if ((rc = srv_query_bool(req, "validateOnly", false, &validate)) != AQ_OK)
-		return rc;
-	if ((rc = api_mask_parse(api_pool_fields, srv_query(req, "updateMask"), paths, &npaths, &req->msg)) != AQ_OK)
-		return rc;
-	if (!req->body)
-		return aq_fail(&req->msg, AQ_EINVAL, "request body must be a StoragePool");
-	if ((rc = api_schema_check(api_pool_fields, req->body, false, "storagePool", &patch, &req->msg)) != AQ_OK)
+	if ((rc = srv_patch_input(req, api_pool_fields, "StoragePool", "storagePool", &validate, paths, &npaths, &patch)) != AQ_OK)
 		return rc;
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = pool_load(req, name, sizeof(name), &old)) != AQ_OK)
 		goto out;
 	doc = json_deep_copy(old);
 	api_mask_apply(doc, patch, paths, npaths);
 	/* what this request sets must exist (not what an older pool stored) */
-	given = json_object();
-	for (int i = 0; i < npaths; i++)
-		if (json_object_get(doc, paths[i].field->name))
-			json_object_set(given, paths[i].field->name, json_object_get(doc, paths[i].field->name));
+	if (!(given = api_mask_given(doc, paths, npaths))) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
 	if ((rc = api_pool_check_supported(given, req->params[1], &req->msg)) != AQ_OK ||
 	    (rc = api_pool_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK ||
 	    (rc = srv_pool_usage(req->db, name, &u, &req->msg)) != AQ_OK)

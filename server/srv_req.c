@@ -105,6 +105,20 @@ int srv_create_input(struct srv_req *req, const char *idparam, const struct api_
 	return rc;
 }
 
+int srv_patch_input(struct srv_req *req, const struct api_field *table, const char *type, const char *what,
+		    bool *validate, struct api_mask_path *paths, int *npaths, json_t **patch)
+{
+	int rc;
+
+	if ((rc = srv_query_bool(req, "validateOnly", false, validate)) != AQ_OK)
+		return rc;
+	if ((rc = api_mask_parse(table, srv_query(req, "updateMask"), paths, npaths, &req->msg)) != AQ_OK)
+		return rc;
+	if (!req->body)
+		return aq_fail(&req->msg, AQ_EINVAL, "request body must be a %s", type);
+	return api_schema_check(table, req->body, false, what, patch, &req->msg);
+}
+
 int srv_create_top_input(struct srv_req *req, const char *idparam, const struct api_field *table,
 			 const char *what, const char *prefix, const char *idfield, const char **id,
 			 bool *validate, json_t **doc)

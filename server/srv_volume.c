@@ -317,13 +317,7 @@ int srv_h_volume_patch(struct srv_req *req, json_t **resp)
 	bool validate, tput_given = false;
 	int npaths, rc;
 
-	if ((rc = srv_query_bool(req, "validateOnly", false, &validate)) != AQ_OK)
-		return rc;
-	if ((rc = api_mask_parse(api_volume_fields, srv_query(req, "updateMask"), paths, &npaths, &req->msg)) != AQ_OK)
-		return rc;
-	if (!req->body)
-		return aq_fail(&req->msg, AQ_EINVAL, "request body must be a Volume");
-	if ((rc = api_schema_check(api_volume_fields, req->body, false, "volume", &patch, &req->msg)) != AQ_OK)
+	if ((rc = srv_patch_input(req, api_volume_fields, "Volume", "volume", &validate, paths, &npaths, &patch)) != AQ_OK)
 		return rc;
 	for (int i = 0; i < npaths; i++)
 		if (strcmp(paths[i].camel, "throughputMibps") == 0)
@@ -335,10 +329,10 @@ int srv_h_volume_patch(struct srv_req *req, json_t **resp)
 	doc = json_deep_copy(old);
 	api_mask_apply(doc, patch, paths, npaths);
 	/* what this request sets (not what an older volume stored) must exist */
-	given = json_object();
-	for (int i = 0; i < npaths; i++)
-		if (json_object_get(doc, paths[i].field->name))
-			json_object_set(given, paths[i].field->name, json_object_get(doc, paths[i].field->name));
+	if (!(given = api_mask_given(doc, paths, npaths))) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
 	if ((rc = api_volume_check_supported(given, &req->msg)) != AQ_OK)
 		goto out;
 	if (json_object_get(old, "tieringPolicy") && !json_object_get(doc, "tieringPolicy")) {

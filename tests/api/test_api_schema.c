@@ -447,6 +447,32 @@ START_TEST(test_mask_apply)
 }
 END_TEST
 
+START_TEST(test_mask_given)
+{
+	struct api_mask_path p[API_MASK_MAX];
+	aq_msg msg = { { 0 } };
+	json_t *doc, *given;
+	int n;
+
+	doc = json_loads("{\"str\": \"x\", \"i64\": \"1\", \"obj\": {\"a\": \"y\"}}", 0, NULL);
+	ck_assert_ptr_nonnull(doc);
+	/* flag is named but absent; i64 is present but not named; obj.a names obj */
+	ck_assert_int_eq(mask(t_fields, "str,flag,obj.a", p, &n, &msg), AQ_OK);
+	given = api_mask_given(doc, p, n);
+	ck_assert_ptr_nonnull(given);
+	ck_assert_int_eq((int)json_object_size(given), 2);
+	ck_assert_ptr_eq(json_object_get(given, "str"), json_object_get(doc, "str"));
+	ck_assert_ptr_eq(json_object_get(given, "obj"), json_object_get(doc, "obj"));
+	ck_assert_ptr_null(json_object_get(given, "flag"));
+	ck_assert_ptr_null(json_object_get(given, "i64"));
+	json_decref(given);
+	given = api_mask_given(doc, p, 0);
+	ck_assert_int_eq((int)json_object_size(given), 0);
+	json_decref(given);
+	json_decref(doc);
+}
+END_TEST
+
 START_TEST(test_strip_input_and_helpers)
 {
 	static const struct api_field tin[] = {
@@ -489,6 +515,7 @@ static Suite *schema_suite(void)
 	tcase_add_test(tc, test_mask_parse);
 	tcase_add_test(tc, test_mask_snake_case_volume);
 	tcase_add_test(tc, test_mask_apply);
+	tcase_add_test(tc, test_mask_given);
 	tcase_add_test(tc, test_strip_input_and_helpers);
 	suite_add_tcase(s, tc);
 	return s;
