@@ -19,38 +19,23 @@
 
 #include "agent/nfs/nfs_srv.h"
 #include "agent/nfs/xdr.h"
+#include "tests/lib/aqt.h"
+#include "tests/lib/aqt_store.h"
 
-static char tmp[64];
-static struct vol_store *store; /* ours: the server borrows it */
+static struct aqt_store ts; /* ours: the server borrows ts.store */
 static struct nfs_srv *srv;
-static struct vol_export_cfg cfg[2];
 static int fd = -1;
 static uint32_t xid = 1;
 
 static void setup(void)
 {
-	uint8_t key[VOL_KEY_LEN];
 	struct sockaddr_in a = {.sin_family = AF_INET};
-	int i;
 
-	snprintf(tmp, sizeof(tmp), "/tmp/aqsrv-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
-	for (i = 0; i < 2; i++) {
-		memset(&cfg[i], 0, sizeof(cfg[i]));
-		snprintf(cfg[i].id, sizeof(cfg[i].id), "v%d", i);
-		snprintf(cfg[i].path, sizeof(cfg[i].path), "/v%d", i);
-		snprintf(cfg[i].root, sizeof(cfg[i].root), "%s/v%d", tmp, i);
-		mkdir(cfg[i].root, 0777);
-		cfg[i].fsid = 7 + (uint64_t)i;
-		cfg[i].capacity = 1 << 30;
-		cfg[i].nrules = 1;
-		snprintf(cfg[i].rules[0].clients, sizeof(cfg[i].rules[0].clients), "127.0.0.1");
-		cfg[i].rules[0].access = VOL_ACCESS_RW;
-	}
-	memset(key, 3, sizeof(key));
-	ck_assert_int_eq(vol_store_new(key, &store), 0);
-	ck_assert_int_eq(nfs_srv_new("127.0.0.1:0", store, 2, &srv), 0);
-	ck_assert_int_eq(vol_store_set(store, cfg, 2), 0);
+	aqt_store_init(&ts, 2,
+		       &(struct aqt_store_spec){ .id_prefix = "v", .fsid = 7, .capacity = 1 << 30,
+						 .clients = "127.0.0.1", .key_byte = 3 });
+	ck_assert_int_eq(nfs_srv_new("127.0.0.1:0", ts.store, 2, &srv), 0);
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
 	ck_assert_int_eq(nfs_srv_start(srv), 0);
 	ck_assert_uint_ne(nfs_srv_port(srv), 0);
 	a.sin_port = htons(nfs_srv_port(srv));
@@ -61,13 +46,9 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[128];
-
 	close(fd);
 	nfs_srv_free(srv);
-	vol_store_free(store);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-	ck_assert_int_eq(system(cmd), 0);
+	aqt_store_cleanup(&ts);
 }
 
 /* Send one call with AUTH_SYS uid 0; return the reply body after the
@@ -260,11 +241,11 @@ START_TEST(test_cold_read_resumes)
 	char path[600];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/f", cfg[0].root);
+	snprintf(path, sizeof(path), "%s/f", ts.cfg[0].root);
 	ck_assert_ptr_nonnull(f = fopen(path, "w"));
 	ck_assert_int_eq(fputs("hot bytes on disk", f) >= 0, 1);
 	fclose(f);
-	vol_store_set_tier(store, &fake_tier, NULL);
+	vol_store_set_tier(ts.store, &fake_tier, NULL);
 	mnt("/v0", root, &rl);
 	lookup(root, rl, "f", fh, &fl);
 	atomic_store(&tier_checks, 0);
@@ -275,7 +256,7 @@ START_TEST(test_cold_read_resumes)
 	}
 	ck_assert_uint_eq(atomic_load(&tier_reads), 5);
 	ck_assert_uint_eq(atomic_load(&tier_checks), 5);
-	vol_store_set_tier(store, NULL, NULL);
+	vol_store_set_tier(ts.store, NULL, NULL);
 }
 END_TEST
 
@@ -289,26 +270,26 @@ START_TEST(test_live_reconfigure)
 	mnt("/v1", fh1, &l1);
 	ck_assert_uint_eq(getattr(fh0, l0), 0);
 	ck_assert_uint_eq(create(fh0, l0, "a"), 0);
-	ck_assert_int_eq(vol_store_stats(store, "v0", &st), 0);
+	ck_assert_int_eq(vol_store_stats(ts.store, "v0", &st), 0);
 	ck_assert_uint_eq(st.ops[1], 1); /* GETATTR */
 	ck_assert_uint_eq(st.ops[8], 1); /* CREATE */
 	ck_assert_str_eq(nfs_srv_proc_name(8), "CREATE");
 	ck_assert_ptr_null(nfs_srv_proc_name(22));
 
 	/* read-only from now on, same connection, no restart */
-	cfg[0].rules[0].access = VOL_ACCESS_RO;
-	ck_assert_int_eq(vol_store_set(store, cfg, 2), 0);
+	ts.cfg[0].rules[0].access = VOL_ACCESS_RO;
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
 	ck_assert_uint_eq(create(fh0, l0, "b"), 30); /* ROFS */
 	ck_assert_uint_eq(getattr(fh0, l0), 0);
 	/* client no longer allowed */
-	snprintf(cfg[0].rules[0].clients, sizeof(cfg[0].rules[0].clients), "10.0.0.0/8");
-	ck_assert_int_eq(vol_store_set(store, cfg, 2), 0);
+	snprintf(ts.cfg[0].rules[0].clients, sizeof(ts.cfg[0].rules[0].clients), "10.0.0.0/8");
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
 	ck_assert_uint_eq(getattr(fh0, l0), 13); /* ACCES */
 	/* v1 removed: its handles are stale; v0's stats survive */
-	ck_assert_int_eq(vol_store_set(store, cfg, 1), 0);
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 1), 0);
 	ck_assert_uint_eq(getattr(fh1, l1), 70); /* STALE */
-	ck_assert_int_eq(vol_store_stats(store, "v1", &st), -ENOENT);
-	ck_assert_int_eq(vol_store_stats(store, "v0", &st), 0);
+	ck_assert_int_eq(vol_store_stats(ts.store, "v1", &st), -ENOENT);
+	ck_assert_int_eq(vol_store_stats(ts.store, "v0", &st), 0);
 	ck_assert_uint_ge(st.ops[1], 2);
 	nfs_srv_stop(srv);
 	nfs_srv_stop(srv); /* idempotent */
@@ -332,9 +313,9 @@ START_TEST(test_store_borrowed)
 	ck_assert_uint_eq(getattr(fh0, l0), 0);
 	nfs_srv_free(srv);
 	srv = NULL;
-	ck_assert_int_eq(vol_store_stats(store, "v0", &st), 0);
+	ck_assert_int_eq(vol_store_stats(ts.store, "v0", &st), 0);
 	ck_assert_uint_eq(st.ops[1], 1); /* the GETATTR served before the free */
-	e = vol_export_by_path(store, "/v1", 3);
+	e = vol_export_by_path(ts.store, "/v1", 3);
 	ck_assert_ptr_nonnull(e);
 	vol_export_unref(e);
 }
@@ -344,8 +325,6 @@ int main(void)
 {
 	Suite *s = suite_create("nfs_srv");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	if (geteuid() != 0)
 		return 77;
@@ -354,9 +333,5 @@ int main(void)
 	tcase_add_test(tc, test_store_borrowed);
 	tcase_add_test(tc, test_cold_read_resumes);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(s);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "agent/nfs/rpc.h"
+#include "tests/lib/aqt.h"
 
 static size_t put32(uint8_t *p, uint32_t v)
 {
@@ -259,8 +260,6 @@ int main(void)
 {
 	Suite *s = suite_create("rpc");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_single_fragment_bytewise);
 	tcase_add_test(tc, test_multi_fragment_and_pipelined);
@@ -270,9 +269,5 @@ int main(void)
 	tcase_add_test(tc, test_call_parse);
 	tcase_add_test(tc, test_reply_headers);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(s);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "agent/nfs/xdr.h"
+#include "tests/lib/aqt.h"
 
 START_TEST(test_u32_u64)
 {
@@ -125,8 +126,6 @@ int main(void)
 {
 	Suite *s = suite_create("xdr");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_u32_u64);
 	tcase_add_test(tc, test_sticky_past_end);
@@ -135,9 +134,5 @@ int main(void)
 	tcase_add_test(tc, test_encode_roundtrip);
 	tcase_add_test(tc, test_encode_cap);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(s);
 }

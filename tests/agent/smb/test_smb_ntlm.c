@@ -21,6 +21,7 @@
 #include "api/api_error.h"
 #include "tests/agent/smb/smb_hex.h"
 #include "tests/agent/smb/smb_vectors.h"
+#include "tests/lib/aqt.h"
 
 #define NLMP_CHALLENGE                                                                                     \
 	"4e544c4d53535000020000000c000c003800000033828ae20123456789abcdef"                                 \
@@ -437,11 +438,5 @@ static Suite *smb_ntlm_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(smb_ntlm_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(smb_ntlm_suite());
 }

@@ -13,6 +13,7 @@
 #include "agent/smb/smb_sd.h"
 #include "api/api_error.h"
 #include "tests/agent/smb/smb_hex.h"
+#include "tests/lib/aqt.h"
 
 #define SAMBA_SD                                                                                           \
 	"0100048014000000000000000000000024000000"                                                         \
@@ -284,11 +285,5 @@ static Suite *smb_sd_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(smb_sd_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(smb_sd_suite());
 }

@@ -11,6 +11,7 @@
 #include "api/api_error.h"
 #include "tests/agent/smb/smb_hex.h"
 #include "tests/agent/smb/smb_vectors.h"
+#include "tests/lib/aqt.h"
 
 /* The security blob of a message: SESSION_SETUP's offset/length at body
  * +4/+6 (request at +12/+14), NEGOTIATE response's at +56/+58. */
@@ -204,11 +205,5 @@ static Suite *smb_spnego_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(smb_spnego_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(smb_spnego_suite());
 }

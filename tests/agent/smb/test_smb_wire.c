@@ -13,6 +13,7 @@
 #include "tests/agent/smb/smb_hex.h"
 #include "tests/agent/smb/smb_testmsg.h"
 #include "tests/agent/smb/smb_vectors.h"
+#include "tests/lib/aqt.h"
 
 START_TEST(test_cursor_sticky)
 {
@@ -492,11 +493,5 @@ static Suite *smb_wire_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(smb_wire_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(smb_wire_suite());
 }

@@ -12,6 +12,7 @@
 #include "api/api_error.h"
 #include "tests/agent/smb/smb_hex.h"
 #include "tests/agent/smb/smb_testmsg.h"
+#include "tests/lib/aqt.h"
 
 /* A CREATE body (2.2.13) for name "a\b" with the given context blob. */
 static size_t create_req(uint8_t *f, size_t cap, const uint8_t *ctx, size_t ctx_len)
@@ -567,11 +568,5 @@ static Suite *smb_wire_file_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(smb_wire_file_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(smb_wire_file_suite());
 }
