@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define API_STRING_MAX 4096
 #define API_LIST_MAX 64
@@ -392,16 +391,4 @@ void api_json_set_int64(json_t *doc, const char *name, int64_t v)
 
 	snprintf(buf, sizeof(buf), "%" PRId64, v);
 	json_object_set_new(doc, name, json_string(buf));
-}
-
-void api_time_now(char *buf, size_t cap)
-{
-	struct timespec ts;
-	struct tm tm;
-	char base[32];
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, cap, "%s.%09ldZ", base, ts.tv_nsec);
 }

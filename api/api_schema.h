@@ -94,7 +94,4 @@ const char *api_json_str(const json_t *doc, const char *name, const char *dflt);
 /* Set an int64 field as a JSON string. */
 void api_json_set_int64(json_t *doc, const char *name, int64_t v);
 
-/* RFC 3339 UTC timestamp with nanoseconds for the current time. */
-void api_time_now(char *buf, size_t cap);
-
 #endif

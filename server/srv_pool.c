@@ -15,6 +15,7 @@
 #include "server/srv_kick.h"
 #include "server/srv_op.h"
 #include "server/srv_req.h"
+#include "util/ut_clock.h"
 
 #define POOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.StoragePool"
 #define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
@@ -78,7 +79,7 @@ int srv_h_pool_create(struct srv_req *req, json_t **resp)
 		goto out;
 	srv_parent(req, parent, sizeof(parent));
 	snprintf(name, sizeof(name), "%s/storagePools/%s", parent, id);
-	api_time_now(now, sizeof(now));
+	ut_clock_now_text(now, sizeof(now));
 	json_object_set_new(doc, "name", json_string(name));
 	json_object_set_new(doc, "state", json_string("READY"));
 	json_object_set_new(doc, "createTime", json_string(now));

@@ -10,6 +10,7 @@
 #include "api/api_schema.h"
 #include "db/db.h"
 #include "server/srv_internal.h"
+#include "util/ut_clock.h"
 
 const char *srv_query(const struct srv_req *req, const char *key)
 {
@@ -133,7 +134,7 @@ int srv_create_top_input(struct srv_req *req, const char *idparam, const struct 
 	if ((rc = api_schema_check(table, req->body, true, what, doc, &req->msg)) != AQ_OK)
 		return rc;
 	snprintf(name, sizeof(name), "%s/%s", prefix, *id);
-	api_time_now(now, sizeof(now));
+	ut_clock_now_text(now, sizeof(now));
 	json_object_set_new(*doc, "name", json_string(name));
 	json_object_set_new(*doc, idfield, json_string(*id));
 	json_object_set_new(*doc, "createTime", json_string(now));

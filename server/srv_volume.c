@@ -18,6 +18,7 @@
 #include "server/srv_place.h"
 #include "server/srv_pool.h"
 #include "server/srv_req.h"
+#include "util/ut_clock.h"
 
 #define VOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.Volume"
 #define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
@@ -242,7 +243,7 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 				   &validate, &doc)) != AQ_OK)
 		return rc;
 	vol_name(req, id, name, sizeof(name), parent, sizeof(parent));
-	api_time_now(now, sizeof(now));
+	ut_clock_now_text(now, sizeof(now));
 	json_object_set_new(doc, "name", json_string(name));
 	json_object_set_new(doc, "createTime", json_string(now));
 	json_object_set_new(doc, "state", json_string("CREATING"));
