@@ -246,25 +246,33 @@ static int db_prepare(struct db *db, const char *sql, sqlite3_stmt **st)
 	return rc == SQLITE_OK ? AQ_OK : db_err(db, rc, NULL);
 }
 
+/* The stored text of document name: AQ_OK with *st on its row (column 0),
+ * AQ_ENOENT, or the database's error. The caller finalizes *st either way. */
+static int db_doc_row(struct db *db, const char *name, sqlite3_stmt **st)
+{
+	int rc;
+
+	if ((rc = db_prepare(db, "SELECT doc FROM resources WHERE name = ?", st)) != AQ_OK)
+		return rc;
+	sqlite3_bind_text(*st, 1, name, -1, SQLITE_STATIC);
+	switch (sqlite3_step(*st)) {
+	case SQLITE_ROW:
+		return AQ_OK;
+	case SQLITE_DONE:
+		return AQ_ENOENT;
+	default:
+		return db_err(db, sqlite3_errcode(db->h), NULL);
+	}
+}
+
 int db_get(struct db *db, const char *name, json_t **doc)
 {
 	sqlite3_stmt *st = NULL;
 	json_t *j = NULL;
 	int rc;
 
-	if ((rc = db_prepare(db, "SELECT doc FROM resources WHERE name = ?", &st)) != AQ_OK)
+	if ((rc = db_doc_row(db, name, &st)) != AQ_OK)
 		goto out;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	switch (sqlite3_step(st)) {
-	case SQLITE_ROW:
-		break;
-	case SQLITE_DONE:
-		rc = AQ_ENOENT;
-		goto out;
-	default:
-		rc = db_err(db, sqlite3_errcode(db->h), NULL);
-		goto out;
-	}
 	j = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
 	if (!j) {
 		rc = AQ_EIO;
@@ -285,19 +293,8 @@ int db_get_text(struct db *db, const char *name, char **text, size_t *len)
 		return AQ_OK;
 	/* fill under the writer mutex, so no commit slips between read and store */
 	pthread_mutex_lock(&db_writer);
-	if ((rc = db_prepare(db, "SELECT doc FROM resources WHERE name = ?", &st)) != AQ_OK)
+	if ((rc = db_doc_row(db, name, &st)) != AQ_OK)
 		goto out;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	switch (sqlite3_step(st)) {
-	case SQLITE_ROW:
-		break;
-	case SQLITE_DONE:
-		rc = AQ_ENOENT;
-		goto out;
-	default:
-		rc = db_err(db, sqlite3_errcode(db->h), NULL);
-		goto out;
-	}
 	db_cache_store(name, (const char *)sqlite3_column_text(st, 0));
 	*len = (size_t)sqlite3_column_bytes(st, 0);
 	if (!(*text = malloc(*len + 1))) {

@@ -92,10 +92,8 @@ int srv_h_pool_create(struct srv_req *req, json_t **resp)
 		*resp = srv_op_preview(parent, name, "create", out);
 		goto out;
 	}
-	rc = db_put(req->db, "pool", parent, name, doc, true);
-	if (rc == AQ_EEXIST)
-		rc = aq_fail(&req->msg, rc, "storagePool \"%s\" already exists", name);
-	if (rc != AQ_OK || (rc = srv_op_create(req, parent, name, "create", true, out, resp)) != AQ_OK ||
+	if ((rc = srv_put_new(req, "pool", parent, name, doc, "storagePool", name)) != AQ_OK ||
+	    (rc = srv_op_create(req, parent, name, "create", true, out, resp)) != AQ_OK ||
 	    (rc = db_commit(req->db)) != AQ_OK)
 		goto out;
 out:

@@ -148,7 +148,14 @@ int srv_create_put(struct srv_req *req, const char *kind, const char *parent, co
 
 	if ((rc = db_begin(req->db)) != AQ_OK)
 		return rc;
-	rc = db_put(req->db, kind, parent, json_string_value(json_object_get(doc, "name")), doc, true);
+	return srv_put_new(req, kind, parent, json_string_value(json_object_get(doc, "name")), doc, what, id);
+}
+
+int srv_put_new(struct srv_req *req, const char *kind, const char *parent, const char *name, const json_t *doc,
+		const char *what, const char *id)
+{
+	int rc = db_put(req->db, kind, parent, name, doc, true);
+
 	return rc == AQ_EEXIST ? aq_fail(&req->msg, AQ_EEXIST, "%s \"%s\" already exists", what, id) : rc;
 }
 

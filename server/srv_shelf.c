@@ -87,9 +87,8 @@ int srv_h_shelf_create(struct srv_req *req, json_t **resp)
 	doc = json_pack("{s:s,s:s,s:f,s:f,s:s,s:s,s:s}", "name", name, "location", loc,
 			"readThroughputMibps", rd, "writeThroughputMibps", wr, "media", media, "backend",
 			"directory", "createTime", now);
-	if ((rc = db_put(req->db, "shelf", parent, name, doc, true)) == AQ_EEXIST)
-		rc = aq_fail(&req->msg, rc, "shelf \"%s\" already exists", id);
-	if (rc != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
+	if ((rc = srv_put_new(req, "shelf", parent, name, doc, "shelf", id)) != AQ_OK ||
+	    (rc = db_commit(req->db)) != AQ_OK)
 		goto out;
 	*resp = doc;
 	doc = NULL;

@@ -263,10 +263,8 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 		*resp = srv_op_preview(parent, name, "create", out);
 		goto out;
 	}
-	rc = db_put(req->db, "volume", parent, name, doc, true);
-	if (rc == AQ_EEXIST)
-		rc = aq_fail(&req->msg, rc, "volume \"%s\" already exists", name);
-	if (rc != AQ_OK || (rc = vol_cleaned(req, name)) != AQ_OK ||
+	if ((rc = srv_put_new(req, "volume", parent, name, doc, "volume", name)) != AQ_OK ||
+	    (rc = vol_cleaned(req, name)) != AQ_OK ||
 	    (rc = vol_pending(req, parent, name, doc, "create", resp)) != AQ_OK)
 		goto out;
 out:
