@@ -335,6 +335,24 @@ json_t *api_mask_given(const json_t *doc, const struct api_mask_path *paths, int
 	return given;
 }
 
+int api_mask_patch(const json_t *old, const json_t *patch, const struct api_mask_path *paths, int npaths,
+		   json_t **doc, json_t **given)
+{
+	json_t *d = json_deep_copy(old), *g = NULL;
+
+	if (!d || api_mask_apply(d, patch, paths, npaths) != AQ_OK || (given && !(g = api_mask_given(d, paths, npaths)))) {
+		json_decref(d);
+		*doc = NULL;
+		if (given)
+			*given = NULL;
+		return AQ_ENOMEM;
+	}
+	*doc = d;
+	if (given)
+		*given = g;
+	return AQ_OK;
+}
+
 void api_schema_strip_input(const struct api_field *table, json_t *doc)
 {
 	for (const struct api_field *f = table; f && f->name; f++) {

@@ -80,6 +80,12 @@ int api_mask_apply(json_t *doc, const json_t *patch, const struct api_mask_path 
  * request, not what an older document stored. */
 json_t *api_mask_given(const json_t *doc, const struct api_mask_path *paths, int npaths);
 
+/* A PATCH of old: *doc a copy of old with the mask applied (api_mask_apply)
+ * and, when given is not NULL, *given what the mask sets (api_mask_given);
+ * new references, AQ_OK or AQ_ENOMEM (then both NULL). */
+int api_mask_patch(const json_t *old, const json_t *patch, const struct api_mask_path *paths, int npaths,
+		   json_t **doc, json_t **given);
+
 /* Remove input-only fields (recursively) before a document leaves the server. */
 void api_schema_strip_input(const struct api_field *table, json_t *doc);
 

@@ -80,16 +80,27 @@ static int db_exec(struct db *db, const char *sql, aq_msg *msg)
 	return AQ_OK;
 }
 
+static int db_prepare(struct db *db, const char *sql, sqlite3_stmt **st)
+{
+	int rc = sqlite3_prepare_v2(db->h, sql, -1, st, NULL);
+
+	return rc == SQLITE_OK ? AQ_OK : db_err(db, rc, NULL);
+}
+
+/* Step a statement that must give one row (a scalar query): AQ_OK on it,
+ * else the database's error. */
+static int db_step_row(struct db *db, sqlite3_stmt *st)
+{
+	return sqlite3_step(st) == SQLITE_ROW ? AQ_OK : db_err(db, sqlite3_errcode(db->h), NULL);
+}
+
 static int db_user_version(struct db *db, int *version)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = AQ_OK;
 
-	if (sqlite3_prepare_v2(db->h, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_ROW) {
-		rc = db_err(db, sqlite3_errcode(db->h), NULL);
+	if ((rc = db_prepare(db, "PRAGMA user_version", &st)) != AQ_OK || (rc = db_step_row(db, st)) != AQ_OK)
 		goto out;
-	}
 	*version = sqlite3_column_int(st, 0);
 out:
 	sqlite3_finalize(st);
@@ -237,13 +248,6 @@ void db_rollback(struct db *db)
 		db_pending_drop(db, false);
 		pthread_mutex_unlock(&db_writer);
 	}
-}
-
-static int db_prepare(struct db *db, const char *sql, sqlite3_stmt **st)
-{
-	int rc = sqlite3_prepare_v2(db->h, sql, -1, st, NULL);
-
-	return rc == SQLITE_OK ? AQ_OK : db_err(db, rc, NULL);
 }
 
 /* The stored text of document name: AQ_OK with *st on its row (column 0),
@@ -630,10 +634,8 @@ static int db_scalar(struct db *db, const char *kind, const char *parent, const 
 		sqlite3_bind_text(st, 2, parent, -1, SQLITE_STATIC);
 	if (field)
 		sqlite3_bind_text(st, 3, path, -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		rc = db_err(db, sqlite3_errcode(db->h), NULL);
+	if ((rc = db_step_row(db, st)) != AQ_OK)
 		goto out;
-	}
 	*out = sqlite3_column_double(st, 0);
 out:
 	sqlite3_finalize(st);
@@ -722,10 +724,8 @@ int db_aggregate(struct db *db, const char *kind, const char *parent, const char
 		snprintf(path, sizeof(path), "$.%s", fields[i]);
 		sqlite3_bind_text(st, i + 4, path, -1, SQLITE_TRANSIENT);
 	}
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		rc = db_err(db, sqlite3_errcode(db->h), NULL);
+	if ((rc = db_step_row(db, st)) != AQ_OK)
 		goto out;
-	}
 	*count = sqlite3_column_int64(st, 0);
 	for (int i = 0; i < n; i++)
 		sums[i] = sqlite3_column_double(st, i + 1);
@@ -751,10 +751,8 @@ int db_volume_share_count(struct db *db, const char *location, const char *share
 		goto out;
 	sqlite3_bind_text(st, 1, location, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, share, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		rc = db_err(db, sqlite3_errcode(db->h), NULL);
+	if ((rc = db_step_row(db, st)) != AQ_OK)
 		goto out;
-	}
 	*n = sqlite3_column_int64(st, 0);
 out:
 	sqlite3_finalize(st);

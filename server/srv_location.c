@@ -301,11 +301,8 @@ int srv_h_location_patch(struct srv_req *req, json_t **resp)
 		goto out;
 	if ((rc = db_get(req->db, sname, &oldsec)) != AQ_OK && rc != AQ_ENOENT)
 		goto out;
-	doc = json_deep_copy(old);
-	if (!doc || (rc = api_mask_apply(doc, patch, paths, npaths)) != AQ_OK) {
-		rc = doc ? rc : AQ_ENOMEM;
+	if ((rc = api_mask_patch(old, patch, paths, npaths, &doc, NULL)) != AQ_OK)
 		goto out;
-	}
 	ocs = json_object_get(old, "coldStore");
 	ncs = json_object_get(doc, "coldStore");
 	/* the same store and key without a new secret: keep the stored one */

@@ -160,13 +160,9 @@ int srv_h_pool_patch(struct srv_req *req, json_t **resp)
 		return rc;
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = pool_load(req, name, sizeof(name), &old)) != AQ_OK)
 		goto out;
-	doc = json_deep_copy(old);
-	api_mask_apply(doc, patch, paths, npaths);
 	/* what this request sets must exist (not what an older pool stored) */
-	if (!(given = api_mask_given(doc, paths, npaths))) {
-		rc = AQ_ENOMEM;
+	if ((rc = api_mask_patch(old, patch, paths, npaths, &doc, &given)) != AQ_OK)
 		goto out;
-	}
 	if ((rc = api_pool_check_supported(given, req->params[1], &req->msg)) != AQ_OK ||
 	    (rc = api_pool_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK ||
 	    (rc = srv_pool_usage(req->db, name, &u, &req->msg)) != AQ_OK)

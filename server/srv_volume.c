@@ -325,13 +325,9 @@ int srv_h_volume_patch(struct srv_req *req, json_t **resp)
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = vol_load(req, name, &old)) != AQ_OK ||
 	    (rc = vol_idle(req, old, "update")) != AQ_OK)
 		goto out;
-	doc = json_deep_copy(old);
-	api_mask_apply(doc, patch, paths, npaths);
 	/* what this request sets (not what an older volume stored) must exist */
-	if (!(given = api_mask_given(doc, paths, npaths))) {
-		rc = AQ_ENOMEM;
+	if ((rc = api_mask_patch(old, patch, paths, npaths, &doc, &given)) != AQ_OK)
 		goto out;
-	}
 	if ((rc = api_volume_check_supported(given, &req->msg)) != AQ_OK)
 		goto out;
 	if (json_object_get(old, "tieringPolicy") && !json_object_get(doc, "tieringPolicy")) {
