@@ -26,11 +26,6 @@
 /* The largest answer of aquiferd the agent reads (join, report). */
 #define CTL_REPLY_MAX (1u << 20)
 
-static size_t ctl_sink(char *p, size_t sz, size_t n, void *arg)
-{
-	return ut_buf_add(arg, p, sz * n) == AQ_OK ? sz * n : 0;
-}
-
 /* POST body to aquiferd path with a bearer token; *reply gets the parsed
  * answer (any status). Returns the HTTP status or a negative code. reuse:
  * the caller's handle (reset here; its open connection and TLS session
@@ -39,7 +34,7 @@ static size_t ctl_sink(char *p, size_t sz, size_t n, void *arg)
 static long ctl_post(const struct agent *a, CURL *reuse, const char *path, const char *token,
 		     const json_t *body, json_t **reply, aq_msg *msg)
 {
-	char url[800], authz[4300], cerr[CURL_ERROR_SIZE] = "";
+	char url[800], cerr[CURL_ERROR_SIZE] = "";
 	char *text = json_dumps(body, JSON_COMPACT);
 	struct ut_buf buf;
 	struct curl_slist *h = NULL;
@@ -54,18 +49,7 @@ static long ctl_post(const struct agent *a, CURL *reuse, const char *path, const
 	if (!c || !text)
 		goto out;
 	snprintf(url, sizeof(url), "%s%s", a->cfg.server, path);
-	snprintf(authz, sizeof(authz), "Authorization: Bearer %s", token);
-	h = curl_slist_append(h, authz);
-	h = curl_slist_append(h, "Content-Type: application/json");
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, text);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, ctl_sink);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &buf);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+	tls_curl_json(c, NULL, url, token, text, &buf, cerr, &h);
 	agent_tls_curl(a, c);
 	cc = curl_easy_perform(c);
 	if (cc != CURLE_OK) {

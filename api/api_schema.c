@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define API_STRING_MAX 4096
 #define API_LIST_MAX 64
@@ -323,6 +322,37 @@ int api_mask_apply(json_t *doc, const json_t *patch, const struct api_mask_path 
 	return AQ_OK;
 }
 
+json_t *api_mask_given(const json_t *doc, const struct api_mask_path *paths, int npaths)
+{
+	json_t *given = json_object();
+
+	for (int i = 0; given && i < npaths; i++) {
+		json_t *v = json_object_get(doc, paths[i].field->name);
+
+		if (v)
+			json_object_set(given, paths[i].field->name, v);
+	}
+	return given;
+}
+
+int api_mask_patch(const json_t *old, const json_t *patch, const struct api_mask_path *paths, int npaths,
+		   json_t **doc, json_t **given)
+{
+	json_t *d = json_deep_copy(old), *g = NULL;
+
+	if (!d || api_mask_apply(d, patch, paths, npaths) != AQ_OK || (given && !(g = api_mask_given(d, paths, npaths)))) {
+		json_decref(d);
+		*doc = NULL;
+		if (given)
+			*given = NULL;
+		return AQ_ENOMEM;
+	}
+	*doc = d;
+	if (given)
+		*given = g;
+	return AQ_OK;
+}
+
 void api_schema_strip_input(const struct api_field *table, json_t *doc)
 {
 	for (const struct api_field *f = table; f && f->name; f++) {
@@ -379,16 +409,4 @@ void api_json_set_int64(json_t *doc, const char *name, int64_t v)
 
 	snprintf(buf, sizeof(buf), "%" PRId64, v);
 	json_object_set_new(doc, name, json_string(buf));
-}
-
-void api_time_now(char *buf, size_t cap)
-{
-	struct timespec ts;
-	struct tm tm;
-	char base[32];
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, cap, "%s.%09ldZ", base, ts.tv_nsec);
 }

@@ -74,6 +74,18 @@ int api_mask_parse(const struct api_field *table, const char *mask, struct api_m
 int api_mask_apply(json_t *doc, const json_t *patch, const struct api_mask_path *paths,
 		   int npaths);
 
+/* The top-level fields the mask names that doc holds after api_mask_apply,
+ * as a new object sharing doc's values (NULL only when out of memory): what
+ * a PATCH itself sets, so that a check of what is supported judges the
+ * request, not what an older document stored. */
+json_t *api_mask_given(const json_t *doc, const struct api_mask_path *paths, int npaths);
+
+/* A PATCH of old: *doc a copy of old with the mask applied (api_mask_apply)
+ * and, when given is not NULL, *given what the mask sets (api_mask_given);
+ * new references, AQ_OK or AQ_ENOMEM (then both NULL). */
+int api_mask_patch(const json_t *old, const json_t *patch, const struct api_mask_path *paths, int npaths,
+		   json_t **doc, json_t **given);
+
 /* Remove input-only fields (recursively) before a document leaves the server. */
 void api_schema_strip_input(const struct api_field *table, json_t *doc);
 
@@ -87,8 +99,5 @@ bool api_json_bool(const json_t *doc, const char *name, bool dflt);
 const char *api_json_str(const json_t *doc, const char *name, const char *dflt);
 /* Set an int64 field as a JSON string. */
 void api_json_set_int64(json_t *doc, const char *name, int64_t v);
-
-/* RFC 3339 UTC timestamp with nanoseconds for the current time. */
-void api_time_now(char *buf, size_t cap);
 
 #endif

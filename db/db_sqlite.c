@@ -80,16 +80,27 @@ static int db_exec(struct db *db, const char *sql, aq_msg *msg)
 	return AQ_OK;
 }
 
+static int db_prepare(struct db *db, const char *sql, sqlite3_stmt **st)
+{
+	int rc = sqlite3_prepare_v2(db->h, sql, -1, st, NULL);
+
+	return rc == SQLITE_OK ? AQ_OK : db_err(db, rc, NULL);
+}
+
+/* Step a statement that must give one row (a scalar query): AQ_OK on it,
+ * else the database's error. */
+static int db_step_row(struct db *db, sqlite3_stmt *st)
+{
+	return sqlite3_step(st) == SQLITE_ROW ? AQ_OK : db_err(db, sqlite3_errcode(db->h), NULL);
+}
+
 static int db_user_version(struct db *db, int *version)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = AQ_OK;
 
-	if (sqlite3_prepare_v2(db->h, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_ROW) {
-		rc = db_err(db, sqlite3_errcode(db->h), NULL);
+	if ((rc = db_prepare(db, "PRAGMA user_version", &st)) != AQ_OK || (rc = db_step_row(db, st)) != AQ_OK)
 		goto out;
-	}
 	*version = sqlite3_column_int(st, 0);
 out:
 	sqlite3_finalize(st);
@@ -239,11 +250,23 @@ void db_rollback(struct db *db)
 	}
 }
 
-static int db_prepare(struct db *db, const char *sql, sqlite3_stmt **st)
+/* The stored text of document name: AQ_OK with *st on its row (column 0),
+ * AQ_ENOENT, or the database's error. The caller finalizes *st either way. */
+static int db_doc_row(struct db *db, const char *name, sqlite3_stmt **st)
 {
-	int rc = sqlite3_prepare_v2(db->h, sql, -1, st, NULL);
+	int rc;
 
-	return rc == SQLITE_OK ? AQ_OK : db_err(db, rc, NULL);
+	if ((rc = db_prepare(db, "SELECT doc FROM resources WHERE name = ?", st)) != AQ_OK)
+		return rc;
+	sqlite3_bind_text(*st, 1, name, -1, SQLITE_STATIC);
+	switch (sqlite3_step(*st)) {
+	case SQLITE_ROW:
+		return AQ_OK;
+	case SQLITE_DONE:
+		return AQ_ENOENT;
+	default:
+		return db_err(db, sqlite3_errcode(db->h), NULL);
+	}
 }
 
 int db_get(struct db *db, const char *name, json_t **doc)
@@ -252,19 +275,8 @@ int db_get(struct db *db, const char *name, json_t **doc)
 	json_t *j = NULL;
 	int rc;
 
-	if ((rc = db_prepare(db, "SELECT doc FROM resources WHERE name = ?", &st)) != AQ_OK)
+	if ((rc = db_doc_row(db, name, &st)) != AQ_OK)
 		goto out;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	switch (sqlite3_step(st)) {
-	case SQLITE_ROW:
-		break;
-	case SQLITE_DONE:
-		rc = AQ_ENOENT;
-		goto out;
-	default:
-		rc = db_err(db, sqlite3_errcode(db->h), NULL);
-		goto out;
-	}
 	j = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
 	if (!j) {
 		rc = AQ_EIO;
@@ -285,19 +297,8 @@ int db_get_text(struct db *db, const char *name, char **text, size_t *len)
 		return AQ_OK;
 	/* fill under the writer mutex, so no commit slips between read and store */
 	pthread_mutex_lock(&db_writer);
-	if ((rc = db_prepare(db, "SELECT doc FROM resources WHERE name = ?", &st)) != AQ_OK)
+	if ((rc = db_doc_row(db, name, &st)) != AQ_OK)
 		goto out;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	switch (sqlite3_step(st)) {
-	case SQLITE_ROW:
-		break;
-	case SQLITE_DONE:
-		rc = AQ_ENOENT;
-		goto out;
-	default:
-		rc = db_err(db, sqlite3_errcode(db->h), NULL);
-		goto out;
-	}
 	db_cache_store(name, (const char *)sqlite3_column_text(st, 0));
 	*len = (size_t)sqlite3_column_bytes(st, 0);
 	if (!(*text = malloc(*len + 1))) {
@@ -633,10 +634,8 @@ static int db_scalar(struct db *db, const char *kind, const char *parent, const 
 		sqlite3_bind_text(st, 2, parent, -1, SQLITE_STATIC);
 	if (field)
 		sqlite3_bind_text(st, 3, path, -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		rc = db_err(db, sqlite3_errcode(db->h), NULL);
+	if ((rc = db_step_row(db, st)) != AQ_OK)
 		goto out;
-	}
 	*out = sqlite3_column_double(st, 0);
 out:
 	sqlite3_finalize(st);
@@ -725,10 +724,8 @@ int db_aggregate(struct db *db, const char *kind, const char *parent, const char
 		snprintf(path, sizeof(path), "$.%s", fields[i]);
 		sqlite3_bind_text(st, i + 4, path, -1, SQLITE_TRANSIENT);
 	}
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		rc = db_err(db, sqlite3_errcode(db->h), NULL);
+	if ((rc = db_step_row(db, st)) != AQ_OK)
 		goto out;
-	}
 	*count = sqlite3_column_int64(st, 0);
 	for (int i = 0; i < n; i++)
 		sums[i] = sqlite3_column_double(st, i + 1);
@@ -754,10 +751,8 @@ int db_volume_share_count(struct db *db, const char *location, const char *share
 		goto out;
 	sqlite3_bind_text(st, 1, location, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, share, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		rc = db_err(db, sqlite3_errcode(db->h), NULL);
+	if ((rc = db_step_row(db, st)) != AQ_OK)
 		goto out;
-	}
 	*n = sqlite3_column_int64(st, 0);
 out:
 	sqlite3_finalize(st);

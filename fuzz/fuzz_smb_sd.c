@@ -11,7 +11,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct smb_sd sd, again; /* 10 KB each: off the stack */
-	struct smb_wire_buf b;
+	struct ut_buf b;
 	struct smb_sd_sid sid;
 	char str[256];
 	uint32_t uid, gid, mode;
@@ -26,11 +26,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (smb_sd_decode(data, size, &sd) != 0)
 		return 0;
 	(void)smb_sd_to_unix(&sd, &uid, &gid, &mode, &have);
-	if (smb_wire_buf_init(&b, 256, SMB_SD_MAX) != 0)
-		return 0;
+	ut_buf_init(&b, SMB_SD_MAX);
 	if (smb_sd_encode(&b, &sd, SMB_SD_OWNER | SMB_SD_GROUP | SMB_SD_DACL | SMB_SD_SACL) == 0 &&
-	    smb_sd_decode(b.p, b.len, &again) != 0)
+	    smb_sd_decode(ut_buf_bytes(&b), ut_buf_len(&b), &again) != 0)
 		abort(); /* what we write, we read */
-	smb_wire_buf_cleanup(&b);
+	ut_buf_cleanup(&b);
 	return 0;
 }

@@ -86,7 +86,8 @@ lib="$lib $(echo "$top"/util/*.c)"
 # The SMB protocol modules (issue 18): agent/smb/, seeded with the Windows
 # messages of tests/agent/smb/smb_vectors.h.
 smblib="$top/agent/smb/smb_wire.c $top/agent/smb/smb_wire_neg.c $top/agent/smb/smb_wire_create.c \
- $top/agent/smb/smb_wire_file.c $top/agent/smb/smb_crypto.c $top/agent/smb/smb_ntlm.c $top/agent/smb/smb_spnego.c $top/agent/smb/smb_sd.c"
+ $top/agent/smb/smb_wire_file.c $top/agent/smb/smb_crypto.c $top/agent/smb/smb_ntlm.c $top/agent/smb/smb_spnego.c $top/agent/smb/smb_sd.c \
+ $top/util/ut_buf.c"
 smb_seeds() { # corpus macro... -> one seed per macro of smb_vectors.h
 	d=$out/corpus_$1
 	shift

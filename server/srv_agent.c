@@ -64,7 +64,7 @@ static int join_spend(struct srv_req *req, const char *node)
 	int rc;
 
 	snprintf(name, sizeof(name), "joins/%s", req->auth.jti);
-	api_time_now(now, sizeof(now));
+	ut_clock_now_text(now, sizeof(now));
 	doc = json_pack("{s:s,s:s,s:s,s:s,s:I}", "name", name, "node", node, "location", req->auth.location,
 			"joinTime", now, "expiresAt", (json_int_t)req->auth.exp);
 	if (!doc)
@@ -122,7 +122,7 @@ int srv_h_agent_join(struct srv_req *req, json_t **resp)
 	}
 	if (rc != AQ_ENOENT || (rc = join_spend(req, node)) != AQ_OK)
 		goto out;
-	api_time_now(now, sizeof(now));
+	ut_clock_now_text(now, sizeof(now));
 	srv_rand_hex(secret, 32);
 	srv_rand_hex(nid, 16);
 	doc = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:I,s:I,s:{s:s,s:s,s:I}}", "name", name,
@@ -376,7 +376,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	doc = NULL;
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = node_of_token(req, name, sizeof(name), &doc)) != AQ_OK)
 		goto out;
-	api_time_now(now, sizeof(now));
+	ut_clock_now_text(now, sizeof(now));
 	if (strcmp(api_json_str(doc, "state", ""), "DOWN") == 0)
 		json_object_set_new(doc, "state", json_string("READY"));
 	json_object_set_new(doc, "lastSeenTime", json_string(now));

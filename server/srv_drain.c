@@ -150,16 +150,6 @@ bool srv_drain_pass(struct srv *srv, struct db *db, int64_t now_ms)
 	return changed;
 }
 
-static int node_load(struct srv_req *req, char *name, size_t cap, json_t **node)
-{
-	int rc;
-
-	snprintf(name, cap, "nodes/%s", req->params[0]);
-	if ((rc = db_get(req->db, name, node)) == AQ_ENOENT)
-		rc = aq_fail(&req->msg, rc, "node \"%s\" not found", req->params[0]);
-	return rc;
-}
-
 /* Commit a node's change, wake the reconciler for every node (moves and
  * placements may follow) and answer the node's view (takes *node). */
 static int node_commit_answer(struct srv_req *req, json_t **node, json_t **resp)
@@ -188,7 +178,7 @@ int srv_h_node_drain(struct srv_req *req, json_t **resp)
 
 	if ((rc = srv_query_bool(req, "force", false, &force)) != AQ_OK || (rc = db_begin(req->db)) != AQ_OK)
 		return rc;
-	if ((rc = node_load(req, name, sizeof(name), &node)) != AQ_OK)
+	if ((rc = srv_node_load(req, name, sizeof(name), &node)) != AQ_OK)
 		goto out;
 	if (strcmp(api_json_str(node, "state", ""), "DOWN") == 0) {
 		rc = aq_fail(&req->msg, AQ_EPRECOND,
@@ -226,7 +216,7 @@ int srv_h_node_undrain(struct srv_req *req, json_t **resp)
 
 	if ((rc = db_begin(req->db)) != AQ_OK)
 		return rc;
-	if ((rc = node_load(req, name, sizeof(name), &node)) != AQ_OK)
+	if ((rc = srv_node_load(req, name, sizeof(name), &node)) != AQ_OK)
 		goto out;
 	if (strcmp(api_json_str(node, "state", ""), "DRAINING") != 0) {
 		rc = aq_fail(&req->msg, AQ_EPRECOND, "node \"%s\" is %s, not DRAINING: there is nothing to undrain",
@@ -253,7 +243,7 @@ int srv_h_node_delete(struct srv_req *req, json_t **resp)
 
 	if ((rc = db_begin(req->db)) != AQ_OK)
 		return rc;
-	if ((rc = node_load(req, name, sizeof(name), &node)) != AQ_OK ||
+	if ((rc = srv_node_load(req, name, sizeof(name), &node)) != AQ_OK ||
 	    (rc = db_count(req->db, "placement", name, &held)) != AQ_OK)
 		goto out;
 	if (strcmp(api_json_str(node, "state", ""), "READY") == 0 || held > 0) {

@@ -289,13 +289,7 @@ int srv_h_location_patch(struct srv_req *req, json_t **resp)
 	bool validate;
 	int npaths, rc;
 
-	if ((rc = srv_query_bool(req, "validateOnly", false, &validate)) != AQ_OK)
-		return rc;
-	if ((rc = api_mask_parse(api_location_fields, srv_query(req, "updateMask"), paths, &npaths, &req->msg)) != AQ_OK)
-		return rc;
-	if (!req->body)
-		return aq_fail(&req->msg, AQ_EINVAL, "request body must be a Location");
-	if ((rc = api_schema_check(api_location_fields, req->body, false, "location", &patch, &req->msg)) != AQ_OK)
+	if ((rc = srv_patch_input(req, api_location_fields, "Location", "location", &validate, paths, &npaths, &patch)) != AQ_OK)
 		return rc;
 	snprintf(name, sizeof(name), "locations/%s", id);
 	snprintf(sname, sizeof(sname), "coldsecrets/%s", id);
@@ -307,11 +301,8 @@ int srv_h_location_patch(struct srv_req *req, json_t **resp)
 		goto out;
 	if ((rc = db_get(req->db, sname, &oldsec)) != AQ_OK && rc != AQ_ENOENT)
 		goto out;
-	doc = json_deep_copy(old);
-	if (!doc || (rc = api_mask_apply(doc, patch, paths, npaths)) != AQ_OK) {
-		rc = doc ? rc : AQ_ENOMEM;
+	if ((rc = api_mask_patch(old, patch, paths, npaths, &doc, NULL)) != AQ_OK)
 		goto out;
-	}
 	ocs = json_object_get(old, "coldStore");
 	ncs = json_object_get(doc, "coldStore");
 	/* the same store and key without a new secret: keep the stored one */

@@ -139,16 +139,24 @@ out:
 	return rc;
 }
 
+int srv_node_load(struct srv_req *req, char *name, size_t cap, json_t **node)
+{
+	int rc;
+
+	snprintf(name, cap, "nodes/%s", req->params[0]);
+	if ((rc = db_get(req->db, name, node)) == AQ_ENOENT)
+		rc = aq_fail(&req->msg, rc, "node \"%s\" not found", req->params[0]);
+	return rc;
+}
+
 int srv_h_node_get(struct srv_req *req, json_t **resp)
 {
 	char name[300];
 	json_t *doc = NULL;
 	int rc;
 
-	snprintf(name, sizeof(name), "nodes/%s", req->params[0]);
-	if ((rc = db_get(req->db, name, &doc)) == AQ_ENOENT)
-		return aq_fail(&req->msg, rc, "node \"%s\" not found", req->params[0]);
-	if (rc == AQ_OK && (rc = srv_node_view(req->db, doc)) == AQ_OK) {
+	if ((rc = srv_node_load(req, name, sizeof(name), &doc)) == AQ_OK &&
+	    (rc = srv_node_view(req->db, doc)) == AQ_OK) {
 		*resp = doc;
 		doc = NULL;
 	}

@@ -27,6 +27,9 @@ struct srv_req;
 /* The public view of a node: internal fields removed, allocation, volume
  * count, overcommitted and stateDetails filled. */
 int srv_node_view(struct db *db, json_t *node);
+/* The node the route's params[0] names: *node its stored document (new
+ * reference), name ("nodes/N", cap bytes) its key; NOT_FOUND says which. */
+int srv_node_load(struct srv_req *req, char *name, size_t cap, json_t **node);
 /* Store a node document (in the caller's transaction). */
 int srv_node_save(struct db *db, json_t *node);
 

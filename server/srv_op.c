@@ -26,7 +26,7 @@ static json_t *op_doc(const char *parent, const char *target, const char *verb, 
 	ut_hex_encode(rnd, sizeof(rnd), hex, sizeof(hex));
 	snprintf(id, sizeof(id), "operation-%lld-%s", (long long)ut_clock_real_ms(), hex);
 	snprintf(name, sizeof(name), "%s/operations/%s", parent, id);
-	api_time_now(now, sizeof(now));
+	ut_clock_now_text(now, sizeof(now));
 	op = json_pack("{s:s,s:{s:s,s:s,s:s,s:s,s:s,s:b,s:s},s:b}", "name", name, "metadata", "@type",
 		       "type.googleapis.com/google.cloud.netapp.v1.OperationMetadata", "createTime",
 		       now, "target", target, "verb", verb, "statusMessage", "", "requestedCancellation",
@@ -72,7 +72,7 @@ int srv_op_finish(struct db *db, const char *op_name, const json_t *response, in
 
 	if ((rc = db_get(db, op_name, &op)) != AQ_OK)
 		return rc;
-	api_time_now(now, sizeof(now));
+	ut_clock_now_text(now, sizeof(now));
 	md = json_object_get(op, "metadata");
 	json_object_set_new(md, "endTime", json_string(now));
 	json_object_set_new(op, "done", json_true());

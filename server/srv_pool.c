@@ -15,6 +15,7 @@
 #include "server/srv_kick.h"
 #include "server/srv_op.h"
 #include "server/srv_req.h"
+#include "util/ut_clock.h"
 
 #define POOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.StoragePool"
 #define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
@@ -78,7 +79,7 @@ int srv_h_pool_create(struct srv_req *req, json_t **resp)
 		goto out;
 	srv_parent(req, parent, sizeof(parent));
 	snprintf(name, sizeof(name), "%s/storagePools/%s", parent, id);
-	api_time_now(now, sizeof(now));
+	ut_clock_now_text(now, sizeof(now));
 	json_object_set_new(doc, "name", json_string(name));
 	json_object_set_new(doc, "state", json_string("READY"));
 	json_object_set_new(doc, "createTime", json_string(now));
@@ -91,10 +92,8 @@ int srv_h_pool_create(struct srv_req *req, json_t **resp)
 		*resp = srv_op_preview(parent, name, "create", out);
 		goto out;
 	}
-	rc = db_put(req->db, "pool", parent, name, doc, true);
-	if (rc == AQ_EEXIST)
-		rc = aq_fail(&req->msg, rc, "storagePool \"%s\" already exists", name);
-	if (rc != AQ_OK || (rc = srv_op_create(req, parent, name, "create", true, out, resp)) != AQ_OK ||
+	if ((rc = srv_put_new(req, "pool", parent, name, doc, "storagePool", name)) != AQ_OK ||
+	    (rc = srv_op_create(req, parent, name, "create", true, out, resp)) != AQ_OK ||
 	    (rc = db_commit(req->db)) != AQ_OK)
 		goto out;
 out:
@@ -157,23 +156,13 @@ int srv_h_pool_patch(struct srv_req *req, json_t **resp)
 	bool validate;
 	int npaths, rc;
 
-	if ((rc = srv_query_bool(req, "validateOnly", false, &validate)) != AQ_OK)
-		return rc;
-	if ((rc = api_mask_parse(api_pool_fields, srv_query(req, "updateMask"), paths, &npaths, &req->msg)) != AQ_OK)
-		return rc;
-	if (!req->body)
-		return aq_fail(&req->msg, AQ_EINVAL, "request body must be a StoragePool");
-	if ((rc = api_schema_check(api_pool_fields, req->body, false, "storagePool", &patch, &req->msg)) != AQ_OK)
+	if ((rc = srv_patch_input(req, api_pool_fields, "StoragePool", "storagePool", &validate, paths, &npaths, &patch)) != AQ_OK)
 		return rc;
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = pool_load(req, name, sizeof(name), &old)) != AQ_OK)
 		goto out;
-	doc = json_deep_copy(old);
-	api_mask_apply(doc, patch, paths, npaths);
 	/* what this request sets must exist (not what an older pool stored) */
-	given = json_object();
-	for (int i = 0; i < npaths; i++)
-		if (json_object_get(doc, paths[i].field->name))
-			json_object_set(given, paths[i].field->name, json_object_get(doc, paths[i].field->name));
+	if ((rc = api_mask_patch(old, patch, paths, npaths, &doc, &given)) != AQ_OK)
+		goto out;
 	if ((rc = api_pool_check_supported(given, req->params[1], &req->msg)) != AQ_OK ||
 	    (rc = api_pool_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK ||
 	    (rc = srv_pool_usage(req->db, name, &u, &req->msg)) != AQ_OK)

@@ -10,6 +10,7 @@
 #include "api/api_schema.h"
 #include "db/db.h"
 #include "server/srv_internal.h"
+#include "util/ut_clock.h"
 
 const char *srv_query(const struct srv_req *req, const char *key)
 {
@@ -105,6 +106,20 @@ int srv_create_input(struct srv_req *req, const char *idparam, const struct api_
 	return rc;
 }
 
+int srv_patch_input(struct srv_req *req, const struct api_field *table, const char *type, const char *what,
+		    bool *validate, struct api_mask_path *paths, int *npaths, json_t **patch)
+{
+	int rc;
+
+	if ((rc = srv_query_bool(req, "validateOnly", false, validate)) != AQ_OK)
+		return rc;
+	if ((rc = api_mask_parse(table, srv_query(req, "updateMask"), paths, npaths, &req->msg)) != AQ_OK)
+		return rc;
+	if (!req->body)
+		return aq_fail(&req->msg, AQ_EINVAL, "request body must be a %s", type);
+	return api_schema_check(table, req->body, false, what, patch, &req->msg);
+}
+
 int srv_create_top_input(struct srv_req *req, const char *idparam, const struct api_field *table,
 			 const char *what, const char *prefix, const char *idfield, const char **id,
 			 bool *validate, json_t **doc)
@@ -119,7 +134,7 @@ int srv_create_top_input(struct srv_req *req, const char *idparam, const struct 
 	if ((rc = api_schema_check(table, req->body, true, what, doc, &req->msg)) != AQ_OK)
 		return rc;
 	snprintf(name, sizeof(name), "%s/%s", prefix, *id);
-	api_time_now(now, sizeof(now));
+	ut_clock_now_text(now, sizeof(now));
 	json_object_set_new(*doc, "name", json_string(name));
 	json_object_set_new(*doc, idfield, json_string(*id));
 	json_object_set_new(*doc, "createTime", json_string(now));
@@ -133,7 +148,14 @@ int srv_create_put(struct srv_req *req, const char *kind, const char *parent, co
 
 	if ((rc = db_begin(req->db)) != AQ_OK)
 		return rc;
-	rc = db_put(req->db, kind, parent, json_string_value(json_object_get(doc, "name")), doc, true);
+	return srv_put_new(req, kind, parent, json_string_value(json_object_get(doc, "name")), doc, what, id);
+}
+
+int srv_put_new(struct srv_req *req, const char *kind, const char *parent, const char *name, const json_t *doc,
+		const char *what, const char *id)
+{
+	int rc = db_put(req->db, kind, parent, name, doc, true);
+
 	return rc == AQ_EEXIST ? aq_fail(&req->msg, AQ_EEXIST, "%s \"%s\" already exists", what, id) : rc;
 }
 

@@ -136,6 +136,18 @@ int srv_create_input(struct srv_req *req, const char *idparam, const struct api_
  * when the caller gives up). */
 int srv_create_put(struct srv_req *req, const char *kind, const char *parent, const json_t *doc, const char *what,
 		   const char *id);
+/* Store doc, a new resource of kind under parent named name, in the caller's
+ * transaction; AQ_EEXIST says "<what> \"<id>\" already exists". */
+int srv_put_new(struct srv_req *req, const char *kind, const char *parent, const char *name, const json_t *doc,
+		const char *what, const char *id);
+/* The input of a PATCH: validateOnly, the updateMask query parameter parsed
+ * against table into paths[API_MASK_MAX] (*npaths of them), and the body,
+ * which must be there (type names it in the error: "Volume") and is checked
+ * against table (what names it: "volume"). On success *patch is the
+ * normalised body (new reference). */
+struct api_mask_path;
+int srv_patch_input(struct srv_req *req, const struct api_field *table, const char *type, const char *what,
+		    bool *validate, struct api_mask_path *paths, int *npaths, json_t **patch);
 /* The input of a create of a top-level resource (project, location): as
  * srv_create_input without a check, an absent body taken as {}; *doc gets
  * name (prefix/ID), idfield (the ID) and createTime. */

@@ -10,6 +10,7 @@
 #include "api/api_schema.h"
 #include "db/db.h"
 #include "server/srv_req.h"
+#include "util/ut_clock.h"
 
 int srv_shelf_default(struct db *db, const char *location_id)
 {
@@ -19,7 +20,7 @@ int srv_shelf_default(struct db *db, const char *location_id)
 
 	snprintf(name, sizeof(name), "shelves/%s-shelf-1", location_id);
 	snprintf(parent, sizeof(parent), "locations/%s", location_id);
-	api_time_now(now, sizeof(now));
+	ut_clock_now_text(now, sizeof(now));
 	doc = json_pack("{s:s,s:s,s:f,s:f,s:s,s:s,s:s}", "name", name, "location", location_id,
 			"readThroughputMibps", SRV_SHELF_READ_MIBPS, "writeThroughputMibps",
 			SRV_SHELF_WRITE_MIBPS, "media", "TLC", "backend", "directory", "createTime", now);
@@ -76,7 +77,7 @@ int srv_h_shelf_create(struct srv_req *req, json_t **resp)
 		return aq_fail(&req->msg, AQ_EINVAL, "readThroughputMibps and writeThroughputMibps must be positive");
 	snprintf(name, sizeof(name), "shelves/%s", id);
 	snprintf(parent, sizeof(parent), "locations/%s", loc);
-	api_time_now(now, sizeof(now));
+	ut_clock_now_text(now, sizeof(now));
 	if ((rc = db_begin(req->db)) != AQ_OK)
 		return rc;
 	if ((rc = db_get(req->db, parent, &l)) == AQ_ENOENT)
@@ -86,9 +87,8 @@ int srv_h_shelf_create(struct srv_req *req, json_t **resp)
 	doc = json_pack("{s:s,s:s,s:f,s:f,s:s,s:s,s:s}", "name", name, "location", loc,
 			"readThroughputMibps", rd, "writeThroughputMibps", wr, "media", media, "backend",
 			"directory", "createTime", now);
-	if ((rc = db_put(req->db, "shelf", parent, name, doc, true)) == AQ_EEXIST)
-		rc = aq_fail(&req->msg, rc, "shelf \"%s\" already exists", id);
-	if (rc != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
+	if ((rc = srv_put_new(req, "shelf", parent, name, doc, "shelf", id)) != AQ_OK ||
+	    (rc = db_commit(req->db)) != AQ_OK)
 		goto out;
 	*resp = doc;
 	doc = NULL;

@@ -19,6 +19,7 @@
 #include "server/srv_pool.h"
 #include "server/srv_req.h"
 #include "server/srv_snapshot.h"
+#include "util/ut_clock.h"
 
 #define VOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.Volume"
 #define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
@@ -243,7 +244,7 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 				   &validate, &doc)) != AQ_OK)
 		return rc;
 	vol_name(req, id, name, sizeof(name), parent, sizeof(parent));
-	api_time_now(now, sizeof(now));
+	ut_clock_now_text(now, sizeof(now));
 	json_object_set_new(doc, "name", json_string(name));
 	json_object_set_new(doc, "createTime", json_string(now));
 	json_object_set_new(doc, "state", json_string("CREATING"));
@@ -264,10 +265,8 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 		*resp = srv_op_preview(parent, name, "create", out);
 		goto out;
 	}
-	rc = db_put(req->db, "volume", parent, name, doc, true);
-	if (rc == AQ_EEXIST)
-		rc = aq_fail(&req->msg, rc, "volume \"%s\" already exists", name);
-	if (rc != AQ_OK || (rc = vol_cleaned(req, name)) != AQ_OK ||
+	if ((rc = srv_put_new(req, "volume", parent, name, doc, "volume", name)) != AQ_OK ||
+	    (rc = vol_cleaned(req, name)) != AQ_OK ||
 	    (rc = vol_pending(req, parent, name, doc, "create", resp)) != AQ_OK)
 		goto out;
 out:
@@ -319,13 +318,7 @@ int srv_h_volume_patch(struct srv_req *req, json_t **resp)
 	bool validate, tput_given = false;
 	int npaths, rc;
 
-	if ((rc = srv_query_bool(req, "validateOnly", false, &validate)) != AQ_OK)
-		return rc;
-	if ((rc = api_mask_parse(api_volume_fields, srv_query(req, "updateMask"), paths, &npaths, &req->msg)) != AQ_OK)
-		return rc;
-	if (!req->body)
-		return aq_fail(&req->msg, AQ_EINVAL, "request body must be a Volume");
-	if ((rc = api_schema_check(api_volume_fields, req->body, false, "volume", &patch, &req->msg)) != AQ_OK)
+	if ((rc = srv_patch_input(req, api_volume_fields, "Volume", "volume", &validate, paths, &npaths, &patch)) != AQ_OK)
 		return rc;
 	for (int i = 0; i < npaths; i++)
 		if (strcmp(paths[i].camel, "throughputMibps") == 0)
@@ -334,13 +327,9 @@ int srv_h_volume_patch(struct srv_req *req, json_t **resp)
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = vol_load(req, name, &old)) != AQ_OK ||
 	    (rc = vol_idle(req, old, "update")) != AQ_OK)
 		goto out;
-	doc = json_deep_copy(old);
-	api_mask_apply(doc, patch, paths, npaths);
 	/* what this request sets (not what an older volume stored) must exist */
-	given = json_object();
-	for (int i = 0; i < npaths; i++)
-		if (json_object_get(doc, paths[i].field->name))
-			json_object_set(given, paths[i].field->name, json_object_get(doc, paths[i].field->name));
+	if ((rc = api_mask_patch(old, patch, paths, npaths, &doc, &given)) != AQ_OK)
+		goto out;
 	if ((rc = api_volume_check_supported(given, &req->msg)) != AQ_OK)
 		goto out;
 	if (json_object_get(old, "tieringPolicy") && !json_object_get(doc, "tieringPolicy")) {

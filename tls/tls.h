@@ -106,6 +106,17 @@ int tls_mhd_peer_der(struct MHD_Connection *conn, unsigned char **der, size_t *l
  * the URL's host, and present cert_file/key_file (when not NULL). */
 void tls_curl_setup(void *curl, const char *ca_file, const char *cert_file, const char *key_file,
 		    const char *name);
+/* One JSON call between aquiferd and an agent, set up on curl (a fresh or a
+ * reset handle): method (NULL: POST) to url with "Authorization: Bearer
+ * token" and the JSON text body, 5 s in all and 1 s to connect, no signals;
+ * the answer is appended to reply (its cap bounds what is read: past it the
+ * transfer fails), libcurl's error text goes to cerr[CURL_ERROR_SIZE]. The
+ * caller adds its TLS options, runs curl_easy_perform, then frees *headers
+ * (set here, NULL when out of memory) with curl_slist_free_all. */
+struct curl_slist;
+struct ut_buf;
+void tls_curl_json(void *curl, const char *method, const char *url, const char *token, const char *body,
+		   struct ut_buf *reply, char *cerr, struct curl_slist **headers);
 /* Explain a failed libcurl call (curl code cc, detail its error buffer or
  * NULL) in msg; TLS verification failures add hint (the remedy, or NULL).
  * AQ_EACCES when the peer's certificate does not verify (retrying will not

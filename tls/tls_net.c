@@ -1,6 +1,6 @@
 /* tls_net: the TLS glue of libmicrohttpd (GnuTLS: the peer's certificate)
- * and libcurl (OpenSSL: trust, client certificate, the peer's name), see
- * tls.h. */
+ * and libcurl (OpenSSL: trust, client certificate, the peer's name), and the
+ * one JSON call set-up aquiferd and the agent share; see tls.h. */
 #include "tls/tls.h"
 
 #include <curl/curl.h>
@@ -10,7 +10,10 @@
 #include <openssl/x509v3.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "util/ut_buf.h"
 
 int tls_mhd_peer_der(struct MHD_Connection *conn, unsigned char **der, size_t *len)
 {
@@ -62,6 +65,38 @@ void tls_curl_setup(void *curl, const char *ca_file, const char *cert_file, cons
 		curl_easy_setopt(c, CURLOPT_SSL_CTX_FUNCTION, name_ctx);
 		curl_easy_setopt(c, CURLOPT_SSL_CTX_DATA, (void *)(uintptr_t)name);
 	}
+}
+
+static size_t tls_curl_sink(char *p, size_t sz, size_t n, void *arg)
+{
+	return ut_buf_add(arg, p, sz * n) == AQ_OK ? sz * n : 0;
+}
+
+void tls_curl_json(void *curl, const char *method, const char *url, const char *token, const char *body,
+		   struct ut_buf *reply, char *cerr, struct curl_slist **headers)
+{
+	char authz[4300];
+	CURL *c = curl;
+	struct curl_slist *h;
+
+	snprintf(authz, sizeof(authz), "Authorization: Bearer %s", token);
+	h = curl_slist_append(NULL, authz);
+	if (h && !curl_slist_append(h, "Content-Type: application/json")) {
+		curl_slist_free_all(h);
+		h = NULL;
+	}
+	*headers = h;
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	if (method)
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, tls_curl_sink);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, reply);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
 }
 
 int tls_curl_fail(int cc, const char *detail, const char *url, const char *hint, aq_msg *msg)

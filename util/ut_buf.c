@@ -93,6 +93,70 @@ int ut_buf_addf(struct ut_buf *b, const char *fmt, ...)
 	return AQ_OK;
 }
 
+void *ut_buf_put_zero(struct ut_buf *b, size_t n)
+{
+	char *q;
+
+	if (buf_reserve(b, n) != AQ_OK)
+		return NULL;
+	q = b->p + b->len;
+	memset(q, 0, n + 1);  /* the bytes and the NUL after them */
+	b->len += n;
+	return q;
+}
+
+/* The n bytes at off lie inside the content of an error-free buffer. */
+static int buf_has(const struct ut_buf *b, size_t off, size_t n)
+{
+	return b->err == AQ_OK && off <= b->len && b->len - off >= n;
+}
+
+void ut_buf_set_be32(struct ut_buf *b, size_t off, uint32_t v)
+{
+	uint8_t *q;
+
+	if (!buf_has(b, off, 4))
+		return;
+	q = (uint8_t *)b->p + off;
+	q[0] = (uint8_t)(v >> 24);
+	q[1] = (uint8_t)(v >> 16);
+	q[2] = (uint8_t)(v >> 8);
+	q[3] = (uint8_t)v;
+}
+
+void ut_buf_set_le16(struct ut_buf *b, size_t off, uint16_t v)
+{
+	uint8_t *q;
+
+	if (!buf_has(b, off, 2))
+		return;
+	q = (uint8_t *)b->p + off;
+	q[0] = (uint8_t)v;
+	q[1] = (uint8_t)(v >> 8);
+}
+
+void ut_buf_set_le32(struct ut_buf *b, size_t off, uint32_t v)
+{
+	if (!buf_has(b, off, 4))
+		return;
+	ut_buf_set_le16(b, off, (uint16_t)v);
+	ut_buf_set_le16(b, off + 2, (uint16_t)(v >> 16));
+}
+
+void ut_buf_rewind(struct ut_buf *b, size_t len)
+{
+	if (len < b->len) {
+		b->len = len;
+		b->p[len] = '\0';
+	}
+	b->err = AQ_OK;
+}
+
+uint8_t *ut_buf_bytes(const struct ut_buf *b)
+{
+	return (uint8_t *)b->p;
+}
+
 const char *ut_buf_str(const struct ut_buf *b)
 {
 	return b->p ? b->p : "";

@@ -18,12 +18,17 @@
  *   max + 1 bytes.
  * - The text is NUL-terminated and may hold NUL bytes (ut_buf_add); ut_buf_str
  *   returns "" for an empty buffer, never NULL. Borrowed until the next append.
+ * - Binary users (the XDR and SMB encoders) reserve bytes with
+ *   ut_buf_put_zero and fill them, patch fields written earlier with the
+ *   ut_buf_set_* setters (a no-op out of range or once the error is set), and
+ *   drop a record that did not fit with ut_buf_rewind.
  * - Not thread-safe: one owner at a time.
  */
 #ifndef AQ_UT_BUF_H
 #define AQ_UT_BUF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "api/api_error.h"
 
@@ -48,10 +53,24 @@ int ut_buf_add(struct ut_buf *b, const void *data, size_t n);
 int ut_buf_adds(struct ut_buf *b, const char *s);
 int ut_buf_addf(struct ut_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Append n zero bytes and return a pointer to them, valid until the next
+ * append; NULL (and nothing added) once the error is set. */
+void *ut_buf_put_zero(struct ut_buf *b, size_t n);
+/* Overwrite 2 or 4 bytes of content at off, big- or little-endian. No-op when
+ * they do not lie inside the content or when the buffer holds an error. */
+void ut_buf_set_be32(struct ut_buf *b, size_t off, uint32_t v);
+void ut_buf_set_le16(struct ut_buf *b, size_t off, uint16_t v);
+void ut_buf_set_le32(struct ut_buf *b, size_t off, uint32_t v);
+/* Cut the content back to len bytes (no-op if it is shorter) and clear the
+ * error: undoes the appends since a mark, e.g. a record that did not fit. */
+void ut_buf_rewind(struct ut_buf *b, size_t len);
+
 /* The content (NUL-terminated, "" when empty), its length, the sticky error. */
 const char *ut_buf_str(const struct ut_buf *b);
 size_t ut_buf_len(const struct ut_buf *b);
 int ut_buf_err(const struct ut_buf *b);
+/* The content as bytes (NULL while nothing was ever added); for writers. */
+uint8_t *ut_buf_bytes(const struct ut_buf *b);
 
 /* Hands the heap copy to the caller (free()) and leaves b empty; *len (may be
  * NULL) gets its length. NULL when b holds an error (b is emptied anyway) or

@@ -75,3 +75,8 @@ bad:
 		out[0] = '\0';
 	return AQ_ETOOBIG;
 }
+
+int ut_clock_now_text(char *out, size_t cap)
+{
+	return ut_clock_format(ut_clock_real_ns(), 9, out, cap);
+}

@@ -14,6 +14,8 @@
  *   taken as 9) fractional digits, "2026-12-01T12:00:00.123Z" for 3. Returns
  *   AQ_OK, or AQ_ETOOBIG when cap is too small (out is then "", if cap > 0).
  *   UT_CLOCK_TEXT_MAX holds any of them.
+ * - ut_clock_now_text: the real time now with nanoseconds, the way a stored
+ *   resource's createTime / updateTime reads ("...T12:00:00.123456789Z").
  * All are thread-safe and keep no state.
  */
 #ifndef AQ_UT_CLOCK_H
@@ -33,5 +35,6 @@ int64_t ut_clock_real_ms(void);
 void ut_clock_deadline(struct timespec *ts, uint64_t ms);
 
 int ut_clock_format(int64_t real_ns, unsigned digits, char *out, size_t cap);
+int ut_clock_now_text(char *out, size_t cap);
 
 #endif

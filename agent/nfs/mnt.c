@@ -12,6 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/api_error.h"
+
+/* A DUMP or EXPORT list: the mounts and exports of one agent, far below. */
+#define MNT_BLOB_MAX (1u << 20)
+
 int mnt_dec_void(struct xdr_cur *c, void *a)
 {
 	(void)a;
@@ -133,8 +138,8 @@ static void mnt_dump(struct nfs_call *call, void *a, void *r)
 	struct mnt_blob_res *res = r;
 
 	(void)a;
-	if (xdr_buf_init(&res->blob, 1024, 1u << 20) == 0)
-		nfs_srv_mount_encode(call->srv, &res->blob);
+	ut_buf_init(&res->blob, MNT_BLOB_MAX);
+	nfs_srv_mount_encode(call->srv, &res->blob);
 }
 
 static void mnt_umnt(struct nfs_call *call, void *a, void *r)
@@ -166,8 +171,7 @@ static void mnt_export(struct nfs_call *call, void *a, void *r)
 	size_t i, k;
 
 	(void)a;
-	if (xdr_buf_init(&res->blob, 1024, 1u << 20) != 0)
-		return;
+	ut_buf_init(&res->blob, MNT_BLOB_MAX);
 	for (i = 0; (e = vol_export_at(call->store, i)) != NULL; i++) {
 		const struct vol_export_cfg *cfg = vol_export_config(e);
 
@@ -192,14 +196,14 @@ static void mnt_export(struct nfs_call *call, void *a, void *r)
 	xdr_put_u32(&res->blob, 0);
 }
 
-static void mnt_enc_void(struct xdr_buf *b, void *r, struct nfs_call *call)
+static void mnt_enc_void(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	(void)b;
 	(void)r;
 	(void)call;
 }
 
-static void mnt_enc_mnt(struct xdr_buf *b, void *r, struct nfs_call *call)
+static void mnt_enc_mnt(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	struct mnt_mnt_res *res = r;
 
@@ -213,23 +217,23 @@ static void mnt_enc_mnt(struct xdr_buf *b, void *r, struct nfs_call *call)
 	}
 }
 
-static void mnt_enc_blob(struct xdr_buf *b, void *r, struct nfs_call *call)
+static void mnt_enc_blob(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	struct mnt_blob_res *res = r;
 
 	(void)call;
-	if (!res->blob.p || res->blob.err) {
+	if (ut_buf_len(&res->blob) == 0 || ut_buf_err(&res->blob) != AQ_OK) {
 		xdr_put_u32(b, 0); /* empty list */
 		return;
 	}
-	xdr_put_fixed(b, res->blob.p, res->blob.len);
+	xdr_put_fixed(b, ut_buf_bytes(&res->blob), ut_buf_len(&res->blob));
 }
 
 static void mnt_free_blob(void *r)
 {
 	struct mnt_blob_res *res = r;
 
-	xdr_buf_cleanup(&res->blob);
+	ut_buf_cleanup(&res->blob);
 }
 
 struct mnt_none { char unused; };
@@ -277,13 +281,13 @@ static void pmap_getport(struct nfs_call *call, void *a, void *r)
 		*port = call->port;
 }
 
-static void pmap_enc_port(struct xdr_buf *b, void *r, struct nfs_call *call)
+static void pmap_enc_port(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	(void)call;
 	xdr_put_u32(b, *(uint32_t *)r);
 }
 
-static void pmap_enc_dump(struct xdr_buf *b, void *r, struct nfs_call *call)
+static void pmap_enc_dump(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	static const uint32_t progs[3][2] = {
 		{PMAP_PROG, PMAP_VERS}, {NFS_PROG_NUM, 3}, {MNT_PROG, MNT_VERS}};

@@ -22,7 +22,7 @@ enum mnt_stat {
 
 struct mnt_path_args { uint32_t len; const char *path; };
 struct mnt_mnt_res { uint32_t status; struct vol_fh fh; };
-struct mnt_blob_res { struct xdr_buf blob; };
+struct mnt_blob_res { struct ut_buf blob; };
 struct pmap_mapping { uint32_t prog, vers, prot, port; };
 
 int mnt_dec_void(struct xdr_cur *c, void *a);

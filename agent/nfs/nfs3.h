@@ -92,7 +92,7 @@ struct nfs3_write_res { uint32_t status; struct nfs3_wcc wcc; uint32_t count; ui
 struct nfs3_create_res { uint32_t status; struct nfs3_pfh fh; struct nfs3_attr attr; struct nfs3_wcc dir; }; /* CREATE MKDIR SYMLINK MKNOD */
 struct nfs3_rename_res { uint32_t status; struct nfs3_wcc from; struct nfs3_wcc to; };
 struct nfs3_link_res { uint32_t status; struct nfs3_attr attr; struct nfs3_wcc dir; };
-struct nfs3_readdir_res { uint32_t status; struct nfs3_attr attr; uint8_t verf[8]; struct xdr_buf entries; bool eof; };
+struct nfs3_readdir_res { uint32_t status; struct nfs3_attr attr; uint8_t verf[8]; struct ut_buf entries; bool eof; };
 struct nfs3_fsstat_res { uint32_t status; struct nfs3_attr attr; struct vol_fsstat fs; };
 struct nfs3_fsinfo_res { uint32_t status; struct nfs3_attr attr; };
 struct nfs3_pathconf_res { uint32_t status; struct nfs3_attr attr; };
@@ -116,26 +116,26 @@ int nfs3_dec_readdir(struct xdr_cur *c, void *a);
 int nfs3_dec_readdirplus(struct xdr_cur *c, void *a);
 int nfs3_dec_commit(struct xdr_cur *c, void *a);
 
-void nfs3_enc_void(struct xdr_buf *b, void *r, struct nfs_call *call);
-void nfs3_enc_getattr(struct xdr_buf *b, void *r, struct nfs_call *call);
-void nfs3_enc_wcc(struct xdr_buf *b, void *r, struct nfs_call *call);
-void nfs3_enc_lookup(struct xdr_buf *b, void *r, struct nfs_call *call);
-void nfs3_enc_access(struct xdr_buf *b, void *r, struct nfs_call *call);
-void nfs3_enc_readlink(struct xdr_buf *b, void *r, struct nfs_call *call);
-void nfs3_enc_read(struct xdr_buf *b, void *r, struct nfs_call *call);
-void nfs3_enc_write(struct xdr_buf *b, void *r, struct nfs_call *call);
-void nfs3_enc_create(struct xdr_buf *b, void *r, struct nfs_call *call);
-void nfs3_enc_rename(struct xdr_buf *b, void *r, struct nfs_call *call);
-void nfs3_enc_link(struct xdr_buf *b, void *r, struct nfs_call *call);
-void nfs3_enc_readdir(struct xdr_buf *b, void *r, struct nfs_call *call);
-void nfs3_enc_fsstat(struct xdr_buf *b, void *r, struct nfs_call *call);
-void nfs3_enc_fsinfo(struct xdr_buf *b, void *r, struct nfs_call *call);
-void nfs3_enc_pathconf(struct xdr_buf *b, void *r, struct nfs_call *call);
-void nfs3_enc_commit(struct xdr_buf *b, void *r, struct nfs_call *call);
+void nfs3_enc_void(struct ut_buf *b, void *r, struct nfs_call *call);
+void nfs3_enc_getattr(struct ut_buf *b, void *r, struct nfs_call *call);
+void nfs3_enc_wcc(struct ut_buf *b, void *r, struct nfs_call *call);
+void nfs3_enc_lookup(struct ut_buf *b, void *r, struct nfs_call *call);
+void nfs3_enc_access(struct ut_buf *b, void *r, struct nfs_call *call);
+void nfs3_enc_readlink(struct ut_buf *b, void *r, struct nfs_call *call);
+void nfs3_enc_read(struct ut_buf *b, void *r, struct nfs_call *call);
+void nfs3_enc_write(struct ut_buf *b, void *r, struct nfs_call *call);
+void nfs3_enc_create(struct ut_buf *b, void *r, struct nfs_call *call);
+void nfs3_enc_rename(struct ut_buf *b, void *r, struct nfs_call *call);
+void nfs3_enc_link(struct ut_buf *b, void *r, struct nfs_call *call);
+void nfs3_enc_readdir(struct ut_buf *b, void *r, struct nfs_call *call);
+void nfs3_enc_fsstat(struct ut_buf *b, void *r, struct nfs_call *call);
+void nfs3_enc_fsinfo(struct ut_buf *b, void *r, struct nfs_call *call);
+void nfs3_enc_pathconf(struct ut_buf *b, void *r, struct nfs_call *call);
+void nfs3_enc_commit(struct ut_buf *b, void *r, struct nfs_call *call);
 
 /* Building blocks shared with READDIRPLUS entry encoding. */
-void nfs3_put_attr(struct xdr_buf *b, const struct nfs3_attr *a);
-void nfs3_put_fh(struct xdr_buf *b, const struct vol_fh *fh);
+void nfs3_put_attr(struct ut_buf *b, const struct nfs3_attr *a);
+void nfs3_put_fh(struct ut_buf *b, const struct vol_fh *fh);
 /* Fill a post_op_attr / wcc from an object. */
 void nfs3_attr_of(struct nfs3_attr *a, const struct vol_obj *o);
 void nfs3_wcc_pre(struct nfs3_wcc *w, const struct vol_obj *o);

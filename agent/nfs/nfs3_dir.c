@@ -184,7 +184,7 @@ void nfs3_link(struct nfs_call *call, void *a, void *r)
 
 struct nfs3_rd {
 	struct nfs_call *call;
-	struct xdr_buf *out;
+	struct ut_buf *out;
 	bool plus;
 	size_t dir_budget;   /* dircount: names + ids + cookies */
 	size_t max_budget;   /* maxcount minus the fixed part of the reply */
@@ -218,8 +218,7 @@ static int nfs3_rd_entry(void *arg, const char *name, size_t nlen, uint64_t ino,
 	}
 	if (rd->out->err || rd->out->len > rd->max_budget ||
 	    (rd->plus && rd->dir_used + dsz > rd->dir_budget)) {
-		rd->out->len = mark;
-		rd->out->err = 0;
+		ut_buf_rewind(rd->out, mark);
 		return 1; /* stop; this entry goes in the next reply */
 	}
 	rd->dir_used += dsz;
@@ -255,10 +254,7 @@ static void nfs3_readdir_common(struct nfs_call *call, struct nfs3_readdir_args 
 	}
 	rd.max_budget = maxcount - fixed;
 	rd.dir_budget = args->dircount ? args->dircount : maxcount;
-	if (xdr_buf_init(&res->entries, 4096, rd.max_budget) != 0) {
-		res->status = NFS3ERR_JUKEBOX;
-		return;
-	}
+	ut_buf_init(&res->entries, rd.max_budget);
 	rc = vol_readdir(&call->obj, &call->ecred, args->cookie, nfs3_rd_entry, &rd, &eof);
 	if (rc == 0 && rd.n == 0 && !eof)
 		rc = -EOVERFLOW;
@@ -281,5 +277,5 @@ void nfs3_free_readdir(void *r)
 {
 	struct nfs3_readdir_res *res = r;
 
-	xdr_buf_cleanup(&res->entries);
+	ut_buf_cleanup(&res->entries);
 }

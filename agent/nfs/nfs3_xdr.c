@@ -267,14 +267,14 @@ static uint32_t ftype(mode_t m)
 	}
 }
 
-static void put_time(struct xdr_buf *b, const struct timespec *ts)
+static void put_time(struct ut_buf *b, const struct timespec *ts)
 {
 	xdr_put_u32(b, (uint32_t)ts->tv_sec);
 	xdr_put_u32(b, (uint32_t)ts->tv_nsec);
 }
 
 /* fattr3 */
-static void put_fattr(struct xdr_buf *b, const struct nfs3_attr *a)
+static void put_fattr(struct ut_buf *b, const struct nfs3_attr *a)
 {
 	const struct stat *st = &a->st;
 
@@ -295,14 +295,14 @@ static void put_fattr(struct xdr_buf *b, const struct nfs3_attr *a)
 }
 
 /* post_op_attr */
-void nfs3_put_attr(struct xdr_buf *b, const struct nfs3_attr *a)
+void nfs3_put_attr(struct ut_buf *b, const struct nfs3_attr *a)
 {
 	xdr_put_u32(b, a->present);
 	if (a->present)
 		put_fattr(b, a);
 }
 
-static void put_wcc(struct xdr_buf *b, const struct nfs3_wcc *w)
+static void put_wcc(struct ut_buf *b, const struct nfs3_wcc *w)
 {
 	xdr_put_u32(b, w->pre);
 	if (w->pre) {
@@ -313,7 +313,7 @@ static void put_wcc(struct xdr_buf *b, const struct nfs3_wcc *w)
 	nfs3_put_attr(b, &w->post);
 }
 
-void nfs3_put_fh(struct xdr_buf *b, const struct vol_fh *fh)
+void nfs3_put_fh(struct ut_buf *b, const struct vol_fh *fh)
 {
 	xdr_put_opaque(b, fh->data, fh->len);
 }
@@ -341,14 +341,14 @@ void nfs3_wcc_post(struct nfs3_wcc *w, struct vol_obj *o)
 		nfs3_attr_of(&w->post, o);
 }
 
-void nfs3_enc_void(struct xdr_buf *b, void *r, struct nfs_call *call)
+void nfs3_enc_void(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	(void)b;
 	(void)r;
 	(void)call;
 }
 
-void nfs3_enc_getattr(struct xdr_buf *b, void *r, struct nfs_call *call)
+void nfs3_enc_getattr(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	struct nfs3_getattr_res *x = r;
 
@@ -358,7 +358,7 @@ void nfs3_enc_getattr(struct xdr_buf *b, void *r, struct nfs_call *call)
 		put_fattr(b, &x->attr);
 }
 
-void nfs3_enc_wcc(struct xdr_buf *b, void *r, struct nfs_call *call)
+void nfs3_enc_wcc(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	struct nfs3_wcc_res *x = r;
 
@@ -367,7 +367,7 @@ void nfs3_enc_wcc(struct xdr_buf *b, void *r, struct nfs_call *call)
 	put_wcc(b, &x->wcc);
 }
 
-void nfs3_enc_lookup(struct xdr_buf *b, void *r, struct nfs_call *call)
+void nfs3_enc_lookup(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	struct nfs3_lookup_res *x = r;
 
@@ -380,7 +380,7 @@ void nfs3_enc_lookup(struct xdr_buf *b, void *r, struct nfs_call *call)
 	nfs3_put_attr(b, &x->dir);
 }
 
-void nfs3_enc_access(struct xdr_buf *b, void *r, struct nfs_call *call)
+void nfs3_enc_access(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	struct nfs3_access_res *x = r;
 
@@ -391,7 +391,7 @@ void nfs3_enc_access(struct xdr_buf *b, void *r, struct nfs_call *call)
 		xdr_put_u32(b, x->access);
 }
 
-void nfs3_enc_readlink(struct xdr_buf *b, void *r, struct nfs_call *call)
+void nfs3_enc_readlink(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	struct nfs3_readlink_res *x = r;
 
@@ -402,7 +402,7 @@ void nfs3_enc_readlink(struct xdr_buf *b, void *r, struct nfs_call *call)
 		xdr_put_opaque(b, x->path, x->len);
 }
 
-void nfs3_enc_read(struct xdr_buf *b, void *r, struct nfs_call *call)
+void nfs3_enc_read(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	struct nfs3_read_res *x = r;
 
@@ -429,7 +429,7 @@ void nfs3_enc_read(struct xdr_buf *b, void *r, struct nfs_call *call)
 	}
 }
 
-void nfs3_enc_write(struct xdr_buf *b, void *r, struct nfs_call *call)
+void nfs3_enc_write(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	struct nfs3_write_res *x = r;
 
@@ -443,7 +443,7 @@ void nfs3_enc_write(struct xdr_buf *b, void *r, struct nfs_call *call)
 	}
 }
 
-void nfs3_enc_create(struct xdr_buf *b, void *r, struct nfs_call *call)
+void nfs3_enc_create(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	struct nfs3_create_res *x = r;
 
@@ -458,7 +458,7 @@ void nfs3_enc_create(struct xdr_buf *b, void *r, struct nfs_call *call)
 	put_wcc(b, &x->dir);
 }
 
-void nfs3_enc_rename(struct xdr_buf *b, void *r, struct nfs_call *call)
+void nfs3_enc_rename(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	struct nfs3_rename_res *x = r;
 
@@ -468,7 +468,7 @@ void nfs3_enc_rename(struct xdr_buf *b, void *r, struct nfs_call *call)
 	put_wcc(b, &x->to);
 }
 
-void nfs3_enc_link(struct xdr_buf *b, void *r, struct nfs_call *call)
+void nfs3_enc_link(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	struct nfs3_link_res *x = r;
 
@@ -478,7 +478,7 @@ void nfs3_enc_link(struct xdr_buf *b, void *r, struct nfs_call *call)
 	put_wcc(b, &x->dir);
 }
 
-void nfs3_enc_readdir(struct xdr_buf *b, void *r, struct nfs_call *call)
+void nfs3_enc_readdir(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	struct nfs3_readdir_res *x = r;
 
@@ -494,7 +494,7 @@ void nfs3_enc_readdir(struct xdr_buf *b, void *r, struct nfs_call *call)
 	xdr_put_u32(b, x->eof);
 }
 
-void nfs3_enc_fsstat(struct xdr_buf *b, void *r, struct nfs_call *call)
+void nfs3_enc_fsstat(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	struct nfs3_fsstat_res *x = r;
 
@@ -512,7 +512,7 @@ void nfs3_enc_fsstat(struct xdr_buf *b, void *r, struct nfs_call *call)
 	xdr_put_u32(b, 0); /* invarsec */
 }
 
-void nfs3_enc_fsinfo(struct xdr_buf *b, void *r, struct nfs_call *call)
+void nfs3_enc_fsinfo(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	struct nfs3_fsinfo_res *x = r;
 
@@ -534,7 +534,7 @@ void nfs3_enc_fsinfo(struct xdr_buf *b, void *r, struct nfs_call *call)
 	xdr_put_u32(b, 0x1 | 0x2 | 0x8 | 0x10); /* LINK SYMLINK HOMOGENEOUS CANSETTIME */
 }
 
-void nfs3_enc_pathconf(struct xdr_buf *b, void *r, struct nfs_call *call)
+void nfs3_enc_pathconf(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	struct nfs3_pathconf_res *x = r;
 
@@ -551,7 +551,7 @@ void nfs3_enc_pathconf(struct xdr_buf *b, void *r, struct nfs_call *call)
 	xdr_put_u32(b, 1);             /* case_preserving */
 }
 
-void nfs3_enc_commit(struct xdr_buf *b, void *r, struct nfs_call *call)
+void nfs3_enc_commit(struct ut_buf *b, void *r, struct nfs_call *call)
 {
 	struct nfs3_commit_res *x = r;
 

@@ -54,7 +54,7 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 	struct nfs_reply *reply = NULL;
 	bool replied = false;
 	struct rpc_call rc;
-	struct xdr_buf out = {0};
+	struct ut_buf out = {0};
 	struct xdr_cur cur;
 	struct nfs_call call;
 	const struct nfs_prog *prog;
@@ -90,9 +90,8 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 		call.resumed = true;
 		goto handle;
 	}
-	if (xdr_buf_init(&out, 512, NFS_SRV_REPLY_MAX) != 0)
-		goto out;
-	xdr_put_raw(&out, 4); /* record mark */
+	ut_buf_init(&out, NFS_SRV_REPLY_MAX);
+	ut_buf_put_zero(&out, 4); /* record mark */
 	st = rpc_call_parse(req->rec, req->len, &rc);
 	switch (st) {
 	case RPC_PARSE_OK:
@@ -146,7 +145,7 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 		case DRC_BUSY:
 			goto out;
 		case DRC_REPLAY:
-			out.len = 4; /* keep the mark slot */
+			ut_buf_rewind(&out, 4); /* keep the mark slot */
 			xdr_put_fixed(&out, cached, clen);
 			goto send;
 		default:
@@ -198,10 +197,9 @@ handled:
 	p->encode(&out, res, &call);
 	if (out.err) {
 		/* Result did not fit or no memory: answer SYSTEM_ERR. */
-		xdr_buf_cleanup(&out);
-		if (xdr_buf_init(&out, 64, 64) != 0)
-			goto out;
-		xdr_put_raw(&out, 4);
+		ut_buf_cleanup(&out);
+		ut_buf_init(&out, 64);
+		ut_buf_put_zero(&out, 4);
 		rpc_reply_accepted(&out, rc.xid, RPC_SYSTEM_ERR);
 		free(call.data_owner);
 		call.data_owner = NULL;
@@ -229,7 +227,7 @@ send:
 	if (out.err)
 		goto out;
 	if (slot >= 0) {
-		nfs_drc_end(srv, slot, rc.xid, out.p + 4, out.len - 4);
+		nfs_drc_end(srv, slot, rc.xid, ut_buf_bytes(&out) + 4, out.len - 4);
 		slot = -1;
 	}
 	if (!(reply = calloc(1, sizeof(*reply))))
@@ -263,7 +261,7 @@ out:
 	if (call.file_owned)
 		close(call.file_fd);
 	vol_obj_cleanup(&call.obj);
-	xdr_buf_cleanup(&out);
+	ut_buf_cleanup(&out);
 	return replied;
 }
 

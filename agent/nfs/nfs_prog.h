@@ -75,7 +75,7 @@ struct nfs_proc {
 	const char *name;
 	int (*decode)(struct xdr_cur *cur, void *args);
 	void (*handler)(struct nfs_call *call, void *args, void *res);
-	void (*encode)(struct xdr_buf *buf, void *res, struct nfs_call *call);
+	void (*encode)(struct ut_buf *buf, void *res, struct nfs_call *call);
 	void (*free)(void *res);
 	unsigned flags;
 	uint32_t args_size, res_size;
@@ -100,6 +100,6 @@ void nfs_srv_mount_add(struct nfs_srv *srv, const char *host, const char *path);
 void nfs_srv_mount_del(struct nfs_srv *srv, const char *host, const char *path);
 void nfs_srv_mount_del_host(struct nfs_srv *srv, const char *host);
 /* Encode the mount list (mountlist, RFC 1813 appendix I) into buf. */
-void nfs_srv_mount_encode(struct nfs_srv *srv, struct xdr_buf *buf);
+void nfs_srv_mount_encode(struct nfs_srv *srv, struct ut_buf *buf);
 
 #endif

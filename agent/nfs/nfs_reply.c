@@ -126,7 +126,7 @@ static int send_one(int fd, struct nfs_reply *r)
 
 static void reply_free(struct nfs_reply *r)
 {
-	xdr_buf_cleanup(&r->buf);
+	ut_buf_cleanup(&r->buf);
 	free(r->data_owner);
 	if (r->file_owned)
 		close(r->file_fd);

@@ -56,7 +56,7 @@ void nfs_srv_mount_del_host(struct nfs_srv *srv, const char *host)
 	mount_del_if(srv, host, NULL);
 }
 
-void nfs_srv_mount_encode(struct nfs_srv *srv, struct xdr_buf *buf)
+void nfs_srv_mount_encode(struct nfs_srv *srv, struct ut_buf *buf)
 {
 	size_t i;
 

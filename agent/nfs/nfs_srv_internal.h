@@ -74,7 +74,7 @@ struct nfs_conn {
 /* Where a deferred call stopped: everything serve() had built for it. */
 struct nfs_job {
 	struct rpc_call rc;            /* points into the request's record */
-	struct xdr_buf out;            /* the reply buffer, record mark slot reserved */
+	struct ut_buf out;            /* the reply buffer, record mark slot reserved */
 	struct nfs_call call;          /* resolved object, credentials, access verdict */
 	const struct nfs_prog *prog;
 	const struct nfs_proc *p;
@@ -97,7 +97,7 @@ struct nfs_req {
 /* A reply on its way to the socket; owns everything it sends. */
 struct nfs_reply {
 	struct ut_fifo_node node;      /* in its connection's outq */
-	struct xdr_buf buf;            /* 4-byte mark + encoded header */
+	struct ut_buf buf;            /* 4-byte mark + encoded header */
 	void *data_owner;
 	const void *data;
 	size_t dlen;

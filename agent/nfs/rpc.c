@@ -204,14 +204,14 @@ int rpc_call_parse(const uint8_t *rec, size_t len, struct rpc_call *call)
 	return RPC_PARSE_OK;
 }
 
-static void rpc_reply_head(struct xdr_buf *buf, uint32_t xid, uint32_t stat)
+static void rpc_reply_head(struct ut_buf *buf, uint32_t xid, uint32_t stat)
 {
 	xdr_put_u32(buf, xid);
 	xdr_put_u32(buf, RPC_MSG_REPLY);
 	xdr_put_u32(buf, stat); /* MSG_ACCEPTED 0 / MSG_DENIED 1 */
 }
 
-void rpc_reply_accepted(struct xdr_buf *buf, uint32_t xid, enum rpc_accept_stat st)
+void rpc_reply_accepted(struct ut_buf *buf, uint32_t xid, enum rpc_accept_stat st)
 {
 	rpc_reply_head(buf, xid, 0);
 	xdr_put_u32(buf, RPC_AUTH_NONE); /* verifier */
@@ -219,14 +219,14 @@ void rpc_reply_accepted(struct xdr_buf *buf, uint32_t xid, enum rpc_accept_stat 
 	xdr_put_u32(buf, (uint32_t)st);
 }
 
-void rpc_reply_prog_mismatch(struct xdr_buf *buf, uint32_t xid, uint32_t lo, uint32_t hi)
+void rpc_reply_prog_mismatch(struct ut_buf *buf, uint32_t xid, uint32_t lo, uint32_t hi)
 {
 	rpc_reply_accepted(buf, xid, RPC_PROG_MISMATCH);
 	xdr_put_u32(buf, lo);
 	xdr_put_u32(buf, hi);
 }
 
-void rpc_reply_rpc_mismatch(struct xdr_buf *buf, uint32_t xid)
+void rpc_reply_rpc_mismatch(struct ut_buf *buf, uint32_t xid)
 {
 	rpc_reply_head(buf, xid, 1);
 	xdr_put_u32(buf, 0); /* RPC_MISMATCH */
@@ -234,7 +234,7 @@ void rpc_reply_rpc_mismatch(struct xdr_buf *buf, uint32_t xid)
 	xdr_put_u32(buf, 2);
 }
 
-void rpc_reply_auth_error(struct xdr_buf *buf, uint32_t xid, enum rpc_auth_stat st)
+void rpc_reply_auth_error(struct ut_buf *buf, uint32_t xid, enum rpc_auth_stat st)
 {
 	rpc_reply_head(buf, xid, 1);
 	xdr_put_u32(buf, 1); /* AUTH_ERROR */

@@ -115,9 +115,9 @@ int rpc_call_parse(const uint8_t *rec, size_t len, struct rpc_call *call);
 /* ---- reply headers ----
  * Each appends to buf (which the caller started with 4 bytes reserved for the
  * record mark). */
-void rpc_reply_accepted(struct xdr_buf *buf, uint32_t xid, enum rpc_accept_stat st);
-void rpc_reply_prog_mismatch(struct xdr_buf *buf, uint32_t xid, uint32_t lo, uint32_t hi);
-void rpc_reply_rpc_mismatch(struct xdr_buf *buf, uint32_t xid);
-void rpc_reply_auth_error(struct xdr_buf *buf, uint32_t xid, enum rpc_auth_stat st);
+void rpc_reply_accepted(struct ut_buf *buf, uint32_t xid, enum rpc_accept_stat st);
+void rpc_reply_prog_mismatch(struct ut_buf *buf, uint32_t xid, uint32_t lo, uint32_t hi);
+void rpc_reply_rpc_mismatch(struct ut_buf *buf, uint32_t xid);
+void rpc_reply_auth_error(struct ut_buf *buf, uint32_t xid, enum rpc_auth_stat st);
 
 #endif

@@ -1,4 +1,5 @@
-/* xdr: bounded XDR cursor and encode buffer; see xdr.h for the contract. */
+/* xdr: bounded XDR cursor and the XDR writers onto ut_buf; see xdr.h for
+ * the contract. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -87,99 +88,30 @@ const uint8_t *xdr_opaque(struct xdr_cur *cur, size_t cap, uint32_t *lenp)
 	return q;
 }
 
-int xdr_buf_init(struct xdr_buf *buf, size_t hint, size_t max)
+void xdr_put_u32(struct ut_buf *buf, uint32_t v)
 {
-	buf->len = 0;
-	buf->max = max;
-	buf->cap = hint < max ? hint : max;
-	if (buf->cap < 64)
-		buf->cap = 64;
-	buf->p = malloc(buf->cap);
-	buf->err = buf->p ? 0 : -ENOMEM;
-	if (!buf->p)
-		buf->cap = 0;
-	return buf->err;
+	if (ut_buf_put_zero(buf, 4))
+		ut_buf_set_be32(buf, buf->len - 4, v);
 }
 
-void xdr_buf_cleanup(struct xdr_buf *buf)
-{
-	free(buf->p);
-	buf->p = NULL;
-	buf->len = buf->cap = 0;
-}
-
-uint8_t *xdr_put_raw(struct xdr_buf *buf, size_t n)
-{
-	uint8_t *q;
-
-	if (buf->err)
-		return NULL;
-	if (n > buf->max || buf->len > buf->max - n) {
-		buf->err = -EMSGSIZE;
-		return NULL;
-	}
-	if (buf->len + n > buf->cap) {
-		size_t ncap = buf->cap ? buf->cap : 64;
-		uint8_t *np;
-
-		while (ncap < buf->len + n)
-			ncap *= 2;
-		if (ncap > buf->max)
-			ncap = buf->max;
-		np = realloc(buf->p, ncap);
-		if (!np) {
-			buf->err = -ENOMEM;
-			return NULL;
-		}
-		buf->p = np;
-		buf->cap = ncap;
-	}
-	q = buf->p + buf->len;
-	buf->len += n;
-	return q;
-}
-
-static void xdr_wr32(uint8_t *q, uint32_t v)
-{
-	q[0] = (uint8_t)(v >> 24);
-	q[1] = (uint8_t)(v >> 16);
-	q[2] = (uint8_t)(v >> 8);
-	q[3] = (uint8_t)v;
-}
-
-void xdr_put_u32(struct xdr_buf *buf, uint32_t v)
-{
-	uint8_t *q = xdr_put_raw(buf, 4);
-
-	if (q)
-		xdr_wr32(q, v);
-}
-
-void xdr_put_u64(struct xdr_buf *buf, uint64_t v)
+void xdr_put_u64(struct ut_buf *buf, uint64_t v)
 {
 	xdr_put_u32(buf, (uint32_t)(v >> 32));
 	xdr_put_u32(buf, (uint32_t)v);
 }
 
-void xdr_put_fixed(struct xdr_buf *buf, const void *data, size_t n)
+void xdr_put_fixed(struct ut_buf *buf, const void *data, size_t n)
 {
-	uint8_t *q = xdr_put_raw(buf, XDR_PAD(n));
+	uint8_t *q = ut_buf_put_zero(buf, XDR_PAD(n));
 
 	if (!q)
 		return;
 	if (n)
-		memcpy(q, data, n);
-	memset(q + n, 0, XDR_PAD(n) - n);
+		memcpy(q, data, n);  /* the padding is zero already */
 }
 
-void xdr_put_opaque(struct xdr_buf *buf, const void *data, uint32_t n)
+void xdr_put_opaque(struct ut_buf *buf, const void *data, uint32_t n)
 {
 	xdr_put_u32(buf, n);
 	xdr_put_fixed(buf, data, n);
-}
-
-void xdr_set_u32(struct xdr_buf *buf, size_t off, uint32_t v)
-{
-	if (!buf->err && off + 4 <= buf->len)
-		xdr_wr32(buf->p + off, v);
 }

@@ -7,8 +7,11 @@
  * Variable-length data is returned as pointers into the cursor's buffer: it
  * is never copied and lives as long as that buffer.
  *
- * Encoding: an xdr_buf grows up to its cap; going past it sets buf->err and
- * later writes are no-ops.
+ * Encoding: the xdr_put_* writers append big-endian XDR to util's capped
+ * buffer (struct ut_buf, see util/ut_buf.h: ut_buf_init with the user's cap,
+ * ut_buf_put_zero to reserve, ut_buf_set_be32 to patch a word written
+ * earlier); going past the cap sets the buffer's sticky error (AQ_ETOOBIG)
+ * and later writes are no-ops.
  */
 #ifndef AQ_AGENT_XDR_H
 #define AQ_AGENT_XDR_H
@@ -16,6 +19,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "util/ut_buf.h"
 
 struct xdr_cur {
 	const uint8_t *p;
@@ -37,26 +42,10 @@ const uint8_t *xdr_opaque(struct xdr_cur *cur, size_t cap, uint32_t *lenp);
 /* Bytes not yet read. */
 size_t xdr_left(const struct xdr_cur *cur);
 
-struct xdr_buf {
-	uint8_t *p;
-	size_t len;
-	size_t cap;      /* allocated */
-	size_t max;      /* never grows past this */
-	int err;         /* 0, -ENOMEM or -EMSGSIZE; sticky */
-};
-
-/* Start an empty buffer that may grow to max bytes; initial allocation is
- * min(hint, max). Release with xdr_buf_cleanup. */
-int xdr_buf_init(struct xdr_buf *buf, size_t hint, size_t max);
-void xdr_buf_cleanup(struct xdr_buf *buf);
-/* Reserve n bytes at the end; returns pointer or NULL (err set). */
-uint8_t *xdr_put_raw(struct xdr_buf *buf, size_t n);
-void xdr_put_u32(struct xdr_buf *buf, uint32_t v);
-void xdr_put_u64(struct xdr_buf *buf, uint64_t v);
-void xdr_put_fixed(struct xdr_buf *buf, const void *data, size_t n);
-void xdr_put_opaque(struct xdr_buf *buf, const void *data, uint32_t n);
-/* Overwrite a u32 already written at offset off. */
-void xdr_set_u32(struct xdr_buf *buf, size_t off, uint32_t v);
+void xdr_put_u32(struct ut_buf *buf, uint32_t v);
+void xdr_put_u64(struct ut_buf *buf, uint64_t v);
+void xdr_put_fixed(struct ut_buf *buf, const void *data, size_t n);
+void xdr_put_opaque(struct ut_buf *buf, const void *data, uint32_t n);
 
 #define XDR_PAD(n) (((n) + 3u) & ~(size_t)3u)
 

@@ -116,18 +116,25 @@ static int smb_ntlm_hmac_md5(const uint8_t key[16], const uint8_t *a, size_t ale
 
 /* ---- hashes ---------------------------------------------------------------- */
 
+/* A password's UTF-16LE form (256 characters). */
+#define SMB_NTLM_PASSWORD_UTF16_MAX 512u
+
 int smb_ntlm_nt_hash(const char *password, uint8_t hash[16])
 {
-	struct smb_wire_buf b;
+	struct ut_buf b;
 	int rc;
 
-	if ((rc = smb_wire_buf_init(&b, 512, 512)) != AQ_OK)
-		return rc;
+	/* Allocate the whole cap at once, so that no realloc leaves a copy of
+	 * the password behind uncleansed. */
+	ut_buf_init(&b, SMB_NTLM_PASSWORD_UTF16_MAX);
+	if (!ut_buf_put_zero(&b, SMB_NTLM_PASSWORD_UTF16_MAX))
+		return ut_buf_err(&b);
+	ut_buf_rewind(&b, 0);
 	rc = smb_wire_put_utf16(&b, password, strlen(password), NULL);
 	if (rc == AQ_OK)
-		smb_ntlm_md4(b.p, b.len, hash);
+		smb_ntlm_md4(ut_buf_bytes(&b), ut_buf_len(&b), hash);
 	OPENSSL_cleanse(b.p, b.cap);
-	smb_wire_buf_cleanup(&b);
+	ut_buf_cleanup(&b);
 	return rc;
 }
 
@@ -207,7 +214,7 @@ int smb_ntlm_answer_flags(uint32_t client, uint32_t *flags)
 }
 
 /* One AV pair of a UTF-8 name; the length is patched once known. */
-static int smb_ntlm_av_name(struct smb_wire_buf *b, uint16_t id, const char *name)
+static int smb_ntlm_av_name(struct ut_buf *b, uint16_t id, const char *name)
 {
 	size_t at, n = 0;
 	int rc;
@@ -221,36 +228,36 @@ static int smb_ntlm_av_name(struct smb_wire_buf *b, uint16_t id, const char *nam
 		return rc;
 	if (n > SMB_NTLM_NAME_MAX)
 		return AQ_ETOOBIG;
-	smb_wire_set_u16(b, at, (uint16_t)n);
+	ut_buf_set_le16(b, at, (uint16_t)n);
 	return AQ_OK;
 }
 
-int smb_ntlm_challenge_encode(struct smb_wire_buf *b, const struct smb_ntlm_challenge *c)
+int smb_ntlm_challenge_encode(struct ut_buf *b, const struct smb_ntlm_challenge *c)
 {
 	size_t base = b->len, tn = 0, ti_at, ti_len;
 	int rc;
 
 	smb_wire_put_bytes(b, smb_ntlm_sig, 8);
 	smb_wire_put_u32(b, 2);
-	smb_wire_put_zero(b, 8); /* TargetNameFields */
+	ut_buf_put_zero(b, 8); /* TargetNameFields */
 	smb_wire_put_u32(b, c->flags);
 	smb_wire_put_bytes(b, c->challenge, 8);
-	smb_wire_put_zero(b, 8);  /* Reserved */
-	smb_wire_put_zero(b, 8);  /* TargetInfoFields */
+	ut_buf_put_zero(b, 8);  /* Reserved */
+	ut_buf_put_zero(b, 8);  /* TargetInfoFields */
 	if (c->flags & NTLMSSP_NEGOTIATE_VERSION)
 		smb_wire_put_bytes(b, c->version, 8);
 	else
-		smb_wire_put_zero(b, 8);
+		ut_buf_put_zero(b, 8);
 	if (b->err)
 		return b->err;
 	/* TargetName */
-	smb_wire_set_u32(b, base + 16, (uint32_t)(b->len - base));
+	ut_buf_set_le32(b, base + 16, (uint32_t)(b->len - base));
 	if ((rc = smb_wire_put_utf16(b, c->target ? c->target : "", c->target ? strlen(c->target) : 0, &tn)))
 		return rc;
 	if (tn > SMB_NTLM_NAME_MAX)
 		return AQ_ETOOBIG;
-	smb_wire_set_u16(b, base + 12, (uint16_t)tn);
-	smb_wire_set_u16(b, base + 14, (uint16_t)tn);
+	ut_buf_set_le16(b, base + 12, (uint16_t)tn);
+	ut_buf_set_le16(b, base + 14, (uint16_t)tn);
 	/* TargetInfo */
 	ti_at = b->len;
 	if ((rc = smb_ntlm_av_name(b, MSV_AV_NB_DOMAIN_NAME, c->nb_domain)) ||
@@ -267,9 +274,9 @@ int smb_ntlm_challenge_encode(struct smb_wire_buf *b, const struct smb_ntlm_chal
 	if (b->err)
 		return b->err;
 	ti_len = b->len - ti_at;
-	smb_wire_set_u16(b, base + 40, (uint16_t)ti_len);
-	smb_wire_set_u16(b, base + 42, (uint16_t)ti_len);
-	smb_wire_set_u32(b, base + 44, (uint32_t)(ti_at - base));
+	ut_buf_set_le16(b, base + 40, (uint16_t)ti_len);
+	ut_buf_set_le16(b, base + 42, (uint16_t)ti_len);
+	ut_buf_set_le32(b, base + 44, (uint32_t)(ti_at - base));
 	return b->err;
 }
 

@@ -89,7 +89,7 @@ struct smb_ntlm_challenge {
 };
 
 /* Append the CHALLENGE_MESSAGE to buf (its first byte at buf->len). */
-int smb_ntlm_challenge_encode(struct smb_wire_buf *buf, const struct smb_ntlm_challenge *c);
+int smb_ntlm_challenge_encode(struct ut_buf *buf, const struct smb_ntlm_challenge *c);
 
 struct smb_ntlm_auth {
 	uint32_t flags;

@@ -46,7 +46,7 @@ size_t smb_sd_sid_size(const struct smb_sd_sid *s)
 	return 8 + 4 * (size_t)s->count;
 }
 
-void smb_sd_sid_encode(struct smb_wire_buf *b, const struct smb_sd_sid *s)
+void smb_sd_sid_encode(struct ut_buf *b, const struct smb_sd_sid *s)
 {
 	int i;
 
@@ -213,7 +213,7 @@ static size_t smb_sd_ace_size(const struct smb_sd_ace *a)
 					 : SMB_SD_ACE_HDR + a->opaque_len;
 }
 
-static int smb_sd_acl_encode(struct smb_wire_buf *b, const struct smb_sd_acl *acl)
+static int smb_sd_acl_encode(struct ut_buf *b, const struct smb_sd_acl *acl)
 {
 	size_t size = SMB_SD_ACL_HDR;
 	uint16_t i;
@@ -296,7 +296,7 @@ int smb_sd_decode(const uint8_t *p, size_t len, struct smb_sd *sd)
 	return AQ_OK;
 }
 
-int smb_sd_encode(struct smb_wire_buf *b, const struct smb_sd *sd, uint32_t secinfo)
+int smb_sd_encode(struct ut_buf *b, const struct smb_sd *sd, uint32_t secinfo)
 {
 	size_t base = b->len;
 	uint16_t control = SMB_SD_SELF_RELATIVE | (sd->control & SMB_SD_DACL_PROTECTED);
@@ -305,30 +305,30 @@ int smb_sd_encode(struct smb_wire_buf *b, const struct smb_sd *sd, uint32_t seci
 	smb_wire_put_u8(b, 1);
 	smb_wire_put_u8(b, 0);
 	smb_wire_put_u16(b, 0);    /* Control, below */
-	smb_wire_put_zero(b, 16);  /* the four offsets, below */
+	ut_buf_put_zero(b, 16);  /* the four offsets, below */
 	if (secinfo & SMB_SD_OWNER && sd->has_owner) {
-		smb_wire_set_u32(b, base + 4, (uint32_t)(b->len - base));
+		ut_buf_set_le32(b, base + 4, (uint32_t)(b->len - base));
 		smb_sd_sid_encode(b, &sd->owner);
 	}
 	if (secinfo & SMB_SD_GROUP && sd->has_group) {
-		smb_wire_set_u32(b, base + 8, (uint32_t)(b->len - base));
+		ut_buf_set_le32(b, base + 8, (uint32_t)(b->len - base));
 		smb_sd_sid_encode(b, &sd->group);
 	}
 	if (secinfo & SMB_SD_SACL && sd->has_sacl) {
 		control |= SMB_SD_SACL_PRESENT;
-		smb_wire_set_u32(b, base + 12, (uint32_t)(b->len - base));
+		ut_buf_set_le32(b, base + 12, (uint32_t)(b->len - base));
 		if ((rc = smb_sd_acl_encode(b, &sd->sacl)) != AQ_OK)
 			return rc;
 	}
 	if (secinfo & SMB_SD_DACL && (sd->has_dacl || sd->control & SMB_SD_DACL_PRESENT)) {
 		control |= SMB_SD_DACL_PRESENT;
 		if (sd->has_dacl) {
-			smb_wire_set_u32(b, base + 16, (uint32_t)(b->len - base));
+			ut_buf_set_le32(b, base + 16, (uint32_t)(b->len - base));
 			if ((rc = smb_sd_acl_encode(b, &sd->dacl)) != AQ_OK)
 				return rc;
 		}
 	}
-	smb_wire_set_u16(b, base + 2, control);
+	ut_buf_set_le16(b, base + 2, control);
 	return b->err;
 }
 

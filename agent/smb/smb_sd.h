@@ -89,7 +89,7 @@ struct smb_sd_sid {
 
 /* From a cursor (so that a SID inside an ACE is bounded by the ACE). */
 int smb_sd_sid_decode(struct smb_wire_cur *c, struct smb_sd_sid *s);
-void smb_sd_sid_encode(struct smb_wire_buf *b, const struct smb_sd_sid *s);
+void smb_sd_sid_encode(struct ut_buf *b, const struct smb_sd_sid *s);
 size_t smb_sd_sid_size(const struct smb_sd_sid *s);
 bool smb_sd_sid_eq(const struct smb_sd_sid *a, const struct smb_sd_sid *b);
 /* "S-1-5-32-544"; AQ_ETOOBIG if out[cap] is too small. */
@@ -128,7 +128,7 @@ struct smb_sd {
 int smb_sd_decode(const uint8_t *p, size_t len, struct smb_sd *sd);
 /* Append the parts named by secinfo (SMB_SD_OWNER | ...) as a
  * self-relative descriptor: header, owner, group, SACL, DACL. */
-int smb_sd_encode(struct smb_wire_buf *b, const struct smb_sd *sd, uint32_t secinfo);
+int smb_sd_encode(struct ut_buf *b, const struct smb_sd *sd, uint32_t secinfo);
 
 /* The descriptor a UNIX-style share shows for uid, gid and mode (the 0777
  * bits; dir adds DELETE_CHILD with w): three ALLOW ACEs, owner, group,

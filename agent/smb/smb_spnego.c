@@ -194,7 +194,7 @@ static size_t smb_spnego_el(size_t n)
 	return 1 + smb_spnego_lsize(n) + n;
 }
 
-static void smb_spnego_put_tl(struct smb_wire_buf *b, uint8_t tag, size_t n)
+static void smb_spnego_put_tl(struct ut_buf *b, uint8_t tag, size_t n)
 {
 	smb_wire_put_u8(b, tag);
 	if (n < 0x80) {
@@ -224,7 +224,7 @@ static int smb_spnego_mech_index(unsigned bit)
 	return -1;
 }
 
-int smb_spnego_init2_encode(struct smb_wire_buf *b, unsigned mechs)
+int smb_spnego_init2_encode(struct ut_buf *b, unsigned mechs)
 {
 	size_t oids = 0, s_list, f0, seq, i;
 
@@ -252,7 +252,7 @@ int smb_spnego_init2_encode(struct smb_wire_buf *b, unsigned mechs)
 	return b->err;
 }
 
-int smb_spnego_resp_encode(struct smb_wire_buf *b, int state, unsigned mech, const uint8_t *token, size_t token_len,
+int smb_spnego_resp_encode(struct ut_buf *b, int state, unsigned mech, const uint8_t *token, size_t token_len,
 			   const uint8_t *mic, size_t mic_len)
 {
 	int mi = mech ? smb_spnego_mech_index(mech) : -1;

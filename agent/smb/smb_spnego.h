@@ -69,10 +69,10 @@ int smb_spnego_resp_decode(const uint8_t *blob, size_t len, struct smb_spnego_re
 
 /* The server's NegTokenInit2 offering mechs (SMB_SPNEGO_NTLMSSP, ...), in
  * the order of the enum, with no token. */
-int smb_spnego_init2_encode(struct smb_wire_buf *buf, unsigned mechs);
+int smb_spnego_init2_encode(struct ut_buf *buf, unsigned mechs);
 /* NegTokenResp: state (or SMB_SPNEGO_STATE_NONE), mech (a bit, 0 to
  * omit), token and mic (NULL to omit). */
-int smb_spnego_resp_encode(struct smb_wire_buf *buf, int state, unsigned mech, const uint8_t *token,
+int smb_spnego_resp_encode(struct ut_buf *buf, int state, unsigned mech, const uint8_t *token,
 			   size_t token_len, const uint8_t *mic, size_t mic_len);
 
 #endif

@@ -104,128 +104,47 @@ uint64_t smb_wire_u64(struct smb_wire_cur *cur)
 	return q ? smb_wire_get_u64(q) : 0;
 }
 
-/* ---- encode buffer ---- */
+/* ---- encode writers: each reserves its bytes, then fills them in place ---- */
 
-int smb_wire_buf_init(struct smb_wire_buf *buf, size_t hint, size_t max)
+void smb_wire_put_u8(struct ut_buf *buf, uint8_t v)
 {
-	buf->len = 0;
-	buf->max = max;
-	buf->cap = hint < max ? hint : max;
-	if (buf->cap < 64)
-		buf->cap = 64;
-	buf->p = malloc(buf->cap);
-	buf->err = buf->p ? AQ_OK : AQ_ENOMEM;
-	if (!buf->p)
-		buf->cap = 0;
-	return buf->err;
-}
-
-void smb_wire_buf_cleanup(struct smb_wire_buf *buf)
-{
-	free(buf->p);
-	buf->p = NULL;
-	buf->len = buf->cap = 0;
-}
-
-uint8_t *smb_wire_put_zero(struct smb_wire_buf *buf, size_t n)
-{
-	uint8_t *q;
-
-	if (buf->err)
-		return NULL;
-	if (n > buf->max || buf->len > buf->max - n) {
-		buf->err = AQ_ETOOBIG;
-		return NULL;
-	}
-	if (buf->len + n > buf->cap) {
-		size_t ncap = buf->cap ? buf->cap : 64;
-		uint8_t *np;
-
-		while (ncap < buf->len + n)
-			ncap *= 2;
-		if (ncap > buf->max)
-			ncap = buf->max;
-		np = realloc(buf->p, ncap);
-		if (!np) {
-			buf->err = AQ_ENOMEM;
-			return NULL;
-		}
-		buf->p = np;
-		buf->cap = ncap;
-	}
-	q = buf->p + buf->len;
-	memset(q, 0, n);
-	buf->len += n;
-	return q;
-}
-
-static void smb_wire_wr16(uint8_t *q, uint16_t v)
-{
-	q[0] = (uint8_t)v;
-	q[1] = (uint8_t)(v >> 8);
-}
-
-static void smb_wire_wr32(uint8_t *q, uint32_t v)
-{
-	smb_wire_wr16(q, (uint16_t)v);
-	smb_wire_wr16(q + 2, (uint16_t)(v >> 16));
-}
-
-void smb_wire_put_u8(struct smb_wire_buf *buf, uint8_t v)
-{
-	uint8_t *q = smb_wire_put_zero(buf, 1);
+	uint8_t *q = ut_buf_put_zero(buf, 1);
 
 	if (q)
 		q[0] = v;
 }
 
-void smb_wire_put_u16(struct smb_wire_buf *buf, uint16_t v)
+void smb_wire_put_u16(struct ut_buf *buf, uint16_t v)
 {
-	uint8_t *q = smb_wire_put_zero(buf, 2);
-
-	if (q)
-		smb_wire_wr16(q, v);
+	if (ut_buf_put_zero(buf, 2))
+		ut_buf_set_le16(buf, buf->len - 2, v);
 }
 
-void smb_wire_put_u32(struct smb_wire_buf *buf, uint32_t v)
+void smb_wire_put_u32(struct ut_buf *buf, uint32_t v)
 {
-	uint8_t *q = smb_wire_put_zero(buf, 4);
-
-	if (q)
-		smb_wire_wr32(q, v);
+	if (ut_buf_put_zero(buf, 4))
+		ut_buf_set_le32(buf, buf->len - 4, v);
 }
 
-void smb_wire_put_u64(struct smb_wire_buf *buf, uint64_t v)
+void smb_wire_put_u64(struct ut_buf *buf, uint64_t v)
 {
 	smb_wire_put_u32(buf, (uint32_t)v);
 	smb_wire_put_u32(buf, (uint32_t)(v >> 32));
 }
 
-void smb_wire_put_bytes(struct smb_wire_buf *buf, const void *data, size_t n)
+void smb_wire_put_bytes(struct ut_buf *buf, const void *data, size_t n)
 {
-	uint8_t *q = smb_wire_put_zero(buf, n);
+	uint8_t *q = ut_buf_put_zero(buf, n);
 
 	if (q && n)
 		memcpy(q, data, n);
 }
 
-void smb_wire_pad(struct smb_wire_buf *buf, size_t base, size_t align)
+void smb_wire_pad(struct ut_buf *buf, size_t base, size_t align)
 {
 	size_t used = buf->len >= base ? buf->len - base : 0;
 
-	(void)smb_wire_put_zero(buf, (align - (used & (align - 1))) & (align - 1));
-}
-
-void smb_wire_set_u16(struct smb_wire_buf *buf, size_t off, uint16_t v)
-{
-	if (!buf->err && off <= buf->len && buf->len - off >= 2)
-		smb_wire_wr16(buf->p + off, v);
-}
-
-void smb_wire_set_u32(struct smb_wire_buf *buf, size_t off, uint32_t v)
-{
-	if (!buf->err && off <= buf->len && buf->len - off >= 4)
-		smb_wire_wr32(buf->p + off, v);
+	(void)ut_buf_put_zero(buf, (align - (used & (align - 1))) & (align - 1));
 }
 
 /* ---- strings ---- */
@@ -314,7 +233,7 @@ static int32_t smb_wire_utf8_next(const uint8_t *s, size_t n, size_t *i)
 	return (int32_t)c;
 }
 
-int smb_wire_put_utf16(struct smb_wire_buf *buf, const char *utf8, size_t len, size_t *outlen)
+int smb_wire_put_utf16(struct ut_buf *buf, const char *utf8, size_t len, size_t *outlen)
 {
 	const uint8_t *s = (const uint8_t *)utf8;
 	size_t i = 0, start = buf->len;
@@ -402,7 +321,7 @@ int smb_wire_hdr_decode(const uint8_t *p, size_t len, struct smb_wire_hdr *h)
 	return AQ_OK;
 }
 
-void smb_wire_hdr_encode(struct smb_wire_buf *buf, const struct smb_wire_hdr *h)
+void smb_wire_hdr_encode(struct ut_buf *buf, const struct smb_wire_hdr *h)
 {
 	static const uint8_t magic[4] = { 0xFE, 'S', 'M', 'B' };
 
@@ -487,7 +406,7 @@ int smb_wire_transform_decode(const uint8_t *p, size_t len, struct smb_wire_tran
 	return AQ_OK;
 }
 
-void smb_wire_transform_encode(struct smb_wire_buf *buf, const struct smb_wire_transform *t)
+void smb_wire_transform_encode(struct ut_buf *buf, const struct smb_wire_transform *t)
 {
 	static const uint8_t magic[4] = { 0xFD, 'S', 'M', 'B' };
 
@@ -585,10 +504,10 @@ fail:
 	return rc;
 }
 
-void smb_wire_chain_link(struct smb_wire_buf *buf, size_t prev_hdr_off)
+void smb_wire_chain_link(struct ut_buf *buf, size_t prev_hdr_off)
 {
 	smb_wire_pad(buf, prev_hdr_off, 8);
-	smb_wire_set_u32(buf, prev_hdr_off + 20, (uint32_t)(buf->len - prev_hdr_off));
+	ut_buf_set_le32(buf, prev_hdr_off + 20, (uint32_t)(buf->len - prev_hdr_off));
 }
 
 int smb_wire_body(const struct smb_wire_msg *m, uint16_t want, struct smb_wire_cur *cur)

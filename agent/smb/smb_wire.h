@@ -12,8 +12,11 @@
  * out a pointer; the pointers it returns point into that message and live as
  * long as the frame. Nothing a peer sends is allocated by this module.
  *
- * Encoding: a struct smb_wire_buf grows up to the cap it was created with;
- * past it buf->err is AQ_ETOOBIG and later writes are no-ops. Offsets inside
+ * Encoding: the smb_wire_put_* writers append little-endian fields to util's
+ * capped buffer (struct ut_buf, util/ut_buf.h: ut_buf_init with the user's
+ * cap, ut_buf_put_zero to reserve, ut_buf_set_le16/le32 to patch a field
+ * written earlier); past the cap the buffer's sticky error is AQ_ETOOBIG and
+ * later writes are no-ops. Offsets inside
  * an SMB2 message are relative to its header, so each response encoder takes
  * hdr_off, the buffer offset where the caller wrote that message's header.
  *
@@ -27,6 +30,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "util/ut_buf.h"
 
 /* ---- caps ------------------------------------------------------------- */
 /* Largest READ/WRITE payload the server offers with SMB2_GLOBAL_CAP_LARGE_MTU. */
@@ -68,32 +73,14 @@ void smb_wire_seek(struct smb_wire_cur *cur, size_t pos);
 void smb_wire_align8(struct smb_wire_cur *cur);
 size_t smb_wire_left(const struct smb_wire_cur *cur);
 
-/* ---- encode buffer ------------------------------------------------------ */
-struct smb_wire_buf {
-	uint8_t *p;
-	size_t len;
-	size_t cap; /* allocated */
-	size_t max; /* never grows past this */
-	int err;    /* AQ_OK, AQ_ENOMEM or AQ_ETOOBIG; sticky */
-};
-
-/* Empty buffer of at most max bytes, first allocation min(hint, max).
- * Release with smb_wire_buf_cleanup (accepts a failed init). */
-int smb_wire_buf_init(struct smb_wire_buf *buf, size_t hint, size_t max);
-void smb_wire_buf_cleanup(struct smb_wire_buf *buf);
-/* Append n zero bytes; returns a pointer to them or NULL (err set). The
- * pointer is valid until the next append. */
-uint8_t *smb_wire_put_zero(struct smb_wire_buf *buf, size_t n);
-void smb_wire_put_u8(struct smb_wire_buf *buf, uint8_t v);
-void smb_wire_put_u16(struct smb_wire_buf *buf, uint16_t v);
-void smb_wire_put_u32(struct smb_wire_buf *buf, uint32_t v);
-void smb_wire_put_u64(struct smb_wire_buf *buf, uint64_t v);
-void smb_wire_put_bytes(struct smb_wire_buf *buf, const void *data, size_t n);
+/* ---- encode writers (onto ut_buf) ----------------------------------------- */
+void smb_wire_put_u8(struct ut_buf *buf, uint8_t v);
+void smb_wire_put_u16(struct ut_buf *buf, uint16_t v);
+void smb_wire_put_u32(struct ut_buf *buf, uint32_t v);
+void smb_wire_put_u64(struct ut_buf *buf, uint64_t v);
+void smb_wire_put_bytes(struct ut_buf *buf, const void *data, size_t n);
 /* Zero-pad until (len - base) is a multiple of align (a power of two). */
-void smb_wire_pad(struct smb_wire_buf *buf, size_t base, size_t align);
-/* Overwrite fields already written at off (no-op if out of range). */
-void smb_wire_set_u16(struct smb_wire_buf *buf, size_t off, uint16_t v);
-void smb_wire_set_u32(struct smb_wire_buf *buf, size_t off, uint32_t v);
+void smb_wire_pad(struct ut_buf *buf, size_t base, size_t align);
 
 uint16_t smb_wire_get_u16(const uint8_t *p);
 uint32_t smb_wire_get_u32(const uint8_t *p);
@@ -106,7 +93,7 @@ uint64_t smb_wire_get_u64(const uint8_t *p);
 int smb_wire_utf16_to_utf8(const uint8_t *in, size_t inlen, char *out, size_t outcap, size_t *outlen);
 /* UTF-8 (len bytes) to UTF-16LE appended to buf; AQ_EINVAL on bad UTF-8.
  * *outlen (may be NULL) receives the number of bytes appended. */
-int smb_wire_put_utf16(struct smb_wire_buf *buf, const char *utf8, size_t len, size_t *outlen);
+int smb_wire_put_utf16(struct ut_buf *buf, const char *utf8, size_t len, size_t *outlen);
 
 /* ---- framing ---------------------------------------------------------------- */
 /* Direct TCP (MS-SMB2 2.1): a zero byte and a 24-bit big-endian length.
@@ -175,7 +162,7 @@ struct smb_wire_hdr {
  * 0xFE 'SMB' with StructureSize 64. */
 int smb_wire_hdr_decode(const uint8_t *p, size_t len, struct smb_wire_hdr *h);
 /* Append the 64-byte header (async form when flags has ASYNC_COMMAND). */
-void smb_wire_hdr_encode(struct smb_wire_buf *buf, const struct smb_wire_hdr *h);
+void smb_wire_hdr_encode(struct ut_buf *buf, const struct smb_wire_hdr *h);
 /* The command's name ("CREATE"), "UNKNOWN" past the table. */
 const char *smb_wire_cmd_name(uint16_t command);
 
@@ -196,7 +183,7 @@ struct smb_wire_transform {
 /* AQ_EINVAL unless 0xFD 'SMB', Flags = Encrypted, and OriginalMessageSize
  * equals the bytes after the header (at least one SMB2 header). */
 int smb_wire_transform_decode(const uint8_t *p, size_t len, struct smb_wire_transform *t);
-void smb_wire_transform_encode(struct smb_wire_buf *buf, const struct smb_wire_transform *t);
+void smb_wire_transform_encode(struct ut_buf *buf, const struct smb_wire_transform *t);
 
 /* ---- SMB1 multi-protocol NEGOTIATE (MS-SMB2 3.3.5.3.1) ----------------------------- */
 #define SMB2_DIALECT_WILDCARD 0x02FFu
@@ -236,7 +223,7 @@ int smb_wire_chain_next(struct smb_wire_chain *ch, struct smb_wire_msg *m);
 /* Compound responses: pad the message whose header starts at prev_hdr_off
  * to 8 bytes and point its NextCommand at the end of buf, where the caller
  * writes the next header. */
-void smb_wire_chain_link(struct smb_wire_buf *buf, size_t prev_hdr_off);
+void smb_wire_chain_link(struct ut_buf *buf, size_t prev_hdr_off);
 
 /* ---- common body checks ----------------------------------------------------------------- */
 /* The StructureSize a request body of command must carry (0 if unknown). */

@@ -150,7 +150,7 @@ int smb_wire_lease_decode(const struct smb_wire_create_ctx *ctx, struct smb_wire
 	return AQ_OK;
 }
 
-void smb_wire_lease_encode(struct smb_wire_buf *buf, const struct smb_wire_lease *l)
+void smb_wire_lease_encode(struct ut_buf *buf, const struct smb_wire_lease *l)
 {
 	smb_wire_put_bytes(buf, l->key, 16);
 	smb_wire_put_u32(buf, l->state);
@@ -196,7 +196,7 @@ int smb_wire_durable_decode(const struct smb_wire_create_ctx *ctx, struct smb_wi
 	return AQ_OK;
 }
 
-void smb_wire_create_rsp_encode(struct smb_wire_buf *buf, size_t hdr_off, const struct smb_wire_create_rsp *r)
+void smb_wire_create_rsp_encode(struct ut_buf *buf, size_t hdr_off, const struct smb_wire_create_rsp *r)
 {
 	size_t ctx_at, start = 0, prev = 0;
 	unsigned k;
@@ -221,7 +221,7 @@ void smb_wire_create_rsp_encode(struct smb_wire_buf *buf, size_t hdr_off, const 
 		if (k == 0)
 			start = at;
 		else
-			smb_wire_set_u32(buf, prev, (uint32_t)(at - prev));
+			ut_buf_set_le32(buf, prev, (uint32_t)(at - prev));
 		prev = at;
 		smb_wire_put_u32(buf, 0);
 		smb_wire_put_u16(buf, SMB_WIRE_CTX_HDR);
@@ -236,7 +236,7 @@ void smb_wire_create_rsp_encode(struct smb_wire_buf *buf, size_t hdr_off, const 
 		}
 	}
 	if (r->ctx_count) {
-		smb_wire_set_u32(buf, ctx_at, (uint32_t)(start - hdr_off));
-		smb_wire_set_u32(buf, ctx_at + 4, (uint32_t)(buf->len - start));
+		ut_buf_set_le32(buf, ctx_at, (uint32_t)(start - hdr_off));
+		ut_buf_set_le32(buf, ctx_at + 4, (uint32_t)(buf->len - start));
 	}
 }

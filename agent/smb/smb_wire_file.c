@@ -17,7 +17,7 @@ static void smb_wire_fid_get(struct smb_wire_cur *c, struct smb_wire_fid *fid)
 	fid->volatile_ = smb_wire_u64(c);
 }
 
-static void smb_wire_fid_put(struct smb_wire_buf *buf, const struct smb_wire_fid *fid)
+static void smb_wire_fid_put(struct ut_buf *buf, const struct smb_wire_fid *fid)
 {
 	smb_wire_put_u64(buf, fid->persistent);
 	smb_wire_put_u64(buf, fid->volatile_);
@@ -37,7 +37,7 @@ int smb_wire_close_req_decode(const struct smb_wire_msg *m, struct smb_wire_clos
 	return c.err;
 }
 
-void smb_wire_attrs_encode(struct smb_wire_buf *buf, const struct smb_wire_attrs *a)
+void smb_wire_attrs_encode(struct ut_buf *buf, const struct smb_wire_attrs *a)
 {
 	smb_wire_put_u64(buf, a->creation);
 	smb_wire_put_u64(buf, a->last_access);
@@ -48,7 +48,7 @@ void smb_wire_attrs_encode(struct smb_wire_buf *buf, const struct smb_wire_attrs
 	smb_wire_put_u32(buf, a->attributes);
 }
 
-void smb_wire_close_rsp_encode(struct smb_wire_buf *buf, const struct smb_wire_close_rsp *r)
+void smb_wire_close_rsp_encode(struct ut_buf *buf, const struct smb_wire_close_rsp *r)
 {
 	static const struct smb_wire_attrs none;
 
@@ -94,7 +94,7 @@ int smb_wire_read_req_decode(const struct smb_wire_msg *m, struct smb_wire_read_
 	return r->length > SMB_WIRE_IO_MAX ? AQ_ETOOBIG : AQ_OK;
 }
 
-void smb_wire_read_rsp_encode(struct smb_wire_buf *buf, size_t hdr_off, uint32_t data_len, uint32_t remaining)
+void smb_wire_read_rsp_encode(struct ut_buf *buf, size_t hdr_off, uint32_t data_len, uint32_t remaining)
 {
 	(void)hdr_off;
 	smb_wire_put_u16(buf, 17);
@@ -130,7 +130,7 @@ int smb_wire_write_req_decode(const struct smb_wire_msg *m, struct smb_wire_writ
 	return smb_wire_slice(m, off, len, SMB2_HDR_LEN + 48, &r->data);
 }
 
-void smb_wire_write_rsp_encode(struct smb_wire_buf *buf, uint32_t count)
+void smb_wire_write_rsp_encode(struct ut_buf *buf, uint32_t count)
 {
 	smb_wire_put_u16(buf, 17);
 	smb_wire_put_u16(buf, 0);
@@ -188,7 +188,7 @@ int smb_wire_ioctl_req_decode(const struct smb_wire_msg *m, struct smb_wire_ioct
 	return smb_wire_slice(m, in_off, in_len, SMB2_HDR_LEN + 56, &r->input);
 }
 
-void smb_wire_ioctl_rsp_encode(struct smb_wire_buf *buf, size_t hdr_off, uint32_t ctl_code,
+void smb_wire_ioctl_rsp_encode(struct ut_buf *buf, size_t hdr_off, uint32_t ctl_code,
 			       const struct smb_wire_fid *fid, const uint8_t *out, size_t out_len)
 {
 	(void)hdr_off;
@@ -228,7 +228,7 @@ int smb_wire_validate_negotiate_decode(const uint8_t *p, size_t len, struct smb_
 	return c.err;
 }
 
-void smb_wire_validate_negotiate_encode(struct smb_wire_buf *buf, uint32_t capabilities, const uint8_t guid[16],
+void smb_wire_validate_negotiate_encode(struct ut_buf *buf, uint32_t capabilities, const uint8_t guid[16],
 					uint16_t security_mode, uint16_t dialect)
 {
 	smb_wire_put_u32(buf, capabilities);
@@ -263,7 +263,7 @@ int smb_wire_query_dir_req_decode(const struct smb_wire_msg *m, struct smb_wire_
 	return smb_wire_slice(m, off, len, SMB2_HDR_LEN + 32, &r->pattern);
 }
 
-void smb_wire_output_rsp_encode(struct smb_wire_buf *buf, size_t hdr_off, const uint8_t *out, size_t out_len)
+void smb_wire_output_rsp_encode(struct ut_buf *buf, size_t hdr_off, const uint8_t *out, size_t out_len)
 {
 	(void)hdr_off;
 	smb_wire_put_u16(buf, 9);
@@ -338,7 +338,7 @@ int smb_wire_set_info_req_decode(const struct smb_wire_msg *m, struct smb_wire_s
 	return smb_wire_slice(m, off, len, SMB2_HDR_LEN + 32, &r->data);
 }
 
-void smb_wire_set_info_rsp_encode(struct smb_wire_buf *buf)
+void smb_wire_set_info_rsp_encode(struct ut_buf *buf)
 {
 	smb_wire_put_u16(buf, 2);
 }
@@ -370,7 +370,7 @@ int smb_wire_break_ack_decode(const struct smb_wire_msg *m, struct smb_wire_brea
 	return c.err;
 }
 
-void smb_wire_oplock_break_encode(struct smb_wire_buf *buf, uint8_t level, const struct smb_wire_fid *fid)
+void smb_wire_oplock_break_encode(struct ut_buf *buf, uint8_t level, const struct smb_wire_fid *fid)
 {
 	smb_wire_put_u16(buf, 24);
 	smb_wire_put_u8(buf, level);
@@ -379,7 +379,7 @@ void smb_wire_oplock_break_encode(struct smb_wire_buf *buf, uint8_t level, const
 	smb_wire_fid_put(buf, fid);
 }
 
-void smb_wire_lease_break_encode(struct smb_wire_buf *buf, uint16_t epoch, uint32_t flags, const uint8_t key[16],
+void smb_wire_lease_break_encode(struct ut_buf *buf, uint16_t epoch, uint32_t flags, const uint8_t key[16],
 				 uint32_t current, uint32_t new_state)
 {
 	smb_wire_put_u16(buf, 44);
@@ -393,7 +393,7 @@ void smb_wire_lease_break_encode(struct smb_wire_buf *buf, uint16_t epoch, uint3
 	smb_wire_put_u32(buf, 0); /* ShareMaskHint */
 }
 
-void smb_wire_lease_ack_rsp_encode(struct smb_wire_buf *buf, const uint8_t key[16], uint32_t state)
+void smb_wire_lease_ack_rsp_encode(struct ut_buf *buf, const uint8_t key[16], uint32_t state)
 {
 	smb_wire_put_u16(buf, 36);
 	smb_wire_put_u16(buf, 0);

@@ -2,7 +2,7 @@
  * it encodes, one pair per SMB2 command (MS-SMB2 2.2.3 to 2.2.26). Included
  * by smb_wire.h; the contract there applies: decoders check StructureSize
  * and every (offset, length) against the message, return pointers into it;
- * encoders append to a struct smb_wire_buf whose message header starts at
+ * encoders append to a struct ut_buf whose message header starts at
  * hdr_off.
  */
 #ifndef AQ_AGENT_SMB_WIRE_MSG_H
@@ -89,7 +89,7 @@ struct smb_wire_negotiate_rsp {
 	uint16_t signing;      /* SMB_WIRE_NONE: no SIGNING context */
 };
 
-void smb_wire_negotiate_rsp_encode(struct smb_wire_buf *buf, size_t hdr_off, const struct smb_wire_negotiate_rsp *r);
+void smb_wire_negotiate_rsp_encode(struct ut_buf *buf, size_t hdr_off, const struct smb_wire_negotiate_rsp *r);
 
 /* ---- SESSION_SETUP (2.2.5, 2.2.6), LOGOFF, TREE_* ------------------------------ */
 #define SMB2_SESSION_FLAG_BINDING 0x01u
@@ -107,14 +107,14 @@ struct smb_wire_session_setup_req {
 };
 
 int smb_wire_session_setup_req_decode(const struct smb_wire_msg *m, struct smb_wire_session_setup_req *r);
-void smb_wire_session_setup_rsp_encode(struct smb_wire_buf *buf, size_t hdr_off, uint16_t session_flags,
+void smb_wire_session_setup_rsp_encode(struct ut_buf *buf, size_t hdr_off, uint16_t session_flags,
 				       const uint8_t *blob, size_t blob_len);
 
 /* Bodies that are just StructureSize 4 and Reserved: LOGOFF,
  * TREE_DISCONNECT, ECHO, CANCEL requests. */
 int smb_wire_empty_req_decode(const struct smb_wire_msg *m);
 /* And the 4-byte responses (LOGOFF, TREE_DISCONNECT, ECHO, FLUSH, LOCK). */
-void smb_wire_empty_rsp_encode(struct smb_wire_buf *buf);
+void smb_wire_empty_rsp_encode(struct ut_buf *buf);
 
 #define SMB2_TREE_CONNECT_FLAG_EXTENSION_PRESENT 0x0004u
 #define SMB2_SHARE_TYPE_DISK 0x01u
@@ -139,7 +139,7 @@ struct smb_wire_tree_connect_rsp {
 	uint32_t maximal_access;
 };
 
-void smb_wire_tree_connect_rsp_encode(struct smb_wire_buf *buf, const struct smb_wire_tree_connect_rsp *r);
+void smb_wire_tree_connect_rsp_encode(struct ut_buf *buf, const struct smb_wire_tree_connect_rsp *r);
 
 /* ---- attributes shared by CREATE, CLOSE and FILE_NETWORK_OPEN_INFORMATION ---------- */
 struct smb_wire_attrs {
@@ -150,7 +150,7 @@ struct smb_wire_attrs {
 
 /* The four times, AllocationSize, EndOfFile and FileAttributes (52 bytes),
  * in the order all three use (MS-SMB2 2.2.14, 2.2.16, MS-FSCC 2.4.34). */
-void smb_wire_attrs_encode(struct smb_wire_buf *buf, const struct smb_wire_attrs *a);
+void smb_wire_attrs_encode(struct ut_buf *buf, const struct smb_wire_attrs *a);
 
 /* ---- CREATE (2.2.13, 2.2.14) -------------------------------------------------------- */
 struct smb_wire_create_ctx {
@@ -192,7 +192,7 @@ struct smb_wire_lease {
 	bool v2;
 };
 int smb_wire_lease_decode(const struct smb_wire_create_ctx *c, struct smb_wire_lease *l);
-void smb_wire_lease_encode(struct smb_wire_buf *buf, const struct smb_wire_lease *l);
+void smb_wire_lease_encode(struct ut_buf *buf, const struct smb_wire_lease *l);
 
 struct smb_wire_durable_v2 {
 	uint32_t timeout;
@@ -219,7 +219,7 @@ struct smb_wire_create_rsp {
 	const struct smb_wire_create_rsp_ctx *ctx;
 };
 
-void smb_wire_create_rsp_encode(struct smb_wire_buf *buf, size_t hdr_off, const struct smb_wire_create_rsp *r);
+void smb_wire_create_rsp_encode(struct ut_buf *buf, size_t hdr_off, const struct smb_wire_create_rsp *r);
 
 /* ---- CLOSE, FLUSH (2.2.15 to 2.2.18) ----------------------------------------------- */
 #define SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB 0x0001u
@@ -234,7 +234,7 @@ struct smb_wire_close_rsp {
 	uint16_t flags;             /* POSTQUERY_ATTRIB: attrs are sent, else zeros */
 	struct smb_wire_attrs attrs;
 };
-void smb_wire_close_rsp_encode(struct smb_wire_buf *buf, const struct smb_wire_close_rsp *r);
+void smb_wire_close_rsp_encode(struct ut_buf *buf, const struct smb_wire_close_rsp *r);
 
 int smb_wire_flush_req_decode(const struct smb_wire_msg *m, struct smb_wire_fid *fid);
 
@@ -253,7 +253,7 @@ struct smb_wire_read_req {
 int smb_wire_read_req_decode(const struct smb_wire_msg *m, struct smb_wire_read_req *r);
 /* The fixed part of a READ response; the caller appends data_len bytes (or
  * sends them from another buffer right after). */
-void smb_wire_read_rsp_encode(struct smb_wire_buf *buf, size_t hdr_off, uint32_t data_len, uint32_t remaining);
+void smb_wire_read_rsp_encode(struct ut_buf *buf, size_t hdr_off, uint32_t data_len, uint32_t remaining);
 
 struct smb_wire_write_req {
 	uint32_t flags;
@@ -264,7 +264,7 @@ struct smb_wire_write_req {
 	size_t data_len;
 };
 int smb_wire_write_req_decode(const struct smb_wire_msg *m, struct smb_wire_write_req *r);
-void smb_wire_write_rsp_encode(struct smb_wire_buf *buf, uint32_t count);
+void smb_wire_write_rsp_encode(struct ut_buf *buf, uint32_t count);
 
 /* ---- LOCK (2.2.26) ----------------------------------------------------------------------- */
 #define SMB2_LOCKFLAG_SHARED 0x01u
@@ -306,7 +306,7 @@ struct smb_wire_ioctl_req {
 	uint32_t flags;
 };
 int smb_wire_ioctl_req_decode(const struct smb_wire_msg *m, struct smb_wire_ioctl_req *r);
-void smb_wire_ioctl_rsp_encode(struct smb_wire_buf *buf, size_t hdr_off, uint32_t ctl_code,
+void smb_wire_ioctl_rsp_encode(struct ut_buf *buf, size_t hdr_off, uint32_t ctl_code,
 			       const struct smb_wire_fid *fid, const uint8_t *out, size_t out_len);
 
 struct smb_wire_validate_negotiate {
@@ -319,7 +319,7 @@ struct smb_wire_validate_negotiate {
 int smb_wire_validate_negotiate_decode(const uint8_t *p, size_t len, struct smb_wire_validate_negotiate *v);
 /* The 24-byte VALIDATE_NEGOTIATE_INFO response (2.2.32.6), appended to buf
  * as an IOCTL output. */
-void smb_wire_validate_negotiate_encode(struct smb_wire_buf *buf, uint32_t capabilities, const uint8_t guid[16],
+void smb_wire_validate_negotiate_encode(struct ut_buf *buf, uint32_t capabilities, const uint8_t guid[16],
 					uint16_t security_mode, uint16_t dialect);
 
 /* ---- QUERY_DIRECTORY, CHANGE_NOTIFY, QUERY_INFO, SET_INFO (2.2.33 to 2.2.40) --------------- */
@@ -340,7 +340,7 @@ struct smb_wire_query_dir_req {
 int smb_wire_query_dir_req_decode(const struct smb_wire_msg *m, struct smb_wire_query_dir_req *r);
 /* QUERY_DIRECTORY, CHANGE_NOTIFY and QUERY_INFO responses share one shape:
  * StructureSize 9, OutputBufferOffset, OutputBufferLength, Buffer. */
-void smb_wire_output_rsp_encode(struct smb_wire_buf *buf, size_t hdr_off, const uint8_t *out, size_t out_len);
+void smb_wire_output_rsp_encode(struct ut_buf *buf, size_t hdr_off, const uint8_t *out, size_t out_len);
 
 #define SMB2_WATCH_TREE 0x0001u
 struct smb_wire_notify_req {
@@ -377,7 +377,7 @@ struct smb_wire_set_info_req {
 	struct smb_wire_fid fid;
 };
 int smb_wire_set_info_req_decode(const struct smb_wire_msg *m, struct smb_wire_set_info_req *r);
-void smb_wire_set_info_rsp_encode(struct smb_wire_buf *buf);
+void smb_wire_set_info_rsp_encode(struct ut_buf *buf);
 
 /* ---- OPLOCK_BREAK (2.2.23 to 2.2.25) ------------------------------------------------------ */
 #define SMB2_OPLOCK_LEVEL_NONE 0x00u
@@ -401,12 +401,12 @@ struct smb_wire_break_ack {
 int smb_wire_break_ack_decode(const struct smb_wire_msg *m, struct smb_wire_break_ack *a);
 /* Server-to-client notifications (sent with MessageId 0xFFFF...) and the
  * responses to acknowledgments. */
-void smb_wire_oplock_break_encode(struct smb_wire_buf *buf, uint8_t level, const struct smb_wire_fid *fid);
-void smb_wire_lease_break_encode(struct smb_wire_buf *buf, uint16_t epoch, uint32_t flags, const uint8_t key[16],
+void smb_wire_oplock_break_encode(struct ut_buf *buf, uint8_t level, const struct smb_wire_fid *fid);
+void smb_wire_lease_break_encode(struct ut_buf *buf, uint16_t epoch, uint32_t flags, const uint8_t key[16],
 				 uint32_t current, uint32_t new_state);
-void smb_wire_lease_ack_rsp_encode(struct smb_wire_buf *buf, const uint8_t key[16], uint32_t state);
+void smb_wire_lease_ack_rsp_encode(struct ut_buf *buf, const uint8_t key[16], uint32_t state);
 
 /* ---- ERROR response (2.2.2) ----------------------------------------------------------------- */
-void smb_wire_error_rsp_encode(struct smb_wire_buf *buf);
+void smb_wire_error_rsp_encode(struct ut_buf *buf);
 
 #endif

@@ -163,7 +163,7 @@ uint16_t smb_wire_negotiate_pick(const uint16_t *ids, unsigned n, unsigned ours)
 }
 
 /* Append one negotiate context header; returns the offset of DataLength. */
-static size_t smb_wire_neg_ctx_start(struct smb_wire_buf *buf, size_t hdr_off, uint16_t type)
+static size_t smb_wire_neg_ctx_start(struct ut_buf *buf, size_t hdr_off, uint16_t type)
 {
 	size_t at;
 
@@ -175,12 +175,12 @@ static size_t smb_wire_neg_ctx_start(struct smb_wire_buf *buf, size_t hdr_off, u
 	return at;
 }
 
-static void smb_wire_neg_ctx_end(struct smb_wire_buf *buf, size_t at)
+static void smb_wire_neg_ctx_end(struct ut_buf *buf, size_t at)
 {
-	smb_wire_set_u16(buf, at, (uint16_t)(buf->len - at - 6));
+	ut_buf_set_le16(buf, at, (uint16_t)(buf->len - at - 6));
 }
 
-void smb_wire_negotiate_rsp_encode(struct smb_wire_buf *buf, size_t hdr_off, const struct smb_wire_negotiate_rsp *r)
+void smb_wire_negotiate_rsp_encode(struct ut_buf *buf, size_t hdr_off, const struct smb_wire_negotiate_rsp *r)
 {
 	bool ctx = r->dialect == SMB2_DIALECT_311;
 	uint16_t n = 1 + (r->cipher != SMB_WIRE_NONE) + (r->signing != SMB_WIRE_NONE);
@@ -205,7 +205,7 @@ void smb_wire_negotiate_rsp_encode(struct smb_wire_buf *buf, size_t hdr_off, con
 	if (!ctx)
 		return;
 	smb_wire_pad(buf, hdr_off, 8);
-	smb_wire_set_u32(buf, ctx_off_at, (uint32_t)(buf->len - hdr_off));
+	ut_buf_set_le32(buf, ctx_off_at, (uint32_t)(buf->len - hdr_off));
 	at = smb_wire_neg_ctx_start(buf, hdr_off, SMB2_PREAUTH_INTEGRITY_CAPABILITIES);
 	smb_wire_put_u16(buf, 1);
 	smb_wire_put_u16(buf, SMB_WIRE_SALT_LEN);
@@ -248,7 +248,7 @@ int smb_wire_session_setup_req_decode(const struct smb_wire_msg *m, struct smb_w
 	return smb_wire_slice(m, off, len, SMB2_HDR_LEN + 24, &r->blob);
 }
 
-void smb_wire_session_setup_rsp_encode(struct smb_wire_buf *buf, size_t hdr_off, uint16_t session_flags,
+void smb_wire_session_setup_rsp_encode(struct ut_buf *buf, size_t hdr_off, uint16_t session_flags,
 				       const uint8_t *blob, size_t blob_len)
 {
 	(void)hdr_off;
@@ -266,7 +266,7 @@ int smb_wire_empty_req_decode(const struct smb_wire_msg *m)
 	return smb_wire_body(m, 4, &c);
 }
 
-void smb_wire_empty_rsp_encode(struct smb_wire_buf *buf)
+void smb_wire_empty_rsp_encode(struct ut_buf *buf)
 {
 	smb_wire_put_u16(buf, 4);
 	smb_wire_put_u16(buf, 0);
@@ -296,7 +296,7 @@ int smb_wire_tree_connect_req_decode(const struct smb_wire_msg *m, struct smb_wi
 	return smb_wire_slice(m, off, len, SMB2_HDR_LEN + 8, &r->path);
 }
 
-void smb_wire_tree_connect_rsp_encode(struct smb_wire_buf *buf, const struct smb_wire_tree_connect_rsp *r)
+void smb_wire_tree_connect_rsp_encode(struct ut_buf *buf, const struct smb_wire_tree_connect_rsp *r)
 {
 	smb_wire_put_u16(buf, 16);
 	smb_wire_put_u8(buf, r->share_type);
@@ -306,7 +306,7 @@ void smb_wire_tree_connect_rsp_encode(struct smb_wire_buf *buf, const struct smb
 	smb_wire_put_u32(buf, r->maximal_access);
 }
 
-void smb_wire_error_rsp_encode(struct smb_wire_buf *buf)
+void smb_wire_error_rsp_encode(struct ut_buf *buf)
 {
 	smb_wire_put_u16(buf, 9);
 	smb_wire_put_u8(buf, 0); /* ErrorContextCount */

@@ -15,6 +15,7 @@
 
 #include "agent/agent_internal.h"
 #include "api/api_intent.h"
+#include "tests/lib/aqt.h"
 
 #define VOL_A "0123456789abcdef"
 #define VOL_B "00000000000000b2"
@@ -232,8 +233,6 @@ int main(void)
 {
 	Suite *s = suite_create("agent_apply");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_check_each_entry);
@@ -241,9 +240,5 @@ int main(void)
 	tcase_add_test(tc, test_check_contested_share);
 	tcase_add_test(tc, test_apply_check_then_proceed);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(s);
 }

@@ -447,6 +447,58 @@ START_TEST(test_mask_apply)
 }
 END_TEST
 
+START_TEST(test_mask_given)
+{
+	struct api_mask_path p[API_MASK_MAX];
+	aq_msg msg = { { 0 } };
+	json_t *doc, *given;
+	int n;
+
+	doc = json_loads("{\"str\": \"x\", \"i64\": \"1\", \"obj\": {\"a\": \"y\"}}", 0, NULL);
+	ck_assert_ptr_nonnull(doc);
+	/* flag is named but absent; i64 is present but not named; obj.a names obj */
+	ck_assert_int_eq(mask(t_fields, "str,flag,obj.a", p, &n, &msg), AQ_OK);
+	given = api_mask_given(doc, p, n);
+	ck_assert_ptr_nonnull(given);
+	ck_assert_int_eq((int)json_object_size(given), 2);
+	ck_assert_ptr_eq(json_object_get(given, "str"), json_object_get(doc, "str"));
+	ck_assert_ptr_eq(json_object_get(given, "obj"), json_object_get(doc, "obj"));
+	ck_assert_ptr_null(json_object_get(given, "flag"));
+	ck_assert_ptr_null(json_object_get(given, "i64"));
+	json_decref(given);
+	given = api_mask_given(doc, p, 0);
+	ck_assert_int_eq((int)json_object_size(given), 0);
+	json_decref(given);
+	json_decref(doc);
+}
+END_TEST
+
+START_TEST(test_mask_patch)
+{
+	struct api_mask_path p[API_MASK_MAX];
+	aq_msg msg = { { 0 } };
+	json_t *old, *patch, *doc = NULL, *given = NULL;
+	int n;
+
+	old = json_loads("{\"str\": \"old\", \"i64\": \"1\"}", 0, NULL);
+	patch = json_loads("{\"str\": \"new\", \"i64\": \"9\"}", 0, NULL);
+	ck_assert_int_eq(mask(t_fields, "str,flag", p, &n, &msg), AQ_OK);
+	ck_assert_int_eq(api_mask_patch(old, patch, p, n, &doc, &given), AQ_OK);
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "str")), "new");
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "i64")), "1"); /* not in the mask */
+	ck_assert_str_eq(json_string_value(json_object_get(old, "str")), "old"); /* old is left alone */
+	ck_assert_int_eq((int)json_object_size(given), 1);
+	ck_assert_ptr_nonnull(json_object_get(given, "str"));
+	json_decref(doc);
+	json_decref(given);
+	ck_assert_int_eq(api_mask_patch(old, patch, p, n, &doc, NULL), AQ_OK); /* given not wanted */
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "str")), "new");
+	json_decref(doc);
+	json_decref(old);
+	json_decref(patch);
+}
+END_TEST
+
 START_TEST(test_strip_input_and_helpers)
 {
 	static const struct api_field tin[] = {
@@ -489,6 +541,8 @@ static Suite *schema_suite(void)
 	tcase_add_test(tc, test_mask_parse);
 	tcase_add_test(tc, test_mask_snake_case_volume);
 	tcase_add_test(tc, test_mask_apply);
+	tcase_add_test(tc, test_mask_given);
+	tcase_add_test(tc, test_mask_patch);
 	tcase_add_test(tc, test_strip_input_and_helpers);
 	suite_add_tcase(s, tc);
 	return s;

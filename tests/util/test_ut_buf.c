@@ -1,8 +1,11 @@
 /* Unit tests for util/ut_buf.c: the cap reached exactly, one byte past it,
- * the sticky error, formatted appends that cross the cap, steal and reset. */
+ * the sticky error, formatted appends that cross the cap, steal and reset;
+ * the binary side the XDR and SMB encoders use: put_zero, the in-place
+ * setters (in range, at the edge, past it, after an error) and rewind. */
 #include "util/ut_buf.h"
 
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,6 +116,77 @@ START_TEST(test_zero_cap)
 }
 END_TEST
 
+START_TEST(test_put_zero)
+{
+	struct ut_buf b;
+	uint8_t *q;
+
+	ut_buf_init(&b, 8);
+	ck_assert_int_eq(ut_buf_adds(&b, "ab"), AQ_OK);
+	q = ut_buf_put_zero(&b, 6); /* exactly the cap */
+	ck_assert_ptr_nonnull(q);
+	ck_assert_ptr_eq(q, ut_buf_bytes(&b) + 2);
+	for (int i = 0; i < 6; i++)
+		ck_assert_uint_eq(q[i], 0);
+	ck_assert_uint_eq(ut_buf_len(&b), 8);
+	ck_assert_int_eq(ut_buf_str(&b)[8], '\0');
+	ck_assert_ptr_null(ut_buf_put_zero(&b, 1)); /* past the cap */
+	ck_assert_int_eq(ut_buf_err(&b), AQ_ETOOBIG);
+	ck_assert_uint_eq(ut_buf_len(&b), 8);
+	ck_assert_ptr_null(ut_buf_put_zero(&b, 0)); /* sticky, even for nothing */
+	ut_buf_cleanup(&b);
+}
+END_TEST
+
+START_TEST(test_setters)
+{
+	static const uint8_t want[8] = { 0x01, 0x02, 0x03, 0x04, 0x06, 0x05, 0x0a, 0x09 };
+	struct ut_buf b;
+
+	ut_buf_init(&b, 64);
+	ut_buf_set_be32(&b, 0, 1); /* nothing there yet: no-op, no crash */
+	ck_assert_uint_eq(ut_buf_len(&b), 0);
+	ck_assert_ptr_nonnull(ut_buf_put_zero(&b, 8));
+	ut_buf_set_be32(&b, 0, 0x01020304u);
+	ut_buf_set_le16(&b, 4, 0x0506u);
+	ut_buf_set_le32(&b, 4, 0x090a0506u); /* the last 4 bytes: at the edge */
+	ck_assert_int_eq(memcmp(ut_buf_bytes(&b), want, 8), 0);
+	ut_buf_set_be32(&b, 5, 0xffffffffu); /* one byte past the content */
+	ut_buf_set_le32(&b, 5, 0xffffffffu);
+	ut_buf_set_le16(&b, 7, 0xffffu);
+	ut_buf_set_le16(&b, SIZE_MAX, 0xffffu); /* off + n overflows */
+	ck_assert_int_eq(memcmp(ut_buf_bytes(&b), want, 8), 0);
+	ck_assert_uint_eq(ut_buf_len(&b), 8);
+	ut_buf_set_le16(&b, 6, 0x0b0au); /* ends exactly at the content's end */
+	ck_assert_uint_eq(ut_buf_bytes(&b)[7], 0x0b);
+	ck_assert_ptr_null(ut_buf_put_zero(&b, 100)); /* error set: setters stop */
+	ut_buf_set_be32(&b, 0, 0);
+	ck_assert_uint_eq(ut_buf_bytes(&b)[0], 0x01);
+	ut_buf_cleanup(&b);
+}
+END_TEST
+
+START_TEST(test_rewind)
+{
+	struct ut_buf b;
+
+	ut_buf_init(&b, 6);
+	ck_assert_int_eq(ut_buf_adds(&b, "abcd"), AQ_OK);
+	ck_assert_int_eq(ut_buf_adds(&b, "efg"), AQ_ETOOBIG); /* a record that does not fit */
+	ut_buf_rewind(&b, 2);
+	ck_assert_int_eq(ut_buf_err(&b), AQ_OK);
+	ck_assert_str_eq(ut_buf_str(&b), "ab");
+	ut_buf_rewind(&b, 5); /* longer than the content: only the error is cleared */
+	ck_assert_str_eq(ut_buf_str(&b), "ab");
+	ck_assert_int_eq(ut_buf_adds(&b, "wxyz"), AQ_OK);
+	ck_assert_str_eq(ut_buf_str(&b), "abwxyz");
+	ut_buf_cleanup(&b);
+	ut_buf_rewind(&b, 0); /* an empty, never allocated buffer */
+	ck_assert_uint_eq(ut_buf_len(&b), 0);
+	ut_buf_cleanup(&b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ut_buf");
@@ -124,6 +198,9 @@ int main(void)
 	tcase_add_test(tc, test_addf_crosses_cap);
 	tcase_add_test(tc, test_growth_and_binary);
 	tcase_add_test(tc, test_zero_cap);
+	tcase_add_test(tc, test_put_zero);
+	tcase_add_test(tc, test_setters);
+	tcase_add_test(tc, test_rewind);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }

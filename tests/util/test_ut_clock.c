@@ -67,6 +67,26 @@ START_TEST(test_deadline)
 }
 END_TEST
 
+/* now_text: nanoseconds, UTC, and between the real time before and after */
+START_TEST(test_now_text)
+{
+	char out[UT_CLOCK_TEXT_MAX], lo[UT_CLOCK_TEXT_MAX], hi[UT_CLOCK_TEXT_MAX];
+	int64_t before = ut_clock_real_ns(), after;
+
+	ck_assert_int_eq(ut_clock_now_text(out, sizeof(out)), AQ_OK);
+	after = ut_clock_real_ns();
+	ck_assert_uint_eq(strlen(out), strlen("2026-12-01T12:00:00.123456789Z"));
+	ck_assert_int_eq(out[19], '.');
+	ck_assert_int_eq(out[29], 'Z');
+	ut_clock_format(before, 9, lo, sizeof(lo));
+	ut_clock_format(after, 9, hi, sizeof(hi));
+	ck_assert_str_le(lo, out); /* same width: text order is time order */
+	ck_assert_str_ge(hi, out);
+	ck_assert_int_eq(ut_clock_now_text(out, 30), AQ_ETOOBIG); /* no room for the NUL */
+	ck_assert_str_eq(out, "");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ut_clock");
@@ -76,6 +96,7 @@ int main(void)
 	tcase_add_test(tc, test_format_small);
 	tcase_add_test(tc, test_mono_and_real);
 	tcase_add_test(tc, test_deadline);
+	tcase_add_test(tc, test_now_text);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }

@@ -20,6 +20,7 @@
 
 #include "agent/nfs/nfs_limits.h"
 #include "agent/nfs/nfs_srv.h"
+#include "tests/lib/aqt.h"
 
 #define S 1000000000ull
 
@@ -298,8 +299,6 @@ int main(void)
 {
 	Suite *s = suite_create("nfs_limits");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int nf;
 
 	tcase_add_test(tc, test_per_ip_evicts_oldest_idle_of_that_address);
 	tcase_add_test(tc, test_total_limit_evicts_fresh_then_least_recent);
@@ -308,9 +307,5 @@ int main(void)
 	tcase_add_test(tc, test_live_timeouts);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? 0 : 1;
+	return aqt_run(s);
 }

@@ -19,38 +19,23 @@
 
 #include "agent/nfs/nfs_srv.h"
 #include "agent/nfs/xdr.h"
+#include "tests/lib/aqt.h"
+#include "tests/lib/aqt_store.h"
 
-static char tmp[64];
-static struct vol_store *store; /* ours: the server borrows it */
+static struct aqt_store ts; /* ours: the server borrows ts.store */
 static struct nfs_srv *srv;
-static struct vol_export_cfg cfg[2];
 static int fd = -1;
 static uint32_t xid = 1;
 
 static void setup(void)
 {
-	uint8_t key[VOL_KEY_LEN];
 	struct sockaddr_in a = {.sin_family = AF_INET};
-	int i;
 
-	snprintf(tmp, sizeof(tmp), "/tmp/aqsrv-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
-	for (i = 0; i < 2; i++) {
-		memset(&cfg[i], 0, sizeof(cfg[i]));
-		snprintf(cfg[i].id, sizeof(cfg[i].id), "v%d", i);
-		snprintf(cfg[i].path, sizeof(cfg[i].path), "/v%d", i);
-		snprintf(cfg[i].root, sizeof(cfg[i].root), "%s/v%d", tmp, i);
-		mkdir(cfg[i].root, 0777);
-		cfg[i].fsid = 7 + (uint64_t)i;
-		cfg[i].capacity = 1 << 30;
-		cfg[i].nrules = 1;
-		snprintf(cfg[i].rules[0].clients, sizeof(cfg[i].rules[0].clients), "127.0.0.1");
-		cfg[i].rules[0].access = VOL_ACCESS_RW;
-	}
-	memset(key, 3, sizeof(key));
-	ck_assert_int_eq(vol_store_new(key, &store), 0);
-	ck_assert_int_eq(nfs_srv_new("127.0.0.1:0", store, 2, &srv), 0);
-	ck_assert_int_eq(vol_store_set(store, cfg, 2), 0);
+	aqt_store_init(&ts, 2,
+		       &(struct aqt_store_spec){ .id_prefix = "v", .fsid = 7, .capacity = 1 << 30,
+						 .clients = "127.0.0.1", .key_byte = 3 });
+	ck_assert_int_eq(nfs_srv_new("127.0.0.1:0", ts.store, 2, &srv), 0);
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
 	ck_assert_int_eq(nfs_srv_start(srv), 0);
 	ck_assert_uint_ne(nfs_srv_port(srv), 0);
 	a.sin_port = htons(nfs_srv_port(srv));
@@ -61,26 +46,22 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[128];
-
 	close(fd);
 	nfs_srv_free(srv);
-	vol_store_free(store);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-	ck_assert_int_eq(system(cmd), 0);
+	aqt_store_cleanup(&ts);
 }
 
 /* Send one call with AUTH_SYS uid 0; return the reply body after the
  * accept_stat word in *out (caller frees). Returns accept_stat. */
-static int rpc(uint32_t prog, uint32_t proc, const struct xdr_buf *args, struct xdr_cur *out, uint8_t **mem)
+static int rpc(uint32_t prog, uint32_t proc, const struct ut_buf *args, struct xdr_cur *out, uint8_t **mem)
 {
-	struct xdr_buf b;
+	struct ut_buf b;
 	uint8_t m[4], *body;
 	uint32_t len;
 	struct xdr_cur c;
 	int st;
 
-	ck_assert_int_eq(xdr_buf_init(&b, 256, 4096), 0);
+	ut_buf_init(&b, 4096);
 	xdr_put_u32(&b, 0);          /* mark, set below */
 	xdr_put_u32(&b, ++xid);
 	xdr_put_u32(&b, 0);
@@ -99,9 +80,9 @@ static int rpc(uint32_t prog, uint32_t proc, const struct xdr_buf *args, struct 
 	xdr_put_u32(&b, 0);
 	if (args)
 		xdr_put_fixed(&b, args->p, args->len);
-	xdr_set_u32(&b, 0, 0x80000000u | (uint32_t)(b.len - 4));
-	ck_assert_int_eq(send(fd, b.p, b.len, 0), (ssize_t)b.len);
-	xdr_buf_cleanup(&b);
+	ut_buf_set_be32(&b, 0, 0x80000000u | (uint32_t)(b.len - 4));
+	ck_assert_int_eq(send(fd, ut_buf_bytes(&b), b.len, 0), (ssize_t)b.len);
+	ut_buf_cleanup(&b);
 	ck_assert_int_eq(recv(fd, m, 4, MSG_WAITALL), 4);
 	len = ((uint32_t)m[0] << 24 | (uint32_t)m[1] << 16 | (uint32_t)m[2] << 8 | m[3]) & 0x7fffffff;
 	body = malloc(len);
@@ -120,7 +101,7 @@ static int rpc(uint32_t prog, uint32_t proc, const struct xdr_buf *args, struct 
 
 /* A call whose reply is a status (OK expected) and then a file handle:
  * MOUNT MNT, NFSv3 LOOKUP. Consumes a. */
-static void call_fh(uint32_t prog, uint32_t proc, struct xdr_buf *a, uint8_t *fh, uint32_t *fhlen)
+static void call_fh(uint32_t prog, uint32_t proc, struct ut_buf *a, uint8_t *fh, uint32_t *fhlen)
 {
 	struct xdr_cur c;
 	uint8_t *mem;
@@ -132,43 +113,43 @@ static void call_fh(uint32_t prog, uint32_t proc, struct xdr_buf *a, uint8_t *fh
 	ck_assert_ptr_nonnull(p);
 	memcpy(fh, p, *fhlen);
 	free(mem);
-	xdr_buf_cleanup(a);
+	ut_buf_cleanup(a);
 }
 
 static void mnt(const char *path, uint8_t *fh, uint32_t *fhlen)
 {
-	struct xdr_buf a;
+	struct ut_buf a;
 
-	xdr_buf_init(&a, 64, 1024);
+	ut_buf_init(&a, 1024);
 	xdr_put_opaque(&a, path, (uint32_t)strlen(path));
 	call_fh(100005, 1, &a, fh, fhlen);
 }
 
 static uint32_t getattr(const uint8_t *fh, uint32_t fhlen)
 {
-	struct xdr_buf a;
+	struct ut_buf a;
 	struct xdr_cur c;
 	uint8_t *mem;
 	uint32_t st;
 
-	xdr_buf_init(&a, 64, 1024);
+	ut_buf_init(&a, 1024);
 	xdr_put_opaque(&a, fh, fhlen);
 	ck_assert_int_eq(rpc(100003, 1, &a, &c, &mem), 0);
 	st = xdr_u32(&c);
 	free(mem);
-	xdr_buf_cleanup(&a);
+	ut_buf_cleanup(&a);
 	return st;
 }
 
 static uint32_t create(const uint8_t *fh, uint32_t fhlen, const char *name)
 {
-	struct xdr_buf a;
+	struct ut_buf a;
 	struct xdr_cur c;
 	uint8_t *mem;
 	uint32_t st;
 	int i;
 
-	xdr_buf_init(&a, 64, 1024);
+	ut_buf_init(&a, 1024);
 	xdr_put_opaque(&a, fh, fhlen);
 	xdr_put_opaque(&a, name, (uint32_t)strlen(name));
 	xdr_put_u32(&a, 0); /* UNCHECKED */
@@ -177,7 +158,7 @@ static uint32_t create(const uint8_t *fh, uint32_t fhlen, const char *name)
 	ck_assert_int_eq(rpc(100003, 8, &a, &c, &mem), 0);
 	st = xdr_u32(&c);
 	free(mem);
-	xdr_buf_cleanup(&a);
+	ut_buf_cleanup(&a);
 	return st;
 }
 
@@ -216,9 +197,9 @@ static const struct vol_tier_ops fake_tier = {
 
 static void lookup(const uint8_t *dfh, uint32_t dlen, const char *name, uint8_t *fh, uint32_t *fhlen)
 {
-	struct xdr_buf a;
+	struct ut_buf a;
 
-	xdr_buf_init(&a, 64, 1024);
+	ut_buf_init(&a, 1024);
 	xdr_put_opaque(&a, dfh, dlen);
 	xdr_put_opaque(&a, name, (uint32_t)strlen(name));
 	call_fh(100003, 3, &a, fh, fhlen);
@@ -227,12 +208,12 @@ static void lookup(const uint8_t *dfh, uint32_t dlen, const char *name, uint8_t 
 /* READ count bytes at off; returns the status, *n the count read. */
 static uint32_t read3(const uint8_t *fh, uint32_t fhlen, uint64_t off, uint32_t count, uint32_t *n)
 {
-	struct xdr_buf a;
+	struct ut_buf a;
 	struct xdr_cur c;
 	uint8_t *mem;
 	uint32_t st;
 
-	xdr_buf_init(&a, 64, 1024);
+	ut_buf_init(&a, 1024);
 	xdr_put_opaque(&a, fh, fhlen);
 	xdr_put_u64(&a, off);
 	xdr_put_u32(&a, count);
@@ -245,7 +226,7 @@ static uint32_t read3(const uint8_t *fh, uint32_t fhlen, uint64_t off, uint32_t 
 		*n = xdr_u32(&c);
 	}
 	free(mem);
-	xdr_buf_cleanup(&a);
+	ut_buf_cleanup(&a);
 	return st;
 }
 
@@ -260,11 +241,11 @@ START_TEST(test_cold_read_resumes)
 	char path[600];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/f", cfg[0].root);
+	snprintf(path, sizeof(path), "%s/f", ts.cfg[0].root);
 	ck_assert_ptr_nonnull(f = fopen(path, "w"));
 	ck_assert_int_eq(fputs("hot bytes on disk", f) >= 0, 1);
 	fclose(f);
-	vol_store_set_tier(store, &fake_tier, NULL);
+	vol_store_set_tier(ts.store, &fake_tier, NULL);
 	mnt("/v0", root, &rl);
 	lookup(root, rl, "f", fh, &fl);
 	atomic_store(&tier_checks, 0);
@@ -275,7 +256,7 @@ START_TEST(test_cold_read_resumes)
 	}
 	ck_assert_uint_eq(atomic_load(&tier_reads), 5);
 	ck_assert_uint_eq(atomic_load(&tier_checks), 5);
-	vol_store_set_tier(store, NULL, NULL);
+	vol_store_set_tier(ts.store, NULL, NULL);
 }
 END_TEST
 
@@ -289,26 +270,26 @@ START_TEST(test_live_reconfigure)
 	mnt("/v1", fh1, &l1);
 	ck_assert_uint_eq(getattr(fh0, l0), 0);
 	ck_assert_uint_eq(create(fh0, l0, "a"), 0);
-	ck_assert_int_eq(vol_store_stats(store, "v0", &st), 0);
+	ck_assert_int_eq(vol_store_stats(ts.store, "v0", &st), 0);
 	ck_assert_uint_eq(st.ops[1], 1); /* GETATTR */
 	ck_assert_uint_eq(st.ops[8], 1); /* CREATE */
 	ck_assert_str_eq(nfs_srv_proc_name(8), "CREATE");
 	ck_assert_ptr_null(nfs_srv_proc_name(22));
 
 	/* read-only from now on, same connection, no restart */
-	cfg[0].rules[0].access = VOL_ACCESS_RO;
-	ck_assert_int_eq(vol_store_set(store, cfg, 2), 0);
+	ts.cfg[0].rules[0].access = VOL_ACCESS_RO;
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
 	ck_assert_uint_eq(create(fh0, l0, "b"), 30); /* ROFS */
 	ck_assert_uint_eq(getattr(fh0, l0), 0);
 	/* client no longer allowed */
-	snprintf(cfg[0].rules[0].clients, sizeof(cfg[0].rules[0].clients), "10.0.0.0/8");
-	ck_assert_int_eq(vol_store_set(store, cfg, 2), 0);
+	snprintf(ts.cfg[0].rules[0].clients, sizeof(ts.cfg[0].rules[0].clients), "10.0.0.0/8");
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
 	ck_assert_uint_eq(getattr(fh0, l0), 13); /* ACCES */
 	/* v1 removed: its handles are stale; v0's stats survive */
-	ck_assert_int_eq(vol_store_set(store, cfg, 1), 0);
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 1), 0);
 	ck_assert_uint_eq(getattr(fh1, l1), 70); /* STALE */
-	ck_assert_int_eq(vol_store_stats(store, "v1", &st), -ENOENT);
-	ck_assert_int_eq(vol_store_stats(store, "v0", &st), 0);
+	ck_assert_int_eq(vol_store_stats(ts.store, "v1", &st), -ENOENT);
+	ck_assert_int_eq(vol_store_stats(ts.store, "v0", &st), 0);
 	ck_assert_uint_ge(st.ops[1], 2);
 	nfs_srv_stop(srv);
 	nfs_srv_stop(srv); /* idempotent */
@@ -332,9 +313,9 @@ START_TEST(test_store_borrowed)
 	ck_assert_uint_eq(getattr(fh0, l0), 0);
 	nfs_srv_free(srv);
 	srv = NULL;
-	ck_assert_int_eq(vol_store_stats(store, "v0", &st), 0);
+	ck_assert_int_eq(vol_store_stats(ts.store, "v0", &st), 0);
 	ck_assert_uint_eq(st.ops[1], 1); /* the GETATTR served before the free */
-	e = vol_export_by_path(store, "/v1", 3);
+	e = vol_export_by_path(ts.store, "/v1", 3);
 	ck_assert_ptr_nonnull(e);
 	vol_export_unref(e);
 }
@@ -344,8 +325,6 @@ int main(void)
 {
 	Suite *s = suite_create("nfs_srv");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	if (geteuid() != 0)
 		return 77;
@@ -354,9 +333,5 @@ int main(void)
 	tcase_add_test(tc, test_store_borrowed);
 	tcase_add_test(tc, test_cold_read_resumes);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(s);
 }

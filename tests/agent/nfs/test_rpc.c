@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "agent/nfs/rpc.h"
+#include "tests/lib/aqt.h"
 
 static size_t put32(uint8_t *p, uint32_t v)
 {
@@ -233,12 +234,12 @@ END_TEST
 
 START_TEST(test_reply_headers)
 {
-	struct xdr_buf b;
+	struct ut_buf b;
 	struct xdr_cur c;
 
-	ck_assert_int_eq(xdr_buf_init(&b, 64, 256), 0);
+	ut_buf_init(&b, 256);
 	rpc_reply_prog_mismatch(&b, 7, 3, 3);
-	xdr_cur_init(&c, b.p, b.len);
+	xdr_cur_init(&c, ut_buf_bytes(&b), b.len);
 	ck_assert_uint_eq(xdr_u32(&c), 7);
 	ck_assert_uint_eq(xdr_u32(&c), RPC_MSG_REPLY);
 	ck_assert_uint_eq(xdr_u32(&c), 0);   /* accepted */
@@ -251,7 +252,7 @@ START_TEST(test_reply_headers)
 	b.len = 0;
 	rpc_reply_auth_error(&b, 8, RPC_AUTH_TOOWEAK);
 	ck_assert_uint_eq(b.len, 20);
-	xdr_buf_cleanup(&b);
+	ut_buf_cleanup(&b);
 }
 END_TEST
 
@@ -259,8 +260,6 @@ int main(void)
 {
 	Suite *s = suite_create("rpc");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_single_fragment_bytewise);
 	tcase_add_test(tc, test_multi_fragment_and_pipelined);
@@ -270,9 +269,5 @@ int main(void)
 	tcase_add_test(tc, test_call_parse);
 	tcase_add_test(tc, test_reply_headers);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(s);
 }

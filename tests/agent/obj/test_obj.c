@@ -42,6 +42,7 @@
 
 #include "agent/obj/obj.h"
 #include "tests/agent/obj/obj_suite.h"
+#include "tests/lib/aqt.h"
 
 static char dir_root[256];
 static const char *s3_endpoint;
@@ -743,7 +744,6 @@ int main(void)
 {
 	Suite *su = suite_create(getenv("AQ_OBJ_S3") ? "obj (s3)" : "obj (directory)");
 	TCase *tc = tcase_create("conformance");
-	SRunner *sr;
 	int failed;
 
 	s3_endpoint = getenv("AQ_OBJ_S3");
@@ -775,10 +775,7 @@ int main(void)
 		tcase_add_test(tc, dir_never_leaves_root);
 	}
 	suite_add_tcase(su, tc);
-	sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	failed = aqt_run(su);
 	nftw(dir_root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-	return failed ? 1 : 0;
+	return failed;
 }

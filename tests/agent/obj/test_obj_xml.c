@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "agent/obj/obj_xml.h"
+#include "tests/lib/aqt.h"
 
 struct got {
 	char keys[8][64];
@@ -168,8 +169,6 @@ int main(void)
 {
 	Suite *su = suite_create("obj_xml");
 	TCase *tc = tcase_create("parse");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, list_page);
 	tcase_add_test(tc, list_cb_stops);
@@ -177,9 +176,5 @@ int main(void)
 	tcase_add_test(tc, list_bounds);
 	tcase_add_test(tc, error_body);
 	suite_add_tcase(su, tc);
-	sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return aqt_run(su);
 }

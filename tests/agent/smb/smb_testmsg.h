@@ -26,17 +26,17 @@ static inline void one_msg(const char *hex, uint8_t *buf, size_t cap, struct smb
 /* A request header for command (64 bytes) followed by body (n bytes). */
 static inline size_t build(uint8_t *out, size_t cap, uint16_t command, uint32_t flags, const uint8_t *body, size_t n)
 {
-	struct smb_wire_buf b;
+	struct ut_buf b;
 	struct smb_wire_hdr h = { .command = command, .flags = flags, .message_id = 7, .session_id = 9, .tree_id = 3 };
 
-	ck_assert_int_eq(smb_wire_buf_init(&b, 64, 1u << 16), AQ_OK);
+	ut_buf_init(&b, 1u << 16);
 	smb_wire_hdr_encode(&b, &h);
 	smb_wire_put_bytes(&b, body, n);
 	ck_assert_int_eq(b.err, AQ_OK);
 	ck_assert_uint_le(b.len, cap);
-	memcpy(out, b.p, b.len);
+	memcpy(out, ut_buf_bytes(&b), b.len);
 	n = b.len;
-	smb_wire_buf_cleanup(&b);
+	ut_buf_cleanup(&b);
 	return n;
 }
 

@@ -30,6 +30,7 @@
 #include "api/api_error.h"
 #include "tests/agent/smb/smb_hex.h"
 #include "tests/agent/smb/smb_vectors.h"
+#include "tests/lib/aqt.h"
 
 #define ENC30_SESSION_KEY "B4546771B515F766A86735532DD6C4F0"
 
@@ -437,11 +438,5 @@ static Suite *smb_crypto_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(smb_crypto_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(smb_crypto_suite());
 }

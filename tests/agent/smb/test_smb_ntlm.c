@@ -21,6 +21,7 @@
 #include "api/api_error.h"
 #include "tests/agent/smb/smb_hex.h"
 #include "tests/agent/smb/smb_vectors.h"
+#include "tests/lib/aqt.h"
 
 #define NLMP_CHALLENGE                                                                                     \
 	"4e544c4d53535000020000000c000c003800000033828ae20123456789abcdef"                                 \
@@ -104,12 +105,12 @@ START_TEST(test_challenge_nlmp)
 		.nb_computer = "Server",
 		.version = { 0x06, 0x00, 0x70, 0x17, 0x00, 0x00, 0x00, 0x0f },
 	};
-	struct smb_wire_buf b;
+	struct ut_buf b;
 
-	ck_assert_int_eq(smb_wire_buf_init(&b, 64, 1024), AQ_OK);
+	ut_buf_init(&b, 1024);
 	ck_assert_int_eq(smb_ntlm_challenge_encode(&b, &c), AQ_OK);
-	ck_assert_hex_eq(b.p, b.len, NLMP_CHALLENGE);
-	smb_wire_buf_cleanup(&b);
+	ck_assert_hex_eq(ut_buf_bytes(&b), b.len, NLMP_CHALLENGE);
+	ut_buf_cleanup(&b);
 }
 END_TEST
 
@@ -131,15 +132,15 @@ START_TEST(test_challenge_windows)
 		.timestamp = 0x01D0AECBADF5A1A1ull,
 		.version = { 0x0a, 0x00, 0x92, 0x27, 0x00, 0x00, 0x00, 0x0f },
 	};
-	struct smb_wire_buf b;
+	struct ut_buf b;
 
 	ck_assert_uint_eq(n - (size_t)(want - f), 0x94);
 	ck_assert_int_eq(memcmp(want, "NTLMSSP\0\2", 9), 0);
-	ck_assert_int_eq(smb_wire_buf_init(&b, 64, 1024), AQ_OK);
+	ut_buf_init(&b, 1024);
 	ck_assert_int_eq(smb_ntlm_challenge_encode(&b, &c), AQ_OK);
 	ck_assert_uint_eq(b.len, 0x94);
-	ck_assert_int_eq(memcmp(b.p, want, b.len), 0);
-	smb_wire_buf_cleanup(&b);
+	ck_assert_int_eq(memcmp(ut_buf_bytes(&b), want, b.len), 0);
+	ut_buf_cleanup(&b);
 }
 END_TEST
 
@@ -437,11 +438,5 @@ static Suite *smb_ntlm_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(smb_ntlm_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(smb_ntlm_suite());
 }

@@ -13,6 +13,7 @@
 #include "agent/smb/smb_sd.h"
 #include "api/api_error.h"
 #include "tests/agent/smb/smb_hex.h"
+#include "tests/lib/aqt.h"
 
 #define SAMBA_SD                                                                                           \
 	"0100048014000000000000000000000024000000"                                                         \
@@ -34,7 +35,7 @@ START_TEST(test_sid_wellknown)
 		size_t n = smb_hex(v[i].hex, bin, sizeof(bin));
 		struct smb_wire_cur c;
 		struct smb_sd_sid s, t;
-		struct smb_wire_buf b;
+		struct ut_buf b;
 		char str[SMB_SD_SID_STR_MAX];
 
 		smb_wire_cur_init(&c, bin, n);
@@ -45,11 +46,11 @@ START_TEST(test_sid_wellknown)
 		ck_assert_str_eq(str, v[i].str);
 		ck_assert_int_eq(smb_sd_sid_from_str(v[i].str, &t), AQ_OK);
 		ck_assert(smb_sd_sid_eq(&s, &t));
-		ck_assert_int_eq(smb_wire_buf_init(&b, 64, 64), AQ_OK);
+		ut_buf_init(&b, 64);
 		smb_sd_sid_encode(&b, &t);
-		ck_assert_int_eq(memcmp(b.p, bin, n), 0);
+		ck_assert_int_eq(memcmp(ut_buf_bytes(&b), bin, n), 0);
 		ck_assert_uint_eq(b.len, n);
-		smb_wire_buf_cleanup(&b);
+		ut_buf_cleanup(&b);
 		smb_wire_cur_init(&c, bin, n - 1); /* truncated */
 		ck_assert_int_eq(smb_sd_sid_decode(&c, &s), AQ_EINVAL);
 	}
@@ -92,7 +93,7 @@ START_TEST(test_sd_samba)
 	size_t n = smb_hex(SAMBA_SD, bin, sizeof(bin));
 	struct smb_sd sd;
 	struct smb_sd_sid ba;
-	struct smb_wire_buf b;
+	struct ut_buf b;
 
 	ck_assert_int_eq(smb_sd_decode(bin, n, &sd), AQ_OK);
 	ck_assert_uint_eq(sd.control, SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT);
@@ -103,15 +104,15 @@ START_TEST(test_sd_samba)
 	ck_assert_uint_eq(sd.dacl.ace[0].type, SMB_SD_ACCESS_ALLOWED);
 	ck_assert_uint_eq(sd.dacl.ace[0].mask, 0x000f01ff);
 	ck_assert(smb_sd_sid_eq(&sd.dacl.ace[0].sid, &smb_sd_everyone));
-	ck_assert_int_eq(smb_wire_buf_init(&b, 64, 4096), AQ_OK);
+	ut_buf_init(&b, 4096);
 	ck_assert_int_eq(smb_sd_encode(&b, &sd, SMB_SD_OWNER | SMB_SD_GROUP | SMB_SD_DACL), AQ_OK);
 	ck_assert_uint_eq(b.len, n);
-	ck_assert_int_eq(memcmp(b.p, bin, n), 0);
+	ck_assert_int_eq(memcmp(ut_buf_bytes(&b), bin, n), 0);
 	/* only what AdditionalInformation asks for */
 	b.len = 0;
 	ck_assert_int_eq(smb_sd_encode(&b, &sd, SMB_SD_OWNER), AQ_OK);
-	ck_assert_hex_eq(b.p, b.len, "0100008014000000000000000000000000000000 01020000000000052000000020020000");
-	smb_wire_buf_cleanup(&b);
+	ck_assert_hex_eq(ut_buf_bytes(&b), b.len, "0100008014000000000000000000000000000000 01020000000000052000000020020000");
+	ut_buf_cleanup(&b);
 }
 END_TEST
 
@@ -180,24 +181,24 @@ START_TEST(test_opaque_ace)
 			   "00112233445566778899aabbccddeeff",
 			   bin, sizeof(bin));
 	struct smb_sd sd;
-	struct smb_wire_buf b;
+	struct ut_buf b;
 
 	ck_assert_uint_eq(n, 20 + 36);
 	ck_assert_int_eq(smb_sd_decode(bin, n, &sd), AQ_OK);
 	ck_assert_uint_eq(sd.dacl.ace[0].type, 5);
 	ck_assert_uint_eq(sd.dacl.ace[0].opaque_len, 24);
-	ck_assert_int_eq(smb_wire_buf_init(&b, 64, 4096), AQ_OK);
+	ut_buf_init(&b, 4096);
 	ck_assert_int_eq(smb_sd_encode(&b, &sd, SMB_SD_DACL), AQ_OK);
 	ck_assert_uint_eq(b.len, n);
-	ck_assert_int_eq(memcmp(b.p, bin, n), 0);
-	smb_wire_buf_cleanup(&b);
+	ck_assert_int_eq(memcmp(ut_buf_bytes(&b), bin, n), 0);
+	ut_buf_cleanup(&b);
 }
 END_TEST
 
 START_TEST(test_unix_descriptor)
 {
 	struct smb_sd sd, back;
-	struct smb_wire_buf b;
+	struct ut_buf b;
 	uint32_t uid = 0, gid = 0, mode = 0;
 	unsigned have;
 
@@ -209,16 +210,16 @@ START_TEST(test_unix_descriptor)
 	ck_assert_uint_eq(sd.dacl.ace[1].mask, 0x001200A9u); /* r-x */
 	ck_assert_uint_eq(sd.dacl.ace[2].mask, 0x00120080u); /* ---: read control and attributes only */
 	ck_assert(smb_sd_sid_eq(&sd.dacl.ace[2].sid, &smb_sd_everyone));
-	ck_assert_int_eq(smb_wire_buf_init(&b, 256, 4096), AQ_OK);
+	ut_buf_init(&b, 4096);
 	ck_assert_int_eq(smb_sd_encode(&b, &sd, SMB_SD_OWNER | SMB_SD_GROUP | SMB_SD_DACL), AQ_OK);
-	ck_assert_int_eq(smb_sd_decode(b.p, b.len, &back), AQ_OK);
+	ck_assert_int_eq(smb_sd_decode(ut_buf_bytes(&b), b.len, &back), AQ_OK);
 	ck_assert_uint_eq(back.control, SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT | SMB_SD_DACL_PROTECTED);
 	ck_assert_int_eq(smb_sd_to_unix(&back, &uid, &gid, &mode, &have), AQ_OK);
 	ck_assert_uint_eq(have, SMB_SD_HAVE_UID | SMB_SD_HAVE_GID | SMB_SD_HAVE_MODE);
 	ck_assert_uint_eq(uid, 1000);
 	ck_assert_uint_eq(gid, 100);
 	ck_assert_uint_eq(mode, 0750);
-	smb_wire_buf_cleanup(&b);
+	ut_buf_cleanup(&b);
 	/* every mode, files and directories */
 	for (uint32_t m = 0; m < 01000; m++) {
 		smb_sd_from_unix(7, 8, m, m & 1, &sd);
@@ -284,11 +285,5 @@ static Suite *smb_sd_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(smb_sd_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(smb_sd_suite());
 }

@@ -11,6 +11,7 @@
 #include "api/api_error.h"
 #include "tests/agent/smb/smb_hex.h"
 #include "tests/agent/smb/smb_vectors.h"
+#include "tests/lib/aqt.h"
 
 /* The security blob of a message: SESSION_SETUP's offset/length at body
  * +4/+6 (request at +12/+14), NEGOTIATE response's at +56/+58. */
@@ -68,7 +69,7 @@ START_TEST(test_resp_windows)
 	size_t n;
 	const uint8_t *b = blob_of(SMB_VEC_SS_RSP1, f, sizeof(f), 4, &n);
 	struct smb_spnego_resp r;
-	struct smb_wire_buf w;
+	struct ut_buf w;
 
 	ck_assert_int_eq(smb_spnego_resp_decode(b, n, &r), AQ_OK);
 	ck_assert_int_eq(r.state, SMB_SPNEGO_ACCEPT_INCOMPLETE);
@@ -76,13 +77,13 @@ START_TEST(test_resp_windows)
 	ck_assert_uint_eq(r.token_len, 0x94);
 	ck_assert_ptr_null(r.mic);
 	/* our encoder writes Windows' bytes */
-	ck_assert_int_eq(smb_wire_buf_init(&w, 64, 4096), AQ_OK);
+	ut_buf_init(&w, 4096);
 	ck_assert_int_eq(smb_spnego_resp_encode(&w, SMB_SPNEGO_ACCEPT_INCOMPLETE, SMB_SPNEGO_NTLMSSP, r.token,
 					       r.token_len, NULL, 0),
 			 AQ_OK);
 	ck_assert_uint_eq(w.len, n);
-	ck_assert_int_eq(memcmp(w.p, b, n), 0);
-	smb_wire_buf_cleanup(&w);
+	ck_assert_int_eq(memcmp(ut_buf_bytes(&w), b, n), 0);
+	ut_buf_cleanup(&w);
 
 	b = blob_of(SMB_VEC_SS_REQ2, f, sizeof(f), 12, &n);
 	ck_assert_int_eq(smb_spnego_resp_decode(b, n, &r), AQ_OK);
@@ -99,21 +100,21 @@ END_TEST
 
 START_TEST(test_encode_roundtrip)
 {
-	struct smb_wire_buf w;
+	struct ut_buf w;
 	struct smb_spnego_init i;
 	struct smb_spnego_resp r;
 	uint8_t big[300];
 
-	ck_assert_int_eq(smb_wire_buf_init(&w, 64, 4096), AQ_OK);
+	ut_buf_init(&w, 4096);
 	ck_assert_int_eq(smb_spnego_init2_encode(&w, SMB_SPNEGO_NTLMSSP), AQ_OK);
 	/* RFC 4178 NegTokenInit with mechTypes { NTLMSSP }, as Windows lays it */
-	ck_assert_hex_eq(w.p, w.len, "601c 0606 2b0601050502 a012 3010 a00e 300c 060a 2b06010401823702020a");
-	ck_assert_int_eq(smb_spnego_init_decode(w.p, w.len, &i), AQ_OK);
+	ck_assert_hex_eq(ut_buf_bytes(&w), w.len, "601c 0606 2b0601050502 a012 3010 a00e 300c 060a 2b06010401823702020a");
+	ck_assert_int_eq(smb_spnego_init_decode(ut_buf_bytes(&w), w.len, &i), AQ_OK);
 	ck_assert_uint_eq(i.mechs, SMB_SPNEGO_NTLMSSP);
 	ck_assert_ptr_null(i.token);
 	w.len = 0;
 	ck_assert_int_eq(smb_spnego_init2_encode(&w, SMB_SPNEGO_NTLMSSP | SMB_SPNEGO_KRB5 | SMB_SPNEGO_MS_KRB5), AQ_OK);
-	ck_assert_int_eq(smb_spnego_init_decode(w.p, w.len, &i), AQ_OK);
+	ck_assert_int_eq(smb_spnego_init_decode(ut_buf_bytes(&w), w.len, &i), AQ_OK);
 	ck_assert_uint_eq(i.mechs, SMB_SPNEGO_NTLMSSP | SMB_SPNEGO_KRB5 | SMB_SPNEGO_MS_KRB5);
 	ck_assert_uint_eq(i.first, SMB_SPNEGO_NTLMSSP);
 	ck_assert_int_eq(smb_spnego_init2_encode(&w, 0), AQ_EINVAL);
@@ -123,17 +124,17 @@ START_TEST(test_encode_roundtrip)
 	memset(big, 0x5a, sizeof(big));
 	w.len = 0;
 	ck_assert_int_eq(smb_spnego_resp_encode(&w, SMB_SPNEGO_ACCEPT_COMPLETED, 0, big, sizeof(big), big, 16), AQ_OK);
-	ck_assert_int_eq(smb_spnego_resp_decode(w.p, w.len, &r), AQ_OK);
+	ck_assert_int_eq(smb_spnego_resp_decode(ut_buf_bytes(&w), w.len, &r), AQ_OK);
 	ck_assert_int_eq(r.state, SMB_SPNEGO_ACCEPT_COMPLETED);
 	ck_assert_uint_eq(r.token_len, sizeof(big));
 	ck_assert_uint_eq(r.mic_len, 16);
 	/* reject, nothing else: the final answer to a wrong password */
 	w.len = 0;
 	ck_assert_int_eq(smb_spnego_resp_encode(&w, SMB_SPNEGO_REJECT, 0, NULL, 0, NULL, 0), AQ_OK);
-	ck_assert_hex_eq(w.p, w.len, "a107 3005 a003 0a01 02");
+	ck_assert_hex_eq(ut_buf_bytes(&w), w.len, "a107 3005 a003 0a01 02");
 	ck_assert_int_eq(smb_spnego_resp_encode(&w, 4, 0, NULL, 0, NULL, 0), AQ_EINVAL);
 	ck_assert_int_eq(smb_spnego_resp_encode(&w, 0, SMB_SPNEGO_OTHER, NULL, 0, NULL, 0), AQ_EINVAL);
-	smb_wire_buf_cleanup(&w);
+	ut_buf_cleanup(&w);
 }
 END_TEST
 
@@ -204,11 +205,5 @@ static Suite *smb_spnego_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(smb_spnego_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(smb_spnego_suite());
 }

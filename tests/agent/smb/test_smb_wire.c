@@ -13,6 +13,7 @@
 #include "tests/agent/smb/smb_hex.h"
 #include "tests/agent/smb/smb_testmsg.h"
 #include "tests/agent/smb/smb_vectors.h"
+#include "tests/lib/aqt.h"
 
 START_TEST(test_cursor_sticky)
 {
@@ -45,24 +46,24 @@ END_TEST
 
 START_TEST(test_buf_cap)
 {
-	struct smb_wire_buf b;
+	struct ut_buf b;
 
-	ck_assert_int_eq(smb_wire_buf_init(&b, 4, 10), AQ_OK);
+	ut_buf_init(&b, 10);
 	smb_wire_put_u64(&b, 0x0807060504030201ull);
 	smb_wire_put_u16(&b, 0x0a09);
 	ck_assert_int_eq(b.err, AQ_OK);
-	ck_assert_hex_eq(b.p, b.len, "0102030405060708090a");
+	ck_assert_hex_eq(ut_buf_bytes(&b), b.len, "0102030405060708090a");
 	smb_wire_put_u8(&b, 1);
 	ck_assert_int_eq(b.err, AQ_ETOOBIG);
 	ck_assert_uint_eq(b.len, 10);
-	ck_assert_ptr_null(smb_wire_put_zero(&b, 0));
-	smb_wire_buf_cleanup(&b);
+	ck_assert_ptr_null(ut_buf_put_zero(&b, 0));
+	ut_buf_cleanup(&b);
 
-	ck_assert_int_eq(smb_wire_buf_init(&b, 0, 1u << 20), AQ_OK);
-	ck_assert_ptr_null(smb_wire_put_zero(&b, SIZE_MAX)); /* no overflow */
+	ut_buf_init(&b, 1u << 20);
+	ck_assert_ptr_null(ut_buf_put_zero(&b, SIZE_MAX)); /* no overflow */
 	ck_assert_int_eq(b.err, AQ_ETOOBIG);
-	smb_wire_buf_cleanup(&b);
-	smb_wire_buf_cleanup(&b); /* twice is harmless */
+	ut_buf_cleanup(&b);
+	ut_buf_cleanup(&b); /* twice is harmless */
 }
 END_TEST
 
@@ -74,7 +75,7 @@ START_TEST(test_utf16)
 	static const uint8_t nul[] = { 'a', 0, 0, 0 };
 	char out[32];
 	size_t n;
-	struct smb_wire_buf b;
+	struct ut_buf b;
 
 	ck_assert_int_eq(smb_wire_utf16_to_utf8(u16, sizeof(u16), out, sizeof(out), &n), AQ_OK);
 	ck_assert_str_eq(out, "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
@@ -85,14 +86,14 @@ START_TEST(test_utf16)
 	ck_assert_int_eq(smb_wire_utf16_to_utf8(u16, 8, out, sizeof(out), &n), AQ_EINVAL); /* cut pair */
 	ck_assert_int_eq(smb_wire_utf16_to_utf8(nul, sizeof(nul), out, sizeof(out), &n), AQ_EINVAL);
 
-	ck_assert_int_eq(smb_wire_buf_init(&b, 16, 64), AQ_OK);
+	ut_buf_init(&b, 64);
 	ck_assert_int_eq(smb_wire_put_utf16(&b, "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 10, &n), AQ_OK);
 	ck_assert_uint_eq(n, sizeof(u16));
-	ck_assert_int_eq(memcmp(b.p, u16, sizeof(u16)), 0);
+	ck_assert_int_eq(memcmp(ut_buf_bytes(&b), u16, sizeof(u16)), 0);
 	ck_assert_int_eq(smb_wire_put_utf16(&b, "\xc0\x80", 2, &n), AQ_EINVAL);     /* overlong */
 	ck_assert_int_eq(smb_wire_put_utf16(&b, "\xed\xa0\x80", 3, &n), AQ_EINVAL); /* surrogate */
 	ck_assert_int_eq(smb_wire_put_utf16(&b, "\xe2\x82", 2, &n), AQ_EINVAL);     /* truncated */
-	smb_wire_buf_cleanup(&b);
+	ut_buf_cleanup(&b);
 }
 END_TEST
 
@@ -142,33 +143,33 @@ START_TEST(test_hdr_roundtrip_async)
 				  .flags = SMB2_FLAGS_SERVER_TO_REDIR | SMB2_FLAGS_ASYNC_COMMAND,
 				  .message_id = 0x1122334455667788ull, .async_id = 0xabcdefull, .session_id = 42 },
 			    d;
-	struct smb_wire_buf b;
+	struct ut_buf b;
 
 	memset(h.signature, 0x5a, 16);
-	ck_assert_int_eq(smb_wire_buf_init(&b, 64, 64), AQ_OK);
+	ut_buf_init(&b, 64);
 	smb_wire_hdr_encode(&b, &h);
 	ck_assert_uint_eq(b.len, SMB2_HDR_LEN);
 	/* AsyncId takes the place of Reserved and TreeId (2.2.1.1) */
-	ck_assert_uint_eq(smb_wire_get_u64(b.p + 32), 0xabcdefull);
-	ck_assert_int_eq(smb_wire_hdr_decode(b.p, b.len, &d), AQ_OK);
+	ck_assert_uint_eq(smb_wire_get_u64(ut_buf_bytes(&b) + 32), 0xabcdefull);
+	ck_assert_int_eq(smb_wire_hdr_decode(ut_buf_bytes(&b), b.len, &d), AQ_OK);
 	ck_assert_int_eq(memcmp(&h, &d, sizeof(h)), 0);
-	ck_assert_int_eq(smb_wire_hdr_decode(b.p, 63, &d), AQ_EINVAL);
-	b.p[4] = 63; /* StructureSize */
-	ck_assert_int_eq(smb_wire_hdr_decode(b.p, b.len, &d), AQ_EINVAL);
-	smb_wire_buf_cleanup(&b);
+	ck_assert_int_eq(smb_wire_hdr_decode(ut_buf_bytes(&b), 63, &d), AQ_EINVAL);
+	ut_buf_bytes(&b)[4] = 63; /* StructureSize */
+	ck_assert_int_eq(smb_wire_hdr_decode(ut_buf_bytes(&b), b.len, &d), AQ_EINVAL);
+	ut_buf_cleanup(&b);
 }
 END_TEST
 
 START_TEST(test_compound)
 {
 	uint8_t f[512];
-	struct smb_wire_buf b;
+	struct ut_buf b;
 	struct smb_wire_hdr h = { .command = SMB2_CREATE };
 	struct smb_wire_chain ch;
 	struct smb_wire_msg m;
 	size_t second;
 
-	ck_assert_int_eq(smb_wire_buf_init(&b, 64, sizeof(f)), AQ_OK);
+	ut_buf_init(&b, sizeof(f));
 	smb_wire_hdr_encode(&b, &h);
 	smb_wire_put_u16(&b, 4);
 	smb_wire_put_u16(&b, 0);
@@ -181,7 +182,7 @@ START_TEST(test_compound)
 	smb_wire_hdr_encode(&b, &h);
 	smb_wire_put_u32(&b, 0x00000004);
 	ck_assert_int_eq(b.err, AQ_OK);
-	memcpy(f, b.p, b.len);
+	memcpy(f, ut_buf_bytes(&b), b.len);
 
 	smb_wire_chain_init(&ch, f, b.len);
 	ck_assert_int_eq(smb_wire_chain_next(&ch, &m), 1);
@@ -204,7 +205,7 @@ START_TEST(test_compound)
 		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 			uint32_t nc = bad[i];
 
-			memcpy(f, b.p, b.len);
+			memcpy(f, ut_buf_bytes(&b), b.len);
 			f[20] = (uint8_t)nc, f[21] = (uint8_t)(nc >> 8), f[22] = (uint8_t)(nc >> 16),
 			f[23] = (uint8_t)(nc >> 24);
 			smb_wire_chain_init(&ch, f, b.len);
@@ -213,10 +214,10 @@ START_TEST(test_compound)
 		}
 	}
 	/* the second header truncated */
-	smb_wire_chain_init(&ch, b.p, second + 40);
+	smb_wire_chain_init(&ch, ut_buf_bytes(&b), second + 40);
 	ck_assert_int_eq(smb_wire_chain_next(&ch, &m), 1);
 	ck_assert_int_eq(smb_wire_chain_next(&ch, &m), AQ_EINVAL);
-	smb_wire_buf_cleanup(&b);
+	ut_buf_cleanup(&b);
 }
 END_TEST
 
@@ -252,7 +253,7 @@ START_TEST(test_negotiate_rsp_windows)
 {
 	uint8_t want[1024], sec[512];
 	struct smb_wire_msg m;
-	struct smb_wire_buf b;
+	struct ut_buf b;
 	struct smb_wire_hdr h;
 	struct smb_wire_negotiate_rsp r = {
 		.security_mode = SMB2_NEGOTIATE_SIGNING_ENABLED,
@@ -275,16 +276,16 @@ START_TEST(test_negotiate_rsp_windows)
 	r.sec_len = 0x140;
 	memcpy(r.salt, m.p + 0x1C0 + 8 + 6, 32);
 	h = m.hdr;
-	ck_assert_int_eq(smb_wire_buf_init(&b, 256, 4096), AQ_OK);
+	ut_buf_init(&b, 4096);
 	smb_wire_hdr_encode(&b, &h);
 	smb_wire_negotiate_rsp_encode(&b, 0, &r);
 	ck_assert_int_eq(b.err, AQ_OK);
 	ck_assert_uint_eq(b.len, m.len);
 	/* Windows echoes the request's Reserved (0xFEFF) in the header; we
 	 * write zero there, as MS-SMB2 says a server should. */
-	ck_assert_int_eq(memcmp(b.p, m.p, 32), 0);
-	ck_assert_int_eq(memcmp(b.p + 36, m.p + 36, m.len - 36), 0);
-	smb_wire_buf_cleanup(&b);
+	ck_assert_int_eq(memcmp(ut_buf_bytes(&b), m.p, 32), 0);
+	ck_assert_int_eq(memcmp(ut_buf_bytes(&b) + 36, m.p + 36, m.len - 36), 0);
+	ut_buf_cleanup(&b);
 }
 END_TEST
 
@@ -381,7 +382,7 @@ START_TEST(test_session_setup_windows)
 	uint8_t buf[1024];
 	struct smb_wire_msg m;
 	struct smb_wire_session_setup_req r;
-	struct smb_wire_buf b;
+	struct ut_buf b;
 
 	one_msg(SMB_VEC_SS_REQ2, buf, sizeof(buf), &m);
 	ck_assert_int_eq(smb_wire_session_setup_req_decode(&m, &r), AQ_OK);
@@ -400,12 +401,12 @@ START_TEST(test_session_setup_windows)
 
 	/* our response, given Windows' first response's blob, has its body */
 	one_msg(SMB_VEC_SS_RSP1, buf, sizeof(buf), &m);
-	ck_assert_int_eq(smb_wire_buf_init(&b, 64, 4096), AQ_OK);
+	ut_buf_init(&b, 4096);
 	smb_wire_session_setup_rsp_encode(&b, 0, 0, m.body + 8, m.body_len - 8);
 	ck_assert_int_eq(b.err, AQ_OK);
 	ck_assert_uint_eq(b.len, m.body_len);
-	ck_assert_int_eq(memcmp(b.p, m.body, b.len), 0);
-	smb_wire_buf_cleanup(&b);
+	ck_assert_int_eq(memcmp(ut_buf_bytes(&b), m.body, b.len), 0);
+	ut_buf_cleanup(&b);
 }
 END_TEST
 
@@ -417,7 +418,7 @@ START_TEST(test_tree_connect)
 	size_t n = build(f, sizeof(f), SMB2_TREE_CONNECT, 0, body, sizeof(body));
 	struct smb_wire_msg m;
 	struct smb_wire_tree_connect_req r;
-	struct smb_wire_buf b;
+	struct ut_buf b;
 	struct smb_wire_tree_connect_rsp rsp = { .share_type = SMB2_SHARE_TYPE_DISK,
 						 .share_flags = SMB2_SHAREFLAG_ENCRYPT_DATA,
 						 .maximal_access = 0x001f01ff };
@@ -434,10 +435,10 @@ START_TEST(test_tree_connect)
 	f[64 + 2] = SMB2_TREE_CONNECT_FLAG_EXTENSION_PRESENT;
 	ck_assert_int_eq(smb_wire_tree_connect_req_decode(&m, &r), AQ_EUNIMPL);
 
-	ck_assert_int_eq(smb_wire_buf_init(&b, 64, 64), AQ_OK);
+	ut_buf_init(&b, 64);
 	smb_wire_tree_connect_rsp_encode(&b, &rsp);
-	ck_assert_hex_eq(b.p, b.len, "1000 01 00 00800000 00000000 ff011f00");
-	smb_wire_buf_cleanup(&b);
+	ck_assert_hex_eq(ut_buf_bytes(&b), b.len, "1000 01 00 00800000 00000000 ff011f00");
+	ut_buf_cleanup(&b);
 }
 END_TEST
 
@@ -446,15 +447,15 @@ START_TEST(test_transform_hdr)
 	uint8_t f[52 + 64] = { 0 };
 	struct smb_wire_transform t = { .orig_size = 64, .flags = SMB2_TRANSFORM_FLAG_ENCRYPTED, .session_id = 0x25 },
 				  d;
-	struct smb_wire_buf b;
+	struct ut_buf b;
 
 	memset(t.signature, 1, 16);
 	memset(t.nonce, 2, 16);
-	ck_assert_int_eq(smb_wire_buf_init(&b, 64, 64), AQ_OK);
+	ut_buf_init(&b, 64);
 	smb_wire_transform_encode(&b, &t);
 	ck_assert_uint_eq(b.len, SMB2_TRANSFORM_LEN);
-	memcpy(f, b.p, b.len);
-	smb_wire_buf_cleanup(&b);
+	memcpy(f, ut_buf_bytes(&b), b.len);
+	ut_buf_cleanup(&b);
 	ck_assert_int_eq(smb_wire_transform_decode(f, sizeof(f), &d), AQ_OK);
 	ck_assert_int_eq(memcmp(&t, &d, sizeof(t)), 0);
 	ck_assert_int_eq(smb_wire_transform_decode(f, sizeof(f) - 1, &d), AQ_EINVAL); /* size mismatch */
@@ -492,11 +493,5 @@ static Suite *smb_wire_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(smb_wire_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(smb_wire_suite());
 }

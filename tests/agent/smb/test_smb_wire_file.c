@@ -12,6 +12,7 @@
 #include "api/api_error.h"
 #include "tests/agent/smb/smb_hex.h"
 #include "tests/agent/smb/smb_testmsg.h"
+#include "tests/lib/aqt.h"
 
 /* A CREATE body (2.2.13) for name "a\b" with the given context blob. */
 static size_t create_req(uint8_t *f, size_t cap, const uint8_t *ctx, size_t ctx_len)
@@ -183,9 +184,9 @@ END_TEST
 
 START_TEST(test_create_rsp)
 {
-	struct smb_wire_buf b;
+	struct ut_buf b;
 	struct smb_wire_lease l = { .state = 7, .epoch = 4, .v2 = true };
-	struct smb_wire_buf lb;
+	struct ut_buf lb;
 	struct smb_wire_create_rsp_ctx cx[2];
 	struct smb_wire_create_rsp r = { .oplock_level = SMB2_OPLOCK_LEVEL_LEASE, .action = 2,
 					 .attrs = { .eof = 5, .attributes = 0x80 }, .fid = { 1, 2 }, .ctx_count = 2,
@@ -195,34 +196,34 @@ START_TEST(test_create_rsp)
 	struct smb_wire_lease l2;
 
 	memset(l.key, 0xab, 16);
-	ck_assert_int_eq(smb_wire_buf_init(&lb, 64, 64), AQ_OK);
+	ut_buf_init(&lb, 64);
 	smb_wire_lease_encode(&lb, &l);
 	ck_assert_uint_eq(lb.len, 52);
-	cx[0] = (struct smb_wire_create_rsp_ctx){ .name = "RqLs", .data = lb.p, .data_len = lb.len };
+	cx[0] = (struct smb_wire_create_rsp_ctx){ .name = "RqLs", .data = ut_buf_bytes(&lb), .data_len = lb.len };
 	cx[1] = (struct smb_wire_create_rsp_ctx){ .name = "MxAc", .data = (const uint8_t *)"\0\0\0\0\xff\x01\x1f\x00",
 						  .data_len = 8 };
-	ck_assert_int_eq(smb_wire_buf_init(&b, 64, 4096), AQ_OK);
-	smb_wire_put_zero(&b, 8); /* the header need not start at 0 */
+	ut_buf_init(&b, 4096);
+	ut_buf_put_zero(&b, 8); /* the header need not start at 0 */
 	smb_wire_hdr_encode(&b, &h);
 	smb_wire_create_rsp_encode(&b, 8, &r);
 	ck_assert_int_eq(b.err, AQ_OK);
 	/* 88 fixed bytes, contexts at 64 + 88 = 152 */
-	ck_assert_uint_eq(smb_wire_get_u16(b.p + 8 + 64), 89);
-	ck_assert_uint_eq(smb_wire_get_u64(b.p + 8 + 64 + 48), 5);     /* EndofFile */
-	ck_assert_uint_eq(smb_wire_get_u32(b.p + 8 + 64 + 56), 0x80);  /* FileAttributes */
-	ck_assert_uint_eq(smb_wire_get_u32(b.p + 8 + 64 + 80), 152);
-	ck_assert_uint_eq(smb_wire_get_u32(b.p + 8 + 64 + 84), 80 + 32);
+	ck_assert_uint_eq(smb_wire_get_u16(ut_buf_bytes(&b) + 8 + 64), 89);
+	ck_assert_uint_eq(smb_wire_get_u64(ut_buf_bytes(&b) + 8 + 64 + 48), 5);     /* EndofFile */
+	ck_assert_uint_eq(smb_wire_get_u32(ut_buf_bytes(&b) + 8 + 64 + 56), 0x80);  /* FileAttributes */
+	ck_assert_uint_eq(smb_wire_get_u32(ut_buf_bytes(&b) + 8 + 64 + 80), 152);
+	ck_assert_uint_eq(smb_wire_get_u32(ut_buf_bytes(&b) + 8 + 64 + 84), 80 + 32);
 	/* first context: Next 80 (76 rounded up), name at 16, data at 24 */
-	ck_assert_hex_eq(b.p + 8 + 152, 24, "50000000 1000 0400 0000 1800 34000000 52714c73 00000000");
-	back = (struct smb_wire_create_ctx){ .name = b.p + 8 + 152 + 16, .name_len = 4, .data = b.p + 8 + 152 + 24,
+	ck_assert_hex_eq(ut_buf_bytes(&b) + 8 + 152, 24, "50000000 1000 0400 0000 1800 34000000 52714c73 00000000");
+	back = (struct smb_wire_create_ctx){ .name = ut_buf_bytes(&b) + 8 + 152 + 16, .name_len = 4, .data = ut_buf_bytes(&b) + 8 + 152 + 24,
 					     .data_len = 52 };
 	ck_assert_int_eq(smb_wire_lease_decode(&back, &l2), AQ_OK);
 	ck_assert_int_eq(memcmp(&l, &l2, sizeof(l)), 0);
-	ck_assert_hex_eq(b.p + 8 + 152 + 80, 32, "00000000 1000 0400 0000 1800 08000000 4d784163 00000000"
+	ck_assert_hex_eq(ut_buf_bytes(&b) + 8 + 152 + 80, 32, "00000000 1000 0400 0000 1800 08000000 4d784163 00000000"
 						  "00000000 ff011f00");
 	ck_assert_uint_eq(b.len, 8 + 152 + 80 + 32);
-	smb_wire_buf_cleanup(&b);
-	smb_wire_buf_cleanup(&lb);
+	ut_buf_cleanup(&b);
+	ut_buf_cleanup(&lb);
 }
 END_TEST
 
@@ -234,7 +235,7 @@ START_TEST(test_read_write_windows)
 	struct smb_wire_msg m;
 	struct smb_wire_write_req w;
 	struct smb_wire_read_req rd;
-	struct smb_wire_buf b;
+	struct ut_buf b;
 
 	one_msg("FE534D4240000100000000000900400008000000000000000400000000000000"
 		"FFFE0000010000001100001400E4080000000000000000000000000000000000"
@@ -275,14 +276,14 @@ START_TEST(test_read_write_windows)
 	ck_assert_uint_eq(rd.length, SMB_WIRE_IO_MAX);
 	buf[64 + 4] = 23, buf[64 + 6] = 0;
 	/* The server's READ response to it (decrypted in the same blog): */
-	ck_assert_int_eq(smb_wire_buf_init(&b, 64, 64), AQ_OK);
+	ut_buf_init(&b, 64);
 	smb_wire_read_rsp_encode(&b, 0, 23, 0);
-	ck_assert_hex_eq(b.p, b.len, "11005000170000000000000000000000");
-	smb_wire_buf_cleanup(&b);
-	ck_assert_int_eq(smb_wire_buf_init(&b, 64, 64), AQ_OK);
+	ck_assert_hex_eq(ut_buf_bytes(&b), b.len, "11005000170000000000000000000000");
+	ut_buf_cleanup(&b);
+	ut_buf_init(&b, 64);
 	smb_wire_write_rsp_encode(&b, 23);
-	ck_assert_hex_eq(b.p, b.len, "11000000170000000000000000000000");
-	smb_wire_buf_cleanup(&b);
+	ck_assert_hex_eq(ut_buf_bytes(&b), b.len, "11000000170000000000000000000000");
+	ut_buf_cleanup(&b);
 	m.body_len = 47; /* truncated fixed part */
 	ck_assert_int_eq(smb_wire_read_req_decode(&m, &rd), AQ_EINVAL);
 }
@@ -327,7 +328,7 @@ START_TEST(test_ioctl_validate)
 	struct smb_wire_msg m;
 	struct smb_wire_ioctl_req r;
 	struct smb_wire_validate_negotiate v;
-	struct smb_wire_buf b;
+	struct ut_buf b;
 	struct smb_wire_fid all = { SMB_WIRE_FID_RELATED, SMB_WIRE_FID_RELATED };
 	uint32_t code = FSCTL_VALIDATE_NEGOTIATE_INFO;
 	uint8_t guid[16];
@@ -362,22 +363,22 @@ START_TEST(test_ioctl_validate)
 	ck_assert_int_eq(smb_wire_ioctl_req_decode(&m, &r), AQ_EINVAL);
 
 	memset(guid, 0x24, 16);
-	ck_assert_int_eq(smb_wire_buf_init(&b, 64, 256), AQ_OK);
+	ut_buf_init(&b, 256);
 	{
-		struct smb_wire_buf out;
+		struct ut_buf out;
 
-		ck_assert_int_eq(smb_wire_buf_init(&out, 24, 24), AQ_OK);
+		ut_buf_init(&out, 24);
 		smb_wire_validate_negotiate_encode(&out, 0x2f, guid, 1, SMB2_DIALECT_302);
 		ck_assert_uint_eq(out.len, 24);
-		smb_wire_ioctl_rsp_encode(&b, 0, code, &all, out.p, out.len);
-		smb_wire_buf_cleanup(&out);
+		smb_wire_ioctl_rsp_encode(&b, 0, code, &all, ut_buf_bytes(&out), out.len);
+		ut_buf_cleanup(&out);
 	}
 	ck_assert_uint_eq(b.len, 48 + 24);
-	ck_assert_uint_eq(smb_wire_get_u16(b.p), 49);
-	ck_assert_uint_eq(smb_wire_get_u32(b.p + 32), 112); /* OutputOffset */
-	ck_assert_uint_eq(smb_wire_get_u32(b.p + 36), 24);
-	ck_assert_uint_eq(smb_wire_get_u16(b.p + 48 + 22), SMB2_DIALECT_302);
-	smb_wire_buf_cleanup(&b);
+	ck_assert_uint_eq(smb_wire_get_u16(ut_buf_bytes(&b)), 49);
+	ck_assert_uint_eq(smb_wire_get_u32(ut_buf_bytes(&b) + 32), 112); /* OutputOffset */
+	ck_assert_uint_eq(smb_wire_get_u32(ut_buf_bytes(&b) + 36), 24);
+	ck_assert_uint_eq(smb_wire_get_u16(ut_buf_bytes(&b) + 48 + 22), SMB2_DIALECT_302);
+	ut_buf_cleanup(&b);
 }
 END_TEST
 
@@ -450,15 +451,15 @@ START_TEST(test_info_dir_notify)
 		ck_assert_int_eq(smb_wire_notify_req_decode(&m, &r), AQ_EINVAL);
 	}
 	{
-		struct smb_wire_buf b;
+		struct ut_buf b;
 
-		ck_assert_int_eq(smb_wire_buf_init(&b, 64, 64), AQ_OK);
+		ut_buf_init(&b, 64);
 		smb_wire_output_rsp_encode(&b, 0, NULL, 0);
-		ck_assert_hex_eq(b.p, b.len, "0900 4800 00000000 00");
+		ck_assert_hex_eq(ut_buf_bytes(&b), b.len, "0900 4800 00000000 00");
 		smb_wire_set_info_rsp_encode(&b);
 		smb_wire_error_rsp_encode(&b);
-		ck_assert_hex_eq(b.p + 9, b.len - 9, "0200 0900 0000 00000000 00");
-		smb_wire_buf_cleanup(&b);
+		ck_assert_hex_eq(ut_buf_bytes(&b) + 9, b.len - 9, "0200 0900 0000 00000000 00");
+		ut_buf_cleanup(&b);
 	}
 }
 END_TEST
@@ -469,7 +470,7 @@ START_TEST(test_close_flush_empty)
 	struct smb_wire_msg m;
 	struct smb_wire_close_req r;
 	struct smb_wire_fid fid;
-	struct smb_wire_buf b;
+	struct ut_buf b;
 	struct smb_wire_close_rsp rsp = { .flags = 1, .attrs = { .last_write = 0x01d0aecbadf5a1a1ull, .eof = 23,
 							       .attributes = 0x20 } };
 	static const uint8_t echo[4] = { 4, 0, 0, 0 }, bad[4] = { 5, 0, 0, 0 };
@@ -489,21 +490,21 @@ START_TEST(test_close_flush_empty)
 	msg_of(f, build(f, sizeof(f), SMB2_ECHO, 0, echo, 0), &m);
 	ck_assert_int_eq(smb_wire_empty_req_decode(&m), AQ_EINVAL);
 
-	ck_assert_int_eq(smb_wire_buf_init(&b, 64, 128), AQ_OK);
+	ut_buf_init(&b, 128);
 	smb_wire_close_rsp_encode(&b, &rsp);
 	ck_assert_uint_eq(b.len, 60);
-	ck_assert_uint_eq(smb_wire_get_u64(b.p + 24), 0x01d0aecbadf5a1a1ull);
-	ck_assert_uint_eq(smb_wire_get_u64(b.p + 48), 23);
-	ck_assert_uint_eq(smb_wire_get_u32(b.p + 56), 0x20);
+	ck_assert_uint_eq(smb_wire_get_u64(ut_buf_bytes(&b) + 24), 0x01d0aecbadf5a1a1ull);
+	ck_assert_uint_eq(smb_wire_get_u64(ut_buf_bytes(&b) + 48), 23);
+	ck_assert_uint_eq(smb_wire_get_u32(ut_buf_bytes(&b) + 56), 0x20);
 	smb_wire_empty_rsp_encode(&b);
-	ck_assert_hex_eq(b.p + 60, 4, "04000000");
+	ck_assert_hex_eq(ut_buf_bytes(&b) + 60, 4, "04000000");
 	/* without POSTQUERY_ATTRIB the attributes are zeros (2.2.16) */
 	b.len = 0;
 	rsp.flags = 0;
 	smb_wire_close_rsp_encode(&b, &rsp);
 	for (size_t i = 8; i < 60; i++)
-		ck_assert_uint_eq(b.p[i], 0);
-	smb_wire_buf_cleanup(&b);
+		ck_assert_uint_eq(ut_buf_bytes(&b)[i], 0);
+	ut_buf_cleanup(&b);
 }
 END_TEST
 
@@ -512,7 +513,7 @@ START_TEST(test_oplock_break)
 	uint8_t ack[24] = { 24, 0, SMB2_OPLOCK_LEVEL_II }, lack[36] = { 36 }, f[128];
 	struct smb_wire_msg m;
 	struct smb_wire_break_ack a;
-	struct smb_wire_buf b;
+	struct ut_buf b;
 	struct smb_wire_fid fid = { 3, 4 };
 	uint8_t key[16];
 
@@ -533,17 +534,17 @@ START_TEST(test_oplock_break)
 	ck_assert_int_eq(smb_wire_break_ack_decode(&m, &a), AQ_EINVAL);
 
 	memset(key, 0x77, 16);
-	ck_assert_int_eq(smb_wire_buf_init(&b, 64, 256), AQ_OK);
+	ut_buf_init(&b, 256);
 	smb_wire_oplock_break_encode(&b, SMB2_OPLOCK_LEVEL_NONE, &fid);
 	ck_assert_uint_eq(b.len, 24);
 	smb_wire_lease_break_encode(&b, 2, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, key, 7, 1);
 	ck_assert_uint_eq(b.len, 24 + 44);
-	ck_assert_hex_eq(b.p + 24, 8, "2c000200 01000000");
-	ck_assert_uint_eq(smb_wire_get_u32(b.p + 24 + 24), 7);
-	ck_assert_uint_eq(smb_wire_get_u32(b.p + 24 + 28), 1);
+	ck_assert_hex_eq(ut_buf_bytes(&b) + 24, 8, "2c000200 01000000");
+	ck_assert_uint_eq(smb_wire_get_u32(ut_buf_bytes(&b) + 24 + 24), 7);
+	ck_assert_uint_eq(smb_wire_get_u32(ut_buf_bytes(&b) + 24 + 28), 1);
 	smb_wire_lease_ack_rsp_encode(&b, key, 1);
 	ck_assert_uint_eq(b.len, 24 + 44 + 36);
-	smb_wire_buf_cleanup(&b);
+	ut_buf_cleanup(&b);
 }
 END_TEST
 
@@ -567,11 +568,5 @@ static Suite *smb_wire_file_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(smb_wire_file_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(smb_wire_file_suite());
 }

@@ -9,21 +9,8 @@
 # curl also checks the store's own answers: BadDigest, XAmzContentSHA256Mismatch
 # (neither stores anything), 206/416 ranges, KeyConflict, bad keys, bucket
 # life cycle, and the bounds (head > 16 KiB, body > 64 MiB, bad syntax).
-set -u
-AQ_BUILDDIR=${AQ_BUILDDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
-[ -x "$AQ_BUILDDIR/tests/agent/obj/test_obj" ] || AQ_BUILDDIR=$PWD
-AQ_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
-export AQ_BUILDDIR AQ_SRC
-# shellcheck source=s3.sh
-. "$AQ_SRC/tests/agent/tier/s3.sh"
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/aq-obj-s3lite.XXXXXX")
-cleanup() {
-	aq_s3_cleanup
-	if [ "${AQ_KEEP:-0}" = 1 ]; then echo "# kept $tmp" >&2; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=obj_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/obj_lib.sh" aq-obj-s3lite
 
 aq_s3lite_start "$tmp/s3" || exit 99
 aq_proxy_start "$AQ_S3_PORT" 0 "$tmp/requests.log" || { echo "aq-latproxy did not start" >&2; exit 99; }

@@ -23,6 +23,7 @@
 
 #include "agent/tier/tier.h"
 #include "agent/vol/vol.h"
+#include "tests/lib/aqt.h"
 
 #define MIB (1024u * 1024u)
 #define DAY 100
@@ -510,8 +511,6 @@ int main(void)
 {
 	Suite *s = suite_create("tier");
 	TCase *tc = tcase_create("tier");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -523,9 +522,5 @@ int main(void)
 	tcase_add_loop_test(tc, test_write_races_pass, 0, 6);
 	tcase_add_test(tc, test_restart_and_recovery);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return aqt_run(s);
 }

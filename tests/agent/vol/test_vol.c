@@ -19,50 +19,28 @@
 #include <unistd.h>
 
 #include "agent/vol/vol.h"
+#include "tests/lib/aqt.h"
+#include "tests/lib/aqt_store.h"
 
-static char tmp[64];
-static struct vol_store *S;
-static struct vol_export_cfg cfg[2];
+static struct aqt_store ts; /* tmp folder, cfg[2], store, location key */
 static const struct vol_cred root = {0, 0, 0, {0}};
-static uint8_t loc_key[VOL_KEY_LEN];
 
 static void setup(void)
 {
-	uint8_t key[VOL_KEY_LEN];
 	char p[128];
-	int i;
 
-	snprintf(tmp, sizeof(tmp), "/tmp/aqvol-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
-	for (i = 0; i < 2; i++) {
-		memset(&cfg[i], 0, sizeof(cfg[i]));
-		snprintf(cfg[i].id, sizeof(cfg[i].id), "vol%d", i);
-		snprintf(cfg[i].path, sizeof(cfg[i].path), "/v%d", i);
-		snprintf(cfg[i].root, sizeof(cfg[i].root), "%s/v%d", tmp, i);
-		mkdir(cfg[i].root, 0777);
-		cfg[i].fsid = 100 + (uint64_t)i;
-		cfg[i].capacity = 1 << 20;
-		cfg[i].nrules = 1;
-		snprintf(cfg[i].rules[0].clients, sizeof(cfg[i].rules[0].clients), "127.0.0.0/8, 10.1.2.3");
-		cfg[i].rules[0].access = VOL_ACCESS_RW;
-		cfg[i].rules[0].anon_uid = cfg[i].rules[0].anon_gid = 65534;
-	}
-	snprintf(p, sizeof(p), "%s/v0/pre", tmp);
+	aqt_store_init(&ts, 2,
+		       &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 100, .capacity = 1 << 20,
+						 .clients = "127.0.0.0/8, 10.1.2.3", .anon = 65534, .key_byte = 7 });
+	snprintf(p, sizeof(p), "%s/v0/pre", ts.dir);
 	close(open(p, O_CREAT | O_WRONLY, 0644));
 	truncate(p, 1000);
-	memset(key, 7, sizeof(key));
-	memcpy(loc_key, key, sizeof(key));
-	ck_assert_int_eq(vol_store_new(key, &S), 0);
-	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-
-	vol_store_free(S);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-	ck_assert_int_eq(system(cmd), 0);
+	aqt_store_cleanup(&ts);
 }
 
 /* What an attacker holding the location key builds: a MAC-valid handle of
@@ -78,7 +56,7 @@ static struct vol_fh forge(uint64_t fsid, const char *path)
 
 	u.fh.handle_bytes = MAX_HANDLE_SZ;
 	ck_assert_int_eq(name_to_handle_at(AT_FDCWD, path, &u.fh, &mnt, 0), 0);
-	ck_assert_int_eq(vol_fh_encode(loc_key, false, fsid, (uint32_t)u.fh.handle_type, u.fh.f_handle,
+	ck_assert_int_eq(vol_fh_encode(ts.key, false, fsid, (uint32_t)u.fh.handle_type, u.fh.f_handle,
 				       u.fh.handle_bytes, &out), 0);
 	return out;
 }
@@ -91,14 +69,14 @@ static struct vol_fh as_v1(struct vol_fh fh)
 	unsigned int n = 0;
 
 	fh.data[0] = 1;
-	HMAC(EVP_sha256(), loc_key, VOL_KEY_LEN, fh.data, fh.len - 16, mac, &n);
+	HMAC(EVP_sha256(), ts.key, VOL_KEY_LEN, fh.data, fh.len - 16, mac, &n);
 	memcpy(fh.data + fh.len - 16, mac, 16);
 	return fh;
 }
 
 static struct vol_obj root_of(int i)
 {
-	struct vol_export *e = vol_export_by_path(S, cfg[i].path, strlen(cfg[i].path));
+	struct vol_export *e = vol_export_by_path(ts.store, ts.cfg[i].path, strlen(ts.cfg[i].path));
 	struct vol_obj o;
 
 	ck_assert_ptr_nonnull(e);
@@ -113,19 +91,19 @@ START_TEST(test_handle_roundtrip_and_forgery)
 	struct vol_fh fh, bad;
 	size_t i;
 
-	ck_assert_int_eq(vol_fh_make(S, &r, &fh), 0);
+	ck_assert_int_eq(vol_fh_make(ts.store, &r, &fh), 0);
 	ck_assert_uint_le(fh.len, VOL_FH_MAX);
-	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), 0);
+	ck_assert_int_eq(vol_fh_open(ts.store, fh.data, fh.len, &o), 0);
 	ck_assert_uint_eq(o.st.st_ino, r.st.st_ino);
 	vol_obj_cleanup(&o);
 	/* any single flipped bit fails the MAC */
 	for (i = 0; i < fh.len; i++) {
 		bad = fh;
 		bad.data[i] ^= 0x10;
-		ck_assert_int_eq(vol_fh_open(S, bad.data, bad.len, &o), VOL_EBADHANDLE);
+		ck_assert_int_eq(vol_fh_open(ts.store, bad.data, bad.len, &o), VOL_EBADHANDLE);
 	}
-	ck_assert_int_eq(vol_fh_verify(S, fh.data, fh.len - 1), VOL_EBADHANDLE);
-	ck_assert_int_eq(vol_fh_verify(S, fh.data, 0), VOL_EBADHANDLE);
+	ck_assert_int_eq(vol_fh_verify(ts.store, fh.data, fh.len - 1), VOL_EBADHANDLE);
+	ck_assert_int_eq(vol_fh_verify(ts.store, fh.data, 0), VOL_EBADHANDLE);
 	/* another key does not accept it */
 	{
 		uint8_t k2[VOL_KEY_LEN];
@@ -170,19 +148,19 @@ START_TEST(test_set_exports_stale)
 	struct vol_obj r1 = root_of(1), o;
 	struct vol_fh fh;
 
-	ck_assert_int_eq(vol_fh_make(S, &r1, &fh), 0);
+	ck_assert_int_eq(vol_fh_make(ts.store, &r1, &fh), 0);
 	vol_obj_cleanup(&r1);
-	ck_assert_int_eq(vol_store_set(S, cfg, 1), 0); /* v1 removed */
-	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), -ESTALE);
-	ck_assert_ptr_null(vol_export_by_path(S, "/v1", 3));
-	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0); /* back: handles work again */
-	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), 0);
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 1), 0); /* v1 removed */
+	ck_assert_int_eq(vol_fh_open(ts.store, fh.data, fh.len, &o), -ESTALE);
+	ck_assert_ptr_null(vol_export_by_path(ts.store, "/v1", 3));
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0); /* back: handles work again */
+	ck_assert_int_eq(vol_fh_open(ts.store, fh.data, fh.len, &o), 0);
 	vol_obj_cleanup(&o);
 	/* invalid sets change nothing */
-	cfg[1].fsid = cfg[0].fsid;
-	ck_assert_int_eq(vol_store_set(S, cfg, 2), -EINVAL);
+	ts.cfg[1].fsid = ts.cfg[0].fsid;
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), -EINVAL);
 	{
-		struct vol_export *e = vol_export_at(S, 1);
+		struct vol_export *e = vol_export_at(ts.store, 1);
 
 		ck_assert_ptr_nonnull(e);
 		vol_export_unref(e);
@@ -192,7 +170,7 @@ END_TEST
 
 START_TEST(test_rules)
 {
-	struct vol_export *e = vol_export_by_path(S, "/v0/", 4);
+	struct vol_export *e = vol_export_by_path(ts.store, "/v0/", 4);
 	struct sockaddr_in a = {.sin_family = AF_INET};
 	struct vol_cred in = {0, 0, 0, {0}}, out;
 
@@ -205,11 +183,11 @@ START_TEST(test_rules)
 	vol_export_unref(e);
 
 	/* rules change without restart: root squash + read-only */
-	cfg[0].rules[0].squash = VOL_SQUASH_ROOT;
-	cfg[0].rules[0].access = VOL_ACCESS_RO;
-	cfg[0].rules[0].anon_uid = 77;
-	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
-	e = vol_export_by_path(S, "/v0", 3);
+	ts.cfg[0].rules[0].squash = VOL_SQUASH_ROOT;
+	ts.cfg[0].rules[0].access = VOL_ACCESS_RO;
+	ts.cfg[0].rules[0].anon_uid = 77;
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
+	e = vol_export_by_path(ts.store, "/v0", 3);
 	inet_pton(AF_INET, "10.1.2.3", &a.sin_addr);
 	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, VOL_PROTO_NFSV3, &in, &out), VOL_ACCESS_RO);
 	ck_assert_uint_eq(out.uid, 77);
@@ -241,24 +219,24 @@ START_TEST(test_rules)
 
 	/* a rule not for NFSv3 (nfsv3: false) is skipped for NFSv3 callers:
 	 * the next rule decides, and without one there is no access */
-	cfg[0].rules[0].not_for = VOL_PROTO_NFSV3;
-	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
-	e = vol_export_by_path(S, "/v0", 3);
+	ts.cfg[0].rules[0].not_for = VOL_PROTO_NFSV3;
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
+	e = vol_export_by_path(ts.store, "/v0", 3);
 	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, VOL_PROTO_NFSV3, &in, &out), VOL_ACCESS_NONE);
 	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, VOL_PROTO_NFSV4, &in, &out), VOL_ACCESS_RO);
 	vol_export_unref(e);
-	cfg[0].nrules = 2;
-	cfg[0].rules[1] = cfg[0].rules[0];
-	cfg[0].rules[1].not_for = 0;
-	cfg[0].rules[1].access = VOL_ACCESS_RW;
-	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
-	e = vol_export_by_path(S, "/v0", 3);
+	ts.cfg[0].nrules = 2;
+	ts.cfg[0].rules[1] = ts.cfg[0].rules[0];
+	ts.cfg[0].rules[1].not_for = 0;
+	ts.cfg[0].rules[1].access = VOL_ACCESS_RW;
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
+	e = vol_export_by_path(ts.store, "/v0", 3);
 	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, VOL_PROTO_NFSV3, &in, &out), VOL_ACCESS_RW);
 	vol_export_unref(e);
-	cfg[0].nrules = 1;
-	cfg[0].rules[0].not_for = 0;
-	snprintf(cfg[0].rules[0].clients, sizeof(cfg[0].rules[0].clients), "300.1.1.1");
-	ck_assert_int_eq(vol_store_set(S, cfg, 2), -EINVAL);
+	ts.cfg[0].nrules = 1;
+	ts.cfg[0].rules[0].not_for = 0;
+	snprintf(ts.cfg[0].rules[0].clients, sizeof(ts.cfg[0].rules[0].clients), "300.1.1.1");
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), -EINVAL);
 }
 END_TEST
 
@@ -270,7 +248,7 @@ START_TEST(test_capacity)
 	static char data[1 << 19];
 	int committed;
 
-	ck_assert_int_eq(vol_store_stats(S, "vol0", &st), 0);
+	ck_assert_int_eq(vol_store_stats(ts.store, "vol0", &st), 0);
 	ck_assert_uint_eq(st.used, 1000 + VOL_NAME_COST); /* scanned at start: "pre" and its name */
 	ck_assert_int_eq(vol_create(&r, &root, "f", 1, true, NULL, NULL, &f), 0);
 	ck_assert_int_eq(vol_write(&f, &root, 0, data, sizeof(data), 0, &committed), 0);
@@ -278,26 +256,26 @@ START_TEST(test_capacity)
 	ck_assert_int_eq(vol_write(&f, &root, sizeof(data), data, sizeof(data), 0, &committed), -EDQUOT);
 	ck_assert_int_eq(vol_write(&f, &root, sizeof(data), data, sizeof(data) - 1000 - 2 * VOL_NAME_COST, 0,
 				   &committed), 0);
-	vol_store_stats(S, "vol0", &st);
+	vol_store_stats(ts.store, "vol0", &st);
 	ck_assert_uint_eq(st.used, 1u << 20);
 	ck_assert_int_eq(vol_fsstat(&r, &fs), 0);
 	ck_assert_uint_eq(fs.tbytes, 1u << 20);
 	ck_assert_uint_eq(fs.fbytes, 0);
 	vol_obj_cleanup(&f);
 	ck_assert_int_eq(vol_remove(&r, &root, "f", 1), 0);
-	vol_store_stats(S, "vol0", &st);
+	vol_store_stats(ts.store, "vol0", &st);
 	ck_assert_uint_eq(st.used, 1000 + VOL_NAME_COST);
 	/* capacity change applies without restart */
-	cfg[0].capacity = 500;
-	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
+	ts.cfg[0].capacity = 500;
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
 	vol_obj_cleanup(&r);
 	r = root_of(0);
 	ck_assert_int_eq(vol_create(&r, &root, "g", 1, true, NULL, NULL, &f), -EDQUOT);
 	vol_export_record(r.exp, 6, 4096, 1500, false);
-	vol_store_stats(S, "vol0", &st);
+	vol_store_stats(ts.store, "vol0", &st);
 	ck_assert_uint_eq(st.ops[6], 1);
 	ck_assert_uint_eq(st.bytes[6], 4096);
-	ck_assert_int_eq(vol_store_stats(S, "nope", &st), -ENOENT);
+	ck_assert_int_eq(vol_store_stats(ts.store, "nope", &st), -ENOENT);
 	vol_obj_cleanup(&r);
 }
 END_TEST
@@ -314,8 +292,8 @@ START_TEST(test_capacity_metadata)
 	char n[16];
 	int i;
 
-	cfg[1].capacity = 16 * VOL_NAME_COST; /* 16 names */
-	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
+	ts.cfg[1].capacity = 16 * VOL_NAME_COST; /* 16 names */
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
 	r = root_of(1);
 	ck_assert_int_eq(vol_fsstat(&r, &fs), 0);
 	ck_assert_uint_eq(fs.tfiles, 16);
@@ -326,7 +304,7 @@ START_TEST(test_capacity_metadata)
 	ck_assert_int_eq(vol_create(&d, &root, "e", 1, true, NULL, NULL, &o), 0);
 	ck_assert_int_eq(vol_link(&o, &r, "e2", 2, &root), 0);
 	vol_obj_cleanup(&o);
-	ck_assert_int_eq(vol_store_stats(S, "vol1", &st), 0);
+	ck_assert_int_eq(vol_store_stats(ts.store, "vol1", &st), 0);
 	ck_assert_uint_eq(st.used, 4 * VOL_NAME_COST);
 	ck_assert_uint_eq(st.names, 4);
 	ck_assert_int_eq(vol_fsstat(&r, &fs), 0);
@@ -350,22 +328,22 @@ START_TEST(test_capacity_metadata)
 	ck_assert_int_eq(vol_rmdir(&d, &root, "x0", 2), 0);
 	ck_assert_int_eq(vol_create(&d, &root, "e", 1, false, NULL, NULL, &o), 0);
 	vol_obj_cleanup(&o);
-	vol_store_stats(S, "vol1", &st);
+	vol_store_stats(ts.store, "vol1", &st);
 	ck_assert_uint_eq(st.used, 15 * VOL_NAME_COST);
 	/* rename over a name gives one back; removing gives back the rest */
 	ck_assert_int_eq(vol_rename(&d, "x1", 2, &d, "x2", 2, &root), 0);
-	vol_store_stats(S, "vol1", &st);
+	vol_store_stats(ts.store, "vol1", &st);
 	ck_assert_uint_eq(st.used, 14 * VOL_NAME_COST);
 	ck_assert_int_eq(vol_remove(&r, &root, "e2", 2), 0);
 	ck_assert_int_eq(vol_remove(&d, &root, "l", 1), 0);
-	vol_store_stats(S, "vol1", &st);
+	vol_store_stats(ts.store, "vol1", &st);
 	ck_assert_uint_eq(st.used, 12 * VOL_NAME_COST);
 	/* a fresh scan (the volume attached elsewhere) finds the same figure */
 	vol_obj_cleanup(&d);
 	vol_obj_cleanup(&r);
-	ck_assert_int_eq(vol_store_set(S, cfg, 1), 0);
-	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
-	ck_assert_int_eq(vol_store_stats(S, "vol1", &st), 0);
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 1), 0);
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
+	ck_assert_int_eq(vol_store_stats(ts.store, "vol1", &st), 0);
 	ck_assert_uint_eq(st.used, 12 * VOL_NAME_COST);
 	ck_assert_uint_eq(st.names, 12);
 }
@@ -401,56 +379,56 @@ START_TEST(test_handle_containment)
 	vol_obj_cleanup(&f0);
 	vol_obj_cleanup(&f1);
 	/* the legitimate handle, and the same object forged by the key holder */
-	snprintf(p, sizeof(p), "%s/v0/mine", tmp);
-	fh = forge(cfg[0].fsid, p);
-	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), 0);
+	snprintf(p, sizeof(p), "%s/v0/mine", ts.dir);
+	fh = forge(ts.cfg[0].fsid, p);
+	ck_assert_int_eq(vol_fh_open(ts.store, fh.data, fh.len, &o), 0);
 	vol_obj_cleanup(&o);
 	/* (a) another volume's file under this volume's fsid */
-	snprintf(p, sizeof(p), "%s/v1/theirs", tmp);
-	fh = forge(cfg[0].fsid, p);
-	ck_assert_int_eq(vol_fh_verify(S, fh.data, fh.len), 0); /* the MAC is right... */
-	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), -ESTALE); /* ...and still no */
+	snprintf(p, sizeof(p), "%s/v1/theirs", ts.dir);
+	fh = forge(ts.cfg[0].fsid, p);
+	ck_assert_int_eq(vol_fh_verify(ts.store, fh.data, fh.len), 0); /* the MAC is right... */
+	ck_assert_int_eq(vol_fh_open(ts.store, fh.data, fh.len, &o), -ESTALE); /* ...and still no */
 	fh = as_v1(fh);
-	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), -ESTALE);
+	ck_assert_int_eq(vol_fh_open(ts.store, fh.data, fh.len, &o), -ESTALE);
 	/* (b) a file outside every export (a server secret next to the shelf),
 	 * and the shelf directory above the export roots */
-	snprintf(p, sizeof(p), "%s/secret.key", tmp);
+	snprintf(p, sizeof(p), "%s/secret.key", ts.dir);
 	close(open(p, O_CREAT | O_WRONLY, 0600));
-	fh = forge(cfg[0].fsid, p);
-	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), -ESTALE);
-	ck_assert_int_eq(vol_fh_open(S, as_v1(fh).data, fh.len, &o), -ESTALE);
-	fh = forge(cfg[1].fsid, tmp);
-	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), -ESTALE);
+	fh = forge(ts.cfg[0].fsid, p);
+	ck_assert_int_eq(vol_fh_open(ts.store, fh.data, fh.len, &o), -ESTALE);
+	ck_assert_int_eq(vol_fh_open(ts.store, as_v1(fh).data, fh.len, &o), -ESTALE);
+	fh = forge(ts.cfg[1].fsid, ts.dir);
+	ck_assert_int_eq(vol_fh_open(ts.store, fh.data, fh.len, &o), -ESTALE);
 	/* the location key alone no longer MACs a version 2 handle */
-	snprintf(p, sizeof(p), "%s/v0/mine", tmp);
-	fh = as_v1(forge(cfg[0].fsid, p));
+	snprintf(p, sizeof(p), "%s/v0/mine", ts.dir);
+	fh = as_v1(forge(ts.cfg[0].fsid, p));
 	fh.data[0] = 2;
-	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), VOL_EBADHANDLE);
+	ck_assert_int_eq(vol_fh_open(ts.store, fh.data, fh.len, &o), VOL_EBADHANDLE);
 	/* handles minted before per-export keys still resolve inside */
 	fh.data[0] = 1;
-	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), 0);
+	ck_assert_int_eq(vol_fh_open(ts.store, fh.data, fh.len, &o), 0);
 	vol_obj_cleanup(&o);
 	/* (c) what existed before marks was stamped when the volume was attached:
 	 * its handle resolves without a lookup first */
-	snprintf(p, sizeof(p), "%s/v0/pre", tmp);
-	fh = forge(cfg[0].fsid, p);
-	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), 0);
+	snprintf(p, sizeof(p), "%s/v0/pre", ts.dir);
+	fh = forge(ts.cfg[0].fsid, p);
+	ck_assert_int_eq(vol_fh_open(ts.store, fh.data, fh.len, &o), 0);
 	vol_obj_cleanup(&o);
-	ck_assert_int_eq(getxattr(cfg[0].root, "trusted.aquifer.vol", mark, sizeof(mark)), 8);
+	ck_assert_int_eq(getxattr(ts.cfg[0].root, "trusted.aquifer.vol", mark, sizeof(mark)), 8);
 	ck_assert_int_eq(getxattr(p, "trusted.aquifer.vol", mark, sizeof(mark)), 8);
-	ck_assert_uint_eq(mark[7], cfg[0].fsid & 0xff);
+	ck_assert_uint_eq(mark[7], ts.cfg[0].fsid & 0xff);
 	/* a file put in the volume behind the store's back is adopted by LOOKUP
 	 * (found by name inside); another volume's file linked in is not */
-	snprintf(p, sizeof(p), "%s/v0/late", tmp);
+	snprintf(p, sizeof(p), "%s/v0/late", ts.dir);
 	close(open(p, O_CREAT | O_WRONLY, 0644));
-	fh = forge(cfg[0].fsid, p);
-	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), -ESTALE);
+	fh = forge(ts.cfg[0].fsid, p);
+	ck_assert_int_eq(vol_fh_open(ts.store, fh.data, fh.len, &o), -ESTALE);
 	ck_assert_int_eq(vol_lookup(&r0, &root, "late", 4, &o), 0);
 	vol_obj_cleanup(&o);
-	ck_assert_int_eq(vol_fh_open(S, fh.data, fh.len, &o), 0);
+	ck_assert_int_eq(vol_fh_open(ts.store, fh.data, fh.len, &o), 0);
 	vol_obj_cleanup(&o);
-	snprintf(p, sizeof(p), "%s/v1/theirs", tmp);
-	snprintf(q, sizeof(q), "%s/v0/linked", tmp);
+	snprintf(p, sizeof(p), "%s/v1/theirs", ts.dir);
+	snprintf(q, sizeof(q), "%s/v0/linked", ts.dir);
 	ck_assert_int_eq(link(p, q), 0);
 	ck_assert_int_eq(vol_lookup(&r0, &root, "linked", 6, &o), -EACCES);
 	vol_obj_cleanup(&r0);
@@ -461,10 +439,10 @@ END_TEST
 /* A root marked for another fsid is another volume's: not served. */
 START_TEST(test_root_of_other_volume)
 {
-	cfg[1].fsid = 999;
-	ck_assert_int_eq(vol_store_set(S, cfg, 2), -EEXIST);
-	cfg[1].fsid = 101;
-	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
+	ts.cfg[1].fsid = 999;
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), -EEXIST);
+	ts.cfg[1].fsid = 101;
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
 }
 END_TEST
 
@@ -476,15 +454,15 @@ START_TEST(test_qos_charge_capped)
 	struct vol_obj r;
 	struct vol_fh fh;
 
-	cfg[0].qos.bytes_per_s = 10u << 20; /* the bucket holds 1 MiB */
-	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
+	ts.cfg[0].qos.bytes_per_s = 10u << 20; /* the bucket holds 1 MiB */
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
 	r = root_of(0);
-	ck_assert_int_eq(vol_fh_make(S, &r, &fh), 0);
+	ck_assert_int_eq(vol_fh_make(ts.store, &r, &fh), 0);
 	ck_assert_uint_eq(vol_io_cost(0xffffffffu), VOL_IO_MAX);
-	ck_assert_int_eq(vol_admit(S, fh.data, fh.len, 1, QOS_READ, 0xffffffffu, &it1), QOS_ADMIT);
+	ck_assert_int_eq(vol_admit(ts.store, fh.data, fh.len, 1, QOS_READ, 0xffffffffu, &it1), QOS_ADMIT);
 	/* uncapped, the first READ would owe 4 GiB (400 s at this rate) */
-	ck_assert_int_eq(vol_admit(S, fh.data, fh.len, 2, QOS_READ, 4096, &it2), QOS_ADMIT);
-	ck_assert_int_eq(vol_store_stats(S, "vol0", &st), 0);
+	ck_assert_int_eq(vol_admit(ts.store, fh.data, fh.len, 2, QOS_READ, 4096, &it2), QOS_ADMIT);
+	ck_assert_int_eq(vol_store_stats(ts.store, "vol0", &st), 0);
 	ck_assert_uint_eq(st.qos.admitted_bytes, VOL_IO_MAX + 4096);
 	vol_export_settle(r.exp, 0xffffffffu, 100); /* it moved 100 bytes */
 	vol_obj_cleanup(&r);
@@ -525,13 +503,13 @@ START_TEST(test_namespace_synced)
 	pthread_t th[8];
 	int i;
 
-	cfg[0].capacity = 1ull << 30;
-	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
+	ts.cfg[0].capacity = 1ull << 30;
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
 	vol_obj_cleanup(&r);
 	r = root_of(0);
-	vol_store_stats(S, "vol0", &a);
+	vol_store_stats(ts.store, "vol0", &a);
 	ck_assert_int_eq(vol_mkdir(&r, &root, "d", 1, NULL, &d), 0);
-	vol_store_stats(S, "vol0", &b);
+	vol_store_stats(ts.store, "vol0", &b);
 	ck_assert_uint_eq(b.dirsyncs, a.dirsyncs + 1);
 	ck_assert_int_eq(vol_create(&d, &root, "f", 1, true, NULL, NULL, &o), 0);
 	ck_assert_int_eq(vol_link(&o, &d, "g", 1, &root), 0);
@@ -540,11 +518,11 @@ START_TEST(test_namespace_synced)
 	ck_assert_int_eq(vol_remove(&r, &root, "h", 1), 0);
 	ck_assert_int_eq(vol_symlink(&d, &root, "s", 1, "t", 1, NULL, &o), 0);
 	vol_obj_cleanup(&o);
-	vol_store_stats(S, "vol0", &a);
+	vol_store_stats(ts.store, "vol0", &a);
 	ck_assert_uint_eq(a.dirsyncs, b.dirsyncs + 6);
 	ck_assert_int_eq(vol_create(&d, &root, "f", 1, false, NULL, NULL, &o), 0); /* there already: no change */
 	vol_obj_cleanup(&o);
-	vol_store_stats(S, "vol0", &b);
+	vol_store_stats(ts.store, "vol0", &b);
 	ck_assert_uint_eq(b.dirsyncs, a.dirsyncs);
 	for (i = 0; i < 8; i++) {
 		args[i] = (struct dsync_arg){.dir = &d, .id = i};
@@ -554,7 +532,7 @@ START_TEST(test_namespace_synced)
 		pthread_join(th[i], NULL);
 		ck_assert_int_eq(args[i].failed, 0);
 	}
-	vol_store_stats(S, "vol0", &a);
+	vol_store_stats(ts.store, "vol0", &a);
 	ck_assert_uint_ge(a.dirsyncs - b.dirsyncs, 1);
 	ck_assert_uint_le(a.dirsyncs - b.dirsyncs, 200);
 	fprintf(stderr, "# 200 concurrent creates in one directory: %llu directory syncs\n",
@@ -568,8 +546,6 @@ int main(void)
 {
 	Suite *s = suite_create("vol");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "test_vol needs root (open_by_handle_at)\n");
@@ -588,9 +564,5 @@ int main(void)
 	tcase_add_test(tc, test_qos_charge_capped);
 	tcase_add_test(tc, test_namespace_synced);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return aqt_run(s);
 }

@@ -1,0 +1,230 @@
+// openapi/spec-tables.js: the part of gen-spec.js that reads the server's C
+// field tables (api/api_project.c, api/api_pool.c, api/api_volume.c, the
+// limits of api/api_intent.h) and turns a table into a JSON Schema object,
+// with the field descriptions of GCNV's semantics.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+
+const top = path.resolve(__dirname, '..');
+
+// ---- parse the C field tables ------------------------------------------
+function readC(rel) {
+  return fs.readFileSync(path.join(top, rel), 'utf8');
+}
+
+function parseEnums(src) {
+  const out = {};
+  const re = /static const char \*const (\w+)\[\]\s*=\s*\{([^}]*)\}/g;
+  let m;
+  while ((m = re.exec(src))) {
+    out[m[1]] = [...m[2].matchAll(/"([^"]*)"/g)].map((x) => x[1]);
+  }
+  return out;
+}
+
+// The contract's limits (api/api_intent.h): a table row may name one.
+const limits = {};
+for (const m of readC('api/api_intent.h').matchAll(/^#define (API_INTENT_\w+) (-?\d+)\b/gm)) limits[m[1]] = Number(m[2]);
+function limit(tok) {
+  if (/^-?\d+$/.test(tok)) return Number(tok);
+  if (!(tok in limits)) throw new Error(`unknown limit ${tok} in a field table`);
+  return limits[tok];
+}
+
+function parseTables(src) {
+  const out = {};
+  const re = /struct api_field (\w+)\[\]\s*=\s*\{([\s\S]*?)\n\};/g;
+  let m;
+  while ((m = re.exec(src))) {
+    const rows = [];
+    const rowRe = /\{\s*"(\w+)",\s*(API_T_\w+),\s*([^,]+),\s*(\w+),\s*(\w+),\s*(-?\w+)\s*\}/g;
+    let r;
+    while ((r = rowRe.exec(m[2]))) {
+      rows.push({
+        name: r[1],
+        type: r[2],
+        flags: r[3].trim() === '0' ? [] : r[3].split('|').map((s) => s.trim()),
+        enums: r[4] === 'NULL' ? null : r[4],
+        sub: r[5] === 'NULL' ? null : r[5],
+        maxLen: limit(r[6]),
+      });
+    }
+    out[m[1]] = rows;
+  }
+  return out;
+}
+
+const sources = ['api/api_project.c', 'api/api_pool.c', 'api/api_volume.c', 'api/api_snapshot.c'].map(readC);
+const enums = Object.assign({}, ...sources.map(parseEnums));
+const tables = Object.assign({}, ...sources.map(parseTables));
+
+// Schema names for the C tables.
+const schemaName = {
+  api_project_fields: 'Project',
+  api_location_fields: 'Location',
+  api_pool_fields: 'StoragePool',
+  api_volume_fields: 'Volume',
+  api_snapshot_fields: 'Snapshot',
+  vol_clone_fields: 'CloneDetails',
+  vol_rule_fields: 'SimpleExportPolicyRule',
+  vol_export_fields: 'ExportPolicy',
+  vol_mount_fields: 'MountOption',
+  vol_sched_fields: 'SnapshotSchedule',
+  vol_snap_policy_fields: 'SnapshotPolicy',
+  vol_tiering_fields: 'TieringPolicy',
+  vol_restore_fields: 'RestoreParameters',
+  vol_backup_fields: 'BackupConfig',
+  loc_cold_fields: 'ColdStore',
+  loc_s3_fields: 'ColdStoreS3',
+  loc_dir_fields: 'ColdStoreDirectory',
+};
+
+// Field descriptions (GCNV semantics: the v1 volume and storage pool messages).
+const docs = {
+  'StoragePool.name': 'Resource name: projects/{project}/locations/{location}/storagePools/{storagePoolId}.',
+  'StoragePool.serviceLevel': 'Service level of the pool. Immutable.',
+  'StoragePool.capacityGib': 'Provisioned (billed) capacity of the pool in GiB (int64 as a JSON string).',
+  'StoragePool.volumeCapacityGib': 'Sum of the capacities of the pool\'s volumes, GiB.',
+  'StoragePool.volumeCount': 'Number of volumes in the pool.',
+  'StoragePool.network': 'VPC network, projects/{project}/global/networks/{network}. Defaults to "default". Immutable.',
+  'StoragePool.allowAutoTiering': 'Allow volumes of this pool to tier cold data. Can be enabled after creation but not disabled.',
+  'StoragePool.totalThroughputMibps': 'Throughput budget of the pool in MiB/s (input only with customPerformanceEnabled; always returned).',
+  'StoragePool.availableThroughputMibps': 'Throughput budget not yet given to volumes (MiB/s).',
+  'StoragePool.qosType': 'Quality of service: AUTO (volume throughput follows capacity) or MANUAL (set per volume). Defaults to AUTO.',
+  'StoragePool.kmsConfig': 'Not supported by Aquifer (400 if set). Immutable.',
+  'StoragePool.ldapEnabled': 'Not supported by Aquifer (400 if true). Immutable.',
+  'StoragePool.type': 'Only FILE is supported. Immutable.',
+  'StoragePool.mode': 'Only DEFAULT is supported. Immutable.',
+  'Volume.name': 'Resource name: projects/{project}/locations/{location}/volumes/{volumeId}.',
+  'Volume.shareName': 'NFS export path (/shareName on the volume\'s node), unique per location across every project (409 ALREADY_EXISTS when another volume of the location has it; the answer names no other project). Immutable.',
+  'Volume.storagePool': 'The pool holding the volume: an ID or a full resource name in the same project and location. Returned as the full resource name. Updating it moves the volume (PREMIUM <-> EXTREME only).',
+  'Volume.capacityGib': 'Capacity of the volume in GiB (int64 as a JSON string).',
+  'Volume.protocols': 'GCNV\'s sets are NFSV3, NFSV4, SMB, NFSV3+NFSV4, SMB+NFSV3, SMB+NFSV4; Aquifer serves NFSV3 only, so any other value is refused (400 naming it). Immutable.',
+  'Volume.smbSettings': 'SMB is not served yet: a non-empty list is refused (400).',
+  'Volume.snapshotPolicy': 'Scheduled snapshots, run by aquiferd\'s scheduler (UTC): each schedule keeps exactly snapshotsToKeep snapshots of its kind, named hourly-YYYYMMDD-HHMM (daily-, weekly-, monthly-); the oldest goes when a new one is made. Slots missed while aquiferd was down are not replayed (one catch-up per kind). Defaults: minute 0, hour 0, day Sunday, daysOfMonth 1. A field of another kind (hour in hourlySchedule, ...) is refused (400).',
+  'Volume.snapReserve': 'Deprecated in GCNV. No space is set aside for snapshots (their space counts in usedGib against capacityGib): any value but 0 is refused (400).',
+  'Volume.snapshotDirectory': 'true: /.snapshot/<snapshotId>/ at the export root, read-only.',
+  'Volume.cloneDetails': 'Set on a volume created from a snapshot (restoreParameters.sourceSnapshot). sharedSpaceGib: the source volume\'s used GiB when the snapshot was taken.',
+  'Snapshot.name': 'Resource name: projects/{project}/locations/{location}/volumes/{volumeId}/snapshots/{snapshotId}.',
+  'Snapshot.state': 'CREATING until the volume\'s node reports it made, READY, DELETING, or ERROR (stateDetails says why).',
+  'Snapshot.usedBytes': 'Bytes the snapshot alone holds (what deleting it frees), from its node\'s reports.',
+  'Snapshot.createTime': 'When the snapshot was requested; it holds every write acknowledged as stable before then.',
+  'Volume.securityStyle': 'UNIX (the default); NTFS needs SMB and is refused (400). Immutable.',
+  'Volume.multipleEndpoints': 'Each volume is served at its node\'s one NFS address: true is refused (400). Immutable.',
+  'Volume.backupConfig': 'Backups are not implemented yet: backupPolicies, backupVault or scheduledBackupEnabled true are refused (400).',
+  'Volume.restrictedActions': 'DELETE: deleting the volume is refused (FAILED_PRECONDITION) until DELETE is removed. GCNV blocks deletes while the volume is mounted; NFSv3 has no reliable notion of mounted, so Aquifer blocks every delete.',
+  'Volume.encryptionType': 'SERVICE_MANAGED: Aquifer does not encrypt volume data itself; data at rest is protected by whatever the shelf provides (self-encrypting drives, dm-crypt/LUKS under the shelf filesystem). See README.',
+  'Volume.exportPolicy': 'At most 20 rules (api/api_intent.h); the first rule matching the client and its protocol decides.',
+  'SimpleExportPolicyRule.allowedClients': 'Comma-separated IPv4 addresses or CIDRs: at most 32 entries and 640 bytes (api/api_intent.h; GCNV allows 4096 characters).',
+  'SimpleExportPolicyRule.nfsv3': 'false: the rule does not apply to NFSv3 clients (the next rule decides; none: no access). Default true.',
+  'SimpleExportPolicyRule.nfsv4': 'Whether the rule applies to NFSv4.1 clients (NFSv4 is not served yet). Default true.',
+  'SimpleExportPolicyRule.kerberos5ReadOnly': 'Kerberos is not supported: true is refused (400); likewise kerberos5ReadWrite, kerberos5i*, kerberos5p*.',
+  'StoragePool.activeDirectory': 'SMB and Active Directory are not supported yet: a value is refused (400).',
+  'StoragePool.zone': 'Every node of a location shares one shelf, so a location is one zone: only the pool\'s location ID is accepted (or leave it out).',
+  'StoragePool.replicaZone': 'Regional pools replicated to a second zone are not supported: a value is refused (400).',
+  'StoragePool.encryptionType': 'SERVICE_MANAGED: Aquifer does not encrypt volume data itself; data at rest is protected by whatever the shelf provides. CLOUD_KMS (kmsConfig) is refused.',
+  'Volume.throughputMibps': 'Throughput limit in MiB/s. Settable only in MANUAL QoS pools; computed otherwise.',
+  'Volume.tieringPolicy': 'Auto-tiering settings (needs a pool with allowAutoTiering). updateMask paths may address sub-fields, e.g. tiering_policy.cooling_threshold_days.',
+  'Volume.kerberosEnabled': 'Not supported by Aquifer (400 if true). Immutable.',
+  'Volume.restoreParameters': 'Create the volume as a clone of sourceSnapshot (a READY snapshot\'s full name in the same project and location); sourceBackup is refused (400: no backups). Immutable.',
+  'Volume.usedGib': 'Used capacity in GiB, computed periodically; counts the snapshots\' space, as GCNV does.',
+  'Volume.coldTierSizeGib': 'GiB of the volume\'s data on the cold tier (rounded up), from its node\'s reports. With tierAction ENABLED in PREMIUM/EXTREME AUTO pools each cold GiB earns 2 KiB/s instead of the level\'s rate.',
+  'Volume.hotTierSizeUsedGib': 'GiB of the volume\'s data on the hot tier (the shelf), rounded up, from its node\'s reports.',
+  'Volume.stateDetails': 'Why the volume is in its state; for a READY volume, a cold-tier problem its node reports (e.g. the cold store is unreachable), cleared once it is fine again.',
+  'StoragePool.coldTierSizeUsedGib': 'Sum of the coldTierSizeGib of the pool\'s volumes.',
+  'StoragePool.hotTierSizeUsedGib': 'Sum of the hotTierSizeUsedGib of the pool\'s volumes.',
+  'TieringPolicy.retrievalPolicy': 'Aquifer extension (ANF\'s names): DEFAULT (random reads bring cold data back, sequential reads stream it from the cold tier), ON_READ (every read brings it back), NEVER.',
+  'TieringPolicy.hotTierBypassModeEnabled': 'FLEX pools only: new data is written straight to the cold tier.',
+  'TieringPolicy.coolingThresholdDays': 'Days without access before data moves to the cold tier: 2-183 (default 31).',
+  'TieringPolicy.tierAction': 'ENABLED or PAUSED (default PAUSED). Tiering cannot be switched off once on: the tieringPolicy cannot be removed, only PAUSED.',
+  'MountOption.instructions': 'Instructions for mounting, as GCNV gives them: lines to paste into a shell on the client (comments say what to install; mkdir and the mount command with vers=3, the port and nolock).',
+  'MountOption.port': 'Aquifer extension: the NFS and MOUNT port of the volume\'s node.',
+  'MountOption.libnfsUrl': 'Aquifer extension: the volume as a libnfs URL (nfs://HOST/SHARE?version=3&nfsport=P&mountport=P), for nfs-ls, nfs-cp and other libnfs tools.',
+  'Location.coldStore': 'Aquifer extension (cluster admin): where the location\'s cold tier lives, exactly one of s3 or directory. Without it the agents use a directory on the shelf. Changing or removing it is refused (FAILED_PRECONDITION) while volumes of the location have tiering enabled or cold data. Not shown in the per-project view.',
+  'ColdStore.s3': 'Any S3-API object store (requests are signed with AWS SigV4, path-style addressing).',
+  'ColdStore.directory': 'A directory every node of the location reaches.',
+  'ColdStoreS3.endpoint': 'http:// or https:// URL of the store, e.g. http://127.0.0.1:9000.',
+  'ColdStoreS3.bucket': 'Bucket name (S3 rules: 3-63 of a-z, 0-9, ".", "-").',
+  'ColdStoreS3.region': 'Signing region (default us-east-1).',
+  'ColdStoreS3.accessKeyId': 'Access key ID.',
+  'ColdStoreS3.secretAccessKey': 'Secret access key. A PATCH may leave it out while endpoint, bucket and accessKeyId stay the same: the stored one is kept.',
+  'ColdStoreDirectory.path': 'Absolute path.',
+  'Project.name': 'Resource name: projects/{projectId}.',
+  'Location.name': 'Resource name: locations/{locationId} (cluster view) or projects/{project}/locations/{locationId}.',
+};
+
+const maxDefault = { string: 4096, list: 64 };
+
+function fieldSchema(owner, f) {
+  let s;
+  switch (f.type) {
+    case 'API_T_STRING':
+      s = { type: 'string', maxLength: f.maxLen > 0 ? f.maxLen : maxDefault.string };
+      break;
+    case 'API_T_INT64':
+      s = { type: 'string', format: 'int64', pattern: '^-?[0-9]+$' };
+      break;
+    case 'API_T_INT32':
+      s = { type: 'integer', format: 'int32' };
+      break;
+    case 'API_T_DOUBLE':
+      s = { type: 'number', format: 'double' };
+      break;
+    case 'API_T_BOOL':
+      s = { type: 'boolean' };
+      break;
+    case 'API_T_ENUM':
+      s = { type: 'string', enum: enums[f.enums] };
+      break;
+    case 'API_T_ENUM_LIST':
+      s = { type: 'array', items: { type: 'string', enum: enums[f.enums] }, maxItems: f.maxLen > 0 ? f.maxLen : maxDefault.list };
+      break;
+    case 'API_T_STRING_LIST':
+      s = { type: 'array', items: { type: 'string', maxLength: maxDefault.string }, maxItems: f.maxLen > 0 ? f.maxLen : maxDefault.list };
+      break;
+    case 'API_T_LABELS':
+      s = { type: 'object', maxProperties: 64, additionalProperties: { type: 'string', maxLength: 63 } };
+      break;
+    case 'API_T_OBJECT':
+      s = { $ref: `#/components/schemas/${schemaName[f.sub]}` };
+      break;
+    case 'API_T_OBJECT_LIST':
+      s = { type: 'array', items: { $ref: `#/components/schemas/${schemaName[f.sub]}` }, maxItems: f.maxLen > 0 ? f.maxLen : maxDefault.list };
+      break;
+    default:
+      throw new Error(`unknown field type ${f.type} in ${owner}.${f.name}`);
+  }
+  const notes = [];
+  if (docs[`${owner}.${f.name}`]) notes.push(docs[`${owner}.${f.name}`]);
+  if (f.flags.includes('API_F_OUTPUT')) notes.push('Output only: ignored in requests.');
+  if (f.flags.includes('API_F_IMMUTABLE') && !notes.some((n) => /Immutable/.test(n)))
+    notes.push('Immutable: set on create; an updateMask naming it is refused (400).');
+  if (f.flags.includes('API_F_INPUT')) notes.push('Input only: never returned.');
+  if (s.$ref) {
+    // OpenAPI 3.0: siblings of $ref are ignored, so wrap it.
+    s = { allOf: [s] };
+  }
+  if (notes.length) s.description = notes.join(' ');
+  if (f.flags.includes('API_F_OUTPUT')) s.readOnly = true;
+  if (f.flags.includes('API_F_INPUT')) s.writeOnly = true;
+  if (f.flags.includes('API_F_IMMUTABLE')) s['x-aquifer-immutable'] = true;
+  return s;
+}
+
+function objectSchema(table, extra) {
+  const owner = schemaName[table];
+  const rows = tables[table];
+  if (!rows || !rows.length) throw new Error(`field table ${table} not found`);
+  const s = { type: 'object', additionalProperties: false, properties: {} };
+  const req = [];
+  for (const f of rows) {
+    s.properties[f.name] = fieldSchema(owner, f);
+    if (f.flags.includes('API_F_REQUIRED')) req.push(f.name);
+  }
+  if (req.length) s.required = req;
+  return Object.assign(s, extra || {});
+}
+
+module.exports = { limits, limit, enums, tables, schemaName, docs, objectSchema };

@@ -1,0 +1,54 @@
+/* aqt_store: the temporary volume store of the suites (see aqt_store.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "tests/lib/aqt_store.h"
+
+#include <check.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void aqt_store_init(struct aqt_store *t, int n, const struct aqt_store_spec *spec)
+{
+	ck_assert_int_le(n, AQT_STORE_MAX);
+	memset(t, 0, sizeof(*t));
+	snprintf(t->dir, sizeof(t->dir), "/tmp/aqt-store-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(t->dir));
+	t->n = n;
+	for (int i = 0; i < n; i++) {
+		struct vol_export_cfg *c = &t->cfg[i];
+
+		snprintf(c->id, sizeof(c->id), "%s%d", spec->id_prefix, i);
+		snprintf(c->path, sizeof(c->path), "/v%d", i);
+		snprintf(c->root, sizeof(c->root), "%s/v%d", t->dir, i);
+		ck_assert_int_eq(mkdir(c->root, 0777), 0);
+		c->fsid = spec->fsid + (uint64_t)i;
+		c->capacity = spec->capacity;
+		c->nrules = 1;
+		snprintf(c->rules[0].clients, sizeof(c->rules[0].clients), "%s", spec->clients);
+		c->rules[0].access = VOL_ACCESS_RW;
+		c->rules[0].anon_uid = c->rules[0].anon_gid = spec->anon;
+	}
+	memset(t->key, spec->key_byte, sizeof(t->key));
+	ck_assert_int_eq(vol_store_new(t->key, &t->store), 0);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+void aqt_store_cleanup(struct aqt_store *t)
+{
+	vol_store_free(t->store);
+	t->store = NULL;
+	if (t->dir[0])
+		ck_assert_int_eq(nftw(t->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+	t->dir[0] = '\0';
+}

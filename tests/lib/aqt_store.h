@@ -1,0 +1,50 @@
+/* aqt_store: a volume store over a fresh temporary folder, the set-up the
+ * volume-store and NFS suites share:
+ *
+ *     static struct aqt_store ts;
+ *     aqt_store_init(&ts, 2, &(struct aqt_store_spec){ .id_prefix = "vol", ... });
+ *     ...hand ts.store to a front end, or not...
+ *     ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
+ *     ...
+ *     aqt_store_cleanup(&ts);
+ *
+ * Export i is "<id_prefix><i>" at /v<i>, its root the folder DIR/v<i>, fsid
+ * spec->fsid + i, one read-write rule for spec->clients. The exports are
+ * not set by init: a test may create a front end over the empty store first
+ * (the agent does it in that order). Init fails the test (ck_assert) when
+ * anything cannot be made; it lives in its own library (libaqtstore.a),
+ * linked before the store's, so suites that need no store do not pull it in.
+ */
+#ifndef AQ_TESTS_LIB_AQT_STORE_H
+#define AQ_TESTS_LIB_AQT_STORE_H
+
+#include <stdint.h>
+
+#include "agent/vol/vol.h"
+
+#define AQT_STORE_MAX 4
+
+struct aqt_store_spec {
+	const char *id_prefix; /* export ids: "<id_prefix><i>" */
+	uint64_t fsid;         /* of export 0; export i has fsid + i */
+	uint64_t capacity;     /* bytes, each export */
+	const char *clients;   /* the clients of the one read-write rule */
+	uint32_t anon;         /* anon_uid and anon_gid of that rule */
+	uint8_t key_byte;      /* the location key: VOL_KEY_LEN such bytes */
+};
+
+struct aqt_store {
+	char dir[64];          /* the temporary folder */
+	struct vol_export_cfg cfg[AQT_STORE_MAX];
+	int n;                 /* exports in cfg */
+	uint8_t key[VOL_KEY_LEN];
+	struct vol_store *store;
+};
+
+/* mkdtemp, n (<= AQT_STORE_MAX) export folders and their cfg, and an empty
+ * store with the key. */
+void aqt_store_init(struct aqt_store *t, int n, const struct aqt_store_spec *spec);
+/* Frees the store and removes the folder and everything below it. */
+void aqt_store_cleanup(struct aqt_store *t);
+
+#endif
