@@ -19,6 +19,7 @@
 #include "server/srv_kick.h"
 #include "server/srv_op.h"
 #include "server/srv_req.h"
+#include "util/ut_clock.h"
 
 #define SNAP_TYPE "type.googleapis.com/google.cloud.netapp.v1.Snapshot"
 #define VOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.Volume"
@@ -75,7 +76,7 @@ int srv_snapshot_add(struct db *db, const json_t *vol, const char *id, const jso
 	snprintf(sn, sizeof(sn), "%s/snapshots/%s", vn, id);
 	snapref_name(sn, rn, sizeof(rn));
 	srv_rand_hex(uid, 8);
-	api_time_now(now, sizeof(now));
+	ut_clock_now_text(now, sizeof(now));
 	json_object_set_new(snap, "name", json_string(sn));
 	json_object_set_new(snap, "state", json_string("CREATING"));
 	json_object_set_new(snap, "stateDetails", json_string(""));
