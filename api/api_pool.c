@@ -82,8 +82,9 @@ int api_pool_check(const struct api_math_params *p, json_t *doc, aq_msg *msg)
 		return aq_fail(msg, AQ_EINVAL, "type UNIFIED is not supported; use FILE");
 	if (!custom && (json_object_get(doc, "totalThroughputMibps") || json_object_get(doc, "totalIops")))
 		return aq_fail(msg, AQ_EINVAL, "totalThroughputMibps and totalIops need customPerformanceEnabled (FLEX pools only)");
-	if (!flex && (json_object_get(doc, "hotTierSizeGib") || json_object_get(doc, "enableHotTierAutoResize")))
-		return aq_fail(msg, AQ_EINVAL, "hotTierSizeGib and enableHotTierAutoResize apply to FLEX pools only");
+	/* false is the "off" the provider sends for every pool (send_empty_value) */
+	if (!flex && (json_object_get(doc, "hotTierSizeGib") || api_json_bool(doc, "enableHotTierAutoResize", false)))
+		return aq_fail(msg, AQ_EINVAL, "hotTierSizeGib and enableHotTierAutoResize true apply to FLEX pools only (leave them out, or enableHotTierAutoResize false)");
 	if (!json_object_get(doc, "qosType"))
 		json_object_set_new(doc, "qosType", json_string("AUTO"));
 	if (!json_object_get(doc, "network"))

@@ -275,6 +275,13 @@ int api_volume_check_supported(const json_t *given, aq_msg *msg)
 	return AQ_OK;
 }
 
+const char *api_volume_pool_id(const json_t *vol)
+{
+	const char *sp = api_json_str(vol, "storagePool", ""), *slash = strrchr(sp, '/');
+
+	return slash ? slash + 1 : sp;
+}
+
 void api_volume_fill_output(const struct api_math_params *p, const json_t *pool, json_t *vol)
 {
 	struct api_pool_math pm;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/api_intent.h"
+#include "api/api_resource.h"
 #include "api/api_schema.h"
 #include "db/db.h"
 #include "server/srv_location.h"
@@ -37,7 +38,7 @@ static void intent_volume(const struct api_math_params *p, struct db *db, const 
 
 	if (!iv || db_get(db, vn, &vol) != AQ_OK || srv_intent_vol_parent(vn, parent, sizeof(parent)) != AQ_OK)
 		goto out;
-	snprintf(pname, sizeof(pname), "%s/storagePools/%s", parent, api_json_str(vol, "storagePool", ""));
+	snprintf(pname, sizeof(pname), "%s/storagePools/%s", parent, api_volume_pool_id(vol));
 	if (db_get(db, pname, &pool) != AQ_OK)
 		pool = NULL;
 	if (api_intent_volume_from_api(vol, pool, p, api_json_str(pl, "fsid", ""), api_json_str(pl, "dir", ""), iv,
