@@ -31,7 +31,9 @@ static const struct err_row err_table[] = {
 	{ AQ_ECANCELLED, 499, 1, "CANCELLED", "cancelled" },
 	{ AQ_EINTERNAL, 500, 13, "INTERNAL", "internal error" },
 	{ AQ_EOUTOFRANGE, 400, 11, "OUT_OF_RANGE", "out of range" },
-	{ AQ_ENOMETHOD, 405, 3, "INVALID_ARGUMENT", "method not allowed" },
+	/* no google.rpc code has 405; UNIMPLEMENTED is what grpc-gateway and
+	 * Google's front ends give a method a path does not have */
+	{ AQ_ENOMETHOD, 405, 12, "UNIMPLEMENTED", "method not allowed" },
 };
 
 static const struct err_row err_internal = { AQ_EINTERNAL, 500, 13, "INTERNAL", "internal error" };

@@ -2,6 +2,8 @@
  * the field tables described in api_schema.h. */
 #include "api/api_schema.h"
 
+#include "api/api_math.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,8 +157,12 @@ static int api_check_value(const struct api_field *f, const json_t *v, bool crea
 		if (json_object_size(v) > 64)
 			return aq_fail(msg, AQ_EINVAL, "%s has more than 64 entries", where);
 		json_object_foreach(api_unconst(v), k, lv) {
-			if (!json_is_string(lv) || strlen(k) > 63 || json_string_length(lv) > 63 || !*k)
-				return aq_fail(msg, AQ_EINVAL, "%s: label \"%.64s\" must map a key of 1-63 bytes to a string of at most 63 bytes", where, k);
+			int rc;
+
+			if (!json_is_string(lv))
+				return aq_fail(msg, AQ_EINVAL, "%s: the value of label \"%.64s\" must be a string", where, k);
+			if ((rc = api_label_check(k, json_string_value(lv), where, msg)) != AQ_OK)
+				return rc;
 		}
 		*out = json_deep_copy(v);
 		return AQ_OK;

@@ -181,7 +181,9 @@ function fieldSchema(owner, f) {
       s = { type: 'array', items: { type: 'string', maxLength: maxDefault.string }, maxItems: f.maxLen > 0 ? f.maxLen : maxDefault.list };
       break;
     case 'API_T_LABELS':
-      s = { type: 'object', maxProperties: 64, additionalProperties: { type: 'string', maxLength: 63 } };
+      // Google's label rule: lowercase letters, digits, _ and - (and international characters)
+      s = { type: 'object', maxProperties: 64, description: 'Keys: 1-63 lowercase letters, digits, `_` or `-` (or international characters), starting with a lowercase letter. Values: at most 63 of the same.',
+        additionalProperties: { type: 'string', maxLength: 63 } };
       break;
     case 'API_T_OBJECT':
       s = { $ref: `#/components/schemas/${schemaName[f.sub]}` };
@@ -386,8 +388,8 @@ schemas.Health = {
 };
 
 // ---- parameters ----------------------------------------------------------
-const idRule = 'Unique within the parent; letters, digits and hyphens; starts with a letter, ends with a letter or digit; at most 63 characters.';
-const idPattern = '^[a-zA-Z]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$';
+const idRule = 'Unique within the parent; lowercase letters, digits and hyphens; starts with a letter, ends with a letter or digit; at most 63 characters (GCNV\'s rule).';
+const idPattern = '^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$';
 const parameters = {
   projectId: { name: 'projectId', in: 'path', required: true, description: 'Project ID.', schema: { type: 'string' } },
   locationId: { name: 'locationId', in: 'path', required: true, description: 'Location ID (e.g. us-central1).', schema: { type: 'string' } },
@@ -407,11 +409,13 @@ const parameters = {
   force: { name: 'force', in: 'query', required: false, description: 'Delete the volume even if it has snapshots (the provider sends it for deletion_policy = FORCE).', schema: { type: 'boolean', default: false } },
   pageSize: { name: 'pageSize', in: 'query', required: false, description: 'Maximum items per page (0 or absent: server default).', schema: { type: 'integer', format: 'int32', minimum: 0 } },
   pageToken: { name: 'pageToken', in: 'query', required: false, description: 'nextPageToken of the previous page; the filter and orderBy must be the same.', schema: { type: 'string' } },
-  filter: { name: 'filter', in: 'query', required: false, description: 'Equality filter: `field=value` terms joined with AND, values optionally quoted (e.g. `storagePool="projects/p/locations/l/storagePools/sp1"`).', schema: { type: 'string' } },
+  filter: { name: 'filter', in: 'query', required: false, description: 'Equality filter: `field=value` terms joined with AND, values optionally quoted (e.g. `storagePool="sp1"`; a volume\'s storagePool matches as it was sent, ID or full name).', schema: { type: 'string' } },
   orderBy: { name: 'orderBy', in: 'query', required: false, description: '`name`, `name asc`, `name desc` or empty (unsorted).', schema: { type: 'string', enum: ['', 'name', 'name asc', 'name desc'] } },
+  volumeOrderBy: { name: 'orderBy', in: 'query', required: false, description: 'A hint, as in GCNV: `name desc` lists in reverse name order; any other value lists by name (never a 400).', schema: { type: 'string' } },
 };
 const ref = (n) => ({ $ref: `#/components/parameters/${n}` });
 const listParams = ['pageSize', 'pageToken', 'filter', 'orderBy'].map(ref);
+const volumeListParams = ['pageSize', 'pageToken', 'filter', 'volumeOrderBy'].map(ref);
 
 // ---- responses -----------------------------------------------------------
 const errs = {
@@ -617,7 +621,7 @@ op(`${PL}/volumes`, 'post', {
 });
 op(`${PL}/volumes`, 'get', {
   operationId: 'listVolumes', tags: ['Volumes'], summary: 'List volumes',
-  parameters: [...pathParams('projectId', 'locationId'), ...listParams],
+  parameters: [...pathParams('projectId', 'locationId'), ...volumeListParams],
   responses: Object.assign({ 200: json('ListVolumesResponse', 'A page of volumes.') }, errors([400, 401, 403, 404])),
 });
 op(`${PL}/volumes/{volumeId}`, 'get', {
@@ -911,7 +915,7 @@ const spec = {
       '`/healthz`, `/v1/openapi.yaml`, `/docs/` and the dashboard files under `/ui/` need no token; `/metrics` needs a metrics or cluster-admin token unless `metrics_auth = false`.',
       '',
       'Errors every route may answer: 400 for more than 23 query parameters, invalid JSON or a body on a method that takes none;',
-      '405 (status INVALID_ARGUMENT) for a known path with another method; 404 for an unknown path; 413 for a body over 1 MiB;',
+      '405 (status UNIMPLEMENTED) for a known path with another method; 404 for an unknown path; 413 for a body over 1 MiB;',
       '500/503 for server faults. This server does not rate-limit (no 429).',
       '',
       'The Terraform google provider drives it with `netapp_custom_endpoint = "http://HOST:PORT/v1/"` (see deploy/terraform/).',

