@@ -5,14 +5,16 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const pool_levels[] = { "STANDARD", "PREMIUM", "EXTREME", "FLEX", NULL };
-static const char *const pool_qos[] = { "AUTO", "MANUAL", NULL };
+/* Proto enums list their values in proto order from X_UNSPECIFIED (= 0), so
+ * that api_schema maps their numbers (proto3 JSON) by index. */
+static const char *const pool_levels[] = { "SERVICE_LEVEL_UNSPECIFIED", "PREMIUM", "EXTREME", "STANDARD", "FLEX", NULL };
+static const char *const pool_qos[] = { "QOS_TYPE_UNSPECIFIED", "AUTO", "MANUAL", NULL };
 static const char *const pool_states[] = { "READY", "CREATING", "DELETING", "UPDATING",
 					   "RESTORING", "DISABLED", "ERROR", NULL };
-static const char *const pool_types[] = { "FILE", "UNIFIED", NULL };
-static const char *const pool_modes[] = { "DEFAULT", "ONTAP", NULL };
-static const char *const pool_scale[] = { "SCALE_TYPE_DEFAULT", "SCALE_TYPE_SCALEOUT", NULL };
-static const char *const pool_enc[] = { "SERVICE_MANAGED", "CLOUD_KMS", NULL };
+static const char *const pool_types[] = { "STORAGE_POOL_TYPE_UNSPECIFIED", "FILE", "UNIFIED", NULL };
+static const char *const pool_modes[] = { "MODE_UNSPECIFIED", "DEFAULT", "ONTAP", NULL };
+static const char *const pool_scale[] = { "SCALE_TYPE_UNSPECIFIED", "SCALE_TYPE_DEFAULT", "SCALE_TYPE_SCALEOUT", NULL };
+static const char *const pool_enc[] = { "ENCRYPTION_TYPE_UNSPECIFIED", "SERVICE_MANAGED", "CLOUD_KMS", NULL };
 
 const struct api_field api_pool_fields[] = {
 	{ "name", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },

@@ -37,19 +37,60 @@ static bool api_enum_ok(const struct api_field *f, const char *v)
 	return false;
 }
 
+/* A proto enum's table lists its values in proto order from its
+ * X_UNSPECIFIED = 0, so that index and number agree; an Aquifer-only enum
+ * has no such first value and takes names only. */
+static bool api_enum_proto(const struct api_field *f)
+{
+	const char *z = f->enums ? f->enums[0] : NULL;
+	size_t n = z ? strlen(z) : 0;
+
+	return n > 12 && strcmp(z + n - 12, "_UNSPECIFIED") == 0;
+}
+
 static int api_enum_fail(const struct api_field *f, const char *where, const char *v, aq_msg *msg)
 {
 	char allowed[400] = "";
 	size_t off = 0;
 
-	for (const char *const *e = f->enums; e && *e && off < sizeof(allowed); e++)
+	for (const char *const *e = f->enums + (api_enum_proto(f) ? 1 : 0); e && *e && off < sizeof(allowed); e++)
 		off += (size_t)snprintf(allowed + off, sizeof(allowed) - off, "%s%s",
 					off ? ", " : "", *e);
 	return aq_fail(msg, AQ_EINVAL, "invalid value \"%.64s\" for %s; allowed: %s", v, where, allowed);
 }
 
+/* One enum value as proto3 JSON gives it: the name, or the number of a
+ * proto enum. *name is the canonical name; *unspecified when it is the
+ * X_UNSPECIFIED value, which means "not set". */
+static int api_enum_value(const struct api_field *f, const json_t *v, const char *where, const char **name,
+			  bool *unspecified, aq_msg *msg)
+{
+	*unspecified = false;
+	if (json_is_integer(v) && api_enum_proto(f)) {
+		json_int_t n = json_integer_value(v), count = 0;
+		char num[32];
+
+		while (f->enums[count])
+			count++;
+		if (n < 0 || n >= count) {
+			snprintf(num, sizeof(num), "%lld", (long long)n);
+			return api_enum_fail(f, where, num, msg);
+		}
+		*name = f->enums[n];
+	} else if (json_is_string(v)) {
+		*name = json_string_value(v);
+		if (!api_enum_ok(f, *name))
+			return api_enum_fail(f, where, *name, msg);
+	} else {
+		return aq_fail(msg, AQ_EINVAL, "%s must be an enum value (its name, or its number)", where);
+	}
+	*unspecified = api_enum_proto(f) && strcmp(*name, f->enums[0]) == 0;
+	return AQ_OK;
+}
+
 static int api_check_obj(const struct api_field *table, const json_t *in, bool creating,
 			 const char *where, int depth, json_t **out, aq_msg *msg);
+static void api_camel(const char *in, size_t n, char *out, size_t cap);
 
 /* Check one value of field f at path where; *out gets the normalised value. */
 static int api_check_value(const struct api_field *f, const json_t *v, bool creating,
@@ -87,29 +128,61 @@ static int api_check_value(const struct api_field *f, const json_t *v, bool crea
 		*out = json_string(buf);
 		return AQ_OK;
 	}
-	case API_T_INT32:
-		if (!json_is_integer(v) || json_integer_value(v) > INT32_MAX ||
-		    json_integer_value(v) < INT32_MIN)
+	case API_T_INT32: {
+		/* proto3 JSON: a number, or a string holding one */
+		long long n = 0;
+		char *end;
+
+		if (json_is_string(v)) {
+			const char *s = json_string_value(v);
+
+			errno = 0;
+			n = strtoll(s, &end, 10);
+			if (!*s || *end || errno)
+				n = (long long)INT32_MAX + 1;
+		} else if (json_is_integer(v)) {
+			n = json_integer_value(v);
+		} else {
+			n = (long long)INT32_MAX + 1;
+		}
+		if (n > INT32_MAX || n < INT32_MIN)
 			return aq_fail(msg, AQ_EINVAL, "%s must be a 32-bit integer", where);
-		*out = json_deep_copy(v);
+		*out = json_integer(n);
 		return AQ_OK;
-	case API_T_DOUBLE:
-		if (!json_is_number(v))
+	}
+	case API_T_DOUBLE: {
+		double d;
+		char *end;
+
+		if (json_is_number(v)) {
+			d = json_number_value(v);
+		} else if (json_is_string(v) && *json_string_value(v)) {
+			/* proto3 JSON: a number may come as a string */
+			d = strtod(json_string_value(v), &end);
+			if (*end || d != d)
+				return aq_fail(msg, AQ_EINVAL, "%s must be a number", where);
+		} else {
 			return aq_fail(msg, AQ_EINVAL, "%s must be a number", where);
-		*out = json_real(json_number_value(v));
+		}
+		*out = json_real(d);
 		return AQ_OK;
+	}
 	case API_T_BOOL:
 		if (!json_is_boolean(v))
 			return aq_fail(msg, AQ_EINVAL, "%s must be true or false", where);
 		*out = json_deep_copy(v);
 		return AQ_OK;
-	case API_T_ENUM:
-		if (!json_is_string(v))
-			return aq_fail(msg, AQ_EINVAL, "%s must be a string enum value", where);
-		if (!api_enum_ok(f, json_string_value(v)))
-			return api_enum_fail(f, where, json_string_value(v), msg);
-		*out = json_deep_copy(v);
-		return AQ_OK;
+	case API_T_ENUM: {
+		const char *name;
+		bool unset;
+		int rc;
+
+		if ((rc = api_enum_value(f, v, where, &name, &unset, msg)) != AQ_OK)
+			return rc;
+		/* X_UNSPECIFIED is the proto default: as if the field were left out */
+		*out = unset ? NULL : json_string(name);
+		return unset || *out ? AQ_OK : AQ_ENOMEM;
+	}
 	case API_T_ENUM_LIST:
 	case API_T_STRING_LIST:
 	case API_T_OBJECT_LIST: {
@@ -129,12 +202,19 @@ static int api_check_value(const struct api_field *f, const json_t *v, bool crea
 			int rc;
 
 			snprintf(sub, sizeof(sub), "%s[%zu]", where, i);
-			if (f->type == API_T_OBJECT_LIST)
+			if (f->type == API_T_OBJECT_LIST) {
 				rc = api_check_obj(f->sub, item, creating, sub, depth + 1, &o, msg);
-			else if (!json_is_string(item))
+			} else if (f->type == API_T_ENUM_LIST) {
+				const char *name;
+				bool unset;
+
+				/* an unspecified item in a list means nothing: refused */
+				if ((rc = api_enum_value(f, item, sub, &name, &unset, msg)) == AQ_OK && unset)
+					rc = api_enum_fail(f, sub, name, msg);
+				if (rc == AQ_OK)
+					rc = (o = json_string(name)) ? AQ_OK : AQ_ENOMEM;
+			} else if (!json_is_string(item))
 				rc = aq_fail(msg, AQ_EINVAL, "%s must be a string", sub);
-			else if (f->type == API_T_ENUM_LIST && !api_enum_ok(f, json_string_value(item)))
-				rc = api_enum_fail(f, sub, json_string_value(item), msg);
 			else if (json_string_length(item) > API_STRING_MAX)
 				rc = aq_fail(msg, AQ_EINVAL, "%s is too long", sub);
 			else
@@ -188,9 +268,18 @@ static int api_check_obj(const struct api_field *table, const json_t *in, bool c
 		return AQ_ENOMEM;
 	json_object_foreach(api_unconst(in), k, v) {
 		const struct api_field *f = api_schema_find(table, k);
-		char path[160];
+		char path[160], camel[128];
 		json_t *o = NULL;
 
+		/* proto3 JSON: the original proto field name ("capacity_gib") too */
+		if (!f && strchr(k, '_') && strlen(k) < sizeof(camel)) {
+			api_camel(k, strlen(k), camel, sizeof(camel));
+			if ((f = api_schema_find(table, camel)) && json_object_get(in, f->name)) {
+				rc = aq_fail(msg, AQ_EINVAL, "Invalid JSON payload received. %s.%s is given twice (as \"%s\" and \"%.64s\")",
+					     where, f->name, f->name, k);
+				goto out;
+			}
+		}
 		if (!f) {
 			rc = aq_fail(msg, AQ_EINVAL, "Invalid JSON payload received. Unknown name \"%.64s\" at '%s'", k, where);
 			goto out;
@@ -199,10 +288,11 @@ static int api_check_obj(const struct api_field *table, const json_t *in, bool c
 			continue;
 		if (json_is_null(v))
 			continue;
-		snprintf(path, sizeof(path), "%s.%s", where, k);
+		snprintf(path, sizeof(path), "%s.%s", where, f->name);
 		if ((rc = api_check_value(f, v, creating, path, depth, &o, msg)) != AQ_OK)
 			goto out;
-		json_object_set_new(res, k, o);
+		if (o)
+			json_object_set_new(res, f->name, o);
 	}
 	if (creating)
 		for (const struct api_field *f = table; f->name; f++)

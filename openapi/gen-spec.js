@@ -236,8 +236,8 @@ const T = {
 
 const schemas = {};
 for (const t of Object.keys(schemaName)) schemas[schemaName[t]] = objectSchema(t);
-schemas.StoragePool.description = 'google.cloud.netapp.v1.StoragePool. JSON names are camelCase; int64 values are JSON strings. Output-only fields in a request are ignored; unknown fields are refused (400).';
-schemas.Volume.description = 'google.cloud.netapp.v1.Volume. JSON names are camelCase; int64 values are JSON strings. Output-only fields in a request are ignored; unknown fields are refused (400).';
+schemas.StoragePool.description = 'google.cloud.netapp.v1.StoragePool. JSON names are camelCase; int64 values are JSON strings. Requests may use proto3 JSON as well: the original proto field names (`capacity_gib`), enum numbers (`1`), an enum\'s `*_UNSPECIFIED` value on an optional field (as if it were left out; refused on a required one or in a list), and int64/int32/double as a number or a string. Output-only fields in a request are ignored; unknown fields are refused (400).';
+schemas.Volume.description = 'google.cloud.netapp.v1.Volume. JSON names are camelCase; int64 values are JSON strings. Requests may use proto3 JSON as well: the original proto field names (`capacity_gib`), enum numbers (`1`), an enum\'s `*_UNSPECIFIED` value on an optional field (as if it were left out; refused on a required one or in a list), and int64/int32/double as a number or a string. Output-only fields in a request are ignored; unknown fields are refused (400).';
 schemas.Project.description = 'An Aquifer project (projects are real resources here; a cluster admin creates them).';
 schemas.Location.description = 'google.cloud.location.Location. Locations are cluster-wide; a cluster admin creates them and every project sees them.';
 // The field table lists Location.metadata as an output string; what the server

@@ -67,4 +67,32 @@ expect_jq '[.volumes[].name | split("/") | last] | join(",")' "vb,va" "volumes o
 aq_req GET "$PL/storagePools?orderBy=capacityGib"
 expect_error 400 INVALID_ARGUMENT "pools: orderBy other than name stays a 400 (GCNV documents name, name desc)"
 
+# ---- proto3 JSON: proto field names, enum numbers, *_UNSPECIFIED, int64 ------
+# service_level 2 is EXTREME (common.proto ServiceLevel), qos_type 0 is
+# QOS_TYPE_UNSPECIFIED (the default, AUTO), capacity_gib a JSON number.
+pool pj '{"service_level":2,"capacity_gib":2048,"network":"'$NET'","qos_type":0,"allow_auto_tiering":true,"type":"STORAGE_POOL_TYPE_UNSPECIFIED","mode":0,"scale_type":"SCALE_TYPE_UNSPECIFIED"}'
+expect_status 200 "pool in proto3 JSON (proto names, enum numbers, *_UNSPECIFIED, int64 number)"
+aq_req GET "$PL/storagePools/pj"
+expect_true '.serviceLevel == "EXTREME" and .capacityGib == "2048" and .qosType == "AUTO" and .allowAutoTiering == true and .type == "FILE"' "read back in camelCase with names and defaults"
+expect_true '(has("service_level") or has("capacity_gib") or has("mode") or has("scaleType")) | not' "no proto names or unspecified values stored"
+pool pj2 '{"serviceLevel":"SERVICE_LEVEL_UNSPECIFIED","capacityGib":"2048","network":"'$NET'"}'
+expect_error 400 INVALID_ARGUMENT "SERVICE_LEVEL_UNSPECIFIED for the required serviceLevel refused"
+pool pj2 '{"serviceLevel":9,"capacityGib":"2048","network":"'$NET'"}'
+expect_error 400 INVALID_ARGUMENT "an enum number the proto does not have refused"
+pool pj2 '{"serviceLevel":"STANDARD","capacityGib":"2048","capacity_gib":"4096","network":"'$NET'"}'
+expect_error 400 INVALID_ARGUMENT "a field given twice (JSON and proto name) refused"
+# A volume: protocols as numbers (1 = NFSV3), nested proto names, squash
+# mode by number (2 = ROOT_SQUASH), int64 anon_uid as a string, tier action
+# unspecified (the default, PAUSED).
+aq_mutate POST "$PL/volumes?volumeId=vj" '{"storage_pool":"pj","capacity_gib":"100","share_name":"vj","protocols":[1],"export_policy":{"rules":[{"allowed_clients":"10.0.0.0/8","access_type":2,"squash_mode":2,"anon_uid":"65534"}]},"tiering_policy":{"tier_action":"TIER_ACTION_UNSPECIFIED","cooling_threshold_days":"10"},"security_style":0}'
+expect_status 200 "volume in proto3 JSON"
+aq_req GET "$PL/volumes/vj"
+expect_true '.protocols == ["NFSV3"] and .exportPolicy.rules[0].accessType == "READ_WRITE" and .exportPolicy.rules[0].squashMode == "ROOT_SQUASH" and .exportPolicy.rules[0].anonUid == "65534" and .tieringPolicy.tierAction == "PAUSED" and .tieringPolicy.coolingThresholdDays == 10 and .securityStyle == "UNIX"' "volume read back with names, JSON names and defaults"
+aq_mutate POST "$PL/volumes?volumeId=vj2" '{"storagePool":"pj","capacityGib":"100","shareName":"vj2","protocols":[0]}'
+expect_error 400 INVALID_ARGUMENT "PROTOCOLS_UNSPECIFIED in protocols refused"
+aq_mutate PATCH "$PL/storagePools/pj?updateMask=qos_type,description" '{"qos_type":"QOS_TYPE_UNSPECIFIED","description":"d"}'
+expect_status 200 "PATCH with a proto-named, unspecified enum"
+aq_req GET "$PL/storagePools/pj"
+expect_true '.qosType == "AUTO" and .description == "d"' "unspecified in a PATCH restores the default"
+
 aq_finish
