@@ -275,13 +275,15 @@ static int api_check_obj(const struct api_field *table, const json_t *in, bool c
 		if (!f && strchr(k, '_') && strlen(k) < sizeof(camel)) {
 			api_camel(k, strlen(k), camel, sizeof(camel));
 			if ((f = api_schema_find(table, camel)) && json_object_get(in, f->name)) {
-				rc = aq_fail(msg, AQ_EINVAL, "Invalid JSON payload received. %s.%s is given twice (as \"%s\" and \"%.64s\")",
-					     where, f->name, f->name, k);
+				snprintf(path, sizeof(path), "%s.%s", where, f->name);
+				rc = aq_fail_field(msg, AQ_EINVAL, path, "Invalid JSON payload received. %s is given twice (as \"%s\" and \"%.64s\")",
+						   path, f->name, k);
 				goto out;
 			}
 		}
 		if (!f) {
-			rc = aq_fail(msg, AQ_EINVAL, "Invalid JSON payload received. Unknown name \"%.64s\" at '%s'", k, where);
+			snprintf(path, sizeof(path), "%s.%.64s", where, k);
+			rc = aq_fail_field(msg, AQ_EINVAL, path, "Invalid JSON payload received. Unknown name \"%.64s\" at '%s'", k, where);
 			goto out;
 		}
 		if (f->flags & API_F_OUTPUT)
@@ -289,15 +291,22 @@ static int api_check_obj(const struct api_field *table, const json_t *in, bool c
 		if (json_is_null(v))
 			continue;
 		snprintf(path, sizeof(path), "%s.%s", where, f->name);
-		if ((rc = api_check_value(f, v, creating, path, depth, &o, msg)) != AQ_OK)
+		if ((rc = api_check_value(f, v, creating, path, depth, &o, msg)) != AQ_OK) {
+			/* the innermost path that failed is the violation's field */
+			if (msg && !msg->field[0])
+				snprintf(msg->field, sizeof(msg->field), "%s", path);
 			goto out;
+		}
 		if (o)
 			json_object_set_new(res, f->name, o);
 	}
 	if (creating)
 		for (const struct api_field *f = table; f->name; f++)
 			if ((f->flags & API_F_REQUIRED) && !json_object_get(res, f->name)) {
-				rc = aq_fail(msg, AQ_EINVAL, "%s.%s is required", where, f->name);
+				char path[160];
+
+				snprintf(path, sizeof(path), "%s.%s", where, f->name);
+				rc = aq_fail_field(msg, AQ_EINVAL, path, "%s is required", path);
 				goto out;
 			}
 	*out = res;
@@ -337,7 +346,7 @@ int api_mask_parse(const struct api_field *table, const char *mask, struct api_m
 	int n = 0;
 
 	if (!mask || !*mask)
-		return aq_fail(msg, AQ_EINVAL, "updateMask is required: name the fields to change, e.g. updateMask=capacityGib,description");
+		return aq_fail_field(msg, AQ_EINVAL, "updateMask", "updateMask is required: name the fields to change, e.g. updateMask=capacityGib,description");
 	if (strcmp(mask, "*") == 0) {
 		for (const struct api_field *f = table; f->name && n < API_MASK_MAX; f++)
 			if (!(f->flags & (API_F_OUTPUT | API_F_IMMUTABLE))) {
@@ -355,25 +364,25 @@ int api_mask_parse(const struct api_field *table, const char *mask, struct api_m
 		while (len && *s == ' ')
 			s++, len--;
 		if (n == API_MASK_MAX)
-			return aq_fail(msg, AQ_EINVAL, "updateMask has more than %d paths", API_MASK_MAX);
+			return aq_fail_field(msg, AQ_EINVAL, "updateMask", "updateMask has more than %d paths", API_MASK_MAX);
 		if (len == 0 || len >= sizeof(paths[n].camel))
-			return aq_fail(msg, AQ_EINVAL, "updateMask has an empty or overlong path");
+			return aq_fail_field(msg, AQ_EINVAL, "updateMask", "updateMask has an empty or overlong path");
 		api_camel(s, len, paths[n].camel, sizeof(paths[n].camel));
 		snprintf(top, sizeof(top), "%s", paths[n].camel);
 		if ((dot = strchr(top, '.')))
 			*dot = '\0';
 		f = api_schema_find(table, top);
 		if (!f)
-			return aq_fail(msg, AQ_EINVAL, "updateMask path \"%.*s\" is not a field of this resource", (int)len, s);
+			return aq_fail_field(msg, AQ_EINVAL, "updateMask", "updateMask path \"%.*s\" is not a field of this resource", (int)len, s);
 		if (f->flags & API_F_OUTPUT)
-			return aq_fail(msg, AQ_EINVAL, "updateMask path \"%s\" is output only and cannot be updated", top);
+			return aq_fail_field(msg, AQ_EINVAL, "updateMask", "updateMask path \"%s\" is output only and cannot be updated", top);
 		if (f->flags & API_F_IMMUTABLE)
-			return aq_fail(msg, AQ_EINVAL, "field \"%s\" is immutable and cannot be updated; create a new resource instead", top);
+			return aq_fail_field(msg, AQ_EINVAL, "updateMask", "field \"%s\" is immutable and cannot be updated; create a new resource instead", top);
 		if (dot) {
 			if (f->type != API_T_OBJECT || !(sub = api_schema_find(f->sub, dot + 1)))
-				return aq_fail(msg, AQ_EINVAL, "updateMask path \"%s\" is not a field of this resource", paths[n].camel);
+				return aq_fail_field(msg, AQ_EINVAL, "updateMask", "updateMask path \"%s\" is not a field of this resource", paths[n].camel);
 			if (sub->flags & (API_F_OUTPUT | API_F_IMMUTABLE))
-				return aq_fail(msg, AQ_EINVAL, "updateMask path \"%s\" cannot be updated", paths[n].camel);
+				return aq_fail_field(msg, AQ_EINVAL, "updateMask", "updateMask path \"%s\" cannot be updated", paths[n].camel);
 		}
 		paths[n++].field = f;
 		s += len;

@@ -311,7 +311,7 @@ schemas.Status = {
   properties: {
     code: { type: 'integer', format: 'int32' },
     message: { type: 'string' },
-    details: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    details: { type: 'array', description: 'A google.rpc.ErrorInfo (`reason`, `domain` netapp.googleapis.com).', items: { type: 'object', additionalProperties: true } },
   },
 };
 schemas.Operation = {
@@ -357,7 +357,7 @@ schemas.ErrorBody = {
           type: 'string',
           enum: ['INVALID_ARGUMENT', 'FAILED_PRECONDITION', 'OUT_OF_RANGE', 'UNAUTHENTICATED', 'PERMISSION_DENIED', 'NOT_FOUND', 'ALREADY_EXISTS', 'ABORTED', 'RESOURCE_EXHAUSTED', 'CANCELLED', 'INTERNAL', 'UNIMPLEMENTED', 'UNAVAILABLE', 'DEADLINE_EXCEEDED'],
         },
-        details: { type: 'array', items: { type: 'object', additionalProperties: true } },
+        details: { type: 'array', description: 'Always a google.rpc.ErrorInfo (`@type` type.googleapis.com/google.rpc.ErrorInfo, `reason` such as RESOURCE_NOT_FOUND or INVALID_ARGUMENT, `domain` netapp.googleapis.com); for an INVALID_ARGUMENT about one request field also a google.rpc.BadRequest whose `fieldViolations[0].field` is its path (e.g. `volume.exportPolicy.rules[0].accessType`, `updateMask`).', items: { type: 'object', additionalProperties: true } },
       },
     },
   },

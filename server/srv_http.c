@@ -78,12 +78,23 @@ static void req_free(struct srv_req *req)
 	free(req);
 }
 
-/* Render an error as the Google error body. */
+/* Render an error as the Google error body (google.rpc.Status, AIP-193):
+ * details carry a google.rpc.ErrorInfo (reason, domain) and, for an
+ * INVALID_ARGUMENT that names a field, a google.rpc.BadRequest. */
 static void req_set_error(struct srv_req *req, int code)
 {
-	json_t *body = json_pack("{s:{s:i,s:s,s:s}}", "error", "code", aq_err_http(code), "message",
-				 req->msg.text[0] ? req->msg.text : aq_err_str(code), "status",
-				 aq_err_status(code));
+	const char *text = req->msg.text[0] ? req->msg.text : aq_err_str(code);
+	char field[128];
+	json_t *details = json_pack("[{s:s,s:s,s:s}]", "@type", "type.googleapis.com/google.rpc.ErrorInfo", "reason",
+				    aq_err_reason(code), "domain", AQ_ERR_DOMAIN);
+	json_t *body;
+
+	aq_msg_field(&req->msg, field, sizeof(field));
+	if (details && *field && code == AQ_EINVAL)
+		json_array_append_new(details, json_pack("{s:s,s:[{s:s,s:s}]}", "@type", "type.googleapis.com/google.rpc.BadRequest",
+							 "fieldViolations", "field", field, "description", text));
+	body = json_pack("{s:{s:i,s:s,s:s,s:o*}}", "error", "code", aq_err_http(code), "message", text, "status",
+			 aq_err_status(code), "details", details);
 
 	free(req->text);
 	req->text = body ? json_dumps(body, JSON_COMPACT) : NULL;
@@ -157,6 +168,7 @@ static void req_run(struct srv_req *req)
 		json_decref(resp);
 		resp = NULL;
 		req->msg.text[0] = '\0';
+		req->msg.field[0] = '\0';
 	}
 	if (rc == AQ_OK && resp)
 		req_set_json(req, resp);
@@ -172,7 +184,7 @@ static void *srv_worker(void *arg)
 {
 	struct srv *srv = arg;
 	struct db *db = NULL;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	if (db_open(srv->cfg.db_path, &db, &msg) != AQ_OK) {
 		UT_ERROR("srv_http", NULL, "worker: %s", msg.text);

@@ -34,7 +34,7 @@ static void intent_volume(const struct api_math_params *p, struct db *db, const 
 	char pname[800], parent[600];
 	struct api_intent_volume *iv = malloc(sizeof(*iv));
 	json_t *vol = NULL, *pool = NULL;
-	aq_msg why = { "" };
+	aq_msg why = { .text = "" };
 
 	if (!iv || db_get(db, vn, &vol) != AQ_OK || srv_intent_vol_parent(vn, parent, sizeof(parent)) != AQ_OK)
 		goto out;

@@ -168,7 +168,7 @@ static int vol_pending(struct srv_req *req, const char *parent, const char *name
 		       const char *verb, json_t **resp)
 {
 	json_t *op = NULL;
-	aq_msg why = { "" };
+	aq_msg why = { .text = "" };
 	char node[200] = "";
 	int rc;
 

@@ -10,7 +10,7 @@
 /* The ID is refused, and the message names the parameter and states the rule. */
 static void expect_refused(const char *id)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int rc = api_id_check(id, "volumeId", &msg);
 
 	ck_assert_msg(rc == AQ_EINVAL, "\"%s\": rc %d, want AQ_EINVAL", id ? id : "(null)", rc);
@@ -23,7 +23,7 @@ static void expect_refused(const char *id)
 
 static void expect_accepted(const char *id)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int rc = api_id_check(id, "volumeId", &msg);
 
 	ck_assert_msg(rc == AQ_OK, "\"%s\": rc %d (%s)", id, rc, msg.text);
@@ -67,7 +67,7 @@ END_TEST
 START_TEST(test_id_length)
 {
 	char id[80];
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 
 	memset(id, 'a', sizeof(id));
 	id[63] = '\0';
@@ -88,7 +88,7 @@ END_TEST
 
 START_TEST(test_id_messages)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 
 	ck_assert_int_eq(api_id_check("ab_c", "storagePoolId", &msg), AQ_EINVAL);
 	ck_assert_msg(strstr(msg.text, "storagePoolId") != NULL, "%s", msg.text);
@@ -111,7 +111,7 @@ END_TEST
 
 START_TEST(test_labels)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	char long_key[80];
 
 	ck_assert_int_eq(api_label_check("env", "prod", "labels", &msg), AQ_OK);

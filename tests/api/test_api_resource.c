@@ -17,7 +17,7 @@
 static json_t *normalised(const struct api_field *table, const char *text)
 {
 	json_error_t jerr;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *in = json_loads(text, 0, &jerr), *out = NULL;
 	int rc;
 
@@ -48,7 +48,7 @@ static int vol_check(const char *extra, json_t **doc, aq_msg *msg)
 
 static void vol_ok(const char *extra)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int rc = vol_check(extra, NULL, &msg);
 
 	ck_assert_msg(rc == AQ_OK, "%s: rc %d (%s)", extra, rc, msg.text);
@@ -56,7 +56,7 @@ static void vol_ok(const char *extra)
 
 static void vol_refused(const char *extra, const char *needle)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int rc = vol_check(extra, NULL, &msg);
 
 	ck_assert_msg(rc == AQ_EINVAL, "%s: rc %d, want AQ_EINVAL", extra, rc);
@@ -89,7 +89,7 @@ END_TEST
 START_TEST(test_vol_share_name)
 {
 	char name64[65], extra[256];
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 
 	memset(name64, 'a', 64);
 	name64[64] = '\0';
@@ -186,7 +186,7 @@ END_TEST
 
 START_TEST(test_vol_tiering_and_defaults)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *d = NULL, *tp;
 
 #define TIER(x) SHARE ", " NFS3 ", \"tieringPolicy\": {" x "}"
@@ -282,7 +282,7 @@ START_TEST(test_vol_supported)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		aq_msg msg = { { 0 } };
+		aq_msg msg = { .text = { 0 } };
 		int rc = vol_supported(cases[i].extra, &msg);
 
 		if (!cases[i].needle) {
@@ -310,7 +310,7 @@ START_TEST(test_pool_supported)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		aq_msg msg = { { 0 } };
+		aq_msg msg = { .text = { 0 } };
 		json_t *d = json_loads(cases[i].body, 0, NULL);
 		int rc = api_pool_check_supported(d, "east", &msg);
 
@@ -340,7 +340,7 @@ static int pool_check(const char *text, json_t **doc, aq_msg *msg)
 
 static void pool_ok(const char *text)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int rc = pool_check(text, NULL, &msg);
 
 	ck_assert_msg(rc == AQ_OK, "%s: rc %d (%s)", text, rc, msg.text);
@@ -348,7 +348,7 @@ static void pool_ok(const char *text)
 
 static void pool_refused(const char *text, const char *needle)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int rc = pool_check(text, NULL, &msg);
 
 	ck_assert_msg(rc == AQ_EINVAL, "%s: rc %d, want AQ_EINVAL", text, rc);
@@ -365,7 +365,7 @@ static void pool_refused(const char *text, const char *needle)
 static int cold_check(const char *store, json_t **doc)
 {
 	char text[2048];
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *d;
 	int rc;
 
@@ -428,7 +428,7 @@ END_TEST
 
 START_TEST(test_pool_check)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *d = NULL;
 
 	pool_ok("{" PREM "}");

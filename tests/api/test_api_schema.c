@@ -89,7 +89,7 @@ static int check_json(const char *text, bool creating, json_t **out, aq_msg *msg
 
 static void ok(const char *text)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int rc = check_json(text, false, NULL, &msg);
 
 	ck_assert_msg(rc == AQ_OK, "%s: rc %d (%s)", text, rc, msg.text);
@@ -97,7 +97,7 @@ static void ok(const char *text)
 
 static void refused(const char *text, const char *needle)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *out = (json_t *)1;
 	int rc = check_json(text, false, &out, &msg);
 
@@ -120,7 +120,7 @@ static char *repeat(char c, size_t n)
 
 START_TEST(test_unknown_and_output)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *out = NULL;
 
 	refused("{\"nosuch\": 1}", "Unknown name \"nosuch\"");
@@ -166,7 +166,7 @@ END_TEST
 
 START_TEST(test_int64)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *out = NULL;
 
 	ck_assert_int_eq(check_json("{\"i64\": 42}", false, &out, &msg), AQ_OK);
@@ -201,7 +201,7 @@ END_TEST
 
 START_TEST(test_int32_double_bool)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *out = NULL;
 
 	ok("{\"i32\": 2147483647}");
@@ -309,7 +309,7 @@ END_TEST
 
 START_TEST(test_required_on_create_only)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *out = NULL;
 
 	ck_assert_int_eq(check_json("{\"str\": \"x\"}", true, &out, &msg), AQ_EINVAL);
@@ -339,7 +339,7 @@ static int mask(const struct api_field *table, const char *m, struct api_mask_pa
 START_TEST(test_mask_parse)
 {
 	struct api_mask_path p[API_MASK_MAX];
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int n;
 
 	ck_assert_int_eq(mask(t_fields, "", p, &n, &msg), AQ_EINVAL);
@@ -390,7 +390,7 @@ END_TEST
 START_TEST(test_mask_snake_case_volume)
 {
 	struct api_mask_path p[API_MASK_MAX];
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int n;
 
 	ck_assert_int_eq(mask(api_volume_fields, "tiering_policy.cooling_threshold_days,capacity_gib",
@@ -420,7 +420,7 @@ END_TEST
 START_TEST(test_mask_apply)
 {
 	struct api_mask_path p[API_MASK_MAX];
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *doc, *patch;
 	int n;
 
@@ -485,7 +485,7 @@ END_TEST
  * proto field names, nested too. */
 START_TEST(test_proto3_json)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *out = NULL;
 
 	ck_assert_int_eq(check_json("{\"shape\": 2, \"shapes\": [1, \"SQUARE\"]}", false, &out, &msg), AQ_OK);

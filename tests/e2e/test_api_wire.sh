@@ -95,4 +95,36 @@ expect_status 200 "PATCH with a proto-named, unspecified enum"
 aq_req GET "$PL/storagePools/pj"
 expect_true '.qosType == "AUTO" and .description == "d"' "unspecified in a PATCH restores the default"
 
+# ---- error details: ErrorInfo, BadRequest.fieldViolations -------------------
+pool pd '{"serviceLevel":"STANDARD","capacityGib":"lots","network":"'$NET'"}'
+expect_error 400 INVALID_ARGUMENT "a bad int64"
+expect_true '.error.details | any(."@type" == "type.googleapis.com/google.rpc.ErrorInfo" and .reason == "INVALID_ARGUMENT" and .domain == "netapp.googleapis.com")' "ErrorInfo with reason and domain"
+expect_true '.error.details | any(."@type" == "type.googleapis.com/google.rpc.BadRequest" and .fieldViolations[0].field == "storagePool.capacityGib" and (.fieldViolations[0].description | length) > 0)' "BadRequest names the field"
+pool pd '{"serviceLevel":"STANDARD","capacityGib":"2048","network":"'$NET'","exportPolicy":{}}'
+expect_true '.error.details | any(.fieldViolations[0].field == "storagePool.exportPolicy")' "an unknown field is the violation"
+aq_mutate POST "$PL/volumes?volumeId=vd" '{"storagePool":"pj","capacityGib":"100","shareName":"vd","protocols":["NFSV3"],"exportPolicy":{"rules":[{"allowedClients":"10.0.0.0/8","accessType":"READ_SOMETIMES"}]}}'
+expect_true '.error.details | any(.fieldViolations[0].field == "volume.exportPolicy.rules[0].accessType")' "a nested field's path"
+pool pd '{"capacityGib":"2048","network":"'$NET'"}'
+expect_true '.error.details | any(.fieldViolations[0].field == "storagePool.serviceLevel")' "a missing required field"
+aq_req PATCH "$PL/storagePools/pj?updateMask=nope" '{}'
+expect_true '.error.details | any(.fieldViolations[0].field == "updateMask")' "a bad updateMask"
+aq_req PATCH "$PL/storagePools/pj?updateMask=totalIops" '{"totalIops":"100"}'
+expect_error 400 INVALID_ARGUMENT "a resource rule refused (totalIops without custom performance)"
+expect_true '.error.details | any(.fieldViolations[0].field == "totalThroughputMibps" or .fieldViolations[0].field == "totalIops")' "the field a rule's message names"
+aq_req GET "$PL/storagePools/missing"
+expect_error 404 NOT_FOUND "unknown pool"
+expect_true '.error.details | any(.reason == "RESOURCE_NOT_FOUND") and all(."@type" != "type.googleapis.com/google.rpc.BadRequest")' "404: ErrorInfo RESOURCE_NOT_FOUND, no field violation"
+aq_req PUT "$PL/storagePools/pj" '{}'
+expect_true '.error.details | any(.reason == "METHOD_NOT_ALLOWED")' "405: ErrorInfo METHOD_NOT_ALLOWED"
+TOK= aq_req GET "$PL/storagePools"
+expect_error 401 UNAUTHENTICATED "no token"
+
+# A failed operation carries an ErrorInfo too: a volume in a location no
+# node serves.
+aq_req POST "/v1/locations?locationId=empty" '{}'
+aq_mutate POST "/v1/projects/$P/locations/empty/storagePools?storagePoolId=pe" '{"serviceLevel":"STANDARD","capacityGib":"2048","network":"'$NET'"}'
+expect_status 200 "pool in a location without nodes"
+aq_req POST "/v1/projects/$P/locations/empty/volumes?volumeId=ve" '{"storagePool":"pe","capacityGib":"100","shareName":"ve","protocols":["NFSV3"]}'
+expect_true '.done == true and .error.code == 8 and (.error.details | any(."@type" == "type.googleapis.com/google.rpc.ErrorInfo" and .reason == "RESOURCE_EXHAUSTED" and .domain == "netapp.googleapis.com"))' "a failed operation's error has an ErrorInfo"
+
 aq_finish
