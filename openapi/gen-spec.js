@@ -909,7 +909,10 @@ const spec = {
     description: [
       'Aquifer is a self-hosted clone of Google Cloud NetApp Volumes. Its REST surface under `/v1/` follows `netapp.googleapis.com/v1`:',
       'camelCase JSON, int64 values as JSON strings, long-running operations for every create, update and delete of pools and volumes,',
-      'and the Google error body `{"error":{"code","message","status"}}`.',
+      'and the Google error body `{"error":{"code","message","status","details"}}`.',
+      'Requests also take proto3 JSON (proto field names, enum numbers, `*_UNSPECIFIED` as the default).',
+      'Every JSON answer honours Google\'s `fields` system parameter (partial response): `?fields=name,state,volumes(name,capacityGib),tieringPolicy.tierAction`',
+      'keeps only those members (paths joined by `.` or `/`, sub-selections in parentheses, lists selected item by item); a selector that does not parse is a 400.',
       '',
       'Authentication: `Authorization: Bearer <token>` with a token from `aquiferd token` (HS256 JWT).',
       '`/healthz`, `/v1/openapi.yaml`, `/docs/` and the dashboard files under `/ui/` need no token; `/metrics` needs a metrics or cluster-admin token unless `metrics_auth = false`.',

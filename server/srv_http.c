@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/api_fields.h"
 #include "db/db.h"
 #include "db/db_cache.h"
 #include "server/srv_ca.h"
@@ -231,11 +232,37 @@ static enum MHD_Result copy_query(void *cls, enum MHD_ValueKind kind, const char
 
 /* hang_up: close the connection after the answer (a body it did not read
  * must not be taken for the next request). */
+/* ?fields= (Google's partial response) on a JSON answer: only the members
+ * it selects are sent; a selector that does not parse is a 400. */
+static void req_apply_fields(struct srv_req *req)
+{
+	const char *spec = req->route ? srv_query(req, "fields") : NULL;
+	json_t *tree = NULL, *doc = NULL, *part = NULL;
+	int rc;
+
+	if (!spec || req->status != 200 || !req->text || !req->ctype || strcmp(req->ctype, "application/json") != 0)
+		return;
+	if ((rc = api_fields_parse(spec, &tree, &req->msg)) != AQ_OK) {
+		req_set_error(req, rc);
+		return;
+	}
+	doc = json_loadb(req->text, req->text_len, 0, NULL);
+	if (doc && (part = api_fields_apply(tree, doc))) {
+		json_decref(doc);
+		doc = part;
+		req_set_json(req, doc);
+	}
+	json_decref(doc);
+	json_decref(tree);
+}
+
 static enum MHD_Result send_answer(struct MHD_Connection *conn, struct srv_req *req, bool hang_up)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 	uint64_t ns;
+
+	req_apply_fields(req);
 
 	r = MHD_create_response_from_buffer(req->text_len, req->text, MHD_RESPMEM_MUST_FREE);
 	if (!r)

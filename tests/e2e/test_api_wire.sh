@@ -127,4 +127,26 @@ expect_status 200 "pool in a location without nodes"
 aq_req POST "/v1/projects/$P/locations/empty/volumes?volumeId=ve" '{"storagePool":"pe","capacityGib":"100","shareName":"ve","protocols":["NFSV3"]}'
 expect_true '.done == true and .error.code == 8 and (.error.details | any(."@type" == "type.googleapis.com/google.rpc.ErrorInfo" and .reason == "RESOURCE_EXHAUSTED" and .domain == "netapp.googleapis.com"))' "a failed operation's error has an ErrorInfo"
 
+# ---- fields=: partial responses ----------------------------------------------
+# (not recorded for the contract check: a partial answer lacks required members)
+AQ_RECORD=0
+aq_req GET "$PL/storagePools/pj?fields=name,serviceLevel"
+expect_true '(keys | sort) == ["name","serviceLevel"] and .serviceLevel == "EXTREME"' "fields=name,serviceLevel: only those"
+aq_req GET "$PL/volumes/vj?fields=name,tieringPolicy.tierAction,exportPolicy/rules(accessType)"
+expect_true '(keys | sort) == ["exportPolicy","name","tieringPolicy"] and .tieringPolicy == {"tierAction":"PAUSED"} and .exportPolicy.rules == [{"accessType":"READ_WRITE"}]' "nested paths, '/' and a sub-selection"
+aq_req GET "$PL/volumes?fields=volumes(name,state),nextPageToken"
+expect_true '(keys == ["volumes"]) and (.volumes | length) > 0 and all(.volumes[]; (keys | sort) == ["name","state"])' "a list: every item selected through"
+aq_req GET "$PL/volumes?fields=volumes.name"
+expect_true 'all(.volumes[]; keys == ["name"])' "a list with a dotted path"
+aq_req GET "$PL/storagePools/pj?fields=noSuchField"
+expect_true '. == {}' "an unknown name selects nothing"
+aq_req GET "$PL/storagePools/pj?fields=name,(state"
+expect_error 400 INVALID_ARGUMENT "a selector that does not parse"
+expect_true '.error.details | any(.fieldViolations[0].field == "fields")' "fields is the violation"
+aq_req GET "$PL/storagePools/missing?fields=name"
+expect_error 404 NOT_FOUND "errors are not filtered"
+aq_mutate PATCH "$PL/storagePools/pj?updateMask=description&fields=name,done" '{"description":"e"}'
+expect_true '(keys | sort) == ["done","name"]' "fields= on an operation answer"
+AQ_RECORD=1
+
 aq_finish
