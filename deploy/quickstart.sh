@@ -44,7 +44,7 @@ post() { # post PATH BODY: create unless it exists (409 is fine on a re-run)
 post "/v1/locations?locationId=local" '{"displayName":"This machine"}'
 post "/v1/projects?projectId=demo" '{"displayName":"Demo project"}'
 post "/v1/projects/demo/locations/local/storagePools?storagePoolId=demo-pool" \
-  '{"serviceLevel":"PREMIUM","capacityGib":"2048","description":"quickstart pool"}'
+  '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048","description":"quickstart pool"}'
 
 # one storage node, its shelf in the state folder
 nfs_port="${AQ_NFS_PORT:-20490}"

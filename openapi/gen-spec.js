@@ -91,7 +91,7 @@ const docs = {
   'StoragePool.capacityGib': 'Provisioned (billed) capacity of the pool in GiB (int64 as a JSON string).',
   'StoragePool.volumeCapacityGib': 'Sum of the capacities of the pool\'s volumes, GiB.',
   'StoragePool.volumeCount': 'Number of volumes in the pool.',
-  'StoragePool.network': 'VPC network, projects/{project}/global/networks/{network}. Defaults to "default". Immutable.',
+  'StoragePool.network': 'Required, as in GCNV: the VPC network, projects/{project}/global/networks/{network} (the project may be a Shared VPC host); anything else is refused (400). Immutable. The CLI fills in projects/PROJECT/global/networks/default when --network is not given.',
   'StoragePool.allowAutoTiering': 'Allow volumes of this pool to tier cold data. Can be enabled after creation but not disabled.',
   'StoragePool.totalThroughputMibps': 'Throughput budget of the pool in MiB/s (input only with customPerformanceEnabled; always returned).',
   'StoragePool.availableThroughputMibps': 'Throughput budget not yet given to volumes (MiB/s).',

@@ -357,8 +357,8 @@ static void pool_refused(const char *text, const char *needle)
 			      text, msg.text, needle);
 }
 
-#define PREM "\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"2048\""
-#define FLEX "\"serviceLevel\": \"FLEX\", \"capacityGib\": \"1024\""
+#define PREM "\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"2048\""
+#define FLEX "\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"FLEX\", \"capacityGib\": \"1024\""
 
 
 /* api_cold_store_check and api_cold_store_same over location documents. */
@@ -454,23 +454,26 @@ START_TEST(test_pool_check)
 	pool_refused("{" PREM ", \"customPerformanceEnabled\": true, \"totalThroughputMibps\": \"128\"}",
 		     NULL);
 	pool_refused("{" PREM ", \"hotTierSizeGib\": \"1024\"}", "FLEX pools only");
-	pool_refused("{" PREM ", \"enableHotTierAutoResize\": false}", "FLEX pools only");
+	/* false is the "off" the Terraform provider sends for every pool */
+	pool_ok("{" PREM ", \"enableHotTierAutoResize\": false}");
+	pool_refused("{" PREM ", \"enableHotTierAutoResize\": true}", "FLEX pools only");
 	pool_ok("{" FLEX ", \"hotTierSizeGib\": \"512\", \"enableHotTierAutoResize\": true}");
 	/* capacity bounds pass through api_math_check_pool */
-	pool_refused("{\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"2047\"}", NULL);
-	pool_ok("{\"serviceLevel\": \"STANDARD\", \"capacityGib\": \"204800\"}");
-	pool_refused("{\"serviceLevel\": \"STANDARD\", \"capacityGib\": \"204801\"}", NULL);
-	pool_refused("{\"serviceLevel\": \"FLEX\", \"capacityGib\": \"1023\"}", NULL);
-	pool_refused("{\"serviceLevel\": \"FLEX\", \"capacityGib\": \"1024\", \"qosType\": \"MANUAL\"}",
+	pool_refused("{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"2047\"}", NULL);
+	pool_ok("{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"STANDARD\", \"capacityGib\": \"204800\"}");
+	pool_refused("{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"STANDARD\", \"capacityGib\": \"204801\"}", NULL);
+	pool_refused("{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"FLEX\", \"capacityGib\": \"1023\"}", NULL);
+	pool_refused("{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"FLEX\", \"capacityGib\": \"1024\", \"qosType\": \"MANUAL\"}",
 		     NULL);
-	pool_refused("{\"serviceLevel\": \"STANDARD\", \"capacityGib\": \"2048\","
+	pool_refused("{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"STANDARD\", \"capacityGib\": \"2048\","
 		     " \"allowAutoTiering\": true}",
 		     NULL);
 
 	/* defaults */
 	ck_assert_int_eq(pool_check("{" PREM "}", &d, &msg), AQ_OK);
 	ck_assert_str_eq(api_json_str(d, "qosType", ""), "AUTO");
-	ck_assert_str_eq(api_json_str(d, "network", ""), "default");
+	/* network is required (a resource name): kept as given, never defaulted */
+	ck_assert_str_eq(api_json_str(d, "network", ""), "projects/vpc-host/global/networks/default");
 	json_decref(d);
 	ck_assert_int_eq(pool_check("{" PREM ", \"qosType\": \"MANUAL\", \"network\": \"n1\"}", &d,
 				    &msg),
@@ -491,7 +494,7 @@ START_TEST(test_pool_fill_output)
 	json_t *d;
 
 	/* Premium 40 TiB AUTO: budget 2560, nothing allocated */
-	d = normalised(api_pool_fields, "{\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"40960\"}");
+	d = normalised(api_pool_fields, "{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"40960\"}");
 	api_pool_fill_output(&api_math_defaults, d, 0, 0, 0);
 	ck_assert_str_eq(api_json_str(d, "totalThroughputMibps", ""), "2560");
 	ck_assert(near(api_json_double(d, "availableThroughputMibps", -1), 2560));
@@ -503,7 +506,7 @@ START_TEST(test_pool_fill_output)
 	json_decref(d);
 
 	/* MANUAL: available = budget - allocated, floored at 0 */
-	d = normalised(api_pool_fields, "{\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"40960\","
+	d = normalised(api_pool_fields, "{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"40960\","
 					" \"qosType\": \"MANUAL\"}");
 	api_pool_fill_output(&api_math_defaults, d, 3, 3000, 2000.5);
 	ck_assert(near(api_json_double(d, "availableThroughputMibps", -1), 559.5));
@@ -536,7 +539,7 @@ START_TEST(test_volume_fill_output)
 	json_t *pool, *vol;
 
 	/* Premium AUTO pool, 1500 GiB volume -> 93.75 MiB/s */
-	pool = normalised(api_pool_fields, "{\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"2048\","
+	pool = normalised(api_pool_fields, "{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"2048\","
 					   " \"network\": \"net1\"}");
 	vol = normalised(api_volume_fields, "{" VOL_BASE ", " SHARE ", " NFS3 "}");
 	api_volume_fill_output(&api_math_defaults, pool, vol);
@@ -548,7 +551,7 @@ START_TEST(test_volume_fill_output)
 	json_decref(pool);
 
 	/* Extreme 4 TiB -> 512; 100 TiB -> 4608 (the cap) */
-	pool = normalised(api_pool_fields, "{\"serviceLevel\": \"EXTREME\", \"capacityGib\": \"204800\"}");
+	pool = normalised(api_pool_fields, "{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"EXTREME\", \"capacityGib\": \"204800\"}");
 	vol = normalised(api_volume_fields, "{\"storagePool\": \"p\", \"capacityGib\": \"4096\", " SHARE
 					    ", " NFS3 "}");
 	api_volume_fill_output(&api_math_defaults, pool, vol);
@@ -562,7 +565,7 @@ START_TEST(test_volume_fill_output)
 	json_decref(pool);
 
 	/* MANUAL pool: the volume's own throughputMibps is kept as set */
-	pool = normalised(api_pool_fields, "{\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"40960\","
+	pool = normalised(api_pool_fields, "{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"40960\","
 					   " \"qosType\": \"MANUAL\"}");
 	vol = normalised(api_volume_fields, "{" VOL_BASE ", " SHARE ", " NFS3
 					    ", \"throughputMibps\": 250.5}");
@@ -572,7 +575,7 @@ START_TEST(test_volume_fill_output)
 	json_decref(pool);
 
 	/* FLEX: volumes show the pool budget */
-	pool = normalised(api_pool_fields, "{\"serviceLevel\": \"FLEX\", \"capacityGib\": \"10240\"}");
+	pool = normalised(api_pool_fields, "{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"FLEX\", \"capacityGib\": \"10240\"}");
 	vol = normalised(api_volume_fields, "{\"storagePool\": \"p\", \"capacityGib\": \"1\", " SHARE
 					    ", " NFS3 "}");
 	api_volume_fill_output(&api_math_defaults, pool, vol);

@@ -149,4 +149,17 @@ aq_mutate PATCH "$PL/storagePools/pj?updateMask=description&fields=name,done" '{
 expect_true '(keys | sort) == ["done","name"]' "fields= on an operation answer"
 AQ_RECORD=1
 
+# ---- pool.network: a required VPC network name -------------------------------
+pool pn '{"serviceLevel":"STANDARD","capacityGib":"2048"}'
+expect_error 400 INVALID_ARGUMENT "a pool without network refused (required, as in GCNV)"
+expect_true '.error.details | any(.fieldViolations[0].field == "storagePool.network")' "the violation names storagePool.network"
+for n in default projects/p/networks/n projects//global/networks/n projects/p/global/networks/ projects/p/global/networks/a/b; do
+	pool pn '{"serviceLevel":"STANDARD","capacityGib":"2048","network":"'$n'"}'
+	expect_error 400 INVALID_ARGUMENT "network \"$n\" is not a resource name: refused"
+done
+pool pn '{"serviceLevel":"STANDARD","capacityGib":"2048","network":"projects/vpc-host/global/networks/shared-vpc"}'
+expect_status 200 "a network of another (Shared VPC host) project accepted"
+aq_req GET "$PL/storagePools/pn"
+expect_jq .network projects/vpc-host/global/networks/shared-vpc "network read back as sent"
+
 aq_finish
