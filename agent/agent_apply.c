@@ -151,7 +151,7 @@ void agent_apply_check(const json_t *vols, agent_served_fn served, void *arg, st
 	size_t i, j;
 
 	json_array_foreach(vols, i, v) {
-		aq_msg why = { "" };
+		aq_msg why = { .text = "" };
 
 		ok[i] = api_intent_volume_decode(v, &iv[i], &why) == AQ_OK &&
 			(!ss || api_intent_snapset_decode(v, &ss[i], &why) == AQ_OK);
@@ -218,7 +218,7 @@ static void apply_deletes(struct agent *a, const json_t *dels, const struct api_
 
 	json_array_foreach(dels, i, v) {
 		struct api_intent_delete d;
-		aq_msg why = { "" };
+		aq_msg why = { .text = "" };
 		char sd[1200];
 		int drc;
 
@@ -256,7 +256,7 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	bool *ok = NULL;
 	int *trc = NULL;
 	struct obj_cfg cold;
-	aq_msg cwhy = { "" };
+	aq_msg cwhy = { .text = "" };
 	char tdir[1100];
 	json_t *failed, *f;
 	char req[32];
@@ -307,7 +307,7 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	mkdir(tdir, 0700);
 	/* Proceed with the volumes that passed the check. */
 	for (i = 0; i < n; i++) {
-		aq_msg why = { "" };
+		aq_msg why = { .text = "" };
 
 		if (!ok[i])
 			continue;

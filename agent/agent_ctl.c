@@ -146,7 +146,7 @@ static void renew_token(struct agent *a, const json_t *reply)
 {
 	const char *tok = api_json_str(reply, "nodeToken", "");
 	json_t *creds = NULL;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	if (!*tok || strlen(tok) >= sizeof(a->node_token))
 		return;
@@ -175,7 +175,7 @@ static void *reporter(void *arg)
 	while (!__atomic_load_n(&a->stopping, __ATOMIC_RELAXED)) {
 		json_t *st = agent_status_doc(a), *reply = NULL;
 		char token[4200], req[32];
-		aq_msg msg = { "" };
+		aq_msg msg = { .text = "" };
 		long code;
 
 		pthread_mutex_lock(&a->lock);

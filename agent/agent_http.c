@@ -195,7 +195,7 @@ static int h_intent(struct agent *a, struct ah_req *r, int *status, char **text,
 {
 	json_error_t err;
 	json_t *intent, *failed;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	int64_t applied;
 	int rc;
 

@@ -180,7 +180,7 @@ static int parse_args(struct agent_cfg *cfg, int argc, char **argv, aq_msg *msg)
 		if (c != 0)
 			return aq_fail(msg, AQ_EINVAL, "unknown option (see --help)");
 		if ((size_t)idx < n) {
-			aq_msg why = { "" };
+			aq_msg why = { .text = "" };
 
 			if (cfg_set(cfg, lopts[idx].name, optarg, &why) != AQ_OK)
 				return aq_fail(msg, AQ_EINVAL, "--%s", why.text);
@@ -266,7 +266,7 @@ int agent_main(int argc, char **argv)
 	static struct agent a;
 	uint8_t key[VOL_KEY_LEN];
 	json_t *intent = NULL;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	sigset_t set;
 	int sig, rc;
 	unsigned reserve;

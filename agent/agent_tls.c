@@ -131,7 +131,7 @@ bool agent_tls_peer_ok(struct agent *a, struct MHD_Connection *conn, const char 
 {
 	unsigned char *der = NULL;
 	size_t len = 0;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	int rc;
 
 	if (!a->tls_cert_pem)

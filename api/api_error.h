@@ -37,14 +37,27 @@ enum aq_err {
 	AQ_ENOMETHOD = -1009,          /* 405: route exists, method does not */
 };
 
-/* A human-readable explanation that travels with an error code. */
+/* A human-readable explanation that travels with an error code, and the
+ * request field it is about when one is (google.rpc.BadRequest). */
 typedef struct aq_msg {
 	char text[512];
+	char field[128];   /* "storagePool.capacityGib", or "" */
 } aq_msg;
 
-/* Fill msg (may be NULL) with a printf-formatted text and return code. */
+/* Fill msg (may be NULL) with a printf-formatted text and return code;
+ * the field is cleared. */
 int aq_fail(aq_msg *msg, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* aq_fail naming the request field the failure is about. */
+int aq_fail_field(aq_msg *msg, int code, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* The field an INVALID_ARGUMENT message is about: msg->field when set, else
+ * the field path the message starts with ("capacityGib must be ...",
+ * "protocols: ..."): a lowercase identifier followed by ':' or holding a
+ * capital or a dot. "" when it names none. */
+void aq_msg_field(const aq_msg *msg, char *out, size_t cap);
 
 /* google.rpc status name ("NOT_FOUND"), HTTP status (404), numeric google.rpc
  * code (5) and a default message for code. Unknown codes map to INTERNAL. */
@@ -52,5 +65,10 @@ const char *aq_err_status(int code);
 int aq_err_http(int code);
 int aq_err_rpc_code(int code);
 const char *aq_err_str(int code);
+/* google.rpc.ErrorInfo.domain: the service whose API Aquifer serves. */
+#define AQ_ERR_DOMAIN "netapp.googleapis.com"
+
+/* google.rpc.ErrorInfo.reason for code: UPPER_SNAKE_CASE ("RESOURCE_NOT_FOUND"). */
+const char *aq_err_reason(int code);
 
 #endif

@@ -1,7 +1,10 @@
-/* api_id: the rule every client-chosen resource ID follows (api_id_check in
- * api_math.h). IDs become parts of resource names and URLs, so the rule is
- * deliberately narrow: ASCII letters, digits and hyphens, first a letter, last
- * a letter or digit, 1..63 characters (an RFC 1035 label, either case).
+/* api_id: the rules every client-chosen resource ID and label follows
+ * (api_id_check, api_label_check in api_math.h). IDs become parts of resource
+ * names and URLs: GCNV's rule, ^[a-z]([-a-z0-9]*[a-z0-9])?$ (an RFC 1035
+ * label, lowercase only). Labels follow Google Cloud's rule: keys and values
+ * of lowercase letters, digits, '_' and '-' (and international characters),
+ * at most 63 characters; a key starts with a lowercase letter or an
+ * international character and is never empty.
  */
 #include "api/api_math.h"
 
@@ -11,12 +14,12 @@
 #define ID_MAX_LEN 63
 
 static const char id_rule[] =
-	"1 to 63 letters, digits or hyphens, starting with a letter and ending with a letter or digit";
+	"1 to 63 lowercase letters, digits or hyphens, starting with a letter and ending with a letter or digit";
 
 /* ASCII only: isalpha() would follow the locale. */
 static bool id_is_letter(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+	return c >= 'a' && c <= 'z';
 }
 
 static bool id_is_digit(char c)
@@ -43,7 +46,7 @@ int api_id_check(const char *id, const char *what, aq_msg *msg)
 
 		if (!id_is_letter(c) && !id_is_digit(c) && c != '-')
 			return aq_fail(msg, AQ_EINVAL,
-				       "%s has a character other than a letter, digit or hyphen at "
+				       "%s has a character other than a lowercase letter, digit or hyphen at "
 				       "position %zu; it must be %s",
 				       what, i + 1, id_rule);
 	}
@@ -53,5 +56,52 @@ int api_id_check(const char *id, const char *what, aq_msg *msg)
 	if (id[len - 1] == '-')
 		return aq_fail(msg, AQ_EINVAL, "%s \"%s\" ends with a hyphen; it must be %s", what,
 			       id, id_rule);
+	return AQ_OK;
+}
+
+#define LABEL_MAX_CHARS 63
+
+/* A byte of a UTF-8 sequence past ASCII: an international character. */
+static bool label_is_intl(unsigned char c)
+{
+	return c >= 0x80;
+}
+
+static bool label_char_ok(unsigned char c)
+{
+	return id_is_letter((char)c) || id_is_digit((char)c) || c == '_' || c == '-' || label_is_intl(c);
+}
+
+/* Characters (not bytes) of s, and whether every one is allowed; bounded
+ * by the 63-character limit plus one. */
+static bool label_part_ok(const char *s, size_t *nchars)
+{
+	size_t n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p && n <= LABEL_MAX_CHARS; p++) {
+		if (!label_char_ok(*p))
+			return false;
+		if ((*p & 0xC0) != 0x80) /* not a UTF-8 continuation byte */
+			n++;
+	}
+	*nchars = n;
+	return true;
+}
+
+int api_label_check(const char *key, const char *value, const char *where, aq_msg *msg)
+{
+	size_t nk = 0, nv = 0;
+
+	if (!key || !*key)
+		return aq_fail(msg, AQ_EINVAL, "%s: a label key must not be empty", where);
+	if (!label_part_ok(key, &nk) || nk > LABEL_MAX_CHARS ||
+	    !(id_is_letter(key[0]) || label_is_intl((unsigned char)key[0])))
+		return aq_fail(msg, AQ_EINVAL,
+			       "%s: label key \"%.64s\" must be 1 to 63 lowercase letters, digits, '_' or '-', starting with a lowercase letter",
+			       where, key);
+	if (!value || !label_part_ok(value, &nv) || nv > LABEL_MAX_CHARS)
+		return aq_fail(msg, AQ_EINVAL,
+			       "%s: the value of label \"%.64s\" must be at most 63 lowercase letters, digits, '_' or '-'",
+			       where, key);
 	return AQ_OK;
 }

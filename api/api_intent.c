@@ -292,7 +292,7 @@ static bool fsid_ok(const char *s)
 
 static int decode_rule(const json_t *r, size_t i, const char *vname, struct api_intent_rule *out, aq_msg *msg)
 {
-	aq_msg why = { "" };
+	aq_msg why = { .text = "" };
 	char where[64];
 	const char *access, *squash;
 	int64_t anon;

@@ -158,8 +158,15 @@ int api_math_check_volume(const struct api_math_params *p, const struct api_pool
 /* coolingThresholdDays within [tiering_min_days, tiering_max_days]. */
 int api_math_check_cooling_days(const struct api_math_params *p, int64_t days, aq_msg *msg);
 
-/* Resource IDs: letters, digits and hyphens, first a letter, last a letter or
- * digit, 1..63 characters. what names the parameter ("volumeId"). */
+/* Resource IDs: lowercase letters, digits and hyphens, first a letter, last a
+ * letter or digit, 1..63 characters (GCNV's ^[a-z]([-a-z0-9]*[a-z0-9])?$).
+ * what names the parameter ("volumeId"). */
 int api_id_check(const char *id, const char *what, aq_msg *msg);
+
+/* One label (Google Cloud's rule): key 1..63 characters, value 0..63, both
+ * of lowercase letters, digits, '_', '-' or international characters; the
+ * key starts with a lowercase letter or an international character. where
+ * names the field in the message ("storagePool.labels"). */
+int api_label_check(const char *key, const char *value, const char *where, aq_msg *msg);
 
 #endif

@@ -5,14 +5,16 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const pool_levels[] = { "STANDARD", "PREMIUM", "EXTREME", "FLEX", NULL };
-static const char *const pool_qos[] = { "AUTO", "MANUAL", NULL };
+/* Proto enums list their values in proto order from X_UNSPECIFIED (= 0), so
+ * that api_schema maps their numbers (proto3 JSON) by index. */
+static const char *const pool_levels[] = { "SERVICE_LEVEL_UNSPECIFIED", "PREMIUM", "EXTREME", "STANDARD", "FLEX", NULL };
+static const char *const pool_qos[] = { "QOS_TYPE_UNSPECIFIED", "AUTO", "MANUAL", NULL };
 static const char *const pool_states[] = { "READY", "CREATING", "DELETING", "UPDATING",
 					   "RESTORING", "DISABLED", "ERROR", NULL };
-static const char *const pool_types[] = { "FILE", "UNIFIED", NULL };
-static const char *const pool_modes[] = { "DEFAULT", "ONTAP", NULL };
-static const char *const pool_scale[] = { "SCALE_TYPE_DEFAULT", "SCALE_TYPE_SCALEOUT", NULL };
-static const char *const pool_enc[] = { "SERVICE_MANAGED", "CLOUD_KMS", NULL };
+static const char *const pool_types[] = { "STORAGE_POOL_TYPE_UNSPECIFIED", "FILE", "UNIFIED", NULL };
+static const char *const pool_modes[] = { "MODE_UNSPECIFIED", "DEFAULT", "ONTAP", NULL };
+static const char *const pool_scale[] = { "SCALE_TYPE_UNSPECIFIED", "SCALE_TYPE_DEFAULT", "SCALE_TYPE_SCALEOUT", NULL };
+static const char *const pool_enc[] = { "ENCRYPTION_TYPE_UNSPECIFIED", "SERVICE_MANAGED", "CLOUD_KMS", NULL };
 
 const struct api_field api_pool_fields[] = {
 	{ "name", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
@@ -25,7 +27,7 @@ const struct api_field api_pool_fields[] = {
 	{ "createTime", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
 	{ "description", API_T_STRING, 0, NULL, NULL, 2048 },
 	{ "labels", API_T_LABELS, 0, NULL, NULL, 0 },
-	{ "network", API_T_STRING, API_F_IMMUTABLE, NULL, NULL, 512 },
+	{ "network", API_T_STRING, API_F_REQUIRED | API_F_IMMUTABLE, NULL, NULL, 512 },
 	{ "activeDirectory", API_T_STRING, 0, NULL, NULL, 512 },
 	{ "kmsConfig", API_T_STRING, API_F_IMMUTABLE, NULL, NULL, 512 },
 	{ "ldapEnabled", API_T_BOOL, API_F_IMMUTABLE, NULL, NULL, 0 },
@@ -82,19 +84,50 @@ int api_pool_check(const struct api_math_params *p, json_t *doc, aq_msg *msg)
 		return aq_fail(msg, AQ_EINVAL, "type UNIFIED is not supported; use FILE");
 	if (!custom && (json_object_get(doc, "totalThroughputMibps") || json_object_get(doc, "totalIops")))
 		return aq_fail(msg, AQ_EINVAL, "totalThroughputMibps and totalIops need customPerformanceEnabled (FLEX pools only)");
-	if (!flex && (json_object_get(doc, "hotTierSizeGib") || json_object_get(doc, "enableHotTierAutoResize")))
-		return aq_fail(msg, AQ_EINVAL, "hotTierSizeGib and enableHotTierAutoResize apply to FLEX pools only");
+	/* false is the "off" the provider sends for every pool (send_empty_value) */
+	if (!flex && (json_object_get(doc, "hotTierSizeGib") || api_json_bool(doc, "enableHotTierAutoResize", false)))
+		return aq_fail(msg, AQ_EINVAL, "hotTierSizeGib and enableHotTierAutoResize true apply to FLEX pools only (leave them out, or enableHotTierAutoResize false)");
 	if (!json_object_get(doc, "qosType"))
 		json_object_set_new(doc, "qosType", json_string("AUTO"));
-	if (!json_object_get(doc, "network"))
-		json_object_set_new(doc, "network", json_string("default"));
 	api_pool_math_from(doc, &m);
 	return api_math_check_pool(p, &m, msg);
+}
+
+/* GCNV's VPC network name: projects/{project}/global/networks/{network}
+ * (the project may be a Shared VPC host, so any project ID is fine). */
+static int pool_network_check(const char *net, aq_msg *msg)
+{
+	const char *p = net, *slash;
+	char id[64];
+	size_t n;
+
+	if (strncmp(p, "projects/", 9) != 0)
+		goto bad;
+	p += 9;
+	if (!(slash = strchr(p, '/')) || (n = (size_t)(slash - p)) == 0 || n >= sizeof(id))
+		goto bad;
+	memcpy(id, p, n);
+	id[n] = '\0';
+	if (api_id_check(id, "network project", NULL) != AQ_OK || strncmp(slash, "/global/networks/", 17) != 0)
+		goto bad;
+	p = slash + 17;
+	if (api_id_check(p, "network", NULL) != AQ_OK)
+		goto bad;
+	return AQ_OK;
+bad:
+	return aq_fail_field(msg, AQ_EINVAL, "storagePool.network",
+			     "network \"%.128s\" is not a VPC network name; give projects/PROJECT/global/networks/NETWORK (e.g. projects/my-project/global/networks/default)",
+			     net);
 }
 
 int api_pool_check_supported(const json_t *given, const char *location, aq_msg *msg)
 {
 	const char *zone = api_json_str(given, "zone", "");
+	const char *net = api_json_str(given, "network", NULL);
+	int rc;
+
+	if (net && (rc = pool_network_check(net, msg)) != AQ_OK)
+		return rc;
 
 	if (*api_json_str(given, "activeDirectory", ""))
 		return aq_fail(msg, AQ_EINVAL, "activeDirectory: SMB and Active Directory are not supported yet; leave activeDirectory out");

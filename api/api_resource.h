@@ -52,6 +52,11 @@ int api_pool_check_supported(const json_t *given, const char *location, aq_msg *
 
 /* Fill the volume's computed fields from its pool: serviceLevel, network,
  * throughputMibps for AUTO and FLEX pools (the limit the math gives). */
+/* The pool ID of a volume's storagePool, which is stored as the client sent
+ * it (an ID, or the full name projects/P/locations/L/storagePools/ID), so
+ * that it reads back unchanged: GCNV echoes it, and Terraform diffs otherwise. */
+const char *api_volume_pool_id(const json_t *vol);
+
 void api_volume_fill_output(const struct api_math_params *p, const json_t *pool, json_t *vol);
 
 /* Location coldStore (doc is the location's "coldStore" object, may be

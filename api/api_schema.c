@@ -2,6 +2,8 @@
  * the field tables described in api_schema.h. */
 #include "api/api_schema.h"
 
+#include "api/api_math.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,19 +36,60 @@ static bool api_enum_ok(const struct api_field *f, const char *v)
 	return false;
 }
 
+/* A proto enum's table lists its values in proto order from its
+ * X_UNSPECIFIED = 0, so that index and number agree; an Aquifer-only enum
+ * has no such first value and takes names only. */
+static bool api_enum_proto(const struct api_field *f)
+{
+	const char *z = f->enums ? f->enums[0] : NULL;
+	size_t n = z ? strlen(z) : 0;
+
+	return n > 12 && strcmp(z + n - 12, "_UNSPECIFIED") == 0;
+}
+
 static int api_enum_fail(const struct api_field *f, const char *where, const char *v, aq_msg *msg)
 {
 	char allowed[400] = "";
 	size_t off = 0;
 
-	for (const char *const *e = f->enums; e && *e && off < sizeof(allowed); e++)
+	for (const char *const *e = f->enums + (api_enum_proto(f) ? 1 : 0); e && *e && off < sizeof(allowed); e++)
 		off += (size_t)snprintf(allowed + off, sizeof(allowed) - off, "%s%s",
 					off ? ", " : "", *e);
 	return aq_fail(msg, AQ_EINVAL, "invalid value \"%.64s\" for %s; allowed: %s", v, where, allowed);
 }
 
+/* One enum value as proto3 JSON gives it: the name, or the number of a
+ * proto enum. *name is the canonical name; *unspecified when it is the
+ * X_UNSPECIFIED value, which means "not set". */
+static int api_enum_value(const struct api_field *f, const json_t *v, const char *where, const char **name,
+			  bool *unspecified, aq_msg *msg)
+{
+	*unspecified = false;
+	if (json_is_integer(v) && api_enum_proto(f)) {
+		json_int_t n = json_integer_value(v), count = 0;
+		char num[32];
+
+		while (f->enums[count])
+			count++;
+		if (n < 0 || n >= count) {
+			snprintf(num, sizeof(num), "%lld", (long long)n);
+			return api_enum_fail(f, where, num, msg);
+		}
+		*name = f->enums[n];
+	} else if (json_is_string(v)) {
+		*name = json_string_value(v);
+		if (!api_enum_ok(f, *name))
+			return api_enum_fail(f, where, *name, msg);
+	} else {
+		return aq_fail(msg, AQ_EINVAL, "%s must be an enum value (its name, or its number)", where);
+	}
+	*unspecified = api_enum_proto(f) && strcmp(*name, f->enums[0]) == 0;
+	return AQ_OK;
+}
+
 static int api_check_obj(const struct api_field *table, const json_t *in, bool creating,
 			 const char *where, int depth, json_t **out, aq_msg *msg);
+static void api_camel(const char *in, size_t n, char *out, size_t cap);
 
 /* Check one value of field f at path where; *out gets the normalised value. */
 static int api_check_value(const struct api_field *f, const json_t *v, bool creating,
@@ -84,29 +127,61 @@ static int api_check_value(const struct api_field *f, const json_t *v, bool crea
 		*out = json_string(buf);
 		return AQ_OK;
 	}
-	case API_T_INT32:
-		if (!json_is_integer(v) || json_integer_value(v) > INT32_MAX ||
-		    json_integer_value(v) < INT32_MIN)
+	case API_T_INT32: {
+		/* proto3 JSON: a number, or a string holding one */
+		long long n = 0;
+		char *end;
+
+		if (json_is_string(v)) {
+			const char *s = json_string_value(v);
+
+			errno = 0;
+			n = strtoll(s, &end, 10);
+			if (!*s || *end || errno)
+				n = (long long)INT32_MAX + 1;
+		} else if (json_is_integer(v)) {
+			n = json_integer_value(v);
+		} else {
+			n = (long long)INT32_MAX + 1;
+		}
+		if (n > INT32_MAX || n < INT32_MIN)
 			return aq_fail(msg, AQ_EINVAL, "%s must be a 32-bit integer", where);
-		*out = json_deep_copy(v);
+		*out = json_integer(n);
 		return AQ_OK;
-	case API_T_DOUBLE:
-		if (!json_is_number(v))
+	}
+	case API_T_DOUBLE: {
+		double d;
+		char *end;
+
+		if (json_is_number(v)) {
+			d = json_number_value(v);
+		} else if (json_is_string(v) && *json_string_value(v)) {
+			/* proto3 JSON: a number may come as a string */
+			d = strtod(json_string_value(v), &end);
+			if (*end || d != d)
+				return aq_fail(msg, AQ_EINVAL, "%s must be a number", where);
+		} else {
 			return aq_fail(msg, AQ_EINVAL, "%s must be a number", where);
-		*out = json_real(json_number_value(v));
+		}
+		*out = json_real(d);
 		return AQ_OK;
+	}
 	case API_T_BOOL:
 		if (!json_is_boolean(v))
 			return aq_fail(msg, AQ_EINVAL, "%s must be true or false", where);
 		*out = json_deep_copy(v);
 		return AQ_OK;
-	case API_T_ENUM:
-		if (!json_is_string(v))
-			return aq_fail(msg, AQ_EINVAL, "%s must be a string enum value", where);
-		if (!api_enum_ok(f, json_string_value(v)))
-			return api_enum_fail(f, where, json_string_value(v), msg);
-		*out = json_deep_copy(v);
-		return AQ_OK;
+	case API_T_ENUM: {
+		const char *name;
+		bool unset;
+		int rc;
+
+		if ((rc = api_enum_value(f, v, where, &name, &unset, msg)) != AQ_OK)
+			return rc;
+		/* X_UNSPECIFIED is the proto default: as if the field were left out */
+		*out = unset ? NULL : json_string(name);
+		return unset || *out ? AQ_OK : AQ_ENOMEM;
+	}
 	case API_T_ENUM_LIST:
 	case API_T_STRING_LIST:
 	case API_T_OBJECT_LIST: {
@@ -126,12 +201,19 @@ static int api_check_value(const struct api_field *f, const json_t *v, bool crea
 			int rc;
 
 			snprintf(sub, sizeof(sub), "%s[%zu]", where, i);
-			if (f->type == API_T_OBJECT_LIST)
+			if (f->type == API_T_OBJECT_LIST) {
 				rc = api_check_obj(f->sub, item, creating, sub, depth + 1, &o, msg);
-			else if (!json_is_string(item))
+			} else if (f->type == API_T_ENUM_LIST) {
+				const char *name;
+				bool unset;
+
+				/* an unspecified item in a list means nothing: refused */
+				if ((rc = api_enum_value(f, item, sub, &name, &unset, msg)) == AQ_OK && unset)
+					rc = api_enum_fail(f, sub, name, msg);
+				if (rc == AQ_OK)
+					rc = (o = json_string(name)) ? AQ_OK : AQ_ENOMEM;
+			} else if (!json_is_string(item))
 				rc = aq_fail(msg, AQ_EINVAL, "%s must be a string", sub);
-			else if (f->type == API_T_ENUM_LIST && !api_enum_ok(f, json_string_value(item)))
-				rc = api_enum_fail(f, sub, json_string_value(item), msg);
 			else if (json_string_length(item) > API_STRING_MAX)
 				rc = aq_fail(msg, AQ_EINVAL, "%s is too long", sub);
 			else
@@ -154,8 +236,12 @@ static int api_check_value(const struct api_field *f, const json_t *v, bool crea
 		if (json_object_size(v) > 64)
 			return aq_fail(msg, AQ_EINVAL, "%s has more than 64 entries", where);
 		json_object_foreach(api_unconst(v), k, lv) {
-			if (!json_is_string(lv) || strlen(k) > 63 || json_string_length(lv) > 63 || !*k)
-				return aq_fail(msg, AQ_EINVAL, "%s: label \"%.64s\" must map a key of 1-63 bytes to a string of at most 63 bytes", where, k);
+			int rc;
+
+			if (!json_is_string(lv))
+				return aq_fail(msg, AQ_EINVAL, "%s: the value of label \"%.64s\" must be a string", where, k);
+			if ((rc = api_label_check(k, json_string_value(lv), where, msg)) != AQ_OK)
+				return rc;
 		}
 		*out = json_deep_copy(v);
 		return AQ_OK;
@@ -181,26 +267,45 @@ static int api_check_obj(const struct api_field *table, const json_t *in, bool c
 		return AQ_ENOMEM;
 	json_object_foreach(api_unconst(in), k, v) {
 		const struct api_field *f = api_schema_find(table, k);
-		char path[160];
+		char path[160], camel[128];
 		json_t *o = NULL;
 
+		/* proto3 JSON: the original proto field name ("capacity_gib") too */
+		if (!f && strchr(k, '_') && strlen(k) < sizeof(camel)) {
+			api_camel(k, strlen(k), camel, sizeof(camel));
+			if ((f = api_schema_find(table, camel)) && json_object_get(in, f->name)) {
+				snprintf(path, sizeof(path), "%s.%s", where, f->name);
+				rc = aq_fail_field(msg, AQ_EINVAL, path, "Invalid JSON payload received. %s is given twice (as \"%s\" and \"%.64s\")",
+						   path, f->name, k);
+				goto out;
+			}
+		}
 		if (!f) {
-			rc = aq_fail(msg, AQ_EINVAL, "Invalid JSON payload received. Unknown name \"%.64s\" at '%s'", k, where);
+			snprintf(path, sizeof(path), "%s.%.64s", where, k);
+			rc = aq_fail_field(msg, AQ_EINVAL, path, "Invalid JSON payload received. Unknown name \"%.64s\" at '%s'", k, where);
 			goto out;
 		}
 		if (f->flags & API_F_OUTPUT)
 			continue;
 		if (json_is_null(v))
 			continue;
-		snprintf(path, sizeof(path), "%s.%s", where, k);
-		if ((rc = api_check_value(f, v, creating, path, depth, &o, msg)) != AQ_OK)
+		snprintf(path, sizeof(path), "%s.%s", where, f->name);
+		if ((rc = api_check_value(f, v, creating, path, depth, &o, msg)) != AQ_OK) {
+			/* the innermost path that failed is the violation's field */
+			if (msg && !msg->field[0])
+				snprintf(msg->field, sizeof(msg->field), "%s", path);
 			goto out;
-		json_object_set_new(res, k, o);
+		}
+		if (o)
+			json_object_set_new(res, f->name, o);
 	}
 	if (creating)
 		for (const struct api_field *f = table; f->name; f++)
 			if ((f->flags & API_F_REQUIRED) && !json_object_get(res, f->name)) {
-				rc = aq_fail(msg, AQ_EINVAL, "%s.%s is required", where, f->name);
+				char path[160];
+
+				snprintf(path, sizeof(path), "%s.%s", where, f->name);
+				rc = aq_fail_field(msg, AQ_EINVAL, path, "%s is required", path);
 				goto out;
 			}
 	*out = res;
@@ -240,7 +345,7 @@ int api_mask_parse(const struct api_field *table, const char *mask, struct api_m
 	int n = 0;
 
 	if (!mask || !*mask)
-		return aq_fail(msg, AQ_EINVAL, "updateMask is required: name the fields to change, e.g. updateMask=capacityGib,description");
+		return aq_fail_field(msg, AQ_EINVAL, "updateMask", "updateMask is required: name the fields to change, e.g. updateMask=capacityGib,description");
 	if (strcmp(mask, "*") == 0) {
 		for (const struct api_field *f = table; f->name && n < API_MASK_MAX; f++)
 			if (!(f->flags & (API_F_OUTPUT | API_F_IMMUTABLE))) {
@@ -258,25 +363,25 @@ int api_mask_parse(const struct api_field *table, const char *mask, struct api_m
 		while (len && *s == ' ')
 			s++, len--;
 		if (n == API_MASK_MAX)
-			return aq_fail(msg, AQ_EINVAL, "updateMask has more than %d paths", API_MASK_MAX);
+			return aq_fail_field(msg, AQ_EINVAL, "updateMask", "updateMask has more than %d paths", API_MASK_MAX);
 		if (len == 0 || len >= sizeof(paths[n].camel))
-			return aq_fail(msg, AQ_EINVAL, "updateMask has an empty or overlong path");
+			return aq_fail_field(msg, AQ_EINVAL, "updateMask", "updateMask has an empty or overlong path");
 		api_camel(s, len, paths[n].camel, sizeof(paths[n].camel));
 		snprintf(top, sizeof(top), "%s", paths[n].camel);
 		if ((dot = strchr(top, '.')))
 			*dot = '\0';
 		f = api_schema_find(table, top);
 		if (!f)
-			return aq_fail(msg, AQ_EINVAL, "updateMask path \"%.*s\" is not a field of this resource", (int)len, s);
+			return aq_fail_field(msg, AQ_EINVAL, "updateMask", "updateMask path \"%.*s\" is not a field of this resource", (int)len, s);
 		if (f->flags & API_F_OUTPUT)
-			return aq_fail(msg, AQ_EINVAL, "updateMask path \"%s\" is output only and cannot be updated", top);
+			return aq_fail_field(msg, AQ_EINVAL, "updateMask", "updateMask path \"%s\" is output only and cannot be updated", top);
 		if (f->flags & API_F_IMMUTABLE)
-			return aq_fail(msg, AQ_EINVAL, "field \"%s\" is immutable and cannot be updated; create a new resource instead", top);
+			return aq_fail_field(msg, AQ_EINVAL, "updateMask", "field \"%s\" is immutable and cannot be updated; create a new resource instead", top);
 		if (dot) {
 			if (f->type != API_T_OBJECT || !(sub = api_schema_find(f->sub, dot + 1)))
-				return aq_fail(msg, AQ_EINVAL, "updateMask path \"%s\" is not a field of this resource", paths[n].camel);
+				return aq_fail_field(msg, AQ_EINVAL, "updateMask", "updateMask path \"%s\" is not a field of this resource", paths[n].camel);
 			if (sub->flags & (API_F_OUTPUT | API_F_IMMUTABLE))
-				return aq_fail(msg, AQ_EINVAL, "updateMask path \"%s\" cannot be updated", paths[n].camel);
+				return aq_fail_field(msg, AQ_EINVAL, "updateMask", "updateMask path \"%s\" cannot be updated", paths[n].camel);
 		}
 		paths[n++].field = f;
 		s += len;

@@ -10,18 +10,20 @@
 
 static const char *const vol_states[] = { "READY", "CREATING", "DELETING", "UPDATING", "RESTORING",
 					  "DISABLED", "ERROR", "PREPARING", "READ_ONLY", NULL };
-static const char *const vol_protocols[] = { "NFSV3", "NFSV4", "SMB", "ISCSI", NULL };
-static const char *const vol_smb[] = { "ENCRYPT_DATA", "BROWSABLE", "CHANGE_NOTIFY", "NON_BROWSABLE",
+/* Proto enums in proto order from X_UNSPECIFIED (= 0): api_schema maps their
+ * numbers (proto3 JSON) by index. */
+static const char *const vol_protocols[] = { "PROTOCOLS_UNSPECIFIED", "NFSV3", "NFSV4", "SMB", "ISCSI", NULL };
+static const char *const vol_smb[] = { "SMB_SETTINGS_UNSPECIFIED", "ENCRYPT_DATA", "BROWSABLE", "CHANGE_NOTIFY", "NON_BROWSABLE",
 				       "OPLOCKS", "SHOW_SNAPSHOT", "SHOW_PREVIOUS_VERSIONS",
 				       "ACCESS_BASED_ENUMERATION", "CONTINUOUSLY_AVAILABLE", NULL };
-static const char *const vol_levels[] = { "STANDARD", "PREMIUM", "EXTREME", "FLEX", NULL };
-static const char *const vol_security[] = { "NTFS", "UNIX", NULL };
-static const char *const vol_restricted[] = { "DELETE", NULL };
-static const char *const vol_access[] = { "READ_ONLY", "READ_WRITE", "READ_NONE", NULL };
-static const char *const vol_squash[] = { "NO_ROOT_SQUASH", "ROOT_SQUASH", "ALL_SQUASH", NULL };
-static const char *const vol_tier_action[] = { "ENABLED", "PAUSED", NULL };
+static const char *const vol_levels[] = { "SERVICE_LEVEL_UNSPECIFIED", "PREMIUM", "EXTREME", "STANDARD", "FLEX", NULL };
+static const char *const vol_security[] = { "SECURITY_STYLE_UNSPECIFIED", "NTFS", "UNIX", NULL };
+static const char *const vol_restricted[] = { "RESTRICTED_ACTION_UNSPECIFIED", "DELETE", NULL };
+static const char *const vol_access[] = { "ACCESS_TYPE_UNSPECIFIED", "READ_ONLY", "READ_WRITE", "READ_NONE", NULL };
+static const char *const vol_squash[] = { "SQUASH_MODE_UNSPECIFIED", "NO_ROOT_SQUASH", "ROOT_SQUASH", "ALL_SQUASH", NULL };
+static const char *const vol_tier_action[] = { "TIER_ACTION_UNSPECIFIED", "ENABLED", "PAUSED", NULL };
 static const char *const vol_retrieval[] = { "DEFAULT", "ON_READ", "NEVER", NULL };
-static const char *const vol_enc[] = { "SERVICE_MANAGED", "CLOUD_KMS", NULL };
+static const char *const vol_enc[] = { "ENCRYPTION_TYPE_UNSPECIFIED", "SERVICE_MANAGED", "CLOUD_KMS", NULL };
 
 static const struct api_field vol_rule_fields[] = {
 	{ "allowedClients", API_T_STRING, 0, NULL, NULL, API_INTENT_CLIENTS_LEN },
@@ -280,6 +282,13 @@ int api_volume_check_supported(const json_t *given, aq_msg *msg)
 				return aq_fail(msg, AQ_EINVAL, "exportPolicy.rules[%zu].%s: Kerberos is not supported; leave it out or false",
 					       i, vol_kerberos[k]);
 	return AQ_OK;
+}
+
+const char *api_volume_pool_id(const json_t *vol)
+{
+	const char *sp = api_json_str(vol, "storagePool", ""), *slash = strrchr(sp, '/');
+
+	return slash ? slash + 1 : sp;
 }
 
 void api_volume_fill_output(const struct api_math_params *p, const json_t *pool, json_t *vol)

@@ -25,7 +25,7 @@ static int no_config(struct cli_ctx *ctx)
 /* Set (value) or remove (NULL) key in the file and save it. */
 static int store(struct cli_ctx *ctx, int key, const char *value)
 {
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	int rc;
 
 	if ((rc = no_config(ctx)) != CLI_EXIT_OK)

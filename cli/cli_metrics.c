@@ -52,7 +52,7 @@ void cli_metrics_print(FILE *out, FILE *err, const json_t *resp)
 	double step = num(json_object_get(resp, "stepSeconds"));
 	json_t *rows = json_array();
 	struct cli_fmt fmt;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	size_t i;
 
 	if (step <= 0)

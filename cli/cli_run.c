@@ -72,7 +72,7 @@ static int api_error(struct cli_ctx *ctx, long status, const json_t *resp, const
 static int call(struct cli_ctx *ctx, const char *method, const char *path, const json_t *body,
 		long *status, json_t **resp)
 {
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	int rc;
 
 	*resp = NULL;
@@ -119,7 +119,7 @@ static int wait_op(struct cli_ctx *ctx, const json_t *op, bool progress, json_t 
 	double start = now_s(), first_404 = 0;
 	long delay = POLL_FIRST_MS, status = 0;
 	json_t *cur = json_incref((json_t *)(uintptr_t)op), *resp = NULL;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	int rc = CLI_EXIT_OK;
 
 	ut_buf_init(&path, CLI_BUF_MAX);
@@ -225,7 +225,7 @@ static void op_outcome(struct cli_ctx *ctx, const json_t *op)
 static int print_out(struct cli_ctx *ctx, const struct cli_args *a, const struct cli_out *o,
 		     const json_t *doc, bool is_list)
 {
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	if (cli_out_print(o, ctx->out, doc, is_list, &msg) != AQ_OK)
 		return usage_error(ctx, a, msg.text);
@@ -239,7 +239,7 @@ static int run_list(struct cli_ctx *ctx, const struct cli_args *a, const struct 
 	json_t *all = json_array(), *resp = NULL;
 	char *token = NULL;
 	struct ut_buf path;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	long status = 0;
 	int rc = CLI_EXIT_OK, pages;
 
@@ -310,7 +310,7 @@ static json_t *final_resource(struct cli_ctx *ctx, const struct cli_args *a, con
 	struct ut_buf path;
 	json_t *got = NULL;
 	long status = 0;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	ut_buf_init(&path, CLI_BUF_MAX);
 	if (d && cli_path_expand(&path, d->path, v, &msg) == AQ_OK &&
@@ -407,7 +407,7 @@ static int update_labels(struct cli_ctx *ctx, const char *path, json_t *body, st
 			 const struct cli_args *a)
 {
 	json_t *cur = NULL, *labels = NULL;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	long status = 0;
 	int rc;
 
@@ -481,7 +481,7 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 	struct cli_out o;
 	struct ut_buf path, mask, query;
 	json_t *body = NULL, *resp = NULL;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	long status = 0;
 	int rc = CLI_EXIT_OK;
 	char sep = '?';
@@ -615,7 +615,7 @@ int cli_run_in(int argc, char **argv, FILE *in, bool tty, FILE *out, FILE *err)
 {
 	struct cli_ctx ctx;
 	struct cli_args a;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	int rc;
 
 	memset(&ctx, 0, sizeof(ctx));

@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const unsigned modes[] = { 0, UT_CONF_DASH };
 
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		aq_msg msg = { "" };
+		aq_msg msg = { .text = "" };
 		unsigned flags = modes[i];
 		int rc = ut_conf_parse("f", (const char *)data, size, flags, check_kv, &flags, &msg);
 

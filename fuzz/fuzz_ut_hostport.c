@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size] = '\0';
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		struct ut_hostport hp, again;
-		aq_msg msg = { "" };
+		aq_msg msg = { .text = "" };
 
 		if (ut_hostport_parse(text, modes[i].dflt, modes[i].flags, &hp, &msg) != AQ_OK) {
 			if (msg.text[0] == '\0')

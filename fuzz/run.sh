@@ -118,9 +118,12 @@ printf '%s' 'not found (create it with POST /v1/locations?locationId=ID); see DE
 # the hint module reads the command table, which pulls in the whole CLI library
 clilib="$(ls "$top"/cli/*.c | grep -v /main.c) $(ls "$top"/api/*.c) $(ls "$top"/util/*.c)"
 curl=$(pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
+# fuzz_api_fields (issue 17): the ?fields= partial-response selector.
+mkdir -p "$out/corpus_api_fields"
+printf '%s' 'name,volumes(name,state),a.b/c,nextPageToken' > "$out/corpus_api_fields/seed"
 # FUZZ_ONLY="h1 h2" runs only those harnesses.
 for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport \
-	smb_wire smb_ntlm smb_spnego smb_sd cli_hint}; do
+	smb_wire smb_ntlm smb_spnego smb_sd cli_hint api_fields}; do
 	echo "== fuzz_$h: building"
 	hlib="$lib $crypto"
 	case $h in
@@ -131,6 +134,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	ut_conf | ut_hostport) hlib="$utillib" ;;
 	smb_*) hlib="$smblib $crypto" ;;
 	cli_hint) hlib="-DAQ_VERSION=\"fuzz\" $clilib $curl $jansson -lm" ;;
+	api_fields) hlib="$top/api/api_fields.c $top/api/api_error.c $jansson" ;;
 	esac
 	# shellcheck disable=SC2086
 	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $hlib -lpthread

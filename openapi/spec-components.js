@@ -18,8 +18,8 @@ const T = {
 
 const schemas = {};
 for (const t of Object.keys(schemaName)) schemas[schemaName[t]] = objectSchema(t);
-schemas.StoragePool.description = 'google.cloud.netapp.v1.StoragePool. JSON names are camelCase; int64 values are JSON strings. Output-only fields in a request are ignored; unknown fields are refused (400).';
-schemas.Volume.description = 'google.cloud.netapp.v1.Volume. JSON names are camelCase; int64 values are JSON strings. Output-only fields in a request are ignored; unknown fields are refused (400).';
+schemas.StoragePool.description = 'google.cloud.netapp.v1.StoragePool. JSON names are camelCase; int64 values are JSON strings. Requests may use proto3 JSON as well: the original proto field names (`capacity_gib`), enum numbers (`1`), an enum\'s `*_UNSPECIFIED` value on an optional field (as if it were left out; refused on a required one or in a list), and int64/int32/double as a number or a string. Output-only fields in a request are ignored; unknown fields are refused (400).';
+schemas.Volume.description = 'google.cloud.netapp.v1.Volume. JSON names are camelCase; int64 values are JSON strings. Requests may use proto3 JSON as well: the original proto field names (`capacity_gib`), enum numbers (`1`), an enum\'s `*_UNSPECIFIED` value on an optional field (as if it were left out; refused on a required one or in a list), and int64/int32/double as a number or a string. Output-only fields in a request are ignored; unknown fields are refused (400).';
 schemas.Project.description = 'An Aquifer project (projects are real resources here; a cluster admin creates them).';
 schemas.Location.description = 'google.cloud.location.Location. Locations are cluster-wide; a cluster admin creates them and every project sees them.';
 // The field table lists Location.metadata as an output string; what the server
@@ -95,7 +95,7 @@ schemas.Status = {
   properties: {
     code: { type: 'integer', format: 'int32' },
     message: { type: 'string' },
-    details: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    details: { type: 'array', description: 'A google.rpc.ErrorInfo (`reason`, `domain` netapp.googleapis.com).', items: { type: 'object', additionalProperties: true } },
   },
 };
 schemas.Operation = {
@@ -142,7 +142,7 @@ schemas.ErrorBody = {
           type: 'string',
           enum: ['INVALID_ARGUMENT', 'FAILED_PRECONDITION', 'OUT_OF_RANGE', 'UNAUTHENTICATED', 'PERMISSION_DENIED', 'NOT_FOUND', 'ALREADY_EXISTS', 'ABORTED', 'RESOURCE_EXHAUSTED', 'CANCELLED', 'INTERNAL', 'UNIMPLEMENTED', 'UNAVAILABLE', 'DEADLINE_EXCEEDED'],
         },
-        details: { type: 'array', items: { type: 'object', additionalProperties: true } },
+        details: { type: 'array', description: 'Always a google.rpc.ErrorInfo (`@type` type.googleapis.com/google.rpc.ErrorInfo, `reason` such as RESOURCE_NOT_FOUND or INVALID_ARGUMENT, `domain` netapp.googleapis.com); for an INVALID_ARGUMENT about one request field also a google.rpc.BadRequest whose `fieldViolations[0].field` is its path (e.g. `volume.exportPolicy.rules[0].accessType`, `updateMask`).', items: { type: 'object', additionalProperties: true } },
       },
     },
   },
@@ -174,8 +174,8 @@ schemas.Health = {
 };
 
 // ---- parameters ----------------------------------------------------------
-const idRule = 'Unique within the parent; letters, digits and hyphens; starts with a letter, ends with a letter or digit; at most 63 characters.';
-const idPattern = '^[a-zA-Z]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$';
+const idRule = 'Unique within the parent; lowercase letters, digits and hyphens; starts with a letter, ends with a letter or digit; at most 63 characters (GCNV\'s rule).';
+const idPattern = '^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$';
 const parameters = {
   projectId: { name: 'projectId', in: 'path', required: true, description: 'Project ID.', schema: { type: 'string' } },
   locationId: { name: 'locationId', in: 'path', required: true, description: 'Location ID (e.g. us-central1).', schema: { type: 'string' } },
@@ -197,11 +197,13 @@ const parameters = {
   force: { name: 'force', in: 'query', required: false, description: 'Delete the volume even if it has snapshots; they go with it (the provider sends it for deletion_policy = FORCE). Without it a volume with snapshots is refused (FAILED_PRECONDITION).', schema: { type: 'boolean', default: false } },
   pageSize: { name: 'pageSize', in: 'query', required: false, description: 'Maximum items per page (0 or absent: server default).', schema: { type: 'integer', format: 'int32', minimum: 0 } },
   pageToken: { name: 'pageToken', in: 'query', required: false, description: 'nextPageToken of the previous page; the filter and orderBy must be the same.', schema: { type: 'string' } },
-  filter: { name: 'filter', in: 'query', required: false, description: 'Equality filter: `field=value` terms joined with AND, values optionally quoted (e.g. `storagePool="projects/p/locations/l/storagePools/sp1"`).', schema: { type: 'string' } },
+  filter: { name: 'filter', in: 'query', required: false, description: 'Equality filter: `field=value` terms joined with AND, values optionally quoted (e.g. `storagePool="sp1"`; a volume\'s storagePool matches as it was sent, ID or full name).', schema: { type: 'string' } },
   orderBy: { name: 'orderBy', in: 'query', required: false, description: '`name`, `name asc`, `name desc` or empty (unsorted).', schema: { type: 'string', enum: ['', 'name', 'name asc', 'name desc'] } },
+  volumeOrderBy: { name: 'orderBy', in: 'query', required: false, description: 'A hint, as in GCNV: `name desc` lists in reverse name order; any other value lists by name (never a 400).', schema: { type: 'string' } },
 };
 const ref = (n) => ({ $ref: `#/components/parameters/${n}` });
 const listParams = ['pageSize', 'pageToken', 'filter', 'orderBy'].map(ref);
+const volumeListParams = ['pageSize', 'pageToken', 'filter', 'volumeOrderBy'].map(ref);
 
 // ---- responses -----------------------------------------------------------
 const errs = {
@@ -252,4 +254,4 @@ function body(schemaName, desc) {
   };
 }
 
-module.exports = { schemas, parameters, ref, listParams, responses, json, errors, body };
+module.exports = { schemas, parameters, ref, listParams, volumeListParams, responses, json, errors, body };

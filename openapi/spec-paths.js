@@ -4,7 +4,7 @@
 'use strict';
 
 const { limits, limit, docs } = require('./spec-tables');
-const { schemas, parameters, ref, listParams, responses, json, errors, body } = require('./spec-components');
+const { schemas, parameters, ref, listParams, volumeListParams, responses, json, errors, body } = require('./spec-components');
 
 // ---- paths -----------------------------------------------------------------
 const PL = '/v1/projects/{projectId}/locations/{locationId}';
@@ -162,7 +162,7 @@ op(`${PL}/volumes`, 'post', {
 });
 op(`${PL}/volumes`, 'get', {
   operationId: 'listVolumes', tags: ['Volumes'], summary: 'List volumes',
-  parameters: [...pathParams('projectId', 'locationId'), ...listParams],
+  parameters: [...pathParams('projectId', 'locationId'), ...volumeListParams],
   responses: Object.assign({ 200: json('ListVolumesResponse', 'A page of volumes.') }, errors([400, 401, 403, 404])),
 });
 op(`${PL}/volumes/{volumeId}`, 'get', {

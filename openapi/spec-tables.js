@@ -88,7 +88,7 @@ const docs = {
   'StoragePool.capacityGib': 'Provisioned (billed) capacity of the pool in GiB (int64 as a JSON string).',
   'StoragePool.volumeCapacityGib': 'Sum of the capacities of the pool\'s volumes, GiB.',
   'StoragePool.volumeCount': 'Number of volumes in the pool.',
-  'StoragePool.network': 'VPC network, projects/{project}/global/networks/{network}. Defaults to "default". Immutable.',
+  'StoragePool.network': 'Required, as in GCNV: the VPC network, projects/{project}/global/networks/{network} (the project may be a Shared VPC host); anything else is refused (400). Immutable. The CLI fills in projects/PROJECT/global/networks/default when --network is not given.',
   'StoragePool.allowAutoTiering': 'Allow volumes of this pool to tier cold data. Can be enabled after creation but not disabled.',
   'StoragePool.totalThroughputMibps': 'Throughput budget of the pool in MiB/s (input only with customPerformanceEnabled; always returned).',
   'StoragePool.availableThroughputMibps': 'Throughput budget not yet given to volumes (MiB/s).',
@@ -99,13 +99,13 @@ const docs = {
   'StoragePool.mode': 'Only DEFAULT is supported. Immutable.',
   'Volume.name': 'Resource name: projects/{project}/locations/{location}/volumes/{volumeId}.',
   'Volume.shareName': 'NFS export path (/shareName on the volume\'s node), unique per location across every project (409 ALREADY_EXISTS when another volume of the location has it; the answer names no other project). Immutable.',
-  'Volume.storagePool': 'The pool holding the volume: an ID or a full resource name in the same project and location. Returned as the full resource name. Updating it moves the volume (PREMIUM <-> EXTREME only).',
+  'Volume.storagePool': 'The pool holding the volume: an ID or a full resource name in the same project and location. Read back as it was sent (ID or full name), so a Terraform config using either `pool.name` or `pool.id` shows no diff. Updating it moves the volume (PREMIUM <-> EXTREME only).',
   'Volume.capacityGib': 'Capacity of the volume in GiB (int64 as a JSON string).',
   'Volume.protocols': 'GCNV\'s sets are NFSV3, NFSV4, SMB, NFSV3+NFSV4, SMB+NFSV3, SMB+NFSV4; Aquifer serves NFSV3 only, so any other value is refused (400 naming it). Immutable.',
   'Volume.smbSettings': 'SMB is not served yet: a non-empty list is refused (400).',
   'Volume.snapshotPolicy': 'Scheduled snapshots, run by aquiferd\'s scheduler (UTC): each schedule keeps exactly snapshotsToKeep snapshots of its kind, named hourly-YYYYMMDD-HHMM (daily-, weekly-, monthly-); the oldest goes when a new one is made. Slots missed while aquiferd was down are not replayed (one catch-up per kind). Defaults: minute 0, hour 0, day Sunday, daysOfMonth 1. A field of another kind (hour in hourlySchedule, ...) is refused (400).',
   'Volume.snapReserve': 'Deprecated in GCNV. No space is set aside for snapshots (their space counts in usedGib against capacityGib): any value but 0 is refused (400).',
-  'Volume.snapshotDirectory': 'true: /.snapshot/<snapshotId>/ at the export root, read-only.',
+  'Volume.snapshotDirectory': 'true: /.snapshot/<snapshotId>/ at the export root, read-only. Defaults to false (the proto3 default), also when an updateMask names it without a value, so a Terraform config that leaves it out plans no change.',
   'Volume.cloneDetails': 'Set on a volume created from a snapshot (restoreParameters.sourceSnapshot). sharedSpaceGib: the source volume\'s used GiB when the snapshot was taken.',
   'Snapshot.name': 'Resource name: projects/{project}/locations/{location}/volumes/{volumeId}/snapshots/{snapshotId}.',
   'Snapshot.state': 'CREATING until the volume\'s node reports it made, READY, DELETING, or ERROR (stateDetails says why).',
@@ -135,6 +135,7 @@ const docs = {
   'Volume.stateDetails': 'Why the volume is in its state; for a READY volume, a cold-tier problem its node reports (e.g. the cold store is unreachable), cleared once it is fine again.',
   'StoragePool.coldTierSizeUsedGib': 'Sum of the coldTierSizeGib of the pool\'s volumes.',
   'StoragePool.hotTierSizeUsedGib': 'Sum of the hotTierSizeUsedGib of the pool\'s volumes.',
+  'StoragePool.enableHotTierAutoResize': 'FLEX pools only. On other pools false (the value the Terraform provider sends) is accepted and true is refused (400).',
   'TieringPolicy.retrievalPolicy': 'Aquifer extension (ANF\'s names): DEFAULT (random reads bring cold data back, sequential reads stream it from the cold tier), ON_READ (every read brings it back), NEVER.',
   'TieringPolicy.hotTierBypassModeEnabled': 'FLEX pools only: new data is written straight to the cold tier.',
   'TieringPolicy.coolingThresholdDays': 'Days without access before data moves to the cold tier: 2-183 (default 31).',
@@ -185,7 +186,9 @@ function fieldSchema(owner, f) {
       s = { type: 'array', items: { type: 'string', maxLength: maxDefault.string }, maxItems: f.maxLen > 0 ? f.maxLen : maxDefault.list };
       break;
     case 'API_T_LABELS':
-      s = { type: 'object', maxProperties: 64, additionalProperties: { type: 'string', maxLength: 63 } };
+      // Google's label rule: lowercase letters, digits, _ and - (and international characters)
+      s = { type: 'object', maxProperties: 64, description: 'Keys: 1-63 lowercase letters, digits, `_` or `-` (or international characters), starting with a lowercase letter. Values: at most 63 of the same.',
+        additionalProperties: { type: 'string', maxLength: 63 } };
       break;
     case 'API_T_OBJECT':
       s = { $ref: `#/components/schemas/${schemaName[f.sub]}` };

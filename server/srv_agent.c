@@ -199,7 +199,7 @@ static void series_entry(json_t *fed, const json_t *v, const json_t *vol)
 		return;
 	}
 	snprintf(pool, sizeof(pool), "%.*s/storagePools/%s", (int)(slash - vn), vn,
-		 api_json_str(vol, "storagePool", ""));
+		 api_volume_pool_id(vol));
 	json_object_set_new(e, "pool", json_string(pool));
 	json_object_set_new(e, "limitMibps", json_real(api_json_double(vol, "throughputMibps", 0)));
 	json_array_append_new(fed, e);
@@ -269,7 +269,7 @@ static void vol_report_apply(const struct api_math_params *p, struct db *db, con
 		json_t *pool = NULL;
 
 		snprintf(pname, sizeof(pname), "%.*s/storagePools/%s", slash ? (int)(slash - vn) : 0, vn,
-			 api_json_str(vol, "storagePool", ""));
+			 api_volume_pool_id(vol));
 		if (slash && db_get(db, pname, &pool) == AQ_OK) {
 			api_volume_fill_output(p, pool, vol);
 			*repriced = api_json_double(vol, "throughputMibps", 0) != before;

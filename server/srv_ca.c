@@ -37,7 +37,7 @@ static int ca_issue(struct srv *srv, const struct srv_ca_args *a)
 	struct tls_name n = { .dns = dns, .ip = ip, .server = true, .client = false };
 	char dflt_cert[1100], dflt_key[1100], *cert = NULL, *key = NULL;
 	const char *out_cert = a->out_cert, *out_key = a->out_key;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	int rc;
 
 	if (a->ndns + a->nip == 0) {
@@ -73,7 +73,7 @@ static int ca_issue(struct srv *srv, const struct srv_ca_args *a)
 
 int srv_ca_cmd(struct srv *srv, const char *sub, const struct srv_ca_args *a)
 {
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	ca_dir(&srv->cfg, srv->ca_dir, sizeof(srv->ca_dir));
 	if (strcmp(sub, "init") == 0) {

@@ -75,7 +75,7 @@ static int move_away(struct db *db, const json_t *node, bool overcommit, int *le
 	json_array_foreach(pls, i, pl) {
 		const char *vn = api_json_str(pl, "volume", ""), *tid;
 		char to[200], pname[800];
-		aq_msg why = { "" };
+		aq_msg why = { .text = "" };
 
 		if (srv_place_pick(db, loc, nn, api_json_double(pl, "mibps", 0), overcommit, to, sizeof(to), &why) != AQ_OK) {
 			(*left)++;

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/api_fields.h"
 #include "db/db.h"
 #include "db/db_cache.h"
 #include "server/srv_ca.h"
@@ -78,12 +79,23 @@ static void req_free(struct srv_req *req)
 	free(req);
 }
 
-/* Render an error as the Google error body. */
+/* Render an error as the Google error body (google.rpc.Status, AIP-193):
+ * details carry a google.rpc.ErrorInfo (reason, domain) and, for an
+ * INVALID_ARGUMENT that names a field, a google.rpc.BadRequest. */
 static void req_set_error(struct srv_req *req, int code)
 {
-	json_t *body = json_pack("{s:{s:i,s:s,s:s}}", "error", "code", aq_err_http(code), "message",
-				 req->msg.text[0] ? req->msg.text : aq_err_str(code), "status",
-				 aq_err_status(code));
+	const char *text = req->msg.text[0] ? req->msg.text : aq_err_str(code);
+	char field[128];
+	json_t *details = json_pack("[{s:s,s:s,s:s}]", "@type", "type.googleapis.com/google.rpc.ErrorInfo", "reason",
+				    aq_err_reason(code), "domain", AQ_ERR_DOMAIN);
+	json_t *body;
+
+	aq_msg_field(&req->msg, field, sizeof(field));
+	if (details && *field && code == AQ_EINVAL)
+		json_array_append_new(details, json_pack("{s:s,s:[{s:s,s:s}]}", "@type", "type.googleapis.com/google.rpc.BadRequest",
+							 "fieldViolations", "field", field, "description", text));
+	body = json_pack("{s:{s:i,s:s,s:s,s:o*}}", "error", "code", aq_err_http(code), "message", text, "status",
+			 aq_err_status(code), "details", details);
 
 	free(req->text);
 	req->text = body ? json_dumps(body, JSON_COMPACT) : NULL;
@@ -157,6 +169,7 @@ static void req_run(struct srv_req *req)
 		json_decref(resp);
 		resp = NULL;
 		req->msg.text[0] = '\0';
+		req->msg.field[0] = '\0';
 	}
 	if (rc == AQ_OK && resp)
 		req_set_json(req, resp);
@@ -172,7 +185,7 @@ static void *srv_worker(void *arg)
 {
 	struct srv *srv = arg;
 	struct db *db = NULL;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	if (db_open(srv->cfg.db_path, &db, &msg) != AQ_OK) {
 		UT_ERROR("srv_http", NULL, "worker: %s", msg.text);
@@ -219,11 +232,37 @@ static enum MHD_Result copy_query(void *cls, enum MHD_ValueKind kind, const char
 
 /* hang_up: close the connection after the answer (a body it did not read
  * must not be taken for the next request). */
+/* ?fields= (Google's partial response) on a JSON answer: only the members
+ * it selects are sent; a selector that does not parse is a 400. */
+static void req_apply_fields(struct srv_req *req)
+{
+	const char *spec = req->route ? srv_query(req, "fields") : NULL;
+	json_t *tree = NULL, *doc = NULL, *part = NULL;
+	int rc;
+
+	if (!spec || req->status != 200 || !req->text || !req->ctype || strcmp(req->ctype, "application/json") != 0)
+		return;
+	if ((rc = api_fields_parse(spec, &tree, &req->msg)) != AQ_OK) {
+		req_set_error(req, rc);
+		return;
+	}
+	doc = json_loadb(req->text, req->text_len, 0, NULL);
+	if (doc && (part = api_fields_apply(tree, doc))) {
+		json_decref(doc);
+		doc = part;
+		req_set_json(req, doc);
+	}
+	json_decref(doc);
+	json_decref(tree);
+}
+
 static enum MHD_Result send_answer(struct MHD_Connection *conn, struct srv_req *req, bool hang_up)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 	uint64_t ns;
+
+	req_apply_fields(req);
 
 	r = MHD_create_response_from_buffer(req->text_len, req->text, MHD_RESPMEM_MUST_FREE);
 	if (!r)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/api_intent.h"
+#include "api/api_resource.h"
 #include "api/api_schema.h"
 #include "db/db.h"
 #include "server/srv_location.h"
@@ -35,12 +36,12 @@ static int intent_volume(const struct api_math_params *p, struct db *db, const j
 	char pname[800], parent[600];
 	struct api_intent_volume *iv = malloc(sizeof(*iv));
 	json_t *vol = NULL, *pool = NULL;
-	aq_msg why = { "" };
+	aq_msg why = { .text = "" };
 	int rc = AQ_OK;
 
 	if (!iv || db_get(db, vn, &vol) != AQ_OK || srv_intent_vol_parent(vn, parent, sizeof(parent)) != AQ_OK)
 		goto out;
-	snprintf(pname, sizeof(pname), "%s/storagePools/%s", parent, api_json_str(vol, "storagePool", ""));
+	snprintf(pname, sizeof(pname), "%s/storagePools/%s", parent, api_volume_pool_id(vol));
 	if (db_get(db, pname, &pool) != AQ_OK)
 		pool = NULL;
 	if (api_intent_volume_from_api(vol, pool, p, api_json_str(pl, "fsid", ""), api_json_str(pl, "dir", ""), iv,

@@ -147,7 +147,7 @@ struct srv_args {
 
 static int serve(struct srv *srv)
 {
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	char keypath[1100];
 	struct db *db = NULL;
 	sigset_t set;
@@ -206,7 +206,7 @@ static int serve(struct srv *srv)
 
 static int token(struct srv *srv, struct srv_args *a)
 {
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	char keypath[1100], *tok = NULL;
 	struct db *db = NULL;
 
@@ -259,7 +259,7 @@ int srv_main(int argc, char **argv)
 {
 	static struct srv srv;
 	struct srv_args a = { .cmd = "serve", .ttl = 86400, .ca = { .days = TLS_CERT_DAYS } };
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	const char *config = NULL;
 	int c, li, argi = 1;
 	char *end;

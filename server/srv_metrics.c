@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/api_resource.h"
 #include "api/api_schema.h"
 #include "db/db.h"
 #include "util/ut_buf.h"
@@ -154,7 +155,7 @@ static int m_served(struct db *db, struct ut_buf *b)
 		if (sscanf(vn, "projects/%63[^/]/locations/%63[^/]/volumes/%63[^/]", project, loc, vol) != 3)
 			continue;
 		ut_buf_addf(b, "aquifer_volume_served{project=\"%s\",location=\"%s\",pool=\"%s\",volume=\"%s\"} %d\n",
-			 project, loc, api_json_str(e, "storagePool", ""), vol, served ? 1 : 0);
+			 project, loc, api_volume_pool_id(e), vol, served ? 1 : 0);
 	}
 out:
 	json_decref(vols);

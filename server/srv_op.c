@@ -77,8 +77,10 @@ int srv_op_finish(struct db *db, const char *op_name, const json_t *response, in
 	json_object_set_new(md, "endTime", json_string(now));
 	json_object_set_new(op, "done", json_true());
 	if (err != AQ_OK)
-		json_object_set_new(op, "error", json_pack("{s:i,s:s}", "code", aq_err_rpc_code(err),
-							   "message", errmsg ? errmsg : aq_err_str(err)));
+		json_object_set_new(op, "error", json_pack("{s:i,s:s,s:[{s:s,s:s,s:s}]}", "code", aq_err_rpc_code(err),
+							   "message", errmsg ? errmsg : aq_err_str(err), "details",
+							   "@type", "type.googleapis.com/google.rpc.ErrorInfo",
+							   "reason", aq_err_reason(err), "domain", AQ_ERR_DOMAIN));
 	else if (response)
 		json_object_set_new(op, "response", json_deep_copy(response));
 	slash = strstr(op_name, "/operations/");

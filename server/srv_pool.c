@@ -27,13 +27,22 @@ int srv_pool_usage(struct db *db, const char *pool_name, struct srv_pool_usage *
 	const char *slash = strstr(pool_name, "/storagePools/");
 	char parent[600];
 	double sums[4] = { 0 };
-	int rc;
+	int rc = AQ_OK;
 
 	memset(u, 0, sizeof(*u));
 	if (!slash)
 		return aq_fail(msg, AQ_EINVAL, "not a storage pool name: %s", pool_name);
 	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - pool_name), pool_name);
-	rc = db_aggregate(db, "volume", parent, "storagePool", slash + 14, fields, 4, &u->count, sums);
+	/* a volume's storagePool is stored as sent: the ID or the full name */
+	for (int form = 0; form < 2 && rc == AQ_OK; form++) {
+		double part[4] = { 0 };
+		int64_t n = 0;
+
+		rc = db_aggregate(db, "volume", parent, "storagePool", form ? pool_name : slash + 14, fields, 4, &n, part);
+		u->count += n;
+		for (int i = 0; i < 4; i++)
+			sums[i] += part[i];
+	}
 	u->capacity_gib = (int64_t)sums[0];
 	u->mibps = sums[1];
 	u->cold_gib = (int64_t)sums[2];
@@ -243,13 +252,18 @@ int srv_pool_reprice_volumes(struct srv_req *req, const json_t *pool)
 	if (pm.qos == API_QOS_MANUAL && pm.level != API_LEVEL_FLEX)
 		return AQ_OK;
 	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - pool_name) : 0, pool_name);
-	snprintf(filter, sizeof(filter), "storagePool=\"%s\"", slash ? slash + 14 : pool_name);
-	if ((rc = db_list_all(req->db, &q, &items, &req->msg)) != AQ_OK)
-		goto out;
-	json_array_foreach(items, i, v) {
-		api_volume_fill_output(&req->srv->cfg.math, pool, v);
-		if ((rc = db_put(req->db, "volume", parent, api_json_str(v, "name", ""), v, false)) != AQ_OK)
+	/* both forms a volume may name its pool by: the ID, the full name */
+	for (int form = 0; form < 2; form++) {
+		snprintf(filter, sizeof(filter), "storagePool=\"%s\"", form || !slash ? pool_name : slash + 14);
+		json_decref(items);
+		items = NULL;
+		if ((rc = db_list_all(req->db, &q, &items, &req->msg)) != AQ_OK)
 			goto out;
+		json_array_foreach(items, i, v) {
+			api_volume_fill_output(&req->srv->cfg.math, pool, v);
+			if ((rc = db_put(req->db, "volume", parent, api_json_str(v, "name", ""), v, false)) != AQ_OK)
+				goto out;
+		}
 	}
 out:
 	json_decref(items);

@@ -42,7 +42,7 @@ int srv_push_intent(const struct srv *srv, const json_t *node, const json_t *int
 	cc = curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	if (cc != CURLE_OK) {
-		aq_msg m = { "" };
+		aq_msg m = { .text = "" };
 
 		tls_curl_fail((int)cc, cerr, url, "the agent's certificate must come from the cluster CA and name the node", &m);
 		snprintf(err, errcap, "push to node %s refused or failed: %s", id, m.text);

@@ -367,7 +367,7 @@ static void *rec_main(void *arg)
 {
 	struct srv *srv = arg;
 	struct db *db = NULL;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	if (db_open(srv->cfg.db_path, &db, &msg) != AQ_OK) {
 		UT_ERROR("srv_reconcile", NULL, "reconciler: %s", msg.text);

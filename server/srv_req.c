@@ -209,8 +209,9 @@ int srv_list(struct srv_req *req, const char *kind, const char *parent, json_t *
 			q.order_desc = false;
 		else if (strcmp(ob, "name desc") == 0)
 			q.order_desc = true;
-		else
+		else if (strcmp(kind, "volume") != 0)
 			return aq_fail(&req->msg, AQ_EINVAL, "orderBy supports \"name\" and \"name desc\"");
+		/* volumes: orderBy is a hint (GCNV), so any other order lists by name */
 	}
 	/* location "-" lists every location of the project (gcloud's default) */
 	if (parent && req->nparams >= 2 && strcmp(req->params[1], "-") == 0) {

@@ -64,9 +64,8 @@ static int vol_pool(struct srv_req *req, json_t *vol, json_t **pool)
 	rc = db_get(req->db, full, pool);
 	if (rc == AQ_ENOENT)
 		return aq_fail(&req->msg, AQ_ENOENT, "storagePool \"%s\" not found", full);
-	/* GCNV answers the pool's ID, as the Terraform provider sends it */
-	if (rc == AQ_OK)
-		json_object_set_new(vol, "storagePool", json_string(strrchr(full, '/') + 1));
+	/* kept as sent (ID or full name): it reads back as the client wrote it,
+	 * so a Terraform config using either form shows no diff */
 	return rc;
 }
 
@@ -151,7 +150,7 @@ static int vol_fit(struct srv_req *req, const json_t *pool, json_t *vol, const j
 		return rc;
 	other_cap = u.capacity_gib;
 	other_mibps = u.mibps;
-	if (old && strcmp(api_json_str(old, "storagePool", ""), api_json_str(vol, "storagePool", "")) == 0) {
+	if (old && strcmp(api_volume_pool_id(old), api_volume_pool_id(vol)) == 0) {
 		other_cap -= api_json_int64(old, "capacityGib", 0);
 		other_mibps -= api_json_double(old, "throughputMibps", 0);
 	}
@@ -171,7 +170,7 @@ static int vol_pending(struct srv_req *req, const char *parent, const char *name
 		       const char *verb, json_t **resp)
 {
 	json_t *op = NULL;
-	aq_msg why = { "" };
+	aq_msg why = { .text = "" };
 	char node[200] = "";
 	int rc;
 
@@ -339,7 +338,7 @@ int srv_h_volume_patch(struct srv_req *req, json_t **resp)
 	if ((rc = api_volume_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK ||
 	    (rc = vol_pool(req, doc, &pool)) != AQ_OK)
 		goto out;
-	if (strcmp(api_json_str(doc, "storagePool", ""), api_json_str(old, "storagePool", "")) != 0) {
+	if (strcmp(api_volume_pool_id(doc), api_volume_pool_id(old)) != 0) {
 		if ((rc = vol_pool(req, old, &oldpool)) != AQ_OK || (rc = vol_move_ok(req, oldpool, pool)) != AQ_OK)
 			goto out;
 	}

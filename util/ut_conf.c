@@ -35,7 +35,7 @@ static int conf_line(const char *name, int lineno, const char *p, size_t n, unsi
 		     void *arg, aq_msg *msg)
 {
 	char line[UT_CONF_LINE_MAX + 1], *s, *eq, *key = NULL;
-	aq_msg why = { "" };
+	aq_msg why = { .text = "" };
 	int rc;
 
 	if (n > UT_CONF_LINE_MAX)
@@ -83,7 +83,7 @@ int ut_conf_load(const char *path, unsigned flags, ut_conf_fn fn, void *arg, aq_
 {
 	char *text = NULL;
 	size_t len = 0;
-	aq_msg why = { "" };
+	aq_msg why = { .text = "" };
 	int rc = ut_file_read(path, UT_CONF_FILE_MAX, &text, &len, &why);
 
 	if (rc == AQ_ENOENT)

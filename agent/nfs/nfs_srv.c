@@ -75,7 +75,7 @@ void nfs_srv_mount_encode(struct nfs_srv *srv, struct ut_buf *buf)
 int nfs_srv_new(const char *listen, struct vol_store *store, unsigned workers, struct nfs_srv **out)
 {
 	struct nfs_srv *srv;
-	aq_msg why = { "" };
+	aq_msg why = { .text = "" };
 	int rc = 0, i;
 
 	if (!store)
@@ -136,7 +136,7 @@ int nfs_srv_start(struct nfs_srv *srv)
 	struct sockaddr_storage ss = {0};
 	socklen_t sl;
 	struct epoll_event ev = {.events = EPOLLIN};
-	aq_msg why = { "" };
+	aq_msg why = { .text = "" };
 	int one = 1, rc = 0;
 	unsigned i;
 

@@ -117,7 +117,7 @@ mkdir -p "$WORK/shelf"
 PIDS+=("$!")
 wait_http "http://127.0.0.1:$AGENT_PORT/healthz"
 api POST "/v1/$PARENT/storagePools?storagePoolId=pool1" \
-	'{"serviceLevel":"PREMIUM","capacityGib":"10485760","description":"bench pool"}' >/dev/null
+	'{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"10485760","description":"bench pool"}' >/dev/null
 api POST "/v1/$PARENT/volumes?volumeId=vol1" \
 	'{"shareName":"vol1","storagePool":"pool1","capacityGib":"1500","protocols":["NFSV3"],
 	  "exportPolicy":{"rules":[{"allowedClients":"10.0.0.0/8","accessType":"READ_WRITE",

@@ -25,7 +25,7 @@ aq_req POST "/v1/locations?locationId=east" '{}'
 aq_req POST "/v1/projects?projectId=acme" '{}'
 aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" 8000 || exit 1
 NFS=$AGENT_NFS_PORT
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"serviceLevel":"EXTREME","capacityGib":"102400","qosType":"MANUAL"}'
+aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"EXTREME","capacityGib":"102400","qosType":"MANUAL"}'
 mk() { # mk ID [MIBPS]
 	local t=
 	[ -n "${2:-}" ] && t=",\"throughputMibps\":$2"

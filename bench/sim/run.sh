@@ -31,7 +31,7 @@ curl -fs -XPOST -H "$H" "$B/v1/projects?projectId=sim" >/dev/null
 cap=$(( (VOLUMES * 100 + 2047) / 1024 * 1024 ))
 [ $cap -lt 2048 ] && cap=2048
 curl -fs -XPOST -H "$H" "$B/v1/projects/sim/locations/sim/storagePools?storagePoolId=p" \
-	-d "{\"serviceLevel\":\"PREMIUM\",\"capacityGib\":\"$cap\"}" >/dev/null
+	-d "{\"network\":\"projects/vpc-host/global/networks/default\",\"serviceLevel\":\"PREMIUM\",\"capacityGib\":\"$cap\"}" >/dev/null
 # a join token joins one node, once: one per fake node
 for _ in $(seq "$NODES"); do
 	curl -fs -XPOST -H "$H" "$B/v1/locations/sim:joinToken?ttl=3600" -d '{}' | jq -r .token

@@ -171,7 +171,7 @@ START_TEST(test_apply_check_then_proceed)
 	struct tier_cfg tc = { .day_seconds = 86400 };
 	uint8_t key[VOL_KEY_LEN];
 	struct vol_stats st;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	char cmd[128];
 	json_t *intent;
 

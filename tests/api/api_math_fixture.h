@@ -17,13 +17,13 @@
 #define MSG (&m_)
 #define EXPECT_OK(call)                                                              \
 	do {                                                                         \
-		aq_msg m_ = { { 0 } };                                               \
+		aq_msg m_ = { .text = { 0 } };                                               \
 		int rc_ = (call);                                                    \
 		ck_assert_msg(rc_ == AQ_OK, "%s: rc %d (%s)", #call, rc_, m_.text);  \
 	} while (0)
 #define EXPECT_FAIL_HAS(call, needle)                                                \
 	do {                                                                         \
-		aq_msg m_ = { { 0 } };                                               \
+		aq_msg m_ = { .text = { 0 } };                                               \
 		int rc_ = (call);                                                    \
 		ck_assert_msg(rc_ == AQ_EINVAL, "%s: rc %d, want AQ_EINVAL", #call, rc_); \
 		ck_assert_msg(m_.text[0] != '\0', "%s: empty message", #call);       \

@@ -10,7 +10,7 @@
 /* The ID is refused, and the message names the parameter and states the rule. */
 static void expect_refused(const char *id)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int rc = api_id_check(id, "volumeId", &msg);
 
 	ck_assert_msg(rc == AQ_EINVAL, "\"%s\": rc %d, want AQ_EINVAL", id ? id : "(null)", rc);
@@ -23,7 +23,7 @@ static void expect_refused(const char *id)
 
 static void expect_accepted(const char *id)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int rc = api_id_check(id, "volumeId", &msg);
 
 	ck_assert_msg(rc == AQ_OK, "\"%s\": rc %d (%s)", id, rc, msg.text);
@@ -32,13 +32,11 @@ static void expect_accepted(const char *id)
 START_TEST(test_id_accepted)
 {
 	expect_accepted("a");
-	expect_accepted("A");
-	expect_accepted("Abc");
-	expect_accepted("ABC");
+	expect_accepted("abc");
 	expect_accepted("a1");
 	expect_accepted("vol-1");
 	expect_accepted("a--b");
-	expect_accepted("my-Volume-2024");
+	expect_accepted("my-volume-2024");
 }
 END_TEST
 
@@ -47,6 +45,9 @@ START_TEST(test_id_refused)
 	expect_refused("");
 	expect_refused(NULL);
 	expect_refused("1abc");
+	expect_refused("A");
+	expect_refused("Abc");
+	expect_refused("my-Volume-2024");
 	expect_refused("-abc");
 	expect_refused("abc-");
 	expect_refused("a-");
@@ -66,7 +67,7 @@ END_TEST
 START_TEST(test_id_length)
 {
 	char id[80];
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 
 	memset(id, 'a', sizeof(id));
 	id[63] = '\0';
@@ -87,7 +88,7 @@ END_TEST
 
 START_TEST(test_id_messages)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 
 	ck_assert_int_eq(api_id_check("ab_c", "storagePoolId", &msg), AQ_EINVAL);
 	ck_assert_msg(strstr(msg.text, "storagePoolId") != NULL, "%s", msg.text);
@@ -108,6 +109,33 @@ START_TEST(test_id_messages)
 }
 END_TEST
 
+START_TEST(test_labels)
+{
+	aq_msg msg = { .text = { 0 } };
+	char long_key[80];
+
+	ck_assert_int_eq(api_label_check("env", "prod", "labels", &msg), AQ_OK);
+	ck_assert_int_eq(api_label_check("goog-terraform-provisioned", "true", "labels", &msg), AQ_OK);
+	ck_assert_int_eq(api_label_check("a_b-1", "", "labels", &msg), AQ_OK);
+	ck_assert_int_eq(api_label_check("\xc3\xa9t\xc3\xa9", "caf\xc3\xa9", "labels", &msg), AQ_OK);
+	ck_assert_int_eq(api_label_check("Env", "x", "labels", &msg), AQ_EINVAL);
+	ck_assert_msg(strstr(msg.text, "Env") != NULL, "%s", msg.text);
+	ck_assert_int_eq(api_label_check("1env", "x", "labels", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_label_check("_env", "x", "labels", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_label_check("", "x", "labels", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_label_check("env", "Prod", "labels", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_label_check("env", "a b", "labels", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_label_check("env", "a.b", "labels", &msg), AQ_EINVAL);
+	memset(long_key, 'a', sizeof(long_key));
+	long_key[63] = '\0';
+	ck_assert_int_eq(api_label_check(long_key, long_key, "labels", &msg), AQ_OK);
+	long_key[63] = 'a';
+	long_key[64] = '\0';
+	ck_assert_int_eq(api_label_check(long_key, "x", "labels", &msg), AQ_EINVAL);
+	ck_assert_int_eq(api_label_check("k", long_key, "labels", &msg), AQ_EINVAL);
+}
+END_TEST
+
 static Suite *id_suite(void)
 {
 	Suite *s = suite_create("api_id");
@@ -117,6 +145,7 @@ static Suite *id_suite(void)
 	tcase_add_test(tc, test_id_refused);
 	tcase_add_test(tc, test_id_length);
 	tcase_add_test(tc, test_id_messages);
+	tcase_add_test(tc, test_labels);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -50,7 +50,7 @@ START_TEST(test_clients_parse)
 					   "1.2.3", "1.2.3.4.5", "256.1.1.1", "", ",", "1.2.3.4,,5.6.7.8",
 					   ",1.2.3.4", "host.example", "::1" };
 	struct api_intent_net nets[API_INTENT_MAX_CLIENTS];
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	size_t n = 0;
 	char *s;
 
@@ -95,7 +95,7 @@ END_TEST
 
 START_TEST(test_share_check)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	char *s = repeat('a', API_INTENT_SHARE_LEN);
 
 	ck_assert_int_eq(api_intent_share_check(s, &msg), AQ_OK);
@@ -130,7 +130,7 @@ static json_t *api_vol(int nrules, int nclients)
 START_TEST(test_rule_from_api)
 {
 	struct api_intent_rule r;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *in;
 
 	/* defaults: READ_WRITE, no squash, 65534, every protocol */
@@ -170,7 +170,7 @@ END_TEST
 START_TEST(test_volume_from_api_limits)
 {
 	struct api_intent_volume *v = malloc(sizeof(*v));
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *vol;
 
 	/* rules: the limit, each at its client limit, passes; one more rule does not */
@@ -204,7 +204,7 @@ END_TEST
 START_TEST(test_volume_from_api_qos_tiering)
 {
 	struct api_intent_volume *v = malloc(sizeof(*v));
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *vol = api_vol(1, 1);
 	json_t *flex = json_pack("{s:s,s:s,s:s}", "name", "projects/p/locations/l/storagePools/f", "serviceLevel",
 				 "FLEX", "capacityGib", "2048");
@@ -233,7 +233,7 @@ END_TEST
 /* A volume at every limit, encoded. */
 static json_t *full_entry(struct api_intent_volume *v)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *vol = api_vol(API_INTENT_MAX_RULES, API_INTENT_MAX_CLIENTS), *flex, *e;
 	char *share = repeat('s', API_INTENT_SHARE_LEN);
 
@@ -258,7 +258,7 @@ START_TEST(test_round_trip)
 	struct api_intent_volume *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
 	struct api_intent_delete d = { .name = "projects/p/locations/l/volumes/gone", .fsid = FSID, .dir = "volumes/" FSID },
 				 d2;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *e = full_entry(a), *de;
 
 	ck_assert_msg(api_intent_volume_decode(e, b, &msg) == AQ_OK, "%s", msg.text);
@@ -287,7 +287,7 @@ END_TEST
 static void decode_with(const char *key, json_t *value, const char *needle)
 {
 	struct api_intent_volume *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *e = full_entry(a), *obj = e;
 	const char *k = key;
 	int rc;
@@ -326,7 +326,7 @@ START_TEST(test_decode_limits)
 	/* rules: 20 pass (full_entry), 21 do not */
 	{
 		struct api_intent_volume *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
-		aq_msg msg = { { 0 } };
+		aq_msg msg = { .text = { 0 } };
 		json_t *e = full_entry(a);
 
 		rules = json_object_get(e, "exportRules");

@@ -17,7 +17,7 @@
 static json_t *normalised(const struct api_field *table, const char *text)
 {
 	json_error_t jerr;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *in = json_loads(text, 0, &jerr), *out = NULL;
 	int rc;
 
@@ -48,7 +48,7 @@ static int vol_check(const char *extra, json_t **doc, aq_msg *msg)
 
 static void vol_ok(const char *extra)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int rc = vol_check(extra, NULL, &msg);
 
 	ck_assert_msg(rc == AQ_OK, "%s: rc %d (%s)", extra, rc, msg.text);
@@ -56,7 +56,7 @@ static void vol_ok(const char *extra)
 
 static void vol_refused(const char *extra, const char *needle)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int rc = vol_check(extra, NULL, &msg);
 
 	ck_assert_msg(rc == AQ_EINVAL, "%s: rc %d, want AQ_EINVAL", extra, rc);
@@ -89,7 +89,7 @@ END_TEST
 START_TEST(test_vol_share_name)
 {
 	char name64[65], extra[256];
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 
 	memset(name64, 'a', 64);
 	name64[64] = '\0';
@@ -186,7 +186,7 @@ END_TEST
 
 START_TEST(test_vol_tiering_and_defaults)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *d = NULL, *tp;
 
 #define TIER(x) SHARE ", " NFS3 ", \"tieringPolicy\": {" x "}"
@@ -287,7 +287,7 @@ START_TEST(test_vol_supported)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		aq_msg msg = { { 0 } };
+		aq_msg msg = { .text = { 0 } };
 		int rc = vol_supported(cases[i].extra, &msg);
 
 		if (!cases[i].needle) {
@@ -315,7 +315,7 @@ START_TEST(test_pool_supported)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		aq_msg msg = { { 0 } };
+		aq_msg msg = { .text = { 0 } };
 		json_t *d = json_loads(cases[i].body, 0, NULL);
 		int rc = api_pool_check_supported(d, "east", &msg);
 
@@ -345,7 +345,7 @@ static int pool_check(const char *text, json_t **doc, aq_msg *msg)
 
 static void pool_ok(const char *text)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int rc = pool_check(text, NULL, &msg);
 
 	ck_assert_msg(rc == AQ_OK, "%s: rc %d (%s)", text, rc, msg.text);
@@ -353,7 +353,7 @@ static void pool_ok(const char *text)
 
 static void pool_refused(const char *text, const char *needle)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int rc = pool_check(text, NULL, &msg);
 
 	ck_assert_msg(rc == AQ_EINVAL, "%s: rc %d, want AQ_EINVAL", text, rc);
@@ -362,15 +362,15 @@ static void pool_refused(const char *text, const char *needle)
 			      text, msg.text, needle);
 }
 
-#define PREM "\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"2048\""
-#define FLEX "\"serviceLevel\": \"FLEX\", \"capacityGib\": \"1024\""
+#define PREM "\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"2048\""
+#define FLEX "\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"FLEX\", \"capacityGib\": \"1024\""
 
 
 /* api_cold_store_check and api_cold_store_same over location documents. */
 static int cold_check(const char *store, json_t **doc)
 {
 	char text[2048];
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *d;
 	int rc;
 
@@ -433,7 +433,7 @@ END_TEST
 
 START_TEST(test_pool_check)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *d = NULL;
 
 	pool_ok("{" PREM "}");
@@ -459,23 +459,26 @@ START_TEST(test_pool_check)
 	pool_refused("{" PREM ", \"customPerformanceEnabled\": true, \"totalThroughputMibps\": \"128\"}",
 		     NULL);
 	pool_refused("{" PREM ", \"hotTierSizeGib\": \"1024\"}", "FLEX pools only");
-	pool_refused("{" PREM ", \"enableHotTierAutoResize\": false}", "FLEX pools only");
+	/* false is the "off" the Terraform provider sends for every pool */
+	pool_ok("{" PREM ", \"enableHotTierAutoResize\": false}");
+	pool_refused("{" PREM ", \"enableHotTierAutoResize\": true}", "FLEX pools only");
 	pool_ok("{" FLEX ", \"hotTierSizeGib\": \"512\", \"enableHotTierAutoResize\": true}");
 	/* capacity bounds pass through api_math_check_pool */
-	pool_refused("{\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"2047\"}", NULL);
-	pool_ok("{\"serviceLevel\": \"STANDARD\", \"capacityGib\": \"204800\"}");
-	pool_refused("{\"serviceLevel\": \"STANDARD\", \"capacityGib\": \"204801\"}", NULL);
-	pool_refused("{\"serviceLevel\": \"FLEX\", \"capacityGib\": \"1023\"}", NULL);
-	pool_refused("{\"serviceLevel\": \"FLEX\", \"capacityGib\": \"1024\", \"qosType\": \"MANUAL\"}",
+	pool_refused("{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"2047\"}", NULL);
+	pool_ok("{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"STANDARD\", \"capacityGib\": \"204800\"}");
+	pool_refused("{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"STANDARD\", \"capacityGib\": \"204801\"}", NULL);
+	pool_refused("{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"FLEX\", \"capacityGib\": \"1023\"}", NULL);
+	pool_refused("{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"FLEX\", \"capacityGib\": \"1024\", \"qosType\": \"MANUAL\"}",
 		     NULL);
-	pool_refused("{\"serviceLevel\": \"STANDARD\", \"capacityGib\": \"2048\","
+	pool_refused("{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"STANDARD\", \"capacityGib\": \"2048\","
 		     " \"allowAutoTiering\": true}",
 		     NULL);
 
 	/* defaults */
 	ck_assert_int_eq(pool_check("{" PREM "}", &d, &msg), AQ_OK);
 	ck_assert_str_eq(api_json_str(d, "qosType", ""), "AUTO");
-	ck_assert_str_eq(api_json_str(d, "network", ""), "default");
+	/* network is required (a resource name): kept as given, never defaulted */
+	ck_assert_str_eq(api_json_str(d, "network", ""), "projects/vpc-host/global/networks/default");
 	json_decref(d);
 	ck_assert_int_eq(pool_check("{" PREM ", \"qosType\": \"MANUAL\", \"network\": \"n1\"}", &d,
 				    &msg),
@@ -496,7 +499,7 @@ START_TEST(test_pool_fill_output)
 	json_t *d;
 
 	/* Premium 40 TiB AUTO: budget 2560, nothing allocated */
-	d = normalised(api_pool_fields, "{\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"40960\"}");
+	d = normalised(api_pool_fields, "{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"40960\"}");
 	api_pool_fill_output(&api_math_defaults, d, 0, 0, 0);
 	ck_assert_str_eq(api_json_str(d, "totalThroughputMibps", ""), "2560");
 	ck_assert(near(api_json_double(d, "availableThroughputMibps", -1), 2560));
@@ -508,7 +511,7 @@ START_TEST(test_pool_fill_output)
 	json_decref(d);
 
 	/* MANUAL: available = budget - allocated, floored at 0 */
-	d = normalised(api_pool_fields, "{\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"40960\","
+	d = normalised(api_pool_fields, "{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"40960\","
 					" \"qosType\": \"MANUAL\"}");
 	api_pool_fill_output(&api_math_defaults, d, 3, 3000, 2000.5);
 	ck_assert(near(api_json_double(d, "availableThroughputMibps", -1), 559.5));
@@ -541,7 +544,7 @@ START_TEST(test_volume_fill_output)
 	json_t *pool, *vol;
 
 	/* Premium AUTO pool, 1500 GiB volume -> 93.75 MiB/s */
-	pool = normalised(api_pool_fields, "{\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"2048\","
+	pool = normalised(api_pool_fields, "{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"2048\","
 					   " \"network\": \"net1\"}");
 	vol = normalised(api_volume_fields, "{" VOL_BASE ", " SHARE ", " NFS3 "}");
 	api_volume_fill_output(&api_math_defaults, pool, vol);
@@ -553,7 +556,7 @@ START_TEST(test_volume_fill_output)
 	json_decref(pool);
 
 	/* Extreme 4 TiB -> 512; 100 TiB -> 4608 (the cap) */
-	pool = normalised(api_pool_fields, "{\"serviceLevel\": \"EXTREME\", \"capacityGib\": \"204800\"}");
+	pool = normalised(api_pool_fields, "{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"EXTREME\", \"capacityGib\": \"204800\"}");
 	vol = normalised(api_volume_fields, "{\"storagePool\": \"p\", \"capacityGib\": \"4096\", " SHARE
 					    ", " NFS3 "}");
 	api_volume_fill_output(&api_math_defaults, pool, vol);
@@ -567,7 +570,7 @@ START_TEST(test_volume_fill_output)
 	json_decref(pool);
 
 	/* MANUAL pool: the volume's own throughputMibps is kept as set */
-	pool = normalised(api_pool_fields, "{\"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"40960\","
+	pool = normalised(api_pool_fields, "{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"PREMIUM\", \"capacityGib\": \"40960\","
 					   " \"qosType\": \"MANUAL\"}");
 	vol = normalised(api_volume_fields, "{" VOL_BASE ", " SHARE ", " NFS3
 					    ", \"throughputMibps\": 250.5}");
@@ -577,7 +580,7 @@ START_TEST(test_volume_fill_output)
 	json_decref(pool);
 
 	/* FLEX: volumes show the pool budget */
-	pool = normalised(api_pool_fields, "{\"serviceLevel\": \"FLEX\", \"capacityGib\": \"10240\"}");
+	pool = normalised(api_pool_fields, "{\"network\": \"projects/vpc-host/global/networks/default\", \"serviceLevel\": \"FLEX\", \"capacityGib\": \"10240\"}");
 	vol = normalised(api_volume_fields, "{\"storagePool\": \"p\", \"capacityGib\": \"1\", " SHARE
 					    ", " NFS3 "}");
 	api_volume_fill_output(&api_math_defaults, pool, vol);

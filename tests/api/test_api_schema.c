@@ -11,6 +11,8 @@
 #include "tests/lib/aqt.h"
 
 static const char *const t_colors[] = { "RED", "GREEN", NULL };
+/* a proto enum: proto order from its X_UNSPECIFIED = 0 */
+static const char *const t_shapes[] = { "SHAPE_UNSPECIFIED", "ROUND", "SQUARE", NULL };
 
 /* Nested deep enough to pass the depth limit (4). */
 static const struct api_field t_l6[] = {
@@ -54,6 +56,9 @@ static const struct api_field t_fields[] = {
 	{ "flag", API_T_BOOL, 0, NULL, NULL, 0 },
 	{ "color", API_T_ENUM, 0, t_colors, NULL, 0 },
 	{ "colors", API_T_ENUM_LIST, 0, t_colors, NULL, 3 },
+	{ "shape", API_T_ENUM, 0, t_shapes, NULL, 0 },
+	{ "shapes", API_T_ENUM_LIST, 0, t_shapes, NULL, 3 },
+	{ "twoWords", API_T_STRING, 0, NULL, NULL, 0 },
 	{ "labels", API_T_LABELS, 0, NULL, NULL, 0 },
 	{ "obj", API_T_OBJECT, 0, NULL, t_sub, 0 },
 	{ "objs", API_T_OBJECT_LIST, 0, NULL, t_sub, 2 },
@@ -84,7 +89,7 @@ static int check_json(const char *text, bool creating, json_t **out, aq_msg *msg
 
 static void ok(const char *text)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int rc = check_json(text, false, NULL, &msg);
 
 	ck_assert_msg(rc == AQ_OK, "%s: rc %d (%s)", text, rc, msg.text);
@@ -92,7 +97,7 @@ static void ok(const char *text)
 
 static void refused(const char *text, const char *needle)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *out = (json_t *)1;
 	int rc = check_json(text, false, &out, &msg);
 
@@ -115,7 +120,7 @@ static char *repeat(char c, size_t n)
 
 START_TEST(test_unknown_and_output)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *out = NULL;
 
 	refused("{\"nosuch\": 1}", "Unknown name \"nosuch\"");
@@ -161,7 +166,7 @@ END_TEST
 
 START_TEST(test_int64)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *out = NULL;
 
 	ck_assert_int_eq(check_json("{\"i64\": 42}", false, &out, &msg), AQ_OK);
@@ -196,14 +201,15 @@ END_TEST
 
 START_TEST(test_int32_double_bool)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *out = NULL;
 
 	ok("{\"i32\": 2147483647}");
 	ok("{\"i32\": -2147483648}");
 	refused("{\"i32\": 2147483648}", "32-bit integer");
 	refused("{\"i32\": -2147483649}", "32-bit integer");
-	refused("{\"i32\": \"5\"}", "32-bit integer");
+	ok("{\"i32\": \"5\"}"); /* proto3 JSON: a number may come as a string */
+	refused("{\"i32\": \"5x\"}", "32-bit integer");
 	refused("{\"i32\": 1.0}", "32-bit integer");
 	ck_assert_int_eq(check_json("{\"i32\": 7}", false, &out, &msg), AQ_OK);
 	ck_assert(json_is_integer(json_object_get(out, "i32")));
@@ -214,7 +220,8 @@ START_TEST(test_int32_double_bool)
 	ck_assert(json_real_value(json_object_get(out, "dbl")) == 3.0);
 	json_decref(out);
 	ok("{\"dbl\": -0.5}");
-	refused("{\"dbl\": \"1.5\"}", "must be a number");
+	ok("{\"dbl\": \"1.5\"}");
+	refused("{\"dbl\": \"1.5x\"}", "must be a number");
 	refused("{\"dbl\": false}", "must be a number");
 
 	ok("{\"flag\": true}");
@@ -230,12 +237,12 @@ START_TEST(test_enum)
 	refused("{\"color\": \"red\"}", "allowed: RED, GREEN");
 	refused("{\"color\": \"BLUE\"}", "invalid value \"BLUE\"");
 	refused("{\"color\": \"\"}", "allowed");
-	refused("{\"color\": 1}", "string enum value");
+	refused("{\"color\": 1}", "must be an enum value"); /* not a proto enum: names only */
 	ok("{\"colors\": []}");
 	ok("{\"colors\": [\"RED\", \"GREEN\", \"RED\"]}");
 	refused("{\"colors\": [\"RED\", \"GREEN\", \"RED\", \"GREEN\"]}", "more than 3 items");
 	refused("{\"colors\": [\"RED\", \"BLUE\"]}", "thing.colors[1]");
-	refused("{\"colors\": [\"RED\", 1]}", "must be a string");
+	refused("{\"colors\": [\"RED\", 1]}", "must be an enum value");
 	refused("{\"colors\": \"RED\"}", "must be a list");
 }
 END_TEST
@@ -251,12 +258,13 @@ START_TEST(test_labels)
 	snprintf(buf, sizeof(buf), "{\"labels\": {\"%s\": \"%s\"}}", k63, k63);
 	ok(buf);
 	snprintf(buf, sizeof(buf), "{\"labels\": {\"%s\": \"v\"}}", k64);
-	refused(buf, "1-63 bytes");
+	refused(buf, "1 to 63 lowercase letters");
 	snprintf(buf, sizeof(buf), "{\"labels\": {\"k\": \"%s\"}}", k64);
-	refused(buf, "at most 63 bytes");
-	refused("{\"labels\": {\"\": \"v\"}}", "1-63 bytes");
-	refused("{\"labels\": {\"k\": 1}}", "1-63 bytes");
-	refused("{\"labels\": {\"k\": null}}", "1-63 bytes");
+	refused(buf, "at most 63");
+	refused("{\"labels\": {\"\": \"v\"}}", "must not be empty");
+	refused("{\"labels\": {\"Env\": \"v\"}}", "lowercase");
+	refused("{\"labels\": {\"k\": 1}}", "must be a string");
+	refused("{\"labels\": {\"k\": null}}", "must be a string");
 	refused("{\"labels\": [\"k\"]}", "object of string values");
 	/* 64 entries allowed, 65 not */
 	off = (size_t)snprintf(buf, sizeof(buf), "{\"labels\": {");
@@ -301,7 +309,7 @@ END_TEST
 
 START_TEST(test_required_on_create_only)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *out = NULL;
 
 	ck_assert_int_eq(check_json("{\"str\": \"x\"}", true, &out, &msg), AQ_EINVAL);
@@ -331,7 +339,7 @@ static int mask(const struct api_field *table, const char *m, struct api_mask_pa
 START_TEST(test_mask_parse)
 {
 	struct api_mask_path p[API_MASK_MAX];
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int n;
 
 	ck_assert_int_eq(mask(t_fields, "", p, &n, &msg), AQ_EINVAL);
@@ -373,7 +381,7 @@ START_TEST(test_mask_parse)
 	}
 	/* "*": every field that is neither output-only nor immutable */
 	ck_assert_int_eq(mask(t_fields, "*", p, &n, &msg), AQ_OK);
-	ck_assert_int_eq(n, 14);
+	ck_assert_int_eq(n, 17);
 	for (int i = 0; i < n; i++)
 		ck_assert(!(p[i].field->flags & (API_F_OUTPUT | API_F_IMMUTABLE)));
 }
@@ -382,7 +390,7 @@ END_TEST
 START_TEST(test_mask_snake_case_volume)
 {
 	struct api_mask_path p[API_MASK_MAX];
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int n;
 
 	ck_assert_int_eq(mask(api_volume_fields, "tiering_policy.cooling_threshold_days,capacity_gib",
@@ -412,7 +420,7 @@ END_TEST
 START_TEST(test_mask_apply)
 {
 	struct api_mask_path p[API_MASK_MAX];
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *doc, *patch;
 	int n;
 
@@ -525,6 +533,38 @@ START_TEST(test_strip_input_and_helpers)
 }
 END_TEST
 
+/* proto3 JSON input: enum numbers, X_UNSPECIFIED as "not set", original
+ * proto field names, nested too. */
+START_TEST(test_proto3_json)
+{
+	aq_msg msg = { .text = { 0 } };
+	json_t *out = NULL;
+
+	ck_assert_int_eq(check_json("{\"shape\": 2, \"shapes\": [1, \"SQUARE\"]}", false, &out, &msg), AQ_OK);
+	ck_assert_str_eq(json_string_value(json_object_get(out, "shape")), "SQUARE");
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(out, "shapes"), 0)), "ROUND");
+	json_decref(out);
+	ck_assert_int_eq(check_json("{\"shape\": \"SHAPE_UNSPECIFIED\", \"i32\": 1}", false, &out, &msg), AQ_OK);
+	ck_assert_ptr_null(json_object_get(out, "shape"));
+	json_decref(out);
+	ck_assert_int_eq(check_json("{\"shape\": 0}", false, &out, &msg), AQ_OK);
+	ck_assert_ptr_null(json_object_get(out, "shape"));
+	json_decref(out);
+	refused("{\"shape\": 3}", "invalid value \"3\"");
+	refused("{\"shape\": -1}", "invalid value");
+	refused("{\"shapes\": [0]}", "thing.shapes[0]");
+	refused("{\"shape\": \"BLOB\"}", "allowed: ROUND, SQUARE");
+	/* original proto field names, stored under the JSON name */
+	ck_assert_int_eq(check_json("{\"two_words\": \"x\"}", false, &out, &msg), AQ_OK);
+	ck_assert_str_eq(json_string_value(json_object_get(out, "twoWords")), "x");
+	ck_assert_ptr_null(json_object_get(out, "two_words"));
+	json_decref(out);
+	refused("{\"twoWords\": \"a\", \"two_words\": \"b\"}", "given twice");
+	refused("{\"two_words\": \"a\", \"twoWords\": \"b\"}", "given twice");
+	refused("{\"no_such\": 1}", "Unknown name \"no_such\"");
+}
+END_TEST
+
 static Suite *schema_suite(void)
 {
 	Suite *s = suite_create("api_schema");
@@ -544,6 +584,7 @@ static Suite *schema_suite(void)
 	tcase_add_test(tc, test_mask_given);
 	tcase_add_test(tc, test_mask_patch);
 	tcase_add_test(tc, test_strip_input_and_helpers);
+	tcase_add_test(tc, test_proto3_json);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -35,7 +35,7 @@ static char *request(const struct cli_args *a, char *mask, size_t msize, char *q
 {
 	struct ut_buf m, q;
 	json_t *body = NULL;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	char *text;
 
 	ut_buf_init(&m, CLI_BUF_MAX);
@@ -53,7 +53,7 @@ static char *request(const struct cli_args *a, char *mask, size_t msize, char *q
 START_TEST(test_pool_create)
 {
 	struct cli_args a;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	char mask[256], query[256], *body;
 
 	ck_assert_int_eq(parse(&a, &msg, W("storage-pools"), W("create"), W("p1"),
@@ -78,7 +78,7 @@ END_TEST
 START_TEST(test_flags_anywhere)
 {
 	struct cli_args a;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 
 	ck_assert_int_eq(parse(&a, &msg, W("--project"), W("p9"), W("--location=l9"),
 			       W("storage-pools"), W("--format"), W("json"), W("describe"),
@@ -93,7 +93,7 @@ END_TEST
 START_TEST(test_volume_create)
 {
 	struct cli_args a;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	char mask[256], query[256], *body;
 
 	ck_assert_int_eq(parse(&a, &msg, W("volumes"), W("create"), W("v1"),
@@ -123,7 +123,7 @@ END_TEST
 START_TEST(test_update_mask)
 {
 	struct cli_args a;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	char mask[256], query[256], *body;
 
 	ck_assert_int_eq(parse(&a, &msg, W("storage-pools"), W("update"), W("p1"),
@@ -167,7 +167,7 @@ END_TEST
 START_TEST(test_delete_query)
 {
 	struct cli_args a;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	char mask[256], query[256], *body;
 
 	ck_assert_int_eq(parse(&a, &msg, W("volumes"), W("delete"), W("v1"), W("--force"), NULL),
@@ -194,7 +194,7 @@ static void refused(const char *want, ...)
 {
 	static char *argv[MAXARGV];
 	struct cli_args a;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	va_list ap;
 	int argc = 0;
 	char *w;
@@ -258,7 +258,7 @@ END_TEST
 START_TEST(test_help_and_routes)
 {
 	struct cli_args a;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 
 	ck_assert_int_eq(parse(&a, &msg, W("volumes"), W("create"), W("--help"), NULL), AQ_OK);
 	ck_assert(a.help);

@@ -173,7 +173,7 @@ START_TEST(test_columns_parse)
 {
 	const struct cli_cmd *c;
 	struct cli_fmt f;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 
 	for (c = cli_cmds; c->group; c++) {
 		if (c->kind != CLI_K_LIST)

@@ -75,7 +75,7 @@ static int run(const char *first, ...)
 START_TEST(test_path)
 {
 	char path[512], want[512];
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 
 	ck_assert_int_eq(cli_conf_path(path, sizeof(path), &msg), AQ_OK);
 	snprintf(want, sizeof(want), "%s/aquifer/config", dir);
@@ -158,7 +158,7 @@ END_TEST
 START_TEST(test_load_file)
 {
 	struct cli_conf c;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	char path[512];
 	FILE *fp;
 

@@ -37,7 +37,7 @@ static json_t *load(const char *text)
 static char *render(const char *spec, const char *columns, const json_t *doc, bool is_list)
 {
 	struct cli_fmt f;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
@@ -53,7 +53,7 @@ static char *render(const char *spec, const char *columns, const json_t *doc, bo
 START_TEST(test_parse_specs)
 {
 	struct cli_fmt f;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 
 	ck_assert_int_eq(cli_fmt_parse(&f, "json", CLI_FMT_YAML, NULL, &msg), AQ_OK);
 	ck_assert_int_eq(f.kind, CLI_FMT_JSON);
@@ -212,7 +212,7 @@ static char *names(const json_t *arr)
 static void filter_is(const json_t *l, const char *filter, const char *want)
 {
 	json_t *got = NULL;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	char *n;
 
 	ck_assert_msg(cli_list_filter(l, filter, &got, &msg) == AQ_OK, "%s: %s", filter, msg.text);
@@ -225,7 +225,7 @@ static void filter_is(const json_t *l, const char *filter, const char *want)
 START_TEST(test_filter)
 {
 	json_t *l = load(list_json), *got = NULL;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 
 	filter_is(l, "serviceLevel=PREMIUM", "b c ");
 	filter_is(l, "serviceLevel=premium", "b c ");
@@ -247,7 +247,7 @@ END_TEST
 START_TEST(test_sort)
 {
 	json_t *l = load(list_json);
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	char *n;
 
 	ck_assert_int_eq(cli_list_sort(l, "name", &msg), AQ_OK);
@@ -277,7 +277,7 @@ END_TEST
 START_TEST(test_gcloud_specs)
 {
 	struct cli_fmt f;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 
 	ck_assert_int_eq(cli_fmt_parse(&f, "table(name.basename():label=POOL, state)", CLI_FMT_YAML,
 				       NULL, &msg), AQ_OK);
@@ -318,7 +318,7 @@ END_TEST
 START_TEST(test_unknown_fields)
 {
 	struct cli_fmt f;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *l = load(list_json);
 
 	ck_assert(cli_schema_has(api_volume_fields_for_test(), "capacityGib"));
@@ -417,7 +417,7 @@ END_TEST
 START_TEST(test_filter_gcloud)
 {
 	json_t *l = load(list_json), *got = NULL;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 
 	filter_is(l, "capacityGib>4096", "b ");
 	filter_is(l, "capacityGib>=4096", "b c ");
@@ -453,7 +453,7 @@ START_TEST(test_sort_column)
 			 "{\"name\":\"projects/p/locations/m/volumes/b\"}]");
 	struct cli_fmt f;
 	struct cli_sort s;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	char *n;
 
 	ck_assert_int_eq(cli_fmt_parse(&f, NULL, CLI_FMT_TABLE, "name.basename():NAME,name.location():LOCATION",

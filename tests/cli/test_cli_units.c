@@ -9,7 +9,7 @@
 
 static void gib_ok(const char *s, int64_t want)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int64_t got = -1;
 	int rc = cli_parse_gib(s, &got, &msg);
 
@@ -19,7 +19,7 @@ static void gib_ok(const char *s, int64_t want)
 
 static void gib_bad(const char *s)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int64_t got = 12345;
 	int rc = cli_parse_gib(s, &got, &msg);
 
@@ -31,7 +31,7 @@ static void gib_bad(const char *s)
 
 static void mibps_ok(const char *s, double want)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	double got = -1;
 	int rc = cli_parse_mibps(s, &got, &msg);
 
@@ -171,7 +171,7 @@ END_TEST
 
 START_TEST(test_messages)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int64_t g;
 
 	cli_parse_gib("2XiB", &g, &msg);

@@ -17,7 +17,7 @@ static struct db *db;
 
 static void setup(void)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	int fd;
 
 	snprintf(db_path, sizeof(db_path), "/tmp/aq-test-db-XXXXXX");
@@ -67,7 +67,7 @@ static void put(const char *kind, const char *parent, const char *name, const ch
 
 START_TEST(test_open_migrate)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	struct db *again = NULL;
 
 	ck_assert_int_ge(db_schema_version, 1);
@@ -148,7 +148,7 @@ static void put_ten(void)
 /* List q fully, page by page; returns the names joined by ',' and the page count. */
 static int list_all(struct db_query q, char *names, size_t cap)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	char *token = NULL;
 	size_t off = 0;
 	int pages = 0;
@@ -250,7 +250,7 @@ static int list_rc(const char *filter, const char *token, bool desc)
 {
 	struct db_query q = { .kind = "volume", .parent = "projects/p", .filter = filter,
 			      .page_token = token, .order_desc = desc, .page_size = 3 };
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *items = NULL;
 	static char sentinel[] = "sentinel";
 	char *next = sentinel;
@@ -270,7 +270,7 @@ START_TEST(test_list_bad_filter_and_token)
 {
 	struct db_query q = { .kind = "volume", .parent = "projects/p", .page_size = 3,
 			      .filter = "state=READY" };
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *items = NULL;
 	char *token = NULL, *bad;
 
@@ -383,7 +383,7 @@ END_TEST
 
 START_TEST(test_transactions)
 {
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	struct db *other = NULL;
 	json_t *doc = NULL;
 	int64_t n = -1;

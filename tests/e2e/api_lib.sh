@@ -11,7 +11,7 @@ L=us-east1
 PL=/v1/projects/$P/locations/$L
 
 pool_body() { # LEVEL CAPACITY_GIB [extra json members]
-	printf '{"serviceLevel":"%s","capacityGib":"%s"%s}' "$1" "$2" "${3:+,$3}"
+	printf '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"%s","capacityGib":"%s"%s}' "$1" "$2" "${3:+,$3}"
 }
 vol_body() { # POOL CAPACITY_GIB SHARE [extra json members]
 	printf '{"storagePool":"%s","capacityGib":"%s","shareName":"%s","protocols":["NFSV3"]%s}' \

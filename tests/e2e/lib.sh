@@ -129,12 +129,14 @@ expect_true() {
 	fi
 }
 
-# expect_error CODE STATUSNAME DESC: a Google error body with that code and status.
+# expect_error CODE STATUSNAME DESC: a Google error body with that code and
+# status, and a google.rpc.ErrorInfo in its details.
 expect_error() {
 	expect_eq "$3 (HTTP $1)" "$1" "$STATUS"
 	if printf '%s' "$BODY" | jq -e --argjson c "$1" --arg s "$2" \
-		'(.error | keys | sort) == ["code","message","status"] and .error.code == $c and
-		 .error.status == $s and (.error.message | length) > 0' >/dev/null 2>&1; then
+		'(.error | keys - ["details"] | sort) == ["code","message","status"] and .error.code == $c and
+		 .error.status == $s and (.error.message | length) > 0 and
+		 ([.error.details[]? | select(."@type" == "type.googleapis.com/google.rpc.ErrorInfo")] | length) == 1' >/dev/null 2>&1; then
 		aq_pass "$3: error body {code:$1,status:$2,message}"
 	else
 		aq_failed "$3: error body {code:$1,status:$2,message}"

@@ -34,7 +34,7 @@ ls "$D"/n1/state/credentials.json >/dev/null 2>&1
 ok "the agent keeps its credentials in --state-dir" test -f "$D/n1/state/credentials.json"
 expect_eq "credentials file is private" 600 "$(stat -c %a "$D/n1/state/credentials.json")"
 
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"serviceLevel":"PREMIUM","capacityGib":"40960","qosType":"MANUAL"}'
+aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"40960","qosType":"MANUAL"}'
 expect_jq .done true "pool ready at once"
 
 vol() { # vol ID MIBPS
@@ -193,7 +193,7 @@ WSHELF=$AQ_TMP/west-shelf
 mkdir -p "$WSHELF" && : >"$WSHELF/volumes" # a file where the volumes folder belongs
 aq_agent_start "$D" w1 west "$WSHELF" "$(aq_join_token west)" || exit 1
 W=/v1/projects/acme/locations/west
-aq_req POST "$W/storagePools?storagePoolId=wp" '{"serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_req POST "$W/storagePools?storagePoolId=wp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
 aq_req POST "$W/volumes?volumeId=wv" '{"storagePool":"wp","capacityGib":"100","protocols":["NFSV3"],"shareName":"wv"}'
 aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 20
 expect_jq .error.code 13 "the create fails (INTERNAL) when the node cannot attach the volume"

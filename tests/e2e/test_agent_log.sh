@@ -20,7 +20,7 @@ aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" || exit 1
 AQ_AGENT_ARGS=()
 API=$AGENT_API_PORT NFS=$AGENT_NFS_PORT
 LOG=$D/n1/agent.log
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
 expect_status 200 "create pool sp"
 aq_mutate POST "$P/volumes?volumeId=v1" '{"storagePool":"sp","capacityGib":"100","protocols":["NFSV3"],"shareName":"v1",
   "exportPolicy":{"rules":[{"allowedClients":"127.0.0.1","accessType":"READ_WRITE","squashMode":"NO_ROOT_SQUASH"}]}}'

@@ -394,9 +394,9 @@ expect_jq .totalThroughputMibps 256 "budget follows capacity: 4 TiB x 64"
 expect_jq .description second "description outside the mask untouched"
 aq_req PATCH "$PL/storagePools/prem" '{"description":"x"}'
 expect_error 400 INVALID_ARGUMENT "patch without updateMask"
-aq_req PATCH "$PL/storagePools/prem?updateMask=serviceLevel" '{"serviceLevel":"EXTREME"}'
+aq_req PATCH "$PL/storagePools/prem?updateMask=serviceLevel" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"EXTREME"}'
 expect_error 400 INVALID_ARGUMENT "patch of immutable serviceLevel"
-aq_req PATCH "$PL/storagePools/prem?updateMask=service_level" '{"serviceLevel":"EXTREME"}'
+aq_req PATCH "$PL/storagePools/prem?updateMask=service_level" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"EXTREME"}'
 expect_error 400 INVALID_ARGUMENT "patch of immutable service_level (snake_case)"
 aq_req PATCH "$PL/storagePools/prem?updateMask=noSuchField" '{"description":"x"}'
 expect_error 400 INVALID_ARGUMENT "patch of an unknown mask path"

@@ -33,16 +33,16 @@ bad_pool() { # DESC HTTP STATUSNAME QUERY BODY
 	after=$(count "$PL/storagePools" storagePools)
 	expect_eq "$1: pool list unchanged" "$before" "$after"
 }
-bad_pool "broken JSON" 400 INVALID_ARGUMENT storagePoolId=bad1 '{"serviceLevel":"PREMIUM","capacityGib":'
+bad_pool "broken JSON" 400 INVALID_ARGUMENT storagePoolId=bad1 '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":'
 bad_pool "JSON that is not an object" 400 INVALID_ARGUMENT storagePoolId=bad1 '["PREMIUM"]'
 bad_pool "unknown field" 400 INVALID_ARGUMENT storagePoolId=bad1 "$(pool_body PREMIUM 2048 '"colour":"blue"')"
-bad_pool "wrong type (capacityGib true)" 400 INVALID_ARGUMENT storagePoolId=bad1 '{"serviceLevel":"PREMIUM","capacityGib":true}'
-bad_pool "wrong type (capacityGib \"lots\")" 400 INVALID_ARGUMENT storagePoolId=bad1 '{"serviceLevel":"PREMIUM","capacityGib":"lots"}'
+bad_pool "wrong type (capacityGib true)" 400 INVALID_ARGUMENT storagePoolId=bad1 '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":true}'
+bad_pool "wrong type (capacityGib \"lots\")" 400 INVALID_ARGUMENT storagePoolId=bad1 '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"lots"}'
 bad_pool "wrong type (description 5)" 400 INVALID_ARGUMENT storagePoolId=bad1 "$(pool_body PREMIUM 2048 '"description":5')"
 bad_pool "unknown enum value" 400 INVALID_ARGUMENT storagePoolId=bad1 "$(pool_body GOLD 2048)"
 bad_pool "unknown qosType" 400 INVALID_ARGUMENT storagePoolId=bad1 "$(pool_body PREMIUM 2048 '"qosType":"FAST"')"
 bad_pool "missing required serviceLevel" 400 INVALID_ARGUMENT storagePoolId=bad1 '{"capacityGib":"2048"}'
-bad_pool "duplicate keys" 400 INVALID_ARGUMENT storagePoolId=bad1 '{"serviceLevel":"PREMIUM","capacityGib":"2048","capacityGib":"4096"}'
+bad_pool "duplicate keys" 400 INVALID_ARGUMENT storagePoolId=bad1 '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048","capacityGib":"4096"}'
 bad_pool "bad ID 1abc (starts with a digit)" 400 INVALID_ARGUMENT storagePoolId=1abc "$(pool_body PREMIUM 2048)"
 bad_pool "bad ID a_b (underscore)" 400 INVALID_ARGUMENT storagePoolId=a_b "$(pool_body PREMIUM 2048)"
 bad_pool "bad ID ending in a hyphen" 400 INVALID_ARGUMENT storagePoolId=abc- "$(pool_body PREMIUM 2048)"
@@ -266,7 +266,7 @@ aq_req POST "/v1/projects?projectId=zz-last" '{}'
 expect_status 200 "create project zz-last"
 AM=/v1/projects/aa-many/locations/$L
 expect_eq "$MANY concurrent pool creates all succeed" "200x$MANY" \
-	"$(burst "$AQ_URL$AM/storagePools?storagePoolId=p-@N@" '{"serviceLevel":"STANDARD","capacityGib":"2048"}')"
+	"$(burst "$AQ_URL$AM/storagePools?storagePoolId=p-@N@" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"STANDARD","capacityGib":"2048"}')"
 aq_req POST "$AM/storagePools?storagePoolId=flex-many" "$(pool_body FLEX 1024)"
 expect_jq .response.totalThroughputMibps 16 "FLEX 1 TiB pool: 16 MiB/s"
 expect_eq "$MANY concurrent volume creates all succeed" "200x$MANY" \

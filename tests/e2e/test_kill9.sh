@@ -27,7 +27,7 @@ aq_req POST "/v1/projects?projectId=$P" '{}'
 expect_status 200 "create project"
 aq_agent_for "$L" || { aq_failed "a storage node joins $L"; aq_finish; }
 # 200 volumes of 100 GiB need 20,000 GiB; a Premium pool of 20 TiB holds them.
-aq_req POST "$PL/storagePools?storagePoolId=big" '{"serviceLevel":"PREMIUM","capacityGib":"20480"}'
+aq_req POST "$PL/storagePools?storagePoolId=big" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"20480"}'
 expect_status 200 "create the pool for the burst"
 
 # burst_volumes N: create volumes b<N>-1..b<N>-PER_LOOP; ack lines "vol OP" to ack.N
@@ -52,7 +52,7 @@ burst_pools() {
 	for i in $(seq "$POOL_CREATES"); do
 		code=$(curl -s -o "$out" -w '%{http_code}' --max-time 20 -X POST \
 			-H "Authorization: Bearer $TOK" -H 'Content-Type: application/json' \
-			--data-binary '{"serviceLevel":"STANDARD","capacityGib":"2048"}' \
+			--data-binary '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"STANDARD","capacityGib":"2048"}' \
 			"$AQ_URL$PL/storagePools?storagePoolId=bp-$i") || code=000
 		if [ "$code" = 200 ]; then
 			jq -r '[.metadata.target, .name] | join(" ")' "$out" >>"$AQ_TMP/ack.pools"

@@ -30,7 +30,7 @@ aq_req POST "/v1/projects?projectId=acme" '{}'
 aq_req POST "/v1/projects?projectId=other" '{}'
 aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" 10000 || exit 1
 AGENT_API=$AGENT_API_PORT N1_PID=$AGENT_PID
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"serviceLevel":"PREMIUM","capacityGib":"4096","qosType":"MANUAL"}'
+aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"4096","qosType":"MANUAL"}'
 expect_status 200 "create pool sp"
 aq_mutate POST "$P/volumes?volumeId=v1" '{"storagePool":"sp","capacityGib":"1024","protocols":["NFSV3"],"shareName":"v1",
   "throughputMibps":200,"exportPolicy":{"rules":[{"allowedClients":"127.0.0.1","accessType":"READ_WRITE","squashMode":"NO_ROOT_SQUASH"}]}}'

@@ -64,7 +64,7 @@ agent_start() {
 
 aq_agent_start "$D" n1 east "$SHELF" "$(aq_join_token east)" 10000 || exit 1
 N1_PID=$AGENT_PID N1_API=$AGENT_API_PORT N1_NFS=$AGENT_NFS_PORT
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"serviceLevel":"PREMIUM","capacityGib":"4096","qosType":"MANUAL"}'
+aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"4096","qosType":"MANUAL"}'
 
 # --- 1. the first seconds of a new volume are in its series --------------------
 MIB16=$((16 << 20))

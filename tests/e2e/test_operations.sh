@@ -18,7 +18,7 @@ TOK=$(aq_token "$AQ_TMP/srv" admin)
 aq_req POST "/v1/locations?locationId=east" '{}'
 aq_req POST "/v1/projects?projectId=ops" '{}'
 P=/v1/projects/ops/locations/east
-aq_req POST "$P/storagePools?storagePoolId=pool" '{"serviceLevel":"PREMIUM","capacityGib":"20480"}'
+aq_req POST "$P/storagePools?storagePoolId=pool" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"20480"}'
 aq_agent_for east || exit 1
 AGENT=$AGENT_PID NFS=$AGENT_NFS_PORT
 

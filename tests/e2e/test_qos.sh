@@ -24,7 +24,7 @@ aq_req POST "/v1/projects?projectId=acme" '{}'
 aq_agent_start "$D" n1 east "$SHELF" "$(aq_join_token east)" 4000 || exit 1
 N1_API=$AGENT_API_PORT N1_NFS=$AGENT_NFS_PORT
 
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"serviceLevel":"PREMIUM","capacityGib":"40960","qosType":"MANUAL"}'
+aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"40960","qosType":"MANUAL"}'
 expect_status 200 "MANUAL pool"
 vol() { # vol ID MIBPS POOL
 	printf '{"storagePool":"%s","capacityGib":"1024","protocols":["NFSV3"],"shareName":"%s"%s,
@@ -41,7 +41,7 @@ mkvol q40 40
 mkvol q160 160
 mkvol q100 100
 mkvol qfree 2000
-aq_req POST "$P/storagePools?storagePoolId=fx" '{"serviceLevel":"FLEX","capacityGib":"1024","customPerformanceEnabled":true,
+aq_req POST "$P/storagePools?storagePoolId=fx" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"FLEX","capacityGib":"1024","customPerformanceEnabled":true,
   "totalThroughputMibps":"64","totalIops":"1024"}'
 expect_status 200 "FLEX custom pool"
 aq_op_wait "$(printf '%s' "$BODY" | jq -r '.name // empty')" 30 >/dev/null 2>&1

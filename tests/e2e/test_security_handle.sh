@@ -29,7 +29,7 @@ N1_PID=$AGENT_PID N1_NFS=$AGENT_NFS_PORT
 aq_agent_start "$D" n2 east "$SHELF" "$(aq_join_token east)" 1000 || exit 1
 N2_PID=$AGENT_PID N2_NFS=$AGENT_NFS_PORT
 ok "aquiferd's signing key sits next to the shelf, as in the quickstart" test -f "$D/aquiferd.key"
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"serviceLevel":"PREMIUM","capacityGib":"4096","allowAutoTiering":true}'
+aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"4096","allowAutoTiering":true}'
 vol() { # ID [TIERING-JSON]
 	printf '{"storagePool":"sp","capacityGib":"100","protocols":["NFSV3"],"shareName":"%s"%s,
 	  "exportPolicy":{"rules":[{"allowedClients":"127.0.0.1","accessType":"READ_WRITE","squashMode":"NO_ROOT_SQUASH"}]}}' "$1" "${2:-}"

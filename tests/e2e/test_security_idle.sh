@@ -135,7 +135,7 @@ aq_req POST "/v1/locations?locationId=east" '{}'
 aq_req POST "/v1/projects?projectId=acme" '{}'
 aq_agent_start "$D" n1 east "$SHELF" "$(aq_join_token east)" 1000 || exit 1
 N1_PID=$AGENT_PID N1_API=$AGENT_API_PORT N1_NFS=$AGENT_NFS_PORT
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
 aq_mutate POST "$P/volumes?volumeId=demo" '{"storagePool":"sp","capacityGib":"100","protocols":["NFSV3"],"shareName":"demo",
   "exportPolicy":{"rules":[{"allowedClients":"127.0.0.1","accessType":"READ_WRITE","squashMode":"NO_ROOT_SQUASH"}]}}'
 expect_jq .response.state READY "volume demo READY"
@@ -241,7 +241,7 @@ aq_req POST "/v1/locations?locationId=east" '{}'
 aq_req POST "/v1/projects?projectId=acme" '{}'
 aq_agent_start "$T" n1 east "$AQ_TMP/shelf-tls" "$(aq_join_token east)" 1000 || exit 1
 N1_API=$AGENT_API_PORT
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
 aq_mutate POST "$P/volumes?volumeId=demo" '{"storagePool":"sp","capacityGib":"100","protocols":["NFSV3"],"shareName":"demo"}'
 SECRET=$(jq -r .pushSecret "$T/n1/state/credentials.json")
 INTENT=$T/n1/state/intent.json

@@ -98,7 +98,7 @@ J3=$(aq_join_token east)
 aq_agent_start "$D" n2 east "$SHELF" "$J3" 20000 || exit 1 # the most headroom: vb lands here
 N2_PID=$AGENT_PID
 B_TOK=$(jq -r .nodeToken "$D/n2/state/credentials.json")
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
 aq_mutate POST "$P/volumes?volumeId=vb" '{"storagePool":"sp","capacityGib":"100","protocols":["NFSV3"],"shareName":"vb"}'
 aq_req GET "$P/volumes/vb"
 VB_USED=$(printf '%s' "$BODY" | jq -r .usedGib)

@@ -25,7 +25,7 @@ TOK=$(aq_token "$D" admin)
 aq_req POST "/v1/locations?locationId=east" '{}'
 for p in tenant-a tenant-b; do
 	aq_req POST "/v1/projects?projectId=$p" '{}'
-	aq_req POST "/v1/projects/$p/locations/east/storagePools?storagePoolId=pool" '{"serviceLevel":"PREMIUM","capacityGib":"20480"}'
+	aq_req POST "/v1/projects/$p/locations/east/storagePools?storagePoolId=pool" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"20480"}'
 done
 aq_agent_for east || exit 1
 NFS=$AGENT_NFS_PORT

@@ -16,7 +16,7 @@ TOK=$(aq_token "$AQ_TMP/srv" admin)
 aq_req POST "/v1/locations?locationId=east" '{}'
 aq_req POST "/v1/projects?projectId=set" '{}'
 P=/v1/projects/set/locations/east
-aq_req POST "$P/storagePools?storagePoolId=pool" '{"serviceLevel":"PREMIUM","capacityGib":"20480"}'
+aq_req POST "$P/storagePools?storagePoolId=pool" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"20480"}'
 aq_agent_for east || exit 1
 NFS=$AGENT_NFS_PORT
 
@@ -70,7 +70,7 @@ aq_mutate PATCH "$P/volumes/plain?updateMask=snapshotDirectory,description" '{"s
 expect_true '.done and (has("error") | not)' "a PATCH with the off value is accepted"
 
 # --- pools: activeDirectory, replicaZone, zone ---------------------------------
-POOL='{"serviceLevel":"PREMIUM","capacityGib":"2048"}'
+POOL='{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
 for f in 'activeDirectory:{"activeDirectory":"projects/set/locations/east/activeDirectories/ad"}' \
 	'replicaZone:{"replicaZone":"east-b"}' 'zone:{"zone":"east-a"}'; do
 	aq_req POST "$P/storagePools?storagePoolId=p2" "$(jq -c --argjson x "${f#*:}" '. + $x' <<<"$POOL")"

@@ -7,7 +7,12 @@
 # the resource, PATCH with the updateMask the provider builds, import by the
 # three ID forms, delete (volumes with force=true). Every answer is recorded
 # (tests/openapi/record.sh) and validated against openapi/openapi.yaml at the end.
-# Snapshots: test_terraform_snapshots.sh replays them (issue 20).
+# Then the provider's own acceptance samples (magic-modules
+# Storage_pool_create and resource_netapp_{storage_pool,volume}_test:
+# basic, full, update), with the exact bodies its generated code sends, and
+# after each apply the read-back compared field by field with what was sent
+# (the empty plan the acceptance tests require), import by ID and destroy.
+# Snapshots: the google_netapp_volume_snapshot block below replays them.
 . "$(dirname "$0")/../openapi/lib.sh"
 
 aq_npm_setup
@@ -52,7 +57,7 @@ wait_op() {
 	local desc=$1 name i
 	name=$(jq -r '.name // empty' <<<"$BODY")
 	if [ -z "$name" ]; then fail "$desc: the answer has no operation name" "${BODY:0:300}"; return 1; fi
-	for i in $(seq 50); do
+	for i in $(seq 600); do
 		req GET "$name"
 		if [ "$STATUS" = 200 ] && [ "$(jq -r .done <<<"$BODY")" = true ]; then
 			if jq -e .error >/dev/null <<<"$BODY"; then
@@ -64,7 +69,7 @@ wait_op() {
 		fi
 		sleep 0.1
 	done
-	fail "$desc: operation $name not done after 50 polls (last HTTP $STATUS)"
+	fail "$desc: operation $name not done after 600 polls (last HTTP $STATUS)"
 	return 1
 }
 # import_path ID: the provider's import formats for a pool or volume ID.
@@ -146,7 +151,7 @@ done
 VOL_BODY='{"shareName":"tf-vol","storagePool":"tf-pool","capacityGib":"100","exportPolicy":{"rules":[{"allowedClients":"10.0.0.0/8","hasRootAccess":"true","accessType":"READ_WRITE","nfsv3":true}]},"protocols":["NFSV3"],"labels":{"goog-terraform-provisioned":"true"},"description":"volume from terraform","tieringPolicy":{"coolingThresholdDays":31,"tierAction":"ENABLED"}}'
 # Settings whose feature does not exist fail the apply with the field named
 # (the provider prints "Error 400: <message>"), and change nothing.
-# (snapshot_policy, snapshot_directory and snapshots: test_terraform_snapshots.sh, issue 20)
+# (snapshot_policy, snapshot_directory and snapshots: the google_netapp_volume_snapshot block below)
 for f in 'protocols:{"protocols":["NFSV3","NFSV4"]}' \
 	'smbSettings:{"smbSettings":["BROWSABLE"]}' 'kerberos5ReadWrite:{"exportPolicy":{"rules":[{"allowedClients":"10.0.0.0/8","kerberos5ReadWrite":true}]}}'; do
 	req POST "$BASE/volumes?volumeId=tf-vol&alt=json" "$(jq -c --argjson x "${f#*:}" '. + $x' <<<"$VOL_BODY")"
@@ -162,19 +167,7 @@ expect "volume read: int64 fields are strings" 200 '.capacityGib == "100" and (.
 expect "volume read: inherited fields" 200 '.serviceLevel == "PREMIUM" and .network == "projects/tf-proj/global/networks/default"'
 expect "volume read: fields as sent" 200 '.protocols == ["NFSV3"] and .exportPolicy.rules[0].allowedClients == "10.0.0.0/8" and .exportPolicy.rules[0].hasRootAccess == "true" and .tieringPolicy.coolingThresholdDays == 31 and .tieringPolicy.tierAction == "ENABLED"'
 expect "volume read: no .snapshot directory, and it says so" 200 '.snapshotDirectory == false and (has("snapshotPolicy") | not)'
-# Known incompatibility: GCNV returns storagePool as the configured value (the
-# pool ID); aquiferd returns the full resource name, so the provider sees a
-# diff on every plan. Expected failure until the server changes.
-SP_XFAIL=${SP_XFAIL:-0}
-sp=$(jq -r .storagePool <<<"$BODY")
-if [ "$sp" = tf-pool ]; then
-	[ "$SP_XFAIL" = 1 ] && fail "volume storagePool now round-trips: set SP_XFAIL=0" || ok "volume storagePool round-trips"
-elif [ "$SP_XFAIL" = 1 ]; then
-	echo "XFAIL: volume storagePool sent as \"tf-pool\", read back as \"$sp\" (provider would show a permanent diff)"
-	ok "volume storagePool (expected failure)"
-else
-	fail "volume storagePool sent as tf-pool, read back as $sp"
-fi
+expect "volume read: storagePool as sent (the pool's ID)" 200 '.storagePool == "tf-pool"'
 
 req POST "$BASE/volumes?volumeId=tf-vol&alt=json" "$VOL_BODY"
 expect "duplicate volume create -> 409 ALREADY_EXISTS" 409 '.error.status == "ALREADY_EXISTS"'
@@ -235,6 +228,160 @@ req GET "$BASE/operations/operation-0000000000000-0000000000000000"
 expect "unknown operation -> 404 NOT_FOUND" 404 '.error.status == "NOT_FOUND"'
 req GET "$BASE/operations/op:cancel"
 expect "GET on the :cancel custom method -> 405" 405 '.error.code == 405'
+
+# ---- the provider's acceptance samples, as its generated code sends them ---
+# no_diff DESC SENT FIELDS DEFAULTED: the plan after an apply. The provider
+# reads the resource (the last answer) and compares every field it knows with
+# the configuration it sent: FIELDS always, DEFAULTED (default_from_api) only
+# when the configuration sets them. A zero value (false, "", [], {}) is the
+# same as an absent one; numbers and int64 strings compare as text.
+no_diff() {
+	local desc=$1 sent=$2 fields=$3 dfl=$4 d
+	d=$(jq -nc --argjson s "$sent" --argjson r "$BODY" --argjson f "$fields" --argjson df "$dfl" '
+		def zero: . == null or . == false or . == "" or . == [] or . == {};
+		def z: walk(if type == "object" then with_entries(select(.value | zero | not))
+			    elif type == "number" then tostring else . end) | if zero then null else . end;
+		[($f[] | select(($s[.] | z) != ($r[.] | z))), ($df[] as $k | select($s | has($k)) | $k | select(($s[.] | z) != ($r[.] | z)))]
+		| map({field: ., sent: $s[.], read: $r[.]})' 2>&1)
+	if [ "$d" = "[]" ]; then ok "$desc: read back as sent (empty plan)"; else fail "$desc: the plan would show a diff" "$d"; fi
+}
+# StoragePool.yaml: what the provider reads into state (output-only and
+# ignore_read fields aside), and its default_from_api fields.
+POOL_READ='["serviceLevel","capacityGib","description","labels","network","activeDirectory","kmsConfig","ldapEnabled","replicaZone","allowAutoTiering","hotTierSizeGib"]'
+POOL_DFL='["zone","customPerformanceEnabled","totalThroughputMibps","totalIops","qosType","type","scaleType","mode"]'
+# Volume.yaml, likewise (restoreParameters is ignore_read).
+VOL_READ='["shareName","storagePool","capacityGib","exportPolicy","protocols","labels","description","snapshotDirectory","kerberosEnabled","restrictedActions","snapshotPolicy","backupConfig","tieringPolicy","largeCapacity","multipleEndpoints"]'
+VOL_DFL='["smbSettings","unixPermissions","securityStyle","throughputMibps"]'
+NET=projects/$P/global/networks/tf-net
+TFL='{"goog-terraform-provisioned":"true"}'
+# apply DESC METHOD PATH BODY NAME READ DFL: one apply: the request, the
+# operation, the read, the plan after it.
+apply() {
+	local desc=$1 m=$2 p=$3 body=$4 name=$5 fields=$6 dfl=$7
+	req "$m" "$p" "$body"
+	expect "$desc: answers an operation" 200 '.name | contains("/operations/")'
+	wait_op "$desc" || return 1
+	req GET "$name"
+	expect "$desc: read" 200 '.state == "READY"'
+	no_diff "$desc" "$body" "$fields" "$dfl"
+}
+# import NAME FIELDS: terraform import by ID (GET), then ImportStateVerify:
+# the imported state equals the applied one.
+import_verify() {
+	local name=$1 fields=$2 applied=$BODY
+	req GET "$name"
+	expect "import $name" 200 '.name == "'"$name"'"'
+	no_diff "import $name (ImportStateVerify)" "$applied" "$fields" '[]'
+}
+
+# Storage_pool_create (basic): network = google_compute_network.x.id; the
+# provider adds its attribution label on create.
+SP_BASIC=$(jq -nc --arg n "$NET" --argjson l "$TFL" '{serviceLevel:"PREMIUM",capacityGib:"2048",network:$n,labels:$l}')
+apply "pool basic" POST "$BASE/storagePools?storagePoolId=tf-sp-basic&alt=json" "$SP_BASIC" "$BASE/storagePools/tf-sp-basic" "$POOL_READ" "$POOL_DFL"
+import_verify "$BASE/storagePools/tf-sp-basic" "$POOL_READ"
+# enable_hot_tier_auto_resize = false in a PREMIUM pool's config: the field is
+# send_empty_value, so the provider sends the false; it is ignore_read.
+apply "pool with enable_hot_tier_auto_resize = false" POST "$BASE/storagePools?storagePoolId=tf-sp-hot&alt=json" \
+	"$(jq -c '. + {enableHotTierAutoResize:false}' <<<"$SP_BASIC")" "$BASE/storagePools/tf-sp-hot" "$POOL_READ" "$POOL_DFL"
+req POST "$BASE/storagePools?storagePoolId=tf-sp-hot2&alt=json" "$(jq -c '. + {enableHotTierAutoResize:true}' <<<"$SP_BASIC")"
+expect "enableHotTierAutoResize true on a PREMIUM pool -> 400 naming it" 400 '.error.status == "INVALID_ARGUMENT" and (.error.message | contains("enableHotTierAutoResize"))'
+# resource_netapp_storage_pool_test: full, then update (capacity and
+# description change). active_directory = "", kms_config = "" and
+# ldap_enabled = false are empty values the provider leaves out.
+SP_FULL=$(jq -nc --arg n "$NET" --argjson l "$TFL" '{serviceLevel:"PREMIUM",capacityGib:"2048",description:"this is a test description",network:$n,labels:($l + {key:"test",value:"pool"})}')
+apply "pool full" POST "$BASE/storagePools?storagePoolId=tf-sp-full&alt=json" "$SP_FULL" "$BASE/storagePools/tf-sp-full" "$POOL_READ" "$POOL_DFL"
+import_verify "$BASE/storagePools/tf-sp-full" "$POOL_READ"
+# The update body carries every updatable field from the state (the
+# default_from_api ones as read), the mask only the changed ones.
+SP_UPD=$(jq -c '{capacityGib:"4096",description:"this is test",labels,totalThroughputMibps,qosType}' <<<"$BODY")
+apply "pool update" PATCH "$BASE/storagePools/tf-sp-full?updateMask=capacityGib%2Cdescription&alt=json" "$SP_UPD" \
+	"$BASE/storagePools/tf-sp-full" '["capacityGib","description","labels"]' '["qosType"]'
+no_diff "pool update: the rest of the full config" "$SP_FULL" '["serviceLevel","network","activeDirectory","kmsConfig","ldapEnabled","allowAutoTiering"]' '[]'
+import_verify "$BASE/storagePools/tf-sp-full" "$POOL_READ"
+
+# resource_netapp_volume_test, TestAccNetappVolume_NetappVolumeBasicExample_update:
+# two pools (PREMIUM, EXTREME), the basic volume, then full, then update
+# (which moves it to the EXTREME pool).
+apply "volume test pool" POST "$BASE/storagePools?storagePoolId=tf-vp&alt=json" "$SP_BASIC" "$BASE/storagePools/tf-vp" "$POOL_READ" "$POOL_DFL"
+apply "volume test pool 2" POST "$BASE/storagePools?storagePoolId=tf-vp2&alt=json" "$(jq -c '.serviceLevel = "EXTREME"' <<<"$SP_BASIC")" \
+	"$BASE/storagePools/tf-vp2" "$POOL_READ" "$POOL_DFL"
+VN=$BASE/volumes/tf-test-volume
+# basic: storage_pool = google_netapp_storage_pool.default.name;
+# kerberos_enabled's default false is an empty value, left out.
+V_BASIC=$(jq -nc --argjson l "$TFL" '{shareName:"tf-test-volume",storagePool:"tf-vp",capacityGib:"100",protocols:["NFSV3"],labels:$l}')
+apply "volume basic" POST "$BASE/volumes?volumeId=tf-test-volume&alt=json" "$V_BASIC" "$VN" "$VOL_READ" "$VOL_DFL"
+check "volume basic: no .snapshot directory unless asked (snapshotDirectory false)" test "$(jq -r '.snapshotDirectory // false' <<<"$BODY")" = false
+import_verify "$VN" "$VOL_READ"
+# full: the update body carries every updatable field of the config (false
+# and empty values left out, squashMode sent as an explicit null by the
+# provider's pre_update), the mask the changed ones. The sample's
+# snapshot_policy (enabled, schedules) is sent on its own below: automatic
+# snapshots do not exist yet, so it is refused with its name.
+TPUT=$(jq -c '.throughputMibps' <<<"$BODY")
+V_FULL=$(jq -nc --argjson l "$TFL" --argjson t "$TPUT" '{storagePool:"tf-vp",capacityGib:"100",
+	exportPolicy:{rules:[{allowedClients:"0.0.0.0/0",hasRootAccess:"false",accessType:"READ_ONLY",nfsv3:true,squashMode:null},
+			     {allowedClients:"10.2.3.4,10.2.3.5",hasRootAccess:"true",accessType:"READ_WRITE",nfsv3:true,squashMode:null}]},
+	unixPermissions:"0770",labels:($l + {key:"test",value:"pool"}),description:"This is a test description",securityStyle:"UNIX",throughputMibps:$t}')
+apply "volume full" PATCH "$VN?updateMask=exportPolicy%2CunixPermissions%2Clabels%2Cdescription&alt=json" "$V_FULL" "$VN" \
+	"$(jq -c '. - ["shareName","protocols"]' <<<"$VOL_READ")" '["unixPermissions","securityStyle"]'
+req PATCH "$VN?updateMask=snapshotPolicy&alt=json" '{"snapshotPolicy":{"dailySchedule":{"snapshotsToKeep":2},"enabled":true,"hourlySchedule":{"snapshotsToKeep":2},"monthlySchedule":{"snapshotsToKeep":4},"weeklySchedule":{"snapshotsToKeep":2}}}'
+expect "volume full: snapshot_policy (no snapshot engine yet) -> 400 naming it" 400 '.error.status == "INVALID_ARGUMENT" and (.error.message | contains("snapshotPolicy"))'
+req GET "$VN"
+import_verify "$VN" "$VOL_READ"
+# The provider plans snapshot_directory true -> false when a config drops it:
+# updateMask=snapshotDirectory with no value, which is false (its proto default).
+req PATCH "$VN?updateMask=snapshotDirectory&alt=json" "$(jq -c 'del(.snapshotDirectory)' <<<"$V_FULL")"
+wait_op "snapshotDirectory named in the mask without a value"
+req GET "$VN"
+expect "snapshotDirectory named without a value reads back false, not a default true" 200 '(.snapshotDirectory // false) == false'
+# update: capacity 200, moved to default2 (EXTREME), one rule, labels {} and
+# description "" (left out of the body, named in the mask: cleared).
+TPUT=$(jq -c '.throughputMibps' <<<"$BODY")
+V_UPD=$(jq -nc --argjson l "$TFL" --argjson t "$TPUT" '{storagePool:"tf-vp2",capacityGib:"200",
+	exportPolicy:{rules:[{allowedClients:"0.0.0.0/0",hasRootAccess:"true",accessType:"READ_WRITE",nfsv3:true,squashMode:null}]},
+	unixPermissions:"0740",labels:$l,securityStyle:"UNIX",throughputMibps:$t}')
+apply "volume update" PATCH "$VN?updateMask=storagePool%2CcapacityGib%2CexportPolicy%2CunixPermissions%2Clabels%2Cdescription&alt=json" "$V_UPD" "$VN" \
+	"$(jq -c '. - ["shareName","protocols"]' <<<"$VOL_READ")" '["unixPermissions","securityStyle"]'
+expect "volume update: moved to the EXTREME pool" 200 '.serviceLevel == "EXTREME"'
+import_verify "$VN" "$VOL_READ"
+# The sample's snapshot_directory = true: a .snapshot directory needs
+# snapshots; until the volume has them it is refused with its name, and once
+# snapshots exist it must read back true.
+req PATCH "$VN?updateMask=snapshotDirectory&alt=json" '{"snapshotDirectory":true}'
+if [ "$STATUS" = 400 ]; then
+	expect "snapshot_directory = true refused, named" 400 '.error.message | contains("snapshotDirectory")'
+else
+	wait_op "snapshot_directory = true"
+	req GET "$VN"
+	expect "snapshot_directory = true reads back true" 200 '.snapshotDirectory == true'
+fi
+# storage_pool = google_netapp_storage_pool.default2.id (the full name): read
+# back as sent, and the pool counts the volume.
+SPFULL=projects/$P/locations/$L/storagePools/tf-vp2
+apply "volume with storage_pool = pool.id" POST "$BASE/volumes?volumeId=tf-vol-id&alt=json" \
+	"$(jq -nc --arg sp "$SPFULL" --argjson l "$TFL" '{shareName:"tf-vol-id",storagePool:$sp,capacityGib:"100",protocols:["NFSV3"],labels:$l}')" \
+	"$BASE/volumes/tf-vol-id" "$VOL_READ" "$VOL_DFL"
+import_verify "$BASE/volumes/tf-vol-id" "$VOL_READ"
+req GET "$BASE/storagePools/tf-vp2"
+expect "the pool counts volumes named by ID and by full name" 200 '.volumeCount == 2 and .volumeCapacityGib == "300"'
+req DELETE "$BASE/storagePools/tf-vp2?alt=json"
+expect "pool holding a volume named by its full name -> 400 FAILED_PRECONDITION" 400 '.error.status == "FAILED_PRECONDITION"'
+
+# destroy: volumes (deletion_policy = "FORCE"), then the pools; each reads 404.
+for v in tf-test-volume tf-vol-id; do
+	req DELETE "$BASE/volumes/$v?force=true&alt=json"
+	expect "destroy volume $v" 200 '.metadata.verb == "delete"'
+	wait_op "destroy volume $v"
+	req GET "$BASE/volumes/$v"
+	expect "destroyed volume $v reads 404" 404 '.error.status == "NOT_FOUND"'
+done
+for pool in tf-sp-basic tf-sp-hot tf-sp-full tf-vp tf-vp2; do
+	req DELETE "$BASE/storagePools/$pool?alt=json"
+	expect "destroy pool $pool" 200 '.metadata.verb == "delete"'
+	wait_op "destroy pool $pool"
+	req GET "$BASE/storagePools/$pool"
+	expect "destroyed pool $pool reads 404" 404 '.error.status == "NOT_FOUND"'
+done
 
 # ---- issue 20: google_netapp_volume_snapshot, volumes with snapshot_policy and restore_parameters
 # Bodies as the provider builds them (magic-modules VolumeSnapshot.yaml,

@@ -50,7 +50,7 @@ tier_case() {
 	AQ_AGENT_ARGS=(--tier-day-seconds 1)
 	aq_agent_start "$D" "node-$loc" "$loc" "$AQ_TMP/shelf-$loc" "$join" 100000 ||
 		{ aq_failed "$loc: agent starts"; return 1; }
-	aq_req POST "$PL/storagePools?storagePoolId=tp" '{"serviceLevel":"PREMIUM","capacityGib":"2048","allowAutoTiering":true}'
+	aq_req POST "$PL/storagePools?storagePoolId=tp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048","allowAutoTiering":true}'
 	expect_status 200 "$loc: PREMIUM pool with allowAutoTiering"
 	aq_mutate POST "$PL/volumes?volumeId=tv" '{"storagePool":"tp","capacityGib":"1024","protocols":["NFSV3"],"shareName":"tv",
 		"tieringPolicy":{"tierAction":"ENABLED","coolingThresholdDays":2},

@@ -162,9 +162,9 @@ vol_entry() { # VOLUME USED HOT COLD CREAD CWRITE [TIERSTATE] [DETAILS]
 }
 
 PW=/v1/projects/pa/locations/west
-aq_req POST "$PW/storagePools?storagePoolId=plain" '{"serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_req POST "$PW/storagePools?storagePoolId=plain" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
 expect_status 200 "a pool without allowAutoTiering"
-aq_req POST "$PW/storagePools?storagePoolId=tp" '{"serviceLevel":"PREMIUM","capacityGib":"4096","allowAutoTiering":true}'
+aq_req POST "$PW/storagePools?storagePoolId=tp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"4096","allowAutoTiering":true}'
 expect_status 200 "a PREMIUM pool with allowAutoTiering"
 
 # === tiering rules =========================================================

@@ -47,7 +47,7 @@ aq_req POST "/v1/projects?projectId=vmproj" '{}'
 P=/v1/projects/vmproj/locations/vmloc
 aq_agent_for vmloc || exit 1
 SHELF=$AQ_TMP/shelf-vmloc
-aq_req POST "$P/storagePools?storagePoolId=vmpool" '{"serviceLevel":"EXTREME","capacityGib":"10240","qosType":"MANUAL"}'
+aq_req POST "$P/storagePools?storagePoolId=vmpool" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"EXTREME","capacityGib":"10240","qosType":"MANUAL"}'
 expect_jq .done true "pool vmpool created"
 CAP_GIB=100
 

@@ -15,7 +15,7 @@ struct db *srv_test_db_open(void)
 {
 	char path[128];
 	struct db *db = NULL;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	snprintf(dir, sizeof(dir), "/tmp/aq-test-srv.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));

@@ -80,7 +80,7 @@ static void join(const char *node, const char *jti, struct srv_auth *who)
 	struct srv_req req;
 	json_t *resp = NULL;
 	char authz[4200];
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	request(&req, &j, join_body(node));
 	ck_assert_int_eq(srv_h_agent_join(&req, &resp), AQ_OK);
@@ -96,7 +96,7 @@ START_TEST(test_join)
 	struct srv_req req;
 	json_t *resp = NULL, *doc = NULL, *key = NULL;
 	char authz[4200];
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	request(&req, &j, join_body("n1"));
 	ck_assert_int_eq(srv_h_agent_join(&req, &resp), AQ_OK);

@@ -40,7 +40,7 @@ static struct srv_auth node_token(const char *node, const char *nid)
 
 START_TEST(test_join_check)
 {
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	struct srv_auth a = join_token("east", ""), b = join_token("east", "n1"), n = node_token("n1", "aa");
 
 	ck_assert_int_eq(srv_auth_join_check(&a, "n7", "east", &msg), AQ_OK);
@@ -65,7 +65,7 @@ END_TEST
 
 START_TEST(test_node_token_check)
 {
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	json_t *doc = json_pack("{s:s,s:{s:s}}", "name", "nodes/n1", "internal", "incarnation", "aa");
 	json_t *legacy = json_pack("{s:s,s:{}}", "name", "nodes/n1", "internal");
 	struct srv_auth ok = node_token("n1", "aa"), old = node_token("n1", "bb"), other = node_token("n2", "aa");
@@ -115,7 +115,7 @@ END_TEST
 START_TEST(test_claims)
 {
 	struct srv_auth in = join_token("east", "n1"), out;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	char *tok = NULL, authz[4200];
 
 	ck_assert_int_eq(srv_auth_token_make(key, &in, 600, &tok, &msg), AQ_OK);
@@ -152,7 +152,7 @@ static struct srv_auth project_token(enum srv_role role, const char *project)
  * project and on another. */
 START_TEST(test_route_access)
 {
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	struct srv_auth v = project_token(SRV_ROLE_VIEWER, "acme"), e = project_token(SRV_ROLE_EDITOR, "acme");
 	struct srv_auth ad = project_token(SRV_ROLE_ADMIN, "acme"), cl = project_token(SRV_ROLE_ADMIN, "");
 	struct srv_auth n = node_token("n1", "aa"), m = { .role = SRV_ROLE_METRICS };
@@ -202,7 +202,7 @@ START_TEST(test_verify_refuses)
 {
 	static const unsigned char other[SRV_KEY_LEN] = "ffffffffffffffffffffffffffffffff";
 	struct srv_auth in = project_token(SRV_ROLE_EDITOR, "acme"), out;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	char *tok = NULL, authz[4200], *raw;
 	jwt_t *jwt = NULL;
 

@@ -46,7 +46,7 @@ END_TEST
 
 START_TEST(test_public_url)
 {
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	char out[300];
 
 	ck_assert_int_eq(srv_cfg_public_url_check("https://cp.example:8443", &msg), AQ_OK);

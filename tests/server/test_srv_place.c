@@ -67,7 +67,7 @@ static void teardown(void)
 START_TEST(test_pick)
 {
 	char got[100];
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	/* the most headroom among READY nodes: n2 (900), not n3 (DRAINING) or n4 (DOWN) */
 	ck_assert_int_eq(srv_place_pick(db, "east", NULL, 100, false, got, sizeof(got), &msg), AQ_OK);
@@ -90,7 +90,7 @@ END_TEST
 START_TEST(test_bounds)
 {
 	char got[100];
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	/* the shelves bound the location: 100 left though the node has 4100 */
 	ck_assert_int_eq(srv_place_pick(db, "tight", NULL, 100, false, got, sizeof(got), &msg), AQ_OK);
@@ -124,7 +124,7 @@ START_TEST(test_place_volume)
 	json_t *vol = json_pack("{s:s,s:f,s:s}", "name", vn, "throughputMibps", 300.0, "createTime", "2026-01-01T00:00:00Z");
 	json_t *pl = NULL;
 	char got[100], again[100];
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	ck_assert_int_eq(srv_place_volume(&req, vol, "ops/1", "create", got, sizeof(got), &msg), AQ_OK);
 	ck_assert_str_eq(got, "nodes/n2");

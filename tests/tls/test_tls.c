@@ -73,7 +73,7 @@ static unsigned char *pem_der(const char *pem, size_t *len)
 static struct tls_ca *ca_new(const char *d)
 {
 	struct tls_ca *ca = NULL;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	ck_assert_int_eq(tls_ca_init(d, &msg), AQ_OK);
 	ck_assert_int_eq(tls_ca_load(d, &ca, &msg), AQ_OK);
@@ -83,7 +83,7 @@ static struct tls_ca *ca_new(const char *d)
 START_TEST(test_ca_files)
 {
 	struct tls_ca *ca = NULL;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	mode_t old = umask(0);
 
 	ck_assert_int_eq(tls_ca_load(dir, &ca, &msg), AQ_ENOENT);
@@ -104,7 +104,7 @@ START_TEST(test_file_write)
 {
 	char p[200], *got = NULL;
 	size_t len = 0;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	snprintf(p, sizeof(p), "%s/f.pem", dir);
 	ck_assert_int_eq(ut_file_write(p, "old", 3, &msg), AQ_OK);
@@ -131,7 +131,7 @@ START_TEST(test_issue_key)
 	char *cert = NULL, *key = NULL;
 	unsigned char *der;
 	size_t len;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	X509 *x;
 
 	ck_assert_int_eq(tls_issue_key(ca, &n, 30, &cert, &key, &msg), AQ_OK);
@@ -171,7 +171,7 @@ START_TEST(test_issue_csr)
 	const char *dns[] = { "n1", NULL }, *ip[] = { "10.0.0.7", NULL };
 	struct tls_name n = { .cn = "n1", .dns = dns, .ip = ip, .server = true, .client = true };
 	char *key = NULL, *csr = NULL, *cert = NULL, *bad;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	size_t len;
 	X509 *x;
 
@@ -218,7 +218,7 @@ START_TEST(test_weak_key_csr)
 	BIO *b = BIO_new(BIO_s_mem());
 	char *pem = NULL, *csr = NULL, *cert = NULL, *p;
 	long len;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	ck_assert_ptr_nonnull(k);
 	ck_assert_int_eq(PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL), 1);
@@ -284,7 +284,7 @@ START_TEST(test_verify_refusals)
 	struct tls_ca *ca = ca_new(dir), *other = ca_new(dir2);
 	unsigned char *der, junk[64];
 	size_t len;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	ck_assert_int_eq(tls_verify_der(ca, NULL, 0, "n1", &msg), AQ_EUNAUTH);
 	ck_assert_ptr_nonnull(strstr(msg.text, "none was presented"));
@@ -322,7 +322,7 @@ START_TEST(test_fresh_and_pem_ca)
 	char crt[200], key[200], *cert = NULL, *k = NULL;
 	unsigned char *der;
 	size_t len;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	snprintf(crt, sizeof(crt), "%s/client.crt", dir);
 	snprintf(key, sizeof(key), "%s/client.key", dir);

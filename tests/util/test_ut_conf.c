@@ -43,7 +43,7 @@ static int parse(const char *text, unsigned flags, struct kv *kv, aq_msg *msg)
 START_TEST(test_format)
 {
 	struct kv kv = { 0 };
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	const char *text = "# a comment\n"
 			   "\n"
 			   "   \t\n"
@@ -74,7 +74,7 @@ END_TEST
 START_TEST(test_missing_equals)
 {
 	struct kv kv = { 0 };
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	ck_assert_int_eq(parse("a = 1\n# c\nlisten 127.0.0.1:8080\nb = 2\n", 0, &kv, &msg), AQ_EINVAL);
 	ck_assert_str_eq(msg.text, "t.conf:3: expected 'key = value'");
@@ -91,7 +91,7 @@ END_TEST
 START_TEST(test_callback_refuses)
 {
 	struct kv kv = { .refuse = "workers" };
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	ck_assert_int_eq(parse("a = 1\r\n\r\nworkers = many\nb = 2\n", 0, &kv, &msg), AQ_EINVAL);
 	ck_assert_str_eq(msg.text, "t.conf:3: workers must be a number, got \"many\"");
@@ -102,7 +102,7 @@ END_TEST
 START_TEST(test_dash)
 {
 	struct kv kv = { 0 };
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	ck_assert_int_eq(parse("tier_day_seconds = 86_400\n", UT_CONF_DASH, &kv, &msg), AQ_OK);
 	ck_assert_str_eq(kv.key[0], "tier-day-seconds");
@@ -116,7 +116,7 @@ START_TEST(test_caps_and_nul)
 {
 	static char text[UT_CONF_LINE_MAX + 64];
 	struct kv kv = { 0 };
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	/* a line of exactly UT_CONF_LINE_MAX bytes is read */
 	memset(text, ' ', UT_CONF_LINE_MAX);
@@ -142,7 +142,7 @@ START_TEST(test_load)
 	char path[] = "/tmp/ut_conf_XXXXXX";
 	int fd = mkstemp(path);
 	struct kv kv = { 0 };
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	FILE *f;
 
 	ck_assert_int_ge(fd, 0);
@@ -177,7 +177,7 @@ START_TEST(test_shipped_example)
 	size_t off = 0;
 	int nset = 0;
 	struct kv kv = { 0 };
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	ck_assert_ptr_nonnull(f);
 	ck_assert_int_eq(ut_conf_load(UT_TOP_SRCDIR "/deploy/aquiferd.conf.in", 0, collect, &kv, &msg), AQ_OK);

@@ -89,7 +89,7 @@ START_TEST(test_write_replaces_private)
 {
 	char p[128];
 	struct stat st;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	path_of(p, sizeof(p), "cred.json");
 	umask(0);
@@ -119,7 +119,7 @@ START_TEST(test_cut_write_keeps_old)
 	if (pid == 0) { /* a writer whose disk "fills" after 4 KiB */
 		static char big[1 << 20];
 		struct rlimit rl = { .rlim_cur = 4096, .rlim_max = 4096 };
-		aq_msg msg = { "" };
+		aq_msg msg = { .text = "" };
 		int rc;
 
 		signal(SIGXFSZ, SIG_IGN);
@@ -139,7 +139,7 @@ END_TEST
 START_TEST(test_failed_rename_keeps_old)
 {
 	char p[128], inside[160];
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	path_of(p, sizeof(p), "sub");
 	ck_assert_int_eq(mkdir(p, 0700), 0);
@@ -155,7 +155,7 @@ END_TEST
 START_TEST(test_unwritable_folder)
 {
 	char p[128];
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	if (geteuid() == 0)
 		return; /* root writes anyway: nothing to check */
@@ -173,7 +173,7 @@ START_TEST(test_create_once)
 {
 	char p[128];
 	struct stat st;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	path_of(p, sizeof(p), "server.key");
 	ck_assert_int_eq(ut_file_create(p, "first", 5, &msg), AQ_OK);
@@ -189,7 +189,7 @@ END_TEST
 START_TEST(test_remove)
 {
 	char p[128];
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	path_of(p, sizeof(p), "state.json");
 	ck_assert_int_eq(ut_file_write(p, "{}", 2, NULL), AQ_OK);
@@ -202,7 +202,7 @@ END_TEST
 START_TEST(test_long_path)
 {
 	char p[UT_FILE_PATH_MAX + 10];
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	memset(p, 'a', sizeof(p) - 1);
 	p[sizeof(p) - 1] = '\0';
@@ -215,7 +215,7 @@ START_TEST(test_read)
 {
 	char p[128], *got = NULL;
 	size_t len = 99;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	path_of(p, sizeof(p), "pem");
 	ck_assert_int_eq(ut_file_write(p, "abcd", 4, NULL), AQ_OK);

@@ -15,7 +15,7 @@
 #define EXPECT_BAD(in, dflt, flags, needle)                                                       \
 	do {                                                                                      \
 		struct ut_hostport hp_ = { .host = "untouched", .port = 7 };                      \
-		aq_msg m_ = { "" };                                                               \
+		aq_msg m_ = { .text = "" };                                                               \
 		ck_assert_int_eq(ut_hostport_parse((in), (dflt), (flags), &hp_, &m_), AQ_EINVAL);  \
 		ck_assert_msg(strstr(m_.text, (needle)) != NULL, "%s: message \"%s\" lacks \"%s\"", \
 			      (in), m_.text, (needle));                                           \
@@ -26,7 +26,7 @@
 static struct ut_hostport ok(const char *text, uint16_t dflt, unsigned flags)
 {
 	struct ut_hostport hp;
-	aq_msg m = { "" };
+	aq_msg m = { .text = "" };
 
 	ck_assert_msg(ut_hostport_parse(text, dflt, flags, &hp, &m) == AQ_OK, "%s: %s", text, m.text);
 	return hp;
@@ -128,7 +128,7 @@ START_TEST(test_sockaddr)
 	struct ut_hostport hp = ok("localhost:8080", 0, 0);
 	struct sockaddr_storage ss;
 	socklen_t len = 0;
-	aq_msg m = { "" };
+	aq_msg m = { .text = "" };
 	const struct sockaddr_in *s4 = (const struct sockaddr_in *)(const void *)&ss;
 	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)(const void *)&ss;
 

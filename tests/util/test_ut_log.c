@@ -150,7 +150,7 @@ END_TEST
 START_TEST(test_level_parse)
 {
 	enum ut_log_level l = UT_LOG_INFO;
-	aq_msg m = { "" };
+	aq_msg m = { .text = "" };
 
 	ck_assert_int_eq(ut_log_level_parse("debug", &l, &m), AQ_OK);
 	ck_assert_int_eq(l, UT_LOG_DEBUG);
