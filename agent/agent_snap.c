@@ -46,7 +46,7 @@ int agent_snap_prepare(struct agent *a, const struct api_intent_volume *v, const
 	const char *src;
 	char dst[1200];
 	struct stat st;
-	aq_msg why = {""};
+	aq_msg why = { .text = "" };
 
 	if (!ss->clone)
 		return AQ_OK;
@@ -112,7 +112,7 @@ bool agent_snap_apply(struct agent *a, const struct api_intent_volume *v, const 
 		snprintf(a->last_error, sizeof(a->last_error),
 			 "volume %s: revert refused: reverting a volume with auto-tiering is not implemented", v->fsid);
 	} else if (ss->revert_seq && ss->revert_seq > snap_revert_seq(a->cfg.shelf, name)) {
-		aq_msg why = {""};
+		aq_msg why = { .text = "" };
 
 		if (snap_revert(a->cfg.shelf, name, root, &ss->revert, ss->revert_seq, &why) == 0) {
 			UT_INFO("agent_snap", req, "volume %s reverted to snapshot %s (seq %llu)", v->fsid, ss->revert.id,
@@ -123,7 +123,7 @@ bool agent_snap_apply(struct agent *a, const struct api_intent_volume *v, const 
 		}
 	}
 	for (i = 0; i < ss->ndeletes; i++) {
-		aq_msg why = {""};
+		aq_msg why = { .text = "" };
 
 		if (snap_delete(a->cfg.shelf, name, &ss->deletes[i], &why) != 0)
 			UT_ERROR("agent_snap", req, "volume %s: %s", v->fsid, why.text);
@@ -132,7 +132,7 @@ bool agent_snap_apply(struct agent *a, const struct api_intent_volume *v, const 
 	}
 	for (i = 0; i < ss->nsnaps; i++) {
 		struct timespec t0, t1;
-		aq_msg why = {""};
+		aq_msg why = { .text = "" };
 		bool tiered;
 		int rc;
 

@@ -434,7 +434,7 @@ static json_t *snap_encode(const struct api_intent_snap *sn)
 static int snap_decode(const json_t *in, const char *vname, const char *where, struct api_intent_snap *out,
 		       aq_msg *msg)
 {
-	aq_msg why = { "" };
+	aq_msg why = { .text = "" };
 
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(in) || get_text(in, "id", true, out->id, sizeof(out->id)) != AQ_OK ||

@@ -63,7 +63,7 @@ static int sched_trim(struct db *db, const char *vn, const char *kind, int keep,
 	qsort(mine, n, sizeof(*mine), sched_cmp);
 	for (i = 0; n > (size_t)keep && i < n - (size_t)keep; i++) {
 		json_t *snap = NULL;
-		aq_msg why = { "" };
+		aq_msg why = { .text = "" };
 
 		if ((rc = db_get(db, api_json_str(mine[i], "snapshot", ""), &snap)) != AQ_OK)
 			goto out;
@@ -110,7 +110,7 @@ static int sched_volume(struct db *db, const char *vn, int64_t t, int *made)
 		struct api_snap_sched s;
 		int64_t slot, last;
 		char id[80], sig[64], sigkey[32];
-		aq_msg why = { "" };
+		aq_msg why = { .text = "" };
 
 		if (api_snapshot_kind(k, &s, vol) != AQ_OK)
 			continue;
@@ -178,7 +178,7 @@ static void *sched_main(void *arg)
 	struct srv *srv = arg;
 	struct srv_sched *s = srv->sched;
 	struct db *db = NULL;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	/* a tick well inside the shortest slot: a minute of the clock */
 	int tick_ms = srv->cfg.snapshot_schedule_period > 0 ? 200 : 10000;
 

@@ -318,7 +318,7 @@ int snap_create(const char *shelf, const char *name, const char *root, uint64_t 
 		const struct api_intent_snap *s, aq_msg *msg)
 {
 	struct snap_info si = {.snap = *s, .ready = true, .create_unix = (int64_t)time(NULL)};
-	aq_msg why = {""};
+	aq_msg why = { .text = "" };
 	int rc;
 
 	if (snap_id_used(shelf, name, s->id))

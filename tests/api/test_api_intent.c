@@ -406,7 +406,7 @@ START_TEST(test_snapset)
 	struct api_intent_snapset *a = calloc(1, sizeof(*a)), *b = malloc(sizeof(*b));
 	struct api_intent_snap_state st = { .snap = { "hourly-1", "00000000000000aa" }, .ready = true,
 					    .detail = "ok", .create_unix = 1700000000, .used_bytes = 4096 }, st2;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *e = json_pack("{s:s}", "name", "projects/p/locations/l/volumes/v"), *x;
 
 	a->directory = true;
@@ -481,7 +481,7 @@ START_TEST(test_smb_fields)
 	struct api_intent_volume *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
 	struct api_intent_smb_user u = { .project = "p1", .name = "Alice.B", .nt_hash = "8846f7eaee8fb117ad06bdd830b7586c",
 					 .uid = 1000, .gid = 100 }, u2;
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *e = full_entry(a), *x;
 
 	ck_assert_int_eq(a->protocols, API_INTENT_NFSV3); /* full_entry's volume has no protocols: NFSV3 */

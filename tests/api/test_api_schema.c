@@ -458,7 +458,7 @@ END_TEST
 START_TEST(test_mask_given)
 {
 	struct api_mask_path p[API_MASK_MAX];
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *doc, *given;
 	int n;
 
@@ -484,7 +484,7 @@ END_TEST
 START_TEST(test_mask_patch)
 {
 	struct api_mask_path p[API_MASK_MAX];
-	aq_msg msg = { { 0 } };
+	aq_msg msg = { .text = { 0 } };
 	json_t *old, *patch, *doc = NULL, *given = NULL;
 	int n;
 

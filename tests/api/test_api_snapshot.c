@@ -14,7 +14,7 @@ static void policy(const char *p, int rc, const char *needle)
 {
 	json_error_t err;
 	json_t *vol = json_pack("{s:o}", "snapshotPolicy", json_loads(p, 0, &err));
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	ck_assert_ptr_nonnull(vol);
 	ck_assert_int_eq(api_snapshot_policy_check(vol, &msg), rc);
@@ -58,7 +58,7 @@ static int restore(const char *src)
 START_TEST(test_restore)
 {
 	json_t *vol = json_pack("{s:{s:s}}", "restoreParameters", "sourceBackup", "projects/p/locations/l/backupVaults/b/backups/x");
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	ck_assert_int_eq(restore("projects/p/locations/east/volumes/v1/snapshots/s1"), AQ_OK);
 	ck_assert_int_eq(restore("projects/p/locations/east/volumes/v1/snapshots/"), AQ_EINVAL);

@@ -227,7 +227,7 @@ START_TEST(test_status_snapshots)
 	struct srv_req req;
 	json_t *resp = NULL, *doc = NULL, *vol;
 	char uid[17];
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	join("n1", "eeee", &who);
 	srv_test_put(db, "volume", "projects/p/locations/east", VOL,

@@ -74,7 +74,7 @@ static const char *op(const char *id)
 static void add(const char *id, const char *opname)
 {
 	json_t *vol = get(VN);
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	ck_assert_int_eq(db_begin(db), AQ_OK);
 	ck_assert_msg(srv_snapshot_add(db, vol, id, NULL, opname, NULL, 0, &msg) == AQ_OK, "%s", msg.text);
@@ -129,7 +129,7 @@ static const char *ready(const char *id, long used)
 static void intent(struct api_intent_snapset *set)
 {
 	json_t *vol = get(VN), *e = json_pack("{s:s}", "name", VN);
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	ck_assert_int_eq(srv_snapshot_intent(db, vol, e), AQ_OK);
 	ck_assert_msg(api_intent_snapset_decode(e, set, &msg) == AQ_OK, "%s", msg.text);
@@ -182,7 +182,7 @@ START_TEST(test_create_delete)
 	/* delete: listed in snapshotDeletes until the node stops reporting it */
 	{
 		const char *o2 = op("d1");
-		aq_msg msg = { "" };
+		aq_msg msg = { .text = "" };
 
 		ck_assert_int_eq(db_begin(db), AQ_OK);
 		ck_assert_int_eq(srv_snapshot_start_delete(db, s, o2, &msg), AQ_OK);
@@ -214,7 +214,7 @@ START_TEST(test_error_and_limits)
 	const char *o1 = op("c1");
 	json_t *vol = get(VN), *s;
 	char line[1024], id[16];
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	add("bad", o1);
 	/* deleting a snapshot being created is refused */
@@ -254,7 +254,7 @@ START_TEST(test_revert_clone_force)
 	struct api_intent_snapset *set = calloc(1, sizeof(*set));
 	char line[1024];
 	json_t *vol, *clone, *s;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	const char *orev;
 
 	add("s1", "");
