@@ -14,7 +14,8 @@
 const struct api_field api_smb_user_fields[] = {
 	{ "name", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
 	{ "createTime", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
-	{ "password", API_T_STRING, API_F_REQUIRED | API_F_INPUT, NULL, NULL, API_SMB_USER_PASSWORD_LEN },
+	/* required on create (srv_smbuser.c): a required field would be in answers' schema */
+	{ "password", API_T_STRING, API_F_INPUT, NULL, NULL, API_SMB_USER_PASSWORD_LEN },
 	{ "uid", API_T_INT64, API_F_REQUIRED, NULL, NULL, 0 },
 	{ "gid", API_T_INT64, API_F_REQUIRED, NULL, NULL, 0 },
 	{ "description", API_T_STRING, 0, NULL, NULL, 2048 },

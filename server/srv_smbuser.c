@@ -151,8 +151,13 @@ int srv_h_smbuser_create(struct srv_req *req, json_t **resp)
 	if (!req->body)
 		return aq_fail(&req->msg, AQ_EINVAL, "the request body must be an smbUser");
 	if ((rc = api_schema_check(api_smb_user_fields, req->body, true, "smbUser", &doc, &req->msg)) != AQ_OK ||
-	    (rc = api_smb_user_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK ||
-	    (rc = user_hash(req, doc, hex)) != AQ_OK)
+	    (rc = api_smb_user_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK)
+		goto out;
+	if (!json_object_get(doc, "password")) {
+		rc = aq_fail(&req->msg, AQ_EINVAL, "password is required");
+		goto out;
+	}
+	if ((rc = user_hash(req, doc, hex)) != AQ_OK)
 		goto out;
 	srv_parent(req, parent, sizeof(parent));
 	api_time_now(now, sizeof(now));
