@@ -32,6 +32,7 @@ function parseEnums(src) {
 // The contract's limits (api/api_intent.h): a table row may name one.
 const limits = {};
 for (const m of readC('api/api_intent.h').matchAll(/^#define (API_INTENT_\w+) (-?\d+)\b/gm)) limits[m[1]] = Number(m[2]);
+for (const m of readC('api/api_resource.h').matchAll(/^#define (API_SMB_USER_\w+) (-?\d+)/gm)) limits[m[1]] = Number(m[2]);
 function limit(tok) {
   if (/^-?\d+$/.test(tok)) return Number(tok);
   if (!(tok in limits)) throw new Error(`unknown limit ${tok} in a field table`);
@@ -61,7 +62,7 @@ function parseTables(src) {
   return out;
 }
 
-const sources = ['api/api_project.c', 'api/api_pool.c', 'api/api_volume.c'].map(readC);
+const sources = ['api/api_project.c', 'api/api_pool.c', 'api/api_volume.c', 'api/api_smb_user.c'].map(readC);
 const enums = Object.assign({}, ...sources.map(parseEnums));
 const tables = Object.assign({}, ...sources.map(parseTables));
 
@@ -71,6 +72,7 @@ const schemaName = {
   api_location_fields: 'Location',
   api_pool_fields: 'StoragePool',
   api_volume_fields: 'Volume',
+  api_smb_user_fields: 'SmbUser',
   vol_rule_fields: 'SimpleExportPolicyRule',
   vol_export_fields: 'ExportPolicy',
   vol_mount_fields: 'MountOption',
@@ -104,12 +106,17 @@ const docs = {
   'Volume.shareName': 'NFS export path (/shareName on the volume\'s node), unique per location across every project (409 ALREADY_EXISTS when another volume of the location has it; the answer names no other project). Immutable.',
   'Volume.storagePool': 'The pool holding the volume: an ID or a full resource name in the same project and location. Returned as the full resource name. Updating it moves the volume (PREMIUM <-> EXTREME only).',
   'Volume.capacityGib': 'Capacity of the volume in GiB (int64 as a JSON string).',
-  'Volume.protocols': 'GCNV\'s sets are NFSV3, NFSV4, SMB, NFSV3+NFSV4, SMB+NFSV3, SMB+NFSV4; Aquifer serves NFSV3 only, so any other value is refused (400 naming it). Immutable.',
-  'Volume.smbSettings': 'SMB is not served yet: a non-empty list is refused (400).',
+  'Volume.protocols': 'GCNV\'s sets are NFSV3, NFSV4, SMB, NFSV3+NFSV4, SMB+NFSV3, SMB+NFSV4; Aquifer serves ["NFSV3"], ["SMB"] and ["NFSV3","SMB"], so any other set is refused (400 naming it). An SMB volume is READY only on a node whose agent serves SMB. Immutable.',
+  'Volume.smbSettings': 'No SMB setting is served yet (ENCRYPT_DATA comes with the agent\'s per-share encryption): a non-empty list is refused (400 naming the setting).',
   'Volume.snapshotPolicy': 'Automatic snapshots are not implemented yet: enabled true is refused (400); enabled false (the schedule kept, nothing taken) is accepted.',
   'Volume.snapReserve': 'No snapshots, so no reserve: any value but 0 is refused (400).',
   'Volume.snapshotDirectory': 'No snapshots, so no .snapshot directory: true is refused (400); defaults to false (GCNV\'s default is true).',
-  'Volume.securityStyle': 'UNIX (the default); NTFS needs SMB and is refused (400). Immutable.',
+  'Volume.securityStyle': 'UNIX (the default; SMB shows the mode bits as a synthesized descriptor); NTFS is not served yet and is refused (400). Immutable.',
+  'SmbUser.name': 'Resource name: projects/{project}/locations/{location}/smbUsers/{smbUserId}, the ID lowercased (names compare case-insensitively).',
+  'SmbUser.password': 'Input only: never stored, never returned. Kept only as its NT hash (MD4 of the UTF-16LE password), which no answer carries. Required on create.',
+  'SmbUser.uid': 'The owner NFS sees for what the user creates over SMB (0-4294967294, int64 as a JSON string).',
+  'SmbUser.gid': 'The group NFS sees for what the user creates over SMB (0-4294967294).',
+  'SmbUser.description': 'Free text.',
   'Volume.multipleEndpoints': 'Each volume is served at its node\'s one NFS address: true is refused (400). Immutable.',
   'Volume.backupConfig': 'Backups are not implemented yet: backupPolicies, backupVault or scheduledBackupEnabled true are refused (400).',
   'Volume.restrictedActions': 'DELETE: deleting the volume is refused (FAILED_PRECONDITION) until DELETE is removed. GCNV blocks deletes while the volume is mounted; NFSv3 has no reliable notion of mounted, so Aquifer blocks every delete.',
@@ -226,6 +233,7 @@ function objectSchema(table, extra) {
 const T = {
   pool: 'type.googleapis.com/google.cloud.netapp.v1.StoragePool',
   volume: 'type.googleapis.com/google.cloud.netapp.v1.Volume',
+  smbUser: 'type.googleapis.com/aquifer.v1.SmbUser',
   empty: 'type.googleapis.com/google.protobuf.Empty',
   opmeta: 'type.googleapis.com/google.cloud.netapp.v1.OperationMetadata',
   locmeta: 'type.googleapis.com/google.cloud.netapp.v1.LocationMetadata',
@@ -235,6 +243,7 @@ const schemas = {};
 for (const t of Object.keys(schemaName)) schemas[schemaName[t]] = objectSchema(t);
 schemas.StoragePool.description = 'google.cloud.netapp.v1.StoragePool. JSON names are camelCase; int64 values are JSON strings. Output-only fields in a request are ignored; unknown fields are refused (400).';
 schemas.Volume.description = 'google.cloud.netapp.v1.Volume. JSON names are camelCase; int64 values are JSON strings. Output-only fields in a request are ignored; unknown fields are refused (400).';
+schemas.SmbUser.description = 'An account SMB sessions authenticate as (NTLMv2), per project and location: a user of project P reaches only the shares of P\'s volumes.';
 schemas.Project.description = 'An Aquifer project (projects are real resources here; a cluster admin creates them).';
 schemas.Location.description = 'google.cloud.location.Location. Locations are cluster-wide; a cluster admin creates them and every project sees them.';
 // The field table lists Location.metadata as an output string; what the server
@@ -259,6 +268,8 @@ function anyOf(name, type) {
 }
 schemas.StoragePoolAny = anyOf('StoragePool', T.pool);
 schemas.VolumeAny = anyOf('Volume', T.volume);
+schemas.SmbUserAny = anyOf('SmbUser', T.smbUser);
+delete schemas.SmbUserAny.properties.password; // input only: never in an answer
 schemas.EmptyAny = {
   type: 'object',
   description: 'google.protobuf.Empty packed in an Any: the response of a finished delete.',
@@ -326,6 +337,7 @@ schemas.Operation = {
       oneOf: [
         { $ref: '#/components/schemas/StoragePoolAny' },
         { $ref: '#/components/schemas/VolumeAny' },
+        { $ref: '#/components/schemas/SmbUserAny' },
         { $ref: '#/components/schemas/EmptyAny' },
       ],
     },
@@ -374,6 +386,7 @@ function listSchema(plural, item, desc) {
 }
 schemas.ListStoragePoolsResponse = listSchema('storagePools', 'StoragePool', 'A page of storage pools.');
 schemas.ListVolumesResponse = listSchema('volumes', 'Volume', 'A page of volumes.');
+schemas.ListSmbUsersResponse = listSchema('smbUsers', 'SmbUser', 'A page of SMB users.');
 schemas.ListOperationsResponse = listSchema('operations', 'Operation', 'A page of operations.');
 schemas.ListProjectsResponse = listSchema('projects', 'Project', 'A page of projects (a project token sees only its own project).');
 schemas.ListLocationsResponse = listSchema('locations', 'Location', 'A page of locations.');
@@ -391,6 +404,8 @@ const parameters = {
   projectId: { name: 'projectId', in: 'path', required: true, description: 'Project ID.', schema: { type: 'string' } },
   locationId: { name: 'locationId', in: 'path', required: true, description: 'Location ID (e.g. us-central1).', schema: { type: 'string' } },
   storagePoolId: { name: 'storagePoolId', in: 'path', required: true, description: 'Storage pool ID.', schema: { type: 'string' } },
+  smbUserId: { name: 'smbUserId', in: 'path', required: true, description: 'SMB user name (any case).', schema: { type: 'string' } },
+  smbUserIdQuery: { name: 'smbUserId', in: 'query', required: true, description: 'Name of the new user: 1-64 letters, digits, \'.\', \'-\' or \'_\', starting with a letter or digit; unique in the project and location case-insensitively.', schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', maxLength: 64 } },
   volumeId: { name: 'volumeId', in: 'path', required: true, description: 'Volume ID.', schema: { type: 'string' } },
   operationId: { name: 'operationId', in: 'path', required: true, description: 'Operation ID (the last segment of Operation.name).', schema: { type: 'string' } },
   storagePoolIdQuery: { name: 'storagePoolId', in: 'query', required: true, description: `ID of the new pool. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
@@ -638,6 +653,38 @@ op(`${PL}/volumes/{volumeId}`, 'delete', {
   responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409])),
 });
 
+// SMB users (issue 18).
+op(`${PL}/smbUsers`, 'post', {
+  operationId: 'createSmbUser', tags: ['SMB users'], summary: 'Create an SMB user',
+  description: 'Answers with a done Operation whose response is the user (without the password). 409 when the name is taken in the project and location, in any case. The user reaches the agents with the next intent push.',
+  parameters: [...pathParams('projectId', 'locationId'), ref('smbUserIdQuery'), ref('validateOnly')],
+  requestBody: body('SmbUser', 'The user; password, uid and gid are required.'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409, 413])),
+});
+op(`${PL}/smbUsers`, 'get', {
+  operationId: 'listSmbUsers', tags: ['SMB users'], summary: 'List SMB users',
+  parameters: [...pathParams('projectId', 'locationId'), ...listParams],
+  responses: Object.assign({ 200: json('ListSmbUsersResponse', 'A page of users.') }, errors([400, 401, 403, 404])),
+});
+op(`${PL}/smbUsers/{smbUserId}`, 'get', {
+  operationId: 'getSmbUser', tags: ['SMB users'], summary: 'Get an SMB user',
+  parameters: pathParams('projectId', 'locationId', 'smbUserId'),
+  responses: Object.assign({ 200: json('SmbUser', 'The user (never the password or its hash).') }, errors([400, 401, 403, 404])),
+});
+op(`${PL}/smbUsers/{smbUserId}`, 'patch', {
+  operationId: 'updateSmbUser', tags: ['SMB users'], summary: 'Update an SMB user',
+  description: 'Only the fields named in updateMask change: description, password, uid, gid (the last three cannot be cleared).',
+  parameters: [...pathParams('projectId', 'locationId', 'smbUserId'), ref('updateMask'), ref('validateOnly')],
+  requestBody: body('SmbUser', 'The fields to change.'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 413])),
+});
+op(`${PL}/smbUsers/{smbUserId}`, 'delete', {
+  operationId: 'deleteSmbUser', tags: ['SMB users'], summary: 'Delete an SMB user',
+  description: 'The operation\'s response is Empty; the user leaves the agents with the next intent push.',
+  parameters: pathParams('projectId', 'locationId', 'smbUserId'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404])),
+});
+
 // Time series (issue 8): in memory, 10 s points, the last hour.
 schemas.MetricsPoint = {
   type: 'object',
@@ -727,6 +774,7 @@ schemas.Node = {
     agentVersion: str('aquifer-agent version.'),
     address: str('The agent API URL aquiferd pushes to.'),
     nfsAddress: str('HOST:PORT of its NFS server.'),
+    smbAddress: str('HOST:PORT of its SMB server; absent: the node serves no SMB.'),
     generation: { type: 'integer', format: 'int64', description: 'Generation of the node\'s desired state.' },
     appliedGeneration: { type: 'integer', format: 'int64', description: 'Generation the node reported applied.' },
     stateDetails: str('What the state means for its volumes: DRAINING (how many still wait for room, or drained), DOWN (silent since; volumes waiting).'),
@@ -763,6 +811,7 @@ schemas.AgentJoinRequest = {
   type: 'object',
   properties: {
     node: str('Node name (an ID).'), location: str(''), address: str('Agent API URL.'), nfsAddress: str('HOST:PORT.'),
+    smbAddress: str('HOST:PORT of its SMB server (--smb-listen); absent: no SMB.'),
     throughputCeilingMibps: num(''), writeThroughputCeilingMibps: num(''), agentVersion: str(''),
     csr: str('Under TLS (required then): a PEM certificate request for the agent\'s own key, at most 8192 bytes.'),
   },
@@ -801,6 +850,7 @@ schemas.AgentStatusRequest = {
       },
     },
     agentVersion: { type: 'string' },
+    smbAddress: { type: 'string', description: 'HOST:PORT of its SMB server; "" says it stopped; absent keeps what the node has.' },
     tokenRenewal: { type: 'boolean', description: 'The agent keeps the nodeToken a status answer carries.' },
   },
   required: ['appliedGeneration'],
@@ -925,6 +975,7 @@ const spec = {
     { name: 'Storage pools', description: 'google.cloud.netapp.v1 storagePools.' },
     { name: 'Volumes', description: 'google.cloud.netapp.v1 volumes.' },
     { name: 'Operations', description: 'google.longrunning.Operations.' },
+    { name: 'SMB users', description: 'Aquifer\'s SMB accounts (NTLMv2), per project and location.' },
     { name: 'Locations', description: 'google.cloud.location and Aquifer\'s cluster-wide locations.' },
     { name: 'Projects', description: 'Aquifer projects.' },
     { name: 'Service', description: 'Health, metrics and this document.' },
