@@ -236,5 +236,22 @@ aq_mutate POST "$PW/volumes?volumeId=smbw" "$(vol smbw '["SMB"]')"
 expect_jq .response.state READY "an SMB-only volume on a node with SMB is READY"
 expect_jq '[.response.mountOptions[].protocol] | join(",")' SMB "it has only the SMB mount entry"
 
+# === a project or location with SMB users is not deleted ====================
+TOK=$ADMIN
+aq_req POST "/v1/projects?projectId=pc" '{}'
+aq_req POST "/v1/locations?locationId=south" '{}'
+aq_req POST "/v1/projects/pc/locations/south/smbUsers?smbUserId=carol" '{"password":"pw-c","uid":"5","gid":"5"}'
+expect_status 200 "carol of pc in south"
+aq_req DELETE /v1/projects/pc
+expect_error 400 FAILED_PRECONDITION "a project holding an SMB user is not deleted"
+aq_req DELETE /v1/locations/south
+expect_error 400 FAILED_PRECONDITION "a location holding an SMB user is not deleted"
+aq_req DELETE /v1/projects/pc/locations/south/smbUsers/carol
+expect_status 200 "delete carol"
+aq_req DELETE /v1/locations/south
+expect_status 200 "then the location goes"
+aq_req DELETE /v1/projects/pc
+expect_status 200 "and the project"
+
 aq_sanitizer_clean "$D"
 aq_finish
