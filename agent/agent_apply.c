@@ -40,6 +40,7 @@
 
 #include "api/api_intent.h"
 #include "api/api_schema.h"
+#include "util/ut_hex.h"
 #include "util/ut_log.h"
 
 /* The intent's rule as the volume store holds it. */
@@ -194,6 +195,7 @@ static int apply_volume(struct agent *a, const struct api_intent_volume *v, cons
 	c->fsid = strtoull(v->fsid, NULL, 16);
 	snprintf(c->path, sizeof(c->path), "/%s", v->share);
 	c->capacity = v->capacity_bytes;
+	c->protocols = v->protocols;
 	apply_qos(&v->qos, &c->qos);
 	if ((rc = agent_snap_prepare(a, v, ss, msg)) != AQ_OK)
 		return rc;
@@ -244,6 +246,54 @@ static void apply_deletes(struct agent *a, const json_t *dels, const struct api_
 	}
 }
 
+/* The intent's smbUsers, all checked before anything changes. */
+static int apply_smb_users(const json_t *arr, struct smb_srv_user **out, size_t *n, aq_msg *msg)
+{
+	const json_t *u;
+	size_t i;
+
+	*out = NULL;
+	*n = 0;
+	if (!arr)
+		return AQ_OK;
+	if (!json_is_array(arr) || json_array_size(arr) > API_INTENT_MAX_SMB_USERS)
+		return aq_fail(msg, AQ_EINVAL, "smbUsers must be an array of at most %u users", API_INTENT_MAX_SMB_USERS);
+	if (!(*out = calloc(json_array_size(arr) + 1, sizeof(**out))))
+		return AQ_ENOMEM;
+	json_array_foreach(arr, i, u) {
+		struct api_intent_smb_user d;
+		struct smb_srv_user *s = &(*out)[i];
+		size_t hn = 0;
+
+		if (api_intent_smb_user_decode(u, &d, msg) != AQ_OK ||
+		    ut_hex_decode(d.nt_hash, 32, s->nt_hash, sizeof(s->nt_hash), &hn) != AQ_OK || hn != 16) {
+			free(*out);
+			*out = NULL;
+			return AQ_EINVAL;
+		}
+		snprintf(s->project, sizeof(s->project), "%s", d.project);
+		snprintf(s->name, sizeof(s->name), "%s", d.name);
+		s->uid = d.uid;
+		s->gid = d.gid;
+	}
+	*n = json_array_size(arr);
+	return AQ_OK;
+}
+
+/* The SMB share of a served volume: its shareName in its project. */
+static void apply_smb_share(const struct api_intent_volume *v, const struct vol_export_cfg *c, struct smb_srv_share *s)
+{
+	const char *p = strncmp(v->name, "projects/", 9) == 0 ? v->name + 9 : "";
+	size_t n = strcspn(p, "/");
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "%s", v->share);
+	snprintf(s->project, sizeof(s->project), "%.*s", (int)(n < sizeof(s->project) ? n : 0), p);
+	snprintf(s->path, sizeof(s->path), "%s", c->path);
+	s->smb_settings = v->smb_settings;
+	s->security = v->security;
+}
+
 int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 {
 	json_t *vols = json_object_get(intent, "volumes"), *dels = json_object_get(intent, "deletes");
@@ -260,12 +310,16 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	char tdir[1100];
 	json_t *failed, *f;
 	char req[32];
-	size_t i, k, n = json_array_size(vols), used = 0;
+	size_t i, k, n = json_array_size(vols), used = 0, nusers = 0, nshares = 0;
+	struct smb_srv_user *users = NULL;
+	struct smb_srv_share *shares = NULL;
 	int rc = AQ_OK;
 
 	snprintf(req, sizeof(req), "gen-%lld", (long long)gen);
 	if (gen < 0 || !json_is_array(vols) || (dels && !json_is_array(dels)))
 		return aq_fail(msg, AQ_EINVAL, "intent needs generation, volumes[] and (optional) deletes[]");
+	if ((rc = apply_smb_users(json_object_get(intent, "smbUsers"), &users, &nusers, msg)) != AQ_OK)
+		return rc;
 	failed = json_array();
 	pthread_mutex_lock(&a->lock);
 	if (gen < a->applied) {
@@ -333,6 +387,7 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 		 * are recorded with each snapshot (tier_snap.c) */
 		agent_snap_apply(a, &iv[vi[i]], &ss[vi[i]], cfg[i].root, req);
 		cfg[i].tree_seq = agent_snap_tree_seq(a, &iv[vi[i]]);
+		vi[k] = vi[i];
 		cfg[k++] = cfg[i];
 	}
 	used = k;
@@ -341,6 +396,13 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	if ((rc = vol_store_set(a->store, cfg, used)) != 0) {
 		rc = aq_fail(msg, AQ_EINVAL, "the NFS server refused the export set: %s", strerror(-rc));
 		goto out;
+	}
+	if (a->smb && (shares = calloc(used + 1, sizeof(*shares)))) {
+		for (i = 0; i < used; i++)
+			if (iv[vi[i]].protocols & API_INTENT_SMB)
+				apply_smb_share(&iv[vi[i]], &cfg[i], &shares[nshares++]);
+		if (smb_srv_set_config(a->smb, shares, nshares, users, nusers) != 0)
+			UT_ERROR("agent_apply", req, "the SMB server kept its shares and users: out of memory");
 	}
 	json_array_foreach(failed, i, f)
 		UT_WARN("agent_apply", req, "not serving %s: %s", *api_json_str(f, "name", "") ? api_json_str(f, "name", "") : "a volume",
@@ -368,5 +430,7 @@ out:
 	free(tv);
 	free(vi);
 	free(trc);
+	free(users);
+	free(shares);
 	return rc;
 }

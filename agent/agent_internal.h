@@ -11,6 +11,7 @@
 #include "agent/agent_shelf.h"
 #include "agent/nfs/nfs_srv.h"
 #include "agent/snap/snap.h"
+#include "agent/smb/smb_srv.h"
 #include "agent/tier/tier.h"
 #include "agent/vol/vol.h"
 #include "api/api_error.h"
@@ -25,6 +26,7 @@ struct agent_cfg {
 	char shelf[1024];
 	char listen[128];        /* agent API HOST:PORT */
 	char nfs_listen[128];    /* NFS HOST:PORT */
+	char smb_listen[128];    /* SMB HOST[:PORT] (port 445 by default); empty: no SMB server */
 	char advertise[128];     /* host clients and aquiferd use (default: listen's host) */
 	char state_dir[1024];
 	char ca_file[1024];      /* verifies aquiferd's certificate (agent_tls.c) */
@@ -44,6 +46,7 @@ struct agent {
 	struct agent_shelf shelf;
 	struct vol_store *store; /* the volume store; the front ends borrow it */
 	struct nfs_srv *nfs;      /* the NFSv3 front end over store */
+	struct smb_srv *smb;      /* the SMB front end over store (NULL without --smb-listen) */
 	struct tier *tier;       /* the cold tier engine (issue 11) */
 	struct obj_cfg cold;     /* the cold store in use (kind 0: none yet) */
 	struct agent_http *http; /* the API's server (agent_http.c) */

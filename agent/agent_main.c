@@ -40,7 +40,7 @@ static void usage(FILE *f)
 		"usage: aquifer-agent --server URL --token JOIN_TOKEN --node NAME --location LOC\n"
 		"                     --shelf DIR --listen HOST:PORT --nfs-listen HOST:PORT --state-dir DIR\n"
 		"                     [--throughput-mibps N] [--write-throughput-mibps N]\n"
-		"                     [--advertise HOST] [--ca-file FILE] [--tier-day-seconds N]\n"
+		"                     [--smb-listen HOST[:PORT]] [--advertise HOST] [--ca-file FILE] [--tier-day-seconds N]\n"
 		"                     [--snapshot-usage-seconds N]\n"
 		"                     [--log-level LEVEL] [--config FILE]\n"
 		"\n"
@@ -51,6 +51,8 @@ static void usage(FILE *f)
 		"  --shelf DIR               the shelf every node of the location shares\n"
 		"  --listen HOST:PORT        the agent API (aquiferd pushes desired state here)\n"
 		"  --nfs-listen HOST:PORT    the NFSv3/MOUNT/PORTMAP port clients mount\n"
+		"  --smb-listen HOST[:PORT]  serve the volumes whose protocols hold SMB here (port 445\n"
+		"                            when left out; no SMB server without this option)\n"
 		"  --state-dir DIR           credentials and the last applied state\n"
 		"  --throughput-mibps N      node ceiling used for placement (default 33379 = 35 GB/s read)\n"
 		"  --write-throughput-mibps N  write ceiling, shown by the API (default 9537 = 10 GB/s)\n"
@@ -92,7 +94,7 @@ struct agent_opt {
 static const struct agent_opt agent_opts[] = {
 	{ "server", S(server) }, { "token", S(join_token) }, { "node", S(node) },
 	{ "location", S(location) }, { "shelf", S(shelf) }, { "listen", S(listen) },
-	{ "nfs-listen", S(nfs_listen) }, { "advertise", S(advertise) }, { "state-dir", S(state_dir) },
+	{ "nfs-listen", S(nfs_listen) }, { "smb-listen", S(smb_listen) }, { "advertise", S(advertise) }, { "state-dir", S(state_dir) },
 	{ "ca-file", S(ca_file) },
 	{ "throughput-mibps", offsetof(struct agent_cfg, ceiling_mibps), 0 },
 	{ "write-throughput-mibps", offsetof(struct agent_cfg, write_ceiling_mibps), 0 },
@@ -327,6 +329,11 @@ int agent_main(int argc, char **argv)
 		UT_ERROR("agent_main", NULL, "NFS server on %s: %s", a.cfg.nfs_listen, strerror(-rc));
 		return 1;
 	}
+	if (a.cfg.smb_listen[0] && ((rc = smb_srv_new(a.cfg.smb_listen, a.store, &a.smb)) != 0 ||
+				    (rc = smb_srv_start(a.smb)) != 0)) {
+		UT_ERROR("agent_main", NULL, "SMB server on %s: %s", a.cfg.smb_listen, strerror(-rc));
+		return 1;
+	}
 	{
 		struct tier_cfg tc = { .day_seconds = a.cfg.tier_day_seconds };
 
@@ -372,6 +379,7 @@ int agent_main(int argc, char **argv)
 	agent_reporter_stop(&a);
 	agent_http_stop(&a);
 	agent_snap_usage_stop(&a);
+	smb_srv_free(a.smb);
 	nfs_srv_free(a.nfs);
 	vol_store_free(a.store); /* after its front ends, before the tier it calls */
 	tier_free(a.tier);

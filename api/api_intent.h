@@ -241,6 +241,15 @@ struct api_intent_smb_user {
 	uint32_t uid, gid;
 };
 
+/* The agent's SMB address. An agent whose SMB server listens
+ * (--smb-listen) says where: "smbAddress": "HOST:PORT" in its join body and
+ * in its status reports (a report without the key keeps what the node has;
+ * "" says SMB stopped). A node without one serves no SMB: the control plane
+ * never calls an SMB volume placed there READY (its operation fails, naming
+ * the reason) and its mountOptions have no SMB entry. */
+#define API_INTENT_SMB_ADDRESS "smbAddress"
+#define API_INTENT_SMB_PORT 445
+
 /* The user-name rule above; the message names the field as what. */
 int api_intent_smb_user_name_check(const char *name, const char *what, aq_msg *msg);
 json_t *api_intent_smb_user_encode(const struct api_intent_smb_user *u);

@@ -15,6 +15,7 @@ extern const struct api_field api_location_fields[];
 extern const struct api_field api_pool_fields[];
 extern const struct api_field api_volume_fields[];
 extern const struct api_field api_snapshot_fields[];
+extern const struct api_field api_smb_user_fields[];
 
 /* Read the math facts out of a normalised pool / volume document. */
 void api_pool_math_from(const json_t *pool, struct api_pool_math *out);
@@ -37,11 +38,16 @@ void api_pool_fill_output(const struct api_math_params *p, json_t *doc, int64_t 
  * days; defaults filled in (tieringPolicy.coolingThresholdDays 31, ...). */
 int api_volume_check(const struct api_math_params *p, json_t *doc, aq_msg *msg);
 
+/* The agent serves SMB (agent/smb/, --smb-listen): volumes whose protocols
+ * are ["SMB"] or ["NFSV3","SMB"] are accepted. 0 refuses them. */
+#define API_SERVES_SMB 1
+
 /* Refuse, naming the field and value, what the request sets (given: a
  * create body, or the fields an updateMask names) for a feature that does
- * not exist yet: protocols other than NFSV3, smbSettings, securityStyle
- * NTFS, snapReserve (no space is reserved for snapshots), backupConfig,
- * multipleEndpoints, the export rules' kerberos5* flags.
+ * not exist yet: protocols, smbSettings and securityStyle the data path
+ * does not serve (one table in api_volume.c), snapReserve (no space is
+ * reserved for snapshots), backupConfig, multipleEndpoints, the export
+ * rules' kerberos5* flags.
  * Their "off" values are accepted. */
 int api_volume_check_supported(const json_t *given, aq_msg *msg);
 
@@ -58,6 +64,14 @@ int api_pool_check_supported(const json_t *given, const char *location, aq_msg *
 const char *api_volume_pool_id(const json_t *vol);
 
 void api_volume_fill_output(const struct api_math_params *p, const json_t *pool, json_t *vol);
+
+/* SmbUser (api_smb_user.c): password (input only, at most
+ * API_SMB_USER_PASSWORD_LEN bytes, not empty, no NUL), uid and gid
+ * 0-API_SMB_USER_ID_MAX. Messages never quote the password. The name is
+ * api_intent_smb_user_name_check's rule. */
+#define API_SMB_USER_PASSWORD_LEN 256
+#define API_SMB_USER_ID_MAX 4294967294LL
+int api_smb_user_check(const struct api_math_params *p, json_t *doc, aq_msg *msg);
 
 /* Location coldStore (doc is the location's "coldStore" object, may be
  * NULL = none): exactly one of s3 {endpoint (http/https URL), bucket (S3

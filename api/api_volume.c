@@ -231,7 +231,7 @@ int api_volume_check(const struct api_math_params *p, json_t *doc, aq_msg *msg)
 	}
 	if (!json_object_get(doc, "securityStyle"))
 		json_object_set_new(doc, "securityStyle", json_string("UNIX"));
-	/* there is no .snapshot directory (no snapshots): say so */
+	/* proto3's default: a config that leaves it out plans no change */
 	if (!json_object_get(doc, "snapshotDirectory"))
 		json_object_set_new(doc, "snapshotDirectory", json_false());
 	return AQ_OK;
@@ -250,21 +250,86 @@ static const struct {
 static const char *const vol_kerberos[] = { "kerberos5ReadOnly", "kerberos5ReadWrite", "kerberos5iReadOnly",
 					    "kerberos5iReadWrite", "kerberos5pReadOnly", "kerberos5pReadWrite", NULL };
 
-int api_volume_check_supported(const json_t *given, aq_msg *msg)
+/* What the data path serves, in one place: the protocol sets, smbSettings
+ * and securityStyles a node's agent honours. Anything else is refused
+ * naming the field, so accepting more later is a one-line change here once
+ * the agent does it. API_SERVES_SMB (api_resource.h) switches SMB as a whole. */
+static const struct {
+	unsigned protocols;                       /* enum api_intent_proto bits */
+	const char *text;
+	bool served;
+} vol_serves_protocols[] = {
+	{ API_INTENT_NFSV3, "[\"NFSV3\"]", true },
+	{ API_INTENT_SMB, "[\"SMB\"]", API_SERVES_SMB },
+	{ API_INTENT_NFSV3 | API_INTENT_SMB, "[\"NFSV3\",\"SMB\"]", API_SERVES_SMB },
+};
+
+static const struct {
+	const char *name;
+	bool served;
+} vol_serves_smb[] = {
+	/* the agent refuses unencrypted requests on such shares (agent/smb) */
+	{ "ENCRYPT_DATA", true },
+	{ "BROWSABLE", false },
+	{ "CHANGE_NOTIFY", false },
+	{ "NON_BROWSABLE", true },                /* the agent lists no shares at all */
+	{ "OPLOCKS", false },
+	{ "SHOW_SNAPSHOT", false },
+	{ "SHOW_PREVIOUS_VERSIONS", false },
+	{ "ACCESS_BASED_ENUMERATION", false },
+	{ "CONTINUOUSLY_AVAILABLE", false },
+};
+
+static const struct {
+	const char *name;
+	bool served;
+} vol_serves_security[] = {
+	{ "UNIX", true },
+	{ "NTFS", false },                        /* stored Windows descriptors: not yet */
+};
+
+static int vol_check_served(const json_t *given, aq_msg *msg)
 {
-	json_t *ps = json_object_get(given, "protocols"), *rules, *r, *v;
-	json_t *backup = json_object_get(given, "backupConfig");
-	size_t i;
+	json_t *ps = json_object_get(given, "protocols"), *v;
+	const char *sec = api_json_str(given, "securityStyle", NULL);
+	char served[160] = "";
+	unsigned bits = 0;
+	size_t i, k;
+	bool ok = false;
 
 	json_array_foreach(ps, i, v)
-		if (strcmp(json_string_value(v), "NFSV3") != 0)
-			return aq_fail(msg, AQ_EINVAL, "protocols: %s is not served yet; only NFSV3 is (give protocols [\"NFSV3\"])",
-				       json_string_value(v));
-	if (json_array_size(json_object_get(given, "smbSettings")))
-		return aq_fail(msg, AQ_EINVAL, "smbSettings: SMB is not served yet; leave smbSettings out");
-	if (strcmp(api_json_str(given, "securityStyle", "UNIX"), "UNIX") != 0)
-		return aq_fail(msg, AQ_EINVAL, "securityStyle: %s needs SMB, which is not served yet; use UNIX",
-			       api_json_str(given, "securityStyle", ""));
+		bits |= strcmp(json_string_value(v), "NFSV3") == 0 ? API_INTENT_NFSV3
+			: strcmp(json_string_value(v), "NFSV4") == 0 ? API_INTENT_NFSV4
+			: strcmp(json_string_value(v), "SMB") == 0 ? API_INTENT_SMB : 1u << 30;
+	for (k = 0; k < sizeof(vol_serves_protocols) / sizeof(vol_serves_protocols[0]); k++) {
+		if (!vol_serves_protocols[k].served)
+			continue;
+		ok = ok || vol_serves_protocols[k].protocols == bits;
+		snprintf(served + strlen(served), sizeof(served) - strlen(served), "%s%s", *served ? " or " : "",
+			 vol_serves_protocols[k].text);
+	}
+	if (ps && !ok)
+		return aq_fail(msg, AQ_EINVAL, "protocols: this combination is not served yet; give protocols %s", served);
+	json_array_foreach(json_object_get(given, "smbSettings"), i, v)
+		for (k = 0; k < sizeof(vol_serves_smb) / sizeof(vol_serves_smb[0]); k++)
+			if (strcmp(json_string_value(v), vol_serves_smb[k].name) == 0 && !vol_serves_smb[k].served)
+				return aq_fail(msg, AQ_EINVAL, "smbSettings: %s is not served yet; leave it out",
+					       vol_serves_smb[k].name);
+	for (k = 0; sec && k < sizeof(vol_serves_security) / sizeof(vol_serves_security[0]); k++)
+		if (strcmp(sec, vol_serves_security[k].name) == 0 && !vol_serves_security[k].served)
+			return aq_fail(msg, AQ_EINVAL, "securityStyle: %s is not served yet; use UNIX", sec);
+	return AQ_OK;
+}
+
+int api_volume_check_supported(const json_t *given, aq_msg *msg)
+{
+	json_t *rules, *r;
+	json_t *backup = json_object_get(given, "backupConfig");
+	size_t i;
+	int rc;
+
+	if ((rc = vol_check_served(given, msg)) != AQ_OK)
+		return rc;
 	/* GCNV deprecates snapReserve; no space is set aside: snapshots count in usedGib */
 	if (api_json_double(given, "snapReserve", 0) != 0)
 		return aq_fail(msg, AQ_EINVAL, "snapReserve: no space is reserved for snapshots (deprecated in GCNV; snapshot space counts in usedGib against capacityGib); leave it out or 0");

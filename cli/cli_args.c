@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "cli/cli_units.h"
+#include "util/ut_file.h"
 
 /* What a value converter knows: the name to blame, and the choices or keys. */
 struct conv {
@@ -386,6 +387,28 @@ static int conv_keys(const struct conv *c, const char *raw, json_t **out, aq_msg
 	return AQ_OK;
 }
 
+/* The text of file raw, at most 4 KiB, without one trailing "\n" or
+ * "\r\n" (what `echo secret > f` leaves). Never quoted in a message. */
+static int conv_file(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	char *data = NULL;
+	size_t len = 0;
+	int rc;
+
+	if ((rc = ut_file_read(raw, 4096, &data, &len, msg)) != AQ_OK)
+		return aq_fail(msg, rc, "%s: %s", c->what, msg->text);
+	if (len && data[len - 1] == '\n')
+		len--;
+	if (len && data[len - 1] == '\r')
+		len--;
+	*out = json_stringn(data, len);
+	explicit_bzero(data, len); /* a memset before free may be optimised away */
+	free(data);
+	if (!*out)
+		return aq_fail(msg, AQ_EINVAL, "%s: the file must hold UTF-8 text without NUL", c->what);
+	return AQ_OK;
+}
+
 /* Indexed by enum cli_type. */
 static const conv_fn conv_fns[] = {
 	[CLI_T_STR] = conv_str,
@@ -403,6 +426,7 @@ static const conv_fn conv_fns[] = {
 	[CLI_T_DICT] = conv_dict,
 	[CLI_T_NETWORK] = conv_network,
 	[CLI_T_KEYS] = conv_keys,
+	[CLI_T_FILE] = conv_file,
 };
 
 static int conv_value(enum cli_type t, const struct conv *c, const char *raw, json_t **out,

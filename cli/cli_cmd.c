@@ -9,6 +9,7 @@
 
 #define POOLS "/v1/projects/{project}/locations/{location}/storagePools"
 #define VOLUMES "/v1/projects/{project}/locations/{location}/volumes"
+#define SMBUSERS "/v1/projects/{project}/locations/{location}/smbUsers"
 #define OPERATIONS "/v1/projects/{project}/locations/{location}/operations"
 #define SNAPSHOTS VOLUMES "/{volume}/snapshots"
 
@@ -28,6 +29,10 @@ static const char *const squash_modes[] = { "NO_ROOT_SQUASH", "ROOT_SQUASH", "AL
 static const char *const tier_actions[] = { "ENABLED", "PAUSED", NULL };
 static const char *const retrieval_policies[] = { "DEFAULT", "ON_READ", "NEVER", NULL };
 static const char *const media_types[] = { "TLC", "QLC", NULL };
+static const char *const smb_settings[] = { "ENCRYPT_DATA", "BROWSABLE", "CHANGE_NOTIFY", "NON_BROWSABLE", "OPLOCKS",
+					    "SHOW_SNAPSHOT", "SHOW_PREVIOUS_VERSIONS", "ACCESS_BASED_ENUMERATION",
+					    "CONTINUOUSLY_AVAILABLE", NULL };
+static const char *const security_styles[] = { "UNIX", "NTFS", NULL };
 
 static const struct cli_key export_rule_keys[] = {
 	{ "allowed-clients", CLI_T_STR, "allowedClients", NULL },
@@ -140,6 +145,18 @@ static const struct cli_flag location_mut_flags[] = {
 	END_FLAGS
 };
 
+/* smb-users: the password only from a file, never on the command line */
+static const struct cli_flag smbuser_flags[] = {
+	{ "password-file", CLI_T_FILE, ON_CU, CLI_O_REQUIRED, "password", NULL, NULL, NULL, "FILE",
+	  "A file holding the user's password (one trailing newline is dropped). Kept only as its NT hash; never shown." },
+	{ "uid", CLI_T_INT64, ON_CU, CLI_O_REQUIRED, "uid", NULL, NULL, NULL, "UID",
+	  "The owner NFS sees for what the user creates over SMB." },
+	{ "gid", CLI_T_INT64, ON_CU, CLI_O_REQUIRED, "gid", NULL, NULL, NULL, "GID",
+	  "The group NFS sees for what the user creates over SMB." },
+	{ "description", CLI_T_STR, ON_CU, 0, "description", NULL, NULL, NULL, "TEXT", "A description." },
+	END_FLAGS
+};
+
 static const struct cli_flag location_flags[] = {
 	{ "cluster", CLI_T_BOOL, CLI_ON(CLI_K_LIST) | CLI_ON(CLI_K_DESCRIBE), 0, "cluster", NULL, NULL,
 	  NULL, NULL, "Use the cluster-admin route (every location, no project needed)." },
@@ -181,6 +198,10 @@ static const struct cli_flag volume_flags[] = {
 	  "PROTOCOL,...", "Protocols the volume is shared with (cannot be changed)." },
 	{ "share-name", CLI_T_STR, ON_C, CLI_O_REQUIRED, "shareName", NULL, NULL, NULL, "SHARE",
 	  "Export path / share name, unique in the location (cannot be changed)." },
+	{ "smb-settings", CLI_T_ENUM_LIST, ON_CU, 0, "smbSettings", NULL, smb_settings, NULL, "SETTING,...",
+	  "SMB share settings; the server refuses, naming it, any it does not serve yet." },
+	{ "security-style", CLI_T_ENUM, ON_C, 0, "securityStyle", NULL, security_styles, NULL, "STYLE",
+	  "UNIX (default) or NTFS (refused until served; cannot be changed)." },
 	{ "export-policy", CLI_T_DICT, ON_CU, CLI_O_REPEAT, "exportPolicy.rules", "exportPolicy",
 	  NULL, export_rule_keys, "KEY=VALUE,...",
 	  "An export rule (repeat for more): allowed-clients=CIDR,access-type=READ_WRITE,"
@@ -318,6 +339,7 @@ const struct cli_group cli_groups[] = {
 	{ "volumes", "Manage volumes." },
 	{ "volumes snapshots", "Manage volume snapshots (--volume names the volume)." },
 	{ "operations", "Inspect and cancel long-running operations." },
+	{ "smb-users", "Manage the SMB users of a project (what SMB sessions authenticate as)." },
 	{ "nodes", "Manage storage nodes (cluster admin)." },
 	{ "shelves", "Register and inspect storage shelves (cluster admin)." },
 	{ "config", "Get and set local configuration." },
@@ -415,6 +437,21 @@ const struct cli_cmd cli_cmds[] = {
 	  "Updating", NULL, "NAME", 1, 1, snapshot_flags, NOLOCAL, 0, "Update a snapshot's description and labels." },
 	{ "volumes snapshots", "delete", CLI_K_DELETE, "DELETE", SNAPSHOTS "/{name}", NULL, NULL, NULL, "snapshot",
 	  "Deleting", NULL, "NAME", 1, 1, snapshot_flags, NOLOCAL, 0, "Delete a snapshot." },
+
+	/* smb-users */
+	{ "smb-users", "create", CLI_K_CREATE, "POST", SMBUSERS, NULL, "smbUserId", NULL, "SMB user",
+	  "Creating", NULL, "NAME", 1, 1, smbuser_flags, NOLOCAL, 0,
+	  "Create an SMB user of the project (names compare case-insensitively)." },
+	{ "smb-users", "list", CLI_K_LIST, "GET", SMBUSERS, NULL, NULL, "smbUsers", NULL, NULL,
+	  "name.basename():NAME,name.location():LOCATION,uid,gid,description,createTime", NULL, 0, 0,
+	  NOFLAGS, NOLOCAL, 0, "List SMB users." },
+	{ "smb-users", "describe", CLI_K_DESCRIBE, "GET", SMBUSERS "/{name}", NULL, NULL, NULL, NULL, NULL,
+	  NULL, "NAME", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe an SMB user." },
+	{ "smb-users", "update", CLI_K_UPDATE, "PATCH", SMBUSERS "/{name}", NULL, NULL, NULL, "SMB user",
+	  "Updating", NULL, "NAME", 1, 1, smbuser_flags, NOLOCAL, 0,
+	  "Update an SMB user; only the flags given are changed." },
+	{ "smb-users", "delete", CLI_K_DELETE, "DELETE", SMBUSERS "/{name}", NULL, NULL, NULL, "SMB user",
+	  "Deleting", NULL, "NAME", 1, 1, NOFLAGS, NOLOCAL, 0, "Delete an SMB user." },
 
 	/* operations */
 	{ "operations", "list", CLI_K_LIST, "GET", OPERATIONS, NULL, NULL, "operations", NULL, NULL,

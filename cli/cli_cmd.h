@@ -38,6 +38,8 @@ enum cli_type {
 	CLI_T_DICT,       /* k=v,... per the flag's keys -> object */
 	CLI_T_NETWORK,    /* name=NET[,psa-range=R] (gcloud's) -> "network": NET, "psaRange": R at the body's root */
 	CLI_T_KEYS,       /* k,k2 -> ["k","k2"] (--remove-labels) */
+	CLI_T_FILE,       /* a file's text (one trailing newline dropped) -> JSON string: secrets
+			   * stay off the command line (--password-file) */
 };
 
 /* Command kinds; a flag's `on` is a mask of (1u << kind). */

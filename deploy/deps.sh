@@ -60,3 +60,12 @@ if [ "${1:-build}" = test ]; then
     $SUDO apt-get install -y -qq --no-install-recommends btrfs-progs >/dev/null
   }
 fi
+# The agent's SMB server e2e suite (issue 18) drives Debian's smbclient.
+if [ "${1:-build}" = test ]; then
+  command -v smbclient >/dev/null 2>&1 || {
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends smbclient >/dev/null
+  }
+fi

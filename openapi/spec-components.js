@@ -10,6 +10,7 @@ const { enums, schemaName, objectSchema } = require('./spec-tables');
 const T = {
   pool: 'type.googleapis.com/google.cloud.netapp.v1.StoragePool',
   volume: 'type.googleapis.com/google.cloud.netapp.v1.Volume',
+  smbUser: 'type.googleapis.com/aquifer.v1.SmbUser',
   snapshot: 'type.googleapis.com/google.cloud.netapp.v1.Snapshot',
   empty: 'type.googleapis.com/google.protobuf.Empty',
   opmeta: 'type.googleapis.com/google.cloud.netapp.v1.OperationMetadata',
@@ -20,6 +21,7 @@ const schemas = {};
 for (const t of Object.keys(schemaName)) schemas[schemaName[t]] = objectSchema(t);
 schemas.StoragePool.description = 'google.cloud.netapp.v1.StoragePool. JSON names are camelCase; int64 values are JSON strings. Requests may use proto3 JSON as well: the original proto field names (`capacity_gib`), enum numbers (`1`), an enum\'s `*_UNSPECIFIED` value on an optional field (as if it were left out; refused on a required one or in a list), and int64/int32/double as a number or a string. Output-only fields in a request are ignored; unknown fields are refused (400).';
 schemas.Volume.description = 'google.cloud.netapp.v1.Volume. JSON names are camelCase; int64 values are JSON strings. Requests may use proto3 JSON as well: the original proto field names (`capacity_gib`), enum numbers (`1`), an enum\'s `*_UNSPECIFIED` value on an optional field (as if it were left out; refused on a required one or in a list), and int64/int32/double as a number or a string. Output-only fields in a request are ignored; unknown fields are refused (400).';
+schemas.SmbUser.description = 'An account SMB sessions authenticate as (NTLMv2), per project and location: a user of project P reaches only the shares of P\'s volumes.';
 schemas.Project.description = 'An Aquifer project (projects are real resources here; a cluster admin creates them).';
 schemas.Location.description = 'google.cloud.location.Location. Locations are cluster-wide; a cluster admin creates them and every project sees them.';
 // The field table lists Location.metadata as an output string; what the server
@@ -44,6 +46,8 @@ function anyOf(name, type) {
 }
 schemas.StoragePoolAny = anyOf('StoragePool', T.pool);
 schemas.VolumeAny = anyOf('Volume', T.volume);
+schemas.SmbUserAny = anyOf('SmbUser', T.smbUser);
+delete schemas.SmbUserAny.properties.password; // input only: never in an answer
 schemas.Snapshot.description = 'google.cloud.netapp.v1.Snapshot.';
 schemas.SnapshotAny = anyOf('Snapshot', T.snapshot);
 schemas.EmptyAny = {
@@ -113,6 +117,7 @@ schemas.Operation = {
       oneOf: [
         { $ref: '#/components/schemas/StoragePoolAny' },
         { $ref: '#/components/schemas/VolumeAny' },
+        { $ref: '#/components/schemas/SmbUserAny' },
         { $ref: '#/components/schemas/SnapshotAny' },
         { $ref: '#/components/schemas/EmptyAny' },
       ],
@@ -162,6 +167,7 @@ function listSchema(plural, item, desc) {
 }
 schemas.ListStoragePoolsResponse = listSchema('storagePools', 'StoragePool', 'A page of storage pools.');
 schemas.ListVolumesResponse = listSchema('volumes', 'Volume', 'A page of volumes.');
+schemas.ListSmbUsersResponse = listSchema('smbUsers', 'SmbUser', 'A page of SMB users.');
 schemas.ListSnapshotsResponse = listSchema('snapshots', 'Snapshot', 'A page of snapshots.');
 schemas.ListOperationsResponse = listSchema('operations', 'Operation', 'A page of operations.');
 schemas.ListProjectsResponse = listSchema('projects', 'Project', 'A page of projects (a project token sees only its own project).');
@@ -180,6 +186,8 @@ const parameters = {
   projectId: { name: 'projectId', in: 'path', required: true, description: 'Project ID.', schema: { type: 'string' } },
   locationId: { name: 'locationId', in: 'path', required: true, description: 'Location ID (e.g. us-central1).', schema: { type: 'string' } },
   storagePoolId: { name: 'storagePoolId', in: 'path', required: true, description: 'Storage pool ID.', schema: { type: 'string' } },
+  smbUserId: { name: 'smbUserId', in: 'path', required: true, description: 'SMB user name (any case).', schema: { type: 'string' } },
+  smbUserIdQuery: { name: 'smbUserId', in: 'query', required: true, description: 'Name of the new user: 1-64 letters, digits, \'.\', \'-\' or \'_\', starting with a letter or digit; unique in the project and location case-insensitively.', schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', maxLength: 64 } },
   volumeId: { name: 'volumeId', in: 'path', required: true, description: 'Volume ID.', schema: { type: 'string' } },
   snapshotId: { name: 'snapshotId', in: 'path', required: true, description: 'Snapshot ID.', schema: { type: 'string' } },
   operationId: { name: 'operationId', in: 'path', required: true, description: 'Operation ID (the last segment of Operation.name).', schema: { type: 'string' } },

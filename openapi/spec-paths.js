@@ -228,6 +228,38 @@ op(`${PL}/volumes/{volumeId}/snapshots/{snapshotId}`, 'delete', {
   responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404])),
 });
 
+// SMB users (issue 18).
+op(`${PL}/smbUsers`, 'post', {
+  operationId: 'createSmbUser', tags: ['SMB users'], summary: 'Create an SMB user',
+  description: 'Answers with a done Operation whose response is the user (without the password). 409 when the name is taken in the project and location, in any case. The user reaches the agents with the next intent push.',
+  parameters: [...pathParams('projectId', 'locationId'), ref('smbUserIdQuery'), ref('validateOnly')],
+  requestBody: body('SmbUser', 'The user; password, uid and gid are required.'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409, 413])),
+});
+op(`${PL}/smbUsers`, 'get', {
+  operationId: 'listSmbUsers', tags: ['SMB users'], summary: 'List SMB users',
+  parameters: [...pathParams('projectId', 'locationId'), ...listParams],
+  responses: Object.assign({ 200: json('ListSmbUsersResponse', 'A page of users.') }, errors([400, 401, 403, 404])),
+});
+op(`${PL}/smbUsers/{smbUserId}`, 'get', {
+  operationId: 'getSmbUser', tags: ['SMB users'], summary: 'Get an SMB user',
+  parameters: pathParams('projectId', 'locationId', 'smbUserId'),
+  responses: Object.assign({ 200: json('SmbUser', 'The user (never the password or its hash).') }, errors([400, 401, 403, 404])),
+});
+op(`${PL}/smbUsers/{smbUserId}`, 'patch', {
+  operationId: 'updateSmbUser', tags: ['SMB users'], summary: 'Update an SMB user',
+  description: 'Only the fields named in updateMask change: description, password, uid, gid (the last three cannot be cleared).',
+  parameters: [...pathParams('projectId', 'locationId', 'smbUserId'), ref('updateMask'), ref('validateOnly')],
+  requestBody: body('SmbUser', 'The fields to change.'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 413])),
+});
+op(`${PL}/smbUsers/{smbUserId}`, 'delete', {
+  operationId: 'deleteSmbUser', tags: ['SMB users'], summary: 'Delete an SMB user',
+  description: 'The operation\'s response is Empty; the user leaves the agents with the next intent push.',
+  parameters: pathParams('projectId', 'locationId', 'smbUserId'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404])),
+});
+
 // Time series (issue 8): in memory, 10 s points, the last hour.
 schemas.MetricsPoint = {
   type: 'object',
@@ -318,6 +350,7 @@ schemas.Node = {
     agentVersion: str('aquifer-agent version.'),
     address: str('The agent API URL aquiferd pushes to.'),
     nfsAddress: str('HOST:PORT of its NFS server.'),
+    smbAddress: str('HOST:PORT of its SMB server; absent: the node serves no SMB.'),
     generation: { type: 'integer', format: 'int64', description: 'Generation of the node\'s desired state.' },
     appliedGeneration: { type: 'integer', format: 'int64', description: 'Generation the node reported applied.' },
     stateDetails: str('What the state means for its volumes: DRAINING (how many still wait for room, or drained), DOWN (silent since; volumes waiting).'),
@@ -354,6 +387,7 @@ schemas.AgentJoinRequest = {
   type: 'object',
   properties: {
     node: str('Node name (an ID).'), location: str(''), address: str('Agent API URL.'), nfsAddress: str('HOST:PORT.'),
+    smbAddress: str('HOST:PORT of its SMB server (--smb-listen); absent: no SMB.'),
     throughputCeilingMibps: num(''), writeThroughputCeilingMibps: num(''), agentVersion: str(''),
     csr: str('Under TLS (required then): a PEM certificate request for the agent\'s own key, at most 8192 bytes.'),
   },
@@ -392,6 +426,7 @@ schemas.AgentStatusRequest = {
       },
     },
     agentVersion: { type: 'string' },
+    smbAddress: { type: 'string', description: 'HOST:PORT of its SMB server; "" says it stopped; absent keeps what the node has.' },
     tokenRenewal: { type: 'boolean', description: 'The agent keeps the nodeToken a status answer carries.' },
   },
   required: ['appliedGeneration'],

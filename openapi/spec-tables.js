@@ -27,6 +27,7 @@ function parseEnums(src) {
 // The contract's limits (api/api_intent.h): a table row may name one.
 const limits = {};
 for (const m of readC('api/api_intent.h').matchAll(/^#define (API_INTENT_\w+) (-?\d+)\b/gm)) limits[m[1]] = Number(m[2]);
+for (const m of readC('api/api_resource.h').matchAll(/^#define (API_SMB_USER_\w+) (-?\d+)/gm)) limits[m[1]] = Number(m[2]);
 function limit(tok) {
   if (/^-?\d+$/.test(tok)) return Number(tok);
   if (!(tok in limits)) throw new Error(`unknown limit ${tok} in a field table`);
@@ -56,7 +57,7 @@ function parseTables(src) {
   return out;
 }
 
-const sources = ['api/api_project.c', 'api/api_pool.c', 'api/api_volume.c', 'api/api_snapshot.c'].map(readC);
+const sources = ['api/api_project.c', 'api/api_pool.c', 'api/api_volume.c', 'api/api_snapshot.c', 'api/api_smb_user.c'].map(readC);
 const enums = Object.assign({}, ...sources.map(parseEnums));
 const tables = Object.assign({}, ...sources.map(parseTables));
 
@@ -67,6 +68,7 @@ const schemaName = {
   api_pool_fields: 'StoragePool',
   api_volume_fields: 'Volume',
   api_snapshot_fields: 'Snapshot',
+  api_smb_user_fields: 'SmbUser',
   vol_clone_fields: 'CloneDetails',
   vol_rule_fields: 'SimpleExportPolicyRule',
   vol_export_fields: 'ExportPolicy',
@@ -101,8 +103,8 @@ const docs = {
   'Volume.shareName': 'NFS export path (/shareName on the volume\'s node), unique per location across every project (409 ALREADY_EXISTS when another volume of the location has it; the answer names no other project). Immutable.',
   'Volume.storagePool': 'The pool holding the volume: an ID or a full resource name in the same project and location. Read back as it was sent (ID or full name), so a Terraform config using either `pool.name` or `pool.id` shows no diff. Updating it moves the volume (PREMIUM <-> EXTREME only).',
   'Volume.capacityGib': 'Capacity of the volume in GiB (int64 as a JSON string).',
-  'Volume.protocols': 'GCNV\'s sets are NFSV3, NFSV4, SMB, NFSV3+NFSV4, SMB+NFSV3, SMB+NFSV4; Aquifer serves NFSV3 only, so any other value is refused (400 naming it). Immutable.',
-  'Volume.smbSettings': 'SMB is not served yet: a non-empty list is refused (400).',
+  'Volume.protocols': 'GCNV\'s sets are NFSV3, NFSV4, SMB, NFSV3+NFSV4, SMB+NFSV3, SMB+NFSV4; Aquifer serves ["NFSV3"], ["SMB"] and ["NFSV3","SMB"], so any other set is refused (400 naming it). An SMB volume is READY only on a node whose agent serves SMB. Immutable.',
+  'Volume.smbSettings': 'ENCRYPT_DATA (the share refuses unencrypted requests) and NON_BROWSABLE (the node lists no shares) are served; any other setting is refused (400 naming it).',
   'Volume.snapshotPolicy': 'Scheduled snapshots, run by aquiferd\'s scheduler (UTC): each schedule keeps exactly snapshotsToKeep snapshots of its kind, named hourly-YYYYMMDD-HHMM (daily-, weekly-, monthly-); the oldest goes when a new one is made. Slots missed while aquiferd was down are not replayed (one catch-up per kind). Defaults: minute 0, hour 0, day Sunday, daysOfMonth 1. A field of another kind (hour in hourlySchedule, ...) is refused (400).',
   'Volume.snapReserve': 'Deprecated in GCNV. No space is set aside for snapshots (their space counts in usedGib against capacityGib): any value but 0 is refused (400).',
   'Volume.snapshotDirectory': 'true: /.snapshot/<snapshotId>/ at the export root, read-only. Defaults to false (the proto3 default), also when an updateMask names it without a value, so a Terraform config that leaves it out plans no change.',

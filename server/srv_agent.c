@@ -12,10 +12,12 @@
 #include <time.h>
 
 #include "api/api_resource.h"
+#include "api/api_intent.h"
 #include "api/api_schema.h"
 #include "db/db.h"
 #include "server/srv_ca.h"
 #include "util/ut_clock.h"
+#include "util/ut_hostport.h"
 #include "server/srv_internal.h"
 #include "server/srv_join.h"
 #include "server/srv_kick.h"
@@ -84,6 +86,35 @@ static int join_spend(struct srv_req *req, const char *node)
 	return rc;
 }
 
+/* The report's smbAddress (api_intent.h) differs from the node's. */
+static bool smb_address_moved(const json_t *body, const json_t *node)
+{
+	const json_t *a = json_object_get(body, API_INTENT_SMB_ADDRESS);
+
+	return json_is_string(a) && strcmp(json_string_value(a), api_json_str(node, API_INTENT_SMB_ADDRESS, "")) != 0;
+}
+
+/* Take the body's smbAddress into node: HOST:PORT sets it, "" removes it,
+ * absent keeps it. */
+static int node_smb_address(struct srv_req *req, json_t *node)
+{
+	const json_t *a = json_object_get(req->body, API_INTENT_SMB_ADDRESS);
+	struct ut_hostport hp;
+
+	if (!a)
+		return AQ_OK;
+	if (!json_is_string(a))
+		return aq_fail(&req->msg, AQ_EINVAL, "smbAddress must be a string HOST:PORT");
+	if (!*json_string_value(a)) {
+		json_object_del(node, API_INTENT_SMB_ADDRESS);
+		return AQ_OK;
+	}
+	if (ut_hostport_parse(json_string_value(a), API_INTENT_SMB_PORT, 0, &hp, &req->msg) != AQ_OK)
+		return aq_fail(&req->msg, AQ_EINVAL, "smbAddress must be HOST:PORT");
+	json_object_set_new(node, API_INTENT_SMB_ADDRESS, json_string(json_string_value(a)));
+	return AQ_OK;
+}
+
 int srv_h_agent_join(struct srv_req *req, json_t **resp)
 {
 	const json_t *b = req->body;
@@ -137,6 +168,8 @@ int srv_h_agent_join(struct srv_req *req, json_t **resp)
 		rc = AQ_ENOMEM;
 		goto out;
 	}
+	if ((rc = node_smb_address(req, doc)) != AQ_OK)
+		goto out;
 	if ((rc = db_put(req->db, "node", parent, name, doc, true)) != AQ_OK ||
 	    (rc = ensure_loc_key(req->db, loc, key, sizeof(key))) != AQ_OK ||
 	    (rc = srv_node_token_issue(req->srv, node, loc, nid, answer, &req->msg)) != AQ_OK ||
@@ -349,6 +382,8 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	changed = strcmp(api_json_str(doc, "state", ""), "DOWN") == 0 ||
 		  applied > api_json_int64(doc, "appliedGeneration", 0) ||
 		  t - api_json_int64(json_object_get(doc, "internal"), "lastSeenMs", 0) > NODE_SEEN_PERSIST_MS;
+	if (smb_address_moved(req->body, doc))
+		changed = true;
 	json_array_foreach(vols, i, v) {
 		char pname[800];
 		json_t *pl = NULL, *vol = NULL;
@@ -385,6 +420,8 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	json_object_set_new(json_object_get(doc, "internal"), "lastSeenMs", json_integer(t));
 	if (json_object_get(req->body, "agentVersion"))
 		json_object_set(doc, "agentVersion", json_object_get(req->body, "agentVersion"));
+	if ((rc = node_smb_address(req, doc)) != AQ_OK)
+		goto out;
 	snprintf(parent, sizeof(parent), "locations/%s", api_json_str(doc, "location", ""));
 	if ((rc = db_put(req->db, "node", parent, name, doc, false)) != AQ_OK)
 		goto out;

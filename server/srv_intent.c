@@ -14,6 +14,7 @@
 #include "db/db.h"
 #include "server/srv_location.h"
 #include "server/srv_snapshot.h"
+#include "server/srv_smbuser.h"
 
 int srv_intent_vol_parent(const char *vn, char *out, size_t cap)
 {
@@ -98,6 +99,9 @@ int srv_intent_build(const struct api_math_params *srv_math, struct db *db, cons
 	 * part of the hash, so a changed store is pushed at once */
 	if (rc == AQ_OK && (cold = srv_cold_store_intent(db, api_json_str(node, "location", ""))))
 		json_object_set_new(*out, "coldStore", cold);
+	/* every SMB user of the location (hashes only), in the hash too */
+	if (rc == AQ_OK && json_object_set_new(*out, "smbUsers", srv_smbuser_intent(db, api_json_str(node, "location", ""))))
+		rc = AQ_ENOMEM;
 out:
 	json_decref(pls);
 	json_decref(vols);

@@ -176,6 +176,13 @@ int srv_h_location_delete(struct srv_req *req, json_t **resp)
 		rc = aq_fail(&req->msg, AQ_EPRECOND, "location \"%s\" still holds %lld storage pools", req->params[0], (long long)n);
 		goto out;
 	}
+	/* SMB users (srv_smbuser.h: their secrets are per location) */
+	if ((rc = srv_project_count(req, "smbuser", NULL, req->params[0], &n)) != AQ_OK)
+		goto out;
+	if (n) {
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "location \"%s\" still holds %lld SMB users", req->params[0], (long long)n);
+		goto out;
+	}
 	if ((rc = db_count(req->db, "node", name, &n)) != AQ_OK)
 		goto out;
 	if (n) {

@@ -93,7 +93,7 @@ int srv_project_count(struct srv_req *req, const char *kind, const char *project
 int srv_h_project_delete(struct srv_req *req, json_t **resp)
 {
 	char name[300];
-	int64_t pools = 0, vols = 0;
+	int64_t pools = 0, vols = 0, users = 0;
 	json_t *doc = NULL;
 	int rc;
 
@@ -107,11 +107,13 @@ int srv_h_project_delete(struct srv_req *req, json_t **resp)
 		goto out;
 	/* any pool or volume of the project, in any location */
 	if ((rc = srv_project_count(req, "pool", req->params[0], NULL, &pools)) != AQ_OK ||
-	    (rc = srv_project_count(req, "volume", req->params[0], NULL, &vols)) != AQ_OK)
+	    (rc = srv_project_count(req, "volume", req->params[0], NULL, &vols)) != AQ_OK ||
+	    (rc = srv_project_count(req, "smbuser", req->params[0], NULL, &users)) != AQ_OK)
 		goto out;
-	if (pools || vols) {
-		rc = aq_fail(&req->msg, AQ_EPRECOND, "project \"%s\" still holds %lld storage pools and %lld volumes; delete them first",
-			     req->params[0], (long long)pools, (long long)vols);
+	/* SMB users too: a project created again under the id must not find them */
+	if (pools || vols || users) {
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "project \"%s\" still holds %lld storage pools, %lld volumes and %lld SMB users; delete them first",
+			     req->params[0], (long long)pools, (long long)vols, (long long)users);
 		goto out;
 	}
 	if ((rc = db_delete(req->db, name)) != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)

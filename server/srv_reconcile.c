@@ -59,6 +59,39 @@ static int list_all(struct db *db, const char *kind, const char *parent, json_t 
 	return db_list_all(db, &q, out, NULL);
 }
 
+/* Does the volume's protocols list name proto? */
+static bool vol_speaks(const json_t *vol, const char *proto)
+{
+	json_t *ps = json_object_get(vol, "protocols"), *p;
+	size_t i;
+
+	json_array_foreach(ps, i, p)
+		if (strcmp(json_string_value(p), proto) == 0)
+			return true;
+	return false;
+}
+
+/* addr's host as a mount command wants it; a wildcard (the agent listens
+ * on every address) takes the host of alt. An IPv6 host keeps its
+ * brackets, as mount(8) wants "[::1]:/share". */
+static void mount_host(const char *addr, const char *alt, uint16_t dport, char *ip, size_t cap, long *port)
+{
+	struct ut_hostport hp = { .port = dport }, ha = { .port = dport };
+
+	*port = dport;
+	if (ut_hostport_parse(addr, dport, 0, &hp, NULL) != AQ_OK) {
+		snprintf(ip, cap, "%s", addr);
+		return;
+	}
+	*port = hp.port;
+	if ((strcmp(hp.host, "0.0.0.0") == 0 || strcmp(hp.host, "::") == 0) && alt &&
+	    ut_hostport_parse(alt, dport, 0, &ha, NULL) == AQ_OK) {
+		memcpy(hp.host, ha.host, sizeof(hp.host));
+		hp.v6 = ha.v6;
+	}
+	snprintf(ip, cap, hp.v6 ? "[%s]" : "%s", hp.host);
+}
+
 /* mountOptions as GCNV gives them: instructions a user pastes into a shell
  * on the client (prose lines are comments; nolock because the node serves no
  * NLM), plus Aquifer's port and libnfsUrl, the URL libnfs tools (nfs-ls,
@@ -66,30 +99,45 @@ static int list_all(struct db *db, const char *kind, const char *parent, json_t 
 static json_t *mount_options(const json_t *vol, const json_t *node)
 {
 	const char *nfs = api_json_str(node, "nfsAddress", "");
+	const char *smb = api_json_str(node, API_INTENT_SMB_ADDRESS, "");
 	const char *share = api_json_str(vol, "shareName", "");
-	struct ut_hostport hp = { .port = 2049 };
 	char ip[UT_HOST_MAX + 2], exp[120], full[200], instr[1024], url[400];
+	json_t *out = json_array();
 	long port;
 
-	/* an IPv6 host keeps its brackets, as mount(8) wants "[::1]:/share" */
-	if (ut_hostport_parse(nfs, 2049, 0, &hp, NULL) == AQ_OK)
-		snprintf(ip, sizeof(ip), hp.v6 ? "[%s]" : "%s", hp.host);
-	else
-		snprintf(ip, sizeof(ip), "%s", nfs);
-	port = hp.port;
-	snprintf(exp, sizeof(exp), "/%s", share);
-	snprintf(full, sizeof(full), "%s:%s", ip, exp);
-	snprintf(instr, sizeof(instr),
-		 "# Install the NFS client: sudo apt-get install -y nfs-common (Debian, Ubuntu)"
-		 " or sudo yum install -y nfs-utils (Red Hat, SUSE)\n"
-		 "# Create a directory to mount the volume on, then mount it:\n"
-		 "sudo mkdir -p /mnt/%s\n"
-		 "sudo mount -t nfs -o rw,hard,vers=3,tcp,port=%ld,mountport=%ld,nolock %s /mnt/%s",
-		 share, port, port, full, share);
-	snprintf(url, sizeof(url), "nfs://%s%s?version=3&nfsport=%ld&mountport=%ld", ip, exp, port, port);
-	return json_pack("[{s:s,s:s,s:s,s:s,s:s,s:I,s:s}]", "export", exp, "exportFull", full, "protocol",
-			 "NFSV3", "instructions", instr, "ipAddress", ip, "port", (json_int_t)port,
-			 "libnfsUrl", url);
+	if (!json_object_get(vol, "protocols") || vol_speaks(vol, "NFSV3")) {
+		mount_host(nfs, NULL, 2049, ip, sizeof(ip), &port);
+		snprintf(exp, sizeof(exp), "/%s", share);
+		snprintf(full, sizeof(full), "%s:%s", ip, exp);
+		snprintf(instr, sizeof(instr),
+			 "# Install the NFS client: sudo apt-get install -y nfs-common (Debian, Ubuntu)"
+			 " or sudo yum install -y nfs-utils (Red Hat, SUSE)\n"
+			 "# Create a directory to mount the volume on, then mount it:\n"
+			 "sudo mkdir -p /mnt/%s\n"
+			 "sudo mount -t nfs -o rw,hard,vers=3,tcp,port=%ld,mountport=%ld,nolock %s /mnt/%s",
+			 share, port, port, full, share);
+		snprintf(url, sizeof(url), "nfs://%s%s?version=3&nfsport=%ld&mountport=%ld", ip, exp, port, port);
+		json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:s}", "export", exp, "exportFull", full,
+						     "protocol", "NFSV3", "instructions", instr, "ipAddress", ip,
+						     "port", (json_int_t)port, "libnfsUrl", url));
+	}
+	/* SMB: where the node's SMB server listens (api_intent.h) */
+	if (vol_speaks(vol, "SMB") && *smb) {
+		mount_host(smb, nfs, API_INTENT_SMB_PORT, ip, sizeof(ip), &port);
+		snprintf(exp, sizeof(exp), "\\\\%s\\%s", ip, share);
+		snprintf(full, sizeof(full), "//%s/%s", ip, share);
+		snprintf(instr, sizeof(instr),
+			 "# Install the SMB client: sudo apt-get install -y cifs-utils smbclient (Debian, Ubuntu)\n"
+			 "# USER is one of the project's smbUsers. Mount the share, or browse it with smbclient:\n"
+			 "sudo mkdir -p /mnt/%s\n"
+			 "sudo mount -t cifs //%s/%s /mnt/%s -o vers=3.1.1,username=USER,port=%ld\n"
+			 "smbclient //%s/%s -U USER -p %ld",
+			 share, ip, share, share, port, ip, share, port);
+		json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "export", exp, "exportFull", full,
+						     "protocol", "SMB", "instructions", instr, "ipAddress", ip,
+						     "port", (json_int_t)port));
+	}
+	return out;
 }
 
 /* The error a node gave for volume vn, or NULL. */
@@ -179,6 +227,13 @@ int srv_reconcile_applied(struct srv *srv, struct db *db, const char *node_name,
 		} else {
 			if ((rc = db_get(db, vn, &vol)) != AQ_OK)
 				goto next;
+			/* nothing serves its share: never READY (api_intent.h) */
+			if (vol_speaks(vol, "SMB") && !*api_json_str(node, API_INTENT_SMB_ADDRESS, "")) {
+				rc = applied_failed(db, node_name, pl, op, action,
+						    "its protocols include SMB and the node's agent serves no SMB "
+						    "(it reports no smbAddress: start it with --smb-listen)");
+				goto next;
+			}
 			json_object_set_new(vol, "state", json_string("READY"));
 			json_object_set_new(vol, "stateDetails", json_string(""));
 			json_object_set_new(vol, "mountOptions", mount_options(vol, node));

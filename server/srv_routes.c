@@ -22,6 +22,7 @@
 #include "server/srv_project.h"
 #include "server/srv_shelf.h"
 #include "server/srv_snapshot.h"
+#include "server/srv_smbuser.h"
 #include "server/srv_usage.h"
 #include "server/srv_volume.h"
 
@@ -87,6 +88,16 @@ const struct srv_route srv_routes[] = {
 	{ .method = "PATCH", .path = PL "/volumes/*/snapshots/*", .handler = srv_h_snapshot_patch,
 	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
 	{ .method = "DELETE", .path = PL "/volumes/*/snapshots/*", .handler = srv_h_snapshot_delete,
+	  .access = SRV_ACCESS_EDITOR },
+
+	/* SMB users (srv_smbuser.h); no doc_name: a GET goes through the handler */
+	{ .method = "POST", .path = PL "/smbUsers", .handler = srv_h_smbuser_create,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
+	{ .method = "GET", .path = PL "/smbUsers", .handler = srv_h_smbuser_list, .access = SRV_ACCESS_VIEWER },
+	{ .method = "GET", .path = PL "/smbUsers/*", .handler = srv_h_smbuser_get, .access = SRV_ACCESS_VIEWER },
+	{ .method = "PATCH", .path = PL "/smbUsers/*", .handler = srv_h_smbuser_patch,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
+	{ .method = "DELETE", .path = PL "/smbUsers/*", .handler = srv_h_smbuser_delete,
 	  .access = SRV_ACCESS_EDITOR },
 
 	{ .method = "GET", .path = "/v1/nodes", .handler = srv_h_node_list, .access = SRV_ACCESS_CLUSTER },

@@ -296,6 +296,8 @@ static bool qos_gate(struct nfs_srv *srv, struct nfs_req *req)
 		kind = QOS_WRITE;
 		bytes = ((const struct nfs3_write_args *)args)->len;
 	}
+	req->qi.release = nfs_dispatch_release;
+	req->qi.release_arg = srv;
 	parked = vol_admit(srv->store, ((const struct nfs_fh3 *)args)->data,
 			   ((const struct nfs_fh3 *)args)->len, (uint64_t)(uintptr_t)req->conn, kind, bytes,
 			   &req->qi) == QOS_PARKED;

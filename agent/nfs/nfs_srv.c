@@ -180,7 +180,7 @@ int nfs_srv_start(struct nfs_srv *srv)
 	for (srv->ncold = 0; srv->ncold < NFS_SRV_COLD_WORKERS; srv->ncold++)
 		if (pthread_create(&srv->cold[srv->ncold], NULL, nfs_dispatch_cold, srv) != 0)
 			break;
-	if ((rc = vol_store_qos_start(srv->store, nfs_dispatch_release, srv)) != 0)
+	if ((rc = vol_store_qos_start(srv->store)) != 0)
 		UT_ERROR("nfs_srv", NULL, "QoS timer did not start (%s): limits not enforced", strerror(-rc));
 	rc = 0;
 	pthread_create(&srv->loop, NULL, nfs_loop_main, srv);

@@ -83,6 +83,7 @@ int vol_store_new(const uint8_t *key, struct vol_store **out)
 		return -ENOMEM;
 	memcpy(s->key, key, VOL_KEY_LEN);
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->qos_mu, NULL);
 	s->cur = calloc(1, sizeof(struct vol_set));
 	s->fc = calloc(VOL_FCACHE, sizeof(*s->fc));
 	s->procfd = -1;
@@ -128,6 +129,7 @@ void vol_store_free(struct vol_store *s)
 	if (s->procfd > 0)
 		close(s->procfd);
 	pthread_mutex_destroy(&s->mu);
+	pthread_mutex_destroy(&s->qos_mu);
 	OPENSSL_cleanse(s->key, sizeof(s->key));
 	free(s);
 }
@@ -506,6 +508,10 @@ enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr 
 	} else {
 		return VOL_ACCESS_NONE;
 	}
+	/* a volume whose protocols do not name this front end's is not served
+	 * by it (the bits of enum vol_proto are api_intent's) */
+	if (e->cfg.protocols && !(e->cfg.protocols & (unsigned)proto))
+		return VOL_ACCESS_NONE;
 	for (i = 0; i < e->cfg.nrules; i++) {
 		const struct vol_rule *r = &e->cfg.rules[i];
 
@@ -555,13 +561,34 @@ enum qos_verdict vol_admit(struct vol_store *s, const uint8_t *fh, size_t len, u
 	return v;
 }
 
-int vol_store_qos_start(struct vol_store *s, qos_release_fn cb, void *arg)
+/* The timer's one callback: each parked request goes back to its owner. */
+static void vol_qos_release(void *arg, struct qos_item *it)
 {
-	return qos_sched_start(s->qos, cb, arg);
+	(void)arg;
+	it->release(it->release_arg, it);
+}
+
+int vol_store_qos_start(struct vol_store *s)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&s->qos_mu);
+	if (s->qos_users == 0)
+		rc = qos_sched_start(s->qos, vol_qos_release, s);
+	if (rc == 0)
+		s->qos_users++;
+	pthread_mutex_unlock(&s->qos_mu);
+	return rc;
 }
 
 void vol_store_qos_stop(struct vol_store *s)
 {
-	qos_sched_stop(s->qos);
+	pthread_mutex_lock(&s->qos_mu);
+	if (s->qos_users > 0) {
+		qos_sched_stop(s->qos); /* releases every parked request */
+		if (--s->qos_users > 0 && qos_sched_start(s->qos, vol_qos_release, s) != 0)
+			s->qos_users = 0; /* unthrottled from now on: vol_admit still admits */
+	}
+	pthread_mutex_unlock(&s->qos_mu);
 }
 

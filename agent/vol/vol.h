@@ -95,7 +95,7 @@ enum { VOL_EBADHANDLE = -1101, VOL_ECOLD = -1102 };
 enum vol_access { VOL_ACCESS_NONE = 0, VOL_ACCESS_RO = 1, VOL_ACCESS_RW = 2 };
 enum vol_squash { VOL_SQUASH_NONE = 0, VOL_SQUASH_ROOT = 1, VOL_SQUASH_ALL = 2 };
 /* The protocol a front end serves, for the rules that name theirs. */
-enum vol_proto { VOL_PROTO_NFSV3 = 1u << 0, VOL_PROTO_NFSV4 = 1u << 1 };
+enum vol_proto { VOL_PROTO_NFSV3 = API_INTENT_NFSV3, VOL_PROTO_NFSV4 = API_INTENT_NFSV4 };
 
 struct vol_rule {
 	char clients[API_INTENT_CLIENTS_LEN + 1]; /* "10.0.0.1,192.168.0.0/16"; "0.0.0.0/0" = all */
@@ -120,6 +120,7 @@ struct vol_export_cfg {
 	 * are counted again. */
 	char snapdir[4096];
 	uint64_t tree_seq;
+	unsigned protocols;       /* API_INTENT_NFSV3/NFSV4/SMB bits serving it; 0: NFSv3 (as before protocols) */
 };
 
 struct vol_fh {
@@ -232,10 +233,10 @@ void vol_export_record(struct vol_export *e, unsigned op, uint64_t bytes, uint64
  * checked) and to client's round-robin turn (any stable key of the client or
  * connection). bytes: READ count / WRITE length (ignored for QOS_META),
  * charged up to VOL_IO_MAX: a peer's count never costs more than one request
- * can move.
+ * can move. The caller sets it->release and it->release_arg first.
  * Returns QOS_ADMIT (go on now; also for bad handles and unknown exports,
  * which the normal path answers) or QOS_PARKED: it owns nothing; it is handed
- * back later through the callback given to vol_store_qos_start, never
+ * back later through it->release (on the QoS timer's thread), never
  * dropped, and must then be served without calling vol_admit again. */
 enum qos_verdict vol_admit(struct vol_store *s, const uint8_t *fh, size_t len, uint64_t client,
 			   enum qos_kind kind, uint64_t bytes, struct qos_item *it);
@@ -244,12 +245,16 @@ uint64_t vol_io_cost(uint64_t count);
 /* A READ admitted for count moved only moved bytes: give its volume's
  * buckets the difference back (charge what is moved). */
 void vol_export_settle(struct vol_export *e, uint64_t count, uint64_t moved);
-/* Start/stop the timer that releases parked requests (stop releases them
- * all at once). */
-int vol_store_qos_start(struct vol_store *s, qos_release_fn cb, void *arg);
+/* The timer that releases parked requests runs while at least one front end
+ * started it: each front end calls start once when it starts serving and
+ * stop once when it stops. Stop releases every request parked at that
+ * moment (of every front end) unthrottled, so the one stopping gets all of
+ * its own back before it returns; the timer then goes on for the others. */
+int vol_store_qos_start(struct vol_store *s);
 void vol_store_qos_stop(struct vol_store *s);
 
-/* Apply the export rules: returns the access of the first rule matching the
+/* Apply the export rules: VOL_ACCESS_NONE if the export's protocols (when
+ * set) do not name proto; else returns the access of the first rule matching the
  * client and applying to proto (VOL_ACCESS_NONE if none) and writes the
  * effective credentials. VOL_SQUASH_ROOT maps uid 0 to anon_uid and, independently, gid 0 to
  * anon_gid as primary and as supplementary group (knfsd's root_squash);

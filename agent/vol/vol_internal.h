@@ -108,6 +108,8 @@ struct vol_store {
 	struct vol_set *cur;
 	struct vol_fent *fc;       /* VOL_FCACHE entries */
 	struct qos_sched *qos;
+	pthread_mutex_t qos_mu;    /* guards qos_users */
+	unsigned qos_users;        /* front ends that started the QoS timer */
 	const struct vol_tier_ops *tier;  /* cold tier hooks, or NULL */
 	void *tier_arg;
 	int procfd;                /* O_PATH /proc/self/fd: marks of O_PATH objects */

@@ -53,6 +53,11 @@ struct qos_item {
 	struct qos_vol *vol;       /* counted reference while parked */
 	uint64_t bytes;
 	uint64_t enq_ns;
+	/* Who gets it back (vol_admit's callers set it: each front end of one
+	 * store gets its own parked requests back; qos_sched itself uses the
+	 * callback given to qos_sched_start). */
+	void (*release)(void *arg, struct qos_item *it);
+	void *release_arg;
 };
 
 /* Limits of one volume. 0 = unlimited. */

@@ -1,0 +1,404 @@
+/* smb_dispatch: one frame through the server: decryption of a transform,
+ * the compound split, per message the session, signature, encryption and
+ * tree checks run once before the command table's handler, credits, then
+ * the responses signed, linked, encrypted when the request was (or its
+ * share or session demands it) and queued. Also the errno -> NTSTATUS table.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/rand.h>
+
+#include "agent/smb/smb_srv_internal.h"
+#include "api/api_error.h"
+#include "util/ut_log.h"
+
+/* What a command needs before its handler runs. */
+enum {
+	SMB_F_SESS = 1 << 0,  /* a valid session */
+	SMB_F_TREE = 1 << 1,  /* a tree of that session */
+};
+
+static uint32_t smb_echo(struct smb_req *r)
+{
+	if (smb_wire_empty_req_decode(&r->m) != AQ_OK)
+		return STATUS_INVALID_PARAMETER;
+	smb_wire_empty_rsp_encode(r->out);
+	return STATUS_SUCCESS;
+}
+
+static uint32_t smb_cancel(struct smb_req *r)
+{
+	(void)r; /* nothing here waits: there is nothing to cancel */
+	return STATUS_SUCCESS;
+}
+
+static const struct {
+	smb_handler_fn fn;
+	unsigned flags;
+} smb_cmds[SMB2_CMD_COUNT] = {
+	[SMB2_NEGOTIATE] = { .fn = smb_sess_negotiate },
+	[SMB2_SESSION_SETUP] = { .fn = smb_sess_setup },
+	[SMB2_LOGOFF] = { .fn = smb_sess_logoff, .flags = SMB_F_SESS },
+	[SMB2_TREE_CONNECT] = { .fn = smb_tree_connect, .flags = SMB_F_SESS },
+	[SMB2_TREE_DISCONNECT] = { .fn = smb_tree_disconnect, .flags = SMB_F_SESS | SMB_F_TREE },
+	[SMB2_CREATE] = { .fn = smb_open_create, .flags = SMB_F_SESS | SMB_F_TREE },
+	[SMB2_CLOSE] = { .fn = smb_open_close, .flags = SMB_F_SESS | SMB_F_TREE },
+	[SMB2_FLUSH] = { .fn = smb_open_flush, .flags = SMB_F_SESS | SMB_F_TREE },
+	[SMB2_READ] = { .fn = smb_open_read, .flags = SMB_F_SESS | SMB_F_TREE },
+	[SMB2_WRITE] = { .fn = smb_open_write, .flags = SMB_F_SESS | SMB_F_TREE },
+	[SMB2_IOCTL] = { .fn = smb_tree_ioctl, .flags = SMB_F_SESS | SMB_F_TREE },
+	[SMB2_CANCEL] = { .fn = smb_cancel },
+	[SMB2_ECHO] = { .fn = smb_echo },
+	[SMB2_QUERY_DIRECTORY] = { .fn = smb_info_query_dir, .flags = SMB_F_SESS | SMB_F_TREE },
+	[SMB2_QUERY_INFO] = { .fn = smb_info_query, .flags = SMB_F_SESS | SMB_F_TREE },
+	[SMB2_SET_INFO] = { .fn = smb_info_set, .flags = SMB_F_SESS | SMB_F_TREE },
+};
+
+static const struct {
+	int err;
+	uint32_t status;
+} smb_errno_table[] = {
+	{ ENOENT, STATUS_OBJECT_NAME_NOT_FOUND },
+	{ EEXIST, STATUS_OBJECT_NAME_COLLISION },
+	{ ENOTDIR, STATUS_NOT_A_DIRECTORY },
+	{ EISDIR, STATUS_FILE_IS_A_DIRECTORY },
+	{ ENOTEMPTY, STATUS_DIRECTORY_NOT_EMPTY },
+	{ EACCES, STATUS_ACCESS_DENIED },
+	{ EPERM, STATUS_ACCESS_DENIED },
+	{ EROFS, STATUS_MEDIA_WRITE_PROTECTED },
+	{ EDQUOT, STATUS_DISK_FULL },
+	{ ENOSPC, STATUS_DISK_FULL },
+	{ EFBIG, STATUS_DISK_FULL },
+	{ ENAMETOOLONG, STATUS_OBJECT_NAME_INVALID },
+	{ EXDEV, STATUS_NOT_SAME_DEVICE },
+	{ ESTALE, STATUS_FILE_CLOSED },
+	{ -VOL_EBADHANDLE, STATUS_FILE_CLOSED },
+	{ EINVAL, STATUS_INVALID_PARAMETER },
+	{ ENOTSUP, STATUS_NOT_SUPPORTED },
+	{ ELOOP, STATUS_OBJECT_NAME_INVALID },
+	{ EIO, STATUS_UNEXPECTED_IO_ERROR },
+	{ ENOMEM, STATUS_NO_MEMORY },
+};
+
+uint32_t smb_status_from_errno(int err)
+{
+	size_t i;
+
+	if (err < 0)
+		err = -err;
+	for (i = 0; i < sizeof(smb_errno_table) / sizeof(smb_errno_table[0]); i++)
+		if (smb_errno_table[i].err == err)
+			return smb_errno_table[i].status;
+	return STATUS_INTERNAL_ERROR;
+}
+
+struct smb_sess *smb_sess_find(struct smb_conn *c, uint64_t id)
+{
+	struct smb_sess *s;
+
+	for (s = c->sessions; s && s->id != id; s = s->next)
+		;
+	return s;
+}
+
+struct smb_tree *smb_tree_find(struct smb_sess *s, uint32_t id)
+{
+	struct smb_tree *t;
+
+	for (t = s ? s->trees : NULL; t && t->id != id; t = t->next)
+		;
+	return t;
+}
+
+struct smb_open *smb_open_find(struct smb_req *r, const struct smb_wire_fid *fid)
+{
+	struct smb_wire_fid f = *fid;
+	struct smb_open *o;
+
+	if (f.persistent == SMB_WIRE_FID_RELATED && f.volatile_ == SMB_WIRE_FID_RELATED && r->related)
+		f = *r->related;
+	for (o = r->sess ? r->sess->opens : NULL; o; o = o->next)
+		if (o->id == f.persistent && o->id == f.volatile_ && o->tree == r->tree)
+			return o;
+	return NULL;
+}
+
+static uint16_t smb_sign_alg(const struct smb_conn *c)
+{
+	if (c->dialect < SMB2_DIALECT_300)
+		return SMB2_SIGNING_HMAC_SHA256;
+	return c->signing == SMB_WIRE_NONE ? SMB2_SIGNING_AES_CMAC : c->signing;
+}
+
+/* The session, tree and signature checks; STATUS_SUCCESS to go on. */
+static uint32_t smb_check(struct smb_req *r, unsigned flags)
+{
+	const struct smb_wire_hdr *h = &r->m.hdr;
+	bool related = (h->flags & SMB2_FLAGS_RELATED_OPERATIONS) && r->m.index > 0;
+
+	if (!(flags & SMB_F_SESS) && h->command != SMB2_SESSION_SETUP)
+		return STATUS_SUCCESS;
+	if (!related || h->session_id != UINT64_MAX)
+		r->sess = smb_sess_find(r->c, h->session_id);
+	if (h->command == SMB2_SESSION_SETUP)
+		return STATUS_SUCCESS; /* its handler knows new, pending and bound sessions */
+	if (!r->sess || r->sess->state != SMB_SESS_VALID)
+		return STATUS_USER_SESSION_DELETED;
+	r->rsp_session = r->sess->id;
+	if (!r->encrypted) {
+		if (!(h->flags & SMB2_FLAGS_SIGNED))
+			return STATUS_ACCESS_DENIED; /* signing is required */
+		if (smb_crypto_verify(smb_sign_alg(r->c), r->sess->keys.signing, r->m.p, r->m.len) != AQ_OK)
+			return STATUS_ACCESS_DENIED;
+	}
+	if (r->sess->encrypt && !r->encrypted)
+		return STATUS_ACCESS_DENIED;
+	if (!(flags & SMB_F_TREE))
+		return STATUS_SUCCESS;
+	if (!related || h->tree_id != UINT32_MAX)
+		r->tree = smb_tree_find(r->sess, h->tree_id);
+	if (!r->tree)
+		return STATUS_NETWORK_NAME_DELETED;
+	r->rsp_tree = r->tree->id;
+	if (r->tree->encrypt && !r->encrypted)
+		return STATUS_ACCESS_DENIED;
+	return STATUS_SUCCESS;
+}
+
+/* Serve one message; its response (header and body) is appended to out. */
+static void smb_serve_msg(struct smb_req *r)
+{
+	const struct smb_wire_hdr *h = &r->m.hdr;
+	struct smb_wire_hdr rh = { 0 };
+	uint32_t status;
+	uint16_t charge = h->credit_charge ? h->credit_charge : 1, grant;
+	size_t body_at;
+
+	r->hdr_off = r->out->len;
+	r->rsp_session = h->session_id;
+	r->rsp_tree = h->tree_id;
+	smb_wire_put_zero(r->out, SMB2_HDR_LEN);
+	body_at = r->out->len;
+	if (h->command >= SMB2_CMD_COUNT || !smb_cmds[h->command].fn)
+		status = STATUS_NOT_SUPPORTED;
+	else if (h->command != SMB2_NEGOTIATE && !r->c->negotiated)
+		status = STATUS_INVALID_PARAMETER;
+	else if ((status = smb_check(r, smb_cmds[h->command].flags)) == STATUS_SUCCESS)
+		status = smb_cmds[h->command].fn(r);
+	/* errors carry the ERROR body; so do warnings (NO_MORE_FILES) that
+	 * wrote none, while MORE_PROCESSING_REQUIRED and BUFFER_OVERFLOW keep theirs */
+	if (((status & 0xC0000000u) == 0xC0000000u && status != STATUS_MORE_PROCESSING_REQUIRED) ||
+	    (status != STATUS_SUCCESS && r->out->len == body_at)) {
+		r->out->len = body_at;
+		r->out->err = r->out->err == AQ_ETOOBIG ? AQ_OK : r->out->err;
+		smb_wire_error_rsp_encode(r->out);
+	}
+	/* credits: what the client asks, within what it may hold */
+	r->c->credits = r->c->credits > charge ? r->c->credits - charge : 0;
+	grant = h->credits ? h->credits : 1;
+	if (grant > SMB_SRV_CREDITS_MAX - r->c->credits)
+		grant = (uint16_t)(SMB_SRV_CREDITS_MAX - r->c->credits);
+	if (grant == 0 && r->c->credits == 0)
+		grant = 1;
+	r->c->credits += grant;
+	rh.credit_charge = h->credit_charge;
+	rh.status = status;
+	rh.command = h->command;
+	rh.credits = grant;
+	rh.flags = SMB2_FLAGS_SERVER_TO_REDIR | (h->flags & SMB2_FLAGS_RELATED_OPERATIONS);
+	rh.message_id = h->message_id;
+	rh.tree_id = r->rsp_tree;
+	rh.session_id = r->rsp_session;
+	{
+		struct smb_wire_buf hb;
+
+		if (smb_wire_buf_init(&hb, SMB2_HDR_LEN, SMB2_HDR_LEN) == AQ_OK) {
+			smb_wire_hdr_encode(&hb, &rh);
+			if (hb.err == AQ_OK && r->out->len >= r->hdr_off + SMB2_HDR_LEN)
+				memcpy(r->out->p + r->hdr_off, hb.p, SMB2_HDR_LEN);
+		}
+		smb_wire_buf_cleanup(&hb);
+	}
+	/* 3.1.1: the preauth hash takes in each NEGOTIATE and SESSION_SETUP
+	 * response but the final one (whose signature it keys) */
+	if (r->c->dialect == SMB2_DIALECT_311 && r->out->err == AQ_OK) {
+		if (h->command == SMB2_NEGOTIATE && status == STATUS_SUCCESS)
+			smb_crypto_preauth_update(r->c->preauth, r->out->p + r->hdr_off, r->out->len - r->hdr_off);
+		else if (h->command == SMB2_SESSION_SETUP && status == STATUS_MORE_PROCESSING_REQUIRED && r->sess)
+			smb_crypto_preauth_update(r->sess->preauth, r->out->p + r->hdr_off, r->out->len - r->hdr_off);
+	}
+}
+
+/* Sign the message at [off, end) of out with sess's key. */
+static void smb_sign(struct smb_conn *c, struct smb_sess *s, struct smb_wire_buf *out, size_t off, size_t end)
+{
+	uint8_t sig[SMB_CRYPTO_SIG_LEN];
+	uint32_t flags = smb_wire_get_u32(out->p + off + 16) | SMB2_FLAGS_SIGNED;
+
+	smb_wire_set_u32(out, off + 16, flags);
+	memset(out->p + off + SMB2_SIG_OFF, 0, SMB_CRYPTO_SIG_LEN);
+	if (smb_crypto_sign(smb_sign_alg(c), s->keys.signing, out->p + off, end - off, sig) == AQ_OK)
+		memcpy(out->p + off + SMB2_SIG_OFF, sig, SMB_CRYPTO_SIG_LEN);
+}
+
+/* Wrap out in a transform header for s and queue it. */
+static void smb_send_encrypted(struct smb_conn *c, struct smb_sess *s, const struct smb_wire_buf *out)
+{
+	struct smb_wire_transform t = { .orig_size = (uint32_t)out->len, .flags = SMB2_TRANSFORM_FLAG_ENCRYPTED,
+					.session_id = s->id };
+	struct smb_wire_buf fb;
+
+	smb_crypto_nonce(c->cipher, ++s->nonce_ctr, s->nonce_fixed, t.nonce);
+	if (smb_wire_buf_init(&fb, out->len + SMB2_TRANSFORM_LEN, out->len + SMB2_TRANSFORM_LEN) != AQ_OK) {
+		c->closing = true;
+		return;
+	}
+	smb_wire_transform_encode(&fb, &t);
+	smb_wire_put_zero(&fb, out->len);
+	if (fb.err != AQ_OK ||
+	    smb_crypto_encrypt(c->cipher, s->keys.enc, fb.p, out->p, out->len, fb.p + SMB2_TRANSFORM_LEN) != AQ_OK)
+		c->closing = true;
+	else
+		smb_conn_send(c, fb.p, fb.len);
+	smb_wire_buf_cleanup(&fb);
+}
+
+void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
+{
+	struct smb_wire_chain ch;
+	struct smb_wire_buf out = { 0 };
+	struct smb_wire_msg m;
+	struct smb_sess *enc_sess = NULL;
+	struct smb_wire_fid related = { 0 };
+	uint8_t *plain = NULL;
+	size_t offs[64], n = 0, i;
+	struct smb_sess *signer[64];
+	bool sign[64], encrypted = false;
+	struct smb_sess *last_sess = NULL;
+	struct smb_tree *last_tree = NULL;
+	int rc;
+
+	switch (smb_wire_frame_kind(frame, len)) {
+	case SMB_WIRE_SMB1:
+		if (c->negotiated || smb_sess_smb1(c, frame, len) != 0)
+			c->closing = true; /* SMB1 only as the first multi-protocol NEGOTIATE */
+		return;
+	case SMB_WIRE_TRANSFORM: {
+		struct smb_wire_transform t;
+
+		if (smb_wire_transform_decode(frame, len, &t) != AQ_OK || !(enc_sess = smb_sess_find(c, t.session_id)) ||
+		    enc_sess->state != SMB_SESS_VALID || c->cipher == SMB_WIRE_NONE) {
+			c->closing = true;
+			return;
+		}
+		if (!(plain = malloc(len - SMB2_TRANSFORM_LEN)) ||
+		    smb_crypto_decrypt(c->cipher, enc_sess->keys.dec, frame, len, plain) != AQ_OK) {
+			UT_INFO("smb_srv", NULL, "%s: a transform that does not decrypt, connection closed", c->peer);
+			free(plain);
+			c->closing = true;
+			return;
+		}
+		frame = plain;
+		len -= SMB2_TRANSFORM_LEN;
+		encrypted = true;
+		break;
+	}
+	case SMB_WIRE_SMB2:
+		break;
+	default:
+		c->closing = true;
+		return;
+	}
+	if (smb_wire_buf_init(&out, 4096, SMB_WIRE_FRAME_MAX) != AQ_OK) {
+		c->closing = true;
+		goto out;
+	}
+	smb_wire_chain_init(&ch, frame, len);
+	while ((rc = smb_wire_chain_next(&ch, &m)) == 1 && n < 64) {
+		struct smb_req r = { .c = c, .m = m, .out = &out, .encrypted = encrypted, .related = &related };
+		bool rel = (m.hdr.flags & SMB2_FLAGS_RELATED_OPERATIONS) && n > 0;
+
+		if (n > 0)
+			smb_wire_chain_link(&out, offs[n - 1]);
+		if (rel) {
+			r.sess = last_sess;
+			r.tree = last_tree;
+		}
+		smb_serve_msg(&r);
+		offs[n] = r.hdr_off;
+		/* sign what a valid session answers, and the final SESSION_SETUP */
+		signer[n] = r.sign_rsp ? r.sign_sess : (r.sess && r.sess->state == SMB_SESS_VALID ? r.sess : NULL);
+		sign[n] = signer[n] && !encrypted && m.hdr.command != SMB2_NEGOTIATE;
+		if (r.sess && r.sess->state == SMB_SESS_VALID && !enc_sess && (r.sess->encrypt || (r.tree && r.tree->encrypt)))
+			enc_sess = NULL; /* a plain request on such a share was refused above */
+		last_sess = r.sess;
+		last_tree = r.tree;
+		n++;
+	}
+	if (rc < 0 || n == 0 || out.err != AQ_OK) {
+		if (rc < 0 || n == 0)
+			UT_INFO("smb_srv", NULL, "%s: malformed frame, connection closed", c->peer);
+		else
+			UT_WARN("smb_srv", NULL, "%s: a response of %u messages could not be built (%d), connection closed",
+				c->peer, (unsigned)n, out.err);
+		c->closing = true;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (sign[i])
+			smb_sign(c, signer[i], &out, offs[i], i + 1 < n ? offs[i + 1] : out.len);
+	if (encrypted)
+		smb_send_encrypted(c, enc_sess, &out);
+	else
+		smb_conn_send(c, out.p, out.len);
+	for (struct smb_sess *s = c->sessions, *nx; s; s = nx) {
+		nx = s->next;
+		if (s->logged_off)
+			smb_sess_free(c, s);
+	}
+out:
+	smb_wire_buf_cleanup(&out);
+	free(plain);
+}
+
+/* QoS: a lone READ or WRITE (plain) is charged before it is served. */
+int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len)
+{
+	struct smb_wire_chain ch;
+	struct smb_wire_msg m;
+	struct smb_sess *s;
+	struct smb_open *o;
+	struct smb_wire_read_req rd;
+	struct smb_wire_write_req wr;
+	const struct smb_wire_fid *fid;
+	enum qos_kind kind;
+	uint64_t bytes;
+
+	if (smb_wire_frame_kind(frame, len) != SMB_WIRE_SMB2)
+		return QOS_ADMIT; /* encrypted frames are charged in smb_open (after decryption) */
+	smb_wire_chain_init(&ch, frame, len);
+	if (smb_wire_chain_next(&ch, &m) != 1 || m.hdr.next_command)
+		return QOS_ADMIT;
+	if (m.hdr.command == SMB2_READ && smb_wire_read_req_decode(&m, &rd) == AQ_OK) {
+		kind = QOS_READ;
+		bytes = rd.length;
+		fid = &rd.fid;
+	} else if (m.hdr.command == SMB2_WRITE && smb_wire_write_req_decode(&m, &wr) == AQ_OK) {
+		kind = QOS_WRITE;
+		bytes = wr.data_len;
+		fid = &wr.fid;
+	} else {
+		return QOS_ADMIT;
+	}
+	if (!(s = smb_sess_find(c, m.hdr.session_id)))
+		return QOS_ADMIT;
+	for (o = s->opens; o && !(o->id == fid->persistent && o->id == fid->volatile_); o = o->next)
+		;
+	if (!o || !o->fh.len)
+		return QOS_ADMIT;
+	c->qi.release = smb_srv_release;
+	c->qi.release_arg = c->srv;
+	return vol_admit(c->srv->store, o->fh.data, o->fh.len, c->key, kind, bytes, &c->qi);
+}

@@ -1,0 +1,538 @@
+/* smb_info: QUERY_DIRECTORY (the MS-FSCC directory classes clients list
+ * with, wildcards, restart), QUERY_INFO (file and filesystem classes, the
+ * UNIX-style security descriptor) and SET_INFO (basic, end-of-file,
+ * allocation, disposition, rename, position) over the volume store.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agent/smb/smb_sd.h"
+#include "agent/smb/smb_srv_internal.h"
+#include "api/api_error.h"
+
+/* MS-FSCC 2.4 information classes */
+#define FileDirectoryInformation 1u
+#define FileFullDirectoryInformation 2u
+#define FileBothDirectoryInformation 3u
+#define FileBasicInformation 4u
+#define FileStandardInformation 5u
+#define FileInternalInformation 6u
+#define FileEaInformation 7u
+#define FileAccessInformation 8u
+#define FileRenameInformation 10u
+#define FileNamesInformation 12u
+#define FileDispositionInformation 13u
+#define FilePositionInformation 14u
+#define FileModeInformation 16u
+#define FileAlignmentInformation 17u
+#define FileAllInformation 18u
+#define FileAllocationInformation 19u
+#define FileEndOfFileInformation 20u
+#define FileAlternateNameInformation 21u
+#define FileStreamInformation 22u
+#define FileNetworkOpenInformation 34u
+#define FileAttributeTagInformation 35u
+#define FileIdBothDirectoryInformation 37u
+#define FileIdFullDirectoryInformation 38u
+/* MS-FSCC 2.5 file system classes */
+#define FileFsVolumeInformation 1u
+#define FileFsSizeInformation 3u
+#define FileFsDeviceInformation 4u
+#define FileFsAttributeInformation 5u
+#define FileFsFullSizeInformation 7u
+#define FileFsSectorSizeInformation 11u
+
+#define SMB_INFO_SECTOR 4096u
+
+static void smb_info_basic(struct smb_wire_buf *b, const struct smb_wire_attrs *a)
+{
+	smb_wire_put_u64(b, a->creation);
+	smb_wire_put_u64(b, a->last_access);
+	smb_wire_put_u64(b, a->last_write);
+	smb_wire_put_u64(b, a->change);
+	smb_wire_put_u32(b, a->attributes);
+	smb_wire_put_u32(b, 0);
+}
+
+static void smb_info_standard(struct smb_wire_buf *b, const struct smb_open *o, const struct smb_wire_attrs *a)
+{
+	smb_wire_put_u64(b, a->allocation);
+	smb_wire_put_u64(b, a->eof);
+	smb_wire_put_u32(b, (uint32_t)o->obj.st.st_nlink);
+	smb_wire_put_u8(b, o->delete_on_close);
+	smb_wire_put_u8(b, o->dir);
+	smb_wire_put_u16(b, 0);
+}
+
+/* ---- QUERY_DIRECTORY ---- */
+struct smb_dir_fill {
+	struct smb_req *r;
+	struct smb_open *o;
+	struct smb_wire_buf *b;
+	uint8_t cls;
+	size_t max, last;            /* output cap; where the last entry starts */
+	unsigned count;
+	bool single, full;
+	int err;
+};
+
+static int smb_dir_entry(void *arg, const char *name, size_t nlen, uint64_t ino, uint64_t cookie)
+{
+	struct smb_dir_fill *f = arg;
+	struct smb_open tmp = { 0 };
+	struct smb_wire_attrs a;
+	char nm[VOL_NAME_MAX + 1];
+	size_t start = f->b->len, name_at, ulen = 0;
+	struct smb_wire_buf *b = f->b;
+
+	(void)ino;
+	if (f->single && f->count)
+		return 1;
+	if (nlen > VOL_NAME_MAX)
+		goto skip;
+	memcpy(nm, name, nlen);
+	nm[nlen] = '\0';
+	if (fnmatch(f->o->pattern, nm, FNM_CASEFOLD) != 0)
+		goto skip;
+	tmp.obj.fd = -1;
+	if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0) {
+		tmp.obj.st = f->o->obj.st;
+	} else if (vol_lookup(&f->o->obj, &f->r->sess->cred, nm, nlen, &tmp.obj) != 0) {
+		goto skip; /* gone meanwhile */
+	}
+	smb_open_attrs(&tmp, &a);
+	if (tmp.obj.fd >= 0)
+		vol_obj_cleanup(&tmp.obj);
+	if (f->count)
+		smb_wire_pad(b, 0, 8);
+	start = b->len;
+	smb_wire_put_u32(b, 0); /* NextEntryOffset */
+	smb_wire_put_u32(b, 0); /* FileIndex */
+	if (f->cls != FileNamesInformation) {
+		smb_wire_put_u64(b, a.creation);
+		smb_wire_put_u64(b, a.last_access);
+		smb_wire_put_u64(b, a.last_write);
+		smb_wire_put_u64(b, a.change);
+		smb_wire_put_u64(b, a.eof);
+		smb_wire_put_u64(b, a.allocation);
+		smb_wire_put_u32(b, a.attributes);
+	}
+	name_at = b->len;
+	smb_wire_put_u32(b, 0); /* FileNameLength */
+	if (f->cls != FileDirectoryInformation && f->cls != FileNamesInformation)
+		smb_wire_put_u32(b, 0); /* EaSize */
+	if (f->cls == FileBothDirectoryInformation || f->cls == FileIdBothDirectoryInformation) {
+		smb_wire_put_u8(b, 0); /* no 8.3 names */
+		smb_wire_put_u8(b, 0);
+		smb_wire_put_zero(b, 24);
+	}
+	if (f->cls == FileIdBothDirectoryInformation)
+		smb_wire_put_u16(b, 0);
+	if (f->cls == FileIdFullDirectoryInformation)
+		smb_wire_put_u32(b, 0);
+	if (f->cls == FileIdBothDirectoryInformation || f->cls == FileIdFullDirectoryInformation)
+		smb_wire_put_u64(b, (uint64_t)tmp.obj.st.st_ino);
+	if (smb_wire_put_utf16(b, nm, nlen, &ulen) != AQ_OK || b->err != AQ_OK || b->len > f->max) {
+		b->len = f->count ? f->last + 0 : 0;
+		if (f->count) /* drop the padding too: the last entry ends the buffer */
+			b->len = start;
+		b->err = AQ_OK;
+		f->full = true;
+		return 1;
+	}
+	smb_wire_set_u32(b, name_at, (uint32_t)ulen);
+	if (f->count)
+		smb_wire_set_u32(b, f->last, (uint32_t)(start - f->last));
+	f->last = start;
+	f->count++;
+skip:
+	f->o->cookie = cookie;
+	return 0;
+}
+
+static void smb_dir_pattern(struct smb_open *o, const uint8_t *p, size_t len)
+{
+	char pat[256];
+
+	if (!len || smb_wire_utf16_to_utf8(p, len, pat, sizeof(pat), NULL) != AQ_OK)
+		snprintf(pat, sizeof(pat), "*");
+	/* Windows' "<", ">" and '"' wildcards: treated as '*', '?' and '.' */
+	for (char *c = pat; *c; c++)
+		*c = *c == '<' ? '*' : *c == '>' ? '?' : *c == '"' ? '.' : *c;
+	snprintf(o->pattern, sizeof(o->pattern), "%s", pat);
+}
+
+uint32_t smb_info_query_dir(struct smb_req *r)
+{
+	struct smb_wire_query_dir_req q;
+	struct smb_wire_buf b = { 0 };
+	struct smb_dir_fill f = { .r = r };
+	struct smb_open *o;
+	uint32_t status;
+	bool eof = false;
+	int rc;
+
+	if (smb_wire_query_dir_req_decode(&r->m, &q) != AQ_OK)
+		return STATUS_INVALID_PARAMETER;
+	if (!(o = smb_open_find(r, &q.fid)))
+		return STATUS_FILE_CLOSED;
+	if (!o->dir)
+		return STATUS_INVALID_PARAMETER;
+	switch (q.info_class) {
+	case FileDirectoryInformation: case FileFullDirectoryInformation: case FileBothDirectoryInformation:
+	case FileNamesInformation: case FileIdBothDirectoryInformation: case FileIdFullDirectoryInformation:
+		break;
+	default:
+		return STATUS_INVALID_INFO_CLASS;
+	}
+	if (!o->dir_started || (q.flags & (SMB2_RESTART_SCANS | SMB2_REOPEN))) {
+		o->cookie = 0;
+		o->dir_eof = false;
+		o->dir_started = true;
+		smb_dir_pattern(o, q.pattern, q.pattern_len);
+	}
+	if (o->dir_eof)
+		return STATUS_NO_MORE_FILES;
+	f.o = o;
+	f.b = &b;
+	f.cls = q.info_class;
+	f.max = q.output_len < (1u << 20) ? q.output_len : (1u << 20);
+	f.single = q.flags & SMB2_RETURN_SINGLE_ENTRY;
+	if (smb_wire_buf_init(&b, 4096, f.max + 1024) != AQ_OK)
+		return STATUS_NO_MEMORY;
+	bool first = o->cookie == 0;
+
+	rc = vol_readdir(&o->obj, &r->sess->cred, o->cookie, smb_dir_entry, &f, &eof);
+	if (rc != 0) {
+		status = smb_status_from_errno(rc);
+		goto out;
+	}
+	if (eof && !f.full)
+		o->dir_eof = true;
+	if (!f.count) {
+		status = f.full ? STATUS_BUFFER_TOO_SMALL : first ? STATUS_NO_SUCH_FILE : STATUS_NO_MORE_FILES;
+		goto out;
+	}
+	smb_wire_output_rsp_encode(r->out, r->hdr_off, b.p, b.len);
+	status = STATUS_SUCCESS;
+out:
+	smb_wire_buf_cleanup(&b);
+	return status;
+}
+
+/* ---- QUERY_INFO ---- */
+static uint32_t smb_info_file(struct smb_req *r, struct smb_open *o, uint8_t cls, struct smb_wire_buf *b)
+{
+	struct smb_wire_attrs a;
+	size_t at;
+	size_t ulen = 0;
+
+	vol_refresh(&o->obj);
+	smb_open_attrs(o, &a);
+	switch (cls) {
+	case FileBasicInformation:
+		smb_info_basic(b, &a);
+		break;
+	case FileStandardInformation:
+		smb_info_standard(b, o, &a);
+		break;
+	case FileInternalInformation:
+		smb_wire_put_u64(b, (uint64_t)o->obj.st.st_ino);
+		break;
+	case FileEaInformation:
+		smb_wire_put_u32(b, 0);
+		break;
+	case FileAccessInformation:
+		smb_wire_put_u32(b, o->access);
+		break;
+	case FilePositionInformation:
+		smb_wire_put_u64(b, 0);
+		break;
+	case FileModeInformation:
+	case FileAlignmentInformation:
+		smb_wire_put_u32(b, 0);
+		break;
+	case FileAllInformation:
+		smb_info_basic(b, &a);
+		smb_info_standard(b, o, &a);
+		smb_wire_put_u64(b, (uint64_t)o->obj.st.st_ino);
+		smb_wire_put_u32(b, 0);         /* EA */
+		smb_wire_put_u32(b, o->access); /* access */
+		smb_wire_put_u64(b, 0);         /* position */
+		smb_wire_put_u32(b, 0);         /* mode */
+		smb_wire_put_u32(b, 0);         /* alignment */
+		at = b->len;
+		smb_wire_put_u32(b, 0);
+		{
+			char name[SMB_WIRE_NAME_MAX + 2];
+
+			snprintf(name, sizeof(name), "\\%s", o->path);
+			for (char *c = name; *c; c++)
+				*c = *c == '/' ? '\\' : *c;
+			smb_wire_put_utf16(b, name, strlen(name), &ulen);
+		}
+		smb_wire_set_u32(b, at, (uint32_t)ulen);
+		break;
+	case FileNetworkOpenInformation:
+		smb_wire_attrs_encode(b, &a);
+		smb_wire_put_u32(b, 0);
+		break;
+	case FileAttributeTagInformation:
+		smb_wire_put_u32(b, a.attributes);
+		smb_wire_put_u32(b, 0);
+		break;
+	case FileStreamInformation:
+		if (o->dir)
+			break; /* no streams */
+		smb_wire_put_u32(b, 0);
+		smb_wire_put_u32(b, 14);
+		smb_wire_put_u64(b, a.eof);
+		smb_wire_put_u64(b, a.allocation);
+		smb_wire_put_utf16(b, "::$DATA", 7, NULL);
+		break;
+	case FileAlternateNameInformation:
+		return STATUS_NOT_SUPPORTED; /* no 8.3 names are kept */
+	default:
+		(void)r;
+		return STATUS_INVALID_INFO_CLASS;
+	}
+	return STATUS_SUCCESS;
+}
+
+static uint32_t smb_info_fs(struct smb_req *r, struct smb_open *o, uint8_t cls, struct smb_wire_buf *b)
+{
+	struct vol_fsstat fs;
+	size_t ulen = 0, at;
+	int rc;
+
+	switch (cls) {
+	case FileFsVolumeInformation:
+		smb_wire_put_u64(b, r->c->srv->start_time);
+		smb_wire_put_u32(b, (uint32_t)vol_export_fsid(r->tree->exp));
+		at = b->len;
+		smb_wire_put_u32(b, 0);
+		smb_wire_put_u8(b, 0);
+		smb_wire_put_u8(b, 0);
+		smb_wire_put_utf16(b, r->tree->share.name, strlen(r->tree->share.name), &ulen);
+		smb_wire_set_u32(b, at, (uint32_t)ulen);
+		return STATUS_SUCCESS;
+	case FileFsSizeInformation:
+	case FileFsFullSizeInformation:
+		if ((rc = vol_fsstat(&o->obj, &fs)) != 0)
+			return smb_status_from_errno(rc);
+		smb_wire_put_u64(b, fs.tbytes / SMB_INFO_SECTOR);
+		smb_wire_put_u64(b, fs.abytes / SMB_INFO_SECTOR);
+		if (cls == FileFsFullSizeInformation)
+			smb_wire_put_u64(b, fs.fbytes / SMB_INFO_SECTOR);
+		smb_wire_put_u32(b, 1);                /* sectors per unit */
+		smb_wire_put_u32(b, SMB_INFO_SECTOR);  /* bytes per sector */
+		return STATUS_SUCCESS;
+	case FileFsDeviceInformation:
+		smb_wire_put_u32(b, 0x00000007u); /* FILE_DEVICE_DISK */
+		smb_wire_put_u32(b, 0);
+		return STATUS_SUCCESS;
+	case FileFsAttributeInformation:
+		/* case sensitive search and names, case preserved, unicode */
+		smb_wire_put_u32(b, 0x00000007u);
+		smb_wire_put_u32(b, VOL_NAME_MAX);
+		smb_wire_put_u32(b, 8);
+		smb_wire_put_utf16(b, "NTFS", 4, NULL);
+		return STATUS_SUCCESS;
+	case FileFsSectorSizeInformation:
+		for (int i = 0; i < 4; i++)
+			smb_wire_put_u32(b, SMB_INFO_SECTOR);
+		smb_wire_put_u32(b, 0x3u);        /* aligned device, partition aligned */
+		smb_wire_put_u32(b, 0);
+		smb_wire_put_u32(b, 0);
+		return STATUS_SUCCESS;
+	default:
+		return STATUS_INVALID_INFO_CLASS;
+	}
+}
+
+uint32_t smb_info_query(struct smb_req *r)
+{
+	struct smb_wire_query_info_req q;
+	struct smb_wire_buf b = { 0 };
+	struct smb_open *o;
+	uint32_t status;
+
+	if (smb_wire_query_info_req_decode(&r->m, &q) != AQ_OK)
+		return STATUS_INVALID_PARAMETER;
+	if (!(o = smb_open_find(r, &q.fid)))
+		return STATUS_FILE_CLOSED;
+	if (smb_wire_buf_init(&b, 512, 65536) != AQ_OK)
+		return STATUS_NO_MEMORY;
+	if (q.info_type == SMB2_0_INFO_FILE) {
+		status = smb_info_file(r, o, q.info_class, &b);
+	} else if (q.info_type == SMB2_0_INFO_FILESYSTEM) {
+		status = smb_info_fs(r, o, q.info_class, &b);
+	} else if (q.info_type == SMB2_0_INFO_SECURITY) {
+		struct smb_sd sd;
+
+		vol_refresh(&o->obj);
+		smb_sd_from_unix(o->obj.st.st_uid, o->obj.st.st_gid, o->obj.st.st_mode & 0777u, o->dir, &sd);
+		status = smb_sd_encode(&b, &sd, q.additional) == AQ_OK ? STATUS_SUCCESS : STATUS_INTERNAL_ERROR;
+	} else {
+		status = STATUS_INVALID_INFO_CLASS;
+	}
+	if (status == STATUS_SUCCESS && b.err != AQ_OK)
+		status = STATUS_INTERNAL_ERROR;
+	if (status == STATUS_SUCCESS && b.len > q.output_len)
+		status = q.info_type == SMB2_0_INFO_SECURITY || q.info_class == FileAllInformation ||
+				 q.info_class == FileStreamInformation
+			 ? STATUS_BUFFER_OVERFLOW
+			 : STATUS_INFO_LENGTH_MISMATCH;
+	if (status == STATUS_BUFFER_OVERFLOW && q.info_type == SMB2_0_INFO_SECURITY) {
+		/* the size it needs, for the client to ask again */
+		struct smb_wire_buf n = { 0 };
+
+		if (smb_wire_buf_init(&n, 4, 4) == AQ_OK) {
+			smb_wire_put_u32(&n, (uint32_t)b.len);
+			smb_wire_output_rsp_encode(r->out, r->hdr_off, n.p, n.len);
+		}
+		smb_wire_buf_cleanup(&n);
+		status = STATUS_BUFFER_TOO_SMALL;
+	} else if (status == STATUS_SUCCESS || status == STATUS_BUFFER_OVERFLOW) {
+		smb_wire_output_rsp_encode(r->out, r->hdr_off, b.p, b.len < q.output_len ? b.len : q.output_len);
+	}
+	smb_wire_buf_cleanup(&b);
+	return status;
+}
+
+/* ---- SET_INFO ---- */
+static uint32_t smb_info_rename(struct smb_req *r, struct smb_open *o, const uint8_t *d, size_t len)
+{
+	struct smb_wire_cur c;
+	struct vol_obj tdir, existing;
+	char path[SMB_WIRE_NAME_MAX], leaf[VOL_NAME_MAX + 1];
+	const uint8_t *name;
+	uint8_t replace;
+	uint32_t nlen;
+	int rc;
+
+	smb_wire_cur_init(&c, d, len);
+	replace = smb_wire_u8(&c);
+	smb_wire_skip(&c, 7);
+	smb_wire_u64(&c); /* RootDirectory: 0 for SMB2 */
+	nlen = smb_wire_u32(&c);
+	name = smb_wire_bytes(&c, nlen);
+	if (c.err != AQ_OK || !name || o->parent.fd < 0)
+		return STATUS_INVALID_PARAMETER;
+	if (smb_open_path(name, nlen, path, sizeof(path)) != 0 || !path[0])
+		return STATUS_OBJECT_NAME_INVALID;
+	if ((rc = smb_open_walk(r->tree, &r->sess->cred, path, &tdir, leaf, sizeof(leaf))) != 0)
+		return rc == -ENOTDIR ? STATUS_OBJECT_PATH_NOT_FOUND : smb_status_from_errno(rc);
+	if (!replace && vol_lookup(&tdir, &r->sess->cred, leaf, strlen(leaf), &existing) == 0) {
+		vol_obj_cleanup(&existing);
+		vol_obj_cleanup(&tdir);
+		return STATUS_OBJECT_NAME_COLLISION;
+	}
+	rc = vol_rename(&o->parent, o->name, strlen(o->name), &tdir, leaf, strlen(leaf), &r->sess->cred);
+	if (rc == 0) {
+		vol_obj_cleanup(&o->parent);
+		o->parent = tdir;
+		snprintf(o->name, sizeof(o->name), "%s", leaf);
+		snprintf(o->path, sizeof(o->path), "%s", path);
+		return STATUS_SUCCESS;
+	}
+	vol_obj_cleanup(&tdir);
+	return smb_status_from_errno(rc);
+}
+
+static int smb_info_time(uint64_t ft, struct timespec *ts, int *how)
+{
+	if (ft == 0 || ft == UINT64_MAX) /* 0: leave; -1: stop updating (not kept) */
+		return 0;
+	ft -= 116444736000000000ull;
+	ts->tv_sec = (time_t)(ft / 10000000u);
+	ts->tv_nsec = (long)(ft % 10000000u) * 100;
+	*how = 2;
+	return 0;
+}
+
+uint32_t smb_info_set(struct smb_req *r)
+{
+	struct smb_wire_set_info_req q;
+	struct smb_wire_cur c;
+	struct vol_sattr sa = { 0 };
+	struct smb_open *o;
+	int rc;
+
+	if (smb_wire_set_info_req_decode(&r->m, &q) != AQ_OK)
+		return STATUS_INVALID_PARAMETER;
+	if (!(o = smb_open_find(r, &q.fid)))
+		return STATUS_FILE_CLOSED;
+	if (q.info_type != SMB2_0_INFO_FILE)
+		return STATUS_NOT_SUPPORTED;
+	smb_wire_cur_init(&c, q.data, q.data_len);
+	switch (q.info_class) {
+	case FileBasicInformation: {
+		uint64_t cr = smb_wire_u64(&c), at = smb_wire_u64(&c), wr = smb_wire_u64(&c);
+
+		(void)cr;
+		smb_wire_u64(&c);
+		smb_wire_u32(&c); /* attributes: no DOS attributes are kept */
+		if (c.err != AQ_OK)
+			return STATUS_INFO_LENGTH_MISMATCH;
+		smb_info_time(at, &sa.atime, &sa.atime_how);
+		smb_info_time(wr, &sa.mtime, &sa.mtime_how);
+		if (!sa.atime_how && !sa.mtime_how)
+			break;
+		rc = vol_setattr(&o->obj, &r->sess->cred, &sa);
+		if (rc != 0)
+			return smb_status_from_errno(rc);
+		break;
+	}
+	case FileEndOfFileInformation:
+	case FileAllocationInformation: {
+		uint64_t size = smb_wire_u64(&c);
+
+		if (c.err != AQ_OK)
+			return STATUS_INFO_LENGTH_MISMATCH;
+		if (o->dir)
+			return STATUS_INVALID_PARAMETER;
+		vol_refresh(&o->obj);
+		/* an allocation size only cuts a file shorter than it (no preallocation) */
+		if (q.info_class == FileAllocationInformation && size >= (uint64_t)o->obj.st.st_size)
+			break;
+		sa.set_size = true;
+		sa.size = size;
+		if ((rc = vol_setattr(&o->obj, &r->sess->cred, &sa)) != 0)
+			return smb_status_from_errno(rc);
+		break;
+	}
+	case FileDispositionInformation: {
+		uint8_t del = smb_wire_u8(&c);
+
+		if (c.err != AQ_OK)
+			return STATUS_INFO_LENGTH_MISMATCH;
+		if (del && o->parent.fd < 0)
+			return STATUS_ACCESS_DENIED;
+		o->delete_on_close = del != 0;
+		break;
+	}
+	case FileRenameInformation: {
+		uint32_t st = smb_info_rename(r, o, q.data, q.data_len);
+
+		if (st != STATUS_SUCCESS)
+			return st;
+		break;
+	}
+	case FilePositionInformation:
+		smb_wire_u64(&c);
+		if (c.err != AQ_OK)
+			return STATUS_INFO_LENGTH_MISMATCH;
+		break;
+	default:
+		return STATUS_INVALID_INFO_CLASS;
+	}
+	smb_wire_set_info_rsp_encode(r->out);
+	return STATUS_SUCCESS;
+}

@@ -1,0 +1,356 @@
+/* smb_open: CREATE (dispositions, directory / non-directory options,
+ * delete-on-close), CLOSE, READ, WRITE and FLUSH over the volume store,
+ * every operation run with the session user's uid/gid. An open keeps the
+ * object and its parent directory with the leaf name, for delete and rename.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agent/smb/smb_srv_internal.h"
+#include "api/api_error.h"
+#include "util/ut_log.h"
+
+#define FILE_SUPERSEDE 0u
+#define FILE_OPEN 1u
+#define FILE_CREATE 2u
+#define FILE_OPEN_IF 3u
+#define FILE_OVERWRITE 4u
+#define FILE_OVERWRITE_IF 5u
+#define FILE_DIRECTORY_FILE 0x00000001u
+#define FILE_NON_DIRECTORY_FILE 0x00000040u
+#define FILE_DELETE_ON_CLOSE 0x00001000u
+#define FILE_SUPERSEDED 0u
+#define FILE_OPENED 1u
+#define FILE_CREATED 2u
+#define FILE_OVERWRITTEN 3u
+#define SMB_OPEN_MAX_PER_SESS 4096u
+#define FILE_ATTRIBUTE_DIRECTORY 0x10u
+#define FILE_ATTRIBUTE_ARCHIVE 0x20u
+
+void smb_open_attrs(const struct smb_open *o, struct smb_wire_attrs *a)
+{
+	const struct stat *st = &o->obj.st;
+
+	a->creation = smb_filetime(&st->st_mtim) < smb_filetime(&st->st_ctim) ? smb_filetime(&st->st_mtim)
+										 : smb_filetime(&st->st_ctim);
+	a->last_access = smb_filetime(&st->st_atim);
+	a->last_write = smb_filetime(&st->st_mtim);
+	a->change = smb_filetime(&st->st_ctim);
+	a->eof = S_ISDIR(st->st_mode) ? 0 : (uint64_t)st->st_size;
+	a->allocation = S_ISDIR(st->st_mode) ? 0 : (uint64_t)st->st_blocks * 512u;
+	a->attributes = S_ISDIR(st->st_mode) ? FILE_ATTRIBUTE_DIRECTORY : FILE_ATTRIBUTE_ARCHIVE;
+}
+
+void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing)
+{
+	struct smb_open **pp;
+
+	(void)closing;
+	for (pp = &s->opens; *pp && *pp != o; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = o->next;
+	if (o->delete_on_close && o->parent.fd >= 0) {
+		int rc = o->dir ? vol_rmdir(&o->parent, &s->cred, o->name, strlen(o->name))
+				: vol_remove(&o->parent, &s->cred, o->name, strlen(o->name));
+
+		if (rc != 0)
+			UT_INFO("smb_srv", NULL, "delete on close of %s: %s", o->path, strerror(-rc));
+	}
+	vol_obj_cleanup(&o->obj);
+	if (o->parent.fd >= 0 || o->parent.exp)
+		vol_obj_cleanup(&o->parent);
+	free(o);
+}
+
+/* Resolve path ('/'-separated, from the share root) to its parent
+ * directory (in *parent) and leaf name; "" is the root itself (leaf ""). */
+int smb_open_walk(struct smb_tree *t, const struct vol_cred *cred, const char *path, struct vol_obj *parent,
+		  char *leaf, size_t leafcap)
+{
+	const char *p = path, *slash;
+	int rc;
+
+	if ((rc = vol_root(t->exp, parent)) != 0)
+		return rc;
+	leaf[0] = '\0';
+	while (*p) {
+		size_t n;
+
+		slash = strchr(p, '/');
+		n = slash ? (size_t)(slash - p) : strlen(p);
+		if (n == 0 || n >= leafcap || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.') ||
+		    memchr(p, ':', n)) {
+			vol_obj_cleanup(parent);
+			return n >= leafcap ? -ENAMETOOLONG : -EINVAL;
+		}
+		if (!slash) {
+			memcpy(leaf, p, n);
+			leaf[n] = '\0';
+			return 0;
+		}
+		{
+			struct vol_obj next;
+
+			rc = vol_lookup(parent, cred, p, n, &next);
+			vol_obj_cleanup(parent);
+			if (rc != 0)
+				return rc == -ENOENT ? -ENOTDIR : rc; /* a missing folder: PATH_NOT_FOUND */
+			*parent = next;
+		}
+		p = slash + 1;
+	}
+	return 0;
+}
+
+/* A client's UTF-16 path to '/'-separated UTF-8 without leading separators. */
+int smb_open_path(const uint8_t *name, size_t len, char *out, size_t cap)
+{
+	char *p, *q;
+	size_t n;
+
+	if (smb_wire_utf16_to_utf8(name, len, out, cap, &n) != AQ_OK)
+		return -EINVAL;
+	for (p = out; *p; p++)
+		if (*p == '\\')
+			*p = '/';
+	for (p = out; *p == '/'; p++)
+		;
+	memmove(out, p, strlen(p) + 1);
+	for (q = out + strlen(out); q > out && q[-1] == '/'; q--)
+		q[-1] = '\0';
+	return 0;
+}
+
+static uint32_t smb_open_status(int rc, bool path)
+{
+	if (rc == -ENOTDIR && path)
+		return STATUS_OBJECT_PATH_NOT_FOUND;
+	if (rc == -EINVAL)
+		return STATUS_OBJECT_NAME_INVALID;
+	return smb_status_from_errno(rc);
+}
+
+uint32_t smb_open_create(struct smb_req *r)
+{
+	struct smb_wire_create_req q;
+	struct smb_wire_create_rsp rsp = { 0 };
+	struct smb_sess *s = r->sess;
+	const struct vol_cred *cred = &s->cred;
+	struct smb_open *o, *x;
+	struct vol_sattr sa = { .set_mode = true };
+	uint32_t status;
+	size_t count = 0;
+	int rc;
+
+	if (r->tree->ipc)
+		return STATUS_OBJECT_NAME_NOT_FOUND; /* no named pipes (no RPC services) */
+	if (smb_wire_create_req_decode(&r->m, &q) != AQ_OK)
+		return STATUS_INVALID_PARAMETER;
+	if (q.disposition > FILE_OVERWRITE_IF ||
+	    (q.options & (FILE_DIRECTORY_FILE | FILE_NON_DIRECTORY_FILE)) == (FILE_DIRECTORY_FILE | FILE_NON_DIRECTORY_FILE))
+		return STATUS_INVALID_PARAMETER;
+	for (x = s->opens; x; x = x->next)
+		count++;
+	if (count >= SMB_OPEN_MAX_PER_SESS || !(o = calloc(1, sizeof(*o))))
+		return STATUS_NO_MEMORY;
+	o->obj.fd = o->parent.fd = -1;
+	o->tree = r->tree;
+	o->access = q.desired_access;
+	if ((rc = smb_open_path(q.name, q.name_len, o->path, sizeof(o->path))) != 0) {
+		status = STATUS_OBJECT_NAME_INVALID;
+		goto fail;
+	}
+	if ((rc = smb_open_walk(r->tree, cred, o->path, &o->parent, o->name, sizeof(o->name))) != 0) {
+		status = smb_open_status(rc, true);
+		goto fail;
+	}
+	if (!o->name[0]) { /* the share root */
+		o->obj = o->parent;
+		o->parent.fd = -1;
+		o->parent.exp = NULL;
+		rc = 0;
+		rsp.action = FILE_OPENED;
+	} else {
+		rc = vol_lookup(&o->parent, cred, o->name, strlen(o->name), &o->obj);
+		if (rc != 0 && rc != -ENOENT) {
+			status = smb_open_status(rc, false);
+			goto fail;
+		}
+	}
+	if (rc == 0) {
+		bool dir = S_ISDIR(o->obj.st.st_mode);
+
+		if (rsp.action != FILE_OPENED && q.disposition == FILE_CREATE) {
+			status = STATUS_OBJECT_NAME_COLLISION;
+			goto fail;
+		}
+		if (dir && (q.options & FILE_NON_DIRECTORY_FILE)) {
+			status = STATUS_FILE_IS_A_DIRECTORY;
+			goto fail;
+		}
+		if (!dir && (q.options & FILE_DIRECTORY_FILE)) {
+			status = STATUS_NOT_A_DIRECTORY;
+			goto fail;
+		}
+		rsp.action = FILE_OPENED;
+		if (!dir && (q.disposition == FILE_SUPERSEDE || q.disposition == FILE_OVERWRITE ||
+			     q.disposition == FILE_OVERWRITE_IF)) {
+			struct vol_sattr t = { .set_size = true, .size = 0 };
+
+			if ((rc = vol_setattr(&o->obj, cred, &t)) != 0 || (rc = vol_refresh(&o->obj)) != 0) {
+				status = smb_open_status(rc, false);
+				goto fail;
+			}
+			rsp.action = q.disposition == FILE_SUPERSEDE ? FILE_SUPERSEDED : FILE_OVERWRITTEN;
+		}
+	} else {
+		if (q.disposition == FILE_OPEN || q.disposition == FILE_OVERWRITE) {
+			status = STATUS_OBJECT_NAME_NOT_FOUND;
+			goto fail;
+		}
+		if (q.options & FILE_DIRECTORY_FILE) {
+			sa.mode = 0755;
+			rc = vol_mkdir(&o->parent, cred, o->name, strlen(o->name), &sa, &o->obj);
+		} else {
+			sa.mode = 0644;
+			rc = vol_create(&o->parent, cred, o->name, strlen(o->name), true, NULL, &sa, &o->obj);
+		}
+		if (rc != 0) {
+			status = smb_open_status(rc, false);
+			goto fail;
+		}
+		rsp.action = FILE_CREATED;
+	}
+	o->dir = S_ISDIR(o->obj.st.st_mode);
+	if (q.options & FILE_DELETE_ON_CLOSE) {
+		if (o->parent.fd < 0) {
+			status = STATUS_ACCESS_DENIED; /* the share root stays */
+			goto fail;
+		}
+		o->delete_on_close = true;
+	}
+	if (vol_fh_make(r->c->srv->store, &o->obj, &o->fh) != 0)
+		o->fh.len = 0;
+	o->id = ++r->c->next_open;
+	o->next = s->opens;
+	s->opens = o;
+	rsp.fid.persistent = rsp.fid.volatile_ = o->id;
+	*r->related = rsp.fid;
+	smb_open_attrs(o, &rsp.attrs);
+	smb_wire_create_rsp_encode(r->out, r->hdr_off, &rsp);
+	return STATUS_SUCCESS;
+fail:
+	vol_obj_cleanup(&o->obj);
+	if (o->parent.fd >= 0)
+		vol_obj_cleanup(&o->parent);
+	free(o);
+	return status;
+}
+
+uint32_t smb_open_close(struct smb_req *r)
+{
+	struct smb_wire_close_req q;
+	struct smb_wire_close_rsp rsp = { 0 };
+	struct smb_open *o;
+
+	if (smb_wire_close_req_decode(&r->m, &q) != AQ_OK)
+		return STATUS_INVALID_PARAMETER;
+	if (!(o = smb_open_find(r, &q.fid)))
+		return STATUS_FILE_CLOSED;
+	if (q.flags & SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB) {
+		vol_refresh(&o->obj);
+		rsp.flags = SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB;
+		smb_open_attrs(o, &rsp.attrs);
+	}
+	smb_open_free(r->sess, o, false);
+	smb_wire_close_rsp_encode(r->out, &rsp);
+	return STATUS_SUCCESS;
+}
+
+uint32_t smb_open_read(struct smb_req *r)
+{
+	struct smb_wire_read_req q;
+	struct smb_open *o;
+	size_t at, got = 0;
+	uint8_t *dst;
+	bool eof = false;
+	int rc = 0;
+
+	if (smb_wire_read_req_decode(&r->m, &q) != AQ_OK)
+		return STATUS_INVALID_PARAMETER;
+	if (!(o = smb_open_find(r, &q.fid)))
+		return STATUS_FILE_CLOSED;
+	if (o->dir)
+		return STATUS_INVALID_DEVICE_REQUEST;
+	smb_wire_read_rsp_encode(r->out, r->hdr_off, 0, 0);
+	at = r->out->len;
+	if (!(dst = smb_wire_put_zero(r->out, q.length)))
+		return STATUS_NO_MEMORY;
+	/* the store moves at most VOL_IO_MAX a call */
+	while (got < q.length && !eof) {
+		size_t n = q.length - got < VOL_IO_MAX ? q.length - got : VOL_IO_MAX, one = 0;
+
+		rc = vol_read(&o->obj, &r->sess->cred, q.offset + got, r->out->p + at + got, n, &one, &eof);
+		if (rc != 0 || one == 0)
+			break;
+		got += one;
+	}
+	vol_export_settle(o->obj.exp, q.length, got);
+	vol_export_record(o->obj.exp, 6 /* NFS READ's slot: one counter per kind */, got, 0, rc != 0);
+	if (rc != 0 && got == 0)
+		return smb_status_from_errno(rc);
+	if (got == 0 || got < q.minimum)
+		return STATUS_END_OF_FILE;
+	r->out->len = at + got;
+	smb_wire_set_u32(r->out, at - 12, (uint32_t)got);
+	return STATUS_SUCCESS;
+}
+
+uint32_t smb_open_write(struct smb_req *r)
+{
+	struct smb_wire_write_req q;
+	struct smb_open *o;
+	size_t done = 0;
+	int rc = 0, committed;
+
+	if (smb_wire_write_req_decode(&r->m, &q) != AQ_OK)
+		return STATUS_INVALID_PARAMETER;
+	if (!(o = smb_open_find(r, &q.fid)))
+		return STATUS_FILE_CLOSED;
+	if (o->dir)
+		return STATUS_INVALID_DEVICE_REQUEST;
+	while (done < q.data_len) {
+		size_t n = q.data_len - done < VOL_IO_MAX ? q.data_len - done : VOL_IO_MAX;
+
+		/* WRITE_THROUGH (flag 1) asks for stable data */
+		rc = vol_write(&o->obj, &r->sess->cred, q.offset + done, q.data + done, n, (q.flags & 1u) ? 2 : 0,
+			       &committed);
+		if (rc != 0)
+			break;
+		done += n;
+	}
+	vol_export_record(o->obj.exp, 7 /* NFS WRITE's slot */, done, 0, rc != 0);
+	if (rc != 0)
+		return smb_status_from_errno(rc);
+	smb_wire_write_rsp_encode(r->out, (uint32_t)done);
+	return STATUS_SUCCESS;
+}
+
+uint32_t smb_open_flush(struct smb_req *r)
+{
+	struct smb_wire_fid fid;
+	struct smb_open *o;
+	int rc;
+
+	if (smb_wire_flush_req_decode(&r->m, &fid) != AQ_OK)
+		return STATUS_INVALID_PARAMETER;
+	if (!(o = smb_open_find(r, &fid)))
+		return STATUS_FILE_CLOSED;
+	if (!o->dir && (rc = vol_commit(&o->obj, &r->sess->cred)) != 0)
+		return smb_status_from_errno(rc);
+	smb_wire_empty_rsp_encode(r->out);
+	return STATUS_SUCCESS;
+}

@@ -1,0 +1,327 @@
+/* smb_sess: NEGOTIATE (and the SMB1 multi-protocol form), SESSION_SETUP
+ * over SPNEGO/NTLMSSP NTLMv2 against the pushed users, key derivation per
+ * dialect with the 3.1.1 preauth hash, LOGOFF. Anonymous and guest
+ * sessions are refused (smb_ntlm refuses the anonymous form; an unknown
+ * user is a logon failure, never a guest).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <openssl/rand.h>
+
+#include "agent/smb/smb_ntlm.h"
+#include "agent/smb/smb_spnego.h"
+#include "agent/smb/smb_srv_internal.h"
+#include "api/api_error.h"
+#include "util/ut_log.h"
+
+#define SMB_SESS_MAX_PER_CONN 64u
+#define SMB_SESS_SKEW (300ull * SMB_NTLM_FILETIME_SEC)
+/* dialect mask of smb_wire_negotiate_pick_dialect: 2.0.2 to 3.1.1 */
+#define SMB_SESS_DIALECTS 0x1Fu
+
+static void smb_neg_fill(struct smb_conn *c, struct smb_wire_negotiate_rsp *n, struct smb_wire_buf *blob)
+{
+	memset(n, 0, sizeof(*n));
+	n->security_mode = SMB2_NEGOTIATE_SIGNING_ENABLED | SMB2_NEGOTIATE_SIGNING_REQUIRED;
+	memcpy(n->server_guid, c->srv->guid, 16);
+	n->max_transact = 1u << 20;
+	n->max_read = n->max_write = SMB_WIRE_IO_MAX;
+	n->system_time = smb_filetime_now();
+	n->start_time = 0;
+	smb_spnego_init2_encode(blob, SMB_SPNEGO_NTLMSSP);
+	n->sec_blob = blob->p;
+	n->sec_len = blob->len;
+	n->cipher = n->signing = SMB_WIRE_NONE;
+}
+
+/* An SMB1 NEGOTIATE offering SMB2: answered with an SMB2 NEGOTIATE
+ * response naming the wildcard (or 2.0.2); the client then negotiates again. */
+int smb_sess_smb1(struct smb_conn *c, const uint8_t *frame, size_t len)
+{
+	struct smb_wire_negotiate_rsp n;
+	struct smb_wire_hdr h = { .command = SMB2_NEGOTIATE, .credits = 1, .flags = SMB2_FLAGS_SERVER_TO_REDIR };
+	struct smb_wire_buf blob = { 0 }, out = { 0 };
+	uint16_t dialect;
+	int rc = -1;
+
+	if (smb_wire_smb1_negotiate(frame, len, &dialect) != AQ_OK) {
+		UT_INFO("smb_srv", NULL, "%s: SMB1-only client refused", c->peer);
+		return -1;
+	}
+	if (smb_wire_buf_init(&blob, 128, 1024) != AQ_OK || smb_wire_buf_init(&out, 512, 4096) != AQ_OK)
+		goto out;
+	smb_neg_fill(c, &n, &blob);
+	n.dialect = dialect;
+	smb_wire_hdr_encode(&out, &h);
+	smb_wire_negotiate_rsp_encode(&out, 0, &n);
+	if (out.err != AQ_OK || blob.err != AQ_OK)
+		goto out;
+	smb_conn_send(c, out.p, out.len);
+	rc = 0;
+out:
+	smb_wire_buf_cleanup(&blob);
+	smb_wire_buf_cleanup(&out);
+	return rc;
+}
+
+uint32_t smb_sess_negotiate(struct smb_req *r)
+{
+	struct smb_conn *c = r->c;
+	struct smb_wire_negotiate_req q;
+	struct smb_wire_negotiate_rsp n;
+	struct smb_wire_buf blob = { 0 };
+	uint32_t status = STATUS_INVALID_PARAMETER;
+
+	if (c->negotiated) {
+		c->closing = true; /* a second NEGOTIATE: MS-SMB2 3.3.5.3 */
+		return STATUS_INVALID_PARAMETER;
+	}
+	if (smb_wire_negotiate_req_decode(&r->m, &q) != AQ_OK || smb_wire_buf_init(&blob, 128, 1024) != AQ_OK)
+		goto out;
+	smb_neg_fill(c, &n, &blob);
+	if (!(n.dialect = smb_wire_negotiate_pick_dialect(&q, SMB_SESS_DIALECTS))) {
+		status = STATUS_NOT_SUPPORTED;
+		goto out;
+	}
+	c->dialect = n.dialect;
+	c->client_caps = q.capabilities;
+	c->client_secmode = q.security_mode;
+	memcpy(c->client_guid, q.client_guid, 16);
+	c->cipher = c->signing = SMB_WIRE_NONE;
+	if (n.dialect >= SMB2_DIALECT_210)
+		n.capabilities |= SMB2_GLOBAL_CAP_LARGE_MTU;
+	else
+		n.max_read = n.max_write = n.max_transact = 65536;
+	if (n.dialect == SMB2_DIALECT_300 || n.dialect == SMB2_DIALECT_302) {
+		if (q.capabilities & SMB2_GLOBAL_CAP_ENCRYPTION) {
+			n.capabilities |= SMB2_GLOBAL_CAP_ENCRYPTION;
+			c->cipher = SMB2_ENCRYPTION_AES128_CCM;
+		}
+	}
+	if (n.dialect == SMB2_DIALECT_311) {
+		if (!q.has_preauth || !q.sha512)
+			goto out;
+		RAND_bytes(n.salt, sizeof(n.salt));
+		if (q.has_encryption)
+			c->cipher = n.cipher = smb_wire_negotiate_pick(q.ciphers, q.cipher_count, 0x1Eu);
+		if (q.has_signing)
+			c->signing = n.signing = smb_wire_negotiate_pick(q.signing, q.signing_count,
+									 (1u << SMB2_SIGNING_AES_CMAC) | (1u << SMB2_SIGNING_AES_GMAC));
+		/* an empty choice is answered as none (the client then uses its default) */
+		if (n.signing == SMB_WIRE_NONE && q.has_signing)
+			n.signing = c->signing = SMB2_SIGNING_AES_CMAC;
+		smb_crypto_preauth_init(c->preauth);
+		smb_crypto_preauth_update(c->preauth, r->m.p, r->m.len);
+	}
+	smb_wire_negotiate_rsp_encode(r->out, r->hdr_off, &n);
+	c->server_caps = n.capabilities;
+	c->negotiated = true;
+	status = STATUS_SUCCESS;
+out:
+	smb_wire_buf_cleanup(&blob);
+	return status;
+}
+
+static void smb_sess_drop_ntlm(struct smb_sess *s)
+{
+	free(s->ntlm_neg);
+	free(s->ntlm_chal);
+	s->ntlm_neg = s->ntlm_chal = NULL;
+}
+
+void smb_sess_free(struct smb_conn *c, struct smb_sess *s)
+{
+	struct smb_sess **pp;
+
+	for (pp = &c->sessions; *pp && *pp != s; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = s->next;
+	while (s->opens)
+		smb_open_free(s, s->opens, true);
+	while (s->trees)
+		smb_tree_free(s, s->trees);
+	smb_sess_drop_ntlm(s);
+	OPENSSL_cleanse(&s->keys, sizeof(s->keys));
+	free(s);
+}
+
+/* The inner NTLMSSP token of a SESSION_SETUP blob (SPNEGO init, resp or raw). */
+static int smb_sess_token(const uint8_t *blob, size_t len, const uint8_t **tok, size_t *tlen)
+{
+	struct smb_spnego_init in;
+	struct smb_spnego_resp rp;
+
+	if (len >= 8 && memcmp(blob, "NTLMSSP", 8) == 0) {
+		*tok = blob;
+		*tlen = len;
+		return AQ_OK;
+	}
+	if (len && blob[0] == 0x60) {
+		if (smb_spnego_init_decode(blob, len, &in) != AQ_OK || !(in.mechs & SMB_SPNEGO_NTLMSSP) ||
+		    in.first != SMB_SPNEGO_NTLMSSP || !in.token)
+			return AQ_EINVAL;
+		*tok = in.token;
+		*tlen = in.token_len;
+		return AQ_OK;
+	}
+	if (smb_spnego_resp_decode(blob, len, &rp) != AQ_OK || !rp.token)
+		return AQ_EINVAL;
+	*tok = rp.token;
+	*tlen = rp.token_len;
+	return AQ_OK;
+}
+
+static uint32_t smb_sess_challenge(struct smb_req *r, struct smb_sess *s, const uint8_t *tok, size_t tlen)
+{
+	struct smb_ntlm_challenge ch = { .target = "AQUIFER", .nb_domain = "AQUIFER", .nb_computer = "AQUIFER",
+					 .dns_domain = "aquifer", .dns_computer = "aquifer" };
+	struct smb_wire_buf nt = { 0 }, sp = { 0 };
+	uint32_t cflags, status = STATUS_LOGON_FAILURE;
+
+	if (smb_ntlm_negotiate_decode(tok, tlen, &cflags) != AQ_OK || smb_ntlm_answer_flags(cflags, &ch.flags) != AQ_OK)
+		goto out;
+	/* No MsvAvTimestamp: clients then send no MIC and SPNEGO needs no
+	 * mechListMIC (signing the session protects what follows). */
+	ch.flags &= ~(NTLMSSP_NEGOTIATE_VERSION);
+	RAND_bytes(s->challenge, sizeof(s->challenge));
+	memcpy(ch.challenge, s->challenge, 8);
+	if (smb_wire_buf_init(&nt, 512, SMB_NTLM_MSG_MAX) != AQ_OK || smb_ntlm_challenge_encode(&nt, &ch) != AQ_OK ||
+	    smb_wire_buf_init(&sp, 512, SMB_SPNEGO_MAX) != AQ_OK ||
+	    smb_spnego_resp_encode(&sp, SMB_SPNEGO_ACCEPT_INCOMPLETE, SMB_SPNEGO_NTLMSSP, nt.p, nt.len, NULL, 0) != AQ_OK)
+		goto out;
+	smb_sess_drop_ntlm(s);
+	if (!(s->ntlm_neg = malloc(tlen)) || !(s->ntlm_chal = malloc(nt.len)))
+		goto out;
+	memcpy(s->ntlm_neg, tok, tlen);
+	s->ntlm_neg_len = tlen;
+	memcpy(s->ntlm_chal, nt.p, nt.len);
+	s->ntlm_chal_len = nt.len;
+	s->state = SMB_SESS_NTLM_CHALLENGED;
+	smb_wire_session_setup_rsp_encode(r->out, r->hdr_off, 0, sp.p, sp.len);
+	status = STATUS_MORE_PROCESSING_REQUIRED;
+out:
+	smb_wire_buf_cleanup(&nt);
+	smb_wire_buf_cleanup(&sp);
+	return status;
+}
+
+static uint32_t smb_sess_auth(struct smb_req *r, struct smb_sess *s, const uint8_t *tok, size_t tlen)
+{
+	struct smb_ntlm_auth a;
+	struct smb_ntlm_check ck = { .server_challenge = s->challenge, .negotiate = s->ntlm_neg,
+				     .negotiate_len = s->ntlm_neg_len, .challenge = s->ntlm_chal,
+				     .challenge_len = s->ntlm_chal_len, .authenticate = tok, .authenticate_len = tlen,
+				     .now = smb_filetime_now(), .max_skew = SMB_SESS_SKEW };
+	struct smb_srv_user cand[8];
+	struct smb_wire_buf sp = { 0 };
+	char user[API_INTENT_SMB_USER_LEN * 4 + 1], domain[256] = "";
+	uint8_t key[16];
+	size_t n, i;
+	uint32_t status = STATUS_LOGON_FAILURE;
+
+	if (smb_ntlm_auth_decode(tok, tlen, &a) != AQ_OK || !a.user_len ||
+	    smb_wire_utf16_to_utf8(a.user, a.user_len, user, sizeof(user), NULL) != AQ_OK)
+		goto out;
+	if (a.domain_len)
+		smb_wire_utf16_to_utf8(a.domain, a.domain_len, domain, sizeof(domain), NULL);
+	n = smb_srv_users(r->c->srv, user, cand, 8);
+	/* a domain naming the project picks among users of one name */
+	for (i = 0; i < n; i++) {
+		if (n > 1 && domain[0] && strcasecmp(domain, cand[i].project) != 0)
+			continue;
+		ck.nt_hash = cand[i].nt_hash;
+		if (smb_ntlm_auth_check(&ck, &a, key) == AQ_OK)
+			break;
+	}
+	if (i == n) {
+		UT_INFO("smb_srv", NULL, "%s: logon of \"%s\" refused", r->c->peer, user);
+		goto out;
+	}
+	s->user = cand[i];
+	s->cred = (struct vol_cred){ .uid = cand[i].uid, .gid = cand[i].gid };
+	/* the preauth hash covers every SESSION_SETUP request, this one included */
+	if (smb_crypto_derive(r->c->dialect, r->c->cipher == SMB_WIRE_NONE ? SMB2_ENCRYPTION_AES128_CCM : r->c->cipher,
+			      key, 16, s->preauth, &s->keys) != AQ_OK)
+		goto out;
+	if (smb_wire_buf_init(&sp, 64, 1024) != AQ_OK ||
+	    smb_spnego_resp_encode(&sp, SMB_SPNEGO_ACCEPT_COMPLETED, 0, NULL, 0, NULL, 0) != AQ_OK)
+		goto out;
+	smb_sess_drop_ntlm(s);
+	s->state = SMB_SESS_VALID;
+	RAND_bytes(s->nonce_fixed, sizeof(s->nonce_fixed));
+	r->c->authed = true;
+	smb_wire_session_setup_rsp_encode(r->out, r->hdr_off, 0, sp.p, sp.len);
+	r->sign_rsp = true;
+	r->sign_sess = s;
+	UT_INFO("smb_srv", NULL, "%s: session of %s/%s (uid %u) set up, dialect %04x", r->c->peer, s->user.project,
+		s->user.name, s->user.uid, r->c->dialect);
+	status = STATUS_SUCCESS;
+out:
+	OPENSSL_cleanse(key, sizeof(key));
+	smb_wire_buf_cleanup(&sp);
+	return status;
+}
+
+uint32_t smb_sess_setup(struct smb_req *r)
+{
+	struct smb_conn *c = r->c;
+	struct smb_wire_session_setup_req q;
+	struct smb_sess *s = r->sess;
+	const uint8_t *tok;
+	size_t tlen, count = 0;
+	uint32_t status;
+
+	if (smb_wire_session_setup_req_decode(&r->m, &q) != AQ_OK)
+		return STATUS_INVALID_PARAMETER;
+	if (q.flags & SMB2_SESSION_FLAG_BINDING)
+		return STATUS_NOT_SUPPORTED; /* no multichannel */
+	if (r->m.hdr.session_id == 0) {
+		for (s = c->sessions; s; s = s->next)
+			count++;
+		if (count >= SMB_SESS_MAX_PER_CONN || !(s = calloc(1, sizeof(*s))))
+			return STATUS_NO_MEMORY;
+		s->id = ((uint64_t)c->key << 24) | ++c->next_sess;
+		s->started = time(NULL);
+		memcpy(s->preauth, c->preauth, sizeof(s->preauth));
+		s->next = c->sessions;
+		c->sessions = s;
+	} else if (!s) {
+		return STATUS_USER_SESSION_DELETED;
+	} else if (s->state == SMB_SESS_VALID) {
+		return STATUS_NOT_SUPPORTED; /* re-authentication is not done here */
+	}
+	r->sess = s;
+	r->rsp_session = s->id;
+	if (c->dialect == SMB2_DIALECT_311)
+		smb_crypto_preauth_update(s->preauth, r->m.p, r->m.len);
+	if (smb_sess_token(q.blob, q.blob_len, &tok, &tlen) != AQ_OK || tlen < 12) {
+		status = STATUS_LOGON_FAILURE;
+	} else if (smb_wire_get_u32(tok + 8) == 1) {
+		status = smb_sess_challenge(r, s, tok, tlen);
+	} else if (smb_wire_get_u32(tok + 8) == 3 && s->state == SMB_SESS_NTLM_CHALLENGED) {
+		status = smb_sess_auth(r, s, tok, tlen);
+	} else {
+		status = STATUS_LOGON_FAILURE;
+	}
+	if (status != STATUS_SUCCESS && status != STATUS_MORE_PROCESSING_REQUIRED) {
+		/* a failed logon ends the session (its id is not reused) */
+		r->sess = NULL;
+		smb_sess_free(c, s);
+	}
+	return status;
+}
+
+uint32_t smb_sess_logoff(struct smb_req *r)
+{
+	if (smb_wire_empty_req_decode(&r->m) != AQ_OK)
+		return STATUS_INVALID_PARAMETER;
+	smb_wire_empty_rsp_encode(r->out);
+	r->sess->logged_off = true; /* freed once its response is sent (it signs it) */
+	r->sign_rsp = true;
+	r->sign_sess = r->sess;
+	return STATUS_SUCCESS;
+}

@@ -1,0 +1,58 @@
+/* smb_srv: the agent's SMB2/3 server (issue 18), the second layer over
+ * libaqsmb.a: direct TCP on one port, one epoll thread that reassembles
+ * frames, runs each request against the volume store (agent/vol/vol.h) and
+ * queues the reply, never blocking on a socket (a slow or silent client
+ * stalls only its own connection).
+ *
+ * The server is a front end of a store it is handed (as nfs_srv is): the
+ * caller creates the store, sets its exports, and gives the server the SMB
+ * shares (which export each share name is, which project owns it, its
+ * smbSettings) and the users (per project, NT hash, uid/gid) with
+ * smb_srv_set_config, which replaces both atomically while serving.
+ *
+ * A user of project P reaches only the shares of P's volumes; every
+ * operation on a share runs with that user's uid/gid, so NFS sees the same
+ * owner. All functions are thread-safe; errors are negative errno values.
+ */
+#ifndef AQ_AGENT_SMB_SRV_H
+#define AQ_AGENT_SMB_SRV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/vol/vol.h"
+#include "api/api_intent.h"
+
+#define SMB_SRV_PORT 445
+
+struct smb_srv_share {
+	char name[API_INTENT_SHARE_LEN + 1];      /* the volume's shareName */
+	char project[API_INTENT_PROJECT_LEN + 1]; /* from the volume name projects/P/... */
+	char path[256];                           /* the store export path ("/<shareName>") */
+	unsigned smb_settings;                    /* API_INTENT_SMB_* bits */
+	enum api_intent_security security;
+};
+
+struct smb_srv_user {
+	char project[API_INTENT_PROJECT_LEN + 1];
+	char name[API_INTENT_SMB_USER_LEN + 1];
+	uint8_t nt_hash[16];
+	uint32_t uid, gid;
+};
+
+/* The smbSettings this server honours; the others are refused upstream. */
+#define SMB_SRV_SETTINGS (API_INTENT_SMB_ENCRYPT_DATA | API_INTENT_SMB_BROWSABLE | API_INTENT_SMB_NON_BROWSABLE)
+
+struct smb_srv;
+
+/* A server for "HOST:PORT" over store (borrowed, must outlive it). */
+int smb_srv_new(const char *listen, struct vol_store *store, struct smb_srv **out);
+/* Replace the shares and users (copied). */
+int smb_srv_set_config(struct smb_srv *srv, const struct smb_srv_share *shares, size_t nshares,
+		       const struct smb_srv_user *users, size_t nusers);
+int smb_srv_start(struct smb_srv *srv);
+uint16_t smb_srv_port(const struct smb_srv *srv);
+void smb_srv_stop(struct smb_srv *srv);
+void smb_srv_free(struct smb_srv *srv);
+
+#endif

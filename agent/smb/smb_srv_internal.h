@@ -1,0 +1,236 @@
+/* smb_srv_internal: what the files of the SMB server share: the server,
+ * connection, session, tree and open state, the request being served, the
+ * command table's handler type and the NTSTATUS values it answers.
+ *
+ * Threads: everything below struct smb_srv is touched only by the server's
+ * loop thread, except srv->cfg (cfg_lock) and the released-QoS list
+ * (rel_lock, written by the store's QoS timer).
+ */
+#ifndef AQ_AGENT_SMB_SRV_INTERNAL_H
+#define AQ_AGENT_SMB_SRV_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/smb/smb_crypto.h"
+#include "agent/smb/smb_srv.h"
+#include "agent/smb/smb_wire.h"
+#include "agent/vol/vol.h"
+
+/* NTSTATUS values (MS-ERREF 2.3) the server answers. */
+#define STATUS_SUCCESS 0x00000000u
+#define STATUS_PENDING 0x00000103u
+#define STATUS_BUFFER_OVERFLOW 0x80000005u
+#define STATUS_NO_MORE_FILES 0x80000006u
+#define STATUS_INVALID_INFO_CLASS 0xC0000003u
+#define STATUS_INFO_LENGTH_MISMATCH 0xC0000004u
+#define STATUS_INVALID_PARAMETER 0xC000000Du
+#define STATUS_NO_SUCH_FILE 0xC000000Fu
+#define STATUS_INVALID_DEVICE_REQUEST 0xC0000010u
+#define STATUS_END_OF_FILE 0xC0000011u
+#define STATUS_MORE_PROCESSING_REQUIRED 0xC0000016u
+#define STATUS_NO_MEMORY 0xC0000017u
+#define STATUS_ACCESS_DENIED 0xC0000022u
+#define STATUS_BUFFER_TOO_SMALL 0xC0000023u
+#define STATUS_OBJECT_NAME_INVALID 0xC0000033u
+#define STATUS_OBJECT_NAME_NOT_FOUND 0xC0000034u
+#define STATUS_OBJECT_NAME_COLLISION 0xC0000035u
+#define STATUS_OBJECT_PATH_NOT_FOUND 0xC000003Au
+#define STATUS_DELETE_PENDING 0xC0000056u
+#define STATUS_LOGON_FAILURE 0xC000006Du
+#define STATUS_DISK_FULL 0xC000007Fu
+#define STATUS_MEDIA_WRITE_PROTECTED 0xC00000A2u
+#define STATUS_FILE_IS_A_DIRECTORY 0xC00000BAu
+#define STATUS_NOT_SUPPORTED 0xC00000BBu
+#define STATUS_NETWORK_NAME_DELETED 0xC00000C9u
+#define STATUS_BAD_NETWORK_NAME 0xC00000CCu
+#define STATUS_NOT_SAME_DEVICE 0xC00000D4u
+#define STATUS_INTERNAL_ERROR 0xC00000E5u
+#define STATUS_UNEXPECTED_IO_ERROR 0xC00000E9u
+#define STATUS_DIRECTORY_NOT_EMPTY 0xC0000101u
+#define STATUS_NOT_A_DIRECTORY 0xC0000103u
+#define STATUS_FILE_CLOSED 0xC0000128u
+#define STATUS_USER_SESSION_DELETED 0xC0000203u
+#define STATUS_NOT_FOUND 0xC0000225u
+
+#define SMB_SRV_CREDITS_MAX 512u   /* credits a connection may hold */
+#define SMB_SRV_PER_IP 64u         /* connections from one address */
+#define SMB_SRV_MAX_CONNS 4096u
+#define SMB_SRV_SETUP_S 30         /* NEGOTIATE + SESSION_SETUP must finish within */
+#define SMB_SRV_IDLE_S 900         /* silence with nothing open */
+#define SMB_SRV_OUT_PAUSE (32u << 20) /* queued reply bytes past which reading pauses */
+
+struct smb_cfg {
+	struct smb_srv_share *shares;
+	size_t nshares;
+	struct smb_srv_user *users;
+	size_t nusers;
+};
+
+struct smb_open {
+	struct smb_open *next;
+	uint64_t id;                 /* FileId persistent = volatile */
+	struct smb_tree *tree;
+	struct vol_obj obj;
+	struct vol_obj parent;       /* fd -1 for the share root */
+	char name[VOL_NAME_MAX + 1]; /* leaf name in parent */
+	char path[SMB_WIRE_NAME_MAX];/* from the share root, '/'-separated ("" = root) */
+	struct vol_fh fh;            /* for QoS admission */
+	bool dir, delete_on_close;
+	uint32_t access;
+	uint64_t cookie;             /* QUERY_DIRECTORY position */
+	bool dir_started, dir_eof;
+	char pattern[256];
+};
+
+struct smb_tree {
+	struct smb_tree *next;
+	uint32_t id;
+	bool ipc;
+	bool encrypt;                /* ENCRYPT_DATA: unencrypted requests refused */
+	struct smb_srv_share share;
+	struct vol_export *exp;      /* counted reference (NULL for IPC$) */
+};
+
+enum smb_sess_state { SMB_SESS_NTLM_CHALLENGED = 1, SMB_SESS_VALID = 2 };
+
+struct smb_sess {
+	struct smb_sess *next;
+	uint64_t id;
+	enum smb_sess_state state;
+	uint8_t preauth[SMB_CRYPTO_PREAUTH_LEN];
+	uint8_t challenge[8];
+	uint8_t *ntlm_neg, *ntlm_chal; /* kept for the MIC */
+	size_t ntlm_neg_len, ntlm_chal_len;
+	struct smb_srv_user user;
+	struct vol_cred cred;
+	struct smb_crypto_keys keys;
+	bool encrypt;                /* the client encrypts: so do we */
+	uint64_t nonce_ctr;
+	uint8_t nonce_fixed[4];
+	struct smb_tree *trees;
+	uint32_t next_tree;
+	struct smb_open *opens;
+	time_t started;
+	bool logged_off;             /* LOGOFF answered: freed after its response */
+};
+
+struct smb_conn {
+	struct smb_conn *next, *prev;
+	struct smb_srv *srv;
+	int fd;
+	uint64_t key;                /* QoS flow and log id */
+	char peer[64];
+	uint32_t peer_ip;            /* for the per-address cap (0 for v6) */
+	/* input */
+	uint8_t pfx[4];
+	size_t pfx_got;
+	uint8_t *frame;
+	uint32_t frame_len, frame_got;
+	/* a frame waiting for QoS admission */
+	uint8_t *parked;
+	size_t parked_len;
+	struct qos_item qi;
+	bool is_parked;
+	/* output */
+	uint8_t *out;
+	size_t out_len, out_off, out_cap;
+	bool want_out, reading;
+	/* protocol */
+	bool negotiated;
+	uint16_t dialect;
+	uint16_t cipher, signing;
+	uint32_t client_caps, server_caps;
+	uint16_t client_secmode;
+	uint8_t client_guid[16];
+	uint8_t preauth[SMB_CRYPTO_PREAUTH_LEN];
+	uint32_t credits;            /* granted and not yet used */
+	struct smb_sess *sessions;
+	uint64_t next_sess, next_open;
+	time_t accepted, last;
+	bool authed, closing;
+};
+
+struct smb_srv {
+	char listen[128];
+	struct vol_store *store;
+	int lfd, epfd, evfd;
+	pthread_t thr;
+	bool started, stop;
+	uint16_t port;
+	uint8_t guid[16];
+	uint64_t start_time;
+	struct smb_conn *conns;
+	unsigned nconns;
+	uint64_t next_key;
+	pthread_mutex_t cfg_lock;
+	struct smb_cfg cfg;
+	pthread_mutex_t rel_lock;
+	struct smb_conn **released;  /* parked frames the QoS timer handed back */
+	size_t nreleased, released_cap;
+};
+
+/* One message of a frame being served. */
+struct smb_req {
+	struct smb_conn *c;
+	struct smb_wire_msg m;
+	struct smb_wire_buf *out;    /* the response body goes at out->len */
+	size_t hdr_off;              /* where its header is */
+	struct smb_sess *sess;       /* may be NULL */
+	struct smb_tree *tree;       /* may be NULL */
+	bool encrypted;              /* the request came in a transform */
+	uint64_t rsp_session;        /* SessionId the response names */
+	uint32_t rsp_tree;
+	struct smb_wire_fid *related; /* the previous open of a compound */
+	bool sign_rsp;               /* sign even if the request was not (final SESSION_SETUP) */
+	struct smb_sess *sign_sess;
+};
+
+typedef uint32_t (*smb_handler_fn)(struct smb_req *r);
+
+/* smb_dispatch.c */
+void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len);
+uint32_t smb_status_from_errno(int err);
+struct smb_sess *smb_sess_find(struct smb_conn *c, uint64_t id);
+struct smb_tree *smb_tree_find(struct smb_sess *s, uint32_t id);
+struct smb_open *smb_open_find(struct smb_req *r, const struct smb_wire_fid *fid);
+/* The open a READ or WRITE names, for QoS admission before the frame is served. */
+int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len);
+/* smb_srv.c */
+void smb_conn_send(struct smb_conn *c, const uint8_t *payload, size_t len);
+/* The QoS release of a parked frame (struct qos_item.release). */
+void smb_srv_release(void *arg, struct qos_item *it);
+uint64_t smb_filetime_now(void);
+uint64_t smb_filetime(const struct timespec *ts);
+/* Look up a user (copied out) / share by name under cfg_lock. */
+size_t smb_srv_users(struct smb_srv *srv, const char *name, struct smb_srv_user *out, size_t cap);
+bool smb_srv_share(struct smb_srv *srv, const char *name, struct smb_srv_share *out);
+/* smb_sess.c */
+uint32_t smb_sess_negotiate(struct smb_req *r);
+uint32_t smb_sess_setup(struct smb_req *r);
+uint32_t smb_sess_logoff(struct smb_req *r);
+void smb_sess_free(struct smb_conn *c, struct smb_sess *s);
+int smb_sess_smb1(struct smb_conn *c, const uint8_t *frame, size_t len);
+/* smb_tree.c */
+uint32_t smb_tree_connect(struct smb_req *r);
+uint32_t smb_tree_disconnect(struct smb_req *r);
+void smb_tree_free(struct smb_sess *s, struct smb_tree *t);
+uint32_t smb_tree_ioctl(struct smb_req *r);
+/* smb_open.c */
+uint32_t smb_open_create(struct smb_req *r);
+uint32_t smb_open_close(struct smb_req *r);
+uint32_t smb_open_read(struct smb_req *r);
+uint32_t smb_open_write(struct smb_req *r);
+uint32_t smb_open_flush(struct smb_req *r);
+void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing);
+void smb_open_attrs(const struct smb_open *o, struct smb_wire_attrs *a);
+int smb_open_walk(struct smb_tree *t, const struct vol_cred *cred, const char *path, struct vol_obj *parent,
+		  char *leaf, size_t leafcap);
+int smb_open_path(const uint8_t *name, size_t len, char *out, size_t cap);
+/* smb_info.c */
+uint32_t smb_info_query_dir(struct smb_req *r);
+uint32_t smb_info_query(struct smb_req *r);
+uint32_t smb_info_set(struct smb_req *r);
+
+#endif
