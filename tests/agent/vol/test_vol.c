@@ -502,16 +502,16 @@ START_TEST(test_qos_charge_capped)
 	struct vol_obj r;
 	struct vol_fh fh;
 
-	cfg[0].qos.bytes_per_s = 10u << 20; /* the bucket holds 1 MiB */
+	cfg[0].qos.bytes_per_s = 80u << 20; /* the bucket holds 8 MiB */
 	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
 	r = root_of(0);
 	ck_assert_int_eq(vol_fh_make(S, &r, &fh), 0);
-	ck_assert_uint_eq(vol_io_cost(0xffffffffu), VOL_IO_MAX);
+	ck_assert_uint_eq(vol_io_cost(0xffffffffu), VOL_QOS_IO_MAX);
 	ck_assert_int_eq(vol_admit(S, fh.data, fh.len, 1, QOS_READ, 0xffffffffu, &it1), QOS_ADMIT);
 	/* uncapped, the first READ would owe 4 GiB (400 s at this rate) */
 	ck_assert_int_eq(vol_admit(S, fh.data, fh.len, 2, QOS_READ, 4096, &it2), QOS_ADMIT);
 	ck_assert_int_eq(vol_store_stats(S, "vol0", &st), 0);
-	ck_assert_uint_eq(st.qos.admitted_bytes, VOL_IO_MAX + 4096);
+	ck_assert_uint_eq(st.qos.admitted_bytes, VOL_QOS_IO_MAX + 4096);
 	vol_export_settle(r.exp, 0xffffffffu, 100); /* it moved 100 bytes */
 	vol_obj_cleanup(&r);
 }
