@@ -156,6 +156,11 @@ void agent_apply_check(const json_t *vols, agent_served_fn served, void *arg, st
 
 		ok[i] = api_intent_volume_decode(v, &iv[i], &why) == AQ_OK &&
 			(!ss || api_intent_snapset_decode(v, &ss[i], &why) == AQ_OK);
+		if (ok[i] && (iv[i].protocols & API_INTENT_SMB) && (iv[i].smb_settings & ~(unsigned)SMB_SRV_SETTINGS)) {
+			/* never accept what is not done: the SMB server honours these only */
+			snprintf(why.text, sizeof(why.text), "smbSettings: only ENCRYPT_DATA and NON_BROWSABLE are served");
+			ok[i] = false;
+		}
 		if (!ok[i])
 			apply_fail(failed, api_json_str(v, "name", ""), why.text);
 	}

@@ -106,6 +106,13 @@ dd if="$out/corpus_smb_blob/SMB_VEC_SS_REQ1" of="$out/corpus_smb_spnego/init" bs
 dd if="$out/corpus_smb_blob/SMB_VEC_SS_REQ2" of="$out/corpus_smb_spnego/resp" bs=1 skip=88 2>/dev/null
 dd if="$out/corpus_smb_blob/SMB_VEC_SS_REQ2" of="$out/corpus_smb_ntlm/auth" bs=1 skip=109 2>/dev/null
 # A descriptor as Samba writes one: O:BAD:(A;;0xf01ff;;;WD)
+# The server's harness takes direct-TCP frames: NEGOTIATE then SESSION_SETUP.
+mkdir -p "$out/corpus_smb_srv"
+for v in SMB_VEC_NEG_REQ SMB_VEC_SS_REQ1 SMB_VEC_SS_REQ2; do
+	n=$(wc -c <"$out/corpus_smb_wire/$v")
+	hex2bin "00$(printf '%06x' "$n")"
+	cat "$out/corpus_smb_wire/$v"
+done >"$out/corpus_smb_srv/exchange"
 mkdir -p "$out/corpus_smb_sd"
 hex2bin 010004801400000000000000000000002400000001020000000000052000000020020000\
 02001c000100000000001400ff010f00010100000000000100000000 > "$out/corpus_smb_sd/samba"
@@ -123,7 +130,7 @@ mkdir -p "$out/corpus_api_fields"
 printf '%s' 'name,volumes(name,state),a.b/c,nextPageToken' > "$out/corpus_api_fields/seed"
 # FUZZ_ONLY="h1 h2" runs only those harnesses.
 for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport \
-	smb_wire smb_ntlm smb_spnego smb_sd cli_hint api_fields}; do
+	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields}; do
 	echo "== fuzz_$h: building"
 	hlib="$lib $crypto"
 	case $h in
@@ -132,6 +139,9 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	s3lite_req) hlib="$top/tests/fixtures/s3lite_req.c $top/util/ut_hex.c $crypto" ;;
 	intent) hlib="$apilib $jansson -lm" ;;
 	ut_conf | ut_hostport) hlib="$utillib" ;;
+	smb_srv) hlib="$smblib $(echo "$top"/agent/smb/smb_srv.c "$top"/agent/smb/smb_dispatch.c "$top"/agent/smb/smb_sess.c \
+		"$top"/agent/smb/smb_tree.c "$top"/agent/smb/smb_open.c "$top"/agent/smb/smb_info.c) $lib \
+		$crypto" ;;
 	smb_*) hlib="$smblib $crypto" ;;
 	cli_hint) hlib="-DAQ_VERSION=\"fuzz\" $clilib $curl $jansson -lm" ;;
 	api_fields) hlib="$top/api/api_fields.c $top/api/api_error.c $jansson" ;;

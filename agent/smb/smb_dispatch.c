@@ -303,6 +303,7 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 		frame = plain;
 		len -= SMB2_TRANSFORM_LEN;
 		encrypted = true;
+		enc_sess->encrypt = true; /* from now on its plain requests are refused */
 		break;
 	}
 	case SMB_WIRE_SMB2:
@@ -331,8 +332,6 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 		/* sign what a valid session answers, and the final SESSION_SETUP */
 		signer[n] = r.sign_rsp ? r.sign_sess : (r.sess && r.sess->state == SMB_SESS_VALID ? r.sess : NULL);
 		sign[n] = signer[n] && !encrypted && m.hdr.command != SMB2_NEGOTIATE;
-		if (r.sess && r.sess->state == SMB_SESS_VALID && !enc_sess && (r.sess->encrypt || (r.tree && r.tree->encrypt)))
-			enc_sess = NULL; /* a plain request on such a share was refused above */
 		last_sess = r.sess;
 		last_tree = r.tree;
 		n++;

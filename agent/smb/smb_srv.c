@@ -435,8 +435,6 @@ static void *smb_srv_loop(void *arg)
 			}
 			smb_conn_update(c);
 		}
-		for (i = 0; i < n; i++)
-			(void)0;
 		if (time(NULL) != swept) {
 			swept = time(NULL);
 			smb_srv_sweep(srv);

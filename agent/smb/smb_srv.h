@@ -41,7 +41,8 @@ struct smb_srv_user {
 };
 
 /* The smbSettings this server honours; the others are refused upstream. */
-#define SMB_SRV_SETTINGS (API_INTENT_SMB_ENCRYPT_DATA | API_INTENT_SMB_BROWSABLE | API_INTENT_SMB_NON_BROWSABLE)
+/* NON_BROWSABLE holds because no share list is served at all (no srvsvc on IPC$). */
+#define SMB_SRV_SETTINGS (API_INTENT_SMB_ENCRYPT_DATA | API_INTENT_SMB_NON_BROWSABLE)
 
 struct smb_srv;
 

@@ -537,7 +537,7 @@ enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr 
 
 uint64_t vol_io_cost(uint64_t count)
 {
-	return count < VOL_IO_MAX ? count : VOL_IO_MAX;
+	return count < VOL_QOS_IO_MAX ? count : VOL_QOS_IO_MAX;
 }
 
 void vol_export_settle(struct vol_export *e, uint64_t count, uint64_t moved)

@@ -71,6 +71,7 @@
 
 #define VOL_FH_MAX 64
 #define VOL_IO_MAX (1u << 20)   /* most bytes one READ or WRITE moves (rtmax/wtmax) */
+#define VOL_QOS_IO_MAX (8u << 20) /* most bytes one request of any front end moves (SMB's large MTU) */
 #define VOL_NAME_COST 4096u     /* capacity every name (file, directory, link...) uses */
 #define VOL_FILE_MAX (128ull << 40) /* largest file (GCNV's 128 TiB): past it, -EFBIG */
 #define VOL_KEY_LEN 32
@@ -232,8 +233,8 @@ void vol_export_record(struct vol_export *e, unsigned op, uint64_t bytes, uint64
  * request's work: charge the request to the export the handle names (MAC
  * checked) and to client's round-robin turn (any stable key of the client or
  * connection). bytes: READ count / WRITE length (ignored for QOS_META),
- * charged up to VOL_IO_MAX: a peer's count never costs more than one request
- * can move. The caller sets it->release and it->release_arg first.
+ * charged up to VOL_QOS_IO_MAX: a peer's count never costs more than one
+ * request can move (a READ's unmoved part comes back with vol_export_settle). The caller sets it->release and it->release_arg first.
  * Returns QOS_ADMIT (go on now; also for bad handles and unknown exports,
  * which the normal path answers) or QOS_PARKED: it owns nothing; it is handed
  * back later through it->release (on the QoS timer's thread), never

@@ -48,7 +48,7 @@ jq --arg alice "$(nthash 'Secret-1')" --arg bob "$(nthash 'Other-2')" '
   | .volumes |= map(
       if .shareName == "docs" then .protocols = ["SMB"]
       elif .shareName == "sealed" then .protocols = ["NFSV3", "SMB"] | .smbSettings = ["ENCRYPT_DATA"]
-      else .protocols = ["NFSV3", "SMB"] | .capacityGib = 1 end)
+      else .protocols = ["NFSV3", "SMB"] | .capacityBytes = 314572800 end)
   | .smbUsers = [
       {project: "acme", name: "alice", ntHash: $alice, uid: 1234, gid: 4321},
       {project: "other", name: "bob", ntHash: $bob, uid: 2000, gid: 2000}]' \
@@ -102,8 +102,8 @@ ok "rename" bash -c 'grep -q "renamed.bin" <<<"$1" && ! grep -q " f1.bin" <<<"$1
 out=$(S SMB3_11 docs "$A" 'allinfo renamed.bin')
 ok "allinfo shows the size and times" bash -c 'grep -q "write_time:" <<<"$1" && grep -qi "stream.*268435456\|268435456" <<<"$1"' _ "$out"
 out=$(S SMB3_11 docs "$A" 'del renamed.bin; rmdir d1; ls')
-ok "del and rmdir" bash -c '! grep -q "renamed.bin\| d1 " <<<"$1" && grep -q "f2.bin" <<<"$1"' _ "$out"
-OWN=$(stat -c %u:%g "$(find "$SHELF" -name f2.bin | head -1)")
+ok "del and rmdir" bash -c '! grep -q "renamed.bin\| d1 " <<<"$1" && grep -q "f3.bin" <<<"$1"' _ "$out"
+OWN=$(stat -c %u:%g "$(find "$SHELF" -name f3.bin | head -1)")
 expect_eq "files belong to the user's uid/gid (what NFS shows)" "1234:4321" "$OWN"
 
 out=$(S SMB3_11 docs 'alice%wrong' 'ls')
@@ -120,7 +120,7 @@ ok "an ENCRYPT_DATA share refuses a client that cannot encrypt" grep -q 'NT_STAT
 out=$(S SMB3_11 sealed "$A" 'mkdir x; ls')
 ok "an ENCRYPT_DATA share serves a 3.1.1 client (encrypted)" grep -q ' x *D' <<<"$out"
 
-out=$(cd "$AQ_TMP" && S SMB3_11 tiny "$A" 'put big.bin a1; put big.bin a2; put big.bin a3; put big.bin a4; put big.bin a5')
+out=$(cd "$AQ_TMP" && S SMB3_11 tiny "$A" 'put big.bin a1; put big.bin a2')
 ok "a full volume answers STATUS_DISK_FULL" grep -q 'NT_STATUS_DISK_FULL' <<<"$out"
 
 # NFS: the SMB-only volume is not served over NFS; the dual one is.
@@ -147,7 +147,7 @@ PY
 HOSTILE=$!
 sleep 0.5
 out=$(S SMB3_11 docs "$A" 'ls')
-ok "a client is served while hostile and slow peers are connected" grep -q 'f2.bin' <<<"$out"
+ok "a client is served while hostile and slow peers are connected" grep -q 'f3.bin' <<<"$out"
 wait $HOSTILE
 ok "the agent survived" kill -0 "$AGENT_PID"
 aq_finish

@@ -168,6 +168,32 @@ START_TEST(test_set_exports_stale)
 }
 END_TEST
 
+/* issue 18: a volume whose protocols lack the front end's is not served by
+ * it (NFS answers MNT3ERR_ACCES / NFS3ERR_ACCES); no protocols set is NFSv3. */
+START_TEST(test_protocols)
+{
+	struct vol_export_cfg c[2];
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	struct vol_cred in = {0, 0, 0, {0}}, out;
+	struct vol_export *e;
+
+	memcpy(c, cfg, sizeof(c));
+	inet_pton(AF_INET, "127.0.0.9", &a.sin_addr);
+	c[0].protocols = API_INTENT_SMB;
+	ck_assert_int_eq(vol_store_set(S, c, 2), 0);
+	e = vol_export_by_path(S, "/v0", 3);
+	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, VOL_PROTO_NFSV3, &in, &out), VOL_ACCESS_NONE);
+	vol_export_unref(e);
+	c[0].protocols = API_INTENT_SMB | API_INTENT_NFSV3;
+	ck_assert_int_eq(vol_store_set(S, c, 2), 0);
+	e = vol_export_by_path(S, "/v0", 3);
+	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, VOL_PROTO_NFSV3, &in, &out), VOL_ACCESS_RW);
+	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, VOL_PROTO_NFSV4, &in, &out), VOL_ACCESS_NONE);
+	vol_export_unref(e);
+	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
+}
+END_TEST
+
 START_TEST(test_rules)
 {
 	struct vol_export *e = vol_export_by_path(ts.store, "/v0/", 4);
@@ -454,16 +480,16 @@ START_TEST(test_qos_charge_capped)
 	struct vol_obj r;
 	struct vol_fh fh;
 
-	ts.cfg[0].qos.bytes_per_s = 10u << 20; /* the bucket holds 1 MiB */
+	ts.cfg[0].qos.bytes_per_s = 80u << 20; /* the bucket holds 8 MiB */
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
 	r = root_of(0);
 	ck_assert_int_eq(vol_fh_make(ts.store, &r, &fh), 0);
-	ck_assert_uint_eq(vol_io_cost(0xffffffffu), VOL_IO_MAX);
+	ck_assert_uint_eq(vol_io_cost(0xffffffffu), VOL_QOS_IO_MAX);
 	ck_assert_int_eq(vol_admit(ts.store, fh.data, fh.len, 1, QOS_READ, 0xffffffffu, &it1), QOS_ADMIT);
 	/* uncapped, the first READ would owe 4 GiB (400 s at this rate) */
 	ck_assert_int_eq(vol_admit(ts.store, fh.data, fh.len, 2, QOS_READ, 4096, &it2), QOS_ADMIT);
 	ck_assert_int_eq(vol_store_stats(ts.store, "vol0", &st), 0);
-	ck_assert_uint_eq(st.qos.admitted_bytes, VOL_IO_MAX + 4096);
+	ck_assert_uint_eq(st.qos.admitted_bytes, VOL_QOS_IO_MAX + 4096);
 	vol_export_settle(r.exp, 0xffffffffu, 100); /* it moved 100 bytes */
 	vol_obj_cleanup(&r);
 }
@@ -563,6 +589,7 @@ int main(void)
 	tcase_add_test(tc, test_root_of_other_volume);
 	tcase_add_test(tc, test_qos_charge_capped);
 	tcase_add_test(tc, test_namespace_synced);
+	tcase_add_test(tc, test_protocols);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
