@@ -179,7 +179,7 @@ static void smb_serve_msg(struct smb_req *r)
 	r->hdr_off = r->out->len;
 	r->rsp_session = h->session_id;
 	r->rsp_tree = h->tree_id;
-	smb_wire_put_zero(r->out, SMB2_HDR_LEN);
+	ut_buf_put_zero(r->out, SMB2_HDR_LEN);
 	body_at = r->out->len;
 	if (h->command >= SMB2_CMD_COUNT || !smb_cmds[h->command].fn)
 		status = STATUS_NOT_SUPPORTED;
@@ -212,63 +212,59 @@ static void smb_serve_msg(struct smb_req *r)
 	rh.tree_id = r->rsp_tree;
 	rh.session_id = r->rsp_session;
 	{
-		struct smb_wire_buf hb;
+		struct ut_buf hb;
 
-		if (smb_wire_buf_init(&hb, SMB2_HDR_LEN, SMB2_HDR_LEN) == AQ_OK) {
-			smb_wire_hdr_encode(&hb, &rh);
-			if (hb.err == AQ_OK && r->out->len >= r->hdr_off + SMB2_HDR_LEN)
-				memcpy(r->out->p + r->hdr_off, hb.p, SMB2_HDR_LEN);
-		}
-		smb_wire_buf_cleanup(&hb);
+		ut_buf_init(&hb, SMB2_HDR_LEN);
+		smb_wire_hdr_encode(&hb, &rh);
+		if (hb.err == AQ_OK && r->out->len >= r->hdr_off + SMB2_HDR_LEN)
+			memcpy(ut_buf_bytes(r->out) + r->hdr_off, ut_buf_bytes(&hb), SMB2_HDR_LEN);
+		ut_buf_cleanup(&hb);
 	}
 	/* 3.1.1: the preauth hash takes in each NEGOTIATE and SESSION_SETUP
 	 * response but the final one (whose signature it keys) */
 	if (r->c->dialect == SMB2_DIALECT_311 && r->out->err == AQ_OK) {
 		if (h->command == SMB2_NEGOTIATE && status == STATUS_SUCCESS)
-			smb_crypto_preauth_update(r->c->preauth, r->out->p + r->hdr_off, r->out->len - r->hdr_off);
+			smb_crypto_preauth_update(r->c->preauth, ut_buf_bytes(r->out) + r->hdr_off, r->out->len - r->hdr_off);
 		else if (h->command == SMB2_SESSION_SETUP && status == STATUS_MORE_PROCESSING_REQUIRED && r->sess)
-			smb_crypto_preauth_update(r->sess->preauth, r->out->p + r->hdr_off, r->out->len - r->hdr_off);
+			smb_crypto_preauth_update(r->sess->preauth, ut_buf_bytes(r->out) + r->hdr_off, r->out->len - r->hdr_off);
 	}
 }
 
 /* Sign the message at [off, end) of out with sess's key. */
-static void smb_sign(struct smb_conn *c, struct smb_sess *s, struct smb_wire_buf *out, size_t off, size_t end)
+static void smb_sign(struct smb_conn *c, struct smb_sess *s, struct ut_buf *out, size_t off, size_t end)
 {
 	uint8_t sig[SMB_CRYPTO_SIG_LEN];
-	uint32_t flags = smb_wire_get_u32(out->p + off + 16) | SMB2_FLAGS_SIGNED;
+	uint32_t flags = smb_wire_get_u32(ut_buf_bytes(out) + off + 16) | SMB2_FLAGS_SIGNED;
 
-	smb_wire_set_u32(out, off + 16, flags);
-	memset(out->p + off + SMB2_SIG_OFF, 0, SMB_CRYPTO_SIG_LEN);
-	if (smb_crypto_sign(smb_sign_alg(c), s->keys.signing, out->p + off, end - off, sig) == AQ_OK)
-		memcpy(out->p + off + SMB2_SIG_OFF, sig, SMB_CRYPTO_SIG_LEN);
+	ut_buf_set_le32(out, off + 16, flags);
+	memset(ut_buf_bytes(out) + off + SMB2_SIG_OFF, 0, SMB_CRYPTO_SIG_LEN);
+	if (smb_crypto_sign(smb_sign_alg(c), s->keys.signing, ut_buf_bytes(out) + off, end - off, sig) == AQ_OK)
+		memcpy(ut_buf_bytes(out) + off + SMB2_SIG_OFF, sig, SMB_CRYPTO_SIG_LEN);
 }
 
 /* Wrap out in a transform header for s and queue it. */
-static void smb_send_encrypted(struct smb_conn *c, struct smb_sess *s, const struct smb_wire_buf *out)
+static void smb_send_encrypted(struct smb_conn *c, struct smb_sess *s, const struct ut_buf *out)
 {
 	struct smb_wire_transform t = { .orig_size = (uint32_t)out->len, .flags = SMB2_TRANSFORM_FLAG_ENCRYPTED,
 					.session_id = s->id };
-	struct smb_wire_buf fb;
+	struct ut_buf fb;
 
 	smb_crypto_nonce(c->cipher, ++s->nonce_ctr, s->nonce_fixed, t.nonce);
-	if (smb_wire_buf_init(&fb, out->len + SMB2_TRANSFORM_LEN, out->len + SMB2_TRANSFORM_LEN) != AQ_OK) {
-		c->closing = true;
-		return;
-	}
+	ut_buf_init(&fb, out->len + SMB2_TRANSFORM_LEN);
 	smb_wire_transform_encode(&fb, &t);
-	smb_wire_put_zero(&fb, out->len);
+	ut_buf_put_zero(&fb, out->len);
 	if (fb.err != AQ_OK ||
-	    smb_crypto_encrypt(c->cipher, s->keys.enc, fb.p, out->p, out->len, fb.p + SMB2_TRANSFORM_LEN) != AQ_OK)
+	    smb_crypto_encrypt(c->cipher, s->keys.enc, ut_buf_bytes(&fb), ut_buf_bytes(out), out->len, ut_buf_bytes(&fb) + SMB2_TRANSFORM_LEN) != AQ_OK)
 		c->closing = true;
 	else
-		smb_conn_send(c, fb.p, fb.len);
-	smb_wire_buf_cleanup(&fb);
+		smb_conn_send(c, ut_buf_bytes(&fb), fb.len);
+	ut_buf_cleanup(&fb);
 }
 
 void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 {
 	struct smb_wire_chain ch;
-	struct smb_wire_buf out = { 0 };
+	struct ut_buf out = { 0 };
 	struct smb_wire_msg m;
 	struct smb_sess *enc_sess = NULL;
 	struct smb_wire_fid related = { 0 };
@@ -312,10 +308,7 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 		c->closing = true;
 		return;
 	}
-	if (smb_wire_buf_init(&out, 4096, SMB_WIRE_FRAME_MAX) != AQ_OK) {
-		c->closing = true;
-		goto out;
-	}
+	ut_buf_init(&out, SMB_WIRE_FRAME_MAX);
 	smb_wire_chain_init(&ch, frame, len);
 	while ((rc = smb_wire_chain_next(&ch, &m)) == 1 && n < 64) {
 		struct smb_req r = { .c = c, .m = m, .out = &out, .encrypted = encrypted, .related = &related };
@@ -351,14 +344,14 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 	if (encrypted)
 		smb_send_encrypted(c, enc_sess, &out);
 	else
-		smb_conn_send(c, out.p, out.len);
+		smb_conn_send(c, ut_buf_bytes(&out), out.len);
 	for (struct smb_sess *s = c->sessions, *nx; s; s = nx) {
 		nx = s->next;
 		if (s->logged_off)
 			smb_sess_free(c, s);
 	}
 out:
-	smb_wire_buf_cleanup(&out);
+	ut_buf_cleanup(&out);
 	free(plain);
 }
 

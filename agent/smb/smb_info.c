@@ -50,7 +50,7 @@
 
 #define SMB_INFO_SECTOR 4096u
 
-static void smb_info_basic(struct smb_wire_buf *b, const struct smb_wire_attrs *a)
+static void smb_info_basic(struct ut_buf *b, const struct smb_wire_attrs *a)
 {
 	smb_wire_put_u64(b, a->creation);
 	smb_wire_put_u64(b, a->last_access);
@@ -60,7 +60,7 @@ static void smb_info_basic(struct smb_wire_buf *b, const struct smb_wire_attrs *
 	smb_wire_put_u32(b, 0);
 }
 
-static void smb_info_standard(struct smb_wire_buf *b, const struct smb_open *o, const struct smb_wire_attrs *a)
+static void smb_info_standard(struct ut_buf *b, const struct smb_open *o, const struct smb_wire_attrs *a)
 {
 	smb_wire_put_u64(b, a->allocation);
 	smb_wire_put_u64(b, a->eof);
@@ -74,7 +74,7 @@ static void smb_info_standard(struct smb_wire_buf *b, const struct smb_open *o, 
 struct smb_dir_fill {
 	struct smb_req *r;
 	struct smb_open *o;
-	struct smb_wire_buf *b;
+	struct ut_buf *b;
 	uint8_t cls;
 	size_t max, last;            /* output cap; where the last entry starts */
 	unsigned count;
@@ -89,7 +89,7 @@ static int smb_dir_entry(void *arg, const char *name, size_t nlen, uint64_t ino,
 	struct smb_wire_attrs a;
 	char nm[VOL_NAME_MAX + 1];
 	size_t start = f->b->len, name_at, ulen = 0;
-	struct smb_wire_buf *b = f->b;
+	struct ut_buf *b = f->b;
 
 	(void)ino;
 	if (f->single && f->count)
@@ -130,7 +130,7 @@ static int smb_dir_entry(void *arg, const char *name, size_t nlen, uint64_t ino,
 	if (f->cls == FileBothDirectoryInformation || f->cls == FileIdBothDirectoryInformation) {
 		smb_wire_put_u8(b, 0); /* no 8.3 names */
 		smb_wire_put_u8(b, 0);
-		smb_wire_put_zero(b, 24);
+		ut_buf_put_zero(b, 24);
 	}
 	if (f->cls == FileIdBothDirectoryInformation)
 		smb_wire_put_u16(b, 0);
@@ -146,9 +146,9 @@ static int smb_dir_entry(void *arg, const char *name, size_t nlen, uint64_t ino,
 		f->full = true;
 		return 1;
 	}
-	smb_wire_set_u32(b, name_at, (uint32_t)ulen);
+	ut_buf_set_le32(b, name_at, (uint32_t)ulen);
 	if (f->count)
-		smb_wire_set_u32(b, f->last, (uint32_t)(start - f->last));
+		ut_buf_set_le32(b, f->last, (uint32_t)(start - f->last));
 	f->last = start;
 	f->count++;
 skip:
@@ -171,7 +171,7 @@ static void smb_dir_pattern(struct smb_open *o, const uint8_t *p, size_t len)
 uint32_t smb_info_query_dir(struct smb_req *r)
 {
 	struct smb_wire_query_dir_req q;
-	struct smb_wire_buf b = { 0 };
+	struct ut_buf b = { 0 };
 	struct smb_dir_fill f = { .r = r };
 	struct smb_open *o;
 	uint32_t status;
@@ -204,8 +204,7 @@ uint32_t smb_info_query_dir(struct smb_req *r)
 	f.cls = q.info_class;
 	f.max = q.output_len < (1u << 20) ? q.output_len : (1u << 20);
 	f.single = q.flags & SMB2_RETURN_SINGLE_ENTRY;
-	if (smb_wire_buf_init(&b, 4096, f.max + 1024) != AQ_OK)
-		return STATUS_NO_MEMORY;
+	ut_buf_init(&b, f.max + 1024);
 	bool first = o->cookie == 0;
 
 	rc = vol_readdir(&o->obj, &r->sess->cred, o->cookie, smb_dir_entry, &f, &eof);
@@ -219,15 +218,15 @@ uint32_t smb_info_query_dir(struct smb_req *r)
 		status = f.full ? STATUS_BUFFER_TOO_SMALL : first ? STATUS_NO_SUCH_FILE : STATUS_NO_MORE_FILES;
 		goto out;
 	}
-	smb_wire_output_rsp_encode(r->out, r->hdr_off, b.p, b.len);
+	smb_wire_output_rsp_encode(r->out, r->hdr_off, ut_buf_bytes(&b), b.len);
 	status = STATUS_SUCCESS;
 out:
-	smb_wire_buf_cleanup(&b);
+	ut_buf_cleanup(&b);
 	return status;
 }
 
 /* ---- QUERY_INFO ---- */
-static uint32_t smb_info_file(struct smb_req *r, struct smb_open *o, uint8_t cls, struct smb_wire_buf *b)
+static uint32_t smb_info_file(struct smb_req *r, struct smb_open *o, uint8_t cls, struct ut_buf *b)
 {
 	struct smb_wire_attrs a;
 	size_t at;
@@ -277,7 +276,7 @@ static uint32_t smb_info_file(struct smb_req *r, struct smb_open *o, uint8_t cls
 				*c = *c == '/' ? '\\' : *c;
 			smb_wire_put_utf16(b, name, strlen(name), &ulen);
 		}
-		smb_wire_set_u32(b, at, (uint32_t)ulen);
+		ut_buf_set_le32(b, at, (uint32_t)ulen);
 		break;
 	case FileNetworkOpenInformation:
 		smb_wire_attrs_encode(b, &a);
@@ -305,7 +304,7 @@ static uint32_t smb_info_file(struct smb_req *r, struct smb_open *o, uint8_t cls
 	return STATUS_SUCCESS;
 }
 
-static uint32_t smb_info_fs(struct smb_req *r, struct smb_open *o, uint8_t cls, struct smb_wire_buf *b)
+static uint32_t smb_info_fs(struct smb_req *r, struct smb_open *o, uint8_t cls, struct ut_buf *b)
 {
 	struct vol_fsstat fs;
 	size_t ulen = 0, at;
@@ -320,7 +319,7 @@ static uint32_t smb_info_fs(struct smb_req *r, struct smb_open *o, uint8_t cls, 
 		smb_wire_put_u8(b, 0);
 		smb_wire_put_u8(b, 0);
 		smb_wire_put_utf16(b, r->tree->share.name, strlen(r->tree->share.name), &ulen);
-		smb_wire_set_u32(b, at, (uint32_t)ulen);
+		ut_buf_set_le32(b, at, (uint32_t)ulen);
 		return STATUS_SUCCESS;
 	case FileFsSizeInformation:
 	case FileFsFullSizeInformation:
@@ -359,7 +358,7 @@ static uint32_t smb_info_fs(struct smb_req *r, struct smb_open *o, uint8_t cls, 
 uint32_t smb_info_query(struct smb_req *r)
 {
 	struct smb_wire_query_info_req q;
-	struct smb_wire_buf b = { 0 };
+	struct ut_buf b = { 0 };
 	struct smb_open *o;
 	uint32_t status;
 
@@ -367,8 +366,7 @@ uint32_t smb_info_query(struct smb_req *r)
 		return STATUS_INVALID_PARAMETER;
 	if (!(o = smb_open_find(r, &q.fid)))
 		return STATUS_FILE_CLOSED;
-	if (smb_wire_buf_init(&b, 512, 65536) != AQ_OK)
-		return STATUS_NO_MEMORY;
+	ut_buf_init(&b, 65536);
 	if (q.info_type == SMB2_0_INFO_FILE) {
 		status = smb_info_file(r, o, q.info_class, &b);
 	} else if (q.info_type == SMB2_0_INFO_FILESYSTEM) {
@@ -391,18 +389,17 @@ uint32_t smb_info_query(struct smb_req *r)
 			 : STATUS_INFO_LENGTH_MISMATCH;
 	if (status == STATUS_BUFFER_OVERFLOW && q.info_type == SMB2_0_INFO_SECURITY) {
 		/* the size it needs, for the client to ask again */
-		struct smb_wire_buf n = { 0 };
+		struct ut_buf n = { 0 };
 
-		if (smb_wire_buf_init(&n, 4, 4) == AQ_OK) {
-			smb_wire_put_u32(&n, (uint32_t)b.len);
-			smb_wire_output_rsp_encode(r->out, r->hdr_off, n.p, n.len);
-		}
-		smb_wire_buf_cleanup(&n);
+		ut_buf_init(&n, 4);
+		smb_wire_put_u32(&n, (uint32_t)b.len);
+		smb_wire_output_rsp_encode(r->out, r->hdr_off, ut_buf_bytes(&n), n.len);
+		ut_buf_cleanup(&n);
 		status = STATUS_BUFFER_TOO_SMALL;
 	} else if (status == STATUS_SUCCESS || status == STATUS_BUFFER_OVERFLOW) {
-		smb_wire_output_rsp_encode(r->out, r->hdr_off, b.p, b.len < q.output_len ? b.len : q.output_len);
+		smb_wire_output_rsp_encode(r->out, r->hdr_off, ut_buf_bytes(&b), b.len < q.output_len ? b.len : q.output_len);
 	}
-	smb_wire_buf_cleanup(&b);
+	ut_buf_cleanup(&b);
 	return status;
 }
 

@@ -287,13 +287,13 @@ uint32_t smb_open_read(struct smb_req *r)
 		return STATUS_INVALID_DEVICE_REQUEST;
 	smb_wire_read_rsp_encode(r->out, r->hdr_off, 0, 0);
 	at = r->out->len;
-	if (!(dst = smb_wire_put_zero(r->out, q.length)))
+	if (!(dst = ut_buf_put_zero(r->out, q.length)))
 		return STATUS_NO_MEMORY;
 	/* the store moves at most VOL_IO_MAX a call */
 	while (got < q.length && !eof) {
 		size_t n = q.length - got < VOL_IO_MAX ? q.length - got : VOL_IO_MAX, one = 0;
 
-		rc = vol_read(&o->obj, &r->sess->cred, q.offset + got, r->out->p + at + got, n, &one, &eof);
+		rc = vol_read(&o->obj, &r->sess->cred, q.offset + got, ut_buf_bytes(r->out) + at + got, n, &one, &eof);
 		if (rc != 0 || one == 0)
 			break;
 		got += one;
@@ -305,7 +305,7 @@ uint32_t smb_open_read(struct smb_req *r)
 	if (got == 0 || got < q.minimum)
 		return STATUS_END_OF_FILE;
 	r->out->len = at + got;
-	smb_wire_set_u32(r->out, at - 12, (uint32_t)got);
+	ut_buf_set_le32(r->out, at - 12, (uint32_t)got);
 	return STATUS_SUCCESS;
 }
 

@@ -22,7 +22,7 @@
 /* dialect mask of smb_wire_negotiate_pick_dialect: 2.0.2 to 3.1.1 */
 #define SMB_SESS_DIALECTS 0x1Fu
 
-static void smb_neg_fill(struct smb_conn *c, struct smb_wire_negotiate_rsp *n, struct smb_wire_buf *blob)
+static void smb_neg_fill(struct smb_conn *c, struct smb_wire_negotiate_rsp *n, struct ut_buf *blob)
 {
 	memset(n, 0, sizeof(*n));
 	n->security_mode = SMB2_NEGOTIATE_SIGNING_ENABLED | SMB2_NEGOTIATE_SIGNING_REQUIRED;
@@ -32,7 +32,7 @@ static void smb_neg_fill(struct smb_conn *c, struct smb_wire_negotiate_rsp *n, s
 	n->system_time = smb_filetime_now();
 	n->start_time = 0;
 	smb_spnego_init2_encode(blob, SMB_SPNEGO_NTLMSSP);
-	n->sec_blob = blob->p;
+	n->sec_blob = ut_buf_bytes(blob);
 	n->sec_len = blob->len;
 	n->cipher = n->signing = SMB_WIRE_NONE;
 }
@@ -43,7 +43,7 @@ int smb_sess_smb1(struct smb_conn *c, const uint8_t *frame, size_t len)
 {
 	struct smb_wire_negotiate_rsp n;
 	struct smb_wire_hdr h = { .command = SMB2_NEGOTIATE, .credits = 1, .flags = SMB2_FLAGS_SERVER_TO_REDIR };
-	struct smb_wire_buf blob = { 0 }, out = { 0 };
+	struct ut_buf blob = { 0 }, out = { 0 };
 	uint16_t dialect;
 	int rc = -1;
 
@@ -51,19 +51,19 @@ int smb_sess_smb1(struct smb_conn *c, const uint8_t *frame, size_t len)
 		UT_INFO("smb_srv", NULL, "%s: SMB1-only client refused", c->peer);
 		return -1;
 	}
-	if (smb_wire_buf_init(&blob, 128, 1024) != AQ_OK || smb_wire_buf_init(&out, 512, 4096) != AQ_OK)
-		goto out;
+	ut_buf_init(&blob, 1024);
+	ut_buf_init(&out, 4096);
 	smb_neg_fill(c, &n, &blob);
 	n.dialect = dialect;
 	smb_wire_hdr_encode(&out, &h);
 	smb_wire_negotiate_rsp_encode(&out, 0, &n);
 	if (out.err != AQ_OK || blob.err != AQ_OK)
 		goto out;
-	smb_conn_send(c, out.p, out.len);
+	smb_conn_send(c, ut_buf_bytes(&out), out.len);
 	rc = 0;
 out:
-	smb_wire_buf_cleanup(&blob);
-	smb_wire_buf_cleanup(&out);
+	ut_buf_cleanup(&blob);
+	ut_buf_cleanup(&out);
 	return rc;
 }
 
@@ -72,14 +72,15 @@ uint32_t smb_sess_negotiate(struct smb_req *r)
 	struct smb_conn *c = r->c;
 	struct smb_wire_negotiate_req q;
 	struct smb_wire_negotiate_rsp n;
-	struct smb_wire_buf blob = { 0 };
+	struct ut_buf blob = { 0 };
 	uint32_t status = STATUS_INVALID_PARAMETER;
 
 	if (c->negotiated) {
 		c->closing = true; /* a second NEGOTIATE: MS-SMB2 3.3.5.3 */
 		return STATUS_INVALID_PARAMETER;
 	}
-	if (smb_wire_negotiate_req_decode(&r->m, &q) != AQ_OK || smb_wire_buf_init(&blob, 128, 1024) != AQ_OK)
+	ut_buf_init(&blob, 1024);
+	if (smb_wire_negotiate_req_decode(&r->m, &q) != AQ_OK)
 		goto out;
 	smb_neg_fill(c, &n, &blob);
 	if (!(n.dialect = smb_wire_negotiate_pick_dialect(&q, SMB_SESS_DIALECTS))) {
@@ -121,7 +122,7 @@ uint32_t smb_sess_negotiate(struct smb_req *r)
 	c->negotiated = true;
 	status = STATUS_SUCCESS;
 out:
-	smb_wire_buf_cleanup(&blob);
+	ut_buf_cleanup(&blob);
 	return status;
 }
 
@@ -179,7 +180,7 @@ static uint32_t smb_sess_challenge(struct smb_req *r, struct smb_sess *s, const 
 {
 	struct smb_ntlm_challenge ch = { .target = "AQUIFER", .nb_domain = "AQUIFER", .nb_computer = "AQUIFER",
 					 .dns_domain = "aquifer", .dns_computer = "aquifer" };
-	struct smb_wire_buf nt = { 0 }, sp = { 0 };
+	struct ut_buf nt = { 0 }, sp = { 0 };
 	uint32_t cflags, status = STATUS_LOGON_FAILURE;
 
 	if (smb_ntlm_negotiate_decode(tok, tlen, &cflags) != AQ_OK || smb_ntlm_answer_flags(cflags, &ch.flags) != AQ_OK)
@@ -189,23 +190,24 @@ static uint32_t smb_sess_challenge(struct smb_req *r, struct smb_sess *s, const 
 	ch.flags &= ~(NTLMSSP_NEGOTIATE_VERSION);
 	RAND_bytes(s->challenge, sizeof(s->challenge));
 	memcpy(ch.challenge, s->challenge, 8);
-	if (smb_wire_buf_init(&nt, 512, SMB_NTLM_MSG_MAX) != AQ_OK || smb_ntlm_challenge_encode(&nt, &ch) != AQ_OK ||
-	    smb_wire_buf_init(&sp, 512, SMB_SPNEGO_MAX) != AQ_OK ||
-	    smb_spnego_resp_encode(&sp, SMB_SPNEGO_ACCEPT_INCOMPLETE, SMB_SPNEGO_NTLMSSP, nt.p, nt.len, NULL, 0) != AQ_OK)
+	ut_buf_init(&nt, SMB_NTLM_MSG_MAX);
+	ut_buf_init(&sp, SMB_SPNEGO_MAX);
+	if (smb_ntlm_challenge_encode(&nt, &ch) != AQ_OK ||
+	    smb_spnego_resp_encode(&sp, SMB_SPNEGO_ACCEPT_INCOMPLETE, SMB_SPNEGO_NTLMSSP, ut_buf_bytes(&nt), nt.len, NULL, 0) != AQ_OK)
 		goto out;
 	smb_sess_drop_ntlm(s);
 	if (!(s->ntlm_neg = malloc(tlen)) || !(s->ntlm_chal = malloc(nt.len)))
 		goto out;
 	memcpy(s->ntlm_neg, tok, tlen);
 	s->ntlm_neg_len = tlen;
-	memcpy(s->ntlm_chal, nt.p, nt.len);
+	memcpy(s->ntlm_chal, ut_buf_bytes(&nt), nt.len);
 	s->ntlm_chal_len = nt.len;
 	s->state = SMB_SESS_NTLM_CHALLENGED;
-	smb_wire_session_setup_rsp_encode(r->out, r->hdr_off, 0, sp.p, sp.len);
+	smb_wire_session_setup_rsp_encode(r->out, r->hdr_off, 0, ut_buf_bytes(&sp), sp.len);
 	status = STATUS_MORE_PROCESSING_REQUIRED;
 out:
-	smb_wire_buf_cleanup(&nt);
-	smb_wire_buf_cleanup(&sp);
+	ut_buf_cleanup(&nt);
+	ut_buf_cleanup(&sp);
 	return status;
 }
 
@@ -217,7 +219,7 @@ static uint32_t smb_sess_auth(struct smb_req *r, struct smb_sess *s, const uint8
 				     .challenge_len = s->ntlm_chal_len, .authenticate = tok, .authenticate_len = tlen,
 				     .now = smb_filetime_now(), .max_skew = SMB_SESS_SKEW };
 	struct smb_srv_user cand[8];
-	struct smb_wire_buf sp = { 0 };
+	struct ut_buf sp = { 0 };
 	char user[API_INTENT_SMB_USER_LEN * 4 + 1], domain[256] = "";
 	uint8_t key[16];
 	size_t n, i;
@@ -247,14 +249,14 @@ static uint32_t smb_sess_auth(struct smb_req *r, struct smb_sess *s, const uint8
 	if (smb_crypto_derive(r->c->dialect, r->c->cipher == SMB_WIRE_NONE ? SMB2_ENCRYPTION_AES128_CCM : r->c->cipher,
 			      key, 16, s->preauth, &s->keys) != AQ_OK)
 		goto out;
-	if (smb_wire_buf_init(&sp, 64, 1024) != AQ_OK ||
-	    smb_spnego_resp_encode(&sp, SMB_SPNEGO_ACCEPT_COMPLETED, 0, NULL, 0, NULL, 0) != AQ_OK)
+	ut_buf_init(&sp, 1024);
+	if (smb_spnego_resp_encode(&sp, SMB_SPNEGO_ACCEPT_COMPLETED, 0, NULL, 0, NULL, 0) != AQ_OK)
 		goto out;
 	smb_sess_drop_ntlm(s);
 	s->state = SMB_SESS_VALID;
 	RAND_bytes(s->nonce_fixed, sizeof(s->nonce_fixed));
 	r->c->authed = true;
-	smb_wire_session_setup_rsp_encode(r->out, r->hdr_off, 0, sp.p, sp.len);
+	smb_wire_session_setup_rsp_encode(r->out, r->hdr_off, 0, ut_buf_bytes(&sp), sp.len);
 	r->sign_rsp = true;
 	r->sign_sess = s;
 	UT_INFO("smb_srv", NULL, "%s: session of %s/%s (uid %u) set up, dialect %04x", r->c->peer, s->user.project,
@@ -262,7 +264,7 @@ static uint32_t smb_sess_auth(struct smb_req *r, struct smb_sess *s, const uint8
 	status = STATUS_SUCCESS;
 out:
 	OPENSSL_cleanse(key, sizeof(key));
-	smb_wire_buf_cleanup(&sp);
+	ut_buf_cleanup(&sp);
 	return status;
 }
 

@@ -49,7 +49,7 @@ int smb_srv_new(const char *listen, struct vol_store *store, struct smb_srv **ou
 {
 	struct smb_srv *srv;
 	struct ut_hostport hp;
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 
 	*out = NULL;
 	if (!store || !listen || ut_hostport_parse(listen, SMB_SRV_PORT, UT_HP_PORT0, &hp, &msg) != AQ_OK)
@@ -449,7 +449,7 @@ int smb_srv_start(struct smb_srv *srv)
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	struct epoll_event ev = { .events = EPOLLIN };
-	aq_msg msg = { "" };
+	aq_msg msg = { .text = "" };
 	int one = 1, rc;
 
 	if (srv->started)

@@ -175,7 +175,7 @@ struct smb_srv {
 struct smb_req {
 	struct smb_conn *c;
 	struct smb_wire_msg m;
-	struct smb_wire_buf *out;    /* the response body goes at out->len */
+	struct ut_buf *out;    /* the response body goes at out->len */
 	size_t hdr_off;              /* where its header is */
 	struct smb_sess *sess;       /* may be NULL */
 	struct smb_tree *tree;       /* may be NULL */

@@ -98,7 +98,7 @@ uint32_t smb_tree_ioctl(struct smb_req *r)
 {
 	struct smb_wire_ioctl_req q;
 	struct smb_wire_validate_negotiate v;
-	struct smb_wire_buf o = { 0 };
+	struct ut_buf o = { 0 };
 	const struct smb_conn *c = r->c;
 	uint32_t status = STATUS_INVALID_PARAMETER;
 
@@ -114,14 +114,13 @@ uint32_t smb_tree_ioctl(struct smb_req *r)
 		r->c->closing = true;
 		return STATUS_ACCESS_DENIED;
 	}
-	if (smb_wire_buf_init(&o, 64, 64) != AQ_OK)
-		return STATUS_NO_MEMORY;
+	ut_buf_init(&o, 64);
 	smb_wire_validate_negotiate_encode(&o, c->server_caps, c->srv->guid,
 					   SMB2_NEGOTIATE_SIGNING_ENABLED | SMB2_NEGOTIATE_SIGNING_REQUIRED, c->dialect);
 	if (o.err == AQ_OK) {
-		smb_wire_ioctl_rsp_encode(r->out, r->hdr_off, q.ctl_code, &q.fid, o.p, o.len);
+		smb_wire_ioctl_rsp_encode(r->out, r->hdr_off, q.ctl_code, &q.fid, ut_buf_bytes(&o), o.len);
 		status = STATUS_SUCCESS;
 	}
-	smb_wire_buf_cleanup(&o);
+	ut_buf_cleanup(&o);
 	return status;
 }
