@@ -612,7 +612,7 @@ START_TEST(test_smb_user_check)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		aq_msg msg = { { 0 } };
+		aq_msg msg = { .text = { 0 } };
 		json_t *d = json_loads(cases[i].body, JSON_ALLOW_NUL, NULL);
 		int rc;
 

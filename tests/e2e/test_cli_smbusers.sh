@@ -116,7 +116,7 @@ ok "the new password's hash reaches the node" \
 cli 0 "create pool sp" storage-pools create sp --capacity=4TiB --service-level=premium
 cli 3 "--protocols=smb,nfsv4 is not a served set" volumes create vx --storage-pool=sp --capacity=100 --protocols=smb,nfsv4 --share-name=vx
 has "the message names protocols" "protocols" "$ERR"
-cli 3 "a volume with ENCRYPT_DATA is refused naming smbSettings" volumes create vx --storage-pool=sp --capacity=100 --protocols=smb --share-name=vx --smb-settings=encrypt-data
+cli 3 "a volume with BROWSABLE (not served) is refused naming smbSettings" volumes create vx --storage-pool=sp --capacity=100 --protocols=smb --share-name=vx --smb-settings=browsable
 has "the message names smbSettings" "smbSettings" "$ERR"
 cli 3 "an SMB volume on a node without SMB fails" volumes create vs --storage-pool=sp --capacity=100 --protocols=smb --share-name=vs
 has "the reason names SMB" "SMB" "$ERR"

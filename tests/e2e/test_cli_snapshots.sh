@@ -15,7 +15,7 @@ TOK=$(aq_token "$AQ_TMP/srv" admin)
 aq_req POST "/v1/locations?locationId=east" '{}'
 aq_req POST "/v1/projects?projectId=cs" '{}'
 P=/v1/projects/cs/locations/east
-aq_req POST "$P/storagePools?storagePoolId=pool" '{"serviceLevel":"PREMIUM","capacityGib":"20480"}'
+aq_req POST "$P/storagePools?storagePoolId=pool" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"20480"}'
 aq_agent_for east || exit 1
 
 export XDG_CONFIG_HOME=$AQ_TMP/config AQUIFER_ENDPOINT=$AQ_URL AQUIFER_TOKEN=$TOK AQUIFER_PROJECT=cs AQUIFER_LOCATION=east

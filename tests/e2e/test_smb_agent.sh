@@ -27,7 +27,7 @@ aq_req POST "/v1/locations?locationId=east" '{}'
 aq_req POST "/v1/projects?projectId=acme" '{}'
 aq_agent_start "$D" n1 east "$SHELF" "$(aq_join_token east)" 1000 || exit 1
 API=$AGENT_API_PORT NFS=$AGENT_NFS_PORT
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"serviceLevel":"PREMIUM","capacityGib":"40960","qosType":"MANUAL"}'
+aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"40960","qosType":"MANUAL"}'
 v() { printf '{"storagePool":"sp","capacityGib":"%s","protocols":["NFSV3"],"shareName":"%s","throughputMibps":100,
   "exportPolicy":{"rules":[{"allowedClients":"127.0.0.1","accessType":"READ_WRITE","squashMode":"NO_ROOT_SQUASH"}]}}' "$2" "$1"; }
 for s in docs sealed tiny; do

@@ -168,7 +168,7 @@ expect_eq "no answer or server log line holds a password" 0 "$leak"
 
 # === SMB volumes =============================================================
 TOK=$EDITOR
-aq_req POST "$PE/storagePools?storagePoolId=sp" '{"serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_req POST "$PE/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
 expect_status 200 "pool sp"
 vol() { # SHARE PROTOCOLS [extra members]
 	printf '{"storagePool":"sp","capacityGib":"100","shareName":"%s","protocols":%s%s}' "$1" "$2" "${3:+,$3}"
@@ -185,7 +185,7 @@ done <<'CASES'
 NFSV4|["NFSV4"]||protocols
 NFSV3 and NFSV4|["NFSV3","NFSV4"]||protocols
 SMB and NFSV4|["SMB","NFSV4"]||protocols
-smbSettings ENCRYPT_DATA (not served yet)|["SMB"]|"smbSettings":["ENCRYPT_DATA"]|smbSettings
+smbSettings BROWSABLE (not served: no share list)|["SMB"]|"smbSettings":["BROWSABLE"]|smbSettings
 smbSettings OPLOCKS (not served yet)|["SMB"]|"smbSettings":["OPLOCKS"]|smbSettings
 securityStyle NTFS (not served yet)|["SMB"]|"securityStyle":"NTFS"|securityStyle
 CASES
@@ -224,7 +224,7 @@ expect_error 400 INVALID_ARGUMENT "a status with a bad smbAddress is refused"
 AQ_PIDS+=("$!")
 TOK=$EDITOR
 PW=/v1/projects/pa/locations/west
-aq_req POST "$PW/storagePools?storagePoolId=sp" '{"serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_req POST "$PW/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
 aq_mutate POST "$PW/volumes?volumeId=dual" "$(vol dual '["NFSV3","SMB"]')"
 expect_jq .response.state READY "a dual-protocol volume on a node with SMB is READY"
 expect_jq '[.response.mountOptions[].protocol] | join(",")' "NFSV3,SMB" "it has an NFS and an SMB mount entry"

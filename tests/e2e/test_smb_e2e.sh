@@ -33,7 +33,7 @@ if [ -z "$(printf '%s' "$BODY" | jq -r '.smbAddress // empty')" ]; then
 	expect_status 200 "(bridge) the node's smbAddress posted with its token"
 fi
 
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
 aq_mutate POST "$P/volumes?volumeId=docs" '{"storagePool":"sp","capacityGib":"100","shareName":"docs","protocols":["NFSV3","SMB"],"unixPermissions":"0777"}'
 expect_jq .response.state READY "a dual-protocol volume created through the API is READY"
 expect_jq '.response.mountOptions[] | select(.protocol == "SMB") | .port' "$SMB" "its SMB mount entry has the agent's SMB port"

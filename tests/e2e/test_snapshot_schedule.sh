@@ -16,7 +16,7 @@ TOK=$(aq_token "$AQ_TMP/srv" admin)
 aq_req POST "/v1/locations?locationId=east" '{}'
 aq_req POST "/v1/projects?projectId=sch" '{}'
 P=/v1/projects/sch/locations/east
-aq_req POST "$P/storagePools?storagePoolId=pool" '{"serviceLevel":"PREMIUM","capacityGib":"20480"}'
+aq_req POST "$P/storagePools?storagePoolId=pool" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"20480"}'
 aq_agent_for east || exit 1
 
 aq_mutate POST "$P/volumes?volumeId=v1" '{"storagePool":"pool","capacityGib":"100","protocols":["NFSV3"],"shareName":"v1",

@@ -27,8 +27,8 @@ aq_req POST "/v1/projects?projectId=snap" '{}'
 aq_req POST "/v1/projects?projectId=other" '{}'
 P=/v1/projects/snap/locations/east
 P2=/v1/projects/other/locations/east
-aq_req POST "$P/storagePools?storagePoolId=pool" '{"serviceLevel":"PREMIUM","capacityGib":"20480"}'
-aq_req POST "$P2/storagePools?storagePoolId=pool" '{"serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_req POST "$P/storagePools?storagePoolId=pool" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"20480"}'
+aq_req POST "$P2/storagePools?storagePoolId=pool" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
 aq_agent_for east || exit 1
 NFS=$AGENT_NFS_PORT
 

@@ -315,8 +315,10 @@ import_verify "$VN" "$VOL_READ"
 # full: the update body carries every updatable field of the config (false
 # and empty values left out, squashMode sent as an explicit null by the
 # provider's pre_update), the mask the changed ones. The sample's
-# snapshot_policy (enabled, schedules) is sent on its own below: automatic
-# snapshots do not exist yet, so it is refused with its name.
+# snapshot_policy (enabled, schedules) is sent on its own below, read back as
+# sent, then dropped as the update sample drops it (the scheduler runs on the
+# real clock here, so no scheduled snapshot joins the replay;
+# test_snapshot_schedule.sh tests the scheduler on a test clock).
 TPUT=$(jq -c '.throughputMibps' <<<"$BODY")
 V_FULL=$(jq -nc --argjson l "$TFL" --argjson t "$TPUT" '{storagePool:"tf-vp",capacityGib:"100",
 	exportPolicy:{rules:[{allowedClients:"0.0.0.0/0",hasRootAccess:"false",accessType:"READ_ONLY",nfsv3:true,squashMode:null},
@@ -324,8 +326,18 @@ V_FULL=$(jq -nc --argjson l "$TFL" --argjson t "$TPUT" '{storagePool:"tf-vp",cap
 	unixPermissions:"0770",labels:($l + {key:"test",value:"pool"}),description:"This is a test description",securityStyle:"UNIX",throughputMibps:$t}')
 apply "volume full" PATCH "$VN?updateMask=exportPolicy%2CunixPermissions%2Clabels%2Cdescription&alt=json" "$V_FULL" "$VN" \
 	"$(jq -c '. - ["shareName","protocols"]' <<<"$VOL_READ")" '["unixPermissions","securityStyle"]'
-req PATCH "$VN?updateMask=snapshotPolicy&alt=json" '{"snapshotPolicy":{"dailySchedule":{"snapshotsToKeep":2},"enabled":true,"hourlySchedule":{"snapshotsToKeep":2},"monthlySchedule":{"snapshotsToKeep":4},"weeklySchedule":{"snapshotsToKeep":2}}}'
-expect "volume full: snapshot_policy (no snapshot engine yet) -> 400 naming it" 400 '.error.status == "INVALID_ARGUMENT" and (.error.message | contains("snapshotPolicy"))'
+SP='{"dailySchedule":{"snapshotsToKeep":2},"enabled":true,"hourlySchedule":{"snapshotsToKeep":2},"monthlySchedule":{"snapshotsToKeep":4},"weeklySchedule":{"snapshotsToKeep":2}}'
+req PATCH "$VN?updateMask=snapshotPolicy&alt=json" "{\"snapshotPolicy\":$SP}"
+expect "volume full: snapshot_policy answers an operation" 200 '.metadata.verb == "update"'
+wait_op "volume full: snapshot_policy"
+req GET "$VN"
+expect "volume full: snapshot_policy reads back as sent (no diff)" 200 "[.snapshotPolicy | (.enabled, .hourlySchedule.snapshotsToKeep, .dailySchedule.snapshotsToKeep, .weeklySchedule.snapshotsToKeep, .monthlySchedule.snapshotsToKeep)] == [true, 2, 2, 2, 4]"
+# The update sample drops the block: the provider names it in the mask with
+# no value, which removes the policy (and stops its schedules).
+req PATCH "$VN?updateMask=snapshotPolicy&alt=json" '{}'
+wait_op "volume full: snapshot_policy dropped from the config"
+req GET "$VN"
+expect "volume: a dropped snapshot_policy reads back absent (no diff, no schedule)" 200 'has("snapshotPolicy") | not'
 req GET "$VN"
 import_verify "$VN" "$VOL_READ"
 # The provider plans snapshot_directory true -> false when a config drops it:

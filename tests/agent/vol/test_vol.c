@@ -168,7 +168,7 @@ START_TEST(test_set_exports_stale)
 }
 END_TEST
 
-/* issue 18: a volume whose protocols lack the front end's is not served by
+/* A volume whose protocols lack the front end's is not served by
  * it (NFS answers MNT3ERR_ACCES / NFS3ERR_ACCES); no protocols set is NFSv3. */
 START_TEST(test_protocols)
 {
@@ -177,20 +177,20 @@ START_TEST(test_protocols)
 	struct vol_cred in = {0, 0, 0, {0}}, out;
 	struct vol_export *e;
 
-	memcpy(c, cfg, sizeof(c));
+	memcpy(c, ts.cfg, sizeof(c));
 	inet_pton(AF_INET, "127.0.0.9", &a.sin_addr);
 	c[0].protocols = API_INTENT_SMB;
-	ck_assert_int_eq(vol_store_set(S, c, 2), 0);
-	e = vol_export_by_path(S, "/v0", 3);
+	ck_assert_int_eq(vol_store_set(ts.store, c, 2), 0);
+	e = vol_export_by_path(ts.store, "/v0", 3);
 	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, VOL_PROTO_NFSV3, &in, &out), VOL_ACCESS_NONE);
 	vol_export_unref(e);
 	c[0].protocols = API_INTENT_SMB | API_INTENT_NFSV3;
-	ck_assert_int_eq(vol_store_set(S, c, 2), 0);
-	e = vol_export_by_path(S, "/v0", 3);
+	ck_assert_int_eq(vol_store_set(ts.store, c, 2), 0);
+	e = vol_export_by_path(ts.store, "/v0", 3);
 	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, VOL_PROTO_NFSV3, &in, &out), VOL_ACCESS_RW);
 	ck_assert_int_eq(vol_authorize(e, (struct sockaddr *)&a, VOL_PROTO_NFSV4, &in, &out), VOL_ACCESS_NONE);
 	vol_export_unref(e);
-	ck_assert_int_eq(vol_store_set(S, cfg, 2), 0);
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
 }
 END_TEST
 
