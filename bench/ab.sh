@@ -171,9 +171,9 @@ api_stack() { # SIDE [AQUIFERD]: sets API_URL_<SIDE>, TOK_<SIDE>, QNFS_<SIDE>
 	aq_req POST "/v1/projects?projectId=bench" '{}'
 	aq_agent_start "$dir" "n$s" loc1 "$dir/shelf" "$(aq_join_token loc1)" || return 1
 	aq_req POST "/v1/$PARENT/storagePools?storagePoolId=pool1" \
-		'{"serviceLevel":"PREMIUM","capacityGib":"10485760","description":"bench pool"}'
+		'{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"10485760","description":"bench pool"}'
 	aq_req POST "/v1/$PARENT/storagePools?storagePoolId=sp" \
-		'{"serviceLevel":"EXTREME","capacityGib":"102400","qosType":"MANUAL"}'
+		'{"network":"projects/vpc-host/global/networks/default","serviceLevel":"EXTREME","capacityGib":"102400","qosType":"MANUAL"}'
 	aq_mutate POST "/v1/$PARENT/volumes?volumeId=vol1" \
 		'{"shareName":"vol1","storagePool":"pool1","capacityGib":"1500","protocols":["NFSV3"],
 		  "exportPolicy":{"rules":[{"allowedClients":"10.0.0.0/8","accessType":"READ_WRITE",

@@ -19,6 +19,7 @@
 #include "server/srv_kick.h"
 #include "server/srv_op.h"
 #include "server/srv_req.h"
+#include "util/ut_clock.h"
 #include "util/ut_hex.h"
 
 #define USER_TYPE "type.googleapis.com/aquifer.v1.SmbUser"
@@ -113,7 +114,7 @@ json_t *srv_smbuser_intent(struct db *db, const char *loc)
 		goto out;
 	json_array_foreach(items, i, it) {
 		struct api_intent_smb_user u;
-		aq_msg why = { "" };
+		aq_msg why = { .text = "" };
 
 		if (i < API_INTENT_MAX_SMB_USERS && api_intent_smb_user_decode(it, &u, &why) == AQ_OK)
 			json_array_append_new(out, api_intent_smb_user_encode(&u));
@@ -160,7 +161,7 @@ int srv_h_smbuser_create(struct srv_req *req, json_t **resp)
 	if ((rc = user_hash(req, doc, hex)) != AQ_OK)
 		goto out;
 	srv_parent(req, parent, sizeof(parent));
-	api_time_now(now, sizeof(now));
+	ut_clock_now_text(now, sizeof(now));
 	json_object_set_new(doc, "name", json_string(name));
 	json_object_set_new(doc, "createTime", json_string(now));
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK)
