@@ -293,7 +293,8 @@ static int vol_check_served(const json_t *given, aq_msg *msg)
 	json_t *ps = json_object_get(given, "protocols"), *v;
 	const char *sec = api_json_str(given, "securityStyle", NULL);
 	char served[160] = "";
-	unsigned bits = 0;
+	const char *unserved = NULL;
+	unsigned bits = 0, any = 0;
 	size_t i, k;
 	bool ok = false;
 
@@ -305,9 +306,17 @@ static int vol_check_served(const json_t *given, aq_msg *msg)
 		if (!vol_serves_protocols[k].served)
 			continue;
 		ok = ok || vol_serves_protocols[k].protocols == bits;
+		any |= vol_serves_protocols[k].protocols;
 		snprintf(served + strlen(served), sizeof(served) - strlen(served), "%s%s", *served ? " or " : "",
 			 vol_serves_protocols[k].text);
 	}
+	/* name the first protocol no served set has, when there is one */
+	json_array_foreach(ps, i, v)
+		if (!unserved && !((strcmp(json_string_value(v), "NFSV3") == 0 && (any & API_INTENT_NFSV3)) ||
+				   (strcmp(json_string_value(v), "SMB") == 0 && (any & API_INTENT_SMB))))
+			unserved = json_string_value(v);
+	if (ps && !ok && unserved)
+		return aq_fail(msg, AQ_EINVAL, "protocols: %s is not served yet; give protocols %s", unserved, served);
 	if (ps && !ok)
 		return aq_fail(msg, AQ_EINVAL, "protocols: this combination is not served yet; give protocols %s", served);
 	json_array_foreach(json_object_get(given, "smbSettings"), i, v)

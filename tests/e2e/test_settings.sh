@@ -33,9 +33,8 @@ refuse() { # refuse NEEDLE BODY
 	expect_true ".error.message | contains(\"$1\")" "the refusal names $1"
 }
 refuse "protocols: NFSV4" "$(with '{"protocols":["NFSV4"]}')"
-refuse "protocols: SMB" "$(with '{"protocols":["SMB"]}')"
 refuse "protocols: NFSV4" "$(with '{"protocols":["NFSV3","NFSV4"]}')"
-refuse "protocols: SMB" "$(with '{"protocols":["SMB","NFSV3"]}')"
+refuse "protocols: NFSV4" "$(with '{"protocols":["SMB","NFSV4"]}')"
 refuse smbSettings "$(with '{"smbSettings":["BROWSABLE"]}')"
 # issue 20: snapshots exist; a policy or snapshotDirectory is taken, a bad schedule refused
 refuse snapshotPolicy.hourlySchedule.snapshotsToKeep "$(with '{"snapshotPolicy":{"enabled":true,"hourlySchedule":{"minute":5}}}')"
