@@ -75,6 +75,17 @@ within() {
 	fi
 }
 
+# short NAME WANT TOLPCT: the median fell under the band. Only a shortfall
+# can be the machine (another process took the cores for a second); a result
+# above the band is the limiter's fault and is never measured again.
+short() {
+	awk -v g="$(median "$1" median_mibps)" -v w="$2" -v t="$3" 'BEGIN { exit !(g + 0 < w * (1 - t / 100)) }'
+}
+# outside NAME WANT TOLPCT: the median is not within the band.
+outside() {
+	awk -v g="$(median "$1" median_mibps)" -v w="$2" -v t="$3" 'BEGIN { exit !(g + 0 < w * (1 - t / 100) || g + 0 > w * (1 + t / 100)) }'
+}
+
 # What this machine delivers without throttling (a 2000 MiB/s volume), the
 # slower of write and read.
 load cal-w qfree write; wait $!
@@ -83,9 +94,17 @@ CAPACITY=$(awk -v a="$(median cal-w median_mibps)" -v b="$(median cal-r median_m
 echo "# unthrottled: $CAPACITY MiB/s"
 
 # --- 1. 40 and 160 MiB/s, reads and writes, alone -------------------------
+# A run that falls short (another process took the cores) is measured again,
+# up to 3 times; one over the band is the limiter's fault and never is.
 for m in read write; do
 	for v in q40 q160; do
+		i=1
 		load "$v-$m" "$v" "$m"; wait $!
+		while [ $i -lt 3 ] && short "$v-$m" "${v#q}" 5; do
+			echo "# $v $m alone fell short ($(median "$v-$m" median_mibps)): measuring again"
+			load "$v-$m" "$v" "$m"; wait $!
+			i=$((i + 1))
+		done
 		within "$v-$m" "${v#q}" 5 median_mibps "$v $m alone (MiB/s)"
 	done
 done
@@ -96,25 +115,20 @@ pair() { # NAME1 VOL1 MODE1 NAME2 VOL2 MODE2 [BLOCK2 DEPTH2]: two loads at once
 	load "$4" "$5" "$6" "${7:-1048576}" "${8:-8}"; local p2=$!
 	wait $p1 $p2
 }
-# short NAME WANT TOLPCT: the median fell under the band and nothing went over
-# it. Only a shortfall can be the machine (another process took the cores for
-# a second); a result above the band is the limiter's fault and is never
-# measured again.
-short() {
-	awk -v g="$(median "$1" median_mibps)" -v w="$2" -v t="$3" 'BEGIN { exit !(g + 0 < w * (1 - t / 100)) }'
-}
 over() { # NAME CEILING: the median passed what its volume may deliver
 	awk -v g="$(median "$1" median_mibps)" -v c="$2" 'BEGIN { exit !(g + 0 > c) }'
 }
 # again N NAME1 WANT1 CEIL1 NAME2 WANT2 CEIL2 TOL -- PAIR ARGS: run the pair
-# until neither falls short of WANT - TOL%, N times at most, unless one went
-# over its ceiling; the checks then judge the last run.
+# until both are within WANT +- TOL%, N times at most, unless one went over
+# its ceiling (the volume's limit: never measured again); the checks then
+# judge the last run. Below the ceiling, one client above its share is the
+# other starved by the machine (it takes what the other leaves).
 again() {
 	local n=$1 a=$2 wa=$3 ca=$4 b=$5 wb=$6 cb=$7 t=$8 i=1
 	shift 9
 	pair "$@"
 	while [ $i -lt "$n" ] && ! over "$a" "$ca" && ! over "$b" "$cb" &&
-		{ short "$a" "$wa" "$t" || short "$b" "$wb" "$t"; }; do
+		{ outside "$a" "$wa" "$t" || outside "$b" "$wb" "$t"; }; do
 		echo "# $a/$b fell short ($(median "$a" median_mibps), $(median "$b" median_mibps)): measuring again"
 		pair "$@"
 		i=$((i + 1))
