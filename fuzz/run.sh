@@ -70,7 +70,7 @@ rc=0
 mkdir -p "$out/corpus_intent"
 printf '%s' '{"name":"projects/p/locations/l/volumes/v","fsid":"0123456789abcdef","shareName":"v","dir":"volumes/0123456789abcdef","capacityBytes":1073741824,"throughputMibps":6.25,"unixPermissions":"0770","exportRules":[{"allowedClients":"10.0.0.0/8,127.0.0.1","accessType":"READ_WRITE","squashMode":"ROOT_SQUASH","anonUid":65534,"nfsv3":true,"nfsv4":false}],"qos":{"mibps":6.25,"iops":0,"sharedPool":"p","sharedMibps":32.0,"sharedIops":1024},"tieringPolicy":{"tierAction":"ENABLED","coolingThresholdDays":31,"hotTierBypassModeEnabled":false,"retrievalPolicy":"DEFAULT"}}' \
 	> "$out/corpus_intent/seed_volume"
-apilib="$top/api/api_intent.c $top/api/api_intent_clients.c $top/api/api_error.c $top/api/api_schema.c $top/api/api_pool.c $top/api/api_math.c"
+apilib="$top/api/api_intent.c $top/api/api_intent_clients.c $top/api/api_error.c $top/api/api_schema.c $top/api/api_pool.c $top/api/api_math.c $top/api/api_id.c"
 jansson=$(pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
 # fuzz_ut_conf, fuzz_ut_hostport: util/'s config reader and HOST:PORT parser.
@@ -86,8 +86,7 @@ lib="$lib $(echo "$top"/util/*.c)"
 # The SMB protocol modules (issue 18): agent/smb/, seeded with the Windows
 # messages of tests/agent/smb/smb_vectors.h.
 smblib="$top/agent/smb/smb_wire.c $top/agent/smb/smb_wire_neg.c $top/agent/smb/smb_wire_create.c \
- $top/agent/smb/smb_wire_file.c $top/agent/smb/smb_crypto.c $top/agent/smb/smb_ntlm.c $top/agent/smb/smb_spnego.c $top/agent/smb/smb_sd.c \
- $top/util/ut_buf.c"
+ $top/agent/smb/smb_wire_file.c $top/agent/smb/smb_crypto.c $top/agent/smb/smb_ntlm.c $top/agent/smb/smb_spnego.c $top/agent/smb/smb_sd.c"
 smb_seeds() { # corpus macro... -> one seed per macro of smb_vectors.h
 	d=$out/corpus_$1
 	shift
@@ -123,7 +122,7 @@ printf '%s' 'node "n1" is READY and holds 2 volumes; drain it (POST /v1/nodes/n1
 printf '%s' 'not found (create it with POST /v1/locations?locationId=ID); see DELETE /v1/nodes/NAME.' \
 	> "$out/corpus_cli_hint/seed_create"
 # the hint module reads the command table, which pulls in the whole CLI library
-clilib="$(ls "$top"/cli/*.c | grep -v /main.c) $(ls "$top"/api/*.c) $(ls "$top"/util/*.c)"
+clilib="$(ls "$top"/cli/*.c | grep -v "/cli/main\\.c$") $(ls "$top"/api/*.c) $(ls "$top"/util/*.c)"
 curl=$(pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
 # fuzz_api_fields (issue 17): the ?fields= partial-response selector.
 mkdir -p "$out/corpus_api_fields"
@@ -142,7 +141,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	smb_srv) hlib="$smblib $(echo "$top"/agent/smb/smb_srv.c "$top"/agent/smb/smb_dispatch.c "$top"/agent/smb/smb_sess.c \
 		"$top"/agent/smb/smb_tree.c "$top"/agent/smb/smb_open.c "$top"/agent/smb/smb_info.c) $lib \
 		$crypto" ;;
-	smb_*) hlib="$smblib $crypto" ;;
+	smb_*) hlib="$smblib $top/util/ut_buf.c $crypto" ;;
 	cli_hint) hlib="-DAQ_VERSION=\"fuzz\" $clilib $curl $jansson -lm" ;;
 	api_fields) hlib="$top/api/api_fields.c $top/api/api_error.c $jansson" ;;
 	esac
