@@ -430,20 +430,22 @@ uint64_t snap_revert_seq(const char *shelf, const char *name)
 	return seq;
 }
 
-int snap_revert(const char *shelf, const char *name, const char *root, const struct api_intent_snap *s,
-		uint64_t seq, aq_msg *msg)
+/* Stages a writable copy of snapshot S of volume NAME as WNAME in the shelf's
+ * work folder (WHAT names the purpose: "revert", "clone"), synced to disk.
+ * Returns the open work folder (>= 0) for the caller's rename, or -errno with
+ * MSG set; on failure nothing is left in the work folder. */
+static int snap_stage(const char *shelf, const char *name, const struct api_intent_snap *s, const char *what,
+		      char *wname, size_t wcap, aq_msg *msg)
 {
-	char work[1200], dir[1200], meta[1200], p[1400], wname[256], text[32];
+	char work[1200], dir[1200], p[1400];
 	int src = -1, wfd = -1, rc;
 
-	if (seq <= snap_revert_seq(shelf, name))
-		return 0;
 	if (!snap_exists(shelf, name, s))
-		return aq_fail(msg, AQ_ENOENT, "snapshot %s does not exist", s->id), -ENOENT;
+		return aq_fail(msg, AQ_ENOENT, "snapshot %s of %s does not exist here", s->id, name), -ENOENT;
 	snap_path(work, sizeof(work), shelf, SNAP_WORK, NULL);
 	snap_dir_of(shelf, name, dir, sizeof(dir));
 	snprintf(p, sizeof(p), "%s/%s", dir, s->id);
-	snap_work_name(wname, sizeof(wname), "revert", name, s->id);
+	snap_work_name(wname, wcap, what, name, s->id);
 	if ((src = rc = snap_open_dir(p)) < 0 || (wfd = rc = snap_open_dir(work)) < 0) {
 		aq_fail(msg, AQ_EIO, "cannot open snapshot %s: %s", s->id, strerror(-rc));
 		goto out;
@@ -454,20 +456,8 @@ int snap_revert(const char *shelf, const char *name, const char *root, const str
 		snap_fs_remove(wfd, wname);
 		goto out;
 	}
-	/* one atomic step: the live folder's name now holds the copy */
-	if (renameat2(wfd, wname, AT_FDCWD, root, RENAME_EXCHANGE) != 0) {
-		rc = -errno;
-		aq_fail(msg, AQ_EIO, "cannot exchange the volume with its revert: %s", strerror(-rc));
-		snap_fs_remove(wfd, wname);
-		goto out;
-	}
-	fsync(wfd);
-	snap_meta_dir(shelf, name, meta, sizeof(meta));
-	snprintf(p, sizeof(p), "%s/" SNAP_REVERT, meta);
-	snprintf(text, sizeof(text), "%llu\n", (unsigned long long)seq);
-	if (snap_mkdir(meta) != 0 || ut_file_write(p, text, strlen(text), msg) != AQ_OK)
-		rc = -EIO; /* the content is reverted; the seq is not recorded: applied again */
-	snap_fs_remove(wfd, wname); /* the old live tree */
+	rc = wfd;
+	wfd = -1;
 out:
 	if (src >= 0)
 		close(src);
@@ -476,36 +466,59 @@ out:
 	return rc;
 }
 
-int snap_clone(const char *shelf, const char *src_name, const struct api_intent_snap *s, const char *dst,
-	       aq_msg *msg)
+int snap_revert(const char *shelf, const char *name, const char *root, const struct api_intent_snap *s,
+		uint64_t seq, aq_msg *msg)
 {
-	char work[1200], dir[1200], p[1400], wname[256];
-	int src = -1, wfd = -1, rc;
+	char meta[1200], p[1400], wname[256], text[32];
+	int wfd, rc;
 
-	if (!snap_exists(shelf, src_name, s))
-		return aq_fail(msg, AQ_ENOENT, "snapshot %s of %s does not exist here", s->id, src_name), -ENOENT;
-	snap_path(work, sizeof(work), shelf, SNAP_WORK, NULL);
-	snap_dir_of(shelf, src_name, dir, sizeof(dir));
-	snprintf(p, sizeof(p), "%s/%s", dir, s->id);
-	snap_work_name(wname, sizeof(wname), "clone", src_name, s->id);
-	if ((src = rc = snap_open_dir(p)) < 0 || (wfd = rc = snap_open_dir(work)) < 0) {
-		aq_fail(msg, AQ_EIO, "cannot open snapshot %s: %s", s->id, strerror(-rc));
-		goto out;
-	}
-	if ((rc = snap_make_copy(src, wfd, wname, false, SNAP_COPY_NOMARK, 0)) != 0 || syncfs(wfd) != 0 ||
-	    renameat(wfd, wname, AT_FDCWD, dst) != 0) {
-		rc = rc ? rc : -errno;
-		aq_fail(msg, AQ_EIO, "cannot clone snapshot %s: %s", s->id, strerror(-rc));
+	if (seq <= snap_revert_seq(shelf, name))
+		return 0;
+	if ((wfd = rc = snap_stage(shelf, name, s, "revert", wname, sizeof(wname), msg)) < 0)
+		return rc;
+	/* one atomic step: the live folder's name now holds the copy */
+	if (renameat2(wfd, wname, AT_FDCWD, root, RENAME_EXCHANGE) != 0) {
+		rc = -errno;
+		aq_fail(msg, AQ_EIO, "cannot exchange the volume with its revert: %s", strerror(-rc));
 		snap_fs_remove(wfd, wname);
 		goto out;
 	}
 	fsync(wfd);
 	rc = 0;
+	snap_meta_dir(shelf, name, meta, sizeof(meta));
+	snprintf(p, sizeof(p), "%s/" SNAP_REVERT, meta);
+	snprintf(text, sizeof(text), "%llu\n", (unsigned long long)seq);
+	if (snap_mkdir(meta) != 0 || ut_file_write(p, text, strlen(text), msg) != AQ_OK)
+		rc = -EIO; /* the content is reverted; the seq is not recorded: applied again */
+	snap_fs_remove(wfd, wname); /* the old live tree */
 out:
-	if (src >= 0)
-		close(src);
-	if (wfd >= 0)
-		close(wfd);
+	close(wfd);
+	return rc;
+}
+
+int snap_clone(const char *shelf, const char *src_name, const struct api_intent_snap *s, const char *dst,
+	       aq_msg *msg)
+{
+	char wname[256];
+	const char *base;
+	int wfd, pfd = -1, rc;
+
+	if ((wfd = rc = snap_stage(shelf, src_name, s, "clone", wname, sizeof(wname), msg)) < 0)
+		return rc;
+	if ((pfd = rc = snap_open_parent(dst, &base)) < 0 || renameat(wfd, wname, pfd, base) != 0) {
+		rc = rc < 0 ? rc : -errno;
+		aq_fail(msg, AQ_EIO, "cannot clone snapshot %s: %s", s->id, strerror(-rc));
+		snap_fs_remove(wfd, wname);
+		goto out;
+	}
+	/* both folders the rename touched, so the clone survives a power loss */
+	fsync(wfd);
+	fsync(pfd);
+	rc = 0;
+out:
+	if (pfd >= 0)
+		close(pfd);
+	close(wfd);
 	return rc;
 }
 

@@ -5,6 +5,7 @@
 #include "tests/lib/aqt_store.h"
 
 #include <check.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,22 @@ void aqt_store_init(struct aqt_store *t, int n, const struct aqt_store_spec *spe
 	}
 	memset(t->key, spec->key_byte, sizeof(t->key));
 	ck_assert_int_eq(vol_store_new(t->key, &t->store), 0);
+}
+
+struct vol_fh aqt_store_forge(const uint8_t *key, bool snap, uint64_t fsid, const char *path)
+{
+	union {
+		struct file_handle fh;
+		uint8_t raw[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} u;
+	struct vol_fh out;
+	int mnt;
+
+	u.fh.handle_bytes = MAX_HANDLE_SZ;
+	ck_assert_int_eq(name_to_handle_at(AT_FDCWD, path, &u.fh, &mnt, 0), 0);
+	ck_assert_int_eq(vol_fh_encode(key, snap, fsid, (uint32_t)u.fh.handle_type, u.fh.f_handle,
+				       u.fh.handle_bytes, &out), 0);
+	return out;
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -18,6 +18,7 @@
 #ifndef AQ_TESTS_LIB_AQT_STORE_H
 #define AQ_TESTS_LIB_AQT_STORE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "agent/vol/vol.h"
@@ -44,6 +45,10 @@ struct aqt_store {
 /* mkdtemp, n (<= AQT_STORE_MAX) export folders and their cfg, and an empty
  * store with the key. */
 void aqt_store_init(struct aqt_store *t, int n, const struct aqt_store_spec *spec);
+/* What an attacker holding location key KEY builds: a MAC-valid handle of
+ * export FSID (a snapshot handle when SNAP) whose kernel handle names PATH,
+ * anywhere on the file system. Fails the test when PATH has no handle. */
+struct vol_fh aqt_store_forge(const uint8_t *key, bool snap, uint64_t fsid, const char *path);
 /* Frees the store and removes the folder and everything below it. */
 void aqt_store_cleanup(struct aqt_store *t);
 

@@ -18,6 +18,7 @@
 
 #include "agent/snap/snap.h"
 #include "agent/vol/vol.h"
+#include "tests/lib/aqt.h"
 
 static char shelf[64], root[128];
 static const struct api_intent_snap S1 = {"s1", "1111111111111111"}, S2 = {"s2", "2222222222222222"};
@@ -247,12 +248,10 @@ START_TEST(test_used_bytes)
 }
 END_TEST
 
-int main(void)
+static Suite *snap_suite(void)
 {
 	Suite *s = suite_create("snap");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int nf;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_create_list_delete);
@@ -262,9 +261,10 @@ int main(void)
 	tcase_add_test(tc, test_crash_leftovers_swept);
 	tcase_add_test(tc, test_used_bytes);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return s;
+}
+
+int main(void)
+{
+	return aqt_run(snap_suite());
 }

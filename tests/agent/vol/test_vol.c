@@ -43,22 +43,10 @@ static void teardown(void)
 	aqt_store_cleanup(&ts);
 }
 
-/* What an attacker holding the location key builds: a MAC-valid handle of
- * export fsid whose kernel handle names path (anywhere on the file system). */
+/* What an attacker holding the location key builds (aqt_store_forge). */
 static struct vol_fh forge(uint64_t fsid, const char *path)
 {
-	union {
-		struct file_handle fh;
-		uint8_t raw[sizeof(struct file_handle) + MAX_HANDLE_SZ];
-	} u;
-	struct vol_fh out;
-	int mnt;
-
-	u.fh.handle_bytes = MAX_HANDLE_SZ;
-	ck_assert_int_eq(name_to_handle_at(AT_FDCWD, path, &u.fh, &mnt, 0), 0);
-	ck_assert_int_eq(vol_fh_encode(ts.key, false, fsid, (uint32_t)u.fh.handle_type, u.fh.f_handle,
-				       u.fh.handle_bytes, &out), 0);
-	return out;
+	return aqt_store_forge(ts.key, false, fsid, path);
 }
 
 /* The same handle in the format before per-export keys (version 1: MACed

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "agent/vol/vol.h"
+#include "tests/lib/aqt.h"
+#include "tests/lib/aqt_store.h"
 
 static char tmp[64];
 static struct vol_store *S;
@@ -100,18 +102,7 @@ static struct vol_obj root_of(int i)
 
 static struct vol_fh forge(bool snap, uint64_t fsid, const char *path)
 {
-	union {
-		struct file_handle fh;
-		uint8_t raw[sizeof(struct file_handle) + MAX_HANDLE_SZ];
-	} u;
-	struct vol_fh out;
-	int mnt;
-
-	u.fh.handle_bytes = MAX_HANDLE_SZ;
-	ck_assert_int_eq(name_to_handle_at(AT_FDCWD, path, &u.fh, &mnt, 0), 0);
-	ck_assert_int_eq(vol_fh_encode(loc_key, snap, fsid, (uint32_t)u.fh.handle_type, u.fh.f_handle,
-				       u.fh.handle_bytes, &out), 0);
-	return out;
+	return aqt_store_forge(loc_key, snap, fsid, path);
 }
 
 START_TEST(test_snapshot_dir_read_only)
@@ -210,20 +201,19 @@ START_TEST(test_snapshot_handles_contained)
 }
 END_TEST
 
-int main(void)
+static Suite *vol_snap_suite(void)
 {
 	Suite *s = suite_create("vol_snap");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int nf;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_snapshot_dir_read_only);
 	tcase_add_test(tc, test_snapshot_handles_contained);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return s;
+}
+
+int main(void)
+{
+	return aqt_run(vol_snap_suite());
 }
