@@ -40,12 +40,28 @@ static const char *snap_name_of(const char *dir)
 	return l > 0 && l <= 64 && ut_hex_valid(dir, l) ? dir : NULL;
 }
 
+/* A clone of a tiered volume's snapshot: its cold chunks come back into the
+ * copy before it is attached (tier_snap_fill). */
+struct agent_snap_fill {
+	struct tier *tier;
+	uint64_t fsid;
+	const char *snap;
+};
+
+static int agent_snap_fill(void *arg, int dirfd, const char *name)
+{
+	const struct agent_snap_fill *f = arg;
+
+	return tier_snap_fill(f->tier, f->fsid, f->snap, dirfd, name);
+}
+
 int agent_snap_prepare(struct agent *a, const struct api_intent_volume *v, const struct api_intent_snapset *ss,
 		       aq_msg *msg)
 {
 	const char *src;
 	char dst[1200];
 	struct stat st;
+	struct agent_snap_fill fill;
 	aq_msg why = { .text = "" };
 
 	if (!ss->clone)
@@ -55,10 +71,11 @@ int agent_snap_prepare(struct agent *a, const struct api_intent_volume *v, const
 		return AQ_OK; /* made already: a clone is made once */
 	if (!(src = snap_name_of(ss->clone_dir)) || !snap_name_of(v->dir))
 		return aq_fail(msg, AQ_EINVAL, "cloneSource.dir %s is not a volume folder", ss->clone_dir);
-	if (tier_stats(a->tier, strtoull(src, NULL, 16), &(struct tier_stats){0}) == 0)
-		return aq_fail(msg, AQ_EUNIMPL, "cannot clone a snapshot of a volume with auto-tiering: its cold data "
-				"stays with the source volume's tier map (not implemented)");
-	if (snap_clone(a->cfg.shelf, src, &ss->clone_snap, dst, &why) != 0)
+	fill.tier = a->tier;
+	fill.fsid = strtoull(src, NULL, 16);
+	fill.snap = ss->clone_snap.id;
+	if (snap_clone(a->cfg.shelf, src, &ss->clone_snap, dst, &(struct snap_fill){ .fn = agent_snap_fill, .arg = &fill },
+		       &why) != 0)
 		return aq_fail(msg, AQ_EIO, "cannot clone snapshot %s: %s", ss->clone_snap.id, why.text);
 	UT_INFO("agent_snap", NULL, "volume %s made from snapshot %s of %s", v->fsid, ss->clone_snap.id, src);
 	return AQ_OK;

@@ -497,7 +497,7 @@ out:
 }
 
 int snap_clone(const char *shelf, const char *src_name, const struct api_intent_snap *s, const char *dst,
-	       aq_msg *msg)
+	       const struct snap_fill *fill, aq_msg *msg)
 {
 	char wname[256];
 	const char *base;
@@ -505,6 +505,11 @@ int snap_clone(const char *shelf, const char *src_name, const struct api_intent_
 
 	if ((wfd = rc = snap_stage(shelf, src_name, s, "clone", wname, sizeof(wname), msg)) < 0)
 		return rc;
+	if (fill && (rc = fill->fn(fill->arg, wfd, wname)) != 0) {
+		aq_fail(msg, AQ_EIO, "cannot fill the clone of snapshot %s: %s", s->id, strerror(-rc));
+		snap_fs_remove(wfd, wname);
+		goto out;
+	}
 	if ((pfd = rc = snap_open_parent(dst, &base)) < 0 || renameat(wfd, wname, pfd, base) != 0) {
 		rc = rc < 0 ? rc : -errno;
 		aq_fail(msg, AQ_EIO, "cannot clone snapshot %s: %s", s->id, strerror(-rc));

@@ -93,10 +93,18 @@ bool snap_id_used(const char *shelf, const char *name, const char *id);
 int snap_revert(const char *shelf, const char *name, const char *root, const struct api_intent_snap *s,
 		uint64_t seq, aq_msg *msg);
 uint64_t snap_revert_seq(const char *shelf, const char *name);
+/* What a clone runs over its staged copy before the copy gets its final
+ * name: fn(arg, dirfd, name) with the copy at name in dirfd; non-zero
+ * (-errno) fails the clone and nothing is left at dst. The tier fills the
+ * holes where the snapshot's chunks were cold (tier_snap_fill). */
+struct snap_fill {
+	int (*fn)(void *arg, int dirfd, const char *name);
+	void *arg;
+};
 /* Make the folder dst (which must not exist) a writable copy of snapshot s
- * of volume src_name. */
+ * of volume src_name; fill (may be NULL) runs over the copy first. */
 int snap_clone(const char *shelf, const char *src_name, const struct api_intent_snap *s, const char *dst,
-	       aq_msg *msg);
+	       const struct snap_fill *fill, aq_msg *msg);
 /* Volume name was deleted: all its snapshots and manifests go. */
 int snap_destroy_volume(const char *shelf, const char *name);
 

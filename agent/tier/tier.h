@@ -120,12 +120,18 @@ int tier_scan(struct tier *t, uint64_t fsid, char **json);
  * objects nothing else names are deleted; sweep: forget every snapshot
  * (id and uid) not in keep (rows a crash left). An object is deleted only when neither
  * the live file nor a snapshot names it, and the scan counts both as
- * records. read: vol_tier_ops.snap_read. */
+ * records. read: vol_tier_ops.snap_read. fill: the copy of snapshot snap
+ * at name in dirfd (a clone being made) gets back every chunk the snapshot
+ * recorded cold, from the store, synced: the clone holds all its bytes and
+ * depends on nothing of the source's tier. When fsid is not tiered on this
+ * node, a file that was tiered (it has a file id) and has holes fails it
+ * with -EREMOTE: its cold chunks may be in a tier map this node lacks. */
 int tier_snap_freeze(struct tier *t, uint64_t fsid);
 void tier_snap_thaw(struct tier *t, uint64_t fsid);
 int tier_snap_record(struct tier *t, uint64_t fsid, const char *snap, const char *uid);
 int tier_snap_forget(struct tier *t, uint64_t fsid, const char *snap, const char *uid);
 int tier_snap_sweep(struct tier *t, uint64_t fsid, const struct api_intent_snap *keep, size_t n);
+int tier_snap_fill(struct tier *t, uint64_t fsid, const char *snap, int dirfd, const char *name);
 int tier_snap_read(struct tier *t, uint64_t fsid, const char *snap, int fd, const struct stat *st, uint64_t off,
 		   void *buf, size_t len, size_t *got);
 

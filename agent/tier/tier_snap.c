@@ -222,3 +222,101 @@ int tier_snap_read(struct tier *t, uint64_t fsid, const char *snap, int fd, cons
 	tier_vol_unref(v);
 	return rc;
 }
+
+/* Fill the chunks snapshot snap recorded cold for the regular file open as
+ * fd (fid from its xattr) into it, and sync it. */
+static int tier_snap_fill_file(struct tier_vol *v, const char *snap, int fd, uint8_t *buf)
+{
+	char fid[17], key[TIER_KEY_MAX];
+	struct stat st;
+	bool wrote = false;
+	int rc = 0;
+
+	if (fgetxattr(fd, TIER_FID_XATTR, fid, 16) != 16 || fstat(fd, &st) != 0)
+		return 0; /* never tiered: every byte is in the file */
+	fid[16] = '\0';
+	/* the source's tier map is not on this node: a hole may be a cold
+	 * chunk it cannot fetch, so a tiered file with holes is refused */
+	if (!v)
+		return st.st_size > 0 && lseek(fd, 0, SEEK_HOLE) < st.st_size ? -EREMOTE : 0;
+	for (uint32_t c = 0; rc == 0 && (uint64_t)c * TIER_CHUNK < (uint64_t)st.st_size; c++) {
+		uint64_t at = (uint64_t)c * TIER_CHUNK;
+		size_t want = (uint64_t)st.st_size - at < TIER_CHUNK ? (size_t)((uint64_t)st.st_size - at) : TIER_CHUNK;
+		size_t got = 0;
+
+		if (tier_snap_key(v, snap, fid, c, key) != 0)
+			continue; /* hot at snapshot time: the copy has it */
+		if ((rc = tier_fetch(v, key, 0, buf, want, &got)) == 0 && got != want)
+			rc = -EIO;
+		if (rc == 0 && pwrite(fd, buf, want, (off_t)at) != (ssize_t)want)
+			rc = -EIO;
+		wrote = true;
+	}
+	if (rc == 0 && wrote && fdatasync(fd) != 0)
+		rc = -errno;
+	return rc;
+}
+
+/* Walk the folder dfd (closed here), depth bounded like the copy's. */
+static int tier_snap_fill_dir(struct tier_vol *v, const char *snap, int dfd, int depth, uint8_t *buf)
+{
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	if (depth > 512) {
+		close(dfd);
+		return -ELOOP;
+	}
+	if (!(d = fdopendir(dfd))) {
+		close(dfd);
+		return -errno;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		struct stat st;
+		int fd;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			rc = -errno;
+		} else if (S_ISDIR(st.st_mode)) {
+			if ((fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+				rc = -errno;
+			else
+				rc = tier_snap_fill_dir(v, snap, fd, depth + 1, buf);
+		} else if (S_ISREG(st.st_mode)) {
+			if ((fd = openat(dirfd(d), de->d_name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+				rc = -errno;
+			} else {
+				rc = tier_snap_fill_file(v, snap, fd, buf);
+				close(fd);
+			}
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+int tier_snap_fill(struct tier *t, uint64_t fsid, const char *snap, int dirfd, const char *name)
+{
+	struct tier_vol *v = tier_vol_find(t, fsid);
+	uint8_t *buf = NULL;
+	int fd, rc;
+
+	/* without v (the volume is not tiered here) only the check runs */
+	if (!(buf = malloc(TIER_CHUNK))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	rc = tier_snap_fill_dir(v, snap, fd, 0, buf);
+out:
+	free(buf);
+	if (v)
+		tier_vol_unref(v);
+	return rc;
+}

@@ -70,5 +70,21 @@ expect_eq "the live volume reads its data" "$AFTER" "$(st sum "$U" /)"
 tpush ENABLED "{\"snapshotDirectory\":true,\"snapshots\":$(snaps s2:2222222222222222),\"revert\":{\"id\":\"s2\",\"uid\":\"2222222222222222\",\"seq\":1}}"
 expect_eq "a revert of a tiered volume is refused (not implemented), the volume untouched" "0 $AFTER" \
 	"$(vstat revertSeq) $(st sum "$U" /)"
+# A clone of the tiered volume's snapshot (GCNV: restore to a new volume):
+# the chunks cold at snapshot time come back from the store into the clone
+# before it is attached, so it reads every byte and names no object.
+tpush ENABLED "{\"snapshotDirectory\":true,\"snapshots\":$(snaps s2:2222222222222222)}"
+expect_eq "snapshot s2 of the cold live file is READY" READY "$(vstat 'snapshots[0].state')"
+CF=00000000000000c1
+push "$(intent ENABLED DEFAULT | jq -c --argjson s "$(snaps s2:2222222222222222)" --argjson c "$(svol tc $CF \
+	"{\"cloneSource\":{\"dir\":\"volumes/$FSID\",\"id\":\"s2\",\"uid\":\"2222222222222222\"}}")" \
+	'.volumes[0] += {snapshotDirectory: true, snapshots: $s} | .volumes += [$c]')"
+expect_eq "the clone of the tiered snapshot is served" LIVE "$(sstat tc .state)"
+CU="nfs://127.0.0.1/tc?version=3&nfsport=$NFS&mountport=$NFS"
+expect_eq "the clone reads the data that was cold at snapshot time" "$AFTER" "$(st sum "$CU" /)"
+ok "the clone holds every byte on its own (no holes left where chunks were cold)" \
+	test "$(du -B1 --apparent-size "$SHELF/volumes/$CF/big.bin" | cut -f1)" -le \
+	"$(du -B1 "$SHELF/volumes/$CF/big.bin" | cut -f1)"
+scan_clean "scan of the source after the clone: no orphans, nothing missing"
 echo "$AQ_PASS passed, $AQ_FAIL failed ($SNAP_FS shelf)"
 [ "$AQ_FAIL" -eq 0 ]

@@ -180,12 +180,12 @@ START_TEST(test_revert_and_clone)
 	ck_assert_str_eq(get(p), "after revert");
 	ck_assert_int_eq(snap_revert(shelf, "a1", root, &S2, 2, NULL), -ENOENT);
 	snprintf(dst, sizeof(dst), "%s/volumes/c3", shelf);
-	ck_assert_int_eq(snap_clone(shelf, "a1", &S1, dst, NULL), 0);
+	ck_assert_int_eq(snap_clone(shelf, "a1", &S1, dst, NULL, NULL), 0);
 	snprintf(p, sizeof(p), "%s/a.txt", dst);
 	ck_assert_str_eq(get(p), "old a");
 	put("a.txt", "parent again");
 	ck_assert_str_eq(get(p), "old a");
-	ck_assert_int_eq(snap_clone(shelf, "a1", &S2, dst, NULL), -ENOENT);
+	ck_assert_int_eq(snap_clone(shelf, "a1", &S2, dst, NULL, NULL), -ENOENT);
 }
 END_TEST
 
