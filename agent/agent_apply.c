@@ -158,7 +158,7 @@ void agent_apply_check(const json_t *vols, agent_served_fn served, void *arg, st
 			(!ss || api_intent_snapset_decode(v, &ss[i], &why) == AQ_OK);
 		if (ok[i] && (iv[i].protocols & API_INTENT_SMB) && (iv[i].smb_settings & ~(unsigned)SMB_SRV_SETTINGS)) {
 			/* never accept what is not done: the SMB server honours these only */
-			snprintf(why.text, sizeof(why.text), "smbSettings: only ENCRYPT_DATA and NON_BROWSABLE are served");
+			snprintf(why.text, sizeof(why.text), "smbSettings: only ENCRYPT_DATA, NON_BROWSABLE and SHOW_PREVIOUS_VERSIONS are served");
 			ok[i] = false;
 		}
 		if (!ok[i])
@@ -210,7 +210,7 @@ static int apply_volume(struct agent *a, const struct api_intent_volume *v, cons
 		return aq_fail(msg, AQ_EIO, "cannot attach %s on the shelf: %s", v->dir, strerror(-rc));
 	for (c->nrules = 0; c->nrules < v->nrules; c->nrules++)
 		apply_rule(&v->rules[c->nrules], &c->rules[c->nrules]);
-	agent_snap_dir(a, v, ss, c->snapdir, sizeof(c->snapdir));
+	agent_snap_dir(a, v, ss, c->snapdir, sizeof(c->snapdir), &c->snapdir_hidden);
 	apply_tiering(a, &v->tiering, c->fsid, c->root, t);
 	return AQ_OK;
 }

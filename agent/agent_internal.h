@@ -102,14 +102,16 @@ void agent_apply_check(const json_t *vols, agent_served_fn served, void *arg, st
 /* agent_snap.c: a volume entry's snapshot fields (api_intent.h), applied
  * with agent/snap/. prepare: a clone's folder from its source snapshot,
  * before the volume is attached. dir: the folder /.snapshot serves (made
- * if missing; "" when snapshotDirectory is off). apply: revert, deletes,
+ * if missing; "" when neither snapshotDirectory nor SMB's
+ * SHOW_PREVIOUS_VERSIONS wants it; *hidden when only the latter does: no
+ * .snapshot by name). apply: revert, deletes,
  * creates on the attached root, after the tier knows the volume; true when
  * the live tree was replaced (its used bytes must be counted again). status: "snapshots", "revertSeq" and
  * "snapshotBytes" (and "snapshotCount", for /metrics) of the volume with folder dir into doc. */
 int agent_snap_prepare(struct agent *a, const struct api_intent_volume *v, const struct api_intent_snapset *ss,
 		       aq_msg *msg);
 void agent_snap_dir(struct agent *a, const struct api_intent_volume *v, const struct api_intent_snapset *ss,
-		    char *out, size_t cap);
+		    char *out, size_t cap, bool *hidden);
 bool agent_snap_apply(struct agent *a, const struct api_intent_volume *v, const struct api_intent_snapset *ss,
 		      const char *root, const char *req);
 /* The revert seq the volume's tree is at (vol_export_cfg.tree_seq). */

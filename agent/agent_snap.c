@@ -82,12 +82,15 @@ int agent_snap_prepare(struct agent *a, const struct api_intent_volume *v, const
 }
 
 void agent_snap_dir(struct agent *a, const struct api_intent_volume *v, const struct api_intent_snapset *ss,
-		    char *out, size_t cap)
+		    char *out, size_t cap, bool *hidden)
 {
 	const char *name = snap_name_of(v->dir);
+	/* SMB previous versions reach the snapshots without .snapshot showing */
+	bool prev = (v->protocols & API_INTENT_SMB) && (v->smb_settings & API_INTENT_SMB_SHOW_PREVIOUS_VERSIONS);
 
 	out[0] = '\0';
-	if (!ss->directory || !name)
+	*hidden = !ss->directory;
+	if (!(ss->directory || prev) || !name)
 		return;
 	snap_dir_of(a->cfg.shelf, name, out, cap);
 	if (mkdir(out, 0711) != 0 && errno != EEXIST)

@@ -275,7 +275,7 @@ static const struct {
 	{ "NON_BROWSABLE", true },                /* the agent lists no shares at all */
 	{ "OPLOCKS", false },
 	{ "SHOW_SNAPSHOT", false },
-	{ "SHOW_PREVIOUS_VERSIONS", false },
+	{ "SHOW_PREVIOUS_VERSIONS", true },       /* snapshots as Windows previous versions (agent/smb/smb_prev.c) */
 	{ "ACCESS_BASED_ENUMERATION", false },
 	{ "CONTINUOUSLY_AVAILABLE", false },
 };

@@ -424,7 +424,7 @@ static uint32_t smb_info_rename(struct smb_req *r, struct smb_open *o, const uin
 		return STATUS_INVALID_PARAMETER;
 	if (smb_open_path(name, nlen, path, sizeof(path)) != 0 || !path[0])
 		return STATUS_OBJECT_NAME_INVALID;
-	if ((rc = smb_open_walk(r->tree, &r->sess->cred, path, &tdir, leaf, sizeof(leaf))) != 0)
+	if ((rc = smb_open_walk(r->tree, &r->sess->cred, path, NULL, &tdir, leaf, sizeof(leaf))) != 0)
 		return rc == -ENOTDIR ? STATUS_OBJECT_PATH_NOT_FOUND : smb_status_from_errno(rc);
 	if (!replace && vol_lookup(&tdir, &r->sess->cred, leaf, strlen(leaf), &existing) == 0) {
 		vol_obj_cleanup(&existing);

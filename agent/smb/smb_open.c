@@ -65,15 +65,18 @@ void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing)
 	free(o);
 }
 
-/* Resolve path ('/'-separated, from the share root) to its parent
- * directory (in *parent) and leaf name; "" is the root itself (leaf ""). */
-int smb_open_walk(struct smb_tree *t, const struct vol_cred *cred, const char *path, struct vol_obj *parent,
-		  char *leaf, size_t leafcap)
+/* Resolve path ('/'-separated, from the share root, or from *start when
+ * not NULL: a previous version's root, taken) to its parent directory (in
+ * *parent) and leaf name; "" is the root itself (leaf ""). */
+int smb_open_walk(struct smb_tree *t, const struct vol_cred *cred, const char *path, struct vol_obj *start,
+		  struct vol_obj *parent, char *leaf, size_t leafcap)
 {
 	const char *p = path, *slash;
 	int rc;
 
-	if ((rc = vol_root(t->exp, parent)) != 0)
+	if (start)
+		*parent = *start;
+	else if ((rc = vol_root(t->exp, parent)) != 0)
 		return rc;
 	leaf[0] = '\0';
 	while (*p) {
@@ -141,8 +144,10 @@ uint32_t smb_open_create(struct smb_req *r)
 	const struct vol_cred *cred = &s->cred;
 	struct smb_open *o, *x;
 	struct vol_sattr sa = { .set_mode = true };
+	struct vol_obj snap;
 	uint32_t status;
 	size_t count = 0;
+	int64_t when = -1;
 	int rc;
 
 	if (r->tree->ipc)
@@ -159,11 +164,22 @@ uint32_t smb_open_create(struct smb_req *r)
 	o->obj.fd = o->parent.fd = -1;
 	o->tree = r->tree;
 	o->access = q.desired_access;
-	if ((rc = smb_open_path(q.name, q.name_len, o->path, sizeof(o->path))) != 0) {
+	if ((rc = smb_open_path(q.name, q.name_len, o->path, sizeof(o->path))) != 0 ||
+	    (rc = smb_prev_strip(o->path, &when)) != 0) {
 		status = STATUS_OBJECT_NAME_INVALID;
 		goto fail;
 	}
-	if ((rc = smb_open_walk(r->tree, cred, o->path, &o->parent, o->name, sizeof(o->name))) != 0) {
+	if (smb_prev_twrp(&q, &when) != 0) {
+		status = STATUS_INVALID_PARAMETER;
+		goto fail;
+	}
+	/* a previous version: the walk starts at that snapshot's root */
+	if (when >= 0 && (rc = smb_prev_open(r->tree, cred, when, &snap)) != 0) {
+		status = rc == -ENOENT ? STATUS_OBJECT_PATH_NOT_FOUND : smb_open_status(rc, true);
+		goto fail;
+	}
+	if ((rc = smb_open_walk(r->tree, cred, o->path, when >= 0 ? &snap : NULL, &o->parent, o->name,
+				sizeof(o->name))) != 0) {
 		status = smb_open_status(rc, true);
 		goto fail;
 	}

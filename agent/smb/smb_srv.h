@@ -41,8 +41,10 @@ struct smb_srv_user {
 };
 
 /* The smbSettings this server honours; the others are refused upstream. */
-/* NON_BROWSABLE holds because no share list is served at all (no srvsvc on IPC$). */
-#define SMB_SRV_SETTINGS (API_INTENT_SMB_ENCRYPT_DATA | API_INTENT_SMB_NON_BROWSABLE)
+/* NON_BROWSABLE holds because no share list is served at all (no srvsvc on IPC$);
+ * SHOW_PREVIOUS_VERSIONS lists the snapshots to FSCTL_SRV_ENUMERATE_SNAPSHOTS. */
+#define SMB_SRV_SETTINGS \
+	(API_INTENT_SMB_ENCRYPT_DATA | API_INTENT_SMB_NON_BROWSABLE | API_INTENT_SMB_SHOW_PREVIOUS_VERSIONS)
 
 struct smb_srv;
 

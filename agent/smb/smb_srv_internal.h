@@ -225,9 +225,19 @@ uint32_t smb_open_write(struct smb_req *r);
 uint32_t smb_open_flush(struct smb_req *r);
 void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing);
 void smb_open_attrs(const struct smb_open *o, struct smb_wire_attrs *a);
-int smb_open_walk(struct smb_tree *t, const struct vol_cred *cred, const char *path, struct vol_obj *parent,
-		  char *leaf, size_t leafcap);
+int smb_open_walk(struct smb_tree *t, const struct vol_cred *cred, const char *path, struct vol_obj *start,
+		  struct vol_obj *parent, char *leaf, size_t leafcap);
 int smb_open_path(const uint8_t *name, size_t len, char *out, size_t cap);
+/* smb_prev.c: previous versions. A time is whole seconds UTC, -1 for none.
+ * strip: an "@GMT-" component of path is removed and its time set in *when
+ * (-EINVAL: malformed, or a second different one); twrp: the same from the
+ * TWrp create context; open: the root of the snapshot of that time in *out
+ * (-ENOENT: none); enumerate: FSCTL_SRV_ENUMERATE_SNAPSHOTS. */
+#define SMB_PREV_MAX 255 /* snapshots a share can have (API_INTENT_MAX_SNAPSHOTS) */
+int smb_prev_strip(char *path, int64_t *when);
+int smb_prev_twrp(const struct smb_wire_create_req *q, int64_t *when);
+int smb_prev_open(struct smb_tree *t, const struct vol_cred *cred, int64_t when, struct vol_obj *out);
+uint32_t smb_prev_enumerate(struct smb_req *r, const struct smb_wire_ioctl_req *q);
 /* smb_info.c */
 uint32_t smb_info_query_dir(struct smb_req *r);
 uint32_t smb_info_query(struct smb_req *r);

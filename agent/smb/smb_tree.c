@@ -1,6 +1,7 @@
 /* smb_tree: TREE_CONNECT / TREE_DISCONNECT (a share is a volume of the
  * session's project; IPC$ is answered so that clients that open it first
- * go on) and IOCTL (VALIDATE_NEGOTIATE_INFO; the rest is refused).
+ * go on) and IOCTL (VALIDATE_NEGOTIATE_INFO, SRV_ENUMERATE_SNAPSHOTS in
+ * smb_prev.c; the rest is refused).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,8 @@ uint32_t smb_tree_ioctl(struct smb_req *r)
 
 	if (smb_wire_ioctl_req_decode(&r->m, &q) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
+	if (q.ctl_code == FSCTL_SRV_ENUMERATE_SNAPSHOTS && !r->tree->ipc)
+		return smb_prev_enumerate(r, &q);
 	if (q.ctl_code != FSCTL_VALIDATE_NEGOTIATE_INFO)
 		return r->tree->ipc ? STATUS_NOT_SUPPORTED : STATUS_INVALID_DEVICE_REQUEST;
 	/* what the client says it sent must be what this connection saw

@@ -200,6 +200,10 @@ struct smb_wire_durable_v2 {
 	uint8_t create_guid[16];
 	struct smb_wire_fid fid; /* reconnect (DH2C) only */
 };
+/* SMB2_CREATE_TIMEWARP_TOKEN (2.2.13.2.7): 8 bytes, the FILETIME of the
+ * previous version to open. */
+#define SMB2_CREATE_TIMEWARP_TOKEN "TWrp"
+
 /* "DH2Q" (request) and "DH2C" (reconnect); "DHnC" fills fid only. */
 int smb_wire_durable_decode(const struct smb_wire_create_ctx *c, struct smb_wire_durable_v2 *d);
 
@@ -295,6 +299,7 @@ int smb_wire_lock_req_decode(const struct smb_wire_msg *m, struct smb_wire_lock_
 #define FSCTL_SET_SPARSE 0x000900C4u
 #define FSCTL_SET_ZERO_DATA 0x000980C8u
 #define FSCTL_QUERY_ALLOCATED_RANGES 0x000940CFu
+#define FSCTL_SRV_ENUMERATE_SNAPSHOTS 0x00144064u /* previous versions (smb_prev.c) */
 
 struct smb_wire_ioctl_req {
 	uint32_t ctl_code;

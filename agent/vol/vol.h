@@ -35,7 +35,9 @@
  * only (READDIR of the root does not list it); its objects have version 3
  * handles, which resolve only inside this export's own snapshots
  * (vol_snap.c). A snapshot folder that goes, or cfg.snapdir emptied, makes
- * them stale.
+ * them stale. With cfg.snapdir_hidden the name ".snapshot" stays reserved
+ * but finds nothing (-ENOENT); vol_snap_root still reaches the folder (SMB
+ * previous versions, which name snapshots by time, not by that path).
  *
  * Credentials: vol_authorize() applies the export rules (clients, access,
  * squash, the protocols a rule is for) to the caller's address, protocol
@@ -120,6 +122,8 @@ struct vol_export_cfg {
 	 * generation: when it changes (a revert replaced the tree) used bytes
 	 * are counted again. */
 	char snapdir[4096];
+	bool snapdir_hidden;      /* snapdir set but ".snapshot" not reachable by name:
+				   * only vol_snap_root reaches it (SMB previous versions) */
 	uint64_t tree_seq;
 	unsigned protocols;       /* API_INTENT_NFSV3/NFSV4/SMB bits serving it; 0: NFSv3 (as before protocols) */
 };
@@ -272,6 +276,10 @@ int vol_refresh(struct vol_obj *obj);
 void vol_obj_cleanup(struct vol_obj *obj);
 /* MAC check only (no lookup); for tests. 0 or VOL_EBADHANDLE. */
 int vol_fh_verify(struct vol_store *s, const uint8_t *fh, size_t len);
+/* The export's snapshot folder (cfg.snapdir, hidden or not) as a read-only
+ * snapshot object; -ENOENT when the export has none. */
+int vol_snap_root(struct vol_export *e, struct vol_obj *out);
+
 /* The handle of export fsid for a kernel handle (name_to_handle_at's type
  * and bytes), MACed with the export key derived from the location key
  * lockey: what vol_fh_make builds (snap: a snapshot object's, version 3);

@@ -161,20 +161,27 @@ static int vol_snap_adopt(struct vol_export *e, int fd, struct vol_obj *out)
 	return rc;
 }
 
+int vol_snap_root(struct vol_export *e, struct vol_obj *out)
+{
+	if (e->snap_fd < 0)
+		return -ENOENT;
+	return vol_snap_adopt(e, openat(e->snap_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC), out);
+}
+
 int vol_snap_lookup(struct vol_obj *dir, const char *nm, struct vol_obj *out)
 {
 	struct vol_export *e = dir->exp;
 	struct stat up;
 
 	if (vol_snap_reserved(dir, nm))
-		return vol_snap_adopt(e, openat(e->snap_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC), out);
+		return e->cfg.snapdir_hidden ? -ENOENT : vol_snap_root(e, out);
 	if (!dir->snap)
 		return 1;
 	if (!strcmp(nm, "..")) {
 		if (vol_snap_is_dir(e, &dir->st))
 			return vol_root(e, out);
 		if (fstatat(dir->fd, "..", &up, 0) == 0 && vol_snap_is_dir(e, &up))
-			return vol_snap_adopt(e, openat(e->snap_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC), out);
+			return vol_snap_root(e, out);
 	}
 	/* below .snapshot: a plain lookup, whose result is a snapshot object
 	 * too (no containment mark adopted: nothing is written there) */
