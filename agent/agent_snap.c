@@ -55,6 +55,15 @@ static int agent_snap_fill(void *arg, int dirfd, const char *name)
 	return tier_snap_fill(f->tier, f->fsid, f->snap, dirfd, name);
 }
 
+/* A revert of a tiered volume: the copy filled, then the live map reset. */
+static int agent_snap_revert_fill(void *arg, int dirfd, const char *name)
+{
+	const struct agent_snap_fill *f = arg;
+	int rc = tier_snap_fill(f->tier, f->fsid, f->snap, dirfd, name);
+
+	return rc ? rc : tier_snap_revert(f->tier, f->fsid);
+}
+
 int agent_snap_prepare(struct agent *a, const struct api_intent_volume *v, const struct api_intent_snapset *ss,
 		       aq_msg *msg)
 {
@@ -125,21 +134,25 @@ bool agent_snap_apply(struct agent *a, const struct api_intent_volume *v, const 
 
 	if (!name)
 		return false;
-	if (ss->revert_seq && ss->revert_seq > snap_revert_seq(a->cfg.shelf, name) &&
-	    tier_stats(a->tier, fsid, &(struct tier_stats){0}) == 0) {
-		UT_ERROR("agent_snap", req, "volume %s: revert to %s refused: the volume has auto-tiering (not implemented)",
-			 v->fsid, ss->revert.id);
-		snprintf(a->last_error, sizeof(a->last_error),
-			 "volume %s: revert refused: reverting a volume with auto-tiering is not implemented", v->fsid);
-	} else if (ss->revert_seq && ss->revert_seq > snap_revert_seq(a->cfg.shelf, name)) {
+	if (ss->revert_seq && ss->revert_seq > snap_revert_seq(a->cfg.shelf, name)) {
+		struct agent_snap_fill fill = { .tier = a->tier, .fsid = fsid, .snap = ss->revert.id };
 		aq_msg why = { .text = "" };
+		/* a tiered volume: no chunk moves meanwhile; the copy gets the
+		 * chunks cold at snapshot time, the old tree's rows go */
+		bool tiered = tier_snap_freeze(a->tier, fsid) == 0;
+		int rc = snap_revert(a->cfg.shelf, name, root, &ss->revert, ss->revert_seq,
+				     tiered ? &(struct snap_fill){ .fn = agent_snap_revert_fill, .arg = &fill } : NULL, &why);
 
-		if (snap_revert(a->cfg.shelf, name, root, &ss->revert, ss->revert_seq, &why) == 0) {
+		if (tiered)
+			tier_snap_thaw(a->tier, fsid);
+		if (rc == 0) {
 			UT_INFO("agent_snap", req, "volume %s reverted to snapshot %s (seq %llu)", v->fsid, ss->revert.id,
 				(unsigned long long)ss->revert_seq);
 			reverted = true;
 		} else {
 			UT_ERROR("agent_snap", req, "volume %s: revert to %s failed: %s", v->fsid, ss->revert.id, why.text);
+			snprintf(a->last_error, sizeof(a->last_error), "volume %s: revert to %s failed: %s", v->fsid,
+				 ss->revert.id, why.text);
 		}
 	}
 	for (i = 0; i < ss->ndeletes; i++) {

@@ -467,7 +467,7 @@ out:
 }
 
 int snap_revert(const char *shelf, const char *name, const char *root, const struct api_intent_snap *s,
-		uint64_t seq, aq_msg *msg)
+		uint64_t seq, const struct snap_fill *fill, aq_msg *msg)
 {
 	char meta[1200], p[1400], wname[256], text[32];
 	int wfd, rc;
@@ -476,6 +476,11 @@ int snap_revert(const char *shelf, const char *name, const char *root, const str
 		return 0;
 	if ((wfd = rc = snap_stage(shelf, name, s, "revert", wname, sizeof(wname), msg)) < 0)
 		return rc;
+	if (fill && (rc = fill->fn(fill->arg, wfd, wname)) != 0) {
+		aq_fail(msg, AQ_EIO, "cannot fill the revert to snapshot %s: %s", s->id, strerror(-rc));
+		snap_fs_remove(wfd, wname);
+		goto out;
+	}
 	/* one atomic step: the live folder's name now holds the copy */
 	if (renameat2(wfd, wname, AT_FDCWD, root, RENAME_EXCHANGE) != 0) {
 		rc = -errno;

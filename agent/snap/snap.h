@@ -88,11 +88,6 @@ int snap_list(const char *shelf, const char *name, struct snap_info *out, size_t
  * snapshot has that id. */
 bool snap_exists(const char *shelf, const char *name, const struct api_intent_snap *s);
 bool snap_id_used(const char *shelf, const char *name, const char *id);
-/* The live folder root becomes snapshot s's content, once per seq: 0 when
- * done (or seq was applied already). */
-int snap_revert(const char *shelf, const char *name, const char *root, const struct api_intent_snap *s,
-		uint64_t seq, aq_msg *msg);
-uint64_t snap_revert_seq(const char *shelf, const char *name);
 /* What a clone runs over its staged copy before the copy gets its final
  * name: fn(arg, dirfd, name) with the copy at name in dirfd; non-zero
  * (-errno) fails the clone and nothing is left at dst. The tier fills the
@@ -101,6 +96,12 @@ struct snap_fill {
 	int (*fn)(void *arg, int dirfd, const char *name);
 	void *arg;
 };
+/* The live folder root becomes snapshot s's content, once per seq: 0 when
+ * done (or seq was applied already). fill (may be NULL) runs over the staged
+ * copy before the exchange. */
+int snap_revert(const char *shelf, const char *name, const char *root, const struct api_intent_snap *s,
+		uint64_t seq, const struct snap_fill *fill, aq_msg *msg);
+uint64_t snap_revert_seq(const char *shelf, const char *name);
 /* Make the folder dst (which must not exist) a writable copy of snapshot s
  * of volume src_name; fill (may be NULL) runs over the copy first. */
 int snap_clone(const char *shelf, const char *src_name, const struct api_intent_snap *s, const char *dst,

@@ -132,6 +132,13 @@ int tier_snap_record(struct tier *t, uint64_t fsid, const char *snap, const char
 int tier_snap_forget(struct tier *t, uint64_t fsid, const char *snap, const char *uid);
 int tier_snap_sweep(struct tier *t, uint64_t fsid, const struct api_intent_snap *keep, size_t n);
 int tier_snap_fill(struct tier *t, uint64_t fsid, const char *snap, int dirfd, const char *name);
+/* A revert of fsid is about to replace its tree with a filled copy (the
+ * caller holds the freeze): in one transaction the live chunk rows go (their
+ * objects become pending deletes unless a snapshot names them), with the
+ * heat and file rows, then everything known in memory of the old files. A
+ * crash after it and before the exchange leaves the old tree without its
+ * cold chunks, which the revert, applied again at the next intent, replaces. */
+int tier_snap_revert(struct tier *t, uint64_t fsid);
 int tier_snap_read(struct tier *t, uint64_t fsid, const char *snap, int fd, const struct stat *st, uint64_t off,
 		   void *buf, size_t len, size_t *got);
 

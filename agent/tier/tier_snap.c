@@ -320,3 +320,46 @@ out:
 		tier_vol_unref(v);
 	return rc;
 }
+
+int tier_snap_revert(struct tier *t, uint64_t fsid)
+{
+	struct tier_vol *v = tier_vol_find(t, fsid);
+	int rc;
+
+	if (!v)
+		return 0;
+	if ((rc = tier_map_begin(v)) == 0) {
+		/* the old tree's objects go unless a snapshot names them */
+		rc = tier_map_exec(v, "INSERT OR REPLACE INTO pending(key, why) SELECT c.key, 'revert' FROM chunks c"
+				      " WHERE NOT EXISTS (SELECT 1 FROM snapchunks s WHERE s.key = c.key)",
+				   NULL, NULL, NULL, 0, 0);
+		if (rc == 0)
+			rc = tier_map_exec(v, "DELETE FROM chunks", NULL, NULL, NULL, 0, 0);
+		if (rc == 0)
+			rc = tier_map_exec(v, "DELETE FROM heat", NULL, NULL, NULL, 0, 0);
+		if (rc == 0)
+			rc = tier_map_exec(v, "DELETE FROM files", NULL, NULL, NULL, 0, 0);
+		rc = tier_map_end(v, rc);
+	}
+	if (rc == 0) {
+		/* what is known of the old tree's files, by inode, goes too: the
+		 * new tree's inodes may carry the same numbers (a btrfs snapshot
+		 * keeps them); every user looks a file up again by inode */
+		pthread_mutex_lock(&v->mu);
+		for (size_t h = 0; h < TIER_HASH; h++) {
+			struct tier_file *f = v->hash[h], *next;
+
+			for (; f; f = next) {
+				next = f->next;
+				tier_file_free(f);
+			}
+			v->hash[h] = NULL;
+		}
+		atomic_store(&v->cold_bytes, 0);
+		pthread_cond_broadcast(&v->cv);
+		pthread_mutex_unlock(&v->mu);
+		tier_kick(t); /* the pass deletes the pending objects */
+	}
+	tier_vol_unref(v);
+	return rc;
+}

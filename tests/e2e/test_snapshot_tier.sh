@@ -67,9 +67,6 @@ for _ in $(seq 100); do [ "$(objects)" = "$SIZE" ] && break; sleep 0.2; done
 expect_eq "its objects went from the store; the live file's stay" $SIZE "$(objects)"
 scan_clean "scan after the delete: no orphans, nothing missing"
 expect_eq "the live volume reads its data" "$AFTER" "$(st sum "$U" /)"
-tpush ENABLED "{\"snapshotDirectory\":true,\"snapshots\":$(snaps s2:2222222222222222),\"revert\":{\"id\":\"s2\",\"uid\":\"2222222222222222\",\"seq\":1}}"
-expect_eq "a revert of a tiered volume is refused (not implemented), the volume untouched" "0 $AFTER" \
-	"$(vstat revertSeq) $(st sum "$U" /)"
 # A clone of the tiered volume's snapshot (GCNV: restore to a new volume):
 # the chunks cold at snapshot time come back from the store into the clone
 # before it is attached, so it reads every byte and names no object.
@@ -86,5 +83,31 @@ ok "the clone holds every byte on its own (no holes left where chunks were cold)
 	test "$(du -B1 --apparent-size "$SHELF/volumes/$CF/big.bin" | cut -f1)" -le \
 	"$(du -B1 "$SHELF/volumes/$CF/big.bin" | cut -f1)"
 scan_clean "scan of the source after the clone: no orphans, nothing missing"
+
+# A revert of the tiered volume to s2, with the live file rewritten and cold
+# again (new objects): the tree comes back with the chunks cold at snapshot
+# time filled in, the live rows go (their objects are deleted, s2's stay), and
+# nothing stale is left in the tier map: after kill -9 and a restart the
+# volume still reads s2's bytes, and it goes cold again as any volume.
+S2SPEC=$(snaps s2:2222222222222222)
+tpush ENABLED "{\"snapshotDirectory\":true,\"snapshots\":$S2SPEC}"
+ok "rewrite the live file a third time" st big "$U" /big.bin $SIZE 3
+THIRD=$(st sum "$U" /)
+ok "the third content differs from s2's" test "$THIRD" != "$AFTER"
+ok "the third content goes cold" wait_cold $((SIZE * MIB)) 40
+expect_eq "store: s2's objects and the live file's" $((2 * SIZE)) "$(objects)"
+tpush ENABLED "{\"snapshotDirectory\":true,\"snapshots\":$S2SPEC,\"revert\":{\"id\":\"s2\",\"uid\":\"2222222222222222\",\"seq\":1}}"
+expect_eq "the revert of the tiered volume is applied" 1 "$(vstat revertSeq)"
+expect_eq "the reverted volume reads s2's bytes (cold at snapshot time)" "$AFTER" "$(st sum "$U" /)"
+for _ in $(seq 100); do [ "$(objects)" = "$SIZE" ] && break; sleep 0.2; done
+expect_eq "the old tree's objects went; s2's stay" $SIZE "$(objects)"
+scan_clean "scan after the revert: no orphans, nothing missing"
+kill -9 "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null
+agent_start n1
+expect_eq "after kill -9 and restart: the reverted volume reads s2's bytes" "$AFTER" "$(st sum "$U" /)"
+ok "the reverted file goes cold again" wait_cold $((SIZE * MIB)) 40
+expect_eq "cold again, it reads s2's bytes" "$AFTER" "$(st sum "$U" /)"
+expect_eq ".snapshot/s2 still reads its bytes" "$AFTER" "$(st sum "$U" /.snapshot/s2)"
+scan_clean "scan with the reverted file cold: no orphans, nothing missing"
 echo "$AQ_PASS passed, $AQ_FAIL failed ($SNAP_FS shelf)"
 [ "$AQ_FAIL" -eq 0 ]

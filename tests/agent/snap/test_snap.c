@@ -168,17 +168,17 @@ START_TEST(test_revert_and_clone)
 	ck_assert_int_eq(snap_create(shelf, "a1", root, 0xa1, &S1, NULL), 0);
 	put("a.txt", "new a");
 	put("b.txt", "born after");
-	ck_assert_int_eq(snap_revert(shelf, "a1", root, &S1, 1, NULL), 0);
+	ck_assert_int_eq(snap_revert(shelf, "a1", root, &S1, 1, NULL, NULL), 0);
 	ck_assert_uint_eq(snap_revert_seq(shelf, "a1"), 1);
 	snprintf(p, sizeof(p), "%s/a.txt", root);
 	ck_assert_str_eq(get(p), "old a");
 	snprintf(p, sizeof(p), "%s/b.txt", root);
 	ck_assert_ptr_null(get(p));
 	put("a.txt", "after revert");
-	ck_assert_int_eq(snap_revert(shelf, "a1", root, &S1, 1, NULL), 0); /* seq applied: nothing */
+	ck_assert_int_eq(snap_revert(shelf, "a1", root, &S1, 1, NULL, NULL), 0); /* seq applied: nothing */
 	snprintf(p, sizeof(p), "%s/a.txt", root);
 	ck_assert_str_eq(get(p), "after revert");
-	ck_assert_int_eq(snap_revert(shelf, "a1", root, &S2, 2, NULL), -ENOENT);
+	ck_assert_int_eq(snap_revert(shelf, "a1", root, &S2, 2, NULL, NULL), -ENOENT);
 	snprintf(dst, sizeof(dst), "%s/volumes/c3", shelf);
 	ck_assert_int_eq(snap_clone(shelf, "a1", &S1, dst, NULL, NULL), 0);
 	snprintf(p, sizeof(p), "%s/a.txt", dst);
