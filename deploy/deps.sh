@@ -5,7 +5,7 @@
 # Installs only what is missing, so a second run is quick.
 set -euo pipefail
 BUILD="build-essential autoconf automake pkg-config libmicrohttpd-dev libjansson-dev
-  libsqlite3-dev libcurl4-openssl-dev libjwt-dev libssl-dev libgnutls28-dev check curl jq sqlite3 openssl libnfs-utils"
+  libsqlite3-dev libcurl4-openssl-dev libjwt-dev libssl-dev libgnutls28-dev check curl jq sqlite3 openssl libnfs-utils smbclient"
 TEST="libnfs-dev libnfs-utils clang wrk python3 iproute2 nodejs systemd debhelper fakeroot debootstrap man-db prometheus chromium"
 want="$BUILD"
 [ "${1:-build}" = test ] && want="$BUILD $TEST"

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # deploy/quickstart.sh: bring up a working Aquifer on this machine.
 # Builds the tree, starts aquiferd on 127.0.0.1:${AQ_PORT:-8080} and one
-# aquifer-agent (NFS on 127.0.0.1:${AQ_NFS_PORT:-20490}) with all state in
-# ./run (a local folder, the shelf included), and creates a demo location,
-# project, storage pool and NFS volume. Prints the token, the CLI setup and
-# how to mount, and the dashboard's URL. Run as root on Debian 12; it
-# installs what it needs.
+# aquifer-agent (NFS on 127.0.0.1:${AQ_NFS_PORT:-20490}, SMB on
+# 127.0.0.1:${AQ_SMB_PORT:-4450}) with all state in ./run (a local folder, the
+# shelf included), and creates a demo location, project, storage pool, an NFS
+# volume "demo", an SMB volume "demo-smb" and its SMB user "demo" (password in
+# run/smb-password, mode 0600). Prints the token, the CLI setup and how to
+# mount each, and the dashboard's URL. Run as root on Debian 12; it installs
+# what it needs.
 # Settings (environment): AQ_PORT (aquiferd, 8080), AQ_AGENT_PORT (the
-# agent's API, AQ_PORT + 1), AQ_NFS_PORT (NFS and MOUNT, 20490), AQ_STATE (the
-# state folder, ./run), AQ_BINDIR (use the programs already built in that
-# folder: nothing is installed or built).
+# agent's API, AQ_PORT + 1), AQ_NFS_PORT (NFS and MOUNT, 20490), AQ_SMB_PORT
+# (SMB, 4450: 445 is Samba's when it is installed), AQ_STATE (the state
+# folder, ./run), AQ_BINDIR (use the programs already built in that folder:
+# nothing is installed or built).
 # TLS on every hop: a cluster CA (run/ca.crt), a server certificate for
 # 127.0.0.1/localhost, the agent joins over HTTPS checking aquiferd with
 # --ca-file and gets its own certificate; run/env sets AQUIFER_CA_FILE.
@@ -60,6 +63,7 @@ post "/v1/projects/demo/locations/local/storagePools?storagePoolId=demo-pool" \
 
 # one storage node, its shelf in the state folder
 nfs_port="${AQ_NFS_PORT:-20490}"
+smb_port="${AQ_SMB_PORT:-4450}"
 agent_port="${AQ_AGENT_PORT:-$((port + 1))}"
 mkdir -p "$state/shelf"
 if [ -f "$state/agent.pid" ] && kill -0 "$(cat "$state/agent.pid")" 2>/dev/null; then
@@ -68,7 +72,7 @@ else
   join=$(curl -fs -X POST "${auth[@]}" "$base/v1/locations/local:joinToken" -d '{}' | jq -r .token)
   nohup "$bin/aquifer-agent" --server "$base" --ca-file "$ca" --token "$join" --node node1 --location local \
     --shelf "$state/shelf" --listen "127.0.0.1:$agent_port" --nfs-listen "127.0.0.1:$nfs_port" \
-    --state-dir "$state/agent" >"$state/agent.log" 2>&1 &
+    --smb-listen "127.0.0.1:$smb_port" --state-dir "$state/agent" >"$state/agent.log" 2>&1 &
   echo $! >"$state/agent.pid"
 fi
 for _ in $(seq 50); do
@@ -78,9 +82,18 @@ done
 post "/v1/projects/demo/locations/local/volumes?volumeId=demo" \
   '{"storagePool":"demo-pool","capacityGib":"100","protocols":["NFSV3"],"shareName":"demo",
     "exportPolicy":{"rules":[{"allowedClients":"127.0.0.1","accessType":"READ_WRITE","squashMode":"NO_ROOT_SQUASH"}]}}'
-for _ in $(seq 50); do
-  [ "$(curl -fs "${auth[@]}" "$base/v1/projects/demo/locations/local/volumes/demo" | jq -r .state)" = READY ] && break
-  sleep 0.2
+# the SMB demo: a user (its password made once, kept in the state folder)
+# and an SMB volume whose root it may write (unixPermissions 0777)
+[ -s "$state/smb-password" ] || (umask 077 && openssl rand -hex 12 >"$state/smb-password")
+post "/v1/projects/demo/locations/local/smbUsers?smbUserId=demo" \
+  "{\"password\":\"$(cat "$state/smb-password")\",\"uid\":1000,\"gid\":1000,\"description\":\"quickstart SMB user\"}"
+post "/v1/projects/demo/locations/local/volumes?volumeId=demo-smb" \
+  '{"storagePool":"demo-pool","capacityGib":"100","protocols":["SMB"],"shareName":"demo-smb","unixPermissions":"0777"}'
+for v in demo demo-smb; do
+  for _ in $(seq 50); do
+    [ "$(curl -fs "${auth[@]}" "$base/v1/projects/demo/locations/local/volumes/$v" | jq -r .state)" = READY ] && break
+    sleep 0.2
+  done
 done
 cat >"$state/env" <<ENV
 export AQUIFER_ENDPOINT=$base
@@ -97,6 +110,10 @@ echo "  $cli volumes list"
 echo "  $cli volumes describe demo --format='value(mountOptions[0].instructions)'   # to mount it:"
 echo "$vol" | jq -r '.mountOptions[0].instructions' | sed 's/^/    /'
 echo "  nfs-ls '$(echo "$vol" | jq -r '.mountOptions[0].libnfsUrl')'   # libnfs tools: mountOptions[0].libnfsUrl"
+smbvol=$(curl -fs "${auth[@]}" "$base/v1/projects/demo/locations/local/volumes/demo-smb")
+echo "SMB volume demo-smb is $(echo "$smbvol" | jq -r .state) (user demo, password in $state/smb-password):"
+echo "  smbclient //127.0.0.1/demo-smb -p $smb_port -U demo%\$(cat $state/smb-password) -m SMB3 -c ls"
+echo "$smbvol" | jq -r '.mountOptions[]? | select(.protocol == "SMB") | .instructions' | sed 's/^/    /'
 echo "  curl --cacert $ca $base/healthz"
 echo "Dashboard: $base/ui/#token=$token"
 echo "  stop: kill \$(cat $state/agent.pid) \$(cat $state/aquiferd.pid)"

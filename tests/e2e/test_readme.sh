@@ -32,8 +32,12 @@ ln -s "$AQ_BUILDDIR/aquifer" "$AQ_TMP/bin/aquifer"
 PORT=$(aq_pick_port)
 AGENT_PORT=$(aq_pick_port)
 NFS_PORT=$(aq_pick_port)
+SMB_PORT=$(aq_pick_port)
 while [ "$AGENT_PORT" = "$PORT" ]; do AGENT_PORT=$(aq_pick_port); done
 while [ "$NFS_PORT" = "$PORT" ] || [ "$NFS_PORT" = "$AGENT_PORT" ]; do NFS_PORT=$(aq_pick_port); done
+while [ "$SMB_PORT" = "$PORT" ] || [ "$SMB_PORT" = "$AGENT_PORT" ] || [ "$SMB_PORT" = "$NFS_PORT" ]; do
+	SMB_PORT=$(aq_pick_port)
+done
 
 # extract FILE: one block per file BLOCKS/NNN.sh, and a line "NNN<TAB>FILE:LINE<TAB>MARKER"
 # in BLOCKS/index per fenced block (MARKER is "none" without one).
@@ -62,9 +66,9 @@ extract cli/README.md
 run_block() {
 	local f=$AQ_TMP/blocks/$1.sh pre=
 	case $2 in cli/README.md:*) pre='source run/env' ;; esac
-	sed -i -e "s/\b8080\b/$PORT/g" -e "s/\b8081\b/$AGENT_PORT/g" -e "s/\b20490\b/$NFS_PORT/g" "$f"
+	sed -i -e "s/\b8080\b/$PORT/g" -e "s/\b8081\b/$AGENT_PORT/g" -e "s/\b20490\b/$NFS_PORT/g" -e "s/\b4450\b/$SMB_PORT/g" "$f"
 	if (cd "$TOP" && env PATH="$AQ_TMP/bin:$PATH" XDG_CONFIG_HOME="$AQ_TMP/config" \
-		AQ_BINDIR="$AQ_BUILDDIR" AQ_PORT="$PORT" AQ_AGENT_PORT="$AGENT_PORT" AQ_NFS_PORT="$NFS_PORT" \
+		AQ_BINDIR="$AQ_BUILDDIR" AQ_PORT="$PORT" AQ_AGENT_PORT="$AGENT_PORT" AQ_NFS_PORT="$NFS_PORT" AQ_SMB_PORT="$SMB_PORT" \
 		bash -e -o pipefail -c "$pre
 $(cat "$f")" </dev/null >"$AQ_TMP/blocks/$1.out" 2>&1); then
 		aq_pass "$2 runs"
@@ -124,6 +128,19 @@ out_has "$QS" "the quickstart says it is up with volume demo READY" \
 	"^Aquifer is up: https://127.0.0.1:$PORT .*volume demo is READY"
 out_has "$QS" "the quickstart prints the mount instructions" \
 	"sudo mount -t nfs -o .*port=$NFS_PORT,.* 127.0.0.1:/demo /mnt/demo"
+out_has "$QS" "the quickstart says the SMB volume demo-smb is READY" "^SMB volume demo-smb is READY"
+out_has "$QS" "the quickstart prints the smbclient command" \
+	"smbclient //127.0.0.1/demo-smb -p $SMB_PORT -U demo%"
+if command -v smbclient >/dev/null; then
+	printf 'hello over SMB' >"$AQ_TMP/smb.txt"
+	ok "the printed smbclient command writes to demo-smb" timeout 60 smbclient //127.0.0.1/demo-smb -p "$SMB_PORT" \
+		-U "demo%$(cat "$TOP/run/smb-password")" -m SMB3 -c "put $AQ_TMP/smb.txt hello.txt"
+	got=$(timeout 60 smbclient //127.0.0.1/demo-smb -p "$SMB_PORT" -U "demo%$(cat "$TOP/run/smb-password")" -m SMB3 \
+		-c "get hello.txt $AQ_TMP/smb.back" >/dev/null 2>&1; cat "$AQ_TMP/smb.back" 2>/dev/null)
+	expect_eq "and reads it back" "hello over SMB" "$got"
+else
+	aq_failed "smbclient is installed (deploy/deps.sh build installs it)"
+fi
 out_has "$QS" "the quickstart prints the dashboard's URL" "^Dashboard: https://127.0.0.1:$PORT/ui/#token=."
 DASH=$(grep -oE "https://127.0.0.1:$PORT/ui/#token=[^ ]+" "$AQ_TMP/blocks/$QS.out" | head -n 1)
 DTOK=${DASH#*#token=}
