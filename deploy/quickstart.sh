@@ -12,7 +12,10 @@
 # agent's API, AQ_PORT + 1), AQ_NFS_PORT (NFS and MOUNT, 20490), AQ_SMB_PORT
 # (SMB, 4450: 445 is Samba's when it is installed), AQ_STATE (the state
 # folder, ./run), AQ_BINDIR (use the programs already built in that folder:
-# nothing is installed or built).
+# nothing is installed or built), AQ_SHELF_FS (plain: the shelf is a folder
+# and snapshots are copies, their time grows with the data; btrfs: the shelf
+# is a btrfs file system in run/shelf.img, AQ_SHELF_GIB (64) sparse, loop-
+# mounted on run/shelf, and snapshots are O(1) subvolume snapshots).
 # TLS on every hop: a cluster CA (run/ca.crt), a server certificate for
 # 127.0.0.1/localhost, the agent joins over HTTPS checking aquiferd with
 # --ca-file and gets its own certificate; run/env sets AQUIFER_CA_FILE.
@@ -66,6 +69,15 @@ nfs_port="${AQ_NFS_PORT:-20490}"
 smb_port="${AQ_SMB_PORT:-4450}"
 agent_port="${AQ_AGENT_PORT:-$((port + 1))}"
 mkdir -p "$state/shelf"
+if [ "${AQ_SHELF_FS:-plain}" = btrfs ] && ! mountpoint -q "$state/shelf"; then
+  command -v mkfs.btrfs >/dev/null || { export DEBIAN_FRONTEND=noninteractive; apt-get install -y -qq btrfs-progs >/dev/null; }
+  if [ ! -f "$state/shelf.img" ]; then
+    truncate -s "${AQ_SHELF_GIB:-64}G" "$state/shelf.img"
+    mkfs.btrfs -q "$state/shelf.img" >/dev/null
+  fi
+  mount -o loop "$state/shelf.img" "$state/shelf" ||
+    { echo "cannot loop-mount $state/shelf.img (run without AQ_SHELF_FS=btrfs for a plain folder)"; exit 1; }
+fi
 if [ -f "$state/agent.pid" ] && kill -0 "$(cat "$state/agent.pid")" 2>/dev/null; then
   echo "aquifer-agent already running (pid $(cat "$state/agent.pid"))"
 else
@@ -117,3 +129,8 @@ echo "$smbvol" | jq -r '.mountOptions[]? | select(.protocol == "SMB") | .instruc
 echo "  curl --cacert $ca $base/healthz"
 echo "Dashboard: $base/ui/#token=$token"
 echo "  stop: kill \$(cat $state/agent.pid) \$(cat $state/aquiferd.pid)"
+if mountpoint -q "$state/shelf"; then
+  echo "  the shelf is a btrfs loop mount (snapshots are O(1)): umount $state/shelf after stopping"
+else
+  echo "  the shelf is a plain folder: snapshots are copies (AQ_SHELF_FS=btrfs for O(1) snapshots)"
+fi
