@@ -26,6 +26,7 @@
 #define FILE_CREATED 2u
 #define FILE_OVERWRITTEN 3u
 #define SMB_OPEN_MAX_PER_SESS 4096u
+#define SECURITY_DELEGATION 3u     /* the highest ImpersonationLevel */
 #define FILE_ATTRIBUTE_DIRECTORY 0x10u
 #define FILE_ATTRIBUTE_ARCHIVE 0x20u
 
@@ -159,6 +160,11 @@ uint32_t smb_open_create(struct smb_req *r)
 	if (r->tree->ipc)
 		return STATUS_OBJECT_NAME_NOT_FOUND; /* no named pipes (no RPC services) */
 	if (smb_wire_create_req_decode(&r->m, &q) != AQ_OK)
+		return STATUS_INVALID_PARAMETER;
+	if (q.impersonation > SECURITY_DELEGATION)
+		return STATUS_BAD_IMPERSONATION_LEVEL;
+	/* a name is relative to the share: a leading separator is refused (Windows) */
+	if (q.name_len >= 2 && q.name[0] == '\\' && q.name[1] == 0)
 		return STATUS_INVALID_PARAMETER;
 	if (q.disposition > FILE_OVERWRITE_IF ||
 	    (q.options & (FILE_DIRECTORY_FILE | FILE_NON_DIRECTORY_FILE)) == (FILE_DIRECTORY_FILE | FILE_NON_DIRECTORY_FILE))

@@ -41,6 +41,13 @@ smb2.lock.truncate
 smb2.sharemode.sharemode-access
 smb2.sharemode.access-sharemode
 smb2.sharemode.bug14375
+smb2.create.brlocked
+smb2.create.delete
+smb2.create.dir-alloc-size
+smb2.create.mkdir-dup
+smb2.create.multi
+smb2.create.leading-slash
+smb2.create.impersonation
 smb2.rw.rw1
 smb2.rw.rw2
 smb2.dir.find
@@ -73,7 +80,7 @@ for _ in $(seq 100); do
 	jq -e '[.smbUsers[].name] | index("torture")' "$INTENT" >/dev/null 2>&1 && break
 	sleep 0.1
 done
-ok "the node got the user" jq -e '[.smbUsers[].name] | index("torture")' "$INTENT"
+ok "the node got the user" jq -e '[.smbUsers[].name] | index("torture")' "$INTENT" >/dev/null
 SHARE=$AQ_TMP/shelf/$(jq -r '.volumes[] | select(.shareName == "docs") | .dir' "$INTENT")
 ok "the volume's folder is on the shelf" test -d "$SHARE"
 # smbd works in the share as nobody: let it through the test's folders
@@ -109,7 +116,8 @@ cat >"$S/smb.conf" <<EOF
 EOF
 printf 'Secret-1\nSecret-1\n' | smbpasswd -c "$S/smb.conf" -s -a nobody >/dev/null 2>&1
 ok "smbd's passdb has nobody" pdbedit -s "$S/smb.conf" -u nobody >/dev/null
-"$SMBD" -s "$S/smb.conf" -F --no-process-group --debug-stdout >"$S/smbd.out" 2>&1 &
+# its own session: smbd signals its whole process group when it stops
+setsid "$SMBD" -s "$S/smb.conf" -F --no-process-group --debug-stdout >"$S/smbd.out" 2>&1 &
 AQ_PIDS+=("$!")
 for _ in $(seq 100); do aq_port_free "$SPORT" || break; sleep 0.1; done
 ok "smbd listens on $SPORT" bash -c "exec 3<>/dev/tcp/127.0.0.1/$SPORT" 2>/dev/null
