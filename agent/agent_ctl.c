@@ -79,9 +79,27 @@ static void host_of(const struct ut_hostport *listen, const char *advertise, cha
 		snprintf(out, cap, listen->v6 ? "[%s]" : "%s", listen->host);
 }
 
+void agent_smb_address(const struct agent *a, char *out, size_t cap)
+{
+	struct ut_hostport hp;
+	char host[300];
+	unsigned port;
+
+	out[0] = '\0';
+	if (!a->cfg.smb_listen[0] ||
+	    ut_hostport_parse(a->cfg.smb_listen, SMB_SRV_PORT, UT_HP_PORT0, &hp, NULL) != AQ_OK)
+		return;
+	/* the bound port once serving (--smb-listen HOST:0 lets the kernel pick) */
+	port = a->smb && smb_srv_port(a->smb) ? smb_srv_port(a->smb) : hp.port;
+	if (!port)
+		return;
+	host_of(&hp, a->cfg.advertise, host, sizeof(host));
+	snprintf(out, cap, "%s:%u", host, port);
+}
+
 int agent_join(struct agent *a, aq_msg *msg)
 {
-	char host[300], addr[400], nfs[400];
+	char host[300], addr[400], nfs[400], smb[400];
 	struct ut_hostport api, nfs_hp;
 	json_t *body, *reply = NULL, *creds = NULL;
 	char *key = NULL, *csr = NULL;
@@ -101,7 +119,9 @@ int agent_join(struct agent *a, aq_msg *msg)
 	body = json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:s}", "node", a->cfg.node, "location", a->cfg.location,
 			 "address", addr, "nfsAddress", nfs, "throughputCeilingMibps", a->cfg.ceiling_mibps,
 			 "writeThroughputCeilingMibps", a->cfg.write_ceiling_mibps, "agentVersion", AQ_VERSION);
-	if (!body || (csr && json_object_set_new(body, "csr", json_string(csr)) != 0)) {
+	agent_smb_address(a, smb, sizeof(smb));
+	if (!body || (csr && json_object_set_new(body, "csr", json_string(csr)) != 0) ||
+	    (*smb && json_object_set_new(body, API_INTENT_SMB_ADDRESS, json_string(smb)) != 0)) {
 		rc = AQ_ENOMEM;
 		goto out;
 	}

@@ -132,8 +132,11 @@ static json_t *status_volume(struct agent *a, const json_t *v, const struct vol_
 json_t *agent_status_doc(struct agent *a)
 {
 	json_t *doc, *vols = json_array(), *v;
+	char smb[400];
 	size_t i;
 
+	/* always sent: "" tells aquiferd this agent serves no SMB */
+	agent_smb_address(a, smb, sizeof(smb));
 	pthread_mutex_lock(&a->lock);
 	json_array_foreach(json_object_get(a->intent, "volumes"), i, v) {
 		struct vol_stats st;
@@ -151,6 +154,8 @@ json_t *agent_status_doc(struct agent *a)
 			"lastError", a->last_error, "reportsDelivered", (json_int_t)a->reports_ok, "failed",
 			a->failed ? json_deep_copy(a->failed) : json_array(), "tokenRenewal", 1);
 	pthread_mutex_unlock(&a->lock);
+	if (doc)
+		json_object_set_new(doc, API_INTENT_SMB_ADDRESS, json_string(smb));
 	return doc;
 }
 

@@ -154,6 +154,11 @@ bool agent_tls_peer_ok(struct agent *a, struct MHD_Connection *conn, const char 
 
 /* agent_ctl.c: talking to aquiferd (libcurl). */
 int agent_join(struct agent *a, aq_msg *msg);
+/* "HOST:PORT" of the SMB server as clients reach it (--advertise or
+ * --smb-listen's host; the bound port once it serves), "" without
+ * --smb-listen: the smbAddress of the join and of every report
+ * (api_intent.h). */
+void agent_smb_address(const struct agent *a, char *out, size_t cap);
 int agent_reporter_start(struct agent *a);
 void agent_reporter_stop(struct agent *a);
 

@@ -69,3 +69,13 @@ if [ "${1:-build}" = test ]; then
     $SUDO apt-get install -y -qq --no-install-recommends smbclient >/dev/null
   }
 fi
+# SMB locks and share modes (issue 18): test_smb_torture runs smbtorture
+# (samba-testsuite) against the agent and against a stock smbd (samba).
+if [ "${1:-build}" = test ]; then
+  { command -v smbtorture >/dev/null 2>&1 && { command -v smbd >/dev/null 2>&1 || [ -x /usr/sbin/smbd ]; }; } || {
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends samba samba-testsuite >/dev/null
+  }
+fi

@@ -98,6 +98,12 @@ smb_seeds() { # corpus macro... -> one seed per macro of smb_vectors.h
 	done
 }
 smb_seeds smb_wire SMB_VEC_NEG_REQ SMB_VEC_SS_REQ1 SMB_VEC_SS_REQ2
+# A LOCK of two elements (exclusive and shared, both FAIL_IMMEDIATELY), and
+# an unlock: the byte-range lock decoder (smb_lock.c).
+lockhdr=fe534d4240000000000000000a000100000000000000000005000000000000000000000001000000010000000000000000000000000000000000000000000000
+hex2bin "${lockhdr}300002000000000001000000000000000100000000000000000000000000000010000000000000001200000000000000000100000000000010000000000000001100000000000000" \
+	> "$out/corpus_smb_wire/seed_lock"
+hex2bin "${lockhdr}300001000000000001000000000000000100000000000000000000000000000010000000000000000400000000000000" > "$out/corpus_smb_wire/seed_unlock"
 # SPNEGO and NTLMSSP seeds: the security blobs inside those messages.
 smb_seeds smb_blob SMB_VEC_SS_REQ1 SMB_VEC_SS_REQ2
 mkdir -p "$out/corpus_smb_spnego" "$out/corpus_smb_ntlm"
@@ -139,7 +145,8 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	intent) hlib="$apilib $jansson -lm" ;;
 	ut_conf | ut_hostport) hlib="$utillib" ;;
 	smb_srv) hlib="$smblib $(echo "$top"/agent/smb/smb_srv.c "$top"/agent/smb/smb_dispatch.c "$top"/agent/smb/smb_sess.c \
-		"$top"/agent/smb/smb_tree.c "$top"/agent/smb/smb_open.c "$top"/agent/smb/smb_info.c "$top"/agent/smb/smb_prev.c) $lib \
+		"$top"/agent/smb/smb_tree.c "$top"/agent/smb/smb_open.c "$top"/agent/smb/smb_info.c "$top"/agent/smb/smb_prev.c \
+		"$top"/agent/smb/smb_lock.c) $lib \
 		$crypto" ;;
 	smb_*) hlib="$smblib $top/util/ut_buf.c $crypto" ;;
 	cli_hint) hlib="-DAQ_VERSION=\"fuzz\" $clilib $curl $jansson -lm" ;;

@@ -48,6 +48,7 @@ static const struct {
 	[SMB2_FLUSH] = { .fn = smb_open_flush, .flags = SMB_F_SESS | SMB_F_TREE },
 	[SMB2_READ] = { .fn = smb_open_read, .flags = SMB_F_SESS | SMB_F_TREE },
 	[SMB2_WRITE] = { .fn = smb_open_write, .flags = SMB_F_SESS | SMB_F_TREE },
+	[SMB2_LOCK] = { .fn = smb_lock_lock, .flags = SMB_F_SESS | SMB_F_TREE },
 	[SMB2_IOCTL] = { .fn = smb_tree_ioctl, .flags = SMB_F_SESS | SMB_F_TREE },
 	[SMB2_CANCEL] = { .fn = smb_cancel },
 	[SMB2_ECHO] = { .fn = smb_echo },

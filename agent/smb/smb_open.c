@@ -1,5 +1,5 @@
 /* smb_open: CREATE (dispositions, directory / non-directory options,
- * delete-on-close), CLOSE, READ, WRITE and FLUSH over the volume store,
+ * delete-on-close, share modes: smb_lock.c), CLOSE, READ, WRITE and FLUSH over the volume store,
  * every operation run with the session user's uid/gid. An open keeps the
  * object and its parent directory with the leaf name, for delete and rename.
  */
@@ -26,6 +26,7 @@
 #define FILE_CREATED 2u
 #define FILE_OVERWRITTEN 3u
 #define SMB_OPEN_MAX_PER_SESS 4096u
+#define SECURITY_DELEGATION 3u     /* the highest ImpersonationLevel */
 #define FILE_ATTRIBUTE_DIRECTORY 0x10u
 #define FILE_ATTRIBUTE_ARCHIVE 0x20u
 
@@ -59,6 +60,7 @@ void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing)
 		if (rc != 0)
 			UT_INFO("smb_srv", NULL, "delete on close of %s: %s", o->path, strerror(-rc));
 	}
+	smb_lock_open_gone(o);
 	vol_obj_cleanup(&o->obj);
 	if (o->parent.fd >= 0 || o->parent.exp)
 		vol_obj_cleanup(&o->parent);
@@ -127,6 +129,16 @@ int smb_open_path(const uint8_t *name, size_t len, char *out, size_t cap)
 	return 0;
 }
 
+/* The open's file in the store's lock table, and its share reservation
+ * (before anything the open changes: an overwrite truncates only once the
+ * share modes allow the open). */
+static uint32_t smb_open_reserve(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q)
+{
+	o->locks = vol_store_locks(r->c->srv->store);
+	vol_lock_key_of(&o->obj, &o->lkey);
+	return smb_lock_share(o, q->desired_access, q->share_access);
+}
+
 static uint32_t smb_open_status(int rc, bool path)
 {
 	if (rc == -ENOTDIR && path)
@@ -154,6 +166,11 @@ uint32_t smb_open_create(struct smb_req *r)
 		return STATUS_OBJECT_NAME_NOT_FOUND; /* no named pipes (no RPC services) */
 	if (smb_wire_create_req_decode(&r->m, &q) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
+	if (q.impersonation > SECURITY_DELEGATION)
+		return STATUS_BAD_IMPERSONATION_LEVEL;
+	/* a name is relative to the share: a leading separator is refused (Windows) */
+	if (q.name_len >= 2 && q.name[0] == '\\' && q.name[1] == 0)
+		return STATUS_INVALID_PARAMETER;
 	if (q.disposition > FILE_OVERWRITE_IF ||
 	    (q.options & (FILE_DIRECTORY_FILE | FILE_NON_DIRECTORY_FILE)) == (FILE_DIRECTORY_FILE | FILE_NON_DIRECTORY_FILE))
 		return STATUS_INVALID_PARAMETER;
@@ -164,6 +181,8 @@ uint32_t smb_open_create(struct smb_req *r)
 	o->obj.fd = o->parent.fd = -1;
 	o->tree = r->tree;
 	o->access = q.desired_access;
+	o->id = ++r->c->next_open;
+	o->owner = (struct vol_lock_owner){ .proto = VOL_LOCK_SMB, .client = r->c->key, .id = o->id };
 	if ((rc = smb_open_path(q.name, q.name_len, o->path, sizeof(o->path))) != 0 ||
 	    (rc = smb_prev_strip(o->path, &when)) != 0) {
 		status = STATUS_OBJECT_NAME_INVALID;
@@ -212,6 +231,8 @@ uint32_t smb_open_create(struct smb_req *r)
 			goto fail;
 		}
 		rsp.action = FILE_OPENED;
+		if ((status = smb_open_reserve(r, o, &q)) != STATUS_SUCCESS)
+			goto fail;
 		if (!dir && (q.disposition == FILE_SUPERSEDE || q.disposition == FILE_OVERWRITE ||
 			     q.disposition == FILE_OVERWRITE_IF)) {
 			struct vol_sattr t = { .set_size = true, .size = 0 };
@@ -239,6 +260,8 @@ uint32_t smb_open_create(struct smb_req *r)
 			goto fail;
 		}
 		rsp.action = FILE_CREATED;
+		if ((status = smb_open_reserve(r, o, &q)) != STATUS_SUCCESS)
+			goto fail;
 	}
 	o->dir = S_ISDIR(o->obj.st.st_mode);
 	if (q.options & FILE_DELETE_ON_CLOSE) {
@@ -250,7 +273,6 @@ uint32_t smb_open_create(struct smb_req *r)
 	}
 	if (vol_fh_make(r->c->srv->store, &o->obj, &o->fh) != 0)
 		o->fh.len = 0;
-	o->id = ++r->c->next_open;
 	o->next = s->opens;
 	s->opens = o;
 	rsp.fid.persistent = rsp.fid.volatile_ = o->id;
@@ -259,6 +281,7 @@ uint32_t smb_open_create(struct smb_req *r)
 	smb_wire_create_rsp_encode(r->out, r->hdr_off, &rsp);
 	return STATUS_SUCCESS;
 fail:
+	smb_lock_open_gone(o);
 	vol_obj_cleanup(&o->obj);
 	if (o->parent.fd >= 0)
 		vol_obj_cleanup(&o->parent);
@@ -293,6 +316,7 @@ uint32_t smb_open_read(struct smb_req *r)
 	size_t at, got = 0;
 	uint8_t *dst;
 	bool eof = false;
+	uint32_t status;
 	int rc = 0;
 
 	if (smb_wire_read_req_decode(&r->m, &q) != AQ_OK)
@@ -301,6 +325,8 @@ uint32_t smb_open_read(struct smb_req *r)
 		return STATUS_FILE_CLOSED;
 	if (o->dir)
 		return STATUS_INVALID_DEVICE_REQUEST;
+	if ((status = smb_lock_io(o, q.offset, q.length, false)) != STATUS_SUCCESS)
+		return status;
 	smb_wire_read_rsp_encode(r->out, r->hdr_off, 0, 0);
 	at = r->out->len;
 	if (!(dst = ut_buf_put_zero(r->out, q.length)))
@@ -318,7 +344,8 @@ uint32_t smb_open_read(struct smb_req *r)
 	vol_export_record(o->obj.exp, 6 /* NFS READ's slot: one counter per kind */, got, 0, rc != 0);
 	if (rc != 0 && got == 0)
 		return smb_status_from_errno(rc);
-	if (got == 0 || got < q.minimum)
+	/* a read of nothing succeeds anywhere (MinimumCount 0) */
+	if ((got == 0 && q.length != 0) || got < q.minimum)
 		return STATUS_END_OF_FILE;
 	r->out->len = at + got;
 	ut_buf_set_le32(r->out, at - 12, (uint32_t)got);
@@ -330,6 +357,7 @@ uint32_t smb_open_write(struct smb_req *r)
 	struct smb_wire_write_req q;
 	struct smb_open *o;
 	size_t done = 0;
+	uint32_t status;
 	int rc = 0, committed;
 
 	if (smb_wire_write_req_decode(&r->m, &q) != AQ_OK)
@@ -338,6 +366,8 @@ uint32_t smb_open_write(struct smb_req *r)
 		return STATUS_FILE_CLOSED;
 	if (o->dir)
 		return STATUS_INVALID_DEVICE_REQUEST;
+	if ((status = smb_lock_io(o, q.offset, q.data_len, true)) != STATUS_SUCCESS)
+		return status;
 	while (done < q.data_len) {
 		size_t n = q.data_len - done < VOL_IO_MAX ? q.data_len - done : VOL_IO_MAX;
 

@@ -144,6 +144,7 @@ static void smb_conn_free(struct smb_conn *c)
 
 	while (c->sessions)
 		smb_sess_free(c, c->sessions);
+	smb_lock_conn_gone(c);  /* nothing is left; a safety net */
 	epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	if (c->prev)

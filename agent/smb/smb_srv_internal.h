@@ -37,10 +37,16 @@
 #define STATUS_OBJECT_NAME_NOT_FOUND 0xC0000034u
 #define STATUS_OBJECT_NAME_COLLISION 0xC0000035u
 #define STATUS_OBJECT_PATH_NOT_FOUND 0xC000003Au
+#define STATUS_SHARING_VIOLATION 0xC0000043u
+#define STATUS_FILE_LOCK_CONFLICT 0xC0000054u
+#define STATUS_LOCK_NOT_GRANTED 0xC0000055u
 #define STATUS_DELETE_PENDING 0xC0000056u
 #define STATUS_LOGON_FAILURE 0xC000006Du
+#define STATUS_RANGE_NOT_LOCKED 0xC000007Eu
 #define STATUS_DISK_FULL 0xC000007Fu
+#define STATUS_INSUFFICIENT_RESOURCES 0xC000009Au
 #define STATUS_MEDIA_WRITE_PROTECTED 0xC00000A2u
+#define STATUS_BAD_IMPERSONATION_LEVEL 0xC00000A5u
 #define STATUS_FILE_IS_A_DIRECTORY 0xC00000BAu
 #define STATUS_NOT_SUPPORTED 0xC00000BBu
 #define STATUS_NETWORK_NAME_DELETED 0xC00000C9u
@@ -52,6 +58,7 @@
 #define STATUS_NOT_A_DIRECTORY 0xC0000103u
 #define STATUS_FILE_CLOSED 0xC0000128u
 #define STATUS_USER_SESSION_DELETED 0xC0000203u
+#define STATUS_INVALID_LOCK_RANGE 0xC00001A1u
 #define STATUS_NOT_FOUND 0xC0000225u
 
 #define SMB_SRV_CREDITS_MAX 512u   /* credits a connection may hold */
@@ -82,6 +89,10 @@ struct smb_open {
 	uint64_t cookie;             /* QUERY_DIRECTORY position */
 	bool dir_started, dir_eof;
 	char pattern[256];
+	/* byte-range locks and share reservation (smb_lock.c) */
+	struct vol_lock_tab *locks;  /* the store's table; NULL until the open has its file */
+	struct vol_lock_key lkey;
+	struct vol_lock_owner owner;
 };
 
 struct smb_tree {
@@ -238,6 +249,17 @@ int smb_prev_strip(char *path, int64_t *when);
 int smb_prev_twrp(const struct smb_wire_create_req *q, int64_t *when);
 int smb_prev_open(struct smb_tree *t, const struct vol_cred *cred, int64_t when, struct vol_obj *out);
 uint32_t smb_prev_enumerate(struct smb_req *r, const struct smb_wire_ioctl_req *q);
+/* smb_lock.c */
+uint32_t smb_lock_lock(struct smb_req *r);
+/* o's share reservation for this DesiredAccess and ShareAccess:
+ * STATUS_SHARING_VIOLATION when another open's stands in the way. */
+uint32_t smb_lock_share(struct smb_open *o, uint32_t desired_access, uint32_t share_mode);
+/* May o read or write these bytes: STATUS_FILE_LOCK_CONFLICT when another
+ * open's lock (or, for a write, any shared lock) covers them. */
+uint32_t smb_lock_io(const struct smb_open *o, uint64_t offset, uint64_t length, bool write);
+/* Drop what an open / a connection holds in the table. */
+void smb_lock_open_gone(struct smb_open *o);
+void smb_lock_conn_gone(struct smb_conn *c);
 /* smb_info.c */
 uint32_t smb_info_query_dir(struct smb_req *r);
 uint32_t smb_info_query(struct smb_req *r);

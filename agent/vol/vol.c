@@ -87,8 +87,9 @@ int vol_store_new(const uint8_t *key, struct vol_store **out)
 	s->cur = calloc(1, sizeof(struct vol_set));
 	s->fc = calloc(VOL_FCACHE, sizeof(*s->fc));
 	s->procfd = -1;
-	if (!s->cur || !s->fc || qos_sched_new(NULL, &s->qos) != 0) {
+	if (!s->cur || !s->fc || qos_sched_new(NULL, &s->qos) != 0 || vol_lock_new(0, 0, &s->locks) != 0) {
 		qos_sched_free(s->qos);
+		vol_lock_free(s->locks);
 		free(s->cur);
 		free(s->fc);
 		free(s);
@@ -111,6 +112,17 @@ int vol_store_new(const uint8_t *key, struct vol_store **out)
 	return 0;
 }
 
+struct vol_lock_tab *vol_store_locks(struct vol_store *s)
+{
+	return s->locks;
+}
+
+void vol_lock_key_of(const struct vol_obj *obj, struct vol_lock_key *k)
+{
+	*k = (struct vol_lock_key){ .fsid = obj->exp->cfg.fsid, .dev = (uint64_t)obj->st.st_dev,
+				    .ino = (uint64_t)obj->st.st_ino };
+}
+
 void vol_store_free(struct vol_store *s)
 {
 	if (!s)
@@ -126,6 +138,7 @@ void vol_store_free(struct vol_store *s)
 		pthread_mutex_destroy(&s->fc[i].mu);
 	}
 	free(s->fc);
+	vol_lock_free(s->locks);
 	if (s->procfd > 0)
 		close(s->procfd);
 	pthread_mutex_destroy(&s->mu);

@@ -55,6 +55,11 @@
  * A write, truncate or new name that would take used past capacity fails
  * with -EDQUOT. FSSTAT's file counts are capacity and free space in names.
  *
+ * Locks: one table per store (vol_store_locks, vol_lock.h) holds the
+ * byte-range locks and share reservations of every front end, keyed by
+ * vol_lock_key_of, so SMB's locks and share modes and NFSv4's or NLM's
+ * (when they come) meet on the same file.
+ *
  * Errors: negative errno (-ENOENT, -EEXIST, -ENOTDIR, -EISDIR, -ENOTEMPTY,
  * -EACCES, -EPERM, -EROFS, -EDQUOT, -ENAMETOOLONG, -EXDEV, -ESTALE, -EINVAL,
  * -ENOTSUP, -EIO, ...) or VOL_EBADHANDLE. Thread-safe throughout.
@@ -68,6 +73,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "agent/vol/vol_lock.h"
 #include "agent/vol/vol_qos.h"
 #include "api/api_intent.h"
 
@@ -213,6 +219,12 @@ void vol_store_set_tier(struct vol_store *s, const struct vol_tier_ops *ops, voi
 /* key: VOL_KEY_LEN bytes, copied. */
 int vol_store_new(const uint8_t *key, struct vol_store **out);
 void vol_store_free(struct vol_store *s);
+/* The store's lock and share-reservation table (vol_lock.h), shared by
+ * every front end; it lives as long as the store. */
+struct vol_lock_tab *vol_store_locks(struct vol_store *s);
+/* The identity the table knows obj's file by (fsid, st_dev, st_ino: what
+ * its handles resolve to, on every protocol, across links and renames). */
+void vol_lock_key_of(const struct vol_obj *obj, struct vol_lock_key *k);
 /* Replace the whole export set atomically, while front ends serve it.
  * Validates every entry first (unique ids, fsids and paths, root is a
  * directory, client lists parse); on error nothing changes. Exports whose id

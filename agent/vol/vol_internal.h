@@ -114,6 +114,7 @@ struct vol_store {
 	void *tier_arg;
 	int procfd;                /* O_PATH /proc/self/fd: marks of O_PATH objects */
 	bool xattrat;              /* getxattrat/setxattrat exist (Linux 6.13) */
+	struct vol_lock_tab *locks; /* byte-range locks and share reservations (vol_lock.h) */
 };
 
 /* vol.c */

@@ -4,7 +4,8 @@
 # created through the API, a user created with `aquifer smb-users create`,
 # pushed with the intent; Debian's smbclient puts and gets a file (same
 # sha256), a wrong password, an unknown user and a user of another project are
-# refused; the volume's mountOptions give the agent's SMB port.
+# refused; the volume's mountOptions give the agent's SMB listener, which the
+# agent reported itself (smbAddress in its join and status reports).
 # Needs the agent's SMB server (branch smbs): skipped (77) without it.
 . "$(dirname "$0")/lib.sh"
 AQUIFER=$AQ_BUILDDIR/aquifer
@@ -24,19 +25,15 @@ aq_req POST "/v1/projects?projectId=other" '{}'
 SMB=$(aq_pick_port)
 AQ_AGENT_ARGS=(--smb-listen "127.0.0.1:$SMB")
 aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" 10000 || { aq_failed "agent starts"; aq_finish; }
+# the agent reports its own SMB listener (join and status: api_intent.h)
 aq_req GET /v1/nodes/n1
-if [ -z "$(printf '%s' "$BODY" | jq -r '.smbAddress // empty')" ]; then
-	# Bridge until the agent reports its smbAddress itself (api_intent.h's
-	# contract): the test posts it once with the node's own token.
-	NODE_TOK=$(jq -r .nodeToken "$D/n1/state/credentials.json")
-	aq_req_as "$NODE_TOK" POST /v1/agent/status "{\"appliedGeneration\":0,\"smbAddress\":\"127.0.0.1:$SMB\"}"
-	expect_status 200 "(bridge) the node's smbAddress posted with its token"
-fi
+expect_jq .smbAddress "127.0.0.1:$SMB" "the node's smbAddress is the agent's own --smb-listen, as it reported it"
 
 aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
 aq_mutate POST "$P/volumes?volumeId=docs" '{"storagePool":"sp","capacityGib":"100","shareName":"docs","protocols":["NFSV3","SMB"],"unixPermissions":"0777"}'
 expect_jq .response.state READY "a dual-protocol volume created through the API is READY"
-expect_jq '.response.mountOptions[] | select(.protocol == "SMB") | .port' "$SMB" "its SMB mount entry has the agent's SMB port"
+expect_jq '.response.mountOptions[] | select(.protocol == "SMB") | "\(.ipAddress):\(.port)"' "127.0.0.1:$SMB" "its SMB mount entry has the agent's SMB listener"
+expect_jq '.response.mountOptions[] | select(.protocol == "SMB") | .exportFull' "//127.0.0.1/docs" "its SMB mount entry names //host/share"
 printf 'Secret-1\n' >"$AQ_TMP/pw"
 timeout 60 "$AQUIFER" smb-users create alice --password-file="$AQ_TMP/pw" --uid=1234 --gid=4321 >/dev/null 2>"$AQ_TMP/err"
 expect_eq "aquifer smb-users create alice" 0 "$?"
@@ -64,5 +61,21 @@ ok "an unknown user is refused" grep -q 'NT_STATUS_LOGON_FAILURE\|NT_STATUS_ACCE
 out=$(S 'bob%Other-2' 'ls')
 ok "a user of another project is refused on acme's share" grep -q 'NT_STATUS_\(LOGON_FAILURE\|ACCESS_DENIED\|BAD_NETWORK_NAME\)' <<<"$out"
 ok "NFS sees the file owned by alice's uid" test "$(stat -c %u "$AQ_TMP/shelf/$(jq -r '.volumes[] | select(.shareName == "docs") | .dir' "$INTENT")/f.bin" 2>/dev/null)" = 1234
+
+# --smb-listen HOST:0: the join cannot know the port the kernel picks; the
+# status reports carry it, and it is the port the agent listens on
+AQ_AGENT_ARGS=(--smb-listen "127.0.0.1:0")
+aq_agent_start "$D" n2 east "$AQ_TMP/shelf2" "$(aq_join_token east)" 10000 || { aq_failed "agent n2 starts"; aq_finish; }
+N2_PID=$AGENT_PID
+for _ in $(seq 100); do
+	aq_req GET /v1/nodes/n2
+	[[ "$(printf '%s' "$BODY" | jq -r '.smbAddress // empty')" =~ ^127\.0\.0\.1:[1-9][0-9]*$ ]] && break
+	sleep 0.1
+done
+N2_SMB=$(printf '%s' "$BODY" | jq -r '.smbAddress // empty')
+ok "n2 (--smb-listen 127.0.0.1:0) reports its bound SMB address in its status ($N2_SMB)" \
+	grep -Eq '^127\.0\.0\.1:[1-9][0-9]*$' <<<"$N2_SMB"
+ok "n2's reported SMB port is the one it listens on" \
+	grep -q ":$(printf '%04X' "${N2_SMB##*:}") 00000000:0000 0A" <(cat "/proc/$N2_PID/net/tcp" 2>/dev/null)
 aq_sanitizer_clean "$D"
 aq_finish

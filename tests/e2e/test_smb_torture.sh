@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# test_smb_torture.sh: real SMB clients against the agent's SMB server
+# (issue 18), side by side with a stock Samba smbd serving the same folder.
+# - smbclient (Debian): a file put by one client is read back, overwritten
+#   and deleted by another (the share reservations and locks of closed opens
+#   are gone from the store's table); smbclient cannot hold a file open
+#   while another client tries it, smbtorture does that.
+# - smbtorture (samba-testsuite): the suites of SUITES run against
+#   aquifer-agent and against smbd (started here on 127.0.0.1 with its own
+#   passdb, serving the volume's folder on the shelf), in the same run; the
+#   pass counts per suite are printed side by side; every test of CLAIMED
+#   must pass on both, and the test fails when any one of them does not.
+# Skipped (77) without smbclient, or without smbtorture and smbd.
+. "$(dirname "$0")/lib.sh"
+command -v smbclient >/dev/null || { echo "SKIP: smbclient missing (apt-get install smbclient)"; exit 77; }
+command -v smbtorture >/dev/null || { echo "SKIP: smbtorture missing (apt-get install samba-testsuite)"; exit 77; }
+SMBD=$(command -v smbd || echo /usr/sbin/smbd)
+[ -x "$SMBD" ] || { echo "SKIP: smbd missing (apt-get install samba)"; exit 77; }
+"$AQUIFER_AGENT" --help 2>&1 | grep -q -- --smb-listen || { echo "SKIP: the agent has no SMB server"; exit 77; }
+
+# The suites run on both servers, and the tests this server claims: each
+# must pass on aquifer-agent and on smbd.
+SUITES="smb2.connect smb2.lock smb2.sharemode smb2.create smb2.rw smb2.dir smb2.getinfo"
+CLAIMED="
+smb2.lock.valid-request
+smb2.lock.rw-shared
+smb2.lock.rw-exclusive
+smb2.lock.auto-unlock
+smb2.lock.lock
+smb2.lock.errorcode
+smb2.lock.zerobytelength
+smb2.lock.zerobyteread
+smb2.lock.unlock
+smb2.lock.multiple-unlock
+smb2.lock.stacking
+smb2.lock.contend
+smb2.lock.context
+smb2.lock.range
+smb2.lock.overlap
+smb2.lock.truncate
+smb2.sharemode.sharemode-access
+smb2.sharemode.access-sharemode
+smb2.sharemode.bug14375
+smb2.create.brlocked
+smb2.create.delete
+smb2.create.dir-alloc-size
+smb2.create.mkdir-dup
+smb2.create.multi
+smb2.create.leading-slash
+smb2.create.impersonation
+smb2.rw.rw1
+smb2.rw.rw2
+smb2.dir.find
+smb2.dir.fixed
+smb2.dir.many
+smb2.dir.sorted
+smb2.dir.large-files
+smb2.getinfo.granted
+smb2.getinfo.qsec_buffercheck
+"
+
+D=$AQ_TMP/srv
+aq_start "$D" || { aq_failed "aquiferd starts"; aq_finish; }
+TOK=$(aq_token "$D" admin)
+P=/v1/projects/acme/locations/east
+aq_req POST "/v1/locations?locationId=east" '{}'
+aq_req POST "/v1/projects?projectId=acme" '{}'
+SMB=$(aq_pick_port)
+AQ_AGENT_ARGS=(--smb-listen "127.0.0.1:$SMB")
+aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" 10000 || { aq_failed "agent starts"; aq_finish; }
+aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_mutate POST "$P/volumes?volumeId=docs" '{"storagePool":"sp","capacityGib":"100","shareName":"docs","protocols":["SMB"],"unixPermissions":"0777"}'
+expect_jq .response.state READY "an SMB volume created through the API is READY"
+# the user smbd knows too: nobody (smbd maps a user onto a Unix account)
+NOBODY_UID=$(id -u nobody) NOBODY_GID=$(id -g nobody)
+aq_req POST "$P/smbUsers?smbUserId=torture" "{\"password\":\"Secret-1\",\"uid\":\"$NOBODY_UID\",\"gid\":\"$NOBODY_GID\"}"
+expect_status 200 "the SMB user torture"
+INTENT=$D/n1/state/intent.json
+for _ in $(seq 100); do
+	jq -e '[.smbUsers[].name] | index("torture")' "$INTENT" >/dev/null 2>&1 && break
+	sleep 0.1
+done
+ok "the node got the user" jq -e '[.smbUsers[].name] | index("torture")' "$INTENT" >/dev/null
+SHARE=$AQ_TMP/shelf/$(jq -r '.volumes[] | select(.shareName == "docs") | .dir' "$INTENT")
+ok "the volume's folder is on the shelf" test -d "$SHARE"
+# smbd works in the share as nobody: let it through the test's folders
+chmod o+x "$AQ_TMP" "$AQ_TMP/shelf" "$(dirname "$SHARE")"
+
+# smbd on 127.0.0.1 serving the same folder, everything it keeps under $S
+S=$AQ_TMP/samba
+SPORT=$(aq_pick_port)
+mkdir -p "$S"/{private,lock,state,cache,pid,ncalrpc}
+cat >"$S/smb.conf" <<EOF
+[global]
+	smb ports = $SPORT
+	interfaces = 127.0.0.1
+	bind interfaces only = yes
+	private dir = $S/private
+	lock directory = $S/lock
+	state directory = $S/state
+	cache directory = $S/cache
+	pid directory = $S/pid
+	ncalrpc dir = $S/ncalrpc
+	log file = $S/log.%m
+	passdb backend = tdbsam:$S/private/passdb.tdb
+	server role = standalone server
+	disable netbios = yes
+	load printers = no
+	printcap name = /dev/null
+	disable spoolss = yes
+	map to guest = never
+	server signing = mandatory
+[docs]
+	path = $SHARE
+	read only = no
+EOF
+printf 'Secret-1\nSecret-1\n' | smbpasswd -c "$S/smb.conf" -s -a nobody >/dev/null 2>&1
+ok "smbd's passdb has nobody" pdbedit -s "$S/smb.conf" -u nobody >/dev/null
+# its own session: smbd signals its whole process group when it stops
+setsid "$SMBD" -s "$S/smb.conf" -F --no-process-group --debug-stdout >"$S/smbd.out" 2>&1 &
+AQ_PIDS+=("$!")
+for _ in $(seq 100); do aq_port_free "$SPORT" || break; sleep 0.1; done
+ok "smbd listens on $SPORT" bash -c "exec 3<>/dev/tcp/127.0.0.1/$SPORT" 2>/dev/null
+
+# smbclient on ours: a file put, then read, replaced and deleted by others
+S1() { timeout 120 smbclient "//127.0.0.1/docs" -p "$SMB" -U "torture%Secret-1" -m SMB3_11 --option='client signing=required' -c "$1" 2>&1; }
+head -c $((1 << 20)) /dev/urandom >"$AQ_TMP/a.bin"
+head -c $((1 << 19)) /dev/urandom >"$AQ_TMP/b.bin"
+out=$(cd "$AQ_TMP" && S1 'put a.bin f.bin')
+out=$(cd "$AQ_TMP" && S1 'get f.bin c.bin')
+expect_eq "smbclient reads back what another smbclient put" "$(sha256sum <"$AQ_TMP/a.bin")" "$(sha256sum <"$AQ_TMP/c.bin" 2>/dev/null)"
+out=$(cd "$AQ_TMP" && S1 'put b.bin f.bin; get f.bin d.bin')
+expect_eq "a third one replaces it" "$(sha256sum <"$AQ_TMP/b.bin")" "$(sha256sum <"$AQ_TMP/d.bin" 2>/dev/null)"
+out=$(S1 'del f.bin; ls f.bin')
+ok "and a fourth deletes it (no closed open keeps a reservation)" grep -q NT_STATUS_NO_SUCH_FILE <<<"$out"
+ok "the file is gone from the volume" test ! -e "$SHARE/f.bin"
+
+# smbtorture: one run per suite and server; results as "suite.test RESULT"
+torture() { # NAME PORT USER SUITE
+	# each run starts from an empty share: what one server's run leaves
+	# (smbtorture leaves files behind) must not decide the other's
+	find "$SHARE" -mindepth 1 -delete
+	timeout 600 smbtorture "//127.0.0.1/docs" -p "$2" -U "$3%Secret-1" "$4" \
+		>"$AQ_TMP/torture.$1.$4.log" 2>&1
+	sed -n "s/^\\(success\\|failure\\|error\\|skip\\|xfail\\): \\([^ []*\\).*/\\2 \\1/p" \
+		"$AQ_TMP/torture.$1.$4.log" | while read -r t r; do
+		case $t in "$4" | "$4".*) echo "$t $r" ;; *) echo "$4.$t $r" ;; esac
+	done
+}
+: >"$AQ_TMP/res.aquifer"
+: >"$AQ_TMP/res.samba"
+for suite in $SUITES; do
+	torture aquifer "$SMB" torture "$suite" >>"$AQ_TMP/res.aquifer"
+	torture samba "$SPORT" nobody "$suite" >>"$AQ_TMP/res.samba"
+done
+printf '# %-16s %18s %18s\n' suite "aquifer pass/run" "samba pass/run"
+for suite in $SUITES; do
+	count() { awk -v s="$suite" '$1 == s || index($1, s ".") == 1 { n++; if ($2 == "success") p++ } END { printf "%d/%d", p, n }' "$1"; }
+	printf '# %-16s %18s %18s\n' "$suite" "$(count "$AQ_TMP/res.aquifer")" "$(count "$AQ_TMP/res.samba")"
+done
+for t in $CLAIMED; do
+	a=$(awk -v t="$t" '$1 == t { print $2; exit }' "$AQ_TMP/res.aquifer")
+	s=$(awk -v t="$t" '$1 == t { print $2; exit }' "$AQ_TMP/res.samba")
+	expect_eq "$t passes on smbd" success "${s:-not run}"
+	expect_eq "$t passes on aquifer-agent" success "${a:-not run}"
+done
+if [ "$AQ_FAIL" -gt 0 ]; then
+	for f in "$AQ_TMP"/torture.aquifer.*.log; do echo "--- $f"; grep -E "^(failure|error):" -A3 "$f" | head -40; done
+fi
+aq_sanitizer_clean "$D"
+aq_finish
