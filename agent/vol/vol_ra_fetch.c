@@ -231,17 +231,23 @@ static bool ra_make_room(struct vol_ra *ra, uint64_t fsid, uint64_t len)
 	}
 }
 
-/* A slot for a new cache entry: a free one, else the oldest (mu held). */
+/* A slot for a new cache entry: a free one, else the oldest of those read
+ * whole, else the oldest (mu held). */
 static struct ra_file *ra_file_slot(struct vol_ra *ra)
 {
-	struct ra_file *old = &ra->files[0];
+	struct ra_file *old = NULL, *read = NULL;
 
 	for (size_t i = 0; i < RA_FILES; i++) {
-		if (!ra->files[i].valid)
-			return &ra->files[i];
-		if (ra->files[i].seq < old->seq)
-			old = &ra->files[i];
+		struct ra_file *f = &ra->files[i];
+
+		if (!f->valid)
+			return f;
+		if (f->done && f->hi >= f->bytes && (!read || f->seq < read->seq))
+			read = f;
+		if (!old || f->seq < old->seq)
+			old = f;
 	}
+	old = read ? read : old;
 	ra_file_drop(ra, old, true);
 	return old;
 }
@@ -511,10 +517,10 @@ void vol_ra_read(struct vol_obj *obj, int fd, uint64_t off, uint64_t n)
 	pthread_mutex_lock(&ra->mu);
 	if ((f = ra_file_find(ra, fsid, ino))) {
 		hit = off < f->bytes ? (off + n < f->bytes ? n : f->bytes - off) : 0;
-		if (off + n > f->hi && off <= f->hi)
+		if (off + n > f->hi) /* READs of one file come in any order: the highest end */
 			f->hi = off + n;
-		if (f->done && f->hi >= f->bytes)
-			f->valid = false; /* read whole: it leaves the cache, nothing wasted */
+		/* read whole, it holds nothing unread (no cap counts it) but stays
+		 * known, so a later trigger does not fetch it again */
 	}
 	r = &ra->names[ra_name_slot(fsid, ino)];
 	/* a read from the start, or to the end: the next files are due */
