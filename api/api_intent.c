@@ -411,6 +411,7 @@ static int decode_tiering(const json_t *tp, const char *vname, struct api_intent
 
 int api_intent_volume_decode(const json_t *in, struct api_intent_volume *out, aq_msg *msg)
 {
+	aq_msg why = { .text = "" };
 	const json_t *rules = field(in, "exportRules"), *r;
 	const char *vname, *sec;
 	int64_t cap;
@@ -458,8 +459,8 @@ int api_intent_volume_decode(const json_t *in, struct api_intent_volume *out, aq
 	out->security = (enum api_intent_security)rc;
 	if ((rc = decode_tiering(field(in, "tieringPolicy"), vname, &out->tiering, msg)) != AQ_OK)
 		return rc;
-	if ((rc = read_ahead_from(field(in, "readAhead"), &out->read_ahead, msg)) != AQ_OK)
-		return vol_fail(msg, vname, "%s", msg->text);
+	if ((rc = read_ahead_from(field(in, "readAhead"), &out->read_ahead, &why)) != AQ_OK)
+		return vol_fail(msg, vname, "%s", why.text); /* msg may be NULL */
 	return AQ_OK;
 }
 

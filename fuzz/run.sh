@@ -75,6 +75,9 @@ printf '%s' '{"name":"v","fsid":"0123456789abcdef","shareName":"v","dir":"d","re
 	> "$out/corpus_intent/seed_read_ahead"
 printf '%s' '{"name":"v","fsid":"0123456789abcdef","shareName":"v","dir":"d","readAhead":{"mode":"AGGRESSIVE"}}' \
 	> "$out/corpus_intent/seed_read_ahead_aggressive"
+# ... and one the decoder refuses (its message once dereferenced a NULL msg)
+printf '%s' '{"name":"v","fsid":"0123456789abcdef","shareName":"v","dir":"d","readAhead":{"mode":"CROSS_FILE_SEQUENTIAL","depthFiles":32}}' \
+	> "$out/corpus_intent/seed_read_ahead_refused"
 apilib="$top/api/api_intent.c $top/api/api_intent_clients.c $top/api/api_error.c $top/api/api_schema.c $top/api/api_pool.c $top/api/api_math.c $top/api/api_id.c"
 jansson=$(pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 

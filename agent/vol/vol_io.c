@@ -117,9 +117,10 @@ static int vol_truncate(struct vol_obj *obj, uint64_t size)
 	}
 	if (size < (uint64_t)st.st_size)
 		vol_adjust(obj->exp, -(int64_t)((uint64_t)st.st_size - size));
-	vol_ra_forget(obj->exp, (uint64_t)st.st_ino);
 out:
 	pthread_mutex_unlock(mu);
+	if (rc == 0)
+		vol_ra_forget(obj->exp, (uint64_t)st.st_ino);
 	if (tiered)
 		tier->truncate_end(obj->exp->store->tier_arg, obj->exp->cfg.fsid, &st);
 	close(fd);

@@ -196,6 +196,33 @@ START_TEST(test_qos_charged)
 }
 END_TEST
 
+/* remove, rename and truncate of a prefetched, unread file: forgotten,
+ * wasted; and a later prefetch does not count them again */
+START_TEST(test_forget)
+{
+	struct vol_export *e = vol_export_by_path(ts.store, ts.cfg[0].path, strlen(ts.cfg[0].path));
+	struct vol_sattr cut = { .set_size = true, .size = 10 };
+	struct vol_obj dir, f;
+
+	ck_assert_int_eq(vol_root(e, &dir), 0);
+	vol_export_unref(e);
+	vol_store_set_read_ahead(ts.store, 64 << 20, 64 << 20);
+	ts.cfg[0].read_ahead.depth_files = 3;
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 3), 0);
+	client_read(0, "f0001.bin", 0, 4096);
+	ck_assert_uint_eq(settle(0, 3 * FRAME), 3 * FRAME);      /* f0002..f0004 */
+	ck_assert_int_eq(vol_remove(&dir, &root, "f0002.bin", 9), 0);
+	ck_assert_uint_eq(stats(0).ra_wasted, FRAME);
+	ck_assert_int_eq(vol_rename(&dir, "f0003.bin", 9, &dir, "g0003.bin", 9, &root), 0);
+	ck_assert_uint_eq(stats(0).ra_wasted, 2 * FRAME);
+	ck_assert_int_eq(vol_lookup(&dir, &root, "f0004.bin", 9, &f), 0);
+	ck_assert_int_eq(vol_setattr(&f, &root, &cut), 0);
+	ck_assert_uint_eq(stats(0).ra_wasted, 3 * FRAME);
+	vol_obj_cleanup(&f);
+	vol_obj_cleanup(&dir);
+}
+END_TEST
+
 static Suite *ra_fetch_suite(void)
 {
 	Suite *s = suite_create("vol_ra_fetch");
@@ -208,6 +235,7 @@ static Suite *ra_fetch_suite(void)
 	tcase_add_test(tc, test_volume_cap);
 	tcase_add_test(tc, test_node_cap_fair);
 	tcase_add_test(tc, test_qos_charged);
+	tcase_add_test(tc, test_forget);
 	suite_add_tcase(s, tc);
 	return s;
 }
