@@ -349,8 +349,7 @@ static int conv_dict(const struct conv *c, const char *raw, json_t **out, aq_msg
 static int conv_lead_dict(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
 {
 	size_t len = strcspn(raw, ",");
-	struct conv rest = { .what = c->what, .keys = c->keys ? c->keys + 1 : NULL };
-	struct conv lead = { .what = c->what };
+	struct conv rest = { .what = c->what, .keys = c->keys ? c->keys + 1 : NULL }, lead = { .what = c->what };
 	json_t *v = NULL;
 	char *first;
 	int rc;
@@ -365,14 +364,12 @@ static int conv_lead_dict(const struct conv *c, const char *raw, json_t **out, a
 	free(first);
 	if (rc != AQ_OK)
 		return rc;
-	if (raw[len] == '\0')
-		*out = json_object();
-	else if ((rc = conv_pairs(&rest, raw + len + 1, out, msg, add_dict_key)) != AQ_OK) {
+	rc = raw[len] ? conv_pairs(&rest, raw + len + 1, out, msg, add_dict_key) : (*out = json_object(), AQ_OK);
+	if (rc == AQ_OK)
+		json_object_set_new(*out, c->keys->field, v);
+	else
 		json_decref(v);
-		return rc;
-	}
-	json_object_set_new(*out, c->keys->field, v);
-	return AQ_OK;
+	return rc;
 }
 
 /* gcloud's --network=name=NET[,psa-range=R]: an object {"network": NET,
