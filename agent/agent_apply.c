@@ -201,6 +201,7 @@ static int apply_volume(struct agent *a, const struct api_intent_volume *v, cons
 	snprintf(c->path, sizeof(c->path), "/%s", v->share);
 	c->capacity = v->capacity_bytes;
 	c->protocols = v->protocols;
+	c->read_ahead = v->read_ahead;
 	apply_qos(&v->qos, &c->qos);
 	if ((rc = agent_snap_prepare(a, v, ss, msg)) != AQ_OK)
 		return rc;

@@ -116,6 +116,11 @@ static json_t *status_volume(struct agent *a, const json_t *v, const struct vol_
 			(json_int_t)(live ? st->ops[NFS3_WRITE] : 0), "hotBytes",
 			(json_int_t)(live ? data - cold : 0), "coldBytes", (json_int_t)cold, "errors", (json_int_t)(live ? vol_stats_errors(st) : 0),
 			"throughputLimitMibps", api_json_double(v, "throughputMibps", 0), "latUsHist", hist);
+	if (doc && live) { /* read-ahead (agent/vol/vol_ra.h) */
+		json_object_set_new(doc, "readAheadBytes", json_integer((json_int_t)st->ra_bytes));
+		json_object_set_new(doc, "readAheadHits", json_integer((json_int_t)st->ra_hits));
+		json_object_set_new(doc, "readAheadWastedBytes", json_integer((json_int_t)st->ra_wasted));
+	}
 	if (doc && live) { /* time requests waited for QoS tokens; how old the counters are */
 		json_object_set_new(doc, "throttledUs", json_integer((json_int_t)(st->qos.throttled_ns / 1000)));
 		json_object_set_new(doc, "countersAgeMs", json_integer((json_int_t)st->age_ms));
@@ -322,6 +327,9 @@ static const struct {
 	{ "aquifer_agent_volume_cold_tier_write_bytes_total", "counter", "coldWriteBytes", "Bytes written to the cold store." },
 	{ "aquifer_agent_volume_snapshots", "gauge", "snapshotCount", "Snapshots the volume has on the shelf." },
 	{ "aquifer_agent_volume_snapshot_bytes", "gauge", "snapshotBytes", "Bytes only the volume's snapshots hold (the sum of their usedBytes)." },
+	{ "aquifer_agent_volume_read_ahead_bytes_total", "counter", "readAheadBytes", "Bytes read ahead by cross-file read-ahead (charged to the volume's QoS)." },
+	{ "aquifer_agent_volume_read_ahead_hits_total", "counter", "readAheadHits", "READs served from read-ahead data." },
+	{ "aquifer_agent_volume_read_ahead_wasted_bytes_total", "counter", "readAheadWastedBytes", "Read-ahead bytes dropped before a client read them." },
 };
 
 static void ah_volume_metrics(struct agent *a, const json_t *st, struct ut_buf *b)

@@ -39,6 +39,7 @@ struct agent_cfg {
 	struct tls_listen_limits api_limits;  /* the agent API's connections (agent_http.c) */
 	struct nfs_srv_limits nfs_limits;     /* the NFS port's connections (nfs_srv.h) */
 	enum ut_log_level log_level;          /* --log-level / log-level (default info) */
+	unsigned ra_node_mib, ra_volume_mib;  /* read-ahead cache caps (agent/vol/vol_ra.h) */
 };
 
 struct agent {

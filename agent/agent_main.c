@@ -23,6 +23,7 @@
 #include "api/api_math.h"
 #include "api/api_schema.h"
 #include "tls/tls.h"
+#include "agent/vol/vol_ra.h"
 #include "util/ut_conf.h"
 #include "util/ut_hex.h"
 #include "util/ut_log.h"
@@ -77,6 +78,9 @@ static void usage(FILE *f)
 		"                            N seconds of silence (default 360)\n"
 		"  --log-level LEVEL         error, warn, info (default) or debug: the least severe\n"
 		"                            record written to stderr\n"
+		"  --read-ahead-cache-mib N  cross-file read-ahead: prefetched data not read yet, per\n"
+		"                            node (default 1024 MiB)\n"
+		"  --read-ahead-volume-mib N  ... and per volume (default 256 MiB)\n"
 		"  --config FILE             'key = value' lines with the option names above\n"
 		"                            ('_' may stand for '-', e.g. tier_day_seconds = 60)\n");
 }
@@ -109,6 +113,8 @@ static const struct agent_opt agent_opts[] = {
 	{ "nfs-record-timeout-seconds", offsetof(struct agent_cfg, nfs_limits.record_s), AGENT_OPT_UINT },
 	{ "nfs-idle-timeout-seconds", offsetof(struct agent_cfg, nfs_limits.idle_s), AGENT_OPT_UINT },
 	{ "log-level", offsetof(struct agent_cfg, log_level), AGENT_OPT_LEVEL },
+	{ "read-ahead-cache-mib", offsetof(struct agent_cfg, ra_node_mib), AGENT_OPT_UINT },
+	{ "read-ahead-volume-mib", offsetof(struct agent_cfg, ra_volume_mib), AGENT_OPT_UINT },
 };
 #undef S
 
@@ -279,6 +285,8 @@ int agent_main(int argc, char **argv)
 	a.cfg.nfs_workers = 8;
 	a.cfg.tier_day_seconds = 86400;
 	a.cfg.snap_usage_s = 60;
+	a.cfg.ra_node_mib = (unsigned)(VOL_RA_NODE_BYTES >> 20);
+	a.cfg.ra_volume_mib = (unsigned)(VOL_RA_VOLUME_BYTES >> 20);
 	a.cfg.api_limits = (struct tls_listen_limits){ .max_conns = 1024, .per_ip = 32, .header_s = 10, .idle_s = 60 };
 	a.cfg.nfs_limits = (struct nfs_srv_limits)NFS_SRV_LIMITS_DEFAULT;
 	a.cfg.log_level = UT_LOG_INFO;
@@ -324,6 +332,7 @@ int agent_main(int argc, char **argv)
 		UT_ERROR("agent_main", NULL, "volume store: %s", strerror(-rc));
 		return 1;
 	}
+	vol_store_set_read_ahead(a.store, (uint64_t)a.cfg.ra_node_mib << 20, (uint64_t)a.cfg.ra_volume_mib << 20);
 	if ((rc = nfs_srv_new(a.cfg.nfs_listen, a.store, (unsigned)a.cfg.nfs_workers, &a.nfs)) != 0 ||
 	    (rc = nfs_srv_set_limits(a.nfs, &a.cfg.nfs_limits)) != 0 || (rc = nfs_srv_start(a.nfs)) != 0) {
 		UT_ERROR("agent_main", NULL, "NFS server on %s: %s", a.cfg.nfs_listen, strerror(-rc));

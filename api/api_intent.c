@@ -18,6 +18,8 @@ static const char *const intent_smb[] = { "ENCRYPT_DATA", "BROWSABLE", "CHANGE_N
 					  "SHOW_SNAPSHOT", "SHOW_PREVIOUS_VERSIONS", "ACCESS_BASED_ENUMERATION",
 					  "CONTINUOUSLY_AVAILABLE", NULL };
 static const char *const intent_security[] = { "UNIX", "NTFS", NULL };
+/* enum api_intent_ra_mode's names (the API's readAhead.mode) */
+static const char *const intent_ra_modes[] = { "NONE", "AGGRESSIVE", "CROSS_FILE_SEQUENTIAL", NULL };
 
 #define INTENT_MAX_DAYS 100000 /* a sanity bound: the API's range is configuration */
 
@@ -133,6 +135,46 @@ int api_intent_rule_from_api(const json_t *r, size_t i, struct api_intent_rule *
 	return AQ_OK;
 }
 
+/* The readAhead rules of api_intent.h; out (may be NULL) gets the result. */
+static int read_ahead_from(const json_t *ra, struct api_intent_read_ahead *out, aq_msg *msg)
+{
+	const json_t *d = field(ra, "depthFiles");
+	int mode;
+
+	if (out)
+		memset(out, 0, sizeof(*out));
+	if (!ra)
+		return AQ_OK;
+	if (!json_is_object(ra) || !json_is_string(field(ra, "mode")))
+		return aq_fail(msg, AQ_EINVAL, "readAhead.mode is required (NONE, AGGRESSIVE or CROSS_FILE_SEQUENTIAL)");
+	if ((mode = name_index(intent_ra_modes, json_string_value(field(ra, "mode")))) < 0)
+		return aq_fail(msg, AQ_EINVAL, "readAhead.mode must be NONE, AGGRESSIVE or CROSS_FILE_SEQUENTIAL");
+	if (d && mode != API_INTENT_RA_CROSS_FILE)
+		return aq_fail(msg, AQ_EINVAL, "readAhead.depthFiles applies to mode CROSS_FILE_SEQUENTIAL only; leave it out with mode %s",
+			       intent_ra_modes[mode]);
+	if (d && (!json_is_integer(d) || json_integer_value(d) < 1 || json_integer_value(d) > API_READ_AHEAD_MAX_DEPTH))
+		return aq_fail(msg, AQ_EINVAL, "readAhead.depthFiles must be a whole number 1..%d", API_READ_AHEAD_MAX_DEPTH);
+	if (out) {
+		out->mode = (enum api_intent_ra_mode)mode;
+		if (mode == API_INTENT_RA_CROSS_FILE)
+			out->depth_files = d ? (int)json_integer_value(d) : API_READ_AHEAD_DEPTH;
+	}
+	return AQ_OK;
+}
+
+int api_intent_read_ahead_check(json_t *ra, aq_msg *msg)
+{
+	struct api_intent_read_ahead r;
+	int rc;
+
+	if ((rc = read_ahead_from(ra, &r, msg)) != AQ_OK)
+		return rc;
+	/* the default is stored, so the volume reads back what its node does */
+	if (r.mode == API_INTENT_RA_CROSS_FILE && !field(ra, "depthFiles"))
+		json_object_set_new(ra, "depthFiles", json_integer(r.depth_files));
+	return AQ_OK;
+}
+
 int api_intent_volume_from_api(const json_t *vol, const json_t *pool, const struct api_math_params *p,
 			       const char *fsid, const char *dir, struct api_intent_volume *out, aq_msg *msg)
 {
@@ -192,7 +234,7 @@ int api_intent_volume_from_api(const json_t *vol, const json_t *pool, const stru
 		out->tiering.bypass = api_json_bool(tp, "hotTierBypassModeEnabled", false);
 		out->tiering.retrieval = (enum api_intent_retrieval)ret;
 	}
-	return AQ_OK;
+	return read_ahead_from(field(vol, "readAhead"), &out->read_ahead, msg);
 }
 
 json_t *api_intent_volume_encode(const struct api_intent_volume *v)
@@ -229,6 +271,16 @@ json_t *api_intent_volume_encode(const struct api_intent_volume *v)
 					      "coolingThresholdDays", v->tiering.cooling_days,
 					      "hotTierBypassModeEnabled", v->tiering.bypass, "retrievalPolicy",
 					      intent_retrieval[v->tiering.retrieval]));
+	if (e && v->read_ahead.mode != API_INTENT_RA_NONE) {
+		json_t *ra = json_pack("{s:s}", "mode", intent_ra_modes[v->read_ahead.mode]);
+
+		if (ra && v->read_ahead.mode == API_INTENT_RA_CROSS_FILE)
+			json_object_set_new(ra, "depthFiles", json_integer(v->read_ahead.depth_files));
+		if (!ra || json_object_set_new(e, "readAhead", ra)) {
+			json_decref(e);
+			return NULL;
+		}
+	}
 	return e;
 }
 
@@ -359,6 +411,7 @@ static int decode_tiering(const json_t *tp, const char *vname, struct api_intent
 
 int api_intent_volume_decode(const json_t *in, struct api_intent_volume *out, aq_msg *msg)
 {
+	aq_msg why = { .text = "" };
 	const json_t *rules = field(in, "exportRules"), *r;
 	const char *vname, *sec;
 	int64_t cap;
@@ -404,7 +457,11 @@ int api_intent_volume_decode(const json_t *in, struct api_intent_volume *out, aq
 	if (get_str(in, "securityStyle", "UNIX", &sec) != AQ_OK || (rc = name_index(intent_security, sec)) < 0)
 		return vol_fail(msg, vname, "securityStyle must be UNIX or NTFS");
 	out->security = (enum api_intent_security)rc;
-	return decode_tiering(field(in, "tieringPolicy"), vname, &out->tiering, msg);
+	if ((rc = decode_tiering(field(in, "tieringPolicy"), vname, &out->tiering, msg)) != AQ_OK)
+		return rc;
+	if ((rc = read_ahead_from(field(in, "readAhead"), &out->read_ahead, &why)) != AQ_OK)
+		return vol_fail(msg, vname, "%s", why.text); /* msg may be NULL */
+	return AQ_OK;
 }
 
 json_t *api_intent_delete_encode(const struct api_intent_delete *d)

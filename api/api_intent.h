@@ -95,6 +95,22 @@ struct api_intent_tiering {
 	enum api_intent_retrieval retrieval;
 };
 
+/* Read-ahead (issue 23; Aquifer's volume field "readAhead": {"mode",
+ * "depthFiles"}). NONE: the kernel's own read-ahead only; AGGRESSIVE: a
+ * larger in-file read-ahead; CROSS_FILE_SEQUENTIAL: a file read from its
+ * start makes the node prefetch the next depthFiles files of its folder
+ * whose names continue its numeric suffix (frame000123.dpx ->
+ * frame000124.dpx, agent/vol/vol_ra.h). depthFiles is 1..API_READ_AHEAD_MAX_DEPTH,
+ * given only with CROSS_FILE_SEQUENTIAL (default API_READ_AHEAD_DEPTH). */
+#define API_READ_AHEAD_MAX_DEPTH 16
+#define API_READ_AHEAD_DEPTH 4
+enum api_intent_ra_mode { API_INTENT_RA_NONE = 0, API_INTENT_RA_AGGRESSIVE = 1, API_INTENT_RA_CROSS_FILE = 2 };
+
+struct api_intent_read_ahead {
+	enum api_intent_ra_mode mode;
+	int depth_files;                          /* 0 unless CROSS_FILE_SEQUENTIAL */
+};
+
 struct api_intent_volume {
 	char name[API_INTENT_NAME_LEN + 1];
 	char fsid[17];                            /* 16 hex digits */
@@ -109,6 +125,7 @@ struct api_intent_volume {
 	unsigned protocols;                       /* enum api_intent_proto bits; never 0 */
 	unsigned smb_settings;                    /* enum api_intent_smb_setting bits */
 	enum api_intent_security security;        /* securityStyle (default UNIX) */
+	struct api_intent_read_ahead read_ahead;  /* readAhead (absent: NONE) */
 };
 
 struct api_intent_delete {
@@ -141,9 +158,16 @@ int api_intent_rule_from_api(const json_t *rule, size_t i, struct api_intent_rul
 int api_intent_volume_from_api(const json_t *vol, const json_t *pool, const struct api_math_params *p,
 			       const char *fsid, const char *dir, struct api_intent_volume *out, aq_msg *msg);
 
+/* A volume's readAhead object (ra, normalised by api_schema_check; NULL:
+ * absent, fine): mode required, depthFiles only with CROSS_FILE_SEQUENTIAL
+ * and 1..API_READ_AHEAD_MAX_DEPTH; fills in depthFiles API_READ_AHEAD_DEPTH
+ * when CROSS_FILE_SEQUENTIAL leaves it out. AQ_EINVAL naming the field. */
+int api_intent_read_ahead_check(json_t *ra, aq_msg *msg);
+
 /* The JSON of an intent entry (new reference; NULL on ENOMEM), and back.
  * decode checks every field and limit; fields a former version did not send
- * (nfsv3, nfsv4, unixPermissions, qos, tieringPolicy) take their defaults.
+ * (nfsv3, nfsv4, unixPermissions, qos, tieringPolicy, readAhead) take their
+ * defaults.
  * The message starts with the volume's name when it has one. */
 json_t *api_intent_volume_encode(const struct api_intent_volume *v);
 int api_intent_volume_decode(const json_t *in, struct api_intent_volume *out, aq_msg *msg);

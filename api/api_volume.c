@@ -24,6 +24,8 @@ static const char *const vol_squash[] = { "SQUASH_MODE_UNSPECIFIED", "NO_ROOT_SQ
 static const char *const vol_tier_action[] = { "TIER_ACTION_UNSPECIFIED", "ENABLED", "PAUSED", NULL };
 static const char *const vol_retrieval[] = { "DEFAULT", "ON_READ", "NEVER", NULL };
 static const char *const vol_enc[] = { "ENCRYPTION_TYPE_UNSPECIFIED", "SERVICE_MANAGED", "CLOUD_KMS", NULL };
+/* Aquifer's readAhead.mode (issue 23): the names of enum api_intent_ra_mode */
+static const char *const vol_ra_modes[] = { "NONE", "AGGRESSIVE", "CROSS_FILE_SEQUENTIAL", NULL };
 
 static const struct api_field vol_rule_fields[] = {
 	{ "allowedClients", API_T_STRING, 0, NULL, NULL, API_INTENT_CLIENTS_LEN },
@@ -82,6 +84,13 @@ static const struct api_field vol_tiering_fields[] = {
 	{ "coolingThresholdDays", API_T_INT32, 0, NULL, NULL, 0 },
 	{ "hotTierBypassModeEnabled", API_T_BOOL, 0, NULL, NULL, 0 },
 	{ "retrievalPolicy", API_T_ENUM, 0, vol_retrieval, NULL, 0 },
+	{ NULL, 0, 0, NULL, NULL, 0 },
+};
+
+/* Aquifer: read-ahead (issue 23), checked by api_intent_read_ahead_from_api */
+static const struct api_field vol_ra_fields[] = {
+	{ "mode", API_T_ENUM, 0, vol_ra_modes, NULL, 0 },
+	{ "depthFiles", API_T_INT32, 0, NULL, NULL, 0 },
 	{ NULL, 0, 0, NULL, NULL, 0 },
 };
 
@@ -147,6 +156,7 @@ const struct api_field api_volume_fields[] = {
 	{ "hotTierSizeUsedGib", API_T_INT64, API_F_OUTPUT, NULL, NULL, 0 },
 	{ "throughputMibps", API_T_DOUBLE, 0, NULL, NULL, 0 },
 	{ "cloneDetails", API_T_OBJECT, API_F_OUTPUT, NULL, vol_clone_fields, 0 },
+	{ "readAhead", API_T_OBJECT, 0, NULL, vol_ra_fields, 0 },
 	{ NULL, 0, 0, NULL, NULL, 0 },
 };
 
@@ -229,6 +239,8 @@ int api_volume_check(const struct api_math_params *p, json_t *doc, aq_msg *msg)
 		if ((rc = api_math_check_cooling_days(p, api_json_int64(tp, "coolingThresholdDays", 0), msg)) != AQ_OK)
 			return rc;
 	}
+	if ((rc = api_intent_read_ahead_check(json_object_get(doc, "readAhead"), msg)) != AQ_OK)
+		return rc;
 	if (!json_object_get(doc, "securityStyle"))
 		json_object_set_new(doc, "securityStyle", json_string("UNIX"));
 	/* proto3's default: a config that leaves it out plans no change */

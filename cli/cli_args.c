@@ -345,6 +345,33 @@ static int conv_dict(const struct conv *c, const char *raw, json_t **out, aq_msg
 	return conv_pairs(c, raw, out, msg, add_dict_key);
 }
 
+/* --flag=V[,k=v...]: the first key's value leads, unnamed. */
+static int conv_lead_dict(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	size_t len = strcspn(raw, ",");
+	struct conv rest = { .what = c->what, .keys = c->keys ? c->keys + 1 : NULL }, lead = { .what = c->what };
+	json_t *v = NULL;
+	char *first;
+	int rc;
+
+	if (!c->keys || !c->keys->name || len == 0 || memchr(raw, '=', len))
+		return aq_fail(msg, AQ_EINVAL, "invalid value for %s: '%s' (expected %s first, then KEY=VALUE,...)",
+			       c->what, raw, c->keys && c->keys->name ? c->keys->name : "a value");
+	if (!(first = strndup(raw, len)))
+		return aq_fail(msg, AQ_ENOMEM, "out of memory");
+	lead.choices = c->keys->choices;
+	rc = conv_value(c->keys->type, &lead, first, &v, msg);
+	free(first);
+	if (rc != AQ_OK)
+		return rc;
+	rc = raw[len] ? conv_pairs(&rest, raw + len + 1, out, msg, add_dict_key) : (*out = json_object(), AQ_OK);
+	if (rc == AQ_OK)
+		json_object_set_new(*out, c->keys->field, v);
+	else
+		json_decref(v);
+	return rc;
+}
+
 /* gcloud's --network=name=NET[,psa-range=R]: an object {"network": NET,
  * "psaRange": R} that cli_args_request() merges into the body's root. */
 static int conv_network(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
@@ -427,6 +454,7 @@ static const conv_fn conv_fns[] = {
 	[CLI_T_NETWORK] = conv_network,
 	[CLI_T_KEYS] = conv_keys,
 	[CLI_T_FILE] = conv_file,
+	[CLI_T_LEAD_DICT] = conv_lead_dict,
 };
 
 static int conv_value(enum cli_type t, const struct conv *c, const char *raw, json_t **out,

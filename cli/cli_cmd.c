@@ -28,6 +28,7 @@ static const char *const access_types[] = { "READ_ONLY", "READ_WRITE", "READ_NON
 static const char *const squash_modes[] = { "NO_ROOT_SQUASH", "ROOT_SQUASH", "ALL_SQUASH", NULL };
 static const char *const tier_actions[] = { "ENABLED", "PAUSED", NULL };
 static const char *const retrieval_policies[] = { "DEFAULT", "ON_READ", "NEVER", NULL };
+static const char *const read_ahead_modes[] = { "NONE", "AGGRESSIVE", "CROSS_FILE_SEQUENTIAL", NULL };
 static const char *const media_types[] = { "TLC", "QLC", NULL };
 static const char *const smb_settings[] = { "ENCRYPT_DATA", "BROWSABLE", "CHANGE_NOTIFY", "NON_BROWSABLE", "OPLOCKS",
 					    "SHOW_SNAPSHOT", "SHOW_PREVIOUS_VERSIONS", "ACCESS_BASED_ENUMERATION",
@@ -87,6 +88,13 @@ static const struct cli_key tiering_keys[] = {
 	{ "cooling-threshold-days", CLI_T_INT, "coolingThresholdDays", NULL },
 	{ "enable-hot-tier-bypass-mode", CLI_T_BOOL, "hotTierBypassModeEnabled", NULL },
 	{ "retrieval-policy", CLI_T_ENUM, "retrievalPolicy", retrieval_policies },
+	{ NULL, CLI_T_STR, NULL, NULL }
+};
+
+/* --read-ahead=MODE[,depth-files=N] (issue 23): the mode leads, unnamed */
+static const struct cli_key read_ahead_keys[] = {
+	{ "mode", CLI_T_ENUM, "mode", read_ahead_modes },
+	{ "depth-files", CLI_T_INT, "depthFiles", NULL },
 	{ NULL, CLI_T_STR, NULL, NULL }
 };
 
@@ -211,6 +219,10 @@ static const struct cli_flag volume_flags[] = {
 	{ "tiering-policy", CLI_T_DICT, ON_CU, 0, "tieringPolicy", NULL, NULL, tiering_keys,
 	  "KEY=VALUE,...", "Auto-tiering: tier-action=ENABLED|PAUSED,cooling-threshold-days=N,"
 	  "retrieval-policy=DEFAULT|ON_READ|NEVER,enable-hot-tier-bypass-mode=true (FLEX)." },
+	{ "read-ahead", CLI_T_LEAD_DICT, ON_CU, 0, "readAhead", NULL, NULL, read_ahead_keys,
+	  "MODE[,depth-files=N]", "Read-ahead: NONE, AGGRESSIVE (a larger in-file window) or "
+	  "CROSS_FILE_SEQUENTIAL (prefetch the next N files of a numbered sequence, frame0001.dpx, "
+	  "frame0002.dpx, ...; N 1-16, default 4)." },
 	{ "unix-permissions", CLI_T_STR, ON_CU, 0, "unixPermissions", NULL, NULL, NULL, "MODE",
 	  "UNIX permissions of the volume root, e.g. 0770." },
 	{ "large-capacity", CLI_T_BOOL, ON_C, 0, "largeCapacity", NULL, NULL, NULL, NULL,

@@ -40,6 +40,8 @@ enum cli_type {
 	CLI_T_KEYS,       /* k,k2 -> ["k","k2"] (--remove-labels) */
 	CLI_T_FILE,       /* a file's text (one trailing newline dropped) -> JSON string: secrets
 			   * stay off the command line (--password-file) */
+	CLI_T_LEAD_DICT,  /* V[,k=v,...]: V is the value of the first key (typed by it), the
+			   * rest as CLI_T_DICT by the other keys (--read-ahead=MODE,depth-files=N) */
 };
 
 /* Command kinds; a flag's `on` is a mask of (1u << kind). */

@@ -70,6 +70,14 @@ rc=0
 mkdir -p "$out/corpus_intent"
 printf '%s' '{"name":"projects/p/locations/l/volumes/v","fsid":"0123456789abcdef","shareName":"v","dir":"volumes/0123456789abcdef","capacityBytes":1073741824,"throughputMibps":6.25,"unixPermissions":"0770","exportRules":[{"allowedClients":"10.0.0.0/8,127.0.0.1","accessType":"READ_WRITE","squashMode":"ROOT_SQUASH","anonUid":65534,"nfsv3":true,"nfsv4":false}],"qos":{"mibps":6.25,"iops":0,"sharedPool":"p","sharedMibps":32.0,"sharedIops":1024},"tieringPolicy":{"tierAction":"ENABLED","coolingThresholdDays":31,"hotTierBypassModeEnabled":false,"retrievalPolicy":"DEFAULT"}}' \
 	> "$out/corpus_intent/seed_volume"
+# issue 23: readAhead, both modes that carry something
+printf '%s' '{"name":"v","fsid":"0123456789abcdef","shareName":"v","dir":"d","readAhead":{"mode":"CROSS_FILE_SEQUENTIAL","depthFiles":16}}' \
+	> "$out/corpus_intent/seed_read_ahead"
+printf '%s' '{"name":"v","fsid":"0123456789abcdef","shareName":"v","dir":"d","readAhead":{"mode":"AGGRESSIVE"}}' \
+	> "$out/corpus_intent/seed_read_ahead_aggressive"
+# ... and one the decoder refuses (its message once dereferenced a NULL msg)
+printf '%s' '{"name":"v","fsid":"0123456789abcdef","shareName":"v","dir":"d","readAhead":{"mode":"CROSS_FILE_SEQUENTIAL","depthFiles":32}}' \
+	> "$out/corpus_intent/seed_read_ahead_refused"
 apilib="$top/api/api_intent.c $top/api/api_intent_clients.c $top/api/api_error.c $top/api/api_schema.c $top/api/api_pool.c $top/api/api_math.c $top/api/api_id.c"
 jansson=$(pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 

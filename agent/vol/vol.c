@@ -87,7 +87,9 @@ int vol_store_new(const uint8_t *key, struct vol_store **out)
 	s->cur = calloc(1, sizeof(struct vol_set));
 	s->fc = calloc(VOL_FCACHE, sizeof(*s->fc));
 	s->procfd = -1;
-	if (!s->cur || !s->fc || qos_sched_new(NULL, &s->qos) != 0 || vol_lock_new(0, 0, &s->locks) != 0) {
+	if (!s->cur || !s->fc || qos_sched_new(NULL, &s->qos) != 0 || vol_lock_new(0, 0, &s->locks) != 0 ||
+	    vol_ra_new(s, &s->ra) != 0) {
+		vol_ra_free(s->ra);
 		qos_sched_free(s->qos);
 		vol_lock_free(s->locks);
 		free(s->cur);
@@ -127,9 +129,11 @@ void vol_store_free(struct vol_store *s)
 {
 	if (!s)
 		return;
+	vol_ra_stop(s->ra);    /* no new charges; QoS hands back the parked jobs */
 	qos_sched_stop(s->qos);
 	vol_set_unref(s->cur);
 	qos_sched_free(s->qos);
+	vol_ra_free(s->ra);
 	for (int i = 0; i < VOL_FCACHE; i++) {
 		if (s->fc[i].fd >= 0)
 			close(s->fc[i].fd);
@@ -456,6 +460,9 @@ int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out)
 			out->lat_us_hist[k] = atomic_load(&a->lat[k]);
 		out->used = atomic_load(&a->used);
 		out->dirsyncs = atomic_load(&a->dirsyncs);
+		out->ra_bytes = atomic_load(&a->ra_bytes);
+		out->ra_hits = atomic_load(&a->ra_hits);
+		out->ra_wasted = atomic_load(&a->ra_wasted);
 		out->names = atomic_load(&a->names);
 		out->capacity = set->e[i]->cfg.capacity;
 		out->age_ms = (qos_now(s->qos) - a->born_ns) / 1000000u;

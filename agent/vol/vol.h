@@ -132,6 +132,7 @@ struct vol_export_cfg {
 				   * only vol_snap_root reaches it (SMB previous versions) */
 	uint64_t tree_seq;
 	unsigned protocols;       /* API_INTENT_NFSV3/NFSV4/SMB bits serving it; 0: NFSv3 (as before protocols) */
+	struct api_intent_read_ahead read_ahead; /* readAhead (agent/vol/vol_ra.h) */
 };
 
 struct vol_fh {
@@ -178,6 +179,9 @@ struct vol_stats {
 	uint64_t capacity;
 	uint64_t dirsyncs;        /* directory fsyncs that made namespace changes stable */
 	uint64_t age_ms;           /* how long ago the counters began (the export appeared here) */
+	uint64_t ra_bytes;        /* read-ahead (vol_ra.h): bytes prefetched, */
+	uint64_t ra_hits;         /* READs served by a prefetch, */
+	uint64_t ra_wasted;       /* prefetched bytes dropped unread */
 	struct qos_stats qos;
 };
 
@@ -216,6 +220,9 @@ struct vol_tier_ops {
 /* ---- store and exports ---- */
 /* Install the cold tier hooks (NULL: none). Call before serving. */
 void vol_store_set_tier(struct vol_store *s, const struct vol_tier_ops *ops, void *arg);
+/* Caps of the read-ahead cache (vol_ra.h): unread prefetched bytes per node
+ * and per volume (defaults VOL_RA_NODE_BYTES, VOL_RA_VOLUME_BYTES). */
+void vol_store_set_read_ahead(struct vol_store *s, uint64_t node_bytes, uint64_t volume_bytes);
 /* key: VOL_KEY_LEN bytes, copied. */
 int vol_store_new(const uint8_t *key, struct vol_store **out);
 void vol_store_free(struct vol_store *s);

@@ -5,6 +5,7 @@
  *   vol_io.c  attributes, capacity, file data
  *   vol_ns.c  names: lookup, create, remove, rename, link, readdir
  *   vol_snap.c /.snapshot: its lookups and its handles' containment
+ *   vol_ra.c, vol_ra_fetch.c  read-ahead: the name predictor, the prefetch
  */
 #ifndef AQ_AGENT_VOL_INTERNAL_H
 #define AQ_AGENT_VOL_INTERNAL_H
@@ -50,6 +51,9 @@ struct vol_acct {
 		int waiters;
 	} dsync[VOL_LOCKS];
 	_Atomic uint64_t dirsyncs; /* directory fsyncs issued */
+	/* read-ahead (vol_ra_fetch.c): bytes prefetched, READs served by a
+	 * prefetch, prefetched bytes dropped unread */
+	_Atomic uint64_t ra_bytes, ra_hits, ra_wasted;
 	uint64_t tree_seq;         /* cfg.tree_seq used was counted for */
 };
 
@@ -115,6 +119,7 @@ struct vol_store {
 	int procfd;                /* O_PATH /proc/self/fd: marks of O_PATH objects */
 	bool xattrat;              /* getxattrat/setxattrat exist (Linux 6.13) */
 	struct vol_lock_tab *locks; /* byte-range locks and share reservations (vol_lock.h) */
+	struct vol_ra *ra;         /* read-ahead (vol_ra_fetch.c) */
 };
 
 /* vol.c */
@@ -166,6 +171,21 @@ bool vol_snap_reserved(const struct vol_obj *dir, const char *nm);
 /* The lookup of nm in dir when it is .snapshot or dir is a snapshot
  * object: 0 or -errno with out set; 1: an ordinary lookup. */
 int vol_snap_lookup(struct vol_obj *dir, const char *nm, struct vol_obj *out);
+
+/* vol_ra_fetch.c: read-ahead (vol_ra.h) */
+struct vol_ra;
+int vol_ra_new(struct vol_store *s, struct vol_ra **out);
+/* Join the worker and drop the queued jobs (jobs parked in QoS are freed
+ * when QoS hands them back); free also stops. */
+void vol_ra_stop(struct vol_ra *ra);
+void vol_ra_free(struct vol_ra *ra);
+/* A lookup or create in dir found file under nm: remember its name. */
+void vol_ra_note(struct vol_obj *dir, const char *nm, const struct vol_obj *file);
+/* A READ of n bytes at off of obj (fd: its content, or -1): hits, the
+ * next files' prefetch, AGGRESSIVE's window. */
+void vol_ra_read(struct vol_obj *obj, int fd, uint64_t off, uint64_t n);
+/* ino of e changed or went (write, truncate, remove, rename): forget it. */
+void vol_ra_forget(struct vol_export *e, uint64_t ino);
 
 /* vol_io.c */
 pthread_mutex_t *vol_lock_of(struct vol_obj *obj);

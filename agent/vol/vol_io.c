@@ -119,6 +119,8 @@ static int vol_truncate(struct vol_obj *obj, uint64_t size)
 		vol_adjust(obj->exp, -(int64_t)((uint64_t)st.st_size - size));
 out:
 	pthread_mutex_unlock(mu);
+	if (rc == 0)
+		vol_ra_forget(obj->exp, (uint64_t)st.st_ino);
 	if (tiered)
 		tier->truncate_end(obj->exp->store->tier_arg, obj->exp->cfg.fsid, &st);
 	close(fd);
@@ -245,6 +247,7 @@ static int read_at(struct vol_obj *obj, const struct vol_cred *cred, uint64_t of
 			if (rc == 0) {
 				*got = g;
 				*eof = off + g >= size;
+				vol_ra_read(obj, fd, off, g);
 			}
 			goto out;
 		}
@@ -266,6 +269,7 @@ static int read_at(struct vol_obj *obj, const struct vol_cred *cred, uint64_t of
 	*got = (size_t)n;
 	if (fstat(fd, &obj->st) == 0)
 		*eof = off + (uint64_t)n >= (uint64_t)obj->st.st_size;
+	vol_ra_read(obj, fd, off, (uint64_t)n);
 out:
 	if (owned)
 		close(fd);
@@ -320,6 +324,7 @@ int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, 
 		*n = 0;
 		return rc > 0 ? VOL_ECOLD : rc;
 	}
+	vol_ra_read(obj, *fd, off, *n);
 	return 0;
 }
 
@@ -465,6 +470,8 @@ out_end:
 		tier->write_end(obj->exp->store->tier_arg, obj->exp->cfg.fsid, fd, &obj->st, off, len);
 out:
 	fstat(fd, &obj->st);
+	if (rc == 0)
+		vol_ra_forget(obj->exp, (uint64_t)obj->st.st_ino);
 	if (owned)
 		close(fd);
 	return rc;

@@ -90,6 +90,8 @@ int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 	vol_unbecome(cred);
 	if (rc == 0 && (rc = vol_mark_adopt(dir, nm)) != 0)
 		vol_obj_cleanup(out);
+	if (rc == 0)
+		vol_ra_note(dir, nm, out); /* a READ names only the file: its name for read-ahead */
 	return rc;
 }
 
@@ -263,8 +265,12 @@ out:
 		rc = vol_dirsync(dir);
 	if (fd >= 0)
 		close(fd);
-	if (rc)
+	if (rc) {
 		vol_obj_cleanup(out);
+	} else { /* a file made or opened again (maybe cut): read-ahead starts over */
+		vol_ra_forget(dir->exp, (uint64_t)out->st.st_ino);
+		vol_ra_note(dir, nm, out);
+	}
 	return rc;
 }
 
@@ -406,6 +412,7 @@ static int vol_unlink_common(struct vol_obj *dir, const struct vol_cred *cred, c
 			vol_name_refund(dir->exp);
 			if (S_ISREG(st.st_mode) && st.st_nlink == 1)
 				vol_adjust(dir->exp, -(int64_t)st.st_size);
+			vol_ra_forget(dir->exp, (uint64_t)st.st_ino);
 		}
 	}
 	vol_unbecome(cred);
@@ -430,7 +437,7 @@ int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_
 	       const char *tname, size_t tlen, const struct vol_cred *cred)
 {
 	char f[VOL_NAME_MAX + 1], t[VOL_NAME_MAX + 1];
-	struct stat st;
+	struct stat st, src;
 	bool had = false, gone = false;
 	int rc;
 
@@ -445,7 +452,11 @@ int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_
 	if (!strcmp(f, ".") || !strcmp(f, "..") || !strcmp(t, ".") || !strcmp(t, ".."))
 		return -EINVAL;
 	vol_become(cred);
+	if (fstatat(fdir->fd, f, &src, AT_SYMLINK_NOFOLLOW) == 0) /* its name changes: read-ahead forgets it */
+		vol_ra_forget(fdir->exp, (uint64_t)src.st_ino);
 	had = fstatat(tdir->fd, t, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (had)
+		vol_ra_forget(tdir->exp, (uint64_t)st.st_ino);
 	if (had)
 		vol_drop_name(tdir, t, tdir->exp->store);
 	if (renameat(fdir->fd, f, tdir->fd, t) != 0)

@@ -243,6 +243,8 @@ static json_t *full_entry(struct api_intent_volume *v)
 							    "retrievalPolicy", "NEVER"));
 	json_object_set_new(json_array_get(json_object_get(json_object_get(vol, "exportPolicy"), "rules"), 1),
 			    "nfsv3", json_false());
+	json_object_set_new(vol, "readAhead", json_pack("{s:s,s:i}", "mode", "CROSS_FILE_SEQUENTIAL", "depthFiles",
+							API_READ_AHEAD_MAX_DEPTH));
 	flex = json_pack("{s:s,s:s,s:s}", "name", "pools/f", "serviceLevel", "FLEX", "capacityGib", "1024");
 	ck_assert_int_eq(api_intent_volume_from_api(vol, flex, &api_math_defaults, FSID, "volumes/" FSID, v, &msg), AQ_OK);
 	e = api_intent_volume_encode(v);
@@ -267,6 +269,8 @@ START_TEST(test_round_trip)
 	ck_assert_int_eq(b->rules[1].access, API_INTENT_READ_ONLY);
 	ck_assert_int_eq(b->tiering.retrieval, API_INTENT_RET_NEVER);
 	ck_assert(b->tiering.bypass);
+	ck_assert_int_eq(b->read_ahead.mode, API_INTENT_RA_CROSS_FILE);
+	ck_assert_int_eq(b->read_ahead.depth_files, API_READ_AHEAD_MAX_DEPTH);
 	json_decref(e);
 	de = api_intent_delete_encode(&d);
 	ck_assert_int_eq(api_intent_delete_decode(de, &d2, &msg), AQ_OK);
@@ -301,6 +305,9 @@ static void decode_with(const char *key, json_t *value, const char *needle)
 	} else if (strncmp(key, "tieringPolicy.", 14) == 0) {
 		obj = json_object_get(e, "tieringPolicy");
 		k = key + 14;
+	} else if (strncmp(key, "readAhead.", 10) == 0) {
+		obj = json_object_get(e, "readAhead");
+		k = key + 10;
 	}
 	if (value)
 		json_object_set_new(obj, k, value);
@@ -545,6 +552,73 @@ START_TEST(test_smb_fields)
 	free(b);
 }
 END_TEST
+/* readAhead (issue 23): the API check fills the default depth, refuses each
+ * bad value naming the field; the agent's decoder holds the same limits; an
+ * entry without it (an older control plane) is NONE. */
+static void ra_check(const char *mode, int depth, const char *needle)
+{
+	aq_msg msg = { .text = { 0 } };
+	json_t *ra = mode ? json_pack("{s:s}", "mode", mode) : json_object();
+	int rc;
+
+	if (depth >= 0)
+		json_object_set_new(ra, "depthFiles", json_integer(depth));
+	rc = api_intent_read_ahead_check(ra, &msg);
+	if (needle) {
+		ck_assert_msg(rc == AQ_EINVAL, "%s/%d accepted", mode ? mode : "-", depth);
+		ck_assert_msg(strstr(msg.text, needle), "\"%s\" lacks \"%s\"", msg.text, needle);
+	} else {
+		ck_assert_msg(rc == AQ_OK, "%s", msg.text);
+	}
+	json_decref(ra);
+}
+
+START_TEST(test_read_ahead)
+{
+	struct api_intent_volume *v = malloc(sizeof(*v));
+	aq_msg msg = { .text = { 0 } };
+	json_t *ra = json_pack("{s:s}", "mode", "CROSS_FILE_SEQUENTIAL"), *vol = api_vol(1, 1), *e;
+
+	ck_assert_int_eq(api_intent_read_ahead_check(ra, &msg), AQ_OK);
+	ck_assert_int_eq(json_integer_value(json_object_get(ra, "depthFiles")), API_READ_AHEAD_DEPTH);
+	ck_assert_int_eq(api_intent_read_ahead_check(NULL, &msg), AQ_OK);
+	ra_check("CROSS_FILE_SEQUENTIAL", 1, NULL);
+	ra_check("CROSS_FILE_SEQUENTIAL", API_READ_AHEAD_MAX_DEPTH, NULL);
+	ra_check("CROSS_FILE_SEQUENTIAL", 0, "readAhead.depthFiles must be a whole number 1..16");
+	ra_check("CROSS_FILE_SEQUENTIAL", API_READ_AHEAD_MAX_DEPTH + 1, "readAhead.depthFiles must be");
+	ra_check("AGGRESSIVE", -1, NULL);
+	ra_check("NONE", -1, NULL);
+	ra_check("AGGRESSIVE", 4, "readAhead.depthFiles applies to mode CROSS_FILE_SEQUENTIAL only");
+	ra_check("SIDEWAYS", -1, "readAhead.mode must be");
+	ra_check(NULL, 4, "readAhead.mode is required");
+	/* API -> intent: AGGRESSIVE carries no depth; absent is NONE */
+	ck_assert_int_eq(api_intent_volume_from_api(vol, NULL, &api_math_defaults, FSID, "d", v, &msg), AQ_OK);
+	ck_assert_int_eq(v->read_ahead.mode, API_INTENT_RA_NONE);
+	e = api_intent_volume_encode(v);
+	ck_assert_ptr_null(json_object_get(e, "readAhead"));
+	json_decref(e);
+	json_object_set_new(vol, "readAhead", json_pack("{s:s}", "mode", "AGGRESSIVE"));
+	ck_assert_int_eq(api_intent_volume_from_api(vol, NULL, &api_math_defaults, FSID, "d", v, &msg), AQ_OK);
+	ck_assert_int_eq(v->read_ahead.mode, API_INTENT_RA_AGGRESSIVE);
+	ck_assert_int_eq(v->read_ahead.depth_files, 0);
+	e = api_intent_volume_encode(v);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(e, "readAhead"), "mode")), "AGGRESSIVE");
+	json_decref(e);
+	/* the agent's decoder */
+	decode_with("readAhead.depthFiles", json_integer(0), "readAhead.depthFiles");
+	decode_with("readAhead.depthFiles", json_integer(API_READ_AHEAD_MAX_DEPTH + 1), "readAhead.depthFiles");
+	decode_with("readAhead.depthFiles", json_string("4"), "readAhead.depthFiles");
+	decode_with("readAhead.mode", json_string("cross_file_sequential"), "readAhead.mode");
+	decode_with("readAhead.mode", NULL, "readAhead.mode is required");
+	decode_with("readAhead", json_string("ON"), "readAhead.mode");
+	decode_with("readAhead", NULL, NULL);
+	decode_with("readAhead.depthFiles", json_integer(1), NULL);
+	json_decref(ra);
+	json_decref(vol);
+	free(v);
+}
+END_TEST
+
 static Suite *intent_suite(void)
 {
 	Suite *s = suite_create("api_intent");
@@ -559,6 +633,7 @@ static Suite *intent_suite(void)
 	tcase_add_test(tc, test_decode_limits);
 	tcase_add_test(tc, test_snapset);
 	tcase_add_test(tc, test_smb_fields);
+	tcase_add_test(tc, test_read_ahead);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -279,6 +279,37 @@ START_TEST(test_help_and_routes)
 }
 END_TEST
 
+/* --read-ahead=MODE[,depth-files=N] (issue 23): the mode leads unnamed,
+ * any case; updateMask readAhead; bad input refused naming the flag. */
+START_TEST(test_read_ahead)
+{
+	struct cli_args a;
+	aq_msg msg = { .text = { 0 } };
+	char mask[256], query[256], *body;
+
+	ck_assert_int_eq(parse(&a, &msg, W("volumes"), W("update"), W("v1"),
+			       W("--read-ahead=cross_file_sequential,depth-files=8"), NULL), AQ_OK);
+	body = request(&a, mask, sizeof(mask), query, sizeof(query));
+	ck_assert_str_eq(mask, "readAhead");
+	ck_assert_str_eq(body, "{\"readAhead\":{\"depthFiles\":8,\"mode\":\"CROSS_FILE_SEQUENTIAL\"}}");
+	free(body);
+	ck_assert_int_eq(parse(&a, &msg, W("volumes"), W("update"), W("v1"), W("--read-ahead=AGGRESSIVE"), NULL),
+			 AQ_OK);
+	body = request(&a, mask, sizeof(mask), query, sizeof(query));
+	ck_assert_str_eq(body, "{\"readAhead\":{\"mode\":\"AGGRESSIVE\"}}");
+	free(body);
+	ck_assert_int_eq(parse(&a, &msg, W("volumes"), W("update"), W("v1"), W("--read-ahead=SIDEWAYS"), NULL),
+			 AQ_EINVAL);
+	ck_assert_ptr_nonnull(strstr(msg.text, "--read-ahead"));
+	ck_assert_int_eq(parse(&a, &msg, W("volumes"), W("update"), W("v1"), W("--read-ahead=depth-files=4"), NULL),
+			 AQ_EINVAL);
+	ck_assert_ptr_nonnull(strstr(msg.text, "mode first"));
+	ck_assert_int_eq(parse(&a, &msg, W("volumes"), W("update"), W("v1"),
+			       W("--read-ahead=CROSS_FILE_SEQUENTIAL,depth=4"), NULL), AQ_EINVAL);
+	ck_assert_ptr_nonnull(strstr(msg.text, "unknown key 'depth'"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cli_args");
@@ -291,6 +322,7 @@ int main(void)
 	tcase_add_test(tc, test_delete_query);
 	tcase_add_test(tc, test_usage_errors);
 	tcase_add_test(tc, test_help_and_routes);
+	tcase_add_test(tc, test_read_ahead);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }

@@ -1,0 +1,78 @@
+/* vol_ra: read-ahead of the volume store (issue 23).
+ *
+ * A volume whose readAhead.mode is CROSS_FILE_SEQUENTIAL (api_intent.h)
+ * plays a film: tens of thousands of frame files, each read whole, in name
+ * order. When a client reads such a file from its start, the store predicts
+ * the next names from its numeric suffix and prefetches the next
+ * depthFiles files that exist in the same folder, so the next frame is in
+ * memory before the client asks. It lives in the store's read path, so
+ * every protocol front end (NFSv3, SMB) gets it.
+ *
+ * Prediction (pure, vol_ra_next / vol_ra_predict): the counter is the run
+ * of digits that ends the name, or that ends just before its extension (the
+ * last '.' and what follows, when that is not all digits): frame000123.dpx,
+ * take_7, shot.0042 (no extension: ".0042" is all digits, so the run is the
+ * counter). Decimal first, keeping the zero-padded width (frame000123.dpx
+ * -> frame000124.dpx); when none of the decimal successors exist, the run
+ * of hexadecimal digits in the same place, keeping the case of its last
+ * letter (frame00af -> frame00b0, FRAME00AF -> FRAME00B0; letters before
+ * the run's first decimal digit are the stem's and do not count; a run
+ * without letters of its own tries lower case, then upper case). Digits
+ * inside an extension are not a counter (a.tar.gz7). A run that carries past its
+ * width grows by one digit (frame999.dpx -> frame1000.dpx, ff -> 100): an
+ * unpadded count goes on, and a padded one that wrapped finds no file, so
+ * nothing is prefetched. The hex run may take in trailing hex letters of
+ * the stem (frame00ff: "e00ff"); that changes the successor only when the
+ * count itself carries out (frameffff -> framf0000, which will not exist).
+ * Names are at most VOL_RA_NAME_MAX bytes; a successor longer than that is
+ * not made. Only the current folder is looked in.
+ *
+ * Gaps: a walk goes on past up to VOL_RA_GAP_MAX names in a row that do not
+ * exist (a dropped render), then stops. No name found: nothing prefetched
+ * (and the next client read tries again).
+ *
+ * Prefetch (vol_ra.c, a worker thread of the store): each predicted file is
+ * read ahead in VOL_RA_CHUNK pieces into the node's page cache, each piece
+ * charged to the volume's QoS as a READ of its size (so a volume never goes
+ * past its limit with prefetch on; while it is throttled its prefetch waits
+ * in the QoS queue, round-robin with the others). A file whose data is on
+ * the cold tier is read through the tier's read hook (its ranged GETs), so
+ * it is recalled ahead of the client. What is prefetched and not yet read
+ * is bounded per node and per volume (vol_store_set_read_ahead): at a cap
+ * the oldest unread file of that volume (else of the node) is dropped from
+ * the cache (POSIX_FADV_DONTNEED) and counted wasted. A client READ of a
+ * prefetched file counts a hit; a write, truncate, remove or rename of it
+ * forgets it (what was unread counts wasted).
+ *
+ * AGGRESSIVE: every READ asks the kernel for the next VOL_RA_WINDOW bytes
+ * of the same file (POSIX_FADV_WILLNEED), past its own read-ahead window.
+ */
+#ifndef AQ_AGENT_VOL_RA_H
+#define AQ_AGENT_VOL_RA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VOL_RA_NAME_MAX 255
+#define VOL_RA_GAP_MAX 4                    /* missing names skipped in a row */
+#define VOL_RA_CHUNK (1u << 20)             /* bytes per prefetch step (one QoS charge) */
+#define VOL_RA_WINDOW (8u << 20)            /* AGGRESSIVE: bytes asked for past a READ */
+#define VOL_RA_NODE_BYTES (1024ull << 20)   /* default cap of unread prefetched bytes per node */
+#define VOL_RA_VOLUME_BYTES (256ull << 20)  /* ... and per volume */
+
+/* The successor of name's counter in base 10 or 16 (upper: hex letters in
+ * upper case when the run has none to copy) into out (cap bytes): 0, or
+ * -ENOENT (no counter in that base), -ENAMETOOLONG (longer than
+ * VOL_RA_NAME_MAX or cap - 1). */
+int vol_ra_next(const char *name, int base, bool upper, char *out, size_t cap);
+
+/* Whether name exists (as a regular file) where the prediction looks. */
+typedef bool (*vol_ra_exists_fn)(void *arg, const char *name);
+
+/* Up to depth (at most max) successors of name that exist, in order, into
+ * out: the decimal walk, else the hex walks (above). Returns how many. */
+size_t vol_ra_predict(const char *name, int depth, vol_ra_exists_fn exists, void *arg,
+		      char (*out)[VOL_RA_NAME_MAX + 1], size_t max);
+
+#endif

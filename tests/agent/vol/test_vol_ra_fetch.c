@@ -1,0 +1,254 @@
+/* test_vol_ra_fetch: cross-file read-ahead in the volume store
+ * (agent/vol/vol_ra_fetch.c, issue 23): a READ from a file's start
+ * prefetches the next depthFiles files that exist, a READ of them counts
+ * hits, a write forgets them (wasted), the caps per volume and per node
+ * hold (a volume at its cap waits; at the node's cap the fuller volume
+ * gives way), a volume without readAhead prefetches nothing, and neither
+ * does a name without successors. Needs root (open_by_handle_at). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/vol/vol.h"
+#include "agent/vol/vol_ra.h"
+#include "tests/lib/aqt.h"
+#include "tests/lib/aqt_store.h"
+
+#define FRAME (256u << 10)
+
+static struct aqt_store ts;
+static const struct vol_cred root = { 0, 0, 0, { 0 } };
+static char *buf;
+
+/* export 0 and 1 CROSS_FILE_SEQUENTIAL depth 2, export 2 without readAhead;
+ * f0001..f0005.bin of FRAME bytes and solo.bin in each */
+static void setup(void)
+{
+	char p[128];
+
+	aqt_store_init(&ts, 3,
+		       &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 300, .capacity = 64 << 20,
+						 .clients = "127.0.0.0/8", .anon = 65534, .key_byte = 9 });
+	buf = calloc(1, FRAME);
+	ck_assert_ptr_nonnull(buf);
+	for (int v = 0; v < 3; v++) {
+		for (int i = 1; i <= 6; i++) {
+			int fd;
+
+			if (i == 6)
+				snprintf(p, sizeof(p), "%s/v%d/solo.bin", ts.dir, v);
+			else
+				snprintf(p, sizeof(p), "%s/v%d/f%04d.bin", ts.dir, v, i);
+			fd = open(p, O_CREAT | O_WRONLY, 0644);
+			ck_assert_int_ge(fd, 0);
+			ck_assert_int_eq(write(fd, buf, FRAME), (ssize_t)FRAME);
+			close(fd);
+		}
+		if (v < 2)
+			ts.cfg[v].read_ahead = (struct api_intent_read_ahead){ .mode = API_INTENT_RA_CROSS_FILE,
+									      .depth_files = 2 };
+	}
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 3), 0);
+	ck_assert_int_eq(vol_store_qos_start(ts.store), 0);
+}
+
+static void teardown(void)
+{
+	vol_store_qos_stop(ts.store);
+	aqt_store_cleanup(&ts);
+	free(buf);
+}
+
+static struct vol_stats stats(int v)
+{
+	struct vol_stats st;
+
+	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[v].id, &st), 0);
+	return st;
+}
+
+/* Read [off, off+len) of name in export v as a client would. */
+static void client_read(int v, const char *name, uint64_t off, size_t len)
+{
+	struct vol_export *e = vol_export_by_path(ts.store, ts.cfg[v].path, strlen(ts.cfg[v].path));
+	struct vol_obj dir, f;
+	size_t got;
+	bool eof;
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(vol_root(e, &dir), 0);
+	vol_export_unref(e);
+	ck_assert_int_eq(vol_lookup(&dir, &root, name, strlen(name), &f), 0);
+	ck_assert_int_eq(vol_read(&f, &root, off, buf, len, &got, &eof), 0);
+	ck_assert_uint_eq(got, len);
+	vol_obj_cleanup(&f);
+	vol_obj_cleanup(&dir);
+}
+
+static void client_write(int v, const char *name)
+{
+	struct vol_export *e = vol_export_by_path(ts.store, ts.cfg[v].path, strlen(ts.cfg[v].path));
+	struct vol_obj dir, f;
+	int committed;
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(vol_root(e, &dir), 0);
+	vol_export_unref(e);
+	ck_assert_int_eq(vol_lookup(&dir, &root, name, strlen(name), &f), 0);
+	ck_assert_int_eq(vol_write(&f, &root, 0, "x", 1, 2, &committed), 0);
+	vol_obj_cleanup(&f);
+	vol_obj_cleanup(&dir);
+}
+
+/* Wait (10 s at most: the machine is shared) until export v prefetched want
+ * bytes; then a moment more, to see it does not go past. */
+static uint64_t settle(int v, uint64_t want)
+{
+	for (int i = 0; i < 1000 && stats(v).ra_bytes < want; i++)
+		usleep(10000);
+	usleep(200000);
+	return stats(v).ra_bytes;
+}
+
+/* What export v prefetched after a second of quiet: for checks that
+ * nothing (more) is prefetched, which settle would wait 10 s for. */
+static uint64_t quiet(int v)
+{
+	usleep(1000000);
+	return stats(v).ra_bytes;
+}
+
+START_TEST(test_prefetch_hits_wasted)
+{
+	struct vol_stats st;
+
+	client_read(0, "f0001.bin", 0, 4096);
+	ck_assert_uint_eq(settle(0, 2 * FRAME), 2 * FRAME);      /* f0002, f0003 */
+	/* a READ of a prefetched file is a hit; its whole read starts f0004 */
+	client_read(0, "f0002.bin", 0, FRAME);
+	ck_assert_uint_ge(stats(0).ra_hits, 1);
+	ck_assert_uint_eq(settle(0, 3 * FRAME), 3 * FRAME);      /* f0003 was there: only f0004 */
+	/* written before it was read: forgotten, its bytes wasted */
+	client_write(0, "f0004.bin");
+	st = stats(0);
+	ck_assert_uint_eq(st.ra_wasted, FRAME);
+	/* no successor: nothing */
+	client_read(0, "solo.bin", 0, 4096);
+	ck_assert_uint_eq(quiet(0), 3 * FRAME);
+}
+END_TEST
+
+START_TEST(test_off_and_no_match)
+{
+	client_read(2, "f0001.bin", 0, 4096);                    /* no readAhead */
+	ck_assert_uint_eq(quiet(2), 0);
+	client_read(0, "f0005.bin", 0, 4096);                    /* the last frame */
+	ck_assert_uint_eq(quiet(0), 0);
+	client_read(0, "f0003.bin", 4096, 4096);                 /* not from the start, not to the end */
+	ck_assert_uint_eq(quiet(0), 0);
+	ck_assert_uint_eq(stats(0).ra_hits, 0);
+}
+END_TEST
+
+START_TEST(test_volume_cap)
+{
+	/* room for one frame and a bit: the second waits for the client */
+	vol_store_set_read_ahead(ts.store, 64 << 20, FRAME + FRAME / 4);
+	client_read(0, "f0001.bin", 0, 4096);
+	ck_assert_uint_eq(settle(0, FRAME), FRAME);
+	/* half of f0002 read: still no room for f0003 */
+	client_read(0, "f0002.bin", 0, FRAME / 2);
+	ck_assert_uint_eq(quiet(0), FRAME);
+	/* f0002 read to its end: it leaves the cache, and that READ starts f0003 */
+	client_read(0, "f0002.bin", FRAME / 2, FRAME / 2);
+	ck_assert_uint_eq(settle(0, 2 * FRAME), 2 * FRAME);
+	ck_assert_uint_eq(stats(0).ra_wasted, 0);
+}
+END_TEST
+
+START_TEST(test_node_cap_fair)
+{
+	/* the node holds 2.5 frames: volume 0 takes two, volume 1 then gets
+	 * one by taking volume 0's oldest (the fuller volume gives way) */
+	vol_store_set_read_ahead(ts.store, 2 * FRAME + FRAME / 2, 2 * FRAME);
+	client_read(0, "f0001.bin", 0, 4096);
+	ck_assert_uint_eq(settle(0, 2 * FRAME), 2 * FRAME);
+	client_read(1, "f0001.bin", 0, 4096);
+	ck_assert_uint_eq(settle(1, FRAME), FRAME);
+	ck_assert_uint_eq(stats(0).ra_wasted, FRAME);
+	ck_assert_uint_eq(stats(1).ra_wasted, 0);
+	ck_assert_uint_eq(quiet(1), FRAME);                      /* 1 vs 1 frame: no more room */
+}
+END_TEST
+
+START_TEST(test_qos_charged)
+{
+	struct vol_export_cfg cfg[3];
+	struct vol_stats st;
+
+	/* 1 MiB/s: the two frames' prefetch is charged like reads */
+	memcpy(cfg, ts.cfg, sizeof(cfg));
+	cfg[0].qos.bytes_per_s = 1 << 20;
+	ck_assert_int_eq(vol_store_set(ts.store, cfg, 3), 0);
+	client_read(0, "f0001.bin", 0, 4096);
+	ck_assert_uint_eq(settle(0, 2 * FRAME), 2 * FRAME);
+	st = stats(0);
+	ck_assert_uint_ge(st.qos.admitted_bytes, 2 * FRAME);
+}
+END_TEST
+
+/* remove, rename and truncate of a prefetched, unread file: forgotten,
+ * wasted; and a later prefetch does not count them again */
+START_TEST(test_forget)
+{
+	struct vol_export *e = vol_export_by_path(ts.store, ts.cfg[0].path, strlen(ts.cfg[0].path));
+	struct vol_sattr cut = { .set_size = true, .size = 10 };
+	struct vol_obj dir, f;
+
+	ck_assert_int_eq(vol_root(e, &dir), 0);
+	vol_export_unref(e);
+	vol_store_set_read_ahead(ts.store, 64 << 20, 64 << 20);
+	ts.cfg[0].read_ahead.depth_files = 3;
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 3), 0);
+	client_read(0, "f0001.bin", 0, 4096);
+	ck_assert_uint_eq(settle(0, 3 * FRAME), 3 * FRAME);      /* f0002..f0004 */
+	ck_assert_int_eq(vol_remove(&dir, &root, "f0002.bin", 9), 0);
+	ck_assert_uint_eq(stats(0).ra_wasted, FRAME);
+	ck_assert_int_eq(vol_rename(&dir, "f0003.bin", 9, &dir, "g0003.bin", 9, &root), 0);
+	ck_assert_uint_eq(stats(0).ra_wasted, 2 * FRAME);
+	ck_assert_int_eq(vol_lookup(&dir, &root, "f0004.bin", 9, &f), 0);
+	ck_assert_int_eq(vol_setattr(&f, &root, &cut), 0);
+	ck_assert_uint_eq(stats(0).ra_wasted, 3 * FRAME);
+	vol_obj_cleanup(&f);
+	vol_obj_cleanup(&dir);
+}
+END_TEST
+
+static Suite *ra_fetch_suite(void)
+{
+	Suite *s = suite_create("vol_ra_fetch");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120); /* a loaded machine, sanitizers */
+	tcase_add_test(tc, test_prefetch_hits_wasted);
+	tcase_add_test(tc, test_off_and_no_match);
+	tcase_add_test(tc, test_volume_cap);
+	tcase_add_test(tc, test_node_cap_fair);
+	tcase_add_test(tc, test_qos_charged);
+	tcase_add_test(tc, test_forget);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return aqt_run(ra_fetch_suite());
+}
