@@ -6,7 +6,9 @@
 # folder). initdb refuses to run as root: as root, the server runs as the
 # "postgres" system user (Debian's postgresql-common creates it) and DIR/pg
 # belongs to it. aq_pg_stop stops it by the PID in its postmaster.pid.
-# aq_pg_createdb NAME makes a database and prints its URL.
+# aq_pg_createdb NAME makes a database and prints its URL. A second
+# aq_pg_start on the same DIR (from a subshell, say) finds the running server
+# by DIR/pg/url.
 #
 # Sets AQ_PG_DIR, AQ_PG_SOCK, AQ_PG_URL (the "aquifer" database). The binaries
 # come from PATH or the newest /usr/lib/postgresql/*/bin. aq_pg_have tells
@@ -61,6 +63,10 @@ aq_pg_start() {
 	aq_pg_have || return 1
 	AQ_PG_DIR=$dir/pg
 	AQ_PG_SOCK=$AQ_PG_DIR
+	if [ -s "$AQ_PG_DIR/url" ]; then
+		AQ_PG_URL=$(cat "$AQ_PG_DIR/url")
+		return 0
+	fi
 	mkdir -p "$AQ_PG_DIR"
 	if [ "$(id -u)" = 0 ]; then
 		id postgres >/dev/null 2>&1 || { echo "aq_pg_start: running as root, but there is no postgres user" >&2; return 1; }
@@ -74,6 +80,7 @@ aq_pg_start() {
 		-o "-c listen_addresses= -c unix_socket_directories=$AQ_PG_SOCK -c max_connections=200" \
 		start >/dev/null 2>&1 || { tail -20 "$AQ_PG_DIR/server.log" >&2; return 1; }
 	AQ_PG_URL=$(aq_pg_createdb aquifer) || return 1
+	echo "$AQ_PG_URL" >"$AQ_PG_DIR/url"
 }
 
 # aq_pg_createdb NAME: a new database NAME; prints its URL.
@@ -83,8 +90,11 @@ aq_pg_createdb() {
 	echo "postgresql:///$1?host=$AQ_PG_SOCK&user=aquifer"
 }
 
+# aq_pg_stop [DIR]: stop the server aq_pg_start DIR started (default: the
+# last one started here).
 aq_pg_stop() {
 	local pid
+	[ -n "${1:-}" ] && AQ_PG_DIR=$1/pg
 	[ -n "$AQ_PG_DIR" ] && [ -f "$AQ_PG_DIR/data/postmaster.pid" ] || return 0
 	pid=$(head -n 1 "$AQ_PG_DIR/data/postmaster.pid")
 	case $pid in '' | *[!0-9]*) return 0 ;; esac
