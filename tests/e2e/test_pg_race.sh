@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/e2e/test_pg_race.sh: two aquiferd replicas on one PostgreSQL
+# tests/e2e/test_pg_race.sh: PostgreSQL credentials (a password file or the
+# PG environment, never the URL), then two aquiferd replicas on one PostgreSQL
 # database race for what only one create may take (issue 22): the last
 # MiB/s of a manual-QoS pool, and a shareName of the location. Each round
 # sends one create to each replica at the same moment; exactly one must be
@@ -33,6 +34,34 @@ expect_status 200 "create project (on A)"
 AQ_URL=$B aq_req GET "/v1/projects/acme"
 expect_status 200 "replica B serves the project A created"
 aq_agent_for "$L" || { aq_failed "a storage node joins $L"; aq_finish; }
+
+# Credentials come from a password file or the PG environment, never from
+# the URL: a role that must give a password (scram), a 0600 password file.
+DBNAME=$(sed -e 's|^postgresql:///||' -e 's|?.*||' "$D/pg-url")
+"$AQ_PG_BIN/psql" -q -h "$AQ_PG_SOCK" -U aquifer -d postgres -v ON_ERROR_STOP=1 \
+	-c "CREATE ROLE aqpw SUPERUSER LOGIN PASSWORD 'pw-$$'" >/dev/null
+hba=$AQ_PG_DIR/data/pg_hba.conf
+{ echo "local all aqpw scram-sha-256"; cat "$hba"; } >"$hba.new" && cat "$hba.new" >"$hba"
+aq_pg_as "$AQ_PG_BIN/pg_ctl" -D "$AQ_PG_DIR/data" reload >/dev/null
+PW_URL="postgresql:///$DBNAME?host=$AQ_PG_SOCK&user=aqpw"
+(umask 077 && echo "*:*:*:aqpw:pw-$$" >"$AQ_TMP/pgpass")
+out=$(PGPASSFILE=/nonexistent "$AQUIFERD" token --db "$PW_URL" --state-dir "$D" --role admin 2>&1)
+rc=$?
+[ "$rc" != 0 ] && grep -q "passfile" <<<"$out" && aq_pass "no password anywhere: refused, pointing at the password file" \
+	|| aq_failed "no password anywhere: refused, pointing at the password file" "exit $rc: $out"
+out=$(PGPASSFILE=/nonexistent "$AQUIFERD" token --db "$PW_URL&passfile=$AQ_TMP/pgpass" --state-dir "$D" --role admin 2>&1)
+[ $? = 0 ] && aq_pass "?passfile=FILE in the URL: connected" || aq_failed "?passfile=FILE in the URL: connected" "$out"
+out=$(PGPASSFILE=$AQ_TMP/pgpass "$AQUIFERD" token --db "$PW_URL" --state-dir "$D" --role admin 2>&1)
+[ $? = 0 ] && aq_pass "PGPASSFILE: connected" || aq_failed "PGPASSFILE: connected" "$out"
+out=$("$AQUIFERD" token --db "postgresql://aqpw:pw-$$@/$DBNAME?host=$AQ_PG_SOCK" --state-dir "$D" --role admin 2>&1)
+rc=$?
+[ "$rc" != 0 ] && grep -q "carries a password" <<<"$out" && ! grep -q "pw-$$" <<<"$out" \
+	&& aq_pass "a password in the URL is refused, and not echoed" \
+	|| aq_failed "a password in the URL is refused, and not echoed" "exit $rc: $out"
+out=$("$AQUIFERD" --db "$(cat "$D/pg-url")" 2>&1)
+rc=$?
+[ "$rc" = 2 ] && grep -q -- "--state-dir" <<<"$out" && aq_pass "a PostgreSQL --db without --state-dir: exit 2, asks for it" \
+	|| aq_failed "a PostgreSQL --db without --state-dir: exit 2, asks for it" "exit $rc: $out"
 
 # A PREMIUM MANUAL pool of 2 TiB: 128 MiB/s to share out
 pool() {
