@@ -64,9 +64,13 @@ static int pg_fail(struct db *db, const PGresult *res, aq_msg *msg)
 
 	if (!*text)
 		text = PQerrorMessage(pg(db)->c);
-	/* the first failure says why; the statements after it fail with 25P02 */
+	/* the first failure says why; the statements after it fail with 25P02
+	 * (in failed transaction), which is the same conflict to the caller:
+	 * a retry of the whole transaction, not an error */
 	if (db->in_tx && !pg(db)->failed[0])
 		snprintf(pg(db)->failed, sizeof(pg(db)->failed), "%s", state ? state : "08006");
+	if (db->in_tx && pg_busy_state(pg(db)->failed))
+		state = pg(db)->failed;
 	if (state && pg_busy_state(state))
 		return aq_fail(msg, AQ_EBUSY, "database is busy (a concurrent change, SQLSTATE %s), retry", state);
 	if (PQstatus(pg(db)->c) == CONNECTION_BAD)

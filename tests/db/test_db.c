@@ -553,9 +553,14 @@ static int race_once(struct db *d, enum race_kind kind, const char *volume, int 
 		rc = 0;
 	else if (step_fd >= 0 && poll(&(struct pollfd){ .fd = step_fd, .events = POLLIN }, 1, 1000) < 0)
 		rc = AQ_EIO;
-	else if ((rc = db_put(d, "volume", "projects/p/locations/east", volume, doc, true)) == AQ_OK &&
-		 (rc = db_commit(d)) == AQ_OK)
+	else if ((rc = db_put(d, "volume", "projects/p/locations/east", volume, doc, true)) == AQ_EBUSY) {
+		/* once a statement found the conflict, the rest of the transaction
+		 * says so too (PostgreSQL: 25P02 after 40001), not a database error */
+		if (db_count(d, "volume", NULL, &n) != AQ_EBUSY)
+			rc = AQ_EIO;
+	} else if (rc == AQ_OK && (rc = db_commit(d)) == AQ_OK) {
 		rc = 1;
+	}
 out:
 	db_rollback(d);
 	json_decref(doc);
