@@ -3,12 +3,16 @@
  * Resources (projects, locations, pools, volumes, operations, nodes, shelves)
  * are JSON documents keyed by their full resource name, with their kind and
  * parent collection indexed. One struct db is one connection and belongs to
- * one thread at a time; open one per worker thread. SQLite (WAL) is the
- * engine; schema changes are numbered migrations run by db_open().
+ * one thread at a time; open one per worker thread. Two engines sit behind
+ * it: SQLite (WAL; the default, one file) and PostgreSQL (libpq), chosen by
+ * the database URL given to db_open(). Schema changes are numbered
+ * migrations, the same numbers on both engines, run by db_open().
  *
  * All functions return AQ_OK or a negative aq_err code: AQ_ENOENT (no such
  * row), AQ_EEXIST (create of an existing name), AQ_EBUSY (lock contention
- * that outlived the busy timeout), AQ_EINVAL (bad page token or filter),
+ * that outlived the busy timeout, or on PostgreSQL a serialization failure:
+ * the transaction changed nothing and may be run again), AQ_EINVAL (bad page
+ * token or filter, refused URL),
  * AQ_EIO (anything else from the engine; the engine's text goes to msg).
  * Documents returned through json_t ** are new references owned by the caller.
  */
@@ -24,29 +28,52 @@
 
 struct db;
 
-/* The newest schema version db_open() migrates to. */
+/* The newest schema version db_open() migrates to. A database records its
+ * version in SQLite's user_version (what every SQLite file so far carries)
+ * or in PostgreSQL's schema_version table (one row per step applied). */
 extern const int db_schema_version;
 
-/* Open (creating if needed) the database at path and migrate it. */
-int db_open(const char *path, struct db **out, aq_msg *msg);
+/* Open the database url names and migrate it to db_schema_version:
+ *   PATH or sqlite:PATH   a SQLite file (created if missing)
+ *   postgres://... or postgresql://...   a PostgreSQL database (libpq URI).
+ * The PostgreSQL URL must not carry a password (AQ_EINVAL: it would show
+ * in process lists, logs and shell history): libpq takes it from a password
+ * file (?passfile=FILE or PGPASSFILE, else ~/.pgpass) or PGPASSWORD, and
+ * the rest of the standard PG environment (PGHOST, PGUSER, PGSSLMODE...)
+ * fills what the URL leaves out. A database at a newer version than this
+ * program is refused (AQ_EINVAL). */
+int db_open(const char *url, struct db **out, aq_msg *msg);
 void db_close(struct db *db);
 
-/* Transactions. db_begin() takes the write lock at once (BEGIN IMMEDIATE) so
- * a check-then-apply sequence sees no concurrent writer. Nesting is not
- * supported. db_rollback() is safe to call without an open transaction. */
+/* The SQLite file a db_open() url names, or NULL when url names a database
+ * server (PostgreSQL), which has no local folder. */
+const char *db_file_path(const char *url);
+/* "sqlite" or "postgres". */
+const char *db_engine_name(const struct db *db);
+
+/* Transactions: every mutation with its Operation is one. db_begin() starts
+ * one that sees every commit made before it, and keeps a check-then-apply
+ * sequence correct against every other writer: SQLite takes the write lock
+ * at once (BEGIN IMMEDIATE); PostgreSQL runs it SERIALIZABLE, so when
+ * another process (another aquiferd replica) committed a conflicting change
+ * meanwhile, a call or db_commit() fails with AQ_EBUSY and the caller runs
+ * the whole transaction again. Writers of one process queue on one mutex
+ * first, on both engines. Nesting is not supported. After a failed
+ * db_commit() the transaction is still open: call db_rollback(), which is
+ * also safe to call without an open transaction. */
 int db_begin(struct db *db);
 int db_commit(struct db *db);
 void db_rollback(struct db *db);
 
 /* One resource. */
 int db_get(struct db *db, const char *name, json_t **doc);
-/* Insert (create=true: AQ_EEXIST if the name exists) or replace
- * (create=false: AQ_ENOENT if it does not). kind and parent are stored for
- * listing; doc is not consumed. */
 /* The committed JSON text of one resource (malloc'd, NUL-terminated), from
  * the process's document cache when it holds it (db_cache.h), else from the
  * database (filling the cache). Outside a transaction only. */
 int db_get_text(struct db *db, const char *name, char **text, size_t *len);
+/* Insert (create=true: AQ_EEXIST if the name exists) or replace
+ * (create=false: AQ_ENOENT if it does not). kind and parent are stored for
+ * listing; doc is not consumed. */
 int db_put(struct db *db, const char *kind, const char *parent, const char *name,
 	   const json_t *doc, bool create);
 int db_delete(struct db *db, const char *name);
@@ -103,7 +130,8 @@ int db_volume_share_count(struct db *db, const char *location, const char *share
 int db_sum_by_parent(struct db *db, const char *kind, const char *field, const char *parent_kind,
 		     const char *grandparent, json_t **sums);
 
-/* Count of every kind, for metrics: calls fn(kind, count, arg) per kind. */
+/* Count of every kind, for metrics: calls fn(kind, count, arg) per kind, in
+ * the order of the kinds' names. */
 int db_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n, void *arg), void *arg);
 
 #endif

@@ -79,3 +79,18 @@ if [ "${1:-build}" = test ]; then
     $SUDO apt-get install -y -qq --no-install-recommends samba samba-testsuite >/dev/null
   }
 fi
+
+# The PostgreSQL engine of db/ (issue 22): libpq to build (configure requires it), and
+# for `test` the server binaries (initdb, pg_ctl) that tests/lib/pg.sh starts per test.
+pg_want="libpq-dev"
+[ "${1:-build}" = test ] && pg_want="libpq-dev postgresql-15"
+pg_missing=()
+for p in $pg_want; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || pg_missing+=("$p")
+done
+if [ ${#pg_missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${pg_missing[@]}" >/dev/null
+fi

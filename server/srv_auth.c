@@ -46,19 +46,12 @@ const char *srv_auth_role_name(enum srv_role r)
 	return r <= SRV_ROLE_METRICS ? role_names[r] : "";
 }
 
-void srv_auth_key_path(const char *key_file, const char *db_path, char *out, size_t cap)
+void srv_auth_key_path(const char *key_file, const char *state_dir, char *out, size_t cap)
 {
-	const char *slash;
-
-	if (key_file[0]) {
+	if (key_file[0])
 		snprintf(out, cap, "%s", key_file);
-		return;
-	}
-	slash = strrchr(db_path, '/');
-	if (slash)
-		snprintf(out, cap, "%.*s/aquiferd.key", (int)(slash - db_path), db_path);
 	else
-		snprintf(out, cap, "aquiferd.key");
+		snprintf(out, cap, "%s/aquiferd.key", state_dir);
 }
 
 #define KEY_FILE_MAX 65536 /* what is read of a key file; the key is its start */

@@ -62,8 +62,9 @@ struct srv_auth {
 /* Read the key at path, or create it (mode 0600, atomically: a racing
  * process's key wins) on first use. */
 int srv_auth_key_load(const char *path, unsigned char key[SRV_KEY_LEN], aq_msg *msg);
-/* The key file: key_file when given, else aquiferd.key next to db_path. */
-void srv_auth_key_path(const char *key_file, const char *db_path, char *out, size_t cap);
+/* The key file: key_file when given, else aquiferd.key in state_dir
+ * (srv_cfg.h). */
+void srv_auth_key_path(const char *key_file, const char *state_dir, char *out, size_t cap);
 
 /* Sign who's claims for ttl seconds; *token is malloc'd. */
 int srv_auth_token_make(const unsigned char key[SRV_KEY_LEN], const struct srv_auth *who, long ttl,

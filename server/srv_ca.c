@@ -18,16 +18,10 @@
 /* The client certificate is renewed when it has less than this left. */
 #define SRV_CLIENT_RENEW_SECS (30L * 86400)
 
+/* The CA lives with the state (srv_cfg_state_dir() filled it). */
 static void ca_dir(const struct srv_cfg *cfg, char *out, size_t cap)
 {
-	const char *slash = strrchr(cfg->db_path, '/');
-
-	if (slash == cfg->db_path)
-		snprintf(out, cap, "/");
-	else if (slash)
-		snprintf(out, cap, "%.*s", (int)(slash - cfg->db_path), cfg->db_path);
-	else
-		snprintf(out, cap, ".");
+	snprintf(out, cap, "%s", cfg->state_dir);
 }
 
 static int ca_issue(struct srv *srv, const struct srv_ca_args *a)

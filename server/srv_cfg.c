@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/db.h"
 #include "util/ut_conf.h"
 #include "util/ut_hostport.h"
 #include "util/ut_log.h"
@@ -74,6 +75,11 @@ int srv_cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *m
 		snprintf(cfg->db_path, sizeof(cfg->db_path), "%s", val);
 	else if (strcmp(key, "key-file") == 0 || strcmp(key, "key_file") == 0)
 		snprintf(cfg->key_file, sizeof(cfg->key_file), "%s", val);
+	else if (strcmp(key, "state-dir") == 0 || strcmp(key, "state_dir") == 0) {
+		if (!*val || strlen(val) >= sizeof(cfg->state_dir))
+			return aq_fail(msg, AQ_EINVAL, "state-dir must be a folder name of 1 to %zu bytes", sizeof(cfg->state_dir) - 1);
+		snprintf(cfg->state_dir, sizeof(cfg->state_dir), "%s", val);
+	}
 	else if (strcmp(key, "tls-cert") == 0 || strcmp(key, "tls_cert") == 0)
 		snprintf(cfg->tls_cert, sizeof(cfg->tls_cert), "%s", val);
 	else if (strcmp(key, "tls-key") == 0 || strcmp(key, "tls_key") == 0)
@@ -129,6 +135,25 @@ static int cfg_line(void *arg, const char *key, const char *value, aq_msg *msg)
 
 /* The file format is util/ut_conf's (flags 0: aquiferd's math.* keys hold
  * '_'); a refusal reads "FILE:LINE: reason". */
+int srv_cfg_state_dir(struct srv_cfg *cfg, aq_msg *msg)
+{
+	const char *file = db_file_path(cfg->db_path), *slash;
+
+	if (cfg->state_dir[0])
+		return AQ_OK;
+	if (!file)
+		return aq_fail(msg, AQ_EINVAL, "a PostgreSQL --db has no local folder: give --state-dir DIR"
+			       " (the folder of aquiferd.key and the cluster CA; the same files on every replica)");
+	slash = strrchr(file, '/');
+	if (slash == file)
+		snprintf(cfg->state_dir, sizeof(cfg->state_dir), "/");
+	else if (slash)
+		snprintf(cfg->state_dir, sizeof(cfg->state_dir), "%.*s", (int)(slash - file), file);
+	else
+		snprintf(cfg->state_dir, sizeof(cfg->state_dir), ".");
+	return AQ_OK;
+}
+
 int srv_cfg_load(struct srv_cfg *cfg, const char *path, aq_msg *msg)
 {
 	return ut_conf_load(path, 0, cfg_line, cfg, msg);

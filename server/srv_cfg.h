@@ -1,7 +1,7 @@
 /* srv_cfg: aquiferd's configuration. Defaults, the config file ("key =
  * value" lines, '#' comments) and the command-line flags all go through
  * srv_cfg_set, so a key means the same wherever it is given and is checked
- * once. Keys: listen, db, key-file, workers, node-down-seconds, tls-cert,
+ * once. Keys: listen, db, key-file, state-dir, workers, node-down-seconds, tls-cert,
  * tls-key, insecure-listen, public-url, metrics-auth, node-token-ttl, the
  * connection limits (max-connections, max-connections-per-ip,
  * header-timeout-seconds, idle-timeout-seconds; '_' may stand for '-'),
@@ -22,6 +22,9 @@ struct srv_cfg {
 	char listen[128];
 	char db_path[1024];
 	char key_file[1024];
+	/* --state-dir: the folder of aquiferd.key and the cluster CA (default:
+	 * the SQLite file's folder; required with a PostgreSQL --db) */
+	char state_dir[1024];
 	int workers;
 	int node_down_ms;          /* a node silent this long is DOWN (default 10 s) */
 	int repush_ms;             /* re-push unchanged state this often (default 10 s) */
@@ -46,6 +49,11 @@ void srv_cfg_defaults(struct srv_cfg *cfg);
 int srv_cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *msg);
 /* Apply every line of the config file at path ("FILE:LINE: why" on error). */
 int srv_cfg_load(struct srv_cfg *cfg, const char *path, aq_msg *msg);
+
+/* Fill state_dir when it was not given: the folder of the SQLite file db
+ * names. A PostgreSQL db has no local folder: AQ_EINVAL asking for
+ * state-dir. */
+int srv_cfg_state_dir(struct srv_cfg *cfg, aq_msg *msg);
 
 /* --public-url: an http(s) URL with a host and only URL characters. */
 int srv_cfg_public_url_check(const char *url, aq_msg *msg);

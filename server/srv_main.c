@@ -1,5 +1,6 @@
 /* srv_main: aquiferd's commands.
- *   aquiferd [serve] --listen HOST:PORT --db PATH [--config FILE] [--key-file F] [--workers N]
+ *   aquiferd [serve] --listen HOST:PORT --db PATH|postgres://... [--state-dir DIR] [--config FILE]
+ *                    [--key-file F] [--workers N]
  *                    [--tls-cert F --tls-key F] [--insecure-listen]
  *                    [--max-connections N] [--max-connections-per-ip N]
  *                    [--header-timeout-seconds N] [--idle-timeout-seconds N]
@@ -11,7 +12,7 @@
  *   aquiferd routes        (the route table, METHOD PATH per line)
  *   aquiferd --version
  * Command-line options override the config file; the config file holds
- * "key = value" lines with the same names (listen, db, key-file, workers,
+ * "key = value" lines with the same names (listen, db, key-file, state-dir, workers,
  * tls-cert, tls-key, insecure-listen, public-url, metrics-auth, node-token-ttl,
  * the connection limits, log-level; '_' may stand for '-')
  * and math parameters as "math.<level>.<field>" (see api_math.h). */
@@ -63,21 +64,25 @@ static void usage(FILE *f)
 		"token      print a signed bearer token on stdout's last line (--role node: a\n"
 		"           single-use join token for --location, and only for --node when given;\n"
 		"           --role metrics: reads GET /metrics and nothing else)\n"
-		"ca init    create the cluster CA (ca.crt, ca.key) in the folder of --db\n"
+		"ca init    create the cluster CA (ca.crt, ca.key) in --state-dir\n"
 		"ca issue   issue a server certificate from the cluster CA (default server.crt,\n"
-		"           server.key next to the database; files mode 0600)\n"
+		"           server.key in --state-dir; files mode 0600)\n"
 		"routes     print the HTTP route table, one 'METHOD PATH' per line\n"
 		"\n"
 		"  --listen HOST:PORT   address to serve HTTP on (default 127.0.0.1:8080)\n"
-		"  --db PATH            SQLite database file (created if missing)\n"
-		"  --config FILE        config file: 'key = value' lines (listen, db, key-file, workers,\n"
+		"  --db PATH|URL        SQLite database file (created if missing; also sqlite:PATH) or a\n"
+		"                       PostgreSQL database postgres://[USER@]HOST[:PORT]/DB[?...] (no\n"
+		"                       password in it: libpq reads PGPASSFILE, ~/.pgpass or PGPASSWORD)\n"
+		"  --state-dir DIR      folder of aquiferd.key and the cluster CA (default: the SQLite\n"
+		"                       file's folder; required with a PostgreSQL --db)\n"
+		"  --config FILE        config file: 'key = value' lines (listen, db, key-file, state-dir, workers,\n"
 		"                       math.<level>.<field>, e.g. math.premium.mibps_per_tib = 64)\n"
-		"  --key-file FILE      token signing key (default: aquiferd.key next to the database)\n"
+		"  --key-file FILE      token signing key (default: aquiferd.key in --state-dir)\n"
 		"  --workers N          request worker threads (default 4)\n"
 		"  --node-down-seconds N  a node silent this long is DOWN and its volumes move (default 10)\n"
 		"  --tls-cert FILE      serve HTTPS with this PEM certificate (chain) ...\n"
 		"  --tls-key FILE       ... and its PEM key; agents then join over TLS with the cluster CA\n"
-		"                       (created next to the database when missing)\n"
+		"                       (created in --state-dir when missing)\n"
 		"  --insecure-listen    allow plain HTTP on a non-loopback --listen (tokens in clear)\n"
 		"  --public-url URL     how storage nodes reach aquiferd, used in join tokens' installCommand\n"
 		"                       (default: the scheme served and --listen; the host name for 0.0.0.0)\n"
@@ -101,13 +106,14 @@ enum { OPT_LISTEN = 1, OPT_DB, OPT_CONFIG, OPT_KEY, OPT_WORKERS, OPT_ROLE, OPT_P
        OPT_SUBJECT, OPT_TTL, OPT_LOCATION, OPT_HELP, OPT_VERSION, OPT_NODE_DOWN,
        OPT_TLS_CERT, OPT_TLS_KEY, OPT_INSECURE_LISTEN, OPT_DNS, OPT_IP, OPT_OUT_CERT, OPT_OUT_KEY,
        OPT_DAYS, OPT_PUBLIC_URL, OPT_METRICS_AUTH, OPT_NODE_TOKEN_TTL, OPT_NODE, OPT_LIMIT,
-       OPT_LOG_LEVEL };
+       OPT_LOG_LEVEL, OPT_STATE_DIR };
 
 static const struct option opts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "key-file", required_argument, NULL, OPT_KEY },
+	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "node-down-seconds", required_argument, NULL, OPT_NODE_DOWN },
 	{ "role", required_argument, NULL, OPT_ROLE },
@@ -160,7 +166,7 @@ static int serve(struct srv *srv)
 		return 1;
 	}
 	db_close(db);
-	srv_auth_key_path(srv->cfg.key_file, srv->cfg.db_path, keypath, sizeof(keypath));
+	srv_auth_key_path(srv->cfg.key_file, srv->cfg.state_dir, keypath, sizeof(keypath));
 	if (srv_auth_key_load(keypath, srv->key, &msg) != AQ_OK) {
 		UT_ERROR("srv_main", NULL, "%s", msg.text);
 		return 1;
@@ -244,7 +250,7 @@ static int token(struct srv *srv, struct srv_args *a)
 		return 1;
 	}
 	db_close(db);
-	srv_auth_key_path(srv->cfg.key_file, srv->cfg.db_path, keypath, sizeof(keypath));
+	srv_auth_key_path(srv->cfg.key_file, srv->cfg.state_dir, keypath, sizeof(keypath));
 	if (srv_auth_key_load(keypath, srv->key, &msg) != AQ_OK ||
 	    srv_auth_token_make(srv->key, &a->who, a->ttl, &tok, &msg) != AQ_OK) {
 		fprintf(stderr, "aquiferd token: %s\n", msg.text);
@@ -292,6 +298,12 @@ int srv_main(int argc, char **argv)
 		case OPT_DB: snprintf(srv.cfg.db_path, sizeof(srv.cfg.db_path), "%s", optarg); break;
 		case OPT_CONFIG: break;
 		case OPT_KEY: snprintf(srv.cfg.key_file, sizeof(srv.cfg.key_file), "%s", optarg); break;
+		case OPT_STATE_DIR:
+			if (srv_cfg_set(&srv.cfg, "state-dir", optarg, &msg) != AQ_OK) {
+				fprintf(stderr, "aquiferd: --state-dir: %s\n", msg.text);
+				return 2;
+			}
+			break;
 		case OPT_WORKERS:
 			if (srv_cfg_set(&srv.cfg, "workers", optarg, &msg) != AQ_OK) {
 				fprintf(stderr, "aquiferd: --workers: %s\n", msg.text);
@@ -393,6 +405,10 @@ int srv_main(int argc, char **argv)
 	}
 	if (!srv.cfg.db_path[0]) {
 		fprintf(stderr, "aquiferd: --db PATH is required\n");
+		return 2;
+	}
+	if (srv_cfg_state_dir(&srv.cfg, &msg) != AQ_OK) {
+		fprintf(stderr, "aquiferd: %s\n", msg.text);
 		return 2;
 	}
 	if (!a.who.subject[0])

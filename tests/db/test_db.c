@@ -1,39 +1,70 @@
-/* Unit tests for db/db_sqlite.c through db/db.h, on a temporary file:
- * migrations, single-resource calls, listing (paging, order, filters, page
- * tokens), aggregates, transactions and a second connection. */
+/* Unit tests for db/ through db/db.h, on either engine: migrations,
+ * single-resource calls, listing (paging, order, filters, page tokens),
+ * aggregates, transactions, a second connection, and two processes racing
+ * on one check-then-apply. By default on a temporary SQLite file; with
+ * AQ_TEST_PG_URL set (tests/db/test_db_pg.sh starts a server) on that
+ * PostgreSQL database, whose schema each test starts from empty. */
 #include "db/db.h"
 
 #include <check.h>
+#include <libpq-fe.h>
+#include <poll.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/lib/aqt.h"
 
-static char db_path[64];
+static char db_path[1024]; /* the SQLite file or the PostgreSQL URL */
+static const char *pg_url; /* NULL: SQLite */
 static struct db *db;
+
+/* One statement on the PostgreSQL test database, outside db/. */
+static void pg_sql(const char *sql)
+{
+	PGconn *c = PQconnectdb(pg_url);
+	PGresult *res;
+
+	ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
+	res = PQexec(c, "SET client_min_messages = warning");
+	PQclear(res);
+	res = PQexec(c, sql);
+	ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK,
+		      "%s: %s", sql, PQresultErrorMessage(res));
+	PQclear(res);
+	PQfinish(c);
+}
 
 static void setup(void)
 {
 	aq_msg msg = { .text = { 0 } };
 	int fd;
 
-	snprintf(db_path, sizeof(db_path), "/tmp/aq-test-db-XXXXXX");
-	fd = mkstemp(db_path);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
-	unlink(db_path);
+	if (pg_url) {
+		snprintf(db_path, sizeof(db_path), "%s", pg_url);
+		pg_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public");
+	} else {
+		snprintf(db_path, sizeof(db_path), "/tmp/aq-test-db-XXXXXX");
+		fd = mkstemp(db_path);
+		ck_assert_int_ge(fd, 0);
+		close(fd);
+		unlink(db_path);
+	}
 	ck_assert_msg(db_open(db_path, &db, &msg) == AQ_OK, "db_open: %s", msg.text);
 }
 
 static void teardown(void)
 {
-	char side[96];
+	char side[1100];
 
 	db_close(db);
 	db = NULL;
+	if (pg_url)
+		return;
 	unlink(db_path);
 	snprintf(side, sizeof(side), "%s-wal", db_path);
 	unlink(side);
@@ -41,12 +72,24 @@ static void teardown(void)
 	unlink(side);
 }
 
-static int user_version(const char *path)
+/* The schema version the database records (SQLite's user_version,
+ * PostgreSQL's schema_version table). */
+static int schema_version(const char *path)
 {
 	sqlite3 *h = NULL;
 	sqlite3_stmt *st = NULL;
 	int v = -1;
 
+	if (pg_url) {
+		PGconn *c = PQconnectdb(pg_url);
+		PGresult *res = PQexec(c, "SELECT MAX(version) FROM schema_version");
+
+		ck_assert_msg(PQresultStatus(res) == PGRES_TUPLES_OK, "%s", PQresultErrorMessage(res));
+		v = (int)strtol(PQgetvalue(res, 0, 0), NULL, 10);
+		PQclear(res);
+		PQfinish(c);
+		return v;
+	}
 	ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
 	ck_assert_int_eq(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
 	if (sqlite3_step(st) == SQLITE_ROW)
@@ -71,7 +114,7 @@ START_TEST(test_open_migrate)
 	struct db *again = NULL;
 
 	ck_assert_int_ge(db_schema_version, 1);
-	ck_assert_int_eq(user_version(db_path), db_schema_version);
+	ck_assert_int_eq(schema_version(db_path), db_schema_version);
 	put("project", "", "projects/p", "{\"name\": \"projects/p\"}");
 	/* a second open (and a reopen) is idempotent and keeps the data */
 	ck_assert_msg(db_open(db_path, &again, &msg) == AQ_OK, "%s", msg.text);
@@ -79,29 +122,36 @@ START_TEST(test_open_migrate)
 	db_close(db);
 	db = NULL;
 	ck_assert_msg(db_open(db_path, &db, &msg) == AQ_OK, "%s", msg.text);
-	ck_assert_int_eq(user_version(db_path), db_schema_version);
+	ck_assert_int_eq(schema_version(db_path), db_schema_version);
 	{
 		json_t *doc = NULL;
 
 		ck_assert_int_eq(db_get(db, "projects/p", &doc), AQ_OK);
 		json_decref(doc);
 	}
-	/* a file from a newer program is refused */
+	/* a database from a newer program is refused */
 	{
 		sqlite3 *h = NULL;
-		char sql[64];
+		char sql[96];
 
-		ck_assert_int_eq(sqlite3_open(db_path, &h), SQLITE_OK);
-		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", db_schema_version + 1);
-		ck_assert_int_eq(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
-		sqlite3_close(h);
+		if (pg_url) {
+			snprintf(sql, sizeof(sql), "INSERT INTO schema_version (version, what) VALUES (%d, 'future')",
+				 db_schema_version + 1);
+			pg_sql(sql);
+		} else {
+			ck_assert_int_eq(sqlite3_open(db_path, &h), SQLITE_OK);
+			snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", db_schema_version + 1);
+			ck_assert_int_eq(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+			sqlite3_close(h);
+		}
 		again = NULL;
 		ck_assert_int_eq(db_open(db_path, &again, &msg), AQ_EINVAL);
 		ck_assert_ptr_null(again);
 		ck_assert_msg(strstr(msg.text, "newer"), "%s", msg.text);
 	}
-	/* a path that cannot be opened */
-	ck_assert_int_eq(db_open("/nonexistent-dir/x/y.db", &again, &msg), AQ_EIO);
+	/* a path that cannot be opened, a server that is not there */
+	ck_assert_int_eq(db_open(pg_url ? "postgresql:///x?host=/nonexistent-dir" : "/nonexistent-dir/x/y.db",
+				 &again, &msg), AQ_EIO);
 }
 END_TEST
 
@@ -447,10 +497,140 @@ START_TEST(test_list_all)
 }
 END_TEST
 
+/* URLs refused before any connection: a password in a PostgreSQL URL (it
+ * would show in process lists and logs), an engine db/ does not have, an
+ * empty file name. Nothing is created. */
+START_TEST(test_open_refused)
+{
+	aq_msg msg = { .text = { 0 } };
+	struct db *other = NULL;
+
+	ck_assert_int_eq(db_open("postgres://aq:s3cret@127.0.0.1:1/aquifer", &other, &msg), AQ_EINVAL);
+	ck_assert_msg(strstr(msg.text, "password") && !strstr(msg.text, "s3cret"), "%s", msg.text);
+	ck_assert_int_eq(db_open("postgresql:///aquifer?host=/nonexistent-dir&password=s3cret", &other, &msg),
+			 AQ_EINVAL);
+	ck_assert_msg(strstr(msg.text, "PGPASSFILE"), "%s", msg.text);
+	ck_assert_int_eq(db_open("mysql://127.0.0.1/aquifer", &other, &msg), AQ_EINVAL);
+	ck_assert_msg(strstr(msg.text, "unsupported"), "%s", msg.text);
+	ck_assert_int_eq(db_open("sqlite:", &other, &msg), AQ_EINVAL);
+	ck_assert_ptr_null(other);
+	ck_assert_ptr_null(db_file_path("postgres://127.0.0.1/aquifer"));
+	ck_assert_str_eq(db_file_path("sqlite:/var/lib/aquifer/aq.db"), "/var/lib/aquifer/aq.db");
+	ck_assert_str_eq(db_file_path("aq.db"), "aq.db");
+	ck_assert_str_eq(db_engine_name(db), pg_url ? "postgres" : "sqlite");
+}
+END_TEST
+
+/* One side of a race: in one transaction, check that the location has no
+ * volume named share (by share name) or that pool has mibps left for one
+ * more volume of `want`, and create one when it has; a transaction found
+ * in conflict (AQ_EBUSY) is run again, as srv_http.c does. 1: this side
+ * created its volume, 0: the check said no, else an error. */
+enum race_kind { RACE_SHARE, RACE_BUDGET };
+#define RACE_POOL "projects/p/locations/east/storagePools/pool"
+#define RACE_BUDGET_MIBPS 100.0
+
+static int race_once(struct db *d, enum race_kind kind, const char *volume, int step_fd)
+{
+	const char *fields[] = { "throughputMibps" };
+	int64_t n = 0;
+	double used = 0;
+	json_t *doc = json_pack("{s:s,s:s,s:s,s:f}", "name", volume, "shareName", "same",
+				"storagePool", RACE_POOL, "throughputMibps", 60.0);
+	int rc;
+
+	if ((rc = db_begin(d)) != AQ_OK)
+		goto out;
+	rc = kind == RACE_SHARE ? db_volume_share_count(d, "east", "same", &n)
+				: db_aggregate(d, "volume", "projects/p/locations/east", "storagePool", RACE_POOL,
+					       fields, 1, &n, &used);
+	if (rc != AQ_OK)
+		goto out;
+	/* the other side may run its whole transaction now */
+	if (step_fd >= 0 && write(step_fd, "c", 1) != 1)
+		rc = AQ_EIO;
+	else if (kind == RACE_SHARE ? n > 0 : used + 60.0 > RACE_BUDGET_MIBPS)
+		rc = 0;
+	else if (step_fd >= 0 && poll(&(struct pollfd){ .fd = step_fd, .events = POLLIN }, 1, 1000) < 0)
+		rc = AQ_EIO;
+	else if ((rc = db_put(d, "volume", "projects/p/locations/east", volume, doc, true)) == AQ_EBUSY) {
+		/* once a statement found the conflict, the rest of the transaction
+		 * says so too (PostgreSQL: 25P02 after 40001), not a database error */
+		if (db_count(d, "volume", NULL, &n) != AQ_EBUSY)
+			rc = AQ_EIO;
+	} else if (rc == AQ_OK && (rc = db_commit(d)) == AQ_OK) {
+		rc = 1;
+	}
+out:
+	db_rollback(d);
+	json_decref(doc);
+	return rc;
+}
+
+static int race_side(struct db *d, enum race_kind kind, const char *volume, int step_fd)
+{
+	int rc = AQ_EBUSY;
+
+	for (int tries = 0; tries < 5 && rc == AQ_EBUSY; tries++) {
+		rc = race_once(d, kind, volume, step_fd);
+		step_fd = -1; /* a retry runs alone */
+	}
+	return rc;
+}
+
+/* Two processes (two aquiferd replicas) check and create at the same time:
+ * the first has read and waits while the second runs its whole
+ * transaction (PostgreSQL), or the second waits on the first's write lock
+ * (SQLite). Exactly one volume is created either way. */
+static void race(enum race_kind kind)
+{
+	aq_msg msg = { .text = { 0 } };
+	int sv[2], status = 0, mine, theirs;
+	int64_t n = -1;
+	pid_t pid;
+	char c;
+
+	put("project", "", "projects/p", "{}");
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) { /* its own connection; the parent's is never touched */
+		struct db *d = NULL;
+
+		close(sv[0]);
+		if (read(sv[1], &c, 1) != 1 || db_open(db_path, &d, &msg) != AQ_OK)
+			_exit(100);
+		_exit(race_side(d, kind, "projects/p/locations/east/volumes/child", -1) + 10);
+	}
+	close(sv[1]);
+	mine = race_side(db, kind, "projects/p/locations/east/volumes/parent", sv[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	close(sv[0]);
+	ck_assert(WIFEXITED(status));
+	theirs = WEXITSTATUS(status) - 10;
+	ck_assert_msg(mine >= 0 && theirs >= 0, "parent %d, child %d", mine, theirs);
+	ck_assert_msg(mine + theirs == 1, "%d of the two racing creates went through (parent %d, child %d)",
+		      mine + theirs, mine, theirs);
+	ck_assert_int_eq(db_count(db, "volume", "projects/p/locations/east", &n), AQ_OK);
+	ck_assert_int_eq(n, 1);
+}
+
+START_TEST(test_race_share_name)
+{
+	race(RACE_SHARE);
+}
+END_TEST
+
+START_TEST(test_race_budget)
+{
+	race(RACE_BUDGET);
+}
+END_TEST
+
 static Suite *db_suite(void)
 {
 	Suite *s = suite_create("db");
-	TCase *tc = tcase_create("sqlite");
+	TCase *tc = tcase_create(pg_url ? "postgres" : "sqlite");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_open_migrate);
@@ -462,6 +642,9 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_volume_share_count);
 	tcase_add_test(tc, test_transactions);
 	tcase_add_test(tc, test_list_all);
+	tcase_add_test(tc, test_open_refused);
+	tcase_add_test(tc, test_race_share_name);
+	tcase_add_test(tc, test_race_budget);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	return s;
@@ -469,5 +652,8 @@ static Suite *db_suite(void)
 
 int main(void)
 {
+	pg_url = getenv("AQ_TEST_PG_URL");
+	if (pg_url && !*pg_url)
+		pg_url = NULL;
 	return aqt_run(db_suite());
 }

@@ -9,7 +9,10 @@
 # Environment: AQ_BUILDDIR (where aquiferd was built; default: two levels up
 # from the script, or the current directory when make check runs from a
 # separate build tree), AQ_KEEP=1 (keep the temp dir), AQ_VERBOSE=1 (print
-# each passing check too).
+# each passing check too), AQ_DB=postgres (every aquiferd runs on a
+# PostgreSQL server the script starts for itself, one database per server
+# folder, instead of DIR/aq.db; skips with 77 without PostgreSQL unless
+# AQ_PG=1; see tests/lib/pg.sh).
 
 set -u
 
@@ -22,6 +25,9 @@ AQUIFERD=$AQ_BUILDDIR/aquiferd
 export AQ_S3LITE=${AQ_S3LITE:-$AQ_BUILDDIR/tests/fixtures/aq-s3lite}
 export AQ_LATPROXY=${AQ_LATPROXY:-$AQ_BUILDDIR/tests/fixtures/aq-latproxy}
 AQ_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=../lib/pg.sh
+. "$AQ_SRC/tests/lib/pg.sh"
+AQ_DB=${AQ_DB:-sqlite}
 
 AQ_PASS=0
 AQ_FAIL=0
@@ -57,6 +63,11 @@ if [ ! -x "$AQUIFERD" ]; then
 	echo "$(basename "$0"): no aquiferd at $AQUIFERD (build first, or set AQ_BUILDDIR)" >&2
 	exit 99
 fi
+case $AQ_DB in
+sqlite) ;;
+postgres) aq_pg_skip_or_fail "$(basename "$0")" ;;
+*) echo "$(basename "$0"): AQ_DB must be sqlite or postgres, not \"$AQ_DB\"" >&2; exit 99 ;;
+esac
 
 aq_cleanup() {
 	local pid
@@ -68,6 +79,7 @@ aq_cleanup() {
 		fi
 		wait "$pid" 2>/dev/null
 	done
+	[ "$AQ_DB" = postgres ] && aq_pg_stop "$AQ_TMP"
 	if [ "${AQ_KEEP:-0}" = 1 ]; then
 		echo "# kept $AQ_TMP" >&2
 	else
@@ -168,13 +180,34 @@ aq_pick_port() {
 	return 1
 }
 
+# aq_db_args DIR: AQ_DB_ARGS gets the --db (and --state-dir) arguments of
+# the aquiferd whose folder is DIR: DIR/aq.db, or with AQ_DB=postgres a
+# database of the script's PostgreSQL server (started on first use) made
+# for DIR on first use, its URL kept in DIR/pg-url for restarts and tokens.
+AQ_DB_ARGS=()
+aq_db_args() {
+	local dir=$1 name
+	mkdir -p "$dir"
+	if [ "$AQ_DB" != postgres ]; then
+		AQ_DB_ARGS=(--db "$dir/aq.db")
+		return 0
+	fi
+	if [ ! -s "$dir/pg-url" ]; then
+		aq_pg_start "$AQ_TMP" || { echo "PostgreSQL did not start" >&2; return 1; }
+		name=aq_$(printf '%s' "$dir" | cksum | cut -d' ' -f1)
+		aq_pg_createdb "$name" >"$dir/pg-url" || return 1
+		echo "# $(basename "$dir"): on PostgreSQL database $name" >&2
+	fi
+	AQ_DB_ARGS=(--db "$(cat "$dir/pg-url")" --state-dir "$dir")
+}
+
 # aq_start DIR [PORT]: start aquiferd on PORT (default: a free port) with
-# DIR/aq.db (DIR is created), wait for /healthz. Sets AQ_PID, AQ_PORT, AQ_URL.
+# DIR/aq.db (DIR is created; AQ_DB=postgres: see aq_db_args), wait for /healthz. Sets AQ_PID, AQ_PORT, AQ_URL.
 # The log is DIR/aquiferd.log. A restart keeps its port with PORT=$AQ_PORT, so
 # that joined agents still find it.
 aq_start() {
 	local dir=$1 port=${2:-} tries
-	mkdir -p "$dir"
+	aq_db_args "$dir" || return 1
 	for tries in 1 2 3 4 5; do
 		if [ -n "$port" ]; then
 			AQ_PORT=$port
@@ -182,7 +215,7 @@ aq_start() {
 			AQ_PORT=$(aq_pick_port) || { aq_failed "pick a free port"; return 1; }
 		fi
 		AQ_URL=$AQ_SCHEME://127.0.0.1:$AQ_PORT
-		"$AQUIFERD" --listen "127.0.0.1:$AQ_PORT" --db "$dir/aq.db" "${AQ_SERVE_ARGS[@]}" >>"$dir/aquiferd.log" 2>&1 &
+		"$AQUIFERD" --listen "127.0.0.1:$AQ_PORT" "${AQ_DB_ARGS[@]}" "${AQ_SERVE_ARGS[@]}" >>"$dir/aquiferd.log" 2>&1 &
 		AQ_PID=$!
 		AQ_PIDS+=("$AQ_PID")
 		for _ in $(seq 300); do
@@ -213,9 +246,10 @@ aq_kill9() {
 	return 0
 }
 
-# aq_token DIR ROLE [PROJECT] [TTL]: a token for the aquiferd whose db is DIR/aq.db.
+# aq_token DIR ROLE [PROJECT] [TTL]: a token for the aquiferd whose folder is DIR.
 aq_token() {
-	local args=(token --db "$1/aq.db" --role "$2")
+	aq_db_args "$1" || return 1
+	local args=(token "${AQ_DB_ARGS[@]}" --role "$2")
 	[ -n "${3:-}" ] && args+=(--project "$3")
 	[ -n "${4:-}" ] && args+=(--ttl "$4")
 	"$AQUIFERD" "${args[@]}" 2>/dev/null | tail -n 1

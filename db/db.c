@@ -1,0 +1,523 @@
+/* db: the engine-neutral half of db.h.
+ *
+ * db_open() picks the engine from the URL and runs the numbered migrations;
+ * every other call checks its arguments here, then lets the engine
+ * (db_ops, db_engine.h) run the SQL. What must behave the same on both
+ * engines lives here once: the writer mutex, the document cache's
+ * publication at commit, filter parsing and page tokens.
+ */
+#define _GNU_SOURCE /* memmem */
+#include "db/db_engine.h"
+#include "db/db_cache.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/ut_hex.h"
+
+/* A write waiting for its transaction to commit before the cache sees it. */
+struct db_pending {
+	struct ut_fifo_node node;
+	char *name;
+	char *text;  /* NULL: deleted */
+};
+
+static bool db_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static bool db_is_pg(const char *url)
+{
+	return db_prefix(url, "postgres://") || db_prefix(url, "postgresql://");
+}
+
+const char *db_file_path(const char *url)
+{
+	if (db_prefix(url, "sqlite:"))
+		return url + strlen("sqlite:");
+	return strstr(url, "://") ? NULL : url;
+}
+
+const char *db_engine_name(const struct db *db)
+{
+	return db->ops->name;
+}
+
+/* Writers of this process queue on a mutex before they take the engine's
+ * write lock or start a serializable transaction. SQLite's busy handler
+ * polls with growing sleeps, so under a stream of writes one connection
+ * could lose the lock for its whole busy timeout; on PostgreSQL, workers of
+ * one process would otherwise fail each other's serializable transactions.
+ * With the mutex the wait is fair, AQ_EBUSY comes from other processes only,
+ * and the cache sees commits in commit order. One process serves one
+ * database, so one mutex is enough. */
+static pthread_mutex_t db_writer = PTHREAD_MUTEX_INITIALIZER;
+
+static int db_migrate(struct db *db, aq_msg *msg)
+{
+	int rc, version = 0;
+
+	if (db->ops->schema_lock && (rc = db->ops->schema_lock(db, msg)) != AQ_OK)
+		return rc;
+	if ((rc = db_begin(db)) != AQ_OK) {
+		aq_fail(msg, rc, "cannot start the schema migration (%s)", aq_err_str(rc));
+		goto out;
+	}
+	if ((rc = db->ops->schema_get(db, &version, msg)) != AQ_OK)
+		goto out;
+	if (version > db_schema_version) {
+		rc = aq_fail(msg, AQ_EINVAL, "database schema version %d is newer than this program (%d)",
+			     version, db_schema_version);
+		goto out;
+	}
+	for (; version < db_schema_version; version++)
+		if ((rc = db->ops->script(db, db_steps[version].sql[db->ops->kind], msg)) != AQ_OK ||
+		    (rc = db->ops->schema_set(db, version + 1, db_steps[version].what, msg)) != AQ_OK)
+			goto out;
+	if ((rc = db_commit(db)) != AQ_OK)
+		aq_fail(msg, rc, "cannot commit the schema migration (%s)", aq_err_str(rc));
+out:
+	db_rollback(db);
+	if (db->ops->schema_unlock)
+		db->ops->schema_unlock(db);
+	return rc;
+}
+
+int db_open(const char *url, struct db **out, aq_msg *msg)
+{
+	struct db *db = NULL;
+	const char *path = db_file_path(url);
+	int rc;
+
+	if (db_is_pg(url))
+		rc = db_pg_open(url, &db, msg);
+	else if (!path)
+		rc = aq_fail(msg, AQ_EINVAL, "unsupported database URL \"%.80s\": give a SQLite file (PATH or sqlite:PATH) or postgres://...", url);
+	else if (!*path)
+		rc = aq_fail(msg, AQ_EINVAL, "the database file name is empty");
+	else
+		rc = db_sqlite_open(path, &db, msg);
+	if (rc == AQ_OK)
+		ut_fifo_init(&db->pending);
+	if (rc == AQ_OK && (rc = db_migrate(db, msg)) == AQ_OK) {
+		*out = db;
+		db = NULL;
+	}
+	db_close(db);
+	return rc;
+}
+
+static void db_pending_drop(struct db *db, bool publish)
+{
+	struct ut_fifo_node *n;
+
+	while ((n = ut_fifo_pop(&db->pending))) {
+		struct db_pending *p = UT_FIFO_ENTRY(n, struct db_pending, node);
+
+		if (publish)
+			db_cache_store(p->name, p->text);
+		free(p->name);
+		free(p->text);
+		free(p);
+	}
+}
+
+void db_close(struct db *db)
+{
+	if (!db)
+		return;
+	db_rollback(db);
+	db->ops->close(db);
+}
+
+/* Record a committed-to-be write: in a transaction it waits for the commit;
+ * outside one (autocommit, writer mutex held by the caller) it is published
+ * at once. On allocation failure the entry is dropped from the cache, which
+ * is always safe. */
+static void db_pending_add(struct db *db, const char *name, const char *text)
+{
+	struct db_pending *p = calloc(1, sizeof(*p));
+
+	if (p && ((p->name = strdup(name)) == NULL || (text && (p->text = strdup(text)) == NULL))) {
+		free(p->name);
+		free(p);
+		p = NULL;
+	}
+	if (!p) {
+		db_cache_store(name, NULL);
+		return;
+	}
+	ut_fifo_push(&db->pending, &p->node);
+	if (!db->in_tx)
+		db_pending_drop(db, true);
+}
+
+int db_begin(struct db *db)
+{
+	int rc;
+
+	pthread_mutex_lock(&db_writer);
+	rc = db->ops->begin(db);
+	if (rc == AQ_OK)
+		db->in_tx = true;
+	else
+		pthread_mutex_unlock(&db_writer);
+	return rc;
+}
+
+int db_commit(struct db *db)
+{
+	int rc = db->ops->commit(db);
+
+	if (rc == AQ_OK) {
+		db->in_tx = false;
+		db_pending_drop(db, true); /* still under the writer mutex: commit order */
+		pthread_mutex_unlock(&db_writer);
+	}
+	return rc;
+}
+
+void db_rollback(struct db *db)
+{
+	if (db && db->in_tx) {
+		db->ops->rollback(db);
+		db->in_tx = false;
+		db_pending_drop(db, false);
+		pthread_mutex_unlock(&db_writer);
+	}
+}
+
+int db_get(struct db *db, const char *name, json_t **doc)
+{
+	char *text = NULL;
+	size_t len = 0;
+	json_t *j;
+	int rc = db->ops->get(db, name, &text, &len);
+
+	if (rc != AQ_OK)
+		return rc;
+	j = json_loadb(text, len, 0, NULL);
+	free(text);
+	if (!j)
+		return AQ_EIO;
+	*doc = j;
+	return AQ_OK;
+}
+
+int db_get_text(struct db *db, const char *name, char **text, size_t *len)
+{
+	int rc;
+
+	if (db_cache_lookup(name, text, len) == AQ_OK)
+		return AQ_OK;
+	/* fill under the writer mutex, so no commit slips between read and store */
+	pthread_mutex_lock(&db_writer);
+	rc = db->ops->get(db, name, text, len);
+	if (rc == AQ_OK)
+		db_cache_store(name, *text);
+	pthread_mutex_unlock(&db_writer);
+	return rc;
+}
+
+int db_put(struct db *db, const char *kind, const char *parent, const char *name,
+	   const json_t *doc, bool create)
+{
+	char *text = json_dumps(doc, JSON_COMPACT);
+	bool own = !db->in_tx;
+	int rc;
+
+	if (!text)
+		return AQ_ENOMEM;
+	if (own)
+		pthread_mutex_lock(&db_writer);
+	rc = db->ops->put(db, kind, parent, name, text, create);
+	if (rc == AQ_OK)
+		db_pending_add(db, name, text);
+	if (own)
+		pthread_mutex_unlock(&db_writer);
+	free(text);
+	return rc;
+}
+
+int db_delete(struct db *db, const char *name)
+{
+	bool own = !db->in_tx;
+	int rc;
+
+	if (own)
+		pthread_mutex_lock(&db_writer);
+	rc = db->ops->del(db, name);
+	if (rc == AQ_OK)
+		db_pending_add(db, name, NULL);
+	if (own)
+		pthread_mutex_unlock(&db_writer);
+	return rc;
+}
+
+bool db_path_ok(const char *path)
+{
+	size_t n = strspn(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.");
+
+	return n > 0 && n < 80 && path[n] == '\0' && path[0] != '.' && path[n - 1] != '.' &&
+	       !strstr(path, "..");
+}
+
+static const char *db_skip_ws(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+static int db_filter_parse(const char *text, struct db_filter *f, aq_msg *msg)
+{
+	const char *s = text;
+
+	memset(f, 0, sizeof(*f));
+	if (!text)
+		return AQ_OK;
+	for (s = db_skip_ws(s); *s; s = db_skip_ws(s)) {
+		size_t n = 0;
+
+		if (f->n == DB_MAX_FILTER_TERMS)
+			return aq_fail(msg, AQ_EINVAL, "filter has more than %d terms", DB_MAX_FILTER_TERMS);
+		if (f->n > 0) {
+			if (strncmp(s, "AND ", 4) != 0)
+				return aq_fail(msg, AQ_EINVAL, "filter terms must be joined with AND: %s", text);
+			s = db_skip_ws(s + 4);
+		}
+		while ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
+		       (s[n] >= '0' && s[n] <= '9') || s[n] == '_' || s[n] == '.')
+			n++;
+		if (n == 0 || n >= sizeof(f->path[0]) || s[0] == '.' || s[n - 1] == '.' ||
+		    memmem(s, n, "..", 2))
+			return aq_fail(msg, AQ_EINVAL, "filter must be field=value[ AND field=value]: %s", text);
+		memcpy(f->path[f->n], s, n);
+		s = db_skip_ws(s + n);
+		if (*s != '=')
+			return aq_fail(msg, AQ_EINVAL, "filter supports only field=value equality: %s", text);
+		s = db_skip_ws(s + 1);
+		n = 0;
+		if (*s == '"') {
+			f->quoted[f->n] = true;
+			s++;
+			while (s[n] && s[n] != '"')
+				n++;
+			if (s[n] != '"')
+				return aq_fail(msg, AQ_EINVAL, "unterminated quote in filter: %s", text);
+		} else {
+			while (s[n] && s[n] != ' ' && s[n] != '\t')
+				n++;
+		}
+		if (n >= sizeof(f->value[0]))
+			return aq_fail(msg, AQ_EINVAL, "filter value too long");
+		memcpy(f->value[f->n], s, n);
+		/* JSON booleans compare as 1/0, as SQLite's json_extract gives them */
+		if (!f->quoted[f->n] && (strcmp(f->value[f->n], "true") == 0 || strcmp(f->value[f->n], "false") == 0))
+			snprintf(f->value[f->n], sizeof(f->value[0]), "%d", f->value[f->n][0] == 't');
+		s += n + (s[n] == '"');
+		f->n++;
+	}
+	return AQ_OK;
+}
+
+/* Page tokens are hex of "<last name>\n<checksum of the query>". */
+static unsigned long db_query_sum(const struct db_query *q)
+{
+	unsigned long h = 5381;
+	const char *parts[4] = { q->kind, q->parent ? q->parent : "", q->filter ? q->filter : "",
+				 q->parent_prefix ? q->parent_prefix : "" };
+
+	for (int i = 0; i < 4; i++)
+		for (const char *c = parts[i]; *c; c++)
+			h = h * 33 + (unsigned char)*c;
+	return h * 2 + (q->order_desc ? 1 : 0);
+}
+
+static char *db_token_make(const struct db_query *q, const char *last)
+{
+	char plain[600];
+	int n = snprintf(plain, sizeof(plain), "%s\n%lx", last, db_query_sum(q));
+	char *hex;
+
+	if (n < 0 || (size_t)n >= sizeof(plain))
+		return NULL;
+	hex = malloc((size_t)n * 2 + 1);
+	if (!hex)
+		return NULL;
+	ut_hex_encode(plain, (size_t)n, hex, (size_t)n * 2 + 1);
+	return hex;
+}
+
+static int db_token_parse(const struct db_query *q, const char *token, char *last, size_t cap,
+			  aq_msg *msg)
+{
+	char plain[600], sum[32];
+	size_t n;
+	char *nl;
+
+	if (ut_hex_decode(token, strlen(token), plain, sizeof(plain) - 1, &n) != AQ_OK)
+		goto bad;
+	plain[n] = '\0';
+	nl = strchr(plain, '\n');
+	if (!nl || (size_t)(nl - plain) >= cap)
+		goto bad;
+	*nl = '\0';
+	snprintf(sum, sizeof(sum), "%lx", db_query_sum(q));
+	if (strcmp(nl + 1, sum) != 0)
+		goto bad;
+	memcpy(last, plain, (size_t)(nl - plain) + 1);
+	return AQ_OK;
+bad:
+	return aq_fail(msg, AQ_EINVAL, "invalid pageToken (it must come from a previous call with the same filter and orderBy)");
+}
+
+/* One page being gathered from the engine's rows. */
+struct db_page {
+	json_t *items;
+	int limit, count;
+	bool more;
+	char last[DB_NAME_MAX];
+};
+
+static int db_page_row(void *arg, const char *name, const char *doc)
+{
+	struct db_page *pg = arg;
+	json_t *j;
+
+	if (pg->count == pg->limit) {
+		pg->more = true;
+		return 1;
+	}
+	if (!(j = json_loads(doc, 0, NULL)))
+		return AQ_EIO;
+	json_array_append_new(pg->items, j);
+	snprintf(pg->last, sizeof(pg->last), "%s", name);
+	pg->count++;
+	return AQ_OK;
+}
+
+int db_list(struct db *db, const struct db_query *q, json_t **items, char **next_token,
+	    aq_msg *msg)
+{
+	struct db_filter f;
+	struct db_page pg = {
+		.items = json_array(),
+		.limit = q->page_size <= 0 || q->page_size > DB_MAX_PAGE ? DB_MAX_PAGE : q->page_size,
+	};
+	char after[DB_NAME_MAX] = "";
+	int rc;
+
+	*next_token = NULL;
+	if (!pg.items)
+		return AQ_ENOMEM;
+	if ((rc = db_filter_parse(q->filter, &f, msg)) != AQ_OK)
+		goto out;
+	if (q->page_token && *q->page_token &&
+	    (rc = db_token_parse(q, q->page_token, after, sizeof(after), msg)) != AQ_OK)
+		goto out;
+	/* one row past the page says whether another page follows */
+	if ((rc = db->ops->list(db, q, &f, after, pg.limit + 1, db_page_row, &pg, msg)) != AQ_OK)
+		goto out;
+	if (pg.more && pg.count && !(*next_token = db_token_make(q, pg.last))) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
+	*items = pg.items;
+	pg.items = NULL;
+out:
+	json_decref(pg.items);
+	return rc;
+}
+
+int db_list_all(struct db *db, const struct db_query *q, json_t **items, aq_msg *msg)
+{
+	struct db_query page_q = *q;
+	json_t *all = json_array(), *page = NULL;
+	char *tok = NULL, *next = NULL;
+	int rc = AQ_OK;
+
+	if (!all)
+		return AQ_ENOMEM;
+	page_q.page_size = 0;
+	do {
+		page_q.page_token = tok;
+		if ((rc = db_list(db, &page_q, &page, &next, msg)) != AQ_OK)
+			break;
+		json_array_extend(all, page);
+		json_decref(page);
+		page = NULL;
+		free(tok);
+		tok = next;
+		next = NULL;
+	} while (tok);
+	free(tok);
+	if (rc != AQ_OK) {
+		json_decref(all);
+		return rc;
+	}
+	*items = all;
+	return AQ_OK;
+}
+
+int db_count(struct db *db, const char *kind, const char *parent, int64_t *n)
+{
+	double v = 0;
+	int rc = db->ops->scalar(db, kind, parent, NULL, &v);
+
+	if (rc == AQ_OK)
+		*n = (int64_t)v;
+	return rc;
+}
+
+int db_sum(struct db *db, const char *kind, const char *parent, const char *field, double *sum)
+{
+	if (!db_path_ok(field))
+		return AQ_EINVAL;
+	return db->ops->scalar(db, kind, parent, field, sum);
+}
+
+int db_sum_by_parent(struct db *db, const char *kind, const char *field, const char *parent_kind,
+		     const char *grandparent, json_t **sums)
+{
+	json_t *out = json_object();
+	int rc;
+
+	if (!out)
+		return AQ_ENOMEM;
+	if (!db_path_ok(field))
+		rc = AQ_EINVAL;
+	else
+		rc = db->ops->sum_by_parent(db, kind, field, parent_kind, grandparent, out);
+	if (rc == AQ_OK) {
+		*sums = out;
+		out = NULL;
+	}
+	json_decref(out);
+	return rc;
+}
+
+int db_aggregate(struct db *db, const char *kind, const char *parent, const char *where_field,
+		 const char *where_value, const char *const *fields, int n, int64_t *count,
+		 double *sums)
+{
+	if (n < 0 || n > DB_MAX_AGG || !db_path_ok(where_field))
+		return AQ_EINVAL;
+	for (int i = 0; i < n; i++)
+		if (!db_path_ok(fields[i]))
+			return AQ_EINVAL;
+	return db->ops->aggregate(db, kind, parent, where_field, where_value, fields, n, count, sums);
+}
+
+int db_volume_share_count(struct db *db, const char *location, const char *share, int64_t *n)
+{
+	return db->ops->share_count(db, location, share, n);
+}
+
+int db_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n, void *arg), void *arg)
+{
+	return db->ops->count_kinds(db, fn, arg);
+}

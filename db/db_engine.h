@@ -1,0 +1,104 @@
+/* db_engine: what db.c (the engine-neutral half of db.h) shares with the
+ * engines, db_sqlite.c and db_pg.c. Not for use outside db/.
+ *
+ * db.c owns everything both engines do alike: the open dispatch by URL,
+ * the numbered migrations' loop, the process's writer mutex, the document
+ * cache's commit-ordered publication, filter parsing and page tokens. An
+ * engine runs SQL: it fills a struct db_ops and embeds struct db first in
+ * its own connection struct.
+ */
+#ifndef AQ_DB_ENGINE_H
+#define AQ_DB_ENGINE_H
+
+#include "db/db.h"
+#include "util/ut_fifo.h"
+
+enum db_kind { DB_SQLITE, DB_PG, DB_NKINDS };
+
+#define DB_MAX_PAGE 1000
+#define DB_MAX_FILTER_TERMS 8
+#define DB_MAX_AGG 8
+#define DB_NAME_MAX 512
+
+struct db {
+	const struct db_ops *ops;
+	bool in_tx;
+	struct ut_fifo pending; /* writes of the open transaction, for the cache (db.c) */
+};
+
+/* A parsed list filter: up to DB_MAX_FILTER_TERMS "path=value" terms. path
+ * is letters, digits, '_' and inner single dots; a bare true/false value
+ * compares as 1/0 (SQLite's json_extract gives JSON booleans so). */
+struct db_filter {
+	int n;
+	char path[DB_MAX_FILTER_TERMS][80];
+	char value[DB_MAX_FILTER_TERMS][256];
+	bool quoted[DB_MAX_FILTER_TERMS];
+};
+
+/* One row of a listing: return AQ_OK for more, 1 to stop, or an error. */
+typedef int (*db_row_fn)(void *arg, const char *name, const char *doc);
+
+/* The engine's half of each db.h call; db.c has already checked arguments,
+ * holds the writer mutex where db.h says so and keeps the cache. Every
+ * call returns AQ_OK or an aq_err code as db.h describes. */
+struct db_ops {
+	enum db_kind kind;
+	const char *name;
+	void (*close)(struct db *db);
+	/* A transaction that sees every commit made before it and keeps its
+	 * guarantees against any other writer (SQLite: BEGIN IMMEDIATE;
+	 * PostgreSQL: SERIALIZABLE, a conflict is AQ_EBUSY). */
+	int (*begin)(struct db *db);
+	int (*commit)(struct db *db);
+	void (*rollback)(struct db *db);
+	/* Migrations. schema_lock/schema_unlock (NULL when begin already
+	 * excludes every other migrator, as SQLite's write lock does) bracket
+	 * the migration's transaction, so that two openers migrate one after
+	 * the other and the second sees what the first committed. Inside
+	 * begin/commit: the version the database is at, one step's script,
+	 * and the version it is now at. */
+	int (*schema_lock)(struct db *db, aq_msg *msg);
+	void (*schema_unlock)(struct db *db);
+	int (*schema_get)(struct db *db, int *version, aq_msg *msg);
+	int (*script)(struct db *db, const char *sql, aq_msg *msg);
+	int (*schema_set)(struct db *db, int version, const char *what, aq_msg *msg);
+	/* name's committed-or-own JSON text, malloc'd */
+	int (*get)(struct db *db, const char *name, char **text, size_t *len);
+	int (*put)(struct db *db, const char *kind, const char *parent, const char *name,
+		   const char *text, bool create);
+	int (*del)(struct db *db, const char *name);
+	/* Rows of q (filter f; after: "" or the last name of the previous page)
+	 * in q's order, at most max_rows, each to fn. */
+	int (*list)(struct db *db, const struct db_query *q, const struct db_filter *f,
+		    const char *after, int max_rows, db_row_fn fn, void *arg, aq_msg *msg);
+	/* COUNT(*) when field is NULL, else the sum of a numeric JSON field */
+	int (*scalar)(struct db *db, const char *kind, const char *parent, const char *field,
+		      double *out);
+	int (*sum_by_parent)(struct db *db, const char *kind, const char *field,
+			     const char *parent_kind, const char *grandparent, json_t *sums);
+	int (*aggregate)(struct db *db, const char *kind, const char *parent,
+			 const char *where_field, const char *where_value, const char *const *fields,
+			 int n, int64_t *count, double *sums);
+	int (*share_count)(struct db *db, const char *location, const char *share, int64_t *n);
+	int (*count_kinds)(struct db *db, void (*fn)(const char *kind, int64_t n, void *arg),
+			   void *arg);
+};
+
+/* The engines' openers: a connected, not yet migrated struct db. */
+int db_sqlite_open(const char *path, struct db **out, aq_msg *msg);
+int db_pg_open(const char *url, struct db **out, aq_msg *msg);
+
+/* The numbered migrations (db_migrations.c): step i brings the schema from
+ * version i to i+1 on either engine; db_schema_version steps in all. */
+struct db_step {
+	const char *what;
+	const char *sql[DB_NKINDS];
+};
+extern const struct db_step db_steps[];
+
+/* A JSON field path of a filter or aggregate is letters, digits, '_' and
+ * inner single dots, so it can go into SQL text as is. */
+bool db_path_ok(const char *path);
+
+#endif

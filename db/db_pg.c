@@ -1,0 +1,537 @@
+/* db_pg: the PostgreSQL engine behind db.h (see db_engine.h), on libpq.
+ *
+ * The same table and indexes as SQLite (db_migrations.c). Transactions run
+ * SERIALIZABLE: a check-then-apply of one aquiferd (a manual-QoS budget, a
+ * share name's uniqueness, a node's headroom) stays correct when another
+ * process writes the same database, because PostgreSQL fails one of two
+ * conflicting transactions with a serialization failure (SQLSTATE 40001),
+ * which is AQ_EBUSY here: the caller runs the transaction again, as it does
+ * when SQLite is busy. Creates use ON CONFLICT DO NOTHING rather than a
+ * unique violation, so that AQ_EEXIST leaves the transaction usable, as it
+ * is on SQLite. The schema version is the schema_version table, read and
+ * migrated under a session advisory lock taken before the migration's
+ * transaction (a serializable snapshot taken before the lock was granted
+ * would not see what the previous migrator committed). A connection lost between transactions
+ * (a restarted server) is re-established by the next call.
+ */
+#include "db/db_engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+struct db_pg {
+	struct db base; /* first: a struct db * is a struct db_pg * */
+	PGconn *c;
+	/* SQLSTATE of a statement that failed in the open transaction: its
+	 * COMMIT then only rolls back, and says which failure it was */
+	char failed[8];
+};
+
+/* The advisory lock that makes concurrent openers migrate one at a time
+ * (any constant: "aquifer" in ASCII). */
+#define PG_MIGRATE_LOCK "30803237083833714"
+/* The oldest server: starts_with() came in PostgreSQL 11. */
+#define PG_MIN_VERSION 110000
+
+static struct db_pg *pg(struct db *db)
+{
+	return (struct db_pg *)db;
+}
+
+/* libpq's texts end with a newline: the length without it */
+static int pg_len(const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' '))
+		n--;
+	return (int)n;
+}
+
+static bool pg_busy_state(const char *state)
+{
+	/* serialization_failure, deadlock_detected, lock_not_available */
+	return strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0 || strcmp(state, "55P03") == 0;
+}
+
+static int pg_fail(struct db *db, const PGresult *res, aq_msg *msg)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	const char *text = res ? PQresultErrorMessage(res) : "";
+
+	if (!*text)
+		text = PQerrorMessage(pg(db)->c);
+	/* the first failure says why; the statements after it fail with 25P02
+	 * (in failed transaction), which is the same conflict to the caller:
+	 * a retry of the whole transaction, not an error */
+	if (db->in_tx && !pg(db)->failed[0])
+		snprintf(pg(db)->failed, sizeof(pg(db)->failed), "%s", state ? state : "08006");
+	if (db->in_tx && pg_busy_state(pg(db)->failed))
+		state = pg(db)->failed;
+	if (state && pg_busy_state(state))
+		return aq_fail(msg, AQ_EBUSY, "database is busy (a concurrent change, SQLSTATE %s), retry", state);
+	if (PQstatus(pg(db)->c) == CONNECTION_BAD)
+		return aq_fail(msg, AQ_EIO, "lost the connection to PostgreSQL: %.*s", pg_len(text), text);
+	return aq_fail(msg, AQ_EIO, "database error: %.*s", pg_len(text), text);
+}
+
+/* Run one statement with text parameters; *out (if given) gets the result
+ * of a successful one. */
+static int pg_run(struct db *db, const char *sql, int n, const char *const *params, PGresult **out,
+		  aq_msg *msg)
+{
+	PGconn *c = pg(db)->c;
+	PGresult *res;
+	ExecStatusType st;
+	int rc = AQ_OK;
+
+	/* between transactions a broken connection is mended: a server restart
+	 * costs the statements in flight, not the process */
+	if (PQstatus(c) == CONNECTION_BAD && !db->in_tx)
+		PQreset(c);
+	res = PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0);
+	st = PQresultStatus(res);
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+		rc = pg_fail(db, res, msg);
+		PQclear(res);
+		return rc;
+	}
+	if (out)
+		*out = res;
+	else
+		PQclear(res);
+	return AQ_OK;
+}
+
+/* The first column of the first row as a number (COUNT, SUM). */
+static int pg_number(struct db *db, const char *sql, int n, const char *const *params, double *v)
+{
+	PGresult *res = NULL;
+	int rc = pg_run(db, sql, n, params, &res, NULL);
+
+	if (rc != AQ_OK)
+		return rc;
+	*v = PQntuples(res) == 1 ? strtod(PQgetvalue(res, 0, 0), NULL) : 0;
+	PQclear(res);
+	return AQ_OK;
+}
+
+/* "{a,b}", the text[] path of a checked field path "a.b" */
+static void pg_path(const char *field, char *out, size_t cap)
+{
+	size_t i = 0;
+
+	if (cap < 3) {
+		*out = '\0';
+		return;
+	}
+	out[i++] = '{';
+	for (; *field && i + 2 < cap; field++)
+		out[i++] = *field == '.' ? ',' : *field;
+	out[i++] = '}';
+	out[i] = '\0';
+}
+
+static void pg_close(struct db *db)
+{
+	PQfinish(pg(db)->c);
+	free(db);
+}
+
+static int pg_begin(struct db *db)
+{
+	pg(db)->failed[0] = '\0';
+	return pg_run(db, "BEGIN ISOLATION LEVEL SERIALIZABLE", 0, NULL, NULL, NULL);
+}
+
+static int pg_commit(struct db *db)
+{
+	PGresult *res = NULL;
+	int rc = pg_run(db, "COMMIT", 0, NULL, &res, NULL);
+
+	if (rc != AQ_OK)
+		return rc;
+	/* COMMIT of a transaction in which a statement failed is a ROLLBACK */
+	if (strcmp(PQcmdStatus(res), "COMMIT") != 0)
+		rc = pg_busy_state(pg(db)->failed) ? AQ_EBUSY : AQ_EIO;
+	PQclear(res);
+	return rc;
+}
+
+static void pg_rollback(struct db *db)
+{
+	if (PQtransactionStatus(pg(db)->c) != PQTRANS_IDLE)
+		pg_run(db, "ROLLBACK", 0, NULL, NULL, NULL);
+}
+
+static int pg_schema_lock(struct db *db, aq_msg *msg)
+{
+	return pg_run(db, "SELECT pg_advisory_lock(" PG_MIGRATE_LOCK ")", 0, NULL, NULL, msg);
+}
+
+static void pg_schema_unlock(struct db *db)
+{
+	pg_run(db, "SELECT pg_advisory_unlock(" PG_MIGRATE_LOCK ")", 0, NULL, NULL, NULL);
+}
+
+static int pg_schema_get(struct db *db, int *version, aq_msg *msg)
+{
+	double v = 0;
+	int rc;
+
+	if ((rc = pg_run(db, "CREATE TABLE IF NOT EXISTS schema_version ("
+			     "  version integer PRIMARY KEY,"
+			     "  what text NOT NULL,"
+			     "  applied_at timestamptz NOT NULL DEFAULT now())",
+			 0, NULL, NULL, msg)) != AQ_OK ||
+	    (rc = pg_number(db, "SELECT COALESCE(MAX(version), 0) FROM schema_version", 0, NULL, &v)) != AQ_OK)
+		return rc == AQ_OK ? rc : aq_fail(msg, rc, "cannot read the schema version (%s)", aq_err_str(rc));
+	*version = (int)v;
+	return AQ_OK;
+}
+
+static int pg_script(struct db *db, const char *sql, aq_msg *msg)
+{
+	/* several statements, no parameters: the simple query protocol */
+	PGresult *res = PQexec(pg(db)->c, sql);
+	int rc = AQ_OK;
+
+	if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
+		rc = pg_fail(db, res, msg);
+	PQclear(res);
+	return rc;
+}
+
+static int pg_schema_set(struct db *db, int version, const char *what, aq_msg *msg)
+{
+	char v[16];
+	const char *params[] = { v, what };
+
+	snprintf(v, sizeof(v), "%d", version);
+	return pg_run(db, "INSERT INTO schema_version (version, what) VALUES ($1, $2)", 2, params, NULL, msg);
+}
+
+static int pg_get(struct db *db, const char *name, char **text, size_t *len)
+{
+	PGresult *res = NULL;
+	int rc = pg_run(db, "SELECT doc FROM resources WHERE name = $1", 1, &name, &res, NULL);
+
+	if (rc != AQ_OK)
+		return rc;
+	if (PQntuples(res) == 0) {
+		rc = AQ_ENOENT;
+		goto out;
+	}
+	*len = (size_t)PQgetlength(res, 0, 0);
+	if (!(*text = malloc(*len + 1))) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
+	memcpy(*text, PQgetvalue(res, 0, 0), *len + 1);
+out:
+	PQclear(res);
+	return rc;
+}
+
+/* The rows an INSERT/UPDATE/DELETE changed. */
+static int pg_changed(struct db *db, const char *sql, int n, const char *const *params, long *changed)
+{
+	PGresult *res = NULL;
+	int rc = pg_run(db, sql, n, params, &res, NULL);
+
+	if (rc != AQ_OK)
+		return rc;
+	*changed = strtol(PQcmdTuples(res), NULL, 10);
+	PQclear(res);
+	return AQ_OK;
+}
+
+static int pg_put(struct db *db, const char *kind, const char *parent, const char *name,
+		  const char *text, bool create)
+{
+	const char *params[] = { name, kind, parent, text };
+	long changed = 0;
+	int rc = pg_changed(db,
+			    create ? "INSERT INTO resources (name, kind, parent, doc) VALUES ($1, $2, $3, $4)"
+				     " ON CONFLICT (name) DO NOTHING"
+				   : "UPDATE resources SET kind = $2, parent = $3, doc = $4 WHERE name = $1",
+			    4, params, &changed);
+
+	if (rc == AQ_OK && changed == 0)
+		rc = create ? AQ_EEXIST : AQ_ENOENT;
+	return rc;
+}
+
+static int pg_del(struct db *db, const char *name)
+{
+	long changed = 0;
+	int rc = pg_changed(db, "DELETE FROM resources WHERE name = $1", 1, &name, &changed);
+
+	return rc == AQ_OK && changed == 0 ? AQ_ENOENT : rc;
+}
+
+/* A statement being built with numbered parameters. */
+struct pg_stmt {
+	char sql[2048];
+	size_t off;
+	const char *params[4 + 2 * DB_MAX_FILTER_TERMS + DB_MAX_AGG];
+	int n;
+};
+
+/* Append text with "$?" standing for the next parameter, which is value. */
+static void pg_add(struct pg_stmt *s, const char *text, const char *value)
+{
+	const char *q = value ? strstr(text, "$?") : NULL;
+
+	if (!q) {
+		s->off += (size_t)snprintf(s->sql + s->off, sizeof(s->sql) - s->off, "%s", text);
+		return;
+	}
+	s->params[s->n++] = value;
+	s->off += (size_t)snprintf(s->sql + s->off, sizeof(s->sql) - s->off, "%.*s$%d%s",
+				   (int)(q - text), text, s->n, q + 2);
+}
+
+static int pg_list(struct db *db, const struct db_query *q, const struct db_filter *f,
+		   const char *after, int max_rows, db_row_fn fn, void *arg, aq_msg *msg)
+{
+	struct pg_stmt s = { .off = 0 };
+	char paths[DB_MAX_FILTER_TERMS][96], limit[32];
+	PGresult *res = NULL;
+	int rc;
+
+	pg_add(&s, "SELECT name, doc FROM resources WHERE kind = $?", q->kind);
+	if (q->parent)
+		pg_add(&s, " AND parent = $?", q->parent);
+	else if (q->parent_prefix)
+		pg_add(&s, " AND starts_with(parent, $?)", q->parent_prefix);
+	if (*after)
+		pg_add(&s, q->order_desc ? " AND name < $?" : " AND name > $?", after);
+	for (int i = 0; i < f->n; i++) {
+		pg_path(f->path[i], paths[i], sizeof(paths[i]));
+		pg_add(&s, " AND aq_json_text(doc, $?::text[])", paths[i]);
+		pg_add(&s, " = $?", f->value[i]);
+	}
+	snprintf(limit, sizeof(limit), " LIMIT %d", max_rows);
+	pg_add(&s, q->order_desc ? " ORDER BY name DESC" : " ORDER BY name ASC", NULL);
+	pg_add(&s, limit, NULL);
+	if ((rc = pg_run(db, s.sql, s.n, s.params, &res, msg)) != AQ_OK)
+		return rc;
+	for (int i = 0; i < PQntuples(res) && rc == AQ_OK; i++)
+		rc = fn(arg, PQgetvalue(res, i, 0), PQgetvalue(res, i, 1));
+	PQclear(res);
+	return rc > 0 ? AQ_OK : rc;
+}
+
+static int pg_scalar(struct db *db, const char *kind, const char *parent, const char *field,
+		     double *out)
+{
+	struct pg_stmt s = { .off = 0 };
+	char path[96];
+
+	if (field) {
+		pg_path(field, path, sizeof(path));
+		pg_add(&s, "SELECT COALESCE(SUM(aq_json_num(doc, $?::text[])), 0)", path);
+	} else {
+		pg_add(&s, "SELECT COUNT(*)", NULL);
+	}
+	pg_add(&s, " FROM resources WHERE kind = $?", kind);
+	if (parent)
+		pg_add(&s, " AND parent = $?", parent);
+	return pg_number(db, s.sql, s.n, s.params, out);
+}
+
+static int pg_sum_by_parent(struct db *db, const char *kind, const char *field,
+			    const char *parent_kind, const char *grandparent, json_t *sums)
+{
+	char path[96];
+	const char *params[] = { kind, parent_kind, grandparent, path };
+	PGresult *res = NULL;
+	int rc;
+
+	pg_path(field, path, sizeof(path));
+	rc = pg_run(db,
+		    "SELECT r.parent, COALESCE(SUM(aq_json_num(r.doc, $4::text[])), 0) FROM resources r"
+		    " WHERE r.kind = $1 AND r.parent IN"
+		    " (SELECT name FROM resources WHERE kind = $2 AND parent = $3) GROUP BY r.parent",
+		    4, params, &res, NULL);
+	if (rc != AQ_OK)
+		return rc;
+	for (int i = 0; i < PQntuples(res); i++)
+		json_object_set_new(sums, PQgetvalue(res, i, 0), json_real(strtod(PQgetvalue(res, i, 1), NULL)));
+	PQclear(res);
+	return AQ_OK;
+}
+
+static int pg_aggregate(struct db *db, const char *kind, const char *parent,
+			const char *where_field, const char *where_value, const char *const *fields,
+			int n, int64_t *count, double *sums)
+{
+	struct pg_stmt s = { .off = 0 };
+	char paths[DB_MAX_AGG][96], where[160];
+	PGresult *res = NULL;
+	int rc;
+
+	pg_add(&s, "SELECT COUNT(*)", NULL);
+	for (int i = 0; i < n; i++) {
+		pg_path(fields[i], paths[i], sizeof(paths[i]));
+		pg_add(&s, ", COALESCE(SUM(aq_json_num(doc, $?::text[])), 0)", paths[i]);
+	}
+	pg_add(&s, " FROM resources WHERE kind = $?", kind);
+	pg_add(&s, " AND parent = $?", parent);
+	/* a literal expression (the path is checked by db.c), the one
+	 * resources_volume_pool indexes for storagePool */
+	if (strchr(where_field, '.')) {
+		char path[96];
+
+		pg_path(where_field, path, sizeof(path));
+		snprintf(where, sizeof(where), " AND doc #>> '%s' = $?", path);
+	} else {
+		snprintf(where, sizeof(where), " AND doc ->> '%s' = $?", where_field);
+	}
+	pg_add(&s, where, where_value);
+	if ((rc = pg_run(db, s.sql, s.n, s.params, &res, NULL)) != AQ_OK)
+		return rc;
+	*count = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	for (int i = 0; i < n; i++)
+		sums[i] = strtod(PQgetvalue(res, 0, i + 1), NULL);
+	PQclear(res);
+	return AQ_OK;
+}
+
+static int pg_share_count(struct db *db, const char *location, const char *share, int64_t *n)
+{
+	const char *params[] = { location, share };
+	double v = 0;
+	int rc = pg_number(db,
+			   "SELECT COUNT(*) FROM resources WHERE kind = 'volume' AND parent IN"
+			   " (SELECT name || '/locations/' || $1 FROM resources WHERE kind = 'project')"
+			   " AND doc ->> 'shareName' = $2",
+			   2, params, &v);
+
+	if (rc == AQ_OK)
+		*n = (int64_t)v;
+	return rc;
+}
+
+static int pg_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n, void *arg),
+			  void *arg)
+{
+	PGresult *res = NULL;
+	int rc = pg_run(db, "SELECT kind, COUNT(*) FROM resources GROUP BY kind ORDER BY kind", 0, NULL,
+			&res, NULL);
+
+	if (rc != AQ_OK)
+		return rc;
+	for (int i = 0; i < PQntuples(res); i++)
+		fn(PQgetvalue(res, i, 0), strtoll(PQgetvalue(res, i, 1), NULL, 10), arg);
+	PQclear(res);
+	return AQ_OK;
+}
+
+/* Warnings and errors of the server go to stderr; its notices ("relation
+ * already exists, skipping") do not. */
+static void pg_notice(void *arg, const PGresult *res)
+{
+	const char *sev = PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
+	const char *text = PQresultErrorMessage(res);
+
+	(void)arg;
+	if (sev && (strcmp(sev, "NOTICE") == 0 || strcmp(sev, "INFO") == 0 || strcmp(sev, "LOG") == 0 ||
+		    strncmp(sev, "DEBUG", 5) == 0))
+		return;
+	fprintf(stderr, "aquifer: PostgreSQL: %.*s\n", pg_len(text), text);
+}
+
+static const struct db_ops pg_ops = {
+	.kind = DB_PG,
+	.name = "postgres",
+	.close = pg_close,
+	.begin = pg_begin,
+	.commit = pg_commit,
+	.rollback = pg_rollback,
+	.schema_lock = pg_schema_lock,
+	.schema_unlock = pg_schema_unlock,
+	.schema_get = pg_schema_get,
+	.script = pg_script,
+	.schema_set = pg_schema_set,
+	.get = pg_get,
+	.put = pg_put,
+	.del = pg_del,
+	.list = pg_list,
+	.scalar = pg_scalar,
+	.sum_by_parent = pg_sum_by_parent,
+	.aggregate = pg_aggregate,
+	.share_count = pg_share_count,
+	.count_kinds = pg_count_kinds,
+};
+
+/* A password in the URL would show in process lists, logs and shell history. */
+static int pg_url_check(const char *url, aq_msg *msg)
+{
+	char *err = NULL;
+	PQconninfoOption *opts = PQconninfoParse(url, &err);
+	int rc = AQ_OK;
+
+	if (!opts) {
+		rc = aq_fail(msg, AQ_EINVAL, "cannot read the database URL: %.*s", err ? pg_len(err) : 0,
+			     err ? err : "");
+		PQfreemem(err);
+		return rc;
+	}
+	for (const PQconninfoOption *o = opts; o->keyword; o++)
+		if (strcmp(o->keyword, "password") == 0 && o->val && *o->val)
+			rc = aq_fail(msg, AQ_EINVAL,
+				     "the database URL carries a password, which would show in process lists, logs and"
+				     " shell history: remove it and put it in a password file (?passfile=FILE in the"
+				     " URL, or PGPASSFILE; lines host:port:database:user:password, mode 0600) or in"
+				     " the PGPASSWORD environment variable");
+	PQconninfoFree(opts);
+	return rc;
+}
+
+int db_pg_open(const char *url, struct db **out, aq_msg *msg)
+{
+	static const char *const keys[] = { "dbname", "fallback_application_name", "client_encoding", NULL };
+	const char *const vals[] = { url, "aquiferd", "UTF8", NULL };
+	struct db_pg *p = NULL;
+	const char *err;
+	int rc;
+
+	if ((rc = pg_url_check(url, msg)) != AQ_OK)
+		return rc;
+	if (!(p = calloc(1, sizeof(*p))))
+		return AQ_ENOMEM;
+	p->base.ops = &pg_ops;
+	/* expand_dbname: the URL is the connection string; the environment
+	 * (PGHOST, PGUSER, PGPASSFILE, ...) fills what it leaves out */
+	p->c = PQconnectdbParams(keys, vals, 1);
+	if (!p->c) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
+	if (PQstatus(p->c) != CONNECTION_OK) {
+		err = PQerrorMessage(p->c);
+		rc = aq_fail(msg, AQ_EIO, "cannot connect to PostgreSQL: %.*s%s", pg_len(err), err,
+			     strstr(err, "password") ? " (aquiferd takes the password from a password file:"
+						       " ?passfile=FILE in the URL or PGPASSFILE; or from PGPASSWORD)"
+						     : "");
+		goto out;
+	}
+	if (PQserverVersion(p->c) < PG_MIN_VERSION) {
+		rc = aq_fail(msg, AQ_EINVAL, "PostgreSQL %d.%d is too old: aquiferd needs %d or newer",
+			     PQserverVersion(p->c) / 10000, PQserverVersion(p->c) / 100 % 100,
+			     PG_MIN_VERSION / 10000);
+		goto out;
+	}
+	PQsetNoticeReceiver(p->c, pg_notice, NULL);
+	*out = &p->base;
+	p = NULL;
+out:
+	if (p)
+		pg_close(&p->base);
+	return rc;
+}
