@@ -15,7 +15,7 @@
 # RUNS rounds; each round runs every (connections, server) cell once, the server order
 # alternating per round, so the ratios compare runs made seconds apart. Reports the median,
 # min and max of each cell, the ratio of the medians and the range of the per-round ratios,
-# and the loopback TCP ceiling of each round (one stream of 2 GiB between two processes).
+# and the loopback TCP ceiling of each round (bench/nfs/tcpceil: one stream of 2 GiB).
 # Writes bench/nfs/REPORT.md (AQ_BENCH_REPORT to write elsewhere). Only PIDs started here are
 # stopped. AQ_BUILDDIR: the build to measure (an optimised one: ./configure CFLAGS='-O2 -g').
 #
@@ -95,35 +95,9 @@ for _ in $(seq 300); do grep -q 'NFS SERVER INITIALIZED' "$gdir/ganesha.log" 2>/
 grep -q 'NFS SERVER INITIALIZED' "$gdir/ganesha.log" || die "ganesha did not start: $(tail -5 "$gdir/ganesha.log")"
 gn_url="nfs://127.0.0.1/export?version=3&nfsport=$gport&mountport=$gmnt"
 
-# --- the loopback TCP ceiling: one stream of 2 GiB through 127.0.0.1 ---
-tcp_ceiling() { # one TCP stream of 2 GiB through 127.0.0.1, sender and receiver processes
-	python3 - <<'PY'
-import os, socket, time
-srv = socket.socket()
-srv.bind(("127.0.0.1", 0))
-srv.listen(1)
-port = srv.getsockname()[1]
-n = 2048
-if os.fork() == 0:
-    c = socket.create_connection(("127.0.0.1", port))
-    buf = bytes(1 << 20)
-    for _ in range(n):
-        c.sendall(buf)
-    c.close()
-    os._exit(0)
-conn, _ = srv.accept()
-buf = bytearray(1 << 20)
-got, t0 = 0, time.monotonic()
-while True:
-    k = conn.recv_into(buf)
-    if not k:
-        break
-    got += k
-t = time.monotonic() - t0
-os.wait()
-print("%.0f" % (got / 1048576 / t))
-PY
-}
+# --- the loopback TCP ceiling: one stream of 2 GiB through 127.0.0.1 (bench/nfs/tcpceil.c) ---
+cc -O2 -o "$W/tcpceil" "$HERE/tcpceil.c" || die "building tcpceil failed"
+tcp_ceiling() { "$W/tcpceil" 2048 | awk '{ print $2 }'; }
 
 # --- rounds ---
 cell() { # SERVER CONNS ROUND
@@ -170,7 +144,7 @@ minmax() { printf '%s' "$1" | tr ' ' '\n' | sort -n | awk 'NR == 1 { lo = $1 } {
 	echo "created, written 4 KiB, closed, then removed, on one connection (ops = creates + removes)."
 	echo "$runs interleaved rounds (server order alternating per round); median (min-max)."
 	echo "Load average (1 min) at the end of each cell: $(minmax "${LOADS[*]}")."
-	echo "Loopback TCP ceiling (one stream, 1 MiB sends, python3), per round: ${CEIL[*]} MiB/s."
+	echo "Loopback TCP ceiling (bench/nfs/tcpceil, one stream of 1 MiB writes), per round: ${CEIL[*]} MiB/s."
 	echo
 	echo "| conns | phase | aquifer | ganesha | ratio (of medians) | ratio range (per round) |"
 	echo "|---|---|---|---|---|---|"
