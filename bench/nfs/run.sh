@@ -17,7 +17,10 @@
 # min and max of each cell, the ratio of the medians and the range of the per-round ratios,
 # and the loopback TCP ceiling of each round (bench/nfs/tcpceil: one stream of 2 GiB).
 # Writes bench/nfs/REPORT.md (AQ_BENCH_REPORT to write elsewhere). Only PIDs started here are
-# stopped. AQ_BUILDDIR: the build to measure (an optimised one: ./configure CFLAGS='-O2 -g').
+# stopped. AQ_BUILDDIR: the build to measure (an optimised one: ./configure CFLAGS='-O2 -g');
+# AQ_BENCH_B=DIR adds a second stack of DIR's aquiferd and agent to every round (an A/B of two
+# builds in one invocation: B/A columns); with perf installed, the agents' CPU time and context
+# switches per cell are reported too. AQ_BENCH_CONNS ("1 8"), AQ_BENCH_MIBPS (4608).
 #
 #   bench/nfs/run.sh [RUNS=3] [SIZE_MIB=256] [OPS=20000]
 set -u
@@ -43,24 +46,37 @@ command -v ganesha.nfsd >/dev/null 2>&1 || die "ganesha.nfsd missing: deploy/dep
 cc -O2 -o "$W/loadgen" "$HERE/loadgen.c" $(pkg-config --cflags --libs libnfs) || die "building loadgen failed"
 
 # --- aquifer: the agent through the API ---
+# stack NAME BUILDDIR: aquiferd + agent of BUILDDIR in $W/NAME, a MANUAL pool, the volume;
+# sets URL_<NAME> and APID_<NAME> (the agent's PID).
 P=/v1/projects/bench/locations/loc1
-aq_start "$W/cluster" || die "aquiferd did not start"
-TOK=$(aq_token "$W/cluster" admin "" 86400)
-aq_req POST "/v1/locations?locationId=loc1" '{}'
-aq_req POST "/v1/projects?projectId=bench" '{}'
-aq_agent_start "$W/cluster" n1 loc1 "$W/shelf" "$(aq_join_token loc1)" || die "agent did not start"
-aq_req POST "$P/storagePools?storagePoolId=sp" \
-	'{"network":"projects/vpc-host/global/networks/default","serviceLevel":"EXTREME","capacityGib":"1048576","qosType":"MANUAL"}'
-[ "$STATUS" = 200 ] || die "pool: $STATUS $BODY"
-aq_op_wait "$(printf '%s' "$BODY" | jq -r '.name // empty')" 60 >/dev/null 2>&1
-aq_req POST "$P/volumes?volumeId=bench" "{\"storagePool\":\"sp\",\"capacityGib\":\"2048\",
-  \"protocols\":[\"NFSV3\"],\"shareName\":\"bench\",\"throughputMibps\":$LIMIT,\"exportPolicy\":{\"rules\":[
-  {\"allowedClients\":\"127.0.0.1\",\"accessType\":\"READ_WRITE\",\"squashMode\":\"NO_ROOT_SQUASH\"}]}}"
-[ "$STATUS" = 200 ] || die "volume: $STATUS $BODY"
-aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 60 >/dev/null
-[ "$(printf '%s' "$BODY" | jq -r .response.state)" = READY ] || die "volume not READY: $BODY"
-AGENT_BENCH_PID=$AGENT_PID
-aq_url="nfs://127.0.0.1/bench?version=3&nfsport=$AGENT_NFS_PORT&mountport=$AGENT_NFS_PORT"
+stack() {
+	local n=$1
+	AQUIFERD=$2/aquiferd AQUIFER_AGENT=$2/aquifer-agent
+	[ -x "$AQUIFER_AGENT" ] || die "no aquifer-agent in $2 (build first, or set AQ_BUILDDIR)"
+	aq_start "$W/$n" || die "$n: aquiferd did not start"
+	TOK=$(aq_token "$W/$n" admin "" 86400)
+	aq_req POST "/v1/locations?locationId=loc1" '{}'
+	aq_req POST "/v1/projects?projectId=bench" '{}'
+	aq_agent_start "$W/$n" n1 loc1 "$W/$n-shelf" "$(aq_join_token loc1)" || die "$n: agent did not start"
+	aq_req POST "$P/storagePools?storagePoolId=sp" \
+		'{"network":"projects/vpc-host/global/networks/default","serviceLevel":"EXTREME","capacityGib":"1048576","qosType":"MANUAL"}'
+	[ "$STATUS" = 200 ] || die "$n: pool: $STATUS $BODY"
+	aq_op_wait "$(printf '%s' "$BODY" | jq -r '.name // empty')" 60 >/dev/null 2>&1
+	aq_req POST "$P/volumes?volumeId=bench" "{\"storagePool\":\"sp\",\"capacityGib\":\"2048\",
+	  \"protocols\":[\"NFSV3\"],\"shareName\":\"bench\",\"throughputMibps\":$LIMIT,\"exportPolicy\":{\"rules\":[
+	  {\"allowedClients\":\"127.0.0.1\",\"accessType\":\"READ_WRITE\",\"squashMode\":\"NO_ROOT_SQUASH\"}]}}"
+	[ "$STATUS" = 200 ] || die "$n: volume: $STATUS $BODY"
+	aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 60 >/dev/null
+	[ "$(printf '%s' "$BODY" | jq -r .response.state)" = READY ] || die "$n: volume not READY: $BODY"
+	printf -v "APID_$n" %s "$AGENT_PID"
+	printf -v "URL_$n" %s "nfs://127.0.0.1/bench?version=3&nfsport=$AGENT_NFS_PORT&mountport=$AGENT_NFS_PORT"
+}
+SERVERS="aquifer ganesha"
+stack aquifer "$AQ_BUILDDIR"
+if [ -n "${AQ_BENCH_B:-}" ]; then
+	stack aquiferB "$AQ_BENCH_B"
+	SERVERS="aquifer ganesha aquiferB"
+fi
 
 # --- NFS-Ganesha on free ports ---
 gdir=$W/ganesha
@@ -93,7 +109,7 @@ GANESHA_PID=$!
 AQ_PIDS+=("$GANESHA_PID")
 for _ in $(seq 300); do grep -q 'NFS SERVER INITIALIZED' "$gdir/ganesha.log" 2>/dev/null && break; sleep 0.1; done
 grep -q 'NFS SERVER INITIALIZED' "$gdir/ganesha.log" || die "ganesha did not start: $(tail -5 "$gdir/ganesha.log")"
-gn_url="nfs://127.0.0.1/export?version=3&nfsport=$gport&mountport=$gmnt"
+URL_ganesha="nfs://127.0.0.1/export?version=3&nfsport=$gport&mountport=$gmnt"
 
 # --- the loopback TCP ceiling: one stream of 2 GiB through 127.0.0.1 (bench/nfs/tcpceil.c) ---
 cc -O2 -o "$W/tcpceil" "$HERE/tcpceil.c" || die "building tcpceil failed"
@@ -101,19 +117,30 @@ tcp_ceiling() { "$W/tcpceil" 2048 | awk '{ print $2 }'; }
 
 # --- rounds ---
 cell() { # SERVER CONNS ROUND
-	local url=$aq_url phases=WSwr out=$W/$1.c$2.r$3.out
-	[ "$1" = ganesha ] && url=$gn_url
+	local url=URL_$1 pid=APID_$1 phases=WSwr out=$W/$1.c$2.r$3.out ppid=
+	url=${!url}
 	[ "$2" = 1 ] && phases=WSwrF
+	# the agent's CPU time and context switches over the cell (perf stat, when it runs here)
+	if [ -n "${!pid:-}" ] && [ -n "$PERF" ]; then
+		perf stat -x, -e task-clock,context-switches -p "${!pid}" -o "$out.perf" &
+		ppid=$!
+	fi
 	"$W/loadgen" -c "$2" -p "$phases" -s "$mib" -n "$ops" "$url" "bench-c$2-r$3.dat" >"$out" 2>&1 ||
 		die "loadgen failed against $1 ($2 connections): $(tail -3 "$out")"
+	if [ -n "$ppid" ]; then
+		kill -INT "$ppid" 2>/dev/null
+		wait "$ppid" 2>/dev/null
+	fi
 	cut -d' ' -f1 /proc/loadavg >"$out.load"
 }
+PERF=
+perf stat -e task-clock true >/dev/null 2>&1 && PERF=perf
 LOADS=()
 CEIL=()
 for r in $(seq "$runs"); do
 	CEIL+=("$(tcp_ceiling)")
 	for c in $CONNS; do
-		if [ $((r % 2)) = 1 ]; then order="aquifer ganesha"; else order="ganesha aquifer"; fi
+		if [ $((r % 2)) = 1 ]; then order=$SERVERS; else order=$(printf '%s\n' $SERVERS | tac | paste -sd' '); fi
 		for s in $order; do
 			cell "$s" "$c" "$r"
 			LOADS+=("$(cat "$W/$s.c$c.r$r.out.load")")
@@ -121,7 +148,7 @@ for r in $(seq "$runs"); do
 	done
 	echo "# round $r of $runs done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
 done
-kill -0 "$AGENT_BENCH_PID" 2>/dev/null || die "the agent died during the runs"
+kill -0 "$APID_aquifer" 2>/dev/null || die "the agent died during the runs"
 
 # --- report ---
 stats() { sort -n | awk '{a[NR]=$1} END { if (!NR) { print "n/a n/a n/a"; exit }
@@ -146,24 +173,57 @@ minmax() { printf '%s' "$1" | tr ' ' '\n' | sort -n | awk 'NR == 1 { lo = $1 } {
 	echo "Load average (1 min) at the end of each cell: $(minmax "${LOADS[*]}")."
 	echo "Loopback TCP ceiling (bench/nfs/tcpceil, one stream of 1 MiB writes), per round: ${CEIL[*]} MiB/s."
 	echo
-	echo "| conns | phase | aquifer | ganesha | ratio (of medians) | ratio range (per round) |"
-	echo "|---|---|---|---|---|---|"
+	# ratios X/Y of one phase: of the medians, and the range of the per-round ratios
+	ratios() { # X Y CONNS PHASE COLUMN
+		local xm ym r a g
+		xm=$(values "$1" "$3" "$4" "$5" | stats | cut -d' ' -f1)
+		ym=$(values "$2" "$3" "$4" "$5" | stats | cut -d' ' -f1)
+		printf '%s | ' "$(awk -v a="$xm" -v g="$ym" 'BEGIN { printf "%.2fx", (g > 0) ? a / g : 0 }')"
+		for r in $(seq "$runs"); do
+			a=$(awk -v p="$4" -v k="$5" '$1 == p { print $k }' "$W/$1.c$3.r$r.out")
+			g=$(awk -v p="$4" -v k="$5" '$1 == p { print $k }' "$W/$2.c$3.r$r.out")
+			awk -v a="$a" -v g="$g" 'BEGIN { if (g > 0) printf "%.2f\n", a / g }'
+		done | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "-" hi }'
+	}
+	hb=
+	[ -n "${AQ_BENCH_B:-}" ] && hb=" aquiferB | B/A (medians) | B/A range |"
+	echo "| conns | phase | aquifer | ganesha | ratio (of medians) | ratio range (per round) |$hb"
+	echo "|---|---|---|---|---|---|${hb:+---|---|---|}"
 	for c in $CONNS; do
 		for ph in seq-write:2:MiB/s seq-read:2:MiB/s rand-write:4:ops/s rand-read:4:ops/s small-file:4:ops/s; do
 			p=${ph%%:*} rest=${ph#*:}
 			col=${rest%%:*} unit=${rest#*:}
 			[ "$p" = small-file ] && [ "$c" != 1 ] && continue
-			read -r am alo ahi < <(values aquifer "$c" "$p" "$col" | stats)
-			read -r gm glo ghi < <(values ganesha "$c" "$p" "$col" | stats)
-			ratio=$(awk -v a="$am" -v g="$gm" 'BEGIN { printf "%.2fx", (g > 0) ? a / g : 0 }')
-			rr=$(for r in $(seq "$runs"); do
-				a=$(awk -v p="$p" -v k="$col" '$1 == p { print $k }' "$W/aquifer.c$c.r$r.out")
-				g=$(awk -v p="$p" -v k="$col" '$1 == p { print $k }' "$W/ganesha.c$c.r$r.out")
-				awk -v a="$a" -v g="$g" 'BEGIN { if (g > 0) printf "%.2f\n", a / g }'
-			done | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "-" hi }')
-			echo "| $c | $p | $am $unit ($alo-$ahi) | $gm $unit ($glo-$ghi) | $ratio | $rr |"
+			line="| $c | $p"
+			for sv in aquifer ganesha; do
+				read -r m lo hi < <(values "$sv" "$c" "$p" "$col" | stats)
+				line="$line | $m $unit ($lo-$hi)"
+			done
+			line="$line | $(ratios aquifer ganesha "$c" "$p" "$col") |"
+			if [ -n "$hb" ]; then
+				read -r m lo hi < <(values aquiferB "$c" "$p" "$col" | stats)
+				line="$line $m $unit ($lo-$hi) | $(ratios aquiferB aquifer "$c" "$p" "$col") |"
+			fi
+			echo "$line"
 		done
 	done
+	if [ -n "$PERF" ]; then
+		echo
+		echo "The agent's CPU time and context switches per cell (perf stat -p; the whole loadgen run"
+		echo "of the cell: every phase above), median (min-max):"
+		echo
+		echo "| conns | agent | CPU s | context switches |"
+		echo "|---|---|---|---|"
+		for c in $CONNS; do
+			for sv in aquifer ${hb:+aquiferB}; do
+				read -r cm clo chi < <(for f in "$W/$sv.c$c".r*.out.perf; do
+					awk -F, '$3 == "task-clock" { printf "%.2f\n", $1 / 1000 }' "$f"; done | stats)
+				read -r sm slo shi < <(for f in "$W/$sv.c$c".r*.out.perf; do
+					awk -F, '$3 == "context-switches" { print $1 }' "$f"; done | stats)
+				echo "| $c | $sv | $cm ($clo-$chi) | $sm ($slo-$shi) |"
+			done
+		done
+	fi
 	echo
 	echo "Targets (issue 25): >= 1.5x Ganesha on sequential read and write, >= 2x on 4 KiB random;"
 	echo "sequential reads >= 0.7x of the loopback TCP ceiling."
@@ -171,7 +231,7 @@ minmax() { printf '%s' "$1" | tr ' ' '\n' | sort -n | awk 'NR == 1 { lo = $1 } {
 	echo "Raw runs (phase MiB/s ops/s seconds; load at the end of the cell):"
 	echo
 	echo '```'
-	for f in "$W"/*.out; do echo "== $(basename "$f" .out) (load $(cat "$f.load"))"; cat "$f"; done
+	for f in "$W"/*.r*.out; do echo "== $(basename "$f" .out) (load $(cat "$f.load"))"; cat "$f"; done
 	echo '```'
 } >"$REPORT"
 cat "$REPORT"
