@@ -115,7 +115,7 @@ fi
 # signing or decryption failures, hung requests; but for the refused logon
 # of the wrong-password check (EACCES, -13).
 vm_guest_dmesg "$S" 'CIFS: VFS|CIFS: .*(error|fail|reconnect)|Status code returned|bad (smb|SMB|response)|signature|Cancelling wait|has not responded' \
-	'Send error in SessSetup = -13|cifs_mount failed w/return code = -13'
+	'STATUS_LOGON_FAILURE|Send error in SessSetup = -13|cifs_mount failed w/return code = -13'
 ok "the agent is still running" kill -0 "$AGENT_PID"
 if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$AQ_TMP"/srv/*/agent.log 2>/dev/null; then
 	aq_failed "no sanitizer report in the agent's log" "$(grep -m3 -E 'Sanitizer|runtime error' "$AQ_TMP"/srv/*/agent.log)"
