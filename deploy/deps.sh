@@ -94,3 +94,17 @@ if [ ${#pg_missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${pg_missing[@]}" >/dev/null
 fi
+# bench/nfs (issue 25) compares the agent with NFS-Ganesha (its VFS FSAL, rpcbind in a private
+# network namespace) and profiles it with perf. A manual bench: installed by `bench` only.
+if [ "${1:-build}" = bench ]; then
+  bench_missing=()
+  for p in nfs-ganesha nfs-ganesha-vfs rpcbind linux-perf libnfs-dev; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || bench_missing+=("$p")
+  done
+  if [ ${#bench_missing[@]} -gt 0 ]; then
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends "${bench_missing[@]}" >/dev/null
+  fi
+fi

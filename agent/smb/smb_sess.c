@@ -150,13 +150,18 @@ void smb_sess_free(struct smb_conn *c, struct smb_sess *s)
 	free(s);
 }
 
-/* The inner NTLMSSP token of a SESSION_SETUP blob (SPNEGO init, resp or raw). */
-static int smb_sess_token(const uint8_t *blob, size_t len, const uint8_t **tok, size_t *tlen)
+/* The inner NTLMSSP token of a SESSION_SETUP blob (SPNEGO init, resp or
+ * raw); *raw says it was bare NTLMSSP, as the Linux kernel client sends
+ * (sec=ntlmssp) and wants back: it refuses a SPNEGO-wrapped challenge
+ * ("blob signature incorrect"), as Samba and Windows answer in the
+ * client's form. */
+static int smb_sess_token(const uint8_t *blob, size_t len, const uint8_t **tok, size_t *tlen, bool *raw)
 {
 	struct smb_spnego_init in;
 	struct smb_spnego_resp rp;
 
-	if (len >= 8 && memcmp(blob, "NTLMSSP", 8) == 0) {
+	*raw = len >= 8 && memcmp(blob, "NTLMSSP", 8) == 0;
+	if (*raw) {
 		*tok = blob;
 		*tlen = len;
 		return AQ_OK;
@@ -193,7 +198,9 @@ static uint32_t smb_sess_challenge(struct smb_req *r, struct smb_sess *s, const 
 	ut_buf_init(&nt, SMB_NTLM_MSG_MAX);
 	ut_buf_init(&sp, SMB_SPNEGO_MAX);
 	if (smb_ntlm_challenge_encode(&nt, &ch) != AQ_OK ||
-	    smb_spnego_resp_encode(&sp, SMB_SPNEGO_ACCEPT_INCOMPLETE, SMB_SPNEGO_NTLMSSP, ut_buf_bytes(&nt), nt.len, NULL, 0) != AQ_OK)
+	    (s->raw_ntlmssp ? ut_buf_add(&sp, ut_buf_bytes(&nt), nt.len)
+			    : smb_spnego_resp_encode(&sp, SMB_SPNEGO_ACCEPT_INCOMPLETE, SMB_SPNEGO_NTLMSSP,
+						     ut_buf_bytes(&nt), nt.len, NULL, 0)) != AQ_OK)
 		goto out;
 	smb_sess_drop_ntlm(s);
 	if (!(s->ntlm_neg = malloc(tlen)) || !(s->ntlm_chal = malloc(nt.len)))
@@ -250,7 +257,8 @@ static uint32_t smb_sess_auth(struct smb_req *r, struct smb_sess *s, const uint8
 			      key, 16, s->preauth, &s->keys) != AQ_OK)
 		goto out;
 	ut_buf_init(&sp, 1024);
-	if (smb_spnego_resp_encode(&sp, SMB_SPNEGO_ACCEPT_COMPLETED, 0, NULL, 0, NULL, 0) != AQ_OK)
+	/* bare NTLMSSP ends with an empty blob */
+	if (!s->raw_ntlmssp && smb_spnego_resp_encode(&sp, SMB_SPNEGO_ACCEPT_COMPLETED, 0, NULL, 0, NULL, 0) != AQ_OK)
 		goto out;
 	smb_sess_drop_ntlm(s);
 	s->state = SMB_SESS_VALID;
@@ -276,6 +284,7 @@ uint32_t smb_sess_setup(struct smb_req *r)
 	const uint8_t *tok;
 	size_t tlen, count = 0;
 	uint32_t status;
+	bool raw;
 
 	if (smb_wire_session_setup_req_decode(&r->m, &q) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
@@ -300,9 +309,10 @@ uint32_t smb_sess_setup(struct smb_req *r)
 	r->rsp_session = s->id;
 	if (c->dialect == SMB2_DIALECT_311)
 		smb_crypto_preauth_update(s->preauth, r->m.p, r->m.len);
-	if (smb_sess_token(q.blob, q.blob_len, &tok, &tlen) != AQ_OK || tlen < 12) {
+	if (smb_sess_token(q.blob, q.blob_len, &tok, &tlen, &raw) != AQ_OK || tlen < 12) {
 		status = STATUS_LOGON_FAILURE;
 	} else if (smb_wire_get_u32(tok + 8) == 1) {
+		s->raw_ntlmssp = raw;
 		status = smb_sess_challenge(r, s, tok, tlen);
 	} else if (smb_wire_get_u32(tok + 8) == 3 && s->state == SMB_SESS_NTLM_CHALLENGED) {
 		status = smb_sess_auth(r, s, tok, tlen);

@@ -114,6 +114,7 @@ struct smb_sess {
 	uint8_t challenge[8];
 	uint8_t *ntlm_neg, *ntlm_chal; /* kept for the MIC */
 	size_t ntlm_neg_len, ntlm_chal_len;
+	bool raw_ntlmssp;            /* the client sent bare NTLMSSP (Linux cifs): answer bare */
 	struct smb_srv_user user;
 	struct vol_cred cred;
 	struct smb_crypto_keys keys;

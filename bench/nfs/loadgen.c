@@ -4,7 +4,7 @@
  * depth 32, random 4 KiB reads at depth 32. Every 4 KiB page carries
  * (magic, offset) and an offset-derived pattern; reads check all of it.
  *
- *   loadgen [-s MiB] [-n ops] [-p PHASES] [-k] [-R SECS]
+ *   loadgen [-s MiB] [-n ops] [-p PHASES] [-k] [-R SECS] [-c CONNS]
  *           'nfs://127.0.0.1/export?nfsport=P&mountport=P' file
  *
  * -p picks phases from "WSwrF" (seq-write, seq-read, rand-write, rand-read;
@@ -14,7 +14,10 @@
  * is when no phase writes it from scratch (bench/tier reads a file that
  * went cold between runs). -R retries a failed I/O (e.g. NFS3ERR_JUKEBOX
  * from a cold tier whose store is away) for up to SECS seconds; retries are
- * counted, not errors.
+ * counted, not errors. -c opens CONNS connections (own mounts of the same
+ * export, one poll loop: the Linux client's nconnect pattern) and spreads the
+ * I/O phases over them, each at the phase's depth (so CONNS x depth in
+ * flight); COMMIT and the small-file phase use the first one.
  *
  * Prints one line per phase: "phase MiB/s ops/s seconds". Exit 1 on any
  * error or bad page.
@@ -37,10 +40,15 @@
 
 #define PAGE 4096u
 #define MAGIC 0x41515546u /* "AQUF" */
+#define MAXCONN 64
 
 struct lg {
-	struct nfs_context *nfs;
+	struct nfs_context *nfs;     /* connection 0: setup, COMMIT, small files */
 	struct nfsfh *fh;
+	struct nfs_context *conn[MAXCONN];
+	struct nfsfh *cfh[MAXCONN];
+	int cinflight[MAXCONN];
+	int nconn;
 	uint64_t size;       /* file size in bytes */
 	uint32_t block;
 	int depth;
@@ -57,6 +65,7 @@ struct lg {
 
 struct io {
 	struct lg *lg;
+	int conn;
 	uint64_t off;
 	uint32_t len;
 	uint8_t *buf;
@@ -110,14 +119,15 @@ static uint64_t rnd(struct lg *g)
 }
 
 static void issue(struct lg *g);
+static void issue_one(struct lg *g, struct io *io);
 static double now(void);
 static void cb(int err, struct nfs_context *nfs, void *data, void *priv);
 
 static int submit(struct lg *g, struct io *io)
 {
 	if (g->write)
-		return nfs_pwrite_async(g->nfs, g->fh, io->off, io->len, io->buf, cb, io);
-	return nfs_pread_async(g->nfs, g->fh, io->off, io->len, cb, io);
+		return nfs_pwrite_async(g->conn[io->conn], g->cfh[io->conn], io->off, io->len, io->buf, cb, io);
+	return nfs_pread_async(g->conn[io->conn], g->cfh[io->conn], io->off, io->len, cb, io);
 }
 
 static void cb(int err, struct nfs_context *nfs, void *data, void *priv)
@@ -137,6 +147,7 @@ static void cb(int err, struct nfs_context *nfs, void *data, void *priv)
 		}
 	}
 	g->inflight--;
+	g->cinflight[io->conn]--;
 	g->done++;
 	if (err < 0 || (uint32_t)err != io->len) {
 		if (g->errors++ < 5)
@@ -152,30 +163,42 @@ static void cb(int err, struct nfs_context *nfs, void *data, void *priv)
 
 static void issue(struct lg *g)
 {
-	while (g->inflight < g->depth && g->issued < g->target) {
-		struct io *io = calloc(1, sizeof(*io));
-		int rc;
+	int c;
 
-		io->lg = g;
-		io->len = g->block;
-		if (g->random) {
-			io->off = (rnd(g) % (g->size / g->block)) * g->block;
-		} else {
-			io->off = g->next;
-			g->next += g->block;
+	for (c = 0; c < g->nconn; c++) {
+		while (g->cinflight[c] < g->depth && g->issued < g->target) {
+			struct io *io = calloc(1, sizeof(*io));
+
+			io->lg = g;
+			io->conn = c;
+			issue_one(g, io);
 		}
-		if (g->write) {
-			io->buf = malloc(io->len);
-			fill(io->buf, io->off, io->len);
-		}
-		rc = submit(g, io);
-		if (rc) {
-			fprintf(stderr, "queue: %s\n", nfs_get_error(g->nfs));
-			exit(1);
-		}
-		g->inflight++;
-		g->issued++;
 	}
+}
+
+static void issue_one(struct lg *g, struct io *io)
+{
+	int rc;
+
+	io->len = g->block;
+	if (g->random) {
+		io->off = (rnd(g) % (g->size / g->block)) * g->block;
+	} else {
+		io->off = g->next;
+		g->next += g->block;
+	}
+	if (g->write) {
+		io->buf = malloc(io->len);
+		fill(io->buf, io->off, io->len);
+	}
+	rc = submit(g, io);
+	if (rc) {
+		fprintf(stderr, "queue: %s\n", nfs_get_error(g->conn[io->conn]));
+		exit(1);
+	}
+	g->inflight++;
+	g->cinflight[io->conn]++;
+	g->issued++;
 }
 
 static double run(struct lg *g, bool write, bool random, uint32_t block, int depth, uint64_t ops)
@@ -191,11 +214,20 @@ static double run(struct lg *g, bool write, bool random, uint32_t block, int dep
 	g->target = ops;
 	issue(g);
 	while (g->done < g->target) {
-		struct pollfd p = {.fd = nfs_get_fd(g->nfs), .events = (short)nfs_which_events(g->nfs)};
+		struct pollfd p[MAXCONN];
+		int c;
 
-		if (poll(&p, 1, 1000) < 0 || nfs_service(g->nfs, p.revents) < 0) {
-			fprintf(stderr, "service: %s\n", nfs_get_error(g->nfs));
+		for (c = 0; c < g->nconn; c++)
+			p[c] = (struct pollfd){.fd = nfs_get_fd(g->conn[c]), .events = (short)nfs_which_events(g->conn[c])};
+		if (poll(p, (nfds_t)g->nconn, 1000) < 0) {
+			perror("poll");
 			exit(1);
+		}
+		for (c = 0; c < g->nconn; c++) {
+			if (p[c].revents && nfs_service(g->conn[c], p[c].revents) < 0) {
+				fprintf(stderr, "service: %s\n", nfs_get_error(g->conn[c]));
+				exit(1);
+			}
 		}
 	}
 	return now() - t0;
@@ -257,7 +289,8 @@ int main(int argc, char **argv)
 	double t;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "s:n:p:kR:")) != -1) {
+	g.nconn = 1;
+	while ((opt = getopt(argc, argv, "s:n:p:kR:c:")) != -1) {
 		if (opt == 's')
 			mib = strtoull(optarg, NULL, 10);
 		else if (opt == 'n')
@@ -268,11 +301,14 @@ int main(int argc, char **argv)
 			keep = true;
 		else if (opt == 'R')
 			g.retry_secs = strtod(optarg, NULL);
+		else if (opt == 'c')
+			g.nconn = (int)strtol(optarg, NULL, 10);
 		else
 			return 2;
 	}
-	if (argc - optind != 2 || mib == 0 || strspn(phases, "WSwrF") != strlen(phases)) {
-		fprintf(stderr, "usage: loadgen [-s MiB] [-n ops] [-p WSwrF] [-k] [-R secs] URL file\n");
+	if (argc - optind != 2 || mib == 0 || strspn(phases, "WSwrF") != strlen(phases) || g.nconn < 1 ||
+	    g.nconn > MAXCONN) {
+		fprintf(stderr, "usage: loadgen [-s MiB] [-n ops] [-p WSwrF] [-k] [-R secs] [-c 1-%d] URL file\n", MAXCONN);
 		return 2;
 	}
 	g.size = mib << 20;
@@ -291,6 +327,21 @@ int main(int argc, char **argv)
 	} else if (nfs_open(g.nfs, argv[optind + 1], O_RDWR, &g.fh) != 0) {
 		fprintf(stderr, "open: %s\n", nfs_get_error(g.nfs));
 		return 1;
+	}
+	g.conn[0] = g.nfs;
+	g.cfh[0] = g.fh;
+	for (int c = 1; c < g.nconn; c++) {
+		struct nfs_url *u;
+
+		/* the URL's options (nfsport, mountport, version) are set on the context that parses it */
+		g.conn[c] = nfs_init_context();
+		u = nfs_parse_url_dir(g.conn[c], argv[optind]);
+		if (!u || nfs_mount(g.conn[c], u->server, u->path) != 0 ||
+		    nfs_open(g.conn[c], argv[optind + 1], O_RDWR, &g.cfh[c]) != 0) {
+			fprintf(stderr, "connection %d: %s\n", c, nfs_get_error(g.conn[c]));
+			return 1;
+		}
+		nfs_destroy_url(u);
 	}
 	if (strchr(phases, 'W')) {
 		t = run(&g, true, false, 1u << 20, 8, mib);
@@ -320,6 +371,10 @@ int main(int argc, char **argv)
 	}
 	printf("errors %llu bad-pages %llu retries %llu\n", (unsigned long long)g.errors, (unsigned long long)g.bad,
 	       (unsigned long long)g.retries);
+	for (int c = 1; c < g.nconn; c++) {
+		nfs_close(g.conn[c], g.cfh[c]);
+		nfs_destroy_context(g.conn[c]);
+	}
 	nfs_close(g.nfs, g.fh);
 	if (!keep)
 		nfs_unlink(g.nfs, argv[optind + 1]);

@@ -1,55 +1,91 @@
-#!/bin/sh
-# bench/nfs/run.sh: run bench/nfs/loadgen against our nfs_serve and against
-# NFS-Ganesha (Debian, VFS FSAL) serving the same directory, RUNS times each
-# (alternating), and write bench/nfs/REPORT.md with medians and ratios.
-# Ganesha needs rpcbind: it runs in a private network namespace (peers.md),
-# so nothing listens on the host's port 111. Only PIDs started here are killed.
+#!/usr/bin/env bash
+# bench/nfs/run.sh: the NFSv3 data path users run, against NFS-Ganesha in the same run.
+#
+# aquifer: aquiferd + one aquifer-agent started through the API (tests/e2e/lib.sh), a MANUAL
+# pool and a volume whose QoS limit (throughputMibps, AQ_BENCH_MIBPS) is above what this machine
+# moves, so the limiter runs on every request without holding any back.
+# ganesha: Debian's nfs-ganesha with the VFS FSAL on 127.0.0.1, free ports picked here, serving
+# a directory beside the agent's shelf (same file system); its rpcbind runs in a private network
+# namespace (peers.md), so nothing listens on the host's port 111.
+# client: bench/nfs/loadgen (libnfs, independent of the server code), with 1 connection and
+# with 8 (-c 8: the Linux client's nconnect pattern, each connection at the phase's depth):
+# sequential 1 MiB writes (with the final COMMIT) and reads at depth 8, random 4 KiB writes and
+# reads at depth 32, every page verified; the small-file cycle on 1 connection.
+#
+# RUNS rounds; each round runs every (connections, server) cell once, the server order
+# alternating per round, so the ratios compare runs made seconds apart. Reports the median,
+# min and max of each cell, the ratio of the medians and the range of the per-round ratios,
+# and the loopback TCP ceiling of each round (bench/nfs/tcpceil: one stream of 2 GiB).
+# Writes bench/nfs/REPORT.md (AQ_BENCH_REPORT to write elsewhere). Only PIDs started here are
+# stopped. AQ_BUILDDIR: the build to measure (an optimised one: ./configure CFLAGS='-O2 -g');
+# AQ_BENCH_B=DIR adds a second stack of DIR's aquiferd and agent to every round (an A/B of two
+# builds in one invocation: B/A columns); with perf installed, the agents' CPU time and context
+# switches per cell are reported too. AQ_BENCH_CONNS ("1 8"), AQ_BENCH_MIBPS (4608).
 #
 #   bench/nfs/run.sh [RUNS=3] [SIZE_MIB=256] [OPS=20000]
-set -eu
+set -u
 runs=${1:-3}
 mib=${2:-256}
 ops=${3:-20000}
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-build=${AQ_BUILDDIR:-$top}
-serve=$build/tests/agent/nfs/nfs_serve
-[ -x "$serve" ] || { echo "build first: $serve missing"; exit 1; }
-dir=$(mktemp -d /tmp/aqbench-XXXXXX)
-pids=""
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null || true; done
-	i=0 # Ganesha takes a few seconds to shut down; wait for our PIDs only
-	while [ $i -lt 100 ]; do
-		alive=""
-		for p in $pids; do kill -0 "$p" 2>/dev/null && alive="$alive $p"; done
-		[ -z "$alive" ] && break
-		sleep 0.1; i=$((i + 1))
-	done
-	for p in $alive; do kill -9 "$p" 2>/dev/null || true; done
-	rm -rf "$dir"
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+export AQ_BUILDDIR=${AQ_BUILDDIR:-$TOP}
+AQ_RECORD=0
+# shellcheck source=../../tests/e2e/lib.sh
+. "$TOP/tests/e2e/lib.sh"
+AQUIFER_AGENT=$AQ_BUILDDIR/aquifer-agent
+REPORT=${AQ_BENCH_REPORT:-$HERE/REPORT.md}
+LIMIT=${AQ_BENCH_MIBPS:-4608} # the most a volume takes (EXTREME); above what this machine moves
+CONNS=${AQ_BENCH_CONNS:-"1 8"}
+W=$AQ_TMP
+die() { echo "bench/nfs: $*" >&2; exit 1; }
+trap aq_cleanup EXIT
+trap 'exit 130' INT TERM
+[ -x "$AQUIFER_AGENT" ] || die "no aquifer-agent in $AQ_BUILDDIR (build first, or set AQ_BUILDDIR)"
+command -v ganesha.nfsd >/dev/null 2>&1 || die "ganesha.nfsd missing: deploy/deps.sh bench"
+cc -O2 -o "$W/loadgen" "$HERE/loadgen.c" $(pkg-config --cflags --libs libnfs) || die "building loadgen failed"
+
+# --- aquifer: the agent through the API ---
+# stack NAME BUILDDIR: aquiferd + agent of BUILDDIR in $W/NAME, a MANUAL pool, the volume;
+# sets URL_<NAME> and APID_<NAME> (the agent's PID).
+P=/v1/projects/bench/locations/loc1
+stack() {
+	local n=$1
+	AQUIFERD=$2/aquiferd AQUIFER_AGENT=$2/aquifer-agent
+	[ -x "$AQUIFER_AGENT" ] || die "no aquifer-agent in $2 (build first, or set AQ_BUILDDIR)"
+	aq_start "$W/$n" || die "$n: aquiferd did not start"
+	TOK=$(aq_token "$W/$n" admin "" 86400)
+	aq_req POST "/v1/locations?locationId=loc1" '{}'
+	aq_req POST "/v1/projects?projectId=bench" '{}'
+	aq_agent_start "$W/$n" n1 loc1 "$W/$n-shelf" "$(aq_join_token loc1)" || die "$n: agent did not start"
+	aq_req POST "$P/storagePools?storagePoolId=sp" \
+		'{"network":"projects/vpc-host/global/networks/default","serviceLevel":"EXTREME","capacityGib":"1048576","qosType":"MANUAL"}'
+	[ "$STATUS" = 200 ] || die "$n: pool: $STATUS $BODY"
+	aq_op_wait "$(printf '%s' "$BODY" | jq -r '.name // empty')" 60 >/dev/null 2>&1
+	aq_req POST "$P/volumes?volumeId=bench" "{\"storagePool\":\"sp\",\"capacityGib\":\"2048\",
+	  \"protocols\":[\"NFSV3\"],\"shareName\":\"bench\",\"throughputMibps\":$LIMIT,\"exportPolicy\":{\"rules\":[
+	  {\"allowedClients\":\"127.0.0.1\",\"accessType\":\"READ_WRITE\",\"squashMode\":\"NO_ROOT_SQUASH\"}]}}"
+	[ "$STATUS" = 200 ] || die "$n: volume: $STATUS $BODY"
+	aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 60 >/dev/null
+	[ "$(printf '%s' "$BODY" | jq -r .response.state)" = READY ] || die "$n: volume not READY: $BODY"
+	printf -v "APID_$n" %s "$AGENT_PID"
+	printf -v "URL_$n" %s "nfs://127.0.0.1/bench?version=3&nfsport=$AGENT_NFS_PORT&mountport=$AGENT_NFS_PORT"
 }
-trap cleanup EXIT INT TERM
+SERVERS="aquifer ganesha"
+stack aquifer "$AQ_BUILDDIR"
+if [ -n "${AQ_BENCH_B:-}" ]; then
+	stack aquiferB "$AQ_BENCH_B"
+	SERVERS="aquifer ganesha aquiferB"
+fi
 
-cc -O2 -o "$dir/loadgen" "$here/loadgen.c" $(pkg-config --cflags --libs libnfs)
-mkdir -p "$dir/export"
-
-alive=""
-# --- our server ---
-"$serve" --listen 127.0.0.1:0 --port-file "$dir/port" --workers 8 \
-	--key 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f \
-	--export "/export=$dir/export" 2>"$dir/serve.log" &
-pids="$pids $!"
-while [ ! -s "$dir/port" ]; do sleep 0.05; done
-aq_url="nfs://127.0.0.1/export?nfsport=$(cat "$dir/port")&mountport=$(cat "$dir/port")"
-
-# --- NFS-Ganesha on 20490/20491, rpcbind in its own netns ---
-gn_url=""
-if command -v ganesha.nfsd >/dev/null 2>&1; then
-	cat > "$dir/ganesha.conf" <<CONF
+# --- NFS-Ganesha on free ports ---
+gdir=$W/ganesha
+mkdir -p "$gdir/export"
+gport=$(aq_pick_port) gmnt=$(aq_pick_port) gnlm=$(aq_pick_port) grq=$(aq_pick_port)
+cat >"$gdir/ganesha.conf" <<CONF
 NFS_CORE_PARAM {
     Bind_Addr = 127.0.0.1;
-    NFS_Port = 20490;  MNT_Port = 20491;  NLM_Port = 20492;  Rquota_Port = 20493;
+    NFS_Port = $gport;  MNT_Port = $gmnt;  NLM_Port = $gnlm;  Rquota_Port = $grq;
     Enable_NLM = false;  Enable_RQUOTA = false;  Enable_UDP = false;
     Mount_Path_Pseudo = true;
     Protocols = 3, 4;
@@ -58,77 +94,144 @@ NFS_CORE_PARAM {
 NFSV4 { Graceless = true; RecoveryBackend = fs; Only_Numeric_Owners = true; }
 NFS_KRB5 { Active_krb5 = false; }
 EXPORT {
-    Export_Id = 1; Path = $dir/export; Pseudo = /export;
+    Export_Id = 1; Path = $gdir/export; Pseudo = /export;
     Access_Type = RW; Squash = No_Root_Squash; Protocols = 3, 4; Transports = TCP;
     Attr_Expiration_Time = 0;
     FSAL { Name = VFS; }
 }
 LOG { Default_Log_Level = EVENT; }
 CONF
-	unshare -n sh -c 'ip link set lo up; exec rpcbind -f' &
-	pids="$pids $!"
-	sleep 0.5
-	ganesha.nfsd -F -L "$dir/ganesha.log" -p "$dir/ganesha.pid" -f "$dir/ganesha.conf" &
-	pids="$pids $!"
-	i=0
-	while ! grep -q 'NFS SERVER INITIALIZED' "$dir/ganesha.log" 2>/dev/null; do
-		i=$((i + 1)); [ $i -gt 300 ] && break; sleep 0.1
-	done
-	grep -q 'NFS SERVER INITIALIZED' "$dir/ganesha.log" && gn_url="nfs://127.0.0.1/export?nfsport=20490&mountport=20491"
-fi
-[ -n "$gn_url" ] || echo "warning: NFS-Ganesha not available; reporting aquifer only"
+unshare -n sh -c 'ip link set lo up; exec rpcbind -f' &
+AQ_PIDS+=("$!")
+sleep 0.5
+ganesha.nfsd -F -L "$gdir/ganesha.log" -p "$gdir/ganesha.pid" -f "$gdir/ganesha.conf" &
+GANESHA_PID=$!
+AQ_PIDS+=("$GANESHA_PID")
+for _ in $(seq 300); do grep -q 'NFS SERVER INITIALIZED' "$gdir/ganesha.log" 2>/dev/null && break; sleep 0.1; done
+grep -q 'NFS SERVER INITIALIZED' "$gdir/ganesha.log" || die "ganesha did not start: $(tail -5 "$gdir/ganesha.log")"
+URL_ganesha="nfs://127.0.0.1/export?version=3&nfsport=$gport&mountport=$gmnt"
 
-one() { # server url run
-	"$dir/loadgen" -p WSwrF -s "$mib" -n "$ops" "$2" "bench-$1-$3.dat" > "$dir/$1.$3.out" 2>&1 ||
-		{ echo "loadgen failed against $1:"; cat "$dir/$1.$3.out"; exit 1; }
+# --- the loopback TCP ceiling: one stream of 2 GiB through 127.0.0.1 (bench/nfs/tcpceil.c) ---
+cc -O2 -o "$W/tcpceil" "$HERE/tcpceil.c" || die "building tcpceil failed"
+tcp_ceiling() { "$W/tcpceil" 2048 | awk '{ print $2 }'; }
+
+# --- rounds ---
+cell() { # SERVER CONNS ROUND
+	local url=URL_$1 pid=APID_$1 phases=WSwr out=$W/$1.c$2.r$3.out ppid=
+	url=${!url}
+	[ "$2" = 1 ] && phases=WSwrF
+	# the agent's CPU time and context switches over the cell (perf stat, when it runs here)
+	if [ -n "${!pid:-}" ] && [ -n "$PERF" ]; then
+		perf stat -x, -e task-clock,context-switches -p "${!pid}" -o "$out.perf" &
+		ppid=$!
+	fi
+	"$W/loadgen" -c "$2" -p "$phases" -s "$mib" -n "$ops" "$url" "bench-c$2-r$3.dat" >"$out" 2>&1 ||
+		die "loadgen failed against $1 ($2 connections): $(tail -3 "$out")"
+	if [ -n "$ppid" ]; then
+		kill -INT "$ppid" 2>/dev/null
+		wait "$ppid" 2>/dev/null
+	fi
+	cut -d' ' -f1 /proc/loadavg >"$out.load"
 }
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-r=1
-while [ $r -le "$runs" ]; do
-	one aquifer "$aq_url" $r
-	[ -n "$gn_url" ] && one ganesha "$gn_url" $r
-	r=$((r + 1))
+PERF=
+perf stat -e task-clock true >/dev/null 2>&1 && PERF=perf
+LOADS=()
+CEIL=()
+for r in $(seq "$runs"); do
+	CEIL+=("$(tcp_ceiling)")
+	for c in $CONNS; do
+		if [ $((r % 2)) = 1 ]; then order=$SERVERS; else order=$(printf '%s\n' $SERVERS | tac | paste -sd' '); fi
+		for s in $order; do
+			cell "$s" "$c" "$r"
+			LOADS+=("$(cat "$W/$s.c$c.r$r.out.load")")
+		done
+	done
+	echo "# round $r of $runs done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
 done
+kill -0 "$APID_aquifer" 2>/dev/null || die "the agent died during the runs"
 
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-metric() { # server phase column(2=MiB/s,4=ops/s)
-	cat "$dir/$1".*.out | awk -v p="$2" -v c="$3" '$1==p {print $c}' | median
+# --- report ---
+stats() { sort -n | awk '{a[NR]=$1} END { if (!NR) { print "n/a n/a n/a"; exit }
+	m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; print m, a[1], a[NR] }'; }
+values() { # SERVER CONNS PHASE COLUMN
+	local f
+	for f in "$W/$1.c$2".r*.out; do awk -v p="$3" -v c="$4" '$1 == p { print $c }' "$f"; done
 }
-out="$here/REPORT.md"
+minmax() { printf '%s' "$1" | tr ' ' '\n' | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "-" hi }'; }
 {
-	echo "# NFSv3 benchmark: aquifer nfs_serve vs NFS-Ganesha"
+	echo "# NFSv3 benchmark: aquifer-agent (through the API) vs NFS-Ganesha"
 	echo
-	echo "Generated by \`bench/nfs/run.sh $runs $mib $ops\` on $(date -u +%Y-%m-%d) ($(nproc) cores, loopback,"
-	echo "client and servers on the same machine). loadgen (libnfs async, one connection): sequential"
-	echo "1 MiB writes then reads at depth 8 over a $mib MiB file (write includes the final COMMIT), then"
-	echo "$ops random 4 KiB writes and $ops random 4 KiB reads at depth 32; every page verified; then"
-	echo "small-file: $((ops / 10)) files created, given 4 KiB and closed one at a time, then removed (ops"
-	echo "are creates + removes; aquifer makes each namespace change stable before its reply, issue 15)."
-	echo "Median of $runs runs, runs alternate between servers. Both serve the same directory."
-	echo "Load average before/after: $load_before / $load_after (other work on the machine skews"
-	echo "absolute figures; ratios from one interleaved run are the comparable part)."
+	echo "Generated by \`bench/nfs/run.sh $runs $mib $ops\` on $(date -u +%Y-%m-%d) ($(nproc) cores shared"
+	echo "with other work, loopback, clients and servers on one machine; build: \`$AQ_BUILDDIR\`)."
+	echo "aquifer: aquiferd + aquifer-agent, a MANUAL pool, the volume's QoS limit $LIMIT MiB/s."
+	echo "ganesha: nfs-ganesha $(dpkg-query -W -f='${Version}' nfs-ganesha 2>/dev/null), VFS FSAL, a directory on the"
+	echo "same file system. loadgen (libnfs): 1 MiB sequential writes (+COMMIT) and reads at depth 8"
+	echo "over a $mib MiB file, $ops random 4 KiB writes and reads at depth 32, every page verified;"
+	echo "with 8 connections each connection runs at that depth. small-file: $((ops / 10)) files"
+	echo "created, written 4 KiB, closed, then removed, on one connection (ops = creates + removes)."
+	echo "$runs interleaved rounds (server order alternating per round); median (min-max)."
+	echo "Load average (1 min) at the end of each cell: $(minmax "${LOADS[*]}")."
+	echo "Loopback TCP ceiling (bench/nfs/tcpceil, one stream of 1 MiB writes), per round: ${CEIL[*]} MiB/s."
 	echo
-	echo "| phase | aquifer | ganesha | ratio |"
-	echo "|---|---|---|---|"
-	for ph in seq-write:2:MiB/s seq-read:2:MiB/s rand-write:4:ops/s rand-read:4:ops/s small-file:4:ops/s; do
-		p=${ph%%:*}; rest=${ph#*:}; col=${rest%%:*}; unit=${rest#*:}
-		a=$(metric aquifer "$p" "$col")
-		if [ -n "$gn_url" ]; then
-			g=$(metric ganesha "$p" "$col")
-			ratio=$(awk -v a="$a" -v g="$g" 'BEGIN {printf "%.2fx", (g > 0) ? a / g : 0}')
-		else
-			g="n/a"; ratio="n/a"
-		fi
-		echo "| $p | $a $unit | $g $unit | $ratio |"
+	# ratios X/Y of one phase: of the medians, and the range of the per-round ratios
+	ratios() { # X Y CONNS PHASE COLUMN
+		local xm ym r a g
+		xm=$(values "$1" "$3" "$4" "$5" | stats | cut -d' ' -f1)
+		ym=$(values "$2" "$3" "$4" "$5" | stats | cut -d' ' -f1)
+		printf '%s | ' "$(awk -v a="$xm" -v g="$ym" 'BEGIN { printf "%.2fx", (g > 0) ? a / g : 0 }')"
+		for r in $(seq "$runs"); do
+			a=$(awk -v p="$4" -v k="$5" '$1 == p { print $k }' "$W/$1.c$3.r$r.out")
+			g=$(awk -v p="$4" -v k="$5" '$1 == p { print $k }' "$W/$2.c$3.r$r.out")
+			awk -v a="$a" -v g="$g" 'BEGIN { if (g > 0) printf "%.2f\n", a / g }'
+		done | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "-" hi }'
+	}
+	hb=
+	[ -n "${AQ_BENCH_B:-}" ] && hb=" aquiferB | B/A (medians) | B/A range |"
+	echo "| conns | phase | aquifer | ganesha | ratio (of medians) | ratio range (per round) |$hb"
+	echo "|---|---|---|---|---|---|${hb:+---|---|---|}"
+	for c in $CONNS; do
+		for ph in seq-write:2:MiB/s seq-read:2:MiB/s rand-write:4:ops/s rand-read:4:ops/s small-file:4:ops/s; do
+			p=${ph%%:*} rest=${ph#*:}
+			col=${rest%%:*} unit=${rest#*:}
+			[ "$p" = small-file ] && [ "$c" != 1 ] && continue
+			line="| $c | $p"
+			for sv in aquifer ganesha; do
+				read -r m lo hi < <(values "$sv" "$c" "$p" "$col" | stats)
+				line="$line | $m $unit ($lo-$hi)"
+			done
+			line="$line | $(ratios aquifer ganesha "$c" "$p" "$col") |"
+			if [ -n "$hb" ]; then
+				read -r m lo hi < <(values aquiferB "$c" "$p" "$col" | stats)
+				line="$line $m $unit ($lo-$hi) | $(ratios aquiferB aquifer "$c" "$p" "$col") |"
+			fi
+			echo "$line"
+		done
 	done
+	if [ -n "$PERF" ]; then
+		echo
+		echo "The agent's CPU time and context switches per cell (perf stat -p; the whole loadgen run"
+		echo "of the cell: every phase above), median (min-max):"
+		echo
+		echo "| conns | agent | CPU s | context switches |"
+		echo "|---|---|---|---|"
+		for c in $CONNS; do
+			for sv in aquifer ${hb:+aquiferB}; do
+				read -r cm clo chi < <(for f in "$W/$sv.c$c".r*.out.perf; do
+					awk -F, '$3 == "task-clock" { printf "%.2f\n", $1 / 1000 }' "$f"; done | stats)
+				read -r sm slo shi < <(for f in "$W/$sv.c$c".r*.out.perf; do
+					awk -F, '$3 == "context-switches" { print $1 }' "$f"; done | stats)
+				echo "| $c | $sv | $cm ($clo-$chi) | $sm ($slo-$shi) |"
+			done
+		done
+	fi
 	echo
-	echo "Targets (issue 4): reads >= 1.5x Ganesha, 4 KiB ops >= 2x, writes >= 1x."
+	echo "Targets (issue 25): >= 1.5x Ganesha on sequential read and write, >= 2x on 4 KiB random;"
+	echo "sequential reads >= 0.7x of the loopback TCP ceiling."
 	echo
-	echo "Raw runs:"
+	echo "Raw runs (phase MiB/s ops/s seconds; load at the end of the cell):"
 	echo
 	echo '```'
-	for f in "$dir"/*.out; do echo "== $(basename "$f")"; cat "$f"; done
+	for f in "$W"/*.r*.out; do echo "== $(basename "$f" .out) (load $(cat "$f.load"))"; cat "$f"; done
 	echo '```'
-} > "$out"
-cat "$out"
+} >"$REPORT"
+cat "$REPORT"

@@ -54,6 +54,11 @@ head -c $((8 << 20)) /dev/urandom >"$AQ_TMP/put.bin"
 out=$(cd "$AQ_TMP" && S 'alice%Secret-1' 'put put.bin f.bin; get f.bin got.bin')
 expect_eq "put then get through SMB gives the same sha256" "$(sha256sum <"$AQ_TMP/put.bin")" "$(sha256sum <"$AQ_TMP/got.bin" 2>/dev/null)"
 [ -f "$AQ_TMP/got.bin" ] || printf '%s\n' "$out" | tail -5
+# A non-empty directory is not removed, and the client is told (issue 25:
+# the Linux client's rmdir reported success while the close kept it).
+out=$(S 'alice%Secret-1' 'mkdir full; mkdir full\sub; rmdir full; ls full\*')
+ok "rmdir of a non-empty directory answers DIRECTORY_NOT_EMPTY" grep -q 'NT_STATUS_DIRECTORY_NOT_EMPTY' <<<"$out"
+ok "and the directory and its subdirectory stay" grep -q ' sub  *D' <<<"$out"
 out=$(S 'alice%Wrong-1' 'ls')
 ok "a wrong password is refused" grep -q 'NT_STATUS_LOGON_FAILURE\|NT_STATUS_ACCESS_DENIED' <<<"$out"
 out=$(S 'mallory%Secret-1' 'ls')

@@ -95,7 +95,7 @@ ok "the volumes are served on the agent's NFS port" test "$PORT" = "$AGENT_NFS_P
 # --- the guest ----------------------------------------------------------------
 S=$AQ_TMP/share
 mkdir -p "$S"
-cp "$AQ_SRC/tests/vm/guest/nfs3.sh" "$AQ_SRC/tests/vm/guest/stress.py" "$S/"
+cp "$AQ_SRC"/tests/vm/guest/{lib.sh,fileops.sh,nfs3.sh,stress.py} "$S/"
 # A source tree with what tar must carry through: this repository's sources,
 # a symlink, a hard link, an empty directory, odd modes, another owner.
 T=$AQ_TMP/tree
@@ -136,36 +136,7 @@ echo "# vm: guest ran ${t_guest}s under $VM_ACCEL (up in ${VM_BOOT_SECS:-?}s), e
 expect_eq "the guest ran to its end (vm_run status 0 or 1)" ok "$([ $rc -le 1 ] && echo ok || echo "status $rc")"
 
 # --- what the guest reported ----------------------------------------------------
-grep -E '^(# |Bail out)' "$S/stdout" 2>/dev/null | sed 's/^/  guest: /'
-[ -s "$S/stderr" ] && sed 's/^/  guest stderr: /' "$S/stderr" | head -n 20
-[ -f "$S/timings" ] && sort -rn "$S/timings" | head -n 6 | awk '{ $1 = $1 "s"; print "# vm: slowest check: " $0 }'
-plan=
-reported=0
-desc=
-flush_fail() {
-	[ -n "$desc" ] && aq_failed "guest: $desc" "${detail[@]}"
-	desc=
-	detail=()
-}
-detail=()
-while IFS= read -r line; do
-	case $line in
-	"ok "*)
-		flush_fail
-		reported=$((reported + 1))
-		aq_pass "guest: ${line#ok * - }"
-		;;
-	"not ok "*)
-		flush_fail
-		reported=$((reported + 1))
-		desc=${line#not ok * - }
-		;;
-	"#   "*) [ -n "$desc" ] && detail+=("${line#\#   }") ;;
-	1..*) plan=${line#1..} ;;
-	esac
-done <"$S/stdout"
-flush_fail
-ok "the guest reported its whole plan (${plan:-no plan}, $reported checks)" test -n "$plan" -a "$reported" = "${plan:-x}"
+vm_guest_results "$S"
 
 # What only the host sees.
 big=$(sed -n 's/^# big.sha256 //p' "$S/big.sha256" 2>/dev/null)
@@ -182,13 +153,7 @@ fi
 expect_eq "the read-only volume's file is unchanged on the shelf" "$RO_SHA" "$(sha256sum <"$RO_DIR/ro.bin" | cut -c1-64)"
 # The client's complaints about the server; "server ... OK" follows a
 # "not responding"; stale handles, decoding and readdir trouble; any oops.
-alarm='not responding|server .* OK|bad XDR|XDR|[Ss]tale (file )?handle|ESTALE|fileid changed|readdir loop|cookie|RPC: .*(garbage|error|bad)|NFS: .*(error|failed|[Ii]nvalid)|BUG:|WARNING:|Oops|Call Trace|general protection|blocked for more than|segfault'
-if [ -f "$S/dmesg" ]; then
-	bad=$(grep -E "$alarm" "$S/dmesg" | head -n 10)
-	expect_eq "the guest's kernel log has nothing alarming" "" "$bad"
-else
-	aq_failed "the guest's kernel log came back"
-fi
+vm_guest_dmesg "$S" 'not responding|server .* OK|bad XDR|XDR|[Ss]tale (file )?handle|ESTALE|fileid changed|readdir loop|cookie|RPC: .*(garbage|error|bad)|NFS: .*(error|failed|[Ii]nvalid)'
 ok "the agent is still running" kill -0 "$AGENT_PID"
 if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$AQ_TMP"/srv/*/agent.log 2>/dev/null; then
 	aq_failed "no sanitizer report in the agent's log" "$(grep -m3 -E 'Sanitizer|runtime error' "$AQ_TMP"/srv/*/agent.log)"

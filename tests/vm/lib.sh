@@ -169,3 +169,49 @@ vm_stop() {
 	wait "$1" 2>/dev/null
 	return 0
 }
+
+# vm_guest_results SHARE: count a guest suite's TAP output (SHARE/stdout, as
+# tests/vm/guest/lib.sh prints it) into the calling test (tests/e2e/lib.sh's
+# aq_pass / aq_failed): each "ok" a pass, each "not ok" a failure with its
+# "#   " lines as detail, and one check that the plan was reported whole (a
+# guest that stopped early fails it). Prints the guest's "# " notes, its
+# stderr and its slowest checks.
+vm_guest_results() {
+	local s=$1 line plan= reported=0 desc=
+	local -a detail=()
+	grep -E '^(# |Bail out)' "$s/stdout" 2>/dev/null | sed 's/^/  guest: /'
+	[ -s "$s/stderr" ] && sed 's/^/  guest stderr: /' "$s/stderr" | head -n 20
+	[ -f "$s/timings" ] && sort -rn "$s/timings" | head -n 6 | awk '{ $1 = $1 "s"; print "# vm: slowest check: " $0 }'
+	while IFS= read -r line; do
+		case $line in
+		"ok "* | "not ok "*)
+			[ -n "$desc" ] && aq_failed "guest: $desc" "${detail[@]}"
+			desc= detail=()
+			reported=$((reported + 1))
+			case $line in
+			"ok "*) aq_pass "guest: ${line#ok * - }" ;;
+			*) desc=${line#not ok * - } ;;
+			esac
+			;;
+		"#   "*) [ -n "$desc" ] && detail+=("${line#\#   }") ;;
+		1..*) plan=${line#1..} ;;
+		esac
+	done <"$s/stdout"
+	[ -n "$desc" ] && aq_failed "guest: $desc" "${detail[@]}"
+	ok "the guest reported its whole plan (${plan:-no plan}, $reported checks)" test -n "$plan" -a "$reported" = "${plan:-x}"
+}
+
+# vm_guest_dmesg SHARE REGEX [EXPECTED]: the guest's kernel log (SHARE/dmesg)
+# came back and has no line matching REGEX (the protocol client's
+# complaints) nor any kernel trouble (oops, warnings, hung tasks), apart from
+# lines matching EXPECTED (what a check provoked on purpose).
+vm_guest_dmesg() {
+	local bad
+	if [ -f "$1/dmesg" ]; then
+		bad=$(grep -E "$2|BUG:|WARNING:|Oops|Call Trace|general protection|blocked for more than|segfault" "$1/dmesg" |
+			grep -vE "${3:-^\$}" | head -n 10)
+		expect_eq "the guest's kernel log has nothing alarming" "" "$bad"
+	else
+		aq_failed "the guest's kernel log came back"
+	fi
+}

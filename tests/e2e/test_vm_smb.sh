@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# test_vm_smb.sh: the Linux kernel SMB client (CIFS) against aquifer-agent (issue 25).
+#
+# aquiferd and one agent with --smb-listen on loopback; a pool, an SMB volume
+# and an SMB user made through the API; then the test guest (tests/vm)
+# mounts the share with `mount -t cifs //10.0.2.2/SHARE -o port=P,vers=3.1.1,
+# username=U,password=W` (QEMU user networking: the host's 127.0.0.1) and
+# runs tests/vm/guest/smb.sh, one TAP line each, counted here as
+# test_vm_nfs3.sh counts them; the host checks what the guest cannot see:
+# the bytes and the owner (the SMB user's uid) on the shelf, the guest's
+# kernel log, the agent still serving.
+#
+# AQ_VM=0 skips (exit 77; tests/run_all.sh sets it for the ASan build), AQ_VM=1
+# makes missing tools a failure instead of a skip (CI). AQ_VM_BIG_MIB (64),
+# AQ_VM_STRESS_SECS (20) size the large-file and stress checks.
+. "$(dirname "$0")/lib.sh"
+. "$AQ_SRC/tests/vm/lib.sh"
+
+case ${AQ_VM:-auto} in
+0) echo "SKIP: AQ_VM=0"; exit 77 ;;
+esac
+miss=$(vm_missing)
+if [ -n "$miss" ]; then
+	[ "${AQ_VM:-auto}" = 1 ] && { echo "FAIL: AQ_VM=1 but missing $miss (deploy/deps.sh test)"; exit 1; }
+	echo "SKIP: missing $miss (deploy/deps.sh test installs them)"
+	exit 77
+fi
+if [ "$(id -u)" != 0 ] && [ ! -f "$AQ_VM_CACHE/image-$(VM_KVER=$(vm_kver) vm_recipe_key)/complete" ]; then
+	[ "${AQ_VM:-auto}" = 1 ] && { echo "FAIL: building the guest image needs root"; exit 1; }
+	echo "SKIP: building the guest image needs root"
+	exit 77
+fi
+trap 'vm_cleanup; aq_cleanup' EXIT
+
+t_start=$(date +%s)
+vm_image || { aq_failed "the guest image builds"; aq_finish; }
+t_image=$(($(date +%s) - t_start))
+echo "# vm: image ready in ${t_image}s ($VM_ROOTFS)"
+
+# --- aquiferd, one agent serving SMB, a pool, a volume, a user ----------------
+aq_start "$AQ_TMP/srv" || exit 1
+TOK=$(aq_token "$AQ_TMP/srv" admin)
+aq_req POST "/v1/locations?locationId=vmloc" '{}'
+aq_req POST "/v1/projects?projectId=vmproj" '{}'
+P=/v1/projects/vmproj/locations/vmloc
+SMB=$(aq_pick_port)
+AQ_AGENT_ARGS=(--smb-listen "127.0.0.1:$SMB")
+aq_agent_for vmloc || exit 1
+SHELF=$AQ_TMP/shelf-vmloc
+aq_req GET /v1/nodes/node-vmloc
+if [ -z "$(printf '%s' "$BODY" | jq -r '.smbAddress // empty')" ]; then
+	# as test_smb_e2e.sh: until the agent reports its smbAddress itself
+	aq_req_as "$(jq -r .nodeToken "$AQ_TMP/srv/node-vmloc/state/credentials.json")" POST /v1/agent/status \
+		"{\"appliedGeneration\":0,\"smbAddress\":\"127.0.0.1:$SMB\"}"
+fi
+aq_req POST "$P/storagePools?storagePoolId=vmpool" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"EXTREME","capacityGib":"10240","qosType":"MANUAL"}'
+expect_jq .done true "pool vmpool created"
+CAP_GIB=100
+aq_req POST "$P/smbUsers?smbUserId=vmuser" '{"password":"Vm-Secret-1","uid":"1234","gid":"4321"}'
+expect_status 200 "SMB user vmuser created"
+before=$(ls "$SHELF/volumes" 2>/dev/null)
+aq_mutate POST "$P/volumes?volumeId=vmsmb" "{\"storagePool\":\"vmpool\",\"capacityGib\":\"$CAP_GIB\",
+	\"protocols\":[\"SMB\"],\"shareName\":\"vmsmb\",\"throughputMibps\":300,\"unixPermissions\":\"0777\"}"
+expect_jq .response.state READY "SMB volume vmsmb READY"
+expect_jq '.response.mountOptions[] | select(.protocol == "SMB") | .port' "$SMB" "its SMB mount entry has the agent's SMB port"
+VOL_DIR=$SHELF/volumes/$(comm -13 <(printf '%s\n' "$before") <(ls "$SHELF/volumes" 2>/dev/null) | head -n1)
+INTENT=$AQ_TMP/srv/node-vmloc/state/intent.json
+for _ in $(seq 100); do
+	jq -e '[.smbUsers[].name] | index("vmuser")' "$INTENT" >/dev/null 2>&1 && break
+	sleep 0.1
+done
+ok "the node got the SMB user" jq -e '[.smbUsers[].name] | index("vmuser")' "$INTENT"
+
+# --- the guest ----------------------------------------------------------------
+S=$AQ_TMP/share
+mkdir -p "$S"
+cp "$AQ_SRC"/tests/vm/guest/{lib.sh,fileops.sh,smb.sh,stress.py} "$S/"
+# A source tree of regular files and directories (SMB without POSIX extensions
+# carries no symlinks, hard links, modes or owners).
+T=$AQ_TMP/tree
+mkdir -p "$T/extra/empty"
+for d in agent api cli db server man; do
+	[ -d "$AQ_SRC/$d" ] && cp -r "$AQ_SRC/$d" "$T/"
+done
+: >"$T/extra/empty-file"
+tar --format=posix -C "$T" -cf "$S/src.tar" .
+cat >"$S/env" <<EOF
+PORT=$SMB
+SHARE=vmsmb
+SMBUSER=vmuser
+SMBPASS=Vm-Secret-1
+RW_CAP=$((CAP_GIB << 30))
+BIG_MIB=${AQ_VM_BIG_MIB:-64}
+STRESS_SECS=${AQ_VM_STRESS_SECS:-20}
+CHECK_SECS=${AQ_VM_CHECK_SECS:-180}
+EOF
+echo 'bash /aqvm/smb.sh' >"$S/cmd"
+t_boot=$(date +%s)
+vm_run "$S" "${AQ_VM_TIMEOUT:-2400}"
+rc=$?
+t_guest=$(($(date +%s) - t_boot))
+echo "# vm: guest ran ${t_guest}s under $VM_ACCEL (up in ${VM_BOOT_SECS:-?}s), exit $rc"
+expect_eq "the guest ran to its end (vm_run status 0 or 1)" ok "$([ $rc -le 1 ] && echo ok || echo "status $rc")"
+vm_guest_results "$S"
+
+# What only the host sees.
+big=$(sed -n 's/^# big.sha256 //p' "$S/big.sha256" 2>/dev/null)
+if [ -n "$big" ] && [ -f "$VOL_DIR/big" ]; then
+	expect_eq "the large file on the shelf has the sha256 the guest wrote" "$big" "$(sha256sum <"$VOL_DIR/big" | cut -c1-64)"
+	expect_eq "the files the guest made are the SMB user's on the shelf" 1234:4321 "$(stat -c %u:%g "$VOL_DIR/big")"
+else
+	aq_failed "the guest's large file reached the shelf" "sha256 '${big}', $VOL_DIR/big"
+fi
+# The CIFS client's complaints about the server: reconnects, bad answers,
+# signing or decryption failures, hung requests; but for the refused logon
+# of the wrong-password check (EACCES, -13).
+vm_guest_dmesg "$S" 'CIFS: VFS|CIFS: .*(error|fail|reconnect)|Status code returned|bad (smb|SMB|response)|signature|Cancelling wait|has not responded' \
+	'STATUS_LOGON_FAILURE|Send error in SessSetup = -13|cifs_mount failed w/return code = -13'
+ok "the agent is still running" kill -0 "$AGENT_PID"
+if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$AQ_TMP"/srv/*/agent.log 2>/dev/null; then
+	aq_failed "no sanitizer report in the agent's log" "$(grep -m3 -E 'Sanitizer|runtime error' "$AQ_TMP"/srv/*/agent.log)"
+fi
+echo "# vm: image ${t_image}s, guest ${t_guest}s (boot ${VM_BOOT_SECS:-?}s), total $(($(date +%s) - t_start))s"
+aq_finish
