@@ -1,6 +1,8 @@
 #!/bin/bash
-# tests/vm/guest/nfs3.sh: the NFSv3 kernel-client checks, run as root in the
-# test guest by tests/e2e/test_vm_nfs3.sh (which passes /aqvm/env).
+# tests/vm/guest/nfs3.sh: the NFS kernel-client checks, run as root in the
+# test guest by tests/vm/nfs_host.sh for tests/e2e/test_vm_nfs3.sh and
+# test_vm_nfs41.sh (which pass /aqvm/env; NFSV is 3 or 4.1: v3 mounts with
+# nolock and the MOUNT port, v4.1 needs neither).
 #
 # Mounts the volumes the host created with the Linux NFS client and does what
 # users do: large files with dd and cp, namespace operations, attributes, df,
@@ -17,11 +19,18 @@
 # MOUNT port), RW, RW_CAP (bytes), SQ, RO (export paths), RO_SHA (sha256 of
 # the file ro.bin the host put on the read-only volume), BIG_MIB,
 # STRESS_SECS, CHECK_SECS (a check's time bound; three times that for the
-# ones that move much data, six for the 10,000-file directory).
+# ones that move much data, six for the big directory), MANY (its files,
+# 10,000 by default), NFSV (3 by default).
 set -u
+NFSV=3 MANY=10000
 . /aqvm/env
-export PORT RW RW_CAP SQ RO RO_SHA BIG_MIB STRESS_SECS
-OPTS="vers=3,nolock,port=$PORT,mountport=$PORT,tcp"
+export PORT RW RW_CAP SQ RO RO_SHA BIG_MIB STRESS_SECS NFSV MANY
+if [ "$NFSV" = 3 ]; then
+	OPTS="vers=3,nolock,port=$PORT,mountport=$PORT,tcp" FSTYPE=nfs
+else
+	OPTS="vers=$NFSV,port=$PORT,tcp" FSTYPE=nfs4
+fi
+export FSTYPE
 M=/mnt/rw M2=/mnt/rw2 MS=/mnt/sq MR=/mnt/ro
 export OPTS M M2 MS MR
 mkdir -p $M $M2 $MS $MR
@@ -117,8 +126,8 @@ timed out after ${secs}s"
 
 t_mount() {
 	mount -t nfs -o "$OPTS" "10.0.2.2:$RW" $M
-	eq "fstype" nfs "$(findmnt -n -o FSTYPE $M)"
-	findmnt -n -o OPTIONS $M | grep -q 'vers=3'
+	eq "fstype" "$FSTYPE" "$(findmnt -n -o FSTYPE $M)"
+	findmnt -n -o OPTIONS $M | grep -q "vers=$NFSV"
 	# A second superblock of the same export (no shared cache): what one
 	# client writes another sees after close and open.
 	mount -t nfs -o "$OPTS,nosharecache" "10.0.2.2:$RW" $M2
@@ -348,18 +357,18 @@ check "df: size is the volume's capacity, used grows with a 32 MiB file" t_df
 t_bigdir() {
 	mkdir $M/many
 	cd $M/many
-	seq -f 'f%05g' 1 10000 | xargs touch
-	eq "ls counts" 10000 "$(ls | wc -l)"
-	ls | cmp - <(seq -f 'f%05g' 1 10000)
-	eq "ls -l (READDIRPLUS) lists" 10000 "$(ls -l | grep -c ' f[0-9]')"
-	eq "the other mount lists" 10000 "$(find $M2/many -type f | wc -l)"
+	seq -f 'f%05g' 1 "$MANY" | xargs touch
+	eq "ls counts" "$MANY" "$(ls | wc -l)"
+	ls | cmp - <(seq -f 'f%05g' 1 "$MANY")
+	eq "ls -l (READDIRPLUS, or READDIR with attributes) lists" "$MANY" "$(ls -l | grep -c ' f[0-9]')"
+	eq "the other mount lists" "$MANY" "$(find $M2/many -type f | wc -l)"
 	cd /
 	rm -rf $M/many
 	[ ! -e $M/many ]
 	eq "gone from the other mount" 0 "$(ls $M2 | grep -c '^many$' || true)"
 }
 export -f t_bigdir
-check "10,000 files: created, listed (ls, ls -l, find from the other mount), removed" t_bigdir $((LONG * 2))
+check "$MANY files: created, listed (ls, ls -l, find from the other mount), removed" t_bigdir $((LONG * 2))
 
 # --- tar of a source tree in and out --------------------------------------------
 
