@@ -50,10 +50,18 @@ static const uint32_t nfs4_supported[A_WORDS] = {
 	BIT(A_SUPPATTR_EXCLCREAT),
 };
 
-/* What SETATTR (and CREATE, OPEN, EXCLUSIVE4_1) sets. */
+/* What SETATTR (and CREATE, OPEN) sets. */
 static const uint32_t nfs4_settable[A_WORDS] = {
 	BIT(A_SIZE),
 	BIT(A_MODE) | BIT(A_OWNER) | BIT(A_OWNER_GROUP) | BIT(A_TIME_ACCESS_SET) | BIT(A_TIME_MODIFY_SET),
+	0,
+};
+
+/* What an EXCLUSIVE4_1 create sets (suppattr_exclcreat): not the times,
+ * which hold the verifier (vol_create); the client sets them after. */
+static const uint32_t nfs4_exclcreat[A_WORDS] = {
+	BIT(A_SIZE),
+	BIT(A_MODE) | BIT(A_OWNER) | BIT(A_OWNER_GROUP),
 	0,
 };
 
@@ -129,7 +137,7 @@ uint32_t nfs4_fattr_encode(struct nfs4_cx *cx, struct nfs4_fhc *f, const uint32_
 		case A_CHANGE:
 			xdr_put_u64(out, (uint64_t)st.st_ctim.tv_sec * 1000000000ull + (uint64_t)st.st_ctim.tv_nsec);
 			break;
-		case A_SIZE: xdr_put_u64(out, S_ISDIR(st.st_mode) ? 4096 : (uint64_t)st.st_size); break;
+		case A_SIZE: xdr_put_u64(out, (uint64_t)st.st_size); break;
 		case A_LINK_SUPPORT: case A_SYMLINK_SUPPORT: case A_UNIQUE: case A_CANSETTIME:
 		case A_CASE_PRESERVING: case A_CHOWN_RESTRICTED: case A_NO_TRUNC:
 			xdr_put_u32(out, 1);
@@ -177,7 +185,7 @@ uint32_t nfs4_fattr_encode(struct nfs4_cx *cx, struct nfs4_fhc *f, const uint32_
 						 nfs4_is_export_root(&f->obj)
 						 ? nfs4_pseudo_fileid(fsid) : fileid);
 			break;
-		case A_SUPPATTR_EXCLCREAT: nfs4_put_bitmap(out, nfs4_settable, A_WORDS); break;
+		case A_SUPPATTR_EXCLCREAT: nfs4_put_bitmap(out, nfs4_exclcreat, A_WORDS); break;
 		default: break; /* write-only (time_*_set): never answered */
 		}
 	}

@@ -174,6 +174,8 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 		return NFS4ERR_BADXDR;
 	if (st != NFS4_OK)
 		return st;
+	if (how >= EXCLUSIVE4 && (sa.atime_how || sa.mtime_how))
+		return NFS4ERR_INVAL; /* the times hold the verifier: not in suppattr_exclcreat */
 	if ((access & OPEN4_SHARE_ACCESS_MASK) == 0 || (access & ~0xff03u))
 		return NFS4ERR_INVAL;
 	access &= OPEN4_SHARE_ACCESS_MASK;

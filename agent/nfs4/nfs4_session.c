@@ -419,9 +419,12 @@ uint32_t nfs4_op_reclaim_complete(struct nfs4_cx *cx, struct xdr_cur *in)
 	if (one_fs)
 		return cx->cur.set ? NFS4_OK : NFS4ERR_NOFILEHANDLE;
 	pthread_mutex_lock(&cx->srv->mu);
-	if (cx->sess->clp->reclaimed)
+	if (!cx->sess->clp)
+		st = NFS4ERR_BADSESSION; /* destroyed earlier in this COMPOUND */
+	else if (cx->sess->clp->reclaimed)
 		st = NFS4ERR_COMPLETE_ALREADY;
-	cx->sess->clp->reclaimed = true;
+	else
+		cx->sess->clp->reclaimed = true;
 	pthread_mutex_unlock(&cx->srv->mu);
 	return st;
 }
