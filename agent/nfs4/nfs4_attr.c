@@ -135,7 +135,7 @@ uint32_t nfs4_fattr_encode(struct nfs4_cx *cx, struct nfs4_fhc *f, const uint32_
 		case A_TYPE: xdr_put_u32(out, ftype(st.st_mode)); break;
 		case A_FH_EXPIRE: xdr_put_u32(out, 0); break; /* FH4_PERSISTENT */
 		case A_CHANGE:
-			xdr_put_u64(out, (uint64_t)st.st_ctim.tv_sec * 1000000000ull + (uint64_t)st.st_ctim.tv_nsec);
+			xdr_put_u64(out, nfs4_change(&st));
 			break;
 		case A_SIZE: xdr_put_u64(out, (uint64_t)st.st_size); break;
 		case A_LINK_SUPPORT: case A_SYMLINK_SUPPORT: case A_UNIQUE: case A_CANSETTIME:
@@ -196,13 +196,9 @@ uint32_t nfs4_fattr_encode(struct nfs4_cx *cx, struct nfs4_fhc *f, const uint32_
 
 uint32_t nfs4_op_getattr(struct nfs4_cx *cx, struct xdr_cur *in)
 {
-	uint32_t req[8] = { 0 }, n = xdr_u32(in), i;
+	uint32_t req[8], n;
 
-	if (n > 8)
-		return NFS4ERR_BADXDR;
-	for (i = 0; i < n; i++)
-		req[i] = xdr_u32(in);
-	if (in->err)
+	if (!nfs4_get_bitmap(in, req, 8, &n))
 		return NFS4ERR_BADXDR;
 	if (!cx->cur.pseudo && vol_refresh(&cx->cur.obj) != 0)
 		return NFS4ERR_STALE;
@@ -248,27 +244,21 @@ static void get_settime(struct xdr_cur *in, int *how, struct timespec *t)
 
 uint32_t nfs4_fattr_decode(struct xdr_cur *in, struct vol_sattr *sa, uint32_t set[3])
 {
-	uint32_t m[A_WORDS] = { 0 }, n = xdr_u32(in), i, vlen;
+	uint32_t w[8], m[A_WORDS] = { 0 }, n, i, vlen;
 	const uint8_t *vals;
 	struct xdr_cur v;
 	bool bad_owner = false;
 
 	memset(sa, 0, sizeof(*sa));
-	if (n > 8) {
-		in->err = -EBADMSG;
+	if (!nfs4_get_bitmap(in, w, 8, &n))
 		return NFS4ERR_BADXDR;
-	}
-	for (i = 0; i < n; i++) {
-		uint32_t w = xdr_u32(in);
-
-		if (i < A_WORDS)
-			m[i] = w;
-		else if (w)
-			return in->err ? NFS4ERR_BADXDR : NFS4ERR_ATTRNOTSUPP;
-	}
 	vals = xdr_opaque(in, NFS4_REQ_MAX, &vlen);
 	if (in->err)
 		return NFS4ERR_BADXDR;
+	for (i = A_WORDS; i < 8; i++)
+		if (w[i])
+			return NFS4ERR_ATTRNOTSUPP;
+	memcpy(m, w, sizeof(m));
 	for (i = 0; i < A_WORDS; i++) {
 		if (m[i] & ~nfs4_supported[i])
 			return NFS4ERR_ATTRNOTSUPP;

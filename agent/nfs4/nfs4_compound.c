@@ -97,6 +97,26 @@ void nfs4_fhc_clear(struct nfs4_fhc *f)
 	f->obj.fd = -1;
 }
 
+uint64_t nfs4_change(const struct stat *st)
+{
+	return (uint64_t)st->st_ctim.tv_sec * 1000000000ull + (uint64_t)st->st_ctim.tv_nsec;
+}
+
+bool nfs4_get_bitmap(struct xdr_cur *in, uint32_t *w, uint32_t max, uint32_t *n)
+{
+	uint32_t i;
+
+	*n = xdr_u32(in);
+	memset(w, 0, max * sizeof(*w));
+	if (*n > max) {
+		in->err = -EBADMSG;
+		return false;
+	}
+	for (i = 0; i < *n; i++)
+		w[i] = xdr_u32(in);
+	return !in->err;
+}
+
 void nfs4_put_bitmap(struct ut_buf *b, const uint32_t *w, uint32_t n)
 {
 	uint32_t i;

@@ -25,11 +25,6 @@ enum {
 	ACCESS4_DELETE = 0x10, ACCESS4_EXECUTE = 0x20,
 };
 
-static uint64_t change_of(const struct stat *st)
-{
-	return (uint64_t)st->st_ctim.tv_sec * 1000000000ull + (uint64_t)st->st_ctim.tv_nsec;
-}
-
 static void put_cinfo(struct ut_buf *b, uint64_t before, uint64_t after)
 {
 	xdr_put_u32(b, 0);
@@ -94,7 +89,7 @@ uint32_t nfs4_op_create(struct nfs4_cx *cx, struct xdr_cur *in)
 		return S_ISLNK(dir->st.st_mode) ? NFS4ERR_SYMLINK : NFS4ERR_NOTDIR;
 	if (type == NF4LNK && (tlen == 0 || memchr(target, '\0', tlen)))
 		return NFS4ERR_INVAL;
-	before = change_of(&dir->st);
+	before = nfs4_change(&dir->st);
 	if (type == NF4DIR)
 		rc = vol_mkdir(dir, &cx->cur.ecred, name, nlen, &sa, &obj);
 	else if (type == NF4LNK)
@@ -106,7 +101,7 @@ uint32_t nfs4_op_create(struct nfs4_cx *cx, struct xdr_cur *in)
 	if (rc != 0)
 		return nfs4_status(rc);
 	(void)vol_refresh(dir);
-	put_cinfo(cx->out, before, change_of(&dir->st));
+	put_cinfo(cx->out, before, nfs4_change(&dir->st));
 	nfs4_put_bitmap(cx->out, set, 3);
 	vol_obj_cleanup(&cx->cur.obj);
 	cx->cur.obj = obj; /* the new object is the current handle */
@@ -125,7 +120,7 @@ uint32_t nfs4_op_remove(struct nfs4_cx *cx, struct xdr_cur *in)
 		return st;
 	if (!S_ISDIR(dir->st.st_mode))
 		return NFS4ERR_NOTDIR;
-	before = change_of(&dir->st);
+	before = nfs4_change(&dir->st);
 	rc = vol_remove(dir, &cx->cur.ecred, name, nlen);
 	if (rc == -EISDIR || rc == -EPERM) {
 		struct vol_obj o = { .fd = -1 };
@@ -138,7 +133,7 @@ uint32_t nfs4_op_remove(struct nfs4_cx *cx, struct xdr_cur *in)
 	if (rc != 0)
 		return nfs4_status(rc);
 	(void)vol_refresh(dir);
-	put_cinfo(cx->out, before, change_of(&dir->st));
+	put_cinfo(cx->out, before, nfs4_change(&dir->st));
 	return NFS4_OK;
 }
 
@@ -170,14 +165,14 @@ uint32_t nfs4_op_rename(struct nfs4_cx *cx, struct xdr_cur *in)
 		return st;
 	if (!S_ISDIR(from->st.st_mode) || !S_ISDIR(to->st.st_mode))
 		return NFS4ERR_NOTDIR;
-	fb = change_of(&from->st);
-	tb = change_of(&to->st);
+	fb = nfs4_change(&from->st);
+	tb = nfs4_change(&to->st);
 	if ((rc = vol_rename(from, on, ol, to, nn, nl, &cx->cur.ecred)) != 0)
 		return nfs4_status(rc);
 	(void)vol_refresh(from);
 	(void)vol_refresh(to);
-	put_cinfo(cx->out, fb, change_of(&from->st));
-	put_cinfo(cx->out, tb, change_of(&to->st));
+	put_cinfo(cx->out, fb, nfs4_change(&from->st));
+	put_cinfo(cx->out, tb, nfs4_change(&to->st));
 	return NFS4_OK;
 }
 
@@ -197,11 +192,11 @@ uint32_t nfs4_op_link(struct nfs4_cx *cx, struct xdr_cur *in)
 		return NFS4ERR_NOTDIR;
 	if (S_ISDIR(cx->saved.obj.st.st_mode))
 		return NFS4ERR_ISDIR;
-	before = change_of(&dir->st);
+	before = nfs4_change(&dir->st);
 	if ((rc = vol_link(&cx->saved.obj, dir, name, nlen, &cx->cur.ecred)) != 0)
 		return nfs4_status(rc);
 	(void)vol_refresh(dir);
-	put_cinfo(cx->out, before, change_of(&dir->st));
+	put_cinfo(cx->out, before, nfs4_change(&dir->st));
 	return NFS4_OK;
 }
 
@@ -260,7 +255,7 @@ static int rd_entry(void *arg, const char *name, size_t nlen, uint64_t ino, uint
 
 uint32_t nfs4_op_readdir(struct nfs4_cx *cx, struct xdr_cur *in)
 {
-	uint32_t req[8] = { 0 }, n, i, maxcount;
+	uint32_t req[8], n, maxcount;
 	uint64_t cookie = xdr_u64(in);
 	struct rd_ctx r = { .cx = cx };
 	bool eof = false;
@@ -269,12 +264,7 @@ uint32_t nfs4_op_readdir(struct nfs4_cx *cx, struct xdr_cur *in)
 	(void)xdr_fixed(in, 8); /* cookieverf */
 	(void)xdr_u32(in);      /* dircount: a hint */
 	maxcount = xdr_u32(in);
-	n = xdr_u32(in);
-	if (n > 8)
-		return NFS4ERR_BADXDR;
-	for (i = 0; i < n; i++)
-		req[i] = xdr_u32(in);
-	if (in->err)
+	if (!nfs4_get_bitmap(in, req, 8, &n))
 		return NFS4ERR_BADXDR;
 	if (cookie == 1 || cookie == 2)
 		return NFS4ERR_BAD_COOKIE;

@@ -137,29 +137,38 @@ static uint32_t dir_check(const struct nfs4_fhc *f)
 	return S_ISLNK(f->obj.st.st_mode) ? NFS4ERR_SYMLINK : NFS4ERR_NOTDIR;
 }
 
-uint32_t nfs4_op_lookup(struct nfs4_cx *cx, struct xdr_cur *in)
+/* The object name names in the current directory: for the pseudo root, the
+ * root of the export of that share name the caller may reach. */
+static uint32_t find_name(struct nfs4_cx *cx, const char *name, uint32_t len, struct vol_obj *obj)
 {
-	struct vol_obj obj = { .fd = -1 };
 	struct vol_export *e;
-	const char *name;
-	uint32_t len, st = nfs4_name(in, &name, &len);
+	uint32_t st;
 	int rc;
 
-	if (st != NFS4_OK)
-		return st;
 	if (cx->cur.pseudo) {
 		if (!(e = pseudo_export(cx, name, len)))
 			return NFS4ERR_NOENT;
-		rc = vol_root(e, &obj);
+		rc = vol_root(e, obj);
 		vol_export_unref(e);
-		if (rc != 0)
-			return nfs4_status(rc);
-		return nfs4_fhc_set(cx, &cx->cur, &obj);
+		return nfs4_status(rc);
 	}
 	if ((st = dir_check(&cx->cur)) != NFS4_OK)
 		return st;
-	if ((rc = vol_lookup(&cx->cur.obj, &cx->cur.ecred, name, len, &obj)) != 0)
-		return nfs4_status(rc);
+	return nfs4_status(vol_lookup(&cx->cur.obj, &cx->cur.ecred, name, len, obj));
+}
+
+uint32_t nfs4_op_lookup(struct nfs4_cx *cx, struct xdr_cur *in)
+{
+	struct vol_obj obj = { .fd = -1 };
+	const char *name;
+	uint32_t len, st = nfs4_name(in, &name, &len);
+
+	if (st == NFS4_OK)
+		st = find_name(cx, name, len, &obj);
+	if (st != NFS4_OK)
+		return st;
+	if (cx->cur.pseudo)
+		return nfs4_fhc_set(cx, &cx->cur, &obj); /* into an export: its rules */
 	vol_obj_cleanup(&cx->cur.obj);
 	cx->cur.obj = obj;
 	memset(&cx->cur.cur_stateid, 0, sizeof(cx->cur.cur_stateid));
@@ -225,24 +234,14 @@ static void put_secinfo(struct nfs4_cx *cx)
 uint32_t nfs4_op_secinfo(struct nfs4_cx *cx, struct xdr_cur *in)
 {
 	struct vol_obj obj = { .fd = -1 };
-	struct vol_export *e;
 	const char *name;
 	uint32_t len, st = nfs4_name(in, &name, &len);
-	int rc;
 
+	if (st == NFS4_OK)
+		st = find_name(cx, name, len, &obj);
+	vol_obj_cleanup(&obj);
 	if (st != NFS4_OK)
 		return st;
-	if (cx->cur.pseudo) {
-		if (!(e = pseudo_export(cx, name, len)))
-			return NFS4ERR_NOENT;
-		vol_export_unref(e);
-	} else {
-		if ((st = dir_check(&cx->cur)) != NFS4_OK)
-			return st;
-		if ((rc = vol_lookup(&cx->cur.obj, &cx->cur.ecred, name, len, &obj)) != 0)
-			return nfs4_status(rc);
-		vol_obj_cleanup(&obj);
-	}
 	put_secinfo(cx);
 	nfs4_fhc_clear(&cx->cur); /* SECINFO consumes the current handle (RFC 8881 2.6.3.1.1.8) */
 	return NFS4_OK;

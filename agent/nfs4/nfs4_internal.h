@@ -199,6 +199,11 @@ typedef uint32_t (*nfs4_op_fn)(struct nfs4_cx *cx, struct xdr_cur *in);
 /* nfs4_compound.c */
 uint32_t nfs4_status(int rc);
 void nfs4_fhc_clear(struct nfs4_fhc *f);
+/* The change attribute of an object: its ctime in nanoseconds. */
+uint64_t nfs4_change(const struct stat *st);
+/* Read a bitmap4 of at most max words into w (the rest zeroed); false (and
+ * in->err set) past max. */
+bool nfs4_get_bitmap(struct xdr_cur *in, uint32_t *w, uint32_t max, uint32_t *n);
 /* Put a bitmap4 of n words. */
 void nfs4_put_bitmap(struct ut_buf *b, const uint32_t *w, uint32_t n);
 /* A component name (utf8str_cs): NFS4ERR_INVAL when empty, BADNAME for "." ".." or a '/' or NUL,

@@ -53,11 +53,6 @@ static bool other_is(const struct nfs4_stateid *sid, uint8_t v)
 	return true;
 }
 
-static uint64_t change_of(const struct stat *st)
-{
-	return (uint64_t)st->st_ctim.tv_sec * 1000000000ull + (uint64_t)st->st_ctim.tv_nsec;
-}
-
 /* Check a stateid for I/O on the current file: the special anonymous and
  * READ-bypass stateids pass (the caller's permissions decide, as NFSv3),
  * "the current stateid" is the last OPEN's, and an open stateid must be
@@ -186,11 +181,11 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	if ((access & OPEN4_SHARE_ACCESS_WRITE) && cx->cur.access != VOL_ACCESS_RW)
 		return NFS4ERR_ROFS;
 	if (claim == CLAIM_NULL) {
-		before = change_of(&cx->cur.obj.st);
+		before = nfs4_change(&cx->cur.obj.st);
 		if ((st = open_name(cx, name, nlen, opentype, how, verf, &sa, &obj, &created)) != NFS4_OK)
 			return st;
 		(void)vol_refresh(&cx->cur.obj);
-		after = change_of(&cx->cur.obj.st);
+		after = nfs4_change(&cx->cur.obj.st);
 		file = &obj;
 	} else {
 		file = &cx->cur.obj;
