@@ -209,6 +209,36 @@ static void test_session(void)
 		CHECK(st == NOENT, "LOOKUP of an export not for NFSv4: %u", st);
 	}
 
+	/* every attribute of the export root (what statfs and stat ask) */
+	seq++;
+	nfs4_cl_begin(&c, &b, 1, 4);
+	nfs4_cl_sequence(&b, &c, 0, seq, false);
+	nfs4_cl_putrootfh(&b);
+	nfs4_cl_lookup(&b, "vol");
+	nfs4_cl_getattr(&b, 0xffffffffu, 0xffffffffu);
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "send");
+	CHECK((st = nfs4_cl_res(&cur, &n)) == OK && n == 4, "GETATTR of everything: %u", st);
+	nfs4_cl_op(&cur, OP_SEQUENCE);
+	nfs4_cl_sequence_res(&cur);
+	nfs4_cl_op(&cur, OP_PUTROOTFH);
+	nfs4_cl_op(&cur, OP_LOOKUP);
+	CHECK(nfs4_cl_op(&cur, 9) == OK, "GETATTR");
+	{
+		uint32_t w[3] = { 0 }, len;
+
+		n = xdr_u32(&cur);
+		for (i = 0; i < n; i++) {
+			uint32_t v = xdr_u32(&cur);
+
+			if (i < 3)
+				w[i] = v;
+		}
+		(void)xdr_opaque(&cur, 65536, &len);
+		/* space_total (44) and files_total (23) are the export's capacity */
+		CHECK(!cur.err && (w[0] & 1u << 23) && (w[1] & 1u << 12) && len > 100 && xdr_left(&cur) == 0,
+		      "attributes: words %08x %08x, %u bytes, %zu left", w[0], w[1], len, xdr_left(&cur));
+	}
+
 	/* a file: OPEN (create), WRITE, READ, CLOSE */
 	for (i = 0; i < sizeof(data); i++)
 		data[i] = (uint8_t)(i * 7 + 3);
