@@ -130,7 +130,7 @@ struct nfs4_open {
 	uint32_t gen;                /* in stateid.other, bumped at every reuse of the entry */
 	uint32_t seqid;              /* the stateid's seqid */
 	struct nfs4_client *clp;
-	uint8_t owner[NFS4_OPAQUE_LIMIT];
+	uint8_t *owner;              /* malloc()ed, owner_len bytes */
 	uint32_t owner_len;
 	struct vol_fh fh;            /* the file's handle */
 	uint32_t access;             /* OPEN4_SHARE_ACCESS_* bits held */
@@ -164,8 +164,9 @@ struct nfs4_srv {
 	uint8_t server_owner[16];
 	struct nfs4_client *clients;
 	unsigned nclients, nsessions;
-	struct nfs4_open *opens;     /* NFS4_MAX_OPENS entries */
+	struct nfs4_open *opens;     /* NFS4_MAX_OPENS entries (calloc: pages touched as used) */
 	uint32_t open_free;          /* head of the free list, NFS4_MAX_OPENS: empty */
+	uint32_t open_hwm;           /* entries below it were used once */
 };
 
 /* ---- COMPOUND context (nfs4_compound.c) ---- */

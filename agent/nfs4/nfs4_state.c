@@ -31,7 +31,6 @@ uint64_t nfs4_now_ns(void)
 int nfs4_srv_new(const struct nfs4_cfg *cfg, struct nfs4_srv **out)
 {
 	struct nfs4_srv *s;
-	uint32_t i;
 
 	if (cfg && cfg->max_slots > NFS4_SLOTS_MAX)
 		return -EINVAL;
@@ -50,9 +49,7 @@ int nfs4_srv_new(const struct nfs4_cfg *cfg, struct nfs4_srv **out)
 	s->next_client = 1;
 	s->next_session = 1;
 	memcpy(s->server_owner, "aquifer-nfs4", 12);
-	for (i = 0; i < NFS4_MAX_OPENS; i++)
-		s->opens[i].free_next = i + 1;
-	s->open_free = 0;
+	s->open_free = NFS4_MAX_OPENS; /* empty: entries come from open_hwm up */
 	*out = s;
 	return 0;
 }
@@ -207,10 +204,20 @@ struct nfs4_open *nfs4_open_get(struct nfs4_srv *s, struct nfs4_client *c, const
 		if (o->owner_len == olen && !memcmp(o->owner, owner, olen) && o->fh.len == fh->len &&
 		    !memcmp(o->fh.data, fh->data, fh->len))
 			return o;
-	if (s->open_free >= NFS4_MAX_OPENS || olen > NFS4_OPAQUE_LIMIT)
+	if (olen > NFS4_OPAQUE_LIMIT)
 		return NULL;
-	o = &s->opens[s->open_free];
-	s->open_free = o->free_next;
+	if (s->open_free < NFS4_MAX_OPENS)
+		o = &s->opens[s->open_free];
+	else if (s->open_hwm < NFS4_MAX_OPENS)
+		o = &s->opens[s->open_hwm];
+	else
+		return NULL;
+	if (!(o->owner = malloc(olen ? olen : 1)))
+		return NULL;
+	if (o == &s->opens[s->open_hwm])
+		s->open_hwm++;
+	else
+		s->open_free = o->free_next;
 	o->used = true;
 	o->gen++;
 	o->seqid = 0;
@@ -236,6 +243,8 @@ void nfs4_open_release(struct nfs4_srv *s, struct nfs4_open *o)
 		}
 	o->used = false;
 	o->clp = NULL;
+	free(o->owner);
+	o->owner = NULL;
 	o->free_next = s->open_free;
 	s->open_free = (uint32_t)(o - s->opens);
 }
