@@ -76,6 +76,7 @@ static void usage(FILE *f)
 		"                            call may not pause longer, within N seconds (default 10)\n"
 		"  --nfs-idle-timeout-seconds N  close an NFS connection with nothing outstanding after\n"
 		"                            N seconds of silence (default 360)\n"
+		"  --nfs4-max-slots N        NFSv4.1 session slots a client may get, 1..1024 (default 180)\n"
 		"  --log-level LEVEL         error, warn, info (default) or debug: the least severe\n"
 		"                            record written to stderr\n"
 		"  --read-ahead-cache-mib N  cross-file read-ahead: prefetched data not read yet, per\n"
@@ -112,6 +113,7 @@ static const struct agent_opt agent_opts[] = {
 	{ "nfs-max-connections-per-ip", offsetof(struct agent_cfg, nfs_limits.per_ip), AGENT_OPT_UINT },
 	{ "nfs-record-timeout-seconds", offsetof(struct agent_cfg, nfs_limits.record_s), AGENT_OPT_UINT },
 	{ "nfs-idle-timeout-seconds", offsetof(struct agent_cfg, nfs_limits.idle_s), AGENT_OPT_UINT },
+	{ "nfs4-max-slots", offsetof(struct agent_cfg, nfs4_max_slots), AGENT_OPT_UINT },
 	{ "log-level", offsetof(struct agent_cfg, log_level), AGENT_OPT_LEVEL },
 	{ "read-ahead-cache-mib", offsetof(struct agent_cfg, ra_node_mib), AGENT_OPT_UINT },
 	{ "read-ahead-volume-mib", offsetof(struct agent_cfg, ra_volume_mib), AGENT_OPT_UINT },
@@ -135,6 +137,8 @@ static int cfg_set(struct agent_cfg *cfg, const char *key, const char *val, aq_m
 			u = strtoul(val, &end, 10);
 			if (!*val || *end || errno || *val == '-' || u == 0 || u > 100000000ul)
 				return aq_fail(msg, AQ_EINVAL, "%s must be a whole number from 1 to 100000000, got \"%s\"", key, val);
+			if (o->off == offsetof(struct agent_cfg, nfs4_max_slots) && u > NFS4_SLOTS_MAX)
+				return aq_fail(msg, AQ_EINVAL, "%s must be from 1 to %u, got \"%s\"", key, NFS4_SLOTS_MAX, val);
 			*(unsigned *)(void *)((char *)cfg + o->off) = (unsigned)u;
 		} else if (o->cap) {
 			if (strlen(val) >= o->cap)
@@ -334,7 +338,9 @@ int agent_main(int argc, char **argv)
 	}
 	vol_store_set_read_ahead(a.store, (uint64_t)a.cfg.ra_node_mib << 20, (uint64_t)a.cfg.ra_volume_mib << 20);
 	if ((rc = nfs_srv_new(a.cfg.nfs_listen, a.store, (unsigned)a.cfg.nfs_workers, &a.nfs)) != 0 ||
-	    (rc = nfs_srv_set_limits(a.nfs, &a.cfg.nfs_limits)) != 0 || (rc = nfs_srv_start(a.nfs)) != 0) {
+	    (rc = nfs_srv_set_limits(a.nfs, &a.cfg.nfs_limits)) != 0 ||
+	    (rc = nfs4_srv_new(&(struct nfs4_cfg){ .max_slots = a.cfg.nfs4_max_slots }, &a.nfs4)) != 0 ||
+	    (rc = nfs_srv_add_prog(a.nfs, &nfs4_prog, a.nfs4)) != 0 || (rc = nfs_srv_start(a.nfs)) != 0) {
 		UT_ERROR("agent_main", NULL, "NFS server on %s: %s", a.cfg.nfs_listen, strerror(-rc));
 		return 1;
 	}
@@ -390,6 +396,7 @@ int agent_main(int argc, char **argv)
 	agent_snap_usage_stop(&a);
 	smb_srv_free(a.smb);
 	nfs_srv_free(a.nfs);
+	nfs4_srv_free(a.nfs4);
 	vol_store_free(a.store); /* after its front ends, before the tier it calls */
 	tier_free(a.tier);
 	json_decref(a.intent);

@@ -272,8 +272,12 @@ static const struct {
 	bool served;
 } vol_serves_protocols[] = {
 	{ API_INTENT_NFSV3, "[\"NFSV3\"]", true },
+	/* NFSv4.1 (agent/nfs4/), on the NFS port */
+	{ API_INTENT_NFSV4, "[\"NFSV4\"]", true },
+	{ API_INTENT_NFSV3 | API_INTENT_NFSV4, "[\"NFSV3\",\"NFSV4\"]", true },
 	{ API_INTENT_SMB, "[\"SMB\"]", API_SERVES_SMB },
 	{ API_INTENT_NFSV3 | API_INTENT_SMB, "[\"NFSV3\",\"SMB\"]", API_SERVES_SMB },
+	{ API_INTENT_NFSV4 | API_INTENT_SMB, "[\"NFSV4\",\"SMB\"]", API_SERVES_SMB },
 };
 
 static const struct {
@@ -325,6 +329,7 @@ static int vol_check_served(const json_t *given, aq_msg *msg)
 	/* name the first protocol no served set has, when there is one */
 	json_array_foreach(ps, i, v)
 		if (!unserved && !((strcmp(json_string_value(v), "NFSV3") == 0 && (any & API_INTENT_NFSV3)) ||
+				   (strcmp(json_string_value(v), "NFSV4") == 0 && (any & API_INTENT_NFSV4)) ||
 				   (strcmp(json_string_value(v), "SMB") == 0 && (any & API_INTENT_SMB))))
 			unserved = json_string_value(v);
 	if (ps && !ok && unserved)

@@ -141,9 +141,12 @@ curl=$(pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
 # fuzz_api_fields (issue 17): the ?fields= partial-response selector.
 mkdir -p "$out/corpus_api_fields"
 printf '%s' 'name,volumes(name,state),a.b/c,nextPageToken' > "$out/corpus_api_fields/seed"
+# fuzz_nfs4_compound (issue 19): a PUTROOTFH, LOOKUP "vol", GETATTR after the harness's SEQUENCE.
+mkdir -p "$out/corpus_nfs4_compound"
+hex2bin "0801000000180000000f00000003766f6c0000000009000000020000001f00000002" > "$out/corpus_nfs4_compound/seed_lookup"
 # FUZZ_ONLY="h1 h2" runs only those harnesses.
 for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport \
-	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields}; do
+	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound}; do
 	echo "== fuzz_$h: building"
 	hlib="$lib $crypto"
 	case $h in
@@ -159,6 +162,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	smb_*) hlib="$smblib $top/util/ut_buf.c $crypto" ;;
 	cli_hint) hlib="-DAQ_VERSION=\"fuzz\" $clilib $curl $jansson -lm" ;;
 	api_fields) hlib="$top/api/api_fields.c $top/api/api_error.c $jansson" ;;
+	nfs4_compound) hlib="$(echo "$top"/agent/nfs4/*.c) $lib $crypto" ;;
 	esac
 	# shellcheck disable=SC2086
 	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $hlib -lpthread

@@ -125,7 +125,7 @@ const docs = {
   'Volume.exportPolicy': 'At most 20 rules (api/api_intent.h); the first rule matching the client and its protocol decides.',
   'SimpleExportPolicyRule.allowedClients': 'Comma-separated IPv4 addresses or CIDRs: at most 32 entries and 640 bytes (api/api_intent.h; GCNV allows 4096 characters).',
   'SimpleExportPolicyRule.nfsv3': 'false: the rule does not apply to NFSv3 clients (the next rule decides; none: no access). Default true.',
-  'SimpleExportPolicyRule.nfsv4': 'Whether the rule applies to NFSv4.1 clients (NFSv4 is not served yet). Default true.',
+  'SimpleExportPolicyRule.nfsv4': 'Whether the rule applies to NFSv4.1 clients. Default true.',
   'SimpleExportPolicyRule.kerberos5ReadOnly': 'Kerberos is not supported: true is refused (400); likewise kerberos5ReadWrite, kerberos5i*, kerberos5p*.',
   'StoragePool.activeDirectory': 'SMB and Active Directory are not supported yet: a value is refused (400).',
   'StoragePool.zone': 'Every node of a location shares one shelf, so a location is one zone: only the pool\'s location ID is accepted (or leave it out).',

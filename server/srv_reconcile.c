@@ -121,6 +121,22 @@ static json_t *mount_options(const json_t *vol, const json_t *node)
 						     "protocol", "NFSV3", "instructions", instr, "ipAddress", ip,
 						     "port", (json_int_t)port, "libnfsUrl", url));
 	}
+	/* NFSv4.1 (agent/nfs4/): the same port, the share under the pseudo root */
+	if (vol_speaks(vol, "NFSV4")) {
+		mount_host(nfs, NULL, 2049, ip, sizeof(ip), &port);
+		snprintf(exp, sizeof(exp), "/%s", share);
+		snprintf(full, sizeof(full), "%s:%s", ip, exp);
+		snprintf(instr, sizeof(instr),
+			 "# Install the NFS client: sudo apt-get install -y nfs-common (Debian, Ubuntu)"
+			 " or sudo yum install -y nfs-utils (Red Hat, SUSE)\n"
+			 "# Create a directory to mount the volume on, then mount it (add nconnect=N for more connections):\n"
+			 "sudo mkdir -p /mnt/%s\n"
+			 "sudo mount -t nfs -o rw,hard,vers=4.1,tcp,port=%ld %s /mnt/%s",
+			 share, port, full, share);
+		json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "export", exp, "exportFull", full,
+						     "protocol", "NFSV4", "instructions", instr, "ipAddress", ip,
+						     "port", (json_int_t)port));
+	}
 	/* SMB: where the node's SMB server listens (api_intent.h) */
 	if (vol_speaks(vol, "SMB") && *smb) {
 		mount_host(smb, nfs, API_INTENT_SMB_PORT, ip, sizeof(ip), &port);

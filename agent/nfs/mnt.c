@@ -253,8 +253,8 @@ static const struct nfs_proc mnt_procs[] = {
 	 sizeof(struct mnt_none), sizeof(struct mnt_blob_res)},
 };
 
-const struct nfs_prog mnt_prog = {MNT_PROG, MNT_VERS, mnt_procs,
-				  (uint32_t)(sizeof(mnt_procs) / sizeof(mnt_procs[0]))};
+const struct nfs_prog mnt_prog = { .prog = MNT_PROG, .vers = MNT_VERS, .procs = mnt_procs,
+				   .nprocs = (uint32_t)(sizeof(mnt_procs) / sizeof(mnt_procs[0])) };
 
 /* ---- PORTMAP v2 (RFC 1833): GETPORT and DUMP answer our own port ---- */
 
@@ -315,5 +315,5 @@ static const struct nfs_proc pmap_procs[] = {
 	 sizeof(struct mnt_none), sizeof(struct mnt_none)},
 };
 
-const struct nfs_prog pmap_prog = {PMAP_PROG, PMAP_VERS, pmap_procs,
-				   (uint32_t)(sizeof(pmap_procs) / sizeof(pmap_procs[0]))};
+const struct nfs_prog pmap_prog = { .prog = PMAP_PROG, .vers = PMAP_VERS, .procs = pmap_procs,
+				    .nprocs = (uint32_t)(sizeof(pmap_procs) / sizeof(pmap_procs[0])) };

@@ -65,7 +65,7 @@ static const struct nfs_proc nfs3_procs[NFS3_NPROCS] = {
 			  struct nfs3_commit_args, struct nfs3_commit_res),
 };
 
-const struct nfs_prog nfs3_prog = {NFS3_PROG, NFS3_VERS, nfs3_procs, NFS3_NPROCS};
+const struct nfs_prog nfs3_prog = { .prog = NFS3_PROG, .vers = NFS3_VERS, .procs = nfs3_procs, .nprocs = NFS3_NPROCS };
 
 uint32_t nfs3_status(int rc)
 {

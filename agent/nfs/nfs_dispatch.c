@@ -17,19 +17,30 @@
 #endif
 #include "agent/nfs/nfs_srv_internal.h"
 
-static const struct nfs_prog *find_prog(uint32_t prog, bool *found)
+/* The program serving (prog, vers); NULL when none does. *known tells
+ * whether some version of prog is served, *lo and *hi its lowest and highest
+ * (for PROG_MISMATCH). */
+static const struct nfs_srv_prog *find_prog(const struct nfs_srv *srv, uint32_t prog, uint32_t vers, bool *known,
+					    uint32_t *lo, uint32_t *hi)
 {
-	static const struct nfs_prog *const progs[] = {&nfs3_prog, &mnt_prog, &pmap_prog};
+	const struct nfs_srv_prog *hit = NULL;
 	size_t i;
 
-	*found = false;
-	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
-		if (progs[i]->prog == prog) {
-			*found = true;
-			return progs[i];
-		}
+	*known = false;
+	*lo = UINT32_MAX;
+	*hi = 0;
+	for (i = 0; i < srv->nprogs; i++) {
+		const struct nfs_prog *p = srv->progs[i].prog;
+
+		if (p->prog != prog)
+			continue;
+		*known = true;
+		*lo = p->vers < *lo ? p->vers : *lo;
+		*hi = p->vers > *hi ? p->vers : *hi;
+		if (p->vers == vers)
+			hit = &srv->progs[i];
 	}
-	return NULL;
+	return hit;
 }
 
 /* Central checks of NFS_F_FH procedures: resolve, authorize, read-only. */
@@ -57,12 +68,14 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 	struct ut_buf out = {0};
 	struct xdr_cur cur;
 	struct nfs_call call;
+	const struct nfs_srv_prog *sp = NULL;
 	const struct nfs_prog *prog;
 	const struct nfs_proc *p = NULL;
 	void *args = NULL, *res = NULL;
 	uint8_t addr[16], *cached = NULL;
 	size_t clen = 0;
 	int slot = -1, st;
+	uint32_t lo, hi;
 	bool found;
 	uint64_t t0 = ut_clock_mono_ns();
 
@@ -78,7 +91,8 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 		rc = j->rc;
 		out = j->out;
 		call = j->call;
-		prog = j->prog;
+		sp = j->prog;
+		prog = sp->prog;
 		p = j->p;
 		args = j->args;
 		res = j->res;
@@ -108,15 +122,16 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 	default:
 		goto out; /* not a call: nothing to answer */
 	}
-	prog = find_prog(rc.prog, &found);
+	sp = find_prog(srv, rc.prog, rc.vers, &found, &lo, &hi);
 	if (!found) {
 		rpc_reply_accepted(&out, rc.xid, RPC_PROG_UNAVAIL);
 		goto send;
 	}
-	if (rc.vers != prog->vers) {
-		rpc_reply_prog_mismatch(&out, rc.xid, prog->vers, prog->vers);
+	if (!sp) {
+		rpc_reply_prog_mismatch(&out, rc.xid, lo, hi);
 		goto send;
 	}
+	prog = sp->prog;
 	if (rc.proc >= prog->nprocs || !prog->procs[rc.proc].handler) {
 		rpc_reply_accepted(&out, rc.xid, RPC_PROC_UNAVAIL);
 		goto send;
@@ -129,6 +144,8 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 	call.port = srv->port;
 	call.wverf = srv->wverf;
 	call.rcred = rc.cred;
+	call.ctx = sp->ctx;
+	call.conn_id = (uint64_t)(uintptr_t)req->conn;
 	if (rc.cred.flavor == RPC_AUTH_SYS) {
 		call.cred.uid = rc.cred.uid;
 		call.cred.gid = rc.cred.gid;
@@ -181,7 +198,7 @@ handled:
 
 		req->cold = true;
 		if (j) {
-			*j = (struct nfs_job){ .rc = rc, .out = out, .call = call, .prog = prog, .p = p,
+			*j = (struct nfs_job){ .rc = rc, .out = out, .call = call, .prog = sp, .p = p,
 					       .args = args, .res = res, .slot = slot, .t0 = t0 };
 			req->job = j;
 			memset(&out, 0, sizeof(out));
@@ -272,16 +289,25 @@ out:
  * are the fairness key. true if parked. */
 static bool qos_gate(struct nfs_srv *srv, struct nfs_req *req)
 {
+	const struct nfs_srv_prog *sp;
 	const struct nfs_proc *p;
 	struct rpc_call rc;
 	struct xdr_cur cur;
+	struct nfs_qos_charge ch = { .kind = QOS_META };
 	void *args = NULL;
-	enum qos_kind kind = QOS_META;
-	uint64_t bytes = 0;
-	bool parked = false;
+	uint32_t lo, hi;
+	bool parked = false, known;
 
 	if (req->admitted || rpc_call_parse(req->rec, req->len, &rc) != RPC_PARSE_OK ||
-	    rc.prog != nfs3_prog.prog || rc.vers != nfs3_prog.vers || rc.proc >= nfs3_prog.nprocs)
+	    !(sp = find_prog(srv, rc.prog, rc.vers, &known, &lo, &hi)) || rc.proc >= sp->prog->nprocs)
+		return false;
+	if (sp->prog->qos) {
+		/* a program that reads its own charge (NFSv4 COMPOUND) */
+		if (!sp->prog->qos(rc.proc, rc.args, rc.args_len, &ch))
+			return false;
+		goto admit;
+	}
+	if (sp->prog != &nfs3_prog)
 		return false;
 	p = &nfs3_prog.procs[rc.proc];
 	if (!p->handler || !(p->flags & NFS_F_FH) || !(args = calloc(1, p->args_size)))
@@ -290,16 +316,18 @@ static bool qos_gate(struct nfs_srv *srv, struct nfs_req *req)
 	if (p->decode(&cur, args) != 0)
 		goto out; /* GARBAGE_ARGS is answered by serve() */
 	if (rc.proc == NFS3_READ) {
-		kind = QOS_READ;
-		bytes = ((const struct nfs3_read_args *)args)->count;
+		ch.kind = QOS_READ;
+		ch.bytes = ((const struct nfs3_read_args *)args)->count;
 	} else if (rc.proc == NFS3_WRITE) {
-		kind = QOS_WRITE;
-		bytes = ((const struct nfs3_write_args *)args)->len;
+		ch.kind = QOS_WRITE;
+		ch.bytes = ((const struct nfs3_write_args *)args)->len;
 	}
+	ch.fh = ((const struct nfs_fh3 *)args)->data;
+	ch.fh_len = ((const struct nfs_fh3 *)args)->len;
+admit:
 	req->qi.release = nfs_dispatch_release;
 	req->qi.release_arg = srv;
-	parked = vol_admit(srv->store, ((const struct nfs_fh3 *)args)->data,
-			   ((const struct nfs_fh3 *)args)->len, (uint64_t)(uintptr_t)req->conn, kind, bytes,
+	parked = vol_admit(srv->store, ch.fh, ch.fh_len, (uint64_t)(uintptr_t)req->conn, ch.kind, ch.bytes,
 			   &req->qi) == QOS_PARKED;
 out:
 	free(args);

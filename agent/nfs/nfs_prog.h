@@ -69,6 +69,20 @@ struct nfs_call {
 	bool may_defer;
 	bool deferred;
 	bool resumed;
+	/* What the program was registered with (nfs_srv_add_prog), and the
+	 * connection the call came on (a key that stays while it is open:
+	 * NFSv4.1 binds connections to sessions). */
+	void *ctx;
+	uint64_t conn_id;
+};
+
+/* A request's QoS charge, when a program's calls have one (nfs_prog.qos):
+ * the handle of the object, the kind and the bytes. */
+struct nfs_qos_charge {
+	const uint8_t *fh;           /* into the call's arguments */
+	size_t fh_len;
+	enum qos_kind kind;
+	uint64_t bytes;
 };
 
 struct nfs_proc {
@@ -85,9 +99,13 @@ struct nfs_prog {
 	uint32_t prog, vers;
 	const struct nfs_proc *procs;
 	uint32_t nprocs;
+	/* Optional: what a call of procedure proc costs under QoS, read from
+	 * its raw arguments before anything is served (true: charge it). The
+	 * built-in programs leave it NULL (NFSv3 is charged by the server). */
+	bool (*qos)(uint32_t proc, const uint8_t *args, size_t len, struct nfs_qos_charge *out);
 };
 
-/* The three programs served on one port. */
+/* The three programs every server serves on its port (more: nfs_srv_add_prog). */
 extern const struct nfs_prog nfs3_prog;
 extern const struct nfs_prog mnt_prog;
 extern const struct nfs_prog pmap_prog;

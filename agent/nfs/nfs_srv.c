@@ -110,6 +110,10 @@ int nfs_srv_new(const char *listen, struct vol_store *store, unsigned workers, s
 	}
 	pthread_mutex_init(&srv->drc_mu, NULL);
 	pthread_mutex_init(&srv->mnt_mu, NULL);
+	srv->progs[0] = (struct nfs_srv_prog){ .prog = &nfs3_prog };
+	srv->progs[1] = (struct nfs_srv_prog){ .prog = &mnt_prog };
+	srv->progs[2] = (struct nfs_srv_prog){ .prog = &pmap_prog };
+	srv->nprogs = 3;
 	for (i = 0; i < DRC_HASH; i++)
 		srv->drc_head[i] = -1;
 	for (i = 0; i < DRC_SIZE; i++)
@@ -119,6 +123,21 @@ int nfs_srv_new(const char *listen, struct vol_store *store, unsigned workers, s
 out:
 	free(srv);
 	return rc;
+}
+
+int nfs_srv_add_prog(struct nfs_srv *srv, const struct nfs_prog *prog, void *ctx)
+{
+	size_t i;
+
+	if (srv->started)
+		return -EBUSY;
+	for (i = 0; i < srv->nprogs; i++)
+		if (srv->progs[i].prog->prog == prog->prog && srv->progs[i].prog->vers == prog->vers)
+			return -EEXIST;
+	if (srv->nprogs == NFS_SRV_MAX_PROGS)
+		return -ENOSPC;
+	srv->progs[srv->nprogs++] = (struct nfs_srv_prog){ .prog = prog, .ctx = ctx };
+	return 0;
 }
 
 int nfs_srv_set_limits(struct nfs_srv *srv, const struct nfs_srv_limits *l)

@@ -37,6 +37,7 @@
 #include "agent/vol/vol.h"
 
 #define NFS_SRV_INFLIGHT 64       /* outstanding requests per connection */
+#define NFS_SRV_MAX_PROGS 8       /* RPC programs (and versions) one port serves */
 
 struct nfs_srv_limits {
 	unsigned max_conns;       /* connections at once */
@@ -57,6 +58,15 @@ int nfs_srv_new(const char *listen, struct vol_store *store, unsigned workers, s
 /* Connection limits (the defaults above until called); before nfs_srv_start.
  * -EINVAL when a field is 0, -EBUSY once started. */
 int nfs_srv_set_limits(struct nfs_srv *srv, const struct nfs_srv_limits *l);
+/* Serve one more RPC program on the port (agent/nfs/nfs_prog.h: a table of
+ * procedures; the NFSv4 front end, agent/nfs4/, registers program 100003
+ * version 4 here), before nfs_srv_start. Calls of (prog, vers) reach its
+ * handlers with call->ctx = ctx; a known program asked for another version
+ * answers PROG_MISMATCH with the lowest and highest served. -EBUSY once
+ * started, -EEXIST for a (prog, vers) served already, -ENOSPC past
+ * NFS_SRV_MAX_PROGS. */
+struct nfs_prog;
+int nfs_srv_add_prog(struct nfs_srv *srv, const struct nfs_prog *prog, void *ctx);
 /* Bind, listen and start the threads. */
 int nfs_srv_start(struct nfs_srv *srv);
 /* The bound port (after start). */

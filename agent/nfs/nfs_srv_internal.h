@@ -76,7 +76,7 @@ struct nfs_job {
 	struct rpc_call rc;            /* points into the request's record */
 	struct ut_buf out;            /* the reply buffer, record mark slot reserved */
 	struct nfs_call call;          /* resolved object, credentials, access verdict */
-	const struct nfs_prog *prog;
+	const struct nfs_srv_prog *prog;
 	const struct nfs_proc *p;
 	void *args, *res;              /* decoded arguments, the result being built */
 	int slot;                      /* DRC slot, -1 if none */
@@ -122,7 +122,14 @@ struct mnt_entry {
 	char path[256];
 };
 
+struct nfs_srv_prog {
+	const struct nfs_prog *prog;
+	void *ctx;
+};
+
 struct nfs_srv {
+	struct nfs_srv_prog progs[NFS_SRV_MAX_PROGS]; /* set before start, read-only after */
+	size_t nprogs;
 	struct ut_hostport listen;     /* as given (port 0: the kernel picks) */
 	uint16_t port;                 /* the port bound */
 	unsigned nworkers;

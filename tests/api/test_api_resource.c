@@ -258,13 +258,14 @@ START_TEST(test_vol_supported)
 		const char *extra, *needle; /* needle NULL: accepted */
 	} cases[] = {
 		{ "\"protocols\": [\"NFSV3\"]", NULL },
-		{ "\"protocols\": [\"NFSV4\"]", "protocols: NFSV4 is not served yet" },
+		{ "\"protocols\": [\"NFSV4\"]", NULL }, /* issue 19: agent/nfs4/ serves NFSv4.1 */
 		/* the served sets (api_volume.c's table, API_SERVES_SMB) */
 		{ "\"protocols\": [\"SMB\"]", NULL },
 		{ "\"protocols\": [\"NFSV3\", \"SMB\"]", NULL },
 		{ "\"protocols\": [\"SMB\", \"NFSV3\"]", NULL },
-		{ "\"protocols\": [\"SMB\", \"NFSV4\"]", "give protocols [\"NFSV3\"] or [\"SMB\"] or [\"NFSV3\",\"SMB\"]" },
-		{ "\"protocols\": [\"NFSV3\", \"NFSV4\"]", "protocols: NFSV4 is not served" },
+		{ "\"protocols\": [\"SMB\", \"NFSV4\"]", NULL },
+		{ "\"protocols\": [\"NFSV3\", \"NFSV4\"]", NULL },
+		{ "\"protocols\": [\"NFSV4\", \"NFSV3\"]", NULL },
 		{ "\"smbSettings\": [\"BROWSABLE\"]", "smbSettings: BROWSABLE is not served yet" },
 		{ "\"smbSettings\": [\"ENCRYPT_DATA\"]", NULL },   /* the share refuses unencrypted requests */
 		{ "\"smbSettings\": [\"NON_BROWSABLE\"]", NULL }, /* the node lists no shares */

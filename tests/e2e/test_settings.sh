@@ -32,9 +32,11 @@ refuse() { # refuse NEEDLE BODY
 	expect_error 400 INVALID_ARGUMENT "$1 is refused"
 	expect_true ".error.message | contains(\"$1\")" "the refusal names $1"
 }
-refuse "protocols: NFSV4" "$(with '{"protocols":["NFSV4"]}')"
-refuse "protocols: NFSV4" "$(with '{"protocols":["NFSV3","NFSV4"]}')"
-refuse "protocols: NFSV4" "$(with '{"protocols":["SMB","NFSV4"]}')"
+# issue 19: NFSv4.1 is served (agent/nfs4/): GCNV's sets with NFSV4 are taken
+for ps in '["NFSV4"]' '["NFSV3","NFSV4"]' '["SMB","NFSV4"]'; do
+	aq_req POST "$P/volumes?volumeId=v4&validateOnly=true" "$(with "{\"protocols\":$ps}")"
+	expect_status 200 "protocols $ps are accepted"
+done
 refuse smbSettings "$(with '{"smbSettings":["BROWSABLE"]}')"
 # issue 20: snapshots exist; a policy or snapshotDirectory is taken, a bad schedule refused
 refuse snapshotPolicy.hourlySchedule.snapshotsToKeep "$(with '{"snapshotPolicy":{"enabled":true,"hourlySchedule":{"minute":5}}}')"

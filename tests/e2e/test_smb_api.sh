@@ -182,9 +182,6 @@ while IFS='|' read -r what protos extra field; do
 	*) aq_failed "the message names $field ($what)" "$BODY" ;;
 	esac
 done <<'CASES'
-NFSV4|["NFSV4"]||protocols
-NFSV3 and NFSV4|["NFSV3","NFSV4"]||protocols
-SMB and NFSV4|["SMB","NFSV4"]||protocols
 smbSettings BROWSABLE (not served: no share list)|["SMB"]|"smbSettings":["BROWSABLE"]|smbSettings
 smbSettings OPLOCKS (not served yet)|["SMB"]|"smbSettings":["OPLOCKS"]|smbSettings
 securityStyle NTFS (not served yet)|["SMB"]|"securityStyle":"NTFS"|securityStyle

@@ -1,9 +1,10 @@
-/* nfs_serve: a test server over libaqnfs: serves directories as NFSv3
- * exports on one port until SIGTERM/SIGINT.
+/* nfs_serve: a test server over libaqnfs and libaqnfs4: serves directories
+ * as NFSv3 and NFSv4.1 exports on one port until SIGTERM/SIGINT (v3only: a
+ * volume whose protocols are NFSV3 alone; nov4rule: its rule has nfsv4 false).
  *
- *   nfs_serve --listen 127.0.0.1:PORT --key HEX64 [--workers N] [--port-file F]
+ *   nfs_serve --listen 127.0.0.1:PORT --key HEX64 [--workers N] [--port-file F] [--nfs4-max-slots N]
  *             --export /name=DIR[,capacity=BYTES][,ro][,clients=CIDR,...]
- *                      [,squash=root|all][,anonuid=N][,anongid=N][,mibps=N] (repeatable)
+ *                      [,squash=root|all][,anonuid=N][,anongid=N][,mibps=N][,v3only][,nov4rule] (repeatable)
  * mibps: the export's QoS limit in MiB/s.
  */
 #ifndef _GNU_SOURCE
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "agent/nfs/nfs_srv.h"
+#include "agent/nfs4/nfs4.h"
 #include "util/ut_hash.h"
 #include "util/ut_hex.h"
 
@@ -61,6 +63,7 @@ static int parse_export(const char *spec, struct vol_export_cfg *cfg)
 	bool in_clients = false;
 
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->protocols = API_INTENT_NFSV3 | API_INTENT_NFSV4; /* both versions, unless v3only */
 	if (snprintf(buf, sizeof(buf), "%s", spec) >= (int)sizeof(buf))
 		return -EINVAL;
 	eq = strchr(buf, '=');
@@ -93,6 +96,14 @@ static int parse_export(const char *spec, struct vol_export_cfg *cfg)
 			continue;
 		}
 		in_clients = false;
+		if (!strcmp(tok, "v3only")) {
+			cfg->protocols = API_INTENT_NFSV3;
+			continue;
+		}
+		if (!strcmp(tok, "nov4rule")) {
+			r->not_for |= VOL_PROTO_NFSV4;
+			continue;
+		}
 		if (!strcmp(tok, "ro")) {
 			r->access = VOL_ACCESS_RO;
 		} else if (!strcmp(tok, "rw")) {
@@ -139,6 +150,8 @@ int main(int argc, char **argv)
 	uint64_t workers = 8;
 	struct vol_store *store = NULL;
 	struct nfs_srv *srv = NULL;
+	struct nfs4_srv *v4 = NULL;
+	uint64_t slots = 0;
 	sigset_t set;
 	int i, sig, rc = 1;
 
@@ -155,6 +168,8 @@ int main(int argc, char **argv)
 			portfile = v;
 		else if (!strcmp(a, "--workers") && parse_u64(v, &workers) == 0 && workers < 1024)
 			;
+		else if (!strcmp(a, "--nfs4-max-slots") && parse_u64(v, &slots) == 0 && slots <= NFS4_SLOTS_MAX)
+			;
 		else if (!strcmp(a, "--export") && n < MAX_EXPORTS && parse_export(v, &cfg[n]) == 0)
 			n++;
 		else
@@ -168,7 +183,9 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* threads inherit the mask */
 	if ((rc = vol_store_new(key, &store)) != 0 || (rc = vol_store_set(store, cfg, n)) != 0 ||
-	    (rc = nfs_srv_new(listen, store, (unsigned)workers, &srv)) != 0 || (rc = nfs_srv_start(srv)) != 0) {
+	    (rc = nfs_srv_new(listen, store, (unsigned)workers, &srv)) != 0 ||
+	    (rc = nfs4_srv_new(&(struct nfs4_cfg){ .max_slots = (unsigned)slots }, &v4)) != 0 ||
+	    (rc = nfs_srv_add_prog(srv, &nfs4_prog, v4)) != 0 || (rc = nfs_srv_start(srv)) != 0) {
 		fprintf(stderr, "nfs_serve: %s\n", strerror(-rc));
 		rc = 1;
 		goto out;
@@ -188,10 +205,11 @@ int main(int argc, char **argv)
 	rc = 0;
 out:
 	nfs_srv_free(srv);
+	nfs4_srv_free(v4);
 	vol_store_free(store);
 	return rc;
 usage:
-	fprintf(stderr, "usage: nfs_serve --listen HOST:PORT --key HEX64 [--workers N] [--port-file F]\n"
+	fprintf(stderr, "usage: nfs_serve --listen HOST:PORT --key HEX64 [--workers N] [--port-file F] [--nfs4-max-slots N]\n"
 			"       --export /name=DIR[,capacity=BYTES][,ro][,clients=CIDR,...][,squash=root|all]"
 			"[,anonuid=N][,anongid=N][,mibps=N] ...\n");
 	return 2;

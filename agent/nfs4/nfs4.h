@@ -1,0 +1,61 @@
+/* nfs4: the NFSv4.1 front end (RFC 8881) over the volume store, served on
+ * the NFSv3 server's port as RPC program 100003 version 4.
+ *
+ * What it is: a COMPOUND procedure (NULL and COMPOUND, procedures 0 and 1)
+ * whose operations run one after the other on a current and a saved file
+ * handle until one fails. Minor version 1 is served; a COMPOUND of minor
+ * version 0 or 2 (or any other) answers NFS4ERR_MINOR_VERS_MISMATCH with no
+ * results, as RFC 8881 section 16.2.3 says. At most NFS4_MAX_OPS operations
+ * a COMPOUND (NFS4ERR_TOO_MANY_OPS past them, the session's ca_maxoperations
+ * says the same), every argument decoded through the bounded cursor of
+ * agent/nfs/xdr.h (a short or oversized argument: NFS4ERR_BADXDR).
+ *
+ * State (nfs4_state.c): clients (EXCHANGE_ID), sessions with their
+ * fore-channel slots and per-slot reply cache (exactly once semantics, the
+ * v3 DRC does not apply), open stateids, leases of NFS4_LEASE_S renewed by
+ * SEQUENCE. Not yet: locks (LOCK, LOCKT, LOCKU answer NFS4ERR_NOTSUPP: the
+ * protocol-neutral lock table comes in agent/vol/), delegations (none is
+ * ever handed out), grace and reclaim (RECLAIM_COMPLETE is accepted,
+ * CLAIM_PREVIOUS answers NFS4ERR_NO_GRACE), the backchannel.
+ *
+ * The pseudo file system: PUTROOTFH gives a root directory listing the
+ * exports the caller may reach with NFSv4 (vol_authorize with
+ * VOL_PROTO_NFSV4: the volume's protocols and the rules' nfsv4 flag) by
+ * their share names; LOOKUP of a name there enters the export root, LOOKUPP
+ * of an export root comes back to it. Everything else reaches the store as
+ * NFSv3 does (vol.h): the same handles, credentials, QoS, capacity, root
+ * squash, read-only exports.
+ */
+#ifndef AQ_AGENT_NFS4_H
+#define AQ_AGENT_NFS4_H
+
+#include <stdint.h>
+
+#include "agent/nfs/nfs_prog.h"
+
+#define NFS4_PROG 100003u
+#define NFS4_VERS 4u
+#define NFS4_MINOR 1u             /* the one minor version served */
+#define NFS4_MAX_OPS 32u          /* operations in one COMPOUND */
+#define NFS4_SLOTS_DEFAULT 180u   /* fore-channel slots a session gets at most, by default */
+#define NFS4_SLOTS_MAX 1024u      /* the most a server may be configured with */
+#define NFS4_LEASE_S 90u          /* lease time, seconds */
+
+struct nfs4_srv;
+
+struct nfs4_cfg {
+	unsigned max_slots;       /* 1..NFS4_SLOTS_MAX; 0 = NFS4_SLOTS_DEFAULT */
+	unsigned lease_s;         /* 0 = NFS4_LEASE_S */
+};
+
+/* The program to register on an NFS server (nfs_srv_add_prog(srv,
+ * &nfs4_prog, the nfs4_srv)). */
+extern const struct nfs_prog nfs4_prog;
+
+/* State for one server; -EINVAL for a bad cfg (max_slots above
+ * NFS4_SLOTS_MAX). cfg may be NULL (defaults). */
+int nfs4_srv_new(const struct nfs4_cfg *cfg, struct nfs4_srv **out);
+/* After the NFS server that used it stopped; accepts NULL. */
+void nfs4_srv_free(struct nfs4_srv *s);
+
+#endif

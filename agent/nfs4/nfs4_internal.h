@@ -1,0 +1,289 @@
+/* nfs4_internal: what the files of the NFSv4.1 front end share: protocol
+ * numbers (RFC 8881 section 18 and its XDR), the COMPOUND context the
+ * operations run in, the state (clients, sessions, slots, opens) and the
+ * functions one file offers the others. Not part of the contract (nfs4.h).
+ *
+ *   nfs4_compound.c  the program table, COMPOUND, the operation table
+ *   nfs4_state.c     clients, sessions, slots and their reply cache, opens
+ *   nfs4_session.c   EXCHANGE_ID ... RECLAIM_COMPLETE, SEQUENCE
+ *   nfs4_attr.c      fattr4: GETATTR's encoder, SETATTR's and OPEN's decoder
+ *   nfs4_fh.c        file handles, the pseudo root, LOOKUP(P), SECINFO
+ *   nfs4_io.c        OPEN, CLOSE, READ, WRITE, COMMIT, stateid checks
+ *   nfs4_dir.c       ACCESS, CREATE, REMOVE, RENAME, LINK, READDIR, READLINK
+ */
+#ifndef AQ_AGENT_NFS4_INTERNAL_H
+#define AQ_AGENT_NFS4_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/nfs/xdr.h"
+#include "agent/nfs4/nfs4.h"
+#include "agent/vol/vol.h"
+
+enum nfs4_op {
+	OP_ACCESS = 3, OP_CLOSE = 4, OP_COMMIT = 5, OP_CREATE = 6, OP_DELEGPURGE = 7, OP_DELEGRETURN = 8,
+	OP_GETATTR = 9, OP_GETFH = 10, OP_LINK = 11, OP_LOCK = 12, OP_LOCKT = 13, OP_LOCKU = 14,
+	OP_LOOKUP = 15, OP_LOOKUPP = 16, OP_NVERIFY = 17, OP_OPEN = 18, OP_OPENATTR = 19,
+	OP_OPEN_CONFIRM = 20, OP_OPEN_DOWNGRADE = 21, OP_PUTFH = 22, OP_PUTPUBFH = 23, OP_PUTROOTFH = 24,
+	OP_READ = 25, OP_READDIR = 26, OP_READLINK = 27, OP_REMOVE = 28, OP_RENAME = 29, OP_RENEW = 30,
+	OP_RESTOREFH = 31, OP_SAVEFH = 32, OP_SECINFO = 33, OP_SETATTR = 34, OP_SETCLIENTID = 35,
+	OP_SETCLIENTID_CONFIRM = 36, OP_VERIFY = 37, OP_WRITE = 38, OP_RELEASE_LOCKOWNER = 39,
+	OP_BACKCHANNEL_CTL = 40, OP_BIND_CONN_TO_SESSION = 41, OP_EXCHANGE_ID = 42, OP_CREATE_SESSION = 43,
+	OP_DESTROY_SESSION = 44, OP_FREE_STATEID = 45, OP_GET_DIR_DELEGATION = 46, OP_GETDEVICEINFO = 47,
+	OP_GETDEVICELIST = 48, OP_LAYOUTCOMMIT = 49, OP_LAYOUTGET = 50, OP_LAYOUTRETURN = 51,
+	OP_SECINFO_NO_NAME = 52, OP_SEQUENCE = 53, OP_SET_SSV = 54, OP_TEST_STATEID = 55,
+	OP_WANT_DELEGATION = 56, OP_DESTROY_CLIENTID = 57, OP_RECLAIM_COMPLETE = 58,
+	OP_MAX = 58, OP_ILLEGAL = 10044,
+};
+
+enum nfs4_stat {
+	NFS4_OK = 0, NFS4ERR_PERM = 1, NFS4ERR_NOENT = 2, NFS4ERR_IO = 5, NFS4ERR_NXIO = 6,
+	NFS4ERR_ACCESS = 13, NFS4ERR_EXIST = 17, NFS4ERR_XDEV = 18, NFS4ERR_NOTDIR = 20, NFS4ERR_ISDIR = 21,
+	NFS4ERR_INVAL = 22, NFS4ERR_FBIG = 27, NFS4ERR_NOSPC = 28, NFS4ERR_ROFS = 30, NFS4ERR_MLINK = 31,
+	NFS4ERR_NAMETOOLONG = 63, NFS4ERR_NOTEMPTY = 66, NFS4ERR_DQUOT = 69, NFS4ERR_STALE = 70,
+	NFS4ERR_BADHANDLE = 10001, NFS4ERR_BAD_COOKIE = 10003, NFS4ERR_NOTSUPP = 10004,
+	NFS4ERR_TOOSMALL = 10005, NFS4ERR_SERVERFAULT = 10006, NFS4ERR_BADTYPE = 10007, NFS4ERR_DELAY = 10008,
+	NFS4ERR_SAME = 10009, NFS4ERR_DENIED = 10010, NFS4ERR_EXPIRED = 10011, NFS4ERR_LOCKED = 10012,
+	NFS4ERR_GRACE = 10013, NFS4ERR_SHARE_DENIED = 10015, NFS4ERR_WRONGSEC = 10016,
+	NFS4ERR_CLID_INUSE = 10017, NFS4ERR_RESOURCE = 10018, NFS4ERR_NOFILEHANDLE = 10020,
+	NFS4ERR_MINOR_VERS_MISMATCH = 10021, NFS4ERR_STALE_CLIENTID = 10022, NFS4ERR_STALE_STATEID = 10023,
+	NFS4ERR_OLD_STATEID = 10024, NFS4ERR_BAD_STATEID = 10025, NFS4ERR_BAD_SEQID = 10026,
+	NFS4ERR_NOT_SAME = 10027, NFS4ERR_SYMLINK = 10029, NFS4ERR_RESTOREFH = 10030,
+	NFS4ERR_ATTRNOTSUPP = 10032, NFS4ERR_NO_GRACE = 10033, NFS4ERR_BADXDR = 10036, NFS4ERR_LOCKS_HELD = 10037,
+	NFS4ERR_OPENMODE = 10038, NFS4ERR_BADOWNER = 10039, NFS4ERR_BADCHAR = 10040, NFS4ERR_BADNAME = 10041,
+	NFS4ERR_OP_ILLEGAL = 10044, NFS4ERR_BADSESSION = 10052, NFS4ERR_BADSLOT = 10053,
+	NFS4ERR_COMPLETE_ALREADY = 10054, NFS4ERR_CONN_NOT_BOUND_TO_SESSION = 10055,
+	NFS4ERR_SEQ_MISORDERED = 10063, NFS4ERR_SEQUENCE_POS = 10064, NFS4ERR_REQ_TOO_BIG = 10065,
+	NFS4ERR_REP_TOO_BIG = 10066, NFS4ERR_REP_TOO_BIG_TO_CACHE = 10067, NFS4ERR_RETRY_UNCACHED_REP = 10068,
+	NFS4ERR_TOO_MANY_OPS = 10070, NFS4ERR_OP_NOT_IN_SESSION = 10071, NFS4ERR_CLIENTID_BUSY = 10074,
+	NFS4ERR_SEQ_FALSE_RETRY = 10076, NFS4ERR_DEADSESSION = 10078, NFS4ERR_NOT_ONLY_OP = 10081,
+	NFS4ERR_WRONG_TYPE = 10083,
+};
+
+enum nfs4_ftype { NF4REG = 1, NF4DIR = 2, NF4BLK = 3, NF4CHR = 4, NF4LNK = 5, NF4SOCK = 6, NF4FIFO = 7 };
+
+enum {
+	NFS4_FH_MAX = 128,          /* NFS4_FHSIZE */
+	NFS4_OPAQUE_LIMIT = 1024,
+	NFS4_SESSIONID = 16,
+	NFS4_OTHER = 12,            /* stateid4.other */
+	NFS4_TAG_MAX = 1024,
+	NFS4_REQ_MAX = 1056768,     /* RPC_REC_MAX: a session's ca_maxrequestsize */
+	NFS4_IO_MAX = 1u << 20,     /* maxread/maxwrite */
+	NFS4_CACHED_MAX = 64u << 10, /* ca_maxresponsesize_cached */
+	/* ca_maxresponsesize: what the NFS server sends in one reply (NFS_SRV_REPLY_MAX) less the RPC header */
+	NFS4_REP_MAX = (1u << 20) + 8192 - 128,
+	NFS4_MAX_CLIENTS = 4096,
+	NFS4_MAX_SESSIONS = 4096,
+	NFS4_MAX_OPENS = 65536,
+	NFS4_CONNS_PER_SESSION = 64,
+};
+
+/* EXCHANGE_ID flags and state protection (RFC 8881 18.35) */
+enum {
+	EXCHGID4_FLAG_SUPP_MOVED_REFER = 0x1, EXCHGID4_FLAG_SUPP_MOVED_MIGR = 0x2,
+	EXCHGID4_FLAG_BIND_PRINC_STATEID = 0x100, EXCHGID4_FLAG_USE_NON_PNFS = 0x10000,
+	EXCHGID4_FLAG_USE_PNFS_MDS = 0x20000, EXCHGID4_FLAG_USE_PNFS_DS = 0x40000,
+	EXCHGID4_FLAG_MASK_PNFS = 0x70000, EXCHGID4_FLAG_UPD_CONFIRMED_REC_A = 0x40000000,
+	EXCHGID4_FLAG_CONFIRMED_R = 0x80000000u,
+	SP4_NONE = 0,
+	CREATE_SESSION4_FLAG_PERSIST = 0x1, CREATE_SESSION4_FLAG_CONN_BACK_CHAN = 0x2,
+};
+
+/* share_access (OPEN) and want bits */
+enum { OPEN4_SHARE_ACCESS_READ = 1, OPEN4_SHARE_ACCESS_WRITE = 2, OPEN4_SHARE_ACCESS_BOTH = 3,
+       OPEN4_SHARE_ACCESS_MASK = 3 };
+
+/* ---- state (nfs4_state.c) ---- */
+struct nfs4_stateid {
+	uint32_t seqid;
+	uint8_t other[NFS4_OTHER];
+};
+
+struct nfs4_slot {
+	uint32_t seqid;
+	bool busy;                   /* a request on it is being served */
+	bool cached;                 /* rep holds the reply to seqid */
+	uint8_t *rep;
+	size_t rep_len;
+};
+
+struct nfs4_client;
+
+struct nfs4_session {
+	uint8_t id[NFS4_SESSIONID];
+	struct nfs4_client *clp;
+	uint32_t nslots;
+	uint32_t refs;               /* requests in it, plus one while it exists */
+	bool dead;                   /* destroyed; freed at the last release */
+	uint64_t conns[NFS4_CONNS_PER_SESSION]; /* bound connections (nfs_call.conn_id) */
+	uint32_t nconns;
+	struct nfs4_session *next;   /* in its client's list */
+	struct nfs4_slot slots[];
+};
+
+/* An open: one per (client, open owner, file). */
+struct nfs4_open {
+	bool used;
+	uint32_t gen;                /* in stateid.other, bumped at every reuse of the entry */
+	uint32_t seqid;              /* the stateid's seqid */
+	struct nfs4_client *clp;
+	uint8_t *owner;              /* malloc()ed, owner_len bytes */
+	uint32_t owner_len;
+	struct vol_fh fh;            /* the file's handle */
+	uint32_t access;             /* OPEN4_SHARE_ACCESS_* bits held */
+	struct nfs4_open *next;      /* in its client's list */
+	uint32_t free_next;          /* free list */
+};
+
+struct nfs4_client {
+	uint64_t id;                 /* clientid4 */
+	uint8_t owner[NFS4_OPAQUE_LIMIT]; /* co_ownerid */
+	uint32_t owner_len;
+	uint8_t verf[8];
+	uint32_t cs_seq;             /* the sequence CREATE_SESSION expects */
+	bool confirmed;
+	bool reclaimed;              /* RECLAIM_COMPLETE done */
+	uint64_t renewed_ns;
+	uint8_t cs_rep[256];         /* the last CREATE_SESSION result (its replay) */
+	size_t cs_rep_len;
+	struct nfs4_session *sessions;
+	struct nfs4_open *opens;
+	struct nfs4_client *next;
+};
+
+struct nfs4_srv {
+	pthread_mutex_t mu;
+	unsigned max_slots;
+	unsigned lease_s;
+	uint32_t boot;               /* this server run: in client ids and stateids */
+	uint64_t next_client;
+	uint64_t next_session;
+	uint8_t server_owner[16];
+	struct nfs4_client *clients;
+	unsigned nclients, nsessions;
+	struct nfs4_open *opens;     /* NFS4_MAX_OPENS entries (calloc: pages touched as used) */
+	uint32_t open_free;          /* head of the free list, NFS4_MAX_OPENS: empty */
+	uint32_t open_hwm;           /* entries below it were used once */
+};
+
+/* ---- COMPOUND context (nfs4_compound.c) ---- */
+struct nfs4_fhc {               /* a current or saved file handle */
+	bool set;
+	bool pseudo;                 /* the pseudo-file-system root */
+	struct vol_obj obj;          /* otherwise, with the caller's verdict on it */
+	struct vol_cred ecred;
+	enum vol_access access;
+	struct nfs4_stateid cur_stateid; /* the stateid the last OPEN gave (the "current stateid") */
+};
+
+struct nfs4_cx {
+	struct nfs_call *call;
+	struct nfs4_srv *srv;
+	struct nfs4_fhc cur, saved;
+	struct nfs4_session *sess;   /* after SEQUENCE: held, with slot busy */
+	uint32_t slot;
+	bool cachethis;
+	struct ut_buf *out;
+	const uint8_t *replay;       /* SEQUENCE found a cached reply: send these bytes */
+	size_t replay_len;
+	uint8_t *replay_owned;
+	uint32_t op;                 /* the operation running (counters) */
+};
+
+/* An operation: decode its arguments from in, do it, write its result body
+ * (after the status word) to cx->out; returns the status. */
+typedef uint32_t (*nfs4_op_fn)(struct nfs4_cx *cx, struct xdr_cur *in);
+
+/* nfs4_compound.c */
+uint32_t nfs4_status(int rc);
+void nfs4_fhc_clear(struct nfs4_fhc *f);
+/* The change attribute of an object: its ctime in nanoseconds. */
+uint64_t nfs4_change(const struct stat *st);
+/* Read a bitmap4 of at most max words into w (the rest zeroed); false (and
+ * in->err set) past max. */
+bool nfs4_get_bitmap(struct xdr_cur *in, uint32_t *w, uint32_t max, uint32_t *n);
+/* Put a bitmap4 of n words. */
+void nfs4_put_bitmap(struct ut_buf *b, const uint32_t *w, uint32_t n);
+/* A component name (utf8str_cs): NFS4ERR_INVAL when empty, BADNAME for "." ".." or a '/' or NUL,
+ * NAMETOOLONG past VOL_NAME_MAX. */
+uint32_t nfs4_name(struct xdr_cur *in, const char **name, uint32_t *len);
+
+/* nfs4_state.c (all under s->mu unless said) */
+uint64_t nfs4_now_ns(void);
+struct nfs4_client *nfs4_client_find(struct nfs4_srv *s, uint64_t id);
+void nfs4_client_free(struct nfs4_srv *s, struct nfs4_client *c);
+void nfs4_expire(struct nfs4_srv *s);
+struct nfs4_session *nfs4_session_find(struct nfs4_srv *s, const uint8_t id[NFS4_SESSIONID]);
+void nfs4_session_destroy(struct nfs4_srv *s, struct nfs4_session *se);
+void nfs4_session_put(struct nfs4_srv *s, struct nfs4_session *se);
+bool nfs4_session_bound(const struct nfs4_session *se, uint64_t conn);
+int nfs4_session_bind(struct nfs4_session *se, uint64_t conn);
+struct nfs4_open *nfs4_open_get(struct nfs4_srv *s, struct nfs4_client *c, const uint8_t *owner, uint32_t olen,
+				const struct vol_fh *fh, bool *fresh);
+void nfs4_open_release(struct nfs4_srv *s, struct nfs4_open *o);
+void nfs4_open_stateid(const struct nfs4_srv *s, const struct nfs4_open *o, struct nfs4_stateid *out);
+/* The open a stateid names for client c: NFS4_OK with *out, or BAD_STATEID,
+ * OLD_STATEID, STALE_STATEID. */
+uint32_t nfs4_open_find(struct nfs4_srv *s, struct nfs4_client *c, const struct nfs4_stateid *sid,
+			struct nfs4_open **out);
+
+/* the operations, by file */
+uint32_t nfs4_op_exchange_id(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_create_session(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_destroy_session(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_destroy_clientid(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_bind_conn(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_sequence(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_reclaim_complete(struct nfs4_cx *cx, struct xdr_cur *in);
+/* After the COMPOUND: keep its reply in the slot and free the slot. */
+void nfs4_sequence_done(struct nfs4_cx *cx, const uint8_t *rep, size_t len);
+
+uint32_t nfs4_op_getattr(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_setattr(struct nfs4_cx *cx, struct xdr_cur *in);
+/* Decode a fattr4 for SETATTR, CREATE and OPEN into sa; *set gets the bits
+ * it set (for OPEN's attrset); ATTRNOTSUPP / INVAL / BADOWNER. */
+uint32_t nfs4_fattr_decode(struct xdr_cur *in, struct vol_sattr *sa, uint32_t set[3]);
+/* Write the attributes asked for (req, nreq words) of the object at f. */
+uint32_t nfs4_fattr_encode(struct nfs4_cx *cx, struct nfs4_fhc *f, const uint32_t *req, uint32_t nreq,
+			   struct ut_buf *out);
+/* fileid of an export's entry in the pseudo root. */
+uint64_t nfs4_pseudo_fileid(uint64_t fsid);
+
+uint32_t nfs4_op_putfh(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_putrootfh(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_getfh(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_lookup(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_lookupp(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_savefh(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_restorefh(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_secinfo(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_secinfo_no_name(struct nfs4_cx *cx, struct xdr_cur *in);
+/* Make f the object obj (taken over) authorized for the caller; ACCESS when the rules refuse. */
+uint32_t nfs4_fhc_set(struct nfs4_cx *cx, struct nfs4_fhc *f, struct vol_obj *obj);
+bool nfs4_is_export_root(struct vol_obj *obj);
+/* Readdir of the pseudo root. */
+uint32_t nfs4_pseudo_readdir(struct nfs4_cx *cx, uint64_t cookie, uint32_t maxcount, const uint32_t *req,
+			     uint32_t nreq);
+
+uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_close(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_read(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_write(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_commit(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_test_stateid(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_free_stateid(struct nfs4_cx *cx, struct xdr_cur *in);
+void nfs4_get_stateid(struct xdr_cur *in, struct nfs4_stateid *sid);
+void nfs4_put_stateid(struct ut_buf *b, const struct nfs4_stateid *sid);
+
+uint32_t nfs4_op_access(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_create(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_remove(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_rename(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_link(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_readdir(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_readlink(struct nfs4_cx *cx, struct xdr_cur *in);
+
+#endif

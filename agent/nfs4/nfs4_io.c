@@ -1,0 +1,395 @@
+/* nfs4_io: opens and data: OPEN (CLAIM_NULL and CLAIM_FH; create
+ * UNCHECKED4, GUARDED4, EXCLUSIVE4, EXCLUSIVE4_1), CLOSE, READ, WRITE
+ * (stable or not, with the server run's write verifier), COMMIT,
+ * TEST_STATEID, FREE_STATEID, and the stateid checks READ, WRITE and
+ * SETATTR share.
+ *
+ * An open is a record (nfs4_state.c) of who opened which file for what; the
+ * data path itself needs no descriptor per open (the store's open-file cache
+ * serves every protocol). No delegation is ever handed out (OPEN answers
+ * OPEN_DELEGATE_NONE), share_deny other than OPEN4_SHARE_DENY_NONE answers
+ * NFS4ERR_NOTSUPP until the store's share table exists, and CLAIM_PREVIOUS
+ * answers NFS4ERR_NO_GRACE (no state survives a restart yet).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "agent/nfs4/nfs4_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { CLAIM_NULL = 0, CLAIM_PREVIOUS = 1, CLAIM_FH = 4 };
+enum { UNCHECKED4 = 0, GUARDED4 = 1, EXCLUSIVE4 = 2, EXCLUSIVE4_1 = 3 };
+
+void nfs4_get_stateid(struct xdr_cur *in, struct nfs4_stateid *sid)
+{
+	const uint8_t *o;
+
+	sid->seqid = xdr_u32(in);
+	o = xdr_fixed(in, NFS4_OTHER);
+	if (o)
+		memcpy(sid->other, o, NFS4_OTHER);
+	else
+		memset(sid->other, 0, NFS4_OTHER);
+}
+
+void nfs4_put_stateid(struct ut_buf *b, const struct nfs4_stateid *sid)
+{
+	xdr_put_u32(b, sid->seqid);
+	xdr_put_fixed(b, sid->other, NFS4_OTHER);
+}
+
+static bool other_is(const struct nfs4_stateid *sid, uint8_t v)
+{
+	int i;
+
+	for (i = 0; i < NFS4_OTHER; i++)
+		if (sid->other[i] != v)
+			return false;
+	return true;
+}
+
+/* Check a stateid for I/O on the current file: the special anonymous and
+ * READ-bypass stateids pass (the caller's permissions decide, as NFSv3),
+ * "the current stateid" is the last OPEN's, and an open stateid must be
+ * this client's, of this file, and hold need (OPEN4_SHARE_ACCESS_* or 0). */
+static uint32_t check_stateid(struct nfs4_cx *cx, struct nfs4_stateid sid, uint32_t need)
+{
+	struct nfs4_open *o;
+	struct vol_fh fh;
+	uint32_t st;
+
+	if (sid.seqid == 1 && other_is(&sid, 0))
+		sid = cx->cur.cur_stateid; /* the current stateid (RFC 8881 16.2.3.1.2) */
+	if ((sid.seqid == 0 && other_is(&sid, 0)) || (sid.seqid == UINT32_MAX && other_is(&sid, 0xff)))
+		return NFS4_OK;
+	if (vol_fh_make(cx->call->store, &cx->cur.obj, &fh) != 0)
+		return NFS4ERR_STALE;
+	pthread_mutex_lock(&cx->srv->mu);
+	st = cx->sess->clp ? nfs4_open_find(cx->srv, cx->sess->clp, &sid, &o) : NFS4ERR_BADSESSION;
+	if (st == NFS4_OK && (o->fh.len != fh.len || memcmp(o->fh.data, fh.data, fh.len)))
+		st = NFS4ERR_BAD_STATEID;
+	else if (st == NFS4_OK && need && !(o->access & need))
+		st = NFS4ERR_OPENMODE;
+	pthread_mutex_unlock(&cx->srv->mu);
+	return st;
+}
+
+static uint32_t file_check(const struct stat *st)
+{
+	if (S_ISREG(st->st_mode))
+		return NFS4_OK;
+	if (S_ISDIR(st->st_mode))
+		return NFS4ERR_ISDIR;
+	return S_ISLNK(st->st_mode) ? NFS4ERR_SYMLINK : NFS4ERR_WRONG_TYPE;
+}
+
+/* The object of a CLAIM_NULL open: looked up or made in the current directory. */
+static uint32_t open_name(struct nfs4_cx *cx, const char *name, uint32_t nlen, uint32_t opentype,
+			  uint32_t how, const uint8_t *verf, const struct vol_sattr *sa, struct vol_obj *obj,
+			  bool *created)
+{
+	struct vol_obj *dir = &cx->cur.obj;
+	int rc;
+
+	*created = false;
+	if (!S_ISDIR(dir->st.st_mode))
+		return S_ISLNK(dir->st.st_mode) ? NFS4ERR_SYMLINK : NFS4ERR_NOTDIR;
+	if (opentype == 0 || how == UNCHECKED4) {
+		rc = vol_lookup(dir, &cx->cur.ecred, name, nlen, obj);
+		if (rc == 0 || opentype == 0) {
+			if (rc == 0 && opentype == 1 && sa->set_size && S_ISREG(obj->st.st_mode)) {
+				struct vol_sattr t = { .set_size = true, .size = sa->size };
+
+				rc = vol_setattr(obj, &cx->cur.ecred, &t); /* UNCHECKED4 of an existing file: its size */
+			}
+			return nfs4_status(rc);
+		}
+		if (rc != -ENOENT)
+			return nfs4_status(rc);
+	}
+	if (cx->cur.access != VOL_ACCESS_RW)
+		return NFS4ERR_ROFS;
+	rc = vol_create(dir, &cx->cur.ecred, name, nlen, how == GUARDED4, how >= EXCLUSIVE4 ? verf : NULL, sa, obj);
+	*created = rc == 0;
+	return nfs4_status(rc);
+}
+
+uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
+{
+	struct vol_obj obj = { .fd = -1 }, *file;
+	struct vol_sattr sa = { 0 };
+	struct nfs4_open *o;
+	struct nfs4_stateid sid;
+	struct vol_fh fh;
+	uint32_t access, deny, olen, opentype, how = 0, claim, nlen = 0, st = NFS4_OK, set[3] = { 0 };
+	const uint8_t *owner, *verf = NULL;
+	const char *name = NULL;
+	uint64_t before = 0, after = 0;
+	bool created = false, fresh;
+	int allowed = 0, rc;
+
+	(void)xdr_u32(in); /* seqid: unused in v4.1 */
+	access = xdr_u32(in);
+	deny = xdr_u32(in);
+	(void)xdr_u64(in); /* owner's clientid: the session's client is the owner */
+	owner = xdr_opaque(in, NFS4_OPAQUE_LIMIT, &olen);
+	opentype = xdr_u32(in);
+	if (opentype == 1) {
+		how = xdr_u32(in);
+		if (how == UNCHECKED4 || how == GUARDED4) {
+			st = nfs4_fattr_decode(in, &sa, set);
+		} else if (how == EXCLUSIVE4 || how == EXCLUSIVE4_1) {
+			verf = xdr_fixed(in, 8);
+			if (how == EXCLUSIVE4_1)
+				st = nfs4_fattr_decode(in, &sa, set);
+		} else {
+			return NFS4ERR_BADXDR;
+		}
+	} else if (opentype != 0) {
+		return NFS4ERR_BADXDR;
+	}
+	claim = xdr_u32(in);
+	if (claim == CLAIM_NULL) {
+		uint32_t nst = nfs4_name(in, &name, &nlen);
+
+		if (st == NFS4_OK)
+			st = nst;
+	} else if (claim == CLAIM_PREVIOUS) {
+		(void)xdr_u32(in);
+		return in->err ? NFS4ERR_BADXDR : NFS4ERR_NO_GRACE;
+	} else if (claim != CLAIM_FH) {
+		return NFS4ERR_NOTSUPP; /* delegation claims: no delegation is ever given */
+	}
+	if (in->err)
+		return NFS4ERR_BADXDR;
+	if (st != NFS4_OK)
+		return st;
+	if (how >= EXCLUSIVE4 && (sa.atime_how || sa.mtime_how))
+		return NFS4ERR_INVAL; /* the times hold the verifier: not in suppattr_exclcreat */
+	if ((access & OPEN4_SHARE_ACCESS_MASK) == 0 || (access & ~0xff03u))
+		return NFS4ERR_INVAL;
+	access &= OPEN4_SHARE_ACCESS_MASK;
+	if (deny != 0)
+		return NFS4ERR_NOTSUPP; /* share reservations come with the store's share table */
+	if (cx->cur.pseudo)
+		return claim == CLAIM_FH ? NFS4ERR_ISDIR : opentype ? NFS4ERR_ROFS : NFS4ERR_ISDIR;
+	if ((access & OPEN4_SHARE_ACCESS_WRITE) && cx->cur.access != VOL_ACCESS_RW)
+		return NFS4ERR_ROFS;
+	if (claim == CLAIM_NULL) {
+		before = nfs4_change(&cx->cur.obj.st);
+		if ((st = open_name(cx, name, nlen, opentype, how, verf, &sa, &obj, &created)) != NFS4_OK)
+			return st;
+		(void)vol_refresh(&cx->cur.obj);
+		after = nfs4_change(&cx->cur.obj.st);
+		file = &obj;
+	} else {
+		file = &cx->cur.obj;
+	}
+	if ((st = file_check(&file->st)) != NFS4_OK)
+		goto out;
+	if (!created) {
+		int mask = ((access & OPEN4_SHARE_ACCESS_READ) ? R_OK : 0) |
+			   ((access & OPEN4_SHARE_ACCESS_WRITE) ? W_OK : 0);
+
+		if ((rc = vol_access(file, &cx->cur.ecred, mask, &allowed)) != 0) {
+			st = nfs4_status(rc);
+			goto out;
+		}
+		if ((allowed & mask) != mask) {
+			st = NFS4ERR_ACCESS;
+			goto out;
+		}
+	}
+	if ((rc = vol_fh_make(cx->call->store, file, &fh)) != 0) {
+		st = nfs4_status(rc);
+		goto out;
+	}
+	pthread_mutex_lock(&cx->srv->mu);
+	o = cx->sess->clp ? nfs4_open_get(cx->srv, cx->sess->clp, owner, olen, &fh, &fresh) : NULL;
+	if (o) {
+		o->access |= access;
+		o->seqid++;
+		nfs4_open_stateid(cx->srv, o, &sid);
+	}
+	pthread_mutex_unlock(&cx->srv->mu);
+	if (!o) {
+		st = NFS4ERR_RESOURCE;
+		goto out;
+	}
+	nfs4_put_stateid(cx->out, &sid);
+	xdr_put_u32(cx->out, 0); /* cinfo: not atomic */
+	xdr_put_u64(cx->out, before);
+	xdr_put_u64(cx->out, after);
+	xdr_put_u32(cx->out, 4); /* OPEN4_RESULT_LOCKTYPE_POSIX */
+	if (!created)
+		memset(set, 0, sizeof(set));
+	nfs4_put_bitmap(cx->out, set, 3);
+	xdr_put_u32(cx->out, 0); /* OPEN_DELEGATE_NONE */
+	if (file == &obj) {
+		vol_obj_cleanup(&cx->cur.obj);
+		cx->cur.obj = obj; /* the opened file is the current handle now */
+		obj.fd = -1;
+		obj.fent = NULL;
+		obj.exp = NULL;
+	}
+	cx->cur.cur_stateid = sid;
+out:
+	vol_obj_cleanup(&obj);
+	return st;
+}
+
+uint32_t nfs4_op_close(struct nfs4_cx *cx, struct xdr_cur *in)
+{
+	struct nfs4_stateid sid, gone = { .seqid = UINT32_MAX };
+	struct nfs4_open *o;
+	uint32_t st;
+
+	(void)xdr_u32(in); /* seqid */
+	nfs4_get_stateid(in, &sid);
+	if (in->err)
+		return NFS4ERR_BADXDR;
+	if (sid.seqid == 1 && other_is(&sid, 0))
+		sid = cx->cur.cur_stateid;
+	if ((st = check_stateid(cx, sid, 0)) != NFS4_OK)
+		return st;
+	if ((sid.seqid == 0 && other_is(&sid, 0)) || other_is(&sid, 0xff))
+		return NFS4ERR_BAD_STATEID; /* special stateids name no open */
+	pthread_mutex_lock(&cx->srv->mu);
+	st = cx->sess->clp ? nfs4_open_find(cx->srv, cx->sess->clp, &sid, &o) : NFS4ERR_BADSESSION;
+	if (st == NFS4_OK)
+		nfs4_open_release(cx->srv, o);
+	pthread_mutex_unlock(&cx->srv->mu);
+	if (st == NFS4_OK)
+		nfs4_put_stateid(cx->out, &gone); /* the invalid special stateid (RFC 8881 18.2.4) */
+	return st;
+}
+
+uint32_t nfs4_op_read(struct nfs4_cx *cx, struct xdr_cur *in)
+{
+	struct ut_buf *out = cx->out;
+	struct nfs4_stateid sid;
+	uint64_t off;
+	uint32_t count, asked, st;
+	size_t got = 0, at, room;
+	bool eof = false;
+	uint8_t *p;
+	int rc;
+
+	nfs4_get_stateid(in, &sid);
+	off = xdr_u64(in);
+	asked = count = xdr_u32(in);
+	if (in->err)
+		return NFS4ERR_BADXDR;
+	if ((st = file_check(&cx->cur.obj.st)) != NFS4_OK)
+		return st == NFS4ERR_WRONG_TYPE ? NFS4ERR_INVAL : st;
+	if ((st = check_stateid(cx, sid, 0)) != NFS4_OK)
+		return st;
+	/* the reply must fit one record: a READ gives what fits (a short read) */
+	room = out->max > out->len + 256 ? out->max - out->len - 256 : 0;
+	if (count > NFS4_IO_MAX)
+		count = NFS4_IO_MAX;
+	if (count > room)
+		count = (uint32_t)room;
+	xdr_put_u32(out, 0);
+	xdr_put_u32(out, 0);
+	at = out->len;
+	if (!(p = ut_buf_put_zero(out, XDR_PAD(count))))
+		return NFS4ERR_RESOURCE;
+	rc = vol_read(&cx->cur.obj, &cx->cur.ecred, off, p, count, &got, &eof);
+	vol_export_settle(cx->cur.obj.exp, asked, rc == 0 ? got : 0);
+	if (rc != 0)
+		return nfs4_status(rc);
+	ut_buf_rewind(out, at + XDR_PAD(got));
+	ut_buf_set_be32(out, at - 8, eof);
+	ut_buf_set_be32(out, at - 4, (uint32_t)got);
+	cx->call->io_bytes += got;
+	return NFS4_OK;
+}
+
+uint32_t nfs4_op_write(struct nfs4_cx *cx, struct xdr_cur *in)
+{
+	struct nfs4_stateid sid;
+	uint64_t off;
+	uint32_t stable, len, st;
+	const uint8_t *data;
+	int committed = 0, rc;
+
+	nfs4_get_stateid(in, &sid);
+	off = xdr_u64(in);
+	stable = xdr_u32(in);
+	data = xdr_opaque(in, NFS4_IO_MAX, &len);
+	if (in->err)
+		return NFS4ERR_BADXDR;
+	if (stable > 2)
+		return NFS4ERR_INVAL;
+	if ((st = file_check(&cx->cur.obj.st)) != NFS4_OK)
+		return st == NFS4ERR_WRONG_TYPE ? NFS4ERR_INVAL : st;
+	if ((st = check_stateid(cx, sid, OPEN4_SHARE_ACCESS_WRITE)) != NFS4_OK)
+		return st;
+	if ((rc = vol_write(&cx->cur.obj, &cx->cur.ecred, off, data, len, (int)stable, &committed)) != 0)
+		return nfs4_status(rc);
+	cx->call->io_bytes += len;
+	xdr_put_u32(cx->out, len);
+	xdr_put_u32(cx->out, (uint32_t)committed);
+	xdr_put_fixed(cx->out, cx->call->wverf, 8);
+	return NFS4_OK;
+}
+
+uint32_t nfs4_op_commit(struct nfs4_cx *cx, struct xdr_cur *in)
+{
+	uint32_t st;
+	int rc;
+
+	(void)xdr_u64(in);
+	(void)xdr_u32(in);
+	if (in->err)
+		return NFS4ERR_BADXDR;
+	if ((st = file_check(&cx->cur.obj.st)) != NFS4_OK)
+		return st == NFS4ERR_WRONG_TYPE ? NFS4ERR_INVAL : st;
+	if ((rc = vol_commit(&cx->cur.obj, &cx->cur.ecred)) != 0)
+		return nfs4_status(rc);
+	xdr_put_fixed(cx->out, cx->call->wverf, 8);
+	return NFS4_OK;
+}
+
+uint32_t nfs4_op_test_stateid(struct nfs4_cx *cx, struct xdr_cur *in)
+{
+	struct nfs4_stateid sids[64];
+	struct nfs4_open *o;
+	uint32_t n = xdr_u32(in), i;
+
+	if (n > 64)
+		return in->err ? NFS4ERR_BADXDR : NFS4ERR_RESOURCE;
+	for (i = 0; i < n; i++)
+		nfs4_get_stateid(in, &sids[i]);
+	if (in->err)
+		return NFS4ERR_BADXDR;
+	xdr_put_u32(cx->out, n);
+	pthread_mutex_lock(&cx->srv->mu);
+	for (i = 0; i < n; i++)
+		xdr_put_u32(cx->out, cx->sess->clp ? nfs4_open_find(cx->srv, cx->sess->clp, &sids[i], &o)
+						   : NFS4ERR_BADSESSION);
+	pthread_mutex_unlock(&cx->srv->mu);
+	return NFS4_OK;
+}
+
+uint32_t nfs4_op_free_stateid(struct nfs4_cx *cx, struct xdr_cur *in)
+{
+	struct nfs4_stateid sid;
+	struct nfs4_open *o;
+	uint32_t st;
+
+	nfs4_get_stateid(in, &sid);
+	if (in->err)
+		return NFS4ERR_BADXDR;
+	pthread_mutex_lock(&cx->srv->mu);
+	st = cx->sess->clp ? nfs4_open_find(cx->srv, cx->sess->clp, &sid, &o) : NFS4ERR_BADSESSION;
+	pthread_mutex_unlock(&cx->srv->mu);
+	/* an open is freed by CLOSE; locks and delegations do not exist yet */
+	return st == NFS4_OK ? NFS4ERR_LOCKS_HELD : st;
+}

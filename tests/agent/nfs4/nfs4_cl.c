@@ -1,0 +1,389 @@
+/* nfs4_cl: the NFSv4.1 test client; see nfs4_cl.h. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "tests/agent/nfs4/nfs4_cl.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int nfs4_cl_dial(struct nfs4_cl *c, int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int one = 1;
+
+	memset(c, 0, sizeof(*c));
+	c->xid = 0x4a000000u + (uint32_t)getpid();
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	if ((c->fd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+		return -1;
+	if (connect(c->fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+		close(c->fd);
+		c->fd = -1;
+		return -1;
+	}
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return 0;
+}
+
+void nfs4_cl_close(struct nfs4_cl *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	free(c->rep);
+	c->rep = NULL;
+}
+
+void nfs4_cl_call_begin(struct nfs4_cl *c, struct ut_buf *b, uint32_t vers, uint32_t proc)
+{
+	ut_buf_init(b, 2u << 20);
+	xdr_put_u32(b, 0); /* record mark */
+	xdr_put_u32(b, ++c->xid);
+	xdr_put_u32(b, 0);
+	xdr_put_u32(b, 2);
+	xdr_put_u32(b, 100003);
+	xdr_put_u32(b, vers);
+	xdr_put_u32(b, proc);
+	xdr_put_u32(b, 1); /* AUTH_SYS */
+	xdr_put_u32(b, 4 + 8 + 4 + 4 + 4);
+	xdr_put_u32(b, 0);
+	xdr_put_opaque(b, "test", 4);
+	xdr_put_u32(b, c->uid);
+	xdr_put_u32(b, c->gid);
+	xdr_put_u32(b, 0);
+	xdr_put_u32(b, 0); /* verifier AUTH_NONE */
+	xdr_put_u32(b, 0);
+}
+
+void nfs4_cl_begin(struct nfs4_cl *c, struct ut_buf *b, uint32_t minor, uint32_t nops)
+{
+	nfs4_cl_call_begin(c, b, 4, 1);
+	xdr_put_opaque(b, "t", 1);
+	xdr_put_u32(b, minor);
+	xdr_put_u32(b, nops);
+}
+
+static int read_full(int fd, void *p, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = read(fd, (uint8_t *)p + got, n - got);
+
+		if (k <= 0)
+			return -1;
+		got += (size_t)k;
+	}
+	return 0;
+}
+
+int nfs4_cl_send(struct nfs4_cl *c, struct ut_buf *b, struct xdr_cur *cur)
+{
+	uint8_t mark[4];
+	uint32_t len, st;
+	size_t off = 0;
+	int rc = -1;
+
+	if (b->err)
+		goto out;
+	ut_buf_set_be32(b, 0, 0x80000000u | (uint32_t)(b->len - 4));
+	while (off < b->len) {
+		ssize_t k = write(c->fd, ut_buf_bytes(b) + off, b->len - off);
+
+		if (k <= 0)
+			goto out;
+		off += (size_t)k;
+	}
+	free(c->rep);
+	c->rep = NULL;
+	c->rep_len = 0;
+	for (;;) { /* fragments until the last */
+		uint8_t *nr;
+		bool last;
+
+		if (read_full(c->fd, mark, 4) != 0)
+			goto out;
+		len = (uint32_t)mark[0] << 24 | (uint32_t)mark[1] << 16 | (uint32_t)mark[2] << 8 | mark[3];
+		last = (len & 0x80000000u) != 0;
+		len &= 0x7fffffffu;
+		if (!(nr = realloc(c->rep, c->rep_len + len + 1)))
+			goto out;
+		c->rep = nr;
+		if (read_full(c->fd, c->rep + c->rep_len, len) != 0)
+			goto out;
+		c->rep_len += len;
+		if (last)
+			break;
+	}
+	xdr_cur_init(cur, c->rep, c->rep_len);
+	(void)xdr_u32(cur); /* xid */
+	(void)xdr_u32(cur); /* REPLY */
+	if (xdr_u32(cur) != 0) /* MSG_DENIED */
+		goto out;
+	(void)xdr_u32(cur); /* verifier */
+	(void)xdr_opaque(cur, 400, &len);
+	st = xdr_u32(cur);
+	rc = cur->err ? -1 : (int)st;
+out:
+	ut_buf_cleanup(b);
+	return rc;
+}
+
+uint32_t nfs4_cl_res(struct xdr_cur *cur, uint32_t *nres)
+{
+	uint32_t st = xdr_u32(cur), l;
+
+	(void)xdr_opaque(cur, 1024, &l);
+	*nres = xdr_u32(cur);
+	return cur->err ? 0xdead : st;
+}
+
+uint32_t nfs4_cl_op(struct xdr_cur *cur, uint32_t op)
+{
+	uint32_t got = xdr_u32(cur), st = xdr_u32(cur);
+
+	if (cur->err || got != op)
+		return 0xbad0 + (got & 0xff);
+	return st;
+}
+
+static void put_str(struct ut_buf *b, const char *s)
+{
+	xdr_put_opaque(b, s, (uint32_t)strlen(s));
+}
+
+void nfs4_cl_sequence(struct ut_buf *b, const struct nfs4_cl *c, uint32_t slot, uint32_t seqid, bool cache)
+{
+	xdr_put_u32(b, 53);
+	xdr_put_fixed(b, c->sess, 16);
+	xdr_put_u32(b, seqid);
+	xdr_put_u32(b, slot);
+	xdr_put_u32(b, slot);
+	xdr_put_u32(b, cache);
+}
+
+void nfs4_cl_putrootfh(struct ut_buf *b)
+{
+	xdr_put_u32(b, 24);
+}
+
+void nfs4_cl_putfh(struct ut_buf *b, const uint8_t *fh, uint32_t len)
+{
+	xdr_put_u32(b, 22);
+	xdr_put_opaque(b, fh, len);
+}
+
+void nfs4_cl_lookup(struct ut_buf *b, const char *name)
+{
+	xdr_put_u32(b, 15);
+	put_str(b, name);
+}
+
+void nfs4_cl_getfh(struct ut_buf *b)
+{
+	xdr_put_u32(b, 10);
+}
+
+void nfs4_cl_savefh(struct ut_buf *b)
+{
+	xdr_put_u32(b, 32);
+}
+
+void nfs4_cl_getattr(struct ut_buf *b, uint32_t w0, uint32_t w1)
+{
+	xdr_put_u32(b, 9);
+	xdr_put_u32(b, 2);
+	xdr_put_u32(b, w0);
+	xdr_put_u32(b, w1);
+}
+
+static void put_mode_attr(struct ut_buf *b, uint32_t mode)
+{
+	xdr_put_u32(b, 2);
+	xdr_put_u32(b, 0);
+	xdr_put_u32(b, 1u << 1); /* mode (33) */
+	xdr_put_u32(b, 4);
+	xdr_put_u32(b, mode);
+}
+
+void nfs4_cl_mkdir(struct ut_buf *b, const char *name)
+{
+	xdr_put_u32(b, 6);
+	xdr_put_u32(b, 2); /* NF4DIR */
+	put_str(b, name);
+	put_mode_attr(b, 0755);
+}
+
+void nfs4_cl_remove(struct ut_buf *b, const char *name)
+{
+	xdr_put_u32(b, 28);
+	put_str(b, name);
+}
+
+static void open_head(struct ut_buf *b, const char *owner, uint32_t access)
+{
+	xdr_put_u32(b, 18);
+	xdr_put_u32(b, 0);
+	xdr_put_u32(b, access);
+	xdr_put_u32(b, 0);
+	xdr_put_u64(b, 0);
+	put_str(b, owner);
+}
+
+void nfs4_cl_open_create(struct ut_buf *b, const char *owner, const char *name, uint32_t mode)
+{
+	open_head(b, owner, 3);
+	xdr_put_u32(b, 1); /* OPEN4_CREATE */
+	xdr_put_u32(b, 0); /* UNCHECKED4 */
+	put_mode_attr(b, mode);
+	xdr_put_u32(b, 0); /* CLAIM_NULL */
+	put_str(b, name);
+}
+
+void nfs4_cl_open_nocreate(struct ut_buf *b, const char *owner, const char *name, uint32_t access)
+{
+	open_head(b, owner, access);
+	xdr_put_u32(b, 0);
+	xdr_put_u32(b, 0);
+	put_str(b, name);
+}
+
+static void put_sid(struct ut_buf *b, const struct nfs4_sid *sid)
+{
+	xdr_put_u32(b, sid->seqid);
+	xdr_put_fixed(b, sid->other, 12);
+}
+
+void nfs4_cl_write(struct ut_buf *b, const struct nfs4_sid *sid, uint64_t off, const void *data, uint32_t len)
+{
+	xdr_put_u32(b, 38);
+	put_sid(b, sid);
+	xdr_put_u64(b, off);
+	xdr_put_u32(b, 2); /* FILE_SYNC4 */
+	xdr_put_opaque(b, data, len);
+}
+
+void nfs4_cl_read(struct ut_buf *b, const struct nfs4_sid *sid, uint64_t off, uint32_t count)
+{
+	xdr_put_u32(b, 25);
+	put_sid(b, sid);
+	xdr_put_u64(b, off);
+	xdr_put_u32(b, count);
+}
+
+void nfs4_cl_close_op(struct ut_buf *b, const struct nfs4_sid *sid)
+{
+	xdr_put_u32(b, 4);
+	xdr_put_u32(b, 0);
+	put_sid(b, sid);
+}
+
+void nfs4_cl_readdir(struct ut_buf *b, uint64_t cookie, uint32_t maxcount)
+{
+	xdr_put_u32(b, 26);
+	xdr_put_u64(b, cookie);
+	xdr_put_u64(b, 0);
+	xdr_put_u32(b, maxcount);
+	xdr_put_u32(b, maxcount);
+	xdr_put_u32(b, 2);
+	xdr_put_u32(b, 1u << 1 | 1u << 20); /* type, fileid */
+	xdr_put_u32(b, 0);
+}
+
+void nfs4_cl_rename(struct ut_buf *b, const char *from, const char *to)
+{
+	xdr_put_u32(b, 29);
+	put_str(b, from);
+	put_str(b, to);
+}
+
+void nfs4_cl_get_sid(struct xdr_cur *cur, struct nfs4_sid *sid)
+{
+	const uint8_t *o;
+
+	sid->seqid = xdr_u32(cur);
+	o = xdr_fixed(cur, 12);
+	if (o)
+		memcpy(sid->other, o, 12);
+}
+
+void nfs4_cl_open_res(struct xdr_cur *cur, struct nfs4_sid *sid)
+{
+	uint32_t n, i;
+
+	nfs4_cl_get_sid(cur, sid);
+	(void)xdr_fixed(cur, 20); /* cinfo */
+	(void)xdr_u32(cur);       /* rflags */
+	n = xdr_u32(cur);
+	for (i = 0; i < n && i < 8; i++)
+		(void)xdr_u32(cur);
+	(void)xdr_u32(cur); /* OPEN_DELEGATE_NONE */
+}
+
+void nfs4_cl_sequence_res(struct xdr_cur *cur)
+{
+	(void)xdr_fixed(cur, 16 + 20);
+}
+
+static void put_chan(struct ut_buf *b, uint32_t slots)
+{
+	xdr_put_u32(b, 0);
+	xdr_put_u32(b, 1u << 20);
+	xdr_put_u32(b, 1u << 20);
+	xdr_put_u32(b, 8192);
+	xdr_put_u32(b, 16);
+	xdr_put_u32(b, slots);
+	xdr_put_u32(b, 0);
+}
+
+uint32_t nfs4_cl_session(struct nfs4_cl *c, const char *owner, uint32_t slots, uint32_t *got)
+{
+	struct ut_buf b;
+	struct xdr_cur cur;
+	uint32_t n, st;
+
+	nfs4_cl_begin(c, &b, 1, 1);
+	xdr_put_u32(&b, 42);
+	xdr_put_fixed(&b, "verifier", 8);
+	put_str(&b, owner);
+	xdr_put_u32(&b, 0);
+	xdr_put_u32(&b, 0); /* SP4_NONE */
+	xdr_put_u32(&b, 0);
+	if (nfs4_cl_send(c, &b, &cur) != 0)
+		return 0xdead;
+	if ((st = nfs4_cl_res(&cur, &n)) != 0 || (st = nfs4_cl_op(&cur, 42)) != 0)
+		return st;
+	c->clientid = xdr_u64(&cur);
+	c->cs_seq = xdr_u32(&cur);
+	nfs4_cl_begin(c, &b, 1, 1);
+	xdr_put_u32(&b, 43);
+	xdr_put_u64(&b, c->clientid);
+	xdr_put_u32(&b, c->cs_seq);
+	xdr_put_u32(&b, 0);
+	put_chan(&b, slots);
+	put_chan(&b, 1);
+	xdr_put_u32(&b, 0x40000000);
+	xdr_put_u32(&b, 1);
+	xdr_put_u32(&b, 0); /* AUTH_NONE */
+	if (nfs4_cl_send(c, &b, &cur) != 0)
+		return 0xdead;
+	if ((st = nfs4_cl_res(&cur, &n)) != 0 || (st = nfs4_cl_op(&cur, 43)) != 0)
+		return st;
+	{
+		const uint8_t *sid = xdr_fixed(&cur, 16);
+
+		if (sid)
+			memcpy(c->sess, sid, 16);
+	}
+	(void)xdr_u32(&cur);
+	(void)xdr_u32(&cur);
+	(void)xdr_fixed(&cur, 20); /* pad, maxreq, maxrep, cached, maxops */
+	*got = xdr_u32(&cur);
+	return cur.err ? 0xdead : 0;
+}

@@ -1,0 +1,73 @@
+/* nfs4_cl: a small NFSv4.1 test client on the project's XDR (agent/nfs/xdr.h):
+ * builds RPC calls with AUTH_SYS and COMPOUNDs operation by operation,
+ * sends them on a TCP connection and hands back the reply, decoded with the
+ * same bounded cursor. Only what the suites need; no state of its own
+ * beyond the connection, the session id and the next xid. */
+#ifndef AQ_TESTS_NFS4_CL_H
+#define AQ_TESTS_NFS4_CL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/nfs/xdr.h"
+
+struct nfs4_cl {
+	int fd;
+	uint32_t xid;
+	uint32_t uid, gid;
+	uint64_t clientid;
+	uint32_t cs_seq;
+	uint8_t sess[16];
+	uint8_t *rep;           /* the last reply record */
+	size_t rep_len;
+};
+
+struct nfs4_sid {
+	uint32_t seqid;
+	uint8_t other[12];
+};
+
+int nfs4_cl_dial(struct nfs4_cl *c, int port);
+void nfs4_cl_close(struct nfs4_cl *c);
+/* Start a call of procedure proc of program 100003 version vers into b. */
+void nfs4_cl_call_begin(struct nfs4_cl *c, struct ut_buf *b, uint32_t vers, uint32_t proc);
+/* Start a COMPOUND of minor version minor with nops operations. */
+void nfs4_cl_begin(struct nfs4_cl *c, struct ut_buf *b, uint32_t minor, uint32_t nops);
+/* Send b; receive the reply. Returns the accept status (0 SUCCESS) or -1, and
+ * points cur at the procedure's result. */
+int nfs4_cl_send(struct nfs4_cl *c, struct ut_buf *b, struct xdr_cur *cur);
+/* The COMPOUND result header: status, tag, *nres. */
+uint32_t nfs4_cl_res(struct xdr_cur *cur, uint32_t *nres);
+/* One operation's result: its number must be op; returns its status. */
+uint32_t nfs4_cl_op(struct xdr_cur *cur, uint32_t op);
+
+/* operations (arguments) */
+void nfs4_cl_sequence(struct ut_buf *b, const struct nfs4_cl *c, uint32_t slot, uint32_t seqid, bool cache);
+void nfs4_cl_putrootfh(struct ut_buf *b);
+void nfs4_cl_putfh(struct ut_buf *b, const uint8_t *fh, uint32_t len);
+void nfs4_cl_lookup(struct ut_buf *b, const char *name);
+void nfs4_cl_getfh(struct ut_buf *b);
+void nfs4_cl_savefh(struct ut_buf *b);
+void nfs4_cl_getattr(struct ut_buf *b, uint32_t w0, uint32_t w1);
+void nfs4_cl_mkdir(struct ut_buf *b, const char *name);
+void nfs4_cl_remove(struct ut_buf *b, const char *name);
+void nfs4_cl_open_create(struct ut_buf *b, const char *owner, const char *name, uint32_t mode);
+void nfs4_cl_open_nocreate(struct ut_buf *b, const char *owner, const char *name, uint32_t access);
+void nfs4_cl_write(struct ut_buf *b, const struct nfs4_sid *sid, uint64_t off, const void *data, uint32_t len);
+void nfs4_cl_read(struct ut_buf *b, const struct nfs4_sid *sid, uint64_t off, uint32_t count);
+void nfs4_cl_close_op(struct ut_buf *b, const struct nfs4_sid *sid);
+void nfs4_cl_readdir(struct ut_buf *b, uint64_t cookie, uint32_t maxcount);
+void nfs4_cl_rename(struct ut_buf *b, const char *from, const char *to);
+
+/* results */
+void nfs4_cl_get_sid(struct xdr_cur *cur, struct nfs4_sid *sid);
+/* After an OPEN's status: its stateid, the rest skipped. */
+void nfs4_cl_open_res(struct xdr_cur *cur, struct nfs4_sid *sid);
+/* After SEQUENCE's status: skip its result. */
+void nfs4_cl_sequence_res(struct xdr_cur *cur);
+/* A session on c: EXCHANGE_ID with owner, CREATE_SESSION asking slots;
+ * *got: the slots granted. 0 or the failing status. */
+uint32_t nfs4_cl_session(struct nfs4_cl *c, const char *owner, uint32_t slots, uint32_t *got);
+
+#endif

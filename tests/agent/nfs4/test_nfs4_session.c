@@ -1,0 +1,411 @@
+/* test_nfs4_session: NFSv4.1 on a live nfs_serve, driven by the suite's own
+ * client (nfs4_cl.c): program versions and minor versions, EXCHANGE_ID and
+ * CREATE_SESSION (slots negotiated down to the server's 180, its replay),
+ * SEQUENCE's slot replay of non-idempotent requests (CREATE and REMOVE
+ * retransmitted get the cached reply, not a second effect), misordered
+ * sequence ids, a COMPOUND over the operation limit, the pseudo root and the
+ * export rules' nfsv4 flag, a file created, written, read, listed and
+ * removed, bad and closed stateids, a second connection bound to the
+ * session, a read-only export, DESTROY_SESSION and DESTROY_CLIENTID. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/agent/nfs/nfs_live.h"
+#include "tests/agent/nfs4/nfs4_cl.h"
+
+static int failures;
+static int port;
+static struct nfs_live live;
+
+#define CHECK(c, ...)                                                        \
+	do {                                                                 \
+		if (!(c)) {                                                  \
+			failures++;                                          \
+			fprintf(stderr, "FAIL line %d: %s: ", __LINE__, #c); \
+			fprintf(stderr, __VA_ARGS__);                        \
+			fputc('\n', stderr);                                 \
+		}                                                            \
+	} while (0)
+
+enum {
+	OK = 0, NOENT = 2, EXIST = 17, ROFS = 30, BAD_STATEID = 10025, MINOR_VERS_MISMATCH = 10021,
+	SEQ_MISORDERED = 10063, TOO_MANY_OPS = 10070, OP_NOT_IN_SESSION = 10071, BADSESSION = 10052,
+	OP_SEQUENCE = 53, OP_PUTROOTFH = 24, OP_LOOKUP = 15, OP_CREATE = 6, OP_REMOVE = 28, OP_GETFH = 10,
+	OP_OPEN = 18, OP_WRITE = 38, OP_READ = 25, OP_CLOSE = 4, OP_READDIR = 26, OP_PUTFH = 22,
+};
+
+static void dial(struct nfs4_cl *c)
+{
+	if (nfs4_cl_dial(c, port) != 0) {
+		perror("connect");
+		nfs_live_stop(&live);
+		exit(1);
+	}
+}
+
+/* NULL, versions 3, 4 and 5, minor versions 0 and 2. */
+static void test_versions(void)
+{
+	struct nfs4_cl c;
+	struct ut_buf b;
+	struct xdr_cur cur;
+	uint32_t n, lo, hi;
+
+	dial(&c);
+	nfs4_cl_call_begin(&c, &b, 4, 0);
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "NULL of version 4");
+	nfs4_cl_call_begin(&c, &b, 5, 0);
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 2, "version 5 is PROG_MISMATCH");
+	lo = xdr_u32(&cur);
+	hi = xdr_u32(&cur);
+	CHECK(lo == 3 && hi == 4, "versions served %u..%u", lo, hi);
+	for (uint32_t minor = 0; minor <= 2; minor += 2) {
+		nfs4_cl_begin(&c, &b, minor, 1);
+		nfs4_cl_putrootfh(&b);
+		CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "COMPOUND minor %u", minor);
+		CHECK(nfs4_cl_res(&cur, &n) == MINOR_VERS_MISMATCH && n == 0, "minor %u: no results", minor);
+	}
+	nfs4_cl_begin(&c, &b, 1, 1);
+	nfs4_cl_putrootfh(&b);
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "PUTROOTFH alone");
+	CHECK(nfs4_cl_res(&cur, &n) == OP_NOT_IN_SESSION, "an operation outside a session");
+	nfs4_cl_close(&c);
+}
+
+/* slots negotiated; CREATE_SESSION replay; SEQUENCE replay and misorder;
+ * the op limit; the pseudo root; a file's life; stateids. */
+static void test_session(void)
+{
+	struct nfs4_cl c, c2;
+	struct ut_buf b;
+	struct xdr_cur cur;
+	uint32_t n, got = 0, st, seq = 1, i;
+	uint8_t *first = NULL, fh[128];
+	size_t first_len = 0;
+	uint32_t fhlen = 0;
+	struct nfs4_sid sid, bad;
+	char path[512];
+	struct stat sb;
+	static uint8_t data[100000], back[100000];
+
+	dial(&c);
+	CHECK((st = nfs4_cl_session(&c, "client-a", 1000, &got)) == 0, "session: %u", st);
+	CHECK(got == 180, "1000 slots asked, %u granted (the server's 180)", got);
+
+	/* CREATE dir "d1" on slot 0: the retransmission gets the same reply */
+	nfs4_cl_begin(&c, &b, 1, 4);
+	nfs4_cl_sequence(&b, &c, 0, seq, true);
+	nfs4_cl_putrootfh(&b);
+	nfs4_cl_lookup(&b, "vol");
+	nfs4_cl_mkdir(&b, "d1");
+	for (i = 0; i < 2; i++) {
+		struct ut_buf copy;
+
+		ut_buf_init(&copy, 1u << 20);
+		ut_buf_add(&copy, ut_buf_bytes(&b), b.len);
+		CHECK(nfs4_cl_send(&c, &copy, &cur) == 0, "CREATE send %u", i);
+		st = nfs4_cl_res(&cur, &n);
+		CHECK(st == OK && n == 4, "CREATE %u: status %u, %u results (a second effect would be EXIST)", i, st, n);
+		if (i == 0) {
+			first_len = c.rep_len - 4;
+			first = malloc(first_len);
+			memcpy(first, c.rep + 4, first_len);
+		} else {
+			CHECK(c.rep_len - 4 == first_len && !memcmp(c.rep + 4, first, first_len),
+			      "the retransmission's reply is the cached one");
+		}
+	}
+	ut_buf_cleanup(&b);
+	free(first);
+	snprintf(path, sizeof(path), "%s/vol/d1", live.dir);
+	CHECK(stat(path, &sb) == 0 && S_ISDIR(sb.st_mode), "d1 made once");
+
+	/* REMOVE d1, retransmitted: OK twice (cached), not NOENT */
+	seq++;
+	for (i = 0; i < 2; i++) {
+		nfs4_cl_begin(&c, &b, 1, 4);
+		nfs4_cl_sequence(&b, &c, 0, seq, true);
+		nfs4_cl_putrootfh(&b);
+		nfs4_cl_lookup(&b, "vol");
+		nfs4_cl_remove(&b, "d1");
+		CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "REMOVE send");
+		st = nfs4_cl_res(&cur, &n);
+		CHECK(st == OK, "REMOVE %u: %u (a second remove would be NOENT)", i, st);
+	}
+	CHECK(stat(path, &sb) != 0 && errno == ENOENT, "d1 removed");
+
+	/* misordered: seq + 2 and an old one */
+	for (i = 0; i < 2; i++) {
+		nfs4_cl_begin(&c, &b, 1, 2);
+		nfs4_cl_sequence(&b, &c, 0, i == 0 ? seq + 2 : seq - 1, false);
+		nfs4_cl_putrootfh(&b);
+		CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "send");
+		st = nfs4_cl_res(&cur, &n);
+		CHECK(st == SEQ_MISORDERED && n == 1, "misordered seqid: %u", st);
+	}
+
+	/* more than 32 operations */
+	seq++;
+	nfs4_cl_begin(&c, &b, 1, 33);
+	nfs4_cl_sequence(&b, &c, 0, seq, false);
+	for (i = 0; i < 32; i++)
+		nfs4_cl_putrootfh(&b);
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "send");
+	st = nfs4_cl_res(&cur, &n);
+	CHECK(st == TOO_MANY_OPS, "33 operations: %u", st);
+	nfs4_cl_begin(&c, &b, 1, 32);
+	nfs4_cl_sequence(&b, &c, 0, seq, false);
+	for (i = 0; i < 31; i++)
+		nfs4_cl_putrootfh(&b);
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "send");
+	st = nfs4_cl_res(&cur, &n);
+	CHECK(st == OK && n == 32, "32 operations: %u, %u results", st, n);
+
+	/* the pseudo root lists vol and ro, not hidden (its rule is not for NFSv4) nor v3 (NFSV3 only) */
+	seq++;
+	nfs4_cl_begin(&c, &b, 1, 3);
+	nfs4_cl_sequence(&b, &c, 0, seq, false);
+	nfs4_cl_putrootfh(&b);
+	nfs4_cl_readdir(&b, 0, 8192);
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "send");
+	CHECK(nfs4_cl_res(&cur, &n) == OK, "READDIR of the root");
+	nfs4_cl_op(&cur, OP_SEQUENCE);
+	nfs4_cl_sequence_res(&cur);
+	nfs4_cl_op(&cur, OP_PUTROOTFH);
+	CHECK(nfs4_cl_op(&cur, OP_READDIR) == OK, "READDIR");
+	{
+		char names[256] = "";
+		uint32_t len;
+
+		(void)xdr_fixed(&cur, 8);
+		while (xdr_u32(&cur) == 1 && !cur.err) {
+			const uint8_t *nm;
+
+			(void)xdr_u64(&cur);
+			nm = xdr_opaque(&cur, 255, &len);
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%.*s ", (int)len, (const char *)nm);
+			n = xdr_u32(&cur);
+			for (i = 0; i < n; i++)
+				(void)xdr_u32(&cur);
+			(void)xdr_opaque(&cur, 4096, &len);
+		}
+		CHECK(!strcmp(names, "vol ro "), "pseudo root lists \"%s\"", names);
+	}
+	for (i = 0; i < 2; i++) {
+		seq++;
+		nfs4_cl_begin(&c, &b, 1, 3);
+		nfs4_cl_sequence(&b, &c, 0, seq, false);
+		nfs4_cl_putrootfh(&b);
+		nfs4_cl_lookup(&b, i == 0 ? "hidden" : "v3");
+		CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "send");
+		st = nfs4_cl_res(&cur, &n);
+		CHECK(st == NOENT, "LOOKUP of an export not for NFSv4: %u", st);
+	}
+
+	/* every attribute of the export root (what statfs and stat ask) */
+	seq++;
+	nfs4_cl_begin(&c, &b, 1, 4);
+	nfs4_cl_sequence(&b, &c, 0, seq, false);
+	nfs4_cl_putrootfh(&b);
+	nfs4_cl_lookup(&b, "vol");
+	nfs4_cl_getattr(&b, 0xffffffffu, 0xffffffffu);
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "send");
+	CHECK((st = nfs4_cl_res(&cur, &n)) == OK && n == 4, "GETATTR of everything: %u", st);
+	nfs4_cl_op(&cur, OP_SEQUENCE);
+	nfs4_cl_sequence_res(&cur);
+	nfs4_cl_op(&cur, OP_PUTROOTFH);
+	nfs4_cl_op(&cur, OP_LOOKUP);
+	CHECK(nfs4_cl_op(&cur, 9) == OK, "GETATTR");
+	{
+		uint32_t w[3] = { 0 }, len;
+
+		n = xdr_u32(&cur);
+		for (i = 0; i < n; i++) {
+			uint32_t v = xdr_u32(&cur);
+
+			if (i < 3)
+				w[i] = v;
+		}
+		(void)xdr_opaque(&cur, 65536, &len);
+		/* space_total (44) and files_total (23) are the export's capacity */
+		CHECK(!cur.err && (w[0] & 1u << 23) && (w[1] & 1u << 12) && len > 100 && xdr_left(&cur) == 0,
+		      "attributes: words %08x %08x, %u bytes, %zu left", w[0], w[1], len, xdr_left(&cur));
+	}
+
+	/* a file: OPEN (create), WRITE, READ, CLOSE */
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7 + 3);
+	seq++;
+	nfs4_cl_begin(&c, &b, 1, 6);
+	nfs4_cl_sequence(&b, &c, 0, seq, true);
+	nfs4_cl_putrootfh(&b);
+	nfs4_cl_lookup(&b, "vol");
+	nfs4_cl_open_create(&b, "owner-1", "f", 0644);
+	nfs4_cl_getfh(&b);
+	{
+		struct nfs4_sid cur_sid = { .seqid = 1 }; /* the current stateid */
+
+		nfs4_cl_write(&b, &cur_sid, 0, data, sizeof(data));
+	}
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "send");
+	CHECK((st = nfs4_cl_res(&cur, &n)) == OK, "OPEN+WRITE: %u", st);
+	nfs4_cl_op(&cur, OP_SEQUENCE);
+	nfs4_cl_sequence_res(&cur);
+	nfs4_cl_op(&cur, OP_PUTROOTFH);
+	nfs4_cl_op(&cur, OP_LOOKUP);
+	CHECK(nfs4_cl_op(&cur, OP_OPEN) == OK, "OPEN");
+	nfs4_cl_open_res(&cur, &sid);
+	CHECK(nfs4_cl_op(&cur, OP_GETFH) == OK, "GETFH");
+	{
+		const uint8_t *p = xdr_opaque(&cur, 128, &fhlen);
+
+		if (p)
+			memcpy(fh, p, fhlen);
+	}
+	CHECK(nfs4_cl_op(&cur, OP_WRITE) == OK, "WRITE with the current stateid");
+	CHECK(xdr_u32(&cur) == sizeof(data), "WRITE count");
+	snprintf(path, sizeof(path), "%s/vol/f", live.dir);
+	CHECK(stat(path, &sb) == 0 && sb.st_size == (off_t)sizeof(data) && (sb.st_mode & 0777) == 0644,
+	      "f on the shelf: size %lld mode %o", (long long)sb.st_size, sb.st_mode & 0777);
+
+	seq++;
+	nfs4_cl_begin(&c, &b, 1, 3);
+	nfs4_cl_sequence(&b, &c, 0, seq, false);
+	nfs4_cl_putfh(&b, fh, fhlen);
+	nfs4_cl_read(&b, &sid, 0, sizeof(back) + 100);
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "send");
+	CHECK(nfs4_cl_res(&cur, &n) == OK, "READ");
+	nfs4_cl_op(&cur, OP_SEQUENCE);
+	nfs4_cl_sequence_res(&cur);
+	nfs4_cl_op(&cur, OP_PUTFH);
+	CHECK(nfs4_cl_op(&cur, OP_READ) == OK, "READ");
+	{
+		bool eof = xdr_u32(&cur);
+		uint32_t len;
+		const uint8_t *p = xdr_opaque(&cur, sizeof(back), &len);
+
+		CHECK(eof && len == sizeof(back) && p && !memcmp(p, data, len), "READ gives what WRITE wrote");
+		(void)back;
+	}
+
+	/* a stateid not the server's (its last byte changed): BAD_STATEID */
+	bad = sid;
+	bad.other[11] ^= 0x55;
+	seq++;
+	nfs4_cl_begin(&c, &b, 1, 3);
+	nfs4_cl_sequence(&b, &c, 0, seq, false);
+	nfs4_cl_putfh(&b, fh, fhlen);
+	nfs4_cl_read(&b, &bad, 0, 10);
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "send");
+	CHECK((st = nfs4_cl_res(&cur, &n)) == BAD_STATEID, "READ with a forged stateid: %u", st);
+
+	/* a second connection bound to the session (nconnect): slot 1 there */
+	dial(&c2);
+	memcpy(c2.sess, c.sess, 16);
+	nfs4_cl_begin(&c2, &b, 1, 1);
+	xdr_put_u32(&b, 41);
+	xdr_put_fixed(&b, c.sess, 16);
+	xdr_put_u32(&b, 3);
+	xdr_put_u32(&b, 0);
+	CHECK(nfs4_cl_send(&c2, &b, &cur) == 0, "send");
+	CHECK((st = nfs4_cl_res(&cur, &n)) == OK, "BIND_CONN_TO_SESSION: %u", st);
+	nfs4_cl_begin(&c2, &b, 1, 3);
+	nfs4_cl_sequence(&b, &c2, 1, 1, false);
+	nfs4_cl_putfh(&b, fh, fhlen);
+	nfs4_cl_close_op(&b, &sid);
+	CHECK(nfs4_cl_send(&c2, &b, &cur) == 0, "send");
+	CHECK((st = nfs4_cl_res(&cur, &n)) == OK, "CLOSE on the second connection: %u", st);
+	nfs4_cl_close(&c2);
+
+	/* the closed stateid is no more */
+	seq++;
+	nfs4_cl_begin(&c, &b, 1, 3);
+	nfs4_cl_sequence(&b, &c, 0, seq, false);
+	nfs4_cl_putfh(&b, fh, fhlen);
+	nfs4_cl_read(&b, &sid, 0, 10);
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "send");
+	CHECK((st = nfs4_cl_res(&cur, &n)) == BAD_STATEID, "READ with a closed stateid: %u", st);
+
+	/* READDIR lists f; REMOVE f; LOOKUP f is NOENT */
+	seq++;
+	nfs4_cl_begin(&c, &b, 1, 4);
+	nfs4_cl_sequence(&b, &c, 0, seq, false);
+	nfs4_cl_putrootfh(&b);
+	nfs4_cl_lookup(&b, "vol");
+	nfs4_cl_readdir(&b, 0, 8192);
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "send");
+	CHECK(nfs4_cl_res(&cur, &n) == OK, "READDIR vol");
+	CHECK(memmem(c.rep, c.rep_len, "\0\0\0\1f\0\0\0", 8) != NULL, "READDIR lists f");
+	seq++;
+	nfs4_cl_begin(&c, &b, 1, 5);
+	nfs4_cl_sequence(&b, &c, 0, seq, false);
+	nfs4_cl_putrootfh(&b);
+	nfs4_cl_lookup(&b, "vol");
+	nfs4_cl_remove(&b, "f");
+	nfs4_cl_lookup(&b, "f");
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "send");
+	CHECK((st = nfs4_cl_res(&cur, &n)) == NOENT && n == 5, "REMOVE then LOOKUP: %u after %u", st, n);
+	CHECK(stat(path, &sb) != 0, "f gone from the shelf");
+
+	/* the read-only export */
+	seq++;
+	nfs4_cl_begin(&c, &b, 1, 4);
+	nfs4_cl_sequence(&b, &c, 0, seq, false);
+	nfs4_cl_putrootfh(&b);
+	nfs4_cl_lookup(&b, "ro");
+	nfs4_cl_mkdir(&b, "x");
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "send");
+	CHECK((st = nfs4_cl_res(&cur, &n)) == ROFS, "CREATE on a read-only export: %u", st);
+
+	/* DESTROY_SESSION: SEQUENCE on it is BADSESSION; DESTROY_CLIENTID */
+	nfs4_cl_begin(&c, &b, 1, 1);
+	xdr_put_u32(&b, 44);
+	xdr_put_fixed(&b, c.sess, 16);
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "send");
+	CHECK((st = nfs4_cl_res(&cur, &n)) == OK, "DESTROY_SESSION: %u", st);
+	nfs4_cl_begin(&c, &b, 1, 2);
+	nfs4_cl_sequence(&b, &c, 0, seq + 1, false);
+	nfs4_cl_putrootfh(&b);
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "send");
+	CHECK((st = nfs4_cl_res(&cur, &n)) == BADSESSION, "SEQUENCE after DESTROY_SESSION: %u", st);
+	nfs4_cl_begin(&c, &b, 1, 1);
+	xdr_put_u32(&b, 57);
+	xdr_put_u64(&b, c.clientid);
+	CHECK(nfs4_cl_send(&c, &b, &cur) == 0, "send");
+	CHECK((st = nfs4_cl_res(&cur, &n)) == OK, "DESTROY_CLIENTID: %u", st);
+	nfs4_cl_close(&c);
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const exports[] = {
+		"/vol=%D/vol", "/ro=%D/ro,ro", "/hidden=%D/hidden,nov4rule", "/v3=%D/v3,v3only", NULL,
+	};
+	char argv0[1024];
+	const char *slash = strrchr(argv[0], '/');
+
+	(void)argc;
+	/* nfs_serve lives in tests/agent/nfs/, next to this folder */
+	snprintf(argv0, sizeof(argv0), "%.*s../nfs/x", slash ? (int)(slash - argv[0] + 1) : 0, argv[0]);
+	if (nfs_live_start(&live, argv0, exports) != 0) {
+		fprintf(stderr, "could not start nfs_serve\n");
+		return 1;
+	}
+	port = live.port;
+	test_versions();
+	test_session();
+	nfs_live_stop(&live);
+	if (failures) {
+		fprintf(stderr, "%d failure(s)\n", failures);
+		return 1;
+	}
+	printf("test_nfs4_session: all passed\n");
+	return 0;
+}
