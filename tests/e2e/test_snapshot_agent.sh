@@ -23,7 +23,7 @@
 
 TOOL=$AQ_BUILDDIR/tests/agent/snap/snap_tool
 # snap_tool, bounded: a server gone (or wedged) fails the check, never hangs the suite
-st() { timeout 600 "$TOOL" "$@"; }
+st() { timeout "${SNAP_TOOL_SECS:-600}" "$TOOL" "$@"; }
 FH=$AQ_BUILDDIR/tests/agent/nfs/nfs_fh_tool
 [ -x "$TOOL" ] || { echo "SKIP: $TOOL not built (needs libnfs-dev)"; exit 77; }
 command -v nfs-cat >/dev/null || { echo "SKIP: nfs-cat missing (libnfs-utils)"; exit 77; }
