@@ -72,6 +72,11 @@ expect_true '.state == "READY" and .cloneDetails.sourceSnapshot == "projects/k9/
 # read of the READY clone did not give the content; what it gave is printed.
 for _ in $(seq 20); do got=$(nfs-cat "$(url c1/f.txt)" 2>&1) && [ "$got" = one ] && break; sleep 0.5; done
 expect_eq "the clone has the snapshot's content" "one" "$got"
+if [ "$got" != one ]; then # a known defect (issue 20): what made the clone, for its diagnosis
+	grep -h -i "clone\|snapshot base\|c1\|gen-" "$D"/*/agent.log "$D/aquiferd.log" 2>/dev/null | tail -60 | sed 's/^/  | /'
+	ls -la "$AQ_TMP"/shelf-east/volumes "$AQ_TMP"/shelf-east/.snapshots 2>/dev/null | sed 's/^/  | /'
+	cp -r "$AQ_TMP" "${AQ_KEEP_DIR:-/tmp}/kill9-snap-fail.$$" 2>/dev/null
+fi
 
 # no snapshot half-recorded: each listed one gets READY, acknowledged or not
 ready=0
