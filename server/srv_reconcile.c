@@ -3,7 +3,10 @@
  * Level-triggered: for every node the reconciler computes the whole intent
  * (every volume placed on it, with export rules, QoS, tiering; the volumes
  * whose data it must delete; the location's cold store) and hashes it. A changed hash bumps the
- * node's generation. The intent is pushed (libcurl, the node's push secret)
+ * node's generation; the intent that generation carries is built again in
+ * the transaction that bumps it and gives the waiting placements their
+ * generation, so no placement waits on a generation that lacks it
+ * (srv_reconcile_generation). The intent is pushed (libcurl, the node's push secret)
  * whenever the node has not applied the newest generation, and again every
  * repush_ms, so a missed push heals. Whatever waited for a generation
  * (create, update and delete operations) finishes when the node reports it
@@ -278,10 +281,42 @@ out:
 	return rc;
 }
 
-/* Give pending placements the generation that carries them; bump the
- * generation when the intent changed. Returns the generation to push. */
-static int rec_generation(struct db *db, const char *nn, const char *hash, int64_t *gen)
+void srv_reconcile_intent_cleanup(struct srv_reconcile_intent *ri)
 {
+	json_decref(ri->intent);
+	json_decref(ri->bad);
+	free(ri->text);
+	memset(ri, 0, sizeof(*ri));
+}
+
+int srv_reconcile_intent_build(const struct api_math_params *math, struct db *db, const json_t *node,
+			       struct srv_reconcile_intent *ri)
+{
+	unsigned char sum[SHA256_DIGEST_LENGTH];
+	int rc;
+
+	srv_reconcile_intent_cleanup(ri);
+	if ((rc = srv_intent_build(math, db, node, &ri->intent, &ri->bad)) != AQ_OK)
+		return rc;
+	if (!(ri->text = json_dumps(ri->intent, JSON_COMPACT | JSON_SORT_KEYS)))
+		return AQ_ENOMEM;
+	SHA256((const unsigned char *)ri->text, strlen(ri->text), sum);
+	ut_hex_encode(sum, sizeof(sum), ri->hash, sizeof(ri->hash));
+	return AQ_OK;
+}
+
+/* A placement is given generation g only when g's intent was built in the
+ * same transaction: an intent built before a volume create committed does
+ * not carry it, and if the create's placement took that generation, the
+ * node's report of it would make the volume READY before any node served
+ * it (and a clone's first intent, then no longer CREATING, would carry no
+ * cloneSource, so the node would make it empty: issue 20). So the look
+ * without the write lock only decides whether anything changed; the intent
+ * pushed is built again under it. */
+int srv_reconcile_generation(const struct api_math_params *math, struct db *db, const json_t *n,
+			     struct srv_reconcile_intent *ri, int64_t *gen)
+{
+	const char *nn = api_json_str(n, "name", "");
 	json_t *node = NULL, *pls = NULL, *pl, *internal;
 	bool dirty = false;
 	size_t i;
@@ -290,7 +325,7 @@ static int rec_generation(struct db *db, const char *nn, const char *hash, int64
 	/* look first, without the write lock: usually nothing changed */
 	if ((rc = db_get(db, nn, &node)) != AQ_OK || (rc = list_all(db, "placement", nn, &pls)) != AQ_OK)
 		goto out;
-	dirty = strcmp(api_json_str(json_object_get(node, "internal"), "intentHash", ""), hash) != 0;
+	dirty = strcmp(api_json_str(json_object_get(node, "internal"), "intentHash", ""), ri->hash) != 0;
 	json_array_foreach(pls, i, pl)
 		if (*api_json_str(pl, "action", "") && api_json_int64(pl, "pendingGeneration", 0) <= 0)
 			dirty = true;
@@ -303,14 +338,15 @@ static int rec_generation(struct db *db, const char *nn, const char *hash, int64
 	node = pls = NULL;
 	if ((rc = db_begin(db)) != AQ_OK)
 		return rc;
-	if ((rc = db_get(db, nn, &node)) != AQ_OK || (rc = list_all(db, "placement", nn, &pls)) != AQ_OK)
+	if ((rc = srv_reconcile_intent_build(math, db, n, ri)) != AQ_OK || (rc = db_get(db, nn, &node)) != AQ_OK ||
+	    (rc = list_all(db, "placement", nn, &pls)) != AQ_OK)
 		goto out;
 	internal = json_object_get(node, "internal");
 	*gen = api_json_int64(node, "generation", 0);
-	if (strcmp(api_json_str(internal, "intentHash", ""), hash) != 0) {
+	if (strcmp(api_json_str(internal, "intentHash", ""), ri->hash) != 0) {
 		(*gen)++;
 		json_object_set_new(node, "generation", json_integer(*gen));
-		json_object_set_new(internal, "intentHash", json_string(hash));
+		json_object_set_new(internal, "intentHash", json_string(ri->hash));
 		if ((rc = srv_node_save(db, node)) != AQ_OK)
 			goto out;
 	}
@@ -380,23 +416,19 @@ out:
 static int rec_node(struct srv *srv, struct db *db, const json_t *n, json_t *pushes)
 {
 	const char *nn = api_json_str(n, "name", "");
-	json_t *intent = NULL, *payload = NULL, *node = NULL, *failed = NULL, *bad = NULL;
-	unsigned char sum[SHA256_DIGEST_LENGTH];
-	char hash[SHA256_DIGEST_LENGTH * 2 + 1], err[512] = "";
-	char *text = NULL;
+	struct srv_reconcile_intent ri = { .intent = NULL };
+	json_t *payload = NULL, *node = NULL, *failed = NULL;
+	char err[512] = "";
 	int64_t gen = 0, applied = -1, now = ut_clock_real_ms();
 	int pushed = 0;
 
-	if (srv_intent_build(&srv->cfg.math, db, n, &intent, &bad) != AQ_OK || !(text = json_dumps(intent, JSON_COMPACT | JSON_SORT_KEYS)))
-		goto out;
-	SHA256((const unsigned char *)text, strlen(text), sum);
-	ut_hex_encode(sum, sizeof(sum), hash, sizeof(hash));
-	if (rec_generation(db, nn, hash, &gen) != AQ_OK || db_get(db, nn, &node) != AQ_OK)
+	if (srv_reconcile_intent_build(&srv->cfg.math, db, n, &ri) != AQ_OK ||
+	    srv_reconcile_generation(&srv->cfg.math, db, n, &ri, &gen) != AQ_OK || db_get(db, nn, &node) != AQ_OK)
 		goto out;
 	if (rec_applied(node, pushes) >= gen &&
 	    now - api_json_int64(json_object_get(pushes, nn), "at", 0) < srv->cfg.repush_ms)
 		goto out;
-	payload = json_deep_copy(intent);
+	payload = json_deep_copy(ri.intent);
 	json_object_set_new(payload, "generation", json_integer(gen));
 	if (srv_push_intent(srv, node, payload, &applied, &failed, err, sizeof(err)) != AQ_OK) {
 		char id[32];
@@ -422,13 +454,11 @@ static int rec_node(struct srv *srv, struct db *db, const json_t *n, json_t *pus
 		json_decref(failed);
 		failed = json_array();
 	}
-	json_array_extend(failed, bad);
+	json_array_extend(failed, ri.bad);
 	srv_reconcile_applied(srv, db, nn, applied, failed);
 out:
-	free(text);
+	srv_reconcile_intent_cleanup(&ri);
 	json_decref(failed);
-	json_decref(bad);
-	json_decref(intent);
 	json_decref(payload);
 	json_decref(node);
 	return pushed;

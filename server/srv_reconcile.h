@@ -14,8 +14,17 @@
 
 #include "api/api_error.h"
 
+struct api_math_params;
 struct db;
 struct srv;
+
+/* A node's intent (srv_intent.h), what it could not carry (bad), its
+ * canonical text and that text's SHA-256 in hex. */
+struct srv_reconcile_intent {
+	json_t *intent, *bad;
+	char *text;
+	char hash[65];
+};
 
 int srv_reconcile_start(struct srv *srv, aq_msg *msg);
 void srv_reconcile_stop(struct srv *srv);
@@ -24,6 +33,18 @@ void srv_reconcile_stop(struct srv *srv);
  * failed (may be NULL): [{name, error}] of volumes the node could not
  * serve; their operations fail with the node's reason and the volumes show
  * ERROR. */
+/* Build node's intent into ri (what was there is freed first). */
+int srv_reconcile_intent_build(const struct api_math_params *math, struct db *db, const json_t *node,
+			       struct srv_reconcile_intent *ri);
+void srv_reconcile_intent_cleanup(struct srv_reconcile_intent *ri);
+/* The generation to push to node: ri is the intent built without the
+ * write lock; when it or a pending placement differs from what the node
+ * was last given, the generation goes up, ri is built again in the same
+ * transaction, and exactly the pending placements that intent carries take
+ * the generation (a placement committed after ri's look waits for the next
+ * one). On return ri is what *gen carries. */
+int srv_reconcile_generation(const struct api_math_params *math, struct db *db, const json_t *node,
+			     struct srv_reconcile_intent *ri, int64_t *gen);
 int srv_reconcile_applied(struct srv *srv, struct db *db, const char *node_name, int64_t g, const json_t *failed);
 
 #endif

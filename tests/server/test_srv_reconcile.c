@@ -7,6 +7,7 @@
 #include "server/srv_reconcile.h"
 
 #include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,8 +53,8 @@ static void setup(void)
 
 	db = srv_test_db_open();
 	srv_test_put(db, "node", "locations/east", "nodes/n1",
-	    json_pack("{s:s,s:s,s:s,s:I}", "name", "nodes/n1", "location", "east", "nfsAddress", "10.0.0.5:2049",
-		      "generation", (json_int_t)3));
+	    json_pack("{s:s,s:s,s:s,s:I,s:{}}", "name", "nodes/n1", "location", "east", "nfsAddress", "10.0.0.5:2049",
+		      "generation", (json_int_t)3, "internal"));
 	srv_test_put(db, "locsecret", "", "locsecrets/east", json_pack("{s:s}", "handleKey", "ab12"));
 	placed("v1", "create", 2);  /* applied: READY */
 	placed("v2", "create", 3);  /* a later generation: waits */
@@ -164,6 +165,48 @@ START_TEST(test_intent)
 }
 END_TEST
 
+/* Does intent carry a volume entry named vn? */
+static bool carries(const json_t *intent, const char *vn)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(intent, "volumes"), i, v)
+		if (strcmp(json_string_value(json_object_get(v, "name")), vn) == 0)
+			return true;
+	return false;
+}
+
+/* A volume create committing between the look without the write lock and
+ * the generation's transaction (issue 20: a clone came up READY and empty):
+ * the generation that its placement takes is one whose intent carries it. */
+START_TEST(test_generation_race)
+{
+	json_t *node = get("nodes/", "n1"), *pl;
+	struct api_math_params math = api_math_defaults;
+	struct srv_reconcile_intent ri = { .intent = NULL };
+	int64_t gen = 0;
+
+	ck_assert_int_eq(srv_reconcile_intent_build(&math, db, node, &ri), AQ_OK);
+	ck_assert(!carries(ri.intent, LOC "/volumes/v7"));
+	placed("v7", "create", 0); /* commits after the look */
+	ck_assert_int_eq(srv_reconcile_generation(&math, db, node, &ri, &gen), AQ_OK);
+	ck_assert_int_eq(gen, 4);
+	ck_assert_int_eq(json_integer_value(json_object_get(get("nodes/", "n1"), "generation")), 4);
+	pl = get("placements/" LOC "/volumes/", "v7");
+	ck_assert_int_eq(json_integer_value(json_object_get(pl, "pendingGeneration")), 4);
+	ck_assert_msg(carries(ri.intent, LOC "/volumes/v7"), "generation 4 took v7's placement but does not carry it");
+	json_decref(pl);
+	/* nothing changed since: the same generation, nothing rebuilt under the lock */
+	ck_assert_int_eq(srv_reconcile_intent_build(&math, db, node, &ri), AQ_OK);
+	ck_assert_int_eq(srv_reconcile_generation(&math, db, node, &ri, &gen), AQ_OK);
+	ck_assert_int_eq(gen, 4);
+	ck_assert(carries(ri.intent, LOC "/volumes/v7"));
+	srv_reconcile_intent_cleanup(&ri);
+	json_decref(node);
+}
+END_TEST
+
 START_TEST(test_vol_parent)
 {
 	char out[200];
@@ -182,6 +225,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_applied);
 	tcase_add_test(tc, test_intent);
+	tcase_add_test(tc, test_generation_race);
 	tcase_add_test(tc, test_vol_parent);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
