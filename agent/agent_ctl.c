@@ -26,16 +26,47 @@
 /* The largest answer of aquiferd the agent reads (join, report). */
 #define CTL_REPLY_MAX (1u << 20)
 
-/* POST body to aquiferd path with a bearer token; *reply gets the parsed
- * answer (any status). Returns the HTTP status or a negative code. reuse:
- * the caller's handle (reset here; its open connection and TLS session
- * stay, so a report every 2 s does not pay a handshake each time), or NULL
- * for a one-off handle. */
-static long ctl_post(const struct agent *a, CURL *reuse, const char *path, const char *token,
-		     const json_t *body, json_t **reply, aq_msg *msg)
+int agent_ctl_servers(struct agent_cfg *cfg, aq_msg *msg)
+{
+	const char *p = cfg->server;
+
+	cfg->nservers = 0;
+	while (*p) {
+		size_t n = strcspn(p, ","), skip = strspn(p, " \t");
+		char *u;
+
+		if (skip >= n)
+			return aq_fail(msg, AQ_EINVAL, "--server: an empty URL in \"%s\"", cfg->server);
+		if (cfg->nservers == AGENT_MAX_SERVERS)
+			return aq_fail(msg, AQ_EINVAL, "--server: at most %d URLs", AGENT_MAX_SERVERS);
+		if (n - skip >= sizeof(cfg->servers[0]))
+			return aq_fail(msg, AQ_EINVAL, "--server: a URL longer than %zu bytes", sizeof(cfg->servers[0]) - 1);
+		u = cfg->servers[cfg->nservers];
+		snprintf(u, sizeof(cfg->servers[0]), "%.*s", (int)(n - skip), p + skip);
+		for (size_t l = strlen(u); l > 0 && (u[l - 1] == ' ' || u[l - 1] == '\t' || u[l - 1] == '/'); l--)
+			u[l - 1] = '\0';
+		if (strncmp(u, "https://", 8) != 0 && strncmp(u, "http://", 7) != 0)
+			return aq_fail(msg, AQ_EINVAL, "--server: \"%s\" is not an http:// or https:// URL", u);
+		if ((strncmp(u, "https://", 8) == 0) != (strncmp(cfg->servers[0], "https://", 8) == 0))
+			return aq_fail(msg, AQ_EINVAL, "--server: every URL takes the same scheme (\"%s\", \"%s\")",
+				       cfg->servers[0], u);
+		cfg->nservers++;
+		p += n;
+		if (*p == ',' && !*++p)
+			return aq_fail(msg, AQ_EINVAL, "--server: an empty URL in \"%s\"", cfg->server);
+	}
+	return cfg->nservers ? AQ_OK : aq_fail(msg, AQ_EINVAL, "--server names no URL");
+}
+
+/* POST body to one aquiferd URL + path with a bearer token; *reply gets the
+ * parsed answer (any status). Returns the HTTP status or a negative code.
+ * reuse: the caller's handle (reset here; its open connections and TLS
+ * sessions stay, so a report every 2 s does not pay a handshake each
+ * time), or NULL for a one-off handle. */
+static long ctl_post_one(const struct agent *a, CURL *reuse, const char *base, const char *path, const char *token,
+			 const char *text, json_t **reply, aq_msg *msg)
 {
 	char url[800], cerr[CURL_ERROR_SIZE] = "";
-	char *text = json_dumps(body, JSON_COMPACT);
 	struct ut_buf buf;
 	struct curl_slist *h = NULL;
 	CURL *c = reuse ? reuse : curl_easy_init();
@@ -46,9 +77,9 @@ static long ctl_post(const struct agent *a, CURL *reuse, const char *path, const
 	*reply = NULL;
 	if (reuse)
 		curl_easy_reset(reuse);
-	if (!c || !text)
+	if (!c)
 		goto out;
-	snprintf(url, sizeof(url), "%s%s", a->cfg.server, path);
+	snprintf(url, sizeof(url), "%s%s", base, path);
 	tls_curl_json(c, NULL, url, token, text, &buf, cerr, &h);
 	agent_tls_curl(a, c);
 	cc = curl_easy_perform(c);
@@ -65,8 +96,36 @@ out:
 	curl_slist_free_all(h);
 	if (c && c != reuse)
 		curl_easy_cleanup(c);
-	free(text);
 	ut_buf_cleanup(&buf);
+	return code;
+}
+
+/* POST body to aquiferd: to the replica that answered last, and while one
+ * cannot be reached or answers 5xx, to the next of --server's URLs (every
+ * replica serves the agent routes; a 4xx is an answer and final). */
+static long ctl_post(struct agent *a, CURL *reuse, const char *path, const char *token, const json_t *body,
+		     json_t **reply, aq_msg *msg)
+{
+	char *text = json_dumps(body, JSON_COMPACT);
+	unsigned n = a->cfg.nservers ? a->cfg.nservers : 1, at = __atomic_load_n(&a->server_at, __ATOMIC_RELAXED);
+	long code = AQ_ENOMEM;
+
+	*reply = NULL;
+	for (unsigned i = 0; text && i < n; i++) {
+		unsigned k = (at + i) % n;
+
+		json_decref(*reply);
+		code = ctl_post_one(a, reuse, a->cfg.nservers ? a->cfg.servers[k] : a->cfg.server, path, token, text,
+				    reply, msg);
+		if (code >= 0 && code < 500) {
+			if (k != at)
+				UT_INFO("agent_ctl", NULL, "aquiferd at %s answers (%u of %u URLs)", a->cfg.servers[k],
+					k + 1, n);
+			__atomic_store_n(&a->server_at, k, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	free(text);
 	return code;
 }
 

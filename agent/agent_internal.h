@@ -19,8 +19,13 @@
 #include "tls/tls.h"
 #include "util/ut_log.h"
 
+/* aquiferd replicas --server may name */
+#define AGENT_MAX_SERVERS 8
+
 struct agent_cfg {
-	char server[512];        /* aquiferd base URL */
+	char server[2048];       /* --server: aquiferd's base URLs, comma-separated (replicas) */
+	char servers[AGENT_MAX_SERVERS][512]; /* the same, split and checked (agent_ctl_servers) */
+	unsigned nservers;
 	char join_token[4200];
 	char node[64];
 	char location[64];
@@ -55,6 +60,7 @@ struct agent {
 	struct obj_cfg cold;     /* the cold store in use (kind 0: none yet) */
 	struct agent_http *http; /* the API's server (agent_http.c) */
 	pthread_t reporter;
+	unsigned server_at;      /* the servers[] entry that answered last (agent_ctl.c) */
 	bool stopping;
 	pthread_mutex_t lock;    /* guards everything below */
 	char node_token[4200];
@@ -157,6 +163,9 @@ int agent_tls_curl_fail(const struct agent *a, int cc, const char *detail, const
 bool agent_tls_peer_ok(struct agent *a, struct MHD_Connection *conn, const char *url, const char *req);
 
 /* agent_ctl.c: talking to aquiferd (libcurl). */
+/* Split and check --server (1 to AGENT_MAX_SERVERS comma-separated http://
+ * or https:// URLs, one scheme) into cfg->servers. */
+int agent_ctl_servers(struct agent_cfg *cfg, aq_msg *msg);
 int agent_join(struct agent *a, aq_msg *msg);
 /* "HOST:PORT" of the SMB server as clients reach it (--advertise or
  * --smb-listen's host; the bound port once it serves), "" without

@@ -45,7 +45,8 @@ static void usage(FILE *f)
 		"                     [--snapshot-usage-seconds N]\n"
 		"                     [--log-level LEVEL] [--config FILE]\n"
 		"\n"
-		"  --server URL              aquiferd's URL (https://HOST:PORT; http:// only for a loopback aquiferd)\n"
+		"  --server URL[,URL...]     aquiferd's URL (https://HOST:PORT; http:// only for a loopback aquiferd);\n"
+		"                            with replicas, each one's: reports go to one that answers\n"
 		"  --token JOIN_TOKEN        a join token (aquifer nodes join-token --location LOC); joins once\n"
 		"  --node NAME               this node's name (letters, digits, hyphens)\n"
 		"  --location LOC            the location this node serves\n"
@@ -205,7 +206,7 @@ static int parse_args(struct agent_cfg *cfg, int argc, char **argv, aq_msg *msg)
 		return aq_fail(msg, AQ_EINVAL, "--server, --node, --location, --shelf, --listen, --nfs-listen and --state-dir are required");
 	if (api_id_check(cfg->node, "--node", msg) != AQ_OK || api_id_check(cfg->location, "--location", msg) != AQ_OK)
 		return AQ_EINVAL;
-	return AQ_OK;
+	return agent_ctl_servers(cfg, msg);
 }
 
 /* Raise RLIMIT_NOFILE and lower the connection limits to what it allows

@@ -31,7 +31,7 @@ static void state_path(const struct agent *a, const char *name, char *out, size_
 
 bool agent_tls_server(const struct agent *a)
 {
-	return strncmp(a->cfg.server, "https://", 8) == 0;
+	return strncmp(a->cfg.nservers ? a->cfg.servers[0] : a->cfg.server, "https://", 8) == 0;
 }
 
 int agent_tls_load(struct agent *a, aq_msg *msg)

@@ -120,6 +120,14 @@ expect_eq() {
 	if [ "$2" = "$3" ]; then aq_pass "$1"; else aq_failed "$1" "expected: $2" "got:      $3"; fi
 }
 
+# expect_contains DESC NEEDLE TEXT: TEXT holds NEEDLE (a fixed string).
+expect_contains() {
+	case $3 in
+	*"$2"*) aq_pass "$1" ;;
+	*) aq_failed "$1" "expected to contain: $2" "got: ${3:0:400}" ;;
+	esac
+}
+
 # expect_status CODE DESC: the last answer's HTTP status.
 expect_status() {
 	expect_eq "$2 (HTTP $1)" "$1" "$STATUS"
@@ -358,7 +366,8 @@ AGENT_NFS_PORT=
 
 # aq_agent_start DIR NODE LOCATION SHELF JOIN_TOKEN [CEILING_MIBPS]: start an
 # aquifer-agent joined to $AQ_URL with its state in DIR/NODE; wait until the
-# node is READY. The array AQ_AGENT_ARGS adds flags (--ca-file F, --tier-day-seconds N). Sets AGENT_PID, AGENT_API_PORT, AGENT_NFS_PORT.
+# node is READY. The array AQ_AGENT_ARGS adds flags (--ca-file F, --tier-day-seconds N);
+# AQ_AGENT_SERVER replaces --server (a list of replicas). Sets AGENT_PID, AGENT_API_PORT, AGENT_NFS_PORT.
 aq_agent_start() {
 	local dir=$1 node=$2 loc=$3 shelf=$4 join=$5 ceiling=${6:-}
 	local args try
@@ -376,7 +385,7 @@ aq_agent_start() {
 			join=$(aq_join_token "$loc")
 		fi
 		rm -rf "$dir/$node/state"
-		args=(--server "$AQ_URL" --token "$join" --node "$node" --location "$loc" --shelf "$shelf"
+		args=(--server "${AQ_AGENT_SERVER:-$AQ_URL}" --token "$join" --node "$node" --location "$loc" --shelf "$shelf"
 			--listen "127.0.0.1:$AGENT_API_PORT" --nfs-listen "127.0.0.1:$AGENT_NFS_PORT"
 			--state-dir "$dir/$node/state" "${AQ_AGENT_ARGS[@]}")
 		[ -n "$ceiling" ] && args+=(--throughput-mibps "$ceiling")
