@@ -313,7 +313,8 @@ const struct cli_flag cli_global_flags[] = {
 	{ "location", CLI_T_STR, CLI_ON_ALL, 0, "location", NULL, NULL, NULL, "LOCATION",
 	  "Location ID (default: $AQUIFER_LOCATION, then config `location`)." },
 	{ "endpoint", CLI_T_STR, CLI_ON_ALL, 0, "endpoint", NULL, NULL, NULL, "URL",
-	  "Server URL (default: $AQUIFER_ENDPOINT, then config `endpoint`)." },
+	  "Server URL, or the URLs of aquiferd replicas comma-separated (tried in turn while one cannot be "
+	  "connected to; default: $AQUIFER_ENDPOINT, then config `endpoint`)." },
 	{ "ca-file", CLI_T_STR, CLI_ON_ALL, 0, "ca-file", NULL, NULL, NULL, "FILE",
 	  "CA certificate (PEM) that verifies the server (default: $AQUIFER_CA_FILE, then config `ca_file`, then the system store)." },
 	{ "insecure", CLI_T_BOOL, CLI_ON_ALL, 0, "insecure", NULL, NULL, NULL, NULL,

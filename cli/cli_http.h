@@ -10,6 +10,12 @@
  * verify, naming --ca-file). Answers are capped at 64 MiB. An https://
  * endpoint is verified against ca_file (or the system store) unless
  * insecure is set.
+ *
+ * endpoint may list several aquiferd replicas, comma-separated: a request
+ * goes to the one that answered last and, while one cannot be connected to
+ * (refused, unresolvable: nothing was sent), to the next. A request that
+ * was sent and got no answer (timeout) is not sent again: it may have
+ * taken effect.
  */
 #ifndef AQ_CLI_HTTP_H
 #define AQ_CLI_HTTP_H
@@ -20,12 +26,13 @@
 #include "api/api_error.h"
 
 struct cli_http {
-	const char *endpoint;   /* "http://127.0.0.1:8080", no trailing path */
+	const char *endpoint;   /* "http://127.0.0.1:8080", no trailing path; or URLs comma-separated */
 	const char *token;      /* may be NULL */
 	const char *ca_file;    /* may be NULL: the system store */
 	bool insecure;          /* do not verify the server (--insecure) */
 	long timeout_s;         /* whole request; 0 = 60 s */
 	void *curl;             /* CURL handle, reused; created on first call */
+	unsigned at;            /* the endpoint entry that answered last */
 };
 
 void cli_http_init(struct cli_http *h, const char *endpoint, const char *token,

@@ -279,7 +279,7 @@ static int run_list(struct cli_ctx *ctx, const struct cli_args *a, const struct 
 	if (cli_args_bool(a, "uri")) {
 		/* gcloud's --uri: the resource's URI, one a line, instead of the table */
 		const char *ep = ctx->eff[CLI_CONF_ENDPOINT];
-		size_t i, eplen = strlen(ep);
+		size_t i, eplen = strcspn(ep, ","); /* of replicas' URLs, the first */
 		while (eplen && ep[eplen - 1] == '/')
 			eplen--;
 		for (i = 0; i < json_array_size(all); i++) {
@@ -603,7 +603,19 @@ static void resolve(struct cli_ctx *ctx, const struct cli_args *a)
 
 bool cli_endpoint_ok(const char *s)
 {
-	return s && ((strncmp(s, "http://", 7) == 0 && s[7]) || (strncmp(s, "https://", 8) == 0 && s[8]));
+	if (!s || !*s)
+		return false;
+	/* one URL, or the replicas' URLs comma-separated (cli_http.h) */
+	for (;;) {
+		size_t n = strcspn(s, ",");
+		size_t skip = strncmp(s, "http://", 7) == 0 ? 7 : strncmp(s, "https://", 8) == 0 ? 8 : 0;
+
+		if (!skip || n <= skip)
+			return false;
+		if (!s[n])
+			return true;
+		s += n + 1;
+	}
 }
 
 int cli_run(int argc, char **argv, FILE *out, FILE *err)

@@ -5,7 +5,8 @@
 # it cannot be reached, to the next one. Here the first URL is dead at the
 # join; then the aquiferd the agent reports to is killed and another one is
 # started on the first URL over the same database: the agent reports there
-# by itself, the node stays READY and a volume created through it is served.
+# by itself, the node stays READY and a volume created through it is served;
+# the CLI given both URLs reaches the live one.
 . "$(dirname "$0")/lib.sh"
 
 command -v nfs-cat >/dev/null || { echo "SKIP: nfs-cat missing (apt-get install libnfs-utils)"; exit 77; }
@@ -68,6 +69,16 @@ printf 'hello' >"$AQ_TMP/h.txt"
 nfs-cp "$AQ_TMP/h.txt" "nfs://127.0.0.1/v1/h.txt?version=3&nfsport=$AGENT_NFS_PORT&mountport=$AGENT_NFS_PORT" >/dev/null 2>&1
 expect_eq "and served" hello "$(nfs-cat "nfs://127.0.0.1/v1/h.txt?version=3&nfsport=$AGENT_NFS_PORT&mountport=$AGENT_NFS_PORT" 2>&1)"
 ok "at most one report failure logged for the whole outage" test "$(grep -c 'status report failed' "$LOG")" -le 1
+
+# --- the CLI given both URLs: the first is down now -------------------------------
+cli_out=$(AQUIFER_ENDPOINT="$LIVE_URL,$AQ_URL" AQUIFER_TOKEN=$TOK "$AQ_BUILDDIR/aquifer" volumes list \
+	--project=rp --location=east --format='value(name)' 2>&1)
+expect_eq "aquifer --endpoint with replicas reaches the one that answers" "projects/rp/locations/east/volumes/v1" "$cli_out"
+cli_out=$(AQUIFER_ENDPOINT="$LIVE_URL" AQUIFER_TOKEN=$TOK "$AQ_BUILDDIR/aquifer" volumes list \
+	--project=rp --location=east 2>&1)
+expect_contains "with only the dead URL it says it cannot reach it" "cannot reach $LIVE_URL" "$cli_out"
+cli_out=$(AQUIFER_ENDPOINT="$AQ_URL,,x" "$AQ_BUILDDIR/aquifer" volumes list --project=rp --location=east 2>&1)
+expect_contains "an empty entry in the list is refused" "endpoint must be an http:// or https:// URL" "$cli_out"
 
 aq_sanitizer_clean "$D"
 aq_finish
