@@ -521,3 +521,10 @@ int db_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n, void *
 {
 	return db->ops->count_kinds(db, fn, arg);
 }
+
+int db_each(struct db *db, db_each_fn fn, void *arg, aq_msg *msg)
+{
+	int rc = db->ops->each(db, fn, arg, msg);
+
+	return rc > 0 ? AQ_OK : rc;
+}

@@ -130,6 +130,14 @@ int db_volume_share_count(struct db *db, const char *location, const char *share
 int db_sum_by_parent(struct db *db, const char *kind, const char *field, const char *parent_kind,
 		     const char *grandparent, json_t **sums);
 
+/* Every resource, each given to fn with its kind, parent, name and JSON
+ * text, in the order they were made, read in one statement so that the walk
+ * sees one snapshot of the database even while others write: for copying a
+ * database (aquiferd db migrate). fn returns AQ_OK for more, 1 to stop, or
+ * an error, which ends the walk with it. */
+typedef int (*db_each_fn)(void *arg, const char *kind, const char *parent, const char *name, const char *doc);
+int db_each(struct db *db, db_each_fn fn, void *arg, aq_msg *msg);
+
 /* Count of every kind, for metrics: calls fn(kind, count, arg) per kind, in
  * the order of the kinds' names. */
 int db_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n, void *arg), void *arg);

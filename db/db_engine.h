@@ -83,6 +83,9 @@ struct db_ops {
 	int (*share_count)(struct db *db, const char *location, const char *share, int64_t *n);
 	int (*count_kinds)(struct db *db, void (*fn)(const char *kind, int64_t n, void *arg),
 			   void *arg);
+	/* Every resource in seq order, each to fn, in one statement (one
+	 * snapshot of the database) */
+	int (*each)(struct db *db, db_each_fn fn, void *arg, aq_msg *msg);
 };
 
 /* The engines' openers: a connected, not yet migrated struct db. */

@@ -432,6 +432,19 @@ static int pg_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n,
 	return AQ_OK;
 }
 
+static int pg_each(struct db *db, db_each_fn fn, void *arg, aq_msg *msg)
+{
+	PGresult *res = NULL;
+	int rc;
+
+	if ((rc = pg_run(db, "SELECT kind, parent, name, doc FROM resources ORDER BY seq", 0, NULL, &res, msg)) != AQ_OK)
+		return rc;
+	for (int i = 0; i < PQntuples(res) && rc == AQ_OK; i++)
+		rc = fn(arg, PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), PQgetvalue(res, i, 2), PQgetvalue(res, i, 3));
+	PQclear(res);
+	return rc;
+}
+
 /* Warnings and errors of the server go to stderr; its notices ("relation
  * already exists, skipping") do not. */
 static void pg_notice(void *arg, const PGresult *res)
@@ -467,6 +480,7 @@ static const struct db_ops pg_ops = {
 	.aggregate = pg_aggregate,
 	.share_count = pg_share_count,
 	.count_kinds = pg_count_kinds,
+	.each = pg_each,
 };
 
 /* A password in the URL would show in process lists, logs and shell history. */

@@ -390,6 +390,23 @@ out:
 	return rc;
 }
 
+static int sq_each(struct db *db, db_each_fn fn, void *arg, aq_msg *msg)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, s;
+
+	if ((rc = sq_prepare(db, "SELECT kind, parent, name, doc FROM resources ORDER BY seq", &st)) != AQ_OK)
+		return rc;
+	while ((s = sqlite3_step(st)) == SQLITE_ROW)
+		if ((rc = fn(arg, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+			     (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3))) != AQ_OK)
+			break;
+	if (rc == AQ_OK && s != SQLITE_DONE)
+		rc = sq_err(db, s, msg);
+	sqlite3_finalize(st);
+	return rc;
+}
+
 static const struct db_ops sq_ops = {
 	.kind = DB_SQLITE,
 	.name = "sqlite",
@@ -409,6 +426,7 @@ static const struct db_ops sq_ops = {
 	.aggregate = sq_aggregate,
 	.share_count = sq_share_count,
 	.count_kinds = sq_count_kinds,
+	.each = sq_each,
 };
 
 int db_sqlite_open(const char *path, struct db **out, aq_msg *msg)

@@ -9,6 +9,7 @@
  *   aquiferd ca issue --db PATH --dns NAME --ip ADDR [--out-cert F --out-key F] [--days N]
  *   aquiferd token --db PATH --role admin|editor|viewer|metrics [--project P] [--subject S] [--ttl SEC]
  *   aquiferd token --db PATH --role node --location L [--node N] [--ttl SEC]   (a single-use join token)
+ *   aquiferd db migrate --from URL --to URL   (srv_dbmig.h)
  *   aquiferd routes        (the route table, METHOD PATH per line)
  *   aquiferd --version
  * Command-line options override the config file; the config file holds
@@ -32,6 +33,7 @@
 #include "db/db.h"
 #include "server/srv_ca.h"
 #include "server/srv_cfg.h"
+#include "server/srv_dbmig.h"
 #include "util/ut_clock.h"
 #include "server/srv_http.h"
 #include "server/srv_internal.h"
@@ -57,6 +59,7 @@ static void usage(FILE *f)
 		"       aquiferd token --db PATH --role node --location LOC [--node NAME] [--ttl SECONDS]\n"
 		"       aquiferd ca init --db PATH\n"
 		"       aquiferd ca issue --db PATH [--dns NAME]... [--ip ADDR]... [--out-cert FILE --out-key FILE] [--days N]\n"
+		"       aquiferd db migrate --from sqlite:PATH --to postgres://...   (stop aquiferd first)\n"
 		"       aquiferd routes\n"
 		"       aquiferd --version | --help\n"
 		"\n"
@@ -271,6 +274,8 @@ int srv_main(int argc, char **argv)
 	char *end;
 
 	srv_cfg_defaults(&srv.cfg);
+	if (argc > 1 && strcmp(argv[1], "db") == 0)
+		return srv_dbmig_main(argc - 1, argv + 1);
 	if (argc > 1 && argv[1][0] != '-') {
 		a.cmd = argv[1];
 		argi = 2;
