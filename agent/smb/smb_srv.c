@@ -137,7 +137,7 @@ static void smb_conn_update(struct smb_conn *c)
 	c->reading = reading;
 }
 
-static void smb_conn_free(struct smb_conn *c)
+void smb_conn_free(struct smb_conn *c)
 {
 	struct smb_srv *srv = c->srv;
 	size_t i;

@@ -230,6 +230,8 @@ void smb_dispatch_send_encrypted(struct smb_conn *c, struct smb_sess *s, const s
 /* smb_srv.c */
 /* Write what c has queued and re-arm its epoll events (a reply sent outside its frame). */
 void smb_conn_kick(struct smb_conn *c);
+/* Drop c: its sessions, opens, locks and waiting requests, its socket (the loop; tests). */
+void smb_conn_free(struct smb_conn *c);
 void smb_conn_send(struct smb_conn *c, const uint8_t *payload, size_t len);
 /* The QoS release of a parked frame (struct qos_item.release). */
 void smb_srv_release(void *arg, struct qos_item *it);
