@@ -9,7 +9,8 @@
  * - SMB2 CANCEL (by AsyncId, and by MessageId) ends it STATUS_CANCELLED and
  *   gets no response of its own; the waiter leaves the store's table;
  * - past SMB_ASYNC_PER_CONN waiting requests a LOCK is refused at once
- *   with STATUS_INSUFFICIENT_RESOURCES;
+ *   with STATUS_INSUFFICIENT_RESOURCES, and past SMB_ASYNC_NODE_MAX on the
+ *   node (over many connections) too;
  * - a connection that goes frees its waiters (table and node counts);
  * - the open of a waiting lock closing: STATUS_RANGE_NOT_LOCKED; its tree
  *   disconnecting, the holder's open in it too: granted (then released).
@@ -326,6 +327,35 @@ START_TEST(test_cap_per_conn)
 }
 END_TEST
 
+START_TEST(test_cap_per_node)
+{
+	static struct tconn cs[SMB_ASYNC_NODE_MAX / SMB_ASYNC_PER_CONN + 1];
+	const unsigned full = SMB_ASYNC_NODE_MAX / SMB_ASYNC_PER_CONN;
+	struct tconn h;
+	uint64_t aid;
+
+	setup();
+	conn_new(&h, 1);
+	open_new(&h, 10);
+	expect_sync(&h, lock_req(&h, 10, 0, 1000, EXCL), STATUS_SUCCESS);
+	for (unsigned k = 0; k <= full; k++) {
+		conn_new(&cs[k], 100 + k);
+		open_new(&cs[k], 20);
+	}
+	for (unsigned k = 0; k < full; k++)
+		for (unsigned i = 0; i < SMB_ASYNC_PER_CONN; i++)
+			expect_pending(&cs[k], lock_req(&cs[k], 20, i, 1, EXCL), &aid);
+	ck_assert_uint_eq(srv->npending, SMB_ASYNC_NODE_MAX);
+	/* a connection with nothing waiting is refused: the node is full */
+	expect_sync(&cs[full], lock_req(&cs[full], 20, 0, 1, EXCL), STATUS_INSUFFICIENT_RESOURCES);
+	ck_assert_uint_eq(cs[full].c->npending, 0);
+	/* one connection going makes room */
+	smb_conn_free(cs[0].c);
+	ck_assert_uint_eq(srv->npending, SMB_ASYNC_NODE_MAX - SMB_ASYNC_PER_CONN);
+	expect_pending(&cs[full], lock_req(&cs[full], 20, 0, 1, EXCL), &aid);
+}
+END_TEST
+
 START_TEST(test_disconnect_frees)
 {
 	struct tconn a, b;
@@ -386,9 +416,12 @@ static Suite *smb_async_suite(void)
 	Suite *s = suite_create("smb_async");
 	TCase *tc = tcase_create("core");
 
+	tcase_set_timeout(tc, 120); /* a loaded CI machine: the node cap sends 1100 frames */
+
 	tcase_add_test(tc, test_pending_then_grant);
 	tcase_add_test(tc, test_cancel);
 	tcase_add_test(tc, test_cap_per_conn);
+	tcase_add_test(tc, test_cap_per_node);
 	tcase_add_test(tc, test_disconnect_frees);
 	tcase_add_test(tc, test_open_closes);
 	suite_add_tcase(s, tc);
