@@ -390,7 +390,7 @@ static void smb_srv_released(struct smb_srv *srv)
 	pthread_mutex_unlock(&srv->rel_lock);
 }
 
-/* Set-up and idle timeouts. */
+/* Set-up and idle timeouts (a connection with a request waiting is not idle). */
 static void smb_srv_sweep(struct smb_srv *srv)
 {
 	time_t now = time(NULL);
@@ -401,7 +401,7 @@ static void smb_srv_sweep(struct smb_srv *srv)
 		if (c->is_parked)
 			continue;
 		if ((!c->authed && now - c->accepted > SMB_SRV_SETUP_S) ||
-		    (now - c->last > SMB_SRV_IDLE_S && c->out_len == c->out_off)) {
+		    (now - c->last > SMB_SRV_IDLE_S && c->out_len == c->out_off && !c->npending)) {
 			UT_INFO("smb_srv", NULL, "%s: connection closed (%s)", c->peer, c->authed ? "idle" : "set-up timeout");
 			smb_conn_free(c);
 		}
