@@ -174,4 +174,7 @@ if [ "$AQ_FAIL" -gt 0 ]; then
 	for f in "$AQ_TMP"/torture.aquifer.*.log; do echo "--- $f"; grep -E "^(failure|error):" -A3 "$f" | head -40; done
 fi
 aq_sanitizer_clean "$D"
+# the agent ran the SMB server (async replies, CANCEL): under ASan, its log too
+ok "no sanitizer report in the agent's log" \
+	bash -c "! grep -qE 'ERROR: (Address|Leak|Thread|Undefined)Sanitizer|runtime error:' '$D/n1/agent.log'"
 aq_finish
