@@ -3,7 +3,8 @@
  * prefix each) served in order on one connection, as the epoll loop would:
  * the frame-length check, SMB1 detection, the compound splitter, the
  * session / signature / tree checks and every handler reachable before and
- * after NEGOTIATE and SESSION_SETUP (SPNEGO and NTLMSSP blobs included).
+ * after NEGOTIATE and SESSION_SETUP (SPNEGO and NTLMSSP blobs included),
+ * SMB2 CANCEL (sync and async headers) against the waiting requests.
  * No socket: replies pile up in the connection's output queue. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -51,8 +52,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(frame);
 		off += 4 + len;
 	}
+	c.freeing = true; /* as smb_conn_free: waiters go unanswered */
 	while (c.sessions)
 		smb_sess_free(&c, c.sessions);
+	smb_async_conn_gone(&c);
 	free(c.out);
 	return 0;
 }

@@ -126,6 +126,13 @@ for v in SMB_VEC_NEG_REQ SMB_VEC_SS_REQ1 SMB_VEC_SS_REQ2; do
 	hex2bin "00$(printf '%06x' "$n")"
 	cat "$out/corpus_smb_wire/$v"
 done >"$out/corpus_smb_srv/exchange"
+# ... then an SMB2 CANCEL (async form, AsyncId 1) and a sync one (MessageId 2): no responses.
+cancel_async=fe534d4240000000000000000c00000002000000000000000000000000000000010000000000000000000000000000000000000000000000000000000000000004000000
+cancel_sync=fe534d4240000000000000000c00000000000000000000000200000000000000000000000000000000000000000000000000000000000000000000000000000004000000
+hex2bin "$cancel_async" >"$out/corpus_smb_wire/seed_cancel"
+{ cat "$out/corpus_smb_srv/exchange"
+  for h in "$cancel_async" "$cancel_sync"; do hex2bin "00000044$h"; done
+} >"$out/corpus_smb_srv/exchange_cancel"
 mkdir -p "$out/corpus_smb_sd"
 hex2bin 010004801400000000000000000000002400000001020000000000052000000020020000\
 02001c000100000000001400ff010f00010100000000000100000000 > "$out/corpus_smb_sd/samba"
@@ -157,7 +164,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	ut_conf | ut_hostport) hlib="$utillib" ;;
 	smb_srv) hlib="$smblib $(echo "$top"/agent/smb/smb_srv.c "$top"/agent/smb/smb_dispatch.c "$top"/agent/smb/smb_sess.c \
 		"$top"/agent/smb/smb_tree.c "$top"/agent/smb/smb_open.c "$top"/agent/smb/smb_info.c "$top"/agent/smb/smb_prev.c \
-		"$top"/agent/smb/smb_lock.c) $lib \
+		"$top"/agent/smb/smb_lock.c "$top"/agent/smb/smb_async.c) $lib \
 		$crypto" ;;
 	smb_*) hlib="$smblib $top/util/ut_buf.c $crypto" ;;
 	cli_hint) hlib="-DAQ_VERSION=\"fuzz\" $clilib $curl $jansson -lm" ;;

@@ -28,12 +28,6 @@ static uint32_t smb_echo(struct smb_req *r)
 	return STATUS_SUCCESS;
 }
 
-static uint32_t smb_cancel(struct smb_req *r)
-{
-	(void)r; /* nothing here waits: there is nothing to cancel */
-	return STATUS_SUCCESS;
-}
-
 static const struct {
 	smb_handler_fn fn;
 	unsigned flags;
@@ -50,7 +44,6 @@ static const struct {
 	[SMB2_WRITE] = { .fn = smb_open_write, .flags = SMB_F_SESS | SMB_F_TREE },
 	[SMB2_LOCK] = { .fn = smb_lock_lock, .flags = SMB_F_SESS | SMB_F_TREE },
 	[SMB2_IOCTL] = { .fn = smb_tree_ioctl, .flags = SMB_F_SESS | SMB_F_TREE },
-	[SMB2_CANCEL] = { .fn = smb_cancel },
 	[SMB2_ECHO] = { .fn = smb_echo },
 	[SMB2_QUERY_DIRECTORY] = { .fn = smb_info_query_dir, .flags = SMB_F_SESS | SMB_F_TREE },
 	[SMB2_QUERY_INFO] = { .fn = smb_info_query, .flags = SMB_F_SESS | SMB_F_TREE },
@@ -145,7 +138,7 @@ static uint32_t smb_check(struct smb_req *r, unsigned flags)
 		r->sess = smb_sess_find(r->c, h->session_id);
 	if (h->command == SMB2_SESSION_SETUP)
 		return STATUS_SUCCESS; /* its handler knows new, pending and bound sessions */
-	if (!r->sess || r->sess->state != SMB_SESS_VALID)
+	if (!r->sess || r->sess->state != SMB_SESS_VALID || r->sess->logged_off)
 		return STATUS_USER_SESSION_DELETED;
 	r->rsp_session = r->sess->id;
 	if (!r->encrypted) {
@@ -211,6 +204,10 @@ static void smb_serve_msg(struct smb_req *r)
 	rh.flags = SMB2_FLAGS_SERVER_TO_REDIR | (h->flags & SMB2_FLAGS_RELATED_OPERATIONS);
 	rh.message_id = h->message_id;
 	rh.tree_id = r->rsp_tree;
+	if (status == STATUS_PENDING && r->async_id) { /* the interim response (3.3.4.2) */
+		rh.flags |= SMB2_FLAGS_ASYNC_COMMAND;
+		rh.async_id = r->async_id;
+	}
 	rh.session_id = r->rsp_session;
 	{
 		struct ut_buf hb;
@@ -231,8 +228,7 @@ static void smb_serve_msg(struct smb_req *r)
 	}
 }
 
-/* Sign the message at [off, end) of out with sess's key. */
-static void smb_sign(struct smb_conn *c, struct smb_sess *s, struct ut_buf *out, size_t off, size_t end)
+void smb_dispatch_sign(struct smb_conn *c, struct smb_sess *s, struct ut_buf *out, size_t off, size_t end)
 {
 	uint8_t sig[SMB_CRYPTO_SIG_LEN];
 	uint32_t flags = smb_wire_get_u32(ut_buf_bytes(out) + off + 16) | SMB2_FLAGS_SIGNED;
@@ -243,8 +239,7 @@ static void smb_sign(struct smb_conn *c, struct smb_sess *s, struct ut_buf *out,
 		memcpy(ut_buf_bytes(out) + off + SMB2_SIG_OFF, sig, SMB_CRYPTO_SIG_LEN);
 }
 
-/* Wrap out in a transform header for s and queue it. */
-static void smb_send_encrypted(struct smb_conn *c, struct smb_sess *s, const struct ut_buf *out)
+void smb_dispatch_send_encrypted(struct smb_conn *c, struct smb_sess *s, const struct ut_buf *out)
 {
 	struct smb_wire_transform t = { .orig_size = (uint32_t)out->len, .flags = SMB2_TRANSFORM_FLAG_ENCRYPTED,
 					.session_id = s->id };
@@ -272,7 +267,7 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 	uint8_t *plain = NULL;
 	size_t offs[64], n = 0, i;
 	struct smb_sess *signer[64];
-	bool sign[64], encrypted = false;
+	bool sign[64], encrypted = false, cancels = false;
 	struct smb_sess *last_sess = NULL;
 	struct smb_tree *last_tree = NULL;
 	int rc;
@@ -312,9 +307,16 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 	ut_buf_init(&out, SMB_WIRE_FRAME_MAX);
 	smb_wire_chain_init(&ch, frame, len);
 	while ((rc = smb_wire_chain_next(&ch, &m)) == 1 && n < 64) {
-		struct smb_req r = { .c = c, .m = m, .out = &out, .encrypted = encrypted, .related = &related };
+		struct smb_req r = { .c = c, .m = m, .out = &out, .encrypted = encrypted, .related = &related,
+				     .last = m.hdr.next_command == 0 };
 		bool rel = (m.hdr.flags & SMB2_FLAGS_RELATED_OPERATIONS) && n > 0;
 
+		if (m.hdr.command == SMB2_CANCEL) { /* no response, no credit (3.3.5.16) */
+			if (c->negotiated)
+				smb_async_cancel(c, &m, encrypted);
+			cancels = true;
+			continue;
+		}
 		if (n > 0)
 			smb_wire_chain_link(&out, offs[n - 1]);
 		if (rel) {
@@ -325,11 +327,14 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 		offs[n] = r.hdr_off;
 		/* sign what a valid session answers, and the final SESSION_SETUP */
 		signer[n] = r.sign_rsp ? r.sign_sess : (r.sess && r.sess->state == SMB_SESS_VALID ? r.sess : NULL);
-		sign[n] = signer[n] && !encrypted && m.hdr.command != SMB2_NEGOTIATE;
+		/* an interim response is not signed (3.3.4.2) */
+		sign[n] = signer[n] && !encrypted && m.hdr.command != SMB2_NEGOTIATE && !r.async_id;
 		last_sess = r.sess;
 		last_tree = r.tree;
 		n++;
 	}
+	if (rc == 0 && n == 0 && cancels)
+		goto out; /* only CANCELs: nothing to answer */
 	if (rc < 0 || n == 0 || out.err != AQ_OK) {
 		if (rc < 0 || n == 0)
 			UT_INFO("smb_srv", NULL, "%s: malformed frame, connection closed", c->peer);
@@ -341,15 +346,23 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 	}
 	for (i = 0; i < n; i++)
 		if (sign[i])
-			smb_sign(c, signer[i], &out, offs[i], i + 1 < n ? offs[i + 1] : out.len);
+			smb_dispatch_sign(c, signer[i], &out, offs[i], i + 1 < n ? offs[i + 1] : out.len);
 	if (encrypted)
-		smb_send_encrypted(c, enc_sess, &out);
+		smb_dispatch_send_encrypted(c, enc_sess, &out);
 	else
 		smb_conn_send(c, ut_buf_bytes(&out), out.len);
-	for (struct smb_sess *s = c->sessions, *nx; s; s = nx) {
-		nx = s->next;
-		if (s->logged_off)
-			smb_sess_free(c, s);
+	/* a logged-off session (its opens and trees closed at LOGOFF) stays a
+	 * while, newest first, so that a request still naming it gets
+	 * USER_SESSION_DELETED signed with its key, as clients that sign
+	 * expect (Samba's refuses an unsigned answer); older ones go */
+	{
+		unsigned kept = 0;
+
+		for (struct smb_sess *s = c->sessions, *nx; s; s = nx) {
+			nx = s->next;
+			if (s->logged_off && ++kept > SMB_SESS_GONE_KEEP)
+				smb_sess_free(c, s);
+		}
 	}
 out:
 	ut_buf_cleanup(&out);

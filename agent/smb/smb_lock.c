@@ -8,10 +8,12 @@
  * when the open is freed (CLOSE, LOGOFF, TREE_DISCONNECT, the connection
  * dropping), and a connection's all go with it (smb_lock_conn_gone).
  *
- * Blocking locks (an element without FAIL_IMMEDIATELY) are not waited on:
- * the server has no async replies yet, so a blocking lock that would have
- * to wait answers STATUS_LOCK_NOT_GRANTED at once, as a fail-immediately
- * one does; one that can be granted is granted. Lock sequence numbers
+ * Blocking locks (a single element without FAIL_IMMEDIATELY) that cannot
+ * be granted now wait (smb_async.c): an interim STATUS_PENDING, the final
+ * response when the lock is granted, cancelled or its open closes. A
+ * blocking lock inside a compound, not its last message, is answered
+ * STATUS_LOCK_NOT_GRANTED at once (the server splits no compound). Lock
+ * sequence numbers
  * (resilient and durable handles) are not checked: neither is served.
  */
 #include <errno.h>
@@ -82,7 +84,7 @@ void smb_lock_conn_gone(struct smb_conn *c)
 	vol_lock_release_client(vol_store_locks(c->srv->store), VOL_LOCK_SMB, c->key);
 }
 
-static uint32_t lock_status(int rc)
+uint32_t smb_lock_status(int rc)
 {
 	switch (rc) {
 	case 0:
@@ -111,14 +113,20 @@ static uint32_t unlock_all(struct smb_open *o, const struct smb_wire_lock_req *q
 		if (e->flags != SMB2_LOCKFLAG_UNLOCK)
 			return STATUS_INVALID_PARAMETER;
 		if ((rc = vol_lock_unlock(tab(o), &o->lkey, &o->owner, e->offset, e->length, 0)) != 0)
-			return lock_status(rc);
+			return smb_lock_status(rc);
 	}
 	return STATUS_SUCCESS;
 }
 
+int smb_lock_try(struct smb_open *o, const struct smb_wire_lock_elem *e)
+{
+	return vol_lock_lock(tab(o), &o->lkey, &o->owner, e->offset, e->length,
+			     (e->flags & SMB2_LOCKFLAG_EXCLUSIVE) ? VOL_LOCK_F_EXCL : 0, NULL);
+}
+
 /* 3.3.5.14.2: locks, all or none: a refused element undoes those this
  * request took before it. */
-static uint32_t lock_all(struct smb_open *o, const struct smb_wire_lock_req *q)
+static uint32_t lock_all(struct smb_req *r, struct smb_open *o, const struct smb_wire_lock_req *q)
 {
 	uint16_t i, j;
 	int rc = 0;
@@ -135,16 +143,17 @@ static uint32_t lock_all(struct smb_open *o, const struct smb_wire_lock_req *q)
 	for (i = 0; i < q->count; i++) {
 		const struct smb_wire_lock_elem *e = &q->locks[i];
 
-		rc = vol_lock_lock(tab(o), &o->lkey, &o->owner, e->offset, e->length,
-				   (e->flags & SMB2_LOCKFLAG_EXCLUSIVE) ? VOL_LOCK_F_EXCL : 0, NULL);
-		if (rc != 0)
+		if ((rc = smb_lock_try(o, e)) != 0)
 			break;
 	}
 	if (rc == 0)
 		return STATUS_SUCCESS;
+	/* a lone blocking lock waits (the last message of its frame only) */
+	if (rc == -EAGAIN && q->count == 1 && !(q->locks[0].flags & SMB2_LOCKFLAG_FAIL_IMMEDIATELY) && r->last)
+		return smb_async_lock(r, o, &q->locks[0]);
 	for (j = 0; j < i; j++)
 		(void)vol_lock_unlock(tab(o), &o->lkey, &o->owner, q->locks[j].offset, q->locks[j].length, 0);
-	return lock_status(rc);
+	return smb_lock_status(rc);
 }
 
 uint32_t smb_lock_lock(struct smb_req *r)
@@ -165,7 +174,7 @@ uint32_t smb_lock_lock(struct smb_req *r)
 	for (uint16_t i = 0; i < q.count; i++)
 		if (q.locks[i].length && q.locks[i].length - 1 > UINT64_MAX - q.locks[i].offset)
 			return STATUS_INVALID_LOCK_RANGE;
-	status = (q.locks[0].flags & SMB2_LOCKFLAG_UNLOCK) ? unlock_all(o, &q) : lock_all(o, &q);
+	status = (q.locks[0].flags & SMB2_LOCKFLAG_UNLOCK) ? unlock_all(o, &q) : lock_all(r, o, &q);
 	if (status == STATUS_SUCCESS)
 		smb_wire_empty_rsp_encode(r->out);
 	return status;

@@ -49,6 +49,7 @@ void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing)
 	struct smb_open **pp;
 
 	(void)closing;
+	smb_async_open_gone(s->conn, o); /* before its locks go: a waiter granted now is released with it */
 	for (pp = &s->opens; *pp && *pp != o; pp = &(*pp)->next)
 		;
 	if (*pp)

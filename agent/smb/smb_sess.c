@@ -133,6 +133,16 @@ static void smb_sess_drop_ntlm(struct smb_sess *s)
 	s->ntlm_neg = s->ntlm_chal = NULL;
 }
 
+/* Close every open of s, their locks released first: a request waiting
+ * only on locks of this session is granted before its own open goes. */
+static void smb_sess_close_opens(struct smb_sess *s)
+{
+	for (struct smb_open *o = s->opens; o; o = o->next)
+		smb_lock_open_gone(o);
+	while (s->opens)
+		smb_open_free(s, s->opens, true);
+}
+
 void smb_sess_free(struct smb_conn *c, struct smb_sess *s)
 {
 	struct smb_sess **pp;
@@ -141,8 +151,7 @@ void smb_sess_free(struct smb_conn *c, struct smb_sess *s)
 		;
 	if (*pp)
 		*pp = s->next;
-	while (s->opens)
-		smb_open_free(s, s->opens, true);
+	smb_sess_close_opens(s);
 	while (s->trees)
 		smb_tree_free(s, s->trees);
 	smb_sess_drop_ntlm(s);
@@ -297,10 +306,11 @@ uint32_t smb_sess_setup(struct smb_req *r)
 			return STATUS_NO_MEMORY;
 		s->id = ((uint64_t)c->key << 24) | ++c->next_sess;
 		s->started = time(NULL);
+		s->conn = c;
 		memcpy(s->preauth, c->preauth, sizeof(s->preauth));
 		s->next = c->sessions;
 		c->sessions = s;
-	} else if (!s) {
+	} else if (!s || s->logged_off) {
 		return STATUS_USER_SESSION_DELETED;
 	} else if (s->state == SMB_SESS_VALID) {
 		return STATUS_NOT_SUPPORTED; /* re-authentication is not done here */
@@ -332,6 +342,11 @@ uint32_t smb_sess_logoff(struct smb_req *r)
 	if (smb_wire_empty_req_decode(&r->m) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
 	smb_wire_empty_rsp_encode(r->out);
+	/* its opens close now, so requests waiting on them are answered
+	 * before the LOGOFF is (and signed while the session has its keys) */
+	smb_sess_close_opens(r->sess);
+	while (r->sess->trees)
+		smb_tree_free(r->sess, r->sess->trees);
 	r->sess->logged_off = true; /* freed once its response is sent (it signs it) */
 	r->sign_rsp = true;
 	r->sign_sess = r->sess;

@@ -137,13 +137,15 @@ static void smb_conn_update(struct smb_conn *c)
 	c->reading = reading;
 }
 
-static void smb_conn_free(struct smb_conn *c)
+void smb_conn_free(struct smb_conn *c)
 {
 	struct smb_srv *srv = c->srv;
 	size_t i;
 
+	c->freeing = true;      /* its waiting requests go unanswered */
 	while (c->sessions)
 		smb_sess_free(c, c->sessions);
+	smb_async_conn_gone(c);
 	smb_lock_conn_gone(c);  /* nothing is left; a safety net */
 	epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
@@ -218,6 +220,13 @@ static int smb_conn_flush(struct smb_conn *c)
 		}
 	}
 	return 0;
+}
+
+void smb_conn_kick(struct smb_conn *c)
+{
+	if (!c->closing && smb_conn_flush(c) != 0)
+		c->closing = true;
+	smb_conn_update(c);
 }
 
 /* Serve a whole frame, or park it until QoS admits it. */
@@ -381,7 +390,7 @@ static void smb_srv_released(struct smb_srv *srv)
 	pthread_mutex_unlock(&srv->rel_lock);
 }
 
-/* Set-up and idle timeouts. */
+/* Set-up and idle timeouts (a connection with a request waiting is not idle). */
 static void smb_srv_sweep(struct smb_srv *srv)
 {
 	time_t now = time(NULL);
@@ -392,7 +401,7 @@ static void smb_srv_sweep(struct smb_srv *srv)
 		if (c->is_parked)
 			continue;
 		if ((!c->authed && now - c->accepted > SMB_SRV_SETUP_S) ||
-		    (now - c->last > SMB_SRV_IDLE_S && c->out_len == c->out_off)) {
+		    (now - c->last > SMB_SRV_IDLE_S && c->out_len == c->out_off && !c->npending)) {
 			UT_INFO("smb_srv", NULL, "%s: connection closed (%s)", c->peer, c->authed ? "idle" : "set-up timeout");
 			smb_conn_free(c);
 		}
@@ -411,12 +420,16 @@ static void *smb_srv_loop(void *arg)
 		for (i = 0; i < n; i++) {
 			struct smb_conn *c = ev[i].data.ptr;
 
+			if (!c)
+				continue; /* freed earlier in this batch */
+
 			if (ev[i].data.ptr == SMB_SRV_LISTEN_TAG) {
 				smb_srv_accept(srv);
 				continue;
 			}
 			if (ev[i].data.ptr == SMB_SRV_EVENT_TAG) {
 				smb_srv_released(srv);
+				smb_async_run(srv);
 				continue;
 			}
 			if ((ev[i].events & EPOLLIN) && smb_conn_read(c) != 0)

@@ -56,6 +56,7 @@
 #define STATUS_UNEXPECTED_IO_ERROR 0xC00000E9u
 #define STATUS_DIRECTORY_NOT_EMPTY 0xC0000101u
 #define STATUS_NOT_A_DIRECTORY 0xC0000103u
+#define STATUS_CANCELLED 0xC0000120u
 #define STATUS_FILE_CLOSED 0xC0000128u
 #define STATUS_USER_SESSION_DELETED 0xC0000203u
 #define STATUS_INVALID_LOCK_RANGE 0xC00001A1u
@@ -66,7 +67,12 @@
 #define SMB_SRV_MAX_CONNS 4096u
 #define SMB_SRV_SETUP_S 30         /* NEGOTIATE + SESSION_SETUP must finish within */
 #define SMB_SRV_IDLE_S 900         /* silence with nothing open */
+#define SMB_ASYNC_PER_CONN 64u     /* requests waiting (STATUS_PENDING) per connection */
+#define SMB_ASYNC_NODE_MAX 1024u   /* and per node */
+#define SMB_SESS_GONE_KEEP 4u      /* logged-off sessions kept per connection */
 #define SMB_SRV_OUT_PAUSE (32u << 20) /* queued reply bytes past which reading pauses */
+
+struct smb_async;
 
 struct smb_cfg {
 	struct smb_srv_share *shares;
@@ -108,6 +114,7 @@ enum smb_sess_state { SMB_SESS_NTLM_CHALLENGED = 1, SMB_SESS_VALID = 2 };
 
 struct smb_sess {
 	struct smb_sess *next;
+	struct smb_conn *conn;
 	uint64_t id;
 	enum smb_sess_state state;
 	uint8_t preauth[SMB_CRYPTO_PREAUTH_LEN];
@@ -125,7 +132,7 @@ struct smb_sess {
 	uint32_t next_tree;
 	struct smb_open *opens;
 	time_t started;
-	bool logged_off;             /* LOGOFF answered: freed after its response */
+	bool logged_off;             /* LOGOFF answered: kept (keys only) to sign USER_SESSION_DELETED */
 };
 
 struct smb_conn {
@@ -158,6 +165,10 @@ struct smb_conn {
 	uint8_t client_guid[16];
 	uint8_t preauth[SMB_CRYPTO_PREAUTH_LEN];
 	uint32_t credits;            /* granted and not yet used */
+	struct smb_async *pending;   /* requests answered STATUS_PENDING (smb_async.c) */
+	unsigned npending;
+	uint64_t next_async;
+	bool freeing;                /* being freed: waiters go without an answer */
 	struct smb_sess *sessions;
 	uint64_t next_sess, next_open;
 	time_t accepted, last;
@@ -181,6 +192,8 @@ struct smb_srv {
 	pthread_mutex_t rel_lock;
 	struct smb_conn **released;  /* parked frames the QoS timer handed back */
 	size_t nreleased, released_cap;
+	unsigned npending;           /* async requests on the node (loop thread) */
+	int async_woken;             /* a waiter was woken (atomic: any thread) */
 };
 
 /* One message of a frame being served. */
@@ -197,6 +210,8 @@ struct smb_req {
 	struct smb_wire_fid *related; /* the previous open of a compound */
 	bool sign_rsp;               /* sign even if the request was not (final SESSION_SETUP) */
 	struct smb_sess *sign_sess;
+	bool last;                   /* the last message of its frame: it may go async */
+	uint64_t async_id;           /* set with STATUS_PENDING: the interim response's AsyncId */
 };
 
 typedef uint32_t (*smb_handler_fn)(struct smb_req *r);
@@ -209,7 +224,14 @@ struct smb_tree *smb_tree_find(struct smb_sess *s, uint32_t id);
 struct smb_open *smb_open_find(struct smb_req *r, const struct smb_wire_fid *fid);
 /* The open a READ or WRITE names, for QoS admission before the frame is served. */
 int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len);
+/* Sign the message at [off, end) of out / wrap out in a transform and queue it, for s. */
+void smb_dispatch_sign(struct smb_conn *c, struct smb_sess *s, struct ut_buf *out, size_t off, size_t end);
+void smb_dispatch_send_encrypted(struct smb_conn *c, struct smb_sess *s, const struct ut_buf *out);
 /* smb_srv.c */
+/* Write what c has queued and re-arm its epoll events (a reply sent outside its frame). */
+void smb_conn_kick(struct smb_conn *c);
+/* Drop c: its sessions, opens, locks and waiting requests, its socket (the loop; tests). */
+void smb_conn_free(struct smb_conn *c);
 void smb_conn_send(struct smb_conn *c, const uint8_t *payload, size_t len);
 /* The QoS release of a parked frame (struct qos_item.release). */
 void smb_srv_release(void *arg, struct qos_item *it);
@@ -261,6 +283,22 @@ uint32_t smb_lock_io(const struct smb_open *o, uint64_t offset, uint64_t length,
 /* Drop what an open / a connection holds in the table. */
 void smb_lock_open_gone(struct smb_open *o);
 void smb_lock_conn_gone(struct smb_conn *c);
+/* One element of a LOCK tried again: 0 or the table's -errno; its NTSTATUS. */
+int smb_lock_try(struct smb_open *o, const struct smb_wire_lock_elem *e);
+uint32_t smb_lock_status(int rc);
+/* smb_async.c: requests answered STATUS_PENDING (MS-SMB2 3.3.4.2), so far
+ * blocking LOCKs. lock: queue r's element e on o (the first try was
+ * refused): STATUS_PENDING with r->async_id set, STATUS_SUCCESS when a try
+ * after registering grants it, STATUS_INSUFFICIENT_RESOURCES past a cap
+ * (SMB_ASYNC_PER_CONN, SMB_ASYNC_NODE_MAX, the table's waiters).
+ * cancel: SMB2 CANCEL h (3.3.5.16). open_gone: o closes: its waiters are
+ * tried once more (granted, or STATUS_RANGE_NOT_LOCKED). conn_gone: free
+ * c's silently. run: retry the woken waiters (the loop, on its eventfd). */
+uint32_t smb_async_lock(struct smb_req *r, struct smb_open *o, const struct smb_wire_lock_elem *e);
+void smb_async_cancel(struct smb_conn *c, const struct smb_wire_msg *m, bool encrypted);
+void smb_async_open_gone(struct smb_conn *c, struct smb_open *o);
+void smb_async_conn_gone(struct smb_conn *c);
+void smb_async_run(struct smb_srv *srv);
 /* smb_info.c */
 uint32_t smb_info_query_dir(struct smb_req *r);
 uint32_t smb_info_query(struct smb_req *r);

@@ -19,6 +19,10 @@ void smb_tree_free(struct smb_sess *s, struct smb_tree *t)
 	struct smb_tree **pp;
 	struct smb_open *o, *n;
 
+	/* locks first, so a request waiting only on this tree's is granted */
+	for (o = s->opens; o; o = o->next)
+		if (o->tree == t)
+			smb_lock_open_gone(o);
 	for (o = s->opens; o; o = n) {
 		n = o->next;
 		if (o->tree == t)

@@ -43,7 +43,67 @@ struct vol_lock_tab {
 	struct vl_file *b[VL_BUCKETS];
 	struct vl_vol *vols;
 	size_t nvols, vols_cap;
+	struct vol_lock_waiter *waiters;
+	size_t nwaiters;
 };
+
+/* Something of k was released: wake its waiters (mutex held). */
+static void wake_file(struct vol_lock_tab *t, const struct vol_lock_key *k)
+{
+	for (struct vol_lock_waiter *w = t->waiters; w; w = w->next_)
+		if (w->key.fsid == k->fsid && w->key.dev == k->dev && w->key.ino == k->ino)
+			w->wake(w);
+}
+
+int vol_lock_wait(struct vol_lock_tab *t, struct vol_lock_waiter *w)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&t->mu);
+	if (w->linked_)
+		goto out;
+	if (t->nwaiters >= VOL_LOCK_WAIT_MAX) {
+		rc = -ENOLCK;
+		goto out;
+	}
+	w->prev_ = NULL;
+	w->next_ = t->waiters;
+	if (t->waiters)
+		t->waiters->prev_ = w;
+	t->waiters = w;
+	w->linked_ = true;
+	t->nwaiters++;
+out:
+	pthread_mutex_unlock(&t->mu);
+	return rc;
+}
+
+void vol_lock_unwait(struct vol_lock_tab *t, struct vol_lock_waiter *w)
+{
+	pthread_mutex_lock(&t->mu);
+	if (w->linked_) {
+		if (w->prev_)
+			w->prev_->next_ = w->next_;
+		else
+			t->waiters = w->next_;
+		if (w->next_)
+			w->next_->prev_ = w->prev_;
+		w->next_ = w->prev_ = NULL;
+		w->linked_ = false;
+		t->nwaiters--;
+	}
+	pthread_mutex_unlock(&t->mu);
+}
+
+size_t vol_lock_waiters(struct vol_lock_tab *t)
+{
+	size_t n;
+
+	pthread_mutex_lock(&t->mu);
+	n = t->nwaiters;
+	pthread_mutex_unlock(&t->mu);
+	return n;
+}
 
 int vol_lock_new(size_t per_vol, size_t per_node, struct vol_lock_tab **out)
 {
@@ -369,6 +429,7 @@ int vol_lock_unlock(struct vol_lock_tab *t, const struct vol_lock_key *k, const 
 			goto out;
 		posix_cut(f, o, start, len);
 		counted(t, k->fsid, delta);
+		wake_file(t, k);
 		goto out;
 	}
 	for (size_t i = 0; i < f->n; i++) {
@@ -378,6 +439,7 @@ int vol_lock_unlock(struct vol_lock_tab *t, const struct vol_lock_key *k, const 
 		    h->len == len) {
 			ent_remove(f, i);
 			counted(t, k->fsid, -1);
+			wake_file(t, k);
 			rc = 0;
 			break;
 		}
@@ -475,17 +537,22 @@ static void release_where(struct vol_lock_tab *t, const struct vol_lock_owner *o
 	pthread_mutex_lock(&t->mu);
 	for (size_t b = 0; b < VL_BUCKETS; b++)
 		for (struct vl_file *f = t->b[b], *nx; f; f = nx) {
+			bool dropped = false;
+
 			nx = f->next;
 			for (size_t i = 0; i < f->n;) {
 				const struct vol_lock_owner *h = &f->e[i].o;
 
 				if (whole_client ? h->proto == o->proto && h->client == o->client : owner_eq(h, o)) {
+					dropped |= !f->e[i].share;
 					ent_remove(f, i);
 					counted(t, f->k.fsid, -1);
 				} else {
 					i++;
 				}
 			}
+			if (dropped)
+				wake_file(t, &f->k);
 			file_drop_if_empty(t, f);
 		}
 	pthread_mutex_unlock(&t->mu);

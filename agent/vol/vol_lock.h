@@ -43,6 +43,18 @@
  * reservation with access 0 (an SMB open of attributes only) is neither
  * checked nor kept, as Windows does.
  *
+ * Waiters (blocking locks: SMB2 LOCK without FAIL_IMMEDIATELY now, NLM's
+ * blocking LOCK later): a protocol that must wait for a lock registers a
+ * struct vol_lock_waiter on the file (vol_lock_wait). Every call that takes
+ * a lock off that file (vol_lock_unlock, vol_lock_release,
+ * vol_lock_release_client) then calls w->wake(w), with the table's mutex
+ * held, on whatever thread released: wake must not block and must not call
+ * the table (the SMB server sets a flag and writes its loop's eventfd).
+ * The protocol then retries its vol_lock_lock on its own thread, and stays
+ * registered until it is granted or gives up (vol_lock_unwait, after which
+ * wake is never called again on w). A waiter is the caller's memory. The
+ * waiters are capped per node (VOL_LOCK_WAIT_MAX): past it, -ENOLCK.
+ *
  * Bounds: locks plus reservations are capped per volume (fsid) and per node
  * (the table); past a cap a request is refused with -ENOLCK and nothing
  * changes. Errors: -EAGAIN (a lock conflicts), -EBUSY (a share conflicts),
@@ -59,6 +71,7 @@
 #define VOL_LOCK_EOF UINT64_MAX
 #define VOL_LOCK_NODE_MAX (1u << 20)   /* default entries per node */
 #define VOL_LOCK_VOL_MAX (1u << 16)    /* default entries per volume */
+#define VOL_LOCK_WAIT_MAX 4096u        /* waiters per node */
 
 /* Who holds an entry; compared whole. */
 enum vol_lock_proto { VOL_LOCK_SMB = 1, VOL_LOCK_NFS4 = 2, VOL_LOCK_NLM = 3 };
@@ -112,6 +125,22 @@ int vol_lock_share(struct vol_lock_tab *t, const struct vol_lock_key *k, const s
 /* Drop every lock and reservation of o / of every owner of (proto, client). */
 void vol_lock_release(struct vol_lock_tab *t, const struct vol_lock_owner *o);
 void vol_lock_release_client(struct vol_lock_tab *t, uint32_t proto, uint64_t client);
+
+/* A registered wait for locks on key to be released (above). */
+struct vol_lock_waiter {
+	struct vol_lock_key key;
+	void (*wake)(struct vol_lock_waiter *w);
+	void *arg;                            /* the caller's */
+	struct vol_lock_waiter *next_, *prev_; /* the table's */
+	bool linked_;
+};
+
+/* Register w (its key, wake and arg set): 0, or -ENOLCK past the cap. */
+int vol_lock_wait(struct vol_lock_tab *t, struct vol_lock_waiter *w);
+/* Unregister w (a no-op when it is not registered). */
+void vol_lock_unwait(struct vol_lock_tab *t, struct vol_lock_waiter *w);
+/* Waiters registered on the node. */
+size_t vol_lock_waiters(struct vol_lock_tab *t);
 
 /* Entries held: on k's volume (k->fsid) when k is not NULL, else on the node. */
 size_t vol_lock_count(struct vol_lock_tab *t, const struct vol_lock_key *k);

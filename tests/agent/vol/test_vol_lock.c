@@ -3,7 +3,9 @@
  * edge), Windows stacking and exact unlock, POSIX upgrade/downgrade, split
  * and merge, I/O tests against mandatory locks, share conflicts and
  * replacement, the per-volume and per-node caps, and release of an owner
- * and of a client.
+ * and of a client; waiters: woken by every release on their file (unlock,
+ * POSIX unlock, owner and client release, whatever the protocol), not by
+ * other files or reservations, never after unwait, capped per node.
  */
 #include <check.h>
 #include <errno.h>
@@ -272,6 +274,80 @@ START_TEST(test_release)
 }
 END_TEST
 
+struct tw {
+	struct vol_lock_waiter w;
+	int wakes;
+};
+
+static void tw_wake(struct vol_lock_waiter *w)
+{
+	((struct tw *)w->arg)->wakes++;
+}
+
+static void tw_init(struct tw *x, const struct vol_lock_key *k)
+{
+	*x = (struct tw){ .w = { .key = *k, .wake = tw_wake } };
+	x->w.arg = x;
+}
+
+START_TEST(test_waiters)
+{
+	static struct tw many[VOL_LOCK_WAIT_MAX];
+	struct tw a, b;
+
+	tw_init(&a, &F1);
+	tw_init(&b, &F2);
+	ck_assert_int_eq(vol_lock_wait(t, &a.w), 0);
+	ck_assert_int_eq(vol_lock_wait(t, &a.w), 0); /* registered once */
+	ck_assert_int_eq(vol_lock_wait(t, &b.w), 0);
+	ck_assert_uint_eq(vol_lock_waiters(t), 2);
+	/* a Windows unlock of F1 wakes F1's waiter only; a refused one wakes none */
+	ck_assert_int_eq(vol_lock_lock(t, &F1, &A, 0, 10, X, NULL), 0);
+	ck_assert_int_eq(a.wakes, 0);
+	ck_assert_int_eq(vol_lock_unlock(t, &F1, &A, 0, 9, 0), -ENOENT);
+	ck_assert_int_eq(a.wakes, 0);
+	ck_assert_int_eq(vol_lock_unlock(t, &F1, &A, 0, 10, 0), 0);
+	ck_assert_int_eq(a.wakes, 1);
+	ck_assert_int_eq(b.wakes, 0);
+	/* another protocol's POSIX unlock wakes it too */
+	ck_assert_int_eq(vol_lock_lock(t, &F1, &N, 0, 10, X | P, NULL), 0);
+	ck_assert_int_eq(vol_lock_unlock(t, &F1, &N, 0, 5, P), 0);
+	ck_assert_int_eq(a.wakes, 2);
+	/* release of an owner and of a client */
+	ck_assert_int_eq(vol_lock_lock(t, &F1, &B, 20, 1, X, NULL), 0);
+	vol_lock_release(t, &B);
+	ck_assert_int_eq(a.wakes, 3);
+	ck_assert_int_eq(vol_lock_lock(t, &F1, &C, 30, 1, X, NULL), 0);
+	vol_lock_release_client(t, VOL_LOCK_SMB, 2);
+	ck_assert_int_eq(a.wakes, 4);
+	/* a reservation going is no lock released */
+	ck_assert_int_eq(vol_lock_share(t, &F1, &A, VOL_SHARE_READ, 0), 0);
+	vol_lock_release(t, &A);
+	ck_assert_int_eq(a.wakes, 4);
+	/* after unwait, never again */
+	vol_lock_unwait(t, &a.w);
+	vol_lock_unwait(t, &a.w);
+	ck_assert_uint_eq(vol_lock_waiters(t), 1);
+	vol_lock_release(t, &N);
+	ck_assert_int_eq(vol_lock_lock(t, &F1, &A, 0, 10, X, NULL), 0);
+	ck_assert_int_eq(vol_lock_unlock(t, &F1, &A, 0, 10, 0), 0);
+	ck_assert_int_eq(a.wakes, 4);
+	vol_lock_unwait(t, &b.w);
+	/* the per-node cap */
+	for (size_t i = 0; i < VOL_LOCK_WAIT_MAX; i++) {
+		tw_init(&many[i], &G1);
+		ck_assert_int_eq(vol_lock_wait(t, &many[i].w), 0);
+	}
+	ck_assert_int_eq(vol_lock_wait(t, &a.w), -ENOLCK);
+	vol_lock_unwait(t, &many[0].w);
+	ck_assert_int_eq(vol_lock_wait(t, &a.w), 0);
+	for (size_t i = 1; i < VOL_LOCK_WAIT_MAX; i++)
+		vol_lock_unwait(t, &many[i].w);
+	vol_lock_unwait(t, &a.w);
+	ck_assert_uint_eq(vol_lock_waiters(t), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vol_lock");
@@ -286,6 +362,7 @@ int main(void)
 	tcase_add_test(tc, test_share_conflicts);
 	tcase_add_test(tc, test_caps);
 	tcase_add_test(tc, test_release);
+	tcase_add_test(tc, test_waiters);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }

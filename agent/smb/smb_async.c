@@ -1,0 +1,229 @@
+/* smb_async: requests the server answers STATUS_PENDING and completes later
+ * (MS-SMB2 3.3.4.2, 3.3.4.3, 3.3.5.16), so far the blocking LOCK (3.3.5.14:
+ * a single element without SMB2_LOCKFLAG_FAIL_IMMEDIATELY that cannot be
+ * granted now).
+ *
+ * The request gets an AsyncId (nonzero, unique on the connection), an
+ * interim response (SMB2_FLAGS_ASYNC_COMMAND, the AsyncId, STATUS_PENDING,
+ * the credits the request earns, not signed: 3.3.4.2's SHOULD NOT; encrypted
+ * when the request was) and a struct vol_lock_waiter in the store's table.
+ * Whoever releases a lock on that file, on any thread and in any protocol,
+ * wakes the waiter: the wake sets a flag and writes the server's eventfd,
+ * and the loop thread (smb_async_run) tries the lock again. The final
+ * response carries the AsyncId and CreditResponse 0, and is signed and
+ * encrypted as the session's other responses are. It ends as:
+ * - STATUS_SUCCESS: the lock was granted on a try;
+ * - STATUS_CANCELLED: SMB2 CANCEL named it (by AsyncId when the CANCEL is
+ *   async, else by MessageId), from the same session;
+ * - STATUS_RANGE_NOT_LOCKED: its open closed (CLOSE, TREE_DISCONNECT,
+ *   LOGOFF) while it could still not be granted; a tree disconnect or a
+ *   logoff releases every lock of its opens first, so a waiter that was only
+ *   waiting on those is granted (then released with its open), as Windows
+ *   and Samba answer;
+ * - nothing: the connection went (its waiters are freed).
+ * Bounds: SMB_ASYNC_PER_CONN waiting requests per connection and
+ * SMB_ASYNC_NODE_MAX per node, and the table's VOL_LOCK_WAIT_MAX; past any,
+ * the LOCK is answered STATUS_INSUFFICIENT_RESOURCES at once (3.3.4.2
+ * allows it when resources are constrained). Nothing blocks a thread.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/smb/smb_srv_internal.h"
+#include "api/api_error.h"
+#include "util/ut_log.h"
+
+struct smb_async {
+	struct smb_async *next;
+	struct smb_conn *c;
+	struct smb_srv *srv;         /* for the wake, which may run on another thread */
+	struct smb_open *o;
+	uint64_t async_id, message_id, session_id;
+	uint16_t credit_charge;
+	bool encrypted;
+	struct smb_wire_lock_elem e;
+	struct vol_lock_waiter w;
+	int woken;                   /* atomic */
+};
+
+/* The table's wake (its mutex held, any thread): flag it, wake the loop. */
+static void async_wake(struct vol_lock_waiter *w)
+{
+	struct smb_async *a = w->arg;
+	uint64_t one = 1;
+
+	__atomic_store_n(&a->woken, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&a->srv->async_woken, 1, __ATOMIC_RELEASE);
+	if (write(a->srv->evfd, &one, sizeof(one)) < 0)
+		UT_WARN("smb_srv", NULL, "cannot wake the loop for a lock: %s", strerror(errno));
+}
+
+/* The final response (3.3.4.3 / 3.3.4.4), queued on the connection. */
+static void async_reply(struct smb_async *a, uint32_t status)
+{
+	struct smb_conn *c = a->c;
+	struct smb_sess *s = smb_sess_find(c, a->session_id);
+	struct smb_wire_hdr rh = { 0 };
+	struct ut_buf out;
+
+	if (c->freeing)
+		return;
+	if (!s || s->state != SMB_SESS_VALID) {
+		/* nothing to sign it with: the client has dropped the session */
+		UT_DEBUG("smb_srv", NULL, "%s: async request %llu ends without its session", c->peer,
+			 (unsigned long long)a->async_id);
+		return;
+	}
+	ut_buf_init(&out, 256);
+	rh.credit_charge = a->credit_charge;
+	rh.status = status;
+	rh.command = SMB2_LOCK;
+	rh.credits = 0;
+	rh.flags = SMB2_FLAGS_SERVER_TO_REDIR | SMB2_FLAGS_ASYNC_COMMAND;
+	rh.message_id = a->message_id;
+	rh.async_id = a->async_id;
+	rh.session_id = a->session_id;
+	smb_wire_hdr_encode(&out, &rh);
+	if (status == STATUS_SUCCESS)
+		smb_wire_empty_rsp_encode(&out);
+	else
+		smb_wire_error_rsp_encode(&out);
+	if (out.err != AQ_OK) {
+		c->closing = true;
+	} else if (a->encrypted || s->encrypt) {
+		smb_dispatch_send_encrypted(c, s, &out);
+	} else {
+		smb_dispatch_sign(c, s, &out, 0, out.len);
+		smb_conn_send(c, ut_buf_bytes(&out), out.len);
+	}
+	ut_buf_cleanup(&out);
+}
+
+/* Take a off its connection and the table, and free it. */
+static void async_free(struct smb_async *a)
+{
+	struct smb_conn *c = a->c;
+	struct smb_async **pp;
+
+	vol_lock_unwait(a->o->locks, &a->w);
+	for (pp = &c->pending; *pp && *pp != a; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = a->next;
+	c->npending--;
+	c->srv->npending--;
+	free(a);
+}
+
+uint32_t smb_async_lock(struct smb_req *r, struct smb_open *o, const struct smb_wire_lock_elem *e)
+{
+	struct smb_conn *c = r->c;
+	struct smb_async *a;
+	int rc;
+
+	if (c->npending >= SMB_ASYNC_PER_CONN || c->srv->npending >= SMB_ASYNC_NODE_MAX) {
+		UT_INFO("smb_srv", NULL, "%s: a blocking lock refused: %u requests wait on the connection, %u on the node",
+			c->peer, c->npending, c->srv->npending);
+		return STATUS_INSUFFICIENT_RESOURCES;
+	}
+	if (!(a = calloc(1, sizeof(*a))))
+		return STATUS_INSUFFICIENT_RESOURCES;
+	a->c = c;
+	a->srv = c->srv;
+	a->o = o;
+	a->e = *e;
+	a->message_id = r->m.hdr.message_id;
+	a->session_id = r->sess->id;
+	a->credit_charge = r->m.hdr.credit_charge;
+	a->encrypted = r->encrypted;
+	a->w.key = o->lkey;
+	a->w.wake = async_wake;
+	a->w.arg = a;
+	if (vol_lock_wait(o->locks, &a->w) != 0) {
+		free(a);
+		return STATUS_INSUFFICIENT_RESOURCES;
+	}
+	/* a release between the first try and the registration woke no one */
+	if ((rc = smb_lock_try(o, e)) != -EAGAIN) {
+		vol_lock_unwait(o->locks, &a->w);
+		free(a);
+		return smb_lock_status(rc);
+	}
+	do
+		a->async_id = ++c->next_async;
+	while (a->async_id == 0);
+	a->next = c->pending;
+	c->pending = a;
+	c->npending++;
+	c->srv->npending++;
+	r->async_id = a->async_id;
+	return STATUS_PENDING;
+}
+
+void smb_async_cancel(struct smb_conn *c, const struct smb_wire_msg *m, bool encrypted)
+{
+	const struct smb_wire_hdr *h = &m->hdr;
+	bool async = h->flags & SMB2_FLAGS_ASYNC_COMMAND;
+	struct smb_sess *s = smb_sess_find(c, h->session_id);
+	struct smb_async *a;
+
+	/* a CANCEL has no response; one that is not its session's is ignored */
+	if (!s || s->state != SMB_SESS_VALID || s->logged_off)
+		return;
+	if (!encrypted && (!(h->flags & SMB2_FLAGS_SIGNED) ||
+			   smb_crypto_verify(c->dialect < SMB2_DIALECT_300 ? SMB2_SIGNING_HMAC_SHA256
+					     : c->signing == SMB_WIRE_NONE ? SMB2_SIGNING_AES_CMAC : c->signing,
+					     s->keys.signing, m->p, m->len) != AQ_OK))
+		return;
+	for (a = c->pending; a; a = a->next)
+		if (a->session_id == s->id && (async ? a->async_id == h->async_id : a->message_id == h->message_id))
+			break;
+	if (!a)
+		return;
+	async_reply(a, STATUS_CANCELLED);
+	async_free(a);
+}
+
+void smb_async_open_gone(struct smb_conn *c, struct smb_open *o)
+{
+	for (struct smb_async *a = c->pending, *nx; a; a = nx) {
+		nx = a->next;
+		if (a->o != o)
+			continue;
+		if (!c->freeing)
+			async_reply(a, smb_lock_try(o, &a->e) == 0 ? STATUS_SUCCESS : STATUS_RANGE_NOT_LOCKED);
+		async_free(a);
+	}
+}
+
+void smb_async_conn_gone(struct smb_conn *c)
+{
+	while (c->pending)
+		async_free(c->pending);
+}
+
+void smb_async_run(struct smb_srv *srv)
+{
+	if (!__atomic_exchange_n(&srv->async_woken, 0, __ATOMIC_ACQ_REL))
+		return;
+	for (struct smb_conn *c = srv->conns; c; c = c->next) {
+		bool sent = false;
+
+		for (struct smb_async *a = c->pending, *nx; a; a = nx) {
+			int rc;
+
+			nx = a->next;
+			if (!__atomic_exchange_n(&a->woken, 0, __ATOMIC_ACQ_REL))
+				continue;
+			if ((rc = smb_lock_try(a->o, &a->e)) == -EAGAIN)
+				continue;
+			async_reply(a, smb_lock_status(rc));
+			async_free(a);
+			sent = true;
+		}
+		if (sent)
+			smb_conn_kick(c);
+	}
+}
