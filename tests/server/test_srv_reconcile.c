@@ -192,7 +192,9 @@ START_TEST(test_generation_race)
 	placed("v7", "create", 0); /* commits after the look */
 	ck_assert_int_eq(srv_reconcile_generation(&math, db, node, &ri, &gen), AQ_OK);
 	ck_assert_int_eq(gen, 4);
-	ck_assert_int_eq(json_integer_value(json_object_get(get("nodes/", "n1"), "generation")), 4);
+	pl = get("nodes/", "n1");
+	ck_assert_int_eq(json_integer_value(json_object_get(pl, "generation")), 4);
+	json_decref(pl);
 	pl = get("placements/" LOC "/volumes/", "v7");
 	ck_assert_int_eq(json_integer_value(json_object_get(pl, "pendingGeneration")), 4);
 	ck_assert_msg(carries(ri.intent, LOC "/volumes/v7"), "generation 4 took v7's placement but does not carry it");
