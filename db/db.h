@@ -69,7 +69,9 @@ void db_rollback(struct db *db);
 int db_get(struct db *db, const char *name, json_t **doc);
 /* The committed JSON text of one resource (malloc'd, NUL-terminated), from
  * the process's document cache when it holds it (db_cache.h), else from the
- * database (filling the cache). Outside a transaction only. */
+ * database (filling the cache). On PostgreSQL, where other aquiferd
+ * replicas write too, always from the database. Outside a transaction
+ * only. */
 int db_get_text(struct db *db, const char *name, char **text, size_t *len);
 /* Insert (create=true: AQ_EEXIST if the name exists) or replace
  * (create=false: AQ_ENOENT if it does not). kind and parent are stored for

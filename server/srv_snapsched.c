@@ -87,10 +87,10 @@ out:
 /* One volume at time t, in its own transaction. */
 static int sched_volume(struct db *db, const struct db_fence *fence, const char *vn, int64_t t, int *made)
 {
-	char sname[800];
+	char sname[800], made_ids[8][80];
 	json_t *vol = NULL, *rec = NULL;
 	bool dirty = false, fresh = false;
-	int rc;
+	int rc, nmade = 0;
 
 	if ((rc = db_begin(db)) != AQ_OK)
 		return rc;
@@ -139,13 +139,18 @@ static int sched_volume(struct db *db, const struct db_fence *fence, const char 
 			rc = AQ_OK;
 		} else if (rc == AQ_OK) {
 			(*made)++;
+			if (nmade < 8)
+				snprintf(made_ids[nmade++], sizeof(made_ids[0]), "%s", id);
 		}
 		if (rc != AQ_OK || (rc = sched_trim(db, vn, s.kind, s.keep, made)) != AQ_OK)
 			goto out;
 	}
 	if (dirty && (rc = db_put(db, "snapsched", "", sname, rec, fresh)) != AQ_OK)
 		goto out;
-	rc = db_commit(db);
+	if ((rc = db_commit(db)) == AQ_OK)
+		for (int i = 0; i < nmade; i++) /* which replica made each slot's snapshot, at which epoch */
+			UT_INFO("srv_snapsched", NULL, "volume %s: scheduled snapshot %s made (leader epoch %lld)", vn,
+				made_ids[i], (long long)(fence && fence->lease ? fence->epoch : 0));
 out:
 	db_rollback(db);
 	json_decref(vol);
