@@ -4,8 +4,8 @@
 #  - /healthz of every replica names the same epoch and leader URL, and
 #    exactly one says leader (and aquifer_leader 1 in its /metrics);
 #  - the storage node reports to a follower, and stays READY past
-#    --node-down-seconds: the leader judges liveness by what the follower
-#    makes durable;
+#    --node-down-seconds, also with reports that change nothing: the leader
+#    judges liveness by what the follower makes durable;
 #  - a snapshot policy on the scheduler's test clock (an hour lasts 2 s)
 #    makes one snapshot per slot, each made by the leader (its log says
 #    "scheduled snapshot ID made"; no other replica's does);
@@ -97,6 +97,18 @@ expect_eq "no follower made one" 0 "$others"
 expect_eq "each slot's snapshot made once" "${#by_lead[@]}" "$(printf '%s\n' "${by_lead[@]}" | sort -u | wc -l)"
 ok "3 kept (${seen[*]})" test "${#seen[@]}" = 3
 
+# quiet reports (the policy off: nothing in them changes) past node-down-seconds:
+# only the follower's durable lastSeenMs tells the leader the node is alive
+aq_mutate PATCH "$P/volumes/v1?updateMask=snapshotPolicy" '{}'
+expect_true '.done and (has("error") | not)' "the policy is taken off v1"
+sleep 16
+aq_req GET /v1/nodes/node-east
+expect_jq .state READY "after 16 s of unchanged reports to follower $F, the leader still counts the node READY"
+# (a DOWN would heal at the next report: the leader's log would say it)
+expect_eq "no replica took the node for DOWN" 0 "$(cat "${DIR[@]/%//aquiferd.log}" | grep -c 'silent for')"
+aq_mutate PATCH "$P/volumes/v1?updateMask=snapshotPolicy" '{"snapshotPolicy":{"enabled":true,"hourlySchedule":{"snapshotsToKeep":3,"minute":0}}}'
+expect_true '.done and (has("error") | not)' "the policy is back on v1"
+
 # only the leader reconciles: the followers count no pass
 for i in 0 1 2; do
 	AQ_URL=${URL[$i]} aq_req GET /metrics
@@ -152,5 +164,6 @@ all=$( (made_by "$LEAD"; made_by "$NEW") | sort)
 expect_eq "over both leaders, each slot's snapshot made once" "$(wc -l <<<"$all")" "$(sort -u <<<"$all" | wc -l)"
 AQ_URL=${URL[$F]} aq_req GET /v1/nodes/node-east
 expect_jq .state READY "the node is still READY after the failover"
+expect_eq "no replica took the node for DOWN, before or after the failover" 0 "$(cat "${DIR[@]/%//aquiferd.log}" | grep -c 'silent for')"
 for i in $F $OTHER; do aq_sanitizer_clean "${DIR[$i]}"; done
 aq_finish
