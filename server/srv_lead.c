@@ -21,6 +21,7 @@ struct srv_lead {
 	char holder[128];
 	/* under lock */
 	bool leader;            /* the last take or renew succeeded */
+	bool ticked;            /* a take or renew was answered once */
 	int64_t epoch;          /* ours when leader, else the holder's last seen */
 	uint64_t valid_until;   /* monotonic ms: leads until then at most */
 	int64_t since_ms;       /* wall ms our epoch began */
@@ -123,6 +124,11 @@ static void lead_tick(struct srv *srv, struct db *db)
 	}
 	if (rc == AQ_OK || rc == AQ_EPRECOND)
 		snprintf(l->url, sizeof(l->url), "%s", got.url);
+	/* a replica taking over wakes its reconciler at once; at start it
+	 * makes its first pass when it would without a lease (within 1 s) */
+	kick = kick && l->ticked;
+	if (rc == AQ_OK || rc == AQ_EPRECOND)
+		l->ticked = true;
 	pthread_mutex_unlock(&l->lock);
 	if (kick)
 		srv_kick(srv, NULL); /* a new leader's first pass visits every node */
