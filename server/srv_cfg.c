@@ -140,6 +140,14 @@ int srv_cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *m
 	return AQ_OK;
 }
 
+int srv_cfg_check(const struct srv_cfg *cfg, aq_msg *msg)
+{
+	if (cfg->lead_renew_ms >= cfg->lead_lease_ms)
+		return aq_fail(msg, AQ_EINVAL, "leader-renew-seconds (%d) must be less than leader-lease-seconds (%d)",
+			       cfg->lead_renew_ms / 1000, cfg->lead_lease_ms / 1000);
+	return AQ_OK;
+}
+
 static int cfg_line(void *arg, const char *key, const char *value, aq_msg *msg)
 {
 	return srv_cfg_set(arg, key, value, msg) == AQ_OK ? AQ_OK : AQ_EINVAL;

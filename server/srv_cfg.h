@@ -52,6 +52,10 @@ void srv_cfg_defaults(struct srv_cfg *cfg);
 /* Set key to val. AQ_EINVAL with a message naming the key and the range
  * for a bad value or an unknown key. */
 int srv_cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *msg);
+/* What no single key can check: leader-renew-seconds below
+ * leader-lease-seconds (AQ_EINVAL naming both). serve calls it first, so
+ * a refused start creates nothing. */
+int srv_cfg_check(const struct srv_cfg *cfg, aq_msg *msg);
 /* Apply every line of the config file at path ("FILE:LINE: why" on error). */
 int srv_cfg_load(struct srv_cfg *cfg, const char *path, aq_msg *msg);
 

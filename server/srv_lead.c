@@ -167,9 +167,8 @@ int srv_lead_start(struct srv *srv, aq_msg *msg)
 {
 	char host[64] = "localhost";
 
-	if (srv->cfg.lead_renew_ms >= srv->cfg.lead_lease_ms)
-		return aq_fail(msg, AQ_EINVAL, "leader-renew-seconds (%d) must be less than leader-lease-seconds (%d)",
-			       srv->cfg.lead_renew_ms / 1000, srv->cfg.lead_lease_ms / 1000);
+	if (srv_cfg_check(&srv->cfg, msg) != AQ_OK)
+		return AQ_EINVAL;
 	if (!(srv->lead = calloc(1, sizeof(*srv->lead))))
 		return AQ_ENOMEM;
 	gethostname(host, sizeof(host) - 1);

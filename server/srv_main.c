@@ -168,7 +168,7 @@ static int serve(struct srv *srv)
 	int64_t started_ms;
 
 	/* the listen policy and the TLS files first: a refused start creates nothing */
-	if (srv_ca_setup(srv, &msg) != AQ_OK || (rc = db_open(srv->cfg.db_path, &db, &msg)) != AQ_OK) {
+	if (srv_cfg_check(&srv->cfg, &msg) != AQ_OK || srv_ca_setup(srv, &msg) != AQ_OK || (rc = db_open(srv->cfg.db_path, &db, &msg)) != AQ_OK) {
 		UT_ERROR("srv_main", NULL, "%s", msg.text);
 		return 1;
 	}
