@@ -12,7 +12,10 @@
 #  - kill -9 of the leader: one of the two others leads within 10 s at a
 #    higher epoch, a volume created through a survivor meanwhile becomes
 #    READY (the new leader reconciled and pushed it to the agent), the
-#    node stays READY, the schedule goes on, made by the new leader only.
+#    node stays READY, the schedule goes on, made by the new leader only;
+#  - the new leader frozen (SIGSTOP) past its lease: the last replica takes
+#    over; thawed, the stale leader says at once it does not lead and makes
+#    no snapshot more.
 # The replicas share the database and the state folder's key. Lease 6 s,
 # renewed every 2 s (the defaults).
 AQ_DB=postgres
@@ -165,5 +168,25 @@ expect_eq "over both leaders, each slot's snapshot made once" "$(wc -l <<<"$all"
 AQ_URL=${URL[$F]} aq_req GET /v1/nodes/node-east
 expect_jq .state READY "the node is still READY after the failover"
 expect_eq "no replica took the node for DOWN, before or after the failover" 0 "$(cat "${DIR[@]/%//aquiferd.log}" | grep -c 'silent for')"
+# --- a leader frozen past its lease (SIGSTOP): the other takes over; thawed,
+# the stale one stops leading at once (its own clock) and makes nothing more
+REST=$F
+[ "$NEW" = "$F" ] && REST=$OTHER
+kill -STOP "${PID[$NEW]}"
+t2=$(date +%s%N)
+ok "leader $NEW frozen: replica $REST leads within 10 s" wait_leader 10 "$REST"
+LEAD=$OLD # (wait_leader set it)
+echo "# frozen leader $NEW: replica $REST leads $((($(date +%s%N) - t2) / 1000000)) ms after SIGSTOP" >&2
+frozen_made=$(made_by "$NEW" | wc -l)
+kill -CONT "${PID[$NEW]}"
+h=$(health "$NEW")
+expect_eq "the thawed stale leader says at once that it does not lead" false "$(jq -r .leader <<<"$h")"
+sleep $((PERIOD * 2 + 1))
+mapfile -t l < <(leaders "$F" "$OTHER")
+expect_eq "after the thaw exactly one replica leads, replica $REST" "$REST" "${l[*]}"
+expect_eq "the stale leader made no snapshot after its thaw" "$frozen_made" "$(made_by "$NEW" | wc -l)"
+ok "its replacement runs the schedule" test "$(made_by "$REST" | wc -l)" -ge 1
+all=$( (made_by "$LEAD"; made_by "$NEW"; made_by "$REST") | sort)
+expect_eq "over three leaders, each slot's snapshot made once" "$(wc -l <<<"$all")" "$(sort -u <<<"$all" | wc -l)"
 for i in $F $OTHER; do aq_sanitizer_clean "${DIR[$i]}"; done
 aq_finish
