@@ -117,7 +117,7 @@ static void db_pending_drop(struct db *db, bool publish)
 	while ((n = ut_fifo_pop(&db->pending))) {
 		struct db_pending *p = UT_FIFO_ENTRY(n, struct db_pending, node);
 
-		if (publish)
+		if (publish && db->ops->kind != DB_PG) /* no cache on PostgreSQL (db_get_text) */
 			db_cache_store(p->name, p->text);
 		free(p->name);
 		free(p->text);
@@ -211,6 +211,11 @@ int db_get_text(struct db *db, const char *name, char **text, size_t *len)
 {
 	int rc;
 
+	/* PostgreSQL may have other writers (aquiferd replicas) this process's
+	 * cache knows nothing of: no cache there until it is invalidated
+	 * across replicas */
+	if (db->ops->kind == DB_PG)
+		return db->ops->get(db, name, text, len);
 	if (db_cache_lookup(name, text, len) == AQ_OK)
 		return AQ_OK;
 	/* fill under the writer mutex, so no commit slips between read and store */

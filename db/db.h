@@ -69,7 +69,9 @@ void db_rollback(struct db *db);
 int db_get(struct db *db, const char *name, json_t **doc);
 /* The committed JSON text of one resource (malloc'd, NUL-terminated), from
  * the process's document cache when it holds it (db_cache.h), else from the
- * database (filling the cache). Outside a transaction only. */
+ * database (filling the cache). On PostgreSQL, where other aquiferd
+ * replicas write too, always from the database. Outside a transaction
+ * only. */
 int db_get_text(struct db *db, const char *name, char **text, size_t *len);
 /* Insert (create=true: AQ_EEXIST if the name exists) or replace
  * (create=false: AQ_ENOENT if it does not). kind and parent are stored for
@@ -141,5 +143,43 @@ int db_each(struct db *db, db_each_fn fn, void *arg, aq_msg *msg);
 /* Count of every kind, for metrics: calls fn(kind, count, arg) per kind, in
  * the order of the kinds' names. */
 int db_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n, void *arg), void *arg);
+
+/* Leases with a fencing token (db_lease.c): one document of kind "lease"
+ * per name, written only through these calls, so they work alike on both
+ * engines. Times are wall-clock ms since the Unix epoch as the caller
+ * gives them: the replicas sharing a lease need clocks in step (NTP); the
+ * epoch keeps a holder that outlived its lease from writing anyway. */
+struct db_lease {
+	char holder[128];  /* who holds it ("" before the first take) */
+	char url[256];     /* the holder's address, for operators */
+	int64_t epoch;     /* the fencing token: one more at every take */
+	int64_t expire_ms; /* the holder's until then, others' after */
+};
+/* What a holder's fenced write names: the lease, its holder id, the epoch
+ * it took the lease at. */
+struct db_fence {
+	const char *lease;
+	const char *holder;
+	int64_t epoch;
+};
+/* Take or renew lease name for holder at now_ms, in its own transaction:
+ * free (no row yet) or expired (expire_ms <= now_ms), it is taken at the
+ * next epoch; held by holder and unexpired, it is renewed at the same
+ * epoch. Either way it then expires at now_ms + ttl_ms. AQ_OK: holder holds
+ * it; AQ_EPRECOND: another holder does, unexpired; AQ_EBUSY: a concurrent
+ * taker committed first (try again later). *out (may be NULL) gets the
+ * lease as it stands for holder (AQ_OK) or as read (AQ_EPRECOND). */
+int db_lease_take(struct db *db, const char *name, const char *holder, const char *url, int64_t now_ms,
+		  int64_t ttl_ms, struct db_lease *out);
+/* The lease name as committed (AQ_ENOENT: never taken). */
+int db_lease_get(struct db *db, const char *name, struct db_lease *out);
+/* The fencing check, in the caller's open transaction: AQ_OK when f's
+ * holder holds f's lease at f's epoch, unexpired at now_ms; else
+ * AQ_EPRECOND and the caller rolls back. On PostgreSQL the read makes the
+ * transaction conflict with a concurrent take (AQ_EBUSY at commit). */
+int db_lease_check(struct db *db, const struct db_fence *f, int64_t now_ms);
+/* Give the lease up (a clean stop): it expires at once when f still holds
+ * it at f's epoch (else AQ_EPRECOND, nothing changed). */
+int db_lease_release(struct db *db, const struct db_fence *f);
 
 #endif

@@ -176,7 +176,12 @@ schemas.Health = {
   type: 'object',
   additionalProperties: false,
   required: ['status'],
-  properties: { status: { type: 'string', enum: ['ok'] } },
+  properties: {
+    status: { type: 'string', enum: ['ok'] },
+    leader: { type: 'boolean', description: 'This replica holds the leader lease now: it runs the reconciler, node liveness and the snapshot scheduler (every replica serves the whole API).' },
+    leaderEpoch: { type: 'integer', format: 'int64', description: 'The leader lease\'s epoch (its fencing token) as this replica last saw it; one more at every change of leader.' },
+    leaderUrl: { type: 'string', description: 'The public URL of the replica holding the lease, as this replica last saw it.' },
+  },
 };
 
 // ---- parameters ----------------------------------------------------------

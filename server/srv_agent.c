@@ -21,6 +21,7 @@
 #include "server/srv_internal.h"
 #include "server/srv_join.h"
 #include "server/srv_kick.h"
+#include "server/srv_lead.h"
 #include "server/srv_node.h"
 #include "server/srv_reconcile.h"
 #include "server/srv_req.h"
@@ -346,8 +347,15 @@ out:
 }
 
 /* How often a node's lastSeenTime is made durable while nothing else
- * changes; liveness itself is tracked in memory. */
+ * changes; liveness itself is tracked in memory by the leader. A replica
+ * that does not lead (srv_lead.h) makes it durable every quarter of
+ * node-down-seconds, since the leader sees its reports only so. */
 #define NODE_SEEN_PERSIST_MS 30000
+
+static int64_t node_seen_persist_ms(struct srv *srv)
+{
+	return srv_lead_held(srv, NULL) ? NODE_SEEN_PERSIST_MS : srv->cfg.node_down_ms / 4;
+}
 
 int srv_h_agent_status(struct srv_req *req, json_t **resp)
 {
@@ -381,7 +389,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	}
 	changed = strcmp(api_json_str(doc, "state", ""), "DOWN") == 0 ||
 		  applied > api_json_int64(doc, "appliedGeneration", 0) ||
-		  t - api_json_int64(json_object_get(doc, "internal"), "lastSeenMs", 0) > NODE_SEEN_PERSIST_MS;
+		  t - api_json_int64(json_object_get(doc, "internal"), "lastSeenMs", 0) > node_seen_persist_ms(req->srv);
 	if (smb_address_moved(req->body, doc))
 		changed = true;
 	json_array_foreach(vols, i, v) {

@@ -21,6 +21,8 @@ void srv_cfg_defaults(struct srv_cfg *cfg)
 	cfg->workers = 4;
 	cfg->node_down_ms = 10000;
 	cfg->repush_ms = 10000;
+	cfg->lead_lease_ms = 6000;
+	cfg->lead_renew_ms = 2000;
 	cfg->metrics_auth = true;
 	cfg->node_token_ttl = 30L * 86400;
 	cfg->http = (struct tls_listen_limits){ .max_conns = 4096, .per_ip = 128, .header_s = 10, .idle_s = 120 };
@@ -114,6 +116,16 @@ int srv_cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *m
 		if (!*val || *end || n < 0 || n > 3600)
 			return aq_fail(msg, AQ_EINVAL, "snapshot-schedule-period must be seconds within 0..3600 (0: real time), got \"%s\"", val);
 		cfg->snapshot_schedule_period = (int)n;
+	} else if (strcmp(key, "leader-lease-seconds") == 0 || strcmp(key, "leader_lease_seconds") == 0) {
+		n = strtol(val, &end, 10);
+		if (!*val || *end || n < 2 || n > 600)
+			return aq_fail(msg, AQ_EINVAL, "leader-lease-seconds must be an integer within 2..600, got \"%s\"", val);
+		cfg->lead_lease_ms = (int)n * 1000;
+	} else if (strcmp(key, "leader-renew-seconds") == 0 || strcmp(key, "leader_renew_seconds") == 0) {
+		n = strtol(val, &end, 10);
+		if (!*val || *end || n < 1 || n > 300)
+			return aq_fail(msg, AQ_EINVAL, "leader-renew-seconds must be an integer within 1..300, got \"%s\"", val);
+		cfg->lead_renew_ms = (int)n * 1000;
 	} else if (strcmp(key, "workers") == 0) {
 		n = strtol(val, &end, 10);
 		if (!*val || *end || n < 1 || n > 256)
@@ -125,6 +137,14 @@ int srv_cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *m
 		return api_math_set(&cfg->math, key + 5, val, msg);
 	else
 		return aq_fail(msg, AQ_EINVAL, "unknown key \"%s\"", key);
+	return AQ_OK;
+}
+
+int srv_cfg_check(const struct srv_cfg *cfg, aq_msg *msg)
+{
+	if (cfg->lead_renew_ms >= cfg->lead_lease_ms)
+		return aq_fail(msg, AQ_EINVAL, "leader-renew-seconds (%d) must be less than leader-lease-seconds (%d)",
+			       cfg->lead_renew_ms / 1000, cfg->lead_lease_ms / 1000);
 	return AQ_OK;
 }
 

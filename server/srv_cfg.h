@@ -5,7 +5,8 @@
  * tls-key, insecure-listen, public-url, metrics-auth, node-token-ttl, the
  * connection limits (max-connections, max-connections-per-ip,
  * header-timeout-seconds, idle-timeout-seconds; '_' may stand for '-'),
- * snapshot-schedule-period (srv_snapsched.h) and
+ * snapshot-schedule-period (srv_snapsched.h), leader-lease-seconds and
+ * leader-renew-seconds (srv_lead.h) and
  * math.<level>.<field> (api_math.h). Pure: no I/O but srv_cfg_load's read. */
 #ifndef AQ_SRV_CFG_H
 #define AQ_SRV_CFG_H
@@ -39,6 +40,10 @@ struct srv_cfg {
 	/* snapshot-schedule-period: seconds an hour lasts on the snapshot
 	 * scheduler's clock (a test clock; 0, the default: real time) */
 	int snapshot_schedule_period;
+	/* leader-lease-seconds / leader-renew-seconds (srv_lead.h): the leader
+	 * lease lasts this long and is renewed this often (default 6 s / 2 s) */
+	int lead_lease_ms;
+	int lead_renew_ms;
 	struct api_math_params math;
 };
 
@@ -47,6 +52,10 @@ void srv_cfg_defaults(struct srv_cfg *cfg);
 /* Set key to val. AQ_EINVAL with a message naming the key and the range
  * for a bad value or an unknown key. */
 int srv_cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *msg);
+/* What no single key can check: leader-renew-seconds below
+ * leader-lease-seconds (AQ_EINVAL naming both). serve calls it first, so
+ * a refused start creates nothing. */
+int srv_cfg_check(const struct srv_cfg *cfg, aq_msg *msg);
 /* Apply every line of the config file at path ("FILE:LINE: why" on error). */
 int srv_cfg_load(struct srv_cfg *cfg, const char *path, aq_msg *msg);
 

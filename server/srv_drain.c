@@ -30,6 +30,7 @@
 #include "db/db.h"
 #include "server/srv_internal.h"
 #include "server/srv_kick.h"
+#include "server/srv_lead.h"
 #include "server/srv_node.h"
 #include "server/srv_place.h"
 #include "server/srv_req.h"
@@ -111,18 +112,29 @@ static int move_away(struct db *db, const json_t *node, bool overcommit, int *le
 bool srv_drain_pass(struct srv *srv, struct db *db, int64_t now_ms)
 {
 	struct db_query q = { .kind = "node" };
+	struct db_fence fence;
 	bool changed = false;
 	json_t *nodes = NULL, *n;
+	int64_t since;
 	size_t i;
 
-	if (db_list_all(db, &q, &nodes, NULL) != AQ_OK)
+	/* the leader's job; its writes carry its epoch (srv_lead.h) */
+	if (!srv_lead_held(srv, &fence) || db_list_all(db, &q, &nodes, NULL) != AQ_OK)
 		return false;
+	since = srv_lead_since_ms(srv);
 	json_array_foreach(nodes, i, n) {
 		const char *nn = api_json_str(n, "name", ""), *state = api_json_str(n, "state", "");
+		/* seen: by this replica, by the replica it reports to (the node's
+		 * lastSeenMs, srv_agent.c), or when this replica began to lead */
 		int64_t seen = srv_node_live_last(srv, nn), held = 0;
-		bool silent = strcmp(state, "DOWN") != 0 && now_ms - seen > srv->cfg.node_down_ms;
+		int64_t stored = api_json_int64(json_object_get(n, "internal"), "lastSeenMs", 0);
 		int left = 0, moved = 0;
 		json_t *cur = NULL;
+		bool silent;
+
+		seen = stored > seen ? stored : seen;
+		seen = since > seen ? since : seen;
+		silent = strcmp(state, "DOWN") != 0 && now_ms - seen > srv->cfg.node_down_ms;
 
 		/* DOWN and DRAINING nodes holding volumes try again every pass */
 		if (!silent && (strcmp(state, "DOWN") != 0 && strcmp(state, "DRAINING") != 0))
@@ -131,7 +143,7 @@ bool srv_drain_pass(struct srv *srv, struct db *db, int64_t now_ms)
 			continue;
 		if (db_begin(db) != AQ_OK)
 			continue;
-		if (db_get(db, nn, &cur) == AQ_OK) {
+		if (srv_lead_fence(db, &fence) == AQ_OK && db_get(db, nn, &cur) == AQ_OK) {
 			bool down = silent && strcmp(api_json_str(cur, "state", ""), "DOWN") != 0;
 
 			if (down) {

@@ -1,4 +1,7 @@
-/* srv_health: GET /healthz, {"status": "ok"} while aquiferd serves. Its
+/* srv_health: GET /healthz, {"status": "ok", "leader": BOOL, "leaderEpoch":
+ * N, "leaderUrl": URL} while aquiferd serves: leader tells whether this
+ * replica holds the leader lease now, leaderEpoch and leaderUrl name the
+ * lease as this replica last saw it (srv_lead.h). Its
  * route is SRV_F_INLINE: answered on the socket thread, no token, no I/O,
  * so it answers even when every worker is busy. */
 #ifndef AQ_SRV_HEALTH_H

@@ -21,6 +21,7 @@ struct srv_rec;
 struct srv_live;
 struct srv_series;
 struct srv_sched;
+struct srv_lead;
 struct tls_ca;
 
 struct srv {
@@ -32,6 +33,7 @@ struct srv {
 	struct srv_rec *rec;       /* srv_reconcile.c: its thread */
 	struct srv_live *live;     /* srv_node.c */
 	struct srv_sched *sched;   /* srv_snapsched.c: the snapshot scheduler's thread */
+	struct srv_lead *lead;     /* srv_lead.c: the leader lease (NULL: always leads) */
 	/* per-volume and per-node time series fed by status reports, in memory
 	 * only (srv_series.h) */
 	struct srv_series *series;

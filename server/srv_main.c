@@ -37,6 +37,7 @@
 #include "util/ut_clock.h"
 #include "server/srv_http.h"
 #include "server/srv_internal.h"
+#include "server/srv_lead.h"
 #include "server/srv_node.h"
 #include "server/srv_reconcile.h"
 #include "server/srv_snapsched.h"
@@ -98,6 +99,10 @@ static void usage(FILE *f)
 		"  --header-timeout-seconds N  silence that closes a connection before it showed a valid\n"
 		"                       token: TLS handshake, request head, idle (default 10)\n"
 		"  --idle-timeout-seconds N  keep-alive idle after a request with a valid token (default 120)\n"
+		"  --leader-lease-seconds N  several aquiferd on one database: the leader lease lasts N s\n"
+		"                       (default 6); only its holder reconciles, tracks node liveness and\n"
+		"                       runs the snapshot scheduler\n"
+		"  --leader-renew-seconds N  the lease is taken or renewed every N s (default 2)\n"
 		"  --log-level LEVEL    error, warn, info (default) or debug: what the log on stderr keeps\n"
 		"                       (one line per record: time, level, source, req=ID, message)\n"
 		"  --dns NAME, --ip ADDR  (ca issue) names of the certificate, each repeatable\n"
@@ -140,6 +145,8 @@ static const struct option opts[] = {
 	{ "max-connections-per-ip", required_argument, NULL, OPT_LIMIT },
 	{ "header-timeout-seconds", required_argument, NULL, OPT_LIMIT },
 	{ "idle-timeout-seconds", required_argument, NULL, OPT_LIMIT },
+	{ "leader-lease-seconds", required_argument, NULL, OPT_LIMIT },
+	{ "leader-renew-seconds", required_argument, NULL, OPT_LIMIT },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -164,7 +171,7 @@ static int serve(struct srv *srv)
 	int64_t started_ms;
 
 	/* the listen policy and the TLS files first: a refused start creates nothing */
-	if (srv_ca_setup(srv, &msg) != AQ_OK || (rc = db_open(srv->cfg.db_path, &db, &msg)) != AQ_OK) {
+	if (srv_cfg_check(&srv->cfg, &msg) != AQ_OK || srv_ca_setup(srv, &msg) != AQ_OK || (rc = db_open(srv->cfg.db_path, &db, &msg)) != AQ_OK) {
 		UT_ERROR("srv_main", NULL, "%s", msg.text);
 		return 1;
 	}
@@ -191,8 +198,9 @@ static int serve(struct srv *srv)
 		UT_ERROR("srv_main", NULL, "out of memory");
 		return 1;
 	}
-	if (srv_reconcile_start(srv, &msg) != AQ_OK || srv_snapsched_start(srv, &msg) != AQ_OK ||
-	    srv_http_start(srv, &msg) != AQ_OK) {
+	/* the lease first: the reconciler and the scheduler ask it before they work */
+	if (srv_lead_start(srv, &msg) != AQ_OK || srv_reconcile_start(srv, &msg) != AQ_OK ||
+	    srv_snapsched_start(srv, &msg) != AQ_OK || srv_http_start(srv, &msg) != AQ_OK) {
 		UT_ERROR("srv_main", NULL, "%s", msg.text);
 		return 1;
 	}
@@ -206,6 +214,7 @@ static int serve(struct srv *srv)
 	srv_http_stop(srv);
 	srv_snapsched_stop(srv);
 	srv_reconcile_stop(srv);
+	srv_lead_stop(srv); /* last: until then the others may still ask it */
 	srv_series_free(srv->series);
 	srv->series = NULL;
 	srv_node_live_free(srv);

@@ -19,6 +19,7 @@
 #include "util/ut_buf.h"
 #include "util/ut_clock.h"
 #include "server/srv_internal.h"
+#include "server/srv_lead.h"
 #include "server/srv_req.h"
 #include "server/srv_series.h"
 
@@ -371,6 +372,18 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 		 (double)__atomic_load_n(&rec.last_ns, __ATOMIC_RELAXED) / 1e9,
 		 __atomic_load_n(&rec.last_nodes, __ATOMIC_RELAXED),
 		 (double)__atomic_load_n(&rec.full_ns, __ATOMIC_RELAXED) / 1e9);
+	{
+		json_t *lead = json_object();
+
+		srv_lead_view(req->srv, lead);
+		ut_buf_addf(&b, "# HELP aquifer_leader 1 while this replica holds the leader lease (it reconciles, tracks node liveness and schedules snapshots).\n"
+			     "# TYPE aquifer_leader gauge\naquifer_leader %d\n"
+			     "# HELP aquifer_leader_epoch The leader lease's epoch (fencing token) as this replica last saw it.\n"
+			     "# TYPE aquifer_leader_epoch gauge\naquifer_leader_epoch %lld\n",
+			     json_is_true(json_object_get(lead, "leader")) ? 1 : 0,
+			     (long long)json_integer_value(json_object_get(lead, "leaderEpoch")));
+		json_decref(lead);
+	}
 	ut_buf_addf(&b, "# HELP aquifer_uptime_seconds Seconds since aquiferd started.\n# TYPE aquifer_uptime_seconds gauge\n"
 		     "aquifer_uptime_seconds %.3f\n", (double)(ut_clock_mono_ns() - req->srv->start_ns) / 1e9);
 	{

@@ -16,7 +16,9 @@
  * jumps past the answer. Each pass first runs the node lifecycle
  * (srv_drain.c: silent nodes DOWN, volumes of DOWN and DRAINING nodes
  * moved). It runs on its own thread with its own db connection; libcurl
- * never runs on the socket thread.
+ * never runs on the socket thread. With several aquiferd replicas only the
+ * holder of the leader lease runs passes (srv_lead.h), and its writes of
+ * generations check its epoch in their transaction.
  */
 #include "server/srv_reconcile.h"
 
@@ -37,6 +39,7 @@
 #include "server/srv_intent.h"
 #include "server/srv_internal.h"
 #include "server/srv_kick.h"
+#include "server/srv_lead.h"
 #include "server/srv_metrics.h"
 #include "server/srv_node.h"
 #include "server/srv_op.h"
@@ -313,8 +316,8 @@ int srv_reconcile_intent_build(const struct api_math_params *math, struct db *db
  * cloneSource, so the node would make it empty: issue 20). So the look
  * without the write lock only decides whether anything changed; the intent
  * pushed is built again under it. */
-int srv_reconcile_generation(const struct api_math_params *math, struct db *db, const json_t *n,
-			     struct srv_reconcile_intent *ri, int64_t *gen)
+int srv_reconcile_generation(const struct api_math_params *math, struct db *db, const struct db_fence *fence,
+			     const json_t *n, struct srv_reconcile_intent *ri, int64_t *gen)
 {
 	const char *nn = api_json_str(n, "name", "");
 	json_t *node = NULL, *pls = NULL, *pl, *internal;
@@ -338,7 +341,8 @@ int srv_reconcile_generation(const struct api_math_params *math, struct db *db, 
 	node = pls = NULL;
 	if ((rc = db_begin(db)) != AQ_OK)
 		return rc;
-	if ((rc = srv_reconcile_intent_build(math, db, n, ri)) != AQ_OK || (rc = db_get(db, nn, &node)) != AQ_OK ||
+	if ((rc = srv_lead_fence(db, fence)) != AQ_OK || (rc = srv_reconcile_intent_build(math, db, n, ri)) != AQ_OK ||
+	    (rc = db_get(db, nn, &node)) != AQ_OK ||
 	    (rc = list_all(db, "placement", nn, &pls)) != AQ_OK)
 		goto out;
 	internal = json_object_get(node, "internal");
@@ -387,12 +391,13 @@ static int64_t rec_applied(const json_t *node, const json_t *pushes)
  * an earlier incarnation, or the database was restored from a backup): it
  * would refuse every push as stale. Its generation jumps past the answer,
  * so the next push is applied; nothing is taken as applied meanwhile. */
-static int rec_push_past(struct db *db, const char *nn, int64_t applied)
+static int rec_push_past(struct db *db, const struct db_fence *fence, const char *nn, int64_t applied)
 {
 	json_t *node = NULL;
 	int rc;
 
-	if ((rc = db_begin(db)) != AQ_OK || (rc = db_get(db, nn, &node)) != AQ_OK)
+	if ((rc = db_begin(db)) != AQ_OK || (rc = srv_lead_fence(db, fence)) != AQ_OK ||
+	    (rc = db_get(db, nn, &node)) != AQ_OK)
 		goto out;
 	if (applied >= api_json_int64(node, "generation", 0)) {
 		char id[32];
@@ -413,7 +418,7 @@ out:
 }
 
 /* Returns 1 when it pushed, -1 when a push failed, 0 when none was due. */
-static int rec_node(struct srv *srv, struct db *db, const json_t *n, json_t *pushes)
+static int rec_node(struct srv *srv, struct db *db, const struct db_fence *fence, const json_t *n, json_t *pushes)
 {
 	const char *nn = api_json_str(n, "name", "");
 	struct srv_reconcile_intent ri = { .intent = NULL };
@@ -423,7 +428,7 @@ static int rec_node(struct srv *srv, struct db *db, const json_t *n, json_t *pus
 	int pushed = 0;
 
 	if (srv_reconcile_intent_build(&srv->cfg.math, db, n, &ri) != AQ_OK ||
-	    srv_reconcile_generation(&srv->cfg.math, db, n, &ri, &gen) != AQ_OK || db_get(db, nn, &node) != AQ_OK)
+	    srv_reconcile_generation(&srv->cfg.math, db, fence, n, &ri, &gen) != AQ_OK || db_get(db, nn, &node) != AQ_OK)
 		goto out;
 	if (rec_applied(node, pushes) >= gen &&
 	    now - api_json_int64(json_object_get(pushes, nn), "at", 0) < srv->cfg.repush_ms)
@@ -441,7 +446,7 @@ static int rec_node(struct srv *srv, struct db *db, const json_t *n, json_t *pus
 	pushed = 1;
 	if (applied > gen) {
 		json_object_del(pushes, nn);
-		if (rec_push_past(db, nn, applied) == AQ_OK)
+		if (rec_push_past(db, fence, nn, applied) == AQ_OK)
 			srv_kick(srv, nn);
 		goto out;
 	}
@@ -474,16 +479,30 @@ static void *rec_main(void *arg)
 		UT_ERROR("srv_reconcile", NULL, "reconciler: %s", msg.text);
 		return NULL;
 	}
-	int64_t last_full = 0;
+	int64_t last_full = 0, epoch = -1;
 	json_t *pushes = json_object(); /* node -> {at, applied} of our last push */
 
 	for (;;) {
 		json_t *nodes = NULL, *n, *dirty;
+		struct db_fence fence;
 		bool all;
 		size_t i;
 
 		if (!srv_kick_wait(srv, &dirty, &all))
 			break;
+		/* only the leader reconciles (srv_lead.h); what it learnt from its
+		 * pushes is forgotten when it stops leading */
+		if (!srv_lead_held(srv, &fence)) {
+			json_object_clear(pushes);
+			epoch = -1;
+			json_decref(dirty);
+			continue;
+		}
+		if (fence.epoch != epoch) {
+			json_object_clear(pushes);
+			epoch = fence.epoch;
+			all = true;
+		}
 		/* a kick visits the nodes it names; every repush_ms, all of them */
 		all = all || ut_clock_real_ms() - last_full >= srv->cfg.repush_ms;
 		if (all)
@@ -508,7 +527,7 @@ static void *rec_main(void *arg)
 			    rec_applied(n, pushes) >= api_json_int64(n, "generation", 0))
 				continue;
 			visited++;
-			switch (rec_node(srv, db, n, pushes)) {
+			switch (rec_node(srv, db, &fence, n, pushes)) {
 			case 1: pushed++; break;
 			case -1: failed++; break;
 			default: break;

@@ -16,6 +16,7 @@
 
 struct api_math_params;
 struct db;
+struct db_fence;
 struct srv;
 
 /* A node's intent (srv_intent.h), what it could not carry (bad), its
@@ -42,9 +43,10 @@ void srv_reconcile_intent_cleanup(struct srv_reconcile_intent *ri);
  * was last given, the generation goes up, ri is built again in the same
  * transaction, and exactly the pending placements that intent carries take
  * the generation (a placement committed after ri's look waits for the next
- * one). On return ri is what *gen carries. */
-int srv_reconcile_generation(const struct api_math_params *math, struct db *db, const json_t *node,
-			     struct srv_reconcile_intent *ri, int64_t *gen);
+ * one). On return ri is what *gen carries. fence (NULL: none): the
+ * leader's epoch, checked in that transaction (srv_lead.h). */
+int srv_reconcile_generation(const struct api_math_params *math, struct db *db, const struct db_fence *fence,
+			     const json_t *node, struct srv_reconcile_intent *ri, int64_t *gen);
 int srv_reconcile_applied(struct srv *srv, struct db *db, const char *node_name, int64_t g, const json_t *failed);
 
 #endif

@@ -16,6 +16,7 @@
 #include "db/db.h"
 #include "server/srv_internal.h"
 #include "server/srv_kick.h"
+#include "server/srv_lead.h"
 #include "server/srv_snapshot.h"
 #include "util/ut_clock.h"
 #include "util/ut_log.h"
@@ -84,16 +85,17 @@ out:
 }
 
 /* One volume at time t, in its own transaction. */
-static int sched_volume(struct db *db, const char *vn, int64_t t, int *made)
+static int sched_volume(struct db *db, const struct db_fence *fence, const char *vn, int64_t t, int *made)
 {
-	char sname[800];
+	char sname[800], made_ids[8][80];
 	json_t *vol = NULL, *rec = NULL;
 	bool dirty = false, fresh = false;
-	int rc;
+	int rc, nmade = 0;
 
 	if ((rc = db_begin(db)) != AQ_OK)
 		return rc;
-	if ((rc = db_get(db, vn, &vol)) != AQ_OK)
+	/* the leader's epoch is still current: a stale leader records no slot */
+	if ((rc = srv_lead_fence(db, fence)) != AQ_OK || (rc = db_get(db, vn, &vol)) != AQ_OK)
 		goto out;
 	/* read again in the transaction: a delete may have started since the list */
 	if (strcmp(api_json_str(vol, "state", ""), "READY") != 0 && strcmp(api_json_str(vol, "state", ""), "UPDATING") != 0)
@@ -137,13 +139,18 @@ static int sched_volume(struct db *db, const char *vn, int64_t t, int *made)
 			rc = AQ_OK;
 		} else if (rc == AQ_OK) {
 			(*made)++;
+			if (nmade < 8)
+				snprintf(made_ids[nmade++], sizeof(made_ids[0]), "%s", id);
 		}
 		if (rc != AQ_OK || (rc = sched_trim(db, vn, s.kind, s.keep, made)) != AQ_OK)
 			goto out;
 	}
 	if (dirty && (rc = db_put(db, "snapsched", "", sname, rec, fresh)) != AQ_OK)
 		goto out;
-	rc = db_commit(db);
+	if ((rc = db_commit(db)) == AQ_OK)
+		for (int i = 0; i < nmade; i++) /* which replica made each slot's snapshot, at which epoch */
+			UT_INFO("srv_snapsched", NULL, "volume %s: scheduled snapshot %s made (leader epoch %lld)", vn,
+				made_ids[i], (long long)(fence && fence->lease ? fence->epoch : 0));
 out:
 	db_rollback(db);
 	json_decref(vol);
@@ -151,7 +158,7 @@ out:
 	return rc;
 }
 
-int srv_snapsched_pass(struct db *db, int64_t t, int *made)
+int srv_snapsched_pass(struct db *db, const struct db_fence *fence, int64_t t, int *made)
 {
 	json_t *vols = NULL, *v;
 	size_t i;
@@ -165,7 +172,7 @@ int srv_snapsched_pass(struct db *db, int64_t t, int *made)
 
 		if (strcmp(st, "READY") != 0 && strcmp(st, "UPDATING") != 0)
 			continue;
-		if ((rc = sched_volume(db, api_json_str(v, "name", ""), t, made)) != AQ_OK && rc != AQ_ENOENT)
+		if ((rc = sched_volume(db, fence, api_json_str(v, "name", ""), t, made)) != AQ_OK && rc != AQ_ENOENT)
 			break;
 		rc = AQ_OK;
 	}
@@ -189,10 +196,12 @@ static void *sched_main(void *arg)
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
 		struct timespec until;
-		int made = 0, rc;
+		struct db_fence fence;
+		int made = 0, rc = AQ_OK;
 
 		pthread_mutex_unlock(&s->lock);
-		if ((rc = srv_snapsched_pass(db, srv_snapsched_now(srv), &made)) != AQ_OK)
+		/* the leader's job (srv_lead.h) */
+		if (srv_lead_held(srv, &fence) && (rc = srv_snapsched_pass(db, &fence, srv_snapsched_now(srv), &made)) != AQ_OK)
 			UT_WARN("srv_snapsched", NULL, "snapshot schedule pass: %s", aq_err_str(rc));
 		if (made)
 			srv_kick(srv, NULL);

@@ -29,13 +29,17 @@
 #include "api/api_error.h"
 
 struct db;
+struct db_fence;
 struct srv;
 
 int srv_snapsched_start(struct srv *srv, aq_msg *msg);
 void srv_snapsched_stop(struct srv *srv);
 /* One pass at schedule time t (seconds on the scheduler's clock): what the
- * thread runs each tick. *made counts the snapshots created and deleted. */
-int srv_snapsched_pass(struct db *db, int64_t t, int *made);
+ * thread runs each tick, on the leader only (srv_lead.h). Each volume's
+ * transaction first checks fence (NULL: none) and records nothing once it
+ * no longer holds the leader lease. *made counts the snapshots created and
+ * deleted. */
+int srv_snapsched_pass(struct db *db, const struct db_fence *fence, int64_t t, int *made);
 /* The scheduler's clock now: real UTC seconds, or the test clock's. */
 int64_t srv_snapsched_now(const struct srv *srv);
 

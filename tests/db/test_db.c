@@ -1,9 +1,10 @@
 /* Unit tests for db/ through db/db.h, on either engine: migrations,
  * single-resource calls, listing (paging, order, filters, page tokens),
- * aggregates, transactions, a second connection, and two processes racing
- * on one check-then-apply. By default on a temporary SQLite file; with
- * AQ_TEST_PG_URL set (tests/db/test_db_pg.sh starts a server) on that
- * PostgreSQL database, whose schema each test starts from empty. */
+ * aggregates, transactions, a second connection, two processes racing
+ * on one check-then-apply, and leases (take, renew, expiry, fencing). By
+ * default on a temporary SQLite file; with AQ_TEST_PG_URL set
+ * (tests/db/test_db_pg.sh starts a server) on that PostgreSQL database,
+ * whose schema each test starts from empty. */
 #include "db/db.h"
 
 #include <check.h>
@@ -627,6 +628,122 @@ START_TEST(test_race_budget)
 }
 END_TEST
 
+/* Leases (db_lease.c): take, renew, expiry, a take at a higher epoch, the
+ * stale holder's renew, fenced write and release refused; then two
+ * processes take a free lease at once: exactly one holds it. */
+#define LEASE "leases/test"
+
+static int fenced_put(struct db *d, const char *holder, int64_t epoch, int64_t now, const char *name)
+{
+	struct db_fence f = { .lease = LEASE, .holder = holder, .epoch = epoch };
+	json_t *doc = json_pack("{s:s}", "by", holder);
+	int rc;
+
+	if ((rc = db_begin(d)) == AQ_OK && (rc = db_lease_check(d, &f, now)) == AQ_OK &&
+	    (rc = db_put(d, "snapsched", "", name, doc, true)) == AQ_OK)
+		rc = db_commit(d);
+	db_rollback(d);
+	json_decref(doc);
+	return rc;
+}
+
+START_TEST(test_lease)
+{
+	struct db_lease l;
+	struct db *d2 = NULL;
+	aq_msg msg = { .text = { 0 } };
+	json_t *doc = NULL;
+
+	ck_assert_int_eq(db_lease_get(db, LEASE, &l), AQ_ENOENT);
+	ck_assert_int_eq(db_lease_take(db, LEASE, "", "u", 1000, 100, &l), AQ_EINVAL);
+	ck_assert_int_eq(db_lease_take(db, LEASE, "a", "http://a", 1000, 100, &l), AQ_OK);
+	ck_assert_int_eq(l.epoch, 1);
+	ck_assert_int_eq(l.expire_ms, 1100);
+	/* another connection (another replica) sees it taken */
+	ck_assert_msg(db_open(db_path, &d2, &msg) == AQ_OK, "%s", msg.text);
+	ck_assert_int_eq(db_lease_take(d2, LEASE, "b", "http://b", 1050, 100, &l), AQ_EPRECOND);
+	ck_assert_str_eq(l.holder, "a");
+	ck_assert_str_eq(l.url, "http://a");
+	ck_assert_int_eq(l.epoch, 1);
+	/* renewed: same epoch, later expiry, so b still waits past 1100 */
+	ck_assert_int_eq(db_lease_take(db, LEASE, "a", "http://a", 1080, 100, &l), AQ_OK);
+	ck_assert_int_eq(l.epoch, 1);
+	ck_assert_int_eq(l.expire_ms, 1180);
+	ck_assert_int_eq(db_lease_take(d2, LEASE, "b", "http://b", 1150, 100, &l), AQ_EPRECOND);
+	ck_assert_int_eq(fenced_put(db, "a", 1, 1150, "snapscheds/a1"), AQ_OK);
+	/* a's fence: the wrong epoch, or past its expiry, is refused */
+	ck_assert_int_eq(fenced_put(db, "a", 2, 1150, "snapscheds/a2"), AQ_EPRECOND);
+	ck_assert_int_eq(fenced_put(db, "a", 1, 1180, "snapscheds/a3"), AQ_EPRECOND);
+	/* expired: b takes it at the next epoch */
+	ck_assert_int_eq(db_lease_take(d2, LEASE, "b", "http://b", 1180, 100, &l), AQ_OK);
+	ck_assert_int_eq(l.epoch, 2);
+	ck_assert_int_eq(db_lease_get(db, LEASE, &l), AQ_OK);
+	ck_assert_str_eq(l.holder, "b");
+	ck_assert_int_eq(l.epoch, 2);
+	/* the stale holder: its renew, its fenced write and its release are refused */
+	ck_assert_int_eq(db_lease_take(db, LEASE, "a", "http://a", 1190, 100, &l), AQ_EPRECOND);
+	ck_assert_str_eq(l.holder, "b");
+	ck_assert_int_eq(fenced_put(db, "a", 1, 1190, "snapscheds/a4"), AQ_EPRECOND);
+	ck_assert_int_eq(db_get(db, "snapscheds/a4", &doc), AQ_ENOENT);
+	ck_assert_int_eq(db_lease_release(db, &(struct db_fence){ .lease = LEASE, .holder = "a", .epoch = 1 }), AQ_EPRECOND);
+	ck_assert_int_eq(fenced_put(d2, "b", 2, 1190, "snapscheds/b1"), AQ_OK);
+	/* b gives it up: a takes it at once, at epoch 3 */
+	ck_assert_int_eq(db_lease_release(d2, &(struct db_fence){ .lease = LEASE, .holder = "b", .epoch = 2 }), AQ_OK);
+	ck_assert_int_eq(db_lease_take(db, LEASE, "a", "http://a", 1200, 100, &l), AQ_OK);
+	ck_assert_int_eq(l.epoch, 3);
+	ck_assert_int_eq(fenced_put(d2, "b", 2, 1210, "snapscheds/b2"), AQ_EPRECOND);
+	/* a's own expired lease taken again by a: a new epoch too */
+	ck_assert_int_eq(db_lease_take(db, LEASE, "a", "http://a", 1400, 100, &l), AQ_OK);
+	ck_assert_int_eq(l.epoch, 4);
+	db_close(d2);
+}
+END_TEST
+
+/* Two processes take a free lease at once, each trying again on AQ_EBUSY:
+ * one holds it (AQ_OK), the other sees it held (AQ_EPRECOND). */
+static int lease_side(struct db *d, const char *holder)
+{
+	int rc = AQ_EBUSY;
+
+	for (int tries = 0; tries < 20 && rc == AQ_EBUSY; tries++)
+		rc = db_lease_take(d, LEASE, holder, "", 5000, 10000, NULL);
+	return rc == AQ_OK ? 1 : rc == AQ_EPRECOND ? 0 : 2;
+}
+
+START_TEST(test_lease_race)
+{
+	aq_msg msg = { .text = { 0 } };
+	struct db_lease l;
+	int sv[2], status = 0, mine, theirs;
+	pid_t pid;
+	char c = 'g';
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct db *d = NULL;
+
+		close(sv[0]);
+		if (db_open(db_path, &d, &msg) != AQ_OK || write(sv[1], &c, 1) != 1 || read(sv[1], &c, 1) != 1)
+			_exit(100);
+		_exit(lease_side(d, "child") + 10);
+	}
+	close(sv[1]);
+	ck_assert_int_eq(read(sv[0], &c, 1), 1);
+	ck_assert_int_eq(write(sv[0], &c, 1), 1);
+	mine = lease_side(db, "parent");
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	close(sv[0]);
+	ck_assert(WIFEXITED(status));
+	theirs = WEXITSTATUS(status) - 10;
+	ck_assert_msg(mine + theirs == 1 && mine <= 1 && theirs <= 1, "parent %d, child %d (1: holds it)", mine, theirs);
+	ck_assert_int_eq(db_lease_get(db, LEASE, &l), AQ_OK);
+	ck_assert_str_eq(l.holder, mine ? "parent" : "child");
+	ck_assert_int_eq(l.epoch, 1);
+}
+END_TEST
+
 static Suite *db_suite(void)
 {
 	Suite *s = suite_create("db");
@@ -645,6 +762,8 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_open_refused);
 	tcase_add_test(tc, test_race_share_name);
 	tcase_add_test(tc, test_race_budget);
+	tcase_add_test(tc, test_lease);
+	tcase_add_test(tc, test_lease_race);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	return s;

@@ -38,6 +38,15 @@ expect_refused "aquiferd: bad math value" "$r" "$d/badmath.conf" 1 'mibps_per_ti
 printf 'node-down-seconds = 0\n' >"$d/badnd.conf"
 r=$(start_with "$AQUIFERD" "$d/badnd.conf" --db "$d/a.db")
 expect_refused "aquiferd: value out of range" "$r" "$d/badnd.conf" 1 'node-down-seconds must be'
+printf 'leader-lease-seconds = 1\n' >"$d/badlease.conf"
+r=$(start_with "$AQUIFERD" "$d/badlease.conf" --db "$d/a.db")
+expect_refused "aquiferd: a leader lease too short" "$r" "$d/badlease.conf" 1 'leader-lease-seconds must be an integer within 2\.\.600'
+printf 'leader-lease-seconds = 4\nleader-renew-seconds = 4\n' >"$d/badrenew.conf"
+r=$(start_with "$AQUIFERD" "$d/badrenew.conf" --db "$d/a.db")
+rc=${r%%|*}
+[ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -q 'leader-renew-seconds (4) must be less than leader-lease-seconds (4)' <<<"$r" \
+	&& aq_pass "aquiferd: a lease renewed no more often than it lasts is refused at start" \
+	|| aq_failed "aquiferd: a lease renewed no more often than it lasts is refused at start" "$r"
 printf 'header-timeout-seconds = 5\nmax-connections-per-ip = 0\n' >"$d/badlim.conf"
 r=$(start_with "$AQUIFERD" "$d/badlim.conf" --db "$d/a.db")
 expect_refused "aquiferd: a connection limit out of range" "$r" "$d/badlim.conf" 2 'max-connections-per-ip must be an integer within 1\.\.'
@@ -74,7 +83,7 @@ ok "aquifer-agent: nothing was created by refused starts" test ! -e "$d/state" -
 top=$(cd "$(dirname "$0")/../.." && pwd)
 ex=$AQ_BUILDDIR/deploy/aquiferd.conf
 [ -f "$ex" ] || ex=$top/deploy/aquiferd.conf.in
-sed -E 's/^# ((listen|db|key-file|workers|node-down-seconds|tls-cert|tls-key|insecure-listen|max-connections|max-connections-per-ip|header-timeout-seconds|idle-timeout-seconds|math\.[a-z_.]+) = )/\1/; s|@[a-z]+@|'"$d"'|' "$ex" >"$d/ex-d.conf"
+sed -E 's/^# ((listen|db|key-file|workers|node-down-seconds|tls-cert|tls-key|insecure-listen|max-connections|max-connections-per-ip|header-timeout-seconds|idle-timeout-seconds|leader-lease-seconds|leader-renew-seconds|math\.[a-z_.]+) = )/\1/; s|@[a-z]+@|'"$d"'|' "$ex" >"$d/ex-d.conf"
 nkeys=$(grep -cE '^[a-z]' "$d/ex-d.conf")
 ok "aquiferd example: all $nkeys keys uncommented (>= 60)" test "$nkeys" -ge 60
 "$AQUIFERD" routes --config "$d/ex-d.conf" >/dev/null 2>"$d/err"

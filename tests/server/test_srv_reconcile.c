@@ -190,7 +190,7 @@ START_TEST(test_generation_race)
 	ck_assert_int_eq(srv_reconcile_intent_build(&math, db, node, &ri), AQ_OK);
 	ck_assert(!carries(ri.intent, LOC "/volumes/v7"));
 	placed("v7", "create", 0); /* commits after the look */
-	ck_assert_int_eq(srv_reconcile_generation(&math, db, node, &ri, &gen), AQ_OK);
+	ck_assert_int_eq(srv_reconcile_generation(&math, db, NULL, node, &ri, &gen), AQ_OK);
 	ck_assert_int_eq(gen, 4);
 	pl = get("nodes/", "n1");
 	ck_assert_int_eq(json_integer_value(json_object_get(pl, "generation")), 4);
@@ -201,7 +201,7 @@ START_TEST(test_generation_race)
 	json_decref(pl);
 	/* nothing changed since: the same generation, nothing rebuilt under the lock */
 	ck_assert_int_eq(srv_reconcile_intent_build(&math, db, node, &ri), AQ_OK);
-	ck_assert_int_eq(srv_reconcile_generation(&math, db, node, &ri, &gen), AQ_OK);
+	ck_assert_int_eq(srv_reconcile_generation(&math, db, NULL, node, &ri, &gen), AQ_OK);
 	ck_assert_int_eq(gen, 4);
 	ck_assert(carries(ri.intent, LOC "/volumes/v7"));
 	srv_reconcile_intent_cleanup(&ri);

@@ -18,6 +18,7 @@
 #include "db/db.h"
 #include "server/srv_snapsched.h"
 #include "tests/lib/aqt.h"
+#include "util/ut_clock.h"
 #include "tests/server/srv_test.h"
 
 #define LOC "projects/p/locations/east"
@@ -360,19 +361,19 @@ START_TEST(test_schedule)
 			    json_pack("{s:b,s:{s:i,s:i}}", "enabled", 1, "hourlySchedule", "snapshotsToKeep", 3, "minute", 5));
 	ck_assert_int_eq(db_put(db, "volume", LOC, VN, vol, false), AQ_OK);
 	/* first seen at 00:30: the 00:05 slot is past, nothing is made */
-	ck_assert_int_eq(srv_snapsched_pass(db, t0 + 1800, &made), AQ_OK);
+	ck_assert_int_eq(srv_snapsched_pass(db, NULL, t0 + 1800, &made), AQ_OK);
 	ck_assert_int_eq(made, 0);
 	ck_assert_int_eq(kept("hourly"), 0);
 	for (int h = 1; h <= 6; h++) {
-		ck_assert_int_eq(srv_snapsched_pass(db, t0 + h * 3600 + 300, &made), AQ_OK);
-		ck_assert_int_eq(srv_snapsched_pass(db, t0 + h * 3600 + 600, &made), AQ_OK); /* same slot: nothing */
+		ck_assert_int_eq(srv_snapsched_pass(db, NULL, t0 + h * 3600 + 300, &made), AQ_OK);
+		ck_assert_int_eq(srv_snapsched_pass(db, NULL, t0 + h * 3600 + 600, &made), AQ_OK); /* same slot: nothing */
 		node_catches_up();
 		ck_assert_int_eq(kept("hourly"), h < 3 ? h : 3);
 	}
 	ck_assert(has(VN "/snapshots/hourly-20261201-0605"));
 	ck_assert(!has(VN "/snapshots/hourly-20261201-0105")); /* the oldest went */
 	/* aquiferd down for ten hours: one catch-up, no burst */
-	ck_assert_int_eq(srv_snapsched_pass(db, t0 + 16 * 3600 + 1200, &made), AQ_OK);
+	ck_assert_int_eq(srv_snapsched_pass(db, NULL, t0 + 16 * 3600 + 1200, &made), AQ_OK);
 	node_catches_up();
 	ck_assert(has(VN "/snapshots/hourly-20261201-1605"));
 	ck_assert(!has(VN "/snapshots/hourly-20261201-1005"));
@@ -381,9 +382,9 @@ START_TEST(test_schedule)
 	json_object_set_new(json_object_get(json_object_get(vol, "snapshotPolicy"), "hourlySchedule"), "minute", json_integer(30));
 	ck_assert_int_eq(db_put(db, "volume", LOC, VN, vol, false), AQ_OK);
 	made = 0;
-	ck_assert_int_eq(srv_snapsched_pass(db, t0 + 16 * 3600 + 1500, &made), AQ_OK);
+	ck_assert_int_eq(srv_snapsched_pass(db, NULL, t0 + 16 * 3600 + 1500, &made), AQ_OK);
 	ck_assert_int_eq(made, 0);
-	ck_assert_int_eq(srv_snapsched_pass(db, t0 + 16 * 3600 + 2100, &made), AQ_OK);
+	ck_assert_int_eq(srv_snapsched_pass(db, NULL, t0 + 16 * 3600 + 2100, &made), AQ_OK);
 	ck_assert(has(VN "/snapshots/hourly-20261201-1630"));
 	node_catches_up();
 	ck_assert_int_eq(kept("hourly"), 3);
@@ -391,9 +392,27 @@ START_TEST(test_schedule)
 	json_object_del(vol, "snapshotPolicy");
 	ck_assert_int_eq(db_put(db, "volume", LOC, VN, vol, false), AQ_OK);
 	made = 0;
-	ck_assert_int_eq(srv_snapsched_pass(db, t0 + 20 * 3600 + 600, &made), AQ_OK);
+	ck_assert_int_eq(srv_snapsched_pass(db, NULL, t0 + 20 * 3600 + 600, &made), AQ_OK);
 	ck_assert_int_eq(made, 0);
 	ck_assert_int_eq(kept("hourly"), 3);
+	/* fencing (srv_lead.h): a replica whose epoch is no longer the lease's
+	 * records no slot and makes no snapshot; the current holder does */
+	json_object_set_new(vol, "snapshotPolicy",
+			    json_pack("{s:b,s:{s:i,s:i}}", "enabled", 1, "hourlySchedule", "snapshotsToKeep", 3, "minute", 5));
+	ck_assert_int_eq(db_put(db, "volume", LOC, VN, vol, false), AQ_OK);
+	ck_assert_int_eq(srv_snapsched_pass(db, NULL, t0 + 21 * 3600 + 600, &made), AQ_OK); /* first seen */
+	ck_assert_int_eq(db_lease_take(db, "leases/leader", "old", "", ut_clock_real_ms(), 60000, NULL), AQ_OK);
+	ck_assert_int_eq(db_lease_release(db, &(struct db_fence){ .lease = "leases/leader", .holder = "old", .epoch = 1 }), AQ_OK);
+	ck_assert_int_eq(db_lease_take(db, "leases/leader", "new", "", ut_clock_real_ms(), 60000, NULL), AQ_OK);
+	made = 0;
+	ck_assert_int_eq(srv_snapsched_pass(db, &(struct db_fence){ .lease = "leases/leader", .holder = "old", .epoch = 1 },
+					    t0 + 22 * 3600 + 600, &made), AQ_EPRECOND);
+	ck_assert_int_eq(made, 0);
+	ck_assert(!has(VN "/snapshots/hourly-20261201-2205"));
+	ck_assert_int_eq(srv_snapsched_pass(db, &(struct db_fence){ .lease = "leases/leader", .holder = "new", .epoch = 2 },
+					    t0 + 22 * 3600 + 600, &made), AQ_OK);
+	ck_assert_int_eq(made, 2); /* 22:05 made, the oldest deleted */
+	ck_assert(has(VN "/snapshots/hourly-20261201-2205"));
 	json_decref(vol);
 }
 END_TEST
