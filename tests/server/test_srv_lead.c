@@ -42,6 +42,7 @@ START_TEST(test_lead_bound)
 	struct db_fence f;
 	struct db_lease l;
 	int64_t ms;
+	json_t *other;
 	int fd;
 
 	snprintf(path, sizeof(path), "/tmp/aq-test-lead-XXXXXX");
@@ -75,11 +76,12 @@ START_TEST(test_lead_bound)
 	ck_assert(srv_lead_held(&srv, NULL));
 
 	/* another holder at a higher epoch: it follows within a renew interval */
+	other = json_pack("{s:s,s:s,s:I,s:I}", "holder", "other", "url", "http://other", "epoch", (json_int_t)9,
+			  "expireMs", (json_int_t)(ut_clock_real_ms() + 60000));
 	ck_assert_int_eq(db_begin(d), AQ_OK);
-	ck_assert_int_eq(db_put(d, "lease", "", SRV_LEAD_LEASE,
-				json_pack("{s:s,s:s,s:I,s:I}", "holder", "other", "url", "http://other", "epoch", (json_int_t)9,
-					  "expireMs", (json_int_t)(ut_clock_real_ms() + 60000)), false), AQ_OK);
+	ck_assert_int_eq(db_put(d, "lease", "", SRV_LEAD_LEASE, other, false), AQ_OK);
 	ck_assert_int_eq(db_commit(d), AQ_OK);
+	json_decref(other);
 	ms = until_held(false, RENEW_MS + 1000);
 	ck_assert_msg(ms >= 0 && ms <= RENEW_MS + 200, "still leading %lld ms after another holder took the lease", (long long)ms);
 	srv_lead_stop(&srv);
