@@ -332,8 +332,10 @@ static enum ra_next ra_step(struct vol_ra *ra, struct ra_job *j, struct ra_chunk
 			/* no front end serves (nothing releases a parked charge), or
 			 * the volume went: give the room back */
 			pthread_mutex_lock(&ra->mu);
-			if ((f = ra_job_file(ra, j)) && f->pend >= j->len)
+			if ((f = ra_job_file(ra, j)) && f->pend >= j->len) {
 				f->pend -= j->len;
+				f->valid = f->bytes + f->pend > 0; /* an empty entry would stop a later prediction */
+			}
 			pthread_mutex_unlock(&ra->mu);
 			return RA_DONE;
 		}
