@@ -47,6 +47,7 @@ struct agent_cfg {
 	unsigned nfs4_max_slots;              /* NFSv4.1 fore-channel slots per session at most (nfs4.h) */
 	enum ut_log_level log_level;          /* --log-level / log-level (default info) */
 	unsigned ra_node_mib, ra_volume_mib;  /* read-ahead cache caps (agent/vol/vol_ra.h) */
+	unsigned ra_workers;                  /* its prefetch threads, 1..VOL_RA_WORKERS_MAX */
 };
 
 struct agent {

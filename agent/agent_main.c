@@ -83,6 +83,7 @@ static void usage(FILE *f)
 		"  --read-ahead-cache-mib N  cross-file read-ahead: prefetched data not read yet, per\n"
 		"                            node (default 1024 MiB)\n"
 		"  --read-ahead-volume-mib N  ... and per volume (default 256 MiB)\n"
+		"  --read-ahead-workers N    prefetch threads of cross-file read-ahead, 1..32 (default 4)\n"
 		"  --config FILE             'key = value' lines with the option names above\n"
 		"                            ('_' may stand for '-', e.g. tier_day_seconds = 60)\n");
 }
@@ -118,6 +119,7 @@ static const struct agent_opt agent_opts[] = {
 	{ "log-level", offsetof(struct agent_cfg, log_level), AGENT_OPT_LEVEL },
 	{ "read-ahead-cache-mib", offsetof(struct agent_cfg, ra_node_mib), AGENT_OPT_UINT },
 	{ "read-ahead-volume-mib", offsetof(struct agent_cfg, ra_volume_mib), AGENT_OPT_UINT },
+	{ "read-ahead-workers", offsetof(struct agent_cfg, ra_workers), AGENT_OPT_UINT },
 };
 #undef S
 
@@ -140,6 +142,8 @@ static int cfg_set(struct agent_cfg *cfg, const char *key, const char *val, aq_m
 				return aq_fail(msg, AQ_EINVAL, "%s must be a whole number from 1 to 100000000, got \"%s\"", key, val);
 			if (o->off == offsetof(struct agent_cfg, nfs4_max_slots) && u > NFS4_SLOTS_MAX)
 				return aq_fail(msg, AQ_EINVAL, "%s must be from 1 to %u, got \"%s\"", key, NFS4_SLOTS_MAX, val);
+			if (o->off == offsetof(struct agent_cfg, ra_workers) && u > VOL_RA_WORKERS_MAX)
+				return aq_fail(msg, AQ_EINVAL, "%s must be from 1 to %u, got \"%s\"", key, VOL_RA_WORKERS_MAX, val);
 			*(unsigned *)(void *)((char *)cfg + o->off) = (unsigned)u;
 		} else if (o->cap) {
 			if (strlen(val) >= o->cap)
@@ -292,6 +296,7 @@ int agent_main(int argc, char **argv)
 	a.cfg.snap_usage_s = 60;
 	a.cfg.ra_node_mib = (unsigned)(VOL_RA_NODE_BYTES >> 20);
 	a.cfg.ra_volume_mib = (unsigned)(VOL_RA_VOLUME_BYTES >> 20);
+	a.cfg.ra_workers = VOL_RA_WORKERS;
 	a.cfg.api_limits = (struct tls_listen_limits){ .max_conns = 1024, .per_ip = 32, .header_s = 10, .idle_s = 60 };
 	a.cfg.nfs_limits = (struct nfs_srv_limits)NFS_SRV_LIMITS_DEFAULT;
 	a.cfg.log_level = UT_LOG_INFO;
@@ -338,6 +343,7 @@ int agent_main(int argc, char **argv)
 		return 1;
 	}
 	vol_store_set_read_ahead(a.store, (uint64_t)a.cfg.ra_node_mib << 20, (uint64_t)a.cfg.ra_volume_mib << 20);
+	(void)vol_store_set_read_ahead_workers(a.store, a.cfg.ra_workers); /* 1..32: checked with the options */
 	if ((rc = nfs_srv_new(a.cfg.nfs_listen, a.store, (unsigned)a.cfg.nfs_workers, &a.nfs)) != 0 ||
 	    (rc = nfs_srv_set_limits(a.nfs, &a.cfg.nfs_limits)) != 0 ||
 	    (rc = nfs4_srv_new(&(struct nfs4_cfg){ .max_slots = a.cfg.nfs4_max_slots }, &a.nfs4)) != 0 ||

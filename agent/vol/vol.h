@@ -223,6 +223,10 @@ void vol_store_set_tier(struct vol_store *s, const struct vol_tier_ops *ops, voi
 /* Caps of the read-ahead cache (vol_ra.h): unread prefetched bytes per node
  * and per volume (defaults VOL_RA_NODE_BYTES, VOL_RA_VOLUME_BYTES). */
 void vol_store_set_read_ahead(struct vol_store *s, uint64_t node_bytes, uint64_t volume_bytes);
+/* The read-ahead worker pool's size, 1..VOL_RA_WORKERS_MAX (default
+ * VOL_RA_WORKERS): -EINVAL out of range, -EBUSY once the workers started
+ * (with the first prefetch). */
+int vol_store_set_read_ahead_workers(struct vol_store *s, unsigned n);
 /* key: VOL_KEY_LEN bytes, copied. */
 int vol_store_new(const uint8_t *key, struct vol_store **out);
 void vol_store_free(struct vol_store *s);

@@ -172,10 +172,10 @@ bool vol_snap_reserved(const struct vol_obj *dir, const char *nm);
  * object: 0 or -errno with out set; 1: an ordinary lookup. */
 int vol_snap_lookup(struct vol_obj *dir, const char *nm, struct vol_obj *out);
 
-/* vol_ra_fetch.c: read-ahead (vol_ra.h) */
+/* vol_ra_fetch.c, vol_ra_cache.c: read-ahead (vol_ra.h) */
 struct vol_ra;
 int vol_ra_new(struct vol_store *s, struct vol_ra **out);
-/* Join the worker and drop the queued jobs (jobs parked in QoS are freed
+/* Join the workers and drop the queued jobs (jobs parked in QoS are freed
  * when QoS hands them back); free also stops. */
 void vol_ra_stop(struct vol_ra *ra);
 void vol_ra_free(struct vol_ra *ra);

@@ -31,14 +31,20 @@
  * exist (a dropped render), then stops. No name found: nothing prefetched
  * (and the next client read tries again).
  *
- * Prefetch (vol_ra.c, a worker thread of the store): each predicted file is
- * read ahead in VOL_RA_CHUNK pieces into the node's page cache, each piece
- * charged to the volume's QoS as a READ of its size (so a volume never goes
- * past its limit with prefetch on; while it is throttled its prefetch waits
- * in the QoS queue, round-robin with the others). A file whose data is on
- * the cold tier is read through the tier's read hook (its ranged GETs), so
- * it is recalled ahead of the client. What is prefetched and not yet read
- * is bounded per node and per volume (vol_store_set_read_ahead): at a cap
+ * Prefetch (vol_ra_fetch.c, a pool of worker threads of the store,
+ * vol_store_set_read_ahead_workers, default VOL_RA_WORKERS): each predicted
+ * file is read ahead in VOL_RA_CHUNK pieces into the node's page cache,
+ * handed out in order (nearest file first) to the workers, so several
+ * pieces (of one file and of the next ones) are read at once; the volumes'
+ * queues are served round-robin, so a volume with a long queue does not
+ * keep a second one waiting for all its jobs. Each piece is
+ * charged to the volume's QoS as a READ of its size before it is read
+ * (so a volume never goes past its limit with prefetch on; while it is
+ * throttled its prefetch waits in the QoS queue, round-robin with the
+ * others). A file whose data is on the cold tier is read through the
+ * tier's read hook (its ranged GETs), so it is recalled ahead of the
+ * client, up to one GET per worker at once. What is prefetched and not yet
+ * read is bounded per node and per volume (vol_store_set_read_ahead): at a cap
  * the oldest unread file of that volume (else of the node) is dropped from
  * the cache (POSIX_FADV_DONTNEED) and counted wasted. A client READ of a
  * prefetched file counts a hit; a write, truncate, remove or rename of it
@@ -60,6 +66,8 @@
 #define VOL_RA_WINDOW (8u << 20)            /* AGGRESSIVE: bytes asked for past a READ */
 #define VOL_RA_NODE_BYTES (1024ull << 20)   /* default cap of unread prefetched bytes per node */
 #define VOL_RA_VOLUME_BYTES (256ull << 20)  /* ... and per volume */
+#define VOL_RA_WORKERS 4                    /* default prefetch workers per node */
+#define VOL_RA_WORKERS_MAX 32
 
 /* The successor of name's counter in base 10 or 16 (upper: hex letters in
  * upper case when the run has none to copy) into out (cap bytes): 0, or

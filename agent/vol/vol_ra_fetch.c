@@ -1,22 +1,28 @@
-/* vol_ra_fetch: the prefetch of cross-file read-ahead and its per-node
- * cache accounting (vol_ra.h has the contract, vol_internal.h the hooks the
- * store's read, write and name paths call).
+/* vol_ra_fetch: the prefetch of cross-file read-ahead (vol_ra.h has the
+ * contract, vol_ra_internal.h the shared state and what each lock guards,
+ * vol_ra_cache.c the cache tables and the store's hooks).
  *
- * Three bounded tables under one mutex: the names a lookup or create found
- * (file -> its folder's handle and its name: an NFS READ carries only a
- * handle, and the prediction needs the name), the files prefetched and not
- * yet read to their end (the cache, capped per node and per volume), and
- * the jobs: one per trigger, holding the files it will prefetch in order.
- * One worker thread, started with the first job, takes a job, charges one
- * VOL_RA_CHUNK to the volume's QoS and reads it ahead, then puts the job
- * back at the tail: volumes and streams take turns chunk by chunk. A charge
- * that has to wait parks the job in the QoS queue (never the thread); the
- * QoS timer hands it back through ra_release.
+ * A READ that triggers read-ahead queues a job on its volume's queue: the
+ * job predicts the next files, then hands out their chunks (VOL_RA_CHUNK
+ * each) strictly in order, nearest file first, so the caps give room to the
+ * frames due first. A pool of nworkers threads (vol_store_set_read_ahead_
+ * workers, default VOL_RA_WORKERS) serves the queues round-robin: a worker
+ * takes the next job of the next volume that has one, takes room in the
+ * cache for the job's next chunk and charges it to the volume's QoS, puts
+ * the job back at the tail of its volume's queue and only then reads the
+ * chunk. So several chunks of one job (of one file, or of the next files)
+ * are read at once by several workers, and a volume with a long queue gets
+ * one turn per round, like every other volume: a second volume's job is
+ * taken by the next worker that comes free. A cold chunk is read through
+ * the tier's read hook (its ranged GET and chunk cache, plus the tier's own
+ * read-ahead of the next chunks); with the workers, up to nworkers such
+ * GETs are in flight. A charge that has to wait parks the job in the QoS
+ * queue (never a thread); the QoS timer hands it back through ra_release.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "agent/vol/vol_internal.h"
+#include "agent/vol/vol_ra_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,59 +30,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/vol/vol_ra.h"
-#include "util/ut_fifo.h"
-
-#define RA_NAMES 1024          /* remembered names (direct-mapped by inode) */
-#define RA_FILES 256           /* files in the cache */
-#define RA_JOBS 64             /* jobs alive (queued, running or parked) */
-#define RA_FLOW 0x7261ull      /* the QoS flow prefetch is charged to ("ra") */
-
-struct ra_name {
-	bool valid;
-	uint64_t fsid, ino;
-	struct vol_fh dir;
-	char name[VOL_RA_NAME_MAX + 1];
-};
-
-struct ra_file {
-	bool valid, done;      /* done: its prefetch ended (bytes is final) */
-	uint64_t fsid, ino, seq;
-	uint64_t bytes;        /* prefetched from offset 0 */
-	uint64_t hi;           /* highest end a client READ reached */
-	struct vol_fh fh;
-};
-
-struct ra_job {
-	struct ut_fifo_node node;
-	struct qos_item it;
-	struct vol_ra *ra;
-	uint64_t fsid;
-	bool predicted, charged;
-	struct vol_fh dir;     /* before prediction: the trigger's folder ... */
-	char name[VOL_RA_NAME_MAX + 1]; /* ... and name */
-	int depth;
-	size_t nfiles, cur;    /* after: the files, in order */
-	struct vol_fh fh[API_READ_AHEAD_MAX_DEPTH];
-	uint64_t ino[API_READ_AHEAD_MAX_DEPTH], size[API_READ_AHEAD_MAX_DEPTH];
-	uint64_t off, len;     /* the chunk charged */
-};
-
-struct vol_ra {
-	struct vol_store *s;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct ut_fifo q;
-	bool started, stop;
-	pthread_t th;
-	size_t njobs;
-	uint64_t node_cap, vol_cap, seq;
-	uint8_t *buf;          /* the worker's: a cold chunk goes through it */
-	struct ra_name names[RA_NAMES];
-	struct ra_file files[RA_FILES];
-};
-
 static const struct vol_cred ra_root = { 0, 0, 0, { 0 } };
+
+/* A chunk a worker reads, copied out of its job (which moves on). */
+struct ra_chunk {
+	struct vol_fh fh;
+	uint64_t off, len;
+};
 
 int vol_ra_new(struct vol_store *s, struct vol_ra **out)
 {
@@ -87,31 +47,107 @@ int vol_ra_new(struct vol_store *s, struct vol_ra **out)
 	ra->s = s;
 	ra->node_cap = VOL_RA_NODE_BYTES;
 	ra->vol_cap = VOL_RA_VOLUME_BYTES;
+	ra->nworkers = VOL_RA_WORKERS;
 	pthread_mutex_init(&ra->mu, NULL);
 	pthread_cond_init(&ra->cv, NULL);
-	ut_fifo_init(&ra->q);
 	*out = ra;
 	return 0;
 }
 
+int vol_store_set_read_ahead_workers(struct vol_store *s, unsigned n)
+{
+	int rc = 0;
+
+	if (n < 1 || n > VOL_RA_WORKERS_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&s->ra->mu);
+	if (s->ra->nstarted)
+		rc = -EBUSY;
+	else
+		s->ra->nworkers = n;
+	pthread_mutex_unlock(&s->ra->mu);
+	return rc;
+}
+
+/* The queue slot of fsid, taking a free one (NULL: all taken) (mu held). */
+static struct ra_vq *ra_vq_get(struct vol_ra *ra, uint64_t fsid)
+{
+	struct ra_vq *free_vq = NULL;
+
+	for (size_t i = 0; i < RA_VOLS; i++) {
+		if (ra->vq[i].used && ra->vq[i].fsid == fsid)
+			return &ra->vq[i];
+		if (!ra->vq[i].used && !free_vq)
+			free_vq = &ra->vq[i];
+	}
+	if (free_vq) {
+		*free_vq = (struct ra_vq){ .used = true, .fsid = fsid };
+		ut_fifo_init(&free_vq->q);
+	}
+	return free_vq;
+}
+
+static void ra_vq_put(struct ra_vq *vq)
+{
+	if (vq->njobs == 0 && vq->running == 0)
+		vq->used = false;
+}
+
+/* Free j if nobody owns it and none of its chunks is being read (mu held). */
+static void ra_job_put(struct vol_ra *ra, struct ra_job *j)
+{
+	struct ra_vq *vq = j->vq;
+
+	if (j->busy || j->inflight)
+		return;
+	vq->njobs--;
+	ra->njobs--;
+	free(j);
+	ra_vq_put(vq);
+}
+
+/* The next job, round-robin over the volumes' queues (mu held). */
+static struct ra_job *ra_pick(struct vol_ra *ra)
+{
+	for (size_t k = 1; k <= RA_VOLS; k++) {
+		size_t i = (ra->rr + k) % RA_VOLS;
+		struct ut_fifo_node *n;
+
+		if (ra->vq[i].used && (n = ut_fifo_pop(&ra->vq[i].q))) {
+			ra->rr = i;
+			ra->vq[i].running++;
+			return UT_FIFO_ENTRY(n, struct ra_job, node);
+		}
+	}
+	return NULL;
+}
+
 void vol_ra_stop(struct vol_ra *ra)
 {
-	struct ut_fifo_node *n;
+	unsigned n;
 
 	if (!ra)
 		return;
 	pthread_mutex_lock(&ra->mu);
 	ra->stop = true;
+	n = ra->nstarted;
 	pthread_cond_broadcast(&ra->cv);
 	pthread_mutex_unlock(&ra->mu);
-	if (ra->started)
-		pthread_join(ra->th, NULL);
-	ra->started = false;
+	for (unsigned i = 0; i < n; i++) /* each ends its chunk first: no inflight after */
+		pthread_join(ra->th[i], NULL);
 	pthread_mutex_lock(&ra->mu);
-	while ((n = ut_fifo_pop(&ra->q))) {
-		free(UT_FIFO_ENTRY(n, struct ra_job, node));
-		ra->njobs--;
+	ra->nstarted = 0;
+	for (size_t i = 0; i < RA_VOLS; i++) {
+		struct ut_fifo_node *nd;
+
+		while (ra->vq[i].used && (nd = ut_fifo_pop(&ra->vq[i].q))) {
+			struct ra_job *j = UT_FIFO_ENTRY(nd, struct ra_job, node);
+
+			j->busy = false;
+			ra_job_put(ra, j);
+		}
 	}
+	/* parked jobs come back through ra_release when QoS stops, and go */
 	pthread_mutex_unlock(&ra->mu);
 }
 
@@ -122,157 +158,26 @@ void vol_ra_free(struct vol_ra *ra)
 	vol_ra_stop(ra);
 	pthread_mutex_destroy(&ra->mu);
 	pthread_cond_destroy(&ra->cv);
-	free(ra->buf);
 	free(ra);
-}
-
-void vol_store_set_read_ahead(struct vol_store *s, uint64_t node_bytes, uint64_t volume_bytes)
-{
-	pthread_mutex_lock(&s->ra->mu);
-	s->ra->node_cap = node_bytes;
-	s->ra->vol_cap = volume_bytes < node_bytes ? volume_bytes : node_bytes;
-	pthread_mutex_unlock(&s->ra->mu);
-}
-
-static struct vol_acct *ra_acct(struct vol_ra *ra, uint64_t fsid, struct vol_export **e)
-{
-	*e = vol_find_fsid(ra->s, fsid);
-	return *e ? (*e)->acct : NULL;
-}
-
-/* Count what f held unread as wasted, and forget it (mu held). */
-static void ra_file_drop(struct vol_ra *ra, struct ra_file *f, bool evict)
-{
-	struct vol_export *e;
-	uint64_t unread = f->bytes > f->hi ? f->bytes - f->hi : 0;
-
-	if (unread && ra_acct(ra, f->fsid, &e)) {
-		atomic_fetch_add_explicit(&e->acct->ra_wasted, unread, memory_order_relaxed);
-		vol_export_unref(e);
-	}
-	if (evict && unread) { /* the cap is real: give the page cache back */
-		struct vol_obj o;
-		bool owned;
-		int fd;
-
-		if (vol_fh_open(ra->s, f->fh.data, f->fh.len, &o) == 0) {
-			if ((fd = vol_iofd(&o, &ra_root, false, &owned)) >= 0) {
-				posix_fadvise(fd, (off_t)f->hi, (off_t)unread, POSIX_FADV_DONTNEED);
-				if (owned)
-					close(fd);
-			}
-			vol_obj_cleanup(&o);
-		}
-	}
-	f->valid = false;
-}
-
-static struct ra_file *ra_file_find(struct vol_ra *ra, uint64_t fsid, uint64_t ino)
-{
-	for (size_t i = 0; i < RA_FILES; i++)
-		if (ra->files[i].valid && ra->files[i].fsid == fsid && ra->files[i].ino == ino)
-			return &ra->files[i];
-	return NULL;
-}
-
-/* Unread bytes in the cache: the node's and fsid's (mu held). */
-static void ra_unread(const struct vol_ra *ra, uint64_t fsid, uint64_t *node, uint64_t *vol)
-{
-	*node = *vol = 0;
-	for (size_t i = 0; i < RA_FILES; i++) {
-		const struct ra_file *f = &ra->files[i];
-		uint64_t u = f->valid && f->bytes > f->hi ? f->bytes - f->hi : 0;
-
-		*node += u;
-		if (f->valid && f->fsid == fsid)
-			*vol += u;
-	}
-}
-
-/* Room for len more bytes of fsid (mu held). A volume at its cap waits
- * until its client reads what it has (no own eviction: the nearer files
- * are the ones it needs first). At the node's cap, the volume holding the
- * most unread bytes gives up its oldest file, if it holds more than fsid
- * does (max-min fairness); else there is no room. */
-static bool ra_make_room(struct vol_ra *ra, uint64_t fsid, uint64_t len)
-{
-	for (;;) {
-		uint64_t node, vol, most = 0, u, un;
-		struct ra_file *old = NULL;
-		uint64_t big = 0;
-
-		ra_unread(ra, fsid, &node, &vol);
-		if (vol + len > ra->vol_cap)
-			return false;
-		if (node + len <= ra->node_cap)
-			return true;
-		for (size_t i = 0; i < RA_FILES; i++) {
-			const struct ra_file *f = &ra->files[i];
-
-			if (!f->valid || f->fsid == fsid)
-				continue;
-			ra_unread(ra, f->fsid, &un, &u);
-			if (u > most) {
-				most = u;
-				big = f->fsid;
-			}
-		}
-		if (most <= vol)
-			return false;
-		for (size_t i = 0; i < RA_FILES; i++) {
-			struct ra_file *f = &ra->files[i];
-
-			if (f->valid && f->fsid == big && f->bytes > f->hi && (!old || f->seq < old->seq))
-				old = f;
-		}
-		if (!old)
-			return false;
-		ra_file_drop(ra, old, true);
-	}
-}
-
-/* A slot for a new cache entry: a free one, else the oldest of those read
- * whole, else the oldest (mu held). */
-static struct ra_file *ra_file_slot(struct vol_ra *ra)
-{
-	struct ra_file *old = NULL, *read = NULL;
-
-	for (size_t i = 0; i < RA_FILES; i++) {
-		struct ra_file *f = &ra->files[i];
-
-		if (!f->valid)
-			return f;
-		if (f->done && f->hi >= f->bytes && (!read || f->seq < read->seq))
-			read = f;
-		if (!old || f->seq < old->seq)
-			old = f;
-	}
-	old = read ? read : old;
-	ra_file_drop(ra, old, true);
-	return old;
-}
-
-static void ra_push(struct vol_ra *ra, struct ra_job *j)
-{
-	pthread_mutex_lock(&ra->mu);
-	if (ra->stop) {
-		ra->njobs--;
-		free(j);
-	} else {
-		ut_fifo_push(&ra->q, &j->node);
-		pthread_cond_signal(&ra->cv);
-	}
-	pthread_mutex_unlock(&ra->mu);
 }
 
 /* The QoS timer gives a parked job back (charged now). */
 static void ra_release(void *arg, struct qos_item *it)
 {
 	struct ra_job *j = arg;
+	struct vol_ra *ra = j->ra;
 
 	(void)it;
 	j->charged = true;
-	ra_push(j->ra, j);
+	pthread_mutex_lock(&ra->mu);
+	if (ra->stop) {
+		j->busy = false;
+		ra_job_put(ra, j);
+	} else {
+		ut_fifo_push(&j->vq->q, &j->node);
+		pthread_cond_signal(&ra->cv);
+	}
+	pthread_mutex_unlock(&ra->mu);
 }
 
 struct ra_dir {
@@ -309,7 +214,7 @@ static bool ra_predict(struct vol_ra *ra, struct ra_job *j)
 		if (vol_lookup(&dir, &ra_root, names[i], strlen(names[i]), &o) != 0)
 			continue;
 		pthread_mutex_lock(&ra->mu);
-		cached = ra_file_find(ra, j->fsid, (uint64_t)o.st.st_ino) != NULL;
+		cached = vol_ra_file_find(ra, j->fsid, (uint64_t)o.st.st_ino) != NULL;
 		pthread_mutex_unlock(&ra->mu);
 		if (!cached && S_ISREG(o.st.st_mode) && vol_fh_make(ra->s, &o, &j->fh[j->nfiles]) == 0) {
 			j->ino[j->nfiles] = (uint64_t)o.st.st_ino;
@@ -322,41 +227,78 @@ static bool ra_predict(struct vol_ra *ra, struct ra_job *j)
 	return j->nfiles > 0;
 }
 
-/* Read the charged chunk of the job's current file ahead: through the
- * cold tier's read hook when it lies there, else into the page cache. */
-static void ra_read_chunk(struct vol_ra *ra, struct ra_job *j)
+/* Read a chunk ahead: through the cold tier's read hook when it lies
+ * there (into the worker's *buf), else into the page cache. */
+static void ra_read_chunk(struct vol_ra *ra, const struct ra_chunk *c, uint8_t **buf)
 {
 	const struct vol_store *s = ra->s;
 	struct vol_obj o;
 	bool owned = false;
 	int fd;
 
-	if (vol_fh_open(ra->s, j->fh[j->cur].data, j->fh[j->cur].len, &o) != 0)
+	if (vol_fh_open(ra->s, c->fh.data, c->fh.len, &o) != 0)
 		return;
 	if ((fd = vol_iofd(&o, &ra_root, false, &owned)) >= 0) {
-		if (s->tier && s->tier->cold(s->tier_arg, o.exp->cfg.fsid, &o.st, j->off, (size_t)j->len) > 0) {
+		if (s->tier && s->tier->cold(s->tier_arg, o.exp->cfg.fsid, &o.st, c->off, (size_t)c->len) > 0) {
 			size_t got = 0;
 
-			if (!ra->buf)
-				ra->buf = malloc(VOL_RA_CHUNK);
-			if (ra->buf)
-				s->tier->read(s->tier_arg, o.exp->cfg.fsid, fd, &o.st, j->off, ra->buf, (size_t)j->len,
+			if (!*buf)
+				*buf = malloc(VOL_RA_CHUNK);
+			if (*buf)
+				s->tier->read(s->tier_arg, o.exp->cfg.fsid, fd, &o.st, c->off, *buf, (size_t)c->len,
 					      &got, NULL);
-		} else if (readahead(fd, (off64_t)j->off, (size_t)j->len) != 0) {
-			posix_fadvise(fd, (off_t)j->off, (off_t)j->len, POSIX_FADV_WILLNEED);
+		} else if (readahead(fd, (off64_t)c->off, (size_t)c->len) != 0) {
+			posix_fadvise(fd, (off_t)c->off, (off_t)c->len, POSIX_FADV_WILLNEED);
 		}
 		if (owned)
 			close(fd);
 	}
-	atomic_fetch_add_explicit(&o.exp->acct->ra_bytes, j->len, memory_order_relaxed);
+	atomic_fetch_add_explicit(&o.exp->acct->ra_bytes, c->len, memory_order_relaxed);
 	vol_obj_cleanup(&o);
 }
 
-enum ra_next { RA_DONE, RA_AGAIN, RA_PARKED };
+/* The cache entry of the job's current file, if it is still the one the
+ * job started (mu held). */
+static struct ra_file *ra_job_file(struct vol_ra *ra, const struct ra_job *j)
+{
+	struct ra_file *f = vol_ra_file_find(ra, j->fsid, j->ino[j->cur]);
 
-/* One step of a job: RA_DONE (the caller frees it), RA_AGAIN (its next
- * turn), RA_PARKED (QoS owns it: the caller must not touch it). */
-static enum ra_next ra_step(struct vol_ra *ra, struct ra_job *j)
+	return f && f->seq == j->fseq ? f : NULL;
+}
+
+enum ra_next { RA_DONE, RA_CHUNK, RA_PARKED };
+
+/* Room for the job's next chunk, in order (mu held): false when the cap
+ * is reached (its prefetch ends here) or the file went (written). */
+static bool ra_take_room(struct vol_ra *ra, struct ra_job *j)
+{
+	struct ra_file *f;
+	uint64_t left = j->size[j->cur] - j->off;
+
+	j->len = left < VOL_RA_CHUNK ? left : VOL_RA_CHUNK;
+	if (j->off == 0) {
+		if (!(f = vol_ra_file_slot(ra)))
+			return false;
+		*f = (struct ra_file){ .valid = true, .fsid = j->fsid, .ino = j->ino[j->cur], .seq = ++ra->seq,
+				       .fh = j->fh[j->cur] };
+		j->fseq = f->seq;
+	} else if (!(f = ra_job_file(ra, j)) || f->bytes + f->pend != j->off) {
+		return false;
+	}
+	if (!vol_ra_make_room(ra, j->fsid, j->len)) {
+		f->done = true; /* its prefetch ends here */
+		f->valid = f->bytes + f->pend > 0;
+		return false;
+	}
+	f->pend += j->len;
+	return true;
+}
+
+/* One step of a job (its owner, without mu): RA_CHUNK (*c is charged and
+ * room is taken for it: the caller reads it; the job's cursor moved past
+ * it), RA_DONE (no chunk is left), RA_PARKED (QoS owns the job: the caller
+ * must not touch it). */
+static enum ra_next ra_step(struct vol_ra *ra, struct ra_job *j, struct ra_chunk *c)
 {
 	struct vol_export *e;
 	struct ra_file *f;
@@ -364,41 +306,37 @@ static enum ra_next ra_step(struct vol_ra *ra, struct ra_job *j)
 
 	if (!j->predicted && !ra_predict(ra, j))
 		return RA_DONE;
-	while (j->cur < j->nfiles && j->off >= j->size[j->cur]) {
-		pthread_mutex_lock(&ra->mu);
-		if ((f = ra_file_find(ra, j->fsid, j->ino[j->cur])))
-			f->done = true;
-		pthread_mutex_unlock(&ra->mu);
-		j->cur++;
-		j->off = 0;
-	}
-	if (j->cur >= j->nfiles)
-		return RA_DONE;
 	if (!j->charged) {
-		uint64_t left = j->size[j->cur] - j->off;
-
-		j->len = left < VOL_RA_CHUNK ? left : VOL_RA_CHUNK;
 		pthread_mutex_lock(&ra->mu);
-		f = ra_file_find(ra, j->fsid, j->ino[j->cur]);
-		if (!f && j->off == 0 && (f = ra_file_slot(ra))) {
-			*f = (struct ra_file){ .valid = true, .fsid = j->fsid, .ino = j->ino[j->cur], .seq = ++ra->seq,
-					       .fh = j->fh[j->cur] };
+		for (;;) {
+			while (j->cur < j->nfiles && j->off >= j->size[j->cur]) {
+				if ((f = ra_job_file(ra, j)))
+					f->done = true;
+				j->cur++;
+				j->off = 0;
+			}
+			if (j->cur < j->nfiles && j->off == 0 && vol_ra_file_find(ra, j->fsid, j->ino[j->cur])) {
+				j->cur++; /* cached meanwhile, or another job fetches it: the next */
+				continue;
+			}
+			break;
 		}
-		room = f && f->bytes == j->off && ra_make_room(ra, j->fsid, j->len);
-		if (f && !room && f->bytes == j->off) { /* its prefetch ends here */
-			f->done = true;
-			f->valid = f->bytes > 0;
-		}
+		room = j->cur < j->nfiles && ra_take_room(ra, j);
 		pthread_mutex_unlock(&ra->mu);
-		if (!room) /* full, or the file was forgotten (written) meanwhile */
-			return RA_DONE;
-		if (!ra_acct(ra, j->fsid, &e))
+		if (!room) /* no file left, full, or the file was forgotten (written) meanwhile */
 			return RA_DONE;
 		pthread_mutex_lock(&ra->s->qos_mu);
 		room = ra->s->qos_users > 0;
 		pthread_mutex_unlock(&ra->s->qos_mu);
-		if (!room) { /* no front end serves: nothing releases a parked charge */
-			vol_export_unref(e);
+		if (!room || !vol_ra_acct(ra, j->fsid, &e)) {
+			/* no front end serves (nothing releases a parked charge), or
+			 * the volume went: give the room back */
+			pthread_mutex_lock(&ra->mu);
+			if ((f = ra_job_file(ra, j)) && f->pend >= j->len) {
+				f->pend -= j->len;
+				f->valid = f->bytes + f->pend > 0; /* an empty entry would stop a later prediction */
+			}
+			pthread_mutex_unlock(&ra->mu);
 			return RA_DONE;
 		}
 		j->it.release = ra_release;
@@ -409,143 +347,94 @@ static enum ra_next ra_step(struct vol_ra *ra, struct ra_job *j)
 		}
 		vol_export_unref(e);
 	}
-	ra_read_chunk(ra, j);
 	j->charged = false;
 	pthread_mutex_lock(&ra->mu);
-	if ((f = ra_file_find(ra, j->fsid, j->ino[j->cur])) && f->bytes == j->off)
+	if ((f = ra_job_file(ra, j)) && f->pend >= j->len) { /* charged: READs of it are hits now */
+		f->pend -= j->len;
 		f->bytes += j->len;
+	}
 	pthread_mutex_unlock(&ra->mu);
+	c->fh = j->fh[j->cur];
+	c->off = j->off;
+	c->len = j->len;
 	j->off += j->len;
-	return RA_AGAIN;
+	return RA_CHUNK;
 }
 
 static void *ra_worker(void *arg)
 {
 	struct vol_ra *ra = arg;
+	uint8_t *buf = NULL; /* this worker's: a cold chunk goes through it */
 
 	pthread_mutex_lock(&ra->mu);
 	while (!ra->stop) {
-		struct ut_fifo_node *n = ut_fifo_pop(&ra->q);
+		struct ra_job *j = ra_pick(ra);
 		enum ra_next next;
-		struct ra_job *j;
+		struct ra_chunk c;
+		struct ra_vq *vq;
 
-		if (!n) {
+		if (!j) {
 			pthread_cond_wait(&ra->cv, &ra->mu);
 			continue;
 		}
-		j = UT_FIFO_ENTRY(n, struct ra_job, node);
+		vq = j->vq; /* j may be gone once it parks; its slot is not (running) */
 		pthread_mutex_unlock(&ra->mu);
-		next = ra_step(ra, j);
+		next = ra_step(ra, j, &c);
 		pthread_mutex_lock(&ra->mu);
-		if (next == RA_AGAIN && !ra->stop) {
-			ut_fifo_push(&ra->q, &j->node); /* behind the other jobs */
-		} else if (next != RA_PARKED) {
-			ra->njobs--;
-			free(j);
+		if (next == RA_CHUNK) {
+			/* back in its queue before the read: the next worker takes
+			 * its next chunk, or another volume's turn */
+			j->inflight++;
+			if (ra->stop) {
+				j->busy = false;
+			} else {
+				ut_fifo_push(&vq->q, &j->node);
+				pthread_cond_signal(&ra->cv);
+			}
+			pthread_mutex_unlock(&ra->mu);
+			ra_read_chunk(ra, &c, &buf);
+			pthread_mutex_lock(&ra->mu);
+			j->inflight--;
+		} else if (next == RA_DONE) {
+			j->busy = false;
 		}
+		if (next != RA_PARKED)
+			ra_job_put(ra, j);
+		vq->running--;
+		ra_vq_put(vq);
 	}
 	pthread_mutex_unlock(&ra->mu);
+	free(buf);
 	return NULL;
 }
 
-/* ---- the hooks of the store's paths ---- */
-
-static size_t ra_name_slot(uint64_t fsid, uint64_t ino)
+void vol_ra_trigger(struct vol_ra *ra, const struct ra_name *r, int depth)
 {
-	return (size_t)((ino * 0x9e3779b97f4a7c15ull) ^ fsid) % RA_NAMES;
-}
-
-void vol_ra_note(struct vol_obj *dir, const char *nm, const struct vol_obj *file)
-{
-	struct vol_ra *ra = dir->exp->store->ra;
-	struct ra_name *r;
-	struct vol_fh fh;
-	size_t len = strlen(nm);
-
-	if (dir->exp->cfg.read_ahead.mode != API_INTENT_RA_CROSS_FILE || !S_ISREG(file->st.st_mode) || dir->snap ||
-	    len > VOL_RA_NAME_MAX || vol_fh_make(dir->exp->store, dir, &fh) != 0)
-		return;
-	pthread_mutex_lock(&ra->mu);
-	r = &ra->names[ra_name_slot(dir->exp->cfg.fsid, (uint64_t)file->st.st_ino)];
-	r->valid = true;
-	r->fsid = dir->exp->cfg.fsid;
-	r->ino = (uint64_t)file->st.st_ino;
-	r->dir = fh;
-	memcpy(r->name, nm, len + 1);
-	pthread_mutex_unlock(&ra->mu);
-}
-
-/* A trigger: a job for the files after r's (mu held). */
-static void ra_trigger(struct vol_ra *ra, const struct ra_name *r, int depth)
-{
+	struct ra_vq *vq;
 	struct ra_job *j;
 
-	if (ra->stop || ra->njobs >= RA_JOBS || !(j = calloc(1, sizeof(*j))))
+	if (ra->stop || ra->njobs >= RA_JOBS || !(vq = ra_vq_get(ra, r->fsid)))
 		return;
+	if (vq->njobs >= RA_VOL_JOBS || !(j = calloc(1, sizeof(*j)))) {
+		ra_vq_put(vq);
+		return;
+	}
+	while (ra->nstarted < ra->nworkers && pthread_create(&ra->th[ra->nstarted], NULL, ra_worker, ra) == 0)
+		ra->nstarted++;
+	if (!ra->nstarted) {
+		free(j);
+		ra_vq_put(vq);
+		return;
+	}
 	j->ra = ra;
+	j->vq = vq;
+	j->busy = true;
 	j->fsid = r->fsid;
 	j->dir = r->dir;
 	memcpy(j->name, r->name, sizeof(j->name));
 	j->depth = depth;
-	if (!ra->started) {
-		if (pthread_create(&ra->th, NULL, ra_worker, ra) != 0) {
-			free(j);
-			return;
-		}
-		ra->started = true;
-	}
 	ra->njobs++;
-	ut_fifo_push(&ra->q, &j->node);
+	vq->njobs++;
+	ut_fifo_push(&vq->q, &j->node);
 	pthread_cond_signal(&ra->cv);
-}
-
-void vol_ra_read(struct vol_obj *obj, int fd, uint64_t off, uint64_t n)
-{
-	const struct api_intent_read_ahead *mode = &obj->exp->cfg.read_ahead;
-	struct vol_ra *ra = obj->exp->store->ra;
-	uint64_t fsid = obj->exp->cfg.fsid, ino = (uint64_t)obj->st.st_ino, hit = 0;
-	struct ra_file *f;
-	struct ra_name *r;
-
-	if (mode->mode == API_INTENT_RA_NONE || obj->snap)
-		return;
-	if (mode->mode == API_INTENT_RA_AGGRESSIVE) {
-		if (fd >= 0 && off + n < (uint64_t)obj->st.st_size)
-			posix_fadvise(fd, (off_t)(off + n), VOL_RA_WINDOW, POSIX_FADV_WILLNEED);
-		return;
-	}
-	pthread_mutex_lock(&ra->mu);
-	if ((f = ra_file_find(ra, fsid, ino))) {
-		hit = off < f->bytes ? (off + n < f->bytes ? n : f->bytes - off) : 0;
-		if (off + n > f->hi) /* READs of one file come in any order: the highest end */
-			f->hi = off + n;
-		/* read whole, it holds nothing unread (no cap counts it) but stays
-		 * known, so a later trigger does not fetch it again */
-	}
-	r = &ra->names[ra_name_slot(fsid, ino)];
-	/* a read from the start, or to the end: the next files are due */
-	if ((off == 0 || off + n >= (uint64_t)obj->st.st_size) && r->valid && r->fsid == fsid && r->ino == ino)
-		ra_trigger(ra, r, mode->depth_files);
-	pthread_mutex_unlock(&ra->mu);
-	if (hit) {
-		/* served by the prefetch, which paid for it: the READ's charge
-		 * comes back, so prefetch never counts twice against the limit */
-		atomic_fetch_add_explicit(&obj->exp->acct->ra_hits, 1, memory_order_relaxed);
-		qos_refund(obj->exp->acct->qos, hit, qos_now(obj->exp->store->qos));
-	}
-}
-
-void vol_ra_forget(struct vol_export *e, uint64_t ino)
-{
-	struct vol_ra *ra = e->store->ra;
-	struct ra_file *f;
-
-	if (e->cfg.read_ahead.mode != API_INTENT_RA_CROSS_FILE)
-		return;
-	pthread_mutex_lock(&ra->mu);
-	if ((f = ra_file_find(ra, e->cfg.fsid, ino)))
-		ra_file_drop(ra, f, false);
-	if (ra->names[ra_name_slot(e->cfg.fsid, ino)].ino == ino)
-		ra->names[ra_name_slot(e->cfg.fsid, ino)].valid = false;
-	pthread_mutex_unlock(&ra->mu);
 }

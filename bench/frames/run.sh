@@ -3,7 +3,9 @@
 # on a hot volume and on one whose frames are on the cold tier (issue 23,
 # acceptance 2).
 #
-#   bench/frames/run.sh [FRAMES=48] [FRAME_MIB=4] [FPS=24] [STREAMS=2] [LATENCY_MS=10]
+#   [RA_WORKERS=N] bench/frames/run.sh [FRAMES=48] [FRAME_MIB=4] [FPS=24] [STREAMS=2] [LATENCY_MS=10]
+#
+# RA_WORKERS: the agent's --read-ahead-workers (default: the agent's, 4).
 #
 # One standalone aquifer-agent (tests/agent/tier/agent.sh drives it as
 # aquiferd would) serving volume tv; its cold store is aq-s3lite behind
@@ -29,6 +31,7 @@ export AQ_S3LITE=${AQ_S3LITE:-$AQ_BUILDDIR/tests/fixtures/aq-s3lite}
 export AQ_LATPROXY=${AQ_LATPROXY:-$AQ_BUILDDIR/tests/fixtures/aq-latproxy}
 . "$AQ_SRC/tests/agent/tier/s3.sh"
 . "$AQ_SRC/tests/agent/tier/agent.sh"
+[ -n "${RA_WORKERS:-}" ] && AGENT_ARGS=(--read-ahead-workers "$RA_WORKERS")
 trap 'aq_s3_cleanup; aq_cleanup' EXIT
 FRAMES=$AQ_BUILDDIR/bench/frames/frames
 [ -x "$FRAMES" ] || { echo "no $FRAMES (needs libnfs)" >&2; exit 1; }
@@ -82,7 +85,7 @@ field() { awk -v k="$2" '$1 == "result" { for (i = 2; i < NF; i += 2) if ($i == 
 	echo "at $r fps (demand $((s * f * r)) MiB/s); a frame is dropped when its last byte arrives after its"
 	echo "1/$r s slot, or when 4 frames of its stream are already on their way. Cold: the store is"
 	echo "aq-s3lite behind aq-latproxy $lat ms away, retrievalPolicy NEVER (every play reads the store)."
-	echo "Read-ahead on: readAhead CROSS_FILE_SEQUENTIAL, depthFiles 4."
+	echo "Read-ahead on: readAhead CROSS_FILE_SEQUENTIAL, depthFiles 4, ${RA_WORKERS:-4} prefetch workers."
 	echo
 	echo "| run | frames | dropped | p50 ms | p99 ms | MiB/s | read ahead MiB | hits | wasted MiB | load (1 min) |"
 	echo "|---|---|---|---|---|---|---|---|---|---|"

@@ -4,12 +4,19 @@
  * hits, a write forgets them (wasted), the caps per volume and per node
  * hold (a volume at its cap waits; at the node's cap the fuller volume
  * gives way), a volume without readAhead prefetches nothing, and neither
- * does a name without successors. Needs root (open_by_handle_at). */
+ * does a name without successors. The worker pool (with a slow fake cold
+ * tier that counts the reads in flight): several chunks are read at once,
+ * a second volume gets a worker while the first has a long queue, the cap
+ * holds with the workers racing, and a stop with reads in flight and jobs
+ * queued or parked in QoS frees everything (run under ASan). Needs root
+ * (open_by_handle_at). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +68,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-	vol_store_qos_stop(ts.store);
+	if (ts.store) /* test_stop_in_flight freed it */
+		vol_store_qos_stop(ts.store);
 	aqt_store_cleanup(&ts);
 	free(buf);
 }
@@ -201,6 +209,7 @@ START_TEST(test_qos_charged)
 	ck_assert_uint_eq(settle(0, 2 * FRAME), 2 * FRAME);
 	st = stats(0);
 	ck_assert_uint_ge(st.qos.admitted_bytes, 2 * FRAME);
+	ck_assert_uint_ge(st.qos.admitted_bytes, st.ra_bytes);  /* every prefetched byte charged */
 }
 END_TEST
 
@@ -231,6 +240,199 @@ START_TEST(test_forget)
 }
 END_TEST
 
+
+/* ---- a slow cold tier: every range longer than 8 KiB is cold (the
+ * tests' client READs are 4 KiB and go the plain way), and a read of it
+ * takes fake.delay_ms; it counts reads in flight and notes who read */
+static struct {
+	pthread_mutex_t mu;
+	unsigned delay_ms, inflight, max_inflight, started, done;
+	uint64_t order[64];    /* the fsid of each read, in the order started */
+} fake = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static int fake_cold(void *arg, uint64_t fsid, const struct stat *st, uint64_t off, size_t len)
+{
+	(void)arg, (void)fsid, (void)st, (void)off;
+	return len > 8192;
+}
+
+static int fake_read(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *b, size_t len,
+		     size_t *got, void **swap)
+{
+	(void)arg, (void)st, (void)swap;
+	if (!fake_cold(arg, fsid, st, off, len))
+		return 1; /* hot: the store reads it */
+	pthread_mutex_lock(&fake.mu);
+	if (fake.started < 64)
+		fake.order[fake.started] = fsid;
+	fake.started++;
+	if (++fake.inflight > fake.max_inflight)
+		fake.max_inflight = fake.inflight;
+	pthread_mutex_unlock(&fake.mu);
+	usleep(fake.delay_ms * 1000u);
+	*got = pread(fd, b, len, (off_t)off) == (ssize_t)len ? len : 0;
+	pthread_mutex_lock(&fake.mu);
+	fake.inflight--;
+	fake.done++;
+	pthread_mutex_unlock(&fake.mu);
+	return 0;
+}
+
+static int fake_write_begin(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len)
+{
+	(void)arg, (void)fsid, (void)fd, (void)st, (void)off, (void)len;
+	return 0;
+}
+
+static void fake_write_end(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len)
+{
+	(void)arg, (void)fsid, (void)fd, (void)st, (void)off, (void)len;
+}
+
+static const struct vol_tier_ops fake_tier = {
+	.read = fake_read, .cold = fake_cold, .write_begin = fake_write_begin, .write_end = fake_write_end,
+};
+
+static void fake_install(unsigned delay_ms)
+{
+	pthread_mutex_lock(&fake.mu);
+	fake.delay_ms = delay_ms;
+	fake.inflight = fake.max_inflight = fake.started = fake.done = 0;
+	pthread_mutex_unlock(&fake.mu);
+	vol_store_set_tier(ts.store, &fake_tier, NULL);
+}
+
+static unsigned fake_get(const unsigned *field)
+{
+	unsigned v;
+
+	pthread_mutex_lock(&fake.mu);
+	v = *field;
+	pthread_mutex_unlock(&fake.mu);
+	return v;
+}
+
+/* Wait (20 s at most) until the fake finished n reads. */
+static void fake_wait_done(unsigned n)
+{
+	for (int i = 0; i < 2000 && fake_get(&fake.done) < n; i++)
+		usleep(10000);
+	ck_assert_uint_ge(fake_get(&fake.done), n);
+}
+
+static void set_depth(int v, int depth)
+{
+	ts.cfg[v].read_ahead.depth_files = depth;
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 3), 0);
+}
+
+/* 4 workers (the default): the four next frames are read at once, not
+ * one after the other; one worker reads one at a time */
+START_TEST(test_workers_concurrent)
+{
+	fake_install(300);
+	set_depth(0, 4);
+	client_read(0, "f0001.bin", 0, 4096);
+	fake_wait_done(4);                                       /* f0002..f0005 */
+	ck_assert_uint_eq(settle(0, 4 * FRAME), 4 * FRAME);
+	ck_assert_uint_ge(fake_get(&fake.max_inflight), 2);
+	ck_assert_uint_le(fake_get(&fake.max_inflight), VOL_RA_WORKERS);
+}
+END_TEST
+
+START_TEST(test_one_worker)
+{
+	ck_assert_int_eq(vol_store_set_read_ahead_workers(ts.store, 0), -EINVAL);
+	ck_assert_int_eq(vol_store_set_read_ahead_workers(ts.store, VOL_RA_WORKERS_MAX + 1), -EINVAL);
+	ck_assert_int_eq(vol_store_set_read_ahead_workers(ts.store, 1), 0);
+	fake_install(100);
+	set_depth(0, 4);
+	client_read(0, "f0001.bin", 0, 4096);
+	fake_wait_done(4);
+	ck_assert_uint_eq(fake_get(&fake.max_inflight), 1);
+	/* the pool runs: its size is fixed now */
+	ck_assert_int_eq(vol_store_set_read_ahead_workers(ts.store, 4), -EBUSY);
+}
+END_TEST
+
+/* Volume 0 queues 16 frames behind 2 workers; volume 1's prefetch starts
+ * with the next worker that comes free, long before volume 0's queue is
+ * through (all on one queue, it would come after the 16) */
+START_TEST(test_fair)
+{
+	char p[128];
+	unsigned first1 = 64, n;
+
+	for (int i = 6; i <= 17; i++) { /* f0006..f0017: 16 successors of f0001 */
+		int fd;
+
+		snprintf(p, sizeof(p), "%s/v0/f%04d.bin", ts.dir, i);
+		fd = open(p, O_CREAT | O_WRONLY, 0644);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, buf, FRAME), (ssize_t)FRAME);
+		close(fd);
+	}
+	ck_assert_int_eq(vol_store_set_read_ahead_workers(ts.store, 2), 0);
+	fake_install(150);
+	ts.cfg[0].read_ahead.depth_files = 16;
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 3), 0);
+	client_read(0, "f0001.bin", 0, 4096);
+	for (int i = 0; i < 2000 && fake_get(&fake.started) < 1; i++)
+		usleep(5000);
+	ck_assert_uint_ge(fake_get(&fake.started), 1);
+	client_read(1, "f0001.bin", 0, 4096);                    /* f0002, f0003 of volume 1 */
+	fake_wait_done(18);
+	pthread_mutex_lock(&fake.mu);
+	n = fake.started;
+	for (unsigned i = 0; i < n && i < 64; i++)
+		if (fake.order[i] == ts.cfg[1].fsid && first1 == 64)
+			first1 = i;
+	pthread_mutex_unlock(&fake.mu);
+	ck_assert_uint_eq(n, 18);
+	ck_assert_uint_lt(first1, 8);
+	ck_assert_uint_eq(settle(1, 2 * FRAME), 2 * FRAME);
+}
+END_TEST
+
+/* the volume's cap with four workers racing for it: two frames, not four */
+START_TEST(test_cap_workers)
+{
+	fake_install(200);
+	vol_store_set_read_ahead(ts.store, 64 << 20, 2 * FRAME);
+	set_depth(0, 4);
+	client_read(0, "f0001.bin", 0, 4096);
+	fake_wait_done(2);
+	ck_assert_uint_eq(quiet(0), 2 * FRAME);
+	ck_assert_uint_eq(fake_get(&fake.started), 2);
+}
+END_TEST
+
+/* the store goes while reads are in flight and jobs wait (queued, and
+ * parked in QoS): the workers end, everything is freed (ASan's leak check
+ * runs at this test's exit) */
+START_TEST(test_stop_in_flight)
+{
+	struct vol_export_cfg cfg[3];
+
+	memcpy(cfg, ts.cfg, sizeof(cfg));
+	cfg[0].read_ahead.depth_files = 4;
+	cfg[1].qos.bytes_per_s = 64 << 10;                       /* volume 1's charges park */
+	ck_assert_int_eq(vol_store_set(ts.store, cfg, 3), 0);
+	ck_assert_int_eq(vol_store_set_read_ahead_workers(ts.store, 2), 0);
+	fake_install(400);
+	client_read(1, "f0001.bin", 0, 4096);
+	client_read(0, "f0001.bin", 0, 4096);
+	for (int i = 0; i < 2000 && (fake_get(&fake.inflight) < 1 || stats(1).qos.queued < 1); i++)
+		usleep(5000);
+	ck_assert_uint_ge(fake_get(&fake.inflight), 1);
+	ck_assert_uint_ge(stats(1).qos.queued, 1);               /* a job parked in QoS */
+	aqt_store_cleanup(&ts);                                  /* QoS stops after the workers */
+	ck_assert_uint_eq(fake_get(&fake.inflight), 0);
+	ck_assert_uint_eq(fake_get(&fake.done), fake_get(&fake.started));
+	ck_assert_uint_lt(fake_get(&fake.started), 6);           /* it stopped: not all of them */
+}
+END_TEST
+
 static Suite *ra_fetch_suite(void)
 {
 	Suite *s = suite_create("vol_ra_fetch");
@@ -244,6 +446,11 @@ static Suite *ra_fetch_suite(void)
 	tcase_add_test(tc, test_node_cap_fair);
 	tcase_add_test(tc, test_qos_charged);
 	tcase_add_test(tc, test_forget);
+	tcase_add_test(tc, test_workers_concurrent);
+	tcase_add_test(tc, test_one_worker);
+	tcase_add_test(tc, test_fair);
+	tcase_add_test(tc, test_cap_workers);
+	tcase_add_test(tc, test_stop_in_flight);
 	suite_add_tcase(s, tc);
 	return s;
 }

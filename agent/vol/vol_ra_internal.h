@@ -1,0 +1,112 @@
+/* vol_ra_internal: what the two halves of cross-file read-ahead share:
+ * vol_ra_fetch.c (the worker pool, its per-volume queues and the jobs) and
+ * vol_ra_cache.c (the tables of names and prefetched files, the caps, and
+ * the hooks of the store's read, name and write paths). vol_ra.h has the
+ * contract.
+ *
+ * Locks (no other lock is taken while ra->mu is held, except the export
+ * set's read lock inside vol_find_fsid and s->qos_mu, which never take
+ * ra->mu; qos_submit and qos_refund are called without ra->mu):
+ * - ra->mu guards every field of struct vol_ra below it (the tables, the
+ *   queues, the counters, nworkers/nstarted, stop), every field of a ra_vq,
+ *   and of a job: busy, inflight and its link in a queue.
+ * - The rest of a job (its cursor: predicted, cur, off, len, fseq, charged,
+ *   its files) belongs to whoever owns it, without a lock: the worker that
+ *   popped it from its queue (under ra->mu), or the QoS scheduler while it
+ *   is parked there (qos_submit returned QOS_PARKED; ra_release gives it
+ *   back through ra->mu). So one thread at a time moves a job's cursor,
+ *   and each hand-over goes through ra->mu (or the QoS lock), which orders
+ *   the accesses. A worker that handed out a chunk keeps only its own copy
+ *   of it (struct vol_ra_chunk) and touches the job again only under ra->mu
+ *   (inflight).
+ * - A job is freed (vol_ra_job_put) only under ra->mu, when nobody owns
+ *   its cursor (!busy) and no chunk of it is being read (!inflight); a
+ *   queue slot is reused only when it holds no job and no worker runs one
+ *   of its jobs (njobs == 0, running == 0).
+ * - The counters in the export's vol_acct are atomics.
+ */
+#ifndef AQ_AGENT_VOL_RA_INTERNAL_H
+#define AQ_AGENT_VOL_RA_INTERNAL_H
+
+#include "agent/vol/vol_internal.h"
+#include "agent/vol/vol_ra.h"
+#include "util/ut_fifo.h"
+
+#define RA_NAMES 1024          /* remembered names (direct-mapped by inode) */
+#define RA_FILES 256           /* files in the cache */
+#define RA_JOBS 256            /* jobs alive in the node (queued, running or parked) */
+#define RA_VOL_JOBS 32         /* ... of one volume: no volume takes every slot */
+#define RA_VOLS 64             /* volumes with jobs at once (one queue each) */
+#define RA_FLOW 0x7261ull      /* the QoS flow prefetch is charged to ("ra") */
+
+struct ra_name {
+	bool valid;
+	uint64_t fsid, ino;
+	struct vol_fh dir;
+	char name[VOL_RA_NAME_MAX + 1];
+};
+
+struct ra_file {
+	bool valid, done;      /* done: its prefetch ended (bytes is final) */
+	uint64_t fsid, ino, seq;
+	uint64_t bytes;        /* from offset 0: charged to QoS (a READ below is a hit) */
+	uint64_t pend;         /* after bytes: room taken, charge parked in QoS */
+	uint64_t hi;           /* highest end a client READ reached */
+	struct vol_fh fh;
+};
+
+/* One volume's queue of jobs (a slot is used while njobs || running). */
+struct ra_vq {
+	bool used;
+	uint64_t fsid;
+	struct ut_fifo q;
+	unsigned njobs;        /* its jobs alive */
+	unsigned running;      /* workers stepping one of them now */
+};
+
+struct ra_job {
+	struct ut_fifo_node node;
+	struct qos_item it;
+	struct vol_ra *ra;
+	struct ra_vq *vq;
+	uint64_t fsid;
+	bool busy;             /* mu: its cursor is owned (queued, stepped or parked) */
+	unsigned inflight;     /* mu: chunks handed out and being read */
+	bool predicted, charged;
+	struct vol_fh dir;     /* before prediction: the trigger's folder ... */
+	char name[VOL_RA_NAME_MAX + 1]; /* ... and name */
+	int depth;
+	size_t nfiles, cur;    /* after: the files, in order */
+	struct vol_fh fh[API_READ_AHEAD_MAX_DEPTH];
+	uint64_t ino[API_READ_AHEAD_MAX_DEPTH], size[API_READ_AHEAD_MAX_DEPTH];
+	uint64_t fseq;         /* the cache entry of the current file (its seq) */
+	uint64_t off, len;     /* the next chunk / the chunk charged */
+};
+
+struct vol_ra {
+	struct vol_store *s;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stop;
+	unsigned nworkers;     /* the pool's size (vol_store_set_read_ahead_workers) */
+	unsigned nstarted;     /* started with the first job */
+	pthread_t th[VOL_RA_WORKERS_MAX];
+	size_t njobs, rr;      /* jobs alive; the queue served last */
+	uint64_t node_cap, vol_cap, seq;
+	struct ra_vq vq[RA_VOLS];
+	struct ra_name names[RA_NAMES];
+	struct ra_file files[RA_FILES];
+};
+
+/* vol_ra_cache.c (mu held) */
+struct vol_acct *vol_ra_acct(struct vol_ra *ra, uint64_t fsid, struct vol_export **e);
+struct ra_file *vol_ra_file_find(struct vol_ra *ra, uint64_t fsid, uint64_t ino);
+/* A slot for a new cache entry (evicting one when all are taken). */
+struct ra_file *vol_ra_file_slot(struct vol_ra *ra);
+/* Room for len more unread bytes of fsid within the caps (may evict). */
+bool vol_ra_make_room(struct vol_ra *ra, uint64_t fsid, uint64_t len);
+
+/* vol_ra_fetch.c (mu held): a job for the files after r's. */
+void vol_ra_trigger(struct vol_ra *ra, const struct ra_name *r, int depth);
+
+#endif
