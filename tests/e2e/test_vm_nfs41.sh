@@ -7,7 +7,8 @@
 # (tests/vm) mounts them with `mount -t nfs -o vers=4.1,port=P` from 10.0.2.2
 # (the agent's NFS port, the only one v4 needs) and runs
 # tests/vm/guest/nfs41.sh: the checks every NFS version passes, byte-range
-# locks between two mounts, and an nconnect=8 mount. Meanwhile the host
+# locks between two mounts and against SMB locks on a volume that speaks
+# both (the guest's CIFS client), and an nconnect=8 mount. Meanwhile the host
 # plays a second NFSv4.1 client (tests/agent/nfs4/nfs4_lock_tool, on the
 # suite's own client) that holds a lock on one file when the guest asks, so
 # the guest's lock on it must fail. Every guest TAP line counts here; the
@@ -30,9 +31,31 @@ vm_image || { aq_failed "the guest image builds"; aq_finish; }
 t_image=$(($(date +%s) - t_start))
 echo "# vm: image ready in ${t_image}s ($VM_ROOTFS)"
 
-# --- aquiferd, one agent, a pool, three NFSv4.1 volumes -----------------------
+# --- aquiferd, one agent (with SMB), a pool, three NFSv4.1 volumes -----------
+SMB=$(aq_pick_port)
+AQ_AGENT_ARGS=(--smb-listen "127.0.0.1:$SMB")
 vm_nfs_start
 vm_nfs_volumes vm41 NFSV4
+
+# A volume on both NFSv4.1 and SMB, and an SMB user: a v4.1 lock and an SMB
+# byte-range lock on the same range exclude each other (the store's one
+# lock table).
+aq_req GET /v1/nodes/node-vmloc
+if [ -z "$(printf '%s' "$BODY" | jq -r '.smbAddress // empty')" ]; then
+	aq_req_as "$(jq -r .nodeToken "$AQ_TMP/srv/node-vmloc/state/credentials.json")" POST /v1/agent/status \
+		"{\"appliedGeneration\":0,\"smbAddress\":\"127.0.0.1:$SMB\"}"
+fi
+aq_req POST "$P/smbUsers?smbUserId=vmuser" '{"password":"Vm-Secret-1","uid":"1234","gid":"4321"}'
+expect_status 200 "SMB user vmuser created"
+aq_mutate POST "$P/volumes?volumeId=vm41mix" "{\"storagePool\":\"vmpool\",\"capacityGib\":\"$CAP_GIB\",
+	\"protocols\":[\"NFSV4\",\"SMB\"],\"shareName\":\"vm41mix\",\"throughputMibps\":300,\"unixPermissions\":\"0777\",
+	\"exportPolicy\":{\"rules\":[{\"allowedClients\":\"127.0.0.1\",\"accessType\":\"READ_WRITE\",\"squashMode\":\"NO_ROOT_SQUASH\"}]}}"
+expect_jq .response.state READY "volume vm41mix (NFSV4 and SMB) READY"
+INTENT=$AQ_TMP/srv/node-vmloc/state/intent.json
+for _ in $(seq 100); do
+	jq -e '[.smbUsers[].name] | index("vmuser")' "$INTENT" >/dev/null 2>&1 && break
+	sleep 0.1
+done
 
 # --- the guest ----------------------------------------------------------------
 S=$AQ_TMP/share
@@ -48,6 +71,10 @@ BIG_MIB=${AQ_VM_BIG_MIB:-64}
 STRESS_SECS=${AQ_VM_STRESS_SECS:-20}
 CHECK_SECS=${AQ_VM_CHECK_SECS:-180}
 HOSTLOCK=hostlock
+MIX=/vm41mix
+SMBPORT=$SMB
+SMBUSER=vmuser
+SMBPASS=Vm-Secret-1
 EOF2
 echo 'bash /aqvm/nfs41.sh' >"$S/cmd"
 echo "from the host" >"$RW_DIR/hostlock"

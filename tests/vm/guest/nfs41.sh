@@ -7,7 +7,8 @@
 # passes (nfs_checks.sh, with fileops.sh's), then what v4.1 adds: the
 # session's byte-range locks (fcntl through python3's fcntl.lockf, and flock,
 # which the Linux v4 client sends as whole-file locks) excluding between two
-# mounts, and between the guest and a second client on the host
+# mounts, against SMB byte-range locks (the CIFS client) on a volume that
+# speaks both, and between the guest and a second client on the host
 # (LOCKHOLD: the host holds a lock on that file of the volume while the
 # guest tries), and an nconnect=8 mount with parallel writers. TAP lines and
 # the plan last, as nfs3.sh.
@@ -16,10 +17,11 @@
 # (export paths under the pseudo root), RO_SHA, BIG_MIB, STRESS_SECS,
 # CHECK_SECS, and HOSTLOCK (a file on RW the host's client locks on demand:
 # the guest creates /aqvm/hostlock.want, the host answers
-# /aqvm/hostlock.held and drops the lock at /aqvm/hostlock.done).
+# /aqvm/hostlock.held and drops the lock at /aqvm/hostlock.done), MIX (an
+# export of a volume also served over SMB on SMBPORT to SMBUSER/SMBPASS).
 set -u
 . /aqvm/env
-export PORT RW RW_CAP SQ RO RO_SHA BIG_MIB STRESS_SECS HOSTLOCK
+export PORT RW RW_CAP SQ RO RO_SHA BIG_MIB STRESS_SECS HOSTLOCK MIX SMBPORT SMBUSER SMBPASS
 OPTS="vers=4.1,port=$PORT,tcp"
 M=/mnt/rw M2=/mnt/rw2 MS=/mnt/sq MR=/mnt/ro MN=/mnt/nconnect
 export OPTS M M2 MS MR MN
@@ -98,7 +100,11 @@ hold() {
 	rm -f /tmp/held
 	holdlock "$1" "$2" /tmp/held "${3:-0}" "${4:-0}" </dev/null &
 	echo $! >/tmp/hold.pid
-	for _ in $(seq 300); do [ -e /tmp/held ] && return 0; sleep 0.1; done
+	for _ in $(seq 300); do
+		[ -e /tmp/held ] && return 0
+		kill -0 "$(cat /tmp/hold.pid)" 2>/dev/null || break
+		sleep 0.1
+	done
 	echo "the holder did not get its lock on $1"
 	return 1
 }
@@ -159,13 +165,35 @@ t_lock_host() {
 	for _ in $(seq 600); do [ -e /aqvm/hostlock.released ] && break; sleep 0.1; done
 	eq "after the host let go" locked "$(trylock $M/$HOSTLOCK lockf)"
 }
-export -f t_lock_fcntl t_lock_range t_lock_shared t_lock_flock t_lock_wait t_lock_host
+# The volume MIX over NFSv4.1 and over SMB (CIFS, byte-range locks sent
+# to the server): each protocol's lock refuses the other's on the same range.
+t_lock_smb() {
+	mkdir -p /mnt/mix /mnt/smb
+	mount -t nfs -o "$OPTS" "10.0.2.2:$MIX" /mnt/mix
+	mount -t cifs "//10.0.2.2/${MIX#/}" /mnt/smb -o "port=$SMBPORT,vers=3.1.1,username=$SMBUSER,password=$SMBPASS"
+	echo shared >/mnt/smb/both
+	hold /mnt/smb/both lockf 0 100
+	got=$(trylock /mnt/mix/both lockf 50 10)
+	eq "a v4.1 lock against an SMB lock on the range" EAGAIN "$got"
+	eq "a v4.1 lock after the SMB lock's range" locked "$(trylock /mnt/mix/both lockf 100 10)"
+	stop_hold
+	eq "the v4.1 lock once the SMB lock went" locked "$(trylock /mnt/mix/both lockf 50 10)"
+	hold /mnt/mix/both lockf 0 100
+	got=$(trylock /mnt/smb/both lockf 50 10 | sed 's/EACCES/EAGAIN/')
+	eq "an SMB lock against a v4.1 lock on the range" EAGAIN "$got"
+	stop_hold
+	eq "the SMB lock once the v4.1 lock went" locked "$(trylock /mnt/smb/both lockf 50 10)"
+	umount /mnt/smb
+	umount /mnt/mix
+}
+export -f t_lock_fcntl t_lock_range t_lock_shared t_lock_flock t_lock_wait t_lock_host t_lock_smb
 check "fcntl lock (lockf): another process is refused through either mount, granted after" t_lock_fcntl
 check "fcntl byte ranges: an overlapping range is refused, the next one granted" t_lock_range
 check "fcntl shared locks: two readers share, a writer is refused" t_lock_shared
 check "flock: excludes through the other mount, granted after" t_lock_flock
 check "a blocking lock waits for the holder and is granted when it lets go" t_lock_wait
 check "a lock held by a second client (on the host) refuses the guest's" t_lock_host
+check "mixed protocols: a v4.1 lock and an SMB (CIFS) byte-range lock on one range exclude each other" t_lock_smb
 
 t_umount() {
 	sync
