@@ -8,7 +8,7 @@
  * removed, bad and closed stateids, a second connection bound to the
  * session, a read-only export, DESTROY_SESSION and DESTROY_CLIENTID; and
  * byte-range locks between two clients (LOCK, LOCKT, LOCKU, LOCK4denied,
- * FREE_STATEID, release on CLOSE and on DESTROY_CLIENTID). */
+ * FREE_STATEID, release on CLOSE, on DESTROY_CLIENTID and on lease expiry). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -560,6 +560,39 @@ static void test_locks(void)
 	lk_end(&r);
 }
 
+/* Lease expiry with a lease of 4 s (a second nfs_serve): A holds a lock and
+ * goes silent; B is refused, then granted once A is a tenth of a lease past
+ * its lease (B's LOCK drops it), and A's session is gone with it. */
+static void test_lock_lease(const char *argv0)
+{
+	static const char *const exports[] = { "--nfs4-lease-s", "4", "/vol=%D/vol", NULL };
+	struct nfs_live l2;
+	struct lk a, b;
+	uint32_t st, n;
+	int saved = port;
+
+	if (nfs_live_start(&l2, argv0, exports) != 0) {
+		CHECK(0, "could not start a second nfs_serve");
+		return;
+	}
+	port = l2.port;
+	lk_open(&a, "lease-a", 0);
+	lk_open(&b, "lease-b", 3);
+	CHECK((st = lk_lock(&a, WRITE_LT, 0, UINT64_MAX, "owner-a")) == OK, "A: whole-file lock: %u", st);
+	CHECK((st = lk_lock(&b, WRITE_LT, 0, 1, "owner-b")) == DENIED, "B while A's lease runs: %u", st);
+	sleep(6); /* A silent past 4 s + 0.4 s; B too, but it holds no lock state (limit 8 s) */
+	CHECK((st = lk_lock(&b, WRITE_LT, 0, 1, "owner-b")) == OK, "B after A's lease expired: %u", st);
+	nfs4_cl_begin(&a.c, &a.b, 1, 2);
+	nfs4_cl_sequence(&a.b, &a.c, 0, a.seq++, false);
+	nfs4_cl_putrootfh(&a.b);
+	CHECK(nfs4_cl_send(&a.c, &a.b, &a.cur) == 0, "send");
+	CHECK((st = nfs4_cl_res(&a.cur, &n)) == BADSESSION, "A's session after its lease expired: %u", st);
+	lk_end(&a);
+	lk_end(&b);
+	port = saved;
+	nfs_live_stop(&l2);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const exports[] = {
@@ -579,6 +612,7 @@ int main(int argc, char **argv)
 	test_versions();
 	test_session();
 	test_locks();
+	test_lock_lease(argv0);
 	nfs_live_stop(&live);
 	if (failures) {
 		fprintf(stderr, "%d failure(s)\n", failures);
