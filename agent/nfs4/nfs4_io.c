@@ -6,7 +6,9 @@
  *
  * An open is a record (nfs4_state.c) of who opened which file for what; the
  * data path itself needs no descriptor per open (the store's open-file cache
- * serves every protocol). No delegation is ever handed out (OPEN answers
+ * serves every protocol). A lock stateid (nfs4_lock.c) does I/O with its
+ * open's access; CLOSE drops the open's lock states and their locks, and
+ * FREE_STATEID a lock state that holds none (an open: NFS4ERR_LOCKS_HELD). No delegation is ever handed out (OPEN answers
  * OPEN_DELEGATE_NONE), share_deny other than OPEN4_SHARE_DENY_NONE answers
  * NFS4ERR_NOTSUPP until the store's share table exists, and CLAIM_PREVIOUS
  * answers NFS4ERR_NO_GRACE (no state survives a restart yet).
