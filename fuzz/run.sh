@@ -151,6 +151,8 @@ printf '%s' 'name,volumes(name,state),a.b/c,nextPageToken' > "$out/corpus_api_fi
 # fuzz_nfs4_compound (issue 19): a PUTROOTFH, LOOKUP "vol", GETATTR after the harness's SEQUENCE.
 mkdir -p "$out/corpus_nfs4_compound"
 hex2bin "0801000000180000000f00000003766f6c0000000009000000020000001f00000002" > "$out/corpus_nfs4_compound/seed_lookup"
+# OPEN (create "lk"), LOCK 0+100 under its stateid (a new lock owner), LOCKT 0+10.
+hex2bin "0c01000000180000000f00000003766f6c00000000120000000000000003000000000000000000000000000000016f0000000000000100000000000000000000000000000000000000026c6b00000000000c000000020000000000000000000000000000000000000064000000010000000000000001000000000000000000000000000000000000000000000000000000016c0000000000000d000000020000000000000000000000000000000a0000000000000000000000016d000000" > "$out/corpus_nfs4_compound/seed_lock"
 # FUZZ_ONLY="h1 h2" runs only those harnesses.
 for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport \
 	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound}; do

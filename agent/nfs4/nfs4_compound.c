@@ -29,8 +29,7 @@ struct nfs4_opdesc {
 	unsigned vop;        /* the store's counter slot (the NFSv3 procedure doing the same), 0: none */
 };
 
-/* Operations not listed answer NFS4ERR_NOTSUPP: locks (the shared lock table
- * is still to come), delegations, pNFS, named attributes, VERIFY/NVERIFY,
+/* Operations not listed answer NFS4ERR_NOTSUPP: delegations, pNFS, named attributes, VERIFY/NVERIFY,
  * OPEN_DOWNGRADE, the backchannel, and the v4.0 ones v4.1 forbids. */
 static const struct nfs4_opdesc nfs4_ops[OP_MAX + 1] = {
 	[OP_ACCESS] = { "ACCESS", nfs4_op_access, F_FH, 4 },
@@ -40,6 +39,9 @@ static const struct nfs4_opdesc nfs4_ops[OP_MAX + 1] = {
 	[OP_GETATTR] = { "GETATTR", nfs4_op_getattr, F_FH, 1 },
 	[OP_GETFH] = { "GETFH", nfs4_op_getfh, F_FH, 0 },
 	[OP_LINK] = { "LINK", nfs4_op_link, F_FH | F_MOD, 15 },
+	[OP_LOCK] = { "LOCK", nfs4_op_lock, F_FH | F_REAL, 0 },
+	[OP_LOCKT] = { "LOCKT", nfs4_op_lockt, F_FH | F_REAL, 0 },
+	[OP_LOCKU] = { "LOCKU", nfs4_op_locku, F_FH | F_REAL, 0 },
 	[OP_LOOKUP] = { "LOOKUP", nfs4_op_lookup, F_FH, 3 },
 	[OP_LOOKUPP] = { "LOOKUPP", nfs4_op_lookupp, F_FH, 3 },
 	[OP_OPEN] = { "OPEN", nfs4_op_open, F_FH, 0 },
@@ -269,7 +271,9 @@ static void nfs4_compound(struct nfs_call *call, void *args, void *resp)
 			xdr_put_fixed(out, cx.replay, cx.replay_len);
 			goto out;
 		}
-		if (status != NFS4_OK) {
+		if (status == NFS4ERR_DENIED && (op == OP_LOCK || op == OP_LOCKT) && out->len > s_off + 4) {
+			/* LOCK4denied: the body the operation wrote stays */
+		} else if (status != NFS4_OK) {
 			ut_buf_rewind(out, s_off + 4); /* failed results carry nothing... */
 			if (op == OP_SETATTR)
 				xdr_put_u32(out, 0); /* ...but SETATTR's attrsset (none: all or nothing) */

@@ -10,6 +10,7 @@
  *   nfs4_fh.c        file handles, the pseudo root, LOOKUP(P), SECINFO
  *   nfs4_io.c        OPEN, CLOSE, READ, WRITE, COMMIT, stateid checks
  *   nfs4_dir.c       ACCESS, CREATE, REMOVE, RENAME, LINK, READDIR, READLINK
+ *   nfs4_lock.c      LOCK, LOCKT, LOCKU over the store's lock table (vol_lock.h)
  */
 #ifndef AQ_AGENT_NFS4_INTERNAL_H
 #define AQ_AGENT_NFS4_INTERNAL_H
@@ -21,6 +22,7 @@
 #include "agent/nfs/xdr.h"
 #include "agent/nfs4/nfs4.h"
 #include "agent/vol/vol.h"
+#include "agent/vol/vol_lock.h"
 
 enum nfs4_op {
 	OP_ACCESS = 3, OP_CLOSE = 4, OP_COMMIT = 5, OP_CREATE = 6, OP_DELEGPURGE = 7, OP_DELEGRETURN = 8,
@@ -124,9 +126,16 @@ struct nfs4_session {
 	struct nfs4_slot slots[];
 };
 
-/* An open: one per (client, open owner, file). */
+/* A stateid's state: an open, one per (client, open owner, file), or a
+ * lock state, one per (client, lock owner, file), under the open it came
+ * with (kind NFS4_ST_LOCK: owner is the lock owner, parent the open; its
+ * locks are in the store's table under nfs4_lock_owner()). */
+enum { NFS4_ST_OPEN = 0, NFS4_ST_LOCK = 1 };
 struct nfs4_open {
 	bool used;
+	uint8_t kind;                /* NFS4_ST_* */
+	struct nfs4_open *parent;    /* NFS4_ST_LOCK: its open */
+	struct vol_lock_key lkey;    /* NFS4_ST_LOCK: the file in the lock table */
 	uint32_t gen;                /* in stateid.other, bumped at every reuse of the entry */
 	uint32_t seqid;              /* the stateid's seqid */
 	struct nfs4_client *clp;
@@ -167,6 +176,7 @@ struct nfs4_srv {
 	struct nfs4_open *opens;     /* NFS4_MAX_OPENS entries (calloc: pages touched as used) */
 	uint32_t open_free;          /* head of the free list, NFS4_MAX_OPENS: empty */
 	uint32_t open_hwm;           /* entries below it were used once */
+	struct vol_lock_tab *locks;  /* the store's lock table, set at the first LOCK */
 };
 
 /* ---- COMPOUND context (nfs4_compound.c) ---- */
@@ -223,7 +233,15 @@ bool nfs4_session_bound(const struct nfs4_session *se, uint64_t conn);
 int nfs4_session_bind(struct nfs4_session *se, uint64_t conn);
 struct nfs4_open *nfs4_open_get(struct nfs4_srv *s, struct nfs4_client *c, const uint8_t *owner, uint32_t olen,
 				const struct vol_fh *fh, bool *fresh);
+/* A new state entry of client c (seqid 0), or NULL when the table is full. */
+struct nfs4_open *nfs4_state_alloc(struct nfs4_srv *s, struct nfs4_client *c, uint8_t kind, const uint8_t *owner,
+				   uint32_t olen, const struct vol_fh *fh);
+/* Free o (an open: with its lock states and their locks; a lock state: with its locks). */
 void nfs4_open_release(struct nfs4_srv *s, struct nfs4_open *o);
+/* The lock table's owner of lock state o. */
+struct vol_lock_owner nfs4_lock_owner(const struct nfs4_srv *s, const struct nfs4_open *o);
+/* The state entry named by a lock table owner id (NULL: none now). */
+struct nfs4_open *nfs4_state_by_id(struct nfs4_srv *s, uint64_t id);
 void nfs4_open_stateid(const struct nfs4_srv *s, const struct nfs4_open *o, struct nfs4_stateid *out);
 /* The open a stateid names for client c: NFS4_OK with *out, or BAD_STATEID,
  * OLD_STATEID, STALE_STATEID. */
@@ -285,5 +303,11 @@ uint32_t nfs4_op_rename(struct nfs4_cx *cx, struct xdr_cur *in);
 uint32_t nfs4_op_link(struct nfs4_cx *cx, struct xdr_cur *in);
 uint32_t nfs4_op_readdir(struct nfs4_cx *cx, struct xdr_cur *in);
 uint32_t nfs4_op_readlink(struct nfs4_cx *cx, struct xdr_cur *in);
+
+uint32_t nfs4_op_lock(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_lockt(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_locku(struct nfs4_cx *cx, struct xdr_cur *in);
+/* FREE_STATEID of lock state o (under s->mu): LOCKS_HELD while it holds locks. */
+uint32_t nfs4_lock_free_state(struct nfs4_srv *s, struct nfs4_open *o);
 
 #endif

@@ -6,7 +6,9 @@
  *
  * An open is a record (nfs4_state.c) of who opened which file for what; the
  * data path itself needs no descriptor per open (the store's open-file cache
- * serves every protocol). No delegation is ever handed out (OPEN answers
+ * serves every protocol). A lock stateid (nfs4_lock.c) does I/O with its
+ * open's access; CLOSE drops the open's lock states and their locks, and
+ * FREE_STATEID a lock state that holds none (an open: NFS4ERR_LOCKS_HELD). No delegation is ever handed out (OPEN answers
  * OPEN_DELEGATE_NONE), share_deny other than OPEN4_SHARE_DENY_NONE answers
  * NFS4ERR_NOTSUPP until the store's share table exists, and CLAIM_PREVIOUS
  * answers NFS4ERR_NO_GRACE (no state survives a restart yet).
@@ -73,8 +75,8 @@ static uint32_t check_stateid(struct nfs4_cx *cx, struct nfs4_stateid sid, uint3
 	st = cx->sess->clp ? nfs4_open_find(cx->srv, cx->sess->clp, &sid, &o) : NFS4ERR_BADSESSION;
 	if (st == NFS4_OK && (o->fh.len != fh.len || memcmp(o->fh.data, fh.data, fh.len)))
 		st = NFS4ERR_BAD_STATEID;
-	else if (st == NFS4_OK && need && !(o->access & need))
-		st = NFS4ERR_OPENMODE;
+	else if (st == NFS4_OK && need && !((o->kind == NFS4_ST_LOCK ? o->parent : o)->access & need))
+		st = NFS4ERR_OPENMODE; /* a lock stateid does I/O with its open's access */
 	pthread_mutex_unlock(&cx->srv->mu);
 	return st;
 }
@@ -261,8 +263,10 @@ uint32_t nfs4_op_close(struct nfs4_cx *cx, struct xdr_cur *in)
 		return NFS4ERR_BAD_STATEID; /* special stateids name no open */
 	pthread_mutex_lock(&cx->srv->mu);
 	st = cx->sess->clp ? nfs4_open_find(cx->srv, cx->sess->clp, &sid, &o) : NFS4ERR_BADSESSION;
+	if (st == NFS4_OK && o->kind != NFS4_ST_OPEN)
+		st = NFS4ERR_BAD_STATEID; /* a lock stateid is no open */
 	if (st == NFS4_OK)
-		nfs4_open_release(cx->srv, o);
+		nfs4_open_release(cx->srv, o); /* with its lock states and their locks */
 	pthread_mutex_unlock(&cx->srv->mu);
 	if (st == NFS4_OK)
 		nfs4_put_stateid(cx->out, &gone); /* the invalid special stateid (RFC 8881 18.2.4) */
@@ -389,7 +393,9 @@ uint32_t nfs4_op_free_stateid(struct nfs4_cx *cx, struct xdr_cur *in)
 		return NFS4ERR_BADXDR;
 	pthread_mutex_lock(&cx->srv->mu);
 	st = cx->sess->clp ? nfs4_open_find(cx->srv, cx->sess->clp, &sid, &o) : NFS4ERR_BADSESSION;
+	/* a lock state goes once it holds no lock; an open is freed by CLOSE */
+	if (st == NFS4_OK)
+		st = o->kind == NFS4_ST_LOCK ? nfs4_lock_free_state(cx->srv, o) : NFS4ERR_LOCKS_HELD;
 	pthread_mutex_unlock(&cx->srv->mu);
-	/* an open is freed by CLOSE; locks and delegations do not exist yet */
-	return st == NFS4_OK ? NFS4ERR_LOCKS_HELD : st;
+	return st;
 }

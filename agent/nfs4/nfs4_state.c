@@ -3,9 +3,11 @@
  * slot's last request, the connections bound to it) and their opens (a
  * fixed table: a stateid names its entry and the entry's generation, so a
  * lookup costs one index and a stale stateid is told apart from a freed
- * one). Leases: a client silent for its lease (plus the same again as slack,
- * since no lock or delegation can conflict yet) is dropped with its
- * sessions and opens at the next EXCHANGE_ID or CREATE_SESSION.
+ * one). Lock states share the table (kind NFS4_ST_LOCK). Leases: a client
+ * silent for its lease (plus the same again as slack while it holds no lock
+ * states, a tenth when it does: its locks may stand in another's way) is
+ * dropped with its sessions, opens and locks at the next EXCHANGE_ID,
+ * CREATE_SESSION, LOCK or LOCKT.
  *
  * Nothing here is kept on disk yet: after a restart the clients find their
  * client ids stale and start over (grace and reclaim come with locks).
@@ -125,14 +127,25 @@ void nfs4_client_free(struct nfs4_srv *s, struct nfs4_client *c)
 	free(c);
 }
 
+static bool holds_locks(const struct nfs4_client *c)
+{
+	for (const struct nfs4_open *o = c->opens; o; o = o->next)
+		if (o->kind == NFS4_ST_LOCK)
+			return true;
+	return false;
+}
+
 void nfs4_expire(struct nfs4_srv *s)
 {
 	uint64_t now = nfs4_now_ns(), limit = 2ull * s->lease_s * 1000000000ull;
 	struct nfs4_client *c = s->clients, *next;
 
 	for (; c; c = next) {
+		uint64_t idle = now - c->renewed_ns;
+
 		next = c->next;
-		if (now - c->renewed_ns > limit || (!c->confirmed && now - c->renewed_ns > limit / 2))
+		if (idle > limit || (!c->confirmed && idle > limit / 2) ||
+		    (holds_locks(c) && idle > limit / 2 + limit / 20))
 			nfs4_client_free(s, c);
 	}
 }
@@ -194,16 +207,11 @@ void nfs4_open_stateid(const struct nfs4_srv *s, const struct nfs4_open *o, stru
 	}
 }
 
-struct nfs4_open *nfs4_open_get(struct nfs4_srv *s, struct nfs4_client *c, const uint8_t *owner, uint32_t olen,
-				const struct vol_fh *fh, bool *fresh)
+struct nfs4_open *nfs4_state_alloc(struct nfs4_srv *s, struct nfs4_client *c, uint8_t kind, const uint8_t *owner,
+				   uint32_t olen, const struct vol_fh *fh)
 {
 	struct nfs4_open *o;
 
-	*fresh = false;
-	for (o = c->opens; o; o = o->next)
-		if (o->owner_len == olen && !memcmp(o->owner, owner, olen) && o->fh.len == fh->len &&
-		    !memcmp(o->fh.data, fh->data, fh->len))
-			return o;
 	if (olen > NFS4_OPAQUE_LIMIT)
 		return NULL;
 	if (s->open_free < NFS4_MAX_OPENS)
@@ -219,6 +227,8 @@ struct nfs4_open *nfs4_open_get(struct nfs4_srv *s, struct nfs4_client *c, const
 	else
 		s->open_free = o->free_next;
 	o->used = true;
+	o->kind = kind;
+	o->parent = NULL;
 	o->gen++;
 	o->seqid = 0;
 	o->clp = c;
@@ -228,13 +238,59 @@ struct nfs4_open *nfs4_open_get(struct nfs4_srv *s, struct nfs4_client *c, const
 	o->access = 0;
 	o->next = c->opens;
 	c->opens = o;
-	*fresh = true;
 	return o;
+}
+
+struct nfs4_open *nfs4_open_get(struct nfs4_srv *s, struct nfs4_client *c, const uint8_t *owner, uint32_t olen,
+				const struct vol_fh *fh, bool *fresh)
+{
+	struct nfs4_open *o;
+
+	*fresh = false;
+	for (o = c->opens; o; o = o->next)
+		if (o->kind == NFS4_ST_OPEN && o->owner_len == olen && !memcmp(o->owner, owner, olen) &&
+		    o->fh.len == fh->len && !memcmp(o->fh.data, fh->data, fh->len))
+			return o;
+	if ((o = nfs4_state_alloc(s, c, NFS4_ST_OPEN, owner, olen, fh)))
+		*fresh = true;
+	return o;
+}
+
+struct vol_lock_owner nfs4_lock_owner(const struct nfs4_srv *s, const struct nfs4_open *o)
+{
+	return (struct vol_lock_owner){ .proto = VOL_LOCK_NFS4, .client = o->clp->id,
+					.id = (uint64_t)o->gen << 32 | (uint32_t)(o - s->opens) };
+}
+
+struct nfs4_open *nfs4_state_by_id(struct nfs4_srv *s, uint64_t id)
+{
+	uint32_t idx = (uint32_t)id;
+	struct nfs4_open *o;
+
+	if (idx >= NFS4_MAX_OPENS)
+		return NULL;
+	o = &s->opens[idx];
+	return o->used && o->gen == (uint32_t)(id >> 32) ? o : NULL;
 }
 
 void nfs4_open_release(struct nfs4_srv *s, struct nfs4_open *o)
 {
 	struct nfs4_open **pp;
+
+	if (o->kind == NFS4_ST_OPEN) /* its lock states first (RFC 8881 18.2.4: CLOSE releases the locks) */
+		for (pp = &o->clp->opens; *pp;) {
+			if ((*pp)->kind == NFS4_ST_LOCK && (*pp)->parent == o) {
+				nfs4_open_release(s, *pp);
+				pp = &o->clp->opens;
+			} else {
+				pp = &(*pp)->next;
+			}
+		}
+	if (o->kind == NFS4_ST_LOCK && s->locks) {
+		struct vol_lock_owner lo = nfs4_lock_owner(s, o);
+
+		vol_lock_release(s->locks, &lo);
+	}
 
 	for (pp = &o->clp->opens; *pp; pp = &(*pp)->next)
 		if (*pp == o) {
@@ -242,6 +298,8 @@ void nfs4_open_release(struct nfs4_srv *s, struct nfs4_open *o)
 			break;
 		}
 	o->used = false;
+	o->kind = NFS4_ST_OPEN;
+	o->parent = NULL;
 	o->clp = NULL;
 	free(o->owner);
 	o->owner = NULL;

@@ -410,6 +410,39 @@ out:
 	return rc;
 }
 
+int vol_lock_probe(struct vol_lock_tab *t, const struct vol_lock_key *k, const struct vol_lock_owner *o,
+		   uint64_t start, uint64_t len, unsigned flags, struct vol_lock_desc *conflict)
+{
+	struct vl_file *f;
+	int rc = 0;
+
+	if (!range_ok(start, len) || ((flags & VOL_LOCK_F_POSIX) && len == 0))
+		return -EINVAL;
+	pthread_mutex_lock(&t->mu);
+	if ((f = file_find(t, k, false)))
+		for (size_t i = 0; i < f->n; i++)
+			if (!f->e[i].share && lock_conflict(&f->e[i], o, start, len, flags)) {
+				describe(&f->e[i], conflict);
+				rc = -EAGAIN;
+				break;
+			}
+	pthread_mutex_unlock(&t->mu);
+	return rc;
+}
+
+size_t vol_lock_held(struct vol_lock_tab *t, const struct vol_lock_key *k, const struct vol_lock_owner *o)
+{
+	struct vl_file *f;
+	size_t n = 0;
+
+	pthread_mutex_lock(&t->mu);
+	if ((f = file_find(t, k, false)))
+		for (size_t i = 0; i < f->n; i++)
+			n += !f->e[i].share && owner_eq(&f->e[i].o, o);
+	pthread_mutex_unlock(&t->mu);
+	return n;
+}
+
 int vol_lock_unlock(struct vol_lock_tab *t, const struct vol_lock_key *k, const struct vol_lock_owner *o,
 		    uint64_t start, uint64_t len, unsigned flags)
 {

@@ -110,6 +110,13 @@ void vol_lock_free(struct vol_lock_tab *t);
  * NULL) is one lock in the way. */
 int vol_lock_lock(struct vol_lock_tab *t, const struct vol_lock_key *k, const struct vol_lock_owner *o,
 		  uint64_t start, uint64_t len, unsigned flags, struct vol_lock_desc *conflict);
+/* Would vol_lock_lock(k, o, start, len, flags) conflict? 0, or -EAGAIN with
+ * *conflict (when not NULL) one lock in the way; -EINVAL for a bad range.
+ * Takes nothing (NFSv4 LOCKT, NLM TEST). */
+int vol_lock_probe(struct vol_lock_tab *t, const struct vol_lock_key *k, const struct vol_lock_owner *o,
+		   uint64_t start, uint64_t len, unsigned flags, struct vol_lock_desc *conflict);
+/* How many locks (not reservations) o holds on k. */
+size_t vol_lock_held(struct vol_lock_tab *t, const struct vol_lock_key *k, const struct vol_lock_owner *o);
 /* Release what o holds there (flags: VOL_LOCK_F_POSIX or 0). */
 int vol_lock_unlock(struct vol_lock_tab *t, const struct vol_lock_key *k, const struct vol_lock_owner *o,
 		    uint64_t start, uint64_t len, unsigned flags);

@@ -16,20 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$AQ_SRC/tests/vm/lib.sh"
 
-case ${AQ_VM:-auto} in
-0) echo "SKIP: AQ_VM=0"; exit 77 ;;
-esac
-miss=$(vm_missing)
-if [ -n "$miss" ]; then
-	[ "${AQ_VM:-auto}" = 1 ] && { echo "FAIL: AQ_VM=1 but missing $miss (deploy/deps.sh test)"; exit 1; }
-	echo "SKIP: missing $miss (deploy/deps.sh test installs them)"
-	exit 77
-fi
-if [ "$(id -u)" != 0 ] && [ ! -f "$AQ_VM_CACHE/image-$(VM_KVER=$(vm_kver) vm_recipe_key)/complete" ]; then
-	[ "${AQ_VM:-auto}" = 1 ] && { echo "FAIL: building the guest image needs root"; exit 1; }
-	echo "SKIP: building the guest image needs root"
-	exit 77
-fi
+vm_preflight
 trap 'vm_cleanup; aq_cleanup' EXIT
 
 t_start=$(date +%s)
@@ -116,9 +103,6 @@ fi
 # of the wrong-password check (EACCES, -13).
 vm_guest_dmesg "$S" 'CIFS: VFS|CIFS: .*(error|fail|reconnect)|Status code returned|bad (smb|SMB|response)|signature|Cancelling wait|has not responded' \
 	'STATUS_LOGON_FAILURE|Send error in SessSetup = -13|cifs_mount failed w/return code = -13'
-ok "the agent is still running" kill -0 "$AGENT_PID"
-if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$AQ_TMP"/srv/*/agent.log 2>/dev/null; then
-	aq_failed "no sanitizer report in the agent's log" "$(grep -m3 -E 'Sanitizer|runtime error' "$AQ_TMP"/srv/*/agent.log)"
-fi
+vm_agent_checks
 echo "# vm: image ${t_image}s, guest ${t_guest}s (boot ${VM_BOOT_SECS:-?}s), total $(($(date +%s) - t_start))s"
 aq_finish

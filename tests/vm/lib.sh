@@ -45,6 +45,30 @@ vm_missing() {
 
 . "$AQ_VM_DIR/image.sh"
 
+# vm_preflight: what every kernel-client suite (tests/e2e/test_vm_*.sh) checks
+# before it starts: AQ_VM=0 skips (exit 77; tests/run_all.sh sets it for the
+# ASan build); missing host tools, or no guest image and not root to build
+# it, skip too, or fail when AQ_VM=1 (CI). Exits the calling test when it
+# does not run; returns when it does.
+vm_preflight() {
+	local miss
+	case ${AQ_VM:-auto} in
+	0) echo "SKIP: AQ_VM=0"; exit 77 ;;
+	esac
+	miss=$(vm_missing)
+	if [ -n "$miss" ]; then
+		[ "${AQ_VM:-auto}" = 1 ] && { echo "FAIL: AQ_VM=1 but missing $miss (deploy/deps.sh test)"; exit 1; }
+		echo "SKIP: missing $miss (deploy/deps.sh test installs them)"
+		exit 77
+	fi
+	if [ "$(id -u)" != 0 ] && [ ! -f "$AQ_VM_CACHE/image-$(VM_KVER=$(vm_kver) vm_recipe_key)/complete" ]; then
+		[ "${AQ_VM:-auto}" = 1 ] && { echo "FAIL: building the guest image needs root"; exit 1; }
+		echo "SKIP: building the guest image needs root"
+		exit 77
+	fi
+	return 0
+}
+
 # vm_accel_file: where the outcome of the KVM probe is kept (per host kernel
 # and QEMU version: a KVM that hangs is a property of those).
 vm_accel_file() {
@@ -213,5 +237,15 @@ vm_guest_dmesg() {
 		expect_eq "the guest's kernel log has nothing alarming" "" "$bad"
 	else
 		aq_failed "the guest's kernel log came back"
+	fi
+}
+
+# vm_agent_checks: after a guest ran against the test's agent (AGENT_PID,
+# its log under AQ_TMP/srv): the agent still runs and its log has no
+# sanitizer report.
+vm_agent_checks() {
+	ok "the agent is still running" kill -0 "$AGENT_PID"
+	if grep -qE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$AQ_TMP"/srv/*/agent.log 2>/dev/null; then
+		aq_failed "no sanitizer report in the agent's log" "$(grep -m3 -E 'Sanitizer|runtime error' "$AQ_TMP"/srv/*/agent.log)"
 	fi
 }

@@ -50,6 +50,12 @@ int nfs_live_start(struct nfs_live *l, const char *argv0, const char *const *exp
 	for (i = 0; exports[i] && i < 16; i++) {
 		char d[1024], *eq, *comma;
 
+		if (!strncmp(exports[i], "--", 2)) { /* a flag of nfs_serve, with its value next */
+			args[n++] = exports[i];
+			if (exports[i + 1])
+				args[n++] = exports[++i];
+			continue;
+		}
 		expand(specs[i], sizeof(specs[i]), exports[i], l->dir);
 		snprintf(d, sizeof(d), "%s", specs[i]);
 		if ((eq = strchr(d, '=')) != NULL) {

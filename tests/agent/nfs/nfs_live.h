@@ -13,7 +13,9 @@ struct nfs_live {
 };
 
 /* Start tests/agent/nfs/nfs_serve (found next to argv0) with the given NULL
- * terminated list of "--export" specs; "%D" in a spec is replaced by dir. */
+ * terminated list of "--export" specs; "%D" in a spec is replaced by dir.
+ * An entry starting with "--" is one of nfs_serve's flags instead, passed
+ * with the entry after it as its value (e.g. "--nfs4-lease-s", "4"). */
 int nfs_live_start(struct nfs_live *l, const char *argv0, const char *const *exports);
 void nfs_live_stop(struct nfs_live *l);
 

@@ -3,6 +3,7 @@
  * volume whose protocols are NFSV3 alone; nov4rule: its rule has nfsv4 false).
  *
  *   nfs_serve --listen 127.0.0.1:PORT --key HEX64 [--workers N] [--port-file F] [--nfs4-max-slots N]
+ *             [--nfs4-lease-s N]
  *             --export /name=DIR[,capacity=BYTES][,ro][,clients=CIDR,...]
  *                      [,squash=root|all][,anonuid=N][,anongid=N][,mibps=N][,v3only][,nov4rule] (repeatable)
  * mibps: the export's QoS limit in MiB/s.
@@ -151,7 +152,7 @@ int main(int argc, char **argv)
 	struct vol_store *store = NULL;
 	struct nfs_srv *srv = NULL;
 	struct nfs4_srv *v4 = NULL;
-	uint64_t slots = 0;
+	uint64_t slots = 0, lease = 0;
 	sigset_t set;
 	int i, sig, rc = 1;
 
@@ -170,6 +171,8 @@ int main(int argc, char **argv)
 			;
 		else if (!strcmp(a, "--nfs4-max-slots") && parse_u64(v, &slots) == 0 && slots <= NFS4_SLOTS_MAX)
 			;
+		else if (!strcmp(a, "--nfs4-lease-s") && parse_u64(v, &lease) == 0 && lease >= 1 && lease <= 3600)
+			;
 		else if (!strcmp(a, "--export") && n < MAX_EXPORTS && parse_export(v, &cfg[n]) == 0)
 			n++;
 		else
@@ -184,7 +187,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* threads inherit the mask */
 	if ((rc = vol_store_new(key, &store)) != 0 || (rc = vol_store_set(store, cfg, n)) != 0 ||
 	    (rc = nfs_srv_new(listen, store, (unsigned)workers, &srv)) != 0 ||
-	    (rc = nfs4_srv_new(&(struct nfs4_cfg){ .max_slots = (unsigned)slots }, &v4)) != 0 ||
+	    (rc = nfs4_srv_new(&(struct nfs4_cfg){ .max_slots = (unsigned)slots, .lease_s = (unsigned)lease }, &v4)) != 0 ||
 	    (rc = nfs_srv_add_prog(srv, &nfs4_prog, v4)) != 0 || (rc = nfs_srv_start(srv)) != 0) {
 		fprintf(stderr, "nfs_serve: %s\n", strerror(-rc));
 		rc = 1;
@@ -209,7 +212,8 @@ out:
 	vol_store_free(store);
 	return rc;
 usage:
-	fprintf(stderr, "usage: nfs_serve --listen HOST:PORT --key HEX64 [--workers N] [--port-file F] [--nfs4-max-slots N]\n"
+	fprintf(stderr, "usage: nfs_serve --listen HOST:PORT --key HEX64 [--workers N] [--port-file F] [--nfs4-max-slots N]"
+			" [--nfs4-lease-s N]\n"
 			"       --export /name=DIR[,capacity=BYTES][,ro][,clients=CIDR,...][,squash=root|all]"
 			"[,anonuid=N][,anongid=N][,mibps=N] ...\n");
 	return 2;

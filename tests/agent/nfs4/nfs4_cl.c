@@ -387,3 +387,66 @@ uint32_t nfs4_cl_session(struct nfs4_cl *c, const char *owner, uint32_t slots, u
 	*got = xdr_u32(&cur);
 	return cur.err ? 0xdead : 0;
 }
+
+void nfs4_cl_lock(struct ut_buf *b, const struct nfs4_cl *c, uint32_t type, uint64_t off, uint64_t len,
+		  const struct nfs4_sid *sid, const char *new_owner)
+{
+	xdr_put_u32(b, 12);
+	xdr_put_u32(b, type);
+	xdr_put_u32(b, 0); /* reclaim */
+	xdr_put_u64(b, off);
+	xdr_put_u64(b, len);
+	xdr_put_u32(b, new_owner != NULL);
+	if (new_owner) { /* open_to_lock_owner4: sid is the open stateid */
+		xdr_put_u32(b, 0);
+		put_sid(b, sid);
+		xdr_put_u32(b, 0);
+		xdr_put_u64(b, c->clientid);
+		put_str(b, new_owner);
+	} else {         /* exist_lock_owner4: sid is the lock stateid */
+		put_sid(b, sid);
+		xdr_put_u32(b, 0);
+	}
+}
+
+void nfs4_cl_lockt(struct ut_buf *b, const struct nfs4_cl *c, uint32_t type, uint64_t off, uint64_t len,
+		   const char *owner)
+{
+	xdr_put_u32(b, 13);
+	xdr_put_u32(b, type);
+	xdr_put_u64(b, off);
+	xdr_put_u64(b, len);
+	xdr_put_u64(b, c->clientid);
+	put_str(b, owner);
+}
+
+void nfs4_cl_locku(struct ut_buf *b, uint32_t type, const struct nfs4_sid *sid, uint64_t off, uint64_t len)
+{
+	xdr_put_u32(b, 14);
+	xdr_put_u32(b, type);
+	xdr_put_u32(b, 0);
+	put_sid(b, sid);
+	xdr_put_u64(b, off);
+	xdr_put_u64(b, len);
+}
+
+void nfs4_cl_free_stateid(struct ut_buf *b, const struct nfs4_sid *sid)
+{
+	xdr_put_u32(b, 45);
+	put_sid(b, sid);
+}
+
+void nfs4_cl_denied(struct xdr_cur *cur, struct nfs4_cl_denied *d)
+{
+	const uint8_t *o;
+	uint32_t n = 0;
+
+	d->off = xdr_u64(cur);
+	d->len = xdr_u64(cur);
+	d->type = xdr_u32(cur);
+	d->clientid = xdr_u64(cur);
+	o = xdr_opaque(cur, sizeof(d->owner) - 1, &n);
+	memset(d->owner, 0, sizeof(d->owner));
+	if (o)
+		memcpy(d->owner, o, n);
+}

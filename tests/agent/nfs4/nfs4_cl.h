@@ -60,7 +60,23 @@ void nfs4_cl_close_op(struct ut_buf *b, const struct nfs4_sid *sid);
 void nfs4_cl_readdir(struct ut_buf *b, uint64_t cookie, uint32_t maxcount);
 void nfs4_cl_rename(struct ut_buf *b, const char *from, const char *to);
 
+/* LOCK of type (1 READ_LT, 2 WRITE_LT): new_owner set: a new lock owner
+ * under open stateid sid; NULL: sid is the owner's lock stateid. */
+void nfs4_cl_lock(struct ut_buf *b, const struct nfs4_cl *c, uint32_t type, uint64_t off, uint64_t len,
+		  const struct nfs4_sid *sid, const char *new_owner);
+void nfs4_cl_lockt(struct ut_buf *b, const struct nfs4_cl *c, uint32_t type, uint64_t off, uint64_t len,
+		   const char *owner);
+void nfs4_cl_locku(struct ut_buf *b, uint32_t type, const struct nfs4_sid *sid, uint64_t off, uint64_t len);
+void nfs4_cl_free_stateid(struct ut_buf *b, const struct nfs4_sid *sid);
+
 /* results */
+/* LOCK4denied, after LOCK's or LOCKT's NFS4ERR_DENIED. */
+struct nfs4_cl_denied {
+	uint64_t off, len, clientid;
+	uint32_t type;
+	char owner[128];
+};
+void nfs4_cl_denied(struct xdr_cur *cur, struct nfs4_cl_denied *d);
 void nfs4_cl_get_sid(struct xdr_cur *cur, struct nfs4_sid *sid);
 /* After an OPEN's status: its stateid, the rest skipped. */
 void nfs4_cl_open_res(struct xdr_cur *cur, struct nfs4_sid *sid);

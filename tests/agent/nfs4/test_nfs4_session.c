@@ -6,7 +6,9 @@
  * sequence ids, a COMPOUND over the operation limit, the pseudo root and the
  * export rules' nfsv4 flag, a file created, written, read, listed and
  * removed, bad and closed stateids, a second connection bound to the
- * session, a read-only export, DESTROY_SESSION and DESTROY_CLIENTID. */
+ * session, a read-only export, DESTROY_SESSION and DESTROY_CLIENTID; and
+ * byte-range locks between two clients (LOCK, LOCKT, LOCKU, LOCK4denied,
+ * FREE_STATEID, release on CLOSE, on DESTROY_CLIENTID and on lease expiry). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -39,6 +41,9 @@ enum {
 	SEQ_MISORDERED = 10063, TOO_MANY_OPS = 10070, OP_NOT_IN_SESSION = 10071, BADSESSION = 10052,
 	OP_SEQUENCE = 53, OP_PUTROOTFH = 24, OP_LOOKUP = 15, OP_CREATE = 6, OP_REMOVE = 28, OP_GETFH = 10,
 	OP_OPEN = 18, OP_WRITE = 38, OP_READ = 25, OP_CLOSE = 4, OP_READDIR = 26, OP_PUTFH = 22,
+	OP_LOCK = 12, OP_LOCKT = 13, OP_LOCKU = 14, OP_FREE_STATEID = 45, OP_DESTROY_SESSION = 44,
+	OP_DESTROY_CLIENTID = 57, INVAL = 22, DENIED = 10010, LOCKS_HELD = 10037, OPENMODE = 10038,
+	READ_LT = 1, WRITE_LT = 2,
 };
 
 static void dial(struct nfs4_cl *c)
@@ -383,6 +388,211 @@ static void test_session(void)
 	nfs4_cl_close(&c);
 }
 
+/* A lock test's client: its session, the slot 0 sequence, the file's handle. */
+struct lk {
+	struct nfs4_cl c;
+	uint32_t seq;
+	uint8_t fh[128];
+	uint32_t fhlen;
+	struct nfs4_sid open, lock;
+	struct ut_buf b;
+	struct xdr_cur cur;
+};
+
+/* SEQUENCE, PUTFH, then the caller's one operation. */
+static struct ut_buf *lk_begin(struct lk *l)
+{
+	nfs4_cl_begin(&l->c, &l->b, 1, 3);
+	nfs4_cl_sequence(&l->b, &l->c, 0, l->seq++, false);
+	nfs4_cl_putfh(&l->b, l->fh, l->fhlen);
+	return &l->b;
+}
+
+/* Send; the status of operation op (the third), l->cur after it. */
+static uint32_t lk_run(struct lk *l, uint32_t op)
+{
+	uint32_t n;
+
+	if (nfs4_cl_send(&l->c, &l->b, &l->cur) != 0)
+		return 0xdead;
+	(void)nfs4_cl_res(&l->cur, &n);
+	if (n < 3 || nfs4_cl_op(&l->cur, OP_SEQUENCE) != OK)
+		return 0xbad;
+	nfs4_cl_sequence_res(&l->cur);
+	(void)nfs4_cl_op(&l->cur, OP_PUTFH);
+	return nfs4_cl_op(&l->cur, op);
+}
+
+/* A session for owner, the file vol/lk opened (created by the first) for access. */
+static void lk_open(struct lk *l, const char *owner, uint32_t access)
+{
+	uint32_t got, st, n;
+	const uint8_t *p;
+
+	dial(&l->c);
+	l->seq = 1;
+	CHECK((st = nfs4_cl_session(&l->c, owner, 4, &got)) == OK, "%s: session %u", owner, st);
+	nfs4_cl_begin(&l->c, &l->b, 1, 5);
+	nfs4_cl_sequence(&l->b, &l->c, 0, l->seq++, false);
+	nfs4_cl_putrootfh(&l->b);
+	nfs4_cl_lookup(&l->b, "vol");
+	if (access == 0)
+		nfs4_cl_open_create(&l->b, "open-owner", "lk", 0644);
+	else
+		nfs4_cl_open_nocreate(&l->b, "open-owner", "lk", access);
+	nfs4_cl_getfh(&l->b);
+	CHECK(nfs4_cl_send(&l->c, &l->b, &l->cur) == 0, "send");
+	CHECK((st = nfs4_cl_res(&l->cur, &n)) == OK, "%s: OPEN of vol/lk: %u", owner, st);
+	nfs4_cl_op(&l->cur, OP_SEQUENCE);
+	nfs4_cl_sequence_res(&l->cur);
+	nfs4_cl_op(&l->cur, OP_PUTROOTFH);
+	nfs4_cl_op(&l->cur, OP_LOOKUP);
+	nfs4_cl_op(&l->cur, OP_OPEN);
+	nfs4_cl_open_res(&l->cur, &l->open);
+	nfs4_cl_op(&l->cur, OP_GETFH);
+	p = xdr_opaque(&l->cur, 128, &l->fhlen);
+	if (p)
+		memcpy(l->fh, p, l->fhlen);
+}
+
+static uint32_t lk_lock(struct lk *l, uint32_t type, uint64_t off, uint64_t len, const char *new_owner)
+{
+	uint32_t st;
+
+	nfs4_cl_lock(lk_begin(l), &l->c, type, off, len, new_owner ? &l->open : &l->lock, new_owner);
+	if ((st = lk_run(l, OP_LOCK)) == OK)
+		nfs4_cl_get_sid(&l->cur, &l->lock);
+	return st;
+}
+
+static void lk_end(struct lk *l)
+{
+	ut_buf_cleanup(&l->b);
+	nfs4_cl_close(&l->c);
+}
+
+/* Two clients, A and B, on one file: conflicts, LOCKT, LOCKU, FREE_STATEID,
+ * CLOSE and DESTROY_CLIENTID releasing. */
+static void test_locks(void)
+{
+	struct lk a, b, r;
+	struct nfs4_cl_denied d;
+	struct nfs4_sid old;
+	uint32_t st, n;
+
+	lk_open(&a, "lock-a", 0);
+	lk_open(&b, "lock-b", 3);
+	CHECK((st = lk_lock(&a, WRITE_LT, 0, 100, "owner-a")) == OK, "A: write lock 0-99: %u", st);
+	CHECK(a.lock.seqid == 1, "a new lock stateid has seqid 1: %u", a.lock.seqid);
+
+	/* B's overlapping write lock: DENIED naming A's lock */
+	CHECK((st = lk_lock(&b, WRITE_LT, 50, 10, "owner-b")) == DENIED, "B: write lock 50-59 over A's: %u", st);
+	nfs4_cl_denied(&b.cur, &d);
+	CHECK(!b.cur.err && d.off == 0 && d.len == 100 && d.type == WRITE_LT && d.clientid == a.c.clientid &&
+		      !strcmp(d.owner, "owner-a"),
+	      "LOCK4denied: %llu+%llu type %u client %llx (A's %llx) owner '%s'", (unsigned long long)d.off,
+	      (unsigned long long)d.len, d.type, (unsigned long long)d.clientid, (unsigned long long)a.c.clientid,
+	      d.owner);
+	CHECK((st = lk_lock(&b, READ_LT, 99, 1, "owner-b")) == DENIED, "B: a read lock on A's last byte: %u", st);
+	CHECK((st = lk_lock(&b, WRITE_LT, 100, UINT64_MAX, "owner-b")) == OK, "B: write lock 100-EOF: %u", st);
+
+	/* LOCKT: B sees A's holder; A's own owner is no conflict to itself; a free range is OK */
+	nfs4_cl_lockt(lk_begin(&b), &b.c, WRITE_LT, 10, 1, "owner-b");
+	CHECK((st = lk_run(&b, OP_LOCKT)) == DENIED, "B: LOCKT of byte 10: %u", st);
+	nfs4_cl_denied(&b.cur, &d);
+	CHECK(d.clientid == a.c.clientid && !strcmp(d.owner, "owner-a") && d.len == 100, "LOCKT names A's lock");
+	nfs4_cl_lockt(lk_begin(&a), &a.c, WRITE_LT, 10, 1, "owner-a");
+	CHECK((st = lk_run(&a, OP_LOCKT)) == OK, "A: LOCKT over its own lock: %u", st);
+	nfs4_cl_lockt(lk_begin(&a), &a.c, READ_LT, 200, 1, "owner-a");
+	CHECK((st = lk_run(&a, OP_LOCKT)) == DENIED, "A: LOCKT over B's 100-EOF: %u", st);
+	nfs4_cl_lockt(lk_begin(&a), &a.c, WRITE_LT, 0, 0, "owner-a");
+	CHECK((st = lk_run(&a, OP_LOCKT)) == INVAL, "LOCKT of length 0: %u", st);
+	CHECK((st = lk_lock(&a, WRITE_LT, UINT64_MAX - 5, 10, NULL)) == INVAL, "a range past 2^64: %u", st);
+
+	/* a second lock owner of the same client conflicts too */
+	nfs4_cl_lockt(lk_begin(&a), &a.c, WRITE_LT, 10, 1, "owner-a2");
+	CHECK((st = lk_run(&a, OP_LOCKT)) == DENIED, "A's second lock owner against its first: %u", st);
+
+	/* LOCKU releases: B's lock is granted then */
+	old = a.lock;
+	nfs4_cl_locku(lk_begin(&a), WRITE_LT, &a.lock, 0, 100);
+	CHECK((st = lk_run(&a, OP_LOCKU)) == OK, "A: LOCKU 0-99: %u", st);
+	nfs4_cl_get_sid(&a.cur, &a.lock);
+	CHECK(a.lock.seqid == old.seqid + 1 && !memcmp(a.lock.other, old.other, 12), "LOCKU bumps the seqid");
+	nfs4_cl_locku(lk_begin(&a), WRITE_LT, &old, 0, 100);
+	CHECK((st = lk_run(&a, OP_LOCKU)) == 10024, "LOCKU with the older seqid: OLD_STATEID (%u)", st);
+	CHECK((st = lk_lock(&b, WRITE_LT, 50, 10, NULL)) == OK, "B: 50-59 after A's LOCKU: %u", st);
+
+	/* FREE_STATEID: refused while locks are held, done once none is */
+	nfs4_cl_free_stateid(lk_begin(&b), &b.lock);
+	CHECK((st = lk_run(&b, OP_FREE_STATEID)) == LOCKS_HELD, "B: FREE_STATEID holding locks: %u", st);
+	nfs4_cl_free_stateid(lk_begin(&a), &a.lock);
+	CHECK((st = lk_run(&a, OP_FREE_STATEID)) == OK, "A: FREE_STATEID of a lock state holding none: %u", st);
+	nfs4_cl_locku(lk_begin(&a), WRITE_LT, &a.lock, 0, 100);
+	CHECK((st = lk_run(&a, OP_LOCKU)) == BAD_STATEID, "LOCKU with the freed lock stateid: %u", st);
+
+	/* CLOSE releases B's locks */
+	CHECK((st = lk_lock(&a, WRITE_LT, 0, UINT64_MAX, "owner-a")) == DENIED, "A: the whole file while B holds: %u", st);
+	nfs4_cl_close_op(lk_begin(&b), &b.open);
+	CHECK((st = lk_run(&b, OP_CLOSE)) == OK, "B: CLOSE: %u", st);
+	CHECK((st = lk_lock(&a, WRITE_LT, 0, UINT64_MAX, "owner-a")) == OK, "A: the whole file after B's CLOSE: %u", st);
+	nfs4_cl_locku(lk_begin(&b), WRITE_LT, &b.lock, 50, 10);
+	CHECK((st = lk_run(&b, OP_LOCKU)) == BAD_STATEID, "B: its lock stateid after CLOSE: %u", st);
+
+	/* a read-only open gets no write lock */
+	lk_open(&r, "lock-r", 1);
+	CHECK((st = lk_lock(&r, WRITE_LT, 0, 1, "owner-r")) == 10038, "write lock under a read open: OPENMODE (%u)", st);
+
+	/* DESTROY_SESSION + DESTROY_CLIENTID of A releases its lock: R's read lock is granted */
+	CHECK((st = lk_lock(&r, READ_LT, 0, 1, "owner-r")) == DENIED, "R: read lock under A's write lock: %u", st);
+	nfs4_cl_begin(&a.c, &a.b, 1, 1);
+	xdr_put_u32(&a.b, OP_DESTROY_SESSION);
+	xdr_put_fixed(&a.b, a.c.sess, 16);
+	CHECK(nfs4_cl_send(&a.c, &a.b, &a.cur) == 0 && nfs4_cl_res(&a.cur, &n) == OK, "A: DESTROY_SESSION");
+	nfs4_cl_begin(&a.c, &a.b, 1, 1);
+	xdr_put_u32(&a.b, OP_DESTROY_CLIENTID);
+	xdr_put_u64(&a.b, a.c.clientid);
+	CHECK(nfs4_cl_send(&a.c, &a.b, &a.cur) == 0 && (st = nfs4_cl_res(&a.cur, &n)) == OK, "A: DESTROY_CLIENTID: %u",
+	      st);
+	CHECK((st = lk_lock(&r, READ_LT, 0, 1, "owner-r")) == OK, "R: read lock after A's DESTROY_CLIENTID: %u", st);
+	lk_end(&a);
+	lk_end(&b);
+	lk_end(&r);
+}
+
+/* Lease expiry with a lease of 4 s (a second nfs_serve): A holds a lock and
+ * goes silent; B is refused, then granted once A is a tenth of a lease past
+ * its lease (B's LOCK drops it), and A's session is gone with it. */
+static void test_lock_lease(const char *argv0)
+{
+	static const char *const exports[] = { "--nfs4-lease-s", "4", "/vol=%D/vol", NULL };
+	struct nfs_live l2;
+	struct lk a, b;
+	uint32_t st, n;
+	int saved = port;
+
+	if (nfs_live_start(&l2, argv0, exports) != 0) {
+		CHECK(0, "could not start a second nfs_serve");
+		return;
+	}
+	port = l2.port;
+	lk_open(&a, "lease-a", 0);
+	lk_open(&b, "lease-b", 3);
+	CHECK((st = lk_lock(&a, WRITE_LT, 0, UINT64_MAX, "owner-a")) == OK, "A: whole-file lock: %u", st);
+	CHECK((st = lk_lock(&b, WRITE_LT, 0, 1, "owner-b")) == DENIED, "B while A's lease runs: %u", st);
+	sleep(6); /* A silent past 4 s + 0.4 s; B too, but it holds no lock state (limit 8 s) */
+	CHECK((st = lk_lock(&b, WRITE_LT, 0, 1, "owner-b")) == OK, "B after A's lease expired: %u", st);
+	nfs4_cl_begin(&a.c, &a.b, 1, 2);
+	nfs4_cl_sequence(&a.b, &a.c, 0, a.seq++, false);
+	nfs4_cl_putrootfh(&a.b);
+	CHECK(nfs4_cl_send(&a.c, &a.b, &a.cur) == 0, "send");
+	CHECK((st = nfs4_cl_res(&a.cur, &n)) == BADSESSION, "A's session after its lease expired: %u", st);
+	lk_end(&a);
+	lk_end(&b);
+	port = saved;
+	nfs_live_stop(&l2);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const exports[] = {
@@ -401,6 +611,8 @@ int main(int argc, char **argv)
 	port = live.port;
 	test_versions();
 	test_session();
+	test_locks();
+	test_lock_lease(argv0);
 	nfs_live_stop(&live);
 	if (failures) {
 		fprintf(stderr, "%d failure(s)\n", failures);

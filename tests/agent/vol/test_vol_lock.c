@@ -5,7 +5,9 @@
  * replacement, the per-volume and per-node caps, and release of an owner
  * and of a client; waiters: woken by every release on their file (unlock,
  * POSIX unlock, owner and client release, whatever the protocol), not by
- * other files or reservations, never after unwait, capped per node.
+ * other files or reservations, never after unwait, capped per node;
+ * probing without taking (NFSv4 LOCKT) across an NFSv4 and an SMB owner,
+ * and the locks an owner holds.
  */
 #include <check.h>
 #include <errno.h>
@@ -348,6 +350,38 @@ START_TEST(test_waiters)
 }
 END_TEST
 
+START_TEST(test_probe_held)
+{
+	static const struct vol_lock_owner N2 = { .proto = VOL_LOCK_NFS4, .client = 2, .id = 20 };
+	struct vol_lock_desc d;
+
+	/* an NFSv4 (POSIX) write lock and an SMB (Windows) lock see each other */
+	ck_assert_int_eq(vol_lock_lock(t, &F1, &N, 100, 50, X | P, NULL), 0);
+	ck_assert_int_eq(vol_lock_probe(t, &F1, &A, 120, 1, 0, &d), -EAGAIN);
+	ck_assert(d.owner.proto == VOL_LOCK_NFS4 && d.owner.id == N.id && d.start == 100 && d.len == 50);
+	ck_assert_int_eq(vol_lock_lock(t, &F1, &A, 120, 1, 0, NULL), -EAGAIN);
+	ck_assert_int_eq(vol_lock_lock(t, &F1, &A, 150, 10, X, NULL), 0);
+	ck_assert_int_eq(vol_lock_probe(t, &F1, &N2, 155, 1, P, &d), -EAGAIN);
+	ck_assert(d.owner.proto == VOL_LOCK_SMB && d.start == 150 && d.len == 10);
+	/* probing takes nothing; its own locks are no conflict to an owner */
+	ck_assert_int_eq(vol_lock_probe(t, &F1, &N2, 0, 100, X | P, NULL), 0);
+	ck_assert_int_eq(vol_lock_probe(t, &F1, &N, 0, VOL_LOCK_EOF, X | P, NULL), -EAGAIN); /* A's at 150 */
+	ck_assert_int_eq(vol_lock_probe(t, &F1, &N, 0, 150, X | P, NULL), 0);
+	ck_assert_uint_eq(vol_lock_count(t, NULL), 2);
+	ck_assert_int_eq(vol_lock_probe(t, &F1, &N, 0, 0, P, NULL), -EINVAL);
+	/* held: locks only, per owner and file */
+	ck_assert_int_eq(vol_lock_share(t, &F1, &N2, VOL_SHARE_READ, 0), 0);
+	ck_assert_uint_eq(vol_lock_held(t, &F1, &N), 1);
+	ck_assert_uint_eq(vol_lock_held(t, &F1, &N2), 0);
+	ck_assert_uint_eq(vol_lock_held(t, &F2, &N), 0);
+	ck_assert_int_eq(vol_lock_unlock(t, &F1, &N, 110, 10, P), 0);  /* split in two */
+	ck_assert_uint_eq(vol_lock_held(t, &F1, &N), 2);
+	ck_assert_int_eq(vol_lock_unlock(t, &F1, &N, 0, VOL_LOCK_EOF, P), 0);
+	ck_assert_uint_eq(vol_lock_held(t, &F1, &N), 0);
+	ck_assert_int_eq(vol_lock_probe(t, &F1, &A, 120, 1, X, NULL), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vol_lock");
@@ -363,6 +397,7 @@ int main(void)
 	tcase_add_test(tc, test_caps);
 	tcase_add_test(tc, test_release);
 	tcase_add_test(tc, test_waiters);
+	tcase_add_test(tc, test_probe_held);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
