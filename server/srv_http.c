@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,21 @@ static int req_authorize(struct srv_req *req)
 }
 
 /* Everything a worker does for one request. */
+
+/* A random pause of up to 2^tries ms, at most 128 ms, before a retry. */
+static void tx_backoff(int tries)
+{
+	static __thread unsigned seed;
+	unsigned cap = 1u << (tries < 7 ? tries : 7);
+	struct timespec ts;
+
+	if (!seed)
+		seed = (unsigned)ut_clock_mono_ns() ^ (unsigned)(uintptr_t)&ts;
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)(rand_r(&seed) % (cap * 1000u)) * 1000L;
+	nanosleep(&ts, NULL);
+}
+
 static void req_run(struct srv_req *req)
 {
 	const struct srv_route *rt = req->route;
@@ -159,13 +175,17 @@ static void req_run(struct srv_req *req)
 		}
 	}
 	/* SQLite's busy handler polls, so under a stream of writes one worker can
-	 * lose the write lock for its whole busy timeout. A transaction that
-	 * found the database busy changed nothing: run the handler again. */
+	 * lose the write lock for its whole busy timeout, and PostgreSQL may fail
+	 * either of two conflicting SERIALIZABLE transactions. A transaction that
+	 * found the database busy changed nothing: run the handler again, after
+	 * a random pause of up to 2^tries ms (at most 128 ms), so two requests
+	 * that keep failing each other do not retry in step. */
 	for (int tries = 1;; tries++) {
 		rc = rt->handler(req, &resp);
 		if (rc != AQ_EBUSY || tries == SRV_TX_RETRIES)
 			break;
 		db_rollback(req->db);
+		tx_backoff(tries);
 		json_decref(resp);
 		resp = NULL;
 		req->msg.text[0] = '\0';

@@ -28,8 +28,9 @@
 #define SRV_MAX_PARAMS 6
 #define SRV_MAX_QUERY 24
 #define SRV_BODY_MAX (1024 * 1024)
-/* Retry a whole transaction body on AQ_EBUSY. */
-#define SRV_TX_RETRIES 5
+/* Retry a whole transaction body on AQ_EBUSY, after a random pause that
+ * doubles with each try (srv_http.c). */
+#define SRV_TX_RETRIES 8
 
 struct db;
 struct srv;
