@@ -287,7 +287,7 @@ static const struct {
 	/* the agent refuses unencrypted requests on such shares (agent/smb) */
 	{ "ENCRYPT_DATA", true },
 	{ "BROWSABLE", false },
-	{ "CHANGE_NOTIFY", false },
+	{ "CHANGE_NOTIFY", true },                /* SMB2 CHANGE_NOTIFY from the store's change watches (agent/smb/smb_notify.c) */
 	{ "NON_BROWSABLE", true },                /* the agent lists no shares at all */
 	{ "OPLOCKS", false },
 	{ "SHOW_SNAPSHOT", false },

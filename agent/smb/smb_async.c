@@ -1,7 +1,8 @@
 /* smb_async: requests the server answers STATUS_PENDING and completes later
- * (MS-SMB2 3.3.4.2, 3.3.4.3, 3.3.5.16), so far the blocking LOCK (3.3.5.14:
- * a single element without SMB2_LOCKFLAG_FAIL_IMMEDIATELY that cannot be
- * granted now).
+ * (MS-SMB2 3.3.4.2, 3.3.4.3, 3.3.5.16): the blocking LOCK (3.3.5.14: a
+ * single element without SMB2_LOCKFLAG_FAIL_IMMEDIATELY that cannot be
+ * granted now) and CHANGE_NOTIFY (3.3.5.19, smb_notify.c: no change queued
+ * for its directory yet).
  *
  * The request gets an AsyncId (nonzero, unique on the connection), an
  * interim response (SMB2_FLAGS_ASYNC_COMMAND, the AsyncId, STATUS_PENDING,
@@ -21,6 +22,13 @@
  *   waiting on those is granted (then released with its open), as Windows
  *   and Samba answer;
  * - nothing: the connection went (its waiters are freed).
+ * A CHANGE_NOTIFY waits on its open's watch in the store (vol_watch.h):
+ * the watch's wake flags the open and writes the eventfd; the loop gives
+ * the open's oldest waiting CHANGE_NOTIFY the queued changes
+ * (STATUS_SUCCESS with FILE_NOTIFY_INFORMATION records, or
+ * STATUS_NOTIFY_ENUM_DIR). It ends STATUS_CANCELLED on CANCEL as a lock
+ * does, and STATUS_NOTIFY_CLEANUP when its open closes (CLOSE,
+ * TREE_DISCONNECT, LOGOFF).
  * Bounds: SMB_ASYNC_PER_CONN waiting requests per connection and
  * SMB_ASYNC_NODE_MAX per node, and the table's VOL_LOCK_WAIT_MAX; past any,
  * the LOCK is answered STATUS_INSUFFICIENT_RESOURCES at once (3.3.4.2
@@ -42,10 +50,14 @@ struct smb_async {
 	struct smb_open *o;
 	uint64_t async_id, message_id, session_id;
 	uint16_t credit_charge;
+	uint16_t command;            /* SMB2_LOCK or SMB2_CHANGE_NOTIFY */
 	bool encrypted;
+	/* LOCK */
 	struct smb_wire_lock_elem e;
 	struct vol_lock_waiter w;
 	int woken;                   /* atomic */
+	/* CHANGE_NOTIFY */
+	uint32_t output_len;
 };
 
 /* The table's wake (its mutex held, any thread): flag it, wake the loop. */
@@ -60,8 +72,9 @@ static void async_wake(struct vol_lock_waiter *w)
 		UT_WARN("smb_srv", NULL, "cannot wake the loop for a lock: %s", strerror(errno));
 }
 
-/* The final response (3.3.4.3 / 3.3.4.4), queued on the connection. */
-static void async_reply(struct smb_async *a, uint32_t status)
+/* The final response (3.3.4.3 / 3.3.4.4), queued on the connection;
+ * data: a CHANGE_NOTIFY's output (STATUS_SUCCESS). */
+static void async_reply(struct smb_async *a, uint32_t status, const uint8_t *data, size_t len)
 {
 	struct smb_conn *c = a->c;
 	struct smb_sess *s = smb_sess_find(c, a->session_id);
@@ -76,17 +89,19 @@ static void async_reply(struct smb_async *a, uint32_t status)
 			 (unsigned long long)a->async_id);
 		return;
 	}
-	ut_buf_init(&out, 256);
+	ut_buf_init(&out, 256 + len);
 	rh.credit_charge = a->credit_charge;
 	rh.status = status;
-	rh.command = SMB2_LOCK;
+	rh.command = a->command;
 	rh.credits = 0;
 	rh.flags = SMB2_FLAGS_SERVER_TO_REDIR | SMB2_FLAGS_ASYNC_COMMAND;
 	rh.message_id = a->message_id;
 	rh.async_id = a->async_id;
 	rh.session_id = a->session_id;
 	smb_wire_hdr_encode(&out, &rh);
-	if (status == STATUS_SUCCESS)
+	if (status == STATUS_SUCCESS && a->command == SMB2_CHANGE_NOTIFY)
+		smb_wire_output_rsp_encode(&out, 0, data, len);
+	else if (status == STATUS_SUCCESS)
 		smb_wire_empty_rsp_encode(&out);
 	else
 		smb_wire_error_rsp_encode(&out);
@@ -107,7 +122,10 @@ static void async_free(struct smb_async *a)
 	struct smb_conn *c = a->c;
 	struct smb_async **pp;
 
-	vol_lock_unwait(a->o->locks, &a->w);
+	if (a->command == SMB2_LOCK)
+		vol_lock_unwait(a->o->locks, &a->w);
+	else
+		a->o->nnotify--;
 	for (pp = &c->pending; *pp && *pp != a; pp = &(*pp)->next)
 		;
 	if (*pp)
@@ -115,6 +133,21 @@ static void async_free(struct smb_async *a)
 	c->npending--;
 	c->srv->npending--;
 	free(a);
+}
+
+/* Give a its AsyncId and put it on its connection. */
+static void async_queue(struct smb_req *r, struct smb_async *a)
+{
+	struct smb_conn *c = r->c;
+
+	do
+		a->async_id = ++c->next_async;
+	while (a->async_id == 0);
+	a->next = c->pending;
+	c->pending = a;
+	c->npending++;
+	c->srv->npending++;
+	r->async_id = a->async_id;
 }
 
 uint32_t smb_async_lock(struct smb_req *r, struct smb_open *o, const struct smb_wire_lock_elem *e)
@@ -133,6 +166,7 @@ uint32_t smb_async_lock(struct smb_req *r, struct smb_open *o, const struct smb_
 	a->c = c;
 	a->srv = c->srv;
 	a->o = o;
+	a->command = SMB2_LOCK;
 	a->e = *e;
 	a->message_id = r->m.hdr.message_id;
 	a->session_id = r->sess->id;
@@ -151,14 +185,33 @@ uint32_t smb_async_lock(struct smb_req *r, struct smb_open *o, const struct smb_
 		free(a);
 		return smb_lock_status(rc);
 	}
-	do
-		a->async_id = ++c->next_async;
-	while (a->async_id == 0);
-	a->next = c->pending;
-	c->pending = a;
-	c->npending++;
-	c->srv->npending++;
-	r->async_id = a->async_id;
+	async_queue(r, a);
+	return STATUS_PENDING;
+}
+
+uint32_t smb_async_notify(struct smb_req *r, struct smb_open *o, uint32_t output_len)
+{
+	struct smb_conn *c = r->c;
+	struct smb_async *a;
+
+	if (c->npending >= SMB_ASYNC_PER_CONN || c->srv->npending >= SMB_ASYNC_NODE_MAX) {
+		UT_INFO("smb_srv", NULL, "%s: a CHANGE_NOTIFY refused: %u requests wait on the connection, %u on the node",
+			c->peer, c->npending, c->srv->npending);
+		return STATUS_INSUFFICIENT_RESOURCES;
+	}
+	if (!(a = calloc(1, sizeof(*a))))
+		return STATUS_INSUFFICIENT_RESOURCES;
+	a->c = c;
+	a->srv = c->srv;
+	a->o = o;
+	a->command = SMB2_CHANGE_NOTIFY;
+	a->output_len = output_len;
+	a->message_id = r->m.hdr.message_id;
+	a->session_id = r->sess->id;
+	a->credit_charge = r->m.hdr.credit_charge;
+	a->encrypted = r->encrypted;
+	o->nnotify++;
+	async_queue(r, a);
 	return STATUS_PENDING;
 }
 
@@ -182,7 +235,7 @@ void smb_async_cancel(struct smb_conn *c, const struct smb_wire_msg *m, bool enc
 			break;
 	if (!a)
 		return;
-	async_reply(a, STATUS_CANCELLED);
+	async_reply(a, STATUS_CANCELLED, NULL, 0);
 	async_free(a);
 }
 
@@ -192,8 +245,12 @@ void smb_async_open_gone(struct smb_conn *c, struct smb_open *o)
 		nx = a->next;
 		if (a->o != o)
 			continue;
-		if (!c->freeing)
-			async_reply(a, smb_lock_try(o, &a->e) == 0 ? STATUS_SUCCESS : STATUS_RANGE_NOT_LOCKED);
+		if (c->freeing)
+			;
+		else if (a->command == SMB2_CHANGE_NOTIFY)
+			async_reply(a, STATUS_NOTIFY_CLEANUP, NULL, 0);
+		else
+			async_reply(a, smb_lock_try(o, &a->e) == 0 ? STATUS_SUCCESS : STATUS_RANGE_NOT_LOCKED, NULL, 0);
 		async_free(a);
 	}
 }
@@ -202,6 +259,29 @@ void smb_async_conn_gone(struct smb_conn *c)
 {
 	while (c->pending)
 		async_free(c->pending);
+}
+
+/* o's watch has changes: its oldest waiting CHANGE_NOTIFY gets them (the
+ * others wait on); with none waiting they stay queued for the next. */
+static bool async_notify_run(struct smb_conn *c, struct smb_open *o)
+{
+	struct smb_async *oldest = NULL;
+	struct ut_buf recs;
+	uint32_t status;
+
+	for (struct smb_async *a = c->pending; a; a = a->next)
+		if (a->command == SMB2_CHANGE_NOTIFY && a->o == o)
+			oldest = a; /* the list is newest first */
+	if (!oldest)
+		return false;
+	ut_buf_init(&recs, oldest->output_len);
+	status = smb_notify_collect(o, oldest->output_len, &recs);
+	if (status != STATUS_PENDING) {
+		async_reply(oldest, status, ut_buf_bytes(&recs), status == STATUS_SUCCESS ? recs.len : 0);
+		async_free(oldest);
+	}
+	ut_buf_cleanup(&recs);
+	return status != STATUS_PENDING;
 }
 
 void smb_async_run(struct smb_srv *srv)
@@ -215,14 +295,18 @@ void smb_async_run(struct smb_srv *srv)
 			int rc;
 
 			nx = a->next;
-			if (!__atomic_exchange_n(&a->woken, 0, __ATOMIC_ACQ_REL))
+			if (a->command != SMB2_LOCK || !__atomic_exchange_n(&a->woken, 0, __ATOMIC_ACQ_REL))
 				continue;
 			if ((rc = smb_lock_try(a->o, &a->e)) == -EAGAIN)
 				continue;
-			async_reply(a, smb_lock_status(rc));
+			async_reply(a, smb_lock_status(rc), NULL, 0);
 			async_free(a);
 			sent = true;
 		}
+		for (struct smb_sess *s = c->sessions; s; s = s->next)
+			for (struct smb_open *o = s->opens; o; o = o->next)
+				if (__atomic_exchange_n(&o->notify_woken, 0, __ATOMIC_ACQ_REL))
+					sent |= async_notify_run(c, o);
 		if (sent)
 			smb_conn_kick(c);
 	}

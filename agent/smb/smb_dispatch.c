@@ -46,6 +46,7 @@ static const struct {
 	[SMB2_IOCTL] = { .fn = smb_tree_ioctl, .flags = SMB_F_SESS | SMB_F_TREE },
 	[SMB2_ECHO] = { .fn = smb_echo },
 	[SMB2_QUERY_DIRECTORY] = { .fn = smb_info_query_dir, .flags = SMB_F_SESS | SMB_F_TREE },
+	[SMB2_CHANGE_NOTIFY] = { .fn = smb_notify_change, .flags = SMB_F_SESS | SMB_F_TREE },
 	[SMB2_QUERY_INFO] = { .fn = smb_info_query, .flags = SMB_F_SESS | SMB_F_TREE },
 	[SMB2_SET_INFO] = { .fn = smb_info_set, .flags = SMB_F_SESS | SMB_F_TREE },
 };

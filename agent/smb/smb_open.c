@@ -50,6 +50,7 @@ void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing)
 
 	(void)closing;
 	smb_async_open_gone(s->conn, o); /* before its locks go: a waiter granted now is released with it */
+	vol_watch_remove(o->watch);      /* its CHANGE_NOTIFYs ended NOTIFY_CLEANUP just now */
 	for (pp = &s->opens; *pp && *pp != o; pp = &(*pp)->next)
 		;
 	if (*pp)

@@ -42,9 +42,13 @@ struct smb_srv_user {
 
 /* The smbSettings this server honours; the others are refused upstream. */
 /* NON_BROWSABLE holds because no share list is served at all (no srvsvc on IPC$);
- * SHOW_PREVIOUS_VERSIONS lists the snapshots to FSCTL_SRV_ENUMERATE_SNAPSHOTS. */
+ * SHOW_PREVIOUS_VERSIONS lists the snapshots to FSCTL_SRV_ENUMERATE_SNAPSHOTS;
+ * CHANGE_NOTIFY serves SMB2 CHANGE_NOTIFY from the store's change watches
+ * (smb_notify.c; without it the share answers STATUS_NOT_IMPLEMENTED, as
+ * Samba with "change notify = no"). */
 #define SMB_SRV_SETTINGS \
-	(API_INTENT_SMB_ENCRYPT_DATA | API_INTENT_SMB_NON_BROWSABLE | API_INTENT_SMB_SHOW_PREVIOUS_VERSIONS)
+	(API_INTENT_SMB_ENCRYPT_DATA | API_INTENT_SMB_NON_BROWSABLE | API_INTENT_SMB_SHOW_PREVIOUS_VERSIONS | \
+	 API_INTENT_SMB_CHANGE_NOTIFY)
 
 struct smb_srv;
 

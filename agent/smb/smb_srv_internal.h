@@ -17,12 +17,16 @@
 #include "agent/smb/smb_srv.h"
 #include "agent/smb/smb_wire.h"
 #include "agent/vol/vol.h"
+#include "agent/vol/vol_watch.h"
 
 /* NTSTATUS values (MS-ERREF 2.3) the server answers. */
 #define STATUS_SUCCESS 0x00000000u
 #define STATUS_PENDING 0x00000103u
+#define STATUS_NOTIFY_CLEANUP 0x0000010Bu
+#define STATUS_NOTIFY_ENUM_DIR 0x0000010Cu
 #define STATUS_BUFFER_OVERFLOW 0x80000005u
 #define STATUS_NO_MORE_FILES 0x80000006u
+#define STATUS_NOT_IMPLEMENTED 0xC0000002u
 #define STATUS_INVALID_INFO_CLASS 0xC0000003u
 #define STATUS_INFO_LENGTH_MISMATCH 0xC0000004u
 #define STATUS_INVALID_PARAMETER 0xC000000Du
@@ -99,6 +103,12 @@ struct smb_open {
 	struct vol_lock_tab *locks;  /* the store's table; NULL until the open has its file */
 	struct vol_lock_key lkey;
 	struct vol_lock_owner owner;
+	/* CHANGE_NOTIFY (smb_notify.c): the store's watch, made by the first
+	 * request; the wake flags the open for the loop */
+	struct vol_watch *watch;
+	struct smb_srv *srv;         /* for the wake, which runs on the changer's thread */
+	int notify_woken;            /* atomic */
+	unsigned nnotify;            /* its CHANGE_NOTIFYs waiting (smb_async.c) */
 };
 
 struct smb_tree {
@@ -286,8 +296,8 @@ void smb_lock_conn_gone(struct smb_conn *c);
 /* One element of a LOCK tried again: 0 or the table's -errno; its NTSTATUS. */
 int smb_lock_try(struct smb_open *o, const struct smb_wire_lock_elem *e);
 uint32_t smb_lock_status(int rc);
-/* smb_async.c: requests answered STATUS_PENDING (MS-SMB2 3.3.4.2), so far
- * blocking LOCKs. lock: queue r's element e on o (the first try was
+/* smb_async.c: requests answered STATUS_PENDING (MS-SMB2 3.3.4.2):
+ * blocking LOCKs and CHANGE_NOTIFY. lock: queue r's element e on o (the first try was
  * refused): STATUS_PENDING with r->async_id set, STATUS_SUCCESS when a try
  * after registering grants it, STATUS_INSUFFICIENT_RESOURCES past a cap
  * (SMB_ASYNC_PER_CONN, SMB_ASYNC_NODE_MAX, the table's waiters).
@@ -299,6 +309,17 @@ void smb_async_cancel(struct smb_conn *c, const struct smb_wire_msg *m, bool enc
 void smb_async_open_gone(struct smb_conn *c, struct smb_open *o);
 void smb_async_conn_gone(struct smb_conn *c);
 void smb_async_run(struct smb_srv *srv);
+/* A CHANGE_NOTIFY on o waits (output_len: its OutputBufferLength):
+ * STATUS_PENDING with r->async_id set, or STATUS_INSUFFICIENT_RESOURCES
+ * past a cap. It ends with the changes (smb_notify_collect), CANCELLED, or
+ * NOTIFY_CLEANUP when o closes (CLOSE, TREE_DISCONNECT, LOGOFF). */
+uint32_t smb_async_notify(struct smb_req *r, struct smb_open *o, uint32_t output_len);
+/* smb_notify.c: CHANGE_NOTIFY (MS-SMB2 3.3.5.19). collect: o's queued
+ * changes as FILE_NOTIFY_INFORMATION records (MS-FSCC 2.4.42) appended to
+ * recs: STATUS_SUCCESS, STATUS_NOTIFY_ENUM_DIR (changes lost, or more than
+ * output_len bytes of them), or STATUS_PENDING (none yet). */
+uint32_t smb_notify_change(struct smb_req *r);
+uint32_t smb_notify_collect(struct smb_open *o, uint32_t output_len, struct ut_buf *recs);
 /* smb_info.c */
 uint32_t smb_info_query_dir(struct smb_req *r);
 uint32_t smb_info_query(struct smb_req *r);

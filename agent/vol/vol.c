@@ -84,6 +84,7 @@ int vol_store_new(const uint8_t *key, struct vol_store **out)
 	memcpy(s->key, key, VOL_KEY_LEN);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->qos_mu, NULL);
+	pthread_mutex_init(&s->watch_mu, NULL);
 	s->cur = calloc(1, sizeof(struct vol_set));
 	s->fc = calloc(VOL_FCACHE, sizeof(*s->fc));
 	s->procfd = -1;
@@ -147,6 +148,7 @@ void vol_store_free(struct vol_store *s)
 		close(s->procfd);
 	pthread_mutex_destroy(&s->mu);
 	pthread_mutex_destroy(&s->qos_mu);
+	pthread_mutex_destroy(&s->watch_mu);
 	OPENSSL_cleanse(s->key, sizeof(s->key));
 	free(s);
 }

@@ -5,6 +5,7 @@
  *   vol_io.c  attributes, capacity, file data
  *   vol_ns.c  names: lookup, create, remove, rename, link, readdir
  *   vol_snap.c /.snapshot: its lookups and its handles' containment
+ *   vol_watch.c change notification (vol_watch.h)
  *   vol_ra.c, vol_ra_fetch.c  read-ahead: the name predictor, the prefetch
  */
 #ifndef AQ_AGENT_VOL_INTERNAL_H
@@ -55,6 +56,7 @@ struct vol_acct {
 	 * prefetch, prefetched bytes dropped unread */
 	_Atomic uint64_t ra_bytes, ra_hits, ra_wasted;
 	uint64_t tree_seq;         /* cfg.tree_seq used was counted for */
+	_Atomic unsigned watchers; /* change watches on the volume (vol_watch.c) */
 };
 
 struct vol_export {
@@ -120,6 +122,9 @@ struct vol_store {
 	bool xattrat;              /* getxattrat/setxattrat exist (Linux 6.13) */
 	struct vol_lock_tab *locks; /* byte-range locks and share reservations (vol_lock.h) */
 	struct vol_ra *ra;         /* read-ahead (vol_ra_fetch.c) */
+	pthread_mutex_t watch_mu;  /* change watches (vol_watch.c): the list, their queues */
+	struct vol_watch *watches;
+	unsigned nwatches;
 };
 
 /* vol.c */

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "agent/vol/vol_internal.h"
+#include "agent/vol/vol_watch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -192,6 +193,15 @@ int vol_setattr(struct vol_obj *obj, const struct vol_cred *cred, const struct v
 		rc = vol_set_times(obj, sa);
 	if (rc == 0)
 		rc = vol_refresh(obj);
+	if (rc == 0) {
+		unsigned what = (sa->set_mode ? VOL_WATCH_ATTRIBUTES : 0) |
+				(sa->set_uid || sa->set_gid ? VOL_WATCH_SECURITY : 0) |
+				(sa->set_size ? VOL_WATCH_SIZE | VOL_WATCH_LAST_WRITE : 0) |
+				(sa->mtime_how ? VOL_WATCH_LAST_WRITE : 0) | (sa->atime_how ? VOL_WATCH_LAST_ACCESS : 0);
+
+		if (what)
+			vol_watch_note_obj(obj, VOL_WATCH_MODIFIED, what);
+	}
 	return rc;
 }
 
@@ -376,7 +386,7 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 	const struct vol_tier_ops *tier;
 	pthread_mutex_t *mu = NULL;
 	struct vol_pend *pd = NULL;
-	uint64_t end = off + len, reserved = 0, base = 0;
+	uint64_t end = off + len, reserved = 0, base = 0, before = (uint64_t)obj->st.st_size;
 	bool held = false, pending = false, owned = false;
 	size_t done = 0;
 	struct stat st;
@@ -472,6 +482,9 @@ out:
 	fstat(fd, &obj->st);
 	if (rc == 0)
 		vol_ra_forget(obj->exp, (uint64_t)obj->st.st_ino);
+	if (rc == 0 && len)
+		vol_watch_note_obj(obj, VOL_WATCH_MODIFIED,
+				   VOL_WATCH_LAST_WRITE | ((uint64_t)obj->st.st_size > before ? VOL_WATCH_SIZE : 0));
 	if (owned)
 		close(fd);
 	return rc;

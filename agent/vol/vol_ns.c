@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #endif
 #include "agent/vol/vol_internal.h"
+#include "agent/vol/vol_watch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -270,6 +271,8 @@ out:
 	} else { /* a file made or opened again (maybe cut): read-ahead starts over */
 		vol_ra_forget(dir->exp, (uint64_t)out->st.st_ino);
 		vol_ra_note(dir, nm, out);
+		if (created)
+			vol_watch_note(dir, nm, VOL_WATCH_ADDED, VOL_WATCH_FILE_NAME);
 	}
 	return rc;
 }
@@ -328,6 +331,8 @@ static int vol_make(struct vol_obj *dir, const struct vol_cred *cred, const char
 		rc = vol_dirsync(dir); /* a FIFO, socket or symlink cannot be opened to sync */
 	if (rc)
 		vol_obj_cleanup(out);
+	else
+		vol_watch_note(dir, nm, VOL_WATCH_ADDED, mk->type == S_IFDIR ? VOL_WATCH_DIR_NAME : VOL_WATCH_FILE_NAME);
 	return rc;
 }
 
@@ -420,6 +425,8 @@ static int vol_unlink_common(struct vol_obj *dir, const struct vol_cred *cred, c
 		dir->exp->store->tier->unlinked(dir->exp->store->tier_arg, dir->exp->cfg.fsid, &st);
 	if (rc == 0)
 		rc = vol_dirsync(dir);
+	if (rc == 0)
+		vol_watch_note(dir, nm, VOL_WATCH_REMOVED, isdir ? VOL_WATCH_DIR_NAME : VOL_WATCH_FILE_NAME);
 	return rc;
 }
 
@@ -438,7 +445,7 @@ int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_
 {
 	char f[VOL_NAME_MAX + 1], t[VOL_NAME_MAX + 1];
 	struct stat st, src;
-	bool had = false, gone = false;
+	bool had = false, gone = false, known = false;
 	int rc;
 
 	if (fdir->exp->acct != tdir->exp->acct)
@@ -452,7 +459,7 @@ int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_
 	if (!strcmp(f, ".") || !strcmp(f, "..") || !strcmp(t, ".") || !strcmp(t, ".."))
 		return -EINVAL;
 	vol_become(cred);
-	if (fstatat(fdir->fd, f, &src, AT_SYMLINK_NOFOLLOW) == 0) /* its name changes: read-ahead forgets it */
+	if ((known = fstatat(fdir->fd, f, &src, AT_SYMLINK_NOFOLLOW) == 0)) /* its name changes: read-ahead forgets it */
 		vol_ra_forget(fdir->exp, (uint64_t)src.st_ino);
 	had = fstatat(tdir->fd, t, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	if (had)
@@ -480,6 +487,15 @@ int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_
 		rc = vol_dirsync(tdir);
 	if (rc == 0 && fdir->st.st_ino != tdir->st.st_ino)
 		rc = vol_dirsync(fdir);
+	if (rc == 0 && known) {
+		unsigned what = S_ISDIR(src.st_mode) ? VOL_WATCH_DIR_NAME : VOL_WATCH_FILE_NAME;
+		bool same = fdir->st.st_ino == tdir->st.st_ino && fdir->st.st_dev == tdir->st.st_dev;
+
+		/* as Windows reports it: a move to another directory is a removal
+		 * there and an addition here */
+		vol_watch_note(fdir, f, same ? VOL_WATCH_RENAMED_OLD : VOL_WATCH_REMOVED, what);
+		vol_watch_note(tdir, t, same ? VOL_WATCH_RENAMED_NEW : VOL_WATCH_ADDED, what);
+	}
 	return rc;
 }
 
@@ -519,6 +535,8 @@ int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t 
 	/* the new name, and the file's link count */
 	if ((rc = vol_dirsync(dir)) == 0 && S_ISREG(obj->st.st_mode))
 		rc = vol_fsync_obj(obj);
+	if (rc == 0)
+		vol_watch_note(dir, nm, VOL_WATCH_ADDED, VOL_WATCH_FILE_NAME);
 	return rc;
 }
 

@@ -269,6 +269,7 @@ START_TEST(test_vol_supported)
 		{ "\"smbSettings\": [\"BROWSABLE\"]", "smbSettings: BROWSABLE is not served yet" },
 		{ "\"smbSettings\": [\"ENCRYPT_DATA\"]", NULL },   /* the share refuses unencrypted requests */
 		{ "\"smbSettings\": [\"NON_BROWSABLE\"]", NULL }, /* the node lists no shares */
+		{ "\"smbSettings\": [\"CHANGE_NOTIFY\"]", NULL }, /* SMB2 CHANGE_NOTIFY is served */
 		{ "\"smbSettings\": []", NULL },
 		{ "\"securityStyle\": \"NTFS\"", "securityStyle: NTFS" },
 		{ "\"securityStyle\": \"UNIX\"", NULL },
