@@ -112,6 +112,11 @@ lockhdr=fe534d4240000000000000000a0001000000000000000000050000000000000000000000
 hex2bin "${lockhdr}300002000000000001000000000000000100000000000000000000000000000010000000000000001200000000000000000100000000000010000000000000001100000000000000" \
 	> "$out/corpus_smb_wire/seed_lock"
 hex2bin "${lockhdr}300001000000000001000000000000000100000000000000000000000000000010000000000000000400000000000000" > "$out/corpus_smb_wire/seed_unlock"
+# A CHANGE_NOTIFY (issue 18, smb_notify.c): WATCH_TREE, OutputBufferLength
+# 4096, FileId 1/1, CompletionFilter FILE_NAME|DIR_NAME|ATTRIBUTES|LAST_WRITE.
+notifyhdr=$(printf '%s' "$lockhdr" | sed 's/^\(.\{24\}\)0a00/\10f00/')
+hex2bin "${notifyhdr}2000010000100000010000000000000001000000000000001700000000000000" \
+	> "$out/corpus_smb_wire/seed_notify"
 # SPNEGO and NTLMSSP seeds: the security blobs inside those messages.
 smb_seeds smb_blob SMB_VEC_SS_REQ1 SMB_VEC_SS_REQ2
 mkdir -p "$out/corpus_smb_spnego" "$out/corpus_smb_ntlm"
@@ -133,6 +138,10 @@ hex2bin "$cancel_async" >"$out/corpus_smb_wire/seed_cancel"
 { cat "$out/corpus_smb_srv/exchange"
   for h in "$cancel_async" "$cancel_sync"; do hex2bin "00000044$h"; done
 } >"$out/corpus_smb_srv/exchange_cancel"
+# ... and a CHANGE_NOTIFY (no open behind it: the refusal path; the unit suite drives the rest)
+{ cat "$out/corpus_smb_srv/exchange"
+  n=$(wc -c <"$out/corpus_smb_wire/seed_notify"); hex2bin "00$(printf '%06x' "$n")"; cat "$out/corpus_smb_wire/seed_notify"
+} >"$out/corpus_smb_srv/exchange_notify"
 mkdir -p "$out/corpus_smb_sd"
 hex2bin 010004801400000000000000000000002400000001020000000000052000000020020000\
 02001c000100000000001400ff010f00010100000000000100000000 > "$out/corpus_smb_sd/samba"
@@ -166,7 +175,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	ut_conf | ut_hostport) hlib="$utillib" ;;
 	smb_srv) hlib="$smblib $(echo "$top"/agent/smb/smb_srv.c "$top"/agent/smb/smb_dispatch.c "$top"/agent/smb/smb_sess.c \
 		"$top"/agent/smb/smb_tree.c "$top"/agent/smb/smb_open.c "$top"/agent/smb/smb_info.c "$top"/agent/smb/smb_prev.c \
-		"$top"/agent/smb/smb_lock.c "$top"/agent/smb/smb_async.c) $lib \
+		"$top"/agent/smb/smb_lock.c "$top"/agent/smb/smb_async.c "$top"/agent/smb/smb_notify.c) $lib \
 		$crypto" ;;
 	smb_*) hlib="$smblib $top/util/ut_buf.c $crypto" ;;
 	cli_hint) hlib="-DAQ_VERSION=\"fuzz\" $clilib $curl $jansson -lm" ;;

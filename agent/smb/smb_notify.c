@@ -5,7 +5,9 @@
  * The first CHANGE_NOTIFY on an open directory adds a watch for its
  * CompletionFilter (the FILE_NOTIFY_CHANGE_* bits the store reports; the
  * stream bits name nothing a volume has) and SMB2_WATCH_TREE; later ones
- * keep that watch, as Windows and Samba do. Changes that come while no
+ * keep that watch and, as a cap on their own OutputBufferLength, the first
+ * one's, as Windows and Samba do (smbtorture smb2.notify.valid-req: "if the
+ * first notify returns NOTIFY_ENUM_DIR, all do"). Changes that come while no
  * request waits stay queued in the watch (bounded: VOL_WATCH_QUEUE_MAX
  * events, past which they are dropped and the next request is answered
  * STATUS_NOTIFY_ENUM_DIR). A request finding changes queued is answered at
@@ -116,6 +118,12 @@ uint32_t smb_notify_change(struct smb_req *r)
 	if (q.output_len > max)
 		return STATUS_INVALID_PARAMETER;
 	mask = q.filter & VOL_WATCH_ALL;
+	if (!o->notify_set) {
+		o->notify_set = true;
+		o->notify_max = q.output_len;
+	}
+	if (q.output_len > o->notify_max)
+		q.output_len = o->notify_max;
 	if (!o->watch && mask) {
 		o->srv = r->c->srv;
 		if ((rc = vol_watch_add(&o->obj, mask, q.flags & SMB2_WATCH_TREE, notify_wake, o, &o->watch)) != 0) {

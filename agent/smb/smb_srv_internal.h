@@ -109,6 +109,8 @@ struct smb_open {
 	struct smb_srv *srv;         /* for the wake, which runs on the changer's thread */
 	int notify_woken;            /* atomic */
 	unsigned nnotify;            /* its CHANGE_NOTIFYs waiting (smb_async.c) */
+	bool notify_set;             /* notify_max holds */
+	uint32_t notify_max;         /* the first CHANGE_NOTIFY's OutputBufferLength: later ones get at most that */
 };
 
 struct smb_tree {

@@ -12,8 +12,8 @@
  * - changes between two requests are kept and answered at once, records
  *   4-byte aligned with NextEntryOffset chaining, renames OLD/NEW;
  * - WATCH_TREE sees "sub\name"; a watch without it does not;
- * - OutputBufferLength too small, or the queue past VOL_WATCH_QUEUE_MAX:
- *   STATUS_NOTIFY_ENUM_DIR;
+ * - OutputBufferLength too small (the first request's bounds the later
+ *   ones), or the queue past VOL_WATCH_QUEUE_MAX: STATUS_NOTIFY_ENUM_DIR;
  * - CANCEL: STATUS_CANCELLED; CLOSE, TREE_DISCONNECT: STATUS_NOTIFY_CLEANUP,
  *   and the volume is unwatched again (its operations pay nothing);
  * - refusals: a file (INVALID_PARAMETER), a share without CHANGE_NOTIFY
@@ -484,15 +484,25 @@ START_TEST(test_enum_dir)
 	ck_assert(loop_turn());
 	expect_final(&a, mid, aid, STATUS_NOTIFY_ENUM_DIR, &r);
 	ck_assert_uint_eq(r.out_len, 0);
-	/* the queue past its bound while nobody waits */
+	/* the first request's OutputBufferLength bounds the later ones (Windows, Samba) */
+	mid = notify_req(&a, 10, 0, 65536, F_NAME);
+	aid = expect_pending(&a, mid);
+	nfs_create("", "another-long-name.txt");
+	ck_assert(loop_turn());
+	expect_final(&a, mid, aid, STATUS_NOTIFY_ENUM_DIR, &r);
+	/* the queue past its bound while nobody waits (a second open) */
+	open_new(&a, 11, "", LISTDIR);
+	mid = notify_req(&a, 11, 0, 65536, F_NAME);
+	cancel_req(&a, expect_pending(&a, mid));
+	ck_assert_int_eq(recv_rsp(&a, &r), 1);
 	for (unsigned i = 0; i <= VOL_WATCH_QUEUE_MAX; i++) {
 		snprintf(nm, sizeof(nm), "f%u", i);
 		nfs_create("", nm);
 	}
-	mid = notify_req(&a, 10, 0, 65536, F_NAME);
+	mid = notify_req(&a, 11, 0, 65536, F_NAME);
 	expect_sync(&a, mid, STATUS_NOTIFY_ENUM_DIR, &r);
 	/* and the watch goes on afterwards */
-	mid = notify_req(&a, 10, 0, 65536, F_NAME);
+	mid = notify_req(&a, 11, 0, 65536, F_NAME);
 	aid = expect_pending(&a, mid);
 	nfs_create("", "after");
 	ck_assert(loop_turn());
