@@ -60,6 +60,10 @@
  * vol_lock_key_of, so SMB's locks and share modes and NFSv4's or NLM's
  * (when they come) meet on the same file.
  *
+ * Change watches (vol_watch.h): every namespace and write operation below
+ * reports what it changed to the watches of its volume (SMB2 CHANGE_NOTIFY
+ * uses them), so a change over any protocol reaches a watcher of any other.
+ *
  * Errors: negative errno (-ENOENT, -EEXIST, -ENOTDIR, -EISDIR, -ENOTEMPTY,
  * -EACCES, -EPERM, -EROFS, -EDQUOT, -ENAMETOOLONG, -EXDEV, -ESTALE, -EINVAL,
  * -ENOTSUP, -EIO, ...) or VOL_EBADHANDLE. Thread-safe throughout.
