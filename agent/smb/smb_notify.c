@@ -12,7 +12,9 @@
  * events, past which they are dropped and the next request is answered
  * STATUS_NOTIFY_ENUM_DIR). A request finding changes queued is answered at
  * once; otherwise it waits (smb_async.c: interim STATUS_PENDING, then the
- * changes, STATUS_CANCELLED or STATUS_NOTIFY_CLEANUP). The changes go as
+ * changes, STATUS_CANCELLED or STATUS_NOTIFY_CLEANUP; STATUS_DELETE_PENDING
+ * once the directory itself was removed, over any protocol, as Windows and
+ * Samba answer). The changes go as
  * FILE_NOTIFY_INFORMATION records (MS-FSCC 2.4.42: NextEntryOffset,
  * Action, FileNameLength, the name in UTF-16LE with '\' separators,
  * relative to the watched directory, each record 4-byte aligned); when
@@ -62,6 +64,8 @@ uint32_t smb_notify_collect(struct smb_open *o, uint32_t output_len, struct ut_b
 
 	if (!o->watch)
 		return STATUS_PENDING;
+	if (vol_watch_gone(o->watch))
+		return STATUS_DELETE_PENDING; /* the directory was removed (smbtorture smb2.notify.rmdir*) */
 	evs = vol_watch_take(o->watch, &lost);
 	if (lost)
 		return STATUS_NOTIFY_ENUM_DIR; /* the list is NULL: nothing to free */

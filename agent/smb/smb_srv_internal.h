@@ -319,7 +319,8 @@ uint32_t smb_async_notify(struct smb_req *r, struct smb_open *o, uint32_t output
 /* smb_notify.c: CHANGE_NOTIFY (MS-SMB2 3.3.5.19). collect: o's queued
  * changes as FILE_NOTIFY_INFORMATION records (MS-FSCC 2.4.42) appended to
  * recs: STATUS_SUCCESS, STATUS_NOTIFY_ENUM_DIR (changes lost, or more than
- * output_len bytes of them), or STATUS_PENDING (none yet). */
+ * output_len bytes of them), STATUS_DELETE_PENDING (the directory was
+ * removed), or STATUS_PENDING (none yet). */
 uint32_t smb_notify_change(struct smb_req *r);
 uint32_t smb_notify_collect(struct smb_open *o, uint32_t output_len, struct ut_buf *recs);
 /* smb_info.c */

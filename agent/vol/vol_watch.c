@@ -27,6 +27,7 @@ struct vol_watch {
 	unsigned n;
 	size_t bytes;
 	bool overflow;
+	bool gone;                 /* the watched directory was removed */
 	char path[];               /* the watched directory from the export root ("" = root) */
 };
 
@@ -156,12 +157,22 @@ struct vol_watch_ev *vol_watch_take(struct vol_watch *w, bool *overflow)
 	return ev;
 }
 
+bool vol_watch_gone(struct vol_watch *w)
+{
+	bool gone;
+
+	pthread_mutex_lock(&w->store->watch_mu);
+	gone = w->gone;
+	pthread_mutex_unlock(&w->store->watch_mu);
+	return gone;
+}
+
 bool vol_watch_pending(struct vol_watch *w)
 {
 	bool any;
 
 	pthread_mutex_lock(&w->store->watch_mu);
-	any = w->head || w->overflow;
+	any = w->head || w->overflow || w->gone;
 	pthread_mutex_unlock(&w->store->watch_mu);
 	return any;
 }
@@ -211,12 +222,24 @@ static void watch_queue(struct vol_watch *w, const char *sub, const char *name, 
 static void watch_deliver(struct vol_store *s, const struct vol_acct *acct, const char *dirrel, const char *name,
 			  enum vol_watch_action action, unsigned what)
 {
+	size_t dl = strlen(dirrel);
+
 	pthread_mutex_lock(&s->watch_mu);
 	for (struct vol_watch *w = s->watches; w; w = w->next) {
 		size_t wl = strlen(w->path);
 		const char *sub;
 
-		if (w->exp->acct != acct || !(w->mask & what))
+		if (w->exp->acct != acct)
+			continue;
+		/* the watched directory itself removed: dirrel/name is its path */
+		if (action == VOL_WATCH_REMOVED && (what & VOL_WATCH_DIR_NAME) && !w->gone &&
+		    (dl ? wl > dl && !strncmp(w->path, dirrel, dl) && w->path[dl] == '/' && !strcmp(w->path + dl + 1, name)
+			: !strcmp(w->path, name))) {
+			w->gone = true;
+			w->wake(w->arg);
+			continue;
+		}
+		if (!(w->mask & what))
 			continue;
 		if (!strcmp(dirrel, w->path))
 			sub = "";

@@ -17,7 +17,8 @@
  *                                         SIZE, LAST_WRITE, LAST_ACCESS for what was set)
  *   write                                 MODIFIED (LAST_WRITE, SIZE when the file grew)
  * Names are relative to the watched directory, '/'-separated (a tree
- * watch sees "sub/dir/name").
+ * watch sees "sub/dir/name"). The removal of the watched directory itself
+ * marks the watch gone (vol_watch_gone).
  *
  * Queue: the events of a watch wait in it, oldest first, until the owner
  * takes them; past VOL_WATCH_QUEUE_MAX events (or VOL_WATCH_QUEUE_BYTES of
@@ -93,6 +94,10 @@ void vol_watch_remove(struct vol_watch *w);
 struct vol_watch_ev *vol_watch_take(struct vol_watch *w, bool *overflow);
 /* Whether w has events (or lost some) waiting. */
 bool vol_watch_pending(struct vol_watch *w);
+/* Whether the watched directory itself was removed (rmdir, from any
+ * protocol; sticky: nothing below it can change any more). The removal
+ * wakes the watch whatever its mask. */
+bool vol_watch_gone(struct vol_watch *w);
 void vol_watch_ev_free(struct vol_watch_ev *ev);
 
 /* The hooks the store's operations call (vol_ns.c, vol_io.c): name in dir

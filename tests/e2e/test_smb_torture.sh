@@ -146,11 +146,12 @@ torture() { # NAME PORT USER SUITE
 	# each run starts from an empty share: what one server's run leaves
 	# (smbtorture leaves files behind) must not decide the other's
 	find "$SHARE" -mindepth 1 -delete
-	timeout 600 smbtorture "//127.0.0.1/docs" -p "$2" -U "$3%Secret-1" ${SMB_TORTURE_OPTS:-} "$4" \
-		>"$AQ_TMP/torture.$1.$4.log" 2>&1
+	timeout "${SMB_TORTURE_TIMEOUT:-600}" smbtorture "//127.0.0.1/docs" -p "$2" -U "$3%Secret-1" \
+		${SMB_TORTURE_OPTS:-} "$4" >"$AQ_TMP/torture.$1.$4.log" 2>&1
+	# a suite's tests print as "suite.test"; a single test (smb2.notify.dir) as itself
 	sed -n "s/^\\(success\\|failure\\|error\\|skip\\|xfail\\): \\([^ []*\\).*/\\2 \\1/p" \
 		"$AQ_TMP/torture.$1.$4.log" | while read -r t r; do
-		case $t in "$4" | "$4".*) echo "$t $r" ;; *) echo "$4.$t $r" ;; esac
+		case $t in "$4" | "$4".*) echo "$t $r" ;; *) case $4 in *".$t") echo "$4 $r" ;; *) echo "$4.$t $r" ;; esac ;; esac
 	done
 }
 : >"$AQ_TMP/res.aquifer"

@@ -14,6 +14,8 @@
  * - WATCH_TREE sees "sub\name"; a watch without it does not;
  * - OutputBufferLength too small (the first request's bounds the later
  *   ones), or the queue past VOL_WATCH_QUEUE_MAX: STATUS_NOTIFY_ENUM_DIR;
+ * - the watched directory removed (as NFS RMDIR does it): DELETE_PENDING,
+ *   whatever the filter, and for every later request;
  * - CANCEL: STATUS_CANCELLED; CLOSE, TREE_DISCONNECT: STATUS_NOTIFY_CLEANUP,
  *   and the volume is unwatched again (its operations pay nothing);
  * - refusals: a file (INVALID_PARAMETER), a share without CHANGE_NOTIFY
@@ -624,6 +626,35 @@ START_TEST(test_attributes_from_store)
 }
 END_TEST
 
+START_TEST(test_dir_removed)
+{
+	struct tconn a;
+	struct rsp r;
+	uint64_t mid, aid, m2, a2;
+	struct vol_obj root;
+
+	setup();
+	nfs_mkdir("gone");
+	conn_new(&a, 1, ON);
+	open_new(&a, 10, "gone", LISTDIR);
+	open_new(&a, 11, "", LISTDIR);
+	mid = notify_req(&a, 10, 0, 4096, F_WRITE); /* not a name filter */
+	aid = expect_pending(&a, mid);
+	m2 = notify_req(&a, 11, 0, 4096, F_WRITE);  /* the parent's watch is not gone */
+	a2 = expect_pending(&a, m2);
+	ck_assert_int_eq(vol_root(exp0, &root), 0);
+	ck_assert_int_eq(vol_rmdir(&root, &nfs_cred, "gone", 4), 0);
+	vol_obj_cleanup(&root);
+	ck_assert(loop_turn());
+	expect_final(&a, mid, aid, STATUS_DELETE_PENDING, &r);
+	ck_assert_int_eq(recv_rsp(&a, &r), 0);
+	expect_sync(&a, notify_req(&a, 10, 0, 4096, F_WRITE), STATUS_DELETE_PENDING, &r);
+	cancel_req(&a, a2);
+	expect_final(&a, m2, a2, STATUS_CANCELLED, &r);
+	teardown();
+}
+END_TEST
+
 static Suite *smb_notify_suite(void)
 {
 	Suite *s = suite_create("smb_notify");
@@ -637,6 +668,7 @@ static Suite *smb_notify_suite(void)
 	tcase_add_test(tc, test_cancel_close_tdis);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_attributes_from_store);
+	tcase_add_test(tc, test_dir_removed);
 	suite_add_tcase(s, tc);
 	return s;
 }
