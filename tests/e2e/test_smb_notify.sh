@@ -46,7 +46,9 @@ smbc() { # SHARE COMMANDS
 }
 # smbclient's `notify DIR` prints "ACTION NAME" per change until it is stopped
 watch_start() { # SHARE OUT
-	smbc "$1" 'notify \' >"$2" &
+	# line-buffered: smbclient's stdout is a file here
+	stdbuf -oL smbclient "//127.0.0.1/$1" -p "$SMB" -U "carol%Secret-1" -m SMB3_11 \
+		--option='client signing=required' -c 'notify \' >"$2" 2>&1 &
 	WPID=$!
 	AQ_PIDS+=("$WPID")
 	sleep 2 # the request is pending on the server by then
