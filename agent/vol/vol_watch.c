@@ -167,16 +167,6 @@ bool vol_watch_gone(struct vol_watch *w)
 	return gone;
 }
 
-bool vol_watch_pending(struct vol_watch *w)
-{
-	bool any;
-
-	pthread_mutex_lock(&w->store->watch_mu);
-	any = w->head || w->overflow || w->gone;
-	pthread_mutex_unlock(&w->store->watch_mu);
-	return any;
-}
-
 /* Queue one event on w (watch_mu held); sub: the directory below w's. */
 static void watch_queue(struct vol_watch *w, const char *sub, const char *name, enum vol_watch_action action)
 {

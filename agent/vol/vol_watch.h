@@ -92,8 +92,6 @@ void vol_watch_remove(struct vol_watch *w);
  * vol_watch_ev_free), NULL when none; *overflow: events were lost since
  * the last take (the list is then NULL). The queue is empty after. */
 struct vol_watch_ev *vol_watch_take(struct vol_watch *w, bool *overflow);
-/* Whether w has events (or lost some) waiting. */
-bool vol_watch_pending(struct vol_watch *w);
 /* Whether the watched directory itself was removed (rmdir, from any
  * protocol; sticky: nothing below it can change any more). The removal
  * wakes the watch whatever its mask. */
