@@ -165,7 +165,8 @@ static int bk_walk(struct bk *b, int dfd, const char *path)
 		rc = aq_fail(b->msg, -errno, "read folder /%s: %s", path, strerror(errno));
 		goto out;
 	}
-	qsort(names, n, sizeof *names, name_cmp);
+	if (n > 1)
+		qsort(names, n, sizeof *names, name_cmp);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct stat sb;
 
@@ -281,7 +282,8 @@ static int bk_file(struct bk *b, struct bkp_ent *e)
 	if (bk_same(b, e, p)) {
 		if (p->nchunks && !(e->chunks = malloc(p->nchunks * sizeof *e->chunks)))
 			return aq_fail(b->msg, -ENOMEM, "out of memory");
-		memcpy(e->chunks, p->chunks, p->nchunks * sizeof *e->chunks);
+		if (p->nchunks)
+			memcpy(e->chunks, p->chunks, p->nchunks * sizeof *e->chunks);
 		e->nchunks = p->nchunks;
 		for (uint32_t i = 0; i < e->nchunks; i++) {
 			b->st.chunks += !e->chunks[i].zero;
@@ -398,7 +400,8 @@ int bkp_backup(struct bkp_vault *v, const char *id, const char *src, const struc
 		}
 		for (size_t i = 0; i < b.prev.n; i++)
 			b.prev_sorted[i] = i;
-		qsort_r(b.prev_sorted, b.prev.n, sizeof *b.prev_sorted, prev_cmp, &b.prev);
+		if (b.prev.n > 1)
+			qsort_r(b.prev_sorted, b.prev.n, sizeof *b.prev_sorted, prev_cmp, &b.prev);
 	}
 	if ((rc = bkp_set_load(v, &b.have, msg)) != 0)
 		goto out;

@@ -71,6 +71,19 @@ struct bkp_ent *bkp_mf_add(struct bkp_mf *m, uint8_t type, const char *path)
 	return e;
 }
 
+int bkp_id_check(const char *id)
+{
+	size_t n = id ? strlen(id) : 0;
+
+	if (n == 0 || n > BKP_ID_MAX || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= 'A' && id[i] <= 'Z') ||
+		      (id[i] >= '0' && id[i] <= '9') || id[i] == '.' || id[i] == '_' || id[i] == '-'))
+			return -EINVAL;
+	return 0;
+}
+
 int bkp_path_check(const char *p, size_t len)
 {
 	size_t start = 0;

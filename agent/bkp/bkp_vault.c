@@ -29,19 +29,6 @@
 #define BKP_VAULT_TEXT "aquifer backup vault v1"
 #define BKP_LOCK_MAX 64 /* bytes of a lock object */
 
-int bkp_id_check(const char *id)
-{
-	size_t n = id ? strlen(id) : 0;
-
-	if (n == 0 || n > BKP_ID_MAX || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
-		if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= 'A' && id[i] <= 'Z') ||
-		      (id[i] >= '0' && id[i] <= '9') || id[i] == '.' || id[i] == '_' || id[i] == '-'))
-			return -EINVAL;
-	return 0;
-}
-
 static int bkp_store_fail(aq_msg *msg, struct bkp_vault *v, int rc, const char *what)
 {
 	char last[256];
