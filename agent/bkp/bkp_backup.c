@@ -386,7 +386,7 @@ int bkp_backup(struct bkp_vault *v, const char *id, const char *src, const struc
 		rc = aq_fail(msg, -ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = bkp_lock_acquire(v, "backup", b.stale, b.lock, sizeof b.lock, NULL, msg)) != 0) {
+	if ((rc = bkp_lock_acquire(v, "backup", id, b.stale, b.lock, sizeof b.lock, NULL, msg)) != 0) {
 		b.lock[0] = '\0';
 		goto out;
 	}

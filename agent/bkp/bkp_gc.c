@@ -85,7 +85,7 @@ int bkp_gc(struct bkp_vault *v, unsigned lock_stale_sec, struct bkp_gc_stats *ou
 
 	bkp_set_init(&marked);
 	sw.marked = &marked;
-	if ((rc = bkp_lock_acquire(v, "gc", lock_stale_sec, lock, sizeof lock, &st.stale_locks, msg)) != 0) {
+	if ((rc = bkp_lock_acquire(v, "gc", NULL, lock_stale_sec, lock, sizeof lock, &st.stale_locks, msg)) != 0) {
 		lock[0] = '\0';
 		goto out;
 	}

@@ -106,10 +106,11 @@ bool bkp_set_has(const struct bkp_set *s, const uint8_t id[BKP_ID_LEN]);
 /* Every chunk in the store into s. */
 int bkp_set_load(struct bkp_vault *v, struct bkp_set *s, aq_msg *msg);
 
-/* Locks: kind "backup" or "gc". acquire refuses (-EBUSY) when a live lock
- * of the other kind (gc: of any kind) exists; *name gets the lock's key. */
-int bkp_lock_acquire(struct bkp_vault *v, const char *kind, unsigned stale_sec, char *name, size_t cap,
-		     uint64_t *stale_removed, aq_msg *msg);
+/* Locks: kind "backup" or "gc", named l/<kind>-<who> (who NULL: random).
+ * acquire refuses (-EBUSY) when a live lock of the other kind (gc: of any
+ * kind) exists; *name gets the lock's key. */
+int bkp_lock_acquire(struct bkp_vault *v, const char *kind, const char *who, unsigned stale_sec, char *name,
+		     size_t cap, uint64_t *stale_removed, aq_msg *msg);
 int bkp_lock_refresh(struct bkp_vault *v, const char *name);
 void bkp_lock_release(struct bkp_vault *v, const char *name);
 

@@ -9,7 +9,10 @@
  * other (the directory backend and S3 both list what a finished put wrote),
  * so a gc never runs while a backup decides which chunks the vault already
  * holds. A lock holds its writer's clock in seconds; a backup refreshes it,
- * and one older than the stale time is a dead process's (gc removes it).
+ * and one older than the stale time is a dead process's (gc removes it). A
+ * backup's lock is named after the backup (l/backup-<id>), so the retry of a
+ * backup that failed with the store down (and could not delete its lock)
+ * takes the same lock over and removes it at the end.
  */
 #define _GNU_SOURCE
 #include "agent/bkp/bkp_internal.h"
@@ -336,8 +339,8 @@ static int bkp_lock_write(struct bkp_vault *v, const char *name)
 	return bkp_put(v, name, text, (size_t)n);
 }
 
-int bkp_lock_acquire(struct bkp_vault *v, const char *kind, unsigned stale_sec, char *name, size_t cap,
-		     uint64_t *stale_removed, aq_msg *msg)
+int bkp_lock_acquire(struct bkp_vault *v, const char *kind, const char *who, unsigned stale_sec, char *name,
+		     size_t cap, uint64_t *stale_removed, aq_msg *msg)
 {
 	struct bkp_lock_scan ls = { .v = v, .kind = kind, .now = time(NULL),
 				    .stale = stale_sec ? stale_sec : BKP_LOCK_STALE_DEFAULT,
@@ -349,7 +352,7 @@ int bkp_lock_acquire(struct bkp_vault *v, const char *kind, unsigned stale_sec, 
 	if (RAND_bytes(r, sizeof r) != 1)
 		return aq_fail(msg, -EIO, "no random bytes");
 	ut_hex_encode(r, sizeof r, hex, sizeof hex);
-	snprintf(name, cap, "l/%s-%s", kind, hex);
+	snprintf(name, cap, "l/%s-%s", kind, who ? who : hex);
 	ls.self = name;
 	if ((rc = bkp_lock_write(v, name)) != 0)
 		return bkp_store_fail(msg, v, rc, "cannot write the vault lock");

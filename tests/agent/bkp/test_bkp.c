@@ -625,13 +625,13 @@ START_TEST(t_locks)
 	mkdir(src, 0755);
 	bt_gen(src, CS);
 	/* a live backup lock: gc backs off and leaves it */
-	ck_assert_int_eq(bkp_lock_acquire(v, "backup", 0, name, sizeof name, NULL, &m), 0);
+	ck_assert_int_eq(bkp_lock_acquire(v, "backup", "other", 0, name, sizeof name, NULL, &m), 0);
 	ck_assert_int_eq(bkp_gc(v, 0, &g, &m), -EBUSY);
 	/* two backups may run side by side */
 	ck_assert_int_eq(bkp_backup(v, "b1", src, &o, NULL, &m), 0);
 	bkp_lock_release(v, name);
 	/* a live gc lock: a backup backs off */
-	ck_assert_int_eq(bkp_lock_acquire(v, "gc", 0, name, sizeof name, NULL, &m), 0);
+	ck_assert_int_eq(bkp_lock_acquire(v, "gc", NULL, 0, name, sizeof name, NULL, &m), 0);
 	ck_assert_int_eq(bkp_backup(v, "b2", src, &o, NULL, &m), -EBUSY);
 	bkp_lock_release(v, name);
 	/* a dead process's lock (an old time) is stale: gc removes it and runs */
