@@ -81,7 +81,9 @@ static int rs_chunk(struct rs *r, const struct bkp_cref *c, size_t len)
 	if ((rc = obj_get(r->v->store, key, 0, r->ct, len + BKP_SEAL_OVERHEAD + 1, &got)) != 0)
 		return aq_fail(r->msg, rc == -ENOENT ? -EBADMSG : rc, "chunk %s: %s", key,
 			       rc == -ENOENT ? "missing from the vault" : obj_strerror(rc));
-	if (got != len + BKP_SEAL_OVERHEAD || bkp_open_sealed(r->v->keys.chunk, key, r->ct, got, r->pt) != 0)
+	if (got != len + BKP_SEAL_OVERHEAD)
+		return aq_fail(r->msg, -EBADMSG, "chunk %s has the wrong size", key);
+	if (bkp_open_sealed(r->v->keys.chunk, key, r->ct, got, r->pt) != 0)
 		return aq_fail(r->msg, -EBADMSG, "chunk %s does not authenticate", key);
 	if (bkp_chunk_id(&r->v->keys, r->pt, len, id) != 0 || CRYPTO_memcmp(id, c->id, BKP_ID_LEN) != 0)
 		return aq_fail(r->msg, -EBADMSG, "chunk %s does not match its name", key);

@@ -386,19 +386,41 @@ START_TEST(t_tamper)
 	backup(v, "b1", src, NULL);
 	ks = store_keys(v, "c/");
 	ck_assert_uint_gt(ks->n, 2);
-	/* a chunk put under another chunk's name: authenticates under neither */
-	a = store_get(v, ks->k[0], &la);
-	b = store_get(v, ks->k[1], &lb);
-	ck_assert_int_eq(obj_put(v->store, ks->k[1], a, la), 0);
+	/* two whole chunks (same size) */
+	size_t full[2], nf = 0;
+	for (size_t i = 0; i < ks->n && nf < 2; i++) {
+		uint64_t size = 0;
+		ck_assert_int_eq(obj_head(v->store, ks->k[i], &size), 0);
+		if (size == CS + BKP_SEAL_OVERHEAD)
+			full[nf++] = i;
+	}
+	ck_assert_uint_eq(nf, 2);
+	/* a chunk put under another chunk's name: the name is its additional data */
+	a = store_get(v, ks->k[full[0]], &la);
+	b = store_get(v, ks->k[full[1]], &lb);
+	ck_assert_int_eq(obj_put(v->store, ks->k[full[1]], a, la), 0);
 	dst = dir("r1");
 	ck_assert_int_eq(bkp_restore(v, "b1", dst, NULL, 0, NULL, NULL, &m), -EBADMSG);
-	ck_assert_ptr_nonnull(strstr(m.text, "authenticate"));
-	ck_assert_int_eq(obj_put(v->store, ks->k[1], b, lb), 0);
+	ck_assert_msg(strstr(m.text, "does not authenticate"), "%s", m.text);
+	free(dst);
+	/* sealed right under its name (by someone with the key) but other data */
+	{
+		uint8_t *pt = calloc(1, CS), *ct = malloc(CS + BKP_SEAL_OVERHEAD);
+		ck_assert_int_eq(bkp_seal(v->keys.chunk, ks->k[full[1]], pt, CS, ct), 0);
+		ck_assert_int_eq(obj_put(v->store, ks->k[full[1]], ct, CS + BKP_SEAL_OVERHEAD), 0);
+		free(pt);
+		free(ct);
+	}
+	dst = dir("r1b");
+	ck_assert_int_eq(bkp_restore(v, "b1", dst, NULL, 0, NULL, NULL, &m), -EBADMSG);
+	ck_assert_msg(strstr(m.text, "does not match its name"), "%s", m.text);
+	ck_assert_int_eq(obj_put(v->store, ks->k[full[1]], b, lb), 0);
 	free(dst);
 	/* one flipped byte in a chunk's ciphertext */
-	store_flip(v, ks->k[2], 100);
+	store_flip(v, ks->k[full[0]], 100);
 	dst = dir("r2");
 	ck_assert_int_eq(bkp_restore(v, "b1", dst, NULL, 0, NULL, NULL, &m), -EBADMSG);
+	ck_assert_msg(strstr(m.text, "does not authenticate"), "%s", m.text);
 	free(dst);
 	/* one flipped byte in the manifest */
 	store_flip(v, "m/b1", 77);
