@@ -157,16 +157,27 @@ static int bt_walk(struct bt_ls *l, int dirfd, const char *rel)
 {
 	DIR *d;
 	struct dirent *de;
-	char *names[512];
-	size_t n = 0;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
 	int rc = 0;
 
 	if (!(d = fdopendir(dirfd)))
 		return -1;
-	while ((de = readdir(d)) && n < 512)
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			names[n++] = strdup(de->d_name);
-	qsort(names, n, sizeof *names, name_cmp);
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (n == cap) {
+			char **p = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof *names);
+			if (!p) {
+				rc = -1;
+				break;
+			}
+			names = p;
+		}
+		names[n++] = strdup(de->d_name);
+	}
+	if (n > 1)
+		qsort(names, n, sizeof *names, name_cmp);
 	for (size_t i = 0; i < n; i++) {
 		struct stat sb;
 		char child[4096], extra[4200] = "";
@@ -208,6 +219,7 @@ static int bt_walk(struct bt_ls *l, int dirfd, const char *rel)
 	}
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
+	free(names);
 	closedir(d);
 	return rc;
 }
