@@ -37,8 +37,10 @@
  *   -ESTALE        the source changed while it was read (not a snapshot?)
  *   -EACCES / -EIO from the store or the file system
  *
- * Thread-safety: a vault handle is used by one thread at a time; several
- * processes may use one vault (the locks order backups against gc).
+ * Thread-safety: a vault handle is used by one thread at a time (a backup
+ * runs its chunk puts on worker threads of its own, joined before it
+ * returns); several processes may use one vault (the locks order backups
+ * against gc). A put hook must then be thread-safe.
  */
 #ifndef AQ_AGENT_BKP_H
 #define AQ_AGENT_BKP_H
@@ -56,6 +58,8 @@
 #define BKP_CHUNK_MIN (4u << 10)
 #define BKP_CHUNK_MAX (16u << 20)
 #define BKP_LOCK_STALE_DEFAULT 3600         /* seconds without refresh before a lock is dead */
+#define BKP_PARALLEL_DEFAULT 4              /* chunk puts in flight */
+#define BKP_PARALLEL_MAX 32
 
 struct bkp_vault;
 
@@ -101,6 +105,7 @@ struct bkp_opts {
 	uint32_t chunk_size;    /* 0 = BKP_CHUNK_DEFAULT; BKP_CHUNK_MIN..BKP_CHUNK_MAX */
 	enum bkp_ident ident;
 	unsigned lock_stale_sec; /* 0 = BKP_LOCK_STALE_DEFAULT */
+	unsigned parallel;      /* chunk puts in flight, 1..BKP_PARALLEL_MAX; 0 = BKP_PARALLEL_DEFAULT */
 	bkp_progress_fn progress; /* bytes done / total; may be NULL */
 	void *progress_arg;
 };

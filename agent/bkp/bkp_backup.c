@@ -37,7 +37,8 @@ struct bk {
 	size_t ninos, capinos;
 	struct bkp_stats st;
 	uint64_t done, total;
-	uint8_t *buf, *sealed;
+	uint8_t *buf;
+	struct bkp_pool pool;
 	char lock[OBJ_KEY_MAX + 1];
 	time_t refreshed;
 	unsigned stale;
@@ -245,6 +246,7 @@ static void bk_progress(struct bk *b)
 static int bk_chunk(struct bk *b, struct bkp_cref *c, size_t len)
 {
 	char key[BKP_CHUNK_KEY_LEN + 1];
+	uint8_t *out;
 	int rc;
 
 	if (b->buf[0] == 0 && (len == 1 || memcmp(b->buf, b->buf + 1, len - 1) == 0)) {
@@ -258,14 +260,13 @@ static int bk_chunk(struct bk *b, struct bkp_cref *c, size_t len)
 	if (bkp_set_has(&b->have, c->id))
 		return 0;
 	bkp_chunk_key(c->id, key);
-	if ((rc = bkp_seal(b->v->keys.chunk, key, b->buf, len, b->sealed)) != 0)
+	if (!(out = bkp_pool_slot(&b->pool, &rc)))
+		return aq_fail(b->msg, rc, "cannot store a chunk: %s (%s)", obj_strerror(rc), b->pool.errtext);
+	if ((rc = bkp_seal(b->v->keys.chunk, key, b->buf, len, out)) != 0) {
+		bkp_pool_submit(&b->pool, out, NULL, 0);
 		return aq_fail(b->msg, rc, "cannot seal a chunk");
-	if ((rc = bkp_put(b->v, key, b->sealed, len + BKP_SEAL_OVERHEAD)) != 0) {
-		char last[200];
-
-		obj_last_error(b->v->store, last, sizeof last);
-		return aq_fail(b->msg, rc, "cannot store a chunk: %s (%s)", obj_strerror(rc), last);
 	}
+	bkp_pool_submit(&b->pool, out, key, len + BKP_SEAL_OVERHEAD);
 	b->st.bytes_uploaded += len + BKP_SEAL_OVERHEAD;
 	b->st.chunks_new++;
 	if (bkp_set_add(&b->have, c->id) != 0)
@@ -347,8 +348,8 @@ static void bk_cleanup(struct bk *b)
 	free(b->prev_sorted);
 	bkp_set_cleanup(&b->have);
 	free(b->inos);
+	bkp_pool_finish(&b->pool);
 	free(b->buf);
-	free(b->sealed);
 }
 
 int bkp_backup(struct bkp_vault *v, const char *id, const char *src, const struct bkp_opts *o,
@@ -366,6 +367,7 @@ int bkp_backup(struct bkp_vault *v, const char *id, const char *src, const struc
 	bkp_mf_init(&b.prev);
 	bkp_set_init(&b.have);
 	b.cs = b.o->chunk_size ? b.o->chunk_size : BKP_CHUNK_DEFAULT;
+	memset(&b.pool, 0, sizeof b.pool);
 	b.stale = b.o->lock_stale_sec ? b.o->lock_stale_sec : BKP_LOCK_STALE_DEFAULT;
 	if (bkp_id_check(id) != 0 || (b.o->prev_id && bkp_id_check(b.o->prev_id) != 0))
 		return aq_fail(msg, -EINVAL, "bad backup id");
@@ -382,8 +384,13 @@ int bkp_backup(struct bkp_vault *v, const char *id, const char *src, const struc
 		rc = aq_fail(msg, -errno, "source %s: %s", src, strerror(errno));
 		goto out;
 	}
-	if (!(b.buf = malloc(b.cs)) || !(b.sealed = malloc(b.cs + BKP_SEAL_OVERHEAD))) {
+	if (!(b.buf = malloc(b.cs))) {
 		rc = aq_fail(msg, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = bkp_pool_start(&b.pool, v, b.o->parallel ? b.o->parallel : BKP_PARALLEL_DEFAULT,
+				 b.cs + BKP_SEAL_OVERHEAD)) != 0) {
+		aq_fail(msg, rc, "cannot start the upload workers (parallel 1..%d)", BKP_PARALLEL_MAX);
 		goto out;
 	}
 	if ((rc = bkp_lock_acquire(v, "backup", id, b.stale, b.lock, sizeof b.lock, NULL, msg)) != 0) {
@@ -425,6 +432,9 @@ int bkp_backup(struct bkp_vault *v, const char *id, const char *src, const struc
 	for (size_t i = 0; i < b.m.n && rc == 0; i++)
 		if (b.m.ents[i].type == BKP_T_REG)
 			rc = bk_file(&b, &b.m.ents[i]);
+	/* every chunk durable before the manifest */
+	if (rc == 0 && (rc = bkp_pool_drain(&b.pool)) != 0)
+		aq_fail(msg, rc, "cannot store a chunk: %s (%s)", obj_strerror(rc), b.pool.errtext);
 	if (rc != 0)
 		goto out;
 	b.st.logical_bytes = b.total;

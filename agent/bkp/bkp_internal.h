@@ -4,6 +4,7 @@
 #ifndef AQ_AGENT_BKP_INTERNAL_H
 #define AQ_AGENT_BKP_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -113,5 +114,32 @@ int bkp_lock_acquire(struct bkp_vault *v, const char *kind, const char *who, uns
 		     size_t cap, uint64_t *stale_removed, aq_msg *msg);
 int bkp_lock_refresh(struct bkp_vault *v, const char *name);
 void bkp_lock_release(struct bkp_vault *v, const char *name);
+
+/* ---- bkp_pool.c: puts in parallel ---- */
+struct bkp_slot;
+struct bkp_pool {
+	struct bkp_vault *v;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct bkp_slot *slots;
+	size_t nslots;
+	pthread_t threads[BKP_PARALLEL_MAX];
+	unsigned nthreads;
+	bool inited, stop;
+	int err;             /* the first put that failed */
+	char errtext[256];   /* its obj_last_error */
+};
+/* workers threads, 2 * workers slots of bufsize bytes. */
+int bkp_pool_start(struct bkp_pool *p, struct bkp_vault *v, unsigned workers, size_t bufsize);
+/* A free slot's buffer to seal into (waits for one); NULL once a put has
+ * failed (*err: its code). */
+uint8_t *bkp_pool_slot(struct bkp_pool *p, int *err);
+/* Queues buf (from bkp_pool_slot) to be put as key; key NULL gives the
+ * slot back unused. */
+void bkp_pool_submit(struct bkp_pool *p, uint8_t *buf, const char *key, size_t len);
+/* Waits until every queued put ended; the first failure's code, or 0. */
+int bkp_pool_drain(struct bkp_pool *p);
+/* Stops and joins the workers, frees the slots; fine after a failed start. */
+void bkp_pool_finish(struct bkp_pool *p);
 
 #endif

@@ -33,10 +33,14 @@ mkdir -p "$tmp/src/big" "$tmp/src/small"
 for i in $(seq 1 "$BIG"); do head -c $((BIG_MIB << 20)) /dev/urandom >"$tmp/src/big/$i"; done
 head -c $((SMALL * $sb)) /dev/urandom | split -b $sb -a 5 - "$tmp/src/small/s"
 total=$(( (BIG * BIG_MIB << 20) + SMALL * $sb ))
-raw_mib=$(( total >> 20 ))
 sync
-l=$("$tool" rawput "$tmp/raw" "$raw_mib"); echo "raw store PUT: $(mib $((raw_mib << 20)) "$(field secs "$l")") MiB/s ($raw_mib x 1 MiB objects)"
-l=$("$tool" rawget "$tmp/raw" "$raw_mib"); echo "raw store GET: $(mib $((raw_mib << 20)) "$(field secs "$l")") MiB/s"
+# the store's own rates, for objects of a big file's chunk and of a small file
+big_n=$(( BIG * BIG_MIB * 1048576 / CHUNK ))
+l=$("$tool" rawput "$tmp/raw" "$big_n" $((CHUNK / 1024))); echo "raw store PUT: $(mib $((big_n * CHUNK)) "$(field secs "$l")") MiB/s ($big_n x $((CHUNK / 1024)) KiB objects, ${l##*secs=} s)"
+l=$("$tool" rawget "$tmp/raw" "$big_n" $((CHUNK / 1024))); echo "raw store GET: $(mib $((big_n * CHUNK)) "$(field secs "$l")") MiB/s (${l##*secs=} s)"
+rm -rf "$tmp/raw"
+l=$("$tool" rawput "$tmp/raw" "$SMALL" "$SMALL_KIB"); echo "raw store PUT: $(mib $((SMALL * sb)) "$(field secs "$l")") MiB/s ($SMALL x $SMALL_KIB KiB objects, ${l##*secs=} s: $(awk -v n="$SMALL" -v s="$(field secs "$l")" 'BEGIN { printf "%.0f", n / s }') objects/s)"
+l=$("$tool" rawget "$tmp/raw" "$SMALL" "$SMALL_KIB"); echo "raw store GET: $(mib $((SMALL * sb)) "$(field secs "$l")") MiB/s (${l##*secs=} s)"
 rm -rf "$tmp/raw"
 "$tool" ls "$tmp/src" >"$tmp/l1"
 report "backup 1 (first)" "$("$tool" backup "$tmp/vault" "$key" b1 "$tmp/src" "" "$CHUNK")"

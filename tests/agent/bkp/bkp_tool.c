@@ -9,7 +9,8 @@
  *   bkp_tool mfhex   STORE KEY ID       the decrypted manifest in hex (fuzz seed)
  *   bkp_tool gen DIR CHUNK              the test tree of test_bkp
  *   bkp_tool ls DIR                     its listing (type, mode, owner, times, sha256)
- *   bkp_tool rawput STORE MIB / rawget STORE MIB   the store's own PUT/GET rate
+ *   bkp_tool rawput STORE N [KIB] / rawget STORE N [KIB]   the store's own PUT/GET
+ *                                   rate: N objects of KIB KiB (default 1024)
  *
  * STORE is a folder, or s3:http://HOST:PORT/BUCKET with AQ_BKP_S3_ACCESS_KEY
  * and AQ_BKP_S3_SECRET_KEY. KEY is 64 hex digits. Exit 0 on success, 1 with
@@ -66,27 +67,28 @@ static int list_cb(void *arg, const char *id)
 	return 0;
 }
 
-/* The store's own rate: MIB objects of 1 MiB put, then got. */
-static int raw(const char *store, int mib, bool get)
+/* The store's own rate: n objects of kib KiB put, then got. */
+static int raw(const char *store, int n, size_t kib, bool get)
 {
 	struct obj_cfg c;
 	struct obj_store *s = NULL;
-	uint8_t *buf = malloc(1u << 20);
+	size_t sz = kib << 10;
+	uint8_t *buf = malloc(sz);
 	uint64_t t0;
 	int rc;
 
-	bt_fill(buf, 1u << 20, 9);
+	bt_fill(buf, sz, 9);
 	if ((rc = store_cfg(store, &c)) != 0 || (rc = obj_open(&c, &s)) != 0 || (rc = obj_ensure_bucket(s)) != 0)
 		goto out;
 	t0 = ut_clock_mono_ns();
-	for (int i = 0; i < mib && rc == 0; i++) {
+	for (int i = 0; i < n && rc == 0; i++) {
 		char key[64];
 		size_t got = 0;
 
-		snprintf(key, sizeof key, "raw/%04d", i);
-		rc = get ? obj_get(s, key, 0, buf, 1u << 20, &got) : obj_put(s, key, buf, 1u << 20);
+		snprintf(key, sizeof key, "raw/%03d/%06d", i % 256, i);
+		rc = get ? obj_get(s, key, 0, buf, sz, &got) : obj_put(s, key, buf, sz);
 	}
-	printf("raw%s mib=%d secs=%.3f\n", get ? "get" : "put", mib, (double)(ut_clock_mono_ns() - t0) / 1e9);
+	printf("raw%s n=%d kib=%zu secs=%.3f\n", get ? "get" : "put", n, kib, (double)(ut_clock_mono_ns() - t0) / 1e9);
 out:
 	obj_close(s);
 	free(buf);
@@ -115,8 +117,8 @@ int main(int argc, char **argv)
 		free(l);
 		return 0;
 	}
-	if ((strcmp(cmd, "rawput") == 0 || strcmp(cmd, "rawget") == 0) && argc == 4)
-		return raw(argv[2], atoi(argv[3]), cmd[3] == 'g') == 0 ? 0 : 1;
+	if ((strcmp(cmd, "rawput") == 0 || strcmp(cmd, "rawget") == 0) && (argc == 4 || argc == 5))
+		return raw(argv[2], atoi(argv[3]), argc == 5 ? strtoul(argv[4], NULL, 10) : 1024, cmd[3] == 'g') == 0 ? 0 : 1;
 	if (argc < 4 || strlen(argv[3]) != 2 * BKP_KEY_LEN ||
 	    ut_hex_decode(argv[3], 2 * BKP_KEY_LEN, key, sizeof key, NULL) != 0 || store_cfg(argv[2], &c) != 0) {
 		fprintf(stderr, "usage: see the head of tests/agent/bkp/bkp_tool.c\n");

@@ -19,6 +19,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -458,14 +459,19 @@ struct fail_after {
 	int left, puts;
 };
 
+/* Puts run on the backup's workers: the hook counts under a lock. */
 static int fail_hook(void *arg, const char *key)
 {
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 	struct fail_after *f = arg;
+	int rc = 0;
 
+	pthread_mutex_lock(&mu);
 	f->puts++;
 	if (strncmp(key, "c/", 2) == 0 && f->left-- <= 0)
-		return -EAGAIN;
-	return 0;
+		rc = -EAGAIN;
+	pthread_mutex_unlock(&mu);
+	return rc;
 }
 
 START_TEST(t_store_fails)
