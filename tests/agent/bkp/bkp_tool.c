@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if ((strcmp(cmd, "rawput") == 0 || strcmp(cmd, "rawget") == 0) && (argc == 4 || argc == 5))
-		return raw(argv[2], atoi(argv[3]), argc == 5 ? strtoul(argv[4], NULL, 10) : 1024, cmd[3] == 'g') == 0 ? 0 : 1;
+		return raw(argv[2], (int)strtol(argv[3], NULL, 10), argc == 5 ? strtoul(argv[4], NULL, 10) : 1024, cmd[3] == 'g') == 0 ? 0 : 1;
 	if (argc < 4 || strlen(argv[3]) != 2 * BKP_KEY_LEN ||
 	    ut_hex_decode(argv[3], 2 * BKP_KEY_LEN, key, sizeof key, NULL) != 0 || store_cfg(argv[2], &c) != 0) {
 		fprintf(stderr, "usage: see the head of tests/agent/bkp/bkp_tool.c\n");

@@ -5,6 +5,7 @@
  * fuzz/fuzz_bkp_manifest.c covers the rest. */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,8 @@ static void sample(struct bkp_mf *m)
 	m->chunk_size = 4096;
 	m->create_unix_ns = 1700000000123456789;
 	m->stats.files = 1;
-	strcpy(m->source, "snap-1");
-	strcpy(m->prev_id, "b0");
+	snprintf(m->source, sizeof m->source, "snap-1");
+	snprintf(m->prev_id, sizeof m->prev_id, "b0");
 	ck_assert_ptr_nonnull(e = bkp_mf_add(m, BKP_T_DIR, ""));
 	e->mode = 0755;
 	ck_assert_ptr_nonnull(e = bkp_mf_add(m, BKP_T_DIR, "d"));
