@@ -144,9 +144,11 @@ struct bkp_gc_stats {
 int bkp_gc(struct bkp_vault *v, unsigned lock_stale_sec, struct bkp_gc_stats *st, aq_msg *msg);
 
 struct bkp_restore_opts {
-	bkp_progress_fn progress; /* bytes done / total, may be NULL */
+	bkp_progress_fn progress; /* bytes done / total, may be NULL; called from the restore's
+				   * worker threads, one call at a time */
 	void *progress_arg;
 	bool no_owner;            /* do not chown (restore as an unprivileged user) */
+	unsigned parallel;        /* files written at once, 1..BKP_PARALLEL_MAX; 0 = BKP_PARALLEL_DEFAULT */
 };
 /* paths == NULL: restores the whole backup into dst, which must be empty or
  * missing (it is made), root attributes included. Else restores each of the

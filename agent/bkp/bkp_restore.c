@@ -5,7 +5,9 @@
  * given its owner, mode and times, then renamed over its name; folders get
  * their attributes last, deepest first (making their content changes their
  * times). Every chunk is authenticated and its name recomputed from the
- * plaintext before it is written; all-zero chunks stay holes.
+ * plaintext before it is written; all-zero chunks stay holes. Folders and
+ * symlinks are made in walk order; files are then written by `parallel`
+ * workers (a store's cost is per object), hard links last.
  */
 #define _GNU_SOURCE
 #include "agent/bkp/bkp_internal.h"
@@ -13,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,20 +24,48 @@
 
 #include <openssl/crypto.h>
 
+/* Files (and hard links) are restored after every folder exists: files by
+ * parallel workers, each with its own buffers, then links. */
+struct rs_job {
+	size_t idx, src; /* the entry, and the file entry whose data it gets */
+	char *rel;
+	bool link;       /* a hard link to where src was restored */
+};
+
+struct rs_jobs {
+	pthread_mutex_t mu;
+	struct rs_job *v;
+	size_t n, cap, next;
+	uint64_t done;        /* bytes, for progress */
+	int err;              /* the first failure of a worker */
+	aq_msg msg;
+	struct bkp_stats st;  /* the workers' counts */
+};
+
 struct rs {
 	struct bkp_vault *v;
 	const struct bkp_restore_opts *o;
 	struct bkp_mf m;
 	int dstfd;
-	char **done;   /* per entry: where a REG was restored (for its hard links) */
+	char **done;   /* per entry: where a REG is restored (for its hard links) */
 	size_t *dirs;  /* DIR entries restored, in walk order */
 	char **dirrel;
 	size_t ndirs;
 	struct bkp_stats st;
-	uint64_t bytes_done, total;
+	uint64_t total;
 	uint8_t *ct, *pt;
 	aq_msg *msg;
+	struct rs_jobs *jobs;
 };
+
+static void rs_progress(struct rs *r, uint64_t add)
+{
+	pthread_mutex_lock(&r->jobs->mu);
+	r->jobs->done += add;
+	if (r->o->progress)
+		r->o->progress(r->o->progress_arg, r->jobs->done, r->total);
+	pthread_mutex_unlock(&r->jobs->mu);
+}
 
 /* The folder holding rel (a descriptor the caller closes) and rel's last
  * component, walking from the target without following symlinks. */
@@ -129,9 +160,7 @@ static int rs_file(struct rs *r, const struct bkp_ent *e, int pfd, const char *t
 				put += w > 0 ? (size_t)w : 0;
 			}
 		}
-		r->bytes_done += len;
-		if (r->o->progress)
-			r->o->progress(r->o->progress_arg, r->bytes_done, r->total);
+		rs_progress(r, len);
 	}
 	if (rc == 0 && ftruncate(fd, (off_t)e->size) != 0)
 		rc = aq_fail(r->msg, -errno, "truncate /%s: %s", rel, strerror(errno));
@@ -170,9 +199,7 @@ static int rs_link(struct rs *r, const struct bkp_ent *t, const char *to, int pf
 	close(tfd);
 	if (rc == 0) {
 		r->st.hardlinks++;
-		r->bytes_done += t->size;
-		if (r->o->progress)
-			r->o->progress(r->o->progress_arg, r->bytes_done, r->total);
+		rs_progress(r, t->size);
 	}
 	return rc;
 }
@@ -196,7 +223,51 @@ static int rs_dir(struct rs *r, size_t idx, int pfd, const char *name, const cha
 	return 0;
 }
 
-/* Entry idx restored at rel (relative to the target). */
+static int rs_job_add(struct rs *r, size_t idx, size_t src, const char *rel, bool link)
+{
+	struct rs_jobs *j = r->jobs;
+	char *copy;
+
+	if (j->n == j->cap) {
+		size_t cap = j->cap ? 2 * j->cap : 256;
+		void *p = realloc(j->v, cap * sizeof *j->v);
+
+		if (!p)
+			return aq_fail(r->msg, -ENOMEM, "out of memory");
+		j->v = p;
+		j->cap = cap;
+	}
+	if (!(copy = strdup(rel)))
+		return aq_fail(r->msg, -ENOMEM, "out of memory");
+	j->v[j->n++] = (struct rs_job){ .idx = idx, .src = src, .rel = copy, .link = link };
+	return 0;
+}
+
+/* A file or a hard link, under a temporary name renamed into place. */
+static int rs_named(struct rs *r, const struct rs_job *jb)
+{
+	const char *name;
+	char tmp[64];
+	int pfd = -1, rc;
+
+	if ((rc = rs_parent(r, jb->rel, &pfd, &name)) != 0)
+		return rc;
+	snprintf(tmp, sizeof tmp, ".aqbkp.%d.%zu.tmp", (int)getpid(), jb->idx);
+	unlinkat(pfd, tmp, 0); /* a crashed restore's */
+	if (jb->link)
+		rc = rs_link(r, &r->m.ents[jb->src], r->done[jb->src], pfd, tmp, jb->rel);
+	else
+		rc = rs_file(r, &r->m.ents[jb->src], pfd, tmp, jb->rel);
+	if (rc == 0 && renameat(pfd, tmp, pfd, name) != 0)
+		rc = aq_fail(r->msg, -errno, "rename into /%s: %s", jb->rel, strerror(errno));
+	if (rc != 0)
+		unlinkat(pfd, tmp, 0);
+	close(pfd);
+	return rc;
+}
+
+/* Entry idx restored at rel (relative to the target): folders and symlinks
+ * now, files and hard links queued. */
 static int rs_entry(struct rs *r, size_t idx, const char *rel)
 {
 	const struct bkp_ent *e = &r->m.ents[idx];
@@ -206,6 +277,15 @@ static int rs_entry(struct rs *r, size_t idx, const char *rel)
 
 	if (!rel[0] && e->type == BKP_T_DIR)
 		return rs_dir(r, idx, r->dstfd, "", "");
+	if (e->type == BKP_T_LINK && r->done[e->link])
+		return rs_job_add(r, idx, e->link, rel, true);
+	if (e->type == BKP_T_REG || e->type == BKP_T_LINK) {
+		size_t src = e->type == BKP_T_LINK ? e->link : idx; /* its first name was not selected */
+
+		if (!(r->done[src] = strdup(rel)))
+			return aq_fail(r->msg, -ENOMEM, "out of memory");
+		return rs_job_add(r, idx, src, rel, false);
+	}
 	if ((rc = rs_parent(r, rel, &pfd, &name)) != 0)
 		return rc;
 	if (e->type == BKP_T_DIR) {
@@ -214,22 +294,87 @@ static int rs_entry(struct rs *r, size_t idx, const char *rel)
 	}
 	snprintf(tmp, sizeof tmp, ".aqbkp.%d.%zu.tmp", (int)getpid(), idx);
 	unlinkat(pfd, tmp, 0); /* a crashed restore's */
-	if (e->type == BKP_T_SYMLINK)
-		rc = rs_symlink(r, e, pfd, tmp, rel);
-	else if (e->type == BKP_T_LINK && r->done[e->link])
-		rc = rs_link(r, &r->m.ents[e->link], r->done[e->link], pfd, tmp, rel);
-	else {
-		size_t src = e->type == BKP_T_LINK ? e->link : idx; /* its first name was not selected */
-
-		if ((rc = rs_file(r, &r->m.ents[src], pfd, tmp, rel)) == 0 && !(r->done[src] = strdup(rel)))
-			rc = aq_fail(r->msg, -ENOMEM, "out of memory");
-	}
+	rc = rs_symlink(r, e, pfd, tmp, rel);
 	if (rc == 0 && renameat(pfd, tmp, pfd, name) != 0)
 		rc = aq_fail(r->msg, -errno, "rename into /%s: %s", rel, strerror(errno));
 	if (rc != 0)
 		unlinkat(pfd, tmp, 0);
 out:
 	close(pfd);
+	return rc;
+}
+
+static void rs_stats_add(struct bkp_stats *to, const struct bkp_stats *s)
+{
+	to->files += s->files;
+	to->logical_bytes += s->logical_bytes;
+	to->bytes_read += s->bytes_read;
+}
+
+/* A worker: its own buffers, message and counts over a copy of r. */
+static void *rs_worker(void *arg)
+{
+	const struct rs *shared = arg;
+	struct rs w = *shared; /* borrowed: never cleaned up */
+	struct rs_jobs *j = shared->jobs;
+	aq_msg msg = { .text = "" };
+	int rc = 0;
+
+	w.msg = &msg;
+	memset(&w.st, 0, sizeof w.st);
+	w.ct = malloc(w.m.chunk_size + BKP_SEAL_OVERHEAD + 1);
+	w.pt = malloc(w.m.chunk_size + BKP_SEAL_OVERHEAD + 1);
+	if (!w.ct || !w.pt)
+		rc = aq_fail(&msg, -ENOMEM, "out of memory");
+	for (;;) {
+		const struct rs_job *jb = NULL;
+
+		pthread_mutex_lock(&j->mu);
+		if (rc != 0 && j->err == 0) {
+			j->err = rc;
+			j->msg = msg;
+		}
+		while (j->err == 0 && j->next < j->n && !jb)
+			if (!j->v[j->next++].link)
+				jb = &j->v[j->next - 1];
+		pthread_mutex_unlock(&j->mu);
+		if (!jb)
+			break;
+		rc = rs_named(&w, jb);
+	}
+	pthread_mutex_lock(&j->mu);
+	rs_stats_add(&j->st, &w.st);
+	pthread_mutex_unlock(&j->mu);
+	free(w.ct);
+	free(w.pt);
+	return NULL;
+}
+
+/* The queued files on workers, then the hard links here. */
+static int rs_run_jobs(struct rs *r)
+{
+	struct rs_jobs *j = r->jobs;
+	unsigned n = r->o->parallel ? r->o->parallel : BKP_PARALLEL_DEFAULT, started = 0;
+	pthread_t th[BKP_PARALLEL_MAX];
+	int rc = 0;
+
+	if (n > BKP_PARALLEL_MAX)
+		return aq_fail(r->msg, -EINVAL, "parallel 1..%d", BKP_PARALLEL_MAX);
+	for (; started < n && started < j->n; started++)
+		if (pthread_create(&th[started], NULL, rs_worker, r) != 0)
+			break;
+	if (started == 0 && j->n > 0)
+		rs_worker(r); /* no thread: this one */
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	rs_stats_add(&r->st, &j->st);
+	if (j->err != 0) {
+		*r->msg = j->msg;
+		return j->err;
+	}
+	for (size_t i = 0; i < j->n && rc == 0; i++)
+		if (j->v[i].link)
+			rc = rs_named(r, &j->v[i]);
 	return rc;
 }
 
@@ -321,12 +466,14 @@ int bkp_restore(struct bkp_vault *v, const char *id, const char *dst, const char
 {
 	static const struct bkp_restore_opts none;
 	static const char *const whole[] = { "" };
-	struct rs r = { .v = v, .o = o ? o : &none, .dstfd = -1, .msg = msg };
+	struct rs_jobs jobs = { .err = 0 };
+	struct rs r = { .v = v, .o = o ? o : &none, .dstfd = -1, .msg = msg, .jobs = &jobs };
 	char (*sel)[BKP_PATH_MAX + 1] = NULL;
 	size_t *sel_idx = NULL;
 	int rc;
 
 	bkp_mf_init(&r.m);
+	pthread_mutex_init(&jobs.mu, NULL);
 	if (!paths) {
 		paths = whole;
 		npaths = 1;
@@ -406,6 +553,8 @@ int bkp_restore(struct bkp_vault *v, const char *id, const char *dst, const char
 			}
 		}
 	if (rc == 0)
+		rc = rs_run_jobs(&r);
+	if (rc == 0)
 		rc = rs_dir_attrs(&r, paths == whole);
 	if (rc == 0 && syncfs(r.dstfd) != 0)
 		rc = aq_fail(msg, -errno, "syncfs: %s", strerror(errno));
@@ -415,5 +564,9 @@ out:
 	free(sel);
 	free(sel_idx);
 	rs_cleanup(&r);
+	for (size_t i = 0; i < jobs.n; i++)
+		free(jobs.v[i].rel);
+	free(jobs.v);
+	pthread_mutex_destroy(&jobs.mu);
 	return rc;
 }
