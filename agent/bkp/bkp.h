@@ -48,6 +48,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "agent/obj/obj.h"
 #include "api/api_error.h"
@@ -108,6 +109,12 @@ struct bkp_opts {
 	unsigned parallel;      /* chunk puts in flight, 1..BKP_PARALLEL_MAX; 0 = BKP_PARALLEL_DEFAULT */
 	bkp_progress_fn progress; /* bytes done / total; may be NULL */
 	void *progress_arg;
+	/* Reads len bytes at off of the file open as fd (path: relative to the
+	 * source) into buf: the count read, or -errno. NULL: pread. A tiered
+	 * volume's snapshot must pass the tier's reader here, which reads the
+	 * ranges held in the cold tier (holes in the file) from there. */
+	ssize_t (*read)(void *arg, int fd, const char *path, void *buf, size_t len, uint64_t off);
+	void *read_arg;
 };
 
 /* Backs up the tree at src (a snapshot folder: nothing may change in it) as

@@ -314,11 +314,14 @@ static int bk_file(struct bk *b, struct bkp_ent *e)
 		size_t len = (size_t)(e->size - off < b->cs ? e->size - off : b->cs), got = 0;
 
 		while (got < len) {
-			ssize_t r = pread(fd, b->buf + got, len - got, (off_t)(off + got));
-			if (r < 0 && errno == EINTR)
+			ssize_t r = b->o->read ? b->o->read(b->o->read_arg, fd, e->path, b->buf + got, len - got, off + got)
+					       : pread(fd, b->buf + got, len - got, (off_t)(off + got));
+			if (r < 0 && !b->o->read) /* the hook returns -errno */
+				r = errno == EINTR ? -EINTR : -errno;
+			if (r == -EINTR)
 				continue;
 			if (r <= 0) {
-				rc = r < 0 ? aq_fail(b->msg, -errno, "read /%s: %s", e->path, strerror(errno))
+				rc = r < 0 ? aq_fail(b->msg, (int)r, "read /%s: %s", e->path, strerror((int)-r))
 					   : aq_fail(b->msg, -ESTALE, "/%s shrank while it was backed up", e->path);
 				goto out;
 			}

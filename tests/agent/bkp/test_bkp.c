@@ -320,6 +320,51 @@ START_TEST(t_identity)
 }
 END_TEST
 
+/* A reader standing in for the cold tier: the sparse file's hole holds
+ * data that lives elsewhere (0x5a bytes). */
+static ssize_t cold_read(void *arg, int fd, const char *path, void *buf, size_t len, uint64_t off)
+{
+	ssize_t r = pread(fd, buf, len, (off_t)off);
+
+	(*(int *)arg)++;
+	if (r < 0)
+		return -errno;
+	if (strcmp(path, "a/b/c/sparse") == 0)
+		for (size_t i = 0; i < (size_t)r; i++)
+			if (off + i >= CS && off + i < 2 * (uint64_t)CS)
+				((uint8_t *)buf)[i] = 0x5a;
+	return r;
+}
+
+START_TEST(t_read_hook)
+{
+	char *src = dir("src"), *dst = dir("dst"), p[512];
+	struct bkp_vault *v = open_vault(key1);
+	int calls = 0;
+	struct bkp_opts o = { .chunk_size = CS, .read = cold_read, .read_arg = &calls };
+	struct bkp_stats st;
+	uint8_t b[16];
+	aq_msg m = { .text = "" };
+	int fd;
+
+	mkdir(src, 0755);
+	bt_gen(src, CS);
+	ck_assert_int_eq(bkp_backup(v, "b1", src, &o, &st, &m), 0);
+	ck_assert_int_gt(calls, 0);
+	ck_assert_uint_eq(st.chunks_zero, 0); /* the "cold" range is data now */
+	ck_assert_int_eq(bkp_restore(v, "b1", dst, NULL, 0, NULL, NULL, &m), 0);
+	snprintf(p, sizeof p, "%s/a/b/c/sparse", dst);
+	ck_assert_int_ge(fd = open(p, O_RDONLY), 0);
+	ck_assert_int_eq(pread(fd, b, sizeof b, CS + 100), sizeof b);
+	close(fd);
+	for (size_t i = 0; i < sizeof b; i++)
+		ck_assert_uint_eq(b[i], 0x5a);
+	free(src);
+	free(dst);
+	bkp_vault_close(v);
+}
+END_TEST
+
 START_TEST(t_delete_gc)
 {
 	char *src = dir("src"), *l2, *l3, p[512];
@@ -725,6 +770,7 @@ static Suite *bkp_suite(void)
 	tcase_add_test(tc, t_roundtrip);
 	tcase_add_test(tc, t_incremental);
 	tcase_add_test(tc, t_identity);
+	tcase_add_test(tc, t_read_hook);
 	tcase_add_test(tc, t_delete_gc);
 	tcase_add_test(tc, t_tamper);
 	tcase_add_test(tc, t_wrong_key);
