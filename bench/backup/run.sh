@@ -34,6 +34,7 @@ for i in $(seq 1 "$BIG"); do head -c $((BIG_MIB << 20)) /dev/urandom >"$tmp/src/
 head -c $((SMALL * $sb)) /dev/urandom | split -b $sb -a 5 - "$tmp/src/small/s"
 total=$(( (BIG * BIG_MIB << 20) + SMALL * $sb ))
 sync
+# (backup 1 and restore 1 run twice: one put / file at a time, then the default 4)
 # the store's own rates, for objects of a big file's chunk and of a small file
 big_n=$(( BIG * BIG_MIB * 1048576 / CHUNK ))
 l=$("$tool" rawput "$tmp/raw" "$big_n" $((CHUNK / 1024))); echo "raw store PUT: $(mib $((big_n * CHUNK)) "$(field secs "$l")") MiB/s ($big_n x $((CHUNK / 1024)) KiB objects, ${l##*secs=} s)"
@@ -43,7 +44,10 @@ l=$("$tool" rawput "$tmp/raw" "$SMALL" "$SMALL_KIB"); echo "raw store PUT: $(mib
 l=$("$tool" rawget "$tmp/raw" "$SMALL" "$SMALL_KIB"); echo "raw store GET: $(mib $((SMALL * sb)) "$(field secs "$l")") MiB/s (${l##*secs=} s)"
 rm -rf "$tmp/raw"
 "$tool" ls "$tmp/src" >"$tmp/l1"
-report "backup 1 (first)" "$("$tool" backup "$tmp/vault" "$key" b1 "$tmp/src" "" "$CHUNK")"
+# the same first backup with one put at a time, into a vault of its own (then dropped)
+report "backup 1 (first, parallel 1)" "$(AQ_BKP_PARALLEL=1 "$tool" backup "$tmp/vault1" "$key" b1 "$tmp/src" "" "$CHUNK")"
+rm -rf "$tmp/vault1"
+report "backup 1 (first, parallel 4)" "$("$tool" backup "$tmp/vault" "$key" b1 "$tmp/src" "" "$CHUNK")"
 # the ~1% change
 nb=$(( (total / 100 - SMALL * $sb / 100) >> 20 )) ns=$(( (SMALL + 99) / 100 )) changed=0
 [ "$nb" -ge 1 ] || nb=1
@@ -59,7 +63,11 @@ report "backup 3 (incremental, nothing changed)" "$("$tool" backup "$tmp/vault" 
 { printf 'x'; cat "$tmp/src/big/$BIG"; } >"$tmp/shifted" && mv "$tmp/shifted" "$tmp/src/big/$BIG"
 report "backup 4 (one byte inserted at the front of one $BIG_MIB MiB file)" "$("$tool" backup "$tmp/vault" "$key" b4 "$tmp/src" b3 "$CHUNK")"
 sync
-report "restore 1 (first)" "$("$tool" restore "$tmp/vault" "$key" b1 "$tmp/r1")"
+report "restore 1 (first, parallel 1)" "$(AQ_BKP_PARALLEL=1 "$tool" restore "$tmp/vault" "$key" b1 "$tmp/r1")"
+"$tool" ls "$tmp/r1" | diff -q - "$tmp/l1" >/dev/null && echo "restore 1 (parallel 1) equals its source" || { echo "restore 1 (parallel 1) DIFFERS"; exit 1; }
+rm -rf "$tmp/r1"
+sync
+report "restore 1 (first, parallel 4)" "$("$tool" restore "$tmp/vault" "$key" b1 "$tmp/r1")"
 report "restore 2 (incremental)" "$("$tool" restore "$tmp/vault" "$key" b2 "$tmp/r2")"
 "$tool" ls "$tmp/r1" | diff -q - "$tmp/l1" >/dev/null && echo "restore 1 equals its source" || { echo "restore 1 DIFFERS"; exit 1; }
 "$tool" ls "$tmp/r2" | diff -q - "$tmp/l2" >/dev/null && echo "restore 2 equals its source" || { echo "restore 2 DIFFERS"; exit 1; }

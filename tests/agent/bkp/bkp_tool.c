@@ -13,7 +13,8 @@
  *                                   rate: N objects of KIB KiB (default 1024)
  *
  * STORE is a folder, or s3:http://HOST:PORT/BUCKET with AQ_BKP_S3_ACCESS_KEY
- * and AQ_BKP_S3_SECRET_KEY. KEY is 64 hex digits. Exit 0 on success, 1 with
+ * and AQ_BKP_S3_SECRET_KEY. KEY is 64 hex digits. AQ_BKP_PARALLEL sets the
+ * puts (backup) or files (restore) in flight. Exit 0 on success, 1 with
  * the engine's message on stderr otherwise.
  */
 #define _GNU_SOURCE
@@ -131,13 +132,16 @@ int main(int argc, char **argv)
 		struct bkp_stats st;
 
 		o.chunk_size = argc > 7 ? (uint32_t)strtoul(argv[7], NULL, 10) : 0;
+		o.parallel = getenv("AQ_BKP_PARALLEL") ? (unsigned)strtoul(getenv("AQ_BKP_PARALLEL"), NULL, 10) : 0;
 		if ((rc = bkp_backup(v, argv[4], argv[5], &o, &st, &m)) == 0)
 			stats_line("backup", &st, (double)(ut_clock_mono_ns() - t0) / 1e9);
 	} else if (strcmp(cmd, "restore") == 0 && argc >= 6) {
 		struct bkp_stats st;
+		struct bkp_restore_opts ro = { .parallel = getenv("AQ_BKP_PARALLEL") ?
+				(unsigned)strtoul(getenv("AQ_BKP_PARALLEL"), NULL, 10) : 0 };
 
 		rc = bkp_restore(v, argv[4], argv[5], argc > 6 ? (const char *const *)argv + 6 : NULL,
-				 argc > 6 ? (size_t)(argc - 6) : 0, NULL, &st, &m);
+				 argc > 6 ? (size_t)(argc - 6) : 0, &ro, &st, &m);
 		if (rc == 0)
 			stats_line("restore", &st, (double)(ut_clock_mono_ns() - t0) / 1e9);
 	} else if (strcmp(cmd, "delete") == 0 && argc == 5) {
