@@ -5,7 +5,9 @@
  * given its owner, mode and times, then renamed over its name; folders get
  * their attributes last, deepest first (making their content changes their
  * times). Every chunk is authenticated and its name recomputed from the
- * plaintext before it is written; all-zero chunks stay holes. Folders and
+ * plaintext before it is written; all-zero chunks stay holes. Durability:
+ * each file is fsynced before its rename, each folder after (not syncfs:
+ * the shelf holds every volume of the node, their dirty data is not ours). Folders and
  * symlinks are made in walk order; files are then written by `parallel`
  * workers (a store's cost is per object), hard links last.
  */
@@ -166,6 +168,8 @@ static int rs_file(struct rs *r, const struct bkp_ent *e, int pfd, const char *t
 		rc = aq_fail(r->msg, -errno, "truncate /%s: %s", rel, strerror(errno));
 	if (rc == 0)
 		rc = rs_attrs(r, fd, e, rel);
+	if (rc == 0 && fsync(fd) != 0) /* durable before it takes its name */
+		rc = aq_fail(r->msg, -errno, "fsync /%s: %s", rel, strerror(errno));
 	close(fd);
 	if (rc == 0) {
 		r->st.files++;
@@ -389,6 +393,8 @@ static int rs_dir_attrs(struct rs *r, bool root_too)
 
 		if (!rel[0]) {
 			rc = root_too ? rs_attrs(r, r->dstfd, &r->m.ents[r->dirs[i]], rel) : 0;
+			if (rc == 0 && fsync(r->dstfd) != 0)
+				rc = aq_fail(r->msg, -errno, "fsync the target: %s", strerror(errno));
 			continue;
 		}
 		if ((rc = rs_parent(r, rel, &pfd, &name)) != 0)
@@ -398,6 +404,8 @@ static int rs_dir_attrs(struct rs *r, bool root_too)
 		if (fd < 0)
 			return aq_fail(r->msg, -errno, "folder /%s: %s", rel, strerror(errno));
 		rc = rs_attrs(r, fd, &r->m.ents[r->dirs[i]], rel);
+		if (rc == 0 && fsync(fd) != 0) /* its entries (the renames) durable */
+			rc = aq_fail(r->msg, -errno, "fsync /%s: %s", rel, strerror(errno));
 		close(fd);
 	}
 	return rc;
@@ -556,8 +564,10 @@ int bkp_restore(struct bkp_vault *v, const char *id, const char *dst, const char
 		rc = rs_run_jobs(&r);
 	if (rc == 0)
 		rc = rs_dir_attrs(&r, paths == whole);
-	if (rc == 0 && syncfs(r.dstfd) != 0)
-		rc = aq_fail(msg, -errno, "syncfs: %s", strerror(errno));
+	/* files were fsynced before their rename, restored folders after their
+	 * attributes; the target holds the selected names */
+	if (rc == 0 && fsync(r.dstfd) != 0)
+		rc = aq_fail(msg, -errno, "fsync %s: %s", dst, strerror(errno));
 	if (rc == 0 && st)
 		*st = r.st;
 out:
