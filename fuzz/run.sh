@@ -162,9 +162,14 @@ mkdir -p "$out/corpus_nfs4_compound"
 hex2bin "0801000000180000000f00000003766f6c0000000009000000020000001f00000002" > "$out/corpus_nfs4_compound/seed_lookup"
 # OPEN (create "lk"), LOCK 0+100 under its stateid (a new lock owner), LOCKT 0+10.
 hex2bin "0c01000000180000000f00000003766f6c00000000120000000000000003000000000000000000000000000000016f0000000000000100000000000000000000000000000000000000026c6b00000000000c000000020000000000000000000000000000000000000064000000010000000000000001000000000000000000000000000000000000000000000000000000016c0000000000000d000000020000000000000000000000000000000a0000000000000000000000016d000000" > "$out/corpus_nfs4_compound/seed_lock"
+# fuzz_bkp_manifest (issue 21): a manifest as bkp_tool writes one (a small
+# tree with every kind of entry), decrypted.
+mkdir -p "$out/corpus_bkp_manifest"
+hex2bin "$(cat "$here/seed_bkp_manifest.hex")" > "$out/corpus_bkp_manifest/seed_tree"
+bkplib="$top/agent/bkp/bkp_mf.c $top/util/ut_buf.c $top/api/api_error.c"
 # FUZZ_ONLY="h1 h2" runs only those harnesses.
 for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport \
-	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound}; do
+	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound bkp_manifest}; do
 	echo "== fuzz_$h: building"
 	hlib="$lib $crypto"
 	case $h in
@@ -181,6 +186,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	cli_hint) hlib="-DAQ_VERSION=\"fuzz\" $clilib $curl $jansson -lm" ;;
 	api_fields) hlib="$top/api/api_fields.c $top/api/api_error.c $jansson" ;;
 	nfs4_compound) hlib="$(echo "$top"/agent/nfs4/*.c) $lib $crypto" ;;
+	bkp_manifest) hlib="$bkplib" ;;
 	esac
 	# shellcheck disable=SC2086
 	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $hlib -lpthread
