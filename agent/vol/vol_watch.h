@@ -66,9 +66,13 @@ enum vol_watch_action {
 	VOL_WATCH_RENAMED_NEW = 5,
 };
 
+/* Bounds: a node holds at most VOL_WATCH_MAX watches, each at most
+ * VOL_WATCH_QUEUE_MAX events of at most VOL_WATCH_QUEUE_BYTES of names in
+ * all: about 4096 x (32 KiB + 256 x 40 B) = 170 MiB however many clients
+ * watch and however fast the volumes change. */
 #define VOL_WATCH_QUEUE_MAX 256u            /* events kept per watch between two takes */
-#define VOL_WATCH_QUEUE_BYTES (64u << 10)   /* and bytes of their names */
-#define VOL_WATCH_MAX 8192u                 /* watches per store */
+#define VOL_WATCH_QUEUE_BYTES (32u << 10)   /* and bytes of their names */
+#define VOL_WATCH_MAX 4096u                 /* watches per store */
 
 struct vol_watch_ev {
 	struct vol_watch_ev *next;

@@ -51,7 +51,6 @@ watch_start() { # SHARE OUT
 		--option='client signing=required' -c 'notify \' >"$2" 2>&1 &
 	WPID=$!
 	AQ_PIDS+=("$WPID")
-	sleep 2 # the request is pending on the server by then
 }
 wait_for() { # FILE PATTERN
 	for _ in $(seq 150); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
@@ -60,6 +59,14 @@ wait_for() { # FILE PATTERN
 
 watch_start watched "$AQ_TMP/n1.out"
 head -c 4096 /dev/urandom >"$AQ_TMP/f.bin"
+# the watch is live once a probe file shows (a loaded machine may take a while
+# to log smbclient in); from then on the open keeps every change
+for i in $(seq 60); do
+	nfs-cp "$AQ_TMP/f.bin" "nfs://127.0.0.1/watched/probe-$i?version=3&nfsport=$NFS&mountport=$NFS" >/dev/null 2>&1
+	grep -q "probe-" "$AQ_TMP/n1.out" 2>/dev/null && break
+	sleep 0.5
+done
+ok "smbclient's notify is answered (a probe file written over NFS)" grep -q "probe-" "$AQ_TMP/n1.out"
 ok "nfs-cp writes a file over NFSv3" \
 	nfs-cp "$AQ_TMP/f.bin" "nfs://127.0.0.1/watched/from-nfs.txt?version=3&nfsport=$NFS&mountport=$NFS"
 ok "the SMB watcher is told: the file was added over NFS" wait_for "$AQ_TMP/n1.out" "from-nfs.txt"
