@@ -10,13 +10,18 @@
 #   2. the same GET over HTTPS (keep-alive): a second aquiferd on the same
 #      database with --tls-cert/--tls-key from its cluster CA, against
 #      aq-bare-mhd with the same certificate, RUNS times each, interleaved;
-#   3. volume creates (POST, unique ids) at CREATE_CONNS connections.
+#   3. on each engine of ENGINES (sqlite, postgres: a throwaway server as
+#      tests/lib/pg.sh starts one), a fresh aquiferd with FILL volumes, then
+#      RUNS rounds of the engine's own single-row commit rate
+#      (aq-commit-rate) and volume creates (POST, unique ids) at
+#      CREATE_CONNS connections.
 # Writes bench/api/REPORT.md with the medians. If the GET ratio is below 0.8
 # and perf is available, profiles a second aquiferd (same database) in one
 # extra GET run and one extra create run and adds the top symbols. Stops only the processes it started.
 #
 # Environment: DURATION (s, default 10), RUNS (3), THREADS (wrk threads,
-# min(4, nproc)), CONNS (32), CREATE_CONNS (8), REPORT (output path),
+# min(4, nproc)), CONNS (32), CREATE_CONNS (8), FILL (1000), ENGINES
+# ("sqlite postgres"), REPORT (output path),
 # AQ_BENCH_BUILD=tree (use the worktree's binaries as built instead),
 # AQ_BENCH_BUILD_DIR (scratch build, default /tmp/aq-bench-build), PROFILE=0/1
 # (default: only when the ratio is below 0.8).
@@ -33,6 +38,9 @@ REPORT=${REPORT:-$TOP/bench/api/REPORT.md}
 BUILD=${AQ_BENCH_BUILD:-optimized}
 BUILD_DIR=${AQ_BENCH_BUILD_DIR:-/tmp/aq-bench-build}
 PROFILE=${PROFILE:-auto}
+FILL=${FILL:-1000}
+ENGINES=${ENGINES:-sqlite postgres}
+PG_DESC=""
 WORK=$(mktemp -d /tmp/aq-bench.XXXXXX)
 PIDS=()
 
@@ -46,6 +54,7 @@ cleanup() {
 	for pid in "${PIDS[@]}"; do
 		wait "$pid" 2>/dev/null || true
 	done
+	[ -n "${AQ_PG_DIR:-}" ] && aq_pg_stop
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -56,8 +65,8 @@ command -v curl >/dev/null || die "curl not found (apt-get install curl)"
 # --- build -----------------------------------------------------------------
 if [ "$BUILD" = tree ]; then
 	BIN=$TOP
-	[ -x "$BIN/aquiferd" ] && [ -x "$BIN/bench/api/aq-bare-mhd" ] ||
-		make -C "$TOP" aquiferd aquifer-agent bench/api/aq-bare-mhd >&2
+	[ -x "$BIN/aquiferd" ] && [ -x "$BIN/bench/api/aq-bare-mhd" ] && [ -x "$BIN/bench/api/aq-commit-rate" ] ||
+		make -C "$TOP" aquiferd aquifer-agent bench/api/aq-bare-mhd bench/api/aq-commit-rate >&2
 	BUILD_DESC="the worktree's own build ($(grep -o "\\$ ./configure.*" "$TOP/config.log" | head -1))"
 else
 	mkdir -p "$BUILD_DIR"
@@ -69,13 +78,14 @@ else
 		(cd "$BUILD_DIR" && autoreconf -fi && ./configure CFLAGS="-O2 -g") >"$WORK/build.log" 2>&1 ||
 			{ cat "$WORK/build.log" >&2; die "configure failed"; }
 	fi
-	make -C "$BUILD_DIR" -j"$NPROC" aquiferd aquifer-agent bench/api/aq-bare-mhd >"$WORK/build.log" 2>&1 ||
+	make -C "$BUILD_DIR" -j"$NPROC" aquiferd aquifer-agent bench/api/aq-bare-mhd bench/api/aq-commit-rate >"$WORK/build.log" 2>&1 ||
 		{ tail -30 "$WORK/build.log" >&2; die "build failed"; }
 	BIN=$BUILD_DIR
 	BUILD_DESC="optimised copy of the tree: ./configure CFLAGS=\"-O2 -g\" && make (in $BUILD_DIR)"
 fi
 AQUIFERD=$BIN/aquiferd
 BARE=$BIN/bench/api/aq-bare-mhd
+COMMIT_RATE=$BIN/bench/api/aq-commit-rate
 
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -224,27 +234,103 @@ TLS_COST=$(awk -v a="$AQS_RPS" -v b="$AQ_RPS" 'BEGIN { printf "%.3f", a / b }')
 runs_list() { for i in $(seq 1 "$RUNS"); do rps "$WORK/get-$1-$i.txt"; done | paste -sd' '; }
 AQ_RUNS=$(runs_list aq) BARE_RUNS=$(runs_list bare) AQS_RUNS=$(runs_list aqs) BARES_RUNS=$(runs_list bares)
 
-# --- creates -------------------------------------------------------------------
+# --- creates, on each engine, next to the engine's own commit rate ----------------
+# For each engine of ENGINES: a fresh aquiferd (SQLite file in $WORK, or a
+# throwaway PostgreSQL server as tests/lib/pg.sh starts one) with one storage
+# node and a pool, FILL volumes created first (the location filling up), then
+# RUNS rounds of: aq-commit-rate (one connection committing one row per
+# transaction for DURATION s, same file system / same server, durable
+# commits) and wrk creating volumes for DURATION s at CREATE_CONNS connections.
+total_ok() { # wrk output -> acknowledged (2xx) requests
+	echo $(( $(total_reqs "$1") - $(errs "$1") ))
+}
+wrk_secs() { awk '/requests in/ { v = $4; sub(/,$/, "", v); print v }' "$1"; }
+engine_start() { # engine dir -> sets E_URL E_PID E_DB E_TOKEN_ARGS E_RATE_DB
+	local eng=$1 dir=$2 port
+	mkdir -p "$dir"
+	if [ "$eng" = postgres ]; then
+		E_DB=$(aq_pg_createdb "aqbench") || die "createdb failed"
+		E_RATE_DB=$(aq_pg_createdb "aqrate") || die "createdb failed"
+		E_ARGS=(--db "$E_DB" --state-dir "$dir")
+	else
+		E_DB=$dir/aquifer.db
+		E_RATE_DB=$dir/commit-rate.db
+		E_ARGS=(--db "$E_DB")
+	fi
+	port=$(free_port)
+	E_URL=http://127.0.0.1:$port
+	"$AQUIFERD" --listen "127.0.0.1:$port" "${E_ARGS[@]}" >"$dir/aquiferd.log" 2>&1 &
+	E_PID=$!
+	PIDS+=("$E_PID")
+	wait_http "$E_URL/healthz"
+	E_TOKEN=$("$AQUIFERD" token "${E_ARGS[@]}" --role admin --ttl 86400 | tail -1)
+}
+eapi() { # method path [body]
+	curl -sS -f -X "$1" -H "Authorization: Bearer $E_TOKEN" -H "Content-Type: application/json" \
+		${3:+--data "$3"} "$E_URL$2"
+}
+engine_creates() { # engine
+	local eng=$1 dir=$WORK/creates-$1 join ap np i f rates=() p50=() p99=() crates=() cp50=() cp99=() errt=0
+	engine_start "$eng" "$dir"
+	eapi POST "/v1/locations?locationId=loc1" '{}' >/dev/null
+	eapi POST "/v1/projects?projectId=bench" '{}' >/dev/null
+	join=$(eapi POST "/v1/locations/loc1:joinToken" '{}' | jq -r .token)
+	ap=$(free_port) np=$(free_port)
+	mkdir -p "$dir/shelf"
+	"$(dirname "$AQUIFERD")/aquifer-agent" --server "$E_URL" --token "$join" --node bench1 --location loc1 \
+		--shelf "$dir/shelf" --listen "127.0.0.1:$ap" --nfs-listen "127.0.0.1:$np" \
+		--state-dir "$dir/agent" >"$dir/agent.log" 2>&1 &
+	E_AGENT=$!
+	PIDS+=("$E_AGENT")
+	wait_http "http://127.0.0.1:$ap/healthz"
+	eapi POST "/v1/$PARENT/storagePools?storagePoolId=pool1" \
+		'{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"10485760"}' >/dev/null
+	log "$eng: filling the location with $FILL volumes"
+	seq "$FILL" | xargs -P 8 -I{} curl -s -o /dev/null -X POST -H "Authorization: Bearer $E_TOKEN" \
+		-H "Content-Type: application/json" \
+		--data '{"shareName":"fill{}","storagePool":"pool1","capacityGib":"100","protocols":["NFSV3"]}' \
+		"$E_URL/v1/$PARENT/volumes?volumeId=fill{}"
+	for i in $(seq 1 "$RUNS"); do
+		log "$eng: commit-rate run $i/$RUNS"
+		"$COMMIT_RATE" --db "$E_RATE_DB" --seconds "$DURATION" >"$WORK/rate-$eng-$i.txt"
+		crates+=("$(sed -n 's/.*commits\/s=\([0-9.]*\).*/\1/p' "$WORK/rate-$eng-$i.txt")")
+		cp50+=("$(sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p' "$WORK/rate-$eng-$i.txt")")
+		cp99+=("$(sed -n 's/.*p99_ms=\([0-9.]*\).*/\1/p' "$WORK/rate-$eng-$i.txt")")
+		log "$eng: create run $i/$RUNS"
+		f=$WORK/create-$eng-$i.txt
+		AQ_TOKEN=$E_TOKEN AQ_RUN=$i "${WRK_CREATE[@]}" "$E_URL/" >"$f" 2>"$WORK/create-$eng-$i.err"
+		rates+=("$(to_ms "$(wrk_secs "$f")" | awk -v ok="$(total_ok "$f")" '{ printf "%.1f", ok / ($1 / 1000) }')")
+		p50+=("$(pct "$f" 50)")
+		p99+=("$(pct "$f" 99)")
+		errt=$((errt + $(errs "$f")))
+		head -3 "$WORK/create-$eng-$i.err" >>"$WORK/create-errors.txt"
+		log "$eng: ${rates[-1]} creates/s; engine ${crates[-1]} commits/s"
+	done
+	E_RPS=$(printf '%s\n' "${rates[@]}" | median)
+	E_P50=$(printf '%s\n' "${p50[@]}" | median)
+	E_P99=$(printf '%s\n' "${p99[@]}" | median)
+	E_CRPS=$(printf '%s\n' "${crates[@]}" | median)
+	E_CP50=$(printf '%s\n' "${cp50[@]}" | median)
+	E_CP99=$(printf '%s\n' "${cp99[@]}" | median)
+	E_VOLS=$(eapi GET "/v1/$PARENT/storagePools/pool1" | jq -r .volumeCount)
+	CREATE_ROWS+="| $eng | $E_RPS | $E_P50 | $E_P99 | $errt | $E_VOLS | $E_CRPS | $E_CP50 | $E_CP99 | $(awk -v a="$E_RPS" -v b="$E_CRPS" 'BEGIN { printf "%.3f", a / b }') |"$'\n'
+	CREATE_RUNS+="- $eng: creates/s ${rates[*]}; engine commits/s ${crates[*]}"$'\n'
+	log "$eng: creates $E_RPS/s (p50 $E_P50 ms, p99 $E_P99 ms); engine $E_CRPS commits/s"
+	kill "$E_PID" "$E_AGENT" 2>/dev/null || true
+}
 export AQ_PARENT=$PARENT AQ_POOL=pool1
-CREATE_RATES=()
-for i in $(seq 1 "$RUNS"); do
-	log "create run $i/$RUNS"
-	AQ_RUN=$i "${WRK_CREATE[@]}" "$AQ_URL/" >"$WORK/create-$i.txt" 2>"$WORK/create-$i.err"
-	f=$WORK/create-$i.txt
-	ok=$(( $(total_reqs "$f") - $(errs "$f") ))
-	secs=$(awk '/requests in/ { v = $4; sub(/,$/, "", v); print v }' "$f")
-	CREATE_RATES+=("$(to_ms "$secs" | awk -v ok="$ok" '{ printf "%.1f", ok / ($1 / 1000) }')")
-	CREATE_ERRS[$i]=$(errs "$f")
-	head -3 "$WORK/create-$i.err" >>"$WORK/create-errors.txt"
-	CREATE_P50[$i]=$(pct "$f" 50)
-	CREATE_P99[$i]=$(pct "$f" 99)
+CREATE_ROWS="" CREATE_RUNS=""
+: >"$WORK/create-errors.txt"
+for eng in $ENGINES; do
+	if [ "$eng" = postgres ]; then
+		. "$TOP/tests/lib/pg.sh"
+		mkdir -p "$WORK/pgsrv"
+		chmod 755 "$WORK" # as root the server runs as "postgres" and must reach its folder
+		aq_pg_start "$WORK/pgsrv" || die "PostgreSQL did not start"
+		PG_DESC="PostgreSQL $("$AQ_PG_BIN/postgres" --version | awk '{ print $3 }') (initdb defaults: fsync on, synchronous_commit on, commit_delay 0)"
+	fi
+	engine_creates "$eng"
 done
-CREATE_RPS=$(printf '%s\n' "${CREATE_RATES[@]}" | median)
-CREATE_P50M=$(printf '%s\n' "${CREATE_P50[@]}" | median)
-CREATE_P99M=$(printf '%s\n' "${CREATE_P99[@]}" | median)
-CREATE_ERRT=0
-for i in $(seq 1 "$RUNS"); do CREATE_ERRT=$((CREATE_ERRT + CREATE_ERRS[i])); done
-VOLS=$(api GET "/v1/$PARENT/storagePools/pool1" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("volumeCount"))')
 
 # --- profile when below target ----------------------------------------------------
 PERF_GET="" PERF_CREATE=""
@@ -320,18 +406,29 @@ against aq-bare-mhd with the same certificate and trust. Session: ${TLS_DESC:-un
 
 **Ratio aquiferd / bare over HTTPS: $RATIO_TLS**; aquiferd HTTPS / aquiferd plain HTTP: $TLS_COST.
 
-## Volume creates ($RUNS runs of ${DURATION}s, $CREATE_CONNS connections; medians)
+## Volume creates on each engine, next to the engine's own commit rate ($RUNS runs of ${DURATION}s interleaved; medians)
 
-| creates/s (acknowledged 200) | p50 ms | p99 ms | failed requests (all runs) | volumes in pool after |
-|---:|---:|---:|---:|---:|
-| $CREATE_RPS | $CREATE_P50M | $CREATE_P99M | $CREATE_ERRT | $VOLS |
+Each engine gets a fresh aquiferd (default settings: 4 workers) with one storage node and one pool;
+$FILL volumes are created first, then each run measures the engine's own single-row commit rate
+(\`aq-commit-rate\`: one connection, one row per transaction, for ${DURATION}s; SQLite WAL with
+synchronous=FULL, i.e. one fsync per commit, on the same file system as aquiferd's database;
+PostgreSQL the same server aquiferd uses, synchronous_commit on) and then volume creates with wrk
+at $CREATE_CONNS connections. A create is acknowledged (200) only after its transaction (checks,
+volume, operation, placement) is durable: on SQLite by group commit (db/db.c: WAL with
+synchronous=NORMAL, one fsync of the WAL shared by every commit written before it), on PostgreSQL
+by its own WAL flush at COMMIT. PostgreSQL: ${PG_DESC:-not run}.
 
-Per run creates/s: ${CREATE_RATES[*]}. First failures, if any:
+| engine | creates/s | p50 ms | p99 ms | failed (all runs) | volumes in pool after | engine commits/s (1 row, 1 connection) | its p50 ms | its p99 ms | creates / engine commits |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+$CREATE_ROWS
+Per run:
+$CREATE_RUNS
+First failures, if any:
 \`\`\`
 $(head -6 "$WORK/create-errors.txt" 2>/dev/null | cut -c1-300)
 \`\`\`
- Each create is one transaction (check pool capacity, insert
-volume and operation) committed with fsync; ids are unique per run (\`create.lua\`).
+The machine is shared (2 CPUs, other engineers' builds and tests run at the same time): the
+figures move by 2x between runs; read the per-run values with the medians.
 
 ## Commands
 
@@ -347,7 +444,10 @@ $AQUIFERD --listen 127.0.0.1:$AQS_PORT --db \$TMP/aquifer.db --tls-cert \$TMP/se
 $BARE --listen 127.0.0.1:$BARES_PORT --body \$TMP/volume.json --tls-cert \$TMP/server.crt --tls-key \$TMP/server.key --tls-trust \$TMP/ca.crt
 AQ_TOKEN=... ${WRK_GET[*]} $AQS_URL$GET_PATH
 AQ_TOKEN=... ${WRK_GET[*]} $BARES_URL$GET_PATH
-AQ_TOKEN=... AQ_PARENT=$PARENT AQ_POOL=pool1 AQ_RUN=<n> ${WRK_CREATE[*]} $AQ_URL/
+FILL=$FILL ENGINES="$ENGINES"; per engine: aquiferd --db \$TMP/creates-ENGINE/aquifer.db (or --db postgresql:///aqbench?host=... --state-dir ...)
+$COMMIT_RATE --db \$TMP/creates-sqlite/commit-rate.db --seconds $DURATION
+$COMMIT_RATE --db 'postgresql:///aqrate?host=\$TMP/pgsrv/pg&user=aquifer' --seconds $DURATION
+AQ_TOKEN=... AQ_PARENT=$PARENT AQ_POOL=pool1 AQ_RUN=<n> ${WRK_CREATE[*]} http://127.0.0.1:PORT/
 \`\`\`
 EOF
 	if [ -n "$PERF_GET" ]; then
@@ -369,6 +469,6 @@ $PERF_CREATE
 EOF
 	fi
 } >"$REPORT"
-log "GET aquiferd $AQ_RPS req/s, bare $BARE_RPS req/s, ratio $RATIO; creates $CREATE_RPS/s"
+log "GET aquiferd $AQ_RPS req/s, bare $BARE_RPS req/s, ratio $RATIO"
 log "HTTPS GET aquiferd $AQS_RPS req/s, bare $BARES_RPS req/s, ratio $RATIO_TLS (HTTPS/HTTP $TLS_COST)"
 log "report: $REPORT"
