@@ -21,7 +21,8 @@
 #
 # Environment: DURATION (s, default 10), RUNS (3), THREADS (wrk threads,
 # min(4, nproc)), CONNS (32), CREATE_CONNS (8), FILL (1000), ENGINES
-# ("sqlite postgres"), REPORT (output path),
+# ("sqlite postgres"), PROFILE_CREATES (1: one extra create run per engine
+# under perf), REPORT (output path),
 # AQ_BENCH_BUILD=tree (use the worktree's binaries as built instead),
 # AQ_BENCH_BUILD_DIR (scratch build, default /tmp/aq-bench-build), PROFILE=0/1
 # (default: only when the ratio is below 0.8).
@@ -39,6 +40,7 @@ BUILD=${AQ_BENCH_BUILD:-optimized}
 BUILD_DIR=${AQ_BENCH_BUILD_DIR:-/tmp/aq-bench-build}
 PROFILE=${PROFILE:-auto}
 FILL=${FILL:-1000}
+PROFILE_CREATES=${PROFILE_CREATES:-1}
 ENGINES=${ENGINES:-sqlite postgres}
 PG_DESC=""
 WORK=$(mktemp -d /tmp/aq-bench.XXXXXX)
@@ -316,7 +318,28 @@ engine_creates() { # engine
 	CREATE_ROWS+="| $eng | $E_RPS | $E_P50 | $E_P99 | $errt | $E_VOLS | $E_CRPS | $E_CP50 | $E_CP99 | $(awk -v a="$E_RPS" -v b="$E_CRPS" 'BEGIN { printf "%.3f", a / b }') |"$'\n'
 	CREATE_RUNS+="- $eng: creates/s ${rates[*]}; engine commits/s ${crates[*]}"$'\n'
 	log "$eng: creates $E_RPS/s (p50 $E_P50 ms, p99 $E_P99 ms); engine $E_CRPS commits/s"
+	create_profile "$eng"
 	kill "$E_PID" "$E_AGENT" 2>/dev/null || true
+}
+# One extra create run under perf (DWARF call graphs, attached to the running
+# aquiferd): the inclusive share of aquiferd's own functions and the threads'.
+create_profile() { # engine
+	local eng=$1 data=$WORK/perf-create-$1.data
+	[ "$PROFILE_CREATES" = 1 ] && command -v perf >/dev/null || return 0
+	log "$eng: profiling one more create run"
+	AQ_TOKEN=$E_TOKEN AQ_RUN=prof "${WRK_CREATE[@]}" "$E_URL/" >"$WORK/create-$eng-prof.txt" 2>&1 &
+	local w=$!
+	sleep 1
+	timeout "$((DURATION > 3 ? DURATION - 2 : 2))" perf record -q --call-graph dwarf,16384 -F 199 -p "$E_PID" \
+		-o "$data" >/dev/null 2>&1 || true
+	wait "$w" || true
+	{
+		printf '### %s (%s creates/s during the profiled run)\n\n```\n' "$eng" "$(rps "$WORK/create-$eng-prof.txt")"
+		perf report -i "$data" --children --sort symbol --stdio -g none 2>/dev/null |
+			grep -E '%' | grep -E '\] (srv_|db_|sq_|pg_|vol_|rec_|place|intent|json_|sqlite3_step|sqlite3_prepare|PQ)' |
+			awk '{ printf "%8s  %s\n", $1, $4 }' | head -28 || true
+		printf '```\n\n'
+	} >>"$WORK/profiles.md"
 }
 export AQ_PARENT=$PARENT AQ_POOL=pool1
 CREATE_ROWS="" CREATE_RUNS=""
@@ -429,6 +452,14 @@ $(head -6 "$WORK/create-errors.txt" 2>/dev/null | cut -c1-300)
 \`\`\`
 The machine is shared (2 CPUs, other engineers' builds and tests run at the same time): the
 figures move by 2x between runs; read the per-run values with the medians.
+
+## Where a create's time goes (perf record --call-graph dwarf -p aquiferd, one extra create run per engine)
+
+Inclusive share of samples (all of aquiferd's threads: the 4 workers running creates, the
+reconciler building each node's intent, the handler of the agent's status reports) for aquiferd's
+own functions and the engine calls under them.
+
+$(cat "$WORK/profiles.md" 2>/dev/null || echo "(perf not available or PROFILE_CREATES=0)")
 
 ## Commands
 
