@@ -41,6 +41,7 @@ BUILD_DIR=${AQ_BENCH_BUILD_DIR:-/tmp/aq-bench-build}
 PROFILE=${PROFILE:-auto}
 FILL=${FILL:-1000}
 PROFILE_CREATES=${PROFILE_CREATES:-1}
+LAYER_THREADS=${LAYER_THREADS:-8}
 ENGINES=${ENGINES:-sqlite postgres}
 PG_DESC=""
 WORK=$(mktemp -d /tmp/aq-bench.XXXXXX)
@@ -253,10 +254,12 @@ engine_start() { # engine dir -> sets E_URL E_PID E_DB E_TOKEN_ARGS E_RATE_DB
 	if [ "$eng" = postgres ]; then
 		E_DB=$(aq_pg_createdb "aqbench") || die "createdb failed"
 		E_RATE_DB=$(aq_pg_createdb "aqrate") || die "createdb failed"
+		E_LAYER_DB=$(aq_pg_createdb "aqlayer") || die "createdb failed"
 		E_ARGS=(--db "$E_DB" --state-dir "$dir")
 	else
 		E_DB=$dir/aquifer.db
 		E_RATE_DB=$dir/commit-rate.db
+		E_LAYER_DB=$dir/commit-layer.db
 		E_ARGS=(--db "$E_DB")
 	fi
 	port=$(free_port)
@@ -272,7 +275,7 @@ eapi() { # method path [body]
 		${3:+--data "$3"} "$E_URL$2"
 }
 engine_creates() { # engine
-	local eng=$1 dir=$WORK/creates-$1 join ap np i f m0 m1 rates=() p50=() p99=() crates=() cp50=() cp99=() errt=0
+	local eng=$1 dir=$WORK/creates-$1 join ap np i f m0 m1 rates=() p50=() p99=() crates=() cp50=() cp99=() lrates=() lp50=() lsync=() errt=0
 	engine_start "$eng" "$dir"
 	eapi POST "/v1/locations?locationId=loc1" '{}' >/dev/null
 	eapi POST "/v1/projects?projectId=bench" '{}' >/dev/null
@@ -299,6 +302,10 @@ engine_creates() { # engine
 		crates+=("$(sed -n 's/.*commits\/s=\([0-9.]*\).*/\1/p' "$WORK/rate-$eng-$i.txt")")
 		cp50+=("$(sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p' "$WORK/rate-$eng-$i.txt")")
 		cp99+=("$(sed -n 's/.*p99_ms=\([0-9.]*\).*/\1/p' "$WORK/rate-$eng-$i.txt")")
+		"$COMMIT_RATE" --db "$E_LAYER_DB" --via-db "$LAYER_THREADS" --seconds "$DURATION" >"$WORK/layer-$eng-$i.txt"
+		lrates+=("$(sed -n 's/.*commits\/s=\([0-9.]*\).*/\1/p' "$WORK/layer-$eng-$i.txt")")
+		lp50+=("$(sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p' "$WORK/layer-$eng-$i.txt")")
+		lsync+=("$(sed -n 's/.*n=\([0-9]*\).*fsyncs=\([0-9]*\).*/\1 \2/p' "$WORK/layer-$eng-$i.txt" | awk '{ if ($2 > 0) printf "%.2f", $1 / $2; else printf "n/a" }')")
 		log "$eng: create run $i/$RUNS"
 		f=$WORK/create-$eng-$i.txt
 		AQ_TOKEN=$E_TOKEN AQ_RUN=$i "${WRK_CREATE[@]}" "$E_URL/" >"$f" 2>"$WORK/create-$eng-$i.err"
@@ -317,9 +324,11 @@ engine_creates() { # engine
 	E_CRPS=$(printf '%s\n' "${crates[@]}" | median)
 	E_CP50=$(printf '%s\n' "${cp50[@]}" | median)
 	E_CP99=$(printf '%s\n' "${cp99[@]}" | median)
+	E_LRPS=$(printf '%s\n' "${lrates[@]}" | median)
+	E_LP50=$(printf '%s\n' "${lp50[@]}" | median)
 	E_VOLS=$(eapi GET "/v1/$PARENT/storagePools/pool1" | jq -r .volumeCount)
-	CREATE_ROWS+="| $eng | $E_RPS | $E_P50 | $E_P99 | $errt | $E_VOLS | $E_CRPS | $E_CP50 | $E_CP99 | $(awk -v a="$E_RPS" -v b="$E_CRPS" 'BEGIN { printf "%.3f", a / b }') |"$'\n'
-	CREATE_RUNS+="- $eng: creates/s ${rates[*]}; engine commits/s ${crates[*]}"$'\n'
+	CREATE_ROWS+="| $eng | $E_RPS | $E_P50 | $E_P99 | $errt | $E_VOLS | $E_CRPS | $E_CP50 | $E_CP99 | $(awk -v a="$E_RPS" -v b="$E_CRPS" 'BEGIN { printf "%.3f", a / b }') | $E_LRPS | $E_LP50 |"$'\n'
+	CREATE_RUNS+="- $eng: creates/s ${rates[*]}; engine commits/s ${crates[*]}; db layer ($LAYER_THREADS threads) commits/s ${lrates[*]}, commits per fsync ${lsync[*]}"$'\n'
 	log "$eng: creates $E_RPS/s (p50 $E_P50 ms, p99 $E_P99 ms); engine $E_CRPS commits/s"
 	create_profile "$eng"
 	kill "$E_PID" "$E_AGENT" 2>/dev/null || true
@@ -442,10 +451,14 @@ PostgreSQL the same server aquiferd uses, synchronous_commit on) and then volume
 at $CREATE_CONNS connections. A create is acknowledged (200) only after its transaction (checks,
 volume, operation, placement) is durable: on SQLite by group commit (db/db.c: WAL with
 synchronous=NORMAL, one fsync of the WAL shared by every commit written before it), on PostgreSQL
-by its own WAL flush at COMMIT. PostgreSQL: ${PG_DESC:-not run}.
+by its own WAL flush at COMMIT. PostgreSQL: ${PG_DESC:-not run}. "db layer" is aquiferd's db.h
+without the API: $LAYER_THREADS threads, each its own connection, committing one volume-sized
+document per transaction (db_begin/db_put/db_commit; \`aq-commit-rate --via-db $LAYER_THREADS\`): with
+group commit on SQLite its commits share fsyncs; the single-connection figure is also the ceiling
+of aquiferd before group commit (one fsync per commit under the writer mutex).
 
-| engine | creates/s | p50 ms | p99 ms | failed (all runs) | volumes in pool after | engine commits/s (1 row, 1 connection) | its p50 ms | its p99 ms | creates / engine commits |
-|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+| engine | creates/s | p50 ms | p99 ms | failed (all runs) | volumes in pool after | engine commits/s (1 row, 1 connection) | its p50 ms | its p99 ms | creates / engine commits | db layer commits/s ($LAYER_THREADS threads) | its p50 ms |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 $CREATE_ROWS
 Per run:
 $CREATE_RUNS
@@ -505,6 +518,7 @@ AQ_TOKEN=... ${WRK_GET[*]} $AQS_URL$GET_PATH
 AQ_TOKEN=... ${WRK_GET[*]} $BARES_URL$GET_PATH
 FILL=$FILL ENGINES="$ENGINES"; per engine: aquiferd --db \$TMP/creates-ENGINE/aquifer.db (or --db postgresql:///aqbench?host=... --state-dir ...)
 $COMMIT_RATE --db \$TMP/creates-sqlite/commit-rate.db --seconds $DURATION
+$COMMIT_RATE --db \$TMP/creates-sqlite/commit-layer.db --via-db $LAYER_THREADS --seconds $DURATION
 $COMMIT_RATE --db 'postgresql:///aqrate?host=\$TMP/pgsrv/pg&user=aquifer' --seconds $DURATION
 AQ_TOKEN=... AQ_PARENT=$PARENT AQ_POOL=pool1 AQ_RUN=<n> ${WRK_CREATE[*]} http://127.0.0.1:PORT/
 \`\`\`
