@@ -3,7 +3,8 @@
  * db_open() picks the engine from the URL and runs the numbered migrations;
  * every other call checks its arguments here, then lets the engine
  * (db_ops, db_engine.h) run the SQL. What must behave the same on both
- * engines lives here once: the writer mutex, the document cache's
+ * engines lives here once: the writer mutex, group commit (one sync of the
+ * log shared by every commit written before it), the document cache's
  * publication at commit, filter parsing and page tokens.
  */
 #define _GNU_SOURCE /* memmem */
@@ -55,6 +56,85 @@ const char *db_engine_name(const struct db *db)
  * and the cache sees commits in commit order. One process serves one
  * database, so one mutex is enough. */
 static pthread_mutex_t db_writer = PTHREAD_MUTEX_INITIALIZER;
+
+/* Group commit. An engine whose COMMIT does not wait for the disk (SQLite:
+ * WAL with synchronous=NORMAL, db_sqlite.c) has a sync op; db_commit() then
+ * returns only once a sync of the log started after that COMMIT's write has
+ * finished, and one sync serves every commit written before it began (the
+ * log is one append-only file: syncing it makes all earlier frames durable).
+ * The COMMIT itself stays short under the writer mutex, so while one thread
+ * waits for the disk the next transactions run and write theirs; the next
+ * sync takes them all. Like PostgreSQL's XLogFlush: the first committer to
+ * find no sync running starts one for everything committed so far, the
+ * others wait for it and return if it covered them. Counters: committed
+ * (written under db_writer), synced (known durable), syncs (fsyncs run). */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t committed;
+	uint64_t synced;
+	uint64_t syncs;
+	bool syncing;
+} db_gc = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+/* A commit was written (writer mutex held): its number, for db_durable. */
+static uint64_t db_committed(struct db *db)
+{
+	db->commit_seq = __atomic_add_fetch(&db_gc.committed, 1, __ATOMIC_SEQ_CST);
+	return db->commit_seq;
+}
+
+/* Return once commit seq is on disk (writer mutex not held: others commit
+ * meanwhile). A failed sync leaves the log's state on disk unknown (Linux
+ * may drop the dirty pages and report success next time), so, as
+ * PostgreSQL does, the process stops: nothing unsynced was acknowledged,
+ * and a restart recovers from what is on disk. */
+static void db_durable(struct db *db, uint64_t seq)
+{
+	if (!db->ops->sync)
+		return; /* the engine's COMMIT already waited for the disk */
+	pthread_mutex_lock(&db_gc.mu);
+	while (db_gc.synced < seq) {
+		uint64_t target;
+		int rc;
+
+		if (db_gc.syncing) {
+			pthread_cond_wait(&db_gc.cv, &db_gc.mu);
+			continue;
+		}
+		db_gc.syncing = true;
+		/* every commit numbered up to target has written its frames */
+		target = __atomic_load_n(&db_gc.committed, __ATOMIC_SEQ_CST);
+		pthread_mutex_unlock(&db_gc.mu);
+		rc = db->ops->sync(db);
+		pthread_mutex_lock(&db_gc.mu);
+		db_gc.syncing = false;
+		if (rc != AQ_OK) {
+			fprintf(stderr, "db: cannot sync the database log to disk (%s): stopping, a restart recovers what is on disk\n",
+				aq_err_str(rc));
+			abort();
+		}
+		db_gc.syncs++;
+		if (target > db_gc.synced)
+			db_gc.synced = target;
+		pthread_cond_broadcast(&db_gc.cv);
+	}
+	pthread_mutex_unlock(&db_gc.mu);
+}
+
+void db_sync_stats(struct db_sync_stats *st)
+{
+	pthread_mutex_lock(&db_gc.mu);
+	st->commits = __atomic_load_n(&db_gc.committed, __ATOMIC_SEQ_CST);
+	st->synced = db_gc.synced;
+	st->syncs = db_gc.syncs;
+	pthread_mutex_unlock(&db_gc.mu);
+}
+
+uint64_t db_commit_seq(const struct db *db)
+{
+	return db->commit_seq;
+}
 
 static int db_migrate(struct db *db, aq_msg *msg)
 {
@@ -171,11 +251,14 @@ int db_begin(struct db *db)
 int db_commit(struct db *db)
 {
 	int rc = db->ops->commit(db);
+	uint64_t seq;
 
 	if (rc == AQ_OK) {
 		db->in_tx = false;
+		seq = db_committed(db);
 		db_pending_drop(db, true); /* still under the writer mutex: commit order */
 		pthread_mutex_unlock(&db_writer);
+		db_durable(db, seq); /* group commit: share the sync with others */
 	}
 	return rc;
 }
@@ -232,6 +315,7 @@ int db_put(struct db *db, const char *kind, const char *parent, const char *name
 {
 	char *text = json_dumps(doc, JSON_COMPACT);
 	bool own = !db->in_tx;
+	uint64_t seq = 0;
 	int rc;
 
 	if (!text)
@@ -241,8 +325,12 @@ int db_put(struct db *db, const char *kind, const char *parent, const char *name
 	rc = db->ops->put(db, kind, parent, name, text, create);
 	if (rc == AQ_OK)
 		db_pending_add(db, name, text);
+	if (own && rc == AQ_OK)
+		seq = db_committed(db); /* autocommit */
 	if (own)
 		pthread_mutex_unlock(&db_writer);
+	if (seq)
+		db_durable(db, seq);
 	free(text);
 	return rc;
 }
@@ -250,6 +338,7 @@ int db_put(struct db *db, const char *kind, const char *parent, const char *name
 int db_delete(struct db *db, const char *name)
 {
 	bool own = !db->in_tx;
+	uint64_t seq = 0;
 	int rc;
 
 	if (own)
@@ -257,8 +346,12 @@ int db_delete(struct db *db, const char *name)
 	rc = db->ops->del(db, name);
 	if (rc == AQ_OK)
 		db_pending_add(db, name, NULL);
+	if (own && rc == AQ_OK)
+		seq = db_committed(db); /* autocommit */
 	if (own)
 		pthread_mutex_unlock(&db_writer);
+	if (seq)
+		db_durable(db, seq);
 	return rc;
 }
 

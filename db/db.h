@@ -60,10 +60,33 @@ const char *db_engine_name(const struct db *db);
  * the whole transaction again. Writers of one process queue on one mutex
  * first, on both engines. Nesting is not supported. After a failed
  * db_commit() the transaction is still open: call db_rollback(), which is
- * also safe to call without an open transaction. */
+ * also safe to call without an open transaction.
+ *
+ * db_commit() (and db_put/db_delete outside a transaction) returns AQ_OK
+ * only once the change is on disk: acknowledge after it, never before.
+ * On SQLite that is group commit: COMMIT writes the WAL without waiting
+ * for the disk, the writer mutex goes to the next transaction, and one
+ * fsync of the WAL then serves every commit written before it started
+ * (db.c). Other connections may read a commit in that short window
+ * before its fsync; what a client was told is always on disk. A failed
+ * fsync stops the process (a restart recovers what is on disk). */
 int db_begin(struct db *db);
 int db_commit(struct db *db);
 void db_rollback(struct db *db);
+
+/* Group commit's counters, process-wide: commits written, commits known on
+ * disk (synced <= commits), and the syncs (fsyncs of the log) that made
+ * them so; on PostgreSQL, whose commits wait for their own WAL flush,
+ * synced and syncs stay 0. For /metrics and tests. */
+struct db_sync_stats {
+	uint64_t commits;
+	uint64_t synced;
+	uint64_t syncs;
+};
+void db_sync_stats(struct db_sync_stats *st);
+/* The number db_sync_stats counts this connection's last commit as (0:
+ * none yet): on SQLite, once db_commit() returned, synced >= it. */
+uint64_t db_commit_seq(const struct db *db);
 
 /* One resource. */
 int db_get(struct db *db, const char *name, json_t **doc);

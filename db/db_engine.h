@@ -23,6 +23,7 @@ enum db_kind { DB_SQLITE, DB_PG, DB_NKINDS };
 struct db {
 	const struct db_ops *ops;
 	bool in_tx;
+	uint64_t commit_seq; /* this connection's last commit (db.c's group commit) */
 	struct ut_fifo pending; /* writes of the open transaction, for the cache (db.c) */
 };
 
@@ -52,6 +53,12 @@ struct db_ops {
 	int (*begin)(struct db *db);
 	int (*commit)(struct db *db);
 	void (*rollback)(struct db *db);
+	/* NULL when commit returns only once the transaction is on disk
+	 * (PostgreSQL). Else commit only writes the log (SQLite WAL with
+	 * synchronous=NORMAL) and sync makes durable everything committed
+	 * through any connection of the database before it began: db.c calls it
+	 * without the writer mutex, for a group of commits (group commit). */
+	int (*sync)(struct db *db);
 	/* Migrations. schema_lock/schema_unlock (NULL when begin already
 	 * excludes every other migrator, as SQLite's write lock does) bracket
 	 * the migration's transaction, so that two openers migrate one after

@@ -384,6 +384,16 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 			     (long long)json_integer_value(json_object_get(lead, "leaderEpoch")));
 		json_decref(lead);
 	}
+	{
+		struct db_sync_stats st;
+
+		db_sync_stats(&st);
+		ut_buf_addf(&b, "# HELP aquifer_db_commits_total Database commits of this process (transactions and single writes).\n"
+			     "# TYPE aquifer_db_commits_total counter\naquifer_db_commits_total %llu\n"
+			     "# HELP aquifer_db_syncs_total Group commit's fsyncs of the SQLite WAL, each shared by the commits written before it (0 on PostgreSQL).\n"
+			     "# TYPE aquifer_db_syncs_total counter\naquifer_db_syncs_total %llu\n",
+			     (unsigned long long)st.commits, (unsigned long long)st.syncs);
+	}
 	ut_buf_addf(&b, "# HELP aquifer_uptime_seconds Seconds since aquiferd started.\n# TYPE aquifer_uptime_seconds gauge\n"
 		     "aquifer_uptime_seconds %.3f\n", (double)(ut_clock_mono_ns() - req->srv->start_ns) / 1e9);
 	{

@@ -10,13 +10,19 @@
 #   2. the same GET over HTTPS (keep-alive): a second aquiferd on the same
 #      database with --tls-cert/--tls-key from its cluster CA, against
 #      aq-bare-mhd with the same certificate, RUNS times each, interleaved;
-#   3. volume creates (POST, unique ids) at CREATE_CONNS connections.
+#   3. on each engine of ENGINES (sqlite, postgres: a throwaway server as
+#      tests/lib/pg.sh starts one), a fresh aquiferd with FILL volumes, then
+#      RUNS rounds of the engine's own single-row commit rate
+#      (aq-commit-rate) and volume creates (POST, unique ids) at
+#      CREATE_CONNS connections.
 # Writes bench/api/REPORT.md with the medians. If the GET ratio is below 0.8
 # and perf is available, profiles a second aquiferd (same database) in one
 # extra GET run and one extra create run and adds the top symbols. Stops only the processes it started.
 #
 # Environment: DURATION (s, default 10), RUNS (3), THREADS (wrk threads,
-# min(4, nproc)), CONNS (32), CREATE_CONNS (8), REPORT (output path),
+# min(4, nproc)), CONNS (32), CREATE_CONNS (8), FILL (1000), ENGINES
+# ("sqlite postgres"), PROFILE_CREATES (1: one extra create run per engine
+# under perf), REPORT (output path),
 # AQ_BENCH_BUILD=tree (use the worktree's binaries as built instead),
 # AQ_BENCH_BUILD_DIR (scratch build, default /tmp/aq-bench-build), PROFILE=0/1
 # (default: only when the ratio is below 0.8).
@@ -33,6 +39,11 @@ REPORT=${REPORT:-$TOP/bench/api/REPORT.md}
 BUILD=${AQ_BENCH_BUILD:-optimized}
 BUILD_DIR=${AQ_BENCH_BUILD_DIR:-/tmp/aq-bench-build}
 PROFILE=${PROFILE:-auto}
+FILL=${FILL:-1000}
+PROFILE_CREATES=${PROFILE_CREATES:-1}
+LAYER_THREADS=${LAYER_THREADS:-8}
+ENGINES=${ENGINES:-sqlite postgres}
+PG_DESC=""
 WORK=$(mktemp -d /tmp/aq-bench.XXXXXX)
 PIDS=()
 
@@ -46,6 +57,7 @@ cleanup() {
 	for pid in "${PIDS[@]}"; do
 		wait "$pid" 2>/dev/null || true
 	done
+	[ -n "${AQ_PG_DIR:-}" ] && aq_pg_stop
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -56,8 +68,8 @@ command -v curl >/dev/null || die "curl not found (apt-get install curl)"
 # --- build -----------------------------------------------------------------
 if [ "$BUILD" = tree ]; then
 	BIN=$TOP
-	[ -x "$BIN/aquiferd" ] && [ -x "$BIN/bench/api/aq-bare-mhd" ] ||
-		make -C "$TOP" aquiferd aquifer-agent bench/api/aq-bare-mhd >&2
+	[ -x "$BIN/aquiferd" ] && [ -x "$BIN/bench/api/aq-bare-mhd" ] && [ -x "$BIN/bench/api/aq-commit-rate" ] ||
+		make -C "$TOP" aquiferd aquifer-agent bench/api/aq-bare-mhd bench/api/aq-commit-rate >&2
 	BUILD_DESC="the worktree's own build ($(grep -o "\\$ ./configure.*" "$TOP/config.log" | head -1))"
 else
 	mkdir -p "$BUILD_DIR"
@@ -69,13 +81,14 @@ else
 		(cd "$BUILD_DIR" && autoreconf -fi && ./configure CFLAGS="-O2 -g") >"$WORK/build.log" 2>&1 ||
 			{ cat "$WORK/build.log" >&2; die "configure failed"; }
 	fi
-	make -C "$BUILD_DIR" -j"$NPROC" aquiferd aquifer-agent bench/api/aq-bare-mhd >"$WORK/build.log" 2>&1 ||
+	make -C "$BUILD_DIR" -j"$NPROC" aquiferd aquifer-agent bench/api/aq-bare-mhd bench/api/aq-commit-rate >"$WORK/build.log" 2>&1 ||
 		{ tail -30 "$WORK/build.log" >&2; die "build failed"; }
 	BIN=$BUILD_DIR
 	BUILD_DESC="optimised copy of the tree: ./configure CFLAGS=\"-O2 -g\" && make (in $BUILD_DIR)"
 fi
 AQUIFERD=$BIN/aquiferd
 BARE=$BIN/bench/api/aq-bare-mhd
+COMMIT_RATE=$BIN/bench/api/aq-commit-rate
 
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -224,27 +237,135 @@ TLS_COST=$(awk -v a="$AQS_RPS" -v b="$AQ_RPS" 'BEGIN { printf "%.3f", a / b }')
 runs_list() { for i in $(seq 1 "$RUNS"); do rps "$WORK/get-$1-$i.txt"; done | paste -sd' '; }
 AQ_RUNS=$(runs_list aq) BARE_RUNS=$(runs_list bare) AQS_RUNS=$(runs_list aqs) BARES_RUNS=$(runs_list bares)
 
-# --- creates -------------------------------------------------------------------
+# --- creates, on each engine, next to the engine's own commit rate ----------------
+# For each engine of ENGINES: a fresh aquiferd (SQLite file in $WORK, or a
+# throwaway PostgreSQL server as tests/lib/pg.sh starts one) with one storage
+# node and a pool, FILL volumes created first (the location filling up), then
+# RUNS rounds of: aq-commit-rate (one connection committing one row per
+# transaction for DURATION s, same file system / same server, durable
+# commits) and wrk creating volumes for DURATION s at CREATE_CONNS connections.
+total_ok() { # wrk output -> acknowledged (2xx) requests
+	echo $(( $(total_reqs "$1") - $(errs "$1") ))
+}
+wrk_secs() { awk '/requests in/ { v = $4; sub(/,$/, "", v); print v }' "$1"; }
+engine_start() { # engine dir -> sets E_URL E_PID E_DB E_TOKEN_ARGS E_RATE_DB
+	local eng=$1 dir=$2 port
+	mkdir -p "$dir"
+	if [ "$eng" = postgres ]; then
+		E_DB=$(aq_pg_createdb "aqbench") || die "createdb failed"
+		E_RATE_DB=$(aq_pg_createdb "aqrate") || die "createdb failed"
+		E_LAYER_DB=$(aq_pg_createdb "aqlayer") || die "createdb failed"
+		E_ARGS=(--db "$E_DB" --state-dir "$dir")
+	else
+		E_DB=$dir/aquifer.db
+		E_RATE_DB=$dir/commit-rate.db
+		E_LAYER_DB=$dir/commit-layer.db
+		E_ARGS=(--db "$E_DB")
+	fi
+	port=$(free_port)
+	E_URL=http://127.0.0.1:$port
+	"$AQUIFERD" --listen "127.0.0.1:$port" "${E_ARGS[@]}" >"$dir/aquiferd.log" 2>&1 &
+	E_PID=$!
+	PIDS+=("$E_PID")
+	wait_http "$E_URL/healthz"
+	E_TOKEN=$("$AQUIFERD" token "${E_ARGS[@]}" --role admin --ttl 86400 | tail -1)
+}
+eapi() { # method path [body]
+	curl -sS -f -X "$1" -H "Authorization: Bearer $E_TOKEN" -H "Content-Type: application/json" \
+		${3:+--data "$3"} "$E_URL$2"
+}
+engine_creates() { # engine
+	local eng=$1 dir=$WORK/creates-$1 join ap np i f m0 m1 rates=() p50=() p99=() crates=() cp50=() cp99=() lrates=() lp50=() lsync=() errt=0
+	engine_start "$eng" "$dir"
+	eapi POST "/v1/locations?locationId=loc1" '{}' >/dev/null
+	eapi POST "/v1/projects?projectId=bench" '{}' >/dev/null
+	join=$(eapi POST "/v1/locations/loc1:joinToken" '{}' | jq -r .token)
+	ap=$(free_port) np=$(free_port)
+	mkdir -p "$dir/shelf"
+	"$(dirname "$AQUIFERD")/aquifer-agent" --server "$E_URL" --token "$join" --node bench1 --location loc1 \
+		--shelf "$dir/shelf" --listen "127.0.0.1:$ap" --nfs-listen "127.0.0.1:$np" \
+		--state-dir "$dir/agent" >"$dir/agent.log" 2>&1 &
+	E_AGENT=$!
+	PIDS+=("$E_AGENT")
+	wait_http "http://127.0.0.1:$ap/healthz"
+	eapi POST "/v1/$PARENT/storagePools?storagePoolId=pool1" \
+		'{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"10485760"}' >/dev/null
+	log "$eng: filling the location with $FILL volumes"
+	seq "$FILL" | xargs -P 8 -I{} curl -s -o /dev/null -X POST -H "Authorization: Bearer $E_TOKEN" \
+		-H "Content-Type: application/json" \
+		--data '{"shareName":"fill{}","storagePool":"pool1","capacityGib":"100","protocols":["NFSV3"]}' \
+		"$E_URL/v1/$PARENT/volumes?volumeId=fill{}"
+	m0=$(curl -s -H "Authorization: Bearer $E_TOKEN" "$E_URL/metrics" | awk '$1 == "aquifer_db_commits_total" { c = $2 } $1 == "aquifer_db_syncs_total" { s = $2 } END { print c + 0, s + 0 }')
+	for i in $(seq 1 "$RUNS"); do
+		log "$eng: commit-rate run $i/$RUNS"
+		"$COMMIT_RATE" --db "$E_RATE_DB" --seconds "$DURATION" >"$WORK/rate-$eng-$i.txt"
+		crates+=("$(sed -n 's/.*commits\/s=\([0-9.]*\).*/\1/p' "$WORK/rate-$eng-$i.txt")")
+		cp50+=("$(sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p' "$WORK/rate-$eng-$i.txt")")
+		cp99+=("$(sed -n 's/.*p99_ms=\([0-9.]*\).*/\1/p' "$WORK/rate-$eng-$i.txt")")
+		"$COMMIT_RATE" --db "$E_LAYER_DB" --via-db "$LAYER_THREADS" --seconds "$DURATION" >"$WORK/layer-$eng-$i.txt"
+		lrates+=("$(sed -n 's/.*commits\/s=\([0-9.]*\).*/\1/p' "$WORK/layer-$eng-$i.txt")")
+		lp50+=("$(sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p' "$WORK/layer-$eng-$i.txt")")
+		lsync+=("$(sed -n 's/.*n=\([0-9]*\).*fsyncs=\([0-9]*\).*/\1 \2/p' "$WORK/layer-$eng-$i.txt" | awk '{ if ($2 > 0) printf "%.2f", $1 / $2; else printf "n/a" }')")
+		log "$eng: create run $i/$RUNS"
+		f=$WORK/create-$eng-$i.txt
+		AQ_TOKEN=$E_TOKEN AQ_RUN=$i "${WRK_CREATE[@]}" "$E_URL/" >"$f" 2>"$WORK/create-$eng-$i.err"
+		rates+=("$(to_ms "$(wrk_secs "$f")" | awk -v ok="$(total_ok "$f")" '{ printf "%.1f", ok / ($1 / 1000) }')")
+		p50+=("$(pct "$f" 50)")
+		p99+=("$(pct "$f" 99)")
+		errt=$((errt + $(errs "$f")))
+		head -3 "$WORK/create-$eng-$i.err" >>"$WORK/create-errors.txt"
+		log "$eng: ${rates[-1]} creates/s; engine ${crates[-1]} commits/s"
+	done
+	m1=$(curl -s -H "Authorization: Bearer $E_TOKEN" "$E_URL/metrics" | awk '$1 == "aquifer_db_commits_total" { c = $2 } $1 == "aquifer_db_syncs_total" { s = $2 } END { print c + 0, s + 0 }')
+	CREATE_RUNS+="- $eng: aquiferd's commits during the create runs (creates, the reconciler, agent reports): $(awk -v a="$m0" -v b="$m1" 'BEGIN { split(a, x, " "); split(b, y, " "); c = y[1] - x[1]; s = y[2] - x[2]; if (s > 0) printf "%d in %d fsyncs of the WAL (%.2f commits per fsync)", c, s, c / s; else printf "%d (each waits for its own WAL flush in PostgreSQL)", c }')"$'\n'
+	E_RPS=$(printf '%s\n' "${rates[@]}" | median)
+	E_P50=$(printf '%s\n' "${p50[@]}" | median)
+	E_P99=$(printf '%s\n' "${p99[@]}" | median)
+	E_CRPS=$(printf '%s\n' "${crates[@]}" | median)
+	E_CP50=$(printf '%s\n' "${cp50[@]}" | median)
+	E_CP99=$(printf '%s\n' "${cp99[@]}" | median)
+	E_LRPS=$(printf '%s\n' "${lrates[@]}" | median)
+	E_LP50=$(printf '%s\n' "${lp50[@]}" | median)
+	E_VOLS=$(eapi GET "/v1/$PARENT/storagePools/pool1" | jq -r .volumeCount)
+	CREATE_ROWS+="| $eng | $E_RPS | $E_P50 | $E_P99 | $errt | $E_VOLS | $E_CRPS | $E_CP50 | $E_CP99 | $(awk -v a="$E_RPS" -v b="$E_CRPS" 'BEGIN { printf "%.3f", a / b }') | $E_LRPS | $E_LP50 |"$'\n'
+	CREATE_RUNS+="- $eng: creates/s ${rates[*]}; engine commits/s ${crates[*]}; db layer ($LAYER_THREADS threads) commits/s ${lrates[*]}, commits per fsync ${lsync[*]}"$'\n'
+	log "$eng: creates $E_RPS/s (p50 $E_P50 ms, p99 $E_P99 ms); engine $E_CRPS commits/s"
+	create_profile "$eng"
+	kill "$E_PID" "$E_AGENT" 2>/dev/null || true
+}
+# One extra create run under perf (DWARF call graphs, attached to the running
+# aquiferd): the inclusive share of aquiferd's own functions and the threads'.
+create_profile() { # engine
+	local eng=$1 data=$WORK/perf-create-$1.data
+	[ "$PROFILE_CREATES" = 1 ] && command -v perf >/dev/null || return 0
+	log "$eng: profiling one more create run"
+	AQ_TOKEN=$E_TOKEN AQ_RUN=prof "${WRK_CREATE[@]}" "$E_URL/" >"$WORK/create-$eng-prof.txt" 2>&1 &
+	local w=$!
+	sleep 1
+	timeout "$((DURATION > 3 ? DURATION - 2 : 2))" perf record -q --call-graph dwarf,16384 -F 199 -p "$E_PID" \
+		-o "$data" >/dev/null 2>&1 || true
+	wait "$w" || true
+	{
+		printf '### %s (%s creates/s during the profiled run)\n\n```\n' "$eng" "$(rps "$WORK/create-$eng-prof.txt")"
+		perf report -i "$data" --children --sort symbol --stdio -g none 2>/dev/null |
+			grep -E '%' | grep -E '\] (srv_|db_|sq_|pg_|vol_|rec_|place|intent|json_|sqlite3_step|sqlite3_prepare|PQ)' |
+			awk '{ printf "%8s  %s\n", $1, $4 }' | head -28 || true
+		printf '```\n\n'
+	} >>"$WORK/profiles.md"
+}
 export AQ_PARENT=$PARENT AQ_POOL=pool1
-CREATE_RATES=()
-for i in $(seq 1 "$RUNS"); do
-	log "create run $i/$RUNS"
-	AQ_RUN=$i "${WRK_CREATE[@]}" "$AQ_URL/" >"$WORK/create-$i.txt" 2>"$WORK/create-$i.err"
-	f=$WORK/create-$i.txt
-	ok=$(( $(total_reqs "$f") - $(errs "$f") ))
-	secs=$(awk '/requests in/ { v = $4; sub(/,$/, "", v); print v }' "$f")
-	CREATE_RATES+=("$(to_ms "$secs" | awk -v ok="$ok" '{ printf "%.1f", ok / ($1 / 1000) }')")
-	CREATE_ERRS[$i]=$(errs "$f")
-	head -3 "$WORK/create-$i.err" >>"$WORK/create-errors.txt"
-	CREATE_P50[$i]=$(pct "$f" 50)
-	CREATE_P99[$i]=$(pct "$f" 99)
+CREATE_ROWS="" CREATE_RUNS=""
+: >"$WORK/create-errors.txt"
+for eng in $ENGINES; do
+	if [ "$eng" = postgres ]; then
+		. "$TOP/tests/lib/pg.sh"
+		mkdir -p "$WORK/pgsrv"
+		chmod 755 "$WORK" # as root the server runs as "postgres" and must reach its folder
+		aq_pg_start "$WORK/pgsrv" || die "PostgreSQL did not start"
+		PG_DESC="PostgreSQL $("$AQ_PG_BIN/postgres" --version | awk '{ print $3 }') (initdb defaults: fsync on, synchronous_commit on, commit_delay 0)"
+	fi
+	engine_creates "$eng"
 done
-CREATE_RPS=$(printf '%s\n' "${CREATE_RATES[@]}" | median)
-CREATE_P50M=$(printf '%s\n' "${CREATE_P50[@]}" | median)
-CREATE_P99M=$(printf '%s\n' "${CREATE_P99[@]}" | median)
-CREATE_ERRT=0
-for i in $(seq 1 "$RUNS"); do CREATE_ERRT=$((CREATE_ERRT + CREATE_ERRS[i])); done
-VOLS=$(api GET "/v1/$PARENT/storagePools/pool1" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("volumeCount"))')
 
 # --- profile when below target ----------------------------------------------------
 PERF_GET="" PERF_CREATE=""
@@ -320,18 +441,66 @@ against aq-bare-mhd with the same certificate and trust. Session: ${TLS_DESC:-un
 
 **Ratio aquiferd / bare over HTTPS: $RATIO_TLS**; aquiferd HTTPS / aquiferd plain HTTP: $TLS_COST.
 
-## Volume creates ($RUNS runs of ${DURATION}s, $CREATE_CONNS connections; medians)
+## Volume creates on each engine, next to the engine's own commit rate ($RUNS runs of ${DURATION}s interleaved; medians)
 
-| creates/s (acknowledged 200) | p50 ms | p99 ms | failed requests (all runs) | volumes in pool after |
-|---:|---:|---:|---:|---:|
-| $CREATE_RPS | $CREATE_P50M | $CREATE_P99M | $CREATE_ERRT | $VOLS |
+Each engine gets a fresh aquiferd (default settings: 4 workers) with one storage node and one pool;
+$FILL volumes are created first, then each run measures the engine's own single-row commit rate
+(\`aq-commit-rate\`: one connection, one row per transaction, for ${DURATION}s; SQLite WAL with
+synchronous=FULL, i.e. one fsync per commit, on the same file system as aquiferd's database;
+PostgreSQL the same server aquiferd uses, synchronous_commit on) and then volume creates with wrk
+at $CREATE_CONNS connections. A create is acknowledged (200) only after its transaction (checks,
+volume, operation, placement) is durable: on SQLite by group commit (db/db.c: WAL with
+synchronous=NORMAL, one fsync of the WAL shared by every commit written before it), on PostgreSQL
+by its own WAL flush at COMMIT. PostgreSQL: ${PG_DESC:-not run}. "db layer" is aquiferd's db.h
+without the API: $LAYER_THREADS threads, each its own connection, committing one volume-sized
+document per transaction (db_begin/db_put/db_commit; \`aq-commit-rate --via-db $LAYER_THREADS\`): with
+group commit on SQLite its commits share fsyncs; the single-connection figure is also the ceiling
+of aquiferd before group commit (one fsync per commit under the writer mutex).
 
-Per run creates/s: ${CREATE_RATES[*]}. First failures, if any:
+| engine | creates/s | p50 ms | p99 ms | failed (all runs) | volumes in pool after | engine commits/s (1 row, 1 connection) | its p50 ms | its p99 ms | creates / engine commits | db layer commits/s ($LAYER_THREADS threads) | its p50 ms |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+$CREATE_ROWS
+Per run:
+$CREATE_RUNS
+First failures, if any:
 \`\`\`
 $(head -6 "$WORK/create-errors.txt" 2>/dev/null | cut -c1-300)
 \`\`\`
- Each create is one transaction (check pool capacity, insert
-volume and operation) committed with fsync; ids are unique per run (\`create.lua\`).
+The machine is shared (2 CPUs, other engineers' builds and tests run at the same time): the
+figures move by 2x between runs; read the per-run values with the medians.
+
+## What limits creates (read with the profile below)
+
+- **Not the fsync on this machine.** The engine's own rate above says what one durable commit
+  costs here; a create costs far more. Group commit (SQLite) takes the fsync out of the writer
+  mutex and shares it, which lifts the ceiling of one create per fsync on a disk whose fsync
+  takes milliseconds; on this VM's disk fsync is short, so it changes little here.
+- **O(volumes) work per create, under the process's writer mutex.** In the create's own
+  transaction: the pool's usage (\`vol_fit\` -> \`srv_pool_usage\` -> \`db_aggregate\`, a
+  JSON field summed over every volume of the pool) and placement (\`srv_place_pick\` ->
+  \`db_sum_by_parent\` over every placement of the location, \`db_sum\`/\`db_count\` per node).
+  In the reconciler, kicked by every create: \`srv_reconcile_generation\` rebuilds the node's
+  whole intent (\`srv_intent_build\`: a \`db_get\` and a snapshot list per volume) inside a write
+  transaction, so it holds the writer mutex for O(volumes) while creates wait. Both grow with
+  the location: creates/s falls as it fills (see the per-run figures).
+- **Statement preparation**: every call prepares its SQL again (\`sqlite3_prepare_v2\` is a
+  large share of samples); a per-connection statement cache would remove it.
+- **PostgreSQL**: the same O(volumes) queries, each a round trip to the server, and the writer
+  mutex (db.c) lets one transaction of a process run at a time, so its WAL flush is never shared
+  with another commit of the same aquiferd (commit_delay/commit_siblings need concurrent
+  committers; initdb's defaults leave commit_delay at 0).
+- What would reach 1,000 creates/s with the location full: pool and node usage kept as
+  counters updated in the same transaction as the volume (O(1) checks), the reconciler building
+  a node's intent outside the write transaction and only for what changed, and cached prepared
+  statements. None of that is in this branch.
+
+## Where a create's time goes (perf record --call-graph dwarf -p aquiferd, one extra create run per engine)
+
+Inclusive share of samples (all of aquiferd's threads: the 4 workers running creates, the
+reconciler building each node's intent, the handler of the agent's status reports) for aquiferd's
+own functions and the engine calls under them.
+
+$(cat "$WORK/profiles.md" 2>/dev/null || echo "(perf not available or PROFILE_CREATES=0)")
 
 ## Commands
 
@@ -347,7 +516,11 @@ $AQUIFERD --listen 127.0.0.1:$AQS_PORT --db \$TMP/aquifer.db --tls-cert \$TMP/se
 $BARE --listen 127.0.0.1:$BARES_PORT --body \$TMP/volume.json --tls-cert \$TMP/server.crt --tls-key \$TMP/server.key --tls-trust \$TMP/ca.crt
 AQ_TOKEN=... ${WRK_GET[*]} $AQS_URL$GET_PATH
 AQ_TOKEN=... ${WRK_GET[*]} $BARES_URL$GET_PATH
-AQ_TOKEN=... AQ_PARENT=$PARENT AQ_POOL=pool1 AQ_RUN=<n> ${WRK_CREATE[*]} $AQ_URL/
+FILL=$FILL ENGINES="$ENGINES"; per engine: aquiferd --db \$TMP/creates-ENGINE/aquifer.db (or --db postgresql:///aqbench?host=... --state-dir ...)
+$COMMIT_RATE --db \$TMP/creates-sqlite/commit-rate.db --seconds $DURATION
+$COMMIT_RATE --db \$TMP/creates-sqlite/commit-layer.db --via-db $LAYER_THREADS --seconds $DURATION
+$COMMIT_RATE --db 'postgresql:///aqrate?host=\$TMP/pgsrv/pg&user=aquifer' --seconds $DURATION
+AQ_TOKEN=... AQ_PARENT=$PARENT AQ_POOL=pool1 AQ_RUN=<n> ${WRK_CREATE[*]} http://127.0.0.1:PORT/
 \`\`\`
 EOF
 	if [ -n "$PERF_GET" ]; then
@@ -369,6 +542,6 @@ $PERF_CREATE
 EOF
 	fi
 } >"$REPORT"
-log "GET aquiferd $AQ_RPS req/s, bare $BARE_RPS req/s, ratio $RATIO; creates $CREATE_RPS/s"
+log "GET aquiferd $AQ_RPS req/s, bare $BARE_RPS req/s, ratio $RATIO"
 log "HTTPS GET aquiferd $AQS_RPS req/s, bare $BARES_RPS req/s, ratio $RATIO_TLS (HTTPS/HTTP $TLS_COST)"
 log "report: $REPORT"

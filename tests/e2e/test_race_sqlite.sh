@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# tests/e2e/test_race_sqlite.sh: test_pg_race's races on SQLite, through
+# group commit (db.c: many transactions share one fsync of the WAL). Two
+# aquiferd processes on one SQLite file (A with 8 workers, B beside it),
+# and each round sends RACERS creates at the same moment, half to each:
+#   budget: each asks 100 of a MANUAL pool's 128 MiB/s: exactly one wins;
+#   share:  each asks the same shareName (in different pools): exactly one.
+# Every loser gets the refusal a single server gives for that create
+# (measured first, one create after the other), never a second success;
+# afterwards both processes list exactly the winners.
+. "$(dirname "$0")/lib.sh"
+
+ROUNDS=${ROUNDS:-4}
+RACERS=${RACERS:-8}
+D=$AQ_TMP/srv
+AQ_SERVE_ARGS=(--workers 8)
+aq_start "$D" || { aq_failed "aquiferd A starts"; aq_finish; }
+AQ_SERVE_ARGS=()
+A=$AQ_URL
+TOK=$(aq_token "$D" admin)
+L=east
+PL=/v1/projects/acme/locations/$L
+aq_req POST "/v1/locations?locationId=$L" '{}'
+aq_req POST "/v1/projects?projectId=acme" '{}'
+expect_status 200 "create project"
+aq_agent_for "$L" || { aq_failed "a storage node joins $L"; aq_finish; }
+
+# B: a second process on the same file (its own group commit), started by
+# hand so that it keeps A's database; it takes the node for live
+B_PORT=$(aq_pick_port) || { aq_failed "pick a port for B"; aq_finish; }
+B=http://127.0.0.1:$B_PORT
+"$AQUIFERD" --listen "127.0.0.1:$B_PORT" --db "$D/aq.db" --node-down-seconds 3600 >>"$AQ_TMP/b.log" 2>&1 &
+AQ_PIDS+=("$!")
+for _ in $(seq 300); do curl -s -o /dev/null --max-time 2 "$B/healthz" && break; sleep 0.1; done
+AQ_URL=$B aq_req GET "/v1/projects/acme"
+expect_status 200 "B serves the project A created"
+
+pool() { # a PREMIUM MANUAL pool of 2 TiB: 128 MiB/s to share out
+	aq_req POST "$PL/storagePools?storagePoolId=$1" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048","qosType":"MANUAL"}'
+	expect_status 200 "create MANUAL pool $1"
+}
+vol() { # vol POOL SHARE MIBPS
+	printf '{"storagePool":"%s","capacityGib":"1024","protocols":["NFSV3"],"shareName":"%s","throughputMibps":%s}' "$1" "$2" "$3"
+}
+
+# what one server answers when the budget or the name is taken
+pool solo
+aq_req POST "$PL/volumes?volumeId=solo1" "$(vol solo solo1 100)"
+expect_status 200 "solo: 100 of 128 MiB/s"
+aq_req POST "$PL/volumes?volumeId=solo2" "$(vol solo solo2 100)"
+BUDGET_NO=$STATUS:$(printf '%s' "$BODY" | jq -r .error.status)
+[ "${STATUS:0:1}" = 4 ] && aq_pass "solo: a second 100 MiB/s is refused ($BUDGET_NO)" || aq_failed "solo: a second 100 MiB/s is refused" "$STATUS $BODY"
+aq_req POST "$PL/volumes?volumeId=solo3" "$(vol solo solo1 10)"
+SHARE_NO=$STATUS:$(printf '%s' "$BODY" | jq -r .error.status)
+[ "${STATUS:0:1}" = 4 ] && aq_pass "solo: a taken shareName is refused ($SHARE_NO)" || aq_failed "solo: a taken shareName is refused" "$STATUS $BODY"
+
+# race KIND ROUND LOSER_ANSWER: RACERS creates at once (body from racer_body)
+race() {
+	local kind=$1 r=$2 go=$AQ_TMP/go.$1.$2 wins=0 codes= i res pids=()
+	for i in $(seq "$RACERS"); do
+		(
+			while [ ! -e "$go" ]; do sleep 0.01; done
+			if [ $((i % 2)) = 0 ]; then AQ_URL=$A; else AQ_URL=$B; fi
+			AQ_RECORD=0 aq_req POST "$PL/volumes?volumeId=$kind$r-$i" "$(racer_body "$kind" "$r" "$i")"
+			echo "$STATUS:$(printf '%s' "$BODY" | jq -r '.error.status // (.error.message | select(.)) // "OK"')" \
+				>"$AQ_TMP/res.$kind.$r.$i.tmp"
+			mv "$AQ_TMP/res.$kind.$r.$i.tmp" "$AQ_TMP/res.$kind.$r.$i"
+		) &
+		pids+=("$!")
+	done
+	sleep 0.3
+	touch "$go"
+	wait "${pids[@]}" # the racers only: the servers are children too
+	for i in $(seq "$RACERS"); do
+		res=$(cat "$AQ_TMP/res.$kind.$r.$i" 2>/dev/null)
+		codes="$codes $i=$res"
+		case $res in
+		200:OK) wins=$((wins + 1)) ;;
+		*) [ "$res" = "$3" ] || aq_failed "$kind round $r: every loser gets $3" "racer $i: $res" ;;
+		esac
+	done
+	[ "$wins" = 1 ] && aq_pass "$kind round $r: exactly one create of $RACERS went through" \
+		|| aq_failed "$kind round $r: exactly one create of $RACERS went through" "$codes"
+}
+racer_body() { # KIND ROUND I
+	if [ "$1" = budget ]; then
+		vol "p$2" "b$2-$3" 100
+	else
+		vol "q$2-$3" "same$2" 1
+	fi
+}
+
+for r in $(seq "$ROUNDS"); do
+	pool "p$r"
+	race budget "$r" "$BUDGET_NO"
+	for i in $(seq "$RACERS"); do AQ_RECORD=0 aq_req POST "$PL/storagePools?storagePoolId=q$r-$i" \
+		'{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048","qosType":"MANUAL"}'; done
+	race share "$r" "$SHARE_NO"
+done
+# what was acknowledged is what is there, seen from either process
+for u in "$A" "$B"; do
+	AQ_URL=$u aq_req GET "$PL/volumes?pageSize=1000"
+	n=$(printf '%s' "$BODY" | jq '[.volumes[] | select(.name | test("/volumes/(budget|share)[0-9]+-[0-9]+$"))] | length')
+	[ "$n" = $((2 * ROUNDS)) ] && aq_pass "$u lists one volume per race ($n)" || aq_failed "$u lists one volume per race" "$n of $((2 * ROUNDS))"
+done
+aq_sanitizer_clean "$D"
+aq_finish
