@@ -105,6 +105,25 @@ int api_backup_vault_check(const struct api_math_params *p, json_t *doc, aq_msg 
  * enabled defaults to true (written into doc). */
 int api_backup_policy_check(const struct api_math_params *p, json_t *doc, aq_msg *msg);
 
+/* Backups (google.cloud.netapp.v1.Backup; api_backup.c). Not routed yet:
+ * the pure rules phase 2 of issue 21 builds on. */
+extern const struct api_field api_backup_fields[];
+/* A backup create body: sourceVolume required, a volume's full name
+ * (projects/P/locations/L/volumes/V, ids by api_id_check's rule);
+ * sourceSnapshot, when given, a snapshot of that volume
+ * (<sourceVolume>/snapshots/S). Whether they exist, are READY and lie in
+ * the vault's project and location is the server's check. */
+int api_backup_check(const struct api_math_params *p, json_t *doc, aq_msg *msg);
+/* The enforcedRetentionEndTime (unix seconds) of a backup of kind
+ * ("manual", "daily", "weekly", "monthly") made at create_unix in vault:
+ * create + backupMinimumEnforcedRetentionDays days when the kind's
+ * *BackupImmutable flag is true. AQ_ENOENT (and 0) when the kind is not
+ * retained, AQ_EINVAL for an unknown kind. */
+int api_backup_retention_end(const json_t *vault, const char *kind, int64_t create_unix, int64_t *end_unix);
+/* AQ_EPRECOND naming the backup and the end time (RFC 3339, UTC) while
+ * now_unix is before end_unix (0: none); else AQ_OK. */
+int api_backup_delete_check(const char *name, int64_t end_unix, int64_t now_unix, aq_msg *msg);
+
 /* ---- snapshots (api_snapshot.c) ---- */
 
 /* A snapshot create or patch body: nothing beyond its field table (the

@@ -1,6 +1,7 @@
-/* Unit tests for api/api_backup.c: backup vault and policy bodies through
- * the field table and the pure checks (defaults written, each refusal
- * names the field). */
+/* Unit tests for api/api_backup.c: backup vault, policy and backup bodies
+ * through the field table and the pure checks (defaults written, each
+ * refusal names the field), a backup's retention end per kind and the
+ * early-delete refusal naming the end time. */
 #include "api/api_resource.h"
 
 #include <check.h>
@@ -102,6 +103,62 @@ START_TEST(test_policy)
 }
 END_TEST
 
+static void backup(const char *b, int rc, const char *needle)
+{
+	json_decref(run(api_backup_fields, api_backup_check, b, rc, needle));
+}
+
+START_TEST(test_backup_body)
+{
+	backup("{\"sourceVolume\":\"projects/p/locations/l/volumes/v1\"}", AQ_OK, NULL);
+	backup("{\"sourceVolume\":\"projects/p/locations/l/volumes/v1\","
+	       "\"sourceSnapshot\":\"projects/p/locations/l/volumes/v1/snapshots/s1\",\"description\":\"d\"}", AQ_OK, NULL);
+	backup("{}", AQ_EINVAL, "sourceVolume is required");
+	backup("{\"sourceVolume\":\"v1\"}", AQ_EINVAL, "sourceVolume must be a volume's full name");
+	backup("{\"sourceVolume\":\"projects/p/locations/l/volumes/V1\"}", AQ_EINVAL, "sourceVolume");
+	backup("{\"sourceVolume\":\"projects/p/locations/l/volumes/v1/x\"}", AQ_EINVAL, "sourceVolume");
+	backup("{\"sourceVolume\":\"projects/p/locations/l/volumes/v1\","
+	       "\"sourceSnapshot\":\"projects/p/locations/l/volumes/v2/snapshots/s1\"}", AQ_EINVAL,
+	       "sourceSnapshot must be a snapshot of sourceVolume");
+	backup("{\"sourceVolume\":\"projects/p/locations/l/volumes/v1\",\"sourceSnapshot\":\"s1\"}", AQ_EINVAL,
+	       "sourceSnapshot");
+	backup("{\"sourceVolume\":\"projects/p/locations/l/volumes/v1\","
+	       "\"sourceSnapshot\":\"projects/p/locations/l/volumes/v1/snapshots/Bad\"}", AQ_EINVAL, "sourceSnapshot");
+	backup("{\"sourceVolume\":\"projects/p/locations/l/volumes/v1\","
+	       "\"sourceSnapshot\":\"projects/p/locations/l/volumes/v1/backupsxx/s1\"}", AQ_EINVAL, "sourceSnapshot");
+	backup("{\"sourceVolume\":\"projects/p/locations/l/volumes/v1\",\"backupType\":\"MANUAL\",\"state\":\"READY\"}",
+	       AQ_OK, NULL); /* output fields are ignored */
+	backup("{\"sourceVolume\":\"projects/p/locations/l/volumes/v1\",\"size\":1}", AQ_EINVAL, "size");
+}
+END_TEST
+
+START_TEST(test_retention)
+{
+	json_error_t err;
+	json_t *v = json_loads("{\"backupRetentionPolicy\":{\"backupMinimumEnforcedRetentionDays\":7,"
+			       "\"manualBackupImmutable\":true,\"dailyBackupImmutable\":false}}", 0, &err);
+	aq_msg msg = { .text = "" };
+	int64_t end = -1;
+
+	ck_assert_int_eq(api_backup_retention_end(v, "manual", 1000, &end), AQ_OK);
+	ck_assert_int_eq(end, 1000 + 7 * 86400);
+	ck_assert_int_eq(api_backup_retention_end(v, "daily", 1000, &end), AQ_ENOENT);
+	ck_assert_int_eq(end, 0);
+	ck_assert_int_eq(api_backup_retention_end(v, "weekly", 1000, &end), AQ_ENOENT);
+	ck_assert_int_eq(api_backup_retention_end(v, "yearly", 1000, &end), AQ_EINVAL);
+	json_decref(v);
+	v = json_object(); /* no policy: nothing retained */
+	ck_assert_int_eq(api_backup_retention_end(v, "manual", 1000, &end), AQ_ENOENT);
+	json_decref(v);
+
+	/* 2026-12-06T00:00:00Z = 1796515200 */
+	ck_assert_int_eq(api_backup_delete_check("b1", 1796515200, 1796515199, &msg), AQ_EPRECOND);
+	ck_assert_msg(strstr(msg.text, "2026-12-06T00:00:00Z") && strstr(msg.text, "b1"), "%s", msg.text);
+	ck_assert_int_eq(api_backup_delete_check("b1", 1796515200, 1796515200, &msg), AQ_OK);
+	ck_assert_int_eq(api_backup_delete_check("b1", 0, 5, &msg), AQ_OK);
+}
+END_TEST
+
 static Suite *backup_suite(void)
 {
 	Suite *s = suite_create("api_backup");
@@ -109,6 +166,8 @@ static Suite *backup_suite(void)
 
 	tcase_add_test(tc, test_vault);
 	tcase_add_test(tc, test_policy);
+	tcase_add_test(tc, test_backup_body);
+	tcase_add_test(tc, test_retention);
 	suite_add_tcase(s, tc);
 	return s;
 }
