@@ -16,6 +16,8 @@ extern const struct api_field api_pool_fields[];
 extern const struct api_field api_volume_fields[];
 extern const struct api_field api_snapshot_fields[];
 extern const struct api_field api_smb_user_fields[];
+extern const struct api_field api_backup_vault_fields[];
+extern const struct api_field api_backup_policy_fields[];
 
 /* Read the math facts out of a normalised pool / volume document. */
 void api_pool_math_from(const json_t *pool, struct api_pool_math *out);
@@ -85,6 +87,42 @@ bool api_cold_store_same(const json_t *a, const json_t *b);
 /* The same S3 store and the same accessKeyId: a PATCH without a new
  * secretAccessKey keeps the stored one only then. */
 bool api_cold_store_same_key(const json_t *a, const json_t *b);
+
+/* ---- backup vaults and policies (api_backup.c) ---- */
+
+#define API_BACKUP_RETENTION_DAYS_MAX 36500 /* a hundred years */
+#define API_BACKUP_LIMIT_MAX 1019           /* per kind: ONTAP's snapshots-per-volume bound, 1023, less 4 */
+/* A vault create or patch body (doc normalised, modified): kmsConfig
+ * refused (each vault has its own key, kept by aquiferd); backupVaultType
+ * defaults to IN_REGION (UNSPECIFIED too, written into doc); backupRegion
+ * required (a location ID) for CROSS_REGION and refused otherwise;
+ * backupRetentionPolicy.backupMinimumEnforcedRetentionDays
+ * 0-API_BACKUP_RETENTION_DAYS_MAX and, when above 0, at least one of the
+ * four *BackupImmutable flags true (GCNV's rule). AQ_EINVAL naming the field. */
+int api_backup_vault_check(const struct api_math_params *p, json_t *doc, aq_msg *msg);
+/* A backup policy body: each *BackupLimit 0-API_BACKUP_LIMIT_MAX,
+ * dailyBackupLimit at least 2 when given, their sum at least 2 (GCNV);
+ * enabled defaults to true (written into doc). */
+int api_backup_policy_check(const struct api_math_params *p, json_t *doc, aq_msg *msg);
+
+/* Backups (google.cloud.netapp.v1.Backup; api_backup.c). Not routed yet:
+ * the pure rules phase 2 of issue 21 builds on. */
+extern const struct api_field api_backup_fields[];
+/* A backup create body: sourceVolume required, a volume's full name
+ * (projects/P/locations/L/volumes/V, ids by api_id_check's rule);
+ * sourceSnapshot, when given, a snapshot of that volume
+ * (<sourceVolume>/snapshots/S). Whether they exist, are READY and lie in
+ * the vault's project and location is the server's check. */
+int api_backup_check(const struct api_math_params *p, json_t *doc, aq_msg *msg);
+/* The enforcedRetentionEndTime (unix seconds) of a backup of kind
+ * ("manual", "daily", "weekly", "monthly") made at create_unix in vault:
+ * create + backupMinimumEnforcedRetentionDays days when the kind's
+ * *BackupImmutable flag is true. AQ_ENOENT (and 0) when the kind is not
+ * retained, AQ_EINVAL for an unknown kind. */
+int api_backup_retention_end(const json_t *vault, const char *kind, int64_t create_unix, int64_t *end_unix);
+/* AQ_EPRECOND naming the backup and the end time (RFC 3339, UTC) while
+ * now_unix is before end_unix (0: none); else AQ_OK. */
+int api_backup_delete_check(const char *name, int64_t end_unix, int64_t now_unix, aq_msg *msg);
 
 /* ---- snapshots (api_snapshot.c) ---- */
 

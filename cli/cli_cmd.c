@@ -10,6 +10,8 @@
 #define POOLS "/v1/projects/{project}/locations/{location}/storagePools"
 #define VOLUMES "/v1/projects/{project}/locations/{location}/volumes"
 #define SMBUSERS "/v1/projects/{project}/locations/{location}/smbUsers"
+#define BVAULTS "/v1/projects/{project}/locations/{location}/backupVaults"
+#define BPOLICIES "/v1/projects/{project}/locations/{location}/backupPolicies"
 #define OPERATIONS "/v1/projects/{project}/locations/{location}/operations"
 #define SNAPSHOTS VOLUMES "/{volume}/snapshots"
 
@@ -162,6 +164,47 @@ static const struct cli_flag smbuser_flags[] = {
 	{ "gid", CLI_T_INT64, ON_CU, CLI_O_REQUIRED, "gid", NULL, NULL, NULL, "GID",
 	  "The group NFS sees for what the user creates over SMB." },
 	{ "description", CLI_T_STR, ON_CU, 0, "description", NULL, NULL, NULL, "TEXT", "A description." },
+	END_FLAGS
+};
+
+/* backup-vaults (gcloud netapp backup-vaults): --backup-retention-policy
+ * as gcloud spells it */
+static const char *const vault_types[] = { "IN_REGION", "CROSS_REGION", NULL };
+static const struct cli_key retention_keys[] = {
+	{ "backup-minimum-enforced-retention-days", CLI_T_INT, "backupMinimumEnforcedRetentionDays", NULL },
+	{ "daily-backup-immutable", CLI_T_BOOL, "dailyBackupImmutable", NULL },
+	{ "weekly-backup-immutable", CLI_T_BOOL, "weeklyBackupImmutable", NULL },
+	{ "monthly-backup-immutable", CLI_T_BOOL, "monthlyBackupImmutable", NULL },
+	{ "manual-backup-immutable", CLI_T_BOOL, "manualBackupImmutable", NULL },
+	{ NULL, CLI_T_STR, NULL, NULL }
+};
+static const struct cli_flag bvault_flags[] = {
+	{ "backup-vault-type", CLI_T_ENUM, ON_C, 0, "backupVaultType", NULL, vault_types, NULL, "TYPE",
+	  "IN_REGION (default) or CROSS_REGION (cannot be changed)." },
+	{ "backup-region", CLI_T_STR, ON_C, 0, "backupRegion", NULL, NULL, NULL, "LOCATION",
+	  "CROSS_REGION: the location whose shelf holds the vault's store (cannot be changed)." },
+	{ "backup-retention-policy", CLI_T_DICT, ON_CU, 0, "backupRetentionPolicy", NULL, NULL, retention_keys,
+	  "KEY=VALUE,...",
+	  "backup-minimum-enforced-retention-days=N,daily-backup-immutable=BOOL,weekly-backup-immutable=BOOL,"
+	  "monthly-backup-immutable=BOOL,manual-backup-immutable=BOOL." },
+	{ "description", CLI_T_STR, ON_CU, 0, "description", NULL, NULL, NULL, "TEXT", "A description." },
+	{ "labels", CLI_T_LABELS, ON_C, 0, "labels", NULL, NULL, NULL, "KEY=VALUE,...", "Labels to attach." },
+	LABEL_UPDATE_FLAGS,
+	END_FLAGS
+};
+/* backup-policies (gcloud netapp backup-policies) */
+static const struct cli_flag bpolicy_flags[] = {
+	{ "daily-backup-limit", CLI_T_INT, ON_CU, 0, "dailyBackupLimit", NULL, NULL, NULL, "N",
+	  "Daily backups to keep (at least 2)." },
+	{ "weekly-backup-limit", CLI_T_INT, ON_CU, 0, "weeklyBackupLimit", NULL, NULL, NULL, "N",
+	  "Weekly backups to keep." },
+	{ "monthly-backup-limit", CLI_T_INT, ON_CU, 0, "monthlyBackupLimit", NULL, NULL, NULL, "N",
+	  "Monthly backups to keep." },
+	{ "enabled", CLI_T_BOOL, ON_CU, 0, "enabled", NULL, NULL, NULL, NULL,
+	  "Make scheduled backups of the volumes the policy is assigned to (default true; --no-enabled)." },
+	{ "description", CLI_T_STR, ON_CU, 0, "description", NULL, NULL, NULL, "TEXT", "A description." },
+	{ "labels", CLI_T_LABELS, ON_C, 0, "labels", NULL, NULL, NULL, "KEY=VALUE,...", "Labels to attach." },
+	LABEL_UPDATE_FLAGS,
 	END_FLAGS
 };
 
@@ -353,6 +396,8 @@ const struct cli_group cli_groups[] = {
 	{ "volumes snapshots", "Manage volume snapshots (--volume names the volume)." },
 	{ "operations", "Inspect and cancel long-running operations." },
 	{ "smb-users", "Manage the SMB users of a project (what SMB sessions authenticate as)." },
+	{ "backup-vaults", "Manage backup vaults (where backups are stored, encrypted)." },
+	{ "backup-policies", "Manage backup policies (how many scheduled backups to keep)." },
 	{ "nodes", "Manage storage nodes (cluster admin)." },
 	{ "shelves", "Register and inspect storage shelves (cluster admin)." },
 	{ "config", "Get and set local configuration." },
@@ -465,6 +510,33 @@ const struct cli_cmd cli_cmds[] = {
 	  "Update an SMB user; only the flags given are changed." },
 	{ "smb-users", "delete", CLI_K_DELETE, "DELETE", SMBUSERS "/{name}", NULL, NULL, NULL, "SMB user",
 	  "Deleting", NULL, "NAME", 1, 1, NOFLAGS, NOLOCAL, 0, "Delete an SMB user." },
+
+	/* backup-vaults, backup-policies (issue 21) */
+	{ "backup-vaults", "create", CLI_K_CREATE, "POST", BVAULTS, NULL, "backupVaultId", NULL, "backup vault",
+	  "Creating", NULL, "NAME", 1, 1, bvault_flags, NOLOCAL, 0, "Create a backup vault." },
+	{ "backup-vaults", "list", CLI_K_LIST, "GET", BVAULTS, NULL, NULL, "backupVaults", NULL, NULL,
+	  "name.basename():NAME,name.location():LOCATION,backupVaultType,backupRegion,state,createTime", NULL, 0, 0,
+	  NOFLAGS, NOLOCAL, 0, "List backup vaults." },
+	{ "backup-vaults", "describe", CLI_K_DESCRIBE, "GET", BVAULTS "/{name}", NULL, NULL, NULL, NULL, NULL,
+	  NULL, "NAME", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a backup vault." },
+	{ "backup-vaults", "update", CLI_K_UPDATE, "PATCH", BVAULTS "/{name}", NULL, NULL, NULL, "backup vault",
+	  "Updating", NULL, "NAME", 1, 1, bvault_flags, NOLOCAL, 0,
+	  "Update a backup vault; only the flags given are changed." },
+	{ "backup-vaults", "delete", CLI_K_DELETE, "DELETE", BVAULTS "/{name}", NULL, NULL, NULL, "backup vault",
+	  "Deleting", NULL, "NAME", 1, 1, NOFLAGS, NOLOCAL, 0, "Delete a backup vault (it must hold no backups)." },
+	{ "backup-policies", "create", CLI_K_CREATE, "POST", BPOLICIES, NULL, "backupPolicyId", NULL,
+	  "backup policy", "Creating", NULL, "NAME", 1, 1, bpolicy_flags, NOLOCAL, 0, "Create a backup policy." },
+	{ "backup-policies", "list", CLI_K_LIST, "GET", BPOLICIES, NULL, NULL, "backupPolicies", NULL, NULL,
+	  "name.basename():NAME,name.location():LOCATION,dailyBackupLimit,weeklyBackupLimit,monthlyBackupLimit,"
+	  "enabled,assignedVolumeCount,state",
+	  NULL, 0, 0, NOFLAGS, NOLOCAL, 0, "List backup policies." },
+	{ "backup-policies", "describe", CLI_K_DESCRIBE, "GET", BPOLICIES "/{name}", NULL, NULL, NULL, NULL, NULL,
+	  NULL, "NAME", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a backup policy." },
+	{ "backup-policies", "update", CLI_K_UPDATE, "PATCH", BPOLICIES "/{name}", NULL, NULL, NULL, "backup policy",
+	  "Updating", NULL, "NAME", 1, 1, bpolicy_flags, NOLOCAL, 0,
+	  "Update a backup policy; only the flags given are changed." },
+	{ "backup-policies", "delete", CLI_K_DELETE, "DELETE", BPOLICIES "/{name}", NULL, NULL, NULL,
+	  "backup policy", "Deleting", NULL, "NAME", 1, 1, NOFLAGS, NOLOCAL, 0, "Delete a backup policy." },
 
 	/* operations */
 	{ "operations", "list", CLI_K_LIST, "GET", OPERATIONS, NULL, NULL, "operations", NULL, NULL,

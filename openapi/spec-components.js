@@ -12,6 +12,8 @@ const T = {
   volume: 'type.googleapis.com/google.cloud.netapp.v1.Volume',
   smbUser: 'type.googleapis.com/aquifer.v1.SmbUser',
   snapshot: 'type.googleapis.com/google.cloud.netapp.v1.Snapshot',
+  backupVault: 'type.googleapis.com/google.cloud.netapp.v1.BackupVault',
+  backupPolicy: 'type.googleapis.com/google.cloud.netapp.v1.BackupPolicy',
   empty: 'type.googleapis.com/google.protobuf.Empty',
   opmeta: 'type.googleapis.com/google.cloud.netapp.v1.OperationMetadata',
   locmeta: 'type.googleapis.com/google.cloud.netapp.v1.LocationMetadata',
@@ -50,6 +52,10 @@ schemas.SmbUserAny = anyOf('SmbUser', T.smbUser);
 delete schemas.SmbUserAny.properties.password; // input only: never in an answer
 schemas.Snapshot.description = 'google.cloud.netapp.v1.Snapshot.';
 schemas.SnapshotAny = anyOf('Snapshot', T.snapshot);
+schemas.BackupVault.description = 'google.cloud.netapp.v1.BackupVault. Its store is a folder on the shelf of its location (backupRegion for CROSS_REGION), outside every export; its key is never returned.';
+schemas.BackupPolicy.description = 'google.cloud.netapp.v1.BackupPolicy.';
+schemas.BackupVaultAny = anyOf('BackupVault', T.backupVault);
+schemas.BackupPolicyAny = anyOf('BackupPolicy', T.backupPolicy);
 schemas.EmptyAny = {
   type: 'object',
   description: 'google.protobuf.Empty packed in an Any: the response of a finished delete.',
@@ -119,6 +125,8 @@ schemas.Operation = {
         { $ref: '#/components/schemas/VolumeAny' },
         { $ref: '#/components/schemas/SmbUserAny' },
         { $ref: '#/components/schemas/SnapshotAny' },
+        { $ref: '#/components/schemas/BackupVaultAny' },
+        { $ref: '#/components/schemas/BackupPolicyAny' },
         { $ref: '#/components/schemas/EmptyAny' },
       ],
     },
@@ -168,6 +176,8 @@ function listSchema(plural, item, desc) {
 schemas.ListStoragePoolsResponse = listSchema('storagePools', 'StoragePool', 'A page of storage pools.');
 schemas.ListVolumesResponse = listSchema('volumes', 'Volume', 'A page of volumes.');
 schemas.ListSmbUsersResponse = listSchema('smbUsers', 'SmbUser', 'A page of SMB users.');
+schemas.ListBackupVaultsResponse = listSchema('backupVaults', 'BackupVault', 'A page of backup vaults.');
+schemas.ListBackupPoliciesResponse = listSchema('backupPolicies', 'BackupPolicy', 'A page of backup policies.');
 schemas.ListSnapshotsResponse = listSchema('snapshots', 'Snapshot', 'A page of snapshots.');
 schemas.ListOperationsResponse = listSchema('operations', 'Operation', 'A page of operations.');
 schemas.ListProjectsResponse = listSchema('projects', 'Project', 'A page of projects (a project token sees only its own project).');
@@ -197,6 +207,10 @@ const parameters = {
   snapshotId: { name: 'snapshotId', in: 'path', required: true, description: 'Snapshot ID.', schema: { type: 'string' } },
   operationId: { name: 'operationId', in: 'path', required: true, description: 'Operation ID (the last segment of Operation.name).', schema: { type: 'string' } },
   storagePoolIdQuery: { name: 'storagePoolId', in: 'query', required: true, description: `ID of the new pool. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
+  backupVaultId: { name: 'backupVaultId', in: 'path', required: true, description: 'Backup vault ID.', schema: { type: 'string' } },
+  backupPolicyId: { name: 'backupPolicyId', in: 'path', required: true, description: 'Backup policy ID.', schema: { type: 'string' } },
+  backupVaultIdQuery: { name: 'backupVaultId', in: 'query', required: true, description: `ID of the new vault. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
+  backupPolicyIdQuery: { name: 'backupPolicyId', in: 'query', required: true, description: `ID of the new policy. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
   snapshotIdQuery: { name: 'snapshotId', in: 'query', required: true, description: `ID of the new snapshot, unique within the volume. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
   volumeIdQuery: { name: 'volumeId', in: 'query', required: true, description: `ID of the new volume. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
   projectIdQuery: { name: 'projectId', in: 'query', required: true, description: `ID of the new project. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },

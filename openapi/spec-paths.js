@@ -260,6 +260,48 @@ op(`${PL}/smbUsers/{smbUserId}`, 'delete', {
   responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404])),
 });
 
+// Backup vaults and policies (issue 21).
+for (const [coll, Schema, idp, what, createDesc, delDesc] of [
+  ['backupVaults', 'BackupVault', 'backupVaultId', 'backup vault',
+    'Answers with a done Operation whose response is the vault. The vault gets a random 32-byte key, kept by aquiferd and never returned, and a store: the folder .backups/<uid> on the shelf of its location (of backupRegion for CROSS_REGION), outside every export. An empty body {} makes an IN_REGION vault. 409 when the ID is taken.',
+    'The operation\'s response is Empty. Refused with FAILED_PRECONDITION (400) while the vault holds backups.'],
+  ['backupPolicies', 'BackupPolicy', 'backupPolicyId', 'backup policy',
+    'Answers with a done Operation whose response is the policy. 409 when the ID is taken.',
+    'The operation\'s response is Empty.'],
+]) {
+  const plural = Schema === 'BackupPolicy' ? 'BackupPolicies' : `${Schema}s`;
+  op(`${PL}/${coll}`, 'post', {
+    operationId: `create${Schema}`, tags: ['Backups'], summary: `Create a ${what}`,
+    description: createDesc,
+    parameters: [...pathParams('projectId', 'locationId'), ref(`${idp}Query`), ref('validateOnly')],
+    requestBody: body(Schema, `The ${what}.`),
+    responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409, 413])),
+  });
+  op(`${PL}/${coll}`, 'get', {
+    operationId: `list${plural}`, tags: ['Backups'], summary: `List ${what === 'backup policy' ? 'backup policies' : 'backup vaults'}`,
+    parameters: [...pathParams('projectId', 'locationId'), ...listParams],
+    responses: Object.assign({ 200: json(`List${plural}Response`, 'A page.') }, errors([400, 401, 403, 404])),
+  });
+  op(`${PL}/${coll}/{${idp}}`, 'get', {
+    operationId: `get${Schema}`, tags: ['Backups'], summary: `Get a ${what}`,
+    parameters: pathParams('projectId', 'locationId', idp),
+    responses: Object.assign({ 200: json(Schema, `The ${what}.`) }, errors([400, 401, 403, 404])),
+  });
+  op(`${PL}/${coll}/{${idp}}`, 'patch', {
+    operationId: `update${Schema}`, tags: ['Backups'], summary: `Update a ${what}`,
+    description: 'Only the fields named in updateMask change; the operation is done when answered.',
+    parameters: [...pathParams('projectId', 'locationId', idp), ref('updateMask'), ref('validateOnly')],
+    requestBody: body(Schema, 'The fields to change.'),
+    responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 413])),
+  });
+  op(`${PL}/${coll}/{${idp}}`, 'delete', {
+    operationId: `delete${Schema}`, tags: ['Backups'], summary: `Delete a ${what}`,
+    description: delDesc,
+    parameters: pathParams('projectId', 'locationId', idp),
+    responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404])),
+  });
+}
+
 // Time series (issue 8): in memory, 10 s points, the last hour.
 schemas.MetricsPoint = {
   type: 'object',

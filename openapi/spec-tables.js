@@ -57,7 +57,7 @@ function parseTables(src) {
   return out;
 }
 
-const sources = ['api/api_project.c', 'api/api_pool.c', 'api/api_volume.c', 'api/api_snapshot.c', 'api/api_smb_user.c'].map(readC);
+const sources = ['api/api_project.c', 'api/api_pool.c', 'api/api_volume.c', 'api/api_snapshot.c', 'api/api_smb_user.c', 'api/api_backup.c'].map(readC);
 const enums = Object.assign({}, ...sources.map(parseEnums));
 const tables = Object.assign({}, ...sources.map(parseTables));
 
@@ -69,6 +69,9 @@ const schemaName = {
   api_volume_fields: 'Volume',
   api_snapshot_fields: 'Snapshot',
   api_smb_user_fields: 'SmbUser',
+  api_backup_vault_fields: 'BackupVault',
+  api_backup_policy_fields: 'BackupPolicy',
+  retention_fields: 'BackupRetentionPolicy',
   vol_clone_fields: 'CloneDetails',
   vol_rule_fields: 'SimpleExportPolicyRule',
   vol_export_fields: 'ExportPolicy',
@@ -113,6 +116,19 @@ const docs = {
   'ReadAhead.mode': 'Required in readAhead. NONE; AGGRESSIVE (every read asks for the next 8 MiB of the same file); CROSS_FILE_SEQUENTIAL (a file read from its start prefetches the next depthFiles files of its folder whose names continue its numeric suffix: frame000123.dpx, frame000124.dpx, ...; decimal keeping the zero padding, else hexadecimal keeping the case). Prefetch is charged to the volume\'s throughput limit.',
   'ReadAhead.depthFiles': 'CROSS_FILE_SEQUENTIAL only (400 with another mode): how many files ahead, 1-16 (default 4, stored).',
   'Volume.cloneDetails': 'Set on a volume created from a snapshot (restoreParameters.sourceSnapshot). sharedSpaceGib: the source volume\'s used GiB when the snapshot was taken.',
+  'BackupVault.name': 'Resource name: projects/{project}/locations/{location}/backupVaults/{backupVaultId}.',
+  'BackupVault.backupVaultType': 'IN_REGION (the default) or CROSS_REGION. Immutable.',
+  'BackupVault.backupRegion': 'CROSS_REGION only (required there, refused otherwise): the ID of another existing location, whose shelf holds the vault\'s store. Immutable.',
+  'BackupVault.sourceRegion': 'CROSS_REGION: the vault\'s own location.',
+  'BackupVault.kmsConfig': 'Not supported by Aquifer (400 if set): each vault is encrypted (AES-256-GCM, on the agents) with its own random 32-byte key, which aquiferd keeps and never returns.',
+  'BackupVault.backupRetentionPolicy': 'backupMinimumEnforcedRetentionDays 0-36500; when above 0, at least one of the four *BackupImmutable flags must be true (GCNV\'s rule).',
+  'BackupVault.state': 'READY once created.',
+  'BackupPolicy.name': 'Resource name: projects/{project}/locations/{location}/backupPolicies/{backupPolicyId}.',
+  'BackupPolicy.dailyBackupLimit': 'Daily backups to keep: at least 2 when given (GCNV), at most 1019.',
+  'BackupPolicy.weeklyBackupLimit': 'Weekly backups to keep, 0-1019. daily + weekly + monthly must be at least 2.',
+  'BackupPolicy.monthlyBackupLimit': 'Monthly backups to keep, 0-1019.',
+  'BackupPolicy.enabled': 'Defaults to true.',
+  'BackupPolicy.assignedVolumeCount': 'Volumes whose backupConfig names the policy (0 while a volume\'s backupConfig is refused).',
   'Snapshot.name': 'Resource name: projects/{project}/locations/{location}/volumes/{volumeId}/snapshots/{snapshotId}.',
   'Snapshot.state': 'CREATING until the volume\'s node reports it made, READY, DELETING, or ERROR (stateDetails says why).',
   'Snapshot.usedBytes': 'Bytes the snapshot alone holds (what deleting it frees), from its node\'s reports.',

@@ -163,8 +163,8 @@ static int location_forget(struct db *db, const char *name, const char *id)
 
 int srv_h_location_delete(struct srv_req *req, json_t **resp)
 {
-	char name[300];
-	int64_t n = 0;
+	char name[300], sparent[300];
+	int64_t n = 0, m = 0, k = 0;
 	int rc;
 
 	snprintf(name, sizeof(name), "locations/%s", req->params[0]);
@@ -181,6 +181,19 @@ int srv_h_location_delete(struct srv_req *req, json_t **resp)
 		goto out;
 	if (n) {
 		rc = aq_fail(&req->msg, AQ_EPRECOND, "location \"%s\" still holds %lld SMB users", req->params[0], (long long)n);
+		goto out;
+	}
+	/* backup vaults and policies of the location, and vaults of other
+	 * locations whose store lives here (CROSS_REGION, srv_bvault.h) */
+	if ((rc = srv_project_count(req, "bvault", NULL, req->params[0], &n)) != AQ_OK)
+		goto out;
+	snprintf(sparent, sizeof(sparent), "bvsecrets/%s", req->params[0]);
+	if ((rc = db_count(req->db, "bvsecret", sparent, &m)) != AQ_OK ||
+	    (rc = srv_project_count(req, "bpolicy", NULL, req->params[0], &k)) != AQ_OK)
+		goto out;
+	if (n || m || k) {
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "location \"%s\" still holds %lld backup vaults, %lld backup policies and the store of %lld backup vaults",
+			     req->params[0], (long long)n, (long long)k, (long long)m);
 		goto out;
 	}
 	if ((rc = db_count(req->db, "node", name, &n)) != AQ_OK)

@@ -93,7 +93,7 @@ int srv_project_count(struct srv_req *req, const char *kind, const char *project
 int srv_h_project_delete(struct srv_req *req, json_t **resp)
 {
 	char name[300];
-	int64_t pools = 0, vols = 0, users = 0;
+	int64_t pools = 0, vols = 0, users = 0, vaults = 0, policies = 0;
 	json_t *doc = NULL;
 	int rc;
 
@@ -108,8 +108,17 @@ int srv_h_project_delete(struct srv_req *req, json_t **resp)
 	/* any pool or volume of the project, in any location */
 	if ((rc = srv_project_count(req, "pool", req->params[0], NULL, &pools)) != AQ_OK ||
 	    (rc = srv_project_count(req, "volume", req->params[0], NULL, &vols)) != AQ_OK ||
-	    (rc = srv_project_count(req, "smbuser", req->params[0], NULL, &users)) != AQ_OK)
+	    (rc = srv_project_count(req, "smbuser", req->params[0], NULL, &users)) != AQ_OK ||
+	    (rc = srv_project_count(req, "bvault", req->params[0], NULL, &vaults)) != AQ_OK ||
+	    (rc = srv_project_count(req, "bpolicy", req->params[0], NULL, &policies)) != AQ_OK)
 		goto out;
+	/* backup vaults and policies (srv_bvault.h, srv_bpolicy.h): their
+	 * secrets and store must not pass to a project created again */
+	if (vaults || policies) {
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "project \"%s\" still holds %lld backup vaults and %lld backup policies; delete them first",
+			     req->params[0], (long long)vaults, (long long)policies);
+		goto out;
+	}
 	/* SMB users too: a project created again under the id must not find them */
 	if (pools || vols || users) {
 		rc = aq_fail(&req->msg, AQ_EPRECOND, "project \"%s\" still holds %lld storage pools, %lld volumes and %lld SMB users; delete them first",

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "server/srv_agent.h"
+#include "server/srv_bpolicy.h"
+#include "server/srv_bvault.h"
 #include "server/srv_docs.h"
 #include "server/srv_drain.h"
 #include "server/srv_health.h"
@@ -98,6 +100,24 @@ const struct srv_route srv_routes[] = {
 	{ .method = "PATCH", .path = PL "/smbUsers/*", .handler = srv_h_smbuser_patch,
 	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
 	{ .method = "DELETE", .path = PL "/smbUsers/*", .handler = srv_h_smbuser_delete,
+	  .access = SRV_ACCESS_EDITOR },
+
+	/* backup vaults and policies (srv_bvault.h, srv_bpolicy.h, issue 21) */
+	{ .method = "POST", .path = PL "/backupVaults", .handler = srv_h_bvault_create,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
+	{ .method = "GET", .path = PL "/backupVaults", .handler = srv_h_bvault_list, .access = SRV_ACCESS_VIEWER },
+	{ .method = "GET", .path = PL "/backupVaults/*", .handler = srv_h_bvault_get, .access = SRV_ACCESS_VIEWER },
+	{ .method = "PATCH", .path = PL "/backupVaults/*", .handler = srv_h_bvault_patch,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
+	{ .method = "DELETE", .path = PL "/backupVaults/*", .handler = srv_h_bvault_delete,
+	  .access = SRV_ACCESS_EDITOR },
+	{ .method = "POST", .path = PL "/backupPolicies", .handler = srv_h_bpolicy_create,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
+	{ .method = "GET", .path = PL "/backupPolicies", .handler = srv_h_bpolicy_list, .access = SRV_ACCESS_VIEWER },
+	{ .method = "GET", .path = PL "/backupPolicies/*", .handler = srv_h_bpolicy_get, .access = SRV_ACCESS_VIEWER },
+	{ .method = "PATCH", .path = PL "/backupPolicies/*", .handler = srv_h_bpolicy_patch,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
+	{ .method = "DELETE", .path = PL "/backupPolicies/*", .handler = srv_h_bpolicy_delete,
 	  .access = SRV_ACCESS_EDITOR },
 
 	{ .method = "GET", .path = "/v1/nodes", .handler = srv_h_node_list, .access = SRV_ACCESS_CLUSTER },

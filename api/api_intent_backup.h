@@ -1,0 +1,85 @@
+/* api_intent_backup: the backup jobs of the intent contract (issue 21,
+ * phase 2 groundwork: nothing sends or runs them yet) and the agent's
+ * report of each. Pure codecs with every field checked, so the server and
+ * the agent read one format (api_intent.h's habits: a bad entry fails that
+ * job, never the node).
+ *
+ * The intent's top-level "backups": [job, ...], at most
+ * API_INTENT_MAX_BACKUPS, each
+ *   {"op": "backup"|"delete",
+ *    "id": 16 hex digits       the vault-side backup id (the backup
+ *                              resource's uid: a backup deleted and made
+ *                              again under the same name is another one),
+ *    "name": backup resource name (for logs and reports),
+ *    "vault": {"key": 64 hex digits (the vault's 32-byte key),
+ *              "store": {"directory": {"path": ".backups/<16 hex>"}}},
+ *                              relative to the agent's shelf (srv_bvault.h)
+ *    backup only:
+ *    "volume": the source volume's resource name (served by this node),
+ *    "snapshot": {"id", "uid"} the source snapshot; absent: the agent makes
+ *                              a temporary snapshot and removes it after,
+ *    "prevId": 16 hex digits   the previous READY backup of that volume in
+ *                              that vault (absent: the first, a full one)}
+ *
+ * The agent reports each job in the status's top-level "backups":
+ *   {"id", "state": "UPLOADING"|"READY"|"ERROR"|"DELETED", "bytesDone",
+ *    "bytesTotal", "logicalBytes", "uploadedBytes", "stateDetails"}
+ * (integers; READY only once the manifest is stored; DELETED once
+ * bkp_delete is done). */
+#ifndef AQ_API_INTENT_BACKUP_H
+#define AQ_API_INTENT_BACKUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "api/api_intent.h"
+
+#define API_INTENT_MAX_BACKUPS 64        /* jobs per intent */
+#define API_INTENT_BKP_ID_LEN 16         /* hex digits */
+#define API_INTENT_BKP_KEY_HEX 64        /* a 32-byte key in hex */
+#define API_INTENT_BKP_STORE_PREFIX ".backups/"
+
+enum api_intent_bkp_op { API_INTENT_BKP_BACKUP, API_INTENT_BKP_DELETE };
+
+struct api_intent_backup {
+	enum api_intent_bkp_op op;
+	char id[API_INTENT_BKP_ID_LEN + 1];
+	char name[API_INTENT_NAME_LEN + 1];
+	char key_hex[API_INTENT_BKP_KEY_HEX + 1];
+	char store_path[API_INTENT_DIR_LEN + 1];     /* relative to the shelf */
+	char volume[API_INTENT_NAME_LEN + 1];        /* backup only */
+	bool has_snap;
+	struct api_intent_snap snap;
+	char prev_id[API_INTENT_BKP_ID_LEN + 1];     /* "" = none */
+};
+
+enum api_intent_bkp_state {
+	API_INTENT_BKP_UPLOADING,
+	API_INTENT_BKP_READY,
+	API_INTENT_BKP_ERROR,
+	API_INTENT_BKP_DELETED,
+};
+
+struct api_intent_backup_state {
+	char id[API_INTENT_BKP_ID_LEN + 1];
+	enum api_intent_bkp_state state;
+	uint64_t bytes_done, bytes_total, logical_bytes, uploaded_bytes;
+	char detail[API_INTENT_SNAP_DETAIL_LEN + 1];
+};
+
+/* New reference (NULL: ENOMEM). The key is in it: the caller never logs it. */
+json_t *api_intent_backup_encode(const struct api_intent_backup *b);
+/* Every field checked (AQ_EINVAL naming the job and the field; the message
+ * never quotes the key): id and prevId 16 hex digits, prevId not id, key 64
+ * hex digits, store path ".backups/" and 16 hex digits, volume and name
+ * non-empty, snapshot id/uid as in api_intent_snapset_decode, and no
+ * volume, snapshot or prevId on a delete. */
+int api_intent_backup_decode(const json_t *in, struct api_intent_backup *out, aq_msg *msg);
+
+json_t *api_intent_backup_state_encode(const struct api_intent_backup_state *st);
+/* AQ_EINVAL naming the field; bytesDone may not pass bytesTotal. */
+int api_intent_backup_state_decode(const json_t *in, struct api_intent_backup_state *out, aq_msg *msg);
+
+#endif

@@ -1,0 +1,173 @@
+/* srv_bpolicy: backup policies (see srv_bpolicy.h). Check (pure,
+ * api_backup_policy_check) then apply (db) in one transaction with the
+ * operation record. */
+#include "server/srv_bpolicy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_resource.h"
+#include "api/api_schema.h"
+#include "db/db.h"
+#include "server/srv_internal.h"
+#include "server/srv_op.h"
+#include "server/srv_req.h"
+#include "util/ut_clock.h"
+
+#define POLICY_TYPE "type.googleapis.com/google.cloud.netapp.v1.BackupPolicy"
+#define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
+
+/* assignedVolumeCount: no volume can name a policy while backupConfig is
+ * refused (api_volume_check_supported), so it is 0; when backupConfig is
+ * served, count the volumes of the location naming the policy here. */
+static void policy_output(json_t *doc)
+{
+	json_object_set_new(doc, "assignedVolumeCount", json_integer(0));
+}
+
+static int policy_load(struct srv_req *req, char *name, size_t cap, json_t **doc)
+{
+	char parent[600];
+	int rc;
+
+	srv_parent(req, parent, sizeof(parent));
+	snprintf(name, cap, "%s/backupPolicies/%s", parent, req->params[2]);
+	rc = db_get(req->db, name, doc);
+	if (rc == AQ_ENOENT)
+		return aq_fail(&req->msg, rc, "backupPolicy \"%s\" not found", name);
+	if (rc == AQ_OK)
+		policy_output(*doc);
+	return rc;
+}
+
+static json_t *policy_answer(const json_t *doc)
+{
+	json_t *out = json_deep_copy(doc);
+
+	if (out) {
+		policy_output(out);
+		json_object_set_new(out, "@type", json_string(POLICY_TYPE));
+	}
+	return out;
+}
+
+int srv_h_bpolicy_create(struct srv_req *req, json_t **resp)
+{
+	const char *id;
+	char parent[600], name[700], now[48];
+	json_t *doc = NULL, *out = NULL;
+	bool validate;
+	int rc;
+
+	if ((rc = srv_create_input(req, "backupPolicyId", api_backup_policy_fields, "backupPolicy",
+				   api_backup_policy_check, &id, &validate, &doc)) != AQ_OK)
+		return rc;
+	srv_parent(req, parent, sizeof(parent));
+	snprintf(name, sizeof(name), "%s/backupPolicies/%s", parent, id);
+	ut_clock_now_text(now, sizeof(now));
+	json_object_set_new(doc, "name", json_string(name));
+	json_object_set_new(doc, "state", json_string("READY"));
+	json_object_set_new(doc, "createTime", json_string(now));
+	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK)
+		goto out;
+	out = policy_answer(doc);
+	if (validate) {
+		*resp = srv_op_preview(parent, name, "create", out);
+		goto out;
+	}
+	if ((rc = srv_put_new(req, "bpolicy", parent, name, doc, "backupPolicy", name)) != AQ_OK ||
+	    (rc = srv_op_create(req, parent, name, "create", true, out, resp)) != AQ_OK ||
+	    (rc = db_commit(req->db)) != AQ_OK)
+		goto out;
+out:
+	db_rollback(req->db);
+	json_decref(doc);
+	json_decref(out);
+	return rc;
+}
+
+int srv_h_bpolicy_get(struct srv_req *req, json_t **resp)
+{
+	char name[700];
+	json_t *doc = NULL;
+	int rc;
+
+	if ((rc = policy_load(req, name, sizeof(name), &doc)) == AQ_OK)
+		*resp = doc;
+	return rc;
+}
+
+int srv_h_bpolicy_list(struct srv_req *req, json_t **resp)
+{
+	char parent[600], *next = NULL;
+	json_t *items = NULL, *it;
+	size_t i;
+	int rc;
+
+	srv_parent(req, parent, sizeof(parent));
+	if ((rc = srv_check_parent(req, SRV_PARENT_LIST)) != AQ_OK ||
+	    (rc = srv_list(req, "bpolicy", parent, &items, &next)) != AQ_OK)
+		return rc;
+	json_array_foreach(items, i, it)
+		policy_output(it);
+	*resp = srv_list_page("backupPolicies", items, next);
+	free(next);
+	return *resp ? AQ_OK : AQ_ENOMEM;
+}
+
+int srv_h_bpolicy_patch(struct srv_req *req, json_t **resp)
+{
+	struct api_mask_path paths[API_MASK_MAX];
+	char name[700], parent[600];
+	json_t *old = NULL, *patch = NULL, *doc = NULL, *out = NULL;
+	bool validate;
+	int npaths, rc;
+
+	if ((rc = srv_patch_input(req, api_backup_policy_fields, "BackupPolicy", "backupPolicy", &validate, paths,
+				  &npaths, &patch)) != AQ_OK)
+		return rc;
+	if ((rc = db_begin(req->db)) != AQ_OK || (rc = policy_load(req, name, sizeof(name), &old)) != AQ_OK ||
+	    (rc = api_mask_patch(old, patch, paths, npaths, &doc, NULL)) != AQ_OK ||
+	    (rc = api_backup_policy_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK)
+		goto out;
+	json_object_del(doc, "assignedVolumeCount"); /* computed, never stored */
+	out = policy_answer(doc);
+	srv_parent(req, parent, sizeof(parent));
+	if (validate) {
+		*resp = srv_op_preview(parent, name, "update", out);
+		goto out;
+	}
+	if ((rc = db_put(req->db, "bpolicy", parent, name, doc, false)) != AQ_OK ||
+	    (rc = srv_op_create(req, parent, name, "update", true, out, resp)) != AQ_OK ||
+	    (rc = db_commit(req->db)) != AQ_OK)
+		goto out;
+out:
+	db_rollback(req->db);
+	json_decref(old);
+	json_decref(patch);
+	json_decref(doc);
+	json_decref(out);
+	return rc;
+}
+
+int srv_h_bpolicy_delete(struct srv_req *req, json_t **resp)
+{
+	char name[700], parent[600];
+	json_t *old = NULL, *empty = NULL;
+	int rc;
+
+	if ((rc = db_begin(req->db)) != AQ_OK || (rc = policy_load(req, name, sizeof(name), &old)) != AQ_OK)
+		goto out;
+	srv_parent(req, parent, sizeof(parent));
+	empty = json_pack("{s:s}", "@type", EMPTY_TYPE);
+	if ((rc = db_delete(req->db, name)) != AQ_OK ||
+	    (rc = srv_op_create(req, parent, name, "delete", true, empty, resp)) != AQ_OK ||
+	    (rc = db_commit(req->db)) != AQ_OK)
+		goto out;
+out:
+	db_rollback(req->db);
+	json_decref(old);
+	json_decref(empty);
+	return rc;
+}
