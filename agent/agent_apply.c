@@ -319,13 +319,19 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	size_t i, k, n = json_array_size(vols), used = 0, nusers = 0, nshares = 0;
 	struct smb_srv_user *users = NULL;
 	struct smb_srv_share *shares = NULL;
+	struct api_intent_backup *bk = NULL;
+	size_t nbk = 0;
 	int rc = AQ_OK;
 
 	snprintf(req, sizeof(req), "gen-%lld", (long long)gen);
 	if (gen < 0 || !json_is_array(vols) || (dels && !json_is_array(dels)))
 		return aq_fail(msg, AQ_EINVAL, "intent needs generation, volumes[] and (optional) deletes[]");
-	if ((rc = apply_smb_users(json_object_get(intent, "smbUsers"), &users, &nusers, msg)) != AQ_OK)
+	if ((rc = agent_bkjob_check(json_object_get(intent, "backups"), &bk, &nbk, msg)) != AQ_OK)
 		return rc;
+	if ((rc = apply_smb_users(json_object_get(intent, "smbUsers"), &users, &nusers, msg)) != AQ_OK) {
+		free(bk);
+		return rc;
+	}
 	failed = json_array();
 	pthread_mutex_lock(&a->lock);
 	if (gen < a->applied) {
@@ -423,6 +429,7 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	       used, json_array_size(failed));
 	a->applied = gen;
 	agent_snap_kick(a);
+	agent_bkjob_offer(a, bk, nbk, req);
 	json_decref(a->failed);
 	a->failed = failed;
 	failed = NULL;
@@ -438,5 +445,6 @@ out:
 	free(trc);
 	free(users);
 	free(shares);
+	free(bk);
 	return rc;
 }

@@ -68,9 +68,30 @@ static struct slot *next_due(struct agent_bkpq *q, uint64_t now, uint64_t *wait_
 	return best;
 }
 
-static int run_one(struct agent_bkpq *q, const struct api_intent_backup *job, struct api_intent_backup_state *st)
+/* The running job's bytes done / total, for the report while it runs. */
+struct run_progress {
+	struct agent_bkpq *q;
+	struct slot *s;
+};
+
+static void run_progress(void *arg, uint64_t done, uint64_t total)
 {
-	struct agent_backup_opts o = { 0 };
+	struct run_progress *p = arg;
+
+	pthread_mutex_lock(&p->q->mu);
+	if (p->s->phase == SLOT_RUNNING) {
+		p->s->st.state = API_INTENT_BKP_UPLOADING;
+		p->s->st.bytes_total = total;
+		p->s->st.bytes_done = done <= total ? done : total;
+	}
+	pthread_mutex_unlock(&p->q->mu);
+}
+
+static int run_one(struct agent_bkpq *q, struct slot *s, const struct api_intent_backup *job,
+		   struct api_intent_backup_state *st)
+{
+	struct run_progress p = { .q = q, .s = s };
+	struct agent_backup_opts o = { .progress = run_progress, .progress_arg = &p };
 	char src[4096] = "";
 	aq_msg why = { .text = "" };
 	int rc;
@@ -121,7 +142,7 @@ static void *worker(void *arg)
 		s->phase = SLOT_RUNNING;
 		job = s->job;
 		pthread_mutex_unlock(&q->mu);
-		rc = run_one(q, &job, &st);
+		rc = run_one(q, s, &job, &st);
 		OPENSSL_cleanse(job.key_hex, sizeof(job.key_hex));
 		pthread_mutex_lock(&q->mu);
 		if (s->forget) {

@@ -1,5 +1,5 @@
-/* agent_bkpq: the agent's backup worker (issue 21, phase 2 groundwork; the
- * agent does not start it yet): one thread that runs the intent's backup
+/* agent_bkpq: the agent's backup worker (issue 21, phase 2; the agent starts
+ * it, agent_bkjob.c): one thread that runs the intent's backup
  * and delete jobs (api/api_intent_backup.h) with agent_backup_run, off the
  * apply path and one at a time, and keeps each job's latest report for the
  * status.
@@ -17,6 +17,7 @@
  *   (retry_ms, doubling, at most 32 x retry_ms between tries) while it
  *   reports UPLOADING with the reason; after max_tries the job is ERROR
  *   naming the attempts and the last reason.
+ * - While a backup runs, its report carries the engine's bytes done/total.
  * Thread-safe: offer and report may be called from any thread. */
 #ifndef AQ_AGENT_BKPQ_H
 #define AQ_AGENT_BKPQ_H

@@ -159,8 +159,10 @@ json_t *agent_status_doc(struct agent *a)
 			"lastError", a->last_error, "reportsDelivered", (json_int_t)a->reports_ok, "failed",
 			a->failed ? json_deep_copy(a->failed) : json_array(), "tokenRenewal", 1);
 	pthread_mutex_unlock(&a->lock);
-	if (doc)
+	if (doc) {
 		json_object_set_new(doc, API_INTENT_SMB_ADDRESS, json_string(smb));
+		agent_bkjob_status(a, doc);
+	}
 	return doc;
 }
 

@@ -83,6 +83,8 @@ struct agent {
 	bool snap_stop, snap_kick;
 	struct agent_snap_used *snap_used;
 	size_t nsnap_used;
+	/* backups (agent_bkjob.c): the worker running the intent's jobs */
+	struct agent_bkpq *bkpq;
 };
 
 /* agent_state.c: files in --state-dir, written atomically (temp, fsync,
@@ -134,6 +136,20 @@ int agent_snap_status(struct agent *a, const char *dir, json_t *doc);
 void agent_snap_kick(struct agent *a);
 int agent_snap_usage_start(struct agent *a);
 void agent_snap_usage_stop(struct agent *a);
+
+/* agent_bkjob.c: the intent's "backups" (api_intent_backup.h) run by the
+ * backup worker; start before the first apply, stop after the reporter. */
+struct api_intent_backup;
+int agent_bkjob_start(struct agent *a);
+void agent_bkjob_stop(struct agent *a);
+/* Decode the intent's "backups" (absent: none) into a new array (*out, free
+ * it); a job that does not decode is left out and logged; AQ_EINVAL only
+ * when "backups" is not an array of at most API_INTENT_MAX_BACKUPS. */
+int agent_bkjob_check(const json_t *jobs, struct api_intent_backup **out, size_t *n, aq_msg *msg);
+/* The jobs of the intent just applied (called with a->lock held is fine). */
+void agent_bkjob_offer(struct agent *a, const struct api_intent_backup *jobs, size_t n, const char *req);
+/* Adds "backups": the worker's reports, when it knows any jobs. */
+void agent_bkjob_status(struct agent *a, json_t *doc);
 
 /* agent_http.c: the agent's own API (PUT /v1/intent, GET /v1/status,
  * /healthz, /metrics). reserve: descriptors the rest of the process keeps

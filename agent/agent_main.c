@@ -366,6 +366,11 @@ int agent_main(int argc, char **argv)
 		}
 		vol_store_set_tier(a.store, tier_ops(), a.tier);
 	}
+	/* the backup worker takes the jobs of the first apply */
+	if (agent_bkjob_start(&a) != AQ_OK) {
+		UT_ERROR("agent_main", NULL, "cannot start the backup worker");
+		return 1;
+	}
 	/* serve the last applied state at once */
 	rc = agent_state_read(a.cfg.state_dir, "intent.json", &intent, &msg);
 	if (rc == AQ_OK) {
@@ -401,6 +406,7 @@ int agent_main(int argc, char **argv)
 	agent_reporter_stop(&a);
 	agent_http_stop(&a);
 	agent_snap_usage_stop(&a);
+	agent_bkjob_stop(&a);
 	smb_srv_free(a.smb);
 	nfs_srv_free(a.nfs);
 	nfs4_srv_free(a.nfs4);

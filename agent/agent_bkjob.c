@@ -1,0 +1,123 @@
+/* agent_bkjob: the intent's backup jobs (api/api_intent_backup.h) handed to
+ * the backup worker (agent_bkpq.h), and its reports in the status (issue 21
+ * phase 2, agent side). aquiferd sends no jobs yet (the backups route is not
+ * routed): with none, the worker idles and the status carries no "backups".
+ *
+ * The source of a backup is the named snapshot's folder
+ * (snap_dir_of(shelf, volume)/<snapshot id>) of a volume this node serves
+ * by the last applied intent; a job without a snapshot fails by name (the
+ * temporary snapshot is not made yet). The identity mode follows the
+ * volume's snapshot mechanism (btrfs: strict). */
+#include "agent/agent_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agent/agent_bkpq.h"
+#include "agent/snap/snap.h"
+#include "api/api_schema.h"
+#include "util/ut_hex.h"
+
+/* The served volume's folder name under volumes/ into out ("" when not). */
+static bool bkjob_volume_name(struct agent *a, const char *volume, char *out, size_t cap)
+{
+	json_t *v;
+	size_t i;
+	bool found = false;
+
+	out[0] = '\0';
+	pthread_mutex_lock(&a->lock);
+	json_array_foreach(json_object_get(a->intent, "volumes"), i, v) {
+		const char *dir = api_json_str(v, "dir", "");
+
+		if (strcmp(api_json_str(v, "name", ""), volume) != 0 || strncmp(dir, "volumes/", 8) != 0 ||
+		    !ut_hex_valid(dir + 8, strlen(dir + 8)) || strlen(dir + 8) == 0)
+			continue;
+		snprintf(out, cap, "%s", dir + 8);
+		found = true;
+		break;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return found;
+}
+
+static int bkjob_source(void *arg, const struct api_intent_backup *job, char *src, size_t cap, bool *strict,
+			aq_msg *msg)
+{
+	struct agent *a = arg;
+	char name[80], root[1200], sdir[1100];
+	struct stat st;
+
+	if (!job->has_snap)
+		return aq_fail(msg, AQ_EINVAL, "backup %s: a sourceSnapshot is needed (temporary snapshots: not yet)",
+			       job->name);
+	if (!bkjob_volume_name(a, job->volume, name, sizeof(name)))
+		return aq_fail(msg, -EAGAIN, "backup %s: volume %s is not served by this node", job->name, job->volume);
+	if (!snap_exists(a->cfg.shelf, name, &job->snap))
+		return aq_fail(msg, AQ_EINVAL, "backup %s: snapshot %s (uid %s) of %s does not exist", job->name,
+			       job->snap.id, job->snap.uid, job->volume);
+	snap_dir_of(a->cfg.shelf, name, sdir, sizeof(sdir));
+	if ((size_t)snprintf(src, cap, "%s/%s", sdir, job->snap.id) >= cap || stat(src, &st) != 0 ||
+	    !S_ISDIR(st.st_mode))
+		return aq_fail(msg, AQ_EINVAL, "backup %s: snapshot folder of %s missing", job->name, job->snap.id);
+	snprintf(root, sizeof(root), "%s/volumes/%s", a->cfg.shelf, name);
+	*strict = snap_mech_of(root) == SNAP_BTRFS;
+	return AQ_OK;
+}
+
+int agent_bkjob_start(struct agent *a)
+{
+	struct agent_bkpq_cfg c = { .shelf = a->cfg.shelf, .source_fn = bkjob_source, .arg = a };
+
+	return agent_bkpq_new(&c, &a->bkpq);
+}
+
+void agent_bkjob_stop(struct agent *a)
+{
+	agent_bkpq_free(a->bkpq);
+	a->bkpq = NULL;
+}
+
+int agent_bkjob_check(const json_t *jobs, struct api_intent_backup **out, size_t *n, aq_msg *msg)
+{
+	size_t i, k = json_array_size(jobs);
+	json_t *j;
+
+	*out = NULL;
+	*n = 0;
+	if (!jobs || k == 0)
+		return AQ_OK;
+	if (!json_is_array(jobs) || k > API_INTENT_MAX_BACKUPS)
+		return aq_fail(msg, AQ_EINVAL, "intent backups must be an array of at most %d jobs", API_INTENT_MAX_BACKUPS);
+	if (!(*out = calloc(k, sizeof(**out))))
+		return aq_fail(msg, AQ_ENOMEM, "out of memory");
+	/* a bad job is left out (logged), never the intent */
+	json_array_foreach(jobs, i, j) {
+		aq_msg why = { .text = "" };
+
+		if (api_intent_backup_decode(j, &(*out)[*n], &why) == AQ_OK)
+			(*n)++;
+		else
+			UT_WARN("agent_bkjob", NULL, "backup job %zu left out: %s", i, why.text);
+	}
+	return AQ_OK;
+}
+
+void agent_bkjob_offer(struct agent *a, const struct api_intent_backup *jobs, size_t n, const char *req)
+{
+	if (a->bkpq && agent_bkpq_offer(a->bkpq, jobs, n) != AQ_OK)
+		UT_ERROR("agent_bkjob", req, "%zu backup jobs not offered", n);
+}
+
+void agent_bkjob_status(struct agent *a, json_t *doc)
+{
+	json_t *r = a->bkpq ? agent_bkpq_report(a->bkpq) : NULL;
+
+	if (r && json_array_size(r) > 0)
+		json_object_set_new(doc, "backups", r);
+	else
+		json_decref(r);
+}
