@@ -182,8 +182,8 @@ in_x ip neigh show "$NET.33" | grep -q "$(mac_of "$H1")"
 ok "the client's neighbour entry for .33 points at $H1 before" test $? -eq 0
 eval "HP=\$PID_$H1"
 t_kill=$(date +%s%N)
-kill -KILL "$HP"
-wait "$HP" 2>/dev/null
+kill -KILL "$HP" 2>/dev/null
+{ wait "$HP"; } 2>/dev/null
 ip -n "$SA-$H1" link set eth0 down
 moved() { has "$O1" "$NET.33"; }
 wait_until 60 moved
@@ -219,7 +219,7 @@ ok "... and no node reports it" unreported 10.99.25.33
 H2=$(node_of 10.99.25.34)
 eval "HP=\$PID_$H2"
 kill -TERM "$HP"
-wait "$HP" 2>/dev/null
+{ wait "$HP"; } 2>/dev/null
 ok "a clean stop of $H2 released v2's 10.99.25.34" hasnt "$H2" "$NET.34"
 grep -h 'agent_svc' "$D"/*/agent.log | sed 's/^/  log: /' | head -n 20
 echo "# took $(($(date +%s) - T0)) s"
