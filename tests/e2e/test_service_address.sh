@@ -81,7 +81,9 @@ wait_until() {
 has() { ip -n "$SA-$1" -4 addr show dev eth0 | grep -q "inet $2/24"; }
 hasnt() { ! has "$@"; }
 mac_of() { ip -n "$SA-$1" link show eth0 | awk '/link\/ether/ { print $2 }'; }
-in_x() { ip netns exec "$SA-x" "$@"; }
+# in_x CMD...: CMD in the client namespace, bounded (a libnfs tool waits
+# long for an address nobody holds)
+in_x() { ip netns exec "$SA-x" timeout 20 "$@"; }
 url() { echo "nfs://$1/$2/$3?version=3&nfsport=2049&mountport=2049"; }
 reads() { in_x nfs-cat "$(url "$1" "$2" data.bin)" 2>/dev/null | cmp -s - "$AQ_TMP/data.bin"; }
 vol_is() { aq_req GET "$P/volumes/$1"; printf '%s' "$BODY" | jq -e "$2" >/dev/null 2>&1; }
