@@ -223,6 +223,8 @@ eval "HP=\$PID_$H2"
 kill -TERM "$HP"
 { wait "$HP"; } 2>/dev/null
 ok "a clean stop of $H2 released v2's 10.99.25.34" hasnt "$H2" "$NET.34"
+san=$(grep -hE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$D"/*/agent.log "$D"/aquiferd.log 2>/dev/null | head -n 3)
+expect_eq "no sanitizer report in the agents' and aquiferd's logs (one agent stopped cleanly)" "" "$san"
 grep -h 'agent_svc' "$D"/*/agent.log | sed 's/^/  log: /' | head -n 20
 echo "# took $(($(date +%s) - T0)) s"
 aq_finish

@@ -67,6 +67,8 @@ D=$AQ_TMP/srv
 SHELF=$AQ_TMP/shelf
 P=/v1/projects/acme/locations/east
 MIB=${AQ_VM_FAILOVER_MIB:-64}
+# the guest boots beside the other suites under TCG: give it more than the default 180 s
+export AQ_VM_BOOT_SECS=${AQ_VM_BOOT_SECS:-300}
 VMSUB=
 trap '[ -n "$VMSUB" ] && kill -TERM "$VMSUB" 2>/dev/null; wait 2>/dev/null; aq_cleanup' EXIT
 T0=$(date +%s)
