@@ -70,7 +70,8 @@ MIB=${AQ_VM_FAILOVER_MIB:-64}
 # the guest boots beside the other suites under TCG: give it more than the default 180 s
 export AQ_VM_BOOT_SECS=${AQ_VM_BOOT_SECS:-300}
 VMSUB=
-trap '[ -n "$VMSUB" ] && kill -TERM "$VMSUB" 2>/dev/null; wait 2>/dev/null; aq_cleanup' EXIT
+# the guest's subshell first (its own trap stops QEMU), then aquiferd and the agents
+trap '[ -n "$VMSUB" ] && { kill -TERM "$VMSUB"; wait "$VMSUB"; } 2>/dev/null; aq_cleanup' EXIT
 T0=$(date +%s)
 vm_image || { aq_failed "the guest image builds"; aq_finish; }
 mkdir -p "$SHELF"
