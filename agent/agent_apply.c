@@ -416,6 +416,8 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 		if (smb_srv_set_config(a->smb, shares, nshares, users, nusers) != 0)
 			UT_ERROR("agent_apply", req, "the SMB server kept its shares and users: out of memory");
 	}
+	/* service addresses follow the served volumes (agent_svc.h) */
+	agent_svc_apply(&a->svc, vols, ok, failed, req);
 	json_array_foreach(failed, i, f)
 		UT_WARN("agent_apply", req, "not serving %s: %s", *api_json_str(f, "name", "") ? api_json_str(f, "name", "") : "a volume",
 			api_json_str(f, "error", ""));

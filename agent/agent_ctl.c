@@ -21,6 +21,7 @@
 #include "tls/tls.h"
 #include "util/ut_buf.h"
 #include "util/ut_hostport.h"
+#include "util/ut_clock.h"
 #include "util/ut_log.h"
 
 /* The largest answer of aquiferd the agent reads (join, report). */
@@ -259,6 +260,7 @@ static void *reporter(void *arg)
 
 		pthread_mutex_lock(&a->lock);
 		snprintf(token, sizeof(token), "%s", a->node_token);
+		agent_svc_announce(&a->svc, (int64_t)ut_clock_mono_ms());
 		pthread_mutex_unlock(&a->lock);
 		code = st ? ctl_post(a, conn, "/v1/agent/status", token, st, &reply, &msg) : AQ_ENOMEM;
 		snprintf(req, sizeof(req), "report-%llu", ++reports);

@@ -158,6 +158,8 @@ json_t *agent_status_doc(struct agent *a)
 			"appliedGeneration", (json_int_t)a->applied, "volumes", vols, "agentVersion", AQ_VERSION,
 			"lastError", a->last_error, "reportsDelivered", (json_int_t)a->reports_ok, "failed",
 			a->failed ? json_deep_copy(a->failed) : json_array(), "tokenRenewal", 1);
+	if (doc)
+		json_object_set_new(doc, "serviceAddresses", agent_svc_report(&a->svc));
 	pthread_mutex_unlock(&a->lock);
 	if (doc) {
 		json_object_set_new(doc, API_INTENT_SMB_ADDRESS, json_string(smb));

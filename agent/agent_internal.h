@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "agent/agent_shelf.h"
+#include "agent/agent_svc.h"
 #include "agent/nfs/nfs_srv.h"
 #include "agent/nfs4/nfs4.h"
 #include "agent/snap/snap.h"
@@ -33,6 +34,7 @@ struct agent_cfg {
 	char listen[128];        /* agent API HOST:PORT */
 	char nfs_listen[128];    /* NFS HOST:PORT */
 	char smb_listen[128];    /* SMB HOST[:PORT] (port 445 by default); empty: no SMB server */
+	char service_iface[16];  /* --service-interface: where service addresses go (agent_svc.h); "" none */
 	char advertise[128];     /* host clients and aquiferd use (default: listen's host) */
 	char state_dir[1024];
 	char ca_file[1024];      /* verifies aquiferd's certificate (agent_tls.c) */
@@ -69,6 +71,7 @@ struct agent {
 	char handle_key[80];     /* hex */
 	json_t *intent;          /* the last applied intent (owned) */
 	json_t *failed;          /* [{name, error}] of its volumes this node could not serve */
+	struct agent_svc svc;    /* the service addresses held (agent_svc.h) */
 	int64_t applied;         /* its generation */
 	int64_t reports_ok;
 	char last_error[512];

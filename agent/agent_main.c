@@ -41,7 +41,7 @@ static void usage(FILE *f)
 		"usage: aquifer-agent --server URL --token JOIN_TOKEN --node NAME --location LOC\n"
 		"                     --shelf DIR --listen HOST:PORT --nfs-listen HOST:PORT --state-dir DIR\n"
 		"                     [--throughput-mibps N] [--write-throughput-mibps N]\n"
-		"                     [--smb-listen HOST[:PORT]] [--advertise HOST] [--ca-file FILE] [--tier-day-seconds N]\n"
+		"                     [--smb-listen HOST[:PORT]] [--service-interface IFACE] [--advertise HOST] [--ca-file FILE] [--tier-day-seconds N]\n"
 		"                     [--snapshot-usage-seconds N]\n"
 		"                     [--log-level LEVEL] [--config FILE]\n"
 		"\n"
@@ -59,6 +59,8 @@ static void usage(FILE *f)
 		"  --throughput-mibps N      node ceiling used for placement (default 33379 = 35 GB/s read)\n"
 		"  --write-throughput-mibps N  write ceiling, shown by the API (default 9537 = 10 GB/s)\n"
 		"  --advertise HOST          address aquiferd and clients use (default: --listen's host)\n"
+		"  --service-interface IFACE  hold the service addresses of the volumes served here on\n"
+		"                            IFACE (needs --nfs-listen 0.0.0.0:PORT, CAP_NET_ADMIN/RAW)\n"
 		"  --ca-file FILE            CA that signed aquiferd's certificate, checked from the first\n"
 		"                            contact on (default: the system store; after the join, the\n"
 		"                            cluster CA kept in --state-dir/ca.crt)\n"
@@ -101,7 +103,7 @@ struct agent_opt {
 static const struct agent_opt agent_opts[] = {
 	{ "server", S(server) }, { "token", S(join_token) }, { "node", S(node) },
 	{ "location", S(location) }, { "shelf", S(shelf) }, { "listen", S(listen) },
-	{ "nfs-listen", S(nfs_listen) }, { "smb-listen", S(smb_listen) }, { "advertise", S(advertise) }, { "state-dir", S(state_dir) },
+	{ "nfs-listen", S(nfs_listen) }, { "smb-listen", S(smb_listen) }, { "service-interface", S(service_iface) }, { "advertise", S(advertise) }, { "state-dir", S(state_dir) },
 	{ "ca-file", S(ca_file) },
 	{ "throughput-mibps", offsetof(struct agent_cfg, ceiling_mibps), 0 },
 	{ "write-throughput-mibps", offsetof(struct agent_cfg, write_ceiling_mibps), 0 },
@@ -308,6 +310,11 @@ int agent_main(int argc, char **argv)
 		return 2;
 	}
 	ut_log_set_level(a.cfg.log_level); /* before any thread starts */
+	/* service addresses (agent_svc.h): checked before the node joins */
+	if (agent_svc_init(&a.svc, a.cfg.service_iface, a.cfg.nfs_listen, a.cfg.smb_listen, 0, &msg) != AQ_OK) {
+		UT_ERROR("agent_main", NULL, "%s", msg.text);
+		return 1;
+	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
@@ -366,6 +373,7 @@ int agent_main(int argc, char **argv)
 		}
 		vol_store_set_tier(a.store, tier_ops(), a.tier);
 	}
+	a.svc.nfs_port = nfs_srv_port(a.nfs); /* a service address wanting another port fails */
 	/* the backup worker takes the jobs of the first apply */
 	if (agent_bkjob_start(&a) != AQ_OK) {
 		UT_ERROR("agent_main", NULL, "cannot start the backup worker");
@@ -383,6 +391,9 @@ int agent_main(int argc, char **argv)
 	} else if (rc != AQ_ENOENT) {
 		UT_ERROR("agent_main", NULL, "%s", msg.text);
 	}
+	pthread_mutex_lock(&a.lock);
+	a.svc.live = true; /* from now on pushes claim service addresses */
+	pthread_mutex_unlock(&a.lock);
 	if (tier_start(a.tier) != 0) {
 		UT_ERROR("agent_main", NULL, "cannot start the cold tier thread");
 		return 1;
@@ -403,6 +414,9 @@ int agent_main(int argc, char **argv)
 		a.cfg.node, a.cfg.location, a.cfg.listen, nfs_srv_port(a.nfs), a.cfg.shelf);
 	sigwait(&set, &sig);
 	UT_INFO("agent_main", NULL, "signal %d, stopping", sig);
+	pthread_mutex_lock(&a.lock);
+	agent_svc_release_all(&a.svc); /* first: another node may take them at once */
+	pthread_mutex_unlock(&a.lock);
 	agent_reporter_stop(&a);
 	agent_http_stop(&a);
 	agent_snap_usage_stop(&a);

@@ -35,6 +35,15 @@ static const struct api_field loc_dir_fields[] = {
 	{ NULL, 0, 0, NULL, NULL, 0 },
 };
 
+/* Service addresses (api_svcaddr.h): set on create only, so an address
+ * a client mounts never moves out of its range. */
+static const struct api_field loc_svc_fields[] = {
+	{ "range", API_T_STRING, API_F_REQUIRED, NULL, NULL, 18 },
+	{ "prefixLength", API_T_INT32, 0, NULL, NULL, 0 },
+	{ "port", API_T_INT32, 0, NULL, NULL, 0 },
+	{ NULL, 0, 0, NULL, NULL, 0 },
+};
+
 static const struct api_field loc_cold_fields[] = {
 	{ "s3", API_T_OBJECT, 0, NULL, loc_s3_fields, 0 },
 	{ "directory", API_T_OBJECT, 0, NULL, loc_dir_fields, 0 },
@@ -49,6 +58,7 @@ const struct api_field api_location_fields[] = {
 	{ "metadata", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
 	{ "createTime", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
 	{ "coldStore", API_T_OBJECT, 0, NULL, loc_cold_fields, 0 },
+	{ "serviceAddresses", API_T_OBJECT, API_F_IMMUTABLE, NULL, loc_svc_fields, 0 },
 	{ NULL, 0, 0, NULL, NULL, 0 },
 };
 

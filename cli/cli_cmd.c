@@ -100,6 +100,14 @@ static const struct cli_key read_ahead_keys[] = {
 	{ NULL, CLI_T_STR, NULL, NULL }
 };
 
+/* A location's service addresses (issue 25): --service-addresses=10.99.0.32/27,prefix-length=24,port=2049 */
+static const struct cli_key service_addr_keys[] = {
+	{ "range", CLI_T_STR, "range", NULL },
+	{ "prefix-length", CLI_T_INT, "prefixLength", NULL },
+	{ "port", CLI_T_INT, "port", NULL },
+	{ NULL, CLI_T_STR, NULL, NULL }
+};
+
 /* A location's S3 cold store: --cold-store-s3=endpoint=URL,bucket=B,... */
 static const struct cli_key cold_s3_keys[] = {
 	{ "endpoint", CLI_T_STR, "endpoint", NULL },
@@ -152,6 +160,11 @@ static const struct cli_flag location_mut_flags[] = {
 	  "while endpoint, bucket and access-key-id stay the same)." },
 	{ "cold-store-directory", CLI_T_STR, ON_CU, 0, "coldStore.directory.path", "coldStore", NULL, NULL,
 	  "PATH", "Cold tier in a directory every node of the location reaches (absolute path)." },
+	{ "service-addresses", CLI_T_LEAD_DICT, ON_C, 0, "serviceAddresses", NULL, NULL, service_addr_keys,
+	  "CIDR[,prefix-length=N,port=P]",
+	  "IPv4 range each volume of the location takes a stable mount address from; the node serving the volume "
+	  "holds it (aquifer-agent --service-interface) and a failover moves it. prefix-length: the subnet's "
+	  "(default the range's), port: NFS (2049). Create only." },
 	END_FLAGS
 };
 

@@ -98,7 +98,7 @@ op('/v1/locations/{locationId}', 'get', {
 });
 op('/v1/locations/{locationId}', 'patch', {
   operationId: 'updateLocation', tags: ['Locations'], summary: 'Update a location (cluster admin)',
-  description: 'Synchronous: answers with the location. Only the fields named in updateMask change (displayName, labels, coldStore). coldStore.s3.secretAccessKey is never returned.',
+  description: 'Synchronous: answers with the location. Only the fields named in updateMask change (displayName, labels, coldStore; serviceAddresses is set on create only). coldStore.s3.secretAccessKey is never returned.',
   parameters: [...pathParams('locationId'), ref('updateMask'), ref('validateOnly')],
   requestBody: body('Location', 'The location fields to change.'),
   responses: Object.assign({ 200: json('Location', 'The updated location.') }, errors([400, 401, 403, 404, 409, 413])),
@@ -393,6 +393,7 @@ schemas.Node = {
     address: str('The agent API URL aquiferd pushes to.'),
     nfsAddress: str('HOST:PORT of its NFS server.'),
     smbAddress: str('HOST:PORT of its SMB server; absent: the node serves no SMB.'),
+    serviceAddresses: { type: 'array', items: { type: 'string' }, description: 'The service addresses the node reports it holds on its --service-interface (issue 25).' },
     generation: { type: 'integer', format: 'int64', description: 'Generation of the node\'s desired state.' },
     appliedGeneration: { type: 'integer', format: 'int64', description: 'Generation the node reported applied.' },
     stateDetails: str('What the state means for its volumes: DRAINING (how many still wait for room, or drained), DOWN (silent since; volumes waiting).'),
@@ -469,6 +470,7 @@ schemas.AgentStatusRequest = {
     },
     agentVersion: { type: 'string' },
     smbAddress: { type: 'string', description: 'HOST:PORT of its SMB server; "" says it stopped; absent keeps what the node has.' },
+    serviceAddresses: { type: 'array', maxItems: 4096, items: { type: 'string' }, description: 'The IPv4 service addresses the agent holds (absent or empty: none).' },
     tokenRenewal: { type: 'boolean', description: 'The agent keeps the nodeToken a status answer carries.' },
   },
   required: ['appliedGeneration'],

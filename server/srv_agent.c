@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/api_svcaddr.h"
 #include "api/api_resource.h"
 #include "api/api_intent.h"
 #include "api/api_schema.h"
@@ -93,6 +94,38 @@ static bool smb_address_moved(const json_t *body, const json_t *node)
 	const json_t *a = json_object_get(body, API_INTENT_SMB_ADDRESS);
 
 	return json_is_string(a) && strcmp(json_string_value(a), api_json_str(node, API_INTENT_SMB_ADDRESS, "")) != 0;
+}
+
+/* The report's serviceAddresses (the addresses the agent holds, issue 25)
+ * differ from the node's: absent in the report means none. */
+static bool service_addresses_moved(const json_t *body, const json_t *node)
+{
+	const json_t *a = json_object_get(body, "serviceAddresses"), *b = json_object_get(node, "serviceAddresses");
+
+	if (!json_is_array(a) || json_array_size(a) == 0)
+		return json_array_size(b) != 0;
+	return !json_equal(a, b);
+}
+
+/* Take the body's serviceAddresses into node: at most 4096 strings of an
+ * IPv4 address each (srv_svcaddr.h compares them), none: removed. */
+static int node_service_addresses(struct srv_req *req, json_t *node)
+{
+	const json_t *a = json_object_get(req->body, "serviceAddresses"), *s;
+	uint32_t ip;
+	size_t i;
+
+	if (!json_is_array(a) || json_array_size(a) == 0) {
+		json_object_del(node, "serviceAddresses");
+		return AQ_OK;
+	}
+	if (json_array_size(a) > 4096)
+		return aq_fail(&req->msg, AQ_EINVAL, "serviceAddresses lists more than 4096 addresses");
+	json_array_foreach(a, i, s)
+		if (!json_is_string(s) || api_svcaddr_parse_ip(json_string_value(s), &ip) != AQ_OK)
+			return aq_fail(&req->msg, AQ_EINVAL, "serviceAddresses[%zu] must be an IPv4 address", i);
+	json_object_set_new(node, "serviceAddresses", json_deep_copy(a));
+	return AQ_OK;
 }
 
 /* Take the body's smbAddress into node: HOST:PORT sets it, "" removes it,
@@ -390,7 +423,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	changed = strcmp(api_json_str(doc, "state", ""), "DOWN") == 0 ||
 		  applied > api_json_int64(doc, "appliedGeneration", 0) ||
 		  t - api_json_int64(json_object_get(doc, "internal"), "lastSeenMs", 0) > node_seen_persist_ms(req->srv);
-	if (smb_address_moved(req->body, doc))
+	if (smb_address_moved(req->body, doc) || service_addresses_moved(req->body, doc))
 		changed = true;
 	json_array_foreach(vols, i, v) {
 		char pname[800];
@@ -428,7 +461,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	json_object_set_new(json_object_get(doc, "internal"), "lastSeenMs", json_integer(t));
 	if (json_object_get(req->body, "agentVersion"))
 		json_object_set(doc, "agentVersion", json_object_get(req->body, "agentVersion"));
-	if ((rc = node_smb_address(req, doc)) != AQ_OK)
+	if ((rc = node_smb_address(req, doc)) != AQ_OK || (rc = node_service_addresses(req, doc)) != AQ_OK)
 		goto out;
 	snprintf(parent, sizeof(parent), "locations/%s", api_json_str(doc, "location", ""));
 	if ((rc = db_put(req->db, "node", parent, name, doc, false)) != AQ_OK)

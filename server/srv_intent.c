@@ -15,6 +15,8 @@
 #include "server/srv_location.h"
 #include "server/srv_snapshot.h"
 #include "server/srv_smbuser.h"
+#include "server/srv_svcaddr.h"
+#include "api/api_svcaddr.h"
 
 int srv_intent_vol_parent(const char *vn, char *out, size_t cap)
 {
@@ -30,8 +32,8 @@ int srv_intent_vol_parent(const char *vn, char *out, size_t cap)
  * reason in bad[] when it cannot be encoded: then its operation fails with
  * that reason once the generation is applied, instead of waiting forever.
  * An error reading its snapshots fails the whole intent (AQ_ENOMEM, db). */
-static int intent_volume(const struct api_math_params *p, struct db *db, const json_t *pl, json_t *vols,
-			  json_t *bad)
+static int intent_volume(const struct api_math_params *p, struct db *db, const json_t *node, const json_t *pl,
+			 json_t *vols, json_t *bad)
 {
 	const char *vn = api_json_str(pl, "volume", "");
 	char pname[800], parent[600];
@@ -47,12 +49,15 @@ static int intent_volume(const struct api_math_params *p, struct db *db, const j
 		pool = NULL;
 	if (api_intent_volume_from_api(vol, pool, p, api_json_str(pl, "fsid", ""), api_json_str(pl, "dir", ""), iv,
 				       &why) == AQ_OK) {
-		json_t *e = api_intent_volume_encode(iv);
+		json_t *e = api_intent_volume_encode(iv), *sa = NULL;
 
 		/* its snapshots, revert and clone source (srv_snapshot.h); an
-		 * intent that could not read them is not sent but built again */
+		 * intent that could not read them is not sent but built again;
+		 * likewise its service address (srv_svcaddr.h) */
 		if (!e || (rc = srv_snapshot_intent(db, vol, e)) != AQ_OK)
 			rc = e ? rc : AQ_ENOMEM;
+		if (rc == AQ_OK && (rc = srv_svcaddr_intent(db, node, pl, &sa)) == AQ_OK && sa)
+			json_object_set_new(e, API_SVCADDR_KEY, sa);
 		json_array_append_new(vols, e);
 	} else {
 		json_array_append_new(bad, json_pack("{s:s,s:s}", "name", vn, "error", why.text));
@@ -86,7 +91,7 @@ int srv_intent_build(const struct api_math_params *srv_math, struct db *db, cons
 			json_array_append_new(dels, api_intent_delete_encode(&d));
 			continue;
 		}
-		if ((rc = intent_volume(srv_math, db, pl, vols, *bad)) != AQ_OK)
+		if ((rc = intent_volume(srv_math, db, node, pl, vols, *bad)) != AQ_OK)
 			goto out;
 	}
 	snprintf(kname, sizeof(kname), "locsecrets/%s", api_json_str(node, "location", ""));

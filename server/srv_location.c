@@ -20,6 +20,7 @@
 #include "server/srv_project.h"
 #include "server/srv_req.h"
 #include "server/srv_shelf.h"
+#include "server/srv_svcaddr.h"
 
 static int cold_secret_put(struct db *db, const char *loc_id, json_t *secret);
 static json_t *cold_secret_take(json_t *doc);
@@ -35,7 +36,8 @@ int srv_h_location_create(struct srv_req *req, json_t **resp)
 	if ((rc = srv_create_top_input(req, "locationId", api_location_fields, "location", "locations", "locationId",
 				       &id, &validate, &doc)) != AQ_OK)
 		goto out;
-	if ((rc = api_cold_store_check(json_object_get(doc, "coldStore"), &req->msg)) != AQ_OK)
+	if ((rc = api_cold_store_check(json_object_get(doc, "coldStore"), &req->msg)) != AQ_OK ||
+	    (rc = srv_svcaddr_location_check(req->db, id, doc, &req->msg)) != AQ_OK)
 		goto out;
 	secret = cold_secret_take(doc);
 	if (!validate && ((rc = srv_create_put(req, "location", "", doc, "location", id)) != AQ_OK ||

@@ -15,6 +15,7 @@
 #include "api/api_schema.h"
 #include "db/db.h"
 #include "server/srv_req.h"
+#include "server/srv_svcaddr.h"
 #include "util/ut_hex.h"
 
 int srv_place_allocated(struct db *db, const char *node_name, double *mibps, int64_t *count)
@@ -121,7 +122,11 @@ int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name
 		pl = json_pack("{s:s,s:s,s:f,s:s,s:s,s:s,s:s,s:I}", "volume", vn, "node", node, "mibps",
 			       mibps, "fsid", fsid, "dir", dir, "op", op_name, "action", action,
 			       "pendingGeneration", (json_int_t)0);
-		rc = pl ? db_put(req->db, "placement", node, pname, pl, true) : AQ_ENOMEM;
+		/* its service address, for its life (srv_svcaddr.h) */
+		if (!pl)
+			rc = AQ_ENOMEM;
+		else if ((rc = srv_svcaddr_assign(req->db, loc, pl, msg)) == AQ_OK)
+			rc = db_put(req->db, "placement", node, pname, pl, true);
 		goto out;
 	}
 	if (rc != AQ_OK)

@@ -33,6 +33,7 @@
 #include "api/api_intent.h"
 #include "api/api_resource.h"
 #include "api/api_schema.h"
+#include "api/api_svcaddr.h"
 #include "db/db.h"
 #include "util/ut_clock.h"
 #include "server/srv_drain.h"
@@ -101,11 +102,27 @@ static void mount_host(const char *addr, const char *alt, uint16_t dport, char *
 /* mountOptions as GCNV gives them: instructions a user pastes into a shell
  * on the client (prose lines are comments; nolock because the node serves no
  * NLM), plus Aquifer's port and libnfsUrl, the URL libnfs tools (nfs-ls,
- * nfs-cp) take, since they cannot be told the port any other way. */
-static json_t *mount_options(const json_t *vol, const json_t *node)
+ * nfs-cp) take, since they cannot be told the port any other way. A volume
+ * with a service address (its placement's, srv_svcaddr.h) is mounted there,
+ * on the range's port for NFS and the node's SMB port for SMB, wherever it
+ * is served. */
+static json_t *mount_options(const json_t *vol, const json_t *node, const json_t *pl)
 {
+	const json_t *sa = json_object_get(pl, API_SVCADDR_KEY);
 	const char *nfs = api_json_str(node, "nfsAddress", "");
 	const char *smb = api_json_str(node, API_INTENT_SMB_ADDRESS, "");
+	char nfs_svc[UT_HOST_MAX + 8], smb_svc[UT_HOST_MAX + 8];
+	struct ut_hostport hp;
+
+	if (sa) {
+		snprintf(nfs_svc, sizeof(nfs_svc), "%s:%lld", api_json_str(sa, "address", ""),
+			 (long long)api_json_int64(sa, "port", API_SVCADDR_PORT));
+		nfs = nfs_svc;
+		if (*smb && ut_hostport_parse(smb, API_INTENT_SMB_PORT, 0, &hp, NULL) == AQ_OK) {
+			snprintf(smb_svc, sizeof(smb_svc), "%s:%u", api_json_str(sa, "address", ""), (unsigned)hp.port);
+			smb = smb_svc;
+		}
+	}
 	const char *share = api_json_str(vol, "shareName", "");
 	char ip[UT_HOST_MAX + 2], exp[120], full[200], instr[1024], url[400];
 	json_t *out = json_array();
@@ -258,7 +275,7 @@ int srv_reconcile_applied(struct srv *srv, struct db *db, const char *node_name,
 			}
 			json_object_set_new(vol, "state", json_string("READY"));
 			json_object_set_new(vol, "stateDetails", json_string(""));
-			json_object_set_new(vol, "mountOptions", mount_options(vol, node));
+			json_object_set_new(vol, "mountOptions", mount_options(vol, node, pl));
 			if ((rc = db_put(db, "volume", vparent, vn, vol, false)) != AQ_OK)
 				goto next;
 			resp = json_deep_copy(vol);
