@@ -86,7 +86,7 @@ SMB=$(aq_pick_port)
 AQ_AGENT_ARGS=(--smb-listen "127.0.0.1:$SMB")
 aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" 10000 || { aq_failed "agent starts"; aq_finish; }
 aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
-aq_mutate POST "$P/volumes?volumeId=docs" '{"storagePool":"sp","capacityGib":"100","shareName":"docs","protocols":["SMB"],"smbSettings":["CHANGE_NOTIFY"],"unixPermissions":"0777"}'
+aq_mutate POST "$P/volumes?volumeId=docs" '{"storagePool":"sp","capacityGib":"100","shareName":"docs","protocols":["SMB"],"smbSettings":["CHANGE_NOTIFY","OPLOCKS"],"unixPermissions":"0777"}'
 expect_jq .response.state READY "an SMB volume created through the API is READY"
 # the user smbd knows too: nobody (smbd maps a user onto a Unix account)
 NOBODY_UID=$(id -u nobody) NOBODY_GID=$(id -g nobody)
