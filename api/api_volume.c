@@ -289,7 +289,7 @@ static const struct {
 	{ "BROWSABLE", false },
 	{ "CHANGE_NOTIFY", true },                /* SMB2 CHANGE_NOTIFY from the store's change watches (agent/smb/smb_notify.c) */
 	{ "NON_BROWSABLE", true },                /* the agent lists no shares at all */
-	{ "OPLOCKS", false },
+	{ "OPLOCKS", true },                      /* Level II oplocks and R leases, broken by writes of any protocol (agent/smb/smb_lease.c) */
 	{ "SHOW_SNAPSHOT", false },
 	{ "SHOW_PREVIOUS_VERSIONS", true },       /* snapshots as Windows previous versions (agent/smb/smb_prev.c) */
 	{ "ACCESS_BASED_ENUMERATION", false },

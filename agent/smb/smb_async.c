@@ -305,8 +305,12 @@ void smb_async_run(struct smb_srv *srv)
 		}
 		for (struct smb_sess *s = c->sessions; s; s = s->next)
 			for (struct smb_open *o = s->opens; o; o = o->next)
+			{
 				if (__atomic_exchange_n(&o->notify_woken, 0, __ATOMIC_ACQ_REL))
 					sent |= async_notify_run(c, o);
+				if (__atomic_exchange_n(&o->break_woken, 0, __ATOMIC_ACQ_REL))
+					sent |= smb_lease_run(c, s, o);
+			}
 		if (sent)
 			smb_conn_kick(c);
 	}

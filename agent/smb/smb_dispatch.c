@@ -40,6 +40,7 @@ static const struct {
 	[SMB2_CREATE] = { .fn = smb_open_create, .flags = SMB_F_SESS | SMB_F_TREE },
 	[SMB2_CLOSE] = { .fn = smb_open_close, .flags = SMB_F_SESS | SMB_F_TREE },
 	[SMB2_FLUSH] = { .fn = smb_open_flush, .flags = SMB_F_SESS | SMB_F_TREE },
+	[SMB2_OPLOCK_BREAK] = { .fn = smb_lease_ack, .flags = SMB_F_SESS | SMB_F_TREE },
 	[SMB2_READ] = { .fn = smb_open_read, .flags = SMB_F_SESS | SMB_F_TREE },
 	[SMB2_WRITE] = { .fn = smb_open_write, .flags = SMB_F_SESS | SMB_F_TREE },
 	[SMB2_LOCK] = { .fn = smb_lock_lock, .flags = SMB_F_SESS | SMB_F_TREE },

@@ -62,6 +62,7 @@ void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing)
 		if (rc != 0)
 			UT_INFO("smb_srv", NULL, "delete on close of %s: %s", o->path, strerror(-rc));
 	}
+	smb_lease_open_gone(o);
 	smb_lock_open_gone(o);
 	vol_obj_cleanup(&o->obj);
 	if (o->parent.fd >= 0 || o->parent.exp)
@@ -154,6 +155,8 @@ uint32_t smb_open_create(struct smb_req *r)
 {
 	struct smb_wire_create_req q;
 	struct smb_wire_create_rsp rsp = { 0 };
+	struct smb_wire_create_rsp_ctx lease_ctx;
+	struct ut_buf ctx_buf;
 	struct smb_sess *s = r->sess;
 	const struct vol_cred *cred = &s->cred;
 	struct smb_open *o, *x;
@@ -166,6 +169,7 @@ uint32_t smb_open_create(struct smb_req *r)
 
 	if (r->tree->ipc)
 		return STATUS_OBJECT_NAME_NOT_FOUND; /* no named pipes (no RPC services) */
+	ut_buf_init(&ctx_buf, 64);
 	if (smb_wire_create_req_decode(&r->m, &q) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
 	if (q.impersonation > SECURITY_DELEGATION)
@@ -273,6 +277,8 @@ uint32_t smb_open_create(struct smb_req *r)
 		}
 		o->delete_on_close = true;
 	}
+	if ((status = smb_lease_grant(r, o, &q, &rsp, &ctx_buf, &lease_ctx)) != STATUS_SUCCESS)
+		goto fail;
 	if (vol_fh_make(r->c->srv->store, &o->obj, &o->fh) != 0)
 		o->fh.len = 0;
 	o->next = s->opens;
@@ -281,8 +287,11 @@ uint32_t smb_open_create(struct smb_req *r)
 	*r->related = rsp.fid;
 	smb_open_attrs(o, &rsp.attrs);
 	smb_wire_create_rsp_encode(r->out, r->hdr_off, &rsp);
+	ut_buf_cleanup(&ctx_buf);
 	return STATUS_SUCCESS;
 fail:
+	ut_buf_cleanup(&ctx_buf);
+	smb_lease_open_gone(o);
 	smb_lock_open_gone(o);
 	vol_obj_cleanup(&o->obj);
 	if (o->parent.fd >= 0)

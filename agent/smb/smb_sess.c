@@ -93,7 +93,7 @@ uint32_t smb_sess_negotiate(struct smb_req *r)
 	memcpy(c->client_guid, q.client_guid, 16);
 	c->cipher = c->signing = SMB_WIRE_NONE;
 	if (n.dialect >= SMB2_DIALECT_210)
-		n.capabilities |= SMB2_GLOBAL_CAP_LARGE_MTU;
+		n.capabilities |= SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_LEASING;
 	else
 		n.max_read = n.max_write = n.max_transact = 65536;
 	if (n.dialect == SMB2_DIALECT_300 || n.dialect == SMB2_DIALECT_302) {

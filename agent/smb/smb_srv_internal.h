@@ -17,6 +17,7 @@
 #include "agent/smb/smb_srv.h"
 #include "agent/smb/smb_wire.h"
 #include "agent/vol/vol.h"
+#include "agent/vol/vol_lease.h"
 #include "agent/vol/vol_watch.h"
 
 /* NTSTATUS values (MS-ERREF 2.3) the server answers. */
@@ -26,6 +27,7 @@
 #define STATUS_NOTIFY_ENUM_DIR 0x0000010Cu
 #define STATUS_BUFFER_OVERFLOW 0x80000005u
 #define STATUS_NO_MORE_FILES 0x80000006u
+#define STATUS_UNSUCCESSFUL 0xC0000001u
 #define STATUS_NOT_IMPLEMENTED 0xC0000002u
 #define STATUS_INVALID_INFO_CLASS 0xC0000003u
 #define STATUS_INFO_LENGTH_MISMATCH 0xC0000004u
@@ -53,6 +55,7 @@
 #define STATUS_BAD_IMPERSONATION_LEVEL 0xC00000A5u
 #define STATUS_FILE_IS_A_DIRECTORY 0xC00000BAu
 #define STATUS_NOT_SUPPORTED 0xC00000BBu
+#define STATUS_INVALID_OPLOCK_PROTOCOL 0xC00000E3u
 #define STATUS_NETWORK_NAME_DELETED 0xC00000C9u
 #define STATUS_BAD_NETWORK_NAME 0xC00000CCu
 #define STATUS_NOT_SAME_DEVICE 0xC00000D4u
@@ -111,6 +114,13 @@ struct smb_open {
 	unsigned nnotify;            /* its CHANGE_NOTIFYs waiting (smb_async.c) */
 	bool notify_set;             /* notify_max holds */
 	uint32_t notify_max;         /* the first CHANGE_NOTIFY's OutputBufferLength: later ones get at most that */
+	/* oplock or lease (smb_lease.c): read caching in the store's table */
+	struct vol_lease lease;
+	uint8_t oplock;              /* SMB2_OPLOCK_LEVEL_NONE or _II */
+	bool leased, lease_v2;       /* a lease context was answered: its key */
+	uint8_t lease_key[16];
+	uint16_t lease_epoch;
+	int break_woken;             /* atomic: the store broke the grant; the loop sends the break */
 };
 
 struct smb_tree {
@@ -322,6 +332,18 @@ uint32_t smb_async_notify(struct smb_req *r, struct smb_open *o, uint32_t output
  * output_len bytes of them), STATUS_DELETE_PENDING (the directory was
  * removed), or STATUS_PENDING (none yet). */
 uint32_t smb_notify_change(struct smb_req *r);
+/* smb_lease.c: the oplock or lease of a CREATE (after the open has its
+ * file and reservation): rsp's OplockLevel and, for a lease, its context
+ * (written into ctx_buf and *ctx); STATUS_INVALID_PARAMETER for a lease
+ * key of another file or a bad context. */
+uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
+			 struct smb_wire_create_rsp *rsp, struct ut_buf *ctx_buf, struct smb_wire_create_rsp_ctx *ctx);
+/* Drop o's grant (before o is freed). */
+void smb_lease_open_gone(struct smb_open *o);
+/* Send the break of o (of session s on c) that the store flagged; true when sent. */
+bool smb_lease_run(struct smb_conn *c, struct smb_sess *s, struct smb_open *o);
+/* OPLOCK_BREAK acknowledgment (both forms). */
+uint32_t smb_lease_ack(struct smb_req *r);
 uint32_t smb_notify_collect(struct smb_open *o, uint32_t output_len, struct ut_buf *recs);
 /* smb_info.c */
 uint32_t smb_info_query_dir(struct smb_req *r);

@@ -85,6 +85,7 @@ int vol_store_new(const uint8_t *key, struct vol_store **out)
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->qos_mu, NULL);
 	pthread_mutex_init(&s->watch_mu, NULL);
+	pthread_mutex_init(&s->lease_mu, NULL);
 	s->cur = calloc(1, sizeof(struct vol_set));
 	s->fc = calloc(VOL_FCACHE, sizeof(*s->fc));
 	s->procfd = -1;
@@ -149,6 +150,7 @@ void vol_store_free(struct vol_store *s)
 	pthread_mutex_destroy(&s->mu);
 	pthread_mutex_destroy(&s->qos_mu);
 	pthread_mutex_destroy(&s->watch_mu);
+	pthread_mutex_destroy(&s->lease_mu);
 	OPENSSL_cleanse(s->key, sizeof(s->key));
 	free(s);
 }

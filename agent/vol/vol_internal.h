@@ -125,6 +125,9 @@ struct vol_store {
 	pthread_mutex_t watch_mu;  /* change watches (vol_watch.c): the list, their queues */
 	struct vol_watch *watches;
 	unsigned nwatches;
+	pthread_mutex_t lease_mu;  /* cached opens (vol_lease.c): the list */
+	struct vol_lease *leases;
+	unsigned nleases;          /* atomic: read without lease_mu first */
 };
 
 /* vol.c */

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "agent/vol/vol_internal.h"
+#include "agent/vol/vol_lease.h"
 #include "agent/vol/vol_watch.h"
 
 #include <errno.h>
@@ -151,6 +152,8 @@ int vol_setattr_nocred(struct vol_obj *obj, const struct vol_sattr *sa)
 	int rc = 0;
 
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", obj->fd);
+	if (sa->set_size)
+		vol_lease_break(obj, VOL_LEASE_R); /* cached reads of any protocol go first */
 	if (sa->set_size && (rc = vol_truncate(obj, sa->size)) != 0)
 		return rc;
 	if ((sa->set_uid || sa->set_gid) &&
@@ -402,6 +405,7 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 		return -EINVAL;
 	if (end < off || end > VOL_FILE_MAX)
 		return -EFBIG;
+	vol_lease_break(obj, VOL_LEASE_R); /* cached reads of any protocol go first */
 	fd = vol_iofd(obj, cred, true, &owned);
 	if (fd < 0)
 		return fd;

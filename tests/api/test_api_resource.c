@@ -270,6 +270,7 @@ START_TEST(test_vol_supported)
 		{ "\"smbSettings\": [\"ENCRYPT_DATA\"]", NULL },   /* the share refuses unencrypted requests */
 		{ "\"smbSettings\": [\"NON_BROWSABLE\"]", NULL }, /* the node lists no shares */
 		{ "\"smbSettings\": [\"CHANGE_NOTIFY\"]", NULL }, /* SMB2 CHANGE_NOTIFY is served */
+		{ "\"smbSettings\": [\"OPLOCKS\"]", NULL },       /* Level II oplocks and R leases */
 		{ "\"smbSettings\": []", NULL },
 		{ "\"securityStyle\": \"NTFS\"", "securityStyle: NTFS" },
 		{ "\"securityStyle\": \"UNIX\"", NULL },

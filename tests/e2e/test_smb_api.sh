@@ -183,7 +183,7 @@ while IFS='|' read -r what protos extra field; do
 	esac
 done <<'CASES'
 smbSettings BROWSABLE (not served: no share list)|["SMB"]|"smbSettings":["BROWSABLE"]|smbSettings
-smbSettings OPLOCKS (not served yet)|["SMB"]|"smbSettings":["OPLOCKS"]|smbSettings
+smbSettings SHOW_SNAPSHOT (not served yet)|["SMB"]|"smbSettings":["SHOW_SNAPSHOT"]|smbSettings
 securityStyle NTFS (not served yet)|["SMB"]|"securityStyle":"NTFS"|securityStyle
 CASES
 aq_req GET "$PE/volumes/bad"

@@ -31,7 +31,12 @@ SMBD=$(command -v smbd || echo /usr/sbin/smbd)
 # the whole suite, by hand: SMB_TORTURE_SUITES=smb2.notify (counts in
 # agent/README.md). The agent's side is in test_smb_notify and test_smb_notify.sh.
 NOTIFY_TESTS="tdis tdis1 close logoff file tcp handle-permissions"
-SUITES=${SMB_TORTURE_SUITES:-"smb2.connect smb2.lock smb2.sharemode smb2.create smb2.rw smb2.dir smb2.getinfo $(printf 'smb2.notify.%s ' $NOTIFY_TESTS)"}
+# smb2.oplock and smb2.lease: the agent grants read caching only (Level II,
+# R leases; smbSettings OPLOCKS is on this volume), so their tests of
+# EXCLUSIVE, BATCH, RH and RWH fail on it; the ones that pass on both run
+# test by test (agent/README.md has the suites' counts).
+OPLOCK_TESTS="smb2.oplock.levelii500 smb2.oplock.batch10 smb2.lease.breaking5"
+SUITES=${SMB_TORTURE_SUITES:-"smb2.connect smb2.lock smb2.sharemode smb2.create smb2.rw smb2.dir smb2.getinfo $(printf 'smb2.notify.%s ' $NOTIFY_TESTS) $OPLOCK_TESTS"}
 CLAIMED="
 smb2.connect.connect
 smb2.lock.valid-request
@@ -74,6 +79,7 @@ smb2.dir.large-files
 smb2.getinfo.granted
 smb2.getinfo.qsec_buffercheck
 $(printf 'smb2.notify.%s\n' $NOTIFY_TESTS)
+$(printf '%s\n' $OPLOCK_TESTS)
 "
 
 D=$AQ_TMP/srv
@@ -86,7 +92,7 @@ SMB=$(aq_pick_port)
 AQ_AGENT_ARGS=(--smb-listen "127.0.0.1:$SMB")
 aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" 10000 || { aq_failed "agent starts"; aq_finish; }
 aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
-aq_mutate POST "$P/volumes?volumeId=docs" '{"storagePool":"sp","capacityGib":"100","shareName":"docs","protocols":["SMB"],"smbSettings":["CHANGE_NOTIFY"],"unixPermissions":"0777"}'
+aq_mutate POST "$P/volumes?volumeId=docs" '{"storagePool":"sp","capacityGib":"100","shareName":"docs","protocols":["SMB"],"smbSettings":["CHANGE_NOTIFY","OPLOCKS"],"unixPermissions":"0777"}'
 expect_jq .response.state READY "an SMB volume created through the API is READY"
 # the user smbd knows too: nobody (smbd maps a user onto a Unix account)
 NOBODY_UID=$(id -u nobody) NOBODY_GID=$(id -g nobody)
