@@ -153,9 +153,21 @@ mkdir -p "$out/corpus_nfs4_compound"
 hex2bin "0801000000180000000f00000003766f6c0000000009000000020000001f00000002" > "$out/corpus_nfs4_compound/seed_lookup"
 # OPEN (create "lk"), LOCK 0+100 under its stateid (a new lock owner), LOCKT 0+10.
 hex2bin "0c01000000180000000f00000003766f6c00000000120000000000000003000000000000000000000000000000016f0000000000000100000000000000000000000000000000000000026c6b00000000000c000000020000000000000000000000000000000000000064000000010000000000000001000000000000000000000000000000000000000000000000000000016c0000000000000d000000020000000000000000000000000000000a0000000000000000000000016d000000" > "$out/corpus_nfs4_compound/seed_lock"
+# fuzz_nlm (issue 19): byte 0 the procedure (bit 7: NSM), byte 1 bit 0 puts the
+# harness's cookie, words, caller "h" and its file's handle first.
+mkdir -p "$out/corpus_nlm"
+# LOCK block exclusive, oh "o", svid 7, 0+100, reclaim 0, state 1; then TEST and UNLOCK of it
+hex2bin "02050000000100000001000000016f00000000000007000000000000000000000000000000640000000000000001" \
+	> "$out/corpus_nlm/seed_lock"
+hex2bin "010300000001000000016f0000000000000700000000000000000000000000000064" > "$out/corpus_nlm/seed_test_head"
+hex2bin "0401000000016f000000000000070000000000000000000000000000000a" > "$out/corpus_nlm/seed_unlock"
+# SHARE (mode DW, access RW), FREE_ALL "h", NSM NOTIFY "h" state 3
+hex2bin "1401000000016f000000000000020000000300000000" > "$out/corpus_nlm/seed_share"
+hex2bin "1700000000016800000000000003" > "$out/corpus_nlm/seed_free_all"
+hex2bin "8600000000016800000000000003" > "$out/corpus_nlm/seed_notify"
 # FUZZ_ONLY="h1 h2" runs only those harnesses.
 for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport \
-	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound}; do
+	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound nlm}; do
 	echo "== fuzz_$h: building"
 	hlib="$lib $crypto"
 	case $h in
