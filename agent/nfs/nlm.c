@@ -332,7 +332,22 @@ static void nlm_free_all(struct nfs_call *call, void *a, void *r)
 	struct nlm_args *x = a;
 
 	(void)r;
-	nlm_srv_release_host(call->ctx, (const char *)x->lock.caller.data, x->lock.caller.len);
+	nlm_srv_release_host_from(call->ctx, (const char *)x->lock.caller.data, x->lock.caller.len, call->peer);
+}
+
+void nlm_srv_release_host_from(struct nlm_srv *s, const char *name, size_t len, const struct sockaddr *from)
+{
+	bool may;
+
+	pthread_mutex_lock(&s->mu);
+	may = nlm_host_may_release(s, name, len, from);
+	pthread_mutex_unlock(&s->mu);
+	if (!may) {
+		UT_WARN("nlm", NULL, "ignored a release of host %.*s from another address than its own",
+			(int)(len > 256 ? 256 : len), name);
+		return;
+	}
+	nlm_srv_release_host(s, name, len);
 }
 
 void nlm_srv_release_host(struct nlm_srv *s, const char *name, size_t len)

@@ -38,7 +38,9 @@
  *
  * NSM: NULL, STAT, MON, UNMON, UNMON_ALL, SIMU_CRASH, NOTIFY. NOTIFY (a
  * client's statd after its restart) and NLM FREE_ALL release every lock,
- * share and wait of the host named. MON, UNMON, UNMON_ALL and SIMU_CRASH are
+ * share and wait of the host named, unless that host holds locks (is
+ * recorded) from another address than the caller's: then they are ignored,
+ * so one client cannot drop another's locks by naming it. MON, UNMON, UNMON_ALL and SIMU_CRASH are
  * a local lock manager's procedures: as rpc.statd, they are refused
  * (STAT_FAIL) to callers that are not on the loopback address; MON keeps at
  * most NSM_MON_MAX registrations. Our own state number is odd while up and
@@ -169,8 +171,11 @@ int nlm_srv_new(const struct nlm_cfg *cfg, struct vol_store *store, struct nlm_s
 /* Stop the thread, release every NLM lock, share and wait; accepts NULL.
  * Free it after the NFS server that serves it. */
 void nlm_srv_free(struct nlm_srv *s);
-/* Release every lock, share and wait of host caller_name (FREE_ALL). */
+/* Release every lock, share and wait of host caller_name. */
 void nlm_srv_release_host(struct nlm_srv *s, const char *name, size_t len);
+/* The same, asked by a peer (FREE_ALL, SM_NOTIFY): ignored when the host is
+ * recorded (it held locks) with another address than from's. */
+void nlm_srv_release_host_from(struct nlm_srv *s, const char *name, size_t len, const struct sockaddr *from);
 /* Blocked LOCKs waiting or granted unclaimed; whether the grace period runs. */
 size_t nlm_srv_blocks(struct nlm_srv *s);
 bool nlm_srv_in_grace(struct nlm_srv *s);

@@ -528,6 +528,25 @@ void nlm_host_record(struct nlm_srv *s, const char *name, size_t len, const stru
 	hosts_save(s);
 }
 
+static bool same_ip(const struct sockaddr_storage *a, const struct sockaddr *b)
+{
+	if (a->ss_family != b->sa_family)
+		return false;
+	if (b->sa_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)(const void *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)(const void *)b)->sin6_addr, sizeof(struct in6_addr));
+	return ((const struct sockaddr_in *)(const void *)a)->sin_addr.s_addr ==
+	       ((const struct sockaddr_in *)(const void *)b)->sin_addr.s_addr;
+}
+
+bool nlm_host_may_release(struct nlm_srv *s, const char *name, size_t len, const struct sockaddr *from)
+{
+	for (size_t i = 0; i < s->nhosts; i++)
+		if (strlen(s->hosts[i].name) == len && !memcmp(s->hosts[i].name, name, len))
+			return same_ip(&s->hosts[i].addr, from);
+	return true;
+}
+
 void nlm_host_forget(struct nlm_srv *s, const char *name, size_t len)
 {
 	for (size_t i = 0; i < s->nhosts; i++)

@@ -106,6 +106,9 @@ void nlm_block_granted_res(struct nlm_srv *s, uint64_t id, uint32_t stat);
 /* Record host (name, addr) for notification after a restart (under s->mu). */
 void nlm_host_record(struct nlm_srv *s, const char *name, size_t len, const struct sockaddr *addr);
 void nlm_host_forget(struct nlm_srv *s, const char *name, size_t len);
+/* May a FREE_ALL or SM_NOTIFY from address from release host name? Not when
+ * the host is recorded with another address (under s->mu). */
+bool nlm_host_may_release(struct nlm_srv *s, const char *name, size_t len, const struct sockaddr *from);
 int nlm_cb_start(struct nlm_srv *s);
 void nlm_cb_stop(struct nlm_srv *s);
 void nlm_hosts_load(struct nlm_srv *s);

@@ -155,7 +155,7 @@ static void nsm_notify(struct nfs_call *call, void *a, void *r)
 	struct nsm_args *x = a;
 
 	(void)r;
-	nlm_srv_release_host(call->ctx, (const char *)x->name.data, x->name.len);
+	nlm_srv_release_host_from(call->ctx, (const char *)x->name.data, x->name.len, call->peer);
 }
 
 static void nsm_enc_res(struct ut_buf *b, void *r, struct nfs_call *call)

@@ -671,7 +671,24 @@ START_TEST(test_cancel)
 }
 END_TEST
 
-/* FREE_ALL and SM_NOTIFY release a host's locks, shares and waits. */
+/* Our connection, from another loopback address (127.0.0.2). */
+static void redial_from(const char *src)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(nfs_srv_port(srv)) };
+	struct sockaddr_in me = { .sin_family = AF_INET };
+	uint32_t xid = cl.xid;
+
+	nfs4_cl_close(&cl);
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	inet_pton(AF_INET, src, &me.sin_addr);
+	cl.fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_eq(bind(cl.fd, (struct sockaddr *)&me, sizeof(me)), 0);
+	ck_assert_int_eq(connect(cl.fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cl.xid = xid;
+}
+
+/* FREE_ALL and SM_NOTIFY release a host's locks, shares and waits; not when
+ * they come from another address than the host's own. */
 START_TEST(test_free_all_notify)
 {
 	ck_assert_uint_eq(t_lock(&A, &fa, true, 0, 10, false), GRANTED);
@@ -679,6 +696,11 @@ START_TEST(test_free_all_notify)
 	ck_assert_uint_eq(t_lock(&B, &fb, true, 0, 10, false), GRANTED);
 	ck_assert_uint_eq(t_lock(&B, &fa, true, 0, 10, true), BLOCKED);
 	ck_assert_uint_eq(t_share(NLM4_SHARE, &A, &fb, 0, 3), GRANTED);
+	redial_from("127.0.0.2");
+	ck_assert_int_eq(t_void(NLM_PROG, 4, NLM4_FREE_ALL, "host-a", 7), 0);
+	ck_assert_int_eq(t_void(NSM_PROG, 1, NSM_NOTIFY, "host-a", 7), 0);
+	ck_assert_uint_eq(t_test(&C, &fa2, true, 0, 0, NULL), DENIED); /* still A's */
+	redial_from("127.0.0.1");
 	ck_assert_int_eq(t_void(NLM_PROG, 4, NLM4_FREE_ALL, "host-a", 7), 0);
 	ck_assert_uint_eq(t_test(&C, &fa2, true, 0, 0, NULL), GRANTED);
 	ck_assert_uint_eq(t_share(NLM4_SHARE, &C, &fb, 3, 3), GRANTED); /* A's share is gone */
