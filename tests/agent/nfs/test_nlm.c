@@ -626,10 +626,11 @@ START_TEST(test_blocking_unreachable)
 	ck_assert_uint_eq(t_lock(&A, &fa, true, 0, 10, false), GRANTED);
 	ck_assert_uint_eq(t_lock(&B, &fa, false, 0, 10, true), BLOCKED);
 	ck_assert_uint_eq(t_unlock(&A, &fa, 0, 10), GRANTED);
-	usleep(500000);
+	for (int i = 0; i < 200 && t_test(&C, &fa, true, 0, 1, NULL) != DENIED; i++)
+		usleep(25000); /* the callback thread takes it for B */
 	ck_assert_int_eq(fake.granted, 0);
 	ck_assert_uint_eq(nlm_srv_blocks(nlm), 1);           /* granted, unclaimed */
-	ck_assert_uint_eq(t_lock(&C, &fa, true, 0, 1, false), DENIED); /* but held for B */
+	ck_assert_uint_eq(t_lock(&C, &fa, true, 0, 1, false), DENIED); /* held for B */
 	ck_assert_uint_eq(t_lock(&B, &fa, false, 0, 10, true), GRANTED); /* B's poll claims it */
 	ck_assert_uint_eq(nlm_srv_blocks(nlm), 0);
 	ck_assert_uint_eq(t_lock(&C, &fa, false, 0, 1, false), GRANTED);
@@ -901,7 +902,7 @@ START_TEST(test_grace_notify)
 	ck_assert_int_eq(mkdir(sd, 0700), 0);
 	snprintf(path, sizeof(path), "%s/nlm-hosts", sd);
 	unserve();
-	serve(sd, 2);
+	serve(sd, 6);
 	ck_assert(!nlm_srv_in_grace(nlm)); /* nothing recorded: no grace */
 	ck_assert_uint_eq(t_lock(&A, &fa, true, 0, 10, false), GRANTED);
 	ut_hex_encode("host-a", 6, hex, sizeof(hex));
@@ -914,7 +915,7 @@ START_TEST(test_grace_notify)
 	/* restart: A's lock is gone with the process, A is told to reclaim */
 	unserve();
 	ck_assert_uint_eq(vol_lock_count(vol_store_locks(store), NULL), 0);
-	serve(sd, 2);
+	serve(sd, 6);
 	ck_assert(nlm_srv_in_grace(nlm));
 	ck_assert(wait_for(&fake.notified, 1, 5000));
 	ck_assert_str_eq(fake.notify_name, "aquifer-test");
@@ -924,7 +925,8 @@ START_TEST(test_grace_notify)
 	ck_assert_uint_eq(t_test(&C, &fa, true, 0, 10, NULL), GRACE);
 	ck_assert_uint_eq(t_lock_proc(NLM4_LOCK, &A, &fa, true, 0, 10, false, true), GRANTED); /* reclaim */
 	ck_assert_uint_eq(t_share(NLM4_SHARE, &C, &fb, 0, 1), GRACE);
-	usleep(2100000);
+	for (int i = 0; i < 200 && nlm_srv_in_grace(nlm); i++)
+		usleep(50000);
 	ck_assert(!nlm_srv_in_grace(nlm));
 	ck_assert_uint_eq(t_lock(&C, &fa, true, 0, 10, false), DENIED); /* A reclaimed it */
 	ck_assert_uint_eq(t_lock(&C, &fa, true, 10, 10, false), GRANTED);
