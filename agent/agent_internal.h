@@ -12,6 +12,7 @@
 #include "agent/agent_svc.h"
 #include "agent/nfs/nfs_srv.h"
 #include "agent/nfs4/nfs4.h"
+#include "agent/nfs/nlm.h"
 #include "agent/snap/snap.h"
 #include "agent/smb/smb_srv.h"
 #include "agent/tier/tier.h"
@@ -47,6 +48,7 @@ struct agent_cfg {
 	struct tls_listen_limits api_limits;  /* the agent API's connections (agent_http.c) */
 	struct nfs_srv_limits nfs_limits;     /* the NFS port's connections (nfs_srv.h) */
 	unsigned nfs4_max_slots;              /* NFSv4.1 fore-channel slots per session at most (nfs4.h) */
+	unsigned nlm_grace_s;                 /* NLM grace period after a restart (nlm.h) */
 	enum ut_log_level log_level;          /* --log-level / log-level (default info) */
 	unsigned ra_node_mib, ra_volume_mib;  /* read-ahead cache caps (agent/vol/vol_ra.h) */
 	unsigned ra_workers;                  /* its prefetch threads, 1..VOL_RA_WORKERS_MAX */
@@ -58,6 +60,7 @@ struct agent {
 	struct vol_store *store; /* the volume store; the front ends borrow it */
 	struct nfs_srv *nfs;      /* the NFSv3 front end over store (and NFSv4.1's port) */
 	struct nfs4_srv *nfs4;    /* NFSv4.1 state, served on nfs's port */
+	struct nlm_srv *nlm;      /* NLM v4 + NSM for NFSv3 clients, served on nfs's port */
 	struct smb_srv *smb;      /* the SMB front end over store (NULL without --smb-listen) */
 	struct tier *tier;       /* the cold tier engine (issue 11) */
 	struct obj_cfg cold;     /* the cold store in use (kind 0: none yet) */

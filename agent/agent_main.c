@@ -80,6 +80,8 @@ static void usage(FILE *f)
 		"  --nfs-idle-timeout-seconds N  close an NFS connection with nothing outstanding after\n"
 		"                            N seconds of silence (default 360)\n"
 		"  --nfs4-max-slots N        NFSv4.1 session slots a client may get, 1..1024 (default 180)\n"
+		"  --nlm-grace-seconds N     after a restart with NLM locks recorded in --state-dir, only\n"
+		"                            reclaims are granted for N seconds, 1..3600 (default 90)\n"
 		"  --log-level LEVEL         error, warn, info (default) or debug: the least severe\n"
 		"                            record written to stderr\n"
 		"  --read-ahead-cache-mib N  cross-file read-ahead: prefetched data not read yet, per\n"
@@ -118,6 +120,7 @@ static const struct agent_opt agent_opts[] = {
 	{ "nfs-record-timeout-seconds", offsetof(struct agent_cfg, nfs_limits.record_s), AGENT_OPT_UINT },
 	{ "nfs-idle-timeout-seconds", offsetof(struct agent_cfg, nfs_limits.idle_s), AGENT_OPT_UINT },
 	{ "nfs4-max-slots", offsetof(struct agent_cfg, nfs4_max_slots), AGENT_OPT_UINT },
+	{ "nlm-grace-seconds", offsetof(struct agent_cfg, nlm_grace_s), AGENT_OPT_UINT },
 	{ "log-level", offsetof(struct agent_cfg, log_level), AGENT_OPT_LEVEL },
 	{ "read-ahead-cache-mib", offsetof(struct agent_cfg, ra_node_mib), AGENT_OPT_UINT },
 	{ "read-ahead-volume-mib", offsetof(struct agent_cfg, ra_volume_mib), AGENT_OPT_UINT },
@@ -144,6 +147,8 @@ static int cfg_set(struct agent_cfg *cfg, const char *key, const char *val, aq_m
 				return aq_fail(msg, AQ_EINVAL, "%s must be a whole number from 1 to 100000000, got \"%s\"", key, val);
 			if (o->off == offsetof(struct agent_cfg, nfs4_max_slots) && u > NFS4_SLOTS_MAX)
 				return aq_fail(msg, AQ_EINVAL, "%s must be from 1 to %u, got \"%s\"", key, NFS4_SLOTS_MAX, val);
+			if (o->off == offsetof(struct agent_cfg, nlm_grace_s) && u > 3600)
+				return aq_fail(msg, AQ_EINVAL, "%s must be from 1 to 3600, got \"%s\"", key, val);
 			if (o->off == offsetof(struct agent_cfg, ra_workers) && u > VOL_RA_WORKERS_MAX)
 				return aq_fail(msg, AQ_EINVAL, "%s must be from 1 to %u, got \"%s\"", key, VOL_RA_WORKERS_MAX, val);
 			*(unsigned *)(void *)((char *)cfg + o->off) = (unsigned)u;
@@ -296,6 +301,7 @@ int agent_main(int argc, char **argv)
 	a.cfg.nfs_workers = 8;
 	a.cfg.tier_day_seconds = 86400;
 	a.cfg.snap_usage_s = 60;
+	a.cfg.nlm_grace_s = NLM_GRACE_DEFAULT_S;
 	a.cfg.ra_node_mib = (unsigned)(VOL_RA_NODE_BYTES >> 20);
 	a.cfg.ra_volume_mib = (unsigned)(VOL_RA_VOLUME_BYTES >> 20);
 	a.cfg.ra_workers = VOL_RA_WORKERS;
@@ -354,7 +360,11 @@ int agent_main(int argc, char **argv)
 	if ((rc = nfs_srv_new(a.cfg.nfs_listen, a.store, (unsigned)a.cfg.nfs_workers, &a.nfs)) != 0 ||
 	    (rc = nfs_srv_set_limits(a.nfs, &a.cfg.nfs_limits)) != 0 ||
 	    (rc = nfs4_srv_new(&(struct nfs4_cfg){ .max_slots = a.cfg.nfs4_max_slots }, &a.nfs4)) != 0 ||
-	    (rc = nfs_srv_add_prog(a.nfs, &nfs4_prog, a.nfs4)) != 0 || (rc = nfs_srv_start(a.nfs)) != 0) {
+	    (rc = nfs_srv_add_prog(a.nfs, &nfs4_prog, a.nfs4)) != 0 ||
+	    (rc = nlm_srv_new(&(struct nlm_cfg){ .state_dir = a.cfg.state_dir, .grace_s = a.cfg.nlm_grace_s }, a.store,
+			      &a.nlm)) != 0 ||
+	    (rc = nfs_srv_add_prog(a.nfs, &nlm_prog, a.nlm)) != 0 || (rc = nfs_srv_add_prog(a.nfs, &nsm_prog, a.nlm)) != 0 ||
+	    (rc = nfs_srv_start(a.nfs)) != 0) {
 		UT_ERROR("agent_main", NULL, "NFS server on %s: %s", a.cfg.nfs_listen, strerror(-rc));
 		return 1;
 	}
@@ -424,6 +434,7 @@ int agent_main(int argc, char **argv)
 	smb_srv_free(a.smb);
 	nfs_srv_free(a.nfs);
 	nfs4_srv_free(a.nfs4);
+	nlm_srv_free(a.nlm);     /* after the server that calls it */
 	vol_store_free(a.store); /* after its front ends, before the tier it calls */
 	tier_free(a.tier);
 	json_decref(a.intent);

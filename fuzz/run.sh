@@ -167,9 +167,21 @@ hex2bin "0c01000000180000000f00000003766f6c0000000012000000000000000300000000000
 mkdir -p "$out/corpus_bkp_manifest"
 hex2bin "$(cat "$here/seed_bkp_manifest.hex")" > "$out/corpus_bkp_manifest/seed_tree"
 bkplib="$top/agent/bkp/bkp_mf.c $top/util/ut_buf.c $top/api/api_error.c"
+# fuzz_nlm (issue 19): byte 0 the procedure (bit 7: NSM), byte 1 bit 0 puts the
+# harness's cookie, words, caller "h" and its file's handle first.
+mkdir -p "$out/corpus_nlm"
+# LOCK block exclusive, oh "o", svid 7, 0+100, reclaim 0, state 1; then TEST and UNLOCK of it
+hex2bin "02050000000100000001000000016f00000000000007000000000000000000000000000000640000000000000001" \
+	> "$out/corpus_nlm/seed_lock"
+hex2bin "010300000001000000016f0000000000000700000000000000000000000000000064" > "$out/corpus_nlm/seed_test_head"
+hex2bin "0401000000016f000000000000070000000000000000000000000000000a" > "$out/corpus_nlm/seed_unlock"
+# SHARE (mode DW, access RW), FREE_ALL "h", NSM NOTIFY "h" state 3
+hex2bin "1401000000016f000000000000020000000300000000" > "$out/corpus_nlm/seed_share"
+hex2bin "1700000000016800000000000003" > "$out/corpus_nlm/seed_free_all"
+hex2bin "8600000000016800000000000003" > "$out/corpus_nlm/seed_notify"
 # FUZZ_ONLY="h1 h2" runs only those harnesses.
 for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport \
-	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound bkp_manifest}; do
+	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound bkp_manifest nlm}; do
 	echo "== fuzz_$h: building"
 	hlib="$lib $crypto"
 	case $h in

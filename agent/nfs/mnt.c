@@ -256,7 +256,7 @@ static const struct nfs_proc mnt_procs[] = {
 const struct nfs_prog mnt_prog = { .prog = MNT_PROG, .vers = MNT_VERS, .procs = mnt_procs,
 				   .nprocs = (uint32_t)(sizeof(mnt_procs) / sizeof(mnt_procs[0])) };
 
-/* ---- PORTMAP v2 (RFC 1833): GETPORT and DUMP answer our own port ---- */
+/* ---- PORTMAP v2 (RFC 1833): GETPORT and DUMP answer our own port for the programs served ---- */
 
 int pmap_dec_mapping(struct xdr_cur *c, void *a)
 {
@@ -269,16 +269,14 @@ int pmap_dec_mapping(struct xdr_cur *c, void *a)
 	return c->err ? -EBADMSG : 0;
 }
 
+/* GETPORT: our port for every (program, version) served on it over TCP
+ * (NFS 3 and 4, MOUNT 3, PORTMAP 2, NLM 4 and NSM 1 when registered). */
 static void pmap_getport(struct nfs_call *call, void *a, void *r)
 {
 	struct pmap_mapping *m = a;
 	uint32_t *port = r;
 
-	*port = 0;
-	if (m->prot == 6 && ((m->prog == NFS_PROG_NUM && m->vers == 3) ||
-			     (m->prog == MNT_PROG && m->vers == MNT_VERS) ||
-			     (m->prog == PMAP_PROG && m->vers == PMAP_VERS)))
-		*port = call->port;
+	*port = m->prot == 6 && nfs_srv_serves(call->srv, m->prog, m->vers) ? call->port : 0;
 }
 
 static void pmap_enc_port(struct ut_buf *b, void *r, struct nfs_call *call)
@@ -289,15 +287,13 @@ static void pmap_enc_port(struct ut_buf *b, void *r, struct nfs_call *call)
 
 static void pmap_enc_dump(struct ut_buf *b, void *r, struct nfs_call *call)
 {
-	static const uint32_t progs[3][2] = {
-		{PMAP_PROG, PMAP_VERS}, {NFS_PROG_NUM, 3}, {MNT_PROG, MNT_VERS}};
-	size_t i;
+	uint32_t prog, vers;
 
 	(void)r;
-	for (i = 0; i < 3; i++) {
+	for (size_t i = 0; nfs_srv_prog_at(call->srv, i, &prog, &vers); i++) {
 		xdr_put_u32(b, 1);
-		xdr_put_u32(b, progs[i][0]);
-		xdr_put_u32(b, progs[i][1]);
+		xdr_put_u32(b, prog);
+		xdr_put_u32(b, vers);
 		xdr_put_u32(b, 6);
 		xdr_put_u32(b, call->port);
 	}

@@ -113,6 +113,11 @@ extern const struct nfs_prog pmap_prog;
 /* NFSv3 status for a vol_/errno code. */
 uint32_t nfs3_status(int rc);
 
+/* The programs the server serves on its port (PORTMAP GETPORT and DUMP):
+ * whether (prog, vers) is one, and the i-th (false past the last). */
+bool nfs_srv_serves(struct nfs_srv *srv, uint32_t prog, uint32_t vers);
+bool nfs_srv_prog_at(struct nfs_srv *srv, size_t i, uint32_t *prog, uint32_t *vers);
+
 /* MOUNT bookkeeping the server keeps for DUMP/UMNT (nfs_srv.c). */
 void nfs_srv_mount_add(struct nfs_srv *srv, const char *host, const char *path);
 void nfs_srv_mount_del(struct nfs_srv *srv, const char *host, const char *path);

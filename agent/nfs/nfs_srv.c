@@ -70,6 +70,25 @@ void nfs_srv_mount_encode(struct nfs_srv *srv, struct ut_buf *buf)
 	xdr_put_u32(buf, 0);
 }
 
+/* ---------- programs (set before start, read-only after) ---------- */
+
+bool nfs_srv_serves(struct nfs_srv *srv, uint32_t prog, uint32_t vers)
+{
+	for (size_t i = 0; i < srv->nprogs; i++)
+		if (srv->progs[i].prog->prog == prog && srv->progs[i].prog->vers == vers)
+			return true;
+	return false;
+}
+
+bool nfs_srv_prog_at(struct nfs_srv *srv, size_t i, uint32_t *prog, uint32_t *vers)
+{
+	if (i >= srv->nprogs)
+		return false;
+	*prog = srv->progs[i].prog->prog;
+	*vers = srv->progs[i].prog->vers;
+	return true;
+}
+
 /* ---------- public API ---------- */
 
 int nfs_srv_new(const char *listen, struct vol_store *store, unsigned workers, struct nfs_srv **out)

@@ -360,8 +360,17 @@ int vol_store_set(struct vol_store *s, const struct vol_export_cfg *cfg, size_t 
 	pthread_mutex_lock(&s->mu);
 	vol_set_unref(s->cur);
 	s->cur = set;
-	set = NULL;
+	atomic_fetch_add(&set->refs, 1); /* ours until out: */
 	pthread_mutex_unlock(&s->mu);
+	/* A volume detached from this node takes its locks and share
+	 * reservations with it (every protocol's): nobody can reach its files
+	 * here any more, and its waiters must not wait for ever. */
+	for (i = 0; old && i < old->n; i++) {
+		for (j = 0; j < set->n && set->e[j]->cfg.fsid != old->e[i]->cfg.fsid; j++)
+			;
+		if (j == set->n)
+			vol_lock_release_fsid(s->locks, old->e[i]->cfg.fsid);
+	}
 out:
 	vol_set_unref(old);
 	vol_set_unref(set);

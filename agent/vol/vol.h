@@ -57,8 +57,9 @@
  *
  * Locks: one table per store (vol_store_locks, vol_lock.h) holds the
  * byte-range locks and share reservations of every front end, keyed by
- * vol_lock_key_of, so SMB's locks and share modes and NFSv4's or NLM's
- * (when they come) meet on the same file.
+ * vol_lock_key_of, so SMB's locks and share modes and NFSv4's and NLM's
+ * meet on the same file. vol_store_set releases every entry on the files of
+ * a volume it drops (detached from this node).
  *
  * Change watches (vol_watch.h): every namespace and write operation below
  * reports what it changed to the watches of its volume (SMB2 CHANGE_NOTIFY

@@ -564,8 +564,22 @@ out:
 	return rc;
 }
 
-/* Drop every entry of o, or of every owner of o's (proto, client). */
-static void release_where(struct vol_lock_tab *t, const struct vol_lock_owner *o, bool whole_client)
+enum vl_scope { VL_OWNER, VL_CLIENT, VL_PROTO, VL_FSID };
+
+static bool in_scope(const struct vl_file *f, const struct vol_lock_owner *h, const struct vol_lock_owner *o,
+		     enum vl_scope scope)
+{
+	switch (scope) {
+	case VL_OWNER: return owner_eq(h, o);
+	case VL_CLIENT: return h->proto == o->proto && h->client == o->client;
+	case VL_PROTO: return h->proto == o->proto;
+	default: return f->k.fsid == o->id;
+	}
+}
+
+/* Drop every entry of o, of every owner of o's (proto, client), of every
+ * owner of o's proto, or of volume o->id. */
+static void release_where(struct vol_lock_tab *t, const struct vol_lock_owner *o, enum vl_scope scope)
 {
 	pthread_mutex_lock(&t->mu);
 	for (size_t b = 0; b < VL_BUCKETS; b++)
@@ -574,9 +588,7 @@ static void release_where(struct vol_lock_tab *t, const struct vol_lock_owner *o
 
 			nx = f->next;
 			for (size_t i = 0; i < f->n;) {
-				const struct vol_lock_owner *h = &f->e[i].o;
-
-				if (whole_client ? h->proto == o->proto && h->client == o->client : owner_eq(h, o)) {
+				if (in_scope(f, &f->e[i].o, o, scope)) {
 					dropped |= !f->e[i].share;
 					ent_remove(f, i);
 					counted(t, f->k.fsid, -1);
@@ -593,14 +605,28 @@ static void release_where(struct vol_lock_tab *t, const struct vol_lock_owner *o
 
 void vol_lock_release(struct vol_lock_tab *t, const struct vol_lock_owner *o)
 {
-	release_where(t, o, false);
+	release_where(t, o, VL_OWNER);
 }
 
 void vol_lock_release_client(struct vol_lock_tab *t, uint32_t proto, uint64_t client)
 {
 	struct vol_lock_owner o = { .proto = proto, .client = client };
 
-	release_where(t, &o, true);
+	release_where(t, &o, VL_CLIENT);
+}
+
+void vol_lock_release_client_proto(struct vol_lock_tab *t, uint32_t proto)
+{
+	struct vol_lock_owner o = { .proto = proto };
+
+	release_where(t, &o, VL_PROTO);
+}
+
+void vol_lock_release_fsid(struct vol_lock_tab *t, uint64_t fsid)
+{
+	struct vol_lock_owner o = { .id = fsid };
+
+	release_where(t, &o, VL_FSID);
 }
 
 size_t vol_lock_count(struct vol_lock_tab *t, const struct vol_lock_key *k)

@@ -132,6 +132,11 @@ int vol_lock_share(struct vol_lock_tab *t, const struct vol_lock_key *k, const s
 /* Drop every lock and reservation of o / of every owner of (proto, client). */
 void vol_lock_release(struct vol_lock_tab *t, const struct vol_lock_owner *o);
 void vol_lock_release_client(struct vol_lock_tab *t, uint32_t proto, uint64_t client);
+/* Drop every entry of every owner of proto (a front end going away). */
+void vol_lock_release_client_proto(struct vol_lock_tab *t, uint32_t proto);
+/* Drop every entry on the files of volume fsid (the volume was detached:
+ * vol_store_set without it). Waiters there are woken. */
+void vol_lock_release_fsid(struct vol_lock_tab *t, uint64_t fsid);
 
 /* A registered wait for locks on key to be released (above). */
 struct vol_lock_waiter {

@@ -80,7 +80,7 @@ vm_nfs_share() {
 	local s=$1 t=$AQ_TMP/tree d f
 	shift
 	mkdir -p "$s"
-	for f in lib.sh fileops.sh nfs_checks.sh stress.py "$@"; do
+	for f in lib.sh fileops.sh nfs_checks.sh locks.sh stress.py "$@"; do
 		cp "$AQ_SRC/tests/vm/guest/$f" "$s/"
 	done
 	mkdir -p "$t"

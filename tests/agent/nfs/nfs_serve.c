@@ -1,9 +1,12 @@
 /* nfs_serve: a test server over libaqnfs and libaqnfs4: serves directories
  * as NFSv3 and NFSv4.1 exports on one port until SIGTERM/SIGINT (v3only: a
- * volume whose protocols are NFSV3 alone; nov4rule: its rule has nfsv4 false).
+ * volume whose protocols are NFSV3 alone; nov4rule: its rule has nfsv4 false),
+ * with NLM v4 and NSM (agent/nfs/nlm.h; --nlm-state-dir records hosts for a
+ * grace period of --nlm-grace-s after a restart, --nlm-pmap-port is where
+ * clients' portmappers answer GRANTED callbacks' GETPORT, default 111).
  *
  *   nfs_serve --listen 127.0.0.1:PORT --key HEX64 [--workers N] [--port-file F] [--nfs4-max-slots N]
- *             [--nfs4-lease-s N]
+ *             [--nfs4-lease-s N] [--nlm-state-dir DIR] [--nlm-grace-s N] [--nlm-pmap-port N]
  *             --export /name=DIR[,capacity=BYTES][,ro][,clients=CIDR,...]
  *                      [,squash=root|all][,anonuid=N][,anongid=N][,mibps=N][,v3only][,nov4rule] (repeatable)
  * mibps: the export's QoS limit in MiB/s.
@@ -19,6 +22,7 @@
 
 #include "agent/nfs/nfs_srv.h"
 #include "agent/nfs4/nfs4.h"
+#include "agent/nfs/nlm.h"
 #include "util/ut_hash.h"
 #include "util/ut_hex.h"
 
@@ -152,7 +156,9 @@ int main(int argc, char **argv)
 	struct vol_store *store = NULL;
 	struct nfs_srv *srv = NULL;
 	struct nfs4_srv *v4 = NULL;
-	uint64_t slots = 0, lease = 0;
+	uint64_t slots = 0, lease = 0, grace = 0, pmap = 0;
+	const char *nlm_dir = NULL;
+	struct nlm_srv *nlm = NULL;
 	sigset_t set;
 	int i, sig, rc = 1;
 
@@ -173,6 +179,12 @@ int main(int argc, char **argv)
 			;
 		else if (!strcmp(a, "--nfs4-lease-s") && parse_u64(v, &lease) == 0 && lease >= 1 && lease <= 3600)
 			;
+		else if (!strcmp(a, "--nlm-state-dir"))
+			nlm_dir = v;
+		else if (!strcmp(a, "--nlm-grace-s") && parse_u64(v, &grace) == 0 && grace <= 3600)
+			;
+		else if (!strcmp(a, "--nlm-pmap-port") && parse_u64(v, &pmap) == 0 && pmap <= 65535)
+			;
 		else if (!strcmp(a, "--export") && n < MAX_EXPORTS && parse_export(v, &cfg[n]) == 0)
 			n++;
 		else
@@ -188,7 +200,11 @@ int main(int argc, char **argv)
 	if ((rc = vol_store_new(key, &store)) != 0 || (rc = vol_store_set(store, cfg, n)) != 0 ||
 	    (rc = nfs_srv_new(listen, store, (unsigned)workers, &srv)) != 0 ||
 	    (rc = nfs4_srv_new(&(struct nfs4_cfg){ .max_slots = (unsigned)slots, .lease_s = (unsigned)lease }, &v4)) != 0 ||
-	    (rc = nfs_srv_add_prog(srv, &nfs4_prog, v4)) != 0 || (rc = nfs_srv_start(srv)) != 0) {
+	    (rc = nfs_srv_add_prog(srv, &nfs4_prog, v4)) != 0 ||
+	    (rc = nlm_srv_new(&(struct nlm_cfg){ .state_dir = nlm_dir, .grace_s = (unsigned)grace,
+						 .pmap_port = (uint16_t)pmap }, store, &nlm)) != 0 ||
+	    (rc = nfs_srv_add_prog(srv, &nlm_prog, nlm)) != 0 || (rc = nfs_srv_add_prog(srv, &nsm_prog, nlm)) != 0 ||
+	    (rc = nfs_srv_start(srv)) != 0) {
 		fprintf(stderr, "nfs_serve: %s\n", strerror(-rc));
 		rc = 1;
 		goto out;
@@ -209,11 +225,12 @@ int main(int argc, char **argv)
 out:
 	nfs_srv_free(srv);
 	nfs4_srv_free(v4);
+	nlm_srv_free(nlm);
 	vol_store_free(store);
 	return rc;
 usage:
 	fprintf(stderr, "usage: nfs_serve --listen HOST:PORT --key HEX64 [--workers N] [--port-file F] [--nfs4-max-slots N]"
-			" [--nfs4-lease-s N]\n"
+			" [--nfs4-lease-s N] [--nlm-state-dir DIR] [--nlm-grace-s N] [--nlm-pmap-port N]\n"
 			"       --export /name=DIR[,capacity=BYTES][,ro][,clients=CIDR,...][,squash=root|all]"
 			"[,anonuid=N][,anongid=N][,mibps=N] ...\n");
 	return 2;

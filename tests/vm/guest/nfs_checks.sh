@@ -5,7 +5,7 @@
 # namespace, attributes, df, a 10,000-file directory, tar of a source tree,
 # permissions as non-root users, special files, root squash (SQ mounted on
 # MS), a read-only export (RO on MR), close-to-open and a stress. Mounts use
-# mount -t nfs -o "$OPTS" 10.0.2.2:EXPORT, so each suite's OPTS decides the
+# mount -t nfs -o "$OPTS" ${SRV:-10.0.2.2}:EXPORT, so each suite's OPTS (and SRV) decide the
 # version. Users in the image: aqu (1000, also in group aqshare 1100), aqv
 # (1001), aqw (1002, primary group 0).
 
@@ -229,7 +229,7 @@ export -f t_ln_user t_fifo t_mknod t_socket t_suid_write t_suid_trunc t_suid_own
 # --- root squash ------------------------------------------------------------------
 
 t_squash() {
-	mount -t nfs -o "$OPTS" "10.0.2.2:$SQ" $MS
+	mount -t nfs -o "$OPTS" "${SRV:-10.0.2.2}:$SQ" $MS
 	echo root >$MS/byroot
 	eq "a file root creates" 65534:65534 "$(stat -c %u:%g $MS/byroot)"
 	fails_with "Operation not permitted" chown 0 $MS/byroot
@@ -250,7 +250,7 @@ export -f t_squash t_squash_gid
 # --- read-only export -------------------------------------------------------------
 
 t_ro() {
-	mount -t nfs -o "$OPTS" "10.0.2.2:$RO" $MR
+	mount -t nfs -o "$OPTS" "${SRV:-10.0.2.2}:$RO" $MR
 	eq "the host's file reads back" "$RO_SHA" "$(sha $MR/ro.bin)"
 	fails_with "Read-only file system" touch $MR/new
 	fails_with "Read-only file system" mkdir $MR/dir
