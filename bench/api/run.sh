@@ -415,7 +415,7 @@ Written by \`bench/api/run.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC') at commit $C
 - Machine: $NPROC CPUs, $CPU; $(uname -sr); $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)
 - Build: $BUILD_DESC
 - wrk, aquiferd and aq-bare-mhd share the machine's $NPROC CPUs.
-- aquiferd: default settings (one MHD epoll thread + 4 workers), SQLite WAL, synchronous=FULL.
+- aquiferd: default settings (one MHD epoll thread + 4 workers), SQLite WAL, synchronous=NORMAL with group commit (db/db.c: a commit is answered only after an fsync of the WAL covers it).
 - aq-bare-mhd: one MHD epoll thread (\`MHD_USE_EPOLL_INTERNAL_THREAD\`, as aquiferd), answering the
   same $BODY_BYTES-byte body aquiferd returns for the volume.
 
