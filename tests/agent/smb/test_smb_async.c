@@ -1,8 +1,9 @@
 /* test_smb_async: blocking LOCKs answered asynchronously (agent/smb/smb_async.c)
- * through the server's own dispatcher: requests are signed frames handed
- * to smb_dispatch_frame on connections whose socket is one end of a
- * socketpair, responses are read from the other end, and the loop's part
- * (the eventfd a waiter's wake writes, smb_async_run) is played by the test.
+ * through the server's own dispatcher, driven by smb_harness.h: requests are
+ * signed frames handed to smb_dispatch_frame on connections whose socket is
+ * one end of a socketpair, responses are read from the other end, and the
+ * loop's part (the eventfd a waiter's wake writes, smb_async_run) is played
+ * by the test.
  * - a lock that waits gets an interim STATUS_PENDING (ASYNC_COMMAND, a
  *   nonzero AsyncId, credits, unsigned), then the grant after the holder
  *   unlocks (same AsyncId and MessageId, CreditResponse 0, signed), and holds;
@@ -17,149 +18,56 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "agent/smb/smb_srv_internal.h"
 #include "api/api_error.h"
+#include "tests/agent/smb/smb_harness.h"
 #include "tests/lib/aqt.h"
 
 static struct vol_store *store;
 static struct smb_srv *srv;
-static const uint8_t sign_key[16] = { 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7 };
-
-struct tconn {
-	struct smb_conn *c;
-	int peer; /* the client's end */
-	struct smb_sess *s;
-	struct smb_tree *t;
-	uint64_t mid;
-};
 
 static void setup(void)
 {
 	static const uint8_t key[VOL_KEY_LEN] = { 1 };
 
 	ck_assert_int_eq(vol_store_new(key, &store), 0);
-	ck_assert_int_eq(smb_srv_new("127.0.0.1:0", store, &srv), 0);
-	srv->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	ck_assert_int_ge(srv->evfd, 0);
+	smbt_srv_new(store, &srv);
 }
 
-static void conn_new(struct tconn *tc, uint64_t key)
+static void conn_new(struct smbt_conn *tc, uint64_t key)
 {
-	int sv[2];
-	struct smb_conn *c = calloc(1, sizeof(*c));
-
-	ck_assert_ptr_nonnull(c);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
-	c->fd = sv[0];
-	c->srv = srv;
-	c->key = key;
-	c->credits = 100;
-	c->negotiated = c->authed = true;
-	c->dialect = SMB2_DIALECT_210; /* HMAC-SHA256 signing */
-	snprintf(c->peer, sizeof(c->peer), "test%llu", (unsigned long long)key);
-	c->next = srv->conns;
-	if (srv->conns)
-		srv->conns->prev = c;
-	srv->conns = c;
-	srv->nconns++;
-	tc->s = calloc(1, sizeof(*tc->s));
-	tc->t = calloc(1, sizeof(*tc->t));
-	ck_assert_ptr_nonnull(tc->s);
-	ck_assert_ptr_nonnull(tc->t);
-	tc->s->id = key << 24 | 1;
-	tc->s->state = SMB_SESS_VALID;
-	tc->s->conn = c;
-	memcpy(tc->s->keys.signing, sign_key, 16);
-	tc->t->id = 1;
-	tc->s->trees = tc->t;
-	c->sessions = tc->s;
-	tc->c = c;
-	tc->peer = sv[1];
-	tc->mid = 1;
+	smbt_conn_new(tc, srv, key, 0);
 }
 
 /* An open of the one test file (same lock key for every open). */
-static struct smb_open *open_new(struct tconn *tc, uint64_t id)
+static struct smb_open *open_new(struct smbt_conn *tc, uint64_t id)
 {
-	struct smb_open *o = calloc(1, sizeof(*o));
+	struct smb_open *o = smbt_open_new(tc, id);
 
-	ck_assert_ptr_nonnull(o);
-	o->id = id;
-	o->tree = tc->t;
-	o->obj.fd = o->parent.fd = -1;
 	o->locks = vol_store_locks(store);
 	o->lkey = (struct vol_lock_key){ .fsid = 1, .dev = 1, .ino = 42 };
 	o->owner = (struct vol_lock_owner){ .proto = VOL_LOCK_SMB, .client = tc->c->key, .id = id };
-	o->next = tc->s->opens;
-	tc->s->opens = o;
 	return o;
 }
 
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
-static void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32)); }
-
-/* Send one signed message (header fields from h, then body) through the dispatcher. */
-static void send_msg(struct tconn *tc, struct smb_wire_hdr *h, const uint8_t *body, size_t n)
-{
-	struct ut_buf b;
-	uint8_t sig[16], *frame;
-
-	h->session_id = tc->s->id;
-	h->flags |= SMB2_FLAGS_SIGNED;
-	h->credit_charge = 1;
-	h->credits = 1;
-	ut_buf_init(&b, SMB2_HDR_LEN + n);
-	smb_wire_hdr_encode(&b, h);
-	ck_assert_int_eq(b.err, AQ_OK);
-	frame = malloc(SMB2_HDR_LEN + n);
-	memcpy(frame, ut_buf_bytes(&b), SMB2_HDR_LEN);
-	memcpy(frame + SMB2_HDR_LEN, body, n);
-	memset(frame + SMB2_SIG_OFF, 0, 16);
-	ck_assert_int_eq(smb_crypto_sign(SMB2_SIGNING_HMAC_SHA256, sign_key, frame, SMB2_HDR_LEN + n, sig), AQ_OK);
-	memcpy(frame + SMB2_SIG_OFF, sig, 16);
-	smb_dispatch_frame(tc->c, frame, SMB2_HDR_LEN + n);
-	smb_conn_kick(tc->c);
-	free(frame);
-	ut_buf_cleanup(&b);
-}
-
 /* LOCK of one element on open id; returns its MessageId. */
-static uint64_t lock_req(struct tconn *tc, uint64_t id, uint64_t off, uint64_t len, uint32_t flags)
+static uint64_t lock_req(struct smbt_conn *tc, uint64_t id, uint64_t off, uint64_t len, uint32_t flags)
 {
 	uint8_t body[48 + 24] = { 0 };
 	struct smb_wire_hdr h = { .command = SMB2_LOCK, .message_id = tc->mid++, .tree_id = tc->t->id };
 
-	put16(body, 48);
-	put16(body + 2, 1);
-	put64(body + 8, id);
-	put64(body + 16, id);
-	put64(body + 24, off);
-	put64(body + 32, len);
-	put32(body + 40, flags);
-	send_msg(tc, &h, body, 48);
+	smbt_put16(body, 48);
+	smbt_put16(body + 2, 1);
+	smbt_put64(body + 8, id);
+	smbt_put64(body + 16, id);
+	smbt_put64(body + 24, off);
+	smbt_put64(body + 32, len);
+	smbt_put32(body + 40, flags);
+	smbt_send(tc, &h, body, 48);
 	return h.message_id;
-}
-
-static void cancel_req(struct tconn *tc, bool async, uint64_t id)
-{
-	uint8_t body[4] = { 4, 0, 0, 0 };
-	struct smb_wire_hdr h = { .command = SMB2_CANCEL, .tree_id = tc->t->id };
-
-	if (async) {
-		h.flags = SMB2_FLAGS_ASYNC_COMMAND;
-		h.async_id = id;
-	} else {
-		h.message_id = id;
-	}
-	send_msg(tc, &h, body, sizeof(body));
 }
 
 struct rsp {
@@ -168,77 +76,49 @@ struct rsp {
 };
 
 /* The next response frame on tc's socket: 1, or 0 when there is none. */
-static int recv_rsp(struct tconn *tc, struct rsp *r)
+static int recv_rsp(struct smbt_conn *tc, struct rsp *r)
 {
-	uint8_t pfx[4], buf[4096];
-	ssize_t n = recv(tc->peer, pfx, 4, 0);
+	uint8_t buf[4096];
 	size_t len;
 
-	if (n <= 0)
-		return 0;
-	ck_assert_int_eq(n, 4);
-	len = (size_t)pfx[1] << 16 | (size_t)pfx[2] << 8 | pfx[3];
-	ck_assert_uint_le(len, sizeof(buf));
-	ck_assert_int_eq(recv(tc->peer, buf, len, 0), (ssize_t)len);
-	ck_assert_int_eq(smb_wire_hdr_decode(buf, len, &r->h), AQ_OK);
-	r->sig_ok = smb_crypto_verify(SMB2_SIGNING_HMAC_SHA256, sign_key, buf, len) == AQ_OK;
-	return 1;
+	return smbt_recv(tc, buf, sizeof(buf), &len, &r->h, &r->sig_ok);
 }
 
-/* The loop's part: the eventfd was written, smb_async_run retries. */
-static bool loop_turn(void)
-{
-	uint64_t v;
-	bool woken = read(srv->evfd, &v, sizeof(v)) == sizeof(v);
-
-	smb_async_run(srv);
-	return woken;
-}
-
-static void expect_pending(struct tconn *tc, uint64_t mid, uint64_t *async_id)
+static void expect_pending(struct smbt_conn *tc, uint64_t mid, uint64_t *async_id)
 {
 	struct rsp r;
 
 	ck_assert_int_eq(recv_rsp(tc, &r), 1);
-	ck_assert_uint_eq(r.h.status, STATUS_PENDING);
-	ck_assert_uint_eq(r.h.message_id, mid);
-	ck_assert(r.h.flags & SMB2_FLAGS_ASYNC_COMMAND);
-	ck_assert_uint_ne(r.h.async_id, 0);
+	*async_id = smbt_check_pending(&r.h, mid);
 	ck_assert(!(r.h.flags & SMB2_FLAGS_SIGNED)); /* 3.3.4.2: not signed */
 	ck_assert_uint_ge(r.h.credits, 1);
-	*async_id = r.h.async_id;
 }
 
-static void expect_final(struct tconn *tc, uint64_t mid, uint64_t async_id, uint32_t status)
+static void expect_final(struct smbt_conn *tc, uint64_t mid, uint64_t async_id, uint32_t status)
 {
 	struct rsp r;
 
 	ck_assert_int_eq(recv_rsp(tc, &r), 1);
-	ck_assert_uint_eq(r.h.status, status);
-	ck_assert_uint_eq(r.h.command, SMB2_LOCK);
-	ck_assert_uint_eq(r.h.message_id, mid);
-	ck_assert(r.h.flags & SMB2_FLAGS_ASYNC_COMMAND);
-	ck_assert_uint_eq(r.h.async_id, async_id);
+	smbt_check_final(&r.h, SMB2_LOCK, mid, async_id, status);
 	ck_assert_uint_eq(r.h.credits, 0);
 	ck_assert(r.sig_ok);
 }
 
-static void expect_sync(struct tconn *tc, uint64_t mid, uint32_t status)
+static void expect_sync(struct smbt_conn *tc, uint64_t mid, uint32_t status)
 {
 	struct rsp r;
 
 	ck_assert_int_eq(recv_rsp(tc, &r), 1);
-	ck_assert_uint_eq(r.h.status, status);
-	ck_assert_uint_eq(r.h.message_id, mid);
-	ck_assert(!(r.h.flags & SMB2_FLAGS_ASYNC_COMMAND));
+	smbt_check_sync(&r.h, mid, status);
 }
+
 
 #define EXCL SMB2_LOCKFLAG_EXCLUSIVE
 #define NOW (SMB2_LOCKFLAG_EXCLUSIVE | SMB2_LOCKFLAG_FAIL_IMMEDIATELY)
 
 START_TEST(test_pending_then_grant)
 {
-	struct tconn a;
+	struct smbt_conn a;
 	struct smb_open *o2;
 	uint64_t mid, aid;
 	struct rsp r;
@@ -252,10 +132,10 @@ START_TEST(test_pending_then_grant)
 	expect_pending(&a, mid, &aid);
 	ck_assert_uint_eq(a.c->npending, 1);
 	ck_assert_uint_eq(vol_lock_waiters(vol_store_locks(store)), 1);
-	ck_assert(!loop_turn());            /* nothing released: nothing woke */
+	ck_assert(!smbt_loop_turn(srv)); /* nothing released: nothing woke */
 	ck_assert_int_eq(recv_rsp(&a, &r), 0);
 	expect_sync(&a, lock_req(&a, 10, 0, 10, SMB2_LOCKFLAG_UNLOCK), STATUS_SUCCESS);
-	ck_assert(loop_turn());             /* the unlock woke the waiter */
+	ck_assert(smbt_loop_turn(srv)); /* the unlock woke the waiter */
 	expect_final(&a, mid, aid, STATUS_SUCCESS);
 	ck_assert_uint_eq(a.c->npending, 0);
 	ck_assert_uint_eq(srv->npending, 0);
@@ -269,7 +149,7 @@ END_TEST
 
 START_TEST(test_cancel)
 {
-	struct tconn a;
+	struct smbt_conn a;
 	uint64_t mid, aid;
 	struct rsp r;
 
@@ -281,10 +161,10 @@ START_TEST(test_cancel)
 	/* by AsyncId */
 	mid = lock_req(&a, 11, 0, 10, EXCL);
 	expect_pending(&a, mid, &aid);
-	cancel_req(&a, true, aid + 1);      /* names no request: nothing */
+	smbt_cancel(&a, true, aid + 1); /* names no request: nothing */
 	ck_assert_int_eq(recv_rsp(&a, &r), 0);
 	ck_assert_uint_eq(a.c->npending, 1);
-	cancel_req(&a, true, aid);
+	smbt_cancel(&a, true, aid);
 	expect_final(&a, mid, aid, STATUS_CANCELLED);
 	ck_assert_int_eq(recv_rsp(&a, &r), 0); /* the CANCEL itself has no response */
 	ck_assert_uint_eq(a.c->npending, 0);
@@ -292,19 +172,19 @@ START_TEST(test_cancel)
 	/* by MessageId (a sync CANCEL) */
 	mid = lock_req(&a, 11, 0, 10, EXCL);
 	expect_pending(&a, mid, &aid);
-	cancel_req(&a, false, mid);
+	smbt_cancel(&a, false, mid);
 	expect_final(&a, mid, aid, STATUS_CANCELLED);
 	ck_assert_int_eq(recv_rsp(&a, &r), 0);
 	/* the holder's unlock then grants nothing to anyone */
 	expect_sync(&a, lock_req(&a, 10, 0, 10, SMB2_LOCKFLAG_UNLOCK), STATUS_SUCCESS);
-	loop_turn();
+	smbt_loop_turn(srv);
 	ck_assert_int_eq(recv_rsp(&a, &r), 0);
 }
 END_TEST
 
 START_TEST(test_cap_per_conn)
 {
-	struct tconn a;
+	struct smbt_conn a;
 	uint64_t aid;
 	unsigned i;
 
@@ -329,9 +209,9 @@ END_TEST
 
 START_TEST(test_cap_per_node)
 {
-	static struct tconn cs[SMB_ASYNC_NODE_MAX / SMB_ASYNC_PER_CONN + 1];
+	static struct smbt_conn cs[SMB_ASYNC_NODE_MAX / SMB_ASYNC_PER_CONN + 1];
 	const unsigned full = SMB_ASYNC_NODE_MAX / SMB_ASYNC_PER_CONN;
-	struct tconn h;
+	struct smbt_conn h;
 	uint64_t aid;
 
 	setup();
@@ -358,7 +238,7 @@ END_TEST
 
 START_TEST(test_disconnect_frees)
 {
-	struct tconn a, b;
+	struct smbt_conn a, b;
 	uint64_t aid;
 	struct rsp r;
 
@@ -377,14 +257,14 @@ START_TEST(test_disconnect_frees)
 	ck_assert_uint_eq(vol_lock_waiters(vol_store_locks(store)), 0);
 	/* the holder's unlock wakes nobody, and b's socket got nothing more */
 	expect_sync(&a, lock_req(&a, 10, 0, 10, SMB2_LOCKFLAG_UNLOCK), STATUS_SUCCESS);
-	ck_assert(!loop_turn());
+	ck_assert(!smbt_loop_turn(srv));
 	ck_assert_int_eq(recv_rsp(&b, &r), 0);
 }
 END_TEST
 
 START_TEST(test_open_closes)
 {
-	struct tconn a;
+	struct smbt_conn a;
 	struct smb_open *o2;
 	uint64_t mid, aid;
 

@@ -1,10 +1,10 @@
 /* test_smb_lease: SMB2 oplocks and leases (agent/smb/smb_lease.c) over the
  * store's cached-open table (agent/vol/vol_lease.c), through the server's
- * own dispatcher as test_smb_notify drives it: signed CREATE frames into
- * smb_dispatch_frame on a socketpair connection, the loop's part (eventfd,
- * smb_async_run) played by the test. Changes from "NFS" are the store's
- * own calls (vol_write, vol_setattr), which the NFSv3 and NFSv4.1 front
- * ends make.
+ * own dispatcher as test_smb_notify drives it (smb_harness.h): signed CREATE
+ * frames into smb_dispatch_frame on a socketpair connection, the loop's
+ * part (eventfd, smb_async_run) played by the test. Changes from "NFS" are
+ * the store's own calls (vol_write, vol_setattr), which the NFSv3 and
+ * NFSv4.1 front ends make.
  * - grants: BATCH, EXCLUSIVE and II get Level II; a lease (v1 or v2) asking
  *   RWH or RH gets R, its key echoed, a v2 epoch one past the client's;
  *   a directory gets nothing; a lease key reused on another file is
@@ -22,18 +22,15 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "agent/smb/smb_srv_internal.h"
 #include "agent/vol/vol_internal.h"
 #include "agent/vol/vol_lease.h"
 #include "api/api_error.h"
 #include "api/api_intent.h"
+#include "tests/agent/smb/smb_harness.h"
 #include "tests/lib/aqt.h"
 #include "tests/lib/aqt_store.h"
 
@@ -41,15 +38,6 @@ static struct aqt_store ts;
 static struct smb_srv *srv;
 static struct vol_export *exp0;
 static const struct vol_cred nfs_cred = { .uid = 0, .gid = 0 };
-static const uint8_t sign_key[16] = { 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7 };
-
-struct tconn {
-	struct smb_conn *c;
-	int peer;
-	struct smb_sess *s;
-	struct smb_tree *t;
-	uint64_t mid;
-};
 
 static void setup(void)
 {
@@ -57,89 +45,31 @@ static void setup(void)
 							 .clients = "0.0.0.0/0", .key_byte = 1 });
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
 	ck_assert_ptr_nonnull(exp0 = vol_export_at(ts.store, 0));
-	ck_assert_int_eq(smb_srv_new("127.0.0.1:0", ts.store, &srv), 0);
-	srv->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	ck_assert_int_ge(srv->evfd, 0);
+	smbt_srv_new(ts.store, &srv);
 }
 
 static void teardown(void)
 {
-	while (srv->conns)
-		smb_conn_free(srv->conns);
+	smbt_conns_free(srv);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0); /* every grant went with its open */
-	close(srv->evfd);
-	srv->evfd = -1;
-	smb_srv_free(srv);
+	smbt_srv_free(srv);
 	vol_export_unref(exp0);
 	aqt_store_cleanup(&ts);
 }
 
-static void conn_new(struct tconn *tc, uint64_t key, unsigned settings)
+/* A connection whose tree is the store's first export (CREATE opens in it). */
+static void conn_new(struct smbt_conn *tc, uint64_t key, unsigned settings)
 {
-	int sv[2];
-	struct smb_conn *c = calloc(1, sizeof(*c));
-
-	ck_assert_ptr_nonnull(c);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
-	c->fd = sv[0];
-	c->srv = srv;
-	c->key = key;
-	c->credits = 100;
-	c->negotiated = c->authed = true;
-	c->dialect = SMB2_DIALECT_210;
-	snprintf(c->peer, sizeof(c->peer), "test%llu", (unsigned long long)key);
-	c->next = srv->conns;
-	if (srv->conns)
-		srv->conns->prev = c;
-	srv->conns = c;
-	srv->nconns++;
-	tc->s = calloc(1, sizeof(*tc->s));
-	tc->t = calloc(1, sizeof(*tc->t));
-	ck_assert_ptr_nonnull(tc->s);
-	ck_assert_ptr_nonnull(tc->t);
-	tc->s->id = key << 24 | 1;
-	tc->s->state = SMB_SESS_VALID;
-	tc->s->conn = c;
-	memcpy(tc->s->keys.signing, sign_key, 16);
-	tc->t->id = 1;
-	tc->t->share.smb_settings = settings;
+	smbt_conn_new(tc, srv, key, settings);
 	ck_assert_ptr_nonnull(tc->t->exp = vol_export_at(ts.store, 0));
-	tc->s->trees = tc->t;
-	c->sessions = tc->s;
-	tc->c = c;
-	tc->peer = sv[1];
-	tc->mid = 1;
 }
 
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
-static void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32)); }
-
-static void send_msg(struct tconn *tc, struct smb_wire_hdr *h, const uint8_t *body, size_t n)
+/* Send one request in tc's tree with its next MessageId. */
+static void send_msg(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *body, size_t n)
 {
-	struct ut_buf b;
-	uint8_t sig[16], *frame;
-
-	h->session_id = tc->s->id;
 	h->tree_id = tc->t->id;
-	h->flags |= SMB2_FLAGS_SIGNED;
-	h->credit_charge = 1;
-	h->credits = 1;
 	h->message_id = tc->mid++;
-	ut_buf_init(&b, SMB2_HDR_LEN + n);
-	smb_wire_hdr_encode(&b, h);
-	ck_assert_int_eq(b.err, AQ_OK);
-	frame = malloc(SMB2_HDR_LEN + n);
-	ck_assert_ptr_nonnull(frame);
-	memcpy(frame, ut_buf_bytes(&b), SMB2_HDR_LEN);
-	memcpy(frame + SMB2_HDR_LEN, body, n);
-	memset(frame + SMB2_SIG_OFF, 0, 16);
-	ck_assert_int_eq(smb_crypto_sign(SMB2_SIGNING_HMAC_SHA256, sign_key, frame, SMB2_HDR_LEN + n, sig), AQ_OK);
-	memcpy(frame + SMB2_SIG_OFF, sig, 16);
-	smb_dispatch_frame(tc->c, frame, SMB2_HDR_LEN + n);
-	smb_conn_kick(tc->c);
-	free(frame);
-	ut_buf_cleanup(&b);
+	smbt_send(tc, h, body, n);
 }
 
 /* One message from the server (0 when none is waiting). */
@@ -149,33 +79,18 @@ struct msg {
 	size_t len;
 };
 
-static int recv_msg(struct tconn *tc, struct msg *m)
+static int recv_msg(struct smbt_conn *tc, struct msg *m)
 {
-	uint8_t pfx[4], buf[2048];
-	ssize_t n = recv(tc->peer, pfx, 4, 0);
+	uint8_t buf[2048];
 	size_t len;
 
-	if (n <= 0)
+	if (!smbt_recv(tc, buf, sizeof(buf), &len, &m->h, NULL))
 		return 0;
-	ck_assert_int_eq(n, 4);
-	len = (size_t)pfx[1] << 16 | (size_t)pfx[2] << 8 | pfx[3];
-	ck_assert_uint_le(len, sizeof(buf));
 	ck_assert_uint_ge(len, SMB2_HDR_LEN);
-	ck_assert_int_eq(recv(tc->peer, buf, len, 0), (ssize_t)len);
-	ck_assert_int_eq(smb_wire_hdr_decode(buf, len, &m->h), AQ_OK);
 	m->len = len - SMB2_HDR_LEN;
 	memcpy(m->body, buf + SMB2_HDR_LEN, m->len);
 	return 1;
 }
-
-static void loop_turn(void)
-{
-	uint64_t v;
-
-	(void)!read(srv->evfd, &v, sizeof(v));
-	smb_async_run(srv);
-}
-
 #define RWH 0x7u
 #define RH 0x3u
 #define R 0x1u
@@ -203,7 +118,7 @@ struct create_res {
 };
 
 /* CREATE name (ASCII) with OPEN_IF, read/write access, all shared. */
-static void create(struct tconn *tc, const char *name, uint8_t oplock, const struct lease_req *l, bool dir,
+static void create(struct smbt_conn *tc, const char *name, uint8_t oplock, const struct lease_req *l, bool dir,
 		   struct create_res *res)
 {
 	uint8_t body[256] = { 0 };
@@ -211,15 +126,15 @@ static void create(struct tconn *tc, const char *name, uint8_t oplock, const str
 	struct smb_wire_hdr h = { .command = SMB2_CREATE };
 	struct msg m;
 
-	put16(body, 57);
+	smbt_put16(body, 57);
 	body[3] = l && l->on ? 0xFF : oplock;
-	put32(body + 4, 2);                                  /* impersonation */
-	put32(body + 24, dir ? 0x1u : 0x3u | 0x6u << 16);   /* read/write data (+ list dir) */
-	put32(body + 32, 7);                                 /* share all */
-	put32(body + 36, FILE_OPEN_IF_);
-	put32(body + 40, dir ? DIROPT : NONDIR);
-	put16(body + 44, SMB2_HDR_LEN + 56);
-	put16(body + 46, (uint16_t)nlen);
+	smbt_put32(body + 4, 2);                                  /* impersonation */
+	smbt_put32(body + 24, dir ? 0x1u : 0x3u | 0x6u << 16);   /* read/write data (+ list dir) */
+	smbt_put32(body + 32, 7);                                 /* share all */
+	smbt_put32(body + 36, FILE_OPEN_IF_);
+	smbt_put32(body + 40, dir ? DIROPT : NONDIR);
+	smbt_put16(body + 44, SMB2_HDR_LEN + 56);
+	smbt_put16(body + 46, (uint16_t)nlen);
 	for (size_t i = 0; name[i]; i++)
 		body[at + 2 * i] = (uint8_t)name[i];
 	at += nlen;
@@ -227,17 +142,17 @@ static void create(struct tconn *tc, const char *name, uint8_t oplock, const str
 	if (l && l->on) {
 		size_t dlen = l->v2 ? 52 : 32;
 
-		put32(body + 48, (uint32_t)(SMB2_HDR_LEN + ctx_at));
-		put32(body + 52, (uint32_t)(24 + dlen));
-		put16(body + ctx_at + 4, 16);
-		put16(body + ctx_at + 6, 4);
-		put16(body + ctx_at + 10, 24);
-		put32(body + ctx_at + 12, (uint32_t)dlen);
+		smbt_put32(body + 48, (uint32_t)(SMB2_HDR_LEN + ctx_at));
+		smbt_put32(body + 52, (uint32_t)(24 + dlen));
+		smbt_put16(body + ctx_at + 4, 16);
+		smbt_put16(body + ctx_at + 6, 4);
+		smbt_put16(body + ctx_at + 10, 24);
+		smbt_put32(body + ctx_at + 12, (uint32_t)dlen);
 		memcpy(body + ctx_at + 16, "RqLs", 4);
 		memset(body + ctx_at + 24, l->key, 16);
-		put32(body + ctx_at + 40, l->state);
+		smbt_put32(body + ctx_at + 40, l->state);
 		if (l->v2)
-			put16(body + ctx_at + 24 + 48, l->epoch);
+			smbt_put16(body + ctx_at + 24 + 48, l->epoch);
 		at = ctx_at + 24 + dlen;
 	}
 	send_msg(tc, &h, body, at);
@@ -266,32 +181,32 @@ static void create(struct tconn *tc, const char *name, uint8_t oplock, const str
 	}
 }
 
-static uint32_t close_fid(struct tconn *tc, uint64_t fid)
+static uint32_t close_fid(struct smbt_conn *tc, uint64_t fid)
 {
 	uint8_t body[24] = { 0 };
 	struct smb_wire_hdr h = { .command = SMB2_CLOSE };
 	struct msg m;
 
-	put16(body, 24);
-	put64(body + 8, fid);
-	put64(body + 16, fid);
+	smbt_put16(body, 24);
+	smbt_put64(body + 8, fid);
+	smbt_put64(body + 16, fid);
 	send_msg(tc, &h, body, sizeof(body));
 	ck_assert_int_eq(recv_msg(tc, &m), 1);
 	return m.h.status;
 }
 
-static uint32_t smb_write(struct tconn *tc, uint64_t fid, const char *data)
+static uint32_t smb_write(struct smbt_conn *tc, uint64_t fid, const char *data)
 {
 	uint8_t body[64] = { 0 };
 	size_t n = strlen(data);
 	struct smb_wire_hdr h = { .command = SMB2_WRITE };
 	struct msg m;
 
-	put16(body, 49);
-	put16(body + 2, SMB2_HDR_LEN + 48);
-	put32(body + 4, (uint32_t)n);
-	put64(body + 16, fid);
-	put64(body + 24, fid);
+	smbt_put16(body, 49);
+	smbt_put16(body + 2, SMB2_HDR_LEN + 48);
+	smbt_put32(body + 4, (uint32_t)n);
+	smbt_put64(body + 16, fid);
+	smbt_put64(body + 24, fid);
 	memcpy(body + 48, data, n);
 	send_msg(tc, &h, body, 48 + n);
 	ck_assert_int_eq(recv_msg(tc, &m), 1);
@@ -299,30 +214,30 @@ static uint32_t smb_write(struct tconn *tc, uint64_t fid, const char *data)
 	return m.h.status;
 }
 
-static uint32_t ack_oplock(struct tconn *tc, uint64_t fid, uint8_t level)
+static uint32_t ack_oplock(struct smbt_conn *tc, uint64_t fid, uint8_t level)
 {
 	uint8_t body[24] = { 0 };
 	struct smb_wire_hdr h = { .command = SMB2_OPLOCK_BREAK };
 	struct msg m;
 
-	put16(body, 24);
+	smbt_put16(body, 24);
 	body[2] = level;
-	put64(body + 8, fid);
-	put64(body + 16, fid);
+	smbt_put64(body + 8, fid);
+	smbt_put64(body + 16, fid);
 	send_msg(tc, &h, body, sizeof(body));
 	ck_assert_int_eq(recv_msg(tc, &m), 1);
 	return m.h.status;
 }
 
-static uint32_t ack_lease(struct tconn *tc, uint8_t key, uint32_t state)
+static uint32_t ack_lease(struct smbt_conn *tc, uint8_t key, uint32_t state)
 {
 	uint8_t body[36] = { 0 };
 	struct smb_wire_hdr h = { .command = SMB2_OPLOCK_BREAK };
 	struct msg m;
 
-	put16(body, 36);
+	smbt_put16(body, 36);
 	memset(body + 8, key, 16);
-	put32(body + 24, state);
+	smbt_put32(body + 24, state);
 	send_msg(tc, &h, body, sizeof(body));
 	ck_assert_int_eq(recv_msg(tc, &m), 1);
 	return m.h.status;
@@ -347,7 +262,7 @@ static void nfs_write(const char *name, bool truncate)
 	vol_obj_cleanup(&root);
 }
 
-static void expect_oplock_break(struct tconn *tc, uint64_t fid)
+static void expect_oplock_break(struct smbt_conn *tc, uint64_t fid)
 {
 	struct msg m;
 
@@ -360,7 +275,7 @@ static void expect_oplock_break(struct tconn *tc, uint64_t fid)
 	ck_assert_uint_eq(smb_wire_get_u64(m.body + 8), fid);
 }
 
-static void expect_lease_break(struct tconn *tc, uint8_t key, uint16_t epoch)
+static void expect_lease_break(struct smbt_conn *tc, uint8_t key, uint16_t epoch)
 {
 	struct msg m;
 	uint8_t k[16];
@@ -377,7 +292,7 @@ static void expect_lease_break(struct tconn *tc, uint8_t key, uint16_t epoch)
 	ck_assert_uint_eq(smb_wire_get_u32(m.body + 28), 0);
 }
 
-static void expect_nothing(struct tconn *tc)
+static void expect_nothing(struct smbt_conn *tc)
 {
 	struct msg m;
 
@@ -386,7 +301,7 @@ static void expect_nothing(struct tconn *tc)
 
 START_TEST(test_oplock_grant)
 {
-	struct tconn a;
+	struct smbt_conn a;
 	struct create_res r;
 
 	conn_new(&a, 1, ON);
@@ -410,7 +325,7 @@ END_TEST
 
 START_TEST(test_lease_grant)
 {
-	struct tconn a;
+	struct smbt_conn a;
 	struct create_res r;
 	uint8_t k[16];
 
@@ -443,7 +358,7 @@ END_TEST
 
 START_TEST(test_oplocks_off)
 {
-	struct tconn a;
+	struct smbt_conn a;
 	struct create_res r;
 
 	conn_new(&a, 1, API_INTENT_SMB_CHANGE_NOTIFY);
@@ -460,7 +375,7 @@ END_TEST
 
 START_TEST(test_nfs_write_breaks)
 {
-	struct tconn a, b;
+	struct smbt_conn a, b;
 	struct create_res ra, rb, rc;
 
 	conn_new(&a, 1, ON);
@@ -476,14 +391,14 @@ START_TEST(test_nfs_write_breaks)
 	nfs_write("f1", false);
 	/* gone from the table before the write returned */
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
-	loop_turn();
+	smbt_loop_turn(srv);
 	expect_lease_break(&a, 0x11, 3);
 	expect_nothing(&a); /* one break per lease, not per open */
 	expect_oplock_break(&b, rb.fid);
 	expect_nothing(&b);
 	/* a later write finds nothing to break */
 	nfs_write("f1", false);
-	loop_turn();
+	smbt_loop_turn(srv);
 	expect_nothing(&a);
 	expect_nothing(&b);
 	/* a truncate breaks a new grant too */
@@ -491,14 +406,14 @@ START_TEST(test_nfs_write_breaks)
 	ck_assert_uint_eq(rb.oplock, SMB2_OPLOCK_LEVEL_II);
 	nfs_write("f1", true);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
-	loop_turn();
+	smbt_loop_turn(srv);
 	expect_oplock_break(&b, rb.fid);
 }
 END_TEST
 
 START_TEST(test_smb_write_breaks)
 {
-	struct tconn a, b;
+	struct smbt_conn a, b;
 	struct create_res ra, rb;
 
 	conn_new(&a, 1, ON);
@@ -507,7 +422,7 @@ START_TEST(test_smb_write_breaks)
 	create(&b, "f1", SMB2_OPLOCK_LEVEL_NONE, NULL, false, &rb);
 	ck_assert_uint_eq(smb_write(&b, rb.fid, "smb"), STATUS_SUCCESS);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
-	loop_turn();
+	smbt_loop_turn(srv);
 	expect_lease_break(&a, 0x11, 0); /* v1: no epoch */
 	expect_nothing(&b);
 }
@@ -515,7 +430,7 @@ END_TEST
 
 START_TEST(test_ack_validation)
 {
-	struct tconn a;
+	struct smbt_conn a;
 	struct create_res r, rl;
 
 	conn_new(&a, 1, ON);
@@ -532,7 +447,7 @@ END_TEST
 
 START_TEST(test_close_drops)
 {
-	struct tconn a;
+	struct smbt_conn a;
 	struct create_res r;
 
 	conn_new(&a, 1, ON);
@@ -541,7 +456,7 @@ START_TEST(test_close_drops)
 	ck_assert_uint_eq(close_fid(&a, r.fid), STATUS_SUCCESS);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
 	nfs_write("f1", false);
-	loop_turn();
+	smbt_loop_turn(srv);
 	expect_nothing(&a);
 }
 END_TEST

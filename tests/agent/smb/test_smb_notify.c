@@ -1,6 +1,6 @@
 /* test_smb_notify: SMB2 CHANGE_NOTIFY (agent/smb/smb_notify.c) over the
  * store's change watches (agent/vol/vol_watch.c), through the server's own
- * dispatcher as test_smb_async drives it: signed frames into
+ * dispatcher as test_smb_async drives it (smb_harness.h): signed frames into
  * smb_dispatch_frame on a socketpair connection, the loop's part (eventfd,
  * smb_async_run) played by the test. The changes are made with the store's
  * own calls (vol_create, vol_mkdir, vol_rename, vol_write, vol_setattr),
@@ -24,16 +24,13 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "agent/smb/smb_srv_internal.h"
 #include "agent/vol/vol_internal.h"
 #include "api/api_error.h"
+#include "tests/agent/smb/smb_harness.h"
 #include "tests/lib/aqt.h"
 #include "tests/lib/aqt_store.h"
 
@@ -41,15 +38,6 @@ static struct aqt_store ts;
 static struct smb_srv *srv;
 static struct vol_export *exp0;
 static const struct vol_cred nfs_cred = { .uid = 0, .gid = 0 }; /* what an NFS call runs as (root, unsquashed) */
-static const uint8_t sign_key[16] = { 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7 };
-
-struct tconn {
-	struct smb_conn *c;
-	int peer;
-	struct smb_sess *s;
-	struct smb_tree *t;
-	uint64_t mid;
-};
 
 static void setup(void)
 {
@@ -57,69 +45,23 @@ static void setup(void)
 							 .clients = "0.0.0.0/0", .key_byte = 1 });
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
 	ck_assert_ptr_nonnull(exp0 = vol_export_at(ts.store, 0));
-	ck_assert_int_eq(smb_srv_new("127.0.0.1:0", ts.store, &srv), 0);
-	srv->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	ck_assert_int_ge(srv->evfd, 0);
+	smbt_srv_new(ts.store, &srv);
 }
 
 static void teardown(void)
 {
-	while (srv->conns)
-		smb_conn_free(srv->conns);
-	close(srv->evfd);
-	srv->evfd = -1;
-	smb_srv_free(srv);
+	smbt_srv_free(srv);
 	vol_export_unref(exp0);
 	aqt_store_cleanup(&ts);
 }
 
-static void conn_new(struct tconn *tc, uint64_t key, unsigned settings)
-{
-	int sv[2];
-	struct smb_conn *c = calloc(1, sizeof(*c));
-
-	ck_assert_ptr_nonnull(c);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
-	c->fd = sv[0];
-	c->srv = srv;
-	c->key = key;
-	c->credits = 100;
-	c->negotiated = c->authed = true;
-	c->dialect = SMB2_DIALECT_210;
-	snprintf(c->peer, sizeof(c->peer), "test%llu", (unsigned long long)key);
-	c->next = srv->conns;
-	if (srv->conns)
-		srv->conns->prev = c;
-	srv->conns = c;
-	srv->nconns++;
-	tc->s = calloc(1, sizeof(*tc->s));
-	tc->t = calloc(1, sizeof(*tc->t));
-	ck_assert_ptr_nonnull(tc->s);
-	ck_assert_ptr_nonnull(tc->t);
-	tc->s->id = key << 24 | 1;
-	tc->s->state = SMB_SESS_VALID;
-	tc->s->conn = c;
-	memcpy(tc->s->keys.signing, sign_key, 16);
-	tc->t->id = 1;
-	tc->t->share.smb_settings = settings;
-	tc->s->trees = tc->t;
-	c->sessions = tc->s;
-	tc->c = c;
-	tc->peer = sv[1];
-	tc->mid = 1;
-}
-
 /* An open of path ("" = the root) as CREATE would make it. */
-static struct smb_open *open_new(struct tconn *tc, uint64_t id, const char *path, uint32_t access)
+static struct smb_open *open_new(struct smbt_conn *tc, uint64_t id, const char *path, uint32_t access)
 {
-	struct smb_open *o = calloc(1, sizeof(*o));
+	struct smb_open *o = smbt_open_new(tc, id);
 	struct vol_obj root;
 
-	ck_assert_ptr_nonnull(o);
 	ck_assert_int_eq(vol_root(exp0, &root), 0);
-	o->id = id;
-	o->tree = tc->t;
-	o->parent.fd = -1;
 	o->access = access;
 	if (!*path) {
 		o->obj = root;
@@ -129,62 +71,23 @@ static struct smb_open *open_new(struct tconn *tc, uint64_t id, const char *path
 	}
 	o->dir = S_ISDIR(o->obj.st.st_mode);
 	snprintf(o->path, sizeof(o->path), "%s", path);
-	o->next = tc->s->opens;
-	tc->s->opens = o;
 	return o;
 }
 
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
-static void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32)); }
-
-static void send_msg(struct tconn *tc, struct smb_wire_hdr *h, const uint8_t *body, size_t n)
-{
-	struct ut_buf b;
-	uint8_t sig[16], *frame;
-
-	h->session_id = tc->s->id;
-	h->flags |= SMB2_FLAGS_SIGNED;
-	h->credit_charge = 1;
-	h->credits = 1;
-	ut_buf_init(&b, SMB2_HDR_LEN + n);
-	smb_wire_hdr_encode(&b, h);
-	ck_assert_int_eq(b.err, AQ_OK);
-	frame = malloc(SMB2_HDR_LEN + n);
-	memcpy(frame, ut_buf_bytes(&b), SMB2_HDR_LEN);
-	memcpy(frame + SMB2_HDR_LEN, body, n);
-	memset(frame + SMB2_SIG_OFF, 0, 16);
-	ck_assert_int_eq(smb_crypto_sign(SMB2_SIGNING_HMAC_SHA256, sign_key, frame, SMB2_HDR_LEN + n, sig), AQ_OK);
-	memcpy(frame + SMB2_SIG_OFF, sig, 16);
-	smb_dispatch_frame(tc->c, frame, SMB2_HDR_LEN + n);
-	smb_conn_kick(tc->c);
-	free(frame);
-	ut_buf_cleanup(&b);
-}
-
 /* CHANGE_NOTIFY on open id; returns its MessageId. */
-static uint64_t notify_req(struct tconn *tc, uint64_t id, uint16_t flags, uint32_t out_len, uint32_t filter)
+static uint64_t notify_req(struct smbt_conn *tc, uint64_t id, uint16_t flags, uint32_t out_len, uint32_t filter)
 {
 	uint8_t body[32] = { 0 };
 	struct smb_wire_hdr h = { .command = SMB2_CHANGE_NOTIFY, .message_id = tc->mid++, .tree_id = tc->t->id };
 
-	put16(body, 32);
-	put16(body + 2, flags);
-	put32(body + 4, out_len);
-	put64(body + 8, id);
-	put64(body + 16, id);
-	put32(body + 24, filter);
-	send_msg(tc, &h, body, sizeof(body));
+	smbt_put16(body, 32);
+	smbt_put16(body + 2, flags);
+	smbt_put32(body + 4, out_len);
+	smbt_put64(body + 8, id);
+	smbt_put64(body + 16, id);
+	smbt_put32(body + 24, filter);
+	smbt_send(tc, &h, body, sizeof(body));
 	return h.message_id;
-}
-
-static void cancel_req(struct tconn *tc, uint64_t async_id)
-{
-	uint8_t body[4] = { 4, 0, 0, 0 };
-	struct smb_wire_hdr h = { .command = SMB2_CANCEL, .tree_id = tc->t->id, .flags = SMB2_FLAGS_ASYNC_COMMAND,
-				  .async_id = async_id };
-
-	send_msg(tc, &h, body, sizeof(body));
 }
 
 struct rsp {
@@ -194,20 +97,13 @@ struct rsp {
 	size_t out_len;
 };
 
-static int recv_rsp(struct tconn *tc, struct rsp *r)
+static int recv_rsp(struct smbt_conn *tc, struct rsp *r)
 {
-	uint8_t pfx[4], buf[8192];
-	ssize_t n = recv(tc->peer, pfx, 4, 0);
+	uint8_t buf[8192];
 	size_t len;
 
-	if (n <= 0)
+	if (!smbt_recv(tc, buf, sizeof(buf), &len, &r->h, &r->sig_ok))
 		return 0;
-	ck_assert_int_eq(n, 4);
-	len = (size_t)pfx[1] << 16 | (size_t)pfx[2] << 8 | pfx[3];
-	ck_assert_uint_le(len, sizeof(buf));
-	ck_assert_int_eq(recv(tc->peer, buf, len, 0), (ssize_t)len);
-	ck_assert_int_eq(smb_wire_hdr_decode(buf, len, &r->h), AQ_OK);
-	r->sig_ok = smb_crypto_verify(SMB2_SIGNING_HMAC_SHA256, sign_key, buf, len) == AQ_OK;
 	r->out_len = 0;
 	if (r->h.status == STATUS_SUCCESS && r->h.command == SMB2_CHANGE_NOTIFY) {
 		uint16_t off = smb_wire_get_u16(buf + 66);
@@ -222,45 +118,26 @@ static int recv_rsp(struct tconn *tc, struct rsp *r)
 	return 1;
 }
 
-static bool loop_turn(void)
-{
-	uint64_t v;
-	bool woken = read(srv->evfd, &v, sizeof(v)) == sizeof(v);
-
-	smb_async_run(srv);
-	return woken;
-}
-
-static uint64_t expect_pending(struct tconn *tc, uint64_t mid)
+static uint64_t expect_pending(struct smbt_conn *tc, uint64_t mid)
 {
 	struct rsp r;
 
 	ck_assert_int_eq(recv_rsp(tc, &r), 1);
-	ck_assert_uint_eq(r.h.status, STATUS_PENDING);
-	ck_assert_uint_eq(r.h.message_id, mid);
-	ck_assert(r.h.flags & SMB2_FLAGS_ASYNC_COMMAND);
-	ck_assert_uint_ne(r.h.async_id, 0);
-	return r.h.async_id;
+	return smbt_check_pending(&r.h, mid);
 }
 
 /* The final response of an async CHANGE_NOTIFY, into *r. */
-static void expect_final(struct tconn *tc, uint64_t mid, uint64_t aid, uint32_t status, struct rsp *r)
+static void expect_final(struct smbt_conn *tc, uint64_t mid, uint64_t aid, uint32_t status, struct rsp *r)
 {
 	ck_assert_int_eq(recv_rsp(tc, r), 1);
-	ck_assert_uint_eq(r->h.status, status);
-	ck_assert_uint_eq(r->h.command, SMB2_CHANGE_NOTIFY);
-	ck_assert_uint_eq(r->h.message_id, mid);
-	ck_assert(r->h.flags & SMB2_FLAGS_ASYNC_COMMAND);
-	ck_assert_uint_eq(r->h.async_id, aid);
+	smbt_check_final(&r->h, SMB2_CHANGE_NOTIFY, mid, aid, status);
 	ck_assert(r->sig_ok);
 }
 
-static void expect_sync(struct tconn *tc, uint64_t mid, uint32_t status, struct rsp *r)
+static void expect_sync(struct smbt_conn *tc, uint64_t mid, uint32_t status, struct rsp *r)
 {
 	ck_assert_int_eq(recv_rsp(tc, r), 1);
-	ck_assert_uint_eq(r->h.status, status);
-	ck_assert_uint_eq(r->h.message_id, mid);
-	ck_assert(!(r->h.flags & SMB2_FLAGS_ASYNC_COMMAND));
+	smbt_check_sync(&r->h, mid, status);
 }
 
 /* Record i of r's FILE_NOTIFY_INFORMATION list: its action and name (UTF-8). */
@@ -344,7 +221,7 @@ static void nfs_mkdir(const char *name)
 
 START_TEST(test_pending_then_change)
 {
-	struct tconn a;
+	struct smbt_conn a;
 	struct rsp r;
 	uint64_t mid, aid;
 	struct vol_obj root, f;
@@ -352,15 +229,15 @@ START_TEST(test_pending_then_change)
 	int committed;
 
 	setup();
-	conn_new(&a, 1, ON);
+	smbt_conn_new(&a, srv, 1, ON);
 	open_new(&a, 10, "", LISTDIR);
 	mid = notify_req(&a, 10, 0, 4096, F_NAME);
 	aid = expect_pending(&a, mid);
 	ck_assert_uint_eq(a.c->npending, 1);
-	ck_assert(!loop_turn());
+	ck_assert(!smbt_loop_turn(srv));
 	ck_assert_int_eq(recv_rsp(&a, &r), 0);
 	nfs_create("", "hello.txt"); /* as NFS makes it */
-	ck_assert(loop_turn());
+	ck_assert(smbt_loop_turn(srv));
 	expect_final(&a, mid, aid, STATUS_SUCCESS, &r);
 	ck_assert_uint_eq(r.h.credits, 0);
 	ck_assert_uint_eq(nrecords(&r), 1);
@@ -376,12 +253,12 @@ START_TEST(test_pending_then_change)
 	ck_assert_int_eq(vol_write(&f, &nfs_cred, 0, "abc", 3, 2, &committed), 0);
 	vol_obj_cleanup(&f);
 	nfs_mkdir("sub");
-	loop_turn();
+	smbt_loop_turn(srv);
 	ck_assert_int_eq(recv_rsp(&a, &r), 0);
 	/* a remove is */
 	ck_assert_int_eq(vol_remove(&root, &nfs_cred, "hello.txt", 9), 0);
 	vol_obj_cleanup(&root);
-	ck_assert(loop_turn());
+	ck_assert(smbt_loop_turn(srv));
 	expect_final(&a, mid, aid, STATUS_SUCCESS, &r);
 	ck_assert_uint_eq(nrecords(&r), 1);
 	expect_record(&r, 0, 2 /* FILE_ACTION_REMOVED */, "hello.txt");
@@ -391,18 +268,18 @@ END_TEST
 
 START_TEST(test_queued_between_requests)
 {
-	struct tconn a;
+	struct smbt_conn a;
 	struct rsp r;
 	uint64_t mid;
 	struct vol_obj root, f;
 	int committed;
 
 	setup();
-	conn_new(&a, 1, ON);
+	smbt_conn_new(&a, srv, 1, ON);
 	open_new(&a, 10, "", LISTDIR);
 	/* the first request makes the watch; cancel it, the watch stays */
 	mid = notify_req(&a, 10, 0, 4096, F_NAME | F_WRITE | F_SIZE);
-	cancel_req(&a, expect_pending(&a, mid));
+	smbt_cancel(&a, true, expect_pending(&a, mid));
 	ck_assert_int_eq(recv_rsp(&a, &r), 1);
 	ck_assert_uint_eq(r.h.status, STATUS_CANCELLED);
 	nfs_create("", "b");
@@ -413,7 +290,7 @@ START_TEST(test_queued_between_requests)
 	ck_assert_int_eq(vol_write(&f, &nfs_cred, 0, "abc", 3, 2, &committed), 0);
 	vol_obj_cleanup(&f);
 	vol_obj_cleanup(&root);
-	loop_turn(); /* nobody waits: they stay queued */
+	smbt_loop_turn(srv); /* nobody waits: they stay queued */
 	ck_assert_int_eq(recv_rsp(&a, &r), 0);
 	mid = notify_req(&a, 10, 0, 4096, F_NAME | F_WRITE | F_SIZE);
 	expect_sync(&a, mid, STATUS_SUCCESS, &r);
@@ -433,13 +310,13 @@ END_TEST
 
 START_TEST(test_watch_tree)
 {
-	struct tconn a;
+	struct smbt_conn a;
 	struct rsp r;
 	uint64_t m1, m2, a1, a2;
 
 	setup();
 	nfs_mkdir("sub");
-	conn_new(&a, 1, ON);
+	smbt_conn_new(&a, srv, 1, ON);
 	open_new(&a, 10, "", LISTDIR);
 	open_new(&a, 11, "", LISTDIR);
 	m1 = notify_req(&a, 10, SMB2_WATCH_TREE, 4096, F_NAME);
@@ -447,7 +324,7 @@ START_TEST(test_watch_tree)
 	m2 = notify_req(&a, 11, 0, 4096, F_NAME);
 	a2 = expect_pending(&a, m2);
 	nfs_create("sub", "deep.txt");
-	ck_assert(loop_turn());
+	ck_assert(smbt_loop_turn(srv));
 	expect_final(&a, m1, a1, STATUS_SUCCESS, &r);
 	expect_record(&r, 0, 1, "sub\\deep.txt");
 	ck_assert_int_eq(recv_rsp(&a, &r), 0); /* the one-level watch saw nothing */
@@ -456,13 +333,13 @@ START_TEST(test_watch_tree)
 	m1 = notify_req(&a, 12, 0, 4096, F_NAME);
 	a1 = expect_pending(&a, m1);
 	nfs_create("sub", "x");
-	ck_assert(loop_turn());
+	ck_assert(smbt_loop_turn(srv));
 	expect_final(&a, m1, a1, STATUS_SUCCESS, &r);
 	expect_record(&r, 0, 1, "x");
 	ck_assert_int_eq(recv_rsp(&a, &r), 0);
 	/* the root's one-level watch: a change in the root */
 	nfs_create("", "top");
-	ck_assert(loop_turn());
+	ck_assert(smbt_loop_turn(srv));
 	expect_final(&a, m2, a2, STATUS_SUCCESS, &r);
 	expect_record(&r, 0, 1, "top");
 	teardown();
@@ -471,31 +348,31 @@ END_TEST
 
 START_TEST(test_enum_dir)
 {
-	struct tconn a;
+	struct smbt_conn a;
 	struct rsp r;
 	uint64_t mid, aid;
 	char nm[32];
 
 	setup();
-	conn_new(&a, 1, ON);
+	smbt_conn_new(&a, srv, 1, ON);
 	open_new(&a, 10, "", LISTDIR);
 	/* a record that does not fit OutputBufferLength */
 	mid = notify_req(&a, 10, 0, 16, F_NAME);
 	aid = expect_pending(&a, mid);
 	nfs_create("", "a-long-file-name.txt");
-	ck_assert(loop_turn());
+	ck_assert(smbt_loop_turn(srv));
 	expect_final(&a, mid, aid, STATUS_NOTIFY_ENUM_DIR, &r);
 	ck_assert_uint_eq(r.out_len, 0);
 	/* the first request's OutputBufferLength bounds the later ones (Windows, Samba) */
 	mid = notify_req(&a, 10, 0, 65536, F_NAME);
 	aid = expect_pending(&a, mid);
 	nfs_create("", "another-long-name.txt");
-	ck_assert(loop_turn());
+	ck_assert(smbt_loop_turn(srv));
 	expect_final(&a, mid, aid, STATUS_NOTIFY_ENUM_DIR, &r);
 	/* the queue past its bound while nobody waits (a second open) */
 	open_new(&a, 11, "", LISTDIR);
 	mid = notify_req(&a, 11, 0, 65536, F_NAME);
-	cancel_req(&a, expect_pending(&a, mid));
+	smbt_cancel(&a, true, expect_pending(&a, mid));
 	ck_assert_int_eq(recv_rsp(&a, &r), 1);
 	for (unsigned i = 0; i <= VOL_WATCH_QUEUE_MAX; i++) {
 		snprintf(nm, sizeof(nm), "f%u", i);
@@ -507,7 +384,7 @@ START_TEST(test_enum_dir)
 	mid = notify_req(&a, 11, 0, 65536, F_NAME);
 	aid = expect_pending(&a, mid);
 	nfs_create("", "after");
-	ck_assert(loop_turn());
+	ck_assert(smbt_loop_turn(srv));
 	expect_final(&a, mid, aid, STATUS_SUCCESS, &r);
 	expect_record(&r, 0, 1, "after");
 	teardown();
@@ -516,19 +393,19 @@ END_TEST
 
 START_TEST(test_cancel_close_tdis)
 {
-	struct tconn a;
+	struct smbt_conn a;
 	struct rsp r;
 	uint64_t mid, aid;
 	struct smb_open *o;
 
 	setup();
-	conn_new(&a, 1, ON);
+	smbt_conn_new(&a, srv, 1, ON);
 	o = open_new(&a, 10, "", LISTDIR);
 	mid = notify_req(&a, 10, 0, 4096, F_NAME);
 	aid = expect_pending(&a, mid);
-	cancel_req(&a, aid + 7); /* names nothing */
+	smbt_cancel(&a, true, aid + 7); /* names nothing */
 	ck_assert_int_eq(recv_rsp(&a, &r), 0);
-	cancel_req(&a, aid);
+	smbt_cancel(&a, true, aid);
 	expect_final(&a, mid, aid, STATUS_CANCELLED, &r);
 	ck_assert_int_eq(recv_rsp(&a, &r), 0);
 	ck_assert_uint_eq(a.c->npending, 0);
@@ -543,7 +420,7 @@ START_TEST(test_cancel_close_tdis)
 	ck_assert_uint_eq(atomic_load(&exp0->acct->watchers), 0);
 	ck_assert_uint_eq(ts.store->nwatches, 0);
 	nfs_create("", "unwatched");
-	ck_assert(!loop_turn()); /* nobody watches: nothing wakes */
+	ck_assert(!smbt_loop_turn(srv)); /* nobody watches: nothing wakes */
 	/* TREE_DISCONNECT: two requests on two opens, both NOTIFY_CLEANUP */
 	open_new(&a, 11, "", LISTDIR);
 	open_new(&a, 12, "", LISTDIR);
@@ -565,13 +442,13 @@ END_TEST
 
 START_TEST(test_refusals)
 {
-	struct tconn a, off;
+	struct smbt_conn a, off;
 	struct rsp r;
 
 	setup();
 	nfs_create("", "plain");
-	conn_new(&a, 1, ON);
-	conn_new(&off, 2, 0);
+	smbt_conn_new(&a, srv, 1, ON);
+	smbt_conn_new(&off, srv, 2, 0);
 	open_new(&a, 10, "plain", LISTDIR);
 	open_new(&a, 11, "", 0x80 /* FILE_READ_ATTRIBUTES only */);
 	open_new(&a, 12, "", LISTDIR);
@@ -590,7 +467,7 @@ END_TEST
 
 START_TEST(test_attributes_from_store)
 {
-	struct tconn a;
+	struct smbt_conn a;
 	struct rsp r;
 	uint64_t mid, aid;
 	struct vol_obj root, f;
@@ -599,25 +476,25 @@ START_TEST(test_attributes_from_store)
 
 	setup();
 	nfs_create("", "data");
-	conn_new(&a, 1, ON);
+	smbt_conn_new(&a, srv, 1, ON);
 	open_new(&a, 10, "", LISTDIR);
 	mid = notify_req(&a, 10, 0, 4096, F_SIZE);
 	aid = expect_pending(&a, mid);
 	ck_assert_int_eq(vol_root(exp0, &root), 0);
 	ck_assert_int_eq(vol_lookup(&root, &nfs_cred, "data", 4, &f), 0);
 	ck_assert_int_eq(vol_setattr(&f, &nfs_cred, &sa), 0); /* NFS SETATTR size */
-	ck_assert(loop_turn());
+	ck_assert(smbt_loop_turn(srv));
 	expect_final(&a, mid, aid, STATUS_SUCCESS, &r);
 	expect_record(&r, 0, 3 /* MODIFIED */, "data");
 	/* a write inside the file changes no size: SIZE sees nothing */
 	mid = notify_req(&a, 10, 0, 4096, F_SIZE);
 	aid = expect_pending(&a, mid);
 	ck_assert_int_eq(vol_write(&f, &nfs_cred, 0, "xy", 2, 2, &committed), 0);
-	loop_turn();
+	smbt_loop_turn(srv);
 	ck_assert_int_eq(recv_rsp(&a, &r), 0);
 	/* one that grows it does */
 	ck_assert_int_eq(vol_write(&f, &nfs_cred, 100, "xy", 2, 2, &committed), 0);
-	ck_assert(loop_turn());
+	ck_assert(smbt_loop_turn(srv));
 	expect_final(&a, mid, aid, STATUS_SUCCESS, &r);
 	expect_record(&r, 0, 3, "data");
 	vol_obj_cleanup(&f);
@@ -628,14 +505,14 @@ END_TEST
 
 START_TEST(test_dir_removed)
 {
-	struct tconn a;
+	struct smbt_conn a;
 	struct rsp r;
 	uint64_t mid, aid, m2, a2;
 	struct vol_obj root;
 
 	setup();
 	nfs_mkdir("gone");
-	conn_new(&a, 1, ON);
+	smbt_conn_new(&a, srv, 1, ON);
 	open_new(&a, 10, "gone", LISTDIR);
 	open_new(&a, 11, "", LISTDIR);
 	mid = notify_req(&a, 10, 0, 4096, F_WRITE); /* not a name filter */
@@ -645,11 +522,11 @@ START_TEST(test_dir_removed)
 	ck_assert_int_eq(vol_root(exp0, &root), 0);
 	ck_assert_int_eq(vol_rmdir(&root, &nfs_cred, "gone", 4), 0);
 	vol_obj_cleanup(&root);
-	ck_assert(loop_turn());
+	ck_assert(smbt_loop_turn(srv));
 	expect_final(&a, mid, aid, STATUS_DELETE_PENDING, &r);
 	ck_assert_int_eq(recv_rsp(&a, &r), 0);
 	expect_sync(&a, notify_req(&a, 10, 0, 4096, F_WRITE), STATUS_DELETE_PENDING, &r);
-	cancel_req(&a, a2);
+	smbt_cancel(&a, true, a2);
 	expect_final(&a, m2, a2, STATUS_CANCELLED, &r);
 	teardown();
 }

@@ -1,0 +1,195 @@
+/* smb_harness: the in-process SMB server shared by the dispatcher suites
+ * (see smb_harness.h for the contract). */
+#include "tests/agent/smb/smb_harness.h"
+
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "api/api_error.h"
+
+static const uint8_t sign_key[16] = { 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7 };
+
+void smbt_srv_new(struct vol_store *store, struct smb_srv **srv)
+{
+	ck_assert_int_eq(smb_srv_new("127.0.0.1:0", store, srv), 0);
+	(*srv)->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ck_assert_int_ge((*srv)->evfd, 0);
+}
+
+void smbt_conns_free(struct smb_srv *srv)
+{
+	while (srv->conns)
+		smb_conn_free(srv->conns);
+}
+
+void smbt_srv_free(struct smb_srv *srv)
+{
+	smbt_conns_free(srv);
+	close(srv->evfd);
+	srv->evfd = -1;
+	smb_srv_free(srv);
+}
+
+void smbt_conn_new(struct smbt_conn *tc, struct smb_srv *srv, uint64_t key, unsigned settings)
+{
+	int sv[2];
+	struct smb_conn *c = calloc(1, sizeof(*c));
+
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+	c->fd = sv[0];
+	c->srv = srv;
+	c->key = key;
+	c->credits = 100;
+	c->negotiated = c->authed = true;
+	c->dialect = SMB2_DIALECT_210; /* HMAC-SHA256 signing */
+	snprintf(c->peer, sizeof(c->peer), "test%llu", (unsigned long long)key);
+	c->next = srv->conns;
+	if (srv->conns)
+		srv->conns->prev = c;
+	srv->conns = c;
+	srv->nconns++;
+	tc->s = calloc(1, sizeof(*tc->s));
+	tc->t = calloc(1, sizeof(*tc->t));
+	ck_assert_ptr_nonnull(tc->s);
+	ck_assert_ptr_nonnull(tc->t);
+	tc->s->id = key << 24 | 1;
+	tc->s->state = SMB_SESS_VALID;
+	tc->s->conn = c;
+	memcpy(tc->s->keys.signing, sign_key, 16);
+	tc->t->id = 1;
+	tc->t->share.smb_settings = settings;
+	tc->s->trees = tc->t;
+	c->sessions = tc->s;
+	tc->c = c;
+	tc->peer = sv[1];
+	tc->mid = 1;
+}
+
+struct smb_open *smbt_open_new(struct smbt_conn *tc, uint64_t id)
+{
+	struct smb_open *o = calloc(1, sizeof(*o));
+
+	ck_assert_ptr_nonnull(o);
+	o->id = id;
+	o->tree = tc->t;
+	o->obj.fd = o->parent.fd = -1;
+	o->next = tc->s->opens;
+	tc->s->opens = o;
+	return o;
+}
+
+void smbt_put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+void smbt_put32(uint8_t *p, uint32_t v)
+{
+	smbt_put16(p, (uint16_t)v);
+	smbt_put16(p + 2, (uint16_t)(v >> 16));
+}
+
+void smbt_put64(uint8_t *p, uint64_t v)
+{
+	smbt_put32(p, (uint32_t)v);
+	smbt_put32(p + 4, (uint32_t)(v >> 32));
+}
+
+void smbt_send(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *body, size_t n)
+{
+	struct ut_buf b;
+	uint8_t sig[16], *frame;
+
+	h->session_id = tc->s->id;
+	h->flags |= SMB2_FLAGS_SIGNED;
+	h->credit_charge = 1;
+	h->credits = 1;
+	ut_buf_init(&b, SMB2_HDR_LEN + n);
+	smb_wire_hdr_encode(&b, h);
+	ck_assert_int_eq(b.err, AQ_OK);
+	frame = malloc(SMB2_HDR_LEN + n);
+	ck_assert_ptr_nonnull(frame);
+	memcpy(frame, ut_buf_bytes(&b), SMB2_HDR_LEN);
+	memcpy(frame + SMB2_HDR_LEN, body, n);
+	memset(frame + SMB2_SIG_OFF, 0, 16);
+	ck_assert_int_eq(smb_crypto_sign(SMB2_SIGNING_HMAC_SHA256, sign_key, frame, SMB2_HDR_LEN + n, sig), AQ_OK);
+	memcpy(frame + SMB2_SIG_OFF, sig, 16);
+	smb_dispatch_frame(tc->c, frame, SMB2_HDR_LEN + n);
+	smb_conn_kick(tc->c);
+	free(frame);
+	ut_buf_cleanup(&b);
+}
+
+void smbt_cancel(struct smbt_conn *tc, bool async, uint64_t id)
+{
+	uint8_t body[4] = { 4, 0, 0, 0 };
+	struct smb_wire_hdr h = { .command = SMB2_CANCEL, .tree_id = tc->t->id };
+
+	if (async) {
+		h.flags = SMB2_FLAGS_ASYNC_COMMAND;
+		h.async_id = id;
+	} else {
+		h.message_id = id;
+	}
+	smbt_send(tc, &h, body, sizeof(body));
+}
+
+int smbt_recv(const struct smbt_conn *tc, uint8_t *buf, size_t cap, size_t *len, struct smb_wire_hdr *h,
+	      bool *sig_ok)
+{
+	uint8_t pfx[4];
+	ssize_t n = recv(tc->peer, pfx, 4, 0);
+
+	if (n <= 0)
+		return 0;
+	ck_assert_int_eq(n, 4);
+	*len = (size_t)pfx[1] << 16 | (size_t)pfx[2] << 8 | pfx[3];
+	ck_assert_uint_le(*len, cap);
+	ck_assert_int_eq(recv(tc->peer, buf, *len, 0), (ssize_t)*len);
+	ck_assert_int_eq(smb_wire_hdr_decode(buf, *len, h), AQ_OK);
+	if (sig_ok)
+		*sig_ok = smb_crypto_verify(SMB2_SIGNING_HMAC_SHA256, sign_key, buf, *len) == AQ_OK;
+	return 1;
+}
+
+bool smbt_loop_turn(struct smb_srv *srv)
+{
+	uint64_t v;
+	bool woken = read(srv->evfd, &v, sizeof(v)) == sizeof(v);
+
+	smb_async_run(srv);
+	return woken;
+}
+
+uint64_t smbt_check_pending(const struct smb_wire_hdr *h, uint64_t mid)
+{
+	ck_assert_uint_eq(h->status, STATUS_PENDING);
+	ck_assert_uint_eq(h->message_id, mid);
+	ck_assert(h->flags & SMB2_FLAGS_ASYNC_COMMAND);
+	ck_assert_uint_ne(h->async_id, 0);
+	return h->async_id;
+}
+
+void smbt_check_final(const struct smb_wire_hdr *h, uint16_t command, uint64_t mid, uint64_t aid, uint32_t status)
+{
+	ck_assert_uint_eq(h->status, status);
+	ck_assert_uint_eq(h->command, command);
+	ck_assert_uint_eq(h->message_id, mid);
+	ck_assert(h->flags & SMB2_FLAGS_ASYNC_COMMAND);
+	ck_assert_uint_eq(h->async_id, aid);
+}
+
+void smbt_check_sync(const struct smb_wire_hdr *h, uint64_t mid, uint32_t status)
+{
+	ck_assert_uint_eq(h->status, status);
+	ck_assert_uint_eq(h->message_id, mid);
+	ck_assert(!(h->flags & SMB2_FLAGS_ASYNC_COMMAND));
+}

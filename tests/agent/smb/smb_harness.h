@@ -1,0 +1,80 @@
+/* smb_harness: the in-process SMB server the dispatcher suites
+ * (test_smb_async, test_smb_notify, test_smb_lease) drive. A server made with
+ * smb_srv_new gets an eventfd but no loop; each test connection is one end of
+ * a socketpair, already negotiated (SMB 2.1, so HMAC-SHA256 signing) and
+ * authenticated, with one valid session (id key << 24 | 1) holding one tree
+ * (id 1). Requests are signed frames handed to smb_dispatch_frame; responses
+ * are read from the client's end; the loop's part (the eventfd a wake writes,
+ * smb_async_run) is played by smbt_loop_turn. Every helper fails the running
+ * Check test (ck_assert) on anything unexpected instead of returning an error.
+ * What a suite's requests and opens look like stays in the suite.
+ */
+#ifndef AQ_TESTS_SMB_HARNESS_H
+#define AQ_TESTS_SMB_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/smb/smb_srv_internal.h"
+
+/* One test connection: the server's side (c, s, t) and the client's socket. */
+struct smbt_conn {
+	struct smb_conn *c;
+	int peer;          /* the client's end */
+	struct smb_sess *s;
+	struct smb_tree *t;
+	uint64_t mid;      /* the next MessageId, for the suite's request builders */
+};
+
+/* A server over store (borrowed, must outlive it) with an eventfd for the
+ * waiters' wakes; *srv is freed by smbt_srv_free. */
+void smbt_srv_new(struct vol_store *store, struct smb_srv **srv);
+
+/* Free every connection of srv (their sessions, trees, opens and waiters). */
+void smbt_conns_free(struct smb_srv *srv);
+
+/* smbt_conns_free, then close the eventfd and free srv. */
+void smbt_srv_free(struct smb_srv *srv);
+
+/* Add a connection with client key `key` to srv, its tree's share having
+ * smbSettings `settings` (API_INTENT_SMB_* bits), and describe it in tc
+ * (caller's storage; tc->mid starts at 1). The connection, its session and
+ * tree belong to srv: smb_conn_free or smbt_conns_free frees them. */
+void smbt_conn_new(struct smbt_conn *tc, struct smb_srv *srv, uint64_t key, unsigned settings);
+
+/* A zeroed open with FileId id in tc's tree, linked into its session (which
+ * frees it); obj.fd and parent.fd are -1 for the suite to fill in. */
+struct smb_open *smbt_open_new(struct smbt_conn *tc, uint64_t id);
+
+/* Little-endian stores into a request body. */
+void smbt_put16(uint8_t *p, uint16_t v);
+void smbt_put32(uint8_t *p, uint32_t v);
+void smbt_put64(uint8_t *p, uint64_t v);
+
+/* Sign and dispatch one message: header fields from h (the caller sets
+ * command, message_id, tree_id and any async fields; SessionId, SIGNED and one
+ * credit are set here), then body[0..n); then flush what the server queued. */
+void smbt_send(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *body, size_t n);
+
+/* SMB2 CANCEL: of the request with AsyncId id (async) or MessageId id. */
+void smbt_cancel(struct smbt_conn *tc, bool async, uint64_t id);
+
+/* The next frame on tc's socket into buf (at most cap bytes): 1 with its
+ * length in *len and its header in *h, and, when sig_ok is not NULL, whether
+ * its signature verifies; 0 when nothing is waiting. */
+int smbt_recv(const struct smbt_conn *tc, uint8_t *buf, size_t cap, size_t *len, struct smb_wire_hdr *h,
+	      bool *sig_ok);
+
+/* The loop's part: drain the eventfd, let smb_async_run retry the waiters.
+ * Returns whether anything had woken. */
+bool smbt_loop_turn(struct smb_srv *srv);
+
+/* Header checks. pending: an interim STATUS_PENDING for MessageId mid, async,
+ * with a nonzero AsyncId, which it returns. final: the async answer of
+ * `command` mid/aid with `status`. sync: a sync answer to mid with `status`. */
+uint64_t smbt_check_pending(const struct smb_wire_hdr *h, uint64_t mid);
+void smbt_check_final(const struct smb_wire_hdr *h, uint16_t command, uint64_t mid, uint64_t aid, uint32_t status);
+void smbt_check_sync(const struct smb_wire_hdr *h, uint64_t mid, uint32_t status);
+
+#endif
