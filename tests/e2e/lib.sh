@@ -440,6 +440,19 @@ aq_op_wait() {
 	aq_failed "operation $op done within ${secs}s"
 }
 
+# aq_wait_until SECONDS CMD...: run CMD every 0.1 s until it succeeds; false
+# when it never did within SECONDS.
+aq_wait_until() {
+	local secs=$1
+	shift
+	for _ in $(seq $((secs * 10))); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+
+# aq_vol_is V JQ: GET volume V under the caller's $P (BODY) and jq -e JQ holds
+# (for aq_wait_until).
+aq_vol_is() { aq_req GET "$P/volumes/$1"; printf '%s' "$BODY" | jq -e "$2" >/dev/null 2>&1; }
+
 # aq_join_token LOCATION: a join token for LOCATION (needs a cluster-admin TOK).
 aq_join_token() {
 	aq_req POST "/v1/locations/$1:joinToken" '{}'

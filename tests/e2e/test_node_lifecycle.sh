@@ -32,17 +32,8 @@ TOK=$(aq_token "$D" admin)
 aq_req POST "/v1/locations?locationId=east" '{}'
 aq_req POST "/v1/projects?projectId=acme" '{}'
 
-# wait_until SECONDS CMD...: until CMD succeeds; false when it never did
-wait_until() {
-	local secs=$1
-	shift
-	for _ in $(seq $((secs * 10))); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 vol_field() { aq_req GET "$P/volumes/$1"; printf '%s' "$BODY" | jq -r "$2"; }
-# vol_is V JQ: GET volume V (BODY) and jq -e JQ holds (for wait_until)
-vol_is() { aq_req GET "$P/volumes/$1"; printf '%s' "$BODY" | jq -e "$2" >/dev/null 2>&1; }
-on_port() { vol_is "$1" ".mountOptions[0].port == $2"; }
+on_port() { aq_vol_is "$1" ".mountOptions[0].port == $2"; }
 # served V: aquifer_volume_served of volume V in /metrics (admin token)
 served() {
 	aq_req GET /metrics
@@ -73,11 +64,11 @@ aq_req POST "$P/volumes?volumeId=v1" '{"storagePool":"sp","capacityGib":"1024","
   "throughputMibps":200,"exportPolicy":{"rules":[{"allowedClients":"127.0.0.1","accessType":"READ_WRITE","squashMode":"NO_ROOT_SQUASH"}]}}'
 expect_status 200 "create v1"
 # write as soon as the export is live, before the node's next report
-wait_until 20 nfs-ls "$(nfs_url v1 "$N1_NFS" "")" >/dev/null 2>&1
+aq_wait_until 20 nfs-ls "$(nfs_url v1 "$N1_NFS" "")" >/dev/null 2>&1
 ok "nfs-cp writes 16 MiB to v1 right after its create" nfs-cp "$AQ_TMP/data.bin" "$(nfs_url v1 "$N1_NFS" data.bin)"
 written() { aq_req GET "$P/volumes/v1/metrics?window=5m"; printf '%s' "$BODY" | jq -r '[.points[] | (.writeBytes|tonumber)] | add // 0'; }
 grown() { test "$(written)" -ge "$MIB16"; }
-wait_until 10 grown
+aq_wait_until 10 grown
 got=$(written)
 ok "the write right after the create is in v1's series (16 MiB, got $got bytes)" \
 	test "$got" -ge "$MIB16" -a "$got" -le $((MIB16 * 11 / 10))
@@ -85,7 +76,7 @@ expect_eq "v1 is served (aquifer_volume_served 1)" 1 "$(served v1)"
 
 # --- 2. the only node DOWN: READY, but saying no node serves it -----------------
 kill -STOP "$N1_PID"
-wait_until 15 vol_is v1 '.stateDetails != ""'
+aq_wait_until 15 aq_vol_is v1 '.stateDetails != ""'
 expect_jq .state READY "v1 stays READY while its only node is DOWN (GCNV has no other state)"
 expect_true '.stateDetails | test("no node serves this volume") and test("n1 is DOWN")' "... and its stateDetails say no node serves it"
 expect_eq "aquifer_volume_served of v1 is 0" 0 "$(served v1)"
@@ -107,7 +98,7 @@ else
 	echo "# chromium missing: dashboard check skipped"
 fi
 kill -CONT "$N1_PID"
-wait_until 15 vol_is v1 '.stateDetails == ""'
+aq_wait_until 15 aq_vol_is v1 '.stateDetails == ""'
 expect_jq .stateDetails "" "v1's stateDetails clear once n1 reports again"
 expect_eq "aquifer_volume_served of v1 is 1 again" 1 "$(served v1)"
 ok "v1 reads back over NFS from n1" reads v1 "$N1_NFS"
@@ -132,7 +123,7 @@ expect_true '.done and .error.code == 8 and (.error.message | test("no READY sto
 	"no READY node (n1 DRAINING): a create fails with RESOURCE_EXHAUSTED"
 aq_agent_start "$D" n2 east "$SHELF" "$(aq_join_token east)" 10000 || exit 1
 N2_PID=$AGENT_PID N2_API=$AGENT_API_PORT N2_NFS=$AGENT_NFS_PORT
-wait_until 20 on_port v1 "$N2_NFS"
+aq_wait_until 20 on_port v1 "$N2_NFS"
 expect_eq "the pending move resumed when n2 joined: v1 is on n2" "$N2_NFS" "$(vol_field v1 '.mountOptions[0].port')"
 ok "v1 reads back over NFS from n2" reads v1 "$N2_NFS"
 expect_eq "aquifer_volume_served of v1 is 1" 1 "$(served v1)"
@@ -161,7 +152,7 @@ expect_true '.state == "READY" and (.stateDetails | test("moving from node n2") 
 expect_eq "... and aquifer_volume_served is 0" 0 "$(served v1)"
 expect_eq "... and its mountOptions still name n2" "$N2_NFS" "$(vol_field v1 '.mountOptions[0].port')"
 kill -CONT "$N1_PID"
-wait_until 15 vol_is v1 ".mountOptions[0].port == $N1_NFS and .stateDetails == \"\""
+aq_wait_until 15 aq_vol_is v1 ".mountOptions[0].port == $N1_NFS and .stateDetails == \"\""
 expect_jq .stateDetails "" "once n1 applied it, v1's stateDetails clear"
 expect_eq "... its mountOptions name n1" "$N1_NFS" "$(vol_field v1 '.mountOptions[0].port')"
 expect_eq "... and aquifer_volume_served is 1" 1 "$(served v1)"
@@ -171,8 +162,8 @@ ok "v1 reads back over NFS from n1" reads v1 "$N1_NFS"
 expect_eq "aquifer nodes undrain n2" READY "$(cli nodes undrain n2 --format='value(state)' 2>/dev/null)"
 aq_req POST /v1/nodes/n1:drain '{}'
 expect_status 200 "drain n1 (v1 goes to n2)"
-wait_until 15 on_port v1 "$N2_NFS"
-wait_until 10 reads v1 "$N2_NFS"
+aq_wait_until 15 on_port v1 "$N2_NFS"
+aq_wait_until 10 reads v1 "$N2_NFS"
 ok "v1 is served by n2" reads v1 "$N2_NFS"
 aq_stop "$N1_PID"
 OLD_GEN=$(jq -r .generation "$D/n1/state/intent.json")
@@ -190,8 +181,8 @@ ok "the join dropped the old intent.json (it holds generation $(intent_gen) now)
 ok "the agent says it serves none of the old intent at start" bash -c '! grep -q "serving generation $1 " "$2"' _ "$OLD_GEN" "$D/n1/agent.log"
 aq_req POST /v1/nodes/n2:drain '{}'
 expect_status 200 "drain n2 (v1 goes to the new n1)"
-wait_until 20 on_port v1 "$N1_NFS"
-wait_until 10 reads v1 "$N1_NFS"
+aq_wait_until 20 on_port v1 "$N1_NFS"
+aq_wait_until 10 reads v1 "$N1_NFS"
 ok "the re-joined n1 really serves v1 (nfs-cat)" reads v1 "$N1_NFS"
 aq_req GET /v1/nodes/n1
 N1_GEN=$(printf '%s' "$BODY" | jq -r .generation)

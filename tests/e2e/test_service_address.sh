@@ -60,6 +60,7 @@ if [ -z "${AQ_SA_INNER:-}" ]; then
 fi
 
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/svc_lib.sh"
 SA=$AQ_SA_INNER
 D=$AQ_TMP/srv
 SHELF=$AQ_TMP/shelf
@@ -70,29 +71,12 @@ mkdir -p "$SHELF"
 aq_start "$D" 8080 || exit 1
 TOK=$(aq_token "$D" admin)
 
-# wait_until SECONDS CMD...: until CMD succeeds; false when it never did
-wait_until() {
-	local secs=$1
-	shift
-	for _ in $(seq $((secs * 10))); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
-# has NS ADDR: the address is on NS's eth0
-has() { ip -n "$SA-$1" -4 addr show dev eth0 | grep -q "inet $2/24"; }
-hasnt() { ! has "$@"; }
 mac_of() { ip -n "$SA-$1" link show eth0 | awk '/link\/ether/ { print $2 }'; }
 # in_x CMD...: CMD in the client namespace, bounded (a libnfs tool waits
 # long for an address nobody holds)
 in_x() { ip netns exec "$SA-x" timeout 20 "$@"; }
 url() { echo "nfs://$1/$2/$3?version=3&nfsport=2049&mountport=2049"; }
 reads() { in_x nfs-cat "$(url "$1" "$2" data.bin)" 2>/dev/null | cmp -s - "$AQ_TMP/data.bin"; }
-vol_is() { aq_req GET "$P/volumes/$1"; printf '%s' "$BODY" | jq -e "$2" >/dev/null 2>&1; }
-# node_of ADDR: the node (a or b) that reports holding ADDR
-node_of() {
-	aq_req GET /v1/nodes; printf '%s' "$BODY" | jq -r --arg v "$1" '.nodes[] | select(.serviceAddresses // [] | index($v)) | .name' | sed 's|.*/||'
-}
-reported() { test -n "$(node_of "$1")"; }
-unreported() { test -z "$(node_of "$1")"; }
 # agent N [ARGS...]: start node N's agent in its namespace (joins the first time)
 agent() {
 	local n=$1 ip
@@ -152,32 +136,32 @@ head -c $((4 << 20)) /dev/urandom >"$AQ_TMP/data.bin"
 RULES='"exportPolicy":{"rules":[{"allowedClients":"10.99.25.0/24","accessType":"READ_WRITE","squashMode":"NO_ROOT_SQUASH"}]}'
 aq_req POST "$P/volumes?volumeId=v1" '{"storagePool":"sp","capacityGib":"100","protocols":["NFSV3"],"shareName":"v1","throughputMibps":100,'"$RULES"'}'
 expect_status 200 "create v1"
-wait_until 30 vol_is v1 '.state == "READY"'
+aq_wait_until 30 aq_vol_is v1 '.state == "READY"'
 expect_jq '.mountOptions[0].ipAddress == "10.99.25.33" and .mountOptions[0].port == 2049 and (.mountOptions[0].libnfsUrl | startswith("nfs://10.99.25.33/v1"))' \
 	true "v1's mountOptions show the service address and port"
-wait_until 10 reported 10.99.25.33
-H1=$(node_of 10.99.25.33)
+aq_wait_until 10 sa_reported 10.99.25.33
+H1=$(sa_node_of 10.99.25.33)
 case $H1 in a) O1=b ;; b) O1=a ;; *) O1= ;; esac
 ok "one node reports holding 10.99.25.33 (${H1:-none})" test -n "$O1"
 [ -n "$O1" ] || { tail -n 5 "$D"/*/agent.log; aq_finish; }
-ok "the address is on $H1's interface" has "$H1" "$NET.33"
-ok "... and not on $O1's" hasnt "$O1" "$NET.33"
-wait_until 10 in_x nfs-ls "$(url "$NET.33" v1 "")" >/dev/null 2>&1
+ok "the address is on $H1's interface" sa_has "$H1" "$NET.33"
+ok "... and not on $O1's" sa_hasnt "$O1" "$NET.33"
+aq_wait_until 10 in_x nfs-ls "$(url "$NET.33" v1 "")" >/dev/null 2>&1
 ok "the client writes 4 MiB through the service address" in_x nfs-cp "$AQ_TMP/data.bin" "$(url "$NET.33" v1 data.bin)"
 ok "... and reads the same bytes back" reads "$NET.33" v1
 
 # --- 3. a second volume, a second address -------------------------------------
 aq_req POST "$P/volumes?volumeId=v2" '{"storagePool":"sp","capacityGib":"100","protocols":["NFSV3"],"shareName":"v2","throughputMibps":100,'"$RULES"'}'
 expect_status 200 "create v2"
-wait_until 30 vol_is v2 '.state == "READY"'
+aq_wait_until 30 aq_vol_is v2 '.state == "READY"'
 expect_jq '.mountOptions[0].ipAddress' 10.99.25.34 "v2 gets the next address"
-wait_until 10 reported 10.99.25.34
-H2=$(node_of 10.99.25.34)
+aq_wait_until 10 sa_reported 10.99.25.34
+H2=$(sa_node_of 10.99.25.34)
 case $H2 in a) O2=b ;; b) O2=a ;; *) O2= ;; esac
 [ -n "$O2" ] || { aq_failed "one node reports holding 10.99.25.34"; aq_finish; }
-ok "v2's address is on its node $H2's interface" has "${H2:-none}" "$NET.34"
-ok "... and not on $O2's" hasnt "${O2:-a}" "$NET.34"
-ok "$H1 holds only v1's address among these" hasnt "$H1" "$([ "$H1" = "$H2" ] && echo none || echo "$NET.34")"
+ok "v2's address is on its node $H2's interface" sa_has "${H2:-none}" "$NET.34"
+ok "... and not on $O2's" sa_hasnt "${O2:-a}" "$NET.34"
+ok "$H1 holds only v1's address among these" sa_hasnt "$H1" "$([ "$H1" = "$H2" ] && echo none || echo "$NET.34")"
 
 # --- 4. failover ----------------------------------------------------------------
 in_x ip neigh show "$NET.33" | grep -q "$(mac_of "$H1")"
@@ -187,42 +171,42 @@ t_kill=$(date +%s%N)
 kill -KILL "$HP" 2>/dev/null
 { wait "$HP"; } 2>/dev/null
 ip -n "$SA-$H1" link set eth0 down
-moved() { has "$O1" "$NET.33"; }
-wait_until 60 moved
+moved() { sa_has "$O1" "$NET.33"; }
+aq_wait_until 60 moved
 ok "$O1 took 10.99.25.33 over after $H1 was killed and cut off" moved
 t_moved=$(date +%s%N)
-wait_until 5 sh -c "ip netns exec $SA-x ip neigh show $NET.33 | grep -q $(mac_of "$O1")"
+aq_wait_until 5 sh -c "ip netns exec $SA-x ip neigh show $NET.33 | grep -q $(mac_of "$O1")"
 ok "gratuitous ARP: the client's entry for .33 points at $O1 before it sent anything" \
 	sh -c "ip netns exec $SA-x ip neigh show $NET.33 | grep -q $(mac_of "$O1")"
-wait_until 30 reads "$NET.33" v1
+aq_wait_until 30 reads "$NET.33" v1
 ok "the client reads v1's bytes at the same address" reads "$NET.33" v1
 t_read=$(date +%s%N)
 echo "# failover: address moved $(((t_moved - t_kill) / 1000000)) ms after the kill -9 (node-down 3 s), first good read at $(((t_read - t_kill) / 1000000)) ms"
-wait_until 20 vol_is v1 '.state == "READY" and .mountOptions[0].ipAddress == "10.99.25.33"'
-ok "v1 is READY at the same mount address after the move" vol_is v1 '.state == "READY" and .mountOptions[0].ipAddress == "10.99.25.33"'
+aq_wait_until 20 aq_vol_is v1 '.state == "READY" and .mountOptions[0].ipAddress == "10.99.25.33"'
+ok "v1 is READY at the same mount address after the move" aq_vol_is v1 '.state == "READY" and .mountOptions[0].ipAddress == "10.99.25.33"'
 # the dead node comes back: it removes the stale copy before its link is up
 agent "$H1"
-wait_until 20 hasnt "$H1" "$NET.33"
-ok "the restarted $H1 removed the stale 10.99.25.33 (its link still down)" hasnt "$H1" "$NET.33"
+aq_wait_until 20 sa_hasnt "$H1" "$NET.33"
+ok "the restarted $H1 removed the stale 10.99.25.33 (its link still down)" sa_hasnt "$H1" "$NET.33"
 ip -n "$SA-$H1" link set eth0 up
 aq_agent_wait_ready "$H1"
 sleep 3
-ok "$H1, READY again, does not claim v1's address" hasnt "$H1" "$NET.33"
-ok "$O1 still holds it" has "$O1" "$NET.33"
+ok "$H1, READY again, does not claim v1's address" sa_hasnt "$H1" "$NET.33"
+ok "$O1 still holds it" sa_has "$O1" "$NET.33"
 ok "the client still reads v1" reads "$NET.33" v1
 
 # --- 5. release on delete and on a clean stop -------------------------------------
 aq_req DELETE "$P/volumes/v1"
 aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" >/dev/null 2>&1
-wait_until 20 hasnt "$O1" "$NET.33"
-ok "deleting v1 released 10.99.25.33 from $O1" hasnt "$O1" "$NET.33"
-wait_until 10 unreported 10.99.25.33
-ok "... and no node reports it" unreported 10.99.25.33
-H2=$(node_of 10.99.25.34)
+aq_wait_until 20 sa_hasnt "$O1" "$NET.33"
+ok "deleting v1 released 10.99.25.33 from $O1" sa_hasnt "$O1" "$NET.33"
+aq_wait_until 10 sa_unreported 10.99.25.33
+ok "... and no node reports it" sa_unreported 10.99.25.33
+H2=$(sa_node_of 10.99.25.34)
 eval "HP=\$PID_$H2"
 kill -TERM "$HP"
 { wait "$HP"; } 2>/dev/null
-ok "a clean stop of $H2 released v2's 10.99.25.34" hasnt "$H2" "$NET.34"
+ok "a clean stop of $H2 released v2's 10.99.25.34" sa_hasnt "$H2" "$NET.34"
 san=$(grep -hE 'ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:' "$D"/*/agent.log "$D"/aquiferd.log 2>/dev/null | head -n 3)
 expect_eq "no sanitizer report in the agents' and aquiferd's logs (one agent stopped cleanly)" "" "$san"
 grep -h 'agent_svc' "$D"/*/agent.log | sed 's/^/  log: /' | head -n 20

@@ -61,6 +61,7 @@ if [ -z "${AQ_SA_INNER:-}" ]; then
 fi
 
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/svc_lib.sh"
 . "$AQ_SRC/tests/vm/lib.sh"
 SA=$AQ_SA_INNER
 D=$AQ_TMP/srv
@@ -79,20 +80,6 @@ AQ_SERVE_ARGS=(--listen "0.0.0.0:8080" --insecure-listen --node-down-seconds 3)
 aq_start "$D" 8080 || exit 1
 TOK=$(aq_token "$D" admin)
 
-wait_until() {
-	local secs=$1
-	shift
-	for _ in $(seq $((secs * 10))); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
-has() { ip -n "$SA-$1" -4 addr show dev eth0 | grep -q "inet $2/24"; }
-hasnt() { ! has "$@"; }
-vol_is() { aq_req GET "$P/volumes/$1"; printf '%s' "$BODY" | jq -e "$2" >/dev/null 2>&1; }
-node_of() {
-	aq_req GET /v1/nodes
-	printf '%s' "$BODY" | jq -r --arg v "$1" '.nodes[] | select(.serviceAddresses // [] | index($v)) | .name' | sed 's|.*/||'
-}
-reported() { test -n "$(node_of "$1")"; }
 agent() {
 	local n=$1 ip
 	shift
@@ -116,21 +103,21 @@ aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/gl
 aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" >/dev/null 2>&1
 RULES='"exportPolicy":{"rules":[{"allowedClients":"10.99.25.0/24","accessType":"READ_WRITE","squashMode":"NO_ROOT_SQUASH"}]}'
 aq_req POST "$P/volumes?volumeId=v1" '{"storagePool":"sp","capacityGib":"100","protocols":["NFSV3"],"shareName":"v1","throughputMibps":100,'"$RULES"'}'
-wait_until 30 vol_is v1 '.state == "READY" and .mountOptions[0].ipAddress == "10.99.25.33"'
-ok "v1 is READY at the service address 10.99.25.33" vol_is v1 '.state == "READY" and .mountOptions[0].ipAddress == "10.99.25.33"'
-wait_until 10 reported 10.99.25.33
-H=$(node_of 10.99.25.33)
+aq_wait_until 30 aq_vol_is v1 '.state == "READY" and .mountOptions[0].ipAddress == "10.99.25.33"'
+ok "v1 is READY at the service address 10.99.25.33" aq_vol_is v1 '.state == "READY" and .mountOptions[0].ipAddress == "10.99.25.33"'
+aq_wait_until 10 sa_reported 10.99.25.33
+H=$(sa_node_of 10.99.25.33)
 case $H in a) O=b ;; b) O=a ;; *) aq_failed "a node reports holding 10.99.25.33"; aq_finish ;; esac
-ok "v1's node $H holds 10.99.25.33" has "$H" "$NET.33"
+ok "v1's node $H holds 10.99.25.33" sa_has "$H" "$NET.33"
 
 # --- 1. a volume of the other node: its own claim --------------------------------
 aq_req POST "$P/volumes?volumeId=v2" '{"storagePool":"sp","capacityGib":"100","protocols":["NFSV3"],"shareName":"v2","throughputMibps":100,'"$RULES"'}'
-wait_until 30 vol_is v2 '.state == "READY"'
-wait_until 10 reported 10.99.25.34
-H2=$(node_of 10.99.25.34)
+aq_wait_until 30 aq_vol_is v2 '.state == "READY"'
+aq_wait_until 10 sa_reported 10.99.25.34
+H2=$(sa_node_of 10.99.25.34)
 expect_eq "v2 went to the other node ($O), which holds 10.99.25.34" "$O" "$H2"
-ok "... and $H never claimed it" hasnt "$H" "$NET.34"
-ok "... while $O never claimed v1's" hasnt "$O" "$NET.33"
+ok "... and $H never claimed it" sa_hasnt "$H" "$NET.34"
+ok "... while $O never claimed v1's" sa_hasnt "$O" "$NET.33"
 
 # --- 2. the guest writes through a failover ------------------------------------
 S=$AQ_TMP/share
@@ -164,11 +151,11 @@ VM_NET_ARGS=(-netdev tap,id=n0,ifname=aqtap0,script=no,downscript=no -device vir
 	echo $? >"$S/vm.rc"
 ) &
 VMSUB=$!
-wait_until 300 test -e "$S/mounted"
+aq_wait_until 300 test -e "$S/mounted"
 ok "the guest mounted v1 at 10.99.25.33 (vers=3,hard,nolock)" test -e "$S/mounted"
 big() { find "$SHELF" -name big -type f -printf '%s\n' 2>/dev/null | head -n1; }
 grown() { [ "$(big)" -ge $(((MIB << 20) / 4)) ] 2>/dev/null; }
-wait_until 300 grown
+aq_wait_until 300 grown
 ok "a quarter of the file is on the shelf before the failover" grown
 eval "HP=\$PID_$H"
 t_kill=$(date +%s%N)
@@ -177,15 +164,15 @@ ok "dd was still writing when the serving agent was killed" test ! -e "$S/dd.rc"
 ip -n "$SA-$H" link set eth0 down
 { wait "$HP"; } 2>/dev/null
 at_kill=$(big)
-moved() { has "$O" "$NET.33"; }
-wait_until 90 moved
+moved() { sa_has "$O" "$NET.33"; }
+aq_wait_until 90 moved
 t_moved=$(date +%s%N)
 ok "$O took 10.99.25.33 over after $H was killed and cut off" moved
 # a hard mount with nobody at its address waits forever: stop the guest now
 stop_guest() { kill -TERM "$VMSUB" 2>/dev/null; { wait "$VMSUB"; } 2>/dev/null; VMSUB=; aq_finish; }
 moved || stop_guest
 more() { [ "$(big)" -gt "$at_kill" ]; }
-wait_until 300 more
+aq_wait_until 300 more
 t_resume=$(date +%s%N)
 ok "the guest's write resumed by itself (the shelf file grows past $at_kill bytes)" more
 more || stop_guest
