@@ -199,7 +199,11 @@ for v in t1 t2; do
 	aq_mutate POST "$P/volumes?volumeId=$v" "{\"storagePool\":\"sp\",\"capacityGib\":\"100\",\"protocols\":[\"NFSV3\"],\"shareName\":\"$v\",\"throughputMibps\":10}"
 	aq_mutate DELETE "$P/volumes/$v"
 done
-AHEAD=$(curl -s -H "Authorization: Bearer $SECRET" "http://127.0.0.1:$N1_API/v1/status" | jq -r .appliedGeneration)
+# the pushes are asynchronous: wait until n1 applied the last one
+agent_applied() { curl -s -H "Authorization: Bearer $SECRET" "http://127.0.0.1:$N1_API/v1/status" | jq -r .appliedGeneration; }
+caught_up() { aq_req GET /v1/nodes/n1; test "$(agent_applied)" = "$(printf '%s' "$BODY" | jq -r .generation)"; }
+ok "n1 applied every generation the mutations after the backup made" aq_wait_until 20 caught_up
+AHEAD=$(agent_applied)
 aq_stop "$AQ_PID"
 rm -f "$D"/aq.db*
 cp "$AQ_TMP/backup"/aq.db* "$D/"
