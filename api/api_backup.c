@@ -138,6 +138,7 @@ static const char *const backup_types[] = { "TYPE_UNSPECIFIED", "MANUAL", "SCHED
 const struct api_field api_backup_fields[] = {
 	{ "name", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
 	{ "state", API_T_ENUM, API_F_OUTPUT, backup_states, NULL, 0 },
+	{ "stateDetails", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
 	{ "description", API_T_STRING, 0, NULL, NULL, 2048 },
 	{ "volumeUsageBytes", API_T_INT64, API_F_OUTPUT, NULL, NULL, 0 },
 	{ "backupType", API_T_ENUM, API_F_OUTPUT, backup_types, NULL, 0 },

@@ -14,6 +14,7 @@
 #define BPOLICIES "/v1/projects/{project}/locations/{location}/backupPolicies"
 #define OPERATIONS "/v1/projects/{project}/locations/{location}/operations"
 #define SNAPSHOTS VOLUMES "/{volume}/snapshots"
+#define BACKUPS BVAULTS "/{backupVault}/backups"
 
 #define ON_C CLI_ON(CLI_K_CREATE)
 #define ON_CU CLI_ON_MUTATE
@@ -326,6 +327,22 @@ static const struct cli_flag snapshot_flags[] = {
 	END_FLAGS
 };
 
+/* backups (gcloud netapp backup-vaults backups) */
+static const struct cli_flag backup_flags[] = {
+	{ "backup-vault", CLI_T_STR, CLI_ON_ALL, CLI_O_PATH, "backupVault", NULL, NULL, NULL, "VAULT",
+	  "The backup's vault (its ID); required unless NAME is the backup's full name." },
+	{ "source-volume", CLI_T_STR, ON_C, CLI_O_REQUIRED, "sourceVolume", NULL, NULL, NULL, "VOLUME",
+	  "The volume to back up, its full name: projects/P/locations/L/volumes/V (same project and location "
+	  "as the vault)." },
+	{ "source-snapshot", CLI_T_STR, ON_C, 0, "sourceSnapshot", NULL, NULL, NULL, "SNAPSHOT",
+	  "Back up this snapshot of --source-volume (its full name, .../volumes/V/snapshots/S); without it a "
+	  "temporary snapshot is made and removed after." },
+	{ "description", CLI_T_STR, ON_CU, 0, "description", NULL, NULL, NULL, "TEXT", "Description." },
+	{ "labels", CLI_T_LABELS, ON_C, 0, "labels", NULL, NULL, NULL, "KEY=VALUE,...", "Labels to attach." },
+	LABEL_UPDATE_FLAGS,
+	END_FLAGS
+};
+
 static const struct cli_flag shelf_flags[] = {
 	{ "media", CLI_T_ENUM, ON_C, 0, "media", NULL, media_types, NULL, "MEDIA",
 	  "Flash type (default TLC; QLC halves the default write throughput)." },
@@ -410,6 +427,8 @@ const struct cli_group cli_groups[] = {
 	{ "operations", "Inspect and cancel long-running operations." },
 	{ "smb-users", "Manage the SMB users of a project (what SMB sessions authenticate as)." },
 	{ "backup-vaults", "Manage backup vaults (where backups are stored, encrypted)." },
+	{ "backup-vaults backups", "Manage backups (--backup-vault names the vault)." },
+	{ "backups", "Manage backups (--backup-vault names the vault; as backup-vaults backups)." },
 	{ "backup-policies", "Manage backup policies (how many scheduled backups to keep)." },
 	{ "nodes", "Manage storage nodes (cluster admin)." },
 	{ "shelves", "Register and inspect storage shelves (cluster admin)." },
@@ -537,6 +556,22 @@ const struct cli_cmd cli_cmds[] = {
 	  "Update a backup vault; only the flags given are changed." },
 	{ "backup-vaults", "delete", CLI_K_DELETE, "DELETE", BVAULTS "/{name}", NULL, NULL, NULL, "backup vault",
 	  "Deleting", NULL, "NAME", 1, 1, NOFLAGS, NOLOCAL, 0, "Delete a backup vault (it must hold no backups)." },
+	/* backups (issue 21): as gcloud's "backup-vaults backups", and "backups" */
+#define BACKUP_CMDS(G) \
+	{ G, "create", CLI_K_CREATE, "POST", BACKUPS, NULL, "backupId", NULL, "backup", "Creating", NULL, "NAME", 1, 1, \
+	  backup_flags, NOLOCAL, 0, "Back up --source-volume into --backup-vault (waits until READY)." }, \
+	{ G, "list", CLI_K_LIST, "GET", BACKUPS, NULL, NULL, "backups", NULL, NULL, \
+	  "name.basename():NAME,sourceVolume.basename():VOLUME,backupType,state,volumeUsageBytes,createTime", NULL, 0, 0, \
+	  backup_flags, NOLOCAL, 0, "List the backups of --backup-vault." }, \
+	{ G, "describe", CLI_K_DESCRIBE, "GET", BACKUPS "/{name}", NULL, NULL, NULL, NULL, NULL, NULL, "NAME", 1, 1, \
+	  backup_flags, NOLOCAL, 0, "Describe a backup." }, \
+	{ G, "update", CLI_K_UPDATE, "PATCH", BACKUPS "/{name}", NULL, NULL, NULL, "backup", "Updating", NULL, "NAME", 1, 1, \
+	  backup_flags, NOLOCAL, 0, "Update a backup's description and labels." }, \
+	{ G, "delete", CLI_K_DELETE, "DELETE", BACKUPS "/{name}", NULL, NULL, NULL, "backup", "Deleting", NULL, "NAME", 1, \
+	  1, backup_flags, NOLOCAL, 0, "Delete a backup (not before its enforcedRetentionEndTime)." }
+	BACKUP_CMDS("backup-vaults backups"),
+	BACKUP_CMDS("backups"),
+#undef BACKUP_CMDS
 	{ "backup-policies", "create", CLI_K_CREATE, "POST", BPOLICIES, NULL, "backupPolicyId", NULL,
 	  "backup policy", "Creating", NULL, "NAME", 1, 1, bpolicy_flags, NOLOCAL, 0, "Create a backup policy." },
 	{ "backup-policies", "list", CLI_K_LIST, "GET", BPOLICIES, NULL, NULL, "backupPolicies", NULL, NULL,

@@ -15,6 +15,7 @@ static const struct name_coll {
 	{ "projects", 0, offsetof(struct cli_path_vars, project) },
 	{ "locations", 1, offsetof(struct cli_path_vars, location) },
 	{ "volumes", 3, offsetof(struct cli_path_vars, volume) },
+	{ "backupVaults", 4, offsetof(struct cli_path_vars, backup_vault) },
 	{ NULL, 0, 0 }
 };
 
@@ -64,6 +65,7 @@ static const struct var_src var_srcs[] = {
 	  "no project: use --project, AQUIFER_PROJECT or 'aquifer config set project ID'" },
 	{ "{location}", offsetof(struct cli_path_vars, location), CLI_PATH_NO_LOCATION },
 	{ "{volume}", offsetof(struct cli_path_vars, volume), "missing --volume: the snapshot's volume" },
+	{ "{backupVault}", offsetof(struct cli_path_vars, backup_vault), "missing --backup-vault: the backup's vault" },
 	{ "{name}", offsetof(struct cli_path_vars, name), "missing NAME" },
 	{ NULL, 0, NULL }
 };

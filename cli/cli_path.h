@@ -19,8 +19,9 @@ struct cli_path_vars {
 	const char *project;
 	const char *location;
 	const char *volume;          /* --volume of a snapshot command */
+	const char *backup_vault;    /* --backup-vault of a backup command */
 	const char *name;
-	char buf[4][256];            /* storage when they come from a full name */
+	char buf[5][256];            /* storage when they come from a full name */
 };
 
 /* Fill v from the full name full. AQ_EINVAL with msg when it is not one. */

@@ -500,9 +500,11 @@ static int run_remote(struct cli_ctx *ctx, const struct cli_args *a)
 	v.location = ctx->eff[CLI_CONF_LOCATION];
 	v.name = a->npos > 0 ? a->pos[0] : NULL;
 	v.volume = cli_args_get(a, "volume");
+	v.backup_vault = cli_args_get(a, "backup-vault");
 	/* Lists default to every location, like gcloud. */
-	if (c->kind == CLI_K_LIST && (v.location == NULL || *v.location == '\0') && !strstr(c->path, "{volume}"))
-		v.location = "-"; /* a volume's snapshots are in its one location */
+	if (c->kind == CLI_K_LIST && (v.location == NULL || *v.location == '\0') && !strstr(c->path, "{volume}") &&
+	    !strstr(c->path, "{backupVault}"))
+		v.location = "-"; /* a volume's snapshots, a vault's backups are in its one location */
 	if (v.name && strchr(v.name, '/') && cli_path_vars_from_name(&v, a->pos[0], &msg) != AQ_OK) {
 		rc = usage_error(ctx, a, msg.text);
 		goto out;

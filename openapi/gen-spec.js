@@ -47,7 +47,7 @@ const spec = {
     { name: 'Volumes', description: 'google.cloud.netapp.v1 volumes.' },
     { name: 'Snapshots', description: 'google.cloud.netapp.v1 volumes.snapshots.' },
     { name: 'Operations', description: 'google.longrunning.Operations.' },
-    { name: 'Backups', description: 'google.cloud.netapp.v1 backupVaults and backupPolicies.' },
+    { name: 'Backups', description: 'google.cloud.netapp.v1 backupVaults, their backups, and backupPolicies.' },
     { name: 'SMB users', description: 'Aquifer\'s SMB accounts (NTLMv2), per project and location.' },
     { name: 'Locations', description: 'google.cloud.location and Aquifer\'s cluster-wide locations.' },
     { name: 'Projects', description: 'Aquifer projects.' },

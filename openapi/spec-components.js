@@ -14,6 +14,7 @@ const T = {
   snapshot: 'type.googleapis.com/google.cloud.netapp.v1.Snapshot',
   backupVault: 'type.googleapis.com/google.cloud.netapp.v1.BackupVault',
   backupPolicy: 'type.googleapis.com/google.cloud.netapp.v1.BackupPolicy',
+  backup: 'type.googleapis.com/google.cloud.netapp.v1.Backup',
   empty: 'type.googleapis.com/google.protobuf.Empty',
   opmeta: 'type.googleapis.com/google.cloud.netapp.v1.OperationMetadata',
   locmeta: 'type.googleapis.com/google.cloud.netapp.v1.LocationMetadata',
@@ -56,6 +57,8 @@ schemas.BackupVault.description = 'google.cloud.netapp.v1.BackupVault. Its store
 schemas.BackupPolicy.description = 'google.cloud.netapp.v1.BackupPolicy.';
 schemas.BackupVaultAny = anyOf('BackupVault', T.backupVault);
 schemas.BackupPolicyAny = anyOf('BackupPolicy', T.backupPolicy);
+schemas.Backup.description = 'google.cloud.netapp.v1.Backup: an encrypted, incremental-forever copy of a volume (or of one of its snapshots) in a backup vault.';
+schemas.BackupAny = anyOf('Backup', T.backup);
 schemas.EmptyAny = {
   type: 'object',
   description: 'google.protobuf.Empty packed in an Any: the response of a finished delete.',
@@ -127,6 +130,7 @@ schemas.Operation = {
         { $ref: '#/components/schemas/SnapshotAny' },
         { $ref: '#/components/schemas/BackupVaultAny' },
         { $ref: '#/components/schemas/BackupPolicyAny' },
+        { $ref: '#/components/schemas/BackupAny' },
         { $ref: '#/components/schemas/EmptyAny' },
       ],
     },
@@ -177,6 +181,7 @@ schemas.ListStoragePoolsResponse = listSchema('storagePools', 'StoragePool', 'A 
 schemas.ListVolumesResponse = listSchema('volumes', 'Volume', 'A page of volumes.');
 schemas.ListSmbUsersResponse = listSchema('smbUsers', 'SmbUser', 'A page of SMB users.');
 schemas.ListBackupVaultsResponse = listSchema('backupVaults', 'BackupVault', 'A page of backup vaults.');
+schemas.ListBackupsResponse = listSchema('backups', 'Backup', 'A page of backups.');
 schemas.ListBackupPoliciesResponse = listSchema('backupPolicies', 'BackupPolicy', 'A page of backup policies.');
 schemas.ListSnapshotsResponse = listSchema('snapshots', 'Snapshot', 'A page of snapshots.');
 schemas.ListOperationsResponse = listSchema('operations', 'Operation', 'A page of operations.');
@@ -208,6 +213,8 @@ const parameters = {
   operationId: { name: 'operationId', in: 'path', required: true, description: 'Operation ID (the last segment of Operation.name).', schema: { type: 'string' } },
   storagePoolIdQuery: { name: 'storagePoolId', in: 'query', required: true, description: `ID of the new pool. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
   backupVaultId: { name: 'backupVaultId', in: 'path', required: true, description: 'Backup vault ID.', schema: { type: 'string' } },
+  backupId: { name: 'backupId', in: 'path', required: true, description: 'Backup ID.', schema: { type: 'string' } },
+  backupIdQuery: { name: 'backupId', in: 'query', required: true, description: `ID of the new backup, unique within the vault. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
   backupPolicyId: { name: 'backupPolicyId', in: 'path', required: true, description: 'Backup policy ID.', schema: { type: 'string' } },
   backupVaultIdQuery: { name: 'backupVaultId', in: 'query', required: true, description: `ID of the new vault. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },
   backupPolicyIdQuery: { name: 'backupPolicyId', in: 'query', required: true, description: `ID of the new policy. ${idRule}`, schema: { type: 'string', pattern: idPattern, maxLength: 63 } },

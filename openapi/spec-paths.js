@@ -302,6 +302,39 @@ for (const [coll, Schema, idp, what, createDesc, delDesc] of [
   });
 }
 
+// Backups (issue 21): srv_backup.h.
+const BK = `${PL}/backupVaults/{backupVaultId}/backups`;
+op(BK, 'post', {
+  operationId: 'createBackup', tags: ['Backups'], summary: 'Back up a volume',
+  description: 'Answers with an Operation that is done when the node serving sourceVolume has uploaded the backup (its response the READY backup) or could not (its error says the backup is in state ERROR, and why). Refused by name (400/404, nothing stored): a sourceVolume of another project or location, missing, not READY or served by no node, with auto-tiering enabled; a sourceSnapshot of another volume, missing or not READY; a CROSS_REGION vault (not supported yet). FAILED_PRECONDITION (400) while another backup of the volume runs. 409 when the ID is taken in the vault.',
+  parameters: [...pathParams('projectId', 'locationId', 'backupVaultId'), ref('backupIdQuery'), ref('validateOnly')],
+  requestBody: body('Backup', 'sourceVolume (required), sourceSnapshot, description, labels.'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409, 413])),
+});
+op(BK, 'get', {
+  operationId: 'listBackups', tags: ['Backups'], summary: 'List the backups of a vault',
+  parameters: [...pathParams('projectId', 'locationId', 'backupVaultId'), ...listParams],
+  responses: Object.assign({ 200: json('ListBackupsResponse', 'A page of backups.') }, errors([400, 401, 403, 404])),
+});
+op(`${BK}/{backupId}`, 'get', {
+  operationId: 'getBackup', tags: ['Backups'], summary: 'Get a backup',
+  parameters: pathParams('projectId', 'locationId', 'backupVaultId', 'backupId'),
+  responses: Object.assign({ 200: json('Backup', 'The backup.') }, errors([400, 401, 403, 404])),
+});
+op(`${BK}/{backupId}`, 'patch', {
+  operationId: 'updateBackup', tags: ['Backups'], summary: 'Update a backup',
+  description: 'description and labels (updateMask); the operation is done when answered.',
+  parameters: [...pathParams('projectId', 'locationId', 'backupVaultId', 'backupId'), ref('updateMask'), ref('validateOnly')],
+  requestBody: body('Backup', 'The fields to change.'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 413])),
+});
+op(`${BK}/{backupId}`, 'delete', {
+  operationId: 'deleteBackup', tags: ['Backups'], summary: 'Delete a backup',
+  description: 'Answers with an Operation done when the node has deleted the backup from the vault (its response Empty); every other backup stays restorable. Refused with FAILED_PRECONDITION (400) before enforcedRetentionEndTime (the message gives it) and while the backup is CREATING or UPLOADING.',
+  parameters: pathParams('projectId', 'locationId', 'backupVaultId', 'backupId'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404])),
+});
+
 // Time series (issue 8): in memory, 10 s points, the last hour.
 schemas.MetricsPoint = {
   type: 'object',

@@ -16,6 +16,7 @@
 #include "api/api_intent.h"
 #include "api/api_schema.h"
 #include "db/db.h"
+#include "server/srv_backup.h"
 #include "server/srv_ca.h"
 #include "util/ut_clock.h"
 #include "util/ut_hostport.h"
@@ -443,6 +444,10 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 		json_decref(pl);
 		json_decref(vol);
 	}
+	/* backup jobs' progress and ends (srv_backup.h) */
+	if (srv_backup_report(req->db, doc, req->body, false, &changed, &kick) != AQ_OK)
+		changed = true;
+	kick = false;
 	/* the time series: in memory, every report (srv_series.h) */
 	srv_series_report(req->srv->series, name, api_json_str(doc, "location", ""),
 			  api_json_double(doc, "throughputCeilingMibps", 0), fed, t);
@@ -497,10 +502,11 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 		if (rc != AQ_OK)
 			goto out;
 	}
-	if ((rc = db_commit(req->db)) != AQ_OK)
+	if ((rc = srv_backup_report(req->db, doc, req->body, true, &changed, &kick)) != AQ_OK ||
+	    (rc = db_commit(req->db)) != AQ_OK)
 		goto out;
 	if (kick)
-		srv_kick(req->srv, name); /* a QoS limit followed the cold tier */
+		srv_kick(req->srv, name); /* a QoS limit followed the cold tier, a backup job ended */
 	if (!ahead &&
 	    (rc = srv_reconcile_applied(req->srv, req->db, name, applied, json_object_get(req->body, "failed"))) != AQ_OK)
 		goto out;

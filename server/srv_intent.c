@@ -12,6 +12,7 @@
 #include "api/api_resource.h"
 #include "api/api_schema.h"
 #include "db/db.h"
+#include "server/srv_backup.h"
 #include "server/srv_location.h"
 #include "server/srv_snapshot.h"
 #include "server/srv_smbuser.h"
@@ -107,6 +108,9 @@ int srv_intent_build(const struct api_math_params *srv_math, struct db *db, cons
 	/* every SMB user of the location (hashes only), in the hash too */
 	if (rc == AQ_OK && json_object_set_new(*out, "smbUsers", srv_smbuser_intent(db, api_json_str(node, "location", ""))))
 		rc = AQ_ENOMEM;
+	/* the backup jobs this node runs (srv_backup.h) */
+	if (rc == AQ_OK)
+		rc = srv_backup_intent(db, node, *out);
 out:
 	json_decref(pls);
 	json_decref(vols);

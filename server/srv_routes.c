@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "server/srv_agent.h"
+#include "server/srv_backup.h"
 #include "server/srv_bpolicy.h"
 #include "server/srv_bvault.h"
 #include "server/srv_docs.h"
@@ -110,6 +111,17 @@ const struct srv_route srv_routes[] = {
 	{ .method = "PATCH", .path = PL "/backupVaults/*", .handler = srv_h_bvault_patch,
 	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
 	{ .method = "DELETE", .path = PL "/backupVaults/*", .handler = srv_h_bvault_delete,
+	  .access = SRV_ACCESS_EDITOR },
+	/* backups (srv_backup.h) */
+	{ .method = "POST", .path = PL "/backupVaults/*/backups", .handler = srv_h_backup_create,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
+	{ .method = "GET", .path = PL "/backupVaults/*/backups", .handler = srv_h_backup_list,
+	  .access = SRV_ACCESS_VIEWER },
+	{ .method = "GET", .path = PL "/backupVaults/*/backups/*", .handler = srv_h_backup_get,
+	  .access = SRV_ACCESS_VIEWER, .doc_name = "projects/*/locations/*/backupVaults/*/backups/*" },
+	{ .method = "PATCH", .path = PL "/backupVaults/*/backups/*", .handler = srv_h_backup_patch,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
+	{ .method = "DELETE", .path = PL "/backupVaults/*/backups/*", .handler = srv_h_backup_delete,
 	  .access = SRV_ACCESS_EDITOR },
 	{ .method = "POST", .path = PL "/backupPolicies", .handler = srv_h_bpolicy_create,
 	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },

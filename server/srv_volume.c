@@ -12,6 +12,7 @@
 #include "api/api_resource.h"
 #include "api/api_schema.h"
 #include "db/db.h"
+#include "server/srv_backup.h"
 #include "server/srv_internal.h"
 #include "server/srv_kick.h"
 #include "server/srv_op.h"
@@ -398,7 +399,8 @@ int srv_h_volume_delete(struct srv_req *req, json_t **resp)
 			     name);
 		goto out;
 	}
-	if ((rc = srv_snapshot_volume_delete(req->db, old, force, &req->msg)) != AQ_OK)
+	if ((rc = srv_backup_volume_busy(req->db, name, &req->msg)) != AQ_OK ||
+	    (rc = srv_snapshot_volume_delete(req->db, old, force, &req->msg)) != AQ_OK)
 		goto out;
 	json_object_set_new(old, "state", json_string("DELETING"));
 	if ((rc = db_put(req->db, "volume", parent, name, old, false)) != AQ_OK ||

@@ -1,0 +1,77 @@
+/* srv_backup: backups (google.cloud.netapp.v1.Backup; issue 21), stored
+ * kind "backup" under their vault (routes
+ * projects/P/locations/L/backupVaults/V/backups), and the reconciler's side
+ * of them: the backup jobs of a node's intent (api/api_intent_backup.h) and
+ * the node's reports of those jobs.
+ *
+ * A create (?backupId=, sourceVolume required, sourceSnapshot optional)
+ * answers an Operation that stays running while the node serving the
+ * volume uploads: the backup is CREATING, then UPLOADING (the operation's
+ * metadata.statusMessage says "uploaded D of T bytes"), then READY with
+ * volumeUsageBytes (the data the backup holds), chainStorageBytes (what the
+ * volume's READY backups in that vault uploaded, this one included) and
+ * enforcedRetentionEndTime (the vault's retention: createTime + minimum
+ * days when manualBackupImmutable). A job the node fails ends the
+ * operation with an error saying the backup is in state ERROR (its
+ * stateDetails say why); it stays until deleted. Refused by name: a
+ * sourceVolume of another project or location, a volume no node serves or
+ * that is not READY, a sourceSnapshot of another volume or not READY, a
+ * second backup of a volume in a vault while one runs, a CROSS_REGION vault
+ * (its store is on another location's shelf, which these nodes do not
+ * reach), a volume with auto-tiering enabled (its cold ranges are not read
+ * from the tier yet: they would back up as zeros).
+ *
+ * Without sourceSnapshot the backup takes a snapshot "bkp-<16 hex>" of the
+ * volume first (a snapshot resource like any, made by the same intent) and
+ * deletes it when the backup ends.
+ *
+ * Incremental: each backup names the volume's newest READY backup in the
+ * same vault as its previous one (prevId), so only changed data uploads.
+ *
+ * Delete: refused before enforcedRetentionEndTime (FAILED_PRECONDITION
+ * with the time) and while the backup uploads; else the backup is DELETING
+ * and a delete job (the manifest, then the vault's gc) goes to the node
+ * serving the source volume, or to the first live node of the location
+ * when the volume is gone; the operation ends when the node reports it
+ * DELETED. A vault holding backups is not deleted (srv_bvault.h).
+ *
+ * State lives in the database (the backup, and a private record per backup,
+ * kind "bkref", name "bkrefs/<backup name>", parent "bkrefs/<location>":
+ * uid, prevId, snapshot, the pending action and its operation), jobs in
+ * the intent: kill -9 of aquiferd or of the agent loses nothing (the agent
+ * runs the job again; the engine is idempotent). */
+#ifndef AQ_SRV_BACKUP_H
+#define AQ_SRV_BACKUP_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "api/api_error.h"
+
+struct db;
+struct srv_req;
+
+int srv_h_backup_create(struct srv_req *req, json_t **resp);
+int srv_h_backup_get(struct srv_req *req, json_t **resp);
+int srv_h_backup_list(struct srv_req *req, json_t **resp);
+int srv_h_backup_patch(struct srv_req *req, json_t **resp);
+int srv_h_backup_delete(struct srv_req *req, json_t **resp);
+
+/* The backup jobs node (its document) runs: sets "backups" in intent when
+ * there are any (absent otherwise, so an intent without backups hashes as
+ * before). A vault whose secret is missing is left out. */
+int srv_backup_intent(struct db *db, const json_t *node, json_t *intent);
+
+/* The node's status body's "backups" reports (entries that do not decode
+ * are ignored): *changed is set when one changes a backup; with apply
+ * the changes are written (in the caller's transaction), operations ended,
+ * and *kick set when the node's intent changes (a job ended). */
+int srv_backup_report(struct db *db, const json_t *node, const json_t *body, bool apply, bool *changed,
+		      bool *kick);
+
+/* AQ_EPRECOND naming it when a backup of volume vn is being created or
+ * uploaded (a volume is not deleted under a running backup). */
+int srv_backup_volume_busy(struct db *db, const char *vn, aq_msg *msg);
+
+#endif
