@@ -428,7 +428,6 @@ const struct cli_group cli_groups[] = {
 	{ "smb-users", "Manage the SMB users of a project (what SMB sessions authenticate as)." },
 	{ "backup-vaults", "Manage backup vaults (where backups are stored, encrypted)." },
 	{ "backup-vaults backups", "Manage backups (--backup-vault names the vault)." },
-	{ "backups", "Manage backups (--backup-vault names the vault; as backup-vaults backups)." },
 	{ "backup-policies", "Manage backup policies (how many scheduled backups to keep)." },
 	{ "nodes", "Manage storage nodes (cluster admin)." },
 	{ "shelves", "Register and inspect storage shelves (cluster admin)." },
@@ -556,21 +555,20 @@ const struct cli_cmd cli_cmds[] = {
 	  "Update a backup vault; only the flags given are changed." },
 	{ "backup-vaults", "delete", CLI_K_DELETE, "DELETE", BVAULTS "/{name}", NULL, NULL, NULL, "backup vault",
 	  "Deleting", NULL, "NAME", 1, 1, NOFLAGS, NOLOCAL, 0, "Delete a backup vault (it must hold no backups)." },
-	/* backups (issue 21): as gcloud's "backup-vaults backups", and "backups" */
-#define BACKUP_CMDS(G) \
+	/* backups (issue 21), as gcloud spells them: backup-vaults backups */
+#define BACKUP_CMDS(G, O) \
 	{ G, "create", CLI_K_CREATE, "POST", BACKUPS, NULL, "backupId", NULL, "backup", "Creating", NULL, "NAME", 1, 1, \
-	  backup_flags, NOLOCAL, 0, "Back up --source-volume into --backup-vault (waits until READY)." }, \
+	  backup_flags, NOLOCAL, O, "Back up --source-volume into --backup-vault (waits until READY)." }, \
 	{ G, "list", CLI_K_LIST, "GET", BACKUPS, NULL, NULL, "backups", NULL, NULL, \
 	  "name.basename():NAME,sourceVolume.basename():VOLUME,backupType,state,volumeUsageBytes,createTime", NULL, 0, 0, \
-	  backup_flags, NOLOCAL, 0, "List the backups of --backup-vault." }, \
+	  backup_flags, NOLOCAL, O, "List the backups of --backup-vault." }, \
 	{ G, "describe", CLI_K_DESCRIBE, "GET", BACKUPS "/{name}", NULL, NULL, NULL, NULL, NULL, NULL, "NAME", 1, 1, \
-	  backup_flags, NOLOCAL, 0, "Describe a backup." }, \
+	  backup_flags, NOLOCAL, O, "Describe a backup." }, \
 	{ G, "update", CLI_K_UPDATE, "PATCH", BACKUPS "/{name}", NULL, NULL, NULL, "backup", "Updating", NULL, "NAME", 1, 1, \
-	  backup_flags, NOLOCAL, 0, "Update a backup's description and labels." }, \
+	  backup_flags, NOLOCAL, O, "Update a backup's description and labels." }, \
 	{ G, "delete", CLI_K_DELETE, "DELETE", BACKUPS "/{name}", NULL, NULL, NULL, "backup", "Deleting", NULL, "NAME", 1, \
-	  1, backup_flags, NOLOCAL, 0, "Delete a backup (not before its enforcedRetentionEndTime)." }
-	BACKUP_CMDS("backup-vaults backups"),
-	BACKUP_CMDS("backups"),
+	  1, backup_flags, NOLOCAL, O, "Delete a backup (not before its enforcedRetentionEndTime)." }
+	BACKUP_CMDS("backup-vaults backups", 0),
 #undef BACKUP_CMDS
 	{ "backup-policies", "create", CLI_K_CREATE, "POST", BPOLICIES, NULL, "backupPolicyId", NULL,
 	  "backup policy", "Creating", NULL, "NAME", 1, 1, bpolicy_flags, NOLOCAL, 0, "Create a backup policy." },

@@ -14,7 +14,7 @@
 #include "tests/lib/aqt.h"
 
 static const char *const methods[] = { "GET", "POST", "PATCH", "DELETE", NULL };
-static const char *const params[] = { "{project}", "{location}", "{volume}", "{name}", NULL };
+static const char *const params[] = { "{project}", "{location}", "{volume}", "{backupVault}", "{name}", NULL };
 
 static bool in_list(const char *const *list, const char *s)
 {

@@ -271,17 +271,16 @@ if [ -x "$AQUIFER" ]; then
 		OUT=$(cat "$AQ_TMP/out") ERR=$(cat "$AQ_TMP/err")
 		[ "$rc" = "$want" ] && aq_pass "$desc" || aq_failed "$desc: aquifer $* -> exit $rc, want $want" "$OUT" "$ERR"
 	}
-	cli 0 "cli: backups create (waits for READY)" backups create cb --backup-vault=bv --source-volume=$VN --description=cli
-	cli 0 "cli: backups describe" backups describe cb --backup-vault=bv --format=json
+	cli 0 "cli: backups create (waits for READY)" backup-vaults backups create cb --backup-vault=bv --source-volume=$VN --description=cli
+	cli 0 "cli: backups describe" backup-vaults backups describe cb --backup-vault=bv --format=json
 	expect_eq "cli: READY" READY "$(printf '%s' "$OUT" | jq -r .state)"
 	expect_eq "cli: sourceVolume" "$VN" "$(printf '%s' "$OUT" | jq -r .sourceVolume)"
-	cli 0 "cli: backups update" backups update cb --backup-vault=bv --description=new
-	cli 0 "cli: backups list" backups list --backup-vault=bv --format='value(name.basename(),description)'
+	cli 0 "cli: backups update" backup-vaults backups update cb --backup-vault=bv --description=new
+	cli 0 "cli: backups list" backup-vaults backups list --backup-vault=bv --format='value(name.basename(),description)'
 	expect_contains "cli: list shows the update" "cb	new" "$OUT"
-	cli 3 "cli: a backup of a missing snapshot is refused (exit 3)" backups create cc --backup-vault=bv --source-volume=$VN --source-snapshot=$VN/snapshots/nope
-	cli 0 "cli: backup-vaults backups describe (gcloud's spelling)" backup-vaults backups describe cb --backup-vault=bv
-	cli 0 "cli: backups delete" backups delete cb --backup-vault=bv --quiet
-	cli 3 "cli: cb is gone (NOT_FOUND, exit 3)" backups describe cb --backup-vault=bv
+	cli 3 "cli: a backup of a missing snapshot is refused (exit 3)" backup-vaults backups create cc --backup-vault=bv --source-volume=$VN --source-snapshot=$VN/snapshots/nope
+	cli 0 "cli: backups delete" backup-vaults backups delete cb --backup-vault=bv --quiet
+	cli 3 "cli: cb is gone (NOT_FOUND, exit 3)" backup-vaults backups describe cb --backup-vault=bv
 fi
 
 aq_sanitizer_clean "$D"
