@@ -10,8 +10,10 @@
 #include <openssl/crypto.h>
 
 #include "agent/bkp/bkp.h"
+#include "agent/snap/snap.h"
 #include "agent/obj/obj.h"
 #include "util/ut_hex.h"
+#include "util/ut_log.h"
 
 struct run_progress {
 	const struct agent_backup_opts *o;
@@ -97,41 +99,85 @@ static int run_delete(struct bkp_vault *v, const struct api_intent_backup *job, 
 	return AQ_OK;
 }
 
+/* Open job's vault: the directory store <shelf>/<store path>. */
+static int open_vault(const char *shelf, const struct api_intent_backup *job, struct bkp_vault **v, aq_msg *msg)
+{
+	struct obj_cfg cfg = { .kind = OBJ_DIRECTORY };
+	uint8_t key[BKP_KEY_LEN];
+	char top[4096];
+	size_t n = 0;
+	int rc;
+
+	if (ut_hex_decode(job->key_hex, strlen(job->key_hex), key, sizeof(key), &n) != AQ_OK || n != sizeof(key))
+		return aq_fail(msg, -EINVAL, "the vault key is not 64 hex digits");
+	snprintf(top, sizeof(top), "%s/%.*s", shelf, (int)strlen(API_INTENT_BKP_STORE_PREFIX) - 1,
+		 API_INTENT_BKP_STORE_PREFIX);
+	if (mkdir(top, 0700) != 0 && errno != EEXIST) {
+		rc = aq_fail(msg, -errno, "%s: %s", top, strerror(errno));
+		goto out;
+	}
+	if ((size_t)snprintf(cfg.path, sizeof(cfg.path), "%s/%s", shelf, job->store_path) >= sizeof(cfg.path)) {
+		rc = aq_fail(msg, -ENAMETOOLONG, "the store path is too long");
+		goto out;
+	}
+	rc = bkp_vault_open(&cfg, key, v, msg);
+out:
+	OPENSSL_cleanse(key, sizeof(key));
+	return rc;
+}
+
+int agent_backup_restore(const char *shelf, const struct api_intent_backup *job, const char *dst, aq_msg *msg)
+{
+	struct bkp_restore_opts ro = { .parallel = 0 };
+	struct bkp_vault *v = NULL;
+	struct bkp_stats st;
+	char stage[4200];
+	aq_msg why = { .text = "" };
+	int rc;
+
+	if ((size_t)snprintf(stage, sizeof(stage), "%s.restoring", dst) >= sizeof(stage))
+		return aq_fail(msg, -ENAMETOOLONG, "the volume folder's name is too long");
+	snap_tree_remove(stage);
+	if ((rc = snap_volume_make(stage, 0755)) != 0) {
+		rc = aq_fail(msg, rc, "cannot make %s: %s", stage, strerror(-rc));
+		goto out;
+	}
+	if ((rc = open_vault(shelf, job, &v, &why)) != 0) {
+		rc = aq_fail(msg, rc, "cannot open the vault of backup %s: %s", job->name, why.text);
+		goto out;
+	}
+	if ((rc = bkp_restore(v, job->id, stage, NULL, 0, &ro, &st, &why)) != 0) {
+		rc = aq_fail(msg, rc, "cannot restore backup %s: %s", job->name, why.text[0] ? why.text : strerror(-rc));
+		goto out;
+	}
+	if (rename(stage, dst) != 0) {
+		rc = aq_fail(msg, -errno, "cannot move the restored tree into place: %s", strerror(errno));
+		goto out;
+	}
+	UT_INFO("agent_backup", NULL, "backup %s restored into %s: %llu files, %llu bytes", job->name, dst,
+		(unsigned long long)st.files, (unsigned long long)st.logical_bytes);
+out:
+	if (rc != 0)
+		snap_tree_remove(stage);
+	bkp_vault_close(v);
+	return rc;
+}
+
 int agent_backup_run(const char *shelf, const struct api_intent_backup *job, const struct agent_backup_opts *o,
 		     struct api_intent_backup_state *st)
 {
-	struct obj_cfg cfg = { .kind = OBJ_DIRECTORY };
 	struct bkp_vault *v = NULL;
-	uint8_t key[BKP_KEY_LEN];
-	char top[4096];
 	aq_msg why = { .text = "" };
-	size_t n = 0;
 	int rc;
 
 	memset(st, 0, sizeof(*st));
 	snprintf(st->id, sizeof(st->id), "%s", job->id);
 	st->state = API_INTENT_BKP_UPLOADING;
-	if (ut_hex_decode(job->key_hex, strlen(job->key_hex), key, sizeof(key), &n) != AQ_OK || n != sizeof(key)) {
-		rc = outcome(st, -EINVAL, "the vault key", &why);
-		goto out;
-	}
-	snprintf(top, sizeof(top), "%s/%.*s", shelf, (int)strlen(API_INTENT_BKP_STORE_PREFIX) - 1,
-		 API_INTENT_BKP_STORE_PREFIX);
-	if (mkdir(top, 0700) != 0 && errno != EEXIST) {
-		rc = outcome(st, -errno, top, &why);
-		goto out;
-	}
-	if ((size_t)snprintf(cfg.path, sizeof(cfg.path), "%s/%s", shelf, job->store_path) >= sizeof(cfg.path)) {
-		rc = outcome(st, -ENAMETOOLONG, "the store path", &why);
-		goto out;
-	}
-	if ((rc = bkp_vault_open(&cfg, key, &v, &why)) != 0) {
-		outcome(st, rc, "opening the vault", &why);
-		goto out;
-	}
+	if (job->op == API_INTENT_BKP_RESTORE)
+		return outcome(st, -EINVAL, "a restore is not a job", &why);
+	if ((rc = open_vault(shelf, job, &v, &why)) != 0)
+		return outcome(st, rc, "opening the vault", &why);
 	rc = job->op == API_INTENT_BKP_DELETE ? run_delete(v, job, st) : run_backup(v, job, o, st);
-out:
 	bkp_vault_close(v);
-	OPENSSL_cleanse(key, sizeof(key));
 	return rc;
 }

@@ -37,4 +37,12 @@ struct agent_backup_opts {
 int agent_backup_run(const char *shelf, const struct api_intent_backup *job, const struct agent_backup_opts *o,
 		     struct api_intent_backup_state *st);
 
+/* A volume created from a backup (a restore job, api_intent_backup.h): the
+ * whole backup restored into the folder dst, which must not exist. It is
+ * restored into <dst>.restoring (made with snap_volume_make, emptied first:
+ * a crash's leftovers) and renamed to dst when every file is in place, so dst
+ * exists only whole; on failure nothing is left. AQ_OK, or a negative code
+ * with the reason in msg (never the key). Runs in the calling thread. */
+int agent_backup_restore(const char *shelf, const struct api_intent_backup *job, const char *dst, aq_msg *msg);
+
 #endif

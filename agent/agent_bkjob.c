@@ -98,9 +98,11 @@ int agent_bkjob_check(const json_t *jobs, struct api_intent_backup **out, size_t
 	json_array_foreach(jobs, i, j) {
 		aq_msg why = { .text = "" };
 
-		if (api_intent_backup_decode(j, &(*out)[*n], &why) == AQ_OK)
+		if (api_intent_backup_decode(j, &(*out)[*n], &why) == AQ_OK && (*out)[*n].op == API_INTENT_BKP_RESTORE)
+			snprintf(why.text, sizeof(why.text), "a restore is a volume's restoreSource, not a job");
+		else if (why.text[0] == '\0')
 			(*n)++;
-		else
+		if (why.text[0])
 			UT_WARN("agent_bkjob", NULL, "backup job %zu left out: %s", i, why.text);
 	}
 	return AQ_OK;

@@ -23,6 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
+#include "agent/agent_backup.h"
 #include "agent/snap/snap.h"
 #include "api/api_schema.h"
 #include "util/ut_hex.h"
@@ -64,6 +67,21 @@ static int agent_snap_revert_fill(void *arg, int dirfd, const char *name)
 	return rc ? rc : tier_snap_revert(f->tier, f->fsid);
 }
 
+/* A volume created from a backup starts as its content (agent_backup.h). */
+static int agent_snap_restore(struct agent *a, const struct api_intent_snapset *ss, const char *dst, aq_msg *msg)
+{
+	struct api_intent_backup job = { .op = API_INTENT_BKP_RESTORE };
+	int rc;
+
+	snprintf(job.id, sizeof(job.id), "%s", ss->restore_id);
+	snprintf(job.name, sizeof(job.name), "%s", ss->restore_name);
+	snprintf(job.key_hex, sizeof(job.key_hex), "%s", ss->restore_key);
+	snprintf(job.store_path, sizeof(job.store_path), "%s", ss->restore_store);
+	rc = agent_backup_restore(a->cfg.shelf, &job, dst, msg);
+	OPENSSL_cleanse(job.key_hex, sizeof(job.key_hex));
+	return rc == 0 ? AQ_OK : rc;
+}
+
 int agent_snap_prepare(struct agent *a, const struct api_intent_volume *v, const struct api_intent_snapset *ss,
 		       aq_msg *msg)
 {
@@ -73,11 +91,13 @@ int agent_snap_prepare(struct agent *a, const struct api_intent_volume *v, const
 	struct agent_snap_fill fill;
 	aq_msg why = { .text = "" };
 
-	if (!ss->clone)
+	if (!ss->clone && !ss->restore)
 		return AQ_OK;
 	snprintf(dst, sizeof(dst), "%s/%s", a->cfg.shelf, v->dir);
 	if (lstat(dst, &st) == 0)
-		return AQ_OK; /* made already: a clone is made once */
+		return AQ_OK; /* made already: a clone or a restore is made once */
+	if (ss->restore)
+		return agent_snap_restore(a, ss, dst, msg);
 	if (!(src = snap_name_of(ss->clone_dir)) || !snap_name_of(v->dir))
 		return aq_fail(msg, AQ_EINVAL, "cloneSource.dir %s is not a volume folder", ss->clone_dir);
 	fill.tier = a->tier;

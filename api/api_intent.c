@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/api_intent_backup.h"
 #include "api/api_resource.h"
 
 static const char *const intent_access[] = { "READ_NONE", "READ_ONLY", "READ_WRITE", NULL };
@@ -571,7 +572,7 @@ static int snaplist_decode(const json_t *a, const char *vname, const char *key, 
 int api_intent_snapset_decode(const json_t *e, struct api_intent_snapset *out, aq_msg *msg)
 {
 	const char *vname = json_string_value(json_object_get(e, "name"));
-	const json_t *rv = field(e, "revert"), *cs = field(e, "cloneSource");
+	const json_t *rv = field(e, "revert"), *cs = field(e, "cloneSource"), *rs = field(e, "restoreSource");
 	int64_t seq;
 	size_t i, j;
 	int rc;
@@ -603,6 +604,21 @@ int api_intent_snapset_decode(const json_t *e, struct api_intent_snapset *out, a
 		    strstr(out->clone_dir, ".."))
 			return vol_fail(msg, vname, "cloneSource.dir must be 1-%d bytes without \"..\"", API_INTENT_DIR_LEN);
 		out->clone = true;
+	}
+	if (rs) {
+		struct api_intent_backup b;
+		aq_msg why = { .text = "" };
+
+		if (api_intent_backup_decode(rs, &b, &why) != AQ_OK || b.op != API_INTENT_BKP_RESTORE)
+			return vol_fail(msg, vname, "restoreSource must be a restore job: %s",
+					why.text[0] ? why.text : "op is not restore");
+		if (out->clone)
+			return vol_fail(msg, vname, "a volume starts from cloneSource or restoreSource, not both");
+		out->restore = true;
+		snprintf(out->restore_id, sizeof(out->restore_id), "%s", b.id);
+		snprintf(out->restore_name, sizeof(out->restore_name), "%s", b.name);
+		snprintf(out->restore_key, sizeof(out->restore_key), "%s", b.key_hex);
+		snprintf(out->restore_store, sizeof(out->restore_store), "%s", b.store_path);
 	}
 	return AQ_OK;
 }

@@ -191,6 +191,11 @@ int api_intent_delete_decode(const json_t *in, struct api_intent_delete *out, aq
  *   "cloneSource": {"dir", "id", "uid"}    a clone: when the volume's folder does
  *                                           not exist yet, it starts as the
  *                                           snapshot uid of the volume in dir
+ *   "restoreSource": a restore job (api_intent_backup.h, "op": "restore"):
+ *                                           when the volume's folder does not
+ *                                           exist yet, it starts as that backup's
+ *                                           content (a volume created from a
+ *                                           backup, sent while it is RESTORING)
  * id is the snapshot's id (the last part of its resource name, api_id_check's
  * rule): its name under /.snapshot/. uid is 16 hex digits the control plane
  * draws when it creates the snapshot, so a snapshot deleted and created again
@@ -221,6 +226,11 @@ struct api_intent_snapset {
 	bool clone;                               /* cloneSource given */
 	char clone_dir[API_INTENT_DIR_LEN + 1];
 	struct api_intent_snap clone_snap;
+	bool restore;                             /* restoreSource given: */
+	char restore_id[17];                      /* the backup's vault-side id */
+	char restore_name[API_INTENT_NAME_LEN + 1];
+	char restore_key[65];                     /* the vault key, 64 hex digits */
+	char restore_store[API_INTENT_DIR_LEN + 1]; /* the vault's store, relative to the shelf */
 };
 
 /* One snapshot as the agent reports it. */

@@ -39,11 +39,12 @@ static int count(const json_t *o, const char *key, uint64_t *out)
 
 json_t *api_intent_backup_encode(const struct api_intent_backup *b)
 {
-	json_t *o = json_pack("{s:s, s:s, s:s, s:{s:s, s:{s:{s:s}}}}", "op",
-			      b->op == API_INTENT_BKP_DELETE ? "delete" : "backup", "id", b->id, "name", b->name, "vault",
+	static const char *const ops[] = { "backup", "delete", "restore" };
+	json_t *o = json_pack("{s:s, s:s, s:s, s:{s:s, s:{s:{s:s}}}}", "op", ops[b->op], "id", b->id, "name", b->name,
+			      "vault",
 			      "key", b->key_hex, "store", "directory", "path", b->store_path);
 
-	if (!o || b->op == API_INTENT_BKP_DELETE)
+	if (!o || b->op != API_INTENT_BKP_BACKUP)
 		return o;
 	json_object_set_new(o, "volume", json_string(b->volume));
 	if (b->has_snap)
@@ -87,9 +88,11 @@ int api_intent_backup_decode(const json_t *in, struct api_intent_backup *out, aq
 	if (!json_is_object(in) || text(in, "id", true, out->id, sizeof(out->id)) != AQ_OK ||
 	    !hex_ok(out->id, API_INTENT_BKP_ID_LEN))
 		return aq_fail(msg, AQ_EINVAL, "a backup job's id must be 16 hex digits");
-	if (text(in, "op", true, op, sizeof(op)) != AQ_OK || (strcmp(op, "backup") && strcmp(op, "delete")))
-		return aq_fail(msg, AQ_EINVAL, "backup job %s: op must be backup or delete", out->id);
-	out->op = strcmp(op, "delete") == 0 ? API_INTENT_BKP_DELETE : API_INTENT_BKP_BACKUP;
+	if (text(in, "op", true, op, sizeof(op)) != AQ_OK ||
+	    (strcmp(op, "backup") && strcmp(op, "delete") && strcmp(op, "restore")))
+		return aq_fail(msg, AQ_EINVAL, "backup job %s: op must be backup, delete or restore", out->id);
+	out->op = strcmp(op, "delete") == 0 ? API_INTENT_BKP_DELETE
+		  : strcmp(op, "restore") == 0 ? API_INTENT_BKP_RESTORE : API_INTENT_BKP_BACKUP;
 	if (text(in, "name", true, out->name, sizeof(out->name)) != AQ_OK)
 		return aq_fail(msg, AQ_EINVAL, "backup job %s: name must be a resource name of at most %d bytes", out->id,
 			       API_INTENT_NAME_LEN);
@@ -105,7 +108,7 @@ int api_intent_backup_decode(const json_t *in, struct api_intent_backup *out, aq
 	if (out->op == API_INTENT_BKP_BACKUP)
 		return decode_source(in, out, msg);
 	if (json_object_get(in, "volume") || json_object_get(in, "snapshot") || json_object_get(in, "prevId"))
-		return aq_fail(msg, AQ_EINVAL, "backup job %s: a delete takes no volume, snapshot or prevId", out->id);
+		return aq_fail(msg, AQ_EINVAL, "backup job %s: a %s takes no volume, snapshot or prevId", out->id, op);
 	return AQ_OK;
 }
 

@@ -21,6 +21,12 @@
  *    "prevId": 16 hex digits   the previous READY backup of that volume in
  *                              that vault (absent: the first, a full one)}
  *
+ * A volume entry's "restoreSource" (a volume created from a backup, while
+ * it is RESTORING) is the same object with "op": "restore" and, as a delete,
+ * no volume, snapshot or prevId: when the volume's folder does not exist
+ * yet, the agent restores backup id into it before serving it. "restore" is
+ * not a job of the top-level "backups" (the agent leaves such a job out).
+ *
  * The agent reports each job in the status's top-level "backups":
  *   {"id", "state": "UPLOADING"|"READY"|"ERROR"|"DELETED", "bytesDone",
  *    "bytesTotal", "logicalBytes", "uploadedBytes", "stateDetails"}
@@ -41,7 +47,7 @@
 #define API_INTENT_BKP_KEY_HEX 64        /* a 32-byte key in hex */
 #define API_INTENT_BKP_STORE_PREFIX ".backups/"
 
-enum api_intent_bkp_op { API_INTENT_BKP_BACKUP, API_INTENT_BKP_DELETE };
+enum api_intent_bkp_op { API_INTENT_BKP_BACKUP, API_INTENT_BKP_DELETE, API_INTENT_BKP_RESTORE };
 
 struct api_intent_backup {
 	enum api_intent_bkp_op op;

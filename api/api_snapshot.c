@@ -140,10 +140,21 @@ int api_snapshot_restore_check(const json_t *vol, aq_msg *msg)
 
 	if (!rp)
 		return AQ_OK;
-	if (json_object_get(rp, "sourceBackup"))
-		return aq_fail(msg, AQ_EINVAL, "restoreParameters.sourceBackup: backups are not implemented yet; give restoreParameters.sourceSnapshot or leave restoreParameters out");
+	if (json_object_get(rp, "sourceBackup")) {
+		const char *b = api_json_str(rp, "sourceBackup", "");
+		char vault[64], bk[64];
+
+		if (src)
+			return aq_fail(msg, AQ_EINVAL, "restoreParameters takes sourceSnapshot or sourceBackup, not both");
+		if (sscanf(b, "projects/%63[^/]/locations/%63[^/]/backupVaults/%63[^/]/backups/%63[^/]%n", proj, loc, vault,
+			   bk, &n) != 4 || (size_t)n != strlen(b) || api_id_check(vault, "backupVault", NULL) != AQ_OK ||
+		    api_id_check(bk, "backup", NULL) != AQ_OK)
+			return aq_fail(msg, AQ_EINVAL, "restoreParameters.sourceBackup must be a backup's full name, "
+				       "projects/P/locations/L/backupVaults/V/backups/B; got \"%.200s\"", b);
+		return AQ_OK;
+	}
 	if (!src)
-		return aq_fail(msg, AQ_EINVAL, "restoreParameters needs sourceSnapshot (projects/P/locations/L/volumes/V/snapshots/S)");
+		return aq_fail(msg, AQ_EINVAL, "restoreParameters needs sourceSnapshot (projects/P/locations/L/volumes/V/snapshots/S) or sourceBackup");
 	if (sscanf(src, "projects/%63[^/]/locations/%63[^/]/volumes/%63[^/]/snapshots/%63[^/]%n", proj, loc, v, s, &n) != 4 ||
 	    (size_t)n != strlen(src) || api_id_check(v, "volume", NULL) != AQ_OK || api_id_check(s, "snapshot", NULL) != AQ_OK)
 		return aq_fail(msg, AQ_EINVAL, "restoreParameters.sourceSnapshot must be a snapshot's full name, projects/P/locations/L/volumes/V/snapshots/S; got \"%.200s\"",

@@ -75,10 +75,15 @@ printf '%s' '{"name":"v","fsid":"0123456789abcdef","shareName":"v","dir":"d","re
 	> "$out/corpus_intent/seed_read_ahead"
 printf '%s' '{"name":"v","fsid":"0123456789abcdef","shareName":"v","dir":"d","readAhead":{"mode":"AGGRESSIVE"}}' \
 	> "$out/corpus_intent/seed_read_ahead_aggressive"
+# issue 21: a volume restored from a backup (restoreSource), a backup job
+printf '%s' '{"name":"v","fsid":"0123456789abcdef","shareName":"v","dir":"d","snapshots":[],"restoreSource":{"op":"restore","id":"0123456789abcdef","name":"b","vault":{"key":"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff","store":{"directory":{"path":".backups/0011223344556677"}}}}}' \
+	> "$out/corpus_intent/seed_restore"
+printf '%s' '{"op":"backup","id":"0123456789abcdef","name":"b","volume":"v","prevId":"1111111111111111","snapshot":{"id":"s1","uid":"fedcba9876543210"},"vault":{"key":"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff","store":{"directory":{"path":".backups/0011223344556677"}}}}' \
+	> "$out/corpus_intent/seed_backup_job"
 # ... and one the decoder refuses (its message once dereferenced a NULL msg)
 printf '%s' '{"name":"v","fsid":"0123456789abcdef","shareName":"v","dir":"d","readAhead":{"mode":"CROSS_FILE_SEQUENTIAL","depthFiles":32}}' \
 	> "$out/corpus_intent/seed_read_ahead_refused"
-apilib="$top/api/api_intent.c $top/api/api_intent_clients.c $top/api/api_error.c $top/api/api_schema.c $top/api/api_pool.c $top/api/api_math.c $top/api/api_id.c"
+apilib="$top/api/api_intent.c $top/api/api_intent_backup.c $top/api/api_intent_clients.c $top/api/api_error.c $top/api/api_schema.c $top/api/api_pool.c $top/api/api_math.c $top/api/api_id.c"
 jansson=$(pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
 # fuzz_ut_conf, fuzz_ut_hostport: util/'s config reader and HOST:PORT parser.

@@ -366,6 +366,26 @@ out:
 	return rc;
 }
 
+/* A backup a volume is being restored from is not deleted. */
+static int bk_restoring_from(struct db *db, const char *parent, const char *bn, aq_msg *msg)
+{
+	json_t *vols = NULL, *v;
+	size_t i;
+	int rc;
+
+	if ((rc = db_list_all(db, &(struct db_query){ .kind = "volume", .parent = parent }, &vols, NULL)) != AQ_OK)
+		return rc;
+	json_array_foreach(vols, i, v)
+		if (strcmp(api_json_str(v, "state", ""), "RESTORING") == 0 &&
+		    strcmp(api_json_str(json_object_get(v, "restoreParameters"), "sourceBackup", ""), bn) == 0) {
+			rc = aq_fail(msg, AQ_EPRECOND, "volume \"%s\" is being restored from backup \"%s\"; wait for it",
+				     api_json_str(v, "name", ""), bn);
+			break;
+		}
+	json_decref(vols);
+	return rc;
+}
+
 int srv_h_backup_delete(struct srv_req *req, json_t **resp)
 {
 	char parent[600], vname[700], bn[800], rn[820], rparent[300];
@@ -387,6 +407,7 @@ int srv_h_backup_delete(struct srv_req *req, json_t **resp)
 	}
 	if ((rc = api_backup_delete_check(bn, api_json_int64(ref, "endUnix", 0), ut_clock_real_ms() / 1000,
 					  &req->msg)) != AQ_OK ||
+	    (rc = bk_restoring_from(req->db, parent, bn, &req->msg)) != AQ_OK ||
 	    (rc = srv_op_create(req, parent, bn, "delete", false, NULL, &op)) != AQ_OK)
 		goto out;
 	json_object_set_new(doc, "state", json_string("DELETING"));
@@ -472,7 +493,9 @@ static int bk_job(struct db *db, const json_t *ref, json_t **job)
 		return AQ_ENOMEM;
 	if ((rc = srv_bvault_secret(db, api_json_str(ref, "vault", ""), &sec)) != AQ_OK)
 		goto out;
-	b->op = strcmp(api_json_str(ref, "action", ""), "delete") == 0 ? API_INTENT_BKP_DELETE : API_INTENT_BKP_BACKUP;
+	b->op = strcmp(api_json_str(ref, "action", ""), "delete") == 0	  ? API_INTENT_BKP_DELETE
+		: strcmp(api_json_str(ref, "action", ""), "restore") == 0 ? API_INTENT_BKP_RESTORE
+									  : API_INTENT_BKP_BACKUP;
 	snprintf(b->id, sizeof(b->id), "%s", api_json_str(ref, "uid", ""));
 	snprintf(b->name, sizeof(b->name), "%s", api_json_str(ref, "backup", ""));
 	snprintf(b->key_hex, sizeof(b->key_hex), "%s", api_json_str(sec, "key", ""));
@@ -491,6 +514,63 @@ out:
 	OPENSSL_cleanse(b, sizeof(*b));
 	free(b);
 	json_decref(sec);
+	return rc;
+}
+
+/* ---- restore into a new volume ---- */
+
+int srv_backup_restore_check(struct db *db, const char *parent, json_t *vol, aq_msg *msg)
+{
+	const char *src = api_json_str(json_object_get(vol, "restoreParameters"), "sourceBackup", NULL);
+	size_t n = strlen(parent);
+	json_t *bk = NULL;
+	int64_t need, cap;
+	int rc;
+
+	if (!src)
+		return AQ_OK;
+	if (strncmp(src, parent, n) != 0 || strncmp(src + n, "/backupVaults/", 14) != 0)
+		return aq_fail(msg, AQ_EINVAL, "restoreParameters.sourceBackup \"%s\" must be in %s: a volume is restored "
+			       "from a backup of its own project and location", src, parent);
+	if ((rc = bk_get(db, src, "restoreParameters.sourceBackup", &bk, msg)) != AQ_OK)
+		goto out;
+	if (strcmp(api_json_str(bk, "state", ""), "READY") != 0) {
+		rc = aq_fail(msg, AQ_EPRECOND, "restoreParameters.sourceBackup \"%s\" is %s: a volume is restored from a "
+			     "READY backup", src, api_json_str(bk, "state", ""));
+		goto out;
+	}
+	need = api_json_int64(bk, "volumeUsageBytes", 0);
+	cap = api_json_int64(vol, "capacityGib", 0);
+	if (cap < (need + (1LL << 30) - 1) >> 30) {
+		rc = aq_fail(msg, AQ_EINVAL, "capacityGib %lld is too small for restoreParameters.sourceBackup \"%s\", "
+			     "which holds %lld bytes (at least %lld GiB)", (long long)cap, src, (long long)need,
+			     (long long)((need + (1LL << 30) - 1) >> 30));
+		goto out;
+	}
+	json_object_set_new(vol, "state", json_string("RESTORING"));
+out:
+	json_decref(bk);
+	return rc;
+}
+
+int srv_backup_restore_intent(struct db *db, const json_t *vol, json_t *e)
+{
+	const char *src = api_json_str(json_object_get(vol, "restoreParameters"), "sourceBackup", NULL);
+	char rn[820];
+	json_t *ref = NULL, *job = NULL;
+	int rc;
+
+	if (!src || strcmp(api_json_str(vol, "state", ""), "RESTORING") != 0)
+		return AQ_OK;
+	bkref_name(src, rn, sizeof(rn));
+	/* gone (the backup or its vault's secret): AQ_ENOENT, the caller fails
+	 * the volume rather than serve it empty */
+	if ((rc = db_get(db, rn, &ref)) != AQ_OK)
+		return rc;
+	json_object_set_new(ref, "action", json_string("restore"));
+	if ((rc = bk_job(db, ref, &job)) == AQ_OK)
+		rc = json_object_set_new(e, "restoreSource", job) ? AQ_ENOMEM : AQ_OK;
+	json_decref(ref);
 	return rc;
 }
 

@@ -70,6 +70,20 @@ int srv_backup_intent(struct db *db, const json_t *node, json_t *intent);
 int srv_backup_report(struct db *db, const json_t *node, const json_t *body, bool apply, bool *changed,
 		      bool *kick);
 
+/* A volume create (vol, in parent "projects/P/locations/L") with
+ * restoreParameters.sourceBackup: the backup is in the same project and
+ * location (else INVALID_ARGUMENT naming the field), exists (NOT_FOUND
+ * naming it), is READY (FAILED_PRECONDITION), and capacityGib holds its
+ * volumeUsageBytes (INVALID_ARGUMENT naming capacityGib). The volume is then
+ * RESTORING: its node restores the backup into its empty folder before
+ * serving it (srv_backup_restore_intent); READY once served, ERROR with
+ * stateDetails when the restore failed. No sourceBackup: AQ_OK. */
+int srv_backup_restore_check(struct db *db, const char *parent, json_t *vol, aq_msg *msg);
+/* The volume entry e of vol gets "restoreSource" (api_intent.h) while vol is
+ * RESTORING from a backup; AQ_ENOENT when the backup (or its vault's key) is
+ * gone: the volume must then fail, not be served empty. */
+int srv_backup_restore_intent(struct db *db, const json_t *vol, json_t *e);
+
 /* AQ_EPRECOND naming it when a backup of volume vn is being created or
  * uploaded (a volume is not deleted under a running backup). */
 int srv_backup_volume_busy(struct db *db, const char *vn, aq_msg *msg);

@@ -57,6 +57,14 @@ static int intent_volume(const struct api_math_params *p, struct db *db, const j
 		 * likewise its service address (srv_svcaddr.h) */
 		if (!e || (rc = srv_snapshot_intent(db, vol, e)) != AQ_OK)
 			rc = e ? rc : AQ_ENOMEM;
+		/* a volume created from a backup (srv_backup.h) */
+		if (rc == AQ_OK && (rc = srv_backup_restore_intent(db, vol, e)) == AQ_ENOENT) {
+			json_array_append_new(bad, json_pack("{s:s,s:s}", "name", vn, "error", "its restoreParameters."
+							     "sourceBackup no longer exists"));
+			json_decref(e);
+			rc = AQ_OK;
+			goto out;
+		}
 		if (rc == AQ_OK && (rc = srv_svcaddr_intent(db, node, pl, &sa)) == AQ_OK && sa)
 			json_object_set_new(e, API_SVCADDR_KEY, sa);
 		json_array_append_new(vols, e);

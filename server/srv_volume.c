@@ -107,14 +107,16 @@ static int vol_idle(struct srv_req *req, const json_t *vol, const char *verb)
 			       vn, state, api_json_str(vol, "stateDetails", "its create failed"));
 	if (rc != AQ_OK && rc != AQ_ENOENT)
 		return rc;
-	if (strcmp(state, "CREATING") != 0 && strcmp(state, "UPDATING") != 0 && strcmp(state, "DELETING") != 0)
+	if (strcmp(state, "CREATING") != 0 && strcmp(state, "UPDATING") != 0 && strcmp(state, "DELETING") != 0 &&
+	    strcmp(state, "RESTORING") != 0)
 		return AQ_OK;
 	if (strcmp(state, "DELETING") == 0)
 		return aq_fail(&req->msg, AQ_EPRECOND, "volume \"%s\" is already being deleted%s%s%s", vn,
 			       *op ? " (operation " : "", op, *op ? ")" : "");
 	return aq_fail(&req->msg, AQ_EPRECOND,
 		       "volume \"%s\" is %s (operation %s): one change at a time; wait for it to finish%s before this %s",
-		       vn, state, *op ? op : "unknown", strcmp(state, "CREATING") == 0 ? " or cancel it" : "", verb);
+		       vn, state, *op ? op : "unknown",
+		       strcmp(state, "CREATING") == 0 || strcmp(state, "RESTORING") == 0 ? " or cancel it" : "", verb);
 }
 
 /* Check the volume against its pool and fill what the pool decides. self is
@@ -257,7 +259,8 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 	    (rc = vol_pool(req, doc, &pool)) != AQ_OK ||
 	    (rc = vol_share_free(req, api_json_str(doc, "shareName", ""))) != AQ_OK ||
 	    (rc = vol_fit(req, pool, doc, NULL, json_object_get(doc, "throughputMibps") != NULL)) != AQ_OK ||
-	    (rc = srv_snapshot_clone_check(req->db, parent, doc, &req->msg)) != AQ_OK)
+	    (rc = srv_snapshot_clone_check(req->db, parent, doc, &req->msg)) != AQ_OK ||
+	    (rc = srv_backup_restore_check(req->db, parent, doc, &req->msg)) != AQ_OK)
 		goto out;
 	out = json_deep_copy(doc);
 	json_object_set_new(out, "@type", json_string(VOL_TYPE));

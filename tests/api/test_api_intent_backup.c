@@ -69,7 +69,7 @@ START_TEST(test_job_refusals)
 	job(JOB ",\"prevId\":\"1111111111111111\",\"snapshot\":{\"id\":\"s1\",\"uid\":\"fedcba9876543210\"}}", AQ_OK, NULL);
 	job("[]", AQ_EINVAL, "id must be 16 hex digits");
 	job("{\"op\":\"backup\",\"id\":\"0123456789ABCDEF\"}", AQ_EINVAL, "id must be 16 hex digits");
-	job("{\"op\":\"copy\",\"id\":\"0123456789abcdef\"}", AQ_EINVAL, "op must be backup or delete");
+	job("{\"op\":\"copy\",\"id\":\"0123456789abcdef\"}", AQ_EINVAL, "op must be backup, delete or restore");
 	job("{\"op\":\"backup\",\"id\":\"0123456789abcdef\",\"vault\":{}}", AQ_EINVAL, "name");
 	job("{\"op\":\"backup\",\"id\":\"0123456789abcdef\",\"name\":\"n\",\"vault\":{\"key\":\"00112233\"}}", AQ_EINVAL,
 	    "vault.key must be 64 hex digits");
@@ -88,6 +88,12 @@ START_TEST(test_job_refusals)
 	job("{\"op\":\"delete\",\"id\":\"0123456789abcdef\",\"name\":\"n\",\"vault\":{\"key\":\"" KEY "\","
 	    "\"store\":{\"directory\":{\"path\":\".backups/aaaaaaaaaaaaaaaa\"}}},\"volume\":\"v\"}", AQ_EINVAL,
 	    "a delete takes no volume");
+	/* a restore (a volume's restoreSource): as a delete, no source */
+	job("{\"op\":\"restore\",\"id\":\"0123456789abcdef\",\"name\":\"n\",\"vault\":{\"key\":\"" KEY "\","
+	    "\"store\":{\"directory\":{\"path\":\".backups/aaaaaaaaaaaaaaaa\"}}}}", AQ_OK, NULL);
+	job("{\"op\":\"restore\",\"id\":\"0123456789abcdef\",\"name\":\"n\",\"vault\":{\"key\":\"" KEY "\","
+	    "\"store\":{\"directory\":{\"path\":\".backups/aaaaaaaaaaaaaaaa\"}}},\"prevId\":\"1111111111111111\"}",
+	    AQ_EINVAL, "a restore takes no volume");
 }
 END_TEST
 

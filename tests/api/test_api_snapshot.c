@@ -65,8 +65,17 @@ START_TEST(test_restore)
 	ck_assert_int_eq(restore("projects/p/locations/east/volumes/v1/snapshots/s1/x"), AQ_EINVAL);
 	ck_assert_int_eq(restore("s1"), AQ_EINVAL);
 	ck_assert_int_eq(restore("projects/p/locations/east/volumes/v_1/snapshots/s1"), AQ_EINVAL);
+	/* a backup's full name passes (the server checks that it exists) */
+	ck_assert_int_eq(api_snapshot_restore_check(vol, &msg), AQ_OK);
+	json_decref(vol);
+	vol = json_pack("{s:{s:s}}", "restoreParameters", "sourceBackup", "projects/p/locations/l/backupVaults/b/x");
 	ck_assert_int_eq(api_snapshot_restore_check(vol, &msg), AQ_EINVAL);
 	ck_assert(strstr(msg.text, "restoreParameters.sourceBackup") != NULL);
+	json_decref(vol);
+	vol = json_pack("{s:{s:s,s:s}}", "restoreParameters", "sourceBackup", "projects/p/locations/l/backupVaults/b/backups/x",
+			"sourceSnapshot", "projects/p/locations/east/volumes/v1/snapshots/s1");
+	ck_assert_int_eq(api_snapshot_restore_check(vol, &msg), AQ_EINVAL);
+	ck_assert(strstr(msg.text, "not both") != NULL);
 	json_decref(vol);
 }
 END_TEST

@@ -12,7 +12,7 @@
 #   - another project's token sees and touches nothing; the project and the
 #     location are not deleted while they hold vaults or policies;
 #   - what is not served yet stays refused by name (a volume's backupConfig,
-#     restoreParameters.sourceBackup, kmsConfig);
+#     kmsConfig; a sourceBackup that does not exist: NOT_FOUND);
 #   - `aquifer backup-vaults` and `aquifer backup-policies`.
 . "$(dirname "$0")/lib.sh"
 AQUIFER=$AQ_BUILDDIR/aquifer
@@ -187,7 +187,7 @@ aq_req POST "$PE/volumes?volumeId=vol1" '{"storagePool":"sp","capacityGib":"100"
 expect_error 400 INVALID_ARGUMENT "a volume's backupConfig is refused"
 expect_jq '.error.message | test("backupConfig")' true "the message names backupConfig"
 aq_req POST "$PE/volumes?volumeId=vol2" '{"storagePool":"sp","capacityGib":"100","shareName":"vol2","protocols":["NFSV3"],"restoreParameters":{"sourceBackup":"projects/pa/locations/east/backupVaults/v1/backups/b1"}}'
-expect_error 400 INVALID_ARGUMENT "restoreParameters.sourceBackup is refused"
+expect_error 404 NOT_FOUND "restoreParameters.sourceBackup of a backup that does not exist is refused"
 expect_jq '.error.message | test("sourceBackup")' true "the message names sourceBackup"
 aq_req GET "$V/v1/backups"
 expect_status 200 "the backups of v1 are listed (test_backup_e2e.sh makes them)"

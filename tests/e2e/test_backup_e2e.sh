@@ -7,7 +7,11 @@
 #      chainStorageBytes, backupType MANUAL, createTime; the vault's store
 #      restores (bkp_tool, the vault's key) the files byte for byte
 #   2. a 1% change, a backup of a named snapshot: incremental, the second
-#      upload (chainStorageBytes minus the first's) is about the change
+#      upload (chainStorageBytes minus the first's) is about the change;
+#      each backup restored into a new volume (restoreParameters.sourceBackup:
+#      RESTORING, then READY) and compared over NFS (content, a symlink, a
+#      hard link) and on its folder (mode, owner, mtime); refusals naming
+#      sourceBackup or capacityGib
 #   3. refusals by name that change nothing: another project's vault and
 #      volume, a volume of another location, a missing or foreign snapshot,
 #      a CROSS_REGION vault, unknown fields, a second backup while one runs,
@@ -68,6 +72,13 @@ restored() {
 		>"$AQ_TMP/restore.out" 2>&1
 }
 same() { cmp -s "$1" "$2"; }
+refused() { # STATUS CODE FIELD DESC
+	expect_error "$1" "$2" "$4"
+	case $(printf '%s' "$BODY" | jq -r .error.message) in
+	*"$3"*) aq_pass "the message names $3 ($4)" ;;
+	*) aq_failed "the message names $3 ($4)" "$BODY" ;;
+	esac
+}
 
 aq_mutate POST "$P/volumes?volumeId=v1" "$(vol v1)"
 expect_true '.done and (has("error") | not)' "volume v1 created"
@@ -83,6 +94,12 @@ MARK="aquifer-e2e-plaintext-$$-$RANDOM"
 { for i in $(seq 3000); do echo "$MARK $i"; done; } >"$AQ_TMP/known.txt"
 ok "write a 16 MiB file over NFS" nfs-cp "$AQ_TMP/big.bin" "$(url v1/big.bin)"
 ok "write a known text over NFS" nfs-cp "$AQ_TMP/known.txt" "$(url v1/known.txt)"
+VDIR=$SHELF/$(sqlite3 "$D/aq.db" "SELECT json_extract(doc,'\$.dir') FROM resources WHERE name='placements/$VN'")
+# what NFS clients cannot make with nfs-cp, made on the shelf: mode, owner,
+# times, a symlink, a hard link
+ok "attributes, a symlink and a hard link in v1 (shelf side)" sh -c "set -e; cd '$VDIR'; mkdir -p d; printf x >d/f;
+	chmod 0640 d/f; chown 1234:567 d/f; touch -m -d '2020-01-02 03:04:05' d/f; ln -s ../known.txt d/sym;
+	ln d/f d/hard; chmod 0751 d"
 aq_req POST "$B?backupId=b1" "{\"sourceVolume\":\"$VN\",\"description\":\"first\",\"labels\":{\"k\":\"v\"}}"
 expect_status 200 "create b1 (no sourceSnapshot)"
 expect_jq .done false "the create is a running operation"
@@ -127,14 +144,50 @@ ok "b2 restores" restored b2 "$AQ_TMP/r2"
 ok "... with the change" same "$AQ_TMP/change.bin" "$AQ_TMP/r2/change.bin"
 ok "... and the unchanged file" same "$AQ_TMP/big.bin" "$AQ_TMP/r2/big.bin"
 
+# --- 2b. restore each backup into a new volume, compared over NFS ----------
+rvol() { printf '{"storagePool":"pool","capacityGib":"%s","protocols":["NFSV3"],"shareName":"%s",
+	"exportPolicy":{"rules":[{"allowedClients":"127.0.0.1","accessType":"READ_WRITE","squashMode":"NO_ROOT_SQUASH"}]},
+	"restoreParameters":{"sourceBackup":"%s"}}' "$3" "$1" "$2"; }
+BN1=projects/pa/locations/east/backupVaults/bv/backups/b1
+BN2=projects/pa/locations/east/backupVaults/bv/backups/b2
+aq_req POST "$P/volumes?volumeId=rv1&validateOnly=true" "$(rvol rv1 $BN1 100)"
+expect_true '.done and .response.state == "RESTORING"' "a volume from a backup is RESTORING until its node restored it"
+aq_mutate POST "$P/volumes?volumeId=rv1" "$(rvol rv1 $BN1 100)"
+expect_true '.done and (has("error") | not) and .response.state == "READY"' "volume rv1 restored from b1: READY"
+aq_mutate POST "$P/volumes?volumeId=rv2" "$(rvol rv2 $BN2 100)"
+expect_true '.done and (has("error") | not) and .response.state == "READY"' "volume rv2 restored from b2: READY"
+nfs-cat "$(url rv1/big.bin)" >"$AQ_TMP/n1.bin" 2>/dev/null
+ok "rv1 over NFS: big.bin byte for byte" same "$AQ_TMP/big.bin" "$AQ_TMP/n1.bin"
+nfs-cat "$(url rv1/known.txt)" >"$AQ_TMP/n1.txt" 2>/dev/null
+ok "rv1 over NFS: known.txt byte for byte" same "$AQ_TMP/known.txt" "$AQ_TMP/n1.txt"
+ok "rv1 over NFS: no change.bin (b1 predates it)" sh -c "! nfs-cat '$(url rv1/change.bin)' >/dev/null 2>&1"
+nfs-cat "$(url rv2/change.bin)" >"$AQ_TMP/n2.bin" 2>/dev/null
+ok "rv2 over NFS: change.bin byte for byte" same "$AQ_TMP/change.bin" "$AQ_TMP/n2.bin"
+nfs-cat "$(url rv2/big.bin)" >"$AQ_TMP/n2b.bin" 2>/dev/null
+ok "rv2 over NFS: big.bin byte for byte" same "$AQ_TMP/big.bin" "$AQ_TMP/n2b.bin"
+ok "rv1 over NFS: d/sym is listed as a symlink" sh -c "nfs-ls '$(url rv1/d)' 2>/dev/null | grep -Eq '^l.*sym'"
+ok "rv1 over NFS: d/f and its hard link d/hard read x" sh -c "[ \"\$(nfs-cat '$(url rv1/d/f)')\" = x ] && [ \"\$(nfs-cat '$(url rv1/d/hard)')\" = x ]"
+RDIR=$SHELF/$(sqlite3 "$D/aq.db" "SELECT json_extract(doc,'\$.dir') FROM resources WHERE name='placements/projects/pa/locations/east/volumes/rv1'")
+expect_eq "rv1: mode, owner, mtime of d/f as in v1" "$(stat -c '%a %u:%g %Y' "$VDIR/d/f")" "$(stat -c '%a %u:%g %Y' "$RDIR/d/f")"
+expect_eq "rv1: mode of folder d" 751 "$(stat -c %a "$RDIR/d")"
+expect_eq "rv1: d/sym is a symlink to ../known.txt" "../known.txt" "$(readlink "$RDIR/d/sym")"
+expect_eq "rv1: d/hard is a hard link of d/f" "$(stat -c %i "$RDIR/d/f")" "$(stat -c %i "$RDIR/d/hard")"
+# refusals, nothing created
+aq_req POST "$P/volumes?volumeId=rx" "$(rvol rx projects/pa/locations/east/backupVaults/bv/backups/nope 100)"
+refused 404 NOT_FOUND restoreParameters.sourceBackup "a volume from a backup that does not exist"
+aq_req POST "$P/volumes?volumeId=rx" "$(rvol rx projects/pa/locations/west/backupVaults/bv/backups/b1 100)"
+refused 400 INVALID_ARGUMENT restoreParameters.sourceBackup "a volume from a backup of another location"
+aq_req POST "$P/volumes?volumeId=rx" "$(rvol rx projects/pa/locations/east/backupVaults/bv/snapshots/b1 100)"
+refused 400 INVALID_ARGUMENT restoreParameters.sourceBackup "a sourceBackup that is not a backup's name"
+# a backup larger than the capacity (its volumeUsageBytes raised in the database)
+sqlite3 "$D/aq.db" "UPDATE resources SET doc=json_set(doc,'\$.volumeUsageBytes','214748364800') WHERE name='$BN1'"
+aq_req POST "$P/volumes?volumeId=rx" "$(rvol rx $BN1 100)"
+refused 400 INVALID_ARGUMENT capacityGib "a capacity smaller than the backup"
+sqlite3 "$D/aq.db" "UPDATE resources SET doc=json_set(doc,'\$.volumeUsageBytes','$(stat -c %s "$AQ_TMP/big.bin")') WHERE name='$BN1'"
+aq_req GET "$P/volumes/rx"
+expect_error 404 NOT_FOUND "the refusals created no volume"
+
 # --- 3. refusals by name, nothing changed --------------------------------------
-refused() { # STATUS CODE FIELD DESC
-	expect_error "$1" "$2" "$4"
-	case $(printf '%s' "$BODY" | jq -r .error.message) in
-	*"$3"*) aq_pass "the message names $3 ($4)" ;;
-	*) aq_failed "the message names $3 ($4)" "$BODY" ;;
-	esac
-}
 aq_req POST "$B?backupId=x1" '{}'
 refused 400 INVALID_ARGUMENT sourceVolume "no sourceVolume"
 aq_req POST "$B?backupId=x1" "{\"sourceVolume\":\"projects/pb/locations/east/volumes/v1\"}"
@@ -195,7 +248,6 @@ expect_true '(.backups | length) == 1 and .backups[0].name != null' "the next pa
 # kill of aquiferd are checked (deterministic); the agent is then killed
 # again in the middle of the upload, seen in the store (chunks of the new
 # file stored, no manifest yet).
-VDIR=$SHELF/$(sqlite3 "$D/aq.db" "SELECT json_extract(doc,'\$.dir') FROM resources WHERE name='placements/$VN'")
 ok "write a 256 MiB file into v1 (shelf side: nfs-cp would take the suite's time)" \
 	sh -c "head -c $((256 << 20)) /dev/urandom >'$VDIR/huge.bin'"
 aq_kill9 "$AGENT_PID"
@@ -249,6 +301,16 @@ aq_req DELETE "$V/ret/backups/r1"
 refused 400 FAILED_PRECONDITION "${END%%.*}" "an early delete names the end time"
 aq_req GET "$V/ret/backups/r1"
 expect_jq .state READY "r1 stays READY"
+# a restore that fails: r1's manifest corrupted in the store (one byte)
+RSTORE=$SHELF/$(sqlite3 "$D/aq.db" "SELECT json_extract(doc,'\$.store.directory.path') FROM resources WHERE name='bvsecrets/projects/pa/locations/east/backupVaults/ret'")
+RUID=$(sqlite3 "$D/aq.db" "SELECT json_extract(doc,'\$.uid') FROM resources WHERE name='bkrefs/projects/pa/locations/east/backupVaults/ret/backups/r1'")
+ok "corrupt one byte of r1's manifest in the store" sh -c "printf '\\377' | dd of='$RSTORE/m/$RUID' bs=1 seek=40 conv=notrunc 2>/dev/null"
+aq_mutate POST "$P/volumes?volumeId=rbad" "$(rvol rbad projects/pa/locations/east/backupVaults/ret/backups/r1 100)"
+expect_true '.done and .error.code == 13 and (.error.message | test("restore"))' "a failed restore fails the create, saying why"
+aq_req GET "$P/volumes/rbad"
+expect_true '.state == "ERROR" and (.stateDetails | test("cannot restore backup"))' "the volume is ERROR with stateDetails"
+ok "no half-restored folder is left on the shelf" sh -c "! ls -d '$SHELF'/volumes/*.restoring 2>/dev/null | grep -q ."
+aq_mutate DELETE "$P/volumes/rbad"
 aq_req DELETE "$V/bv"
 refused 400 FAILED_PRECONDITION backups "a vault with backups is not deleted"
 aq_mutate DELETE "$B/b1"
