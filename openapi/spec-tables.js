@@ -163,7 +163,7 @@ const docs = {
   'Volume.throughputMibps': 'Throughput limit in MiB/s. Settable only in MANUAL QoS pools; computed otherwise.',
   'Volume.tieringPolicy': 'Auto-tiering settings (needs a pool with allowAutoTiering). updateMask paths may address sub-fields, e.g. tiering_policy.cooling_threshold_days.',
   'Volume.kerberosEnabled': 'Not supported by Aquifer (400 if true). Immutable.',
-  'Volume.restoreParameters': 'Create the volume as a clone of sourceSnapshot (a READY snapshot\'s full name in the same project and location); sourceBackup is refused (400: no backups). Immutable.',
+  'Volume.restoreParameters': 'Create the volume as a clone of sourceSnapshot (a READY snapshot\'s full name in the same project and location), or from sourceBackup (a READY backup\'s full name, projects/P/locations/L/backupVaults/V/backups/B, in the same project and location; capacityGib must hold its volumeUsageBytes): the volume is RESTORING until its node has restored the backup into it, then READY, or ERROR with stateDetails when the restore failed. One of the two. Immutable.',
   'Volume.usedGib': 'Used capacity in GiB, computed periodically; counts the snapshots\' space, as GCNV does.',
   'Volume.coldTierSizeGib': 'GiB of the volume\'s data on the cold tier (rounded up), from its node\'s reports. With tierAction ENABLED in PREMIUM/EXTREME AUTO pools each cold GiB earns 2 KiB/s instead of the level\'s rate.',
   'Volume.hotTierSizeUsedGib': 'GiB of the volume\'s data on the hot tier (the shelf), rounded up, from its node\'s reports.',
