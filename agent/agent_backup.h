@@ -1,8 +1,8 @@
 /* agent_backup: one backup job of the intent (api/api_intent_backup.h) run
  * against its vault with the backup engine (agent/bkp/bkp.h): the vault's
  * directory store at <shelf>/<store path>, the 32-byte key from the job.
- * Issue 21 phase 2: the agent's backup worker runs it (agent_bkpq.h); the
- * control plane sends no jobs yet; a caller runs it off the event loop (it reads the
+ * Issue 21: the agent's backup worker runs it (agent_bkpq.h) for the jobs
+ * aquiferd puts in the intent; a caller runs it off the event loop (it reads the
  * whole source and writes the store).
  *
  * Outcome in *st (the job's report), and the return code:

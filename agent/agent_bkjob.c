@@ -1,7 +1,9 @@
 /* agent_bkjob: the intent's backup jobs (api/api_intent_backup.h) handed to
  * the backup worker (agent_bkpq.h), and its reports in the status (issue 21
- * phase 2, agent side). aquiferd sends no jobs yet (the backups route is not
- * routed): with none, the worker idles and the status carries no "backups".
+ * phase 2, agent side). aquiferd sends a job while a backup is being made or
+ * deleted (server/srv_backup.h): with none, the worker idles and the status
+ * carries no "backups". A "restore" is not a job here (a volume's
+ * restoreSource, agent_snap.c): such a job is left out.
  *
  * The source of a backup is the named snapshot's folder
  * (snap_dir_of(shelf, volume)/<snapshot id>) of a volume this node serves

@@ -2,11 +2,10 @@
  * (google.cloud.netapp.v1.BackupVault, .BackupPolicy; issue 21): their
  * field tables and the rules beyond field types. All pure: whether a
  * CROSS_REGION vault's backupRegion names a location that exists is the
- * server's check (srv_bvault.c). Backups themselves, a volume's
- * backupConfig and restoreParameters.sourceBackup are not served yet and
- * stay refused by name (api_volume_check_supported, api_snapshot_restore_check);
- * the Backup field table and its pure rules (body, retention end, the
- * early-delete refusal) are here for phase 2 and not routed yet. */
+ * server's check (srv_bvault.c). The Backup field table and its pure rules
+ * (body, retention end, the early-delete refusal) serve the backups routes
+ * (server/srv_backup.h). A volume's backupConfig is not served yet and stays
+ * refused by name (api_volume_check_supported). */
 #include "api/api_resource.h"
 
 #include <stdio.h>
@@ -129,7 +128,7 @@ int api_backup_policy_check(const struct api_math_params *p, json_t *doc, aq_msg
 	return AQ_OK;
 }
 
-/* ---- backups (the resource is not routed yet: phase 2) ---- */
+/* ---- backups (routes: server/srv_backup.h) ---- */
 
 static const char *const backup_states[] = { "STATE_UNSPECIFIED", "CREATING", "UPLOADING", "READY", "DELETING",
 					     "ERROR", "UPDATING", NULL };

@@ -1,5 +1,6 @@
-/* api_intent_backup: the backup jobs of the intent contract (issue 21,
- * phase 2 groundwork: nothing sends or runs them yet) and the agent's
+/* api_intent_backup: the backup jobs of the intent contract (issue 21;
+ * aquiferd sends them, server/srv_backup.c, the agent runs them,
+ * agent/agent_bkjob.c) and the agent's
  * report of each. Pure codecs with every field checked, so the server and
  * the agent read one format (api_intent.h's habits: a bad entry fails that
  * job, never the node).

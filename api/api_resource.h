@@ -105,8 +105,8 @@ int api_backup_vault_check(const struct api_math_params *p, json_t *doc, aq_msg 
  * enabled defaults to true (written into doc). */
 int api_backup_policy_check(const struct api_math_params *p, json_t *doc, aq_msg *msg);
 
-/* Backups (google.cloud.netapp.v1.Backup; api_backup.c). Not routed yet:
- * the pure rules phase 2 of issue 21 builds on. */
+/* Backups (google.cloud.netapp.v1.Backup; api_backup.c): the table and the
+ * pure rules server/srv_backup.c serves. */
 extern const struct api_field api_backup_fields[];
 /* A backup create body: sourceVolume required, a volume's full name
  * (projects/P/locations/L/volumes/V, ids by api_id_check's rule);
