@@ -447,6 +447,31 @@ int srv_backup_volume_busy(struct db *db, const char *vn, aq_msg *msg)
 	return rc;
 }
 
+int srv_backup_snapshot_busy(struct db *db, const char *sn, aq_msg *msg)
+{
+	const char *l = strstr(sn, "/locations/"), *snaps = strstr(sn, "/snapshots/");
+	char loc[128], vn[700];
+	json_t *refs = NULL, *r;
+	size_t i;
+	int rc;
+
+	if (!l || !snaps)
+		return AQ_OK;
+	snprintf(loc, sizeof(loc), "%.*s", (int)strcspn(l + 11, "/"), l + 11);
+	snprintf(vn, sizeof(vn), "%.*s", (int)(snaps - sn), sn);
+	if ((rc = bk_refs_of(db, loc, NULL, vn, &refs)) != AQ_OK)
+		return rc;
+	json_array_foreach(refs, i, r)
+		if (strcmp(api_json_str(r, "action", ""), "backup") == 0 &&
+		    strcmp(api_json_str(json_object_get(r, "snapshot"), "name", ""), sn) == 0) {
+			rc = aq_fail(msg, AQ_EPRECOND, "snapshot \"%s\" is the source of backup \"%s\", which is still "
+				     "running; wait for it", sn, api_json_str(r, "backup", ""));
+			break;
+		}
+	json_decref(refs);
+	return rc;
+}
+
 /* ---- the reconciler's side ---- */
 
 /* The node that runs ref's job: the node serving its volume; a delete of a

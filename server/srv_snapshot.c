@@ -14,6 +14,7 @@
 #include "api/api_resource.h"
 #include "api/api_schema.h"
 #include "db/db.h"
+#include "server/srv_backup.h"
 #include "server/srv_internal.h"
 #include "server/srv_join.h"
 #include "server/srv_kick.h"
@@ -137,7 +138,8 @@ int srv_snapshot_start_delete(struct db *db, const json_t *snap, const char *op,
 	if (strcmp(st, "CREATING") == 0 || strcmp(st, "DELETING") == 0)
 		return aq_fail(msg, AQ_EPRECOND, "snapshot \"%s\" is %s: one change at a time; wait for it to finish", sn,
 			       strcmp(st, "CREATING") == 0 ? "being created" : "already being deleted");
-	if ((rc = snap_clone_of(db, sn, clone, sizeof(clone))) != AQ_OK)
+	if ((rc = snap_clone_of(db, sn, clone, sizeof(clone))) != AQ_OK ||
+	    (rc = srv_backup_snapshot_busy(db, sn, msg)) != AQ_OK)
 		return rc;
 	/* ONTAP's FlexClone (GCNV's clones): the parent snapshot backs the clone
 	 * until a split, which Aquifer does not have */

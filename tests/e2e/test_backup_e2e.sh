@@ -250,10 +250,14 @@ expect_true '(.backups | length) == 1 and .backups[0].name != null' "the next pa
 # file stored, no manifest yet).
 ok "write a 256 MiB file into v1 (shelf side: nfs-cp would take the suite's time)" \
 	sh -c "head -c $((256 << 20)) /dev/urandom >'$VDIR/huge.bin'"
+aq_mutate POST "$P/volumes/v1/snapshots?snapshotId=s3" '{}'
+expect_true '.done and (has("error") | not)' "snapshot s3 (with huge.bin)"
 aq_kill9 "$AGENT_PID"
-aq_req POST "$B?backupId=b3" "{\"sourceVolume\":\"$VN\"}"
-expect_status 200 "create b3 while the agent is down"
+aq_req POST "$B?backupId=b3" "{\"sourceVolume\":\"$VN\",\"sourceSnapshot\":\"$VN/snapshots/s3\"}"
+expect_status 200 "create b3 of s3 while the agent is down"
 OP3=$(opname)
+aq_req DELETE "$P/volumes/v1/snapshots/s3"
+refused 400 FAILED_PRECONDITION "source of backup" "deleting the snapshot a running backup reads"
 aq_req POST "$B?backupId=b4" "{\"sourceVolume\":\"$VN\"}"
 refused 400 FAILED_PRECONDITION "still running" "a second backup of the volume while one runs"
 aq_req DELETE "$B/b3"
