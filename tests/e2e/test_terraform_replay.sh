@@ -13,8 +13,8 @@
 # after each apply the read-back compared field by field with what was sent
 # (the empty plan the acceptance tests require), import by ID and destroy.
 # Snapshots: the google_netapp_volume_snapshot block below replays them;
-# backup vaults and policies: the google_netapp_backup_vault and
-# google_netapp_backup_policy blocks after it.
+# backup vaults, policies and backups: the google_netapp_backup_vault,
+# google_netapp_backup_policy and google_netapp_backup blocks after it.
 . "$(dirname "$0")/../openapi/lib.sh"
 
 aq_npm_setup
@@ -537,13 +537,57 @@ wait_op "backup policy delete"
 expect "backup policy delete response is Empty" 200 '.response["@type"] == "type.googleapis.com/google.protobuf.Empty"'
 req GET "$BASE/backupPolicies/tf-policy"
 expect "deleted backup policy reads 404" 404 '.error.status == "NOT_FOUND"'
+# google_netapp_backup (magic-modules Backup.yaml, sample netapp_backup):
+# a volume, a backup of it into the vault (source_volume = the volume's id),
+# OpAsync until READY, read, update (description, labels), import by the
+# three ID forms, delete; then the volume and its pool. The vault holds the
+# backup meanwhile: deleting it is refused.
+req POST "$BASE/storagePools?storagePoolId=tf-bk-pool&alt=json" "$POOL_BODY"
+wait_op "backup: pool create"
+req POST "$BASE/volumes?volumeId=tf-bkvol&alt=json" '{"shareName":"tf-bkvol","storagePool":"tf-bk-pool","capacityGib":"100","protocols":["NFSV3"],"labels":{"goog-terraform-provisioned":"true"}}'
+wait_op "backup: volume create"
+BK_BODY='{"description":"Terraform created backup","labels":{"goog-terraform-provisioned":"true","creator":"testuser"},"sourceVolume":"projects/tf-proj/locations/us-central1/volumes/tf-bkvol"}'
+req POST "$BASE/backupVaults/tf-vault/backups?backupId=tf-backup&alt=json" "$BK_BODY"
+expect "backup create answers an operation" 200 '.metadata.verb == "create" and .metadata.target == "projects/tf-proj/locations/us-central1/backupVaults/tf-vault/backups/tf-backup"'
+wait_op "backup create"
+expect "backup create response is the READY backup" 200 '.response["@type"] == "type.googleapis.com/google.cloud.netapp.v1.Backup" and .response.state == "READY"'
+req GET "$BASE/backupVaults/tf-vault/backups/tf-backup?alt=json"
+expect "backup read: fields as sent (no diff), outputs set" 200 ".description == ($BK_BODY).description and .labels == ($BK_BODY).labels and .sourceVolume == ($BK_BODY).sourceVolume and .backupType == \"MANUAL\" and (.volumeUsageBytes | test(\"^[0-9]+$\")) and (.chainStorageBytes | test(\"^[0-9]+$\")) and (.createTime | length > 0)"
+req PATCH "$BASE/backupVaults/tf-vault/backups/tf-backup?updateMask=description%2Clabels&alt=json" \
+	'{"description":"changed","labels":{"goog-terraform-provisioned":"true","creator":"testuser2"}}'
+expect "backup update answers an operation" 200 '.metadata.verb == "update"'
+wait_op "backup update"
+req GET "$BASE/backupVaults/tf-vault/backups/tf-backup?alt=json"
+expect "backup update applied (no diff)" 200 '.description == "changed" and .labels.creator == "testuser2"'
+for id in "projects/$P/locations/$L/backupVaults/tf-vault/backups/tf-backup" "$P/$L/tf-vault/tf-backup" "$L/tf-vault/tf-backup"; do
+	IFS=/ read -r -a parts <<<"$id"
+	case ${#parts[@]} in
+	8) p="projects/${parts[1]}/locations/${parts[3]}/backupVaults/${parts[5]}/backups/${parts[7]}" ;;
+	4) p="projects/${parts[0]}/locations/${parts[1]}/backupVaults/${parts[2]}/backups/${parts[3]}" ;;
+	3) p="projects/$P/locations/${parts[0]}/backupVaults/${parts[1]}/backups/${parts[2]}" ;;
+	*) p=bad-import-id ;;
+	esac
+	req GET "$p?alt=json"
+	expect "backup import read ($id)" 200 '.name == "projects/tf-proj/locations/us-central1/backupVaults/tf-vault/backups/tf-backup"'
+done
+req DELETE "$BASE/backupVaults/tf-vault?alt=json"
+expect "a vault holding a backup is not deleted" 400 '.error.status == "FAILED_PRECONDITION"'
+req DELETE "$BASE/backupVaults/tf-vault/backups/tf-backup?alt=json"
+wait_op "backup delete"
+expect "backup delete response is Empty" 200 '.response["@type"] == "type.googleapis.com/google.protobuf.Empty"'
+req GET "$BASE/backupVaults/tf-vault/backups/tf-backup"
+expect "deleted backup reads 404" 404 '.error.status == "NOT_FOUND"'
+req DELETE "$BASE/volumes/tf-bkvol?alt=json"
+wait_op "backup: volume delete"
+req DELETE "$BASE/storagePools/tf-bk-pool?alt=json"
+wait_op "backup: pool delete"
 req DELETE "$BASE/backupVaults/tf-vault?alt=json"
 wait_op "backup vault delete"
 expect "backup vault delete response is Empty" 200 '.response["@type"] == "type.googleapis.com/google.protobuf.Empty"'
 req GET "$BASE/backupVaults/tf-vault"
 expect "deleted backup vault reads 404" 404 '.error.status == "NOT_FOUND"'
-# google_netapp_backup and a volume's backup_config are not served yet:
-# refused by name, never accepted without their effect.
+# A volume's backup_config is not served yet: refused by name, never
+# accepted without its effect.
 req POST "$BASE/volumes?volumeId=tf-bkvol&alt=json" '{"shareName":"tf-bkvol","storagePool":"tf-snap-pool-gone","capacityGib":"100","protocols":["NFSV3"],"backupConfig":{"scheduledBackupEnabled":true}}'
 expect "volume with backup_config -> 400 naming backupConfig" 400 '.error.status == "INVALID_ARGUMENT" and (.error.message | contains("backupConfig"))'
 
