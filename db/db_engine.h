@@ -90,6 +90,10 @@ struct db_ops {
 	int (*share_count)(struct db *db, const char *location, const char *share, int64_t *n);
 	int (*count_kinds)(struct db *db, void (*fn)(const char *kind, int64_t n, void *arg),
 			   void *arg);
+	/* db.h's usage counters: one row (zeros when none), and every row whose
+	 * name starts with prefix, in name order */
+	int (*usage_get)(struct db *db, const char *name, struct db_usage *u);
+	int (*usage_each)(struct db *db, const char *prefix, db_usage_fn fn, void *arg);
 	/* Every resource in seq order, each to fn, in one statement (one
 	 * snapshot of the database) */
 	int (*each)(struct db *db, db_each_fn fn, void *arg, aq_msg *msg);

@@ -445,6 +445,47 @@ static int pg_each(struct db *db, db_each_fn fn, void *arg, aq_msg *msg)
 	return rc;
 }
 
+#define PG_USAGE_COLS "SELECT name, n, capacity_gib, mibps, cold_gib, hot_gib FROM usage"
+
+static void pg_usage_row(PGresult *res, int i, struct db_usage *u)
+{
+	u->count = strtoll(PQgetvalue(res, i, 1), NULL, 10);
+	u->capacity_gib = strtod(PQgetvalue(res, i, 2), NULL);
+	u->mibps = strtod(PQgetvalue(res, i, 3), NULL);
+	u->cold_gib = strtod(PQgetvalue(res, i, 4), NULL);
+	u->hot_gib = strtod(PQgetvalue(res, i, 5), NULL);
+}
+
+static int pg_usage_get(struct db *db, const char *name, struct db_usage *u)
+{
+	PGresult *res = NULL;
+	int rc = pg_run(db, PG_USAGE_COLS " WHERE name = $1", 1, &name, &res, NULL);
+
+	if (rc != AQ_OK)
+		return rc;
+	if (PQntuples(res) == 1)
+		pg_usage_row(res, 0, u);
+	PQclear(res);
+	return AQ_OK;
+}
+
+static int pg_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg)
+{
+	PGresult *res = NULL;
+	int rc = pg_run(db, PG_USAGE_COLS " WHERE starts_with(name, $1) ORDER BY name", 1, &prefix, &res, NULL);
+
+	if (rc != AQ_OK)
+		return rc;
+	for (int i = 0; i < PQntuples(res); i++) {
+		struct db_usage u;
+
+		pg_usage_row(res, i, &u);
+		fn(arg, PQgetvalue(res, i, 0), &u);
+	}
+	PQclear(res);
+	return AQ_OK;
+}
+
 /* Warnings and errors of the server go to stderr; its notices ("relation
  * already exists, skipping") do not. */
 static void pg_notice(void *arg, const PGresult *res)
@@ -480,6 +521,8 @@ static const struct db_ops pg_ops = {
 	.aggregate = pg_aggregate,
 	.share_count = pg_share_count,
 	.count_kinds = pg_count_kinds,
+	.usage_get = pg_usage_get,
+	.usage_each = pg_usage_each,
 	.each = pg_each,
 };
 

@@ -28,9 +28,26 @@
 
 #include <sqlite3.h>
 
+/* Prepared statements are kept per connection, keyed by their SQL text: a
+ * create runs some twenty statements, and preparing each again was a sixth
+ * of its time (bench/api). Statements built with varying text (listings
+ * with filters) take a slot while there are free ones and are prepared
+ * per call after that; a cached statement already stepping (a listing
+ * whose callback reads again) is not shared: the second user gets its own. */
+#define SQ_CACHE 64
+
+struct sq_cached {
+	char *sql;
+	unsigned long hash;
+	sqlite3_stmt *st;
+	bool busy;
+};
+
 struct db_sqlite {
 	struct db base; /* first: a struct db * is a struct db_sqlite * */
 	sqlite3 *h;
+	int ncached;
+	struct sq_cached cache[SQ_CACHE];
 };
 
 #define DB_BUSY_MS 10000
@@ -62,11 +79,82 @@ static int sq_exec(struct db *db, const char *sql, aq_msg *msg)
 	return AQ_OK;
 }
 
+static unsigned long sq_hash(const char *s)
+{
+	unsigned long h = 5381;
+
+	while (*s)
+		h = h * 33 + (unsigned char)*s++;
+	return h;
+}
+
+/* A statement for sql, from the connection's cache when it holds one; give
+ * it back with sq_finish. */
 static int sq_prepare(struct db *db, const char *sql, sqlite3_stmt **st)
 {
-	int rc = sqlite3_prepare_v2(sq(db), sql, -1, st, NULL);
+	struct db_sqlite *s = (struct db_sqlite *)db;
+	unsigned long h = sq_hash(sql);
+	struct sq_cached *c;
+	int rc;
 
+	for (int i = 0; i < s->ncached; i++) {
+		c = &s->cache[i];
+		if (c->hash == h && !c->busy && strcmp(c->sql, sql) == 0) {
+			c->busy = true;
+			*st = c->st;
+			return AQ_OK;
+		}
+	}
+	if (s->ncached < SQ_CACHE) {
+		c = &s->cache[s->ncached];
+		if (!(c->sql = strdup(sql)))
+			return AQ_ENOMEM;
+		rc = sqlite3_prepare_v3(sq(db), sql, -1, SQLITE_PREPARE_PERSISTENT, &c->st, NULL);
+		if (rc != SQLITE_OK) {
+			free(c->sql);
+			c->sql = NULL;
+			return sq_err(db, rc, NULL);
+		}
+		c->hash = h;
+		c->busy = true;
+		s->ncached++;
+		*st = c->st;
+		return AQ_OK;
+	}
+	rc = sqlite3_prepare_v2(sq(db), sql, -1, st, NULL);
 	return rc == SQLITE_OK ? AQ_OK : sq_err(db, rc, NULL);
+}
+
+/* Give back a statement of sq_prepare (NULL is fine): a cached one is reset
+ * for its next use, another finalized. */
+static void sq_finish(struct db *db, sqlite3_stmt *st)
+{
+	struct db_sqlite *s = (struct db_sqlite *)db;
+
+	if (!st)
+		return;
+	for (int i = 0; i < s->ncached; i++)
+		if (s->cache[i].st == st) {
+			sqlite3_reset(st);
+			sqlite3_clear_bindings(st);
+			s->cache[i].busy = false;
+			return;
+		}
+	sq_finish(db, st);
+}
+
+/* Run a statement without parameters or rows, cached. */
+static int sq_simple(struct db *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, s;
+
+	if ((rc = sq_prepare(db, sql, &st)) != AQ_OK)
+		return rc;
+	if ((s = sqlite3_step(st)) != SQLITE_DONE)
+		rc = sq_err(db, s, NULL);
+	sq_finish(db, st);
+	return rc;
 }
 
 /* Step a statement that must give one row (a scalar query): AQ_OK on it,
@@ -84,23 +172,29 @@ static void sq_path(const char *field, char *out, size_t cap)
 
 static void sq_close(struct db *db)
 {
+	struct db_sqlite *s = (struct db_sqlite *)db;
+
+	for (int i = 0; i < s->ncached; i++) {
+		sqlite3_finalize(s->cache[i].st);
+		free(s->cache[i].sql);
+	}
 	sqlite3_close(sq(db));
 	free(db);
 }
 
 static int sq_begin(struct db *db)
 {
-	return sq_exec(db, "BEGIN IMMEDIATE", NULL);
+	return sq_simple(db, "BEGIN IMMEDIATE");
 }
 
 static int sq_commit(struct db *db)
 {
-	return sq_exec(db, "COMMIT", NULL);
+	return sq_simple(db, "COMMIT");
 }
 
 static void sq_rollback(struct db *db)
 {
-	sqlite3_exec(sq(db), "ROLLBACK", NULL, NULL, NULL);
+	sq_simple(db, "ROLLBACK");
 }
 
 /* fsync this connection's handle on the WAL: the file is one inode for
@@ -128,7 +222,7 @@ static int sq_schema_get(struct db *db, int *version, aq_msg *msg)
 	}
 	*version = sqlite3_column_int(st, 0);
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -179,7 +273,7 @@ static int sq_get(struct db *db, const char *name, char **text, size_t *len)
 	}
 	memcpy(*text, sqlite3_column_text(st, 0), *len + 1);
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -208,7 +302,7 @@ static int sq_put(struct db *db, const char *kind, const char *parent, const cha
 	else if (!create && sqlite3_changes(sq(db)) == 0)
 		rc = AQ_ENOENT;
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -226,7 +320,7 @@ static int sq_del(struct db *db, const char *name)
 	else if (sqlite3_changes(sq(db)) == 0)
 		rc = AQ_ENOENT;
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -279,7 +373,7 @@ static int sq_list(struct db *db, const struct db_query *q, const struct db_filt
 	else if (rc == AQ_OK && s != SQLITE_DONE)
 		rc = sq_err(db, s, msg);
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -307,7 +401,7 @@ static int sq_scalar(struct db *db, const char *kind, const char *parent, const 
 		goto out;
 	*out = sqlite3_column_double(st, 0);
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -336,7 +430,7 @@ static int sq_sum_by_parent(struct db *db, const char *kind, const char *field,
 	if (s != SQLITE_DONE)
 		rc = sq_err(db, s, NULL);
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -372,7 +466,7 @@ static int sq_aggregate(struct db *db, const char *kind, const char *parent,
 	for (int i = 0; i < n; i++)
 		sums[i] = sqlite3_column_double(st, i + 1);
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -397,7 +491,7 @@ static int sq_share_count(struct db *db, const char *location, const char *share
 		goto out;
 	*n = sqlite3_column_int64(st, 0);
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -415,7 +509,55 @@ static int sq_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n,
 	if (s != SQLITE_DONE)
 		rc = sq_err(db, s, NULL);
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
+	return rc;
+}
+
+#define SQ_USAGE_COLS "SELECT name, n, capacity_gib, mibps, cold_gib, hot_gib FROM usage"
+
+static void sq_usage_row(sqlite3_stmt *st, struct db_usage *u)
+{
+	u->count = sqlite3_column_int64(st, 1);
+	u->capacity_gib = sqlite3_column_double(st, 2);
+	u->mibps = sqlite3_column_double(st, 3);
+	u->cold_gib = sqlite3_column_double(st, 4);
+	u->hot_gib = sqlite3_column_double(st, 5);
+}
+
+static int sq_usage_get(struct db *db, const char *name, struct db_usage *u)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, s;
+
+	if ((rc = sq_prepare(db, SQ_USAGE_COLS " WHERE name = ?1", &st)) != AQ_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	if ((s = sqlite3_step(st)) == SQLITE_ROW)
+		sq_usage_row(st, u);
+	else if (s != SQLITE_DONE)
+		rc = sq_err(db, s, NULL);
+	sq_finish(db, st);
+	return rc;
+}
+
+static int sq_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, s;
+
+	if ((rc = sq_prepare(db, SQ_USAGE_COLS " WHERE name >= ?1 AND substr(name, 1, length(?1)) = ?1 ORDER BY name",
+			     &st)) != AQ_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
+	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+		struct db_usage u;
+
+		sq_usage_row(st, &u);
+		fn(arg, (const char *)sqlite3_column_text(st, 0), &u);
+	}
+	if (s != SQLITE_DONE)
+		rc = sq_err(db, s, NULL);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -432,7 +574,7 @@ static int sq_each(struct db *db, db_each_fn fn, void *arg, aq_msg *msg)
 			break;
 	if (rc == AQ_OK && s != SQLITE_DONE)
 		rc = sq_err(db, s, msg);
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -456,6 +598,8 @@ static const struct db_ops sq_ops = {
 	.aggregate = sq_aggregate,
 	.share_count = sq_share_count,
 	.count_kinds = sq_count_kinds,
+	.usage_get = sq_usage_get,
+	.usage_each = sq_usage_each,
 	.each = sq_each,
 };
 
