@@ -290,6 +290,30 @@ int db_get(struct db *db, const char *name, json_t **doc)
 	return AQ_OK;
 }
 
+static int db_many_row(void *arg, const char *name, const char *text)
+{
+	json_t *doc = json_loads(text, 0, NULL);
+
+	if (!doc)
+		return AQ_EIO;
+	return json_object_set_new(arg, name, doc) == 0 ? AQ_OK : AQ_ENOMEM;
+}
+
+int db_get_many(struct db *db, const json_t *names, json_t **docs)
+{
+	json_t *out = json_object();
+	char *text = json_dumps(names, JSON_COMPACT);
+	int rc = out && text ? db->ops->get_many(db, text, db_many_row, out) : AQ_ENOMEM;
+
+	free(text);
+	if (rc == AQ_OK) {
+		*docs = out;
+		out = NULL;
+	}
+	json_decref(out);
+	return rc;
+}
+
 int db_get_text(struct db *db, const char *name, char **text, size_t *len)
 {
 	int rc;

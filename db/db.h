@@ -90,6 +90,10 @@ uint64_t db_commit_seq(const struct db *db);
 
 /* One resource. */
 int db_get(struct db *db, const char *name, json_t **doc);
+/* Several resources in one query: names is a JSON array of names; *docs
+ * gets {name: document} of those that exist (a new reference). For
+ * sweeps that would otherwise read one row per round trip. */
+int db_get_many(struct db *db, const json_t *names, json_t **docs);
 /* The committed JSON text of one resource (malloc'd, NUL-terminated), from
  * the process's document cache when it holds it (db_cache.h), else from the
  * database (filling the cache). On PostgreSQL, where other aquiferd

@@ -72,6 +72,8 @@ struct db_ops {
 	int (*schema_set)(struct db *db, int version, const char *what, aq_msg *msg);
 	/* name's committed-or-own JSON text, malloc'd */
 	int (*get)(struct db *db, const char *name, char **text, size_t *len);
+	/* every row whose name is in names_json (a JSON array text), to fn */
+	int (*get_many)(struct db *db, const char *names_json, db_row_fn fn, void *arg);
 	int (*put)(struct db *db, const char *kind, const char *parent, const char *name,
 		   const char *text, bool create);
 	int (*del)(struct db *db, const char *name);
