@@ -393,7 +393,7 @@ static int64_t node_seen_persist_ms(struct srv *srv)
 int srv_h_agent_status(struct srv_req *req, json_t **resp)
 {
 	char name[200], parent[200], now[48];
-	json_t *doc = NULL, *vols = json_object_get(req->body, "volumes"), *v, *fed = NULL;
+	json_t *doc = NULL, *vols = json_object_get(req->body, "volumes"), *v, *fed = NULL, *todo = NULL;
 	int64_t applied = api_json_int64(req->body, "appliedGeneration", -1), t = ut_clock_real_ms();
 	const char *body_node = api_json_str(req->body, "node", NULL);
 	bool changed, kick = false, ahead = false;
@@ -407,6 +407,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 		return aq_fail(&req->msg, AQ_EACCES, "this token speaks for node \"%s\" only, not for \"%s\"",
 			       req->auth.subject, body_node);
 	fed = json_array();
+	todo = json_array(); /* the reports of volumes whose documents change */
 	/* read first: most reports change nothing durable */
 	if ((rc = node_of_token(req, name, sizeof(name), &doc)) != AQ_OK)
 		goto out;
@@ -429,16 +430,24 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 		char pname[800];
 		json_t *pl = NULL, *vol = NULL;
 		struct vol_report r;
+		bool vchanged = false;
 
 		snprintf(pname, sizeof(pname), "placements/%s", api_json_str(v, "name", ""));
 		if (db_get(req->db, pname, &pl) == AQ_OK && strcmp(api_json_str(pl, "node", ""), name) == 0 &&
 		    db_get(req->db, api_json_str(v, "name", ""), &vol) == AQ_OK) {
 			vol_report_read(v, &r);
 			if (vol_report_differs(&r, vol))
-				changed = true;
-			if (srv_snapshot_report(req->db, vol, v, false, &changed) != AQ_OK)
-				changed = true; /* the write pass tells */
+				vchanged = true;
+			if (srv_snapshot_report(req->db, vol, v, false, &vchanged) != AQ_OK)
+				vchanged = true; /* the write pass tells */
 			series_entry(fed, v, vol);
+		}
+		/* only these are written again under the write lock: a report that
+		 * moves the node's applied generation alone costs O(1) there, not
+		 * O(volumes on the node) */
+		if (vchanged) {
+			changed = true;
+			json_array_append(todo, v);
 		}
 		json_decref(pl);
 		json_decref(vol);
@@ -466,8 +475,8 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	snprintf(parent, sizeof(parent), "locations/%s", api_json_str(doc, "location", ""));
 	if ((rc = db_put(req->db, "node", parent, name, doc, false)) != AQ_OK)
 		goto out;
-	/* usage of the volumes this node serves */
-	json_array_foreach(vols, i, v) {
+	/* usage of the volumes this node serves, where the read pass saw a change */
+	json_array_foreach(todo, i, v) {
 		const char *vn = api_json_str(v, "name", "");
 		char pname[800], vparent[600];
 		json_t *pl = NULL, *vol = NULL;
@@ -512,6 +521,7 @@ out:
 	db_rollback(req->db);
 	json_decref(doc);
 	json_decref(fed);
+	json_decref(todo);
 	return rc;
 }
 
