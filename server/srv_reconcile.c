@@ -2,11 +2,13 @@
  *
  * Level-triggered: for every node the reconciler computes the whole intent
  * (every volume placed on it, with export rules, QoS, tiering; the volumes
- * whose data it must delete; the location's cold store) and hashes it. A changed hash bumps the
- * node's generation; the intent that generation carries is built again in
- * the transaction that bumps it and gives the waiting placements their
- * generation, so no placement waits on a generation that lacks it
- * (srv_reconcile_generation). The intent is pushed (libcurl, the node's push secret)
+ * whose data it must delete; the location's cold store) and hashes it,
+ * without the write lock (the node's volumes read in one query). A changed
+ * hash bumps the node's generation in a short transaction that reads only
+ * the node and the placements the build saw waiting, and gives those still
+ * as the build read them the generation, so no placement takes a
+ * generation whose intent lacks it; one that changed meanwhile waits for
+ * the next build (srv_reconcile_generation). The intent is pushed (libcurl, the node's push secret)
  * whenever the node has not applied the newest generation, and again every
  * repush_ms, so a missed push heals. Whatever waited for a generation
  * (create, update and delete operations) finishes when the node reports it

@@ -486,24 +486,20 @@ figures move by 2x between runs; read the per-run values with the medians.
   costs here; a create costs far more. Group commit (SQLite) takes the fsync out of the writer
   mutex and shares it, which lifts the ceiling of one create per fsync on a disk whose fsync
   takes milliseconds; on this VM's disk fsync is short, so it changes little here.
-- **O(volumes) work per create, under the process's writer mutex.** In the create's own
-  transaction: the pool's usage (\`vol_fit\` -> \`srv_pool_usage\` -> \`db_aggregate\`, a
-  JSON field summed over every volume of the pool) and placement (\`srv_place_pick\` ->
-  \`db_sum_by_parent\` over every placement of the location, \`db_sum\`/\`db_count\` per node).
-  In the reconciler, kicked by every create: \`srv_reconcile_generation\` rebuilds the node's
-  whole intent (\`srv_intent_build\`: a \`db_get\` and a snapshot list per volume) inside a write
-  transaction, so it holds the writer mutex for O(volumes) while creates wait. Both grow with
-  the location: creates/s falls as it fills (see the per-run figures).
-- **Statement preparation**: every call prepares its SQL again (\`sqlite3_prepare_v2\` is a
-  large share of samples); a per-connection statement cache would remove it.
-- **PostgreSQL**: the same O(volumes) queries, each a round trip to the server, and the writer
-  mutex (db.c) lets one transaction of a process run at a time, so its WAL flush is never shared
-  with another commit of the same aquiferd (commit_delay/commit_siblings need concurrent
-  committers; initdb's defaults leave commit_delay at 0).
-- What would reach 1,000 creates/s with the location full: pool and node usage kept as
-  counters updated in the same transaction as the volume (O(1) checks), the reconciler building
-  a node's intent outside the write transaction and only for what changed, and cached prepared
-  statements. None of that is in this branch.
+- **What a create does under the process's writer mutex** (db.c): its checks read O(1) rows
+  (the pool's and the nodes' usage counters, kept by triggers in every volume and placement
+  write's transaction, db/db_usage.c; the share-name index), and it writes the volume, its
+  operation and its placement; the statements are prepared once per connection (SQLite and
+  PostgreSQL). The reconciler builds a node's intent without the write lock (its volumes in one
+  query) and its generation's transaction touches only the node and the placements that wait;
+  an agent's status report writes under the lock only the volumes whose report changed them.
+  What is left grows with the location outside the lock: each reconciler pass rebuilds and
+  pushes the node's whole intent (O(volumes on the node), JSON both ways), and each status
+  report (every 2 s) names every volume of the node.
+- **PostgreSQL**: each statement is a round trip, and the writer mutex (db.c) lets one
+  transaction of a process run at a time, so its WAL flush is never shared with another commit
+  of the same aquiferd (commit_delay/commit_siblings need concurrent committers; initdb's
+  defaults leave commit_delay at 0).
 
 ## Where a create's time goes (perf record --call-graph dwarf -p aquiferd, one extra create run per engine)
 
