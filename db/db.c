@@ -118,6 +118,13 @@ static void db_durable(struct db *db, uint64_t seq)
 		if (target > db_gc.synced)
 			db_gc.synced = target;
 		pthread_cond_broadcast(&db_gc.cv);
+		if (db->ops->after_sync) {
+			/* the commits it covered are answered meanwhile; others
+			 * commit and the next sync may start */
+			pthread_mutex_unlock(&db_gc.mu);
+			db->ops->after_sync(db);
+			pthread_mutex_lock(&db_gc.mu);
+		}
 	}
 	pthread_mutex_unlock(&db_gc.mu);
 }

@@ -59,6 +59,10 @@ struct db_ops {
 	 * through any connection of the database before it began: db.c calls it
 	 * without the writer mutex, for a group of commits (group commit). */
 	int (*sync)(struct db *db);
+	/* NULL or housekeeping the thread that ran sync does next, without the
+	 * writer mutex and after the commits it covered were released
+	 * (SQLite: the WAL checkpoint, kept out of every COMMIT). */
+	void (*after_sync)(struct db *db);
 	/* Migrations. schema_lock/schema_unlock (NULL when begin already
 	 * excludes every other migrator, as SQLite's write lock does) bracket
 	 * the migration's transaction, so that two openers migrate one after

@@ -43,9 +43,18 @@ struct sq_cached {
 	bool busy;
 };
 
+/* WAL checkpoints: SQLite's automatic one runs inside the COMMIT that
+ * pushes the WAL past 1,000 pages, i.e. under the process's writer mutex,
+ * with two fsyncs (WAL, database): every ~50 creates one of them held every
+ * writer up. Here the WAL hook only notes its size, and the thread that
+ * just ran a group commit's sync checkpoints (PASSIVE: it never waits for
+ * or blocks a writer) once it passed SQ_CHECKPOINT_FRAMES. */
+#define SQ_CHECKPOINT_FRAMES 1000
+
 struct db_sqlite {
 	struct db base; /* first: a struct db * is a struct db_sqlite * */
 	sqlite3 *h;
+	int wal_frames; /* the WAL's size after this connection's last commit */
 	int ncached;
 	struct sq_cached cache[SQ_CACHE];
 };
@@ -209,6 +218,25 @@ static int sq_sync(struct db *db)
 	    !wal || !wal->pMethods)
 		return AQ_EIO;
 	return wal->pMethods->xSync(wal, SQLITE_SYNC_FULL) == SQLITE_OK ? AQ_OK : AQ_EIO;
+}
+
+static int sq_wal_hook(void *arg, sqlite3 *h, const char *name, int frames)
+{
+	(void)h;
+	(void)name;
+	((struct db_sqlite *)arg)->wal_frames = frames;
+	return SQLITE_OK;
+}
+
+static void sq_after_sync(struct db *db)
+{
+	struct db_sqlite *s = (struct db_sqlite *)db;
+
+	if (s->wal_frames < SQ_CHECKPOINT_FRAMES)
+		return;
+	s->wal_frames = 0;
+	/* SQLITE_BUSY (another checkpoint runs) is fine: the next one does it */
+	sqlite3_wal_checkpoint_v2(s->h, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 }
 
 static int sq_schema_get(struct db *db, int *version, aq_msg *msg)
@@ -604,6 +632,7 @@ static const struct db_ops sq_ops = {
 	.commit = sq_commit,
 	.rollback = sq_rollback,
 	.sync = sq_sync,
+	.after_sync = sq_after_sync,
 	.schema_get = sq_schema_get,
 	.script = sq_script,
 	.schema_set = sq_schema_set,
@@ -638,6 +667,8 @@ int db_sqlite_open(const char *path, struct db **out, aq_msg *msg)
 		goto out;
 	}
 	sqlite3_busy_timeout(s->h, DB_BUSY_MS);
+	/* replaces the automatic checkpoint (see SQ_CHECKPOINT_FRAMES) */
+	sqlite3_wal_hook(s->h, sq_wal_hook, s);
 	if ((rc = sq_exec(&s->base, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
 			      " PRAGMA foreign_keys=ON;", msg)) != AQ_OK)
 		goto out;
