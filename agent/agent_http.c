@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "agent/nfs/nfs3.h"
+#include "api/api_intent.h"
 #include "api/api_schema.h"
 #include "tls/tls.h"
 #include "util/ut_buf.h"
@@ -32,7 +33,7 @@
 #include "util/ut_hostport.h"
 #include "util/ut_log.h"
 
-#define AGENT_BODY_MAX (16u << 20)
+#define AGENT_BODY_MAX API_INTENT_BODY_MAX
 /* The text of /metrics: a few hundred bytes per volume and family. */
 #define AH_METRICS_MAX (16u << 20)
 /* Threads that run the handlers (the socket thread never does). */

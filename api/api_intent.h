@@ -265,6 +265,13 @@ int api_intent_snap_state_decode(const json_t *in, struct api_intent_snap_state 
  * case-insensitively (ASCII), as Windows compares account names.
  */
 #define API_INTENT_MAX_SMB_USERS 1024   /* per intent */
+/* The largest body either side of the control-plane/agent exchange takes:
+ * an intent pushed to a node (the agent's cap) and a node's status report
+ * (aquiferd's cap on POST /v1/agent/status). A report carries every volume
+ * the node serves, a few hundred bytes each, so a node with a few thousand
+ * volumes outgrows the API's 1 MiB: past that, its reports were refused
+ * and the node went DOWN. */
+#define API_INTENT_BODY_MAX (16u << 20)
 #define API_INTENT_SMB_USER_LEN 64      /* 1-64 of letters, digits, '.', '-', '_'; first a letter or digit */
 #define API_INTENT_PROJECT_LEN 63       /* a project id (api_id_check) */
 

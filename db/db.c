@@ -118,6 +118,13 @@ static void db_durable(struct db *db, uint64_t seq)
 		if (target > db_gc.synced)
 			db_gc.synced = target;
 		pthread_cond_broadcast(&db_gc.cv);
+		if (db->ops->after_sync) {
+			/* the commits it covered are answered meanwhile; others
+			 * commit and the next sync may start */
+			pthread_mutex_unlock(&db_gc.mu);
+			db->ops->after_sync(db);
+			pthread_mutex_lock(&db_gc.mu);
+		}
 	}
 	pthread_mutex_unlock(&db_gc.mu);
 }
@@ -288,6 +295,30 @@ int db_get(struct db *db, const char *name, json_t **doc)
 		return AQ_EIO;
 	*doc = j;
 	return AQ_OK;
+}
+
+static int db_many_row(void *arg, const char *name, const char *text)
+{
+	json_t *doc = json_loads(text, 0, NULL);
+
+	if (!doc)
+		return AQ_EIO;
+	return json_object_set_new(arg, name, doc) == 0 ? AQ_OK : AQ_ENOMEM;
+}
+
+int db_get_many(struct db *db, const json_t *names, json_t **docs)
+{
+	json_t *out = json_object();
+	char *text = json_dumps(names, JSON_COMPACT);
+	int rc = out && text ? db->ops->get_many(db, text, db_many_row, out) : AQ_ENOMEM;
+
+	free(text);
+	if (rc == AQ_OK) {
+		*docs = out;
+		out = NULL;
+	}
+	json_decref(out);
+	return rc;
 }
 
 int db_get_text(struct db *db, const char *name, char **text, size_t *len)

@@ -90,6 +90,10 @@ uint64_t db_commit_seq(const struct db *db);
 
 /* One resource. */
 int db_get(struct db *db, const char *name, json_t **doc);
+/* Several resources in one query: names is a JSON array of names; *docs
+ * gets {name: document} of those that exist (a new reference). For
+ * sweeps that would otherwise read one row per round trip. */
+int db_get_many(struct db *db, const json_t *names, json_t **docs);
 /* The committed JSON text of one resource (malloc'd, NUL-terminated), from
  * the process's document cache when it holds it (db_cache.h), else from the
  * database (filling the cache). On PostgreSQL, where other aquiferd
@@ -148,6 +152,35 @@ int db_aggregate(struct db *db, const char *kind, const char *parent, const char
  * names are unique per location across projects (one NFS export path per
  * node). Served by the volumes-by-shareName index. */
 int db_volume_share_count(struct db *db, const char *location, const char *share, int64_t *n);
+
+/* Usage counters, kept by the database in the transaction of every write
+ * of a volume or a placement (triggers, schema step 4), so that a check
+ * reads one row however full the location is:
+ *   a storage pool's full name: its volumes (count) and the sums of their
+ *     capacityGib, throughputMibps, coldTierSizeGib, hotTierSizeUsedGib
+ *     (a volume's storagePool, an ID or a full name, resolved in its
+ *     parent);
+ *   a node's name ("nodes/N"): its placements (count) and the sum of their
+ *     mibps (in mibps; the other sums stay 0).
+ * Inside a transaction they include its own writes. */
+struct db_usage {
+	int64_t count;
+	double capacity_gib;
+	double mibps;
+	double cold_gib;
+	double hot_gib;
+};
+/* The counters of name; all 0 (and AQ_OK) when nothing counts there. */
+int db_usage_get(struct db *db, const char *name, struct db_usage *u);
+/* Every counter row whose name starts with prefix, in name order, to fn. */
+typedef void (*db_usage_fn)(void *arg, const char *name, const struct db_usage *u);
+int db_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg);
+/* The consistency check: recompute every counter from the volumes and
+ * placements as they stand (in C, apart from the triggers) and compare
+ * with the stored rows, within 1e-6 of each sum. AQ_OK when all agree;
+ * AQ_EIO naming the first that differs in msg. For tests and operators
+ * (aquiferd db check). Reads one snapshot only inside a transaction. */
+int db_usage_verify(struct db *db, aq_msg *msg);
 
 /* Sums of a numeric JSON field of kind, grouped by parent, for every parent
  * that is the name of a resource of parent_kind under grandparent:

@@ -59,6 +59,10 @@ struct db_ops {
 	 * through any connection of the database before it began: db.c calls it
 	 * without the writer mutex, for a group of commits (group commit). */
 	int (*sync)(struct db *db);
+	/* NULL or housekeeping the thread that ran sync does next, without the
+	 * writer mutex and after the commits it covered were released
+	 * (SQLite: the WAL checkpoint, kept out of every COMMIT). */
+	void (*after_sync)(struct db *db);
 	/* Migrations. schema_lock/schema_unlock (NULL when begin already
 	 * excludes every other migrator, as SQLite's write lock does) bracket
 	 * the migration's transaction, so that two openers migrate one after
@@ -72,6 +76,8 @@ struct db_ops {
 	int (*schema_set)(struct db *db, int version, const char *what, aq_msg *msg);
 	/* name's committed-or-own JSON text, malloc'd */
 	int (*get)(struct db *db, const char *name, char **text, size_t *len);
+	/* every row whose name is in names_json (a JSON array text), to fn */
+	int (*get_many)(struct db *db, const char *names_json, db_row_fn fn, void *arg);
 	int (*put)(struct db *db, const char *kind, const char *parent, const char *name,
 		   const char *text, bool create);
 	int (*del)(struct db *db, const char *name);
@@ -90,6 +96,10 @@ struct db_ops {
 	int (*share_count)(struct db *db, const char *location, const char *share, int64_t *n);
 	int (*count_kinds)(struct db *db, void (*fn)(const char *kind, int64_t n, void *arg),
 			   void *arg);
+	/* db.h's usage counters: one row (zeros when none), and every row whose
+	 * name starts with prefix, in name order */
+	int (*usage_get)(struct db *db, const char *name, struct db_usage *u);
+	int (*usage_each)(struct db *db, const char *prefix, db_usage_fn fn, void *arg);
 	/* Every resource in seq order, each to fn, in one statement (one
 	 * snapshot of the database) */
 	int (*each)(struct db *db, db_each_fn fn, void *arg, aq_msg *msg);

@@ -14,6 +14,28 @@
  */
 #include "db/db_engine.h"
 
+/* SQLite's usage triggers (step 4): a volume counts in its pool (its
+ * storagePool as stored, an ID or a full name), a placement in its node
+ * (the placement's parent). */
+#define SQ_NUM(row, field) "IFNULL(CAST(json_extract(" row ".doc, '$." field "') AS REAL), 0)"
+#define SQ_NUM_SUM(field) "TOTAL(CAST(json_extract(r.doc, '$." field "') AS REAL))"
+#define SQ_VOL_KEY(row)                                                                           \
+	"CASE WHEN instr(IFNULL(json_extract(" row ".doc, '$.storagePool'), ''), '/') > 0"        \
+	" THEN json_extract(" row ".doc, '$.storagePool')"                                         \
+	" ELSE " row ".parent || '/storagePools/' || IFNULL(json_extract(" row ".doc, '$.storagePool'), '') END"
+#define SQ_VOL_ROW(row, sign)                                                                     \
+	SQ_VOL_KEY(row) ", " sign "1, " sign SQ_NUM(row, "capacityGib") ", " sign                \
+		SQ_NUM(row, "throughputMibps") ", " sign SQ_NUM(row, "coldTierSizeGib") ", " sign \
+		SQ_NUM(row, "hotTierSizeUsedGib")
+#define SQ_PL_ROW(row, sign) row ".parent, " sign "1, 0, " sign SQ_NUM(row, "mibps") ", 0, 0"
+#define SQ_USAGE_ZERO(col) col " = CASE WHEN n + excluded.n = 0 THEN 0 ELSE " col " + excluded." col " END"
+#define SQ_USAGE_UPSERT                                                                           \
+	" ON CONFLICT(name) DO UPDATE SET n = n + excluded.n, " SQ_USAGE_ZERO("capacity_gib") ", " \
+	SQ_USAGE_ZERO("mibps") ", " SQ_USAGE_ZERO("cold_gib") ", " SQ_USAGE_ZERO("hot_gib")
+#define SQ_USAGE_TRIGGER(id, event, row, kind, values)                                            \
+	"CREATE TRIGGER usage_" id " AFTER " event " ON resources WHEN " row ".kind = '" kind "'"    \
+	" BEGIN INSERT INTO usage VALUES (" values ")" SQ_USAGE_UPSERT "; END;"
+
 const struct db_step db_steps[] = {
 	{
 		.what = "resources",
@@ -71,6 +93,69 @@ const struct db_step db_steps[] = {
 		.sql[DB_PG] =
 			"CREATE INDEX resources_volume_share ON resources (parent, (doc ->> 'shareName'))"
 			" WHERE kind = 'volume';",
+	},
+	{
+		/* Usage counters (db.h, db_usage_get): what a pool's volumes and a
+		 * node's placements add up to, kept by triggers in the transaction
+		 * that writes the volume or placement, so that a create's checks
+		 * read one row instead of summing the location. A row whose count
+		 * falls to 0 has its sums reset to exactly 0 (no float residue). */
+		.what = "usage counters of pools and nodes",
+		.sql[DB_SQLITE] =
+			"CREATE TABLE usage ("
+			"  name TEXT PRIMARY KEY NOT NULL,"
+			"  n INTEGER NOT NULL,"
+			"  capacity_gib REAL NOT NULL,"
+			"  mibps REAL NOT NULL,"
+			"  cold_gib REAL NOT NULL,"
+			"  hot_gib REAL NOT NULL"
+			") WITHOUT ROWID;"
+			SQ_USAGE_TRIGGER("volume_ins", "INSERT", "new", "volume", SQ_VOL_ROW("new", ""))
+			SQ_USAGE_TRIGGER("volume_del", "DELETE", "old", "volume", SQ_VOL_ROW("old", "-"))
+			SQ_USAGE_TRIGGER("volume_upd_old", "UPDATE", "old", "volume", SQ_VOL_ROW("old", "-"))
+			SQ_USAGE_TRIGGER("volume_upd_new", "UPDATE", "new", "volume", SQ_VOL_ROW("new", ""))
+			SQ_USAGE_TRIGGER("placement_ins", "INSERT", "new", "placement", SQ_PL_ROW("new", ""))
+			SQ_USAGE_TRIGGER("placement_del", "DELETE", "old", "placement", SQ_PL_ROW("old", "-"))
+			SQ_USAGE_TRIGGER("placement_upd_old", "UPDATE", "old", "placement", SQ_PL_ROW("old", "-"))
+			SQ_USAGE_TRIGGER("placement_upd_new", "UPDATE", "new", "placement", SQ_PL_ROW("new", ""))
+			"INSERT INTO usage SELECT " SQ_VOL_KEY("r") ", COUNT(*), " SQ_NUM_SUM("capacityGib") ", "
+			SQ_NUM_SUM("throughputMibps") ", " SQ_NUM_SUM("coldTierSizeGib") ", " SQ_NUM_SUM("hotTierSizeUsedGib")
+			" FROM resources r WHERE kind = 'volume' GROUP BY 1;"
+			"INSERT INTO usage SELECT parent, COUNT(*), 0, " SQ_NUM_SUM("mibps") ", 0, 0"
+			" FROM resources r WHERE kind = 'placement' GROUP BY 1 HAVING true" SQ_USAGE_UPSERT ";",
+		.sql[DB_PG] =
+			"CREATE TABLE usage ("
+			"  name text COLLATE \"C\" PRIMARY KEY,"
+			"  n bigint NOT NULL,"
+			"  capacity_gib double precision NOT NULL,"
+			"  mibps double precision NOT NULL,"
+			"  cold_gib double precision NOT NULL,"
+			"  hot_gib double precision NOT NULL"
+			");"
+			"CREATE FUNCTION aq_usage_key(kind text, parent text, doc json) RETURNS text"
+			" LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$"
+			" SELECT CASE WHEN kind = 'placement' THEN parent"
+			"  WHEN strpos(COALESCE(doc ->> 'storagePool', ''), '/') > 0 THEN doc ->> 'storagePool'"
+			"  ELSE parent || '/storagePools/' || COALESCE(doc ->> 'storagePool', '') END $$;"
+			"CREATE FUNCTION aq_usage_add(r resources, sign integer) RETURNS void LANGUAGE sql AS $$"
+			" INSERT INTO usage AS u VALUES (aq_usage_key(r.kind, r.parent, r.doc), sign,"
+			"  CASE WHEN r.kind = 'volume' THEN sign * COALESCE(aq_json_num(r.doc, '{capacityGib}'), 0) ELSE 0 END,"
+			"  sign * COALESCE(aq_json_num(r.doc, CASE WHEN r.kind = 'volume' THEN '{throughputMibps}'"
+			"   ELSE '{mibps}' END::text[]), 0),"
+			"  CASE WHEN r.kind = 'volume' THEN sign * COALESCE(aq_json_num(r.doc, '{coldTierSizeGib}'), 0) ELSE 0 END,"
+			"  CASE WHEN r.kind = 'volume' THEN sign * COALESCE(aq_json_num(r.doc, '{hotTierSizeUsedGib}'), 0) ELSE 0 END)"
+			" ON CONFLICT (name) DO UPDATE SET n = u.n + excluded.n,"
+			"  capacity_gib = CASE WHEN u.n + excluded.n = 0 THEN 0 ELSE u.capacity_gib + excluded.capacity_gib END,"
+			"  mibps = CASE WHEN u.n + excluded.n = 0 THEN 0 ELSE u.mibps + excluded.mibps END,"
+			"  cold_gib = CASE WHEN u.n + excluded.n = 0 THEN 0 ELSE u.cold_gib + excluded.cold_gib END,"
+			"  hot_gib = CASE WHEN u.n + excluded.n = 0 THEN 0 ELSE u.hot_gib + excluded.hot_gib END $$;"
+			"CREATE FUNCTION aq_usage_trg() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+			" IF TG_OP <> 'INSERT' AND OLD.kind IN ('volume', 'placement') THEN PERFORM aq_usage_add(OLD, -1); END IF;"
+			" IF TG_OP <> 'DELETE' AND NEW.kind IN ('volume', 'placement') THEN PERFORM aq_usage_add(NEW, 1); END IF;"
+			" RETURN NULL; END $$;"
+			"CREATE TRIGGER resources_usage AFTER INSERT OR UPDATE OR DELETE ON resources"
+			" FOR EACH ROW EXECUTE FUNCTION aq_usage_trg();"
+			"SELECT aq_usage_add(r, 1) FROM resources r WHERE kind IN ('volume', 'placement') ORDER BY seq;",
 	},
 };
 

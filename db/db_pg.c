@@ -22,9 +22,23 @@
 
 #include <libpq-fe.h>
 
+/* Statements are prepared once per connection (named, PQprepare) and run
+ * with PQexecPrepared after that, so the server parses and plans each
+ * once, not at every call: keyed by their SQL text like SQLite's cache,
+ * PG_CACHE of them; a statement built with varying text beyond that runs
+ * unnamed (PQexecParams). A mended connection (PQreset) starts empty. */
+#define PG_CACHE 64
+
+struct pg_cached {
+	char *sql;
+	unsigned long hash;
+};
+
 struct db_pg {
 	struct db base; /* first: a struct db * is a struct db_pg * */
 	PGconn *c;
+	int ncached;
+	struct pg_cached cache[PG_CACHE];
 	/* SQLSTATE of a statement that failed in the open transaction: its
 	 * COMMIT then only rolls back, and says which failure it was */
 	char failed[8];
@@ -78,6 +92,51 @@ static int pg_fail(struct db *db, const PGresult *res, aq_msg *msg)
 	return aq_fail(msg, AQ_EIO, "database error: %.*s", pg_len(text), text);
 }
 
+static void pg_cache_clear(struct db_pg *p)
+{
+	for (int i = 0; i < p->ncached; i++)
+		free(p->cache[i].sql);
+	p->ncached = 0;
+}
+
+/* Run sql prepared: the cached statement's result, or NULL when sql is not
+ * (and cannot be) cached, for the caller to run it unnamed. */
+static PGresult *pg_exec_cached(struct db_pg *p, const char *sql, int n, const char *const *params)
+{
+	unsigned long h = 5381;
+	char name[16];
+	PGresult *res;
+	int i;
+
+	for (const char *c = sql; *c; c++)
+		h = h * 33 + (unsigned char)*c;
+	for (i = 0; i < p->ncached; i++)
+		if (p->cache[i].hash == h && strcmp(p->cache[i].sql, sql) == 0)
+			break;
+	if (i == p->ncached) {
+		/* only plain DML and queries; never inside a failed transaction */
+		if (p->ncached == PG_CACHE || p->failed[0] ||
+		    (strncmp(sql, "SELECT", 6) != 0 && strncmp(sql, "INSERT", 6) != 0 && strncmp(sql, "UPDATE", 6) != 0 &&
+		     strncmp(sql, "DELETE", 6) != 0))
+			return NULL;
+		if (!(p->cache[i].sql = strdup(sql)))
+			return NULL;
+		snprintf(name, sizeof(name), "aq%d", i);
+		res = PQprepare(p->c, name, sql, n, NULL);
+		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+			PQclear(res);
+			free(p->cache[i].sql);
+			p->cache[i].sql = NULL;
+			return NULL; /* run unnamed: that error, if any, is the statement's */
+		}
+		PQclear(res);
+		p->cache[i].hash = h;
+		p->ncached++;
+	}
+	snprintf(name, sizeof(name), "aq%d", i);
+	return PQexecPrepared(p->c, name, n, params, NULL, NULL, 0);
+}
+
 /* Run one statement with text parameters; *out (if given) gets the result
  * of a successful one. */
 static int pg_run(struct db *db, const char *sql, int n, const char *const *params, PGresult **out,
@@ -89,10 +148,14 @@ static int pg_run(struct db *db, const char *sql, int n, const char *const *para
 	int rc = AQ_OK;
 
 	/* between transactions a broken connection is mended: a server restart
-	 * costs the statements in flight, not the process */
-	if (PQstatus(c) == CONNECTION_BAD && !db->in_tx)
+	 * costs the statements in flight, not the process, and its prepared
+	 * statements */
+	if (PQstatus(c) == CONNECTION_BAD && !db->in_tx) {
 		PQreset(c);
-	res = PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0);
+		pg_cache_clear(pg(db));
+	}
+	if (!(res = pg_exec_cached(pg(db), sql, n, params)))
+		res = PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0);
 	st = PQresultStatus(res);
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
 		rc = pg_fail(db, res, msg);
@@ -137,6 +200,7 @@ static void pg_path(const char *field, char *out, size_t cap)
 
 static void pg_close(struct db *db)
 {
+	pg_cache_clear(pg(db));
 	PQfinish(pg(db)->c);
 	free(db);
 }
@@ -232,6 +296,20 @@ static int pg_get(struct db *db, const char *name, char **text, size_t *len)
 	}
 	memcpy(*text, PQgetvalue(res, 0, 0), *len + 1);
 out:
+	PQclear(res);
+	return rc;
+}
+
+static int pg_get_many(struct db *db, const char *names_json, db_row_fn fn, void *arg)
+{
+	PGresult *res = NULL;
+	int rc = pg_run(db, "SELECT name, doc FROM resources WHERE name IN (SELECT json_array_elements_text($1::json))",
+			1, &names_json, &res, NULL);
+
+	if (rc != AQ_OK)
+		return rc;
+	for (int i = 0; i < PQntuples(res) && rc == AQ_OK; i++)
+		rc = fn(arg, PQgetvalue(res, i, 0), PQgetvalue(res, i, 1));
 	PQclear(res);
 	return rc;
 }
@@ -445,6 +523,47 @@ static int pg_each(struct db *db, db_each_fn fn, void *arg, aq_msg *msg)
 	return rc;
 }
 
+#define PG_USAGE_COLS "SELECT name, n, capacity_gib, mibps, cold_gib, hot_gib FROM usage"
+
+static void pg_usage_row(PGresult *res, int i, struct db_usage *u)
+{
+	u->count = strtoll(PQgetvalue(res, i, 1), NULL, 10);
+	u->capacity_gib = strtod(PQgetvalue(res, i, 2), NULL);
+	u->mibps = strtod(PQgetvalue(res, i, 3), NULL);
+	u->cold_gib = strtod(PQgetvalue(res, i, 4), NULL);
+	u->hot_gib = strtod(PQgetvalue(res, i, 5), NULL);
+}
+
+static int pg_usage_get(struct db *db, const char *name, struct db_usage *u)
+{
+	PGresult *res = NULL;
+	int rc = pg_run(db, PG_USAGE_COLS " WHERE name = $1", 1, &name, &res, NULL);
+
+	if (rc != AQ_OK)
+		return rc;
+	if (PQntuples(res) == 1)
+		pg_usage_row(res, 0, u);
+	PQclear(res);
+	return AQ_OK;
+}
+
+static int pg_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg)
+{
+	PGresult *res = NULL;
+	int rc = pg_run(db, PG_USAGE_COLS " WHERE starts_with(name, $1) ORDER BY name", 1, &prefix, &res, NULL);
+
+	if (rc != AQ_OK)
+		return rc;
+	for (int i = 0; i < PQntuples(res); i++) {
+		struct db_usage u;
+
+		pg_usage_row(res, i, &u);
+		fn(arg, PQgetvalue(res, i, 0), &u);
+	}
+	PQclear(res);
+	return AQ_OK;
+}
+
 /* Warnings and errors of the server go to stderr; its notices ("relation
  * already exists, skipping") do not. */
 static void pg_notice(void *arg, const PGresult *res)
@@ -472,6 +591,7 @@ static const struct db_ops pg_ops = {
 	.script = pg_script,
 	.schema_set = pg_schema_set,
 	.get = pg_get,
+	.get_many = pg_get_many,
 	.put = pg_put,
 	.del = pg_del,
 	.list = pg_list,
@@ -480,6 +600,8 @@ static const struct db_ops pg_ops = {
 	.aggregate = pg_aggregate,
 	.share_count = pg_share_count,
 	.count_kinds = pg_count_kinds,
+	.usage_get = pg_usage_get,
+	.usage_each = pg_usage_each,
 	.each = pg_each,
 };
 

@@ -28,9 +28,35 @@
 
 #include <sqlite3.h>
 
+/* Prepared statements are kept per connection, keyed by their SQL text: a
+ * create runs some twenty statements, and preparing each again was a sixth
+ * of its time (bench/api). Statements built with varying text (listings
+ * with filters) take a slot while there are free ones and are prepared
+ * per call after that; a cached statement already stepping (a listing
+ * whose callback reads again) is not shared: the second user gets its own. */
+#define SQ_CACHE 64
+
+struct sq_cached {
+	char *sql;
+	unsigned long hash;
+	sqlite3_stmt *st;
+	bool busy;
+};
+
+/* WAL checkpoints: SQLite's automatic one runs inside the COMMIT that
+ * pushes the WAL past 1,000 pages, i.e. under the process's writer mutex,
+ * with two fsyncs (WAL, database): every ~50 creates one of them held every
+ * writer up. Here the WAL hook only notes its size, and the thread that
+ * just ran a group commit's sync checkpoints (PASSIVE: it never waits for
+ * or blocks a writer) once it passed SQ_CHECKPOINT_FRAMES. */
+#define SQ_CHECKPOINT_FRAMES 1000
+
 struct db_sqlite {
 	struct db base; /* first: a struct db * is a struct db_sqlite * */
 	sqlite3 *h;
+	int wal_frames; /* the WAL's size after this connection's last commit */
+	int ncached;
+	struct sq_cached cache[SQ_CACHE];
 };
 
 #define DB_BUSY_MS 10000
@@ -62,11 +88,82 @@ static int sq_exec(struct db *db, const char *sql, aq_msg *msg)
 	return AQ_OK;
 }
 
+static unsigned long sq_hash(const char *s)
+{
+	unsigned long h = 5381;
+
+	while (*s)
+		h = h * 33 + (unsigned char)*s++;
+	return h;
+}
+
+/* A statement for sql, from the connection's cache when it holds one; give
+ * it back with sq_finish. */
 static int sq_prepare(struct db *db, const char *sql, sqlite3_stmt **st)
 {
-	int rc = sqlite3_prepare_v2(sq(db), sql, -1, st, NULL);
+	struct db_sqlite *s = (struct db_sqlite *)db;
+	unsigned long h = sq_hash(sql);
+	struct sq_cached *c;
+	int rc;
 
+	for (int i = 0; i < s->ncached; i++) {
+		c = &s->cache[i];
+		if (c->hash == h && !c->busy && strcmp(c->sql, sql) == 0) {
+			c->busy = true;
+			*st = c->st;
+			return AQ_OK;
+		}
+	}
+	if (s->ncached < SQ_CACHE) {
+		c = &s->cache[s->ncached];
+		if (!(c->sql = strdup(sql)))
+			return AQ_ENOMEM;
+		rc = sqlite3_prepare_v3(sq(db), sql, -1, SQLITE_PREPARE_PERSISTENT, &c->st, NULL);
+		if (rc != SQLITE_OK) {
+			free(c->sql);
+			c->sql = NULL;
+			return sq_err(db, rc, NULL);
+		}
+		c->hash = h;
+		c->busy = true;
+		s->ncached++;
+		*st = c->st;
+		return AQ_OK;
+	}
+	rc = sqlite3_prepare_v2(sq(db), sql, -1, st, NULL);
 	return rc == SQLITE_OK ? AQ_OK : sq_err(db, rc, NULL);
+}
+
+/* Give back a statement of sq_prepare (NULL is fine): a cached one is reset
+ * for its next use, another finalized. */
+static void sq_finish(struct db *db, sqlite3_stmt *st)
+{
+	struct db_sqlite *s = (struct db_sqlite *)db;
+
+	if (!st)
+		return;
+	for (int i = 0; i < s->ncached; i++)
+		if (s->cache[i].st == st) {
+			sqlite3_reset(st);
+			sqlite3_clear_bindings(st);
+			s->cache[i].busy = false;
+			return;
+		}
+	sq_finish(db, st);
+}
+
+/* Run a statement without parameters or rows, cached. */
+static int sq_simple(struct db *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, s;
+
+	if ((rc = sq_prepare(db, sql, &st)) != AQ_OK)
+		return rc;
+	if ((s = sqlite3_step(st)) != SQLITE_DONE)
+		rc = sq_err(db, s, NULL);
+	sq_finish(db, st);
+	return rc;
 }
 
 /* Step a statement that must give one row (a scalar query): AQ_OK on it,
@@ -84,23 +181,29 @@ static void sq_path(const char *field, char *out, size_t cap)
 
 static void sq_close(struct db *db)
 {
+	struct db_sqlite *s = (struct db_sqlite *)db;
+
+	for (int i = 0; i < s->ncached; i++) {
+		sqlite3_finalize(s->cache[i].st);
+		free(s->cache[i].sql);
+	}
 	sqlite3_close(sq(db));
 	free(db);
 }
 
 static int sq_begin(struct db *db)
 {
-	return sq_exec(db, "BEGIN IMMEDIATE", NULL);
+	return sq_simple(db, "BEGIN IMMEDIATE");
 }
 
 static int sq_commit(struct db *db)
 {
-	return sq_exec(db, "COMMIT", NULL);
+	return sq_simple(db, "COMMIT");
 }
 
 static void sq_rollback(struct db *db)
 {
-	sqlite3_exec(sq(db), "ROLLBACK", NULL, NULL, NULL);
+	sq_simple(db, "ROLLBACK");
 }
 
 /* fsync this connection's handle on the WAL: the file is one inode for
@@ -117,6 +220,25 @@ static int sq_sync(struct db *db)
 	return wal->pMethods->xSync(wal, SQLITE_SYNC_FULL) == SQLITE_OK ? AQ_OK : AQ_EIO;
 }
 
+static int sq_wal_hook(void *arg, sqlite3 *h, const char *name, int frames)
+{
+	(void)h;
+	(void)name;
+	((struct db_sqlite *)arg)->wal_frames = frames;
+	return SQLITE_OK;
+}
+
+static void sq_after_sync(struct db *db)
+{
+	struct db_sqlite *s = (struct db_sqlite *)db;
+
+	if (s->wal_frames < SQ_CHECKPOINT_FRAMES)
+		return;
+	s->wal_frames = 0;
+	/* SQLITE_BUSY (another checkpoint runs) is fine: the next one does it */
+	sqlite3_wal_checkpoint_v2(s->h, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+}
+
 static int sq_schema_get(struct db *db, int *version, aq_msg *msg)
 {
 	sqlite3_stmt *st = NULL;
@@ -128,7 +250,7 @@ static int sq_schema_get(struct db *db, int *version, aq_msg *msg)
 	}
 	*version = sqlite3_column_int(st, 0);
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -179,7 +301,25 @@ static int sq_get(struct db *db, const char *name, char **text, size_t *len)
 	}
 	memcpy(*text, sqlite3_column_text(st, 0), *len + 1);
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
+	return rc;
+}
+
+static int sq_get_many(struct db *db, const char *names_json, db_row_fn fn, void *arg)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, s;
+
+	if ((rc = sq_prepare(db, "SELECT name, doc FROM resources WHERE name IN (SELECT value FROM json_each(?1))",
+			     &st)) != AQ_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, names_json, -1, SQLITE_STATIC);
+	while ((s = sqlite3_step(st)) == SQLITE_ROW)
+		if ((rc = fn(arg, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1))) != AQ_OK)
+			break;
+	if (rc == AQ_OK && s != SQLITE_DONE)
+		rc = sq_err(db, s, NULL);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -208,7 +348,7 @@ static int sq_put(struct db *db, const char *kind, const char *parent, const cha
 	else if (!create && sqlite3_changes(sq(db)) == 0)
 		rc = AQ_ENOENT;
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -226,7 +366,7 @@ static int sq_del(struct db *db, const char *name)
 	else if (sqlite3_changes(sq(db)) == 0)
 		rc = AQ_ENOENT;
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -279,7 +419,7 @@ static int sq_list(struct db *db, const struct db_query *q, const struct db_filt
 	else if (rc == AQ_OK && s != SQLITE_DONE)
 		rc = sq_err(db, s, msg);
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -307,7 +447,7 @@ static int sq_scalar(struct db *db, const char *kind, const char *parent, const 
 		goto out;
 	*out = sqlite3_column_double(st, 0);
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -336,7 +476,7 @@ static int sq_sum_by_parent(struct db *db, const char *kind, const char *field,
 	if (s != SQLITE_DONE)
 		rc = sq_err(db, s, NULL);
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -372,7 +512,7 @@ static int sq_aggregate(struct db *db, const char *kind, const char *parent,
 	for (int i = 0; i < n; i++)
 		sums[i] = sqlite3_column_double(st, i + 1);
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -397,7 +537,7 @@ static int sq_share_count(struct db *db, const char *location, const char *share
 		goto out;
 	*n = sqlite3_column_int64(st, 0);
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -415,7 +555,55 @@ static int sq_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n,
 	if (s != SQLITE_DONE)
 		rc = sq_err(db, s, NULL);
 out:
-	sqlite3_finalize(st);
+	sq_finish(db, st);
+	return rc;
+}
+
+#define SQ_USAGE_COLS "SELECT name, n, capacity_gib, mibps, cold_gib, hot_gib FROM usage"
+
+static void sq_usage_row(sqlite3_stmt *st, struct db_usage *u)
+{
+	u->count = sqlite3_column_int64(st, 1);
+	u->capacity_gib = sqlite3_column_double(st, 2);
+	u->mibps = sqlite3_column_double(st, 3);
+	u->cold_gib = sqlite3_column_double(st, 4);
+	u->hot_gib = sqlite3_column_double(st, 5);
+}
+
+static int sq_usage_get(struct db *db, const char *name, struct db_usage *u)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, s;
+
+	if ((rc = sq_prepare(db, SQ_USAGE_COLS " WHERE name = ?1", &st)) != AQ_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	if ((s = sqlite3_step(st)) == SQLITE_ROW)
+		sq_usage_row(st, u);
+	else if (s != SQLITE_DONE)
+		rc = sq_err(db, s, NULL);
+	sq_finish(db, st);
+	return rc;
+}
+
+static int sq_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, s;
+
+	if ((rc = sq_prepare(db, SQ_USAGE_COLS " WHERE name >= ?1 AND substr(name, 1, length(?1)) = ?1 ORDER BY name",
+			     &st)) != AQ_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
+	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+		struct db_usage u;
+
+		sq_usage_row(st, &u);
+		fn(arg, (const char *)sqlite3_column_text(st, 0), &u);
+	}
+	if (s != SQLITE_DONE)
+		rc = sq_err(db, s, NULL);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -432,7 +620,7 @@ static int sq_each(struct db *db, db_each_fn fn, void *arg, aq_msg *msg)
 			break;
 	if (rc == AQ_OK && s != SQLITE_DONE)
 		rc = sq_err(db, s, msg);
-	sqlite3_finalize(st);
+	sq_finish(db, st);
 	return rc;
 }
 
@@ -444,10 +632,12 @@ static const struct db_ops sq_ops = {
 	.commit = sq_commit,
 	.rollback = sq_rollback,
 	.sync = sq_sync,
+	.after_sync = sq_after_sync,
 	.schema_get = sq_schema_get,
 	.script = sq_script,
 	.schema_set = sq_schema_set,
 	.get = sq_get,
+	.get_many = sq_get_many,
 	.put = sq_put,
 	.del = sq_del,
 	.list = sq_list,
@@ -456,6 +646,8 @@ static const struct db_ops sq_ops = {
 	.aggregate = sq_aggregate,
 	.share_count = sq_share_count,
 	.count_kinds = sq_count_kinds,
+	.usage_get = sq_usage_get,
+	.usage_each = sq_usage_each,
 	.each = sq_each,
 };
 
@@ -475,6 +667,8 @@ int db_sqlite_open(const char *path, struct db **out, aq_msg *msg)
 		goto out;
 	}
 	sqlite3_busy_timeout(s->h, DB_BUSY_MS);
+	/* replaces the automatic checkpoint (see SQ_CHECKPOINT_FRAMES) */
+	sqlite3_wal_hook(s->h, sq_wal_hook, s);
 	if ((rc = sq_exec(&s->base, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
 			      " PRAGMA foreign_keys=ON;", msg)) != AQ_OK)
 		goto out;

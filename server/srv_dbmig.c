@@ -96,6 +96,10 @@ static int dbmig_run(const char *from, const char *to, FILE *out, aq_msg *msg)
 		free(a);
 		goto out;
 	}
+	/* the copy's usage counters (db.h), kept by its triggers as it was
+	 * written, agree with its documents */
+	if ((rc = db_usage_verify(dst, msg)) != AQ_OK)
+		goto out;
 	if ((rc = db_commit(dst)) != AQ_OK) {
 		aq_fail(msg, rc, "cannot commit the copy (%s)", aq_err_str(rc));
 		goto out;
@@ -112,6 +116,41 @@ out:
 	return rc;
 }
 
+/* aquiferd db check --db URL: the usage counters against the documents,
+ * in one transaction (one snapshot; SQLite holds writers off meanwhile). */
+static int dbmig_check(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *url = NULL;
+	struct db *db = NULL;
+	aq_msg msg = { .text = "" };
+	int c, rc;
+
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c != 'd')
+			return 2;
+		url = optarg;
+	}
+	if (!url || optind < argc) {
+		fprintf(stderr, "usage: aquiferd db check --db URL\n");
+		return 2;
+	}
+	if ((rc = db_open(url, &db, &msg)) == AQ_OK && (rc = db_begin(db)) == AQ_OK)
+		rc = db_usage_verify(db, &msg);
+	db_rollback(db);
+	db_close(db);
+	if (rc != AQ_OK) {
+		fprintf(stderr, "aquiferd db check: %s\n", *msg.text ? msg.text : aq_err_str(rc));
+		return 1;
+	}
+	printf("usage counters agree with the volumes and placements\n");
+	return 0;
+}
+
 int srv_dbmig_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -124,8 +163,10 @@ int srv_dbmig_main(int argc, char **argv)
 	aq_msg msg = { .text = "" };
 	int c;
 
+	if (argc >= 2 && strcmp(argv[1], "check") == 0)
+		return dbmig_check(argc, argv);
 	if (argc < 2 || strcmp(argv[1], "migrate") != 0) {
-		fprintf(stderr, "aquiferd db: expected migrate (aquiferd db migrate --from URL --to URL)\n");
+		fprintf(stderr, "aquiferd db: expected migrate (aquiferd db migrate --from URL --to URL) or check (aquiferd db check --db URL)\n");
 		return 2;
 	}
 	optind = 2;

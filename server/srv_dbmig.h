@@ -4,7 +4,12 @@
  * compared. URLs as db_open takes them (PATH, sqlite:PATH, postgres://...;
  * PostgreSQL credentials from a passfile or the PG environment). aquiferd
  * must not be writing to the source meanwhile: the copy is one snapshot of
- * it, and a difference in the counts afterwards fails the command. */
+ * it, and a difference in the counts afterwards fails the command; so does
+ * a copy whose usage counters (db.h) disagree with its documents.
+ *
+ * `aquiferd db check --db URL` recomputes the usage counters from the
+ * volumes and placements and compares (db_usage_verify): exit 0 when they
+ * agree, 1 naming the first that differs. */
 #ifndef AQ_SRV_DBMIG_H
 #define AQ_SRV_DBMIG_H
 

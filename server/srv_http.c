@@ -347,8 +347,8 @@ static int check_head(struct srv *srv, struct srv_req *req, struct MHD_Connectio
 	}
 	if (len > 0 && !(req->route->flags & SRV_F_BODY))
 		rc = aq_fail(&req->msg, AQ_EINVAL, "this method takes no request body");
-	else if (len > SRV_BODY_MAX)
-		rc = aq_fail(&req->msg, AQ_ETOOBIG, "request body is larger than %d bytes", SRV_BODY_MAX);
+	else if (len > SRV_ROUTE_BODY_MAX(req->route))
+		rc = aq_fail(&req->msg, AQ_ETOOBIG, "request body is larger than %zu bytes", SRV_ROUTE_BODY_MAX(req->route));
 out:
 	if (rc != AQ_OK)
 		req_set_error(req, rc);
@@ -386,6 +386,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			req_set_error(req, rc);
 		} else {
 			req->route = &srv_routes[req->route_idx];
+			ut_buf_init(&req->body_raw, SRV_ROUTE_BODY_MAX(req->route));
 			if (MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, copy_query, req) < 0 ||
 			    req->nquery == SRV_MAX_QUERY) {
 				aq_fail(&req->msg, AQ_EINVAL, "too many query parameters (at most %d)", SRV_MAX_QUERY - 1);
@@ -424,7 +425,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (req->state == REQ_BODY) {
 		if (ut_buf_err(&req->body_raw) == AQ_ETOOBIG) {
-			aq_fail(&req->msg, AQ_ETOOBIG, "request body is larger than %d bytes", SRV_BODY_MAX);
+			aq_fail(&req->msg, AQ_ETOOBIG, "request body is larger than %zu bytes", SRV_ROUTE_BODY_MAX(req->route));
 			req_set_error(req, AQ_ETOOBIG);
 			return send_answer(conn, req, false);
 		}

@@ -34,19 +34,25 @@ int srv_intent_vol_parent(const char *vn, char *out, size_t cap)
  * that reason once the generation is applied, instead of waiting forever.
  * An error reading its snapshots fails the whole intent (AQ_ENOMEM, db). */
 static int intent_volume(const struct api_math_params *p, struct db *db, const json_t *node, const json_t *pl,
-			 json_t *vols, json_t *bad)
+			 const json_t *vdocs, json_t *pools, json_t *vols, json_t *bad)
 {
 	const char *vn = api_json_str(pl, "volume", "");
 	char pname[800], parent[600];
 	struct api_intent_volume *iv = malloc(sizeof(*iv));
-	json_t *vol = NULL, *pool = NULL;
+	json_t *vol = json_object_get(vdocs, vn), *pool = NULL;
 	aq_msg why = { .text = "" };
 	int rc = AQ_OK;
 
-	if (!iv || db_get(db, vn, &vol) != AQ_OK || srv_intent_vol_parent(vn, parent, sizeof(parent)) != AQ_OK)
+	if (!iv || !vol || srv_intent_vol_parent(vn, parent, sizeof(parent)) != AQ_OK)
 		goto out;
+	/* a node's volumes share a few pools: each is read once per build */
 	snprintf(pname, sizeof(pname), "%s/storagePools/%s", parent, api_volume_pool_id(vol));
-	if (db_get(db, pname, &pool) != AQ_OK)
+	if (!(pool = json_object_get(pools, pname))) {
+		if (db_get(db, pname, &pool) != AQ_OK)
+			pool = json_null();
+		json_object_set_new(pools, pname, pool);
+	}
+	if (json_is_null(pool))
 		pool = NULL;
 	if (api_intent_volume_from_api(vol, pool, p, api_json_str(pl, "fsid", ""), api_json_str(pl, "dir", ""), iv,
 				       &why) == AQ_OK) {
@@ -73,24 +79,55 @@ static int intent_volume(const struct api_math_params *p, struct db *db, const j
 	}
 out:
 	free(iv);
-	json_decref(vol);
-	json_decref(pool);
 	return rc;
 }
 
+/* The volumes the placements pls serve (not those being deleted), in one
+ * query: {name: doc}. */
+static int intent_volumes(struct db *db, const json_t *pls, json_t **vdocs)
+{
+	json_t *names = json_array(), *pl;
+	size_t i;
+	int rc;
+
+	if (!names)
+		return AQ_ENOMEM;
+	json_array_foreach(pls, i, pl)
+		if (strcmp(api_json_str(pl, "action", ""), "delete") != 0)
+			json_array_append_new(names, json_string(api_json_str(pl, "volume", "")));
+	rc = db_get_many(db, names, vdocs);
+	json_decref(names);
+	return rc;
+}
+
+/* Note a placement that waits for a generation, as read. */
+static void intent_pending(json_t *pending, const json_t *pl)
+{
+	char pname[800], v[900];
+
+	if (!pending || !*api_json_str(pl, "action", "") || api_json_int64(pl, "pendingGeneration", 0) > 0)
+		return;
+	snprintf(pname, sizeof(pname), "placements/%s", api_json_str(pl, "volume", ""));
+	snprintf(v, sizeof(v), "%s|%s", api_json_str(pl, "op", ""), api_json_str(pl, "action", ""));
+	json_object_set_new(pending, pname, json_string(v));
+}
+
 int srv_intent_build(const struct api_math_params *srv_math, struct db *db, const json_t *node,
-			json_t **out, json_t **bad)
+			json_t **out, json_t **bad, json_t *pending)
 {
 	const char *nn = api_json_str(node, "name", "");
 	json_t *pls = NULL, *pl, *vols = json_array(), *dels = json_array(), *key = NULL, *cold;
+	json_t *vdocs = NULL, *pools = json_object();
 	char kname[200];
 	size_t i;
 	int rc;
 
 	*bad = json_array();
-	if ((rc = db_list_all(db, &(struct db_query){ .kind = "placement", .parent = nn }, &pls, NULL)) != AQ_OK)
+	if ((rc = db_list_all(db, &(struct db_query){ .kind = "placement", .parent = nn }, &pls, NULL)) != AQ_OK ||
+	    (rc = intent_volumes(db, pls, &vdocs)) != AQ_OK)
 		goto out;
 	json_array_foreach(pls, i, pl) {
+		intent_pending(pending, pl);
 		if (strcmp(api_json_str(pl, "action", ""), "delete") == 0) {
 			struct api_intent_delete d = { .name = "" };
 
@@ -100,7 +137,7 @@ int srv_intent_build(const struct api_math_params *srv_math, struct db *db, cons
 			json_array_append_new(dels, api_intent_delete_encode(&d));
 			continue;
 		}
-		if ((rc = intent_volume(srv_math, db, node, pl, vols, *bad)) != AQ_OK)
+		if ((rc = intent_volume(srv_math, db, node, pl, vdocs, pools, vols, *bad)) != AQ_OK)
 			goto out;
 	}
 	snprintf(kname, sizeof(kname), "locsecrets/%s", api_json_str(node, "location", ""));
@@ -121,6 +158,8 @@ int srv_intent_build(const struct api_math_params *srv_math, struct db *db, cons
 		rc = srv_backup_intent(db, node, *out);
 out:
 	json_decref(pls);
+	json_decref(vdocs);
+	json_decref(pools);
 	json_decref(vols);
 	json_decref(dels);
 	json_decref(key);

@@ -18,9 +18,12 @@ struct db;
 /* Build node's intent body (without generation) from its placements into
  * *out; *bad lists the volumes that could not be encoded ({name, error}),
  * so that their operations fail with that reason instead of waiting. Both
- * new references. */
+ * new references. pending (may be NULL) gets {placement name: "op|action"}
+ * of every placement that waits for a generation (an action, no
+ * pendingGeneration yet), as read. The node's volumes are read in one
+ * query (db_get_many), their pools once each. */
 int srv_intent_build(const struct api_math_params *math, struct db *db, const json_t *node, json_t **out,
-		     json_t **bad);
+		     json_t **bad, json_t *pending);
 /* The parent "projects/P/locations/L" of volume name vn. AQ_EINVAL when vn
  * names no volume. */
 int srv_intent_vol_parent(const char *vn, char *out, size_t cap);

@@ -20,11 +20,21 @@
 
 int srv_place_allocated(struct db *db, const char *node_name, double *mibps, int64_t *count)
 {
-	int rc = db_sum(db, "placement", node_name, "mibps", mibps);
+	struct db_usage u;
+	int rc = db_usage_get(db, node_name, &u);
 
-	if (rc == AQ_OK && count)
-		rc = db_count(db, "placement", node_name, count);
+	if (rc == AQ_OK) {
+		*mibps = u.mibps;
+		if (count)
+			*count = u.count;
+	}
 	return rc;
+}
+
+/* db_usage_each: each node's allocated MiB/s into {node: mibps} */
+static void place_alloc_row(void *arg, const char *name, const struct db_usage *u)
+{
+	json_object_set_new(arg, name, json_real(u->mibps));
 }
 
 /* Candidate nodes of a location with their allocation; *shelf_head is what
@@ -44,9 +54,14 @@ static int place_candidates(struct db *db, const char *loc, const char *skip, js
 	if ((rc = db_list(db, &q, nodes, &next, msg)) != AQ_OK)
 		return rc;
 	free(next);
-	/* what is placed on each node of the location, in one query */
-	if ((rc = db_sum_by_parent(db, "placement", "mibps", "node", parent, &alloc)) != AQ_OK)
+	/* what is placed on each node, from the nodes' usage counters (db.h) in
+	 * one query: O(nodes), not O(volumes) */
+	if (!(alloc = json_object()))
+		return AQ_ENOMEM;
+	if ((rc = db_usage_each(db, "nodes/", place_alloc_row, alloc)) != AQ_OK) {
+		json_decref(alloc);
 		return rc;
+	}
 	*cand = calloc(json_array_size(*nodes) + 1, sizeof(**cand));
 	if (!*cand) {
 		json_decref(alloc);

@@ -22,32 +22,22 @@
 
 int srv_pool_usage(struct db *db, const char *pool_name, struct srv_pool_usage *u, aq_msg *msg)
 {
-	static const char *const fields[] = { "capacityGib", "throughputMibps", "coldTierSizeGib",
-					      "hotTierSizeUsedGib" };
-	const char *slash = strstr(pool_name, "/storagePools/");
-	char parent[600];
-	double sums[4] = { 0 };
-	int rc = AQ_OK;
+	struct db_usage du;
+	int rc;
 
 	memset(u, 0, sizeof(*u));
-	if (!slash)
+	if (!strstr(pool_name, "/storagePools/"))
 		return aq_fail(msg, AQ_EINVAL, "not a storage pool name: %s", pool_name);
-	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - pool_name), pool_name);
-	/* a volume's storagePool is stored as sent: the ID or the full name */
-	for (int form = 0; form < 2 && rc == AQ_OK; form++) {
-		double part[4] = { 0 };
-		int64_t n = 0;
-
-		rc = db_aggregate(db, "volume", parent, "storagePool", form ? pool_name : slash + 14, fields, 4, &n, part);
-		u->count += n;
-		for (int i = 0; i < 4; i++)
-			sums[i] += part[i];
-	}
-	u->capacity_gib = (int64_t)sums[0];
-	u->mibps = sums[1];
-	u->cold_gib = (int64_t)sums[2];
-	u->hot_used_gib = (int64_t)sums[3];
-	return rc;
+	/* the pool's counters, kept in every volume write's transaction (db.h):
+	 * one row, however many volumes the pool holds */
+	if ((rc = db_usage_get(db, pool_name, &du)) != AQ_OK)
+		return rc;
+	u->count = du.count;
+	u->capacity_gib = (int64_t)du.capacity_gib;
+	u->mibps = du.mibps;
+	u->cold_gib = (int64_t)du.cold_gib;
+	u->hot_used_gib = (int64_t)du.hot_gib;
+	return AQ_OK;
 }
 
 void srv_pool_output(const struct srv_cfg *cfg, json_t *pool, const struct srv_pool_usage *u)

@@ -2,11 +2,13 @@
  *
  * Level-triggered: for every node the reconciler computes the whole intent
  * (every volume placed on it, with export rules, QoS, tiering; the volumes
- * whose data it must delete; the location's cold store) and hashes it. A changed hash bumps the
- * node's generation; the intent that generation carries is built again in
- * the transaction that bumps it and gives the waiting placements their
- * generation, so no placement waits on a generation that lacks it
- * (srv_reconcile_generation). The intent is pushed (libcurl, the node's push secret)
+ * whose data it must delete; the location's cold store) and hashes it,
+ * without the write lock (the node's volumes read in one query). A changed
+ * hash bumps the node's generation in a short transaction that reads only
+ * the node and the placements the build saw waiting, and gives those still
+ * as the build read them the generation, so no placement takes a
+ * generation whose intent lacks it; one that changed meanwhile waits for
+ * the next build (srv_reconcile_generation). The intent is pushed (libcurl, the node's push secret)
  * whenever the node has not applied the newest generation, and again every
  * repush_ms, so a missed push heals. Whatever waited for a generation
  * (create, update and delete operations) finishes when the node reports it
@@ -228,22 +230,39 @@ out:
 int srv_reconcile_applied(struct srv *srv, struct db *db, const char *node_name, int64_t g,
 		     const json_t *failed)
 {
-	json_t *pls = NULL, *pl, *node = NULL;
+	json_t *pls = NULL, *pl, *node = NULL, *due = NULL, *dn;
 	size_t i;
 	int rc;
 
 	(void)srv;
-	if ((rc = db_begin(db)) != AQ_OK)
-		return rc;
-	if ((rc = db_get(db, node_name, &node)) != AQ_OK || (rc = list_all(db, "placement", node_name, &pls)) != AQ_OK)
+	/* which placements wait for a generation up to g, read without the
+	 * write lock; the transaction reads those again (O(what finished), not
+	 * O(volumes on the node)) and acts on what still waits */
+	if ((rc = list_all(db, "placement", node_name, &pls)) != AQ_OK || !(due = json_array()))
 		goto out;
 	json_array_foreach(pls, i, pl) {
-		char op[800], action[16];
-		const char *vn = api_json_str(pl, "volume", "");
 		int64_t pg = api_json_int64(pl, "pendingGeneration", 0);
-		char pname[800], vparent[600];
+
+		if (*api_json_str(pl, "action", "") && pg > 0 && pg <= g)
+			json_array_append_new(due, json_sprintf("placements/%s", api_json_str(pl, "volume", "")));
+	}
+	json_decref(pls);
+	pls = NULL;
+	if (json_array_size(due) == 0)
+		goto out;
+	if ((rc = db_begin(db)) != AQ_OK || (rc = db_get(db, node_name, &node)) != AQ_OK ||
+	    (rc = db_get_many(db, due, &pls)) != AQ_OK)
+		goto out;
+	json_array_foreach(due, i, dn) {
+		char op[800], action[16], pname[800], vparent[600];
+		const char *vn;
+		int64_t pg;
 		json_t *vol = NULL, *resp = NULL;
 
+		if (!(pl = json_object_get(pls, json_string_value(dn))))
+			continue; /* gone since */
+		vn = api_json_str(pl, "volume", "");
+		pg = api_json_int64(pl, "pendingGeneration", 0);
 		/* copies: pl is edited below */
 		snprintf(op, sizeof(op), "%s", api_json_str(pl, "op", ""));
 		snprintf(action, sizeof(action), "%s", api_json_str(pl, "action", ""));
@@ -297,6 +316,7 @@ next:
 out:
 	db_rollback(db);
 	json_decref(pls);
+	json_decref(due);
 	json_decref(node);
 	return rc;
 }
@@ -305,6 +325,7 @@ void srv_reconcile_intent_cleanup(struct srv_reconcile_intent *ri)
 {
 	json_decref(ri->intent);
 	json_decref(ri->bad);
+	json_decref(ri->pending);
 	free(ri->text);
 	memset(ri, 0, sizeof(*ri));
 }
@@ -316,7 +337,9 @@ int srv_reconcile_intent_build(const struct api_math_params *math, struct db *db
 	int rc;
 
 	srv_reconcile_intent_cleanup(ri);
-	if ((rc = srv_intent_build(math, db, node, &ri->intent, &ri->bad)) != AQ_OK)
+	if (!(ri->pending = json_object()))
+		return AQ_ENOMEM;
+	if ((rc = srv_intent_build(math, db, node, &ri->intent, &ri->bad, ri->pending)) != AQ_OK)
 		return rc;
 	if (!(ri->text = json_dumps(ri->intent, JSON_COMPACT | JSON_SORT_KEYS)))
 		return AQ_ENOMEM;
@@ -325,42 +348,38 @@ int srv_reconcile_intent_build(const struct api_math_params *math, struct db *db
 	return AQ_OK;
 }
 
-/* A placement is given generation g only when g's intent was built in the
- * same transaction: an intent built before a volume create committed does
- * not carry it, and if the create's placement took that generation, the
- * node's report of it would make the volume READY before any node served
- * it (and a clone's first intent, then no longer CREATING, would carry no
- * cloneSource, so the node would make it empty: issue 20). So the look
- * without the write lock only decides whether anything changed; the intent
- * pushed is built again under it. */
+/* A placement is given generation g only when g's intent carries it as it
+ * stands: an intent built before a volume create committed does not carry
+ * it, and if the create's placement took that generation, the node's
+ * report of it would make the volume READY before any node served it (and
+ * a clone's first intent, then no longer CREATING, would carry no
+ * cloneSource, so the node would make it empty: issue 20). The intent is
+ * built without the write lock (a pass over every volume of the node); the
+ * transaction here reads only the node and the placements that build saw
+ * waiting, and gives the generation to those still as it read them. */
 int srv_reconcile_generation(const struct api_math_params *math, struct db *db, const struct db_fence *fence,
-			     const json_t *n, struct srv_reconcile_intent *ri, int64_t *gen)
+			     const json_t *n, struct srv_reconcile_intent *ri, int64_t *gen, bool *more)
 {
 	const char *nn = api_json_str(n, "name", "");
-	json_t *node = NULL, *pls = NULL, *pl, *internal;
-	bool dirty = false;
-	size_t i;
+	json_t *node = NULL, *pl = NULL, *internal, *seen;
+	const char *pname;
 	int rc;
 
+	(void)math;
+	if (more)
+		*more = false;
 	/* look first, without the write lock: usually nothing changed */
-	if ((rc = db_get(db, nn, &node)) != AQ_OK || (rc = list_all(db, "placement", nn, &pls)) != AQ_OK)
+	if ((rc = db_get(db, nn, &node)) != AQ_OK)
 		goto out;
-	dirty = strcmp(api_json_str(json_object_get(node, "internal"), "intentHash", ""), ri->hash) != 0;
-	json_array_foreach(pls, i, pl)
-		if (*api_json_str(pl, "action", "") && api_json_int64(pl, "pendingGeneration", 0) <= 0)
-			dirty = true;
-	if (!dirty) {
-		*gen = api_json_int64(node, "generation", 0);
+	*gen = api_json_int64(node, "generation", 0);
+	if (strcmp(api_json_str(json_object_get(node, "internal"), "intentHash", ""), ri->hash) == 0 &&
+	    json_object_size(ri->pending) == 0)
 		goto out;
-	}
 	json_decref(node);
-	json_decref(pls);
-	node = pls = NULL;
+	node = NULL;
 	if ((rc = db_begin(db)) != AQ_OK)
 		return rc;
-	if ((rc = srv_lead_fence(db, fence)) != AQ_OK || (rc = srv_reconcile_intent_build(math, db, n, ri)) != AQ_OK ||
-	    (rc = db_get(db, nn, &node)) != AQ_OK ||
-	    (rc = list_all(db, "placement", nn, &pls)) != AQ_OK)
+	if ((rc = srv_lead_fence(db, fence)) != AQ_OK || (rc = db_get(db, nn, &node)) != AQ_OK)
 		goto out;
 	internal = json_object_get(node, "internal");
 	*gen = api_json_int64(node, "generation", 0);
@@ -371,12 +390,25 @@ int srv_reconcile_generation(const struct api_math_params *math, struct db *db, 
 		if ((rc = srv_node_save(db, node)) != AQ_OK)
 			goto out;
 	}
-	json_array_foreach(pls, i, pl) {
-		char pname[800];
+	json_object_foreach(ri->pending, pname, seen) {
+		char now[900];
 
-		if (!*api_json_str(pl, "action", "") || api_json_int64(pl, "pendingGeneration", 0) > 0)
+		json_decref(pl);
+		pl = NULL;
+		if ((rc = db_get(db, pname, &pl)) == AQ_ENOENT) {
+			rc = AQ_OK; /* gone since (a failed or cancelled create) */
 			continue;
-		snprintf(pname, sizeof(pname), "placements/%s", api_json_str(pl, "volume", ""));
+		}
+		if (rc != AQ_OK)
+			goto out;
+		snprintf(now, sizeof(now), "%s|%s", api_json_str(pl, "op", ""), api_json_str(pl, "action", ""));
+		if (strcmp(now, json_string_value(seen)) != 0 || strcmp(api_json_str(pl, "node", ""), nn) != 0) {
+			if (more && *api_json_str(pl, "action", ""))
+				*more = true; /* changed since the build: the next one carries it */
+			continue;
+		}
+		if (api_json_int64(pl, "pendingGeneration", 0) > 0)
+			continue;
 		json_object_set_new(pl, "pendingGeneration", json_integer(*gen));
 		if ((rc = db_put(db, "placement", nn, pname, pl, false)) != AQ_OK)
 			goto out;
@@ -385,7 +417,7 @@ int srv_reconcile_generation(const struct api_math_params *math, struct db *db, 
 out:
 	db_rollback(db);
 	json_decref(node);
-	json_decref(pls);
+	json_decref(pl);
 	return rc;
 }
 
@@ -443,10 +475,14 @@ static int rec_node(struct srv *srv, struct db *db, const struct db_fence *fence
 	char err[512] = "";
 	int64_t gen = 0, applied = -1, now = ut_clock_real_ms();
 	int pushed = 0;
+	bool more = false;
 
 	if (srv_reconcile_intent_build(&srv->cfg.math, db, n, &ri) != AQ_OK ||
-	    srv_reconcile_generation(&srv->cfg.math, db, fence, n, &ri, &gen) != AQ_OK || db_get(db, nn, &node) != AQ_OK)
+	    srv_reconcile_generation(&srv->cfg.math, db, fence, n, &ri, &gen, &more) != AQ_OK ||
+	    db_get(db, nn, &node) != AQ_OK)
 		goto out;
+	if (more) /* a placement changed while its intent was built: build again */
+		srv_kick(srv, nn);
 	if (rec_applied(node, pushes) >= gen &&
 	    now - api_json_int64(json_object_get(pushes, nn), "at", 0) < srv->cfg.repush_ms)
 		goto out;

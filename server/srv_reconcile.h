@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 #include "api/api_error.h"
@@ -20,9 +22,11 @@ struct db_fence;
 struct srv;
 
 /* A node's intent (srv_intent.h), what it could not carry (bad), its
- * canonical text and that text's SHA-256 in hex. */
+ * canonical text and that text's SHA-256 in hex; pending: the placements
+ * the intent carries that wait for a generation, {placement name: "op|action"}
+ * as the build read them. */
 struct srv_reconcile_intent {
-	json_t *intent, *bad;
+	json_t *intent, *bad, *pending;
 	char *text;
 	char hash[65];
 };
@@ -39,14 +43,19 @@ int srv_reconcile_intent_build(const struct api_math_params *math, struct db *db
 			       struct srv_reconcile_intent *ri);
 void srv_reconcile_intent_cleanup(struct srv_reconcile_intent *ri);
 /* The generation to push to node: ri is the intent built without the
- * write lock; when it or a pending placement differs from what the node
- * was last given, the generation goes up, ri is built again in the same
- * transaction, and exactly the pending placements that intent carries take
- * the generation (a placement committed after ri's look waits for the next
- * one). On return ri is what *gen carries. fence (NULL: none): the
- * leader's epoch, checked in that transaction (srv_lead.h). */
+ * write lock (srv_reconcile_intent_build). When its hash differs from what
+ * the node was last given, the generation goes up in one short
+ * transaction; in the same transaction exactly the pending placements ri
+ * carries take the generation, each only if it still stands as the build
+ * read it (same op and action): a placement committed or changed after the
+ * build waits for the next one (*more is then true: build again), so no
+ * placement ever takes a generation whose intent lacks it (issue 20). The
+ * transaction reads the node and ri's pending placements only: its cost
+ * does not grow with the volumes the node holds. On return ri is what
+ * *gen carries. fence (NULL: none): the leader's epoch, checked in that
+ * transaction (srv_lead.h). more may be NULL. */
 int srv_reconcile_generation(const struct api_math_params *math, struct db *db, const struct db_fence *fence,
-			     const json_t *node, struct srv_reconcile_intent *ri, int64_t *gen);
+			     const json_t *node, struct srv_reconcile_intent *ri, int64_t *gen, bool *more);
 int srv_reconcile_applied(struct srv *srv, struct db *db, const char *node_name, int64_t g, const json_t *failed);
 
 #endif

@@ -60,7 +60,12 @@ struct srv_route {
 	 * the document cache when it holds the name (no I/O there), else by
 	 * the handler on a worker. */
 	const char *doc_name;
+	/* the largest body it takes; 0: SRV_BODY_MAX */
+	size_t body_max;
 };
+
+/* The largest body route rt takes. */
+#define SRV_ROUTE_BODY_MAX(rt) ((rt)->body_max ? (rt)->body_max : (size_t)SRV_BODY_MAX)
 
 struct srv_req {
 	struct srv *srv;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api_intent.h"
 #include "server/srv_agent.h"
 #include "server/srv_backup.h"
 #include "server/srv_bpolicy.h"
@@ -148,8 +149,9 @@ const struct srv_route srv_routes[] = {
 	  .access = SRV_ACCESS_CLUSTER, .flags = SRV_F_BODY },
 	{ .method = "POST", .path = "/v1/agent/join", .handler = srv_h_agent_join,
 	  .access = SRV_ACCESS_NODE, .flags = SRV_F_BODY },
+	/* a report names every volume of the node: the intent contract's cap */
 	{ .method = "POST", .path = "/v1/agent/status", .handler = srv_h_agent_status,
-	  .access = SRV_ACCESS_NODE, .flags = SRV_F_BODY | SRV_F_NODECERT },
+	  .access = SRV_ACCESS_NODE, .flags = SRV_F_BODY | SRV_F_NODECERT, .body_max = API_INTENT_BODY_MAX },
 
 	{ .method = "GET", .path = PL "/operations", .handler = srv_h_op_list, .access = SRV_ACCESS_VIEWER },
 	{ .method = "GET", .path = PL "/operations/*", .handler = srv_h_op_get,

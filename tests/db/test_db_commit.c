@@ -190,6 +190,42 @@ START_TEST(test_autocommit_synced)
 }
 END_TEST
 
+/* The WAL is checkpointed outside COMMIT (db_sqlite.c: after a group
+ * commit's sync, once past 1,000 pages): 3,000 commits of 4 KiB documents
+ * write some 50 MB of WAL frames; with the checkpoints the WAL file is
+ * reused and stays a few MB, without them it holds them all. */
+START_TEST(test_wal_checkpointed)
+{
+	aq_msg msg = { .text = "" };
+	struct db *d = NULL;
+	char name[64], side[1100], *pad = calloc(1, 4097);
+	json_t *doc;
+	FILE *f;
+	long size;
+
+	if (pg_url) {
+		free(pad);
+		return; /* PostgreSQL checkpoints itself */
+	}
+	memset(pad, 'x', 4096);
+	doc = json_pack("{s:s}", "pad", pad);
+	ck_assert_msg(db_open(db_path, &d, &msg) == AQ_OK, "db_open: %s", msg.text);
+	for (int i = 0; i < 3000; i++) {
+		snprintf(name, sizeof(name), "projects/p/volumes/v%d", i);
+		ck_assert_int_eq(db_put(d, "volume", "projects/p", name, doc, true), AQ_OK);
+	}
+	snprintf(side, sizeof(side), "%s-wal", db_path);
+	ck_assert_ptr_nonnull(f = fopen(side, "rb"));
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fclose(f);
+	ck_assert_msg(size < 16L << 20, "the WAL holds %ld bytes after 3,000 commits: never checkpointed", size);
+	json_decref(doc);
+	free(pad);
+	db_close(d);
+}
+END_TEST
+
 /* A child commits from eight threads and reports each commit once
  * db_commit() returned; the parent kills it with SIGKILL midway. Every
  * reported commit is in the database afterwards. */
@@ -252,6 +288,7 @@ static Suite *db_commit_suite(void)
 	tcase_add_test(tc, test_group_commit);
 	tcase_add_test(tc, test_autocommit_synced);
 	tcase_add_test(tc, test_kill9_keeps_acknowledged);
+	tcase_add_test(tc, test_wal_checkpointed);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;

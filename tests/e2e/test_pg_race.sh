@@ -131,6 +131,10 @@ for u in "$A" "$B"; do
 	n=$(printf '%s' "$BODY" | jq '[.volumes[] | select(.name | test("/volumes/(budget|share)[0-9]+[ab]$"))] | length')
 	[ "$n" = $((2 * ROUNDS)) ] && aq_pass "$u lists one volume per race ($n)" || aq_failed "$u lists one volume per race" "$n of $((2 * ROUNDS))"
 done
+# the pools' and node's usage counters (db_usage.c), kept by triggers in
+# each create's transaction, agree with the volumes and placements
+out=$("$AQUIFERD" db check --db "$(cat "$D/pg-url")" 2>&1) && aq_pass "usage counters agree after the races ($out)" ||
+	aq_failed "usage counters agree after the races" "$out"
 aq_sanitizer_clean "$D"
 aq_sanitizer_clean "$AQ_TMP/b"
 aq_finish

@@ -7,7 +7,8 @@
 #   share:  each asks the same shareName (in different pools): exactly one.
 # Every loser gets the refusal a single server gives for that create
 # (measured first, one create after the other), never a second success;
-# afterwards both processes list exactly the winners.
+# afterwards both processes list exactly the winners, and aquiferd db check
+# finds the usage counters equal to what the volumes add up to.
 . "$(dirname "$0")/lib.sh"
 
 ROUNDS=${ROUNDS:-4}
@@ -103,5 +104,9 @@ for u in "$A" "$B"; do
 	n=$(printf '%s' "$BODY" | jq '[.volumes[] | select(.name | test("/volumes/(budget|share)[0-9]+-[0-9]+$"))] | length')
 	[ "$n" = $((2 * ROUNDS)) ] && aq_pass "$u lists one volume per race ($n)" || aq_failed "$u lists one volume per race" "$n of $((2 * ROUNDS))"
 done
+# the pools' and node's usage counters (db_usage.c), kept by triggers in
+# each create's transaction, agree with the volumes and placements
+out=$("$AQUIFERD" db check --db "$D/aq.db" 2>&1) && aq_pass "usage counters agree after the races ($out)" ||
+	aq_failed "usage counters agree after the races" "$out"
 aq_sanitizer_clean "$D"
 aq_finish

@@ -143,7 +143,7 @@ START_TEST(test_intent)
 	json_t *node = get("nodes/", "n1"), *intent = NULL, *bad = NULL, *dels;
 	struct api_math_params math = api_math_defaults;
 
-	ck_assert_int_eq(srv_intent_build(&math, db, node, &intent, &bad), AQ_OK);
+	ck_assert_int_eq(srv_intent_build(&math, db, node, &intent, &bad, NULL), AQ_OK);
 	ck_assert_str_eq(json_string_value(json_object_get(intent, "node")), "nodes/n1");
 	ck_assert_str_eq(json_string_value(json_object_get(intent, "location")), "east");
 	ck_assert_str_eq(json_string_value(json_object_get(intent, "handleKey")), "ab12");
@@ -157,7 +157,7 @@ START_TEST(test_intent)
 	json_decref(bad);
 	/* a placement whose volume went away is left out */
 	ck_assert_int_eq(db_delete(db, LOC "/volumes/v1"), AQ_OK);
-	ck_assert_int_eq(srv_intent_build(&math, db, node, &intent, &bad), AQ_OK);
+	ck_assert_int_eq(srv_intent_build(&math, db, node, &intent, &bad, NULL), AQ_OK);
 	ck_assert_uint_eq(json_array_size(json_object_get(intent, "volumes")) + json_array_size(bad), 4);
 	json_decref(intent);
 	json_decref(bad);
@@ -177,33 +177,61 @@ static bool carries(const json_t *intent, const char *vn)
 	return false;
 }
 
-/* A volume create committing between the look without the write lock and
+/* A volume create committing between the build without the write lock and
  * the generation's transaction (issue 20: a clone came up READY and empty):
- * the generation that its placement takes is one whose intent carries it. */
+ * its placement takes no generation whose intent lacks it; it waits, the
+ * reconciler is told to build again (more), and the next generation
+ * carries it. A placement that changed after the build (a cancelled
+ * create) is left alone too. The transaction rebuilds nothing. */
 START_TEST(test_generation_race)
 {
 	json_t *node = get("nodes/", "n1"), *pl;
 	struct api_math_params math = api_math_defaults;
 	struct srv_reconcile_intent ri = { .intent = NULL };
 	int64_t gen = 0;
+	bool more = false;
 
 	ck_assert_int_eq(srv_reconcile_intent_build(&math, db, node, &ri), AQ_OK);
 	ck_assert(!carries(ri.intent, LOC "/volumes/v7"));
-	placed("v7", "create", 0); /* commits after the look */
-	ck_assert_int_eq(srv_reconcile_generation(&math, db, NULL, node, &ri, &gen), AQ_OK);
-	ck_assert_int_eq(gen, 4);
-	pl = get("nodes/", "n1");
-	ck_assert_int_eq(json_integer_value(json_object_get(pl, "generation")), 4);
-	json_decref(pl);
+	placed("v7", "create", 0); /* commits after the build */
+	ck_assert_int_eq(srv_reconcile_generation(&math, db, NULL, node, &ri, &gen, &more), AQ_OK);
+	ck_assert_int_eq(gen, 4); /* the first intent since the node's generation 3 */
 	pl = get("placements/" LOC "/volumes/", "v7");
-	ck_assert_int_eq(json_integer_value(json_object_get(pl, "pendingGeneration")), 4);
-	ck_assert_msg(carries(ri.intent, LOC "/volumes/v7"), "generation 4 took v7's placement but does not carry it");
+	ck_assert_int_eq(json_integer_value(json_object_get(pl, "pendingGeneration")), 0);
+	ck_assert(!carries(ri.intent, LOC "/volumes/v7"));
 	json_decref(pl);
-	/* nothing changed since: the same generation, nothing rebuilt under the lock */
+	/* the next build carries it, and then it takes that generation */
 	ck_assert_int_eq(srv_reconcile_intent_build(&math, db, node, &ri), AQ_OK);
-	ck_assert_int_eq(srv_reconcile_generation(&math, db, NULL, node, &ri, &gen), AQ_OK);
-	ck_assert_int_eq(gen, 4);
 	ck_assert(carries(ri.intent, LOC "/volumes/v7"));
+	ck_assert(json_object_get(ri.pending, "placements/" LOC "/volumes/v7"));
+	ck_assert_int_eq(srv_reconcile_generation(&math, db, NULL, node, &ri, &gen, &more), AQ_OK);
+	ck_assert_int_eq(gen, 5);
+	ck_assert(!more);
+	pl = get("placements/" LOC "/volumes/", "v7");
+	ck_assert_int_eq(json_integer_value(json_object_get(pl, "pendingGeneration")), 5);
+	json_decref(pl);
+	pl = get("nodes/", "n1");
+	ck_assert_int_eq(json_integer_value(json_object_get(pl, "generation")), 5);
+	json_decref(pl);
+	/* nothing changed since: the same generation */
+	ck_assert_int_eq(srv_reconcile_intent_build(&math, db, node, &ri), AQ_OK);
+	ck_assert_int_eq(srv_reconcile_generation(&math, db, NULL, node, &ri, &gen, &more), AQ_OK);
+	ck_assert_int_eq(gen, 5);
+	ck_assert(carries(ri.intent, LOC "/volumes/v7"));
+	/* built while v8 was a create; cancelled (op and action changed) before
+	 * the transaction: it takes no generation, more says build again */
+	placed("v8", "create", 0);
+	ck_assert_int_eq(srv_reconcile_intent_build(&math, db, node, &ri), AQ_OK);
+	pl = get("placements/" LOC "/volumes/", "v8");
+	json_object_set_new(pl, "op", json_string(""));
+	json_object_set_new(pl, "action", json_string("delete"));
+	ck_assert_int_eq(db_put(db, "placement", "nodes/n1", "placements/" LOC "/volumes/v8", pl, false), AQ_OK);
+	json_decref(pl);
+	ck_assert_int_eq(srv_reconcile_generation(&math, db, NULL, node, &ri, &gen, &more), AQ_OK);
+	ck_assert(more);
+	pl = get("placements/" LOC "/volumes/", "v8");
+	ck_assert_int_eq(json_integer_value(json_object_get(pl, "pendingGeneration")), 0);
+	json_decref(pl);
 	srv_reconcile_intent_cleanup(&ri);
 	json_decref(node);
 }

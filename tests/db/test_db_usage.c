@@ -1,0 +1,334 @@
+/* Unit tests for db/db_usage.c and the usage triggers (schema step 4), on
+ * either engine: the counters follow every write of a volume (pool by ID
+ * or full name, resize, move, delete, rollback) and of a placement;
+ * db_usage_verify agrees with them and catches a tampered row; the
+ * migration computes them for a database written before step 4; two
+ * processes racing on the last MiB/s of a pool, each checking the counter,
+ * create exactly one volume. By default on a temporary SQLite file; with
+ * AQ_TEST_PG_URL set (tests/db/test_db_pg.sh) on that PostgreSQL database. */
+#include "db/db.h"
+#include "db/db_engine.h"
+
+#include <check.h>
+#include <libpq-fe.h>
+#include <math.h>
+#include <poll.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/lib/aqt.h"
+
+static char db_path[1024];
+static const char *pg_url;
+static struct db *db;
+
+#define LOC "projects/p/locations/east"
+#define POOL LOC "/storagePools/pool"
+
+/* SQL on the test database outside db/ (either engine). */
+static void raw_sql(const char *sql)
+{
+	if (pg_url) {
+		PGconn *c = PQconnectdb(pg_url);
+		PGresult *res;
+
+		ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
+		PQclear(PQexec(c, "SET client_min_messages = warning"));
+		res = PQexec(c, sql);
+		ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK,
+			      "%s: %s", sql, PQresultErrorMessage(res));
+		PQclear(res);
+		PQfinish(c);
+	} else {
+		sqlite3 *h = NULL;
+		char *err = NULL;
+
+		ck_assert_int_eq(sqlite3_open(db_path, &h), SQLITE_OK);
+		sqlite3_busy_timeout(h, 5000);
+		ck_assert_msg(sqlite3_exec(h, sql, NULL, NULL, &err) == SQLITE_OK, "%s: %s", sql, err ? err : "?");
+		sqlite3_close(h);
+	}
+}
+
+static void fresh(void)
+{
+	if (pg_url) {
+		snprintf(db_path, sizeof(db_path), "%s", pg_url);
+		raw_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public");
+	} else {
+		int fd;
+
+		snprintf(db_path, sizeof(db_path), "/tmp/aq-test-usage-XXXXXX");
+		fd = mkstemp(db_path);
+		ck_assert_int_ge(fd, 0);
+		close(fd);
+		unlink(db_path);
+	}
+}
+
+static void setup(void)
+{
+	aq_msg msg = { .text = { 0 } };
+
+	fresh();
+	ck_assert_msg(db_open(db_path, &db, &msg) == AQ_OK, "db_open: %s", msg.text);
+}
+
+static void teardown(void)
+{
+	char side[1100];
+
+	db_close(db);
+	db = NULL;
+	if (pg_url)
+		return;
+	unlink(db_path);
+	snprintf(side, sizeof(side), "%s-wal", db_path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", db_path);
+	unlink(side);
+}
+
+static void vol(const char *id, const char *pool, const char *cap, double mibps, bool create)
+{
+	char name[200];
+	json_t *doc;
+
+	snprintf(name, sizeof(name), LOC "/volumes/%s", id);
+	doc = json_pack("{s:s,s:s,s:s,s:f,s:s,s:I}", "name", name, "storagePool", pool, "capacityGib", cap,
+			"throughputMibps", mibps, "coldTierSizeGib", "5", "hotTierSizeUsedGib", (json_int_t)7);
+	ck_assert_int_eq(db_put(db, "volume", LOC, name, doc, create), AQ_OK);
+	json_decref(doc);
+}
+
+static void placement(const char *vol_id, const char *node, double mibps, bool create)
+{
+	char name[200], vn[200];
+	json_t *doc;
+
+	snprintf(vn, sizeof(vn), LOC "/volumes/%s", vol_id);
+	snprintf(name, sizeof(name), "placements/%s", vn);
+	doc = json_pack("{s:s,s:s,s:f}", "volume", vn, "node", node, "mibps", mibps);
+	ck_assert_int_eq(db_put(db, "placement", node, name, doc, create), AQ_OK);
+	json_decref(doc);
+}
+
+static void usage_is(const char *name, int64_t n, double cap, double mibps, double cold, double hot)
+{
+	struct db_usage u;
+
+	ck_assert_int_eq(db_usage_get(db, name, &u), AQ_OK);
+	ck_assert_msg(u.count == n && fabs(u.capacity_gib - cap) < 1e-9 && fabs(u.mibps - mibps) < 1e-9 &&
+			      fabs(u.cold_gib - cold) < 1e-9 && fabs(u.hot_gib - hot) < 1e-9,
+		      "%s: n=%lld cap=%g mibps=%g cold=%g hot=%g, want n=%lld cap=%g mibps=%g cold=%g hot=%g", name,
+		      (long long)u.count, u.capacity_gib, u.mibps, u.cold_gib, u.hot_gib, (long long)n, cap, mibps,
+		      cold, hot);
+}
+
+static void verify_ok(void)
+{
+	aq_msg msg = { .text = { 0 } };
+
+	ck_assert_msg(db_usage_verify(db, &msg) == AQ_OK, "db_usage_verify: %s", msg.text);
+}
+
+static void count_row(void *arg, const char *name, const struct db_usage *u)
+{
+	(void)u;
+	strcat((char *)arg, name);
+	strcat((char *)arg, ";");
+}
+
+START_TEST(test_counters_follow_writes)
+{
+	char seen[512] = "";
+
+	usage_is(POOL, 0, 0, 0, 0, 0);
+	vol("a", "pool", "100", 6.25, true);          /* by ID */
+	vol("b", POOL, "200", 12.5, true);            /* by full name: the same pool */
+	vol("c", "other", "50", 1, true);
+	usage_is(POOL, 2, 300, 18.75, 10, 14);
+	usage_is(LOC "/storagePools/other", 1, 50, 1, 5, 7);
+	vol("a", "pool", "1000", 62.5, false);        /* resize */
+	usage_is(POOL, 2, 1200, 75, 10, 14);
+	vol("b", "other", "200", 12.5, false);        /* move */
+	usage_is(POOL, 1, 1000, 62.5, 5, 7);
+	usage_is(LOC "/storagePools/other", 2, 250, 13.5, 10, 14);
+	/* a rolled-back write counts nothing */
+	ck_assert_int_eq(db_begin(db), AQ_OK);
+	vol("d", "pool", "999", 99, true);
+	usage_is(POOL, 2, 1999, 161.5, 10, 14); /* its own transaction sees it */
+	db_rollback(db);
+	usage_is(POOL, 1, 1000, 62.5, 5, 7);
+	placement("a", "nodes/n1", 62.5, true);
+	placement("b", "nodes/n1", 12.5, true);
+	placement("c", "nodes/n2", 1, true);
+	usage_is("nodes/n1", 2, 0, 75, 0, 0);
+	placement("b", "nodes/n1", 20, false);
+	usage_is("nodes/n1", 2, 0, 82.5, 0, 0);
+	verify_ok();
+	ck_assert_int_eq(db_usage_each(db, "nodes/", count_row, seen), AQ_OK);
+	ck_assert_str_eq(seen, "nodes/n1;nodes/n2;");
+	ck_assert_int_eq(db_delete(db, LOC "/volumes/a"), AQ_OK);
+	ck_assert_int_eq(db_delete(db, "placements/" LOC "/volumes/a"), AQ_OK);
+	usage_is(POOL, 0, 0, 0, 0, 0);
+	usage_is("nodes/n1", 1, 0, 20, 0, 0);
+	verify_ok();
+}
+END_TEST
+
+/* The check sees a counter that disagrees with the documents. */
+START_TEST(test_verify_catches_drift)
+{
+	aq_msg msg = { .text = { 0 } };
+
+	vol("a", "pool", "100", 6.25, true);
+	placement("a", "nodes/n1", 6.25, true);
+	verify_ok();
+	raw_sql("UPDATE usage SET mibps = mibps + 1 WHERE name = '" POOL "'");
+	ck_assert_int_eq(db_usage_verify(db, &msg), AQ_EIO);
+	ck_assert_msg(strstr(msg.text, POOL) && strstr(msg.text, "throughputMibps"), "%s", msg.text);
+	raw_sql("DELETE FROM usage WHERE name = 'nodes/n1'");
+	raw_sql("UPDATE usage SET mibps = mibps - 1 WHERE name = '" POOL "'");
+	ck_assert_int_eq(db_usage_verify(db, &msg), AQ_EIO);
+	ck_assert_msg(strstr(msg.text, "nodes/n1"), "%s", msg.text);
+}
+END_TEST
+
+/* A database written before step 4 gets its counters from the migration. */
+START_TEST(test_migration_computes)
+{
+	aq_msg msg = { .text = { 0 } };
+	char sql[4096];
+
+	db_close(db);
+	db = NULL;
+	teardown();
+	fresh();
+	if (pg_url) {
+		raw_sql("CREATE TABLE schema_version (version integer PRIMARY KEY, what text NOT NULL,"
+			" applied_at timestamptz NOT NULL DEFAULT now())");
+		for (int i = 0; i < 3; i++) {
+			raw_sql(db_steps[i].sql[DB_PG]);
+			snprintf(sql, sizeof(sql), "INSERT INTO schema_version (version, what) VALUES (%d, 'x')", i + 1);
+			raw_sql(sql);
+		}
+	} else {
+		for (int i = 0; i < 3; i++)
+			raw_sql(db_steps[i].sql[DB_SQLITE]);
+		raw_sql("PRAGMA user_version = 3");
+	}
+	raw_sql("INSERT INTO resources (name, kind, parent, seq, doc) VALUES"
+		" ('" LOC "/volumes/a', 'volume', '" LOC "', 1, '{\"name\":\"" LOC "/volumes/a\",\"storagePool\":\"pool\",\"capacityGib\":\"100\",\"throughputMibps\":6.25}'),"
+		" ('" LOC "/volumes/b', 'volume', '" LOC "', 2, '{\"name\":\"" LOC "/volumes/b\",\"storagePool\":\"" POOL "\",\"capacityGib\":\"300\",\"throughputMibps\":18.75,\"coldTierSizeGib\":\"4\"}'),"
+		" ('placements/" LOC "/volumes/a', 'placement', 'nodes/n1', 3, '{\"node\":\"nodes/n1\",\"mibps\":6.25}'),"
+		" ('placements/" LOC "/volumes/b', 'placement', 'nodes/n1', 4, '{\"node\":\"nodes/n1\",\"mibps\":18.75}')");
+	ck_assert_msg(db_open(db_path, &db, &msg) == AQ_OK, "db_open: %s", msg.text);
+	usage_is(POOL, 2, 400, 25, 4, 0);
+	usage_is("nodes/n1", 2, 0, 25, 0, 0);
+	verify_ok();
+	/* and the triggers count from there */
+	vol("c", "pool", "100", 6.25, true);
+	usage_is(POOL, 3, 500, 31.25, 9, 7);
+	verify_ok();
+}
+END_TEST
+
+/* Two processes check the pool's counter and create at once: exactly one
+ * fits in the 100 MiB/s budget. */
+#define BUDGET 100.0
+
+static int race_once(struct db *d, const char *id, int step_fd)
+{
+	char name[200];
+	struct db_usage u;
+	json_t *doc;
+	int rc;
+
+	snprintf(name, sizeof(name), LOC "/volumes/%s", id);
+	doc = json_pack("{s:s,s:s,s:f}", "name", name, "storagePool", "pool", "throughputMibps", 60.0);
+	if ((rc = db_begin(d)) != AQ_OK || (rc = db_usage_get(d, POOL, &u)) != AQ_OK)
+		goto out;
+	if (step_fd >= 0 && write(step_fd, "c", 1) != 1)
+		rc = AQ_EIO;
+	else if (u.mibps + 60.0 > BUDGET)
+		rc = 0;
+	else if (step_fd >= 0 && poll(&(struct pollfd){ .fd = step_fd, .events = POLLIN }, 1, 1000) < 0)
+		rc = AQ_EIO;
+	else if ((rc = db_put(d, "volume", LOC, name, doc, true)) == AQ_OK && (rc = db_commit(d)) == AQ_OK)
+		rc = 1;
+out:
+	db_rollback(d);
+	json_decref(doc);
+	return rc;
+}
+
+static int race_side(struct db *d, const char *id, int step_fd)
+{
+	int rc = AQ_EBUSY;
+
+	for (int tries = 0; tries < 5 && rc == AQ_EBUSY; tries++) {
+		rc = race_once(d, id, step_fd);
+		step_fd = -1;
+	}
+	return rc;
+}
+
+START_TEST(test_race_budget_counter)
+{
+	aq_msg msg = { .text = { 0 } };
+	int sv[2], status = 0, mine, theirs;
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct db *d = NULL;
+
+		close(sv[0]);
+		if (read(sv[1], &c, 1) != 1 || db_open(db_path, &d, &msg) != AQ_OK)
+			_exit(100);
+		_exit(race_side(d, "child", -1) + 10);
+	}
+	close(sv[1]);
+	mine = race_side(db, "parent", sv[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	close(sv[0]);
+	ck_assert(WIFEXITED(status));
+	theirs = WEXITSTATUS(status) - 10;
+	ck_assert_msg(mine >= 0 && theirs >= 0, "parent %d, child %d", mine, theirs);
+	ck_assert_msg(mine + theirs == 1, "%d of the two racing creates went through", mine + theirs);
+	usage_is(POOL, 1, 0, 60, 0, 0);
+	verify_ok();
+}
+END_TEST
+
+static Suite *usage_suite(void)
+{
+	Suite *s = suite_create("db_usage");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_counters_follow_writes);
+	tcase_add_test(tc, test_verify_catches_drift);
+	tcase_add_test(tc, test_migration_computes);
+	tcase_add_test(tc, test_race_budget_counter);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	pg_url = getenv("AQ_TEST_PG_URL");
+	if (pg_url && !*pg_url)
+		pg_url = NULL;
+	return aqt_run(usage_suite());
+}
