@@ -179,9 +179,13 @@ hex2bin "0401000000016f000000000000070000000000000000000000000000000a" > "$out/c
 hex2bin "1401000000016f000000000000020000000300000000" > "$out/corpus_nlm/seed_share"
 hex2bin "1700000000016800000000000003" > "$out/corpus_nlm/seed_free_all"
 hex2bin "8600000000016800000000000003" > "$out/corpus_nlm/seed_notify"
+# fuzz_vol_grace (issue 19): a volume's lock holder records, one line and a whole file.
+mkdir -p "$out/corpus_vol_grace"
+printf 'aquifer-lock-holders 1\nnlm 127.0.0.1 686f73742d61\nnfs4 - 636c69656e742d78\nnlm ::1 68\n' \
+	> "$out/corpus_vol_grace/seed_holders"
 # FUZZ_ONLY="h1 h2" runs only those harnesses.
 for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport \
-	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound bkp_manifest nlm}; do
+	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound bkp_manifest nlm vol_grace}; do
 	echo "== fuzz_$h: building"
 	hlib="$lib $crypto"
 	case $h in

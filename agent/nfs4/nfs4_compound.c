@@ -214,6 +214,11 @@ static void nfs4_compound(struct nfs_call *call, void *args, void *resp)
 	size_t st_off, n_off;
 
 	ut_buf_init(out, NFS4_REP_MAX);
+	if (!cx.srv->store) { /* the one store the server serves: its volumes' holder records */
+		pthread_mutex_lock(&cx.srv->mu);
+		cx.srv->store = call->store;
+		pthread_mutex_unlock(&cx.srv->mu);
+	}
 	nfs4_fhc_clear(&cx.cur);
 	nfs4_fhc_clear(&cx.saved);
 	xdr_cur_init(&in, a->p, a->len);

@@ -162,8 +162,9 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 		if (st == NFS4_OK)
 			st = nst;
 	} else if (claim == CLAIM_PREVIOUS) {
-		(void)xdr_u32(in);
-		return in->err ? NFS4ERR_BADXDR : NFS4ERR_NO_GRACE;
+		/* delegate_type: none was ever handed out, so none comes back */
+		if (xdr_u32(in) != 0 && !in->err)
+			return NFS4ERR_RECLAIM_BAD;
 	} else if (claim != CLAIM_FH) {
 		return NFS4ERR_NOTSUPP; /* delegation claims: no delegation is ever given */
 	}
@@ -179,7 +180,11 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	if (deny != 0)
 		return NFS4ERR_NOTSUPP; /* share reservations come with the store's share table */
 	if (cx->cur.pseudo)
-		return claim == CLAIM_FH ? NFS4ERR_ISDIR : opentype ? NFS4ERR_ROFS : NFS4ERR_ISDIR;
+		return claim != CLAIM_NULL ? NFS4ERR_ISDIR : opentype ? NFS4ERR_ROFS : NFS4ERR_ISDIR;
+	if (claim == CLAIM_PREVIOUS && opentype)
+		return NFS4ERR_INVAL; /* a reclaim creates nothing (RFC 8881 18.16.3) */
+	if (claim == CLAIM_PREVIOUS && !nfs4_grace_may_reclaim(cx, &cx->cur.obj))
+		return NFS4ERR_NO_GRACE;
 	if ((access & OPEN4_SHARE_ACCESS_WRITE) && cx->cur.access != VOL_ACCESS_RW)
 		return NFS4ERR_ROFS;
 	if (claim == CLAIM_NULL) {
@@ -211,6 +216,8 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 		st = nfs4_status(rc);
 		goto out;
 	}
+	if ((st = nfs4_grace_record(cx, file)) != NFS4_OK) /* on the shelf before any state */
+		goto out;
 	pthread_mutex_lock(&cx->srv->mu);
 	o = cx->sess->clp ? nfs4_open_get(cx->srv, cx->sess->clp, owner, olen, &fh, &fresh) : NULL;
 	if (o) {

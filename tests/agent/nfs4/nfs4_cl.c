@@ -388,12 +388,32 @@ uint32_t nfs4_cl_session(struct nfs4_cl *c, const char *owner, uint32_t slots, u
 	return cur.err ? 0xdead : 0;
 }
 
+void nfs4_cl_open_previous(struct ut_buf *b, const char *owner, uint32_t access)
+{
+	open_head(b, owner, access);
+	xdr_put_u32(b, 0); /* OPEN4_NOCREATE */
+	xdr_put_u32(b, 1); /* CLAIM_PREVIOUS */
+	xdr_put_u32(b, 0); /* OPEN_DELEGATE_NONE */
+}
+
+void nfs4_cl_reclaim_complete(struct ut_buf *b)
+{
+	xdr_put_u32(b, 58);
+	xdr_put_u32(b, 0); /* rca_one_fs */
+}
+
 void nfs4_cl_lock(struct ut_buf *b, const struct nfs4_cl *c, uint32_t type, uint64_t off, uint64_t len,
 		  const struct nfs4_sid *sid, const char *new_owner)
 {
+	nfs4_cl_lock_ex(b, c, type, false, off, len, sid, new_owner);
+}
+
+void nfs4_cl_lock_ex(struct ut_buf *b, const struct nfs4_cl *c, uint32_t type, bool reclaim, uint64_t off,
+		     uint64_t len, const struct nfs4_sid *sid, const char *new_owner)
+{
 	xdr_put_u32(b, 12);
 	xdr_put_u32(b, type);
-	xdr_put_u32(b, 0); /* reclaim */
+	xdr_put_u32(b, reclaim);
 	xdr_put_u64(b, off);
 	xdr_put_u64(b, len);
 	xdr_put_u32(b, new_owner != NULL);

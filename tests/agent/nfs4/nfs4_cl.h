@@ -64,6 +64,13 @@ void nfs4_cl_rename(struct ut_buf *b, const char *from, const char *to);
  * under open stateid sid; NULL: sid is the owner's lock stateid. */
 void nfs4_cl_lock(struct ut_buf *b, const struct nfs4_cl *c, uint32_t type, uint64_t off, uint64_t len,
 		  const struct nfs4_sid *sid, const char *new_owner);
+/* The same with reclaim set as asked (a reclaim in grace). */
+void nfs4_cl_lock_ex(struct ut_buf *b, const struct nfs4_cl *c, uint32_t type, bool reclaim, uint64_t off,
+		     uint64_t len, const struct nfs4_sid *sid, const char *new_owner);
+/* OPEN of the current file with CLAIM_PREVIOUS (a reclaim), no create. */
+void nfs4_cl_open_previous(struct ut_buf *b, const char *owner, uint32_t access);
+/* RECLAIM_COMPLETE (rca_one_fs false). */
+void nfs4_cl_reclaim_complete(struct ut_buf *b);
 void nfs4_cl_lockt(struct ut_buf *b, const struct nfs4_cl *c, uint32_t type, uint64_t off, uint64_t len,
 		   const char *owner);
 void nfs4_cl_locku(struct ut_buf *b, uint32_t type, const struct nfs4_sid *sid, uint64_t off, uint64_t len);
