@@ -11,7 +11,8 @@
  * DENIED_GRACE_PERIOD, NFS4ERR_GRACE; CLAIM_PREVIOUS of an unrecorded client
  * NFS4ERR_NO_GRACE) while the holders reclaim (NLM reclaim, OPEN
  * CLAIM_PREVIOUS + LOCK reclaim, RECLAIM_COMPLETE); after the grace period
- * the reclaimed locks hold and new ones are granted. Also: grace ends early
+ * the reclaimed locks hold, new ones are granted, and a holder that did not
+ * come back is dropped from the records. Also: grace ends early
  * when only NFSv4.1 clients were recorded and all sent RECLAIM_COMPLETE; a
  * host that released everything (FREE_ALL) is not waited for; records that
  * cannot be written refuse the lock; the records file's parser. */
@@ -185,6 +186,7 @@ struct own {
 };
 
 static const struct own A = { "host-a", 101, "101@host-a" };
+static const struct own B = { "host-b", 201, "201@host-b" };
 static const struct own C = { "host-c", 301, "301@host-c" };
 
 static void begin(struct nfs4_cl *c, struct ut_buf *b, uint32_t proc)
@@ -415,6 +417,7 @@ START_TEST(test_failover_reclaim)
 	ck_assert(!in_grace(&n1)); /* nothing recorded yet: no grace on node 1 */
 	ck_assert_uint_eq(nlm_lock(&n1, &A, 0, 10, false), GRANTED);
 	ck_assert(recorded("nlm", "host-a"));
+	ck_assert_uint_eq(nlm_lock(&n1, &B, 30, 10, false), GRANTED); /* B never comes back */
 	c4_up(&X, &n1, "client-x");
 	ck_assert_uint_eq(c4_open(&X, false), OK4);
 	ck_assert(recorded("nfs4", "client-x"));
@@ -423,7 +426,7 @@ START_TEST(test_failover_reclaim)
 	move_volume();
 	ck_assert(in_grace(&n2));
 	/* node 2 tells the recorded NLM host to reclaim */
-	ck_assert(wait_for(&fake.notified, 1, 5000));
+	ck_assert(wait_for(&fake.notified, 2, 5000)); /* A and B */
 	ck_assert_str_eq(fake.notify_name, "aquifer-test");
 
 	/* meanwhile nobody else gets a lock */
@@ -455,6 +458,8 @@ START_TEST(test_failover_reclaim)
 	ck_assert_uint_eq(c4_lock(&Y, false, 200, 10), OK4);
 	ck_assert(recorded("nlm", "host-a") && recorded("nfs4", "client-x"));
 	ck_assert(recorded("nlm", "host-c") && recorded("nfs4", "client-y"));
+	ck_assert(!recorded("nlm", "host-b")); /* did not reclaim: dropped when grace ended */
+	ck_assert_uint_eq(nlm_lock(&n2, &C, 30, 10, false), GRANTED); /* and its lock is no more */
 	c4_down(&X);
 	c4_down(&Y);
 }
