@@ -97,7 +97,7 @@ enum {
 
 /* share_access (OPEN) and want bits */
 enum { OPEN4_SHARE_ACCESS_READ = 1, OPEN4_SHARE_ACCESS_WRITE = 2, OPEN4_SHARE_ACCESS_BOTH = 3,
-       OPEN4_SHARE_ACCESS_MASK = 3 };
+       OPEN4_SHARE_ACCESS_MASK = 3, OPEN4_SHARE_DENY_MASK = 3 };
 
 /* ---- state (nfs4_state.c) ---- */
 struct nfs4_stateid {
@@ -144,6 +144,7 @@ struct nfs4_open {
 	uint32_t owner_len;
 	struct vol_fh fh;            /* the file's handle */
 	uint32_t access;             /* OPEN4_SHARE_ACCESS_* bits held */
+	uint32_t deny;               /* OPEN4_SHARE_DENY_* bits held (its reservation in the store's table) */
 	struct nfs4_open *next;      /* in its client's list */
 	uint32_t free_next;          /* free list */
 };
@@ -295,6 +296,9 @@ uint32_t nfs4_op_read(struct nfs4_cx *cx, struct xdr_cur *in);
 uint32_t nfs4_op_write(struct nfs4_cx *cx, struct xdr_cur *in);
 uint32_t nfs4_op_commit(struct nfs4_cx *cx, struct xdr_cur *in);
 uint32_t nfs4_op_test_stateid(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_open_downgrade(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_verify(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_nverify(struct nfs4_cx *cx, struct xdr_cur *in);
 uint32_t nfs4_op_free_stateid(struct nfs4_cx *cx, struct xdr_cur *in);
 void nfs4_get_stateid(struct xdr_cur *in, struct nfs4_stateid *sid);
 void nfs4_put_stateid(struct ut_buf *b, const struct nfs4_stateid *sid);

@@ -241,6 +241,7 @@ struct nfs4_open *nfs4_state_alloc(struct nfs4_srv *s, struct nfs4_client *c, ui
 	o->owner_len = olen;
 	o->fh = *fh;
 	o->access = 0;
+	o->deny = 0;
 	o->next = c->opens;
 	c->opens = o;
 	return o;
@@ -291,7 +292,7 @@ void nfs4_open_release(struct nfs4_srv *s, struct nfs4_open *o)
 				pp = &(*pp)->next;
 			}
 		}
-	if (o->kind == NFS4_ST_LOCK && s->locks) {
+	if (s->locks) { /* a lock state's locks; an open's share reservation */
 		struct vol_lock_owner lo = nfs4_lock_owner(s, o);
 
 		vol_lock_release(s->locks, &lo);
