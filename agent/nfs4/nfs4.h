@@ -19,8 +19,11 @@
  * volume is in grace on this node (attached with holders recorded: restart,
  * failover, drain) LOCK and LOCKT answer NFS4ERR_GRACE, and a recorded
  * client reclaims with OPEN CLAIM_PREVIOUS and LOCK reclaim until its
- * RECLAIM_COMPLETE (otherwise NFS4ERR_NO_GRACE). Not yet: delegations (none
- * is ever handed out), the backchannel.
+ * RECLAIM_COMPLETE (otherwise NFS4ERR_NO_GRACE). Share reservations (OPEN
+ * share_access/share_deny, OPEN_DOWNGRADE) live in the store's table, shared
+ * with SMB share modes and NLM SHARE (NFS4ERR_SHARE_DENIED). VERIFY and
+ * NVERIFY compare attributes as GETATTR encodes them. Not yet: delegations
+ * (none is ever handed out), the backchannel.
  *
  * The pseudo file system: PUTROOTFH gives a root directory listing the
  * exports the caller may reach with NFSv4 (vol_authorize with
