@@ -9,7 +9,7 @@
  * it, as a drain or a failover does); node 2 sends SM_NOTIFY to the
  * recorded NLM host and refuses new locks from anyone else (NLM
  * DENIED_GRACE_PERIOD, NFS4ERR_GRACE; CLAIM_PREVIOUS of an unrecorded client
- * NFS4ERR_NO_GRACE) while the holders reclaim (NLM reclaim, OPEN
+ * NFS4ERR_NO_GRACE; an OPEN with share deny NFS4ERR_GRACE) while the holders reclaim (NLM reclaim, OPEN
  * CLAIM_PREVIOUS + LOCK reclaim, RECLAIM_COMPLETE); after the grace period
  * the reclaimed locks hold, new ones are granted, and a holder that did not
  * come back is dropped from the records. Also: grace ends early
@@ -351,6 +351,19 @@ static uint32_t c4_open(struct cl4 *x, bool previous)
 	return st;
 }
 
+/* OPEN a/f for reading, denying writers (a share reservation): the status. */
+static uint32_t c4_open_deny(struct cl4 *x)
+{
+	c4_begin(x, 3);
+	nfs4_cl_putrootfh(&x->b);
+	nfs4_cl_lookup(&x->b, "a");
+	nfs4_cl_open_deny(&x->b, "open-owner", "f", 1, 2); /* an upgrade of its open */
+	c4_send(x);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 24), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 15), 0);
+	return nfs4_cl_op(&x->cur, 18);
+}
+
 /* A write lock as a new lock owner under the open. */
 static uint32_t c4_lock(struct cl4 *x, bool reclaim, uint64_t off, uint64_t len)
 {
@@ -435,6 +448,7 @@ START_TEST(test_failover_reclaim)
 	ck_assert_uint_eq(nlm_test(&n2, &C, 0, 10), GRACE);
 	c4_up(&Y, &n2, "client-y");
 	ck_assert_uint_eq(c4_open(&Y, false), OK4); /* an open without share deny conflicts with no reclaim */
+	ck_assert_uint_eq(c4_open_deny(&Y), GRACE4);  /* one with a deny could */
 	ck_assert_uint_eq(c4_lock(&Y, false, 200, 10), GRACE4);
 	ck_assert_uint_eq(c4_lockt(&Y, 200, 10), GRACE4);
 	ck_assert_uint_eq(c4_open(&Y, true), NO_GRACE4); /* Y held nothing before: no reclaim */
@@ -456,6 +470,7 @@ START_TEST(test_failover_reclaim)
 	ck_assert_uint_eq(nlm_lock(&n2, &C, 50, 10, false), GRANTED);
 	ck_assert_uint_eq(c4_lock(&Y, false, 100, 10), DENIED4);
 	ck_assert_uint_eq(c4_lock(&Y, false, 200, 10), OK4);
+	ck_assert_uint_eq(c4_open_deny(&Y), 10015); /* after grace: X writes, so SHARE_DENIED */
 	ck_assert(recorded("nlm", "host-a") && recorded("nfs4", "client-x"));
 	ck_assert(recorded("nlm", "host-c") && recorded("nfs4", "client-y"));
 	ck_assert(!recorded("nlm", "host-b")); /* did not reclaim: dropped when grace ended */
