@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 	}
 	off = strtoull(argv[5], NULL, 10);
 	len = strtoull(argv[6], NULL, 10);
-	if (nfs4_cl_dial(&cl, atoi(argv[2])) != 0 || (st = nfs4_cl_session(&cl, argv[4], 4, &got)) != 0) {
+	if (nfs4_cl_dial(&cl, (int)strtol(argv[2], NULL, 10)) != 0 || (st = nfs4_cl_session(&cl, argv[4], 4, &got)) != 0) {
 		fprintf(stderr, "nfs4_grace_tool: no session\n");
 		return 1;
 	}
