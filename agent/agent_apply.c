@@ -29,6 +29,7 @@
  * be switched off once on. Its tier map lives in <shelf>/.aquifer-tier/<fsid>.
  */
 #include "agent/agent_internal.h"
+#include "agent/vol/vol_grace.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -212,6 +213,8 @@ static int apply_volume(struct agent *a, const struct api_intent_volume *v, cons
 	for (c->nrules = 0; c->nrules < v->nrules; c->nrules++)
 		apply_rule(&v->rules[c->nrules], &c->rules[c->nrules]);
 	agent_snap_dir(a, v, ss, c->snapdir, sizeof(c->snapdir), &c->snapdir_hidden);
+	/* lock holders: on the shelf, outside the export, for the node that takes the volume over */
+	snprintf(c->lockdir, sizeof(c->lockdir), "%s/.aquifer-locks/%016llx", a->cfg.shelf, (unsigned long long)c->fsid);
 	apply_tiering(a, &v->tiering, c->fsid, c->root, t);
 	return AQ_OK;
 }
@@ -249,6 +252,12 @@ static void apply_deletes(struct agent *a, const json_t *dels, const struct api_
 		snprintf(sd, sizeof(sd), "%s/.aquifer-tier/%016llx", a->cfg.shelf, strtoull(d.fsid, NULL, 16));
 		if (access(sd, F_OK) == 0)
 			tier_destroy_volume(a->tier, strtoull(d.fsid, NULL, 16), sd);
+		/* its lock holders' records (vol_grace.h) */
+		snprintf(sd, sizeof(sd), "%s/.aquifer-locks/%016llx/" VOL_GRACE_FILE, a->cfg.shelf,
+			 strtoull(d.fsid, NULL, 16));
+		(void)unlink(sd);
+		*strrchr(sd, '/') = 0;
+		(void)rmdir(sd);
 	}
 }
 
@@ -370,6 +379,8 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 			UT_ERROR("agent_apply", req, "cold store refused: %s", strerror(-crc));
 	}
 	snprintf(tdir, sizeof(tdir), "%s/.aquifer-tier", a->cfg.shelf);
+	mkdir(tdir, 0700);
+	snprintf(tdir, sizeof(tdir), "%s/.aquifer-locks", a->cfg.shelf);
 	mkdir(tdir, 0700);
 	/* Proceed with the volumes that passed the check. */
 	for (i = 0; i < n; i++) {

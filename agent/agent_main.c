@@ -23,6 +23,7 @@
 #include "api/api_math.h"
 #include "api/api_schema.h"
 #include "tls/tls.h"
+#include "agent/vol/vol_grace.h"
 #include "agent/vol/vol_ra.h"
 #include "util/ut_conf.h"
 #include "util/ut_hex.h"
@@ -355,6 +356,7 @@ int agent_main(int argc, char **argv)
 		UT_ERROR("agent_main", NULL, "volume store: %s", strerror(-rc));
 		return 1;
 	}
+	vol_store_set_grace(a.store, a.cfg.nlm_grace_s); /* NLM and NFSv4.1 alike, after a restart or a takeover */
 	vol_store_set_read_ahead(a.store, (uint64_t)a.cfg.ra_node_mib << 20, (uint64_t)a.cfg.ra_volume_mib << 20);
 	(void)vol_store_set_read_ahead_workers(a.store, a.cfg.ra_workers); /* 1..32: checked with the options */
 	if ((rc = nfs_srv_new(a.cfg.nfs_listen, a.store, (unsigned)a.cfg.nfs_workers, &a.nfs)) != 0 ||

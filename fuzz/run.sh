@@ -167,6 +167,9 @@ mkdir -p "$out/corpus_nfs4_compound"
 hex2bin "0801000000180000000f00000003766f6c0000000009000000020000001f00000002" > "$out/corpus_nfs4_compound/seed_lookup"
 # OPEN (create "lk"), LOCK 0+100 under its stateid (a new lock owner), LOCKT 0+10.
 hex2bin "0c01000000180000000f00000003766f6c00000000120000000000000003000000000000000000000000000000016f0000000000000100000000000000000000000000000000000000026c6b00000000000c000000020000000000000000000000000000000000000064000000010000000000000001000000000000000000000000000000000000000000000000000000016c0000000000000d000000020000000000000000000000000000000a0000000000000000000000016d000000" > "$out/corpus_nfs4_compound/seed_lock"
+# OPEN (create "sh", access both, deny read), OPEN_DOWNGRADE of the current stateid to read
+# and no deny, VERIFY and NVERIFY of size 0.
+hex2bin "0e01000000180000000f00000003766f6c00000000120000000000000003000000010000000000000000000000016f0000000000000100000000000000000000000000000000000000027368000000000015000000010000000000000000000000000000000000000100000000000000250000000100000010000000080000000000000000000000110000000100000010000000080000000000000000" > "$out/corpus_nfs4_compound/seed_share"
 # fuzz_bkp_manifest (issue 21): a manifest as bkp_tool writes one (a small
 # tree with every kind of entry), decrypted.
 mkdir -p "$out/corpus_bkp_manifest"
@@ -184,9 +187,13 @@ hex2bin "0401000000016f000000000000070000000000000000000000000000000a" > "$out/c
 hex2bin "1401000000016f000000000000020000000300000000" > "$out/corpus_nlm/seed_share"
 hex2bin "1700000000016800000000000003" > "$out/corpus_nlm/seed_free_all"
 hex2bin "8600000000016800000000000003" > "$out/corpus_nlm/seed_notify"
+# fuzz_vol_grace (issue 19): a volume's lock holder records, one line and a whole file.
+mkdir -p "$out/corpus_vol_grace"
+printf 'aquifer-lock-holders 1\nnlm 127.0.0.1 686f73742d61\nnfs4 - 636c69656e742d78\nnlm ::1 68\n' \
+	> "$out/corpus_vol_grace/seed_holders"
 # FUZZ_ONLY="h1 h2" runs only those harnesses.
 for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport \
-	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound bkp_manifest nlm}; do
+	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound bkp_manifest nlm vol_grace}; do
 	echo "== fuzz_$h: building"
 	hlib="$lib $crypto"
 	case $h in

@@ -36,6 +36,13 @@ bool nlm_srv_in_grace(struct nlm_srv *s)
 	return nlm_grace(s);
 }
 
+/* The node's grace period after a restart, or the file's volume's since
+ * this node attached it (vol_grace.h: a failover, a drain). */
+static bool nlm_grace_on(struct nlm_srv *s, const struct vol_obj *obj)
+{
+	return nlm_grace(s) || vol_grace_active(obj->exp);
+}
+
 static struct vol_lock_owner nlm_owner(const struct nlm4_lock *l, bool with_svid)
 {
 	return (struct vol_lock_owner){ .proto = VOL_LOCK_NLM,
@@ -110,8 +117,13 @@ static void nlm_test(struct nfs_call *call, void *a, void *r)
 		res->stat = NLM4_DENIED_GRACE_PERIOD;
 		goto out;
 	}
-	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc)) != NLM4_GRANTED ||
-	    (res->stat = nlm_range(&x->lock, &len)) != NLM4_GRANTED)
+	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc)) != NLM4_GRANTED)
+		goto out;
+	if (nlm_grace_on(s, &obj)) {
+		res->stat = NLM4_DENIED_GRACE_PERIOD;
+		goto out;
+	}
+	if ((res->stat = nlm_range(&x->lock, &len)) != NLM4_GRANTED)
 		goto out;
 	rc = vol_lock_probe(s->locks, &k, &o, x->lock.off, len,
 			    VOL_LOCK_F_POSIX | (x->excl ? VOL_LOCK_F_EXCL : 0), &d);
@@ -148,12 +160,22 @@ static void nlm_lock_common(struct nfs_call *call, struct nlm_args *x, struct nl
 	}
 	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc)) != NLM4_GRANTED)
 		goto out;
+	if (!x->reclaim && nlm_grace_on(s, &obj)) {
+		res->stat = NLM4_DENIED_GRACE_PERIOD;
+		goto out;
+	}
 	if (x->excl && acc != VOL_ACCESS_RW) {
 		res->stat = NLM4_ROFS;
 		goto out;
 	}
 	if ((res->stat = nlm_range(&x->lock, &len)) != NLM4_GRANTED)
 		goto out;
+	/* on the volume's records (the shelf) before anything is granted, so
+	 * the node that takes the volume over knows whom to wait for */
+	if (monitor && vol_grace_record(obj.exp, VOL_GRACE_NLM, x->lock.caller.data, x->lock.caller.len, call->peer) != 0) {
+		res->stat = NLM4_DENIED_NOLOCKS;
+		goto out;
+	}
 	pthread_mutex_lock(&s->mu);
 	b = nlm_block_find(s, &k, &o, x->lock.off, len, flags);
 	if (b && b->state == NLM_BL_GRANTED) {
@@ -219,8 +241,13 @@ static void nlm_cancel(struct nfs_call *call, void *a, void *r)
 		res->stat = NLM4_DENIED_GRACE_PERIOD;
 		goto out;
 	}
-	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc)) != NLM4_GRANTED ||
-	    (res->stat = nlm_range(&x->lock, &len)) != NLM4_GRANTED)
+	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc)) != NLM4_GRANTED)
+		goto out;
+	if (nlm_grace_on(s, &obj)) {
+		res->stat = NLM4_DENIED_GRACE_PERIOD;
+		goto out;
+	}
+	if ((res->stat = nlm_range(&x->lock, &len)) != NLM4_GRANTED)
 		goto out;
 	pthread_mutex_lock(&s->mu);
 	b = nlm_block_find(s, &k, &o, x->lock.off, len, VOL_LOCK_F_POSIX | (x->excl ? VOL_LOCK_F_EXCL : 0));
@@ -253,8 +280,13 @@ static void nlm_unlock(struct nfs_call *call, void *a, void *r)
 		res->stat = NLM4_DENIED_GRACE_PERIOD;
 		goto out;
 	}
-	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc)) != NLM4_GRANTED ||
-	    (res->stat = nlm_range(&x->lock, &len)) != NLM4_GRANTED)
+	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc)) != NLM4_GRANTED)
+		goto out;
+	if (nlm_grace_on(s, &obj)) {
+		res->stat = NLM4_DENIED_GRACE_PERIOD;
+		goto out;
+	}
+	if ((res->stat = nlm_range(&x->lock, &len)) != NLM4_GRANTED)
 		goto out;
 	pthread_mutex_lock(&s->mu);
 	nlm_block_drop_owner(s, &k, &o); /* an unlock ends the owner's waits there (knfsd) */
@@ -294,6 +326,10 @@ static void nlm_share_common(struct nfs_call *call, struct nlm_args *x, struct n
 	}
 	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc)) != NLM4_GRANTED)
 		goto out;
+	if (!x->reclaim && !unshare && nlm_grace_on(s, &obj)) {
+		res->stat = NLM4_DENIED_GRACE_PERIOD;
+		goto out;
+	}
 	if (x->mode > 3 || x->access > 3) { /* fsh4_mode DN..DRW, fsh4_access NONE..RW */
 		res->stat = NLM4_FAILED;
 		goto out;
@@ -305,6 +341,11 @@ static void nlm_share_common(struct nfs_call *call, struct nlm_args *x, struct n
 		access = deny = 0; /* the table keeps nothing for access 0: the reservation goes */
 	} else if ((access & VOL_SHARE_WRITE) && acc != VOL_ACCESS_RW) {
 		res->stat = NLM4_ROFS;
+		goto out;
+	}
+	if (!unshare && access &&
+	    vol_grace_record(obj.exp, VOL_GRACE_NLM, x->lock.caller.data, x->lock.caller.len, call->peer) != 0) {
+		res->stat = NLM4_DENIED_NOLOCKS;
 		goto out;
 	}
 	res->stat = nlm_stat_of(vol_lock_share(s->locks, &k, &o, access, deny));
@@ -359,6 +400,7 @@ void nlm_srv_release_host(struct nlm_srv *s, const char *name, size_t len)
 	nlm_host_forget(s, name, len);
 	pthread_mutex_unlock(&s->mu);
 	vol_lock_release_client(s->locks, VOL_LOCK_NLM, host);
+	vol_grace_forget(s->store, VOL_GRACE_NLM, name, len); /* nothing left to reclaim after a failover */
 	UT_INFO("nlm", NULL, "released the locks of host %.*s", (int)(len > 256 ? 256 : len), name);
 }
 

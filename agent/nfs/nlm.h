@@ -55,6 +55,15 @@
  * so their lock managers reclaim. Without recorded hosts there is nothing to
  * reclaim and no grace period.
  *
+ * Grace per volume (agent/vol/vol_grace.h): LOCK and SHARE also put the host
+ * on the records of the file's volume on the shelf before granting
+ * (NLM4_DENIED_NOLOCKS when they cannot be written); FREE_ALL and SM_NOTIFY
+ * take it off. On a volume in grace on this node (attached with holders
+ * recorded: a restart, a failover, a drain) TEST, non-reclaim LOCK and
+ * SHARE, CANCEL and UNLOCK answer NLM4_DENIED_GRACE_PERIOD, and the callback
+ * thread sends SM_NOTIFY to the volume's recorded hosts. nlm_srv_in_grace
+ * says only whether the node's own (state_dir) grace period runs.
+ *
  * Thread-safe; errors are negative errno values.
  */
 #ifndef AQ_AGENT_NLM_H

@@ -396,6 +396,30 @@ static void cb_round(struct nlm_srv *s)
 	}
 }
 
+/* SM_NOTIFY to the NLM hosts recorded on the volumes this node took over
+ * (vol_grace.h: failover, drain), so their lock managers reclaim here. */
+static void cb_takeover(struct nlm_srv *s)
+{
+	struct vol_grace_host hs[4];
+	size_t n;
+
+	while ((n = vol_grace_notify_take(s->store, hs, 4)) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			struct nlm_host_rec h;
+			bool stop;
+
+			pthread_mutex_lock(&s->wmu);
+			stop = s->stop;
+			pthread_mutex_unlock(&s->wmu);
+			if (stop)
+				return;
+			snprintf(h.name, sizeof(h.name), "%s", hs[i].name);
+			h.addr = hs[i].addr;
+			cb_notify(s, &h);
+		}
+	}
+}
+
 static void *cb_main(void *arg)
 {
 	struct nlm_srv *s = arg;
@@ -432,6 +456,7 @@ static void *cb_main(void *arg)
 			cb_notify(s, &notify[i]);
 		}
 		free(notify);
+		cb_takeover(s);
 		cb_round(s);
 	}
 	return NULL;

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <sys/socket.h>
 
+#include "agent/vol/vol_grace.h"
 #include "agent/vol/vol_lock.h"
 
 enum nlm_block_state { NLM_BL_WAIT = 0, NLM_BL_GRANTED = 1 };

@@ -13,10 +13,17 @@
  * State (nfs4_state.c): clients (EXCHANGE_ID), sessions with their
  * fore-channel slots and per-slot reply cache (exactly once semantics, the
  * v3 DRC does not apply), open stateids, leases of NFS4_LEASE_S renewed by
- * SEQUENCE. Not yet: locks (LOCK, LOCKT, LOCKU answer NFS4ERR_NOTSUPP: the
- * protocol-neutral lock table comes in agent/vol/), delegations (none is
- * ever handed out), grace and reclaim (RECLAIM_COMPLETE is accepted,
- * CLAIM_PREVIOUS answers NFS4ERR_NO_GRACE), the backchannel.
+ * SEQUENCE; locks in the store's protocol-neutral table (nfs4_lock.c).
+ * Grace and reclaim per volume (agent/vol/vol_grace.h): a client is
+ * recorded on the shelf before its first open or lock on a volume; while a
+ * volume is in grace on this node (attached with holders recorded: restart,
+ * failover, drain) LOCK and LOCKT answer NFS4ERR_GRACE, and a recorded
+ * client reclaims with OPEN CLAIM_PREVIOUS and LOCK reclaim until its
+ * RECLAIM_COMPLETE (otherwise NFS4ERR_NO_GRACE). Share reservations (OPEN
+ * share_access/share_deny, OPEN_DOWNGRADE) live in the store's table, shared
+ * with SMB share modes and NLM SHARE (NFS4ERR_SHARE_DENIED). VERIFY and
+ * NVERIFY compare attributes as GETATTR encodes them. Not yet: delegations
+ * (none is ever handed out), the backchannel.
  *
  * The pseudo file system: PUTROOTFH gives a root directory listing the
  * exports the caller may reach with NFSv4 (vol_authorize with

@@ -312,3 +312,63 @@ uint32_t nfs4_op_setattr(struct nfs4_cx *cx, struct xdr_cur *in)
 	nfs4_put_bitmap(cx->out, set, A_WORDS);
 	return NFS4_OK;
 }
+
+/* VERIFY and NVERIFY (RFC 8881 18.31, 18.15): the attributes given are
+ * compared with the object's, encoded as GETATTR would (XDR is canonical,
+ * so equal values are equal bytes). NFS4ERR_ATTRNOTSUPP for an attribute
+ * not supported, INVAL for rdattr_error and the write-only ones; *same
+ * says whether every value matched. */
+static uint32_t verify_common(struct nfs4_cx *cx, struct xdr_cur *in, bool *same)
+{
+	uint32_t req[8], n, alen, i, w, mine_len;
+	const uint8_t *vals;
+	struct ut_buf mine;
+	struct xdr_cur c;
+	const uint8_t *p;
+	uint32_t st;
+
+	if (!nfs4_get_bitmap(in, req, 8, &n))
+		return NFS4ERR_BADXDR;
+	vals = xdr_opaque(in, NFS4_REQ_MAX, &alen);
+	if (in->err)
+		return NFS4ERR_BADXDR;
+	for (i = 0; i < n; i++)
+		if (req[i] & ~(i < A_WORDS ? nfs4_supported[i] : 0))
+			return NFS4ERR_ATTRNOTSUPP;
+	if ((req[0] & BIT(A_RDATTR_ERROR)) || (n > 1 && (req[1] & (BIT(A_TIME_ACCESS_SET) | BIT(A_TIME_MODIFY_SET)))))
+		return NFS4ERR_INVAL;
+	if (!cx->cur.pseudo && vol_refresh(&cx->cur.obj) != 0)
+		return NFS4ERR_STALE;
+	ut_buf_init(&mine, NFS4_REP_MAX);
+	if ((st = nfs4_fattr_encode(cx, &cx->cur, req, n, &mine)) != NFS4_OK)
+		goto out;
+	xdr_cur_init(&c, (const uint8_t *)mine.p, mine.len);
+	w = xdr_u32(&c); /* its bitmap: the words, then the values */
+	for (i = 0; i < w && !c.err; i++)
+		(void)xdr_u32(&c);
+	p = xdr_opaque(&c, NFS4_REP_MAX, &mine_len);
+	if (c.err || ut_buf_err(&mine) != AQ_OK) {
+		st = NFS4ERR_SERVERFAULT;
+		goto out;
+	}
+	*same = mine_len == alen && (alen == 0 || !memcmp(p, vals, alen));
+out:
+	ut_buf_cleanup(&mine);
+	return st;
+}
+
+uint32_t nfs4_op_verify(struct nfs4_cx *cx, struct xdr_cur *in)
+{
+	bool same = false;
+	uint32_t st = verify_common(cx, in, &same);
+
+	return st != NFS4_OK ? st : same ? NFS4_OK : NFS4ERR_NOT_SAME;
+}
+
+uint32_t nfs4_op_nverify(struct nfs4_cx *cx, struct xdr_cur *in)
+{
+	bool same = false;
+	uint32_t st = verify_common(cx, in, &same);
+
+	return st != NFS4_OK ? st : same ? NFS4ERR_SAME : NFS4_OK;
+}

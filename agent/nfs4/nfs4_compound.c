@@ -29,8 +29,8 @@ struct nfs4_opdesc {
 	unsigned vop;        /* the store's counter slot (the NFSv3 procedure doing the same), 0: none */
 };
 
-/* Operations not listed answer NFS4ERR_NOTSUPP: delegations, pNFS, named attributes, VERIFY/NVERIFY,
- * OPEN_DOWNGRADE, the backchannel, and the v4.0 ones v4.1 forbids. */
+/* Operations not listed answer NFS4ERR_NOTSUPP: delegations, pNFS, named attributes, the backchannel,
+ * and the v4.0 ones v4.1 forbids. */
 static const struct nfs4_opdesc nfs4_ops[OP_MAX + 1] = {
 	[OP_ACCESS] = { "ACCESS", nfs4_op_access, F_FH, 4 },
 	[OP_CLOSE] = { "CLOSE", nfs4_op_close, F_FH | F_REAL, 0 },
@@ -45,6 +45,9 @@ static const struct nfs4_opdesc nfs4_ops[OP_MAX + 1] = {
 	[OP_LOOKUP] = { "LOOKUP", nfs4_op_lookup, F_FH, 3 },
 	[OP_LOOKUPP] = { "LOOKUPP", nfs4_op_lookupp, F_FH, 3 },
 	[OP_OPEN] = { "OPEN", nfs4_op_open, F_FH, 0 },
+	[OP_OPEN_DOWNGRADE] = { "OPEN_DOWNGRADE", nfs4_op_open_downgrade, F_FH | F_REAL, 0 },
+	[OP_VERIFY] = { "VERIFY", nfs4_op_verify, F_FH, 1 },
+	[OP_NVERIFY] = { "NVERIFY", nfs4_op_nverify, F_FH, 1 },
 	[OP_PUTFH] = { "PUTFH", nfs4_op_putfh, 0, 0 },
 	[OP_PUTPUBFH] = { "PUTPUBFH", nfs4_op_putrootfh, 0, 0 },
 	[OP_PUTROOTFH] = { "PUTROOTFH", nfs4_op_putrootfh, 0, 0 },
@@ -214,6 +217,11 @@ static void nfs4_compound(struct nfs_call *call, void *args, void *resp)
 	size_t st_off, n_off;
 
 	ut_buf_init(out, NFS4_REP_MAX);
+	if (!cx.srv->store) { /* the one store the server serves: its volumes' holder records */
+		pthread_mutex_lock(&cx.srv->mu);
+		cx.srv->store = call->store;
+		pthread_mutex_unlock(&cx.srv->mu);
+	}
 	nfs4_fhc_clear(&cx.cur);
 	nfs4_fhc_clear(&cx.saved);
 	xdr_cur_init(&in, a->p, a->len);

@@ -22,6 +22,7 @@
 #include "agent/nfs/xdr.h"
 #include "agent/nfs4/nfs4.h"
 #include "agent/vol/vol.h"
+#include "agent/vol/vol_grace.h"
 #include "agent/vol/vol_lock.h"
 
 enum nfs4_op {
@@ -53,7 +54,7 @@ enum nfs4_stat {
 	NFS4ERR_MINOR_VERS_MISMATCH = 10021, NFS4ERR_STALE_CLIENTID = 10022, NFS4ERR_STALE_STATEID = 10023,
 	NFS4ERR_OLD_STATEID = 10024, NFS4ERR_BAD_STATEID = 10025, NFS4ERR_BAD_SEQID = 10026,
 	NFS4ERR_NOT_SAME = 10027, NFS4ERR_SYMLINK = 10029, NFS4ERR_RESTOREFH = 10030,
-	NFS4ERR_ATTRNOTSUPP = 10032, NFS4ERR_NO_GRACE = 10033, NFS4ERR_BADXDR = 10036, NFS4ERR_LOCKS_HELD = 10037,
+	NFS4ERR_ATTRNOTSUPP = 10032, NFS4ERR_NO_GRACE = 10033, NFS4ERR_RECLAIM_BAD = 10034, NFS4ERR_BADXDR = 10036, NFS4ERR_LOCKS_HELD = 10037,
 	NFS4ERR_OPENMODE = 10038, NFS4ERR_BADOWNER = 10039, NFS4ERR_BADCHAR = 10040, NFS4ERR_BADNAME = 10041,
 	NFS4ERR_OP_ILLEGAL = 10044, NFS4ERR_BADSESSION = 10052, NFS4ERR_BADSLOT = 10053,
 	NFS4ERR_COMPLETE_ALREADY = 10054, NFS4ERR_CONN_NOT_BOUND_TO_SESSION = 10055,
@@ -96,7 +97,7 @@ enum {
 
 /* share_access (OPEN) and want bits */
 enum { OPEN4_SHARE_ACCESS_READ = 1, OPEN4_SHARE_ACCESS_WRITE = 2, OPEN4_SHARE_ACCESS_BOTH = 3,
-       OPEN4_SHARE_ACCESS_MASK = 3 };
+       OPEN4_SHARE_ACCESS_MASK = 3, OPEN4_SHARE_DENY_MASK = 3 };
 
 /* ---- state (nfs4_state.c) ---- */
 struct nfs4_stateid {
@@ -143,6 +144,7 @@ struct nfs4_open {
 	uint32_t owner_len;
 	struct vol_fh fh;            /* the file's handle */
 	uint32_t access;             /* OPEN4_SHARE_ACCESS_* bits held */
+	uint32_t deny;               /* OPEN4_SHARE_DENY_* bits held (its reservation in the store's table) */
 	struct nfs4_open *next;      /* in its client's list */
 	uint32_t free_next;          /* free list */
 };
@@ -155,6 +157,7 @@ struct nfs4_client {
 	uint32_t cs_seq;             /* the sequence CREATE_SESSION expects */
 	bool confirmed;
 	bool reclaimed;              /* RECLAIM_COMPLETE done */
+	bool recorded;               /* on some volume's holder records (vol_grace.h) */
 	uint64_t renewed_ns;
 	uint8_t cs_rep[256];         /* the last CREATE_SESSION result (its replay) */
 	size_t cs_rep_len;
@@ -177,6 +180,7 @@ struct nfs4_srv {
 	uint32_t open_free;          /* head of the free list, NFS4_MAX_OPENS: empty */
 	uint32_t open_hwm;           /* entries below it were used once */
 	struct vol_lock_tab *locks;  /* the store's lock table, set at the first LOCK */
+	struct vol_store *store;     /* the store served, set at the first COMPOUND (holder records) */
 };
 
 /* ---- COMPOUND context (nfs4_compound.c) ---- */
@@ -292,6 +296,9 @@ uint32_t nfs4_op_read(struct nfs4_cx *cx, struct xdr_cur *in);
 uint32_t nfs4_op_write(struct nfs4_cx *cx, struct xdr_cur *in);
 uint32_t nfs4_op_commit(struct nfs4_cx *cx, struct xdr_cur *in);
 uint32_t nfs4_op_test_stateid(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_open_downgrade(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_verify(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_nverify(struct nfs4_cx *cx, struct xdr_cur *in);
 uint32_t nfs4_op_free_stateid(struct nfs4_cx *cx, struct xdr_cur *in);
 void nfs4_get_stateid(struct xdr_cur *in, struct nfs4_stateid *sid);
 void nfs4_put_stateid(struct ut_buf *b, const struct nfs4_stateid *sid);
@@ -309,5 +316,11 @@ uint32_t nfs4_op_lockt(struct nfs4_cx *cx, struct xdr_cur *in);
 uint32_t nfs4_op_locku(struct nfs4_cx *cx, struct xdr_cur *in);
 /* FREE_STATEID of lock state o (under s->mu): LOCKS_HELD while it holds locks. */
 uint32_t nfs4_lock_free_state(struct nfs4_srv *s, struct nfs4_open *o);
+/* Put the session's client on the records of the volume of obj before it
+ * gets state there (vol_grace_record): NFS4_OK, or SERVERFAULT when the
+ * records cannot be written (nothing may be granted then). Not under s->mu. */
+uint32_t nfs4_grace_record(struct nfs4_cx *cx, const struct vol_obj *obj);
+/* May the session's client reclaim on the volume of obj now? Not under s->mu. */
+bool nfs4_grace_may_reclaim(struct nfs4_cx *cx, const struct vol_obj *obj);
 
 #endif

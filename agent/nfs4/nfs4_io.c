@@ -81,6 +81,25 @@ static uint32_t check_stateid(struct nfs4_cx *cx, struct nfs4_stateid sid, uint3
 	return st;
 }
 
+/* Set open o's share reservation on file k in the store's table, shared
+ * with SMB's share modes and NLM's SHARE (under s->mu): access and deny are
+ * OPEN4_SHARE_ACCESS_* / OPEN4_SHARE_DENY_* bits, which are VOL_SHARE_READ
+ * and VOL_SHARE_WRITE. NFS4ERR_SHARE_DENIED when another owner's reservation
+ * conflicts; o is unchanged on failure. */
+static uint32_t share(struct nfs4_srv *s, struct nfs4_open *o, const struct vol_lock_key *k, uint32_t access,
+		      uint32_t deny)
+{
+	struct vol_lock_owner lo = nfs4_lock_owner(s, o);
+	int rc = vol_lock_share(s->locks, k, &lo, access, deny);
+
+	if (rc != 0)
+		return rc == -EBUSY ? NFS4ERR_SHARE_DENIED : rc == -ENOLCK ? NFS4ERR_RESOURCE : nfs4_status(rc);
+	o->lkey = *k;
+	o->access = access;
+	o->deny = deny;
+	return NFS4_OK;
+}
+
 static uint32_t file_check(const struct stat *st)
 {
 	if (S_ISREG(st->st_mode))
@@ -127,6 +146,7 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	struct vol_sattr sa = { 0 };
 	struct nfs4_open *o;
 	struct nfs4_stateid sid;
+	struct vol_lock_key k;
 	struct vol_fh fh;
 	uint32_t access, deny, olen, opentype, how = 0, claim, nlen = 0, st = NFS4_OK, set[3] = { 0 };
 	const uint8_t *owner, *verf = NULL;
@@ -162,8 +182,9 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 		if (st == NFS4_OK)
 			st = nst;
 	} else if (claim == CLAIM_PREVIOUS) {
-		(void)xdr_u32(in);
-		return in->err ? NFS4ERR_BADXDR : NFS4ERR_NO_GRACE;
+		/* delegate_type: none was ever handed out, so none comes back */
+		if (xdr_u32(in) != 0 && !in->err)
+			return NFS4ERR_RECLAIM_BAD;
 	} else if (claim != CLAIM_FH) {
 		return NFS4ERR_NOTSUPP; /* delegation claims: no delegation is ever given */
 	}
@@ -176,10 +197,16 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	if ((access & OPEN4_SHARE_ACCESS_MASK) == 0 || (access & ~0xff03u))
 		return NFS4ERR_INVAL;
 	access &= OPEN4_SHARE_ACCESS_MASK;
-	if (deny != 0)
-		return NFS4ERR_NOTSUPP; /* share reservations come with the store's share table */
+	if (deny & ~(uint32_t)OPEN4_SHARE_DENY_MASK)
+		return NFS4ERR_INVAL;
 	if (cx->cur.pseudo)
-		return claim == CLAIM_FH ? NFS4ERR_ISDIR : opentype ? NFS4ERR_ROFS : NFS4ERR_ISDIR;
+		return claim != CLAIM_NULL ? NFS4ERR_ISDIR : opentype ? NFS4ERR_ROFS : NFS4ERR_ISDIR;
+	if (claim == CLAIM_PREVIOUS && opentype)
+		return NFS4ERR_INVAL; /* a reclaim creates nothing (RFC 8881 18.16.3) */
+	if (claim == CLAIM_PREVIOUS && !nfs4_grace_may_reclaim(cx, &cx->cur.obj))
+		return NFS4ERR_NO_GRACE;
+	if (claim != CLAIM_PREVIOUS && deny && vol_grace_active(cx->cur.obj.exp))
+		return NFS4ERR_GRACE; /* a deny could stand in the way of an open still to be reclaimed */
 	if ((access & OPEN4_SHARE_ACCESS_WRITE) && cx->cur.access != VOL_ACCESS_RW)
 		return NFS4ERR_ROFS;
 	if (claim == CLAIM_NULL) {
@@ -211,18 +238,23 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 		st = nfs4_status(rc);
 		goto out;
 	}
+	if ((st = nfs4_grace_record(cx, file)) != NFS4_OK) /* on the shelf before any state */
+		goto out;
+	vol_lock_key_of(file, &k);
 	pthread_mutex_lock(&cx->srv->mu);
+	if (!cx->srv->locks)
+		cx->srv->locks = vol_store_locks(cx->call->store);
 	o = cx->sess->clp ? nfs4_open_get(cx->srv, cx->sess->clp, owner, olen, &fh, &fresh) : NULL;
-	if (o) {
-		o->access |= access;
+	st = o ? share(cx->srv, o, &k, o->access | access, o->deny | deny) : NFS4ERR_RESOURCE;
+	if (st == NFS4_OK) {
 		o->seqid++;
 		nfs4_open_stateid(cx->srv, o, &sid);
+	} else if (o && fresh) {
+		nfs4_open_release(cx->srv, o); /* nothing granted */
 	}
 	pthread_mutex_unlock(&cx->srv->mu);
-	if (!o) {
-		st = NFS4ERR_RESOURCE;
+	if (st != NFS4_OK)
 		goto out;
-	}
 	nfs4_put_stateid(cx->out, &sid);
 	xdr_put_u32(cx->out, 0); /* cinfo: not atomic */
 	xdr_put_u64(cx->out, before);
@@ -397,5 +429,53 @@ uint32_t nfs4_op_free_stateid(struct nfs4_cx *cx, struct xdr_cur *in)
 	if (st == NFS4_OK)
 		st = o->kind == NFS4_ST_LOCK ? nfs4_lock_free_state(cx->srv, o) : NFS4ERR_LOCKS_HELD;
 	pthread_mutex_unlock(&cx->srv->mu);
+	return st;
+}
+
+/* OPEN_DOWNGRADE (RFC 8881 18.18): the open keeps only the access and deny
+ * bits asked for, each a subset of what it holds (NFS4ERR_INVAL
+ * otherwise; no access at all is INVAL too), and its reservation in the
+ * store's table shrinks with it, so what it no longer denies is allowed to
+ * others (SMB included) at once. */
+uint32_t nfs4_op_open_downgrade(struct nfs4_cx *cx, struct xdr_cur *in)
+{
+	struct nfs4_stateid sid;
+	struct nfs4_open *o;
+	uint32_t access, deny, st;
+
+	nfs4_get_stateid(in, &sid);
+	(void)xdr_u32(in); /* seqid: unused in v4.1 */
+	access = xdr_u32(in);
+	deny = xdr_u32(in);
+	if (in->err)
+		return NFS4ERR_BADXDR;
+	if (sid.seqid == 1 && other_is(&sid, 0))
+		sid = cx->cur.cur_stateid;
+	if ((sid.seqid == 0 && other_is(&sid, 0)) || other_is(&sid, 0xff))
+		return NFS4ERR_BAD_STATEID; /* special stateids name no open */
+	if ((st = check_stateid(cx, sid, 0)) != NFS4_OK)
+		return st;
+	if ((access & ~0xff03u) || (access & OPEN4_SHARE_ACCESS_MASK) == 0 || (deny & ~(uint32_t)OPEN4_SHARE_DENY_MASK))
+		return NFS4ERR_INVAL;
+	access &= OPEN4_SHARE_ACCESS_MASK;
+	pthread_mutex_lock(&cx->srv->mu);
+	st = cx->sess->clp ? nfs4_open_find(cx->srv, cx->sess->clp, &sid, &o) : NFS4ERR_BADSESSION;
+	if (st == NFS4_OK && o->kind != NFS4_ST_OPEN)
+		st = NFS4ERR_BAD_STATEID;
+	if (st == NFS4_OK && ((access & ~o->access) || (deny & ~o->deny)))
+		st = NFS4ERR_INVAL; /* an upgrade is OPEN's business */
+	if (st == NFS4_OK && !cx->srv->locks)
+		cx->srv->locks = vol_store_locks(cx->call->store);
+	if (st == NFS4_OK)
+		st = share(cx->srv, o, &o->lkey, access, deny);
+	if (st == NFS4_OK) {
+		o->seqid++;
+		nfs4_open_stateid(cx->srv, o, &sid);
+	}
+	pthread_mutex_unlock(&cx->srv->mu);
+	if (st == NFS4_OK) {
+		nfs4_put_stateid(cx->out, &sid);
+		cx->cur.cur_stateid = sid;
+	}
 	return st;
 }

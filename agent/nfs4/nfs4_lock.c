@@ -16,8 +16,15 @@
  * holder's own clientid and owner; another protocol's holder as clientid 0
  * and owner "smb" / "nlm"). The blocking types (READW_LT, WRITEW_LT) are
  * answered as the others: the client polls, which RFC 8881 9.6 allows (no
- * CB_NOTIFY_LOCK). reclaim answers NFS4ERR_NO_GRACE: nothing survives a
- * restart yet, so there is no grace period to reclaim in.
+ * CB_NOTIFY_LOCK).
+ *
+ * Grace (vol_grace.h): a client is put on the records of a volume (on the
+ * shelf) before it gets its first open or lock there. While the volume is
+ * in grace on this node (it was attached here with holders recorded: a
+ * restart, a failover, a drain), LOCK and LOCKT answer NFS4ERR_GRACE except
+ * a LOCK with reclaim from a recorded client that has not sent
+ * RECLAIM_COMPLETE (under an open it reclaimed with CLAIM_PREVIOUS); any
+ * other reclaim, and every reclaim once grace is over, is NFS4ERR_NO_GRACE.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -128,11 +135,13 @@ uint32_t nfs4_op_lock(struct nfs4_cx *cx, struct xdr_cur *in)
 		return NFS4ERR_BADXDR;
 	if ((st = lock_range(type, off, len, &flags)) != NFS4_OK)
 		return st;
-	if (reclaim)
-		return NFS4ERR_NO_GRACE;
 	if (sid.seqid == 1 && !memcmp(sid.other, (uint8_t[NFS4_OTHER]){ 0 }, NFS4_OTHER))
 		sid = cx->cur.cur_stateid;
 	if ((st = lock_file(cx, &k, &fh)) != NFS4_OK)
+		return st;
+	if (reclaim ? !nfs4_grace_may_reclaim(cx, &cx->cur.obj) : vol_grace_active(cx->cur.obj.exp))
+		return reclaim ? NFS4ERR_NO_GRACE : NFS4ERR_GRACE;
+	if ((st = nfs4_grace_record(cx, &cx->cur.obj)) != NFS4_OK)
 		return st;
 	pthread_mutex_lock(&s->mu);
 	nfs4_expire(s); /* an expired client's locks stand in no one's way */
@@ -216,6 +225,8 @@ uint32_t nfs4_op_lockt(struct nfs4_cx *cx, struct xdr_cur *in)
 		return st;
 	if ((st = lock_file(cx, &k, &fh)) != NFS4_OK)
 		return st;
+	if (vol_grace_active(cx->cur.obj.exp))
+		return NFS4ERR_GRACE; /* the locks to test are not all back yet */
 	pthread_mutex_lock(&s->mu);
 	nfs4_expire(s);
 	if (!cx->sess->clp) {
@@ -290,4 +301,45 @@ uint32_t nfs4_lock_free_state(struct nfs4_srv *s, struct nfs4_open *o)
 		return NFS4ERR_LOCKS_HELD;
 	nfs4_open_release(s, o);
 	return NFS4_OK;
+}
+
+/* The session's client's co_ownerid, copied under s->mu; 0 when the
+ * session lost its client. */
+static uint32_t grace_owner(struct nfs4_cx *cx, uint8_t *owner, bool *reclaimed, bool mark)
+{
+	uint32_t len = 0;
+
+	pthread_mutex_lock(&cx->srv->mu);
+	if (cx->sess->clp) {
+		len = cx->sess->clp->owner_len;
+		memcpy(owner, cx->sess->clp->owner, len);
+		*reclaimed = cx->sess->clp->reclaimed;
+		if (mark)
+			cx->sess->clp->recorded = true;
+	}
+	pthread_mutex_unlock(&cx->srv->mu);
+	return len;
+}
+
+uint32_t nfs4_grace_record(struct nfs4_cx *cx, const struct vol_obj *obj)
+{
+	uint8_t owner[NFS4_OPAQUE_LIMIT];
+	bool reclaimed;
+	uint32_t len = grace_owner(cx, owner, &reclaimed, true);
+	int rc;
+
+	if (len == 0)
+		return NFS4ERR_BADSESSION;
+	if ((rc = vol_grace_record(obj->exp, VOL_GRACE_NFS4, owner, len, NULL)) != 0)
+		return NFS4ERR_SERVERFAULT; /* not on the shelf: not granted (vol_grace logged why) */
+	return NFS4_OK;
+}
+
+bool nfs4_grace_may_reclaim(struct nfs4_cx *cx, const struct vol_obj *obj)
+{
+	uint8_t owner[NFS4_OPAQUE_LIMIT];
+	bool reclaimed = false;
+	uint32_t len = grace_owner(cx, owner, &reclaimed, false);
+
+	return len && !reclaimed && vol_grace_may_reclaim(obj->exp, VOL_GRACE_NFS4, owner, len);
 }

@@ -412,19 +412,26 @@ uint32_t nfs4_op_bind_conn(struct nfs4_cx *cx, struct xdr_cur *in)
 uint32_t nfs4_op_reclaim_complete(struct nfs4_cx *cx, struct xdr_cur *in)
 {
 	bool one_fs = xdr_bool(in);
-	uint32_t st = NFS4_OK;
+	uint8_t owner[NFS4_OPAQUE_LIMIT];
+	uint32_t st = NFS4_OK, olen = 0;
 
 	if (in->err)
 		return NFS4ERR_BADXDR;
 	if (one_fs)
 		return cx->cur.set ? NFS4_OK : NFS4ERR_NOFILEHANDLE;
 	pthread_mutex_lock(&cx->srv->mu);
-	if (!cx->sess->clp)
+	if (!cx->sess->clp) {
 		st = NFS4ERR_BADSESSION; /* destroyed earlier in this COMPOUND */
-	else if (cx->sess->clp->reclaimed)
+	} else if (cx->sess->clp->reclaimed) {
 		st = NFS4ERR_COMPLETE_ALREADY;
-	else
+	} else {
 		cx->sess->clp->reclaimed = true;
+		olen = cx->sess->clp->owner_len;
+		memcpy(owner, cx->sess->clp->owner, olen);
+	}
 	pthread_mutex_unlock(&cx->srv->mu);
+	/* its volumes' grace periods wait for it no more (they end once no one is left) */
+	if (st == NFS4_OK && olen)
+		vol_grace_reclaim_done(cx->call->store, VOL_GRACE_NFS4, owner, olen);
 	return st;
 }

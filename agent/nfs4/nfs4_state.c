@@ -60,6 +60,7 @@ void nfs4_srv_free(struct nfs4_srv *s)
 {
 	if (!s)
 		return;
+	s->store = NULL; /* a stopping server's clients stay on the records: they reclaim at the next start */
 	while (s->clients)
 		nfs4_client_free(s, s->clients);
 	pthread_mutex_destroy(&s->mu);
@@ -114,6 +115,10 @@ void nfs4_client_free(struct nfs4_srv *s, struct nfs4_client *c)
 {
 	struct nfs4_client **pp;
 
+	/* the client let go of everything here (DESTROY_CLIENTID, expiry, a
+	 * new incarnation): nothing of it to reclaim after a failover */
+	if (s->store && c->recorded)
+		vol_grace_forget(s->store, VOL_GRACE_NFS4, c->owner, c->owner_len);
 	while (c->sessions)
 		nfs4_session_destroy(s, c->sessions);
 	while (c->opens)
@@ -236,6 +241,7 @@ struct nfs4_open *nfs4_state_alloc(struct nfs4_srv *s, struct nfs4_client *c, ui
 	o->owner_len = olen;
 	o->fh = *fh;
 	o->access = 0;
+	o->deny = 0;
 	o->next = c->opens;
 	c->opens = o;
 	return o;
@@ -286,7 +292,7 @@ void nfs4_open_release(struct nfs4_srv *s, struct nfs4_open *o)
 				pp = &(*pp)->next;
 			}
 		}
-	if (o->kind == NFS4_ST_LOCK && s->locks) {
+	if (s->locks) { /* a lock state's locks; an open's share reservation */
 		struct vol_lock_owner lo = nfs4_lock_owner(s, o);
 
 		vol_lock_release(s->locks, &lo);

@@ -35,6 +35,7 @@ static void vol_acct_unref(struct vol_acct *a)
 		pthread_cond_destroy(&a->dsync[i].cv);
 	}
 	qos_vol_unref(a->qos);
+	vol_grace_close(a->grace);
 	free(a);
 }
 
@@ -86,6 +87,8 @@ int vol_store_new(const uint8_t *key, struct vol_store **out)
 	pthread_mutex_init(&s->qos_mu, NULL);
 	pthread_mutex_init(&s->watch_mu, NULL);
 	pthread_mutex_init(&s->lease_mu, NULL);
+	pthread_mutex_init(&s->grace_mu, NULL);
+	s->grace_s = VOL_GRACE_DEFAULT_S;
 	s->cur = calloc(1, sizeof(struct vol_set));
 	s->fc = calloc(VOL_FCACHE, sizeof(*s->fc));
 	s->procfd = -1;
@@ -151,6 +154,8 @@ void vol_store_free(struct vol_store *s)
 	pthread_mutex_destroy(&s->qos_mu);
 	pthread_mutex_destroy(&s->watch_mu);
 	pthread_mutex_destroy(&s->lease_mu);
+	pthread_mutex_destroy(&s->grace_mu);
+	free(s->notify);
 	OPENSSL_cleanse(s->key, sizeof(s->key));
 	free(s);
 }
@@ -256,6 +261,7 @@ static struct vol_acct *vol_acct_new(struct vol_store *s, const struct vol_expor
 	}
 	atomic_init(&a->used, 0);
 	atomic_init(&a->names, 0);
+	a->grace = vol_grace_open(s, cfg->lockdir); /* first attached here: grace when holders are recorded */
 	return a;
 }
 

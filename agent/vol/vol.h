@@ -138,6 +138,9 @@ struct vol_export_cfg {
 	uint64_t tree_seq;
 	unsigned protocols;       /* API_INTENT_NFSV3/NFSV4/SMB bits serving it; 0: NFSv3 (as before protocols) */
 	struct api_intent_read_ahead read_ahead; /* readAhead (agent/vol/vol_ra.h) */
+	/* lock holders' records and grace (agent/vol/vol_grace.h): a folder on
+	 * the shelf outside the export root ("": none kept, never in grace) */
+	char lockdir[4096];
 };
 
 struct vol_fh {

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "agent/vol/vol.h"
+#include "agent/vol/vol_grace.h"
 
 #define VOL_MAC_LEN 16
 #define VOL_FH_HDR 14
@@ -39,6 +40,7 @@ struct vol_acct {
 		int count;         /* writes in flight on this inode */
 	} pend[VOL_LOCKS];
 	struct qos_vol *qos;       /* limits updated in place on every set */
+	struct vol_grace *grace;   /* lock holders and grace (vol_grace.c), or NULL: no cfg.lockdir */
 	uint64_t born_ns;          /* qos_now() when the counters began (the export appeared) */
 	/* Group commit of directory fsyncs (vol_ns.c), one stripe per
 	 * directory inode: a sync started after a change covers it. */
@@ -128,7 +130,17 @@ struct vol_store {
 	pthread_mutex_t lease_mu;  /* cached opens (vol_lease.c): the list */
 	struct vol_lease *leases;
 	unsigned nleases;          /* atomic: read without lease_mu first */
+	unsigned grace_s;          /* grace period of volumes attached from now on (vol_grace.h) */
+	pthread_mutex_t grace_mu;  /* guards notify */
+	struct vol_grace_host *notify; /* NLM hosts to notify (VOL_GRACE_NOTIFY_MAX, on first use) */
+	size_t nnotify;
 };
+
+/* vol_grace.c */
+/* The grace state of a volume first attached here, its records read from
+ * dir (NULL when dir is empty or memory runs out: no records). */
+struct vol_grace *vol_grace_open(struct vol_store *s, const char *dir);
+void vol_grace_close(struct vol_grace *g);
 
 /* vol.c */
 /* The export with this fsid in the current set (counted), or NULL. */

@@ -226,14 +226,27 @@ void nfs4_cl_remove(struct ut_buf *b, const char *name)
 	put_str(b, name);
 }
 
-static void open_head(struct ut_buf *b, const char *owner, uint32_t access)
+static void open_head_deny(struct ut_buf *b, const char *owner, uint32_t access, uint32_t deny)
 {
 	xdr_put_u32(b, 18);
 	xdr_put_u32(b, 0);
 	xdr_put_u32(b, access);
-	xdr_put_u32(b, 0);
+	xdr_put_u32(b, deny);
 	xdr_put_u64(b, 0);
 	put_str(b, owner);
+}
+
+static void open_head(struct ut_buf *b, const char *owner, uint32_t access)
+{
+	open_head_deny(b, owner, access, 0);
+}
+
+void nfs4_cl_open_deny(struct ut_buf *b, const char *owner, const char *name, uint32_t access, uint32_t deny)
+{
+	open_head_deny(b, owner, access, deny);
+	xdr_put_u32(b, 0);
+	xdr_put_u32(b, 0);
+	put_str(b, name);
 }
 
 void nfs4_cl_open_create(struct ut_buf *b, const char *owner, const char *name, uint32_t mode)
@@ -388,12 +401,51 @@ uint32_t nfs4_cl_session(struct nfs4_cl *c, const char *owner, uint32_t slots, u
 	return cur.err ? 0xdead : 0;
 }
 
+void nfs4_cl_open_previous(struct ut_buf *b, const char *owner, uint32_t access)
+{
+	open_head(b, owner, access);
+	xdr_put_u32(b, 0); /* OPEN4_NOCREATE */
+	xdr_put_u32(b, 1); /* CLAIM_PREVIOUS */
+	xdr_put_u32(b, 0); /* OPEN_DELEGATE_NONE */
+}
+
+void nfs4_cl_open_downgrade(struct ut_buf *b, const struct nfs4_sid *sid, uint32_t access, uint32_t deny)
+{
+	xdr_put_u32(b, 21);
+	put_sid(b, sid);
+	xdr_put_u32(b, 0);
+	xdr_put_u32(b, access);
+	xdr_put_u32(b, deny);
+}
+
+void nfs4_cl_verify(struct ut_buf *b, uint32_t op, const uint32_t *words, uint32_t nwords, const void *vals,
+		    uint32_t len)
+{
+	xdr_put_u32(b, op);
+	xdr_put_u32(b, nwords);
+	for (uint32_t i = 0; i < nwords; i++)
+		xdr_put_u32(b, words[i]);
+	xdr_put_opaque(b, vals, len);
+}
+
+void nfs4_cl_reclaim_complete(struct ut_buf *b)
+{
+	xdr_put_u32(b, 58);
+	xdr_put_u32(b, 0); /* rca_one_fs */
+}
+
 void nfs4_cl_lock(struct ut_buf *b, const struct nfs4_cl *c, uint32_t type, uint64_t off, uint64_t len,
 		  const struct nfs4_sid *sid, const char *new_owner)
 {
+	nfs4_cl_lock_ex(b, c, type, false, off, len, sid, new_owner);
+}
+
+void nfs4_cl_lock_ex(struct ut_buf *b, const struct nfs4_cl *c, uint32_t type, bool reclaim, uint64_t off,
+		     uint64_t len, const struct nfs4_sid *sid, const char *new_owner)
+{
 	xdr_put_u32(b, 12);
 	xdr_put_u32(b, type);
-	xdr_put_u32(b, 0); /* reclaim */
+	xdr_put_u32(b, reclaim);
 	xdr_put_u64(b, off);
 	xdr_put_u64(b, len);
 	xdr_put_u32(b, new_owner != NULL);

@@ -64,6 +64,20 @@ void nfs4_cl_rename(struct ut_buf *b, const char *from, const char *to);
  * under open stateid sid; NULL: sid is the owner's lock stateid. */
 void nfs4_cl_lock(struct ut_buf *b, const struct nfs4_cl *c, uint32_t type, uint64_t off, uint64_t len,
 		  const struct nfs4_sid *sid, const char *new_owner);
+/* The same with reclaim set as asked (a reclaim in grace). */
+void nfs4_cl_lock_ex(struct ut_buf *b, const struct nfs4_cl *c, uint32_t type, bool reclaim, uint64_t off,
+		     uint64_t len, const struct nfs4_sid *sid, const char *new_owner);
+/* OPEN of the current file with CLAIM_PREVIOUS (a reclaim), no create. */
+void nfs4_cl_open_previous(struct ut_buf *b, const char *owner, uint32_t access);
+/* OPEN of name with share_access and share_deny, no create (CLAIM_NULL). */
+void nfs4_cl_open_deny(struct ut_buf *b, const char *owner, const char *name, uint32_t access, uint32_t deny);
+/* OPEN_DOWNGRADE of open stateid sid to access and deny. */
+void nfs4_cl_open_downgrade(struct ut_buf *b, const struct nfs4_sid *sid, uint32_t access, uint32_t deny);
+/* VERIFY (op 37) or NVERIFY (op 17) of a fattr4: the bitmap words and the values as encoded. */
+void nfs4_cl_verify(struct ut_buf *b, uint32_t op, const uint32_t *words, uint32_t nwords, const void *vals,
+		    uint32_t len);
+/* RECLAIM_COMPLETE (rca_one_fs false). */
+void nfs4_cl_reclaim_complete(struct ut_buf *b);
 void nfs4_cl_lockt(struct ut_buf *b, const struct nfs4_cl *c, uint32_t type, uint64_t off, uint64_t len,
 		   const char *owner);
 void nfs4_cl_locku(struct ut_buf *b, uint32_t type, const struct nfs4_sid *sid, uint64_t off, uint64_t len);

@@ -1,0 +1,345 @@
+/* test_nfs4_share: NFSv4.1 share reservations (OPEN share_deny), their
+ * exclusion against other v4.1 opens and against SMB share modes on the
+ * same file (one table: agent/vol/vol_lock.h), OPEN_DOWNGRADE, and
+ * VERIFY / NVERIFY (agent/nfs4/nfs4_io.c, nfs4_attr.c). One store with one
+ * export served by an in-process NFS server (NFSv4.1) and by the SMB
+ * dispatcher of tests/agent/smb/smb_harness.h (signed CREATE frames), so an
+ * SMB CREATE goes through SMB's own share-mode check. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <check.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/nfs/nfs_srv.h"
+#include "agent/nfs4/nfs4.h"
+#include "agent/smb/smb_srv_internal.h"
+#include "api/api_intent.h"
+#include "tests/agent/nfs4/nfs4_cl.h"
+#include "tests/agent/smb/smb_harness.h"
+#include "tests/lib/aqt.h"
+#include "tests/lib/aqt_store.h"
+
+enum { OK4 = 0, INVAL4 = 22, SAME4 = 10009, SHARE_DENIED4 = 10015, NOT_SAME4 = 10027, ATTRNOTSUPP4 = 10032,
+       OPENMODE4 = 10038, RD = 1, WR = 2, BOTH = 3 };
+#define SHARING_VIOLATION 0xC0000043u
+#define FILE_READ_DATA_ 0x1u
+#define FILE_WRITE_DATA_ 0x2u
+#define SHARE_READ_ 1u
+#define SHARE_WRITE_ 2u
+#define SHARE_DELETE_ 4u
+
+static struct aqt_store ts;
+static struct nfs_srv *nsrv;
+static struct nfs4_srv *v4;
+static struct smb_srv *ssrv;
+static struct smbt_conn sc;
+
+struct cl4 {
+	struct nfs4_cl c;
+	uint32_t seq;
+	struct nfs4_sid open;
+	uint8_t fh[128];
+	uint32_t fhlen;
+	struct ut_buf b;
+	struct xdr_cur cur;
+};
+
+static struct cl4 P, Q;
+
+static void c4_up(struct cl4 *x, const char *owner)
+{
+	uint32_t got;
+
+	memset(x, 0, sizeof(*x));
+	ck_assert_int_eq(nfs4_cl_dial(&x->c, nfs_srv_port(nsrv)), 0);
+	x->seq = 1;
+	ck_assert_uint_eq(nfs4_cl_session(&x->c, owner, 4, &got), 0);
+}
+
+static void c4_begin(struct cl4 *x, uint32_t nops)
+{
+	nfs4_cl_begin(&x->c, &x->b, 1, nops + 1);
+	nfs4_cl_sequence(&x->b, &x->c, 0, x->seq++, false);
+}
+
+static void c4_send(struct cl4 *x)
+{
+	uint32_t n;
+
+	ck_assert_int_eq(nfs4_cl_send(&x->c, &x->b, &x->cur), 0);
+	(void)nfs4_cl_res(&x->cur, &n);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 53), 0);
+	nfs4_cl_sequence_res(&x->cur);
+}
+
+/* OPEN v0/f with access and deny; the open stateid and handle kept. */
+static uint32_t c4_open(struct cl4 *x, uint32_t access, uint32_t deny)
+{
+	uint32_t st;
+
+	c4_begin(x, 4);
+	nfs4_cl_putrootfh(&x->b);
+	nfs4_cl_lookup(&x->b, "v0");
+	nfs4_cl_open_deny(&x->b, "open-owner", "f", access, deny);
+	nfs4_cl_getfh(&x->b);
+	c4_send(x);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 24), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 15), 0);
+	if ((st = nfs4_cl_op(&x->cur, 18)) == OK4) {
+		const uint8_t *p;
+
+		nfs4_cl_open_res(&x->cur, &x->open);
+		ck_assert_uint_eq(nfs4_cl_op(&x->cur, 10), 0);
+		ck_assert_ptr_nonnull(p = xdr_opaque(&x->cur, 128, &x->fhlen));
+		memcpy(x->fh, p, x->fhlen);
+	}
+	return st;
+}
+
+static uint32_t c4_close(struct cl4 *x)
+{
+	c4_begin(x, 2);
+	nfs4_cl_putfh(&x->b, x->fh, x->fhlen);
+	nfs4_cl_close_op(&x->b, &x->open);
+	c4_send(x);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 22), 0);
+	return nfs4_cl_op(&x->cur, 4);
+}
+
+static uint32_t c4_downgrade(struct cl4 *x, const struct nfs4_sid *sid, uint32_t access, uint32_t deny)
+{
+	uint32_t st;
+
+	c4_begin(x, 2);
+	nfs4_cl_putfh(&x->b, x->fh, x->fhlen);
+	nfs4_cl_open_downgrade(&x->b, sid, access, deny);
+	c4_send(x);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 22), 0);
+	if ((st = nfs4_cl_op(&x->cur, 21)) == OK4)
+		nfs4_cl_get_sid(&x->cur, &x->open);
+	return st;
+}
+
+static uint32_t c4_write(struct cl4 *x, uint64_t off, const char *data)
+{
+	c4_begin(x, 2);
+	nfs4_cl_putfh(&x->b, x->fh, x->fhlen);
+	nfs4_cl_write(&x->b, &x->open, off, data, (uint32_t)strlen(data));
+	c4_send(x);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 22), 0);
+	return nfs4_cl_op(&x->cur, 38);
+}
+
+/* VERIFY or NVERIFY of the file's size (attribute 4) against size. */
+static uint32_t c4_verify_size(struct cl4 *x, uint32_t op, uint64_t size)
+{
+	uint8_t v[8];
+	uint32_t w = 1u << 4;
+
+	for (int i = 0; i < 8; i++)
+		v[i] = (uint8_t)(size >> (56 - 8 * i));
+	c4_begin(x, 2);
+	nfs4_cl_putfh(&x->b, x->fh, x->fhlen);
+	nfs4_cl_verify(&x->b, op, &w, 1, v, 8);
+	c4_send(x);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 22), 0);
+	return nfs4_cl_op(&x->cur, op);
+}
+
+/* ---------- SMB ---------- */
+
+static void smb_conn(void)
+{
+	smbt_conn_new(&sc, ssrv, 7, 0);
+	ck_assert_ptr_nonnull(sc.t->exp = vol_export_at(ts.store, 0));
+}
+
+/* SMB2 CREATE of "f" (FILE_OPEN) with DesiredAccess and ShareAccess: the status. */
+static uint32_t smb_create(uint32_t access, uint32_t share)
+{
+	uint8_t body[128] = { 0 }, buf[2048];
+	struct smb_wire_hdr h = { .command = SMB2_CREATE };
+	size_t len;
+
+	smbt_put16(body, 57);
+	smbt_put32(body + 4, 2);       /* impersonation */
+	smbt_put32(body + 24, access);
+	smbt_put32(body + 32, share);
+	smbt_put32(body + 36, 1);      /* FILE_OPEN */
+	smbt_put32(body + 40, 0x40u);  /* FILE_NON_DIRECTORY_FILE */
+	smbt_put16(body + 44, SMB2_HDR_LEN + 56);
+	smbt_put16(body + 46, 2);
+	body[56] = 'f';
+	h.tree_id = sc.t->id;
+	h.message_id = sc.mid++;
+	smbt_send(&sc, &h, body, 58);
+	ck_assert_int_eq(smbt_recv(&sc, buf, sizeof(buf), &len, &h, NULL), 1);
+	ck_assert_uint_eq(h.command, SMB2_CREATE);
+	return h.status;
+}
+
+/* ---------- fixture ---------- */
+
+static void setup(void)
+{
+	char p[200];
+	int fd;
+
+	aqt_store_init(&ts, 1, &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 300, .capacity = 1ull << 30,
+							 .clients = "0.0.0.0/0", .key_byte = 3 });
+	ts.cfg[0].protocols = API_INTENT_NFSV3 | API_INTENT_NFSV4 | API_INTENT_SMB;
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
+	snprintf(p, sizeof(p), "%s/f", ts.cfg[0].root);
+	ck_assert_int_ge(fd = open(p, O_CREAT | O_WRONLY, 0666), 0);
+	ck_assert_int_eq(write(fd, "0123456789", 10), 10);
+	close(fd);
+	ck_assert_int_eq(nfs_srv_new("127.0.0.1:0", ts.store, 2, &nsrv), 0);
+	ck_assert_int_eq(nfs4_srv_new(&(struct nfs4_cfg){ 0 }, &v4), 0);
+	ck_assert_int_eq(nfs_srv_add_prog(nsrv, &nfs4_prog, v4), 0);
+	ck_assert_int_eq(nfs_srv_start(nsrv), 0);
+	smbt_srv_new(ts.store, &ssrv);
+	c4_up(&P, "client-p");
+	c4_up(&Q, "client-q");
+}
+
+static void teardown(void)
+{
+	nfs4_cl_close(&P.c);
+	nfs4_cl_close(&Q.c);
+	smbt_srv_free(ssrv);
+	nfs_srv_free(nsrv);
+	nfs4_srv_free(v4);
+	aqt_store_cleanup(&ts);
+}
+
+/* ---------- tests ---------- */
+
+/* share_deny between two v4.1 clients; CLOSE lifts it. */
+START_TEST(test_deny_v4)
+{
+	ck_assert_uint_eq(c4_open(&P, RD, WR), OK4);        /* P reads, denies writers */
+	ck_assert_uint_eq(c4_open(&Q, WR, 0), SHARE_DENIED4);
+	ck_assert_uint_eq(c4_open(&Q, BOTH, 0), SHARE_DENIED4);
+	ck_assert_uint_eq(c4_open(&Q, RD, RD), SHARE_DENIED4); /* P reads: Q cannot deny reading */
+	ck_assert_uint_eq(c4_open(&Q, RD, 0), OK4);
+	ck_assert_uint_eq(c4_open(&Q, RD, WR), OK4);         /* an upgrade of Q's open: deny write too */
+	ck_assert_uint_eq(c4_close(&P), OK4);
+	ck_assert_uint_eq(c4_open(&P, WR, 0), SHARE_DENIED4); /* Q's deny holds */
+	ck_assert_uint_eq(c4_close(&Q), OK4);
+	ck_assert_uint_eq(c4_open(&P, WR, 0), OK4);
+	ck_assert_uint_eq(c4_open(&Q, RD, 3), SHARE_DENIED4); /* P writes */
+	ck_assert_uint_eq(c4_open(&Q, RD, 4), INVAL4);        /* no such deny bit */
+}
+END_TEST
+
+/* The same table decides between v4.1 and SMB, both ways. */
+START_TEST(test_deny_smb)
+{
+	smb_conn();
+	/* v4.1 denies writing: an SMB CREATE for writing is a sharing violation */
+	ck_assert_uint_eq(c4_open(&P, RD, WR), OK4);
+	ck_assert_uint_eq(smb_create(FILE_WRITE_DATA_, SHARE_READ_ | SHARE_WRITE_ | SHARE_DELETE_), SHARING_VIOLATION);
+	/* ... and one that does not share reading with P's open too */
+	ck_assert_uint_eq(smb_create(FILE_READ_DATA_, SHARE_WRITE_), SHARING_VIOLATION);
+	ck_assert_uint_eq(smb_create(FILE_READ_DATA_, SHARE_READ_), STATUS_SUCCESS);
+	ck_assert_uint_eq(c4_close(&P), OK4);
+	/* SMB shares reading only (denies writing): a v4.1 open for writing is refused */
+	ck_assert_uint_eq(c4_open(&Q, WR, 0), SHARE_DENIED4);
+	ck_assert_uint_eq(c4_open(&Q, RD, 0), OK4);
+	ck_assert_uint_eq(c4_open(&Q, RD, RD), SHARE_DENIED4); /* SMB reads */
+	smbt_conns_free(ssrv);                                   /* its opens go */
+	ck_assert_uint_eq(c4_open(&Q, BOTH, RD), OK4);
+}
+END_TEST
+
+/* OPEN_DOWNGRADE: to a subset only; what it no longer holds or denies is
+ * free for others at once; I/O needs what is still held. */
+START_TEST(test_downgrade)
+{
+	struct nfs4_sid old;
+
+	ck_assert_uint_eq(c4_open(&P, BOTH, BOTH), OK4);
+	ck_assert_uint_eq(c4_open(&Q, RD, 0), SHARE_DENIED4);
+	old = P.open;
+	ck_assert_uint_eq(c4_downgrade(&P, &P.open, RD, WR), OK4);
+	ck_assert_uint_eq(P.open.seqid, old.seqid + 1);
+	ck_assert_uint_eq(c4_open(&Q, RD, 0), OK4);           /* reading is no longer denied */
+	ck_assert_uint_eq(c4_open(&Q, WR, 0), SHARE_DENIED4);   /* writing still is */
+	ck_assert_uint_eq(c4_write(&P, 0, "x"), OPENMODE4);     /* P gave up writing */
+	ck_assert_uint_eq(c4_downgrade(&P, &P.open, BOTH, 0), INVAL4); /* not a subset: an upgrade */
+	ck_assert_uint_eq(c4_downgrade(&P, &P.open, RD, BOTH), INVAL4);
+	ck_assert_uint_eq(c4_downgrade(&P, &P.open, 0, 0), INVAL4);
+	ck_assert_uint_eq(c4_downgrade(&P, &old, RD, 0), 10024); /* OLD_STATEID */
+	ck_assert_uint_eq(c4_downgrade(&P, &P.open, RD, 0), OK4);
+	ck_assert_uint_eq(c4_open(&Q, WR, 0), OK4);
+}
+END_TEST
+
+/* VERIFY and NVERIFY compare attributes with the file's. */
+START_TEST(test_verify)
+{
+	uint32_t w[2] = { 1u << 11, 0 }, st;
+
+	ck_assert_uint_eq(c4_open(&P, BOTH, 0), OK4);
+	ck_assert_uint_eq(c4_verify_size(&P, 37, 10), OK4);
+	ck_assert_uint_eq(c4_verify_size(&P, 37, 11), NOT_SAME4);
+	ck_assert_uint_eq(c4_verify_size(&P, 17, 10), SAME4);
+	ck_assert_uint_eq(c4_verify_size(&P, 17, 11), OK4);
+	ck_assert_uint_eq(c4_write(&P, 10, "ab"), OK4);          /* the size moves: so does the answer */
+	ck_assert_uint_eq(c4_verify_size(&P, 37, 12), OK4);
+	ck_assert_uint_eq(c4_verify_size(&P, 37, 10), NOT_SAME4);
+	/* rdattr_error: INVAL; an attribute not supported: ATTRNOTSUPP */
+	c4_begin(&P, 2);
+	nfs4_cl_putfh(&P.b, P.fh, P.fhlen);
+	nfs4_cl_verify(&P.b, 37, w, 1, "\0\0\0\0", 4);
+	c4_send(&P);
+	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 22), 0);
+	ck_assert_uint_eq(st = nfs4_cl_op(&P.cur, 37), INVAL4);
+	w[0] = 0;
+	w[1] = 1u << 31; /* attribute 63: not one of ours */
+	c4_begin(&P, 2);
+	nfs4_cl_putfh(&P.b, P.fh, P.fhlen);
+	nfs4_cl_verify(&P.b, 17, w, 2, "\0\0\0\0", 4);
+	c4_send(&P);
+	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 22), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 17), ATTRNOTSUPP4);
+	/* as a guard: a NOT_SAME VERIFY stops the COMPOUND before the WRITE */
+	{
+		uint8_t v[8] = { 0, 0, 0, 0, 0, 0, 0, 99 };
+		uint32_t sz = 1u << 4, n;
+
+		c4_begin(&P, 3);
+		nfs4_cl_putfh(&P.b, P.fh, P.fhlen);
+		nfs4_cl_verify(&P.b, 37, &sz, 1, v, 8);
+		nfs4_cl_write(&P.b, &P.open, 0, "zz", 2);
+		ck_assert_int_eq(nfs4_cl_send(&P.c, &P.b, &P.cur), 0);
+		ck_assert_uint_eq(nfs4_cl_res(&P.cur, &n), NOT_SAME4);
+		ck_assert_uint_eq(n, 3); /* SEQUENCE, PUTFH, VERIFY: no WRITE */
+		ck_assert_uint_eq(c4_verify_size(&P, 37, 12), OK4);
+	}
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("nfs4_share");
+	TCase *tc = tcase_create("share");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_deny_v4);
+	tcase_add_test(tc, test_deny_smb);
+	tcase_add_test(tc, test_downgrade);
+	tcase_add_test(tc, test_verify);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return aqt_run(suite());
+}
