@@ -142,6 +142,28 @@ static uint32_t smb_open_reserve(struct smb_req *r, struct smb_open *o, const st
 	return smb_lock_share(o, q->desired_access, q->share_access);
 }
 
+/* An existing file: the breaks of other clients' caching this open makes
+ * (smb_lease.c), then the share reservation; a sharing violation while
+ * another client caches the handle breaks that first and tries again.
+ * STATUS_PENDING: the CREATE waits for an acknowledgment (smb_async.c). */
+static uint32_t smb_open_existing(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
+				  bool overwrite)
+{
+	uint32_t status;
+
+	if (S_ISDIR(o->obj.st.st_mode))
+		return smb_open_reserve(r, o, q);
+	o->locks = vol_store_locks(r->c->srv->store);
+	vol_lock_key_of(&o->obj, &o->lkey);
+	if ((status = smb_lease_contend(r, o, q, overwrite, false)) != STATUS_SUCCESS)
+		return status;
+	status = smb_open_reserve(r, o, q);
+	if (status == STATUS_SHARING_VIOLATION && smb_lease_handle_cached(r->c->srv, o) &&
+	    (status = smb_lease_contend(r, o, q, overwrite, true)) == STATUS_SUCCESS)
+		status = smb_open_reserve(r, o, q);
+	return status;
+}
+
 static uint32_t smb_open_status(int rc, bool path)
 {
 	if (rc == -ENOTDIR && path)
@@ -165,6 +187,7 @@ uint32_t smb_open_create(struct smb_req *r)
 	uint32_t status;
 	size_t count = 0;
 	int64_t when = -1;
+	bool overwrite;
 	int rc;
 
 	if (r->tree->ipc)
@@ -237,13 +260,16 @@ uint32_t smb_open_create(struct smb_req *r)
 			goto fail;
 		}
 		rsp.action = FILE_OPENED;
-		if ((status = smb_open_reserve(r, o, &q)) != STATUS_SUCCESS)
+		overwrite = !dir && (q.disposition == FILE_SUPERSEDE || q.disposition == FILE_OVERWRITE ||
+				     q.disposition == FILE_OVERWRITE_IF);
+		if ((status = smb_open_existing(r, o, &q, overwrite)) != STATUS_SUCCESS)
 			goto fail;
-		if (!dir && (q.disposition == FILE_SUPERSEDE || q.disposition == FILE_OVERWRITE ||
-			     q.disposition == FILE_OVERWRITE_IF)) {
+		if (overwrite) {
 			struct vol_sattr t = { .set_size = true, .size = 0 };
+			struct vol_lease_by by;
 
-			if ((rc = vol_setattr(&o->obj, cred, &t)) != 0 || (rc = vol_refresh(&o->obj)) != 0) {
+			smb_lease_by(o, &by);
+			if ((rc = vol_setattr_by(&o->obj, cred, &t, &by)) != 0 || (rc = vol_refresh(&o->obj)) != 0) {
 				status = smb_open_status(rc, false);
 				goto fail;
 			}
@@ -369,6 +395,7 @@ uint32_t smb_open_write(struct smb_req *r)
 	struct smb_open *o;
 	size_t done = 0;
 	uint32_t status;
+	struct vol_lease_by by;
 	int rc = 0, committed;
 
 	if (smb_wire_write_req_decode(&r->m, &q) != AQ_OK)
@@ -383,8 +410,9 @@ uint32_t smb_open_write(struct smb_req *r)
 		size_t n = q.data_len - done < VOL_IO_MAX ? q.data_len - done : VOL_IO_MAX;
 
 		/* WRITE_THROUGH (flag 1) asks for stable data */
-		rc = vol_write(&o->obj, &r->sess->cred, q.offset + done, q.data + done, n, (q.flags & 1u) ? 2 : 0,
-			       &committed);
+		smb_lease_by(o, &by);
+		rc = vol_write_by(&o->obj, &r->sess->cred, q.offset + done, q.data + done, n, (q.flags & 1u) ? 2 : 0,
+				  &committed, &by);
 		if (rc != 0)
 			break;
 		done += n;

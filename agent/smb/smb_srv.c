@@ -452,6 +452,7 @@ static void *smb_srv_loop(void *arg)
 		if (time(NULL) != swept) {
 			swept = time(NULL);
 			smb_srv_sweep(srv);
+			smb_async_tick(srv);
 		}
 	}
 	return NULL;

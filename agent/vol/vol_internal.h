@@ -128,6 +128,8 @@ struct vol_store {
 	pthread_mutex_t lease_mu;  /* cached opens (vol_lease.c): the list */
 	struct vol_lease *leases;
 	unsigned nleases;          /* atomic: read without lease_mu first */
+	pthread_cond_t lease_cv;   /* breakers waiting for an acknowledgment (CLOCK_MONOTONIC) */
+	unsigned lease_ms;         /* atomic: the break timeout */
 };
 
 /* vol.c */
@@ -205,5 +207,7 @@ int vol_name_charge(struct vol_export *e);
 void vol_name_refund(struct vol_export *e);
 /* vol_setattr as the current fs identity. */
 int vol_setattr_nocred(struct vol_obj *obj, const struct vol_sattr *sa);
+struct vol_lease_by;
+int vol_setattr_nocred_by(struct vol_obj *obj, const struct vol_sattr *sa, const struct vol_lease_by *by);
 
 #endif
