@@ -389,6 +389,7 @@ static bool async_create_run(struct smb_conn *c)
 
 void smb_async_tick(struct smb_srv *srv)
 {
+	smb_durable_run(srv); /* kept durable opens past their timeout close */
 	if (!srv->ncreates)
 		return;
 	__atomic_store_n(&srv->async_woken, 1, __ATOMIC_RELEASE);
@@ -468,6 +469,7 @@ void smb_async_run(struct smb_srv *srv)
 {
 	if (!__atomic_exchange_n(&srv->async_woken, 0, __ATOMIC_ACQ_REL))
 		return;
+	smb_durable_run(srv); /* first: a kept durable open whose break waits closes, its breaker goes on */
 	for (struct smb_conn *c = srv->conns; c; c = c->next) {
 		bool sent = false;
 

@@ -177,7 +177,8 @@ uint32_t smb_open_create(struct smb_req *r)
 {
 	struct smb_wire_create_req q;
 	struct smb_wire_create_rsp rsp = { 0 };
-	struct smb_wire_create_rsp_ctx lease_ctx;
+	struct smb_wire_create_rsp_ctx ctxs[2];  /* lease, durable handle */
+	uint8_t dh_buf[8];
 	struct ut_buf ctx_buf;
 	struct smb_sess *s = r->sess;
 	const struct vol_cred *cred = &s->cred;
@@ -195,6 +196,8 @@ uint32_t smb_open_create(struct smb_req *r)
 	ut_buf_init(&ctx_buf, 64);
 	if (smb_wire_create_req_decode(&r->m, &q) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
+	if (smb_durable_asked(&q)) /* DHnC / DH2C: a durable open comes back */
+		return smb_durable_reconnect(r, &q);
 	if (q.impersonation > SECURITY_DELEGATION)
 		return STATUS_BAD_IMPERSONATION_LEVEL;
 	/* a name is relative to the share: a leading separator is refused (Windows) */
@@ -210,7 +213,7 @@ uint32_t smb_open_create(struct smb_req *r)
 	o->obj.fd = o->parent.fd = -1;
 	o->tree = r->tree;
 	o->access = q.desired_access;
-	o->id = ++r->c->next_open;
+	o->id = ++r->c->srv->next_open;
 	o->owner = (struct vol_lock_owner){ .proto = VOL_LOCK_SMB, .client = r->c->key, .id = o->id };
 	if ((rc = smb_open_path(q.name, q.name_len, o->path, sizeof(o->path))) != 0 ||
 	    (rc = smb_prev_strip(o->path, &when)) != 0) {
@@ -303,7 +306,8 @@ uint32_t smb_open_create(struct smb_req *r)
 		}
 		o->delete_on_close = true;
 	}
-	if ((status = smb_lease_grant(r, o, &q, &rsp, &ctx_buf, &lease_ctx)) != STATUS_SUCCESS)
+	if ((status = smb_lease_grant(r, o, &q, &rsp, &ctx_buf, &ctxs[0])) != STATUS_SUCCESS ||
+	    (status = smb_durable_grant(r, o, &q, &rsp, ctxs, dh_buf)) != STATUS_SUCCESS)
 		goto fail;
 	if (vol_fh_make(r->c->srv->store, &o->obj, &o->fh) != 0)
 		o->fh.len = 0;

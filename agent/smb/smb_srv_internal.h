@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "agent/smb/smb_crypto.h"
 #include "agent/smb/smb_srv.h"
@@ -125,6 +126,13 @@ struct smb_open {
 	uint32_t lease_state;        /* what the client was last told it holds */
 	int break_woken;             /* atomic: the store broke the grant; the loop sends the break */
 	bool break_sent;             /* the break waiting for its ack was sent (once per lease) */
+	/* durable handle (smb_durable.c): kept for its owner when the connection drops */
+	bool durable, durable_v2;
+	uint32_t durable_ms;         /* how long it is kept disconnected */
+	uint8_t create_guid[16];     /* v2 */
+	char owner_project[API_INTENT_PROJECT_LEN + 1], owner_name[API_INTENT_SMB_USER_LEN + 1];
+	char share_name[API_INTENT_SHARE_LEN + 1];
+	struct timespec durable_until; /* CLOCK_MONOTONIC, while disconnected */
 };
 
 struct smb_tree {
@@ -220,6 +228,9 @@ struct smb_srv {
 	size_t nreleased, released_cap;
 	unsigned npending;           /* async requests on the node (loop thread) */
 	unsigned ncreates;           /* of which CREATEs waiting for a break (loop thread) */
+	struct smb_open *durable;    /* durable opens whose connection dropped (smb_durable.c) */
+	unsigned ndurable;
+	uint64_t next_open;          /* FileIds, unique on the server: a durable open keeps its own */
 	uint64_t next_group;         /* cached-open groups (smb_lease.c, loop thread) */
 	int async_woken;             /* a waiter was woken (atomic: any thread) */
 };
@@ -366,6 +377,26 @@ bool smb_lease_handle_cached(struct smb_srv *srv, const struct smb_open *o);
 void smb_lease_by(const struct smb_open *o, struct vol_lease_by *by);
 uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
 			 struct smb_wire_create_rsp *rsp, struct ut_buf *ctx_buf, struct smb_wire_create_rsp_ctx *ctx);
+/* smb_durable.c: durable handles v1 and v2 (MS-SMB2 3.3.5.9.6/7/10/12),
+ * kept in the agent's memory only. grant: after the oplock/lease of a
+ * CREATE, answer a DHnQ or DH2Q context (into ctx[rsp->ctx_count], data in
+ * buf, at least 8 bytes) when the open holds a BATCH oplock or a lease with
+ * H: STATUS_INVALID_PARAMETER for both DHnQ and DH2Q. reconnect: a CREATE
+ * with DHnC or DH2C: the disconnected open back in r's session, answered
+ * into r->out, or STATUS_OBJECT_NAME_NOT_FOUND (none, another CreateGuid,
+ * share or lease key), STATUS_ACCESS_DENIED (another user).
+ * conn_gone: c drops: its durable opens are kept (their locks, share
+ * reservations and grants stay in the store) for their timeout; returns
+ * how many. run: a kept open whose grant must be broken with an ack (it
+ * cannot ack) or whose timeout passed is closed (the loop). free_all: close
+ * every kept open (the server stops). */
+uint32_t smb_durable_grant(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
+			   struct smb_wire_create_rsp *rsp, struct smb_wire_create_rsp_ctx *ctx, uint8_t *buf);
+bool smb_durable_asked(const struct smb_wire_create_req *q);
+uint32_t smb_durable_reconnect(struct smb_req *r, const struct smb_wire_create_req *q);
+unsigned smb_durable_conn_gone(struct smb_conn *c);
+void smb_durable_run(struct smb_srv *srv);
+void smb_durable_free_all(struct smb_srv *srv);
 /* Drop o's grant (before o is freed). */
 void smb_lease_open_gone(struct smb_open *o);
 /* Send the break of o (of session s on c) that the store flagged; true when sent. */

@@ -2,6 +2,7 @@
 #include "tests/agent/smb/smb_leasemsg.h"
 
 #include <check.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "agent/smb/smb_srv_internal.h"
@@ -35,26 +36,61 @@ static void smbl_create_parse(struct smbl_create *q, const struct smbl_msg *m)
 	ck_assert_uint_eq(smb_wire_get_u16(m->body), 89);
 	q->oplock_got = m->body[2];
 	q->fid = smb_wire_get_u64(m->body + 64);
+	q->dh_got[0] = '\0';
 	if (smb_wire_get_u32(m->body + 84)) {
 		size_t off = smb_wire_get_u32(m->body + 80) - SMB2_HDR_LEN;
-		const uint8_t *c = m->body + off, *d;
 
-		ck_assert_mem_eq(c + smb_wire_get_u16(c + 4), "RqLs", 4);
-		d = c + smb_wire_get_u16(c + 10);
-		q->ctx = true;
-		q->ctx_len = smb_wire_get_u32(c + 12);
-		memcpy(q->key, d, 16);
-		q->state = smb_wire_get_u32(d + 16);
-		q->flags = smb_wire_get_u32(d + 20);
-		if (q->ctx_len == 52)
-			q->epoch = smb_wire_get_u16(d + 48);
+		for (;;) {
+			const uint8_t *c = m->body + off, *d = c + smb_wire_get_u16(c + 10), *name = c + smb_wire_get_u16(c + 4);
+			uint32_t next = smb_wire_get_u32(c);
+
+			ck_assert_uint_lt(off + 24, m->len);
+			if (!memcmp(name, "RqLs", 4)) {
+				q->ctx = true;
+				q->ctx_len = smb_wire_get_u32(c + 12);
+				memcpy(q->key, d, 16);
+				q->state = smb_wire_get_u32(d + 16);
+				q->flags = smb_wire_get_u32(d + 20);
+				if (q->ctx_len == 52)
+					q->epoch = smb_wire_get_u16(d + 48);
+			} else {
+				ck_assert(!memcmp(name, "DH2Q", 4) || !memcmp(name, "DHnQ", 4));
+				memcpy(q->dh_got, name, 4);
+				q->dh_got[4] = '\0';
+				ck_assert_uint_eq(smb_wire_get_u32(c + 12), 8);
+				q->dh_timeout = smb_wire_get_u32(d);
+				q->dh_flags = smb_wire_get_u32(d + 4);
+			}
+			if (!next)
+				break;
+			off += next;
+		}
 	}
+}
+
+/* Append one create context (tag, data) at body[*at], linking it from the previous one at *prev. */
+static void smbl_put_ctx(uint8_t *body, size_t *at, size_t *prev, const char *tag, const uint8_t *data, size_t dlen)
+{
+	size_t c = (*at + 7) & ~(size_t)7;
+
+	if (*prev != SIZE_MAX)
+		smbt_put32(body + *prev, (uint32_t)(c - *prev));
+	else
+		smbt_put32(body + 48, (uint32_t)(SMB2_HDR_LEN + c));
+	smbt_put16(body + c + 4, 16);
+	smbt_put16(body + c + 6, 4);
+	smbt_put16(body + c + 10, 24);
+	smbt_put32(body + c + 12, (uint32_t)dlen);
+	memcpy(body + c + 16, tag, 4);
+	memcpy(body + c + 24, data, dlen);
+	*prev = c;
+	*at = c + 24 + dlen;
 }
 
 void smbl_create(struct smbt_conn *tc, struct smbl_create *q)
 {
-	uint8_t body[256] = { 0 };
-	size_t nlen = strlen(q->name) * 2, at = 56, ctx_at;
+	uint8_t body[384] = { 0 }, ld[52] = { 0 };
+	size_t nlen = strlen(q->name) * 2, at = 56, prev = SIZE_MAX, start;
 	struct smb_wire_hdr h = { .command = SMB2_CREATE };
 	const struct smbl_lease *l = &q->lease;
 	struct smbl_msg m;
@@ -71,23 +107,18 @@ void smbl_create(struct smbt_conn *tc, struct smbl_create *q)
 	for (size_t i = 0; q->name[i]; i++)
 		body[at + 2 * i] = (uint8_t)q->name[i];
 	at += nlen;
-	ctx_at = (at + 7) & ~(size_t)7;
+	start = (at + 7) & ~(size_t)7;
 	if (l->on) {
-		size_t dlen = l->v2 ? 52 : 32;
-
-		smbt_put32(body + 48, (uint32_t)(SMB2_HDR_LEN + ctx_at));
-		smbt_put32(body + 52, (uint32_t)(24 + dlen));
-		smbt_put16(body + ctx_at + 4, 16);
-		smbt_put16(body + ctx_at + 6, 4);
-		smbt_put16(body + ctx_at + 10, 24);
-		smbt_put32(body + ctx_at + 12, (uint32_t)dlen);
-		memcpy(body + ctx_at + 16, "RqLs", 4);
-		memset(body + ctx_at + 24, l->key, 16);
-		smbt_put32(body + ctx_at + 40, l->state);
+		memset(ld, l->key, 16);
+		smbt_put32(ld + 16, l->state);
 		if (l->v2)
-			smbt_put16(body + ctx_at + 24 + 48, l->epoch);
-		at = ctx_at + 24 + dlen;
+			smbt_put16(ld + 48, l->epoch);
+		smbl_put_ctx(body, &at, &prev, "RqLs", ld, l->v2 ? 52 : 32);
 	}
+	if (q->dh)
+		smbl_put_ctx(body, &at, &prev, q->dh, q->dh_data, q->dh_len);
+	if (prev != SIZE_MAX)
+		smbt_put32(body + 52, (uint32_t)(at - start));
 	q->mid = tc->mid;
 	smbl_send(tc, &h, body, at);
 	ck_assert_int_eq(smbl_recv(tc, &m), 1);

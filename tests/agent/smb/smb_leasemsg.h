@@ -41,6 +41,9 @@ struct smbl_create {
 	bool dir;
 	uint32_t share;            /* ShareAccess (0 taken as all) */
 	uint32_t disposition;      /* 0 taken as OPEN_IF */
+	const char *dh;            /* a durable handle context ("DHnQ", "DH2Q", "DHnC", "DH2C") or NULL */
+	uint8_t dh_data[36];
+	size_t dh_len;
 	/* the answer */
 	uint32_t status;           /* STATUS_PENDING: waiting, mid and aid set */
 	uint64_t mid, aid;
@@ -51,6 +54,8 @@ struct smbl_create {
 	uint32_t state, flags;
 	uint16_t epoch;
 	size_t ctx_len;
+	char dh_got[5];            /* the durable context answered ("" none) */
+	uint32_t dh_timeout, dh_flags;
 };
 
 /* The next message on tc (0: none waiting). */
