@@ -120,7 +120,12 @@ bool smb_lease_handle_cached(struct smb_srv *srv, const struct smb_open *o)
 
 void smb_lease_by(const struct smb_open *o, struct vol_lease_by *by)
 {
-	by->group = o->group;
+	/* a lease, or an oplock caching writes, is not broken by its own
+	 * writes; a Level II oplock is, as Windows breaks every open's
+	 * (smbtorture smb2.oplock.levelii500) */
+	by->group = o->leased || o->oplock == SMB2_OPLOCK_LEVEL_EXCLUSIVE || o->oplock == SMB2_OPLOCK_LEVEL_BATCH
+			    ? o->group
+			    : 0;
 	by->nowait = true; /* the loop never blocks: its breaks are waited for asynchronously */
 }
 

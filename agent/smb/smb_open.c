@@ -29,6 +29,9 @@
 #define SECURITY_DELEGATION 3u     /* the highest ImpersonationLevel */
 #define FILE_ATTRIBUTE_DIRECTORY 0x10u
 #define FILE_ATTRIBUTE_ARCHIVE 0x20u
+/* FILE_READ_ATTRIBUTES, FILE_WRITE_ATTRIBUTES, READ_CONTROL, SYNCHRONIZE:
+ * an open asking only these is a stat open, which no cached open minds */
+#define SMB_OPEN_STAT_ACCESS (0x80u | 0x100u | 0x20000u | 0x100000u)
 
 void smb_open_attrs(const struct smb_open *o, struct smb_wire_attrs *a)
 {
@@ -142,26 +145,29 @@ static uint32_t smb_open_reserve(struct smb_req *r, struct smb_open *o, const st
 	return smb_lock_share(o, q->desired_access, q->share_access);
 }
 
-/* An existing file: the breaks of other clients' caching this open makes
- * (smb_lease.c), then the share reservation; a sharing violation while
- * another client caches the handle breaks that first and tries again.
- * STATUS_PENDING: the CREATE waits for an acknowledgment (smb_async.c). */
+/* An existing file: the share reservation, then the breaks of other
+ * clients' caching this open makes (smb_lease.c; MS-FSA checks sharing
+ * first: a refused open breaks nothing), except that a sharing violation
+ * while another client caches the handle (a BATCH oplock, a lease with H)
+ * breaks that first and is tried again. An open for attributes only (a
+ * stat open) breaks nothing. STATUS_PENDING: the CREATE waits for an
+ * acknowledgment (smb_async.c). */
 static uint32_t smb_open_existing(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
 				  bool overwrite)
 {
-	uint32_t status;
+	uint32_t status = smb_open_reserve(r, o, q);
 
 	if (S_ISDIR(o->obj.st.st_mode))
-		return smb_open_reserve(r, o, q);
-	o->locks = vol_store_locks(r->c->srv->store);
-	vol_lock_key_of(&o->obj, &o->lkey);
-	if ((status = smb_lease_contend(r, o, q, overwrite, false)) != STATUS_SUCCESS)
 		return status;
-	status = smb_open_reserve(r, o, q);
-	if (status == STATUS_SHARING_VIOLATION && smb_lease_handle_cached(r->c->srv, o) &&
-	    (status = smb_lease_contend(r, o, q, overwrite, true)) == STATUS_SUCCESS)
+	if (status == STATUS_SHARING_VIOLATION && smb_lease_handle_cached(r->c->srv, o)) {
+		/* usually waits (then the CREATE is served again); a break with nothing to wait for: again now */
+		if ((status = smb_lease_contend(r, o, q, overwrite, true)) != STATUS_SUCCESS)
+			return status;
 		status = smb_open_reserve(r, o, q);
-	return status;
+	}
+	if (status != STATUS_SUCCESS || !(q->desired_access & ~SMB_OPEN_STAT_ACCESS))
+		return status;
+	return smb_lease_contend(r, o, q, overwrite, false);
 }
 
 static uint32_t smb_open_status(int rc, bool path)

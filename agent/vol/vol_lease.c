@@ -41,7 +41,7 @@ int vol_lease_grant(struct vol_store *s, struct vol_lease *l, unsigned state)
 	}
 	l->state = state;
 	l->breaking = false;
-	l->breaking_to = 0;
+	l->breaking_to = l->breaking_next = 0;
 	l->next = s->leases;
 	s->leases = l;
 	__atomic_store_n(&s->nleases, s->nleases + 1, __ATOMIC_RELEASE);
@@ -64,18 +64,35 @@ static void lease_unlink(struct vol_store *s, struct vol_lease *l)
 	l->next = NULL;
 	l->state = 0;
 	l->breaking = false;
-	l->breaking_to = 0;
+	l->breaking_to = l->breaking_next = 0;
 }
 
 /* l's break is over, keeping state (the mutex is held). */
 static void lease_settle(struct vol_store *s, struct vol_lease *l, unsigned state)
 {
 	l->breaking = false;
-	l->breaking_to = 0;
+	l->breaking_to = l->breaking_next = 0;
 	l->state = state;
 	if (!state)
 		lease_unlink(s, l);
 	pthread_cond_broadcast(&s->lease_cv);
+}
+
+/* l acknowledged keeping state, but later breaks left it only
+ * breaking_next: the next break starts (the mutex is held). */
+static void lease_next(struct vol_store *s, struct vol_lease *l, unsigned state)
+{
+	unsigned to = state & l->breaking_next, lost = state & ~to;
+
+	l->state = state;
+	if (lost & (VOL_LEASE_H | VOL_LEASE_W)) {
+		l->breaking_to = l->breaking_next = to;
+		l->brk(l, lost);
+		return;
+	}
+	lease_settle(s, l, to);
+	if (l->brk)
+		l->brk(l, lost);
 }
 
 void vol_lease_drop(struct vol_store *s, struct vol_lease *l)
@@ -123,6 +140,8 @@ int vol_lease_ack(struct vol_store *s, struct vol_lease *l, unsigned state)
 		rc = -EINVAL;
 	else if (state & ~l->breaking_to)
 		rc = -EPERM;
+	else if (state & ~l->breaking_next)
+		lease_next(s, l, state);
 	else
 		lease_settle(s, l, state);
 	pthread_mutex_unlock(&s->lease_mu);
@@ -160,9 +179,15 @@ static bool lease_break_locked(struct vol_store *s, const struct vol_lock_key *k
 		if (!lease_same(&l->key, k) || (group && l->group == group))
 			continue;
 		if (l->breaking) {
-			/* a second break while the first waits lowers what the ack may keep */
-			if (l->breaking_to & lost)
-				l->breaking_to = (lost & VOL_LEASE_R) ? 0 : l->breaking_to & ~lost;
+			/* a second break while the first waits: the ack may keep what the
+			 * first announced, and the next break follows it (lease_next) */
+			unsigned eff2 = lost & l->breaking_next;
+
+			if (eff2 & l->tied)
+				eff2 |= l->tied & l->breaking_next;
+			if (eff2 & VOL_LEASE_R)
+				eff2 = l->breaking_next;
+			l->breaking_next &= ~eff2;
 			wait = true;
 			continue;
 		}
@@ -175,7 +200,7 @@ static bool lease_break_locked(struct vol_store *s, const struct vol_lock_key *k
 			continue;
 		if (eff & (VOL_LEASE_H | VOL_LEASE_W)) {
 			l->breaking = true;
-			l->breaking_to = l->state & ~eff;
+			l->breaking_to = l->breaking_next = l->state & ~eff;
 			wait = true;
 			l->brk(l, eff);
 		} else {
@@ -205,8 +230,8 @@ static void lease_revoke_locked(struct vol_store *s, const struct vol_lock_key *
 		nx = l->next;
 		if (l->breaking && lease_same(&l->key, k)) {
 			UT_INFO("vol", NULL, "a cached open's break was not acknowledged in time: revoked (%u -> %u)",
-				l->state, l->breaking_to);
-			lease_settle(s, l, l->breaking_to);
+				l->state, l->breaking_next);
+			lease_settle(s, l, l->breaking_next);
 		}
 	}
 }

@@ -64,6 +64,7 @@ struct vol_lease {
 	void *arg;                         /* the caller's */
 	unsigned state;                    /* the table's: VOL_LEASE_* held, 0 once broken or dropped */
 	unsigned breaking_to;              /* the table's: while breaking, what the ack may keep */
+	unsigned breaking_next;            /* the table's: what breaks since then leave (within breaking_to) */
 	bool breaking;                     /* the table's: a break waits for the holder's ack */
 };
 
@@ -87,7 +88,10 @@ bool vol_lease_held(struct vol_store *s, const struct vol_lease *l);
 unsigned vol_lease_state(struct vol_store *s, const struct vol_lease *l, bool *breaking, unsigned *breaking_to);
 /* The holder acknowledges l's break keeping `state`: 0, -EINVAL when l is
  * not breaking, -EPERM when state is not within breaking_to (nothing
- * changes). A state of 0 takes l off the table. Waiting breakers go on. */
+ * changes). A state of 0 takes l off the table. Waiting breakers go on.
+ * Breaks that came while l was breaking lowered what it may keep
+ * (breaking_next): an ack keeping more starts the next break at once
+ * (brk is called again, from the acknowledging thread). */
 int vol_lease_ack(struct vol_store *s, struct vol_lease *l, unsigned state);
 /* How many grants the store holds (tests, metrics). */
 unsigned vol_lease_count(struct vol_store *s);

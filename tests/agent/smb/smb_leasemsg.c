@@ -98,8 +98,8 @@ void smbl_create(struct smbt_conn *tc, struct smbl_create *q)
 	smbt_put16(body, 57);
 	body[3] = l->on ? 0xFF : q->oplock;
 	smbt_put32(body + 4, 2);                                     /* impersonation */
-	smbt_put32(body + 24, q->dir ? 0x1u : 0x3u | 0x6u << 16);   /* read/write data (+ list dir) */
-	smbt_put32(body + 32, q->share ? q->share : SMBL_SHARE_ALL);
+	smbt_put32(body + 24, q->access ? q->access : q->dir ? 0x1u : 0x3u | 0x6u << 16); /* read/write data */
+	smbt_put32(body + 32, q->share_none ? 0 : q->share ? q->share : SMBL_SHARE_ALL);
 	smbt_put32(body + 36, q->disposition ? q->disposition : SMBL_OPEN_IF);
 	smbt_put32(body + 40, q->dir ? 0x1u : 0x40u);
 	smbt_put16(body + 44, SMB2_HDR_LEN + 56);

@@ -40,6 +40,8 @@ struct smbl_create {
 	struct smbl_lease lease;
 	bool dir;
 	uint32_t share;            /* ShareAccess (0 taken as all) */
+	bool share_none;           /* ShareAccess 0 */
+	uint32_t access;           /* DesiredAccess (0: read/write data, list for a directory) */
 	uint32_t disposition;      /* 0 taken as OPEN_IF */
 	const char *dh;            /* a durable handle context ("DHnQ", "DH2Q", "DHnC", "DH2C") or NULL */
 	uint8_t dh_data[36];

@@ -15,6 +15,12 @@
  * - CANCEL of a waiting CREATE answers it STATUS_CANCELLED;
  * - a CREATE the share modes refuse while another client caches the handle
  *   (RH) breaks H first and waits; once the holder closed it is granted;
+ * - a break while another waits (an NFS write while a CREATE's break
+ *   waits): the ack of what the first announced is taken, the next break (to
+ *   NONE) follows, and the write goes on only once that is acknowledged too;
+ * - an open the share modes refuse breaks no EXCLUSIVE oplock, a stat open
+ *   (attributes only) no BATCH; a Level II holder's own write breaks it to
+ *   NONE (an ack of that is INVALID_OPLOCK_PROTOCOL);
  * - an NFS write (vol_write, on another thread) to a file under an RWH lease
  *   waits in the store until the SMB holder acknowledged its break (RWH ->
  *   NONE): until then the file holds the old bytes; with no ack it goes on
@@ -251,6 +257,50 @@ START_TEST(test_sharing_violation_breaks_handle)
 }
 END_TEST
 
+START_TEST(test_no_break_on_refused_or_stat_open)
+{
+	struct smbt_conn a, b;
+	/* EXCLUSIVE, sharing nothing: caches no handle, so a refused open breaks nothing */
+	struct smbl_create ra = { .name = "f1", .share_none = true, .oplock = SMB2_OPLOCK_LEVEL_EXCLUSIVE };
+	struct smbl_create rb = { .name = "f1" };
+
+	conn_new(&a, 1);
+	conn_new(&b, 2);
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_EXCLUSIVE);
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SHARING_VIOLATION);
+	smbt_loop_turn(srv);
+	smbl_expect_nothing(&a);
+	ck_assert_uint_eq(smbl_close(&a, ra.fid), STATUS_SUCCESS);
+	/* a BATCH, and an open for attributes only (a stat open): no break either */
+	ra = (struct smbl_create){ .name = "f2", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
+	rb = (struct smbl_create){ .name = "f2", .access = 0x80u | 0x100000u };
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	smbl_expect_nothing(&a);
+}
+END_TEST
+
+START_TEST(test_level2_writer_breaks_itself)
+{
+	struct smbt_conn a;
+	struct smbl_create ra = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_II };
+
+	conn_new(&a, 1);
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_II);
+	ck_assert_uint_eq(smbl_write(&a, ra.fid, "x"), STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_NONE); /* as Windows: every Level II goes */
+	/* no ack is expected from II to NONE: one is a protocol error */
+	ck_assert_uint_eq(smbl_ack_oplock(&a, ra.fid, SMB2_OPLOCK_LEVEL_NONE, NULL), STATUS_INVALID_OPLOCK_PROTOCOL);
+}
+END_TEST
+
 /* An NFS WRITE on its own thread (as the NFS server's workers make it). */
 struct nfs_writer {
 	pthread_t thr;
@@ -361,6 +411,42 @@ START_TEST(test_nfs_write_timeout)
 }
 END_TEST
 
+START_TEST(test_second_break_after_ack)
+{
+	struct smbt_conn a, b;
+	struct smbl_create ra = { .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x11, .state = SMBL_RWH } };
+	struct smbl_create rb = { .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x22, .state = SMBL_RH } };
+	struct nfs_writer w = { 0 };
+
+	conn_new(&a, 1);
+	conn_new(&b, 2);
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.epoch, 1);
+	smbl_create(&b, &rb); /* breaks W */
+	ck_assert_uint_eq(rb.status, STATUS_PENDING);
+	smbt_loop_turn(srv);
+	smbl_expect_lease_break(&a, 0x11, 2, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RWH, SMBL_RH);
+	/* an NFS write while that break waits: everything is to go */
+	ck_assert_int_eq(pthread_create(&w.thr, NULL, nfs_write_thread, &w), 0);
+	usleep(100 * 1000);
+	smbt_loop_turn(srv);
+	smbl_expect_nothing(&a); /* one break in flight at a time */
+	/* the ack of what the first break announced is taken, and the next break follows */
+	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RH, NULL), STATUS_SUCCESS);
+	wait_break(&a);
+	smbl_expect_lease_break(&a, 0x11, 3, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RH, 0);
+	usleep(100 * 1000);
+	ck_assert_int_eq(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE), 0); /* a still caches reads: the write waits */
+	smbl_expect_nothing(&b);
+	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, 0, NULL), STATUS_SUCCESS);
+	ck_assert_int_eq(pthread_join(w.thr, NULL), 0);
+	ck_assert_int_eq(w.rc, 0);
+	smbt_loop_turn(srv);
+	smbl_create_final(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+}
+END_TEST
+
 static Suite *smb_break_suite(void)
 {
 	Suite *s = suite_create("smb_break");
@@ -374,6 +460,9 @@ static Suite *smb_break_suite(void)
 	tcase_add_test(tc, test_holder_close_ends_wait);
 	tcase_add_test(tc, test_cancel_waiting_create);
 	tcase_add_test(tc, test_sharing_violation_breaks_handle);
+	tcase_add_test(tc, test_second_break_after_ack);
+	tcase_add_test(tc, test_no_break_on_refused_or_stat_open);
+	tcase_add_test(tc, test_level2_writer_breaks_itself);
 	tcase_add_test(tc, test_nfs_write_waits_for_ack);
 	tcase_add_test(tc, test_nfs_write_timeout);
 	suite_add_tcase(s, tc);
