@@ -59,6 +59,8 @@
 #define SMB_LEASE_RWH (SMB2_LEASE_READ_CACHING | SMB2_LEASE_HANDLE_CACHING | SMB2_LEASE_WRITE_CACHING)
 #define SMB2_LEASE_FLAG_BREAK_IN_PROGRESS 0x2u
 #define SMB2_LEASE_FLAG_PARENT_LEASE_KEY_SET 0x4u
+/* FILE_READ_ATTRIBUTES, FILE_WRITE_ATTRIBUTES, READ_CONTROL, SYNCHRONIZE: a stat open's */
+#define SMB_LEASE_STAT_ACCESS (0x80u | 0x100u | 0x20000u | 0x100000u)
 
 /* Wake the loop (any thread). */
 static void smb_lease_kick(struct smb_srv *srv)
@@ -96,13 +98,15 @@ static bool smb_lease_same_file(const struct smb_open *a, const struct smb_open 
 	return a->lkey.fsid == b->lkey.fsid && a->lkey.dev == b->lkey.dev && a->lkey.ino == b->lkey.ino;
 }
 
-/* Whether an open of another group than o's is on o's file (any connection). */
+/* Whether an open of another group than o's is on o's file (any
+ * connection); stat opens (attributes only) do not count. */
 static bool smb_lease_others(struct smb_srv *srv, const struct smb_open *o)
 {
 	for (struct smb_conn *c = srv->conns; c; c = c->next)
 		for (struct smb_sess *s = c->sessions; s; s = s->next)
 			for (struct smb_open *x = s->opens; x; x = x->next)
-				if (x != o && x->group != o->group && x->locks && smb_lease_same_file(x, o))
+				if (x != o && x->group != o->group && x->locks && (x->access & ~SMB_LEASE_STAT_ACCESS) &&
+				    smb_lease_same_file(x, o))
 					return true;
 	return false;
 }
@@ -196,17 +200,23 @@ uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb
 	rsp->oplock_level = SMB2_OPLOCK_LEVEL_NONE;
 	smb_lease_group(r, o, q);
 	if (q->oplock_level == SMB2_OPLOCK_LEVEL_LEASE) {
-		if (!lc || r->c->dialect < SMB2_DIALECT_210 || !on)
+		if (!lc || r->c->dialect < SMB2_DIALECT_210)
 			return STATUS_SUCCESS; /* no lease: the client caches nothing */
 		if (smb_wire_lease_decode(lc, &want) != AQ_OK)
 			return STATUS_INVALID_PARAMETER;
 		if ((same = smb_lease_find(r->c, want.key, o)) && !smb_lease_same_file(same, o))
-			return STATUS_INVALID_PARAMETER; /* a lease key names one file (3.3.5.9.8) */
+			return STATUS_INVALID_PARAMETER; /* a lease key names one file (3.3.5.9.8), a folder too */
+		if (!on)
+			return STATUS_SUCCESS;
 		if (same) {
 			held = vol_lease_state(srv->store, &same->lease, &breaking, NULL);
 			held = held ? same->lease_state : 0;
 		}
-		state = smb_lease_state_for(srv, o, want.state) | held;
+		/* a lease grows only to a superset of what it holds, and only on a
+		 * file no other client has open (smbtorture smb2.lease.upgrade*, break) */
+		state = smb_lease_state_for(srv, o, want.state);
+		if (held && ((state & held) != held || smb_lease_others(srv, o)))
+			state = held;
 		got = want;
 		got.state = state;
 		got.flags = want.v2 ? (want.flags & SMB2_LEASE_FLAG_PARENT_LEASE_KEY_SET) : 0;

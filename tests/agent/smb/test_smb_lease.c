@@ -7,9 +7,10 @@
  * - grants: BATCH, EXCLUSIVE and II as asked on a file nobody else has
  *   open; a lease (v1 or v2) gets what it asks among R, RH, RW, RWH (H
  *   alone: nothing), its key echoed, a v2 epoch one past the client's, a
- *   second open of the key joins the lease (which only grows, with a new
- *   epoch); a directory gets nothing; a lease key reused on another file is
- *   INVALID_PARAMETER;
+ *   second open of the key joins the lease (which only grows, to a superset,
+ *   with a new epoch, and not while another client has the file open; a
+ *   stat open does not count); a directory gets nothing; a lease key reused
+ *   on another file or folder is INVALID_PARAMETER;
  * - smbSettings without OPLOCKS: no oplock, no lease context, no grant;
  * - a write or a truncate through the store (as NFS makes it) takes read
  *   grants off the table before it returns, and the holders get an oplock
@@ -176,6 +177,39 @@ START_TEST(test_lease_grant)
 }
 END_TEST
 
+START_TEST(test_lease_upgrade_rules)
+{
+	struct smbt_conn a, b;
+	struct smbl_create r, d = { .name = "d9", .dir = true, .lease = { .on = true, .key = 0x55, .state = SMBL_RH } };
+
+	conn_new(&a, 1, ON);
+	conn_new(&b, 2, ON);
+	/* a lease grows only to a superset of what it holds */
+	r = open_lease(&a, "f5", (struct smbl_lease){ .key = 0x55, .state = SMBL_RH });
+	ck_assert_uint_eq(r.state, SMBL_RH);
+	r = open_lease(&a, "f5", (struct smbl_lease){ .key = 0x55, .state = SMBL_RW });
+	ck_assert_uint_eq(r.state, SMBL_RH);
+	r = open_lease(&a, "f5", (struct smbl_lease){ .key = 0x55, .state = SMBL_RWH });
+	ck_assert_uint_eq(r.state, SMBL_RWH);
+	/* a folder with the key of a file: refused too */
+	smbl_create(&a, &d);
+	ck_assert_uint_eq(d.status, STATUS_INVALID_PARAMETER);
+	/* and not at all while another client has the file open */
+	r = open_lease(&a, "f6", (struct smbl_lease){ .key = 0x66, .state = SMBL_R });
+	r = open_lease(&b, "f6", (struct smbl_lease){ .key = 0x77, .state = SMBL_RH });
+	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(r.state, SMBL_RH);
+	r = open_lease(&a, "f6", (struct smbl_lease){ .key = 0x66, .state = SMBL_RWH });
+	ck_assert_uint_eq(r.state, SMBL_R);
+	/* a stat open (attributes only) does not keep W from a lease */
+	r = (struct smbl_create){ .name = "f7", .access = 0x80u | 0x100000u };
+	smbl_create(&b, &r);
+	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
+	r = open_lease(&a, "f7", (struct smbl_lease){ .key = 0x88, .state = SMBL_RWH });
+	ck_assert_uint_eq(r.state, SMBL_RWH);
+}
+END_TEST
+
 START_TEST(test_oplocks_off)
 {
 	struct smbt_conn a;
@@ -295,6 +329,7 @@ static Suite *smb_lease_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_oplock_grant);
 	tcase_add_test(tc, test_lease_grant);
+	tcase_add_test(tc, test_lease_upgrade_rules);
 	tcase_add_test(tc, test_oplocks_off);
 	tcase_add_test(tc, test_nfs_write_breaks);
 	tcase_add_test(tc, test_smb_write_breaks);
