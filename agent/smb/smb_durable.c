@@ -44,6 +44,16 @@ bool smb_durable_asked(const struct smb_wire_create_req *q)
 	return smb_wire_create_ctx_find(q, "DHnC") || smb_wire_create_ctx_find(q, "DH2C");
 }
 
+uint32_t smb_durable_check(const struct smb_wire_create_req *q)
+{
+	static const char *const tags[] = { "DHnQ", "DH2Q", "DHnC", "DH2C" };
+	unsigned n = 0;
+
+	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++)
+		n += smb_wire_create_ctx_find(q, tags[i]) != NULL;
+	return n > 1 ? STATUS_INVALID_PARAMETER : STATUS_SUCCESS; /* one durable context at most (3.3.5.9) */
+}
+
 uint32_t smb_durable_grant(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
 			   struct smb_wire_create_rsp *rsp, struct smb_wire_create_rsp_ctx *ctx, uint8_t *buf)
 {
@@ -166,6 +176,7 @@ static uint32_t smb_durable_match(struct smb_req *r, const struct smb_wire_creat
 {
 	const struct smb_wire_create_ctx *lc = smb_wire_create_ctx_find(q, "RqLs");
 	struct smb_wire_lease l;
+	char path[SMB_WIRE_NAME_MAX];
 
 	if (o->durable_v2 != v2 || (v2 && memcmp(o->create_guid, d->create_guid, 16)) ||
 	    strcmp(o->share_name, r->tree->share.name))
@@ -174,6 +185,9 @@ static uint32_t smb_durable_match(struct smb_req *r, const struct smb_wire_creat
 		if (q->oplock_level != SMB2_OPLOCK_LEVEL_LEASE || !lc || smb_wire_lease_decode(lc, &l) != AQ_OK ||
 		    memcmp(l.key, o->lease_key, 16))
 			return STATUS_OBJECT_NAME_NOT_FOUND;
+		/* the lease's file by another name (3.3.5.9.7) */
+		if (smb_open_path(q->name, q->name_len, path, sizeof(path)) != 0 || strcmp(path, o->path))
+			return STATUS_INVALID_PARAMETER;
 	} else if (q->oplock_level == SMB2_OPLOCK_LEVEL_LEASE) {
 		return STATUS_OBJECT_NAME_NOT_FOUND;
 	}

@@ -202,6 +202,8 @@ uint32_t smb_open_create(struct smb_req *r)
 	ut_buf_init(&ctx_buf, 64);
 	if (smb_wire_create_req_decode(&r->m, &q) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
+	if ((status = smb_durable_check(&q)) != STATUS_SUCCESS)
+		return status;
 	if (smb_durable_asked(&q)) /* DHnC / DH2C: a durable open comes back */
 		return smb_durable_reconnect(r, &q);
 	if (q.impersonation > SECURITY_DELEGATION)

@@ -117,6 +117,11 @@ void smbl_create(struct smbt_conn *tc, struct smbl_create *q)
 	}
 	if (q->dh)
 		smbl_put_ctx(body, &at, &prev, q->dh, q->dh_data, q->dh_len);
+	if (q->dh_extra) {
+		static const uint8_t zero[16];
+
+		smbl_put_ctx(body, &at, &prev, q->dh_extra, zero, sizeof(zero));
+	}
 	if (prev != SIZE_MAX)
 		smbt_put32(body + 52, (uint32_t)(at - start));
 	q->mid = tc->mid;

@@ -46,6 +46,7 @@ struct smbl_create {
 	const char *dh;            /* a durable handle context ("DHnQ", "DH2Q", "DHnC", "DH2C") or NULL */
 	uint8_t dh_data[36];
 	size_t dh_len;
+	const char *dh_extra;      /* a second one, with 16 zero bytes (a malformed request) */
 	/* the answer */
 	uint32_t status;           /* STATUS_PENDING: waiting, mid and aid set */
 	uint64_t mid, aid;

@@ -11,7 +11,9 @@
  *   and can write through it; closed, its lock goes;
  * - refused: another CreateGuid, the v1 form for a v2 handle, an unknown
  *   FileId (OBJECT_NAME_NOT_FOUND), another user (ACCESS_DENIED), a leased
- *   v1 handle without its lease key (OBJECT_NAME_NOT_FOUND);
+ *   v1 handle without its lease key (OBJECT_NAME_NOT_FOUND), a leased
+ *   handle under another file name (INVALID_PARAMETER); two durable
+ *   contexts in one CREATE are INVALID_PARAMETER;
  * - its timeout passes: closed (grant and locks gone), a reconnect finds
  *   nothing;
  * - another client's open that must break its caching closes it at once
@@ -147,6 +149,11 @@ START_TEST(test_grant)
 	q.dh_len = 16;
 	smbl_create(&a, &q);
 	ck_assert_str_eq(q.dh_got, "DHnQ");
+	/* two durable contexts in one request (a reconnect and a request) */
+	q = (struct smbl_create){ .name = "f6", .oplock = SMB2_OPLOCK_LEVEL_BATCH, .dh_extra = "DHnQ" };
+	dh2c(&q, 12345, guid_a);
+	smbl_create(&a, &q);
+	ck_assert_uint_eq(q.status, STATUS_INVALID_PARAMETER);
 	/* a DHnQ of the wrong size */
 	q = (struct smbl_create){ .name = "f5", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
 	q.dh = "DHnQ";
@@ -226,6 +233,10 @@ START_TEST(test_reconnect_refused)
 	smbl_create(&b, &q);
 	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
 	q.lease.key = 0x11;
+	q.name = "f2"; /* the lease's file by another name */
+	smbl_create(&b, &q);
+	ck_assert_uint_eq(q.status, STATUS_INVALID_PARAMETER);
+	q.name = "f1";
 	smbl_create(&c, &q); /* another user */
 	ck_assert_uint_eq(q.status, STATUS_ACCESS_DENIED);
 	ck_assert_uint_eq(srv->ndurable, 1);
