@@ -46,12 +46,12 @@ bool smb_durable_asked(const struct smb_wire_create_req *q)
 
 uint32_t smb_durable_check(const struct smb_wire_create_req *q)
 {
-	static const char *const tags[] = { "DHnQ", "DH2Q", "DHnC", "DH2C" };
-	unsigned n = 0;
+	bool v1 = smb_wire_create_ctx_find(q, "DHnQ") || smb_wire_create_ctx_find(q, "DHnC");
+	bool q2 = smb_wire_create_ctx_find(q, "DH2Q"), c2 = smb_wire_create_ctx_find(q, "DH2C");
 
-	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++)
-		n += smb_wire_create_ctx_find(q, tags[i]) != NULL;
-	return n > 1 ? STATUS_INVALID_PARAMETER : STATUS_SUCCESS; /* one durable context at most (3.3.5.9) */
+	/* a v2 context goes with no other durable context (3.3.5.9.10/12); a
+	 * v1 reconnect may carry DHnQ too, which it ignores (Samba's client sends both) */
+	return (q2 || c2) && (v1 || (q2 && c2)) ? STATUS_INVALID_PARAMETER : STATUS_SUCCESS;
 }
 
 uint32_t smb_durable_grant(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
@@ -209,7 +209,7 @@ uint32_t smb_durable_reconnect(struct smb_req *r, const struct smb_wire_create_r
 	struct ut_buf lb;
 	uint32_t status;
 
-	if ((c1 && c2) || smb_wire_durable_decode(c2 ? c2 : c1, &d) != AQ_OK)
+	if (smb_wire_durable_decode(c2 ? c2 : c1, &d) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
 	for (pp = &srv->durable; (o = *pp); pp = &o->next)
 		if (o->id == d.fid.persistent)

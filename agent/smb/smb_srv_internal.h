@@ -393,7 +393,7 @@ uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb
 uint32_t smb_durable_grant(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
 			   struct smb_wire_create_rsp *rsp, struct smb_wire_create_rsp_ctx *ctx, uint8_t *buf);
 bool smb_durable_asked(const struct smb_wire_create_req *q);
-/* STATUS_INVALID_PARAMETER for more than one durable context in q. */
+/* STATUS_INVALID_PARAMETER for a v2 durable context with another one in q. */
 uint32_t smb_durable_check(const struct smb_wire_create_req *q);
 uint32_t smb_durable_reconnect(struct smb_req *r, const struct smb_wire_create_req *q);
 unsigned smb_durable_conn_gone(struct smb_conn *c);
