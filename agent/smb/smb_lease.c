@@ -102,6 +102,9 @@ static bool smb_lease_same_file(const struct smb_open *a, const struct smb_open 
  * connection); stat opens (attributes only) do not count. */
 static bool smb_lease_others(struct smb_srv *srv, const struct smb_open *o)
 {
+	for (const struct smb_open *x = srv->durable; x; x = x->next) /* kept durable opens too */
+		if (x->group != o->group && smb_lease_same_file(x, o))
+			return true;
 	for (struct smb_conn *c = srv->conns; c; c = c->next)
 		for (struct smb_sess *s = c->sessions; s; s = s->next)
 			for (struct smb_open *x = s->opens; x; x = x->next)
@@ -113,6 +116,10 @@ static bool smb_lease_others(struct smb_srv *srv, const struct smb_open *o)
 
 bool smb_lease_handle_cached(struct smb_srv *srv, const struct smb_open *o)
 {
+	for (const struct smb_open *x = srv->durable; x; x = x->next) /* a kept durable open: closed by the break */
+		if (x->group != o->group && x->lease.brk && smb_lease_same_file(x, o) &&
+		    (vol_lease_state(srv->store, &x->lease, NULL, NULL) & VOL_LEASE_H))
+			return true;
 	for (struct smb_conn *c = srv->conns; c; c = c->next)
 		for (struct smb_sess *s = c->sessions; s; s = s->next)
 			for (struct smb_open *x = s->opens; x; x = x->next)

@@ -18,7 +18,8 @@
  * - its timeout passes: closed (grant and locks gone), a reconnect finds
  *   nothing;
  * - another client's open that must break its caching closes it at once
- *   (it cannot acknowledge) and goes on;
+ *   (it cannot acknowledge) and goes on, also one that its share modes
+ *   refuse (the kept BATCH caches the handle);
  * - a CLOSE is final: nothing is kept when the connection drops after.
  */
 #include <check.h>
@@ -327,6 +328,28 @@ START_TEST(test_conflict_closes_disconnected)
 }
 END_TEST
 
+START_TEST(test_share_conflict_closes_disconnected)
+{
+	struct smbt_conn a, b;
+	struct smbl_create q = { .name = "f1", .share_none = true, .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	struct smbl_create rb = { .name = "f1" };
+
+	conn_new(&a, 1, "alice");
+	dh2q(&q, 60000, 0, guid_a);
+	smbl_create(&a, &q);
+	ck_assert_str_eq(q.dh_got, "DH2Q");
+	smb_conn_free(a.c);
+	conn_new(&b, 2, "bob");
+	smbl_create(&b, &rb); /* its share mode refuses b, but it only kept the handle cached */
+	ck_assert_uint_eq(rb.status, STATUS_PENDING);
+	smbt_loop_turn(srv);
+	ck_assert_uint_eq(srv->ndurable, 0);
+	smbt_loop_turn(srv);
+	smbl_create_final(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+}
+END_TEST
+
 START_TEST(test_close_is_final)
 {
 	struct smbt_conn a;
@@ -355,6 +378,7 @@ static Suite *smb_durable_suite(void)
 	tcase_add_test(tc, test_v1_reconnect);
 	tcase_add_test(tc, test_timeout_closes);
 	tcase_add_test(tc, test_conflict_closes_disconnected);
+	tcase_add_test(tc, test_share_conflict_closes_disconnected);
 	tcase_add_test(tc, test_close_is_final);
 	suite_add_tcase(s, tc);
 	return s;
