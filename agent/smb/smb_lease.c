@@ -10,9 +10,11 @@
  * - oplocks: BATCH (R, W and H, lost together) and EXCLUSIVE (R and W)
  *   when no other open of the file exists; else, and for II, Level II (R);
  * - leases (RqLs v1 and v2): what the request asks among R, RH, RW, RWH,
- *   without W when an open of another group exists; a second open with the
- *   same key joins the lease (its state only grows; a v2 epoch grows with
- *   it); a key names one file (another: STATUS_INVALID_PARAMETER); the v2
+ *   without W when an open of another group exists (stat opens, for
+ *   attributes only, do not count; kept durable opens do); a second open
+ *   with the same key joins the lease (its state grows only to a superset,
+ *   and only while no other group has the file open; a v2 epoch grows with
+ *   it); a key names one file or folder (another: STATUS_INVALID_PARAMETER); the v2
  *   parent key is echoed (PARENT_LEASE_KEY_SET); a lease being broken is
  *   answered with SMB2_LEASE_FLAG_BREAK_IN_PROGRESS.
  *
@@ -26,7 +28,11 @@
  *   others);
  * - a change of the file's data through the store (an SMB WRITE or
  *   truncate of another group, an NFSv3/NFSv4.1 WRITE or SETATTR of the
- *   size): R and W.
+ *   size): R and W. A Level II holder's own write breaks it too (Windows
+ *   breaks every open's Level II); a lease's or a BATCH/EXCLUSIVE holder's
+ *   does not.
+ * A stat open breaks nothing; an open the share modes refuse breaks
+ * nothing but H.
  * The store flags the holder (smb_lease_wake, on the breaker's thread);
  * the loop thread sends the notification (smb_lease_run): an oplock break
  * to II or NONE, or a lease break with the current and new state, one per
