@@ -49,6 +49,7 @@ struct agent_cfg {
 	struct nfs_srv_limits nfs_limits;     /* the NFS port's connections (nfs_srv.h) */
 	unsigned nfs4_max_slots;              /* NFSv4.1 fore-channel slots per session at most (nfs4.h) */
 	unsigned nlm_grace_s;                 /* NLM grace period after a restart (nlm.h) */
+	unsigned lease_break_ms;              /* acknowledged oplock/lease break timeout (vol_lease.h) */
 	enum ut_log_level log_level;          /* --log-level / log-level (default info) */
 	unsigned ra_node_mib, ra_volume_mib;  /* read-ahead cache caps (agent/vol/vol_ra.h) */
 	unsigned ra_workers;                  /* its prefetch threads, 1..VOL_RA_WORKERS_MAX */

@@ -24,6 +24,7 @@
 #include "api/api_schema.h"
 #include "tls/tls.h"
 #include "agent/vol/vol_grace.h"
+#include "agent/vol/vol_lease.h"
 #include "agent/vol/vol_ra.h"
 #include "util/ut_conf.h"
 #include "util/ut_hex.h"
@@ -83,6 +84,9 @@ static void usage(FILE *f)
 		"  --nfs4-max-slots N        NFSv4.1 session slots a client may get, 1..1024 (default 180)\n"
 		"  --nlm-grace-seconds N     after a restart with NLM locks recorded in --state-dir, only\n"
 		"                            reclaims are granted for N seconds, 1..3600 (default 90)\n"
+		"  --lease-break-timeout-ms N  how long an SMB oplock/lease break that needs the client's\n"
+		"                            acknowledgment is waited for (by the CREATE or NFS write that\n"
+		"                            caused it) before it is revoked, 1..3600000 (default 35000)\n"
 		"  --log-level LEVEL         error, warn, info (default) or debug: the least severe\n"
 		"                            record written to stderr\n"
 		"  --read-ahead-cache-mib N  cross-file read-ahead: prefetched data not read yet, per\n"
@@ -122,6 +126,7 @@ static const struct agent_opt agent_opts[] = {
 	{ "nfs-idle-timeout-seconds", offsetof(struct agent_cfg, nfs_limits.idle_s), AGENT_OPT_UINT },
 	{ "nfs4-max-slots", offsetof(struct agent_cfg, nfs4_max_slots), AGENT_OPT_UINT },
 	{ "nlm-grace-seconds", offsetof(struct agent_cfg, nlm_grace_s), AGENT_OPT_UINT },
+	{ "lease-break-timeout-ms", offsetof(struct agent_cfg, lease_break_ms), AGENT_OPT_UINT },
 	{ "log-level", offsetof(struct agent_cfg, log_level), AGENT_OPT_LEVEL },
 	{ "read-ahead-cache-mib", offsetof(struct agent_cfg, ra_node_mib), AGENT_OPT_UINT },
 	{ "read-ahead-volume-mib", offsetof(struct agent_cfg, ra_volume_mib), AGENT_OPT_UINT },
@@ -150,6 +155,8 @@ static int cfg_set(struct agent_cfg *cfg, const char *key, const char *val, aq_m
 				return aq_fail(msg, AQ_EINVAL, "%s must be from 1 to %u, got \"%s\"", key, NFS4_SLOTS_MAX, val);
 			if (o->off == offsetof(struct agent_cfg, nlm_grace_s) && u > 3600)
 				return aq_fail(msg, AQ_EINVAL, "%s must be from 1 to 3600, got \"%s\"", key, val);
+			if (o->off == offsetof(struct agent_cfg, lease_break_ms) && u > 3600000)
+				return aq_fail(msg, AQ_EINVAL, "%s must be from 1 to 3600000, got \"%s\"", key, val);
 			if (o->off == offsetof(struct agent_cfg, ra_workers) && u > VOL_RA_WORKERS_MAX)
 				return aq_fail(msg, AQ_EINVAL, "%s must be from 1 to %u, got \"%s\"", key, VOL_RA_WORKERS_MAX, val);
 			*(unsigned *)(void *)((char *)cfg + o->off) = (unsigned)u;
@@ -303,6 +310,7 @@ int agent_main(int argc, char **argv)
 	a.cfg.tier_day_seconds = 86400;
 	a.cfg.snap_usage_s = 60;
 	a.cfg.nlm_grace_s = NLM_GRACE_DEFAULT_S;
+	a.cfg.lease_break_ms = VOL_LEASE_TIMEOUT_MS;
 	a.cfg.ra_node_mib = (unsigned)(VOL_RA_NODE_BYTES >> 20);
 	a.cfg.ra_volume_mib = (unsigned)(VOL_RA_VOLUME_BYTES >> 20);
 	a.cfg.ra_workers = VOL_RA_WORKERS;
@@ -359,6 +367,7 @@ int agent_main(int argc, char **argv)
 	vol_store_set_grace(a.store, a.cfg.nlm_grace_s); /* NLM and NFSv4.1 alike, after a restart or a takeover */
 	vol_store_set_read_ahead(a.store, (uint64_t)a.cfg.ra_node_mib << 20, (uint64_t)a.cfg.ra_volume_mib << 20);
 	(void)vol_store_set_read_ahead_workers(a.store, a.cfg.ra_workers); /* 1..32: checked with the options */
+	(void)vol_lease_set_timeout(a.store, a.cfg.lease_break_ms);        /* 1..3600000: likewise */
 	if ((rc = nfs_srv_new(a.cfg.nfs_listen, a.store, (unsigned)a.cfg.nfs_workers, &a.nfs)) != 0 ||
 	    (rc = nfs_srv_set_limits(a.nfs, &a.cfg.nfs_limits)) != 0 ||
 	    (rc = nfs4_srv_new(&(struct nfs4_cfg){ .max_slots = a.cfg.nfs4_max_slots }, &a.nfs4)) != 0 ||

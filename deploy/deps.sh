@@ -69,6 +69,15 @@ if [ "${1:-build}" = test ]; then
     $SUDO apt-get install -y -qq --no-install-recommends smbclient >/dev/null
   }
 fi
+# SMB oplock breaks waited for by NFS (issue 18): test_smb_nfs_break's SMB client is impacket's.
+if [ "${1:-build}" = test ]; then
+  [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import impacket' >/dev/null 2>&1 || {
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends python3 python3-impacket >/dev/null
+  }
+fi
 # SMB locks and share modes (issue 18): test_smb_torture runs smbtorture
 # (samba-testsuite) against the agent and against a stock smbd (samba).
 if [ "${1:-build}" = test ]; then

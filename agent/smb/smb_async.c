@@ -29,6 +29,13 @@
  * STATUS_NOTIFY_ENUM_DIR). It ends STATUS_CANCELLED on CANCEL as a lock
  * does, and STATUS_NOTIFY_CLEANUP when its open closes (CLOSE,
  * TREE_DISCONNECT, LOGOFF).
+ * A CREATE waits (smb_lease.c) while a break of another client's cached
+ * open that it caused needs an acknowledgment: it keeps a copy of its
+ * request, and the loop serves it again (same AsyncId, final answer async)
+ * once no break of another group on its file waits: acknowledged, the
+ * holder's open closed, or the break timeout (the store's) passed, which
+ * revokes it (smb_async_tick, each second). CANCEL ends it
+ * STATUS_CANCELLED; a closed session or connection drops it.
  * Bounds: SMB_ASYNC_PER_CONN waiting requests per connection and
  * SMB_ASYNC_NODE_MAX per node, and the table's VOL_LOCK_WAIT_MAX; past any,
  * the LOCK is answered STATUS_INSUFFICIENT_RESOURCES at once (3.3.4.2
@@ -37,6 +44,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/smb/smb_srv_internal.h"
@@ -58,6 +66,13 @@ struct smb_async {
 	int woken;                   /* atomic */
 	/* CHANGE_NOTIFY */
 	uint32_t output_len;
+	/* CREATE */
+	uint8_t *msg;                /* the request message, served again */
+	size_t msg_len;
+	uint32_t tree_id;
+	struct vol_lock_key key;     /* the file whose breaks it waits for */
+	uint64_t group;
+	struct timespec deadline;    /* CLOCK_MONOTONIC: the break timeout */
 };
 
 /* The table's wake (its mutex held, any thread): flag it, wake the loop. */
@@ -72,24 +87,14 @@ static void async_wake(struct vol_lock_waiter *w)
 		UT_WARN("smb_srv", NULL, "cannot wake the loop for a lock: %s", strerror(errno));
 }
 
-/* The final response (3.3.4.3 / 3.3.4.4), queued on the connection;
- * data: a CHANGE_NOTIFY's output (STATUS_SUCCESS). */
-static void async_reply(struct smb_async *a, uint32_t status, const uint8_t *data, size_t len)
+/* The final response of a: its header written over out's first
+ * SMB2_HDR_LEN bytes, the body after them; signed or encrypted and queued. */
+static void async_send(struct smb_async *a, struct smb_sess *s, uint32_t status, struct ut_buf *out)
 {
 	struct smb_conn *c = a->c;
-	struct smb_sess *s = smb_sess_find(c, a->session_id);
 	struct smb_wire_hdr rh = { 0 };
-	struct ut_buf out;
+	struct ut_buf hb;
 
-	if (c->freeing)
-		return;
-	if (!s || s->state != SMB_SESS_VALID) {
-		/* nothing to sign it with: the client has dropped the session */
-		UT_DEBUG("smb_srv", NULL, "%s: async request %llu ends without its session", c->peer,
-			 (unsigned long long)a->async_id);
-		return;
-	}
-	ut_buf_init(&out, 256 + len);
 	rh.credit_charge = a->credit_charge;
 	rh.status = status;
 	rh.command = a->command;
@@ -98,21 +103,57 @@ static void async_reply(struct smb_async *a, uint32_t status, const uint8_t *dat
 	rh.message_id = a->message_id;
 	rh.async_id = a->async_id;
 	rh.session_id = a->session_id;
-	smb_wire_hdr_encode(&out, &rh);
+	rh.tree_id = a->tree_id;
+	ut_buf_init(&hb, SMB2_HDR_LEN);
+	smb_wire_hdr_encode(&hb, &rh);
+	if (hb.err == AQ_OK && out->len >= SMB2_HDR_LEN)
+		memcpy(ut_buf_bytes(out), ut_buf_bytes(&hb), SMB2_HDR_LEN);
+	else
+		out->err = hb.err != AQ_OK ? hb.err : AQ_EINVAL;
+	ut_buf_cleanup(&hb);
+	if (out->err != AQ_OK) {
+		c->closing = true;
+	} else if (a->encrypted || s->encrypt) {
+		smb_dispatch_send_encrypted(c, s, out);
+	} else {
+		smb_dispatch_sign(c, s, out, 0, out->len);
+		smb_conn_send(c, ut_buf_bytes(out), out->len);
+	}
+}
+
+/* a's session, valid, or NULL (nothing to sign an answer with). */
+static struct smb_sess *async_sess(struct smb_async *a)
+{
+	struct smb_sess *s = smb_sess_find(a->c, a->session_id);
+
+	if (a->c->freeing)
+		return NULL;
+	if (!s || s->state != SMB_SESS_VALID) {
+		UT_DEBUG("smb_srv", NULL, "%s: async request %llu ends without its session", a->c->peer,
+			 (unsigned long long)a->async_id);
+		return NULL;
+	}
+	return s;
+}
+
+/* The final response (3.3.4.3 / 3.3.4.4), queued on the connection;
+ * data: a CHANGE_NOTIFY's output (STATUS_SUCCESS). */
+static void async_reply(struct smb_async *a, uint32_t status, const uint8_t *data, size_t len)
+{
+	struct smb_sess *s = async_sess(a);
+	struct ut_buf out;
+
+	if (!s)
+		return;
+	ut_buf_init(&out, 256 + len);
+	ut_buf_put_zero(&out, SMB2_HDR_LEN);
 	if (status == STATUS_SUCCESS && a->command == SMB2_CHANGE_NOTIFY)
 		smb_wire_output_rsp_encode(&out, 0, data, len);
 	else if (status == STATUS_SUCCESS)
 		smb_wire_empty_rsp_encode(&out);
 	else
 		smb_wire_error_rsp_encode(&out);
-	if (out.err != AQ_OK) {
-		c->closing = true;
-	} else if (a->encrypted || s->encrypt) {
-		smb_dispatch_send_encrypted(c, s, &out);
-	} else {
-		smb_dispatch_sign(c, s, &out, 0, out.len);
-		smb_conn_send(c, ut_buf_bytes(&out), out.len);
-	}
+	async_send(a, s, status, &out);
 	ut_buf_cleanup(&out);
 }
 
@@ -124,6 +165,8 @@ static void async_free(struct smb_async *a)
 
 	if (a->command == SMB2_LOCK)
 		vol_lock_unwait(a->o->locks, &a->w);
+	else if (a->command == SMB2_CREATE)
+		c->srv->ncreates--;
 	else
 		a->o->nnotify--;
 	for (pp = &c->pending; *pp && *pp != a; pp = &(*pp)->next)
@@ -132,6 +175,7 @@ static void async_free(struct smb_async *a)
 		*pp = a->next;
 	c->npending--;
 	c->srv->npending--;
+	free(a->msg);
 	free(a);
 }
 
@@ -215,6 +259,143 @@ uint32_t smb_async_notify(struct smb_req *r, struct smb_open *o, uint32_t output
 	return STATUS_PENDING;
 }
 
+/* The break timeout from now. */
+static void async_deadline(struct smb_srv *srv, struct timespec *ts)
+{
+	unsigned ms = vol_lease_timeout(srv->store);
+
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000u;
+	ts->tv_nsec += (long)(ms % 1000u) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+uint32_t smb_async_create(struct smb_req *r, const struct vol_lock_key *key, uint64_t group)
+{
+	struct smb_conn *c = r->c;
+	struct smb_async *a;
+
+	if (r->resume) { /* served again and still waiting (a new break): wait on */
+		r->resume->key = *key;
+		r->resume->group = group;
+		async_deadline(c->srv, &r->resume->deadline);
+		r->async_id = r->resume->async_id;
+		return STATUS_PENDING;
+	}
+	if (!r->last)
+		return STATUS_NOT_SUPPORTED; /* only the last message of a compound may go async */
+	if (c->npending >= SMB_ASYNC_PER_CONN || c->srv->npending >= SMB_ASYNC_NODE_MAX) {
+		UT_INFO("smb_srv", NULL, "%s: a CREATE refused: %u requests wait on the connection, %u on the node",
+			c->peer, c->npending, c->srv->npending);
+		return STATUS_INSUFFICIENT_RESOURCES;
+	}
+	if (!(a = calloc(1, sizeof(*a))) || !(a->msg = malloc(r->m.len))) {
+		free(a);
+		return STATUS_INSUFFICIENT_RESOURCES;
+	}
+	memcpy(a->msg, r->m.p, r->m.len);
+	a->msg_len = r->m.len;
+	a->c = c;
+	a->srv = c->srv;
+	a->command = SMB2_CREATE;
+	a->message_id = r->m.hdr.message_id;
+	a->session_id = r->sess->id;
+	a->tree_id = r->tree->id;
+	a->credit_charge = r->m.hdr.credit_charge;
+	a->encrypted = r->encrypted;
+	a->key = *key;
+	a->group = group;
+	async_deadline(c->srv, &a->deadline);
+	c->srv->ncreates++;
+	async_queue(r, a);
+	return STATUS_PENDING;
+}
+
+/* Serve a waiting CREATE again; true when it ended (answered or dropped). */
+static bool async_create_resume(struct smb_async *a)
+{
+	struct smb_sess *s = async_sess(a);
+	struct smb_wire_fid related = { 0 };
+	struct smb_wire_chain ch;
+	struct ut_buf out;
+	struct smb_req r;
+	uint32_t status;
+
+	if (!s)
+		return true;
+	memset(&r, 0, sizeof(r));
+	smb_wire_chain_init(&ch, a->msg, a->msg_len);
+	if (smb_wire_chain_next(&ch, &r.m) != 1)
+		return true; /* cannot be: it decoded the first time */
+	ut_buf_init(&out, 4096);
+	ut_buf_put_zero(&out, SMB2_HDR_LEN);
+	r.c = a->c;
+	r.out = &out;
+	r.sess = s;
+	r.tree = smb_tree_find(s, a->tree_id);
+	r.encrypted = a->encrypted;
+	r.related = &related;
+	r.last = true;
+	r.resume = a;
+	status = r.tree ? smb_open_create(&r) : STATUS_NETWORK_NAME_DELETED;
+	if (status == STATUS_PENDING) {
+		ut_buf_cleanup(&out);
+		return false;
+	}
+	if (status != STATUS_SUCCESS) {
+		out.len = SMB2_HDR_LEN;
+		out.err = AQ_OK;
+		smb_wire_error_rsp_encode(&out);
+	}
+	async_send(a, s, status, &out);
+	ut_buf_cleanup(&out);
+	return true;
+}
+
+static bool async_expired(const struct smb_async *a, const struct timespec *now)
+{
+	return now->tv_sec > a->deadline.tv_sec ||
+	       (now->tv_sec == a->deadline.tv_sec && now->tv_nsec >= a->deadline.tv_nsec);
+}
+
+/* c's waiting CREATEs whose breaks are over (or timed out: revoked) are
+ * served again; whether one was answered. */
+static bool async_create_run(struct smb_conn *c)
+{
+	struct vol_store *store = c->srv->store;
+	struct timespec now;
+	bool sent = false;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (struct smb_async *a = c->pending, *nx; a; a = nx) {
+		nx = a->next;
+		if (a->command != SMB2_CREATE)
+			continue;
+		if (vol_lease_breaking(store, &a->key, a->group)) {
+			if (!async_expired(a, &now))
+				continue;
+			vol_lease_revoke(store, &a->key);
+		}
+		if (async_create_resume(a)) {
+			async_free(a);
+			sent = true;
+		}
+	}
+	return sent;
+}
+
+void smb_async_tick(struct smb_srv *srv)
+{
+	smb_durable_run(srv); /* kept durable opens past their timeout close */
+	if (!srv->ncreates)
+		return;
+	__atomic_store_n(&srv->async_woken, 1, __ATOMIC_RELEASE);
+	smb_async_run(srv);
+}
+
 void smb_async_cancel(struct smb_conn *c, const struct smb_wire_msg *m, bool encrypted)
 {
 	const struct smb_wire_hdr *h = &m->hdr;
@@ -288,6 +469,7 @@ void smb_async_run(struct smb_srv *srv)
 {
 	if (!__atomic_exchange_n(&srv->async_woken, 0, __ATOMIC_ACQ_REL))
 		return;
+	smb_durable_run(srv); /* first: a kept durable open whose break waits closes, its breaker goes on */
 	for (struct smb_conn *c = srv->conns; c; c = c->next) {
 		bool sent = false;
 
@@ -303,6 +485,8 @@ void smb_async_run(struct smb_srv *srv)
 			async_free(a);
 			sent = true;
 		}
+		if (srv->ncreates)
+			sent |= async_create_run(c);
 		for (struct smb_sess *s = c->sessions; s; s = s->next)
 			for (struct smb_open *o = s->opens; o; o = o->next)
 			{

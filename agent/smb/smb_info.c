@@ -530,8 +530,13 @@ uint32_t smb_info_set(struct smb_req *r)
 			break;
 		sa.set_size = true;
 		sa.size = size;
-		if ((rc = vol_setattr(&o->obj, &r->sess->cred, &sa)) != 0)
-			return smb_status_from_errno(rc);
+		{
+			struct vol_lease_by by;
+
+			smb_lease_by(o, &by); /* the open's own cache is not broken */
+			if ((rc = vol_setattr_by(&o->obj, &r->sess->cred, &sa, &by)) != 0)
+				return smb_status_from_errno(rc);
+		}
 		break;
 	}
 	case FileDispositionInformation: {

@@ -1,31 +1,58 @@
 /* smb_lease: SMB2 oplocks and leases (MS-SMB2 3.3.5.9, 3.3.4.6, 3.3.4.7,
  * 3.3.5.22) over the volume store's cached-open table (vol_lease.h).
  *
- * What is granted: read caching only. A CREATE asking for a Level II,
- * EXCLUSIVE or BATCH oplock gets Level II; a lease context (RqLs v1 or v2)
- * whose state holds R gets R (RH and RWH are downgraded to R, which MS-SMB2
- * allows: the server grants what it can). Handle and write caching need an
- * acknowledged break and a CREATE (or an NFS operation) that waits for it;
- * they are not built, so nothing is ever cached that another open could
- * invalidate without the holder being told. Nothing is granted on
- * directories, on IPC$, or on a share whose volume lacks smbSettings
- * OPLOCKS (as Samba with "oplocks = no").
+ * Groups: every open is one group in the table (its oplock), except that
+ * the opens of one connection naming one lease key are one group (their
+ * lease): a group never breaks itself.
  *
- * Breaks: every change of the file's data through the store (an SMB WRITE
- * or truncate of any open, an NFSv3/NFSv4.1 WRITE or SETATTR of the size)
- * takes the grant off the table before it proceeds and flags the open
- * (smb_lease_wake, on the writer's thread); the loop thread then sends the
- * notification (smb_lease_run): an oplock break to NONE, or a lease break
- * R -> NONE without SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, one per
- * lease (the opens sharing a lease key are broken together). Neither asks
- * for an acknowledgment, so no breaker waits.
+ * What is granted (nothing on directories, on IPC$, or on a share whose
+ * volume lacks smbSettings OPLOCKS, as Samba with "oplocks = no"):
+ * - oplocks: BATCH (R, W and H, lost together) and EXCLUSIVE (R and W)
+ *   when no other open of the file exists; else, and for II, Level II (R);
+ * - leases (RqLs v1 and v2): what the request asks among R, RH, RW, RWH,
+ *   without W when an open of another group exists (stat opens, for
+ *   attributes only, do not count; kept durable opens do); a second open
+ *   with the same key joins the lease (its state grows only to a superset,
+ *   and only while no other group has the file open; a v2 epoch grows with
+ *   it); a key names one file or folder (another: STATUS_INVALID_PARAMETER); the v2
+ *   parent key is echoed (PARENT_LEASE_KEY_SET); a lease being broken is
+ *   answered with SMB2_LEASE_FLAG_BREAK_IN_PROGRESS.
  *
- * Acknowledgments (3.3.5.22): since no break asks for one, an oplock
- * acknowledgment finds no break in progress: STATUS_INVALID_OPLOCK_PROTOCOL
- * (an unknown FileId: STATUS_FILE_CLOSED, the level LEASE in the oplock
- * form STATUS_INVALID_PARAMETER); a lease acknowledgment naming a
- * lease key this client does not hold is STATUS_OBJECT_NAME_NOT_FOUND,
- * one naming a held lease that is not breaking STATUS_UNSUCCESSFUL.
+ * Breaks (the store decides what each operation takes, vol_lease.h):
+ * - a CREATE of another group (smb_lease_contend, before the open changes
+ *   anything): W (an oplock: to Level II); an overwrite or supersede: R and
+ *   W (the client's cache is stale); and when the share modes refuse the
+ *   open while another group caches the handle, H first (3.3.5.9: the
+ *   sharing violation is answered only once H was given back, so that a
+ *   client that keeps a closed handle open for reuse does not block
+ *   others);
+ * - a change of the file's data through the store (an SMB WRITE or
+ *   truncate of another group, an NFSv3/NFSv4.1 WRITE or SETATTR of the
+ *   size): R and W. A Level II holder's own write breaks it too (Windows
+ *   breaks every open's Level II); a lease's or a BATCH/EXCLUSIVE holder's
+ *   does not.
+ * A stat open breaks nothing; an open the share modes refuse breaks
+ * nothing but H.
+ * The store flags the holder (smb_lease_wake, on the breaker's thread);
+ * the loop thread sends the notification (smb_lease_run): an oplock break
+ * to II or NONE, or a lease break with the current and new state, one per
+ * lease, the new v2 epoch, and SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED
+ * when H or W is lost. A break losing only R needs no acknowledgment and
+ * is done at once. One losing H or W waits for the acknowledgment: the
+ * CREATE that caused it goes async (STATUS_PENDING, smb_async.c) and is
+ * served again once the break is acknowledged, the holder's open closed,
+ * or the break timeout (the store's, 35 s by default) revoked it; an NFS
+ * WRITE waits in the store the same way (without the store's locks).
+ *
+ * Acknowledgments (3.3.5.22): an oplock acknowledgment of an open whose
+ * break waits sets its level (II when the break left R, else NONE; a
+ * higher level: STATUS_INVALID_OPLOCK_PROTOCOL); one with no break in
+ * progress STATUS_INVALID_OPLOCK_PROTOCOL (an unknown FileId:
+ * STATUS_FILE_CLOSED, the level LEASE in the oplock form
+ * STATUS_INVALID_PARAMETER). A lease acknowledgment naming a key this
+ * client does not hold is STATUS_OBJECT_NAME_NOT_FOUND, one of a lease
+ * that is not breaking STATUS_UNSUCCESSFUL, one keeping more than the break
+ * left STATUS_REQUEST_NOT_ACCEPTED (nothing changes).
  */
 #include <errno.h>
 #include <string.h>
@@ -35,22 +62,34 @@
 #include "api/api_intent.h"
 #include "util/ut_log.h"
 
-/* The store's break of o's grant: on the writer's thread, the table's
+#define SMB_LEASE_RWH (SMB2_LEASE_READ_CACHING | SMB2_LEASE_HANDLE_CACHING | SMB2_LEASE_WRITE_CACHING)
+#define SMB2_LEASE_FLAG_BREAK_IN_PROGRESS 0x2u
+#define SMB2_LEASE_FLAG_PARENT_LEASE_KEY_SET 0x4u
+/* FILE_READ_ATTRIBUTES, FILE_WRITE_ATTRIBUTES, READ_CONTROL, SYNCHRONIZE: a stat open's */
+#define SMB_LEASE_STAT_ACCESS (0x80u | 0x100u | 0x20000u | 0x100000u)
+
+/* Wake the loop (any thread). */
+static void smb_lease_kick(struct smb_srv *srv)
+{
+	uint64_t one = 1;
+
+	__atomic_store_n(&srv->async_woken, 1, __ATOMIC_RELEASE);
+	if (write(srv->evfd, &one, sizeof(one)) < 0)
+		UT_DEBUG("smb_srv", NULL, "lease wake: %s", strerror(errno));
+}
+
+/* The store's break of o's grant: on the breaker's thread, the table's
  * mutex held: flag and signal only. */
 static void smb_lease_wake(struct vol_lease *l, unsigned lost)
 {
 	struct smb_open *o = l->arg;
-	uint64_t one = 1;
 
 	(void)lost;
 	__atomic_store_n(&o->break_woken, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&o->srv->async_woken, 1, __ATOMIC_RELEASE);
-	if (write(o->srv->evfd, &one, sizeof(one)) < 0)
-		UT_DEBUG("smb_srv", NULL, "lease wake: %s", strerror(errno));
+	smb_lease_kick(o->srv);
 }
 
-/* Another open of c with lease key key: on the same file (same true) or
- * another one. */
+/* Another open of c with lease key key (on any file). */
 static struct smb_open *smb_lease_find(struct smb_conn *c, const uint8_t key[16], const struct smb_open *not)
 {
 	for (struct smb_sess *s = c->sessions; s; s = s->next)
@@ -60,39 +99,162 @@ static struct smb_open *smb_lease_find(struct smb_conn *c, const uint8_t key[16]
 	return NULL;
 }
 
+static bool smb_lease_same_file(const struct smb_open *a, const struct smb_open *b)
+{
+	return a->lkey.fsid == b->lkey.fsid && a->lkey.dev == b->lkey.dev && a->lkey.ino == b->lkey.ino;
+}
+
+/* Whether an open of another group than o's is on o's file (any
+ * connection); stat opens (attributes only) do not count. */
+static bool smb_lease_others(struct smb_srv *srv, const struct smb_open *o)
+{
+	for (const struct smb_open *x = srv->durable; x; x = x->next) /* kept durable opens too */
+		if (x->group != o->group && smb_lease_same_file(x, o))
+			return true;
+	for (struct smb_conn *c = srv->conns; c; c = c->next)
+		for (struct smb_sess *s = c->sessions; s; s = s->next)
+			for (struct smb_open *x = s->opens; x; x = x->next)
+				if (x != o && x->group != o->group && x->locks && (x->access & ~SMB_LEASE_STAT_ACCESS) &&
+				    smb_lease_same_file(x, o))
+					return true;
+	return false;
+}
+
+bool smb_lease_handle_cached(struct smb_srv *srv, const struct smb_open *o)
+{
+	for (const struct smb_open *x = srv->durable; x; x = x->next) /* a kept durable open: closed by the break */
+		if (x->group != o->group && x->lease.brk && smb_lease_same_file(x, o) &&
+		    (vol_lease_state(srv->store, &x->lease, NULL, NULL) & VOL_LEASE_H))
+			return true;
+	for (struct smb_conn *c = srv->conns; c; c = c->next)
+		for (struct smb_sess *s = c->sessions; s; s = s->next)
+			for (struct smb_open *x = s->opens; x; x = x->next)
+				if (x->group != o->group && x->lease.brk && smb_lease_same_file(x, o) &&
+				    (vol_lease_state(srv->store, &x->lease, NULL, NULL) & VOL_LEASE_H))
+					return true;
+	return false;
+}
+
+void smb_lease_by(const struct smb_open *o, struct vol_lease_by *by)
+{
+	/* a lease, or an oplock caching writes, is not broken by its own
+	 * writes; a Level II oplock is, as Windows breaks every open's
+	 * (smbtorture smb2.oplock.levelii500) */
+	by->group = o->leased || o->oplock == SMB2_OPLOCK_LEVEL_EXCLUSIVE || o->oplock == SMB2_OPLOCK_LEVEL_BATCH
+			    ? o->group
+			    : 0;
+	by->nowait = true; /* the loop never blocks: its breaks are waited for asynchronously */
+}
+
+/* o's group: its lease key's on this connection, else a new one. */
+static void smb_lease_group(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q)
+{
+	const struct smb_wire_create_ctx *lc = smb_wire_create_ctx_find(q, "RqLs");
+	struct smb_wire_lease want;
+	struct smb_open *same;
+
+	if (o->group)
+		return;
+	if (q->oplock_level == SMB2_OPLOCK_LEVEL_LEASE && lc && smb_wire_lease_decode(lc, &want) == AQ_OK &&
+	    (same = smb_lease_find(r->c, want.key, o)) && same->group) {
+		o->group = same->group;
+		return;
+	}
+	do
+		o->group = ++r->c->srv->next_group;
+	while (!o->group);
+}
+
+uint32_t smb_lease_contend(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
+			   bool overwrite, bool share_conflict)
+{
+	struct vol_store *store = r->c->srv->store;
+	unsigned lost = VOL_LEASE_W | (overwrite ? VOL_LEASE_R : 0) | (share_conflict ? VOL_LEASE_H : 0);
+
+	smb_lease_group(r, o, q);
+	if (!vol_lease_contend(store, &o->lkey, lost, o->group))
+		return STATUS_SUCCESS;
+	return smb_async_create(r, &o->lkey, o->group);
+}
+
+/* The caching a lease request gets on o. */
+static unsigned smb_lease_state_for(struct smb_srv *srv, const struct smb_open *o, unsigned want)
+{
+	unsigned state = want & SMB_LEASE_RWH;
+
+	if (!(state & SMB2_LEASE_READ_CACHING))
+		return 0; /* H or W without R is no lease state */
+	if ((state & SMB2_LEASE_WRITE_CACHING) && smb_lease_others(srv, o))
+		state &= ~SMB2_LEASE_WRITE_CACHING;
+	return state;
+}
+
+static void smb_lease_setup(struct smb_req *r, struct smb_open *o, unsigned tied)
+{
+	o->lease.key = o->lkey;
+	o->lease.group = o->group;
+	o->lease.tied = tied;
+	o->lease.brk = smb_lease_wake;
+	o->lease.arg = o;
+	o->srv = r->c->srv;
+}
+
 uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
 			 struct smb_wire_create_rsp *rsp, struct ut_buf *ctx_buf, struct smb_wire_create_rsp_ctx *ctx)
 {
 	const struct smb_wire_create_ctx *lc = smb_wire_create_ctx_find(q, "RqLs");
-	struct vol_store *store = r->c->srv->store;
+	struct smb_srv *srv = r->c->srv;
 	struct smb_wire_lease want, got;
 	struct smb_open *same = NULL;
 	bool on = (r->tree->share.smb_settings & API_INTENT_SMB_OPLOCKS) && !o->dir && o->locks;
+	bool breaking = false;
+	unsigned state, held = 0;
 
 	rsp->oplock_level = SMB2_OPLOCK_LEVEL_NONE;
+	smb_lease_group(r, o, q);
 	if (q->oplock_level == SMB2_OPLOCK_LEVEL_LEASE) {
-		if (!lc || r->c->dialect < SMB2_DIALECT_210 || !on)
+		if (!lc || r->c->dialect < SMB2_DIALECT_210)
 			return STATUS_SUCCESS; /* no lease: the client caches nothing */
 		if (smb_wire_lease_decode(lc, &want) != AQ_OK)
 			return STATUS_INVALID_PARAMETER;
-		if ((same = smb_lease_find(r->c, want.key, o)) && memcmp(&same->lkey, &o->lkey, sizeof(o->lkey)))
-			return STATUS_INVALID_PARAMETER; /* a lease key names one file (3.3.5.9.8) */
+		if ((same = smb_lease_find(r->c, want.key, o)) && !smb_lease_same_file(same, o))
+			return STATUS_INVALID_PARAMETER; /* a lease key names one file (3.3.5.9.8), a folder too */
+		if (!on)
+			return STATUS_SUCCESS;
+		if (same) {
+			held = vol_lease_state(srv->store, &same->lease, &breaking, NULL);
+			held = held ? same->lease_state : 0;
+		}
+		/* a lease grows only to a superset of what it holds, and only on a
+		 * file no other client has open (smbtorture smb2.lease.upgrade*, break) */
+		state = smb_lease_state_for(srv, o, want.state);
+		if (held && ((state & held) != held || smb_lease_others(srv, o)))
+			state = held;
 		got = want;
-		got.state = want.state & SMB2_LEASE_READ_CACHING;
-		got.flags = want.v2 ? (want.flags & 0x4u /* PARENT_LEASE_KEY_SET */) : 0;
+		got.state = state;
+		got.flags = want.v2 ? (want.flags & SMB2_LEASE_FLAG_PARENT_LEASE_KEY_SET) : 0;
+		if (breaking)
+			got.flags |= SMB2_LEASE_FLAG_BREAK_IN_PROGRESS;
 		got.epoch = same ? same->lease_epoch : (uint16_t)(want.epoch + 1);
+		if (same && held && state != held)
+			got.epoch++; /* the lease grew: a new epoch (v2) */
 		if (!want.v2)
 			memset(got.parent_key, 0, sizeof(got.parent_key));
-		o->lease.key = o->lkey;
-		o->lease.brk = smb_lease_wake;
-		o->lease.arg = o;
-		o->srv = r->c->srv;
-		if (got.state && vol_lease_grant(store, &o->lease, VOL_LEASE_R) != 0)
-			got.state = 0; /* the table is full: no caching, still an answer */
+		smb_lease_setup(r, o, 0);
+		if (state && vol_lease_grant(srv->store, &o->lease, state) != 0)
+			got.state = state = 0; /* the table is full: no caching, still an answer */
 		memcpy(o->lease_key, want.key, 16);
 		o->leased = true;
 		o->lease_v2 = want.v2;
 		o->lease_epoch = got.epoch;
+		o->lease_state = state;
+		/* the lease's other opens here hold what it holds now */
+		for (struct smb_sess *s = r->c->sessions; s; s = s->next)
+			for (struct smb_open *x = s->opens; x; x = x->next)
+				if (x != o && x->leased && !memcmp(x->lease_key, want.key, 16)) {
+					x->lease_state = state;
+					x->lease_epoch = got.epoch;
+				}
 		smb_wire_lease_encode(ctx_buf, &got);
 		if (ctx_buf->err != AQ_OK)
 			return STATUS_INSUFFICIENT_RESOURCES;
@@ -105,27 +267,37 @@ uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb
 	}
 	if (!on || q->oplock_level == SMB2_OPLOCK_LEVEL_NONE)
 		return STATUS_SUCCESS;
-	/* II, EXCLUSIVE, BATCH: Level II (read caching) is what is granted */
-	o->lease.key = o->lkey;
-	o->lease.brk = smb_lease_wake;
-	o->lease.arg = o;
-	o->srv = r->c->srv;
-	if (vol_lease_grant(store, &o->lease, VOL_LEASE_R) == 0) {
+	/* BATCH and EXCLUSIVE when the file is o's alone, else Level II */
+	if (q->oplock_level == SMB2_OPLOCK_LEVEL_BATCH && !smb_lease_others(srv, o))
+		o->oplock = SMB2_OPLOCK_LEVEL_BATCH;
+	else if (q->oplock_level == SMB2_OPLOCK_LEVEL_EXCLUSIVE && !smb_lease_others(srv, o))
+		o->oplock = SMB2_OPLOCK_LEVEL_EXCLUSIVE;
+	else
 		o->oplock = SMB2_OPLOCK_LEVEL_II;
-		rsp->oplock_level = SMB2_OPLOCK_LEVEL_II;
-	}
+	state = o->oplock == SMB2_OPLOCK_LEVEL_BATCH	  ? VOL_LEASE_R | VOL_LEASE_W | VOL_LEASE_H
+		: o->oplock == SMB2_OPLOCK_LEVEL_EXCLUSIVE ? VOL_LEASE_R | VOL_LEASE_W
+							   : VOL_LEASE_R;
+	smb_lease_setup(r, o, VOL_LEASE_H | VOL_LEASE_W);
+	if (vol_lease_grant(srv->store, &o->lease, state) != 0)
+		o->oplock = SMB2_OPLOCK_LEVEL_NONE;
+	rsp->oplock_level = o->oplock;
 	return STATUS_SUCCESS;
 }
 
 void smb_lease_open_gone(struct smb_open *o)
 {
-	if (o->srv && o->lease.brk)
-		vol_lease_drop(o->srv->store, &o->lease);
+	bool breaking = false;
+
+	if (!o->srv || !o->lease.brk)
+		return;
+	if (vol_lease_state(o->srv->store, &o->lease, &breaking, NULL) && breaking)
+		smb_lease_kick(o->srv); /* a CREATE waiting for this break goes on */
+	vol_lease_drop(o->srv->store, &o->lease);
 }
 
 /* Send c one unsolicited OPLOCK_BREAK (MessageId all ones, no session:
  * MS-SMB2 3.3.4.6/7), encrypted when s encrypts. */
-static void smb_lease_send(struct smb_conn *c, struct smb_sess *s, const struct smb_open *o)
+static void smb_lease_send(struct smb_conn *c, struct smb_sess *s, const struct smb_open *o, uint32_t to, bool ack)
 {
 	struct smb_wire_hdr h = { 0 };
 	struct ut_buf out;
@@ -138,10 +310,11 @@ static void smb_lease_send(struct smb_conn *c, struct smb_sess *s, const struct 
 	h.session_id = s->encrypt ? s->id : 0;
 	smb_wire_hdr_encode(&out, &h);
 	if (o->leased)
-		smb_wire_lease_break_encode(&out, o->lease_v2 ? (uint16_t)(o->lease_epoch + 1) : 0, 0, o->lease_key,
-					    SMB2_LEASE_READ_CACHING, 0);
+		smb_wire_lease_break_encode(&out, o->lease_v2 ? o->lease_epoch : 0,
+					    ack ? SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED : 0, o->lease_key,
+					    o->lease_state, to);
 	else
-		smb_wire_oplock_break_encode(&out, SMB2_OPLOCK_LEVEL_NONE, &fid);
+		smb_wire_oplock_break_encode(&out, (uint8_t)to, &fid);
 	if (out.err != AQ_OK)
 		c->closing = true;
 	else if (s->encrypt)
@@ -153,40 +326,115 @@ static void smb_lease_send(struct smb_conn *c, struct smb_sess *s, const struct 
 
 bool smb_lease_run(struct smb_conn *c, struct smb_sess *s, struct smb_open *o)
 {
-	if (c->freeing || (!o->leased && o->oplock == SMB2_OPLOCK_LEVEL_NONE))
+	bool breaking = false;
+	unsigned now, to;
+
+	if (c->freeing || (!o->leased && o->oplock == SMB2_OPLOCK_LEVEL_NONE) || !o->lease.brk)
 		return false;
+	now = vol_lease_state(c->srv->store, &o->lease, &breaking, &to);
+	if (!breaking)
+		to = now;
+	if (breaking && o->break_sent)
+		return false; /* told already (another open of the lease) */
 	if (o->leased) {
+		if (to == o->lease_state)
+			return false; /* told already (another open of the lease) */
+		o->lease_epoch++;
+		o->break_sent = breaking;
+		smb_lease_send(c, s, o, to, breaking);
 		/* one notification per lease: its other opens on c were broken with it */
 		for (struct smb_sess *s2 = c->sessions; s2; s2 = s2->next)
 			for (struct smb_open *x = s2->opens; x; x = x->next)
 				if (x != o && x->leased && !memcmp(x->lease_key, o->lease_key, 16)) {
 					__atomic_store_n(&x->break_woken, 0, __ATOMIC_RELEASE);
-					x->lease_epoch++;
+					x->lease_epoch = o->lease_epoch;
+					x->break_sent = breaking;
+					if (!breaking)
+						x->lease_state = to;
 				}
-		smb_lease_send(c, s, o);
-		o->lease_epoch++;
+		if (!breaking)
+			o->lease_state = to;
 		return true;
 	}
-	smb_lease_send(c, s, o);
-	o->oplock = SMB2_OPLOCK_LEVEL_NONE;
+	/* an oplock: EXCLUSIVE or BATCH break to II (R left) or NONE, and wait for the ack */
+	o->break_sent = breaking;
+	smb_lease_send(c, s, o, (to & VOL_LEASE_R) ? SMB2_OPLOCK_LEVEL_II : SMB2_OPLOCK_LEVEL_NONE, breaking);
+	if (!breaking)
+		o->oplock = SMB2_OPLOCK_LEVEL_NONE;
 	return true;
+}
+
+/* The lease acknowledgment: every open of the key on c whose break waits. */
+static uint32_t smb_lease_ack_lease(struct smb_req *r, const struct smb_wire_break_ack *a)
+{
+	struct vol_store *store = r->c->srv->store;
+	uint32_t status = STATUS_UNSUCCESSFUL;
+	unsigned state = a->lease_state & SMB_LEASE_RWH;
+
+	if (!smb_lease_find(r->c, a->lease_key, NULL))
+		return STATUS_OBJECT_NAME_NOT_FOUND;
+	if (a->lease_state & ~SMB_LEASE_RWH)
+		return STATUS_INVALID_PARAMETER;
+	for (struct smb_sess *s = r->c->sessions; s; s = s->next)
+		for (struct smb_open *o = s->opens; o; o = o->next) {
+			bool breaking = false;
+			unsigned to = 0;
+			int rc;
+
+			if (!o->leased || memcmp(o->lease_key, a->lease_key, 16) || !o->lease.brk)
+				continue;
+			vol_lease_state(store, &o->lease, &breaking, &to);
+			if (!breaking)
+				continue;
+			if ((rc = vol_lease_ack(store, &o->lease, state)) == -EPERM)
+				return STATUS_REQUEST_NOT_ACCEPTED;
+			if (rc == 0) {
+				o->lease_state = state;
+				o->break_sent = false;
+				status = STATUS_SUCCESS;
+			}
+		}
+	if (status == STATUS_SUCCESS) {
+		smb_lease_kick(r->c->srv); /* the CREATEs that waited go on */
+		smb_wire_lease_ack_rsp_encode(r->out, a->lease_key, state);
+	}
+	return status;
 }
 
 uint32_t smb_lease_ack(struct smb_req *r)
 {
+	struct vol_store *store = r->c->srv->store;
 	struct smb_wire_break_ack a;
+	struct smb_wire_fid fid;
 	struct smb_open *o;
+	bool breaking = false;
+	unsigned to = 0, keep;
 
 	if (smb_wire_break_ack_decode(&r->m, &a) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
-	if (a.lease) {
-		if (!smb_lease_find(r->c, a.lease_key, NULL))
-			return STATUS_OBJECT_NAME_NOT_FOUND;
-		return STATUS_UNSUCCESSFUL; /* no lease break is in progress (none asks for one) */
-	}
+	if (a.lease)
+		return smb_lease_ack_lease(r, &a);
 	if (a.oplock_level == SMB2_OPLOCK_LEVEL_LEASE)
 		return STATUS_INVALID_PARAMETER;
 	if (!(o = smb_open_find(r, &a.fid)))
 		return STATUS_FILE_CLOSED;
-	return STATUS_INVALID_OPLOCK_PROTOCOL; /* no oplock break is in progress */
+	if (o->leased || !o->lease.brk)
+		return STATUS_INVALID_OPLOCK_PROTOCOL;
+	vol_lease_state(store, &o->lease, &breaking, &to);
+	if (!breaking)
+		return STATUS_INVALID_OPLOCK_PROTOCOL; /* no oplock break is in progress */
+	if (a.oplock_level == SMB2_OPLOCK_LEVEL_II && (to & VOL_LEASE_R))
+		keep = VOL_LEASE_R;
+	else if (a.oplock_level == SMB2_OPLOCK_LEVEL_NONE)
+		keep = 0;
+	else
+		return STATUS_INVALID_OPLOCK_PROTOCOL;
+	if (vol_lease_ack(store, &o->lease, keep) != 0)
+		return STATUS_INVALID_OPLOCK_PROTOCOL;
+	o->oplock = keep ? SMB2_OPLOCK_LEVEL_II : SMB2_OPLOCK_LEVEL_NONE;
+	o->break_sent = false;
+	smb_lease_kick(r->c->srv);
+	fid = (struct smb_wire_fid){ .persistent = o->id, .volatile_ = o->id };
+	smb_wire_oplock_break_encode(r->out, o->oplock, &fid);
+	return STATUS_SUCCESS;
 }

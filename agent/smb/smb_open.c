@@ -29,6 +29,9 @@
 #define SECURITY_DELEGATION 3u     /* the highest ImpersonationLevel */
 #define FILE_ATTRIBUTE_DIRECTORY 0x10u
 #define FILE_ATTRIBUTE_ARCHIVE 0x20u
+/* FILE_READ_ATTRIBUTES, FILE_WRITE_ATTRIBUTES, READ_CONTROL, SYNCHRONIZE:
+ * an open asking only these is a stat open, which no cached open minds */
+#define SMB_OPEN_STAT_ACCESS (0x80u | 0x100u | 0x20000u | 0x100000u)
 
 void smb_open_attrs(const struct smb_open *o, struct smb_wire_attrs *a)
 {
@@ -142,6 +145,31 @@ static uint32_t smb_open_reserve(struct smb_req *r, struct smb_open *o, const st
 	return smb_lock_share(o, q->desired_access, q->share_access);
 }
 
+/* An existing file: the share reservation, then the breaks of other
+ * clients' caching this open makes (smb_lease.c; MS-FSA checks sharing
+ * first: a refused open breaks nothing), except that a sharing violation
+ * while another client caches the handle (a BATCH oplock, a lease with H)
+ * breaks that first and is tried again. An open for attributes only (a
+ * stat open) breaks nothing. STATUS_PENDING: the CREATE waits for an
+ * acknowledgment (smb_async.c). */
+static uint32_t smb_open_existing(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
+				  bool overwrite)
+{
+	uint32_t status = smb_open_reserve(r, o, q);
+
+	if (S_ISDIR(o->obj.st.st_mode))
+		return status;
+	if (status == STATUS_SHARING_VIOLATION && smb_lease_handle_cached(r->c->srv, o)) {
+		/* usually waits (then the CREATE is served again); a break with nothing to wait for: again now */
+		if ((status = smb_lease_contend(r, o, q, overwrite, true)) != STATUS_SUCCESS)
+			return status;
+		status = smb_open_reserve(r, o, q);
+	}
+	if (status != STATUS_SUCCESS || !(q->desired_access & ~SMB_OPEN_STAT_ACCESS))
+		return status;
+	return smb_lease_contend(r, o, q, overwrite, false);
+}
+
 static uint32_t smb_open_status(int rc, bool path)
 {
 	if (rc == -ENOTDIR && path)
@@ -155,7 +183,8 @@ uint32_t smb_open_create(struct smb_req *r)
 {
 	struct smb_wire_create_req q;
 	struct smb_wire_create_rsp rsp = { 0 };
-	struct smb_wire_create_rsp_ctx lease_ctx;
+	struct smb_wire_create_rsp_ctx ctxs[2];  /* lease, durable handle */
+	uint8_t dh_buf[8];
 	struct ut_buf ctx_buf;
 	struct smb_sess *s = r->sess;
 	const struct vol_cred *cred = &s->cred;
@@ -165,6 +194,7 @@ uint32_t smb_open_create(struct smb_req *r)
 	uint32_t status;
 	size_t count = 0;
 	int64_t when = -1;
+	bool overwrite;
 	int rc;
 
 	if (r->tree->ipc)
@@ -172,6 +202,10 @@ uint32_t smb_open_create(struct smb_req *r)
 	ut_buf_init(&ctx_buf, 64);
 	if (smb_wire_create_req_decode(&r->m, &q) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
+	if ((status = smb_durable_check(&q)) != STATUS_SUCCESS)
+		return status;
+	if (smb_durable_asked(&q)) /* DHnC / DH2C: a durable open comes back */
+		return smb_durable_reconnect(r, &q);
 	if (q.impersonation > SECURITY_DELEGATION)
 		return STATUS_BAD_IMPERSONATION_LEVEL;
 	/* a name is relative to the share: a leading separator is refused (Windows) */
@@ -187,7 +221,7 @@ uint32_t smb_open_create(struct smb_req *r)
 	o->obj.fd = o->parent.fd = -1;
 	o->tree = r->tree;
 	o->access = q.desired_access;
-	o->id = ++r->c->next_open;
+	o->id = ++r->c->srv->next_open;
 	o->owner = (struct vol_lock_owner){ .proto = VOL_LOCK_SMB, .client = r->c->key, .id = o->id };
 	if ((rc = smb_open_path(q.name, q.name_len, o->path, sizeof(o->path))) != 0 ||
 	    (rc = smb_prev_strip(o->path, &when)) != 0) {
@@ -237,13 +271,16 @@ uint32_t smb_open_create(struct smb_req *r)
 			goto fail;
 		}
 		rsp.action = FILE_OPENED;
-		if ((status = smb_open_reserve(r, o, &q)) != STATUS_SUCCESS)
+		overwrite = !dir && (q.disposition == FILE_SUPERSEDE || q.disposition == FILE_OVERWRITE ||
+				     q.disposition == FILE_OVERWRITE_IF);
+		if ((status = smb_open_existing(r, o, &q, overwrite)) != STATUS_SUCCESS)
 			goto fail;
-		if (!dir && (q.disposition == FILE_SUPERSEDE || q.disposition == FILE_OVERWRITE ||
-			     q.disposition == FILE_OVERWRITE_IF)) {
+		if (overwrite) {
 			struct vol_sattr t = { .set_size = true, .size = 0 };
+			struct vol_lease_by by;
 
-			if ((rc = vol_setattr(&o->obj, cred, &t)) != 0 || (rc = vol_refresh(&o->obj)) != 0) {
+			smb_lease_by(o, &by);
+			if ((rc = vol_setattr_by(&o->obj, cred, &t, &by)) != 0 || (rc = vol_refresh(&o->obj)) != 0) {
 				status = smb_open_status(rc, false);
 				goto fail;
 			}
@@ -277,7 +314,8 @@ uint32_t smb_open_create(struct smb_req *r)
 		}
 		o->delete_on_close = true;
 	}
-	if ((status = smb_lease_grant(r, o, &q, &rsp, &ctx_buf, &lease_ctx)) != STATUS_SUCCESS)
+	if ((status = smb_lease_grant(r, o, &q, &rsp, &ctx_buf, &ctxs[0])) != STATUS_SUCCESS ||
+	    (status = smb_durable_grant(r, o, &q, &rsp, ctxs, dh_buf)) != STATUS_SUCCESS)
 		goto fail;
 	if (vol_fh_make(r->c->srv->store, &o->obj, &o->fh) != 0)
 		o->fh.len = 0;
@@ -369,6 +407,7 @@ uint32_t smb_open_write(struct smb_req *r)
 	struct smb_open *o;
 	size_t done = 0;
 	uint32_t status;
+	struct vol_lease_by by;
 	int rc = 0, committed;
 
 	if (smb_wire_write_req_decode(&r->m, &q) != AQ_OK)
@@ -383,8 +422,9 @@ uint32_t smb_open_write(struct smb_req *r)
 		size_t n = q.data_len - done < VOL_IO_MAX ? q.data_len - done : VOL_IO_MAX;
 
 		/* WRITE_THROUGH (flag 1) asks for stable data */
-		rc = vol_write(&o->obj, &r->sess->cred, q.offset + done, q.data + done, n, (q.flags & 1u) ? 2 : 0,
-			       &committed);
+		smb_lease_by(o, &by);
+		rc = vol_write_by(&o->obj, &r->sess->cred, q.offset + done, q.data + done, n, (q.flags & 1u) ? 2 : 0,
+				  &committed, &by);
 		if (rc != 0)
 			break;
 		done += n;

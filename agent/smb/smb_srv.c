@@ -140,13 +140,16 @@ static void smb_conn_update(struct smb_conn *c)
 void smb_conn_free(struct smb_conn *c)
 {
 	struct smb_srv *srv = c->srv;
+	unsigned kept;
 	size_t i;
 
 	c->freeing = true;      /* its waiting requests go unanswered */
+	kept = smb_durable_conn_gone(c); /* durable opens stay, with their locks */
 	while (c->sessions)
 		smb_sess_free(c, c->sessions);
 	smb_async_conn_gone(c);
-	smb_lock_conn_gone(c);  /* nothing is left; a safety net */
+	if (!kept)
+		smb_lock_conn_gone(c);  /* nothing is left; a safety net */
 	epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	if (c->prev)
@@ -452,6 +455,7 @@ static void *smb_srv_loop(void *arg)
 		if (time(NULL) != swept) {
 			swept = time(NULL);
 			smb_srv_sweep(srv);
+			smb_async_tick(srv);
 		}
 	}
 	return NULL;
@@ -542,6 +546,7 @@ void smb_srv_free(struct smb_srv *srv)
 	if (!srv)
 		return;
 	smb_srv_stop(srv);
+	smb_durable_free_all(srv);
 	smb_cfg_clear(&srv->cfg);
 	free(srv->released);
 	pthread_mutex_destroy(&srv->cfg_lock);

@@ -45,8 +45,9 @@ struct smb_srv_user {
  * SHOW_PREVIOUS_VERSIONS lists the snapshots to FSCTL_SRV_ENUMERATE_SNAPSHOTS;
  * CHANGE_NOTIFY serves SMB2 CHANGE_NOTIFY from the store's change watches
  * (smb_notify.c; without it the share answers STATUS_NOT_IMPLEMENTED, as
- * Samba with "change notify = no"); OPLOCKS grants Level II oplocks and R
- * leases (smb_lease.c; without it none, as Samba with "oplocks = no"). */
+ * Samba with "change notify = no"); OPLOCKS grants oplocks (II, EXCLUSIVE,
+ * BATCH) and leases (R, RH, RW, RWH) with acknowledged breaks (smb_lease.c;
+ * without it none, as Samba with "oplocks = no"). */
 #define SMB_SRV_SETTINGS \
 	(API_INTENT_SMB_ENCRYPT_DATA | API_INTENT_SMB_NON_BROWSABLE | API_INTENT_SMB_SHOW_PREVIOUS_VERSIONS | \
 	 API_INTENT_SMB_CHANGE_NOTIFY | API_INTENT_SMB_OPLOCKS)

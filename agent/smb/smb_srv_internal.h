@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "agent/smb/smb_crypto.h"
 #include "agent/smb/smb_srv.h"
@@ -56,6 +57,7 @@
 #define STATUS_FILE_IS_A_DIRECTORY 0xC00000BAu
 #define STATUS_NOT_SUPPORTED 0xC00000BBu
 #define STATUS_INVALID_OPLOCK_PROTOCOL 0xC00000E3u
+#define STATUS_REQUEST_NOT_ACCEPTED 0xC00000D0u
 #define STATUS_NETWORK_NAME_DELETED 0xC00000C9u
 #define STATUS_BAD_NETWORK_NAME 0xC00000CCu
 #define STATUS_NOT_SAME_DEVICE 0xC00000D4u
@@ -114,13 +116,23 @@ struct smb_open {
 	unsigned nnotify;            /* its CHANGE_NOTIFYs waiting (smb_async.c) */
 	bool notify_set;             /* notify_max holds */
 	uint32_t notify_max;         /* the first CHANGE_NOTIFY's OutputBufferLength: later ones get at most that */
-	/* oplock or lease (smb_lease.c): read caching in the store's table */
+	/* oplock or lease (smb_lease.c): its grant in the store's table */
 	struct vol_lease lease;
-	uint8_t oplock;              /* SMB2_OPLOCK_LEVEL_NONE or _II */
+	uint64_t group;              /* its cache in the table: the lease (key on this connection) or the open */
+	uint8_t oplock;              /* SMB2_OPLOCK_LEVEL_NONE, _II, _EXCLUSIVE or _BATCH */
 	bool leased, lease_v2;       /* a lease context was answered: its key */
 	uint8_t lease_key[16];
 	uint16_t lease_epoch;
+	uint32_t lease_state;        /* what the client was last told it holds */
 	int break_woken;             /* atomic: the store broke the grant; the loop sends the break */
+	bool break_sent;             /* the break waiting for its ack was sent (once per lease) */
+	/* durable handle (smb_durable.c): kept for its owner when the connection drops */
+	bool durable, durable_v2;
+	uint32_t durable_ms;         /* how long it is kept disconnected */
+	uint8_t create_guid[16];     /* v2 */
+	char owner_project[API_INTENT_PROJECT_LEN + 1], owner_name[API_INTENT_SMB_USER_LEN + 1];
+	char share_name[API_INTENT_SHARE_LEN + 1];
+	struct timespec durable_until; /* CLOCK_MONOTONIC, while disconnected */
 };
 
 struct smb_tree {
@@ -215,6 +227,11 @@ struct smb_srv {
 	struct smb_conn **released;  /* parked frames the QoS timer handed back */
 	size_t nreleased, released_cap;
 	unsigned npending;           /* async requests on the node (loop thread) */
+	unsigned ncreates;           /* of which CREATEs waiting for a break (loop thread) */
+	struct smb_open *durable;    /* durable opens whose connection dropped (smb_durable.c) */
+	unsigned ndurable;
+	uint64_t next_open;          /* FileIds, unique on the server: a durable open keeps its own */
+	uint64_t next_group;         /* cached-open groups (smb_lease.c, loop thread) */
 	int async_woken;             /* a waiter was woken (atomic: any thread) */
 };
 
@@ -234,6 +251,7 @@ struct smb_req {
 	struct smb_sess *sign_sess;
 	bool last;                   /* the last message of its frame: it may go async */
 	uint64_t async_id;           /* set with STATUS_PENDING: the interim response's AsyncId */
+	struct smb_async *resume;    /* a waiting CREATE served again (smb_async.c) */
 };
 
 typedef uint32_t (*smb_handler_fn)(struct smb_req *r);
@@ -326,6 +344,15 @@ void smb_async_run(struct smb_srv *srv);
  * past a cap. It ends with the changes (smb_notify_collect), CANCELLED, or
  * NOTIFY_CLEANUP when o closes (CLOSE, TREE_DISCONNECT, LOGOFF). */
 uint32_t smb_async_notify(struct smb_req *r, struct smb_open *o, uint32_t output_len);
+/* A CREATE waits for the breaks of cached opens of other groups than
+ * `group` on key to be acknowledged (or to time out: vol_lease_timeout,
+ * then revoked): STATUS_PENDING with r->async_id set (a copy of the request
+ * is kept and served again then, its final answer async), or
+ * STATUS_INSUFFICIENT_RESOURCES past a cap, or STATUS_NOT_SUPPORTED when r
+ * is not the last message of its compound. */
+uint32_t smb_async_create(struct smb_req *r, const struct vol_lock_key *key, uint64_t group);
+/* The loop's periodic turn: CREATEs whose break timed out go on. */
+void smb_async_tick(struct smb_srv *srv);
 /* smb_notify.c: CHANGE_NOTIFY (MS-SMB2 3.3.5.19). collect: o's queued
  * changes as FILE_NOTIFY_INFORMATION records (MS-FSCC 2.4.42) appended to
  * recs: STATUS_SUCCESS, STATUS_NOTIFY_ENUM_DIR (changes lost, or more than
@@ -336,8 +363,42 @@ uint32_t smb_notify_change(struct smb_req *r);
  * file and reservation): rsp's OplockLevel and, for a lease, its context
  * (written into ctx_buf and *ctx); STATUS_INVALID_PARAMETER for a lease
  * key of another file or a bad context. */
+/* Before a CREATE of an existing file touches it: o->group set, and the
+ * breaks its open makes in other groups' caching (W; with overwrite R and
+ * W; share_conflict: H too, a sharing violation standing only while
+ * another client caches the handle). STATUS_SUCCESS to go on,
+ * STATUS_PENDING when the CREATE waits (smb_async_create), or an error. */
+uint32_t smb_lease_contend(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
+			   bool overwrite, bool share_conflict);
+/* Whether another group caches o's file's handle (H): a sharing violation
+ * is then broken first. */
+bool smb_lease_handle_cached(struct smb_srv *srv, const struct smb_open *o);
+/* How o's data-changing operations present themselves to the table. */
+void smb_lease_by(const struct smb_open *o, struct vol_lease_by *by);
 uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
 			 struct smb_wire_create_rsp *rsp, struct ut_buf *ctx_buf, struct smb_wire_create_rsp_ctx *ctx);
+/* smb_durable.c: durable handles v1 and v2 (MS-SMB2 3.3.5.9.6/7/10/12),
+ * kept in the agent's memory only. grant: after the oplock/lease of a
+ * CREATE, answer a DHnQ or DH2Q context (into ctx[rsp->ctx_count], data in
+ * buf, at least 8 bytes) when the open holds a BATCH oplock or a lease with
+ * H: STATUS_INVALID_PARAMETER for both DHnQ and DH2Q. reconnect: a CREATE
+ * with DHnC or DH2C: the disconnected open back in r's session, answered
+ * into r->out, or STATUS_OBJECT_NAME_NOT_FOUND (none, another CreateGuid,
+ * share or lease key), STATUS_ACCESS_DENIED (another user).
+ * conn_gone: c drops: its durable opens are kept (their locks, share
+ * reservations and grants stay in the store) for their timeout; returns
+ * how many. run: a kept open whose grant must be broken with an ack (it
+ * cannot ack) or whose timeout passed is closed (the loop). free_all: close
+ * every kept open (the server stops). */
+uint32_t smb_durable_grant(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
+			   struct smb_wire_create_rsp *rsp, struct smb_wire_create_rsp_ctx *ctx, uint8_t *buf);
+bool smb_durable_asked(const struct smb_wire_create_req *q);
+/* STATUS_INVALID_PARAMETER for a v2 durable context with another one in q. */
+uint32_t smb_durable_check(const struct smb_wire_create_req *q);
+uint32_t smb_durable_reconnect(struct smb_req *r, const struct smb_wire_create_req *q);
+unsigned smb_durable_conn_gone(struct smb_conn *c);
+void smb_durable_run(struct smb_srv *srv);
+void smb_durable_free_all(struct smb_srv *srv);
 /* Drop o's grant (before o is freed). */
 void smb_lease_open_gone(struct smb_open *o);
 /* Send the break of o (of session s on c) that the store flagged; true when sent. */

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #endif
 #include "agent/vol/vol_internal.h"
+#include "agent/vol/vol_lease.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---------- refcounting ---------- */
@@ -89,6 +91,15 @@ int vol_store_new(const uint8_t *key, struct vol_store **out)
 	pthread_mutex_init(&s->lease_mu, NULL);
 	pthread_mutex_init(&s->grace_mu, NULL);
 	s->grace_s = VOL_GRACE_DEFAULT_S;
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&s->lease_cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	s->lease_ms = VOL_LEASE_TIMEOUT_MS;
 	s->cur = calloc(1, sizeof(struct vol_set));
 	s->fc = calloc(VOL_FCACHE, sizeof(*s->fc));
 	s->procfd = -1;
@@ -156,6 +167,7 @@ void vol_store_free(struct vol_store *s)
 	pthread_mutex_destroy(&s->lease_mu);
 	pthread_mutex_destroy(&s->grace_mu);
 	free(s->notify);
+	pthread_cond_destroy(&s->lease_cv);
 	OPENSSL_cleanse(s->key, sizeof(s->key));
 	free(s);
 }

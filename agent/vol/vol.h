@@ -328,6 +328,12 @@ int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 /* mask of R_OK|W_OK|X_OK; *allowed receives the subset allowed. */
 int vol_access(struct vol_obj *obj, const struct vol_cred *cred, int mask, int *allowed);
 int vol_setattr(struct vol_obj *obj, const struct vol_cred *cred, const struct vol_sattr *sa);
+/* vol_setattr and vol_write made for a holder of cached opens (vol_lease.h):
+ * its own grants are not broken, and by->nowait never waits for another's
+ * acknowledgment. by NULL: as vol_setattr / vol_write (break all, wait). */
+struct vol_lease_by;
+int vol_setattr_by(struct vol_obj *obj, const struct vol_cred *cred, const struct vol_sattr *sa,
+		   const struct vol_lease_by *by);
 int vol_readlink(struct vol_obj *obj, const struct vol_cred *cred, char *buf, size_t cap, size_t *len);
 int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
 	     size_t *got, bool *eof);
@@ -346,6 +352,8 @@ int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, 
 /* stable: 0 unstable, 1 data sync, 2 file sync; *committed gets what was done. */
 int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
 	      size_t len, int stable, int *committed);
+int vol_write_by(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
+		 size_t len, int stable, int *committed, const struct vol_lease_by *by);
 int vol_commit(struct vol_obj *obj, const struct vol_cred *cred);
 /* excl_verf non-NULL: exclusive create storing the 8-byte verifier in
  * atime/mtime; a retry with the same verifier succeeds. guarded: fail with

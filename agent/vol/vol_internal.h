@@ -134,6 +134,8 @@ struct vol_store {
 	pthread_mutex_t grace_mu;  /* guards notify */
 	struct vol_grace_host *notify; /* NLM hosts to notify (VOL_GRACE_NOTIFY_MAX, on first use) */
 	size_t nnotify;
+	pthread_cond_t lease_cv;   /* breakers waiting for an acknowledgment (CLOCK_MONOTONIC) */
+	unsigned lease_ms;         /* atomic: the break timeout */
 };
 
 /* vol_grace.c */
@@ -217,5 +219,7 @@ int vol_name_charge(struct vol_export *e);
 void vol_name_refund(struct vol_export *e);
 /* vol_setattr as the current fs identity. */
 int vol_setattr_nocred(struct vol_obj *obj, const struct vol_sattr *sa);
+struct vol_lease_by;
+int vol_setattr_nocred_by(struct vol_obj *obj, const struct vol_sattr *sa, const struct vol_lease_by *by);
 
 #endif

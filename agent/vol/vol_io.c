@@ -148,12 +148,17 @@ static int vol_set_times(struct vol_obj *obj, const struct vol_sattr *sa)
 
 int vol_setattr_nocred(struct vol_obj *obj, const struct vol_sattr *sa)
 {
+	return vol_setattr_nocred_by(obj, sa, NULL);
+}
+
+int vol_setattr_nocred_by(struct vol_obj *obj, const struct vol_sattr *sa, const struct vol_lease_by *by)
+{
 	char p[64];
 	int rc = 0;
 
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", obj->fd);
-	if (sa->set_size)
-		vol_lease_break(obj, VOL_LEASE_R); /* cached reads of any protocol go first */
+	if (sa->set_size) /* cached reads and writes of any protocol go first */
+		vol_lease_break(obj, VOL_LEASE_R | VOL_LEASE_W, by);
 	if (sa->set_size && (rc = vol_truncate(obj, sa->size)) != 0)
 		return rc;
 	if ((sa->set_uid || sa->set_gid) &&
@@ -178,6 +183,12 @@ static bool vol_only_now(const struct vol_sattr *sa)
 
 int vol_setattr(struct vol_obj *obj, const struct vol_cred *cred, const struct vol_sattr *sa)
 {
+	return vol_setattr_by(obj, cred, sa, NULL);
+}
+
+int vol_setattr_by(struct vol_obj *obj, const struct vol_cred *cred, const struct vol_sattr *sa,
+		   const struct vol_lease_by *by)
+{
 	struct vol_sattr rest = *sa;
 	bool now = vol_only_now(sa) && (cred->uid != 0 || cred->gid != 0);
 	int rc;
@@ -187,7 +198,7 @@ int vol_setattr(struct vol_obj *obj, const struct vol_cred *cred, const struct v
 	if (now)
 		rest.atime_how = rest.mtime_how = 0;
 	vol_become(cred);
-	rc = vol_setattr_nocred(obj, &rest);
+	rc = vol_setattr_nocred_by(obj, &rest, by);
 	if (rc == 0 && now && obj->st.st_uid != cred->uid &&
 	    syscall(SYS_faccessat2, obj->fd, "", W_OK, AT_EMPTY_PATH | AT_EACCESS) != 0)
 		rc = -EACCES;
@@ -386,6 +397,12 @@ static int vol_kill_privs(struct vol_obj *obj, const struct vol_cred *cred)
 int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
 	      size_t len, int stable, int *committed)
 {
+	return vol_write_by(obj, cred, off, data, len, stable, committed, NULL);
+}
+
+int vol_write_by(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
+		 size_t len, int stable, int *committed, const struct vol_lease_by *by)
+{
 	const struct vol_tier_ops *tier;
 	pthread_mutex_t *mu = NULL;
 	struct vol_pend *pd = NULL;
@@ -405,7 +422,9 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 		return -EINVAL;
 	if (end < off || end > VOL_FILE_MAX)
 		return -EFBIG;
-	vol_lease_break(obj, VOL_LEASE_R); /* cached reads of any protocol go first */
+	/* cached reads and writes of any protocol go first: a holder caching
+	 * writes flushes them and acknowledges before this write is made */
+	vol_lease_break(obj, VOL_LEASE_R | VOL_LEASE_W, by);
 	fd = vol_iofd(obj, cred, true, &owned);
 	if (fd < 0)
 		return fd;

@@ -2,26 +2,37 @@
  * every volume hang on one list of the store under lease_mu; an operation
  * that changes a file's data looks at it only when the store holds a grant
  * (nleases, read without the mutex first), so a store with no oplock or
- * lease pays one atomic load per write.
+ * lease pays one atomic load per write. Breakers that wait for an
+ * acknowledgment sleep on lease_cv (CLOCK_MONOTONIC), which every ack,
+ * drop and revoke broadcasts.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "agent/vol/vol.h"
 #include "agent/vol/vol_internal.h"
 #include "agent/vol/vol_lease.h"
+#include "util/ut_log.h"
+
+#define VOL_LEASE_ALL (VOL_LEASE_R | VOL_LEASE_H | VOL_LEASE_W)
 
 static bool lease_same(const struct vol_lock_key *a, const struct vol_lock_key *b)
 {
 	return a->fsid == b->fsid && a->dev == b->dev && a->ino == b->ino;
 }
 
+static bool lease_valid(unsigned state)
+{
+	return (state & VOL_LEASE_R) && !(state & ~VOL_LEASE_ALL);
+}
+
 int vol_lease_grant(struct vol_store *s, struct vol_lease *l, unsigned state)
 {
 	int rc = 0;
 
-	if (state != VOL_LEASE_R || l->state)
+	if (!lease_valid(state) || !l->group || l->state)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lease_mu);
 	if (s->nleases >= VOL_LEASE_MAX) {
@@ -29,6 +40,8 @@ int vol_lease_grant(struct vol_store *s, struct vol_lease *l, unsigned state)
 		goto out;
 	}
 	l->state = state;
+	l->breaking = false;
+	l->breaking_to = l->breaking_next = 0;
 	l->next = s->leases;
 	s->leases = l;
 	__atomic_store_n(&s->nleases, s->nleases + 1, __ATOMIC_RELEASE);
@@ -50,6 +63,36 @@ static void lease_unlink(struct vol_store *s, struct vol_lease *l)
 	}
 	l->next = NULL;
 	l->state = 0;
+	l->breaking = false;
+	l->breaking_to = l->breaking_next = 0;
+}
+
+/* l's break is over, keeping state (the mutex is held). */
+static void lease_settle(struct vol_store *s, struct vol_lease *l, unsigned state)
+{
+	l->breaking = false;
+	l->breaking_to = l->breaking_next = 0;
+	l->state = state;
+	if (!state)
+		lease_unlink(s, l);
+	pthread_cond_broadcast(&s->lease_cv);
+}
+
+/* l acknowledged keeping state, but later breaks left it only
+ * breaking_next: the next break starts (the mutex is held). */
+static void lease_next(struct vol_store *s, struct vol_lease *l, unsigned state)
+{
+	unsigned to = state & l->breaking_next, lost = state & ~to;
+
+	l->state = state;
+	if (lost & (VOL_LEASE_H | VOL_LEASE_W)) {
+		l->breaking_to = l->breaking_next = to;
+		l->brk(l, lost);
+		return;
+	}
+	lease_settle(s, l, to);
+	if (l->brk)
+		l->brk(l, lost);
 }
 
 void vol_lease_drop(struct vol_store *s, struct vol_lease *l)
@@ -57,8 +100,10 @@ void vol_lease_drop(struct vol_store *s, struct vol_lease *l)
 	if (!l)
 		return;
 	pthread_mutex_lock(&s->lease_mu);
-	if (l->state)
+	if (l->state) {
 		lease_unlink(s, l);
+		pthread_cond_broadcast(&s->lease_cv);
+	}
 	pthread_mutex_unlock(&s->lease_mu);
 }
 
@@ -72,28 +117,175 @@ bool vol_lease_held(struct vol_store *s, const struct vol_lease *l)
 	return held;
 }
 
+unsigned vol_lease_state(struct vol_store *s, const struct vol_lease *l, bool *breaking, unsigned *breaking_to)
+{
+	unsigned state;
+
+	pthread_mutex_lock(&s->lease_mu);
+	state = l->state;
+	if (breaking)
+		*breaking = l->breaking;
+	if (breaking_to)
+		*breaking_to = l->breaking_to;
+	pthread_mutex_unlock(&s->lease_mu);
+	return state;
+}
+
+int vol_lease_ack(struct vol_store *s, struct vol_lease *l, unsigned state)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lease_mu);
+	if (!l->state || !l->breaking)
+		rc = -EINVAL;
+	else if (state & ~l->breaking_to)
+		rc = -EPERM;
+	else if (state & ~l->breaking_next)
+		lease_next(s, l, state);
+	else
+		lease_settle(s, l, state);
+	pthread_mutex_unlock(&s->lease_mu);
+	return rc;
+}
+
 unsigned vol_lease_count(struct vol_store *s)
 {
 	return __atomic_load_n(&s->nleases, __ATOMIC_ACQUIRE);
 }
 
-void vol_lease_break(struct vol_obj *obj, unsigned lost)
+int vol_lease_set_timeout(struct vol_store *s, unsigned ms)
+{
+	if (ms == 0 || ms > 3600000u)
+		return -EINVAL;
+	__atomic_store_n(&s->lease_ms, ms, __ATOMIC_RELEASE);
+	return 0;
+}
+
+unsigned vol_lease_timeout(struct vol_store *s)
+{
+	return __atomic_load_n(&s->lease_ms, __ATOMIC_ACQUIRE);
+}
+
+/* Break `lost` of the grants on k not of group (the mutex is held);
+ * whether one of them is left breaking. */
+static bool lease_break_locked(struct vol_store *s, const struct vol_lock_key *k, unsigned lost, uint64_t group)
+{
+	bool wait = false;
+
+	for (struct vol_lease *l = s->leases, *nx; l; l = nx) {
+		unsigned eff;
+
+		nx = l->next;
+		if (!lease_same(&l->key, k) || (group && l->group == group))
+			continue;
+		if (l->breaking) {
+			/* a second break while the first waits: the ack may keep what the
+			 * first announced, and the next break follows it (lease_next) */
+			unsigned eff2 = lost & l->breaking_next;
+
+			if (eff2 & l->tied)
+				eff2 |= l->tied & l->breaking_next;
+			if (eff2 & VOL_LEASE_R)
+				eff2 = l->breaking_next;
+			l->breaking_next &= ~eff2;
+			wait = true;
+			continue;
+		}
+		eff = lost & l->state;
+		if (eff & l->tied)
+			eff |= l->tied & l->state;
+		if (eff & VOL_LEASE_R)
+			eff = l->state; /* no read caching: nothing */
+		if (!eff)
+			continue;
+		if (eff & (VOL_LEASE_H | VOL_LEASE_W)) {
+			l->breaking = true;
+			l->breaking_to = l->breaking_next = l->state & ~eff;
+			wait = true;
+			l->brk(l, eff);
+		} else {
+			unsigned to = l->state & ~eff;
+
+			if (!to)
+				lease_unlink(s, l);
+			else
+				l->state = to;
+			l->brk(l, eff);
+		}
+	}
+	return wait;
+}
+
+static bool lease_breaking_locked(struct vol_store *s, const struct vol_lock_key *k, uint64_t group)
+{
+	for (struct vol_lease *l = s->leases; l; l = l->next)
+		if (l->breaking && lease_same(&l->key, k) && !(group && l->group == group))
+			return true;
+	return false;
+}
+
+static void lease_revoke_locked(struct vol_store *s, const struct vol_lock_key *k)
+{
+	for (struct vol_lease *l = s->leases, *nx; l; l = nx) {
+		nx = l->next;
+		if (l->breaking && lease_same(&l->key, k)) {
+			UT_INFO("vol", NULL, "a cached open's break was not acknowledged in time: revoked (%u -> %u)",
+				l->state, l->breaking_next);
+			lease_settle(s, l, l->breaking_next);
+		}
+	}
+}
+
+bool vol_lease_contend(struct vol_store *s, const struct vol_lock_key *key, unsigned lost, uint64_t group)
+{
+	bool wait;
+
+	if (!__atomic_load_n(&s->nleases, __ATOMIC_ACQUIRE))
+		return false;
+	pthread_mutex_lock(&s->lease_mu);
+	wait = lost ? lease_break_locked(s, key, lost, group) : lease_breaking_locked(s, key, group);
+	pthread_mutex_unlock(&s->lease_mu);
+	return wait;
+}
+
+bool vol_lease_breaking(struct vol_store *s, const struct vol_lock_key *key, uint64_t group)
+{
+	return vol_lease_contend(s, key, 0, group);
+}
+
+void vol_lease_revoke(struct vol_store *s, const struct vol_lock_key *key)
+{
+	pthread_mutex_lock(&s->lease_mu);
+	lease_revoke_locked(s, key);
+	pthread_mutex_unlock(&s->lease_mu);
+}
+
+void vol_lease_break(struct vol_obj *obj, unsigned lost, const struct vol_lease_by *by)
 {
 	struct vol_store *s = obj->exp->store;
+	uint64_t group = by ? by->group : 0;
 	struct vol_lock_key k;
-	struct vol_lease *l, *nx;
+	struct timespec until;
+	unsigned ms;
 
-	if (!__atomic_load_n(&s->nleases, __ATOMIC_ACQUIRE) || !(lost & VOL_LEASE_R))
+	if (!__atomic_load_n(&s->nleases, __ATOMIC_ACQUIRE) || !lost)
 		return;
 	vol_lock_key_of(obj, &k);
 	pthread_mutex_lock(&s->lease_mu);
-	for (l = s->leases; l; l = nx) {
-		nx = l->next;
-		if (!lease_same(&l->key, &k))
-			continue;
-		/* read caching is all that is granted: lost, the grant goes */
-		lease_unlink(s, l);
-		l->brk(l, VOL_LEASE_R);
+	if (lease_break_locked(s, &k, lost, group) && !(by && by->nowait)) {
+		ms = vol_lease_timeout(s);
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += ms / 1000u;
+		until.tv_nsec += (long)(ms % 1000u) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (lease_breaking_locked(s, &k, group))
+			if (pthread_cond_timedwait(&s->lease_cv, &s->lease_mu, &until) == ETIMEDOUT) {
+				lease_revoke_locked(s, &k);
+				break;
+			}
 	}
 	pthread_mutex_unlock(&s->lease_mu);
 }

@@ -1,25 +1,38 @@
 /* vol_lease: the volume store's cached-open table (SMB oplocks and leases
- * now, an NFSv4.1 read delegation could use it too), protocol-neutral, so
- * that access to a file through any front end breaks what another front end
+ * now, an NFSv4.1 delegation could use it too), protocol-neutral, so that
+ * access to a file through any front end breaks what another front end
  * granted on it.
  *
  * A grant (struct vol_lease, the holder's memory) names a file by its
- * identity in the store (struct vol_lock_key, as vol_lock.h) and the caching
- * it allows (VOL_LEASE_* bits). Today only read caching is granted
- * (VOL_LEASE_R: SMB Level II oplocks and R leases): its break needs no
- * acknowledgment, so nothing ever waits on a holder. Handle and write
- * caching (which need an acknowledged break and a bounded wait of the
- * breaker) are refused with -EINVAL until they are built.
+ * identity in the store (struct vol_lock_key, as vol_lock.h), the caching
+ * it allows (VOL_LEASE_* bits: R alone, RH, RW or RWH), the holder's group
+ * (the grants of one cache: an SMB lease key on one connection, or one
+ * oplock; an operation made for that group breaks none of them) and the
+ * bits the holder loses together (an oplock's H and W: `tied`).
  *
  * Breaks: every store operation that changes a file's data (vol_write, and
- * vol_setattr of the size), whichever front end called it, takes every
- * read grant on that file off the table before it proceeds, and calls the
- * grant's brk(l, lost) on the caller's thread with the table's mutex held:
- * brk must only flag and signal (the SMB server sets a flag and writes its
- * loop's eventfd, then sends the break notification). The writer's own
- * grants are broken too (Windows breaks Level II oplocks of every open; a
- * lease holder that writes only re-reads). After the break the grant is
- * not held (vol_lease_held is false) and vol_lease_drop is a no-op on it.
+ * vol_setattr of the size), whichever front end called it, breaks R and W
+ * of every grant of another group on that file (losing R loses all: a
+ * cache that cannot be read from holds nothing), and calls the grant's
+ * brk(l, lost) on the caller's thread with the table's mutex held: brk
+ * must only flag and signal (the SMB server sets a flag and writes its
+ * loop's eventfd, then sends the break notification).
+ * - A break that takes only R is done at once: the grant's state drops,
+ *   and a grant left with nothing is off the table.
+ * - A break that takes H or W needs the holder's acknowledgment (it may
+ *   have dirty data or handles to close): the grant stays on the table,
+ *   `breaking` with `breaking_to`, until vol_lease_ack, vol_lease_drop, or
+ *   the break timeout (vol_lease_set_timeout, 35 s by default as Windows)
+ *   revokes it (the state drops to breaking_to without the holder).
+ *   The caller of vol_write / vol_setattr waits for that, on a condition
+ *   variable, holding no other store lock (the break is the first thing the
+ *   operation does), unless its vol_lease_by says nowait (a front end's
+ *   event loop, which must never block: the SMB server, whose own writes
+ *   never need an acknowledgment of another group, since a CREATE of
+ *   another client broke W before it could write).
+ * Front ends that open files (SMB CREATE) contend with vol_lease_contend,
+ * which starts the breaks and never waits: the front end waits itself
+ * (vol_lease_breaking) and revokes at its timeout (vol_lease_revoke).
  *
  * Cost: with no grant on the store an operation pays one atomic load.
  * Bounds: VOL_LEASE_MAX grants per store (-ENOSPC past it: the front end
@@ -29,13 +42,15 @@
 #define AQ_AGENT_VOL_LEASE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "agent/vol/vol_lock.h"
 
 #define VOL_LEASE_R 0x1u   /* read caching (the SMB lease bits' values) */
-#define VOL_LEASE_H 0x2u   /* handle caching: not granted yet */
-#define VOL_LEASE_W 0x4u   /* write caching: not granted yet */
+#define VOL_LEASE_H 0x2u   /* handle caching */
+#define VOL_LEASE_W 0x4u   /* write caching */
 #define VOL_LEASE_MAX 65536u
+#define VOL_LEASE_TIMEOUT_MS 35000u /* the default break timeout (Windows' OplockBreakWait) */
 
 struct vol_store;
 struct vol_obj;
@@ -43,25 +58,62 @@ struct vol_obj;
 struct vol_lease {
 	struct vol_lease *next;            /* the table's */
 	struct vol_lock_key key;           /* set by the caller */
+	uint64_t group;                    /* set by the caller: nonzero, its cache */
+	unsigned tied;                     /* set by the caller: bits lost together (0 or H|W) */
 	void (*brk)(struct vol_lease *l, unsigned lost); /* set by the caller: flag and signal only */
 	void *arg;                         /* the caller's */
 	unsigned state;                    /* the table's: VOL_LEASE_* held, 0 once broken or dropped */
+	unsigned breaking_to;              /* the table's: while breaking, what the ack may keep */
+	unsigned breaking_next;            /* the table's: what breaks since then leave (within breaking_to) */
+	bool breaking;                     /* the table's: a break waits for the holder's ack */
 };
 
-/* Grant state (VOL_LEASE_R only) on l->key: 0, -EINVAL (another state, or
- * l already held), -ENOSPC (VOL_LEASE_MAX). */
+/* Who makes a data-changing operation: grants of `group` are not broken;
+ * nowait: the caller never waits for an acknowledgment. */
+struct vol_lease_by {
+	uint64_t group;
+	bool nowait;
+};
+
+/* Grant state (R, RH, RW or RWH) on l->key: 0, -EINVAL (another state, no
+ * group, or l already held), -ENOSPC (VOL_LEASE_MAX). Whether the caching
+ * is compatible with other opens is the front end's decision. */
 int vol_lease_grant(struct vol_store *s, struct vol_lease *l, unsigned state);
 /* Take l off the table (its holder closes); nothing when not held. brk is
- * never called on l after. */
+ * never called on l after; a breaker waiting on it goes on. */
 void vol_lease_drop(struct vol_store *s, struct vol_lease *l);
-/* Whether l is still held (not broken, not dropped). */
+/* Whether l is still held (not broken to nothing, not dropped). */
 bool vol_lease_held(struct vol_store *s, const struct vol_lease *l);
+/* l's state, and (when breaking) what its break leaves, under the mutex. */
+unsigned vol_lease_state(struct vol_store *s, const struct vol_lease *l, bool *breaking, unsigned *breaking_to);
+/* The holder acknowledges l's break keeping `state`: 0, -EINVAL when l is
+ * not breaking, -EPERM when state is not within breaking_to (nothing
+ * changes). A state of 0 takes l off the table. Waiting breakers go on.
+ * Breaks that came while l was breaking lowered what it may keep
+ * (breaking_next): an ack keeping more starts the next break at once
+ * (brk is called again, from the acknowledging thread). */
+int vol_lease_ack(struct vol_store *s, struct vol_lease *l, unsigned state);
 /* How many grants the store holds (tests, metrics). */
 unsigned vol_lease_count(struct vol_store *s);
+/* The break timeout in milliseconds (1 .. 3600000; -EINVAL otherwise). */
+int vol_lease_set_timeout(struct vol_store *s, unsigned ms);
+unsigned vol_lease_timeout(struct vol_store *s);
+
+/* An open of key by group: break `lost` of every grant of another group
+ * (as a write does, but never waiting). Returns whether a grant of another
+ * group on key is breaking (the opener must wait for it). */
+bool vol_lease_contend(struct vol_store *s, const struct vol_lock_key *key, unsigned lost, uint64_t group);
+/* Whether a grant of another group than `group` on key is breaking. */
+bool vol_lease_breaking(struct vol_store *s, const struct vol_lock_key *key, uint64_t group);
+/* The break timeout passed: every breaking grant on key drops to its
+ * breaking_to without the holder's ack. */
+void vol_lease_revoke(struct vol_store *s, const struct vol_lock_key *key);
 
 /* The hook the store's data-changing operations call (vol_io.c): break
- * the lost caching (VOL_LEASE_* bits) of every grant on obj's file.
- * Front ends never call it. */
-void vol_lease_break(struct vol_obj *obj, unsigned lost);
+ * the lost caching (VOL_LEASE_* bits) of every grant on obj's file not of
+ * by's group (by NULL: all), and wait (unless by->nowait) for the breaks
+ * that need an acknowledgment, at most the break timeout. Front ends never
+ * call it. */
+void vol_lease_break(struct vol_obj *obj, unsigned lost, const struct vol_lease_by *by);
 
 #endif

@@ -26,6 +26,7 @@ void smbt_conns_free(struct smb_srv *srv)
 {
 	while (srv->conns)
 		smb_conn_free(srv->conns);
+	smb_durable_free_all(srv); /* what a dropped connection left durable */
 }
 
 void smbt_srv_free(struct smb_srv *srv)

@@ -1,20 +1,23 @@
-/* test_smb_lease: SMB2 oplocks and leases (agent/smb/smb_lease.c) over the
- * store's cached-open table (agent/vol/vol_lease.c), through the server's
- * own dispatcher as test_smb_notify drives it (smb_harness.h): signed CREATE
- * frames into smb_dispatch_frame on a socketpair connection, the loop's
- * part (eventfd, smb_async_run) played by the test. Changes from "NFS" are
- * the store's own calls (vol_write, vol_setattr), which the NFSv3 and
- * NFSv4.1 front ends make.
- * - grants: BATCH, EXCLUSIVE and II get Level II; a lease (v1 or v2) asking
- *   RWH or RH gets R, its key echoed, a v2 epoch one past the client's;
- *   a directory gets nothing; a lease key reused on another file is
- *   INVALID_PARAMETER;
+/* test_smb_lease: SMB2 oplock and lease grants (agent/smb/smb_lease.c) over
+ * the store's cached-open table (agent/vol/vol_lease.c), and the breaks
+ * that need no acknowledgment, through the server's own dispatcher
+ * (smb_harness.h, requests from smb_leasemsg.h). Changes from "NFS" are the
+ * store's own calls (vol_write, vol_setattr), which the NFSv3 and NFSv4.1
+ * front ends make. The acknowledged breaks are test_smb_break's.
+ * - grants: BATCH, EXCLUSIVE and II as asked on a file nobody else has
+ *   open; a lease (v1 or v2) gets what it asks among R, RH, RW, RWH (H
+ *   alone: nothing), its key echoed, a v2 epoch one past the client's, a
+ *   second open of the key joins the lease (which only grows, to a superset,
+ *   with a new epoch, and not while another client has the file open; a
+ *   stat open does not count); a directory gets nothing; a lease key reused
+ *   on another file or folder is INVALID_PARAMETER;
  * - smbSettings without OPLOCKS: no oplock, no lease context, no grant;
- * - a write or a truncate through the store (as NFS makes it) takes the
+ * - a write or a truncate through the store (as NFS makes it) takes read
  *   grants off the table before it returns, and the holders get an oplock
  *   break to NONE / a lease break R -> NONE without ACK_REQUIRED;
- *   a SMB WRITE of another connection breaks the same way;
- * - acknowledgments: none is expected, so an oplock ack is
+ *   a SMB WRITE of another connection breaks the same way, the writer's own
+ *   lease (RWH) is not broken;
+ * - acknowledgments with no break in progress: an oplock ack is
  *   INVALID_OPLOCK_PROTOCOL (FILE_CLOSED for an unknown FileId,
  *   INVALID_PARAMETER with the level LEASE), a lease ack
  *   OBJECT_NAME_NOT_FOUND for an unknown key, UNSUCCESSFUL for a held one;
@@ -31,6 +34,7 @@
 #include "api/api_error.h"
 #include "api/api_intent.h"
 #include "tests/agent/smb/smb_harness.h"
+#include "tests/agent/smb/smb_leasemsg.h"
 #include "tests/lib/aqt.h"
 #include "tests/lib/aqt_store.h"
 
@@ -38,6 +42,8 @@ static struct aqt_store ts;
 static struct smb_srv *srv;
 static struct vol_export *exp0;
 static const struct vol_cred nfs_cred = { .uid = 0, .gid = 0 };
+
+#define ON API_INTENT_SMB_OPLOCKS
 
 static void setup(void)
 {
@@ -64,183 +70,22 @@ static void conn_new(struct smbt_conn *tc, uint64_t key, unsigned settings)
 	ck_assert_ptr_nonnull(tc->t->exp = vol_export_at(ts.store, 0));
 }
 
-/* Send one request in tc's tree with its next MessageId. */
-static void send_msg(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *body, size_t n)
+/* A CREATE of name asking an oplock (or, lease.on, a lease). */
+static struct smbl_create open_oplock(struct smbt_conn *tc, const char *name, uint8_t oplock, bool dir)
 {
-	h->tree_id = tc->t->id;
-	h->message_id = tc->mid++;
-	smbt_send(tc, h, body, n);
+	struct smbl_create q = { .name = name, .oplock = oplock, .dir = dir };
+
+	smbl_create(tc, &q);
+	return q;
 }
 
-/* One message from the server (0 when none is waiting). */
-struct msg {
-	struct smb_wire_hdr h;
-	uint8_t body[1024];
-	size_t len;
-};
-
-static int recv_msg(struct smbt_conn *tc, struct msg *m)
+static struct smbl_create open_lease(struct smbt_conn *tc, const char *name, struct smbl_lease l)
 {
-	uint8_t buf[2048];
-	size_t len;
+	struct smbl_create q = { .name = name, .lease = l };
 
-	if (!smbt_recv(tc, buf, sizeof(buf), &len, &m->h, NULL))
-		return 0;
-	ck_assert_uint_ge(len, SMB2_HDR_LEN);
-	m->len = len - SMB2_HDR_LEN;
-	memcpy(m->body, buf + SMB2_HDR_LEN, m->len);
-	return 1;
-}
-#define RWH 0x7u
-#define RH 0x3u
-#define R 0x1u
-#define ON API_INTENT_SMB_OPLOCKS
-#define FILE_OPEN_IF_ 3u
-#define NONDIR 0x40u
-#define DIROPT 0x1u
-
-struct lease_req {
-	bool on, v2;
-	uint8_t key;       /* the key is 16 times this byte */
-	uint32_t state;
-	uint16_t epoch;
-};
-
-struct create_res {
-	uint32_t status;
-	uint8_t oplock;
-	uint64_t fid;
-	bool ctx;          /* a lease context came back */
-	uint8_t key[16];
-	uint32_t state, flags;
-	uint16_t epoch;
-	size_t ctx_len;
-};
-
-/* CREATE name (ASCII) with OPEN_IF, read/write access, all shared. */
-static void create(struct smbt_conn *tc, const char *name, uint8_t oplock, const struct lease_req *l, bool dir,
-		   struct create_res *res)
-{
-	uint8_t body[256] = { 0 };
-	size_t nlen = strlen(name) * 2, at = 56, ctx_at;
-	struct smb_wire_hdr h = { .command = SMB2_CREATE };
-	struct msg m;
-
-	smbt_put16(body, 57);
-	body[3] = l && l->on ? 0xFF : oplock;
-	smbt_put32(body + 4, 2);                                  /* impersonation */
-	smbt_put32(body + 24, dir ? 0x1u : 0x3u | 0x6u << 16);   /* read/write data (+ list dir) */
-	smbt_put32(body + 32, 7);                                 /* share all */
-	smbt_put32(body + 36, FILE_OPEN_IF_);
-	smbt_put32(body + 40, dir ? DIROPT : NONDIR);
-	smbt_put16(body + 44, SMB2_HDR_LEN + 56);
-	smbt_put16(body + 46, (uint16_t)nlen);
-	for (size_t i = 0; name[i]; i++)
-		body[at + 2 * i] = (uint8_t)name[i];
-	at += nlen;
-	ctx_at = (at + 7) & ~(size_t)7;
-	if (l && l->on) {
-		size_t dlen = l->v2 ? 52 : 32;
-
-		smbt_put32(body + 48, (uint32_t)(SMB2_HDR_LEN + ctx_at));
-		smbt_put32(body + 52, (uint32_t)(24 + dlen));
-		smbt_put16(body + ctx_at + 4, 16);
-		smbt_put16(body + ctx_at + 6, 4);
-		smbt_put16(body + ctx_at + 10, 24);
-		smbt_put32(body + ctx_at + 12, (uint32_t)dlen);
-		memcpy(body + ctx_at + 16, "RqLs", 4);
-		memset(body + ctx_at + 24, l->key, 16);
-		smbt_put32(body + ctx_at + 40, l->state);
-		if (l->v2)
-			smbt_put16(body + ctx_at + 24 + 48, l->epoch);
-		at = ctx_at + 24 + dlen;
-	}
-	send_msg(tc, &h, body, at);
-	ck_assert_int_eq(recv_msg(tc, &m), 1);
-	ck_assert_uint_eq(m.h.command, SMB2_CREATE);
-	memset(res, 0, sizeof(*res));
-	res->status = m.h.status;
-	if (m.h.status != STATUS_SUCCESS)
-		return;
-	ck_assert_uint_eq(smb_wire_get_u16(m.body), 89);
-	res->oplock = m.body[2];
-	res->fid = smb_wire_get_u64(m.body + 64);
-	if (smb_wire_get_u32(m.body + 84)) {
-		size_t off = smb_wire_get_u32(m.body + 80) - SMB2_HDR_LEN;
-		const uint8_t *c = m.body + off, *d;
-
-		ck_assert_mem_eq(c + smb_wire_get_u16(c + 4), "RqLs", 4);
-		d = c + smb_wire_get_u16(c + 10);
-		res->ctx = true;
-		res->ctx_len = smb_wire_get_u32(c + 12);
-		memcpy(res->key, d, 16);
-		res->state = smb_wire_get_u32(d + 16);
-		res->flags = smb_wire_get_u32(d + 20);
-		if (res->ctx_len == 52)
-			res->epoch = smb_wire_get_u16(d + 48);
-	}
-}
-
-static uint32_t close_fid(struct smbt_conn *tc, uint64_t fid)
-{
-	uint8_t body[24] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_CLOSE };
-	struct msg m;
-
-	smbt_put16(body, 24);
-	smbt_put64(body + 8, fid);
-	smbt_put64(body + 16, fid);
-	send_msg(tc, &h, body, sizeof(body));
-	ck_assert_int_eq(recv_msg(tc, &m), 1);
-	return m.h.status;
-}
-
-static uint32_t smb_write(struct smbt_conn *tc, uint64_t fid, const char *data)
-{
-	uint8_t body[64] = { 0 };
-	size_t n = strlen(data);
-	struct smb_wire_hdr h = { .command = SMB2_WRITE };
-	struct msg m;
-
-	smbt_put16(body, 49);
-	smbt_put16(body + 2, SMB2_HDR_LEN + 48);
-	smbt_put32(body + 4, (uint32_t)n);
-	smbt_put64(body + 16, fid);
-	smbt_put64(body + 24, fid);
-	memcpy(body + 48, data, n);
-	send_msg(tc, &h, body, 48 + n);
-	ck_assert_int_eq(recv_msg(tc, &m), 1);
-	ck_assert_uint_eq(m.h.command, SMB2_WRITE);
-	return m.h.status;
-}
-
-static uint32_t ack_oplock(struct smbt_conn *tc, uint64_t fid, uint8_t level)
-{
-	uint8_t body[24] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_OPLOCK_BREAK };
-	struct msg m;
-
-	smbt_put16(body, 24);
-	body[2] = level;
-	smbt_put64(body + 8, fid);
-	smbt_put64(body + 16, fid);
-	send_msg(tc, &h, body, sizeof(body));
-	ck_assert_int_eq(recv_msg(tc, &m), 1);
-	return m.h.status;
-}
-
-static uint32_t ack_lease(struct smbt_conn *tc, uint8_t key, uint32_t state)
-{
-	uint8_t body[36] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_OPLOCK_BREAK };
-	struct msg m;
-
-	smbt_put16(body, 36);
-	memset(body + 8, key, 16);
-	smbt_put32(body + 24, state);
-	send_msg(tc, &h, body, sizeof(body));
-	ck_assert_int_eq(recv_msg(tc, &m), 1);
-	return m.h.status;
+	q.lease.on = true;
+	smbl_create(tc, &q);
+	return q;
 }
 
 /* What NFS does: a WRITE, or a SETATTR of the size, through the store. */
@@ -262,112 +107,121 @@ static void nfs_write(const char *name, bool truncate)
 	vol_obj_cleanup(&root);
 }
 
-static void expect_oplock_break(struct smbt_conn *tc, uint64_t fid)
-{
-	struct msg m;
-
-	ck_assert_int_eq(recv_msg(tc, &m), 1);
-	ck_assert_uint_eq(m.h.command, SMB2_OPLOCK_BREAK);
-	ck_assert_uint_eq(m.h.message_id, UINT64_MAX);
-	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(smb_wire_get_u16(m.body), 24);
-	ck_assert_uint_eq(m.body[2], SMB2_OPLOCK_LEVEL_NONE);
-	ck_assert_uint_eq(smb_wire_get_u64(m.body + 8), fid);
-}
-
-static void expect_lease_break(struct smbt_conn *tc, uint8_t key, uint16_t epoch)
-{
-	struct msg m;
-	uint8_t k[16];
-
-	memset(k, key, 16);
-	ck_assert_int_eq(recv_msg(tc, &m), 1);
-	ck_assert_uint_eq(m.h.command, SMB2_OPLOCK_BREAK);
-	ck_assert_uint_eq(m.h.message_id, UINT64_MAX);
-	ck_assert_uint_eq(smb_wire_get_u16(m.body), 44);
-	ck_assert_uint_eq(smb_wire_get_u16(m.body + 2), epoch);
-	ck_assert_uint_eq(smb_wire_get_u32(m.body + 4), 0); /* no ACK_REQUIRED: only R is lost */
-	ck_assert_mem_eq(m.body + 8, k, 16);
-	ck_assert_uint_eq(smb_wire_get_u32(m.body + 24), R);
-	ck_assert_uint_eq(smb_wire_get_u32(m.body + 28), 0);
-}
-
-static void expect_nothing(struct smbt_conn *tc)
-{
-	struct msg m;
-
-	ck_assert_int_eq(recv_msg(tc, &m), 0);
-}
-
 START_TEST(test_oplock_grant)
 {
 	struct smbt_conn a;
-	struct create_res r;
+	struct smbl_create r;
 
 	conn_new(&a, 1, ON);
-	create(&a, "f1", SMB2_OPLOCK_LEVEL_BATCH, NULL, false, &r);
+	r = open_oplock(&a, "f1", SMB2_OPLOCK_LEVEL_BATCH, false);
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(r.oplock, SMB2_OPLOCK_LEVEL_II);
+	ck_assert_uint_eq(r.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
 	ck_assert(!r.ctx);
-	create(&a, "f1", SMB2_OPLOCK_LEVEL_EXCLUSIVE, NULL, false, &r);
-	ck_assert_uint_eq(r.oplock, SMB2_OPLOCK_LEVEL_II);
-	create(&a, "f1", SMB2_OPLOCK_LEVEL_II, NULL, false, &r);
-	ck_assert_uint_eq(r.oplock, SMB2_OPLOCK_LEVEL_II);
-	create(&a, "f1", SMB2_OPLOCK_LEVEL_NONE, NULL, false, &r);
-	ck_assert_uint_eq(r.oplock, SMB2_OPLOCK_LEVEL_NONE);
-	ck_assert_uint_eq(vol_lease_count(ts.store), 3);
-	create(&a, "d1", SMB2_OPLOCK_LEVEL_BATCH, NULL, true, &r);
+	ck_assert_uint_eq(smbl_close(&a, r.fid), STATUS_SUCCESS);
+	r = open_oplock(&a, "f1", SMB2_OPLOCK_LEVEL_EXCLUSIVE, false);
+	ck_assert_uint_eq(r.oplock_got, SMB2_OPLOCK_LEVEL_EXCLUSIVE);
+	ck_assert_uint_eq(smbl_close(&a, r.fid), STATUS_SUCCESS);
+	r = open_oplock(&a, "f1", SMB2_OPLOCK_LEVEL_II, false);
+	ck_assert_uint_eq(r.oplock_got, SMB2_OPLOCK_LEVEL_II);
+	/* another open exists: BATCH is Level II at most */
+	r = open_oplock(&a, "f1", SMB2_OPLOCK_LEVEL_BATCH, false);
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(r.oplock, SMB2_OPLOCK_LEVEL_NONE); /* directories: nothing */
-	ck_assert_uint_eq(vol_lease_count(ts.store), 3);
+	ck_assert_uint_eq(r.oplock_got, SMB2_OPLOCK_LEVEL_II);
+	r = open_oplock(&a, "f1", SMB2_OPLOCK_LEVEL_NONE, false);
+	ck_assert_uint_eq(r.oplock_got, SMB2_OPLOCK_LEVEL_NONE);
+	ck_assert_uint_eq(vol_lease_count(ts.store), 2);
+	r = open_oplock(&a, "d1", SMB2_OPLOCK_LEVEL_BATCH, true);
+	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(r.oplock_got, SMB2_OPLOCK_LEVEL_NONE); /* directories: nothing */
+	ck_assert_uint_eq(vol_lease_count(ts.store), 2);
 }
 END_TEST
 
 START_TEST(test_lease_grant)
 {
 	struct smbt_conn a;
-	struct create_res r;
+	struct smbl_create r;
 	uint8_t k[16];
 
 	conn_new(&a, 1, ON);
-	create(&a, "f1", 0, &(struct lease_req){ .on = true, .key = 0x11, .state = RWH }, false, &r);
+	r = open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_RWH });
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(r.oplock, SMB2_OPLOCK_LEVEL_LEASE);
+	ck_assert_uint_eq(r.oplock_got, SMB2_OPLOCK_LEVEL_LEASE);
 	ck_assert(r.ctx);
 	ck_assert_uint_eq(r.ctx_len, 32);
 	memset(k, 0x11, 16);
 	ck_assert_mem_eq(r.key, k, 16);
-	ck_assert_uint_eq(r.state, R); /* RWH downgraded to what is granted */
-	create(&a, "f2", 0, &(struct lease_req){ .on = true, .v2 = true, .key = 0x22, .state = RH, .epoch = 5 }, false,
-	       &r);
+	ck_assert_uint_eq(r.state, SMBL_RWH);
+	r = open_lease(&a, "f2", (struct smbl_lease){ .v2 = true, .key = 0x22, .state = SMBL_RH, .epoch = 5 });
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(r.ctx_len, 52);
-	ck_assert_uint_eq(r.state, R);
+	ck_assert_uint_eq(r.state, SMBL_RH);
 	ck_assert_uint_eq(r.epoch, 6);
-	/* the same key on the same file: the same lease, its epoch */
-	create(&a, "f2", 0, &(struct lease_req){ .on = true, .v2 = true, .key = 0x22, .state = RH, .epoch = 9 }, false,
-	       &r);
+	/* the same key on the same file: the same lease, its epoch; it does not shrink */
+	r = open_lease(&a, "f2", (struct smbl_lease){ .v2 = true, .key = 0x22, .state = SMBL_R, .epoch = 9 });
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(r.state, SMBL_RH);
 	ck_assert_uint_eq(r.epoch, 6);
+	/* it grows (the file is the lease's alone): a new epoch */
+	r = open_lease(&a, "f2", (struct smbl_lease){ .v2 = true, .key = 0x22, .state = SMBL_RWH, .epoch = 9 });
+	ck_assert_uint_eq(r.state, SMBL_RWH);
+	ck_assert_uint_eq(r.epoch, 7);
+	/* H without R is no lease state */
+	r = open_lease(&a, "f4", (struct smbl_lease){ .key = 0x44, .state = 0x2u });
+	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(r.state, 0);
 	/* a lease key names one file */
-	create(&a, "f3", 0, &(struct lease_req){ .on = true, .key = 0x11, .state = R }, false, &r);
+	r = open_lease(&a, "f3", (struct smbl_lease){ .key = 0x11, .state = SMBL_R });
 	ck_assert_uint_eq(r.status, STATUS_INVALID_PARAMETER);
-	ck_assert_uint_eq(vol_lease_count(ts.store), 3);
+	ck_assert_uint_eq(vol_lease_count(ts.store), 4);
+}
+END_TEST
+
+START_TEST(test_lease_upgrade_rules)
+{
+	struct smbt_conn a, b;
+	struct smbl_create r, d = { .name = "d9", .dir = true, .lease = { .on = true, .key = 0x55, .state = SMBL_RH } };
+
+	conn_new(&a, 1, ON);
+	conn_new(&b, 2, ON);
+	/* a lease grows only to a superset of what it holds */
+	r = open_lease(&a, "f5", (struct smbl_lease){ .key = 0x55, .state = SMBL_RH });
+	ck_assert_uint_eq(r.state, SMBL_RH);
+	r = open_lease(&a, "f5", (struct smbl_lease){ .key = 0x55, .state = SMBL_RW });
+	ck_assert_uint_eq(r.state, SMBL_RH);
+	r = open_lease(&a, "f5", (struct smbl_lease){ .key = 0x55, .state = SMBL_RWH });
+	ck_assert_uint_eq(r.state, SMBL_RWH);
+	/* a folder with the key of a file: refused too */
+	smbl_create(&a, &d);
+	ck_assert_uint_eq(d.status, STATUS_INVALID_PARAMETER);
+	/* and not at all while another client has the file open */
+	r = open_lease(&a, "f6", (struct smbl_lease){ .key = 0x66, .state = SMBL_R });
+	r = open_lease(&b, "f6", (struct smbl_lease){ .key = 0x77, .state = SMBL_RH });
+	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(r.state, SMBL_RH);
+	r = open_lease(&a, "f6", (struct smbl_lease){ .key = 0x66, .state = SMBL_RWH });
+	ck_assert_uint_eq(r.state, SMBL_R);
+	/* a stat open (attributes only) does not keep W from a lease */
+	r = (struct smbl_create){ .name = "f7", .access = 0x80u | 0x100000u };
+	smbl_create(&b, &r);
+	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
+	r = open_lease(&a, "f7", (struct smbl_lease){ .key = 0x88, .state = SMBL_RWH });
+	ck_assert_uint_eq(r.state, SMBL_RWH);
 }
 END_TEST
 
 START_TEST(test_oplocks_off)
 {
 	struct smbt_conn a;
-	struct create_res r;
+	struct smbl_create r;
 
 	conn_new(&a, 1, API_INTENT_SMB_CHANGE_NOTIFY);
-	create(&a, "f1", SMB2_OPLOCK_LEVEL_BATCH, NULL, false, &r);
+	r = open_oplock(&a, "f1", SMB2_OPLOCK_LEVEL_BATCH, false);
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(r.oplock, SMB2_OPLOCK_LEVEL_NONE);
-	create(&a, "f1", 0, &(struct lease_req){ .on = true, .key = 0x11, .state = RWH }, false, &r);
+	ck_assert_uint_eq(r.oplock_got, SMB2_OPLOCK_LEVEL_NONE);
+	r = open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_RWH });
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(r.oplock, SMB2_OPLOCK_LEVEL_NONE);
+	ck_assert_uint_eq(r.oplock_got, SMB2_OPLOCK_LEVEL_NONE);
 	ck_assert(!r.ctx);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
 }
@@ -376,88 +230,93 @@ END_TEST
 START_TEST(test_nfs_write_breaks)
 {
 	struct smbt_conn a, b;
-	struct create_res ra, rb, rc;
+	struct smbl_create ra, rb;
 
 	conn_new(&a, 1, ON);
 	conn_new(&b, 2, ON);
-	create(&a, "f1", 0, &(struct lease_req){ .on = true, .v2 = true, .key = 0x11, .state = RWH, .epoch = 1 },
-	       false, &ra);
-	ck_assert_uint_eq(ra.state, R);
-	create(&a, "f1", 0, &(struct lease_req){ .on = true, .v2 = true, .key = 0x11, .state = RWH, .epoch = 1 },
-	       false, &rc); /* a second open of the same lease */
-	create(&b, "f1", SMB2_OPLOCK_LEVEL_BATCH, NULL, false, &rb);
-	ck_assert_uint_eq(rb.oplock, SMB2_OPLOCK_LEVEL_II);
+	ra = open_lease(&a, "f1", (struct smbl_lease){ .v2 = true, .key = 0x11, .state = SMBL_R, .epoch = 1 });
+	ck_assert_uint_eq(ra.state, SMBL_R);
+	open_lease(&a, "f1", (struct smbl_lease){ .v2 = true, .key = 0x11, .state = SMBL_R, .epoch = 1 });
+	rb = open_oplock(&b, "f1", SMB2_OPLOCK_LEVEL_II, false);
+	ck_assert_uint_eq(rb.oplock_got, SMB2_OPLOCK_LEVEL_II);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 3);
 	nfs_write("f1", false);
 	/* gone from the table before the write returned */
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
 	smbt_loop_turn(srv);
-	expect_lease_break(&a, 0x11, 3);
-	expect_nothing(&a); /* one break per lease, not per open */
-	expect_oplock_break(&b, rb.fid);
-	expect_nothing(&b);
+	smbl_expect_lease_break(&a, 0x11, 3, 0, SMBL_R, 0); /* no ACK_REQUIRED: only R is lost */
+	smbl_expect_nothing(&a);                             /* one break per lease, not per open */
+	smbl_expect_oplock_break(&b, rb.fid, SMB2_OPLOCK_LEVEL_NONE);
+	smbl_expect_nothing(&b);
 	/* a later write finds nothing to break */
 	nfs_write("f1", false);
 	smbt_loop_turn(srv);
-	expect_nothing(&a);
-	expect_nothing(&b);
+	smbl_expect_nothing(&a);
+	smbl_expect_nothing(&b);
 	/* a truncate breaks a new grant too */
-	create(&b, "f1", SMB2_OPLOCK_LEVEL_II, NULL, false, &rb);
-	ck_assert_uint_eq(rb.oplock, SMB2_OPLOCK_LEVEL_II);
+	rb = open_oplock(&b, "f1", SMB2_OPLOCK_LEVEL_II, false);
+	ck_assert_uint_eq(rb.oplock_got, SMB2_OPLOCK_LEVEL_II);
 	nfs_write("f1", true);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
 	smbt_loop_turn(srv);
-	expect_oplock_break(&b, rb.fid);
+	smbl_expect_oplock_break(&b, rb.fid, SMB2_OPLOCK_LEVEL_NONE);
 }
 END_TEST
 
 START_TEST(test_smb_write_breaks)
 {
 	struct smbt_conn a, b;
-	struct create_res ra, rb;
+	struct smbl_create rb, rw;
 
 	conn_new(&a, 1, ON);
 	conn_new(&b, 2, ON);
-	create(&a, "f1", 0, &(struct lease_req){ .on = true, .key = 0x11, .state = RWH }, false, &ra);
-	create(&b, "f1", SMB2_OPLOCK_LEVEL_NONE, NULL, false, &rb);
-	ck_assert_uint_eq(smb_write(&b, rb.fid, "smb"), STATUS_SUCCESS);
+	open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_R });
+	rb = open_oplock(&b, "f1", SMB2_OPLOCK_LEVEL_NONE, false);
+	ck_assert_uint_eq(smbl_write(&b, rb.fid, "smb"), STATUS_SUCCESS);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
 	smbt_loop_turn(srv);
-	expect_lease_break(&a, 0x11, 0); /* v1: no epoch */
-	expect_nothing(&b);
+	smbl_expect_lease_break(&a, 0x11, 0, 0, SMBL_R, 0); /* v1: no epoch */
+	smbl_expect_nothing(&b);
+	/* a writer's own lease caches its writes: nothing is broken */
+	rw = open_lease(&a, "f2", (struct smbl_lease){ .key = 0x22, .state = SMBL_RWH });
+	ck_assert_uint_eq(rw.state, SMBL_RWH);
+	ck_assert_uint_eq(smbl_write(&a, rw.fid, "own"), STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	smbl_expect_nothing(&a);
+	ck_assert_uint_eq(vol_lease_count(ts.store), 1);
 }
 END_TEST
 
 START_TEST(test_ack_validation)
 {
 	struct smbt_conn a;
-	struct create_res r, rl;
+	struct smbl_create r;
 
 	conn_new(&a, 1, ON);
-	create(&a, "f1", SMB2_OPLOCK_LEVEL_BATCH, NULL, false, &r);
-	create(&a, "f2", 0, &(struct lease_req){ .on = true, .key = 0x11, .state = RWH }, false, &rl);
-	ck_assert_uint_eq(ack_oplock(&a, r.fid, SMB2_OPLOCK_LEVEL_NONE), STATUS_INVALID_OPLOCK_PROTOCOL);
-	ck_assert_uint_eq(ack_oplock(&a, r.fid, SMB2_OPLOCK_LEVEL_II), STATUS_INVALID_OPLOCK_PROTOCOL);
-	ck_assert_uint_eq(ack_oplock(&a, r.fid, SMB2_OPLOCK_LEVEL_LEASE), STATUS_INVALID_PARAMETER);
-	ck_assert_uint_eq(ack_oplock(&a, 999, SMB2_OPLOCK_LEVEL_NONE), STATUS_FILE_CLOSED);
-	ck_assert_uint_eq(ack_lease(&a, 0x11, 0), STATUS_UNSUCCESSFUL); /* held, not breaking */
-	ck_assert_uint_eq(ack_lease(&a, 0x33, 0), STATUS_OBJECT_NAME_NOT_FOUND);
+	r = open_oplock(&a, "f1", SMB2_OPLOCK_LEVEL_BATCH, false);
+	open_lease(&a, "f2", (struct smbl_lease){ .key = 0x11, .state = SMBL_RWH });
+	ck_assert_uint_eq(smbl_ack_oplock(&a, r.fid, SMB2_OPLOCK_LEVEL_NONE, NULL), STATUS_INVALID_OPLOCK_PROTOCOL);
+	ck_assert_uint_eq(smbl_ack_oplock(&a, r.fid, SMB2_OPLOCK_LEVEL_II, NULL), STATUS_INVALID_OPLOCK_PROTOCOL);
+	ck_assert_uint_eq(smbl_ack_oplock(&a, r.fid, SMB2_OPLOCK_LEVEL_LEASE, NULL), STATUS_INVALID_PARAMETER);
+	ck_assert_uint_eq(smbl_ack_oplock(&a, 999, SMB2_OPLOCK_LEVEL_NONE, NULL), STATUS_FILE_CLOSED);
+	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, 0, NULL), STATUS_UNSUCCESSFUL); /* held, not breaking */
+	ck_assert_uint_eq(smbl_ack_lease(&a, 0x33, 0, NULL), STATUS_OBJECT_NAME_NOT_FOUND);
 }
 END_TEST
 
 START_TEST(test_close_drops)
 {
 	struct smbt_conn a;
-	struct create_res r;
+	struct smbl_create r;
 
 	conn_new(&a, 1, ON);
-	create(&a, "f1", SMB2_OPLOCK_LEVEL_BATCH, NULL, false, &r);
+	r = open_oplock(&a, "f1", SMB2_OPLOCK_LEVEL_BATCH, false);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 1);
-	ck_assert_uint_eq(close_fid(&a, r.fid), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_close(&a, r.fid), STATUS_SUCCESS);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
 	nfs_write("f1", false);
 	smbt_loop_turn(srv);
-	expect_nothing(&a);
+	smbl_expect_nothing(&a);
 }
 END_TEST
 
@@ -470,6 +329,7 @@ static Suite *smb_lease_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_oplock_grant);
 	tcase_add_test(tc, test_lease_grant);
+	tcase_add_test(tc, test_lease_upgrade_rules);
 	tcase_add_test(tc, test_oplocks_off);
 	tcase_add_test(tc, test_nfs_write_breaks);
 	tcase_add_test(tc, test_smb_write_breaks);

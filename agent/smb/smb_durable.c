@@ -1,0 +1,250 @@
+/* smb_durable: durable handles v1 and v2 (MS-SMB2 3.3.5.9.6, 3.3.5.9.7,
+ * 3.3.5.9.10, 3.3.5.9.12): an open that survives its TCP connection.
+ *
+ * Granted (a DHnQ or DH2Q context answered) only to an open holding what
+ * lets a client keep a handle it closed: a BATCH oplock or a lease with H
+ * (smb_lease.c), not to a delete-on-close open; persistent handles
+ * (SMB2_DHANDLE_FLAG_PERSISTENT, CONTINUOUSLY_AVAILABLE) are not offered:
+ * the flag is never echoed. DH2Q's Timeout is honoured up to
+ * SMB_DURABLE_MAX_MS (0: SMB_DURABLE_DEFAULT_MS); a v1 handle is kept
+ * SMB_DURABLE_V1_MS.
+ *
+ * When the connection drops (not on CLOSE, LOGOFF or TREE_DISCONNECT,
+ * which close it as any open), the open leaves its session and waits on
+ * the server's list, with its byte-range locks, share reservation and
+ * grant still in the store's tables, so NFS and other SMB clients see them.
+ * It ends:
+ * - reconnected: a CREATE with DHnC (v1) or DH2C (v2, same CreateGuid)
+ *   naming its FileId, from the same user (else STATUS_ACCESS_DENIED), on
+ *   the same share, with the same lease key when it was leased (else
+ *   STATUS_OBJECT_NAME_NOT_FOUND), gets it back in its session: same
+ *   FileId, its locks, its oplock or its lease's current state;
+ * - broken: another open (or an NFS write) breaks caching that needs an
+ *   acknowledgment, which a disconnected client cannot give: the open is
+ *   closed at once, and the opener goes on (3.3.4.6/3.3.4.7 leave it to the
+ *   server; Samba does the same);
+ * - expired: its timeout passed (checked each second): closed.
+ * Kept in the agent's memory only: an agent restart or a failover to
+ * another node loses them (that is what persistent handles would add).
+ */
+#include <string.h>
+#include <time.h>
+
+#include "agent/smb/smb_srv_internal.h"
+#include "api/api_error.h"
+#include "util/ut_log.h"
+
+#define SMB_DURABLE_V1_MS 60000u       /* a v1 handle is kept a minute (Samba's too) */
+#define SMB_DURABLE_DEFAULT_MS 60000u  /* DH2Q Timeout 0 */
+#define SMB_DURABLE_MAX_MS 300000u     /* the longest DH2Q Timeout honoured */
+#define SMB2_LEASE_HANDLE 0x2u
+
+bool smb_durable_asked(const struct smb_wire_create_req *q)
+{
+	return smb_wire_create_ctx_find(q, "DHnC") || smb_wire_create_ctx_find(q, "DH2C");
+}
+
+uint32_t smb_durable_check(const struct smb_wire_create_req *q)
+{
+	bool v1 = smb_wire_create_ctx_find(q, "DHnQ") || smb_wire_create_ctx_find(q, "DHnC");
+	bool q2 = smb_wire_create_ctx_find(q, "DH2Q"), c2 = smb_wire_create_ctx_find(q, "DH2C");
+
+	/* a v2 context goes with no other durable context (3.3.5.9.10/12); a
+	 * v1 reconnect may carry DHnQ too, which it ignores (Samba's client sends both) */
+	return (q2 || c2) && (v1 || (q2 && c2)) ? STATUS_INVALID_PARAMETER : STATUS_SUCCESS;
+}
+
+uint32_t smb_durable_grant(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
+			   struct smb_wire_create_rsp *rsp, struct smb_wire_create_rsp_ctx *ctx, uint8_t *buf)
+{
+	const struct smb_wire_create_ctx *q1 = smb_wire_create_ctx_find(q, "DHnQ");
+	const struct smb_wire_create_ctx *q2 = smb_wire_create_ctx_find(q, "DH2Q");
+	struct smb_wire_durable_v2 d = { 0 };
+	bool handle = o->oplock == SMB2_OPLOCK_LEVEL_BATCH || (o->leased && (o->lease_state & SMB2_LEASE_HANDLE));
+
+	if (!q1 && !q2)
+		return STATUS_SUCCESS;
+	if ((q1 && q2) || (q1 && q1->data_len != 16) || (q2 && smb_wire_durable_decode(q2, &d) != AQ_OK))
+		return STATUS_INVALID_PARAMETER;
+	if (!handle || o->delete_on_close || o->dir)
+		return STATUS_SUCCESS; /* not durable: no context */
+	o->durable = true;
+	o->durable_v2 = q2 != NULL;
+	o->durable_ms = !q2 ? SMB_DURABLE_V1_MS
+		      : !d.timeout ? SMB_DURABLE_DEFAULT_MS
+		      : d.timeout > SMB_DURABLE_MAX_MS ? SMB_DURABLE_MAX_MS
+						       : d.timeout;
+	memcpy(o->create_guid, d.create_guid, 16);
+	snprintf(o->owner_project, sizeof(o->owner_project), "%s", r->sess->user.project);
+	snprintf(o->owner_name, sizeof(o->owner_name), "%s", r->sess->user.name);
+	snprintf(o->share_name, sizeof(o->share_name), "%s", r->tree->share.name);
+	memset(buf, 0, 8);
+	if (q2) { /* Timeout, Flags (no PERSISTENT) */
+		for (int i = 0; i < 4; i++)
+			buf[i] = (uint8_t)(o->durable_ms >> (8 * i));
+	}
+	ctx[rsp->ctx_count] = (struct smb_wire_create_rsp_ctx){ .name = q2 ? "DH2Q" : "DHnQ", .data = buf, .data_len = 8 };
+	rsp->ctx = ctx;
+	rsp->ctx_count++;
+	return STATUS_SUCCESS;
+}
+
+/* Close a kept open (off every list already). */
+static void smb_durable_close(struct smb_open *o)
+{
+	smb_lease_open_gone(o); /* a CREATE waiting on its break goes on */
+	smb_lock_open_gone(o);
+	vol_watch_remove(o->watch);
+	vol_obj_cleanup(&o->obj);
+	if (o->parent.fd >= 0 || o->parent.exp)
+		vol_obj_cleanup(&o->parent);
+	free(o);
+}
+
+unsigned smb_durable_conn_gone(struct smb_conn *c)
+{
+	struct smb_srv *srv = c->srv;
+	unsigned kept = 0;
+
+	for (struct smb_sess *s = c->sessions; s; s = s->next)
+		for (struct smb_open **pp = &s->opens, *o; (o = *pp);) {
+			if (!o->durable || o->delete_on_close) {
+				pp = &o->next;
+				continue;
+			}
+			*pp = o->next;
+			smb_async_open_gone(c, o); /* its waiting requests go with the connection */
+			o->tree = NULL;
+			clock_gettime(CLOCK_MONOTONIC, &o->durable_until);
+			o->durable_until.tv_sec += o->durable_ms / 1000u;
+			o->durable_until.tv_nsec += (long)(o->durable_ms % 1000u) * 1000000L;
+			if (o->durable_until.tv_nsec >= 1000000000L) {
+				o->durable_until.tv_sec++;
+				o->durable_until.tv_nsec -= 1000000000L;
+			}
+			o->next = srv->durable;
+			srv->durable = o;
+			srv->ndurable++;
+			kept++;
+			UT_INFO("smb_srv", NULL, "%s: durable open %llu of %s kept %u ms", c->peer, (unsigned long long)o->id,
+				o->path, o->durable_ms);
+		}
+	return kept;
+}
+
+void smb_durable_run(struct smb_srv *srv)
+{
+	struct timespec now;
+
+	if (!srv->ndurable)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (struct smb_open **pp = &srv->durable, *o; (o = *pp);) {
+		bool breaking = false, expired;
+
+		__atomic_store_n(&o->break_woken, 0, __ATOMIC_RELEASE);
+		if (o->lease.brk)
+			vol_lease_state(srv->store, &o->lease, &breaking, NULL);
+		expired = now.tv_sec > o->durable_until.tv_sec ||
+			  (now.tv_sec == o->durable_until.tv_sec && now.tv_nsec >= o->durable_until.tv_nsec);
+		if (!breaking && !expired) {
+			pp = &o->next;
+			continue;
+		}
+		*pp = o->next;
+		srv->ndurable--;
+		UT_INFO("smb_srv", NULL, "durable open %llu of %s closed (%s)", (unsigned long long)o->id, o->path,
+			breaking ? "its caching is broken" : "timed out");
+		smb_durable_close(o);
+	}
+}
+
+void smb_durable_free_all(struct smb_srv *srv)
+{
+	while (srv->durable) {
+		struct smb_open *o = srv->durable;
+
+		srv->durable = o->next;
+		srv->ndurable--;
+		smb_durable_close(o);
+	}
+}
+
+/* Whether kept open o may come back for request r (q): a status. */
+static uint32_t smb_durable_match(struct smb_req *r, const struct smb_wire_create_req *q, const struct smb_open *o,
+				  bool v2, const struct smb_wire_durable_v2 *d)
+{
+	const struct smb_wire_create_ctx *lc = smb_wire_create_ctx_find(q, "RqLs");
+	struct smb_wire_lease l;
+	char path[SMB_WIRE_NAME_MAX];
+
+	if (o->durable_v2 != v2 || (v2 && memcmp(o->create_guid, d->create_guid, 16)) ||
+	    strcmp(o->share_name, r->tree->share.name))
+		return STATUS_OBJECT_NAME_NOT_FOUND;
+	if (o->leased) {
+		if (q->oplock_level != SMB2_OPLOCK_LEVEL_LEASE || !lc || smb_wire_lease_decode(lc, &l) != AQ_OK ||
+		    memcmp(l.key, o->lease_key, 16))
+			return STATUS_OBJECT_NAME_NOT_FOUND;
+		/* the lease's file by another name (3.3.5.9.7) */
+		if (smb_open_path(q->name, q->name_len, path, sizeof(path)) != 0 || strcmp(path, o->path))
+			return STATUS_INVALID_PARAMETER;
+	} else if (q->oplock_level == SMB2_OPLOCK_LEVEL_LEASE) {
+		return STATUS_OBJECT_NAME_NOT_FOUND;
+	}
+	if (strcmp(o->owner_project, r->sess->user.project) || strcmp(o->owner_name, r->sess->user.name))
+		return STATUS_ACCESS_DENIED;
+	return STATUS_SUCCESS;
+}
+
+uint32_t smb_durable_reconnect(struct smb_req *r, const struct smb_wire_create_req *q)
+{
+	const struct smb_wire_create_ctx *c1 = smb_wire_create_ctx_find(q, "DHnC");
+	const struct smb_wire_create_ctx *c2 = smb_wire_create_ctx_find(q, "DH2C");
+	struct smb_srv *srv = r->c->srv;
+	struct smb_wire_durable_v2 d;
+	struct smb_wire_create_rsp rsp = { 0 };
+	struct smb_wire_create_rsp_ctx lctx;
+	struct smb_wire_lease got = { 0 };
+	struct smb_open **pp, *o;
+	struct ut_buf lb;
+	uint32_t status;
+
+	if (smb_wire_durable_decode(c2 ? c2 : c1, &d) != AQ_OK)
+		return STATUS_INVALID_PARAMETER;
+	for (pp = &srv->durable; (o = *pp); pp = &o->next)
+		if (o->id == d.fid.persistent)
+			break;
+	if (!o)
+		return STATUS_OBJECT_NAME_NOT_FOUND;
+	if ((status = smb_durable_match(r, q, o, c2 != NULL, &d)) != STATUS_SUCCESS) {
+		UT_INFO("smb_srv", NULL, "%s: reconnect of durable open %llu refused (0x%08x)", r->c->peer,
+			(unsigned long long)o->id, status);
+		return status;
+	}
+	*pp = o->next;
+	srv->ndurable--;
+	o->tree = r->tree;
+	o->next = r->sess->opens;
+	r->sess->opens = o;
+	vol_refresh(&o->obj);
+	ut_buf_init(&lb, 64);
+	rsp.action = 1; /* FILE_OPENED */
+	rsp.fid.persistent = rsp.fid.volatile_ = o->id;
+	rsp.oplock_level = o->leased ? SMB2_OPLOCK_LEVEL_LEASE : o->oplock;
+	if (o->leased) {
+		memcpy(got.key, o->lease_key, 16);
+		got.state = o->lease.brk ? vol_lease_state(srv->store, &o->lease, NULL, NULL) : 0;
+		got.v2 = o->lease_v2;
+		got.epoch = o->lease_epoch;
+		smb_wire_lease_encode(&lb, &got);
+		lctx = (struct smb_wire_create_rsp_ctx){ .name = "RqLs", .data = ut_buf_bytes(&lb), .data_len = lb.len };
+		rsp.ctx = &lctx;
+		rsp.ctx_count = lb.err == AQ_OK ? 1 : 0;
+	}
+	*r->related = rsp.fid;
+	smb_open_attrs(o, &rsp.attrs);
+	smb_wire_create_rsp_encode(r->out, r->hdr_off, &rsp);
+	ut_buf_cleanup(&lb);
+	UT_INFO("smb_srv", NULL, "%s: durable open %llu of %s reconnected", r->c->peer, (unsigned long long)o->id, o->path);
+	return STATUS_SUCCESS;
+}

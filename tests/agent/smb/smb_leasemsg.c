@@ -1,0 +1,265 @@
+/* smb_leasemsg: requests and answers of the oplock and lease suites (smb_leasemsg.h). */
+#include "tests/agent/smb/smb_leasemsg.h"
+
+#include <check.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "agent/smb/smb_srv_internal.h"
+
+int smbl_recv(struct smbt_conn *tc, struct smbl_msg *m)
+{
+	uint8_t buf[2048];
+	size_t len;
+
+	if (!smbt_recv(tc, buf, sizeof(buf), &len, &m->h, NULL))
+		return 0;
+	ck_assert_uint_ge(len, SMB2_HDR_LEN);
+	m->len = len - SMB2_HDR_LEN;
+	memcpy(m->body, buf + SMB2_HDR_LEN, m->len);
+	return 1;
+}
+
+void smbl_send(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *body, size_t n)
+{
+	h->tree_id = tc->t->id;
+	h->message_id = tc->mid++;
+	smbt_send(tc, h, body, n);
+}
+
+/* A CREATE response body into q. */
+static void smbl_create_parse(struct smbl_create *q, const struct smbl_msg *m)
+{
+	q->status = m->h.status;
+	if (m->h.status != STATUS_SUCCESS)
+		return;
+	ck_assert_uint_eq(smb_wire_get_u16(m->body), 89);
+	q->oplock_got = m->body[2];
+	q->fid = smb_wire_get_u64(m->body + 64);
+	q->dh_got[0] = '\0';
+	if (smb_wire_get_u32(m->body + 84)) {
+		size_t off = smb_wire_get_u32(m->body + 80) - SMB2_HDR_LEN;
+
+		for (;;) {
+			const uint8_t *c = m->body + off, *d = c + smb_wire_get_u16(c + 10), *name = c + smb_wire_get_u16(c + 4);
+			uint32_t next = smb_wire_get_u32(c);
+
+			ck_assert_uint_lt(off + 24, m->len);
+			if (!memcmp(name, "RqLs", 4)) {
+				q->ctx = true;
+				q->ctx_len = smb_wire_get_u32(c + 12);
+				memcpy(q->key, d, 16);
+				q->state = smb_wire_get_u32(d + 16);
+				q->flags = smb_wire_get_u32(d + 20);
+				if (q->ctx_len == 52)
+					q->epoch = smb_wire_get_u16(d + 48);
+			} else {
+				ck_assert(!memcmp(name, "DH2Q", 4) || !memcmp(name, "DHnQ", 4));
+				memcpy(q->dh_got, name, 4);
+				q->dh_got[4] = '\0';
+				ck_assert_uint_eq(smb_wire_get_u32(c + 12), 8);
+				q->dh_timeout = smb_wire_get_u32(d);
+				q->dh_flags = smb_wire_get_u32(d + 4);
+			}
+			if (!next)
+				break;
+			off += next;
+		}
+	}
+}
+
+/* Append one create context (tag, data) at body[*at], linking it from the previous one at *prev. */
+static void smbl_put_ctx(uint8_t *body, size_t *at, size_t *prev, const char *tag, const uint8_t *data, size_t dlen)
+{
+	size_t c = (*at + 7) & ~(size_t)7;
+
+	if (*prev != SIZE_MAX)
+		smbt_put32(body + *prev, (uint32_t)(c - *prev));
+	else
+		smbt_put32(body + 48, (uint32_t)(SMB2_HDR_LEN + c));
+	smbt_put16(body + c + 4, 16);
+	smbt_put16(body + c + 6, 4);
+	smbt_put16(body + c + 10, 24);
+	smbt_put32(body + c + 12, (uint32_t)dlen);
+	memcpy(body + c + 16, tag, 4);
+	memcpy(body + c + 24, data, dlen);
+	*prev = c;
+	*at = c + 24 + dlen;
+}
+
+void smbl_create(struct smbt_conn *tc, struct smbl_create *q)
+{
+	uint8_t body[384] = { 0 }, ld[52] = { 0 };
+	size_t nlen = strlen(q->name) * 2, at = 56, prev = SIZE_MAX, start;
+	struct smb_wire_hdr h = { .command = SMB2_CREATE };
+	const struct smbl_lease *l = &q->lease;
+	struct smbl_msg m;
+
+	smbt_put16(body, 57);
+	body[3] = l->on ? 0xFF : q->oplock;
+	smbt_put32(body + 4, 2);                                     /* impersonation */
+	smbt_put32(body + 24, q->access ? q->access : q->dir ? 0x1u : 0x3u | 0x6u << 16); /* read/write data */
+	smbt_put32(body + 32, q->share_none ? 0 : q->share ? q->share : SMBL_SHARE_ALL);
+	smbt_put32(body + 36, q->disposition ? q->disposition : SMBL_OPEN_IF);
+	smbt_put32(body + 40, q->dir ? 0x1u : 0x40u);
+	smbt_put16(body + 44, SMB2_HDR_LEN + 56);
+	smbt_put16(body + 46, (uint16_t)nlen);
+	for (size_t i = 0; q->name[i]; i++)
+		body[at + 2 * i] = (uint8_t)q->name[i];
+	at += nlen;
+	start = (at + 7) & ~(size_t)7;
+	if (l->on) {
+		memset(ld, l->key, 16);
+		smbt_put32(ld + 16, l->state);
+		if (l->v2)
+			smbt_put16(ld + 48, l->epoch);
+		smbl_put_ctx(body, &at, &prev, "RqLs", ld, l->v2 ? 52 : 32);
+	}
+	if (q->dh)
+		smbl_put_ctx(body, &at, &prev, q->dh, q->dh_data, q->dh_len);
+	if (q->dh_extra) {
+		static const uint8_t zero[16];
+
+		smbl_put_ctx(body, &at, &prev, q->dh_extra, zero, sizeof(zero));
+	}
+	if (prev != SIZE_MAX)
+		smbt_put32(body + 52, (uint32_t)(at - start));
+	q->mid = tc->mid;
+	smbl_send(tc, &h, body, at);
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.command, SMB2_CREATE);
+	q->ctx = false;
+	q->status = m.h.status;
+	if (m.h.status == STATUS_PENDING) {
+		q->aid = smbt_check_pending(&m.h, q->mid);
+		return;
+	}
+	smbl_create_parse(q, &m);
+}
+
+void smbl_create_final(struct smbt_conn *tc, struct smbl_create *q)
+{
+	struct smbl_msg m;
+
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.command, SMB2_CREATE);
+	ck_assert(m.h.flags & SMB2_FLAGS_ASYNC_COMMAND);
+	ck_assert_uint_eq(m.h.message_id, q->mid);
+	ck_assert_uint_eq(m.h.async_id, q->aid);
+	smbl_create_parse(q, &m);
+}
+
+uint32_t smbl_close(struct smbt_conn *tc, uint64_t fid)
+{
+	uint8_t body[24] = { 0 };
+	struct smb_wire_hdr h = { .command = SMB2_CLOSE };
+	struct smbl_msg m;
+
+	smbt_put16(body, 24);
+	smbt_put64(body + 8, fid);
+	smbt_put64(body + 16, fid);
+	smbl_send(tc, &h, body, sizeof(body));
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	return m.h.status;
+}
+
+uint32_t smbl_write(struct smbt_conn *tc, uint64_t fid, const char *data)
+{
+	uint8_t body[64] = { 0 };
+	size_t n = strlen(data);
+	struct smb_wire_hdr h = { .command = SMB2_WRITE };
+	struct smbl_msg m;
+
+	smbt_put16(body, 49);
+	smbt_put16(body + 2, SMB2_HDR_LEN + 48);
+	smbt_put32(body + 4, (uint32_t)n);
+	smbt_put64(body + 16, fid);
+	smbt_put64(body + 24, fid);
+	memcpy(body + 48, data, n);
+	smbl_send(tc, &h, body, 48 + n);
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.command, SMB2_WRITE);
+	return m.h.status;
+}
+
+uint32_t smbl_ack_oplock(struct smbt_conn *tc, uint64_t fid, uint8_t level, uint8_t *got)
+{
+	uint8_t body[24] = { 0 };
+	struct smb_wire_hdr h = { .command = SMB2_OPLOCK_BREAK };
+	struct smbl_msg m;
+
+	smbt_put16(body, 24);
+	body[2] = level;
+	smbt_put64(body + 8, fid);
+	smbt_put64(body + 16, fid);
+	smbl_send(tc, &h, body, sizeof(body));
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.command, SMB2_OPLOCK_BREAK);
+	if (m.h.status == STATUS_SUCCESS) {
+		ck_assert_uint_eq(smb_wire_get_u16(m.body), 24);
+		ck_assert_uint_eq(smb_wire_get_u64(m.body + 8), fid);
+		if (got)
+			*got = m.body[2];
+	}
+	return m.h.status;
+}
+
+uint32_t smbl_ack_lease(struct smbt_conn *tc, uint8_t key, uint32_t state, uint32_t *got)
+{
+	uint8_t body[36] = { 0 }, k[16];
+	struct smb_wire_hdr h = { .command = SMB2_OPLOCK_BREAK };
+	struct smbl_msg m;
+
+	smbt_put16(body, 36);
+	memset(body + 8, key, 16);
+	smbt_put32(body + 24, state);
+	smbl_send(tc, &h, body, sizeof(body));
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.command, SMB2_OPLOCK_BREAK);
+	if (m.h.status == STATUS_SUCCESS) {
+		memset(k, key, 16);
+		ck_assert_uint_eq(smb_wire_get_u16(m.body), 36);
+		ck_assert_mem_eq(m.body + 8, k, 16);
+		if (got)
+			*got = smb_wire_get_u32(m.body + 24);
+	}
+	return m.h.status;
+}
+
+void smbl_expect_oplock_break(struct smbt_conn *tc, uint64_t fid, uint8_t level)
+{
+	struct smbl_msg m;
+
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.command, SMB2_OPLOCK_BREAK);
+	ck_assert_uint_eq(m.h.message_id, UINT64_MAX);
+	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(smb_wire_get_u16(m.body), 24);
+	ck_assert_uint_eq(m.body[2], level);
+	ck_assert_uint_eq(smb_wire_get_u64(m.body + 8), fid);
+}
+
+void smbl_expect_lease_break(struct smbt_conn *tc, uint8_t key, uint16_t epoch, uint32_t flags, uint32_t cur,
+			     uint32_t new_state)
+{
+	struct smbl_msg m;
+	uint8_t k[16];
+
+	memset(k, key, 16);
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.command, SMB2_OPLOCK_BREAK);
+	ck_assert_uint_eq(m.h.message_id, UINT64_MAX);
+	ck_assert_uint_eq(smb_wire_get_u16(m.body), 44);
+	ck_assert_uint_eq(smb_wire_get_u16(m.body + 2), epoch);
+	ck_assert_uint_eq(smb_wire_get_u32(m.body + 4), flags);
+	ck_assert_mem_eq(m.body + 8, k, 16);
+	ck_assert_uint_eq(smb_wire_get_u32(m.body + 24), cur);
+	ck_assert_uint_eq(smb_wire_get_u32(m.body + 28), new_state);
+}
+
+void smbl_expect_nothing(struct smbt_conn *tc)
+{
+	struct smbl_msg m;
+
+	ck_assert_int_eq(smbl_recv(tc, &m), 0);
+}

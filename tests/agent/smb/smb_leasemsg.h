@@ -1,0 +1,85 @@
+/* smb_leasemsg: the CREATE, CLOSE, WRITE and OPLOCK_BREAK requests the
+ * oplock and lease suites (test_smb_lease, test_smb_break) send through
+ * smb_harness, and the parse of their answers and of break notifications.
+ * Every helper fails the running Check test on anything unexpected.
+ */
+#ifndef AQ_TESTS_SMB_LEASEMSG_H
+#define AQ_TESTS_SMB_LEASEMSG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tests/agent/smb/smb_harness.h"
+
+#define SMBL_R 0x1u
+#define SMBL_RH 0x3u
+#define SMBL_RW 0x5u
+#define SMBL_RWH 0x7u
+#define SMBL_SHARE_ALL 7u
+#define SMBL_OPEN_IF 3u
+#define SMBL_OVERWRITE_IF 5u
+
+/* One message from the server. */
+struct smbl_msg {
+	struct smb_wire_hdr h;
+	uint8_t body[1024];
+	size_t len;
+};
+
+struct smbl_lease {
+	bool on, v2;
+	uint8_t key;       /* the key is 16 times this byte */
+	uint32_t state;
+	uint16_t epoch;
+};
+
+/* What a CREATE is and what it got. */
+struct smbl_create {
+	const char *name;          /* ASCII */
+	uint8_t oplock;
+	struct smbl_lease lease;
+	bool dir;
+	uint32_t share;            /* ShareAccess (0 taken as all) */
+	bool share_none;           /* ShareAccess 0 */
+	uint32_t access;           /* DesiredAccess (0: read/write data, list for a directory) */
+	uint32_t disposition;      /* 0 taken as OPEN_IF */
+	const char *dh;            /* a durable handle context ("DHnQ", "DH2Q", "DHnC", "DH2C") or NULL */
+	uint8_t dh_data[36];
+	size_t dh_len;
+	const char *dh_extra;      /* a second one, with 16 zero bytes (a malformed request) */
+	/* the answer */
+	uint32_t status;           /* STATUS_PENDING: waiting, mid and aid set */
+	uint64_t mid, aid;
+	uint8_t oplock_got;
+	uint64_t fid;
+	bool ctx;                  /* a lease context came back */
+	uint8_t key[16];
+	uint32_t state, flags;
+	uint16_t epoch;
+	size_t ctx_len;
+	char dh_got[5];            /* the durable context answered ("" none) */
+	uint32_t dh_timeout, dh_flags;
+};
+
+/* The next message on tc (0: none waiting). */
+int smbl_recv(struct smbt_conn *tc, struct smbl_msg *m);
+/* Send one request in tc's tree with its next MessageId. */
+void smbl_send(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *body, size_t n);
+/* CREATE q->name with read/write access (list for a directory); the answer
+ * (or the interim STATUS_PENDING) into q. */
+void smbl_create(struct smbt_conn *tc, struct smbl_create *q);
+/* The final answer of q's waiting CREATE, which must be on tc now. */
+void smbl_create_final(struct smbt_conn *tc, struct smbl_create *q);
+uint32_t smbl_close(struct smbt_conn *tc, uint64_t fid);
+uint32_t smbl_write(struct smbt_conn *tc, uint64_t fid, const char *data);
+/* Acknowledgments; *level / *state (when not NULL) get the response's. */
+uint32_t smbl_ack_oplock(struct smbt_conn *tc, uint64_t fid, uint8_t level, uint8_t *got);
+uint32_t smbl_ack_lease(struct smbt_conn *tc, uint8_t key, uint32_t state, uint32_t *got);
+/* A break notification must be next on tc: an oplock break of fid to
+ * level, a lease break of key (epoch, flags, current -> new). */
+void smbl_expect_oplock_break(struct smbt_conn *tc, uint64_t fid, uint8_t level);
+void smbl_expect_lease_break(struct smbt_conn *tc, uint8_t key, uint16_t epoch, uint32_t flags, uint32_t cur,
+			     uint32_t new_state);
+void smbl_expect_nothing(struct smbt_conn *tc);
+
+#endif

@@ -1,0 +1,475 @@
+/* test_smb_break: breaks that wait for the holder's acknowledgment
+ * (agent/smb/smb_lease.c, agent/smb/smb_async.c) over the store's
+ * cached-open table (agent/vol/vol_lease.c), through the server's own
+ * dispatcher (smb_harness.h, requests from smb_leasemsg.h):
+ * - a CREATE of another client on a file under a BATCH oplock is answered
+ *   STATUS_PENDING, the holder gets a break to Level II, and the CREATE
+ *   completes (async, same AsyncId) only once the holder acknowledged;
+ * - a lease RWH (v2): the other client's CREATE breaks it to RH with
+ *   ACK_REQUIRED and the next epoch; an ack keeping more than RH is
+ *   REQUEST_NOT_ACCEPTED and changes nothing; an ack of RH completes the
+ *   CREATE, which gets RH (no W beside another open);
+ * - the break timeout revokes a break nobody acknowledges: the CREATE goes
+ *   on, the holder is left with what the break left, a late ack is refused;
+ * - the holder closing instead of acknowledging ends the wait;
+ * - CANCEL of a waiting CREATE answers it STATUS_CANCELLED;
+ * - a CREATE the share modes refuse while another client caches the handle
+ *   (RH) breaks H first and waits; once the holder closed it is granted;
+ * - a break while another waits (an NFS write while a CREATE's break
+ *   waits): the ack of what the first announced is taken, the next break (to
+ *   NONE) follows, and the write goes on only once that is acknowledged too;
+ * - an open the share modes refuse breaks no EXCLUSIVE oplock, a stat open
+ *   (attributes only) no BATCH; a Level II holder's own write breaks it to
+ *   NONE (an ack of that is INVALID_OPLOCK_PROTOCOL);
+ * - an NFS write (vol_write, on another thread) to a file under an RWH lease
+ *   waits in the store until the SMB holder acknowledged its break (RWH ->
+ *   NONE): until then the file holds the old bytes; with no ack it goes on
+ *   after the break timeout.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/smb/smb_srv_internal.h"
+#include "agent/vol/vol_internal.h"
+#include "agent/vol/vol_lease.h"
+#include "api/api_error.h"
+#include "api/api_intent.h"
+#include "tests/agent/smb/smb_harness.h"
+#include "tests/agent/smb/smb_leasemsg.h"
+#include "tests/lib/aqt.h"
+#include "tests/lib/aqt_store.h"
+
+static struct aqt_store ts;
+static struct smb_srv *srv;
+static struct vol_export *exp0;
+static const struct vol_cred nfs_cred = { .uid = 0, .gid = 0 };
+
+#define ON API_INTENT_SMB_OPLOCKS
+
+static void setup(void)
+{
+	aqt_store_init(&ts, 1, &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 100, .capacity = 1ull << 30,
+							 .clients = "0.0.0.0/0", .key_byte = 1 });
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
+	ck_assert_ptr_nonnull(exp0 = vol_export_at(ts.store, 0));
+	smbt_srv_new(ts.store, &srv);
+}
+
+static void teardown(void)
+{
+	smbt_conns_free(srv);
+	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
+	ck_assert_uint_eq(srv->ncreates, 0);
+	smbt_srv_free(srv);
+	vol_export_unref(exp0);
+	aqt_store_cleanup(&ts);
+}
+
+static void conn_new(struct smbt_conn *tc, uint64_t key)
+{
+	smbt_conn_new(tc, srv, key, ON);
+	ck_assert_ptr_nonnull(tc->t->exp = vol_export_at(ts.store, 0));
+}
+
+/* The grant of a's open with FileId fid: its state in the table. */
+static unsigned grant_state(struct smbt_conn *tc, uint64_t fid, bool *breaking)
+{
+	for (struct smb_open *o = tc->s->opens; o; o = o->next)
+		if (o->id == fid)
+			return vol_lease_state(ts.store, &o->lease, breaking, NULL);
+	ck_abort_msg("no open %llu", (unsigned long long)fid);
+	return 0;
+}
+
+START_TEST(test_batch_break_waits_for_ack)
+{
+	struct smbt_conn a, b;
+	struct smbl_create ra = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	struct smbl_create rb = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	uint8_t level = 0xEE;
+	bool breaking = false;
+
+	conn_new(&a, 1);
+	conn_new(&b, 2);
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_PENDING); /* interim, async */
+	smbt_loop_turn(srv);
+	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_II);
+	smbl_expect_nothing(&b); /* still waiting */
+	ck_assert_uint_eq(grant_state(&a, ra.fid, &breaking), VOL_LEASE_R | VOL_LEASE_H | VOL_LEASE_W);
+	ck_assert(breaking);
+	smbt_loop_turn(srv);
+	smbl_expect_nothing(&b);
+	ck_assert_uint_eq(smbl_ack_oplock(&a, ra.fid, SMB2_OPLOCK_LEVEL_II, &level), STATUS_SUCCESS);
+	ck_assert_uint_eq(level, SMB2_OPLOCK_LEVEL_II);
+	ck_assert_uint_eq(grant_state(&a, ra.fid, &breaking), VOL_LEASE_R);
+	ck_assert(!breaking);
+	smbt_loop_turn(srv);
+	smbl_create_final(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(rb.oplock_got, SMB2_OPLOCK_LEVEL_II); /* another open exists */
+	smbl_expect_nothing(&a);
+	ck_assert_uint_eq(srv->ncreates, 0);
+}
+END_TEST
+
+START_TEST(test_lease_break_ack)
+{
+	struct smbt_conn a, b;
+	struct smbl_create ra = { .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x11, .state = SMBL_RWH, .epoch = 1 } };
+	struct smbl_create rb = { .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x22, .state = SMBL_RWH } };
+	uint32_t got = 0;
+
+	conn_new(&a, 1);
+	conn_new(&b, 2);
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.state, SMBL_RWH);
+	ck_assert_uint_eq(ra.epoch, 2);
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_PENDING);
+	smbt_loop_turn(srv);
+	smbl_expect_lease_break(&a, 0x11, 3, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RWH, SMBL_RH);
+	smbl_expect_nothing(&a);
+	/* more than the break left: refused, nothing changes */
+	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RWH, NULL), STATUS_REQUEST_NOT_ACCEPTED);
+	smbt_loop_turn(srv);
+	smbl_expect_nothing(&b);
+	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RH, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(got, SMBL_RH);
+	smbt_loop_turn(srv);
+	smbl_create_final(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(rb.state, SMBL_RH); /* no W beside another client's open */
+	/* an ack with nothing breaking */
+	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RH, NULL), STATUS_UNSUCCESSFUL);
+}
+END_TEST
+
+START_TEST(test_break_timeout_revokes)
+{
+	struct smbt_conn a, b;
+	struct smbl_create ra = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_EXCLUSIVE };
+	struct smbl_create rb = { .name = "f1" };
+	bool breaking = true;
+
+	ck_assert_int_eq(vol_lease_set_timeout(ts.store, 0), -EINVAL);
+	ck_assert_int_eq(vol_lease_set_timeout(ts.store, 200), 0);
+	conn_new(&a, 1);
+	conn_new(&b, 2);
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_EXCLUSIVE);
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_PENDING);
+	smbt_loop_turn(srv);
+	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_II);
+	smb_async_tick(srv); /* before the timeout: still waiting */
+	smbl_expect_nothing(&b);
+	usleep(300 * 1000);
+	smb_async_tick(srv);
+	smbl_create_final(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(grant_state(&a, ra.fid, &breaking), VOL_LEASE_R); /* revoked to what the break left */
+	ck_assert(!breaking);
+	ck_assert_uint_eq(smbl_ack_oplock(&a, ra.fid, SMB2_OPLOCK_LEVEL_II, NULL), STATUS_INVALID_OPLOCK_PROTOCOL);
+}
+END_TEST
+
+START_TEST(test_holder_close_ends_wait)
+{
+	struct smbt_conn a, b;
+	struct smbl_create ra = { .name = "f1", .lease = { .on = true, .key = 0x11, .state = SMBL_RWH } };
+	struct smbl_create rb = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+
+	conn_new(&a, 1);
+	conn_new(&b, 2);
+	smbl_create(&a, &ra);
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_PENDING);
+	smbt_loop_turn(srv);
+	smbl_expect_lease_break(&a, 0x11, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RWH, SMBL_RH);
+	ck_assert_uint_eq(smbl_close(&a, ra.fid), STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	smbl_create_final(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(rb.oplock_got, SMB2_OPLOCK_LEVEL_BATCH); /* the file is b's alone now */
+}
+END_TEST
+
+START_TEST(test_cancel_waiting_create)
+{
+	struct smbt_conn a, b;
+	struct smbl_create ra = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	struct smbl_create rb = { .name = "f1" };
+	struct smbl_msg m;
+
+	conn_new(&a, 1);
+	conn_new(&b, 2);
+	smbl_create(&a, &ra);
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_PENDING);
+	smbt_cancel(&b, true, rb.aid);
+	ck_assert_int_eq(smbl_recv(&b, &m), 1);
+	smbt_check_final(&m.h, SMB2_CREATE, rb.mid, rb.aid, STATUS_CANCELLED);
+	ck_assert_uint_eq(srv->ncreates, 0);
+	smbt_loop_turn(srv);
+	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_II); /* the break itself stands */
+}
+END_TEST
+
+START_TEST(test_sharing_violation_breaks_handle)
+{
+	struct smbt_conn a, b;
+	/* a shares read only: b's write access is a sharing violation */
+	struct smbl_create ra = { .name = "f1", .share = 1, .lease = { .on = true, .key = 0x11, .state = SMBL_RH } };
+	struct smbl_create rb = { .name = "f1" };
+
+	conn_new(&a, 1);
+	conn_new(&b, 2);
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.state, SMBL_RH);
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_PENDING); /* H is broken before the violation is answered */
+	smbt_loop_turn(srv);
+	smbl_expect_lease_break(&a, 0x11, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RH, SMBL_R);
+	/* the holder gives the handle back: closes it */
+	ck_assert_uint_eq(smbl_close(&a, ra.fid), STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	smbl_create_final(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	/* the holder keeps its open: the violation is answered after the ack */
+	ra = (struct smbl_create){ .name = "f2", .share = 1, .lease = { .on = true, .key = 0x22, .state = SMBL_RH } };
+	rb = (struct smbl_create){ .name = "f2" };
+	smbl_create(&a, &ra);
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_PENDING);
+	smbt_loop_turn(srv);
+	smbl_expect_lease_break(&a, 0x22, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RH, SMBL_R);
+	ck_assert_uint_eq(smbl_ack_lease(&a, 0x22, SMBL_R, NULL), STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	smbl_create_final(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SHARING_VIOLATION);
+}
+END_TEST
+
+START_TEST(test_no_break_on_refused_or_stat_open)
+{
+	struct smbt_conn a, b;
+	/* EXCLUSIVE, sharing nothing: caches no handle, so a refused open breaks nothing */
+	struct smbl_create ra = { .name = "f1", .share_none = true, .oplock = SMB2_OPLOCK_LEVEL_EXCLUSIVE };
+	struct smbl_create rb = { .name = "f1" };
+
+	conn_new(&a, 1);
+	conn_new(&b, 2);
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_EXCLUSIVE);
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SHARING_VIOLATION);
+	smbt_loop_turn(srv);
+	smbl_expect_nothing(&a);
+	ck_assert_uint_eq(smbl_close(&a, ra.fid), STATUS_SUCCESS);
+	/* a BATCH, and an open for attributes only (a stat open): no break either */
+	ra = (struct smbl_create){ .name = "f2", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
+	rb = (struct smbl_create){ .name = "f2", .access = 0x80u | 0x100000u };
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	smbl_expect_nothing(&a);
+}
+END_TEST
+
+START_TEST(test_level2_writer_breaks_itself)
+{
+	struct smbt_conn a;
+	struct smbl_create ra = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_II };
+
+	conn_new(&a, 1);
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_II);
+	ck_assert_uint_eq(smbl_write(&a, ra.fid, "x"), STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_NONE); /* as Windows: every Level II goes */
+	/* no ack is expected from II to NONE: one is a protocol error */
+	ck_assert_uint_eq(smbl_ack_oplock(&a, ra.fid, SMB2_OPLOCK_LEVEL_NONE, NULL), STATUS_INVALID_OPLOCK_PROTOCOL);
+}
+END_TEST
+
+/* An NFS WRITE on its own thread (as the NFS server's workers make it). */
+struct nfs_writer {
+	pthread_t thr;
+	int done;          /* atomic */
+	int rc;
+	struct timespec took;
+};
+
+static void *nfs_write_thread(void *arg)
+{
+	struct nfs_writer *w = arg;
+	struct vol_obj root, f;
+	struct timespec t0, t1;
+	int committed;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	w->rc = vol_root(exp0, &root);
+	if (w->rc == 0 && (w->rc = vol_lookup(&root, &nfs_cred, "f1", 2, &f)) == 0) {
+		w->rc = vol_write(&f, &nfs_cred, 0, "NFS", 3, 2, &committed);
+		vol_obj_cleanup(&f);
+	}
+	if (root.exp)
+		vol_obj_cleanup(&root);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	w->took.tv_sec = t1.tv_sec - t0.tv_sec - (t1.tv_nsec < t0.tv_nsec);
+	w->took.tv_nsec = (t1.tv_nsec - t0.tv_nsec + 1000000000L) % 1000000000L;
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The file's first three bytes, read through the store. */
+static void file_head(char out[4])
+{
+	struct vol_obj root, f;
+	size_t got = 0;
+	bool eof;
+
+	ck_assert_int_eq(vol_root(exp0, &root), 0);
+	ck_assert_int_eq(vol_lookup(&root, &nfs_cred, "f1", 2, &f), 0);
+	ck_assert_int_eq(vol_read(&f, &nfs_cred, 0, out, 3, &got, &eof), 0);
+	out[got] = '\0';
+	vol_obj_cleanup(&f);
+	vol_obj_cleanup(&root);
+}
+
+/* Turn the loop until tc has a break notification waiting. */
+static void wait_break(struct smbt_conn *tc)
+{
+	for (int i = 0; i < 500; i++) {
+		uint8_t b;
+
+		smbt_loop_turn(srv);
+		if (recv(tc->peer, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1)
+			return;
+		usleep(10 * 1000);
+	}
+	ck_abort_msg("no break came");
+}
+
+START_TEST(test_nfs_write_waits_for_ack)
+{
+	struct smbt_conn a;
+	struct smbl_create ra = { .name = "f1", .lease = { .on = true, .key = 0x11, .state = SMBL_RWH } };
+	struct nfs_writer w = { 0 };
+	char head[4];
+
+	conn_new(&a, 1);
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.state, SMBL_RWH);
+	ck_assert_uint_eq(smbl_write(&a, ra.fid, "smb"), STATUS_SUCCESS); /* its own cache: no break */
+	ck_assert_int_eq(pthread_create(&w.thr, NULL, nfs_write_thread, &w), 0);
+	wait_break(&a);
+	/* R and W are lost (and with R all): the client must flush, so the write waits */
+	smbl_expect_lease_break(&a, 0x11, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RWH, 0);
+	usleep(200 * 1000);
+	ck_assert_int_eq(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE), 0);
+	file_head(head);
+	ck_assert_str_eq(head, "smb"); /* the NFS bytes are not there before the ack */
+	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_R, NULL), STATUS_REQUEST_NOT_ACCEPTED);
+	ck_assert_int_eq(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE), 0);
+	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, 0, NULL), STATUS_SUCCESS);
+	ck_assert_int_eq(pthread_join(w.thr, NULL), 0);
+	ck_assert_int_eq(w.rc, 0);
+	file_head(head);
+	ck_assert_str_eq(head, "NFS");
+}
+END_TEST
+
+START_TEST(test_nfs_write_timeout)
+{
+	struct smbt_conn a;
+	struct smbl_create ra = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	struct nfs_writer w = { 0 };
+	bool breaking = true;
+
+	ck_assert_int_eq(vol_lease_set_timeout(ts.store, 300), 0);
+	conn_new(&a, 1);
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
+	ck_assert_int_eq(pthread_create(&w.thr, NULL, nfs_write_thread, &w), 0);
+	wait_break(&a);
+	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_NONE);
+	ck_assert_int_eq(pthread_join(w.thr, NULL), 0); /* nobody acks: the timeout lets it go */
+	ck_assert_int_eq(w.rc, 0);
+	ck_assert(w.took.tv_sec > 0 || w.took.tv_nsec >= 250 * 1000000L);
+	ck_assert_uint_eq(grant_state(&a, ra.fid, &breaking), 0); /* revoked: nothing cached */
+	ck_assert(!breaking);
+}
+END_TEST
+
+START_TEST(test_second_break_after_ack)
+{
+	struct smbt_conn a, b;
+	struct smbl_create ra = { .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x11, .state = SMBL_RWH } };
+	struct smbl_create rb = { .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x22, .state = SMBL_RH } };
+	struct nfs_writer w = { 0 };
+
+	conn_new(&a, 1);
+	conn_new(&b, 2);
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.epoch, 1);
+	smbl_create(&b, &rb); /* breaks W */
+	ck_assert_uint_eq(rb.status, STATUS_PENDING);
+	smbt_loop_turn(srv);
+	smbl_expect_lease_break(&a, 0x11, 2, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RWH, SMBL_RH);
+	/* an NFS write while that break waits: everything is to go */
+	ck_assert_int_eq(pthread_create(&w.thr, NULL, nfs_write_thread, &w), 0);
+	usleep(100 * 1000);
+	smbt_loop_turn(srv);
+	smbl_expect_nothing(&a); /* one break in flight at a time */
+	/* the ack of what the first break announced is taken, and the next break follows */
+	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RH, NULL), STATUS_SUCCESS);
+	wait_break(&a);
+	smbl_expect_lease_break(&a, 0x11, 3, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RH, 0);
+	usleep(100 * 1000);
+	ck_assert_int_eq(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE), 0); /* a still caches reads: the write waits */
+	smbl_expect_nothing(&b);
+	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, 0, NULL), STATUS_SUCCESS);
+	ck_assert_int_eq(pthread_join(w.thr, NULL), 0);
+	ck_assert_int_eq(w.rc, 0);
+	smbt_loop_turn(srv);
+	smbl_create_final(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+}
+END_TEST
+
+static Suite *smb_break_suite(void)
+{
+	Suite *s = suite_create("smb_break");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_batch_break_waits_for_ack);
+	tcase_add_test(tc, test_lease_break_ack);
+	tcase_add_test(tc, test_break_timeout_revokes);
+	tcase_add_test(tc, test_holder_close_ends_wait);
+	tcase_add_test(tc, test_cancel_waiting_create);
+	tcase_add_test(tc, test_sharing_violation_breaks_handle);
+	tcase_add_test(tc, test_second_break_after_ack);
+	tcase_add_test(tc, test_no_break_on_refused_or_stat_open);
+	tcase_add_test(tc, test_level2_writer_breaks_itself);
+	tcase_add_test(tc, test_nfs_write_waits_for_ack);
+	tcase_add_test(tc, test_nfs_write_timeout);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return aqt_run(smb_break_suite());
+}

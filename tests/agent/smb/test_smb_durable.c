@@ -1,0 +1,390 @@
+/* test_smb_durable: durable handles v1 and v2 (agent/smb/smb_durable.c)
+ * through the server's own dispatcher (smb_harness.h, requests from
+ * smb_leasemsg.h); a dropped TCP connection is smb_conn_free, as the loop
+ * does when the peer goes.
+ * - granted (DH2Q answered with its Timeout, 0 -> 60 s, capped at 300 s,
+ *   never PERSISTENT; DHnQ answered) to a BATCH oplock or a lease with H,
+ *   not to Level II or an R lease;
+ * - the connection drops: the open is kept with its grant and its
+ *   byte-range lock (another open still conflicts); a DH2C from the same
+ *   user with the CreateGuid gets the same FileId back, with its oplock,
+ *   and can write through it; closed, its lock goes;
+ * - refused: another CreateGuid, the v1 form for a v2 handle, an unknown
+ *   FileId (OBJECT_NAME_NOT_FOUND), another user (ACCESS_DENIED), a leased
+ *   v1 handle without its lease key (OBJECT_NAME_NOT_FOUND), a leased
+ *   handle under another file name (INVALID_PARAMETER); a v2 durable
+ *   context with another one in one CREATE is INVALID_PARAMETER, while a
+ *   v1 reconnect may carry DHnQ too;
+ * - its timeout passes: closed (grant and locks gone), a reconnect finds
+ *   nothing;
+ * - another client's open that must break its caching closes it at once
+ *   (it cannot acknowledge) and goes on, also one that its share modes
+ *   refuse (the kept BATCH caches the handle);
+ * - a CLOSE is final: nothing is kept when the connection drops after.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/smb/smb_srv_internal.h"
+#include "agent/vol/vol_internal.h"
+#include "agent/vol/vol_lease.h"
+#include "api/api_error.h"
+#include "api/api_intent.h"
+#include "tests/agent/smb/smb_harness.h"
+#include "tests/agent/smb/smb_leasemsg.h"
+#include "tests/lib/aqt.h"
+#include "tests/lib/aqt_store.h"
+
+static struct aqt_store ts;
+static struct smb_srv *srv;
+
+static const uint8_t guid_a[16] = { 0xA1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+static const uint8_t guid_b[16] = { 0xB2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+
+static void setup(void)
+{
+	aqt_store_init(&ts, 1, &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 100, .capacity = 1ull << 30,
+							 .clients = "0.0.0.0/0", .key_byte = 1 });
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
+	smbt_srv_new(ts.store, &srv);
+}
+
+static void teardown(void)
+{
+	smbt_conns_free(srv);
+	ck_assert_uint_eq(srv->ndurable, 0);
+	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
+	smbt_srv_free(srv);
+	aqt_store_cleanup(&ts);
+}
+
+/* A connection of user `user` (project p1) on share "docs". */
+static void conn_new(struct smbt_conn *tc, uint64_t key, const char *user)
+{
+	smbt_conn_new(tc, srv, key, API_INTENT_SMB_OPLOCKS);
+	ck_assert_ptr_nonnull(tc->t->exp = vol_export_at(ts.store, 0));
+	snprintf(tc->s->user.name, sizeof(tc->s->user.name), "%s", user);
+	snprintf(tc->s->user.project, sizeof(tc->s->user.project), "p1");
+	snprintf(tc->t->share.name, sizeof(tc->t->share.name), "docs");
+}
+
+static void dh2q(struct smbl_create *q, uint32_t timeout, uint32_t flags, const uint8_t guid[16])
+{
+	q->dh = "DH2Q";
+	q->dh_len = 32;
+	memset(q->dh_data, 0, sizeof(q->dh_data));
+	smbt_put32(q->dh_data, timeout);
+	smbt_put32(q->dh_data + 4, flags);
+	memcpy(q->dh_data + 16, guid, 16);
+}
+
+static void dh2c(struct smbl_create *q, uint64_t fid, const uint8_t guid[16])
+{
+	q->dh = "DH2C";
+	q->dh_len = 36;
+	memset(q->dh_data, 0, sizeof(q->dh_data));
+	smbt_put64(q->dh_data, fid);
+	smbt_put64(q->dh_data + 8, fid);
+	memcpy(q->dh_data + 16, guid, 16);
+}
+
+static void dhnc(struct smbl_create *q, uint64_t fid)
+{
+	q->dh = "DHnC";
+	q->dh_len = 16;
+	memset(q->dh_data, 0, sizeof(q->dh_data));
+	smbt_put64(q->dh_data, fid);
+	smbt_put64(q->dh_data + 8, fid);
+}
+
+/* A foreign open on f1's file (a lock owner of another client), or NULL. */
+static struct smb_open *find_open(struct smbt_conn *tc, uint64_t fid)
+{
+	for (struct smb_open *o = tc->s->opens; o; o = o->next)
+		if (o->id == fid)
+			return o;
+	return NULL;
+}
+
+START_TEST(test_grant)
+{
+	struct smbt_conn a;
+	struct smbl_create q;
+
+	conn_new(&a, 1, "alice");
+	q = (struct smbl_create){ .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	dh2q(&q, 30000, 0, guid_a);
+	smbl_create(&a, &q);
+	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+	ck_assert_str_eq(q.dh_got, "DH2Q");
+	ck_assert_uint_eq(q.dh_timeout, 30000);
+	ck_assert_uint_eq(q.dh_flags, 0);
+	ck_assert_uint_eq(smbl_close(&a, q.fid), STATUS_SUCCESS);
+	/* PERSISTENT is not offered; Timeout 0 is the default, a huge one the cap */
+	q = (struct smbl_create){ .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	dh2q(&q, 0, 0x2u, guid_a);
+	smbl_create(&a, &q);
+	ck_assert_str_eq(q.dh_got, "DH2Q");
+	ck_assert_uint_eq(q.dh_timeout, 60000);
+	ck_assert_uint_eq(q.dh_flags, 0);
+	ck_assert_uint_eq(smbl_close(&a, q.fid), STATUS_SUCCESS);
+	q = (struct smbl_create){ .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	dh2q(&q, 1000000000u, 0, guid_a);
+	smbl_create(&a, &q);
+	ck_assert_uint_eq(q.dh_timeout, 300000);
+	ck_assert_uint_eq(smbl_close(&a, q.fid), STATUS_SUCCESS);
+	/* Level II and an R lease cannot keep a handle: not durable */
+	q = (struct smbl_create){ .name = "f2", .oplock = SMB2_OPLOCK_LEVEL_II };
+	dh2q(&q, 0, 0, guid_a);
+	smbl_create(&a, &q);
+	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+	ck_assert_str_eq(q.dh_got, "");
+	q = (struct smbl_create){ .name = "f3", .lease = { .on = true, .key = 0x33, .state = SMBL_R } };
+	q.dh = "DHnQ";
+	q.dh_len = 16;
+	smbl_create(&a, &q);
+	ck_assert_str_eq(q.dh_got, "");
+	q = (struct smbl_create){ .name = "f4", .lease = { .on = true, .key = 0x44, .state = SMBL_RH } };
+	q.dh = "DHnQ";
+	q.dh_len = 16;
+	smbl_create(&a, &q);
+	ck_assert_str_eq(q.dh_got, "DHnQ");
+	/* a v2 durable context with another one (a reconnect and a v1 request) */
+	q = (struct smbl_create){ .name = "f6", .oplock = SMB2_OPLOCK_LEVEL_BATCH, .dh_extra = "DHnQ" };
+	dh2c(&q, 12345, guid_a);
+	smbl_create(&a, &q);
+	ck_assert_uint_eq(q.status, STATUS_INVALID_PARAMETER);
+	/* a DHnQ of the wrong size */
+	q = (struct smbl_create){ .name = "f5", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	q.dh = "DHnQ";
+	q.dh_len = 8;
+	smbl_create(&a, &q);
+	ck_assert_uint_eq(q.status, STATUS_INVALID_PARAMETER);
+}
+END_TEST
+
+START_TEST(test_reconnect_keeps_locks)
+{
+	struct smbt_conn a, b, x;
+	struct smbl_create q = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	struct smb_wire_lock_elem e = { .offset = 0, .length = 10, .flags = SMB2_LOCKFLAG_EXCLUSIVE };
+	struct smb_open *o, *other;
+	uint64_t fid;
+
+	conn_new(&a, 1, "alice");
+	conn_new(&x, 9, "xavier");
+	dh2q(&q, 30000, 0, guid_a);
+	smbl_create(&a, &q);
+	ck_assert_str_eq(q.dh_got, "DH2Q");
+	fid = q.fid;
+	ck_assert_ptr_nonnull(o = find_open(&a, fid));
+	ck_assert_int_eq(smb_lock_try(o, &e), 0);
+	/* another client's lock owner on the same file */
+	other = smbt_open_new(&x, 999);
+	other->locks = o->locks;
+	other->lkey = o->lkey;
+	other->owner = (struct vol_lock_owner){ .proto = VOL_LOCK_SMB, .client = 9, .id = 999 };
+	smb_conn_free(a.c); /* the TCP connection drops */
+	ck_assert_uint_eq(srv->ndurable, 1);
+	ck_assert_uint_eq(vol_lease_count(ts.store), 1);
+	ck_assert_int_eq(smb_lock_try(other, &e), -EAGAIN); /* its lock stands */
+	conn_new(&b, 2, "alice");
+	q = (struct smbl_create){ .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	dh2c(&q, fid, guid_a);
+	smbl_create(&b, &q);
+	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(q.fid, fid);
+	ck_assert_uint_eq(q.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
+	ck_assert_uint_eq(srv->ndurable, 0);
+	ck_assert_uint_eq(smbl_write(&b, fid, "back"), STATUS_SUCCESS);
+	ck_assert_int_eq(smb_lock_try(other, &e), -EAGAIN);
+	ck_assert_uint_eq(smbl_close(&b, fid), STATUS_SUCCESS);
+	ck_assert_int_eq(smb_lock_try(other, &e), 0); /* closed: its lock went */
+	vol_lock_release(other->locks, &other->owner);
+}
+END_TEST
+
+START_TEST(test_reconnect_refused)
+{
+	struct smbt_conn a, b, c;
+	struct smbl_create q = { .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x11, .state = SMBL_RWH } };
+	uint64_t fid;
+
+	conn_new(&a, 1, "alice");
+	dh2q(&q, 30000, 0, guid_a);
+	smbl_create(&a, &q);
+	ck_assert_str_eq(q.dh_got, "DH2Q");
+	fid = q.fid;
+	smb_conn_free(a.c);
+	conn_new(&b, 2, "alice");
+	conn_new(&c, 3, "bob");
+	q = (struct smbl_create){ .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x11, .state = SMBL_RWH } };
+	dh2c(&q, fid, guid_b); /* another CreateGuid */
+	smbl_create(&b, &q);
+	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
+	dh2c(&q, fid + 100, guid_a); /* another FileId */
+	smbl_create(&b, &q);
+	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
+	dhnc(&q, fid); /* the v1 form of a v2 handle */
+	smbl_create(&b, &q);
+	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
+	q.lease.key = 0x12; /* another lease key */
+	dh2c(&q, fid, guid_a);
+	smbl_create(&b, &q);
+	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
+	q.lease.key = 0x11;
+	q.name = "f2"; /* the lease's file by another name */
+	smbl_create(&b, &q);
+	ck_assert_uint_eq(q.status, STATUS_INVALID_PARAMETER);
+	q.name = "f1";
+	smbl_create(&c, &q); /* another user */
+	ck_assert_uint_eq(q.status, STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(srv->ndurable, 1);
+	smbl_create(&b, &q);
+	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(q.fid, fid);
+	ck_assert(q.ctx);
+	ck_assert_uint_eq(q.state, SMBL_RWH);
+}
+END_TEST
+
+START_TEST(test_v1_reconnect)
+{
+	struct smbt_conn a, b;
+	struct smbl_create q = { .name = "f1", .lease = { .on = true, .key = 0x11, .state = SMBL_RWH } };
+	uint64_t fid;
+
+	conn_new(&a, 1, "alice");
+	q.dh = "DHnQ";
+	q.dh_len = 16;
+	smbl_create(&a, &q);
+	ck_assert_str_eq(q.dh_got, "DHnQ");
+	fid = q.fid;
+	smb_conn_free(a.c);
+	conn_new(&b, 2, "alice");
+	q = (struct smbl_create){ .name = "f1" };
+	dhnc(&q, fid); /* a leased handle without its lease */
+	q.dh_extra = "DHnQ"; /* Samba's client sends DHnQ with DHnC: ignored */
+	smbl_create(&b, &q);
+	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
+	q = (struct smbl_create){ .name = "f1", .lease = { .on = true, .key = 0x11, .state = SMBL_RWH } };
+	dhnc(&q, fid);
+	q.dh_extra = "DHnQ";
+	smbl_create(&b, &q);
+	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(q.fid, fid);
+	ck_assert_uint_eq(q.state, SMBL_RWH);
+}
+END_TEST
+
+START_TEST(test_timeout_closes)
+{
+	struct smbt_conn a, b;
+	struct smbl_create q = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	uint64_t fid;
+
+	conn_new(&a, 1, "alice");
+	dh2q(&q, 300, 0, guid_a);
+	smbl_create(&a, &q);
+	ck_assert_uint_eq(q.dh_timeout, 300);
+	fid = q.fid;
+	smb_conn_free(a.c);
+	smb_async_tick(srv);
+	ck_assert_uint_eq(srv->ndurable, 1); /* not yet */
+	usleep(400 * 1000);
+	smb_async_tick(srv);
+	ck_assert_uint_eq(srv->ndurable, 0);
+	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
+	conn_new(&b, 2, "alice");
+	q = (struct smbl_create){ .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	dh2c(&q, fid, guid_a);
+	smbl_create(&b, &q);
+	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
+}
+END_TEST
+
+START_TEST(test_conflict_closes_disconnected)
+{
+	struct smbt_conn a, b;
+	struct smbl_create q = { .name = "f1", .lease = { .on = true, .key = 0x11, .state = SMBL_RWH } };
+	struct smbl_create rb = { .name = "f1", .lease = { .on = true, .key = 0x22, .state = SMBL_RWH } };
+
+	conn_new(&a, 1, "alice");
+	dh2q(&q, 60000, 0, guid_a);
+	smbl_create(&a, &q);
+	ck_assert_str_eq(q.dh_got, "DH2Q");
+	smb_conn_free(a.c);
+	conn_new(&b, 2, "bob");
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_PENDING); /* W must be broken: the holder cannot ack */
+	smbt_loop_turn(srv);
+	ck_assert_uint_eq(srv->ndurable, 0); /* so the kept open is closed */
+	smbt_loop_turn(srv);
+	smbl_create_final(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(rb.state, SMBL_RWH); /* the file is b's alone */
+}
+END_TEST
+
+START_TEST(test_share_conflict_closes_disconnected)
+{
+	struct smbt_conn a, b;
+	struct smbl_create q = { .name = "f1", .share_none = true, .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	struct smbl_create rb = { .name = "f1" };
+
+	conn_new(&a, 1, "alice");
+	dh2q(&q, 60000, 0, guid_a);
+	smbl_create(&a, &q);
+	ck_assert_str_eq(q.dh_got, "DH2Q");
+	smb_conn_free(a.c);
+	conn_new(&b, 2, "bob");
+	smbl_create(&b, &rb); /* its share mode refuses b, but it only kept the handle cached */
+	ck_assert_uint_eq(rb.status, STATUS_PENDING);
+	smbt_loop_turn(srv);
+	ck_assert_uint_eq(srv->ndurable, 0);
+	smbt_loop_turn(srv);
+	smbl_create_final(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+}
+END_TEST
+
+START_TEST(test_close_is_final)
+{
+	struct smbt_conn a;
+	struct smbl_create q = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+
+	conn_new(&a, 1, "alice");
+	dh2q(&q, 60000, 0, guid_a);
+	smbl_create(&a, &q);
+	ck_assert_str_eq(q.dh_got, "DH2Q");
+	ck_assert_uint_eq(smbl_close(&a, q.fid), STATUS_SUCCESS);
+	smb_conn_free(a.c);
+	ck_assert_uint_eq(srv->ndurable, 0);
+}
+END_TEST
+
+static Suite *smb_durable_suite(void)
+{
+	Suite *s = suite_create("smb_durable");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_grant);
+	tcase_add_test(tc, test_reconnect_keeps_locks);
+	tcase_add_test(tc, test_reconnect_refused);
+	tcase_add_test(tc, test_v1_reconnect);
+	tcase_add_test(tc, test_timeout_closes);
+	tcase_add_test(tc, test_conflict_closes_disconnected);
+	tcase_add_test(tc, test_share_conflict_closes_disconnected);
+	tcase_add_test(tc, test_close_is_final);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return aqt_run(smb_durable_suite());
+}
