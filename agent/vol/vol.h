@@ -183,6 +183,7 @@ struct vol_stats {
 	uint64_t names;           /* names (their VOL_NAME_COST is part of used) */
 	uint64_t capacity;
 	uint64_t dirsyncs;        /* directory fsyncs that made namespace changes stable */
+	uint64_t dirsyncs_covered; /* ...and those the new object's own fsync covered (ext4, XFS) */
 	uint64_t age_ms;           /* how long ago the counters began (the export appeared here) */
 	uint64_t ra_bytes;        /* read-ahead (vol_ra.h): bytes prefetched, */
 	uint64_t ra_hits;         /* READs served by a prefetch, */
