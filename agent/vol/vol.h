@@ -320,7 +320,9 @@ int vol_fh_encode(const uint8_t *lockey, bool snap, uint64_t fsid, uint32_t ktyp
  * Namespace changes (create, mkdir, symlink, mknod, remove, rmdir, rename,
  * link) return only once they are stable: the directories they changed and
  * a new file or directory are fsync'ed, concurrent changes of one directory
- * sharing the directory's fsync. */
+ * sharing the directory's fsync. On ext4 and XFS a new file's or directory's
+ * own fsync also makes its entry stable, and its directory is not synced
+ * again (vol_stats.dirsyncs_covered). */
 int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
 	       struct vol_obj *out);
 /* mask of R_OK|W_OK|X_OK; *allowed receives the subset allowed. */
