@@ -1,6 +1,8 @@
 /* fuzz_rpc: libFuzzer harness over the RPC record reassembler (fed in
  * input-chosen chunk sizes), the call-header parser, and the argument decoder
  * of whichever program/procedure the header names. */
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,34 +35,48 @@ static void decode_args(const struct rpc_call *c)
 	}
 }
 
+/* data[0]: the feed's chunk size (0: all at once); data[1]: how many times
+ * the rest is fed in a row (1-1021), so that records past RPC_REC_STEP (the
+ * room taken ahead of bytes, the budget's end) are reached from inputs of a
+ * few KiB. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct rpc_rec r;
-	size_t off = 0;
+	_Atomic size_t ahead = 0;
+	size_t start = size > 2 ? 2 : size, reps = size > 1 ? 1 + 4u * data[1] : 1;
 	uint8_t chunk = size ? data[0] : 1;
+	bool stop = false;
 
-	if (size)
-		off = 1;
-	rpc_rec_init(&r, 1u << 16); /* small cap so the fuzzer reaches it */
-	while (off < size) {
-		size_t n = size - off, used = 0, len;
-		int rc;
+	/* a cap past RPC_REC_STEP and a budget below it */
+	rpc_rec_init(&r, 1u << 18);
+	rpc_rec_budget(&r, &ahead, 1u << 17);
+	for (size_t k = 0; k < reps && !stop; k++) {
+		size_t off = start;
 
-		if (chunk && n > chunk)
-			n = chunk;
-		rc = rpc_rec_feed(&r, data + off, n, &used);
-		off += used;
-		if (rc < 0)
-			break;
-		if (rc == RPC_REC_DONE) {
-			uint8_t *rec = rpc_rec_take(&r, &len);
-			struct rpc_call c;
+		while (off < size) {
+			size_t n = size - off, used = 0, len;
+			int rc;
 
-			if (rpc_call_parse(rec, len, &c) == RPC_PARSE_OK)
-				decode_args(&c);
-			free(rec);
+			if (chunk && n > chunk)
+				n = chunk;
+			rc = rpc_rec_feed(&r, data + off, n, &used);
+			off += used;
+			if (rc < 0) {
+				stop = true;
+				break;
+			}
+			if (rc == RPC_REC_DONE) {
+				uint8_t *rec = rpc_rec_take(&r, &len);
+				struct rpc_call c;
+
+				if (rpc_call_parse(rec, len, &c) == RPC_PARSE_OK)
+					decode_args(&c);
+				free(rec);
+			}
 		}
 	}
 	rpc_rec_cleanup(&r);
+	if (atomic_load(&ahead) != 0)
+		abort(); /* a charge not given back */
 	return 0;
 }

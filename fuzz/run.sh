@@ -33,9 +33,11 @@ for call in "$(hdr 100003 3 0)" "$(hdr 100003 3 1)$fh" "$(hdr 100005 3 1)0000000
 	"$(hdr 100003 3 3)${fh}0000000568656c6c6f000000" "$(hdr 100000 2 3)000186a30000000300000006" \
 	"$(hdr 100003 3 7)${fh}00000000000000000000000400000002000000046461746100"; do
 	len=$(( ${#call} / 2 ))
-	hex2bin "07$(printf '%08x' $((len + 2147483648)))$call" > "$out/corpus_rpc/seed$i"
+	hex2bin "0700$(printf '%08x' $((len + 2147483648)))$call" > "$out/corpus_rpc/seed$i" # chunk 7, fed once
 	i=$((i + 1))
 done
+# a 192 KiB record (its body the input fed 1021 times): room taken ahead of bytes
+hex2bin "00ff80030000$(hdr 100003 3 0)$(printf '%0600d' 0)" > "$out/corpus_rpc/seed_large"
 hex2bin "03$fh" > "$out/corpus_args/seed_getattr"
 hex2bin "09${fh}0000000568656c6c6f000000" > "$out/corpus_args/seed_lookup"
 hex2bin "04000000022f6100" > "$out/corpus_args/seed_mnt"

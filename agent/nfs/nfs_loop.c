@@ -125,6 +125,7 @@ static void conn_accept(struct nfs_srv *srv)
 		c->fd = fd;
 		c->peer = ss;
 		rpc_rec_init(&c->rec, RPC_REC_MAX);
+		rpc_rec_budget(&c->rec, &srv->rec_ahead, NFS_SRV_REC_AHEAD);
 		pthread_mutex_init(&c->mu, NULL);
 		pthread_mutex_init(&c->omu, NULL);
 		ev.data.ptr = c;

@@ -13,6 +13,8 @@
 #endif
 #include "agent/nfs/nfs_srv_internal.h"
 
+#include <malloc.h>
+
 /* ---------- mount list ---------- */
 
 void nfs_srv_mount_add(struct nfs_srv *srv, const char *host, const char *path)
@@ -207,6 +209,12 @@ int nfs_srv_start(struct nfs_srv *srv)
 	ev.data.ptr = &srv->evfd;
 	epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->evfd, &ev);
 	nfs_limits_init(&srv->lim, &srv->limits);
+	/* Record buffers of up to RPC_REC_MAX come and go with every large
+	 * call: kept on the heap and reused, not mapped, faulted in, zeroed and
+	 * unmapped each time (glibc maps >= 128 KiB and trims free heap tops
+	 * by default). Process-wide, see nfs_srv.h. */
+	mallopt(M_MMAP_THRESHOLD, NFS_SRV_MMAP_THRESHOLD);
+	mallopt(M_TRIM_THRESHOLD, NFS_SRV_TRIM_THRESHOLD);
 	srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	srv->workers = calloc(srv->nworkers, sizeof(pthread_t));
 	if (!srv->workers) {

@@ -26,6 +26,13 @@
  * than record_s, and a connection with nothing outstanding that received
  * nothing for idle_s seconds is closed (clients reconnect when they need to).
  *
+ * Large calls (1 MiB WRITEs) are received straight into a buffer of their
+ * whole record (rpc_rec_budget: up to 64 MiB of room taken ahead of bytes
+ * over all connections), and nfs_srv_start sets the process's glibc malloc
+ * to keep such buffers on the heap for reuse (M_MMAP_THRESHOLD 4 MiB,
+ * M_TRIM_THRESHOLD 64 MiB: up to 64 MiB of freed heap stays with the
+ * process) instead of mapping and faulting in each one.
+ *
  * All functions are thread-safe. Errors are negative errno values.
  */
 #ifndef AQ_AGENT_NFS_SRV_H

@@ -50,6 +50,14 @@
 /* Bytes of received calls queued or being served, over all connections;
  * above it, the connection that adds more pauses until its calls drain. */
 #define NFS_SRV_QUEUE_BYTES (256u << 20)
+/* Room taken for large fragments before their bytes came, over all
+ * connections (rpc_rec_budget): 64 records of 1 MiB arrive with no copy;
+ * peers that stall mid-record pin at most this. */
+#define NFS_SRV_REC_AHEAD (64u << 20)
+/* glibc malloc: allocations below this come from the heap (M_MMAP_THRESHOLD),
+ * and up to this much free heap stays unreturned (M_TRIM_THRESHOLD). */
+#define NFS_SRV_MMAP_THRESHOLD (4u << 20)
+#define NFS_SRV_TRIM_THRESHOLD (64u << 20)
 /* Threads serving deferred cold READs: bounds the cold reads waiting for the
  * store at once (Little's law: 64 per store round trip). */
 #define NFS_SRV_COLD_WORKERS 64
@@ -145,6 +153,7 @@ struct nfs_srv {
 	pthread_t cold[NFS_SRV_COLD_WORKERS];
 	unsigned ncold;
 	_Atomic size_t queued_bytes;
+	_Atomic size_t rec_ahead;      /* rpc_rec_budget of every connection */
 	/* connections (loop thread) */
 	struct nfs_srv_limits limits;
 	struct nfs_limits lim;

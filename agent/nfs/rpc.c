@@ -14,8 +14,39 @@ void rpc_rec_init(struct rpc_rec *r, size_t max)
 	r->max = max;
 }
 
+void rpc_rec_budget(struct rpc_rec *r, _Atomic size_t *ahead, size_t ahead_max)
+{
+	r->ahead = ahead;
+	r->ahead_max = ahead_max;
+}
+
+/* Give back what the record charged to the shared budget. */
+static void rpc_rec_unhold(struct rpc_rec *r)
+{
+	if (r->held)
+		atomic_fetch_sub(r->ahead, r->held);
+	r->held = 0;
+}
+
+/* Charge n bytes of room ahead of arrival to the budget; false past it. */
+static bool rpc_rec_hold(struct rpc_rec *r, size_t n)
+{
+	size_t cur;
+
+	if (!r->ahead)
+		return false;
+	cur = atomic_load(r->ahead);
+	do {
+		if (n > r->ahead_max || cur > r->ahead_max - n)
+			return false;
+	} while (!atomic_compare_exchange_weak(r->ahead, &cur, cur + n));
+	r->held += n;
+	return true;
+}
+
 void rpc_rec_cleanup(struct rpc_rec *r)
 {
+	rpc_rec_unhold(r);
 	free(r->buf);
 	r->buf = NULL;
 	r->len = r->cap = 0;
@@ -23,7 +54,9 @@ void rpc_rec_cleanup(struct rpc_rec *r)
 
 /* Room for the fragment's next bytes: what is allocated past len, grown
  * (doubling, from RPC_REC_STEP) when it ran out, never past what the
- * fragment still lacks. 0 when out of memory. */
+ * fragment still lacks; with a budget, once RPC_REC_STEP bytes came, the
+ * whole rest of the fragment at once (one realloc, no doubling copies).
+ * 0 when out of memory. */
 static size_t rpc_rec_room(struct rpc_rec *r)
 {
 	size_t want = r->len + r->frag_left, cap;
@@ -34,6 +67,8 @@ static size_t rpc_rec_room(struct rpc_rec *r)
 	cap = r->cap * 2 > r->len + RPC_REC_STEP ? r->cap * 2 : r->len + RPC_REC_STEP;
 	if (cap > want)
 		cap = want;
+	else if (r->cap >= RPC_REC_STEP && rpc_rec_hold(r, want - cap))
+		cap = want; /* (on failure the charge goes back with the record) */
 	if (!(nb = realloc(r->buf, cap)))
 		return 0;
 	r->buf = nb;
@@ -126,6 +161,7 @@ uint8_t *rpc_rec_take(struct rpc_rec *r, size_t *len)
 	uint8_t *b = r->buf;
 
 	*len = r->len;
+	rpc_rec_unhold(r);
 	r->buf = NULL;
 	r->len = r->cap = 0;
 	r->in_body = false;

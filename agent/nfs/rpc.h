@@ -7,11 +7,18 @@
  * would exceed its cap before allocating for it. Memory follows what has
  * arrived, not what a mark announced: a fragment's room grows from
  * RPC_REC_STEP as its bytes come, so a peer that announces 1 MiB and sends
- * nothing more holds 64 KiB.
+ * nothing more holds 64 KiB. Growing by doubling copies about the whole
+ * record once more (realloc); a record given a budget (rpc_rec_budget), once
+ * a fragment filled its first RPC_REC_STEP, takes the room for the rest of
+ * the fragment at once, charged to the budget shared by the server's
+ * connections until the record is taken: large WRITEs arrive with no copy,
+ * and peers that stall mid-record hold at most the budget between them
+ * (past it, room grows by doubling again).
  */
 #ifndef AQ_AGENT_RPC_H
 #define AQ_AGENT_RPC_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,12 +67,19 @@ struct rpc_rec {
 	size_t len;
 	size_t cap;            /* bytes allocated at buf */
 	size_t max;            /* cap on a whole record */
+	_Atomic size_t *ahead; /* shared budget of room taken ahead of bytes, or NULL */
+	size_t ahead_max;      /* the most *ahead may reach */
+	size_t held;           /* what this record charged to *ahead */
 };
 
 enum { RPC_REC_MORE = 0, RPC_REC_DONE = 1, RPC_REC_TOOBIG = -1 };
 
 void rpc_rec_init(struct rpc_rec *r, size_t max);
 void rpc_rec_cleanup(struct rpc_rec *r);
+/* Let r take a fragment's room ahead of its bytes (see above), charging
+ * *ahead up to ahead_max; the charge goes back at rpc_rec_take and
+ * rpc_rec_cleanup. *ahead must outlive r. */
+void rpc_rec_budget(struct rpc_rec *r, _Atomic size_t *ahead, size_t ahead_max);
 /* Feed n bytes; *used receives how many were consumed. Returns RPC_REC_DONE
  * when a whole record is ready (take it with rpc_rec_take before feeding
  * more), RPC_REC_MORE when more input is needed, RPC_REC_TOOBIG (or -ENOMEM)

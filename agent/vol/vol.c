@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 /* ---------- refcounting ---------- */
@@ -252,6 +253,21 @@ static int vol_marks_init(struct vol_export *e, bool *stamp)
 	return up.st_dev != e->dev || up.st_ino == e->ino ? 0 : -EOPNOTSUPP;
 }
 
+/* Whether the file system under root_fd keeps its metadata in one ordered
+ * log, so that the fsync of a new object also makes stable the directory
+ * entry made before it (vol_ns.c skips that directory's own fsync). ext4
+ * (jbd2 commits transactions in order; without a journal its fsync syncs a
+ * new inode's parent) and XFS (a log force reaches every earlier item) do;
+ * for any other (btrfs, tmpfs, overlay, NFS...) the directory is synced. */
+static bool vol_ordered_meta(int root_fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(root_fd, &sf) != 0)
+		return false;
+	return sf.f_type == 0xEF53 /* EXT4_SUPER_MAGIC */ || sf.f_type == 0x58465342 /* XFS_SUPER_MAGIC */;
+}
+
 static struct vol_acct *vol_acct_new(struct vol_store *s, const struct vol_export_cfg *cfg)
 {
 	struct vol_acct *a = calloc(1, sizeof(*a));
@@ -312,6 +328,7 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 	}
 	e->dev = st.st_dev;
 	e->ino = st.st_ino;
+	e->ordered_meta = vol_ordered_meta(e->root_fd);
 	vol_fh_key(s->key, cfg->fsid, e->fhkey);
 	if ((rc = vol_marks_init(e, &stamp)) != 0)
 		goto out;
@@ -491,6 +508,7 @@ int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out)
 			out->lat_us_hist[k] = atomic_load(&a->lat[k]);
 		out->used = atomic_load(&a->used);
 		out->dirsyncs = atomic_load(&a->dirsyncs);
+		out->dirsyncs_covered = atomic_load(&a->dirsyncs_covered);
 		out->ra_bytes = atomic_load(&a->ra_bytes);
 		out->ra_hits = atomic_load(&a->ra_hits);
 		out->ra_wasted = atomic_load(&a->ra_wasted);

@@ -186,6 +186,7 @@ struct vol_stats {
 	uint64_t names;           /* names (their VOL_NAME_COST is part of used) */
 	uint64_t capacity;
 	uint64_t dirsyncs;        /* directory fsyncs that made namespace changes stable */
+	uint64_t dirsyncs_covered; /* ...and those the new object's own fsync covered (ext4, XFS) */
 	uint64_t age_ms;           /* how long ago the counters began (the export appeared here) */
 	uint64_t ra_bytes;        /* read-ahead (vol_ra.h): bytes prefetched, */
 	uint64_t ra_hits;         /* READs served by a prefetch, */
@@ -322,7 +323,9 @@ int vol_fh_encode(const uint8_t *lockey, bool snap, uint64_t fsid, uint32_t ktyp
  * Namespace changes (create, mkdir, symlink, mknod, remove, rmdir, rename,
  * link) return only once they are stable: the directories they changed and
  * a new file or directory are fsync'ed, concurrent changes of one directory
- * sharing the directory's fsync. */
+ * sharing the directory's fsync. On ext4 and XFS a new file's or directory's
+ * own fsync also makes its entry stable, and its directory is not synced
+ * again (vol_stats.dirsyncs_covered). */
 int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
 	       struct vol_obj *out);
 /* mask of R_OK|W_OK|X_OK; *allowed receives the subset allowed. */

@@ -54,6 +54,7 @@ struct vol_acct {
 		int waiters;
 	} dsync[VOL_LOCKS];
 	_Atomic uint64_t dirsyncs; /* directory fsyncs issued */
+	_Atomic uint64_t dirsyncs_covered; /* directory fsyncs a new object's own fsync made needless */
 	/* read-ahead (vol_ra_fetch.c): bytes prefetched, READs served by a
 	 * prefetch, prefetched bytes dropped unread */
 	_Atomic uint64_t ra_bytes, ra_hits, ra_wasted;
@@ -72,6 +73,9 @@ struct vol_export {
 	struct vol_acct *acct;
 	uint8_t fhkey[VOL_KEY_LEN];  /* this export's handle key (vol_fh_key) */
 	bool marks;                /* objects carry the containment mark (vol_fh.c) */
+	/* The root's file system orders metadata in one log (ext4, XFS): the
+	 * fsync of a new object also makes its name stable (vol_ns.c). */
+	bool ordered_meta;
 	/* /.snapshot (vol_snap.c): cfg.snapdir open, or -1 */
 	int snap_fd;
 	dev_t snap_dev;

@@ -5,7 +5,9 @@
  * during the test; after each reply the file system is shut down without
  * flushing its log (EXT4_IOC_SHUTDOWN, NOLOGFLUSH: what a power cut leaves,
  * as xfstests' godown), remounted (journal replay) and checked. One change
- * per round: a later change's sync would commit an earlier one's too.
+ * per round: a later change's sync would commit an earlier one's too. The
+ * CREATE asks for a mode, checked after the crash too (the attributes are
+ * set after the file is made: its own fsync must cover them).
  * Needs root and loop devices; skips (77) without them. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -87,6 +89,33 @@ static uint32_t mkfifo3(const struct raw_fh *dir, const char *name)
 	return raw_R.st;
 }
 
+/* The permission bits of name on disk, -1 when it is not there. */
+static int perm_on_disk(const char *name)
+{
+	char p[300];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/export/%s", mnt, name);
+	return lstat(p, &st) == 0 ? (int)(st.st_mode & 07777) : -1;
+}
+
+/* CREATE (GUARDED) asking for mode: the server sets it exactly after the
+ * file is made (its umask applied at open), so the crash check sees
+ * whether the file's attributes were made stable with its name. */
+static uint32_t create3_mode(const struct raw_fh *dir, const char *name, uint32_t mode)
+{
+	CREATE3args c;
+
+	memset(&c, 0, sizeof(c));
+	c.where.dir = raw_wire(dir);
+	c.where.name = (char *)(uintptr_t)name;
+	c.how.mode = GUARDED;
+	c.how.createhow3_u.obj_attributes.mode.set_it = 1;
+	c.how.createhow3_u.obj_attributes.mode.set_mode3_u.mode = mode;
+	RAW_RUN(K_CREATE, &raw_R, rpc_nfs3_create_async(raw_rpc, raw_cb, &c, RAW_PD));
+	return raw_R.st;
+}
+
 static uint32_t symlink3(const struct raw_fh *dir, const char *name)
 {
 	SYMLINK3args s;
@@ -120,7 +149,7 @@ static void round_of(const char *argv0, enum op op)
 	if (raw_mnt("/d", &root) != 0)
 		exit(1);
 	switch (op) {
-	case OP_CREATE: st = raw_create(&root, "f", GUARDED, NULL, NULL); break;
+	case OP_CREATE: st = create3_mode(&root, "f", 0666); break;
 	case OP_MKDIR: /* "gone" is for the RMDIR round */
 		st = raw_mkdir3(&root, "dir", NULL) ? raw_R.st : raw_mkdir3(&root, "gone", NULL);
 		break;
@@ -145,7 +174,7 @@ static void round_of(const char *argv0, enum op op)
 	if (fs_mount() != 0)
 		exit(1);
 	switch (op) {
-	case OP_CREATE: ok = on_disk("f") == S_IFREG; break;
+	case OP_CREATE: ok = on_disk("f") == S_IFREG && perm_on_disk("f") == 0666; break;
 	case OP_MKDIR: ok = on_disk("dir") == S_IFDIR && on_disk("gone") == S_IFDIR; break;
 	case OP_SYMLINK: ok = on_disk("lnk") == S_IFLNK; break;
 	case OP_MKNOD: ok = on_disk("fifo") == S_IFIFO; break;

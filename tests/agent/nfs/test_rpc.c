@@ -171,6 +171,81 @@ START_TEST(test_room_follows_bytes)
 }
 END_TEST
 
+/* With a budget, a fragment that filled its first RPC_REC_STEP gets the
+ * room for all the rest at once (no doubling copies), charged to the budget
+ * until the record is taken; past the budget, room follows the bytes again. */
+static size_t fill_direct(struct rpc_rec *r, const uint8_t *body, size_t got, size_t until, size_t *grows)
+{
+	uint8_t *p;
+	size_t room, cap = r->cap;
+
+	while (got < until && (p = rpc_rec_direct(r, &room)) != NULL) {
+		size_t n = room < until - got ? room : until - got;
+
+		if (r->cap != cap)
+			(*grows)++;
+		cap = r->cap;
+		memcpy(p, body + got, n);
+		got += n;
+		if (rpc_rec_advance(r, n) == RPC_REC_DONE)
+			break;
+	}
+	return got;
+}
+
+START_TEST(test_room_budget)
+{
+	static uint8_t body[RPC_REC_STEP * 16];
+	_Atomic size_t ahead = 0;
+	uint8_t in[4];
+	struct rpc_rec r, s;
+	size_t used, len, got, grows = 0;
+	uint8_t *rec;
+
+	for (size_t i = 0; i < sizeof(body); i++)
+		body[i] = (uint8_t)(i * 7);
+	put32(in, 0x80000000u | (uint32_t)sizeof(body));
+	rpc_rec_init(&r, RPC_REC_MAX);
+	rpc_rec_budget(&r, &ahead, 2 * sizeof(body));
+	ck_assert_int_eq(rpc_rec_feed(&r, in, 4, &used), RPC_REC_MORE);
+	got = fill_direct(&r, body, 0, RPC_REC_STEP, &grows);
+	ck_assert_uint_eq(got, RPC_REC_STEP);
+	ck_assert_uint_le(r.cap, RPC_REC_STEP); /* nothing ahead before a step came */
+	ck_assert_uint_eq(atomic_load(&ahead), 0);
+	got = fill_direct(&r, body, got, got + 1, &grows);
+	ck_assert_uint_eq(r.cap, sizeof(body)); /* the rest of the fragment at once */
+	ck_assert_uint_gt(atomic_load(&ahead), 0);
+	grows = 0;
+	got = fill_direct(&r, body, got, sizeof(body), &grows);
+	ck_assert_uint_eq(grows, 0);
+	ck_assert_uint_eq(got, sizeof(body));
+	rec = rpc_rec_take(&r, &len);
+	ck_assert_uint_eq(atomic_load(&ahead), 0); /* the charge went back */
+	ck_assert_uint_eq(len, sizeof(body));
+	ck_assert_int_eq(memcmp(rec, body, len), 0);
+	free(rec);
+
+	/* Budget held by a stalled record: the next grows by doubling. */
+	ck_assert_int_eq(rpc_rec_feed(&r, in, 4, &used), RPC_REC_MORE);
+	got = fill_direct(&r, body, 0, RPC_REC_STEP + 1, &grows);
+	ck_assert_uint_eq(r.cap, sizeof(body));
+	rpc_rec_init(&s, RPC_REC_MAX);
+	rpc_rec_budget(&s, &ahead, sizeof(body)); /* what r holds leaves too little */
+	ck_assert_int_eq(rpc_rec_feed(&s, in, 4, &used), RPC_REC_MORE);
+	got = fill_direct(&s, body, 0, RPC_REC_STEP + 1, &grows);
+	ck_assert_uint_le(s.cap, 2 * (got + RPC_REC_STEP));
+	ck_assert_uint_lt(s.cap, sizeof(body));
+	rpc_rec_cleanup(&r); /* a record dropped unfinished gives its charge back too */
+	ck_assert_uint_eq(atomic_load(&ahead), 0);
+	got = fill_direct(&s, body, got, sizeof(body), &grows);
+	ck_assert_uint_eq(got, sizeof(body));
+	rec = rpc_rec_take(&s, &len);
+	ck_assert_int_eq(memcmp(rec, body, len), 0);
+	free(rec);
+	rpc_rec_cleanup(&s);
+}
+END_TEST
+
 /* A call header with AUTH_SYS credentials. */
 static size_t make_call(uint8_t *b, uint32_t rpcvers, uint32_t flavor, uint32_t ngids)
 {
@@ -266,6 +341,7 @@ int main(void)
 	tcase_add_test(tc, test_oversized_refused);
 	tcase_add_test(tc, test_direct);
 	tcase_add_test(tc, test_room_follows_bytes);
+	tcase_add_test(tc, test_room_budget);
 	tcase_add_test(tc, test_call_parse);
 	tcase_add_test(tc, test_reply_headers);
 	suite_add_tcase(s, tc);
