@@ -321,6 +321,27 @@ int db_get_many(struct db *db, const json_t *names, json_t **docs)
 	return rc;
 }
 
+static int db_parent_row(void *arg, const char *name, const char *text)
+{
+	(void)text;
+	return json_object_set_new(arg, name, json_true()) == 0 ? AQ_OK : AQ_ENOMEM;
+}
+
+int db_parents_with(struct db *db, const char *kind, const json_t *parents, json_t **found)
+{
+	json_t *out = json_object();
+	char *text = json_dumps(parents, JSON_COMPACT);
+	int rc = out && text ? db->ops->parents_with(db, kind, text, db_parent_row, out) : AQ_ENOMEM;
+
+	free(text);
+	if (rc == AQ_OK) {
+		*found = out;
+		out = NULL;
+	}
+	json_decref(out);
+	return rc;
+}
+
 int db_get_text(struct db *db, const char *name, char **text, size_t *len)
 {
 	int rc;

@@ -94,6 +94,10 @@ int db_get(struct db *db, const char *name, json_t **doc);
  * gets {name: document} of those that exist (a new reference). For
  * sweeps that would otherwise read one row per round trip. */
 int db_get_many(struct db *db, const json_t *names, json_t **docs);
+/* Which of the names in parents (a JSON array) are the parent of at least
+ * one resource of kind: *found gets {parent: true} (a new reference). One
+ * query, to skip per-parent work where there is nothing. */
+int db_parents_with(struct db *db, const char *kind, const json_t *parents, json_t **found);
 /* The committed JSON text of one resource (malloc'd, NUL-terminated), from
  * the process's document cache when it holds it (db_cache.h), else from the
  * database (filling the cache). On PostgreSQL, where other aquiferd

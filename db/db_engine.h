@@ -78,6 +78,9 @@ struct db_ops {
 	int (*get)(struct db *db, const char *name, char **text, size_t *len);
 	/* every row whose name is in names_json (a JSON array text), to fn */
 	int (*get_many)(struct db *db, const char *names_json, db_row_fn fn, void *arg);
+	/* every distinct parent in names_json that has a row of kind, to fn
+	 * (its doc argument NULL) */
+	int (*parents_with)(struct db *db, const char *kind, const char *names_json, db_row_fn fn, void *arg);
 	int (*put)(struct db *db, const char *kind, const char *parent, const char *name,
 		   const char *text, bool create);
 	int (*del)(struct db *db, const char *name);

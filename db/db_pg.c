@@ -314,6 +314,21 @@ static int pg_get_many(struct db *db, const char *names_json, db_row_fn fn, void
 	return rc;
 }
 
+static int pg_parents_with(struct db *db, const char *kind, const char *names_json, db_row_fn fn, void *arg)
+{
+	const char *params[] = { kind, names_json };
+	PGresult *res = NULL;
+	int rc = pg_run(db, "SELECT DISTINCT parent FROM resources WHERE kind = $1 AND parent IN"
+			    " (SELECT json_array_elements_text($2::json))", 2, params, &res, NULL);
+
+	if (rc != AQ_OK)
+		return rc;
+	for (int i = 0; i < PQntuples(res) && rc == AQ_OK; i++)
+		rc = fn(arg, PQgetvalue(res, i, 0), NULL);
+	PQclear(res);
+	return rc;
+}
+
 /* The rows an INSERT/UPDATE/DELETE changed. */
 static int pg_changed(struct db *db, const char *sql, int n, const char *const *params, long *changed)
 {
@@ -592,6 +607,7 @@ static const struct db_ops pg_ops = {
 	.schema_set = pg_schema_set,
 	.get = pg_get,
 	.get_many = pg_get_many,
+	.parents_with = pg_parents_with,
 	.put = pg_put,
 	.del = pg_del,
 	.list = pg_list,

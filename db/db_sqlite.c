@@ -323,6 +323,25 @@ static int sq_get_many(struct db *db, const char *names_json, db_row_fn fn, void
 	return rc;
 }
 
+static int sq_parents_with(struct db *db, const char *kind, const char *names_json, db_row_fn fn, void *arg)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, s;
+
+	if ((rc = sq_prepare(db, "SELECT DISTINCT parent FROM resources WHERE kind = ?1 AND parent IN"
+				 " (SELECT value FROM json_each(?2))", &st)) != AQ_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, names_json, -1, SQLITE_STATIC);
+	while ((s = sqlite3_step(st)) == SQLITE_ROW)
+		if ((rc = fn(arg, (const char *)sqlite3_column_text(st, 0), NULL)) != AQ_OK)
+			break;
+	if (rc == AQ_OK && s != SQLITE_DONE)
+		rc = sq_err(db, s, NULL);
+	sq_finish(db, st);
+	return rc;
+}
+
 static int sq_put(struct db *db, const char *kind, const char *parent, const char *name,
 		  const char *text, bool create)
 {
@@ -638,6 +657,7 @@ static const struct db_ops sq_ops = {
 	.schema_set = sq_schema_set,
 	.get = sq_get,
 	.get_many = sq_get_many,
+	.parents_with = sq_parents_with,
 	.put = sq_put,
 	.del = sq_del,
 	.list = sq_list,

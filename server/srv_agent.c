@@ -392,35 +392,47 @@ static int64_t node_seen_persist_ms(struct srv *srv)
 }
 
 /* The documents of the volumes a report names and of their placements,
- * {name: doc}, read with db_get_many: two queries, not two per volume. */
-static int report_docs(struct db *db, const json_t *vols, json_t **known)
+ * {name: doc}, read with db_get_many, and *snaps {volume name: true} of
+ * those with snapshot work to report on (a snapref or a snaprevert; the
+ * others have none, srv_snapshot_report would find nothing): four queries,
+ * not four per volume. */
+static int report_docs(struct db *db, const json_t *vols, json_t **known, json_t **snaps)
 {
-	json_t *names = json_array(), *pnames = json_array(), *v, *pls = NULL;
+	json_t *names = json_array(), *pnames = json_array(), *rnames = json_array(), *v, *pls = NULL, *revs = NULL;
+	const char *rn;
 	size_t i;
 	int rc = AQ_ENOMEM;
 
-	if (!names || !pnames)
+	if (!names || !pnames || !rnames)
 		goto out;
 	json_array_foreach(vols, i, v) {
 		const char *vn = api_json_str(v, "name", "");
 
 		json_array_append_new(names, json_string(vn));
 		json_array_append_new(pnames, json_sprintf("placements/%s", vn));
+		json_array_append_new(rnames, json_sprintf("snapreverts/%s", vn));
 	}
-	if ((rc = db_get_many(db, names, known)) != AQ_OK || (rc = db_get_many(db, pnames, &pls)) != AQ_OK)
+	if ((rc = db_get_many(db, names, known)) != AQ_OK || (rc = db_get_many(db, pnames, &pls)) != AQ_OK ||
+	    (rc = db_parents_with(db, "snapref", names, snaps)) != AQ_OK ||
+	    (rc = db_get_many(db, rnames, &revs)) != AQ_OK)
 		goto out;
+	json_object_foreach(revs, rn, v)
+		json_object_set_new(*snaps, rn + strlen("snapreverts/"), json_true());
 	rc = json_object_update(*known, pls) == 0 ? AQ_OK : AQ_ENOMEM;
 out:
 	json_decref(names);
 	json_decref(pnames);
+	json_decref(rnames);
 	json_decref(pls);
+	json_decref(revs);
 	return rc;
 }
 
 int srv_h_agent_status(struct srv_req *req, json_t **resp)
 {
 	char name[200], parent[200], now[48];
-	json_t *doc = NULL, *vols = json_object_get(req->body, "volumes"), *v, *fed = NULL, *todo = NULL, *known = NULL;
+	json_t *doc = NULL, *vols = json_object_get(req->body, "volumes"), *v, *fed = NULL, *todo = NULL, *known = NULL,
+	       *snaps = NULL;
 	int64_t applied = api_json_int64(req->body, "appliedGeneration", -1), t = ut_clock_real_ms();
 	const char *body_node = api_json_str(req->body, "node", NULL);
 	bool changed, kick = false, ahead = false;
@@ -454,7 +466,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	if (smb_address_moved(req->body, doc) || service_addresses_moved(req->body, doc))
 		changed = true;
 	/* the reported volumes and their placements, in two queries */
-	if ((rc = report_docs(req->db, vols, &known)) != AQ_OK)
+	if ((rc = report_docs(req->db, vols, &known, &snaps)) != AQ_OK)
 		goto out;
 	json_array_foreach(vols, i, v) {
 		char pname[800];
@@ -469,7 +481,8 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 			vol_report_read(v, &r);
 			if (vol_report_differs(&r, vol))
 				vchanged = true;
-			if (srv_snapshot_report(req->db, vol, v, false, &vchanged) != AQ_OK)
+			if (json_object_get(snaps, api_json_str(v, "name", "")) &&
+			    srv_snapshot_report(req->db, vol, v, false, &vchanged) != AQ_OK)
 				vchanged = true; /* the write pass tells */
 			series_entry(fed, v, vol);
 		}
@@ -557,6 +570,7 @@ out:
 	json_decref(fed);
 	json_decref(todo);
 	json_decref(known);
+	json_decref(snaps);
 	return rc;
 }
 

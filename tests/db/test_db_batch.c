@@ -1,0 +1,133 @@
+/* Unit tests for db.h's batch reads, on either engine: db_get_many gives
+ * the documents of the names that exist (missing ones left out, an empty
+ * list giving an empty object, a name's own uncommitted write inside its
+ * transaction) and db_parents_with the parents that have a resource of a
+ * kind. The reconciler builds a node's intent and the status handler reads
+ * a report's volumes with them (issue 22). By default on a temporary
+ * SQLite file; with AQ_TEST_PG_URL set (tests/db/test_db_pg.sh) on that
+ * PostgreSQL database. */
+#include "db/db.h"
+
+#include <check.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/lib/aqt.h"
+
+static char db_path[1024];
+static const char *pg_url;
+static struct db *db;
+
+static void setup(void)
+{
+	aq_msg msg = { .text = { 0 } };
+
+	if (pg_url) {
+		PGconn *c = PQconnectdb(pg_url);
+
+		ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
+		PQclear(PQexec(c, "SET client_min_messages = warning"));
+		PQclear(PQexec(c, "DROP SCHEMA public CASCADE; CREATE SCHEMA public"));
+		PQfinish(c);
+		snprintf(db_path, sizeof(db_path), "%s", pg_url);
+	} else {
+		int fd;
+
+		snprintf(db_path, sizeof(db_path), "/tmp/aq-test-batch-XXXXXX");
+		fd = mkstemp(db_path);
+		ck_assert_int_ge(fd, 0);
+		close(fd);
+		unlink(db_path);
+	}
+	ck_assert_msg(db_open(db_path, &db, &msg) == AQ_OK, "db_open: %s", msg.text);
+}
+
+static void teardown(void)
+{
+	char side[1100];
+
+	db_close(db);
+	if (pg_url)
+		return;
+	unlink(db_path);
+	snprintf(side, sizeof(side), "%s-wal", db_path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", db_path);
+	unlink(side);
+}
+
+static void put(const char *kind, const char *parent, const char *name, int x)
+{
+	json_t *doc = json_pack("{s:s,s:i}", "name", name, "x", x);
+
+	ck_assert_int_eq(db_put(db, kind, parent, name, doc, true), AQ_OK);
+	json_decref(doc);
+}
+
+START_TEST(test_get_many)
+{
+	json_t *names = json_pack("[s,s,s]", "p/volumes/a", "p/volumes/missing", "p/volumes/c"), *docs = NULL;
+
+	put("volume", "p", "p/volumes/a", 1);
+	put("volume", "p", "p/volumes/b", 2);
+	put("volume", "p", "p/volumes/c", 3);
+	ck_assert_int_eq(db_get_many(db, names, &docs), AQ_OK);
+	ck_assert_uint_eq(json_object_size(docs), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(docs, "p/volumes/a"), "x")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(docs, "p/volumes/c"), "x")), 3);
+	ck_assert_ptr_null(json_object_get(docs, "p/volumes/b")); /* not asked for */
+	json_decref(docs);
+	/* its own transaction's write is seen */
+	ck_assert_int_eq(db_begin(db), AQ_OK);
+	put("volume", "p", "p/volumes/missing", 9);
+	ck_assert_int_eq(db_get_many(db, names, &docs), AQ_OK);
+	ck_assert_uint_eq(json_object_size(docs), 3);
+	json_decref(docs);
+	db_rollback(db);
+	json_decref(names);
+	names = json_array();
+	ck_assert_int_eq(db_get_many(db, names, &docs), AQ_OK);
+	ck_assert_uint_eq(json_object_size(docs), 0);
+	json_decref(docs);
+	json_decref(names);
+}
+END_TEST
+
+START_TEST(test_parents_with)
+{
+	json_t *parents = json_pack("[s,s,s]", "p/volumes/a", "p/volumes/b", "p/volumes/c"), *found = NULL;
+
+	put("snapref", "p/volumes/a", "snaprefs/a/1", 1);
+	put("snapref", "p/volumes/a", "snaprefs/a/2", 2);
+	put("snapref", "p/volumes/z", "snaprefs/z/1", 1); /* not asked for */
+	put("other", "p/volumes/b", "others/b", 1);       /* another kind */
+	ck_assert_int_eq(db_parents_with(db, "snapref", parents, &found), AQ_OK);
+	ck_assert_uint_eq(json_object_size(found), 1);
+	ck_assert(json_is_true(json_object_get(found, "p/volumes/a")));
+	json_decref(found);
+	json_decref(parents);
+}
+END_TEST
+
+static Suite *batch_suite(void)
+{
+	Suite *s = suite_create("db_batch");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_get_many);
+	tcase_add_test(tc, test_parents_with);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	pg_url = getenv("AQ_TEST_PG_URL");
+	if (pg_url && !*pg_url)
+		pg_url = NULL;
+	return aqt_run(batch_suite());
+}
