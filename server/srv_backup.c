@@ -79,12 +79,12 @@ static int bk_commit(struct srv_req *req, json_t *op, json_t **resp)
 
 /* ---- create ---- */
 
-/* The source volume: of this project and location, READY, served by a node,
- * not tiered; its placement's node into node. */
+/* The source volume: of this project and location, READY, served by a node
+ * (a tiered one too: the node reads its cold ranges from the tier). */
 static int bk_source_volume(struct srv_req *req, const char *src, json_t **vol, aq_msg *msg)
 {
 	char want[300], pname[800];
-	json_t *pl = NULL, *tp;
+	json_t *pl = NULL;
 	const char *st;
 	int rc;
 
@@ -101,10 +101,6 @@ static int bk_source_volume(struct srv_req *req, const char *src, json_t **vol, 
 	st = api_json_str(*vol, "state", "");
 	if (strcmp(st, "READY") != 0 && strcmp(st, "UPDATING") != 0)
 		return aq_fail(msg, AQ_EPRECOND, "sourceVolume \"%s\" is %s: a backup needs a READY volume", src, st);
-	tp = json_object_get(*vol, "tieringPolicy");
-	if (strcmp(api_json_str(tp, "tierAction", "PAUSED"), "ENABLED") == 0)
-		return aq_fail(msg, AQ_EINVAL, "sourceVolume \"%s\" has tieringPolicy.tierAction ENABLED: backups of "
-			       "tiered volumes are not supported yet (cold ranges would not be read from the tier)", src);
 	snprintf(pname, sizeof(pname), "placements/%s", src);
 	rc = db_get(req->db, pname, &pl);
 	if (rc == AQ_OK && (strcmp(api_json_str(pl, "action", ""), "delete") == 0 || !*api_json_str(pl, "node", "")))

@@ -18,8 +18,8 @@
  * that is not READY, a sourceSnapshot of another volume or not READY, a
  * second backup of a volume in a vault while one runs, a CROSS_REGION vault
  * (its store is on another location's shelf, which these nodes do not
- * reach), a volume with auto-tiering enabled (its cold ranges are not read
- * from the tier yet: they would back up as zeros).
+ * reach). A tiered volume is backed up whole: the node reads the ranges its
+ * snapshot holds in the cold tier from there (agent_bkjob.c, tier_snap_read).
  *
  * Without sourceSnapshot the backup takes a snapshot "bkp-<16 hex>" of the
  * volume first (a snapshot resource like any, made by the same intent) and
