@@ -281,7 +281,9 @@ int srv_h_backup_create(struct srv_req *req, json_t **resp)
 	    (rc = srv_op_create(req, parent, bn, "create", false, NULL, &op)) != AQ_OK)
 		goto out;
 	json_object_set_new(ref, "op", json_string(api_json_str(op, "name", "")));
-	if ((rc = db_put(req->db, "bkref", rparent, rn, ref, true)) != AQ_OK)
+	/* its snapshot is not deleted while the backup reads it */
+	if ((rc = db_put(req->db, "bkref", rparent, rn, ref, true)) != AQ_OK ||
+	    (rc = srv_snapshot_hold(req->db, api_json_str(json_object_get(ref, "snapshot"), "name", ""), bn)) != AQ_OK)
 		goto out;
 	rc = bk_commit(req, op, resp);
 out:
@@ -437,31 +439,6 @@ int srv_backup_volume_busy(struct db *db, const char *vn, aq_msg *msg)
 		if (strcmp(api_json_str(r, "action", ""), "backup") == 0) {
 			rc = aq_fail(msg, AQ_EPRECOND, "volume \"%s\" is being backed up (backup \"%s\"); wait for the backup "
 				     "to finish", vn, api_json_str(r, "backup", ""));
-			break;
-		}
-	json_decref(refs);
-	return rc;
-}
-
-int srv_backup_snapshot_busy(struct db *db, const char *sn, aq_msg *msg)
-{
-	const char *l = strstr(sn, "/locations/"), *snaps = strstr(sn, "/snapshots/");
-	char loc[128], vn[700];
-	json_t *refs = NULL, *r;
-	size_t i;
-	int rc;
-
-	if (!l || !snaps)
-		return AQ_OK;
-	snprintf(loc, sizeof(loc), "%.*s", (int)strcspn(l + 11, "/"), l + 11);
-	snprintf(vn, sizeof(vn), "%.*s", (int)(snaps - sn), sn);
-	if ((rc = bk_refs_of(db, loc, NULL, vn, &refs)) != AQ_OK)
-		return rc;
-	json_array_foreach(refs, i, r)
-		if (strcmp(api_json_str(r, "action", ""), "backup") == 0 &&
-		    strcmp(api_json_str(json_object_get(r, "snapshot"), "name", ""), sn) == 0) {
-			rc = aq_fail(msg, AQ_EPRECOND, "snapshot \"%s\" is the source of backup \"%s\", which is still "
-				     "running; wait for it", sn, api_json_str(r, "backup", ""));
 			break;
 		}
 	json_decref(refs);
@@ -650,7 +627,8 @@ static int bk_op_progress(struct db *db, const char *opn, const char *text)
 	return rc;
 }
 
-/* The temporary snapshot of ref goes once its backup ended. */
+/* Once its backup ended, ref's snapshot is released and, when the backup
+ * made it, deleted. */
 static int bk_drop_temp(struct db *db, const json_t *ref)
 {
 	const json_t *snap = json_object_get(ref, "snapshot");
@@ -658,6 +636,8 @@ static int bk_drop_temp(struct db *db, const json_t *ref)
 	aq_msg why = { .text = "" };
 	int rc;
 
+	if ((rc = srv_snapshot_hold(db, api_json_str(snap, "name", ""), "")) != AQ_OK && rc != AQ_ENOENT)
+		return rc;
 	if (!api_json_bool(snap, "temporary", false))
 		return AQ_OK;
 	if ((rc = db_get(db, api_json_str(snap, "name", ""), &doc)) != AQ_OK)

@@ -88,8 +88,4 @@ int srv_backup_restore_intent(struct db *db, const json_t *vol, json_t *e);
  * uploaded (a volume is not deleted under a running backup). */
 int srv_backup_volume_busy(struct db *db, const char *vn, aq_msg *msg);
 
-/* AQ_EPRECOND naming it when snapshot sn is the source of a backup being
- * created or uploaded (srv_snapshot_start_delete asks). */
-int srv_backup_snapshot_busy(struct db *db, const char *sn, aq_msg *msg);
-
 #endif
