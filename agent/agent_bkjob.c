@@ -75,8 +75,8 @@ static int bkjob_source(void *arg, const struct api_intent_backup *job, char *sr
 /* A tiered volume's snapshot: its cold ranges (holes in the snapshot's
  * files) come from the tier (tier_snap_read), never as zeros; a file never
  * tiered is read as it is. */
-static ssize_t bkjob_read(void *arg, const struct api_intent_backup *job, int fd, const char *path, void *buf, size_t len,
-			  uint64_t off)
+static ssize_t bkjob_read(void *arg, const struct api_intent_backup *job, int fd, const char *path, void *buf,
+			  size_t len, uint64_t off)
 {
 	struct agent *a = arg;
 	uint64_t fsid = 0;

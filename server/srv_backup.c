@@ -51,7 +51,6 @@ static void bkref_parent(const char *location, char *out, size_t cap)
 static int bk_get(struct db *db, const char *name, const char *what, json_t **doc, aq_msg *msg)
 {
 	int rc = db_get(db, name, doc);
-
 	return rc == AQ_ENOENT ? aq_fail(msg, rc, "%s \"%s\" not found", what, name) : rc;
 }
 
@@ -250,11 +249,8 @@ int srv_h_backup_create(struct srv_req *req, json_t **resp)
 	ut_clock_now_text(now, sizeof(now));
 	ref = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "backup", bn, "uid", uid, "volume", src, "vault", vname, "action",
 			"backup", "seq", (json_int_t)ut_clock_real_ns());
-	if (!ref) {
-		rc = AQ_ENOMEM;
-		goto out;
-	}
-	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK ||
+	if ((rc = ref ? db_begin(req->db) : AQ_ENOMEM) != AQ_OK ||
+	    (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK ||
 	    (rc = bk_vault_ok(req, vname, &vault)) != AQ_OK ||
 	    (rc = bk_source_volume(req, src, &vol, &req->msg)) != AQ_OK ||
 	    (rc = bk_chain(req, vname, src, prev, sizeof(prev), &req->msg)) != AQ_OK ||
@@ -683,7 +679,8 @@ static int bk_report_backup(struct db *db, const char *location, json_t *ref, js
 		api_json_set_int64(ref, "bytesDone", (int64_t)st->bytes_done);
 		snprintf(text, sizeof(text), "uploaded %llu of %llu bytes%s%s", (unsigned long long)st->bytes_done,
 			 (unsigned long long)st->bytes_total, st->detail[0] ? "; " : "", st->detail);
-		if ((rc = db_put(db, "backup", vname, bn, doc, false)) == AQ_OK && (rc = db_put(db, "bkref", rparent, rn, ref, false)) == AQ_OK)
+		if ((rc = db_put(db, "backup", vname, bn, doc, false)) == AQ_OK &&
+		    (rc = db_put(db, "bkref", rparent, rn, ref, false)) == AQ_OK)
 			rc = bk_op_progress(db, opn, text);
 		return rc;
 	}
