@@ -52,7 +52,7 @@ static int run_backup(struct bkp_vault *v, const struct api_intent_backup *job, 
 	struct run_progress p = { .o = o, .st = st };
 	struct bkp_opts bo = { .prev_id = job->prev_id[0] ? job->prev_id : NULL, .source = job->name,
 			       .ident = o->strict_ident ? BKP_IDENT_STRICT : BKP_IDENT_MTIME,
-			       .progress = on_progress, .progress_arg = &p };
+			       .progress = on_progress, .progress_arg = &p, .read = o->read, .read_arg = o->read_arg };
 	struct bkp_stats s = { 0 };
 	struct bkp_info info;
 	aq_msg why = { .text = "" };

@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "api/api_error.h"
 #include "api/api_intent_backup.h"
@@ -32,6 +33,10 @@ struct agent_backup_opts {
 	/* progress while the backup runs (from the calling thread): done/total bytes */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;
+	/* the source's reader (bkp_opts.read: a tiered volume's snapshot reads
+	 * its cold ranges from the tier); NULL: pread */
+	ssize_t (*read)(void *arg, int fd, const char *path, void *buf, size_t len, uint64_t off);
+	void *read_arg;
 };
 
 int agent_backup_run(const char *shelf, const struct api_intent_backup *job, const struct agent_backup_opts *o,

@@ -17,9 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent/agent_bkpq.h"
 #include "agent/snap/snap.h"
+#include "agent/tier/tier.h"
 #include "api/api_schema.h"
 #include "util/ut_hex.h"
 
@@ -70,9 +72,44 @@ static int bkjob_source(void *arg, const struct api_intent_backup *job, char *sr
 	return AQ_OK;
 }
 
+/* A tiered volume's snapshot: its cold ranges (holes in the snapshot's
+ * files) come from the tier (tier_snap_read), never as zeros; a file never
+ * tiered is read as it is. */
+static ssize_t bkjob_read(void *arg, const struct api_intent_backup *job, int fd, const char *path, void *buf,
+			  size_t len, uint64_t off)
+{
+	struct agent *a = arg;
+	uint64_t fsid = 0;
+	struct stat st;
+	size_t got = 0;
+	json_t *v;
+	size_t i;
+	ssize_t n;
+	int rc;
+
+	(void)path;
+	pthread_mutex_lock(&a->lock);
+	json_array_foreach(json_object_get(a->intent, "volumes"), i, v)
+		if (strcmp(api_json_str(v, "name", ""), job->volume) == 0)
+			fsid = strtoull(api_json_str(v, "fsid", "0"), NULL, 16);
+	pthread_mutex_unlock(&a->lock);
+	if (fsid && a->tier && fstat(fd, &st) == 0) {
+		rc = tier_snap_read(a->tier, fsid, job->snap.id, fd, &st, off, buf, len, &got);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			return (ssize_t)got;
+	}
+	do
+		n = pread(fd, buf, len, (off_t)off);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
 int agent_bkjob_start(struct agent *a)
 {
-	struct agent_bkpq_cfg c = { .shelf = a->cfg.shelf, .source_fn = bkjob_source, .arg = a };
+	struct agent_bkpq_cfg c = { .shelf = a->cfg.shelf, .source_fn = bkjob_source, .read_fn = bkjob_read,
+				    .arg = a };
 
 	return agent_bkpq_new(&c, &a->bkpq);
 }

@@ -87,11 +87,26 @@ static void run_progress(void *arg, uint64_t done, uint64_t total)
 	pthread_mutex_unlock(&p->q->mu);
 }
 
+/* The caller's reader with the job it reads for. */
+struct run_read {
+	struct agent_bkpq *q;
+	const struct api_intent_backup *job;
+};
+
+static ssize_t run_read(void *arg, int fd, const char *path, void *buf, size_t len, uint64_t off)
+{
+	struct run_read *r = arg;
+
+	return r->q->cfg.read_fn(r->q->cfg.arg, r->job, fd, path, buf, len, off);
+}
+
 static int run_one(struct agent_bkpq *q, struct slot *s, const struct api_intent_backup *job,
 		   struct api_intent_backup_state *st)
 {
 	struct run_progress p = { .q = q, .s = s };
-	struct agent_backup_opts o = { .progress = run_progress, .progress_arg = &p };
+	struct run_read r = { .q = q, .job = job };
+	struct agent_backup_opts o = { .progress = run_progress, .progress_arg = &p,
+				       .read = q->cfg.read_fn ? run_read : NULL, .read_arg = &r };
 	char src[4096] = "";
 	aq_msg why = { .text = "" };
 	int rc;

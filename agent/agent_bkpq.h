@@ -24,6 +24,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -41,6 +43,11 @@ struct agent_bkpq_cfg {
 	int (*source_fn)(void *arg, const struct api_intent_backup *job, char *src, size_t cap, bool *strict,
 			 aq_msg *msg);
 	void (*done_fn)(void *arg, const struct api_intent_backup *job); /* may be NULL */
+	/* Reads len bytes at off of the source file open as fd (path relative
+	 * to the source) of job: the count, or -errno (agent_backup_opts.read);
+	 * may be NULL (pread). Called from the worker's backup threads. */
+	ssize_t (*read_fn)(void *arg, const struct api_intent_backup *job, int fd, const char *path, void *buf, size_t len,
+			   uint64_t off);
 	void *arg;
 };
 

@@ -306,7 +306,7 @@ for (const [coll, Schema, idp, what, createDesc, delDesc] of [
 const BK = `${PL}/backupVaults/{backupVaultId}/backups`;
 op(BK, 'post', {
   operationId: 'createBackup', tags: ['Backups'], summary: 'Back up a volume',
-  description: 'Answers with an Operation that is done when the node serving sourceVolume has uploaded the backup (its response the READY backup) or could not (its error says the backup is in state ERROR, and why). Refused by name (400/404, nothing stored): a sourceVolume of another project or location, missing, not READY or served by no node, with auto-tiering enabled; a sourceSnapshot of another volume, missing or not READY; a CROSS_REGION vault (not supported yet). FAILED_PRECONDITION (400) while another backup of the volume runs. 409 when the ID is taken in the vault.',
+  description: 'Answers with an Operation that is done when the node serving sourceVolume has uploaded the backup (its response the READY backup) or could not (its error says the backup is in state ERROR, and why). Refused by name (400/404, nothing stored): a sourceVolume of another project or location, missing, not READY or served by no node; a sourceSnapshot of another volume, missing or not READY; a CROSS_REGION vault (not supported yet). FAILED_PRECONDITION (400) while another backup of the volume runs. 409 when the ID is taken in the vault.',
   parameters: [...pathParams('projectId', 'locationId', 'backupVaultId'), ref('backupIdQuery'), ref('validateOnly')],
   requestBody: body('Backup', 'sourceVolume (required), sourceSnapshot, description, labels.'),
   responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409, 413])),

@@ -128,7 +128,7 @@ const docs = {
   'Backup.name': 'Resource name: projects/{project}/locations/{location}/backupVaults/{backupVaultId}/backups/{backupId}.',
   'Backup.state': 'CREATING (the job is in the intent of the node serving the volume), UPLOADING (the node uploads; the create operation\'s statusMessage says how far), READY (the manifest is stored: the backup restores), DELETING, ERROR (stateDetails says why).',
   'Backup.stateDetails': 'Aquifer: why the backup is in state ERROR, or why an upload waits (the store is unavailable).',
-  'Backup.sourceVolume': 'Required: the volume\'s full name, projects/P/locations/L/volumes/V, in the vault\'s project and location, READY and served by a node. Volumes with auto-tiering enabled are refused (400) for now. Immutable.',
+  'Backup.sourceVolume': 'Required: the volume\'s full name, projects/P/locations/L/volumes/V, in the vault\'s project and location, READY and served by a node (a tiered volume backs up whole: cold ranges are read from the tier). Immutable.',
   'Backup.sourceSnapshot': 'Optional: a READY snapshot of sourceVolume (its full name). Without it a snapshot bkp-<16 hex> is made for the backup and deleted after it. Immutable.',
   'Backup.backupType': 'MANUAL for backups created by this route.',
   'Backup.volumeUsageBytes': 'The bytes of file data the backup holds (hard links once, holes excluded).',

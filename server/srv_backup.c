@@ -51,7 +51,6 @@ static void bkref_parent(const char *location, char *out, size_t cap)
 static int bk_get(struct db *db, const char *name, const char *what, json_t **doc, aq_msg *msg)
 {
 	int rc = db_get(db, name, doc);
-
 	return rc == AQ_ENOENT ? aq_fail(msg, rc, "%s \"%s\" not found", what, name) : rc;
 }
 
@@ -79,12 +78,12 @@ static int bk_commit(struct srv_req *req, json_t *op, json_t **resp)
 
 /* ---- create ---- */
 
-/* The source volume: of this project and location, READY, served by a node,
- * not tiered; its placement's node into node. */
+/* The source volume: of this project and location, READY, served by a node
+ * (a tiered one too: the node reads its cold ranges from the tier). */
 static int bk_source_volume(struct srv_req *req, const char *src, json_t **vol, aq_msg *msg)
 {
 	char want[300], pname[800];
-	json_t *pl = NULL, *tp;
+	json_t *pl = NULL;
 	const char *st;
 	int rc;
 
@@ -101,10 +100,6 @@ static int bk_source_volume(struct srv_req *req, const char *src, json_t **vol, 
 	st = api_json_str(*vol, "state", "");
 	if (strcmp(st, "READY") != 0 && strcmp(st, "UPDATING") != 0)
 		return aq_fail(msg, AQ_EPRECOND, "sourceVolume \"%s\" is %s: a backup needs a READY volume", src, st);
-	tp = json_object_get(*vol, "tieringPolicy");
-	if (strcmp(api_json_str(tp, "tierAction", "PAUSED"), "ENABLED") == 0)
-		return aq_fail(msg, AQ_EINVAL, "sourceVolume \"%s\" has tieringPolicy.tierAction ENABLED: backups of "
-			       "tiered volumes are not supported yet (cold ranges would not be read from the tier)", src);
 	snprintf(pname, sizeof(pname), "placements/%s", src);
 	rc = db_get(req->db, pname, &pl);
 	if (rc == AQ_OK && (strcmp(api_json_str(pl, "action", ""), "delete") == 0 || !*api_json_str(pl, "node", "")))
@@ -254,11 +249,8 @@ int srv_h_backup_create(struct srv_req *req, json_t **resp)
 	ut_clock_now_text(now, sizeof(now));
 	ref = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "backup", bn, "uid", uid, "volume", src, "vault", vname, "action",
 			"backup", "seq", (json_int_t)ut_clock_real_ns());
-	if (!ref) {
-		rc = AQ_ENOMEM;
-		goto out;
-	}
-	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK ||
+	if ((rc = ref ? db_begin(req->db) : AQ_ENOMEM) != AQ_OK ||
+	    (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK ||
 	    (rc = bk_vault_ok(req, vname, &vault)) != AQ_OK ||
 	    (rc = bk_source_volume(req, src, &vol, &req->msg)) != AQ_OK ||
 	    (rc = bk_chain(req, vname, src, prev, sizeof(prev), &req->msg)) != AQ_OK ||
@@ -285,7 +277,9 @@ int srv_h_backup_create(struct srv_req *req, json_t **resp)
 	    (rc = srv_op_create(req, parent, bn, "create", false, NULL, &op)) != AQ_OK)
 		goto out;
 	json_object_set_new(ref, "op", json_string(api_json_str(op, "name", "")));
-	if ((rc = db_put(req->db, "bkref", rparent, rn, ref, true)) != AQ_OK)
+	/* its snapshot is not deleted while the backup reads it */
+	if ((rc = db_put(req->db, "bkref", rparent, rn, ref, true)) != AQ_OK ||
+	    (rc = srv_snapshot_hold(req->db, api_json_str(json_object_get(ref, "snapshot"), "name", ""), bn)) != AQ_OK)
 		goto out;
 	rc = bk_commit(req, op, resp);
 out:
@@ -441,31 +435,6 @@ int srv_backup_volume_busy(struct db *db, const char *vn, aq_msg *msg)
 		if (strcmp(api_json_str(r, "action", ""), "backup") == 0) {
 			rc = aq_fail(msg, AQ_EPRECOND, "volume \"%s\" is being backed up (backup \"%s\"); wait for the backup "
 				     "to finish", vn, api_json_str(r, "backup", ""));
-			break;
-		}
-	json_decref(refs);
-	return rc;
-}
-
-int srv_backup_snapshot_busy(struct db *db, const char *sn, aq_msg *msg)
-{
-	const char *l = strstr(sn, "/locations/"), *snaps = strstr(sn, "/snapshots/");
-	char loc[128], vn[700];
-	json_t *refs = NULL, *r;
-	size_t i;
-	int rc;
-
-	if (!l || !snaps)
-		return AQ_OK;
-	snprintf(loc, sizeof(loc), "%.*s", (int)strcspn(l + 11, "/"), l + 11);
-	snprintf(vn, sizeof(vn), "%.*s", (int)(snaps - sn), sn);
-	if ((rc = bk_refs_of(db, loc, NULL, vn, &refs)) != AQ_OK)
-		return rc;
-	json_array_foreach(refs, i, r)
-		if (strcmp(api_json_str(r, "action", ""), "backup") == 0 &&
-		    strcmp(api_json_str(json_object_get(r, "snapshot"), "name", ""), sn) == 0) {
-			rc = aq_fail(msg, AQ_EPRECOND, "snapshot \"%s\" is the source of backup \"%s\", which is still "
-				     "running; wait for it", sn, api_json_str(r, "backup", ""));
 			break;
 		}
 	json_decref(refs);
@@ -654,7 +623,8 @@ static int bk_op_progress(struct db *db, const char *opn, const char *text)
 	return rc;
 }
 
-/* The temporary snapshot of ref goes once its backup ended. */
+/* Once its backup ended, ref's snapshot is released and, when the backup
+ * made it, deleted. */
 static int bk_drop_temp(struct db *db, const json_t *ref)
 {
 	const json_t *snap = json_object_get(ref, "snapshot");
@@ -662,6 +632,8 @@ static int bk_drop_temp(struct db *db, const json_t *ref)
 	aq_msg why = { .text = "" };
 	int rc;
 
+	if ((rc = srv_snapshot_hold(db, api_json_str(snap, "name", ""), "")) != AQ_OK && rc != AQ_ENOENT)
+		return rc;
 	if (!api_json_bool(snap, "temporary", false))
 		return AQ_OK;
 	if ((rc = db_get(db, api_json_str(snap, "name", ""), &doc)) != AQ_OK)
@@ -707,7 +679,8 @@ static int bk_report_backup(struct db *db, const char *location, json_t *ref, js
 		api_json_set_int64(ref, "bytesDone", (int64_t)st->bytes_done);
 		snprintf(text, sizeof(text), "uploaded %llu of %llu bytes%s%s", (unsigned long long)st->bytes_done,
 			 (unsigned long long)st->bytes_total, st->detail[0] ? "; " : "", st->detail);
-		if ((rc = db_put(db, "backup", vname, bn, doc, false)) == AQ_OK && (rc = db_put(db, "bkref", rparent, rn, ref, false)) == AQ_OK)
+		if ((rc = db_put(db, "backup", vname, bn, doc, false)) == AQ_OK &&
+		    (rc = db_put(db, "bkref", rparent, rn, ref, false)) == AQ_OK)
 			rc = bk_op_progress(db, opn, text);
 		return rc;
 	}

@@ -18,8 +18,8 @@
  * that is not READY, a sourceSnapshot of another volume or not READY, a
  * second backup of a volume in a vault while one runs, a CROSS_REGION vault
  * (its store is on another location's shelf, which these nodes do not
- * reach), a volume with auto-tiering enabled (its cold ranges are not read
- * from the tier yet: they would back up as zeros).
+ * reach). A tiered volume is backed up whole: the node reads the ranges its
+ * snapshot holds in the cold tier from there (agent_bkjob.c, tier_snap_read).
  *
  * Without sourceSnapshot the backup takes a snapshot "bkp-<16 hex>" of the
  * volume first (a snapshot resource like any, made by the same intent) and
@@ -87,9 +87,5 @@ int srv_backup_restore_intent(struct db *db, const json_t *vol, json_t *e);
 /* AQ_EPRECOND naming it when a backup of volume vn is being created or
  * uploaded (a volume is not deleted under a running backup). */
 int srv_backup_volume_busy(struct db *db, const char *vn, aq_msg *msg);
-
-/* AQ_EPRECOND naming it when snapshot sn is the source of a backup being
- * created or uploaded (srv_snapshot_start_delete asks). */
-int srv_backup_snapshot_busy(struct db *db, const char *sn, aq_msg *msg);
 
 #endif

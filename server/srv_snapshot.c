@@ -14,7 +14,6 @@
 #include "api/api_resource.h"
 #include "api/api_schema.h"
 #include "db/db.h"
-#include "server/srv_backup.h"
 #include "server/srv_internal.h"
 #include "server/srv_join.h"
 #include "server/srv_kick.h"
@@ -138,8 +137,7 @@ int srv_snapshot_start_delete(struct db *db, const json_t *snap, const char *op,
 	if (strcmp(st, "CREATING") == 0 || strcmp(st, "DELETING") == 0)
 		return aq_fail(msg, AQ_EPRECOND, "snapshot \"%s\" is %s: one change at a time; wait for it to finish", sn,
 			       strcmp(st, "CREATING") == 0 ? "being created" : "already being deleted");
-	if ((rc = snap_clone_of(db, sn, clone, sizeof(clone))) != AQ_OK ||
-	    (rc = srv_backup_snapshot_busy(db, sn, msg)) != AQ_OK)
+	if ((rc = snap_clone_of(db, sn, clone, sizeof(clone))) != AQ_OK)
 		return rc;
 	/* ONTAP's FlexClone (GCNV's clones): the parent snapshot backs the clone
 	 * until a split, which Aquifer does not have */
@@ -150,6 +148,11 @@ int srv_snapshot_start_delete(struct db *db, const json_t *snap, const char *op,
 	snapref_name(sn, rn, sizeof(rn));
 	if ((rc = db_get(db, rn, &ref)) != AQ_OK)
 		goto out;
+	if (*api_json_str(ref, "heldBy", "")) {
+		rc = aq_fail(msg, AQ_EPRECOND, "snapshot \"%s\" is the source of backup \"%s\", which is still running; "
+			     "wait for it", sn, api_json_str(ref, "heldBy", ""));
+		goto out;
+	}
 	json_object_set_new(ref, "action", json_string("delete"));
 	json_object_set_new(ref, "op", json_string(op));
 	doc = json_deep_copy(snap);
@@ -159,6 +162,25 @@ int srv_snapshot_start_delete(struct db *db, const json_t *snap, const char *op,
 out:
 	json_decref(ref);
 	json_decref(doc);
+	return rc;
+}
+
+int srv_snapshot_hold(struct db *db, const char *sn, const char *holder)
+{
+	const char *slash = strstr(sn, "/snapshots/");
+	char rn[820], vn[700];
+	json_t *ref = NULL;
+	int rc;
+
+	if (!slash)
+		return AQ_EINVAL;
+	snprintf(vn, sizeof(vn), "%.*s", (int)(slash - sn), sn);
+	snapref_name(sn, rn, sizeof(rn));
+	if ((rc = db_get(db, rn, &ref)) != AQ_OK)
+		return rc;
+	json_object_set_new(ref, "heldBy", json_string(holder));
+	rc = db_put(db, "snapref", vn, rn, ref, false);
+	json_decref(ref);
 	return rc;
 }
 

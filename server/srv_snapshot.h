@@ -54,6 +54,10 @@ int srv_snapshot_add(struct db *db, const json_t *vol, const char *id, const jso
  * AQ_EPRECOND when it is being created or deleted, or a clone volume
  * depends on it (named in the message). */
 int srv_snapshot_start_delete(struct db *db, const json_t *snap, const char *op, aq_msg *msg);
+/* Snapshot sn is read by holder (a running backup, srv_backup.h): until it
+ * is released (holder ""), srv_snapshot_start_delete refuses it with
+ * AQ_EPRECOND naming the holder. AQ_ENOENT when sn has no snapref. */
+int srv_snapshot_hold(struct db *db, const char *sn, const char *holder);
 
 /* A volume create with restoreParameters.sourceSnapshot: the snapshot
  * exists, is READY, lies in parent (the new volume's project and

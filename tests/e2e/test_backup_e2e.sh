@@ -350,4 +350,6 @@ if [ -x "$AQUIFER" ]; then
 fi
 
 aq_sanitizer_clean "$D"
+ok "no sanitizer report in the agent's log (backups and restores ran there)" \
+	sh -c "test -s '$D/node-east/agent.log' && ! grep -qE 'ERROR: (Address|Leak|Thread|Undefined)Sanitizer|runtime error:' '$D/node-east/agent.log'"
 aq_finish

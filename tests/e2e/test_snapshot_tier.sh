@@ -5,7 +5,8 @@
 # the snapshot is made stays readable through /.snapshot after the live file
 # is rewritten; an object goes from the store only when neither the live
 # file nor a snapshot names it (the tier scan: no orphans, nothing missing,
-# before and after the snapshot is deleted).
+# before and after the snapshot is deleted); a backup of the snapshot reads
+# the cold chunks from the tier (issue 21).
 . "$(dirname "$0")/lib.sh"
 AQ_RECORD=0
 . "$AQ_SRC/tests/agent/tier/agent.sh"
@@ -44,6 +45,24 @@ expect_eq "$SIZE objects in the store" $SIZE "$(objects)"
 tpush ENABLED "{\"snapshotDirectory\":true,\"snapshots\":$(snaps s1:$S1)}"
 expect_eq "the snapshot of the tiered volume is READY" READY "$(vstat 'snapshots[0].state')"
 expect_eq ".snapshot/s1 reads the cold data" "$BEFORE" "$(st sum "$U" /.snapshot/s1)"
+# A backup of s1 (issue 21): the chunks cold at snapshot time are read from
+# the tier, never backed up as zeros (the holes in the snapshot's file).
+VKEY=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+BSTORE=.backups/00000000000000f1 BID=b100000000000001
+BJOB=$(jq -nc --arg k "$VKEY" --arg p "$BSTORE" --arg id "$BID" '{op: "backup", id: $id,
+	name: "projects/p/locations/l/backupVaults/bv/backups/b1", volume: "projects/p/locations/east/volumes/tv",
+	snapshot: {id: "s1", uid: "1111111111111111"}, vault: {key: $k, store: {directory: {path: $p}}}}')
+push "$(intent ENABLED DEFAULT | jq -c --argjson s "$(snaps s1:$S1)" --argjson j "$BJOB" \
+	'.volumes[0] += {snapshotDirectory: true, snapshots: $s} | .backups = [$j]')"
+bstate() { curl -s -H "Authorization: Bearer $SECRET" "http://127.0.0.1:$API/v1/status" |
+	jq -r --arg id "$BID" '[.backups[]? | select(.id == $id)][0].state'; }
+for _ in $(seq 300); do [ "$(bstate)" = READY ] || [ "$(bstate)" = ERROR ] && break; sleep 0.2; done
+expect_eq "the backup of the tiered snapshot s1 is READY" READY "$(bstate)"
+ok "the backup restores (bkp_tool)" "$AQ_BUILDDIR/tests/agent/bkp/bkp_tool" restore "$SHELF/$BSTORE" "$VKEY" "$BID" "$AQ_TMP/bkr"
+ok "read .snapshot/s1/big.bin over NFS" sh -c "nfs-cat '${U%%\?*}/.snapshot/s1/big.bin?${U#*\?}' >'$AQ_TMP/s1big.bin'"
+ok "the restored big.bin is the snapshot's (cold) data, not zeros" cmp -s "$AQ_TMP/s1big.bin" "$AQ_TMP/bkr/big.bin"
+ok "... and it is not all zeros" sh -c "! cmp -s '$AQ_TMP/bkr/big.bin' /dev/zero -n $((SIZE * MIB))"
+rm -rf "$AQ_TMP/bkr" "$AQ_TMP/s1big.bin"
 ok "rewrite the live file (each write brings its chunk back, then changes it)" st big "$U" /big.bin $SIZE 2
 AFTER=$(st sum "$U" /)
 ok "the live file changed" test "$AFTER" != "$BEFORE"
