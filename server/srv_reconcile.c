@@ -37,6 +37,7 @@
 #include "db/db.h"
 #include "util/ut_clock.h"
 #include "server/srv_drain.h"
+#include "server/srv_svcaddr.h"
 #include "server/srv_intent.h"
 #include "server/srv_internal.h"
 #include "server/srv_kick.h"
@@ -243,6 +244,7 @@ int srv_reconcile_applied(struct srv *srv, struct db *db, const char *node_name,
 		int64_t pg = api_json_int64(pl, "pendingGeneration", 0);
 		char pname[800], vparent[600];
 		json_t *vol = NULL, *resp = NULL;
+		bool waits = false;
 
 		/* copies: pl is edited below */
 		snprintf(op, sizeof(op), "%s", api_json_str(pl, "op", ""));
@@ -273,6 +275,9 @@ int srv_reconcile_applied(struct srv *srv, struct db *db, const char *node_name,
 						    "(it reports no smbAddress: start it with --smb-listen)");
 				goto next;
 			}
+			/* a service address not held yet is not served (srv_svcaddr.h) */
+			if ((rc = srv_svcaddr_applied_wait(db, node, pl, action, vol, vparent, &waits)) != AQ_OK || waits)
+				goto next;
 			json_object_set_new(vol, "state", json_string("READY"));
 			json_object_set_new(vol, "stateDetails", json_string(""));
 			json_object_set_new(vol, "mountOptions", mount_options(vol, node, pl));
