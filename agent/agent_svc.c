@@ -315,9 +315,10 @@ void agent_svc_renew(struct agent_svc *s, int64_t sent_ms, int64_t lease_ms, boo
 {
 	s->lease_ms = lease_ms > 0 ? lease_ms : 0;
 	s->lease_end_ms = sent_ms + s->lease_ms;
-	/* a report that waited longer than the lease in aquiferd's queue
-	 * renews nothing: the next one does */
-	if (!s->fenced || (s->lease_ms > 0 && (int64_t)ut_clock_mono_ms() >= s->lease_end_ms))
+	/* a report answered late (it waited in a stopped aquiferd's queue)
+	 * ends no fence: its lease would run out again at once; the next
+	 * report, answered promptly, does */
+	if (!s->fenced || (s->lease_ms > 0 && (int64_t)ut_clock_mono_ms() - sent_ms >= s->lease_ms / 2))
 		return;
 	s->fenced = false;
 	if (!current) {
@@ -344,7 +345,8 @@ static void fence(struct agent_svc *s, int64_t now_ms)
 		"aquiferd's node-down time): releasing %zu service addresses until one is",
 		(long long)(now_ms - s->lease_end_ms + s->lease_ms), (long long)s->lease_ms, s->n);
 	s->fenced = true;
-	agent_svc_release_all(s);
+	while (s->n)
+		release(s, s->n - 1, "fence");
 }
 
 static void *fencer(void *arg)
