@@ -187,6 +187,7 @@ kill -CONT "$AQ_PID"
 ok "$H1, its reports unanswered, removed 10.99.25.33 ${t_fenced} ms after aquiferd stopped (node-down: 3000 ms)" test "$f" -eq 0
 expect_eq "... and $O1 did not take it meanwhile" "" "$unfenced_o1"
 ok "$H1's log says why" grep -q "self-fencing: no status report accepted" "$D/$H1/agent.log"
+echo "# self-fence: 10.99.25.33 left $H1 ${t_fenced} ms after aquiferd stopped (lease 1500 ms, node-down 3000 ms)"
 aq_wait_until 15 sh -c "ip -n $SA-a -4 addr show dev eth0 | grep -q 'inet $NET.33/24' || ip -n $SA-b -4 addr show dev eth0 | grep -q 'inet $NET.33/24'"
 H1b=$(sa_has a "$NET.33" && echo a; sa_has b "$NET.33" && echo b)
 ok "reports accepted again: 10.99.25.33 is claimed again, on $H1 (${H1b:-no node})" test "$H1b" = "$H1"
