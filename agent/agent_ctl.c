@@ -258,9 +258,12 @@ static void *reporter(void *arg)
 		aq_msg msg = { .text = "" };
 		long code;
 
+		int64_t sent = (int64_t)ut_clock_mono_ms(); /* the lease counts from here (agent_svc.h) */
+		int wait;
+
 		pthread_mutex_lock(&a->lock);
 		snprintf(token, sizeof(token), "%s", a->node_token);
-		agent_svc_announce(&a->svc, (int64_t)ut_clock_mono_ms());
+		agent_svc_announce(&a->svc, sent);
 		pthread_mutex_unlock(&a->lock);
 		code = st ? ctl_post(a, conn, "/v1/agent/status", token, st, &reply, &msg) : AQ_ENOMEM;
 		snprintf(req, sizeof(req), "report-%llu", ++reports);
@@ -269,6 +272,8 @@ static void *reporter(void *arg)
 			renew_token(a, reply);
 			pthread_mutex_lock(&a->lock);
 			a->reports_ok++;
+			agent_svc_renew(&a->svc, sent, api_json_int64(reply, "serviceAddressLeaseMs", 0),
+					api_json_int64(reply, "generation", -1) == a->applied, req);
 			pthread_mutex_unlock(&a->lock);
 			if (!was_ok)
 				UT_INFO("agent_ctl", req, "reaching aquiferd again");
@@ -280,7 +285,10 @@ static void *reporter(void *arg)
 		}
 		json_decref(st);
 		json_decref(reply);
-		for (int slept = 0; slept < a->cfg.report_ms && !__atomic_load_n(&a->stopping, __ATOMIC_RELAXED); slept += 50)
+		pthread_mutex_lock(&a->lock);
+		wait = agent_svc_report_ms(&a->svc, a->cfg.report_ms);
+		pthread_mutex_unlock(&a->lock);
+		for (int slept = 0; slept < wait && !__atomic_load_n(&a->stopping, __ATOMIC_RELAXED); slept += 50)
 			usleep(50 * 1000);
 	}
 	if (conn)

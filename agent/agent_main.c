@@ -427,6 +427,10 @@ int agent_main(int argc, char **argv)
 		UT_ERROR("agent_main", NULL, "cannot start the snapshot usage thread");
 		return 1;
 	}
+	if (agent_svc_fence_start(&a.svc, &a.lock) != AQ_OK) {
+		UT_ERROR("agent_main", NULL, "cannot start the service-address fence thread");
+		return 1;
+	}
 	if (agent_reporter_start(&a) != AQ_OK) {
 		UT_ERROR("agent_main", NULL, "cannot start the reporter");
 		return 1;
@@ -435,6 +439,7 @@ int agent_main(int argc, char **argv)
 		a.cfg.node, a.cfg.location, a.cfg.listen, nfs_srv_port(a.nfs), a.cfg.shelf);
 	sigwait(&set, &sig);
 	UT_INFO("agent_main", NULL, "signal %d, stopping", sig);
+	agent_svc_fence_stop(&a.svc);
 	pthread_mutex_lock(&a.lock);
 	agent_svc_release_all(&a.svc); /* first: another node may take them at once */
 	pthread_mutex_unlock(&a.lock);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "api/api_schema.h"
@@ -27,6 +28,8 @@
 
 /* How long after a claim the reporter announces it again. */
 #define SVC_ANNOUNCE_MS 10000
+/* How often the fence thread looks at the lease. */
+#define SVC_FENCE_TICK_MS 50
 
 static bool wildcard(const char *listen)
 {
@@ -237,6 +240,9 @@ void agent_svc_apply(struct agent_svc *s, const json_t *vols, const bool *served
 	}
 	if (!s->iface[0])
 		return;
+	s->nwant = nwant;
+	if (s->fenced)
+		return; /* claimed once a report is accepted again (agent_svc_renew) */
 	if (!s->live) {
 		/* the intent.json of an earlier run: remove what a kill left on
 		 * the interface, claim nothing until aquiferd pushes */
@@ -293,4 +299,96 @@ json_t *agent_svc_report(const struct agent_svc *s)
 		json_array_append_new(out, json_string(ip));
 	}
 	return out;
+}
+
+/* Claim what the last apply wanted and is not held (after a fence). */
+static void claim_wanted(struct agent_svc *s, const char *req)
+{
+	char why[300];
+
+	for (size_t i = 0; i < s->nwant; i++)
+		if (held_at(s, s->want[i].addr) < 0 && claim(s, &s->want[i], why, sizeof(why), req) != 0)
+			UT_ERROR("agent_svc", req, "%s", why);
+}
+
+void agent_svc_renew(struct agent_svc *s, int64_t sent_ms, int64_t lease_ms, bool current, const char *req)
+{
+	s->lease_ms = lease_ms > 0 ? lease_ms : 0;
+	s->lease_end_ms = sent_ms + s->lease_ms;
+	/* a report answered late (it waited in a stopped aquiferd's queue)
+	 * ends no fence: its lease would run out again at once; the next
+	 * report, answered promptly, does */
+	if (!s->fenced || (s->lease_ms > 0 && (int64_t)ut_clock_mono_ms() - sent_ms >= s->lease_ms / 2))
+		return;
+	s->fenced = false;
+	if (!current) {
+		UT_INFO("agent_svc", req, "a status report was accepted again; aquiferd has a newer intent for this "
+			"node: its service addresses are claimed once it is applied");
+		return;
+	}
+	UT_INFO("agent_svc", req, "a status report was accepted again and the intent is current: re-claiming %zu "
+		"service addresses", s->nwant);
+	claim_wanted(s, req);
+}
+
+int agent_svc_report_ms(const struct agent_svc *s, int report_ms)
+{
+	if (s->iface[0] && s->lease_ms > 0 && s->lease_ms / 3 < report_ms)
+		return (int)(s->lease_ms / 3);
+	return report_ms;
+}
+
+/* The lease ran out: drop everything (under the agent's lock). */
+static void fence(struct agent_svc *s, int64_t now_ms)
+{
+	UT_WARN("agent_svc", "fence", "self-fencing: no status report accepted for %lld ms (lease %lld ms, half of "
+		"aquiferd's node-down time): releasing %zu service addresses until one is",
+		(long long)(now_ms - s->lease_end_ms + s->lease_ms), (long long)s->lease_ms, s->n);
+	s->fenced = true;
+	while (s->n)
+		release(s, s->n - 1, "fence");
+}
+
+static void *fencer(void *arg)
+{
+	struct agent_svc *s = arg;
+	struct timespec tick = { 0, SVC_FENCE_TICK_MS * 1000000L };
+
+	for (;;) {
+		int64_t now;
+
+		pthread_mutex_lock(s->lock);
+		if (s->fencer_stop) {
+			pthread_mutex_unlock(s->lock);
+			break;
+		}
+		now = (int64_t)ut_clock_mono_ms();
+		if (!s->fenced && s->lease_ms > 0 && now >= s->lease_end_ms)
+			fence(s, now);
+		pthread_mutex_unlock(s->lock);
+		nanosleep(&tick, NULL);
+	}
+	return NULL;
+}
+
+int agent_svc_fence_start(struct agent_svc *s, pthread_mutex_t *lock)
+{
+	if (!s->iface[0])
+		return AQ_OK;
+	s->lock = lock;
+	if (pthread_create(&s->fencer, NULL, fencer, s) != 0)
+		return AQ_EINTERNAL;
+	s->fencer_on = true;
+	return AQ_OK;
+}
+
+void agent_svc_fence_stop(struct agent_svc *s)
+{
+	if (!s->fencer_on)
+		return;
+	pthread_mutex_lock(s->lock);
+	s->fencer_stop = true;
+	pthread_mutex_unlock(s->lock);
+	pthread_join(s->fencer, NULL);
+	s->fencer_on = false;
 }

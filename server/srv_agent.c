@@ -29,6 +29,7 @@
 #include "server/srv_req.h"
 #include "server/srv_series.h"
 #include "server/srv_snapshot.h"
+#include "server/srv_svcaddr.h"
 #include "tls/tls.h"
 #include "util/ut_log.h"
 
@@ -561,7 +562,8 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	    (rc = srv_reconcile_applied(req->srv, req->db, name, applied, json_object_get(req->body, "failed"))) != AQ_OK)
 		goto out;
 answer:
-	*resp = json_pack("{s:I}", "generation", (json_int_t)api_json_int64(doc, "generation", 0));
+	*resp = json_pack("{s:I,s:I}", "generation", (json_int_t)api_json_int64(doc, "generation", 0),
+			  "serviceAddressLeaseMs", (json_int_t)srv_svcaddr_lease_ms(req->srv->cfg.node_down_ms));
 	if (*resp && srv_auth_node_stale(&req->auth, req->srv->cfg.node_token_ttl, (long)(t / 1000)))
 		rc = status_renew(req, name, doc, *resp);
 out:

@@ -39,6 +39,7 @@
 #include "db/db.h"
 #include "util/ut_clock.h"
 #include "server/srv_drain.h"
+#include "server/srv_svcaddr.h"
 #include "server/srv_intent.h"
 #include "server/srv_internal.h"
 #include "server/srv_kick.h"
@@ -258,6 +259,7 @@ int srv_reconcile_applied(struct srv *srv, struct db *db, const char *node_name,
 		const char *vn;
 		int64_t pg;
 		json_t *vol = NULL, *resp = NULL;
+		bool waits = false;
 
 		if (!(pl = json_object_get(pls, json_string_value(dn))))
 			continue; /* gone since */
@@ -292,6 +294,9 @@ int srv_reconcile_applied(struct srv *srv, struct db *db, const char *node_name,
 						    "(it reports no smbAddress: start it with --smb-listen)");
 				goto next;
 			}
+			/* a service address not held yet is not served (srv_svcaddr.h) */
+			if ((rc = srv_svcaddr_applied_wait(db, node, pl, action, vol, vparent, &waits)) != AQ_OK || waits)
+				goto next;
 			json_object_set_new(vol, "state", json_string("READY"));
 			json_object_set_new(vol, "stateDetails", json_string(""));
 			json_object_set_new(vol, "mountOptions", mount_options(vol, node, pl));

@@ -147,3 +147,32 @@ give:
 		return AQ_ENOMEM;
 	return AQ_OK;
 }
+
+int64_t srv_svcaddr_lease_ms(int node_down_ms)
+{
+	return node_down_ms / 2;
+}
+
+int srv_svcaddr_applied_wait(struct db *db, const json_t *node, const json_t *pl, const char *action, json_t *vol,
+			     const char *vparent, bool *waits)
+{
+	const char *a = api_json_str(json_object_get(pl, API_SVCADDR_KEY), "address", NULL);
+	const char *nn = api_json_str(node, "name", ""), *id = strchr(nn, '/') ? strchr(nn, '/') + 1 : nn;
+	const char *from = api_json_str(pl, "from", ""), *fid = strchr(from, '/') ? strchr(from, '/') + 1 : from;
+	char text[600];
+
+	*waits = false;
+	if ((strcmp(action, "create") != 0 && strcmp(action, "move") != 0) || srv_svcaddr_held(node, pl))
+		return AQ_OK;
+	*waits = true;
+	if (strcmp(action, "move") == 0)
+		snprintf(text, sizeof(text), "moving from node %s to node %s: %s applied it, but its service address %s "
+			 "is not served until %s holds it", fid, id, id, a, id);
+	else
+		snprintf(text, sizeof(text), "created on node %s: its service address %s is not served until %s holds it",
+			 id, a, id);
+	if (strcmp(api_json_str(vol, "stateDetails", ""), text) == 0)
+		return AQ_OK;
+	json_object_set_new(vol, "stateDetails", json_string(text));
+	return db_put(db, "volume", vparent, api_json_str(vol, "name", ""), vol, false);
+}

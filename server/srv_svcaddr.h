@@ -11,6 +11,7 @@
 #define AQ_SRV_SVCADDR_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -38,5 +39,26 @@ int srv_svcaddr_intent(struct db *db, const json_t *node, const json_t *pl, json
 /* Does node (its document) report holding the address of pl? true when pl
  * has no service address. */
 bool srv_svcaddr_held(const json_t *node, const json_t *pl);
+
+/* The status answer's "serviceAddressLeaseMs" (agent_svc.h): how long after
+ * sending its last accepted status report an agent may hold its service
+ * addresses. Half of node_down_ms: aquiferd declares a node DOWN (and only
+ * then gives its addresses to another node) node_down_ms after it received
+ * the node's last report, and a replica that does not lead persists the
+ * time it saw one only every quarter of node_down_ms (srv_agent.c), so the
+ * leader's view may lag a quarter; the other quarter is the agent's margin
+ * (its fence check, the removal, clock-rate differences). Both sides count
+ * on monotonic-rate clocks from their own event (the agent from the send,
+ * before aquiferd's receipt), so no clock offset between them matters. */
+int64_t srv_svcaddr_lease_ms(int node_down_ms);
+
+/* A create or move of pl onto node was applied (srv_reconcile.c): it is
+ * done only once node reports holding pl's service address. Until then
+ * *waits is set and vol's stateDetails (vol: the volume's document, kept
+ * under vparent) says the address is not served yet, so the volume is not
+ * taken as served (aquifer_volume_served stays 0). action: the placement's
+ * ("create", "move", ...); others never wait. AQ_OK or a db error. */
+int srv_svcaddr_applied_wait(struct db *db, const json_t *node, const json_t *pl, const char *action, json_t *vol,
+			     const char *vparent, bool *waits);
 
 #endif

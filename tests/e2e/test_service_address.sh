@@ -14,12 +14,17 @@
 #      (not on the other's), mountOptions show it, the node reports it, and
 #      the client reads and writes through it;
 #   3. a second volume gets the next address, held by its own node only;
-#   4. failover: the serving agent killed (-9) and its link down, the other
+#   4. self-fencing: aquiferd stopped, each agent removes its addresses
+#      before aquiferd's node-down time, and claims them again once its
+#      reports are accepted; a drain with the old node up: until the new
+#      node reports holding the address, stateDetails says it is not served
+#      and aquifer_volume_served is 0;
+#   5. failover: the serving agent killed (-9) and its link down, the other
 #      node takes the address over (gratuitous ARP: the client's neighbour
 #      entry points at the new node at once), the client reads the same
 #      bytes at the same address; the restarted node removes the stale copy
 #      before its link comes back;
-#   5. a delete releases the address; a clean stop releases what it held.
+#   6. a delete releases the address; a clean stop releases what it held.
 set -u
 NET=10.99.25
 if [ -z "${AQ_SA_INNER:-}" ]; then
@@ -163,7 +168,76 @@ ok "v2's address is on its node $H2's interface" sa_has "${H2:-none}" "$NET.34"
 ok "... and not on $O2's" sa_hasnt "${O2:-a}" "$NET.34"
 ok "$H1 holds only v1's address among these" sa_hasnt "$H1" "$([ "$H1" = "$H2" ] && echo none || echo "$NET.34")"
 
-# --- 4. failover ----------------------------------------------------------------
+# --- 4. self-fencing ------------------------------------------------------------
+# aquiferd stopped (SIGSTOP): no report is accepted, so each agent drops its
+# addresses when its lease (half of node-down, from the status answer) runs
+# out, before aquiferd could declare it DOWN (3 s after the last report it
+# received, itself before the stop); after SIGCONT a report is accepted, the
+# intent still gives the addresses, and they come back.
+kill -STOP "$AQ_PID"
+t_stop=$(date +%s%N)
+fenced() { sa_hasnt "$H1" "$NET.33"; }
+since_stop() { echo $((($(date +%s%N) - t_stop) / 1000000)); }
+while ! fenced && [ "$(since_stop)" -lt 2700 ]; do sleep 0.05; done
+t_fenced=$(since_stop)
+fenced
+f=$?
+unfenced_o1=$(sa_has "$O1" "$NET.33" && echo yes)
+kill -CONT "$AQ_PID"
+ok "$H1, its reports unanswered, removed 10.99.25.33 ${t_fenced} ms after aquiferd stopped (node-down: 3000 ms)" test "$f" -eq 0
+expect_eq "... and $O1 did not take it meanwhile" "" "$unfenced_o1"
+ok "$H1's log says why" grep -q "self-fencing: no status report accepted" "$D/$H1/agent.log"
+echo "# self-fence: 10.99.25.33 left $H1 ${t_fenced} ms after aquiferd stopped (lease 1500 ms, node-down 3000 ms)"
+aq_wait_until 15 sh -c "ip -n $SA-a -4 addr show dev eth0 | grep -q 'inet $NET.33/24' || ip -n $SA-b -4 addr show dev eth0 | grep -q 'inet $NET.33/24'"
+H1b=$(sa_has a "$NET.33" && echo a; sa_has b "$NET.33" && echo b)
+ok "reports accepted again: 10.99.25.33 is claimed again, on $H1 (${H1b:-no node})" test "$H1b" = "$H1"
+aq_wait_until 20 reads "$NET.33" v1
+ok "... and the client reads v1 through it again" reads "$NET.33" v1
+aq_wait_until 10 sa_reported "$NET.33"
+# a node declared DOWN meanwhile (a loaded machine) moved v1: follow it
+H1=$(sa_node_of "$NET.33")
+case $H1 in a) O1=b ;; b) O1=a ;; *) O1=a ;; esac
+
+# the drain window: $H1 drained while up; v1's move is done only once $O1
+# reports holding .33 (it claims it after $H1's report shows it released)
+served() {
+	aq_req GET /metrics
+	printf '%s\n' "$BODY" | awk -v k="aquifer_volume_served{project=\"acme\",location=\"east\",pool=\"sp\",volume=\"$1\"}" '$1 == k { print $2 }'
+}
+aq_req POST "/v1/nodes/$H1:drain" '{}'
+expect_status 200 "drain $H1 (up) towards $O1"
+saw_wait=0 early=
+for _ in $(seq 1 150); do
+	aq_req GET "$P/volumes/v1"
+	det=$(printf '%s' "$BODY" | jq -r .stateDetails)
+	case $det in
+	*"10.99.25.33 is not served until $O1 holds it"*)
+		saw_wait=1
+		m=$(served v1)
+		# still waiting after the metric was read (not done in between)
+		aq_req GET "$P/volumes/v1"
+		[ "$m" = 0 ] || [ "$(printf '%s' "$BODY" | jq -r .stateDetails)" != "$det" ] ||
+			early="served=$m while: $det" ;;
+	"")
+		# done: $O1 must report holding the address already
+		[ "$(sa_node_of "$NET.33")" = "$O1" ] || early="done before $O1 held 10.99.25.33"
+		break ;;
+	esac
+	sleep 0.1
+done
+expect_eq "during the drain, v1 said it was moving and not served until $O1 held 10.99.25.33" 1 "$saw_wait"
+expect_eq "... aquifer_volume_served was 0 meanwhile, and v1 was done only once $O1 held it" "" "$early"
+aq_wait_until 20 aq_vol_is v1 '.stateDetails == ""'
+ok "v1's move is done" aq_vol_is v1 '.state == "READY" and .stateDetails == "" and .mountOptions[0].ipAddress == "10.99.25.33"'
+ok "... $O1 holds 10.99.25.33, $H1 does not" sh -c "ip -n $SA-$O1 -4 addr show dev eth0 | grep -q 'inet $NET.33/24' && ! ip -n $SA-$H1 -4 addr show dev eth0 | grep -q 'inet $NET.33/24'"
+expect_eq "... and aquifer_volume_served of v1 is 1" 1 "$(served v1)"
+ok "... and the client reads v1 at the same address" reads "$NET.33" v1
+aq_req POST "/v1/nodes/$H1:undrain" '{}'
+expect_status 200 "undrain $H1"
+H1=$O1
+case $H1 in a) O1=b ;; b) O1=a ;; esac
+
+# --- 5. failover ----------------------------------------------------------------
 in_x ip neigh show "$NET.33" | grep -q "$(mac_of "$H1")"
 ok "the client's neighbour entry for .33 points at $H1 before" test $? -eq 0
 eval "HP=\$PID_$H1"
@@ -195,7 +269,7 @@ ok "$H1, READY again, does not claim v1's address" sa_hasnt "$H1" "$NET.33"
 ok "$O1 still holds it" sa_has "$O1" "$NET.33"
 ok "the client still reads v1" reads "$NET.33" v1
 
-# --- 5. release on delete and on a clean stop -------------------------------------
+# --- 6. release on delete and on a clean stop -------------------------------------
 aq_req DELETE "$P/volumes/v1"
 aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" >/dev/null 2>&1
 aq_wait_until 20 sa_hasnt "$O1" "$NET.33"
