@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "api/api_error.h"
+#include "tests/lib/aqt_store.h"
 
 static const uint8_t sign_key[16] = { 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7 };
 
@@ -193,4 +194,12 @@ void smbt_check_sync(const struct smb_wire_hdr *h, uint64_t mid, uint32_t status
 	ck_assert_uint_eq(h->status, status);
 	ck_assert_uint_eq(h->message_id, mid);
 	ck_assert(!(h->flags & SMB2_FLAGS_ASYNC_COMMAND));
+}
+
+void smbt_store_up(struct aqt_store *ts, struct smb_srv **srv)
+{
+	aqt_store_init(ts, 1, &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 100, .capacity = 1ull << 30,
+							.clients = "0.0.0.0/0", .key_byte = 1 });
+	ck_assert_int_eq(vol_store_set(ts->store, ts->cfg, ts->n), 0);
+	smbt_srv_new(ts->store, srv);
 }

@@ -31,6 +31,12 @@ struct smbt_conn {
  * waiters' wakes; *srv is freed by smbt_srv_free. */
 void smbt_srv_new(struct vol_store *store, struct smb_srv **srv);
 
+/* The dispatcher suites' fixture: one export (fsid 100, 1 GiB, every client)
+ * in a fresh temporary store *ts, set live, and a server over it in *srv.
+ * Undo with smbt_srv_free(*srv) then aqt_store_cleanup(ts). */
+struct aqt_store;
+void smbt_store_up(struct aqt_store *ts, struct smb_srv **srv);
+
 /* Free every connection of srv (their sessions, trees, opens and waiters). */
 void smbt_conns_free(struct smb_srv *srv);
 

@@ -45,10 +45,7 @@ static const uint8_t guid_b[16] = { 0xB2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
 
 static void setup(void)
 {
-	aqt_store_init(&ts, 1, &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 100, .capacity = 1ull << 30,
-							 .clients = "0.0.0.0/0", .key_byte = 1 });
-	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
-	smbt_srv_new(ts.store, &srv);
+	smbt_store_up(&ts, &srv);
 }
 
 static void teardown(void)

@@ -47,11 +47,8 @@ static const struct vol_cred nfs_cred = { .uid = 0, .gid = 0 };
 
 static void setup(void)
 {
-	aqt_store_init(&ts, 1, &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 100, .capacity = 1ull << 30,
-							 .clients = "0.0.0.0/0", .key_byte = 1 });
-	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
+	smbt_store_up(&ts, &srv);
 	ck_assert_ptr_nonnull(exp0 = vol_export_at(ts.store, 0));
-	smbt_srv_new(ts.store, &srv);
 }
 
 static void teardown(void)
