@@ -437,6 +437,28 @@ static int conv_file(const struct conv *c, const char *raw, json_t **out, aq_msg
 }
 
 /* Indexed by enum cli_type. */
+/* a;b -> ["a","b"] (';' since ',' separates a dict's keys) */
+static int conv_str_list(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	json_t *arr = json_array();
+	const char *p = raw;
+
+	if (*raw == '\0') {
+		json_decref(arr);
+		return aq_fail(msg, AQ_EINVAL, "invalid value for %s: empty list", c->what);
+	}
+	for (;;) {
+		size_t len = strcspn(p, ";");
+
+		json_array_append_new(arr, json_stringn(p, len));
+		if (p[len] == '\0')
+			break;
+		p += len + 1;
+	}
+	*out = arr;
+	return AQ_OK;
+}
+
 static const conv_fn conv_fns[] = {
 	[CLI_T_STR] = conv_str,
 	[CLI_T_BOOL] = conv_bool,
@@ -455,6 +477,7 @@ static const conv_fn conv_fns[] = {
 	[CLI_T_KEYS] = conv_keys,
 	[CLI_T_FILE] = conv_file,
 	[CLI_T_LEAD_DICT] = conv_lead_dict,
+	[CLI_T_STR_LIST] = conv_str_list,
 };
 
 static int conv_value(enum cli_type t, const struct conv *c, const char *raw, json_t **out,

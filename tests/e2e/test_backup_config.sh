@@ -100,6 +100,34 @@ expect_jq '.volumes[] | select(.name | endswith("/bc1")) | .backupConfig.backupC
 aq_req GET "$P/volumes/bc2"
 expect_jq .backupConfig.backupChainBytes 0 "bc2 (vault v2) has none"
 
+# --- CLI: --backup-config as gcloud spells it ----------------------------------
+AQUIFER=$AQ_BUILDDIR/aquifer
+if [ -x "$AQUIFER" ]; then
+	cli() { # WANT_RC DESC ARGS...
+		local want=$1 desc=$2 rc
+		shift 2
+		XDG_CONFIG_HOME=$AQ_TMP/config AQUIFER_ENDPOINT=$AQ_URL AQUIFER_TOKEN=$TOK AQUIFER_PROJECT=pa \
+			AQUIFER_LOCATION=east AQUIFER_CA_FILE= timeout 120 "$AQUIFER" "$@" </dev/null >"$AQ_TMP/out" 2>"$AQ_TMP/err"
+		rc=$?
+		OUT=$(cat "$AQ_TMP/out") ERR=$(cat "$AQ_TMP/err")
+		[ "$rc" = "$want" ] && aq_pass "$desc" || aq_failed "$desc: aquifer $* -> exit $rc, want $want" "$OUT" "$ERR"
+	}
+	cli 0 "cli: volumes create --backup-config" volumes create cv --storage-pool=sp --capacity=100 --protocols=nfsv3 \
+		--share-name=cv --backup-config="backup-vault=$VV/v1,backup-policies=$PP/p2,enable-scheduled-backups=false"
+	aq_req GET "$P/volumes/cv"
+	expect_jq .backupConfig.backupVault "$VV/v1" "cli: backup-vault went through"
+	expect_jq '.backupConfig.backupPolicies | join(",")' "$PP/p2" "cli: backup-policies went through"
+	expect_jq .backupConfig.scheduledBackupEnabled false "cli: enable-scheduled-backups went through"
+	cli 3 "cli: two policies are refused by the server (exit 3)" volumes update cv \
+		--backup-config="backup-vault=$VV/v1,backup-policies=$PP/p1;$PP/p2"
+	expect_contains "cli: the refusal names backupConfig.backupPolicies, two given (P1;P2 is a list)" "backupConfig.backupPolicies has more than 1 items" "$ERR"
+	cli 0 "cli: volumes update --backup-config" volumes update cv --backup-config="backup-vault=$VV/v2"
+	aq_req GET "$P/volumes/cv"
+	expect_jq .backupConfig.backupVault "$VV/v2" "cli: the update set backupVault"
+	expect_jq '.backupConfig.backupPolicies // [] | length' 0 "cli: --backup-config sets the whole backupConfig"
+	cli 0 "cli: volumes delete" volumes delete cv --quiet
+fi
+
 # --- delete refusals -----------------------------------------------------------
 aq_req DELETE "$P/backupPolicies/p1"
 expect_error 400 FAILED_PRECONDITION "a policy volumes name is not deleted"
