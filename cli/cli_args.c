@@ -393,25 +393,36 @@ static int conv_network(const struct conv *c, const char *raw, json_t **out, aq_
 	return AQ_OK;
 }
 
-/* "k,k2" -> ["k","k2"]: label keys, none empty. */
-static int conv_keys(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+/* raw split at sep into a JSON array of strings, none empty. */
+static int conv_split(const struct conv *c, const char *raw, const char *sep, const char *what, json_t **out,
+		      aq_msg *msg)
 {
 	json_t *arr = json_array();
-	const char *p = raw;
 
-	for (;;) {
-		size_t len = strcspn(p, ",");
+	for (const char *p = raw;; p += strcspn(p, sep) + 1) {
+		size_t len = strcspn(p, sep);
 		if (len == 0) {
 			json_decref(arr);
-			return aq_fail(msg, AQ_EINVAL, "invalid value for %s: an empty key in '%s'", c->what, raw);
+			return aq_fail(msg, AQ_EINVAL, "invalid value for %s: an empty %s in '%s'", c->what, what, raw);
 		}
 		json_array_append_new(arr, json_stringn(p, len));
 		if (p[len] == '\0')
 			break;
-		p += len + 1;
 	}
 	*out = arr;
 	return AQ_OK;
+}
+
+/* "k,k2" -> ["k","k2"]: label keys */
+static int conv_keys(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	return conv_split(c, raw, ",", "key", out, msg);
+}
+
+/* "a;b" -> ["a","b"] inside a dict (',' separates the dict's keys) */
+static int conv_str_list(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	return conv_split(c, raw, ";", "item", out, msg);
 }
 
 /* The text of file raw, at most 4 KiB, without one trailing "\n" or
@@ -437,28 +448,6 @@ static int conv_file(const struct conv *c, const char *raw, json_t **out, aq_msg
 }
 
 /* Indexed by enum cli_type. */
-/* a;b -> ["a","b"] (';' since ',' separates a dict's keys) */
-static int conv_str_list(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
-{
-	json_t *arr = json_array();
-	const char *p = raw;
-
-	if (*raw == '\0') {
-		json_decref(arr);
-		return aq_fail(msg, AQ_EINVAL, "invalid value for %s: empty list", c->what);
-	}
-	for (;;) {
-		size_t len = strcspn(p, ";");
-
-		json_array_append_new(arr, json_stringn(p, len));
-		if (p[len] == '\0')
-			break;
-		p += len + 1;
-	}
-	*out = arr;
-	return AQ_OK;
-}
-
 static const conv_fn conv_fns[] = {
 	[CLI_T_STR] = conv_str,
 	[CLI_T_BOOL] = conv_bool,
