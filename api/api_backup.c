@@ -4,7 +4,8 @@
  * CROSS_REGION vault's backupRegion names a location that exists is the
  * server's check (srv_bvault.c). The Backup field table and its pure rules
  * (body, retention end, the early-delete refusal) serve the backups routes
- * (server/srv_backup.h). A volume's backupConfig is not served yet and stays
+ * (server/srv_backup.h). A volume's backupConfig is checked against the
+ * database by server/srv_bconfig.h; its scheduledBackupEnabled true stays
  * refused by name (api_volume_check_supported). */
 #include "api/api_resource.h"
 

@@ -48,7 +48,7 @@ int api_volume_check(const struct api_math_params *p, json_t *doc, aq_msg *msg);
  * create body, or the fields an updateMask names) for a feature that does
  * not exist yet: protocols, smbSettings and securityStyle the data path
  * does not serve (one table in api_volume.c), snapReserve (no space is
- * reserved for snapshots), backupConfig, multipleEndpoints, the export
+ * reserved for snapshots), backupConfig.scheduledBackupEnabled, multipleEndpoints, the export
  * rules' kerberos5* flags.
  * Their "off" values are accepted. */
 int api_volume_check_supported(const json_t *given, aq_msg *msg);

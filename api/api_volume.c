@@ -108,7 +108,7 @@ static const struct api_field vol_clone_fields[] = {
 };
 
 static const struct api_field vol_backup_fields[] = {
-	{ "backupPolicies", API_T_STRING_LIST, 0, NULL, NULL, 8 },
+	{ "backupPolicies", API_T_STRING_LIST, 0, NULL, NULL, 1 }, /* at most one (GCNV) */
 	{ "backupVault", API_T_STRING, 0, NULL, NULL, 512 },
 	{ "scheduledBackupEnabled", API_T_BOOL, 0, NULL, NULL, 0 },
 	{ "backupChainBytes", API_T_INT64, API_F_OUTPUT, NULL, NULL, 0 },
@@ -359,9 +359,10 @@ int api_volume_check_supported(const json_t *given, aq_msg *msg)
 	/* GCNV deprecates snapReserve; no space is set aside: snapshots count in usedGib */
 	if (api_json_double(given, "snapReserve", 0) != 0)
 		return aq_fail(msg, AQ_EINVAL, "snapReserve: no space is reserved for snapshots (deprecated in GCNV; snapshot space counts in usedGib against capacityGib); leave it out or 0");
-	if (json_array_size(json_object_get(backup, "backupPolicies")) || *api_json_str(backup, "backupVault", "") ||
-	    api_json_bool(backup, "scheduledBackupEnabled", false))
-		return aq_fail(msg, AQ_EINVAL, "backupConfig: backups are not implemented yet; leave backupConfig out");
+	/* backupPolicies and backupVault are checked against the db (srv_bconfig) */
+	if (api_json_bool(backup, "scheduledBackupEnabled", false))
+		return aq_fail(msg, AQ_EINVAL, "backupConfig.scheduledBackupEnabled: scheduled backups are not "
+			       "implemented yet; leave it out or false");
 	for (i = 0; i < sizeof(vol_off_bools) / sizeof(vol_off_bools[0]); i++)
 		if (api_json_bool(given, vol_off_bools[i].field, false))
 			return aq_fail(msg, AQ_EINVAL, "%s: true is not supported (%s); leave it out or false",

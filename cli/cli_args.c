@@ -393,25 +393,36 @@ static int conv_network(const struct conv *c, const char *raw, json_t **out, aq_
 	return AQ_OK;
 }
 
-/* "k,k2" -> ["k","k2"]: label keys, none empty. */
-static int conv_keys(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+/* raw split at sep into a JSON array of strings, none empty. */
+static int conv_split(const struct conv *c, const char *raw, const char *sep, const char *what, json_t **out,
+		      aq_msg *msg)
 {
 	json_t *arr = json_array();
-	const char *p = raw;
 
-	for (;;) {
-		size_t len = strcspn(p, ",");
+	for (const char *p = raw;; p += strcspn(p, sep) + 1) {
+		size_t len = strcspn(p, sep);
 		if (len == 0) {
 			json_decref(arr);
-			return aq_fail(msg, AQ_EINVAL, "invalid value for %s: an empty key in '%s'", c->what, raw);
+			return aq_fail(msg, AQ_EINVAL, "invalid value for %s: an empty %s in '%s'", c->what, what, raw);
 		}
 		json_array_append_new(arr, json_stringn(p, len));
 		if (p[len] == '\0')
 			break;
-		p += len + 1;
 	}
 	*out = arr;
 	return AQ_OK;
+}
+
+/* "k,k2" -> ["k","k2"]: label keys */
+static int conv_keys(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	return conv_split(c, raw, ",", "key", out, msg);
+}
+
+/* "a;b" -> ["a","b"] inside a dict (',' separates the dict's keys) */
+static int conv_str_list(const struct conv *c, const char *raw, json_t **out, aq_msg *msg)
+{
+	return conv_split(c, raw, ";", "item", out, msg);
 }
 
 /* The text of file raw, at most 4 KiB, without one trailing "\n" or
@@ -455,6 +466,7 @@ static const conv_fn conv_fns[] = {
 	[CLI_T_KEYS] = conv_keys,
 	[CLI_T_FILE] = conv_file,
 	[CLI_T_LEAD_DICT] = conv_lead_dict,
+	[CLI_T_STR_LIST] = conv_str_list,
 };
 
 static int conv_value(enum cli_type t, const struct conv *c, const char *raw, json_t **out,

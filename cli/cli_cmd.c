@@ -94,6 +94,14 @@ static const struct cli_key tiering_keys[] = {
 	{ NULL, CLI_T_STR, NULL, NULL }
 };
 
+/* gcloud's --backup-config=backup-policies=P,backup-vault=V,enable-scheduled-backups=BOOL */
+static const struct cli_key backup_config_keys[] = {
+	{ "backup-policies", CLI_T_STR_LIST, "backupPolicies", NULL },
+	{ "backup-vault", CLI_T_STR, "backupVault", NULL },
+	{ "enable-scheduled-backups", CLI_T_BOOL, "scheduledBackupEnabled", NULL },
+	{ NULL, CLI_T_STR, NULL, NULL }
+};
+
 /* --read-ahead=MODE[,depth-files=N] (issue 23): the mode leads, unnamed */
 static const struct cli_key read_ahead_keys[] = {
 	{ "mode", CLI_T_ENUM, "mode", read_ahead_modes },
@@ -280,6 +288,9 @@ static const struct cli_flag volume_flags[] = {
 	  "MODE[,depth-files=N]", "Read-ahead: NONE, AGGRESSIVE (a larger in-file window) or "
 	  "CROSS_FILE_SEQUENTIAL (prefetch the next N files of a numbered sequence, frame0001.dpx, "
 	  "frame0002.dpx, ...; N 1-16, default 4)." },
+	{ "backup-config", CLI_T_DICT, ON_CU, 0, "backupConfig", NULL, NULL, backup_config_keys,
+	  "KEY=VALUE,...", "Backups: backup-vault=VAULT (full name),backup-policies=POLICY (full name; at "
+	  "most one),enable-scheduled-backups=false (true is refused until served). Sets the whole backupConfig." },
 	{ "unix-permissions", CLI_T_STR, ON_CU, 0, "unixPermissions", NULL, NULL, NULL, "MODE",
 	  "UNIX permissions of the volume root, e.g. 0770." },
 	{ "large-capacity", CLI_T_BOOL, ON_C, 0, "largeCapacity", NULL, NULL, NULL, NULL,

@@ -42,6 +42,8 @@ enum cli_type {
 			   * stay off the command line (--password-file) */
 	CLI_T_LEAD_DICT,  /* V[,k=v,...]: V is the value of the first key (typed by it), the
 			   * rest as CLI_T_DICT by the other keys (--read-ahead=MODE,depth-files=N) */
+	CLI_T_STR_LIST,   /* a;b -> ["a","b"]: a list inside a CLI_T_DICT, as gcloud's
+			   * --backup-config=backup-policies=P1;P2 */
 };
 
 /* Command kinds; a flag's `on` is a mask of (1u << kind). */

@@ -10,6 +10,7 @@
 #include "api/api_resource.h"
 #include "api/api_schema.h"
 #include "db/db.h"
+#include "server/srv_bconfig.h"
 #include "server/srv_internal.h"
 #include "server/srv_op.h"
 #include "server/srv_req.h"
@@ -18,12 +19,19 @@
 #define POLICY_TYPE "type.googleapis.com/google.cloud.netapp.v1.BackupPolicy"
 #define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
 
-/* assignedVolumeCount: no volume can name a policy while backupConfig is
- * refused (api_volume_check_supported), so it is 0; when backupConfig is
- * served, count the volumes of the location naming the policy here. */
-static void policy_output(json_t *doc)
+/* assignedVolumeCount: the volumes of the location whose backupConfig
+ * names the policy (srv_bconfig), computed on every answer. */
+static void policy_output(struct db *db, json_t *doc)
 {
-	json_object_set_new(doc, "assignedVolumeCount", json_integer(0));
+	char parent[600];
+	const char *name = api_json_str(doc, "name", ""), *cut = strstr(name, "/backupPolicies/");
+	aq_msg msg = { 0 };
+	int64_t n = 0;
+
+	snprintf(parent, sizeof(parent), "%.*s", cut ? (int)(cut - name) : 0, name);
+	if (cut)
+		srv_bconfig_users(db, parent, name, &n, &msg);
+	json_object_set_new(doc, "assignedVolumeCount", json_integer(n));
 }
 
 static int policy_load(struct srv_req *req, char *name, size_t cap, json_t **doc)
@@ -37,16 +45,16 @@ static int policy_load(struct srv_req *req, char *name, size_t cap, json_t **doc
 	if (rc == AQ_ENOENT)
 		return aq_fail(&req->msg, rc, "backupPolicy \"%s\" not found", name);
 	if (rc == AQ_OK)
-		policy_output(*doc);
+		policy_output(req->db, *doc);
 	return rc;
 }
 
-static json_t *policy_answer(const json_t *doc)
+static json_t *policy_answer(struct db *db, const json_t *doc)
 {
 	json_t *out = json_deep_copy(doc);
 
 	if (out) {
-		policy_output(out);
+		policy_output(db, out);
 		json_object_set_new(out, "@type", json_string(POLICY_TYPE));
 	}
 	return out;
@@ -71,7 +79,7 @@ int srv_h_bpolicy_create(struct srv_req *req, json_t **resp)
 	json_object_set_new(doc, "createTime", json_string(now));
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK)
 		goto out;
-	out = policy_answer(doc);
+	out = policy_answer(req->db, doc);
 	if (validate) {
 		*resp = srv_op_preview(parent, name, "create", out);
 		goto out;
@@ -110,7 +118,7 @@ int srv_h_bpolicy_list(struct srv_req *req, json_t **resp)
 	    (rc = srv_list(req, "bpolicy", parent, &items, &next)) != AQ_OK)
 		return rc;
 	json_array_foreach(items, i, it)
-		policy_output(it);
+		policy_output(req->db, it);
 	*resp = srv_list_page("backupPolicies", items, next);
 	free(next);
 	return *resp ? AQ_OK : AQ_ENOMEM;
@@ -132,7 +140,7 @@ int srv_h_bpolicy_patch(struct srv_req *req, json_t **resp)
 	    (rc = api_backup_policy_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK)
 		goto out;
 	json_object_del(doc, "assignedVolumeCount"); /* computed, never stored */
-	out = policy_answer(doc);
+	out = policy_answer(req->db, doc);
 	srv_parent(req, parent, sizeof(parent));
 	if (validate) {
 		*resp = srv_op_preview(parent, name, "update", out);
@@ -155,11 +163,18 @@ int srv_h_bpolicy_delete(struct srv_req *req, json_t **resp)
 {
 	char name[700], parent[600];
 	json_t *old = NULL, *empty = NULL;
+	int64_t n = 0;
 	int rc;
 
-	if ((rc = db_begin(req->db)) != AQ_OK || (rc = policy_load(req, name, sizeof(name), &old)) != AQ_OK)
-		goto out;
 	srv_parent(req, parent, sizeof(parent));
+	if ((rc = db_begin(req->db)) != AQ_OK || (rc = policy_load(req, name, sizeof(name), &old)) != AQ_OK ||
+	    (rc = srv_bconfig_users(req->db, parent, name, &n, &req->msg)) != AQ_OK)
+		goto out;
+	if (n > 0) {
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "backupPolicy \"%s\" is assigned to %lld volumes; remove it from "
+			     "their backupConfig.backupPolicies first", name, (long long)n);
+		goto out;
+	}
 	empty = json_pack("{s:s}", "@type", EMPTY_TYPE);
 	if ((rc = db_delete(req->db, name)) != AQ_OK ||
 	    (rc = srv_op_create(req, parent, name, "delete", true, empty, resp)) != AQ_OK ||

@@ -2,8 +2,8 @@
  * projects/P/locations/L, routes projects/P/locations/L/backupPolicies;
  * issue 21): how many daily, weekly and monthly scheduled backups a volume
  * keeps. assignedVolumeCount is computed on every answer: the volumes of
- * the location whose backupConfig names the policy, which is 0 while a
- * volume's backupConfig is refused (api_volume_check_supported). Mutations
+ * the location whose backupConfig names the policy (srv_bconfig.h); a
+ * policy volumes name cannot be deleted (FAILED_PRECONDITION). Mutations
  * answer done operations. */
 #ifndef AQ_SRV_BPOLICY_H
 #define AQ_SRV_BPOLICY_H

@@ -14,6 +14,7 @@
 #include "api/api_resource.h"
 #include "api/api_schema.h"
 #include "db/db.h"
+#include "server/srv_bconfig.h"
 #include "server/srv_internal.h"
 #include "server/srv_op.h"
 #include "server/srv_req.h"
@@ -223,6 +224,13 @@ int srv_h_bvault_delete(struct srv_req *req, json_t **resp)
 		goto out;
 	}
 	srv_parent(req, parent, sizeof(parent));
+	if ((rc = srv_bconfig_users(req->db, parent, name, &n, &req->msg)) != AQ_OK)
+		goto out;
+	if (n > 0) {
+		rc = aq_fail(&req->msg, AQ_EPRECOND, "backupVault \"%s\" is the backupConfig.backupVault of %lld volumes; "
+			     "change their backupConfig first", name, (long long)n);
+		goto out;
+	}
 	snprintf(sname, sizeof(sname), "bvsecrets/%s", name);
 	empty = json_pack("{s:s}", "@type", EMPTY_TYPE);
 	if ((rc = db_delete(req->db, name)) != AQ_OK || ((rc = db_delete(req->db, sname)) != AQ_OK && rc != AQ_ENOENT) ||

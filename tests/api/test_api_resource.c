@@ -282,9 +282,10 @@ START_TEST(test_vol_supported)
 		{ "\"snapshotDirectory\": false", NULL },
 		{ "\"multipleEndpoints\": true", "multipleEndpoints" },
 		{ "\"multipleEndpoints\": false", NULL },
-		{ "\"backupConfig\": {\"backupVault\": \"v\"}", "backupConfig" },
-		{ "\"backupConfig\": {\"backupPolicies\": [\"p\"]}", "backupConfig" },
-		{ "\"backupConfig\": {\"scheduledBackupEnabled\": true}", "backupConfig" },
+		/* issue 21 step 3: the names are checked against the db (srv_bconfig) */
+		{ "\"backupConfig\": {\"backupVault\": \"v\"}", NULL },
+		{ "\"backupConfig\": {\"backupPolicies\": [\"p\"]}", NULL },
+		{ "\"backupConfig\": {\"scheduledBackupEnabled\": true}", "backupConfig.scheduledBackupEnabled" },
 		{ "\"backupConfig\": {\"scheduledBackupEnabled\": false}", NULL },
 		{ "\"restrictedActions\": [\"DELETE\"]", NULL },
 		{ "\"exportPolicy\": {\"rules\": [{\"allowedClients\": \"10.0.0.0/8\", \"nfsv3\": false, \"nfsv4\": true}]}", NULL },

@@ -11,7 +11,8 @@
 #   - validation errors name the field and change nothing;
 #   - another project's token sees and touches nothing; the project and the
 #     location are not deleted while they hold vaults or policies;
-#   - what is not served yet stays refused by name (a volume's backupConfig,
+#   - (a volume's backupConfig: test_backup_config.sh, volumes need an agent)
+#   - what is not served yet stays refused by name (scheduledBackupEnabled,
 #     kmsConfig; a sourceBackup that does not exist: NOT_FOUND);
 #   - `aquifer backup-vaults` and `aquifer backup-policies`.
 . "$(dirname "$0")/lib.sh"
@@ -183,9 +184,10 @@ sh_true "project pb cannot read pa's policy ($STATUS)" "[ $STATUS = 403 ] || [ $
 
 # === what is not served yet stays refused by name ==============================
 aq_req POST "$PE/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
-aq_req POST "$PE/volumes?volumeId=vol1" '{"storagePool":"sp","capacityGib":"100","shareName":"vol1","protocols":["NFSV3"],"backupConfig":{"backupVault":"projects/pa/locations/east/backupVaults/v1"}}'
-expect_error 400 INVALID_ARGUMENT "a volume's backupConfig is refused"
-expect_jq '.error.message | test("backupConfig")' true "the message names backupConfig"
+aq_req POST "$PE/volumes?volumeId=vol1" '{"storagePool":"sp","capacityGib":"100","shareName":"vol1","protocols":["NFSV3"],"backupConfig":{"backupVault":"projects/pa/locations/east/backupVaults/v1","scheduledBackupEnabled":true}}'
+expect_error 400 INVALID_ARGUMENT "backupConfig.scheduledBackupEnabled true is refused (not served yet)"
+expect_jq '.error.message | test("backupConfig.scheduledBackupEnabled")' true "the message names backupConfig.scheduledBackupEnabled"
+
 aq_req POST "$PE/volumes?volumeId=vol2" '{"storagePool":"sp","capacityGib":"100","shareName":"vol2","protocols":["NFSV3"],"restoreParameters":{"sourceBackup":"projects/pa/locations/east/backupVaults/v1/backups/b1"}}'
 expect_error 404 NOT_FOUND "restoreParameters.sourceBackup of a backup that does not exist is refused"
 expect_jq '.error.message | test("sourceBackup")' true "the message names sourceBackup"

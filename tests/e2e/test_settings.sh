@@ -40,8 +40,8 @@ done
 refuse smbSettings "$(with '{"smbSettings":["BROWSABLE"]}')"
 # issue 20: snapshots exist; a policy or snapshotDirectory is taken, a bad schedule refused
 refuse snapshotPolicy.hourlySchedule.snapshotsToKeep "$(with '{"snapshotPolicy":{"enabled":true,"hourlySchedule":{"minute":5}}}')"
-refuse backupConfig "$(with '{"backupConfig":{"backupVault":"projects/set/locations/east/backupVaults/v"}}')"
-refuse backupConfig "$(with '{"backupConfig":{"scheduledBackupEnabled":true}}')"
+refuse backupConfig.backupVault "$(with '{"backupConfig":{"backupVault":"projects/set/locations/east/backupVaults/v"}}')"
+refuse backupConfig.scheduledBackupEnabled "$(with '{"backupConfig":{"scheduledBackupEnabled":true}}')"
 refuse snapReserve "$(with '{"snapReserve":20}')"
 refuse "securityStyle: NTFS" "$(with '{"securityStyle":"NTFS"}')"
 refuse multipleEndpoints "$(with '{"multipleEndpoints":true}')"
