@@ -67,6 +67,17 @@ struct ra_file *vol_ra_file_find(struct vol_ra *ra, uint64_t fsid, uint64_t ino)
 	return NULL;
 }
 
+struct ra_file *vol_ra_file_live(struct vol_ra *ra, uint64_t fsid, uint64_t ino)
+{
+	struct ra_file *f = vol_ra_file_find(ra, fsid, ino);
+
+	if (f && f->done && f->hi >= f->bytes + f->pend) {
+		ra_file_drop(ra, f, false); /* read whole: asked for again, it is a replay */
+		f = NULL;
+	}
+	return f;
+}
+
 /* Unread bytes in the cache: the node's and fsid's (mu held). */
 static void ra_unread(const struct vol_ra *ra, uint64_t fsid, uint64_t *node, uint64_t *vol)
 {

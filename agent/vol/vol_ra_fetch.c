@@ -214,7 +214,7 @@ static bool ra_predict(struct vol_ra *ra, struct ra_job *j)
 		if (vol_lookup(&dir, &ra_root, names[i], strlen(names[i]), &o) != 0)
 			continue;
 		pthread_mutex_lock(&ra->mu);
-		cached = vol_ra_file_find(ra, j->fsid, (uint64_t)o.st.st_ino) != NULL;
+		cached = vol_ra_file_live(ra, j->fsid, (uint64_t)o.st.st_ino) != NULL;
 		pthread_mutex_unlock(&ra->mu);
 		if (!cached && S_ISREG(o.st.st_mode) && vol_fh_make(ra->s, &o, &j->fh[j->nfiles]) == 0) {
 			j->ino[j->nfiles] = (uint64_t)o.st.st_ino;
@@ -315,7 +315,7 @@ static enum ra_next ra_step(struct vol_ra *ra, struct ra_job *j, struct ra_chunk
 				j->cur++;
 				j->off = 0;
 			}
-			if (j->cur < j->nfiles && j->off == 0 && vol_ra_file_find(ra, j->fsid, j->ino[j->cur])) {
+			if (j->cur < j->nfiles && j->off == 0 && vol_ra_file_live(ra, j->fsid, j->ino[j->cur])) {
 				j->cur++; /* cached meanwhile, or another job fetches it: the next */
 				continue;
 			}

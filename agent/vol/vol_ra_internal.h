@@ -101,6 +101,10 @@ struct vol_ra {
 /* vol_ra_cache.c (mu held) */
 struct vol_acct *vol_ra_acct(struct vol_ra *ra, uint64_t fsid, struct vol_export **e);
 struct ra_file *vol_ra_file_find(struct vol_ra *ra, uint64_t fsid, uint64_t ino);
+/* The entry of a file a prediction names, if it still holds or will hold
+ * what the client has not read; an entry read whole is forgotten (the film
+ * is played again: fetch it again, and its READs are no hits). */
+struct ra_file *vol_ra_file_live(struct vol_ra *ra, uint64_t fsid, uint64_t ino);
 /* A slot for a new cache entry (evicting one when all are taken). */
 struct ra_file *vol_ra_file_slot(struct vol_ra *ra);
 /* Room for len more unread bytes of fsid within the caps (may evict). */

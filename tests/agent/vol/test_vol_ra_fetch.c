@@ -1,7 +1,7 @@
 /* test_vol_ra_fetch: cross-file read-ahead in the volume store
  * (agent/vol/vol_ra_fetch.c, issue 23): a READ from a file's start
  * prefetches the next depthFiles files that exist, a READ of them counts
- * hits, a write forgets them (wasted), the caps per volume and per node
+ * hits, a film played again is fetched again, a write forgets them (wasted), the caps per volume and per node
  * hold (a volume at its cap waits; at the node's cap the fuller volume
  * gives way), a volume without readAhead prefetches nothing, and neither
  * does a name without successors. The worker pool (with a slow fake cold
@@ -150,6 +150,26 @@ START_TEST(test_prefetch_hits_wasted)
 	/* no successor: nothing */
 	client_read(0, "solo.bin", 0, 4096);
 	ck_assert_uint_eq(quiet(0), 3 * FRAME);
+}
+END_TEST
+
+/* A film played again: the files the first play read whole are fetched
+ * again (not taken as still cached), and only then are their READs hits. */
+START_TEST(test_replay)
+{
+	uint64_t hits;
+
+	client_read(0, "f0004.bin", 0, 4096);                    /* f0005: the last one */
+	ck_assert_uint_eq(settle(0, FRAME), FRAME);
+	client_read(0, "f0005.bin", 0, FRAME);                   /* read whole: a hit */
+	hits = stats(0).ra_hits;
+	ck_assert_uint_ge(hits, 1);
+	usleep(200000);                                          /* the job passes f0005's end */
+	client_read(0, "f0004.bin", 0, 4096);                    /* again: f0005 is fetched again */
+	ck_assert_uint_eq(settle(0, 2 * FRAME), 2 * FRAME);
+	client_read(0, "f0005.bin", 0, FRAME);
+	ck_assert_uint_gt(stats(0).ra_hits, hits);
+	ck_assert_uint_eq(stats(0).ra_wasted, 0);
 }
 END_TEST
 
@@ -441,6 +461,7 @@ static Suite *ra_fetch_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120); /* a loaded machine, sanitizers */
 	tcase_add_test(tc, test_prefetch_hits_wasted);
+	tcase_add_test(tc, test_replay);
 	tcase_add_test(tc, test_off_and_no_match);
 	tcase_add_test(tc, test_volume_cap);
 	tcase_add_test(tc, test_node_cap_fair);
