@@ -69,6 +69,15 @@ if [ "${1:-build}" = test ]; then
     $SUDO apt-get install -y -qq --no-install-recommends smbclient >/dev/null
   }
 fi
+# bench/frames and tests/e2e/test_read_ahead.sh play frames over SMB with libsmbclient (issue 23).
+if [ "${1:-build}" = test ]; then
+  dpkg-query -W -f='${Status}' libsmbclient-dev 2>/dev/null | grep -q "install ok installed" || {
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends libsmbclient-dev >/dev/null
+  }
+fi
 # SMB oplock breaks waited for by NFS (issue 18): test_smb_nfs_break's SMB client is impacket's.
 if [ "${1:-build}" = test ]; then
   [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import impacket' >/dev/null 2>&1 || {
