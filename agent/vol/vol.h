@@ -232,6 +232,9 @@ void vol_store_set_tier(struct vol_store *s, const struct vol_tier_ops *ops, voi
 /* Caps of the read-ahead cache (vol_ra.h): unread prefetched bytes per node
  * and per volume (defaults VOL_RA_NODE_BYTES, VOL_RA_VOLUME_BYTES). */
 void vol_store_set_read_ahead(struct vol_store *s, uint64_t node_bytes, uint64_t volume_bytes);
+/* Whether a stream's prefetch depth ramps up (vol_ra.h: the default, true)
+ * or every trigger asks for depthFiles files at once (false). */
+void vol_store_set_read_ahead_ramp(struct vol_store *s, bool ramp);
 /* The read-ahead worker pool's size, 1..VOL_RA_WORKERS_MAX (default
  * VOL_RA_WORKERS): -EINVAL out of range, -EBUSY once the workers started
  * (with the first prefetch). */

@@ -26,6 +26,13 @@ void vol_store_set_read_ahead(struct vol_store *s, uint64_t node_bytes, uint64_t
 	pthread_mutex_unlock(&s->ra->mu);
 }
 
+void vol_store_set_read_ahead_ramp(struct vol_store *s, bool ramp)
+{
+	pthread_mutex_lock(&s->ra->mu);
+	s->ra->ramp = ramp;
+	pthread_mutex_unlock(&s->ra->mu);
+}
+
 struct vol_acct *vol_ra_acct(struct vol_ra *ra, uint64_t fsid, struct vol_export **e)
 {
 	*e = vol_find_fsid(ra->s, fsid);
@@ -183,6 +190,19 @@ void vol_ra_note(struct vol_obj *dir, const char *nm, const struct vol_obj *file
 	pthread_mutex_unlock(&ra->mu);
 }
 
+/* How many files a READ of a file with this run asks for: one more than
+ * the run, up to depthFiles. A film's first frame (run 0: nothing
+ * predicted it) asks for one file, the next for two, ...: the prefetch
+ * grows with what the client consumes, so the burst of a stream's start
+ * (depthFiles files at once, all competing with the first frame's own
+ * reads for the store and the cores) does not delay its first frames;
+ * once the run reaches depthFiles, each frame read adds one file at the
+ * far end, as before. */
+static int ra_depth(int depth_files, unsigned run)
+{
+	return run + 1 < (unsigned)depth_files ? (int)run + 1 : depth_files;
+}
+
 void vol_ra_read(struct vol_obj *obj, int fd, uint64_t off, uint64_t n)
 {
 	const struct api_intent_read_ahead *mode = &obj->exp->cfg.read_ahead;
@@ -207,9 +227,11 @@ void vol_ra_read(struct vol_obj *obj, int fd, uint64_t off, uint64_t n)
 		 * known, so a later trigger does not fetch it again */
 	}
 	r = &ra->names[ra_name_slot(fsid, ino)];
-	/* a read from the start, or to the end: the next files are due */
+	/* a read from the start, or to the end: the next files are due, as
+	 * many as the stream has shown it plays (ra_depth) */
 	if ((off == 0 || off + n >= (uint64_t)obj->st.st_size) && r->valid && r->fsid == fsid && r->ino == ino)
-		vol_ra_trigger(ra, r, mode->depth_files);
+		vol_ra_trigger(ra, r, ra->ramp ? ra_depth(mode->depth_files, f ? f->run : 0) : mode->depth_files,
+			       f ? f->run : 0);
 	pthread_mutex_unlock(&ra->mu);
 	if (hit) {
 		/* served by the prefetch, which paid for it: the READ's charge

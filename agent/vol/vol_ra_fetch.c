@@ -48,6 +48,7 @@ int vol_ra_new(struct vol_store *s, struct vol_ra **out)
 	ra->node_cap = VOL_RA_NODE_BYTES;
 	ra->vol_cap = VOL_RA_VOLUME_BYTES;
 	ra->nworkers = VOL_RA_WORKERS;
+	ra->ramp = true;
 	pthread_mutex_init(&ra->mu, NULL);
 	pthread_cond_init(&ra->cv, NULL);
 	*out = ra;
@@ -280,7 +281,7 @@ static bool ra_take_room(struct vol_ra *ra, struct ra_job *j)
 		if (!(f = vol_ra_file_slot(ra)))
 			return false;
 		*f = (struct ra_file){ .valid = true, .fsid = j->fsid, .ino = j->ino[j->cur], .seq = ++ra->seq,
-				       .fh = j->fh[j->cur] };
+				       .run = j->run, .fh = j->fh[j->cur] };
 		j->fseq = f->seq;
 	} else if (!(f = ra_job_file(ra, j)) || f->bytes + f->pend != j->off) {
 		return false;
@@ -408,7 +409,7 @@ static void *ra_worker(void *arg)
 	return NULL;
 }
 
-void vol_ra_trigger(struct vol_ra *ra, const struct ra_name *r, int depth)
+void vol_ra_trigger(struct vol_ra *ra, const struct ra_name *r, int depth, unsigned run)
 {
 	struct ra_vq *vq;
 	struct ra_job *j;
@@ -433,6 +434,7 @@ void vol_ra_trigger(struct vol_ra *ra, const struct ra_name *r, int depth)
 	j->dir = r->dir;
 	memcpy(j->name, r->name, sizeof(j->name));
 	j->depth = depth;
+	j->run = run + 1;
 	ra->njobs++;
 	vq->njobs++;
 	ut_fifo_push(&vq->q, &j->node);

@@ -52,6 +52,7 @@ struct ra_file {
 	uint64_t bytes;        /* from offset 0: charged to QoS (a READ below is a hit) */
 	uint64_t pend;         /* after bytes: room taken, charge parked in QoS */
 	uint64_t hi;           /* highest end a client READ reached */
+	unsigned run;          /* files of its stream prefetched in a row up to it */
 	struct vol_fh fh;
 };
 
@@ -76,6 +77,7 @@ struct ra_job {
 	struct vol_fh dir;     /* before prediction: the trigger's folder ... */
 	char name[VOL_RA_NAME_MAX + 1]; /* ... and name */
 	int depth;
+	unsigned run;          /* the run its new cache entries get (the trigger's + 1) */
 	size_t nfiles, cur;    /* after: the files, in order */
 	struct vol_fh fh[API_READ_AHEAD_MAX_DEPTH];
 	uint64_t ino[API_READ_AHEAD_MAX_DEPTH], size[API_READ_AHEAD_MAX_DEPTH];
@@ -93,6 +95,7 @@ struct vol_ra {
 	pthread_t th[VOL_RA_WORKERS_MAX];
 	size_t njobs, rr;      /* jobs alive; the queue served last */
 	uint64_t node_cap, vol_cap, seq;
+	bool ramp;             /* depth grows with the stream's run (vol_store_set_read_ahead_ramp) */
 	struct ra_vq vq[RA_VOLS];
 	struct ra_name names[RA_NAMES];
 	struct ra_file files[RA_FILES];
@@ -110,7 +113,8 @@ struct ra_file *vol_ra_file_slot(struct vol_ra *ra);
 /* Room for len more unread bytes of fsid within the caps (may evict). */
 bool vol_ra_make_room(struct vol_ra *ra, uint64_t fsid, uint64_t len);
 
-/* vol_ra_fetch.c (mu held): a job for the files after r's. */
-void vol_ra_trigger(struct vol_ra *ra, const struct ra_name *r, int depth);
+/* vol_ra_fetch.c (mu held): a job for the files after r's, up to depth of
+ * them; run: the trigger's own run (0: it was not prefetched). */
+void vol_ra_trigger(struct vol_ra *ra, const struct ra_name *r, int depth, unsigned run);
 
 #endif

@@ -1,7 +1,8 @@
 /* test_vol_ra_fetch: cross-file read-ahead in the volume store
  * (agent/vol/vol_ra_fetch.c, issue 23): a READ from a file's start
  * prefetches the next depthFiles files that exist, a READ of them counts
- * hits, a film played again is fetched again, a write forgets them (wasted), the caps per volume and per node
+ * hits, a film played again is fetched again, the depth ramps up with a
+ * stream's run, a write forgets them (wasted), the caps per volume and per node
  * hold (a volume at its cap waits; at the node's cap the fuller volume
  * gives way), a volume without readAhead prefetches nothing, and neither
  * does a name without successors. The worker pool (with a slow fake cold
@@ -64,6 +65,9 @@ static void setup(void)
 	}
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 3), 0);
 	ck_assert_int_eq(vol_store_qos_start(ts.store), 0);
+	/* these cases look at what one trigger of full depth does; the ramp
+	 * (a stream's depth growing with its run) has test_ramp */
+	vol_store_set_read_ahead_ramp(ts.store, false);
 }
 
 static void teardown(void)
@@ -169,6 +173,27 @@ START_TEST(test_replay)
 	ck_assert_uint_eq(settle(0, 2 * FRAME), 2 * FRAME);
 	client_read(0, "f0005.bin", 0, FRAME);
 	ck_assert_uint_gt(stats(0).ra_hits, hits);
+	ck_assert_uint_eq(stats(0).ra_wasted, 0);
+}
+END_TEST
+
+/* The ramp: a film's first frame asks for one file, a prefetched one for
+ * one more than its run, up to depthFiles (here 3). */
+START_TEST(test_ramp)
+{
+	vol_store_set_read_ahead_ramp(ts.store, true);
+	ts.cfg[0].read_ahead.depth_files = 3;
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 3), 0);
+	client_read(0, "f0001.bin", 0, 4096);                    /* run 0: f0002 only */
+	ck_assert_uint_eq(settle(0, FRAME), FRAME);
+	ck_assert_uint_eq(quiet(0), FRAME);
+	client_read(0, "f0002.bin", 0, 4096);                    /* run 1: f0003, f0004 */
+	ck_assert_uint_eq(settle(0, 3 * FRAME), 3 * FRAME);
+	ck_assert_uint_eq(quiet(0), 3 * FRAME);
+	client_read(0, "f0003.bin", 0, 4096);                    /* run 2: up to f0006 (none): f0005 */
+	ck_assert_uint_eq(settle(0, 4 * FRAME), 4 * FRAME);
+	client_read(0, "f0002.bin", FRAME - 4096, 4096);         /* its end, run 1 again: nothing new */
+	ck_assert_uint_eq(quiet(0), 4 * FRAME);
 	ck_assert_uint_eq(stats(0).ra_wasted, 0);
 }
 END_TEST
@@ -462,6 +487,7 @@ static Suite *ra_fetch_suite(void)
 	tcase_set_timeout(tc, 120); /* a loaded machine, sanitizers */
 	tcase_add_test(tc, test_prefetch_hits_wasted);
 	tcase_add_test(tc, test_replay);
+	tcase_add_test(tc, test_ramp);
 	tcase_add_test(tc, test_off_and_no_match);
 	tcase_add_test(tc, test_volume_cap);
 	tcase_add_test(tc, test_node_cap_fair);
