@@ -9,6 +9,10 @@
 #  - a film played from a CROSS_FILE_SEQUENTIAL volume: the agent's /metrics
 #    show bytes read ahead and READs served by them; the same film on a
 #    volume without readAhead shows none;
+#  - the same over SMB (issue 23, acceptance 2 "and over SMB"): a film on a
+#    dual-protocol CROSS_FILE_SEQUENTIAL volume played by frames -P smb
+#    (libsmbclient) as an SMB user: READs served by read-ahead; the same
+#    film over SMB from a volume without readAhead: none;
 #  - a 24 MiB/s volume with read-ahead on, played at a demand well above
 #    its limit: what the client gets stays under the limit (a generous band
 #    below: the machine is shared) and read-ahead still ran (counted in the
@@ -24,6 +28,8 @@ TOK=$(aq_token "$D" admin)
 P=/v1/projects/film/locations/east
 aq_req POST "/v1/locations?locationId=east" '{}'
 aq_req POST "/v1/projects?projectId=film" '{}'
+SMB=$(aq_pick_port)
+AQ_AGENT_ARGS=(--smb-listen "127.0.0.1:$SMB")
 aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" 4000 || exit 1
 API=$AGENT_API_PORT NFS=$AGENT_NFS_PORT
 aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"20480","qosType":"MANUAL"}'
@@ -97,6 +103,45 @@ ok "ra: READs were served by read-ahead ($RA_HITS)" test "$RA_HITS" -gt 0
 ok "ra: at most 29 frames read ahead (no name past the film)" test "$RA_BYTES" -le $((29 * (2 << 20)))
 ok "plain: nothing read ahead" test "$(metric aquifer_agent_volume_read_ahead_bytes_total plain)" = 0
 ok "plain: no read-ahead hits" test "$(metric aquifer_agent_volume_read_ahead_hits_total plain)" = 0
+
+# --- the same over SMB ----------------------------------------------------
+# 1 stream, 30 frames of 2 MiB at 12 fps (24 MiB/s; the volumes allow 40),
+# read by user fr over SMB3
+svol() { # svol ID [extra members]: a dual-protocol volume
+	aq_mutate POST "$P/volumes?volumeId=$1" "{\"storagePool\":\"sp\",\"capacityGib\":\"1024\",\"protocols\":[\"NFSV3\",\"SMB\"],
+	  \"shareName\":\"$1\",\"unixPermissions\":\"0777\",\"throughputMibps\":40${2:+,$2},
+	  \"exportPolicy\":{\"rules\":[{\"allowedClients\":\"127.0.0.1\",\"accessType\":\"READ_WRITE\",\"squashMode\":\"NO_ROOT_SQUASH\"}]}}"
+	expect_true '.done and (has("error") | not)' "$1 (NFSV3 and SMB) created"
+}
+if "$FRAMES" -P smb -n 1 smb://127.0.0.1:1/x 2>&1 | grep -q 'built without libsmbclient'; then
+	echo "# SKIP the SMB plays: $FRAMES built without libsmbclient (deploy/deps.sh test installs libsmbclient-dev)"
+	pkg-config --exists smbclient && aq_failed "frames plays over SMB where libsmbclient-dev is installed"
+else
+	svol sra '"readAhead":{"mode":"CROSS_FILE_SEQUENTIAL","depthFiles":4}'
+	svol splain
+	aq_req POST "$P/smbUsers?smbUserId=fr" '{"password":"Frames-1","uid":"1234","gid":"1234"}'
+	expect_status 200 "SMB user fr"
+	for _ in $(seq 100); do
+		jq -e '[.smbUsers[]?.name] | index("fr")' "$D/n1/state/intent.json" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	ok "film written to sra (over NFS)" "$FRAMES" -W -n 30 -f 2 -s 1 "$(url sra)"
+	ok "film written to splain (over NFS)" "$FRAMES" -W -n 30 -f 2 -s 1 "$(url splain)"
+	for v in sra splain; do
+		FRAMES_SMB_USER=fr FRAMES_SMB_PASS=Frames-1 "$FRAMES" -P smb -n 30 -f 2 -r 12 -s 1 -t "$AQ_TMP/$v.trace" \
+			"smb://127.0.0.1:$SMB/$v" >"$AQ_TMP/$v.out" 2>&1
+		echo "# $v over SMB: $(tail -1 "$AQ_TMP/$v.out")"
+		ok "$v: played over SMB, every frame read, no error" \
+			test "$(field "$AQ_TMP/$v.out" frames) $(field "$AQ_TMP/$v.out" errors)" = "30 0"
+		ok "$v: the trace has a line per frame" test "$(wc -l <"$AQ_TMP/$v.trace")" = 30
+	done
+	RA_BYTES=$(metric aquifer_agent_volume_read_ahead_bytes_total sra)
+	RA_HITS=$(metric aquifer_agent_volume_read_ahead_hits_total sra)
+	echo "# sra: read ahead $RA_BYTES bytes, $RA_HITS hits, $(metric aquifer_agent_volume_read_ahead_wasted_bytes_total sra) wasted"
+	ok "sra over SMB: frames were read ahead ($RA_BYTES bytes)" test "$RA_BYTES" -ge $((2 << 20))
+	ok "sra over SMB: READs were served by read-ahead ($RA_HITS)" test "$RA_HITS" -gt 0
+	ok "splain over SMB: nothing read ahead" test "$(metric aquifer_agent_volume_read_ahead_bytes_total splain)" = 0
+fi
 
 # --- QoS holds with read-ahead on ------------------------------------------
 # 24 MiB/s; 60 frames of 2 MiB asked for at 15 fps (30 MiB/s): the client
