@@ -3,10 +3,21 @@
  * A volume whose readAhead.mode is CROSS_FILE_SEQUENTIAL (api_intent.h)
  * plays a film: tens of thousands of frame files, each read whole, in name
  * order. When a client reads such a file from its start, the store predicts
- * the next names from its numeric suffix and prefetches the next
- * depthFiles files that exist in the same folder, so the next frame is in
+ * the next names from its numeric suffix and prefetches the next files
+ * that exist in the same folder, up to depthFiles, so the next frame is in
  * memory before the client asks. It lives in the store's read path, so
  * every protocol front end (NFSv3, SMB) gets it.
+ *
+ * Depth (the ramp, vol_store_set_read_ahead_ramp, on by default): a file's
+ * cache entry carries its run, how many files of its stream were
+ * prefetched in a row up to it (a file nothing predicted: 0). A READ that
+ * triggers asks for run + 1 files, at most depthFiles, and the files it
+ * adds get run + 1. A film's first frame asks for one file, the next for
+ * two, ...: the prefetch grows with what the client plays, so the start of
+ * a film does not put depthFiles files in front of its own first frames at
+ * the store; in a steady play each frame adds one file at the far end.
+ * A file read whole that a prediction names again is a replay: its entry
+ * is forgotten and the file fetched again.
  *
  * Prediction (pure, vol_ra_next / vol_ra_predict): the counter is the run
  * of digits that ends the name, or that ends just before its extension (the
