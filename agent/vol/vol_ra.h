@@ -12,7 +12,9 @@
  * cache entry carries its run, how many files of its stream were
  * prefetched in a row up to it (a file nothing predicted: 0). A READ that
  * triggers asks for run + 1 files, at most depthFiles, and the files it
- * adds get run + 1. A film's first frame asks for one file, the next for
+ * adds get run + 1. A file of run 0 triggers only once a READ reaches its
+ * end (not from its start): a film's first frame, which nothing could
+ * prefetch, has the store to itself. A film's first frame asks for one file, the next for
  * two, ...: the prefetch grows with what the client plays, so the start of
  * a film does not put depthFiles files in front of its own first frames at
  * the store; in a steady play each frame adds one file at the far end.

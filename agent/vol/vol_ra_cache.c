@@ -228,8 +228,12 @@ void vol_ra_read(struct vol_obj *obj, int fd, uint64_t off, uint64_t n)
 	}
 	r = &ra->names[ra_name_slot(fsid, ino)];
 	/* a read from the start, or to the end: the next files are due, as
-	 * many as the stream has shown it plays (ra_depth) */
-	if ((off == 0 || off + n >= (uint64_t)obj->st.st_size) && r->valid && r->fsid == fsid && r->ino == ino)
+	 * many as the stream has shown it plays (ra_depth). A file nothing
+	 * prefetched (a film's first frame) starts the prefetch only once it
+	 * is read to its end: its own READs, which no prefetch can help, go
+	 * to the store (or the disk) alone, not behind the next file's. */
+	if ((off + n >= (uint64_t)obj->st.st_size || (off == 0 && (f || !ra->ramp))) && r->valid && r->fsid == fsid &&
+	    r->ino == ino)
 		vol_ra_trigger(ra, r, ra->ramp ? ra_depth(mode->depth_files, f ? f->run : 0) : mode->depth_files,
 			       f ? f->run : 0);
 	pthread_mutex_unlock(&ra->mu);

@@ -177,14 +177,17 @@ START_TEST(test_replay)
 }
 END_TEST
 
-/* The ramp: a film's first frame asks for one file, a prefetched one for
+/* The ramp: a film's first frame asks for one file once it is read to its
+ * end (not from its start: its own READs go first), a prefetched one for
  * one more than its run, up to depthFiles (here 3). */
 START_TEST(test_ramp)
 {
 	vol_store_set_read_ahead_ramp(ts.store, true);
 	ts.cfg[0].read_ahead.depth_files = 3;
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 3), 0);
-	client_read(0, "f0001.bin", 0, 4096);                    /* run 0: f0002 only */
+	client_read(0, "f0001.bin", 0, 4096);                    /* run 0, from its start: nothing yet */
+	ck_assert_uint_eq(quiet(0), 0);
+	client_read(0, "f0001.bin", 4096, FRAME - 4096);         /* ... to its end: f0002 only */
 	ck_assert_uint_eq(settle(0, FRAME), FRAME);
 	ck_assert_uint_eq(quiet(0), FRAME);
 	client_read(0, "f0002.bin", 0, 4096);                    /* run 1: f0003, f0004 */
