@@ -125,14 +125,18 @@ field() { awk -v k="$2" '$1 == "result" { for (i = 2; i < NF; i += 2) if ($i == 
 	echo "Read-ahead on: readAhead CROSS_FILE_SEQUENTIAL, depthFiles 4, ${RA_WORKERS:-4} prefetch workers."
 	echo
 	echo "First frame: the first frame of each film, which no prediction covers; counted in dropped too."
+	echo "Start / steady: the dropped frames among frames 1-9 of each film / frames 10 and after (frames -t)."
 	echo
-	echo "| run | frames | dropped | p50 ms | p99 ms | first frame max ms | first dropped | MiB/s | read ahead MiB | hits | wasted MiB | load (1 min) |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-	for k in $(printf '%s\n' "${LABELS[@]}" | sort -t- -k1,1 -k2,2r -k3,3r -k4,4n); do
+	echo "| run | frames | dropped | p50 ms | p99 ms | first frame max ms | first dropped | start | steady | MiB/s | read ahead MiB | hits | wasted MiB | load (1 min) |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	for k in $(printf '%s\n' "${LABELS[@]}" | sort -t- -k1,1 -k2,2r -k3,3 -k4,4n); do
 		read -r rb rh rw <"$AQ_TMP/$k.ra"
-		printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$k" "$(field "$k" frames)" \
+		printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' "$k" "$(field "$k" frames)" \
 			"$(field "$k" dropped)" "$(field "$k" lat_p50_ms)" "$(field "$k" lat_p99_ms)" \
-			"$(field "$k" first_max_ms)" "$(field "$k" first_dropped)" "$(field "$k" mibps)" \
+			"$(field "$k" first_max_ms)" "$(field "$k" first_dropped)" \
+			"$(awk '$5 != "ok" && $2 >= 1 && $2 <= 9' "$AQ_TMP/$k.trace" 2>/dev/null | wc -l)" \
+			"$(awk '$5 != "ok" && $2 >= 10' "$AQ_TMP/$k.trace" 2>/dev/null | wc -l)" "$(field "$k" mibps)"
+		printf ' %s | %s | %s | %s |\n' \
 			"$((rb >> 20))" "$rh" "$((rw >> 20))" "$(cat "$AQ_TMP/$k.load")"
 	done
 	echo
