@@ -155,7 +155,7 @@ void nfs_reply_send(struct nfs_srv *srv, struct nfs_conn *c, struct nfs_reply *r
 		pthread_mutex_unlock(&c->omu);
 		if (!atomic_load(&c->dead) && send_one(c->fd, r) != 0) {
 			atomic_store(&c->dead, true);
-			shutdown(c->fd, SHUT_RDWR); /* the loop thread sees the end */
+			shutdown(c->fd, SHUT_RDWR); /* the loop sees the end */
 		}
 		reply_free(r);
 		nfs_conn_inflight_done(srv, c);

@@ -1,7 +1,8 @@
 /* test_nfs_srv: the public server API in-process (agent/nfs/nfs_srv.h): start on
  * port 0, MNT + GETATTR + CREATE over a raw socket, counters, and
  * vol_store_set while serving: a read-only switch answers ROFS, a
- * removed export's handles answer STALE, all without restart. Needs root. */
+ * removed export's handles answer STALE, all without restart; one worker
+ * serving as loop and server (leader/follower). Needs root. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/nfs/nfs_srv.h"
@@ -27,21 +29,39 @@ static struct nfs_srv *srv;
 static int fd = -1;
 static uint32_t xid = 1;
 
-static void setup(void)
+static int connect_srv(void)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET};
+	int s;
 
+	a.sin_port = htons(nfs_srv_port(srv));
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	s = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_eq(connect(s, (struct sockaddr *)&a, sizeof(a)), 0);
+	return s;
+}
+
+static void setup_workers(unsigned workers)
+{
 	aqt_store_init(&ts, 2,
 		       &(struct aqt_store_spec){ .id_prefix = "v", .fsid = 7, .capacity = 1 << 30,
 						 .clients = "127.0.0.1", .key_byte = 3 });
-	ck_assert_int_eq(nfs_srv_new("127.0.0.1:0", ts.store, 2, &srv), 0);
+	ts.cfg[0].qos.ops_per_s = workers == 1 ? 20 : 0; /* test_one_worker */
+	ck_assert_int_eq(nfs_srv_new("127.0.0.1:0", ts.store, workers, &srv), 0);
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
 	ck_assert_int_eq(nfs_srv_start(srv), 0);
 	ck_assert_uint_ne(nfs_srv_port(srv), 0);
-	a.sin_port = htons(nfs_srv_port(srv));
-	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	fd = connect_srv();
+}
+
+static void setup(void)
+{
+	setup_workers(2);
+}
+
+static void setup_one(void)
+{
+	setup_workers(1);
 }
 
 static void teardown(void)
@@ -321,6 +341,48 @@ START_TEST(test_store_borrowed)
 }
 END_TEST
 
+static double mono_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Leader/follower (nfs_loop.c): with one worker, that thread is the loop
+ * and the server: it serves two connections in turn, and a call QoS parks
+ * (v0: 20 ops/s, bursts of 2) comes back through the queue while the thread
+ * waits in epoll_wait: the release wakes it (evfd) at once. 20 GETATTRs
+ * take about 0.9 s so; without the wake a parked call waits for the loop's
+ * 1 s time-out (5 s in all, the bucket refilling meanwhile). Then stop with
+ * a connection open. */
+START_TEST(test_one_worker)
+{
+	uint8_t fh0[64], fh1[64];
+	uint32_t l0, l1;
+	int fd1 = fd, fd2 = connect_srv();
+	double t0, dt;
+
+	mnt("/v0", fh0, &l0);
+	fd = fd2;
+	mnt("/v1", fh1, &l1);
+	for (int i = 0; i < 4; i++) {
+		fd = i % 2 ? fd1 : fd2;
+		ck_assert_uint_eq(getattr(fh1, l1), 0);
+	}
+	fd = fd1;
+	t0 = mono_s();
+	for (int i = 0; i < 20; i++)
+		ck_assert_uint_eq(getattr(fh0, l0), 0);
+	dt = mono_s() - t0;
+	fprintf(stderr, "# 20 GETATTRs at 20 ops/s, one worker: %.3f s\n", dt);
+	ck_assert_double_ge(dt, 0.5);  /* QoS parked them: the path is taken */
+	ck_assert_double_lt(dt, 3.0);
+	close(fd2);
+	nfs_srv_stop(srv);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("nfs_srv");
@@ -332,6 +394,11 @@ int main(void)
 	tcase_add_test(tc, test_live_reconfigure);
 	tcase_add_test(tc, test_store_borrowed);
 	tcase_add_test(tc, test_cold_read_resumes);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("leader");
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup_one, teardown);
+	tcase_add_test(tc, test_one_worker);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
