@@ -232,7 +232,15 @@ int nfs_srv_start(struct nfs_srv *srv)
 	srv->leading = srv->loop_done = false;
 	atomic_store(&srv->kicked, false);
 	for (i = 0; i < srv->nworkers; i++)
-		pthread_create(&srv->workers[i], NULL, nfs_dispatch_worker, srv);
+		if (pthread_create(&srv->workers[i], NULL, nfs_dispatch_worker, srv) != 0)
+			break;
+	if (i == 0) { /* nobody would take the loop role */
+		free(srv->workers);
+		srv->workers = NULL;
+		rc = -EAGAIN;
+		goto fail;
+	}
+	srv->nworkers = i; /* fewer than asked still serve: each takes the role in turn */
 	for (srv->ncold = 0; srv->ncold < NFS_SRV_COLD_WORKERS; srv->ncold++)
 		if (pthread_create(&srv->cold[srv->ncold], NULL, nfs_dispatch_cold, srv) != 0)
 			break;
