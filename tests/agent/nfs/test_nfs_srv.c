@@ -394,8 +394,9 @@ END_TEST
 /* Replies batched per connection (nfs_reply.c): 16 GETATTRs sent in one
  * go come back whole, each xid once, and the last reply of the batch is not
  * held back: all but the last go with MSG_MORE, the last without, which
- * pushes them. Sent with MSG_MORE too, the batch's tail waits for the
- * kernel's cork timer (200 ms): the median of 7 batches shows it. */
+ * pushes them. Sent with MSG_MORE too, the tail of every batch waits for
+ * the kernel's cork timer (200 ms): even the fastest of 7 batches shows it,
+ * and a loaded machine does not slow all 7 past the bound. */
 START_TEST(test_pipelined_batch)
 {
 	uint8_t fh0[64];
@@ -436,15 +437,15 @@ START_TEST(test_pipelined_batch)
 		ut_buf_cleanup(&a);
 		ut_buf_cleanup(&b);
 	}
-	for (int i = 1; i < 7; i++) /* insertion sort: the median */
+	for (int i = 1; i < 7; i++) /* insertion sort: fastest, median, slowest */
 		for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
 			double x = t[j];
 
 			t[j] = t[j - 1];
 			t[j - 1] = x;
 		}
-	fprintf(stderr, "# 16 pipelined GETATTRs: median %.3f s (%.3f-%.3f)\n", t[3], t[0], t[6]);
-	ck_assert_double_lt(t[3], 0.15);
+	fprintf(stderr, "# 16 pipelined GETATTRs: fastest %.3f s, median %.3f, slowest %.3f\n", t[0], t[3], t[6]);
+	ck_assert_double_lt(t[0], 0.15);
 }
 END_TEST
 
