@@ -36,7 +36,9 @@
  * M_TRIM_THRESHOLD 64 MiB: up to 64 MiB of freed heap stays with the
  * process) instead of mapping and faulting in each one.
  *
- * All functions are thread-safe. Errors are negative errno values.
+ * All functions are thread-safe. Errors are negative errno values. The
+ * process must ignore SIGPIPE (the agent does): READ data goes out with
+ * sendfile, which has no MSG_NOSIGNAL, and a peer may close meanwhile.
  */
 #ifndef AQ_AGENT_NFS_SRV_H
 #define AQ_AGENT_NFS_SRV_H

@@ -2,7 +2,8 @@
  * port 0, MNT + GETATTR + CREATE over a raw socket, counters, and
  * vol_store_set while serving: a read-only switch answers ROFS, a
  * removed export's handles answer STALE, all without restart; one worker
- * serving as loop and server (leader/follower). Needs root. */
+ * serving as loop and server, the loop role passing on before a call is
+ * served, replies batched per connection (leader/follower). Needs root. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -10,10 +11,12 @@
 #include <check.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -449,6 +452,60 @@ START_TEST(test_pipelined_batch)
 }
 END_TEST
 
+/* The loop role passes on before the call is served: a client that does
+ * not read its replies (4 KiB receive buffer, 8 READs of 1 MiB sent one by
+ * one: more than the server's 4 MiB send buffer) holds the worker sending
+ * to it, and the other worker, woken to take the role, answers another
+ * connection at once. Were the role freed without waking anyone, nobody
+ * would read the sockets until that send gave up (15 s). */
+START_TEST(test_stuck_reader)
+{
+	uint8_t root[64], fh[64];
+	uint32_t rl, fl;
+	char path[600], chunk[65536];
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct ut_buf args, b;
+	int a, rcv = 4096, q = 0;
+	double t0, dt;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/big", ts.cfg[0].root);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	memset(chunk, 'b', sizeof(chunk));
+	for (int i = 0; i < 16; i++)
+		ck_assert_uint_eq(fwrite(chunk, 1, sizeof(chunk), f), sizeof(chunk));
+	fclose(f);
+	mnt("/v0", root, &rl);
+	lookup(root, rl, "big", fh, &fl);
+	sa.sin_port = htons(nfs_srv_port(srv));
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	ck_assert_int_ge(a = socket(AF_INET, SOCK_STREAM, 0), 0);
+	ck_assert_int_eq(setsockopt(a, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)), 0);
+	ck_assert_int_eq(connect(a, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ut_buf_init(&args, 128);
+	xdr_put_opaque(&args, fh, fl);
+	xdr_put_u64(&args, 0);
+	xdr_put_u32(&args, 1u << 20);
+	for (int i = 0; i < 8; i++) { /* one at a time: each its own epoll batch */
+		ut_buf_init(&b, 256);
+		put_call(&b, 100003, 6, &args);
+		ck_assert_int_eq(send(a, ut_buf_bytes(&b), b.len, 0), (ssize_t)b.len);
+		ut_buf_cleanup(&b);
+		usleep(50000);
+	}
+	usleep(200000);
+	ck_assert_int_eq(ioctl(a, FIONREAD, &q), 0);
+	ck_assert_int_lt(q, 1 << 19); /* the reply is stuck in the server's send */
+	t0 = mono_s();
+	ck_assert_uint_eq(getattr(root, rl), 0);
+	dt = mono_s() - t0;
+	fprintf(stderr, "# GETATTR while a worker is stuck sending: %.3f s (%d bytes of the READ arrived)\n", dt, q);
+	ck_assert_double_lt(dt, 3.0);
+	close(a);
+	ut_buf_cleanup(&args);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("nfs_srv");
@@ -456,11 +513,13 @@ int main(void)
 
 	if (geteuid() != 0)
 		return 77;
+	signal(SIGPIPE, SIG_IGN); /* as the agent: sendfile to a closed peer (nfs_srv.h) */
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_live_reconfigure);
 	tcase_add_test(tc, test_store_borrowed);
 	tcase_add_test(tc, test_cold_read_resumes);
 	tcase_add_test(tc, test_pipelined_batch);
+	tcase_add_test(tc, test_stuck_reader);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("leader");
 	tcase_set_timeout(tc, 60);
