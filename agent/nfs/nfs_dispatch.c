@@ -1,4 +1,5 @@
-/* nfs_dispatch: the worker pool and dispatch: parse the call, consult the
+/* nfs_dispatch: the worker pool (leader/follower: the loop role passes
+ * between the workers, nfs_loop.c) and dispatch: parse the call, consult the
  * DRC, decode, run the central checks and the handler, encode, count and
  * reply; QoS parking and the cold pool.
  *
@@ -334,13 +335,36 @@ out:
 	return parked;
 }
 
+/* Queue r for the pool: an idle worker takes it; when none is idle, the
+ * leader is woken out of epoll_wait (evfd, once until it read it) to give
+ * up the loop role and serve the queue. */
+void nfs_dispatch_push(struct nfs_srv *srv, struct nfs_req *r)
+{
+	bool kick = false;
+
+	pthread_mutex_lock(&srv->wq.mu);
+	ut_fifo_push(&srv->wq.q, &r->node);
+	if (srv->idle > 0)
+		pthread_cond_signal(&srv->wq.cv);
+	else if (srv->leading && !srv->loop_done)
+		kick = !atomic_exchange(&srv->kicked, true);
+	pthread_mutex_unlock(&srv->wq.mu);
+	if (kick) {
+		uint64_t one = 1;
+
+		if (write(srv->evfd, &one, sizeof(one)) < 0) {
+			/* the counter is full: the leader is woken anyway */
+		}
+	}
+}
+
 /* The QoS timer releases a parked request: back to the workers. */
 void nfs_dispatch_release(void *arg, struct qos_item *it)
 {
 	struct nfs_req *req = (struct nfs_req *)(void *)((char *)it - offsetof(struct nfs_req, qi));
 
 	req->admitted = true;
-	ut_fifo_wq_push(&((struct nfs_srv *)arg)->wq, &req->node);
+	nfs_dispatch_push(arg, req);
 }
 
 void nfs_conn_inflight_done(struct nfs_srv *srv, struct nfs_conn *c)
@@ -370,25 +394,75 @@ static void req_done(struct nfs_srv *srv, struct nfs_req *req, bool replied)
 	free(req);
 }
 
+/* Serve one request taken from the queue or read by this worker. */
+static void work(struct nfs_srv *srv, struct nfs_req *r)
+{
+	bool replied;
+
+	if (qos_gate(srv, r))
+		return; /* parked: nfs_dispatch_release queues it again */
+	replied = serve(srv, r);
+	if (r->cold && !replied) {
+		ut_fifo_wq_push(&srv->cold_wq, &r->node); /* deferred: cold data */
+		return;
+	}
+	req_done(srv, r, replied);
+}
+
+/* The loop role ends: the calls of the batch but the leader's own go on
+ * the queue and the role is free again; one idle worker is woken per
+ * queued call, and one more to take the role while the old leader serves. */
+static void lead_handoff(struct nfs_srv *srv)
+{
+	size_t k;
+
+	pthread_mutex_lock(&srv->wq.mu);
+	k = ut_fifo_len(&srv->batch);
+	ut_fifo_concat(&srv->wq.q, &srv->batch);
+	if (!srv->loop_done) {
+		srv->leading = false;
+		k++;
+	}
+	for (k = k < srv->idle ? k : srv->idle; k > 0; k--)
+		pthread_cond_signal(&srv->wq.cv);
+	pthread_mutex_unlock(&srv->wq.mu);
+}
+
+/* A worker of the leader/follower pool: queued calls first (QoS releases,
+ * calls a leader read beyond its own), else the loop role when nobody holds
+ * it, else wait. Ends when stopped and the queue is drained. */
 void *nfs_dispatch_worker(void *arg)
 {
 	struct nfs_srv *srv = arg;
-	struct ut_fifo_node *n;
+	struct ut_fifo_wq *wq = &srv->wq;
 
-	while ((n = ut_fifo_wq_pop(&srv->wq))) { /* NULL: stopping and drained */
-		struct nfs_req *r = UT_FIFO_ENTRY(n, struct nfs_req, node);
-		bool replied;
+	for (;;) {
+		struct ut_fifo_node *n;
+		struct nfs_req *r;
+		bool lead = false;
 
-		if (qos_gate(srv, r))
-			continue; /* parked: nfs_dispatch_release queues it again */
-		replied = serve(srv, r);
-		if (r->cold && !replied) {
-			ut_fifo_wq_push(&srv->cold_wq, &r->node); /* deferred: cold data */
+		pthread_mutex_lock(&wq->mu);
+		while (!(n = ut_fifo_pop(&wq->q)) && !wq->stop) {
+			if (!srv->leading) {
+				srv->leading = lead = true;
+				break;
+			}
+			srv->idle++;
+			pthread_cond_wait(&wq->cv, &wq->mu);
+			srv->idle--;
+		}
+		pthread_mutex_unlock(&wq->mu);
+		if (lead) {
+			r = nfs_loop_lead(srv);
+			lead_handoff(srv);
+			if (r)
+				work(srv, r);
 			continue;
 		}
-		req_done(srv, r, replied);
+		if (!n)
+			return NULL; /* stopped and drained */
+		work(srv, UT_FIFO_ENTRY(n, struct nfs_req, node));
 	}
-	return NULL;
 }
 
 /* The cold pool: serves deferred READs, waiting for the store. */

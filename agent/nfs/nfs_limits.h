@@ -15,7 +15,7 @@
  *     record_s seconds without a byte, one with nothing outstanding after
  *     idle_s. Busy connections (calls outstanding) never time out.
  * The caller closes through ops->close, which must call nfs_limits_del.
- * Not thread-safe: nfs_srv calls it from its loop thread only.
+ * Not thread-safe: nfs_srv calls it from the holder of its loop role only (one thread at a time).
  */
 #ifndef AQ_AGENT_NFS_LIMITS_H
 #define AQ_AGENT_NFS_LIMITS_H

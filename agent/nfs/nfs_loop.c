@@ -1,9 +1,19 @@
-/* nfs_loop: the server loop and connection handling: one thread
- * multiplexes the sockets with epoll, accepts under the connection limits
- * (nfs_limits.h), reassembles RPC records and queues each whole call for the
- * workers.
+/* nfs_loop: the server loop and connection handling: epoll over the
+ * sockets, accept under the connection limits (nfs_limits.h), RPC record
+ * reassembly.
  *
- * Ownership: the loop thread owns every connection's read side (its record
+ * Leader/follower: the loop is a role, not a thread. One worker at a time
+ * holds it (srv->leading, under srv->wq.mu) and runs nfs_loop_lead; when its
+ * reads complete calls it keeps the first, queues the others, hands the
+ * role to an idle worker and serves its call itself, so a call is served by
+ * the thread that read it, with its bytes still in that CPU's cache, and no
+ * hand-off sits between the read and the reply (before, every call crossed
+ * from the loop thread to a worker, and under load waited for a CPU there).
+ * Only the holder of the role touches the loop's state (record assemblers,
+ * limits, graveyard, srv->batch), and it never does disk I/O while it holds
+ * it: the handler runs after the hand-off.
+ *
+ * Ownership: the role owns every connection's read side (its record
  * assembler) and the list of connections. Each queued request holds a
  * reference on its connection; the descriptor is closed only when the last
  * reference goes, so a worker never writes to a reused descriptor. A
@@ -141,7 +151,8 @@ static void conn_accept(struct nfs_srv *srv)
 	}
 }
 
-/* A whole record arrived: hand it to the workers. Returns false when the
+/* A whole record arrived: onto the batch the leader hands off (or serves
+ * itself, nfs_loop_lead). Returns false when the
  * connection has as many requests in flight as allowed (reading pauses). */
 static bool conn_dispatch(struct nfs_srv *srv, struct nfs_conn *c)
 {
@@ -169,7 +180,7 @@ static bool conn_dispatch(struct nfs_srv *srv, struct nfs_conn *c)
 		more = false;
 	}
 	pthread_mutex_unlock(&c->mu);
-	ut_fifo_wq_push(&srv->wq, &r->node);
+	ut_fifo_push(&srv->batch, &r->node);
 	return more;
 }
 
@@ -239,13 +250,25 @@ eof:
 		conn_close(srv, c);
 }
 
-void *nfs_loop_main(void *arg)
+/* Stopping: close every connection; the role is never taken again. */
+static void loop_end(struct nfs_srv *srv)
 {
-	struct nfs_srv *srv = arg;
+	for (struct nfs_limits_node *nd; (nd = nfs_limits_any(&srv->lim));)
+		conn_close(srv, lim_conn(nd));
+	conn_reap(srv);
+	pthread_mutex_lock(&srv->wq.mu);
+	srv->loop_done = true;
+	pthread_cond_broadcast(&srv->done_cv);
+	pthread_mutex_unlock(&srv->wq.mu);
+}
+
+struct nfs_req *nfs_loop_lead(struct nfs_srv *srv)
+{
 	struct epoll_event evs[64];
 
 	while (!atomic_load(&srv->stopping)) {
 		int n = epoll_wait(srv->epfd, evs, 64, 1000), i;
+		bool kicked = false;
 		uint64_t now;
 
 		for (i = 0; i < n; i++) {
@@ -255,8 +278,17 @@ void *nfs_loop_main(void *arg)
 				conn_accept(srv);
 				continue;
 			}
-			if ((void *)c == (void *)&srv->evfd)
+			if ((void *)c == (void *)&srv->evfd) {
+				uint64_t v;
+
+				/* cleared first: a push after it writes again */
+				atomic_store(&srv->kicked, false);
+				if (read(srv->evfd, &v, sizeof(v)) < 0) {
+					/* EAGAIN: drained by an earlier batch */
+				}
+				kicked = true;
 				continue;
+			}
 			if (c->closed)
 				continue;
 			if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
@@ -267,9 +299,12 @@ void *nfs_loop_main(void *arg)
 			srv->swept_ns = now;
 		}
 		conn_reap(srv);
+		if (!ut_fifo_empty(&srv->batch))
+			return UT_FIFO_ENTRY(ut_fifo_pop(&srv->batch), struct nfs_req, node);
+		if (kicked || n <= 0)
+			return NULL; /* queued work and nobody idle (or a quiet
+				      * second): the caller looks at the queue */
 	}
-	for (struct nfs_limits_node *nd; (nd = nfs_limits_any(&srv->lim));)
-		conn_close(srv, lim_conn(nd));
-	conn_reap(srv);
+	loop_end(srv);
 	return NULL;
 }

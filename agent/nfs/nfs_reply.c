@@ -1,6 +1,7 @@
 /* nfs_reply: sending replies: one whole record at a time per connection,
- * in completion order; READ data goes straight from the page cache with
- * sendfile, cold data as its own iovec.
+ * in completion order, a connection's queued replies batched with
+ * MSG_MORE; READ data goes straight from the page cache with sendfile, cold
+ * data as its own iovec.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -92,8 +93,11 @@ static int send_file(int fd, int file_fd, uint64_t off, size_t len)
 }
 
 /* Send one whole record: mark + header, then dlen bytes of data (from
- * memory, or from file_fd when >= 0), then padding. 0 or -1. */
-static int send_one(int fd, struct nfs_reply *r)
+ * memory, or from file_fd when >= 0), then padding. more: another reply is
+ * queued behind this one and goes out next, so the record's last bytes are
+ * sent with MSG_MORE too and replies share segments (the last of a batch is
+ * sent without it, which pushes them all). 0 or -1. */
+static int send_one(int fd, struct nfs_reply *r, bool more)
 {
 	static const uint8_t zeros[4];
 	size_t dlen = r->dlen, pad = XDR_PAD(dlen) - dlen, total = r->buf.len + dlen + pad;
@@ -114,12 +118,12 @@ static int send_one(int fd, struct nfs_reply *r)
 		if (rc == 0)
 			rc = send_file(fd, r->file_fd, r->file_off, dlen);
 		if (rc == 0 && pad)
-			rc = send_iov(fd, pb, pl, 1, false);
+			rc = send_iov(fd, pb, pl, 1, more);
 	} else {
 		const void *b[3] = {r->buf.p, r->data, zeros};
 		size_t l[3] = {r->buf.len, r->data ? dlen : 0, r->data ? pad : 0};
 
-		rc = send_iov(fd, b, l, 3, false);
+		rc = send_iov(fd, b, l, 3, more);
 	}
 	return rc;
 }
@@ -136,8 +140,10 @@ static void reply_free(struct nfs_reply *r)
 
 /* Queue r on the connection. The first worker to find nobody sending
  * becomes the sender and writes queued replies one whole record at a time
- * until the queue is empty; everybody else just queues and moves on, so a
- * client that does not read its replies holds at most one worker. A reply
+ * until the queue is empty, each but the last with MSG_MORE (one batch of
+ * segments, one wake-up of the client, instead of one per reply); everybody
+ * else just queues and moves on, so a client that does not read its
+ * replies holds at most one worker. A reply
  * counts as in flight until it left (or was dropped). */
 void nfs_reply_send(struct nfs_srv *srv, struct nfs_conn *c, struct nfs_reply *r)
 {
@@ -151,11 +157,13 @@ void nfs_reply_send(struct nfs_srv *srv, struct nfs_conn *c, struct nfs_reply *r
 	}
 	c->sending = true;
 	while ((n = ut_fifo_pop(&c->outq)) != NULL) {
+		bool more = !ut_fifo_empty(&c->outq);
+
 		r = UT_FIFO_ENTRY(n, struct nfs_reply, node);
 		pthread_mutex_unlock(&c->omu);
-		if (!atomic_load(&c->dead) && send_one(c->fd, r) != 0) {
+		if (!atomic_load(&c->dead) && send_one(c->fd, r, more) != 0) {
 			atomic_store(&c->dead, true);
-			shutdown(c->fd, SHUT_RDWR); /* the loop thread sees the end */
+			shutdown(c->fd, SHUT_RDWR); /* the loop sees the end */
 		}
 		reply_free(r);
 		nfs_conn_inflight_done(srv, c);

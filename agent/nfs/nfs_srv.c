@@ -4,9 +4,10 @@
  * nfs_dispatch.c (workers, dispatch, QoS parking, cold pool), nfs_reply.c
  * (sending), nfs_drc.c (duplicate-request cache).
  *
- * Connection limits (issue 15): the loop thread asks nfs_limits.h at every
- * accept (room, or the oldest idle connection closed for it), tells it of
- * every read and whole call, and sweeps its time-outs once a second.
+ * Connection limits (issue 15): the loop (a role the workers hold in turn)
+ * asks nfs_limits.h at every accept (room, or the oldest idle connection
+ * closed for it), tells it of every read and whole call, and sweeps its
+ * time-outs once a second.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -129,6 +130,13 @@ int nfs_srv_new(const char *listen, struct vol_store *store, unsigned workers, s
 		rc = -ENOMEM;
 		goto out;
 	}
+	if (pthread_cond_init(&srv->done_cv, NULL) != 0) {
+		ut_fifo_wq_cleanup(&srv->wq);
+		ut_fifo_wq_cleanup(&srv->cold_wq);
+		rc = -ENOMEM;
+		goto out;
+	}
+	ut_fifo_init(&srv->batch);
 	pthread_mutex_init(&srv->drc_mu, NULL);
 	pthread_mutex_init(&srv->mnt_mu, NULL);
 	srv->progs[0] = (struct nfs_srv_prog){ .prog = &nfs3_prog };
@@ -221,15 +229,24 @@ int nfs_srv_start(struct nfs_srv *srv)
 		rc = -ENOMEM;
 		goto fail;
 	}
+	srv->leading = srv->loop_done = false;
+	atomic_store(&srv->kicked, false);
 	for (i = 0; i < srv->nworkers; i++)
-		pthread_create(&srv->workers[i], NULL, nfs_dispatch_worker, srv);
+		if (pthread_create(&srv->workers[i], NULL, nfs_dispatch_worker, srv) != 0)
+			break;
+	if (i == 0) { /* nobody would take the loop role */
+		free(srv->workers);
+		srv->workers = NULL;
+		rc = -EAGAIN;
+		goto fail;
+	}
+	srv->nworkers = i; /* fewer than asked still serve: each takes the role in turn */
 	for (srv->ncold = 0; srv->ncold < NFS_SRV_COLD_WORKERS; srv->ncold++)
 		if (pthread_create(&srv->cold[srv->ncold], NULL, nfs_dispatch_cold, srv) != 0)
 			break;
 	if ((rc = vol_store_qos_start(srv->store)) != 0)
 		UT_ERROR("nfs_srv", NULL, "QoS timer did not start (%s): limits not enforced", strerror(-rc));
 	rc = 0;
-	pthread_create(&srv->loop, NULL, nfs_loop_main, srv);
 	srv->started = true;
 	return 0;
 fail:
@@ -261,7 +278,12 @@ void nfs_srv_stop(struct nfs_srv *srv)
 	if (write(srv->evfd, &one, sizeof(one)) < 0) {
 		/* the loop also wakes up every second */
 	}
-	pthread_join(srv->loop, NULL);
+	/* The next worker in the loop role closes every connection (one busy
+	 * with a call takes the role when it is done). */
+	pthread_mutex_lock(&srv->wq.mu);
+	while (!srv->loop_done)
+		pthread_cond_wait(&srv->done_cv, &srv->wq.mu);
+	pthread_mutex_unlock(&srv->wq.mu);
 	vol_store_qos_stop(srv->store); /* parked requests go back to the queue */
 	ut_fifo_wq_stop(&srv->wq);
 	for (i = 0; i < srv->nworkers; i++)
@@ -299,6 +321,7 @@ void nfs_srv_free(struct nfs_srv *srv)
 		free(srv->drc[i].reply);
 	ut_fifo_wq_cleanup(&srv->wq);
 	ut_fifo_wq_cleanup(&srv->cold_wq);
+	pthread_cond_destroy(&srv->done_cv);
 	pthread_mutex_destroy(&srv->drc_mu);
 	pthread_mutex_destroy(&srv->mnt_mu);
 	free(srv);

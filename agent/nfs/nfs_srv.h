@@ -1,9 +1,12 @@
 /* nfs_srv: the embedded NFSv3 server of the agent: NFS v3 (100003), MOUNT v3
  * (100005) and PORTMAP v2 GETPORT (100000) on one TCP port.
  *
- * One thread multiplexes the sockets with epoll and reassembles RPC records;
- * a pool of worker threads decodes, runs the procedure against the volume
- * store (agent/vol/vol.h) and sends the reply itself. A connection may have up to
+ * A pool of worker threads, leader/follower: one of them at a time holds the
+ * loop role (epoll over the sockets, accept, RPC record reassembly); when it
+ * has read a whole call it hands the role to an idle worker and serves that
+ * call itself: decodes, runs the procedure against the volume store
+ * (agent/vol/vol.h) and sends the reply (other calls read in the same batch
+ * go to the queue of the pool). A connection may have up to
  * NFS_SRV_INFLIGHT requests outstanding (reading pauses beyond that, and when
  * all connections together have 256 MiB of calls queued); replies
  * may go out of order, each as one whole record, writes on one socket are
@@ -33,7 +36,9 @@
  * M_TRIM_THRESHOLD 64 MiB: up to 64 MiB of freed heap stays with the
  * process) instead of mapping and faulting in each one.
  *
- * All functions are thread-safe. Errors are negative errno values.
+ * All functions are thread-safe. Errors are negative errno values. The
+ * process must ignore SIGPIPE (the agent does): READ data goes out with
+ * sendfile, which has no MSG_NOSIGNAL, and a peer may close meanwhile.
  */
 #ifndef AQ_AGENT_NFS_SRV_H
 #define AQ_AGENT_NFS_SRV_H
@@ -59,7 +64,8 @@ struct nfs_srv;
 
 /* Create a server that will listen on "HOST:PORT" (IPv4 literal or "[v6]";
  * port 0 picks a free one) and serve store (borrowed: it must outlive the
- * server; -EINVAL when NULL). workers: file I/O threads (0 = 8).
+ * server; -EINVAL when NULL). workers: the threads that take the loop role
+ * in turn and serve calls (0 = 8; 1 works: that thread does both).
  * Nothing is bound until nfs_srv_start(). */
 int nfs_srv_new(const char *listen, struct vol_store *store, unsigned workers, struct nfs_srv **out);
 /* Connection limits (the defaults above until called); before nfs_srv_start.

@@ -66,7 +66,7 @@ struct nfs_conn {
 	atomic_int refs;
 	int fd;
 	struct sockaddr_storage peer;
-	struct rpc_rec rec;            /* loop thread only */
+	struct rpc_rec rec;            /* loop role only */
 	pthread_mutex_t mu;            /* inflight, paused */
 	pthread_mutex_t omu;           /* outq, sending */
 	struct ut_fifo outq;           /* of struct nfs_reply */
@@ -74,9 +74,9 @@ struct nfs_conn {
 	atomic_bool dead;              /* a send failed: drop further replies */
 	int inflight;
 	bool paused;
-	bool closed;                   /* loop thread only */
-	struct nfs_limits_node lim;    /* loop thread: limits and time-outs */
-	struct nfs_conn *dead_next;    /* loop thread's graveyard */
+	bool closed;                   /* loop role only */
+	struct nfs_limits_node lim;    /* loop role: limits and time-outs */
+	struct nfs_conn *dead_next;    /* the loop's graveyard */
 };
 
 /* Where a deferred call stopped: everything serve() had built for it. */
@@ -146,15 +146,22 @@ struct nfs_srv {
 	int lfd, epfd, evfd;
 	bool started;
 	atomic_bool stopping;
-	pthread_t loop;
 	pthread_t *workers;
-	struct ut_fifo_wq wq;          /* work queue of the workers */
+	/* The workers are one leader/follower pool (nfs_loop.c): wq.mu guards
+	 * the queue, the role and the counts below. */
+	struct ut_fifo_wq wq;          /* calls waiting for a worker */
+	bool leading;                  /* a worker holds the loop role */
+	bool loop_done;                /* stopping: the loop closed every connection */
+	unsigned idle;                 /* workers waiting on wq.cv */
+	pthread_cond_t done_cv;        /* nfs_srv_stop waits here for loop_done */
+	atomic_bool kicked;            /* evfd written for queued work, not yet read */
+	struct ut_fifo batch;          /* loop role only: calls read, not yet handed off */
 	struct ut_fifo_wq cold_wq;     /* the cold pool's (deferred cold READs) */
 	pthread_t cold[NFS_SRV_COLD_WORKERS];
 	unsigned ncold;
 	_Atomic size_t queued_bytes;
 	_Atomic size_t rec_ahead;      /* rpc_rec_budget of every connection */
-	/* connections (loop thread) */
+	/* connections (loop role) */
 	struct nfs_srv_limits limits;
 	struct nfs_limits lim;
 	struct nfs_conn *dead;         /* closed this batch, released after it */
@@ -173,7 +180,12 @@ struct nfs_srv {
 
 /* nfs_loop.c */
 void nfs_conn_unref(struct nfs_conn *c);
-void *nfs_loop_main(void *arg);
+/* The loop role, held by one worker at a time (srv->leading): wait for
+ * events, accept, read, sweep. Returns the first whole call read, for the
+ * caller to serve once it handed the role and the rest of srv->batch on
+ * (nfs_dispatch_worker); NULL when work was queued for the pool (evfd),
+ * after a second without events, or when stopping (every connection closed, srv->loop_done set). */
+struct nfs_req *nfs_loop_lead(struct nfs_srv *srv);
 
 /* nfs_drc.c: nfs_drc_begin answers one of these */
 enum { DRC_NEW = 0, DRC_BUSY = 1, DRC_REPLAY = 2 };
@@ -187,6 +199,7 @@ void nfs_reply_send(struct nfs_srv *srv, struct nfs_conn *c, struct nfs_reply *r
 
 /* nfs_dispatch.c */
 void nfs_dispatch_release(void *arg, struct qos_item *it);
+void nfs_dispatch_push(struct nfs_srv *srv, struct nfs_req *r);
 void nfs_conn_inflight_done(struct nfs_srv *srv, struct nfs_conn *c);
 void *nfs_dispatch_worker(void *arg);
 void *nfs_dispatch_cold(void *arg);
