@@ -672,6 +672,47 @@ int db_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n, void *
 	return db->ops->count_kinds(db, fn, arg);
 }
 
+static int db_dirty_row(void *arg, const char *node, const char *mark)
+{
+	return json_object_set_new(arg, node, json_integer(strtoll(mark, NULL, 10))) == 0 ? AQ_OK : AQ_ENOMEM;
+}
+
+int db_dirty_list(struct db *db, json_t **marks)
+{
+	json_t *m = json_object();
+	int rc;
+
+	if (!m)
+		return AQ_ENOMEM;
+	if ((rc = db->ops->dirty_each(db, db_dirty_row, m)) != AQ_OK) {
+		json_decref(m);
+		return rc;
+	}
+	*marks = m;
+	return AQ_OK;
+}
+
+int db_dirty_clear(struct db *db, json_t *marks)
+{
+	const char *node;
+	json_t *mark;
+	int rc;
+
+	if (db->in_tx)
+		return AQ_EINVAL;
+	if (json_object_size(marks) == 0)
+		return AQ_OK;
+	if ((rc = db_begin(db)) != AQ_OK)
+		return rc;
+	json_object_foreach(marks, node, mark)
+		if ((rc = db->ops->dirty_clear(db, node, json_integer_value(mark))) != AQ_OK)
+			goto out;
+	rc = db_commit(db);
+out:
+	db_rollback(db);
+	return rc;
+}
+
 int db_each(struct db *db, db_each_fn fn, void *arg, aq_msg *msg)
 {
 	int rc = db->ops->each(db, fn, arg, msg);

@@ -579,6 +579,26 @@ static int pg_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void
 	return AQ_OK;
 }
 
+static int pg_dirty_each(struct db *db, db_row_fn fn, void *arg)
+{
+	PGresult *res = NULL;
+	int rc = pg_run(db, "SELECT node, mark FROM dirty", 0, NULL, &res, NULL);
+
+	for (int i = 0; rc == AQ_OK && i < PQntuples(res); i++)
+		rc = fn(arg, PQgetvalue(res, i, 0), PQgetvalue(res, i, 1));
+	PQclear(res);
+	return rc;
+}
+
+static int pg_dirty_clear(struct db *db, const char *node, int64_t mark)
+{
+	char m[24];
+	const char *params[2] = { node, m };
+
+	snprintf(m, sizeof(m), "%lld", (long long)mark);
+	return pg_run(db, "DELETE FROM dirty WHERE node = $1 AND mark = $2", 2, params, NULL, NULL);
+}
+
 /* Warnings and errors of the server go to stderr; its notices ("relation
  * already exists, skipping") do not. */
 static void pg_notice(void *arg, const PGresult *res)
@@ -618,6 +638,8 @@ static const struct db_ops pg_ops = {
 	.count_kinds = pg_count_kinds,
 	.usage_get = pg_usage_get,
 	.usage_each = pg_usage_each,
+	.dirty_each = pg_dirty_each,
+	.dirty_clear = pg_dirty_clear,
 	.each = pg_each,
 };
 
