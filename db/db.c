@@ -672,6 +672,40 @@ int db_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n, void *
 	return db->ops->count_kinds(db, fn, arg);
 }
 
+static int db_fields_row(void *arg, const char *name, const char *text)
+{
+	json_t *doc = json_loads(text, 0, NULL);
+
+	if (!doc || json_object_set_new(doc, "name", json_string(name)) != 0 || json_array_append_new(arg, doc) != 0)
+		return AQ_ENOMEM;
+	return AQ_OK;
+}
+
+int db_list_fields(struct db *db, const char *kind, const char *parent, const char *const *fields, int n,
+		   json_t **items)
+{
+	json_t *a;
+	int rc;
+
+	if (n < 1 || n > DB_MAX_AGG)
+		return AQ_EINVAL;
+	for (int i = 0; i < n; i++) {
+		if (!fields[i] || !*fields[i] || strlen(fields[i]) > 64)
+			return AQ_EINVAL;
+		for (const char *c = fields[i]; *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+				return AQ_EINVAL;
+	}
+	if (!(a = json_array()))
+		return AQ_ENOMEM;
+	if ((rc = db->ops->fields(db, kind, parent, fields, n, db_fields_row, a)) != AQ_OK) {
+		json_decref(a);
+		return rc;
+	}
+	*items = a;
+	return AQ_OK;
+}
+
 static int db_dirty_row(void *arg, const char *node, const char *mark)
 {
 	return json_object_set_new(arg, node, json_integer(strtoll(mark, NULL, 10))) == 0 ? AQ_OK : AQ_ENOMEM;

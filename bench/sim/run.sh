@@ -51,7 +51,7 @@ fi
 AP=$(port)
 B=http://127.0.0.1:$AP
 "$top/aquiferd" --listen 127.0.0.1:$AP "${DBARGS[@]}" --node-down-seconds 60 --reconcile-sweep-seconds "$SWEEP" \
-	--max-connections-per-ip 1024 >"$tmp/aquiferd.log" 2>&1 &
+	--max-connections-per-ip 1024 ${AQ_ARGS:-} >"$tmp/aquiferd.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do curl -fs "$B/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 T=$("$top/aquiferd" token "${DBARGS[@]}" --role admin | tail -1)
