@@ -23,7 +23,10 @@ done
 
 D=$AQ_TMP/srv
 P=/v1/projects/sim/locations/sim
-AQ_SERVE_ARGS=(--reconcile-sweep-seconds 600 --log-level debug)
+# nothing else may visit every node during the checks: no failover (nodes
+# DOWN after 60 s of silence) and no lost lease on a loaded machine (30 s)
+STEADY=(--node-down-seconds 60 --leader-lease-seconds 30)
+AQ_SERVE_ARGS=(--reconcile-sweep-seconds 600 --log-level debug "${STEADY[@]}")
 aq_start "$D" || exit 1
 TOK=$(aq_token "$D" admin)
 aq_req POST "/v1/locations?locationId=sim" '{}'
@@ -96,7 +99,7 @@ expect_eq "a change without its mark waits for the sweep (600 s away)" "$ga" "$(
 
 # --- 4. the sweep repairs a lost mark ----------------------------------------
 aq_stop "$AQ_PID"
-AQ_SERVE_ARGS=(--reconcile-sweep-seconds 3 --log-level debug)
+AQ_SERVE_ARGS=(--reconcile-sweep-seconds 3 --log-level debug "${STEADY[@]}")
 aq_start "$D" "$AQ_PORT" || exit 1
 sleep 5 # the new leader's first full pass, the one that follows
 ga=$(gen sim0)
