@@ -672,6 +672,81 @@ int db_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n, void *
 	return db->ops->count_kinds(db, fn, arg);
 }
 
+static int db_fields_row(void *arg, const char *name, const char *text)
+{
+	json_t *doc = json_loads(text, 0, NULL);
+
+	if (!doc || json_object_set_new(doc, "name", json_string(name)) != 0 || json_array_append_new(arg, doc) != 0)
+		return AQ_ENOMEM;
+	return AQ_OK;
+}
+
+int db_list_fields(struct db *db, const char *kind, const char *parent, const char *const *fields, int n,
+		   json_t **items)
+{
+	json_t *a;
+	int rc;
+
+	if (n < 1 || n > DB_MAX_AGG)
+		return AQ_EINVAL;
+	for (int i = 0; i < n; i++) {
+		if (!fields[i] || !*fields[i] || strlen(fields[i]) > 64)
+			return AQ_EINVAL;
+		for (const char *c = fields[i]; *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+				return AQ_EINVAL;
+	}
+	if (!(a = json_array()))
+		return AQ_ENOMEM;
+	if ((rc = db->ops->fields(db, kind, parent, fields, n, db_fields_row, a)) != AQ_OK) {
+		json_decref(a);
+		return rc;
+	}
+	*items = a;
+	return AQ_OK;
+}
+
+static int db_dirty_row(void *arg, const char *node, const char *mark)
+{
+	return json_object_set_new(arg, node, json_integer(strtoll(mark, NULL, 10))) == 0 ? AQ_OK : AQ_ENOMEM;
+}
+
+int db_dirty_list(struct db *db, json_t **marks)
+{
+	json_t *m = json_object();
+	int rc;
+
+	if (!m)
+		return AQ_ENOMEM;
+	if ((rc = db->ops->dirty_each(db, db_dirty_row, m)) != AQ_OK) {
+		json_decref(m);
+		return rc;
+	}
+	*marks = m;
+	return AQ_OK;
+}
+
+int db_dirty_clear(struct db *db, json_t *marks)
+{
+	const char *node;
+	json_t *mark;
+	int rc;
+
+	if (db->in_tx)
+		return AQ_EINVAL;
+	if (json_object_size(marks) == 0)
+		return AQ_OK;
+	if ((rc = db_begin(db)) != AQ_OK)
+		return rc;
+	json_object_foreach(marks, node, mark)
+		if ((rc = db->ops->dirty_clear(db, node, json_integer_value(mark))) != AQ_OK)
+			goto out;
+	rc = db_commit(db);
+out:
+	db_rollback(db);
+	return rc;
+}
+
 int db_each(struct db *db, db_each_fn fn, void *arg, aq_msg *msg)
 {
 	int rc = db->ops->each(db, fn, arg, msg);

@@ -186,6 +186,29 @@ int db_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg);
  * (aquiferd db check). Reads one snapshot only inside a transaction. */
 int db_usage_verify(struct db *db, aq_msg *msg);
 
+/* A few top-level fields of every resource of kind under parent, in name
+ * order: *items is a JSON array of {"name": ..., field: value...} (a
+ * field a document lacks is null). Cheaper than db_list_all where a sweep
+ * needs only these (placement reads every node of a location inside a
+ * create's transaction). 1..8 fields of letters, digits and '_' (else
+ * AQ_EINVAL). */
+int db_list_fields(struct db *db, const char *kind, const char *parent, const char *const *fields, int n,
+		   json_t **items);
+
+/* Dirty marks: which nodes' intents may have changed since the reconciler
+ * last built them. The engines keep them with triggers (schema step 5) in
+ * the transaction of every write of a placement (its node, before and after
+ * a move) or of a volume (the node its placement names), whoever writes it
+ * (any replica's handler, an agent's report, aquiferd db migrate), so a
+ * committed change is never without its mark. A mark is a count that every
+ * such write raises. db_dirty_list: *marks = {node name: mark} of every
+ * marked node (a new reference). db_dirty_clear: in its own transaction
+ * (outside one only; AQ_EINVAL inside), delete each node's mark of marks
+ * (as db_dirty_list gave them) that is still that count: a write committed
+ * after the list keeps its node marked. */
+int db_dirty_list(struct db *db, json_t **marks);
+int db_dirty_clear(struct db *db, json_t *marks);
+
 /* Sums of a numeric JSON field of kind, grouped by parent, for every parent
  * that is the name of a resource of parent_kind under grandparent:
  * *sums = {parent: sum}. One query, however many parents. */

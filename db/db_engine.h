@@ -103,6 +103,15 @@ struct db_ops {
 	 * name starts with prefix, in name order */
 	int (*usage_get)(struct db *db, const char *name, struct db_usage *u);
 	int (*usage_each)(struct db *db, const char *prefix, db_usage_fn fn, void *arg);
+	/* db_list_fields: every row of kind under parent in name order, to fn
+	 * with doc a JSON object of the n top-level fields (checked by db.c:
+	 * letters, digits, '_') */
+	int (*fields)(struct db *db, const char *kind, const char *parent, const char *const *fields, int n,
+		      db_row_fn fn, void *arg);
+	/* db.h's dirty marks: every mark to fn (name: the node, doc: the
+	 * mark as decimal text); delete node's mark when it is still mark */
+	int (*dirty_each)(struct db *db, db_row_fn fn, void *arg);
+	int (*dirty_clear)(struct db *db, const char *node, int64_t mark);
 	/* Every resource in seq order, each to fn, in one statement (one
 	 * snapshot of the database) */
 	int (*each)(struct db *db, db_each_fn fn, void *arg, aq_msg *msg);

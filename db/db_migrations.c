@@ -36,6 +36,16 @@
 	"CREATE TRIGGER usage_" id " AFTER " event " ON resources WHEN " row ".kind = '" kind "'"    \
 	" BEGIN INSERT INTO usage VALUES (" values ")" SQ_USAGE_UPSERT "; END;"
 
+/* SQLite's dirty-mark triggers (step 5): one more mark for a node. */
+#define SQ_DIRTY_UPSERT " ON CONFLICT(node) DO UPDATE SET mark = mark + 1;"
+#define SQ_DIRTY_PL(id, event, row)                                                               \
+	"CREATE TRIGGER dirty_" id " AFTER " event " ON resources WHEN " row ".kind = 'placement'"  \
+	" BEGIN INSERT INTO dirty VALUES (" row ".parent, 1)" SQ_DIRTY_UPSERT " END;"
+#define SQ_DIRTY_VOL(id, event, row)                                                              \
+	"CREATE TRIGGER dirty_" id " AFTER " event " ON resources WHEN " row ".kind = 'volume'"     \
+	" BEGIN INSERT INTO dirty SELECT parent, 1 FROM resources WHERE name = 'placements/' || " row \
+	".name" SQ_DIRTY_UPSERT " END;"
+
 const struct db_step db_steps[] = {
 	{
 		.what = "resources",
@@ -156,6 +166,45 @@ const struct db_step db_steps[] = {
 			"CREATE TRIGGER resources_usage AFTER INSERT OR UPDATE OR DELETE ON resources"
 			" FOR EACH ROW EXECUTE FUNCTION aq_usage_trg();"
 			"SELECT aq_usage_add(r, 1) FROM resources r WHERE kind IN ('volume', 'placement') ORDER BY seq;",
+	},
+	{
+		/* Dirty marks (db.h, db_dirty_list): the nodes whose intent a write
+		 * may have changed, marked by triggers in the transaction of every
+		 * write of a placement (its node, before and after a move) or of a
+		 * volume (the node its placement names), whoever writes it (a
+		 * handler of any replica, an agent's report, the reconciler). The
+		 * reconciler rebuilds only marked nodes and deletes a mark only
+		 * when it is still the count it read. */
+		.what = "dirty marks of nodes",
+		.sql[DB_SQLITE] =
+			"CREATE TABLE dirty ("
+			"  node TEXT PRIMARY KEY NOT NULL,"
+			"  mark INTEGER NOT NULL"
+			") WITHOUT ROWID;"
+			SQ_DIRTY_PL("placement_ins", "INSERT", "new")
+			SQ_DIRTY_PL("placement_del", "DELETE", "old")
+			SQ_DIRTY_PL("placement_upd_old", "UPDATE", "old")
+			SQ_DIRTY_PL("placement_upd_new", "UPDATE", "new")
+			SQ_DIRTY_VOL("volume_ins", "INSERT", "new")
+			SQ_DIRTY_VOL("volume_upd", "UPDATE", "new")
+			SQ_DIRTY_VOL("volume_del", "DELETE", "old"),
+		.sql[DB_PG] =
+			"CREATE TABLE dirty ("
+			"  node text COLLATE \"C\" PRIMARY KEY,"
+			"  mark bigint NOT NULL"
+			");"
+			"CREATE FUNCTION aq_dirty_mark(n text) RETURNS void LANGUAGE sql AS $$"
+			" INSERT INTO dirty AS d VALUES (n, 1) ON CONFLICT (node) DO UPDATE SET mark = d.mark + 1 $$;"
+			"CREATE FUNCTION aq_dirty_trg() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+			" IF TG_OP <> 'INSERT' AND OLD.kind = 'placement' THEN PERFORM aq_dirty_mark(OLD.parent); END IF;"
+			" IF TG_OP <> 'DELETE' AND NEW.kind = 'placement' THEN PERFORM aq_dirty_mark(NEW.parent); END IF;"
+			" IF TG_OP = 'DELETE' AND OLD.kind = 'volume' THEN"
+			"  PERFORM aq_dirty_mark(r.parent) FROM resources r WHERE r.name = 'placements/' || OLD.name; END IF;"
+			" IF TG_OP <> 'DELETE' AND NEW.kind = 'volume' THEN"
+			"  PERFORM aq_dirty_mark(r.parent) FROM resources r WHERE r.name = 'placements/' || NEW.name; END IF;"
+			" RETURN NULL; END $$;"
+			"CREATE TRIGGER resources_dirty AFTER INSERT OR UPDATE OR DELETE ON resources"
+			" FOR EACH ROW EXECUTE FUNCTION aq_dirty_trg();",
 	},
 };
 

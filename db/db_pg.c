@@ -579,6 +579,49 @@ static int pg_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void
 	return AQ_OK;
 }
 
+static int pg_fields(struct db *db, const char *kind, const char *parent, const char *const *fields, int n,
+		     db_row_fn fn, void *arg)
+{
+	const char *params[2] = { kind, parent };
+	char sql[1024];
+	size_t off = 0;
+	PGresult *res = NULL;
+	int rc;
+
+	off += (size_t)snprintf(sql + off, sizeof(sql) - off, "SELECT name, json_build_object(");
+	for (int i = 0; i < n && off < sizeof(sql); i++)
+		off += (size_t)snprintf(sql + off, sizeof(sql) - off, "%s'%s', doc -> '%s'", i ? ", " : "", fields[i],
+					fields[i]);
+	if (off < sizeof(sql))
+		snprintf(sql + off, sizeof(sql) - off, ")::text FROM resources WHERE kind = $1 AND parent = $2 ORDER BY name");
+	if ((rc = pg_run(db, sql, 2, params, &res, NULL)) != AQ_OK)
+		return rc;
+	for (int i = 0; rc == AQ_OK && i < PQntuples(res); i++)
+		rc = fn(arg, PQgetvalue(res, i, 0), PQgetvalue(res, i, 1));
+	PQclear(res);
+	return rc;
+}
+
+static int pg_dirty_each(struct db *db, db_row_fn fn, void *arg)
+{
+	PGresult *res = NULL;
+	int rc = pg_run(db, "SELECT node, mark FROM dirty", 0, NULL, &res, NULL);
+
+	for (int i = 0; rc == AQ_OK && i < PQntuples(res); i++)
+		rc = fn(arg, PQgetvalue(res, i, 0), PQgetvalue(res, i, 1));
+	PQclear(res);
+	return rc;
+}
+
+static int pg_dirty_clear(struct db *db, const char *node, int64_t mark)
+{
+	char m[24];
+	const char *params[2] = { node, m };
+
+	snprintf(m, sizeof(m), "%lld", (long long)mark);
+	return pg_run(db, "DELETE FROM dirty WHERE node = $1 AND mark = $2", 2, params, NULL, NULL);
+}
+
 /* Warnings and errors of the server go to stderr; its notices ("relation
  * already exists, skipping") do not. */
 static void pg_notice(void *arg, const PGresult *res)
@@ -618,6 +661,9 @@ static const struct db_ops pg_ops = {
 	.count_kinds = pg_count_kinds,
 	.usage_get = pg_usage_get,
 	.usage_each = pg_usage_each,
+	.fields = pg_fields,
+	.dirty_each = pg_dirty_each,
+	.dirty_clear = pg_dirty_clear,
 	.each = pg_each,
 };
 

@@ -626,6 +626,66 @@ static int sq_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void
 	return rc;
 }
 
+static int sq_fields(struct db *db, const char *kind, const char *parent, const char *const *fields, int n,
+		     db_row_fn fn, void *arg)
+{
+	char sql[1024];
+	size_t off = 0;
+	sqlite3_stmt *st = NULL;
+	int rc, s;
+
+	off += (size_t)snprintf(sql + off, sizeof(sql) - off, "SELECT name, json_object(");
+	for (int i = 0; i < n && off < sizeof(sql); i++)
+		off += (size_t)snprintf(sql + off, sizeof(sql) - off, "%s'%s', json_extract(doc, '$.%s')", i ? ", " : "",
+					fields[i], fields[i]);
+	if (off < sizeof(sql))
+		snprintf(sql + off, sizeof(sql) - off, ") FROM resources WHERE kind = ?1 AND parent = ?2 ORDER BY name");
+	if ((rc = sq_prepare(db, sql, &st)) != AQ_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, parent, -1, SQLITE_STATIC);
+	while ((s = sqlite3_step(st)) == SQLITE_ROW)
+		if ((rc = fn(arg, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1))) !=
+		    AQ_OK)
+			break;
+	if (rc == AQ_OK && s != SQLITE_DONE)
+		rc = sq_err(db, s, NULL);
+	sq_finish(db, st);
+	return rc;
+}
+
+static int sq_dirty_each(struct db *db, db_row_fn fn, void *arg)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, s;
+
+	if ((rc = sq_prepare(db, "SELECT node, CAST(mark AS TEXT) FROM dirty", &st)) != AQ_OK)
+		return rc;
+	while ((s = sqlite3_step(st)) == SQLITE_ROW)
+		if ((rc = fn(arg, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1))) !=
+		    AQ_OK)
+			break;
+	if (rc == AQ_OK && s != SQLITE_DONE)
+		rc = sq_err(db, s, NULL);
+	sq_finish(db, st);
+	return rc;
+}
+
+static int sq_dirty_clear(struct db *db, const char *node, int64_t mark)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, s;
+
+	if ((rc = sq_prepare(db, "DELETE FROM dirty WHERE node = ?1 AND mark = ?2", &st)) != AQ_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, node, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, mark);
+	if ((s = sqlite3_step(st)) != SQLITE_DONE)
+		rc = sq_err(db, s, NULL);
+	sq_finish(db, st);
+	return rc;
+}
+
 static int sq_each(struct db *db, db_each_fn fn, void *arg, aq_msg *msg)
 {
 	sqlite3_stmt *st = NULL;
@@ -668,6 +728,9 @@ static const struct db_ops sq_ops = {
 	.count_kinds = sq_count_kinds,
 	.usage_get = sq_usage_get,
 	.usage_each = sq_usage_each,
+	.fields = sq_fields,
+	.dirty_each = sq_dirty_each,
+	.dirty_clear = sq_dirty_clear,
 	.each = sq_each,
 };
 

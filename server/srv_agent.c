@@ -509,8 +509,10 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = node_of_token(req, name, sizeof(name), &doc)) != AQ_OK)
 		goto out;
 	ut_clock_now_text(now, sizeof(now));
-	if (strcmp(api_json_str(doc, "state", ""), "DOWN") == 0)
+	if (strcmp(api_json_str(doc, "state", ""), "DOWN") == 0) {
 		json_object_set_new(doc, "state", json_string("READY"));
+		kick = true; /* back: what moved away while it was DOWN leaves its intent */
+	}
 	json_object_set_new(doc, "lastSeenTime", json_string(now));
 	if (applied > api_json_int64(doc, "appliedGeneration", 0) && applied <= api_json_int64(doc, "generation", 0))
 		json_object_set_new(doc, "appliedGeneration", json_integer(applied));

@@ -21,6 +21,7 @@ void srv_cfg_defaults(struct srv_cfg *cfg)
 	cfg->workers = 4;
 	cfg->node_down_ms = 10000;
 	cfg->repush_ms = 10000;
+	cfg->sweep_ms = 60000;
 	cfg->lead_lease_ms = 6000;
 	cfg->lead_renew_ms = 2000;
 	cfg->metrics_auth = true;
@@ -111,6 +112,12 @@ int srv_cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *m
 		if (!*val || *end || n < 1 || n > 3600)
 			return aq_fail(msg, AQ_EINVAL, "node-down-seconds must be an integer within 1..3600, got \"%s\"", val);
 		cfg->node_down_ms = (int)n * 1000;
+	} else if (strcmp(key, "reconcile-sweep-seconds") == 0 || strcmp(key, "reconcile_sweep_seconds") == 0) {
+		n = strtol(val, &end, 10);
+		if (!*val || *end || n < 1 || n > 3600)
+			return aq_fail(msg, AQ_EINVAL, "reconcile-sweep-seconds must be an integer within 1..3600, got \"%s\"",
+				       val);
+		cfg->sweep_ms = (int)n * 1000;
 	} else if (strcmp(key, "snapshot-schedule-period") == 0 || strcmp(key, "snapshot_schedule_period") == 0) {
 		n = strtol(val, &end, 10);
 		if (!*val || *end || n < 0 || n > 3600)

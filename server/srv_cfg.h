@@ -29,6 +29,9 @@ struct srv_cfg {
 	int workers;
 	int node_down_ms;          /* a node silent this long is DOWN (default 10 s) */
 	int repush_ms;             /* re-push unchanged state this often (default 10 s) */
+	/* reconcile-sweep-seconds: every node's intent is rebuilt this often,
+	 * marked dirty or not, a safety net under the dirty marks (default 60 s) */
+	int sweep_ms;
 	char tls_cert[1024];       /* --tls-cert: PEM, serve HTTPS (srv_ca.h) */
 	char tls_key[1024];        /* --tls-key */
 	bool insecure_listen;      /* plain HTTP on a non-loopback --listen */

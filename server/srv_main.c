@@ -103,6 +103,9 @@ static void usage(FILE *f)
 		"                       (default 6); only its holder reconciles, tracks node liveness and\n"
 		"                       runs the snapshot scheduler\n"
 		"  --leader-renew-seconds N  the lease is taken or renewed every N s (default 2)\n"
+		"  --reconcile-sweep-seconds N  the reconciler rebuilds the intents of the nodes a change\n"
+		"                       marked dirty; every N s (default 60) it rebuilds every node's\n"
+		"                       as a safety net\n"
 		"  --log-level LEVEL    error, warn, info (default) or debug: what the log on stderr keeps\n"
 		"                       (one line per record: time, level, source, req=ID, message)\n"
 		"  --dns NAME, --ip ADDR  (ca issue) names of the certificate, each repeatable\n"
@@ -147,6 +150,7 @@ static const struct option opts[] = {
 	{ "idle-timeout-seconds", required_argument, NULL, OPT_LIMIT },
 	{ "leader-lease-seconds", required_argument, NULL, OPT_LIMIT },
 	{ "leader-renew-seconds", required_argument, NULL, OPT_LIMIT },
+	{ "reconcile-sweep-seconds", required_argument, NULL, OPT_LIMIT },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },

@@ -42,18 +42,18 @@ static void place_alloc_row(void *arg, const char *name, const struct db_usage *
 static int place_candidates(struct db *db, const char *loc, const char *skip, json_t **nodes,
 			    struct api_place_node **cand, double *shelf_head, aq_msg *msg)
 {
+	static const char *const fields[] = { "state", "throughputCeilingMibps" };
 	char parent[200];
-	struct db_query q = { .kind = "node", .parent = parent };
-	char *next = NULL;
 	double shelves = 0, total = 0;
 	json_t *n, *alloc = NULL;
 	size_t i;
 	int rc;
 
 	snprintf(parent, sizeof(parent), "locations/%s", loc);
-	if ((rc = db_list(db, &q, nodes, &next, msg)) != AQ_OK)
+	/* two fields of each node, not whole documents: this runs inside a
+	 * create's transaction, once per create, over every node */
+	if ((rc = db_list_fields(db, "node", parent, fields, 2, nodes)) != AQ_OK)
 		return rc;
-	free(next);
 	/* what is placed on each node, from the nodes' usage counters (db.h) in
 	 * one query: O(nodes), not O(volumes) */
 	if (!(alloc = json_object()))

@@ -17,7 +17,16 @@
  * incarnation, a restored database) has applied nothing, and its generation
  * jumps past the answer. Each pass first runs the node lifecycle
  * (srv_drain.c: silent nodes DOWN, volumes of DOWN and DRAINING nodes
- * moved). It runs on its own thread with its own db connection; libcurl
+ * moved). A pass visits only the nodes whose intent may have changed:
+ * those a committed write marked dirty (db.h, db_dirty_list: triggers mark
+ * a volume's or placement's node in the write's own transaction, whichever
+ * replica wrote it), those a handler rang for (srv_kick.h), those behind on
+ * their generation; every sweep_ms, and after a failover or a new lease,
+ * every node, a safety net should a mark ever be missing. A visited node's
+ * mark is deleted only when its intent was built and no write raised the
+ * mark since it was read, so a steady-state pass over idle nodes reads the
+ * node list and the (empty) marks and builds nothing.
+ * It runs on its own thread with its own db connection; libcurl
  * never runs on the socket thread. With several aquiferd replicas only the
  * holder of the leader lease runs passes (srv_lead.h), and its writes of
  * generations check its epoch in their transaction.
@@ -471,7 +480,8 @@ out:
 	return rc;
 }
 
-/* Returns 1 when it pushed, -1 when a push failed, 0 when none was due. */
+/* Returns 1 when it pushed, -1 when a push failed, 0 when none was due,
+ * -2 when the intent could not be built (a db error: visit it again). */
 static int rec_node(struct srv *srv, struct db *db, const struct db_fence *fence, const json_t *n, json_t *pushes)
 {
 	const char *nn = api_json_str(n, "name", "");
@@ -484,8 +494,12 @@ static int rec_node(struct srv *srv, struct db *db, const struct db_fence *fence
 
 	if (srv_reconcile_intent_build(&srv->cfg.math, db, n, &ri) != AQ_OK ||
 	    srv_reconcile_generation(&srv->cfg.math, db, fence, n, &ri, &gen, &more) != AQ_OK ||
-	    db_get(db, nn, &node) != AQ_OK)
+	    db_get(db, nn, &node) != AQ_OK) {
+		pushed = -2; /* not built: its dirty mark stays */
 		goto out;
+	}
+	UT_DEBUG("srv_reconcile", NULL, "node %s: intent built, %zu volumes, generation %lld", nn,
+		 json_array_size(json_object_get(ri.intent, "volumes")), (long long)gen);
 	if (more) /* a placement changed while its intent was built: build again */
 		srv_kick(srv, nn);
 	if (rec_applied(node, pushes) >= gen &&
@@ -537,11 +551,12 @@ static void *rec_main(void *arg)
 		UT_ERROR("srv_reconcile", NULL, "reconciler: %s", msg.text);
 		return NULL;
 	}
-	int64_t last_full = 0, epoch = -1;
+	int64_t last_sweep = 0, epoch = -1;
 	json_t *pushes = json_object(); /* node -> {at, applied} of our last push */
 
 	for (;;) {
-		json_t *nodes = NULL, *n, *dirty;
+		json_t *nodes = NULL, *n, *dirty, *marks = NULL, *done = NULL, *m;
+		const char *mn;
 		struct db_fence fence;
 		bool all;
 		size_t i;
@@ -561,36 +576,55 @@ static void *rec_main(void *arg)
 			epoch = fence.epoch;
 			all = true;
 		}
-		/* a kick visits the nodes it names; every repush_ms, all of them */
-		all = all || ut_clock_real_ms() - last_full >= srv->cfg.repush_ms;
+		/* a kick or a dirty mark visits the nodes it names; every
+		 * sweep_ms, all of them */
+		all = all || ut_clock_real_ms() - last_sweep >= srv->cfg.sweep_ms;
 		if (all)
-			last_full = ut_clock_real_ms();
+			last_sweep = ut_clock_real_ms();
 
 		uint64_t t0 = ut_clock_mono_ns();
 		int pushed = 0, failed = 0, visited = 0;
 
 		if (srv_drain_pass(srv, db, ut_clock_real_ms())) /* failover and pending drains (srv_drain.c) */
 			all = true;
-		if (list_all(db, "node", NULL, &nodes) != AQ_OK) {
+		/* the marks first: a write after this read keeps its mark */
+		if (db_dirty_list(db, &marks) != AQ_OK || !(done = json_object()) ||
+		    list_all(db, "node", NULL, &nodes) != AQ_OK) {
 			json_decref(dirty);
+			json_decref(marks);
+			json_decref(done);
 			continue;
 		}
 		json_array_foreach(nodes, i, n) {
 			const char *nn = api_json_str(n, "name", "");
+			json_t *mark = json_object_get(marks, nn);
+			int r;
 
+			/* a DOWN node keeps its mark until it is back */
 			if (strcmp(api_json_str(n, "state", ""), "DOWN") == 0)
 				continue;
 			/* behind on its generation: visit it whatever was kicked */
-			if (!all && !json_object_get(dirty, nn) &&
+			if (!all && !mark && !json_object_get(dirty, nn) &&
 			    rec_applied(n, pushes) >= api_json_int64(n, "generation", 0))
 				continue;
 			visited++;
-			switch (rec_node(srv, db, &fence, n, pushes)) {
+			switch ((r = rec_node(srv, db, &fence, n, pushes))) {
 			case 1: pushed++; break;
 			case -1: failed++; break;
 			default: break;
 			}
+			if (mark && r != -2)
+				json_object_set(done, nn, mark);
 		}
+		/* the marks of nodes that are gone */
+		json_array_foreach(nodes, i, n)
+			json_object_del(marks, api_json_str(n, "name", ""));
+		json_object_foreach(marks, mn, m)
+			json_object_set(done, mn, m);
+		if (db_dirty_clear(db, done) != AQ_OK)
+			UT_DEBUG("srv_reconcile", NULL, "dirty marks not cleared (a concurrent write): the next pass visits them again");
+		json_decref(marks);
+		json_decref(done);
 		json_decref(dirty);
 		srv_metrics_reconcile(ut_clock_mono_ns() - t0, visited, pushed, failed, all);
 		json_decref(nodes);

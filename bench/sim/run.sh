@@ -1,98 +1,149 @@
 #!/usr/bin/env bash
-# bench/sim/run.sh: aquiferd with many fake agents (bench/sim/fake_agents.py).
-# Joins NODES nodes (default 200), creates VOLUMES volumes (default 5000)
-# through the API with CONC concurrent clients, and measures
-#   - create throughput (operations accepted per second),
-#   - time until every create operation is done (each node applied it),
-#   - the reconciler's steady-state pass over every node (metrics).
-# Writes bench/sim/REPORT.md (or $REPORT). Exit status 0 only when every
-# volume became READY and every fake node holds what it should.
+# bench/sim/run.sh: aquiferd with many fake agents (bench/sim/fake_agents.py,
+# light HTTP clients, not real agents), sharded over SHARDS processes.
+# Joins NODES nodes (default 1000), creates VOLUMES volumes (default 1000)
+# through the API with CONC keep-alive clients (bench/sim/load.py), and
+# measures
+#   - join time (every shard's nodes joined),
+#   - creates/s and their latency,
+#   - time from the last create to all READY, and each create's own time to
+#     done (its operation's createTime to endTime: max and p99),
+#   - GET volume p99 (paced, 100/s, one connection) on the idle server
+#     (nodes joined and reporting, before the creates) and during the creates,
+#   - the reconciler's steady-state pass (incremental: dirty nodes only) and
+#     its full sweep over every node (--reconcile-sweep-seconds SWEEP).
+# ENGINE=sqlite (default) or postgres (a throwaway server, tests/lib/pg.sh).
+# Prints one markdown table row (appended to RESULTS when set). Exit status 0
+# only when every volume became READY and the fake nodes hold them all.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=${AQ_BUILDDIR:-$(cd "$here/../.." && pwd)}
-NODES=${NODES:-200}
-VOLUMES=${VOLUMES:-5000}
+src=$(cd "$here/../.." && pwd)
+top=${AQ_BUILDDIR:-$src}
+NODES=${NODES:-1000}
+VOLUMES=${VOLUMES:-1000}
 CONC=${CONC:-8}
-REPORT=${REPORT:-$here/REPORT.md}
+SHARDS=${SHARDS:-4}
+ENGINE=${ENGINE:-sqlite}
+SWEEP=${SWEEP:-20}
+REPORT_SECONDS=${REPORT_SECONDS:-2}
 tmp=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+	[ "$ENGINE" = postgres ] && aq_pg_stop
+	if [ "${KEEP:-0}" = 1 ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
+}
 trap cleanup EXIT
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-AP=$(port); FP=$(port)
+if [ "$ENGINE" = postgres ]; then
+	. "$src/tests/lib/pg.sh"
+	aq_pg_start "$tmp" >/dev/null || { echo "PostgreSQL did not start"; exit 1; }
+	DB=$AQ_PG_URL
+	dbq() { "$AQ_PG_BIN/psql" -qAt -F ' ' "$DB" -c "$1"; }
+	J() { echo "(doc #>> '{$(echo "$1" | tr . ,)}')"; }
+	DBARGS=(--db "$DB" --state-dir "$tmp")
+else
+	DB=$tmp/aq.db
+	dbq() { sqlite3 -separator ' ' -cmd '.timeout 10000' "$DB" "$1"; }
+	J() { echo "json_extract(doc, '\$.$1')"; }
+	DBARGS=(--db "$DB")
+fi
+AP=$(port)
 B=http://127.0.0.1:$AP
-"$top/aquiferd" --listen 127.0.0.1:$AP --db "$tmp/aq.db" --node-down-seconds 60 >"$tmp/aquiferd.log" 2>&1 &
+"$top/aquiferd" --listen 127.0.0.1:$AP "${DBARGS[@]}" --node-down-seconds 60 --reconcile-sweep-seconds "$SWEEP" \
+	--max-connections-per-ip 1024 ${AQ_ARGS:-} >"$tmp/aquiferd.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do curl -fs "$B/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-T=$("$top/aquiferd" token --db "$tmp/aq.db" --role admin | tail -1)
+T=$("$top/aquiferd" token "${DBARGS[@]}" --role admin | tail -1)
 H="Authorization: Bearer $T"
 curl -fs -XPOST -H "$H" "$B/v1/locations?locationId=sim" >/dev/null
 curl -fs -XPOST -H "$H" "$B/v1/projects?projectId=sim" >/dev/null
-cap=$(( (VOLUMES * 100 + 2047) / 1024 * 1024 ))
+cap=$(( ((VOLUMES + 1) * 100 + 2047) / 1024 * 1024 ))
 [ $cap -lt 2048 ] && cap=2048
 curl -fs -XPOST -H "$H" "$B/v1/projects/sim/locations/sim/storagePools?storagePoolId=p" \
 	-d "{\"network\":\"projects/vpc-host/global/networks/default\",\"serviceLevel\":\"PREMIUM\",\"capacityGib\":\"$cap\"}" >/dev/null
 # a join token joins one node, once: one per fake node
-for _ in $(seq "$NODES"); do
-	curl -fs -XPOST -H "$H" "$B/v1/locations/sim:joinToken?ttl=3600" -d '{}' | jq -r .token
-done >"$tmp/joins"
+seq "$NODES" | xargs -P 4 -I@ curl -fs -XPOST -H "$H" "$B/v1/locations/sim:joinToken?ttl=3600" -d '{}' |
+	jq -r .token >"$tmp/joins"
+per=$(( (NODES + SHARDS - 1) / SHARDS ))
+fports=()
 t0=$(date +%s.%N)
-python3 "$here/fake_agents.py" --server "$B" --join-file "$tmp/joins" --location sim --nodes "$NODES" --port "$FP" >"$tmp/fake.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 600); do grep -q joined "$tmp/fake.log" && break; sleep 0.1; done
-grep -q joined "$tmp/fake.log" || { echo "fake agents did not join"; cat "$tmp/fake.log"; exit 1; }
+for s in $(seq 0 $((SHARDS - 1))); do
+	first=$((s * per)); n=$per
+	[ $((first + n)) -gt "$NODES" ] && n=$((NODES - first))
+	[ "$n" -le 0 ] && break
+	fp=$(port); fports+=("$fp")
+	python3 "$here/fake_agents.py" --server "$B" --join-file "$tmp/joins" --location sim --first "$first" \
+		--nodes "$n" --port "$fp" --report-seconds "$REPORT_SECONDS" >"$tmp/fake$s.log" 2>&1 &
+	pids+=($!)
+done
+for _ in $(seq 1200); do
+	[ "$(cat "$tmp"/fake*.log | grep -c '^joined')" -ge "${#fports[@]}" ] && break
+	sleep 0.1
+done
+[ "$(cat "$tmp"/fake*.log | grep -c '^joined')" -ge "${#fports[@]}" ] || { echo "fake agents did not join"; tail "$tmp"/fake*.log; exit 1; }
 t_join=$(echo "$(date +%s.%N) - $t0" | bc)
+stats() { for fp in "${fports[@]}"; do curl -fs "http://127.0.0.1:$fp/stats"; done | jq -s "map(.$1) | add"; }
 
-# creates, CONC at a time
-create() {
-	curl -s -o /dev/null -w '%{http_code}\n' -XPOST -H "$H" \
-		"$B/v1/projects/sim/locations/sim/volumes?volumeId=v$1" \
-		-d "{\"storagePool\":\"p\",\"capacityGib\":\"100\",\"protocols\":[\"NFSV3\"],\"shareName\":\"v$1\"}"
-}
-export -f create; export H B
+# the probe volume for GETs, and the idle figure
+python3 "$here/load.py" create --server "$B" --token "$T" --parent projects/sim/locations/sim --pool p \
+	--first 0 --count 1 --conc 1 >/dev/null
+sleep 5
+idle=$(python3 "$here/load.py" get --server "$B" --token "$T" --name projects/sim/locations/sim/volumes/v0 --seconds 10)
+# creates, with GETs alongside
+python3 "$here/load.py" get --server "$B" --token "$T" --name projects/sim/locations/sim/volumes/v0 --seconds 100000 \
+	--until "$tmp/created" >"$tmp/busy.json" &
+gpid=$!
 t1=$(date +%s.%N)
-seq 1 "$VOLUMES" | xargs -P "$CONC" -I{} bash -c 'create {}' >"$tmp/codes"
+cr=$(python3 "$here/load.py" create --server "$B" --token "$T" --parent projects/sim/locations/sim --pool p \
+	--first 1 --count "$VOLUMES" --conc "$CONC")
 t2=$(date +%s.%N)
-ok_creates=$(grep -c '^200$' "$tmp/codes" || true)
-# every create operation done = every volume READY
+touch "$tmp/created"
+wait $gpid
+busy=$(cat "$tmp/busy.json")
+want=$((VOLUMES + 1))
 ready=0
-for _ in $(seq 3000); do
-	ready=$(sqlite3 "$tmp/aq.db" "SELECT COUNT(*) FROM resources WHERE kind='volume' AND json_extract(doc,'\$.state')='READY'" 2>/dev/null || echo 0)
-	[ "$ready" -ge "$VOLUMES" ] && break
+for _ in $(seq 6000); do
+	ready=$(dbq "SELECT COUNT(*) FROM resources WHERE kind = 'volume' AND $(J state) = 'READY'" 2>/dev/null || echo 0)
+	[ "$ready" -ge "$want" ] && break
 	sleep 0.2
 done
 t3=$(date +%s.%N)
-# a steady-state full pass (every node is visited each 10 s): wait for one
-# that starts after the last create was done
-sleep 11
-m=$(curl -fs -H "$H" "$B/metrics") # the cluster admin's token (metrics_auth)
-pass_s=$(echo "$m" | awk '/^aquifer_reconcile_last_full_pass_seconds/{print $2}')
-pushes=$(echo "$m" | awk '/^aquifer_reconcile_pushes_total/{print $2}')
-held=$(curl -fs "http://127.0.0.1:$FP/stats" | jq .volumes)
+# each create's own time to done, from its operation
+dbq "SELECT $(J metadata.createTime), $(J metadata.endTime) FROM resources WHERE kind = 'operation'
+     AND $(J metadata.verb) = 'create' AND $(J metadata.target) LIKE '%/volumes/v%'" >"$tmp/ops"
+opt=$(python3 - "$tmp/ops" <<'PY'
+import sys, datetime
+def t(s):
+    return datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))
+d = []
+for line in open(sys.argv[1]):
+    p = line.split()
+    if len(p) == 2:
+        d.append((t(p[1]) - t(p[0])).total_seconds())
+d.sort()
+print("%.3f %.3f %d" % (d[min(len(d) - 1, int(0.99 * len(d)))], d[-1], len(d)) if d else "0 0 0")
+PY
+)
+# steady state: incremental passes for a while, and one full sweep after the
+# creates were all done
+sleep $((SWEEP + 3))
+passes=()
+for _ in 1 2 3 4 5; do
+	m=$(curl -fs -H "$H" "$B/metrics")
+	passes+=("$(echo "$m" | awk '/^aquifer_reconcile_last_pass_seconds/{print $2}')/$(echo "$m" | awk '/^aquifer_reconcile_last_pass_nodes/{print $2}')")
+	sleep 1
+done
+full=$(echo "$m" | awk '/^aquifer_reconcile_last_full_pass_seconds/{print $2}')
+held=$(stats volumes)
+rep_err=$(stats report_errors)
+reports=$(stats reports)
 create_s=$(echo "$t2 - $t1" | bc)
-done_s=$(echo "$t3 - $t1" | bc)
-rate=$(echo "scale=1; $ok_creates / $create_s" | bc)
-cat >"$REPORT" <<MD
-# Reconciler simulation: $NODES fake nodes, $VOLUMES volumes
-
-Run: \`NODES=$NODES VOLUMES=$VOLUMES CONC=$CONC bench/sim/run.sh\` on $(date -u +%Y-%m-%d), $(nproc) cores
-($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), aquiferd $("$top/aquiferd" --version | cut -d' ' -f2),
-fake agents in one Python process (bench/sim/fake_agents.py), each node reporting every 2 s.
-
-| figure | value |
-|---|---|
-| nodes joined | $NODES in ${t_join} s |
-| volume creates accepted (HTTP 200) | $ok_creates of $VOLUMES in ${create_s} s ($rate/s, $CONC clients) |
-| every create operation done (all volumes READY) | ${done_s} s after the first create |
-| volumes READY | $ready |
-| volumes held by the fake nodes (sum of their last intents) | $held |
-| steady-state reconciler pass over every node (intent built, hashed, compared; pushed if changed) | ${pass_s} s |
-| load average when done | $(cut -d' ' -f1-3 /proc/loadavg) |
-| pushes in total | $pushes |
-
-A pass builds each node's intent from its placements, hashes it and pushes only what changed
-(plus a re-push every 10 s), so the steady-state pass is the cost of level-triggering: it is what
-a missed push waits at most, on top of the 1 s tick.
-MD
-cat "$REPORT"
-[ "$ready" -ge "$VOLUMES" ] && [ "$held" -ge "$VOLUMES" ]
+after=$(echo "$t3 - $t2" | bc)
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+row="| $ENGINE | $NODES | $VOLUMES | $(printf %.1f "$t_join") s | $(echo "$cr" | jq -r '"\(.ok) in \(.seconds) s: \(.rate)/s (p50 \(.p50_ms) ms, p99 \(.p99_ms) ms)"') | $(printf %.1f "$after") s | $(echo "$opt" | awk '{print $1" / "$2}') s | $(echo "$idle" | jq -r .p99_ms) / $(echo "$busy" | jq -r .p99_ms) ms | ${passes[*]} | $full s | $ready ready, $held held | $reports / $rep_err | $load |"
+echo "| engine | nodes | volumes | join | creates | last create to all READY | create to done p99 / max | GET p99 idle / during | steady passes (s/nodes visited) | full sweep | volumes | reports / errors | load 1/5/15 |"
+echo "$row"
+echo "creates: $cr"
+[ -n "${RESULTS:-}" ] && echo "$row" >>"$RESULTS"
+[ "$ready" -ge "$want" ] && [ "$held" -ge "$want" ]

@@ -112,6 +112,35 @@ START_TEST(test_parents_with)
 }
 END_TEST
 
+/* db_list_fields: the named fields of each row of kind under parent, in
+ * name order, null where a document lacks one; bad field names refused. */
+START_TEST(test_list_fields)
+{
+	static const char *const f[] = { "x", "state", "nope" };
+	static const char *const bad[] = { "x", "a.b" };
+	json_t *items = NULL, *doc = json_pack("{s:s,s:i,s:{s:s}}", "state", "READY", "x", 7, "deep", "k", "v");
+
+	ck_assert_int_eq(db_put(db, "node", "locations/b", "nodes/b2", doc, true), AQ_OK);
+	json_decref(doc);
+	put("node", "locations/b", "nodes/b1", 3);
+	put("node", "locations/c", "nodes/c1", 4);
+	ck_assert_int_eq(db_list_fields(db, "node", "locations/b", f, 3, &items), AQ_OK);
+	ck_assert_int_eq(json_array_size(items), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(items, 0), "name")), "nodes/b1");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(items, 0), "x")), 3);
+	ck_assert(json_is_null(json_object_get(json_array_get(items, 0), "state")));
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(items, 1), "state")), "READY");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(items, 1), "x")), 7);
+	ck_assert(json_is_null(json_object_get(json_array_get(items, 1), "nope")));
+	ck_assert_ptr_null(json_object_get(json_array_get(items, 1), "deep"));
+	json_decref(items);
+	items = NULL;
+	ck_assert_int_eq(db_list_fields(db, "node", "locations/b", bad, 2, &items), AQ_EINVAL);
+	ck_assert_int_eq(db_list_fields(db, "node", "locations/b", f, 0, &items), AQ_EINVAL);
+	ck_assert_ptr_null(items);
+}
+END_TEST
+
 static Suite *batch_suite(void)
 {
 	Suite *s = suite_create("db_batch");
@@ -120,6 +149,7 @@ static Suite *batch_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_get_many);
 	tcase_add_test(tc, test_parents_with);
+	tcase_add_test(tc, test_list_fields);
 	suite_add_tcase(s, tc);
 	return s;
 }
