@@ -483,12 +483,33 @@ static int smb_info_time(uint64_t ft, struct timespec *ts, int *how)
 	return 0;
 }
 
+/* FileBasicInformation's FileAttributes (0: left as they are): the DOS
+ * attributes kept in the store (SPARSE_FILE stays as FSCTL_SET_SPARSE left
+ * it); DIRECTORY on a file and TEMPORARY on a directory are refused, as
+ * Windows and Samba do. */
+static uint32_t smb_info_set_dos(struct smb_req *r, struct smb_open *o, uint32_t attrs)
+{
+	uint32_t old;
+	int rc;
+
+	if (attrs == 0)
+		return STATUS_SUCCESS;
+	if ((!o->dir && (attrs & FILE_ATTRIBUTE_DIRECTORY)) || (o->dir && (attrs & FILE_ATTRIBUTE_TEMPORARY)))
+		return STATUS_INVALID_PARAMETER;
+	if (!(o->access & (SMB_FILE_WRITE_ATTRIBUTES | SMB_GENERIC_WRITE | SMB_GENERIC_ALL | SMB_MAXIMUM_ALLOWED)))
+		return STATUS_ACCESS_DENIED;
+	old = smb_open_dos(o);
+	rc = vol_dos_set(&o->obj, &r->sess->cred, (attrs & SMB_DOS_SETTABLE) | (old & FILE_ATTRIBUTE_SPARSE_FILE));
+	return rc == 0 ? STATUS_SUCCESS : smb_status_from_errno(rc);
+}
+
 uint32_t smb_info_set(struct smb_req *r)
 {
 	struct smb_wire_set_info_req q;
 	struct smb_wire_cur c;
 	struct vol_sattr sa = { 0 };
 	struct smb_open *o;
+	uint32_t st;
 	int rc;
 
 	if (smb_wire_set_info_req_decode(&r->m, &q) != AQ_OK)
@@ -501,12 +522,15 @@ uint32_t smb_info_set(struct smb_req *r)
 	switch (q.info_class) {
 	case FileBasicInformation: {
 		uint64_t cr = smb_wire_u64(&c), at = smb_wire_u64(&c), wr = smb_wire_u64(&c);
+		uint32_t attrs;
 
 		(void)cr;
 		smb_wire_u64(&c);
-		smb_wire_u32(&c); /* attributes: no DOS attributes are kept */
+		attrs = smb_wire_u32(&c);
 		if (c.err != AQ_OK)
 			return STATUS_INFO_LENGTH_MISMATCH;
+		if ((st = smb_info_set_dos(r, o, attrs)) != STATUS_SUCCESS)
+			return st;
 		smb_info_time(at, &sa.atime, &sa.atime_how);
 		smb_info_time(wr, &sa.mtime, &sa.mtime_how);
 		if (!sa.atime_how && !sa.mtime_how)
@@ -541,24 +565,22 @@ uint32_t smb_info_set(struct smb_req *r)
 	}
 	case FileDispositionInformation: {
 		uint8_t del = smb_wire_u8(&c);
-		uint32_t st;
 
 		if (c.err != AQ_OK)
 			return STATUS_INFO_LENGTH_MISMATCH;
 		if (del && o->parent.fd < 0)
 			return STATUS_ACCESS_DENIED;
+		if (del && !o->dir && (smb_open_dos(o) & FILE_ATTRIBUTE_READONLY))
+			return STATUS_CANNOT_DELETE;
 		if (del && o->dir && (st = smb_info_dir_empty(r, o)) != STATUS_SUCCESS)
 			return st;
 		o->delete_on_close = del != 0;
 		break;
 	}
-	case FileRenameInformation: {
-		uint32_t st = smb_info_rename(r, o, q.data, q.data_len);
-
-		if (st != STATUS_SUCCESS)
+	case FileRenameInformation:
+		if ((st = smb_info_rename(r, o, q.data, q.data_len)) != STATUS_SUCCESS)
 			return st;
 		break;
-	}
 	case FilePositionInformation:
 		smb_wire_u64(&c);
 		if (c.err != AQ_OK)

@@ -27,8 +27,8 @@
 #define FILE_OVERWRITTEN 3u
 #define SMB_OPEN_MAX_PER_SESS 4096u
 #define SECURITY_DELEGATION 3u     /* the highest ImpersonationLevel */
-#define FILE_ATTRIBUTE_DIRECTORY 0x10u
-#define FILE_ATTRIBUTE_ARCHIVE 0x20u
+/* what a READONLY file refuses to open for (MS-FSA 2.1.5.1.2.1) */
+#define SMB_OPEN_WRITE_ACCESS (0x2u | 0x4u | 0x40000000u | 0x10000000u)
 /* FILE_READ_ATTRIBUTES, FILE_WRITE_ATTRIBUTES, READ_CONTROL, SYNCHRONIZE:
  * an open asking only these is a stat open, which no cached open minds */
 #define SMB_OPEN_STAT_ACCESS (0x80u | 0x100u | 0x20000u | 0x100000u)
@@ -44,7 +44,32 @@ void smb_open_attrs(const struct smb_open *o, struct smb_wire_attrs *a)
 	a->change = smb_filetime(&st->st_ctim);
 	a->eof = S_ISDIR(st->st_mode) ? 0 : (uint64_t)st->st_size;
 	a->allocation = S_ISDIR(st->st_mode) ? 0 : (uint64_t)st->st_blocks * 512u;
-	a->attributes = S_ISDIR(st->st_mode) ? FILE_ATTRIBUTE_DIRECTORY : FILE_ATTRIBUTE_ARCHIVE;
+	a->attributes = smb_open_dos(o) & ~FILE_ATTRIBUTE_DIRECTORY;
+	if (S_ISDIR(st->st_mode))
+		a->attributes |= FILE_ATTRIBUTE_DIRECTORY;
+	else if (!a->attributes)
+		a->attributes = FILE_ATTRIBUTE_NORMAL;
+}
+
+uint32_t smb_open_dos(const struct smb_open *o)
+{
+	uint32_t dos;
+
+	if (vol_dos_get(&o->obj, &dos) != 0)
+		dos = S_ISDIR(o->obj.st.st_mode) ? 0 : FILE_ATTRIBUTE_ARCHIVE;
+	return dos;
+}
+
+/* The FileAttributes of a CREATE that made or overwrote o: kept (a file
+ * also gets ARCHIVE, as Windows gives it) unless they are the default. */
+static int smb_open_set_dos(struct smb_open *o, const struct vol_cred *cred, uint32_t attrs, bool dir)
+{
+	attrs &= SMB_DOS_SETTABLE;
+	if (!dir)
+		attrs |= FILE_ATTRIBUTE_ARCHIVE;
+	if (attrs == (dir ? 0u : FILE_ATTRIBUTE_ARCHIVE) && vol_dos_get(&o->obj, &(uint32_t){ 0 }) == -ENODATA)
+		return 0;
+	return vol_dos_set(&o->obj, cred, attrs);
 }
 
 void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing)
@@ -211,6 +236,9 @@ uint32_t smb_open_create(struct smb_req *r)
 	/* a name is relative to the share: a leading separator is refused (Windows) */
 	if (q.name_len >= 2 && q.name[0] == '\\' && q.name[1] == 0)
 		return STATUS_INVALID_PARAMETER;
+	if ((q.file_attributes & SMB_DOS_INVALID) ||
+	    ((q.options & FILE_DIRECTORY_FILE) && (q.file_attributes & FILE_ATTRIBUTE_TEMPORARY)))
+		return STATUS_INVALID_PARAMETER;
 	if (q.disposition > FILE_OVERWRITE_IF ||
 	    (q.options & (FILE_DIRECTORY_FILE | FILE_NON_DIRECTORY_FILE)) == (FILE_DIRECTORY_FILE | FILE_NON_DIRECTORY_FILE))
 		return STATUS_INVALID_PARAMETER;
@@ -273,6 +301,17 @@ uint32_t smb_open_create(struct smb_req *r)
 		rsp.action = FILE_OPENED;
 		overwrite = !dir && (q.disposition == FILE_SUPERSEDE || q.disposition == FILE_OVERWRITE ||
 				     q.disposition == FILE_OVERWRITE_IF);
+		if (!dir && (smb_open_dos(o) & FILE_ATTRIBUTE_READONLY)) {
+			/* a read-only file is opened neither for writing nor to go */
+			if (q.options & FILE_DELETE_ON_CLOSE) {
+				status = STATUS_CANNOT_DELETE;
+				goto fail;
+			}
+			if ((q.desired_access & SMB_OPEN_WRITE_ACCESS) || overwrite) {
+				status = STATUS_ACCESS_DENIED;
+				goto fail;
+			}
+		}
 		if ((status = smb_open_existing(r, o, &q, overwrite)) != STATUS_SUCCESS)
 			goto fail;
 		if (overwrite) {
@@ -285,6 +324,10 @@ uint32_t smb_open_create(struct smb_req *r)
 				goto fail;
 			}
 			rsp.action = q.disposition == FILE_SUPERSEDE ? FILE_SUPERSEDED : FILE_OVERWRITTEN;
+			if ((rc = smb_open_set_dos(o, cred, q.file_attributes, false)) != 0) {
+				status = smb_open_status(rc, false);
+				goto fail;
+			}
 		}
 	} else {
 		if (q.disposition == FILE_OPEN || q.disposition == FILE_OVERWRITE) {
@@ -303,6 +346,10 @@ uint32_t smb_open_create(struct smb_req *r)
 			goto fail;
 		}
 		rsp.action = FILE_CREATED;
+		if ((rc = smb_open_set_dos(o, cred, q.file_attributes, S_ISDIR(o->obj.st.st_mode))) != 0) {
+			status = smb_open_status(rc, false);
+			goto fail;
+		}
 		if ((status = smb_open_reserve(r, o, &q)) != STATUS_SUCCESS)
 			goto fail;
 	}

@@ -71,6 +71,22 @@
 #define STATUS_INVALID_LOCK_RANGE 0xC00001A1u
 #define STATUS_NOT_FOUND 0xC0000225u
 
+#define STATUS_CANNOT_DELETE 0xC0000121u
+
+/* DOS attributes (MS-FSCC 2.6) */
+#define FILE_ATTRIBUTE_READONLY 0x0001u
+#define FILE_ATTRIBUTE_HIDDEN 0x0002u
+#define FILE_ATTRIBUTE_SYSTEM 0x0004u
+#define FILE_ATTRIBUTE_DIRECTORY 0x0010u
+#define FILE_ATTRIBUTE_ARCHIVE 0x0020u
+#define FILE_ATTRIBUTE_NORMAL 0x0080u
+#define FILE_ATTRIBUTE_TEMPORARY 0x0100u
+/* what no CREATE may ask (MS-FSA 2.1.5.1: VOLUME, DEVICE, INTEGRITY_STREAM and the undefined bits) */
+#define SMB_DOS_INVALID 0xFFFF8048u
+#define FILE_ATTRIBUTE_SPARSE_FILE 0x0200u
+/* what CREATE and SET_INFO set (SPARSE_FILE only through FSCTL_SET_SPARSE) */
+#define SMB_DOS_SETTABLE (FILE_ATTRIBUTE_READONLY | FILE_ATTRIBUTE_HIDDEN | FILE_ATTRIBUTE_SYSTEM | FILE_ATTRIBUTE_ARCHIVE)
+
 #define SMB_SRV_CREDITS_MAX 512u   /* credits a connection may hold */
 #define SMB_SRV_PER_IP 64u         /* connections from one address */
 #define SMB_SRV_MAX_CONNS 4096u
@@ -299,6 +315,9 @@ uint32_t smb_open_write(struct smb_req *r);
 uint32_t smb_open_flush(struct smb_req *r);
 void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing);
 void smb_open_attrs(const struct smb_open *o, struct smb_wire_attrs *a);
+/* o's DOS attributes as the store keeps them (VOL_DOS_KEPT bits), or the
+ * default of a file never given any (ARCHIVE; a directory: none). */
+uint32_t smb_open_dos(const struct smb_open *o);
 int smb_open_walk(struct smb_tree *t, const struct vol_cred *cred, const char *path, struct vol_obj *start,
 		  struct vol_obj *parent, char *leaf, size_t leafcap);
 int smb_open_path(const uint8_t *name, size_t len, char *out, size_t cap);
