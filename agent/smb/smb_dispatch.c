@@ -184,9 +184,10 @@ static void smb_serve_msg(struct smb_req *r)
 	else if ((status = smb_check(r, smb_cmds[h->command].flags)) == STATUS_SUCCESS)
 		status = smb_cmds[h->command].fn(r);
 	/* errors carry the ERROR body; so do warnings (NO_MORE_FILES) that
-	 * wrote none, while MORE_PROCESSING_REQUIRED and BUFFER_OVERFLOW keep theirs */
-	if (((status & 0xC0000000u) == 0xC0000000u && status != STATUS_MORE_PROCESSING_REQUIRED) ||
-	    (status != STATUS_SUCCESS && r->out->len == body_at)) {
+	 * wrote none, while MORE_PROCESSING_REQUIRED, BUFFER_OVERFLOW and an
+	 * error whose handler asks it (SRV_COPYCHUNK's counts) keep theirs */
+	if ((((status & 0xC0000000u) == 0xC0000000u && status != STATUS_MORE_PROCESSING_REQUIRED && !r->keep_body) ||
+	     (status != STATUS_SUCCESS && r->out->len == body_at))) {
 		r->out->len = body_at;
 		r->out->err = r->out->err == AQ_ETOOBIG ? AQ_OK : r->out->err;
 		smb_wire_error_rsp_encode(r->out);

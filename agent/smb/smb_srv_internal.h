@@ -36,6 +36,7 @@
 #define STATUS_NO_SUCH_FILE 0xC000000Fu
 #define STATUS_INVALID_DEVICE_REQUEST 0xC0000010u
 #define STATUS_END_OF_FILE 0xC0000011u
+#define STATUS_INVALID_VIEW_SIZE 0xC000001Fu
 #define STATUS_MORE_PROCESSING_REQUIRED 0xC0000016u
 #define STATUS_NO_MEMORY 0xC0000017u
 #define STATUS_ACCESS_DENIED 0xC0000022u
@@ -87,7 +88,7 @@
 /* what CREATE and SET_INFO set (SPARSE_FILE only through FSCTL_SET_SPARSE) */
 #define SMB_DOS_SETTABLE (FILE_ATTRIBUTE_READONLY | FILE_ATTRIBUTE_HIDDEN | FILE_ATTRIBUTE_SYSTEM | FILE_ATTRIBUTE_ARCHIVE)
 
-#define SMB_SRV_CREDITS_MAX 512u   /* credits a connection may hold */
+#define SMB_SRV_CREDITS_MAX 8192u  /* credits a connection may hold (Samba's and Windows' 8192) */
 #define SMB_SRV_PER_IP 64u         /* connections from one address */
 #define SMB_SRV_MAX_CONNS 4096u
 #define SMB_SRV_SETUP_S 30         /* NEGOTIATE + SESSION_SETUP must finish within */
@@ -117,6 +118,10 @@ struct smb_open {
 	struct vol_fh fh;            /* for QoS admission */
 	bool dir, delete_on_close;
 	uint32_t access;
+	/* FSCTL_SRV_REQUEST_RESUME_KEY (smb_copy.c): the open's id then these
+	 * random bytes name it as the source of a server-side copy */
+	bool has_resume_key;
+	uint8_t resume_key[16];
 	uint64_t cookie;             /* QUERY_DIRECTORY position */
 	bool dir_started, dir_eof;
 	char pattern[256];
@@ -268,6 +273,7 @@ struct smb_req {
 	bool last;                   /* the last message of its frame: it may go async */
 	uint64_t async_id;           /* set with STATUS_PENDING: the interim response's AsyncId */
 	struct smb_async *resume;    /* a waiting CREATE served again (smb_async.c) */
+	bool keep_body;              /* an error answered with the handler's body (SRV_COPYCHUNK's counts) */
 };
 
 typedef uint32_t (*smb_handler_fn)(struct smb_req *r);
@@ -331,6 +337,13 @@ int smb_prev_strip(char *path, int64_t *when);
 int smb_prev_twrp(const struct smb_wire_create_req *q, int64_t *when);
 int smb_prev_open(struct smb_tree *t, const struct vol_cred *cred, int64_t when, struct vol_obj *out);
 uint32_t smb_prev_enumerate(struct smb_req *r, const struct smb_wire_ioctl_req *q);
+/* smb_copy.c: server-side copy (MS-SMB2 3.3.5.15.6/7): the resume key of
+ * an open, and SRV_COPYCHUNK / SRV_COPYCHUNK_WRITE into q's open from the
+ * open the key names (same user), chunk by chunk through the store (byte-
+ * range locks, capacity and the caches of other clients apply as to a READ
+ * and a WRITE), bounded by SMB_WIRE_COPYCHUNK_*. */
+uint32_t smb_copy_resume_key(struct smb_req *r, const struct smb_wire_ioctl_req *q);
+uint32_t smb_copy_chunk(struct smb_req *r, const struct smb_wire_ioctl_req *q);
 /* smb_lock.c */
 uint32_t smb_lock_lock(struct smb_req *r);
 /* o's share reservation for this DesiredAccess and ShareAccess:

@@ -1,7 +1,8 @@
 /* smb_tree: TREE_CONNECT / TREE_DISCONNECT (a share is a volume of the
  * session's project; IPC$ is answered so that clients that open it first
  * go on) and IOCTL (VALIDATE_NEGOTIATE_INFO, SRV_ENUMERATE_SNAPSHOTS in
- * smb_prev.c; the rest is refused).
+ * smb_prev.c, SRV_REQUEST_RESUME_KEY and SRV_COPYCHUNK(_WRITE) in
+ * smb_copy.c; the rest is refused).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,10 @@ uint32_t smb_tree_ioctl(struct smb_req *r)
 		return STATUS_INVALID_PARAMETER;
 	if (q.ctl_code == FSCTL_SRV_ENUMERATE_SNAPSHOTS && !r->tree->ipc)
 		return smb_prev_enumerate(r, &q);
+	if (q.ctl_code == FSCTL_SRV_REQUEST_RESUME_KEY && !r->tree->ipc)
+		return smb_copy_resume_key(r, &q);
+	if ((q.ctl_code == FSCTL_SRV_COPYCHUNK || q.ctl_code == FSCTL_SRV_COPYCHUNK_WRITE) && !r->tree->ipc)
+		return smb_copy_chunk(r, &q);
 	if (q.ctl_code != FSCTL_VALIDATE_NEGOTIATE_INFO)
 		return r->tree->ipc ? STATUS_NOT_SUPPORTED : STATUS_INVALID_DEVICE_REQUEST;
 	/* what the client says it sent must be what this connection saw
