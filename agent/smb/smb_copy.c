@@ -22,27 +22,6 @@
 #define SMB_COPY_RSP_LEN 12u /* SRV_COPYCHUNK_RESPONSE */
 #define SMB_COPY_KEY_RSP_LEN 32u /* SRV_REQUEST_RESUME_KEY: key, ContextLength, 4 bytes of Context */
 
-/* Whether o was opened with every bit of `bits` (generic rights mapped). */
-static bool smb_copy_may(const struct smb_open *o, uint32_t bits)
-{
-	uint32_t a = o->access;
-
-	if (a & (SMB_GENERIC_ALL | SMB_MAXIMUM_ALLOWED))
-		return true;
-	if (a & SMB_GENERIC_READ)
-		a |= SMB_FILE_GENERIC_READ;
-	if (a & SMB_GENERIC_WRITE)
-		a |= SMB_FILE_GENERIC_WRITE;
-	return (a & bits) == bits;
-}
-
-/* Whether o may be read from for a copy: FILE_READ_DATA or FILE_EXECUTE
- * (what Windows' and Samba's read check takes). */
-static bool smb_copy_may_read(const struct smb_open *o)
-{
-	return smb_copy_may(o, SMB_FILE_READ_DATA) || smb_copy_may(o, SMB_FILE_EXECUTE);
-}
-
 uint32_t smb_copy_resume_key(struct smb_req *r, const struct smb_wire_ioctl_req *q)
 {
 	uint8_t out[SMB_COPY_KEY_RSP_LEN] = { 0 };
@@ -164,9 +143,11 @@ uint32_t smb_copy_chunk(struct smb_req *r, const struct smb_wire_ioctl_req *q)
 		return STATUS_INVALID_PARAMETER;
 	if (dst->dir)
 		return STATUS_INVALID_DEVICE_REQUEST;
-	/* COPYCHUNK reads the destination too (3.3.5.15.6); COPYCHUNK_WRITE does not */
-	if (!smb_copy_may(dst, SMB_FILE_WRITE_DATA) ||
-	    (q->ctl_code == FSCTL_SRV_COPYCHUNK && !smb_copy_may_read(dst)))
+	/* COPYCHUNK reads the destination too (3.3.5.15.6: FILE_READ_DATA
+	 * itself); COPYCHUNK_WRITE does not. The source reads with
+	 * FILE_READ_DATA or FILE_EXECUTE (Windows, Samba). */
+	if (!smb_open_may(dst, SMB_FILE_WRITE_DATA) ||
+	    (q->ctl_code == FSCTL_SRV_COPYCHUNK && !smb_open_may(dst, SMB_FILE_READ_DATA)))
 		return STATUS_ACCESS_DENIED;
 	rc = smb_wire_copychunk_decode(q->input, q->input_len, &cc);
 	if (rc == AQ_EINVAL)
@@ -176,7 +157,7 @@ uint32_t smb_copy_chunk(struct smb_req *r, const struct smb_wire_ioctl_req *q)
 				       SMB_WIRE_COPYCHUNK_TOTAL_MAX);
 	if (!(src = smb_copy_source(r, cc.key, &ss)))
 		return STATUS_OBJECT_NAME_NOT_FOUND;
-	if (src->dir || !smb_copy_may_read(src))
+	if (src->dir || !smb_open_may_read(src))
 		return STATUS_ACCESS_DENIED;
 	if (!(buf = malloc(SMB_WIRE_COPYCHUNK_LEN_MAX)))
 		return STATUS_NO_MEMORY;

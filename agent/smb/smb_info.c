@@ -36,6 +36,7 @@
 #define FileEndOfFileInformation 20u
 #define FileAlternateNameInformation 21u
 #define FileStreamInformation 22u
+#define FileCompressionInformation 28u
 #define FileNetworkOpenInformation 34u
 #define FileAttributeTagInformation 35u
 #define FileIdBothDirectoryInformation 37u
@@ -226,6 +227,61 @@ out:
 }
 
 /* ---- QUERY_INFO ---- */
+
+/* The 8.3 name a client asking FileAlternateNameInformation gets (none
+ * is kept): the name itself, uppercased, when it is one; else the first
+ * letters of its stem, '~' and two characters of a hash of the whole name,
+ * and its first three extension letters (Samba's mangling, deterministic;
+ * like Samba's, two long names may share one). */
+static void smb_info_short_name(const struct smb_open *o, char out[13])
+{
+	static const char b36[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	const char *name = o->name[0] ? o->name : ".", *dot = strrchr(name, '.');
+	size_t stem = dot && dot != name ? (size_t)(dot - name) : strlen(name), n = 0, e = 0;
+	bool plain = stem <= 8 && (!dot || dot == name || strlen(dot + 1) <= 3);
+	uint32_t h = 2166136261u;
+
+	for (const char *c = name; *c; c++) {
+		h = (h ^ (uint8_t)*c) * 16777619u;
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		      (*c == '.' && c == dot) || *c == '_' || *c == '-'))
+			plain = false;
+	}
+	for (size_t i = 0; i < stem && n < (plain ? 8u : 5u); i++)
+		if (name[i] != '.' && name[i] != ' ')
+			out[n++] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]);
+	if (!plain) {
+		out[n++] = '~';
+		out[n++] = b36[h % 36];
+		out[n++] = b36[(h / 36) % 36];
+	}
+	if (dot && dot != name && dot[1]) {
+		out[n++] = '.';
+		for (const char *c = dot + 1; *c && e < 3; c++, e++)
+			out[n++] = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
+	}
+	out[n] = '\0';
+}
+
+/* The fixed part of a file information class (MS-FSCC 2.4): a buffer
+ * smaller than it is INFO_LENGTH_MISMATCH, one that holds it but not the
+ * whole answer BUFFER_OVERFLOW (what Windows and Samba answer). */
+static size_t smb_info_fixed(uint8_t cls, size_t len)
+{
+	switch (cls) {
+	case FileBasicInformation: return 40;
+	case FileStandardInformation: return 24;
+	case FileInternalInformation: case FileAlternateNameInformation: case FileAttributeTagInformation: return 8;
+	case FileEaInformation: case FileAccessInformation: case FileModeInformation: case FileAlignmentInformation:
+		return 4;
+	case FilePositionInformation: return 8;
+	case FileAllInformation: return 104;
+	case FileStreamInformation: return 32;
+	case FileCompressionInformation: return 16;
+	case FileNetworkOpenInformation: return 56;
+	default: return len;
+	}
+}
 static uint32_t smb_info_file(struct smb_req *r, struct smb_open *o, uint8_t cls, struct ut_buf *b)
 {
 	struct smb_wire_attrs a;
@@ -251,7 +307,7 @@ static uint32_t smb_info_file(struct smb_req *r, struct smb_open *o, uint8_t cls
 		smb_wire_put_u32(b, o->access);
 		break;
 	case FilePositionInformation:
-		smb_wire_put_u64(b, 0);
+		smb_wire_put_u64(b, o->position);
 		break;
 	case FileModeInformation:
 	case FileAlignmentInformation:
@@ -263,7 +319,7 @@ static uint32_t smb_info_file(struct smb_req *r, struct smb_open *o, uint8_t cls
 		smb_wire_put_u64(b, (uint64_t)o->obj.st.st_ino);
 		smb_wire_put_u32(b, 0);         /* EA */
 		smb_wire_put_u32(b, o->access); /* access */
-		smb_wire_put_u64(b, 0);         /* position */
+		smb_wire_put_u64(b, o->position);
 		smb_wire_put_u32(b, 0);         /* mode */
 		smb_wire_put_u32(b, 0);         /* alignment */
 		at = b->len;
@@ -295,8 +351,21 @@ static uint32_t smb_info_file(struct smb_req *r, struct smb_open *o, uint8_t cls
 		smb_wire_put_u64(b, a.allocation);
 		smb_wire_put_utf16(b, "::$DATA", 7, NULL);
 		break;
-	case FileAlternateNameInformation:
-		return STATUS_NOT_SUPPORTED; /* no 8.3 names are kept */
+	case FileAlternateNameInformation: {
+		char shortname[13];
+
+		smb_info_short_name(o, shortname);
+		at = b->len;
+		smb_wire_put_u32(b, 0);
+		smb_wire_put_utf16(b, shortname, strlen(shortname), &ulen);
+		ut_buf_set_le32(b, at, (uint32_t)ulen);
+		break;
+	}
+	case FileCompressionInformation: /* never compressed */
+		smb_wire_put_u64(b, a.eof);
+		smb_wire_put_u16(b, 0);  /* COMPRESSION_FORMAT_NONE */
+		ut_buf_put_zero(b, 6);   /* unit, chunk and cluster shifts, reserved */
+		break;
 	default:
 		(void)r;
 		return STATUS_INVALID_INFO_CLASS;
@@ -383,10 +452,10 @@ uint32_t smb_info_query(struct smb_req *r)
 	if (status == STATUS_SUCCESS && b.err != AQ_OK)
 		status = STATUS_INTERNAL_ERROR;
 	if (status == STATUS_SUCCESS && b.len > q.output_len)
-		status = q.info_type == SMB2_0_INFO_SECURITY || q.info_class == FileAllInformation ||
-				 q.info_class == FileStreamInformation
-			 ? STATUS_BUFFER_OVERFLOW
-			 : STATUS_INFO_LENGTH_MISMATCH;
+		status = q.info_type == SMB2_0_INFO_SECURITY ? STATUS_BUFFER_OVERFLOW
+			 : q.info_type == SMB2_0_INFO_FILE && q.output_len >= smb_info_fixed(q.info_class, b.len)
+				 ? STATUS_BUFFER_OVERFLOW
+				 : STATUS_INFO_LENGTH_MISMATCH;
 	if (status == STATUS_BUFFER_OVERFLOW && q.info_type == SMB2_0_INFO_SECURITY) {
 		/* the size it needs, for the client to ask again */
 		struct ut_buf n = { 0 };
@@ -581,11 +650,16 @@ uint32_t smb_info_set(struct smb_req *r)
 		if ((st = smb_info_rename(r, o, q.data, q.data_len)) != STATUS_SUCCESS)
 			return st;
 		break;
-	case FilePositionInformation:
-		smb_wire_u64(&c);
+	case FilePositionInformation: {
+		uint64_t pos = smb_wire_u64(&c);
+
 		if (c.err != AQ_OK)
 			return STATUS_INFO_LENGTH_MISMATCH;
+		if (pos > (uint64_t)INT64_MAX)
+			return STATUS_INVALID_PARAMETER;
+		o->position = pos; /* kept for the open, as Windows does; READ and WRITE name their offsets */
 		break;
+	}
 	default:
 		return STATUS_INVALID_INFO_CLASS;
 	}

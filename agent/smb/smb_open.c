@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "agent/smb/smb_sd.h"
 #include "agent/smb/smb_srv_internal.h"
 #include "api/api_error.h"
 #include "util/ut_log.h"
@@ -49,6 +50,26 @@ void smb_open_attrs(const struct smb_open *o, struct smb_wire_attrs *a)
 		a->attributes |= FILE_ATTRIBUTE_DIRECTORY;
 	else if (!a->attributes)
 		a->attributes = FILE_ATTRIBUTE_NORMAL;
+}
+
+bool smb_open_may(const struct smb_open *o, uint32_t bits)
+{
+	uint32_t a = o->access;
+
+	if (a & (SMB_GENERIC_ALL | SMB_MAXIMUM_ALLOWED))
+		return true;
+	if (a & SMB_GENERIC_READ)
+		a |= SMB_FILE_GENERIC_READ;
+	if (a & SMB_GENERIC_WRITE)
+		a |= SMB_FILE_GENERIC_WRITE;
+	if (a & SMB_GENERIC_EXECUTE)
+		a |= SMB_FILE_GENERIC_EXECUTE;
+	return (a & bits) == bits;
+}
+
+bool smb_open_may_read(const struct smb_open *o)
+{
+	return smb_open_may(o, SMB_FILE_READ_DATA) || smb_open_may(o, SMB_FILE_EXECUTE);
 }
 
 uint32_t smb_open_dos(const struct smb_open *o)
@@ -421,6 +442,8 @@ uint32_t smb_open_read(struct smb_req *r)
 		return STATUS_FILE_CLOSED;
 	if (o->dir)
 		return STATUS_INVALID_DEVICE_REQUEST;
+	if (!smb_open_may_read(o))
+		return STATUS_ACCESS_DENIED; /* opened without FILE_READ_DATA (or EXECUTE) */
 	if ((status = smb_lock_io(o, q.offset, q.length, false)) != STATUS_SUCCESS)
 		return status;
 	smb_wire_read_rsp_encode(r->out, r->hdr_off, 0, 0);
@@ -463,6 +486,8 @@ uint32_t smb_open_write(struct smb_req *r)
 		return STATUS_FILE_CLOSED;
 	if (o->dir)
 		return STATUS_INVALID_DEVICE_REQUEST;
+	if (!smb_open_may(o, SMB_FILE_WRITE_DATA) && !smb_open_may(o, SMB_FILE_APPEND_DATA))
+		return STATUS_ACCESS_DENIED; /* opened without FILE_WRITE_DATA or FILE_APPEND_DATA */
 	if ((status = smb_lock_io(o, q.offset, q.data_len, true)) != STATUS_SUCCESS)
 		return status;
 	while (done < q.data_len) {

@@ -122,6 +122,7 @@ struct smb_open {
 	 * random bytes name it as the source of a server-side copy */
 	bool has_resume_key;
 	uint8_t resume_key[16];
+	uint64_t position;           /* FilePositionInformation, as the client last set it */
 	uint64_t cookie;             /* QUERY_DIRECTORY position */
 	bool dir_started, dir_eof;
 	char pattern[256];
@@ -274,6 +275,13 @@ struct smb_req {
 	uint64_t async_id;           /* set with STATUS_PENDING: the interim response's AsyncId */
 	struct smb_async *resume;    /* a waiting CREATE served again (smb_async.c) */
 	bool keep_body;              /* an error answered with the handler's body (SRV_COPYCHUNK's counts) */
+	/* compounds (MS-SMB2 3.3.5.2.7): a related request works on the
+	 * previous request's session and tree, and a FileId of all ones names
+	 * the open the chain's last CREATE made; a CREATE of the chain that
+	 * failed is what its related requests answer (Windows, Samba) */
+	bool chained;
+	uint32_t chain_err;
+	uint32_t status;             /* what smb_serve_msg answered */
 };
 
 typedef uint32_t (*smb_handler_fn)(struct smb_req *r);
@@ -324,6 +332,11 @@ void smb_open_attrs(const struct smb_open *o, struct smb_wire_attrs *a);
 /* o's DOS attributes as the store keeps them (VOL_DOS_KEPT bits), or the
  * default of a file never given any (ARCHIVE; a directory: none). */
 uint32_t smb_open_dos(const struct smb_open *o);
+/* Whether o was opened with every bit of an access mask (GENERIC_* mapped,
+ * MAXIMUM_ALLOWED and GENERIC_ALL take all) / for reading data (READ_DATA
+ * or EXECUTE, as Windows' and Samba's read check). */
+bool smb_open_may(const struct smb_open *o, uint32_t bits);
+bool smb_open_may_read(const struct smb_open *o);
 int smb_open_walk(struct smb_tree *t, const struct vol_cred *cred, const char *path, struct vol_obj *start,
 		  struct vol_obj *parent, char *leaf, size_t leafcap);
 int smb_open_path(const uint8_t *name, size_t len, char *out, size_t cap);

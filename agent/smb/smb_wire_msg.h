@@ -300,6 +300,8 @@ int smb_wire_lock_req_decode(const struct smb_wire_msg *m, struct smb_wire_lock_
 #define FSCTL_SET_ZERO_DATA 0x000980C8u
 #define FSCTL_QUERY_ALLOCATED_RANGES 0x000940CFu
 #define FSCTL_SRV_ENUMERATE_SNAPSHOTS 0x00144064u /* previous versions (smb_prev.c) */
+#define FSCTL_GET_COMPRESSION 0x0009003Cu
+#define FSCTL_SET_COMPRESSION 0x0009C040u
 
 struct smb_wire_ioctl_req {
 	uint32_t ctl_code;

@@ -11,7 +11,8 @@
  *   the chunks done before it;
  * - the destination must be open for writing (and, for COPYCHUNK, for
  *   reading: COPYCHUNK_WRITE does without), the source for reading:
- *   ACCESS_DENIED (FILE_EXECUTE counts as reading, as in Windows and Samba); MaxOutputResponse under 12: INVALID_PARAMETER.
+ *   ACCESS_DENIED (FILE_EXECUTE counts as reading the source, not the
+ *   destination, as in Windows and Samba); MaxOutputResponse under 12: INVALID_PARAMETER.
  */
 #include <check.h>
 #include <errno.h>
@@ -270,8 +271,11 @@ START_TEST(test_access)
 	ck_assert_uint_eq(len, 0);
 	ioctl(&a, dst_w, FSCTL_SRV_COPYCHUNK_WRITE, in, copy_req(in, key, 1, one), 12, &r);
 	expect_counts(&r, STATUS_SUCCESS, 1, 0, 4);
-	/* execute is read enough (Windows, Samba) */
+	/* execute is read enough for the source, not for the destination (Windows, Samba) */
 	ioctl(&a, open_file(&a, "dst", WRITE_ONLY | 0x20u), FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, one), 12, &r);
+	ck_assert_uint_eq(r.status, STATUS_ACCESS_DENIED);
+	resume_key(&a, open_file(&a, "src", 0x20u | 0x80u), key);
+	ioctl(&a, dst_w, FSCTL_SRV_COPYCHUNK_WRITE, in, copy_req(in, key, 1, one), 12, &r);
 	expect_counts(&r, STATUS_SUCCESS, 1, 0, 4);
 	/* a destination without write */
 	ioctl(&a, open_file(&a, "dst", READ_ONLY), FSCTL_SRV_COPYCHUNK_WRITE, in, copy_req(in, key, 1, one), 12, &r);
