@@ -37,6 +37,7 @@
 #define FileAlternateNameInformation 21u
 #define FileStreamInformation 22u
 #define FileCompressionInformation 28u
+#define FileNormalizedNameInformation 48u
 #define FileNetworkOpenInformation 34u
 #define FileAttributeTagInformation 35u
 #define FileIdBothDirectoryInformation 37u
@@ -358,6 +359,20 @@ static uint32_t smb_info_file(struct smb_req *r, struct smb_open *o, uint8_t cls
 		at = b->len;
 		smb_wire_put_u32(b, 0);
 		smb_wire_put_utf16(b, shortname, strlen(shortname), &ulen);
+		ut_buf_set_le32(b, at, (uint32_t)ulen);
+		break;
+	}
+	case FileNormalizedNameInformation: { /* the path from the share root, '\\'-separated (3.1.1 only) */
+		char name[SMB_WIRE_NAME_MAX + 1];
+
+		if (r->c->dialect < SMB2_DIALECT_311)
+			return STATUS_NOT_SUPPORTED;
+		snprintf(name, sizeof(name), "%s", o->path);
+		for (char *c = name; *c; c++)
+			*c = *c == '/' ? '\\' : *c;
+		at = b->len;
+		smb_wire_put_u32(b, 0);
+		smb_wire_put_utf16(b, name, strlen(name), &ulen);
 		ut_buf_set_le32(b, at, (uint32_t)ulen);
 		break;
 	}

@@ -468,6 +468,7 @@ uint32_t smb_open_read(struct smb_req *r)
 		return STATUS_END_OF_FILE;
 	r->out->len = at + got;
 	ut_buf_set_le32(r->out, at - 12, (uint32_t)got);
+	o->position = q.offset + got; /* the current byte offset moves past what was read (Windows) */
 	return STATUS_SUCCESS;
 }
 
@@ -504,6 +505,7 @@ uint32_t smb_open_write(struct smb_req *r)
 	vol_export_record(o->obj.exp, 7 /* NFS WRITE's slot */, done, 0, rc != 0);
 	if (rc != 0)
 		return smb_status_from_errno(rc);
+	o->position = q.offset + done; /* the current byte offset moves past what was written (Windows) */
 	smb_wire_write_rsp_encode(r->out, (uint32_t)done);
 	return STATUS_SUCCESS;
 }

@@ -102,7 +102,8 @@ static void ioctl(struct smbt_conn *tc, uint64_t fid, uint32_t code, const uint8
 	smbt_put32(body + 28, (uint32_t)in_len);
 	smbt_put32(body + 44, max_out);
 	smbt_put32(body + 48, 1); /* IS_FSCTL */
-	memcpy(body + 56, in, in_len);
+	if (in_len)
+		memcpy(body + 56, in, in_len);
 	smbl_send(tc, &h, body, 56 + in_len);
 	ck_assert_int_eq(smbl_recv(tc, &m), 1);
 	ck_assert_uint_eq(m.h.command, SMB2_IOCTL);

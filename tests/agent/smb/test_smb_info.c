@@ -1,7 +1,9 @@
 /* test_smb_info: QUERY_INFO and FSCTL answers (agent/smb/smb_info.c,
  * agent/smb/smb_tree.c) through the server's own dispatcher:
  * - FilePositionInformation: what SET_INFO set is what QUERY_INFO and
- *   FileAllInformation answer; past INT64_MAX: INVALID_PARAMETER;
+ *   FileAllInformation answer, a WRITE moves it past what it wrote; past
+ *   INT64_MAX: INVALID_PARAMETER;
+ * - FileNormalizedNameInformation: the path, on 3.1.1 only;
  * - buffer sizes: under a class's fixed part INFO_LENGTH_MISMATCH, the
  *   fixed part but not the whole answer BUFFER_OVERFLOW (truncated);
  * - FileAlternateNameInformation: an 8.3 name (the name itself
@@ -29,6 +31,7 @@
 #define FileAllInformation 18u
 #define FileAlternateNameInformation 21u
 #define FileCompressionInformation 28u
+#define FileNormalizedNameInformation 48u
 #define A_R FILE_ATTRIBUTE_READONLY
 #define A_H FILE_ATTRIBUTE_HIDDEN
 #define A_S FILE_ATTRIBUTE_SYSTEM
@@ -149,7 +152,8 @@ static uint32_t fsctl(struct smbt_conn *tc, uint64_t fid, uint32_t code, const u
 	smbt_put32(body + 28, (uint32_t)in_len);
 	smbt_put32(body + 44, 64);
 	smbt_put32(body + 48, 1);
-	memcpy(body + 56, in, in_len);
+	if (in_len)
+		memcpy(body + 56, in, in_len);
 	smbl_send(tc, &h, body, 56 + in_len);
 	ck_assert_int_eq(smbl_recv(tc, &m), 1);
 	*n = 0;
@@ -176,6 +180,10 @@ START_TEST(test_position_and_sizes)
 	ck_assert_uint_eq(smb_wire_get_u64(out), 10);
 	ck_assert_uint_eq(query(&a, fid, FileAllInformation, 4096, out, &n), STATUS_SUCCESS);
 	ck_assert_uint_eq(smb_wire_get_u64(out + 40 + 24 + 8 + 4 + 4), 10);
+	/* a WRITE moves it past what it wrote */
+	ck_assert_uint_eq(smbl_write(&a, fid, "0123456789ab"), STATUS_SUCCESS);
+	ck_assert_uint_eq(query(&a, fid, FilePositionInformation, 8, out, &n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smb_wire_get_u64(out), 12);
 	pos[7] = 0x80;
 	ck_assert_uint_eq(set_info(&a, fid, FilePositionInformation, pos, 8), STATUS_INVALID_PARAMETER);
 	/* sizes: basic is all fixed; all has a name past its 104 fixed bytes */
@@ -212,6 +220,12 @@ START_TEST(test_alt_name_and_compression)
 	ck_assert_uint_eq(query(&a, fid, FileCompressionInformation, 512, out, &n), STATUS_SUCCESS);
 	ck_assert_uint_eq(n, 16);
 	ck_assert_uint_eq(smb_wire_get_u16(out + 8), 0);
+	/* the normalized name: 3.1.1 only */
+	ck_assert_uint_eq(query(&a, fid, FileNormalizedNameInformation, 512, out, &n), STATUS_NOT_SUPPORTED);
+	a.c->dialect = SMB2_DIALECT_311;
+	ck_assert_uint_eq(query(&a, fid, FileNormalizedNameInformation, 512, out, &n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smb_wire_get_u32(out), 18);
+	ck_assert_uint_eq(out[4], 's');
 	/* FSCTLs: never compressed */
 	ck_assert_uint_eq(fsctl(&a, fid, FSCTL_GET_COMPRESSION, NULL, 0, out, &n), STATUS_SUCCESS);
 	ck_assert_uint_eq(n, 2);
