@@ -2,7 +2,8 @@
  * is one direct-TCP payload; it is tried as an SMB1 NEGOTIATE and as a
  * transform header, then split as a compound and every message handed to
  * the decoder of its command, with the create-context payloads, the
- * VALIDATE_NEGOTIATE_INFO input and the names converted from UTF-16. */
+ * VALIDATE_NEGOTIATE_INFO and SRV_COPYCHUNK inputs and the names converted
+ * from UTF-16. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,8 +72,15 @@ static void fuzz_msg(const struct smb_wire_msg *m)
 	case SMB2_WRITE: (void)smb_wire_write_req_decode(m, &u.wr); break;
 	case SMB2_LOCK: (void)smb_wire_lock_req_decode(m, &u.lock); break;
 	case SMB2_IOCTL:
-		if (!smb_wire_ioctl_req_decode(m, &u.ioctl) && u.ioctl.input)
+		if (!smb_wire_ioctl_req_decode(m, &u.ioctl) && u.ioctl.input) {
+			struct smb_wire_copychunk cc;
+			struct smb_wire_chunk ch;
+
 			(void)smb_wire_validate_negotiate_decode(u.ioctl.input, u.ioctl.input_len, &v);
+			if (smb_wire_copychunk_decode(u.ioctl.input, u.ioctl.input_len, &cc) == 0)
+				for (uint32_t i = 0; i < cc.count; i++)
+					smb_wire_copychunk_chunk(&cc, i, &ch);
+		}
 		break;
 	case SMB2_QUERY_DIRECTORY:
 		if (!smb_wire_query_dir_req_decode(m, &u.qd))

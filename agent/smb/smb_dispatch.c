@@ -113,8 +113,8 @@ struct smb_open *smb_open_find(struct smb_req *r, const struct smb_wire_fid *fid
 	struct smb_wire_fid f = *fid;
 	struct smb_open *o;
 
-	if (f.persistent == SMB_WIRE_FID_RELATED && f.volatile_ == SMB_WIRE_FID_RELATED && r->related)
-		f = *r->related;
+	if (f.persistent == SMB_WIRE_FID_RELATED && f.volatile_ == SMB_WIRE_FID_RELATED && r->chained && r->related)
+		f = *r->related; /* none yet: FileId 0, which no open has */
 	for (o = r->sess ? r->sess->opens : NULL; o; o = o->next)
 		if (o->id == f.persistent && o->id == f.volatile_ && o->tree == r->tree)
 			return o;
@@ -132,14 +132,19 @@ static uint16_t smb_sign_alg(const struct smb_conn *c)
 static uint32_t smb_check(struct smb_req *r, unsigned flags)
 {
 	const struct smb_wire_hdr *h = &r->m.hdr;
-	bool related = (h->flags & SMB2_FLAGS_RELATED_OPERATIONS) && r->m.index > 0;
+	bool related = r->chained;
 
 	if (!(flags & SMB_F_SESS) && h->command != SMB2_SESSION_SETUP)
 		return STATUS_SUCCESS;
-	if (!related || h->session_id != UINT64_MAX)
+	/* a related request is on the previous request's session, whatever
+	 * its header says; none (the first request, or the previous one's
+	 * session not found) is INVALID_PARAMETER (3.3.5.2.7.2, Samba) */
+	if (!related)
 		r->sess = smb_sess_find(r->c, h->session_id);
 	if (h->command == SMB2_SESSION_SETUP)
 		return STATUS_SUCCESS; /* its handler knows new, pending and bound sessions */
+	if (related && !r->sess)
+		return STATUS_INVALID_PARAMETER;
 	if (!r->sess || r->sess->state != SMB_SESS_VALID || r->sess->logged_off)
 		return STATUS_USER_SESSION_DELETED;
 	r->rsp_session = r->sess->id;
@@ -153,7 +158,7 @@ static uint32_t smb_check(struct smb_req *r, unsigned flags)
 		return STATUS_ACCESS_DENIED;
 	if (!(flags & SMB_F_TREE))
 		return STATUS_SUCCESS;
-	if (!related || h->tree_id != UINT32_MAX)
+	if (!related || !r->tree)
 		r->tree = smb_tree_find(r->sess, h->tree_id);
 	if (!r->tree)
 		return STATUS_NETWORK_NAME_DELETED;
@@ -178,15 +183,19 @@ static void smb_serve_msg(struct smb_req *r)
 	ut_buf_put_zero(r->out, SMB2_HDR_LEN);
 	body_at = r->out->len;
 	if (h->command >= SMB2_CMD_COUNT || !smb_cmds[h->command].fn)
-		status = STATUS_NOT_SUPPORTED;
+		status = STATUS_INVALID_PARAMETER; /* not a command (3.3.5.2.6) */
 	else if (h->command != SMB2_NEGOTIATE && !r->c->negotiated)
 		status = STATUS_INVALID_PARAMETER;
 	else if ((status = smb_check(r, smb_cmds[h->command].flags)) == STATUS_SUCCESS)
 		status = smb_cmds[h->command].fn(r);
+	if (status == STATUS_FILE_CLOSED && r->chained && r->chain_err)
+		status = r->chain_err; /* the chain's open is the CREATE that failed */
+	r->status = status;
 	/* errors carry the ERROR body; so do warnings (NO_MORE_FILES) that
-	 * wrote none, while MORE_PROCESSING_REQUIRED and BUFFER_OVERFLOW keep theirs */
-	if (((status & 0xC0000000u) == 0xC0000000u && status != STATUS_MORE_PROCESSING_REQUIRED) ||
-	    (status != STATUS_SUCCESS && r->out->len == body_at)) {
+	 * wrote none, while MORE_PROCESSING_REQUIRED, BUFFER_OVERFLOW and an
+	 * error whose handler asks it (SRV_COPYCHUNK's counts) keep theirs */
+	if ((((status & 0xC0000000u) == 0xC0000000u && status != STATUS_MORE_PROCESSING_REQUIRED && !r->keep_body) ||
+	     (status != STATUS_SUCCESS && r->out->len == body_at))) {
 		r->out->len = body_at;
 		r->out->err = r->out->err == AQ_ETOOBIG ? AQ_OK : r->out->err;
 		smb_wire_error_rsp_encode(r->out);
@@ -269,9 +278,10 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 	uint8_t *plain = NULL;
 	size_t offs[64], n = 0, i;
 	struct smb_sess *signer[64];
-	bool sign[64], encrypted = false, cancels = false;
+	bool sign[64], flag_signed[64], encrypted = false, cancels = false;
 	struct smb_sess *last_sess = NULL;
 	struct smb_tree *last_tree = NULL;
+	uint32_t chain_err = STATUS_SUCCESS;
 	int rc;
 
 	switch (smb_wire_frame_kind(frame, len)) {
@@ -309,9 +319,9 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 	ut_buf_init(&out, SMB_WIRE_FRAME_MAX);
 	smb_wire_chain_init(&ch, frame, len);
 	while ((rc = smb_wire_chain_next(&ch, &m)) == 1 && n < 64) {
+		bool rel = (m.hdr.flags & SMB2_FLAGS_RELATED_OPERATIONS) != 0;
 		struct smb_req r = { .c = c, .m = m, .out = &out, .encrypted = encrypted, .related = &related,
-				     .last = m.hdr.next_command == 0 };
-		bool rel = (m.hdr.flags & SMB2_FLAGS_RELATED_OPERATIONS) && n > 0;
+				     .last = m.hdr.next_command == 0, .chained = rel };
 
 		if (m.hdr.command == SMB2_CANCEL) { /* no response, no credit (3.3.5.16) */
 			if (c->negotiated)
@@ -324,13 +334,26 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 		if (rel) {
 			r.sess = last_sess;
 			r.tree = last_tree;
+			r.chain_err = chain_err;
+		} else { /* an unrelated request starts a new chain */
+			memset(&related, 0, sizeof(related));
+			chain_err = STATUS_SUCCESS;
 		}
 		smb_serve_msg(&r);
+		if (m.hdr.command == SMB2_CREATE)
+			chain_err = (r.status & 0xC0000000u) == 0xC0000000u ? r.status : STATUS_SUCCESS;
 		offs[n] = r.hdr_off;
 		/* sign what a valid session answers, and the final SESSION_SETUP */
 		signer[n] = r.sign_rsp ? r.sign_sess : (r.sess && r.sess->state == SMB_SESS_VALID ? r.sess : NULL);
 		/* an interim response is not signed (3.3.4.2) */
 		sign[n] = signer[n] && !encrypted && m.hdr.command != SMB2_NEGOTIATE && !r.async_id;
+		/* an error of a signed request that no session can sign (none
+		 * found, or a related one without its previous session) still
+		 * says SIGNED, its signature zero, as Samba answers and as
+		 * clients that require signing accept for these statuses */
+		flag_signed[n] = !sign[n] && !encrypted && (m.hdr.flags & SMB2_FLAGS_SIGNED) &&
+				 (r.status == STATUS_USER_SESSION_DELETED || r.status == STATUS_INVALID_PARAMETER ||
+				  r.status == STATUS_FILE_CLOSED || r.status == STATUS_NETWORK_NAME_DELETED);
 		last_sess = r.sess;
 		last_tree = r.tree;
 		n++;
@@ -349,6 +372,8 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 	for (i = 0; i < n; i++)
 		if (sign[i])
 			smb_dispatch_sign(c, signer[i], &out, offs[i], i + 1 < n ? offs[i + 1] : out.len);
+		else if (flag_signed[i])
+			ut_buf_set_le32(&out, offs[i] + 16, smb_wire_get_u32(ut_buf_bytes(&out) + offs[i] + 16) | SMB2_FLAGS_SIGNED);
 	if (encrypted)
 		smb_dispatch_send_encrypted(c, enc_sess, &out);
 	else

@@ -36,6 +36,8 @@
 #define FileEndOfFileInformation 20u
 #define FileAlternateNameInformation 21u
 #define FileStreamInformation 22u
+#define FileCompressionInformation 28u
+#define FileNormalizedNameInformation 48u
 #define FileNetworkOpenInformation 34u
 #define FileAttributeTagInformation 35u
 #define FileIdBothDirectoryInformation 37u
@@ -226,6 +228,61 @@ out:
 }
 
 /* ---- QUERY_INFO ---- */
+
+/* The 8.3 name a client asking FileAlternateNameInformation gets (none
+ * is kept): the name itself, uppercased, when it is one; else the first
+ * letters of its stem, '~' and two characters of a hash of the whole name,
+ * and its first three extension letters (Samba's mangling, deterministic;
+ * like Samba's, two long names may share one). */
+static void smb_info_short_name(const struct smb_open *o, char out[13])
+{
+	static const char b36[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	const char *name = o->name[0] ? o->name : ".", *dot = strrchr(name, '.');
+	size_t stem = dot && dot != name ? (size_t)(dot - name) : strlen(name), n = 0, e = 0;
+	bool plain = stem <= 8 && (!dot || dot == name || strlen(dot + 1) <= 3);
+	uint32_t h = 2166136261u;
+
+	for (const char *c = name; *c; c++) {
+		h = (h ^ (uint8_t)*c) * 16777619u;
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		      (*c == '.' && c == dot) || *c == '_' || *c == '-'))
+			plain = false;
+	}
+	for (size_t i = 0; i < stem && n < (plain ? 8u : 5u); i++)
+		if (name[i] != '.' && name[i] != ' ')
+			out[n++] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]);
+	if (!plain) {
+		out[n++] = '~';
+		out[n++] = b36[h % 36];
+		out[n++] = b36[(h / 36) % 36];
+	}
+	if (dot && dot != name && dot[1]) {
+		out[n++] = '.';
+		for (const char *c = dot + 1; *c && e < 3; c++, e++)
+			out[n++] = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
+	}
+	out[n] = '\0';
+}
+
+/* The fixed part of a file information class (MS-FSCC 2.4): a buffer
+ * smaller than it is INFO_LENGTH_MISMATCH, one that holds it but not the
+ * whole answer BUFFER_OVERFLOW (what Windows and Samba answer). */
+static size_t smb_info_fixed(uint8_t cls, size_t len)
+{
+	switch (cls) {
+	case FileBasicInformation: return 40;
+	case FileStandardInformation: return 24;
+	case FileInternalInformation: case FileAlternateNameInformation: case FileAttributeTagInformation: return 8;
+	case FileEaInformation: case FileAccessInformation: case FileModeInformation: case FileAlignmentInformation:
+		return 4;
+	case FilePositionInformation: return 8;
+	case FileAllInformation: return 104;
+	case FileStreamInformation: return 32;
+	case FileCompressionInformation: return 16;
+	case FileNetworkOpenInformation: return 56;
+	default: return len;
+	}
+}
 static uint32_t smb_info_file(struct smb_req *r, struct smb_open *o, uint8_t cls, struct ut_buf *b)
 {
 	struct smb_wire_attrs a;
@@ -251,7 +308,7 @@ static uint32_t smb_info_file(struct smb_req *r, struct smb_open *o, uint8_t cls
 		smb_wire_put_u32(b, o->access);
 		break;
 	case FilePositionInformation:
-		smb_wire_put_u64(b, 0);
+		smb_wire_put_u64(b, o->position);
 		break;
 	case FileModeInformation:
 	case FileAlignmentInformation:
@@ -263,7 +320,7 @@ static uint32_t smb_info_file(struct smb_req *r, struct smb_open *o, uint8_t cls
 		smb_wire_put_u64(b, (uint64_t)o->obj.st.st_ino);
 		smb_wire_put_u32(b, 0);         /* EA */
 		smb_wire_put_u32(b, o->access); /* access */
-		smb_wire_put_u64(b, 0);         /* position */
+		smb_wire_put_u64(b, o->position);
 		smb_wire_put_u32(b, 0);         /* mode */
 		smb_wire_put_u32(b, 0);         /* alignment */
 		at = b->len;
@@ -295,8 +352,35 @@ static uint32_t smb_info_file(struct smb_req *r, struct smb_open *o, uint8_t cls
 		smb_wire_put_u64(b, a.allocation);
 		smb_wire_put_utf16(b, "::$DATA", 7, NULL);
 		break;
-	case FileAlternateNameInformation:
-		return STATUS_NOT_SUPPORTED; /* no 8.3 names are kept */
+	case FileAlternateNameInformation: {
+		char shortname[13];
+
+		smb_info_short_name(o, shortname);
+		at = b->len;
+		smb_wire_put_u32(b, 0);
+		smb_wire_put_utf16(b, shortname, strlen(shortname), &ulen);
+		ut_buf_set_le32(b, at, (uint32_t)ulen);
+		break;
+	}
+	case FileNormalizedNameInformation: { /* the path from the share root, '\\'-separated (3.1.1 only) */
+		char name[SMB_WIRE_NAME_MAX + 1];
+
+		if (r->c->dialect < SMB2_DIALECT_311)
+			return STATUS_NOT_SUPPORTED;
+		snprintf(name, sizeof(name), "%s", o->path);
+		for (char *c = name; *c; c++)
+			*c = *c == '/' ? '\\' : *c;
+		at = b->len;
+		smb_wire_put_u32(b, 0);
+		smb_wire_put_utf16(b, name, strlen(name), &ulen);
+		ut_buf_set_le32(b, at, (uint32_t)ulen);
+		break;
+	}
+	case FileCompressionInformation: /* never compressed */
+		smb_wire_put_u64(b, a.eof);
+		smb_wire_put_u16(b, 0);  /* COMPRESSION_FORMAT_NONE */
+		ut_buf_put_zero(b, 6);   /* unit, chunk and cluster shifts, reserved */
+		break;
 	default:
 		(void)r;
 		return STATUS_INVALID_INFO_CLASS;
@@ -383,10 +467,10 @@ uint32_t smb_info_query(struct smb_req *r)
 	if (status == STATUS_SUCCESS && b.err != AQ_OK)
 		status = STATUS_INTERNAL_ERROR;
 	if (status == STATUS_SUCCESS && b.len > q.output_len)
-		status = q.info_type == SMB2_0_INFO_SECURITY || q.info_class == FileAllInformation ||
-				 q.info_class == FileStreamInformation
-			 ? STATUS_BUFFER_OVERFLOW
-			 : STATUS_INFO_LENGTH_MISMATCH;
+		status = q.info_type == SMB2_0_INFO_SECURITY ? STATUS_BUFFER_OVERFLOW
+			 : q.info_type == SMB2_0_INFO_FILE && q.output_len >= smb_info_fixed(q.info_class, b.len)
+				 ? STATUS_BUFFER_OVERFLOW
+				 : STATUS_INFO_LENGTH_MISMATCH;
 	if (status == STATUS_BUFFER_OVERFLOW && q.info_type == SMB2_0_INFO_SECURITY) {
 		/* the size it needs, for the client to ask again */
 		struct ut_buf n = { 0 };
@@ -483,12 +567,33 @@ static int smb_info_time(uint64_t ft, struct timespec *ts, int *how)
 	return 0;
 }
 
+/* FileBasicInformation's FileAttributes (0: left as they are): the DOS
+ * attributes kept in the store (SPARSE_FILE stays as FSCTL_SET_SPARSE left
+ * it); DIRECTORY on a file and TEMPORARY on a directory are refused, as
+ * Windows and Samba do. */
+static uint32_t smb_info_set_dos(struct smb_req *r, struct smb_open *o, uint32_t attrs)
+{
+	uint32_t old;
+	int rc;
+
+	if (attrs == 0)
+		return STATUS_SUCCESS;
+	if ((!o->dir && (attrs & FILE_ATTRIBUTE_DIRECTORY)) || (o->dir && (attrs & FILE_ATTRIBUTE_TEMPORARY)))
+		return STATUS_INVALID_PARAMETER;
+	if (!(o->access & (SMB_FILE_WRITE_ATTRIBUTES | SMB_GENERIC_WRITE | SMB_GENERIC_ALL | SMB_MAXIMUM_ALLOWED)))
+		return STATUS_ACCESS_DENIED;
+	old = smb_open_dos(o);
+	rc = vol_dos_set(&o->obj, &r->sess->cred, (attrs & SMB_DOS_SETTABLE) | (old & FILE_ATTRIBUTE_SPARSE_FILE));
+	return rc == 0 ? STATUS_SUCCESS : smb_status_from_errno(rc);
+}
+
 uint32_t smb_info_set(struct smb_req *r)
 {
 	struct smb_wire_set_info_req q;
 	struct smb_wire_cur c;
 	struct vol_sattr sa = { 0 };
 	struct smb_open *o;
+	uint32_t st;
 	int rc;
 
 	if (smb_wire_set_info_req_decode(&r->m, &q) != AQ_OK)
@@ -501,12 +606,15 @@ uint32_t smb_info_set(struct smb_req *r)
 	switch (q.info_class) {
 	case FileBasicInformation: {
 		uint64_t cr = smb_wire_u64(&c), at = smb_wire_u64(&c), wr = smb_wire_u64(&c);
+		uint32_t attrs;
 
 		(void)cr;
 		smb_wire_u64(&c);
-		smb_wire_u32(&c); /* attributes: no DOS attributes are kept */
+		attrs = smb_wire_u32(&c);
 		if (c.err != AQ_OK)
 			return STATUS_INFO_LENGTH_MISMATCH;
+		if ((st = smb_info_set_dos(r, o, attrs)) != STATUS_SUCCESS)
+			return st;
 		smb_info_time(at, &sa.atime, &sa.atime_how);
 		smb_info_time(wr, &sa.mtime, &sa.mtime_how);
 		if (!sa.atime_how && !sa.mtime_how)
@@ -541,29 +649,32 @@ uint32_t smb_info_set(struct smb_req *r)
 	}
 	case FileDispositionInformation: {
 		uint8_t del = smb_wire_u8(&c);
-		uint32_t st;
 
 		if (c.err != AQ_OK)
 			return STATUS_INFO_LENGTH_MISMATCH;
 		if (del && o->parent.fd < 0)
 			return STATUS_ACCESS_DENIED;
+		if (del && !o->dir && (smb_open_dos(o) & FILE_ATTRIBUTE_READONLY))
+			return STATUS_CANNOT_DELETE;
 		if (del && o->dir && (st = smb_info_dir_empty(r, o)) != STATUS_SUCCESS)
 			return st;
 		o->delete_on_close = del != 0;
 		break;
 	}
-	case FileRenameInformation: {
-		uint32_t st = smb_info_rename(r, o, q.data, q.data_len);
-
-		if (st != STATUS_SUCCESS)
+	case FileRenameInformation:
+		if ((st = smb_info_rename(r, o, q.data, q.data_len)) != STATUS_SUCCESS)
 			return st;
 		break;
-	}
-	case FilePositionInformation:
-		smb_wire_u64(&c);
+	case FilePositionInformation: {
+		uint64_t pos = smb_wire_u64(&c);
+
 		if (c.err != AQ_OK)
 			return STATUS_INFO_LENGTH_MISMATCH;
+		if (pos > (uint64_t)INT64_MAX)
+			return STATUS_INVALID_PARAMETER;
+		o->position = pos; /* kept for the open, as Windows does; READ and WRITE name their offsets */
 		break;
+	}
 	default:
 		return STATUS_INVALID_INFO_CLASS;
 	}

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "agent/smb/smb_sd.h"
 #include "agent/smb/smb_srv_internal.h"
 #include "api/api_error.h"
 #include "util/ut_log.h"
@@ -27,8 +28,8 @@
 #define FILE_OVERWRITTEN 3u
 #define SMB_OPEN_MAX_PER_SESS 4096u
 #define SECURITY_DELEGATION 3u     /* the highest ImpersonationLevel */
-#define FILE_ATTRIBUTE_DIRECTORY 0x10u
-#define FILE_ATTRIBUTE_ARCHIVE 0x20u
+/* what a READONLY file refuses to open for (MS-FSA 2.1.5.1.2.1) */
+#define SMB_OPEN_WRITE_ACCESS (0x2u | 0x4u | 0x40000000u | 0x10000000u)
 /* FILE_READ_ATTRIBUTES, FILE_WRITE_ATTRIBUTES, READ_CONTROL, SYNCHRONIZE:
  * an open asking only these is a stat open, which no cached open minds */
 #define SMB_OPEN_STAT_ACCESS (0x80u | 0x100u | 0x20000u | 0x100000u)
@@ -44,7 +45,52 @@ void smb_open_attrs(const struct smb_open *o, struct smb_wire_attrs *a)
 	a->change = smb_filetime(&st->st_ctim);
 	a->eof = S_ISDIR(st->st_mode) ? 0 : (uint64_t)st->st_size;
 	a->allocation = S_ISDIR(st->st_mode) ? 0 : (uint64_t)st->st_blocks * 512u;
-	a->attributes = S_ISDIR(st->st_mode) ? FILE_ATTRIBUTE_DIRECTORY : FILE_ATTRIBUTE_ARCHIVE;
+	a->attributes = smb_open_dos(o) & ~FILE_ATTRIBUTE_DIRECTORY;
+	if (S_ISDIR(st->st_mode))
+		a->attributes |= FILE_ATTRIBUTE_DIRECTORY;
+	else if (!a->attributes)
+		a->attributes = FILE_ATTRIBUTE_NORMAL;
+}
+
+bool smb_open_may(const struct smb_open *o, uint32_t bits)
+{
+	uint32_t a = o->access;
+
+	if (a & (SMB_GENERIC_ALL | SMB_MAXIMUM_ALLOWED))
+		return true;
+	if (a & SMB_GENERIC_READ)
+		a |= SMB_FILE_GENERIC_READ;
+	if (a & SMB_GENERIC_WRITE)
+		a |= SMB_FILE_GENERIC_WRITE;
+	if (a & SMB_GENERIC_EXECUTE)
+		a |= SMB_FILE_GENERIC_EXECUTE;
+	return (a & bits) == bits;
+}
+
+bool smb_open_may_read(const struct smb_open *o)
+{
+	return smb_open_may(o, SMB_FILE_READ_DATA) || smb_open_may(o, SMB_FILE_EXECUTE);
+}
+
+uint32_t smb_open_dos(const struct smb_open *o)
+{
+	uint32_t dos;
+
+	if (vol_dos_get(&o->obj, &dos) != 0)
+		dos = S_ISDIR(o->obj.st.st_mode) ? 0 : FILE_ATTRIBUTE_ARCHIVE;
+	return dos;
+}
+
+/* The FileAttributes of a CREATE that made or overwrote o: kept (a file
+ * also gets ARCHIVE, as Windows gives it) unless they are the default. */
+static int smb_open_set_dos(struct smb_open *o, const struct vol_cred *cred, uint32_t attrs, bool dir)
+{
+	attrs &= SMB_DOS_SETTABLE;
+	if (!dir)
+		attrs |= FILE_ATTRIBUTE_ARCHIVE;
+	if (attrs == (dir ? 0u : FILE_ATTRIBUTE_ARCHIVE) && vol_dos_get(&o->obj, &(uint32_t){ 0 }) == -ENODATA)
+		return 0;
+	return vol_dos_set(&o->obj, cred, attrs);
 }
 
 void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing)
@@ -211,6 +257,9 @@ uint32_t smb_open_create(struct smb_req *r)
 	/* a name is relative to the share: a leading separator is refused (Windows) */
 	if (q.name_len >= 2 && q.name[0] == '\\' && q.name[1] == 0)
 		return STATUS_INVALID_PARAMETER;
+	if ((q.file_attributes & SMB_DOS_INVALID) ||
+	    ((q.options & FILE_DIRECTORY_FILE) && (q.file_attributes & FILE_ATTRIBUTE_TEMPORARY)))
+		return STATUS_INVALID_PARAMETER;
 	if (q.disposition > FILE_OVERWRITE_IF ||
 	    (q.options & (FILE_DIRECTORY_FILE | FILE_NON_DIRECTORY_FILE)) == (FILE_DIRECTORY_FILE | FILE_NON_DIRECTORY_FILE))
 		return STATUS_INVALID_PARAMETER;
@@ -273,6 +322,17 @@ uint32_t smb_open_create(struct smb_req *r)
 		rsp.action = FILE_OPENED;
 		overwrite = !dir && (q.disposition == FILE_SUPERSEDE || q.disposition == FILE_OVERWRITE ||
 				     q.disposition == FILE_OVERWRITE_IF);
+		if (!dir && (smb_open_dos(o) & FILE_ATTRIBUTE_READONLY)) {
+			/* a read-only file is opened neither for writing nor to go */
+			if (q.options & FILE_DELETE_ON_CLOSE) {
+				status = STATUS_CANNOT_DELETE;
+				goto fail;
+			}
+			if ((q.desired_access & SMB_OPEN_WRITE_ACCESS) || overwrite) {
+				status = STATUS_ACCESS_DENIED;
+				goto fail;
+			}
+		}
 		if ((status = smb_open_existing(r, o, &q, overwrite)) != STATUS_SUCCESS)
 			goto fail;
 		if (overwrite) {
@@ -285,6 +345,10 @@ uint32_t smb_open_create(struct smb_req *r)
 				goto fail;
 			}
 			rsp.action = q.disposition == FILE_SUPERSEDE ? FILE_SUPERSEDED : FILE_OVERWRITTEN;
+			if ((rc = smb_open_set_dos(o, cred, q.file_attributes, false)) != 0) {
+				status = smb_open_status(rc, false);
+				goto fail;
+			}
 		}
 	} else {
 		if (q.disposition == FILE_OPEN || q.disposition == FILE_OVERWRITE) {
@@ -303,6 +367,10 @@ uint32_t smb_open_create(struct smb_req *r)
 			goto fail;
 		}
 		rsp.action = FILE_CREATED;
+		if ((rc = smb_open_set_dos(o, cred, q.file_attributes, S_ISDIR(o->obj.st.st_mode))) != 0) {
+			status = smb_open_status(rc, false);
+			goto fail;
+		}
 		if ((status = smb_open_reserve(r, o, &q)) != STATUS_SUCCESS)
 			goto fail;
 	}
@@ -374,6 +442,8 @@ uint32_t smb_open_read(struct smb_req *r)
 		return STATUS_FILE_CLOSED;
 	if (o->dir)
 		return STATUS_INVALID_DEVICE_REQUEST;
+	if (!smb_open_may_read(o))
+		return STATUS_ACCESS_DENIED; /* opened without FILE_READ_DATA (or EXECUTE) */
 	if ((status = smb_lock_io(o, q.offset, q.length, false)) != STATUS_SUCCESS)
 		return status;
 	smb_wire_read_rsp_encode(r->out, r->hdr_off, 0, 0);
@@ -398,6 +468,7 @@ uint32_t smb_open_read(struct smb_req *r)
 		return STATUS_END_OF_FILE;
 	r->out->len = at + got;
 	ut_buf_set_le32(r->out, at - 12, (uint32_t)got);
+	o->position = q.offset + got; /* the current byte offset moves past what was read (Windows) */
 	return STATUS_SUCCESS;
 }
 
@@ -416,6 +487,8 @@ uint32_t smb_open_write(struct smb_req *r)
 		return STATUS_FILE_CLOSED;
 	if (o->dir)
 		return STATUS_INVALID_DEVICE_REQUEST;
+	if (!smb_open_may(o, SMB_FILE_WRITE_DATA) && !smb_open_may(o, SMB_FILE_APPEND_DATA))
+		return STATUS_ACCESS_DENIED; /* opened without FILE_WRITE_DATA or FILE_APPEND_DATA */
 	if ((status = smb_lock_io(o, q.offset, q.data_len, true)) != STATUS_SUCCESS)
 		return status;
 	while (done < q.data_len) {
@@ -432,6 +505,7 @@ uint32_t smb_open_write(struct smb_req *r)
 	vol_export_record(o->obj.exp, 7 /* NFS WRITE's slot */, done, 0, rc != 0);
 	if (rc != 0)
 		return smb_status_from_errno(rc);
+	o->position = q.offset + done; /* the current byte offset moves past what was written (Windows) */
 	smb_wire_write_rsp_encode(r->out, (uint32_t)done);
 	return STATUS_SUCCESS;
 }

@@ -36,6 +36,7 @@
 #define STATUS_NO_SUCH_FILE 0xC000000Fu
 #define STATUS_INVALID_DEVICE_REQUEST 0xC0000010u
 #define STATUS_END_OF_FILE 0xC0000011u
+#define STATUS_INVALID_VIEW_SIZE 0xC000001Fu
 #define STATUS_MORE_PROCESSING_REQUIRED 0xC0000016u
 #define STATUS_NO_MEMORY 0xC0000017u
 #define STATUS_ACCESS_DENIED 0xC0000022u
@@ -71,7 +72,23 @@
 #define STATUS_INVALID_LOCK_RANGE 0xC00001A1u
 #define STATUS_NOT_FOUND 0xC0000225u
 
-#define SMB_SRV_CREDITS_MAX 512u   /* credits a connection may hold */
+#define STATUS_CANNOT_DELETE 0xC0000121u
+
+/* DOS attributes (MS-FSCC 2.6) */
+#define FILE_ATTRIBUTE_READONLY 0x0001u
+#define FILE_ATTRIBUTE_HIDDEN 0x0002u
+#define FILE_ATTRIBUTE_SYSTEM 0x0004u
+#define FILE_ATTRIBUTE_DIRECTORY 0x0010u
+#define FILE_ATTRIBUTE_ARCHIVE 0x0020u
+#define FILE_ATTRIBUTE_NORMAL 0x0080u
+#define FILE_ATTRIBUTE_TEMPORARY 0x0100u
+/* what no CREATE may ask (MS-FSA 2.1.5.1: VOLUME, DEVICE, INTEGRITY_STREAM and the undefined bits) */
+#define SMB_DOS_INVALID 0xFFFF8048u
+#define FILE_ATTRIBUTE_SPARSE_FILE 0x0200u
+/* what CREATE and SET_INFO set (SPARSE_FILE only through FSCTL_SET_SPARSE) */
+#define SMB_DOS_SETTABLE (FILE_ATTRIBUTE_READONLY | FILE_ATTRIBUTE_HIDDEN | FILE_ATTRIBUTE_SYSTEM | FILE_ATTRIBUTE_ARCHIVE)
+
+#define SMB_SRV_CREDITS_MAX 8192u  /* credits a connection may hold (Samba's and Windows' 8192) */
 #define SMB_SRV_PER_IP 64u         /* connections from one address */
 #define SMB_SRV_MAX_CONNS 4096u
 #define SMB_SRV_SETUP_S 30         /* NEGOTIATE + SESSION_SETUP must finish within */
@@ -101,6 +118,11 @@ struct smb_open {
 	struct vol_fh fh;            /* for QoS admission */
 	bool dir, delete_on_close;
 	uint32_t access;
+	/* FSCTL_SRV_REQUEST_RESUME_KEY (smb_copy.c): the open's id then these
+	 * random bytes name it as the source of a server-side copy */
+	bool has_resume_key;
+	uint8_t resume_key[16];
+	uint64_t position;           /* FilePositionInformation, as the client last set it */
 	uint64_t cookie;             /* QUERY_DIRECTORY position */
 	bool dir_started, dir_eof;
 	char pattern[256];
@@ -252,6 +274,14 @@ struct smb_req {
 	bool last;                   /* the last message of its frame: it may go async */
 	uint64_t async_id;           /* set with STATUS_PENDING: the interim response's AsyncId */
 	struct smb_async *resume;    /* a waiting CREATE served again (smb_async.c) */
+	bool keep_body;              /* an error answered with the handler's body (SRV_COPYCHUNK's counts) */
+	/* compounds (MS-SMB2 3.3.5.2.7): a related request works on the
+	 * previous request's session and tree, and a FileId of all ones names
+	 * the open the chain's last CREATE made; a CREATE of the chain that
+	 * failed is what its related requests answer (Windows, Samba) */
+	bool chained;
+	uint32_t chain_err;
+	uint32_t status;             /* what smb_serve_msg answered */
 };
 
 typedef uint32_t (*smb_handler_fn)(struct smb_req *r);
@@ -299,6 +329,14 @@ uint32_t smb_open_write(struct smb_req *r);
 uint32_t smb_open_flush(struct smb_req *r);
 void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing);
 void smb_open_attrs(const struct smb_open *o, struct smb_wire_attrs *a);
+/* o's DOS attributes as the store keeps them (VOL_DOS_KEPT bits), or the
+ * default of a file never given any (ARCHIVE; a directory: none). */
+uint32_t smb_open_dos(const struct smb_open *o);
+/* Whether o was opened with every bit of an access mask (GENERIC_* mapped,
+ * MAXIMUM_ALLOWED and GENERIC_ALL take all) / for reading data (READ_DATA
+ * or EXECUTE, as Windows' and Samba's read check). */
+bool smb_open_may(const struct smb_open *o, uint32_t bits);
+bool smb_open_may_read(const struct smb_open *o);
 int smb_open_walk(struct smb_tree *t, const struct vol_cred *cred, const char *path, struct vol_obj *start,
 		  struct vol_obj *parent, char *leaf, size_t leafcap);
 int smb_open_path(const uint8_t *name, size_t len, char *out, size_t cap);
@@ -312,6 +350,13 @@ int smb_prev_strip(char *path, int64_t *when);
 int smb_prev_twrp(const struct smb_wire_create_req *q, int64_t *when);
 int smb_prev_open(struct smb_tree *t, const struct vol_cred *cred, int64_t when, struct vol_obj *out);
 uint32_t smb_prev_enumerate(struct smb_req *r, const struct smb_wire_ioctl_req *q);
+/* smb_copy.c: server-side copy (MS-SMB2 3.3.5.15.6/7): the resume key of
+ * an open, and SRV_COPYCHUNK / SRV_COPYCHUNK_WRITE into q's open from the
+ * open the key names (same user), chunk by chunk through the store (byte-
+ * range locks, capacity and the caches of other clients apply as to a READ
+ * and a WRITE), bounded by SMB_WIRE_COPYCHUNK_*. */
+uint32_t smb_copy_resume_key(struct smb_req *r, const struct smb_wire_ioctl_req *q);
+uint32_t smb_copy_chunk(struct smb_req *r, const struct smb_wire_ioctl_req *q);
 /* smb_lock.c */
 uint32_t smb_lock_lock(struct smb_req *r);
 /* o's share reservation for this DesiredAccess and ShareAccess:

@@ -1,7 +1,9 @@
 /* smb_tree: TREE_CONNECT / TREE_DISCONNECT (a share is a volume of the
  * session's project; IPC$ is answered so that clients that open it first
  * go on) and IOCTL (VALIDATE_NEGOTIATE_INFO, SRV_ENUMERATE_SNAPSHOTS in
- * smb_prev.c; the rest is refused).
+ * smb_prev.c, SRV_REQUEST_RESUME_KEY and SRV_COPYCHUNK(_WRITE) in
+ * smb_copy.c, GET/SET_COMPRESSION answered as uncompressed; the rest is
+ * refused).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -99,23 +101,17 @@ uint32_t smb_tree_disconnect(struct smb_req *r)
 	return STATUS_SUCCESS;
 }
 
-uint32_t smb_tree_ioctl(struct smb_req *r)
+/* FSCTL_VALIDATE_NEGOTIATE_INFO: what the client says it sent must be
+ * what this connection saw (MS-SMB2 3.3.5.15.12); a mismatch ends the
+ * connection. */
+static uint32_t smb_tree_validate(struct smb_req *r, const struct smb_wire_ioctl_req *q)
 {
-	struct smb_wire_ioctl_req q;
 	struct smb_wire_validate_negotiate v;
 	struct ut_buf o = { 0 };
 	const struct smb_conn *c = r->c;
 	uint32_t status = STATUS_INVALID_PARAMETER;
 
-	if (smb_wire_ioctl_req_decode(&r->m, &q) != AQ_OK)
-		return STATUS_INVALID_PARAMETER;
-	if (q.ctl_code == FSCTL_SRV_ENUMERATE_SNAPSHOTS && !r->tree->ipc)
-		return smb_prev_enumerate(r, &q);
-	if (q.ctl_code != FSCTL_VALIDATE_NEGOTIATE_INFO)
-		return r->tree->ipc ? STATUS_NOT_SUPPORTED : STATUS_INVALID_DEVICE_REQUEST;
-	/* what the client says it sent must be what this connection saw
-	 * (MS-SMB2 3.3.5.15.12); a mismatch ends the connection */
-	if (smb_wire_validate_negotiate_decode(q.input, q.input_len, &v) != AQ_OK ||
+	if (smb_wire_validate_negotiate_decode(q->input, q->input_len, &v) != AQ_OK ||
 	    v.capabilities != c->client_caps || memcmp(v.guid, c->client_guid, 16) != 0 ||
 	    v.security_mode != c->client_secmode) {
 		r->c->closing = true;
@@ -125,9 +121,64 @@ uint32_t smb_tree_ioctl(struct smb_req *r)
 	smb_wire_validate_negotiate_encode(&o, c->server_caps, c->srv->guid,
 					   SMB2_NEGOTIATE_SIGNING_ENABLED | SMB2_NEGOTIATE_SIGNING_REQUIRED, c->dialect);
 	if (o.err == AQ_OK) {
-		smb_wire_ioctl_rsp_encode(r->out, r->hdr_off, q.ctl_code, &q.fid, ut_buf_bytes(&o), o.len);
+		smb_wire_ioctl_rsp_encode(r->out, r->hdr_off, q->ctl_code, &q->fid, ut_buf_bytes(&o), o.len);
 		status = STATUS_SUCCESS;
 	}
 	ut_buf_cleanup(&o);
 	return status;
+}
+
+/* FSCTL_GET_COMPRESSION / FSCTL_SET_COMPRESSION (MS-FSCC 2.3.20, 2.3.67):
+ * no file is ever compressed (the share does not claim
+ * FILE_FILE_COMPRESSION): GET answers COMPRESSION_FORMAT_NONE, SET
+ * accepts only NONE and refuses any format with NOT_SUPPORTED. */
+static uint32_t smb_tree_compression(struct smb_req *r, const struct smb_wire_ioctl_req *q)
+{
+	static const uint8_t none[2] = { 0, 0 };
+
+	if (q->ctl_code == FSCTL_GET_COMPRESSION) {
+		if (q->max_output_response < sizeof(none))
+			return STATUS_INVALID_PARAMETER;
+		smb_wire_ioctl_rsp_encode(r->out, r->hdr_off, q->ctl_code, &q->fid, none, sizeof(none));
+		return STATUS_SUCCESS;
+	}
+	if (q->input_len < 2)
+		return STATUS_INVALID_PARAMETER;
+	if (smb_wire_get_u16(q->input) != 0)
+		return STATUS_NOT_SUPPORTED;
+	smb_wire_ioctl_rsp_encode(r->out, r->hdr_off, q->ctl_code, &q->fid, NULL, 0);
+	return STATUS_SUCCESS;
+}
+
+/* The FSCTLs served on a disk share, each on an open (checked first). */
+static const struct {
+	uint32_t code;
+	uint32_t (*fn)(struct smb_req *r, const struct smb_wire_ioctl_req *q);
+} smb_tree_fsctls[] = {
+	{ FSCTL_SRV_ENUMERATE_SNAPSHOTS, smb_prev_enumerate },
+	{ FSCTL_SRV_REQUEST_RESUME_KEY, smb_copy_resume_key },
+	{ FSCTL_SRV_COPYCHUNK, smb_copy_chunk },
+	{ FSCTL_SRV_COPYCHUNK_WRITE, smb_copy_chunk },
+	{ FSCTL_GET_COMPRESSION, smb_tree_compression },
+	{ FSCTL_SET_COMPRESSION, smb_tree_compression },
+};
+
+uint32_t smb_tree_ioctl(struct smb_req *r)
+{
+	struct smb_wire_ioctl_req q;
+
+	if (smb_wire_ioctl_req_decode(&r->m, &q) != AQ_OK)
+		return STATUS_INVALID_PARAMETER;
+	if (q.ctl_code == FSCTL_VALIDATE_NEGOTIATE_INFO)
+		return smb_tree_validate(r, &q);
+	if (r->tree->ipc)
+		return STATUS_NOT_SUPPORTED; /* no named pipes */
+	/* an FSCTL on a file needs its open first (a closed one is FILE_CLOSED
+	 * whatever the code) */
+	if (!smb_open_find(r, &q.fid))
+		return STATUS_FILE_CLOSED;
+	for (size_t i = 0; i < sizeof(smb_tree_fsctls) / sizeof(smb_tree_fsctls[0]); i++)
+		if (smb_tree_fsctls[i].code == q.ctl_code)
+			return smb_tree_fsctls[i].fn(r, &q);
+	return STATUS_INVALID_DEVICE_REQUEST;
 }

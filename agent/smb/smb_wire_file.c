@@ -205,6 +205,34 @@ void smb_wire_ioctl_rsp_encode(struct ut_buf *buf, size_t hdr_off, uint32_t ctl_
 	smb_wire_put_bytes(buf, out, out_len);
 }
 
+int smb_wire_copychunk_decode(const uint8_t *p, size_t len, struct smb_wire_copychunk *cc)
+{
+	struct smb_wire_cur c;
+	const uint8_t *key;
+
+	memset(cc, 0, sizeof(*cc));
+	smb_wire_cur_init(&c, p, len);
+	key = smb_wire_bytes(&c, SMB_WIRE_RESUME_KEY_LEN);
+	cc->count = smb_wire_u32(&c);
+	smb_wire_skip(&c, 4);
+	if (c.err || !key)
+		return AQ_EINVAL;
+	memcpy(cc->key, key, SMB_WIRE_RESUME_KEY_LEN);
+	if (cc->count > SMB_WIRE_COPYCHUNK_MAX)
+		return AQ_ETOOBIG;
+	cc->chunks = smb_wire_bytes(&c, (size_t)cc->count * 24u);
+	return c.err || (cc->count && !cc->chunks) ? AQ_EINVAL : AQ_OK;
+}
+
+void smb_wire_copychunk_chunk(const struct smb_wire_copychunk *cc, uint32_t i, struct smb_wire_chunk *out)
+{
+	const uint8_t *p = cc->chunks + (size_t)i * 24u;
+
+	out->src_off = smb_wire_get_u64(p);
+	out->dst_off = smb_wire_get_u64(p + 8);
+	out->len = smb_wire_get_u32(p + 16);
+}
+
 /* VALIDATE_NEGOTIATE_INFO request (2.2.31.4). */
 int smb_wire_validate_negotiate_decode(const uint8_t *p, size_t len, struct smb_wire_validate_negotiate *v)
 {

@@ -300,6 +300,8 @@ int smb_wire_lock_req_decode(const struct smb_wire_msg *m, struct smb_wire_lock_
 #define FSCTL_SET_ZERO_DATA 0x000980C8u
 #define FSCTL_QUERY_ALLOCATED_RANGES 0x000940CFu
 #define FSCTL_SRV_ENUMERATE_SNAPSHOTS 0x00144064u /* previous versions (smb_prev.c) */
+#define FSCTL_GET_COMPRESSION 0x0009003Cu
+#define FSCTL_SET_COMPRESSION 0x0009C040u
 
 struct smb_wire_ioctl_req {
 	uint32_t ctl_code;
@@ -326,6 +328,29 @@ int smb_wire_validate_negotiate_decode(const uint8_t *p, size_t len, struct smb_
  * as an IOCTL output. */
 void smb_wire_validate_negotiate_encode(struct ut_buf *buf, uint32_t capabilities, const uint8_t guid[16],
 					uint16_t security_mode, uint16_t dialect);
+
+/* SRV_COPYCHUNK_COPY (2.2.31.1), the input of FSCTL_SRV_COPYCHUNK and
+ * _WRITE. The limits are Windows' and Samba's (3.3.3): past them the
+ * server answers INVALID_PARAMETER with the limits in the response. */
+#define SMB_WIRE_COPYCHUNK_MAX 256u                 /* chunks in one request */
+#define SMB_WIRE_COPYCHUNK_LEN_MAX (1u << 20)       /* bytes in one chunk */
+#define SMB_WIRE_COPYCHUNK_TOTAL_MAX (16u << 20)    /* bytes in one request */
+#define SMB_WIRE_RESUME_KEY_LEN 24u
+struct smb_wire_chunk {
+	uint64_t src_off, dst_off;
+	uint32_t len;
+};
+struct smb_wire_copychunk {
+	uint8_t key[SMB_WIRE_RESUME_KEY_LEN];
+	uint32_t count;              /* ChunkCount as sent */
+	const uint8_t *chunks;       /* count x 24 bytes inside the input (count <= SMB_WIRE_COPYCHUNK_MAX) */
+};
+/* AQ_OK; AQ_ETOOBIG when ChunkCount is past SMB_WIRE_COPYCHUNK_MAX (the
+ * chunks are then not looked at); AQ_EINVAL when the input is shorter than
+ * its header and chunks. Nothing is allocated. */
+int smb_wire_copychunk_decode(const uint8_t *p, size_t len, struct smb_wire_copychunk *cc);
+/* Chunk i (< cc->count) of a decoded request. */
+void smb_wire_copychunk_chunk(const struct smb_wire_copychunk *cc, uint32_t i, struct smb_wire_chunk *out);
 
 /* ---- QUERY_DIRECTORY, CHANGE_NOTIFY, QUERY_INFO, SET_INFO (2.2.33 to 2.2.40) --------------- */
 #define SMB2_RESTART_SCANS 0x01u

@@ -340,6 +340,19 @@ int vol_setattr(struct vol_obj *obj, const struct vol_cred *cred, const struct v
 struct vol_lease_by;
 int vol_setattr_by(struct vol_obj *obj, const struct vol_cred *cred, const struct vol_sattr *sa,
 		   const struct vol_lease_by *by);
+/* DOS attributes (vol_dos.c): the bits SMB clients set (READONLY, HIDDEN,
+ * SYSTEM, ARCHIVE, SPARSE_FILE: VOL_DOS_KEPT), kept per object in the
+ * store as the extended attribute VOL_DOS_ATTR (8 bytes, big-endian), so
+ * every node serving the volume sees them; NFS neither shows nor enforces
+ * them. get: 0 and *attrs, -ENODATA when none were ever set (the caller
+ * shows its default), -errno. set: needs the caller to own obj or be
+ * allowed to write it (-EACCES), -EROFS in a snapshot; bits outside
+ * VOL_DOS_KEPT are dropped; a change is reported to the watches as
+ * VOL_WATCH_ATTRIBUTES. */
+#define VOL_DOS_ATTR "trusted.aquifer.dos"
+#define VOL_DOS_KEPT 0x00000227u /* READONLY|HIDDEN|SYSTEM|ARCHIVE|SPARSE_FILE */
+int vol_dos_get(const struct vol_obj *obj, uint32_t *attrs);
+int vol_dos_set(struct vol_obj *obj, const struct vol_cred *cred, uint32_t attrs);
 int vol_readlink(struct vol_obj *obj, const struct vol_cred *cred, char *buf, size_t cap, size_t *len);
 int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
 	     size_t *got, bool *eof);

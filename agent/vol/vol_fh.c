@@ -228,7 +228,7 @@ bool vol_mark_probe(void)
 	       errno != ENOSYS;
 }
 
-static long vol_mark_sys(const struct vol_store *s, const char *attr, int fd, const char *name, bool set, uint8_t *v)
+long vol_mark_sys(const struct vol_store *s, const char *attr, int fd, const char *name, bool set, uint8_t *v)
 {
 	struct vol_xattr_args a = {.value = (uint64_t)(uintptr_t)v, .size = 8};
 	char path[64];

@@ -163,6 +163,9 @@ struct vol_export *vol_fh_export(struct vol_store *s, const uint8_t *fh, size_t 
  * -EOPNOTSUPP (the file system takes no marks), -EINVAL (not a mark), -errno. */
 int vol_mark_get(const struct vol_store *s, int fd, const char *name, uint64_t *fsid);
 int vol_mark_set(const struct vol_store *s, int fd, const char *name, uint64_t fsid);
+/* The 8-byte extended attribute attr of name in fd (of fd when name is
+ * NULL) read into / written from v: the syscall's result, errno set. */
+long vol_mark_sys(const struct vol_store *s, const char *attr, int fd, const char *name, bool set, uint8_t *v);
 /* vol_mark_get of the mark named attr (VOL_MARK, VOL_SNAP_MARK). */
 int vol_xmark_get(const struct vol_store *s, const char *attr, int fd, const char *name, uint64_t *fsid);
 /* name was found in dir: 0 when it carries dir's export mark (an unmarked

@@ -130,6 +130,44 @@ void smbt_send(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *body
 	ut_buf_cleanup(&b);
 }
 
+void smbt_send_chain(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *const *body, const size_t *n,
+		     size_t count)
+{
+	uint8_t frame[8192], sig[16];
+	size_t off = 0, at[16];
+
+	ck_assert_uint_le(count, 16);
+	for (size_t i = 0; i < count; i++) {
+		struct ut_buf b;
+		size_t len = SMB2_HDR_LEN + n[i], pad = i + 1 < count ? (8 - len % 8) % 8 : 0;
+
+		ck_assert_uint_le(off + len + pad, sizeof(frame));
+		h[i].session_id = tc->s->id;
+		h[i].flags |= SMB2_FLAGS_SIGNED;
+		h[i].credit_charge = 1;
+		h[i].credits = 1;
+		h[i].next_command = i + 1 < count ? (uint32_t)(len + pad) : 0;
+		ut_buf_init(&b, SMB2_HDR_LEN);
+		smb_wire_hdr_encode(&b, &h[i]);
+		ck_assert_int_eq(b.err, AQ_OK);
+		memcpy(frame + off, ut_buf_bytes(&b), SMB2_HDR_LEN);
+		ut_buf_cleanup(&b);
+		memcpy(frame + off + SMB2_HDR_LEN, body[i], n[i]);
+		memset(frame + off + len, 0, pad);
+		at[i] = off;
+		off += len + pad;
+	}
+	for (size_t i = 0; i < count; i++) { /* each message signed with its padding */
+		size_t end = i + 1 < count ? at[i + 1] : off;
+
+		memset(frame + at[i] + SMB2_SIG_OFF, 0, 16);
+		ck_assert_int_eq(smb_crypto_sign(SMB2_SIGNING_HMAC_SHA256, sign_key, frame + at[i], end - at[i], sig), AQ_OK);
+		memcpy(frame + at[i] + SMB2_SIG_OFF, sig, 16);
+	}
+	smb_dispatch_frame(tc->c, frame, off);
+	smb_conn_kick(tc->c);
+}
+
 void smbt_cancel(struct smbt_conn *tc, bool async, uint64_t id)
 {
 	uint8_t body[4] = { 4, 0, 0, 0 };

@@ -63,6 +63,14 @@ void smbt_put64(uint8_t *p, uint64_t v);
  * credit are set here), then body[0..n); then flush what the server queued. */
 void smbt_send(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *body, size_t n);
 
+/* One compound frame of count messages (at most 16, 8 KiB): header i from
+ * h[i] (the caller sets command, message_id, tree_id and
+ * SMB2_FLAGS_RELATED_OPERATIONS; SessionId, SIGNED, one credit and
+ * NextCommand are set here), body[i][0..n[i]), each message padded to 8
+ * bytes and signed on its own; then flush what the server queued. */
+void smbt_send_chain(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *const *body, const size_t *n,
+		     size_t count);
+
 /* SMB2 CANCEL: of the request with AsyncId id (async) or MessageId id. */
 void smbt_cancel(struct smbt_conn *tc, bool async, uint64_t id);
 

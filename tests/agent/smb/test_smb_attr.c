@@ -1,0 +1,306 @@
+/* test_smb_attr: DOS attributes (agent/vol/vol_dos.c, agent/smb/smb_open.c,
+ * agent/smb/smb_info.c) through the server's own dispatcher (smb_harness.h):
+ * - CREATE's FileAttributes are kept in the store (HIDDEN|SYSTEM, with
+ *   ARCHIVE added for a file), answered by the CREATE and QUERY_INFO;
+ *   a file never given any shows ARCHIVE, a directory DIRECTORY;
+ * - SET_INFO FileBasicInformation sets them (NORMAL clears them, 0 leaves
+ *   them), DIRECTORY on a file or TEMPORARY on a directory is
+ *   INVALID_PARAMETER and changes nothing (a CREATE asking VOLUME or a
+ *   TEMPORARY directory makes nothing),
+ *   an open without FILE_WRITE_ATTRIBUTES is ACCESS_DENIED;
+ * - READONLY has its effect: an open for writing ACCESS_DENIED, delete on
+ *   close and the disposition CANNOT_DELETE, an open for reading works;
+ * - a change of attributes is reported to the store's watches
+ *   (CHANGE_NOTIFY's FILE_NOTIFY_CHANGE_ATTRIBUTES);
+ * - a snapshot object refuses them (-EROFS is the store's contract: not
+ *   reached here), the store drops bits it does not keep.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/smb/smb_srv_internal.h"
+#include "agent/vol/vol_internal.h"
+#include "agent/vol/vol_watch.h"
+#include "api/api_error.h"
+#include "tests/agent/smb/smb_harness.h"
+#include "tests/agent/smb/smb_leasemsg.h"
+#include "tests/lib/aqt.h"
+#include "tests/lib/aqt_store.h"
+
+#define FileBasicInformation 4u
+#define FileDispositionInformation 13u
+#define A_R FILE_ATTRIBUTE_READONLY
+#define A_H FILE_ATTRIBUTE_HIDDEN
+#define A_S FILE_ATTRIBUTE_SYSTEM
+#define A_A FILE_ATTRIBUTE_ARCHIVE
+#define RW_ACCESS (0x3u | 0x80u | 0x100u | 0x10000u) /* read/write data and attributes, delete */
+#define READ_ACCESS (0x1u | 0x80u)
+
+static struct aqt_store ts;
+static struct smb_srv *srv;
+static struct vol_export *exp0;
+static const struct vol_cred root_cred = { .uid = 0, .gid = 0 };
+
+static void setup(void)
+{
+	smbt_store_up(&ts, &srv);
+	ck_assert_ptr_nonnull(exp0 = vol_export_at(ts.store, 0));
+}
+
+static void teardown(void)
+{
+	smbt_srv_free(srv);
+	vol_export_unref(exp0);
+	aqt_store_cleanup(&ts);
+}
+
+/* A connection whose tree is the store's first export (CREATE opens in it). */
+static void conn_new(struct smbt_conn *tc)
+{
+	smbt_conn_new(tc, srv, 1, 0);
+	ck_assert_ptr_nonnull(tc->t->exp = vol_export_at(ts.store, 0));
+}
+
+/* CREATE name: its status, *fid and the FileAttributes it answered. */
+static uint32_t create(struct smbt_conn *tc, const char *name, bool dir, uint32_t access, uint32_t attrs,
+		       uint32_t options, uint64_t *fid, uint32_t *got)
+{
+	uint8_t body[128] = { 0 };
+	size_t nlen = strlen(name) * 2;
+	struct smb_wire_hdr h = { .command = SMB2_CREATE };
+	struct smbl_msg m;
+
+	smbt_put16(body, 57);
+	smbt_put32(body + 4, 2);
+	smbt_put32(body + 24, access);
+	smbt_put32(body + 28, attrs);
+	smbt_put32(body + 32, SMBL_SHARE_ALL);
+	smbt_put32(body + 36, SMBL_OPEN_IF);
+	smbt_put32(body + 40, (dir ? 0x1u : 0x40u) | options);
+	smbt_put16(body + 44, SMB2_HDR_LEN + 56);
+	smbt_put16(body + 46, (uint16_t)nlen);
+	for (size_t i = 0; name[i]; i++)
+		body[56 + 2 * i] = (uint8_t)name[i];
+	smbl_send(tc, &h, body, 56 + nlen);
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.command, SMB2_CREATE);
+	if (m.h.status == STATUS_SUCCESS) {
+		ck_assert_uint_ge(m.len, 88);
+		*got = smb_wire_get_u32(m.body + 56);
+		*fid = smb_wire_get_u64(m.body + 64);
+	}
+	return m.h.status;
+}
+
+/* QUERY_INFO FileBasicInformation: the FileAttributes. */
+static uint32_t query_attrs(struct smbt_conn *tc, uint64_t fid)
+{
+	uint8_t body[41] = { 0 };
+	struct smb_wire_hdr h = { .command = SMB2_QUERY_INFO };
+	struct smbl_msg m;
+
+	smbt_put16(body, 41);
+	body[2] = SMB2_0_INFO_FILE;
+	body[3] = FileBasicInformation;
+	smbt_put32(body + 4, 4096);
+	smbt_put64(body + 24, fid);
+	smbt_put64(body + 32, fid);
+	smbl_send(tc, &h, body, sizeof(body));
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(smb_wire_get_u32(m.body + 4), 40);
+	return smb_wire_get_u32(m.body + 8 + 32);
+}
+
+static uint32_t set_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n)
+{
+	uint8_t body[32 + 40] = { 0 };
+	struct smb_wire_hdr h = { .command = SMB2_SET_INFO };
+	struct smbl_msg m;
+
+	smbt_put16(body, 33);
+	body[2] = SMB2_0_INFO_FILE;
+	body[3] = cls;
+	smbt_put32(body + 4, (uint32_t)n);
+	smbt_put16(body + 8, SMB2_HDR_LEN + 32);
+	smbt_put64(body + 16, fid);
+	smbt_put64(body + 24, fid);
+	memcpy(body + 32, data, n);
+	smbl_send(tc, &h, body, 32 + n);
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	return m.h.status;
+}
+
+static uint32_t set_attrs(struct smbt_conn *tc, uint64_t fid, uint32_t attrs)
+{
+	uint8_t basic[40] = { 0 };
+
+	smbt_put32(basic + 32, attrs);
+	return set_info(tc, fid, FileBasicInformation, basic, sizeof(basic));
+}
+
+/* What the store keeps for name (-ENODATA: nothing). */
+static int stored(const char *name, uint32_t *attrs)
+{
+	struct vol_obj root, f;
+	int rc;
+
+	ck_assert_int_eq(vol_root(exp0, &root), 0);
+	ck_assert_int_eq(vol_lookup(&root, &root_cred, name, strlen(name), &f), 0);
+	rc = vol_dos_get(&f, attrs);
+	vol_obj_cleanup(&f);
+	vol_obj_cleanup(&root);
+	return rc;
+}
+
+START_TEST(test_create_keeps_attributes)
+{
+	struct smbt_conn a;
+	uint64_t fid, dfid, pfid;
+	uint32_t got, st = 0;
+
+	setup();
+	conn_new(&a);
+	ck_assert_uint_eq(create(&a, "h.txt", false, RW_ACCESS, A_H | A_S, 0, &fid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(got, A_H | A_S | A_A);
+	ck_assert_uint_eq(query_attrs(&a, fid), A_H | A_S | A_A);
+	ck_assert_int_eq(stored("h.txt", &st), 0);
+	ck_assert_uint_eq(st, A_H | A_S | A_A);
+	/* defaults: a plain file ARCHIVE (nothing stored), a directory DIRECTORY */
+	ck_assert_uint_eq(create(&a, "p.txt", false, RW_ACCESS, 0, 0, &pfid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(got, A_A);
+	ck_assert_int_eq(stored("p.txt", &st), -ENODATA);
+	ck_assert_uint_eq(create(&a, "d", true, 0x1u | 0x80u | 0x100u, A_H, 0, &dfid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(got, FILE_ATTRIBUTE_DIRECTORY | A_H);
+	ck_assert_uint_eq(query_attrs(&a, dfid), FILE_ATTRIBUTE_DIRECTORY | A_H);
+	/* TEMPORARY on a directory, VOLUME anywhere: refused, nothing made */
+	ck_assert_uint_eq(set_attrs(&a, dfid, FILE_ATTRIBUTE_TEMPORARY), STATUS_INVALID_PARAMETER);
+	ck_assert_uint_eq(create(&a, "t", true, 0x1u, FILE_ATTRIBUTE_TEMPORARY, 0, &dfid, &got), STATUS_INVALID_PARAMETER);
+	ck_assert_uint_eq(create(&a, "v", false, RW_ACCESS, 0x8u, 0, &dfid, &got), STATUS_INVALID_PARAMETER);
+	ck_assert_int_eq(stored("h.txt", &st), 0); /* (the root still answers) */
+	{
+		struct vol_obj root, x;
+
+		ck_assert_int_eq(vol_root(exp0, &root), 0);
+		ck_assert_int_eq(vol_lookup(&root, &root_cred, "t", 1, &x), -ENOENT);
+		ck_assert_int_eq(vol_lookup(&root, &root_cred, "v", 1, &x), -ENOENT);
+		vol_obj_cleanup(&root);
+	}
+	teardown();
+}
+END_TEST
+
+START_TEST(test_set_info_basic)
+{
+	struct smbt_conn a;
+	uint64_t fid, ro;
+	uint32_t got, st = 0;
+
+	setup();
+	conn_new(&a);
+	ck_assert_uint_eq(create(&a, "f", false, RW_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(set_attrs(&a, fid, A_H), STATUS_SUCCESS);
+	ck_assert_uint_eq(query_attrs(&a, fid), A_H);
+	/* 0 leaves them */
+	ck_assert_uint_eq(set_attrs(&a, fid, 0), STATUS_SUCCESS);
+	ck_assert_uint_eq(query_attrs(&a, fid), A_H);
+	/* DIRECTORY on a file: refused, nothing changes */
+	ck_assert_uint_eq(set_attrs(&a, fid, FILE_ATTRIBUTE_DIRECTORY | A_S), STATUS_INVALID_PARAMETER);
+	ck_assert_uint_eq(query_attrs(&a, fid), A_H);
+	/* NORMAL clears them all */
+	ck_assert_uint_eq(set_attrs(&a, fid, FILE_ATTRIBUTE_NORMAL), STATUS_SUCCESS);
+	ck_assert_uint_eq(query_attrs(&a, fid), FILE_ATTRIBUTE_NORMAL);
+	ck_assert_int_eq(stored("f", &st), 0);
+	ck_assert_uint_eq(st, 0);
+	/* an open that may not write attributes */
+	ck_assert_uint_eq(create(&a, "f", false, READ_ACCESS, 0, 0, &ro, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(set_attrs(&a, ro, A_S), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(query_attrs(&a, ro), FILE_ATTRIBUTE_NORMAL);
+	teardown();
+}
+END_TEST
+
+START_TEST(test_readonly_enforced)
+{
+	struct smbt_conn a;
+	uint64_t fid, fid2;
+	uint32_t got;
+	uint8_t del = 1;
+
+	setup();
+	conn_new(&a);
+	ck_assert_uint_eq(create(&a, "ro", false, RW_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(set_attrs(&a, fid, A_R), STATUS_SUCCESS);
+	ck_assert_uint_eq(set_info(&a, fid, FileDispositionInformation, &del, 1), STATUS_CANNOT_DELETE);
+	ck_assert_uint_eq(create(&a, "ro", false, RW_ACCESS, 0, 0, &fid2, &got), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(create(&a, "ro", false, READ_ACCESS | 0x10000u, 0, 0x1000u /* DELETE_ON_CLOSE */, &fid2, &got),
+			  STATUS_CANNOT_DELETE);
+	ck_assert_uint_eq(create(&a, "ro", false, READ_ACCESS, 0, 0, &fid2, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(got, A_R);
+	/* cleared, the file opens for writing again */
+	ck_assert_uint_eq(set_attrs(&a, fid, FILE_ATTRIBUTE_NORMAL), STATUS_SUCCESS);
+	ck_assert_uint_eq(create(&a, "ro", false, RW_ACCESS, 0, 0, &fid2, &got), STATUS_SUCCESS);
+	teardown();
+}
+END_TEST
+
+static void woke(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+START_TEST(test_change_reported)
+{
+	struct vol_obj root, f;
+	struct vol_watch *w;
+	struct vol_watch_ev *ev;
+	struct vol_sattr sa = { .set_mode = true, .mode = 0644 };
+	bool overflow = false;
+	int wakes = 0;
+	uint32_t st = 0;
+
+	setup();
+	ck_assert_int_eq(vol_root(exp0, &root), 0);
+	ck_assert_int_eq(vol_create(&root, &root_cred, "n", 1, true, NULL, &sa, &f), 0);
+	ck_assert_int_eq(vol_watch_add(&root, VOL_WATCH_ATTRIBUTES, false, woke, &wakes, &w), 0);
+	ck_assert_int_eq(vol_dos_set(&f, &root_cred, A_H | 0x80000000u), 0);
+	ck_assert_int_eq(wakes, 1);
+	ck_assert_ptr_nonnull(ev = vol_watch_take(w, &overflow));
+	ck_assert_int_eq(ev->action, VOL_WATCH_MODIFIED);
+	ck_assert_str_eq(ev->name, "n");
+	vol_watch_ev_free(ev);
+	/* bits the store does not keep are dropped; the same value again reports nothing */
+	ck_assert_int_eq(vol_dos_get(&f, &st), 0);
+	ck_assert_uint_eq(st, A_H);
+	ck_assert_int_eq(vol_dos_set(&f, &root_cred, A_H), 0);
+	ck_assert_ptr_null(vol_watch_take(w, &overflow));
+	/* another user without write access may not set them */
+	{
+		const struct vol_cred other = { .uid = 4242, .gid = 4242 };
+
+		ck_assert_int_eq(vol_dos_set(&f, &other, A_S), -EACCES);
+		ck_assert_int_eq(vol_dos_get(&f, &st), 0);
+		ck_assert_uint_eq(st, A_H);
+	}
+	vol_watch_remove(w);
+	vol_obj_cleanup(&f);
+	vol_obj_cleanup(&root);
+	teardown();
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("smb_attr");
+	TCase *tc = tcase_create("dos");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_create_keeps_attributes);
+	tcase_add_test(tc, test_set_info_basic);
+	tcase_add_test(tc, test_readonly_enforced);
+	tcase_add_test(tc, test_change_reported);
+	suite_add_tcase(s, tc);
+	return aqt_run(s);
+}

@@ -1,0 +1,302 @@
+/* test_smb_copy: server-side copy (agent/smb/smb_copy.c) through the
+ * server's own dispatcher (smb_harness.h):
+ * - FSCTL_SRV_REQUEST_RESUME_KEY answers 32 bytes (key, ContextLength 0);
+ * - SRV_COPYCHUNK copies its chunks through the store (the bytes land in
+ *   the destination file, past its end too), answering the counts;
+ * - a key nobody was given: OBJECT_NAME_NOT_FOUND, nothing written;
+ * - more than 256 chunks, an empty chunk, a chunk past 1 MiB:
+ *   INVALID_PARAMETER answered with the limits (256, 1 MiB, 16 MiB),
+ *   nothing written; a truncated input: INVALID_PARAMETER;
+ * - a chunk past the source's end: INVALID_VIEW_SIZE with the counts of
+ *   the chunks done before it;
+ * - the destination must be open for writing (and, for COPYCHUNK, for
+ *   reading: COPYCHUNK_WRITE does without), the source for reading:
+ *   ACCESS_DENIED (FILE_EXECUTE counts as reading the source, not the
+ *   destination, as in Windows and Samba); MaxOutputResponse under 12: INVALID_PARAMETER.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/smb/smb_srv_internal.h"
+#include "agent/vol/vol_internal.h"
+#include "api/api_error.h"
+#include "tests/agent/smb/smb_harness.h"
+#include "tests/agent/smb/smb_leasemsg.h"
+#include "tests/lib/aqt.h"
+#include "tests/lib/aqt_store.h"
+
+#define ALL_ACCESS 0x001F01FFu
+#define READ_ONLY (0x1u | 0x80u)
+#define WRITE_ONLY (0x2u | 0x4u | 0x100u)
+
+static struct aqt_store ts;
+static struct smb_srv *srv;
+static struct vol_export *exp0;
+static const struct vol_cred root_cred = { .uid = 0, .gid = 0 };
+
+static void setup(void)
+{
+	smbt_store_up(&ts, &srv);
+	ck_assert_ptr_nonnull(exp0 = vol_export_at(ts.store, 0));
+}
+
+static void teardown(void)
+{
+	smbt_srv_free(srv);
+	vol_export_unref(exp0);
+	aqt_store_cleanup(&ts);
+}
+
+static void conn_new(struct smbt_conn *tc)
+{
+	smbt_conn_new(tc, srv, 1, 0);
+	ck_assert_ptr_nonnull(tc->t->exp = vol_export_at(ts.store, 0));
+}
+
+/* CREATE name (OPEN_IF) with access: its FileId. */
+static uint64_t open_file(struct smbt_conn *tc, const char *name, uint32_t access)
+{
+	uint8_t body[128] = { 0 };
+	size_t nlen = strlen(name) * 2;
+	struct smb_wire_hdr h = { .command = SMB2_CREATE };
+	struct smbl_msg m;
+
+	smbt_put16(body, 57);
+	smbt_put32(body + 4, 2);
+	smbt_put32(body + 24, access);
+	smbt_put32(body + 32, SMBL_SHARE_ALL);
+	smbt_put32(body + 36, SMBL_OPEN_IF);
+	smbt_put32(body + 40, 0x40u);
+	smbt_put16(body + 44, SMB2_HDR_LEN + 56);
+	smbt_put16(body + 46, (uint16_t)nlen);
+	for (size_t i = 0; name[i]; i++)
+		body[56 + 2 * i] = (uint8_t)name[i];
+	smbl_send(tc, &h, body, 56 + nlen);
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
+	return smb_wire_get_u64(m.body + 64);
+}
+
+struct ioctl_rsp {
+	uint32_t status;
+	uint8_t out[64];
+	size_t out_len;
+};
+
+static void ioctl(struct smbt_conn *tc, uint64_t fid, uint32_t code, const uint8_t *in, size_t in_len,
+		  uint32_t max_out, struct ioctl_rsp *rsp)
+{
+	static uint8_t body[56 + 24 * 300];
+	struct smb_wire_hdr h = { .command = SMB2_IOCTL };
+	struct smbl_msg m;
+
+	ck_assert_uint_le(in_len, sizeof(body) - 56);
+	memset(body, 0, 56);
+	smbt_put16(body, 57);
+	smbt_put32(body + 4, code);
+	smbt_put64(body + 8, fid);
+	smbt_put64(body + 16, fid);
+	smbt_put32(body + 24, SMB2_HDR_LEN + 56);
+	smbt_put32(body + 28, (uint32_t)in_len);
+	smbt_put32(body + 44, max_out);
+	smbt_put32(body + 48, 1); /* IS_FSCTL */
+	if (in_len)
+		memcpy(body + 56, in, in_len);
+	smbl_send(tc, &h, body, 56 + in_len);
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.command, SMB2_IOCTL);
+	rsp->status = m.h.status;
+	rsp->out_len = 0;
+	if (m.len >= 48 && smb_wire_get_u16(m.body) == 49) {
+		uint32_t off = smb_wire_get_u32(m.body + 32), n = smb_wire_get_u32(m.body + 36);
+
+		ck_assert_uint_ge(off, SMB2_HDR_LEN + 48);
+		ck_assert_uint_le(off - SMB2_HDR_LEN + n, m.len);
+		ck_assert_uint_le(n, sizeof(rsp->out));
+		memcpy(rsp->out, m.body + off - SMB2_HDR_LEN, n);
+		rsp->out_len = n;
+	}
+}
+
+static void resume_key(struct smbt_conn *tc, uint64_t fid, uint8_t key[24])
+{
+	struct ioctl_rsp r;
+
+	ioctl(tc, fid, FSCTL_SRV_REQUEST_RESUME_KEY, NULL, 0, 32, &r);
+	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(r.out_len, 32);
+	ck_assert_uint_eq(smb_wire_get_u32(r.out + 24), 0); /* ContextLength */
+	memcpy(key, r.out, 24);
+}
+
+/* A SRV_COPYCHUNK_COPY of n chunks {src, dst, len} into in; its length. */
+static size_t copy_req(uint8_t *in, const uint8_t key[24], uint32_t n, const uint64_t (*chunks)[3])
+{
+	memset(in, 0, 32 + 24 * (size_t)n);
+	memcpy(in, key, 24);
+	smbt_put32(in + 24, n);
+	for (uint32_t i = 0; i < n; i++) {
+		smbt_put64(in + 32 + 24 * i, chunks ? chunks[i][0] : 0);
+		smbt_put64(in + 40 + 24 * i, chunks ? chunks[i][1] : 0);
+		smbt_put32(in + 48 + 24 * i, chunks ? (uint32_t)chunks[i][2] : 1);
+	}
+	return 32 + 24 * (size_t)n;
+}
+
+static void expect_counts(const struct ioctl_rsp *r, uint32_t status, uint32_t chunks, uint32_t bytes, uint32_t total)
+{
+	ck_assert_uint_eq(r->status, status);
+	ck_assert_uint_eq(r->out_len, 12);
+	ck_assert_uint_eq(smb_wire_get_u32(r->out), chunks);
+	ck_assert_uint_eq(smb_wire_get_u32(r->out + 4), bytes);
+	ck_assert_uint_eq(smb_wire_get_u32(r->out + 8), total);
+}
+
+/* The bytes of file name in the store (its size in *len). */
+static void file_bytes(const char *name, uint8_t *buf, size_t cap, size_t *len)
+{
+	struct vol_obj root, f;
+	bool eof = false;
+
+	ck_assert_int_eq(vol_root(exp0, &root), 0);
+	ck_assert_int_eq(vol_lookup(&root, &root_cred, name, strlen(name), &f), 0);
+	ck_assert_int_eq(vol_read(&f, &root_cred, 0, buf, cap, len, &eof), 0);
+	vol_obj_cleanup(&f);
+	vol_obj_cleanup(&root);
+}
+
+START_TEST(test_copy_chunks)
+{
+	struct smbt_conn a;
+	uint8_t key[24], in[32 + 24 * 4], got[64];
+	const uint64_t chunks[2][3] = { { 0, 0, 4 }, { 4, 8, 6 } };
+	struct ioctl_rsp r;
+	uint64_t src, dst;
+	size_t len = 0;
+
+	setup();
+	conn_new(&a);
+	src = open_file(&a, "src", ALL_ACCESS);
+	dst = open_file(&a, "dst", ALL_ACCESS);
+	ck_assert_uint_eq(smbl_write(&a, src, "abcdefghij"), STATUS_SUCCESS);
+	resume_key(&a, src, key);
+	ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 2, chunks), 12, &r);
+	expect_counts(&r, STATUS_SUCCESS, 2, 0, 10);
+	file_bytes("dst", got, sizeof(got), &len);
+	ck_assert_uint_eq(len, 14);
+	ck_assert_int_eq(memcmp(got, "abcd\0\0\0\0efghij", 14), 0);
+	/* a key nobody was given */
+	key[10] ^= 1;
+	ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, chunks), 12, &r);
+	ck_assert_uint_eq(r.status, STATUS_OBJECT_NAME_NOT_FOUND);
+	teardown();
+}
+END_TEST
+
+START_TEST(test_limits)
+{
+	struct smbt_conn a;
+	static uint8_t in[32 + 24 * 300];
+	uint8_t key[24], got[64];
+	uint64_t one[1][3] = { { 0, 0, 0 } };
+	struct ioctl_rsp r;
+	uint64_t src, dst;
+	size_t len = 0;
+
+	setup();
+	conn_new(&a);
+	src = open_file(&a, "src", ALL_ACCESS);
+	dst = open_file(&a, "dst", ALL_ACCESS);
+	ck_assert_uint_eq(smbl_write(&a, src, "abcdefghij"), STATUS_SUCCESS);
+	resume_key(&a, src, key);
+	/* 257 chunks, an empty chunk, one past 1 MiB: the limits, nothing written */
+	ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 257, NULL), 12, &r);
+	expect_counts(&r, STATUS_INVALID_PARAMETER, 256, 1u << 20, 16u << 20);
+	ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, (const uint64_t (*)[3])one), 12, &r);
+	expect_counts(&r, STATUS_INVALID_PARAMETER, 256, 1u << 20, 16u << 20);
+	one[0][2] = (1u << 20) + 1;
+	ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, (const uint64_t (*)[3])one), 12, &r);
+	expect_counts(&r, STATUS_INVALID_PARAMETER, 256, 1u << 20, 16u << 20);
+	/* a chunk count the input does not hold */
+	copy_req(in, key, 1, NULL);
+	smbt_put32(in + 24, 2);
+	ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, 32 + 24, 12, &r);
+	ck_assert_uint_eq(r.status, STATUS_INVALID_PARAMETER);
+	ck_assert_uint_eq(r.out_len, 0);
+	/* no room for the answer */
+	ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, NULL), 11, &r);
+	ck_assert_uint_eq(r.status, STATUS_INVALID_PARAMETER);
+	file_bytes("dst", got, sizeof(got), &len);
+	ck_assert_uint_eq(len, 0);
+	/* past the source's end: the chunks before it are done */
+	{
+		const uint64_t two[2][3] = { { 0, 0, 5 }, { 6, 5, 5 } };
+
+		ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 2, two), 12, &r);
+		expect_counts(&r, STATUS_INVALID_VIEW_SIZE, 1, 0, 5);
+		file_bytes("dst", got, sizeof(got), &len);
+		ck_assert_uint_eq(len, 5);
+	}
+	teardown();
+}
+END_TEST
+
+START_TEST(test_access)
+{
+	struct smbt_conn a;
+	uint8_t key[24], in[64];
+	const uint64_t one[1][3] = { { 0, 0, 4 } };
+	struct ioctl_rsp r;
+	uint64_t src, wsrc, dst_w, dst;
+	size_t len = 0;
+	uint8_t got[16];
+
+	setup();
+	conn_new(&a);
+	src = open_file(&a, "src", ALL_ACCESS);
+	ck_assert_uint_eq(smbl_write(&a, src, "abcdefghij"), STATUS_SUCCESS);
+	/* a source open without read access */
+	wsrc = open_file(&a, "src", WRITE_ONLY);
+	dst = open_file(&a, "dst", ALL_ACCESS);
+	resume_key(&a, wsrc, key);
+	ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, one), 12, &r);
+	ck_assert_uint_eq(r.status, STATUS_ACCESS_DENIED);
+	/* a destination without read: COPYCHUNK refused, COPYCHUNK_WRITE done */
+	resume_key(&a, src, key);
+	dst_w = open_file(&a, "dst", WRITE_ONLY);
+	ioctl(&a, dst_w, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, one), 12, &r);
+	ck_assert_uint_eq(r.status, STATUS_ACCESS_DENIED);
+	file_bytes("dst", got, sizeof(got), &len);
+	ck_assert_uint_eq(len, 0);
+	ioctl(&a, dst_w, FSCTL_SRV_COPYCHUNK_WRITE, in, copy_req(in, key, 1, one), 12, &r);
+	expect_counts(&r, STATUS_SUCCESS, 1, 0, 4);
+	/* execute is read enough for the source, not for the destination (Windows, Samba) */
+	ioctl(&a, open_file(&a, "dst", WRITE_ONLY | 0x20u), FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, one), 12, &r);
+	ck_assert_uint_eq(r.status, STATUS_ACCESS_DENIED);
+	resume_key(&a, open_file(&a, "src", 0x20u | 0x80u), key);
+	ioctl(&a, dst_w, FSCTL_SRV_COPYCHUNK_WRITE, in, copy_req(in, key, 1, one), 12, &r);
+	expect_counts(&r, STATUS_SUCCESS, 1, 0, 4);
+	/* a destination without write */
+	ioctl(&a, open_file(&a, "dst", READ_ONLY), FSCTL_SRV_COPYCHUNK_WRITE, in, copy_req(in, key, 1, one), 12, &r);
+	ck_assert_uint_eq(r.status, STATUS_ACCESS_DENIED);
+	file_bytes("dst", got, sizeof(got), &len);
+	ck_assert_uint_eq(len, 4);
+	ck_assert_int_eq(memcmp(got, "abcd", 4), 0);
+	teardown();
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("smb_copy");
+	TCase *tc = tcase_create("copychunk");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_copy_chunks);
+	tcase_add_test(tc, test_limits);
+	tcase_add_test(tc, test_access);
+	suite_add_tcase(s, tc);
+	return aqt_run(s);
+}
