@@ -31,6 +31,14 @@
  *   size): R and W. A Level II holder's own write breaks it too (Windows
  *   breaks every open's Level II); a lease's or a BATCH/EXCLUSIVE holder's
  *   does not.
+ * - a rename of the file (SET_INFO, smb_lease_rename; the store's
+ *   vol_rename does the same for NFS) or its unlink (the store's
+ *   vol_remove): H, waited for like a CREATE's (the rename goes async);
+ *   the delete of an SMB delete-on-close open at its close breaks H
+ *   without waiting (a CLOSE does not go async);
+ * - a byte-range lock: every Level II oplock and R lease, at once
+ *   (smb_lease_lock; a Level II holder's own lock breaks its own, as
+ *   Windows does).
  * A stat open breaks nothing; an open the share modes refuse breaks
  * nothing but H.
  * The store flags the holder (smb_lease_wake, on the breaker's thread);
@@ -144,6 +152,21 @@ void smb_lease_by(const struct smb_open *o, struct vol_lease_by *by)
 			    ? o->group
 			    : 0;
 	by->nowait = true; /* the loop never blocks: its breaks are waited for asynchronously */
+}
+
+uint32_t smb_lease_rename(struct smb_req *r, struct smb_open *o)
+{
+	if (!o->locks || o->dir || !vol_lease_contend(r->c->srv->store, &o->lkey, VOL_LEASE_H, o->group))
+		return STATUS_SUCCESS;
+	return smb_async_create(r, &o->lkey, o->group);
+}
+
+void smb_lease_lock(struct smb_req *r, const struct smb_open *o)
+{
+	struct vol_lease_by by;
+
+	smb_lease_by(o, &by); /* a Level II holder's lock breaks its own (smbtorture smb2.oplock.brl1) */
+	vol_lease_contend_shared(r->c->srv->store, &o->lkey, by.group);
 }
 
 /* o's group: its lease key's on this connection, else a new one. */

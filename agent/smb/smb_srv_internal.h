@@ -100,6 +100,7 @@ struct smb_open {
 	char path[SMB_WIRE_NAME_MAX];/* from the share root, '/'-separated ("" = root) */
 	struct vol_fh fh;            /* for QoS admission */
 	bool dir, delete_on_close;
+	bool delete_pending;         /* SET_INFO disposition: other opens of the file are DELETE_PENDING */
 	uint32_t access;
 	uint64_t cookie;             /* QUERY_DIRECTORY position */
 	bool dir_started, dir_eof;
@@ -344,7 +345,8 @@ void smb_async_run(struct smb_srv *srv);
  * past a cap. It ends with the changes (smb_notify_collect), CANCELLED, or
  * NOTIFY_CLEANUP when o closes (CLOSE, TREE_DISCONNECT, LOGOFF). */
 uint32_t smb_async_notify(struct smb_req *r, struct smb_open *o, uint32_t output_len);
-/* A CREATE waits for the breaks of cached opens of other groups than
+/* A CREATE (or a SET_INFO renaming a file: the same request is served
+ * again) waits for the breaks of cached opens of other groups than
  * `group` on key to be acknowledged (or to time out: vol_lease_timeout,
  * then revoked): STATUS_PENDING with r->async_id set (a copy of the request
  * is kept and served again then, its final answer async), or
@@ -359,6 +361,10 @@ void smb_async_tick(struct smb_srv *srv);
  * output_len bytes of them), STATUS_DELETE_PENDING (the directory was
  * removed), or STATUS_PENDING (none yet). */
 uint32_t smb_notify_change(struct smb_req *r);
+/* Whether an open on the server has the folder dir open with DELETE
+ * access: a rename into it is then a sharing violation (what Windows and
+ * Samba answer; smbtorture smb2.oplock.batch19). */
+bool smb_open_dir_delete_held(struct smb_srv *srv, const struct vol_obj *dir);
 /* smb_lease.c: the oplock or lease of a CREATE (after the open has its
  * file and reservation): rsp's OplockLevel and, for a lease, its context
  * (written into ctx_buf and *ctx); STATUS_INVALID_PARAMETER for a lease
@@ -375,6 +381,13 @@ uint32_t smb_lease_contend(struct smb_req *r, struct smb_open *o, const struct s
 bool smb_lease_handle_cached(struct smb_srv *srv, const struct smb_open *o);
 /* How o's data-changing operations present themselves to the table. */
 void smb_lease_by(const struct smb_open *o, struct vol_lease_by *by);
+/* Before o's file is renamed: the clients of other groups caching its
+ * handle (H) give it back first: STATUS_SUCCESS to go on, STATUS_PENDING
+ * when the SET_INFO waits (smb_async_create), or an error. */
+uint32_t smb_lease_rename(struct smb_req *r, struct smb_open *o);
+/* o took a byte-range lock: Level II oplocks and R leases on its file
+ * (o's own Level II too) are broken to none (no acknowledgment). */
+void smb_lease_lock(struct smb_req *r, const struct smb_open *o);
 uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
 			 struct smb_wire_create_rsp *rsp, struct ut_buf *ctx_buf, struct smb_wire_create_rsp_ctx *ctx);
 /* smb_durable.c: durable handles v1 and v2 (MS-SMB2 3.3.5.9.6/7/10/12),
