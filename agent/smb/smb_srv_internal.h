@@ -371,8 +371,8 @@ bool smb_open_dir_delete_held(struct smb_srv *srv, const struct vol_obj *dir);
  * key of another file or a bad context. */
 /* Before a CREATE of an existing file touches it: o->group set, and the
  * breaks its open makes in other groups' caching (W; with overwrite R and
- * W; share_conflict: H too, a sharing violation standing only while
- * another client caches the handle). STATUS_SUCCESS to go on,
+ * W; share_conflict: H alone, a sharing violation standing only while
+ * another client caches the handle: W goes when an open succeeds). STATUS_SUCCESS to go on,
  * STATUS_PENDING when the CREATE waits (smb_async_create), or an error. */
 uint32_t smb_lease_contend(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
 			   bool overwrite, bool share_conflict);

@@ -97,6 +97,19 @@ static void lease_next(struct vol_store *s, struct vol_lease *l, unsigned state)
 		l->brk(l, lost);
 }
 
+int vol_lease_upgrade(struct vol_store *s, struct vol_lease *l, unsigned state)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lease_mu);
+	if (!l->state || l->breaking || !lease_valid(state) || (l->state & ~state))
+		rc = -EINVAL;
+	else
+		l->state = state;
+	pthread_mutex_unlock(&s->lease_mu);
+	return rc;
+}
+
 void vol_lease_drop(struct vol_store *s, struct vol_lease *l)
 {
 	if (!l)

@@ -83,6 +83,11 @@ struct vol_lease_by {
  * group, or l already held), -ENOSPC (VOL_LEASE_MAX). Whether the caching
  * is compatible with other opens is the front end's decision. */
 int vol_lease_grant(struct vol_store *s, struct vol_lease *l, unsigned state);
+/* Raise held l, not breaking, to state, a superset of what it holds (a
+ * cache of several grants grew: each holds what the cache holds, so that
+ * the one left when others close still carries it): 0, or -EINVAL (not
+ * held, breaking, not a superset, not a valid state; nothing changes). */
+int vol_lease_upgrade(struct vol_store *s, struct vol_lease *l, unsigned state);
 /* Take l off the table (its holder closes); nothing when not held. brk is
  * never called on l after; a breaker waiting on it goes on. */
 void vol_lease_drop(struct vol_store *s, struct vol_lease *l);
