@@ -3,7 +3,9 @@
  *
  * Granted (a DHnQ or DH2Q context answered) only to an open holding what
  * lets a client keep a handle it closed: a BATCH oplock or a lease with H
- * (smb_lease.c), not to a delete-on-close open; persistent handles
+ * (smb_lease.c), not to an open whose delete is pending (SET_INFO
+ * disposition; a delete-on-close asked at CREATE is durable, and a kept
+ * one deletes its file when it is closed: broken or timed out); persistent handles
  * (SMB2_DHANDLE_FLAG_PERSISTENT, CONTINUOUSLY_AVAILABLE) are not offered:
  * the flag is never echoed. DH2Q's Timeout is honoured up to
  * SMB_DURABLE_MAX_MS (0: SMB_DURABLE_DEFAULT_MS); a v1 handle is kept
@@ -27,6 +29,7 @@
  * Kept in the agent's memory only: an agent restart or a failover to
  * another node loses them (that is what persistent handles would add).
  */
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 
@@ -66,9 +69,10 @@ uint32_t smb_durable_grant(struct smb_req *r, struct smb_open *o, const struct s
 		return STATUS_SUCCESS;
 	if ((q1 && q2) || (q1 && q1->data_len != 16) || (q2 && smb_wire_durable_decode(q2, &d) != AQ_OK))
 		return STATUS_INVALID_PARAMETER;
-	if (!handle || o->delete_on_close || o->dir)
+	if (!handle || o->delete_pending || o->dir)
 		return STATUS_SUCCESS; /* not durable: no context */
 	o->durable = true;
+	o->cred = r->sess->cred; /* a delete-on-close open kept is deleted as its user */
 	o->durable_v2 = q2 != NULL;
 	o->durable_ms = !q2 ? SMB_DURABLE_V1_MS
 		      : !d.timeout ? SMB_DURABLE_DEFAULT_MS
@@ -89,9 +93,19 @@ uint32_t smb_durable_grant(struct smb_req *r, struct smb_open *o, const struct s
 	return STATUS_SUCCESS;
 }
 
-/* Close a kept open (off every list already). */
+/* Close a kept open (off every list already): a delete-on-close one
+ * deletes its file first, as its close would have (smbtorture
+ * smb2.durable-open.delete_on_close1). */
 static void smb_durable_close(struct smb_open *o)
 {
+	if (o->delete_on_close && o->parent.fd >= 0) {
+		struct vol_lease_by by;
+		int rc;
+
+		smb_lease_by(o, &by);
+		if ((rc = vol_remove_by(&o->parent, &o->cred, o->name, strlen(o->name), &by)) != 0)
+			UT_INFO("smb_srv", NULL, "delete on close of kept durable open %s: %s", o->path, strerror(-rc));
+	}
 	smb_lease_open_gone(o); /* a CREATE waiting on its break goes on */
 	smb_lock_open_gone(o);
 	vol_watch_remove(o->watch);
@@ -108,7 +122,7 @@ unsigned smb_durable_conn_gone(struct smb_conn *c)
 
 	for (struct smb_sess *s = c->sessions; s; s = s->next)
 		for (struct smb_open **pp = &s->opens, *o; (o = *pp);) {
-			if (!o->durable || o->delete_on_close) {
+			if (!o->durable || o->delete_pending) {
 				pp = &o->next;
 				continue;
 			}

@@ -129,6 +129,7 @@ struct smb_open {
 	bool break_sent;             /* the break waiting for its ack was sent (once per lease) */
 	/* durable handle (smb_durable.c): kept for its owner when the connection drops */
 	bool durable, durable_v2;
+	struct vol_cred cred;        /* its user's, for a kept delete-on-close open's delete */
 	uint32_t durable_ms;         /* how long it is kept disconnected */
 	uint8_t create_guid[16];     /* v2 */
 	char owner_project[API_INTENT_PROJECT_LEN + 1], owner_name[API_INTENT_SMB_USER_LEN + 1];

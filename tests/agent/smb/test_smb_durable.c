@@ -347,6 +347,78 @@ START_TEST(test_share_conflict_closes_disconnected)
 }
 END_TEST
 
+/* The size of name in the volume's root, -1 when it is not there. */
+static long file_size(const char *name)
+{
+	struct vol_export *e = vol_export_at(ts.store, 0);
+	const struct vol_cred cred = { 0 };
+	struct vol_obj root, f;
+	long size = -1;
+
+	ck_assert_int_eq(vol_root(e, &root), 0);
+	if (vol_lookup(&root, &cred, name, strlen(name), &f) == 0) {
+		size = (long)f.st.st_size;
+		vol_obj_cleanup(&f);
+	}
+	vol_obj_cleanup(&root);
+	vol_export_unref(e);
+	return size;
+}
+
+#define FILE_DELETE_ON_CLOSE 0x1000u
+
+/* A delete-on-close open may be durable; kept, it deletes its file when it
+ * is closed (here: broken by another open), as its close would have
+ * (smbtorture smb2.durable-open.delete_on_close1); reconnected, its close
+ * deletes it (delete_on_close2). */
+START_TEST(test_delete_on_close_durable)
+{
+	struct smbt_conn a, b, c;
+	struct smbl_create q = { .name = "f1", .share_none = true, .oplock = SMB2_OPLOCK_LEVEL_BATCH,
+				 .options = FILE_DELETE_ON_CLOSE, .access = 0x3u | 0x10000u };
+	struct smbl_create rb = q;
+
+	conn_new(&a, 1, "alice");
+	dhnc(&q, 0);
+	q.dh = "DHnQ"; /* a v1 request: 16 zero bytes */
+	smbl_create(&a, &q);
+	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+	ck_assert_str_eq(q.dh_got, "DHnQ");
+	ck_assert_uint_eq(smbl_write(&a, q.fid, "x"), STATUS_SUCCESS);
+	smb_conn_free(a.c);
+	ck_assert_uint_eq(srv->ndurable, 1);
+	ck_assert_int_eq(file_size("f1"), 1); /* kept: not deleted yet */
+	conn_new(&b, 2, "alice");
+	smbl_create(&b, &rb); /* the kept BATCH must go: closed, and its file with it */
+	ck_assert_uint_eq(rb.status, STATUS_PENDING);
+	smbt_loop_turn(srv);
+	ck_assert_uint_eq(srv->ndurable, 0);
+	smbt_loop_turn(srv);
+	smbl_create_final(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	ck_assert_int_eq(file_size("f1"), 0); /* a new file: the byte went with the old one */
+	ck_assert_uint_eq(smbl_close(&b, rb.fid), STATUS_SUCCESS);
+	ck_assert_int_eq(file_size("f1"), -1);
+	/* reconnected, its close deletes it */
+	q = (struct smbl_create){ .name = "f2", .share_none = true, .oplock = SMB2_OPLOCK_LEVEL_BATCH,
+				  .options = FILE_DELETE_ON_CLOSE, .access = 0x3u | 0x10000u };
+	dh2q(&q, 60000, 0, guid_a);
+	smbl_create(&b, &q);
+	ck_assert_str_eq(q.dh_got, "DH2Q");
+	smb_conn_free(b.c);
+	ck_assert_int_eq(file_size("f2"), 0);
+	conn_new(&c, 3, "alice");
+	rb = (struct smbl_create){ .name = "f2" };
+	dh2c(&rb, q.fid, guid_a);
+	smbl_create(&c, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(rb.fid, q.fid);
+	ck_assert_int_eq(file_size("f2"), 0);
+	ck_assert_uint_eq(smbl_close(&c, rb.fid), STATUS_SUCCESS);
+	ck_assert_int_eq(file_size("f2"), -1);
+}
+END_TEST
+
 START_TEST(test_close_is_final)
 {
 	struct smbt_conn a;
@@ -377,6 +449,7 @@ static Suite *smb_durable_suite(void)
 	tcase_add_test(tc, test_conflict_closes_disconnected);
 	tcase_add_test(tc, test_share_conflict_closes_disconnected);
 	tcase_add_test(tc, test_close_is_final);
+	tcase_add_test(tc, test_delete_on_close_durable);
 	suite_add_tcase(s, tc);
 	return s;
 }
