@@ -11,8 +11,11 @@
  * SMB_DURABLE_MAX_MS (0: SMB_DURABLE_DEFAULT_MS); a v1 handle is kept
  * SMB_DURABLE_V1_MS.
  *
- * When the connection drops (not on CLOSE, LOGOFF or TREE_DISCONNECT,
- * which close it as any open), the open leaves its session and waits on
+ * When the connection drops or its session logs off (as Windows and Samba:
+ * smb2.durable-open.reopen4; not on CLOSE or TREE_DISCONNECT, which close
+ * it as any open), or a session set up with PreviousSessionId
+ * ends the previous session of the same user while its connection lives
+ * (3.3.5.5.3: its requests then get USER_SESSION_DELETED), the open leaves its session and waits on
  * the server's list, with its byte-range locks, share reservation and
  * grant still in the store's tables, so NFS and other SMB clients see them.
  * It ends:
@@ -20,7 +23,9 @@
  *   naming its FileId, from the same user (else STATUS_ACCESS_DENIED), on
  *   the same share, with the same lease key when it was leased (else
  *   STATUS_OBJECT_NAME_NOT_FOUND), gets it back in its session: same
- *   FileId, its locks, its oplock or its lease's current state;
+ *   FileId, its locks, its oplock or its lease's current state (the
+ *   ClientGuid is not compared: smbtorture's reconnects come with another
+ *   one, and Samba takes them);
  * - broken: another open (or an NFS write) breaks caching that needs an
  *   acknowledgment, which a disconnected client cannot give: the open is
  *   closed at once, and the opener goes on (3.3.4.6/3.3.4.7 leave it to the
@@ -115,35 +120,76 @@ static void smb_durable_close(struct smb_open *o)
 	free(o);
 }
 
-unsigned smb_durable_conn_gone(struct smb_conn *c)
+/* Keep s's durable opens (off its list) for their owner; how many. */
+static unsigned smb_durable_keep(struct smb_conn *c, struct smb_sess *s)
 {
 	struct smb_srv *srv = c->srv;
 	unsigned kept = 0;
 
-	for (struct smb_sess *s = c->sessions; s; s = s->next)
-		for (struct smb_open **pp = &s->opens, *o; (o = *pp);) {
-			if (!o->durable || o->delete_pending) {
-				pp = &o->next;
-				continue;
-			}
-			*pp = o->next;
-			smb_async_open_gone(c, o); /* its waiting requests go with the connection */
-			o->tree = NULL;
-			clock_gettime(CLOCK_MONOTONIC, &o->durable_until);
-			o->durable_until.tv_sec += o->durable_ms / 1000u;
-			o->durable_until.tv_nsec += (long)(o->durable_ms % 1000u) * 1000000L;
-			if (o->durable_until.tv_nsec >= 1000000000L) {
-				o->durable_until.tv_sec++;
-				o->durable_until.tv_nsec -= 1000000000L;
-			}
-			o->next = srv->durable;
-			srv->durable = o;
-			srv->ndurable++;
-			kept++;
-			UT_INFO("smb_srv", NULL, "%s: durable open %llu of %s kept %u ms", c->peer, (unsigned long long)o->id,
-				o->path, o->durable_ms);
+	for (struct smb_open **pp = &s->opens, *o; (o = *pp);) {
+		if (!o->durable || o->delete_pending) {
+			pp = &o->next;
+			continue;
 		}
+		*pp = o->next;
+		smb_async_open_gone(c, o); /* its waiting requests go with the connection */
+		o->tree = NULL;
+		clock_gettime(CLOCK_MONOTONIC, &o->durable_until);
+		o->durable_until.tv_sec += o->durable_ms / 1000u;
+		o->durable_until.tv_nsec += (long)(o->durable_ms % 1000u) * 1000000L;
+		if (o->durable_until.tv_nsec >= 1000000000L) {
+			o->durable_until.tv_sec++;
+			o->durable_until.tv_nsec -= 1000000000L;
+		}
+		o->next = srv->durable;
+		srv->durable = o;
+		srv->ndurable++;
+		kept++;
+		UT_INFO("smb_srv", NULL, "%s: durable open %llu of %s kept %u ms", c->peer, (unsigned long long)o->id,
+			o->path, o->durable_ms);
+	}
 	return kept;
+}
+
+unsigned smb_durable_sess_gone(struct smb_conn *c, struct smb_sess *s)
+{
+	return smb_durable_keep(c, s);
+}
+
+unsigned smb_durable_conn_gone(struct smb_conn *c)
+{
+	unsigned kept = 0;
+
+	for (struct smb_sess *s = c->sessions; s; s = s->next)
+		kept += smb_durable_keep(c, s);
+	return kept;
+}
+
+void smb_durable_prev_session(struct smb_req *r, uint64_t prev)
+{
+	const struct smb_sess *now = r->sess;
+	struct smb_sess *s = NULL;
+	struct smb_conn *c;
+
+	for (c = r->c->srv->conns; c && !s; c = c->next)
+		for (s = c->sessions; s; s = s->next)
+			if (s->id == prev && s != now && !s->logged_off && s->state == SMB_SESS_VALID)
+				break;
+	if (!s || strcmp(s->user.project, now->user.project) || strcmp(s->user.name, now->user.name))
+		return; /* none, or another user's: nothing happens (3.3.5.5.3) */
+	for (c = r->c->srv->conns; c && c != s->conn; c = c->next)
+		;
+	if (!c)
+		return;
+	UT_INFO("smb_srv", NULL, "%s: session reconnect: the previous session %llx ends (%u durable opens kept)", r->c->peer,
+		(unsigned long long)prev, smb_durable_keep(c, s));
+	for (struct smb_open *o = s->opens; o; o = o->next)
+		smb_lock_open_gone(o);
+	while (s->opens)
+		smb_open_free(s, s->opens, true);
+	while (s->trees)
+		smb_tree_free(s, s->trees);
+	s->logged_off = true; /* its requests now get USER_SESSION_DELETED */
 }
 
 void smb_durable_run(struct smb_srv *srv)
@@ -192,7 +238,10 @@ static uint32_t smb_durable_match(struct smb_req *r, const struct smb_wire_creat
 	struct smb_wire_lease l;
 	char path[SMB_WIRE_NAME_MAX];
 
-	if (o->durable_v2 != v2 || (v2 && memcmp(o->create_guid, d->create_guid, 16)) ||
+	/* the v1 form never takes a v2 handle; the v2 form takes a v1 one with
+	 * no CreateGuid, whose CreateGuid is none (Samba, smbtorture
+	 * smb2.durable-open.reopen2-lease) */
+	if ((!v2 && o->durable_v2) || (v2 && memcmp(o->create_guid, d->create_guid, 16)) ||
 	    strcmp(o->share_name, r->tree->share.name))
 		return STATUS_OBJECT_NAME_NOT_FOUND;
 	if (o->leased) {

@@ -411,8 +411,15 @@ bool smb_durable_asked(const struct smb_wire_create_req *q);
 uint32_t smb_durable_check(const struct smb_wire_create_req *q);
 uint32_t smb_durable_reconnect(struct smb_req *r, const struct smb_wire_create_req *q);
 unsigned smb_durable_conn_gone(struct smb_conn *c);
+/* s logs off: its durable opens are kept as when its connection drops. */
+unsigned smb_durable_sess_gone(struct smb_conn *c, struct smb_sess *s);
 void smb_durable_run(struct smb_srv *srv);
 void smb_durable_free_all(struct smb_srv *srv);
+/* A session set up with PreviousSessionId prev (MS-SMB2 3.3.5.5.3): the
+ * previous session of the same user, on any connection, ends (its requests
+ * get USER_SESSION_DELETED), its durable opens kept for a reconnect, its
+ * other opens closed. Another user's session, or none: nothing. */
+void smb_durable_prev_session(struct smb_req *r, uint64_t prev);
 /* Drop o's grant (before o is freed). */
 void smb_lease_open_gone(struct smb_open *o);
 /* Send the break of o (of session s on c) that the store flagged; true when sent. */

@@ -419,6 +419,93 @@ START_TEST(test_delete_on_close_durable)
 }
 END_TEST
 
+/* A session set up with PreviousSessionId (smbtorture
+ * smb2.durable-open.reopen1a): the previous session of the same user ends
+ * (its requests are USER_SESSION_DELETED) with its durable opens kept, its
+ * other opens closed; a reconnect gets the open back; another user's
+ * session is left alone. */
+START_TEST(test_previous_session_ends)
+{
+	struct smbt_conn a, b, m;
+	struct smbl_create q = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	struct smbl_create o2 = { .name = "f2" };
+	struct smbl_create rb = { .name = "f1" };
+	struct smb_req r = { 0 };
+
+	conn_new(&a, 1, "alice");
+	conn_new(&m, 3, "mallory");
+	memset(a.c->client_guid, 0xA1, 16);
+	dhnc(&q, 0);
+	q.dh = "DHnQ";
+	smbl_create(&a, &q);
+	ck_assert_str_eq(q.dh_got, "DHnQ");
+	smbl_create(&a, &o2); /* not durable: closed with the session */
+	ck_assert_uint_eq(o2.status, STATUS_SUCCESS);
+	/* another user naming alice's session: nothing happens */
+	r.c = m.c;
+	r.sess = m.s;
+	smb_durable_prev_session(&r, a.s->id);
+	ck_assert(!a.s->logged_off);
+	/* alice from another client */
+	conn_new(&b, 2, "alice");
+	memset(b.c->client_guid, 0xB2, 16);
+	r.c = b.c;
+	r.sess = b.s;
+	smb_durable_prev_session(&r, a.s->id);
+	ck_assert(a.s->logged_off);
+	ck_assert_ptr_null(a.s->opens);
+	ck_assert_uint_eq(srv->ndurable, 1);
+	rb = (struct smbl_create){ .name = "f3" };
+	smbl_create(&a, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_USER_SESSION_DELETED);
+	ck_assert(file_size("f2") == 0); /* closed, not deleted */
+	rb = (struct smbl_create){ .name = "f1" };
+	dhnc(&rb, q.fid);
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(rb.fid, q.fid);
+	ck_assert_uint_eq(rb.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
+	ck_assert_uint_eq(srv->ndurable, 0);
+}
+END_TEST
+
+/* A LOGOFF keeps the session's durable opens, closes the others (smbtorture
+ * smb2.durable-open.reopen4); the v2 reconnect form takes a v1 handle when
+ * it names no CreateGuid (reopen2-lease), the v1 form never a v2 handle. */
+START_TEST(test_logoff_keeps_durable)
+{
+	struct smbt_conn a, b;
+	struct smbl_create q = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	struct smbl_create o2 = { .name = "f2", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	static const uint8_t none[16];
+	uint8_t body[4] = { 4, 0, 0, 0 };
+	struct smb_wire_hdr h = { .command = SMB2_LOGOFF };
+	struct smbl_msg m;
+
+	conn_new(&a, 1, "alice");
+	q.dh = "DHnQ";
+	q.dh_len = 16;
+	smbl_create(&a, &q);
+	ck_assert_str_eq(q.dh_got, "DHnQ");
+	smbl_create(&a, &o2); /* not durable */
+	ck_assert_uint_eq(o2.status, STATUS_SUCCESS);
+	smbl_send(&a, &h, body, sizeof(body));
+	ck_assert_int_eq(smbl_recv(&a, &m), 1);
+	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(srv->ndurable, 1);
+	ck_assert_uint_eq(vol_lease_count(ts.store), 1); /* f2's BATCH went with its open */
+	conn_new(&b, 2, "alice");
+	q = (struct smbl_create){ .name = "f1" };
+	dh2c(&q, 0, none); /* the v2 form, no CreateGuid, for the v1 handle */
+	smbt_put64(q.dh_data, srv->durable->id);
+	smbt_put64(q.dh_data + 8, srv->durable->id);
+	smbl_create(&b, &q);
+	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(q.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
+	ck_assert_uint_eq(srv->ndurable, 0);
+}
+END_TEST
+
 START_TEST(test_close_is_final)
 {
 	struct smbt_conn a;
@@ -450,6 +537,8 @@ static Suite *smb_durable_suite(void)
 	tcase_add_test(tc, test_share_conflict_closes_disconnected);
 	tcase_add_test(tc, test_close_is_final);
 	tcase_add_test(tc, test_delete_on_close_durable);
+	tcase_add_test(tc, test_previous_session_ends);
+	tcase_add_test(tc, test_logoff_keeps_durable);
 	suite_add_tcase(s, tc);
 	return s;
 }
