@@ -431,6 +431,7 @@ START_TEST(test_previous_session_ends)
 	struct smbl_create o2 = { .name = "f2" };
 	struct smbl_create rb = { .name = "f1" };
 	struct smb_req r = { 0 };
+	static struct smb_tree gone;
 
 	conn_new(&a, 1, "alice");
 	conn_new(&m, 3, "mallory");
@@ -451,7 +452,9 @@ START_TEST(test_previous_session_ends)
 	memset(b.c->client_guid, 0xB2, 16);
 	r.c = b.c;
 	r.sess = b.s;
+	gone.id = a.t->id; /* the session's trees go with it: a's requests still name it */
 	smb_durable_prev_session(&r, a.s->id);
+	a.t = &gone;
 	ck_assert(a.s->logged_off);
 	ck_assert_ptr_null(a.s->opens);
 	ck_assert_uint_eq(srv->ndurable, 1);
