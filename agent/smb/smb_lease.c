@@ -158,6 +158,11 @@ uint32_t smb_lease_rename(struct smb_req *r, struct smb_open *o)
 {
 	if (!o->locks || o->dir || !vol_lease_contend(r->c->srv->store, &o->lkey, VOL_LEASE_H, o->group))
 		return STATUS_SUCCESS;
+	/* inside a compound (CREATE, SET_INFO, CLOSE, as Windows renames),
+	 * where nothing but the last message may go async: the holders are
+	 * told, the rename is not refused */
+	if (!r->last && !r->resume)
+		return STATUS_SUCCESS;
 	return smb_async_create(r, &o->lkey, o->group);
 }
 

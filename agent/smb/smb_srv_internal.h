@@ -384,7 +384,9 @@ bool smb_lease_handle_cached(struct smb_srv *srv, const struct smb_open *o);
 void smb_lease_by(const struct smb_open *o, struct vol_lease_by *by);
 /* Before o's file is renamed: the clients of other groups caching its
  * handle (H) give it back first: STATUS_SUCCESS to go on, STATUS_PENDING
- * when the SET_INFO waits (smb_async_create), or an error. */
+ * when the SET_INFO waits (smb_async_create), or an error. A SET_INFO that
+ * is not the last message of its compound does not wait (the holders are
+ * told, the rename goes on). */
 uint32_t smb_lease_rename(struct smb_req *r, struct smb_open *o);
 /* o took a byte-range lock: Level II oplocks and R leases on its file
  * (o's own Level II too) are broken to none (no acknowledgment). */

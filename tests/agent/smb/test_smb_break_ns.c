@@ -15,7 +15,9 @@
  * - a file whose delete is pending (SET_INFO FileDispositionInformation) is
  *   STATUS_DELETE_PENDING to another CREATE, which breaks nothing;
  * - a rename into a folder another open holds with DELETE access is
- *   STATUS_SHARING_VIOLATION and changes nothing (Windows, Samba).
+ *   STATUS_SHARING_VIOLATION and changes nothing (Windows, Samba);
+ * - a rename that is not the last message of its compound tells the
+ *   holder and does not wait.
  */
 #include <check.h>
 #include <pthread.h>
@@ -205,6 +207,34 @@ START_TEST(test_smb_rename_waits_for_handle_break)
 }
 END_TEST
 
+/* A rename inside a compound that is not its last message (Windows sends
+ * CREATE, SET_INFO, CLOSE) cannot go async: the holder is told (the break
+ * is sent), the rename is not refused. */
+START_TEST(test_compound_rename_does_not_wait)
+{
+	struct smbt_conn a, b;
+	struct smbl_create ra = { .name = "f1", .lease = { .on = true, .key = 0x11, .state = SMBL_RH } };
+	struct smbl_create rb = { .name = "f1", .access = ACCESS_RW_DELETE };
+	struct smb_req r = { 0 };
+	struct smb_open *o;
+
+	conn_new(&a, 1);
+	conn_new(&b, 2);
+	smbl_create(&a, &ra);
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	for (o = b.s->opens; o && o->id != rb.fid; o = o->next)
+		;
+	ck_assert_ptr_nonnull(o);
+	r.c = b.c;
+	r.last = false;
+	ck_assert_uint_eq(smb_lease_rename(&r, o), STATUS_SUCCESS);
+	ck_assert_uint_eq(srv->ncreates, 0);
+	smbt_loop_turn(srv);
+	smbl_expect_lease_break(&a, 0x11, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RH, SMBL_R);
+}
+END_TEST
+
 /* An NFS REMOVE or RENAME on its own thread (as the NFS server's workers make it). */
 struct nfs_op {
 	pthread_t thr;
@@ -361,6 +391,7 @@ static Suite *smb_break_ns_suite(void)
 	tcase_add_test(tc, test_lock_breaks_level2);
 	tcase_add_test(tc, test_delete_pending);
 	tcase_add_test(tc, test_rename_into_folder_open_for_delete);
+	tcase_add_test(tc, test_compound_rename_does_not_wait);
 	suite_add_tcase(s, tc);
 	return s;
 }
