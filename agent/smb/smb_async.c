@@ -29,8 +29,9 @@
  * STATUS_NOTIFY_ENUM_DIR). It ends STATUS_CANCELLED on CANCEL as a lock
  * does, and STATUS_NOTIFY_CLEANUP when its open closes (CLOSE,
  * TREE_DISCONNECT, LOGOFF).
- * A CREATE waits (smb_lease.c) while a break of another client's cached
- * open that it caused needs an acknowledgment: it keeps a copy of its
+ * A CREATE, or a SET_INFO renaming a file, waits (smb_lease.c) while a
+ * break of another client's cached open that it caused needs an
+ * acknowledgment: it keeps a copy of its
  * request, and the loop serves it again (same AsyncId, final answer async)
  * once no break of another group on its file waits: acknowledged, the
  * holder's open closed, or the break timeout (the store's) passed, which
@@ -58,7 +59,7 @@ struct smb_async {
 	struct smb_open *o;
 	uint64_t async_id, message_id, session_id;
 	uint16_t credit_charge;
-	uint16_t command;            /* SMB2_LOCK or SMB2_CHANGE_NOTIFY */
+	uint16_t command;            /* SMB2_LOCK, SMB2_CHANGE_NOTIFY, SMB2_CREATE or SMB2_SET_INFO */
 	bool encrypted;
 	/* LOCK */
 	struct smb_wire_lock_elem e;
@@ -66,7 +67,7 @@ struct smb_async {
 	int woken;                   /* atomic */
 	/* CHANGE_NOTIFY */
 	uint32_t output_len;
-	/* CREATE */
+	/* CREATE, SET_INFO (a rename): waiting for a break */
 	uint8_t *msg;                /* the request message, served again */
 	size_t msg_len;
 	uint32_t tree_id;
@@ -165,7 +166,7 @@ static void async_free(struct smb_async *a)
 
 	if (a->command == SMB2_LOCK)
 		vol_lock_unwait(a->o->locks, &a->w);
-	else if (a->command == SMB2_CREATE)
+	else if (a->command == SMB2_CREATE || a->command == SMB2_SET_INFO)
 		c->srv->ncreates--;
 	else
 		a->o->nnotify--;
@@ -288,7 +289,7 @@ uint32_t smb_async_create(struct smb_req *r, const struct vol_lock_key *key, uin
 	if (!r->last)
 		return STATUS_NOT_SUPPORTED; /* only the last message of a compound may go async */
 	if (c->npending >= SMB_ASYNC_PER_CONN || c->srv->npending >= SMB_ASYNC_NODE_MAX) {
-		UT_INFO("smb_srv", NULL, "%s: a CREATE refused: %u requests wait on the connection, %u on the node",
+		UT_INFO("smb_srv", NULL, "%s: a CREATE or rename refused: %u requests wait on the connection, %u on the node",
 			c->peer, c->npending, c->srv->npending);
 		return STATUS_INSUFFICIENT_RESOURCES;
 	}
@@ -300,7 +301,7 @@ uint32_t smb_async_create(struct smb_req *r, const struct vol_lock_key *key, uin
 	a->msg_len = r->m.len;
 	a->c = c;
 	a->srv = c->srv;
-	a->command = SMB2_CREATE;
+	a->command = r->m.hdr.command; /* SMB2_CREATE or SMB2_SET_INFO */
 	a->message_id = r->m.hdr.message_id;
 	a->session_id = r->sess->id;
 	a->tree_id = r->tree->id;
@@ -314,7 +315,8 @@ uint32_t smb_async_create(struct smb_req *r, const struct vol_lock_key *key, uin
 	return STATUS_PENDING;
 }
 
-/* Serve a waiting CREATE again; true when it ended (answered or dropped). */
+/* Serve a waiting CREATE or SET_INFO again; true when it ended (answered
+ * or dropped). */
 static bool async_create_resume(struct smb_async *a)
 {
 	struct smb_sess *s = async_sess(a);
@@ -340,7 +342,10 @@ static bool async_create_resume(struct smb_async *a)
 	r.related = &related;
 	r.last = true;
 	r.resume = a;
-	status = r.tree ? smb_open_create(&r) : STATUS_NETWORK_NAME_DELETED;
+	if (!r.tree)
+		status = STATUS_NETWORK_NAME_DELETED;
+	else
+		status = a->command == SMB2_SET_INFO ? smb_info_set(&r) : smb_open_create(&r);
 	if (status == STATUS_PENDING) {
 		ut_buf_cleanup(&out);
 		return false;
@@ -372,7 +377,7 @@ static bool async_create_run(struct smb_conn *c)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	for (struct smb_async *a = c->pending, *nx; a; a = nx) {
 		nx = a->next;
-		if (a->command != SMB2_CREATE)
+		if (a->command != SMB2_CREATE && a->command != SMB2_SET_INFO)
 			continue;
 		if (vol_lease_breaking(store, &a->key, a->group)) {
 			if (!async_expired(a, &now))

@@ -3,14 +3,19 @@
  *
  * Granted (a DHnQ or DH2Q context answered) only to an open holding what
  * lets a client keep a handle it closed: a BATCH oplock or a lease with H
- * (smb_lease.c), not to a delete-on-close open; persistent handles
+ * (smb_lease.c), not to an open whose delete is pending (SET_INFO
+ * disposition; a delete-on-close asked at CREATE is durable, and a kept
+ * one deletes its file when it is closed: broken or timed out); persistent handles
  * (SMB2_DHANDLE_FLAG_PERSISTENT, CONTINUOUSLY_AVAILABLE) are not offered:
  * the flag is never echoed. DH2Q's Timeout is honoured up to
  * SMB_DURABLE_MAX_MS (0: SMB_DURABLE_DEFAULT_MS); a v1 handle is kept
  * SMB_DURABLE_V1_MS.
  *
- * When the connection drops (not on CLOSE, LOGOFF or TREE_DISCONNECT,
- * which close it as any open), the open leaves its session and waits on
+ * When the connection drops or its session logs off (as Windows and Samba:
+ * smb2.durable-open.reopen4; not on CLOSE or TREE_DISCONNECT, which close
+ * it as any open), or a session set up with PreviousSessionId
+ * ends the previous session of the same user while its connection lives
+ * (3.3.5.5.3: its requests then get USER_SESSION_DELETED), the open leaves its session and waits on
  * the server's list, with its byte-range locks, share reservation and
  * grant still in the store's tables, so NFS and other SMB clients see them.
  * It ends:
@@ -18,7 +23,9 @@
  *   naming its FileId, from the same user (else STATUS_ACCESS_DENIED), on
  *   the same share, with the same lease key when it was leased (else
  *   STATUS_OBJECT_NAME_NOT_FOUND), gets it back in its session: same
- *   FileId, its locks, its oplock or its lease's current state;
+ *   FileId, its locks, its oplock or its lease's current state (the
+ *   ClientGuid is not compared: smbtorture's reconnects come with another
+ *   one, and Samba takes them);
  * - broken: another open (or an NFS write) breaks caching that needs an
  *   acknowledgment, which a disconnected client cannot give: the open is
  *   closed at once, and the opener goes on (3.3.4.6/3.3.4.7 leave it to the
@@ -27,6 +34,7 @@
  * Kept in the agent's memory only: an agent restart or a failover to
  * another node loses them (that is what persistent handles would add).
  */
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 
@@ -66,9 +74,10 @@ uint32_t smb_durable_grant(struct smb_req *r, struct smb_open *o, const struct s
 		return STATUS_SUCCESS;
 	if ((q1 && q2) || (q1 && q1->data_len != 16) || (q2 && smb_wire_durable_decode(q2, &d) != AQ_OK))
 		return STATUS_INVALID_PARAMETER;
-	if (!handle || o->delete_on_close || o->dir)
+	if (!handle || o->delete_pending || o->dir)
 		return STATUS_SUCCESS; /* not durable: no context */
 	o->durable = true;
+	o->cred = r->sess->cred; /* a delete-on-close open kept is deleted as its user */
 	o->durable_v2 = q2 != NULL;
 	o->durable_ms = !q2 ? SMB_DURABLE_V1_MS
 		      : !d.timeout ? SMB_DURABLE_DEFAULT_MS
@@ -89,9 +98,19 @@ uint32_t smb_durable_grant(struct smb_req *r, struct smb_open *o, const struct s
 	return STATUS_SUCCESS;
 }
 
-/* Close a kept open (off every list already). */
+/* Close a kept open (off every list already): a delete-on-close one
+ * deletes its file first, as its close would have (smbtorture
+ * smb2.durable-open.delete_on_close1). */
 static void smb_durable_close(struct smb_open *o)
 {
+	if (o->delete_on_close && o->parent.fd >= 0) {
+		struct vol_lease_by by;
+		int rc;
+
+		smb_lease_by(o, &by);
+		if ((rc = vol_remove_by(&o->parent, &o->cred, o->name, strlen(o->name), &by)) != 0)
+			UT_INFO("smb_srv", NULL, "delete on close of kept durable open %s: %s", o->path, strerror(-rc));
+	}
 	smb_lease_open_gone(o); /* a CREATE waiting on its break goes on */
 	smb_lock_open_gone(o);
 	vol_watch_remove(o->watch);
@@ -101,35 +120,76 @@ static void smb_durable_close(struct smb_open *o)
 	free(o);
 }
 
-unsigned smb_durable_conn_gone(struct smb_conn *c)
+/* Keep s's durable opens (off its list) for their owner; how many. */
+static unsigned smb_durable_keep(struct smb_conn *c, struct smb_sess *s)
 {
 	struct smb_srv *srv = c->srv;
 	unsigned kept = 0;
 
-	for (struct smb_sess *s = c->sessions; s; s = s->next)
-		for (struct smb_open **pp = &s->opens, *o; (o = *pp);) {
-			if (!o->durable || o->delete_on_close) {
-				pp = &o->next;
-				continue;
-			}
-			*pp = o->next;
-			smb_async_open_gone(c, o); /* its waiting requests go with the connection */
-			o->tree = NULL;
-			clock_gettime(CLOCK_MONOTONIC, &o->durable_until);
-			o->durable_until.tv_sec += o->durable_ms / 1000u;
-			o->durable_until.tv_nsec += (long)(o->durable_ms % 1000u) * 1000000L;
-			if (o->durable_until.tv_nsec >= 1000000000L) {
-				o->durable_until.tv_sec++;
-				o->durable_until.tv_nsec -= 1000000000L;
-			}
-			o->next = srv->durable;
-			srv->durable = o;
-			srv->ndurable++;
-			kept++;
-			UT_INFO("smb_srv", NULL, "%s: durable open %llu of %s kept %u ms", c->peer, (unsigned long long)o->id,
-				o->path, o->durable_ms);
+	for (struct smb_open **pp = &s->opens, *o; (o = *pp);) {
+		if (!o->durable || o->delete_pending) {
+			pp = &o->next;
+			continue;
 		}
+		*pp = o->next;
+		smb_async_open_gone(c, o); /* its waiting requests go with the connection */
+		o->tree = NULL;
+		clock_gettime(CLOCK_MONOTONIC, &o->durable_until);
+		o->durable_until.tv_sec += o->durable_ms / 1000u;
+		o->durable_until.tv_nsec += (long)(o->durable_ms % 1000u) * 1000000L;
+		if (o->durable_until.tv_nsec >= 1000000000L) {
+			o->durable_until.tv_sec++;
+			o->durable_until.tv_nsec -= 1000000000L;
+		}
+		o->next = srv->durable;
+		srv->durable = o;
+		srv->ndurable++;
+		kept++;
+		UT_INFO("smb_srv", NULL, "%s: durable open %llu of %s kept %u ms", c->peer, (unsigned long long)o->id,
+			o->path, o->durable_ms);
+	}
 	return kept;
+}
+
+unsigned smb_durable_sess_gone(struct smb_conn *c, struct smb_sess *s)
+{
+	return smb_durable_keep(c, s);
+}
+
+unsigned smb_durable_conn_gone(struct smb_conn *c)
+{
+	unsigned kept = 0;
+
+	for (struct smb_sess *s = c->sessions; s; s = s->next)
+		kept += smb_durable_keep(c, s);
+	return kept;
+}
+
+void smb_durable_prev_session(struct smb_req *r, uint64_t prev)
+{
+	const struct smb_sess *now = r->sess;
+	struct smb_sess *s = NULL;
+	struct smb_conn *c;
+
+	for (c = r->c->srv->conns; c && !s; c = c->next)
+		for (s = c->sessions; s; s = s->next)
+			if (s->id == prev && s != now && !s->logged_off && s->state == SMB_SESS_VALID)
+				break;
+	if (!s || strcmp(s->user.project, now->user.project) || strcmp(s->user.name, now->user.name))
+		return; /* none, or another user's: nothing happens (3.3.5.5.3) */
+	for (c = r->c->srv->conns; c && c != s->conn; c = c->next)
+		;
+	if (!c)
+		return;
+	UT_INFO("smb_srv", NULL, "%s: session reconnect: the previous session %llx ends (%u durable opens kept)", r->c->peer,
+		(unsigned long long)prev, smb_durable_keep(c, s));
+	for (struct smb_open *o = s->opens; o; o = o->next)
+		smb_lock_open_gone(o);
+	while (s->opens)
+		smb_open_free(s, s->opens, true);
+	while (s->trees)
+		smb_tree_free(s, s->trees);
+	s->logged_off = true; /* its requests now get USER_SESSION_DELETED */
 }
 
 void smb_durable_run(struct smb_srv *srv)
@@ -178,7 +238,10 @@ static uint32_t smb_durable_match(struct smb_req *r, const struct smb_wire_creat
 	struct smb_wire_lease l;
 	char path[SMB_WIRE_NAME_MAX];
 
-	if (o->durable_v2 != v2 || (v2 && memcmp(o->create_guid, d->create_guid, 16)) ||
+	/* the v1 form never takes a v2 handle; the v2 form takes a v1 one with
+	 * no CreateGuid, whose CreateGuid is none (Samba, smbtorture
+	 * smb2.durable-open.reopen2-lease) */
+	if ((!v2 && o->durable_v2) || (v2 && memcmp(o->create_guid, d->create_guid, 16)) ||
 	    strcmp(o->share_name, r->tree->share.name))
 		return STATUS_OBJECT_NAME_NOT_FOUND;
 	if (o->leased) {

@@ -494,6 +494,8 @@ static uint32_t smb_info_rename(struct smb_req *r, struct smb_open *o, const uin
 	struct vol_obj tdir, existing;
 	char path[SMB_WIRE_NAME_MAX], leaf[VOL_NAME_MAX + 1];
 	const uint8_t *name;
+	struct vol_lease_by by;
+	uint32_t st = STATUS_SHARING_VIOLATION;
 	uint8_t replace;
 	uint32_t nlen;
 	int rc;
@@ -515,7 +517,15 @@ static uint32_t smb_info_rename(struct smb_req *r, struct smb_open *o, const uin
 		vol_obj_cleanup(&tdir);
 		return STATUS_OBJECT_NAME_COLLISION;
 	}
-	rc = vol_rename(&o->parent, o->name, strlen(o->name), &tdir, leaf, strlen(leaf), &r->sess->cred);
+	/* the target folder open with DELETE access elsewhere: a sharing
+	 * violation; then other clients caching the file's handle give it back
+	 * (the SET_INFO may wait, and is served again: smb_lease.c) */
+	if (smb_open_dir_delete_held(r->c->srv, &tdir) || (st = smb_lease_rename(r, o)) != STATUS_SUCCESS) {
+		vol_obj_cleanup(&tdir);
+		return st;
+	}
+	smb_lease_by(o, &by);
+	rc = vol_rename_by(&o->parent, o->name, strlen(o->name), &tdir, leaf, strlen(leaf), &r->sess->cred, &by);
 	if (rc == 0) {
 		vol_obj_cleanup(&o->parent);
 		o->parent = tdir;
@@ -658,7 +668,7 @@ uint32_t smb_info_set(struct smb_req *r)
 			return STATUS_CANNOT_DELETE;
 		if (del && o->dir && (st = smb_info_dir_empty(r, o)) != STATUS_SUCCESS)
 			return st;
-		o->delete_on_close = del != 0;
+		o->delete_on_close = o->delete_pending = del != 0;
 		break;
 	}
 	case FileRenameInformation:

@@ -31,6 +31,14 @@
  *   size): R and W. A Level II holder's own write breaks it too (Windows
  *   breaks every open's Level II); a lease's or a BATCH/EXCLUSIVE holder's
  *   does not.
+ * - a rename of the file (SET_INFO, smb_lease_rename; the store's
+ *   vol_rename does the same for NFS) or its unlink (the store's
+ *   vol_remove): H, waited for like a CREATE's (the rename goes async);
+ *   the delete of an SMB delete-on-close open at its close breaks H
+ *   without waiting (a CLOSE does not go async);
+ * - a byte-range lock: every Level II oplock and R lease, at once
+ *   (smb_lease_lock; a Level II holder's own lock breaks its own, as
+ *   Windows does).
  * A stat open breaks nothing; an open the share modes refuse breaks
  * nothing but H.
  * The store flags the holder (smb_lease_wake, on the breaker's thread);
@@ -146,6 +154,26 @@ void smb_lease_by(const struct smb_open *o, struct vol_lease_by *by)
 	by->nowait = true; /* the loop never blocks: its breaks are waited for asynchronously */
 }
 
+uint32_t smb_lease_rename(struct smb_req *r, struct smb_open *o)
+{
+	if (!o->locks || o->dir || !vol_lease_contend(r->c->srv->store, &o->lkey, VOL_LEASE_H, o->group))
+		return STATUS_SUCCESS;
+	/* inside a compound (CREATE, SET_INFO, CLOSE, as Windows renames),
+	 * where nothing but the last message may go async: the holders are
+	 * told, the rename is not refused */
+	if (!r->last && !r->resume)
+		return STATUS_SUCCESS;
+	return smb_async_create(r, &o->lkey, o->group);
+}
+
+void smb_lease_lock(struct smb_req *r, const struct smb_open *o)
+{
+	struct vol_lease_by by;
+
+	smb_lease_by(o, &by); /* a Level II holder's lock breaks its own (smbtorture smb2.oplock.brl1) */
+	vol_lease_contend_shared(r->c->srv->store, &o->lkey, by.group);
+}
+
 /* o's group: its lease key's on this connection, else a new one. */
 static void smb_lease_group(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q)
 {
@@ -169,7 +197,10 @@ uint32_t smb_lease_contend(struct smb_req *r, struct smb_open *o, const struct s
 			   bool overwrite, bool share_conflict)
 {
 	struct vol_store *store = r->c->srv->store;
-	unsigned lost = VOL_LEASE_W | (overwrite ? VOL_LEASE_R : 0) | (share_conflict ? VOL_LEASE_H : 0);
+	/* a sharing violation takes only H (the open fails: nothing of the
+	 * holder's data is contended; its W goes when an open succeeds:
+	 * smbtorture smb2.lease.break_twice); an oplock loses W with H (tied) */
+	unsigned lost = share_conflict ? VOL_LEASE_H : VOL_LEASE_W | (overwrite ? VOL_LEASE_R : 0);
 
 	smb_lease_group(r, o, q);
 	if (!vol_lease_contend(store, &o->lkey, lost, o->group))
@@ -232,26 +263,36 @@ uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb
 			state = held;
 		got = want;
 		got.state = state;
-		got.flags = want.v2 ? (want.flags & SMB2_LEASE_FLAG_PARENT_LEASE_KEY_SET) : 0;
+		/* a lease keeps the version its first open gave it: a v1 request
+		 * joining a v2 lease is answered v2, and the other way round
+		 * (smbtorture smb2.lease.v2_epoch2/3) */
+		got.v2 = same ? same->lease_v2 : want.v2;
+		got.flags = got.v2 && want.v2 ? (want.flags & SMB2_LEASE_FLAG_PARENT_LEASE_KEY_SET) : 0;
 		if (breaking)
 			got.flags |= SMB2_LEASE_FLAG_BREAK_IN_PROGRESS;
 		got.epoch = same ? same->lease_epoch : (uint16_t)(want.epoch + 1);
 		if (same && held && state != held)
 			got.epoch++; /* the lease grew: a new epoch (v2) */
-		if (!want.v2)
+		if (!got.v2)
+			got.epoch = 0;
+		if (!got.v2 || !want.v2)
 			memset(got.parent_key, 0, sizeof(got.parent_key));
 		smb_lease_setup(r, o, 0);
 		if (state && vol_lease_grant(srv->store, &o->lease, state) != 0)
 			got.state = state = 0; /* the table is full: no caching, still an answer */
 		memcpy(o->lease_key, want.key, 16);
 		o->leased = true;
-		o->lease_v2 = want.v2;
+		o->lease_v2 = got.v2;
 		o->lease_epoch = got.epoch;
 		o->lease_state = state;
-		/* the lease's other opens here hold what it holds now */
+		/* the lease's other opens here hold what it holds now, their grants
+		 * too: the open left when others close carries the lease's state
+		 * (smbtorture smb2.lease.v2_epoch2/3) */
 		for (struct smb_sess *s = r->c->sessions; s; s = s->next)
 			for (struct smb_open *x = s->opens; x; x = x->next)
 				if (x != o && x->leased && !memcmp(x->lease_key, want.key, 16)) {
+					if (state && state != held && x->lease.brk)
+						(void)vol_lease_upgrade(srv->store, &x->lease, state);
 					x->lease_state = state;
 					x->lease_epoch = got.epoch;
 				}

@@ -175,6 +175,8 @@ uint32_t smb_lock_lock(struct smb_req *r)
 		if (q.locks[i].length && q.locks[i].length - 1 > UINT64_MAX - q.locks[i].offset)
 			return STATUS_INVALID_LOCK_RANGE;
 	status = (q.locks[0].flags & SMB2_LOCKFLAG_UNLOCK) ? unlock_all(o, &q) : lock_all(r, o, &q);
+	if (status == STATUS_SUCCESS && !(q.locks[0].flags & SMB2_LOCKFLAG_UNLOCK))
+		smb_lease_lock(r, o); /* read caches of the file go (smb_lease.c) */
 	if (status == STATUS_SUCCESS)
 		smb_wire_empty_rsp_encode(r->out);
 	return status;

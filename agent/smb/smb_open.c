@@ -33,6 +33,8 @@
 /* FILE_READ_ATTRIBUTES, FILE_WRITE_ATTRIBUTES, READ_CONTROL, SYNCHRONIZE:
  * an open asking only these is a stat open, which no cached open minds */
 #define SMB_OPEN_STAT_ACCESS (0x80u | 0x100u | 0x20000u | 0x100000u)
+#define SMB_OPEN_DELETE_ACCESS 0x00010000u
+#define SMB_OPEN_GENERIC_ALL 0x10000000u
 
 void smb_open_attrs(const struct smb_open *o, struct smb_wire_attrs *a)
 {
@@ -105,8 +107,14 @@ void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing)
 	if (*pp)
 		*pp = o->next;
 	if (o->delete_on_close && o->parent.fd >= 0) {
-		int rc = o->dir ? vol_rmdir(&o->parent, &s->cred, o->name, strlen(o->name))
-				: vol_remove(&o->parent, &s->cred, o->name, strlen(o->name));
+		struct vol_lease_by by;
+		int rc;
+
+		/* other clients caching the handle are told (H), not waited for:
+		 * a CLOSE does not go async */
+		smb_lease_by(o, &by);
+		rc = o->dir ? vol_rmdir(&o->parent, &s->cred, o->name, strlen(o->name))
+			    : vol_remove_by(&o->parent, &s->cred, o->name, strlen(o->name), &by);
 
 		if (rc != 0)
 			UT_INFO("smb_srv", NULL, "delete on close of %s: %s", o->path, strerror(-rc));
@@ -117,6 +125,50 @@ void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing)
 	if (o->parent.fd >= 0 || o->parent.exp)
 		vol_obj_cleanup(&o->parent);
 	free(o);
+}
+
+/* Whether an open on the server (a kept durable one too) other than `not`
+ * satisfies pred. */
+static bool smb_open_any(struct smb_srv *srv, const struct smb_open *not,
+			 bool (*pred)(const struct smb_open *o, const struct vol_lock_key *k), const struct vol_lock_key *k)
+{
+	for (const struct smb_open *x = srv->durable; x; x = x->next)
+		if (x != not && pred(x, k))
+			return true;
+	for (struct smb_conn *c = srv->conns; c; c = c->next)
+		for (struct smb_sess *s = c->sessions; s; s = s->next)
+			for (const struct smb_open *x = s->opens; x; x = x->next)
+				if (x != not && pred(x, k))
+					return true;
+	return false;
+}
+
+static bool smb_open_is(const struct smb_open *o, const struct vol_lock_key *k)
+{
+	struct vol_lock_key ok;
+
+	if (!o->obj.exp)
+		return false;
+	vol_lock_key_of(&o->obj, &ok);
+	return ok.fsid == k->fsid && ok.dev == k->dev && ok.ino == k->ino;
+}
+
+static bool smb_open_pending_delete(const struct smb_open *o, const struct vol_lock_key *k)
+{
+	return o->delete_pending && smb_open_is(o, k);
+}
+
+static bool smb_open_dir_deleter(const struct smb_open *o, const struct vol_lock_key *k)
+{
+	return o->dir && (o->access & (SMB_OPEN_DELETE_ACCESS | SMB_OPEN_GENERIC_ALL)) && smb_open_is(o, k);
+}
+
+bool smb_open_dir_delete_held(struct smb_srv *srv, const struct vol_obj *dir)
+{
+	struct vol_lock_key k;
+
+	vol_lock_key_of(dir, &k);
+	return smb_open_any(srv, NULL, smb_open_dir_deleter, &k);
 }
 
 /* Resolve path ('/'-separated, from the share root, or from *start when
@@ -306,7 +358,13 @@ uint32_t smb_open_create(struct smb_req *r)
 	}
 	if (rc == 0) {
 		bool dir = S_ISDIR(o->obj.st.st_mode);
+		struct vol_lock_key k;
 
+		vol_lock_key_of(&o->obj, &k);
+		if (smb_open_any(r->c->srv, NULL, smb_open_pending_delete, &k)) {
+			status = STATUS_DELETE_PENDING; /* MS-FSA 2.1.5.1.2: before any share or oplock check */
+			goto fail;
+		}
 		if (rsp.action != FILE_OPENED && q.disposition == FILE_CREATE) {
 			status = STATUS_OBJECT_NAME_COLLISION;
 			goto fail;

@@ -329,6 +329,8 @@ uint32_t smb_sess_setup(struct smb_req *r)
 	} else {
 		status = STATUS_LOGON_FAILURE;
 	}
+	if (status == STATUS_SUCCESS && q.previous_session_id && q.previous_session_id != s->id)
+		smb_durable_prev_session(r, q.previous_session_id); /* a session reconnect (smb_durable.c) */
 	if (status != STATUS_SUCCESS && status != STATUS_MORE_PROCESSING_REQUIRED) {
 		/* a failed logon ends the session (its id is not reused) */
 		r->sess = NULL;
@@ -342,8 +344,10 @@ uint32_t smb_sess_logoff(struct smb_req *r)
 	if (smb_wire_empty_req_decode(&r->m) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
 	smb_wire_empty_rsp_encode(r->out);
-	/* its opens close now, so requests waiting on them are answered
-	 * before the LOGOFF is (and signed while the session has its keys) */
+	/* its durable opens are kept for a reconnect (smb_durable.c); the
+	 * others close now, so requests waiting on them are answered before
+	 * the LOGOFF is (and signed while the session has its keys) */
+	smb_durable_sess_gone(r->c, r->sess);
 	smb_sess_close_opens(r->sess);
 	while (r->sess->trees)
 		smb_tree_free(r->sess, r->sess->trees);

@@ -117,6 +117,7 @@ struct smb_open {
 	char path[SMB_WIRE_NAME_MAX];/* from the share root, '/'-separated ("" = root) */
 	struct vol_fh fh;            /* for QoS admission */
 	bool dir, delete_on_close;
+	bool delete_pending;         /* SET_INFO disposition: other opens of the file are DELETE_PENDING */
 	uint32_t access;
 	/* FSCTL_SRV_REQUEST_RESUME_KEY (smb_copy.c): the open's id then these
 	 * random bytes name it as the source of a server-side copy */
@@ -150,6 +151,7 @@ struct smb_open {
 	bool break_sent;             /* the break waiting for its ack was sent (once per lease) */
 	/* durable handle (smb_durable.c): kept for its owner when the connection drops */
 	bool durable, durable_v2;
+	struct vol_cred cred;        /* its user's, for a kept delete-on-close open's delete */
 	uint32_t durable_ms;         /* how long it is kept disconnected */
 	uint8_t create_guid[16];     /* v2 */
 	char owner_project[API_INTENT_PROJECT_LEN + 1], owner_name[API_INTENT_SMB_USER_LEN + 1];
@@ -389,7 +391,8 @@ void smb_async_run(struct smb_srv *srv);
  * past a cap. It ends with the changes (smb_notify_collect), CANCELLED, or
  * NOTIFY_CLEANUP when o closes (CLOSE, TREE_DISCONNECT, LOGOFF). */
 uint32_t smb_async_notify(struct smb_req *r, struct smb_open *o, uint32_t output_len);
-/* A CREATE waits for the breaks of cached opens of other groups than
+/* A CREATE (or a SET_INFO renaming a file: the same request is served
+ * again) waits for the breaks of cached opens of other groups than
  * `group` on key to be acknowledged (or to time out: vol_lease_timeout,
  * then revoked): STATUS_PENDING with r->async_id set (a copy of the request
  * is kept and served again then, its final answer async), or
@@ -404,14 +407,18 @@ void smb_async_tick(struct smb_srv *srv);
  * output_len bytes of them), STATUS_DELETE_PENDING (the directory was
  * removed), or STATUS_PENDING (none yet). */
 uint32_t smb_notify_change(struct smb_req *r);
+/* Whether an open on the server has the folder dir open with DELETE
+ * access: a rename into it is then a sharing violation (what Windows and
+ * Samba answer; smbtorture smb2.oplock.batch19). */
+bool smb_open_dir_delete_held(struct smb_srv *srv, const struct vol_obj *dir);
 /* smb_lease.c: the oplock or lease of a CREATE (after the open has its
  * file and reservation): rsp's OplockLevel and, for a lease, its context
  * (written into ctx_buf and *ctx); STATUS_INVALID_PARAMETER for a lease
  * key of another file or a bad context. */
 /* Before a CREATE of an existing file touches it: o->group set, and the
  * breaks its open makes in other groups' caching (W; with overwrite R and
- * W; share_conflict: H too, a sharing violation standing only while
- * another client caches the handle). STATUS_SUCCESS to go on,
+ * W; share_conflict: H alone, a sharing violation standing only while
+ * another client caches the handle: W goes when an open succeeds). STATUS_SUCCESS to go on,
  * STATUS_PENDING when the CREATE waits (smb_async_create), or an error. */
 uint32_t smb_lease_contend(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
 			   bool overwrite, bool share_conflict);
@@ -420,6 +427,15 @@ uint32_t smb_lease_contend(struct smb_req *r, struct smb_open *o, const struct s
 bool smb_lease_handle_cached(struct smb_srv *srv, const struct smb_open *o);
 /* How o's data-changing operations present themselves to the table. */
 void smb_lease_by(const struct smb_open *o, struct vol_lease_by *by);
+/* Before o's file is renamed: the clients of other groups caching its
+ * handle (H) give it back first: STATUS_SUCCESS to go on, STATUS_PENDING
+ * when the SET_INFO waits (smb_async_create), or an error. A SET_INFO that
+ * is not the last message of its compound does not wait (the holders are
+ * told, the rename goes on). */
+uint32_t smb_lease_rename(struct smb_req *r, struct smb_open *o);
+/* o took a byte-range lock: Level II oplocks and R leases on its file
+ * (o's own Level II too) are broken to none (no acknowledgment). */
+void smb_lease_lock(struct smb_req *r, const struct smb_open *o);
 uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
 			 struct smb_wire_create_rsp *rsp, struct ut_buf *ctx_buf, struct smb_wire_create_rsp_ctx *ctx);
 /* smb_durable.c: durable handles v1 and v2 (MS-SMB2 3.3.5.9.6/7/10/12),
@@ -442,8 +458,15 @@ bool smb_durable_asked(const struct smb_wire_create_req *q);
 uint32_t smb_durable_check(const struct smb_wire_create_req *q);
 uint32_t smb_durable_reconnect(struct smb_req *r, const struct smb_wire_create_req *q);
 unsigned smb_durable_conn_gone(struct smb_conn *c);
+/* s logs off: its durable opens are kept as when its connection drops. */
+unsigned smb_durable_sess_gone(struct smb_conn *c, struct smb_sess *s);
 void smb_durable_run(struct smb_srv *srv);
 void smb_durable_free_all(struct smb_srv *srv);
+/* A session set up with PreviousSessionId prev (MS-SMB2 3.3.5.5.3): the
+ * previous session of the same user, on any connection, ends (its requests
+ * get USER_SESSION_DELETED), its durable opens kept for a reconnect, its
+ * other opens closed. Another user's session, or none: nothing. */
+void smb_durable_prev_session(struct smb_req *r, uint64_t prev);
 /* Drop o's grant (before o is freed). */
 void smb_lease_open_gone(struct smb_open *o);
 /* Send the break of o (of session s on c) that the store flagged; true when sent. */

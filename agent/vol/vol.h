@@ -392,6 +392,14 @@ int vol_remove(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 int vol_rmdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen);
 int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_obj *tdir,
 	       const char *tname, size_t tlen, const struct vol_cred *cred);
+/* vol_remove and vol_rename break H of the cached opens (vol_lease.h) of
+ * the file removed, renamed or replaced, and wait for the holders; the _by
+ * forms for a holder of cached opens, as vol_setattr_by (by NULL: as
+ * vol_remove / vol_rename). */
+int vol_remove_by(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+		  const struct vol_lease_by *by);
+int vol_rename_by(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_obj *tdir,
+		  const char *tname, size_t tlen, const struct vol_cred *cred, const struct vol_lease_by *by);
 int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t nlen,
 	     const struct vol_cred *cred);
 

@@ -7,8 +7,10 @@
  * drop and revoke broadcasts.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "agent/vol/vol.h"
@@ -93,6 +95,19 @@ static void lease_next(struct vol_store *s, struct vol_lease *l, unsigned state)
 	lease_settle(s, l, to);
 	if (l->brk)
 		l->brk(l, lost);
+}
+
+int vol_lease_upgrade(struct vol_store *s, struct vol_lease *l, unsigned state)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lease_mu);
+	if (!l->state || l->breaking || !lease_valid(state) || (l->state & ~state))
+		rc = -EINVAL;
+	else
+		l->state = state;
+	pthread_mutex_unlock(&s->lease_mu);
+	return rc;
 }
 
 void vol_lease_drop(struct vol_store *s, struct vol_lease *l)
@@ -260,19 +275,20 @@ void vol_lease_revoke(struct vol_store *s, const struct vol_lock_key *key)
 	pthread_mutex_unlock(&s->lease_mu);
 }
 
-void vol_lease_break(struct vol_obj *obj, unsigned lost, const struct vol_lease_by *by)
+/* Break lost of the grants on k not of by's group, and wait (unless
+ * by->nowait) for those that need an acknowledgment, at most the break
+ * timeout. */
+static void lease_break_key(struct vol_store *s, const struct vol_lock_key *k, unsigned lost,
+			    const struct vol_lease_by *by)
 {
-	struct vol_store *s = obj->exp->store;
 	uint64_t group = by ? by->group : 0;
-	struct vol_lock_key k;
 	struct timespec until;
 	unsigned ms;
 
 	if (!__atomic_load_n(&s->nleases, __ATOMIC_ACQUIRE) || !lost)
 		return;
-	vol_lock_key_of(obj, &k);
 	pthread_mutex_lock(&s->lease_mu);
-	if (lease_break_locked(s, &k, lost, group) && !(by && by->nowait)) {
+	if (lease_break_locked(s, k, lost, group) && !(by && by->nowait)) {
 		ms = vol_lease_timeout(s);
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_sec += ms / 1000u;
@@ -281,11 +297,52 @@ void vol_lease_break(struct vol_obj *obj, unsigned lost, const struct vol_lease_
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000L;
 		}
-		while (lease_breaking_locked(s, &k, group))
+		while (lease_breaking_locked(s, k, group))
 			if (pthread_cond_timedwait(&s->lease_cv, &s->lease_mu, &until) == ETIMEDOUT) {
-				lease_revoke_locked(s, &k);
+				lease_revoke_locked(s, k);
 				break;
 			}
+	}
+	pthread_mutex_unlock(&s->lease_mu);
+}
+
+void vol_lease_break(struct vol_obj *obj, unsigned lost, const struct vol_lease_by *by)
+{
+	struct vol_lock_key k;
+
+	if (!__atomic_load_n(&obj->exp->store->nleases, __ATOMIC_ACQUIRE) || !lost)
+		return;
+	vol_lock_key_of(obj, &k);
+	lease_break_key(obj->exp->store, &k, lost, by);
+}
+
+void vol_lease_break_name(struct vol_obj *dir, const char *name, unsigned lost, const struct vol_lease_by *by)
+{
+	struct vol_store *s = dir->exp->store;
+	struct vol_lock_key k;
+	struct stat st;
+
+	if (!__atomic_load_n(&s->nleases, __ATOMIC_ACQUIRE) || !lost)
+		return;
+	/* the caller checked the name; only its identity is read here */
+	if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))
+		return;
+	k = (struct vol_lock_key){ .fsid = dir->exp->cfg.fsid, .dev = (uint64_t)st.st_dev, .ino = (uint64_t)st.st_ino };
+	lease_break_key(s, &k, lost, by);
+}
+
+void vol_lease_contend_shared(struct vol_store *s, const struct vol_lock_key *key, uint64_t group)
+{
+	if (!__atomic_load_n(&s->nleases, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&s->lease_mu);
+	for (struct vol_lease *l = s->leases, *nx; l; l = nx) {
+		nx = l->next;
+		if (!lease_same(&l->key, key) || (group && l->group == group) || l->breaking ||
+		    l->state != VOL_LEASE_R)
+			continue;
+		lease_unlink(s, l); /* R alone: nothing to flush, no acknowledgment */
+		l->brk(l, VOL_LEASE_R);
 	}
 	pthread_mutex_unlock(&s->lease_mu);
 }

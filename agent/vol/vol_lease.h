@@ -30,6 +30,10 @@
  *   event loop, which must never block: the SMB server, whose own writes
  *   never need an acknowledgment of another group, since a CREATE of
  *   another client broke W before it could write).
+ * A rename or unlink of a file (vol_rename, vol_remove: the name a client
+ * caches a handle to changes) breaks H of every grant of another group on
+ * it and waits the same way (vol_rename_by / vol_remove_by: a front end's
+ * own group, nowait).
  * Front ends that open files (SMB CREATE) contend with vol_lease_contend,
  * which starts the breaks and never waits: the front end waits itself
  * (vol_lease_breaking) and revokes at its timeout (vol_lease_revoke).
@@ -79,6 +83,11 @@ struct vol_lease_by {
  * group, or l already held), -ENOSPC (VOL_LEASE_MAX). Whether the caching
  * is compatible with other opens is the front end's decision. */
 int vol_lease_grant(struct vol_store *s, struct vol_lease *l, unsigned state);
+/* Raise held l, not breaking, to state, a superset of what it holds (a
+ * cache of several grants grew: each holds what the cache holds, so that
+ * the one left when others close still carries it): 0, or -EINVAL (not
+ * held, breaking, not a superset, not a valid state; nothing changes). */
+int vol_lease_upgrade(struct vol_store *s, struct vol_lease *l, unsigned state);
 /* Take l off the table (its holder closes); nothing when not held. brk is
  * never called on l after; a breaker waiting on it goes on. */
 void vol_lease_drop(struct vol_store *s, struct vol_lease *l);
@@ -115,5 +124,17 @@ void vol_lease_revoke(struct vol_store *s, const struct vol_lock_key *key);
  * that need an acknowledgment, at most the break timeout. Front ends never
  * call it. */
 void vol_lease_break(struct vol_obj *obj, unsigned lost, const struct vol_lease_by *by);
+/* The same for the file `name` (a checked name, not a folder) in dir:
+ * what the store's rename and unlink call (vol_ns.c) before the name
+ * changes, with H: a client caching a handle to the file closes it or
+ * gives H back first, as a CREATE that the share modes refuse waits for
+ * (MS-SMB2 3.3.4.7; smbtorture smb2.lease.rename_wait). Nothing when the
+ * name is gone or a folder. Front ends never call it. */
+void vol_lease_break_name(struct vol_obj *dir, const char *name, unsigned lost, const struct vol_lease_by *by);
+/* A byte-range lock on key by group (0: any): every grant holding R alone
+ * (a Level II oplock, an R lease) of another group loses it, at once and
+ * without acknowledgment, as Windows breaks Level II on a lock (smbtorture
+ * smb2.oplock.brl1/3). A Level II holder's own lock breaks its own. */
+void vol_lease_contend_shared(struct vol_store *s, const struct vol_lock_key *key, uint64_t group);
 
 #endif

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #endif
 #include "agent/vol/vol_internal.h"
+#include "agent/vol/vol_lease.h"
 #include "agent/vol/vol_watch.h"
 
 #include <errno.h>
@@ -448,6 +449,18 @@ static int vol_unlink_common(struct vol_obj *dir, const struct vol_cred *cred, c
 
 int vol_remove(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen)
 {
+	return vol_remove_by(dir, cred, name, nlen, NULL);
+}
+
+int vol_remove_by(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
+		  const struct vol_lease_by *by)
+{
+	char nm[VOL_NAME_MAX + 1];
+
+	/* a client caching a handle to the file closes it first (vol_lease.h) */
+	if (S_ISDIR(dir->st.st_mode) && !dir->snap && vol_name(name, nlen, nm) == 0 && strcmp(nm, ".") &&
+	    strcmp(nm, ".."))
+		vol_lease_break_name(dir, nm, VOL_LEASE_H, by);
 	return vol_unlink_common(dir, cred, name, nlen, false);
 }
 
@@ -458,6 +471,12 @@ int vol_rmdir(struct vol_obj *dir, const struct vol_cred *cred, const char *name
 
 int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_obj *tdir,
 	       const char *tname, size_t tlen, const struct vol_cred *cred)
+{
+	return vol_rename_by(fdir, fname, flen, tdir, tname, tlen, cred, NULL);
+}
+
+int vol_rename_by(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_obj *tdir,
+		  const char *tname, size_t tlen, const struct vol_cred *cred, const struct vol_lease_by *by)
 {
 	char f[VOL_NAME_MAX + 1], t[VOL_NAME_MAX + 1];
 	struct stat st, src;
@@ -474,6 +493,10 @@ int vol_rename(struct vol_obj *fdir, const char *fname, size_t flen, struct vol_
 		return -EROFS;
 	if (!strcmp(f, ".") || !strcmp(f, "..") || !strcmp(t, ".") || !strcmp(t, ".."))
 		return -EINVAL;
+	/* clients caching a handle to the file, or to the one it replaces,
+	 * close it first (vol_lease.h); no store lock is held while waiting */
+	vol_lease_break_name(fdir, f, VOL_LEASE_H, by);
+	vol_lease_break_name(tdir, t, VOL_LEASE_H, by);
 	vol_become(cred);
 	if ((known = fstatat(fdir->fd, f, &src, AT_SYMLINK_NOFOLLOW) == 0)) /* its name changes: read-ahead forgets it */
 		vol_ra_forget(fdir->exp, (uint64_t)src.st_ino);

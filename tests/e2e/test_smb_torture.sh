@@ -38,10 +38,16 @@ NOTIFY_TESTS="tdis tdis1 close logoff file tcp handle-permissions"
 # waiting CREATE, the acks, epochs, stat opens and durable reconnects, none
 # of those that wait out a 35 s break timeout (batch22a, timeout-disconnect),
 # run test by test to keep the suite short.
+# Breaks by renames, deletes and locks (batch19, brl1-3, doc, v2_rename), a
+# sharing violation taking H alone (break_twice), lease versions and state
+# across opens (v2_epoch2/3), durable delete-on-close, session reconnect and
+# LOGOFF (delete_on_close1, reopen1a, reopen2a, reopen4). lease.rename_wait
+# passes on the agent in some runs only (2 of 4), so it is not claimed.
 OPLOCK_TESTS="$(printf 'smb2.oplock.%s ' exclusive1 exclusive2 exclusive5 batch1 batch6 batch10 batch13 batch23 \
-	levelii500 levelii502) $(printf 'smb2.lease.%s ' breaking1 breaking2 breaking5 breaking6 v2_epoch1 statopen2 \
-	duplicate_open) $(printf 'smb2.durable-open.%s ' open-oplock open-lease reopen1 reopen2 open2-oplock) \
-	$(printf 'smb2.durable-v2-open.%s ' open-lease reopen1 reopen2 persistent-open-oplock)"
+	levelii500 levelii502 batch19 brl1 brl2 brl3 doc) $(printf 'smb2.lease.%s ' breaking1 breaking2 breaking5 \
+	breaking6 v2_epoch1 statopen2 duplicate_open v2_rename break_twice v2_epoch2 v2_epoch3) \
+	$(printf 'smb2.durable-open.%s ' open-oplock open-lease reopen1 reopen2 open2-oplock reopen1a reopen2a reopen4 \
+	delete_on_close1) $(printf 'smb2.durable-v2-open.%s ' open-lease reopen1 reopen2 persistent-open-oplock reopen1a)"
 # smb2.compound, smb2.read, smb2.ioctl and smb2.credits run whole (seconds each): compounds,
 # granted access, server-side copy (agent/smb/smb_copy.c), credits; their counts are in
 # agent/README.md. smb2.session runs by hand (its bind tests need multichannel).

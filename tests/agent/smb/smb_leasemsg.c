@@ -101,7 +101,7 @@ void smbl_create(struct smbt_conn *tc, struct smbl_create *q)
 	smbt_put32(body + 24, q->access ? q->access : q->dir ? 0x1u : 0x3u | 0x6u << 16); /* read/write data */
 	smbt_put32(body + 32, q->share_none ? 0 : q->share ? q->share : SMBL_SHARE_ALL);
 	smbt_put32(body + 36, q->disposition ? q->disposition : SMBL_OPEN_IF);
-	smbt_put32(body + 40, q->dir ? 0x1u : 0x40u);
+	smbt_put32(body + 40, (q->dir ? 0x1u : 0x40u) | q->options);
 	smbt_put16(body + 44, SMB2_HDR_LEN + 56);
 	smbt_put16(body + 46, (uint16_t)nlen);
 	for (size_t i = 0; q->name[i]; i++)

@@ -43,6 +43,7 @@ struct smbl_create {
 	bool share_none;           /* ShareAccess 0 */
 	uint32_t access;           /* DesiredAccess (0: read/write data, list for a directory) */
 	uint32_t disposition;      /* 0 taken as OPEN_IF */
+	uint32_t options;          /* CreateOptions added (FILE_DELETE_ON_CLOSE...) */
 	const char *dh;            /* a durable handle context ("DHnQ", "DH2Q", "DHnC", "DH2C") or NULL */
 	uint8_t dh_data[36];
 	size_t dh_len;

@@ -282,6 +282,71 @@ START_TEST(test_no_break_on_refused_or_stat_open)
 }
 END_TEST
 
+/* A sharing violation takes H alone (the holder keeps RW), the next open
+ * that succeeds W (smbtorture smb2.lease.break_twice). */
+START_TEST(test_sharing_violation_takes_handle_only)
+{
+	struct smbt_conn a, b;
+	struct smbl_create ra = { .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x11, .state = SMBL_RWH, .epoch = 0x10 } };
+	struct smbl_create rb = { .name = "f1", .share = 1, .lease = { .on = true, .v2 = true, .key = 0x22, .state = SMBL_RWH } };
+
+	conn_new(&a, 1);
+	conn_new(&b, 2);
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.state, SMBL_RWH);
+	smbl_create(&b, &rb); /* shares read only: a's write access refuses it */
+	ck_assert_uint_eq(rb.status, STATUS_PENDING);
+	smbt_loop_turn(srv);
+	smbl_expect_lease_break(&a, 0x11, 0x12, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RWH, SMBL_RW);
+	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RW, NULL), STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	smbl_create_final(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SHARING_VIOLATION);
+	rb = (struct smbl_create){ .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x22, .state = SMBL_RWH } };
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_PENDING);
+	smbt_loop_turn(srv);
+	smbl_expect_lease_break(&a, 0x11, 0x13, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RW, SMBL_R);
+	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_R, NULL), STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	smbl_create_final(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(rb.state, SMBL_RH);
+}
+END_TEST
+
+/* A lease is one cache whichever of its opens close (smbtorture
+ * smb2.lease.v2_epoch2): the open left holds what the lease grew to. */
+START_TEST(test_lease_state_outlives_its_opens)
+{
+	struct smbt_conn a;
+	struct smbl_create r1 = { .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x11, .state = SMBL_R, .epoch = 0x10 } };
+	struct smbl_create r2 = { .name = "f1", .lease = { .on = true, .key = 0x11, .state = SMBL_RH } };
+	struct smbl_create r3 = { .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x11, .state = SMBL_RWH } };
+	struct smbl_create r4 = { .name = "f1" };
+
+	conn_new(&a, 1);
+	smbl_create(&a, &r1);
+	ck_assert_uint_eq(r1.epoch, 0x11);
+	smbl_create(&a, &r2);
+	ck_assert_uint_eq(r2.state, SMBL_RH);
+	ck_assert_uint_eq(r2.epoch, 0x12);
+	ck_assert_uint_eq(smbl_close(&a, r1.fid), STATUS_SUCCESS);
+	smbl_create(&a, &r3);
+	ck_assert_uint_eq(r3.state, SMBL_RWH);
+	ck_assert_uint_eq(r3.epoch, 0x13);
+	ck_assert_uint_eq(smbl_close(&a, r3.fid), STATUS_SUCCESS); /* r2 is left, with RWH */
+	smbl_create(&a, &r4);
+	ck_assert_uint_eq(r4.status, STATUS_PENDING);
+	smbt_loop_turn(srv);
+	smbl_expect_lease_break(&a, 0x11, 0x14, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RWH, SMBL_RH);
+	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RH, NULL), STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	smbl_create_final(&a, &r4);
+	ck_assert_uint_eq(r4.status, STATUS_SUCCESS);
+}
+END_TEST
+
 START_TEST(test_level2_writer_breaks_itself)
 {
 	struct smbt_conn a;
@@ -460,6 +525,8 @@ static Suite *smb_break_suite(void)
 	tcase_add_test(tc, test_second_break_after_ack);
 	tcase_add_test(tc, test_no_break_on_refused_or_stat_open);
 	tcase_add_test(tc, test_level2_writer_breaks_itself);
+	tcase_add_test(tc, test_lease_state_outlives_its_opens);
+	tcase_add_test(tc, test_sharing_violation_takes_handle_only);
 	tcase_add_test(tc, test_nfs_write_waits_for_ack);
 	tcase_add_test(tc, test_nfs_write_timeout);
 	suite_add_tcase(s, tc);

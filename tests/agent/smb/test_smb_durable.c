@@ -347,6 +347,168 @@ START_TEST(test_share_conflict_closes_disconnected)
 }
 END_TEST
 
+/* The size of name in the volume's root, -1 when it is not there. */
+static long file_size(const char *name)
+{
+	struct vol_export *e = vol_export_at(ts.store, 0);
+	const struct vol_cred cred = { 0 };
+	struct vol_obj root, f;
+	long size = -1;
+
+	ck_assert_int_eq(vol_root(e, &root), 0);
+	if (vol_lookup(&root, &cred, name, strlen(name), &f) == 0) {
+		size = (long)f.st.st_size;
+		vol_obj_cleanup(&f);
+	}
+	vol_obj_cleanup(&root);
+	vol_export_unref(e);
+	return size;
+}
+
+#define FILE_DELETE_ON_CLOSE 0x1000u
+
+/* A delete-on-close open may be durable; kept, it deletes its file when it
+ * is closed (here: broken by another open), as its close would have
+ * (smbtorture smb2.durable-open.delete_on_close1); reconnected, its close
+ * deletes it (delete_on_close2). */
+START_TEST(test_delete_on_close_durable)
+{
+	struct smbt_conn a, b, c;
+	struct smbl_create q = { .name = "f1", .share_none = true, .oplock = SMB2_OPLOCK_LEVEL_BATCH,
+				 .options = FILE_DELETE_ON_CLOSE, .access = 0x3u | 0x10000u };
+	struct smbl_create rb = q;
+
+	conn_new(&a, 1, "alice");
+	dhnc(&q, 0);
+	q.dh = "DHnQ"; /* a v1 request: 16 zero bytes */
+	smbl_create(&a, &q);
+	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+	ck_assert_str_eq(q.dh_got, "DHnQ");
+	ck_assert_uint_eq(smbl_write(&a, q.fid, "x"), STATUS_SUCCESS);
+	smb_conn_free(a.c);
+	ck_assert_uint_eq(srv->ndurable, 1);
+	ck_assert_int_eq(file_size("f1"), 1); /* kept: not deleted yet */
+	conn_new(&b, 2, "alice");
+	smbl_create(&b, &rb); /* the kept BATCH must go: closed, and its file with it */
+	ck_assert_uint_eq(rb.status, STATUS_PENDING);
+	smbt_loop_turn(srv);
+	ck_assert_uint_eq(srv->ndurable, 0);
+	smbt_loop_turn(srv);
+	smbl_create_final(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	ck_assert_int_eq(file_size("f1"), 0); /* a new file: the byte went with the old one */
+	ck_assert_uint_eq(smbl_close(&b, rb.fid), STATUS_SUCCESS);
+	ck_assert_int_eq(file_size("f1"), -1);
+	/* reconnected, its close deletes it */
+	q = (struct smbl_create){ .name = "f2", .share_none = true, .oplock = SMB2_OPLOCK_LEVEL_BATCH,
+				  .options = FILE_DELETE_ON_CLOSE, .access = 0x3u | 0x10000u };
+	dh2q(&q, 60000, 0, guid_a);
+	smbl_create(&b, &q);
+	ck_assert_str_eq(q.dh_got, "DH2Q");
+	smb_conn_free(b.c);
+	ck_assert_int_eq(file_size("f2"), 0);
+	conn_new(&c, 3, "alice");
+	rb = (struct smbl_create){ .name = "f2" };
+	dh2c(&rb, q.fid, guid_a);
+	smbl_create(&c, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(rb.fid, q.fid);
+	ck_assert_int_eq(file_size("f2"), 0);
+	ck_assert_uint_eq(smbl_close(&c, rb.fid), STATUS_SUCCESS);
+	ck_assert_int_eq(file_size("f2"), -1);
+}
+END_TEST
+
+/* A session set up with PreviousSessionId (smbtorture
+ * smb2.durable-open.reopen1a): the previous session of the same user ends
+ * (its requests are USER_SESSION_DELETED) with its durable opens kept, its
+ * other opens closed; a reconnect gets the open back; another user's
+ * session is left alone. */
+START_TEST(test_previous_session_ends)
+{
+	struct smbt_conn a, b, m;
+	struct smbl_create q = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	struct smbl_create o2 = { .name = "f2" };
+	struct smbl_create rb = { .name = "f1" };
+	struct smb_req r = { 0 };
+	static struct smb_tree gone;
+
+	conn_new(&a, 1, "alice");
+	conn_new(&m, 3, "mallory");
+	memset(a.c->client_guid, 0xA1, 16);
+	dhnc(&q, 0);
+	q.dh = "DHnQ";
+	smbl_create(&a, &q);
+	ck_assert_str_eq(q.dh_got, "DHnQ");
+	smbl_create(&a, &o2); /* not durable: closed with the session */
+	ck_assert_uint_eq(o2.status, STATUS_SUCCESS);
+	/* another user naming alice's session: nothing happens */
+	r.c = m.c;
+	r.sess = m.s;
+	smb_durable_prev_session(&r, a.s->id);
+	ck_assert(!a.s->logged_off);
+	/* alice from another client */
+	conn_new(&b, 2, "alice");
+	memset(b.c->client_guid, 0xB2, 16);
+	r.c = b.c;
+	r.sess = b.s;
+	gone.id = a.t->id; /* the session's trees go with it: a's requests still name it */
+	smb_durable_prev_session(&r, a.s->id);
+	a.t = &gone;
+	ck_assert(a.s->logged_off);
+	ck_assert_ptr_null(a.s->opens);
+	ck_assert_uint_eq(srv->ndurable, 1);
+	rb = (struct smbl_create){ .name = "f3" };
+	smbl_create(&a, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_USER_SESSION_DELETED);
+	ck_assert(file_size("f2") == 0); /* closed, not deleted */
+	rb = (struct smbl_create){ .name = "f1" };
+	dhnc(&rb, q.fid);
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(rb.fid, q.fid);
+	ck_assert_uint_eq(rb.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
+	ck_assert_uint_eq(srv->ndurable, 0);
+}
+END_TEST
+
+/* A LOGOFF keeps the session's durable opens, closes the others (smbtorture
+ * smb2.durable-open.reopen4); the v2 reconnect form takes a v1 handle when
+ * it names no CreateGuid (reopen2-lease), the v1 form never a v2 handle. */
+START_TEST(test_logoff_keeps_durable)
+{
+	struct smbt_conn a, b;
+	struct smbl_create q = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	struct smbl_create o2 = { .name = "f2", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	static const uint8_t none[16];
+	uint8_t body[4] = { 4, 0, 0, 0 };
+	struct smb_wire_hdr h = { .command = SMB2_LOGOFF };
+	struct smbl_msg m;
+
+	conn_new(&a, 1, "alice");
+	q.dh = "DHnQ";
+	q.dh_len = 16;
+	smbl_create(&a, &q);
+	ck_assert_str_eq(q.dh_got, "DHnQ");
+	smbl_create(&a, &o2); /* not durable */
+	ck_assert_uint_eq(o2.status, STATUS_SUCCESS);
+	smbl_send(&a, &h, body, sizeof(body));
+	ck_assert_int_eq(smbl_recv(&a, &m), 1);
+	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(srv->ndurable, 1);
+	ck_assert_uint_eq(vol_lease_count(ts.store), 1); /* f2's BATCH went with its open */
+	conn_new(&b, 2, "alice");
+	q = (struct smbl_create){ .name = "f1" };
+	dh2c(&q, 0, none); /* the v2 form, no CreateGuid, for the v1 handle */
+	smbt_put64(q.dh_data, srv->durable->id);
+	smbt_put64(q.dh_data + 8, srv->durable->id);
+	smbl_create(&b, &q);
+	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(q.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
+	ck_assert_uint_eq(srv->ndurable, 0);
+}
+END_TEST
+
 START_TEST(test_close_is_final)
 {
 	struct smbt_conn a;
@@ -377,6 +539,9 @@ static Suite *smb_durable_suite(void)
 	tcase_add_test(tc, test_conflict_closes_disconnected);
 	tcase_add_test(tc, test_share_conflict_closes_disconnected);
 	tcase_add_test(tc, test_close_is_final);
+	tcase_add_test(tc, test_delete_on_close_durable);
+	tcase_add_test(tc, test_previous_session_ends);
+	tcase_add_test(tc, test_logoff_keeps_durable);
 	suite_add_tcase(s, tc);
 	return s;
 }

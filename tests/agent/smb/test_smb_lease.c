@@ -207,6 +207,37 @@ START_TEST(test_lease_upgrade_rules)
 }
 END_TEST
 
+/* A lease keeps the version its first open gave it (smbtorture
+ * smb2.lease.v2_epoch2/3): another version's request joining it is
+ * answered in the lease's, a v2 lease's epoch being the lease's own. */
+START_TEST(test_lease_version_kept)
+{
+	struct smbt_conn a;
+	struct smbl_create r;
+
+	conn_new(&a, 1, ON);
+	r = open_lease(&a, "f1", (struct smbl_lease){ .v2 = true, .key = 0x11, .state = SMBL_R, .epoch = 0x4711 });
+	ck_assert_uint_eq(r.ctx_len, 52);
+	ck_assert_uint_eq(r.epoch, 0x4712);
+	r = open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_RH });
+	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(r.ctx_len, 52); /* a v1 request, answered v2 */
+	ck_assert_uint_eq(r.state, SMBL_RH);
+	ck_assert_uint_eq(r.epoch, 0x4713);
+	r = open_lease(&a, "f1", (struct smbl_lease){ .v2 = true, .key = 0x11, .state = SMBL_RWH, .epoch = 0x11 });
+	ck_assert_uint_eq(r.ctx_len, 52);
+	ck_assert_uint_eq(r.state, SMBL_RWH);
+	ck_assert_uint_eq(r.epoch, 0x4714); /* the lease's epoch, not the request's */
+	/* a v1 lease: a v2 request joining it is answered v1 */
+	r = open_lease(&a, "f2", (struct smbl_lease){ .key = 0x22, .state = SMBL_R });
+	ck_assert_uint_eq(r.ctx_len, 32);
+	r = open_lease(&a, "f2", (struct smbl_lease){ .v2 = true, .key = 0x22, .state = SMBL_RW, .epoch = 0x4711 });
+	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(r.ctx_len, 32);
+	ck_assert_uint_eq(r.state, SMBL_RW);
+}
+END_TEST
+
 START_TEST(test_oplocks_off)
 {
 	struct smbt_conn a;
@@ -327,6 +358,7 @@ static Suite *smb_lease_suite(void)
 	tcase_add_test(tc, test_oplock_grant);
 	tcase_add_test(tc, test_lease_grant);
 	tcase_add_test(tc, test_lease_upgrade_rules);
+	tcase_add_test(tc, test_lease_version_kept);
 	tcase_add_test(tc, test_oplocks_off);
 	tcase_add_test(tc, test_nfs_write_breaks);
 	tcase_add_test(tc, test_smb_write_breaks);
