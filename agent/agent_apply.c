@@ -231,12 +231,19 @@ static void apply_releases(struct agent *a, const json_t *old, const struct api_
 
 	json_array_foreach(json_object_get(old, "volumes"), i, v) {
 		const char *dir = api_json_str(v, "dir", ""), *fsid = api_json_str(v, "fsid", "");
+		char root[1200];
+		struct stat st;
 		int rc;
 
 		for (j = 0; j < n && !(ok[j] && strcasecmp(iv[j].fsid, fsid) == 0); j++)
 			;
 		if (j < n || !agent_shelf_dir_ok(dir))
 			continue;
+		/* a file system of its own: the store's cached descriptors go
+		 * first, or they keep it busy */
+		snprintf(root, sizeof(root), "%s/%s", a->shelf.path, dir);
+		if (a->shelf.nvme && stat(root, &st) == 0)
+			vol_store_forget_dev(a->store, st.st_dev);
 		if ((rc = a->shelf.ops->release(&a->shelf, dir)) != 0)
 			UT_WARN("agent_apply", req, "cannot release %s: %s", dir, strerror(-rc));
 	}

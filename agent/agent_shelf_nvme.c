@@ -452,10 +452,19 @@ static int nvme_release(struct agent_shelf *s, const char *dir)
 		return -EINVAL;
 	snprintf(mp, sizeof(mp), "%s/%s", s->path, dir);
 	have_dev = nvme_find_ns(id, dev, sizeof(dev)) == 0;
-	if (nvme_mounted(mp, NULL) == 1 && umount2(mp, 0) != 0) {
-		UT_WARN("agent_shelf", NULL, "unmount %s: %s; detaching it", mp, strerror(errno));
-		if (umount2(mp, MNT_DETACH) != 0)
-			return -errno;
+	if (nvme_mounted(mp, NULL) == 1) {
+		int tries = 0, rc;
+
+		/* requests in flight hold it a moment; then detach it */
+		while ((rc = umount2(mp, 0)) != 0 && errno == EBUSY && ++tries < 20)
+			nvme_sleep_ms(100);
+		if (rc != 0) {
+			UT_WARN("agent_shelf", NULL, "unmount %s: %s; detaching it", mp, strerror(errno));
+			if (umount2(mp, MNT_DETACH) != 0)
+				return -errno;
+		} else {
+			UT_INFO("agent_shelf", NULL, "volume %s: unmounted %s", dir + 8, mp);
+		}
 	}
 	(void)rmdir(mp);
 	if (have_dev && n->spec.fence == AGENT_NVME_FENCE_PR)
@@ -487,7 +496,8 @@ static int nvme_destroy(struct agent_shelf *s, const char *dir)
 		return rc;
 	if (nvme_mounted(mp, NULL) == 1 && umount2(mp, 0) != 0)
 		return -errno; /* still in use: the next push's delete tries again */
-	if (nvme_find_ns(id, dev, sizeof(dev)) == 0 && (fd = open(dev, O_WRONLY | O_CLOEXEC)) >= 0) {
+	/* after a fresh connect the namespaces appear as the controller scans */
+	if (nvme_wait_ns(n, id, dev, sizeof(dev)) == 0 && (fd = open(dev, O_WRONLY | O_CLOEXEC)) >= 0) {
 		for (i = 0; i < 16 && rc == 0; i++) /* the first MiB: the superblock and group descriptors */
 			if (pwrite(fd, zero, sizeof(zero), (off_t)i * (off_t)sizeof(zero)) != (ssize_t)sizeof(zero))
 				rc = -errno;
