@@ -440,32 +440,41 @@ static int nvme_any_mounted(const struct agent_shelf *s)
 	return any;
 }
 
+/* Unmount mp if mounted, retrying 2 s while requests in flight hold it;
+ * then detach it (lazy) when detach is set, else fail -EBUSY. */
+static int nvme_unmount(const char *mp, const char *fsid, int detach)
+{
+	int tries = 0, rc;
+
+	if (nvme_mounted(mp, NULL) != 1)
+		return 0;
+	while ((rc = umount2(mp, 0)) != 0 && errno == EBUSY && ++tries < 20)
+		nvme_sleep_ms(100);
+	if (rc == 0) {
+		UT_INFO("agent_shelf", NULL, "volume %s: unmounted %s", fsid, mp);
+		return 0;
+	}
+	rc = -errno;
+	UT_WARN("agent_shelf", NULL, "unmount %s: %s%s", mp, strerror(-rc), detach ? "; detaching it" : "");
+	if (detach && umount2(mp, MNT_DETACH) != 0)
+		return -errno;
+	return detach ? 0 : rc;
+}
+
 /* Unmount, let the reservation go; disconnect when nothing else is mounted. */
 static int nvme_release(struct agent_shelf *s, const char *dir)
 {
 	struct agent_shelf_nvme *n = s->nvme;
 	char mp[1100], dev[64], path[128];
 	uint8_t id[16];
-	int have_dev;
+	int have_dev, rc;
 
 	if (!agent_shelf_dir_ok(dir) || agent_nvme_nsid_of_fsid(dir + 8, id) != 0)
 		return -EINVAL;
 	snprintf(mp, sizeof(mp), "%s/%s", s->path, dir);
 	have_dev = nvme_find_ns(id, dev, sizeof(dev)) == 0;
-	if (nvme_mounted(mp, NULL) == 1) {
-		int tries = 0, rc;
-
-		/* requests in flight hold it a moment; then detach it */
-		while ((rc = umount2(mp, 0)) != 0 && errno == EBUSY && ++tries < 20)
-			nvme_sleep_ms(100);
-		if (rc != 0) {
-			UT_WARN("agent_shelf", NULL, "unmount %s: %s; detaching it", mp, strerror(errno));
-			if (umount2(mp, MNT_DETACH) != 0)
-				return -errno;
-		} else {
-			UT_INFO("agent_shelf", NULL, "volume %s: unmounted %s", dir + 8, mp);
-		}
-	}
+	if ((rc = nvme_unmount(mp, dir + 8, 1)) != 0)
+		return rc;
 	(void)rmdir(mp);
 	if (have_dev && n->spec.fence == AGENT_NVME_FENCE_PR)
 		nvme_unfence(n, dev);
@@ -484,7 +493,7 @@ static int nvme_destroy(struct agent_shelf *s, const char *dir)
 {
 	static const char zero[65536];
 	struct agent_shelf_nvme *n = s->nvme;
-	char dev[64], idtext[40], mp[1100];
+	char dev[64], idtext[40], mp[1100], gone[1100];
 	uint8_t id[16];
 	int rc, fd, i;
 
@@ -492,10 +501,14 @@ static int nvme_destroy(struct agent_shelf *s, const char *dir)
 		return -EINVAL;
 	agent_nvme_id_text(id, idtext, sizeof(idtext));
 	snprintf(mp, sizeof(mp), "%s/%s", s->path, dir);
+	/* a delete is pushed until aquiferd sees it done: once is enough */
+	snprintf(gone, sizeof(gone), "%s/.destroyed/%s", s->path, dir + 8);
+	if (access(gone, F_OK) == 0)
+		return 0;
 	if ((rc = nvme_connect(n)) != 0)
 		return rc;
-	if (nvme_mounted(mp, NULL) == 1 && umount2(mp, 0) != 0)
-		return -errno; /* still in use: the next push's delete tries again */
+	if ((rc = nvme_unmount(mp, dir + 8, 0)) != 0)
+		return rc; /* still in use: never wipe under a live file system; the next push's delete tries again */
 	/* after a fresh connect the namespaces appear as the controller scans */
 	if (nvme_wait_ns(n, id, dev, sizeof(dev)) == 0 && (fd = open(dev, O_WRONLY | O_CLOEXEC)) >= 0) {
 		for (i = 0; i < 16 && rc == 0; i++) /* the first MiB: the superblock and group descriptors */
@@ -511,6 +524,8 @@ static int nvme_destroy(struct agent_shelf *s, const char *dir)
 			 dir + 8);
 		rc = -EIO;
 	}
+	if (rc == 0 && (fd = open(gone, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) >= 0)
+		close(fd);
 	return rc;
 }
 
@@ -524,7 +539,7 @@ static const struct agent_shelf_ops shelf_nvme_ops = {
 int agent_shelf_nvme_init(struct agent_shelf *s, const char *spec, const char *base, const char *node, aq_msg *msg)
 {
 	struct agent_shelf_nvme *n = NULL;
-	char vols[1100];
+	char vols[1100], gone[1100];
 	uint8_t hid[16];
 	uint64_t k2;
 	int rc = AQ_OK, i;
@@ -535,8 +550,10 @@ int agent_shelf_nvme_init(struct agent_shelf *s, const char *spec, const char *b
 	}
 	if ((rc = agent_nvme_spec_parse(spec, &n->spec, msg)) != AQ_OK)
 		goto out;
+	snprintf(gone, sizeof(gone), "%s/.destroyed", base);
 	if (snprintf(vols, sizeof(vols), "%s/volumes", base) >= (int)sizeof(s->path) ||
-	    (mkdir(base, 0711) != 0 && errno != EEXIST) || (mkdir(vols, 0711) != 0 && errno != EEXIST)) {
+	    (mkdir(base, 0711) != 0 && errno != EEXIST) || (mkdir(vols, 0711) != 0 && errno != EEXIST) ||
+	    (mkdir(gone, 0700) != 0 && errno != EEXIST)) {
 		rc = aq_fail(msg, AQ_EINVAL, "--shelf: cannot make %s", vols);
 		goto out;
 	}
