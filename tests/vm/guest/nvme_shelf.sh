@@ -136,4 +136,9 @@ stop_agent() { # started in check's subshell: not this shell's child, so poll
 	return 1
 }
 check "the agent stops cleanly" stop_agent
+# Whatever a failed check left behind goes before the target does: a mounted
+# namespace whose target vanished would queue I/O for ever and hang the
+# guest's power-off.
+for m in $(findmnt -rn -o SOURCE,TARGET | awk '$1 ~ /^\/dev\/nvme/ { print $2 }'); do umount -l "$m"; done
+for c in /sys/class/nvme/nvme*/delete_controller; do [ -e "$c" ] && echo 1 >"$c"; done
 check "the test shelf comes down" sh /aqvm/nvmet.sh down
