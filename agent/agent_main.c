@@ -228,6 +228,12 @@ static int parse_args(struct agent_cfg *cfg, int argc, char **argv, aq_msg *msg)
 		return aq_fail(msg, AQ_EINVAL, "--server, --node, --location, --shelf, --listen, --nfs-listen and --state-dir are required");
 	if (api_id_check(cfg->node, "--node", msg) != AQ_OK || api_id_check(cfg->location, "--location", msg) != AQ_OK)
 		return AQ_EINVAL;
+	if (agent_nvme_is_spec(cfg->shelf)) { /* refused before anything is made */
+		struct agent_nvme_spec spec;
+
+		if (agent_nvme_spec_parse(cfg->shelf, &spec, msg) != AQ_OK)
+			return AQ_EINVAL;
+	}
 	return agent_ctl_servers(cfg, msg);
 }
 

@@ -16,6 +16,8 @@
 # fence=none: the guest's 6.1 nvmet has no persistent reservations (they came
 # with Linux 6.13), so fencing is not exercised here (docs/internals/shelf.md).
 #
+# AQ_VM_NVME_TRANSPORT=rdma runs the same over NVMe/RDMA on soft-RoCE
+# (rdma_rxe on the guest's virtio NIC; test_vm_nvme_shelf_rdma.sh).
 # AQ_VM=0 skips, AQ_VM=1 makes missing tools a failure (vm_preflight).
 . "$(dirname "$0")/lib.sh"
 . "$AQ_SRC/tests/vm/lib.sh"
@@ -35,7 +37,8 @@ AP=$(aq_pick_port)
 NP=$(aq_pick_port)
 S=$AQ_TMP/share
 MIB=${AQ_VM_NVME_MIB:-64}
-vm_nvme_share "$S" "$(aq_join_token nvloc)" nvnode nvloc "$AP" "$NP" "$MIB" || { aq_failed "the guest's share"; aq_finish; }
+TRANSPORT=${AQ_VM_NVME_TRANSPORT:-tcp}
+vm_nvme_share "$S" "$(aq_join_token nvloc)" nvnode nvloc "$AP" "$NP" "$MIB" "$TRANSPORT" || { aq_failed "the guest's share"; aq_finish; }
 DATA_SHA=$(sha256sum <"$S/data.bin" | cut -c1-64)
 
 VM_NET_ARGS=(-netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$AP-:$AP,hostfwd=tcp:127.0.0.1:$NP-:$NP"
@@ -55,7 +58,7 @@ vm_nvme_wait "$S/agent.started" 300 && for _ in $(seq 240); do
 	kill -0 "$VMSUB" 2>/dev/null || break
 	sleep 1
 done
-expect_jq .state READY "node nvnode (the agent in the guest, nvmeof shelf) READY"
+expect_jq .state READY "node nvnode (the agent in the guest, nvmeof shelf over $TRANSPORT) READY"
 
 aq_req POST "$P/storagePools?storagePoolId=nvpool" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"EXTREME","capacityGib":"10240","qosType":"MANUAL"}'
 expect_jq .done true "pool nvpool created"
@@ -80,6 +83,6 @@ VMSUB=
 expect_eq "the guest ran its checks to the end" 0 "$(cat "$S/vm.rc" 2>/dev/null)"
 vm_guest_results "$S"
 vm_guest_dmesg "$S" 'nvme.*(error|failed)|EXT4-fs (error|warning)|nvmet.*failed'
-vm_nvme_agent_log "$S/agent.log"
+vm_nvme_agent_log "$S/agent.log" "$TRANSPORT"
 aq_sanitizer_clean "$AQ_TMP/srv"
 aq_finish

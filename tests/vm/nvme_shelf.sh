@@ -7,15 +7,17 @@
 # crypto; these live in kernel/block and kernel/drivers/nvme): loaded in the
 # guest by tests/vm/guest/nvmet.sh, in this order.
 VM_NVME_MODULES="t10-pi nvme-core nvme-fabrics nvme-tcp nvmet nvmet-tcp"
+# ...and for NVMe over RDMA on soft-RoCE (rdma_rxe on the guest's virtio NIC).
+VM_NVME_RDMA_MODULES="ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_rxe nvme-rdma nvmet-rdma"
 
-# vm_nvme_share S JOIN NODE LOC AP NP MIB: S holds the modules, nvmet.sh,
+# vm_nvme_share S JOIN NODE LOC AP NP MIB TRANSPORT: S holds the modules, nvmet.sh,
 # nvme_shelf.sh (as cmd), aquifer-agent with the shared libraries it links
 # (run through their own loader in the guest), MIB MiB of random data.bin and
 # env for the guest. Non-zero when something is missing.
 vm_nvme_share() {
 	local s=$1 m f
 	mkdir -p "$s/mod" "$s/lib" || return 1
-	for m in $VM_NVME_MODULES; do
+	for m in $VM_NVME_MODULES $([ "$8" = rdma ] && echo "$VM_NVME_RDMA_MODULES"); do
 		f=$(modinfo -k "$VM_KVER" -F filename "$m" 2>/dev/null) && [ -f "$f" ] || { echo "no module $m for $VM_KVER" >&2; return 1; }
 		cp "$f" "$s/mod/" || return 1
 	done
@@ -35,6 +37,7 @@ LOC=$4
 AP=$5
 NP=$6
 NQN=nqn.2026-01.org.aquifer:test-shelf
+TRANSPORT=$8
 DATA_MIB=$7
 DATA_SHA=$(sha256sum <"$s/data.bin" | cut -c1-64)
 WAIT_SECS=600
@@ -54,10 +57,12 @@ vm_nvme_wait() {
 	return 1
 }
 
-# vm_nvme_agent_log LOG: what the agent in the guest said about the shelf.
+# vm_nvme_agent_log LOG TRANSPORT: what the agent in the guest said about the shelf.
 vm_nvme_agent_log() {
+	local addr=127.0.0.1
+	[ "$2" = rdma ] && addr=10.0.2.15
 	grep -E 'agent_shelf|shelf nvmeof' "$1" | sed 's/^/# guest agent: /'
-	ok "the agent connected over /dev/nvme-fabrics (tcp)" grep -q 'connected nvme[0-9]* to nqn.2026-01.org.aquifer:test-shelf at 127.0.0.1:4420 over tcp' "$1"
+	ok "the agent connected over /dev/nvme-fabrics ($2)" grep -q "connected nvme[0-9]* to nqn.2026-01.org.aquifer:test-shelf at $addr:4420 over $2" "$1"
 	ok "the agent made the volume's file system on first attach" grep -q 'mounted on .* (new file system)' "$1"
 	ok "the agent unmounted the volume when it left the node (no lazy detach)" \
 		sh -c "grep -q 'volume [0-9a-f]*: unmounted ' '$1' && ! grep -q 'detaching it' '$1'"

@@ -8,7 +8,8 @@
 # written over NFS comes back with the same sha256 (also read straight from
 # the namespace's file system), and after the host deletes the volume its
 # namespace, mount and controller are gone. One TAP line per check.
-# /aqvm/env: SERVER TOKEN NODE LOC AP NP NQN DATA_SHA WAIT_SECS.
+# /aqvm/env: SERVER TOKEN NODE LOC AP NP NQN TRANSPORT (tcp: the target on
+# 127.0.0.1; rdma: soft-RoCE, rxe0 on eth0, the target on 10.0.2.15) DATA_SHA WAIT_SECS.
 . /aqvm/env
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 n=0
@@ -40,17 +41,19 @@ wait_file() { # FILE SECONDS
 
 eq() { [ "$2" = "$3" ] && return 0; echo "$1: expected '$2', got '$3'"; return 1; }
 
+TADDR=127.0.0.1
+[ "$TRANSPORT" = rdma ] && TADDR=10.0.2.15
 target_up() {
-	sh /aqvm/nvmet.sh modules /aqvm/mod && sh /aqvm/nvmet.sh up "$NQN" 127.0.0.1 4420 &&
+	sh /aqvm/nvmet.sh modules /aqvm/mod "$TRANSPORT" && sh /aqvm/nvmet.sh up "$NQN" "$TADDR" 4420 "$TRANSPORT" &&
 		test -c /dev/nvme-fabrics
 }
-check "the test shelf: nvmet over tcp on 127.0.0.1:4420, subsystem $NQN" target_up
+check "the test shelf: nvmet over $TRANSPORT on $TADDR:4420, subsystem $NQN" target_up
 
 start_agent() {
 	mkdir -p /tmp/agent
 	/aqvm/lib/ld-linux-x86-64.so.2 --library-path /aqvm/lib /aqvm/aquifer-agent --server "$SERVER" \
 		--token "$TOKEN" --node "$NODE" --location "$LOC" \
-		--shelf "nvmeof:tcp:127.0.0.1:4420:$NQN,fence=none,provision=/aqvm/nvmet.sh" \
+		--shelf "nvmeof:$TRANSPORT:$TADDR:4420:$NQN,fence=none,provision=/aqvm/nvmet.sh" \
 		--listen "0.0.0.0:$AP" --advertise 127.0.0.1 --nfs-listen "0.0.0.0:$NP" --state-dir /tmp/agent/state \
 		--log-level debug >/aqvm/agent.log 2>&1 &
 	AGENT=$!
@@ -58,7 +61,7 @@ start_agent() {
 	touch /aqvm/agent.started
 	wait_file /aqvm/volume.env "$WAIT_SECS"
 }
-check "aquifer-agent (--shelf nvmeof:tcp:...) joined, and the host made a volume" start_agent
+check "aquifer-agent (--shelf nvmeof:$TRANSPORT:...) joined, and the host made a volume" start_agent
 [ -f /aqvm/volume.env ] && . /aqvm/volume.env
 FSID=$(ls /tmp/agent/state/shelf/volumes 2>/dev/null | head -n 1)
 ROOT=/tmp/agent/state/shelf/volumes/$FSID
@@ -73,6 +76,7 @@ on_namespace() {
 	want=$(printf '%016x' "0x$FSID" | sed 's/^\(....\)\(.*\)$/41514652-0001-0000-\1-\2/')
 	got=$(cat "/sys/block/${dev#/dev/}/nguid")
 	eq "the namespace's NGUID" "$want" "$got" || return 1
+	eq "the controller's transport" "$TRANSPORT" "$(cat /sys/class/nvme/nvme*/transport | sort -u)" || return 1
 	eq "the controller's subsystem" "$NQN" "$(cat /sys/block/"${dev#/dev/}"/device/subsysnqn 2>/dev/null ||
 		cat /sys/class/nvme/nvme0/subsysnqn)" || return 1
 	eq "the target's backing file" "/tmp/nvmet/$FSID.img" \

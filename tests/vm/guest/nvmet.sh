@@ -2,9 +2,11 @@
 # tests/vm/guest/nvmet.sh: the test shelf, the kernel's NVMe-oF target (nvmet,
 # configfs) in the test guest, with file-backed namespaces (issue 24).
 #
-#   nvmet.sh modules DIR         load the NVMe-oF modules the image lacks from DIR
-#                                (tests/vm/nvme_shelf.sh copies them into the share)
-#   nvmet.sh up NQN ADDR PORT    a subsystem NQN (any host) on a tcp port ADDR:PORT
+#   nvmet.sh modules DIR [rdma]  load the NVMe-oF modules the image lacks from DIR
+#                                (tests/vm/nvme_shelf.sh copies them into the share);
+#                                with rdma also soft-RoCE, and an rxe0 device on eth0
+#   nvmet.sh up NQN ADDR PORT [tcp|rdma]  a subsystem NQN (any host) on a port
+#                                ADDR:PORT of that transport (tcp by default)
 #   nvmet.sh create FSID ID BYTES  a namespace of BYTES (a sparse file in
 #                                $NVMET_DIR) with NGUID and UUID ID: what the
 #                                agent's provision= program is asked
@@ -25,19 +27,27 @@ modules)
 		modprobe "$m" 2>/dev/null || true
 	done
 	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-	for m in t10-pi nvme-core nvme-fabrics nvme-tcp nvmet nvmet-tcp; do
+	mods="t10-pi nvme-core nvme-fabrics nvme-tcp nvmet nvmet-tcp"
+	if [ "${3:-}" = rdma ]; then
+		modprobe udp_tunnel && modprobe ip6_udp_tunnel || die "modprobe udp_tunnel"
+		mods="$mods ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_rxe nvme-rdma nvmet-rdma"
+	fi
+	for m in $mods; do
 		grep -q "^$(echo "$m" | tr - _) " /proc/modules || insmod "$2/$m.ko" || die "insmod $m"
 	done
+	if [ "${3:-}" = rdma ] && ! rdma link show rxe0/1 >/dev/null 2>&1; then
+		rdma link add rxe0 type rxe netdev eth0 || die "rdma link add rxe0"
+	fi
 	;;
 up)
-	nqn=$2 addr=$3 port=$4
+	nqn=$2 addr=$3 port=$4 trtype=${5:-tcp}
 	mkdir -p "$NVMET_DIR"
 	echo "$nqn" >"$NVMET_DIR/nqn"
 	mkdir "$CFG/subsystems/$nqn"
 	echo 1 >"$CFG/subsystems/$nqn/attr_allow_any_host"
 	mkdir "$CFG/ports/1"
 	echo ipv4 >"$CFG/ports/1/addr_adrfam"
-	echo tcp >"$CFG/ports/1/addr_trtype"
+	echo "$trtype" >"$CFG/ports/1/addr_trtype"
 	echo "$addr" >"$CFG/ports/1/addr_traddr"
 	echo "$port" >"$CFG/ports/1/addr_trsvcid"
 	ln -s "$CFG/subsystems/$nqn" "$CFG/ports/1/subsystems/$nqn"
@@ -80,6 +90,6 @@ down)
 	rm -f "$NVMET_DIR"/*.img "$NVMET_DIR/nqn"
 	;;
 *)
-	die "usage: nvmet.sh modules DIR | up NQN ADDR PORT | create FSID ID BYTES | delete FSID ID | down"
+	die "usage: nvmet.sh modules DIR [rdma] | up NQN ADDR PORT [tcp|rdma] | create FSID ID BYTES | delete FSID ID | down"
 	;;
 esac
