@@ -82,7 +82,11 @@ wait "$VMSUB"
 VMSUB=
 expect_eq "the guest ran its checks to the end" 0 "$(cat "$S/vm.rc" 2>/dev/null)"
 vm_guest_results "$S"
-vm_guest_dmesg "$S" 'nvme.*(error|failed)|EXT4-fs (error|warning)|nvmet.*failed'
+# Under TCG on a loaded machine a fabrics controller may miss a keep-alive or
+# an I/O timeout and recover (seen over soft-RoCE): the transport's own retry,
+# expected here; the data checks above still hold every byte to its sha256.
+vm_guest_dmesg "$S" 'nvme.*(error|failed)|EXT4-fs (error|warning)|nvmet.*failed' \
+	'nvme nvme[0-9]+: (starting error recovery|Reconnecting in|Successfully reconnected|creating [0-9]+ I/O queues|mapped )'
 vm_nvme_agent_log "$S/agent.log" "$TRANSPORT"
 aq_sanitizer_clean "$AQ_TMP/srv"
 aq_finish
