@@ -206,8 +206,8 @@ static int apply_volume(struct agent *a, const struct api_intent_volume *v, cons
 	apply_qos(&v->qos, &c->qos);
 	if ((rc = agent_snap_prepare(a, v, ss, msg)) != AQ_OK)
 		return rc;
-	rc = a->shelf.ops->attach(&a->shelf, v->dir, (unsigned)strtoul(v->unix_permissions, NULL, 8), c->root,
-				  sizeof(c->root));
+	rc = a->shelf.ops->attach(&a->shelf, v->dir, (unsigned)strtoul(v->unix_permissions, NULL, 8),
+				  v->capacity_bytes, c->root, sizeof(c->root));
 	if (rc != 0)
 		return aq_fail(msg, AQ_EIO, "cannot attach %s on the shelf: %s", v->dir, strerror(-rc));
 	for (c->nrules = 0; c->nrules < v->nrules; c->nrules++)
@@ -217,6 +217,48 @@ static int apply_volume(struct agent *a, const struct api_intent_volume *v, cons
 	snprintf(c->lockdir, sizeof(c->lockdir), "%s/.aquifer-locks/%016llx", a->cfg.shelf, (unsigned long long)c->fsid);
 	apply_tiering(a, &v->tiering, c->fsid, c->root, t);
 	return AQ_OK;
+}
+
+/* A volume on a file system of its own (the NVMe-oF shelf) that this node
+ * lets go of: the store's cached descriptors on it go first, or they keep
+ * it from being unmounted. */
+static void apply_forget(struct agent *a, const char *dir)
+{
+	char root[1200];
+	struct stat st;
+
+	snprintf(root, sizeof(root), "%s/%s", a->shelf.path, dir);
+	if (a->shelf.nvme && stat(root, &st) == 0)
+		vol_store_forget_dev(a->store, st.st_dev);
+}
+
+/* Volumes the last applied intent served that this one does not (moved to
+ * another node, or failing here now): the shelf lets them go, so the next
+ * node can take them (an NVMe-oF volume is unmounted, its reservation
+ * released). */
+static void apply_releases(struct agent *a, const json_t *old, const json_t *dels, const struct api_intent_volume *iv,
+			   const bool *ok, size_t n, const char *req)
+{
+	const json_t *v, *d;
+	size_t i, j, k;
+
+	json_array_foreach(json_object_get(old, "volumes"), i, v) {
+		const char *dir = api_json_str(v, "dir", ""), *fsid = api_json_str(v, "fsid", "");
+		int rc;
+
+		for (j = 0; j < n && !(ok[j] && strcasecmp(iv[j].fsid, fsid) == 0); j++)
+			;
+		if (j < n || !agent_shelf_dir_ok(dir))
+			continue;
+		json_array_foreach(dels, k, d)
+			if (strcasecmp(api_json_str(d, "fsid", ""), fsid) == 0)
+				break;
+		if (k < json_array_size(dels))
+			continue; /* deleted: destroy lets it go (apply_deletes) */
+		apply_forget(a, dir);
+		if ((rc = a->shelf.ops->release(&a->shelf, dir)) != 0)
+			UT_WARN("agent_apply", req, "cannot release %s: %s", dir, strerror(-rc));
+	}
 }
 
 /* The data of deleted volumes goes only once nothing serves it; a delete
@@ -243,6 +285,7 @@ static void apply_deletes(struct agent *a, const json_t *dels, const struct api_
 			UT_WARN("agent_apply", req, "delete of %s ignored: the intent also serves it", d.fsid);
 			continue;
 		}
+		apply_forget(a, d.dir);
 		if ((drc = a->shelf.ops->destroy(&a->shelf, d.dir)) != 0)
 			UT_ERROR("agent_apply", req, "cannot delete %s: %s", d.dir, strerror(-drc));
 		else
@@ -432,6 +475,7 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	json_array_foreach(failed, i, f)
 		UT_WARN("agent_apply", req, "not serving %s: %s", *api_json_str(f, "name", "") ? api_json_str(f, "name", "") : "a volume",
 			api_json_str(f, "error", ""));
+	apply_releases(a, a->intent, dels, iv, ok, n, req);
 	apply_deletes(a, dels, iv, ok, n, req);
 	if ((rc = agent_state_write(a->cfg.state_dir, "intent.json", intent, msg)) != AQ_OK)
 		goto out;

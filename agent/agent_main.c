@@ -8,6 +8,7 @@
  * are served at once; only a node without credentials joins first. */
 #include "agent/agent.h"
 #include "agent/agent_internal.h"
+#include "agent/agent_nvme.h"
 #include "agent/snap/snap.h"
 
 #include <curl/curl.h>
@@ -52,7 +53,9 @@ static void usage(FILE *f)
 		"  --token JOIN_TOKEN        a join token (aquifer nodes join-token --location LOC); joins once\n"
 		"  --node NAME               this node's name (letters, digits, hyphens)\n"
 		"  --location LOC            the location this node serves\n"
-		"  --shelf DIR               the shelf every node of the location shares\n"
+		"  --shelf DIR               the shelf every node of the location shares: a folder, or\n"
+		"            nvmeof:tcp|rdma:ADDR:PORT:NQN[,fence=pr|none][,provision=PROG]  an NVMe-oF\n"
+		"                            subsystem, one namespace and ext4 per volume (docs/internals/shelf.md)\n"
 		"  --listen HOST:PORT        the agent API (aquiferd pushes desired state here)\n"
 		"  --nfs-listen HOST:PORT    the NFSv3/MOUNT/PORTMAP port clients mount\n"
 		"  --smb-listen HOST[:PORT]  serve the volumes whose protocols hold SMB here (port 445\n"
@@ -225,6 +228,12 @@ static int parse_args(struct agent_cfg *cfg, int argc, char **argv, aq_msg *msg)
 		return aq_fail(msg, AQ_EINVAL, "--server, --node, --location, --shelf, --listen, --nfs-listen and --state-dir are required");
 	if (api_id_check(cfg->node, "--node", msg) != AQ_OK || api_id_check(cfg->location, "--location", msg) != AQ_OK)
 		return AQ_EINVAL;
+	if (agent_nvme_is_spec(cfg->shelf)) { /* refused before anything is made */
+		struct agent_nvme_spec spec;
+
+		if (agent_nvme_spec_parse(cfg->shelf, &spec, msg) != AQ_OK)
+			return AQ_EINVAL;
+	}
 	return agent_ctl_servers(cfg, msg);
 }
 
@@ -340,7 +349,19 @@ int agent_main(int argc, char **argv)
 		UT_ERROR("agent_main", NULL, "cannot create %s: %s", a.cfg.state_dir, strerror(errno));
 		return 1;
 	}
-	if ((rc = agent_shelf_dir_init(&a.shelf, a.cfg.shelf)) != 0) {
+	if (agent_nvme_is_spec(a.cfg.shelf)) {
+		/* NVMe-oF: volumes are mounted under <state-dir>/shelf, which
+		 * stands for the shelf folder from here on (agent_shelf.h) */
+		char base[1100];
+
+		snprintf(base, sizeof(base), "%s/shelf", a.cfg.state_dir);
+		if (agent_shelf_nvme_init(&a.shelf, a.cfg.shelf, base, a.cfg.node, &msg) != AQ_OK) {
+			UT_ERROR("agent_main", NULL, "%s", msg.text);
+			return 1;
+		}
+		UT_INFO("agent_main", NULL, "shelf %s: volumes mounted under %s", a.cfg.shelf, a.shelf.path);
+		snprintf(a.cfg.shelf, sizeof(a.cfg.shelf), "%s", a.shelf.path);
+	} else if ((rc = agent_shelf_dir_init(&a.shelf, a.cfg.shelf)) != 0) {
 		UT_ERROR("agent_main", NULL, "shelf %s: %s", a.cfg.shelf, strerror(-rc));
 		return 1;
 	}
@@ -455,5 +476,6 @@ int agent_main(int argc, char **argv)
 	tier_free(a.tier);
 	json_decref(a.intent);
 	agent_tls_cleanup(&a);
+	agent_shelf_cleanup(&a.shelf);
 	return 0;
 }

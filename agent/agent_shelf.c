@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,7 +12,7 @@
 
 /* dir comes from aquiferd ("volumes/<hex>"): refuse anything else, so a
  * wrong intent can never reach outside the shelf. */
-static int shelf_dir_ok(const char *dir)
+int agent_shelf_dir_ok(const char *dir)
 {
 	const char *p = dir;
 
@@ -26,12 +27,13 @@ static int shelf_dir_ok(const char *dir)
 	return 1;
 }
 
-static int dir_attach(struct agent_shelf *s, const char *dir, unsigned mode, char *root, size_t cap)
+static int dir_attach(struct agent_shelf *s, const char *dir, unsigned mode, uint64_t bytes, char *root, size_t cap)
 {
 	char vols[1100];
 	int rc;
 
-	if (!shelf_dir_ok(dir))
+	(void)bytes; /* a folder takes what the store's quota lets in */
+	if (!agent_shelf_dir_ok(dir))
 		return -EINVAL;
 	snprintf(vols, sizeof(vols), "%s/volumes", s->path);
 	if (mkdir(vols, 0711) != 0 && errno != EEXIST)
@@ -45,14 +47,14 @@ static int dir_attach(struct agent_shelf *s, const char *dir, unsigned mode, cha
 static int dir_release(struct agent_shelf *s, const char *dir)
 {
 	(void)s;
-	return shelf_dir_ok(dir) ? 0 : -EINVAL;
+	return agent_shelf_dir_ok(dir) ? 0 : -EINVAL;
 }
 
 static int dir_destroy(struct agent_shelf *s, const char *dir)
 {
 	char root[1100];
 
-	if (!shelf_dir_ok(dir))
+	if (!agent_shelf_dir_ok(dir))
 		return -EINVAL;
 	snprintf(root, sizeof(root), "%s/%s", s->path, dir);
 	return snap_tree_remove(root); /* a subvolume at once */
@@ -74,6 +76,13 @@ int agent_shelf_dir_init(struct agent_shelf *s, const char *path)
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
 	s->ops = &shelf_dir_ops;
+	s->nvme = NULL;
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	return 0;
+}
+
+void agent_shelf_cleanup(struct agent_shelf *s)
+{
+	free(s->nvme);
+	s->nvme = NULL;
 }

@@ -2,34 +2,56 @@
  *
  * Every node of a location reaches the same shelves. A volume's data is the
  * directory <shelf>/<dir> (dir = "volumes/<fsid>" from the intent), so any
- * node can pick a volume up after failover. Today's backend is a directory
- * (a shared mount); the production backend attaches NVMe-oF namespaces
- * (see agent/README.md) and implements the same three calls.
+ * node can pick a volume up after failover. Two backends: a directory (a
+ * shared mount), and NVMe-oF (agent_shelf_nvme.c, docs/internals/shelf.md):
+ * one namespace per volume, found by the NGUID its fsid names, one ext4 file
+ * system on it mounted by the serving node only at <path>/<dir>, fenced with
+ * an NVMe persistent reservation.
  */
 #ifndef AQ_AGENT_SHELF_H
 #define AQ_AGENT_SHELF_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "api/api_error.h"
 
 struct agent_shelf;
 
 struct agent_shelf_ops {
 	const char *name;
 	/* Make the volume's data reachable on this node; write its root
-	 * directory to root. Idempotent. mode: permissions for a new root. */
-	int (*attach)(struct agent_shelf *s, const char *dir, unsigned mode, char *root, size_t cap);
+	 * directory to root. Idempotent. mode: permissions for a new root;
+	 * bytes: the volume's capacity (what a new namespace is given). */
+	int (*attach)(struct agent_shelf *s, const char *dir, unsigned mode, uint64_t bytes, char *root, size_t cap);
 	/* This node stops serving the volume (another may take it). */
 	int (*release)(struct agent_shelf *s, const char *dir);
 	/* The volume was deleted: remove its data for good. */
 	int (*destroy)(struct agent_shelf *s, const char *dir);
 };
 
+struct agent_shelf_nvme;
+
 struct agent_shelf {
 	const struct agent_shelf_ops *ops;
-	char path[1024];
+	char path[1024];               /* the shelf folder; nvmeof: where volumes are mounted */
+	struct agent_shelf_nvme *nvme; /* the nvmeof backend's state, NULL otherwise */
 };
+
+/* dir names a volume's folder as aquiferd writes it: "volumes/<1..64 hex>". */
+int agent_shelf_dir_ok(const char *dir);
 
 /* The directory backend over path. */
 int agent_shelf_dir_init(struct agent_shelf *s, const char *path);
+
+/* The nvmeof backend: spec is --shelf's "nvmeof:tcp|rdma:ADDR:PORT:NQN[,fence=
+ * pr|none][,provision=PROG]" (agent_nvme.h), base a local folder (made) where
+ * volumes are mounted, node this node's name (its host NQN, host id and
+ * reservation key). AQ_EINVAL with the reason in msg; nothing is connected
+ * before the first attach. */
+int agent_shelf_nvme_init(struct agent_shelf *s, const char *spec, const char *base, const char *node,
+			  aq_msg *msg);
+/* Frees what an init allocated (volumes stay mounted: a restart serves on). */
+void agent_shelf_cleanup(struct agent_shelf *s);
 
 #endif

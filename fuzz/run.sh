@@ -193,9 +193,19 @@ hex2bin "8600000000016800000000000003" > "$out/corpus_nlm/seed_notify"
 mkdir -p "$out/corpus_vol_grace"
 printf 'aquifer-lock-holders 1\nnlm 127.0.0.1 686f73742d61\nnfs4 - 636c69656e742d78\nnlm ::1 68\n' \
 	> "$out/corpus_vol_grace/seed_holders"
+# fuzz_agent_nvme (issue 24): a Reservation Report holding one registrant that holds it, the
+# kernel's connect answer, a sysfs address, an NGUID, a --shelf spec (the first byte picks).
+mkdir -p "$out/corpus_agent_nvme"
+hex2bin "0007000000010100$(printf '%0114d' 0)010001$(printf '%010d' 0)efcdab8967452301$(printf '%0096d' 0)" \
+	> "$out/corpus_agent_nvme/seed_report"
+printf '\001instance=3,cntlid=1\n' > "$out/corpus_agent_nvme/seed_connect"
+printf '\002traddr=10.0.2.15,trsvcid=4420,src_addr=10.0.2.16\n' > "$out/corpus_agent_nvme/seed_address"
+printf '\00341514652-0001-0000-0123-456789abcdef\n' > "$out/corpus_agent_nvme/seed_nguid"
+printf '\004nvmeof:rdma:[fd00::1]:4420:nqn.2026-01.org.aquifer:s,fence=none,provision=/p' \
+	> "$out/corpus_agent_nvme/seed_spec"
 # FUZZ_ONLY="h1 h2" runs only those harnesses.
 for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport \
-	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound bkp_manifest nlm vol_grace}; do
+	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound bkp_manifest nlm vol_grace agent_nvme}; do
 	echo "== fuzz_$h: building"
 	hlib="$lib $crypto"
 	case $h in
@@ -214,6 +224,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	api_fields) hlib="$top/api/api_fields.c $top/api/api_error.c $jansson" ;;
 	nfs4_compound) hlib="$(echo "$top"/agent/nfs4/*.c) $lib $crypto" ;;
 	bkp_manifest) hlib="$bkplib" ;;
+	agent_nvme) hlib="$top/agent/agent_nvme.c $top/api/api_error.c" ;;
 	esac
 	# shellcheck disable=SC2086
 	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $hlib -lpthread

@@ -254,6 +254,11 @@ void vol_lock_key_of(const struct vol_obj *obj, struct vol_lock_key *k);
  * stays keep their used bytes and counters; handles of exports no longer
  * present are stale; rule and capacity changes apply to the next request. */
 int vol_store_set(struct vol_store *s, const struct vol_export_cfg *cfg, size_t n);
+/* Close the open-file cache's descriptors of objects on file system dev
+ * (borrowed ones as soon as their requests end): a volume that left the
+ * node (after vol_store_set) so its own file system can be unmounted, as the
+ * NVMe-oF shelf does (agent/agent_shelf.h). */
+void vol_store_forget_dev(struct vol_store *s, dev_t dev);
 /* Counted references; release with vol_export_unref. NULL if not found. */
 struct vol_export *vol_export_by_path(struct vol_store *s, const char *path, size_t len);
 /* The export whose path is the longest prefix of path ending at a '/' or at

@@ -332,6 +332,24 @@ static void vol_fent_drop(struct vol_store *s, const uint8_t *key, size_t klen)
 	pthread_mutex_unlock(&fe->mu);
 }
 
+void vol_store_forget_dev(struct vol_store *s, dev_t dev)
+{
+	size_t i;
+
+	for (i = 0; i < VOL_FCACHE; i++) {
+		struct vol_fent *fe = &s->fc[i];
+		struct stat st;
+
+		pthread_mutex_lock(&fe->mu);
+		if (fe->valid && fe->fd >= 0 && fstat(fe->fd, &st) == 0 && st.st_dev == dev) {
+			fe->valid = false;
+			if (fe->refs == 0)
+				vol_fent_close(fe);
+		}
+		pthread_mutex_unlock(&fe->mu);
+	}
+}
+
 void vol_obj_cleanup(struct vol_obj *obj)
 {
 	if (obj->fent)

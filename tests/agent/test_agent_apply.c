@@ -140,11 +140,11 @@ END_TEST
 static char tmp[64];
 static int attaches;
 
-static int fake_attach(struct agent_shelf *s, const char *dir, unsigned mode, char *root, size_t cap)
+static int fake_attach(struct agent_shelf *s, const char *dir, unsigned mode, uint64_t bytes, char *root, size_t cap)
 {
 	char top[128];
 
-	(void)s;
+	(void)s, (void)bytes;
 	attaches++;
 	snprintf(top, sizeof(top), "%s/volumes", tmp);
 	mkdir(top, 0700);

@@ -157,6 +157,56 @@ START_TEST(test_set_exports_stale)
 }
 END_TEST
 
+/* Descriptors this process holds on files under dir. */
+static int fds_under(const char *dir)
+{
+	char fdp[64], target[512];
+	int fd, n = 0;
+
+	for (fd = 0; fd < 1024; fd++) {
+		ssize_t len;
+
+		snprintf(fdp, sizeof(fdp), "/proc/self/fd/%d", fd);
+		if ((len = readlink(fdp, target, sizeof(target) - 1)) <= 0)
+			continue;
+		target[len] = 0;
+		n += strncmp(target, dir, strlen(dir)) == 0;
+	}
+	return n;
+}
+
+/* vol_store_forget_dev (issue 24): the open-file cache lets go of a file
+ * system, so a volume's own file system (the NVMe-oF shelf) can be unmounted
+ * once the volume left; a borrowed entry goes when its borrower is done. */
+START_TEST(test_forget_dev)
+{
+	struct vol_obj r0 = root_of(0), f, o;
+	struct vol_fh fh;
+	struct stat st;
+	char pre[160];
+
+	snprintf(pre, sizeof(pre), "%s/v0/pre", ts.dir);
+	ck_assert_int_eq(vol_lookup(&r0, &root, "pre", 3, &f), 0);
+	ck_assert_int_eq(vol_fh_make(ts.store, &f, &fh), 0);
+	vol_obj_cleanup(&f);
+	vol_obj_cleanup(&r0);
+	ck_assert_int_eq(vol_fh_open(ts.store, fh.data, fh.len, &o), 0); /* cached */
+	vol_obj_cleanup(&o);
+	ck_assert_int_ge(fds_under(pre), 1);
+	ck_assert_int_eq(stat(ts.dir, &st), 0);
+	vol_store_forget_dev(ts.store, st.st_dev + 1); /* another file system: kept */
+	ck_assert_int_ge(fds_under(pre), 1);
+	vol_store_forget_dev(ts.store, st.st_dev);
+	ck_assert_int_eq(fds_under(pre), 0);
+
+	ck_assert_int_eq(vol_fh_open(ts.store, fh.data, fh.len, &o), 0); /* borrowed while forgotten */
+	vol_store_forget_dev(ts.store, st.st_dev);
+	ck_assert_int_ge(fds_under(pre), 1);
+	vol_obj_cleanup(&o);
+	ck_assert_int_eq(fds_under(pre), 0);
+}
+END_TEST
+
 /* A volume whose protocols lack the front end's is not served by
  * it (NFS answers MNT3ERR_ACCES / NFS3ERR_ACCES); no protocols set is NFSv3. */
 START_TEST(test_protocols)
@@ -583,6 +633,7 @@ int main(void)
 	tcase_add_test(tc, test_handle_roundtrip_and_forgery);
 	tcase_add_test(tc, test_confinement);
 	tcase_add_test(tc, test_set_exports_stale);
+	tcase_add_test(tc, test_forget_dev);
 	tcase_add_test(tc, test_rules);
 	tcase_add_test(tc, test_capacity);
 	tcase_add_test(tc, test_capacity_metadata);
