@@ -450,6 +450,11 @@ int srv_backup_start_delete(struct db *db, const char *bn, const char *opn, aq_m
 		rc = aq_fail(msg, AQ_EPRECOND, "backup \"%s\" is %s: wait for it to finish", bn, st);
 		goto out;
 	}
+	if (strcmp(api_json_str(ref, "action", ""), "files") == 0) {
+		rc = aq_fail(msg, AQ_EPRECOND, "files are being restored from backup \"%s\" into volume \"%s\"; wait for it",
+			     bn, api_json_str(json_object_get(ref, "files"), "volume", ""));
+		goto out;
+	}
 	if ((rc = api_backup_delete_check(bn, api_json_int64(ref, "endUnix", 0), ut_clock_real_ms() / 1000, msg)) !=
 		    AQ_OK ||
 	    (rc = bk_restoring_from(db, parent, bn, msg)) != AQ_OK)
@@ -504,6 +509,17 @@ int srv_backup_volume_busy(struct db *db, const char *vn, aq_msg *msg)
 				     "to finish", vn, api_json_str(r, "backup", ""));
 			break;
 		}
+	json_decref(refs);
+	refs = NULL;
+	/* files being restored into it, from a backup of any volume */
+	if (rc == AQ_OK && (rc = srv_bk_refs_of(db, loc, NULL, NULL, &refs)) == AQ_OK)
+		json_array_foreach(refs, i, r)
+			if (strcmp(api_json_str(r, "action", ""), "files") == 0 &&
+			    strcmp(api_json_str(json_object_get(r, "files"), "volume", ""), vn) == 0) {
+				rc = aq_fail(msg, AQ_EPRECOND, "files are being restored into volume \"%s\" from backup "
+					     "\"%s\"; wait for the restore to finish", vn, api_json_str(r, "backup", ""));
+				break;
+			}
 	json_decref(refs);
 	return rc;
 }

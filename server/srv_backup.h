@@ -86,6 +86,23 @@ int srv_h_backup_list(struct srv_req *req, json_t **resp);
 int srv_h_backup_patch(struct srv_req *req, json_t **resp);
 int srv_h_backup_delete(struct srv_req *req, json_t **resp);
 
+/* POST .../volumes/V:restore (GCNV RestoreBackupFiles; srv_backup_files.c):
+ * body {backup (required: a backup's full name in V's project and
+ * location), fileList (required: 1-API_INTENT_BKP_FILES_MAX absolute paths
+ * as in the backup's volume, no "."/".." component, not "/"),
+ * restoreDestinationPath (optional, default "/": an existing folder of V;
+ * each path lands as <it>/<the path's last component>, replacing a file of
+ * that name)}; any other field, or a path that would leave the volume, is
+ * INVALID_ARGUMENT naming it and changes nothing. V READY and served, the
+ * backup READY and not busy (one restore from a backup at a time), else
+ * FAILED_PRECONDITION. Answers an Operation (verb "restore", target V)
+ * that ends with the volume when the node restored every path, or with
+ * NOT_FOUND naming the first path the backup does not hold (other failures:
+ * INTERNAL with the node's reason). Meanwhile neither V nor the backup is
+ * deleted. The node runs the job with the engine's per-path restore
+ * (api_intent_backup.h "restoreFiles"). */
+int srv_h_volume_restore(struct srv_req *req, json_t **resp);
+
 /* The backup jobs node (its document) runs: sets "backups" in intent when
  * there are any (absent otherwise, so an intent without backups hashes as
  * before). A vault whose secret is missing is left out. */

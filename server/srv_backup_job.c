@@ -31,7 +31,10 @@ static int bk_job_node(struct db *db, const json_t *ref, const char *location, c
 	int rc;
 
 	node[0] = '\0';
-	snprintf(pname, sizeof(pname), "placements/%s", api_json_str(ref, "volume", ""));
+	/* a file restore runs where the volume the files go into is served */
+	snprintf(pname, sizeof(pname), "placements/%s",
+		 strcmp(api_json_str(ref, "action", ""), "files") == 0 ?
+			 api_json_str(json_object_get(ref, "files"), "volume", "") : api_json_str(ref, "volume", ""));
 	if ((rc = db_get(db, pname, &pl)) == AQ_OK && strcmp(api_json_str(pl, "action", ""), "delete") != 0)
 		snprintf(node, cap, "%s", api_json_str(pl, "node", ""));
 	json_decref(pl);
@@ -65,7 +68,8 @@ static int bk_job(struct db *db, const json_t *ref, json_t **job)
 		return AQ_ENOMEM;
 	if ((rc = srv_bvault_secret(db, api_json_str(ref, "vault", ""), &sec)) != AQ_OK)
 		goto out;
-	b->op = strcmp(api_json_str(ref, "action", ""), "delete") == 0	  ? API_INTENT_BKP_DELETE
+	b->op = strcmp(api_json_str(ref, "action", ""), "files") == 0	  ? API_INTENT_BKP_RESTORE_FILES
+		: strcmp(api_json_str(ref, "action", ""), "delete") == 0 ? API_INTENT_BKP_DELETE
 		: strcmp(api_json_str(ref, "action", ""), "restore") == 0 ? API_INTENT_BKP_RESTORE
 									  : API_INTENT_BKP_BACKUP;
 	snprintf(b->id, sizeof(b->id), "%s", api_json_str(ref, "uid", ""));
@@ -75,6 +79,19 @@ static int bk_job(struct db *db, const json_t *ref, json_t **job)
 		 api_json_str(json_object_get(json_object_get(sec, "store"), "directory"), "path", ""));
 	snprintf(b->volume, sizeof(b->volume), "%s", api_json_str(ref, "volume", ""));
 	snprintf(b->prev_id, sizeof(b->prev_id), "%s", api_json_str(ref, "prevId", ""));
+	if (b->op == API_INTENT_BKP_RESTORE_FILES) {
+		const json_t *f = json_object_get(ref, "files"), *p;
+		size_t i;
+
+		snprintf(b->backup_id, sizeof(b->backup_id), "%s", b->id);
+		snprintf(b->id, sizeof(b->id), "%s", api_json_str(f, "uid", ""));
+		snprintf(b->volume, sizeof(b->volume), "%s", api_json_str(f, "volume", ""));
+		snprintf(b->dest, sizeof(b->dest), "%s", api_json_str(f, "dest", "/"));
+		json_array_foreach(json_object_get(f, "paths"), i, p)
+			if (i < API_INTENT_BKP_FILES_MAX)
+				snprintf(b->paths[b->npaths++], sizeof(b->paths[0]), "%s", json_string_value(p));
+		snap = NULL;
+	}
 	if (snap) {
 		b->has_snap = true;
 		snprintf(b->snap.id, sizeof(b->snap.id), "%s", api_json_str(snap, "id", ""));
@@ -388,10 +405,48 @@ static int bk_report_delete(struct db *db, const char *location, json_t *ref, js
 	return rc;
 }
 
+/* What one report does to a file restore (the backup's ref, action "files"):
+ * the operation ends with the volume, or with the node's reason (NOT_FOUND
+ * when a path is not in the backup). */
+static int bk_report_files(struct db *db, const char *location, json_t *ref, const struct api_intent_backup_state *st,
+			   bool *kick)
+{
+	const char *bn = api_json_str(ref, "backup", "");
+	char opn[800], vn[700], text[900], rn[820], rparent[300];
+	json_t *vol = NULL, *resp = NULL;
+	int rc;
+
+	snprintf(opn, sizeof(opn), "%s", api_json_str(ref, "op", ""));
+	snprintf(vn, sizeof(vn), "%s", api_json_str(json_object_get(ref, "files"), "volume", ""));
+	srv_bk_ref_name(bn, rn, sizeof(rn));
+	srv_bk_ref_parent(location, rparent, sizeof(rparent));
+	*kick = true;
+	json_object_set_new(ref, "action", json_string(""));
+	json_object_set_new(ref, "op", json_string(""));
+	json_object_del(ref, "files");
+	if ((rc = db_put(db, "bkref", rparent, rn, ref, false)) != AQ_OK)
+		return rc;
+	if (st->state == API_INTENT_BKP_READY) {
+		if ((rc = db_get(db, vn, &vol)) == AQ_OK) {
+			json_object_set_new(vol, "@type", json_string("type.googleapis.com/google.cloud.netapp.v1.Volume"));
+			resp = vol;
+		}
+		rc = srv_op_end(db, opn, resp, AQ_OK, NULL);
+		json_decref(vol);
+		return rc;
+	}
+	snprintf(text, sizeof(text), "restoring files from backup \"%s\" into volume \"%s\" failed: %s", bn, vn,
+		 st->detail);
+	return srv_op_end(db, opn, NULL, strstr(st->detail, " is not in backup ") ? AQ_ENOENT : AQ_EINTERNAL, text);
+}
+
 /* Whether st changes ref's backup (doc). */
 static bool bk_report_news(const json_t *ref, const json_t *doc, const struct api_intent_backup_state *st)
 {
 	bool del = strcmp(api_json_str(ref, "action", ""), "delete") == 0;
+
+	if (strcmp(api_json_str(ref, "action", ""), "files") == 0)
+		return st->state == API_INTENT_BKP_READY || st->state == API_INTENT_BKP_ERROR;
 
 	if (del)
 		return st->state == API_INTENT_BKP_DELETED || st->state == API_INTENT_BKP_ERROR;
@@ -424,14 +479,19 @@ int srv_backup_report(struct db *db, const json_t *node, const json_t *body, boo
 
 		if (i >= API_INTENT_MAX_BACKUPS * 2 || api_intent_backup_state_decode(it, &st, NULL) != AQ_OK)
 			continue;
-		json_array_foreach(refs, j, r)
-			if (*api_json_str(r, "action", "") && strcmp(api_json_str(r, "uid", ""), st.id) == 0)
+		json_array_foreach(refs, j, r) /* a file restore reports under its own uid */
+			if (*api_json_str(r, "action", "") &&
+			    strcmp(strcmp(api_json_str(r, "action", ""), "files") == 0 ?
+					   api_json_str(json_object_get(r, "files"), "uid", "") : api_json_str(r, "uid", ""),
+				   st.id) == 0)
 				break;
 		if (j == json_array_size(refs) || db_get(db, api_json_str(r, "backup", ""), &doc) != AQ_OK)
 			continue;
 		if (bk_report_news(r, doc, &st)) {
 			*changed = true;
-			if (apply)
+			if (apply && strcmp(api_json_str(r, "action", ""), "files") == 0)
+				rc = bk_report_files(db, loc, r, &st, kick);
+			else if (apply)
 				rc = strcmp(api_json_str(r, "action", ""), "delete") == 0 ?
 					bk_report_delete(db, loc, r, doc, &st, kick) :
 					bk_report_backup(db, loc, r, doc, &st, kick);

@@ -85,6 +85,9 @@ const struct srv_route srv_routes[] = {
 	  .access = SRV_ACCESS_VIEWER },
 	{ .method = "POST", .path = PL "/volumes/*:revert", .handler = srv_h_volume_revert,
 	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
+	/* RestoreBackupFiles (srv_backup.h) */
+	{ .method = "POST", .path = PL "/volumes/*:restore", .handler = srv_h_volume_restore,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
 	{ .method = "POST", .path = PL "/volumes/*/snapshots", .handler = srv_h_snapshot_create,
 	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
 	{ .method = "GET", .path = PL "/volumes/*/snapshots", .handler = srv_h_snapshot_list, .access = SRV_ACCESS_VIEWER },

@@ -20,7 +20,8 @@
 #   4. kill -9 of aquiferd and of the agent during an upload: READY after
 #      both restart, and its data restores
 #   5. retention: an early delete is FAILED_PRECONDITION with the end time;
-#      deleting the first backup of the chain leaves the others restorable,
+#      deleting the first backup of the chain of three leaves the other two
+#      (b2, b3) restorable byte for byte,
 #      the operation done when the node deleted it
 #   6. the CLI: aquifer backups create|describe|list|update|delete
 . "$(dirname "$0")/lib.sh"
@@ -323,6 +324,10 @@ aq_req GET "$B/b1"
 expect_error 404 NOT_FOUND "b1 gone"
 ok "b2 still restores" restored b2 "$AQ_TMP/r2b"
 ok "... byte for byte" same "$AQ_TMP/big.bin" "$AQ_TMP/r2b/big.bin"
+ok "b3 (the third of the chain) still restores" restored b3 "$AQ_TMP/r3b"
+ok "... big.bin byte for byte" same "$AQ_TMP/big.bin" "$AQ_TMP/r3b/big.bin"
+ok "... huge.bin byte for byte" same "$VDIR/huge.bin" "$AQ_TMP/r3b/huge.bin"
+rm -rf "$AQ_TMP/r3b"
 
 # --- 6. CLI ---------------------------------------------------------------------
 if [ -x "$AQUIFER" ]; then
