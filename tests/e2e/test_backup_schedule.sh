@@ -115,7 +115,8 @@ expect_eq "each scheduled backup is named <kind>-<volume>-YYYYMMDD-HHMM" 0 "$bad
 printf '%s' "$L" | jq -e --arg id "${d[0]}" '.backups[] | select(.name | endswith("/" + $id)) | .backupType == "SCHEDULED"' >/dev/null
 ok "${d[0]} is backupType SCHEDULED" test $? -eq 0
 aq_req GET "$P/backupVaults/v1/backups?pageSize=1000"
-expect_true '[.backups[] | select(.state == "ERROR")] | length == 0' "no scheduled backup failed"
+why=$(printf '%s' "$BODY" | jq -r '[.backups[] | select(.state == "ERROR") | (.name | split("/") | last) + ": " + .stateDetails] | join("; ")')
+expect_true '[.backups[] | select(.state == "ERROR")] | length == 0' "no scheduled backup failed${why:+ ($why)}"
 
 mapfile -t rd < <(bk vr r daily)
 ok "in the retaining vault the dailies of r wait past the limit (${#rd[@]} READY, none deleted early)" test ${#rd[@]} -gt 2
@@ -135,7 +136,8 @@ watch_for $((PERIOD * 4))
 sk=$(grep -c "backup .* skipped" "$D/aquiferd.log" || true)
 expect_eq "across 3 kill -9s no slot was started twice (no skip in the log: its backup would exist already)" 0 "$sk"
 aq_req GET "$P/backupVaults/v1/backups?pageSize=1000"
-expect_true '[.backups[] | select(.state == "ERROR")] | length == 0' "none failed across the kills"
+why=$(printf '%s' "$BODY" | jq -r '[.backups[] | select(.state == "ERROR") | (.name | split("/") | last) + ": " + .stateDetails] | join("; ")')
+expect_true '[.backups[] | select(.state == "ERROR")] | length == 0' "none failed across the kills${why:+ ($why)}"
 for _ in $(seq 100); do
 	aq_req GET "$P/backupVaults/v1/backups?pageSize=1000"
 	L=$BODY
