@@ -292,6 +292,7 @@ aq_agent_restart "$D" node-east east "$SHELF" "$AGENT_API_PORT" "$AGENT_NFS_PORT
 # already on a fast machine: then the kill comes after)
 for _ in $(seq 300); do bk_is b3 '.state == "UPLOADING" or .state == "READY"' && break; sleep 0.1; done
 ST3=$(printf '%s' "$BODY" | jq -r .state)
+echo "# b3 at aquiferd's second kill: $ST3 ($(printf '%s' "$BODY" | jq -r .stateDetails))"
 aq_kill9 "$AQ_PID"
 aq_start "$D" "$AQ_PORT" || aq_failed "aquiferd restarts after the second kill -9 (b3 was $ST3)"
 aq_op_wait "$OP3" 240
