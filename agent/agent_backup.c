@@ -99,6 +99,31 @@ static int run_delete(struct bkp_vault *v, const struct api_intent_backup *job, 
 	return AQ_OK;
 }
 
+/* restoreFiles: the paths from backup backupId into the folder o->src. */
+static int run_files(struct bkp_vault *v, const struct api_intent_backup *job, const struct agent_backup_opts *o,
+		     struct api_intent_backup_state *st)
+{
+	struct run_progress p = { .o = o, .st = st };
+	struct bkp_restore_opts ro = { .progress = on_progress, .progress_arg = &p };
+	const char *paths[API_INTENT_BKP_FILES_MAX];
+	struct bkp_stats s = { 0 };
+	aq_msg why = { .text = "" };
+	int rc;
+
+	for (unsigned i = 0; i < job->npaths && i < API_INTENT_BKP_FILES_MAX; i++)
+		paths[i] = job->paths[i];
+	if (!o->src || !*o->src)
+		return outcome(st, -EINVAL, "restoring files", &(aq_msg){ .text = "no destination folder" });
+	if ((rc = bkp_restore(v, job->backup_id, o->src, paths, job->npaths, &ro, &s, &why)) != 0)
+		return outcome(st, rc == -EAGAIN ? rc : rc, "restoring files", &why);
+	st->logical_bytes = s.logical_bytes;
+	st->bytes_done = st->bytes_total = s.logical_bytes;
+	st->state = API_INTENT_BKP_READY;
+	UT_INFO("agent_backup", NULL, "backup %s: %u paths restored into %s of %s (%llu files, %llu bytes)", job->name,
+		job->npaths, job->dest, job->volume, (unsigned long long)s.files, (unsigned long long)s.logical_bytes);
+	return 0;
+}
+
 /* Open job's vault: the directory store <shelf>/<store path>. */
 static int open_vault(const char *shelf, const struct api_intent_backup *job, struct bkp_vault **v, aq_msg *msg)
 {
@@ -177,7 +202,9 @@ int agent_backup_run(const char *shelf, const struct api_intent_backup *job, con
 		return outcome(st, -EINVAL, "a restore is not a job", &why);
 	if ((rc = open_vault(shelf, job, &v, &why)) != 0)
 		return outcome(st, rc, "opening the vault", &why);
-	rc = job->op == API_INTENT_BKP_DELETE ? run_delete(v, job, st) : run_backup(v, job, o, st);
+	rc = job->op == API_INTENT_BKP_DELETE		? run_delete(v, job, st)
+	     : job->op == API_INTENT_BKP_RESTORE_FILES ? run_files(v, job, o, st)
+							: run_backup(v, job, o, st);
 	bkp_vault_close(v);
 	return rc;
 }

@@ -10,7 +10,10 @@
  *                 finished id is READY from bkp_info: idempotent after a
  *                 crash); delete: DELETED (the manifest gone, absent already
  *                 counts; the gc that frees chunks runs after, -EBUSY from a
- *                 running backup leaves it for the next delete)
+ *                 running backup leaves it for the next delete);
+ *                 restoreFiles: READY, every path restored into opts.src
+ *                 (bkp_restore with paths: the first path the backup does
+ *                 not hold fails it, ERROR naming that path)
  *   -EAGAIN       the store is down: UPLOADING, stateDetails the reason;
  *                 run the same job again later (chunks already stored are
  *                 not uploaded twice)
@@ -28,7 +31,8 @@
 #include "api/api_intent_backup.h"
 
 struct agent_backup_opts {
-	const char *src;        /* backup: the snapshot folder to back up */
+	const char *src;        /* backup: the snapshot folder to back up; restoreFiles:
+				 * the live volume's folder the files go into */
 	bool strict_ident;      /* a btrfs snapshot (inode and ctime are kept) */
 	/* progress while the backup runs (from the calling thread): done/total bytes */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);

@@ -48,6 +48,35 @@ static bool bkjob_volume_name(struct agent *a, const char *volume, char *out, si
 	return found;
 }
 
+/* restoreFiles: <shelf>/volumes/<folder><dest>, an existing folder reached
+ * through no symlink (the files never land outside the volume). */
+static int bkjob_dest(struct agent *a, const struct api_intent_backup *job, char *dst, size_t cap, aq_msg *msg)
+{
+	char name[80];
+	size_t root;
+	struct stat st;
+
+	if (!bkjob_volume_name(a, job->volume, name, sizeof(name)))
+		return aq_fail(msg, -EAGAIN, "restore %s: volume %s is not served by this node", job->name, job->volume);
+	root = (size_t)snprintf(dst, cap, "%s/volumes/%s", a->cfg.shelf, name);
+	if (root >= cap || (size_t)snprintf(dst + root, cap - root, "%s", strcmp(job->dest, "/") ? job->dest : "") >= cap - root)
+		return aq_fail(msg, -ENAMETOOLONG, "restoreDestinationPath %s is too long", job->dest);
+	for (char *c = dst + root + 1; c <= dst + strlen(dst); c++) {
+		char keep = *c;
+
+		if (*c != '/' && *c != '\0')
+			continue;
+		*c = '\0';
+		if (lstat(dst, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			*c = keep;
+			return aq_fail(msg, -ENOTDIR, "restoreDestinationPath %s is not a folder of volume %s", job->dest,
+				       job->volume);
+		}
+		*c = keep;
+	}
+	return AQ_OK;
+}
+
 static int bkjob_source(void *arg, const struct api_intent_backup *job, char *src, size_t cap, bool *strict,
 			aq_msg *msg)
 {
@@ -55,6 +84,8 @@ static int bkjob_source(void *arg, const struct api_intent_backup *job, char *sr
 	char name[80], root[1200], sdir[1100];
 	struct stat st;
 
+	if (job->op == API_INTENT_BKP_RESTORE_FILES)
+		return bkjob_dest(a, job, src, cap, msg);
 	if (!job->has_snap)
 		return aq_fail(msg, AQ_EINVAL, "backup %s: a sourceSnapshot is needed (temporary snapshots: not yet)",
 			       job->name);

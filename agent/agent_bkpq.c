@@ -111,13 +111,14 @@ static int run_one(struct agent_bkpq *q, struct slot *s, const struct api_intent
 	aq_msg why = { .text = "" };
 	int rc;
 
-	if (job->op == API_INTENT_BKP_BACKUP) {
+	if (job->op == API_INTENT_BKP_BACKUP || job->op == API_INTENT_BKP_RESTORE_FILES) {
 		rc = q->cfg.source_fn(q->cfg.arg, job, src, sizeof(src), &o.strict_ident, &why);
 		if (rc != 0) {
 			memset(st, 0, sizeof(*st));
 			snprintf(st->id, sizeof(st->id), "%s", job->id);
 			st->state = rc == -EAGAIN ? API_INTENT_BKP_UPLOADING : API_INTENT_BKP_ERROR;
-			snprintf(st->detail, sizeof(st->detail), "the source snapshot: %s",
+			snprintf(st->detail, sizeof(st->detail), "%s: %s",
+				 job->op == API_INTENT_BKP_BACKUP ? "the source snapshot" : "the destination folder",
 				 why.text[0] ? why.text : strerror(-rc));
 			return rc;
 		}

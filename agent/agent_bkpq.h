@@ -38,7 +38,8 @@ struct agent_bkpq_cfg {
 	unsigned retry_ms;      /* first pause after -EAGAIN; 0 = 1000 */
 	unsigned max_tries;     /* 0 = 10 */
 	/* Prepare job's source folder into src (cap bytes); *strict: a btrfs
-	 * snapshot. Not called for deletes. A negative errno fails the run
+	 * snapshot; for a restoreFiles job the live folder the files go into.
+	 * Not called for deletes. A negative errno fails the run
 	 * (-EAGAIN: retried). */
 	int (*source_fn)(void *arg, const struct api_intent_backup *job, char *src, size_t cap, bool *strict,
 			 aq_msg *msg);

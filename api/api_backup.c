@@ -9,6 +9,7 @@
  * refused by name (api_volume_check_supported). */
 #include "api/api_resource.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -229,4 +230,21 @@ int api_backup_delete_check(const char *name, int64_t end_unix, int64_t now_unix
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	return aq_fail(msg, AQ_EPRECOND, "backup \"%s\" is retained until %s (the vault's minimum enforced "
 		       "retention); it cannot be deleted before then", name, when);
+}
+
+void api_backup_sched_id(const char *kind, const char *volume, int64_t slot, char *out, size_t cap)
+{
+	char vol[40], when[48];
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	if (strlen(volume) > 32) {
+		for (const char *c = volume; *c; c++)
+			h = (h ^ (uint8_t)*c) * 16777619u;
+		snprintf(vol, sizeof(vol), "%.23s-%08x", volume, h);
+	} else {
+		snprintf(vol, sizeof(vol), "%s", volume);
+	}
+	/* "daily-YYYYMMDD-HHMM": the date part after the kind's hyphen */
+	api_snapshot_sched_id(kind, slot, when, sizeof(when));
+	snprintf(out, cap, "%s-%s%s", kind, vol, when + strlen(kind));
 }

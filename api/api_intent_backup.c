@@ -37,13 +37,77 @@ static int count(const json_t *o, const char *key, uint64_t *out)
 	return AQ_OK;
 }
 
+int api_backup_path_check(const char *path, bool root_ok, const char *what, aq_msg *msg)
+{
+	size_t n = strnlen(path, API_INTENT_BKP_PATH_LEN + 1);
+
+	if (n > API_INTENT_BKP_PATH_LEN)
+		return aq_fail(msg, AQ_EINVAL, "%s: a path of at most %d bytes", what, API_INTENT_BKP_PATH_LEN);
+	if (path[0] != '/')
+		return aq_fail(msg, AQ_EINVAL, "%s \"%s\" must be an absolute path in the volume (\"/dir/file\")", what,
+			       path);
+	if (n == 1)
+		return root_ok ? AQ_OK : aq_fail(msg, AQ_EINVAL, "%s \"/\": name a file or folder, not the root", what);
+	for (const char *c = path + 1; *c;) {
+		size_t k = strcspn(c, "/");
+
+		if (k == 0 || (k == 1 && c[0] == '.') || (k == 2 && c[0] == '.' && c[1] == '.'))
+			return aq_fail(msg, AQ_EINVAL, "%s \"%s\" has an empty, \".\" or \"..\" component: a path "
+				       "never leaves the volume", what, path);
+		c += k;
+		if (*c == '/' && !*++c)
+			return aq_fail(msg, AQ_EINVAL, "%s \"%s\" ends with \"/\"", what, path);
+	}
+	return AQ_OK;
+}
+
+static int decode_files(const json_t *in, struct api_intent_backup *out, aq_msg *msg)
+{
+	const json_t *paths = json_object_get(in, "paths"), *p;
+	size_t i;
+
+	if (text(in, "backupId", true, out->backup_id, sizeof(out->backup_id)) != AQ_OK ||
+	    !hex_ok(out->backup_id, API_INTENT_BKP_ID_LEN))
+		return aq_fail(msg, AQ_EINVAL, "backup job %s: backupId must be 16 hex digits", out->id);
+	if (text(in, "volume", true, out->volume, sizeof(out->volume)) != AQ_OK)
+		return aq_fail(msg, AQ_EINVAL, "backup job %s: volume must be a resource name of at most %d bytes", out->id,
+			       API_INTENT_NAME_LEN);
+	if (!json_is_array(paths) || json_array_size(paths) == 0 || json_array_size(paths) > API_INTENT_BKP_FILES_MAX)
+		return aq_fail(msg, AQ_EINVAL, "backup job %s: paths must be 1-%d paths", out->id, API_INTENT_BKP_FILES_MAX);
+	json_array_foreach(paths, i, p) {
+		if (!json_is_string(p) || json_string_length(p) > API_INTENT_BKP_PATH_LEN ||
+		    strlen(json_string_value(p)) != json_string_length(p))
+			return aq_fail(msg, AQ_EINVAL, "backup job %s: paths[%zu] must be a path of at most %d bytes", out->id,
+				       i, API_INTENT_BKP_PATH_LEN);
+		snprintf(out->paths[i], sizeof(out->paths[i]), "%s", json_string_value(p));
+		if (api_backup_path_check(out->paths[i], false, "paths[]", msg) != AQ_OK)
+			return AQ_EINVAL;
+	}
+	out->npaths = (unsigned)i;
+	if (text(in, "dest", true, out->dest, sizeof(out->dest)) != AQ_OK)
+		return aq_fail(msg, AQ_EINVAL, "backup job %s: dest must be a path of at most %d bytes", out->id,
+			       API_INTENT_BKP_PATH_LEN);
+	return api_backup_path_check(out->dest, true, "dest", msg);
+}
+
 json_t *api_intent_backup_encode(const struct api_intent_backup *b)
 {
-	static const char *const ops[] = { "backup", "delete", "restore" };
+	static const char *const ops[] = { "backup", "delete", "restore", "restoreFiles" };
 	json_t *o = json_pack("{s:s, s:s, s:s, s:{s:s, s:{s:{s:s}}}}", "op", ops[b->op], "id", b->id, "name", b->name,
 			      "vault",
 			      "key", b->key_hex, "store", "directory", "path", b->store_path);
 
+	if (o && b->op == API_INTENT_BKP_RESTORE_FILES) {
+		json_t *paths = json_array();
+
+		for (unsigned i = 0; paths && i < b->npaths; i++)
+			json_array_append_new(paths, json_string(b->paths[i]));
+		json_object_set_new(o, "backupId", json_string(b->backup_id));
+		json_object_set_new(o, "volume", json_string(b->volume));
+		json_object_set_new(o, "paths", paths ? paths : json_null());
+		json_object_set_new(o, "dest", json_string(b->dest));
+		return o;
+	}
 	if (!o || b->op != API_INTENT_BKP_BACKUP)
 		return o;
 	json_object_set_new(o, "volume", json_string(b->volume));
@@ -83,16 +147,19 @@ int api_intent_backup_decode(const json_t *in, struct api_intent_backup *out, aq
 	const json_t *vault = json_object_get(in, "vault");
 	const json_t *dir = json_object_get(json_object_get(vault, "store"), "directory");
 	char op[16];
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(in) || text(in, "id", true, out->id, sizeof(out->id)) != AQ_OK ||
 	    !hex_ok(out->id, API_INTENT_BKP_ID_LEN))
 		return aq_fail(msg, AQ_EINVAL, "a backup job's id must be 16 hex digits");
 	if (text(in, "op", true, op, sizeof(op)) != AQ_OK ||
-	    (strcmp(op, "backup") && strcmp(op, "delete") && strcmp(op, "restore")))
-		return aq_fail(msg, AQ_EINVAL, "backup job %s: op must be backup, delete or restore", out->id);
-	out->op = strcmp(op, "delete") == 0 ? API_INTENT_BKP_DELETE
-		  : strcmp(op, "restore") == 0 ? API_INTENT_BKP_RESTORE : API_INTENT_BKP_BACKUP;
+	    (strcmp(op, "backup") && strcmp(op, "delete") && strcmp(op, "restore") && strcmp(op, "restoreFiles")))
+		return aq_fail(msg, AQ_EINVAL, "backup job %s: op must be backup, delete, restore or restoreFiles", out->id);
+	out->op = strcmp(op, "delete") == 0		 ? API_INTENT_BKP_DELETE
+		  : strcmp(op, "restore") == 0	 ? API_INTENT_BKP_RESTORE
+		  : strcmp(op, "restoreFiles") == 0 ? API_INTENT_BKP_RESTORE_FILES
+						    : API_INTENT_BKP_BACKUP;
 	if (text(in, "name", true, out->name, sizeof(out->name)) != AQ_OK)
 		return aq_fail(msg, AQ_EINVAL, "backup job %s: name must be a resource name of at most %d bytes", out->id,
 			       API_INTENT_NAME_LEN);
@@ -107,6 +174,11 @@ int api_intent_backup_decode(const json_t *in, struct api_intent_backup *out, aq
 			       out->id, API_INTENT_BKP_STORE_PREFIX);
 	if (out->op == API_INTENT_BKP_BACKUP)
 		return decode_source(in, out, msg);
+	if (out->op == API_INTENT_BKP_RESTORE_FILES) {
+		if ((rc = decode_files(in, out, msg)) != AQ_OK)
+			memset(out->paths, 0, sizeof(out->paths));
+		return rc;
+	}
 	if (json_object_get(in, "volume") || json_object_get(in, "snapshot") || json_object_get(in, "prevId"))
 		return aq_fail(msg, AQ_EINVAL, "backup job %s: a %s takes no volume, snapshot or prevId", out->id, op);
 	return AQ_OK;

@@ -22,6 +22,18 @@
  *    "prevId": 16 hex digits   the previous READY backup of that volume in
  *                              that vault (absent: the first, a full one)}
  *
+ *
+ * "op": "restoreFiles" (volumes/V:restore, RestoreBackupFiles): "id" is the
+ * restore's own 16 hex digits (its report's id), "backupId" the vault-side
+ * backup id to read, "name" the backup's resource name, "vault" as above,
+ * "volume" the live volume the files go into (served by this node),
+ * "paths": [1..API_INTENT_BKP_FILES_MAX absolute paths as in the backup,
+ * api_backup_path_check's rule, not "/"], "dest": the folder of that volume
+ * they are restored into (same rule, "/" allowed; each path lands as
+ * <dest>/<its last component>, replacing a file of that name). Its report
+ * is READY when every path is restored, ERROR naming the first path the
+ * backup does not hold (or why else it failed).
+ *
  * A volume entry's "restoreSource" (a volume created from a backup, while
  * it is RESTORING) is the same object with "op": "restore" and, as a delete,
  * no volume, snapshot or prevId: when the volume's folder does not exist
@@ -47,8 +59,11 @@
 #define API_INTENT_BKP_ID_LEN 16         /* hex digits */
 #define API_INTENT_BKP_KEY_HEX 64        /* a 32-byte key in hex */
 #define API_INTENT_BKP_STORE_PREFIX ".backups/"
+#define API_INTENT_BKP_FILES_MAX 16      /* paths per file restore */
+#define API_INTENT_BKP_PATH_LEN 511      /* bytes per path */
 
-enum api_intent_bkp_op { API_INTENT_BKP_BACKUP, API_INTENT_BKP_DELETE, API_INTENT_BKP_RESTORE };
+enum api_intent_bkp_op { API_INTENT_BKP_BACKUP, API_INTENT_BKP_DELETE, API_INTENT_BKP_RESTORE,
+			 API_INTENT_BKP_RESTORE_FILES };
 
 struct api_intent_backup {
 	enum api_intent_bkp_op op;
@@ -60,7 +75,18 @@ struct api_intent_backup {
 	bool has_snap;
 	struct api_intent_snap snap;
 	char prev_id[API_INTENT_BKP_ID_LEN + 1];     /* "" = none */
+	/* restoreFiles only: the backup read, the files, the folder they go into */
+	char backup_id[API_INTENT_BKP_ID_LEN + 1];
+	unsigned npaths;
+	char paths[API_INTENT_BKP_FILES_MAX][API_INTENT_BKP_PATH_LEN + 1];
+	char dest[API_INTENT_BKP_PATH_LEN + 1];
 };
+
+/* A path inside a volume as file restores take it: absolute ("/a/b"), at
+ * most API_INTENT_BKP_PATH_LEN bytes, no empty, "." or ".." component (so
+ * it never leaves the volume), no trailing "/"; "/" itself only when
+ * root_ok. AQ_EINVAL naming what and the path. */
+int api_backup_path_check(const char *path, bool root_ok, const char *what, aq_msg *msg);
 
 enum api_intent_bkp_state {
 	API_INTENT_BKP_UPLOADING,

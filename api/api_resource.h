@@ -48,7 +48,7 @@ int api_volume_check(const struct api_math_params *p, json_t *doc, aq_msg *msg);
  * create body, or the fields an updateMask names) for a feature that does
  * not exist yet: protocols, smbSettings and securityStyle the data path
  * does not serve (one table in api_volume.c), snapReserve (no space is
- * reserved for snapshots), backupConfig.scheduledBackupEnabled, multipleEndpoints, the export
+ * reserved for snapshots), multipleEndpoints, the export
  * rules' kerberos5* flags.
  * Their "off" values are accepted. */
 int api_volume_check_supported(const json_t *given, aq_msg *msg);
@@ -123,6 +123,13 @@ int api_backup_retention_end(const json_t *vault, const char *kind, int64_t crea
 /* AQ_EPRECOND naming the backup and the end time (RFC 3339, UTC) while
  * now_unix is before end_unix (0: none); else AQ_OK. */
 int api_backup_delete_check(const char *name, int64_t end_unix, int64_t now_unix, aq_msg *msg);
+/* The ID of the scheduled backup of kind ("daily", "weekly", "monthly") of
+ * volume (its ID) at slot (seconds, UTC): "daily-vol1-20261201-0000", the
+ * snapshot scheduler's date spelling (api_snapshot_sched_id); a volume ID
+ * past 32 characters is cut to 23 and followed by "-" and 8 hex digits of
+ * a hash of the whole ID, so that the result stays within the ID rules
+ * (63 characters) and distinct per volume. */
+void api_backup_sched_id(const char *kind, const char *volume, int64_t slot, char *out, size_t cap);
 
 /* ---- snapshots (api_snapshot.c) ---- */
 

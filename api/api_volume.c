@@ -350,7 +350,6 @@ static int vol_check_served(const json_t *given, aq_msg *msg)
 int api_volume_check_supported(const json_t *given, aq_msg *msg)
 {
 	json_t *rules, *r;
-	json_t *backup = json_object_get(given, "backupConfig");
 	size_t i;
 	int rc;
 
@@ -359,10 +358,8 @@ int api_volume_check_supported(const json_t *given, aq_msg *msg)
 	/* GCNV deprecates snapReserve; no space is set aside: snapshots count in usedGib */
 	if (api_json_double(given, "snapReserve", 0) != 0)
 		return aq_fail(msg, AQ_EINVAL, "snapReserve: no space is reserved for snapshots (deprecated in GCNV; snapshot space counts in usedGib against capacityGib); leave it out or 0");
-	/* backupPolicies and backupVault are checked against the db (srv_bconfig) */
-	if (api_json_bool(backup, "scheduledBackupEnabled", false))
-		return aq_fail(msg, AQ_EINVAL, "backupConfig.scheduledBackupEnabled: scheduled backups are not "
-			       "implemented yet; leave it out or false");
+	/* backupConfig (its policies, vault and scheduledBackupEnabled) is
+	 * checked against the db (server/srv_bconfig.h) */
 	for (i = 0; i < sizeof(vol_off_bools) / sizeof(vol_off_bools[0]); i++)
 		if (api_json_bool(given, vol_off_bools[i].field, false))
 			return aq_fail(msg, AQ_EINVAL, "%s: true is not supported (%s); leave it out or false",

@@ -329,6 +329,16 @@ static const struct cli_flag revert_flags[] = {
 	END_FLAGS
 };
 
+static const struct cli_flag restore_flags[] = {
+	{ "backup", CLI_T_STR, ON_A, CLI_O_REQUIRED, "backup", NULL, NULL, NULL, "BACKUP",
+	  "The backup's full name: projects/P/locations/L/backupVaults/V/backups/B." },
+	{ "file-list", CLI_T_KEYS, ON_A, CLI_O_REQUIRED, "fileList", NULL, NULL, NULL, "PATH,...",
+	  "Absolute paths of the files or folders in the backup (at most 16)." },
+	{ "restore-destination-path", CLI_T_STR, ON_A, 0, "restoreDestinationPath", NULL, NULL, NULL, "PATH",
+	  "The volume's folder they are restored into (default /); each as PATH/<its name>." },
+	END_FLAGS
+};
+
 static const struct cli_flag snapshot_flags[] = {
 	{ "volume", CLI_T_STR, CLI_ON_ALL, CLI_O_PATH, "volume", NULL, NULL, NULL, "VOLUME",
 	  "The snapshot's volume (its ID); required unless NAME is the snapshot's full name." },
@@ -524,6 +534,9 @@ const struct cli_cmd cli_cmds[] = {
 	{ "volumes", "revert", CLI_K_ACTION, "POST", VOLUMES "/{name}:revert", NULL, NULL, NULL, "volume",
 	  "Reverting", NULL, "NAME", 1, 1, revert_flags, NOLOCAL, 0,
 	  "Revert a volume to a snapshot: its content becomes the snapshot's, newer snapshots are deleted." },
+	{ "volumes", "restore", CLI_K_ACTION, "POST", VOLUMES "/{name}:restore", NULL, NULL, NULL, "volume",
+	  "Restoring files into", NULL, "NAME", 1, 1, restore_flags, NOLOCAL, 0,
+	  "Restore files or folders from a backup into the live volume (GCNV RestoreBackupFiles)." },
 
 	/* volumes snapshots */
 	{ "volumes snapshots", "create", CLI_K_CREATE, "POST", SNAPSHOTS, NULL, "snapshotId", NULL, "snapshot",

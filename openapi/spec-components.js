@@ -94,7 +94,7 @@ schemas.OperationMetadata = {
     createTime: ts,
     endTime: ts,
     target: { type: 'string', readOnly: true, description: 'Resource name the operation acts on.' },
-    verb: { type: 'string', readOnly: true, enum: ['create', 'update', 'delete', 'revert'] },
+    verb: { type: 'string', readOnly: true, enum: ['create', 'update', 'delete', 'revert', 'restore'] },
     statusMessage: { type: 'string', readOnly: true },
     requestedCancellation: { type: 'boolean', readOnly: true },
     apiVersion: { type: 'string', readOnly: true },

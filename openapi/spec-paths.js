@@ -197,6 +197,23 @@ op(`${PL}/volumes/{volumeId}:revert`, 'post', {
   requestBody: body('RevertVolumeRequest', 'The snapshot to revert to.'),
   responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 413])),
 });
+// RestoreBackupFiles (issue 21).
+schemas.RestoreBackupFilesRequest = {
+  type: 'object', additionalProperties: false, required: ['backup', 'fileList'],
+  description: 'google.cloud.netapp.v1.RestoreBackupFilesRequest (the name is the path).',
+  properties: {
+    backup: { type: 'string', description: 'Full name of a READY backup in the volume\'s project and location: projects/P/locations/L/backupVaults/V/backups/B.' },
+    fileList: { type: 'array', minItems: 1, maxItems: 16, items: { type: 'string', maxLength: 511 }, description: 'Absolute paths of files or folders as in the backed-up volume ("/dir/file"); no ".", ".." or empty component, not "/".' },
+    restoreDestinationPath: { type: 'string', maxLength: 511, description: 'An existing folder of the volume (absolute; default "/"): each path is restored as <it>/<the path\'s last component>, replacing a file of that name.' },
+  },
+};
+op(`${PL}/volumes/{volumeId}:restore`, 'post', {
+  operationId: 'restoreBackupFiles', tags: ['Volumes'], summary: 'Restore files from a backup into the volume',
+  description: 'The node serving the volume restores each path of fileList from the backup into restoreDestinationPath of the live volume, verifying every chunk. The operation (verb restore) ends with the volume, or with NOT_FOUND naming the first path the backup does not hold. A path or destination that would leave the volume, an unknown field or more than 16 paths is INVALID_ARGUMENT naming it; FAILED_PRECONDITION (400) unless the volume is READY and served and the backup READY and not in use by another restore. Meanwhile neither the volume nor the backup is deleted.',
+  parameters: pathParams('projectId', 'locationId', 'volumeId'),
+  requestBody: body('RestoreBackupFilesRequest', 'The backup and the paths to restore.'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 413])),
+});
 op(`${PL}/volumes/{volumeId}/snapshots`, 'post', {
   operationId: 'createSnapshot', tags: ['Snapshots'], summary: 'Create a snapshot',
   description: 'Answers with an Operation that is done when the volume\'s node has made the snapshot (its response the snapshot) or could not (its error the node\'s reason; the snapshot shows ERROR). 255 snapshots per volume: the 256th is refused with RESOURCE_EXHAUSTED (429). 409 when the ID is taken in the volume. Refused with FAILED_PRECONDITION (400) unless the volume is READY or UPDATING.',

@@ -9,7 +9,9 @@
  * volume uploads: the backup is CREATING, then UPLOADING (the operation's
  * metadata.statusMessage says "uploaded D of T bytes"), then READY with
  * volumeUsageBytes (the data the backup holds), chainStorageBytes (what the
- * volume's READY backups in that vault uploaded, this one included) and
+ * volume's READY backups in that vault uploaded, this one included; stored,
+ * and refreshed in every backup of the chain when one of them becomes READY
+ * or is deleted) and
  * enforcedRetentionEndTime (the vault's retention: createTime + minimum
  * days when manualBackupImmutable). A job the node fails ends the
  * operation with an error saying the backup is in state ERROR (its
@@ -44,6 +46,7 @@
 #define AQ_SRV_BACKUP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -53,10 +56,52 @@ struct db;
 struct srv_req;
 
 int srv_h_backup_create(struct srv_req *req, json_t **resp);
+
+/* A backup to start, for the create route and the scheduler alike. */
+struct srv_backup_spec {
+	const char *vault;    /* full name, projects/P/locations/L/backupVaults/V */
+	const char *id;       /* the backup's ID (api_id_check's rule) */
+	json_t *doc;          /* the checked body (api_backup_check); filled in */
+	const char *type;     /* backupType: "MANUAL" or "SCHEDULED" */
+	const char *kind;     /* the retention flag: "manual", "daily", "weekly", "monthly" */
+	int64_t slot;         /* SCHEDULED: the schedule's slot (srv_bkpsched.h) */
+	const char *op;       /* the operation the node's report ends ("" or NULL: none) */
+	bool validate;        /* check and fill doc only, write nothing */
+};
+/* In the caller's transaction: the checks of a create (refused by name as
+ * above; AQ_EPRECOND for what may pass later: the volume not READY or not
+ * served, another backup of it running), then the backup (CREATING), its
+ * temporary snapshot and its bkref are written; AQ_EEXIST naming the ID.
+ * Nothing is written when it fails before the backup is (a caller that
+ * goes on after a failure rolls back first). */
+int srv_backup_start(struct db *db, const struct srv_backup_spec *spec, aq_msg *msg);
+/* In the caller's transaction: the backup bn (full name) becomes DELETING
+ * and its delete job goes to a node; op (or "") is the operation its
+ * report ends. AQ_ENOENT naming it; AQ_EPRECOND naming why not now: being
+ * created, uploaded or deleted, inside its enforcedRetentionEndTime (the
+ * message gives the time), a volume being restored from it. */
+int srv_backup_start_delete(struct db *db, const char *bn, const char *op, aq_msg *msg);
 int srv_h_backup_get(struct srv_req *req, json_t **resp);
 int srv_h_backup_list(struct srv_req *req, json_t **resp);
 int srv_h_backup_patch(struct srv_req *req, json_t **resp);
 int srv_h_backup_delete(struct srv_req *req, json_t **resp);
+
+/* POST .../volumes/V:restore (GCNV RestoreBackupFiles; srv_backup_files.c):
+ * body {backup (required: a backup's full name in V's project and
+ * location), fileList (required: 1-API_INTENT_BKP_FILES_MAX absolute paths
+ * as in the backup's volume, no "."/".." component, not "/"),
+ * restoreDestinationPath (optional, default "/": an existing folder of V;
+ * each path lands as <it>/<the path's last component>, replacing a file of
+ * that name)}; any other field, or a path that would leave the volume, is
+ * INVALID_ARGUMENT naming it and changes nothing. V READY and served, the
+ * backup READY and not busy (one restore from a backup at a time), else
+ * FAILED_PRECONDITION. Answers an Operation (verb "restore", target V)
+ * that ends with the volume when the node restored every path, or with
+ * NOT_FOUND naming the first path the backup does not hold (other failures:
+ * INTERNAL with the node's reason). Meanwhile neither V nor the backup is
+ * deleted. The node runs the job with the engine's per-path restore
+ * (api_intent_backup.h "restoreFiles"). */
+int srv_h_volume_restore(struct srv_req *req, json_t **resp);
 
 /* The backup jobs node (its document) runs: sets "backups" in intent when
  * there are any (absent otherwise, so an intent without backups hashes as
@@ -83,6 +128,17 @@ int srv_backup_restore_check(struct db *db, const char *parent, json_t *vol, aq_
  * RESTORING from a backup; AQ_ENOENT when the backup (or its vault's key) is
  * gone: the volume must then fail, not be served empty. */
 int srv_backup_restore_intent(struct db *db, const json_t *vol, json_t *e);
+
+/* The bytes of volume vn's chain in vault: the uploadedBytes of its READY
+ * backups there (the chainStorageBytes each of them shows, and the
+ * volume's backupConfig.backupChainBytes, both stored: refreshed when a
+ * backup of the chain becomes READY or is deleted). */
+int srv_backup_chain_bytes(struct db *db, const char *vn, const char *vault, int64_t *sum);
+/* Before vol is written (create, patch): its backupConfig.backupChainBytes
+ * from the chain in its backupVault, none without a vault; what a client
+ * sent is dropped. Stored, so a GET answers it from the document (and the
+ * document cache) as it stands. */
+int srv_backup_volume_chain(struct db *db, json_t *vol);
 
 /* AQ_EPRECOND naming it when a backup of volume vn is being created or
  * uploaded (a volume is not deleted under a running backup). */

@@ -40,6 +40,10 @@ int srv_bconfig_check(struct db *db, const char *parent, const json_t *vol, aq_m
 	if (json_array_size(pols) == 1 && !*vault)
 		return aq_fail(msg, AQ_EINVAL, "backupConfig.backupVault: required when backupConfig.backupPolicies "
 			       "is given (scheduled backups go to that vault)");
+	/* the flag has its effect or is refused: the schedule is the policy's */
+	if (api_json_bool(bc, "scheduledBackupEnabled", false) && json_array_size(pols) == 0)
+		return aq_fail(msg, AQ_EINVAL, "backupConfig.scheduledBackupEnabled: true needs a backup policy in "
+			       "backupConfig.backupPolicies (its limits say how many scheduled backups to keep)");
 	if (json_array_size(pols) == 1 &&
 	    (rc = bc_ref(db, parent, "backupConfig.backupPolicies[0]", "backupPolicies",
 			 json_string_value(json_array_get(pols, 0)), &doc, msg)) != AQ_OK)
@@ -84,27 +88,4 @@ int srv_bconfig_users(struct db *db, const char *parent, const char *target, int
 			(*n)++;
 	json_decref(items);
 	return AQ_OK;
-}
-
-void srv_bconfig_output(struct db *db, json_t *vol)
-{
-	json_t *bc = json_object_get(vol, "backupConfig"), *items = NULL, *b;
-	const char *vault = api_json_str(bc, "backupVault", "");
-	struct db_query q = { .kind = "backup", .parent = vault };
-	aq_msg msg = { 0 };
-	int64_t sum = 0;
-	size_t i;
-
-	if (!json_is_object(bc))
-		return;
-	json_object_del(bc, "backupChainBytes");
-	if (!*vault)
-		return;
-	if (db_list_all(db, &q, &items, &msg) == AQ_OK)
-		json_array_foreach(items, i, b)
-			if (strcmp(api_json_str(b, "sourceVolume", ""), api_json_str(vol, "name", "")) == 0 &&
-			    strcmp(api_json_str(b, "state", ""), "READY") == 0)
-				sum += api_json_int64(b, "chainStorageBytes", 0);
-	json_decref(items);
-	api_json_set_int64(bc, "backupChainBytes", sum);
 }

@@ -123,6 +123,11 @@ int srv_cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *m
 		if (!*val || *end || n < 0 || n > 3600)
 			return aq_fail(msg, AQ_EINVAL, "snapshot-schedule-period must be seconds within 0..3600 (0: real time), got \"%s\"", val);
 		cfg->snapshot_schedule_period = (int)n;
+	} else if (strcmp(key, "backup-schedule-period") == 0 || strcmp(key, "backup_schedule_period") == 0) {
+		n = strtol(val, &end, 10);
+		if (!*val || *end || n < 0 || n > 86400)
+			return aq_fail(msg, AQ_EINVAL, "backup-schedule-period must be seconds within 0..86400 (0: real time), got \"%s\"", val);
+		cfg->backup_schedule_period = (int)n;
 	} else if (strcmp(key, "leader-lease-seconds") == 0 || strcmp(key, "leader_lease_seconds") == 0) {
 		n = strtol(val, &end, 10);
 		if (!*val || *end || n < 2 || n > 600)

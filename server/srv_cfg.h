@@ -5,7 +5,8 @@
  * tls-key, insecure-listen, public-url, metrics-auth, node-token-ttl, the
  * connection limits (max-connections, max-connections-per-ip,
  * header-timeout-seconds, idle-timeout-seconds; '_' may stand for '-'),
- * snapshot-schedule-period (srv_snapsched.h), leader-lease-seconds and
+ * snapshot-schedule-period (srv_snapsched.h), backup-schedule-period
+ * (srv_bkpsched.h), leader-lease-seconds and
  * leader-renew-seconds (srv_lead.h) and
  * math.<level>.<field> (api_math.h). Pure: no I/O but srv_cfg_load's read. */
 #ifndef AQ_SRV_CFG_H
@@ -43,6 +44,9 @@ struct srv_cfg {
 	/* snapshot-schedule-period: seconds an hour lasts on the snapshot
 	 * scheduler's clock (a test clock; 0, the default: real time) */
 	int snapshot_schedule_period;
+	/* backup-schedule-period: seconds a day lasts on the backup scheduler's
+	 * clock (a test clock; 0, the default: real time) */
+	int backup_schedule_period;
 	/* leader-lease-seconds / leader-renew-seconds (srv_lead.h): the leader
 	 * lease lasts this long and is renewed this often (default 6 s / 2 s) */
 	int lead_lease_ms;

@@ -323,12 +323,6 @@ static int try_cached(struct srv *srv, struct srv_req *req)
 	if (srv_doc_name(req, name, sizeof(name)) != AQ_OK ||
 	    db_cache_lookup(name, &req->text, &req->text_len) != AQ_OK)
 		return AQ_ENOENT;
-	if (req->route->doc_skip && strstr(req->text, req->route->doc_skip)) { /* a NUL-terminated copy */
-		free(req->text);
-		req->text = NULL;
-		req->text_len = 0;
-		return AQ_ENOENT;
-	}
 	req->ctype = "application/json";
 	req->status = 200;
 	return AQ_OK;

@@ -60,9 +60,6 @@ struct srv_route {
 	 * the document cache when it holds the name (no I/O there), else by
 	 * the handler on a worker. */
 	const char *doc_name;
-	/* With doc_name: a cached document containing this text is answered by
-	 * the handler instead (it adds fields computed on read). */
-	const char *doc_skip;
 	/* the largest body it takes; 0: SRV_BODY_MAX */
 	size_t body_max;
 };

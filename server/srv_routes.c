@@ -75,15 +75,18 @@ const struct srv_route srv_routes[] = {
 	{ .method = "POST", .path = PL "/volumes", .handler = srv_h_volume_create,
 	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
 	{ .method = "GET", .path = PL "/volumes", .handler = srv_h_volume_list, .access = SRV_ACCESS_VIEWER },
-	/* from the cache unless it names a backupVault: backupConfig.backupChainBytes is computed on read */
+	/* from the cache: backupConfig.backupChainBytes is stored (srv_bconfig.h) */
 	{ .method = "GET", .path = PL "/volumes/*", .handler = srv_h_volume_get, .access = SRV_ACCESS_VIEWER,
-	  .doc_name = "projects/*/locations/*/volumes/*", .doc_skip = "\"backupVault\"" },
+	  .doc_name = "projects/*/locations/*/volumes/*" },
 	{ .method = "PATCH", .path = PL "/volumes/*", .handler = srv_h_volume_patch,
 	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
 	{ .method = "DELETE", .path = PL "/volumes/*", .handler = srv_h_volume_delete, .access = SRV_ACCESS_EDITOR },
 	{ .method = "GET", .path = PL "/volumes/*/metrics", .handler = srv_h_volume_metrics,
 	  .access = SRV_ACCESS_VIEWER },
 	{ .method = "POST", .path = PL "/volumes/*:revert", .handler = srv_h_volume_revert,
+	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
+	/* RestoreBackupFiles (srv_backup.h) */
+	{ .method = "POST", .path = PL "/volumes/*:restore", .handler = srv_h_volume_restore,
 	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },
 	{ .method = "POST", .path = PL "/volumes/*/snapshots", .handler = srv_h_snapshot_create,
 	  .access = SRV_ACCESS_EDITOR, .flags = SRV_F_BODY },

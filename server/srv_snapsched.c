@@ -14,6 +14,7 @@
 #include "api/api_resource.h"
 #include "api/api_schema.h"
 #include "db/db.h"
+#include "server/srv_bkpsched.h"
 #include "server/srv_internal.h"
 #include "server/srv_kick.h"
 #include "server/srv_lead.h"
@@ -187,7 +188,7 @@ static void *sched_main(void *arg)
 	struct db *db = NULL;
 	aq_msg msg = { .text = "" };
 	/* a tick well inside the shortest slot: a minute of the clock */
-	int tick_ms = srv->cfg.snapshot_schedule_period > 0 ? 200 : 10000;
+	int tick_ms = srv->cfg.snapshot_schedule_period > 0 || srv->cfg.backup_schedule_period > 0 ? 200 : 10000;
 
 	if (db_open(srv->cfg.db_path, &db, &msg) != AQ_OK) {
 		UT_ERROR("srv_snapsched", NULL, "snapshot scheduler: %s", msg.text);
@@ -201,8 +202,13 @@ static void *sched_main(void *arg)
 
 		pthread_mutex_unlock(&s->lock);
 		/* the leader's job (srv_lead.h) */
-		if (srv_lead_held(srv, &fence) && (rc = srv_snapsched_pass(db, &fence, srv_snapsched_now(srv), &made)) != AQ_OK)
-			UT_WARN("srv_snapsched", NULL, "snapshot schedule pass: %s", aq_err_str(rc));
+		if (srv_lead_held(srv, &fence)) {
+			if ((rc = srv_snapsched_pass(db, &fence, srv_snapsched_now(srv), &made)) != AQ_OK)
+				UT_WARN("srv_snapsched", NULL, "snapshot schedule pass: %s", aq_err_str(rc));
+			/* scheduled backups share the thread (srv_bkpsched.h) */
+			if ((rc = srv_bkpsched_pass(db, &fence, srv_bkpsched_now(srv), &made)) != AQ_OK)
+				UT_WARN("srv_bkpsched", NULL, "backup schedule pass: %s", aq_err_str(rc));
+		}
 		if (made)
 			srv_kick(srv, NULL);
 		pthread_mutex_lock(&s->lock);

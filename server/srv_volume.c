@@ -254,7 +254,6 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 	api_json_set_int64(doc, "usedGib", 0);
 	api_json_set_int64(doc, "coldTierSizeGib", 0);
 	api_json_set_int64(doc, "hotTierSizeUsedGib", 0);
-	json_object_del(json_object_get(doc, "backupConfig"), "backupChainBytes"); /* computed, never stored */
 	if ((rc = api_volume_check_supported(doc, &req->msg)) != AQ_OK)
 		goto out;
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK ||
@@ -263,10 +262,10 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 	    (rc = vol_fit(req, pool, doc, NULL, json_object_get(doc, "throughputMibps") != NULL)) != AQ_OK ||
 	    (rc = srv_snapshot_clone_check(req->db, parent, doc, &req->msg)) != AQ_OK ||
 	    (rc = srv_backup_restore_check(req->db, parent, doc, &req->msg)) != AQ_OK ||
-	    (rc = srv_bconfig_check(req->db, parent, doc, &req->msg)) != AQ_OK)
+	    (rc = srv_bconfig_check(req->db, parent, doc, &req->msg)) != AQ_OK ||
+	    (rc = srv_backup_volume_chain(req->db, doc)) != AQ_OK)
 		goto out;
 	out = json_deep_copy(doc);
-	srv_bconfig_output(req->db, out);
 	json_object_set_new(out, "@type", json_string(VOL_TYPE));
 	if (validate) {
 		*resp = srv_op_preview(parent, name, "create", out);
@@ -293,7 +292,6 @@ int srv_h_volume_get(struct srv_req *req, json_t **resp)
 	vol_name(req, NULL, name, sizeof(name), parent, sizeof(parent));
 	if ((rc = vol_load(req, name, &doc)) != AQ_OK)
 		return rc;
-	srv_bconfig_output(req->db, doc);
 	*resp = doc;
 	return AQ_OK;
 }
@@ -301,16 +299,13 @@ int srv_h_volume_get(struct srv_req *req, json_t **resp)
 int srv_h_volume_list(struct srv_req *req, json_t **resp)
 {
 	char parent[600], *next = NULL;
-	json_t *items = NULL, *it;
-	size_t i;
+	json_t *items = NULL;
 	int rc;
 
 	srv_parent(req, parent, sizeof(parent));
 	if ((rc = srv_check_parent(req, SRV_PARENT_LIST)) != AQ_OK ||
 	    (rc = srv_list(req, "volume", parent, &items, &next)) != AQ_OK)
 		return rc;
-	json_array_foreach(items, i, it)
-		srv_bconfig_output(req->db, it);
 	*resp = srv_list_page("volumes", items, next);
 	free(next);
 	return *resp ? AQ_OK : AQ_ENOMEM;
@@ -354,9 +349,9 @@ int srv_h_volume_patch(struct srv_req *req, json_t **resp)
 		rc = aq_fail(&req->msg, AQ_EINVAL, "tiering cannot be switched off once enabled; set tieringPolicy.tierAction to PAUSED instead");
 		goto out;
 	}
-	json_object_del(json_object_get(doc, "backupConfig"), "backupChainBytes"); /* computed, never stored */
 	if ((rc = api_volume_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK ||
 	    (rc = srv_bconfig_check(req->db, parent, doc, &req->msg)) != AQ_OK ||
+	    (rc = srv_backup_volume_chain(req->db, doc)) != AQ_OK ||
 	    (rc = vol_pool(req, doc, &pool)) != AQ_OK)
 		goto out;
 	if (strcmp(api_volume_pool_id(doc), api_volume_pool_id(old)) != 0) {
@@ -368,7 +363,6 @@ int srv_h_volume_patch(struct srv_req *req, json_t **resp)
 	if ((rc = vol_fit(req, pool, doc, old, tput_given)) != AQ_OK)
 		goto out;
 	out = json_deep_copy(doc);
-	srv_bconfig_output(req->db, out);
 	json_object_set_new(out, "@type", json_string(VOL_TYPE));
 	if (validate) {
 		*resp = srv_op_preview(parent, name, "update", out);

@@ -159,6 +159,28 @@ START_TEST(test_retention)
 }
 END_TEST
 
+/* Scheduled backups' IDs: the kind, the volume, the slot's date; a long
+ * volume ID cut and hashed, within the ID rules and distinct per volume. */
+START_TEST(test_sched_id)
+{
+	char id[80], id2[80];
+	const char *v63 = "a23456789012345678901234567890123456789012345678901234567890123";
+
+	api_backup_sched_id("daily", "vol1", 1796515200, id, sizeof(id)); /* 2026-12-06T00:00:00Z */
+	ck_assert_str_eq(id, "daily-vol1-20261206-0000");
+	api_backup_sched_id("monthly", "v", 1796515200 + 3600 + 120, id, sizeof(id));
+	ck_assert_str_eq(id, "monthly-v-20261206-0102");
+	api_backup_sched_id("monthly", v63, 1796515200, id, sizeof(id));
+	ck_assert_int_eq(api_id_check(id, "id", NULL), AQ_OK);
+	ck_assert_msg(strncmp(id, "monthly-a2345678901234567890123-", 32) == 0, "%s", id);
+	api_backup_sched_id("monthly", "a234567890123456789012345678901234567890", 1796515200, id2, sizeof(id2));
+	ck_assert_int_eq(api_id_check(id2, "id", NULL), AQ_OK);
+	ck_assert_str_ne(id, id2); /* same 23-character prefix, another hash */
+	api_backup_sched_id("daily", "a2345678901234567890123456789012", 1796515200, id, sizeof(id)); /* 32: kept whole */
+	ck_assert_str_eq(id, "daily-a2345678901234567890123456789012-20261206-0000");
+}
+END_TEST
+
 static Suite *backup_suite(void)
 {
 	Suite *s = suite_create("api_backup");
@@ -168,6 +190,7 @@ static Suite *backup_suite(void)
 	tcase_add_test(tc, test_policy);
 	tcase_add_test(tc, test_backup_body);
 	tcase_add_test(tc, test_retention);
+	tcase_add_test(tc, test_sched_id);
 	suite_add_tcase(s, tc);
 	return s;
 }

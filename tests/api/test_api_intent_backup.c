@@ -69,7 +69,7 @@ START_TEST(test_job_refusals)
 	job(JOB ",\"prevId\":\"1111111111111111\",\"snapshot\":{\"id\":\"s1\",\"uid\":\"fedcba9876543210\"}}", AQ_OK, NULL);
 	job("[]", AQ_EINVAL, "id must be 16 hex digits");
 	job("{\"op\":\"backup\",\"id\":\"0123456789ABCDEF\"}", AQ_EINVAL, "id must be 16 hex digits");
-	job("{\"op\":\"copy\",\"id\":\"0123456789abcdef\"}", AQ_EINVAL, "op must be backup, delete or restore");
+	job("{\"op\":\"copy\",\"id\":\"0123456789abcdef\"}", AQ_EINVAL, "op must be backup, delete, restore or restoreFiles");
 	job("{\"op\":\"backup\",\"id\":\"0123456789abcdef\",\"vault\":{}}", AQ_EINVAL, "name");
 	job("{\"op\":\"backup\",\"id\":\"0123456789abcdef\",\"name\":\"n\",\"vault\":{\"key\":\"00112233\"}}", AQ_EINVAL,
 	    "vault.key must be 64 hex digits");
@@ -111,6 +111,49 @@ static void report(const char *t, int rc, const char *needle)
 	json_decref(in);
 }
 
+/* restoreFiles: round trip, and its paths checked (never leaving the volume). */
+#define FILES "{\"op\":\"restoreFiles\",\"id\":\"0123456789abcdef\",\"name\":\"n\",\"vault\":{\"key\":\"" KEY "\"," \
+	      "\"store\":{\"directory\":{\"path\":\".backups/aaaaaaaaaaaaaaaa\"}}},\"backupId\":\"fedcba9876543210\"," \
+	      "\"volume\":\"projects/p/locations/l/volumes/v1\""
+START_TEST(test_files)
+{
+	json_error_t err;
+	json_t *in = json_loads(FILES ",\"paths\":[\"/a\",\"/d/b c\"],\"dest\":\"/\"}", 0, &err), *e;
+	struct api_intent_backup b, c;
+	aq_msg msg = { .text = "" };
+	char many[1200] = "";
+
+	ck_assert_int_eq(api_intent_backup_decode(in, &b, &msg), AQ_OK);
+	ck_assert_int_eq(b.op, API_INTENT_BKP_RESTORE_FILES);
+	ck_assert_uint_eq(b.npaths, 2);
+	ck_assert_str_eq(b.paths[1], "/d/b c");
+	ck_assert_str_eq(b.backup_id, "fedcba9876543210");
+	e = api_intent_backup_encode(&b);
+	ck_assert_int_eq(api_intent_backup_decode(e, &c, &msg), AQ_OK);
+	ck_assert(memcmp(&b, &c, sizeof(b)) == 0);
+	json_decref(e);
+	json_decref(in);
+	job(FILES ",\"paths\":[\"/../etc/passwd\"],\"dest\":\"/\"}", AQ_EINVAL, "paths[]");
+	job(FILES ",\"paths\":[\"a\"],\"dest\":\"/\"}", AQ_EINVAL, "absolute");
+	job(FILES ",\"paths\":[\"/\"],\"dest\":\"/\"}", AQ_EINVAL, "root");
+	job(FILES ",\"paths\":[\"/a//b\"],\"dest\":\"/\"}", AQ_EINVAL, "component");
+	job(FILES ",\"paths\":[\"/a/\"],\"dest\":\"/\"}", AQ_EINVAL, "ends with");
+	job(FILES ",\"paths\":[],\"dest\":\"/\"}", AQ_EINVAL, "paths must be");
+	job(FILES ",\"paths\":[\"/a\"],\"dest\":\"/x/..\"}", AQ_EINVAL, "dest");
+	job(FILES ",\"paths\":[\"/a\"]}", AQ_EINVAL, "dest");
+	job(FILES ",\"paths\":[\"/a\"],\"dest\":\"/\",\"backupId\":\"zz\"}", AQ_EINVAL, NULL);
+	/* 17 paths: one past the cap */
+	strcat(many, FILES ",\"dest\":\"/\",\"paths\":[\"/p\"");
+	for (int i = 0; i < API_INTENT_BKP_FILES_MAX; i++)
+		strcat(many, ",\"/p\"");
+	strcat(many, "]}");
+	job(many, AQ_EINVAL, "paths must be 1-16");
+	ck_assert_int_eq(api_backup_path_check("/a/.hidden/..x", false, "p", NULL), AQ_OK);
+	ck_assert_int_eq(api_backup_path_check("/a/./b", false, "p", NULL), AQ_EINVAL);
+	ck_assert_int_eq(api_backup_path_check("/", true, "p", NULL), AQ_OK);
+}
+END_TEST
+
 START_TEST(test_report)
 {
 	struct api_intent_backup_state st = { .state = API_INTENT_BKP_READY, .bytes_done = 10, .bytes_total = 10,
@@ -143,6 +186,7 @@ static Suite *intent_backup_suite(void)
 	tcase_add_test(tc, test_roundtrip);
 	tcase_add_test(tc, test_job_refusals);
 	tcase_add_test(tc, test_report);
+	tcase_add_test(tc, test_files);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -285,7 +285,8 @@ START_TEST(test_vol_supported)
 		/* issue 21 step 3: the names are checked against the db (srv_bconfig) */
 		{ "\"backupConfig\": {\"backupVault\": \"v\"}", NULL },
 		{ "\"backupConfig\": {\"backupPolicies\": [\"p\"]}", NULL },
-		{ "\"backupConfig\": {\"scheduledBackupEnabled\": true}", "backupConfig.scheduledBackupEnabled" },
+		/* scheduled backups are served; true without a policy: srv_bconfig */
+		{ "\"backupConfig\": {\"scheduledBackupEnabled\": true}", NULL },
 		{ "\"backupConfig\": {\"scheduledBackupEnabled\": false}", NULL },
 		{ "\"restrictedActions\": [\"DELETE\"]", NULL },
 		{ "\"exportPolicy\": {\"rules\": [{\"allowedClients\": \"10.0.0.0/8\", \"nfsv3\": false, \"nfsv4\": true}]}", NULL },

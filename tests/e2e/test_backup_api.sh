@@ -12,8 +12,9 @@
 #   - another project's token sees and touches nothing; the project and the
 #     location are not deleted while they hold vaults or policies;
 #   - (a volume's backupConfig: test_backup_config.sh, volumes need an agent)
-#   - what is not served yet stays refused by name (scheduledBackupEnabled,
-#     kmsConfig; a sourceBackup that does not exist: NOT_FOUND);
+#   - what has no effect stays refused by name (scheduledBackupEnabled
+#     without a policy, kmsConfig; a sourceBackup that does not exist:
+#     NOT_FOUND);
 #   - `aquifer backup-vaults` and `aquifer backup-policies`.
 . "$(dirname "$0")/lib.sh"
 AQUIFER=$AQ_BUILDDIR/aquifer
@@ -182,10 +183,10 @@ CASES
 aq_req_as "$OTHER" GET "$BP/p1"
 sh_true "project pb cannot read pa's policy ($STATUS)" "[ $STATUS = 403 ] || [ $STATUS = 404 ]"
 
-# === what is not served yet stays refused by name ==============================
+# === what has no effect stays refused by name =================================
 aq_req POST "$PE/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
 aq_req POST "$PE/volumes?volumeId=vol1" '{"storagePool":"sp","capacityGib":"100","shareName":"vol1","protocols":["NFSV3"],"backupConfig":{"backupVault":"projects/pa/locations/east/backupVaults/v1","scheduledBackupEnabled":true}}'
-expect_error 400 INVALID_ARGUMENT "backupConfig.scheduledBackupEnabled true is refused (not served yet)"
+expect_error 400 INVALID_ARGUMENT "backupConfig.scheduledBackupEnabled true without a policy is refused"
 expect_jq '.error.message | test("backupConfig.scheduledBackupEnabled")' true "the message names backupConfig.scheduledBackupEnabled"
 
 aq_req POST "$PE/volumes?volumeId=vol2" '{"storagePool":"sp","capacityGib":"100","shareName":"vol2","protocols":["NFSV3"],"restoreParameters":{"sourceBackup":"projects/pa/locations/east/backupVaults/v1/backups/b1"}}'

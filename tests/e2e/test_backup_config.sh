@@ -4,8 +4,9 @@
 #   - backupPolicies (at most one, existing, same project and location) and
 #     backupVault (existing, same project and location, not CROSS_REGION,
 #     required with a policy) on create and patch; each refusal names the
-#     field and changes nothing; scheduledBackupEnabled true is refused by
-#     name (scheduled backups are not served yet)
+#     field and changes nothing; scheduledBackupEnabled true without a
+#     policy is refused by name (the schedule is the policy's; the
+#     scheduler itself: test_backup_schedule.sh)
 #   - backupChainBytes is computed: the chainStorageBytes of the volume's
 #     READY backups in its vault, whatever the client sent
 #   - a policy's assignedVolumeCount counts the volumes naming it; a policy
@@ -47,7 +48,7 @@ a policy that does not exist|{\"backupVault\":\"$VV/v1\",\"backupPolicies\":[\"$
 a policy without a vault|{\"backupPolicies\":[\"$PP/p1\"]}|backupConfig.backupVault
 two policies|{\"backupVault\":\"$VV/v1\",\"backupPolicies\":[\"$PP/p1\",\"$PP/p2\"]}|backupConfig.backupPolicies
 a policy of another location|{\"backupVault\":\"$VV/v1\",\"backupPolicies\":[\"projects/pa/locations/west/backupPolicies/p1\"]}|backupConfig.backupPolicies
-scheduled backups|{\"backupVault\":\"$VV/v1\",\"backupPolicies\":[\"$PP/p1\"],\"scheduledBackupEnabled\":true}|backupConfig.scheduledBackupEnabled"
+scheduled backups without a policy|{\"backupVault\":\"$VV/v1\",\"scheduledBackupEnabled\":true}|backupConfig.scheduledBackupEnabled"
 
 # --- create --------------------------------------------------------------------
 while IFS='|' read -r what bc field; do
@@ -99,6 +100,27 @@ aq_req GET "$P/volumes"
 expect_jq '.volumes[] | select(.name | endswith("/bc1")) | .backupConfig.backupChainBytes' "$CHAIN" "... in the list too"
 aq_req GET "$P/volumes/bc2"
 expect_jq .backupConfig.backupChainBytes 0 "bc2 (vault v2) has none"
+# stored, not computed on read: a second backup, then the first deleted
+aq_req POST "$P/backupVaults/v1/backups?backupId=b2" "{\"sourceVolume\":\"projects/pa/locations/east/volumes/bc1\"}"
+aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 120
+expect_jq .response.state READY "b2 READY"
+CHAIN2=$(printf '%s' "$BODY" | jq -r .response.chainStorageBytes)
+ok "b2's chainStorageBytes ($CHAIN2) holds b1's and its own" test "$CHAIN2" -gt "$CHAIN"
+aq_req GET "$P/backupVaults/v1/backups/b1"
+expect_jq .chainStorageBytes "$CHAIN2" "b1's chainStorageBytes refreshed to the chain's ($CHAIN2)"
+aq_req GET "$P/volumes/bc1"
+expect_jq .backupConfig.backupChainBytes "$CHAIN2" "bc1's backupChainBytes follows b2 ($CHAIN2)"
+aq_req DELETE "$P/backupVaults/v1/backups/b1"
+expect_status 200 "delete b1"
+aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 120
+expect_true '.done and (has("error") | not)' "b1 deleted"
+aq_req GET "$P/backupVaults/v1/backups/b2"
+expect_jq .chainStorageBytes "$((CHAIN2 - CHAIN))" "after b1's delete b2's chainStorageBytes is the chain left ($((CHAIN2 - CHAIN)))"
+aq_req GET "$P/volumes/bc1"
+expect_jq .backupConfig.backupChainBytes "$((CHAIN2 - CHAIN))" "after b1's delete bc1's backupChainBytes is the chain left"
+aq_req GET "$P/volumes"
+expect_jq '.volumes[] | select(.name | endswith("/bc1")) | .backupConfig.backupChainBytes' "$((CHAIN2 - CHAIN))" "... in the list too"
+CHAIN=$((CHAIN2 - CHAIN))
 
 # --- CLI: --backup-config as gcloud spells it ----------------------------------
 AQUIFER=$AQ_BUILDDIR/aquifer

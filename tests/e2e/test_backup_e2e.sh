@@ -17,10 +17,12 @@
 #      a CROSS_REGION vault, unknown fields, a second backup while one runs,
 #      deleting a running backup, the volume under a running backup, the
 #      vault holding backups; validateOnly; patch; list filter/orderBy/paging
-#   4. kill -9 of aquiferd and of the agent during an upload: READY after
-#      both restart, and its data restores
+#   4. kill -9 of aquiferd and of the agent during an upload (aquiferd
+#      again while the restarted agent uploads): READY after the restarts,
+#      and its data restores
 #   5. retention: an early delete is FAILED_PRECONDITION with the end time;
-#      deleting the first backup of the chain leaves the others restorable,
+#      deleting the first backup of the chain of three leaves the other two
+#      (b2, b3) restorable byte for byte,
 #      the operation done when the node deleted it
 #   6. the CLI: aquifer backups create|describe|list|update|delete
 . "$(dirname "$0")/lib.sh"
@@ -286,8 +288,15 @@ ok "the agent was killed in the middle of the upload (chunks stored, no manifest
 aq_req GET "$B/b3"
 ok "b3 is not READY at the kill ($(printf '%s' "$BODY" | jq -r .state))" test "$(printf '%s' "$BODY" | jq -r .state)" != READY
 aq_agent_restart "$D" node-east east "$SHELF" "$AGENT_API_PORT" "$AGENT_NFS_PORT"
+# and aquiferd killed again while the agent uploads (UPLOADING, or READY
+# already on a fast machine: then the kill comes after)
+for _ in $(seq 300); do bk_is b3 '.state == "UPLOADING" or .state == "READY"' && break; sleep 0.1; done
+ST3=$(printf '%s' "$BODY" | jq -r .state)
+echo "# b3 at aquiferd's second kill: $ST3 ($(printf '%s' "$BODY" | jq -r .stateDetails))"
+aq_kill9 "$AQ_PID"
+aq_start "$D" "$AQ_PORT" || aq_failed "aquiferd restarts after the second kill -9 (b3 was $ST3)"
 aq_op_wait "$OP3" 240
-expect_true '.done and (has("error") | not) and .response.state == "READY"' "b3 ends READY after both kills"
+expect_true '.done and (has("error") | not) and .response.state == "READY"' "b3 ends READY after the kills (aquiferd's second while b3 was $ST3)"
 aq_req GET "$B/b3"
 expect_true '(.volumeUsageBytes | tonumber) >= 285212672' "b3 holds the 256 MiB file too"
 ok "b3 restores" restored b3 "$AQ_TMP/r3"
@@ -323,6 +332,10 @@ aq_req GET "$B/b1"
 expect_error 404 NOT_FOUND "b1 gone"
 ok "b2 still restores" restored b2 "$AQ_TMP/r2b"
 ok "... byte for byte" same "$AQ_TMP/big.bin" "$AQ_TMP/r2b/big.bin"
+ok "b3 (the third of the chain) still restores" restored b3 "$AQ_TMP/r3b"
+ok "... big.bin byte for byte" same "$AQ_TMP/big.bin" "$AQ_TMP/r3b/big.bin"
+ok "... huge.bin byte for byte" same "$VDIR/huge.bin" "$AQ_TMP/r3b/huge.bin"
+rm -rf "$AQ_TMP/r3b"
 
 # --- 6. CLI ---------------------------------------------------------------------
 if [ -x "$AQUIFER" ]; then
