@@ -193,9 +193,13 @@ hex2bin "8600000000016800000000000003" > "$out/corpus_nlm/seed_notify"
 mkdir -p "$out/corpus_vol_grace"
 printf 'aquifer-lock-holders 1\nnlm 127.0.0.1 686f73742d61\nnfs4 - 636c69656e742d78\nnlm ::1 68\n' \
 	> "$out/corpus_vol_grace/seed_holders"
+# fuzz_nfs4_cb (issue 19): a CB_COMPOUND reply: CB_SEQUENCE and CB_RECALL answered NFS4_OK.
+mkdir -p "$out/corpus_nfs4_cb"
+hex2bin "0000004d00000001000000000000000000000000000000000000000000000000000000020000000b0000000001020300000000000000000000000000000000050000000000000000000000000000000400000000" \
+	> "$out/corpus_nfs4_cb/seed_recall"
 # FUZZ_ONLY="h1 h2" runs only those harnesses.
 for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport \
-	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound bkp_manifest nlm vol_grace}; do
+	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound nfs4_cb bkp_manifest nlm vol_grace}; do
 	echo "== fuzz_$h: building"
 	hlib="$lib $crypto"
 	case $h in
@@ -212,7 +216,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	smb_*) hlib="$smblib $top/util/ut_buf.c $crypto" ;;
 	cli_hint) hlib="-DAQ_VERSION=\"fuzz\" $clilib $curl $jansson -lm" ;;
 	api_fields) hlib="$top/api/api_fields.c $top/api/api_error.c $jansson" ;;
-	nfs4_compound) hlib="$(echo "$top"/agent/nfs4/*.c) $lib $crypto" ;;
+	nfs4_compound | nfs4_cb) hlib="$(echo "$top"/agent/nfs4/*.c) $lib $crypto" ;;
 	bkp_manifest) hlib="$bkplib" ;;
 	esac
 	# shellcheck disable=SC2086

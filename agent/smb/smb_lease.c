@@ -171,6 +171,10 @@ uint32_t smb_lease_contend(struct smb_req *r, struct smb_open *o, const struct s
 	struct vol_store *store = r->c->srv->store;
 	unsigned lost = VOL_LEASE_W | (overwrite ? VOL_LEASE_R : 0) | (share_conflict ? VOL_LEASE_H : 0);
 
+	/* an open for writing recalls NFSv4.1 read delegations (vol_lease.h) */
+	if (overwrite || smb_lock_wants_write(q->desired_access))
+		lost |= VOL_LEASE_OPEN_W;
+
 	smb_lease_group(r, o, q);
 	if (!vol_lease_contend(store, &o->lkey, lost, o->group))
 		return STATUS_SUCCESS;

@@ -55,6 +55,11 @@ static unsigned share_access(uint32_t desired)
 	return a;
 }
 
+bool smb_lock_wants_write(uint32_t desired_access)
+{
+	return (share_access(desired_access) & VOL_SHARE_WRITE) != 0;
+}
+
 uint32_t smb_lock_share(struct smb_open *o, uint32_t desired_access, uint32_t share_mode)
 {
 	/* FILE_SHARE_READ/WRITE/DELETE are VOL_SHARE_READ/WRITE/DELETE */
