@@ -464,6 +464,20 @@ START_TEST(test_cb_decode)
 	ut_buf_set_be32(&b, 4, 0);     /* a CALL */
 	ck_assert_int_eq(nfs4_cb_decode(ut_buf_bytes(&b), full, &r), -EBADMSG);
 	ut_buf_cleanup(&b);
+	/* whole, but one result more than NFS4_CB_MAX_RES: refused, nothing written past the caps */
+	ut_buf_init(&b, 1024);
+	for (size_t i = 0; i < 8; i++)
+		xdr_put_u32(&b, words[i]);
+	xdr_put_u32(&b, NFS4_CB_MAX_RES + 1);
+	for (size_t i = 0; i < NFS4_CB_MAX_RES + 1; i++) {
+		xdr_put_u32(&b, 4);
+		xdr_put_u32(&b, 0);
+	}
+	ck_assert_int_eq(nfs4_cb_decode(ut_buf_bytes(&b), b.len, &r), -EBADMSG);
+	ut_buf_set_be32(&b, 32, NFS4_CB_MAX_RES); /* at the cap (the last result left out): decoded */
+	ck_assert_int_eq(nfs4_cb_decode(ut_buf_bytes(&b), b.len - 8, &r), 0);
+	ck_assert_uint_eq(r.nres, NFS4_CB_MAX_RES);
+	ut_buf_cleanup(&b);
 }
 END_TEST
 
