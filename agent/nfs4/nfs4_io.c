@@ -8,10 +8,11 @@
  * data path itself needs no descriptor per open (the store's open-file cache
  * serves every protocol). A lock stateid (nfs4_lock.c) does I/O with its
  * open's access; CLOSE drops the open's lock states and their locks, and
- * FREE_STATEID a lock state that holds none (an open: NFS4ERR_LOCKS_HELD). No delegation is ever handed out (OPEN answers
- * OPEN_DELEGATE_NONE), share_deny other than OPEN4_SHARE_DENY_NONE answers
- * NFS4ERR_NOTSUPP until the store's share table exists, and CLAIM_PREVIOUS
- * answers NFS4ERR_NO_GRACE (no state survives a restart yet).
+ * FREE_STATEID a lock state that holds none (an open: NFS4ERR_LOCKS_HELD) or
+ * a delegation. OPEN hands out read delegations when nfs4_deleg_grant finds
+ * it safe, and an OPEN for writing, a WRITE or a SETATTR of the size answer
+ * NFS4ERR_DELAY while another client's delegation on the file is recalled
+ * (nfs4_deleg.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

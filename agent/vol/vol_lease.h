@@ -1,5 +1,5 @@
-/* vol_lease: the volume store's cached-open table (SMB oplocks and leases
- * now, an NFSv4.1 delegation could use it too), protocol-neutral, so that
+/* vol_lease: the volume store's cached-open table (SMB oplocks and leases,
+ * NFSv4.1 read delegations: R|H grants made with recall_on_open_w), protocol-neutral, so that
  * access to a file through any front end breaks what another front end
  * granted on it.
  *
