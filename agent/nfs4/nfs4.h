@@ -40,8 +40,9 @@
  * client's SEQUENCE results, NFS4ERR_DELEG_REVOKED for its stateid until
  * FREE_STATEID). CLAIM_DELEG_CUR_FH opens the current file; CLAIM_DELEGATE_CUR
  * and _PREV, write delegations, WANT_DELEGATION and DELEGPURGE are not
- * served (NFS4ERR_NOTSUPP; OPEN_DELEGATE_NONE). REMOVE and RENAME of a
- * delegated file do not recall it yet (the client finds the name gone).
+ * served (NFS4ERR_NOTSUPP; OPEN_DELEGATE_NONE). A v4.1 REMOVE or RENAME of
+ * (or onto) a delegated name recalls it too (NFS4ERR_DELAY meanwhile);
+ * NFSv3 REMOVE/RENAME and SMB deletes and renames do not yet.
  *
  * The pseudo file system: PUTROOTFH gives a root directory listing the
  * exports the caller may reach with NFSv4 (vol_authorize with

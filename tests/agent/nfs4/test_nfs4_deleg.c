@@ -428,6 +428,48 @@ START_TEST(test_bind_back)
 }
 END_TEST
 
+/* A v4.1 REMOVE or RENAME of a delegated name by another client recalls it
+ * and waits; the name stays until the return. */
+START_TEST(test_recall_remove_rename)
+{
+	ck_assert_uint_eq(c4_open(&P, RD), OK4);
+	ck_assert_uint_eq(P.dtype, 1);
+	c4_begin(&Q, 4); /* RENAME v0/f to v0/g */
+	nfs4_cl_putrootfh(&Q.b);
+	nfs4_cl_lookup(&Q.b, "v0");
+	nfs4_cl_savefh(&Q.b);
+	nfs4_cl_rename(&Q.b, "f", "g");
+	c4_send(&Q);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 24), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 15), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 32), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 29), DELAY4);
+	expect_recall(&P, 1, true);
+	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	ck_assert_uint_eq(c4_open(&P, RD), OK4);        /* delegated again */
+	ck_assert_uint_eq(P.dtype, 1);
+	c4_begin(&Q, 3); /* REMOVE v0/f */
+	nfs4_cl_putrootfh(&Q.b);
+	nfs4_cl_lookup(&Q.b, "v0");
+	nfs4_cl_remove(&Q.b, "f");
+	c4_send(&Q);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 24), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 15), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 28), DELAY4);
+	expect_recall(&P, 2, true);                     /* the next backchannel sequence */
+	ck_assert_uint_eq(c4_fh_op(&P, 25, build_read, &P.deleg), OK4); /* not gone meanwhile */
+	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	c4_begin(&Q, 3);
+	nfs4_cl_putrootfh(&Q.b);
+	nfs4_cl_lookup(&Q.b, "v0");
+	nfs4_cl_remove(&Q.b, "f");
+	c4_send(&Q);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 24), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 15), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 28), OK4);
+}
+END_TEST
+
 /* The CB reply decoder: a whole reply decodes; every truncation of it, a
  * count past its cap and a call instead of a reply are refused. */
 START_TEST(test_cb_decode)
@@ -493,6 +535,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_recall_smb_open);
 	tcase_add_test(tc, test_revoke);
 	tcase_add_test(tc, test_bind_back);
+	tcase_add_test(tc, test_recall_remove_rename);
 	tcase_add_test(tc, test_cb_decode);
 	suite_add_tcase(s, tc);
 	return s;
