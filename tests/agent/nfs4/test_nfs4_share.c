@@ -237,6 +237,18 @@ static uint32_t smb_lock(const uint8_t fid[16])
 	return h.status;
 }
 
+/* Is export 0 in its grace period now? */
+static bool in_grace(void)
+{
+	struct vol_export *e = vol_export_at(ts.store, 0);
+	bool on;
+
+	ck_assert_ptr_nonnull(e);
+	on = vol_grace_active(e);
+	vol_export_unref(e);
+	return on;
+}
+
 /* The volume moves in (detached, attached again) with a holder recorded on
  * its shelf that has not reclaimed: it is in grace for grace_s seconds. */
 static void enter_grace(unsigned grace_s)
@@ -253,7 +265,7 @@ static void enter_grace(unsigned grace_s)
 	ck_assert_int_eq(fclose(f), 0);
 	vol_store_set_grace(ts.store, grace_s);
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
-	ck_assert(vol_grace_active(vol_export_at(ts.store, 0)));
+	ck_assert(in_grace());
 }
 
 /* ---------- fixture ---------- */
@@ -421,10 +433,10 @@ START_TEST(test_grace_smb)
 	ck_assert_uint_eq(smb_create_fid(FILE_READ_DATA_ | FILE_WRITE_DATA_, SHARE_READ_ | SHARE_WRITE_, fid),
 			  STATUS_SUCCESS);
 	ck_assert_uint_eq(smb_lock(fid), FILE_LOCK_CONFLICT);
-	ck_assert(vol_grace_active(vol_export_at(ts.store, 0))); /* all of the above ran in grace */
-	for (i = 0; i < 200 && vol_grace_active(vol_export_at(ts.store, 0)); i++)
+	ck_assert(in_grace()); /* all of the above ran in grace */
+	for (i = 0; i < 200 && in_grace(); i++)
 		usleep(50000);
-	ck_assert(!vol_grace_active(vol_export_at(ts.store, 0)));
+	ck_assert(!in_grace());
 	ck_assert_uint_eq(smb_lock(fid), STATUS_SUCCESS);
 	smbt_conns_free(ssrv);
 	smb_conn();
