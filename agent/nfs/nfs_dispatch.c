@@ -161,6 +161,7 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 	call.rcred = rc.cred;
 	call.ctx = sp->ctx;
 	call.conn_id = (uint64_t)(uintptr_t)req->conn;
+	call.conn = req->conn;
 	if (rc.cred.flavor == RPC_AUTH_SYS) {
 		call.cred.uid = rc.cred.uid;
 		call.cred.gid = rc.cred.gid;

@@ -74,6 +74,7 @@ struct nfs_call {
 	 * NFSv4.1 binds connections to sessions). */
 	void *ctx;
 	uint64_t conn_id;
+	struct nfs_conn *conn;       /* the same connection, for nfs_call_conn_hold; NULL outside a server */
 };
 
 /* A request's QoS charge, when a program's calls have one (nfs_prog.qos):
@@ -114,8 +115,8 @@ struct nfs_prog {
 	void (*stop)(void *ctx);
 };
 
-/* The backchannel: a hold on the connection a call came on, to send calls
- * to the client on it later (a reference count: never fails);
+/* The backchannel: a hold on the connection a call came on (call->conn),
+ * to send calls to the client on it later (NULL when call->conn is);
  * nfs_conn_put lets it go (accepts NULL). A held
  * connection stays allocated (its socket open) after the client or the
  * server closed it; sends on it then fail. */

@@ -169,11 +169,7 @@ void nfs_reply_send(struct nfs_srv *srv, struct nfs_conn *c, struct nfs_reply *r
 
 struct nfs_conn *nfs_call_conn_hold(const struct nfs_call *call)
 {
-	struct nfs_conn *c = (struct nfs_conn *)(uintptr_t)call->conn_id;
-
-	if (c)
-		atomic_fetch_add(&c->refs, 1);
-	return c;
+	return nfs_conn_hold(call->conn);
 }
 
 struct nfs_conn *nfs_conn_hold(struct nfs_conn *c)

@@ -182,12 +182,15 @@ bool nfs4_deleg_revoked(const struct nfs4_client *c)
 	return false;
 }
 
-void nfs4_deleg_back(struct nfs4_cx *cx, struct nfs4_session *se)
+bool nfs4_deleg_back(struct nfs4_cx *cx, struct nfs4_session *se)
 {
 	struct nfs_conn *c = nfs_call_conn_hold(cx->call);
 
+	if (!c)
+		return false; /* no connection to call back on (not served by an NFS server) */
 	nfs_conn_put(se->back);
 	se->back = c;
+	return true;
 }
 
 void nfs4_deleg_back_drop(struct nfs4_session *se)

@@ -306,8 +306,9 @@ void nfs4_deleg_release(struct nfs4_srv *s, struct nfs4_open *o);
 /* Whether c has a revoked delegation (SEQUENCE's status flags). Under s->mu. */
 bool nfs4_deleg_revoked(const struct nfs4_client *c);
 /* The session takes the backchannel on the caller's connection (CREATE_SESSION
- * with CONN_BACK_CHAN, BIND_CONN_TO_SESSION, BACKCHANNEL_CTL). Under s->mu. */
-void nfs4_deleg_back(struct nfs4_cx *cx, struct nfs4_session *se);
+ * with CONN_BACK_CHAN, BIND_CONN_TO_SESSION): false when the call has no
+ * connection to hold (nothing changes). Under s->mu. */
+bool nfs4_deleg_back(struct nfs4_cx *cx, struct nfs4_session *se);
 /* Let go of the session's backchannel (it is destroyed). Under s->mu. */
 void nfs4_deleg_back_drop(struct nfs4_session *se);
 uint32_t nfs4_op_delegreturn(struct nfs4_cx *cx, struct xdr_cur *in);

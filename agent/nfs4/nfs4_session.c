@@ -205,10 +205,9 @@ uint32_t nfs4_op_create_session(struct nfs4_cx *cx, struct xdr_cur *in)
 	se->cb_prog = cb_prog;
 	se->cb_flavor = cb_flavor;
 	/* the backchannel on this connection, when asked for with a flavor we speak */
-	if (!(flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN) || cb_flavor == UINT32_MAX || back.maxreqs == 0)
+	if (!(flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN) || cb_flavor == UINT32_MAX || back.maxreqs == 0 ||
+	    !nfs4_deleg_back(cx, se))
 		flags &= ~(uint32_t)CREATE_SESSION4_FLAG_CONN_BACK_CHAN;
-	else
-		nfs4_deleg_back(cx, se);
 	c->confirmed = true;
 	c->renewed_ns = nfs4_now_ns();
 	fore.pad = 0;
@@ -390,10 +389,8 @@ uint32_t nfs4_op_bind_conn(struct nfs4_cx *cx, struct xdr_cur *in)
 			nfs4_session_bind(se, cx->call->conn_id);
 			got |= 1; /* CDFS4_FORE */
 		}
-		if (dir != 1 && se->cb_flavor != UINT32_MAX) {
-			nfs4_deleg_back(cx, se); /* the backchannel moves to this connection */
-			got |= 2; /* CDFS4_BACK */
-		}
+		if (dir != 1 && se->cb_flavor != UINT32_MAX && nfs4_deleg_back(cx, se))
+			got |= 2; /* CDFS4_BACK: the backchannel moves to this connection */
 		if (!got) {
 			st = NFS4ERR_INVAL;
 			goto out;
