@@ -170,16 +170,15 @@ void nfs4_deleg_release(struct nfs4_srv *s, struct nfs4_open *o)
 	vol_lease_drop(dl->store, &dl->lease);
 	if (!dl->revoked && s->ndelegs)
 		s->ndelegs--;
+	if (dl->revoked && o->clp && o->clp->nrevoked)
+		o->clp->nrevoked--;
 	free(dl);
 	o->dl = NULL;
 }
 
 bool nfs4_deleg_revoked(const struct nfs4_client *c)
 {
-	for (const struct nfs4_open *o = c->opens; o; o = o->next)
-		if (o->kind == NFS4_ST_DELEG && o->dl && o->dl->revoked)
-			return true;
-	return false;
+	return c->nrevoked != 0;
 }
 
 bool nfs4_deleg_back(struct nfs4_cx *cx, struct nfs4_session *se)
@@ -281,12 +280,16 @@ struct cb_out {
 	struct ut_buf rec;
 };
 
-/* Revoke dl (under s->mu): the grant goes, the stateid stays for its client to free. */
-static void deleg_revoke(struct nfs4_srv *s, struct nfs4_deleg *dl, const char *why)
+/* Revoke o's delegation (under s->mu): the grant goes, the stateid stays
+ * for its client to free. */
+static void deleg_revoke(struct nfs4_srv *s, struct nfs4_open *o, const char *why)
 {
+	struct nfs4_deleg *dl = o->dl;
+
 	UT_WARN("nfs4", NULL, "a read delegation was revoked: %s", why);
 	vol_lease_drop(dl->store, &dl->lease);
 	dl->revoked = true;
+	o->clp->nrevoked++;
 	if (s->ndelegs)
 		s->ndelegs--;
 }
@@ -308,11 +311,11 @@ static void cb_client(struct nfs4_srv *s, struct nfs4_client *c, uint64_t now, s
 		if (o->kind != NFS4_ST_DELEG || !dl || dl->revoked)
 			continue;
 		if (dl->recalling && now - dl->recall_ns > lease_ns) {
-			deleg_revoke(s, dl, "not returned within the lease time of its recall");
+			deleg_revoke(s, o, "not returned within the lease time of its recall");
 			continue;
 		}
 		if (!vol_lease_held(dl->store, &dl->lease)) {
-			deleg_revoke(s, dl, "a writer's wait for its return timed out");
+			deleg_revoke(s, o, "a writer's wait for its return timed out");
 			continue;
 		}
 		if (dl->recalling || !__atomic_load_n(&dl->wanted, __ATOMIC_ACQUIRE))

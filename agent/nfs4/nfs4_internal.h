@@ -183,6 +183,7 @@ struct nfs4_client {
 	bool confirmed;
 	bool reclaimed;              /* RECLAIM_COMPLETE done */
 	bool recorded;               /* on some volume's holder records (vol_grace.h) */
+	unsigned nrevoked;           /* revoked delegations not yet freed (SEQUENCE's flags) */
 	uint64_t renewed_ns;
 	uint8_t cs_rep[256];         /* the last CREATE_SESSION result (its replay) */
 	size_t cs_rep_len;
