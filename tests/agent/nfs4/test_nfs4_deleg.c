@@ -34,6 +34,7 @@
 #include "tests/agent/smb/smb_harness.h"
 #include "tests/lib/aqt.h"
 #include "tests/lib/aqt_store.h"
+#include "util/ut_clock.h"
 
 enum { OK4 = 0, DELAY4 = 10008, BAD_STATEID4 = 10025, DELEG_REVOKED4 = 10087, RD = 1, WR = 2, BOTH = 3,
        REVOKED_FLAG = 0x40 };
@@ -157,7 +158,7 @@ static uint32_t c4_ping(struct cl4 *x)
 }
 
 /* The recall of x's delegation: a CB_COMPOUND on x's connection within
- * 5 s, CB_SEQUENCE on slot 0 with sequence seq, one CB_RECALL of the
+ * 20 s (it is sent at once; the bound is for a loaded machine), CB_SEQUENCE on slot 0 with sequence seq, one CB_RECALL of the
  * delegation's stateid and handle; answered (CB_SEQUENCE and CB_RECALL OK)
  * when answer. */
 static void expect_recall(struct cl4 *x, uint32_t seq, bool answer)
@@ -165,7 +166,7 @@ static void expect_recall(struct cl4 *x, uint32_t seq, bool answer)
 	struct nfs4_cl_cb cb;
 
 	if (!x->c.cb) /* it may have come in with a reply already */
-		ck_assert_int_eq(nfs4_cl_wait_cb(&x->c, 5000), 1);
+		ck_assert_int_eq(nfs4_cl_wait_cb(&x->c, 20000), 1);
 	ck_assert_int_eq(nfs4_cl_cb_parse(&x->c, &cb), 0);
 	ck_assert_uint_eq(cb.prog, 0x40000000u); /* csa_cb_program of nfs4_cl_session */
 	ck_assert_uint_eq(cb.vers, 1);
@@ -314,7 +315,7 @@ START_TEST(test_recall_v3_write)
 	expect_recall(&P, 1, true);
 	ck_assert(!readable_within(w.fd, 300));       /* the WRITE waits for the return */
 	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
-	ck_assert(readable_within(w.fd, 5000));
+	ck_assert(readable_within(w.fd, 20000));
 	ck_assert_int_eq(nfs4_cl_recv(&w, &cur), 0);
 	ck_assert_uint_eq(xdr_u32(&cur), 0);          /* NFS3_OK */
 	nfs4_cl_close(&w);
@@ -364,20 +365,22 @@ END_TEST
 START_TEST(test_revoke)
 {
 	uint32_t st = DELAY4;
+	uint64_t t0;
 	int i;
 
 	ck_assert_uint_eq(c4_open(&P, RD), OK4);
 	ck_assert_uint_eq(P.dtype, 1);
 	ck_assert_uint_eq(c4_open(&Q, WR), DELAY4);
 	expect_recall(&P, 1, false);                  /* P neither answers nor returns */
+	t0 = ut_clock_mono_ns();                      /* the recall went out before this */
 	ck_assert_uint_eq(c4_ping(&P) & REVOKED_FLAG, 0);
-	for (i = 0; i < 60 && st == DELAY4; i++) {
+	for (i = 0; i < 150 && st == DELAY4; i++) {
 		(void)c4_ping(&P);                    /* P's lease stays alive meanwhile */
 		usleep(200000);
 		st = c4_open(&Q, WR);
 	}
 	ck_assert_uint_eq(st, OK4);
-	ck_assert_uint_ge(i, 10);                     /* not before about the lease time (3 s) */
+	ck_assert_uint_ge(ut_clock_mono_ns() - t0, 2500000000ull); /* not before the lease time (3 s) */
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
 	ck_assert_uint_eq(c4_ping(&P) & REVOKED_FLAG, REVOKED_FLAG);
 	ck_assert_uint_eq(c4_test(&P, &P.deleg), DELEG_REVOKED4);
