@@ -420,7 +420,7 @@ START_TEST(test_grace_smb)
 	uint8_t fid[16];
 	int i;
 
-	enter_grace(4);
+	enter_grace(8); /* long enough for the checks below on a loaded machine */
 	smb_conn();
 	ck_assert_uint_eq(smb_create_fid(FILE_READ_DATA_, SHARE_READ_ | SHARE_DELETE_, fid), FILE_LOCK_CONFLICT);
 	ck_assert_uint_eq(smb_create_fid(FILE_READ_DATA_, SHARE_WRITE_ | SHARE_DELETE_, fid), FILE_LOCK_CONFLICT);
@@ -434,7 +434,7 @@ START_TEST(test_grace_smb)
 			  STATUS_SUCCESS);
 	ck_assert_uint_eq(smb_lock(fid), FILE_LOCK_CONFLICT);
 	ck_assert(in_grace()); /* all of the above ran in grace */
-	for (i = 0; i < 200 && in_grace(); i++)
+	for (i = 0; i < 400 && in_grace(); i++)
 		usleep(50000);
 	ck_assert(!in_grace());
 	ck_assert_uint_eq(smb_lock(fid), STATUS_SUCCESS);
