@@ -125,6 +125,8 @@ struct nfs_conn *nfs_call_conn_hold(const struct nfs_call *call);
 /* One more hold on a held connection (returns c; NULL gives NULL). */
 struct nfs_conn *nfs_conn_hold(struct nfs_conn *c);
 void nfs_conn_put(struct nfs_conn *c);
+/* Whether c still carries calls (false once it was closed or broke). */
+bool nfs_conn_usable(const struct nfs_conn *c);
 /* The conn_id calls on c carry (nfs_call.conn_id). */
 uint64_t nfs_conn_id(const struct nfs_conn *c);
 /* Queue one RPC record on c, sent whole between replies: rec holds a 4-byte

@@ -184,6 +184,11 @@ void nfs_conn_put(struct nfs_conn *c)
 	nfs_conn_unref(c);
 }
 
+bool nfs_conn_usable(const struct nfs_conn *c)
+{
+	return c && !atomic_load(&((struct nfs_conn *)(uintptr_t)c)->dead);
+}
+
 uint64_t nfs_conn_id(const struct nfs_conn *c)
 {
 	return (uint64_t)(uintptr_t)c;

@@ -389,8 +389,12 @@ uint32_t nfs4_op_bind_conn(struct nfs4_cx *cx, struct xdr_cur *in)
 			nfs4_session_bind(se, cx->call->conn_id);
 			got |= 1; /* CDFS4_FORE */
 		}
-		if (dir != 1 && se->cb_flavor != UINT32_MAX && nfs4_deleg_back(cx, se))
-			got |= 2; /* CDFS4_BACK: the backchannel moves to this connection */
+		/* the backchannel moves here when asked for it (CDFC4_BACK, _BACK_OR_BOTH);
+		 * with CDFC4_FORE_OR_BOTH (Linux binds every nconnect connection so)
+		 * only when the session has none that works */
+		if ((dir == 2 || dir == 7 || (dir == 3 && !nfs_conn_usable(se->back))) &&
+		    se->cb_flavor != UINT32_MAX && nfs4_deleg_back(cx, se))
+			got |= 2; /* CDFS4_BACK */
 		if (!got) {
 			st = NFS4ERR_INVAL;
 			goto out;

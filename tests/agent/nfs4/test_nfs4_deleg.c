@@ -413,6 +413,20 @@ START_TEST(test_bind_back)
 	ck_assert_uint_eq(nfs4_cl_op(&cur, 41), 0);
 	(void)xdr_fixed(&cur, 16);
 	ck_assert_uint_eq(xdr_u32(&cur), 3);          /* CDFS4_BOTH */
+	{ /* another connection with CDFC4_FORE_OR_BOTH (Linux's nconnect): the fore channel only */
+		struct nfs4_cl more;
+
+		ck_assert_int_eq(nfs4_cl_dial(&more, nfs_srv_port(nsrv)), 0);
+		memcpy(more.sess, R.c.sess, 16);
+		nfs4_cl_begin(&more, &b, 1, 1);
+		nfs4_cl_bind_conn(&b, &more, 3);
+		ck_assert_int_eq(nfs4_cl_send(&more, &b, &cur), 0);
+		ck_assert_uint_eq(nfs4_cl_res(&cur, &n), 0);
+		ck_assert_uint_eq(nfs4_cl_op(&cur, 41), 0);
+		(void)xdr_fixed(&cur, 16);
+		ck_assert_uint_eq(xdr_u32(&cur), 1);  /* CDFS4_FORE: the backchannel stays */
+		nfs4_cl_close(&more);
+	}
 	ck_assert_uint_eq(c4_open(&R, RD), OK4);      /* the same open again: now delegated */
 	ck_assert_uint_eq(R.dtype, 1);
 	ck_assert_uint_eq(c4_open(&Q, WR), DELAY4);
