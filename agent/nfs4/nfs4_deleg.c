@@ -106,7 +106,9 @@ bool nfs4_deleg_grant(struct nfs4_cx *cx, struct nfs4_open *o, const struct vol_
 
 	if (access != OPEN4_SHARE_ACCESS_READ || !back_session(c) || has_deleg(c, &o->fh) || !s->store)
 		return false;
-	if (vol_lock_share_held(s->locks, k, VOL_LOCK_NFS4, c->id, VOL_SHARE_WRITE) ||
+	/* nobody, this client's other opens included (another mount of it with
+	 * nosharecache caches apart), has it open for writing */
+	if (vol_lock_share_held(s->locks, k, 0, UINT64_MAX, VOL_SHARE_WRITE) ||
 	    vol_lease_breaking(s->store, k, 0))
 		return false;
 	if (!cb_start(s, cx->call->srv))
@@ -153,8 +155,13 @@ bool nfs4_deleg_conflict(struct nfs4_cx *cx, const struct vol_lock_key *k, bool 
 
 	if (!cx->call->store || !vol_lease_count(cx->call->store))
 		return false;
+	/* an open for writing (or a REMOVE, a RENAME) recalls the caller's own
+	 * delegations too: a client caches per mount (Linux's nosharecache
+	 * mounts share one client id), so its own writer would not tell its
+	 * own delegated reader; its WRITEs and SETATTRs then come under the
+	 * recalled open and need not */
 	pthread_mutex_lock(&cx->srv->mu);
-	if (cx->sess && cx->sess->clp)
+	if (!open_w && cx->sess && cx->sess->clp)
 		group = nfs4_deleg_group(cx->sess->clp);
 	pthread_mutex_unlock(&cx->srv->mu);
 	return vol_lease_contend(cx->call->store, k,

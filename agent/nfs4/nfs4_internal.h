@@ -293,9 +293,10 @@ uint32_t nfs4_open_find(struct nfs4_srv *s, struct nfs4_client *c, const struct 
 bool nfs4_deleg_grant(struct nfs4_cx *cx, struct nfs4_open *o, const struct vol_lock_key *k, uint32_t access,
 		      struct nfs4_stateid *sid);
 /* Before a change of k's data or an open for writing by the session's
- * client: recall other clients' delegations on it; true while one is out
- * (the caller answers NFS4ERR_DELAY). Not under s->mu. open_w: an open
- * for writing (else a WRITE or a SETATTR of the size). */
+ * client: recall the delegations on it (open_w: an open for writing, a
+ * REMOVE or RENAME: every client's, the caller's own too; else a WRITE or
+ * a SETATTR of the size: other clients'); true while one is out (the
+ * caller answers NFS4ERR_DELAY). Not under s->mu. */
 bool nfs4_deleg_conflict(struct nfs4_cx *cx, const struct vol_lock_key *k, bool open_w);
 /* The lease group of the session's client in the cached-open table. */
 uint64_t nfs4_deleg_group(const struct nfs4_client *c);

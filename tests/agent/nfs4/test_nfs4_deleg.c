@@ -58,6 +58,7 @@ struct cl4 {
 	struct ut_buf b;
 	struct xdr_cur cur;
 	uint32_t flags;          /* the last SEQUENCE's status flags */
+	const char *owner;       /* the open owner of c4_open (NULL: "open-owner") */
 };
 
 static struct cl4 P, Q;
@@ -97,7 +98,7 @@ static uint32_t c4_open(struct cl4 *x, uint32_t access)
 	c4_begin(x, 4);
 	nfs4_cl_putrootfh(&x->b);
 	nfs4_cl_lookup(&x->b, "v0");
-	nfs4_cl_open_deny(&x->b, "open-owner", "f", access, 0);
+	nfs4_cl_open_deny(&x->b, x->owner ? x->owner : "open-owner", "f", access, 0);
 	nfs4_cl_getfh(&x->b);
 	c4_send(x);
 	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 24), 0);
@@ -123,6 +124,12 @@ static uint32_t c4_fh_op(struct cl4 *x, uint32_t op, void (*build)(struct ut_buf
 	c4_send(x);
 	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 22), 0);
 	return nfs4_cl_op(&x->cur, op);
+}
+
+/* CLOSE of x's open stateid. */
+static uint32_t c4_close_all(struct cl4 *x)
+{
+	return c4_fh_op(x, 4, nfs4_cl_close_op, &x->open);
 }
 
 static void build_read(struct ut_buf *b, const struct nfs4_sid *sid)
@@ -293,6 +300,20 @@ START_TEST(test_recall_v4_open)
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
 	ck_assert_uint_eq(c4_open(&Q, BOTH), OK4);
 	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), BAD_STATEID4); /* gone */
+	ck_assert_uint_eq(c4_close_all(&Q), OK4);
+	/* the holder's own open for writing (another open owner: another mount of
+	 * the same client caches apart) recalls it too */
+	ck_assert_uint_eq(c4_open(&P, RD), OK4);
+	ck_assert_uint_eq(P.dtype, 1);
+	P.owner = "other-owner";
+	ck_assert_uint_eq(c4_open(&P, BOTH), DELAY4);
+	expect_recall(&P, 2, true);
+	P.owner = NULL;
+	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	P.owner = "other-owner";
+	ck_assert_uint_eq(c4_open(&P, BOTH), OK4);
+	P.owner = NULL;
+	ck_assert_uint_eq(c4_open(&Q, BOTH), OK4);
 	/* no delegation while another client has the file open for writing */
 	ck_assert_uint_eq(c4_open(&P, RD), OK4);
 	ck_assert_uint_eq(P.dtype, 0);
