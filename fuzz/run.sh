@@ -203,9 +203,13 @@ printf '\002traddr=10.0.2.15,trsvcid=4420,src_addr=10.0.2.16\n' > "$out/corpus_a
 printf '\00341514652-0001-0000-0123-456789abcdef\n' > "$out/corpus_agent_nvme/seed_nguid"
 printf '\004nvmeof:rdma:[fd00::1]:4420:nqn.2026-01.org.aquifer:s,fence=none,provision=/p' \
 	> "$out/corpus_agent_nvme/seed_spec"
+# fuzz_nfs4_cb (issue 19): a CB_COMPOUND reply: CB_SEQUENCE and CB_RECALL answered NFS4_OK.
+mkdir -p "$out/corpus_nfs4_cb"
+hex2bin "0000004d00000001000000000000000000000000000000000000000000000000000000020000000b0000000001020300000000000000000000000000000000050000000000000000000000000000000400000000" \
+	> "$out/corpus_nfs4_cb/seed_recall"
 # FUZZ_ONLY="h1 h2" runs only those harnesses.
 for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport \
-	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound bkp_manifest nlm vol_grace agent_nvme}; do
+	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound nfs4_cb bkp_manifest nlm vol_grace agent_nvme}; do
 	echo "== fuzz_$h: building"
 	hlib="$lib $crypto"
 	case $h in
@@ -222,7 +226,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	smb_*) hlib="$smblib $top/util/ut_buf.c $crypto" ;;
 	cli_hint) hlib="-DAQ_VERSION=\"fuzz\" $clilib $curl $jansson -lm" ;;
 	api_fields) hlib="$top/api/api_fields.c $top/api/api_error.c $jansson" ;;
-	nfs4_compound) hlib="$(echo "$top"/agent/nfs4/*.c) $lib $crypto" ;;
+	nfs4_compound | nfs4_cb) hlib="$(echo "$top"/agent/nfs4/*.c) $lib $crypto" ;;
 	bkp_manifest) hlib="$bkplib" ;;
 	agent_nvme) hlib="$top/agent/agent_nvme.c $top/api/api_error.c" ;;
 	esac

@@ -60,6 +60,20 @@ static uint32_t nfs_precheck(struct nfs_call *call, const struct nfs_proc *p, co
 	return NFS3_OK;
 }
 
+/* A record that is no call: when it is an RPC REPLY (xid, msg_type 1), the
+ * programs that send calls to clients (nfs_prog.reply) get it. */
+static void hand_reply(struct nfs_srv *srv, const struct nfs_req *req)
+{
+	const uint8_t *p = req->rec;
+
+	if (req->len < 8 || p[4] || p[5] || p[6] || p[7] != 1)
+		return;
+	for (size_t i = 0; i < srv->nprogs; i++)
+		if (srv->progs[i].prog->reply)
+			srv->progs[i].prog->reply(srv->progs[i].ctx, (uint64_t)(uintptr_t)req->conn, req->rec,
+						  req->len);
+}
+
 /* Serve one call; true if a reply was handed to nfs_reply_send. */
 static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 {
@@ -121,7 +135,8 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 		rpc_reply_auth_error(&out, rc.xid, RPC_AUTH_TOOWEAK);
 		goto send;
 	default:
-		goto out; /* not a call: nothing to answer */
+		hand_reply(srv, req); /* not a call: a reply to one of ours, or nothing to answer */
+		goto out;
 	}
 	sp = find_prog(srv, rc.prog, rc.vers, &found, &lo, &hi);
 	if (!found) {
@@ -147,6 +162,7 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 	call.rcred = rc.cred;
 	call.ctx = sp->ctx;
 	call.conn_id = (uint64_t)(uintptr_t)req->conn;
+	call.conn = req->conn;
 	if (rc.cred.flavor == RPC_AUTH_SYS) {
 		call.cred.uid = rc.cred.uid;
 		call.cred.gid = rc.cred.gid;

@@ -45,6 +45,7 @@ static void conn_close(struct nfs_srv *srv, struct nfs_conn *c)
 	if (c->closed)
 		return;
 	c->closed = true;
+	atomic_store(&c->dead, true); /* for those who hold it (nfs_conn_usable) */
 	epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	shutdown(c->fd, SHUT_RDWR);
 	nfs_limits_del(&srv->lim, &c->lim);

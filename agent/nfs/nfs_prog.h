@@ -74,6 +74,7 @@ struct nfs_call {
 	 * NFSv4.1 binds connections to sessions). */
 	void *ctx;
 	uint64_t conn_id;
+	struct nfs_conn *conn;       /* the same connection, for nfs_call_conn_hold; NULL outside a server */
 };
 
 /* A request's QoS charge, when a program's calls have one (nfs_prog.qos):
@@ -103,7 +104,36 @@ struct nfs_prog {
 	 * its raw arguments before anything is served (true: charge it). The
 	 * built-in programs leave it NULL (NFSv3 is charged by the server). */
 	bool (*qos)(uint32_t proc, const uint8_t *args, size_t len, struct nfs_qos_charge *out);
+	/* Optional, for a program that sends calls to its clients on their own
+	 * connections (the NFSv4.1 backchannel): reply gets every RPC REPLY
+	 * record (rec, len: the whole record from its xid) that arrives on a
+	 * connection, on a worker thread (a server program's replies are the
+	 * only ones a connection carries to us); stop is called once, first
+	 * thing in nfs_srv_stop, and must return only when the program will
+	 * send nothing more (nfs_conn_send_call). */
+	void (*reply)(void *ctx, uint64_t conn_id, const uint8_t *rec, size_t len);
+	void (*stop)(void *ctx);
 };
+
+/* The backchannel: a hold on the connection a call came on (call->conn),
+ * to send calls to the client on it later (NULL when call->conn is);
+ * nfs_conn_put lets it go (accepts NULL). A held
+ * connection stays allocated (its socket open) after the client or the
+ * server closed it; sends on it then fail. */
+struct nfs_conn;
+struct nfs_conn *nfs_call_conn_hold(const struct nfs_call *call);
+/* One more hold on a held connection (returns c; NULL gives NULL). */
+struct nfs_conn *nfs_conn_hold(struct nfs_conn *c);
+void nfs_conn_put(struct nfs_conn *c);
+/* Whether c still carries calls (false once it was closed or broke). */
+bool nfs_conn_usable(const struct nfs_conn *c);
+/* The conn_id calls on c carry (nfs_call.conn_id). */
+uint64_t nfs_conn_id(const struct nfs_conn *c);
+/* Queue one RPC record on c, sent whole between replies: rec holds a 4-byte
+ * record-mark slot then the message; it is taken over (emptied) whatever
+ * the outcome. 0, -EPIPE when c is closed or broken, -ENOMEM. Only while
+ * the server runs (before the program's stop hook returned). */
+int nfs_conn_send_call(struct nfs_srv *srv, struct nfs_conn *c, struct ut_buf *rec);
 
 /* The three programs every server serves on its port (more: nfs_srv_add_prog). */
 extern const struct nfs_prog nfs3_prog;

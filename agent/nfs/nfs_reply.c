@@ -172,3 +172,60 @@ void nfs_reply_send(struct nfs_srv *srv, struct nfs_conn *c, struct nfs_reply *r
 	c->sending = false;
 	pthread_mutex_unlock(&c->omu);
 }
+
+/* ---------- calls to clients (the NFSv4.1 backchannel) ---------- */
+
+struct nfs_conn *nfs_call_conn_hold(const struct nfs_call *call)
+{
+	return nfs_conn_hold(call->conn);
+}
+
+struct nfs_conn *nfs_conn_hold(struct nfs_conn *c)
+{
+	if (c)
+		atomic_fetch_add(&c->refs, 1);
+	return c;
+}
+
+void nfs_conn_put(struct nfs_conn *c)
+{
+	nfs_conn_unref(c);
+}
+
+bool nfs_conn_usable(const struct nfs_conn *c)
+{
+	return c && !atomic_load(&((struct nfs_conn *)(uintptr_t)c)->dead);
+}
+
+uint64_t nfs_conn_id(const struct nfs_conn *c)
+{
+	return (uint64_t)(uintptr_t)c;
+}
+
+int nfs_conn_send_call(struct nfs_srv *srv, struct nfs_conn *c, struct ut_buf *rec)
+{
+	struct nfs_reply *r;
+
+	if (rec->err || rec->len < 8) {
+		ut_buf_cleanup(rec);
+		return -ENOMEM;
+	}
+	if (atomic_load(&c->dead) || atomic_load(&srv->stopping)) {
+		ut_buf_cleanup(rec);
+		return -EPIPE;
+	}
+	if (!(r = calloc(1, sizeof(*r)))) {
+		ut_buf_cleanup(rec);
+		return -ENOMEM;
+	}
+	r->buf = *rec;
+	memset(rec, 0, sizeof(*rec));
+	r->file_fd = -1;
+	r->obj.fd = -1;
+	/* counted in flight as a reply is: nfs_reply_send takes one off when it left */
+	pthread_mutex_lock(&c->mu);
+	c->inflight++;
+	pthread_mutex_unlock(&c->mu);
+	nfs_reply_send(srv, c, r);
+	return 0;
+}

@@ -274,6 +274,10 @@ void nfs_srv_stop(struct nfs_srv *srv)
 
 	if (!srv || !srv->started)
 		return;
+	/* programs that send calls to clients stop first (nfs_prog.stop) */
+	for (i = 0; i < srv->nprogs; i++)
+		if (srv->progs[i].prog->stop)
+			srv->progs[i].prog->stop(srv->progs[i].ctx);
 	atomic_store(&srv->stopping, true);
 	if (write(srv->evfd, &one, sizeof(one)) < 0) {
 		/* the loop also wakes up every second */

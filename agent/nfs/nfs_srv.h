@@ -36,6 +36,10 @@
  * M_TRIM_THRESHOLD 64 MiB: up to 64 MiB of freed heap stays with the
  * process) instead of mapping and faulting in each one.
  *
+ * A program may also call its clients on their own connections (the
+ * NFSv4.1 backchannel, nfs_prog.h: nfs_conn_send_call); the REPLY records
+ * that come back on a connection go to the programs' reply hooks.
+ *
  * All functions are thread-safe. Errors are negative errno values. The
  * process must ignore SIGPIPE (the agent does): READ data goes out with
  * sendfile, which has no MSG_NOSIGNAL, and a peer may close meanwhile.

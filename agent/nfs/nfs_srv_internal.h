@@ -71,7 +71,7 @@ struct nfs_conn {
 	pthread_mutex_t omu;           /* outq, sending */
 	struct ut_fifo outq;           /* of struct nfs_reply */
 	bool sending;                  /* a worker is writing; others only queue */
-	atomic_bool dead;              /* a send failed: drop further replies */
+	atomic_bool dead;              /* closed, or a send failed: drop further replies */
 	int inflight;
 	bool paused;
 	bool closed;                   /* loop role only */

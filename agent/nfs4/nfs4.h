@@ -22,8 +22,30 @@
  * RECLAIM_COMPLETE (otherwise NFS4ERR_NO_GRACE). Share reservations (OPEN
  * share_access/share_deny, OPEN_DOWNGRADE) live in the store's table, shared
  * with SMB share modes and NLM SHARE (NFS4ERR_SHARE_DENIED). VERIFY and
- * NVERIFY compare attributes as GETATTR encodes them. Not yet: delegations
- * (none is ever handed out), the backchannel.
+ * NVERIFY compare attributes as GETATTR encodes them.
+ *
+ * Read delegations and the backchannel (nfs4_deleg.c, nfs4_cb.c): a session
+ * created with CREATE_SESSION4_FLAG_CONN_BACK_CHAN and a callback flavor we
+ * speak (AUTH_SYS or AUTH_NONE), or given one by BIND_CONN_TO_SESSION
+ * (CDFC4_BACK, CDFC4_BACK_OR_BOTH; CDFC4_FORE_OR_BOTH only when the
+ * session's backchannel connection is gone), has a backchannel of one slot.
+ * OPEN for reading only by such a client, of a file nobody else has open for
+ * writing, gets OPEN_DELEGATE_READ: a grant in the store's cached-open table
+ * (agent/vol/vol_lease.h) shared with SMB leases. A conflicting access from
+ * any front end recalls it with CB_COMPOUND (CB_SEQUENCE, CB_RECALL): a v4.1
+ * OPEN for writing, REMOVE or RENAME by any client (the holder's own too: its
+ * mounts may cache apart), WRITE or SETATTR of the size by another client
+ * answer NFS4ERR_DELAY until DELEGRETURN; none is given while any open
+ * writes the file; an NFSv3 WRITE/SETATTR and SMB writes wait
+ * in the store (its break timeout), an SMB CREATE for writing is
+ * STATUS_PENDING. A delegation not returned within the lease time after the
+ * recall was sent is revoked (SEQ4_STATUS_RECALLABLE_STATE_REVOKED on the
+ * client's SEQUENCE results, NFS4ERR_DELEG_REVOKED for its stateid until
+ * FREE_STATEID). CLAIM_DELEG_CUR_FH opens the current file; CLAIM_DELEGATE_CUR
+ * and _PREV, write delegations, WANT_DELEGATION and DELEGPURGE are not
+ * served (NFS4ERR_NOTSUPP; OPEN_DELEGATE_NONE). A v4.1 REMOVE or RENAME of
+ * (or onto) a delegated name recalls it too (NFS4ERR_DELAY meanwhile);
+ * NFSv3 REMOVE/RENAME and SMB deletes and renames do not yet.
  *
  * The pseudo file system: PUTROOTFH gives a root directory listing the
  * exports the caller may reach with NFSv4 (vol_authorize with

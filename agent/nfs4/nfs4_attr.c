@@ -298,6 +298,8 @@ uint32_t nfs4_op_setattr(struct nfs4_cx *cx, struct xdr_cur *in)
 {
 	struct nfs4_stateid sid;
 	struct vol_sattr sa;
+	struct vol_lock_key k;
+	struct vol_lease_by by;
 	uint32_t set[A_WORDS] = { 0 }, st;
 	int rc;
 
@@ -306,7 +308,13 @@ uint32_t nfs4_op_setattr(struct nfs4_cx *cx, struct xdr_cur *in)
 		return st;
 	if (sa.set_size && !S_ISREG(cx->cur.obj.st.st_mode))
 		return S_ISDIR(cx->cur.obj.st.st_mode) ? NFS4ERR_ISDIR : NFS4ERR_INVAL;
-	if ((rc = vol_setattr(&cx->cur.obj, &cx->cur.ecred, &sa)) != 0)
+	if (sa.set_size) {
+		vol_lock_key_of(&cx->cur.obj, &k);
+		if (nfs4_deleg_conflict(cx, &k, false))
+			return NFS4ERR_DELAY; /* another client's delegation is being recalled */
+	}
+	nfs4_deleg_by(cx, &by);
+	if ((rc = vol_setattr_by(&cx->cur.obj, &cx->cur.ecred, &sa, &by)) != 0)
 		return nfs4_status(rc);
 	(void)vol_refresh(&cx->cur.obj);
 	nfs4_put_bitmap(cx->out, set, A_WORDS);

@@ -29,8 +29,8 @@ struct nfs4_opdesc {
 	unsigned vop;        /* the store's counter slot (the NFSv3 procedure doing the same), 0: none */
 };
 
-/* Operations not listed answer NFS4ERR_NOTSUPP: delegations, pNFS, named attributes, the backchannel,
- * and the v4.0 ones v4.1 forbids. */
+/* Operations not listed answer NFS4ERR_NOTSUPP: DELEGPURGE, WANT_DELEGATION, directory delegations,
+ * pNFS, named attributes, and the v4.0 ones v4.1 forbids. */
 static const struct nfs4_opdesc nfs4_ops[OP_MAX + 1] = {
 	[OP_ACCESS] = { "ACCESS", nfs4_op_access, F_FH, 4 },
 	[OP_CLOSE] = { "CLOSE", nfs4_op_close, F_FH | F_REAL, 0 },
@@ -66,6 +66,8 @@ static const struct nfs4_opdesc nfs4_ops[OP_MAX + 1] = {
 	[OP_CREATE_SESSION] = { "CREATE_SESSION", nfs4_op_create_session, F_ALONE, 0 },
 	[OP_DESTROY_SESSION] = { "DESTROY_SESSION", nfs4_op_destroy_session, F_ALONE, 0 },
 	[OP_FREE_STATEID] = { "FREE_STATEID", nfs4_op_free_stateid, 0, 0 },
+	[OP_DELEGRETURN] = { "DELEGRETURN", nfs4_op_delegreturn, F_FH | F_REAL, 0 },
+	[OP_BACKCHANNEL_CTL] = { "BACKCHANNEL_CTL", nfs4_op_backchannel_ctl, 0, 0 },
 	[OP_SECINFO_NO_NAME] = { "SECINFO_NO_NAME", nfs4_op_secinfo_no_name, F_FH, 0 },
 	[OP_SEQUENCE] = { "SEQUENCE", nfs4_op_sequence, 0, 0 },
 	[OP_TEST_STATEID] = { "TEST_STATEID", nfs4_op_test_stateid, 0, 0 },
@@ -372,4 +374,4 @@ static const struct nfs_proc nfs4_procs[2] = {
 };
 
 const struct nfs_prog nfs4_prog = { .prog = NFS4_PROG, .vers = NFS4_VERS, .procs = nfs4_procs, .nprocs = 2,
-				    .qos = nfs4_qos };
+				    .qos = nfs4_qos, .reply = nfs4_cb_reply, .stop = nfs4_cb_stop };

@@ -11,6 +11,8 @@
  *   nfs4_io.c        OPEN, CLOSE, READ, WRITE, COMMIT, stateid checks
  *   nfs4_dir.c       ACCESS, CREATE, REMOVE, RENAME, LINK, READDIR, READLINK
  *   nfs4_lock.c      LOCK, LOCKT, LOCKU over the store's lock table (vol_lock.h)
+ *   nfs4_deleg.c     read delegations, the backchannel (CB_RECALL), DELEGRETURN
+ *   nfs4_cb.c        CB_COMPOUND's encoder and its reply's bounded decoder
  */
 #ifndef AQ_AGENT_NFS4_INTERNAL_H
 #define AQ_AGENT_NFS4_INTERNAL_H
@@ -23,6 +25,7 @@
 #include "agent/nfs4/nfs4.h"
 #include "agent/vol/vol.h"
 #include "agent/vol/vol_grace.h"
+#include "agent/vol/vol_lease.h"
 #include "agent/vol/vol_lock.h"
 
 enum nfs4_op {
@@ -62,7 +65,7 @@ enum nfs4_stat {
 	NFS4ERR_REP_TOO_BIG = 10066, NFS4ERR_REP_TOO_BIG_TO_CACHE = 10067, NFS4ERR_RETRY_UNCACHED_REP = 10068,
 	NFS4ERR_TOO_MANY_OPS = 10070, NFS4ERR_OP_NOT_IN_SESSION = 10071, NFS4ERR_CLIENTID_BUSY = 10074,
 	NFS4ERR_SEQ_FALSE_RETRY = 10076, NFS4ERR_DEADSESSION = 10078, NFS4ERR_NOT_ONLY_OP = 10081,
-	NFS4ERR_WRONG_TYPE = 10083,
+	NFS4ERR_WRONG_TYPE = 10083, NFS4ERR_DELEG_REVOKED = 10087,
 };
 
 enum nfs4_ftype { NF4REG = 1, NF4DIR = 2, NF4BLK = 3, NF4CHR = 4, NF4LNK = 5, NF4SOCK = 6, NF4FIFO = 7 };
@@ -93,6 +96,7 @@ enum {
 	EXCHGID4_FLAG_CONFIRMED_R = 0x80000000u,
 	SP4_NONE = 0,
 	CREATE_SESSION4_FLAG_PERSIST = 0x1, CREATE_SESSION4_FLAG_CONN_BACK_CHAN = 0x2,
+	SEQ4_STATUS_RECALLABLE_STATE_REVOKED = 0x40, SEQ4_STATUS_CB_PATH_DOWN = 0x1,
 };
 
 /* share_access (OPEN) and want bits */
@@ -123,6 +127,14 @@ struct nfs4_session {
 	bool dead;                   /* destroyed; freed at the last release */
 	uint64_t conns[NFS4_CONNS_PER_SESSION]; /* bound connections (nfs_call.conn_id) */
 	uint32_t nconns;
+	/* the backchannel (nfs4_deleg.c): one slot, on the connection held */
+	struct nfs_conn *back;       /* NULL: none */
+	uint32_t cb_prog;            /* csa_cb_program */
+	uint32_t cb_flavor;          /* AUTH_NONE or AUTH_SYS (csa_cb_sec_parms' first we speak) */
+	uint32_t cb_seq;             /* the last CB_SEQUENCE's sequenceid */
+	uint32_t cb_xid;             /* the CB_COMPOUND in flight's */
+	bool cb_busy;                /* a CB_COMPOUND waits for its reply */
+	uint64_t cb_sent_ns;
 	struct nfs4_session *next;   /* in its client's list */
 	struct nfs4_slot slots[];
 };
@@ -131,7 +143,19 @@ struct nfs4_session {
  * lock state, one per (client, lock owner, file), under the open it came
  * with (kind NFS4_ST_LOCK: owner is the lock owner, parent the open; its
  * locks are in the store's table under nfs4_lock_owner()). */
-enum { NFS4_ST_OPEN = 0, NFS4_ST_LOCK = 1 };
+enum { NFS4_ST_OPEN = 0, NFS4_ST_LOCK = 1, NFS4_ST_DELEG = 2 };
+
+/* A read delegation (NFS4_ST_DELEG's state entry holds it): a grant of R|H
+ * in the store's cached-open table, recalled when its brk is called. */
+struct nfs4_deleg {
+	struct vol_lease lease;      /* lease.arg: this */
+	struct nfs4_srv *srv;
+	struct vol_store *store;     /* the grant's table */
+	bool wanted;                 /* brk: recall it (atomic: set under the table's mutex) */
+	bool recalling;              /* CB_RECALL sent (or its sending tried) at recall_ns */
+	bool revoked;                /* not returned in time: only FREE_STATEID / DELEGRETURN remain */
+	uint64_t recall_ns;
+};
 struct nfs4_open {
 	bool used;
 	uint8_t kind;                /* NFS4_ST_* */
@@ -145,6 +169,7 @@ struct nfs4_open {
 	struct vol_fh fh;            /* the file's handle */
 	uint32_t access;             /* OPEN4_SHARE_ACCESS_* bits held */
 	uint32_t deny;               /* OPEN4_SHARE_DENY_* bits held (its reservation in the store's table) */
+	struct nfs4_deleg *dl;       /* NFS4_ST_DELEG: malloc()ed */
 	struct nfs4_open *next;      /* in its client's list */
 	uint32_t free_next;          /* free list */
 };
@@ -158,6 +183,7 @@ struct nfs4_client {
 	bool confirmed;
 	bool reclaimed;              /* RECLAIM_COMPLETE done */
 	bool recorded;               /* on some volume's holder records (vol_grace.h) */
+	unsigned nrevoked;           /* revoked delegations not yet freed (SEQUENCE's flags) */
 	uint64_t renewed_ns;
 	uint8_t cs_rep[256];         /* the last CREATE_SESSION result (its replay) */
 	size_t cs_rep_len;
@@ -181,6 +207,14 @@ struct nfs4_srv {
 	uint32_t open_hwm;           /* entries below it were used once */
 	struct vol_lock_tab *locks;  /* the store's lock table, set at the first LOCK */
 	struct vol_store *store;     /* the store served, set at the first COMPOUND (holder records) */
+	/* the backchannel's thread (nfs4_deleg.c): sends recalls, revokes late ones */
+	pthread_mutex_t cb_mu;
+	pthread_cond_t cb_cv;
+	pthread_t cb_thr;
+	bool cb_started, cb_stopped, cb_kick;
+	struct nfs_srv *nsrv;        /* the NFS server the calls go out through */
+	uint32_t cb_next_xid;
+	unsigned ndelegs;            /* delegations held (not revoked) */
 };
 
 /* ---- COMPOUND context (nfs4_compound.c) ---- */
@@ -251,6 +285,68 @@ void nfs4_open_stateid(const struct nfs4_srv *s, const struct nfs4_open *o, stru
  * OLD_STATEID, STALE_STATEID. */
 uint32_t nfs4_open_find(struct nfs4_srv *s, struct nfs4_client *c, const struct nfs4_stateid *sid,
 			struct nfs4_open **out);
+
+/* nfs4_deleg.c */
+/* After OPEN's share reservation of o (an open of the session's client
+ * with access; k the file): a read delegation when it is safe, its stateid
+ * in *sid; false: none. Under s->mu. */
+bool nfs4_deleg_grant(struct nfs4_cx *cx, struct nfs4_open *o, const struct vol_lock_key *k, uint32_t access,
+		      struct nfs4_stateid *sid);
+/* Before a change of k's data or an open for writing by the session's
+ * client: recall the delegations on it (open_w: an open for writing, a
+ * REMOVE or RENAME: every client's, the caller's own too; else a WRITE or
+ * a SETATTR of the size: other clients'); true while one is out (the
+ * caller answers NFS4ERR_DELAY). Not under s->mu. */
+bool nfs4_deleg_conflict(struct nfs4_cx *cx, const struct vol_lock_key *k, bool open_w);
+/* The lease group of the session's client in the cached-open table. */
+uint64_t nfs4_deleg_group(const struct nfs4_client *c);
+/* Who a v4.1 WRITE or SETATTR is made by (vol_write_by): the session's
+ * client's group, never waiting (nfs4_deleg_conflict answered first). */
+void nfs4_deleg_by(struct nfs4_cx *cx, struct vol_lease_by *by);
+/* Release a delegation entry's grant (from nfs4_open_release, under s->mu). */
+void nfs4_deleg_release(struct nfs4_srv *s, struct nfs4_open *o);
+/* Whether c has a revoked delegation (SEQUENCE's status flags). Under s->mu. */
+bool nfs4_deleg_revoked(const struct nfs4_client *c);
+/* The session takes the backchannel on the caller's connection (CREATE_SESSION
+ * with CONN_BACK_CHAN, BIND_CONN_TO_SESSION): false when the call has no
+ * connection to hold (nothing changes). Under s->mu. */
+bool nfs4_deleg_back(struct nfs4_cx *cx, struct nfs4_session *se);
+/* Let go of the session's backchannel (it is destroyed). Under s->mu. */
+void nfs4_deleg_back_drop(struct nfs4_session *se);
+uint32_t nfs4_op_delegreturn(struct nfs4_cx *cx, struct xdr_cur *in);
+uint32_t nfs4_op_backchannel_ctl(struct nfs4_cx *cx, struct xdr_cur *in);
+/* csa_cb_sec_parms / bctsa_sec_parms: the first flavor we speak (AUTH_SYS or
+ * AUTH_NONE) in *flavor (UINT32_MAX: none); in->err on a bad encoding. */
+void nfs4_cb_sec(struct xdr_cur *in, uint32_t *flavor);
+/* The program's hooks (nfs_prog.reply, nfs_prog.stop). */
+void nfs4_cb_reply(void *ctx, uint64_t conn_id, const uint8_t *rec, size_t len);
+void nfs4_cb_stop(void *ctx);
+
+/* nfs4_cb.c: the wire of the backchannel */
+#define NFS4_CB_MAX_RECALLS 8u   /* CB_RECALLs in one CB_COMPOUND */
+#define NFS4_CB_MAX_RES 16u      /* results a CB_COMPOUND reply may carry */
+struct nfs4_cb_recall {
+	struct nfs4_stateid sid;
+	struct vol_fh fh;
+};
+/* A CB_COMPOUND call (record mark slot, RPC header, CB_SEQUENCE on slot 0,
+ * n CB_RECALLs) into b. */
+void nfs4_cb_encode(struct ut_buf *b, uint32_t xid, uint32_t prog, uint32_t flavor, const uint8_t sess[NFS4_SESSIONID],
+		    uint32_t seq, const struct nfs4_cb_recall *r, uint32_t n);
+/* A CB_COMPOUND reply, decoded. */
+struct nfs4_cb_res {
+	uint32_t xid;
+	bool accepted;               /* MSG_ACCEPTED and SUCCESS */
+	uint32_t status;             /* the COMPOUND's */
+	uint32_t nres;
+	uint32_t ops[NFS4_CB_MAX_RES], stats[NFS4_CB_MAX_RES];
+	bool seq_ok;                 /* CB_SEQUENCE's result came whole with NFS4_OK */
+	uint8_t sess[NFS4_SESSIONID];
+	uint32_t seq, slot;
+};
+/* Decode a reply record (from its xid) with the bounded cursor: 0, or
+ * -EBADMSG for anything short, oversized or not a reply (nothing kept). */
+int nfs4_cb_decode(const uint8_t *rec, size_t len, struct nfs4_cb_res *out);
 
 /* the operations, by file */
 uint32_t nfs4_op_exchange_id(struct nfs4_cx *cx, struct xdr_cur *in);

@@ -8,10 +8,11 @@
  * data path itself needs no descriptor per open (the store's open-file cache
  * serves every protocol). A lock stateid (nfs4_lock.c) does I/O with its
  * open's access; CLOSE drops the open's lock states and their locks, and
- * FREE_STATEID a lock state that holds none (an open: NFS4ERR_LOCKS_HELD). No delegation is ever handed out (OPEN answers
- * OPEN_DELEGATE_NONE), share_deny other than OPEN4_SHARE_DENY_NONE answers
- * NFS4ERR_NOTSUPP until the store's share table exists, and CLAIM_PREVIOUS
- * answers NFS4ERR_NO_GRACE (no state survives a restart yet).
+ * FREE_STATEID a lock state that holds none (an open: NFS4ERR_LOCKS_HELD) or
+ * a delegation. OPEN hands out read delegations when nfs4_deleg_grant finds
+ * it safe, and an OPEN for writing, a WRITE or a SETATTR of the size answer
+ * NFS4ERR_DELAY while another client's delegation on the file is recalled
+ * (nfs4_deleg.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -24,7 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { CLAIM_NULL = 0, CLAIM_PREVIOUS = 1, CLAIM_FH = 4 };
+enum { CLAIM_NULL = 0, CLAIM_PREVIOUS = 1, CLAIM_FH = 4, CLAIM_DELEG_CUR_FH = 5 };
+enum { OPEN_DELEGATE_NONE = 0, OPEN_DELEGATE_READ = 1 };
 enum { UNCHECKED4 = 0, GUARDED4 = 1, EXCLUSIVE4 = 2, EXCLUSIVE4_1 = 3 };
 
 void nfs4_get_stateid(struct xdr_cur *in, struct nfs4_stateid *sid)
@@ -75,6 +77,8 @@ static uint32_t check_stateid(struct nfs4_cx *cx, struct nfs4_stateid sid, uint3
 	st = cx->sess->clp ? nfs4_open_find(cx->srv, cx->sess->clp, &sid, &o) : NFS4ERR_BADSESSION;
 	if (st == NFS4_OK && (o->fh.len != fh.len || memcmp(o->fh.data, fh.data, fh.len)))
 		st = NFS4ERR_BAD_STATEID;
+	else if (st == NFS4_OK && o->kind == NFS4_ST_DELEG && o->dl && o->dl->revoked)
+		st = NFS4ERR_DELEG_REVOKED;
 	else if (st == NFS4_OK && need && !((o->kind == NFS4_ST_LOCK ? o->parent : o)->access & need))
 		st = NFS4ERR_OPENMODE; /* a lock stateid does I/O with its open's access */
 	pthread_mutex_unlock(&cx->srv->mu);
@@ -145,9 +149,10 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	struct vol_obj obj = { .fd = -1 }, *file;
 	struct vol_sattr sa = { 0 };
 	struct nfs4_open *o;
-	struct nfs4_stateid sid;
+	struct nfs4_stateid sid, dsid;
 	struct vol_lock_key k;
 	struct vol_fh fh;
+	bool deleg = false;
 	uint32_t access, deny, olen, opentype, how = 0, claim, nlen = 0, st = NFS4_OK, set[3] = { 0 };
 	const uint8_t *owner, *verf = NULL;
 	const char *name = NULL;
@@ -182,11 +187,18 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 		if (st == NFS4_OK)
 			st = nst;
 	} else if (claim == CLAIM_PREVIOUS) {
-		/* delegate_type: none was ever handed out, so none comes back */
-		if (xdr_u32(in) != 0 && !in->err)
+		/* delegate_type: a read delegation held before is not given back
+		 * (the open is reclaimed, OPEN_DELEGATE_NONE); nothing else was given */
+		if (xdr_u32(in) > OPEN_DELEGATE_READ && !in->err)
 			return NFS4ERR_RECLAIM_BAD;
+	} else if (claim == CLAIM_DELEG_CUR_FH) {
+		/* an open the client made under its delegation, told at the recall:
+		 * an open of the current file as CLAIM_FH (the delegation is checked
+		 * by the client's own state; its stateid is not needed for that) */
+		nfs4_get_stateid(in, &dsid);
+		claim = CLAIM_FH;
 	} else if (claim != CLAIM_FH) {
-		return NFS4ERR_NOTSUPP; /* delegation claims: no delegation is ever given */
+		return NFS4ERR_NOTSUPP; /* CLAIM_DELEGATE_CUR / _PREV by name: not served */
 	}
 	if (in->err)
 		return NFS4ERR_BADXDR;
@@ -241,6 +253,10 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	if ((st = nfs4_grace_record(cx, file)) != NFS4_OK) /* on the shelf before any state */
 		goto out;
 	vol_lock_key_of(file, &k);
+	if ((access & OPEN4_SHARE_ACCESS_WRITE) && nfs4_deleg_conflict(cx, &k, true)) {
+		st = NFS4ERR_DELAY; /* another client's delegation is being recalled */
+		goto out;
+	}
 	pthread_mutex_lock(&cx->srv->mu);
 	if (!cx->srv->locks)
 		cx->srv->locks = vol_store_locks(cx->call->store);
@@ -249,6 +265,8 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	if (st == NFS4_OK) {
 		o->seqid++;
 		nfs4_open_stateid(cx->srv, o, &sid);
+		if (claim != CLAIM_PREVIOUS)
+			deleg = nfs4_deleg_grant(cx, o, &k, o->access, &dsid);
 	} else if (o && fresh) {
 		nfs4_open_release(cx->srv, o); /* nothing granted */
 	}
@@ -263,7 +281,17 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	if (!created)
 		memset(set, 0, sizeof(set));
 	nfs4_put_bitmap(cx->out, set, 3);
-	xdr_put_u32(cx->out, 0); /* OPEN_DELEGATE_NONE */
+	if (deleg) {
+		xdr_put_u32(cx->out, OPEN_DELEGATE_READ);
+		nfs4_put_stateid(cx->out, &dsid);
+		xdr_put_u32(cx->out, 0); /* recall: false */
+		xdr_put_u32(cx->out, 0); /* permissions: ACE4_ACCESS_ALLOWED_ACE_TYPE, */
+		xdr_put_u32(cx->out, 0); /* no flags, */
+		xdr_put_u32(cx->out, 0); /* no access the client may assume: it asks ACCESS */
+		xdr_put_u32(cx->out, 0); /* who: "" */
+	} else {
+		xdr_put_u32(cx->out, OPEN_DELEGATE_NONE);
+	}
 	if (file == &obj) {
 		vol_obj_cleanup(&cx->cur.obj);
 		cx->cur.obj = obj; /* the opened file is the current handle now */
@@ -350,6 +378,8 @@ uint32_t nfs4_op_read(struct nfs4_cx *cx, struct xdr_cur *in)
 uint32_t nfs4_op_write(struct nfs4_cx *cx, struct xdr_cur *in)
 {
 	struct nfs4_stateid sid;
+	struct vol_lock_key k;
+	struct vol_lease_by by;
 	uint64_t off;
 	uint32_t stable, len, st;
 	const uint8_t *data;
@@ -367,7 +397,11 @@ uint32_t nfs4_op_write(struct nfs4_cx *cx, struct xdr_cur *in)
 		return st == NFS4ERR_WRONG_TYPE ? NFS4ERR_INVAL : st;
 	if ((st = check_stateid(cx, sid, OPEN4_SHARE_ACCESS_WRITE)) != NFS4_OK)
 		return st;
-	if ((rc = vol_write(&cx->cur.obj, &cx->cur.ecred, off, data, len, (int)stable, &committed)) != 0)
+	vol_lock_key_of(&cx->cur.obj, &k);
+	if (nfs4_deleg_conflict(cx, &k, false))
+		return NFS4ERR_DELAY; /* another client's delegation is being recalled */
+	nfs4_deleg_by(cx, &by);
+	if ((rc = vol_write_by(&cx->cur.obj, &cx->cur.ecred, off, data, len, (int)stable, &committed, &by)) != 0)
 		return nfs4_status(rc);
 	cx->call->io_bytes += len;
 	xdr_put_u32(cx->out, len);
@@ -407,9 +441,13 @@ uint32_t nfs4_op_test_stateid(struct nfs4_cx *cx, struct xdr_cur *in)
 		return NFS4ERR_BADXDR;
 	xdr_put_u32(cx->out, n);
 	pthread_mutex_lock(&cx->srv->mu);
-	for (i = 0; i < n; i++)
-		xdr_put_u32(cx->out, cx->sess->clp ? nfs4_open_find(cx->srv, cx->sess->clp, &sids[i], &o)
-						   : NFS4ERR_BADSESSION);
+	for (i = 0; i < n; i++) {
+		uint32_t st = cx->sess->clp ? nfs4_open_find(cx->srv, cx->sess->clp, &sids[i], &o) : NFS4ERR_BADSESSION;
+
+		if (st == NFS4_OK && o->kind == NFS4_ST_DELEG && o->dl && o->dl->revoked)
+			st = NFS4ERR_DELEG_REVOKED;
+		xdr_put_u32(cx->out, st);
+	}
 	pthread_mutex_unlock(&cx->srv->mu);
 	return NFS4_OK;
 }
@@ -426,7 +464,9 @@ uint32_t nfs4_op_free_stateid(struct nfs4_cx *cx, struct xdr_cur *in)
 	pthread_mutex_lock(&cx->srv->mu);
 	st = cx->sess->clp ? nfs4_open_find(cx->srv, cx->sess->clp, &sid, &o) : NFS4ERR_BADSESSION;
 	/* a lock state goes once it holds no lock; an open is freed by CLOSE */
-	if (st == NFS4_OK)
+	if (st == NFS4_OK && o->kind == NFS4_ST_DELEG)
+		nfs4_open_release(cx->srv, o); /* a delegation's stateid (a revoked one's, usually) */
+	else if (st == NFS4_OK)
 		st = o->kind == NFS4_ST_LOCK ? nfs4_lock_free_state(cx->srv, o) : NFS4ERR_LOCKS_HELD;
 	pthread_mutex_unlock(&cx->srv->mu);
 	return st;

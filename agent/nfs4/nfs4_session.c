@@ -6,9 +6,13 @@
  * DESTROY_SESSION, DESTROY_CLIENTID, BIND_CONN_TO_SESSION (several
  * connections per session: nconnect) and RECLAIM_COMPLETE.
  *
- * No backchannel yet: CREATE_SESSION never grants
- * CREATE_SESSION4_FLAG_CONN_BACK_CHAN, and as no delegation or layout is
- * ever handed out nothing needs recalling. Only SP4_NONE state protection
+ * The backchannel (nfs4_deleg.c): CREATE_SESSION grants
+ * CREATE_SESSION4_FLAG_CONN_BACK_CHAN (one backchannel slot) when asked with
+ * a callback flavor we speak (AUTH_SYS, AUTH_NONE), on the creating
+ * connection; BIND_CONN_TO_SESSION with CDFC4_BACK / _BOTH moves it to the
+ * binding connection, BACKCHANNEL_CTL changes its program and flavor. SEQUENCE's status flags
+ * carry SEQ4_STATUS_RECALLABLE_STATE_REVOKED while a delegation of the
+ * client is revoked and not yet freed. Only SP4_NONE state protection
  * (what a client with AUTH_SYS asks); SP4_MACH_CRED and SP4_SSV answer
  * NFS4ERR_NOTSUPP.
  */
@@ -143,36 +147,6 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
-/* callback_sec_parms4<>: decoded (bounded) and not used: no backchannel */
-static void skip_cb_sec(struct xdr_cur *in)
-{
-	uint32_t n = xdr_u32(in), i, l, k;
-
-	if (n > 16) {
-		in->err = -EBADMSG;
-		return;
-	}
-	for (i = 0; i < n && !in->err; i++) {
-		uint32_t flavor = xdr_u32(in);
-
-		if (flavor == RPC_AUTH_SYS) {
-			(void)xdr_u32(in);
-			(void)xdr_opaque(in, RPC_MAX_MACHINE, &l);
-			(void)xdr_u64(in);
-			k = xdr_u32(in);
-			if (k > RPC_MAX_GIDS)
-				in->err = -EBADMSG;
-			else
-				(void)xdr_fixed(in, 4 * (size_t)k);
-		} else if (flavor == 6) { /* RPCSEC_GSS */
-			(void)xdr_u32(in);
-			(void)xdr_opaque(in, NFS4_OPAQUE_LIMIT, &l);
-			(void)xdr_opaque(in, NFS4_OPAQUE_LIMIT, &l);
-		} else if (flavor != RPC_AUTH_NONE) {
-			in->err = -EBADMSG;
-		}
-	}
-}
 
 uint32_t nfs4_op_create_session(struct nfs4_cx *cx, struct xdr_cur *in)
 {
@@ -181,7 +155,7 @@ uint32_t nfs4_op_create_session(struct nfs4_cx *cx, struct xdr_cur *in)
 	struct nfs4_session *se;
 	struct chan_attrs fore, back;
 	uint64_t cid;
-	uint32_t seq, flags, st = NFS4_OK, n, i;
+	uint32_t seq, flags, st = NFS4_OK, n, i, cb_prog, cb_flavor;
 	size_t start = cx->out->len;
 
 	cid = xdr_u64(in);
@@ -189,8 +163,8 @@ uint32_t nfs4_op_create_session(struct nfs4_cx *cx, struct xdr_cur *in)
 	flags = xdr_u32(in);
 	get_chan(in, &fore);
 	get_chan(in, &back);
-	(void)xdr_u32(in); /* csa_cb_program */
-	skip_cb_sec(in);
+	cb_prog = xdr_u32(in);
+	nfs4_cb_sec(in, &cb_flavor);
 	if (in->err)
 		return NFS4ERR_BADXDR;
 	pthread_mutex_lock(&s->mu);
@@ -228,6 +202,12 @@ uint32_t nfs4_op_create_session(struct nfs4_cx *cx, struct xdr_cur *in)
 	c->sessions = se;
 	s->nsessions++;
 	nfs4_session_bind(se, cx->call->conn_id);
+	se->cb_prog = cb_prog;
+	se->cb_flavor = cb_flavor;
+	/* the backchannel on this connection, when asked for with a flavor we speak */
+	if (!(flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN) || cb_flavor == UINT32_MAX || back.maxreqs == 0 ||
+	    !nfs4_deleg_back(cx, se))
+		flags &= ~(uint32_t)CREATE_SESSION4_FLAG_CONN_BACK_CHAN;
 	c->confirmed = true;
 	c->renewed_ns = nfs4_now_ns();
 	fore.pad = 0;
@@ -238,11 +218,13 @@ uint32_t nfs4_op_create_session(struct nfs4_cx *cx, struct xdr_cur *in)
 	fore.maxreqs = n;
 	fore.nird = 0;
 	back.nird = 0;
+	back.maxreqs = 1;   /* one backchannel slot */
+	back.maxops = min_u32(back.maxops, 2 + NFS4_CB_MAX_RECALLS);
 	xdr_put_fixed(cx->out, se->id, NFS4_SESSIONID);
 	xdr_put_u32(cx->out, seq);
-	xdr_put_u32(cx->out, flags & 0u); /* neither persistent reply caches nor a backchannel */
+	xdr_put_u32(cx->out, flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN); /* no persistent reply cache */
 	put_chan(cx->out, &fore);
-	put_chan(cx->out, &back); /* echoed: unused until a backchannel exists */
+	put_chan(cx->out, &back);
 	c->cs_seq++;
 	c->cs_rep_len = 0;
 	if (!cx->out->err && cx->out->len - start <= sizeof(c->cs_rep)) {
@@ -313,7 +295,8 @@ uint32_t nfs4_op_sequence(struct nfs4_cx *cx, struct xdr_cur *in)
 	xdr_put_u32(cx->out, slot);
 	xdr_put_u32(cx->out, se->nslots - 1); /* highest slot */
 	xdr_put_u32(cx->out, se->nslots - 1); /* target highest slot */
-	xdr_put_u32(cx->out, 0);               /* status flags */
+	/* status flags: a delegation of the client was revoked (it frees the stateid) */
+	xdr_put_u32(cx->out, nfs4_deleg_revoked(se->clp) ? SEQ4_STATUS_RECALLABLE_STATE_REVOKED : 0);
 out:
 	pthread_mutex_unlock(&s->mu);
 	return st;
@@ -393,18 +376,35 @@ uint32_t nfs4_op_bind_conn(struct nfs4_cx *cx, struct xdr_cur *in)
 
 	if (in->err)
 		return NFS4ERR_BADXDR;
-	if (rdma || !(dir & 1u))
-		return NFS4ERR_INVAL; /* the fore channel only: no RDMA, no backchannel */
+	/* CDFC4_FORE 1, CDFC4_BACK 2, CDFC4_FORE_OR_BOTH 3, CDFC4_BACK_OR_BOTH 7 */
+	if (rdma || (dir != 1 && dir != 2 && dir != 3 && dir != 7))
+		return NFS4ERR_INVAL; /* no RDMA */
 	pthread_mutex_lock(&s->mu);
 	if (!(se = nfs4_session_find(s, sid)) || se->dead) {
 		st = NFS4ERR_BADSESSION;
 	} else {
-		nfs4_session_bind(se, cx->call->conn_id);
+		uint32_t got = 0;
+
+		if (dir != 2) {
+			nfs4_session_bind(se, cx->call->conn_id);
+			got |= 1; /* CDFS4_FORE */
+		}
+		/* the backchannel moves here when asked for it (CDFC4_BACK, _BACK_OR_BOTH);
+		 * with CDFC4_FORE_OR_BOTH (Linux binds every nconnect connection so)
+		 * only when the session has none that works */
+		if ((dir == 2 || dir == 7 || (dir == 3 && !nfs_conn_usable(se->back))) &&
+		    se->cb_flavor != UINT32_MAX && nfs4_deleg_back(cx, se))
+			got |= 2; /* CDFS4_BACK */
+		if (!got) {
+			st = NFS4ERR_INVAL;
+			goto out;
+		}
 		se->clp->renewed_ns = nfs4_now_ns();
 		xdr_put_fixed(cx->out, sid, NFS4_SESSIONID);
-		xdr_put_u32(cx->out, 1); /* CDFS4_FORE */
+		xdr_put_u32(cx->out, got);
 		xdr_put_u32(cx->out, 0); /* not RDMA */
 	}
+out:
 	pthread_mutex_unlock(&s->mu);
 	return st;
 }

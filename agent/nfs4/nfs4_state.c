@@ -43,12 +43,22 @@ int nfs4_srv_new(const struct nfs4_cfg *cfg, struct nfs4_srv **out)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->cb_mu, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&s->cb_cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	s->max_slots = cfg && cfg->max_slots ? cfg->max_slots : NFS4_SLOTS_DEFAULT;
 	s->lease_s = cfg && cfg->lease_s ? cfg->lease_s : NFS4_LEASE_S;
 	/* the boot word keeps ids of an earlier run from naming this run's state */
 	if (getrandom(&s->boot, sizeof(s->boot), 0) != (ssize_t)sizeof(s->boot))
 		s->boot = (uint32_t)(ut_clock_real_ns() ^ (int64_t)getpid());
 	s->next_client = 1;
+	s->cb_next_xid = s->boot;
 	s->next_session = 1;
 	memcpy(s->server_owner, "aquifer-nfs4", 12);
 	s->open_free = NFS4_MAX_OPENS; /* empty: entries come from open_hwm up */
@@ -60,10 +70,13 @@ void nfs4_srv_free(struct nfs4_srv *s)
 {
 	if (!s)
 		return;
+	nfs4_cb_stop(s); /* the NFS server stopped it already, when it ran */
 	s->store = NULL; /* a stopping server's clients stay on the records: they reclaim at the next start */
 	while (s->clients)
 		nfs4_client_free(s, s->clients);
 	pthread_mutex_destroy(&s->mu);
+	pthread_mutex_destroy(&s->cb_mu);
+	pthread_cond_destroy(&s->cb_cv);
 	free(s->opens);
 	free(s);
 }
@@ -84,6 +97,7 @@ static void session_free(struct nfs4_srv *s, struct nfs4_session *se)
 
 	for (i = 0; i < se->nslots; i++)
 		free(se->slots[i].rep);
+	nfs4_deleg_back_drop(se);
 	s->nsessions--;
 	free(se);
 }
@@ -283,6 +297,7 @@ void nfs4_open_release(struct nfs4_srv *s, struct nfs4_open *o)
 {
 	struct nfs4_open **pp;
 
+	nfs4_deleg_release(s, o); /* a delegation's grant */
 	if (o->kind == NFS4_ST_OPEN) /* its lock states first (RFC 8881 18.2.4: CLOSE releases the locks) */
 		for (pp = &o->clp->opens; *pp;) {
 			if ((*pp)->kind == NFS4_ST_LOCK && (*pp)->parent == o) {

@@ -202,6 +202,10 @@ uint32_t smb_lease_contend(struct smb_req *r, struct smb_open *o, const struct s
 	 * smbtorture smb2.lease.break_twice); an oplock loses W with H (tied) */
 	unsigned lost = share_conflict ? VOL_LEASE_H : VOL_LEASE_W | (overwrite ? VOL_LEASE_R : 0);
 
+	/* an open for writing recalls NFSv4.1 read delegations (vol_lease.h) */
+	if (overwrite || smb_lock_wants_write(q->desired_access))
+		lost |= VOL_LEASE_OPEN_W;
+
 	smb_lease_group(r, o, q);
 	if (!vol_lease_contend(store, &o->lkey, lost, o->group))
 		return STATUS_SUCCESS;

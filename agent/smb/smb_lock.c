@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "agent/smb/smb_srv_internal.h"
+#include "agent/vol/vol_grace.h"
 #include "api/api_error.h"
 
 /* Access mask bits (MS-SMB2 2.2.13.1) that read, write or delete data. */
@@ -52,6 +53,11 @@ static unsigned share_access(uint32_t desired)
 	if (desired & (DELETE_ACCESS | GENERIC_ALL | MAXIMUM_ALLOWED))
 		a |= VOL_SHARE_DELETE;
 	return a;
+}
+
+bool smb_lock_wants_write(uint32_t desired_access)
+{
+	return (share_access(desired_access) & VOL_SHARE_WRITE) != 0;
 }
 
 uint32_t smb_lock_share(struct smb_open *o, uint32_t desired_access, uint32_t share_mode)
@@ -140,6 +146,10 @@ static uint32_t lock_all(struct smb_req *r, struct smb_open *o, const struct smb
 		if (q->count > 1 && !(q->locks[i].flags & SMB2_LOCKFLAG_FAIL_IMMEDIATELY))
 			return STATUS_INVALID_PARAMETER;
 	}
+	/* grace (vol_grace.h): NLM and NFSv4.1 holders reclaim their locks;
+	 * nobody else is granted one meanwhile */
+	if (vol_grace_active(o->obj.exp))
+		return STATUS_FILE_LOCK_CONFLICT;
 	for (i = 0; i < q->count; i++) {
 		const struct smb_wire_lock_elem *e = &q->locks[i];
 

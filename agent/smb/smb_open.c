@@ -10,6 +10,7 @@
 
 #include "agent/smb/smb_sd.h"
 #include "agent/smb/smb_srv_internal.h"
+#include "agent/vol/vol_grace.h"
 #include "api/api_error.h"
 #include "util/ut_log.h"
 
@@ -253,8 +254,17 @@ static uint32_t smb_open_reserve(struct smb_req *r, struct smb_open *o, const st
 static uint32_t smb_open_existing(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
 				  bool overwrite)
 {
-	uint32_t status = smb_open_reserve(r, o, q);
+	uint32_t status;
 
+	/* In the volume's grace period (vol_grace.h) an open that denies others
+	 * reading or writing could stand in the way of an NFSv4.1 open or NLM
+	 * share still to be reclaimed, as a v4.1 OPEN with deny (NFS4ERR_GRACE)
+	 * and NLM SHARE (DENIED_GRACE_PERIOD) are refused. Denying DELETE is no
+	 * such conflict (neither protocol reclaims delete access). */
+	if (!S_ISDIR(o->obj.st.st_mode) && (~q->share_access & (VOL_SHARE_READ | VOL_SHARE_WRITE)) &&
+	    vol_grace_active(o->obj.exp))
+		return STATUS_FILE_LOCK_CONFLICT;
+	status = smb_open_reserve(r, o, q);
 	if (S_ISDIR(o->obj.st.st_mode))
 		return status;
 	if (status == STATUS_SHARING_VIOLATION && smb_lease_handle_cached(r->c->srv, o)) {

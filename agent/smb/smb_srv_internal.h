@@ -364,6 +364,8 @@ uint32_t smb_lock_lock(struct smb_req *r);
 /* o's share reservation for this DesiredAccess and ShareAccess:
  * STATUS_SHARING_VIOLATION when another open's stands in the way. */
 uint32_t smb_lock_share(struct smb_open *o, uint32_t desired_access, uint32_t share_mode);
+/* Whether DesiredAccess asks to write data (an open for writing). */
+bool smb_lock_wants_write(uint32_t desired_access);
 /* May o read or write these bytes: STATUS_FILE_LOCK_CONFLICT when another
  * open's lock (or, for a write, any shared lock) covers them. */
 uint32_t smb_lock_io(const struct smb_open *o, uint64_t offset, uint64_t length, bool write);

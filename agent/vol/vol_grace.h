@@ -23,7 +23,12 @@
  * reclaims on it: NLM LOCK with reclaim set, NFSv4.1 OPEN CLAIM_PREVIOUS and
  * LOCK with reclaim from a recorded client that has not sent
  * RECLAIM_COMPLETE (vol_grace_may_reclaim); new locks are refused
- * (NLM4_DENIED_GRACE_PERIOD, NFS4ERR_GRACE). The grace period ends early
+ * (NLM4_DENIED_GRACE_PERIOD, NFS4ERR_GRACE), and so are new share
+ * reservations that deny reading or writing (NFSv4.1 OPEN with deny, NLM
+ * SHARE, an SMB CREATE of an existing file whose ShareAccess leaves out
+ * FILE_SHARE_READ or FILE_SHARE_WRITE) and SMB byte-range locks
+ * (STATUS_FILE_LOCK_CONFLICT): each could stand in the way of state still
+ * to be reclaimed. The grace period ends early
  * once every recorded holder is an NFSv4.1 client that sent
  * RECLAIM_COMPLETE (vol_grace_reclaim_done); NLM has no such message, so a
  * volume with recorded NLM hosts waits the whole period. When it ends, the

@@ -200,7 +200,7 @@ static bool lease_break_locked(struct vol_store *s, const struct vol_lock_key *k
 
 			if (eff2 & l->tied)
 				eff2 |= l->tied & l->breaking_next;
-			if (eff2 & VOL_LEASE_R)
+			if ((eff2 & VOL_LEASE_R) || ((lost & VOL_LEASE_OPEN_W) && l->recall_on_open_w))
 				eff2 = l->breaking_next;
 			l->breaking_next &= ~eff2;
 			wait = true;
@@ -209,7 +209,7 @@ static bool lease_break_locked(struct vol_store *s, const struct vol_lock_key *k
 		eff = lost & l->state;
 		if (eff & l->tied)
 			eff |= l->tied & l->state;
-		if (eff & VOL_LEASE_R)
+		if ((eff & VOL_LEASE_R) || ((lost & VOL_LEASE_OPEN_W) && l->recall_on_open_w))
 			eff = l->state; /* no read caching: nothing */
 		if (!eff)
 			continue;

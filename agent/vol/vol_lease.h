@@ -1,5 +1,5 @@
-/* vol_lease: the volume store's cached-open table (SMB oplocks and leases
- * now, an NFSv4.1 delegation could use it too), protocol-neutral, so that
+/* vol_lease: the volume store's cached-open table (SMB oplocks and leases,
+ * NFSv4.1 read delegations: R|H grants made with recall_on_open_w), protocol-neutral, so that
  * access to a file through any front end breaks what another front end
  * granted on it.
  *
@@ -53,6 +53,11 @@
 #define VOL_LEASE_R 0x1u   /* read caching (the SMB lease bits' values) */
 #define VOL_LEASE_H 0x2u   /* handle caching */
 #define VOL_LEASE_W 0x4u   /* write caching */
+/* Not a caching bit: what an open for writing passes to vol_lease_contend
+ * to break, besides what it names, every grant made with recall_on_open_w
+ * (an NFSv4.1 read delegation: a writer's open recalls it, RFC 8881 10.4.2),
+ * whole and waiting for its return. */
+#define VOL_LEASE_OPEN_W 0x8u
 #define VOL_LEASE_MAX 65536u
 #define VOL_LEASE_TIMEOUT_MS 35000u /* the default break timeout (Windows' OplockBreakWait) */
 
@@ -66,6 +71,7 @@ struct vol_lease {
 	unsigned tied;                     /* set by the caller: bits lost together (0 or H|W) */
 	void (*brk)(struct vol_lease *l, unsigned lost); /* set by the caller: flag and signal only */
 	void *arg;                         /* the caller's */
+	bool recall_on_open_w;             /* set by the caller: VOL_LEASE_OPEN_W breaks it whole */
 	unsigned state;                    /* the table's: VOL_LEASE_* held, 0 once broken or dropped */
 	unsigned breaking_to;              /* the table's: while breaking, what the ack may keep */
 	unsigned breaking_next;            /* the table's: what breaks since then leave (within breaking_to) */

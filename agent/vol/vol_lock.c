@@ -564,6 +564,23 @@ out:
 	return rc;
 }
 
+bool vol_lock_share_held(struct vol_lock_tab *t, const struct vol_lock_key *k, uint32_t proto, uint64_t client,
+			 unsigned access)
+{
+	struct vl_file *f;
+	bool held = false;
+
+	pthread_mutex_lock(&t->mu);
+	if ((f = file_find(t, k, false)) != NULL)
+		for (size_t i = 0; i < f->n && !held; i++) {
+			const struct vl_ent *h = &f->e[i];
+
+			held = h->share && (h->access & access) && !(h->o.proto == proto && h->o.client == client);
+		}
+	pthread_mutex_unlock(&t->mu);
+	return held;
+}
+
 enum vl_scope { VL_OWNER, VL_CLIENT, VL_PROTO, VL_FSID };
 
 static bool in_scope(const struct vl_file *f, const struct vol_lock_owner *h, const struct vol_lock_owner *o,

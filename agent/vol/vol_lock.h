@@ -129,6 +129,12 @@ int vol_lock_test(struct vol_lock_tab *t, const struct vol_lock_key *k, const st
 int vol_lock_share(struct vol_lock_tab *t, const struct vol_lock_key *k, const struct vol_lock_owner *o,
 		   unsigned access, unsigned deny);
 
+/* Whether an owner not of (proto, client) holds a reservation on k with one
+ * of the access bits (an NFSv4.1 read delegation is given only when nobody
+ * else has the file open for writing). */
+bool vol_lock_share_held(struct vol_lock_tab *t, const struct vol_lock_key *k, uint32_t proto, uint64_t client,
+			 unsigned access);
+
 /* Drop every lock and reservation of o / of every owner of (proto, client). */
 void vol_lock_release(struct vol_lock_tab *t, const struct vol_lock_owner *o);
 void vol_lock_release_client(struct vol_lock_tab *t, uint32_t proto, uint64_t client);

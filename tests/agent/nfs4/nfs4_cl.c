@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -38,6 +39,8 @@ void nfs4_cl_close(struct nfs4_cl *c)
 	c->fd = -1;
 	free(c->rep);
 	c->rep = NULL;
+	free(c->cb);
+	c->cb = NULL;
 }
 
 void nfs4_cl_call_begin(struct nfs4_cl *c, struct ut_buf *b, uint32_t vers, uint32_t proc)
@@ -83,10 +86,8 @@ static int read_full(int fd, void *p, size_t n)
 	return 0;
 }
 
-int nfs4_cl_send(struct nfs4_cl *c, struct ut_buf *b, struct xdr_cur *cur)
+int nfs4_cl_post(struct nfs4_cl *c, struct ut_buf *b)
 {
-	uint8_t mark[4];
-	uint32_t len, st;
 	size_t off = 0;
 	int rc = -1;
 
@@ -100,6 +101,18 @@ int nfs4_cl_send(struct nfs4_cl *c, struct ut_buf *b, struct xdr_cur *cur)
 			goto out;
 		off += (size_t)k;
 	}
+	rc = 0;
+out:
+	ut_buf_cleanup(b);
+	return rc;
+}
+
+/* One whole record into c->rep. */
+static int recv_record(struct nfs4_cl *c)
+{
+	uint8_t mark[4];
+	uint32_t len;
+
 	free(c->rep);
 	c->rep = NULL;
 	c->rep_len = 0;
@@ -108,19 +121,60 @@ int nfs4_cl_send(struct nfs4_cl *c, struct ut_buf *b, struct xdr_cur *cur)
 		bool last;
 
 		if (read_full(c->fd, mark, 4) != 0)
-			goto out;
+			return -1;
 		len = (uint32_t)mark[0] << 24 | (uint32_t)mark[1] << 16 | (uint32_t)mark[2] << 8 | mark[3];
 		last = (len & 0x80000000u) != 0;
 		len &= 0x7fffffffu;
 		if (!(nr = realloc(c->rep, c->rep_len + len + 1)))
-			goto out;
+			return -1;
 		c->rep = nr;
 		if (read_full(c->fd, c->rep + c->rep_len, len) != 0)
-			goto out;
+			return -1;
 		c->rep_len += len;
 		if (last)
-			break;
+			return 0;
 	}
+}
+
+/* Whether c->rep is a call (the server's, on the backchannel): kept in c->cb. */
+static bool stash_call(struct nfs4_cl *c)
+{
+	if (c->rep_len < 8 || c->rep[4] || c->rep[5] || c->rep[6] || c->rep[7])
+		return false;
+	free(c->cb);
+	c->cb = c->rep;
+	c->cb_len = c->rep_len;
+	c->ncb++;
+	c->rep = NULL;
+	c->rep_len = 0;
+	return true;
+}
+
+int nfs4_cl_wait_cb(struct nfs4_cl *c, int timeout_ms)
+{
+	struct pollfd pf = { .fd = c->fd, .events = POLLIN };
+
+	if (poll(&pf, 1, timeout_ms) <= 0)
+		return 0;
+	if (recv_record(c) != 0)
+		return -1;
+	return stash_call(c) ? 1 : -1;
+}
+
+int nfs4_cl_send(struct nfs4_cl *c, struct ut_buf *b, struct xdr_cur *cur)
+{
+	return nfs4_cl_post(c, b) != 0 ? -1 : nfs4_cl_recv(c, cur);
+}
+
+int nfs4_cl_recv(struct nfs4_cl *c, struct xdr_cur *cur)
+{
+	uint32_t len, st;
+	int rc = -1;
+
+	do
+		if (recv_record(c) != 0)
+			goto out;
+	while (stash_call(c));
 	xdr_cur_init(cur, c->rep, c->rep_len);
 	(void)xdr_u32(cur); /* xid */
 	(void)xdr_u32(cur); /* REPLY */
@@ -131,8 +185,91 @@ int nfs4_cl_send(struct nfs4_cl *c, struct ut_buf *b, struct xdr_cur *cur)
 	st = xdr_u32(cur);
 	rc = cur->err ? -1 : (int)st;
 out:
-	ut_buf_cleanup(b);
 	return rc;
+}
+
+int nfs4_cl_cb_parse(const struct nfs4_cl *c, struct nfs4_cl_cb *out)
+{
+	struct xdr_cur cur;
+	uint32_t l, nops;
+
+	memset(out, 0, sizeof(*out));
+	if (!c->cb)
+		return -1;
+	xdr_cur_init(&cur, c->cb, c->cb_len);
+	out->xid = xdr_u32(&cur);
+	(void)xdr_u32(&cur); /* CALL */
+	(void)xdr_u32(&cur); /* RPC version */
+	out->prog = xdr_u32(&cur);
+	out->vers = xdr_u32(&cur);
+	out->proc = xdr_u32(&cur);
+	out->flavor = xdr_u32(&cur);
+	(void)xdr_opaque(&cur, 400, &l);
+	(void)xdr_u32(&cur);
+	(void)xdr_opaque(&cur, 400, &l);
+	(void)xdr_opaque(&cur, 1024, &l); /* tag */
+	out->minor = xdr_u32(&cur);
+	(void)xdr_u32(&cur); /* callback_ident */
+	nops = xdr_u32(&cur);
+	if (nops < 1 || nops > 9 || xdr_u32(&cur) != 11) /* CB_SEQUENCE first */
+		return -1;
+	{
+		const uint8_t *p = xdr_fixed(&cur, 16);
+
+		if (p)
+			memcpy(out->sess, p, 16);
+	}
+	out->seq = xdr_u32(&cur);
+	out->slot = xdr_u32(&cur);
+	(void)xdr_u32(&cur);
+	(void)xdr_u32(&cur);
+	if (xdr_u32(&cur) != 0) /* referring call lists */
+		return -1;
+	out->nrecalls = nops - 1;
+	for (uint32_t i = 0; i < nops - 1; i++) {
+		const uint8_t *p;
+
+		if (xdr_u32(&cur) != 4) /* CB_RECALL */
+			return -1;
+		out->recall[i].seqid = xdr_u32(&cur);
+		if ((p = xdr_fixed(&cur, 12)))
+			memcpy(out->recall[i].other, p, 12);
+		(void)xdr_u32(&cur); /* truncate */
+		if ((p = xdr_opaque(&cur, 128, &out->fhlen[i])))
+			memcpy(out->fh[i], p, out->fhlen[i]);
+	}
+	return cur.err ? -1 : 0;
+}
+
+int nfs4_cl_cb_reply(struct nfs4_cl *c, const struct nfs4_cl_cb *cb, uint32_t status)
+{
+	struct ut_buf b;
+
+	ut_buf_init(&b, 4096);
+	xdr_put_u32(&b, 0); /* record mark */
+	xdr_put_u32(&b, cb->xid);
+	xdr_put_u32(&b, 1); /* REPLY */
+	xdr_put_u32(&b, 0); /* MSG_ACCEPTED */
+	xdr_put_u32(&b, 0); /* verifier */
+	xdr_put_u32(&b, 0);
+	xdr_put_u32(&b, 0); /* SUCCESS */
+	xdr_put_u32(&b, status);
+	xdr_put_u32(&b, 0); /* tag */
+	xdr_put_u32(&b, status ? 1 : 1 + cb->nrecalls);
+	xdr_put_u32(&b, 11);
+	xdr_put_u32(&b, status);
+	if (!status) {
+		xdr_put_fixed(&b, cb->sess, 16);
+		xdr_put_u32(&b, cb->seq);
+		xdr_put_u32(&b, cb->slot);
+		xdr_put_u32(&b, 0);
+		xdr_put_u32(&b, 0);
+		for (uint32_t i = 0; i < cb->nrecalls; i++) {
+			xdr_put_u32(&b, 4);
+			xdr_put_u32(&b, 0);
+		}
+	}
+	return nfs4_cl_post(c, &b);
 }
 
 uint32_t nfs4_cl_res(struct xdr_cur *cur, uint32_t *nres)
@@ -328,7 +465,15 @@ void nfs4_cl_get_sid(struct xdr_cur *cur, struct nfs4_sid *sid)
 
 void nfs4_cl_open_res(struct xdr_cur *cur, struct nfs4_sid *sid)
 {
-	uint32_t n, i;
+	uint32_t dtype;
+	struct nfs4_sid dsid;
+
+	nfs4_cl_open_res_deleg(cur, sid, &dtype, &dsid);
+}
+
+void nfs4_cl_open_res_deleg(struct xdr_cur *cur, struct nfs4_sid *sid, uint32_t *dtype, struct nfs4_sid *dsid)
+{
+	uint32_t n, i, l;
 
 	nfs4_cl_get_sid(cur, sid);
 	(void)xdr_fixed(cur, 20); /* cinfo */
@@ -336,7 +481,16 @@ void nfs4_cl_open_res(struct xdr_cur *cur, struct nfs4_sid *sid)
 	n = xdr_u32(cur);
 	for (i = 0; i < n && i < 8; i++)
 		(void)xdr_u32(cur);
-	(void)xdr_u32(cur); /* OPEN_DELEGATE_NONE */
+	*dtype = xdr_u32(cur);
+	memset(dsid, 0, sizeof(*dsid));
+	if (*dtype == 1) { /* OPEN_DELEGATE_READ: stateid, recall, nfsace4 */
+		nfs4_cl_get_sid(cur, dsid);
+		(void)xdr_u32(cur);
+		(void)xdr_u32(cur);
+		(void)xdr_u32(cur);
+		(void)xdr_u32(cur);
+		(void)xdr_opaque(cur, 1024, &l);
+	}
 }
 
 void nfs4_cl_sequence_res(struct xdr_cur *cur)
@@ -356,6 +510,11 @@ static void put_chan(struct ut_buf *b, uint32_t slots)
 }
 
 uint32_t nfs4_cl_session(struct nfs4_cl *c, const char *owner, uint32_t slots, uint32_t *got)
+{
+	return nfs4_cl_session_ex(c, owner, slots, got, 0);
+}
+
+uint32_t nfs4_cl_session_ex(struct nfs4_cl *c, const char *owner, uint32_t slots, uint32_t *got, uint32_t flags)
 {
 	struct ut_buf b;
 	struct xdr_cur cur;
@@ -378,7 +537,7 @@ uint32_t nfs4_cl_session(struct nfs4_cl *c, const char *owner, uint32_t slots, u
 	xdr_put_u32(&b, 43);
 	xdr_put_u64(&b, c->clientid);
 	xdr_put_u32(&b, c->cs_seq);
-	xdr_put_u32(&b, 0);
+	xdr_put_u32(&b, flags);
 	put_chan(&b, slots);
 	put_chan(&b, 1);
 	xdr_put_u32(&b, 0x40000000);
@@ -395,7 +554,7 @@ uint32_t nfs4_cl_session(struct nfs4_cl *c, const char *owner, uint32_t slots, u
 			memcpy(c->sess, sid, 16);
 	}
 	(void)xdr_u32(&cur);
-	(void)xdr_u32(&cur);
+	c->cs_flags = xdr_u32(&cur);
 	(void)xdr_fixed(&cur, 20); /* pad, maxreq, maxrep, cached, maxops */
 	*got = xdr_u32(&cur);
 	return cur.err ? 0xdead : 0;
@@ -501,4 +660,35 @@ void nfs4_cl_denied(struct xdr_cur *cur, struct nfs4_cl_denied *d)
 	memset(d->owner, 0, sizeof(d->owner));
 	if (o)
 		memcpy(d->owner, o, n);
+}
+
+void nfs4_cl_delegreturn(struct ut_buf *b, const struct nfs4_sid *sid)
+{
+	xdr_put_u32(b, 8);
+	put_sid(b, sid);
+}
+
+void nfs4_cl_test_stateid(struct ut_buf *b, const struct nfs4_sid *sid)
+{
+	xdr_put_u32(b, 55);
+	xdr_put_u32(b, 1);
+	put_sid(b, sid);
+}
+
+void nfs4_cl_bind_conn(struct ut_buf *b, const struct nfs4_cl *c, uint32_t dir)
+{
+	xdr_put_u32(b, 41);
+	xdr_put_fixed(b, c->sess, 16);
+	xdr_put_u32(b, dir);
+	xdr_put_u32(b, 0); /* not RDMA */
+}
+
+uint32_t nfs4_cl_sequence_flags(struct xdr_cur *cur)
+{
+	(void)xdr_fixed(cur, 16);
+	(void)xdr_u32(cur);
+	(void)xdr_u32(cur);
+	(void)xdr_u32(cur);
+	(void)xdr_u32(cur);
+	return xdr_u32(cur);
 }

@@ -21,11 +21,26 @@ struct nfs4_cl {
 	uint8_t sess[16];
 	uint8_t *rep;           /* the last reply record */
 	size_t rep_len;
+	uint32_t cs_flags;      /* CREATE_SESSION's csr_flags */
+	uint8_t *cb;            /* the last call the server sent us (backchannel) */
+	size_t cb_len;
+	unsigned ncb;           /* calls received */
 };
+
 
 struct nfs4_sid {
 	uint32_t seqid;
 	uint8_t other[12];
+};
+
+/* A CB_COMPOUND call as sent: CB_SEQUENCE then CB_RECALLs. */
+struct nfs4_cl_cb {
+	uint32_t xid, prog, vers, proc, flavor, minor;
+	uint8_t sess[16];
+	uint32_t seq, slot, nrecalls;
+	struct nfs4_sid recall[8];
+	uint8_t fh[8][128];
+	uint32_t fhlen[8];
 };
 
 int nfs4_cl_dial(struct nfs4_cl *c, int port);
@@ -37,6 +52,18 @@ void nfs4_cl_begin(struct nfs4_cl *c, struct ut_buf *b, uint32_t minor, uint32_t
 /* Send b; receive the reply. Returns the accept status (0 SUCCESS) or -1, and
  * points cur at the procedure's result. */
 int nfs4_cl_send(struct nfs4_cl *c, struct ut_buf *b, struct xdr_cur *cur);
+/* The halves of nfs4_cl_send: send b (0 or -1); receive the next reply.
+ * Calls the server sends meanwhile (the backchannel) are kept in c->cb. */
+int nfs4_cl_post(struct nfs4_cl *c, struct ut_buf *b);
+int nfs4_cl_recv(struct nfs4_cl *c, struct xdr_cur *cur);
+/* Wait up to timeout_ms for a call from the server: 1 (in c->cb), 0 none, -1
+ * a reply or an error came instead. */
+int nfs4_cl_wait_cb(struct nfs4_cl *c, int timeout_ms);
+/* Decode c->cb (a CB_COMPOUND): 0 or -1. */
+int nfs4_cl_cb_parse(const struct nfs4_cl *c, struct nfs4_cl_cb *out);
+/* Answer cb: status 0: CB_SEQUENCE and every CB_RECALL NFS4_OK; else
+ * CB_SEQUENCE fails with it. */
+int nfs4_cl_cb_reply(struct nfs4_cl *c, const struct nfs4_cl_cb *cb, uint32_t status);
 /* The COMPOUND result header: status, tag, *nres. */
 uint32_t nfs4_cl_res(struct xdr_cur *cur, uint32_t *nres);
 /* One operation's result: its number must be op; returns its status. */
@@ -83,7 +110,15 @@ void nfs4_cl_lockt(struct ut_buf *b, const struct nfs4_cl *c, uint32_t type, uin
 void nfs4_cl_locku(struct ut_buf *b, uint32_t type, const struct nfs4_sid *sid, uint64_t off, uint64_t len);
 void nfs4_cl_free_stateid(struct ut_buf *b, const struct nfs4_sid *sid);
 
+void nfs4_cl_delegreturn(struct ut_buf *b, const struct nfs4_sid *sid);
+/* TEST_STATEID of one stateid. */
+void nfs4_cl_test_stateid(struct ut_buf *b, const struct nfs4_sid *sid);
+/* BIND_CONN_TO_SESSION of c's session, direction dir (1 fore, 2 back, 3 fore or both, 7 back or both). */
+void nfs4_cl_bind_conn(struct ut_buf *b, const struct nfs4_cl *c, uint32_t dir);
+
 /* results */
+/* After SEQUENCE's status: its result; returns sr_status_flags. */
+uint32_t nfs4_cl_sequence_flags(struct xdr_cur *cur);
 /* LOCK4denied, after LOCK's or LOCKT's NFS4ERR_DENIED. */
 struct nfs4_cl_denied {
 	uint64_t off, len, clientid;
@@ -94,10 +129,14 @@ void nfs4_cl_denied(struct xdr_cur *cur, struct nfs4_cl_denied *d);
 void nfs4_cl_get_sid(struct xdr_cur *cur, struct nfs4_sid *sid);
 /* After an OPEN's status: its stateid, the rest skipped. */
 void nfs4_cl_open_res(struct xdr_cur *cur, struct nfs4_sid *sid);
+/* The same, with the delegation: *dtype 0 none, 1 read (its stateid in *dsid). */
+void nfs4_cl_open_res_deleg(struct xdr_cur *cur, struct nfs4_sid *sid, uint32_t *dtype, struct nfs4_sid *dsid);
 /* After SEQUENCE's status: skip its result. */
 void nfs4_cl_sequence_res(struct xdr_cur *cur);
 /* A session on c: EXCHANGE_ID with owner, CREATE_SESSION asking slots;
  * *got: the slots granted. 0 or the failing status. */
 uint32_t nfs4_cl_session(struct nfs4_cl *c, const char *owner, uint32_t slots, uint32_t *got);
+/* The same with csa_flags (2: CONN_BACK_CHAN); the answer's in c->cs_flags. */
+uint32_t nfs4_cl_session_ex(struct nfs4_cl *c, const char *owner, uint32_t slots, uint32_t *got, uint32_t flags);
 
 #endif

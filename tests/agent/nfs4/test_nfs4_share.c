@@ -4,19 +4,24 @@
  * VERIFY / NVERIFY (agent/nfs4/nfs4_io.c, nfs4_attr.c). One store with one
  * export served by an in-process NFS server (NFSv4.1) and by the SMB
  * dispatcher of tests/agent/smb/smb_harness.h (signed CREATE frames), so an
- * SMB CREATE goes through SMB's own share-mode check. */
+ * SMB CREATE goes through SMB's own share-mode check. Also: in the
+ * volume's grace period (agent/vol/vol_grace.h) SMB CREATEs that deny
+ * others and SMB byte-range locks are refused. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <check.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "agent/nfs/nfs_srv.h"
 #include "agent/nfs4/nfs4.h"
 #include "agent/smb/smb_srv_internal.h"
+#include "agent/vol/vol_grace.h"
 #include "api/api_intent.h"
 #include "tests/agent/nfs4/nfs4_cl.h"
 #include "tests/agent/smb/smb_harness.h"
@@ -24,8 +29,9 @@
 #include "tests/lib/aqt_store.h"
 
 enum { OK4 = 0, INVAL4 = 22, SAME4 = 10009, SHARE_DENIED4 = 10015, NOT_SAME4 = 10027, ATTRNOTSUPP4 = 10032,
-       OPENMODE4 = 10038, RD = 1, WR = 2, BOTH = 3 };
+       OPENMODE4 = 10038, GRACE4 = 10013, RD = 1, WR = 2, BOTH = 3 };
 #define SHARING_VIOLATION 0xC0000043u
+#define FILE_LOCK_CONFLICT 0xC0000054u
 #define FILE_READ_DATA_ 0x1u
 #define FILE_WRITE_DATA_ 0x2u
 #define SHARE_READ_ 1u
@@ -182,6 +188,86 @@ static uint32_t smb_create(uint32_t access, uint32_t share)
 	return h.status;
 }
 
+/* SMB2 CREATE as smb_create; on success the FileId in fid. */
+static uint32_t smb_create_fid(uint32_t access, uint32_t share, uint8_t fid[16])
+{
+	uint8_t body[128] = { 0 }, buf[2048];
+	struct smb_wire_hdr h = { .command = SMB2_CREATE };
+	size_t len;
+
+	smbt_put16(body, 57);
+	smbt_put32(body + 4, 2);
+	smbt_put32(body + 24, access);
+	smbt_put32(body + 32, share);
+	smbt_put32(body + 36, 1);
+	smbt_put32(body + 40, 0x40u);
+	smbt_put16(body + 44, SMB2_HDR_LEN + 56);
+	smbt_put16(body + 46, 2);
+	body[56] = 'f';
+	h.tree_id = sc.t->id;
+	h.message_id = sc.mid++;
+	smbt_send(&sc, &h, body, 58);
+	ck_assert_int_eq(smbt_recv(&sc, buf, sizeof(buf), &len, &h, NULL), 1);
+	ck_assert_uint_eq(h.command, SMB2_CREATE);
+	if (h.status == STATUS_SUCCESS) {
+		ck_assert_uint_ge(len, SMB2_HDR_LEN + 80);
+		memcpy(fid, buf + SMB2_HDR_LEN + 64, 16);
+	}
+	return h.status;
+}
+
+/* SMB2 LOCK of bytes [0, 10) exclusive, fail immediately, on fid: the status. */
+static uint32_t smb_lock(const uint8_t fid[16])
+{
+	uint8_t body[48] = { 0 }, buf[512];
+	struct smb_wire_hdr h = { .command = SMB2_LOCK };
+	size_t len;
+
+	smbt_put16(body, 48);
+	smbt_put16(body + 2, 1);           /* LockCount */
+	memcpy(body + 8, fid, 16);
+	smbt_put64(body + 24, 0);          /* Offset */
+	smbt_put64(body + 32, 10);         /* Length */
+	smbt_put32(body + 40, 0x2u | 0x10u); /* EXCLUSIVE | FAIL_IMMEDIATELY */
+	h.tree_id = sc.t->id;
+	h.message_id = sc.mid++;
+	smbt_send(&sc, &h, body, 48);
+	ck_assert_int_eq(smbt_recv(&sc, buf, sizeof(buf), &len, &h, NULL), 1);
+	ck_assert_uint_eq(h.command, SMB2_LOCK);
+	return h.status;
+}
+
+/* Is export 0 in its grace period now? */
+static bool in_grace(void)
+{
+	struct vol_export *e = vol_export_at(ts.store, 0);
+	bool on;
+
+	ck_assert_ptr_nonnull(e);
+	on = vol_grace_active(e);
+	vol_export_unref(e);
+	return on;
+}
+
+/* The volume moves in (detached, attached again) with a holder recorded on
+ * its shelf that has not reclaimed: it is in grace for grace_s seconds. */
+static void enter_grace(unsigned grace_s)
+{
+	char p[300];
+	FILE *f;
+
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 0), 0);
+	snprintf(ts.cfg[0].lockdir, sizeof(ts.cfg[0].lockdir), "%s/locks", ts.dir);
+	ck_assert_int_eq(mkdir(ts.cfg[0].lockdir, 0700), 0);
+	snprintf(p, sizeof(p), "%s/holders", ts.cfg[0].lockdir);
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	fprintf(f, "aquifer-lock-holders 1\nnfs4 - 676f6e65\n"); /* "gone": never comes back */
+	ck_assert_int_eq(fclose(f), 0);
+	vol_store_set_grace(ts.store, grace_s);
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
+	ck_assert(in_grace());
+}
+
 /* ---------- fixture ---------- */
 
 static void setup(void)
@@ -324,6 +410,41 @@ START_TEST(test_verify)
 }
 END_TEST
 
+/* In a volume's grace period an SMB CREATE that denies others reading or
+ * writing, and an SMB byte-range lock, are refused (FILE_LOCK_CONFLICT) as
+ * a v4.1 OPEN with deny is (GRACE): either could stand in the way of state
+ * still to be reclaimed. A refused CREATE reserves nothing; an open that
+ * denies only DELETE is served. After grace all of it is granted. */
+START_TEST(test_grace_smb)
+{
+	uint8_t fid[16];
+	int i;
+
+	enter_grace(8); /* long enough for the checks below on a loaded machine */
+	smb_conn();
+	ck_assert_uint_eq(smb_create_fid(FILE_READ_DATA_, SHARE_READ_ | SHARE_DELETE_, fid), FILE_LOCK_CONFLICT);
+	ck_assert_uint_eq(smb_create_fid(FILE_READ_DATA_, SHARE_WRITE_ | SHARE_DELETE_, fid), FILE_LOCK_CONFLICT);
+	ck_assert_uint_eq(smb_create_fid(FILE_READ_DATA_, 0, fid), FILE_LOCK_CONFLICT);
+	ck_assert_uint_eq(c4_open(&P, RD, WR), GRACE4);          /* as v4.1 already was */
+	/* the refused CREATEs hold no reservation: a v4.1 writer (no deny) gets in */
+	ck_assert_uint_eq(c4_open(&Q, WR, 0), OK4);
+	ck_assert_uint_eq(c4_close(&Q), OK4);
+	/* sharing reading and writing (denying only DELETE): served; its lock is not */
+	ck_assert_uint_eq(smb_create_fid(FILE_READ_DATA_ | FILE_WRITE_DATA_, SHARE_READ_ | SHARE_WRITE_, fid),
+			  STATUS_SUCCESS);
+	ck_assert_uint_eq(smb_lock(fid), FILE_LOCK_CONFLICT);
+	ck_assert(in_grace()); /* all of the above ran in grace */
+	for (i = 0; i < 400 && in_grace(); i++)
+		usleep(50000);
+	ck_assert(!in_grace());
+	ck_assert_uint_eq(smb_lock(fid), STATUS_SUCCESS);
+	smbt_conns_free(ssrv);
+	smb_conn();
+	ck_assert_uint_eq(smb_create_fid(FILE_READ_DATA_, SHARE_READ_, fid), STATUS_SUCCESS);
+	ck_assert_uint_eq(c4_open(&Q, WR, 0), SHARE_DENIED4);     /* the deny now holds */
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("nfs4_share");
@@ -335,6 +456,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_deny_smb);
 	tcase_add_test(tc, test_downgrade);
 	tcase_add_test(tc, test_verify);
+	tcase_add_test(tc, test_grace_smb);
 	suite_add_tcase(s, tc);
 	return s;
 }

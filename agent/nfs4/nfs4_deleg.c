@@ -1,0 +1,441 @@
+/* nfs4_deleg: read delegations (RFC 8881 section 10.4) and the backchannel
+ * that recalls them.
+ *
+ * A delegation is a state entry (kind NFS4_ST_DELEG, its stateid's) holding
+ * a grant of R|H in the store's cached-open table (agent/vol/vol_lease.h),
+ * group nfs4_deleg_group(client), made with recall_on_open_w: the one table
+ * SMB leases live in, so every front end's conflicting access breaks it:
+ * a store write or size change from NFSv3, SMB or another v4.1 client
+ * (vol_write / vol_setattr break R, which takes the whole grant), an SMB open
+ * for writing and a v4.1 OPEN for writing (VOL_LEASE_OPEN_W). The break
+ * calls deleg_brk under the table's mutex: it only flags the delegation and
+ * wakes the backchannel thread, which sends a CB_COMPOUND (CB_SEQUENCE on
+ * the session's one backchannel slot, then CB_RECALL) on the session's
+ * backchannel connection. Breakers wait as for an SMB lease break: NFSv3 and
+ * SMB in the store (vol_lease_break, up to the store's break timeout), a v4.1
+ * caller gets NFS4ERR_DELAY (nfs4_deleg_conflict) and retries. DELEGRETURN
+ * drops the grant (the waiters go on). A delegation not returned within the
+ * lease time after its recall was sent is revoked: its grant is dropped, its
+ * client's SEQUENCE results carry SEQ4_STATUS_RECALLABLE_STATE_REVOKED until
+ * it frees the stateid (FREE_STATEID or DELEGRETURN: NFS4ERR_DELEG_REVOKED),
+ * and the stateid answers NFS4ERR_DELEG_REVOKED. A grant the store revoked
+ * (a waiting NFSv3 or SMB writer's timeout) is noticed by the same thread.
+ *
+ * Given only when safe: an OPEN for reading only, by a client whose session
+ * has a backchannel, of a file nobody else has open for writing (the store's
+ * share table) and whose cached opens are not being broken; at most one per
+ * client and file. No write delegations.
+ *
+ * Locks: s->mu, then the table's mutex (vol_lease_grant / drop under s->mu);
+ * deleg_brk runs under the table's mutex and takes only cb_mu.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "agent/nfs4/nfs4_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent/nfs/rpc.h"
+#include "util/ut_log.h"
+
+#define CB_TICK_MS 200u /* the backchannel thread looks at recalls this often */
+
+uint64_t nfs4_deleg_group(const struct nfs4_client *c)
+{
+	return 1ull << 63 | c->id; /* apart from SMB's groups (a counter from 1) */
+}
+
+/* Under the table's mutex: flag and wake, nothing more (vol_lease.h). */
+static void deleg_brk(struct vol_lease *l, unsigned lost)
+{
+	struct nfs4_deleg *dl = l->arg;
+	struct nfs4_srv *s = dl->srv;
+
+	(void)lost;
+	__atomic_store_n(&dl->wanted, true, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&s->cb_mu);
+	s->cb_kick = true;
+	pthread_cond_signal(&s->cb_cv);
+	pthread_mutex_unlock(&s->cb_mu);
+}
+
+static struct nfs4_session *back_session(struct nfs4_client *c)
+{
+	for (struct nfs4_session *se = c->sessions; se; se = se->next)
+		if (se->back && se->cb_prog)
+			return se;
+	return NULL;
+}
+
+static bool has_deleg(const struct nfs4_client *c, const struct vol_fh *fh)
+{
+	for (const struct nfs4_open *o = c->opens; o; o = o->next)
+		if (o->kind == NFS4_ST_DELEG && o->fh.len == fh->len && !memcmp(o->fh.data, fh->data, fh->len))
+			return true;
+	return false;
+}
+
+static void *cb_main(void *arg);
+
+/* Start the backchannel thread once (under s->mu). */
+static bool cb_start(struct nfs4_srv *s, struct nfs_srv *nsrv)
+{
+	bool ok;
+
+	pthread_mutex_lock(&s->cb_mu);
+	if (!s->cb_started && !s->cb_stopped) {
+		s->nsrv = nsrv;
+		s->cb_started = pthread_create(&s->cb_thr, NULL, cb_main, s) == 0;
+	}
+	ok = s->cb_started && !s->cb_stopped;
+	pthread_mutex_unlock(&s->cb_mu);
+	return ok;
+}
+
+bool nfs4_deleg_grant(struct nfs4_cx *cx, struct nfs4_open *o, const struct vol_lock_key *k, uint32_t access,
+		      struct nfs4_stateid *sid)
+{
+	struct nfs4_srv *s = cx->srv;
+	struct nfs4_client *c = o->clp;
+	struct nfs4_open *d = NULL;
+	struct nfs4_deleg *dl = NULL;
+
+	if (access != OPEN4_SHARE_ACCESS_READ || !back_session(c) || has_deleg(c, &o->fh) || !s->store)
+		return false;
+	/* nobody, this client's other opens included (another mount of it with
+	 * nosharecache caches apart), has it open for writing */
+	if (vol_lock_share_held(s->locks, k, 0, UINT64_MAX, VOL_SHARE_WRITE) ||
+	    vol_lease_breaking(s->store, k, 0))
+		return false;
+	if (!cb_start(s, cx->call->srv))
+		return false;
+	if (!(dl = calloc(1, sizeof(*dl))) ||
+	    !(d = nfs4_state_alloc(s, c, NFS4_ST_DELEG, o->owner, o->owner_len, &o->fh)))
+		goto fail;
+	dl->srv = s;
+	dl->store = s->store;
+	dl->lease.key = *k;
+	dl->lease.group = nfs4_deleg_group(c);
+	dl->lease.brk = deleg_brk;
+	dl->lease.arg = dl;
+	dl->lease.recall_on_open_w = true;
+	d->dl = dl;
+	d->lkey = *k;
+	d->access = OPEN4_SHARE_ACCESS_READ; /* READ may use its stateid */
+	if (vol_lease_grant(s->store, &dl->lease, VOL_LEASE_R | VOL_LEASE_H) != 0)
+		goto fail;
+	s->ndelegs++;
+	d->seqid = 1;
+	nfs4_open_stateid(s, d, sid);
+	return true;
+fail:
+	if (d) {
+		d->dl = NULL;
+		nfs4_open_release(s, d);
+	}
+	free(dl);
+	return false;
+}
+
+void nfs4_deleg_by(struct nfs4_cx *cx, struct vol_lease_by *by)
+{
+	pthread_mutex_lock(&cx->srv->mu);
+	by->group = cx->sess && cx->sess->clp ? nfs4_deleg_group(cx->sess->clp) : 0;
+	pthread_mutex_unlock(&cx->srv->mu);
+	by->nowait = true;
+}
+
+bool nfs4_deleg_conflict(struct nfs4_cx *cx, const struct vol_lock_key *k, bool open_w)
+{
+	uint64_t group = 0;
+
+	if (!cx->call->store || !vol_lease_count(cx->call->store))
+		return false;
+	/* an open for writing (or a REMOVE, a RENAME) recalls the caller's own
+	 * delegations too: a client caches per mount (Linux's nosharecache
+	 * mounts share one client id), so its own writer would not tell its
+	 * own delegated reader; its WRITEs and SETATTRs then come under the
+	 * recalled open and need not */
+	pthread_mutex_lock(&cx->srv->mu);
+	if (!open_w && cx->sess && cx->sess->clp)
+		group = nfs4_deleg_group(cx->sess->clp);
+	pthread_mutex_unlock(&cx->srv->mu);
+	return vol_lease_contend(cx->call->store, k,
+				 open_w ? VOL_LEASE_OPEN_W : VOL_LEASE_R | VOL_LEASE_W, group);
+}
+
+void nfs4_deleg_release(struct nfs4_srv *s, struct nfs4_open *o)
+{
+	struct nfs4_deleg *dl = o->dl;
+
+	if (!dl)
+		return;
+	vol_lease_drop(dl->store, &dl->lease);
+	if (!dl->revoked && s->ndelegs)
+		s->ndelegs--;
+	if (dl->revoked && o->clp && o->clp->nrevoked)
+		o->clp->nrevoked--;
+	free(dl);
+	o->dl = NULL;
+}
+
+bool nfs4_deleg_revoked(const struct nfs4_client *c)
+{
+	return c->nrevoked != 0;
+}
+
+bool nfs4_deleg_back(struct nfs4_cx *cx, struct nfs4_session *se)
+{
+	struct nfs_conn *c = nfs_call_conn_hold(cx->call);
+
+	if (!c)
+		return false; /* no connection to call back on (not served by an NFS server) */
+	nfs_conn_put(se->back);
+	se->back = c;
+	return true;
+}
+
+void nfs4_deleg_back_drop(struct nfs4_session *se)
+{
+	nfs_conn_put(se->back);
+	se->back = NULL;
+}
+
+void nfs4_cb_sec(struct xdr_cur *in, uint32_t *flavor)
+{
+	uint32_t n = xdr_u32(in), i, l, k;
+
+	*flavor = UINT32_MAX;
+	if (n > 16) {
+		in->err = -EBADMSG;
+		return;
+	}
+	for (i = 0; i < n && !in->err; i++) {
+		uint32_t f = xdr_u32(in);
+
+		if (f == RPC_AUTH_SYS) {
+			(void)xdr_u32(in);
+			(void)xdr_opaque(in, RPC_MAX_MACHINE, &l);
+			(void)xdr_u64(in);
+			k = xdr_u32(in);
+			if (k > RPC_MAX_GIDS)
+				in->err = -EBADMSG;
+			else
+				(void)xdr_fixed(in, 4 * (size_t)k);
+		} else if (f == 6) { /* RPCSEC_GSS: not spoken on the backchannel yet */
+			(void)xdr_u32(in);
+			(void)xdr_opaque(in, NFS4_OPAQUE_LIMIT, &l);
+			(void)xdr_opaque(in, NFS4_OPAQUE_LIMIT, &l);
+			continue;
+		} else if (f != RPC_AUTH_NONE) {
+			in->err = -EBADMSG;
+			return;
+		}
+		if (*flavor == UINT32_MAX)
+			*flavor = f;
+	}
+}
+
+uint32_t nfs4_op_backchannel_ctl(struct nfs4_cx *cx, struct xdr_cur *in)
+{
+	uint32_t prog = xdr_u32(in), flavor;
+
+	nfs4_cb_sec(in, &flavor);
+	if (in->err)
+		return NFS4ERR_BADXDR;
+	if (flavor == UINT32_MAX)
+		return NFS4ERR_INVAL; /* no flavor we can call back with */
+	pthread_mutex_lock(&cx->srv->mu);
+	cx->sess->cb_prog = prog;
+	cx->sess->cb_flavor = flavor;
+	pthread_mutex_unlock(&cx->srv->mu);
+	return NFS4_OK;
+}
+
+uint32_t nfs4_op_delegreturn(struct nfs4_cx *cx, struct xdr_cur *in)
+{
+	struct nfs4_stateid sid;
+	struct nfs4_open *o;
+	uint32_t st;
+
+	nfs4_get_stateid(in, &sid);
+	if (in->err)
+		return NFS4ERR_BADXDR;
+	if (!cx->cur.set)
+		return NFS4ERR_NOFILEHANDLE;
+	pthread_mutex_lock(&cx->srv->mu);
+	st = cx->sess->clp ? nfs4_open_find(cx->srv, cx->sess->clp, &sid, &o) : NFS4ERR_BADSESSION;
+	if (st == NFS4_OK && o->kind != NFS4_ST_DELEG)
+		st = NFS4ERR_BAD_STATEID;
+	if (st == NFS4_OK) {
+		if (o->dl && o->dl->revoked)
+			st = NFS4ERR_DELEG_REVOKED; /* RFC 8881 18.30.3: and it is gone now */
+		nfs4_open_release(cx->srv, o); /* the grant goes: breakers waiting on it go on */
+	}
+	pthread_mutex_unlock(&cx->srv->mu);
+	return st;
+}
+
+/* ---------- the backchannel thread ---------- */
+
+struct cb_out {
+	struct nfs_conn *conn;       /* held */
+	struct ut_buf rec;
+};
+
+/* Revoke o's delegation (under s->mu): the grant goes, the stateid stays
+ * for its client to free. */
+static void deleg_revoke(struct nfs4_srv *s, struct nfs4_open *o, const char *why)
+{
+	struct nfs4_deleg *dl = o->dl;
+
+	UT_WARN("nfs4", NULL, "a read delegation was revoked: %s", why);
+	vol_lease_drop(dl->store, &dl->lease);
+	dl->revoked = true;
+	o->clp->nrevoked++;
+	if (s->ndelegs)
+		s->ndelegs--;
+}
+
+/* One client's recalls to send and late ones to revoke (under s->mu); a
+ * CB_COMPOUND for it into *out when there is one to send. */
+static void cb_client(struct nfs4_srv *s, struct nfs4_client *c, uint64_t now, struct cb_out *out)
+{
+	struct nfs4_cb_recall r[NFS4_CB_MAX_RECALLS];
+	struct nfs4_session *se = back_session(c);
+	uint64_t lease_ns = (uint64_t)s->lease_s * 1000000000ull;
+	uint32_t n = 0;
+
+	if (se && se->cb_busy && now - se->cb_sent_ns > lease_ns)
+		se->cb_busy = false; /* no reply in a lease: the slot is free again */
+	for (struct nfs4_open *o = c->opens; o; o = o->next) {
+		struct nfs4_deleg *dl = o->dl;
+
+		if (o->kind != NFS4_ST_DELEG || !dl || dl->revoked)
+			continue;
+		if (dl->recalling && now - dl->recall_ns > lease_ns) {
+			deleg_revoke(s, o, "not returned within the lease time of its recall");
+			continue;
+		}
+		if (!vol_lease_held(dl->store, &dl->lease)) {
+			deleg_revoke(s, o, "a writer's wait for its return timed out");
+			continue;
+		}
+		if (dl->recalling || !__atomic_load_n(&dl->wanted, __ATOMIC_ACQUIRE))
+			continue;
+		if (!se) { /* nowhere to send it: revoked when the lease time passed */
+			dl->recalling = true;
+			dl->recall_ns = now;
+			continue;
+		}
+		if (se->cb_busy || n == NFS4_CB_MAX_RECALLS)
+			continue; /* the next round */
+		dl->recalling = true;
+		dl->recall_ns = now;
+		nfs4_open_stateid(s, o, &r[n].sid);
+		r[n].fh = o->fh;
+		n++;
+	}
+	if (!n)
+		return;
+	se->cb_busy = true;
+	se->cb_sent_ns = now;
+	se->cb_seq++;
+	se->cb_xid = s->cb_next_xid++;
+	ut_buf_init(&out->rec, 4096 + n * (NFS4_FH_MAX + 64));
+	nfs4_cb_encode(&out->rec, se->cb_xid, se->cb_prog, se->cb_flavor, se->id, se->cb_seq, r, n);
+	out->conn = nfs_conn_hold(se->back);
+}
+
+/* One round: recalls out, late ones revoked. */
+static void cb_round(struct nfs4_srv *s)
+{
+	struct cb_out outs[32];
+	size_t nout = 0, i;
+	uint64_t now = nfs4_now_ns();
+
+	pthread_mutex_lock(&s->mu);
+	if (s->store)
+		for (struct nfs4_client *c = s->clients; c && nout < 32; c = c->next) {
+			memset(&outs[nout], 0, sizeof(outs[nout]));
+			cb_client(s, c, now, &outs[nout]);
+			if (outs[nout].conn)
+				nout++;
+		}
+	pthread_mutex_unlock(&s->mu);
+	for (i = 0; i < nout; i++) {
+		int rc = nfs_conn_send_call(s->nsrv, outs[i].conn, &outs[i].rec);
+
+		if (rc != 0)
+			UT_WARN("nfs4", NULL, "a CB_RECALL could not be sent (%d): revoked at the lease time", rc);
+		nfs_conn_put(outs[i].conn);
+	}
+}
+
+static void *cb_main(void *arg)
+{
+	struct nfs4_srv *s = arg;
+	struct timespec until;
+
+	pthread_mutex_lock(&s->cb_mu);
+	while (!s->cb_stopped) {
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += (long)CB_TICK_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (!s->cb_kick && !s->cb_stopped)
+			if (pthread_cond_timedwait(&s->cb_cv, &s->cb_mu, &until) == ETIMEDOUT)
+				break;
+		if (s->cb_stopped)
+			break;
+		s->cb_kick = false;
+		pthread_mutex_unlock(&s->cb_mu);
+		cb_round(s);
+		pthread_mutex_lock(&s->cb_mu);
+	}
+	pthread_mutex_unlock(&s->cb_mu);
+	return NULL;
+}
+
+void nfs4_cb_stop(void *ctx)
+{
+	struct nfs4_srv *s = ctx;
+	bool join;
+
+	pthread_mutex_lock(&s->cb_mu);
+	join = s->cb_started && !s->cb_stopped;
+	s->cb_stopped = true;
+	pthread_cond_signal(&s->cb_cv);
+	pthread_mutex_unlock(&s->cb_mu);
+	if (join)
+		pthread_join(s->cb_thr, NULL);
+}
+
+void nfs4_cb_reply(void *ctx, uint64_t conn_id, const uint8_t *rec, size_t len)
+{
+	struct nfs4_srv *s = ctx;
+	struct nfs4_cb_res r;
+
+	if (nfs4_cb_decode(rec, len, &r) != 0) {
+		UT_WARN("nfs4", NULL, "a backchannel reply that does not decode: ignored");
+		return;
+	}
+	pthread_mutex_lock(&s->mu);
+	for (struct nfs4_client *c = s->clients; c; c = c->next)
+		for (struct nfs4_session *se = c->sessions; se; se = se->next)
+			if (se->cb_busy && se->cb_xid == r.xid && se->back && nfs_conn_id(se->back) == conn_id) {
+				se->cb_busy = false; /* the slot is free for the next CB_COMPOUND */
+				if (!r.accepted || r.status != NFS4_OK)
+					UT_INFO("nfs4", NULL, "CB_COMPOUND answered %s, status %u",
+						r.accepted ? "accepted" : "refused", r.status);
+				goto out;
+			}
+out:
+	pthread_mutex_unlock(&s->mu);
+}

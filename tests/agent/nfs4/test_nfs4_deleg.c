@@ -1,0 +1,585 @@
+/* test_nfs4_deleg: NFSv4.1 read delegations and their recall over the
+ * backchannel (agent/nfs4/nfs4_deleg.c, nfs4_cb.c; issue 19, acceptance 2
+ * "delegation recall"). One store with one export served by an in-process
+ * NFS server (NFSv3 and NFSv4.1, lease 3 s) and by the SMB dispatcher of
+ * tests/agent/smb/smb_harness.h. Client P asks for a backchannel
+ * (CREATE_SESSION with CONN_BACK_CHAN) and gets a read delegation with an
+ * OPEN for reading; Q has none and gets none. A conflicting access from
+ * each protocol recalls it with a CB_COMPOUND (CB_SEQUENCE + CB_RECALL) on
+ * P's connection: a v4.1 OPEN for writing (NFS4ERR_DELAY until the
+ * DELEGRETURN), an NFSv3 WRITE (waits in the store, answered after the
+ * DELEGRETURN), an SMB CREATE for writing (STATUS_PENDING, then served). A
+ * delegation not returned within the lease time is revoked: the writer gets
+ * in, P's SEQUENCE flags RECALLABLE_STATE_REVOKED and its stateid answers
+ * DELEG_REVOKED until FREE_STATEID. Also: no delegation while someone has
+ * the file open for writing, BIND_CONN_TO_SESSION moves the backchannel,
+ * and the decoder of CB replies refuses what does not decode. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <check.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/nfs/nfs_srv.h"
+#include "agent/nfs4/nfs4.h"
+#include "agent/nfs4/nfs4_internal.h"
+#include "agent/smb/smb_srv_internal.h"
+#include "api/api_intent.h"
+#include "tests/agent/nfs4/nfs4_cl.h"
+#include "tests/agent/smb/smb_harness.h"
+#include "tests/lib/aqt.h"
+#include "tests/lib/aqt_store.h"
+#include "util/ut_clock.h"
+
+enum { OK4 = 0, DELAY4 = 10008, BAD_STATEID4 = 10025, DELEG_REVOKED4 = 10087, RD = 1, WR = 2, BOTH = 3,
+       REVOKED_FLAG = 0x40 };
+#define FILE_READ_DATA_ 0x1u
+#define FILE_WRITE_DATA_ 0x2u
+#define SHARE_ALL_ 7u
+
+static struct aqt_store ts;
+static struct nfs_srv *nsrv;
+static struct nfs4_srv *v4;
+static struct smb_srv *ssrv;
+static struct smbt_conn sc;
+
+struct cl4 {
+	struct nfs4_cl c;
+	uint32_t seq;
+	struct nfs4_sid open, deleg;
+	uint32_t dtype;
+	uint8_t fh[128];
+	uint32_t fhlen;
+	struct ut_buf b;
+	struct xdr_cur cur;
+	uint32_t flags;          /* the last SEQUENCE's status flags */
+	const char *owner;       /* the open owner of c4_open (NULL: "open-owner") */
+};
+
+static struct cl4 P, Q;
+
+static void c4_up(struct cl4 *x, const char *owner, uint32_t csflags)
+{
+	uint32_t got;
+
+	memset(x, 0, sizeof(*x));
+	ck_assert_int_eq(nfs4_cl_dial(&x->c, nfs_srv_port(nsrv)), 0);
+	x->seq = 1;
+	ck_assert_uint_eq(nfs4_cl_session_ex(&x->c, owner, 4, &got, csflags), 0);
+	ck_assert_uint_eq(x->c.cs_flags & 2u, csflags & 2u); /* the backchannel granted as asked */
+}
+
+static void c4_begin(struct cl4 *x, uint32_t nops)
+{
+	nfs4_cl_begin(&x->c, &x->b, 1, nops + 1);
+	nfs4_cl_sequence(&x->b, &x->c, 0, x->seq++, false);
+}
+
+static void c4_send(struct cl4 *x)
+{
+	uint32_t n;
+
+	ck_assert_int_eq(nfs4_cl_send(&x->c, &x->b, &x->cur), 0);
+	(void)nfs4_cl_res(&x->cur, &n);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 53), 0);
+	x->flags = nfs4_cl_sequence_flags(&x->cur);
+}
+
+/* OPEN v0/f with access: the open stateid, the delegation and the handle kept. */
+static uint32_t c4_open(struct cl4 *x, uint32_t access)
+{
+	uint32_t st;
+
+	c4_begin(x, 4);
+	nfs4_cl_putrootfh(&x->b);
+	nfs4_cl_lookup(&x->b, "v0");
+	nfs4_cl_open_deny(&x->b, x->owner ? x->owner : "open-owner", "f", access, 0);
+	nfs4_cl_getfh(&x->b);
+	c4_send(x);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 24), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 15), 0);
+	if ((st = nfs4_cl_op(&x->cur, 18)) == OK4) {
+		const uint8_t *p;
+
+		nfs4_cl_open_res_deleg(&x->cur, &x->open, &x->dtype, &x->deleg);
+		ck_assert_uint_eq(nfs4_cl_op(&x->cur, 10), 0);
+		ck_assert_ptr_nonnull(p = xdr_opaque(&x->cur, 128, &x->fhlen));
+		memcpy(x->fh, p, x->fhlen);
+	}
+	return st;
+}
+
+/* One operation on the file's handle: PUTFH, then op (put by the caller's builder). */
+static uint32_t c4_fh_op(struct cl4 *x, uint32_t op, void (*build)(struct ut_buf *, const struct nfs4_sid *),
+			 const struct nfs4_sid *sid)
+{
+	c4_begin(x, 2);
+	nfs4_cl_putfh(&x->b, x->fh, x->fhlen);
+	build(&x->b, sid);
+	c4_send(x);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 22), 0);
+	return nfs4_cl_op(&x->cur, op);
+}
+
+/* CLOSE of x's open stateid. */
+static uint32_t c4_close_all(struct cl4 *x)
+{
+	return c4_fh_op(x, 4, nfs4_cl_close_op, &x->open);
+}
+
+static void build_read(struct ut_buf *b, const struct nfs4_sid *sid)
+{
+	nfs4_cl_read(b, sid, 0, 4);
+}
+
+static uint32_t c4_delegreturn(struct cl4 *x, const struct nfs4_sid *sid)
+{
+	return c4_fh_op(x, 8, nfs4_cl_delegreturn, sid);
+}
+
+static uint32_t c4_test(struct cl4 *x, const struct nfs4_sid *sid)
+{
+	uint32_t st;
+
+	c4_begin(x, 1);
+	nfs4_cl_test_stateid(&x->b, sid);
+	c4_send(x);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 55), 0);
+	ck_assert_uint_eq(xdr_u32(&x->cur), 1);
+	st = xdr_u32(&x->cur);
+	ck_assert_int_eq(x->cur.err, 0);
+	return st;
+}
+
+/* A SEQUENCE alone: renews the lease, gives the status flags. */
+static uint32_t c4_ping(struct cl4 *x)
+{
+	c4_begin(x, 0);
+	c4_send(x);
+	return x->flags;
+}
+
+/* The recall of x's delegation: a CB_COMPOUND on x's connection within
+ * 20 s (it is sent at once; the bound is for a loaded machine), CB_SEQUENCE on slot 0 with sequence seq, one CB_RECALL of the
+ * delegation's stateid and handle; answered (CB_SEQUENCE and CB_RECALL OK)
+ * when answer. */
+static void expect_recall(struct cl4 *x, uint32_t seq, bool answer)
+{
+	struct nfs4_cl_cb cb;
+
+	if (!x->c.cb) /* it may have come in with a reply already */
+		ck_assert_int_eq(nfs4_cl_wait_cb(&x->c, 20000), 1);
+	ck_assert_int_eq(nfs4_cl_cb_parse(&x->c, &cb), 0);
+	ck_assert_uint_eq(cb.prog, 0x40000000u); /* csa_cb_program of nfs4_cl_session */
+	ck_assert_uint_eq(cb.vers, 1);
+	ck_assert_uint_eq(cb.proc, 1);       /* CB_COMPOUND */
+	ck_assert_uint_eq(cb.minor, 1);
+	ck_assert_int_eq(memcmp(cb.sess, x->c.sess, 16), 0);
+	ck_assert_uint_eq(cb.seq, seq);
+	ck_assert_uint_eq(cb.slot, 0);
+	ck_assert_uint_eq(cb.nrecalls, 1);
+	ck_assert_int_eq(memcmp(cb.recall[0].other, x->deleg.other, 12), 0);
+	ck_assert_uint_eq(cb.fhlen[0], x->fhlen);
+	ck_assert_int_eq(memcmp(cb.fh[0], x->fh, x->fhlen), 0);
+	if (answer)
+		ck_assert_int_eq(nfs4_cl_cb_reply(&x->c, &cb, 0), 0);
+	free(x->c.cb);
+	x->c.cb = NULL;
+}
+
+/* Nothing from the server on x's connection for ms. */
+static void expect_no_call(struct cl4 *x, int ms)
+{
+	ck_assert_ptr_null(x->c.cb);
+	ck_assert_int_eq(nfs4_cl_wait_cb(&x->c, ms), 0);
+}
+
+/* ---------- NFSv3 and SMB ---------- */
+
+/* An NFSv3 WRITE (FILE_SYNC) of data at 0 on conn, sent, not waited for. */
+static void v3_write_post(struct nfs4_cl *conn, const uint8_t *fh, uint32_t fhlen, const char *data)
+{
+	struct ut_buf b;
+
+	nfs4_cl_call_begin(conn, &b, 3, 7);
+	xdr_put_opaque(&b, fh, fhlen);
+	xdr_put_u64(&b, 0);
+	xdr_put_u32(&b, (uint32_t)strlen(data));
+	xdr_put_u32(&b, 2);
+	xdr_put_opaque(&b, data, (uint32_t)strlen(data));
+	ck_assert_int_eq(nfs4_cl_post(conn, &b), 0);
+}
+
+static bool readable_within(int fd, int ms)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+
+	return poll(&pf, 1, ms) == 1;
+}
+
+/* SMB2 CREATE of "f" (FILE_OPEN, sharing everything) sent; its first answer's header in *h. */
+static void smb_create_post(uint32_t access, struct smb_wire_hdr *h, uint64_t *mid)
+{
+	uint8_t body[128] = { 0 }, buf[2048];
+	size_t len;
+
+	memset(h, 0, sizeof(*h));
+	h->command = SMB2_CREATE;
+	smbt_put16(body, 57);
+	smbt_put32(body + 4, 2);
+	smbt_put32(body + 24, access);
+	smbt_put32(body + 32, SHARE_ALL_);
+	smbt_put32(body + 36, 1);
+	smbt_put32(body + 40, 0x40u);
+	smbt_put16(body + 44, SMB2_HDR_LEN + 56);
+	smbt_put16(body + 46, 2);
+	body[56] = 'f';
+	h->tree_id = sc.t->id;
+	h->message_id = *mid = sc.mid++;
+	smbt_send(&sc, h, body, 58);
+	ck_assert_int_eq(smbt_recv(&sc, buf, sizeof(buf), &len, h, NULL), 1);
+	ck_assert_uint_eq(h->command, SMB2_CREATE);
+}
+
+/* ---------- fixture ---------- */
+
+static void setup(void)
+{
+	char p[200];
+	int fd;
+
+	aqt_store_init(&ts, 1, &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 400, .capacity = 1ull << 30,
+							 .clients = "0.0.0.0/0", .key_byte = 4 });
+	ts.cfg[0].protocols = API_INTENT_NFSV3 | API_INTENT_NFSV4 | API_INTENT_SMB;
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
+	snprintf(p, sizeof(p), "%s/f", ts.cfg[0].root);
+	ck_assert_int_ge(fd = open(p, O_CREAT | O_WRONLY, 0666), 0);
+	ck_assert_int_eq(write(fd, "0123456789", 10), 10);
+	close(fd);
+	ck_assert_int_eq(nfs_srv_new("127.0.0.1:0", ts.store, 4, &nsrv), 0);
+	ck_assert_int_eq(nfs4_srv_new(&(struct nfs4_cfg){ .lease_s = 3 }, &v4), 0);
+	ck_assert_int_eq(nfs_srv_add_prog(nsrv, &nfs4_prog, v4), 0);
+	ck_assert_int_eq(nfs_srv_start(nsrv), 0);
+	smbt_srv_new(ts.store, &ssrv);
+	c4_up(&P, "client-p", 2);  /* CREATE_SESSION4_FLAG_CONN_BACK_CHAN */
+	c4_up(&Q, "client-q", 0);
+}
+
+static void teardown(void)
+{
+	nfs4_cl_close(&P.c);
+	nfs4_cl_close(&Q.c);
+	smbt_srv_free(ssrv);
+	nfs_srv_free(nsrv);
+	nfs4_srv_free(v4);
+	aqt_store_cleanup(&ts);
+}
+
+/* ---------- tests ---------- */
+
+/* A v4.1 OPEN for writing by another client recalls the delegation and is
+ * told to wait until it is returned. */
+START_TEST(test_recall_v4_open)
+{
+	ck_assert_uint_eq(c4_open(&P, RD), OK4);
+	ck_assert_uint_eq(P.dtype, 1);                  /* OPEN_DELEGATE_READ */
+	ck_assert_uint_eq(vol_lease_count(ts.store), 1); /* in the store's table */
+	ck_assert_uint_eq(c4_fh_op(&P, 25, build_read, &P.deleg), OK4); /* READ with its stateid */
+	ck_assert_uint_eq(c4_open(&Q, RD), OK4);        /* readers share it, */
+	ck_assert_uint_eq(Q.dtype, 0);                  /* Q has no backchannel: none for Q */
+	expect_no_call(&P, 300);                        /* and nothing is recalled */
+	ck_assert_uint_eq(c4_open(&Q, BOTH), DELAY4);   /* a writer waits */
+	expect_recall(&P, 1, true);
+	ck_assert_uint_eq(c4_open(&Q, BOTH), DELAY4);   /* answered, not returned yet */
+	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
+	ck_assert_uint_eq(c4_open(&Q, BOTH), OK4);
+	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), BAD_STATEID4); /* gone */
+	ck_assert_uint_eq(c4_close_all(&Q), OK4);
+	/* the holder's own open for writing (another open owner: another mount of
+	 * the same client caches apart) recalls it too */
+	ck_assert_uint_eq(c4_open(&P, RD), OK4);
+	ck_assert_uint_eq(P.dtype, 1);
+	P.owner = "other-owner";
+	ck_assert_uint_eq(c4_open(&P, BOTH), DELAY4);
+	expect_recall(&P, 2, true);
+	P.owner = NULL;
+	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	P.owner = "other-owner";
+	ck_assert_uint_eq(c4_open(&P, BOTH), OK4);
+	P.owner = NULL;
+	ck_assert_uint_eq(c4_open(&Q, BOTH), OK4);
+	/* no delegation while another client has the file open for writing */
+	ck_assert_uint_eq(c4_open(&P, RD), OK4);
+	ck_assert_uint_eq(P.dtype, 0);
+	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
+}
+END_TEST
+
+/* An NFSv3 WRITE recalls it and waits in the store for the return. */
+START_TEST(test_recall_v3_write)
+{
+	struct nfs4_cl w;
+	struct xdr_cur cur;
+	char p[200], got[16] = { 0 };
+	int fd;
+
+	ck_assert_uint_eq(c4_open(&P, RD), OK4);
+	ck_assert_uint_eq(P.dtype, 1);
+	ck_assert_int_eq(nfs4_cl_dial(&w, nfs_srv_port(nsrv)), 0);
+	v3_write_post(&w, P.fh, P.fhlen, "v3");      /* the same handles as v4.1 */
+	expect_recall(&P, 1, true);
+	ck_assert(!readable_within(w.fd, 300));       /* the WRITE waits for the return */
+	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	ck_assert(readable_within(w.fd, 20000));
+	ck_assert_int_eq(nfs4_cl_recv(&w, &cur), 0);
+	ck_assert_uint_eq(xdr_u32(&cur), 0);          /* NFS3_OK */
+	nfs4_cl_close(&w);
+	snprintf(p, sizeof(p), "%s/f", ts.cfg[0].root);
+	ck_assert_int_ge(fd = open(p, O_RDONLY), 0);
+	ck_assert_int_eq(read(fd, got, 4), 4);
+	close(fd);
+	ck_assert_str_eq(got, "v323");
+}
+END_TEST
+
+/* An SMB CREATE for writing recalls it and is pending until the return;
+ * one for reading recalls nothing. */
+START_TEST(test_recall_smb_open)
+{
+	struct smb_wire_hdr h;
+	uint8_t buf[2048];
+	uint64_t mid, aid;
+	size_t len;
+	int i;
+
+	smbt_conn_new(&sc, ssrv, 9, 0);
+	ck_assert_ptr_nonnull(sc.t->exp = vol_export_at(ts.store, 0));
+	ck_assert_uint_eq(c4_open(&P, RD), OK4);
+	ck_assert_uint_eq(P.dtype, 1);
+	smb_create_post(FILE_READ_DATA_, &h, &mid);
+	ck_assert_uint_eq(h.status, STATUS_SUCCESS);
+	expect_no_call(&P, 300);
+	smb_create_post(FILE_READ_DATA_ | FILE_WRITE_DATA_, &h, &mid);
+	aid = smbt_check_pending(&h, mid);
+	expect_recall(&P, 1, true);
+	smb_async_tick(ssrv);
+	ck_assert_int_eq(smbt_recv(&sc, buf, sizeof(buf), &len, &h, NULL), 0); /* still waiting */
+	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	for (i = 0; i < 50; i++) {
+		smb_async_tick(ssrv);
+		if (smbt_recv(&sc, buf, sizeof(buf), &len, &h, NULL) == 1)
+			break;
+		usleep(20000);
+	}
+	smbt_check_final(&h, SMB2_CREATE, mid, aid, STATUS_SUCCESS);
+}
+END_TEST
+
+/* Not returned within the lease time: revoked. The writer gets in; P is
+ * told (SEQUENCE flags) and its stateid answers DELEG_REVOKED until freed. */
+START_TEST(test_revoke)
+{
+	uint32_t st = DELAY4;
+	uint64_t t0;
+	int i;
+
+	ck_assert_uint_eq(c4_open(&P, RD), OK4);
+	ck_assert_uint_eq(P.dtype, 1);
+	ck_assert_uint_eq(c4_open(&Q, WR), DELAY4);
+	expect_recall(&P, 1, false);                  /* P neither answers nor returns */
+	t0 = ut_clock_mono_ns();                      /* the recall went out before this */
+	ck_assert_uint_eq(c4_ping(&P) & REVOKED_FLAG, 0);
+	for (i = 0; i < 150 && st == DELAY4; i++) {
+		(void)c4_ping(&P);                    /* P's lease stays alive meanwhile */
+		usleep(200000);
+		st = c4_open(&Q, WR);
+	}
+	ck_assert_uint_eq(st, OK4);
+	ck_assert_uint_ge(ut_clock_mono_ns() - t0, 2500000000ull); /* not before the lease time (3 s) */
+	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
+	ck_assert_uint_eq(c4_ping(&P) & REVOKED_FLAG, REVOKED_FLAG);
+	ck_assert_uint_eq(c4_test(&P, &P.deleg), DELEG_REVOKED4);
+	ck_assert_uint_eq(c4_fh_op(&P, 25, build_read, &P.deleg), DELEG_REVOKED4);
+	ck_assert_uint_eq(c4_fh_op(&P, 45, nfs4_cl_free_stateid, &P.deleg), OK4);
+	ck_assert_uint_eq(c4_ping(&P) & REVOKED_FLAG, 0);
+	ck_assert_uint_eq(c4_test(&P, &P.deleg), BAD_STATEID4);
+}
+END_TEST
+
+/* A session created without a backchannel gets one bound from another
+ * connection (BIND_CONN_TO_SESSION, CDFC4_BACK_OR_BOTH); recalls go there. */
+START_TEST(test_bind_back)
+{
+	struct cl4 R;
+	struct nfs4_cl back;
+	struct ut_buf b;
+	struct xdr_cur cur;
+	uint32_t n;
+
+	c4_up(&R, "client-r", 0);
+	ck_assert_uint_eq(c4_open(&R, RD), OK4);
+	ck_assert_uint_eq(R.dtype, 0);                /* no backchannel: no delegation */
+	ck_assert_int_eq(nfs4_cl_dial(&back, nfs_srv_port(nsrv)), 0);
+	memcpy(back.sess, R.c.sess, 16);
+	nfs4_cl_begin(&back, &b, 1, 1);
+	nfs4_cl_bind_conn(&b, &back, 7);
+	ck_assert_int_eq(nfs4_cl_send(&back, &b, &cur), 0);
+	ck_assert_uint_eq(nfs4_cl_res(&cur, &n), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&cur, 41), 0);
+	(void)xdr_fixed(&cur, 16);
+	ck_assert_uint_eq(xdr_u32(&cur), 3);          /* CDFS4_BOTH */
+	{ /* another connection with CDFC4_FORE_OR_BOTH (Linux's nconnect): the fore channel only */
+		struct nfs4_cl more;
+
+		ck_assert_int_eq(nfs4_cl_dial(&more, nfs_srv_port(nsrv)), 0);
+		memcpy(more.sess, R.c.sess, 16);
+		nfs4_cl_begin(&more, &b, 1, 1);
+		nfs4_cl_bind_conn(&b, &more, 3);
+		ck_assert_int_eq(nfs4_cl_send(&more, &b, &cur), 0);
+		ck_assert_uint_eq(nfs4_cl_res(&cur, &n), 0);
+		ck_assert_uint_eq(nfs4_cl_op(&cur, 41), 0);
+		(void)xdr_fixed(&cur, 16);
+		ck_assert_uint_eq(xdr_u32(&cur), 1);  /* CDFS4_FORE: the backchannel stays */
+		nfs4_cl_close(&more);
+	}
+	ck_assert_uint_eq(c4_open(&R, RD), OK4);      /* the same open again: now delegated */
+	ck_assert_uint_eq(R.dtype, 1);
+	ck_assert_uint_eq(c4_open(&Q, WR), DELAY4);
+	{
+		struct cl4 tmp = R; /* the recall arrives on the bound connection */
+
+		tmp.c = back;
+		expect_recall(&tmp, 1, true);
+		back = tmp.c;
+	}
+	expect_no_call(&R, 100);
+	ck_assert_uint_eq(c4_delegreturn(&R, &R.deleg), OK4);
+	ck_assert_uint_eq(c4_open(&Q, WR), OK4);
+	nfs4_cl_close(&back);
+	nfs4_cl_close(&R.c);
+}
+END_TEST
+
+/* A v4.1 REMOVE or RENAME of a delegated name by another client recalls it
+ * and waits; the name stays until the return. */
+START_TEST(test_recall_remove_rename)
+{
+	ck_assert_uint_eq(c4_open(&P, RD), OK4);
+	ck_assert_uint_eq(P.dtype, 1);
+	c4_begin(&Q, 4); /* RENAME v0/f to v0/g */
+	nfs4_cl_putrootfh(&Q.b);
+	nfs4_cl_lookup(&Q.b, "v0");
+	nfs4_cl_savefh(&Q.b);
+	nfs4_cl_rename(&Q.b, "f", "g");
+	c4_send(&Q);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 24), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 15), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 32), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 29), DELAY4);
+	expect_recall(&P, 1, true);
+	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	ck_assert_uint_eq(c4_open(&P, RD), OK4);        /* delegated again */
+	ck_assert_uint_eq(P.dtype, 1);
+	c4_begin(&Q, 3); /* REMOVE v0/f */
+	nfs4_cl_putrootfh(&Q.b);
+	nfs4_cl_lookup(&Q.b, "v0");
+	nfs4_cl_remove(&Q.b, "f");
+	c4_send(&Q);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 24), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 15), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 28), DELAY4);
+	expect_recall(&P, 2, true);                     /* the next backchannel sequence */
+	ck_assert_uint_eq(c4_fh_op(&P, 25, build_read, &P.deleg), OK4); /* not gone meanwhile */
+	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	c4_begin(&Q, 3);
+	nfs4_cl_putrootfh(&Q.b);
+	nfs4_cl_lookup(&Q.b, "v0");
+	nfs4_cl_remove(&Q.b, "f");
+	c4_send(&Q);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 24), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 15), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 28), OK4);
+}
+END_TEST
+
+/* The CB reply decoder: a whole reply decodes; every truncation of it, a
+ * count past its cap and a call instead of a reply are refused. */
+START_TEST(test_cb_decode)
+{
+	struct ut_buf b;
+	struct nfs4_cb_res r;
+	const uint32_t words[] = { 77, 1, 0, 0, 0, 0, 0, 0, 2, 11, 0 };
+	uint8_t sess[16] = { 1, 2, 3 };
+	size_t full;
+
+	ut_buf_init(&b, 1024);
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		xdr_put_u32(&b, words[i]);
+	xdr_put_fixed(&b, sess, 16);
+	xdr_put_u32(&b, 5);
+	xdr_put_u32(&b, 0);
+	xdr_put_u32(&b, 0);
+	xdr_put_u32(&b, 0);
+	xdr_put_u32(&b, 4);  /* CB_RECALL */
+	xdr_put_u32(&b, 0);
+	full = b.len;
+	ck_assert_int_eq(nfs4_cb_decode(ut_buf_bytes(&b), full, &r), 0);
+	ck_assert_uint_eq(r.xid, 77);
+	ck_assert(r.accepted);
+	ck_assert(r.seq_ok);
+	ck_assert_uint_eq(r.seq, 5);
+	ck_assert_uint_eq(r.nres, 2);
+	ck_assert_int_eq(memcmp(r.sess, sess, 16), 0);
+	for (size_t l = 0; l < full; l += 4)
+		ck_assert_int_eq(nfs4_cb_decode(ut_buf_bytes(&b), l, &r), -EBADMSG);
+	ut_buf_set_be32(&b, 32, 1000); /* result count past NFS4_CB_MAX_RES */
+	ck_assert_int_eq(nfs4_cb_decode(ut_buf_bytes(&b), full, &r), -EBADMSG);
+	ut_buf_set_be32(&b, 32, 2);
+	ut_buf_set_be32(&b, 4, 0);     /* a CALL */
+	ck_assert_int_eq(nfs4_cb_decode(ut_buf_bytes(&b), full, &r), -EBADMSG);
+	ut_buf_cleanup(&b);
+	/* whole, but one result more than NFS4_CB_MAX_RES: refused, nothing written past the caps */
+	ut_buf_init(&b, 1024);
+	for (size_t i = 0; i < 8; i++)
+		xdr_put_u32(&b, words[i]);
+	xdr_put_u32(&b, NFS4_CB_MAX_RES + 1);
+	for (size_t i = 0; i < NFS4_CB_MAX_RES + 1; i++) {
+		xdr_put_u32(&b, 4);
+		xdr_put_u32(&b, 0);
+	}
+	ck_assert_int_eq(nfs4_cb_decode(ut_buf_bytes(&b), b.len, &r), -EBADMSG);
+	ut_buf_set_be32(&b, 32, NFS4_CB_MAX_RES); /* at the cap (the last result left out): decoded */
+	ck_assert_int_eq(nfs4_cb_decode(ut_buf_bytes(&b), b.len - 8, &r), 0);
+	ck_assert_uint_eq(r.nres, NFS4_CB_MAX_RES);
+	ut_buf_cleanup(&b);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("nfs4_deleg");
+	TCase *tc = tcase_create("deleg");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_recall_v4_open);
+	tcase_add_test(tc, test_recall_v3_write);
+	tcase_add_test(tc, test_recall_smb_open);
+	tcase_add_test(tc, test_revoke);
+	tcase_add_test(tc, test_bind_back);
+	tcase_add_test(tc, test_recall_remove_rename);
+	tcase_add_test(tc, test_cb_decode);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return aqt_run(suite());
+}
