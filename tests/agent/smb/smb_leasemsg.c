@@ -137,6 +137,47 @@ void smbl_create(struct smbt_conn *tc, struct smbl_create *q)
 	smbl_create_parse(q, &m);
 }
 
+size_t smbl_create_body(uint8_t *b, const char *name, uint32_t access, uint32_t attrs, uint32_t options,
+			uint32_t disposition)
+{
+	size_t nlen = strlen(name) * 2;
+
+	memset(b, 0, 56 + nlen);
+	smbt_put16(b, 57);
+	smbt_put32(b + 4, 2);
+	smbt_put32(b + 24, access);
+	smbt_put32(b + 28, attrs);
+	smbt_put32(b + 32, SMBL_SHARE_ALL);
+	smbt_put32(b + 36, disposition);
+	smbt_put32(b + 40, options);
+	smbt_put16(b + 44, SMB2_HDR_LEN + 56);
+	smbt_put16(b + 46, (uint16_t)nlen);
+	for (size_t i = 0; name[i]; i++)
+		b[56 + 2 * i] = (uint8_t)name[i];
+	return 56 + nlen;
+}
+
+uint32_t smbl_open(struct smbt_conn *tc, const char *name, bool dir, uint32_t access, uint32_t attrs,
+		   uint32_t options, uint64_t *fid, uint32_t *attrs_got)
+{
+	uint8_t body[128];
+	struct smb_wire_hdr h = { .command = SMB2_CREATE };
+	struct smbl_msg m;
+	size_t n;
+
+	ck_assert_uint_le(56 + 2 * strlen(name), sizeof(body));
+	n = smbl_create_body(body, name, access, attrs, (dir ? 0x1u : 0x40u) | options, SMBL_OPEN_IF);
+	smbl_send(tc, &h, body, n);
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.command, SMB2_CREATE);
+	if (m.h.status == STATUS_SUCCESS) {
+		ck_assert_uint_ge(m.len, 88);
+		*attrs_got = smb_wire_get_u32(m.body + 56);
+		*fid = smb_wire_get_u64(m.body + 64);
+	}
+	return m.h.status;
+}
+
 void smbl_create_final(struct smbt_conn *tc, struct smbl_create *q)
 {
 	struct smbl_msg m;

@@ -7,6 +7,7 @@
 #define AQ_TESTS_SMB_LEASEMSG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tests/agent/smb/smb_harness.h"
@@ -69,6 +70,18 @@ void smbl_send(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *body
 /* CREATE q->name with read/write access (list for a directory); the answer
  * (or the interim STATUS_PENDING) into q. */
 void smbl_create(struct smbt_conn *tc, struct smbl_create *q);
+/* A plain CREATE body (no contexts, all sharing, impersonation) of name into
+ * b (at least 56 + 2 * strlen(name) bytes): DesiredAccess access,
+ * FileAttributes attrs, CreateOptions options (the caller adds
+ * DIRECTORY_FILE 0x1 or NON_DIRECTORY_FILE 0x40), CreateDisposition
+ * disposition. Returns its length. */
+size_t smbl_create_body(uint8_t *b, const char *name, uint32_t access, uint32_t attrs, uint32_t options,
+			uint32_t disposition);
+/* Send that CREATE (OPEN_IF; options get 0x1 for dir, 0x40 otherwise) and
+ * return its status; on success the FileId in *fid and the FileAttributes
+ * answered in *attrs_got. */
+uint32_t smbl_open(struct smbt_conn *tc, const char *name, bool dir, uint32_t access, uint32_t attrs,
+		   uint32_t options, uint64_t *fid, uint32_t *attrs_got);
 /* The final answer of q's waiting CREATE, which must be on tc now. */
 void smbl_create_final(struct smbt_conn *tc, struct smbl_create *q);
 uint32_t smbl_close(struct smbt_conn *tc, uint64_t fid);

@@ -45,53 +45,17 @@ static struct vol_export *exp0;
 
 static void setup(void)
 {
-	smbt_store_up(&ts, &srv);
-	ck_assert_ptr_nonnull(exp0 = vol_export_at(ts.store, 0));
+	smbt_export_up(&ts, &srv, &exp0);
 }
 
 static void teardown(void)
 {
-	smbt_srv_free(srv);
-	vol_export_unref(exp0);
-	aqt_store_cleanup(&ts);
+	smbt_export_down(&ts, srv, exp0);
 }
 
-/* A connection whose tree is the store's first export (CREATE opens in it). */
 static void conn_new(struct smbt_conn *tc)
 {
-	smbt_conn_new(tc, srv, 1, 0);
-	ck_assert_ptr_nonnull(tc->t->exp = vol_export_at(ts.store, 0));
-}
-
-/* CREATE name: its status, *fid and the FileAttributes it answered. */
-static uint32_t create(struct smbt_conn *tc, const char *name, bool dir, uint32_t access, uint32_t attrs,
-		       uint32_t options, uint64_t *fid, uint32_t *got)
-{
-	uint8_t body[128] = { 0 };
-	size_t nlen = strlen(name) * 2;
-	struct smb_wire_hdr h = { .command = SMB2_CREATE };
-	struct smbl_msg m;
-
-	smbt_put16(body, 57);
-	smbt_put32(body + 4, 2);
-	smbt_put32(body + 24, access);
-	smbt_put32(body + 28, attrs);
-	smbt_put32(body + 32, SMBL_SHARE_ALL);
-	smbt_put32(body + 36, SMBL_OPEN_IF);
-	smbt_put32(body + 40, (dir ? 0x1u : 0x40u) | options);
-	smbt_put16(body + 44, SMB2_HDR_LEN + 56);
-	smbt_put16(body + 46, (uint16_t)nlen);
-	for (size_t i = 0; name[i]; i++)
-		body[56 + 2 * i] = (uint8_t)name[i];
-	smbl_send(tc, &h, body, 56 + nlen);
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	ck_assert_uint_eq(m.h.command, SMB2_CREATE);
-	if (m.h.status == STATUS_SUCCESS) {
-		ck_assert_uint_ge(m.len, 88);
-		*got = smb_wire_get_u32(m.body + 56);
-		*fid = smb_wire_get_u64(m.body + 64);
-	}
-	return m.h.status;
+	smbt_conn_export(tc, srv, &ts, 1, 0);
 }
 
 static uint32_t set_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n)
@@ -174,7 +138,7 @@ START_TEST(test_position_and_sizes)
 
 	setup();
 	conn_new(&a);
-	ck_assert_uint_eq(create(&a, "bufsize.txt", false, RW_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "bufsize.txt", false, RW_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
 	ck_assert_uint_eq(set_info(&a, fid, FilePositionInformation, pos, 8), STATUS_SUCCESS);
 	ck_assert_uint_eq(query(&a, fid, FilePositionInformation, 8, out, &n), STATUS_SUCCESS);
 	ck_assert_uint_eq(smb_wire_get_u64(out), 10);
@@ -207,13 +171,13 @@ START_TEST(test_alt_name_and_compression)
 
 	setup();
 	conn_new(&a);
-	ck_assert_uint_eq(create(&a, "short.txt", false, RW_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "short.txt", false, RW_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
 	ck_assert_uint_eq(query(&a, fid, FileAlternateNameInformation, 512, out, &n), STATUS_SUCCESS);
 	ck_assert_uint_eq(smb_wire_get_u32(out), 18);
 	for (size_t i = 0; i < 9; i++)
 		name[i] = (char)out[4 + 2 * i];
 	ck_assert_str_eq(name, "SHORT.TXT");
-	ck_assert_uint_eq(create(&a, "a long name.text", false, RW_ACCESS, 0, 0, &lid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "a long name.text", false, RW_ACCESS, 0, 0, &lid, &got), STATUS_SUCCESS);
 	ck_assert_uint_eq(query(&a, lid, FileAlternateNameInformation, 512, out, &n), STATUS_SUCCESS);
 	ck_assert_uint_eq(smb_wire_get_u32(out), 24); /* ALONG~XY.TEX */
 	ck_assert_uint_eq(out[4 + 2 * 5], '~');
