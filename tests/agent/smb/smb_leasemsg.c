@@ -204,6 +204,49 @@ uint32_t smbl_close(struct smbt_conn *tc, uint64_t fid)
 	return m.h.status;
 }
 
+uint32_t smbl_query_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, uint32_t len, uint8_t *out, size_t *n)
+{
+	uint8_t body[41] = { 0 };
+	struct smb_wire_hdr h = { .command = SMB2_QUERY_INFO };
+	struct smbl_msg m;
+
+	smbt_put16(body, 41);
+	body[2] = SMB2_0_INFO_FILE;
+	body[3] = cls;
+	smbt_put32(body + 4, len);
+	smbt_put64(body + 24, fid);
+	smbt_put64(body + 32, fid);
+	smbl_send(tc, &h, body, sizeof(body));
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	*n = 0;
+	if (m.h.status == STATUS_SUCCESS || m.h.status == STATUS_BUFFER_OVERFLOW) {
+		*n = smb_wire_get_u32(m.body + 4);
+		ck_assert_uint_le(*n, 512);
+		memcpy(out, m.body + 8, *n);
+	}
+	return m.h.status;
+}
+
+uint32_t smbl_set_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n)
+{
+	uint8_t body[32 + 40] = { 0 };
+	struct smb_wire_hdr h = { .command = SMB2_SET_INFO };
+	struct smbl_msg m;
+
+	ck_assert_uint_le(n, sizeof(body) - 32);
+	smbt_put16(body, 33);
+	body[2] = SMB2_0_INFO_FILE;
+	body[3] = cls;
+	smbt_put32(body + 4, (uint32_t)n);
+	smbt_put16(body + 8, SMB2_HDR_LEN + 32);
+	smbt_put64(body + 16, fid);
+	smbt_put64(body + 24, fid);
+	memcpy(body + 32, data, n);
+	smbl_send(tc, &h, body, 32 + n);
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	return m.h.status;
+}
+
 uint32_t smbl_write(struct smbt_conn *tc, uint64_t fid, const char *data)
 {
 	uint8_t body[64] = { 0 };

@@ -85,6 +85,12 @@ uint32_t smbl_open(struct smbt_conn *tc, const char *name, bool dir, uint32_t ac
 /* The final answer of q's waiting CREATE, which must be on tc now. */
 void smbl_create_final(struct smbt_conn *tc, struct smbl_create *q);
 uint32_t smbl_close(struct smbt_conn *tc, uint64_t fid);
+/* QUERY_INFO of file class cls on fid with OutputBufferLength len: its
+ * status; on SUCCESS or BUFFER_OVERFLOW the output (at most 512 bytes) in
+ * out, its length in *n (0 otherwise). */
+uint32_t smbl_query_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, uint32_t len, uint8_t *out, size_t *n);
+/* SET_INFO of file class cls on fid with data[0..n) (n at most 40): its status. */
+uint32_t smbl_set_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n);
 uint32_t smbl_write(struct smbt_conn *tc, uint64_t fid, const char *data);
 /* Acknowledgments; *level / *state (when not NULL) get the response's. */
 uint32_t smbl_ack_oplock(struct smbt_conn *tc, uint64_t fid, uint8_t level, uint8_t *got);

@@ -61,40 +61,12 @@ static void conn_new(struct smbt_conn *tc)
 /* QUERY_INFO FileBasicInformation: the FileAttributes. */
 static uint32_t query_attrs(struct smbt_conn *tc, uint64_t fid)
 {
-	uint8_t body[41] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_QUERY_INFO };
-	struct smbl_msg m;
+	uint8_t out[512];
+	size_t n;
 
-	smbt_put16(body, 41);
-	body[2] = SMB2_0_INFO_FILE;
-	body[3] = FileBasicInformation;
-	smbt_put32(body + 4, 4096);
-	smbt_put64(body + 24, fid);
-	smbt_put64(body + 32, fid);
-	smbl_send(tc, &h, body, sizeof(body));
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(smb_wire_get_u32(m.body + 4), 40);
-	return smb_wire_get_u32(m.body + 8 + 32);
-}
-
-static uint32_t set_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n)
-{
-	uint8_t body[32 + 40] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_SET_INFO };
-	struct smbl_msg m;
-
-	smbt_put16(body, 33);
-	body[2] = SMB2_0_INFO_FILE;
-	body[3] = cls;
-	smbt_put32(body + 4, (uint32_t)n);
-	smbt_put16(body + 8, SMB2_HDR_LEN + 32);
-	smbt_put64(body + 16, fid);
-	smbt_put64(body + 24, fid);
-	memcpy(body + 32, data, n);
-	smbl_send(tc, &h, body, 32 + n);
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	return m.h.status;
+	ck_assert_uint_eq(smbl_query_info(tc, fid, FileBasicInformation, 4096, out, &n), STATUS_SUCCESS);
+	ck_assert_uint_eq(n, 40);
+	return smb_wire_get_u32(out + 32);
 }
 
 static uint32_t set_attrs(struct smbt_conn *tc, uint64_t fid, uint32_t attrs)
@@ -102,7 +74,7 @@ static uint32_t set_attrs(struct smbt_conn *tc, uint64_t fid, uint32_t attrs)
 	uint8_t basic[40] = { 0 };
 
 	smbt_put32(basic + 32, attrs);
-	return set_info(tc, fid, FileBasicInformation, basic, sizeof(basic));
+	return smbl_set_info(tc, fid, FileBasicInformation, basic, sizeof(basic));
 }
 
 /* What the store keeps for name (-ENODATA: nothing). */
@@ -197,7 +169,7 @@ START_TEST(test_readonly_enforced)
 	conn_new(&a);
 	ck_assert_uint_eq(smbl_open(&a, "ro", false, RW_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
 	ck_assert_uint_eq(set_attrs(&a, fid, A_R), STATUS_SUCCESS);
-	ck_assert_uint_eq(set_info(&a, fid, FileDispositionInformation, &del, 1), STATUS_CANNOT_DELETE);
+	ck_assert_uint_eq(smbl_set_info(&a, fid, FileDispositionInformation, &del, 1), STATUS_CANNOT_DELETE);
 	ck_assert_uint_eq(smbl_open(&a, "ro", false, RW_ACCESS, 0, 0, &fid2, &got), STATUS_ACCESS_DENIED);
 	ck_assert_uint_eq(smbl_open(&a, "ro", false, READ_ACCESS | 0x10000u, 0, 0x1000u /* DELETE_ON_CLOSE */, &fid2, &got),
 			  STATUS_CANNOT_DELETE);
