@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "tests/lib/aqt.h"
+#include "tests/lib/aqt_db.h"
 
 static char db_path[1024]; /* the SQLite file or the PostgreSQL URL */
 static const char *pg_url; /* NULL: SQLite */
@@ -42,35 +43,13 @@ static void pg_sql(const char *sql)
 
 static void setup(void)
 {
-	aq_msg msg = { .text = { 0 } };
-	int fd;
-
-	if (pg_url) {
-		snprintf(db_path, sizeof(db_path), "%s", pg_url);
-		pg_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public");
-	} else {
-		snprintf(db_path, sizeof(db_path), "/tmp/aq-test-db-XXXXXX");
-		fd = mkstemp(db_path);
-		ck_assert_int_ge(fd, 0);
-		close(fd);
-		unlink(db_path);
-	}
-	ck_assert_msg(db_open(db_path, &db, &msg) == AQ_OK, "db_open: %s", msg.text);
+	aqt_db_open(pg_url, "db", db_path, sizeof(db_path), &db);
 }
 
 static void teardown(void)
 {
-	char side[1100];
-
-	db_close(db);
+	aqt_db_close(pg_url, db_path, db);
 	db = NULL;
-	if (pg_url)
-		return;
-	unlink(db_path);
-	snprintf(side, sizeof(side), "%s-wal", db_path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", db_path);
-	unlink(side);
 }
 
 /* The schema version the database records (SQLite's user_version,
