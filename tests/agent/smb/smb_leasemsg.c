@@ -227,9 +227,10 @@ uint32_t smbl_query_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, uint32
 	return m.h.status;
 }
 
-uint32_t smbl_set_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n)
+uint32_t smbl_set_info_async(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n,
+			     uint64_t *mid, uint64_t *aid)
 {
-	uint8_t body[32 + 40] = { 0 };
+	uint8_t body[256] = { 0 };
 	struct smb_wire_hdr h = { .command = SMB2_SET_INFO };
 	struct smbl_msg m;
 
@@ -242,9 +243,20 @@ uint32_t smbl_set_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const ui
 	smbt_put64(body + 16, fid);
 	smbt_put64(body + 24, fid);
 	memcpy(body + 32, data, n);
+	*mid = tc->mid;
 	smbl_send(tc, &h, body, 32 + n);
 	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.command, SMB2_SET_INFO);
+	if (m.h.status == STATUS_PENDING)
+		*aid = smbt_check_pending(&m.h, *mid);
 	return m.h.status;
+}
+
+uint32_t smbl_set_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n)
+{
+	uint64_t mid, aid;
+
+	return smbl_set_info_async(tc, fid, cls, data, n, &mid, &aid);
 }
 
 uint32_t smbl_write(struct smbt_conn *tc, uint64_t fid, const char *data)

@@ -89,7 +89,11 @@ uint32_t smbl_close(struct smbt_conn *tc, uint64_t fid);
  * status; on SUCCESS or BUFFER_OVERFLOW the output (at most 512 bytes) in
  * out, its length in *n (0 otherwise). */
 uint32_t smbl_query_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, uint32_t len, uint8_t *out, size_t *n);
-/* SET_INFO of file class cls on fid with data[0..n) (n at most 40): its status. */
+/* SET_INFO of file class cls on fid with data[0..n) (n at most 224): its
+ * status; *mid gets its MessageId and, when the answer is the interim
+ * STATUS_PENDING, *aid its AsyncId. smbl_set_info: the same, ids unwanted. */
+uint32_t smbl_set_info_async(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n,
+			     uint64_t *mid, uint64_t *aid);
 uint32_t smbl_set_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n);
 uint32_t smbl_write(struct smbt_conn *tc, uint64_t fid, const char *data);
 /* Acknowledgments; *level / *state (when not NULL) get the response's. */
