@@ -25,22 +25,6 @@ static char db_path[1024]; /* the SQLite file or the PostgreSQL URL */
 static const char *pg_url; /* NULL: SQLite */
 static struct db *db;
 
-/* One statement on the PostgreSQL test database, outside db/. */
-static void pg_sql(const char *sql)
-{
-	PGconn *c = PQconnectdb(pg_url);
-	PGresult *res;
-
-	ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
-	res = PQexec(c, "SET client_min_messages = warning");
-	PQclear(res);
-	res = PQexec(c, sql);
-	ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK,
-		      "%s: %s", sql, PQresultErrorMessage(res));
-	PQclear(res);
-	PQfinish(c);
-}
-
 static void setup(void)
 {
 	aqt_db_open(pg_url, "db", db_path, sizeof(db_path), &db);
@@ -117,7 +101,7 @@ START_TEST(test_open_migrate)
 		if (pg_url) {
 			snprintf(sql, sizeof(sql), "INSERT INTO schema_version (version, what) VALUES (%d, 'future')",
 				 db_schema_version + 1);
-			pg_sql(sql);
+			aqt_db_pg_exec(pg_url, sql);
 		} else {
 			ck_assert_int_eq(sqlite3_open(db_path, &h), SQLITE_OK);
 			snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", db_schema_version + 1);
@@ -750,8 +734,6 @@ static Suite *db_suite(void)
 
 int main(void)
 {
-	pg_url = getenv("AQ_TEST_PG_URL");
-	if (pg_url && !*pg_url)
-		pg_url = NULL;
+	pg_url = aqt_db_pg_url();
 	return aqt_run(db_suite());
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "tests/lib/aqt.h"
+#include "tests/lib/aqt_db.h"
 
 #define GC_THREADS 8
 #define GC_PER_THREAD 40
@@ -296,8 +297,6 @@ static Suite *db_commit_suite(void)
 
 int main(void)
 {
-	pg_url = getenv("AQ_TEST_PG_URL");
-	if (pg_url && !*pg_url)
-		pg_url = NULL;
+	pg_url = aqt_db_pg_url();
 	return aqt_run(db_commit_suite());
 }

@@ -194,8 +194,6 @@ static Suite *dirty_suite(void)
 
 int main(void)
 {
-	pg_url = getenv("AQ_TEST_PG_URL");
-	if (pg_url && !*pg_url)
-		pg_url = NULL;
+	pg_url = aqt_db_pg_url();
 	return aqt_run(dirty_suite());
 }

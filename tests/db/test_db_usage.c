@@ -35,16 +35,7 @@ static struct db *db;
 static void raw_sql(const char *sql)
 {
 	if (pg_url) {
-		PGconn *c = PQconnectdb(pg_url);
-		PGresult *res;
-
-		ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
-		PQclear(PQexec(c, "SET client_min_messages = warning"));
-		res = PQexec(c, sql);
-		ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK,
-			      "%s: %s", sql, PQresultErrorMessage(res));
-		PQclear(res);
-		PQfinish(c);
+		aqt_db_pg_exec(pg_url, sql);
 	} else {
 		sqlite3 *h = NULL;
 		char *err = NULL;
@@ -303,8 +294,6 @@ static Suite *usage_suite(void)
 
 int main(void)
 {
-	pg_url = getenv("AQ_TEST_PG_URL");
-	if (pg_url && !*pg_url)
-		pg_url = NULL;
+	pg_url = aqt_db_pg_url();
 	return aqt_run(usage_suite());
 }

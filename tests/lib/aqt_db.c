@@ -9,20 +9,31 @@
 
 #include "db/db.h"
 
+void aqt_db_pg_exec(const char *pg_url, const char *sql)
+{
+	PGconn *c = PQconnectdb(pg_url);
+	PGresult *res;
+
+	ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
+	PQclear(PQexec(c, "SET client_min_messages = warning"));
+	res = PQexec(c, sql);
+	ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK, "%s: %s",
+		      sql, PQresultErrorMessage(res));
+	PQclear(res);
+	PQfinish(c);
+}
+
+const char *aqt_db_pg_url(void)
+{
+	const char *url = getenv("AQ_TEST_PG_URL");
+
+	return url && *url ? url : NULL;
+}
+
 void aqt_db_fresh(const char *pg_url, const char *tag, char *path, size_t cap)
 {
 	if (pg_url) {
-		static const char *sql = "DROP SCHEMA public CASCADE; CREATE SCHEMA public";
-		PGconn *c = PQconnectdb(pg_url);
-		PGresult *res;
-
-		ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
-		PQclear(PQexec(c, "SET client_min_messages = warning"));
-		res = PQexec(c, sql);
-		ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK,
-			      "%s: %s", sql, PQresultErrorMessage(res));
-		PQclear(res);
-		PQfinish(c);
+		aqt_db_pg_exec(pg_url, "DROP SCHEMA public CASCADE; CREATE SCHEMA public");
 		snprintf(path, cap, "%s", pg_url);
 	} else {
 		int fd;

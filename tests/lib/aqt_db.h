@@ -9,6 +9,10 @@
  * - aqt_db_close: db_close(db) (NULL is fine), then aqt_db_remove.
  * - aqt_db_remove: for SQLite (pg_url NULL), unlink path and its -wal and
  *   -shm files; nothing for PostgreSQL (the next fresh drops the schema).
+ * - aqt_db_pg_url: the PostgreSQL URL the suite runs on (AQ_TEST_PG_URL, set
+ *   by tests/db/test_db_pg.sh), NULL when unset or empty (SQLite).
+ * - aqt_db_pg_exec: run sql (notices off) on pg_url outside db/; fails the
+ *   running Check test unless it succeeds.
  */
 #ifndef AQ_TESTS_LIB_AQT_DB_H
 #define AQ_TESTS_LIB_AQT_DB_H
@@ -21,5 +25,7 @@ void aqt_db_fresh(const char *pg_url, const char *tag, char *path, size_t cap);
 void aqt_db_open(const char *pg_url, const char *tag, char *path, size_t cap, struct db **db);
 void aqt_db_close(const char *pg_url, const char *path, struct db *db);
 void aqt_db_remove(const char *pg_url, const char *path);
+const char *aqt_db_pg_url(void);
+void aqt_db_pg_exec(const char *pg_url, const char *sql);
 
 #endif
