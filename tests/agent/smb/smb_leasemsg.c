@@ -6,6 +6,16 @@
 #include <string.h>
 
 #include "agent/smb/smb_srv_internal.h"
+#include "agent/vol/vol_lease.h"
+#include "tests/lib/aqt_store.h"
+
+void smbl_export_down(struct aqt_store *ts, struct smb_srv *srv, struct vol_export *exp0)
+{
+	smbt_conns_free(srv);
+	ck_assert_uint_eq(vol_lease_count(ts->store), 0);
+	ck_assert_uint_eq(srv->ncreates, 0);
+	smbt_export_down(ts, srv, exp0);
+}
 
 int smbl_recv(struct smbt_conn *tc, struct smbl_msg *m)
 {

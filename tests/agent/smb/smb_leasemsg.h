@@ -63,6 +63,11 @@ struct smbl_create {
 	uint32_t dh_timeout, dh_flags;
 };
 
+/* The break suites' teardown: free srv's connections, check that every grant
+ * went with its open (the store's lease table empty) and no CREATE still
+ * waits, then smbt_export_down. */
+void smbl_export_down(struct aqt_store *ts, struct smb_srv *srv, struct vol_export *exp0);
+
 /* The next message on tc (0: none waiting). */
 int smbl_recv(struct smbt_conn *tc, struct smbl_msg *m);
 /* Send one request in tc's tree with its next MessageId. */

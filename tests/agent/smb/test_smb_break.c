@@ -57,10 +57,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	smbt_conns_free(srv);
-	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
-	ck_assert_uint_eq(srv->ncreates, 0);
-	smbt_export_down(&ts, srv, exp0);
+	smbl_export_down(&ts, srv, exp0);
 }
 
 static void conn_new(struct smbt_conn *tc, uint64_t key)
