@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/ut_hex.h"
+
 int agent_nvme_is_spec(const char *spec)
 {
 	return strncmp(spec, "nvmeof:", 7) == 0;
@@ -190,17 +192,6 @@ int agent_nvme_address_match(const char *buf, size_t len, const struct agent_nvm
 	return traddr == 1 && trsvcid == 1;
 }
 
-static int nvme_hex(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int agent_nvme_nsid_of_fsid(const char *fsid, uint8_t id[16])
 {
 	static const uint8_t prefix[8] = { 'A', 'Q', 'F', 'R', 0x00, 0x01, 0x00, 0x00 };
@@ -210,7 +201,7 @@ int agent_nvme_nsid_of_fsid(const char *fsid, uint8_t id[16])
 	if (n < 1 || n > 16)
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
-		int h = nvme_hex(fsid[i]);
+		int h = ut_hex_value(fsid[i]);
 
 		if (h < 0)
 			return -EINVAL;
@@ -243,7 +234,7 @@ int agent_nvme_id_parse(const char *buf, size_t len, uint8_t id[16])
 				return -EINVAL;
 			continue;
 		}
-		if ((hi = nvme_hex(buf[i])) < 0 || (lo = nvme_hex(buf[i + 1])) < 0)
+		if ((hi = ut_hex_value(buf[i])) < 0 || (lo = ut_hex_value(buf[i + 1])) < 0)
 			return -EINVAL;
 		out[k++] = (uint8_t)(hi << 4 | lo);
 		i += 2;

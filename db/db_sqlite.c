@@ -305,15 +305,12 @@ out:
 	return rc;
 }
 
-static int sq_get_many(struct db *db, const char *names_json, db_row_fn fn, void *arg)
+/* Step st (prepared and bound), handing each row's first two text columns to
+ * fn until it returns other than AQ_OK (that code is returned); finishes st. */
+static int sq_pairs(struct db *db, sqlite3_stmt *st, db_row_fn fn, void *arg)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, s;
+	int rc = AQ_OK, s;
 
-	if ((rc = sq_prepare(db, "SELECT name, doc FROM resources WHERE name IN (SELECT value FROM json_each(?1))",
-			     &st)) != AQ_OK)
-		return rc;
-	sqlite3_bind_text(st, 1, names_json, -1, SQLITE_STATIC);
 	while ((s = sqlite3_step(st)) == SQLITE_ROW)
 		if ((rc = fn(arg, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1))) != AQ_OK)
 			break;
@@ -321,6 +318,18 @@ static int sq_get_many(struct db *db, const char *names_json, db_row_fn fn, void
 		rc = sq_err(db, s, NULL);
 	sq_finish(db, st);
 	return rc;
+}
+
+static int sq_get_many(struct db *db, const char *names_json, db_row_fn fn, void *arg)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if ((rc = sq_prepare(db, "SELECT name, doc FROM resources WHERE name IN (SELECT value FROM json_each(?1))",
+			     &st)) != AQ_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, names_json, -1, SQLITE_STATIC);
+	return sq_pairs(db, st, fn, arg);
 }
 
 static int sq_parents_with(struct db *db, const char *kind, const char *names_json, db_row_fn fn, void *arg)
@@ -632,7 +641,7 @@ static int sq_fields(struct db *db, const char *kind, const char *parent, const 
 	char sql[1024];
 	size_t off = 0;
 	sqlite3_stmt *st = NULL;
-	int rc, s;
+	int rc;
 
 	off += (size_t)snprintf(sql + off, sizeof(sql) - off, "SELECT name, json_object(");
 	for (int i = 0; i < n && off < sizeof(sql); i++)
@@ -644,31 +653,17 @@ static int sq_fields(struct db *db, const char *kind, const char *parent, const 
 		return rc;
 	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, parent, -1, SQLITE_STATIC);
-	while ((s = sqlite3_step(st)) == SQLITE_ROW)
-		if ((rc = fn(arg, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1))) !=
-		    AQ_OK)
-			break;
-	if (rc == AQ_OK && s != SQLITE_DONE)
-		rc = sq_err(db, s, NULL);
-	sq_finish(db, st);
-	return rc;
+	return sq_pairs(db, st, fn, arg);
 }
 
 static int sq_dirty_each(struct db *db, db_row_fn fn, void *arg)
 {
 	sqlite3_stmt *st = NULL;
-	int rc, s;
+	int rc;
 
 	if ((rc = sq_prepare(db, "SELECT node, CAST(mark AS TEXT) FROM dirty", &st)) != AQ_OK)
 		return rc;
-	while ((s = sqlite3_step(st)) == SQLITE_ROW)
-		if ((rc = fn(arg, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1))) !=
-		    AQ_OK)
-			break;
-	if (rc == AQ_OK && s != SQLITE_DONE)
-		rc = sq_err(db, s, NULL);
-	sq_finish(db, st);
-	return rc;
+	return sq_pairs(db, st, fn, arg);
 }
 
 static int sq_dirty_clear(struct db *db, const char *node, int64_t mark)

@@ -228,7 +228,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	api_fields) hlib="$top/api/api_fields.c $top/api/api_error.c $jansson" ;;
 	nfs4_compound | nfs4_cb) hlib="$(echo "$top"/agent/nfs4/*.c) $lib $crypto" ;;
 	bkp_manifest) hlib="$bkplib" ;;
-	agent_nvme) hlib="$top/agent/agent_nvme.c $top/api/api_error.c" ;;
+	agent_nvme) hlib="$top/agent/agent_nvme.c $top/util/ut_hex.c $top/api/api_error.c" ;;
 	esac
 	# shellcheck disable=SC2086
 	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $hlib -lpthread

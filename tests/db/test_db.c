@@ -19,58 +19,21 @@
 #include <unistd.h>
 
 #include "tests/lib/aqt.h"
+#include "tests/lib/aqt_db.h"
 
 static char db_path[1024]; /* the SQLite file or the PostgreSQL URL */
 static const char *pg_url; /* NULL: SQLite */
 static struct db *db;
 
-/* One statement on the PostgreSQL test database, outside db/. */
-static void pg_sql(const char *sql)
-{
-	PGconn *c = PQconnectdb(pg_url);
-	PGresult *res;
-
-	ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
-	res = PQexec(c, "SET client_min_messages = warning");
-	PQclear(res);
-	res = PQexec(c, sql);
-	ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK,
-		      "%s: %s", sql, PQresultErrorMessage(res));
-	PQclear(res);
-	PQfinish(c);
-}
-
 static void setup(void)
 {
-	aq_msg msg = { .text = { 0 } };
-	int fd;
-
-	if (pg_url) {
-		snprintf(db_path, sizeof(db_path), "%s", pg_url);
-		pg_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public");
-	} else {
-		snprintf(db_path, sizeof(db_path), "/tmp/aq-test-db-XXXXXX");
-		fd = mkstemp(db_path);
-		ck_assert_int_ge(fd, 0);
-		close(fd);
-		unlink(db_path);
-	}
-	ck_assert_msg(db_open(db_path, &db, &msg) == AQ_OK, "db_open: %s", msg.text);
+	aqt_db_open(pg_url, "db", db_path, sizeof(db_path), &db);
 }
 
 static void teardown(void)
 {
-	char side[1100];
-
-	db_close(db);
+	aqt_db_close(pg_url, db_path, db);
 	db = NULL;
-	if (pg_url)
-		return;
-	unlink(db_path);
-	snprintf(side, sizeof(side), "%s-wal", db_path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", db_path);
-	unlink(side);
 }
 
 /* The schema version the database records (SQLite's user_version,
@@ -138,7 +101,7 @@ START_TEST(test_open_migrate)
 		if (pg_url) {
 			snprintf(sql, sizeof(sql), "INSERT INTO schema_version (version, what) VALUES (%d, 'future')",
 				 db_schema_version + 1);
-			pg_sql(sql);
+			aqt_db_pg_exec(pg_url, sql);
 		} else {
 			ck_assert_int_eq(sqlite3_open(db_path, &h), SQLITE_OK);
 			snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", db_schema_version + 1);
@@ -771,8 +734,6 @@ static Suite *db_suite(void)
 
 int main(void)
 {
-	pg_url = getenv("AQ_TEST_PG_URL");
-	if (pg_url && !*pg_url)
-		pg_url = NULL;
+	pg_url = aqt_db_pg_url();
 	return aqt_run(db_suite());
 }

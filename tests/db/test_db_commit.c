@@ -8,7 +8,6 @@
 #include "db/db.h"
 
 #include <check.h>
-#include <libpq-fe.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "tests/lib/aqt.h"
+#include "tests/lib/aqt_db.h"
 
 #define GC_THREADS 8
 #define GC_PER_THREAD 40
@@ -27,38 +27,12 @@ static const char *pg_url; /* NULL: SQLite */
 
 static void setup(void)
 {
-	int fd;
-
-	if (pg_url) {
-		PGconn *c = PQconnectdb(pg_url);
-		PGresult *res;
-
-		ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
-		res = PQexec(c, "SET client_min_messages = warning; DROP SCHEMA public CASCADE; CREATE SCHEMA public");
-		ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK, "%s", PQresultErrorMessage(res));
-		PQclear(res);
-		PQfinish(c);
-		snprintf(db_path, sizeof(db_path), "%s", pg_url);
-		return;
-	}
-	snprintf(db_path, sizeof(db_path), "/tmp/aq-test-dbc-XXXXXX");
-	fd = mkstemp(db_path);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
-	unlink(db_path);
+	aqt_db_fresh(pg_url, "dbc", db_path, sizeof(db_path));
 }
 
 static void teardown(void)
 {
-	char side[1100];
-
-	if (pg_url)
-		return;
-	unlink(db_path);
-	snprintf(side, sizeof(side), "%s-wal", db_path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", db_path);
-	unlink(side);
+	aqt_db_remove(pg_url, db_path);
 }
 
 /* One volume document named by thread and number, in its own transaction. */
@@ -296,8 +270,6 @@ static Suite *db_commit_suite(void)
 
 int main(void)
 {
-	pg_url = getenv("AQ_TEST_PG_URL");
-	if (pg_url && !*pg_url)
-		pg_url = NULL;
+	pg_url = aqt_db_pg_url();
 	return aqt_run(db_commit_suite());
 }

@@ -9,13 +9,12 @@
 #include "db/db.h"
 
 #include <check.h>
-#include <libpq-fe.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "tests/lib/aqt.h"
+#include "tests/lib/aqt_db.h"
 
 static char db_path[1024];
 static const char *pg_url;
@@ -25,41 +24,13 @@ static struct db *db;
 
 static void setup(void)
 {
-	aq_msg msg = { .text = { 0 } };
-
-	if (pg_url) {
-		PGconn *c = PQconnectdb(pg_url);
-
-		ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
-		PQclear(PQexec(c, "SET client_min_messages = warning"));
-		PQclear(PQexec(c, "DROP SCHEMA public CASCADE; CREATE SCHEMA public"));
-		PQfinish(c);
-		snprintf(db_path, sizeof(db_path), "%s", pg_url);
-	} else {
-		int fd;
-
-		snprintf(db_path, sizeof(db_path), "/tmp/aq-test-dirty-XXXXXX");
-		fd = mkstemp(db_path);
-		ck_assert_int_ge(fd, 0);
-		close(fd);
-		unlink(db_path);
-	}
-	ck_assert_msg(db_open(db_path, &db, &msg) == AQ_OK, "db_open: %s", msg.text);
+	aqt_db_open(pg_url, "dirty", db_path, sizeof(db_path), &db);
 }
 
 static void teardown(void)
 {
-	char side[1100];
-
-	db_close(db);
+	aqt_db_close(pg_url, db_path, db);
 	db = NULL;
-	if (pg_url)
-		return;
-	unlink(db_path);
-	snprintf(side, sizeof(side), "%s-wal", db_path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", db_path);
-	unlink(side);
 }
 
 static void vol_on(struct db *d, const char *id, int64_t cap, bool create)
@@ -223,8 +194,6 @@ static Suite *dirty_suite(void)
 
 int main(void)
 {
-	pg_url = getenv("AQ_TEST_PG_URL");
-	if (pg_url && !*pg_url)
-		pg_url = NULL;
+	pg_url = aqt_db_pg_url();
 	return aqt_run(dirty_suite());
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "tests/lib/aqt.h"
+#include "tests/lib/aqt_db.h"
 
 static char db_path[1024];
 static const char *pg_url;
@@ -34,16 +35,7 @@ static struct db *db;
 static void raw_sql(const char *sql)
 {
 	if (pg_url) {
-		PGconn *c = PQconnectdb(pg_url);
-		PGresult *res;
-
-		ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
-		PQclear(PQexec(c, "SET client_min_messages = warning"));
-		res = PQexec(c, sql);
-		ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK,
-			      "%s: %s", sql, PQresultErrorMessage(res));
-		PQclear(res);
-		PQfinish(c);
+		aqt_db_pg_exec(pg_url, sql);
 	} else {
 		sqlite3 *h = NULL;
 		char *err = NULL;
@@ -55,43 +47,15 @@ static void raw_sql(const char *sql)
 	}
 }
 
-static void fresh(void)
-{
-	if (pg_url) {
-		snprintf(db_path, sizeof(db_path), "%s", pg_url);
-		raw_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public");
-	} else {
-		int fd;
-
-		snprintf(db_path, sizeof(db_path), "/tmp/aq-test-usage-XXXXXX");
-		fd = mkstemp(db_path);
-		ck_assert_int_ge(fd, 0);
-		close(fd);
-		unlink(db_path);
-	}
-}
-
 static void setup(void)
 {
-	aq_msg msg = { .text = { 0 } };
-
-	fresh();
-	ck_assert_msg(db_open(db_path, &db, &msg) == AQ_OK, "db_open: %s", msg.text);
+	aqt_db_open(pg_url, "usage", db_path, sizeof(db_path), &db);
 }
 
 static void teardown(void)
 {
-	char side[1100];
-
-	db_close(db);
+	aqt_db_close(pg_url, db_path, db);
 	db = NULL;
-	if (pg_url)
-		return;
-	unlink(db_path);
-	snprintf(side, sizeof(side), "%s-wal", db_path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", db_path);
-	unlink(side);
 }
 
 static void vol(const char *id, const char *pool, const char *cap, double mibps, bool create)
@@ -212,7 +176,7 @@ START_TEST(test_migration_computes)
 	db_close(db);
 	db = NULL;
 	teardown();
-	fresh();
+	aqt_db_fresh(pg_url, "usage", db_path, sizeof(db_path));
 	if (pg_url) {
 		raw_sql("CREATE TABLE schema_version (version integer PRIMARY KEY, what text NOT NULL,"
 			" applied_at timestamptz NOT NULL DEFAULT now())");
@@ -330,8 +294,6 @@ static Suite *usage_suite(void)
 
 int main(void)
 {
-	pg_url = getenv("AQ_TEST_PG_URL");
-	if (pg_url && !*pg_url)
-		pg_url = NULL;
+	pg_url = aqt_db_pg_url();
 	return aqt_run(usage_suite());
 }

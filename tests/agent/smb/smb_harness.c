@@ -241,3 +241,23 @@ void smbt_store_up(struct aqt_store *ts, struct smb_srv **srv)
 	ck_assert_int_eq(vol_store_set(ts->store, ts->cfg, ts->n), 0);
 	smbt_srv_new(ts->store, srv);
 }
+
+void smbt_export_up(struct aqt_store *ts, struct smb_srv **srv, struct vol_export **exp0)
+{
+	smbt_store_up(ts, srv);
+	ck_assert_ptr_nonnull(*exp0 = vol_export_at(ts->store, 0));
+}
+
+void smbt_export_down(struct aqt_store *ts, struct smb_srv *srv, struct vol_export *exp0)
+{
+	smbt_srv_free(srv);
+	vol_export_unref(exp0);
+	aqt_store_cleanup(ts);
+}
+
+void smbt_conn_export(struct smbt_conn *tc, struct smb_srv *srv, const struct aqt_store *ts, uint64_t key,
+		      unsigned settings)
+{
+	smbt_conn_new(tc, srv, key, settings);
+	ck_assert_ptr_nonnull(tc->t->exp = vol_export_at(ts->store, 0));
+}

@@ -37,6 +37,17 @@ void smbt_srv_new(struct vol_store *store, struct smb_srv **srv);
 struct aqt_store;
 void smbt_store_up(struct aqt_store *ts, struct smb_srv **srv);
 
+/* smbt_store_up, plus a reference to the store's first export in *exp0
+ * (what most suites compare against). Undo with smbt_export_down, which
+ * frees srv, drops *exp0 and cleans ts up. */
+void smbt_export_up(struct aqt_store *ts, struct smb_srv **srv, struct vol_export **exp0);
+void smbt_export_down(struct aqt_store *ts, struct smb_srv *srv, struct vol_export *exp0);
+
+/* smbt_conn_new, its tree being the store's first export (CREATE opens in
+ * it; the tree holds the reference). */
+void smbt_conn_export(struct smbt_conn *tc, struct smb_srv *srv, const struct aqt_store *ts, uint64_t key,
+		      unsigned settings);
+
 /* Free every connection of srv (their sessions, trees, opens and waiters). */
 void smbt_conns_free(struct smb_srv *srv);
 

@@ -6,6 +6,16 @@
 #include <string.h>
 
 #include "agent/smb/smb_srv_internal.h"
+#include "agent/vol/vol_lease.h"
+#include "tests/lib/aqt_store.h"
+
+void smbl_export_down(struct aqt_store *ts, struct smb_srv *srv, struct vol_export *exp0)
+{
+	smbt_conns_free(srv);
+	ck_assert_uint_eq(vol_lease_count(ts->store), 0);
+	ck_assert_uint_eq(srv->ncreates, 0);
+	smbt_export_down(ts, srv, exp0);
+}
 
 int smbl_recv(struct smbt_conn *tc, struct smbl_msg *m)
 {
@@ -137,6 +147,47 @@ void smbl_create(struct smbt_conn *tc, struct smbl_create *q)
 	smbl_create_parse(q, &m);
 }
 
+size_t smbl_create_body(uint8_t *b, const char *name, uint32_t access, uint32_t attrs, uint32_t options,
+			uint32_t disposition)
+{
+	size_t nlen = strlen(name) * 2;
+
+	memset(b, 0, 56 + nlen);
+	smbt_put16(b, 57);
+	smbt_put32(b + 4, 2);
+	smbt_put32(b + 24, access);
+	smbt_put32(b + 28, attrs);
+	smbt_put32(b + 32, SMBL_SHARE_ALL);
+	smbt_put32(b + 36, disposition);
+	smbt_put32(b + 40, options);
+	smbt_put16(b + 44, SMB2_HDR_LEN + 56);
+	smbt_put16(b + 46, (uint16_t)nlen);
+	for (size_t i = 0; name[i]; i++)
+		b[56 + 2 * i] = (uint8_t)name[i];
+	return 56 + nlen;
+}
+
+uint32_t smbl_open(struct smbt_conn *tc, const char *name, bool dir, uint32_t access, uint32_t attrs,
+		   uint32_t options, uint64_t *fid, uint32_t *attrs_got)
+{
+	uint8_t body[128];
+	struct smb_wire_hdr h = { .command = SMB2_CREATE };
+	struct smbl_msg m;
+	size_t n;
+
+	ck_assert_uint_le(56 + 2 * strlen(name), sizeof(body));
+	n = smbl_create_body(body, name, access, attrs, (dir ? 0x1u : 0x40u) | options, SMBL_OPEN_IF);
+	smbl_send(tc, &h, body, n);
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.command, SMB2_CREATE);
+	if (m.h.status == STATUS_SUCCESS) {
+		ck_assert_uint_ge(m.len, 88);
+		*attrs_got = smb_wire_get_u32(m.body + 56);
+		*fid = smb_wire_get_u64(m.body + 64);
+	}
+	return m.h.status;
+}
+
 void smbl_create_final(struct smbt_conn *tc, struct smbl_create *q)
 {
 	struct smbl_msg m;
@@ -161,6 +212,61 @@ uint32_t smbl_close(struct smbt_conn *tc, uint64_t fid)
 	smbl_send(tc, &h, body, sizeof(body));
 	ck_assert_int_eq(smbl_recv(tc, &m), 1);
 	return m.h.status;
+}
+
+uint32_t smbl_query_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, uint32_t len, uint8_t *out, size_t *n)
+{
+	uint8_t body[41] = { 0 };
+	struct smb_wire_hdr h = { .command = SMB2_QUERY_INFO };
+	struct smbl_msg m;
+
+	smbt_put16(body, 41);
+	body[2] = SMB2_0_INFO_FILE;
+	body[3] = cls;
+	smbt_put32(body + 4, len);
+	smbt_put64(body + 24, fid);
+	smbt_put64(body + 32, fid);
+	smbl_send(tc, &h, body, sizeof(body));
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	*n = 0;
+	if (m.h.status == STATUS_SUCCESS || m.h.status == STATUS_BUFFER_OVERFLOW) {
+		*n = smb_wire_get_u32(m.body + 4);
+		ck_assert_uint_le(*n, 512);
+		memcpy(out, m.body + 8, *n);
+	}
+	return m.h.status;
+}
+
+uint32_t smbl_set_info_async(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n,
+			     uint64_t *mid, uint64_t *aid)
+{
+	uint8_t body[256] = { 0 };
+	struct smb_wire_hdr h = { .command = SMB2_SET_INFO };
+	struct smbl_msg m;
+
+	ck_assert_uint_le(n, sizeof(body) - 32);
+	smbt_put16(body, 33);
+	body[2] = SMB2_0_INFO_FILE;
+	body[3] = cls;
+	smbt_put32(body + 4, (uint32_t)n);
+	smbt_put16(body + 8, SMB2_HDR_LEN + 32);
+	smbt_put64(body + 16, fid);
+	smbt_put64(body + 24, fid);
+	memcpy(body + 32, data, n);
+	*mid = tc->mid;
+	smbl_send(tc, &h, body, 32 + n);
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.command, SMB2_SET_INFO);
+	if (m.h.status == STATUS_PENDING)
+		*aid = smbt_check_pending(&m.h, *mid);
+	return m.h.status;
+}
+
+uint32_t smbl_set_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n)
+{
+	uint64_t mid, aid;
+
+	return smbl_set_info_async(tc, fid, cls, data, n, &mid, &aid);
 }
 
 uint32_t smbl_write(struct smbt_conn *tc, uint64_t fid, const char *data)

@@ -7,6 +7,7 @@
 #define AQ_TESTS_SMB_LEASEMSG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tests/agent/smb/smb_harness.h"
@@ -62,6 +63,11 @@ struct smbl_create {
 	uint32_t dh_timeout, dh_flags;
 };
 
+/* The break suites' teardown: free srv's connections, check that every grant
+ * went with its open (the store's lease table empty) and no CREATE still
+ * waits, then smbt_export_down. */
+void smbl_export_down(struct aqt_store *ts, struct smb_srv *srv, struct vol_export *exp0);
+
 /* The next message on tc (0: none waiting). */
 int smbl_recv(struct smbt_conn *tc, struct smbl_msg *m);
 /* Send one request in tc's tree with its next MessageId. */
@@ -69,9 +75,31 @@ void smbl_send(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *body
 /* CREATE q->name with read/write access (list for a directory); the answer
  * (or the interim STATUS_PENDING) into q. */
 void smbl_create(struct smbt_conn *tc, struct smbl_create *q);
+/* A plain CREATE body (no contexts, all sharing, impersonation) of name into
+ * b (at least 56 + 2 * strlen(name) bytes): DesiredAccess access,
+ * FileAttributes attrs, CreateOptions options (the caller adds
+ * DIRECTORY_FILE 0x1 or NON_DIRECTORY_FILE 0x40), CreateDisposition
+ * disposition. Returns its length. */
+size_t smbl_create_body(uint8_t *b, const char *name, uint32_t access, uint32_t attrs, uint32_t options,
+			uint32_t disposition);
+/* Send that CREATE (OPEN_IF; options get 0x1 for dir, 0x40 otherwise) and
+ * return its status; on success the FileId in *fid and the FileAttributes
+ * answered in *attrs_got. */
+uint32_t smbl_open(struct smbt_conn *tc, const char *name, bool dir, uint32_t access, uint32_t attrs,
+		   uint32_t options, uint64_t *fid, uint32_t *attrs_got);
 /* The final answer of q's waiting CREATE, which must be on tc now. */
 void smbl_create_final(struct smbt_conn *tc, struct smbl_create *q);
 uint32_t smbl_close(struct smbt_conn *tc, uint64_t fid);
+/* QUERY_INFO of file class cls on fid with OutputBufferLength len: its
+ * status; on SUCCESS or BUFFER_OVERFLOW the output (at most 512 bytes) in
+ * out, its length in *n (0 otherwise). */
+uint32_t smbl_query_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, uint32_t len, uint8_t *out, size_t *n);
+/* SET_INFO of file class cls on fid with data[0..n) (n at most 224): its
+ * status; *mid gets its MessageId and, when the answer is the interim
+ * STATUS_PENDING, *aid its AsyncId. smbl_set_info: the same, ids unwanted. */
+uint32_t smbl_set_info_async(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n,
+			     uint64_t *mid, uint64_t *aid);
+uint32_t smbl_set_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n);
 uint32_t smbl_write(struct smbt_conn *tc, uint64_t fid, const char *data);
 /* Acknowledgments; *level / *state (when not NULL) get the response's. */
 uint32_t smbl_ack_oplock(struct smbt_conn *tc, uint64_t fid, uint8_t level, uint8_t *got);

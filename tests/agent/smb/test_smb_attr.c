@@ -45,92 +45,28 @@ static const struct vol_cred root_cred = { .uid = 0, .gid = 0 };
 
 static void setup(void)
 {
-	smbt_store_up(&ts, &srv);
-	ck_assert_ptr_nonnull(exp0 = vol_export_at(ts.store, 0));
+	smbt_export_up(&ts, &srv, &exp0);
 }
 
 static void teardown(void)
 {
-	smbt_srv_free(srv);
-	vol_export_unref(exp0);
-	aqt_store_cleanup(&ts);
+	smbt_export_down(&ts, srv, exp0);
 }
 
-/* A connection whose tree is the store's first export (CREATE opens in it). */
 static void conn_new(struct smbt_conn *tc)
 {
-	smbt_conn_new(tc, srv, 1, 0);
-	ck_assert_ptr_nonnull(tc->t->exp = vol_export_at(ts.store, 0));
-}
-
-/* CREATE name: its status, *fid and the FileAttributes it answered. */
-static uint32_t create(struct smbt_conn *tc, const char *name, bool dir, uint32_t access, uint32_t attrs,
-		       uint32_t options, uint64_t *fid, uint32_t *got)
-{
-	uint8_t body[128] = { 0 };
-	size_t nlen = strlen(name) * 2;
-	struct smb_wire_hdr h = { .command = SMB2_CREATE };
-	struct smbl_msg m;
-
-	smbt_put16(body, 57);
-	smbt_put32(body + 4, 2);
-	smbt_put32(body + 24, access);
-	smbt_put32(body + 28, attrs);
-	smbt_put32(body + 32, SMBL_SHARE_ALL);
-	smbt_put32(body + 36, SMBL_OPEN_IF);
-	smbt_put32(body + 40, (dir ? 0x1u : 0x40u) | options);
-	smbt_put16(body + 44, SMB2_HDR_LEN + 56);
-	smbt_put16(body + 46, (uint16_t)nlen);
-	for (size_t i = 0; name[i]; i++)
-		body[56 + 2 * i] = (uint8_t)name[i];
-	smbl_send(tc, &h, body, 56 + nlen);
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	ck_assert_uint_eq(m.h.command, SMB2_CREATE);
-	if (m.h.status == STATUS_SUCCESS) {
-		ck_assert_uint_ge(m.len, 88);
-		*got = smb_wire_get_u32(m.body + 56);
-		*fid = smb_wire_get_u64(m.body + 64);
-	}
-	return m.h.status;
+	smbt_conn_export(tc, srv, &ts, 1, 0);
 }
 
 /* QUERY_INFO FileBasicInformation: the FileAttributes. */
 static uint32_t query_attrs(struct smbt_conn *tc, uint64_t fid)
 {
-	uint8_t body[41] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_QUERY_INFO };
-	struct smbl_msg m;
+	uint8_t out[512];
+	size_t n;
 
-	smbt_put16(body, 41);
-	body[2] = SMB2_0_INFO_FILE;
-	body[3] = FileBasicInformation;
-	smbt_put32(body + 4, 4096);
-	smbt_put64(body + 24, fid);
-	smbt_put64(body + 32, fid);
-	smbl_send(tc, &h, body, sizeof(body));
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(smb_wire_get_u32(m.body + 4), 40);
-	return smb_wire_get_u32(m.body + 8 + 32);
-}
-
-static uint32_t set_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n)
-{
-	uint8_t body[32 + 40] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_SET_INFO };
-	struct smbl_msg m;
-
-	smbt_put16(body, 33);
-	body[2] = SMB2_0_INFO_FILE;
-	body[3] = cls;
-	smbt_put32(body + 4, (uint32_t)n);
-	smbt_put16(body + 8, SMB2_HDR_LEN + 32);
-	smbt_put64(body + 16, fid);
-	smbt_put64(body + 24, fid);
-	memcpy(body + 32, data, n);
-	smbl_send(tc, &h, body, 32 + n);
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	return m.h.status;
+	ck_assert_uint_eq(smbl_query_info(tc, fid, FileBasicInformation, 4096, out, &n), STATUS_SUCCESS);
+	ck_assert_uint_eq(n, 40);
+	return smb_wire_get_u32(out + 32);
 }
 
 static uint32_t set_attrs(struct smbt_conn *tc, uint64_t fid, uint32_t attrs)
@@ -138,7 +74,7 @@ static uint32_t set_attrs(struct smbt_conn *tc, uint64_t fid, uint32_t attrs)
 	uint8_t basic[40] = { 0 };
 
 	smbt_put32(basic + 32, attrs);
-	return set_info(tc, fid, FileBasicInformation, basic, sizeof(basic));
+	return smbl_set_info(tc, fid, FileBasicInformation, basic, sizeof(basic));
 }
 
 /* What the store keeps for name (-ENODATA: nothing). */
@@ -163,22 +99,22 @@ START_TEST(test_create_keeps_attributes)
 
 	setup();
 	conn_new(&a);
-	ck_assert_uint_eq(create(&a, "h.txt", false, RW_ACCESS, A_H | A_S, 0, &fid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "h.txt", false, RW_ACCESS, A_H | A_S, 0, &fid, &got), STATUS_SUCCESS);
 	ck_assert_uint_eq(got, A_H | A_S | A_A);
 	ck_assert_uint_eq(query_attrs(&a, fid), A_H | A_S | A_A);
 	ck_assert_int_eq(stored("h.txt", &st), 0);
 	ck_assert_uint_eq(st, A_H | A_S | A_A);
 	/* defaults: a plain file ARCHIVE (nothing stored), a directory DIRECTORY */
-	ck_assert_uint_eq(create(&a, "p.txt", false, RW_ACCESS, 0, 0, &pfid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "p.txt", false, RW_ACCESS, 0, 0, &pfid, &got), STATUS_SUCCESS);
 	ck_assert_uint_eq(got, A_A);
 	ck_assert_int_eq(stored("p.txt", &st), -ENODATA);
-	ck_assert_uint_eq(create(&a, "d", true, 0x1u | 0x80u | 0x100u, A_H, 0, &dfid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "d", true, 0x1u | 0x80u | 0x100u, A_H, 0, &dfid, &got), STATUS_SUCCESS);
 	ck_assert_uint_eq(got, FILE_ATTRIBUTE_DIRECTORY | A_H);
 	ck_assert_uint_eq(query_attrs(&a, dfid), FILE_ATTRIBUTE_DIRECTORY | A_H);
 	/* TEMPORARY on a directory, VOLUME anywhere: refused, nothing made */
 	ck_assert_uint_eq(set_attrs(&a, dfid, FILE_ATTRIBUTE_TEMPORARY), STATUS_INVALID_PARAMETER);
-	ck_assert_uint_eq(create(&a, "t", true, 0x1u, FILE_ATTRIBUTE_TEMPORARY, 0, &dfid, &got), STATUS_INVALID_PARAMETER);
-	ck_assert_uint_eq(create(&a, "v", false, RW_ACCESS, 0x8u, 0, &dfid, &got), STATUS_INVALID_PARAMETER);
+	ck_assert_uint_eq(smbl_open(&a, "t", true, 0x1u, FILE_ATTRIBUTE_TEMPORARY, 0, &dfid, &got), STATUS_INVALID_PARAMETER);
+	ck_assert_uint_eq(smbl_open(&a, "v", false, RW_ACCESS, 0x8u, 0, &dfid, &got), STATUS_INVALID_PARAMETER);
 	ck_assert_int_eq(stored("h.txt", &st), 0); /* (the root still answers) */
 	{
 		struct vol_obj root, x;
@@ -200,7 +136,7 @@ START_TEST(test_set_info_basic)
 
 	setup();
 	conn_new(&a);
-	ck_assert_uint_eq(create(&a, "f", false, RW_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "f", false, RW_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
 	ck_assert_uint_eq(set_attrs(&a, fid, A_H), STATUS_SUCCESS);
 	ck_assert_uint_eq(query_attrs(&a, fid), A_H);
 	/* 0 leaves them */
@@ -215,7 +151,7 @@ START_TEST(test_set_info_basic)
 	ck_assert_int_eq(stored("f", &st), 0);
 	ck_assert_uint_eq(st, 0);
 	/* an open that may not write attributes */
-	ck_assert_uint_eq(create(&a, "f", false, READ_ACCESS, 0, 0, &ro, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "f", false, READ_ACCESS, 0, 0, &ro, &got), STATUS_SUCCESS);
 	ck_assert_uint_eq(set_attrs(&a, ro, A_S), STATUS_ACCESS_DENIED);
 	ck_assert_uint_eq(query_attrs(&a, ro), FILE_ATTRIBUTE_NORMAL);
 	teardown();
@@ -231,17 +167,17 @@ START_TEST(test_readonly_enforced)
 
 	setup();
 	conn_new(&a);
-	ck_assert_uint_eq(create(&a, "ro", false, RW_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "ro", false, RW_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
 	ck_assert_uint_eq(set_attrs(&a, fid, A_R), STATUS_SUCCESS);
-	ck_assert_uint_eq(set_info(&a, fid, FileDispositionInformation, &del, 1), STATUS_CANNOT_DELETE);
-	ck_assert_uint_eq(create(&a, "ro", false, RW_ACCESS, 0, 0, &fid2, &got), STATUS_ACCESS_DENIED);
-	ck_assert_uint_eq(create(&a, "ro", false, READ_ACCESS | 0x10000u, 0, 0x1000u /* DELETE_ON_CLOSE */, &fid2, &got),
+	ck_assert_uint_eq(smbl_set_info(&a, fid, FileDispositionInformation, &del, 1), STATUS_CANNOT_DELETE);
+	ck_assert_uint_eq(smbl_open(&a, "ro", false, RW_ACCESS, 0, 0, &fid2, &got), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(smbl_open(&a, "ro", false, READ_ACCESS | 0x10000u, 0, 0x1000u /* DELETE_ON_CLOSE */, &fid2, &got),
 			  STATUS_CANNOT_DELETE);
-	ck_assert_uint_eq(create(&a, "ro", false, READ_ACCESS, 0, 0, &fid2, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "ro", false, READ_ACCESS, 0, 0, &fid2, &got), STATUS_SUCCESS);
 	ck_assert_uint_eq(got, A_R);
 	/* cleared, the file opens for writing again */
 	ck_assert_uint_eq(set_attrs(&a, fid, FILE_ATTRIBUTE_NORMAL), STATUS_SUCCESS);
-	ck_assert_uint_eq(create(&a, "ro", false, RW_ACCESS, 0, 0, &fid2, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "ro", false, RW_ACCESS, 0, 0, &fid2, &got), STATUS_SUCCESS);
 	teardown();
 }
 END_TEST

@@ -52,24 +52,17 @@ static const struct vol_cred nfs_cred = { .uid = 0, .gid = 0 };
 
 static void setup(void)
 {
-	smbt_store_up(&ts, &srv);
-	ck_assert_ptr_nonnull(exp0 = vol_export_at(ts.store, 0));
+	smbt_export_up(&ts, &srv, &exp0);
 }
 
 static void teardown(void)
 {
-	smbt_conns_free(srv);
-	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
-	ck_assert_uint_eq(srv->ncreates, 0);
-	smbt_srv_free(srv);
-	vol_export_unref(exp0);
-	aqt_store_cleanup(&ts);
+	smbl_export_down(&ts, srv, exp0);
 }
 
 static void conn_new(struct smbt_conn *tc, uint64_t key)
 {
-	smbt_conn_new(tc, srv, key, ON);
-	ck_assert_ptr_nonnull(tc->t->exp = vol_export_at(ts.store, 0));
+	smbt_conn_export(tc, srv, &ts, key, ON);
 }
 
 /* The grant of a's open with FileId fid: its state in the table. */

@@ -49,24 +49,17 @@ static const struct vol_cred nfs_cred = { .uid = 0, .gid = 0 };
 
 static void setup(void)
 {
-	smbt_store_up(&ts, &srv);
-	ck_assert_ptr_nonnull(exp0 = vol_export_at(ts.store, 0));
+	smbt_export_up(&ts, &srv, &exp0);
 }
 
 static void teardown(void)
 {
-	smbt_conns_free(srv);
-	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
-	ck_assert_uint_eq(srv->ncreates, 0);
-	smbt_srv_free(srv);
-	vol_export_unref(exp0);
-	aqt_store_cleanup(&ts);
+	smbl_export_down(&ts, srv, exp0);
 }
 
 static void conn_new(struct smbt_conn *tc, uint64_t key)
 {
-	smbt_conn_new(tc, srv, key, API_INTENT_SMB_OPLOCKS);
-	ck_assert_ptr_nonnull(tc->t->exp = vol_export_at(ts.store, 0));
+	smbt_conn_export(tc, srv, &ts, key, API_INTENT_SMB_OPLOCKS);
 }
 
 /* Whether name exists in the volume's root. */
@@ -83,33 +76,6 @@ static bool exists(const char *name)
 	return rc == 0;
 }
 
-/* SET_INFO (file class cls, data) on fid: the status, *mid its MessageId,
- * *aid the AsyncId when the answer is STATUS_PENDING. */
-static uint32_t setinfo(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n, uint64_t *mid,
-			uint64_t *aid)
-{
-	uint8_t body[256] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_SET_INFO };
-	struct smbl_msg m;
-
-	ck_assert_uint_le(n, sizeof(body) - 32);
-	smbt_put16(body, 33);
-	body[2] = SMB2_0_INFO_FILE;
-	body[3] = cls;
-	smbt_put32(body + 4, (uint32_t)n);
-	smbt_put16(body + 8, SMB2_HDR_LEN + 32);
-	smbt_put64(body + 16, fid);
-	smbt_put64(body + 24, fid);
-	memcpy(body + 32, data, n);
-	*mid = tc->mid;
-	smbl_send(tc, &h, body, 32 + n);
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	ck_assert_uint_eq(m.h.command, SMB2_SET_INFO);
-	if (m.h.status == STATUS_PENDING)
-		*aid = smbt_check_pending(&m.h, *mid);
-	return m.h.status;
-}
-
 static uint32_t rename_to(struct smbt_conn *tc, uint64_t fid, const char *to, uint64_t *mid, uint64_t *aid)
 {
 	uint8_t d[128] = { 0 };
@@ -118,7 +84,7 @@ static uint32_t rename_to(struct smbt_conn *tc, uint64_t fid, const char *to, ui
 	smbt_put32(d + 16, (uint32_t)(2 * n));
 	for (size_t i = 0; i < n; i++)
 		d[20 + 2 * i] = (uint8_t)(to[i] == '/' ? '\\' : to[i]);
-	return setinfo(tc, fid, FILE_RENAME_INFORMATION, d, 20 + 2 * n, mid, aid);
+	return smbl_set_info_async(tc, fid, FILE_RENAME_INFORMATION, d, 20 + 2 * n, mid, aid);
 }
 
 /* The final (async) answer of a waiting SET_INFO. */
@@ -336,7 +302,7 @@ START_TEST(test_delete_pending)
 	conn_new(&b, 2);
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
-	ck_assert_uint_eq(setinfo(&a, ra.fid, FILE_DISPOSITION_INFORMATION, &del, 1, &mid, &aid), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_set_info_async(&a, ra.fid, FILE_DISPOSITION_INFORMATION, &del, 1, &mid, &aid), STATUS_SUCCESS);
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_DELETE_PENDING);
 	smbt_loop_turn(srv);

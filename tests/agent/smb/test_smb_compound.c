@@ -36,40 +36,23 @@ static uint32_t got_flags[8]; /* the Flags of chain()'s last answers */
 
 static void setup(void)
 {
-	smbt_store_up(&ts, &srv);
-	ck_assert_ptr_nonnull(exp0 = vol_export_at(ts.store, 0));
+	smbt_export_up(&ts, &srv, &exp0);
 }
 
 static void teardown(void)
 {
-	smbt_srv_free(srv);
-	vol_export_unref(exp0);
-	aqt_store_cleanup(&ts);
+	smbt_export_down(&ts, srv, exp0);
 }
 
 static void conn_new(struct smbt_conn *tc)
 {
-	smbt_conn_new(tc, srv, 1, 0);
-	ck_assert_ptr_nonnull(tc->t->exp = vol_export_at(ts.store, 0));
+	smbt_conn_export(tc, srv, &ts, 1, 0);
 }
 
 /* A CREATE body of name (disposition, access) into b; its length. */
 static size_t create_body(uint8_t *b, const char *name, uint32_t disposition, uint32_t access)
 {
-	size_t nlen = strlen(name) * 2;
-
-	memset(b, 0, 56 + nlen);
-	smbt_put16(b, 57);
-	smbt_put32(b + 4, 2);
-	smbt_put32(b + 24, access);
-	smbt_put32(b + 32, SMBL_SHARE_ALL);
-	smbt_put32(b + 36, disposition);
-	smbt_put32(b + 40, 0x40u);
-	smbt_put16(b + 44, SMB2_HDR_LEN + 56);
-	smbt_put16(b + 46, (uint16_t)nlen);
-	for (size_t i = 0; name[i]; i++)
-		b[56 + 2 * i] = (uint8_t)name[i];
-	return 56 + nlen;
+	return smbl_create_body(b, name, access, 0, 0x40u, disposition);
 }
 
 static size_t close_body(uint8_t *b, uint64_t fid)

@@ -38,45 +38,27 @@ static const struct vol_cred root_cred = { .uid = 0, .gid = 0 };
 
 static void setup(void)
 {
-	smbt_store_up(&ts, &srv);
-	ck_assert_ptr_nonnull(exp0 = vol_export_at(ts.store, 0));
+	smbt_export_up(&ts, &srv, &exp0);
 }
 
 static void teardown(void)
 {
-	smbt_srv_free(srv);
-	vol_export_unref(exp0);
-	aqt_store_cleanup(&ts);
+	smbt_export_down(&ts, srv, exp0);
 }
 
 static void conn_new(struct smbt_conn *tc)
 {
-	smbt_conn_new(tc, srv, 1, 0);
-	ck_assert_ptr_nonnull(tc->t->exp = vol_export_at(ts.store, 0));
+	smbt_conn_export(tc, srv, &ts, 1, 0);
 }
 
 /* CREATE name (OPEN_IF) with access: its FileId. */
 static uint64_t open_file(struct smbt_conn *tc, const char *name, uint32_t access)
 {
-	uint8_t body[128] = { 0 };
-	size_t nlen = strlen(name) * 2;
-	struct smb_wire_hdr h = { .command = SMB2_CREATE };
-	struct smbl_msg m;
+	uint64_t fid = 0;
+	uint32_t attrs;
 
-	smbt_put16(body, 57);
-	smbt_put32(body + 4, 2);
-	smbt_put32(body + 24, access);
-	smbt_put32(body + 32, SMBL_SHARE_ALL);
-	smbt_put32(body + 36, SMBL_OPEN_IF);
-	smbt_put32(body + 40, 0x40u);
-	smbt_put16(body + 44, SMB2_HDR_LEN + 56);
-	smbt_put16(body + 46, (uint16_t)nlen);
-	for (size_t i = 0; name[i]; i++)
-		body[56 + 2 * i] = (uint8_t)name[i];
-	smbl_send(tc, &h, body, 56 + nlen);
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
-	return smb_wire_get_u64(m.body + 64);
+	ck_assert_uint_eq(smbl_open(tc, name, false, access, 0, 0, &fid, &attrs), STATUS_SUCCESS);
+	return fid;
 }
 
 struct ioctl_rsp {

@@ -60,8 +60,7 @@ static void teardown(void)
 /* A connection of user `user` (project p1) on share "docs". */
 static void conn_new(struct smbt_conn *tc, uint64_t key, const char *user)
 {
-	smbt_conn_new(tc, srv, key, API_INTENT_SMB_OPLOCKS);
-	ck_assert_ptr_nonnull(tc->t->exp = vol_export_at(ts.store, 0));
+	smbt_conn_export(tc, srv, &ts, key, API_INTENT_SMB_OPLOCKS);
 	snprintf(tc->s->user.name, sizeof(tc->s->user.name), "%s", user);
 	snprintf(tc->s->user.project, sizeof(tc->s->user.project), "p1");
 	snprintf(tc->t->share.name, sizeof(tc->t->share.name), "docs");

@@ -45,96 +45,17 @@ static struct vol_export *exp0;
 
 static void setup(void)
 {
-	smbt_store_up(&ts, &srv);
-	ck_assert_ptr_nonnull(exp0 = vol_export_at(ts.store, 0));
+	smbt_export_up(&ts, &srv, &exp0);
 }
 
 static void teardown(void)
 {
-	smbt_srv_free(srv);
-	vol_export_unref(exp0);
-	aqt_store_cleanup(&ts);
+	smbt_export_down(&ts, srv, exp0);
 }
 
-/* A connection whose tree is the store's first export (CREATE opens in it). */
 static void conn_new(struct smbt_conn *tc)
 {
-	smbt_conn_new(tc, srv, 1, 0);
-	ck_assert_ptr_nonnull(tc->t->exp = vol_export_at(ts.store, 0));
-}
-
-/* CREATE name: its status, *fid and the FileAttributes it answered. */
-static uint32_t create(struct smbt_conn *tc, const char *name, bool dir, uint32_t access, uint32_t attrs,
-		       uint32_t options, uint64_t *fid, uint32_t *got)
-{
-	uint8_t body[128] = { 0 };
-	size_t nlen = strlen(name) * 2;
-	struct smb_wire_hdr h = { .command = SMB2_CREATE };
-	struct smbl_msg m;
-
-	smbt_put16(body, 57);
-	smbt_put32(body + 4, 2);
-	smbt_put32(body + 24, access);
-	smbt_put32(body + 28, attrs);
-	smbt_put32(body + 32, SMBL_SHARE_ALL);
-	smbt_put32(body + 36, SMBL_OPEN_IF);
-	smbt_put32(body + 40, (dir ? 0x1u : 0x40u) | options);
-	smbt_put16(body + 44, SMB2_HDR_LEN + 56);
-	smbt_put16(body + 46, (uint16_t)nlen);
-	for (size_t i = 0; name[i]; i++)
-		body[56 + 2 * i] = (uint8_t)name[i];
-	smbl_send(tc, &h, body, 56 + nlen);
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	ck_assert_uint_eq(m.h.command, SMB2_CREATE);
-	if (m.h.status == STATUS_SUCCESS) {
-		ck_assert_uint_ge(m.len, 88);
-		*got = smb_wire_get_u32(m.body + 56);
-		*fid = smb_wire_get_u64(m.body + 64);
-	}
-	return m.h.status;
-}
-
-static uint32_t set_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n)
-{
-	uint8_t body[32 + 40] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_SET_INFO };
-	struct smbl_msg m;
-
-	smbt_put16(body, 33);
-	body[2] = SMB2_0_INFO_FILE;
-	body[3] = cls;
-	smbt_put32(body + 4, (uint32_t)n);
-	smbt_put16(body + 8, SMB2_HDR_LEN + 32);
-	smbt_put64(body + 16, fid);
-	smbt_put64(body + 24, fid);
-	memcpy(body + 32, data, n);
-	smbl_send(tc, &h, body, 32 + n);
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	return m.h.status;
-}
-
-/* QUERY_INFO of class with OutputBufferLength len: status, the output in out (*n bytes). */
-static uint32_t query(struct smbt_conn *tc, uint64_t fid, uint8_t cls, uint32_t len, uint8_t *out, size_t *n)
-{
-	uint8_t body[41] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_QUERY_INFO };
-	struct smbl_msg m;
-
-	smbt_put16(body, 41);
-	body[2] = SMB2_0_INFO_FILE;
-	body[3] = cls;
-	smbt_put32(body + 4, len);
-	smbt_put64(body + 24, fid);
-	smbt_put64(body + 32, fid);
-	smbl_send(tc, &h, body, sizeof(body));
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	*n = 0;
-	if (m.h.status == STATUS_SUCCESS || m.h.status == STATUS_BUFFER_OVERFLOW) {
-		*n = smb_wire_get_u32(m.body + 4);
-		ck_assert_uint_le(*n, 512);
-		memcpy(out, m.body + 8, *n);
-	}
-	return m.h.status;
+	smbt_conn_export(tc, srv, &ts, 1, 0);
 }
 
 static uint32_t fsctl(struct smbt_conn *tc, uint64_t fid, uint32_t code, const uint8_t *in, size_t in_len,
@@ -174,23 +95,23 @@ START_TEST(test_position_and_sizes)
 
 	setup();
 	conn_new(&a);
-	ck_assert_uint_eq(create(&a, "bufsize.txt", false, RW_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
-	ck_assert_uint_eq(set_info(&a, fid, FilePositionInformation, pos, 8), STATUS_SUCCESS);
-	ck_assert_uint_eq(query(&a, fid, FilePositionInformation, 8, out, &n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "bufsize.txt", false, RW_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_set_info(&a, fid, FilePositionInformation, pos, 8), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_query_info(&a, fid, FilePositionInformation, 8, out, &n), STATUS_SUCCESS);
 	ck_assert_uint_eq(smb_wire_get_u64(out), 10);
-	ck_assert_uint_eq(query(&a, fid, FileAllInformation, 4096, out, &n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_query_info(&a, fid, FileAllInformation, 4096, out, &n), STATUS_SUCCESS);
 	ck_assert_uint_eq(smb_wire_get_u64(out + 40 + 24 + 8 + 4 + 4), 10);
 	/* a WRITE moves it past what it wrote */
 	ck_assert_uint_eq(smbl_write(&a, fid, "0123456789ab"), STATUS_SUCCESS);
-	ck_assert_uint_eq(query(&a, fid, FilePositionInformation, 8, out, &n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_query_info(&a, fid, FilePositionInformation, 8, out, &n), STATUS_SUCCESS);
 	ck_assert_uint_eq(smb_wire_get_u64(out), 12);
 	pos[7] = 0x80;
-	ck_assert_uint_eq(set_info(&a, fid, FilePositionInformation, pos, 8), STATUS_INVALID_PARAMETER);
+	ck_assert_uint_eq(smbl_set_info(&a, fid, FilePositionInformation, pos, 8), STATUS_INVALID_PARAMETER);
 	/* sizes: basic is all fixed; all has a name past its 104 fixed bytes */
-	ck_assert_uint_eq(query(&a, fid, FileBasicInformation, 39, out, &n), STATUS_INFO_LENGTH_MISMATCH);
-	ck_assert_uint_eq(query(&a, fid, FileBasicInformation, 40, out, &n), STATUS_SUCCESS);
-	ck_assert_uint_eq(query(&a, fid, FileAllInformation, 103, out, &n), STATUS_INFO_LENGTH_MISMATCH);
-	ck_assert_uint_eq(query(&a, fid, FileAllInformation, 104, out, &n), STATUS_BUFFER_OVERFLOW);
+	ck_assert_uint_eq(smbl_query_info(&a, fid, FileBasicInformation, 39, out, &n), STATUS_INFO_LENGTH_MISMATCH);
+	ck_assert_uint_eq(smbl_query_info(&a, fid, FileBasicInformation, 40, out, &n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_query_info(&a, fid, FileAllInformation, 103, out, &n), STATUS_INFO_LENGTH_MISMATCH);
+	ck_assert_uint_eq(smbl_query_info(&a, fid, FileAllInformation, 104, out, &n), STATUS_BUFFER_OVERFLOW);
 	ck_assert_uint_eq(n, 104);
 	teardown();
 }
@@ -207,23 +128,23 @@ START_TEST(test_alt_name_and_compression)
 
 	setup();
 	conn_new(&a);
-	ck_assert_uint_eq(create(&a, "short.txt", false, RW_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
-	ck_assert_uint_eq(query(&a, fid, FileAlternateNameInformation, 512, out, &n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "short.txt", false, RW_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_query_info(&a, fid, FileAlternateNameInformation, 512, out, &n), STATUS_SUCCESS);
 	ck_assert_uint_eq(smb_wire_get_u32(out), 18);
 	for (size_t i = 0; i < 9; i++)
 		name[i] = (char)out[4 + 2 * i];
 	ck_assert_str_eq(name, "SHORT.TXT");
-	ck_assert_uint_eq(create(&a, "a long name.text", false, RW_ACCESS, 0, 0, &lid, &got), STATUS_SUCCESS);
-	ck_assert_uint_eq(query(&a, lid, FileAlternateNameInformation, 512, out, &n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "a long name.text", false, RW_ACCESS, 0, 0, &lid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_query_info(&a, lid, FileAlternateNameInformation, 512, out, &n), STATUS_SUCCESS);
 	ck_assert_uint_eq(smb_wire_get_u32(out), 24); /* ALONG~XY.TEX */
 	ck_assert_uint_eq(out[4 + 2 * 5], '~');
-	ck_assert_uint_eq(query(&a, fid, FileCompressionInformation, 512, out, &n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_query_info(&a, fid, FileCompressionInformation, 512, out, &n), STATUS_SUCCESS);
 	ck_assert_uint_eq(n, 16);
 	ck_assert_uint_eq(smb_wire_get_u16(out + 8), 0);
 	/* the normalized name: 3.1.1 only */
-	ck_assert_uint_eq(query(&a, fid, FileNormalizedNameInformation, 512, out, &n), STATUS_NOT_SUPPORTED);
+	ck_assert_uint_eq(smbl_query_info(&a, fid, FileNormalizedNameInformation, 512, out, &n), STATUS_NOT_SUPPORTED);
 	a.c->dialect = SMB2_DIALECT_311;
-	ck_assert_uint_eq(query(&a, fid, FileNormalizedNameInformation, 512, out, &n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_query_info(&a, fid, FileNormalizedNameInformation, 512, out, &n), STATUS_SUCCESS);
 	ck_assert_uint_eq(smb_wire_get_u32(out), 18);
 	ck_assert_uint_eq(out[4], 's');
 	/* FSCTLs: never compressed */

@@ -47,24 +47,20 @@ static const struct vol_cred nfs_cred = { .uid = 0, .gid = 0 };
 
 static void setup(void)
 {
-	smbt_store_up(&ts, &srv);
-	ck_assert_ptr_nonnull(exp0 = vol_export_at(ts.store, 0));
+	smbt_export_up(&ts, &srv, &exp0);
 }
 
 static void teardown(void)
 {
 	smbt_conns_free(srv);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0); /* every grant went with its open */
-	smbt_srv_free(srv);
-	vol_export_unref(exp0);
-	aqt_store_cleanup(&ts);
+	smbt_export_down(&ts, srv, exp0);
 }
 
 /* A connection whose tree is the store's first export (CREATE opens in it). */
 static void conn_new(struct smbt_conn *tc, uint64_t key, unsigned settings)
 {
-	smbt_conn_new(tc, srv, key, settings);
-	ck_assert_ptr_nonnull(tc->t->exp = vol_export_at(ts.store, 0));
+	smbt_conn_export(tc, srv, &ts, key, settings);
 }
 
 /* A CREATE of name asking an oplock (or, lease.on, a lease). */

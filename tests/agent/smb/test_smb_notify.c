@@ -41,15 +41,12 @@ static const struct vol_cred nfs_cred = { .uid = 0, .gid = 0 }; /* what an NFS c
 
 static void setup(void)
 {
-	smbt_store_up(&ts, &srv);
-	ck_assert_ptr_nonnull(exp0 = vol_export_at(ts.store, 0));
+	smbt_export_up(&ts, &srv, &exp0);
 }
 
 static void teardown(void)
 {
-	smbt_srv_free(srv);
-	vol_export_unref(exp0);
-	aqt_store_cleanup(&ts);
+	smbt_export_down(&ts, srv, exp0);
 }
 
 /* An open of path ("" = the root) as CREATE would make it. */
