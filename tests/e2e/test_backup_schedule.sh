@@ -71,12 +71,16 @@ watch_for() {
 		mapfile -t cur < <(bk v1 a daily)
 		[ ${#cur[@]} -gt "${MAXD:-0}" ] && MAXD=${#cur[@]}
 		mapfile -t mon < <(bk v1 a monthly)
-		[ -n "${2:-}" ] && [ ${#mon[@]} -ge 1 ] && [ "$(bk v1 a daily | wc -l)" -ge 2 ] && break
+		# the test clock's month may end a few seconds after the start: wait
+		# for enough days too (6 backups seen, 3 READY dailies of r)
+		[ -n "${2:-}" ] && [ ${#mon[@]} -ge 1 ] && [ "$(bk v1 a daily | wc -l)" -ge 2 ] &&
+			[ ${#SEEN[@]} -ge 6 ] && [ "$(bk vr r daily | wc -l)" -ge 3 ] && break
 		sleep 0.3
 	done
 }
 
 # up to 100 s (50 days of the test clock): until a monthly backup is READY
+# and a few days went by
 watch_for 100 monthly
 mapfile -t d < <(bk v1 a daily)
 mapfile -t w < <(bk v1 a weekly)
