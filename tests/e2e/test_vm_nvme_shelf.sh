@@ -85,8 +85,12 @@ vm_guest_results "$S"
 # Under TCG on a loaded machine a fabrics controller may miss a keep-alive or
 # an I/O timeout and recover (seen over soft-RoCE): the transport's own retry,
 # expected here; the data checks above still hold every byte to its sha256.
+# The kernel's rate limit of its per-command status lines ("nvme_log_error: N
+# callbacks suppressed", seen once in CI on a fast guest) is not an error of
+# its own; those status lines (a command the target refused) do not match the
+# first pattern either: what holds the data is the sha256 checks above.
 vm_guest_dmesg "$S" 'nvme.*(error|failed)|EXT4-fs (error|warning)|nvmet.*failed' \
-	'nvme nvme[0-9]+: (starting error recovery|Reconnecting in|Successfully reconnected|creating [0-9]+ I/O queues|mapped )'
+	'nvme nvme[0-9]+: (starting error recovery|Reconnecting in|Successfully reconnected|creating [0-9]+ I/O queues|mapped )|nvme_log_error: [0-9]+ callbacks suppressed'
 vm_nvme_agent_log "$S/agent.log" "$TRANSPORT"
 aq_sanitizer_clean "$AQ_TMP/srv"
 aq_finish
