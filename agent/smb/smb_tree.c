@@ -173,6 +173,12 @@ uint32_t smb_tree_ioctl(struct smb_req *r)
 		return smb_tree_validate(r, &q);
 	if (r->tree->ipc)
 		return STATUS_NOT_SUPPORTED; /* no named pipes */
+	/* QUERY_NETWORK_INTERFACE_INFO names the server, not a file (FileId all
+	 * ones), and is not served (no multichannel): INVALID_DEVICE_REQUEST,
+	 * which clients take as "not supported" (the Linux client logs an error
+	 * for FILE_CLOSED at every mount) */
+	if (q.ctl_code == FSCTL_QUERY_NETWORK_INTERFACE_INFO)
+		return STATUS_INVALID_DEVICE_REQUEST;
 	/* an FSCTL on a file needs its open first (a closed one is FILE_CLOSED
 	 * whatever the code) */
 	if (!smb_open_find(r, &q.fid))

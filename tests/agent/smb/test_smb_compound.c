@@ -11,7 +11,8 @@
  * - a command number that is no command: INVALID_PARAMETER;
  * - READ on an open without FILE_READ_DATA/EXECUTE, WRITE on one without
  *   FILE_WRITE_DATA/APPEND_DATA: ACCESS_DENIED, nothing written;
- * - an FSCTL on a closed FileId: FILE_CLOSED before its code is looked at.
+ * - an FSCTL on a closed FileId: FILE_CLOSED before its code is looked at,
+ *   but QUERY_NETWORK_INTERFACE_INFO (FileId all ones) INVALID_DEVICE_REQUEST.
  */
 #include <check.h>
 #include <errno.h>
@@ -225,6 +226,14 @@ START_TEST(test_access_enforced)
 		ck_assert_uint_eq(m.h.status, STATUS_FILE_CLOSED);
 		smbt_put64(body + 8, ro);
 		smbt_put64(body + 16, ro);
+		smbl_send(&a, &h, body, sizeof(body));
+		ck_assert_int_eq(smbl_recv(&a, &m), 1);
+		ck_assert_uint_eq(m.h.status, STATUS_INVALID_DEVICE_REQUEST);
+		/* QUERY_NETWORK_INTERFACE_INFO on FileId all ones (what the Linux
+		 * client sends at mount): "not supported", not FILE_CLOSED */
+		smbt_put32(body + 4, 0x001401FCu);
+		smbt_put64(body + 8, UINT64_MAX);
+		smbt_put64(body + 16, UINT64_MAX);
 		smbl_send(&a, &h, body, sizeof(body));
 		ck_assert_int_eq(smbl_recv(&a, &m), 1);
 		ck_assert_uint_eq(m.h.status, STATUS_INVALID_DEVICE_REQUEST);
