@@ -323,51 +323,77 @@ out:
 	return rc;
 }
 
+/* What a report of ref's job works with: the backup and its vault (borrowed
+ * from ref), ref's own name and parent, and the job's operation, copied
+ * because the job's end clears ref's "op". */
+struct bk_job_names {
+	const char *bn, *vault;
+	char opn[800], rn[820], rparent[300];
+};
+
+static void bk_job_names(const char *location, const json_t *ref, struct bk_job_names *n)
+{
+	n->bn = api_json_str(ref, "backup", "");
+	n->vault = api_json_str(ref, "vault", "");
+	snprintf(n->opn, sizeof(n->opn), "%s", api_json_str(ref, "op", ""));
+	srv_bk_ref_name(n->bn, n->rn, sizeof(n->rn));
+	srv_bk_ref_parent(location, n->rparent, sizeof(n->rparent));
+}
+
+/* The node reported how ref's job ended: ref runs nothing more (stored by
+ * the caller) and the node's intent changes. */
+static void bk_job_end(json_t *ref, bool *kick)
+{
+	*kick = true;
+	json_object_set_new(ref, "action", json_string(""));
+	json_object_set_new(ref, "op", json_string(""));
+}
+
+/* A backup's state and its details, as the API shows them. */
+static void bk_doc_state(json_t *doc, const char *state, const char *detail)
+{
+	json_object_set_new(doc, "state", json_string(state));
+	json_object_set_new(doc, "stateDetails", json_string(detail));
+}
+
 /* What one report does to a backup job's ref. */
 static int bk_report_backup(struct db *db, const char *location, json_t *ref, json_t *doc,
 			    const struct api_intent_backup_state *st, bool *kick)
 {
-	const char *bn = api_json_str(ref, "backup", ""), *vname = api_json_str(ref, "vault", "");
-	char opn[800], text[900], rn[820], rparent[300];
+	struct bk_job_names n;
+	char text[900];
 	json_t *resp = NULL;
 	int rc;
 
-	snprintf(opn, sizeof(opn), "%s", api_json_str(ref, "op", ""));
-	srv_bk_ref_name(bn, rn, sizeof(rn));
-	srv_bk_ref_parent(location, rparent, sizeof(rparent));
+	bk_job_names(location, ref, &n);
 	if (st->state == API_INTENT_BKP_UPLOADING) {
-		json_object_set_new(doc, "state", json_string("UPLOADING"));
-		json_object_set_new(doc, "stateDetails", json_string(st->detail));
+		bk_doc_state(doc, "UPLOADING", st->detail);
 		api_json_set_int64(ref, "bytesDone", (int64_t)st->bytes_done);
 		snprintf(text, sizeof(text), "uploaded %llu of %llu bytes%s%s", (unsigned long long)st->bytes_done,
 			 (unsigned long long)st->bytes_total, st->detail[0] ? "; " : "", st->detail);
-		if ((rc = db_put(db, "backup", vname, bn, doc, false)) == AQ_OK &&
-		    (rc = db_put(db, "bkref", rparent, rn, ref, false)) == AQ_OK)
-			rc = bk_op_progress(db, opn, text);
+		if ((rc = db_put(db, "backup", n.vault, n.bn, doc, false)) == AQ_OK &&
+		    (rc = db_put(db, "bkref", n.rparent, n.rn, ref, false)) == AQ_OK)
+			rc = bk_op_progress(db, n.opn, text);
 		return rc;
 	}
-	*kick = true;
-	json_object_set_new(ref, "action", json_string(""));
-	json_object_set_new(ref, "op", json_string(""));
+	bk_job_end(ref, kick);
 	if (st->state == API_INTENT_BKP_READY) {
 		json_object_set_new(ref, "ready", json_true());
 		api_json_set_int64(ref, "uploadedBytes", (int64_t)st->uploaded_bytes);
-		json_object_set_new(doc, "state", json_string("READY"));
-		json_object_set_new(doc, "stateDetails", json_string(""));
+		bk_doc_state(doc, "READY", "");
 		api_json_set_int64(doc, "volumeUsageBytes", (int64_t)st->logical_bytes);
 	} else {
-		json_object_set_new(doc, "state", json_string("ERROR"));
-		json_object_set_new(doc, "stateDetails", json_string(st->detail));
+		bk_doc_state(doc, "ERROR", st->detail);
 	}
 	/* the chain's bytes, stored: in this backup, the chain's others, the volume */
-	if ((rc = db_put(db, "bkref", rparent, rn, ref, false)) != AQ_OK ||
+	if ((rc = db_put(db, "bkref", n.rparent, n.rn, ref, false)) != AQ_OK ||
 	    (st->state == API_INTENT_BKP_READY &&
-	     (rc = bk_chain_refresh(db, api_json_str(ref, "volume", ""), vname, doc)) != AQ_OK))
+	     (rc = bk_chain_refresh(db, api_json_str(ref, "volume", ""), n.vault, doc)) != AQ_OK))
 		return rc;
-	snprintf(text, sizeof(text), "backup \"%s\" failed and is in state ERROR: %s", bn, st->detail);
+	snprintf(text, sizeof(text), "backup \"%s\" failed and is in state ERROR: %s", n.bn, st->detail);
 	resp = srv_bk_answer(doc);
-	if ((rc = db_put(db, "backup", vname, bn, doc, false)) == AQ_OK && (rc = bk_drop_temp(db, ref)) == AQ_OK)
-		rc = srv_op_end(db, opn, st->state == API_INTENT_BKP_READY ? resp : NULL,
+	if ((rc = db_put(db, "backup", n.vault, n.bn, doc, false)) == AQ_OK && (rc = bk_drop_temp(db, ref)) == AQ_OK)
+		rc = srv_op_end(db, n.opn, st->state == API_INTENT_BKP_READY ? resp : NULL,
 				st->state == API_INTENT_BKP_READY ? AQ_OK : AQ_EINTERNAL, text);
 	json_decref(resp);
 	return rc;
@@ -377,31 +403,28 @@ static int bk_report_backup(struct db *db, const char *location, json_t *ref, js
 static int bk_report_delete(struct db *db, const char *location, json_t *ref, json_t *doc,
 			    const struct api_intent_backup_state *st, bool *kick)
 {
-	const char *bn = api_json_str(ref, "backup", ""), *vname = api_json_str(ref, "vault", "");
-	char opn[800], text[900], rn[820], rparent[300];
+	struct bk_job_names n;
+	char text[900];
 	json_t *resp = NULL;
 	int rc;
 
-	snprintf(opn, sizeof(opn), "%s", api_json_str(ref, "op", ""));
-	srv_bk_ref_name(bn, rn, sizeof(rn));
-	srv_bk_ref_parent(location, rparent, sizeof(rparent));
+	bk_job_names(location, ref, &n);
 	*kick = true;
 	if (st->state == API_INTENT_BKP_DELETED) {
 		resp = json_pack("{s:s}", "@type", SRV_EMPTY_TYPE);
-		if (((rc = db_delete(db, bn)) == AQ_OK || rc == AQ_ENOENT) && (rc = db_delete(db, rn)) == AQ_OK &&
-		    (rc = bk_chain_refresh(db, api_json_str(ref, "volume", ""), vname, NULL)) == AQ_OK)
-			rc = srv_op_end(db, opn, resp, AQ_OK, NULL);
+		if (((rc = db_delete(db, n.bn)) == AQ_OK || rc == AQ_ENOENT) && (rc = db_delete(db, n.rn)) == AQ_OK &&
+		    (rc = bk_chain_refresh(db, api_json_str(ref, "volume", ""), n.vault, NULL)) == AQ_OK)
+			rc = srv_op_end(db, n.opn, resp, AQ_OK, NULL);
 		json_decref(resp);
 		return rc;
 	}
-	json_object_set_new(ref, "action", json_string(""));
-	json_object_set_new(ref, "op", json_string(""));
-	json_object_set_new(doc, "state", json_string("ERROR"));
-	json_object_set_new(doc, "stateDetails", json_string(st->detail));
-	snprintf(text, sizeof(text), "the delete of backup \"%s\" failed; the backup is in state ERROR: %s", bn, st->detail);
-	if ((rc = db_put(db, "bkref", rparent, rn, ref, false)) == AQ_OK &&
-	    (rc = db_put(db, "backup", vname, bn, doc, false)) == AQ_OK)
-		rc = srv_op_end(db, opn, NULL, AQ_EINTERNAL, text);
+	bk_job_end(ref, kick);
+	bk_doc_state(doc, "ERROR", st->detail);
+	snprintf(text, sizeof(text), "the delete of backup \"%s\" failed; the backup is in state ERROR: %s", n.bn,
+		 st->detail);
+	if ((rc = db_put(db, "bkref", n.rparent, n.rn, ref, false)) == AQ_OK &&
+	    (rc = db_put(db, "backup", n.vault, n.bn, doc, false)) == AQ_OK)
+		rc = srv_op_end(db, n.opn, NULL, AQ_EINTERNAL, text);
 	return rc;
 }
 
@@ -411,33 +434,29 @@ static int bk_report_delete(struct db *db, const char *location, json_t *ref, js
 static int bk_report_files(struct db *db, const char *location, json_t *ref, const struct api_intent_backup_state *st,
 			   bool *kick)
 {
-	const char *bn = api_json_str(ref, "backup", "");
-	char opn[800], vn[700], text[900], rn[820], rparent[300];
+	struct bk_job_names n;
+	char vn[700], text[900];
 	json_t *vol = NULL, *resp = NULL;
 	int rc;
 
-	snprintf(opn, sizeof(opn), "%s", api_json_str(ref, "op", ""));
+	bk_job_names(location, ref, &n);
 	snprintf(vn, sizeof(vn), "%s", api_json_str(json_object_get(ref, "files"), "volume", ""));
-	srv_bk_ref_name(bn, rn, sizeof(rn));
-	srv_bk_ref_parent(location, rparent, sizeof(rparent));
-	*kick = true;
-	json_object_set_new(ref, "action", json_string(""));
-	json_object_set_new(ref, "op", json_string(""));
+	bk_job_end(ref, kick);
 	json_object_del(ref, "files");
-	if ((rc = db_put(db, "bkref", rparent, rn, ref, false)) != AQ_OK)
+	if ((rc = db_put(db, "bkref", n.rparent, n.rn, ref, false)) != AQ_OK)
 		return rc;
 	if (st->state == API_INTENT_BKP_READY) {
 		if ((rc = db_get(db, vn, &vol)) == AQ_OK) {
 			json_object_set_new(vol, "@type", json_string("type.googleapis.com/google.cloud.netapp.v1.Volume"));
 			resp = vol;
 		}
-		rc = srv_op_end(db, opn, resp, AQ_OK, NULL);
+		rc = srv_op_end(db, n.opn, resp, AQ_OK, NULL);
 		json_decref(vol);
 		return rc;
 	}
-	snprintf(text, sizeof(text), "restoring files from backup \"%s\" into volume \"%s\" failed: %s", bn, vn,
+	snprintf(text, sizeof(text), "restoring files from backup \"%s\" into volume \"%s\" failed: %s", n.bn, vn,
 		 st->detail);
-	return srv_op_end(db, opn, NULL, strstr(st->detail, " is not in backup ") ? AQ_ENOENT : AQ_EINTERNAL, text);
+	return srv_op_end(db, n.opn, NULL, strstr(st->detail, " is not in backup ") ? AQ_ENOENT : AQ_EINTERNAL, text);
 }
 
 /* Whether st changes ref's backup (doc). */
