@@ -2,18 +2,19 @@
  * backchannel (agent/nfs4/nfs4_deleg.c, nfs4_cb.c; issue 19, acceptance 2
  * "delegation recall"). One store with one export served by an in-process
  * NFS server (NFSv3 and NFSv4.1, lease 3 s) and by the SMB dispatcher of
- * tests/agent/smb/smb_harness.h. Client P asks for a backchannel
- * (CREATE_SESSION with CONN_BACK_CHAN) and gets a read delegation with an
- * OPEN for reading; Q has none and gets none. A conflicting access from
- * each protocol recalls it with a CB_COMPOUND (CB_SEQUENCE + CB_RECALL) on
- * P's connection: a v4.1 OPEN for writing (NFS4ERR_DELAY until the
- * DELEGRETURN), an NFSv3 WRITE (waits in the store, answered after the
- * DELEGRETURN), an SMB CREATE for writing (STATUS_PENDING, then served). A
- * delegation not returned within the lease time is revoked: the writer gets
- * in, P's SEQUENCE flags RECALLABLE_STATE_REVOKED and its stateid answers
- * DELEG_REVOKED until FREE_STATEID. Also: no delegation while someone has
- * the file open for writing, BIND_CONN_TO_SESSION moves the backchannel,
- * and the decoder of CB replies refuses what does not decode. */
+ * tests/agent/smb/smb_harness.h (the fixture of nfs4_harness.h). Client P
+ * asks for a backchannel (CREATE_SESSION with CONN_BACK_CHAN) and gets a
+ * read delegation with an OPEN for reading; Q has none and gets none. A
+ * conflicting access from each protocol recalls it with a CB_COMPOUND
+ * (CB_SEQUENCE + CB_RECALL) on P's connection: a v4.1 OPEN for writing
+ * (NFS4ERR_DELAY until the DELEGRETURN), an NFSv3 WRITE (waits in the store,
+ * answered after the DELEGRETURN), an SMB CREATE for writing
+ * (STATUS_PENDING, then served). A delegation not returned within the lease
+ * time is revoked: the writer gets in, P's SEQUENCE flags
+ * RECALLABLE_STATE_REVOKED and its stateid answers DELEG_REVOKED until
+ * FREE_STATEID. Also: no delegation while someone has the file open for
+ * writing, BIND_CONN_TO_SESSION moves the backchannel, and the decoder of CB
+ * replies refuses what does not decode. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -29,8 +30,7 @@
 #include "agent/nfs4/nfs4.h"
 #include "agent/nfs4/nfs4_internal.h"
 #include "agent/smb/smb_srv_internal.h"
-#include "api/api_intent.h"
-#include "tests/agent/nfs4/nfs4_cl.h"
+#include "tests/agent/nfs4/nfs4_harness.h"
 #include "tests/agent/smb/smb_harness.h"
 #include "tests/lib/aqt.h"
 #include "tests/lib/aqt_store.h"
@@ -48,107 +48,25 @@ static struct nfs4_srv *v4;
 static struct smb_srv *ssrv;
 static struct smbt_conn sc;
 
-struct cl4 {
-	struct nfs4_cl c;
-	uint32_t seq;
-	struct nfs4_sid open, deleg;
-	uint32_t dtype;
-	uint8_t fh[128];
-	uint32_t fhlen;
-	struct ut_buf b;
-	struct xdr_cur cur;
-	uint32_t flags;          /* the last SEQUENCE's status flags */
-	const char *owner;       /* the open owner of c4_open (NULL: "open-owner") */
-};
-
-static struct cl4 P, Q;
-
-static void c4_up(struct cl4 *x, const char *owner, uint32_t csflags)
-{
-	uint32_t got;
-
-	memset(x, 0, sizeof(*x));
-	ck_assert_int_eq(nfs4_cl_dial(&x->c, nfs_srv_port(nsrv)), 0);
-	x->seq = 1;
-	ck_assert_uint_eq(nfs4_cl_session_ex(&x->c, owner, 4, &got, csflags), 0);
-	ck_assert_uint_eq(x->c.cs_flags & 2u, csflags & 2u); /* the backchannel granted as asked */
-}
-
-static void c4_begin(struct cl4 *x, uint32_t nops)
-{
-	nfs4_cl_begin(&x->c, &x->b, 1, nops + 1);
-	nfs4_cl_sequence(&x->b, &x->c, 0, x->seq++, false);
-}
-
-static void c4_send(struct cl4 *x)
-{
-	uint32_t n;
-
-	ck_assert_int_eq(nfs4_cl_send(&x->c, &x->b, &x->cur), 0);
-	(void)nfs4_cl_res(&x->cur, &n);
-	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 53), 0);
-	x->flags = nfs4_cl_sequence_flags(&x->cur);
-}
-
-/* OPEN v0/f with access: the open stateid, the delegation and the handle kept. */
-static uint32_t c4_open(struct cl4 *x, uint32_t access)
-{
-	uint32_t st;
-
-	c4_begin(x, 4);
-	nfs4_cl_putrootfh(&x->b);
-	nfs4_cl_lookup(&x->b, "v0");
-	nfs4_cl_open_deny(&x->b, x->owner ? x->owner : "open-owner", "f", access, 0);
-	nfs4_cl_getfh(&x->b);
-	c4_send(x);
-	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 24), 0);
-	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 15), 0);
-	if ((st = nfs4_cl_op(&x->cur, 18)) == OK4) {
-		const uint8_t *p;
-
-		nfs4_cl_open_res_deleg(&x->cur, &x->open, &x->dtype, &x->deleg);
-		ck_assert_uint_eq(nfs4_cl_op(&x->cur, 10), 0);
-		ck_assert_ptr_nonnull(p = xdr_opaque(&x->cur, 128, &x->fhlen));
-		memcpy(x->fh, p, x->fhlen);
-	}
-	return st;
-}
-
-/* One operation on the file's handle: PUTFH, then op (put by the caller's builder). */
-static uint32_t c4_fh_op(struct cl4 *x, uint32_t op, void (*build)(struct ut_buf *, const struct nfs4_sid *),
-			 const struct nfs4_sid *sid)
-{
-	c4_begin(x, 2);
-	nfs4_cl_putfh(&x->b, x->fh, x->fhlen);
-	build(&x->b, sid);
-	c4_send(x);
-	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 22), 0);
-	return nfs4_cl_op(&x->cur, op);
-}
-
-/* CLOSE of x's open stateid. */
-static uint32_t c4_close_all(struct cl4 *x)
-{
-	return c4_fh_op(x, 4, nfs4_cl_close_op, &x->open);
-}
+static struct nfs4t_cl P, Q;
 
 static void build_read(struct ut_buf *b, const struct nfs4_sid *sid)
 {
 	nfs4_cl_read(b, sid, 0, 4);
 }
 
-static uint32_t c4_delegreturn(struct cl4 *x, const struct nfs4_sid *sid)
+static uint32_t c4_delegreturn(struct nfs4t_cl *x, const struct nfs4_sid *sid)
 {
-	return c4_fh_op(x, 8, nfs4_cl_delegreturn, sid);
+	return nfs4t_fh_op(x, 8, nfs4_cl_delegreturn, sid);
 }
 
-static uint32_t c4_test(struct cl4 *x, const struct nfs4_sid *sid)
+static uint32_t c4_test(struct nfs4t_cl *x, const struct nfs4_sid *sid)
 {
 	uint32_t st;
 
-	c4_begin(x, 1);
+	nfs4t_begin(x, 1);
 	nfs4_cl_test_stateid(&x->b, sid);
-	c4_send(x);
+	nfs4t_send(x);
 	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 55), 0);
 	ck_assert_uint_eq(xdr_u32(&x->cur), 1);
 	st = xdr_u32(&x->cur);
@@ -157,10 +75,10 @@ static uint32_t c4_test(struct cl4 *x, const struct nfs4_sid *sid)
 }
 
 /* A SEQUENCE alone: renews the lease, gives the status flags. */
-static uint32_t c4_ping(struct cl4 *x)
+static uint32_t c4_ping(struct nfs4t_cl *x)
 {
-	c4_begin(x, 0);
-	c4_send(x);
+	nfs4t_begin(x, 0);
+	nfs4t_send(x);
 	return x->flags;
 }
 
@@ -168,7 +86,7 @@ static uint32_t c4_ping(struct cl4 *x)
  * 20 s (it is sent at once; the bound is for a loaded machine), CB_SEQUENCE on slot 0 with sequence seq, one CB_RECALL of the
  * delegation's stateid and handle; answered (CB_SEQUENCE and CB_RECALL OK)
  * when answer. */
-static void expect_recall(struct cl4 *x, uint32_t seq, bool answer)
+static void expect_recall(struct nfs4t_cl *x, uint32_t seq, bool answer)
 {
 	struct nfs4_cl_cb cb;
 
@@ -193,7 +111,7 @@ static void expect_recall(struct cl4 *x, uint32_t seq, bool answer)
 }
 
 /* Nothing from the server on x's connection for ms. */
-static void expect_no_call(struct cl4 *x, int ms)
+static void expect_no_call(struct nfs4t_cl *x, int ms)
 {
 	ck_assert_ptr_null(x->c.cb);
 	ck_assert_int_eq(nfs4_cl_wait_cb(&x->c, ms), 0);
@@ -225,59 +143,24 @@ static bool readable_within(int fd, int ms)
 /* SMB2 CREATE of "f" (FILE_OPEN, sharing everything) sent; its first answer's header in *h. */
 static void smb_create_post(uint32_t access, struct smb_wire_hdr *h, uint64_t *mid)
 {
-	uint8_t body[128] = { 0 }, buf[2048];
-	size_t len;
-
-	memset(h, 0, sizeof(*h));
-	h->command = SMB2_CREATE;
-	smbt_put16(body, 57);
-	smbt_put32(body + 4, 2);
-	smbt_put32(body + 24, access);
-	smbt_put32(body + 32, SHARE_ALL_);
-	smbt_put32(body + 36, 1);
-	smbt_put32(body + 40, 0x40u);
-	smbt_put16(body + 44, SMB2_HDR_LEN + 56);
-	smbt_put16(body + 46, 2);
-	body[56] = 'f';
-	h->tree_id = sc.t->id;
-	h->message_id = *mid = sc.mid++;
-	smbt_send(&sc, h, body, 58);
-	ck_assert_int_eq(smbt_recv(&sc, buf, sizeof(buf), &len, h, NULL), 1);
-	ck_assert_uint_eq(h->command, SMB2_CREATE);
+	*mid = nfs4t_smb_create(&sc, access, SHARE_ALL_, h, NULL);
 }
 
 /* ---------- fixture ---------- */
 
 static void setup(void)
 {
-	char p[200];
-	int fd;
-
-	aqt_store_init(&ts, 1, &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 400, .capacity = 1ull << 30,
-							 .clients = "0.0.0.0/0", .key_byte = 4 });
-	ts.cfg[0].protocols = API_INTENT_NFSV3 | API_INTENT_NFSV4 | API_INTENT_SMB;
-	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
-	snprintf(p, sizeof(p), "%s/f", ts.cfg[0].root);
-	ck_assert_int_ge(fd = open(p, O_CREAT | O_WRONLY, 0666), 0);
-	ck_assert_int_eq(write(fd, "0123456789", 10), 10);
-	close(fd);
-	ck_assert_int_eq(nfs_srv_new("127.0.0.1:0", ts.store, 4, &nsrv), 0);
-	ck_assert_int_eq(nfs4_srv_new(&(struct nfs4_cfg){ .lease_s = 3 }, &v4), 0);
-	ck_assert_int_eq(nfs_srv_add_prog(nsrv, &nfs4_prog, v4), 0);
-	ck_assert_int_eq(nfs_srv_start(nsrv), 0);
-	smbt_srv_new(ts.store, &ssrv);
-	c4_up(&P, "client-p", 2);  /* CREATE_SESSION4_FLAG_CONN_BACK_CHAN */
-	c4_up(&Q, "client-q", 0);
+	nfs4t_srv_up(&(struct nfs4t_spec){ .fsid = 400, .key_byte = 4, .threads = 4, .lease_s = 3 }, &ts, &nsrv, &v4,
+		     &ssrv);
+	nfs4t_cl_up(&P, nfs_srv_port(nsrv), "client-p", 2); /* CREATE_SESSION4_FLAG_CONN_BACK_CHAN */
+	nfs4t_cl_up(&Q, nfs_srv_port(nsrv), "client-q", 0);
 }
 
 static void teardown(void)
 {
 	nfs4_cl_close(&P.c);
 	nfs4_cl_close(&Q.c);
-	smbt_srv_free(ssrv);
-	nfs_srv_free(nsrv);
-	nfs4_srv_free(v4);
-	aqt_store_cleanup(&ts);
+	nfs4t_srv_down(&ts, nsrv, v4, ssrv);
 }
 
 /* ---------- tests ---------- */
@@ -286,36 +169,36 @@ static void teardown(void)
  * told to wait until it is returned. */
 START_TEST(test_recall_v4_open)
 {
-	ck_assert_uint_eq(c4_open(&P, RD), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, RD, 0), OK4);
 	ck_assert_uint_eq(P.dtype, 1);                  /* OPEN_DELEGATE_READ */
 	ck_assert_uint_eq(vol_lease_count(ts.store), 1); /* in the store's table */
-	ck_assert_uint_eq(c4_fh_op(&P, 25, build_read, &P.deleg), OK4); /* READ with its stateid */
-	ck_assert_uint_eq(c4_open(&Q, RD), OK4);        /* readers share it, */
+	ck_assert_uint_eq(nfs4t_fh_op(&P, 25, build_read, &P.deleg), OK4); /* READ with its stateid */
+	ck_assert_uint_eq(nfs4t_open(&Q, RD, 0), OK4);        /* readers share it, */
 	ck_assert_uint_eq(Q.dtype, 0);                  /* Q has no backchannel: none for Q */
 	expect_no_call(&P, 300);                        /* and nothing is recalled */
-	ck_assert_uint_eq(c4_open(&Q, BOTH), DELAY4);   /* a writer waits */
+	ck_assert_uint_eq(nfs4t_open(&Q, BOTH, 0), DELAY4);   /* a writer waits */
 	expect_recall(&P, 1, true);
-	ck_assert_uint_eq(c4_open(&Q, BOTH), DELAY4);   /* answered, not returned yet */
+	ck_assert_uint_eq(nfs4t_open(&Q, BOTH, 0), DELAY4);   /* answered, not returned yet */
 	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
-	ck_assert_uint_eq(c4_open(&Q, BOTH), OK4);
+	ck_assert_uint_eq(nfs4t_open(&Q, BOTH, 0), OK4);
 	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), BAD_STATEID4); /* gone */
-	ck_assert_uint_eq(c4_close_all(&Q), OK4);
+	ck_assert_uint_eq(nfs4t_close(&Q), OK4);
 	/* the holder's own open for writing (another open owner: another mount of
 	 * the same client caches apart) recalls it too */
-	ck_assert_uint_eq(c4_open(&P, RD), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, RD, 0), OK4);
 	ck_assert_uint_eq(P.dtype, 1);
 	P.owner = "other-owner";
-	ck_assert_uint_eq(c4_open(&P, BOTH), DELAY4);
+	ck_assert_uint_eq(nfs4t_open(&P, BOTH, 0), DELAY4);
 	expect_recall(&P, 2, true);
 	P.owner = NULL;
 	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
 	P.owner = "other-owner";
-	ck_assert_uint_eq(c4_open(&P, BOTH), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, BOTH, 0), OK4);
 	P.owner = NULL;
-	ck_assert_uint_eq(c4_open(&Q, BOTH), OK4);
+	ck_assert_uint_eq(nfs4t_open(&Q, BOTH, 0), OK4);
 	/* no delegation while another client has the file open for writing */
-	ck_assert_uint_eq(c4_open(&P, RD), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, RD, 0), OK4);
 	ck_assert_uint_eq(P.dtype, 0);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
 }
@@ -329,7 +212,7 @@ START_TEST(test_recall_v3_write)
 	char p[200], got[16] = { 0 };
 	int fd;
 
-	ck_assert_uint_eq(c4_open(&P, RD), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, RD, 0), OK4);
 	ck_assert_uint_eq(P.dtype, 1);
 	ck_assert_int_eq(nfs4_cl_dial(&w, nfs_srv_port(nsrv)), 0);
 	v3_write_post(&w, P.fh, P.fhlen, "v3");      /* the same handles as v4.1 */
@@ -360,7 +243,7 @@ START_TEST(test_recall_smb_open)
 
 	smbt_conn_new(&sc, ssrv, 9, 0);
 	ck_assert_ptr_nonnull(sc.t->exp = vol_export_at(ts.store, 0));
-	ck_assert_uint_eq(c4_open(&P, RD), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, RD, 0), OK4);
 	ck_assert_uint_eq(P.dtype, 1);
 	smb_create_post(FILE_READ_DATA_, &h, &mid);
 	ck_assert_uint_eq(h.status, STATUS_SUCCESS);
@@ -389,24 +272,24 @@ START_TEST(test_revoke)
 	uint64_t t0;
 	int i;
 
-	ck_assert_uint_eq(c4_open(&P, RD), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, RD, 0), OK4);
 	ck_assert_uint_eq(P.dtype, 1);
-	ck_assert_uint_eq(c4_open(&Q, WR), DELAY4);
+	ck_assert_uint_eq(nfs4t_open(&Q, WR, 0), DELAY4);
 	expect_recall(&P, 1, false);                  /* P neither answers nor returns */
 	t0 = ut_clock_mono_ns();                      /* the recall went out before this */
 	ck_assert_uint_eq(c4_ping(&P) & REVOKED_FLAG, 0);
 	for (i = 0; i < 150 && st == DELAY4; i++) {
 		(void)c4_ping(&P);                    /* P's lease stays alive meanwhile */
 		usleep(200000);
-		st = c4_open(&Q, WR);
+		st = nfs4t_open(&Q, WR, 0);
 	}
 	ck_assert_uint_eq(st, OK4);
 	ck_assert_uint_ge(ut_clock_mono_ns() - t0, 2500000000ull); /* not before the lease time (3 s) */
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
 	ck_assert_uint_eq(c4_ping(&P) & REVOKED_FLAG, REVOKED_FLAG);
 	ck_assert_uint_eq(c4_test(&P, &P.deleg), DELEG_REVOKED4);
-	ck_assert_uint_eq(c4_fh_op(&P, 25, build_read, &P.deleg), DELEG_REVOKED4);
-	ck_assert_uint_eq(c4_fh_op(&P, 45, nfs4_cl_free_stateid, &P.deleg), OK4);
+	ck_assert_uint_eq(nfs4t_fh_op(&P, 25, build_read, &P.deleg), DELEG_REVOKED4);
+	ck_assert_uint_eq(nfs4t_fh_op(&P, 45, nfs4_cl_free_stateid, &P.deleg), OK4);
 	ck_assert_uint_eq(c4_ping(&P) & REVOKED_FLAG, 0);
 	ck_assert_uint_eq(c4_test(&P, &P.deleg), BAD_STATEID4);
 }
@@ -416,14 +299,14 @@ END_TEST
  * connection (BIND_CONN_TO_SESSION, CDFC4_BACK_OR_BOTH); recalls go there. */
 START_TEST(test_bind_back)
 {
-	struct cl4 R;
+	struct nfs4t_cl R;
 	struct nfs4_cl back;
 	struct ut_buf b;
 	struct xdr_cur cur;
 	uint32_t n;
 
-	c4_up(&R, "client-r", 0);
-	ck_assert_uint_eq(c4_open(&R, RD), OK4);
+	nfs4t_cl_up(&R, nfs_srv_port(nsrv), "client-r", 0);
+	ck_assert_uint_eq(nfs4t_open(&R, RD, 0), OK4);
 	ck_assert_uint_eq(R.dtype, 0);                /* no backchannel: no delegation */
 	ck_assert_int_eq(nfs4_cl_dial(&back, nfs_srv_port(nsrv)), 0);
 	memcpy(back.sess, R.c.sess, 16);
@@ -448,11 +331,11 @@ START_TEST(test_bind_back)
 		ck_assert_uint_eq(xdr_u32(&cur), 1);  /* CDFS4_FORE: the backchannel stays */
 		nfs4_cl_close(&more);
 	}
-	ck_assert_uint_eq(c4_open(&R, RD), OK4);      /* the same open again: now delegated */
+	ck_assert_uint_eq(nfs4t_open(&R, RD, 0), OK4);      /* the same open again: now delegated */
 	ck_assert_uint_eq(R.dtype, 1);
-	ck_assert_uint_eq(c4_open(&Q, WR), DELAY4);
+	ck_assert_uint_eq(nfs4t_open(&Q, WR, 0), DELAY4);
 	{
-		struct cl4 tmp = R; /* the recall arrives on the bound connection */
+		struct nfs4t_cl tmp = R; /* the recall arrives on the bound connection */
 
 		tmp.c = back;
 		expect_recall(&tmp, 1, true);
@@ -460,7 +343,7 @@ START_TEST(test_bind_back)
 	}
 	expect_no_call(&R, 100);
 	ck_assert_uint_eq(c4_delegreturn(&R, &R.deleg), OK4);
-	ck_assert_uint_eq(c4_open(&Q, WR), OK4);
+	ck_assert_uint_eq(nfs4t_open(&Q, WR, 0), OK4);
 	nfs4_cl_close(&back);
 	nfs4_cl_close(&R.c);
 }
@@ -470,38 +353,38 @@ END_TEST
  * and waits; the name stays until the return. */
 START_TEST(test_recall_remove_rename)
 {
-	ck_assert_uint_eq(c4_open(&P, RD), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, RD, 0), OK4);
 	ck_assert_uint_eq(P.dtype, 1);
-	c4_begin(&Q, 4); /* RENAME v0/f to v0/g */
+	nfs4t_begin(&Q, 4); /* RENAME v0/f to v0/g */
 	nfs4_cl_putrootfh(&Q.b);
 	nfs4_cl_lookup(&Q.b, "v0");
 	nfs4_cl_savefh(&Q.b);
 	nfs4_cl_rename(&Q.b, "f", "g");
-	c4_send(&Q);
+	nfs4t_send(&Q);
 	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 24), 0);
 	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 15), 0);
 	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 32), 0);
 	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 29), DELAY4);
 	expect_recall(&P, 1, true);
 	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
-	ck_assert_uint_eq(c4_open(&P, RD), OK4);        /* delegated again */
+	ck_assert_uint_eq(nfs4t_open(&P, RD, 0), OK4);        /* delegated again */
 	ck_assert_uint_eq(P.dtype, 1);
-	c4_begin(&Q, 3); /* REMOVE v0/f */
+	nfs4t_begin(&Q, 3); /* REMOVE v0/f */
 	nfs4_cl_putrootfh(&Q.b);
 	nfs4_cl_lookup(&Q.b, "v0");
 	nfs4_cl_remove(&Q.b, "f");
-	c4_send(&Q);
+	nfs4t_send(&Q);
 	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 24), 0);
 	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 15), 0);
 	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 28), DELAY4);
 	expect_recall(&P, 2, true);                     /* the next backchannel sequence */
-	ck_assert_uint_eq(c4_fh_op(&P, 25, build_read, &P.deleg), OK4); /* not gone meanwhile */
+	ck_assert_uint_eq(nfs4t_fh_op(&P, 25, build_read, &P.deleg), OK4); /* not gone meanwhile */
 	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
-	c4_begin(&Q, 3);
+	nfs4t_begin(&Q, 3);
 	nfs4_cl_putrootfh(&Q.b);
 	nfs4_cl_lookup(&Q.b, "v0");
 	nfs4_cl_remove(&Q.b, "f");
-	c4_send(&Q);
+	nfs4t_send(&Q);
 	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 24), 0);
 	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 15), 0);
 	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 28), OK4);

@@ -3,15 +3,15 @@
  * same file (one table: agent/vol/vol_lock.h), OPEN_DOWNGRADE, and
  * VERIFY / NVERIFY (agent/nfs4/nfs4_io.c, nfs4_attr.c). One store with one
  * export served by an in-process NFS server (NFSv4.1) and by the SMB
- * dispatcher of tests/agent/smb/smb_harness.h (signed CREATE frames), so an
- * SMB CREATE goes through SMB's own share-mode check. Also: in the
+ * dispatcher of tests/agent/smb/smb_harness.h (signed CREATE frames; the
+ * fixture of nfs4_harness.h), so an SMB CREATE goes through SMB's own
+ * share-mode check. Also: in the
  * volume's grace period (agent/vol/vol_grace.h) SMB CREATEs that deny
  * others and SMB byte-range locks are refused. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <check.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -22,8 +22,7 @@
 #include "agent/nfs4/nfs4.h"
 #include "agent/smb/smb_srv_internal.h"
 #include "agent/vol/vol_grace.h"
-#include "api/api_intent.h"
-#include "tests/agent/nfs4/nfs4_cl.h"
+#include "tests/agent/nfs4/nfs4_harness.h"
 #include "tests/agent/smb/smb_harness.h"
 #include "tests/lib/aqt.h"
 #include "tests/lib/aqt_store.h"
@@ -44,114 +43,44 @@ static struct nfs4_srv *v4;
 static struct smb_srv *ssrv;
 static struct smbt_conn sc;
 
-struct cl4 {
-	struct nfs4_cl c;
-	uint32_t seq;
-	struct nfs4_sid open;
-	uint8_t fh[128];
-	uint32_t fhlen;
-	struct ut_buf b;
-	struct xdr_cur cur;
-};
+static struct nfs4t_cl P, Q;
 
-static struct cl4 P, Q;
-
-static void c4_up(struct cl4 *x, const char *owner)
-{
-	uint32_t got;
-
-	memset(x, 0, sizeof(*x));
-	ck_assert_int_eq(nfs4_cl_dial(&x->c, nfs_srv_port(nsrv)), 0);
-	x->seq = 1;
-	ck_assert_uint_eq(nfs4_cl_session(&x->c, owner, 4, &got), 0);
-}
-
-static void c4_begin(struct cl4 *x, uint32_t nops)
-{
-	nfs4_cl_begin(&x->c, &x->b, 1, nops + 1);
-	nfs4_cl_sequence(&x->b, &x->c, 0, x->seq++, false);
-}
-
-static void c4_send(struct cl4 *x)
-{
-	uint32_t n;
-
-	ck_assert_int_eq(nfs4_cl_send(&x->c, &x->b, &x->cur), 0);
-	(void)nfs4_cl_res(&x->cur, &n);
-	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 53), 0);
-	nfs4_cl_sequence_res(&x->cur);
-}
-
-/* OPEN v0/f with access and deny; the open stateid and handle kept. */
-static uint32_t c4_open(struct cl4 *x, uint32_t access, uint32_t deny)
+static uint32_t c4_downgrade(struct nfs4t_cl *x, const struct nfs4_sid *sid, uint32_t access, uint32_t deny)
 {
 	uint32_t st;
 
-	c4_begin(x, 4);
-	nfs4_cl_putrootfh(&x->b);
-	nfs4_cl_lookup(&x->b, "v0");
-	nfs4_cl_open_deny(&x->b, "open-owner", "f", access, deny);
-	nfs4_cl_getfh(&x->b);
-	c4_send(x);
-	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 24), 0);
-	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 15), 0);
-	if ((st = nfs4_cl_op(&x->cur, 18)) == OK4) {
-		const uint8_t *p;
-
-		nfs4_cl_open_res(&x->cur, &x->open);
-		ck_assert_uint_eq(nfs4_cl_op(&x->cur, 10), 0);
-		ck_assert_ptr_nonnull(p = xdr_opaque(&x->cur, 128, &x->fhlen));
-		memcpy(x->fh, p, x->fhlen);
-	}
-	return st;
-}
-
-static uint32_t c4_close(struct cl4 *x)
-{
-	c4_begin(x, 2);
-	nfs4_cl_putfh(&x->b, x->fh, x->fhlen);
-	nfs4_cl_close_op(&x->b, &x->open);
-	c4_send(x);
-	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 22), 0);
-	return nfs4_cl_op(&x->cur, 4);
-}
-
-static uint32_t c4_downgrade(struct cl4 *x, const struct nfs4_sid *sid, uint32_t access, uint32_t deny)
-{
-	uint32_t st;
-
-	c4_begin(x, 2);
+	nfs4t_begin(x, 2);
 	nfs4_cl_putfh(&x->b, x->fh, x->fhlen);
 	nfs4_cl_open_downgrade(&x->b, sid, access, deny);
-	c4_send(x);
+	nfs4t_send(x);
 	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 22), 0);
 	if ((st = nfs4_cl_op(&x->cur, 21)) == OK4)
 		nfs4_cl_get_sid(&x->cur, &x->open);
 	return st;
 }
 
-static uint32_t c4_write(struct cl4 *x, uint64_t off, const char *data)
+static uint32_t c4_write(struct nfs4t_cl *x, uint64_t off, const char *data)
 {
-	c4_begin(x, 2);
+	nfs4t_begin(x, 2);
 	nfs4_cl_putfh(&x->b, x->fh, x->fhlen);
 	nfs4_cl_write(&x->b, &x->open, off, data, (uint32_t)strlen(data));
-	c4_send(x);
+	nfs4t_send(x);
 	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 22), 0);
 	return nfs4_cl_op(&x->cur, 38);
 }
 
 /* VERIFY or NVERIFY of the file's size (attribute 4) against size. */
-static uint32_t c4_verify_size(struct cl4 *x, uint32_t op, uint64_t size)
+static uint32_t c4_verify_size(struct nfs4t_cl *x, uint32_t op, uint64_t size)
 {
 	uint8_t v[8];
 	uint32_t w = 1u << 4;
 
 	for (int i = 0; i < 8; i++)
 		v[i] = (uint8_t)(size >> (56 - 8 * i));
-	c4_begin(x, 2);
+	nfs4t_begin(x, 2);
 	nfs4_cl_putfh(&x->b, x->fh, x->fhlen);
 	nfs4_cl_verify(&x->b, op, &w, 1, v, 8);
-	c4_send(x);
+	nfs4t_send(x);
 	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 22), 0);
 	return nfs4_cl_op(&x->cur, op);
 }
@@ -167,52 +96,18 @@ static void smb_conn(void)
 /* SMB2 CREATE of "f" (FILE_OPEN) with DesiredAccess and ShareAccess: the status. */
 static uint32_t smb_create(uint32_t access, uint32_t share)
 {
-	uint8_t body[128] = { 0 }, buf[2048];
-	struct smb_wire_hdr h = { .command = SMB2_CREATE };
-	size_t len;
+	struct smb_wire_hdr h;
 
-	smbt_put16(body, 57);
-	smbt_put32(body + 4, 2);       /* impersonation */
-	smbt_put32(body + 24, access);
-	smbt_put32(body + 32, share);
-	smbt_put32(body + 36, 1);      /* FILE_OPEN */
-	smbt_put32(body + 40, 0x40u);  /* FILE_NON_DIRECTORY_FILE */
-	smbt_put16(body + 44, SMB2_HDR_LEN + 56);
-	smbt_put16(body + 46, 2);
-	body[56] = 'f';
-	h.tree_id = sc.t->id;
-	h.message_id = sc.mid++;
-	smbt_send(&sc, &h, body, 58);
-	ck_assert_int_eq(smbt_recv(&sc, buf, sizeof(buf), &len, &h, NULL), 1);
-	ck_assert_uint_eq(h.command, SMB2_CREATE);
+	(void)nfs4t_smb_create(&sc, access, share, &h, NULL);
 	return h.status;
 }
 
 /* SMB2 CREATE as smb_create; on success the FileId in fid. */
 static uint32_t smb_create_fid(uint32_t access, uint32_t share, uint8_t fid[16])
 {
-	uint8_t body[128] = { 0 }, buf[2048];
-	struct smb_wire_hdr h = { .command = SMB2_CREATE };
-	size_t len;
+	struct smb_wire_hdr h;
 
-	smbt_put16(body, 57);
-	smbt_put32(body + 4, 2);
-	smbt_put32(body + 24, access);
-	smbt_put32(body + 32, share);
-	smbt_put32(body + 36, 1);
-	smbt_put32(body + 40, 0x40u);
-	smbt_put16(body + 44, SMB2_HDR_LEN + 56);
-	smbt_put16(body + 46, 2);
-	body[56] = 'f';
-	h.tree_id = sc.t->id;
-	h.message_id = sc.mid++;
-	smbt_send(&sc, &h, body, 58);
-	ck_assert_int_eq(smbt_recv(&sc, buf, sizeof(buf), &len, &h, NULL), 1);
-	ck_assert_uint_eq(h.command, SMB2_CREATE);
-	if (h.status == STATUS_SUCCESS) {
-		ck_assert_uint_ge(len, SMB2_HDR_LEN + 80);
-		memcpy(fid, buf + SMB2_HDR_LEN + 64, 16);
-	}
+	(void)nfs4t_smb_create(&sc, access, share, &h, fid);
 	return h.status;
 }
 
@@ -272,34 +167,16 @@ static void enter_grace(unsigned grace_s)
 
 static void setup(void)
 {
-	char p[200];
-	int fd;
-
-	aqt_store_init(&ts, 1, &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 300, .capacity = 1ull << 30,
-							 .clients = "0.0.0.0/0", .key_byte = 3 });
-	ts.cfg[0].protocols = API_INTENT_NFSV3 | API_INTENT_NFSV4 | API_INTENT_SMB;
-	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
-	snprintf(p, sizeof(p), "%s/f", ts.cfg[0].root);
-	ck_assert_int_ge(fd = open(p, O_CREAT | O_WRONLY, 0666), 0);
-	ck_assert_int_eq(write(fd, "0123456789", 10), 10);
-	close(fd);
-	ck_assert_int_eq(nfs_srv_new("127.0.0.1:0", ts.store, 2, &nsrv), 0);
-	ck_assert_int_eq(nfs4_srv_new(&(struct nfs4_cfg){ 0 }, &v4), 0);
-	ck_assert_int_eq(nfs_srv_add_prog(nsrv, &nfs4_prog, v4), 0);
-	ck_assert_int_eq(nfs_srv_start(nsrv), 0);
-	smbt_srv_new(ts.store, &ssrv);
-	c4_up(&P, "client-p");
-	c4_up(&Q, "client-q");
+	nfs4t_srv_up(&(struct nfs4t_spec){ .fsid = 300, .key_byte = 3, .threads = 2 }, &ts, &nsrv, &v4, &ssrv);
+	nfs4t_cl_up(&P, nfs_srv_port(nsrv), "client-p", 0);
+	nfs4t_cl_up(&Q, nfs_srv_port(nsrv), "client-q", 0);
 }
 
 static void teardown(void)
 {
 	nfs4_cl_close(&P.c);
 	nfs4_cl_close(&Q.c);
-	smbt_srv_free(ssrv);
-	nfs_srv_free(nsrv);
-	nfs4_srv_free(v4);
-	aqt_store_cleanup(&ts);
+	nfs4t_srv_down(&ts, nsrv, v4, ssrv);
 }
 
 /* ---------- tests ---------- */
@@ -307,18 +184,18 @@ static void teardown(void)
 /* share_deny between two v4.1 clients; CLOSE lifts it. */
 START_TEST(test_deny_v4)
 {
-	ck_assert_uint_eq(c4_open(&P, RD, WR), OK4);        /* P reads, denies writers */
-	ck_assert_uint_eq(c4_open(&Q, WR, 0), SHARE_DENIED4);
-	ck_assert_uint_eq(c4_open(&Q, BOTH, 0), SHARE_DENIED4);
-	ck_assert_uint_eq(c4_open(&Q, RD, RD), SHARE_DENIED4); /* P reads: Q cannot deny reading */
-	ck_assert_uint_eq(c4_open(&Q, RD, 0), OK4);
-	ck_assert_uint_eq(c4_open(&Q, RD, WR), OK4);         /* an upgrade of Q's open: deny write too */
-	ck_assert_uint_eq(c4_close(&P), OK4);
-	ck_assert_uint_eq(c4_open(&P, WR, 0), SHARE_DENIED4); /* Q's deny holds */
-	ck_assert_uint_eq(c4_close(&Q), OK4);
-	ck_assert_uint_eq(c4_open(&P, WR, 0), OK4);
-	ck_assert_uint_eq(c4_open(&Q, RD, 3), SHARE_DENIED4); /* P writes */
-	ck_assert_uint_eq(c4_open(&Q, RD, 4), INVAL4);        /* no such deny bit */
+	ck_assert_uint_eq(nfs4t_open(&P, RD, WR), OK4);        /* P reads, denies writers */
+	ck_assert_uint_eq(nfs4t_open(&Q, WR, 0), SHARE_DENIED4);
+	ck_assert_uint_eq(nfs4t_open(&Q, BOTH, 0), SHARE_DENIED4);
+	ck_assert_uint_eq(nfs4t_open(&Q, RD, RD), SHARE_DENIED4); /* P reads: Q cannot deny reading */
+	ck_assert_uint_eq(nfs4t_open(&Q, RD, 0), OK4);
+	ck_assert_uint_eq(nfs4t_open(&Q, RD, WR), OK4);         /* an upgrade of Q's open: deny write too */
+	ck_assert_uint_eq(nfs4t_close(&P), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, WR, 0), SHARE_DENIED4); /* Q's deny holds */
+	ck_assert_uint_eq(nfs4t_close(&Q), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, WR, 0), OK4);
+	ck_assert_uint_eq(nfs4t_open(&Q, RD, 3), SHARE_DENIED4); /* P writes */
+	ck_assert_uint_eq(nfs4t_open(&Q, RD, 4), INVAL4);        /* no such deny bit */
 }
 END_TEST
 
@@ -327,18 +204,18 @@ START_TEST(test_deny_smb)
 {
 	smb_conn();
 	/* v4.1 denies writing: an SMB CREATE for writing is a sharing violation */
-	ck_assert_uint_eq(c4_open(&P, RD, WR), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, RD, WR), OK4);
 	ck_assert_uint_eq(smb_create(FILE_WRITE_DATA_, SHARE_READ_ | SHARE_WRITE_ | SHARE_DELETE_), SHARING_VIOLATION);
 	/* ... and one that does not share reading with P's open too */
 	ck_assert_uint_eq(smb_create(FILE_READ_DATA_, SHARE_WRITE_), SHARING_VIOLATION);
 	ck_assert_uint_eq(smb_create(FILE_READ_DATA_, SHARE_READ_), STATUS_SUCCESS);
-	ck_assert_uint_eq(c4_close(&P), OK4);
+	ck_assert_uint_eq(nfs4t_close(&P), OK4);
 	/* SMB shares reading only (denies writing): a v4.1 open for writing is refused */
-	ck_assert_uint_eq(c4_open(&Q, WR, 0), SHARE_DENIED4);
-	ck_assert_uint_eq(c4_open(&Q, RD, 0), OK4);
-	ck_assert_uint_eq(c4_open(&Q, RD, RD), SHARE_DENIED4); /* SMB reads */
+	ck_assert_uint_eq(nfs4t_open(&Q, WR, 0), SHARE_DENIED4);
+	ck_assert_uint_eq(nfs4t_open(&Q, RD, 0), OK4);
+	ck_assert_uint_eq(nfs4t_open(&Q, RD, RD), SHARE_DENIED4); /* SMB reads */
 	smbt_conns_free(ssrv);                                   /* its opens go */
-	ck_assert_uint_eq(c4_open(&Q, BOTH, RD), OK4);
+	ck_assert_uint_eq(nfs4t_open(&Q, BOTH, RD), OK4);
 }
 END_TEST
 
@@ -348,20 +225,20 @@ START_TEST(test_downgrade)
 {
 	struct nfs4_sid old;
 
-	ck_assert_uint_eq(c4_open(&P, BOTH, BOTH), OK4);
-	ck_assert_uint_eq(c4_open(&Q, RD, 0), SHARE_DENIED4);
+	ck_assert_uint_eq(nfs4t_open(&P, BOTH, BOTH), OK4);
+	ck_assert_uint_eq(nfs4t_open(&Q, RD, 0), SHARE_DENIED4);
 	old = P.open;
 	ck_assert_uint_eq(c4_downgrade(&P, &P.open, RD, WR), OK4);
 	ck_assert_uint_eq(P.open.seqid, old.seqid + 1);
-	ck_assert_uint_eq(c4_open(&Q, RD, 0), OK4);           /* reading is no longer denied */
-	ck_assert_uint_eq(c4_open(&Q, WR, 0), SHARE_DENIED4);   /* writing still is */
+	ck_assert_uint_eq(nfs4t_open(&Q, RD, 0), OK4);           /* reading is no longer denied */
+	ck_assert_uint_eq(nfs4t_open(&Q, WR, 0), SHARE_DENIED4);   /* writing still is */
 	ck_assert_uint_eq(c4_write(&P, 0, "x"), OPENMODE4);     /* P gave up writing */
 	ck_assert_uint_eq(c4_downgrade(&P, &P.open, BOTH, 0), INVAL4); /* not a subset: an upgrade */
 	ck_assert_uint_eq(c4_downgrade(&P, &P.open, RD, BOTH), INVAL4);
 	ck_assert_uint_eq(c4_downgrade(&P, &P.open, 0, 0), INVAL4);
 	ck_assert_uint_eq(c4_downgrade(&P, &old, RD, 0), 10024); /* OLD_STATEID */
 	ck_assert_uint_eq(c4_downgrade(&P, &P.open, RD, 0), OK4);
-	ck_assert_uint_eq(c4_open(&Q, WR, 0), OK4);
+	ck_assert_uint_eq(nfs4t_open(&Q, WR, 0), OK4);
 }
 END_TEST
 
@@ -370,7 +247,7 @@ START_TEST(test_verify)
 {
 	uint32_t w[2] = { 1u << 11, 0 }, st;
 
-	ck_assert_uint_eq(c4_open(&P, BOTH, 0), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, BOTH, 0), OK4);
 	ck_assert_uint_eq(c4_verify_size(&P, 37, 10), OK4);
 	ck_assert_uint_eq(c4_verify_size(&P, 37, 11), NOT_SAME4);
 	ck_assert_uint_eq(c4_verify_size(&P, 17, 10), SAME4);
@@ -379,18 +256,18 @@ START_TEST(test_verify)
 	ck_assert_uint_eq(c4_verify_size(&P, 37, 12), OK4);
 	ck_assert_uint_eq(c4_verify_size(&P, 37, 10), NOT_SAME4);
 	/* rdattr_error: INVAL; an attribute not supported: ATTRNOTSUPP */
-	c4_begin(&P, 2);
+	nfs4t_begin(&P, 2);
 	nfs4_cl_putfh(&P.b, P.fh, P.fhlen);
 	nfs4_cl_verify(&P.b, 37, w, 1, "\0\0\0\0", 4);
-	c4_send(&P);
+	nfs4t_send(&P);
 	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 22), 0);
 	ck_assert_uint_eq(st = nfs4_cl_op(&P.cur, 37), INVAL4);
 	w[0] = 0;
 	w[1] = 1u << 31; /* attribute 63: not one of ours */
-	c4_begin(&P, 2);
+	nfs4t_begin(&P, 2);
 	nfs4_cl_putfh(&P.b, P.fh, P.fhlen);
 	nfs4_cl_verify(&P.b, 17, w, 2, "\0\0\0\0", 4);
-	c4_send(&P);
+	nfs4t_send(&P);
 	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 22), 0);
 	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 17), ATTRNOTSUPP4);
 	/* as a guard: a NOT_SAME VERIFY stops the COMPOUND before the WRITE */
@@ -398,7 +275,7 @@ START_TEST(test_verify)
 		uint8_t v[8] = { 0, 0, 0, 0, 0, 0, 0, 99 };
 		uint32_t sz = 1u << 4, n;
 
-		c4_begin(&P, 3);
+		nfs4t_begin(&P, 3);
 		nfs4_cl_putfh(&P.b, P.fh, P.fhlen);
 		nfs4_cl_verify(&P.b, 37, &sz, 1, v, 8);
 		nfs4_cl_write(&P.b, &P.open, 0, "zz", 2);
@@ -425,10 +302,10 @@ START_TEST(test_grace_smb)
 	ck_assert_uint_eq(smb_create_fid(FILE_READ_DATA_, SHARE_READ_ | SHARE_DELETE_, fid), FILE_LOCK_CONFLICT);
 	ck_assert_uint_eq(smb_create_fid(FILE_READ_DATA_, SHARE_WRITE_ | SHARE_DELETE_, fid), FILE_LOCK_CONFLICT);
 	ck_assert_uint_eq(smb_create_fid(FILE_READ_DATA_, 0, fid), FILE_LOCK_CONFLICT);
-	ck_assert_uint_eq(c4_open(&P, RD, WR), GRACE4);          /* as v4.1 already was */
+	ck_assert_uint_eq(nfs4t_open(&P, RD, WR), GRACE4);          /* as v4.1 already was */
 	/* the refused CREATEs hold no reservation: a v4.1 writer (no deny) gets in */
-	ck_assert_uint_eq(c4_open(&Q, WR, 0), OK4);
-	ck_assert_uint_eq(c4_close(&Q), OK4);
+	ck_assert_uint_eq(nfs4t_open(&Q, WR, 0), OK4);
+	ck_assert_uint_eq(nfs4t_close(&Q), OK4);
 	/* sharing reading and writing (denying only DELETE): served; its lock is not */
 	ck_assert_uint_eq(smb_create_fid(FILE_READ_DATA_ | FILE_WRITE_DATA_, SHARE_READ_ | SHARE_WRITE_, fid),
 			  STATUS_SUCCESS);
@@ -441,7 +318,7 @@ START_TEST(test_grace_smb)
 	smbt_conns_free(ssrv);
 	smb_conn();
 	ck_assert_uint_eq(smb_create_fid(FILE_READ_DATA_, SHARE_READ_, fid), STATUS_SUCCESS);
-	ck_assert_uint_eq(c4_open(&Q, WR, 0), SHARE_DENIED4);     /* the deny now holds */
+	ck_assert_uint_eq(nfs4t_open(&Q, WR, 0), SHARE_DENIED4);     /* the deny now holds */
 }
 END_TEST
 
