@@ -33,6 +33,8 @@ export AQ_BUILDDIR=${AQ_BUILDDIR:-$TOP}
 AQ_RECORD=0
 # shellcheck source=../../tests/e2e/lib.sh
 . "$TOP/tests/e2e/lib.sh"
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
 AQUIFER_AGENT=$AQ_BUILDDIR/aquifer-agent
 REPORT=${AQ_BENCH_REPORT:-$HERE/REPORT.md}
 LIMIT=${AQ_BENCH_MIBPS:-4608} # the most a volume takes (EXTREME); above what this machine moves
@@ -78,37 +80,9 @@ if [ -n "${AQ_BENCH_B:-}" ]; then
 	SERVERS="aquifer ganesha aquiferB"
 fi
 
-# --- NFS-Ganesha on free ports ---
-gdir=$W/ganesha
-mkdir -p "$gdir/export"
-gport=$(aq_pick_port) gmnt=$(aq_pick_port) gnlm=$(aq_pick_port) grq=$(aq_pick_port)
-cat >"$gdir/ganesha.conf" <<CONF
-NFS_CORE_PARAM {
-    Bind_Addr = 127.0.0.1;
-    NFS_Port = $gport;  MNT_Port = $gmnt;  NLM_Port = $gnlm;  Rquota_Port = $grq;
-    Enable_NLM = false;  Enable_RQUOTA = false;  Enable_UDP = false;
-    Mount_Path_Pseudo = true;
-    Protocols = 3, 4;
-    Plugins_Dir = /usr/lib/x86_64-linux-gnu/ganesha;
-}
-NFSV4 { Graceless = true; RecoveryBackend = fs; Only_Numeric_Owners = true; }
-NFS_KRB5 { Active_krb5 = false; }
-EXPORT {
-    Export_Id = 1; Path = $gdir/export; Pseudo = /export;
-    Access_Type = RW; Squash = No_Root_Squash; Protocols = 3, 4; Transports = TCP;
-    Attr_Expiration_Time = 0;
-    FSAL { Name = VFS; }
-}
-LOG { Default_Log_Level = EVENT; }
-CONF
-unshare -n sh -c 'ip link set lo up; exec rpcbind -f' &
-AQ_PIDS+=("$!")
-sleep 0.5
-ganesha.nfsd -F -L "$gdir/ganesha.log" -p "$gdir/ganesha.pid" -f "$gdir/ganesha.conf" &
-GANESHA_PID=$!
-AQ_PIDS+=("$GANESHA_PID")
-for _ in $(seq 300); do grep -q 'NFS SERVER INITIALIZED' "$gdir/ganesha.log" 2>/dev/null && break; sleep 0.1; done
-grep -q 'NFS SERVER INITIALIZED' "$gdir/ganesha.log" || die "ganesha did not start: $(tail -5 "$gdir/ganesha.log")"
+# --- NFS-Ganesha on free ports (bench/nfs/lib.sh) ---
+bench_ganesha "$W/ganesha" v3 || die "ganesha did not start"
+gport=$GANESHA_PORT gmnt=$GANESHA_MNT_PORT
 URL_ganesha="nfs://127.0.0.1/export?version=3&nfsport=$gport&mountport=$gmnt"
 
 # --- the loopback TCP ceiling: one stream of 2 GiB through 127.0.0.1 (bench/nfs/tcpceil.c) ---

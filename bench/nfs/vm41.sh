@@ -34,6 +34,8 @@ AQ_RECORD=0
 . "$TOP/tests/e2e/lib.sh"
 # shellcheck source=../../tests/vm/lib.sh
 . "$TOP/tests/vm/lib.sh"
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
 AQUIFER_AGENT=$AQ_BUILDDIR/aquifer-agent
 REPORT=${AQ_BENCH_REPORT:-$HERE/REPORT-vm41.md}
 LIMIT=${AQ_BENCH_MIBPS:-4608}
@@ -66,35 +68,9 @@ aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 60 >/dev/null
 [ "$(printf '%s' "$BODY" | jq -r .response.state)" = READY ] || die "volume not READY: $BODY"
 APORT=$AGENT_NFS_PORT
 
-# --- NFS-Ganesha serving NFSv4.1 on a free port ---
-gdir=$W/ganesha
-mkdir -p "$gdir/export"
-gport=$(aq_pick_port) gmnt=$(aq_pick_port) gnlm=$(aq_pick_port) grq=$(aq_pick_port)
-cat >"$gdir/ganesha.conf" <<CONF
-NFS_CORE_PARAM {
-    Bind_Addr = 127.0.0.1;
-    NFS_Port = $gport;  MNT_Port = $gmnt;  NLM_Port = $gnlm;  Rquota_Port = $grq;
-    Enable_NLM = false;  Enable_RQUOTA = false;  Enable_UDP = false;
-    Protocols = 4;
-    Plugins_Dir = /usr/lib/x86_64-linux-gnu/ganesha;
-}
-NFSV4 { Graceless = true; RecoveryBackend = fs; Only_Numeric_Owners = true; Minor_Versions = 1; }
-NFS_KRB5 { Active_krb5 = false; }
-EXPORT {
-    Export_Id = 1; Path = $gdir/export; Pseudo = /export;
-    Access_Type = RW; Squash = No_Root_Squash; Protocols = 4; Transports = TCP;
-    SecType = sys;
-    FSAL { Name = VFS; }
-}
-LOG { Default_Log_Level = EVENT; }
-CONF
-unshare -n sh -c 'ip link set lo up; exec rpcbind -f' &
-AQ_PIDS+=("$!")
-sleep 0.5
-ganesha.nfsd -F -L "$gdir/ganesha.log" -p "$gdir/ganesha.pid" -f "$gdir/ganesha.conf" &
-AQ_PIDS+=("$!")
-for _ in $(seq 300); do grep -q 'NFS SERVER INITIALIZED' "$gdir/ganesha.log" 2>/dev/null && break; sleep 0.1; done
-grep -q 'NFS SERVER INITIALIZED' "$gdir/ganesha.log" || die "ganesha did not start: $(tail -5 "$gdir/ganesha.log")"
+# --- NFS-Ganesha serving NFSv4.1 on a free port (bench/nfs/lib.sh) ---
+bench_ganesha "$W/ganesha" v41 || die "ganesha did not start"
+gport=$GANESHA_PORT
 
 # --- the raw TCP ceiling's host end: counts what one connection sends ---
 CPORT=$(aq_pick_port)
