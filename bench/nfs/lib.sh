@@ -2,6 +2,7 @@
 # sourced after tests/e2e/lib.sh (aq_pick_port, AQ_PIDS, aq_cleanup stops what is started here).
 #
 #   bench_ganesha DIR v3|v41    NFS-Ganesha serving DIR/export
+#   bench_report_section FILE NAME   a script's own section of a report, from stdin
 
 # bench_ganesha DIR VARIANT: Debian's nfs-ganesha, VFS FSAL, serving DIR/export (made here) as
 # /export on free ports of 127.0.0.1, its configuration and log in DIR; its rpcbind runs in a
@@ -54,4 +55,34 @@ bench_ganesha() {
 	grep -q 'NFS SERVER INITIALIZED' "$dir/ganesha.log" && return 0
 	tail -5 "$dir/ganesha.log" >&2
 	return 1
+}
+
+# bench_report_section FILE NAME: stdin becomes the section NAME of FILE, between the lines
+# "<!-- NAME: begin -->" and "<!-- NAME: end -->": in place of that section when FILE has it,
+# else appended (FILE made when missing). Everything else in FILE is kept, so scripts that
+# share a report (and the notes written by hand around their sections) do not overwrite each
+# other.
+bench_report_section() {
+	local file=$1 begin="<!-- $2: begin -->" end="<!-- $2: end -->" body
+	body=$(mktemp) || return 1
+	{
+		echo "$begin"
+		cat
+		echo "$end"
+	} >"$body"
+	touch "$file"
+	if grep -qxF "$begin" "$file" && grep -qxF "$end" "$file"; then
+		awk -v b="$begin" -v e="$end" -v f="$body" '
+			$0 == b { while ((getline l < f) > 0) print l; skip = 1; next }
+			$0 == e && skip { skip = 0; next }
+			!skip' "$file" >"$file.new"
+	else
+		{
+			cat "$file"
+			[ -s "$file" ] && echo
+			cat "$body"
+		} >"$file.new"
+	fi
+	mv "$file.new" "$file"
+	rm -f "$body"
 }

@@ -16,7 +16,9 @@
 # alternating per round, so the ratios compare runs made seconds apart. Reports the median,
 # min and max of each cell, the ratio of the medians and the range of the per-round ratios,
 # and the loopback TCP ceiling of each round (bench/nfs/tcpceil: one stream of 2 GiB).
-# Writes bench/nfs/REPORT.md (AQ_BENCH_REPORT to write elsewhere). Only PIDs started here are
+# Writes its own section of bench/nfs/REPORT.md (AQ_BENCH_REPORT: another file), between the
+# lines "<!-- bench/nfs/run.sh: begin -->" and "<!-- bench/nfs/run.sh: end -->" (appended when
+# the report has none); the rest of the report is kept. Only PIDs started here are
 # stopped. AQ_BUILDDIR: the build to measure (an optimised one: ./configure CFLAGS='-O2 -g');
 # AQ_BENCH_B=DIR adds a second stack of DIR's aquiferd and agent to every round (an A/B of two
 # builds in one invocation: B/A columns); with perf installed, the agents' CPU time and context
@@ -207,5 +209,6 @@ minmax() { printf '%s' "$1" | tr ' ' '\n' | sort -n | awk 'NR == 1 { lo = $1 } {
 	echo '```'
 	for f in "$W"/*.r*.out; do echo "== $(basename "$f" .out) (load $(cat "$f.load"))"; cat "$f"; done
 	echo '```'
-} >"$REPORT"
-cat "$REPORT"
+} >"$W/report.md"
+bench_report_section "$REPORT" bench/nfs/run.sh <"$W/report.md"
+cat "$W/report.md"
