@@ -9,6 +9,7 @@
 #include "api/api_math.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #define ID_MAX_LEN 63
@@ -104,4 +105,11 @@ int api_label_check(const char *key, const char *value, const char *where, aq_ms
 			       "%s: the value of label \"%.64s\" must be at most 63 lowercase letters, digits, '_' or '-'",
 			       where, key);
 	return AQ_OK;
+}
+
+void api_name_location(const char *name, char *out, size_t cap)
+{
+	const char *l = strstr(name, "/locations/");
+
+	snprintf(out, cap, "%.*s", l ? (int)strcspn(l + 11, "/") : 0, l ? l + 11 : "");
 }

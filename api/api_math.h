@@ -15,6 +15,7 @@
 #define AQ_API_MATH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "api/api_error.h"
@@ -162,6 +163,11 @@ int api_math_check_cooling_days(const struct api_math_params *p, int64_t days, a
  * letter or digit, 1..63 characters (GCNV's ^[a-z]([-a-z0-9]*[a-z0-9])?$).
  * what names the parameter ("volumeId"). */
 int api_id_check(const char *id, const char *what, aq_msg *msg);
+
+/* The location ID of a resource name (projects/P/locations/L/...: L, up to
+ * the next '/') into out (cap bytes, truncated to fit); "" when name has no
+ * "/locations/". */
+void api_name_location(const char *name, char *out, size_t cap);
 
 /* One label (Google Cloud's rule): key 1..63 characters, value 0..63, both
  * of lowercase letters, digits, '_', '-' or international characters; the

@@ -14,6 +14,7 @@
 #include <openssl/crypto.h>
 
 #include "api/api_intent_backup.h"
+#include "api/api_math.h"
 #include "api/api_resource.h"
 #include "api/api_schema.h"
 #include "db/db.h"
@@ -495,12 +496,11 @@ out:
 int srv_backup_volume_busy(struct db *db, const char *vn, aq_msg *msg)
 {
 	char loc[128];
-	const char *l = strstr(vn, "/locations/");
 	json_t *refs = NULL, *r;
 	size_t i;
 	int rc;
 
-	snprintf(loc, sizeof(loc), "%.*s", l ? (int)strcspn(l + 11, "/") : 0, l ? l + 11 : "");
+	api_name_location(vn, loc, sizeof(loc));
 	if ((rc = srv_bk_refs_of(db, loc, NULL, vn, &refs)) != AQ_OK)
 		return rc;
 	json_array_foreach(refs, i, r)

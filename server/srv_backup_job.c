@@ -11,6 +11,7 @@
 #include <openssl/crypto.h>
 
 #include "api/api_intent_backup.h"
+#include "api/api_math.h"
 #include "api/api_resource.h"
 #include "api/api_schema.h"
 #include "db/db.h"
@@ -240,14 +241,13 @@ static int bk_drop_temp(struct db *db, const json_t *ref)
 
 int srv_backup_chain_bytes(struct db *db, const char *vn, const char *vault, int64_t *sum)
 {
-	const char *l = strstr(vn, "/locations/");
 	char location[80];
 	json_t *refs = NULL, *r;
 	size_t i;
 	int rc;
 
 	*sum = 0;
-	snprintf(location, sizeof(location), "%.*s", l ? (int)strcspn(l + 11, "/") : 0, l ? l + 11 : "");
+	api_name_location(vn, location, sizeof(location));
 	if ((rc = srv_bk_refs_of(db, location, vault, vn, &refs)) != AQ_OK)
 		return rc;
 	json_array_foreach(refs, i, r)
@@ -280,14 +280,13 @@ int srv_backup_volume_chain(struct db *db, json_t *vol)
  * backupConfig.backupChainBytes when the volume still names that vault. */
 static int bk_chain_refresh(struct db *db, const char *vn, const char *vault, json_t *doc)
 {
-	const char *l = strstr(vn, "/locations/");
 	char location[80], vparent[300];
 	json_t *refs = NULL, *r, *vol = NULL;
 	int64_t sum = 0;
 	size_t i;
 	int rc;
 
-	snprintf(location, sizeof(location), "%.*s", l ? (int)strcspn(l + 11, "/") : 0, l ? l + 11 : "");
+	api_name_location(vn, location, sizeof(location));
 	if ((rc = srv_backup_chain_bytes(db, vn, vault, &sum)) != AQ_OK ||
 	    (rc = srv_bk_refs_of(db, location, vault, vn, &refs)) != AQ_OK)
 		goto out;

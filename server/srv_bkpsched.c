@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api_math.h"
 #include "api/api_resource.h"
 #include "api/api_schema.h"
 #include "db/db.h"
@@ -179,14 +180,14 @@ static int bs_volume_kind(struct db *db, const struct db_fence *fence, const cha
 {
 	struct api_snap_sched s = { .kind = bs_kinds[k].kind, .weekdays = bs_kinds[k].weekdays,
 				    .monthdays = bs_kinds[k].monthdays };
-	const char *vault = "", *l = strstr(vn, "/locations/");
+	const char *vault = "";
 	char location[80];
 	json_t *vol = NULL;
 	int64_t limit = 0, slot = api_snapshot_slot(&s, t), last;
 	bool take = true, again = false;
 	int rc;
 
-	snprintf(location, sizeof(location), "%.*s", l ? (int)strcspn(l + 11, "/") : 0, l ? l + 11 : "");
+	api_name_location(vn, location, sizeof(location));
 	if ((rc = db_begin(db)) != AQ_OK)
 		return rc;
 	/* the leader's epoch is still current: a stale leader records nothing;
