@@ -295,40 +295,40 @@ START_TEST(test_revoke)
 }
 END_TEST
 
+/* A new connection *conn bound to session sess (BIND_CONN_TO_SESSION)
+ * asking for direction dir (CDFC4_*): the direction answered (CDFS4_*). */
+static uint32_t bind_conn(struct nfs4_cl *conn, const uint8_t sess[16], uint32_t dir)
+{
+	struct ut_buf b;
+	struct xdr_cur cur;
+	uint32_t n;
+
+	ck_assert_int_eq(nfs4_cl_dial(conn, nfs_srv_port(nsrv)), 0);
+	memcpy(conn->sess, sess, 16);
+	nfs4_cl_begin(conn, &b, 1, 1);
+	nfs4_cl_bind_conn(&b, conn, dir);
+	ck_assert_int_eq(nfs4_cl_send(conn, &b, &cur), 0);
+	ck_assert_uint_eq(nfs4_cl_res(&cur, &n), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&cur, 41), 0);
+	(void)xdr_fixed(&cur, 16);
+	return xdr_u32(&cur);
+}
+
 /* A session created without a backchannel gets one bound from another
  * connection (BIND_CONN_TO_SESSION, CDFC4_BACK_OR_BOTH); recalls go there. */
 START_TEST(test_bind_back)
 {
 	struct nfs4t_cl R;
 	struct nfs4_cl back;
-	struct ut_buf b;
-	struct xdr_cur cur;
-	uint32_t n;
 
 	nfs4t_cl_up(&R, nfs_srv_port(nsrv), "client-r", 0);
 	ck_assert_uint_eq(nfs4t_open(&R, RD, 0), OK4);
 	ck_assert_uint_eq(R.dtype, 0);                /* no backchannel: no delegation */
-	ck_assert_int_eq(nfs4_cl_dial(&back, nfs_srv_port(nsrv)), 0);
-	memcpy(back.sess, R.c.sess, 16);
-	nfs4_cl_begin(&back, &b, 1, 1);
-	nfs4_cl_bind_conn(&b, &back, 7);
-	ck_assert_int_eq(nfs4_cl_send(&back, &b, &cur), 0);
-	ck_assert_uint_eq(nfs4_cl_res(&cur, &n), 0);
-	ck_assert_uint_eq(nfs4_cl_op(&cur, 41), 0);
-	(void)xdr_fixed(&cur, 16);
-	ck_assert_uint_eq(xdr_u32(&cur), 3);          /* CDFS4_BOTH */
+	ck_assert_uint_eq(bind_conn(&back, R.c.sess, 7), 3); /* CDFC4_BACK_OR_BOTH: CDFS4_BOTH */
 	{ /* another connection with CDFC4_FORE_OR_BOTH (Linux's nconnect): the fore channel only */
 		struct nfs4_cl more;
 
-		ck_assert_int_eq(nfs4_cl_dial(&more, nfs_srv_port(nsrv)), 0);
-		memcpy(more.sess, R.c.sess, 16);
-		nfs4_cl_begin(&more, &b, 1, 1);
-		nfs4_cl_bind_conn(&b, &more, 3);
-		ck_assert_int_eq(nfs4_cl_send(&more, &b, &cur), 0);
-		ck_assert_uint_eq(nfs4_cl_res(&cur, &n), 0);
-		ck_assert_uint_eq(nfs4_cl_op(&cur, 41), 0);
-		(void)xdr_fixed(&cur, 16);
-		ck_assert_uint_eq(xdr_u32(&cur), 1);  /* CDFS4_FORE: the backchannel stays */
+		ck_assert_uint_eq(bind_conn(&more, R.c.sess, 3), 1); /* CDFS4_FORE: the backchannel stays */
 		nfs4_cl_close(&more);
 	}
 	ck_assert_uint_eq(nfs4t_open(&R, RD, 0), OK4);      /* the same open again: now delegated */
