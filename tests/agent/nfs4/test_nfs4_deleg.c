@@ -74,6 +74,19 @@ static uint32_t c4_test(struct nfs4t_cl *x, const struct nfs4_sid *sid)
 	return st;
 }
 
+/* REMOVE v0/f: its status. */
+static uint32_t c4_remove_f(struct nfs4t_cl *x)
+{
+	nfs4t_begin(x, 3);
+	nfs4_cl_putrootfh(&x->b);
+	nfs4_cl_lookup(&x->b, "v0");
+	nfs4_cl_remove(&x->b, "f");
+	nfs4t_send(x);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 24), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 15), 0);
+	return nfs4_cl_op(&x->cur, 28);
+}
+
 /* A SEQUENCE alone: renews the lease, gives the status flags. */
 static uint32_t c4_ping(struct nfs4t_cl *x)
 {
@@ -369,25 +382,11 @@ START_TEST(test_recall_remove_rename)
 	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
 	ck_assert_uint_eq(nfs4t_open(&P, RD, 0), OK4);        /* delegated again */
 	ck_assert_uint_eq(P.dtype, 1);
-	nfs4t_begin(&Q, 3); /* REMOVE v0/f */
-	nfs4_cl_putrootfh(&Q.b);
-	nfs4_cl_lookup(&Q.b, "v0");
-	nfs4_cl_remove(&Q.b, "f");
-	nfs4t_send(&Q);
-	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 24), 0);
-	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 15), 0);
-	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 28), DELAY4);
+	ck_assert_uint_eq(c4_remove_f(&Q), DELAY4);
 	expect_recall(&P, 2, true);                     /* the next backchannel sequence */
 	ck_assert_uint_eq(nfs4t_fh_op(&P, 25, build_read, &P.deleg), OK4); /* not gone meanwhile */
 	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
-	nfs4t_begin(&Q, 3);
-	nfs4_cl_putrootfh(&Q.b);
-	nfs4_cl_lookup(&Q.b, "v0");
-	nfs4_cl_remove(&Q.b, "f");
-	nfs4t_send(&Q);
-	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 24), 0);
-	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 15), 0);
-	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 28), OK4);
+	ck_assert_uint_eq(c4_remove_f(&Q), OK4);
 }
 END_TEST
 
