@@ -1,5 +1,7 @@
+# shellcheck shell=bash
 # bench/nfs/lib.sh: what the NFS benchmarks (run.sh for NFSv3, vm41.sh for NFSv4.1) share,
-# sourced after tests/e2e/lib.sh (aq_pick_port, AQ_PIDS, aq_cleanup stops what is started here).
+# sourced (not run) after tests/e2e/lib.sh (aq_pick_port, AQ_PIDS; aq_cleanup stops what is
+# started here).
 #
 #   bench_ganesha DIR v3|v41    NFS-Ganesha serving DIR/export
 #   bench_report_section FILE NAME   a script's own section of a report, from stdin
