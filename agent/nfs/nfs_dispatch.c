@@ -351,6 +351,41 @@ out:
 	return parked;
 }
 
+/* Whether r is quick (NFS_F_QUICK, or an unstable WRITE of at most
+ * NFS_QUICK_WRITE bytes): served without a wait, so the worker that read it
+ * may serve it before anyone takes the loop role. A call that is no call of
+ * ours is answered at once (serve): quick too. */
+static bool req_quick(const struct nfs_srv *srv, const struct nfs_req *r)
+{
+	const struct nfs_srv_prog *sp;
+	struct rpc_call rc;
+	struct xdr_cur cur;
+	uint32_t lo, hi, fhlen, count, stable;
+	bool known;
+
+	if (rpc_call_parse(r->rec, r->len, &rc) != RPC_PARSE_OK ||
+	    !(sp = find_prog(srv, rc.prog, rc.vers, &known, &lo, &hi)) || rc.proc >= sp->prog->nprocs)
+		return true;
+	if (sp->prog->procs[rc.proc].flags & NFS_F_QUICK)
+		return true;
+	if (sp->prog != &nfs3_prog || rc.proc != NFS3_WRITE)
+		return false;
+	xdr_cur_init(&cur, rc.args, rc.args_len); /* WRITE3args: fh, offset, count, stable */
+	xdr_opaque(&cur, NFS3_FHSIZE, &fhlen);
+	xdr_u64(&cur);
+	count = xdr_u32(&cur);
+	stable = xdr_u32(&cur);
+	return !cur.err && stable == 0 /* UNSTABLE */ && count <= NFS_QUICK_WRITE;
+}
+
+void nfs_dispatch_cover(struct nfs_srv *srv)
+{
+	pthread_mutex_lock(&srv->wq.mu);
+	if (!srv->leading && !srv->loop_done && srv->idle > 0)
+		pthread_cond_signal(&srv->wq.cv);
+	pthread_mutex_unlock(&srv->wq.mu);
+}
+
 /* Queue r for the pool: an idle worker takes it; when none is idle, the
  * leader is woken out of epoll_wait (evfd, once until it read it) to give
  * up the loop role and serve the queue. */
@@ -425,10 +460,34 @@ static void work(struct nfs_srv *srv, struct nfs_req *r)
 	req_done(srv, r, replied);
 }
 
-/* The loop role ends: the calls of the batch but the leader's own go on
- * the queue and the role is free again; one idle worker is woken per
- * queued call, and one more to take the role while the old leader serves. */
-static void lead_handoff(struct nfs_srv *srv)
+/* Serve a run (the calls one read of a connection brought) in order. A
+ * call that is not quick may wait: the rest of the run goes back on the
+ * queue to be served beside it, and someone takes the loop role first. */
+static void work_run(struct nfs_srv *srv, struct nfs_req *r, bool quick)
+{
+	while (r) {
+		struct nfs_req *next = r->run_next;
+
+		r->run_next = NULL;
+		if (!quick) {
+			if (next)
+				nfs_dispatch_push(srv, next);
+			next = NULL;
+			nfs_dispatch_cover(srv);
+		}
+		work(srv, r);
+		if ((r = next))
+			quick = req_quick(srv, r);
+	}
+}
+
+/* The loop role ends: the runs of the batch but the leader's own go on the
+ * queue and the role is free again; one idle worker is woken per queued
+ * run, and one more to take the role while the old leader serves, unless
+ * the leader's run is all there is and starts quick (keep): then the old
+ * leader takes the role back itself when it is done (no hand-off on one
+ * connection), and wakes someone only before a wait (work_run). */
+static void lead_handoff(struct nfs_srv *srv, bool keep)
 {
 	size_t k;
 
@@ -437,7 +496,8 @@ static void lead_handoff(struct nfs_srv *srv)
 	ut_fifo_concat(&srv->wq.q, &srv->batch);
 	if (!srv->loop_done) {
 		srv->leading = false;
-		k++;
+		if (!keep || !ut_fifo_empty(&srv->wq.q))
+			k++;
 	}
 	for (k = k < srv->idle ? k : srv->idle; k > 0; k--)
 		pthread_cond_signal(&srv->wq.cv);
@@ -469,15 +529,19 @@ void *nfs_dispatch_worker(void *arg)
 		}
 		pthread_mutex_unlock(&wq->mu);
 		if (lead) {
+			bool quick;
+
 			r = nfs_loop_lead(srv);
-			lead_handoff(srv);
+			quick = r && req_quick(srv, r);
+			lead_handoff(srv, quick);
 			if (r)
-				work(srv, r);
+				work_run(srv, r, quick);
 			continue;
 		}
 		if (!n)
 			return NULL; /* stopped and drained */
-		work(srv, UT_FIFO_ENTRY(n, struct nfs_req, node));
+		r = UT_FIFO_ENTRY(n, struct nfs_req, node);
+		work_run(srv, r, req_quick(srv, r));
 	}
 }
 

@@ -23,10 +23,17 @@
 #include "agent/vol/vol.h"
 #include "agent/nfs/xdr.h"
 
+#define NFS_QUICK_WRITE (64u * 1024u)
+
 enum nfs_proc_flags {
 	NFS_F_MODIFIES = 1u << 0,       /* refused on read-only exports */
 	NFS_F_NOT_IDEMPOTENT = 1u << 1, /* replies kept in the duplicate-request cache */
 	NFS_F_FH = 1u << 2,             /* args start with the object's nfs_fh3 */
+	/* Answered from memory or the page cache, never waits for a sync: the
+	 * worker that read it serves it without handing the loop role on first
+	 * (nfs_dispatch.c). An unstable WRITE of at most NFS_QUICK_WRITE bytes
+	 * is quick too, whatever its flags. */
+	NFS_F_QUICK = 1u << 3,
 };
 
 struct nfs_srv;
