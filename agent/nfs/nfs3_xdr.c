@@ -109,6 +109,20 @@ int nfs3_dec_read(struct xdr_cur *c, void *a)
 	return dec_done(c);
 }
 
+bool nfs3_write_quick(const uint8_t *args, size_t len)
+{
+	struct xdr_cur c;
+	struct nfs_fh3 fh;
+	uint32_t count, stable;
+
+	xdr_cur_init(&c, args, len);
+	dec_fh(&c, &fh);
+	(void)xdr_u64(&c);
+	count = xdr_u32(&c);
+	stable = xdr_u32(&c);
+	return !c.err && stable == 0 /* UNSTABLE */ && count <= NFS_QUICK_WRITE;
+}
+
 int nfs3_dec_write(struct xdr_cur *c, void *a)
 {
 	struct nfs3_write_args *x = a;

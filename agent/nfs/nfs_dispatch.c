@@ -359,8 +359,7 @@ static bool req_quick(const struct nfs_srv *srv, const struct nfs_req *r)
 {
 	const struct nfs_srv_prog *sp;
 	struct rpc_call rc;
-	struct xdr_cur cur;
-	uint32_t lo, hi, fhlen, count, stable;
+	uint32_t lo, hi;
 	bool known;
 
 	if (rpc_call_parse(r->rec, r->len, &rc) != RPC_PARSE_OK ||
@@ -368,14 +367,7 @@ static bool req_quick(const struct nfs_srv *srv, const struct nfs_req *r)
 		return true;
 	if (sp->prog->procs[rc.proc].flags & NFS_F_QUICK)
 		return true;
-	if (sp->prog != &nfs3_prog || rc.proc != NFS3_WRITE)
-		return false;
-	xdr_cur_init(&cur, rc.args, rc.args_len); /* WRITE3args: fh, offset, count, stable */
-	xdr_opaque(&cur, NFS3_FHSIZE, &fhlen);
-	xdr_u64(&cur);
-	count = xdr_u32(&cur);
-	stable = xdr_u32(&cur);
-	return !cur.err && stable == 0 /* UNSTABLE */ && count <= NFS_QUICK_WRITE;
+	return sp->prog == &nfs3_prog && rc.proc == NFS3_WRITE && nfs3_write_quick(rc.args, rc.args_len);
 }
 
 void nfs_dispatch_cover(struct nfs_srv *srv)
@@ -533,7 +525,7 @@ void *nfs_dispatch_worker(void *arg)
 
 			r = nfs_loop_lead(srv);
 			quick = r && req_quick(srv, r);
-			lead_handoff(srv, quick);
+			lead_handoff(srv, r ? quick : true); /* nothing read: keep the role free for us */
 			if (r)
 				work_run(srv, r, quick);
 			continue;
