@@ -1,7 +1,7 @@
 /* fuzz_rpc: libFuzzer harness over the RPC record reassembler (fed in
  * input-chosen chunk sizes), the call-header parser, the argument decoder
  * of whichever program/procedure the header names, and the dispatcher's
- * peek at a WRITE's stability (nfs3_write_quick). */
+ * peek at a READ's or WRITE's size (nfs3_io_quick). */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 				if (rpc_call_parse(rec, len, &c) == RPC_PARSE_OK) {
 					decode_args(&c);
-					(void)nfs3_write_quick(c.args, c.args_len); /* nfs_dispatch's peek */
+					(void)nfs3_io_quick(c.proc, c.args, c.args_len); /* nfs_dispatch's peek */
 				}
 				free(rec);
 			}

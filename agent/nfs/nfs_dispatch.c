@@ -351,8 +351,8 @@ out:
 	return parked;
 }
 
-/* Whether r is quick (NFS_F_QUICK, or an unstable WRITE of at most
- * NFS_QUICK_WRITE bytes): served without a wait, so the worker that read it
+/* Whether r is quick (NFS_F_QUICK; READ and UNSTABLE WRITE of at most
+ * NFS_QUICK_BYTES): served without a wait, so the worker that read it
  * may serve it before anyone takes the loop role. A call that is no call of
  * ours is answered at once (serve): quick too. */
 static bool req_quick(const struct nfs_srv *srv, const struct nfs_req *r)
@@ -365,9 +365,9 @@ static bool req_quick(const struct nfs_srv *srv, const struct nfs_req *r)
 	if (rpc_call_parse(r->rec, r->len, &rc) != RPC_PARSE_OK ||
 	    !(sp = find_prog(srv, rc.prog, rc.vers, &known, &lo, &hi)) || rc.proc >= sp->prog->nprocs)
 		return true;
-	if (sp->prog->procs[rc.proc].flags & NFS_F_QUICK)
-		return true;
-	return sp->prog == &nfs3_prog && rc.proc == NFS3_WRITE && nfs3_write_quick(rc.args, rc.args_len);
+	if (sp->prog == &nfs3_prog && (rc.proc == NFS3_READ || rc.proc == NFS3_WRITE))
+		return nfs3_io_quick(rc.proc, rc.args, rc.args_len);
+	return sp->prog->procs[rc.proc].flags & NFS_F_QUICK;
 }
 
 void nfs_dispatch_cover(struct nfs_srv *srv)

@@ -27,7 +27,8 @@
  * reply, so the figures belong to that phase alone; -1 where unavailable.
  *
  * Prints one line per phase: "phase MiB/s ops/s seconds", and with -P
- * "... calls N cs N cpu-us N futex N syscalls N" (calls: the phase's NFS
+ * "... calls N cs N cpu-us N futex N syscalls N vcs N" (vcs: the voluntary
+ * ones among cs; calls: the phase's NFS
  * READ/WRITE calls, COMMIT included; small-file: its ops). Exit 1 on any
  * error or bad page.
  */
@@ -296,7 +297,7 @@ static double small_files(struct lg *g, const char *dir, uint64_t n, uint64_t *o
 #define MAXTASK 1024
 
 struct cost {
-	long long cs, cpu_ns, futex, sys;
+	long long cs, vcs, cpu_ns, futex, sys;
 };
 
 static int spid;                 /* -P */
@@ -355,7 +356,7 @@ static void cost_read(struct cost *c)
 	memset(c, 0, sizeof(*c));
 	snprintf(path, sizeof(path), "/proc/%d/task", spid);
 	if (!(d = opendir(path))) {
-		c->cs = c->cpu_ns = -1;
+		c->cs = c->vcs = c->cpu_ns = -1;
 	} else {
 		while ((de = readdir(d))) {
 			FILE *f;
@@ -365,8 +366,10 @@ static void cost_read(struct cost *c)
 			snprintf(path, sizeof(path), "/proc/%d/task/%s/status", spid, de->d_name);
 			if ((f = fopen(path, "r"))) {
 				while (fgets(line, sizeof(line), f)) {
-					if (!strncmp(line, "voluntary_ctxt_switches:", 24))
+					if (!strncmp(line, "voluntary_ctxt_switches:", 24)) {
 						c->cs += strtoll(line + 24, NULL, 10);
+						c->vcs += strtoll(line + 24, NULL, 10);
+					}
 					else if (!strncmp(line, "nonvoluntary_ctxt_switches:", 27))
 						c->cs += strtoll(line + 27, NULL, 10);
 				}
@@ -405,7 +408,8 @@ static void cost_start(void)
 		cost_read(&cost0);
 }
 
-/* " calls N cs N cpu-us N futex N syscalls N": the phase's cost (since cost_start). */
+/* " calls N cs N cpu-us N futex N syscalls N vcs N": the phase's cost (since
+ * cost_start); vcs: the voluntary switches among cs (a thread waited). */
 static void cost_print(uint64_t calls)
 {
 	struct cost c;
@@ -413,10 +417,10 @@ static void cost_print(uint64_t calls)
 	if (!spid)
 		return;
 	cost_read(&c);
-	printf(" calls %llu cs %lld cpu-us %lld futex %lld syscalls %lld", (unsigned long long)calls,
+	printf(" calls %llu cs %lld cpu-us %lld futex %lld syscalls %lld vcs %lld", (unsigned long long)calls,
 	       c.cs < 0 ? -1 : c.cs - cost0.cs, c.cpu_ns < 0 ? -1 : (c.cpu_ns - cost0.cpu_ns) / 1000,
 	       c.futex < 0 || cost0.futex < 0 ? -1 : c.futex - cost0.futex,
-	       c.sys < 0 || cost0.sys < 0 ? -1 : c.sys - cost0.sys);
+	       c.sys < 0 || cost0.sys < 0 ? -1 : c.sys - cost0.sys, c.vcs < 0 ? -1 : c.vcs - cost0.vcs);
 }
 
 static void report(const char *name, uint64_t ops, uint32_t block, double secs, uint64_t calls)

@@ -220,19 +220,20 @@ minmax() { printf '%s' "$1" | tr ' ' '\n' | sort -n | awk 'NR == 1 { lo = $1 } {
 	echo
 	echo "What 1,000 calls cost each server process (all its threads; loadgen -P reads /proc/PID/task/*"
 	echo "and tracepoint counters right before a phase's first call and after its last reply): context"
-	echo "switches (voluntary + involuntary), CPU ms, futex calls, system calls. Median (min-max) of the"
+	echo "switches (cs: voluntary + involuntary; vcs: voluntary, a thread waited), CPU ms, futex calls,"
+	echo "system calls. Median (min-max) of the"
 	echo "runs; ratio = aquifer / ganesha of the medians (lower is cheaper). Calls: READs or WRITEs"
 	echo "(+ the COMMIT in seq-write); small-file: creates + removes, each several calls."
 	echo
-	echo "| conns | phase | figure | aquifer | ganesha | ratio |"
-	echo "|---|---|---|---|---|---|"
+	echo "| conns | phase | figure | aquifer | ganesha | ratio |${hb:+ aquiferB | B/A |}"
+	echo "|---|---|---|---|---|---|${hb:+---|---|}"
 	for c in $CONNS; do
 		for p in seq-write seq-read rand-write rand-read small-file; do
 			[ "$p" = small-file ] && [ "$c" != 1 ] && continue
-			for fig in cs:11 cpu-ms:13 futex:15 syscalls:17; do
+			for fig in cs:11 vcs:19 cpu-ms:13 futex:15 syscalls:17; do
 				n=${fig%%:*} col=${fig#*:}
 				line="| $c | $p | $n"
-				for sv in aquifer ganesha; do
+				for sv in aquifer ganesha ${hb:+aquiferB}; do
 					if [ "$n" = cpu-ms ]; then
 						read -r m lo hi < <(percall "$sv" "$c" "$p" "$col" | awk '{ printf "%.1f\n", $1 / 1000 }' | stats)
 					else
@@ -241,7 +242,13 @@ minmax() { printf '%s' "$1" | tr ' ' '\n' | sort -n | awk 'NR == 1 { lo = $1 } {
 					line="$line | $m ($lo-$hi)"
 					printf -v "M_$sv" %s "$m"
 				done
-				echo "$line | $(awk -v a="$M_aquifer" -v g="$M_ganesha" 'BEGIN { if (g + 0 > 0) printf "%.2fx", a / g; else print "n/a" }') |"
+				rat() { awk -v a="$1" -v g="$2" 'BEGIN { if (g + 0 > 0) printf "%.2fx", a / g; else print "n/a" }'; }
+				if [ -n "$hb" ]; then
+					line="${line% | *} | $(rat "$M_aquifer" "$M_ganesha") | ${line##* | } | $(rat "$M_aquiferB" "$M_aquifer") |"
+				else
+					line="$line | $(rat "$M_aquifer" "$M_ganesha") |"
+				fi
+				echo "$line"
 			done
 		done
 	done
