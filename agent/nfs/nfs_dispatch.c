@@ -476,7 +476,7 @@ static void work_run(struct nfs_srv *srv, struct nfs_req *r, bool quick)
 /* The loop role ends: the runs of the batch but the leader's own go on the
  * queue and the role is free again; one idle worker is woken per queued
  * run, and one more to take the role while the old leader serves, unless
- * the leader's run is all there is and starts quick (keep): then the old
+ * the leader's run is all there is and is one quick call (keep): then the old
  * leader takes the role back itself when it is done (no hand-off on one
  * connection), and wakes someone only before a wait (work_run). */
 static void lead_handoff(struct nfs_srv *srv, bool keep)
@@ -525,7 +525,11 @@ void *nfs_dispatch_worker(void *arg)
 
 			r = nfs_loop_lead(srv);
 			quick = r && req_quick(srv, r);
-			lead_handoff(srv, r ? quick : true); /* nothing read: keep the role free for us */
+			/* keep the role free for ourselves when nothing was read, or one
+			 * quick call alone (a client waiting for its reply: nothing to
+			 * read meanwhile); a run of several means a pipelining client
+			 * whose next calls another worker reads while we serve */
+			lead_handoff(srv, r ? quick && !r->run_next : true);
 			if (r)
 				work_run(srv, r, quick);
 			continue;

@@ -11,7 +11,7 @@
  * from the loop thread to a worker, and under load waited for a CPU there).
  * The calls one read of a connection brings are one run (nfs_req.run_next):
  * one queue entry, one wake-up, served in order by one worker. When the
- * leader's run is the only one and starts with a quick call (NFS_F_QUICK),
+ * leader's run is the only one and is one quick call (NFS_F_QUICK),
  * nobody is woken: the role is free and the leader takes it again when it
  * is done, so a single connection's calls cost no hand-off at all; before
  * any wait (a call that is not quick, a blocked send) the serving worker
