@@ -373,8 +373,10 @@ static bool req_quick(const struct nfs_srv *srv, const struct nfs_req *r)
 void nfs_dispatch_cover(struct nfs_srv *srv)
 {
 	pthread_mutex_lock(&srv->wq.mu);
-	if (!srv->leading && !srv->loop_done && srv->idle > 0)
+	if (!srv->leading && !srv->role_called && !srv->loop_done && srv->idle > 0) {
+		srv->role_called = true;
 		pthread_cond_signal(&srv->wq.cv);
+	}
 	pthread_mutex_unlock(&srv->wq.mu);
 }
 
@@ -491,7 +493,9 @@ static void lead_handoff(struct nfs_srv *srv, bool keep)
 		if (!keep || !ut_fifo_empty(&srv->wq.q))
 			k++;
 	}
-	for (k = k < srv->idle ? k : srv->idle; k > 0; k--)
+	k = k < srv->idle ? k : srv->idle;
+	srv->role_called = srv->role_called || k > 0;
+	for (; k > 0; k--)
 		pthread_cond_signal(&srv->wq.cv);
 	pthread_mutex_unlock(&srv->wq.mu);
 }
@@ -513,11 +517,13 @@ void *nfs_dispatch_worker(void *arg)
 		while (!(n = ut_fifo_pop(&wq->q)) && !wq->stop) {
 			if (!srv->leading) {
 				srv->leading = lead = true;
+				srv->role_called = false;
 				break;
 			}
 			srv->idle++;
 			pthread_cond_wait(&wq->cv, &wq->mu);
 			srv->idle--;
+			srv->role_called = false; /* a wake was taken: the next may be needed */
 		}
 		pthread_mutex_unlock(&wq->mu);
 		if (lead) {

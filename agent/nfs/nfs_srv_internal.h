@@ -154,6 +154,9 @@ struct nfs_srv {
 	 * the queue, the role and the counts below. */
 	struct ut_fifo_wq wq;          /* calls waiting for a worker */
 	bool leading;                  /* a worker holds the loop role */
+	/* a worker was woken and has not run yet: it takes the role if the
+	 * queue is empty, so nfs_dispatch_cover wakes no second one */
+	bool role_called;
 	bool loop_done;                /* stopping: the loop closed every connection */
 	unsigned idle;                 /* workers waiting on wq.cv */
 	pthread_cond_t done_cv;        /* nfs_srv_stop waits here for loop_done */
