@@ -15,9 +15,10 @@
  *   follower's wait, its epoll_wait, the old leader's wait on the queue: 3
  *   per run, one or two runs per batch (<= 6 allowed; a wake per call costs
  *   about 12 per batch of 32);
- * - a connection whose client does not read its replies blocks the worker
- *   sending them: another connection is still served (the worker hands the
- *   role on before it waits), each call within 2 s.
+ * - a connection whose client sends READs one at a time and reads no reply
+ *   blocks the worker sending them, which had kept the loop role free: another
+ *   connection is still served (the worker wakes one for the role before it
+ *   waits), each call within 2 s.
  * The server's background (timers) is measured while idle and allowed on top.
  * Raw sockets only.
  */
@@ -305,26 +306,69 @@ static void pipelined(const uint8_t *fh, size_t fhl, double bg)
 	close(fd);
 }
 
-/* A client that sends calls and reads no reply: the worker sending them
- * waits for the socket; another connection is served meanwhile. */
-static void stuck_peer(const uint8_t *fh, size_t fhl)
+/* The handle of name in the directory whose GETATTR args (fh) are given. */
+static size_t lookup(const uint8_t *dfh, size_t dfl, const char *name, uint8_t *out)
 {
-	static uint8_t b[BATCH * 256];
-	uint8_t r[512];
-	int stuck = dial(2048), fd, ok = 0, i;
-	size_t n = 0;
-	double t0 = now(), worst = 0;
+	uint8_t a[256], b[512], r[512];
+	size_t nl = strlen(name), n = dfl;
+	int fd = dial(0), len;
+	uint32_t fl;
 
-	for (i = 0; i < BATCH; i++)
-		n += call(b + n, (uint32_t)i, 100003, 1, fh, fhl);
-	/* calls until the server stops reading them (its replies fill both buffers) */
-	while (now() - t0 < 3.0) {
-		struct pollfd pf = {.fd = stuck, .events = POLLOUT};
+	memcpy(a, dfh, dfl);
+	n += p32(a + n, (uint32_t)nl);
+	memcpy(a + n, name, nl);
+	n += nl;
+	while (n % 4)
+		a[n++] = 0;
+	n = call(b, 2, 100003, 3, a, n);
+	len = send_all(fd, b, n) ? -1 : reply(fd, r, sizeof(r), 5000);
+	close(fd);
+	if (len < 32 || g32(r + 24) != 0 || (fl = g32(r + 28)) > 64 || (size_t)len < 32 + fl) {
+		fprintf(stderr, "LOOKUP %s failed (%d)\n", name, len);
+		exit(1);
+	}
+	p32(out, fl);
+	memcpy(out + 4, r + 32, fl);
+	while (fl % 4)
+		out[4 + fl++] = 0;
+	return 4 + fl;
+}
 
-		if (poll(&pf, 1, 300) <= 0)
-			break;
+/* A client that sends READs of 64 KiB, one at a time (each read of the
+ * server brings one quick call: the worker keeps the loop role free), and
+ * reads no reply: the worker sending them waits for the socket; another
+ * connection is still served (the worker wakes one for the role before it
+ * waits, nfs_reply.c send_wait). */
+static void stuck_peer(const char *dir, const uint8_t *fh, size_t fhl)
+{
+	static uint8_t chunk[1 << 16];
+	uint8_t b[512], r[512], ffh[128], a[160];
+	char path[600];
+	int stuck, fd, ok = 0, i;
+	size_t ffl, n;
+	double worst = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/a/big", dir);
+	if (!(f = fopen(path, "w"))) {
+		perror(path);
+		exit(1);
+	}
+	for (i = 0; i < 16; i++)
+		fwrite(chunk, 1, sizeof(chunk), f);
+	fclose(f);
+	ffl = lookup(fh, fhl, "big", ffh);
+	memcpy(a, ffh, ffl);
+	p32(a + ffl, 0);
+	p32(a + ffl + 4, 0); /* offset 0 */
+	p32(a + ffl + 8, sizeof(chunk));
+	n = call(b, 7, 100003, 6, a, ffl + 12);
+	stuck = dial(2048);
+	/* 200 READs of 64 KiB (12.5 MiB of replies), 2 ms apart, none read back */
+	for (i = 0; i < 200; i++) {
 		if (send(stuck, b, n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN)
 			break;
+		usleep(2000);
 	}
 	fd = dial(0);
 	for (i = 0; i < 20; i++) {
@@ -364,7 +408,7 @@ int main(int argc, char **argv)
 	printf("idle server: %.1f voluntary switches per second\n", bg);
 	one_at_a_time(fh, fhl, bg);
 	pipelined(fh, fhl, bg);
-	stuck_peer(fh, fhl);
+	stuck_peer(live.dir, fh, fhl);
 	nfs_live_stop(&live);
 	printf("%s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;
