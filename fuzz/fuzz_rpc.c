@@ -1,6 +1,7 @@
 /* fuzz_rpc: libFuzzer harness over the RPC record reassembler (fed in
- * input-chosen chunk sizes), the call-header parser, and the argument decoder
- * of whichever program/procedure the header names. */
+ * input-chosen chunk sizes), the call-header parser, the argument decoder
+ * of whichever program/procedure the header names, and the dispatcher's
+ * peek at a READ's or WRITE's size (nfs3_io_quick). */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -69,8 +70,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				uint8_t *rec = rpc_rec_take(&r, &len);
 				struct rpc_call c;
 
-				if (rpc_call_parse(rec, len, &c) == RPC_PARSE_OK)
+				if (rpc_call_parse(rec, len, &c) == RPC_PARSE_OK) {
 					decode_args(&c);
+					(void)nfs3_io_quick(c.proc, c.args, c.args_len); /* nfs_dispatch's peek */
+				}
 				free(rec);
 			}
 		}

@@ -15,23 +15,24 @@
 #define M NFS_F_MODIFIES
 #define NI NFS_F_NOT_IDEMPOTENT
 #define FH NFS_F_FH
+#define Q NFS_F_QUICK
 
 struct nfs3_none { char unused; };
 
 static const struct nfs_proc nfs3_procs[NFS3_NPROCS] = {
-	[NFS3_NULL] = P("NULL", nfs3_dec_void, nfs3_null, nfs3_enc_void, NULL, 0,
+	[NFS3_NULL] = P("NULL", nfs3_dec_void, nfs3_null, nfs3_enc_void, NULL, Q,
 			struct nfs3_none, struct nfs3_none),
-	[NFS3_GETATTR] = P("GETATTR", nfs3_dec_fh, nfs3_getattr, nfs3_enc_getattr, NULL, FH,
+	[NFS3_GETATTR] = P("GETATTR", nfs3_dec_fh, nfs3_getattr, nfs3_enc_getattr, NULL, FH | Q,
 			   struct nfs3_fh_args, struct nfs3_getattr_res),
 	[NFS3_SETATTR] = P("SETATTR", nfs3_dec_setattr, nfs3_setattr, nfs3_enc_wcc, NULL, FH | M,
 			   struct nfs3_setattr_args, struct nfs3_wcc_res),
-	[NFS3_LOOKUP] = P("LOOKUP", nfs3_dec_dirop, nfs3_lookup, nfs3_enc_lookup, NULL, FH,
+	[NFS3_LOOKUP] = P("LOOKUP", nfs3_dec_dirop, nfs3_lookup, nfs3_enc_lookup, NULL, FH | Q,
 			  struct nfs3_dirop_args, struct nfs3_lookup_res),
-	[NFS3_ACCESS] = P("ACCESS", nfs3_dec_access, nfs3_access, nfs3_enc_access, NULL, FH,
+	[NFS3_ACCESS] = P("ACCESS", nfs3_dec_access, nfs3_access, nfs3_enc_access, NULL, FH | Q,
 			  struct nfs3_access_args, struct nfs3_access_res),
-	[NFS3_READLINK] = P("READLINK", nfs3_dec_fh, nfs3_readlink, nfs3_enc_readlink, NULL, FH,
+	[NFS3_READLINK] = P("READLINK", nfs3_dec_fh, nfs3_readlink, nfs3_enc_readlink, NULL, FH | Q,
 			    struct nfs3_fh_args, struct nfs3_readlink_res),
-	[NFS3_READ] = P("READ", nfs3_dec_read, nfs3_read, nfs3_enc_read, nfs3_free_read, FH,
+	[NFS3_READ] = P("READ", nfs3_dec_read, nfs3_read, nfs3_enc_read, nfs3_free_read, FH | Q,
 			struct nfs3_read_args, struct nfs3_read_res),
 	[NFS3_WRITE] = P("WRITE", nfs3_dec_write, nfs3_write, nfs3_enc_write, NULL, FH | M,
 			 struct nfs3_write_args, struct nfs3_write_res),
@@ -52,14 +53,14 @@ static const struct nfs_proc nfs3_procs[NFS3_NPROCS] = {
 	[NFS3_LINK] = P("LINK", nfs3_dec_link, nfs3_link, nfs3_enc_link, NULL, FH | M | NI,
 			struct nfs3_link_args, struct nfs3_link_res),
 	[NFS3_READDIR] = P("READDIR", nfs3_dec_readdir, nfs3_readdir, nfs3_enc_readdir, nfs3_free_readdir,
-			   FH, struct nfs3_readdir_args, struct nfs3_readdir_res),
+			      FH | Q, struct nfs3_readdir_args, struct nfs3_readdir_res),
 	[NFS3_READDIRPLUS] = P("READDIRPLUS", nfs3_dec_readdirplus, nfs3_readdirplus, nfs3_enc_readdir,
-			       nfs3_free_readdir, FH, struct nfs3_readdir_args, struct nfs3_readdir_res),
-	[NFS3_FSSTAT] = P("FSSTAT", nfs3_dec_fh, nfs3_fsstat, nfs3_enc_fsstat, NULL, FH,
+			       nfs3_free_readdir, FH | Q, struct nfs3_readdir_args, struct nfs3_readdir_res),
+	[NFS3_FSSTAT] = P("FSSTAT", nfs3_dec_fh, nfs3_fsstat, nfs3_enc_fsstat, NULL, FH | Q,
 			  struct nfs3_fh_args, struct nfs3_fsstat_res),
-	[NFS3_FSINFO] = P("FSINFO", nfs3_dec_fh, nfs3_fsinfo, nfs3_enc_fsinfo, NULL, FH,
+	[NFS3_FSINFO] = P("FSINFO", nfs3_dec_fh, nfs3_fsinfo, nfs3_enc_fsinfo, NULL, FH | Q,
 			  struct nfs3_fh_args, struct nfs3_fsinfo_res),
-	[NFS3_PATHCONF] = P("PATHCONF", nfs3_dec_fh, nfs3_pathconf, nfs3_enc_pathconf, NULL, FH,
+	[NFS3_PATHCONF] = P("PATHCONF", nfs3_dec_fh, nfs3_pathconf, nfs3_enc_pathconf, NULL, FH | Q,
 			    struct nfs3_fh_args, struct nfs3_pathconf_res),
 	[NFS3_COMMIT] = P("COMMIT", nfs3_dec_commit, nfs3_commit, nfs3_enc_commit, NULL, FH | M,
 			  struct nfs3_commit_args, struct nfs3_commit_res),

@@ -106,6 +106,10 @@ int nfs3_dec_dirop(struct xdr_cur *c, void *a);
 int nfs3_dec_access(struct xdr_cur *c, void *a);
 int nfs3_dec_read(struct xdr_cur *c, void *a);
 int nfs3_dec_write(struct xdr_cur *c, void *a);
+/* Whether a READ, or an UNSTABLE WRITE, (args, len: bytes of the network)
+ * moves at most NFS_QUICK_BYTES (a quick call, nfs_prog.h); false for other
+ * procedures. Reads only the header fields, bounded by len. */
+bool nfs3_io_quick(uint32_t proc, const uint8_t *args, size_t len);
 int nfs3_dec_create(struct xdr_cur *c, void *a);
 int nfs3_dec_mkdir(struct xdr_cur *c, void *a);
 int nfs3_dec_symlink(struct xdr_cur *c, void *a);

@@ -109,6 +109,23 @@ int nfs3_dec_read(struct xdr_cur *c, void *a)
 	return dec_done(c);
 }
 
+bool nfs3_io_quick(uint32_t proc, const uint8_t *args, size_t len)
+{
+	struct xdr_cur c;
+	struct nfs_fh3 fh;
+	uint32_t count, stable = 0;
+
+	if (proc != NFS3_READ && proc != NFS3_WRITE)
+		return false;
+	xdr_cur_init(&c, args, len); /* READ3args, WRITE3args: fh, offset, count[, stable] */
+	dec_fh(&c, &fh);
+	(void)xdr_u64(&c);
+	count = xdr_u32(&c);
+	if (proc == NFS3_WRITE)
+		stable = xdr_u32(&c);
+	return !c.err && stable == 0 /* UNSTABLE */ && count <= NFS_QUICK_BYTES;
+}
+
 int nfs3_dec_write(struct xdr_cur *c, void *a)
 {
 	struct nfs3_write_args *x = a;

@@ -351,6 +351,35 @@ out:
 	return parked;
 }
 
+/* Whether r is quick (NFS_F_QUICK; READ and UNSTABLE WRITE of at most
+ * NFS_QUICK_BYTES): served without a wait, so the worker that read it
+ * may serve it before anyone takes the loop role. A call that is no call of
+ * ours is answered at once (serve): quick too. */
+static bool req_quick(const struct nfs_srv *srv, const struct nfs_req *r)
+{
+	const struct nfs_srv_prog *sp;
+	struct rpc_call rc;
+	uint32_t lo, hi;
+	bool known;
+
+	if (rpc_call_parse(r->rec, r->len, &rc) != RPC_PARSE_OK ||
+	    !(sp = find_prog(srv, rc.prog, rc.vers, &known, &lo, &hi)) || rc.proc >= sp->prog->nprocs)
+		return true;
+	if (sp->prog == &nfs3_prog && (rc.proc == NFS3_READ || rc.proc == NFS3_WRITE))
+		return nfs3_io_quick(rc.proc, rc.args, rc.args_len);
+	return sp->prog->procs[rc.proc].flags & NFS_F_QUICK;
+}
+
+void nfs_dispatch_cover(struct nfs_srv *srv)
+{
+	pthread_mutex_lock(&srv->wq.mu);
+	if (!srv->leading && !srv->role_called && !srv->loop_done && srv->idle > 0) {
+		srv->role_called = true;
+		pthread_cond_signal(&srv->wq.cv);
+	}
+	pthread_mutex_unlock(&srv->wq.mu);
+}
+
 /* Queue r for the pool: an idle worker takes it; when none is idle, the
  * leader is woken out of epoll_wait (evfd, once until it read it) to give
  * up the loop role and serve the queue. */
@@ -425,10 +454,34 @@ static void work(struct nfs_srv *srv, struct nfs_req *r)
 	req_done(srv, r, replied);
 }
 
-/* The loop role ends: the calls of the batch but the leader's own go on
- * the queue and the role is free again; one idle worker is woken per
- * queued call, and one more to take the role while the old leader serves. */
-static void lead_handoff(struct nfs_srv *srv)
+/* Serve a run (the calls one read of a connection brought) in order. A
+ * call that is not quick may wait: the rest of the run goes back on the
+ * queue to be served beside it, and someone takes the loop role first. */
+static void work_run(struct nfs_srv *srv, struct nfs_req *r, bool quick)
+{
+	while (r) {
+		struct nfs_req *next = r->run_next;
+
+		r->run_next = NULL;
+		if (!quick) {
+			if (next)
+				nfs_dispatch_push(srv, next);
+			next = NULL;
+			nfs_dispatch_cover(srv);
+		}
+		work(srv, r);
+		if ((r = next))
+			quick = req_quick(srv, r);
+	}
+}
+
+/* The loop role ends: the runs of the batch but the leader's own go on the
+ * queue and the role is free again; one idle worker is woken per queued
+ * run, and one more to take the role while the old leader serves, unless
+ * the leader's run is all there is and is one quick call (keep): then the old
+ * leader takes the role back itself when it is done (no hand-off on one
+ * connection), and wakes someone only before a wait (work_run). */
+static void lead_handoff(struct nfs_srv *srv, bool keep)
 {
 	size_t k;
 
@@ -437,9 +490,12 @@ static void lead_handoff(struct nfs_srv *srv)
 	ut_fifo_concat(&srv->wq.q, &srv->batch);
 	if (!srv->loop_done) {
 		srv->leading = false;
-		k++;
+		if (!keep || !ut_fifo_empty(&srv->wq.q))
+			k++;
 	}
-	for (k = k < srv->idle ? k : srv->idle; k > 0; k--)
+	k = k < srv->idle ? k : srv->idle;
+	srv->role_called = srv->role_called || k > 0;
+	for (; k > 0; k--)
 		pthread_cond_signal(&srv->wq.cv);
 	pthread_mutex_unlock(&srv->wq.mu);
 }
@@ -461,23 +517,33 @@ void *nfs_dispatch_worker(void *arg)
 		while (!(n = ut_fifo_pop(&wq->q)) && !wq->stop) {
 			if (!srv->leading) {
 				srv->leading = lead = true;
+				srv->role_called = false;
 				break;
 			}
 			srv->idle++;
 			pthread_cond_wait(&wq->cv, &wq->mu);
 			srv->idle--;
+			srv->role_called = false; /* a wake was taken: the next may be needed */
 		}
 		pthread_mutex_unlock(&wq->mu);
 		if (lead) {
+			bool quick;
+
 			r = nfs_loop_lead(srv);
-			lead_handoff(srv);
+			quick = r && req_quick(srv, r);
+			/* keep the role free for ourselves when nothing was read, or one
+			 * quick call alone (a client waiting for its reply: nothing to
+			 * read meanwhile); a run of several means a pipelining client
+			 * whose next calls another worker reads while we serve */
+			lead_handoff(srv, r ? quick && !r->run_next : true);
 			if (r)
-				work(srv, r);
+				work_run(srv, r, quick);
 			continue;
 		}
 		if (!n)
 			return NULL; /* stopped and drained */
-		work(srv, UT_FIFO_ENTRY(n, struct nfs_req, node));
+		r = UT_FIFO_ENTRY(n, struct nfs_req, node);
+		work_run(srv, r, req_quick(srv, r));
 	}
 }
 

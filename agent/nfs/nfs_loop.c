@@ -9,6 +9,13 @@
  * the thread that read it, with its bytes still in that CPU's cache, and no
  * hand-off sits between the read and the reply (before, every call crossed
  * from the loop thread to a worker, and under load waited for a CPU there).
+ * The calls one read of a connection brings are one run (nfs_req.run_next):
+ * one queue entry, one wake-up, served in order by one worker. When the
+ * leader's run is the only one and is one quick call (NFS_F_QUICK),
+ * nobody is woken: the role is free and the leader takes it again when it
+ * is done, so a single connection's calls cost no hand-off at all; before
+ * any wait (a call that is not quick, a blocked send) the serving worker
+ * wakes an idle one to take the role (nfs_dispatch_cover).
  * Only the holder of the role touches the loop's state (record assemblers,
  * limits, graveyard, srv->batch), and it never does disk I/O while it holds
  * it: the handler runs after the hand-off.
@@ -181,7 +188,12 @@ static bool conn_dispatch(struct nfs_srv *srv, struct nfs_conn *c)
 		more = false;
 	}
 	pthread_mutex_unlock(&c->mu);
-	ut_fifo_push(&srv->batch, &r->node);
+	/* calls of one read form a run, served in order by one worker */
+	if (srv->run_tail)
+		srv->run_tail->run_next = r;
+	else
+		ut_fifo_push(&srv->batch, &r->node);
+	srv->run_tail = r;
 	return more;
 }
 
@@ -292,8 +304,11 @@ struct nfs_req *nfs_loop_lead(struct nfs_srv *srv)
 			}
 			if (c->closed)
 				continue;
-			if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+			if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+				srv->run_tail = NULL;
 				conn_read(srv, c);
+				srv->run_tail = NULL;
+			}
 		}
 		if ((now = ut_clock_mono_ns()) - srv->swept_ns >= 1000000000ull) {
 			nfs_limits_sweep(&srv->lim, now, &lim_ops, srv);

@@ -23,10 +23,18 @@
 #include "agent/vol/vol.h"
 #include "agent/nfs/xdr.h"
 
+#define NFS_QUICK_BYTES (64u * 1024u)
+
 enum nfs_proc_flags {
 	NFS_F_MODIFIES = 1u << 0,       /* refused on read-only exports */
 	NFS_F_NOT_IDEMPOTENT = 1u << 1, /* replies kept in the duplicate-request cache */
 	NFS_F_FH = 1u << 2,             /* args start with the object's nfs_fh3 */
+	/* Answered from memory or the page cache, never waits for a sync: the
+	 * worker that read it serves it without handing the loop role on first
+	 * (nfs_dispatch.c). READ is quick when it moves at most NFS_QUICK_BYTES,
+	 * and so is an UNSTABLE WRITE (nfs3_io_quick): larger ones are worth a
+	 * wake-up of another worker, served beside the rest of their run. */
+	NFS_F_QUICK = 1u << 3,
 };
 
 struct nfs_srv;

@@ -10,16 +10,18 @@
 
 /* ---------- replies ---------- */
 
-/* Wait until the socket can take more, or give up. */
-static bool send_wait(int fd)
+/* Wait until the socket can take more, or give up. Someone else takes the
+ * loop role first if nobody holds it (this worker may have kept it free). */
+static bool send_wait(struct nfs_srv *srv, int fd)
 {
 	struct pollfd pf = {.fd = fd, .events = POLLOUT};
 
+	nfs_dispatch_cover(srv);
 	return poll(&pf, 1, NFS_SRV_SEND_TIMEOUT_MS) > 0;
 }
 
 /* Send iovecs completely (bases/lens, k entries). 0 or -1. */
-static int send_iov(int fd, const void *const *bases, const size_t *lens, int k, bool more)
+static int send_iov(struct nfs_srv *srv, int fd, const void *const *bases, const size_t *lens, int k, bool more)
 {
 	size_t total = 0, sent = 0;
 	int i;
@@ -50,7 +52,7 @@ static int send_iov(int fd, const void *const *bases, const size_t *lens, int k,
 			sent += (size_t)n;
 		else if (n < 0 && errno == EINTR)
 			continue;
-		else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && send_wait(fd))
+		else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && send_wait(srv, fd))
 			continue;
 		else
 			return -1;
@@ -60,7 +62,7 @@ static int send_iov(int fd, const void *const *bases, const size_t *lens, int k,
 
 /* len bytes of file_fd at off with sendfile; if the file came up short
  * (truncated meanwhile), zeros keep the record's framing intact. */
-static int send_file(int fd, int file_fd, uint64_t off, size_t len)
+static int send_file(struct nfs_srv *srv, int fd, int file_fd, uint64_t off, size_t len)
 {
 	static const uint8_t zeros[65536];
 	off_t o = (off_t)off;
@@ -75,7 +77,7 @@ static int send_file(int fd, int file_fd, uint64_t off, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			if (!send_wait(fd))
+			if (!send_wait(srv, fd))
 				return -1;
 			continue;
 		}
@@ -85,7 +87,7 @@ static int send_file(int fd, int file_fd, uint64_t off, size_t len)
 		const void *b[1] = {zeros};
 		size_t l[1] = {len < sizeof(zeros) ? len : sizeof(zeros)};
 
-		if (send_iov(fd, b, l, 1, true) != 0)
+		if (send_iov(srv, fd, b, l, 1, true) != 0)
 			return -1;
 		len -= l[0];
 	}
@@ -97,7 +99,7 @@ static int send_file(int fd, int file_fd, uint64_t off, size_t len)
  * queued behind this one and goes out next, so the record's last bytes are
  * sent with MSG_MORE too and replies share segments (the last of a batch is
  * sent without it, which pushes them all). 0 or -1. */
-static int send_one(int fd, struct nfs_reply *r, bool more)
+static int send_one(struct nfs_srv *srv, int fd, struct nfs_reply *r, bool more)
 {
 	static const uint8_t zeros[4];
 	size_t dlen = r->dlen, pad = XDR_PAD(dlen) - dlen, total = r->buf.len + dlen + pad;
@@ -114,16 +116,16 @@ static int send_one(int fd, struct nfs_reply *r, bool more)
 		const void *pb[1] = {zeros};
 		size_t pl[1] = {pad};
 
-		rc = send_iov(fd, b, l, 1, true);
+		rc = send_iov(srv, fd, b, l, 1, true);
 		if (rc == 0)
-			rc = send_file(fd, r->file_fd, r->file_off, dlen);
+			rc = send_file(srv, fd, r->file_fd, r->file_off, dlen);
 		if (rc == 0 && pad)
-			rc = send_iov(fd, pb, pl, 1, more);
+			rc = send_iov(srv, fd, pb, pl, 1, more);
 	} else {
 		const void *b[3] = {r->buf.p, r->data, zeros};
 		size_t l[3] = {r->buf.len, r->data ? dlen : 0, r->data ? pad : 0};
 
-		rc = send_iov(fd, b, l, 3, more);
+		rc = send_iov(srv, fd, b, l, 3, more);
 	}
 	return rc;
 }
@@ -161,7 +163,7 @@ void nfs_reply_send(struct nfs_srv *srv, struct nfs_conn *c, struct nfs_reply *r
 
 		r = UT_FIFO_ENTRY(n, struct nfs_reply, node);
 		pthread_mutex_unlock(&c->omu);
-		if (!atomic_load(&c->dead) && send_one(c->fd, r, more) != 0) {
+		if (!atomic_load(&c->dead) && send_one(srv, c->fd, r, more) != 0) {
 			atomic_store(&c->dead, true);
 			shutdown(c->fd, SHUT_RDWR); /* the loop sees the end */
 		}

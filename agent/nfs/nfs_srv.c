@@ -229,7 +229,7 @@ int nfs_srv_start(struct nfs_srv *srv)
 		rc = -ENOMEM;
 		goto fail;
 	}
-	srv->leading = srv->loop_done = false;
+	srv->leading = srv->loop_done = srv->role_called = false;
 	atomic_store(&srv->kicked, false);
 	for (i = 0; i < srv->nworkers; i++)
 		if (pthread_create(&srv->workers[i], NULL, nfs_dispatch_worker, srv) != 0)

@@ -96,6 +96,9 @@ struct nfs_req {
 	uint8_t *rec;
 	size_t len;
 	struct ut_fifo_node node;      /* in the work queue or the cold pool's */
+	/* The calls one read of a connection brought after this one (a run):
+	 * the worker that takes the first serves them in order (work_run). */
+	struct nfs_req *run_next;
 	bool admitted;                 /* QoS charged it already (was parked) */
 	bool cold;                     /* on the cold pool: serve it, may block */
 	struct nfs_job *job;           /* a deferred call's state, resumed by the cold pool */
@@ -151,11 +154,15 @@ struct nfs_srv {
 	 * the queue, the role and the counts below. */
 	struct ut_fifo_wq wq;          /* calls waiting for a worker */
 	bool leading;                  /* a worker holds the loop role */
+	/* a worker was woken and has not run yet: it takes the role if the
+	 * queue is empty, so nfs_dispatch_cover wakes no second one */
+	bool role_called;
 	bool loop_done;                /* stopping: the loop closed every connection */
 	unsigned idle;                 /* workers waiting on wq.cv */
 	pthread_cond_t done_cv;        /* nfs_srv_stop waits here for loop_done */
 	atomic_bool kicked;            /* evfd written for queued work, not yet read */
-	struct ut_fifo batch;          /* loop role only: calls read, not yet handed off */
+	struct ut_fifo batch;          /* loop role only: runs read, not yet handed off */
+	struct nfs_req *run_tail;      /* loop role only: last call of the read in progress */
 	struct ut_fifo_wq cold_wq;     /* the cold pool's (deferred cold READs) */
 	pthread_t cold[NFS_SRV_COLD_WORKERS];
 	unsigned ncold;
@@ -200,6 +207,9 @@ void nfs_reply_send(struct nfs_srv *srv, struct nfs_conn *c, struct nfs_reply *r
 /* nfs_dispatch.c */
 void nfs_dispatch_release(void *arg, struct qos_item *it);
 void nfs_dispatch_push(struct nfs_srv *srv, struct nfs_req *r);
+/* Before a worker may wait (a send that blocks, a call that is not quick):
+ * when nobody holds the loop role, wake an idle worker to take it. */
+void nfs_dispatch_cover(struct nfs_srv *srv);
 void nfs_conn_inflight_done(struct nfs_srv *srv, struct nfs_conn *c);
 void *nfs_dispatch_worker(void *arg);
 void *nfs_dispatch_cold(void *arg);

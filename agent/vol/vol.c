@@ -36,6 +36,8 @@ static void vol_acct_unref(struct vol_acct *a)
 		pthread_mutex_destroy(&a->locks[i]);
 		pthread_mutex_destroy(&a->dsync[i].mu);
 		pthread_cond_destroy(&a->dsync[i].cv);
+		pthread_mutex_destroy(&a->fsync[i].mu);
+		pthread_cond_destroy(&a->fsync[i].cv);
 	}
 	qos_vol_unref(a->qos);
 	vol_grace_close(a->grace);
@@ -286,6 +288,8 @@ static struct vol_acct *vol_acct_new(struct vol_store *s, const struct vol_expor
 		pthread_mutex_init(&a->locks[i], NULL);
 		pthread_mutex_init(&a->dsync[i].mu, NULL);
 		pthread_cond_init(&a->dsync[i].cv, NULL);
+		pthread_mutex_init(&a->fsync[i].mu, NULL);
+		pthread_cond_init(&a->fsync[i].cv, NULL);
 	}
 	atomic_init(&a->used, 0);
 	atomic_init(&a->names, 0);
@@ -508,6 +512,7 @@ int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out)
 			out->lat_us_hist[k] = atomic_load(&a->lat[k]);
 		out->used = atomic_load(&a->used);
 		out->dirsyncs = atomic_load(&a->dirsyncs);
+		out->filesyncs = atomic_load(&a->filesyncs);
 		out->dirsyncs_covered = atomic_load(&a->dirsyncs_covered);
 		out->ra_bytes = atomic_load(&a->ra_bytes);
 		out->ra_hits = atomic_load(&a->ra_hits);

@@ -187,6 +187,8 @@ struct vol_stats {
 	uint64_t capacity;
 	uint64_t dirsyncs;        /* directory fsyncs that made namespace changes stable */
 	uint64_t dirsyncs_covered; /* ...and those the new object's own fsync covered (ext4, XFS) */
+	uint64_t filesyncs;       /* file fsyncs COMMITs issued (one covers all COMMITs of the file
+				   * that arrived before it started: group commit) */
 	uint64_t age_ms;           /* how long ago the counters began (the export appeared here) */
 	uint64_t ra_bytes;        /* read-ahead (vol_ra.h): bytes prefetched, */
 	uint64_t ra_hits;         /* READs served by a prefetch, */

@@ -53,6 +53,11 @@ struct vol_acct {
 		bool running;
 		int waiters;
 	} dsync[VOL_LOCKS];
+	/* The same for COMMIT (vol_commit), one stripe per file inode: COMMITs
+	 * of one file from any connection share the fsync that starts after
+	 * them. */
+	struct vol_dsync fsync[VOL_LOCKS];
+	_Atomic uint64_t filesyncs; /* file fsyncs COMMIT issued */
 	_Atomic uint64_t dirsyncs; /* directory fsyncs issued */
 	_Atomic uint64_t dirsyncs_covered; /* directory fsyncs a new object's own fsync made needless */
 	/* read-ahead (vol_ra_fetch.c): bytes prefetched, READs served by a
@@ -183,6 +188,10 @@ void vol_unbecome(const struct vol_cred *c);
 int vol_reopen(const struct vol_obj *obj, int flags);
 /* A descriptor for the object's content (see vol_fh.c); *owned: close it. */
 int vol_iofd(struct vol_obj *obj, const struct vol_cred *cred, bool write, bool *owned);
+/* vol_ns.c: fsync o, batched with every other caller of the same inode on
+ * stripes (group commit: a sync covers each caller registered before it
+ * started); *count counts the fsyncs issued. 0 or -errno. */
+int vol_groupsync(struct vol_obj *o, struct vol_dsync *stripes, _Atomic uint64_t *count);
 /* Drop the open-file cache entry of name nm in dir (it is being removed). */
 void vol_drop_name(struct vol_obj *dir, const char *nm, struct vol_store *s);
 

@@ -122,9 +122,9 @@ static int vol_fsync_obj(struct vol_obj *o)
 	return rc;
 }
 
-static int vol_dirsync(struct vol_obj *dir)
+int vol_groupsync(struct vol_obj *dir, struct vol_dsync *stripes, _Atomic uint64_t *count)
 {
-	struct vol_dsync *d = &dir->exp->acct->dsync[dir->st.st_ino % VOL_LOCKS];
+	struct vol_dsync *d = &stripes[dir->st.st_ino % VOL_LOCKS];
 	uint64_t my, target;
 	int rc = 0;
 
@@ -132,7 +132,7 @@ static int vol_dirsync(struct vol_obj *dir)
 	if (d->ino != (uint64_t)dir->st.st_ino) {
 		if (d->running || d->waiters) {
 			pthread_mutex_unlock(&d->mu);
-			atomic_fetch_add_explicit(&dir->exp->acct->dirsyncs, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(count, 1, memory_order_relaxed);
 			return vol_fsync_obj(dir);
 		}
 		d->ino = (uint64_t)dir->st.st_ino;
@@ -148,7 +148,7 @@ static int vol_dirsync(struct vol_obj *dir)
 		d->running = true;
 		target = d->ticket;
 		pthread_mutex_unlock(&d->mu);
-		atomic_fetch_add_explicit(&dir->exp->acct->dirsyncs, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(count, 1, memory_order_relaxed);
 		rc = vol_fsync_obj(dir);
 		pthread_mutex_lock(&d->mu);
 		d->running = false;
@@ -159,6 +159,11 @@ static int vol_dirsync(struct vol_obj *dir)
 	d->waiters--;
 	pthread_mutex_unlock(&d->mu);
 	return rc;
+}
+
+static int vol_dirsync(struct vol_obj *dir)
+{
+	return vol_groupsync(dir, dir->exp->acct->dsync, &dir->exp->acct->dirsyncs);
 }
 
 /* A new object in dir was just fsync'ed (made as one transaction with its

@@ -19,7 +19,17 @@
  * I/O phases over them, each at the phase's depth (so CONNS x depth in
  * flight); COMMIT and the small-file phase use the first one.
  *
- * Prints one line per phase: "phase MiB/s ops/s seconds". Exit 1 on any
+ * -P PID counts what each phase cost the server process PID (every thread):
+ * context switches (voluntary + involuntary, /proc/PID/task/TID/status), CPU
+ * time (schedstat), and, where tracepoints can be counted (perf_event_open,
+ * root or perf_event_paranoid <= 1), futex calls and all system calls.
+ * Counters are read right before a phase's first call and after its last
+ * reply, so the figures belong to that phase alone; -1 where unavailable.
+ *
+ * Prints one line per phase: "phase MiB/s ops/s seconds", and with -P
+ * "... calls N cs N cpu-us N futex N syscalls N vcs N" (vcs: the voluntary
+ * ones among cs; calls: the phase's NFS
+ * READ/WRITE calls, COMMIT included; small-file: its ops). Exit 1 on any
  * error or bad page.
  */
 #ifndef _GNU_SOURCE
@@ -27,8 +37,12 @@
 #endif
 #include <sys/time.h>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <nfsc/libnfs.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -201,10 +215,13 @@ static void issue_one(struct lg *g, struct io *io)
 	g->issued++;
 }
 
+static void cost_start(void);
+
 static double run(struct lg *g, bool write, bool random, uint32_t block, int depth, uint64_t ops)
 {
 	double t0 = now();
 
+	cost_start();
 	g->write = write;
 	g->random = random;
 	g->block = block;
@@ -242,6 +259,7 @@ static double small_files(struct lg *g, const char *dir, uint64_t n, uint64_t *o
 	double t0 = now();
 	uint64_t i;
 
+	cost_start();
 	nfs_mkdir(g->nfs, dir);
 	for (i = 0; i < n; i++) {
 		struct nfsfh *fh;
@@ -273,10 +291,144 @@ static double small_files(struct lg *g, const char *dir, uint64_t n, uint64_t *o
 	return now() - t0;
 }
 
-static void report(const char *name, uint64_t ops, uint32_t block, double secs)
+
+/* ---------- -P: what a phase cost the server ---------- */
+
+#define MAXTASK 1024
+
+struct cost {
+	long long cs, vcs, cpu_ns, futex, sys;
+};
+
+static int spid;                 /* -P */
+static int tp_fd[2][MAXTASK];    /* futex, raw syscalls: one counter per thread */
+static int ntp;
+
+static long long tp_id(const char *ev)
 {
-	printf("%-10s %10.1f MiB/s %10.0f ops/s %8.3f s\n", name, (double)ops * block / 1048576.0 / secs,
+	char path[160], b[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/id", ev);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	if (!fgets(b, sizeof(b), f))
+		b[0] = 0;
+	fclose(f);
+	return b[0] ? strtoll(b, NULL, 10) : -1;
+}
+
+/* Tracepoint counters on every thread of spid (inherit: threads they start
+ * later count too). Without permission the futex and syscall figures are -1. */
+static void cost_open(void)
+{
+	const char *evs[2] = {"syscalls/sys_enter_futex", "raw_syscalls/sys_enter"};
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", spid);
+	if (!(d = opendir(path)))
+		return;
+	while ((de = readdir(d)) && ntp < MAXTASK) {
+		int tid = (int)strtol(de->d_name, NULL, 10), e;
+
+		if (tid <= 0)
+			continue;
+		for (e = 0; e < 2; e++) {
+			struct perf_event_attr a = {.type = PERF_TYPE_TRACEPOINT, .size = sizeof(a), .inherit = 1};
+			long long id = tp_id(evs[e]);
+
+			a.config = (unsigned long long)id;
+			tp_fd[e][ntp] = id < 0 ? -1 : (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, 0);
+		}
+		ntp++;
+	}
+	closedir(d);
+}
+
+static void cost_read(struct cost *c)
+{
+	char path[320], line[256];
+	struct dirent *de;
+	DIR *d;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(path, sizeof(path), "/proc/%d/task", spid);
+	if (!(d = opendir(path))) {
+		c->cs = c->vcs = c->cpu_ns = -1;
+	} else {
+		while ((de = readdir(d))) {
+			FILE *f;
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%s/status", spid, de->d_name);
+			if ((f = fopen(path, "r"))) {
+				while (fgets(line, sizeof(line), f)) {
+					if (!strncmp(line, "voluntary_ctxt_switches:", 24)) {
+						c->cs += strtoll(line + 24, NULL, 10);
+						c->vcs += strtoll(line + 24, NULL, 10);
+					}
+					else if (!strncmp(line, "nonvoluntary_ctxt_switches:", 27))
+						c->cs += strtoll(line + 27, NULL, 10);
+				}
+				fclose(f);
+			}
+			snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", spid, de->d_name);
+			if ((f = fopen(path, "r"))) {
+				if (fgets(line, sizeof(line), f))
+					c->cpu_ns += strtoll(line, NULL, 10);
+				fclose(f);
+			}
+		}
+		closedir(d);
+	}
+	for (int e = 0; e < 2; e++) {
+		long long *v = e ? &c->sys : &c->futex;
+
+		for (int i = 0; i < ntp && *v >= 0; i++) {
+			uint64_t n = 0;
+
+			if (tp_fd[e][i] < 0 || read(tp_fd[e][i], &n, sizeof(n)) != (ssize_t)sizeof(n))
+				*v = -1;
+			else
+				*v += (long long)n;
+		}
+		if (ntp == 0)
+			*v = -1;
+	}
+}
+
+static struct cost cost0;
+
+static void cost_start(void)
+{
+	if (spid)
+		cost_read(&cost0);
+}
+
+/* " calls N cs N cpu-us N futex N syscalls N vcs N": the phase's cost (since
+ * cost_start); vcs: the voluntary switches among cs (a thread waited). */
+static void cost_print(uint64_t calls)
+{
+	struct cost c;
+
+	if (!spid)
+		return;
+	cost_read(&c);
+	printf(" calls %llu cs %lld cpu-us %lld futex %lld syscalls %lld vcs %lld", (unsigned long long)calls,
+	       c.cs < 0 ? -1 : c.cs - cost0.cs, c.cpu_ns < 0 ? -1 : (c.cpu_ns - cost0.cpu_ns) / 1000,
+	       c.futex < 0 || cost0.futex < 0 ? -1 : c.futex - cost0.futex,
+	       c.sys < 0 || cost0.sys < 0 ? -1 : c.sys - cost0.sys, c.vcs < 0 ? -1 : c.vcs - cost0.vcs);
+}
+
+static void report(const char *name, uint64_t ops, uint32_t block, double secs, uint64_t calls)
+{
+	printf("%-10s %10.1f MiB/s %10.0f ops/s %8.3f s", name, (double)ops * block / 1048576.0 / secs,
 	       (double)ops / secs, secs);
+	cost_print(calls);
+	printf("\n");
 }
 
 int main(int argc, char **argv)
@@ -290,7 +442,7 @@ int main(int argc, char **argv)
 	int opt;
 
 	g.nconn = 1;
-	while ((opt = getopt(argc, argv, "s:n:p:kR:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:p:kR:c:P:")) != -1) {
 		if (opt == 's')
 			mib = strtoull(optarg, NULL, 10);
 		else if (opt == 'n')
@@ -303,14 +455,18 @@ int main(int argc, char **argv)
 			g.retry_secs = strtod(optarg, NULL);
 		else if (opt == 'c')
 			g.nconn = (int)strtol(optarg, NULL, 10);
+		else if (opt == 'P')
+			spid = (int)strtol(optarg, NULL, 10);
 		else
 			return 2;
 	}
 	if (argc - optind != 2 || mib == 0 || strspn(phases, "WSwrF") != strlen(phases) || g.nconn < 1 ||
 	    g.nconn > MAXCONN) {
-		fprintf(stderr, "usage: loadgen [-s MiB] [-n ops] [-p WSwrF] [-k] [-R secs] [-c 1-%d] URL file\n", MAXCONN);
+		fprintf(stderr, "usage: loadgen [-s MiB] [-n ops] [-p WSwrF] [-k] [-R secs] [-c 1-%d] [-P PID] URL file\n", MAXCONN);
 		return 2;
 	}
+	if (spid)
+		cost_open();
 	g.size = mib << 20;
 	g.nfs = nfs_init_context();
 	url = nfs_parse_url_dir(g.nfs, argv[optind]);
@@ -347,19 +503,19 @@ int main(int argc, char **argv)
 		t = run(&g, true, false, 1u << 20, 8, mib);
 		if (nfs_fsync(g.nfs, g.fh) != 0)
 			g.errors++;
-		report("seq-write", mib, 1u << 20, t);
+		report("seq-write", mib, 1u << 20, t, mib + 1); /* cost: COMMIT included */
 	}
 	if (strchr(phases, 'S')) {
 		t = run(&g, false, false, 1u << 20, 8, mib);
-		report("seq-read", mib, 1u << 20, t);
+		report("seq-read", mib, 1u << 20, t, mib);
 	}
 	if (strchr(phases, 'w')) {
 		t = run(&g, true, true, PAGE, 32, nops);
-		report("rand-write", nops, PAGE, t);
+		report("rand-write", nops, PAGE, t, nops);
 	}
 	if (strchr(phases, 'r')) {
 		t = run(&g, false, true, PAGE, 32, nops);
-		report("rand-read", nops, PAGE, t);
+		report("rand-read", nops, PAGE, t, nops);
 	}
 	if (strchr(phases, 'F')) {
 		char dir[300];
@@ -367,7 +523,7 @@ int main(int argc, char **argv)
 
 		snprintf(dir, sizeof(dir), "%s.small", argv[optind + 1]);
 		t = small_files(&g, dir, nops / 10, &ops);
-		report("small-file", ops, PAGE, t);
+		report("small-file", ops, PAGE, t, ops);
 	}
 	printf("errors %llu bad-pages %llu retries %llu\n", (unsigned long long)g.errors, (unsigned long long)g.bad,
 	       (unsigned long long)g.retries);

@@ -93,15 +93,17 @@ tcp_ceiling() { "$W/tcpceil" 2048 | awk '{ print $2 }'; }
 
 # --- rounds ---
 cell() { # SERVER CONNS ROUND
-	local url=URL_$1 pid=APID_$1 phases=WSwr out=$W/$1.c$2.r$3.out ppid=
+	local url=URL_$1 pid=APID_$1 phases=WSwr out=$W/$1.c$2.r$3.out ppid= spid
 	url=${!url}
+	spid=${!pid:-}
+	[ "$1" = ganesha ] && spid=$GANESHA_PID # per-phase cost of the server process (loadgen -P)
 	[ "$2" = 1 ] && phases=WSwrF
 	# the agent's CPU time and context switches over the cell (perf stat, when it runs here)
 	if [ -n "${!pid:-}" ] && [ -n "$PERF" ]; then
 		perf stat -x, -e task-clock,context-switches -p "${!pid}" -o "$out.perf" &
 		ppid=$!
 	fi
-	"$W/loadgen" -c "$2" -p "$phases" -s "$mib" -n "$ops" "$url" "bench-c$2-r$3.dat" >"$out" 2>&1 ||
+	"$W/loadgen" -c "$2" -p "$phases" -s "$mib" -n "$ops" ${spid:+-P "$spid"} "$url" "bench-c$2-r$3.dat" >"$out" 2>&1 ||
 		die "loadgen failed against $1 ($2 connections): $(tail -3 "$out")"
 	if [ -n "$ppid" ]; then
 		kill -INT "$ppid" 2>/dev/null
@@ -181,6 +183,49 @@ minmax() { printf '%s' "$1" | tr ' ' '\n' | sort -n | awk 'NR == 1 { lo = $1 } {
 				line="$line $m $unit ($lo-$hi) | $(ratios aquiferB aquifer "$c" "$p" "$col") |"
 			fi
 			echo "$line"
+		done
+	done
+	# what a call costs the server (loadgen -P: the server process's counters read right before a
+	# phase's first call and after its last reply): per 1,000 calls, median of the runs (min-max)
+	percall() { # SERVER CONNS PHASE COLUMN (of loadgen's line; $9 is the phase's calls)
+		local f
+		for f in "$W/$1.c$2".r*.out; do
+			awk -v p="$3" -v c="$4" '$1 == p && $9 > 0 && $c >= 0 { printf "%.1f\n", 1000 * $c / $9 }' "$f"
+		done
+	}
+	echo
+	echo "What 1,000 calls cost each server process (all its threads; loadgen -P reads /proc/PID/task/*"
+	echo "and tracepoint counters right before a phase's first call and after its last reply): context"
+	echo "switches (cs: voluntary + involuntary; vcs: voluntary, a thread waited), CPU ms, futex calls,"
+	echo "system calls. Median (min-max) of the"
+	echo "runs; ratio = aquifer / ganesha of the medians (lower is cheaper). Calls: READs or WRITEs"
+	echo "(+ the COMMIT in seq-write); small-file: creates + removes, each several calls."
+	echo
+	echo "| conns | phase | figure | aquifer | ganesha | ratio |${hb:+ aquiferB | B/A |}"
+	echo "|---|---|---|---|---|---|${hb:+---|---|}"
+	for c in $CONNS; do
+		for p in seq-write seq-read rand-write rand-read small-file; do
+			[ "$p" = small-file ] && [ "$c" != 1 ] && continue
+			for fig in cs:11 vcs:19 cpu-ms:13 futex:15 syscalls:17; do
+				n=${fig%%:*} col=${fig#*:}
+				line="| $c | $p | $n"
+				for sv in aquifer ganesha ${hb:+aquiferB}; do
+					if [ "$n" = cpu-ms ]; then
+						read -r m lo hi < <(percall "$sv" "$c" "$p" "$col" | awk '{ printf "%.1f\n", $1 / 1000 }' | stats)
+					else
+						read -r m lo hi < <(percall "$sv" "$c" "$p" "$col" | stats)
+					fi
+					line="$line | $m ($lo-$hi)"
+					printf -v "M_$sv" %s "$m"
+				done
+				rat() { awk -v a="$1" -v g="$2" 'BEGIN { if (g + 0 > 0) printf "%.2fx", a / g; else print "n/a" }'; }
+				if [ -n "$hb" ]; then
+					line="${line% | *} | $(rat "$M_aquifer" "$M_ganesha") | ${line##* | } | $(rat "$M_aquiferB" "$M_aquifer") |"
+				else
+					line="$line | $(rat "$M_aquifer" "$M_ganesha") |"
+				fi
+				echo "$line"
+			done
 		done
 	done
 	if [ -n "$PERF" ]; then
