@@ -183,6 +183,12 @@ static int serve(struct srv *srv)
 		return 1;
 	}
 	db_close(db);
+	/* PostgreSQL: the document cache serves GETs once its listener hears
+	 * every other replica's commits */
+	if (db_watch_start(srv->cfg.db_path, &msg) != AQ_OK) {
+		UT_ERROR("srv_main", NULL, "%s", msg.text);
+		return 1;
+	}
 	srv_auth_key_path(srv->cfg.key_file, srv->cfg.state_dir, keypath, sizeof(keypath));
 	if (srv_auth_key_load(keypath, srv->key, &msg) != AQ_OK) {
 		UT_ERROR("srv_main", NULL, "%s", msg.text);
@@ -222,6 +228,7 @@ static int serve(struct srv *srv)
 	srv_snapsched_stop(srv);
 	srv_reconcile_stop(srv);
 	srv_lead_stop(srv); /* last: until then the others may still ask it */
+	db_watch_stop();
 	srv_series_free(srv->series);
 	srv->series = NULL;
 	srv_node_live_free(srv);
