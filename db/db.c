@@ -762,6 +762,13 @@ out:
 	return rc;
 }
 
+int db_dirty_mark(struct db *db, const char *node)
+{
+	if (!db->in_tx)
+		return AQ_EINVAL;
+	return db->ops->dirty_mark(db, node);
+}
+
 int db_each(struct db *db, db_each_fn fn, void *arg, aq_msg *msg)
 {
 	int rc = db->ops->each(db, fn, arg, msg);

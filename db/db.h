@@ -223,6 +223,11 @@ int db_list_fields(struct db *db, const char *kind, const char *parent, const ch
  * after the list keeps its node marked. */
 int db_dirty_list(struct db *db, json_t **marks);
 int db_dirty_clear(struct db *db, json_t *marks);
+/* One more mark for node, in the caller's open transaction (AQ_EINVAL
+ * outside one), for a change the triggers do not see: a pool, snapshot,
+ * SMB user or location write that changes the intents of the nodes its
+ * handler names (srv_mark.h). */
+int db_dirty_mark(struct db *db, const char *node);
 
 /* Sums of a numeric JSON field of kind, grouped by parent, for every parent
  * that is the name of a resource of parent_kind under grandparent:
