@@ -18,7 +18,7 @@ AQ_DB=postgres
 
 D=$AQ_TMP/srv
 aq_start "$D" || { aq_failed "replica A starts"; aq_finish; }
-A=$AQ_URL
+A=$AQ_URL APID=$AQ_PID
 mkdir -p "$AQ_TMP/b"
 cp "$D/pg-url" "$D/aquiferd.key" "$AQ_TMP/b/"
 aq_start "$AQ_TMP/b" || { aq_failed "replica B starts"; aq_finish; }
@@ -95,4 +95,9 @@ expect_eq "after B listens again, its cache is on again (d7 from memory)" d7 "$(
 AQ_URL=$A aq_mutate DELETE /v1/projects/cp
 expect_eq "cp deleted on A: B answers 404 at once" 404 "$(name "$B")"
 expect_eq "and A too" 404 "$(name "$A")"
+# a clean stop (the listener joined, the cache freed): no sanitizer report
+aq_stop "$BPID"
+aq_stop "$APID"
+aq_sanitizer_clean "$AQ_TMP/b"
+aq_sanitizer_clean "$D"
 aq_finish

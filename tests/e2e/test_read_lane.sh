@@ -68,6 +68,8 @@ expect_eq "with --read-workers 0 the pool list waits behind the writes (no answe
 done_ok=0
 for i in 1 2 3 4 5 6; do [ "$(cat "$AQ_TMP/s-b$i")" = 200 ] && done_ok=$((done_ok + 1)); done
 expect_eq "all 6 creates completed after the lock" 6 "$done_ok"
+aq_stop "$AQ_PID"
+aq_sanitizer_clean "$D"
 
 out=$("$AQUIFERD" --listen 127.0.0.1:1 --db "$D/aq.db" --read-workers 300 2>&1)
 expect_contains "--read-workers 300 is refused by name" "read-workers must be an integer within 0..256" "$out"
