@@ -204,8 +204,12 @@ static void db_pending_drop(struct db *db, bool publish)
 	while ((n = ut_fifo_pop(&db->pending))) {
 		struct db_pending *p = UT_FIFO_ENTRY(n, struct db_pending, node);
 
-		if (publish && db->ops->kind != DB_PG) /* no cache on PostgreSQL (db_get_text) */
+		/* on PostgreSQL other replicas write too: a commit only
+		 * invalidates (db_cache.c), before it is acknowledged */
+		if (publish && db->ops->kind != DB_PG)
 			db_cache_store(p->name, p->text);
+		else if (publish && db_cache_watched())
+			db_cache_invalidate(p->name);
 		free(p->name);
 		free(p->text);
 		free(p);
@@ -346,11 +350,22 @@ int db_get_text(struct db *db, const char *name, char **text, size_t *len)
 {
 	int rc;
 
-	/* PostgreSQL may have other writers (aquiferd replicas) this process's
-	 * cache knows nothing of: no cache there until it is invalidated
-	 * across replicas */
-	if (db->ops->kind == DB_PG)
-		return db->ops->get(db, name, text, len);
+	/* PostgreSQL may have other writers (aquiferd replicas): the cache
+	 * serves there only with the listener (db_watch.c) up; a miss fills
+	 * with a token, refused if a commit of name was heard of meanwhile */
+	if (db->ops->kind == DB_PG) {
+		uint64_t tok;
+
+		if (!db_cache_watched())
+			return db->ops->get(db, name, text, len);
+		if (db_cache_lookup(name, text, len) == AQ_OK)
+			return AQ_OK;
+		tok = db_cache_token(name);
+		rc = db->ops->get(db, name, text, len);
+		if (rc == AQ_OK)
+			db_cache_fill(name, *text, tok);
+		return rc;
+	}
 	if (db_cache_lookup(name, text, len) == AQ_OK)
 		return AQ_OK;
 	/* fill under the writer mutex, so no commit slips between read and store */
@@ -745,6 +760,13 @@ int db_dirty_clear(struct db *db, json_t *marks)
 out:
 	db_rollback(db);
 	return rc;
+}
+
+int db_dirty_mark(struct db *db, const char *node)
+{
+	if (!db->in_tx)
+		return AQ_EINVAL;
+	return db->ops->dirty_mark(db, node);
 }
 
 int db_each(struct db *db, db_each_fn fn, void *arg, aq_msg *msg)

@@ -101,9 +101,24 @@ int db_parents_with(struct db *db, const char *kind, const json_t *parents, json
 /* The committed JSON text of one resource (malloc'd, NUL-terminated), from
  * the process's document cache when it holds it (db_cache.h), else from the
  * database (filling the cache). On PostgreSQL, where other aquiferd
- * replicas write too, always from the database. Outside a transaction
- * only. */
+ * replicas write too, the cache serves only while db_watch_start()'s
+ * listener is up (else every read goes to the database). Outside a
+ * transaction only. */
 int db_get_text(struct db *db, const char *name, char **text, size_t *len);
+
+/* The process's cache invalidation listener (db_watch.c), for a server
+ * process on PostgreSQL: one thread and one more connection to url that
+ * LISTENs on channel aq_doc, where every committed write of a resource
+ * (any replica's, any tool's: a trigger, schema step 7) notifies its name,
+ * and removes that name from the document cache. Until it listens, and
+ * from the moment its connection is lost until it listens again, the
+ * cache is empty and serves nothing; on a lost connection it reconnects
+ * every second. On a SQLite url: nothing to do (AQ_OK). Once per process;
+ * a second start is a no-op. db_watch_stop: join the thread (the cache then
+ * serves nothing). db_watch_connects: how many times it started listening. */
+int db_watch_start(const char *url, aq_msg *msg);
+void db_watch_stop(void);
+unsigned long db_watch_connects(void);
 /* Insert (create=true: AQ_EEXIST if the name exists) or replace
  * (create=false: AQ_ENOENT if it does not). kind and parent are stored for
  * listing; doc is not consumed. */
@@ -208,6 +223,11 @@ int db_list_fields(struct db *db, const char *kind, const char *parent, const ch
  * after the list keeps its node marked. */
 int db_dirty_list(struct db *db, json_t **marks);
 int db_dirty_clear(struct db *db, json_t *marks);
+/* One more mark for node, in the caller's open transaction (AQ_EINVAL
+ * outside one), for a change the triggers do not see: a pool, snapshot,
+ * SMB user or location write that changes the intents of the nodes its
+ * handler names (srv_mark.h). */
+int db_dirty_mark(struct db *db, const char *node);
 
 /* Sums of a numeric JSON field of kind, grouped by parent, for every parent
  * that is the name of a resource of parent_kind under grandparent:

@@ -112,6 +112,8 @@ struct db_ops {
 	 * mark as decimal text); delete node's mark when it is still mark */
 	int (*dirty_each)(struct db *db, db_row_fn fn, void *arg);
 	int (*dirty_clear)(struct db *db, const char *node, int64_t mark);
+	/* one more mark for node, in the open transaction */
+	int (*dirty_mark)(struct db *db, const char *node);
 	/* Every resource in seq order, each to fn, in one statement (one
 	 * snapshot of the database) */
 	int (*each)(struct db *db, db_each_fn fn, void *arg, aq_msg *msg);

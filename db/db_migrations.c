@@ -206,6 +206,22 @@ const struct db_step db_steps[] = {
 			"CREATE TRIGGER resources_dirty AFTER INSERT OR UPDATE OR DELETE ON resources"
 			" FOR EACH ROW EXECUTE FUNCTION aq_dirty_trg();",
 	},
+	{
+		/* Cache invalidation across replicas (db.h, db_watch_start): every
+		 * write of a resource notifies channel aq_doc with its name, which
+		 * PostgreSQL delivers to every listening session when (and only
+		 * if) the transaction commits, so each aquiferd replica drops that
+		 * name from its document cache. SQLite has one process and no
+		 * other writer to hear from: nothing to do there. */
+		.what = "notify of every resource write",
+		.sql[DB_SQLITE] = "SELECT 1;",
+		.sql[DB_PG] =
+			"CREATE FUNCTION aq_notify_trg() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+			" PERFORM pg_notify('aq_doc', CASE WHEN TG_OP = 'DELETE' THEN OLD.name ELSE NEW.name END);"
+			" RETURN NULL; END $$;"
+			"CREATE TRIGGER resources_notify AFTER INSERT OR UPDATE OR DELETE ON resources"
+			" FOR EACH ROW EXECUTE FUNCTION aq_notify_trg();",
+	},
 };
 
 const int db_schema_version = (int)(sizeof(db_steps) / sizeof(db_steps[0]));

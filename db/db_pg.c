@@ -622,6 +622,13 @@ static int pg_dirty_clear(struct db *db, const char *node, int64_t mark)
 	return pg_run(db, "DELETE FROM dirty WHERE node = $1 AND mark = $2", 2, params, NULL, NULL);
 }
 
+static int pg_dirty_mark(struct db *db, const char *node)
+{
+	const char *params[1] = { node };
+
+	return pg_run(db, "SELECT aq_dirty_mark($1)", 1, params, NULL, NULL);
+}
+
 /* Warnings and errors of the server go to stderr; its notices ("relation
  * already exists, skipping") do not. */
 static void pg_notice(void *arg, const PGresult *res)
@@ -664,6 +671,7 @@ static const struct db_ops pg_ops = {
 	.fields = pg_fields,
 	.dirty_each = pg_dirty_each,
 	.dirty_clear = pg_dirty_clear,
+	.dirty_mark = pg_dirty_mark,
 	.each = pg_each,
 };
 

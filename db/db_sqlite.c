@@ -681,6 +681,20 @@ static int sq_dirty_clear(struct db *db, const char *node, int64_t mark)
 	return rc;
 }
 
+static int sq_dirty_mark(struct db *db, const char *node)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, s;
+
+	if ((rc = sq_prepare(db, "INSERT INTO dirty VALUES (?1, 1) ON CONFLICT(node) DO UPDATE SET mark = mark + 1", &st)) != AQ_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, node, -1, SQLITE_STATIC);
+	if ((s = sqlite3_step(st)) != SQLITE_DONE)
+		rc = sq_err(db, s, NULL);
+	sq_finish(db, st);
+	return rc;
+}
+
 static int sq_each(struct db *db, db_each_fn fn, void *arg, aq_msg *msg)
 {
 	sqlite3_stmt *st = NULL;
@@ -726,6 +740,7 @@ static const struct db_ops sq_ops = {
 	.fields = sq_fields,
 	.dirty_each = sq_dirty_each,
 	.dirty_clear = sq_dirty_clear,
+	.dirty_mark = sq_dirty_mark,
 	.each = sq_each,
 };
 

@@ -19,6 +19,7 @@ void srv_cfg_defaults(struct srv_cfg *cfg)
 	cfg->math = api_math_defaults;
 	snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:8080");
 	cfg->workers = 4;
+	cfg->read_workers = 2;
 	cfg->node_down_ms = 10000;
 	cfg->repush_ms = 10000;
 	cfg->sweep_ms = 60000;
@@ -143,6 +144,11 @@ int srv_cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *m
 		if (!*val || *end || n < 1 || n > 256)
 			return aq_fail(msg, AQ_EINVAL, "workers must be an integer within 1..256, got \"%s\"", val);
 		cfg->workers = (int)n;
+	} else if (strcmp(key, "read-workers") == 0 || strcmp(key, "read_workers") == 0) {
+		n = strtol(val, &end, 10);
+		if (!*val || *end || n < 0 || n > 256)
+			return aq_fail(msg, AQ_EINVAL, "read-workers must be an integer within 0..256, got \"%s\"", val);
+		cfg->read_workers = (int)n;
 	} else if ((rc = cfg_limit(cfg, key, val, msg)) != AQ_ENOENT) {
 		return rc;
 	} else if (strncmp(key, "math.", 5) == 0)

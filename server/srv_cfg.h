@@ -1,7 +1,7 @@
 /* srv_cfg: aquiferd's configuration. Defaults, the config file ("key =
  * value" lines, '#' comments) and the command-line flags all go through
  * srv_cfg_set, so a key means the same wherever it is given and is checked
- * once. Keys: listen, db, key-file, state-dir, workers, node-down-seconds, tls-cert,
+ * once. Keys: listen, db, key-file, state-dir, workers, read-workers, node-down-seconds, tls-cert,
  * tls-key, insecure-listen, public-url, metrics-auth, node-token-ttl, the
  * connection limits (max-connections, max-connections-per-ip,
  * header-timeout-seconds, idle-timeout-seconds; '_' may stand for '-'),
@@ -28,6 +28,9 @@ struct srv_cfg {
 	 * the SQLite file's folder; required with a PostgreSQL --db) */
 	char state_dir[1024];
 	int workers;
+	/* read-workers: threads serving GETs only (srv_http.h; 0: GETs
+	 * share --workers), default 2 */
+	int read_workers;
 	int node_down_ms;          /* a node silent this long is DOWN (default 10 s) */
 	int repush_ms;             /* re-push unchanged state this often (default 10 s) */
 	/* reconcile-sweep-seconds: every node's intent is rebuilt this often,

@@ -1,7 +1,8 @@
 /* srv_http: the HTTP front (libmicrohttpd, TLS through tls/): one socket
  * thread matches the route, verifies the token from the head, caps the
  * body and suspends the connection; the request goes to a queue served by
- * --workers threads, each with its own db connection, which run the
+ * --workers threads (GETs: their own queue and --read-workers threads),
+ * each with its own db connection, which run the
  * route's checks and handler; the answer resumes on the socket thread.
  * Stored-document GETs are answered on the socket thread from the db's
  * document cache when it holds them. The queue and the threads are this
@@ -17,7 +18,12 @@ struct srv;
 int srv_http_start(struct srv *srv, aq_msg *msg);
 /* Stop listening, drain the queue, join the workers. */
 void srv_http_stop(struct srv *srv);
-/* How many worker threads run (0 before start). */
+/* How many worker threads run (0 before start): the write lane's
+ * (--workers), which serves everything but GETs, and the read lane's
+ * (--read-workers), which serves GETs so that they never queue behind
+ * writes waiting for the writer mutex or a commit (0: GETs share the
+ * write lane). */
 int srv_http_workers(const struct srv *srv);
+int srv_http_read_workers(const struct srv *srv);
 
 #endif

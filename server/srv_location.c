@@ -17,6 +17,7 @@
 #include "api/api_schema.h"
 #include "db/db.h"
 #include "server/srv_kick.h"
+#include "server/srv_mark.h"
 #include "server/srv_project.h"
 #include "server/srv_req.h"
 #include "server/srv_shelf.h"
@@ -306,7 +307,7 @@ int srv_h_location_patch(struct srv_req *req, json_t **resp)
 	struct api_mask_path paths[API_MASK_MAX];
 	const char *id = req->params[0];
 	char name[300], sname[300];
-	json_t *old = NULL, *patch = NULL, *doc = NULL, *oldsec = NULL, *secret = NULL, *s3;
+	json_t *old = NULL, *patch = NULL, *doc = NULL, *oldsec = NULL, *secret = NULL, *s3, *nodes = NULL;
 	json_t *ocs, *ncs;
 	bool validate;
 	int npaths, rc;
@@ -351,10 +352,15 @@ int srv_h_location_patch(struct srv_req *req, json_t **resp)
 	}
 	secret = cold_secret_take(doc);
 	if (!validate) {
-		if ((rc = db_put(req->db, "location", "", name, doc, false)) != AQ_OK ||
-		    (rc = cold_secret_put(req->db, id, secret)) != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
+		if (!(nodes = json_object())) {
+			rc = AQ_ENOMEM;
 			goto out;
-		srv_kick(req->srv, NULL); /* the location's nodes get the new store */
+		}
+		if ((rc = db_put(req->db, "location", "", name, doc, false)) != AQ_OK ||
+		    (rc = cold_secret_put(req->db, id, secret)) != AQ_OK ||
+		    (rc = srv_mark_location(req->db, name, nodes)) != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
+			goto out;
+		srv_mark_ring(req->srv, nodes); /* the location's nodes get the new store */
 	}
 	*resp = location_view(doc, NULL);
 	rc = *resp ? AQ_OK : AQ_ENOMEM;
@@ -365,5 +371,6 @@ out:
 	json_decref(doc);
 	json_decref(oldsec);
 	json_decref(secret);
+	json_decref(nodes);
 	return rc;
 }

@@ -1,6 +1,6 @@
 /* srv_main: aquiferd's commands.
  *   aquiferd [serve] --listen HOST:PORT --db PATH|postgres://... [--state-dir DIR] [--config FILE]
- *                    [--key-file F] [--workers N]
+ *                    [--key-file F] [--workers N] [--read-workers N]
  *                    [--tls-cert F --tls-key F] [--insecure-listen]
  *                    [--max-connections N] [--max-connections-per-ip N]
  *                    [--header-timeout-seconds N] [--idle-timeout-seconds N]
@@ -83,6 +83,8 @@ static void usage(FILE *f)
 		"                       math.<level>.<field>, e.g. math.premium.mibps_per_tib = 64)\n"
 		"  --key-file FILE      token signing key (default: aquiferd.key in --state-dir)\n"
 		"  --workers N          request worker threads (default 4)\n"
+		"  --read-workers N     worker threads for GETs only, so reads never queue behind\n"
+		"                       writes (default 2; 0: GETs share --workers)\n"
 		"  --node-down-seconds N  a node silent this long is DOWN and its volumes move (default 10)\n"
 		"  --tls-cert FILE      serve HTTPS with this PEM certificate (chain) ...\n"
 		"  --tls-key FILE       ... and its PEM key; agents then join over TLS with the cluster CA\n"
@@ -117,7 +119,7 @@ enum { OPT_LISTEN = 1, OPT_DB, OPT_CONFIG, OPT_KEY, OPT_WORKERS, OPT_ROLE, OPT_P
        OPT_SUBJECT, OPT_TTL, OPT_LOCATION, OPT_HELP, OPT_VERSION, OPT_NODE_DOWN,
        OPT_TLS_CERT, OPT_TLS_KEY, OPT_INSECURE_LISTEN, OPT_DNS, OPT_IP, OPT_OUT_CERT, OPT_OUT_KEY,
        OPT_DAYS, OPT_PUBLIC_URL, OPT_METRICS_AUTH, OPT_NODE_TOKEN_TTL, OPT_NODE, OPT_LIMIT,
-       OPT_LOG_LEVEL, OPT_STATE_DIR };
+       OPT_LOG_LEVEL, OPT_STATE_DIR, OPT_READ_WORKERS };
 
 static const struct option opts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -126,6 +128,7 @@ static const struct option opts[] = {
 	{ "key-file", required_argument, NULL, OPT_KEY },
 	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
+	{ "read-workers", required_argument, NULL, OPT_READ_WORKERS },
 	{ "node-down-seconds", required_argument, NULL, OPT_NODE_DOWN },
 	{ "role", required_argument, NULL, OPT_ROLE },
 	{ "project", required_argument, NULL, OPT_PROJECT },
@@ -180,6 +183,12 @@ static int serve(struct srv *srv)
 		return 1;
 	}
 	db_close(db);
+	/* PostgreSQL: the document cache serves GETs once its listener hears
+	 * every other replica's commits */
+	if (db_watch_start(srv->cfg.db_path, &msg) != AQ_OK) {
+		UT_ERROR("srv_main", NULL, "%s", msg.text);
+		return 1;
+	}
 	srv_auth_key_path(srv->cfg.key_file, srv->cfg.state_dir, keypath, sizeof(keypath));
 	if (srv_auth_key_load(keypath, srv->key, &msg) != AQ_OK) {
 		UT_ERROR("srv_main", NULL, "%s", msg.text);
@@ -208,9 +217,9 @@ static int serve(struct srv *srv)
 		UT_ERROR("srv_main", NULL, "%s", msg.text);
 		return 1;
 	}
-	UT_INFO("srv_main", NULL, "aquiferd %s: serving %s://%s (db %s, %d workers), public URL %s, /metrics %s, log level %s",
+	UT_INFO("srv_main", NULL, "aquiferd %s: serving %s://%s (db %s, %d workers, %d read workers), public URL %s, /metrics %s, log level %s",
 		AQ_VERSION,
-		srv_ca_tls(srv) ? "https" : "http", srv->cfg.listen, srv->cfg.db_path, srv_http_workers(srv),
+		srv_ca_tls(srv) ? "https" : "http", srv->cfg.listen, srv->cfg.db_path, srv_http_workers(srv), srv_http_read_workers(srv),
 		srv->cfg.public_url, srv->cfg.metrics_auth ? "needs a token" : "open to anyone",
 		ut_log_level_name(ut_log_get_level()));
 	sigwait(&set, &sig);
@@ -219,6 +228,7 @@ static int serve(struct srv *srv)
 	srv_snapsched_stop(srv);
 	srv_reconcile_stop(srv);
 	srv_lead_stop(srv); /* last: until then the others may still ask it */
+	db_watch_stop();
 	srv_series_free(srv->series);
 	srv->series = NULL;
 	srv_node_live_free(srv);
@@ -325,6 +335,12 @@ int srv_main(int argc, char **argv)
 		case OPT_WORKERS:
 			if (srv_cfg_set(&srv.cfg, "workers", optarg, &msg) != AQ_OK) {
 				fprintf(stderr, "aquiferd: --workers: %s\n", msg.text);
+				return 2;
+			}
+			break;
+		case OPT_READ_WORKERS:
+			if (srv_cfg_set(&srv.cfg, "read-workers", optarg, &msg) != AQ_OK) {
+				fprintf(stderr, "aquiferd: --read-workers: %s\n", msg.text);
 				return 2;
 			}
 			break;

@@ -13,6 +13,7 @@
 #include "db/db.h"
 #include "server/srv_internal.h"
 #include "server/srv_kick.h"
+#include "server/srv_mark.h"
 #include "server/srv_op.h"
 #include "server/srv_req.h"
 #include "util/ut_clock.h"
@@ -151,7 +152,7 @@ int srv_h_pool_patch(struct srv_req *req, json_t **resp)
 	struct api_pool_math om, nm;
 	struct srv_pool_usage u;
 	char name[700], parent[600];
-	json_t *old = NULL, *patch = NULL, *doc = NULL, *out = NULL, *given = NULL;
+	json_t *old = NULL, *patch = NULL, *doc = NULL, *out = NULL, *given = NULL, *nodes = NULL;
 	bool validate;
 	int npaths, rc;
 
@@ -182,12 +183,18 @@ int srv_h_pool_patch(struct srv_req *req, json_t **resp)
 	/* AUTO -> MANUAL: each volume keeps the limit it had, which its stored
 	 * throughputMibps already holds; srv_pool_reprice_volumes leaves MANUAL
 	 * volumes alone. */
+	/* the nodes of this pool's volumes, and no other (srv_mark.h) */
+	if (!(nodes = json_object())) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
 	if ((rc = db_put(req->db, "pool", parent, name, doc, false)) != AQ_OK ||
 	    (rc = srv_pool_reprice_volumes(req, doc)) != AQ_OK ||
+	    (rc = srv_mark_volumes_of(req->db, parent, name, nodes)) != AQ_OK ||
 	    (rc = srv_op_create(req, parent, name, "update", true, out, resp)) != AQ_OK ||
 	    (rc = db_commit(req->db)) != AQ_OK)
 		goto out;
-	srv_kick(req->srv, NULL); /* volume limits may have moved */
+	srv_mark_ring(req->srv, nodes); /* volume limits may have moved */
 out:
 	db_rollback(req->db);
 	json_decref(old);
@@ -195,6 +202,7 @@ out:
 	json_decref(doc);
 	json_decref(out);
 	json_decref(given);
+	json_decref(nodes);
 	return rc;
 }
 

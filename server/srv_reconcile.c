@@ -21,8 +21,11 @@
  * those a committed write marked dirty (db.h, db_dirty_list: triggers mark
  * a volume's or placement's node in the write's own transaction, whichever
  * replica wrote it), those a handler rang for (srv_kick.h), those behind on
- * their generation; every sweep_ms, and after a failover or a new lease,
- * every node, a safety net should a mark ever be missing. A visited node's
+ * their generation; every sweep_ms every node, a slice of
+ * REC_SWEEP_SLICE nodes and REC_SWEEP_BUDGET_NS a pass (so a sweep never
+ * holds up a create's node for longer than one short slice), a safety net should a mark ever be missing;
+ * after a failover or a new lease every node at once. Pool, snapshot, SMB
+ * user and location changes mark the nodes they affect (srv_mark.h). A visited node's
  * mark is deleted only when its intent was built and no write raised the
  * mark since it was read, so a steady-state pass over idle nodes reads the
  * node list and the (empty) marks and builds nothing.
@@ -541,6 +544,16 @@ out:
 	return pushed;
 }
 
+/* The sweep (every sweep_ms) visits every node, a slice of this many per
+ * pass, so that one pass over 1,000 nodes never holds up the dirty nodes
+ * (a create's) for long: they are visited in every pass besides the
+ * slice. */
+#define REC_SWEEP_SLICE 200
+/* ... and at most this long a pass on the slice (at least one node a
+ * pass): at 10,000 volumes on a loaded machine 200 nodes took 4-5 s
+ * (bench/sim/REPORT.md), which the marked nodes of creates waited for */
+#define REC_SWEEP_BUDGET_NS (250 * 1000000ull)
+
 static void *rec_main(void *arg)
 {
 	struct srv *srv = arg;
@@ -552,6 +565,9 @@ static void *rec_main(void *arg)
 		return NULL;
 	}
 	int64_t last_sweep = 0, epoch = -1;
+	/* the next slice of the sweep in progress (-1: none): node indexes
+	 * [sweep_at, sweep_at + REC_SWEEP_SLICE) of this pass's node list */
+	long sweep_at = -1;
 	json_t *pushes = json_object(); /* node -> {at, applied} of our last push */
 
 	for (;;) {
@@ -577,16 +593,22 @@ static void *rec_main(void *arg)
 			all = true;
 		}
 		/* a kick or a dirty mark visits the nodes it names; every
-		 * sweep_ms, all of them */
-		all = all || ut_clock_real_ms() - last_sweep >= srv->cfg.sweep_ms;
-		if (all)
+		 * sweep_ms a sweep starts that visits all of them, a slice a
+		 * pass; a ring for all (a new leader, a failover) all at once */
+		if (sweep_at < 0 && ut_clock_real_ms() - last_sweep >= srv->cfg.sweep_ms) {
+			sweep_at = 0;
 			last_sweep = ut_clock_real_ms();
+		}
 
 		uint64_t t0 = ut_clock_mono_ns();
 		int pushed = 0, failed = 0, visited = 0;
 
 		if (srv_drain_pass(srv, db, ut_clock_real_ms())) /* failover and pending drains (srv_drain.c) */
 			all = true;
+		if (all) { /* a full pass is a whole sweep */
+			sweep_at = -1;
+			last_sweep = ut_clock_real_ms();
+		}
 		/* the marks first: a write after this read keeps its mark */
 		if (db_dirty_list(db, &marks) != AQ_OK || !(done = json_object()) ||
 		    list_all(db, "node", NULL, &nodes) != AQ_OK) {
@@ -595,16 +617,22 @@ static void *rec_main(void *arg)
 			json_decref(done);
 			continue;
 		}
+		long slice_next = sweep_at; /* the first slice node not visited */
+
 		json_array_foreach(nodes, i, n) {
 			const char *nn = api_json_str(n, "name", "");
 			json_t *mark = json_object_get(marks, nn);
+			bool slice = sweep_at >= 0 && (long)i == slice_next && (long)i < sweep_at + REC_SWEEP_SLICE &&
+				     ((long)i == sweep_at || ut_clock_mono_ns() - t0 < REC_SWEEP_BUDGET_NS);
 			int r;
 
+			if (slice)
+				slice_next++;
 			/* a DOWN node keeps its mark until it is back */
 			if (strcmp(api_json_str(n, "state", ""), "DOWN") == 0)
 				continue;
 			/* behind on its generation: visit it whatever was kicked */
-			if (!all && !mark && !json_object_get(dirty, nn) &&
+			if (!all && !slice && !mark && !json_object_get(dirty, nn) &&
 			    rec_applied(n, pushes) >= api_json_int64(n, "generation", 0))
 				continue;
 			visited++;
@@ -615,6 +643,13 @@ static void *rec_main(void *arg)
 			}
 			if (mark && r != -2)
 				json_object_set(done, nn, mark);
+		}
+		if (sweep_at >= 0) {
+			UT_DEBUG("srv_reconcile", NULL, "sweep slice: nodes %ld..%ld of %zu", sweep_at, slice_next - 1,
+				 json_array_size(nodes));
+			sweep_at = slice_next;
+			if (sweep_at >= (long)json_array_size(nodes))
+				sweep_at = -1; /* done */
 		}
 		/* the marks of nodes that are gone */
 		json_array_foreach(nodes, i, n)

@@ -17,6 +17,7 @@
 #include "db/db.h"
 #include "server/srv_internal.h"
 #include "server/srv_kick.h"
+#include "server/srv_mark.h"
 #include "server/srv_op.h"
 #include "server/srv_req.h"
 #include "util/ut_clock.h"
@@ -135,6 +136,25 @@ static json_t *user_answer(const json_t *doc)
 	return out;
 }
 
+/* Mark the nodes of the location of parent ("projects/P/locations/L"):
+ * every node's intent carries every SMB user of its location (srv_mark.h);
+ * commit, and ring those nodes only. */
+static int smb_commit(struct srv_req *req, const char *parent)
+{
+	const char *loc = strstr(parent, "/locations/");
+	char location[300];
+	json_t *nodes = json_object();
+	int rc;
+
+	if (!nodes)
+		return AQ_ENOMEM;
+	snprintf(location, sizeof(location), "locations/%s", loc ? loc + 11 : "");
+	if ((rc = srv_mark_location(req->db, location, nodes)) == AQ_OK && (rc = db_commit(req->db)) == AQ_OK)
+		srv_mark_ring(req->srv, nodes);
+	json_decref(nodes);
+	return rc;
+}
+
 int srv_h_smbuser_create(struct srv_req *req, json_t **resp)
 {
 	const char *id = srv_query(req, "smbUserId");
@@ -176,9 +196,8 @@ int srv_h_smbuser_create(struct srv_req *req, json_t **resp)
 		rc = aq_fail(&req->msg, rc, "smbUser \"%s\" already exists (names compare case-insensitively)", name);
 	if (rc != AQ_OK || (rc = secret_put(req, doc, hex, true)) != AQ_OK ||
 	    (rc = srv_op_create(req, parent, name, "create", true, out, resp)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
+	    (rc = smb_commit(req, parent)) != AQ_OK)
 		goto out;
-	srv_kick(req->srv, NULL);
 out:
 	db_rollback(req->db);
 	OPENSSL_cleanse(hex, sizeof(hex));
@@ -256,9 +275,8 @@ int srv_h_smbuser_patch(struct srv_req *req, json_t **resp)
 	if ((rc = db_put(req->db, "smbuser", parent, name, doc, false)) != AQ_OK ||
 	    (rc = secret_put(req, doc, new_pw ? hex : NULL, false)) != AQ_OK ||
 	    (rc = srv_op_create(req, parent, name, "update", true, out, resp)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
+	    (rc = smb_commit(req, parent)) != AQ_OK)
 		goto out;
-	srv_kick(req->srv, NULL);
 out:
 	db_rollback(req->db);
 	OPENSSL_cleanse(hex, sizeof(hex));
@@ -282,9 +300,8 @@ int srv_h_smbuser_delete(struct srv_req *req, json_t **resp)
 	empty = json_pack("{s:s}", "@type", EMPTY_TYPE);
 	if ((rc = db_delete(req->db, name)) != AQ_OK || ((rc = db_delete(req->db, sname)) != AQ_OK && rc != AQ_ENOENT) ||
 	    (rc = srv_op_create(req, parent, name, "delete", true, empty, resp)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
+	    (rc = smb_commit(req, parent)) != AQ_OK)
 		goto out;
-	srv_kick(req->srv, NULL);
 out:
 	db_rollback(req->db);
 	json_decref(old);

@@ -17,6 +17,7 @@
 #include "server/srv_internal.h"
 #include "server/srv_join.h"
 #include "server/srv_kick.h"
+#include "server/srv_mark.h"
 #include "server/srv_op.h"
 #include "server/srv_req.h"
 #include "util/ut_clock.h"
@@ -184,18 +185,27 @@ int srv_snapshot_hold(struct db *db, const char *sn, const char *holder)
 	return rc;
 }
 
-/* Commit and answer the operation op (re-read: srv_op_end may have
- * finished it), ringing every node (the volume's node is among them). */
+/* Mark the volume's node (the route's volume, params[2]; srv_mark.h),
+ * commit and answer the operation op (re-read: srv_op_end may have
+ * finished it), ringing that node only. */
 static int snap_commit(struct srv_req *req, json_t *op, json_t **resp)
 {
+	char vn[800];
+	json_t *nodes = json_object();
 	int rc;
 
-	if ((rc = db_commit(req->db)) != AQ_OK)
-		return rc;
+	if (!nodes)
+		return AQ_ENOMEM;
+	snprintf(vn, sizeof(vn), "projects/%s/locations/%s/volumes/%s", req->params[0], req->params[1],
+		 req->nparams > 2 ? req->params[2] : "");
+	if ((rc = srv_mark_volume(req->db, vn, nodes)) != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
+		goto out;
 	if (db_get(req->db, api_json_str(op, "name", ""), resp) != AQ_OK)
 		*resp = json_incref(op);
-	srv_kick(req->srv, NULL);
-	return AQ_OK;
+	srv_mark_ring(req->srv, nodes);
+out:
+	json_decref(nodes);
+	return rc;
 }
 
 int srv_h_snapshot_create(struct srv_req *req, json_t **resp)

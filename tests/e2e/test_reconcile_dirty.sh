@@ -9,6 +9,8 @@
 #   2. the same change written straight into the database, as another
 #      replica would (no doorbell rung in this process): the trigger's mark
 #      alone gets A rebuilt and pushed within a few seconds;
+#   2b. a change of a pool (not a volume: no trigger sees it) rebuilds the
+#      node of that pool's volume only (srv_mark.h), not the other node;
 #   3. a change whose mark is lost (deleted in the same transaction): with
 #      the sweep 600 s away nothing notices it;
 #   4. restarted with --reconcile-sweep-seconds 3: a change with a lost mark
@@ -88,6 +90,26 @@ ga=$(gen sim0)
 sql "UPDATE resources SET doc = json_set(doc, '\$.capacityGib', '300') WHERE name = 'projects/sim/locations/sim/volumes/$VA'"
 check "a write behind aquiferd's back reaches node A by its mark ($ga -> $(gen sim0) or more)" gen_moves sim0 "$ga" 8
 expect_eq "node B's intent still not built again" "$bb" "$(builds sim1)"
+expect_eq "no mark left once the pass is done" 0 "$(sql "SELECT COUNT(*) FROM dirty")"
+
+# --- 2b. a pool change rebuilds the nodes of that pool's volumes only -------
+aq_req POST "$P/storagePools?storagePoolId=p2" \
+	'{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
+expect_status 200 "a second pool p2"
+aq_mutate POST "$P/volumes?volumeId=w1" '{"storagePool":"p2","capacityGib":"100","protocols":["NFSV3"],"shareName":"w1"}'
+expect_jq '.done and (.error == null)' true "create w1 in p2 done"
+NW=$(node_of w1)
+NW=${NW#nodes/}
+NO=sim1
+[ "$NW" = sim1 ] && NO=sim0
+sleep 2
+gw=$(gen "$NW") go=$(gen "$NO") bw=$(builds "$NW") bo=$(builds "$NO")
+aq_mutate PATCH "$P/storagePools/p2?updateMask=description" '{"description":"changed"}'
+expect_status 200 "p2's description changed"
+sleep 2
+check "p2's node $NW was rebuilt ($bw -> $(builds "$NW"))" test "$(builds "$NW")" -gt "$bw"
+expect_eq "the other node $NO was not rebuilt for p2's change" "$bo" "$(builds "$NO")"
+expect_eq "the other node $NO's generation did not move" "$go" "$(gen "$NO")"
 expect_eq "no mark left once the pass is done" 0 "$(sql "SELECT COUNT(*) FROM dirty")"
 
 # --- 3. a lost mark goes unnoticed while the sweep is far away --------------
