@@ -255,6 +255,7 @@ static uint32_t smb_sess_auth(struct smb_req *r, struct smb_sess *s, const uint8
 				     .negotiate_len = s->ntlm_neg_len, .challenge = s->ntlm_chal,
 				     .challenge_len = s->ntlm_chal_len, .authenticate = tok, .authenticate_len = tlen,
 				     .now = smb_filetime_now(), .max_skew = SMB_SESS_SKEW };
+	static const uint8_t no_hash[16];
 	struct smb_srv_user cand[8];
 	struct ut_buf sp = { 0 };
 	char user[API_INTENT_SMB_USER_LEN * 4 + 1], domain[256] = "";
@@ -267,6 +268,15 @@ static uint32_t smb_sess_auth(struct smb_req *r, struct smb_sess *s, const uint8
 		goto out;
 	if (a.domain_len)
 		smb_wire_utf16_to_utf8(a.domain, a.domain_len, domain, sizeof(domain), NULL);
+	/* a malformed NTLMv2 response (its AV pairs run past the blob) is
+	 * INVALID_PARAMETER, as smbd answers it, whoever the user: checked
+	 * with a hash no user has, so that the answer says nothing of the
+	 * user's existence */
+	ck.nt_hash = no_hash;
+	if (smb_ntlm_auth_check(&ck, &a, key) == AQ_EINVAL) {
+		status = STATUS_INVALID_PARAMETER;
+		goto out;
+	}
 	n = smb_srv_users(r->c->srv, user, cand, 8);
 	/* a domain naming the project picks among users of one name */
 	for (i = 0; i < n; i++) {

@@ -7,6 +7,7 @@
  *   with the old key); another user is refused (ACCESS_DENIED) and the
  *   session goes on; a wrong password ends it (LOGON_FAILURE, signed, then
  *   USER_SESSION_DELETED); an unsigned re-authentication changes nothing;
+ *   a malformed NTLMv2 response is INVALID_PARAMETER whether the user exists;
  * - binding (SMB2_SESSION_FLAG_BINDING) from a second connection: refused
  *   with the status smbd gives for each fault (dialect before 3.0, another
  *   dialect or cipher, GMAC on one side only, unsigned, bad signature,
@@ -134,8 +135,8 @@ static size_t utf16(const char *s, uint8_t *out)
 /* The whole NTLMv2 exchange on session sid of c as user/password: the
  * status the server answers the AUTHENTICATE with. Both legs signed with
  * key7 (HMAC-SHA256) unless unsigned. */
-static uint32_t ntlm_logon(struct smb_conn *c, int peer, uint64_t *mid, uint64_t sid, const char *user,
-			   const char *password, bool sign)
+static uint32_t ntlm_logon2(struct smb_conn *c, int peer, uint64_t *mid, uint64_t sid, const char *user,
+			    const char *password, bool sign, bool malformed)
 {
 	static const uint8_t neg_tpl[32] = { 'N', 'T', 'L', 'M', 'S', 'S', 'P', 0, 1, 0, 0, 0 };
 	uint8_t neg[32], rsp[4096], auth[1024], nt[512], hash[16], owf[16], proof[16], uname[64];
@@ -165,6 +166,8 @@ static uint32_t ntlm_logon(struct smb_conn *c, int peer, uint64_t *mid, uint64_t
 	memset(nt + 16 + 16, 0x5A, 8);
 	ck_assert_uint_le(16 + 28 + tlen + 4, sizeof(nt));
 	memcpy(nt + 16 + 28, rsp + boff + toff, tlen);
+	if (malformed) /* the first AV pair says it runs past the blob (smbtorture's ntlmssp_bug14932) */
+		smbt_put16(nt + 16 + 28 + 2, 0x4000);
 	ntlen = 16 + 28 + tlen + 4;
 	ck_assert_int_eq(smb_ntlm_nt_hash(password, hash), AQ_OK);
 	ulen = utf16(user, uname);
@@ -194,6 +197,12 @@ static uint32_t ntlm_logon(struct smb_conn *c, int peer, uint64_t *mid, uint64_t
 	/* whatever the outcome on a live session, the answer is signed with its key */
 	ck_assert_msg(ok, "the answer to a re-authentication verifies with the session's key");
 	return h.status;
+}
+
+static uint32_t ntlm_logon(struct smb_conn *c, int peer, uint64_t *mid, uint64_t sid, const char *user,
+			   const char *password, bool sign)
+{
+	return ntlm_logon2(c, peer, mid, sid, user, password, sign, false);
 }
 
 /* A FLUSH of a FileId that is not open, signed with key7: FILE_CLOSED
@@ -249,6 +258,16 @@ START_TEST(test_reauth_wrong_password)
 	ck_assert(tc.s->logged_off);
 	ck_assert_ptr_null(tc.s->trees);
 	ck_assert_uint_eq(probe(&tc), STATUS_USER_SESSION_DELETED);
+}
+END_TEST
+
+START_TEST(test_auth_malformed)
+{
+	/* INVALID_PARAMETER, for a user that exists or not, and the
+	 * re-authentication failed: the session ends */
+	ck_assert_uint_eq(ntlm_logon2(tc.c, tc.peer, &tc.mid, tc.s->id, _i ? "nobody" : "alice", "Secret-1", true, true),
+			  STATUS_INVALID_PARAMETER);
+	ck_assert(tc.s->logged_off);
 }
 END_TEST
 
@@ -345,6 +364,7 @@ static Suite *smb_sess_suite(void)
 	tcase_add_test(tr, test_reauth_other_user);
 	tcase_add_test(tr, test_reauth_wrong_password);
 	tcase_add_test(tr, test_reauth_unsigned);
+	tcase_add_loop_test(tr, test_auth_malformed, 0, 2);
 	suite_add_tcase(s, tr);
 	tcase_add_checked_fixture(tb, setup, teardown);
 	tcase_add_test(tb, test_bind_refused);
