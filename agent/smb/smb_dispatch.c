@@ -121,7 +121,7 @@ struct smb_open *smb_open_find(struct smb_req *r, const struct smb_wire_fid *fid
 	return NULL;
 }
 
-static uint16_t smb_sign_alg(const struct smb_conn *c)
+uint16_t smb_dispatch_sign_alg(const struct smb_conn *c)
 {
 	if (c->dialect < SMB2_DIALECT_300)
 		return SMB2_SIGNING_HMAC_SHA256;
@@ -151,7 +151,7 @@ static uint32_t smb_check(struct smb_req *r, unsigned flags)
 	if (!r->encrypted) {
 		if (!(h->flags & SMB2_FLAGS_SIGNED))
 			return STATUS_ACCESS_DENIED; /* signing is required */
-		if (smb_crypto_verify(smb_sign_alg(r->c), r->sess->keys.signing, r->m.p, r->m.len) != AQ_OK)
+		if (smb_crypto_verify(smb_dispatch_sign_alg(r->c), r->sess->keys.signing, r->m.p, r->m.len) != AQ_OK)
 			return STATUS_ACCESS_DENIED;
 	}
 	if (r->sess->encrypt && !r->encrypted)
@@ -246,7 +246,8 @@ void smb_dispatch_sign(struct smb_conn *c, struct smb_sess *s, struct ut_buf *ou
 
 	ut_buf_set_le32(out, off + 16, flags);
 	memset(ut_buf_bytes(out) + off + SMB2_SIG_OFF, 0, SMB_CRYPTO_SIG_LEN);
-	if (smb_crypto_sign(smb_sign_alg(c), s->keys.signing, ut_buf_bytes(out) + off, end - off, sig) == AQ_OK)
+	/* s's algorithm: a bind refused on another connection is signed as its session */
+	if (smb_crypto_sign(smb_dispatch_sign_alg(s->conn), s->keys.signing, ut_buf_bytes(out) + off, end - off, sig) == AQ_OK)
 		memcpy(ut_buf_bytes(out) + off + SMB2_SIG_OFF, sig, SMB_CRYPTO_SIG_LEN);
 }
 

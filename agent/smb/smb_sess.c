@@ -1,8 +1,12 @@
 /* smb_sess: NEGOTIATE (and the SMB1 multi-protocol form), SESSION_SETUP
  * over SPNEGO/NTLMSSP NTLMv2 against the pushed users, key derivation per
- * dialect with the 3.1.1 preauth hash, LOGOFF. Anonymous and guest
- * sessions are refused (smb_ntlm refuses the anonymous form; an unknown
- * user is a logon failure, never a guest).
+ * dialect with the 3.1.1 preauth hash, re-authentication of a live session
+ * (same user only; keys kept), binding refused (no multichannel) with
+ * smbd's statuses, LOGOFF. Anonymous and guest sessions are refused
+ * (smb_ntlm refuses the anonymous form; an unknown user is a logon
+ * failure, never a guest). The mechanism is behind smb_sess_token /
+ * smb_sess_challenge / smb_sess_auth: Kerberos would be another branch
+ * there, with nothing of the re-authentication or binding logic changed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -110,7 +114,9 @@ uint32_t smb_sess_negotiate(struct smb_req *r)
 			c->cipher = n.cipher = smb_wire_negotiate_pick(q.ciphers, q.cipher_count, 0x1Eu);
 		if (q.has_signing)
 			c->signing = n.signing = smb_wire_negotiate_pick(q.signing, q.signing_count,
-									 (1u << SMB2_SIGNING_AES_CMAC) | (1u << SMB2_SIGNING_AES_GMAC));
+									 (1u << SMB2_SIGNING_HMAC_SHA256) |
+									 (1u << SMB2_SIGNING_AES_CMAC) |
+									 (1u << SMB2_SIGNING_AES_GMAC));
 		/* an empty choice is answered as none (the client then uses its default) */
 		if (n.signing == SMB_WIRE_NONE && q.has_signing)
 			n.signing = c->signing = SMB2_SIGNING_AES_CMAC;
@@ -141,6 +147,20 @@ static void smb_sess_close_opens(struct smb_sess *s)
 		smb_lock_open_gone(o);
 	while (s->opens)
 		smb_open_free(s, s->opens, true);
+}
+
+/* End s as LOGOFF does: its durable opens kept for a reconnect, the
+ * others closed, its trees gone; s itself stays (keys only) so that what
+ * still names it is answered USER_SESSION_DELETED, signed. */
+static void smb_sess_end(struct smb_conn *c, struct smb_sess *s)
+{
+	smb_durable_sess_gone(c, s);
+	smb_sess_close_opens(s);
+	while (s->trees)
+		smb_tree_free(s, s->trees);
+	smb_sess_drop_ntlm(s);
+	s->reauth = false;
+	s->logged_off = true;
 }
 
 void smb_sess_free(struct smb_conn *c, struct smb_sess *s)
@@ -218,7 +238,8 @@ static uint32_t smb_sess_challenge(struct smb_req *r, struct smb_sess *s, const 
 	s->ntlm_neg_len = tlen;
 	memcpy(s->ntlm_chal, ut_buf_bytes(&nt), nt.len);
 	s->ntlm_chal_len = nt.len;
-	s->state = SMB_SESS_NTLM_CHALLENGED;
+	if (!s->reauth)
+		s->state = SMB_SESS_NTLM_CHALLENGED; /* a re-authenticating session stays valid meanwhile */
 	smb_wire_session_setup_rsp_encode(r->out, r->hdr_off, 0, ut_buf_bytes(&sp), sp.len);
 	status = STATUS_MORE_PROCESSING_REQUIRED;
 out:
@@ -234,6 +255,7 @@ static uint32_t smb_sess_auth(struct smb_req *r, struct smb_sess *s, const uint8
 				     .negotiate_len = s->ntlm_neg_len, .challenge = s->ntlm_chal,
 				     .challenge_len = s->ntlm_chal_len, .authenticate = tok, .authenticate_len = tlen,
 				     .now = smb_filetime_now(), .max_skew = SMB_SESS_SKEW };
+	static const uint8_t no_hash[16];
 	struct smb_srv_user cand[8];
 	struct ut_buf sp = { 0 };
 	char user[API_INTENT_SMB_USER_LEN * 4 + 1], domain[256] = "";
@@ -246,6 +268,15 @@ static uint32_t smb_sess_auth(struct smb_req *r, struct smb_sess *s, const uint8
 		goto out;
 	if (a.domain_len)
 		smb_wire_utf16_to_utf8(a.domain, a.domain_len, domain, sizeof(domain), NULL);
+	/* a malformed NTLMv2 response (its AV pairs run past the blob) is
+	 * INVALID_PARAMETER, as smbd answers it, whoever the user: checked
+	 * with a hash no user has, so that the answer says nothing of the
+	 * user's existence */
+	ck.nt_hash = no_hash;
+	if (smb_ntlm_auth_check(&ck, &a, key) == AQ_EINVAL) {
+		status = STATUS_INVALID_PARAMETER;
+		goto out;
+	}
 	n = smb_srv_users(r->c->srv, user, cand, 8);
 	/* a domain naming the project picks among users of one name */
 	for (i = 0; i < n; i++) {
@@ -259,30 +290,105 @@ static uint32_t smb_sess_auth(struct smb_req *r, struct smb_sess *s, const uint8
 		UT_INFO("smb_srv", NULL, "%s: logon of \"%s\" refused", r->c->peer, user);
 		goto out;
 	}
-	s->user = cand[i];
-	s->cred = (struct vol_cred){ .uid = cand[i].uid, .gid = cand[i].gid };
-	/* the preauth hash covers every SESSION_SETUP request, this one included */
-	if (smb_crypto_derive(r->c->dialect, r->c->cipher == SMB_WIRE_NONE ? SMB2_ENCRYPTION_AES128_CCM : r->c->cipher,
-			      key, 16, s->preauth, &s->keys) != AQ_OK)
-		goto out;
+	if (s->reauth) {
+		/* re-authentication (MS-SMB2 3.3.5.5.3): the same user keeps
+		 * the session, its opens and its keys; another user is refused
+		 * and the session goes on as it was (its opens were made with
+		 * the first user's credentials) */
+		if (strcmp(s->user.project, cand[i].project) != 0 || strcmp(s->user.name, cand[i].name) != 0) {
+			UT_INFO("smb_srv", NULL, "%s: re-authentication of session %016llx as \"%s\" refused (it is %s/%s's)",
+				r->c->peer, (unsigned long long)s->id, user, s->user.project, s->user.name);
+			status = STATUS_ACCESS_DENIED;
+			goto out;
+		}
+	} else {
+		s->user = cand[i];
+		s->cred = (struct vol_cred){ .uid = cand[i].uid, .gid = cand[i].gid };
+		/* the preauth hash covers every SESSION_SETUP request, this one included */
+		if (smb_crypto_derive(r->c->dialect,
+				      r->c->cipher == SMB_WIRE_NONE ? SMB2_ENCRYPTION_AES128_CCM : r->c->cipher, key, 16,
+				      s->preauth, &s->keys) != AQ_OK)
+			goto out;
+		RAND_bytes(s->nonce_fixed, sizeof(s->nonce_fixed));
+	}
 	ut_buf_init(&sp, 1024);
 	/* bare NTLMSSP ends with an empty blob */
 	if (!s->raw_ntlmssp && smb_spnego_resp_encode(&sp, SMB_SPNEGO_ACCEPT_COMPLETED, 0, NULL, 0, NULL, 0) != AQ_OK)
 		goto out;
 	smb_sess_drop_ntlm(s);
 	s->state = SMB_SESS_VALID;
-	RAND_bytes(s->nonce_fixed, sizeof(s->nonce_fixed));
 	r->c->authed = true;
 	smb_wire_session_setup_rsp_encode(r->out, r->hdr_off, 0, ut_buf_bytes(&sp), sp.len);
 	r->sign_rsp = true;
 	r->sign_sess = s;
-	UT_INFO("smb_srv", NULL, "%s: session of %s/%s (uid %u) set up, dialect %04x", r->c->peer, s->user.project,
-		s->user.name, s->user.uid, r->c->dialect);
+	UT_INFO("smb_srv", NULL, "%s: session of %s/%s (uid %u) %s, dialect %04x", r->c->peer, s->user.project,
+		s->user.name, s->user.uid, s->reauth ? "re-authenticated" : "set up", r->c->dialect);
+	s->reauth = false;
 	status = STATUS_SUCCESS;
 out:
 	OPENSSL_cleanse(key, sizeof(key));
 	ut_buf_cleanup(&sp);
 	return status;
+}
+
+/* A session of the server by id, whichever connection set it up. */
+static struct smb_sess *smb_sess_find_any(struct smb_srv *srv, uint64_t id)
+{
+	struct smb_sess *s = NULL;
+
+	for (struct smb_conn *c = srv->conns; c && !s; c = c->next)
+		s = smb_sess_find(c, id);
+	return s;
+}
+
+/* SESSION_SETUP with SMB2_SESSION_FLAG_BINDING (MS-SMB2 3.3.5.5.2): a
+ * second channel for a session of another connection. The agent serves no
+ * multichannel (it does not claim SMB2_GLOBAL_CAP_MULTI_CHANNEL), so every
+ * bind is refused, and with the status smbd gives for what is wrong with
+ * it, checked in smbd's order: an algorithm mismatch around GMAC, a dialect
+ * before 3.0 (REQUEST_NOT_ACCEPTED), an unsigned request, another dialect
+ * or cipher than the session's (INVALID_PARAMETER), a session still being
+ * set up or already on this connection (REQUEST_NOT_ACCEPTED), another
+ * ClientGuid (USER_SESSION_DELETED); a bind that would be valid gets
+ * REQUEST_NOT_ACCEPTED, as from smbd without multichannel. A request that
+ * names the session and is signed must verify with the session's key and
+ * algorithm (the channel has none yet), and the refusal is signed so too. */
+static uint32_t smb_sess_bind(struct smb_req *r)
+{
+	const struct smb_wire_hdr *h = &r->m.hdr;
+	struct smb_conn *c = r->c;
+	struct smb_sess *s;
+	uint16_t calg = smb_dispatch_sign_alg(c), salg;
+	bool sig_ok;
+
+	if (h->session_id == 0)
+		return STATUS_INVALID_PARAMETER;
+	if (!(s = smb_sess_find_any(c->srv, h->session_id)) || s->logged_off)
+		return STATUS_USER_SESSION_DELETED;
+	salg = smb_dispatch_sign_alg(s->conn);
+	sig_ok = (h->flags & SMB2_FLAGS_SIGNED) && s->state == SMB_SESS_VALID &&
+		 smb_crypto_verify(salg, s->keys.signing, r->m.p, r->m.len) == AQ_OK;
+	if ((h->flags & SMB2_FLAGS_SIGNED) && !sig_ok)
+		return STATUS_ACCESS_DENIED;
+	if (sig_ok) {
+		r->sign_rsp = true;
+		r->sign_sess = s;
+	}
+	if (salg == SMB2_SIGNING_AES_GMAC && calg != salg)
+		return STATUS_REQUEST_OUT_OF_SEQUENCE;
+	if (calg == SMB2_SIGNING_AES_GMAC && salg != calg)
+		return STATUS_NOT_SUPPORTED;
+	if (c->dialect < SMB2_DIALECT_300)
+		return STATUS_REQUEST_NOT_ACCEPTED;
+	if (!sig_ok || s->conn->dialect != c->dialect || s->conn->cipher != c->cipher)
+		return STATUS_INVALID_PARAMETER;
+	if (s->conn == c)
+		return STATUS_REQUEST_NOT_ACCEPTED; /* its channel on this connection exists */
+	if (memcmp(s->conn->client_guid, c->client_guid, 16) != 0)
+		return STATUS_USER_SESSION_DELETED;
+	UT_INFO("smb_srv", NULL, "%s: binding to session %016llx refused: no multichannel", c->peer,
+		(unsigned long long)s->id);
+	return STATUS_REQUEST_NOT_ACCEPTED;
 }
 
 uint32_t smb_sess_setup(struct smb_req *r)
@@ -293,12 +399,12 @@ uint32_t smb_sess_setup(struct smb_req *r)
 	const uint8_t *tok;
 	size_t tlen, count = 0;
 	uint32_t status;
-	bool raw;
+	bool raw, was_valid = false;
 
 	if (smb_wire_session_setup_req_decode(&r->m, &q) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
 	if (q.flags & SMB2_SESSION_FLAG_BINDING)
-		return STATUS_NOT_SUPPORTED; /* no multichannel */
+		return smb_sess_bind(r);
 	if (r->m.hdr.session_id == 0) {
 		for (s = c->sessions; s; s = s->next)
 			count++;
@@ -313,25 +419,45 @@ uint32_t smb_sess_setup(struct smb_req *r)
 	} else if (!s || s->logged_off) {
 		return STATUS_USER_SESSION_DELETED;
 	} else if (s->state == SMB_SESS_VALID) {
-		return STATUS_NOT_SUPPORTED; /* re-authentication is not done here */
+		/* re-authentication: only by who holds the session's key (a
+		 * request that is not signed with it changes nothing) */
+		if (!r->encrypted && (!(r->m.hdr.flags & SMB2_FLAGS_SIGNED) ||
+				      smb_crypto_verify(smb_dispatch_sign_alg(c), s->keys.signing, r->m.p, r->m.len) != AQ_OK))
+			return STATUS_ACCESS_DENIED;
+		was_valid = true;
 	}
 	r->sess = s;
 	r->rsp_session = s->id;
-	if (c->dialect == SMB2_DIALECT_311)
+	/* 3.1.1: the hash keys a new session; a re-authentication keeps its keys */
+	if (c->dialect == SMB2_DIALECT_311 && !was_valid)
 		smb_crypto_preauth_update(s->preauth, r->m.p, r->m.len);
 	if (smb_sess_token(q.blob, q.blob_len, &tok, &tlen, &raw) != AQ_OK || tlen < 12) {
 		status = STATUS_LOGON_FAILURE;
 	} else if (smb_wire_get_u32(tok + 8) == 1) {
 		s->raw_ntlmssp = raw;
+		s->reauth = was_valid;
 		status = smb_sess_challenge(r, s, tok, tlen);
-	} else if (smb_wire_get_u32(tok + 8) == 3 && s->state == SMB_SESS_NTLM_CHALLENGED) {
+	} else if (smb_wire_get_u32(tok + 8) == 3 && (was_valid ? s->reauth : s->state == SMB_SESS_NTLM_CHALLENGED)) {
 		status = smb_sess_auth(r, s, tok, tlen);
 	} else {
 		status = STATUS_LOGON_FAILURE;
 	}
-	if (status == STATUS_SUCCESS && q.previous_session_id && q.previous_session_id != s->id)
+	if (status == STATUS_SUCCESS && q.previous_session_id && q.previous_session_id != s->id && !was_valid)
 		smb_durable_prev_session(r, q.previous_session_id); /* a session reconnect (smb_durable.c) */
-	if (status != STATUS_SUCCESS && status != STATUS_MORE_PROCESSING_REQUIRED) {
+	if (was_valid && status == STATUS_ACCESS_DENIED) {
+		/* another user: refused, the session goes on as it was */
+		smb_sess_drop_ntlm(s);
+		s->reauth = false;
+		r->sign_rsp = true;
+		r->sign_sess = s;
+	} else if (was_valid && status != STATUS_SUCCESS && status != STATUS_MORE_PROCESSING_REQUIRED) {
+		/* a failed re-authentication ends the session (Samba, Windows):
+		 * the failure is signed with its key, what follows is
+		 * USER_SESSION_DELETED */
+		smb_sess_end(c, s);
+		r->sign_rsp = true;
+		r->sign_sess = s;
+	} else if (status != STATUS_SUCCESS && status != STATUS_MORE_PROCESSING_REQUIRED) {
 		/* a failed logon ends the session (its id is not reused) */
 		r->sess = NULL;
 		smb_sess_free(c, s);
@@ -346,12 +472,9 @@ uint32_t smb_sess_logoff(struct smb_req *r)
 	smb_wire_empty_rsp_encode(r->out);
 	/* its durable opens are kept for a reconnect (smb_durable.c); the
 	 * others close now, so requests waiting on them are answered before
-	 * the LOGOFF is (and signed while the session has its keys) */
-	smb_durable_sess_gone(r->c, r->sess);
-	smb_sess_close_opens(r->sess);
-	while (r->sess->trees)
-		smb_tree_free(r->sess, r->sess->trees);
-	r->sess->logged_off = true; /* freed once its response is sent (it signs it) */
+	 * the LOGOFF is (and signed while the session has its keys); the
+	 * session is freed once its response is sent (it signs it) */
+	smb_sess_end(r->c, r->sess);
 	r->sign_rsp = true;
 	r->sign_sess = r->sess;
 	return STATUS_SUCCESS;

@@ -59,6 +59,7 @@
 #define STATUS_NOT_SUPPORTED 0xC00000BBu
 #define STATUS_INVALID_OPLOCK_PROTOCOL 0xC00000E3u
 #define STATUS_REQUEST_NOT_ACCEPTED 0xC00000D0u
+#define STATUS_REQUEST_OUT_OF_SEQUENCE 0xC000042Au
 #define STATUS_NETWORK_NAME_DELETED 0xC00000C9u
 #define STATUS_BAD_NETWORK_NAME 0xC00000CCu
 #define STATUS_NOT_SAME_DEVICE 0xC00000D4u
@@ -191,6 +192,7 @@ struct smb_sess {
 	struct smb_open *opens;
 	time_t started;
 	bool logged_off;             /* LOGOFF answered: kept (keys only) to sign USER_SESSION_DELETED */
+	bool reauth;                 /* a re-authentication of the valid session is under way */
 };
 
 struct smb_conn {
@@ -299,6 +301,8 @@ int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len);
 /* Sign the message at [off, end) of out / wrap out in a transform and queue it, for s. */
 void smb_dispatch_sign(struct smb_conn *c, struct smb_sess *s, struct ut_buf *out, size_t off, size_t end);
 void smb_dispatch_send_encrypted(struct smb_conn *c, struct smb_sess *s, const struct ut_buf *out);
+/* The signing algorithm of c's dialect and negotiate contexts (SMB2_SIGNING_*). */
+uint16_t smb_dispatch_sign_alg(const struct smb_conn *c);
 /* smb_srv.c */
 /* Write what c has queued and re-arm its epoll events (a reply sent outside its frame). */
 void smb_conn_kick(struct smb_conn *c);

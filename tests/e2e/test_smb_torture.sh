@@ -50,9 +50,22 @@ OPLOCK_TESTS="$(printf 'smb2.oplock.%s ' exclusive1 exclusive2 exclusive5 batch1
 	delete_on_close1) $(printf 'smb2.durable-v2-open.%s ' open-lease reopen1 reopen2 persistent-open-oplock reopen1a)"
 # smb2.compound, smb2.read, smb2.ioctl and smb2.credits run whole (seconds each): compounds,
 # granted access, server-side copy (agent/smb/smb_copy.c), credits; their counts are in
-# agent/README.md. smb2.session runs by hand (its bind tests need multichannel).
+# agent/README.md.
+# smb2.session runs whole (seconds): re-authentication of a live session
+# (reauth1, reauth6; reauth2-5 re-authenticate as anonymous, which the agent
+# refuses by design), the refused binds of bind_negative_* with smbd's
+# statuses (the agent serves no multichannel: bind1, bind2 and
+# bind_invalid_auth skip, bind_negative_smb3signCtoH/HtoC expect a bind that
+# works), a malformed NTLMv2 response (ntlmssp_bug14932), signing and
+# encryption algorithms, reconnects (agent/smb/smb_sess.c).
+SESSION_TESTS="$(printf 'bind_negative_smb%s ' 202 210d 210s 2to3d 2to3s 3encGtoCd 3encGtoCs 3signC30toGd 3signC30toGs \
+	3signCtoGd 3signCtoGs 3signGtoC30d 3signGtoC30s 3signGtoCd 3signGtoCs 3signGtoH2Xd 3signGtoH2Xs 3signGtoHd \
+	3signGtoHs 3signH2XtoGd 3signH2XtoGs 3signHtoGd 3signHtoGs 3sneCtoGd 3sneCtoGs 3sneGtoCd 3sneGtoCs 3sneGtoHd \
+	3sneGtoHs 3sneHtoGd 3sneHtoGs 3to2d 3to2s 3to3d 3to3s) encryption-aes-128-ccm encryption-aes-128-gcm \
+	encryption-aes-256-ccm encryption-aes-256-gcm ntlmssp_bug14932 reauth1 reauth6 reconnect1 reconnect2 \
+	signing-aes-128-cmac signing-aes-128-gmac signing-hmac-sha-256 two_logoff"
 SUITES=${SMB_TORTURE_SUITES:-"smb2.connect smb2.lock smb2.sharemode smb2.create smb2.rw smb2.dir smb2.getinfo \
-smb2.compound smb2.read smb2.ioctl smb2.credits $(printf 'smb2.notify.%s ' $NOTIFY_TESTS) $OPLOCK_TESTS"}
+smb2.compound smb2.read smb2.ioctl smb2.credits $(printf 'smb2.notify.%s ' $NOTIFY_TESTS) $OPLOCK_TESTS smb2.session"}
 CLAIMED="
 smb2.connect.connect
 smb2.lock.valid-request
@@ -106,6 +119,7 @@ $(printf 'smb2.ioctl.copy_chunk_%s\n' simple multi tiny overwrite append limits 
 	across_shares across_shares2 across_shares3)
 $(printf 'smb2.notify.%s\n' $NOTIFY_TESTS)
 $(printf '%s\n' $OPLOCK_TESTS)
+$(printf 'smb2.session.%s\n' $SESSION_TESTS)
 "
 
 D=$AQ_TMP/srv

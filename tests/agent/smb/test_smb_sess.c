@@ -1,0 +1,384 @@
+/* test_smb_sess: SESSION_SETUP on a session that exists (agent/smb/smb_sess.c,
+ * issue 18), driven through smb_dispatch_frame with a real NTLMv2 exchange
+ * (bare NTLMSSP, as the Linux client sends it) computed here from the
+ * user's password:
+ * - re-authentication (MS-SMB2 3.3.5.5.3): the same user keeps the session,
+ *   its tree and its signing key (the answers and a later request verify
+ *   with the old key); another user is refused (ACCESS_DENIED) and the
+ *   session goes on; a wrong password ends it (LOGON_FAILURE, signed, then
+ *   USER_SESSION_DELETED); an unsigned re-authentication changes nothing;
+ *   a malformed NTLMv2 response is INVALID_PARAMETER whether the user exists;
+ * - binding (SMB2_SESSION_FLAG_BINDING) from a second connection: refused
+ *   with the status smbd gives for each fault (dialect before 3.0, another
+ *   dialect or cipher, GMAC on one side only, unsigned, bad signature,
+ *   unknown session, another ClientGuid) and REQUEST_NOT_ACCEPTED for a
+ *   well-formed one (no multichannel), the refusal signed with the
+ *   session's key and algorithm.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "agent/smb/smb_ntlm.h"
+#include "api/api_error.h"
+#include "tests/agent/smb/smb_harness.h"
+#include "tests/lib/aqt_store.h"
+
+/* the harness's session key (smb_harness.c) */
+static const uint8_t key7[16] = { 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7 };
+
+static struct aqt_store ts;
+static struct smb_srv *srv;
+static struct smbt_conn tc;
+
+static void users_up(void)
+{
+	struct smb_srv_user u[2] = { { .project = "acme", .name = "alice", .uid = 1001, .gid = 1001 },
+				     { .project = "acme", .name = "bob", .uid = 1002, .gid = 1002 } };
+
+	ck_assert_int_eq(smb_ntlm_nt_hash("Secret-1", u[0].nt_hash), AQ_OK);
+	ck_assert_int_eq(smb_ntlm_nt_hash("Secret-2", u[1].nt_hash), AQ_OK);
+	ck_assert_int_eq(smb_srv_set_config(srv, NULL, 0, u, 2), 0);
+}
+
+static void setup(void)
+{
+	smbt_store_up(&ts, &srv);
+	users_up();
+	smbt_conn_new(&tc, srv, 1, 0);
+	snprintf(tc.s->user.project, sizeof(tc.s->user.project), "acme");
+	snprintf(tc.s->user.name, sizeof(tc.s->user.name), "alice");
+	tc.s->user.uid = tc.s->cred.uid = 1001;
+}
+
+static void teardown(void)
+{
+	smbt_srv_free(srv);
+	aqt_store_cleanup(&ts);
+}
+
+/* One SESSION_SETUP on c for session sid (flags: SMB2_SESSION_FLAG_*),
+ * signed with key by alg unless key is NULL, blob as its security buffer. */
+static void send_setup(struct smb_conn *c, uint64_t mid, uint64_t sid, uint8_t flags, uint16_t alg,
+		       const uint8_t *key, const uint8_t *blob, size_t blen)
+{
+	struct smb_wire_hdr h = { .command = SMB2_SESSION_SETUP, .message_id = mid, .session_id = sid,
+				  .credit_charge = 1, .credits = 1 };
+	uint8_t frame[2048], sig[16];
+	struct ut_buf b;
+	size_t n = SMB2_HDR_LEN + 24 + blen;
+
+	ck_assert_uint_le(n, sizeof(frame));
+	if (key)
+		h.flags = SMB2_FLAGS_SIGNED;
+	ut_buf_init(&b, SMB2_HDR_LEN);
+	smb_wire_hdr_encode(&b, &h);
+	ck_assert_int_eq(b.err, AQ_OK);
+	memcpy(frame, ut_buf_bytes(&b), SMB2_HDR_LEN);
+	ut_buf_cleanup(&b);
+	memset(frame + SMB2_HDR_LEN, 0, 24);
+	smbt_put16(frame + 64, 25);
+	frame[66] = flags;
+	frame[67] = SMB2_NEGOTIATE_SIGNING_ENABLED;
+	smbt_put16(frame + 64 + 12, SMB2_HDR_LEN + 24);
+	smbt_put16(frame + 64 + 14, (uint16_t)blen);
+	memcpy(frame + SMB2_HDR_LEN + 24, blob, blen);
+	memset(frame + SMB2_SIG_OFF, 0, 16);
+	if (key) {
+		ck_assert_int_eq(smb_crypto_sign(alg, key, frame, n, sig), AQ_OK);
+		memcpy(frame + SMB2_SIG_OFF, sig, 16);
+	}
+	smb_dispatch_frame(c, frame, n);
+	smb_conn_kick(c);
+}
+
+/* The answer waiting on peer: its header, body in buf; whether it verifies with key by alg. */
+static size_t recv_one(int peer, uint8_t *buf, size_t cap, struct smb_wire_hdr *h, uint16_t alg,
+		       const uint8_t *key, bool *sig_ok)
+{
+	uint8_t pfx[4];
+	size_t len;
+
+	ck_assert_int_eq(recv(peer, pfx, 4, 0), 4);
+	len = (size_t)pfx[1] << 16 | (size_t)pfx[2] << 8 | pfx[3];
+	ck_assert_uint_le(len, cap);
+	ck_assert_int_eq(recv(peer, buf, len, 0), (ssize_t)len);
+	ck_assert_int_eq(smb_wire_hdr_decode(buf, len, h), AQ_OK);
+	*sig_ok = (h->flags & SMB2_FLAGS_SIGNED) && smb_crypto_verify(alg, key, buf, len) == AQ_OK;
+	return len;
+}
+
+static void put_field(uint8_t *msg, size_t at, size_t *pay, const uint8_t *v, size_t n)
+{
+	smbt_put16(msg + at, (uint16_t)n);
+	smbt_put16(msg + at + 2, (uint16_t)n);
+	smbt_put32(msg + at + 4, (uint32_t)*pay);
+	memcpy(msg + *pay, v, n);
+	*pay += n;
+}
+
+static size_t utf16(const char *s, uint8_t *out)
+{
+	size_t n = 0;
+
+	for (; *s; s++) {
+		out[n++] = (uint8_t)*s;
+		out[n++] = 0;
+	}
+	return n;
+}
+
+/* The whole NTLMv2 exchange on session sid of c as user/password: the
+ * status the server answers the AUTHENTICATE with. Both legs signed with
+ * key7 (HMAC-SHA256) unless unsigned. */
+static uint32_t ntlm_logon2(struct smb_conn *c, int peer, uint64_t *mid, uint64_t sid, const char *user,
+			    const char *password, bool sign, bool malformed)
+{
+	static const uint8_t neg_tpl[32] = { 'N', 'T', 'L', 'M', 'S', 'S', 'P', 0, 1, 0, 0, 0 };
+	uint8_t neg[32], rsp[4096], auth[1024], nt[512], hash[16], owf[16], proof[16], uname[64];
+	struct smb_wire_hdr h;
+	size_t len, ulen, tlen, toff, boff, pay = 64, ntlen;
+	unsigned plen = 16;
+	bool ok;
+
+	memcpy(neg, neg_tpl, sizeof(neg));
+	smbt_put32(neg + 12, NTLMSSP_NEGOTIATE_UNICODE | NTLMSSP_NEGOTIATE_NTLM | NTLMSSP_NEGOTIATE_EXTENDED_SESSIONSECURITY |
+				     NTLMSSP_NEGOTIATE_128 | NTLMSSP_NEGOTIATE_SIGN);
+	send_setup(c, (*mid)++, sid, 0, SMB2_SIGNING_HMAC_SHA256, sign ? key7 : NULL, neg, sizeof(neg));
+	len = recv_one(peer, rsp, sizeof(rsp), &h, SMB2_SIGNING_HMAC_SHA256, key7, &ok);
+	if (h.status != STATUS_MORE_PROCESSING_REQUIRED)
+		return h.status;
+	/* the CHALLENGE_MESSAGE, bare, as the security buffer of the answer */
+	boff = smb_wire_get_u16(rsp + 64 + 4);
+	ck_assert_uint_le(boff + 48, len);
+	ck_assert_int_eq(memcmp(rsp + boff, "NTLMSSP", 8), 0);
+	tlen = smb_wire_get_u16(rsp + boff + 40);
+	toff = smb_wire_get_u32(rsp + boff + 44);
+	ck_assert_uint_le(boff + toff + tlen, len);
+	/* NtChallengeResponse: NTProofStr || 01 01 0000 0000 time client-challenge 0 AV-pairs 0 */
+	memset(nt, 0, sizeof(nt));
+	nt[16] = nt[17] = 1;
+	smbt_put64(nt + 16 + 8, smb_filetime_now());
+	memset(nt + 16 + 16, 0x5A, 8);
+	ck_assert_uint_le(16 + 28 + tlen + 4, sizeof(nt));
+	memcpy(nt + 16 + 28, rsp + boff + toff, tlen);
+	if (malformed) /* the first AV pair says it runs past the blob (smbtorture's ntlmssp_bug14932) */
+		smbt_put16(nt + 16 + 28 + 2, 0x4000);
+	ntlen = 16 + 28 + tlen + 4;
+	ck_assert_int_eq(smb_ntlm_nt_hash(password, hash), AQ_OK);
+	ulen = utf16(user, uname);
+	ck_assert_int_eq(smb_ntlm_ntowfv2(hash, uname, ulen, NULL, 0, owf), AQ_OK);
+	{
+		uint8_t m[600];
+
+		memcpy(m, rsp + boff + 24, 8); /* the server's challenge */
+		memcpy(m + 8, nt + 16, ntlen - 16);
+		ck_assert_ptr_nonnull(HMAC(EVP_md5(), owf, 16, m, 8 + ntlen - 16, proof, &plen));
+	}
+	memcpy(nt, proof, 16);
+	memset(auth, 0, sizeof(auth));
+	memcpy(auth, "NTLMSSP", 8);
+	auth[8] = 3;
+	put_field(auth, 12, &pay, (const uint8_t[24]){ 0 }, 24); /* LmChallengeResponse, ignored */
+	put_field(auth, 20, &pay, nt, ntlen);
+	put_field(auth, 28, &pay, (const uint8_t *)"", 0);
+	put_field(auth, 36, &pay, uname, ulen);
+	put_field(auth, 44, &pay, (const uint8_t *)"", 0);
+	put_field(auth, 52, &pay, (const uint8_t *)"", 0);
+	smbt_put32(auth + 60, NTLMSSP_NEGOTIATE_UNICODE | NTLMSSP_NEGOTIATE_NTLM |
+				      NTLMSSP_NEGOTIATE_EXTENDED_SESSIONSECURITY | NTLMSSP_NEGOTIATE_128 |
+				      NTLMSSP_NEGOTIATE_SIGN);
+	send_setup(c, (*mid)++, sid, 0, SMB2_SIGNING_HMAC_SHA256, sign ? key7 : NULL, auth, pay);
+	recv_one(peer, rsp, sizeof(rsp), &h, SMB2_SIGNING_HMAC_SHA256, key7, &ok);
+	/* whatever the outcome on a live session, the answer is signed with its key */
+	ck_assert_msg(ok, "the answer to a re-authentication verifies with the session's key");
+	return h.status;
+}
+
+static uint32_t ntlm_logon(struct smb_conn *c, int peer, uint64_t *mid, uint64_t sid, const char *user,
+			   const char *password, bool sign)
+{
+	return ntlm_logon2(c, peer, mid, sid, user, password, sign, false);
+}
+
+/* A FLUSH of a FileId that is not open, signed with key7: FILE_CLOSED
+ * while the session lives (and its key verifies), else its status. */
+static uint32_t probe(struct smbt_conn *t)
+{
+	uint8_t body[24] = { 24 }, buf[512];
+	struct smb_wire_hdr h = { .command = SMB2_FLUSH, .message_id = t->mid++, .tree_id = 1 }; /* t->t may be gone */
+	size_t len;
+	bool ok;
+
+	smbt_put64(body + 8, 99);
+	smbt_put64(body + 16, 99);
+	smbt_send(t, &h, body, sizeof(body));
+	ck_assert_int_eq(smbt_recv(t, buf, sizeof(buf), &len, &h, &ok), 1);
+	if (h.status == STATUS_FILE_CLOSED)
+		ck_assert(ok);
+	return h.status;
+}
+
+START_TEST(test_reauth_same_user)
+{
+	struct smb_sess *s = tc.s;
+
+	ck_assert_uint_eq(probe(&tc), STATUS_FILE_CLOSED);
+	ck_assert_uint_eq(ntlm_logon(tc.c, tc.peer, &tc.mid, s->id, "alice", "Secret-1", true), STATUS_SUCCESS);
+	/* the same session, tree and key (the probe signs with the old one) */
+	ck_assert_ptr_eq(tc.c->sessions, s);
+	ck_assert_ptr_eq(s->trees, tc.t);
+	ck_assert_int_eq(memcmp(s->keys.signing, key7, 16), 0);
+	ck_assert(!s->reauth);
+	ck_assert_uint_eq(probe(&tc), STATUS_FILE_CLOSED);
+	/* and again */
+	ck_assert_uint_eq(ntlm_logon(tc.c, tc.peer, &tc.mid, s->id, "ALICE", "Secret-1", true), STATUS_SUCCESS);
+	ck_assert_uint_eq(probe(&tc), STATUS_FILE_CLOSED);
+}
+END_TEST
+
+START_TEST(test_reauth_other_user)
+{
+	ck_assert_uint_eq(ntlm_logon(tc.c, tc.peer, &tc.mid, tc.s->id, "bob", "Secret-2", true), STATUS_ACCESS_DENIED);
+	/* still alice's, still usable with its key */
+	ck_assert_str_eq(tc.s->user.name, "alice");
+	ck_assert_uint_eq(tc.s->cred.uid, 1001);
+	ck_assert(!tc.s->logged_off && !tc.s->reauth);
+	ck_assert_uint_eq(probe(&tc), STATUS_FILE_CLOSED);
+}
+END_TEST
+
+START_TEST(test_reauth_wrong_password)
+{
+	ck_assert_uint_eq(ntlm_logon(tc.c, tc.peer, &tc.mid, tc.s->id, "alice", "Secret-9", true), STATUS_LOGON_FAILURE);
+	ck_assert(tc.s->logged_off);
+	ck_assert_ptr_null(tc.s->trees);
+	ck_assert_uint_eq(probe(&tc), STATUS_USER_SESSION_DELETED);
+}
+END_TEST
+
+START_TEST(test_auth_malformed)
+{
+	/* INVALID_PARAMETER, for a user that exists or not, and the
+	 * re-authentication failed: the session ends */
+	ck_assert_uint_eq(ntlm_logon2(tc.c, tc.peer, &tc.mid, tc.s->id, _i ? "nobody" : "alice", "Secret-1", true, true),
+			  STATUS_INVALID_PARAMETER);
+	ck_assert(tc.s->logged_off);
+}
+END_TEST
+
+START_TEST(test_reauth_unsigned)
+{
+	uint8_t neg[32] = { 'N', 'T', 'L', 'M', 'S', 'S', 'P', 0, 1 }, buf[512];
+	struct smb_wire_hdr h;
+	bool ok;
+
+	smbt_put32(neg + 12, NTLMSSP_NEGOTIATE_UNICODE | NTLMSSP_NEGOTIATE_NTLM);
+	send_setup(tc.c, tc.mid++, tc.s->id, 0, 0, NULL, neg, sizeof(neg));
+	recv_one(tc.peer, buf, sizeof(buf), &h, SMB2_SIGNING_HMAC_SHA256, key7, &ok);
+	ck_assert_uint_eq(h.status, STATUS_ACCESS_DENIED);
+	ck_assert(!tc.s->reauth && tc.s->state == SMB_SESS_VALID && !tc.s->logged_off);
+	ck_assert_uint_eq(probe(&tc), STATUS_FILE_CLOSED);
+}
+END_TEST
+
+/* A second connection's bind of tc's session: the status, and whether the
+ * answer verifies with the session's key by its algorithm. */
+static uint32_t try_bind(struct smbt_conn *t2, uint64_t sid, uint16_t alg, const uint8_t *key, bool *sig_ok)
+{
+	uint8_t neg[32] = { 'N', 'T', 'L', 'M', 'S', 'S', 'P', 0, 1 }, buf[512];
+	struct smb_wire_hdr h;
+
+	smbt_put32(neg + 12, NTLMSSP_NEGOTIATE_UNICODE | NTLMSSP_NEGOTIATE_NTLM);
+	send_setup(t2->c, t2->mid++, sid, SMB2_SESSION_FLAG_BINDING, alg, key, neg, sizeof(neg));
+	recv_one(t2->peer, buf, sizeof(buf), &h, smb_dispatch_sign_alg(tc.c), key7, sig_ok);
+	ck_assert_uint_eq(h.session_id, sid);
+	return h.status;
+}
+
+static void dialects(struct smb_conn *c, uint16_t dialect, uint16_t signing, uint16_t cipher)
+{
+	c->dialect = dialect;
+	c->signing = signing;
+	c->cipher = cipher;
+}
+
+START_TEST(test_bind_refused)
+{
+	struct smbt_conn t2;
+	uint16_t cmac = SMB2_SIGNING_AES_CMAC;
+	bool ok;
+
+	smbt_conn_new(&t2, srv, 2, 0);
+	/* 2.1 on both: binding is 3.x */
+	ck_assert_uint_eq(try_bind(&t2, tc.s->id, SMB2_SIGNING_HMAC_SHA256, key7, &ok), STATUS_REQUEST_NOT_ACCEPTED);
+	ck_assert_msg(ok, "a refused bind is signed with the session's key");
+	/* 3.0 on both, the same ClientGuid: well-formed, refused (no multichannel) */
+	dialects(tc.c, SMB2_DIALECT_300, SMB_WIRE_NONE, SMB_WIRE_NONE);
+	dialects(t2.c, SMB2_DIALECT_300, SMB_WIRE_NONE, SMB_WIRE_NONE);
+	ck_assert_uint_eq(try_bind(&t2, tc.s->id, cmac, key7, &ok), STATUS_REQUEST_NOT_ACCEPTED);
+	ck_assert(ok);
+	/* another ClientGuid */
+	t2.c->client_guid[0] = 1;
+	ck_assert_uint_eq(try_bind(&t2, tc.s->id, cmac, key7, &ok), STATUS_USER_SESSION_DELETED);
+	t2.c->client_guid[0] = 0;
+	/* an unknown session */
+	ck_assert_uint_eq(try_bind(&t2, tc.s->id + 77, cmac, key7, &ok), STATUS_USER_SESSION_DELETED);
+	/* not signed, or signed with another key */
+	ck_assert_uint_eq(try_bind(&t2, tc.s->id, cmac, NULL, &ok), STATUS_INVALID_PARAMETER);
+	ck_assert_uint_eq(try_bind(&t2, tc.s->id, cmac, (const uint8_t[16]){ 1 }, &ok), STATUS_ACCESS_DENIED);
+	/* the binding connection on 2.1, on 3.1.1, with another cipher */
+	dialects(t2.c, SMB2_DIALECT_210, SMB_WIRE_NONE, SMB_WIRE_NONE);
+	ck_assert_uint_eq(try_bind(&t2, tc.s->id, cmac, key7, &ok), STATUS_REQUEST_NOT_ACCEPTED);
+	dialects(t2.c, SMB2_DIALECT_311, SMB2_SIGNING_AES_CMAC, SMB_WIRE_NONE);
+	ck_assert_uint_eq(try_bind(&t2, tc.s->id, cmac, key7, &ok), STATUS_INVALID_PARAMETER);
+	dialects(t2.c, SMB2_DIALECT_300, SMB_WIRE_NONE, SMB2_ENCRYPTION_AES128_CCM);
+	ck_assert_uint_eq(try_bind(&t2, tc.s->id, cmac, key7, &ok), STATUS_INVALID_PARAMETER);
+	/* GMAC on one side only (smbd's order: before the dialect) */
+	dialects(tc.c, SMB2_DIALECT_311, SMB2_SIGNING_AES_GMAC, SMB_WIRE_NONE);
+	dialects(t2.c, SMB2_DIALECT_311, SMB2_SIGNING_AES_CMAC, SMB_WIRE_NONE);
+	ck_assert_uint_eq(try_bind(&t2, tc.s->id, SMB2_SIGNING_AES_GMAC, key7, &ok), STATUS_REQUEST_OUT_OF_SEQUENCE);
+	ck_assert_msg(ok, "signed with the session's algorithm (GMAC)");
+	dialects(tc.c, SMB2_DIALECT_311, SMB2_SIGNING_AES_CMAC, SMB_WIRE_NONE);
+	dialects(t2.c, SMB2_DIALECT_311, SMB2_SIGNING_AES_GMAC, SMB_WIRE_NONE);
+	ck_assert_uint_eq(try_bind(&t2, tc.s->id, cmac, key7, &ok), STATUS_NOT_SUPPORTED);
+	ck_assert(ok);
+	/* none of it touched the session */
+	ck_assert(tc.s->state == SMB_SESS_VALID && !tc.s->logged_off);
+	ck_assert_ptr_eq(tc.s->conn, tc.c);
+	ck_assert_int_eq(memcmp(tc.s->keys.signing, key7, 16), 0);
+}
+END_TEST
+
+static Suite *smb_sess_suite(void)
+{
+	Suite *s = suite_create("smb_sess");
+	TCase *tr = tcase_create("reauth"), *tb = tcase_create("bind");
+
+	tcase_add_checked_fixture(tr, setup, teardown);
+	tcase_add_test(tr, test_reauth_same_user);
+	tcase_add_test(tr, test_reauth_other_user);
+	tcase_add_test(tr, test_reauth_wrong_password);
+	tcase_add_test(tr, test_reauth_unsigned);
+	tcase_add_loop_test(tr, test_auth_malformed, 0, 2);
+	suite_add_tcase(s, tr);
+	tcase_add_checked_fixture(tb, setup, teardown);
+	tcase_add_test(tb, test_bind_refused);
+	suite_add_tcase(s, tb);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(smb_sess_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
