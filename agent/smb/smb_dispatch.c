@@ -317,7 +317,13 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 		c->closing = true;
 		return;
 	}
-	ut_buf_init(&out, SMB_WIRE_FRAME_MAX);
+	/* the connection's kept room (taken: a nested dispatch gets its own) */
+	out = c->rsp;
+	c->rsp = (struct ut_buf){ 0 };
+	if (out.p)
+		ut_buf_reset(&out);
+	else
+		ut_buf_init(&out, SMB_WIRE_FRAME_MAX);
 	smb_wire_chain_init(&ch, frame, len);
 	while ((rc = smb_wire_chain_next(&ch, &m)) == 1 && n < 64) {
 		bool rel = (m.hdr.flags & SMB2_FLAGS_RELATED_OPERATIONS) != 0;
@@ -393,7 +399,10 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 		}
 	}
 out:
-	ut_buf_cleanup(&out);
+	if (!c->closing && !c->freeing && !c->rsp.p)
+		c->rsp = out; /* kept for the next reply */
+	else
+		ut_buf_cleanup(&out);
 	free(plain);
 }
 

@@ -19,6 +19,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -133,8 +134,13 @@ static void smb_conn_update(struct smb_conn *c)
 	bool reading = !c->is_parked && c->out_len - c->out_off < SMB_SRV_OUT_PAUSE && !c->closing;
 
 	ev.events = (reading ? EPOLLIN : 0u) | (c->out_len > c->out_off ? EPOLLOUT : 0u) | EPOLLRDHUP;
-	epoll_ctl(c->srv->epfd, EPOLL_CTL_MOD, c->fd, &ev);
 	c->reading = reading;
+	/* unchanged (a READ answered whole, the socket still readable): no
+	 * syscall per request */
+	if (c->ev_set && c->ev_mask == ev.events)
+		return;
+	c->ev_set = epoll_ctl(c->srv->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0;
+	c->ev_mask = ev.events;
 }
 
 void smb_conn_free(struct smb_conn *c)
@@ -168,17 +174,45 @@ void smb_conn_free(struct smb_conn *c)
 	free(c->frame);
 	free(c->parked);
 	free(c->out);
+	ut_buf_cleanup(&c->rsp);
 	free(c);
 }
 
-/* Append one direct-TCP frame (length prefix and payload). */
+/* Append one direct-TCP frame (length prefix and payload). With nothing
+ * queued before it, the socket gets it at once from the caller's buffer
+ * (one sendmsg, no copy: a 1 MiB READ's reply is not copied into c->out
+ * nor c->out grown to hold it); only what the socket does not take now is
+ * queued. */
 void smb_conn_send(struct smb_conn *c, const uint8_t *payload, size_t len)
 {
-	size_t need;
+	uint8_t pfx[4] = { 0, (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len };
+	size_t need, sent = 0;
 
 	if (c->out_off && c->out_off == c->out_len)
 		c->out_off = c->out_len = 0;
-	need = c->out_len + 4 + len;
+	if (c->out_len == 0 && !c->closing) {
+		struct iovec iov[2] = { { pfx, 4 }, { (void *)(uintptr_t)payload, len } };
+		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+		ssize_t n;
+
+		do
+			n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+			c->closing = true;
+			return;
+		}
+		sent = n > 0 ? (size_t)n : 0;
+		if (sent == 4 + len)
+			return;
+	}
+	if (sent < 4) { /* the prefix, or what the socket left of it */
+		need = c->out_len + 4 - sent + len;
+	} else {
+		payload += sent - 4;
+		len -= sent - 4;
+		need = c->out_len + len;
+	}
 	if (need > c->out_cap) {
 		size_t cap = c->out_cap ? c->out_cap : 65536;
 		uint8_t *p;
@@ -192,12 +226,12 @@ void smb_conn_send(struct smb_conn *c, const uint8_t *payload, size_t len)
 		c->out = p;
 		c->out_cap = cap;
 	}
-	c->out[c->out_len] = 0;
-	c->out[c->out_len + 1] = (uint8_t)(len >> 16);
-	c->out[c->out_len + 2] = (uint8_t)(len >> 8);
-	c->out[c->out_len + 3] = (uint8_t)len;
-	memcpy(c->out + c->out_len + 4, payload, len);
-	c->out_len += 4 + len;
+	if (sent < 4) {
+		memcpy(c->out + c->out_len, pfx + sent, 4 - sent);
+		c->out_len += 4 - sent;
+	}
+	memcpy(c->out + c->out_len, payload, len);
+	c->out_len += len;
 }
 
 /* Write what the socket takes now. -1: the connection is gone. */
@@ -214,14 +248,8 @@ static int smb_conn_flush(struct smb_conn *c)
 			return -1;
 		c->out_off += (size_t)n;
 	}
-	if (c->out_off == c->out_len) {
+	if (c->out_off == c->out_len) /* its room stays for the next replies (the sweep gives it back) */
 		c->out_off = c->out_len = 0;
-		if (c->out_cap > (1u << 20)) { /* give a big reply's room back */
-			free(c->out);
-			c->out = NULL;
-			c->out_cap = 0;
-		}
-	}
 	return 0;
 }
 
@@ -403,6 +431,15 @@ static void smb_srv_sweep(struct smb_srv *srv)
 		n = c->next;
 		if (c->is_parked)
 			continue;
+		if (now - c->last >= SMB_SRV_RSP_IDLE_S) { /* idle: give the rooms of big replies back */
+			ut_buf_cleanup(&c->rsp);
+			if (c->out_len == c->out_off && c->out_cap > (1u << 20)) {
+				free(c->out);
+				c->out = NULL;
+				c->out_cap = 0;
+				c->out_off = c->out_len = 0;
+			}
+		}
 		if ((!c->authed && now - c->accepted > SMB_SRV_SETUP_S) ||
 		    (now - c->last > SMB_SRV_IDLE_S && c->out_len == c->out_off && !c->npending)) {
 			UT_INFO("smb_srv", NULL, "%s: connection closed (%s)", c->peer, c->authed ? "idle" : "set-up timeout");

@@ -2,7 +2,14 @@
  * libaqsmb.a: direct TCP on one port, one epoll thread that reassembles
  * frames, runs each request against the volume store (agent/vol/vol.h) and
  * queues the reply, never blocking on a socket (a slow or silent client
- * stalls only its own connection).
+ * stalls only its own connection). A reply goes to the socket at once from
+ * the buffer it was built in when nothing is queued before it (one
+ * sendmsg, no copy); only what the socket does not take is queued. A busy
+ * connection keeps the room of its last reply and of its output queue for
+ * the next ones (a stream of 8 MiB READs reuses its pages instead of
+ * faulting in fresh ones at every READ) and gives it back after
+ * SMB_SRV_RSP_IDLE_S idle seconds; epoll is asked again only when the
+ * events a connection waits for change.
  *
  * The server is a front end of a store it is handed (as nfs_srv is): the
  * caller creates the store, sets its exports, and gives the server the SMB

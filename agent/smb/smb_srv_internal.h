@@ -97,6 +97,7 @@
 #define SMB_ASYNC_PER_CONN 64u     /* requests waiting (STATUS_PENDING) per connection */
 #define SMB_ASYNC_NODE_MAX 1024u   /* and per node */
 #define SMB_SESS_GONE_KEEP 4u      /* logged-off sessions kept per connection */
+#define SMB_SRV_RSP_IDLE_S 2 /* idle seconds after which a connection gives its reply room back */
 #define SMB_SRV_OUT_PAUSE (32u << 20) /* queued reply bytes past which reading pauses */
 
 struct smb_async;
@@ -216,6 +217,13 @@ struct smb_conn {
 	uint8_t *out;
 	size_t out_len, out_off, out_cap;
 	bool want_out, reading;
+	uint32_t ev_mask;            /* the epoll events asked for (ev_set: asked at all) */
+	bool ev_set;
+	/* the room of the last reply, kept for the next one while the
+	 * connection is busy (smb_dispatch_frame; the sweep frees it after
+	 * SMB_SRV_RSP_IDLE_S idle): a stream of READs writes into pages it
+	 * has, not into fresh ones that fault in at every READ */
+	struct ut_buf rsp;
 	/* protocol */
 	bool negotiated;
 	uint16_t dialect;

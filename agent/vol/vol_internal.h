@@ -224,6 +224,12 @@ void vol_ra_note(struct vol_obj *dir, const char *nm, const struct vol_obj *file
 void vol_ra_read(struct vol_obj *obj, int fd, uint64_t off, uint64_t n);
 /* ino of e changed or went (write, truncate, remove, rename): forget it. */
 void vol_ra_forget(struct vol_export *e, uint64_t ino);
+/* A client READ of [off, off + len) of obj goes to the tier now: prefetch
+ * gives way (VOL_RA_DEMAND_SHARE), skips what the READ asks for, and a
+ * chunk of it that a worker reads now is waited for (joined, not read a
+ * second time). Every begin has its end once the read is done. */
+void vol_ra_demand_begin(struct vol_obj *obj, uint64_t off, uint64_t len);
+void vol_ra_demand_end(struct vol_obj *obj);
 
 /* vol_io.c */
 pthread_mutex_t *vol_lock_of(struct vol_obj *obj);

@@ -265,8 +265,11 @@ static int read_at(struct vol_obj *obj, const struct vol_cred *cred, uint64_t of
 				     ? s->tier->snap_read(s->tier_arg, obj->exp->cfg.fsid, snap, fd, &obj->st, off, buf,
 							  want, &g)
 				     : 1;
-		else
+		else {
+			vol_ra_demand_begin(obj, off, want);
 			rc = s->tier->read(s->tier_arg, obj->exp->cfg.fsid, fd, &obj->st, off, buf, want, &g, swap);
+			vol_ra_demand_end(obj);
+		}
 		if (rc <= 0) {
 			if (rc == 0) {
 				*got = g;

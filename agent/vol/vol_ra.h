@@ -12,12 +12,22 @@
  * cache entry carries its run, how many files of its stream were
  * prefetched in a row up to it (a file nothing predicted: 0). A READ that
  * triggers asks for run + 1 files, at most depthFiles, and the files it
- * adds get run + 1. A file of run 0 triggers only once a READ reaches its
- * end (not from its start): a film's first frame, which nothing could
- * prefetch, has the store to itself. A film's first frame asks for one file, the next for
- * two, ...: the prefetch grows with what the client plays, so the start of
- * a film does not put depthFiles files in front of its own first frames at
- * the store; in a steady play each frame adds one file at the far end.
+ * adds get run + 1. A READ triggers when it starts at offset 0 (the file
+ * is opened) or reaches the file's end: the next frame's prefetch starts
+ * while frame N is read, not after it. A film's first frame asks for one
+ * file, the next for two, ...: the prefetch grows with what the client
+ * plays; in a steady play each frame adds one file at the far end.
+ *
+ * Demand first (vol_ra_demand_begin, around every client READ that goes
+ * to the tier's read hook): while client READs are at the tier, at most
+ * VOL_RA_DEMAND_SHARE prefetch reads of cold chunks start there (the
+ * others wait in the pool's queue, which is the only queue: there is no
+ * second pool), so a READ of a file nothing prefetched (a film's first
+ * frame) does not wait at the store behind the prefetch of later frames.
+ * A client READ that overlaps a chunk a worker reads now waits for it and
+ * then reads what it brought (joins it: no second GET). A chunk a client
+ * READ asked for after the job was queued is not fetched by the job (the
+ * client has it, or reads it now); the job goes on with its next file.
  * A file read whole that a prediction names again is a replay: its entry
  * is forgotten and the file fetched again.
  *
@@ -81,6 +91,7 @@
 #define VOL_RA_VOLUME_BYTES (256ull << 20)  /* ... and per volume */
 #define VOL_RA_WORKERS 4                    /* default prefetch workers per node */
 #define VOL_RA_WORKERS_MAX 32
+#define VOL_RA_DEMAND_SHARE 1               /* cold prefetch reads at the tier while clients read there */
 
 /* The successor of name's counter in base 10 or 16 (upper: hex letters in
  * upper case when the run has none to copy) into out (cap bytes): 0, or

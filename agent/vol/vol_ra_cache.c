@@ -165,7 +165,7 @@ struct ra_file *vol_ra_file_slot(struct vol_ra *ra)
 
 /* ---- the hooks of the store's paths ---- */
 
-static size_t ra_name_slot(uint64_t fsid, uint64_t ino)
+size_t vol_ra_name_slot(uint64_t fsid, uint64_t ino)
 {
 	return (size_t)((ino * 0x9e3779b97f4a7c15ull) ^ fsid) % RA_NAMES;
 }
@@ -181,7 +181,9 @@ void vol_ra_note(struct vol_obj *dir, const char *nm, const struct vol_obj *file
 	    len > VOL_RA_NAME_MAX || vol_fh_make(dir->exp->store, dir, &fh) != 0)
 		return;
 	pthread_mutex_lock(&ra->mu);
-	r = &ra->names[ra_name_slot(dir->exp->cfg.fsid, (uint64_t)file->st.st_ino)];
+	r = &ra->names[vol_ra_name_slot(dir->exp->cfg.fsid, (uint64_t)file->st.st_ino)];
+	if (!r->valid || r->fsid != dir->exp->cfg.fsid || r->ino != (uint64_t)file->st.st_ino)
+		r->dem_end = r->dem_tick = 0; /* another file: nothing of it was asked for */
 	r->valid = true;
 	r->fsid = dir->exp->cfg.fsid;
 	r->ino = (uint64_t)file->st.st_ino;
@@ -226,14 +228,13 @@ void vol_ra_read(struct vol_obj *obj, int fd, uint64_t off, uint64_t n)
 		/* read whole, it holds nothing unread (no cap counts it) but stays
 		 * known, so a later trigger does not fetch it again */
 	}
-	r = &ra->names[ra_name_slot(fsid, ino)];
-	/* a read from the start, or to the end: the next files are due, as
-	 * many as the stream has shown it plays (ra_depth). A file nothing
-	 * prefetched (a film's first frame) starts the prefetch only once it
-	 * is read to its end: its own READs, which no prefetch can help, go
-	 * to the store (or the disk) alone, not behind the next file's. */
-	if ((off + n >= (uint64_t)obj->st.st_size || (off == 0 && (f || !ra->ramp))) && r->valid && r->fsid == fsid &&
-	    r->ino == ino)
+	r = &ra->names[vol_ra_name_slot(fsid, ino)];
+	/* a read from the start (the file is opened), or to the end: the next
+	 * files are due, as many as the stream has shown it plays (ra_depth).
+	 * A film's first frame starts the prefetch of the second at its first
+	 * READ too: its own READs come first at the tier all the same, since
+	 * prefetch gives way to demand there (vol_ra_demand_begin). */
+	if ((off + n >= (uint64_t)obj->st.st_size || off == 0) && r->valid && r->fsid == fsid && r->ino == ino)
 		vol_ra_trigger(ra, r, ra->ramp ? ra_depth(mode->depth_files, f ? f->run : 0) : mode->depth_files,
 			       f ? f->run : 0);
 	pthread_mutex_unlock(&ra->mu);
@@ -255,7 +256,7 @@ void vol_ra_forget(struct vol_export *e, uint64_t ino)
 	pthread_mutex_lock(&ra->mu);
 	if ((f = vol_ra_file_find(ra, e->cfg.fsid, ino)))
 		ra_file_drop(ra, f, false);
-	if (ra->names[ra_name_slot(e->cfg.fsid, ino)].ino == ino)
-		ra->names[ra_name_slot(e->cfg.fsid, ino)].valid = false;
+	if (ra->names[vol_ra_name_slot(e->cfg.fsid, ino)].ino == ino)
+		ra->names[vol_ra_name_slot(e->cfg.fsid, ino)].valid = false;
 	pthread_mutex_unlock(&ra->mu);
 }

@@ -35,7 +35,7 @@ static const struct vol_cred ra_root = { 0, 0, 0, { 0 } };
 /* A chunk a worker reads, copied out of its job (which moves on). */
 struct ra_chunk {
 	struct vol_fh fh;
-	uint64_t off, len;
+	uint64_t fsid, ino, off, len;
 };
 
 int vol_ra_new(struct vol_store *s, struct vol_ra **out)
@@ -51,6 +51,7 @@ int vol_ra_new(struct vol_store *s, struct vol_ra **out)
 	ra->ramp = true;
 	pthread_mutex_init(&ra->mu, NULL);
 	pthread_cond_init(&ra->cv, NULL);
+	pthread_cond_init(&ra->dcv, NULL);
 	*out = ra;
 	return 0;
 }
@@ -133,6 +134,7 @@ void vol_ra_stop(struct vol_ra *ra)
 	ra->stop = true;
 	n = ra->nstarted;
 	pthread_cond_broadcast(&ra->cv);
+	pthread_cond_broadcast(&ra->dcv);
 	pthread_mutex_unlock(&ra->mu);
 	for (unsigned i = 0; i < n; i++) /* each ends its chunk first: no inflight after */
 		pthread_join(ra->th[i], NULL);
@@ -159,6 +161,7 @@ void vol_ra_free(struct vol_ra *ra)
 	vol_ra_stop(ra);
 	pthread_mutex_destroy(&ra->mu);
 	pthread_cond_destroy(&ra->cv);
+	pthread_cond_destroy(&ra->dcv);
 	free(ra);
 }
 
@@ -228,6 +231,28 @@ static bool ra_predict(struct vol_ra *ra, struct ra_job *j)
 	return j->nfiles > 0;
 }
 
+/* Demand first at the tier: while client READs are at the tier
+ * (ra->demand), a worker starts a cold chunk only when fewer than
+ * VOL_RA_DEMAND_SHARE prefetch reads are there, so a client READ does not
+ * queue at the store behind the prefetch of files it will ask for later;
+ * with no client READ there, every worker reads. */
+static void ra_gate_enter(struct vol_ra *ra)
+{
+	pthread_mutex_lock(&ra->mu);
+	while (!ra->stop && ra->demand && ra->pf_cold >= VOL_RA_DEMAND_SHARE)
+		pthread_cond_wait(&ra->dcv, &ra->mu);
+	ra->pf_cold++;
+	pthread_mutex_unlock(&ra->mu);
+}
+
+static void ra_gate_leave(struct vol_ra *ra)
+{
+	pthread_mutex_lock(&ra->mu);
+	ra->pf_cold--;
+	pthread_cond_broadcast(&ra->dcv);
+	pthread_mutex_unlock(&ra->mu);
+}
+
 /* Read a chunk ahead: through the cold tier's read hook when it lies
  * there (into the worker's *buf), else into the page cache. */
 static void ra_read_chunk(struct vol_ra *ra, const struct ra_chunk *c, uint8_t **buf)
@@ -245,9 +270,11 @@ static void ra_read_chunk(struct vol_ra *ra, const struct ra_chunk *c, uint8_t *
 
 			if (!*buf)
 				*buf = malloc(VOL_RA_CHUNK);
+			ra_gate_enter(ra);
 			if (*buf)
 				s->tier->read(s->tier_arg, o.exp->cfg.fsid, fd, &o.st, c->off, *buf, (size_t)c->len,
 					      &got, NULL);
+			ra_gate_leave(ra);
 		} else if (readahead(fd, (off64_t)c->off, (size_t)c->len) != 0) {
 			posix_fadvise(fd, (off_t)c->off, (off_t)c->len, POSIX_FADV_WILLNEED);
 		}
@@ -268,6 +295,21 @@ static struct ra_file *ra_job_file(struct vol_ra *ra, const struct ra_job *j)
 }
 
 enum ra_next { RA_DONE, RA_CHUNK, RA_PARKED };
+
+/* Whether a client READ asked for the job's next chunk since the job was
+ * queued (mu held): the client has it or is reading it, so fetching it
+ * again would be a second read of the same bytes (a second GET on the cold
+ * tier, whose chunk cache hands a chunk a stream read over to it). The job
+ * goes on with the next file. */
+static bool ra_overtaken(const struct vol_ra *ra, const struct ra_job *j)
+{
+	const struct ra_name *r = &ra->names[vol_ra_name_slot(j->fsid, j->ino[j->cur])];
+	uint64_t left = j->size[j->cur] - j->off;
+	uint64_t end = j->off + (left < VOL_RA_CHUNK ? left : VOL_RA_CHUNK);
+
+	return r->valid && r->fsid == j->fsid && r->ino == j->ino[j->cur] && r->dem_tick > j->tick &&
+	       r->dem_end >= end;
+}
 
 /* Room for the job's next chunk, in order (mu held): false when the cap
  * is reached (its prefetch ends here) or the file went (written). */
@@ -320,6 +362,13 @@ static enum ra_next ra_step(struct vol_ra *ra, struct ra_job *j, struct ra_chunk
 				j->cur++; /* cached meanwhile, or another job fetches it: the next */
 				continue;
 			}
+			if (j->cur < j->nfiles && ra_overtaken(ra, j)) {
+				if ((f = ra_job_file(ra, j)))
+					f->done = true; /* the client reads the rest itself */
+				j->cur++;
+				j->off = 0;
+				continue;
+			}
 			break;
 		}
 		room = j->cur < j->nfiles && ra_take_room(ra, j);
@@ -356,6 +405,8 @@ static enum ra_next ra_step(struct vol_ra *ra, struct ra_job *j, struct ra_chunk
 	}
 	pthread_mutex_unlock(&ra->mu);
 	c->fh = j->fh[j->cur];
+	c->fsid = j->fsid;
+	c->ino = j->ino[j->cur];
 	c->off = j->off;
 	c->len = j->len;
 	j->off += j->len;
@@ -383,9 +434,17 @@ static void *ra_worker(void *arg)
 		next = ra_step(ra, j, &c);
 		pthread_mutex_lock(&ra->mu);
 		if (next == RA_CHUNK) {
+			struct ra_busy *b = NULL;
+
 			/* back in its queue before the read: the next worker takes
 			 * its next chunk, or another volume's turn */
 			j->inflight++;
+			for (size_t i = 0; i < VOL_RA_WORKERS_MAX && !b; i++)
+				if (!ra->busy[i].on)
+					b = &ra->busy[i];
+			if (b) /* one per worker: always one free */
+				*b = (struct ra_busy){ .on = true, .fsid = c.fsid, .ino = c.ino, .off = c.off,
+						       .len = c.len };
 			if (ra->stop) {
 				j->busy = false;
 			} else {
@@ -395,6 +454,10 @@ static void *ra_worker(void *arg)
 			pthread_mutex_unlock(&ra->mu);
 			ra_read_chunk(ra, &c, &buf);
 			pthread_mutex_lock(&ra->mu);
+			if (b) {
+				b->on = false;
+				pthread_cond_broadcast(&ra->dcv);
+			}
 			j->inflight--;
 		} else if (next == RA_DONE) {
 			j->busy = false;
@@ -434,9 +497,57 @@ void vol_ra_trigger(struct vol_ra *ra, const struct ra_name *r, int depth, unsig
 	j->dir = r->dir;
 	memcpy(j->name, r->name, sizeof(j->name));
 	j->depth = depth;
+	j->tick = ++ra->tick;
 	j->run = run + 1;
 	ra->njobs++;
 	vq->njobs++;
 	ut_fifo_push(&vq->q, &j->node);
 	pthread_cond_signal(&ra->cv);
+}
+
+/* Whether a worker reads a chunk of ino that overlaps [off, off + len) now
+ * (mu held). */
+static bool ra_busy_on(const struct vol_ra *ra, uint64_t fsid, uint64_t ino, uint64_t off, uint64_t len)
+{
+	for (size_t i = 0; i < VOL_RA_WORKERS_MAX; i++) {
+		const struct ra_busy *b = &ra->busy[i];
+
+		if (b->on && b->fsid == fsid && b->ino == ino && b->off < off + len && off < b->off + b->len)
+			return true;
+	}
+	return false;
+}
+
+void vol_ra_demand_begin(struct vol_obj *obj, uint64_t off, uint64_t len)
+{
+	struct vol_ra *ra = obj->exp->store->ra;
+	uint64_t fsid = obj->exp->cfg.fsid, ino = (uint64_t)obj->st.st_ino;
+	struct ra_name *r;
+
+	pthread_mutex_lock(&ra->mu);
+	r = &ra->names[vol_ra_name_slot(fsid, ino)];
+	if (!obj->snap && r->valid && r->fsid == fsid && r->ino == ino) {
+		/* from the start: a new play of the file, what an earlier one
+		 * asked for does not count */
+		if (off == 0 || off + len > r->dem_end)
+			r->dem_end = off + len;
+		r->dem_tick = ++ra->tick;
+	}
+	/* a prefetch of these bytes is on its way: wait for it, then read
+	 * what it brought (the page cache, or the tier's chunk cache) */
+	while (!obj->snap && !ra->stop && len && ra_busy_on(ra, fsid, ino, off, len))
+		pthread_cond_wait(&ra->dcv, &ra->mu);
+	/* counted only now: the chunk waited for is not held at the gate */
+	ra->demand++;
+	pthread_mutex_unlock(&ra->mu);
+}
+
+void vol_ra_demand_end(struct vol_obj *obj)
+{
+	struct vol_ra *ra = obj->exp->store->ra;
+
+	pthread_mutex_lock(&ra->mu);
+	ra->demand--;
+	pthread_cond_broadcast(&ra->dcv);
+	pthread_mutex_unlock(&ra->mu);
 }

@@ -24,6 +24,8 @@
  *   queue slot is reused only when it holds no job and no worker runs one
  *   of its jobs (njobs == 0, running == 0).
  * - The counters in the export's vol_acct are atomics.
+ * - ra->dcv (with ra->mu) wakes client READs waiting for a chunk in flight
+ *   and workers waiting for demand to leave them room at the tier.
  */
 #ifndef AQ_AGENT_VOL_RA_INTERNAL_H
 #define AQ_AGENT_VOL_RA_INTERNAL_H
@@ -44,6 +46,8 @@ struct ra_name {
 	uint64_t fsid, ino;
 	struct vol_fh dir;
 	char name[VOL_RA_NAME_MAX + 1];
+	uint64_t dem_end;      /* highest end a client READ of it asked for ... */
+	uint64_t dem_tick;     /* ... and when (ra->tick; 0: never) */
 };
 
 struct ra_file {
@@ -65,6 +69,13 @@ struct ra_vq {
 	unsigned running;      /* workers stepping one of them now */
 };
 
+/* A chunk a worker reads now: a client READ that overlaps it waits for it
+ * (vol_ra_demand_begin) instead of reading the same bytes a second time. */
+struct ra_busy {
+	bool on;
+	uint64_t fsid, ino, off, len;
+};
+
 struct ra_job {
 	struct ut_fifo_node node;
 	struct qos_item it;
@@ -77,6 +88,7 @@ struct ra_job {
 	struct vol_fh dir;     /* before prediction: the trigger's folder ... */
 	char name[VOL_RA_NAME_MAX + 1]; /* ... and name */
 	int depth;
+	uint64_t tick;         /* ra->tick when it was queued */
 	unsigned run;          /* the run its new cache entries get (the trigger's + 1) */
 	size_t nfiles, cur;    /* after: the files, in order */
 	struct vol_fh fh[API_READ_AHEAD_MAX_DEPTH];
@@ -96,12 +108,18 @@ struct vol_ra {
 	size_t njobs, rr;      /* jobs alive; the queue served last */
 	uint64_t node_cap, vol_cap, seq;
 	bool ramp;             /* depth grows with the stream's run (vol_store_set_read_ahead_ramp) */
+	uint64_t tick;         /* orders triggers and client READs */
+	unsigned demand;       /* client READs at the tier now (vol_ra_demand_begin) */
+	unsigned pf_cold;      /* prefetch reads of cold chunks at the tier now */
+	pthread_cond_t dcv;    /* demand, pf_cold or busy went down */
+	struct ra_busy busy[VOL_RA_WORKERS_MAX]; /* the chunks the workers read now */
 	struct ra_vq vq[RA_VOLS];
 	struct ra_name names[RA_NAMES];
 	struct ra_file files[RA_FILES];
 };
 
 /* vol_ra_cache.c (mu held) */
+size_t vol_ra_name_slot(uint64_t fsid, uint64_t ino);
 struct vol_acct *vol_ra_acct(struct vol_ra *ra, uint64_t fsid, struct vol_export **e);
 struct ra_file *vol_ra_file_find(struct vol_ra *ra, uint64_t fsid, uint64_t ino);
 /* The entry of a file a prediction names, if it still holds or will hold

@@ -177,18 +177,18 @@ START_TEST(test_replay)
 }
 END_TEST
 
-/* The ramp: a film's first frame asks for one file once it is read to its
- * end (not from its start: its own READs go first), a prefetched one for
- * one more than its run, up to depthFiles (here 3). */
+/* The ramp: a film's first frame asks for one file at its first READ (it
+ * is opened), a prefetched one for one more than its run, up to depthFiles
+ * (here 3). */
 START_TEST(test_ramp)
 {
 	vol_store_set_read_ahead_ramp(ts.store, true);
 	ts.cfg[0].read_ahead.depth_files = 3;
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 3), 0);
-	client_read(0, "f0001.bin", 0, 4096);                    /* run 0, from its start: nothing yet */
-	ck_assert_uint_eq(quiet(0), 0);
-	client_read(0, "f0001.bin", 4096, FRAME - 4096);         /* ... to its end: f0002 only */
+	client_read(0, "f0001.bin", 0, 4096);                    /* run 0, from its start: f0002 only */
 	ck_assert_uint_eq(settle(0, FRAME), FRAME);
+	ck_assert_uint_eq(quiet(0), FRAME);
+	client_read(0, "f0001.bin", 4096, FRAME - 4096);         /* ... to its end: nothing new */
 	ck_assert_uint_eq(quiet(0), FRAME);
 	client_read(0, "f0002.bin", 0, 4096);                    /* run 1: f0003, f0004 */
 	ck_assert_uint_eq(settle(0, 3 * FRAME), 3 * FRAME);
@@ -291,12 +291,32 @@ END_TEST
 
 /* ---- a slow cold tier: every range longer than 8 KiB is cold (the
  * tests' client READs are 4 KiB and go the plain way), and a read of it
- * takes fake.delay_ms; it counts reads in flight and notes who read */
+ * (a GET) takes fake.delay_ms (a client's: demand_ms, when set); it counts
+ * GETs in flight and notes who read. Like the tier's chunk cache, what a
+ * prefetch brought is kept until a client READ takes it (no GET then); a
+ * client READ's GET leaves nothing behind, so a prefetch of the same bytes
+ * after it is a second GET. The test's thread is the client. */
 static struct {
 	pthread_mutex_t mu;
-	unsigned delay_ms, inflight, max_inflight, started, done;
+	unsigned delay_ms, demand_ms, inflight, max_inflight, started, done;
+	unsigned demand, pf_during_demand; /* client GETs now; prefetch GETs started meanwhile */
 	uint64_t order[64];    /* the fsid of each read, in the order started */
+	pthread_t client;
+	unsigned ncached;
+	struct { uint64_t ino, off; } cached[64];
 } fake = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* (ino, off) is in the fake's cache: take it out when take (mu held). */
+static bool fake_cached(uint64_t ino, uint64_t off, bool take)
+{
+	for (unsigned i = 0; i < fake.ncached; i++)
+		if (fake.cached[i].ino == ino && fake.cached[i].off == off) {
+			if (take)
+				fake.cached[i] = fake.cached[--fake.ncached];
+			return true;
+		}
+	return false;
+}
 
 static int fake_cold(void *arg, uint64_t fsid, const struct stat *st, uint64_t off, size_t len)
 {
@@ -307,19 +327,36 @@ static int fake_cold(void *arg, uint64_t fsid, const struct stat *st, uint64_t o
 static int fake_read(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *b, size_t len,
 		     size_t *got, void **swap)
 {
+	bool client = pthread_equal(pthread_self(), fake.client) != 0;
+	unsigned ms;
+
 	(void)arg, (void)st, (void)swap;
 	if (!fake_cold(arg, fsid, st, off, len))
 		return 1; /* hot: the store reads it */
 	pthread_mutex_lock(&fake.mu);
+	if (fake_cached((uint64_t)st->st_ino, off, client)) {
+		pthread_mutex_unlock(&fake.mu);
+		*got = pread(fd, b, len, (off_t)off) == (ssize_t)len ? len : 0;
+		return 0;
+	}
+	ms = client && fake.demand_ms ? fake.demand_ms : fake.delay_ms;
+	if (client)
+		fake.demand++;
+	else if (fake.demand)
+		fake.pf_during_demand++;
 	if (fake.started < 64)
 		fake.order[fake.started] = fsid;
 	fake.started++;
 	if (++fake.inflight > fake.max_inflight)
 		fake.max_inflight = fake.inflight;
 	pthread_mutex_unlock(&fake.mu);
-	usleep(fake.delay_ms * 1000u);
+	usleep(ms * 1000u);
 	*got = pread(fd, b, len, (off_t)off) == (ssize_t)len ? len : 0;
 	pthread_mutex_lock(&fake.mu);
+	if (client)
+		fake.demand--;
+	else if (fake.ncached < 64)
+		fake.cached[fake.ncached++] = (typeof(fake.cached[0])){ (uint64_t)st->st_ino, off };
 	fake.inflight--;
 	fake.done++;
 	pthread_mutex_unlock(&fake.mu);
@@ -345,6 +382,8 @@ static void fake_install(unsigned delay_ms)
 {
 	pthread_mutex_lock(&fake.mu);
 	fake.delay_ms = delay_ms;
+	fake.demand_ms = fake.demand = fake.pf_during_demand = fake.ncached = 0;
+	fake.client = pthread_self();
 	fake.inflight = fake.max_inflight = fake.started = fake.done = 0;
 	pthread_mutex_unlock(&fake.mu);
 	vol_store_set_tier(ts.store, &fake_tier, NULL);
@@ -442,6 +481,86 @@ START_TEST(test_fair)
 }
 END_TEST
 
+/* Wait (20 s at most) until the fake has n GETs in flight. */
+static void fake_wait_inflight(unsigned n)
+{
+	for (int i = 0; i < 4000 && fake_get(&fake.inflight) < n; i++)
+		usleep(5000);
+	ck_assert_uint_ge(fake_get(&fake.inflight), n);
+}
+
+/* f0006..f(last) in volume v, FRAME bytes each */
+static void more_frames(int v, int last)
+{
+	char p[128];
+
+	for (int i = 6; i <= last; i++) {
+		int fd;
+
+		snprintf(p, sizeof(p), "%s/v%d/f%04d.bin", ts.dir, v, i);
+		fd = open(p, O_CREAT | O_WRONLY, 0644);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, buf, FRAME), (ssize_t)FRAME);
+		close(fd);
+	}
+}
+
+/* A client READ of a file whose prefetch is on its way joins it: it waits
+ * for that GET and reads what it brought, no second GET */
+START_TEST(test_demand_joins)
+{
+	fake_install(400);
+	set_depth(0, 1);
+	client_read(0, "f0004.bin", 0, 4096);                    /* f0005's GET starts */
+	fake_wait_inflight(1);
+	client_read(0, "f0005.bin", 0, FRAME);                   /* cold, while it is in flight */
+	ck_assert_uint_eq(fake_get(&fake.started), 1);
+	ck_assert_uint_ge(stats(0).ra_hits, 1);
+}
+END_TEST
+
+/* A file the client reads before the prefetch gets to it is not fetched
+ * again by the prefetch (that would be a second GET): one worker, f0003
+ * on its way, the client reads f0004 itself; the job goes on with f0005 */
+START_TEST(test_demand_overtakes)
+{
+	ck_assert_int_eq(vol_store_set_read_ahead_workers(ts.store, 1), 0);
+	fake_install(300);
+	set_depth(0, 3);
+	client_read(0, "f0002.bin", 0, 4096);                    /* f0003, f0004, f0005 queued */
+	fake_wait_inflight(1);                                   /* f0003 */
+	client_read(0, "f0004.bin", 0, FRAME);                   /* the client's own GET */
+	fake_wait_done(3);
+	ck_assert_uint_eq(quiet(0), 2 * FRAME);                  /* f0003 and f0005 */
+	ck_assert_uint_eq(fake_get(&fake.started), 3);
+}
+END_TEST
+
+/* Demand first: 16 frames queued for prefetch on 4 workers; a client READ
+ * of a file nothing prefetched goes to the tier while they are fetched.
+ * While it is there, prefetch GETs start one at a time (VOL_RA_DEMAND_SHARE),
+ * not on every worker: the READ does not queue at the store behind them.
+ * 600 ms of client GET and 200 ms per prefetch GET: at most ~4 start
+ * meanwhile (without the priority, the 12 still queued all would). */
+START_TEST(test_demand_first)
+{
+	unsigned before;
+
+	more_frames(0, 17);
+	fake_install(200);
+	fake.demand_ms = 600;
+	set_depth(0, 16);
+	client_read(0, "f0001.bin", 0, 4096);
+	fake_wait_inflight(VOL_RA_WORKERS);
+	before = fake_get(&fake.started);
+	client_read(0, "solo.bin", 0, FRAME);
+	ck_assert_uint_le(before, 8);                            /* most were still queued */
+	ck_assert_uint_le(fake_get(&fake.pf_during_demand), 5);
+	fake_wait_done(17);                                      /* and then they all come */
+	ck_assert_uint_eq(settle(0, 16 * FRAME), 16 * FRAME);
+}
+END_TEST
+
 /* the volume's cap with four workers racing for it: two frames, not four */
 START_TEST(test_cap_workers)
 {
@@ -501,6 +620,9 @@ static Suite *ra_fetch_suite(void)
 	tcase_add_test(tc, test_fair);
 	tcase_add_test(tc, test_cap_workers);
 	tcase_add_test(tc, test_stop_in_flight);
+	tcase_add_test(tc, test_demand_joins);
+	tcase_add_test(tc, test_demand_overtakes);
+	tcase_add_test(tc, test_demand_first);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,174 @@
+/* test_smb_send: the connection's send path (agent/smb/smb_srv.c,
+ * smb_conn_send, issue 23): a reply that the socket takes whole goes out
+ * from the caller's buffer (nothing is queued, so nothing was copied into
+ * the connection's output buffer); a reply the socket takes in part has
+ * the rest queued; a reply sent while an earlier one is still queued goes
+ * after it; the peer reads every frame whole and in order. */
+#include <check.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "tests/agent/smb/smb_harness.h"
+#include "tests/lib/aqt.h"
+#include "tests/lib/aqt_store.h"
+
+static struct aqt_store ts;
+static struct smb_srv *srv;
+static struct smbt_conn tc;
+
+static void setup(void)
+{
+	smbt_store_up(&ts, &srv);
+	smbt_conn_new(&tc, srv, 1, 0);
+}
+
+static void teardown(void)
+{
+	close(tc.peer);
+	smbt_srv_free(srv);
+	aqt_store_cleanup(&ts);
+}
+
+static uint8_t *pattern(size_t n, unsigned seed)
+{
+	uint8_t *p = malloc(n);
+
+	ck_assert_ptr_nonnull(p);
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 31u + seed + (i >> 12));
+	return p;
+}
+
+/* Read n bytes from the client's end, flushing the server's queue while
+ * the socket has room (the loop's part). */
+static void drain(uint8_t *dst, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k;
+
+		smb_conn_kick(tc.c);
+		ck_assert(!tc.c->closing);
+		k = recv(tc.peer, dst + got, n - got, MSG_DONTWAIT);
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			poll(&(struct pollfd){ .fd = tc.peer, .events = POLLIN }, 1, 10);
+			continue;
+		}
+		ck_assert_int_gt(k, 0);
+		got += (size_t)k;
+	}
+}
+
+/* The frame of payload p (n bytes): its length prefix, then the bytes. */
+static void expect_frame(const uint8_t *p, size_t n)
+{
+	uint8_t pfx[4], *got = malloc(n);
+
+	ck_assert_ptr_nonnull(got);
+	drain(pfx, 4);
+	ck_assert_uint_eq(pfx[0], 0);
+	ck_assert_uint_eq((size_t)pfx[1] << 16 | (size_t)pfx[2] << 8 | pfx[3], n);
+	drain(got, n);
+	ck_assert_int_eq(memcmp(got, p, n), 0);
+	free(got);
+}
+
+/* the socket has room: the reply goes out at once, nothing is queued */
+START_TEST(test_direct)
+{
+	uint8_t *a = pattern(32768, 1);
+
+	smb_conn_send(tc.c, a, 32768);
+	ck_assert_uint_eq(tc.c->out_len - tc.c->out_off, 0);
+	ck_assert_uint_eq(tc.c->out_cap, 0);                   /* no output buffer was made */
+	expect_frame(a, 32768);
+	free(a);
+}
+END_TEST
+
+/* 4 MiB: more than the socket takes; the rest is queued, the next reply
+ * waits behind it, and both arrive whole and in order */
+START_TEST(test_partial_then_queued)
+{
+	size_t na = 4u << 20, nb = 1000;
+	uint8_t *a = pattern(na, 2), *b = pattern(nb, 3), *head, *tail;
+
+	smb_conn_send(tc.c, a, na);
+	ck_assert(!tc.c->closing);
+	ck_assert_uint_gt(tc.c->out_len - tc.c->out_off, 0);   /* the socket did not take it all */
+	ck_assert_uint_lt(tc.c->out_len - tc.c->out_off, na + 4);
+	/* the client reads a little: the socket has room again, but the rest
+	 * of a is still queued, so b must not go first */
+	head = malloc(65536);
+	ck_assert_ptr_nonnull(head);
+	for (size_t got = 0; got < 65536;) {
+		ssize_t k = recv(tc.peer, head + got, 65536 - got, 0);
+
+		ck_assert_int_gt(k, 0);
+		got += (size_t)k;
+	}
+	smb_conn_send(tc.c, b, nb);
+	ck_assert_uint_eq(head[0], 0);
+	ck_assert_uint_eq((size_t)head[1] << 16 | (size_t)head[2] << 8 | head[3], na);
+	ck_assert_int_eq(memcmp(head + 4, a, 65536 - 4), 0);
+	tail = malloc(na - (65536 - 4));
+	ck_assert_ptr_nonnull(tail);
+	drain(tail, na - (65536 - 4));
+	ck_assert_int_eq(memcmp(tail, a + 65536 - 4, na - (65536 - 4)), 0);
+	expect_frame(b, nb);
+	free(head);
+	free(tail);
+	ck_assert_uint_eq(tc.c->out_len - tc.c->out_off, 0);
+	free(a);
+	free(b);
+}
+END_TEST
+
+/* a full socket: the whole frame, prefix and payload, is queued, and goes
+ * out after what the socket held */
+START_TEST(test_full_socket)
+{
+	size_t fill = 0, nb = 70000;
+	uint8_t junk[4096], *b = pattern(nb, 4), *got;
+	ssize_t k;
+
+	memset(junk, 0xee, sizeof(junk));
+	/* fill the socket to its last byte */
+	while ((k = send(tc.c->fd, junk, sizeof(junk), MSG_DONTWAIT)) > 0)
+		fill += (size_t)k;
+	while ((k = send(tc.c->fd, junk, 1, MSG_DONTWAIT)) > 0)
+		fill += (size_t)k;
+	got = malloc(fill);
+	ck_assert_ptr_nonnull(got);
+	smb_conn_send(tc.c, b, nb);                             /* the socket is full: all of it queued */
+	ck_assert_uint_eq(tc.c->out_len - tc.c->out_off, nb + 4);
+	drain(got, fill);
+	expect_frame(b, nb);
+	free(got);
+	free(b);
+}
+END_TEST
+
+static Suite *send_suite(void)
+{
+	Suite *s = suite_create("smb_send");
+	TCase *tc_core = tcase_create("core");
+
+	tcase_add_checked_fixture(tc_core, setup, teardown);
+	tcase_set_timeout(tc_core, 60);
+	tcase_add_test(tc_core, test_direct);
+	tcase_add_test(tc_core, test_partial_then_queued);
+	tcase_add_test(tc_core, test_full_socket);
+	suite_add_tcase(s, tc_core);
+	return s;
+}
+
+int main(void)
+{
+	return aqt_run(send_suite());
+}
