@@ -421,8 +421,9 @@ static uint32_t smb_info_fs(struct smb_req *r, struct smb_open *o, uint8_t cls, 
 		smb_wire_put_u32(b, 0);
 		return STATUS_SUCCESS;
 	case FileFsAttributeInformation:
-		/* case sensitive search and names, case preserved, unicode */
-		smb_wire_put_u32(b, 0x00000007u);
+		/* case sensitive search and names, case preserved, unicode,
+		 * sparse files (smb_sparse.c) */
+		smb_wire_put_u32(b, 0x00000047u);
 		smb_wire_put_u32(b, VOL_NAME_MAX);
 		smb_wire_put_u32(b, 8);
 		smb_wire_put_utf16(b, "NTFS", 4, NULL);

@@ -359,6 +359,15 @@ uint32_t smb_prev_enumerate(struct smb_req *r, const struct smb_wire_ioctl_req *
  * and a WRITE), bounded by SMB_WIRE_COPYCHUNK_*. */
 uint32_t smb_copy_resume_key(struct smb_req *r, const struct smb_wire_ioctl_req *q);
 uint32_t smb_copy_chunk(struct smb_req *r, const struct smb_wire_ioctl_req *q);
+/* smb_sparse.c: FSCTL_SET_SPARSE (the store's DOS attribute
+ * SPARSE_FILE), FSCTL_SET_ZERO_DATA (vol_zero_range: holes in a sparse
+ * file, zeroes kept allocated in another; byte-range locks apply as to a
+ * WRITE) and FSCTL_QUERY_ALLOCATED_RANGES (vol_alloc_ranges; a file not
+ * sparse answers its whole range). Bad input: INVALID_PARAMETER, nothing
+ * changed; an output buffer too small for the ranges: BUFFER_TOO_SMALL. */
+uint32_t smb_sparse_set(struct smb_req *r, const struct smb_wire_ioctl_req *q);
+uint32_t smb_sparse_zero(struct smb_req *r, const struct smb_wire_ioctl_req *q);
+uint32_t smb_sparse_ranges(struct smb_req *r, const struct smb_wire_ioctl_req *q);
 /* smb_lock.c */
 uint32_t smb_lock_lock(struct smb_req *r);
 /* o's share reservation for this DesiredAccess and ShareAccess:

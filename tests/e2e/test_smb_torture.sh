@@ -51,6 +51,11 @@ OPLOCK_TESTS="$(printf 'smb2.oplock.%s ' exclusive1 exclusive2 exclusive5 batch1
 # smb2.compound, smb2.read, smb2.ioctl and smb2.credits run whole (seconds each): compounds,
 # granted access, server-side copy (agent/smb/smb_copy.c), credits; their counts are in
 # agent/README.md. smb2.session runs by hand (its bind tests need multichannel).
+# smb2.ioctl sparse files (agent/smb/smb_sparse.c over agent/vol/vol_sparse.c):
+# SET_SPARSE, SET_ZERO_DATA, QUERY_ALLOCATED_RANGES; passed on both in three runs (15:47 UTC).
+SPARSE_TESTS="sparse_file_flag sparse_file_attr sparse_dir_flag sparse_set_nobuf sparse_set_oversize sparse_qar \
+sparse_qar_malformed sparse_punch sparse_hole_dealloc sparse_lock sparse_perms sparse_punch_invalid sparse_qar_ob1 \
+sparse_qar_multi sparse_qar_overflow sparse_copy_chunk"
 SUITES=${SMB_TORTURE_SUITES:-"smb2.connect smb2.lock smb2.sharemode smb2.create smb2.rw smb2.dir smb2.getinfo \
 smb2.compound smb2.read smb2.ioctl smb2.credits $(printf 'smb2.notify.%s ' $NOTIFY_TESTS) $OPLOCK_TESTS"}
 CLAIMED="
@@ -104,6 +109,7 @@ $(printf 'smb2.ioctl.%s\n' req_resume_key req_two_resume_keys compress_notsup_ge
 $(printf 'smb2.ioctl.copy_chunk_%s\n' simple multi tiny overwrite append limits src_lock dest_lock bad_key src_is_dest \
 	src_is_dest_overlap bad_access write_access src_exceed src_exceed_multi sparse_dest max_output_sz zero_length \
 	across_shares across_shares2 across_shares3)
+$(printf 'smb2.ioctl.%s\n' $SPARSE_TESTS)
 $(printf 'smb2.notify.%s\n' $NOTIFY_TESTS)
 $(printf '%s\n' $OPLOCK_TESTS)
 "
