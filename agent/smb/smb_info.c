@@ -25,6 +25,7 @@
 #define FileInternalInformation 6u
 #define FileEaInformation 7u
 #define FileAccessInformation 8u
+#define FileFullEaInformation 15u
 #define FileRenameInformation 10u
 #define FileNamesInformation 12u
 #define FileDispositionInformation 13u
@@ -304,6 +305,10 @@ static uint32_t smb_info_file(struct smb_req *r, struct smb_open *o, uint8_t cls
 	case FileEaInformation:
 		smb_wire_put_u32(b, 0);
 		break;
+	case FileFullEaInformation:
+		/* the store keeps no extended attributes for SMB (EaSize is 0):
+		 * what Windows answers for a file without any */
+		return STATUS_NO_EAS_ON_FILE;
 	case FileAccessInformation:
 		smb_wire_put_u32(b, o->access);
 		break;
@@ -421,8 +426,9 @@ static uint32_t smb_info_fs(struct smb_req *r, struct smb_open *o, uint8_t cls, 
 		smb_wire_put_u32(b, 0);
 		return STATUS_SUCCESS;
 	case FileFsAttributeInformation:
-		/* case sensitive search and names, case preserved, unicode */
-		smb_wire_put_u32(b, 0x00000007u);
+		/* case sensitive search and names, case preserved, unicode,
+		 * sparse files (smb_sparse.c) */
+		smb_wire_put_u32(b, 0x00000047u);
 		smb_wire_put_u32(b, VOL_NAME_MAX);
 		smb_wire_put_u32(b, 8);
 		smb_wire_put_utf16(b, "NTFS", 4, NULL);
@@ -439,6 +445,36 @@ static uint32_t smb_info_fs(struct smb_req *r, struct smb_open *o, uint8_t cls, 
 	}
 }
 
+/* What a QUERY_INFO needs of the open's granted access (MS-SMB2
+ * 3.3.5.20.1 and 3.3.5.20.3), checked before anything is looked up: the
+ * attribute classes FILE_READ_ATTRIBUTES, the EAs FILE_READ_EA; a
+ * security descriptor READ_CONTROL for its owner, group, DACL or label
+ * and ACCESS_SYSTEM_SECURITY for its SACL. The other classes (standard,
+ * internal, EA size, access, position, mode, alignment, name, stream, the
+ * file system's) need nothing. */
+#define SMB_ACCESS_SYSTEM_SECURITY 0x01000000u
+static const struct {
+	uint8_t type, cls;
+	uint32_t needs;
+} smb_info_query_access[] = {
+	{ SMB2_0_INFO_FILE, FileBasicInformation, SMB_FILE_READ_ATTRIBUTES },
+	{ SMB2_0_INFO_FILE, FileAllInformation, SMB_FILE_READ_ATTRIBUTES },
+	{ SMB2_0_INFO_FILE, FileNetworkOpenInformation, SMB_FILE_READ_ATTRIBUTES },
+	{ SMB2_0_INFO_FILE, FileAttributeTagInformation, SMB_FILE_READ_ATTRIBUTES },
+	{ SMB2_0_INFO_FILE, FileFullEaInformation, SMB_FILE_READ_EA },
+};
+
+static bool smb_info_query_allowed(const struct smb_open *o, const struct smb_wire_query_info_req *q)
+{
+	if (q->info_type == SMB2_0_INFO_SECURITY)
+		return (!(q->additional & 0x17u /* OWNER, GROUP, DACL, LABEL */) || smb_open_may(o, SMB_READ_CONTROL)) &&
+		       (!(q->additional & 0x08u /* SACL */) || smb_open_may(o, SMB_ACCESS_SYSTEM_SECURITY));
+	for (size_t i = 0; i < sizeof(smb_info_query_access) / sizeof(smb_info_query_access[0]); i++)
+		if (smb_info_query_access[i].type == q->info_type && smb_info_query_access[i].cls == q->info_class)
+			return smb_open_may(o, smb_info_query_access[i].needs);
+	return true;
+}
+
 uint32_t smb_info_query(struct smb_req *r)
 {
 	struct smb_wire_query_info_req q;
@@ -450,6 +486,8 @@ uint32_t smb_info_query(struct smb_req *r)
 		return STATUS_INVALID_PARAMETER;
 	if (!(o = smb_open_find(r, &q.fid)))
 		return STATUS_FILE_CLOSED;
+	if (!smb_info_query_allowed(o, &q))
+		return STATUS_ACCESS_DENIED;
 	ut_buf_init(&b, 65536);
 	if (q.info_type == SMB2_0_INFO_FILE) {
 		status = smb_info_file(r, o, q.info_class, &b);

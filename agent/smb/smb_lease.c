@@ -12,7 +12,8 @@
  * - leases (RqLs v1 and v2): what the request asks among R, RH, RW, RWH,
  *   without W when an open of another group exists (stat opens, for
  *   attributes only, do not count; kept durable opens do); a second open
- *   with the same key joins the lease (its state grows only to a superset,
+ *   with the same key (on any connection with the same ClientGuid: the
+ *   lease table is the client's) joins the lease (its state grows only to a superset,
  *   and only while no other group has the file open; a v2 epoch grows with
  *   it); a key names one file or folder (another: STATUS_INVALID_PARAMETER); the v2
  *   parent key is echoed (PARENT_LEASE_KEY_SET); a lease being broken is
@@ -97,13 +98,28 @@ static void smb_lease_wake(struct vol_lease *l, unsigned lost)
 	smb_lease_kick(o->srv);
 }
 
-/* Another open of c with lease key key (on any file). */
+/* Another open of c's client with lease key key (on any file). */
+/* Whether x is a connection of c's client: the lease table is the
+ * ClientGuid's (MS-SMB2 3.3.1.10), so a key names one lease on every
+ * connection with the same ClientGuid; a zero one names no client (only
+ * its own connection). */
+static bool smb_lease_same_client(const struct smb_conn *c, const struct smb_conn *x)
+{
+	static const uint8_t none[16];
+
+	if (x == c)
+		return true;
+	return !x->freeing && memcmp(c->client_guid, none, 16) != 0 && memcmp(c->client_guid, x->client_guid, 16) == 0;
+}
+
 static struct smb_open *smb_lease_find(struct smb_conn *c, const uint8_t key[16], const struct smb_open *not)
 {
-	for (struct smb_sess *s = c->sessions; s; s = s->next)
-		for (struct smb_open *o = s->opens; o; o = o->next)
-			if (o != not && o->leased && !memcmp(o->lease_key, key, 16))
-				return o;
+	for (struct smb_conn *x = c->srv->conns; x; x = x->next)
+		if (smb_lease_same_client(c, x))
+			for (struct smb_sess *s = x->sessions; s; s = s->next)
+				for (struct smb_open *o = s->opens; o; o = o->next)
+					if (o != not && o->leased && !memcmp(o->lease_key, key, 16))
+						return o;
 	return NULL;
 }
 
@@ -174,7 +190,7 @@ void smb_lease_lock(struct smb_req *r, const struct smb_open *o)
 	vol_lease_contend_shared(r->c->srv->store, &o->lkey, by.group);
 }
 
-/* o's group: its lease key's on this connection, else a new one. */
+/* o's group: its lease key's on a connection of this client, else a new one. */
 static void smb_lease_group(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q)
 {
 	const struct smb_wire_create_ctx *lc = smb_wire_create_ctx_find(q, "RqLs");
@@ -387,16 +403,19 @@ bool smb_lease_run(struct smb_conn *c, struct smb_sess *s, struct smb_open *o)
 		o->lease_epoch++;
 		o->break_sent = breaking;
 		smb_lease_send(c, s, o, to, breaking);
-		/* one notification per lease: its other opens on c were broken with it */
-		for (struct smb_sess *s2 = c->sessions; s2; s2 = s2->next)
-			for (struct smb_open *x = s2->opens; x; x = x->next)
-				if (x != o && x->leased && !memcmp(x->lease_key, o->lease_key, 16)) {
-					__atomic_store_n(&x->break_woken, 0, __ATOMIC_RELEASE);
-					x->lease_epoch = o->lease_epoch;
-					x->break_sent = breaking;
-					if (!breaking)
-						x->lease_state = to;
-				}
+		/* one notification per lease: its other opens (on any connection
+		 * of the client) were broken with it */
+		for (struct smb_conn *c2 = c->srv->conns; c2; c2 = c2->next)
+			if (smb_lease_same_client(c, c2))
+				for (struct smb_sess *s2 = c2->sessions; s2; s2 = s2->next)
+					for (struct smb_open *x = s2->opens; x; x = x->next)
+						if (x != o && x->leased && !memcmp(x->lease_key, o->lease_key, 16)) {
+							__atomic_store_n(&x->break_woken, 0, __ATOMIC_RELEASE);
+							x->lease_epoch = o->lease_epoch;
+							x->break_sent = breaking;
+							if (!breaking)
+								x->lease_state = to;
+						}
 		if (!breaking)
 			o->lease_state = to;
 		return true;
@@ -409,24 +428,19 @@ bool smb_lease_run(struct smb_conn *c, struct smb_sess *s, struct smb_open *o)
 	return true;
 }
 
-/* The lease acknowledgment: every open of the key on c whose break waits. */
-static uint32_t smb_lease_ack_lease(struct smb_req *r, const struct smb_wire_break_ack *a)
+/* Acknowledge state for the opens of lease key on x whose break waits:
+ * STATUS_SUCCESS when one was, STATUS_REQUEST_NOT_ACCEPTED when state keeps
+ * more than the break left, else `status` as it was. */
+static uint32_t smb_lease_ack_conn(struct vol_store *store, struct smb_conn *x, const uint8_t key[16],
+				   unsigned state, uint32_t status)
 {
-	struct vol_store *store = r->c->srv->store;
-	uint32_t status = STATUS_UNSUCCESSFUL;
-	unsigned state = a->lease_state & SMB_LEASE_RWH;
-
-	if (!smb_lease_find(r->c, a->lease_key, NULL))
-		return STATUS_OBJECT_NAME_NOT_FOUND;
-	if (a->lease_state & ~SMB_LEASE_RWH)
-		return STATUS_INVALID_PARAMETER;
-	for (struct smb_sess *s = r->c->sessions; s; s = s->next)
+	for (struct smb_sess *s = x->sessions; s; s = s->next)
 		for (struct smb_open *o = s->opens; o; o = o->next) {
 			bool breaking = false;
 			unsigned to = 0;
 			int rc;
 
-			if (!o->leased || memcmp(o->lease_key, a->lease_key, 16) || !o->lease.brk)
+			if (!o->leased || memcmp(o->lease_key, key, 16) || !o->lease.brk)
 				continue;
 			vol_lease_state(store, &o->lease, &breaking, &to);
 			if (!breaking)
@@ -439,6 +453,26 @@ static uint32_t smb_lease_ack_lease(struct smb_req *r, const struct smb_wire_bre
 				status = STATUS_SUCCESS;
 			}
 		}
+	return status;
+}
+
+/* The lease acknowledgment: every open of the key whose break waits, on
+ * any connection of the client (the break went out on one of them). */
+static uint32_t smb_lease_ack_lease(struct smb_req *r, const struct smb_wire_break_ack *a)
+{
+	struct vol_store *store = r->c->srv->store;
+	uint32_t status = STATUS_UNSUCCESSFUL;
+	unsigned state = a->lease_state & SMB_LEASE_RWH;
+
+	if (!smb_lease_find(r->c, a->lease_key, NULL))
+		return STATUS_OBJECT_NAME_NOT_FOUND;
+	if (a->lease_state & ~SMB_LEASE_RWH)
+		return STATUS_INVALID_PARAMETER;
+	for (struct smb_conn *x = r->c->srv->conns; x && status != STATUS_REQUEST_NOT_ACCEPTED; x = x->next)
+		if (smb_lease_same_client(r->c, x))
+			status = smb_lease_ack_conn(store, x, a->lease_key, state, status);
+	if (status == STATUS_REQUEST_NOT_ACCEPTED)
+		return status;
 	if (status == STATUS_SUCCESS) {
 		smb_lease_kick(r->c->srv); /* the CREATEs that waited go on */
 		smb_wire_lease_ack_rsp_encode(r->out, a->lease_key, state);

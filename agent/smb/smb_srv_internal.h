@@ -48,6 +48,7 @@
 #define STATUS_SHARING_VIOLATION 0xC0000043u
 #define STATUS_FILE_LOCK_CONFLICT 0xC0000054u
 #define STATUS_LOCK_NOT_GRANTED 0xC0000055u
+#define STATUS_NO_EAS_ON_FILE 0xC0000052u
 #define STATUS_DELETE_PENDING 0xC0000056u
 #define STATUS_LOGON_FAILURE 0xC000006Du
 #define STATUS_RANGE_NOT_LOCKED 0xC000007Eu
@@ -371,6 +372,15 @@ uint32_t smb_prev_enumerate(struct smb_req *r, const struct smb_wire_ioctl_req *
  * and a WRITE), bounded by SMB_WIRE_COPYCHUNK_*. */
 uint32_t smb_copy_resume_key(struct smb_req *r, const struct smb_wire_ioctl_req *q);
 uint32_t smb_copy_chunk(struct smb_req *r, const struct smb_wire_ioctl_req *q);
+/* smb_sparse.c: FSCTL_SET_SPARSE (the store's DOS attribute
+ * SPARSE_FILE), FSCTL_SET_ZERO_DATA (vol_zero_range: holes in a sparse
+ * file, zeroes kept allocated in another; byte-range locks apply as to a
+ * WRITE) and FSCTL_QUERY_ALLOCATED_RANGES (vol_alloc_ranges; a file not
+ * sparse answers its whole range). Bad input: INVALID_PARAMETER, nothing
+ * changed; an output buffer too small for the ranges: BUFFER_TOO_SMALL. */
+uint32_t smb_sparse_set(struct smb_req *r, const struct smb_wire_ioctl_req *q);
+uint32_t smb_sparse_zero(struct smb_req *r, const struct smb_wire_ioctl_req *q);
+uint32_t smb_sparse_ranges(struct smb_req *r, const struct smb_wire_ioctl_req *q);
 /* smb_lock.c */
 uint32_t smb_lock_lock(struct smb_req *r);
 /* o's share reservation for this DesiredAccess and ShareAccess:

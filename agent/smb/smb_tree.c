@@ -161,6 +161,9 @@ static const struct {
 	{ FSCTL_SRV_COPYCHUNK_WRITE, smb_copy_chunk },
 	{ FSCTL_GET_COMPRESSION, smb_tree_compression },
 	{ FSCTL_SET_COMPRESSION, smb_tree_compression },
+	{ FSCTL_SET_SPARSE, smb_sparse_set },
+	{ FSCTL_SET_ZERO_DATA, smb_sparse_zero },
+	{ FSCTL_QUERY_ALLOCATED_RANGES, smb_sparse_ranges },
 };
 
 uint32_t smb_tree_ioctl(struct smb_req *r)

@@ -233,6 +233,16 @@ void smb_wire_copychunk_chunk(const struct smb_wire_copychunk *cc, uint32_t i, s
 	out->len = smb_wire_get_u32(p + 16);
 }
 
+int smb_wire_range_decode(const uint8_t *p, size_t len, uint64_t *first, uint64_t *second)
+{
+	struct smb_wire_cur c;
+
+	smb_wire_cur_init(&c, p, len);
+	*first = smb_wire_u64(&c);
+	*second = smb_wire_u64(&c);
+	return c.err ? AQ_EINVAL : AQ_OK;
+}
+
 /* VALIDATE_NEGOTIATE_INFO request (2.2.31.4). */
 int smb_wire_validate_negotiate_decode(const uint8_t *p, size_t len, struct smb_wire_validate_negotiate *v)
 {

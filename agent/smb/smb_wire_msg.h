@@ -329,6 +329,14 @@ int smb_wire_validate_negotiate_decode(const uint8_t *p, size_t len, struct smb_
 void smb_wire_validate_negotiate_encode(struct ut_buf *buf, uint32_t capabilities, const uint8_t guid[16],
 					uint16_t security_mode, uint16_t dialect);
 
+/* The two 64-bit fields of FILE_ZERO_DATA_INFORMATION (FileOffset,
+ * BeyondFinalZero: MS-FSCC 2.3.85) and FILE_ALLOCATED_RANGE_BUFFER
+ * (FileOffset, Length: 2.3.52), the inputs of FSCTL_SET_ZERO_DATA and
+ * FSCTL_QUERY_ALLOCATED_RANGES: AQ_OK, AQ_EINVAL when len is under 16
+ * (bytes past them are ignored, as Windows and Samba do). */
+#define SMB_WIRE_RANGE_LEN 16u
+int smb_wire_range_decode(const uint8_t *p, size_t len, uint64_t *first, uint64_t *second);
+
 /* SRV_COPYCHUNK_COPY (2.2.31.1), the input of FSCTL_SRV_COPYCHUNK and
  * _WRITE. The limits are Windows' and Samba's (3.3.3): past them the
  * server answers INVALID_PARAMETER with the limits in the response. */

@@ -381,6 +381,25 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 int vol_write_by(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
 		 size_t len, int stable, int *committed, const struct vol_lease_by *by);
 int vol_commit(struct vol_obj *obj, const struct vol_cred *cred);
+/* Sparse files (vol_sparse.c). zero_range: the bytes [off, off+len) read
+ * as zeroes; with dealloc their blocks are given back (a hole), without
+ * they stay allocated (zeroes where the file system cannot do either in
+ * place are written); nothing past the end of the file is
+ * zeroed and the size stays. Needs write access (-EACCES), -EROFS in a
+ * snapshot, -EISDIR / -EINVAL for a folder / not a regular file, -EINVAL
+ * when off+len overflows; len 0 does nothing. Cached data of other
+ * holders is broken as for vol_write_by (by as there). alloc_ranges: the
+ * allocated extents of [off, off+len) clipped to the file's size, in
+ * order and merged, at most cap of them in out (*n; *more when there were
+ * more); a range touching cold-tier data is answered allocated whole.
+ * Needs read access; -EINVAL on overflow. */
+struct vol_range {
+	uint64_t off, len;
+};
+int vol_zero_range(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, uint64_t len, bool dealloc,
+		   const struct vol_lease_by *by);
+int vol_alloc_ranges(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, uint64_t len,
+		     struct vol_range *out, size_t cap, size_t *n, bool *more);
 /* excl_verf non-NULL: exclusive create storing the 8-byte verifier in
  * atime/mtime; a retry with the same verifier succeeds. guarded: fail with
  * -EEXIST if the name exists. */

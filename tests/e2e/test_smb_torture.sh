@@ -42,7 +42,7 @@ NOTIFY_TESTS="tdis tdis1 close logoff file tcp handle-permissions"
 # sharing violation taking H alone (break_twice), lease versions and state
 # across opens (v2_epoch2/3), durable delete-on-close, session reconnect and
 # LOGOFF (delete_on_close1, reopen1a, reopen2a, reopen4). lease.rename_wait
-# passes on the agent in some runs only (2 of 4), so it is not claimed.
+# is claimed below (LEASE_TESTS) since it no longer races.
 OPLOCK_TESTS="$(printf 'smb2.oplock.%s ' exclusive1 exclusive2 exclusive5 batch1 batch6 batch10 batch13 batch23 \
 	levelii500 levelii502 batch19 brl1 brl2 brl3 doc) $(printf 'smb2.lease.%s ' breaking1 breaking2 breaking5 \
 	breaking6 v2_epoch1 statopen2 duplicate_open v2_rename break_twice v2_epoch2 v2_epoch3) \
@@ -64,8 +64,17 @@ SESSION_TESTS="$(printf 'bind_negative_smb%s ' 202 210d 210s 2to3d 2to3s 3encGto
 	3sneGtoHs 3sneHtoGd 3sneHtoGs 3to2d 3to2s 3to3d 3to3s) encryption-aes-128-ccm encryption-aes-128-gcm \
 	encryption-aes-256-ccm encryption-aes-256-gcm ntlmssp_bug14932 reauth1 reauth6 reconnect1 reconnect2 \
 	signing-aes-128-cmac signing-aes-128-gmac signing-hmac-sha-256 two_logoff"
+# smb2.lease (issue 18, 6 Dec): a lease key on two connections of one ClientGuid is one lease
+# (v2_complex2), and the rename a CLOSE or an acknowledgment lets go on is done before that is
+# answered (rename_wait: 5 of 5 runs on both, it raced before); run test by test.
+LEASE_TESTS="smb2.lease.v2_complex2 smb2.lease.rename_wait"
+# smb2.ioctl sparse files (agent/smb/smb_sparse.c over agent/vol/vol_sparse.c):
+# SET_SPARSE, SET_ZERO_DATA, QUERY_ALLOCATED_RANGES; passed on both in three runs (15:47 UTC).
+SPARSE_TESTS="sparse_file_flag sparse_file_attr sparse_dir_flag sparse_set_nobuf sparse_set_oversize sparse_qar \
+sparse_qar_malformed sparse_punch sparse_hole_dealloc sparse_lock sparse_perms sparse_punch_invalid sparse_qar_ob1 \
+sparse_qar_multi sparse_qar_overflow sparse_copy_chunk"
 SUITES=${SMB_TORTURE_SUITES:-"smb2.connect smb2.lock smb2.sharemode smb2.create smb2.rw smb2.dir smb2.getinfo \
-smb2.compound smb2.read smb2.ioctl smb2.credits $(printf 'smb2.notify.%s ' $NOTIFY_TESTS) $OPLOCK_TESTS smb2.session"}
+smb2.compound smb2.read smb2.ioctl smb2.credits $(printf 'smb2.notify.%s ' $NOTIFY_TESTS) $OPLOCK_TESTS $LEASE_TESTS smb2.session"}
 CLAIMED="
 smb2.connect.connect
 smb2.lock.valid-request
@@ -117,6 +126,8 @@ $(printf 'smb2.ioctl.%s\n' req_resume_key req_two_resume_keys compress_notsup_ge
 $(printf 'smb2.ioctl.copy_chunk_%s\n' simple multi tiny overwrite append limits src_lock dest_lock bad_key src_is_dest \
 	src_is_dest_overlap bad_access write_access src_exceed src_exceed_multi sparse_dest max_output_sz zero_length \
 	across_shares across_shares2 across_shares3)
+$(printf 'smb2.ioctl.%s\n' $SPARSE_TESTS)
+$(printf '%s\n' $LEASE_TESTS)
 $(printf 'smb2.notify.%s\n' $NOTIFY_TESTS)
 $(printf '%s\n' $OPLOCK_TESTS)
 $(printf 'smb2.session.%s\n' $SESSION_TESTS)

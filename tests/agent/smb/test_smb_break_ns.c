@@ -5,7 +5,8 @@
  * - an SMB rename (SET_INFO FileRenameInformation) of a file another client
  *   caches the handle of (a lease with H) is answered STATUS_PENDING, the
  *   holder gets a lease break (RH -> R, ACK_REQUIRED), the name changes only
- *   once the holder acknowledged, and the rename then completes (async);
+ *   once the holder acknowledged, and the rename then completes (async),
+ *   before the holder's CLOSE or acknowledgment is answered;
  * - an NFS REMOVE (vol_remove, on another thread) of such a file waits in
  *   the store until the holder acknowledged: the file is still there until
  *   then; an NFS RENAME (vol_rename) the same way;
@@ -170,6 +171,43 @@ START_TEST(test_smb_rename_waits_for_handle_break)
 	ck_assert_uint_eq(rename_to(&b, rb.fid, "f3", &mid, &aid), STATUS_SUCCESS);
 	ck_assert(exists("f3"));
 	smbl_expect_nothing(&b);
+}
+END_TEST
+
+/* The rename a CLOSE (or an acknowledgment) lets go on is done before the
+ * CLOSE is answered, not at the loop's next turn: a client that opens the
+ * new name as soon as its CLOSE is answered finds it (smbtorture
+ * smb2.lease.rename_wait failed when the loop read that open first). No
+ * smbt_loop_turn between the CLOSE and the checks. */
+START_TEST(test_rename_done_when_close_answered)
+{
+	struct smbt_conn a, b;
+	struct smbl_create ra = { .name = "f1", .lease = { .on = true, .key = 0x11, .state = SMBL_RH } };
+	struct smbl_create rb = { .name = "f1", .access = ACCESS_RW_DELETE };
+	uint64_t mid = 0, aid = 0;
+
+	conn_new(&a, 1);
+	conn_new(&b, 2);
+	smbl_create(&a, &ra);
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rename_to(&b, rb.fid, "f2", &mid, &aid), STATUS_PENDING);
+	smbt_loop_turn(srv);
+	smbl_expect_lease_break(&a, 0x11, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RH, SMBL_R);
+	ck_assert(exists("f1"));
+	ck_assert_uint_eq(smbl_close(&a, ra.fid), STATUS_SUCCESS); /* instead of acknowledging */
+	ck_assert(!exists("f1"));
+	ck_assert(exists("f2"));
+	ck_assert_uint_eq(setinfo_final(&b, mid, aid), STATUS_SUCCESS);
+	/* the same when the holder acknowledges */
+	ra = (struct smbl_create){ .name = "f2", .lease = { .on = true, .key = 0x33, .state = SMBL_RH } };
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.state, SMBL_RH);
+	ck_assert_uint_eq(rename_to(&b, rb.fid, "f3", &mid, &aid), STATUS_PENDING);
+	smbt_loop_turn(srv);
+	smbl_expect_lease_break(&a, 0x33, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RH, SMBL_R);
+	ck_assert_uint_eq(smbl_ack_lease(&a, 0x33, SMBL_R, NULL), STATUS_SUCCESS);
+	ck_assert(exists("f3"));
+	ck_assert_uint_eq(setinfo_final(&b, mid, aid), STATUS_SUCCESS);
 }
 END_TEST
 
@@ -352,6 +390,7 @@ static Suite *smb_break_ns_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_smb_rename_waits_for_handle_break);
+	tcase_add_test(tc, test_rename_done_when_close_answered);
 	tcase_add_test(tc, test_nfs_remove_waits_for_ack);
 	tcase_add_test(tc, test_nfs_rename_waits_for_ack);
 	tcase_add_test(tc, test_lock_breaks_level2);

@@ -10,7 +10,12 @@
  *   uppercased, or a mangled one with '~'); FileCompressionInformation:
  *   uncompressed;
  * - FSCTL_GET_COMPRESSION: NONE; FSCTL_SET_COMPRESSION: NONE accepted,
- *   a format NOT_SUPPORTED, a short input INVALID_PARAMETER.
+ *   a format NOT_SUPPORTED, a short input INVALID_PARAMETER;
+ * - the access a class needs (MS-SMB2 3.3.5.20.1/3): basic, all,
+ *   network-open and attribute-tag FILE_READ_ATTRIBUTES, the EA list
+ *   FILE_READ_EA (then NO_EAS_ON_FILE: none are kept), a descriptor's
+ *   owner/group/DACL READ_CONTROL and its SACL ACCESS_SYSTEM_SECURITY,
+ *   else ACCESS_DENIED; standard, internal and access need nothing.
  */
 #include <check.h>
 #include <errno.h>
@@ -159,6 +164,60 @@ START_TEST(test_alt_name_and_compression)
 }
 END_TEST
 
+/* QUERY_INFO of the security descriptor parts `additional` of fid: its status. */
+static uint32_t query_sec(struct smbt_conn *tc, uint64_t fid, uint32_t additional)
+{
+	uint8_t body[41] = { 0 };
+	struct smb_wire_hdr h = { .command = SMB2_QUERY_INFO };
+	struct smbl_msg m;
+
+	smbt_put16(body, 41);
+	body[2] = SMB2_0_INFO_SECURITY;
+	smbt_put32(body + 4, 4096);
+	smbt_put32(body + 16, additional);
+	smbt_put64(body + 24, fid);
+	smbt_put64(body + 32, fid);
+	smbl_send(tc, &h, body, sizeof(body));
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	return m.h.status;
+}
+
+START_TEST(test_class_access)
+{
+	static const uint8_t attr_classes[] = { 4 /* basic */, 18 /* all */, 34 /* network open */, 35 /* tag */ };
+	struct smbt_conn a;
+	uint8_t out[512];
+	uint64_t data_only, attrs, ea, ctl;
+	uint32_t got;
+	size_t n;
+
+	setup();
+	conn_new(&a);
+	ck_assert_uint_eq(smbl_open(&a, "acc.txt", false, RW_ACCESS, 0, 0, &data_only, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "acc.txt", false, 0x1u, 0, 0, &data_only, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "acc.txt", false, 0x80u, 0, 0, &attrs, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "acc.txt", false, 0x8u, 0, 0, &ea, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "acc.txt", false, 0x20000u, 0, 0, &ctl, &got), STATUS_SUCCESS);
+	for (size_t i = 0; i < sizeof(attr_classes); i++) {
+		ck_assert_uint_eq(smbl_query_info(&a, data_only, attr_classes[i], 512, out, &n), STATUS_ACCESS_DENIED);
+		ck_assert_uint_eq(smbl_query_info(&a, attrs, attr_classes[i], 512, out, &n), STATUS_SUCCESS);
+	}
+	/* standard (5), internal (6), access (8): no access needed */
+	ck_assert_uint_eq(smbl_query_info(&a, data_only, 5, 512, out, &n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_query_info(&a, data_only, 6, 512, out, &n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_query_info(&a, data_only, 8, 512, out, &n), STATUS_SUCCESS);
+	/* the EA list (15) */
+	ck_assert_uint_eq(smbl_query_info(&a, data_only, 15, 512, out, &n), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(smbl_query_info(&a, ea, 15, 512, out, &n), STATUS_NO_EAS_ON_FILE);
+	/* owner (1), DACL (4), SACL (8) */
+	ck_assert_uint_eq(query_sec(&a, data_only, 0x1u), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(query_sec(&a, data_only, 0x4u), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(query_sec(&a, ctl, 0x1u | 0x4u), STATUS_SUCCESS);
+	ck_assert_uint_eq(query_sec(&a, ctl, 0x8u), STATUS_ACCESS_DENIED);
+	teardown();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("smb_info");
@@ -167,6 +226,7 @@ int main(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_position_and_sizes);
 	tcase_add_test(tc, test_alt_name_and_compression);
+	tcase_add_test(tc, test_class_access);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }

@@ -21,7 +21,9 @@
  *   INVALID_OPLOCK_PROTOCOL (FILE_CLOSED for an unknown FileId,
  *   INVALID_PARAMETER with the level LEASE), a lease ack
  *   OBJECT_NAME_NOT_FOUND for an unknown key, UNSUCCESSFUL for a held one;
- * - CLOSE drops the grant: a later write breaks nothing.
+ * - CLOSE drops the grant: a later write breaks nothing;
+ * - a key on two connections of one ClientGuid is one lease (joined
+ *   without a break, broken once, acknowledged on either connection).
  */
 #include <check.h>
 #include <errno.h>
@@ -344,6 +346,49 @@ START_TEST(test_close_drops)
 }
 END_TEST
 
+/* The lease table is the client's (MS-SMB2 3.3.1.10): a key used on two
+ * connections with one ClientGuid is one lease; its break goes out once
+ * and is acknowledged on either. */
+START_TEST(test_lease_across_connections)
+{
+	struct smbt_conn a, b, w;
+	struct smbl_create ra, rb, q = { .name = "g" };
+	struct smbl_msg m;
+	int on_a;
+
+	conn_new(&a, 1, ON);
+	conn_new(&b, 2, ON);
+	conn_new(&w, 3, ON); /* another client: a zero ClientGuid names only its connection */
+	memset(a.c->client_guid, 0xc1, 16);
+	memset(b.c->client_guid, 0xc1, 16);
+	ra = open_lease(&a, "g", (struct smbl_lease){ .v2 = true, .key = 0x55, .state = SMBL_RWH });
+	ck_assert_uint_eq(ra.state, SMBL_RWH);
+	rb = open_lease(&b, "g", (struct smbl_lease){ .v2 = true, .key = 0x55, .state = SMBL_RWH });
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS); /* joined: nothing to break, nothing to wait for */
+	ck_assert_uint_eq(rb.state, SMBL_RWH);
+	ck_assert_uint_eq(rb.epoch, ra.epoch);
+	smbt_loop_turn(srv);
+	smbl_expect_nothing(&a);
+	smbl_expect_nothing(&b);
+	/* another client's open takes W: one break for the lease, acknowledged on the other connection */
+	smbl_create(&w, &q);
+	ck_assert_uint_eq(q.status, STATUS_PENDING);
+	smbt_loop_turn(srv);
+	on_a = smbl_recv(&a, &m);
+	if (on_a)
+		smbl_expect_nothing(&b);
+	else
+		ck_assert_int_eq(smbl_recv(&b, &m), 1);
+	ck_assert_uint_eq(m.h.command, SMB2_OPLOCK_BREAK);
+	ck_assert_uint_eq(smbl_ack_lease(on_a ? &b : &a, 0x55, SMBL_RH, NULL), STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	smbl_create_final(&w, &q);
+	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+	smbl_expect_nothing(&a);
+	smbl_expect_nothing(&b);
+}
+END_TEST
+
 static Suite *smb_lease_suite(void)
 {
 	Suite *s = suite_create("smb_lease");
@@ -360,6 +405,7 @@ static Suite *smb_lease_suite(void)
 	tcase_add_test(tc, test_smb_write_breaks);
 	tcase_add_test(tc, test_ack_validation);
 	tcase_add_test(tc, test_close_drops);
+	tcase_add_test(tc, test_lease_across_connections);
 	suite_add_tcase(s, tc);
 	return s;
 }
