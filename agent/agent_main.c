@@ -54,7 +54,7 @@ static void usage(FILE *f)
 		"  --node NAME               this node's name (letters, digits, hyphens)\n"
 		"  --location LOC            the location this node serves\n"
 		"  --shelf DIR               the shelf every node of the location shares: a folder, or\n"
-		"            nvmeof:tcp|rdma:ADDR:PORT:NQN[,fence=pr|none][,provision=PROG]  an NVMe-oF\n"
+		"            nvmeof:tcp|rdma:ADDR:PORT:NQN[,fence=pr|lease|none][,provision=PROG]  an NVMe-oF\n"
 		"                            subsystem, one namespace and ext4 per volume (docs/internals/shelf.md)\n"
 		"  --listen HOST:PORT        the agent API (aquiferd pushes desired state here)\n"
 		"  --nfs-listen HOST:PORT    the NFSv3/MOUNT/PORTMAP port clients mount\n"

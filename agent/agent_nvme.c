@@ -43,13 +43,15 @@ static int spec_option(const char *opt, size_t n, struct agent_nvme_spec *out, a
 		out->fence = AGENT_NVME_FENCE_PR;
 	} else if (n == 10 && strncmp(opt, "fence=none", 10) == 0) {
 		out->fence = AGENT_NVME_FENCE_NONE;
+	} else if (n == 11 && strncmp(opt, "fence=lease", 11) == 0) {
+		out->fence = AGENT_NVME_FENCE_LEASE;
 	} else if (n > 10 && strncmp(opt, "provision=", 10) == 0) {
 		if (n - 10 >= sizeof(out->provision) || opt[10] != '/' || !nvme_text_ok(opt + 10, n - 10, "/+"))
 			return aq_fail(msg, AQ_EINVAL, "--shelf: provision= needs an absolute program path");
 		memcpy(out->provision, opt + 10, n - 10);
 		out->provision[n - 10] = 0;
 	} else {
-		return aq_fail(msg, AQ_EINVAL, "--shelf: unknown option \"%.*s\" (fence=pr|none, provision=PROG)",
+		return aq_fail(msg, AQ_EINVAL, "--shelf: unknown option \"%.*s\" (fence=pr|lease|none, provision=PROG)",
 			       (int)(n > 64 ? 64 : n), opt);
 	}
 	return AQ_OK;
