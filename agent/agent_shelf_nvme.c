@@ -104,10 +104,28 @@ static int nvme_run(const char *const argv[])
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }
 
-/* Is /sys/class/nvme/nvme<i> a live controller of our subsystem at our address? */
+/* Does the sysfs file path (a controller's hostnqn) name another host
+ * than hostnqn? A missing file (a namespace head, an old kernel) does not. */
+static int nvme_other_host(const char *path, const char *hostnqn)
+{
+	char buf[300];
+	size_t n = strlen(hostnqn);
+
+	if (nvme_read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	return strncmp(buf, hostnqn, n) != 0 || (buf[n] != '\n' && buf[n] != 0);
+}
+
+/* Is /sys/class/nvme/nvme<i> a live controller of our subsystem at our
+ * address, connected as this node (another agent on the same machine, a
+ * test's second node, has its own)? */
 static int nvme_ctrl_ours(const struct agent_shelf_nvme *n, int i)
 {
 	char path[128], buf[512];
+
+	snprintf(path, sizeof(path), "/sys/class/nvme/nvme%d/hostnqn", i);
+	if (nvme_other_host(path, n->hostnqn))
+		return 0;
 
 	snprintf(path, sizeof(path), "/sys/class/nvme/nvme%d/subsysnqn", i);
 	if (nvme_read_file(path, buf, sizeof(buf)) <= 0 || strncmp(buf, n->spec.nqn, strlen(n->spec.nqn)) != 0 ||
@@ -171,8 +189,9 @@ out:
 	return rc;
 }
 
-/* The block device (/dev/nvmeXnY) whose NGUID or UUID is id. 0, or -ENOENT. */
-static int nvme_find_ns(const uint8_t id[16], char *dev, size_t cap)
+/* The block device (/dev/nvmeXnY) whose NGUID or UUID is id, seen through
+ * a controller of this node (a multipath head has no host of its own). 0, or -ENOENT. */
+static int nvme_find_ns(const struct agent_shelf_nvme *n, const uint8_t id[16], char *dev, size_t cap)
 {
 	static const char *const files[] = { "nguid", "uuid" };
 	char path[300], buf[64];
@@ -188,11 +207,15 @@ static int nvme_find_ns(const uint8_t id[16], char *dev, size_t cap)
 		/* nvme0n1 (a namespace head), never nvme0c0n1 (one path of it) */
 		if (sscanf(de->d_name, "nvme%dn%d%n", &x, &y, &len) != 2 || de->d_name[len])
 			continue;
+		snprintf(path, sizeof(path), "/sys/block/%s/device/hostnqn", de->d_name);
+		if (nvme_other_host(path, n->hostnqn))
+			continue;
 		for (f = 0; f < sizeof(files) / sizeof(files[0]) && rc != 0; f++) {
-			ssize_t n;
+			ssize_t got_len;
 
 			snprintf(path, sizeof(path), "/sys/block/%s/%s", de->d_name, files[f]);
-			if ((n = nvme_read_file(path, buf, sizeof(buf))) > 0 && agent_nvme_id_parse(buf, (size_t)n, got) == 0 &&
+			if ((got_len = nvme_read_file(path, buf, sizeof(buf))) > 0 &&
+			    agent_nvme_id_parse(buf, (size_t)got_len, got) == 0 &&
 			    memcmp(got, id, 16) == 0) {
 				snprintf(dev, cap, "/dev/%s", de->d_name);
 				rc = 0;
@@ -210,7 +233,7 @@ static int nvme_wait_ns(const struct agent_shelf_nvme *n, const uint8_t id[16], 
 	unsigned waited;
 
 	for (waited = 0; waited <= NVME_FIND_MS; waited += 200) {
-		if (nvme_find_ns(id, dev, cap) == 0)
+		if (nvme_find_ns(n, id, dev, cap) == 0)
 			return 0;
 		if (waited % 2000 == 0) {
 			snprintf(path, sizeof(path), "/sys/class/nvme/nvme%d/rescan_controller", n->instance);
@@ -366,7 +389,7 @@ static int nvme_attach(struct agent_shelf *s, const char *dir, unsigned mode, ui
 	snprintf(mp, sizeof(mp), "%s/%s", s->path, dir);
 	if ((rc = nvme_connect(n)) != 0)
 		goto out;
-	if (nvme_find_ns(id, dev, sizeof(dev)) != 0 && nvme_wait_ns(n, id, dev, sizeof(dev)) != 0) {
+	if (nvme_find_ns(n, id, dev, sizeof(dev)) != 0 && nvme_wait_ns(n, id, dev, sizeof(dev)) != 0) {
 		if (!n->spec.provision[0]) {
 			UT_ERROR("agent_shelf", NULL, "no namespace %s on %s (provision it on the shelf, or name a provision= program)",
 				 idtext, n->spec.nqn);
@@ -492,7 +515,7 @@ static int nvme_release(struct agent_shelf *s, const char *dir)
 	if (!agent_shelf_dir_ok(dir) || agent_nvme_nsid_of_fsid(dir + 8, id) != 0)
 		return -EINVAL;
 	snprintf(mp, sizeof(mp), "%s/%s", s->path, dir);
-	have_dev = nvme_find_ns(id, dev, sizeof(dev)) == 0;
+	have_dev = nvme_find_ns(n, id, dev, sizeof(dev)) == 0;
 	if ((rc = nvme_unmount(mp, dir + 8, 1)) != 0)
 		return rc;
 	(void)rmdir(mp);
