@@ -208,6 +208,16 @@ START_TEST(test_blank)
 	ck_assert_uint_eq(dev_rec(fd).counter, 1);
 	ck_assert_int_eq(agent_lease_valid(&a, now + 2000 + AGENT_LEASE_EXPIRE_MS), 1);
 	ck_assert_int_eq(agent_lease_valid(&a, now + 2001 + AGENT_LEASE_EXPIRE_MS), 0);
+	/* a renewal that begins past the expiry writes nothing, even over its own record */
+	{
+		uint8_t in[AGENT_LEASE_REC], out[AGENT_LEASE_REC];
+
+		dev_read(fd, in);
+		ck_assert_int_eq(agent_lease_renew_step(&a, now + 2001 + AGENT_LEASE_EXPIRE_MS, in, sizeof(in), out), -ESTALE);
+		ck_assert_int_eq(a.phase, AGENT_LEASE_LOST);
+		ck_assert_uint_eq(a.lost_to, 0);
+		ck_assert_uint_eq(dev_rec(fd).counter, 1);
+	}
 	close(fd);
 }
 END_TEST
