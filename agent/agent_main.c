@@ -327,6 +327,7 @@ int agent_main(int argc, char **argv)
 	a.cfg.nfs_limits = (struct nfs_srv_limits)NFS_SRV_LIMITS_DEFAULT;
 	a.cfg.log_level = UT_LOG_INFO;
 	pthread_mutex_init(&a.lock, NULL);
+	pthread_mutex_init(&a.apply_lock, NULL);
 	pthread_mutex_init(&a.snap_mu, NULL);
 	pthread_cond_init(&a.snap_cv, NULL);
 	if (parse_args(&a.cfg, argc, argv, &msg) != AQ_OK) {
