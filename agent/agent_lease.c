@@ -144,6 +144,14 @@ void agent_lease_init(struct agent_lease *l, uint64_t me, const char *name, cons
 	l->settle_ms = AGENT_LEASE_SETTLE_MS;
 }
 
+void agent_lease_set_timeout(struct agent_lease *l, unsigned timeout_ms)
+{
+	l->timeout_ms = timeout_ms;
+	l->renew_ms = timeout_ms / 5;
+	l->expire_ms = timeout_ms / 5 * 3;
+	l->settle_ms = timeout_ms / 10;
+}
+
 /* Our record: held, or (release) free. */
 static void lease_ours(const struct agent_lease *l, enum agent_lease_state st, uint8_t out[AGENT_LEASE_REC])
 {

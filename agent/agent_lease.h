@@ -92,6 +92,10 @@ struct agent_lease {
 /* A lease of volume id for host me (name: for people) with the default timings. */
 void agent_lease_init(struct agent_lease *l, uint64_t me, const char *name, const uint8_t id[16]);
 
+/* Every timing from the lease timeout (ms, 1000..600000; the defaults are
+ * those of 10 s): renew timeout/5, expire 3*timeout/5, settle timeout/10. */
+void agent_lease_set_timeout(struct agent_lease *l, unsigned timeout_ms);
+
 /* What the caller does next. */
 enum agent_lease_act {
 	AGENT_LEASE_ACT_WAIT = 1,  /* read again after *wait_ms */

@@ -302,6 +302,18 @@ static int agent_credentials(struct agent *a, aq_msg *msg)
 	}
 }
 
+/* fence=lease lost a volume's lease (the watcher thread): the store lets go
+ * of its descriptors on that file system, now shut down, so the device can
+ * be mounted afresh once the lease is back. */
+static void main_fenced(void *ctx, const char *mp)
+{
+	struct agent *a = ctx;
+	struct stat st;
+
+	if (a->store && stat(mp, &st) == 0)
+		vol_store_forget_dev(a->store, st.st_dev);
+}
+
 int agent_main(int argc, char **argv)
 {
 	static struct agent a;
@@ -356,6 +368,8 @@ int agent_main(int argc, char **argv)
 		char base[1100];
 
 		snprintf(base, sizeof(base), "%s/shelf", a.cfg.state_dir);
+		a.shelf.fenced = main_fenced;
+		a.shelf.fenced_ctx = &a;
 		if (agent_shelf_nvme_init(&a.shelf, a.cfg.shelf, base, a.cfg.node, &msg) != AQ_OK) {
 			UT_ERROR("agent_main", NULL, "%s", msg.text);
 			return 1;

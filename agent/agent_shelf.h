@@ -34,6 +34,11 @@ struct agent_shelf_nvme;
 
 struct agent_shelf {
 	const struct agent_shelf_ops *ops;
+	/* nvmeof fence=lease: called (from another thread) with a volume's
+	 * mount point when the node lost its lease, before it is detached; set
+	 * before agent_shelf_nvme_init. NULL: nobody to tell. */
+	void (*fenced)(void *ctx, const char *mp);
+	void *fenced_ctx;
 	char path[1024];               /* the shelf folder; nvmeof: where volumes are mounted */
 	struct agent_shelf_nvme *nvme; /* the nvmeof backend's state, NULL otherwise */
 };

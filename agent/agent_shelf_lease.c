@@ -43,6 +43,9 @@ struct lease_ent {
 struct agent_shelf_leases {
 	uint64_t me;
 	char node[AGENT_LEASE_NAME_MAX + 1];
+	unsigned timeout_ms;
+	agent_shelf_fenced_fn fenced;
+	void *fenced_ctx;
 	pthread_mutex_t mu;
 	pthread_t renewer, watcher;
 	int threads, stop;
@@ -125,7 +128,7 @@ out:
 	return rc;
 }
 
-void agent_shelf_lease_fence_mount(const char *mp, const char *fsid, const char *why)
+void agent_shelf_lease_fence_mount(struct agent_shelf_leases *ls, const char *mp, const char *fsid, const char *why)
 {
 	uint32_t flags = LEASE_EXT4_NOLOGFLUSH;
 	int fd = open(mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -135,6 +138,8 @@ void agent_shelf_lease_fence_mount(const char *mp, const char *fsid, const char 
 			UT_WARN("agent_shelf", NULL, "volume %s: shutdown of %s: %s", fsid, mp, strerror(errno));
 		close(fd);
 	}
+	if (ls->fenced)
+		ls->fenced(ls->fenced_ctx, mp);
 	if (umount2(mp, MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT)
 		UT_WARN("agent_shelf", NULL, "volume %s: detach %s: %s", fsid, mp, strerror(errno));
 	UT_ERROR("agent_shelf", NULL, "volume %s: fenced: %s; its file system is shut down and detached, this node "
@@ -174,7 +179,7 @@ static void *lease_watch(void *arg)
 		}
 		pthread_mutex_unlock(&ls->mu);
 		if (found)
-			agent_shelf_lease_fence_mount(mp, fsid, why);
+			agent_shelf_lease_fence_mount(ls, mp, fsid, why);
 		else
 			lease_sleep(WATCH_MS);
 	}
@@ -245,13 +250,17 @@ static void *lease_renewer(void *arg)
 	return NULL;
 }
 
-struct agent_shelf_leases *agent_shelf_lease_new(uint64_t me, const char *node)
+struct agent_shelf_leases *agent_shelf_lease_new(uint64_t me, const char *node, unsigned timeout_ms,
+						 agent_shelf_fenced_fn fenced, void *ctx)
 {
 	struct agent_shelf_leases *ls = calloc(1, sizeof(*ls));
 
 	if (!ls)
 		return NULL;
 	ls->me = me;
+	ls->timeout_ms = timeout_ms;
+	ls->fenced = fenced;
+	ls->fenced_ctx = ctx;
 	snprintf(ls->node, sizeof(ls->node), "%s", node);
 	pthread_mutex_init(&ls->mu, NULL);
 	return ls;
@@ -347,6 +356,7 @@ int agent_shelf_lease_take(struct agent_shelf_leases *ls, const char *fsid, cons
 	snprintf(e->fsid, sizeof(e->fsid), "%s", fsid);
 	snprintf(e->mp, sizeof(e->mp), "%s", mp);
 	agent_lease_init(&e->l, ls->me, ls->node, id);
+	agent_lease_set_timeout(&e->l, ls->timeout_ms);
 	if ((e->fd = lease_open(dev, &e->off, NULL)) < 0) {
 		rc = e->fd;
 		goto out;

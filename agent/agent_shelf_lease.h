@@ -20,8 +20,17 @@
 
 struct agent_shelf_leases;
 
-/* The leases of host me (named node) on one shelf; threads start with the first take. */
-struct agent_shelf_leases *agent_shelf_lease_new(uint64_t me, const char *node);
+/* Called by the watcher thread for a volume it fences, after its file
+ * system was shut down and before it is detached (mp still names it): the
+ * store lets go of its descriptors there, or the shut-down file system
+ * would live on under them and a later mount of the device get it back. */
+typedef void (*agent_shelf_fenced_fn)(void *ctx, const char *mp);
+
+/* The leases of host me (named node) on one shelf, with the lease timeout
+ * timeout_ms (agent_lease_set_timeout); threads start with the first take.
+ * fenced (may be NULL) with ctx: see above. */
+struct agent_shelf_leases *agent_shelf_lease_new(uint64_t me, const char *node, unsigned timeout_ms,
+						 agent_shelf_fenced_fn fenced, void *ctx);
 /* Stop the threads and free (NULL ok). Leases stay written: this node's
  * next agent takes its own back at once. */
 void agent_shelf_lease_free(struct agent_shelf_leases *ls);
@@ -40,7 +49,7 @@ int agent_shelf_lease_held(struct agent_shelf_leases *ls, const char *fsid);
 /* Give it back once mp is unmounted (a FREE record: a taker need not wait). */
 void agent_shelf_lease_give(struct agent_shelf_leases *ls, const char *fsid);
 /* Stop a file system this node may no longer write: shut it down (no log
- * flush), then detach it. */
-void agent_shelf_lease_fence_mount(const char *mp, const char *fsid, const char *why);
+ * flush), tell the fenced callback, then detach it. */
+void agent_shelf_lease_fence_mount(struct agent_shelf_leases *ls, const char *mp, const char *fsid, const char *why);
 
 #endif

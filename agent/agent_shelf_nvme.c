@@ -408,7 +408,7 @@ static int nvme_attach(struct agent_shelf *s, const char *dir, unsigned mode, ui
 	if ((rc = nvme_mounted(mp, dev)) == 1) {
 		/* mounted by this node's last agent: only with the lease (its own record is taken back at once) */
 		if (n->leases && (rc = agent_shelf_lease_take(n->leases, fsid, dev, id, mp)) != 0) {
-			agent_shelf_lease_fence_mount(mp, fsid, "mounted here, but its lease is not this node's");
+			agent_shelf_lease_fence_mount(n->leases, mp, fsid, "mounted here, but its lease is not this node's");
 			goto out;
 		}
 		goto done; /* already ours and mounted */
@@ -612,7 +612,8 @@ int agent_shelf_nvme_init(struct agent_shelf *s, const char *spec, const char *b
 	}
 	agent_nvme_id_text(hid, n->hostid, sizeof(n->hostid));
 	n->instance = -1;
-	if (n->spec.fence == AGENT_NVME_FENCE_LEASE && !(n->leases = agent_shelf_lease_new(n->key, node))) {
+	if (n->spec.fence == AGENT_NVME_FENCE_LEASE &&
+	    !(n->leases = agent_shelf_lease_new(n->key, node, n->spec.lease_s * 1000u, s->fenced, s->fenced_ctx))) {
 		rc = AQ_ENOMEM;
 		goto out;
 	}

@@ -452,6 +452,38 @@ START_TEST(test_foreign)
 }
 END_TEST
 
+/* Every timing follows the lease timeout (lease=SECONDS), the defaults are 10 s's. */
+START_TEST(test_timeout)
+{
+	struct agent_lease a, d;
+	uint64_t now = 0, t;
+	int fd = dev_open();
+
+	agent_lease_init(&d, A_ID, "node-a", VOL);
+	agent_lease_init(&a, A_ID, "node-a", VOL);
+	agent_lease_set_timeout(&a, 10000);
+	ck_assert_uint_eq(a.renew_ms, d.renew_ms);
+	ck_assert_uint_eq(a.expire_ms, d.expire_ms);
+	ck_assert_uint_eq(a.settle_ms, d.settle_ms);
+	agent_lease_set_timeout(&a, 30000);
+	ck_assert_uint_eq(a.timeout_ms, 30000);
+	ck_assert_uint_eq(a.renew_ms, 6000);
+	ck_assert_uint_eq(a.expire_ms, 18000);
+	ck_assert_uint_eq(a.settle_ms, 3000);
+	ck_assert_int_eq(acquire(&a, fd, &now), AGENT_LEASE_ACT_DONE);
+	ck_assert_uint_eq(now, 3000);
+	ck_assert_int_eq(agent_lease_valid(&a, a.ok + 18000), 1);
+	ck_assert_int_eq(agent_lease_valid(&a, a.ok + 18001), 0);
+	/* a taker with the same timeout waits 30 s of silence */
+	agent_lease_init(&d, B_ID, "node-b", VOL);
+	agent_lease_set_timeout(&d, 30000);
+	t = now;
+	ck_assert_int_eq(acquire(&d, fd, &t), AGENT_LEASE_ACT_DONE);
+	ck_assert_uint_ge(t - now, 30000);
+	close(fd);
+}
+END_TEST
+
 static Suite *lease_suite(void)
 {
 	Suite *s = suite_create("agent_lease");
@@ -467,6 +499,7 @@ static Suite *lease_suite(void)
 	tcase_add_test(tc, test_race);
 	tcase_add_test(tc, test_release_restart);
 	tcase_add_test(tc, test_foreign);
+	tcase_add_test(tc, test_timeout);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -4,8 +4,11 @@
 # test_vm_nvme_shelf.sh) is the shelf (nvmet over tcp) and two storage nodes:
 # two aquifer-agents with their own node name, host NQN, controller and
 # block device of the namespace (nvme-core without native multipath),
-# --shelf nvmeof:tcp:127.0.0.1:4420:NQN,fence=lease; aquiferd runs here with
-# --node-down-seconds 3. A volume lands on one node and gets AQ_VM_NVME_MIB
+# --shelf nvmeof:tcp:127.0.0.1:4420:NQN,fence=lease,lease=30 (AQ_VM_NVME_LEASE_S:
+# the guest's I/O to its own target under TCG on a loaded machine stalled
+# for more than the default's 6 s expiry; real shelves take the default
+# 10 s), and aquiferd runs here with
+# --node-down-seconds 8. A volume lands on one node and gets AQ_VM_NVME_MIB
 # (default 32) MiB over NFSv3 with fsync; that agent is stopped (SIGSTOP: a
 # partitioned node); aquiferd marks it DOWN and moves the volume; the other
 # node waits out the lease timeout, takes the lease, mounts and serves the
@@ -23,7 +26,8 @@ VMSUB=
 trap '[ -n "$VMSUB" ] && kill -TERM "$VMSUB" 2>/dev/null && wait "$VMSUB"; vm_cleanup; aq_cleanup' EXIT
 vm_image || { aq_failed "the guest image builds"; aq_finish; }
 
-AQ_SERVE_ARGS=(--node-down-seconds 3)
+# 8 s: a TCG guest on a loaded machine can miss 2 s reports for 4 s (3 s made the nodes flap)
+AQ_SERVE_ARGS=(--node-down-seconds 8)
 aq_start "$AQ_TMP/srv" || exit 1
 TOK=$(aq_token "$AQ_TMP/srv" admin)
 aq_req POST "/v1/locations?locationId=nvloc" '{}'
@@ -46,6 +50,7 @@ AP_A=$AP_A
 AP_B=$AP_B
 NP_A=$NP_A
 NP_B=$NP_B
+LEASE_S=${AQ_VM_NVME_LEASE_S:-30}
 EOF
 echo 'bash /aqvm/nvme_failover.sh' >"$S/cmd"
 
@@ -60,8 +65,14 @@ VM_NET_ARGS=(-netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$AP_A-:$AP_A,hostfwd=tcp:
 VMSUB=$!
 
 node_state() { aq_req GET "/v1/nodes/$1"; printf '%s' "$BODY" | jq -r "$2" 2>/dev/null; }
+steady=0 # both READY for 5 polls in a row: a node's first reports come slowly in the guest
 vm_nvme_wait "$S/agent.started" 300 && for _ in $(seq 240); do
-	[ "$(node_state nva .state)" = READY ] && [ "$(node_state nvb .state)" = READY ] && break
+	if [ "$(node_state nva .state)" = READY ] && [ "$(node_state nvb .state)" = READY ]; then
+		steady=$((steady + 1))
+		[ "$steady" -ge 5 ] && break
+	else
+		steady=0
+	fi
 	kill -0 "$VMSUB" 2>/dev/null || break
 	sleep 1
 done

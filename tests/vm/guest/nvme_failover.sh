@@ -12,7 +12,7 @@
 # once it saw no renewal for the lease timeout, mounts and serves the same
 # bytes; A, continued, finds itself fenced and stops serving; B goes on.
 # One TAP line per check; "# takeover ..." lines carry the figures.
-# /aqvm/env: SERVER TOKEN_A TOKEN_B NODE_A NODE_B LOC AP_A AP_B NP_A NP_B NQN DATA_MIB DATA_SHA WAIT_SECS.
+# /aqvm/env: LEASE_S SERVER TOKEN_A TOKEN_B NODE_A NODE_B LOC AP_A AP_B NP_A NP_B NQN DATA_MIB DATA_SHA WAIT_SECS.
 . /aqvm/env
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 n=0
@@ -53,7 +53,7 @@ start_agent() { # X NODE TOKEN AP NP
 	mkdir -p "/tmp/agent$1"
 	/aqvm/lib/ld-linux-x86-64.so.2 --library-path /aqvm/lib /aqvm/aquifer-agent --server "$SERVER" \
 		--token "$3" --node "$2" --location "$LOC" \
-		--shelf "nvmeof:tcp:127.0.0.1:4420:$NQN,fence=lease,provision=/aqvm/nvmet.sh" \
+		--shelf "nvmeof:tcp:127.0.0.1:4420:$NQN,fence=lease,lease=$LEASE_S,provision=/aqvm/nvmet.sh" \
 		--listen "0.0.0.0:$4" --advertise 127.0.0.1 --nfs-listen "0.0.0.0:$5" --state-dir "/tmp/agent$1/state" \
 		--log-level debug >"/aqvm/agent$1.log" 2>&1 &
 	echo $! >"/tmp/agent$1.pid"
