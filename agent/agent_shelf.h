@@ -50,7 +50,7 @@ int agent_shelf_dir_ok(const char *dir);
 int agent_shelf_dir_init(struct agent_shelf *s, const char *path);
 
 /* The nvmeof backend: spec is --shelf's "nvmeof:tcp|rdma:ADDR:PORT:NQN[,fence=
- * pr|lease|none][,provision=PROG]" (agent_nvme.h), base a local folder (made) where
+ * pr|lease|none][,lease=SECONDS][,provision=PROG]" (agent_nvme.h), base a local folder (made) where
  * volumes are mounted, node this node's name (its host NQN, host id and
  * reservation key). AQ_EINVAL with the reason in msg; nothing is connected
  * before the first attach. */
