@@ -15,7 +15,7 @@
 # same sha256; the stopped agent, continued, fences itself (ext4 shut down,
 # detached) and the other node keeps serving. tests/vm/guest/nvme_failover.sh
 # is the guest side; its TAP lines count here, its "# takeover" lines carry
-# the time from the stop to the other node's mount. 3 to 6 minutes under TCG.
+# the time from the stop to the other node's mount. 5 to 8 minutes under TCG on a loaded 2-core machine (7.5 measured).
 # AQ_VM=0 skips, AQ_VM=1 makes missing tools a failure (vm_preflight).
 . "$(dirname "$0")/lib.sh"
 . "$AQ_SRC/tests/vm/lib.sh"
