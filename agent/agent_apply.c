@@ -206,8 +206,14 @@ static int apply_volume(struct agent *a, const struct api_intent_volume *v, cons
 	apply_qos(&v->qos, &c->qos);
 	if ((rc = agent_snap_prepare(a, v, ss, msg)) != AQ_OK)
 		return rc;
+	/* an NVMe-oF attach may wait for the volume's lease: the reports go on
+	 * (a->apply_lock keeps other applies out; the shelf is only theirs) */
+	if (a->shelf.nvme)
+		pthread_mutex_unlock(&a->lock);
 	rc = a->shelf.ops->attach(&a->shelf, v->dir, (unsigned)strtoul(v->unix_permissions, NULL, 8),
 				  v->capacity_bytes, c->root, sizeof(c->root));
+	if (a->shelf.nvme)
+		pthread_mutex_lock(&a->lock);
 	if (rc != 0)
 		return aq_fail(msg, AQ_EIO, "cannot attach %s on the shelf: %s", v->dir, strerror(-rc));
 	for (c->nrules = 0; c->nrules < v->nrules; c->nrules++)
@@ -385,6 +391,7 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 		return rc;
 	}
 	failed = json_array();
+	pthread_mutex_lock(&a->apply_lock);
 	pthread_mutex_lock(&a->lock);
 	if (gen < a->applied) {
 		UT_INFO("agent_apply", req, "stale intent ignored: generation %lld is applied", (long long)a->applied);
@@ -492,6 +499,7 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	failed = NULL;
 out:
 	pthread_mutex_unlock(&a->lock);
+	pthread_mutex_unlock(&a->apply_lock);
 	json_decref(failed);
 	free(iv);
 	free(ss);

@@ -69,6 +69,11 @@ struct agent {
 	pthread_t reporter;
 	unsigned server_at;      /* the servers[] entry that answered last (agent_ctl.c) */
 	bool stopping;
+	/* One apply at a time, taken before lock: an NVMe-oF attach lets lock go
+	 * while it waits for a volume's lease (a take-over waits out the old
+	 * owner's lease timeout), so the status reports go on meanwhile and
+	 * aquiferd does not take the node for DOWN. */
+	pthread_mutex_t apply_lock;
 	pthread_mutex_t lock;    /* guards everything below */
 	char node_token[4200];
 	char push_secret[80];

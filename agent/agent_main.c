@@ -54,8 +54,9 @@ static void usage(FILE *f)
 		"  --node NAME               this node's name (letters, digits, hyphens)\n"
 		"  --location LOC            the location this node serves\n"
 		"  --shelf DIR               the shelf every node of the location shares: a folder, or\n"
-		"            nvmeof:tcp|rdma:ADDR:PORT:NQN[,fence=pr|none][,provision=PROG]  an NVMe-oF\n"
-		"                            subsystem, one namespace and ext4 per volume (docs/internals/shelf.md)\n"
+		"            nvmeof:tcp|rdma:ADDR:PORT:NQN[,fence=pr|lease|none][,lease=SECONDS][,provision=PROG]\n"
+		"                            an NVMe-oF subsystem, one namespace and ext4 per volume; fence=lease:\n"
+		"                            a disk lease of SECONDS (10) per volume (docs/internals/shelf.md)\n"
 		"  --listen HOST:PORT        the agent API (aquiferd pushes desired state here)\n"
 		"  --nfs-listen HOST:PORT    the NFSv3/MOUNT/PORTMAP port clients mount\n"
 		"  --smb-listen HOST[:PORT]  serve the volumes whose protocols hold SMB here (port 445\n"
@@ -302,6 +303,18 @@ static int agent_credentials(struct agent *a, aq_msg *msg)
 	}
 }
 
+/* fence=lease lost a volume's lease (the watcher thread): the store lets go
+ * of its descriptors on that file system, now shut down, so the device can
+ * be mounted afresh once the lease is back. */
+static void main_fenced(void *ctx, const char *mp)
+{
+	struct agent *a = ctx;
+	struct stat st;
+
+	if (a->store && stat(mp, &st) == 0)
+		vol_store_forget_dev(a->store, st.st_dev);
+}
+
 int agent_main(int argc, char **argv)
 {
 	static struct agent a;
@@ -327,6 +340,7 @@ int agent_main(int argc, char **argv)
 	a.cfg.nfs_limits = (struct nfs_srv_limits)NFS_SRV_LIMITS_DEFAULT;
 	a.cfg.log_level = UT_LOG_INFO;
 	pthread_mutex_init(&a.lock, NULL);
+	pthread_mutex_init(&a.apply_lock, NULL);
 	pthread_mutex_init(&a.snap_mu, NULL);
 	pthread_cond_init(&a.snap_cv, NULL);
 	if (parse_args(&a.cfg, argc, argv, &msg) != AQ_OK) {
@@ -355,6 +369,8 @@ int agent_main(int argc, char **argv)
 		char base[1100];
 
 		snprintf(base, sizeof(base), "%s/shelf", a.cfg.state_dir);
+		a.shelf.fenced = main_fenced;
+		a.shelf.fenced_ctx = &a;
 		if (agent_shelf_nvme_init(&a.shelf, a.cfg.shelf, base, a.cfg.node, &msg) != AQ_OK) {
 			UT_ERROR("agent_main", NULL, "%s", msg.text);
 			return 1;

@@ -43,13 +43,24 @@ static int spec_option(const char *opt, size_t n, struct agent_nvme_spec *out, a
 		out->fence = AGENT_NVME_FENCE_PR;
 	} else if (n == 10 && strncmp(opt, "fence=none", 10) == 0) {
 		out->fence = AGENT_NVME_FENCE_NONE;
+	} else if (n == 11 && strncmp(opt, "fence=lease", 11) == 0) {
+		out->fence = AGENT_NVME_FENCE_LEASE;
+	} else if (n > 6 && strncmp(opt, "lease=", 6) == 0) {
+		unsigned v = 0;
+		size_t i;
+
+		for (i = 6; i < n && i < 10 && opt[i] >= '0' && opt[i] <= '9'; i++)
+			v = v * 10 + (unsigned)(opt[i] - '0');
+		if (i != n || v < 5 || v > 600)
+			return aq_fail(msg, AQ_EINVAL, "--shelf: lease= takes the lease timeout in seconds, 5..600");
+		out->lease_s = v;
 	} else if (n > 10 && strncmp(opt, "provision=", 10) == 0) {
 		if (n - 10 >= sizeof(out->provision) || opt[10] != '/' || !nvme_text_ok(opt + 10, n - 10, "/+"))
 			return aq_fail(msg, AQ_EINVAL, "--shelf: provision= needs an absolute program path");
 		memcpy(out->provision, opt + 10, n - 10);
 		out->provision[n - 10] = 0;
 	} else {
-		return aq_fail(msg, AQ_EINVAL, "--shelf: unknown option \"%.*s\" (fence=pr|none, provision=PROG)",
+		return aq_fail(msg, AQ_EINVAL, "--shelf: unknown option \"%.*s\" (fence=pr|lease|none, lease=SECONDS, provision=PROG)",
 			       (int)(n > 64 ? 64 : n), opt);
 	}
 	return AQ_OK;
@@ -118,6 +129,12 @@ int agent_nvme_spec_parse(const char *spec, struct agent_nvme_spec *out, aq_msg 
 			goto out;
 		opts = next;
 	}
+	if (s.lease_s && s.fence != AGENT_NVME_FENCE_LEASE) {
+		rc = aq_fail(msg, AQ_EINVAL, "--shelf: lease= is the timeout of fence=lease; name fence=lease too");
+		goto out;
+	}
+	if (s.fence == AGENT_NVME_FENCE_LEASE && !s.lease_s)
+		s.lease_s = 10;
 	*out = s;
 out:
 	return rc;

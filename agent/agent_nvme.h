@@ -32,9 +32,11 @@
 #define AGENT_NVME_RESV_BUF (AGENT_NVME_RESV_HDR + AGENT_NVME_RESV_MAX * AGENT_NVME_RESV_ENTRY)
 
 enum agent_nvme_transport { AGENT_NVME_TCP = 1, AGENT_NVME_RDMA = 2 };
-enum agent_nvme_fence { AGENT_NVME_FENCE_PR = 0, AGENT_NVME_FENCE_NONE = 1 };
+/* pr: an NVMe persistent reservation; lease: a disk lease in the namespace's
+ * last MiB (agent_lease.h); none: unfenced, by the operator's choice. */
+enum agent_nvme_fence { AGENT_NVME_FENCE_PR = 0, AGENT_NVME_FENCE_NONE = 1, AGENT_NVME_FENCE_LEASE = 2 };
 
-/* --shelf nvmeof:TRANSPORT:ADDR:PORT:NQN[,fence=pr|none][,provision=PROG]
+/* --shelf nvmeof:TRANSPORT:ADDR:PORT:NQN[,fence=pr|lease|none][,lease=SECONDS][,provision=PROG]
  * ADDR is an IPv4 address, a host name, or [IPv6]. */
 struct agent_nvme_spec {
 	enum agent_nvme_transport transport;
@@ -42,6 +44,7 @@ struct agent_nvme_spec {
 	unsigned port;
 	char nqn[AGENT_NVME_NQN_MAX + 1];
 	enum agent_nvme_fence fence;
+	unsigned lease_s;   /* fence=lease: the lease timeout, lease=SECONDS (5..600; 10 by default) */
 	char provision[AGENT_NVME_PATH_MAX]; /* "" none: namespaces are made out of band */
 };
 

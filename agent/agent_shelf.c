@@ -83,6 +83,6 @@ int agent_shelf_dir_init(struct agent_shelf *s, const char *path)
 
 void agent_shelf_cleanup(struct agent_shelf *s)
 {
-	free(s->nvme);
+	agent_shelf_nvme_free(s->nvme);
 	s->nvme = NULL;
 }

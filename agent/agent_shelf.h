@@ -6,7 +6,7 @@
  * shared mount), and NVMe-oF (agent_shelf_nvme.c, docs/internals/shelf.md):
  * one namespace per volume, found by the NGUID its fsid names, one ext4 file
  * system on it mounted by the serving node only at <path>/<dir>, fenced with
- * an NVMe persistent reservation.
+ * an NVMe persistent reservation or a disk lease (fence=lease).
  */
 #ifndef AQ_AGENT_SHELF_H
 #define AQ_AGENT_SHELF_H
@@ -34,6 +34,11 @@ struct agent_shelf_nvme;
 
 struct agent_shelf {
 	const struct agent_shelf_ops *ops;
+	/* nvmeof fence=lease: called (from another thread) with a volume's
+	 * mount point when the node lost its lease, before it is detached; set
+	 * before agent_shelf_nvme_init. NULL: nobody to tell. */
+	void (*fenced)(void *ctx, const char *mp);
+	void *fenced_ctx;
 	char path[1024];               /* the shelf folder; nvmeof: where volumes are mounted */
 	struct agent_shelf_nvme *nvme; /* the nvmeof backend's state, NULL otherwise */
 };
@@ -45,12 +50,14 @@ int agent_shelf_dir_ok(const char *dir);
 int agent_shelf_dir_init(struct agent_shelf *s, const char *path);
 
 /* The nvmeof backend: spec is --shelf's "nvmeof:tcp|rdma:ADDR:PORT:NQN[,fence=
- * pr|none][,provision=PROG]" (agent_nvme.h), base a local folder (made) where
+ * pr|lease|none][,lease=SECONDS][,provision=PROG]" (agent_nvme.h), base a local folder (made) where
  * volumes are mounted, node this node's name (its host NQN, host id and
  * reservation key). AQ_EINVAL with the reason in msg; nothing is connected
  * before the first attach. */
 int agent_shelf_nvme_init(struct agent_shelf *s, const char *spec, const char *base, const char *node,
 			  aq_msg *msg);
+/* The nvmeof backend's state (NULL ok): stops its lease threads. */
+void agent_shelf_nvme_free(struct agent_shelf_nvme *n);
 /* Frees what an init allocated (volumes stay mounted: a restart serves on). */
 void agent_shelf_cleanup(struct agent_shelf *s);
 

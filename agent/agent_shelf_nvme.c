@@ -7,7 +7,9 @@
  * nvme-cli), once for all volumes, and disconnected when the last volume
  * goes. Before mounting, the node registers its key and takes (or preempts)
  * a Write Exclusive persistent reservation, so a node that lost the volume
- * cannot write to it again (fence=pr, the default). A namespace the shelf
+ * cannot write to it again (fence=pr, the default), or takes the volume's
+ * disk lease in the namespace's last MiB (fence=lease, agent_shelf_lease.h:
+ * for shelves without reservations). A namespace the shelf
  * lacks is made by the provision= program when one is named. Design and
  * failure cases: docs/internals/shelf.md.
  */
@@ -28,7 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/agent_lease.h"
 #include "agent/agent_nvme.h"
+#include "agent/agent_shelf_lease.h"
 #include "util/ut_log.h"
 
 #define NVME_FIND_MS 15000 /* how long a namespace may take to appear after a connect or a provision */
@@ -39,6 +43,7 @@ struct agent_shelf_nvme {
 	char hostid[40];
 	uint64_t key;       /* this node's reservation key */
 	int instance;       /* /dev/nvme<instance>, -1: not connected */
+	struct agent_shelf_leases *leases; /* fence=lease: the leases held here */
 };
 
 /* Read a small sysfs file into buf (NUL-terminated). Length or -errno. */
@@ -99,10 +104,28 @@ static int nvme_run(const char *const argv[])
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }
 
-/* Is /sys/class/nvme/nvme<i> a live controller of our subsystem at our address? */
+/* Does the sysfs file path (a controller's hostnqn) name another host
+ * than hostnqn? A missing file (a namespace head, an old kernel) does not. */
+static int nvme_other_host(const char *path, const char *hostnqn)
+{
+	char buf[300];
+	size_t n = strlen(hostnqn);
+
+	if (nvme_read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	return strncmp(buf, hostnqn, n) != 0 || (buf[n] != '\n' && buf[n] != 0);
+}
+
+/* Is /sys/class/nvme/nvme<i> a live controller of our subsystem at our
+ * address, connected as this node (another agent on the same machine, a
+ * test's second node, has its own)? */
 static int nvme_ctrl_ours(const struct agent_shelf_nvme *n, int i)
 {
 	char path[128], buf[512];
+
+	snprintf(path, sizeof(path), "/sys/class/nvme/nvme%d/hostnqn", i);
+	if (nvme_other_host(path, n->hostnqn))
+		return 0;
 
 	snprintf(path, sizeof(path), "/sys/class/nvme/nvme%d/subsysnqn", i);
 	if (nvme_read_file(path, buf, sizeof(buf)) <= 0 || strncmp(buf, n->spec.nqn, strlen(n->spec.nqn)) != 0 ||
@@ -166,8 +189,9 @@ out:
 	return rc;
 }
 
-/* The block device (/dev/nvmeXnY) whose NGUID or UUID is id. 0, or -ENOENT. */
-static int nvme_find_ns(const uint8_t id[16], char *dev, size_t cap)
+/* The block device (/dev/nvmeXnY) whose NGUID or UUID is id, seen through
+ * a controller of this node (a multipath head has no host of its own). 0, or -ENOENT. */
+static int nvme_find_ns(const struct agent_shelf_nvme *n, const uint8_t id[16], char *dev, size_t cap)
 {
 	static const char *const files[] = { "nguid", "uuid" };
 	char path[300], buf[64];
@@ -183,11 +207,15 @@ static int nvme_find_ns(const uint8_t id[16], char *dev, size_t cap)
 		/* nvme0n1 (a namespace head), never nvme0c0n1 (one path of it) */
 		if (sscanf(de->d_name, "nvme%dn%d%n", &x, &y, &len) != 2 || de->d_name[len])
 			continue;
+		snprintf(path, sizeof(path), "/sys/block/%s/device/hostnqn", de->d_name);
+		if (nvme_other_host(path, n->hostnqn))
+			continue;
 		for (f = 0; f < sizeof(files) / sizeof(files[0]) && rc != 0; f++) {
-			ssize_t n;
+			ssize_t got_len;
 
 			snprintf(path, sizeof(path), "/sys/block/%s/%s", de->d_name, files[f]);
-			if ((n = nvme_read_file(path, buf, sizeof(buf))) > 0 && agent_nvme_id_parse(buf, (size_t)n, got) == 0 &&
+			if ((got_len = nvme_read_file(path, buf, sizeof(buf))) > 0 &&
+			    agent_nvme_id_parse(buf, (size_t)got_len, got) == 0 &&
 			    memcmp(got, id, 16) == 0) {
 				snprintf(dev, cap, "/dev/%s", de->d_name);
 				rc = 0;
@@ -205,7 +233,7 @@ static int nvme_wait_ns(const struct agent_shelf_nvme *n, const uint8_t id[16], 
 	unsigned waited;
 
 	for (waited = 0; waited <= NVME_FIND_MS; waited += 200) {
-		if (nvme_find_ns(id, dev, cap) == 0)
+		if (nvme_find_ns(n, id, dev, cap) == 0)
 			return 0;
 		if (waited % 2000 == 0) {
 			snprintf(path, sizeof(path), "/sys/class/nvme/nvme%d/rescan_controller", n->instance);
@@ -350,7 +378,8 @@ static int nvme_attach(struct agent_shelf *s, const char *dir, unsigned mode, ui
 {
 	struct agent_shelf_nvme *n = s->nvme;
 	const char *fsid = dir + 8;
-	char mp[1100], dev[64], idtext[40], label[17];
+	char mp[1100], dev[64], idtext[40], label[17], nblocks[24];
+	uint64_t blocks = 0;
 	uint8_t id[16];
 	int rc, fresh = 0;
 
@@ -360,7 +389,7 @@ static int nvme_attach(struct agent_shelf *s, const char *dir, unsigned mode, ui
 	snprintf(mp, sizeof(mp), "%s/%s", s->path, dir);
 	if ((rc = nvme_connect(n)) != 0)
 		goto out;
-	if (nvme_find_ns(id, dev, sizeof(dev)) != 0 && nvme_wait_ns(n, id, dev, sizeof(dev)) != 0) {
+	if (nvme_find_ns(n, id, dev, sizeof(dev)) != 0 && nvme_wait_ns(n, id, dev, sizeof(dev)) != 0) {
 		if (!n->spec.provision[0]) {
 			UT_ERROR("agent_shelf", NULL, "no namespace %s on %s (provision it on the shelf, or name a provision= program)",
 				 idtext, n->spec.nqn);
@@ -376,19 +405,31 @@ static int nvme_attach(struct agent_shelf *s, const char *dir, unsigned mode, ui
 			goto out;
 		}
 	}
-	if ((rc = nvme_mounted(mp, dev)) == 1)
+	if ((rc = nvme_mounted(mp, dev)) == 1) {
+		/* mounted by this node's last agent: only with the lease (its own record is taken back at once) */
+		if (n->leases && (rc = agent_shelf_lease_take(n->leases, fsid, dev, id, mp)) != 0) {
+			agent_shelf_lease_fence_mount(n->leases, mp, fsid, "mounted here, but its lease is not this node's");
+			goto out;
+		}
 		goto done; /* already ours and mounted */
+	}
 	if (rc < 0)
 		goto out;
 	if (n->spec.fence == AGENT_NVME_FENCE_PR && (rc = nvme_fence(n, dev)) != 0)
 		goto out;
+	if (n->leases && ((rc = agent_shelf_lease_fits(dev, &blocks)) != 0 ||
+			  (rc = agent_shelf_lease_take(n->leases, fsid, dev, id, mp)) != 0))
+		goto out;
 	if ((rc = nvme_has_fs(dev)) < 0)
 		goto out;
 	if (rc == 0) {
+		/* fence=lease: the file system ends before the lease area (-b 4096, BLOCKS) */
 		const char *argv[] = { nvme_mkfs_path(), "-q", "-F", "-U", idtext, "-L", label, "-m", "0", "-E",
-				 "nodiscard,lazy_itable_init=1,lazy_journal_init=1", dev, NULL };
+				 "nodiscard,lazy_itable_init=1,lazy_journal_init=1", "-b", "4096", dev,
+				 n->leases ? nblocks : NULL, NULL };
 
 		snprintf(label, sizeof(label), "aq%.14s", fsid);
+		snprintf(nblocks, sizeof(nblocks), "%llu", (unsigned long long)blocks);
 		if ((rc = nvme_run(argv)) != 0) {
 			UT_ERROR("agent_shelf", NULL, "%s: mkfs.ext4 failed", dev);
 			goto out;
@@ -403,6 +444,8 @@ static int nvme_attach(struct agent_shelf *s, const char *dir, unsigned mode, ui
 	if (mount(dev, mp, "ext4", MS_NOATIME, "errors=remount-ro") != 0) {
 		rc = -errno;
 		UT_ERROR("agent_shelf", NULL, "mount %s on %s: %s", dev, mp, strerror(errno));
+		if (n->leases)
+			agent_shelf_lease_give(n->leases, fsid);
 		goto out;
 	}
 	if (fresh) {
@@ -472,12 +515,14 @@ static int nvme_release(struct agent_shelf *s, const char *dir)
 	if (!agent_shelf_dir_ok(dir) || agent_nvme_nsid_of_fsid(dir + 8, id) != 0)
 		return -EINVAL;
 	snprintf(mp, sizeof(mp), "%s/%s", s->path, dir);
-	have_dev = nvme_find_ns(id, dev, sizeof(dev)) == 0;
+	have_dev = nvme_find_ns(n, id, dev, sizeof(dev)) == 0;
 	if ((rc = nvme_unmount(mp, dir + 8, 1)) != 0)
 		return rc;
 	(void)rmdir(mp);
 	if (have_dev && n->spec.fence == AGENT_NVME_FENCE_PR)
 		nvme_unfence(n, dev);
+	if (n->leases)
+		agent_shelf_lease_give(n->leases, dir + 8);
 	if (n->instance >= 0 && !nvme_any_mounted(s)) {
 		snprintf(path, sizeof(path), "/sys/class/nvme/nvme%d/delete_controller", n->instance);
 		if (nvme_ctrl_ours(n, n->instance) && nvme_write_file(path, "1") == 0)
@@ -567,11 +612,24 @@ int agent_shelf_nvme_init(struct agent_shelf *s, const char *spec, const char *b
 	}
 	agent_nvme_id_text(hid, n->hostid, sizeof(n->hostid));
 	n->instance = -1;
+	if (n->spec.fence == AGENT_NVME_FENCE_LEASE &&
+	    !(n->leases = agent_shelf_lease_new(n->key, node, n->spec.lease_s * 1000u, s->fenced, s->fenced_ctx))) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
 	s->ops = &shelf_nvme_ops;
 	snprintf(s->path, sizeof(s->path), "%s", base);
 	s->nvme = n;
 	n = NULL;
 out:
-	free(n);
+	agent_shelf_nvme_free(n);
 	return rc;
+}
+
+void agent_shelf_nvme_free(struct agent_shelf_nvme *n)
+{
+	if (!n)
+		return;
+	agent_shelf_lease_free(n->leases);
+	free(n);
 }

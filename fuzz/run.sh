@@ -203,6 +203,22 @@ printf '\002traddr=10.0.2.15,trsvcid=4420,src_addr=10.0.2.16\n' > "$out/corpus_a
 printf '\00341514652-0001-0000-0123-456789abcdef\n' > "$out/corpus_agent_nvme/seed_nguid"
 printf '\004nvmeof:rdma:[fd00::1]:4420:nqn.2026-01.org.aquifer:s,fence=none,provision=/p' \
 	> "$out/corpus_agent_nvme/seed_spec"
+# ...and (5) a lease record of fence=lease (owner 0xa1 "node", generation 2, the fuzzer's volume id;
+# its FNV-1a checksum computed here), (6) an ext4 superblock of 256 blocks of 4 KiB.
+fnv_hex() { # hex bytes -> FNV-1a 32 as 8 hex digits
+	h=$1 x=2166136261
+	while [ -n "$h" ]; do
+		b=${h%"${h#??}"}; h=${h#??}
+		x=$(( ((x ^ 0x$b) * 16777619) & 0xffffffff ))
+	done
+	printf '%08x' "$x"
+}
+rec="41514c4541534531""00000001""00000001""00000000000000a1""0000000000000002""0000000000000005"
+rec="${rec}0000000000000000""00002710""00000004"
+rec="${rec}6e6f6465$(printf '%0120d' 0)41514652000100000000000000000000$(printf '%0744d' 0)"
+hex2bin "05${rec}$(fnv_hex "$rec")" > "$out/corpus_agent_nvme/seed_lease"
+hex2bin "06$(printf '%08d' 0)00010000$(printf '%032d' 0)02000000$(printf '%056d' 0)53ef$(printf '%01932d' 0)" \
+	> "$out/corpus_agent_nvme/seed_ext4"
 # fuzz_nfs4_cb (issue 19): a CB_COMPOUND reply: CB_SEQUENCE and CB_RECALL answered NFS4_OK.
 mkdir -p "$out/corpus_nfs4_cb"
 hex2bin "0000004d00000001000000000000000000000000000000000000000000000000000000020000000b0000000001020300000000000000000000000000000000050000000000000000000000000000000400000000" \
@@ -228,7 +244,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	api_fields) hlib="$top/api/api_fields.c $top/api/api_error.c $jansson" ;;
 	nfs4_compound | nfs4_cb) hlib="$(echo "$top"/agent/nfs4/*.c) $lib $crypto" ;;
 	bkp_manifest) hlib="$bkplib" ;;
-	agent_nvme) hlib="$top/agent/agent_nvme.c $top/util/ut_hex.c $top/api/api_error.c" ;;
+	agent_nvme) hlib="$top/agent/agent_nvme.c $top/agent/agent_lease.c $top/util/ut_hex.c $top/api/api_error.c" ;;
 	esac
 	# shellcheck disable=SC2086
 	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $hlib -lpthread

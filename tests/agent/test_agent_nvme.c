@@ -46,6 +46,11 @@ START_TEST(test_spec)
 	ck_assert_str_eq(s.nqn, NQN);
 	ck_assert_int_eq(s.fence, AGENT_NVME_FENCE_NONE);
 	ck_assert_str_eq(s.provision, "/usr/lib/aq/prov");
+	ck_assert_int_eq(agent_nvme_spec_parse("nvmeof:tcp:10.0.2.15:4420:" NQN ",fence=lease", &s, &msg), AQ_OK);
+	ck_assert_int_eq(s.fence, AGENT_NVME_FENCE_LEASE);
+	ck_assert_uint_eq(s.lease_s, 10);
+	ck_assert_int_eq(agent_nvme_spec_parse("nvmeof:tcp:10.0.2.15:4420:" NQN ",lease=600,fence=lease", &s, &msg), AQ_OK);
+	ck_assert_uint_eq(s.lease_s, 600);
 	ck_assert(agent_nvme_is_spec("nvmeof:x"));
 	ck_assert(!agent_nvme_is_spec("/srv/shelf"));
 
@@ -62,6 +67,13 @@ START_TEST(test_spec)
 	ck_assert(spec_fails("nvmeof:tcp:a:4420:shelf1", "must start with nqn."));
 	ck_assert(spec_fails("nvmeof:tcp:a:4420:nqn.a=b", "must start with nqn."));
 	ck_assert(spec_fails("nvmeof:tcp:a:4420:" NQN ",fence=scsi", "unknown option \"fence=scsi\""));
+	ck_assert(spec_fails("nvmeof:tcp:a:4420:" NQN ",fence=leases", "(fence=pr|lease|none, lease=SECONDS, provision=PROG)"));
+	ck_assert(spec_fails("nvmeof:tcp:a:4420:" NQN ",fence=lease,lease=4", "lease timeout in seconds, 5..600"));
+	ck_assert(spec_fails("nvmeof:tcp:a:4420:" NQN ",fence=lease,lease=601", "5..600"));
+	ck_assert(spec_fails("nvmeof:tcp:a:4420:" NQN ",fence=lease,lease=10s", "5..600"));
+	ck_assert(spec_fails("nvmeof:tcp:a:4420:" NQN ",fence=lease,lease=99999999999", "5..600"));
+	ck_assert(spec_fails("nvmeof:tcp:a:4420:" NQN ",lease=30", "name fence=lease too"));
+	ck_assert(spec_fails("nvmeof:tcp:a:4420:" NQN ",fence=none,lease=30", "name fence=lease too"));
 	ck_assert(spec_fails("nvmeof:tcp:a:4420:" NQN ",multipath=on", "unknown option"));
 	ck_assert(spec_fails("nvmeof:tcp:a:4420:" NQN ",provision=rel/path", "absolute program path"));
 	ck_assert(spec_fails("nvmeof:tcp:a:4420:" NQN ",provision=/a b", "absolute program path"));

@@ -20,7 +20,9 @@ refused "port 0" "nvmeof:tcp:10.0.0.1:0:$N" "the port must be 1..65535"
 refused "an NQN without nqn." "nvmeof:rdma:10.0.0.1:4420:shelf1" "the NQN must start with nqn."
 refused "an unclosed IPv6 bracket" "nvmeof:tcp:[fd00::1:4420:$N" "an IPv6 address goes in brackets"
 refused "an unknown option" "nvmeof:tcp:10.0.0.1:4420:$N,multipath=on" 'unknown option "multipath=on"'
-refused "fence=maybe" "nvmeof:tcp:10.0.0.1:4420:$N,fence=maybe" 'unknown option "fence=maybe"'
+refused "fence=maybe" "nvmeof:tcp:10.0.0.1:4420:$N,fence=maybe" 'unknown option "fence=maybe" (fence=pr|lease|none'
+refused "lease= without fence=lease" "nvmeof:tcp:10.0.0.1:4420:$N,lease=30" "lease= is the timeout of fence=lease"
+refused "lease=2 (under 5 s)" "nvmeof:tcp:10.0.0.1:4420:$N,fence=lease,lease=2" "lease timeout in seconds, 5..600"
 refused "a relative provision program" "nvmeof:tcp:10.0.0.1:4420:$N,provision=nvmet.sh" "absolute program path"
-expect_contains "--help shows the NVMe-oF form" "nvmeof:tcp|rdma:ADDR:PORT:NQN" "$("$AQUIFER_AGENT" --help 2>&1)"
+expect_contains "--help shows the NVMe-oF form" "nvmeof:tcp|rdma:ADDR:PORT:NQN[,fence=pr|lease|none]" "$("$AQUIFER_AGENT" --help 2>&1)"
 aq_finish

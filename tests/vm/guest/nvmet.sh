@@ -4,7 +4,10 @@
 #
 #   nvmet.sh modules DIR [rdma]  load the NVMe-oF modules the image lacks from DIR
 #                                (tests/vm/nvme_shelf.sh copies them into the share);
-#                                with rdma also soft-RoCE, and an rxe0 device on eth0
+#                                with rdma also soft-RoCE, and an rxe0 device on eth0;
+#                                NVME_MULTIPATH=N: nvme-core without native multipath
+#                                (a block device per controller: two "nodes" in one
+#                                guest each see their own, as two machines would)
 #   nvmet.sh up NQN ADDR PORT [tcp|rdma]  a subsystem NQN (any host) on a port
 #                                ADDR:PORT of that transport (tcp by default)
 #   nvmet.sh create FSID ID BYTES  a namespace of BYTES (a sparse file in
@@ -33,7 +36,10 @@ modules)
 		mods="$mods ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_rxe nvme-rdma nvmet-rdma"
 	fi
 	for m in $mods; do
-		grep -q "^$(echo "$m" | tr - _) " /proc/modules || insmod "$2/$m.ko" || die "insmod $m"
+		args=
+		[ "$m" = nvme-core ] && [ -n "${NVME_MULTIPATH:-}" ] && args="multipath=$NVME_MULTIPATH"
+		# shellcheck disable=SC2086
+		grep -q "^$(echo "$m" | tr - _) " /proc/modules || insmod "$2/$m.ko" $args || die "insmod $m"
 	done
 	if [ "${3:-}" = rdma ] && ! rdma link show rxe0/1 >/dev/null 2>&1; then
 		rdma link add rxe0 type rxe netdev eth0 || die "rdma link add rxe0"
