@@ -36,16 +36,18 @@
  * OPEN for writing, REMOVE or RENAME by any client (the holder's own too: its
  * mounts may cache apart), WRITE or SETATTR of the size by another client
  * answer NFS4ERR_DELAY until DELEGRETURN; none is given while any open
- * writes the file; an NFSv3 WRITE/SETATTR and SMB writes wait
- * in the store (its break timeout), an SMB CREATE for writing is
- * STATUS_PENDING. A delegation not returned within the lease time after the
+ * writes the file; an NFSv3 WRITE/SETATTR/REMOVE/RENAME (of or onto the
+ * name) and SMB writes wait in the store, an SMB CREATE for writing or with
+ * FILE_DELETE_ON_CLOSE, an SMB rename and a SET_INFO of the delete
+ * disposition are STATUS_PENDING, until the return or the revocation (never
+ * less: the store's 35 s break timeout does not apply to a delegation's
+ * grant, vol_lease.h revoke_ms). A delegation not returned within the lease time after the
  * recall was sent is revoked (SEQ4_STATUS_RECALLABLE_STATE_REVOKED on the
  * client's SEQUENCE results, NFS4ERR_DELEG_REVOKED for its stateid until
  * FREE_STATEID). CLAIM_DELEG_CUR_FH opens the current file; CLAIM_DELEGATE_CUR
  * and _PREV, write delegations, WANT_DELEGATION and DELEGPURGE are not
  * served (NFS4ERR_NOTSUPP; OPEN_DELEGATE_NONE). A v4.1 REMOVE or RENAME of
- * (or onto) a delegated name recalls it too (NFS4ERR_DELAY meanwhile);
- * NFSv3 REMOVE/RENAME and SMB deletes and renames do not yet.
+ * (or onto) a delegated name recalls it too (NFS4ERR_DELAY meanwhile).
  *
  * The pseudo file system: PUTROOTFH gives a root directory listing the
  * exports the caller may reach with NFSv4 (vol_authorize with

@@ -12,8 +12,14 @@
  * wakes the backchannel thread, which sends a CB_COMPOUND (CB_SEQUENCE on
  * the session's one backchannel slot, then CB_RECALL) on the session's
  * backchannel connection. Breakers wait as for an SMB lease break: NFSv3 and
- * SMB in the store (vol_lease_break, up to the store's break timeout), a v4.1
- * caller gets NFS4ERR_DELAY (nfs4_deleg_conflict) and retries. DELEGRETURN
+ * SMB in the store (vol_lease_break; a REMOVE or RENAME of the name from
+ * NFSv3, SMB's rename, delete disposition and delete-on-close CREATE too),
+ * a v4.1 caller gets NFS4ERR_DELAY (nfs4_deleg_conflict) and retries.
+ * Timeouts agree: the revocation comes first. The grant's revoke_ms (two
+ * leases and a second) is longer than the lease time after the recall at
+ * which this file revokes it, so a waiter in the store (whose own break
+ * timeout, 35 s, applies to SMB leases) never gives up before the
+ * delegation is revoked, and proceeds as soon as it is. DELEGRETURN
  * drops the grant (the waiters go on). A delegation not returned within the
  * lease time after its recall was sent is revoked: its grant is dropped, its
  * client's SEQUENCE results carry SEQ4_STATUS_RECALLABLE_STATE_REVOKED until
@@ -123,6 +129,11 @@ bool nfs4_deleg_grant(struct nfs4_cx *cx, struct nfs4_open *o, const struct vol_
 	dl->lease.brk = deleg_brk;
 	dl->lease.arg = dl;
 	dl->lease.recall_on_open_w = true;
+	/* the store's waiters (NFSv3, SMB) wait for our revocation, never give
+	 * up before it: it comes a lease after the recall went out, which a
+	 * busy backchannel slot may delay by up to a lease; the store revokes
+	 * itself only past that (a backstop) */
+	dl->lease.revoke_ms = 2u * s->lease_s * 1000u + 5u * CB_TICK_MS;
 	d->dl = dl;
 	d->lkey = *k;
 	d->access = OPEN4_SHARE_ACCESS_READ; /* READ may use its stateid */
