@@ -46,7 +46,24 @@
  * client's SEQUENCE results, NFS4ERR_DELEG_REVOKED for its stateid until
  * FREE_STATEID). CLAIM_DELEG_CUR_FH opens the current file; CLAIM_DELEGATE_CUR
  * and _PREV, write delegations, WANT_DELEGATION and DELEGPURGE are not
- * served (NFS4ERR_NOTSUPP; OPEN_DELEGATE_NONE). A v4.1 REMOVE or RENAME of
+ * served (NFS4ERR_NOTSUPP; OPEN_DELEGATE_NONE). OPEN's want bits (RFC 8881
+ * 18.16.3) are honoured: with none, OPEN_DELEGATE_NONE as before; with
+ * WANT_NO_DELEG, WANT_CANCEL or WANT_WRITE_DELEG no delegation and
+ * OPEN_DELEGATE_NONE_EXT with WND4_NOT_WANTED, WND4_CANCELLED or
+ * WND4_WRITE_DELEG_NOT_SUPP_FTYPE; with WANT_READ_DELEG or WANT_ANY_DELEG a
+ * read delegation when safe, else NONE_EXT with WND4_CONTENTION (it holds one,
+ * another open writes, a break is under way) or WND4_RESOURCE (no working
+ * backchannel, an open for writing); the SIGNAL/PUSH flags are taken and
+ * never acted on (ond_server_will_* false); other want values
+ * NFS4ERR_INVAL. A new backchannel (CREATE_SESSION, BIND_CONN_TO_SESSION,
+ * BACKCHANNEL_CTL) is probed with CB_NULL from the backchannel thread; one
+ * that does not answer within half a lease (at most 10 s), refuses it, or
+ * cannot be sent to is down: no delegation is given over it, recalls find
+ * no path (revoked at the lease), and SEQUENCE carries
+ * SEQ4_STATUS_CB_PATH_DOWN_SESSION, and SEQ4_STATUS_CB_PATH_DOWN when no
+ * session of the client has a backchannel that may work, until one is
+ * bound that answers. Until its probe is answered a backchannel is taken
+ * to work (as knfsd does for 4.1). A v4.1 REMOVE or RENAME of
  * (or onto) a delegated name recalls it too (NFS4ERR_DELAY meanwhile).
  *
  * The pseudo file system: PUTROOTFH gives a root directory listing the

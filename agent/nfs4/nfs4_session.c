@@ -295,8 +295,9 @@ uint32_t nfs4_op_sequence(struct nfs4_cx *cx, struct xdr_cur *in)
 	xdr_put_u32(cx->out, slot);
 	xdr_put_u32(cx->out, se->nslots - 1); /* highest slot */
 	xdr_put_u32(cx->out, se->nslots - 1); /* target highest slot */
-	/* status flags: a delegation of the client was revoked (it frees the stateid) */
-	xdr_put_u32(cx->out, nfs4_deleg_revoked(se->clp) ? SEQ4_STATUS_RECALLABLE_STATE_REVOKED : 0);
+	/* status flags: a delegation of the client was revoked (it frees the
+	 * stateid), a backchannel did not answer its probe */
+	xdr_put_u32(cx->out, nfs4_deleg_seq_flags(se));
 out:
 	pthread_mutex_unlock(&s->mu);
 	return st;

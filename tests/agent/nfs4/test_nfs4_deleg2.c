@@ -14,12 +14,17 @@
  * - timeouts agree: with the store's break timeout far below the lease
  *   (300 ms against 3 s), an NFSv3 REMOVE and an SMB CREATE for writing
  *   whose delegation is never returned wait until it is revoked (the lease
- *   after the recall), never less, then proceed; P is told it was revoked.
+ *   after the recall), never less, then proceed; P is told it was revoked;
+ * - OPEN's want bits answered with OPEN_DELEGATE_NONE_EXT and the WND4_*
+ *   reason (RFC 8881 18.16.3); a new backchannel probed with CB_NULL, and
+ *   CB_PATH_DOWN / CB_PATH_DOWN_SESSION when it does not answer; the CB_NULL
+ *   reply decoder refuses what does not decode.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -40,7 +45,9 @@
 #include "tests/lib/aqt_store.h"
 #include "util/ut_clock.h"
 
-enum { OK4 = 0, DELAY4 = 10008, RD = 1, WR = 2, BOTH = 3, REVOKED_FLAG = 0x40 };
+enum { OK4 = 0, DELAY4 = 10008, RD = 1, WR = 2, BOTH = 3, REVOKED_FLAG = 0x40, PATH_DOWN = 0x1,
+       PATH_DOWN_SESSION = 0x200, WANT_READ_DELEG = 0x100, WANT_WRITE_DELEG = 0x200, WANT_ANY_DELEG = 0x300,
+       WANT_NO_DELEG = 0x400, WANT_CANCEL = 0x500, WANT_SIGNAL = 0x10000 };
 #define SMB_DELETE_ 0x10000u
 #define SMB_READ_DATA_ 0x1u
 #define SMB_WRITE_DATA_ 0x2u
@@ -65,19 +72,26 @@ struct cl4 {
 	struct xdr_cur cur;
 	uint32_t flags;          /* the last SEQUENCE's status flags */
 	const char *owner;       /* the open owner of c4_open (NULL: "open-owner") */
+	uint32_t why;            /* OPEN_DELEGATE_NONE_EXT's why_no_delegation4 (else UINT32_MAX) */
 };
 
 static struct cl4 P, Q;
 
-static void c4_up(struct cl4 *x, const char *owner, uint32_t csflags)
+static void c4_up_ex(struct cl4 *x, const char *owner, uint32_t csflags, bool mute_null)
 {
 	uint32_t got;
 
 	memset(x, 0, sizeof(*x));
 	ck_assert_int_eq(nfs4_cl_dial(&x->c, nfs_srv_port(nsrv)), 0);
+	x->c.mute_null = mute_null;
 	x->seq = 1;
 	ck_assert_uint_eq(nfs4_cl_session_ex(&x->c, owner, 4, &got, csflags), 0);
 	ck_assert_uint_eq(x->c.cs_flags & 2u, csflags & 2u); /* the backchannel granted as asked */
+}
+
+static void c4_up(struct cl4 *x, const char *owner, uint32_t csflags)
+{
+	c4_up_ex(x, owner, csflags, false);
 }
 
 static void c4_begin(struct cl4 *x, uint32_t nops)
@@ -113,6 +127,12 @@ static uint32_t c4_open(struct cl4 *x, uint32_t access)
 		const uint8_t *p;
 
 		nfs4_cl_open_res_deleg(&x->cur, &x->open, &x->dtype, &x->deleg);
+		x->why = UINT32_MAX;
+		if (x->dtype == 3) { /* OPEN_DELEGATE_NONE_EXT: why, and a bool for CONTENTION / RESOURCE */
+			x->why = xdr_u32(&x->cur);
+			if (x->why == 1 || x->why == 2)
+				ck_assert_uint_eq(xdr_u32(&x->cur), 0); /* the server never pushes nor signals */
+		}
 		ck_assert_uint_eq(nfs4_cl_op(&x->cur, 10), 0);
 		ck_assert_ptr_nonnull(p = xdr_opaque(&x->cur, 128, &x->fhlen));
 		memcpy(x->fh, p, x->fhlen);
@@ -536,6 +556,139 @@ START_TEST(test_wait_agrees_smb)
 }
 END_TEST
 
+/* OPEN's want bits (RFC 8881 18.16.3): NO_DELEG, CANCEL and WRITE_DELEG
+ * (none served) get OPEN_DELEGATE_NONE_EXT with their reason; READ_DELEG
+ * and ANY_DELEG get a read delegation when safe, else NONE_EXT with
+ * CONTENTION (held already, another open writes) or RESOURCE (no
+ * backchannel); no want keeps the plain OPEN_DELEGATE_NONE; an unknown
+ * want is NFS4ERR_INVAL. */
+START_TEST(test_want)
+{
+	struct nfs4_sid d;
+
+	ck_assert_uint_eq(c4_open(&P, RD | WANT_NO_DELEG), OK4);
+	ck_assert_uint_eq(P.dtype, 3);
+	ck_assert_uint_eq(P.why, 0);                   /* WND4_NOT_WANTED */
+	ck_assert_uint_eq(c4_open(&P, RD | WANT_CANCEL), OK4);
+	ck_assert_uint_eq(P.dtype, 3);
+	ck_assert_uint_eq(P.why, 7);                   /* WND4_CANCELLED */
+	ck_assert_uint_eq(c4_open(&P, RD | WANT_WRITE_DELEG), OK4);
+	ck_assert_uint_eq(P.dtype, 3);
+	ck_assert_uint_eq(P.why, 4);                   /* WND4_WRITE_DELEG_NOT_SUPP_FTYPE */
+	ck_assert_uint_eq(vol_lease_count(ts.store), 0); /* nothing granted so far */
+	ck_assert_uint_eq(c4_open(&P, RD | WANT_READ_DELEG | WANT_SIGNAL), OK4);
+	ck_assert_uint_eq(P.dtype, 1);                 /* granted; the signal flag taken, never acted on */
+	d = P.deleg;
+	ck_assert_uint_eq(c4_open(&P, RD | WANT_ANY_DELEG), OK4);
+	ck_assert_uint_eq(P.dtype, 3);
+	ck_assert_uint_eq(P.why, 1);                   /* WND4_CONTENTION: it holds one */
+	ck_assert_uint_eq(c4_open(&Q, RD | WANT_READ_DELEG), OK4);
+	ck_assert_uint_eq(Q.dtype, 3);
+	ck_assert_uint_eq(Q.why, 2);                   /* WND4_RESOURCE: Q has no backchannel */
+	ck_assert_uint_eq(c4_open(&Q, RD), OK4);
+	ck_assert_uint_eq(Q.dtype, 0);                 /* no want: plain NONE */
+	ck_assert_uint_eq(c4_open(&Q, RD | 0x600u), 22); /* NFS4ERR_INVAL */
+	ck_assert_uint_eq(c4_open(&Q, RD | 0x40000u), 22);
+	ck_assert_uint_eq(c4_open(&Q, BOTH), DELAY4);  /* recalls P's */
+	P.deleg = d;
+	expect_recall(&P, 1, true);
+	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	ck_assert_uint_eq(c4_open(&Q, BOTH), OK4);     /* Q writes the file now */
+	P.owner = "another-owner";
+	ck_assert_uint_eq(c4_open(&P, RD | WANT_READ_DELEG), OK4);
+	ck_assert_uint_eq(P.dtype, 3);
+	ck_assert_uint_eq(P.why, 1);                   /* WND4_CONTENTION: another open writes */
+	P.owner = NULL;
+	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
+}
+END_TEST
+
+/* A new backchannel is probed with CB_NULL: answered, all is well (no
+ * CB_PATH_DOWN, delegations given); unanswered within the probe time
+ * (half the 3 s lease), SEQUENCE says CB_PATH_DOWN and
+ * CB_PATH_DOWN_SESSION and no delegation is given (NONE_EXT, RESOURCE);
+ * a backchannel bound from another connection that answers clears them. */
+START_TEST(test_cb_probe)
+{
+	struct cl4 R;
+	struct nfs4_cl back;
+	struct ut_buf b;
+	struct xdr_cur cur;
+	uint32_t n, f = 0;
+	int i;
+
+	for (i = 0; i < 100 && !P.c.nnull; i++) {    /* P's probe, answered by its client */
+		(void)c4_ping(&P);
+		usleep(50000);
+	}
+	ck_assert_uint_eq(P.c.nnull, 1);
+	ck_assert_uint_eq(c4_ping(&P) & (PATH_DOWN | PATH_DOWN_SESSION), 0);
+	ck_assert_uint_eq(Q.c.nnull, 0);             /* Q has no backchannel: no probe */
+	ck_assert_uint_eq(c4_ping(&Q) & (PATH_DOWN | PATH_DOWN_SESSION), 0);
+	c4_up_ex(&R, "client-r", 2, true);           /* a backchannel that never answers */
+	for (i = 0; i < 100 && !(f & PATH_DOWN); i++) {
+		usleep(100000);
+		f = c4_ping(&R);
+	}
+	ck_assert_uint_eq(f & (PATH_DOWN | PATH_DOWN_SESSION), PATH_DOWN | PATH_DOWN_SESSION);
+	ck_assert_uint_ge(R.c.nnull, 1);
+	ck_assert_uint_eq(c4_open(&R, RD), OK4);
+	ck_assert_uint_eq(R.dtype, 0);               /* no delegation without a path */
+	ck_assert_uint_eq(c4_open(&R, RD | WANT_READ_DELEG), OK4);
+	ck_assert_uint_eq(R.dtype, 3);
+	ck_assert_uint_eq(R.why, 2);                 /* WND4_RESOURCE */
+	/* another connection takes the backchannel (CDFC4_BACK_OR_BOTH) and answers */
+	ck_assert_int_eq(nfs4_cl_dial(&back, nfs_srv_port(nsrv)), 0);
+	memcpy(back.sess, R.c.sess, 16);
+	nfs4_cl_begin(&back, &b, 1, 1);
+	nfs4_cl_bind_conn(&b, &back, 7);
+	ck_assert_int_eq(nfs4_cl_send(&back, &b, &cur), 0);
+	ck_assert_uint_eq(nfs4_cl_res(&cur, &n), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&cur, 41), 0);
+	for (i = 0; i < 100 && !back.nnull; i++)
+		(void)nfs4_cl_wait_cb(&back, 50);    /* answers the probe on the way */
+	ck_assert_uint_eq(back.nnull, 1);
+	for (i = 0; i < 100 && (f & PATH_DOWN); i++) {
+		usleep(50000);
+		f = c4_ping(&R);
+	}
+	ck_assert_uint_eq(f & (PATH_DOWN | PATH_DOWN_SESSION), 0);
+	ck_assert_uint_eq(c4_open(&R, RD | WANT_READ_DELEG), OK4);
+	ck_assert_uint_eq(R.dtype, 1);
+	nfs4_cl_close(&back);
+	nfs4_cl_close(&R.c);
+}
+END_TEST
+
+/* The CB_NULL reply decoder: an accepted SUCCESS decodes ok, an error or a
+ * denial decodes not ok, every truncation and a call are refused. */
+START_TEST(test_cb_null_decode)
+{
+	const uint8_t rep[] = { 0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	uint8_t bad[sizeof(rep)];
+	uint32_t xid = 0;
+	bool ok = false;
+
+	ck_assert_int_eq(nfs4_cb_decode_null(rep, sizeof(rep), &xid, &ok), 0);
+	ck_assert_uint_eq(xid, 9);
+	ck_assert(ok);
+	for (size_t l = 0; l < sizeof(rep); l += 4)
+		ck_assert_int_eq(nfs4_cb_decode_null(rep, l, &xid, &ok), -EBADMSG);
+	memcpy(bad, rep, sizeof(rep));
+	bad[23] = 3;                                 /* PROC_UNAVAIL */
+	ck_assert_int_eq(nfs4_cb_decode_null(bad, sizeof(bad), &xid, &ok), 0);
+	ck_assert(!ok);
+	bad[11] = 1;                                 /* MSG_DENIED */
+	ck_assert_int_eq(nfs4_cb_decode_null(bad, 16, &xid, &ok), 0);
+	ck_assert(!ok);
+	bad[7] = 0;                                  /* a CALL */
+	ck_assert_int_eq(nfs4_cb_decode_null(bad, sizeof(bad), &xid, &ok), -EBADMSG);
+	memcpy(bad, rep, sizeof(rep));
+	bad[19] = 0xff;                              /* a verifier longer than the record */
+	ck_assert_int_eq(nfs4_cb_decode_null(bad, sizeof(bad), &xid, &ok), -EBADMSG);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("nfs4_deleg2");
@@ -550,6 +703,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_smb_rename);
 	tcase_add_test(tc, test_wait_agrees_v3);
 	tcase_add_test(tc, test_wait_agrees_smb);
+	tcase_add_test(tc, test_want);
+	tcase_add_test(tc, test_cb_probe);
+	tcase_add_test(tc, test_cb_null_decode);
 	suite_add_tcase(s, tc);
 	return s;
 }
