@@ -534,7 +534,9 @@ static bool cb_probe_reply(struct nfs4_srv *s, uint64_t conn_id, const uint8_t *
 	xid = (uint32_t)rec[0] << 24 | (uint32_t)rec[1] << 16 | (uint32_t)rec[2] << 8 | rec[3];
 	for (struct nfs4_client *c = s->clients; c; c = c->next)
 		for (struct nfs4_session *se = c->sessions; se; se = se->next)
-			if (se->cb_state == NFS4_CB_PROBING && se->cb_null_xid == xid && se->back &&
+			/* a late answer (found down meanwhile) still brings it up */
+			if ((se->cb_state == NFS4_CB_PROBING || se->cb_state == NFS4_CB_DOWN) && se->cb_null_xid == xid &&
+			    se->cb_null_xid && se->back &&
 			    nfs_conn_id(se->back) == conn_id) {
 				if (nfs4_cb_decode_null(rec, len, &xid, &ok) != 0 || !ok) {
 					UT_WARN("nfs4", NULL, "a client refused CB_NULL: its backchannel is down");

@@ -607,7 +607,8 @@ END_TEST
  * CB_PATH_DOWN, delegations given); unanswered within the probe time
  * (half the 3 s lease), SEQUENCE says CB_PATH_DOWN and
  * CB_PATH_DOWN_SESSION and no delegation is given (NONE_EXT, RESOURCE);
- * a backchannel bound from another connection that answers clears them. */
+ * another connection bound with CDFC4_FORE_OR_BOTH takes the backchannel
+ * found down, is probed, answers, and that clears them. */
 START_TEST(test_cb_probe)
 {
 	struct cl4 R;
@@ -637,14 +638,17 @@ START_TEST(test_cb_probe)
 	ck_assert_uint_eq(c4_open(&R, RD | WANT_READ_DELEG), OK4);
 	ck_assert_uint_eq(R.dtype, 3);
 	ck_assert_uint_eq(R.why, 2);                 /* WND4_RESOURCE */
-	/* another connection takes the backchannel (CDFC4_BACK_OR_BOTH) and answers */
+	/* another connection bound with CDFC4_FORE_OR_BOTH (what Linux does on
+	 * CB_PATH_DOWN) takes the backchannel found down, and answers */
 	ck_assert_int_eq(nfs4_cl_dial(&back, nfs_srv_port(nsrv)), 0);
 	memcpy(back.sess, R.c.sess, 16);
 	nfs4_cl_begin(&back, &b, 1, 1);
-	nfs4_cl_bind_conn(&b, &back, 7);
+	nfs4_cl_bind_conn(&b, &back, 3);
 	ck_assert_int_eq(nfs4_cl_send(&back, &b, &cur), 0);
 	ck_assert_uint_eq(nfs4_cl_res(&cur, &n), 0);
 	ck_assert_uint_eq(nfs4_cl_op(&cur, 41), 0);
+	(void)xdr_fixed(&cur, 16);
+	ck_assert_uint_eq(xdr_u32(&cur), 3);         /* CDFS4_BOTH: the backchannel moved */
 	for (i = 0; i < 100 && !back.nnull; i++)
 		(void)nfs4_cl_wait_cb(&back, 50);    /* answers the probe on the way */
 	ck_assert_uint_eq(back.nnull, 1);
