@@ -30,7 +30,16 @@
  * Given only when safe: an OPEN for reading only, by a client whose session
  * has a backchannel, of a file nobody else has open for writing (the store's
  * share table) and whose cached opens are not being broken; at most one per
- * client and file. No write delegations.
+ * client and file; OPEN's want bits may ask for none or say why none was
+ * given (nfs4_io.c, WND4_*). No write delegations.
+ *
+ * The backchannel is probed: every backchannel set up or changed
+ * (nfs4_deleg_back, BACKCHANNEL_CTL) gets a CB_NULL from the backchannel
+ * thread; no answer within half a lease (at most CB_PROBE_MAX_MS), a
+ * refusal, or a send that fails marks it down: no delegation is given over
+ * it, recalls find no path, SEQUENCE says CB_PATH_DOWN(_SESSION)
+ * (nfs4_deleg_seq_flags) until a rebind (which moves a down backchannel even
+ * with CDFC4_FORE_OR_BOTH) is probed and answers.
  *
  * Locks: s->mu, then the table's mutex (vol_lease_grant / drop under s->mu);
  * deleg_brk runs under the table's mutex and takes only cb_mu.

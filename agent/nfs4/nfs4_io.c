@@ -10,7 +10,8 @@
  * open's access; CLOSE drops the open's lock states and their locks, and
  * FREE_STATEID a lock state that holds none (an open: NFS4ERR_LOCKS_HELD) or
  * a delegation. OPEN hands out read delegations when nfs4_deleg_grant finds
- * it safe, and an OPEN for writing, a WRITE or a SETATTR of the size answer
+ * it safe and share_access's want bits allow (else OPEN_DELEGATE_NONE_EXT
+ * with the WND4_* reason when the client said what it wants), and an OPEN for writing, a WRITE or a SETATTR of the size answer
  * NFS4ERR_DELAY while another client's delegation on the file is recalled
  * (nfs4_deleg.c).
  */
