@@ -493,7 +493,7 @@ START_TEST(test_wait_agrees_v3)
 	struct nfs4_cl w;
 	uint8_t dir[128];
 	uint32_t dirlen;
-	uint64_t t0;
+	uint64_t t0, t1;
 	int i;
 
 	ck_assert_int_eq(vol_lease_set_timeout(ts.store, 300), 0);
@@ -503,9 +503,10 @@ START_TEST(test_wait_agrees_v3)
 	t0 = ut_clock_mono_ns();
 	v3_ns_post(&w, dir, dirlen, "f", NULL);
 	expect_recall(&P, 1, false);            /* never answered, never returned */
-	for (i = 0; i < 10; i++) {              /* P's lease stays alive: 2 s */
-		(void)c4_ping(&P);
-		ck_assert(!readable_within(w.fd, 200));
+	t1 = ut_clock_mono_ns();                /* the revocation is 3 s after the recall went out: */
+	while (ut_clock_mono_ns() - t1 < 1500000000ull) { /* 1.5 s (5 store timeouts) of waiting is safe */
+		(void)c4_ping(&P);              /* P's lease stays alive */
+		ck_assert(!readable_within(w.fd, 100));
 	}
 	ck_assert(exists("f"));
 	for (i = 0; i < 100 && !readable_within(w.fd, 200); i++)
@@ -526,7 +527,7 @@ START_TEST(test_wait_agrees_smb)
 {
 	struct smbl_create q = { .name = "f", .disposition = 1 };
 	struct smbl_msg m;
-	uint64_t t0;
+	uint64_t t0, t1;
 	int i;
 
 	ck_assert_int_eq(vol_lease_set_timeout(ts.store, 300), 0);
@@ -536,9 +537,10 @@ START_TEST(test_wait_agrees_smb)
 	smbl_create(&sc, &q);
 	ck_assert_uint_eq(q.status, STATUS_PENDING);
 	expect_recall(&P, 1, false);
-	for (i = 0; i < 10; i++) {              /* 2 s: several store timeouts */
+	t1 = ut_clock_mono_ns();
+	while (ut_clock_mono_ns() - t1 < 1500000000ull) { /* 1.5 s: five store timeouts, under the lease */
 		(void)c4_ping(&P);
-		usleep(200000);
+		usleep(100000);
 		smb_async_tick(ssrv);
 		ck_assert_int_eq(smbl_recv(&sc, &m), 0);
 	}
