@@ -223,6 +223,8 @@ hex2bin "06$(printf '%08d' 0)00010000$(printf '%032d' 0)02000000$(printf '%056d'
 mkdir -p "$out/corpus_nfs4_cb"
 hex2bin "0000004d00000001000000000000000000000000000000000000000000000000000000020000000b0000000001020300000000000000000000000000000000050000000000000000000000000000000400000000" \
 	> "$out/corpus_nfs4_cb/seed_recall"
+# and the accepted reply to a CB_NULL probe (xid 9).
+hex2bin "000000090000000100000000000000000000000000000000" > "$out/corpus_nfs4_cb/seed_null"
 # FUZZ_ONLY="h1 h2" runs only those harnesses.
 for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport \
 	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound nfs4_cb bkp_manifest nlm vol_grace agent_nvme}; do

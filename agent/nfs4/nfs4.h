@@ -36,16 +36,35 @@
  * OPEN for writing, REMOVE or RENAME by any client (the holder's own too: its
  * mounts may cache apart), WRITE or SETATTR of the size by another client
  * answer NFS4ERR_DELAY until DELEGRETURN; none is given while any open
- * writes the file; an NFSv3 WRITE/SETATTR and SMB writes wait
- * in the store (its break timeout), an SMB CREATE for writing is
- * STATUS_PENDING. A delegation not returned within the lease time after the
+ * writes the file; an NFSv3 WRITE/SETATTR/REMOVE/RENAME (of or onto the
+ * name) and SMB writes wait in the store, an SMB CREATE for writing or with
+ * FILE_DELETE_ON_CLOSE, an SMB rename and a SET_INFO of the delete
+ * disposition are STATUS_PENDING, until the return or the revocation (never
+ * less: the store's 35 s break timeout does not apply to a delegation's
+ * grant, vol_lease.h revoke_ms). A delegation not returned within the lease time after the
  * recall was sent is revoked (SEQ4_STATUS_RECALLABLE_STATE_REVOKED on the
  * client's SEQUENCE results, NFS4ERR_DELEG_REVOKED for its stateid until
  * FREE_STATEID). CLAIM_DELEG_CUR_FH opens the current file; CLAIM_DELEGATE_CUR
  * and _PREV, write delegations, WANT_DELEGATION and DELEGPURGE are not
- * served (NFS4ERR_NOTSUPP; OPEN_DELEGATE_NONE). A v4.1 REMOVE or RENAME of
- * (or onto) a delegated name recalls it too (NFS4ERR_DELAY meanwhile);
- * NFSv3 REMOVE/RENAME and SMB deletes and renames do not yet.
+ * served (NFS4ERR_NOTSUPP; OPEN_DELEGATE_NONE). OPEN's want bits (RFC 8881
+ * 18.16.3) are honoured: with none, OPEN_DELEGATE_NONE as before; with
+ * WANT_NO_DELEG, WANT_CANCEL or WANT_WRITE_DELEG no delegation and
+ * OPEN_DELEGATE_NONE_EXT with WND4_NOT_WANTED, WND4_CANCELLED or
+ * WND4_WRITE_DELEG_NOT_SUPP_FTYPE; with WANT_READ_DELEG or WANT_ANY_DELEG a
+ * read delegation when safe, else NONE_EXT with WND4_CONTENTION (it holds one,
+ * another open writes, a break is under way) or WND4_RESOURCE (no working
+ * backchannel, an open for writing); the SIGNAL/PUSH flags are taken and
+ * never acted on (ond_server_will_* false); other want values
+ * NFS4ERR_INVAL. A new backchannel (CREATE_SESSION, BIND_CONN_TO_SESSION,
+ * BACKCHANNEL_CTL) is probed with CB_NULL from the backchannel thread; one
+ * that does not answer within half a lease (at most 10 s), refuses it, or
+ * cannot be sent to is down: no delegation is given over it, recalls find
+ * no path (revoked at the lease), and SEQUENCE carries
+ * SEQ4_STATUS_CB_PATH_DOWN_SESSION, and SEQ4_STATUS_CB_PATH_DOWN when no
+ * session of the client has a backchannel that may work, until one is
+ * bound that answers. Until its probe is answered a backchannel is taken
+ * to work (as knfsd does for 4.1). A v4.1 REMOVE or RENAME of
+ * (or onto) a delegated name recalls it too (NFS4ERR_DELAY meanwhile).
  *
  * The pseudo file system: PUTROOTFH gives a root directory listing the
  * exports the caller may reach with NFSv4 (vol_authorize with

@@ -1,7 +1,8 @@
 /* nfs4_cb: the wire of the NFSv4.1 backchannel (RFC 8881 section 20,
  * program csa_cb_program version 1): the CB_COMPOUND call a recall sends
- * (CB_SEQUENCE on the session's one backchannel slot, then CB_RECALLs) and
- * the bounded decoder of the client's reply. The reply comes from the
+ * (CB_SEQUENCE on the session's one backchannel slot, then CB_RECALLs), the
+ * CB_NULL that probes a new backchannel, and the bounded decoders of the
+ * client's replies to both. The reply comes from the
  * network: every length is checked against its cap before it is used, the
  * cursor's error is sticky and checked once, and nothing is allocated.
  */
@@ -15,11 +16,12 @@
 
 #include "agent/nfs/rpc.h"
 
-enum { CB_COMPOUND = 1, OP_CB_RECALL = 4, OP_CB_SEQUENCE = 11, CB_VERS = 1, CB_MINOR = 1,
+enum { CB_NULL = 0, CB_COMPOUND = 1, OP_CB_RECALL = 4, OP_CB_SEQUENCE = 11, CB_VERS = 1, CB_MINOR = 1,
        CB_AUTH_MAX = 400 };
 
-void nfs4_cb_encode(struct ut_buf *b, uint32_t xid, uint32_t prog, uint32_t flavor, const uint8_t sess[NFS4_SESSIONID],
-		    uint32_t seq, const struct nfs4_cb_recall *r, uint32_t n)
+/* The RPC call header of procedure proc of the callback program, with the
+ * credential of flavor. */
+static void cb_call_head(struct ut_buf *b, uint32_t xid, uint32_t prog, uint32_t flavor, uint32_t proc)
 {
 	static const char machine[] = "aquifer";
 
@@ -29,7 +31,7 @@ void nfs4_cb_encode(struct ut_buf *b, uint32_t xid, uint32_t prog, uint32_t flav
 	xdr_put_u32(b, 2); /* RPC version */
 	xdr_put_u32(b, prog);
 	xdr_put_u32(b, CB_VERS);
-	xdr_put_u32(b, CB_COMPOUND);
+	xdr_put_u32(b, proc);
 	if (flavor == RPC_AUTH_SYS) {
 		/* stamp, machine name, uid 0, gid 0, no groups: the server speaks as root */
 		xdr_put_u32(b, RPC_AUTH_SYS);
@@ -45,6 +47,38 @@ void nfs4_cb_encode(struct ut_buf *b, uint32_t xid, uint32_t prog, uint32_t flav
 	}
 	xdr_put_u32(b, RPC_AUTH_NONE); /* verifier */
 	xdr_put_u32(b, 0);
+}
+
+void nfs4_cb_encode_null(struct ut_buf *b, uint32_t xid, uint32_t prog, uint32_t flavor)
+{
+	cb_call_head(b, xid, prog, flavor, CB_NULL);
+}
+
+int nfs4_cb_decode_null(const uint8_t *rec, size_t len, uint32_t *xid, bool *ok)
+{
+	struct xdr_cur c;
+	uint32_t l, x, stat = 1;
+
+	xdr_cur_init(&c, rec, len);
+	x = xdr_u32(&c);
+	if (xdr_u32(&c) != 1 || c.err) /* REPLY */
+		return -EBADMSG;
+	if (xdr_u32(&c) == 0) {        /* MSG_ACCEPTED: verifier, accept_stat */
+		(void)xdr_u32(&c);
+		(void)xdr_opaque(&c, CB_AUTH_MAX, &l);
+		stat = xdr_u32(&c);
+	}
+	if (c.err)
+		return -EBADMSG;
+	*xid = x;
+	*ok = stat == 0;               /* SUCCESS: CB_NULL has no results */
+	return 0;
+}
+
+void nfs4_cb_encode(struct ut_buf *b, uint32_t xid, uint32_t prog, uint32_t flavor, const uint8_t sess[NFS4_SESSIONID],
+		    uint32_t seq, const struct nfs4_cb_recall *r, uint32_t n)
+{
+	cb_call_head(b, xid, prog, flavor, CB_COMPOUND);
 	xdr_put_u32(b, 0);             /* tag: empty */
 	xdr_put_u32(b, CB_MINOR);
 	xdr_put_u32(b, 0);             /* callback_ident: unused in 4.1 */

@@ -12,8 +12,14 @@
  * wakes the backchannel thread, which sends a CB_COMPOUND (CB_SEQUENCE on
  * the session's one backchannel slot, then CB_RECALL) on the session's
  * backchannel connection. Breakers wait as for an SMB lease break: NFSv3 and
- * SMB in the store (vol_lease_break, up to the store's break timeout), a v4.1
- * caller gets NFS4ERR_DELAY (nfs4_deleg_conflict) and retries. DELEGRETURN
+ * SMB in the store (vol_lease_break; a REMOVE or RENAME of the name from
+ * NFSv3, SMB's rename, delete disposition and delete-on-close CREATE too),
+ * a v4.1 caller gets NFS4ERR_DELAY (nfs4_deleg_conflict) and retries.
+ * Timeouts agree: the revocation comes first. The grant's revoke_ms (two
+ * leases and a second) is longer than the lease time after the recall at
+ * which this file revokes it, so a waiter in the store (whose own break
+ * timeout, 35 s, applies to SMB leases) never gives up before the
+ * delegation is revoked, and proceeds as soon as it is. DELEGRETURN
  * drops the grant (the waiters go on). A delegation not returned within the
  * lease time after its recall was sent is revoked: its grant is dropped, its
  * client's SEQUENCE results carry SEQ4_STATUS_RECALLABLE_STATE_REVOKED until
@@ -24,7 +30,16 @@
  * Given only when safe: an OPEN for reading only, by a client whose session
  * has a backchannel, of a file nobody else has open for writing (the store's
  * share table) and whose cached opens are not being broken; at most one per
- * client and file. No write delegations.
+ * client and file; OPEN's want bits may ask for none or say why none was
+ * given (nfs4_io.c, WND4_*). No write delegations.
+ *
+ * The backchannel is probed: every backchannel set up or changed
+ * (nfs4_deleg_back, BACKCHANNEL_CTL) gets a CB_NULL from the backchannel
+ * thread; no answer within half a lease (at most CB_PROBE_MAX_MS), a
+ * refusal, or a send that fails marks it down: no delegation is given over
+ * it, recalls find no path, SEQUENCE says CB_PATH_DOWN(_SESSION)
+ * (nfs4_deleg_seq_flags) until a rebind (which moves a down backchannel even
+ * with CDFC4_FORE_OR_BOTH) is probed and answers.
  *
  * Locks: s->mu, then the table's mutex (vol_lease_grant / drop under s->mu);
  * deleg_brk runs under the table's mutex and takes only cb_mu.
@@ -43,6 +58,7 @@
 #include "util/ut_log.h"
 
 #define CB_TICK_MS 200u /* the backchannel thread looks at recalls this often */
+#define CB_PROBE_MAX_MS 10000u /* a CB_NULL unanswered this long (or half a lease): the path is down */
 
 uint64_t nfs4_deleg_group(const struct nfs4_client *c)
 {
@@ -63,10 +79,11 @@ static void deleg_brk(struct vol_lease *l, unsigned lost)
 	pthread_mutex_unlock(&s->cb_mu);
 }
 
+/* A session of c whose backchannel may work (its probe not found it down). */
 static struct nfs4_session *back_session(struct nfs4_client *c)
 {
 	for (struct nfs4_session *se = c->sessions; se; se = se->next)
-		if (se->back && se->cb_prog)
+		if (se->back && se->cb_prog && se->cb_state != NFS4_CB_DOWN)
 			return se;
 	return NULL;
 }
@@ -97,20 +114,25 @@ static bool cb_start(struct nfs4_srv *s, struct nfs_srv *nsrv)
 }
 
 bool nfs4_deleg_grant(struct nfs4_cx *cx, struct nfs4_open *o, const struct vol_lock_key *k, uint32_t access,
-		      struct nfs4_stateid *sid)
+		      uint32_t *why, struct nfs4_stateid *sid)
 {
 	struct nfs4_srv *s = cx->srv;
 	struct nfs4_client *c = o->clp;
 	struct nfs4_open *d = NULL;
 	struct nfs4_deleg *dl = NULL;
 
-	if (access != OPEN4_SHARE_ACCESS_READ || !back_session(c) || has_deleg(c, &o->fh) || !s->store)
+	*why = WND4_RESOURCE;
+	if (access != OPEN4_SHARE_ACCESS_READ || !back_session(c) || !s->store)
+		return false;
+	*why = WND4_CONTENTION;
+	if (has_deleg(c, &o->fh))
 		return false;
 	/* nobody, this client's other opens included (another mount of it with
 	 * nosharecache caches apart), has it open for writing */
 	if (vol_lock_share_held(s->locks, k, 0, UINT64_MAX, VOL_SHARE_WRITE) ||
 	    vol_lease_breaking(s->store, k, 0))
 		return false;
+	*why = WND4_RESOURCE;
 	if (!cb_start(s, cx->call->srv))
 		return false;
 	if (!(dl = calloc(1, sizeof(*dl))) ||
@@ -123,6 +145,11 @@ bool nfs4_deleg_grant(struct nfs4_cx *cx, struct nfs4_open *o, const struct vol_
 	dl->lease.brk = deleg_brk;
 	dl->lease.arg = dl;
 	dl->lease.recall_on_open_w = true;
+	/* the store's waiters (NFSv3, SMB) wait for our revocation, never give
+	 * up before it: it comes a lease after the recall went out, which a
+	 * busy backchannel slot may delay by up to a lease; the store revokes
+	 * itself only past that (a backstop) */
+	dl->lease.revoke_ms = 2u * s->lease_s * 1000u + 5u * CB_TICK_MS;
 	d->dl = dl;
 	d->lkey = *k;
 	d->access = OPEN4_SHARE_ACCESS_READ; /* READ may use its stateid */
@@ -188,6 +215,40 @@ bool nfs4_deleg_revoked(const struct nfs4_client *c)
 	return c->nrevoked != 0;
 }
 
+uint32_t nfs4_deleg_seq_flags(const struct nfs4_session *se)
+{
+	uint32_t f = se->clp && se->clp->nrevoked ? SEQ4_STATUS_RECALLABLE_STATE_REVOKED : 0;
+	bool down = false;
+
+	if (se->cb_state == NFS4_CB_DOWN)
+		f |= SEQ4_STATUS_CB_PATH_DOWN_SESSION;
+	if (!se->clp)
+		return f;
+	for (const struct nfs4_session *x = se->clp->sessions; x; x = x->next) {
+		if (x->dead || !x->back)
+			continue;
+		if (x->cb_state != NFS4_CB_DOWN)
+			return f; /* a backchannel that may work */
+		down = true;
+	}
+	return down ? f | SEQ4_STATUS_CB_PATH_DOWN : f;
+}
+
+void nfs4_deleg_probe(struct nfs4_cx *cx, struct nfs4_session *se)
+{
+	struct nfs4_srv *s = cx->srv;
+
+	if (!se->back || !se->cb_prog || se->cb_flavor == UINT32_MAX)
+		return;
+	se->cb_state = NFS4_CB_PROBE;
+	if (!cb_start(s, cx->call->srv))
+		return;
+	pthread_mutex_lock(&s->cb_mu);
+	s->cb_kick = true;
+	pthread_cond_signal(&s->cb_cv);
+	pthread_mutex_unlock(&s->cb_mu);
+}
+
 bool nfs4_deleg_back(struct nfs4_cx *cx, struct nfs4_session *se)
 {
 	struct nfs_conn *c = nfs_call_conn_hold(cx->call);
@@ -196,6 +257,7 @@ bool nfs4_deleg_back(struct nfs4_cx *cx, struct nfs4_session *se)
 		return false; /* no connection to call back on (not served by an NFS server) */
 	nfs_conn_put(se->back);
 	se->back = c;
+	nfs4_deleg_probe(cx, se); /* a CB_NULL tells whether it works */
 	return true;
 }
 
@@ -252,6 +314,7 @@ uint32_t nfs4_op_backchannel_ctl(struct nfs4_cx *cx, struct xdr_cur *in)
 	pthread_mutex_lock(&cx->srv->mu);
 	cx->sess->cb_prog = prog;
 	cx->sess->cb_flavor = flavor;
+	nfs4_deleg_probe(cx, cx->sess); /* with what it names now */
 	pthread_mutex_unlock(&cx->srv->mu);
 	return NFS4_OK;
 }
@@ -285,7 +348,49 @@ uint32_t nfs4_op_delegreturn(struct nfs4_cx *cx, struct xdr_cur *in)
 struct cb_out {
 	struct nfs_conn *conn;       /* held */
 	struct ut_buf rec;
+	uint32_t probe_xid;          /* a CB_NULL probe's (0: a CB_COMPOUND) */
 };
+
+/* The probe time: a backchannel that has not answered its CB_NULL in it is down. */
+static uint64_t probe_ns(const struct nfs4_srv *s)
+{
+	uint64_t ms = (uint64_t)s->lease_s * 1000u / 2u;
+
+	return (ms < CB_PROBE_MAX_MS ? ms : CB_PROBE_MAX_MS) * 1000000ull;
+}
+
+/* One session's probe (under s->mu): a CB_NULL into *out to send, or a
+ * probe that went unanswered found down. Whether *out was filled. */
+static bool cb_probe(struct nfs4_srv *s, struct nfs4_session *se, uint64_t now, struct cb_out *out)
+{
+	if (se->cb_state == NFS4_CB_PROBING && now - se->cb_null_ns > probe_ns(s)) {
+		UT_WARN("nfs4", NULL, "a client's backchannel did not answer CB_NULL: down (CB_PATH_DOWN)");
+		se->cb_state = NFS4_CB_DOWN;
+	}
+	if (se->cb_state != NFS4_CB_PROBE || !se->back)
+		return false;
+	se->cb_state = NFS4_CB_PROBING;
+	se->cb_null_ns = now;
+	se->cb_null_xid = s->cb_next_xid++;
+	if (!se->cb_null_xid) /* 0 marks a CB_COMPOUND in cb_out */
+		se->cb_null_xid = s->cb_next_xid++;
+	ut_buf_init(&out->rec, 512);
+	nfs4_cb_encode_null(&out->rec, se->cb_null_xid, se->cb_prog, se->cb_flavor);
+	out->conn = nfs_conn_hold(se->back);
+	out->probe_xid = se->cb_null_xid;
+	return true;
+}
+
+/* A probe could not be sent: its session's backchannel is down. */
+static void cb_probe_failed(struct nfs4_srv *s, uint32_t xid)
+{
+	pthread_mutex_lock(&s->mu);
+	for (struct nfs4_client *c = s->clients; c; c = c->next)
+		for (struct nfs4_session *se = c->sessions; se; se = se->next)
+			if (se->cb_state == NFS4_CB_PROBING && se->cb_null_xid == xid)
+				se->cb_state = NFS4_CB_DOWN;
+	pthread_mutex_unlock(&s->mu);
+}
 
 /* Revoke o's delegation (under s->mu): the grant goes, the stateid stays
  * for its client to free. */
@@ -359,6 +464,12 @@ static void cb_round(struct nfs4_srv *s)
 	uint64_t now = nfs4_now_ns();
 
 	pthread_mutex_lock(&s->mu);
+	for (struct nfs4_client *c = s->clients; c && nout < 32; c = c->next)
+		for (struct nfs4_session *se = c->sessions; se && nout < 32; se = se->next) {
+			memset(&outs[nout], 0, sizeof(outs[nout]));
+			if (cb_probe(s, se, now, &outs[nout]))
+				nout++;
+		}
 	if (s->store)
 		for (struct nfs4_client *c = s->clients; c && nout < 32; c = c->next) {
 			memset(&outs[nout], 0, sizeof(outs[nout]));
@@ -370,8 +481,12 @@ static void cb_round(struct nfs4_srv *s)
 	for (i = 0; i < nout; i++) {
 		int rc = nfs_conn_send_call(s->nsrv, outs[i].conn, &outs[i].rec);
 
-		if (rc != 0)
+		if (rc != 0 && outs[i].probe_xid) {
+			UT_WARN("nfs4", NULL, "a CB_NULL could not be sent (%d): the backchannel is down", rc);
+			cb_probe_failed(s, outs[i].probe_xid);
+		} else if (rc != 0) {
 			UT_WARN("nfs4", NULL, "a CB_RECALL could not be sent (%d): revoked at the lease time", rc);
+		}
 		nfs_conn_put(outs[i].conn);
 	}
 }
@@ -417,11 +532,43 @@ void nfs4_cb_stop(void *ctx)
 		pthread_join(s->cb_thr, NULL);
 }
 
+/* The answer to a CB_NULL probe, when rec is one (under s->mu). */
+static bool cb_probe_reply(struct nfs4_srv *s, uint64_t conn_id, const uint8_t *rec, size_t len)
+{
+	uint32_t xid;
+	bool ok;
+
+	if (len < 4)
+		return false;
+	xid = (uint32_t)rec[0] << 24 | (uint32_t)rec[1] << 16 | (uint32_t)rec[2] << 8 | rec[3];
+	for (struct nfs4_client *c = s->clients; c; c = c->next)
+		for (struct nfs4_session *se = c->sessions; se; se = se->next)
+			/* a late answer (found down meanwhile) still brings it up */
+			if ((se->cb_state == NFS4_CB_PROBING || se->cb_state == NFS4_CB_DOWN) && se->cb_null_xid == xid &&
+			    se->cb_null_xid && se->back &&
+			    nfs_conn_id(se->back) == conn_id) {
+				if (nfs4_cb_decode_null(rec, len, &xid, &ok) != 0 || !ok) {
+					UT_WARN("nfs4", NULL, "a client refused CB_NULL: its backchannel is down");
+					se->cb_state = NFS4_CB_DOWN;
+				} else {
+					se->cb_state = NFS4_CB_UP;
+				}
+				return true;
+			}
+	return false;
+}
+
 void nfs4_cb_reply(void *ctx, uint64_t conn_id, const uint8_t *rec, size_t len)
 {
 	struct nfs4_srv *s = ctx;
 	struct nfs4_cb_res r;
+	bool probe;
 
+	pthread_mutex_lock(&s->mu);
+	probe = cb_probe_reply(s, conn_id, rec, len);
+	pthread_mutex_unlock(&s->mu);
+	if (probe)
+		return;
 	if (nfs4_cb_decode(rec, len, &r) != 0) {
 		UT_WARN("nfs4", NULL, "a backchannel reply that does not decode: ignored");
 		return;

@@ -97,11 +97,28 @@ enum {
 	SP4_NONE = 0,
 	CREATE_SESSION4_FLAG_PERSIST = 0x1, CREATE_SESSION4_FLAG_CONN_BACK_CHAN = 0x2,
 	SEQ4_STATUS_RECALLABLE_STATE_REVOKED = 0x40, SEQ4_STATUS_CB_PATH_DOWN = 0x1,
+	SEQ4_STATUS_CB_PATH_DOWN_SESSION = 0x200,
 };
 
-/* share_access (OPEN) and want bits */
+/* share_access (OPEN) and want bits (RFC 8881 18.16.3) */
 enum { OPEN4_SHARE_ACCESS_READ = 1, OPEN4_SHARE_ACCESS_WRITE = 2, OPEN4_SHARE_ACCESS_BOTH = 3,
-       OPEN4_SHARE_ACCESS_MASK = 3, OPEN4_SHARE_DENY_MASK = 3 };
+       OPEN4_SHARE_ACCESS_MASK = 3, OPEN4_SHARE_DENY_MASK = 3,
+       OPEN4_SHARE_ACCESS_WANT_DELEG_MASK = 0xff00, OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE = 0,
+       OPEN4_SHARE_ACCESS_WANT_READ_DELEG = 0x100, OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG = 0x200,
+       OPEN4_SHARE_ACCESS_WANT_ANY_DELEG = 0x300, OPEN4_SHARE_ACCESS_WANT_NO_DELEG = 0x400,
+       OPEN4_SHARE_ACCESS_WANT_CANCEL = 0x500,
+       OPEN4_SHARE_ACCESS_WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL = 0x10000,
+       OPEN4_SHARE_ACCESS_WANT_PUSH_DELEG_WHEN_UNCONTENDED = 0x20000 };
+/* open_delegation_type4 and why_no_delegation4 */
+enum { OPEN_DELEGATE_NONE = 0, OPEN_DELEGATE_READ = 1, OPEN_DELEGATE_WRITE = 2, OPEN_DELEGATE_NONE_EXT = 3,
+       WND4_NOT_WANTED = 0, WND4_CONTENTION = 1, WND4_RESOURCE = 2, WND4_NOT_SUPP_FTYPE = 3,
+       WND4_WRITE_DELEG_NOT_SUPP_FTYPE = 4, WND4_NOT_SUPP_UPGRADE = 5, WND4_NOT_SUPP_DOWNGRADE = 6,
+       WND4_CANCELLED = 7, WND4_IS_DIR = 8 };
+/* A session's backchannel as its CB_NULL probe found it (nfs4_deleg.c):
+ * unknown (none, or not probed yet: delegations may be given, as knfsd
+ * does for 4.1), probe to send, probe sent, answered, or down (no answer
+ * within the probe time, or it could not be sent). */
+enum { NFS4_CB_UNKNOWN = 0, NFS4_CB_PROBE, NFS4_CB_PROBING, NFS4_CB_UP, NFS4_CB_DOWN };
 
 /* ---- state (nfs4_state.c) ---- */
 struct nfs4_stateid {
@@ -135,6 +152,9 @@ struct nfs4_session {
 	uint32_t cb_xid;             /* the CB_COMPOUND in flight's */
 	bool cb_busy;                /* a CB_COMPOUND waits for its reply */
 	uint64_t cb_sent_ns;
+	uint8_t cb_state;            /* NFS4_CB_*: the probe's finding */
+	uint32_t cb_null_xid;        /* the CB_NULL probe in flight's */
+	uint64_t cb_null_ns;         /* when it was sent */
 	struct nfs4_session *next;   /* in its client's list */
 	struct nfs4_slot slots[];
 };
@@ -289,9 +309,12 @@ uint32_t nfs4_open_find(struct nfs4_srv *s, struct nfs4_client *c, const struct 
 /* nfs4_deleg.c */
 /* After OPEN's share reservation of o (an open of the session's client
  * with access; k the file): a read delegation when it is safe, its stateid
- * in *sid; false: none. Under s->mu. */
+ * in *sid; false: none, and why (WND4_CONTENTION: other opens write the
+ * file, a break of it is under way, or the client holds one on it already;
+ * WND4_RESOURCE: no working backchannel, an open for writing, or no room).
+ * Under s->mu. */
 bool nfs4_deleg_grant(struct nfs4_cx *cx, struct nfs4_open *o, const struct vol_lock_key *k, uint32_t access,
-		      struct nfs4_stateid *sid);
+		      uint32_t *why, struct nfs4_stateid *sid);
 /* Before a change of k's data or an open for writing by the session's
  * client: recall the delegations on it (open_w: an open for writing, a
  * REMOVE or RENAME: every client's, the caller's own too; else a WRITE or
@@ -307,6 +330,14 @@ void nfs4_deleg_by(struct nfs4_cx *cx, struct vol_lease_by *by);
 void nfs4_deleg_release(struct nfs4_srv *s, struct nfs4_open *o);
 /* Whether c has a revoked delegation (SEQUENCE's status flags). Under s->mu. */
 bool nfs4_deleg_revoked(const struct nfs4_client *c);
+/* SEQUENCE's status flags of the delegation side for a request in se:
+ * RECALLABLE_STATE_REVOKED, CB_PATH_DOWN_SESSION (se's backchannel did not
+ * answer its probe), CB_PATH_DOWN (no session of the client has a
+ * backchannel that works, and one was found down). Under s->mu. */
+uint32_t nfs4_deleg_seq_flags(const struct nfs4_session *se);
+/* se's backchannel changed (bound, or its program or flavor): probe it
+ * with a CB_NULL from the backchannel thread (under s->mu). */
+void nfs4_deleg_probe(struct nfs4_cx *cx, struct nfs4_session *se);
 /* The session takes the backchannel on the caller's connection (CREATE_SESSION
  * with CONN_BACK_CHAN, BIND_CONN_TO_SESSION): false when the call has no
  * connection to hold (nothing changes). Under s->mu. */
@@ -347,6 +378,12 @@ struct nfs4_cb_res {
 /* Decode a reply record (from its xid) with the bounded cursor: 0, or
  * -EBADMSG for anything short, oversized or not a reply (nothing kept). */
 int nfs4_cb_decode(const uint8_t *rec, size_t len, struct nfs4_cb_res *out);
+/* A CB_NULL call (the probe of a new backchannel) into b, its record mark
+ * left for the sender. */
+void nfs4_cb_encode_null(struct ut_buf *b, uint32_t xid, uint32_t prog, uint32_t flavor);
+/* Decode the reply to a CB_NULL (bounded, nothing allocated): 0 with its
+ * xid and whether it was accepted with SUCCESS, or -EBADMSG. */
+int nfs4_cb_decode_null(const uint8_t *rec, size_t len, uint32_t *xid, bool *ok);
 
 /* the operations, by file */
 uint32_t nfs4_op_exchange_id(struct nfs4_cx *cx, struct xdr_cur *in);

@@ -10,7 +10,8 @@
  * open's access; CLOSE drops the open's lock states and their locks, and
  * FREE_STATEID a lock state that holds none (an open: NFS4ERR_LOCKS_HELD) or
  * a delegation. OPEN hands out read delegations when nfs4_deleg_grant finds
- * it safe, and an OPEN for writing, a WRITE or a SETATTR of the size answer
+ * it safe and share_access's want bits allow (else OPEN_DELEGATE_NONE_EXT
+ * with the WND4_* reason when the client said what it wants), and an OPEN for writing, a WRITE or a SETATTR of the size answer
  * NFS4ERR_DELAY while another client's delegation on the file is recalled
  * (nfs4_deleg.c).
  */
@@ -26,7 +27,6 @@
 #include <unistd.h>
 
 enum { CLAIM_NULL = 0, CLAIM_PREVIOUS = 1, CLAIM_FH = 4, CLAIM_DELEG_CUR_FH = 5 };
-enum { OPEN_DELEGATE_NONE = 0, OPEN_DELEGATE_READ = 1 };
 enum { UNCHECKED4 = 0, GUARDED4 = 1, EXCLUSIVE4 = 2, EXCLUSIVE4_1 = 3 };
 
 void nfs4_get_stateid(struct xdr_cur *in, struct nfs4_stateid *sid)
@@ -144,6 +144,40 @@ static uint32_t open_name(struct nfs4_cx *cx, const char *name, uint32_t nlen, u
 	return nfs4_status(rc);
 }
 
+/* share_access's want bits: a known want (NO_PREFERENCE .. CANCEL) and the
+ * two flags, which we take but never act on (we neither signal nor push
+ * delegations: ond_server_will_* answer false). */
+static bool want_valid(uint32_t access)
+{
+	uint32_t want = access & OPEN4_SHARE_ACCESS_WANT_DELEG_MASK;
+
+	if (access & ~(uint32_t)(OPEN4_SHARE_ACCESS_MASK | OPEN4_SHARE_ACCESS_WANT_DELEG_MASK |
+				 OPEN4_SHARE_ACCESS_WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL |
+				 OPEN4_SHARE_ACCESS_WANT_PUSH_DELEG_WHEN_UNCONTENDED))
+		return false;
+	return want <= OPEN4_SHARE_ACCESS_WANT_CANCEL;
+}
+
+/* Whether the want lets OPEN try a read delegation; when not, why. */
+static bool open_wants_deleg(uint32_t want, uint32_t *why)
+{
+	switch (want) {
+	case OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE:
+	case OPEN4_SHARE_ACCESS_WANT_READ_DELEG:
+	case OPEN4_SHARE_ACCESS_WANT_ANY_DELEG:
+		return true;
+	case OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG:
+		*why = WND4_WRITE_DELEG_NOT_SUPP_FTYPE; /* no write delegations (a read one is not what it asked) */
+		return false;
+	case OPEN4_SHARE_ACCESS_WANT_NO_DELEG:
+		*why = WND4_NOT_WANTED;
+		return false;
+	default: /* CANCEL: we keep no wants to cancel */
+		*why = WND4_CANCELLED;
+		return false;
+	}
+}
+
 uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 {
 	struct vol_obj obj = { .fd = -1 }, *file;
@@ -153,7 +187,7 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	struct vol_lock_key k;
 	struct vol_fh fh;
 	bool deleg = false;
-	uint32_t access, deny, olen, opentype, how = 0, claim, nlen = 0, st = NFS4_OK, set[3] = { 0 };
+	uint32_t want, why = WND4_RESOURCE, access, deny, olen, opentype, how = 0, claim, nlen = 0, st = NFS4_OK, set[3] = { 0 };
 	const uint8_t *owner, *verf = NULL;
 	const char *name = NULL;
 	uint64_t before = 0, after = 0;
@@ -206,7 +240,8 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 		return st;
 	if (how >= EXCLUSIVE4 && (sa.atime_how || sa.mtime_how))
 		return NFS4ERR_INVAL; /* the times hold the verifier: not in suppattr_exclcreat */
-	if ((access & OPEN4_SHARE_ACCESS_MASK) == 0 || (access & ~0xff03u))
+	want = access & OPEN4_SHARE_ACCESS_WANT_DELEG_MASK;
+	if ((access & OPEN4_SHARE_ACCESS_MASK) == 0 || !want_valid(access))
 		return NFS4ERR_INVAL;
 	access &= OPEN4_SHARE_ACCESS_MASK;
 	if (deny & ~(uint32_t)OPEN4_SHARE_DENY_MASK)
@@ -265,8 +300,8 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	if (st == NFS4_OK) {
 		o->seqid++;
 		nfs4_open_stateid(cx->srv, o, &sid);
-		if (claim != CLAIM_PREVIOUS)
-			deleg = nfs4_deleg_grant(cx, o, &k, o->access, &dsid);
+		if (claim != CLAIM_PREVIOUS && open_wants_deleg(want, &why))
+			deleg = nfs4_deleg_grant(cx, o, &k, o->access, &why, &dsid);
 	} else if (o && fresh) {
 		nfs4_open_release(cx->srv, o); /* nothing granted */
 	}
@@ -289,8 +324,13 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 		xdr_put_u32(cx->out, 0); /* no flags, */
 		xdr_put_u32(cx->out, 0); /* no access the client may assume: it asks ACCESS */
 		xdr_put_u32(cx->out, 0); /* who: "" */
-	} else {
+	} else if (want == OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE) {
 		xdr_put_u32(cx->out, OPEN_DELEGATE_NONE);
+	} else { /* the client said what it wants: why it has none */
+		xdr_put_u32(cx->out, OPEN_DELEGATE_NONE_EXT);
+		xdr_put_u32(cx->out, why);
+		if (why == WND4_CONTENTION || why == WND4_RESOURCE)
+			xdr_put_u32(cx->out, 0); /* will push / will signal: never */
 	}
 	if (file == &obj) {
 		vol_obj_cleanup(&cx->cur.obj);

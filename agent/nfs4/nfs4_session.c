@@ -295,8 +295,9 @@ uint32_t nfs4_op_sequence(struct nfs4_cx *cx, struct xdr_cur *in)
 	xdr_put_u32(cx->out, slot);
 	xdr_put_u32(cx->out, se->nslots - 1); /* highest slot */
 	xdr_put_u32(cx->out, se->nslots - 1); /* target highest slot */
-	/* status flags: a delegation of the client was revoked (it frees the stateid) */
-	xdr_put_u32(cx->out, nfs4_deleg_revoked(se->clp) ? SEQ4_STATUS_RECALLABLE_STATE_REVOKED : 0);
+	/* status flags: a delegation of the client was revoked (it frees the
+	 * stateid), a backchannel did not answer its probe */
+	xdr_put_u32(cx->out, nfs4_deleg_seq_flags(se));
 out:
 	pthread_mutex_unlock(&s->mu);
 	return st;
@@ -390,9 +391,11 @@ uint32_t nfs4_op_bind_conn(struct nfs4_cx *cx, struct xdr_cur *in)
 			got |= 1; /* CDFS4_FORE */
 		}
 		/* the backchannel moves here when asked for it (CDFC4_BACK, _BACK_OR_BOTH);
-		 * with CDFC4_FORE_OR_BOTH (Linux binds every nconnect connection so)
-		 * only when the session has none that works */
-		if ((dir == 2 || dir == 7 || (dir == 3 && !nfs_conn_usable(se->back))) &&
+		 * with CDFC4_FORE_OR_BOTH (Linux binds every nconnect connection so,
+		 * and rebinds so on CB_PATH_DOWN) only when the session has none that
+		 * works: gone, or its CB_NULL probe found it down */
+		if ((dir == 2 || dir == 7 ||
+		     (dir == 3 && (!nfs_conn_usable(se->back) || se->cb_state == NFS4_CB_DOWN))) &&
 		    se->cb_flavor != UINT32_MAX && nfs4_deleg_back(cx, se))
 			got |= 2; /* CDFS4_BACK */
 		if (!got) {

@@ -706,6 +706,8 @@ uint32_t smb_info_set(struct smb_req *r)
 			return STATUS_CANNOT_DELETE;
 		if (del && o->dir && (st = smb_info_dir_empty(r, o)) != STATUS_SUCCESS)
 			return st;
+		if (del && (st = smb_lease_delete(r, o)) != STATUS_SUCCESS)
+			return st; /* waits for an NFSv4.1 delegation's return */
 		o->delete_on_close = o->delete_pending = del != 0;
 		break;
 	}

@@ -36,7 +36,11 @@
  *   vol_rename does the same for NFS) or its unlink (the store's
  *   vol_remove): H, waited for like a CREATE's (the rename goes async);
  *   the delete of an SMB delete-on-close open at its close breaks H
- *   without waiting (a CLOSE does not go async);
+ *   without waiting (a CLOSE does not go async); NFSv4.1 delegations are
+ *   recalled and waited for before that, when the delete is asked for: a
+ *   CREATE with FILE_DELETE_ON_CLOSE (VOL_LEASE_OPEN_W) and a SET_INFO
+ *   setting the delete disposition (smb_lease_delete) go async until the
+ *   delegation is returned or revoked;
  * - a byte-range lock: every Level II oplock and R lease, at once
  *   (smb_lease_lock; a Level II holder's own lock breaks its own, as
  *   Windows does).
@@ -182,6 +186,15 @@ uint32_t smb_lease_rename(struct smb_req *r, struct smb_open *o)
 	return smb_async_create(r, &o->lkey, o->group);
 }
 
+uint32_t smb_lease_delete(struct smb_req *r, struct smb_open *o)
+{
+	if (o->dir || !vol_lease_contend(r->c->srv->store, &o->lkey, VOL_LEASE_OPEN_W, o->group))
+		return STATUS_SUCCESS;
+	if (!r->last && !r->resume)
+		return STATUS_SUCCESS; /* as a rename inside a compound: the holders are told */
+	return smb_async_create(r, &o->lkey, o->group);
+}
+
 void smb_lease_lock(struct smb_req *r, const struct smb_open *o)
 {
 	struct vol_lease_by by;
@@ -218,8 +231,9 @@ uint32_t smb_lease_contend(struct smb_req *r, struct smb_open *o, const struct s
 	 * smbtorture smb2.lease.break_twice); an oplock loses W with H (tied) */
 	unsigned lost = share_conflict ? VOL_LEASE_H : VOL_LEASE_W | (overwrite ? VOL_LEASE_R : 0);
 
-	/* an open for writing recalls NFSv4.1 read delegations (vol_lease.h) */
-	if (overwrite || smb_lock_wants_write(q->desired_access))
+	/* an open for writing, or one that deletes the file at its close,
+	 * recalls NFSv4.1 delegations (vol_lease.h) */
+	if (overwrite || smb_lock_wants_write(q->desired_access) || (q->options & 0x00001000u))
 		lost |= VOL_LEASE_OPEN_W;
 
 	smb_lease_group(r, o, q);

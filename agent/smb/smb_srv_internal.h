@@ -457,6 +457,10 @@ void smb_lease_by(const struct smb_open *o, struct vol_lease_by *by);
  * is not the last message of its compound does not wait (the holders are
  * told, the rename goes on). */
 uint32_t smb_lease_rename(struct smb_req *r, struct smb_open *o);
+/* Before o's file is marked delete-pending (SET_INFO disposition): NFSv4.1
+ * delegations on it are recalled (VOL_LEASE_OPEN_W) and waited for, as for
+ * smb_lease_rename (SMB leases are untouched: their H goes at the delete). */
+uint32_t smb_lease_delete(struct smb_req *r, struct smb_open *o);
 /* o took a byte-range lock: Level II oplocks and R leases on its file
  * (o's own Level II too) are broken to none (no acknowledgment). */
 void smb_lease_lock(struct smb_req *r, const struct smb_open *o);

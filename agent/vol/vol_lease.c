@@ -20,6 +20,22 @@
 
 #define VOL_LEASE_ALL (VOL_LEASE_R | VOL_LEASE_H | VOL_LEASE_W)
 
+static uint64_t lease_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* When l's break (started at break_ns) is revoked by the store. */
+static uint64_t lease_due_ns(struct vol_store *s, const struct vol_lease *l)
+{
+	unsigned ms = l->revoke_ms ? l->revoke_ms : vol_lease_timeout(s);
+
+	return l->break_ns + (uint64_t)ms * 1000000ull;
+}
+
 static bool lease_same(const struct vol_lock_key *a, const struct vol_lock_key *b)
 {
 	return a->fsid == b->fsid && a->dev == b->dev && a->ino == b->ino;
@@ -89,6 +105,7 @@ static void lease_next(struct vol_store *s, struct vol_lease *l, unsigned state)
 	l->state = state;
 	if (lost & (VOL_LEASE_H | VOL_LEASE_W)) {
 		l->breaking_to = l->breaking_next = to;
+		l->break_ns = lease_now_ns();
 		l->brk(l, lost);
 		return;
 	}
@@ -216,6 +233,7 @@ static bool lease_break_locked(struct vol_store *s, const struct vol_lock_key *k
 		if (eff & (VOL_LEASE_H | VOL_LEASE_W)) {
 			l->breaking = true;
 			l->breaking_to = l->breaking_next = l->state & ~eff;
+			l->break_ns = lease_now_ns();
 			wait = true;
 			l->brk(l, eff);
 		} else {
@@ -239,16 +257,30 @@ static bool lease_breaking_locked(struct vol_store *s, const struct vol_lock_key
 	return false;
 }
 
-static void lease_revoke_locked(struct vol_store *s, const struct vol_lock_key *k)
+/* Revoke the breaking grants on k whose break has waited their revoke
+ * time by now (the mutex is held): a grant made with recall_on_open_w (an
+ * NFSv4.1 delegation) goes whole, others drop to breaking_next. Returns
+ * the earliest due time of those left breaking (UINT64_MAX: none). */
+static uint64_t lease_revoke_locked(struct vol_store *s, const struct vol_lock_key *k, uint64_t now)
 {
+	uint64_t next = UINT64_MAX;
+
 	for (struct vol_lease *l = s->leases, *nx; l; l = nx) {
+		uint64_t due;
+
 		nx = l->next;
-		if (l->breaking && lease_same(&l->key, k)) {
-			UT_INFO("vol", NULL, "a cached open's break was not acknowledged in time: revoked (%u -> %u)",
-				l->state, l->breaking_next);
-			lease_settle(s, l, l->breaking_next);
+		if (!l->breaking || !lease_same(&l->key, k))
+			continue;
+		if ((due = lease_due_ns(s, l)) > now) {
+			if (due < next)
+				next = due;
+			continue;
 		}
+		UT_INFO("vol", NULL, "a cached open's break was not acknowledged in time: revoked (%u -> %u)",
+			l->state, l->recall_on_open_w ? 0u : l->breaking_next);
+		lease_settle(s, l, l->recall_on_open_w ? 0u : l->breaking_next);
 	}
+	return next;
 }
 
 bool vol_lease_contend(struct vol_store *s, const struct vol_lock_key *key, unsigned lost, uint64_t group)
@@ -271,37 +303,30 @@ bool vol_lease_breaking(struct vol_store *s, const struct vol_lock_key *key, uin
 void vol_lease_revoke(struct vol_store *s, const struct vol_lock_key *key)
 {
 	pthread_mutex_lock(&s->lease_mu);
-	lease_revoke_locked(s, key);
+	(void)lease_revoke_locked(s, key, lease_now_ns());
 	pthread_mutex_unlock(&s->lease_mu);
 }
 
 /* Break lost of the grants on k not of by's group, and wait (unless
- * by->nowait) for those that need an acknowledgment, at most the break
- * timeout. */
+ * by->nowait) for those that need an acknowledgment, each at most its
+ * revoke time (vol_lease.h): whatever is still breaking then is revoked. */
 static void lease_break_key(struct vol_store *s, const struct vol_lock_key *k, unsigned lost,
 			    const struct vol_lease_by *by)
 {
-	uint64_t group = by ? by->group : 0;
+	uint64_t group = by ? by->group : 0, due;
 	struct timespec until;
-	unsigned ms;
 
 	if (!__atomic_load_n(&s->nleases, __ATOMIC_ACQUIRE) || !lost)
 		return;
 	pthread_mutex_lock(&s->lease_mu);
 	if (lease_break_locked(s, k, lost, group) && !(by && by->nowait)) {
-		ms = vol_lease_timeout(s);
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += ms / 1000u;
-		until.tv_nsec += (long)(ms % 1000u) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
+		while (lease_breaking_locked(s, k, group)) {
+			if ((due = lease_revoke_locked(s, k, lease_now_ns())) == UINT64_MAX)
+				continue; /* revoked all: breaking no more */
+			until.tv_sec = (time_t)(due / 1000000000ull);
+			until.tv_nsec = (long)(due % 1000000000ull);
+			(void)pthread_cond_timedwait(&s->lease_cv, &s->lease_mu, &until);
 		}
-		while (lease_breaking_locked(s, k, group))
-			if (pthread_cond_timedwait(&s->lease_cv, &s->lease_mu, &until) == ETIMEDOUT) {
-				lease_revoke_locked(s, k);
-				break;
-			}
 	}
 	pthread_mutex_unlock(&s->lease_mu);
 }

@@ -22,8 +22,13 @@
  * - A break that takes H or W needs the holder's acknowledgment (it may
  *   have dirty data or handles to close): the grant stays on the table,
  *   `breaking` with `breaking_to`, until vol_lease_ack, vol_lease_drop, or
- *   the break timeout (vol_lease_set_timeout, 35 s by default as Windows)
- *   revokes it (the state drops to breaking_to without the holder).
+ *   the grant's revoke time revokes it: the store's break timeout
+ *   (vol_lease_set_timeout, 35 s by default as Windows), or the grant's own
+ *   revoke_ms when its holder has a longer one (an NFSv4.1 delegation is
+ *   revoked by its front end at the lease time after its recall went out,
+ *   and sets revoke_ms past that): a waiter never gives up before the holder
+ *   is revoked. A revoked grant drops to breaking_next without the holder;
+ *   one made with recall_on_open_w goes whole.
  *   The caller of vol_write / vol_setattr waits for that, on a condition
  *   variable, holding no other store lock (the break is the first thing the
  *   operation does), unless its vol_lease_by says nowait (a front end's
@@ -36,7 +41,9 @@
  * own group, nowait).
  * Front ends that open files (SMB CREATE) contend with vol_lease_contend,
  * which starts the breaks and never waits: the front end waits itself
- * (vol_lease_breaking) and revokes at its timeout (vol_lease_revoke).
+ * (vol_lease_breaking) and asks the store to revoke at its timeout
+ * (vol_lease_revoke, which revokes only the grants whose revoke time has
+ * passed: the front end waits on for the others).
  *
  * Cost: with no grant on the store an operation pays one atomic load.
  * Bounds: VOL_LEASE_MAX grants per store (-ENOSPC past it: the front end
@@ -72,10 +79,13 @@ struct vol_lease {
 	void (*brk)(struct vol_lease *l, unsigned lost); /* set by the caller: flag and signal only */
 	void *arg;                         /* the caller's */
 	bool recall_on_open_w;             /* set by the caller: VOL_LEASE_OPEN_W breaks it whole */
+	unsigned revoke_ms;                /* set by the caller: how long a break of it may wait before
+					    * the store revokes it (0: the store's break timeout) */
 	unsigned state;                    /* the table's: VOL_LEASE_* held, 0 once broken or dropped */
 	unsigned breaking_to;              /* the table's: while breaking, what the ack may keep */
 	unsigned breaking_next;            /* the table's: what breaks since then leave (within breaking_to) */
 	bool breaking;                     /* the table's: a break waits for the holder's ack */
+	uint64_t break_ns;                 /* the table's: when the break began (CLOCK_MONOTONIC) */
 };
 
 /* Who makes a data-changing operation: grants of `group` are not broken;
@@ -120,14 +130,16 @@ unsigned vol_lease_timeout(struct vol_store *s);
 bool vol_lease_contend(struct vol_store *s, const struct vol_lock_key *key, unsigned lost, uint64_t group);
 /* Whether a grant of another group than `group` on key is breaking. */
 bool vol_lease_breaking(struct vol_store *s, const struct vol_lock_key *key, uint64_t group);
-/* The break timeout passed: every breaking grant on key drops to its
- * breaking_to without the holder's ack. */
+/* Every breaking grant on key whose revoke time passed (the store's break
+ * timeout, or its revoke_ms) drops to its breaking_next without the
+ * holder's ack (a recall_on_open_w grant: whole); the others go on
+ * breaking (vol_lease_breaking still says so). */
 void vol_lease_revoke(struct vol_store *s, const struct vol_lock_key *key);
 
 /* The hook the store's data-changing operations call (vol_io.c): break
  * the lost caching (VOL_LEASE_* bits) of every grant on obj's file not of
  * by's group (by NULL: all), and wait (unless by->nowait) for the breaks
- * that need an acknowledgment, at most the break timeout. Front ends never
+ * that need an acknowledgment, at most each one's revoke time. Front ends never
  * call it. */
 void vol_lease_break(struct vol_obj *obj, unsigned lost, const struct vol_lease_by *by);
 /* The same for the file `name` (a checked name, not a folder) in dir:

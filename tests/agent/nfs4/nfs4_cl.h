@@ -25,6 +25,8 @@ struct nfs4_cl {
 	uint8_t *cb;            /* the last call the server sent us (backchannel) */
 	size_t cb_len;
 	unsigned ncb;           /* calls received */
+	unsigned nnull;         /* CB_NULL probes received (answered unless mute_null; never kept in cb) */
+	bool mute_null;         /* leave CB_NULL probes unanswered (a broken backchannel) */
 };
 
 
