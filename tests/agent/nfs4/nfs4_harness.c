@@ -8,7 +8,9 @@
 
 #include <check.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -52,10 +54,16 @@ void nfs4t_srv_down(struct aqt_store *ts, struct nfs_srv *nsrv, struct nfs4_srv 
 
 void nfs4t_cl_up(struct nfs4t_cl *x, uint16_t port, const char *owner, uint32_t csflags)
 {
+	nfs4t_cl_up_ex(x, port, owner, csflags, false);
+}
+
+void nfs4t_cl_up_ex(struct nfs4t_cl *x, uint16_t port, const char *owner, uint32_t csflags, bool mute_null)
+{
 	uint32_t got;
 
 	memset(x, 0, sizeof(*x));
 	ck_assert_int_eq(nfs4_cl_dial(&x->c, port), 0);
+	x->c.mute_null = mute_null;
 	x->seq = 1;
 	ck_assert_uint_eq(nfs4_cl_session_ex(&x->c, owner, 4, &got, csflags), 0);
 	ck_assert_uint_eq(x->c.cs_flags & 2u, csflags & 2u); /* the backchannel granted as asked */
@@ -93,6 +101,12 @@ uint32_t nfs4t_open(struct nfs4t_cl *x, uint32_t access, uint32_t deny)
 		const uint8_t *p;
 
 		nfs4_cl_open_res_deleg(&x->cur, &x->open, &x->dtype, &x->deleg);
+		x->why = UINT32_MAX;
+		if (x->dtype == 3) { /* OPEN_DELEGATE_NONE_EXT: why, and a bool for CONTENTION / RESOURCE */
+			x->why = xdr_u32(&x->cur);
+			if (x->why == 1 || x->why == 2)
+				ck_assert_uint_eq(xdr_u32(&x->cur), 0); /* the server never pushes nor signals */
+		}
 		ck_assert_uint_eq(nfs4_cl_op(&x->cur, 10), 0);
 		ck_assert_ptr_nonnull(p = xdr_opaque(&x->cur, 128, &x->fhlen));
 		memcpy(x->fh, p, x->fhlen);
@@ -114,6 +128,60 @@ uint32_t nfs4t_fh_op(struct nfs4t_cl *x, uint32_t op, void (*build)(struct ut_bu
 uint32_t nfs4t_close(struct nfs4t_cl *x)
 {
 	return nfs4t_fh_op(x, 4, nfs4_cl_close_op, &x->open);
+}
+
+void nfs4t_build_read(struct ut_buf *b, const struct nfs4_sid *sid)
+{
+	nfs4_cl_read(b, sid, 0, 4);
+}
+
+uint32_t nfs4t_delegreturn(struct nfs4t_cl *x, const struct nfs4_sid *sid)
+{
+	return nfs4t_fh_op(x, 8, nfs4_cl_delegreturn, sid);
+}
+
+uint32_t nfs4t_ping(struct nfs4t_cl *x)
+{
+	nfs4t_begin(x, 0);
+	nfs4t_send(x);
+	return x->flags;
+}
+
+void nfs4t_expect_recall(struct nfs4t_cl *x, uint32_t seq, bool answer)
+{
+	struct nfs4_cl_cb cb;
+
+	if (!x->c.cb) /* it may have come in with a reply already */
+		ck_assert_int_eq(nfs4_cl_wait_cb(&x->c, 20000), 1);
+	ck_assert_int_eq(nfs4_cl_cb_parse(&x->c, &cb), 0);
+	ck_assert_uint_eq(cb.prog, 0x40000000u); /* csa_cb_program of nfs4_cl_session */
+	ck_assert_uint_eq(cb.vers, 1);
+	ck_assert_uint_eq(cb.proc, 1); /* CB_COMPOUND */
+	ck_assert_uint_eq(cb.minor, 1);
+	ck_assert_int_eq(memcmp(cb.sess, x->c.sess, 16), 0);
+	ck_assert_uint_eq(cb.seq, seq);
+	ck_assert_uint_eq(cb.slot, 0);
+	ck_assert_uint_eq(cb.nrecalls, 1);
+	ck_assert_int_eq(memcmp(cb.recall[0].other, x->deleg.other, 12), 0);
+	ck_assert_uint_eq(cb.fhlen[0], x->fhlen);
+	ck_assert_int_eq(memcmp(cb.fh[0], x->fh, x->fhlen), 0);
+	if (answer)
+		ck_assert_int_eq(nfs4_cl_cb_reply(&x->c, &cb, 0), 0);
+	free(x->c.cb);
+	x->c.cb = NULL;
+}
+
+void nfs4t_expect_no_call(struct nfs4t_cl *x, int ms)
+{
+	ck_assert_ptr_null(x->c.cb);
+	ck_assert_int_eq(nfs4_cl_wait_cb(&x->c, ms), 0);
+}
+
+bool nfs4t_readable_within(int fd, int ms)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+
+	return poll(&pf, 1, ms) == 1;
 }
 
 /* ---- SMB ---- */

@@ -10,15 +10,19 @@
  * of the operation under test.
  *
  * A suite that had private copies of these helpers switches by renaming:
- * struct cl4 -> struct nfs4t_cl, c4_up -> nfs4t_cl_up, c4_begin ->
- * nfs4t_begin, c4_send -> nfs4t_send, c4_open -> nfs4t_open (deny 0 for the
- * old two-argument one), c4_fh_op -> nfs4t_fh_op, c4_close /
- * c4_close_all -> nfs4t_close, setup's server part -> nfs4t_srv_up,
- * teardown's -> nfs4t_srv_down.
+ * struct cl4 -> struct nfs4t_cl, c4_up -> nfs4t_cl_up, c4_up_ex ->
+ * nfs4t_cl_up_ex, c4_begin -> nfs4t_begin, c4_send -> nfs4t_send, c4_open
+ * -> nfs4t_open (deny 0 for the old two-argument one), c4_fh_op ->
+ * nfs4t_fh_op, c4_close / c4_close_all -> nfs4t_close, build_read ->
+ * nfs4t_build_read, c4_delegreturn -> nfs4t_delegreturn, c4_ping ->
+ * nfs4t_ping, expect_recall -> nfs4t_expect_recall, expect_no_call ->
+ * nfs4t_expect_no_call, readable_within -> nfs4t_readable_within, setup's
+ * server part -> nfs4t_srv_up, teardown's -> nfs4t_srv_down.
  */
 #ifndef AQ_TESTS_NFS4_HARNESS_H
 #define AQ_TESTS_NFS4_HARNESS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "agent/smb/smb_srv_internal.h"
@@ -59,7 +63,8 @@ struct nfs4t_cl {
 	uint32_t seq;
 	struct nfs4_sid open;    /* the open stateid */
 	struct nfs4_sid deleg;   /* the delegation's stateid (dtype 1) */
-	uint32_t dtype;          /* the delegation: 0 none, 1 OPEN_DELEGATE_READ */
+	uint32_t dtype;          /* the delegation: 0 none, 1 OPEN_DELEGATE_READ, 3 OPEN_DELEGATE_NONE_EXT */
+	uint32_t why;            /* dtype 3: its why_no_delegation4 (WND4_*); otherwise UINT32_MAX */
 	uint8_t fh[128];         /* the file's handle */
 	uint32_t fhlen;
 	struct ut_buf b;
@@ -73,6 +78,9 @@ struct nfs4t_cl {
  * (CREATE_SESSION4_FLAG_CONN_BACK_CHAN, 2) must be granted as asked. Close
  * with nfs4_cl_close(&x->c). */
 void nfs4t_cl_up(struct nfs4t_cl *x, uint16_t port, const char *owner, uint32_t csflags);
+/* The same; with mute_null the client's backchannel never answers a
+ * CB_NULL probe (a backchannel that is down). */
+void nfs4t_cl_up_ex(struct nfs4t_cl *x, uint16_t port, const char *owner, uint32_t csflags, bool mute_null);
 
 /* Start a COMPOUND of a SEQUENCE and nops more operations in x->b. */
 void nfs4t_begin(struct nfs4t_cl *x, uint32_t nops);
@@ -82,8 +90,11 @@ void nfs4t_begin(struct nfs4t_cl *x, uint32_t nops);
 void nfs4t_send(struct nfs4t_cl *x);
 
 /* OPEN v0/f (no create) as x->owner with access and deny (OPEN4_SHARE_*
- * bits), then GETFH: the OPEN's status; when OK, the open stateid, the
- * delegation and the handle kept in x. */
+ * bits, access may carry OPEN4_SHARE_WANT_* bits), then GETFH: the OPEN's
+ * status; when OK, the open stateid, the delegation (with
+ * OPEN_DELEGATE_NONE_EXT its reason in x->why; a CONTENTION or RESOURCE
+ * reason must come with ond_server_will_push_deleg / _signal_avail false)
+ * and the handle kept in x. */
 uint32_t nfs4t_open(struct nfs4t_cl *x, uint32_t access, uint32_t deny);
 
 /* PUTFH of x's handle, then operation op as build puts it (with sid): the
@@ -93,6 +104,27 @@ uint32_t nfs4t_fh_op(struct nfs4t_cl *x, uint32_t op, void (*build)(struct ut_bu
 
 /* CLOSE of x's open stateid: its status. */
 uint32_t nfs4t_close(struct nfs4t_cl *x);
+
+/* A builder for nfs4t_fh_op: READ of 4 bytes at 0 with sid. */
+void nfs4t_build_read(struct ut_buf *b, const struct nfs4_sid *sid);
+
+/* DELEGRETURN of sid on x's handle: its status. */
+uint32_t nfs4t_delegreturn(struct nfs4t_cl *x, const struct nfs4_sid *sid);
+
+/* A SEQUENCE alone (renews x's lease): the SEQUENCE's status flags. */
+uint32_t nfs4t_ping(struct nfs4t_cl *x);
+
+/* The recall of x's delegation: a CB_COMPOUND on x's connection within
+ * 20 s (it is sent at once; the bound is for a loaded machine), CB_SEQUENCE
+ * on slot 0 with sequence seq, one CB_RECALL of x->deleg and x's handle;
+ * answered (CB_SEQUENCE and CB_RECALL OK) when answer. */
+void nfs4t_expect_recall(struct nfs4t_cl *x, uint32_t seq, bool answer);
+
+/* Nothing from the server on x's connection for ms. */
+void nfs4t_expect_no_call(struct nfs4t_cl *x, int ms);
+
+/* Whether fd becomes readable within ms (an answer that waited arrived). */
+bool nfs4t_readable_within(int fd, int ms);
 
 /* ---- SMB ---- */
 

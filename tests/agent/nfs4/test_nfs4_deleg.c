@@ -20,7 +20,6 @@
 #endif
 #include <check.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,16 +49,6 @@ static struct smbt_conn sc;
 
 static struct nfs4t_cl P, Q;
 
-static void build_read(struct ut_buf *b, const struct nfs4_sid *sid)
-{
-	nfs4_cl_read(b, sid, 0, 4);
-}
-
-static uint32_t c4_delegreturn(struct nfs4t_cl *x, const struct nfs4_sid *sid)
-{
-	return nfs4t_fh_op(x, 8, nfs4_cl_delegreturn, sid);
-}
-
 static uint32_t c4_test(struct nfs4t_cl *x, const struct nfs4_sid *sid)
 {
 	uint32_t st;
@@ -87,49 +76,6 @@ static uint32_t c4_remove_f(struct nfs4t_cl *x)
 	return nfs4_cl_op(&x->cur, 28);
 }
 
-/* A SEQUENCE alone: renews the lease, gives the status flags. */
-static uint32_t c4_ping(struct nfs4t_cl *x)
-{
-	nfs4t_begin(x, 0);
-	nfs4t_send(x);
-	return x->flags;
-}
-
-/* The recall of x's delegation: a CB_COMPOUND on x's connection within
- * 20 s (it is sent at once; the bound is for a loaded machine), CB_SEQUENCE on slot 0 with sequence seq, one CB_RECALL of the
- * delegation's stateid and handle; answered (CB_SEQUENCE and CB_RECALL OK)
- * when answer. */
-static void expect_recall(struct nfs4t_cl *x, uint32_t seq, bool answer)
-{
-	struct nfs4_cl_cb cb;
-
-	if (!x->c.cb) /* it may have come in with a reply already */
-		ck_assert_int_eq(nfs4_cl_wait_cb(&x->c, 20000), 1);
-	ck_assert_int_eq(nfs4_cl_cb_parse(&x->c, &cb), 0);
-	ck_assert_uint_eq(cb.prog, 0x40000000u); /* csa_cb_program of nfs4_cl_session */
-	ck_assert_uint_eq(cb.vers, 1);
-	ck_assert_uint_eq(cb.proc, 1);       /* CB_COMPOUND */
-	ck_assert_uint_eq(cb.minor, 1);
-	ck_assert_int_eq(memcmp(cb.sess, x->c.sess, 16), 0);
-	ck_assert_uint_eq(cb.seq, seq);
-	ck_assert_uint_eq(cb.slot, 0);
-	ck_assert_uint_eq(cb.nrecalls, 1);
-	ck_assert_int_eq(memcmp(cb.recall[0].other, x->deleg.other, 12), 0);
-	ck_assert_uint_eq(cb.fhlen[0], x->fhlen);
-	ck_assert_int_eq(memcmp(cb.fh[0], x->fh, x->fhlen), 0);
-	if (answer)
-		ck_assert_int_eq(nfs4_cl_cb_reply(&x->c, &cb, 0), 0);
-	free(x->c.cb);
-	x->c.cb = NULL;
-}
-
-/* Nothing from the server on x's connection for ms. */
-static void expect_no_call(struct nfs4t_cl *x, int ms)
-{
-	ck_assert_ptr_null(x->c.cb);
-	ck_assert_int_eq(nfs4_cl_wait_cb(&x->c, ms), 0);
-}
-
 /* ---------- NFSv3 and SMB ---------- */
 
 /* An NFSv3 WRITE (FILE_SYNC) of data at 0 on conn, sent, not waited for. */
@@ -144,13 +90,6 @@ static void v3_write_post(struct nfs4_cl *conn, const uint8_t *fh, uint32_t fhle
 	xdr_put_u32(&b, 2);
 	xdr_put_opaque(&b, data, (uint32_t)strlen(data));
 	ck_assert_int_eq(nfs4_cl_post(conn, &b), 0);
-}
-
-static bool readable_within(int fd, int ms)
-{
-	struct pollfd pf = { .fd = fd, .events = POLLIN };
-
-	return poll(&pf, 1, ms) == 1;
 }
 
 /* SMB2 CREATE of "f" (FILE_OPEN, sharing everything) sent; its first answer's header in *h. */
@@ -185,17 +124,17 @@ START_TEST(test_recall_v4_open)
 	ck_assert_uint_eq(nfs4t_open(&P, RD, 0), OK4);
 	ck_assert_uint_eq(P.dtype, 1);                  /* OPEN_DELEGATE_READ */
 	ck_assert_uint_eq(vol_lease_count(ts.store), 1); /* in the store's table */
-	ck_assert_uint_eq(nfs4t_fh_op(&P, 25, build_read, &P.deleg), OK4); /* READ with its stateid */
+	ck_assert_uint_eq(nfs4t_fh_op(&P, 25, nfs4t_build_read, &P.deleg), OK4); /* READ with its stateid */
 	ck_assert_uint_eq(nfs4t_open(&Q, RD, 0), OK4);        /* readers share it, */
 	ck_assert_uint_eq(Q.dtype, 0);                  /* Q has no backchannel: none for Q */
-	expect_no_call(&P, 300);                        /* and nothing is recalled */
+	nfs4t_expect_no_call(&P, 300);                        /* and nothing is recalled */
 	ck_assert_uint_eq(nfs4t_open(&Q, BOTH, 0), DELAY4);   /* a writer waits */
-	expect_recall(&P, 1, true);
+	nfs4t_expect_recall(&P, 1, true);
 	ck_assert_uint_eq(nfs4t_open(&Q, BOTH, 0), DELAY4);   /* answered, not returned yet */
-	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), OK4);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
 	ck_assert_uint_eq(nfs4t_open(&Q, BOTH, 0), OK4);
-	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), BAD_STATEID4); /* gone */
+	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), BAD_STATEID4); /* gone */
 	ck_assert_uint_eq(nfs4t_close(&Q), OK4);
 	/* the holder's own open for writing (another open owner: another mount of
 	 * the same client caches apart) recalls it too */
@@ -203,9 +142,9 @@ START_TEST(test_recall_v4_open)
 	ck_assert_uint_eq(P.dtype, 1);
 	P.owner = "other-owner";
 	ck_assert_uint_eq(nfs4t_open(&P, BOTH, 0), DELAY4);
-	expect_recall(&P, 2, true);
+	nfs4t_expect_recall(&P, 2, true);
 	P.owner = NULL;
-	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), OK4);
 	P.owner = "other-owner";
 	ck_assert_uint_eq(nfs4t_open(&P, BOTH, 0), OK4);
 	P.owner = NULL;
@@ -229,10 +168,10 @@ START_TEST(test_recall_v3_write)
 	ck_assert_uint_eq(P.dtype, 1);
 	ck_assert_int_eq(nfs4_cl_dial(&w, nfs_srv_port(nsrv)), 0);
 	v3_write_post(&w, P.fh, P.fhlen, "v3");      /* the same handles as v4.1 */
-	expect_recall(&P, 1, true);
-	ck_assert(!readable_within(w.fd, 300));       /* the WRITE waits for the return */
-	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
-	ck_assert(readable_within(w.fd, 20000));
+	nfs4t_expect_recall(&P, 1, true);
+	ck_assert(!nfs4t_readable_within(w.fd, 300));       /* the WRITE waits for the return */
+	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), OK4);
+	ck_assert(nfs4t_readable_within(w.fd, 20000));
 	ck_assert_int_eq(nfs4_cl_recv(&w, &cur), 0);
 	ck_assert_uint_eq(xdr_u32(&cur), 0);          /* NFS3_OK */
 	nfs4_cl_close(&w);
@@ -260,13 +199,13 @@ START_TEST(test_recall_smb_open)
 	ck_assert_uint_eq(P.dtype, 1);
 	smb_create_post(FILE_READ_DATA_, &h, &mid);
 	ck_assert_uint_eq(h.status, STATUS_SUCCESS);
-	expect_no_call(&P, 300);
+	nfs4t_expect_no_call(&P, 300);
 	smb_create_post(FILE_READ_DATA_ | FILE_WRITE_DATA_, &h, &mid);
 	aid = smbt_check_pending(&h, mid);
-	expect_recall(&P, 1, true);
+	nfs4t_expect_recall(&P, 1, true);
 	smb_async_tick(ssrv);
 	ck_assert_int_eq(smbt_recv(&sc, buf, sizeof(buf), &len, &h, NULL), 0); /* still waiting */
-	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), OK4);
 	for (i = 0; i < 50; i++) {
 		smb_async_tick(ssrv);
 		if (smbt_recv(&sc, buf, sizeof(buf), &len, &h, NULL) == 1)
@@ -288,22 +227,22 @@ START_TEST(test_revoke)
 	ck_assert_uint_eq(nfs4t_open(&P, RD, 0), OK4);
 	ck_assert_uint_eq(P.dtype, 1);
 	ck_assert_uint_eq(nfs4t_open(&Q, WR, 0), DELAY4);
-	expect_recall(&P, 1, false);                  /* P neither answers nor returns */
+	nfs4t_expect_recall(&P, 1, false);                  /* P neither answers nor returns */
 	t0 = ut_clock_mono_ns();                      /* the recall went out before this */
-	ck_assert_uint_eq(c4_ping(&P) & REVOKED_FLAG, 0);
+	ck_assert_uint_eq(nfs4t_ping(&P) & REVOKED_FLAG, 0);
 	for (i = 0; i < 150 && st == DELAY4; i++) {
-		(void)c4_ping(&P);                    /* P's lease stays alive meanwhile */
+		(void)nfs4t_ping(&P);                    /* P's lease stays alive meanwhile */
 		usleep(200000);
 		st = nfs4t_open(&Q, WR, 0);
 	}
 	ck_assert_uint_eq(st, OK4);
 	ck_assert_uint_ge(ut_clock_mono_ns() - t0, 2500000000ull); /* not before the lease time (3 s) */
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
-	ck_assert_uint_eq(c4_ping(&P) & REVOKED_FLAG, REVOKED_FLAG);
+	ck_assert_uint_eq(nfs4t_ping(&P) & REVOKED_FLAG, REVOKED_FLAG);
 	ck_assert_uint_eq(c4_test(&P, &P.deleg), DELEG_REVOKED4);
-	ck_assert_uint_eq(nfs4t_fh_op(&P, 25, build_read, &P.deleg), DELEG_REVOKED4);
+	ck_assert_uint_eq(nfs4t_fh_op(&P, 25, nfs4t_build_read, &P.deleg), DELEG_REVOKED4);
 	ck_assert_uint_eq(nfs4t_fh_op(&P, 45, nfs4_cl_free_stateid, &P.deleg), OK4);
-	ck_assert_uint_eq(c4_ping(&P) & REVOKED_FLAG, 0);
+	ck_assert_uint_eq(nfs4t_ping(&P) & REVOKED_FLAG, 0);
 	ck_assert_uint_eq(c4_test(&P, &P.deleg), BAD_STATEID4);
 }
 END_TEST
@@ -351,11 +290,11 @@ START_TEST(test_bind_back)
 		struct nfs4t_cl tmp = R; /* the recall arrives on the bound connection */
 
 		tmp.c = back;
-		expect_recall(&tmp, 1, true);
+		nfs4t_expect_recall(&tmp, 1, true);
 		back = tmp.c;
 	}
-	expect_no_call(&R, 100);
-	ck_assert_uint_eq(c4_delegreturn(&R, &R.deleg), OK4);
+	nfs4t_expect_no_call(&R, 100);
+	ck_assert_uint_eq(nfs4t_delegreturn(&R, &R.deleg), OK4);
 	ck_assert_uint_eq(nfs4t_open(&Q, WR, 0), OK4);
 	nfs4_cl_close(&back);
 	nfs4_cl_close(&R.c);
@@ -378,14 +317,14 @@ START_TEST(test_recall_remove_rename)
 	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 15), 0);
 	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 32), 0);
 	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 29), DELAY4);
-	expect_recall(&P, 1, true);
-	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	nfs4t_expect_recall(&P, 1, true);
+	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), OK4);
 	ck_assert_uint_eq(nfs4t_open(&P, RD, 0), OK4);        /* delegated again */
 	ck_assert_uint_eq(P.dtype, 1);
 	ck_assert_uint_eq(c4_remove_f(&Q), DELAY4);
-	expect_recall(&P, 2, true);                     /* the next backchannel sequence */
-	ck_assert_uint_eq(nfs4t_fh_op(&P, 25, build_read, &P.deleg), OK4); /* not gone meanwhile */
-	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	nfs4t_expect_recall(&P, 2, true);                     /* the next backchannel sequence */
+	ck_assert_uint_eq(nfs4t_fh_op(&P, 25, nfs4t_build_read, &P.deleg), OK4); /* not gone meanwhile */
+	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), OK4);
 	ck_assert_uint_eq(c4_remove_f(&Q), OK4);
 }
 END_TEST

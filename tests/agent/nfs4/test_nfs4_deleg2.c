@@ -1,11 +1,11 @@
 /* test_nfs4_deleg2: NFSv4.1 delegations recalled by the namespace
  * operations of the other protocols (agent/nfs4/nfs4_deleg.c over
  * agent/vol/vol_lease.c; issue 19), and the waiters' timeout agreeing with
- * the delegation's revocation. The fixture is test_nfs4_deleg.c's (copied
- * as static until it is folded into tests/agent/nfs4/nfs4_harness): one
- * store, one export served by an in-process NFS server (NFSv3 and NFSv4.1,
- * lease 3 s) and the SMB dispatcher of tests/agent/smb/smb_harness.h;
- * client P holds a read delegation on v0/f, Q has no backchannel.
+ * the delegation's revocation. The fixture is test_nfs4_deleg.c's
+ * (tests/agent/nfs4/nfs4_harness.h): one store, one export served by an
+ * in-process NFS server (NFSv3 and NFSv4.1, lease 3 s) and the SMB
+ * dispatcher of tests/agent/smb/smb_harness.h; client P holds a read
+ * delegation on v0/f, Q has no backchannel.
  * - an NFSv3 REMOVE of f, an NFSv3 RENAME of f and one onto f recall it
  *   and wait in the store: the name is untouched until the DELEGRETURN;
  * - an SMB CREATE with FILE_DELETE_ON_CLOSE, an SMB SET_INFO of the
@@ -26,7 +26,6 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +36,8 @@
 #include "agent/nfs4/nfs4.h"
 #include "agent/nfs4/nfs4_internal.h"
 #include "agent/smb/smb_srv_internal.h"
-#include "api/api_intent.h"
 #include "tests/agent/nfs4/nfs4_cl.h"
+#include "tests/agent/nfs4/nfs4_harness.h"
 #include "tests/agent/smb/smb_harness.h"
 #include "tests/agent/smb/smb_leasemsg.h"
 #include "tests/lib/aqt.h"
@@ -61,206 +60,37 @@ static struct nfs4_srv *v4;
 static struct smb_srv *ssrv;
 static struct smbt_conn sc;
 
-struct cl4 {
-	struct nfs4_cl c;
-	uint32_t seq;
-	struct nfs4_sid open, deleg;
-	uint32_t dtype;
-	uint8_t fh[128];
-	uint32_t fhlen;
-	struct ut_buf b;
-	struct xdr_cur cur;
-	uint32_t flags;          /* the last SEQUENCE's status flags */
-	const char *owner;       /* the open owner of c4_open (NULL: "open-owner") */
-	uint32_t why;            /* OPEN_DELEGATE_NONE_EXT's why_no_delegation4 (else UINT32_MAX) */
-};
-
-static struct cl4 P, Q;
-
-static void c4_up_ex(struct cl4 *x, const char *owner, uint32_t csflags, bool mute_null)
-{
-	uint32_t got;
-
-	memset(x, 0, sizeof(*x));
-	ck_assert_int_eq(nfs4_cl_dial(&x->c, nfs_srv_port(nsrv)), 0);
-	x->c.mute_null = mute_null;
-	x->seq = 1;
-	ck_assert_uint_eq(nfs4_cl_session_ex(&x->c, owner, 4, &got, csflags), 0);
-	ck_assert_uint_eq(x->c.cs_flags & 2u, csflags & 2u); /* the backchannel granted as asked */
-}
-
-static void c4_up(struct cl4 *x, const char *owner, uint32_t csflags)
-{
-	c4_up_ex(x, owner, csflags, false);
-}
-
-static void c4_begin(struct cl4 *x, uint32_t nops)
-{
-	nfs4_cl_begin(&x->c, &x->b, 1, nops + 1);
-	nfs4_cl_sequence(&x->b, &x->c, 0, x->seq++, false);
-}
-
-static void c4_send(struct cl4 *x)
-{
-	uint32_t n;
-
-	ck_assert_int_eq(nfs4_cl_send(&x->c, &x->b, &x->cur), 0);
-	(void)nfs4_cl_res(&x->cur, &n);
-	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 53), 0);
-	x->flags = nfs4_cl_sequence_flags(&x->cur);
-}
-
-/* OPEN v0/f with access: the open stateid, the delegation and the handle kept. */
-static uint32_t c4_open(struct cl4 *x, uint32_t access)
-{
-	uint32_t st;
-
-	c4_begin(x, 4);
-	nfs4_cl_putrootfh(&x->b);
-	nfs4_cl_lookup(&x->b, "v0");
-	nfs4_cl_open_deny(&x->b, x->owner ? x->owner : "open-owner", "f", access, 0);
-	nfs4_cl_getfh(&x->b);
-	c4_send(x);
-	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 24), 0);
-	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 15), 0);
-	if ((st = nfs4_cl_op(&x->cur, 18)) == OK4) {
-		const uint8_t *p;
-
-		nfs4_cl_open_res_deleg(&x->cur, &x->open, &x->dtype, &x->deleg);
-		x->why = UINT32_MAX;
-		if (x->dtype == 3) { /* OPEN_DELEGATE_NONE_EXT: why, and a bool for CONTENTION / RESOURCE */
-			x->why = xdr_u32(&x->cur);
-			if (x->why == 1 || x->why == 2)
-				ck_assert_uint_eq(xdr_u32(&x->cur), 0); /* the server never pushes nor signals */
-		}
-		ck_assert_uint_eq(nfs4_cl_op(&x->cur, 10), 0);
-		ck_assert_ptr_nonnull(p = xdr_opaque(&x->cur, 128, &x->fhlen));
-		memcpy(x->fh, p, x->fhlen);
-	}
-	return st;
-}
-
-/* One operation on the file's handle: PUTFH, then op (put by the caller's builder). */
-static uint32_t c4_fh_op(struct cl4 *x, uint32_t op, void (*build)(struct ut_buf *, const struct nfs4_sid *),
-			 const struct nfs4_sid *sid)
-{
-	c4_begin(x, 2);
-	nfs4_cl_putfh(&x->b, x->fh, x->fhlen);
-	build(&x->b, sid);
-	c4_send(x);
-	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 22), 0);
-	return nfs4_cl_op(&x->cur, op);
-}
-
-/* CLOSE of x's open stateid. */
-static void build_read(struct ut_buf *b, const struct nfs4_sid *sid)
-{
-	nfs4_cl_read(b, sid, 0, 4);
-}
-
-static uint32_t c4_delegreturn(struct cl4 *x, const struct nfs4_sid *sid)
-{
-	return c4_fh_op(x, 8, nfs4_cl_delegreturn, sid);
-}
-
-/* A SEQUENCE alone: renews the lease, gives the status flags. */
-static uint32_t c4_ping(struct cl4 *x)
-{
-	c4_begin(x, 0);
-	c4_send(x);
-	return x->flags;
-}
-
-/* The recall of x's delegation: a CB_COMPOUND on x's connection within
- * 20 s (it is sent at once; the bound is for a loaded machine), CB_SEQUENCE on slot 0 with sequence seq, one CB_RECALL of the
- * delegation's stateid and handle; answered (CB_SEQUENCE and CB_RECALL OK)
- * when answer. */
-static void expect_recall(struct cl4 *x, uint32_t seq, bool answer)
-{
-	struct nfs4_cl_cb cb;
-
-	if (!x->c.cb) /* it may have come in with a reply already */
-		ck_assert_int_eq(nfs4_cl_wait_cb(&x->c, 20000), 1);
-	ck_assert_int_eq(nfs4_cl_cb_parse(&x->c, &cb), 0);
-	ck_assert_uint_eq(cb.prog, 0x40000000u); /* csa_cb_program of nfs4_cl_session */
-	ck_assert_uint_eq(cb.vers, 1);
-	ck_assert_uint_eq(cb.proc, 1);       /* CB_COMPOUND */
-	ck_assert_uint_eq(cb.minor, 1);
-	ck_assert_int_eq(memcmp(cb.sess, x->c.sess, 16), 0);
-	ck_assert_uint_eq(cb.seq, seq);
-	ck_assert_uint_eq(cb.slot, 0);
-	ck_assert_uint_eq(cb.nrecalls, 1);
-	ck_assert_int_eq(memcmp(cb.recall[0].other, x->deleg.other, 12), 0);
-	ck_assert_uint_eq(cb.fhlen[0], x->fhlen);
-	ck_assert_int_eq(memcmp(cb.fh[0], x->fh, x->fhlen), 0);
-	if (answer)
-		ck_assert_int_eq(nfs4_cl_cb_reply(&x->c, &cb, 0), 0);
-	free(x->c.cb);
-	x->c.cb = NULL;
-}
-
-/* Nothing from the server on x's connection for ms. */
-static void expect_no_call(struct cl4 *x, int ms)
-{
-	ck_assert_ptr_null(x->c.cb);
-	ck_assert_int_eq(nfs4_cl_wait_cb(&x->c, ms), 0);
-}
-
-/* ---------- NFSv3 and SMB ---------- */
-
-static bool readable_within(int fd, int ms)
-{
-	struct pollfd pf = { .fd = fd, .events = POLLIN };
-
-	return poll(&pf, 1, ms) == 1;
-}
+static struct nfs4t_cl P, Q;
 
 /* ---------- fixture ---------- */
 
 static void setup(void)
 {
-	char p[200];
-	int fd;
-
-	aqt_store_init(&ts, 1, &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 400, .capacity = 1ull << 30,
-							 .clients = "0.0.0.0/0", .key_byte = 4 });
-	ts.cfg[0].protocols = API_INTENT_NFSV3 | API_INTENT_NFSV4 | API_INTENT_SMB;
-	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
-	snprintf(p, sizeof(p), "%s/f", ts.cfg[0].root);
-	ck_assert_int_ge(fd = open(p, O_CREAT | O_WRONLY, 0666), 0);
-	ck_assert_int_eq(write(fd, "0123456789", 10), 10);
-	close(fd);
-	ck_assert_int_eq(nfs_srv_new("127.0.0.1:0", ts.store, 4, &nsrv), 0);
-	ck_assert_int_eq(nfs4_srv_new(&(struct nfs4_cfg){ .lease_s = 3 }, &v4), 0);
-	ck_assert_int_eq(nfs_srv_add_prog(nsrv, &nfs4_prog, v4), 0);
-	ck_assert_int_eq(nfs_srv_start(nsrv), 0);
-	smbt_srv_new(ts.store, &ssrv);
-	c4_up(&P, "client-p", 2);  /* CREATE_SESSION4_FLAG_CONN_BACK_CHAN */
-	c4_up(&Q, "client-q", 0);
+	nfs4t_srv_up(&(struct nfs4t_spec){ .fsid = 400, .key_byte = 4, .threads = 4, .lease_s = 3 }, &ts, &nsrv, &v4,
+		     &ssrv);
+	nfs4t_cl_up(&P, nfs_srv_port(nsrv), "client-p", 2); /* CREATE_SESSION4_FLAG_CONN_BACK_CHAN */
+	nfs4t_cl_up(&Q, nfs_srv_port(nsrv), "client-q", 0);
 }
 
 static void teardown(void)
 {
 	nfs4_cl_close(&P.c);
 	nfs4_cl_close(&Q.c);
-	smbt_srv_free(ssrv);
-	nfs_srv_free(nsrv);
-	nfs4_srv_free(v4);
-	aqt_store_cleanup(&ts);
+	nfs4t_srv_down(&ts, nsrv, v4, ssrv);
 }
 
 /* ---------- helpers ---------- */
 
 /* x's handle of the export's folder v0 into fh. */
-static void c4_dirfh(struct cl4 *x, uint8_t *fh, uint32_t *fhlen)
+static void c4_dirfh(struct nfs4t_cl *x, uint8_t *fh, uint32_t *fhlen)
 {
 	const uint8_t *p;
 
-	c4_begin(x, 3);
+	nfs4t_begin(x, 3);
 	nfs4_cl_putrootfh(&x->b);
 	nfs4_cl_lookup(&x->b, "v0");
 	nfs4_cl_getfh(&x->b);
-	c4_send(x);
+	nfs4t_send(x);
 	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 24), 0);
 	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 15), 0);
 	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 10), 0);
@@ -316,7 +146,7 @@ static void put_file(const char *name, const char *data)
 /* P opens f for reading and holds a read delegation on it. */
 static void p_delegated(void)
 {
-	ck_assert_uint_eq(c4_open(&P, RD), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, RD, 0), OK4);
 	ck_assert_uint_eq(P.dtype, 1);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 1);
 }
@@ -356,12 +186,12 @@ START_TEST(test_v3_remove)
 	c4_dirfh(&Q, dir, &dirlen);
 	ck_assert_int_eq(nfs4_cl_dial(&w, nfs_srv_port(nsrv)), 0);
 	v3_ns_post(&w, dir, dirlen, "f", NULL);
-	expect_recall(&P, 1, true);
-	ck_assert(!readable_within(w.fd, 300)); /* the REMOVE waits for the return */
+	nfs4t_expect_recall(&P, 1, true);
+	ck_assert(!nfs4t_readable_within(w.fd, 300)); /* the REMOVE waits for the return */
 	ck_assert(exists("f"));
-	ck_assert_uint_eq(c4_fh_op(&P, 25, build_read, &P.deleg), OK4); /* still P's meanwhile */
-	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
-	ck_assert(readable_within(w.fd, 20000));
+	ck_assert_uint_eq(nfs4t_fh_op(&P, 25, nfs4t_build_read, &P.deleg), OK4); /* still P's meanwhile */
+	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), OK4);
+	ck_assert(nfs4t_readable_within(w.fd, 20000));
 	ck_assert_uint_eq(v3_status(&w), 0);    /* NFS3_OK */
 	ck_assert(!exists("f"));
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
@@ -382,11 +212,11 @@ START_TEST(test_v3_rename)
 	/* the source */
 	p_delegated();
 	v3_ns_post(&w, dir, dirlen, "f", "h");
-	expect_recall(&P, 1, true);
-	ck_assert(!readable_within(w.fd, 300));
+	nfs4t_expect_recall(&P, 1, true);
+	ck_assert(!nfs4t_readable_within(w.fd, 300));
 	ck_assert(exists("f") && !exists("h"));
-	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
-	ck_assert(readable_within(w.fd, 20000));
+	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), OK4);
+	ck_assert(nfs4t_readable_within(w.fd, 20000));
 	ck_assert_uint_eq(v3_status(&w), 0);
 	ck_assert(!exists("f") && exists("h"));
 	/* the target: g renamed onto a delegated f */
@@ -394,11 +224,11 @@ START_TEST(test_v3_rename)
 	put_file("g", "new");
 	p_delegated();
 	v3_ns_post(&w, dir, dirlen, "g", "f");
-	expect_recall(&P, 2, true);
-	ck_assert(!readable_within(w.fd, 300));
+	nfs4t_expect_recall(&P, 2, true);
+	ck_assert(!nfs4t_readable_within(w.fd, 300));
 	ck_assert(exists("g"));
-	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
-	ck_assert(readable_within(w.fd, 20000));
+	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), OK4);
+	ck_assert(nfs4t_readable_within(w.fd, 20000));
 	ck_assert_uint_eq(v3_status(&w), 0);
 	ck_assert(!exists("g") && exists("f"));
 	nfs4_cl_close(&w);
@@ -417,10 +247,10 @@ START_TEST(test_smb_delete_on_close)
 	p_delegated();
 	smbl_create(&sc, &q);
 	ck_assert_uint_eq(q.status, STATUS_PENDING);
-	expect_recall(&P, 1, true);
+	nfs4t_expect_recall(&P, 1, true);
 	smb_async_tick(ssrv);
 	ck_assert_int_eq(smbl_recv(&sc, &m), 0); /* still waiting */
-	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), OK4);
 	smb_final(SMB2_CREATE, q.mid, q.aid, &m);
 	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
 	ck_assert(exists("f"));
@@ -443,12 +273,12 @@ START_TEST(test_smb_disposition)
 	p_delegated();
 	smbl_create(&sc, &q);
 	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
-	expect_no_call(&P, 300);
+	nfs4t_expect_no_call(&P, 300);
 	ck_assert_uint_eq(smbl_set_info_async(&sc, q.fid, SMB_FILE_DISPOSITION_, &del, 1, &mid, &aid), STATUS_PENDING);
-	expect_recall(&P, 1, true);
+	nfs4t_expect_recall(&P, 1, true);
 	smb_async_tick(ssrv);
 	ck_assert_int_eq(smbl_recv(&sc, &m), 0);
-	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), OK4);
 	smb_final(SMB2_SET_INFO, mid, aid, &m);
 	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
 	ck_assert(exists("f"));
@@ -473,11 +303,11 @@ START_TEST(test_smb_rename)
 	smbl_create(&sc, &q);
 	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(smbl_set_info_async(&sc, q.fid, SMB_FILE_RENAME_, ren, 22, &mid, &aid), STATUS_PENDING);
-	expect_recall(&P, 1, true);
+	nfs4t_expect_recall(&P, 1, true);
 	smb_async_tick(ssrv);
 	ck_assert_int_eq(smbl_recv(&sc, &m), 0);
 	ck_assert(exists("f") && !exists("h"));
-	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), OK4);
 	smb_final(SMB2_SET_INFO, mid, aid, &m);
 	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
 	ck_assert(!exists("f") && exists("h"));
@@ -502,20 +332,20 @@ START_TEST(test_wait_agrees_v3)
 	ck_assert_int_eq(nfs4_cl_dial(&w, nfs_srv_port(nsrv)), 0);
 	t0 = ut_clock_mono_ns();
 	v3_ns_post(&w, dir, dirlen, "f", NULL);
-	expect_recall(&P, 1, false);            /* never answered, never returned */
+	nfs4t_expect_recall(&P, 1, false);            /* never answered, never returned */
 	t1 = ut_clock_mono_ns();                /* the revocation is 3 s after the recall went out: */
 	while (ut_clock_mono_ns() - t1 < 1500000000ull) { /* 1.5 s (5 store timeouts) of waiting is safe */
-		(void)c4_ping(&P);              /* P's lease stays alive */
-		ck_assert(!readable_within(w.fd, 100));
+		(void)nfs4t_ping(&P);              /* P's lease stays alive */
+		ck_assert(!nfs4t_readable_within(w.fd, 100));
 	}
 	ck_assert(exists("f"));
-	for (i = 0; i < 100 && !readable_within(w.fd, 200); i++)
-		(void)c4_ping(&P);
-	ck_assert(readable_within(w.fd, 0));
+	for (i = 0; i < 100 && !nfs4t_readable_within(w.fd, 200); i++)
+		(void)nfs4t_ping(&P);
+	ck_assert(nfs4t_readable_within(w.fd, 0));
 	ck_assert_uint_ge(ut_clock_mono_ns() - t0, 2500000000ull); /* not before the lease time */
 	ck_assert_uint_eq(v3_status(&w), 0);
 	ck_assert(!exists("f"));
-	ck_assert_uint_eq(c4_ping(&P) & REVOKED_FLAG, REVOKED_FLAG);
+	ck_assert_uint_eq(nfs4t_ping(&P) & REVOKED_FLAG, REVOKED_FLAG);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
 	nfs4_cl_close(&w);
 }
@@ -536,16 +366,16 @@ START_TEST(test_wait_agrees_smb)
 	t0 = ut_clock_mono_ns();
 	smbl_create(&sc, &q);
 	ck_assert_uint_eq(q.status, STATUS_PENDING);
-	expect_recall(&P, 1, false);
+	nfs4t_expect_recall(&P, 1, false);
 	t1 = ut_clock_mono_ns();
 	while (ut_clock_mono_ns() - t1 < 1500000000ull) { /* 1.5 s: five store timeouts, under the lease */
-		(void)c4_ping(&P);
+		(void)nfs4t_ping(&P);
 		usleep(100000);
 		smb_async_tick(ssrv);
 		ck_assert_int_eq(smbl_recv(&sc, &m), 0);
 	}
 	for (i = 0; i < 100; i++) {
-		(void)c4_ping(&P);
+		(void)nfs4t_ping(&P);
 		smb_async_tick(ssrv);
 		if (smbl_recv(&sc, &m))
 			break;
@@ -554,7 +384,7 @@ START_TEST(test_wait_agrees_smb)
 	ck_assert_int_lt(i, 100);
 	smbt_check_final(&m.h, SMB2_CREATE, q.mid, q.aid, STATUS_SUCCESS);
 	ck_assert_uint_ge(ut_clock_mono_ns() - t0, 2500000000ull);
-	ck_assert_uint_eq(c4_ping(&P) & REVOKED_FLAG, REVOKED_FLAG);
+	ck_assert_uint_eq(nfs4t_ping(&P) & REVOKED_FLAG, REVOKED_FLAG);
 }
 END_TEST
 
@@ -568,36 +398,36 @@ START_TEST(test_want)
 {
 	struct nfs4_sid d;
 
-	ck_assert_uint_eq(c4_open(&P, RD | WANT_NO_DELEG), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, RD | WANT_NO_DELEG, 0), OK4);
 	ck_assert_uint_eq(P.dtype, 3);
 	ck_assert_uint_eq(P.why, 0);                   /* WND4_NOT_WANTED */
-	ck_assert_uint_eq(c4_open(&P, RD | WANT_CANCEL), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, RD | WANT_CANCEL, 0), OK4);
 	ck_assert_uint_eq(P.dtype, 3);
 	ck_assert_uint_eq(P.why, 7);                   /* WND4_CANCELLED */
-	ck_assert_uint_eq(c4_open(&P, RD | WANT_WRITE_DELEG), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, RD | WANT_WRITE_DELEG, 0), OK4);
 	ck_assert_uint_eq(P.dtype, 3);
 	ck_assert_uint_eq(P.why, 4);                   /* WND4_WRITE_DELEG_NOT_SUPP_FTYPE */
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0); /* nothing granted so far */
-	ck_assert_uint_eq(c4_open(&P, RD | WANT_READ_DELEG | WANT_SIGNAL), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, RD | WANT_READ_DELEG | WANT_SIGNAL, 0), OK4);
 	ck_assert_uint_eq(P.dtype, 1);                 /* granted; the signal flag taken, never acted on */
 	d = P.deleg;
-	ck_assert_uint_eq(c4_open(&P, RD | WANT_ANY_DELEG), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, RD | WANT_ANY_DELEG, 0), OK4);
 	ck_assert_uint_eq(P.dtype, 3);
 	ck_assert_uint_eq(P.why, 1);                   /* WND4_CONTENTION: it holds one */
-	ck_assert_uint_eq(c4_open(&Q, RD | WANT_READ_DELEG), OK4);
+	ck_assert_uint_eq(nfs4t_open(&Q, RD | WANT_READ_DELEG, 0), OK4);
 	ck_assert_uint_eq(Q.dtype, 3);
 	ck_assert_uint_eq(Q.why, 2);                   /* WND4_RESOURCE: Q has no backchannel */
-	ck_assert_uint_eq(c4_open(&Q, RD), OK4);
+	ck_assert_uint_eq(nfs4t_open(&Q, RD, 0), OK4);
 	ck_assert_uint_eq(Q.dtype, 0);                 /* no want: plain NONE */
-	ck_assert_uint_eq(c4_open(&Q, RD | 0x600u), 22); /* NFS4ERR_INVAL */
-	ck_assert_uint_eq(c4_open(&Q, RD | 0x40000u), 22);
-	ck_assert_uint_eq(c4_open(&Q, BOTH), DELAY4);  /* recalls P's */
+	ck_assert_uint_eq(nfs4t_open(&Q, RD | 0x600u, 0), 22); /* NFS4ERR_INVAL */
+	ck_assert_uint_eq(nfs4t_open(&Q, RD | 0x40000u, 0), 22);
+	ck_assert_uint_eq(nfs4t_open(&Q, BOTH, 0), DELAY4);  /* recalls P's */
 	P.deleg = d;
-	expect_recall(&P, 1, true);
-	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
-	ck_assert_uint_eq(c4_open(&Q, BOTH), OK4);     /* Q writes the file now */
+	nfs4t_expect_recall(&P, 1, true);
+	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), OK4);
+	ck_assert_uint_eq(nfs4t_open(&Q, BOTH, 0), OK4);     /* Q writes the file now */
 	P.owner = "another-owner";
-	ck_assert_uint_eq(c4_open(&P, RD | WANT_READ_DELEG), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, RD | WANT_READ_DELEG, 0), OK4);
 	ck_assert_uint_eq(P.dtype, 3);
 	ck_assert_uint_eq(P.why, 1);                   /* WND4_CONTENTION: another open writes */
 	P.owner = NULL;
@@ -613,7 +443,7 @@ END_TEST
  * found down, is probed, answers, and that clears them. */
 START_TEST(test_cb_probe)
 {
-	struct cl4 R;
+	struct nfs4t_cl R;
 	struct nfs4_cl back;
 	struct ut_buf b;
 	struct xdr_cur cur;
@@ -621,23 +451,23 @@ START_TEST(test_cb_probe)
 	int i;
 
 	for (i = 0; i < 100 && !P.c.nnull; i++) {    /* P's probe, answered by its client */
-		(void)c4_ping(&P);
+		(void)nfs4t_ping(&P);
 		usleep(50000);
 	}
 	ck_assert_uint_eq(P.c.nnull, 1);
-	ck_assert_uint_eq(c4_ping(&P) & (PATH_DOWN | PATH_DOWN_SESSION), 0);
+	ck_assert_uint_eq(nfs4t_ping(&P) & (PATH_DOWN | PATH_DOWN_SESSION), 0);
 	ck_assert_uint_eq(Q.c.nnull, 0);             /* Q has no backchannel: no probe */
-	ck_assert_uint_eq(c4_ping(&Q) & (PATH_DOWN | PATH_DOWN_SESSION), 0);
-	c4_up_ex(&R, "client-r", 2, true);           /* a backchannel that never answers */
+	ck_assert_uint_eq(nfs4t_ping(&Q) & (PATH_DOWN | PATH_DOWN_SESSION), 0);
+	nfs4t_cl_up_ex(&R, nfs_srv_port(nsrv), "client-r", 2, true);           /* a backchannel that never answers */
 	for (i = 0; i < 100 && !(f & PATH_DOWN); i++) {
 		usleep(100000);
-		f = c4_ping(&R);
+		f = nfs4t_ping(&R);
 	}
 	ck_assert_uint_eq(f & (PATH_DOWN | PATH_DOWN_SESSION), PATH_DOWN | PATH_DOWN_SESSION);
 	ck_assert_uint_ge(R.c.nnull, 1);
-	ck_assert_uint_eq(c4_open(&R, RD), OK4);
+	ck_assert_uint_eq(nfs4t_open(&R, RD, 0), OK4);
 	ck_assert_uint_eq(R.dtype, 0);               /* no delegation without a path */
-	ck_assert_uint_eq(c4_open(&R, RD | WANT_READ_DELEG), OK4);
+	ck_assert_uint_eq(nfs4t_open(&R, RD | WANT_READ_DELEG, 0), OK4);
 	ck_assert_uint_eq(R.dtype, 3);
 	ck_assert_uint_eq(R.why, 2);                 /* WND4_RESOURCE */
 	/* another connection bound with CDFC4_FORE_OR_BOTH (what Linux does on
@@ -656,10 +486,10 @@ START_TEST(test_cb_probe)
 	ck_assert_uint_eq(back.nnull, 1);
 	for (i = 0; i < 100 && (f & PATH_DOWN); i++) {
 		usleep(50000);
-		f = c4_ping(&R);
+		f = nfs4t_ping(&R);
 	}
 	ck_assert_uint_eq(f & (PATH_DOWN | PATH_DOWN_SESSION), 0);
-	ck_assert_uint_eq(c4_open(&R, RD | WANT_READ_DELEG), OK4);
+	ck_assert_uint_eq(nfs4t_open(&R, RD | WANT_READ_DELEG, 0), OK4);
 	ck_assert_uint_eq(R.dtype, 1);
 	nfs4_cl_close(&back);
 	nfs4_cl_close(&R.c);
