@@ -2,8 +2,7 @@
  * front end next to the other protocols over one store (test_nfs4_share,
  * test_nfs4_deleg, test_nfs4_deleg2). One store with one export (v0, its
  * root holding file "f" = "0123456789", NFSv3 + NFSv4.1 + SMB) served by
- * an in-process NFS
- * server carrying NFSv4.1 and by the SMB dispatcher of
+ * an in-process NFS server carrying NFSv4.1 and by the SMB dispatcher of
  * tests/agent/smb/smb_harness.h; v4.1 clients (nfs4t_cl) on the NFS port,
  * each with its own session, that build COMPOUNDs led by a SEQUENCE. Every
  * helper fails the running Check test (ck_assert) on anything unexpected
