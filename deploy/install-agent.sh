@@ -265,8 +265,12 @@ if [ "$use_systemd" = 1 ]; then
 		say "restarted aquifer-agent.service"
 	fi
 else
-	if [ -n "$R" ] && [ ! -L "$R$enabled_link" ] && command -v systemctl >/dev/null 2>&1; then
-		systemctl --root="$R" enable aquifer-agent.service >/dev/null 2>&1 && say "enabled aquifer-agent.service in $R"
+	# enabling in a root tree is the WantedBy= link `systemctl --root enable`
+	# would make; made here so it does not depend on systemd being installed
+	if [ -n "$R" ] && [ ! -L "$R$enabled_link" ]; then
+		mkdir -p "$R$(dirname "$enabled_link")"
+		ln -s /etc/systemd/system/aquifer-agent.service "$R$enabled_link"
+		say "enabled aquifer-agent.service in $R"
 	fi
 	pid=$(agent_pid)
 	if [ -n "$pid" ] && [ "$changed" = 1 ]; then
