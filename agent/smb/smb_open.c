@@ -291,7 +291,8 @@ uint32_t smb_open_create(struct smb_req *r)
 {
 	struct smb_wire_create_req q;
 	struct smb_wire_create_rsp rsp = { 0 };
-	struct smb_wire_create_rsp_ctx ctxs[2];  /* lease, durable handle */
+	struct smb_wire_create_rsp_ctx ctxs[4];  /* lease, durable handle, MxAc, QFid */
+	struct smb_ctx_req cx;
 	uint8_t dh_buf[8];
 	struct ut_buf ctx_buf;
 	struct smb_sess *s = r->sess;
@@ -310,7 +311,7 @@ uint32_t smb_open_create(struct smb_req *r)
 	ut_buf_init(&ctx_buf, 64);
 	if (smb_wire_create_req_decode(&r->m, &q) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
-	if ((status = smb_durable_check(&q)) != STATUS_SUCCESS)
+	if ((status = smb_durable_check(&q)) != STATUS_SUCCESS || (status = smb_ctx_check(&q, cred, &cx)) != STATUS_SUCCESS)
 		return status;
 	if (smb_durable_asked(&q)) /* DHnC / DH2C: a durable open comes back */
 		return smb_durable_reconnect(r, &q);
@@ -401,7 +402,8 @@ uint32_t smb_open_create(struct smb_req *r)
 				goto fail;
 			}
 		}
-		if ((status = smb_open_existing(r, o, &q, overwrite)) != STATUS_SUCCESS)
+		if ((status = smb_open_existing(r, o, &q, overwrite)) != STATUS_SUCCESS ||
+		    (overwrite && (status = smb_ctx_room(&cx, &o->obj, false)) != STATUS_SUCCESS))
 			goto fail;
 		if (overwrite) {
 			struct vol_sattr t = { .set_size = true, .size = 0 };
@@ -423,6 +425,8 @@ uint32_t smb_open_create(struct smb_req *r)
 			status = STATUS_OBJECT_NAME_NOT_FOUND;
 			goto fail;
 		}
+		if ((status = smb_ctx_room(&cx, &o->parent, (q.options & FILE_DIRECTORY_FILE) != 0)) != STATUS_SUCCESS)
+			goto fail;
 		if (q.options & FILE_DIRECTORY_FILE) {
 			sa.mode = 0755;
 			rc = vol_mkdir(&o->parent, cred, o->name, strlen(o->name), &sa, &o->obj);
@@ -439,7 +443,8 @@ uint32_t smb_open_create(struct smb_req *r)
 			status = smb_open_status(rc, false);
 			goto fail;
 		}
-		if ((status = smb_open_reserve(r, o, &q)) != STATUS_SUCCESS)
+		if ((status = smb_ctx_apply(&cx, o, cred)) != STATUS_SUCCESS ||
+		    (status = smb_open_reserve(r, o, &q)) != STATUS_SUCCESS)
 			goto fail;
 	}
 	o->dir = S_ISDIR(o->obj.st.st_mode);
@@ -453,6 +458,7 @@ uint32_t smb_open_create(struct smb_req *r)
 	if ((status = smb_lease_grant(r, o, &q, &rsp, &ctx_buf, &ctxs[0])) != STATUS_SUCCESS ||
 	    (status = smb_durable_grant(r, o, &q, &rsp, ctxs, dh_buf)) != STATUS_SUCCESS)
 		goto fail;
+	smb_ctx_answer(&cx, o, cred, &rsp, ctxs);
 	if (vol_fh_make(r->c->srv->store, &o->obj, &o->fh) != 0)
 		o->fh.len = 0;
 	o->next = s->opens;

@@ -355,6 +355,31 @@ bool smb_open_may_read(const struct smb_open *o);
 int smb_open_walk(struct smb_tree *t, const struct vol_cred *cred, const char *path, struct vol_obj *start,
 		  struct vol_obj *parent, char *leaf, size_t leafcap);
 int smb_open_path(const uint8_t *name, size_t len, char *out, size_t cap);
+/* smb_ctx.c: the create contexts no other module owns (ExtA, SecD, AlSi,
+ * MxAc, QFid; see the file's head for what each does). check: every context
+ * of q validated against the session user cred before anything changes,
+ * what to do kept in *x (caller's storage): STATUS_INVALID_PARAMETER (a bad
+ * length or descriptor), STATUS_EAS_NOT_SUPPORTED (ExtA),
+ * STATUS_NOT_SUPPORTED (a descriptor with no POSIX equivalent),
+ * STATUS_INVALID_OWNER / _PRIMARY_GROUP. room: before a file is made in or
+ * overwritten at `in`, STATUS_DISK_FULL when AlSi asks more than the volume
+ * has free (dir: never). apply: the descriptor onto o, which the CREATE
+ * made. answer: MxAc and QFid answered into ctx[rsp->ctx_count...] (room
+ * for two; the data lives in *x). maximal: cred's maximal access to o. */
+struct smb_ctx_req {
+	bool secd, alsi, mxac, qfid;
+	uint32_t sd_uid, sd_gid, sd_mode;
+	unsigned sd_have;            /* SMB_SD_HAVE_* */
+	uint64_t alloc;
+	uint64_t mxac_time;
+	uint8_t mxac_buf[8], qfid_buf[32];
+};
+uint32_t smb_ctx_check(const struct smb_wire_create_req *q, const struct vol_cred *cred, struct smb_ctx_req *x);
+uint32_t smb_ctx_room(const struct smb_ctx_req *x, struct vol_obj *in, bool dir);
+uint32_t smb_ctx_apply(const struct smb_ctx_req *x, struct smb_open *o, const struct vol_cred *cred);
+void smb_ctx_answer(struct smb_ctx_req *x, const struct smb_open *o, const struct vol_cred *cred,
+		    struct smb_wire_create_rsp *rsp, struct smb_wire_create_rsp_ctx *ctx);
+uint32_t smb_ctx_maximal(const struct smb_open *o, const struct vol_cred *cred);
 /* smb_prev.c: previous versions. A time is whole seconds UTC, -1 for none.
  * strip: an "@GMT-" component of path is removed and its time set in *when
  * (-EINVAL: malformed, or a second different one); twrp: the same from the

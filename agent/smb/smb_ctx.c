@@ -1,0 +1,232 @@
+/* smb_ctx: the CREATE contexts (MS-SMB2 2.2.13.2, 3.3.5.9) that no other
+ * module owns, so that none a client sends is accepted and then ignored.
+ * One table names every context a client may send and who acts on it:
+ *  - RqLs (smb_lease.c), DHnQ, DHnC, DH2Q, DH2C (smb_durable.c), TWrp
+ *    (smb_prev.c);
+ *  - ExtA (extended attributes for the new file): refused with
+ *    STATUS_EAS_NOT_SUPPORTED, what smbd answers with "ea support = no": the
+ *    store keeps no EAs, and FileFsAttributeInformation does not claim
+ *    FILE_SUPPORTS_EXTENDED_ATTRIBUTES;
+ *  - SecD (a security descriptor for the new object): decoded (malformed:
+ *    STATUS_INVALID_PARAMETER, as smbd) and mapped onto the POSIX owner,
+ *    group and mode a UNIX-style share keeps (smb_sd_to_unix); a descriptor
+ *    with no POSIX equivalent is STATUS_NOT_SUPPORTED, an owner other than
+ *    the user STATUS_INVALID_OWNER, a group the user is not in
+ *    STATUS_INVALID_PRIMARY_GROUP (root may give any), all before anything
+ *    changes; applied to an object the CREATE made (as NTFS: a descriptor
+ *    given for an existing object is not applied to it);
+ *  - AlSi (allocation size, 8 bytes): for a file the CREATE makes or
+ *    overwrites, a size past what the volume has free is STATUS_DISK_FULL
+ *    (3.3.5.9.3) before anything changes; the space is not reserved (the
+ *    store counts capacity by file size): advisory, which 3.3.5.9.3 allows;
+ *  - MxAc (0 or 8 bytes): answered with the session user's maximal access
+ *    to the object, from the same POSIX bits the kernel checks (owner,
+ *    group or other class, as the synthesized descriptor shows), DELETE
+ *    when the parent lets the user unlink it, write and delete taken away
+ *    from a READONLY file; no answer when the request's timestamp is the
+ *    file's LastWriteTime (smbd);
+ *  - QFid (0 bytes): answered with the inode and the volume's fsid;
+ *  - anything else (AAPL, the POSIX extensions, AppInstanceId and
+ *    -Version, SVHDX, unknown tags) gets no answer context, which is how a
+ *    server that does not serve it tells the client (3.3.5.9: contexts a
+ *    server does not support are ignored).
+ * A context with the wrong length is STATUS_INVALID_PARAMETER.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agent/smb/smb_sd.h"
+#include "agent/smb/smb_srv_internal.h"
+#include "api/api_error.h"
+
+#define STATUS_INVALID_OWNER 0xC000005Au
+#define STATUS_INVALID_PRIMARY_GROUP 0xC000005Bu
+#define STATUS_EAS_NOT_SUPPORTED 0xC000004Fu
+
+struct smb_ctx_row {
+	const char *tag;
+	/* NULL: another module acts on it */
+	uint32_t (*check)(const struct smb_wire_create_ctx *c, const struct vol_cred *cred, struct smb_ctx_req *x);
+};
+
+static uint32_t smb_ctx_exta(const struct smb_wire_create_ctx *c, const struct vol_cred *cred, struct smb_ctx_req *x)
+{
+	(void)c;
+	(void)cred;
+	(void)x;
+	return STATUS_EAS_NOT_SUPPORTED;
+}
+
+static bool smb_ctx_in_group(const struct vol_cred *cred, uint32_t gid)
+{
+	if (cred->gid == gid)
+		return true;
+	for (uint32_t k = 0; k < cred->ngids && k < 16u; k++)
+		if (cred->gids[k] == gid)
+			return true;
+	return false;
+}
+
+static uint32_t smb_ctx_secd(const struct smb_wire_create_ctx *c, const struct vol_cred *cred, struct smb_ctx_req *x)
+{
+	struct smb_sd sd;
+	int rc;
+
+	if (!c->data_len || c->data_len > SMB_SD_MAX || smb_sd_decode(c->data, c->data_len, &sd) != AQ_OK)
+		return STATUS_INVALID_PARAMETER;
+	rc = smb_sd_to_unix(&sd, &x->sd_uid, &x->sd_gid, &x->sd_mode, &x->sd_have);
+	if (rc == AQ_EUNIMPL)
+		return STATUS_NOT_SUPPORTED;
+	if (rc != AQ_OK)
+		return STATUS_INVALID_PARAMETER;
+	if (cred->uid != 0 && (x->sd_have & SMB_SD_HAVE_UID) && x->sd_uid != cred->uid)
+		return STATUS_INVALID_OWNER;
+	if (cred->uid != 0 && (x->sd_have & SMB_SD_HAVE_GID) && !smb_ctx_in_group(cred, x->sd_gid))
+		return STATUS_INVALID_PRIMARY_GROUP;
+	x->secd = true;
+	return STATUS_SUCCESS;
+}
+
+static uint32_t smb_ctx_alsi(const struct smb_wire_create_ctx *c, const struct vol_cred *cred, struct smb_ctx_req *x)
+{
+	(void)cred;
+	if (c->data_len != 8)
+		return STATUS_INVALID_PARAMETER;
+	x->alsi = true;
+	x->alloc = smb_wire_get_u64(c->data);
+	return STATUS_SUCCESS;
+}
+
+static uint32_t smb_ctx_mxac(const struct smb_wire_create_ctx *c, const struct vol_cred *cred, struct smb_ctx_req *x)
+{
+	(void)cred;
+	if (c->data_len != 0 && c->data_len != 8)
+		return STATUS_INVALID_PARAMETER;
+	x->mxac = true;
+	x->mxac_time = c->data_len ? smb_wire_get_u64(c->data) : 0;
+	return STATUS_SUCCESS;
+}
+
+static uint32_t smb_ctx_qfid(const struct smb_wire_create_ctx *c, const struct vol_cred *cred, struct smb_ctx_req *x)
+{
+	(void)cred;
+	if (c->data_len != 0)
+		return STATUS_INVALID_PARAMETER;
+	x->qfid = true;
+	return STATUS_SUCCESS;
+}
+
+static const struct smb_ctx_row smb_ctx_table[] = {
+	{ .tag = "RqLs" }, /* smb_lease.c */
+	{ .tag = "DHnQ" }, /* smb_durable.c */
+	{ .tag = "DHnC" },
+	{ .tag = "DH2Q" },
+	{ .tag = "DH2C" },
+	{ .tag = SMB2_CREATE_TIMEWARP_TOKEN }, /* smb_prev.c */
+	{ .tag = "ExtA", .check = smb_ctx_exta },
+	{ .tag = "SecD", .check = smb_ctx_secd },
+	{ .tag = "AlSi", .check = smb_ctx_alsi },
+	{ .tag = "MxAc", .check = smb_ctx_mxac },
+	{ .tag = "QFid", .check = smb_ctx_qfid },
+};
+
+uint32_t smb_ctx_check(const struct smb_wire_create_req *q, const struct vol_cred *cred, struct smb_ctx_req *x)
+{
+	uint32_t status = STATUS_SUCCESS;
+
+	memset(x, 0, sizeof(*x));
+	for (size_t k = 0; k < sizeof(smb_ctx_table) / sizeof(smb_ctx_table[0]) && status == STATUS_SUCCESS; k++) {
+		const struct smb_wire_create_ctx *c = smb_wire_create_ctx_find(q, smb_ctx_table[k].tag);
+
+		if (c && smb_ctx_table[k].check)
+			status = smb_ctx_table[k].check(c, cred, x);
+	}
+	return status;
+}
+
+uint32_t smb_ctx_room(const struct smb_ctx_req *x, struct vol_obj *in, bool dir)
+{
+	struct vol_fsstat fs;
+	int rc;
+
+	if (!x->alsi || dir || x->alloc == 0)
+		return STATUS_SUCCESS;
+	if ((rc = vol_fsstat(in, &fs)) != 0)
+		return smb_status_from_errno(rc);
+	return x->alloc > fs.abytes ? STATUS_DISK_FULL : STATUS_SUCCESS;
+}
+
+uint32_t smb_ctx_apply(const struct smb_ctx_req *x, struct smb_open *o, const struct vol_cred *cred)
+{
+	struct vol_sattr sa = { 0 };
+	int rc;
+
+	if (!x->secd || !x->sd_have)
+		return STATUS_SUCCESS;
+	sa.set_uid = (x->sd_have & SMB_SD_HAVE_UID) != 0;
+	sa.uid = x->sd_uid;
+	sa.set_gid = (x->sd_have & SMB_SD_HAVE_GID) != 0;
+	sa.gid = x->sd_gid;
+	sa.set_mode = (x->sd_have & SMB_SD_HAVE_MODE) != 0;
+	sa.mode = x->sd_mode & 0777u;
+	if ((rc = vol_setattr(&o->obj, cred, &sa)) != 0 || (rc = vol_refresh(&o->obj)) != 0)
+		return smb_status_from_errno(rc);
+	return STATUS_SUCCESS;
+}
+
+/* Whether cred may unlink a name from dir (POSIX: w and x on it; with the
+ * sticky bit only the owner of the file or of dir). */
+static bool smb_ctx_may_unlink(const struct stat *dir, const struct stat *st, const struct vol_cred *cred)
+{
+	unsigned bits = cred->uid == dir->st_uid ? dir->st_mode >> 6 : smb_ctx_in_group(cred, dir->st_gid) ? dir->st_mode >> 3
+														: dir->st_mode;
+
+	if ((bits & 3u) != 3u)
+		return false;
+	return !(dir->st_mode & S_ISVTX) || cred->uid == st->st_uid || cred->uid == dir->st_uid;
+}
+
+uint32_t smb_ctx_maximal(const struct smb_open *o, const struct vol_cred *cred)
+{
+	const struct stat *st = &o->obj.st;
+	struct smb_sd sd;
+	uint32_t m;
+
+	if (cred->uid == 0)
+		return SMB_FILE_ALL_ACCESS;
+	/* the synthesized descriptor's ACEs: owner, group, Everyone */
+	smb_sd_from_unix(st->st_uid, st->st_gid, st->st_mode & 0777u, S_ISDIR(st->st_mode), &sd);
+	m = sd.dacl.ace[cred->uid == st->st_uid ? 0 : smb_ctx_in_group(cred, st->st_gid) ? 1 : 2].mask;
+	if (o->parent.fd >= 0 && smb_ctx_may_unlink(&o->parent.st, st, cred))
+		m |= SMB_DELETE;
+	if (!S_ISDIR(st->st_mode) && (smb_open_dos(o) & FILE_ATTRIBUTE_READONLY))
+		m &= ~(SMB_FILE_WRITE_DATA | SMB_FILE_APPEND_DATA | SMB_DELETE);
+	return m;
+}
+
+void smb_ctx_answer(struct smb_ctx_req *x, const struct smb_open *o, const struct vol_cred *cred,
+		    struct smb_wire_create_rsp *rsp, struct smb_wire_create_rsp_ctx *ctx)
+{
+	if (x->mxac && x->mxac_time != smb_filetime(&o->obj.st.st_mtim)) {
+		uint32_t m = smb_ctx_maximal(o, cred);
+
+		memset(x->mxac_buf, 0, sizeof(x->mxac_buf)); /* QueryStatus STATUS_SUCCESS */
+		for (int i = 0; i < 4; i++)
+			x->mxac_buf[4 + i] = (uint8_t)(m >> (8 * i));
+		ctx[rsp->ctx_count++] = (struct smb_wire_create_rsp_ctx){ .name = "MxAc", .data = x->mxac_buf,
+									  .data_len = sizeof(x->mxac_buf) };
+	}
+	if (x->qfid) {
+		uint64_t ino = (uint64_t)o->obj.st.st_ino, fsid = vol_export_fsid(o->obj.exp);
+
+		memset(x->qfid_buf, 0, sizeof(x->qfid_buf)); /* DiskFileId, VolumeId, Reserved */
+		for (int i = 0; i < 8; i++) {
+			x->qfid_buf[i] = (uint8_t)(ino >> (8 * i));
+			x->qfid_buf[8 + i] = (uint8_t)(fsid >> (8 * i));
+		}
+		ctx[rsp->ctx_count++] = (struct smb_wire_create_rsp_ctx){ .name = "QFid", .data = x->qfid_buf,
+									  .data_len = sizeof(x->qfid_buf) };
+	}
+	rsp->ctx = ctx;
+}
