@@ -3,11 +3,13 @@
  * transform header, then split as a compound and every message handed to
  * the decoder of its command, with the create-context payloads, the
  * VALIDATE_NEGOTIATE_INFO and SRV_COPYCHUNK inputs and the names converted
- * from UTF-16. */
+ * from UTF-16; a CREATE's contexts also go through smb_ctx_check (ExtA,
+ * SecD, AlSi, MxAc, QFid: agent/smb/smb_ctx.c), as a user and as root. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/smb/smb_srv_internal.h"
 #include "agent/smb/smb_wire.h"
 
 static void fuzz_name(const uint8_t *p, size_t n)
@@ -20,12 +22,16 @@ static void fuzz_name(const uint8_t *p, size_t n)
 
 static void fuzz_create(const struct smb_wire_msg *m)
 {
+	static const struct vol_cred user = { .uid = 1000, .gid = 1000, .ngids = 1, .gids = { 20 } }, root = { 0 };
 	struct smb_wire_create_req r;
+	struct smb_ctx_req x;
 	unsigned k;
 
 	if (smb_wire_create_req_decode(m, &r))
 		return;
 	fuzz_name(r.name, r.name_len);
+	(void)smb_ctx_check(&r, &user, &x);
+	(void)smb_ctx_check(&r, &root, &x);
 	for (k = 0; k < r.ctx_count; k++) {
 		struct smb_wire_lease l;
 		struct smb_wire_durable_v2 d;

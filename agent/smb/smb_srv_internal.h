@@ -365,7 +365,10 @@ int smb_open_path(const uint8_t *name, size_t len, char *out, size_t cap);
  * overwritten at `in`, STATUS_DISK_FULL when AlSi asks more than the volume
  * has free (dir: never). apply: the descriptor onto o, which the CREATE
  * made. answer: MxAc and QFid answered into ctx[rsp->ctx_count...] (room
- * for two; the data lives in *x). maximal: cred's maximal access to o. */
+ * for two; the data lives in *x). maximal: cred's maximal access to o.
+ * in_group: whether gid is cred's group or one of its groups. check and
+ * in_group (smb_ctx.c) touch no store: fuzz_smb_wire links them alone;
+ * the rest is smb_ctx_open.c. */
 struct smb_ctx_req {
 	bool secd, alsi, mxac, qfid;
 	uint32_t sd_uid, sd_gid, sd_mode;
@@ -380,6 +383,7 @@ uint32_t smb_ctx_apply(const struct smb_ctx_req *x, struct smb_open *o, const st
 void smb_ctx_answer(struct smb_ctx_req *x, const struct smb_open *o, const struct vol_cred *cred,
 		    struct smb_wire_create_rsp *rsp, struct smb_wire_create_rsp_ctx *ctx);
 uint32_t smb_ctx_maximal(const struct smb_open *o, const struct vol_cred *cred);
+bool smb_ctx_in_group(const struct vol_cred *cred, uint32_t gid);
 /* smb_prev.c: previous versions. A time is whole seconds UTC, -1 for none.
  * strip: an "@GMT-" component of path is removed and its time set in *when
  * (-EINVAL: malformed, or a second different one); twrp: the same from the
