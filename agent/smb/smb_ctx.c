@@ -10,7 +10,9 @@
  *  - SecD (a security descriptor for the new object): decoded (malformed:
  *    STATUS_INVALID_PARAMETER, as smbd) and mapped onto the POSIX owner,
  *    group and mode a UNIX-style share keeps (smb_sd_to_unix); a descriptor
- *    with no POSIX equivalent is STATUS_NOT_SUPPORTED, an owner other than
+ *    with no POSIX equivalent (deny or inherited ACEs, other SIDs, an ACE
+ *    for a Unix id that is not the object's owner or group, a SACL, a NULL
+ *    DACL) is STATUS_NOT_SUPPORTED, an owner other than
  *    the user STATUS_INVALID_OWNER, a group the user is not in
  *    STATUS_INVALID_PRIMARY_GROUP (root may give any), all before anything
  *    changes; applied to an object the CREATE made (as NTFS: a descriptor
@@ -68,6 +70,25 @@ bool smb_ctx_in_group(const struct vol_cred *cred, uint32_t gid)
 	return false;
 }
 
+/* Whether every ACE of sd's DACL names Everyone, the object's owner-to-be
+ * or its group-to-be: without an owner (group) in the descriptor the
+ * object is the user's (primary group's), and an ACE for another Unix id
+ * would otherwise be read as the owner's (group's) bits. */
+static bool smb_ctx_secd_ids(const struct smb_sd *sd, const struct vol_cred *cred, const struct smb_ctx_req *x)
+{
+	struct smb_sd_sid u, g;
+
+	smb_sd_sid_unix_user((x->sd_have & SMB_SD_HAVE_UID) ? x->sd_uid : cred->uid, &u);
+	smb_sd_sid_unix_group((x->sd_have & SMB_SD_HAVE_GID) ? x->sd_gid : cred->gid, &g);
+	for (uint16_t i = 0; sd->has_dacl && i < sd->dacl.count; i++) {
+		const struct smb_sd_sid *s = &sd->dacl.ace[i].sid;
+
+		if (!smb_sd_sid_eq(s, &smb_sd_everyone) && !smb_sd_sid_eq(s, &u) && !smb_sd_sid_eq(s, &g))
+			return false;
+	}
+	return true;
+}
+
 static uint32_t smb_ctx_secd(const struct smb_wire_create_ctx *c, const struct vol_cred *cred, struct smb_ctx_req *x)
 {
 	struct smb_sd sd;
@@ -75,8 +96,11 @@ static uint32_t smb_ctx_secd(const struct smb_wire_create_ctx *c, const struct v
 
 	if (!c->data_len || c->data_len > SMB_SD_MAX || smb_sd_decode(c->data, c->data_len, &sd) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
+	/* a SACL is kept nowhere; a NULL DACL (no access checks) has no mode */
+	if (sd.has_sacl || (sd.control & SMB_SD_SACL_PRESENT) || ((sd.control & SMB_SD_DACL_PRESENT) && !sd.has_dacl))
+		return STATUS_NOT_SUPPORTED;
 	rc = smb_sd_to_unix(&sd, &x->sd_uid, &x->sd_gid, &x->sd_mode, &x->sd_have);
-	if (rc == AQ_EUNIMPL)
+	if (rc == AQ_EUNIMPL || (rc == AQ_OK && !smb_ctx_secd_ids(&sd, cred, x)))
 		return STATUS_NOT_SUPPORTED;
 	if (rc != AQ_OK)
 		return STATUS_INVALID_PARAMETER;

@@ -8,8 +8,9 @@
  *   write or delete on a READONLY file); no answer when the request's
  *   timestamp is the file's LastWriteTime; a bad length INVALID_PARAMETER;
  * - SecD: the owner, group and mode of the descriptor on the file made;
- *   a malformed one INVALID_PARAMETER, a DENY ACE NOT_SUPPORTED, another
- *   owner INVALID_OWNER (a user), each creating nothing; an existing file
+ *   a malformed one INVALID_PARAMETER; a DENY ACE, a SACL, a NULL DACL, an
+ *   ACE for a Unix user that is not the owner-to-be NOT_SUPPORTED; another
+ *   owner INVALID_OWNER (a user); each creating nothing; an existing file
  *   keeps its mode;
  * - AlSi: past the volume's free space DISK_FULL (a new file is not made,
  *   an overwrite keeps the data), within it success, a directory ignores
@@ -280,18 +281,31 @@ START_TEST(test_mxac_user)
 }
 END_TEST
 
-/* A self-relative descriptor of uid, gid and mode, or with a DENY ACE. */
-static size_t sd_blob(uint8_t *out, size_t cap, uint32_t uid, uint32_t gid, uint32_t mode, bool deny)
+enum { SD_PLAIN, SD_DENY, SD_SACL, SD_NULL_DACL, SD_NO_OWNER };
+
+/* A self-relative descriptor of uid, gid and mode, or one spoilt as how says. */
+static size_t sd_blob(uint8_t *out, size_t cap, uint32_t uid, uint32_t gid, uint32_t mode, int how)
 {
 	struct smb_sd sd;
 	struct ut_buf b;
+	uint32_t parts = SMB_SD_OWNER | SMB_SD_GROUP | SMB_SD_DACL;
 	size_t n;
 
 	smb_sd_from_unix(uid, gid, mode, false, &sd);
-	if (deny)
+	if (how == SD_DENY)
 		sd.dacl.ace[2].type = SMB_SD_ACCESS_DENIED;
+	if (how == SD_SACL) {
+		sd.has_sacl = true;
+		sd.control |= SMB_SD_SACL_PRESENT;
+		sd.sacl.revision = 2;
+		parts |= SMB_SD_SACL;
+	}
+	if (how == SD_NULL_DACL)
+		sd.has_dacl = false; /* DACL_PRESENT stays: the NULL DACL */
+	if (how == SD_NO_OWNER)
+		parts = SMB_SD_DACL; /* the DACL's user ACE then names someone else than the creator */
 	ut_buf_init(&b, 4096);
-	ck_assert_int_eq(smb_sd_encode(&b, &sd, SMB_SD_OWNER | SMB_SD_GROUP | SMB_SD_DACL), AQ_OK);
+	ck_assert_int_eq(smb_sd_encode(&b, &sd, parts), AQ_OK);
 	n = b.len;
 	ck_assert_uint_le(n, cap);
 	memcpy(out, ut_buf_bytes(&b), n);
@@ -309,7 +323,7 @@ START_TEST(test_secd_root)
 	struct stat st;
 
 	setup(&a, 0);
-	n = sd_blob(sd, sizeof(sd), USER, USER + 1, 0640, false);
+	n = sd_blob(sd, sizeof(sd), USER, USER + 1, 0640, SD_PLAIN);
 	ck_assert_uint_eq(create(&a, RW_ACCESS, "sd.txt", FILE_CREATE, 0x40, &(struct ctxin){ "SecD", sd, n }, 1, &r),
 			  STATUS_SUCCESS);
 	ck_assert_uint_eq(smbl_close(&a, r.fid), STATUS_SUCCESS);
@@ -319,7 +333,7 @@ START_TEST(test_secd_root)
 	ck_assert_uint_eq(st.st_gid, USER + 1);
 	ck_assert_uint_eq(st.st_mode & 0777, 0640);
 	/* an existing file is opened, its descriptor kept */
-	n = sd_blob(sd, sizeof(sd), 0, 0, 0600, false);
+	n = sd_blob(sd, sizeof(sd), 0, 0, 0600, SD_PLAIN);
 	ck_assert_uint_eq(create(&a, RW_ACCESS, "sd.txt", FILE_OPEN, 0x40, &(struct ctxin){ "SecD", sd, n }, 1, &r),
 			  STATUS_SUCCESS);
 	ck_assert_uint_eq(smbl_close(&a, r.fid), STATUS_SUCCESS);
@@ -329,9 +343,23 @@ START_TEST(test_secd_root)
 	/* malformed, or with no POSIX equivalent: refused, nothing made */
 	ck_assert_uint_eq(create(&a, RW_ACCESS, "bad.txt", FILE_CREATE, 0x40, &(struct ctxin){ "SecD", junk, sizeof(junk) }, 1, &r),
 			  STATUS_INVALID_PARAMETER);
-	n = sd_blob(sd, sizeof(sd), USER, USER, 0644, true);
+	n = sd_blob(sd, sizeof(sd), USER, USER, 0644, SD_DENY);
 	ck_assert_uint_eq(create(&a, RW_ACCESS, "bad.txt", FILE_CREATE, 0x40, &(struct ctxin){ "SecD", sd, n }, 1, &r),
 			  STATUS_NOT_SUPPORTED);
+	for (int how = SD_SACL; how <= SD_NO_OWNER; how++) {
+		n = sd_blob(sd, sizeof(sd), USER, USER, 0644, how);
+		ck_assert_uint_eq(create(&a, RW_ACCESS, "bad.txt", FILE_CREATE, 0x40, &(struct ctxin){ "SecD", sd, n }, 1,
+					 &r),
+				  STATUS_NOT_SUPPORTED);
+	}
+	/* the same DACL without an owner, as root's own: the owner's ACE names root */
+	n = sd_blob(sd, sizeof(sd), 0, 0, 0604, SD_NO_OWNER);
+	ck_assert_uint_eq(create(&a, RW_ACCESS, "noowner.txt", FILE_CREATE, 0x40, &(struct ctxin){ "SecD", sd, n }, 1, &r),
+			  STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_close(&a, r.fid), STATUS_SUCCESS);
+	path_of("noowner.txt", p, sizeof(p));
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0604);
 	ck_assert(!exists("bad.txt"));
 	teardown();
 }
@@ -347,7 +375,7 @@ START_TEST(test_secd_user)
 	struct stat st;
 
 	setup(&a, USER);
-	n = sd_blob(sd, sizeof(sd), USER, USER, 0600, false);
+	n = sd_blob(sd, sizeof(sd), USER, USER, 0600, SD_PLAIN);
 	ck_assert_uint_eq(create(&a, RW_ACCESS, "own.txt", FILE_CREATE, 0x40, &(struct ctxin){ "SecD", sd, n }, 1, &r),
 			  STATUS_SUCCESS);
 	ck_assert_uint_eq(smbl_close(&a, r.fid), STATUS_SUCCESS);
@@ -355,7 +383,7 @@ START_TEST(test_secd_user)
 	ck_assert_int_eq(stat(p, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 0777, 0600);
 	/* a user gives a file to nobody else */
-	n = sd_blob(sd, sizeof(sd), USER + 7, USER, 0600, false);
+	n = sd_blob(sd, sizeof(sd), USER + 7, USER, 0600, SD_PLAIN);
 	ck_assert_uint_eq(create(&a, RW_ACCESS, "given.txt", FILE_CREATE, 0x40, &(struct ctxin){ "SecD", sd, n }, 1, &r),
 			  STATUS_INVALID_OWNER);
 	ck_assert(!exists("given.txt"));
