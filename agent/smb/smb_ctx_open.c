@@ -18,6 +18,9 @@ uint32_t smb_ctx_room(const struct smb_ctx_req *x, struct vol_obj *in, bool dir)
 		return STATUS_SUCCESS;
 	if ((rc = vol_fsstat(in, &fs)) != 0)
 		return smb_status_from_errno(rc);
+	/* an overwrite gives the file's bytes back first */
+	if (S_ISREG(in->st.st_mode))
+		fs.abytes += (uint64_t)in->st.st_size;
 	return x->alloc > fs.abytes ? STATUS_DISK_FULL : STATUS_SUCCESS;
 }
 

@@ -13,8 +13,9 @@
  *   owner INVALID_OWNER (a user); each creating nothing; an existing file
  *   keeps its mode;
  * - AlSi: past the volume's free space DISK_FULL (a new file is not made,
- *   an overwrite keeps the data), within it success, a directory ignores
- *   it, a bad length INVALID_PARAMETER.
+ *   an overwrite keeps the data; the overwritten file's bytes count as
+ *   free), within it success, a directory ignores it, a bad length
+ *   INVALID_PARAMETER.
  */
 #include <check.h>
 #include <errno.h>
@@ -416,6 +417,26 @@ START_TEST(test_alsi)
 	path_of("small.bin", p, sizeof(p));
 	ck_assert_int_eq(stat(p, &st), 0);
 	ck_assert_int_eq(st.st_size, 4);
+	/* 900 MiB of the volume's 1 GiB used by one file: 500 MiB fits an
+	 * overwrite of that file (its bytes go first), not a new file */
+	{
+		uint8_t eof[8] = { 0, 0, 0, 0x38, 0, 0, 0, 0 }, half[8] = { 0, 0, 0, 0x1f, 0, 0, 0, 0 };
+
+		ck_assert_uint_eq(create(&a, RW_ACCESS, "fat.bin", FILE_CREATE, 0x40, NULL, 0, &r), STATUS_SUCCESS);
+		ck_assert_uint_eq(smbl_set_info(&a, r.fid, 20 /* FileEndOfFileInformation */, eof, 8), STATUS_SUCCESS);
+		ck_assert_uint_eq(smbl_close(&a, r.fid), STATUS_SUCCESS);
+		ck_assert_uint_eq(create(&a, RW_ACCESS, "half.bin", FILE_CREATE, 0x40, &(struct ctxin){ "AlSi", half, 8 }, 1,
+					 &r),
+				  STATUS_DISK_FULL);
+		ck_assert(!exists("half.bin"));
+		ck_assert_uint_eq(create(&a, RW_ACCESS, "fat.bin", FILE_OVERWRITE_IF, 0x40,
+					 &(struct ctxin){ "AlSi", half, 8 }, 1, &r),
+				  STATUS_SUCCESS);
+		ck_assert_uint_eq(smbl_close(&a, r.fid), STATUS_SUCCESS);
+		path_of("fat.bin", p, sizeof(p));
+		ck_assert_int_eq(stat(p, &st), 0);
+		ck_assert_int_eq(st.st_size, 0);
+	}
 	/* a directory has no allocation: ignored */
 	ck_assert_uint_eq(create(&a, RW_ACCESS, "dir", FILE_CREATE, 0x1, &(struct ctxin){ "AlSi", big, 8 }, 1, &r), STATUS_SUCCESS);
 	ck_assert_uint_eq(smbl_close(&a, r.fid), STATUS_SUCCESS);
