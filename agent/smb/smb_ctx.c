@@ -25,8 +25,9 @@
  *    to the object, from the same POSIX bits the kernel checks (owner,
  *    group or other class, as the synthesized descriptor shows), DELETE
  *    when the parent lets the user unlink it, write and delete taken away
- *    from a READONLY file; no answer when the request's timestamp is the
- *    file's LastWriteTime (smbd);
+ *    from a READONLY file, every change from a previous version; no
+ *    answer when the request's timestamp is the file's LastWriteTime
+ *    (smbd);
  *  - QFid (0 bytes): answered with the inode and the volume's fsid;
  *  - anything else (AAPL, the POSIX extensions, AppInstanceId and
  *    -Version, SVHDX, unknown tags) gets no answer context, which is how a

@@ -60,15 +60,21 @@ uint32_t smb_ctx_maximal(const struct smb_open *o, const struct vol_cred *cred)
 	struct smb_sd sd;
 	uint32_t m;
 
-	if (cred->uid == 0)
-		return SMB_FILE_ALL_ACCESS;
-	/* the synthesized descriptor's ACEs: owner, group, Everyone */
-	smb_sd_from_unix(st->st_uid, st->st_gid, st->st_mode & 0777u, S_ISDIR(st->st_mode), &sd);
-	m = sd.dacl.ace[cred->uid == st->st_uid ? 0 : smb_ctx_in_group(cred, st->st_gid) ? 1 : 2].mask;
-	if (o->parent.fd >= 0 && smb_ctx_may_unlink(&o->parent.st, st, cred))
-		m |= SMB_DELETE;
-	if (!S_ISDIR(st->st_mode) && (smb_open_dos(o) & FILE_ATTRIBUTE_READONLY))
-		m &= ~(SMB_FILE_WRITE_DATA | SMB_FILE_APPEND_DATA | SMB_DELETE);
+	if (cred->uid == 0) {
+		m = SMB_FILE_ALL_ACCESS;
+	} else {
+		/* the synthesized descriptor's ACEs: owner, group, Everyone */
+		smb_sd_from_unix(st->st_uid, st->st_gid, st->st_mode & 0777u, S_ISDIR(st->st_mode), &sd);
+		m = sd.dacl.ace[cred->uid == st->st_uid ? 0 : smb_ctx_in_group(cred, st->st_gid) ? 1 : 2].mask;
+		if (o->parent.fd >= 0 && smb_ctx_may_unlink(&o->parent.st, st, cred))
+			m |= SMB_DELETE;
+		if (!S_ISDIR(st->st_mode) && (smb_open_dos(o) & FILE_ATTRIBUTE_READONLY))
+			m &= ~(SMB_FILE_WRITE_DATA | SMB_FILE_APPEND_DATA | SMB_DELETE);
+	}
+	/* a previous version changes for nobody (the store answers EROFS) */
+	if (o->obj.snap)
+		m &= ~(SMB_FILE_WRITE_DATA | SMB_FILE_APPEND_DATA | SMB_FILE_WRITE_EA | SMB_FILE_DELETE_CHILD |
+		       SMB_FILE_WRITE_ATTRIBUTES | SMB_DELETE | SMB_WRITE_DAC | SMB_WRITE_OWNER);
 	return m;
 }
 

@@ -5,7 +5,8 @@
  * - MxAc: root's FILE_ALL_ACCESS; a user's from the POSIX class bits (owner
  *   of a 0644 file: read, write, attributes, control, delete; "other" on
  *   root's 0644 file: read only, plus delete from a 0777 folder; none of
- *   write or delete on a READONLY file); no answer when the request's
+ *   write or delete on a READONLY file; no change at all to a previous
+ *   version, root's neither); no answer when the request's
  *   timestamp is the file's LastWriteTime; a bad length INVALID_PARAMETER;
  * - SecD: the owner, group and mode of the descriptor on the file made;
  *   a malformed one INVALID_PARAMETER; a DENY ACE, a SACL, a NULL DACL, an
@@ -284,6 +285,27 @@ END_TEST
 
 enum { SD_PLAIN, SD_DENY, SD_SACL, SD_NULL_DACL, SD_NO_OWNER };
 
+/* A previous version (obj.snap) changes for nobody, root included. */
+START_TEST(test_mxac_snapshot)
+{
+	struct smb_open o;
+	const struct vol_cred root = { 0 }, user = { .uid = USER, .gid = USER };
+	const uint32_t change = SMB_FILE_WRITE_DATA | SMB_FILE_APPEND_DATA | SMB_FILE_WRITE_EA | SMB_FILE_DELETE_CHILD |
+				SMB_FILE_WRITE_ATTRIBUTES | SMB_DELETE | SMB_WRITE_DAC | SMB_WRITE_OWNER;
+
+	memset(&o, 0, sizeof(o));
+	o.obj.fd = o.parent.fd = -1;
+	o.obj.st.st_mode = S_IFREG | 0644;
+	o.obj.st.st_uid = o.obj.st.st_gid = USER;
+	ck_assert_uint_eq(smb_ctx_maximal(&o, &root), SMB_FILE_ALL_ACCESS);
+	ck_assert_uint_ne(smb_ctx_maximal(&o, &user) & SMB_FILE_WRITE_DATA, 0);
+	o.obj.snap = true;
+	ck_assert_uint_eq(smb_ctx_maximal(&o, &root), SMB_FILE_ALL_ACCESS & ~change);
+	ck_assert_uint_eq(smb_ctx_maximal(&o, &user) & change, 0);
+	ck_assert_uint_ne(smb_ctx_maximal(&o, &user) & SMB_FILE_READ_DATA, 0);
+}
+END_TEST
+
 /* A self-relative descriptor of uid, gid and mode, or one spoilt as how says. */
 static size_t sd_blob(uint8_t *out, size_t cap, uint32_t uid, uint32_t gid, uint32_t mode, int how)
 {
@@ -475,6 +497,7 @@ int main(void)
 	tcase_add_test(tc, test_qfid);
 	tcase_add_test(tc, test_mxac_root);
 	tcase_add_test(tc, test_mxac_user);
+	tcase_add_test(tc, test_mxac_snapshot);
 	tcase_add_test(tc, test_secd_root);
 	tcase_add_test(tc, test_secd_user);
 	tcase_add_test(tc, test_alsi);
