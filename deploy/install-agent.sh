@@ -120,6 +120,10 @@ put() {
 	changed=1
 }
 
+# running PID: the process lives. A zombie does not: the agent was started
+# with setsid and its reaper (init, or a supervisor's subreaper) may be slow.
+running() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null && [ "$(sed 's/.*) \([A-Z]\).*/\1/' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+
 # The running agent's pid (plain-process mode), or nothing.
 agent_pid() {
 	local pid exe
@@ -128,7 +132,7 @@ agent_pid() {
 	exe=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
 	exe=${exe% (deleted)} # an upgrade replaced the file: the running one shows as "(deleted)"
 	# either install mode's binary (--uninstall does not know which one ran)
-	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null &&
+	if running "$pid" &&
 		{ [ "$exe" = "$R$bin" ] || [ "$exe" = "$R/usr/local/bin/aquifer-agent" ] || [ "$exe" = "$R/usr/bin/aquifer-agent" ]; }; then
 		echo "$pid"
 	fi
@@ -139,8 +143,11 @@ stop_plain() {
 	pid=$(agent_pid)
 	[ -n "$pid" ] || return 0
 	kill -TERM "$pid"
-	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+	for _ in $(seq 100); do running "$pid" || break; sleep 0.1; done
+	if running "$pid"; then
+		kill -KILL "$pid"
+		for _ in $(seq 50); do running "$pid" || break; sleep 0.1; done
+	fi
 	rm -f "$pidfile"
 	say "stopped aquifer-agent (pid $pid)"
 }
@@ -293,7 +300,7 @@ alive() {
 	else
 		# not agent_pid: the pid just started may still be setsid or nohup
 		# on its way to exec the agent
-		kill -0 "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null
+		running "$(cat "$pidfile" 2>/dev/null)"
 	fi
 }
 for _ in $(seq 600); do
