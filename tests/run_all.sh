@@ -54,5 +54,13 @@ for t in $(find "$out" -name '*.trs' 2>/dev/null); do
   case "$r" in PASS|XFAIL|SKIP) pass=$((pass+1));; *) fail=$((fail+1));; esac
 done
 [ $status -ne 0 ] && [ $fail -eq 0 ] && fail=1
+# The failed checks themselves, last, where a CI page that keeps only the head
+# and the tail of this output still shows them: suite, then its FAIL lines
+# (tests/e2e/lib.sh and Check both start them with FAIL or a file:line).
+for t in $(find "$out" -name '*.trs' 2>/dev/null); do
+  grep -q '^:test-result: \(FAIL\|ERROR\)' "$t" || continue
+  echo "failed: ${t#$out/} (${t%.trs}.log)"
+  grep -m 8 -E '^(FAIL|not ok|[^ ]+:[0-9]+:[EF]:)' "${t%.trs}.log" 2>/dev/null | cut -c1-200 | sed 's/^/  /'
+done
 echo "$pass passed, $fail failed"
 exit $status
