@@ -8,8 +8,8 @@
  * smb_async_run) is played by smbt_loop_turn. Every helper fails the running
  * Check test (ck_assert) on anything unexpected instead of returning an error.
  * What a suite's requests and opens look like stays in the suite, apart from
- * CANCEL (smbt_cancel) and FSCTL (smbt_fsctl: test_smb_sparse, test_smb_copy),
- * which the suites send alike.
+ * CANCEL (smbt_cancel) and FSCTL (smbt_fsctl: test_smb_sparse, test_smb_copy,
+ * test_smb_info), which the suites send alike.
  */
 #ifndef AQ_TESTS_SMB_HARNESS_H
 #define AQ_TESTS_SMB_HARNESS_H
