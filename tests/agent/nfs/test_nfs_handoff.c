@@ -94,28 +94,49 @@ static long long server_vcs(void)
 	return sum;
 }
 
-/* GETATTR's args (the root's handle) into a; their length. */
-static size_t mount_root(uint8_t *a)
+/* An XDR string (length, bytes, zero padding) at a; its length. */
+static size_t put_str(uint8_t *a, const char *s)
 {
-	uint8_t b[512], r[512], path[8];
-	size_t n = rpc_sock_p32(path, 2);
+	size_t l = strlen(s), n = rpc_sock_p32(a, (uint32_t)l);
+
+	memcpy(a + n, s, l);
+	n += l;
+	while (n % 4)
+		a[n++] = 0;
+	return n;
+}
+
+/* Call proc of prog (version 3) with args a on a new connection; its reply
+ * (MNT, LOOKUP) starts with status 0 and a handle, which goes into out as
+ * the next call's args (length, bytes, padding). Returns their length;
+ * exits the test, naming what, when the call fails. */
+static size_t handle_call(uint32_t xid, uint32_t prog, uint32_t proc, const uint8_t *a, size_t alen, const char *what,
+			  uint8_t *out)
+{
+	uint8_t b[512], r[512];
 	int fd = rpc_sock_dial(port, 0), rc;
-	size_t len = 0;
+	size_t n = rpc_sock_call(b, xid, 2, prog, 3, proc, 0, a, alen), len = 0;
 	uint32_t fl;
 
-	memcpy(path + 4, "/a\0\0", 4);
-	n = rpc_sock_call(b, 1, 2, 100005, 3, 1, 0, path, 8);
 	rc = rpc_sock_ask(fd, b, n, r, sizeof(r), &len, 5000);
 	close(fd);
 	if (rc || len < 32 || rpc_sock_g32(r + 24) != 0 || (fl = rpc_sock_g32(r + 28)) > 64 || len < 32 + fl) {
-		fprintf(stderr, "MNT /a failed (%d)\n", rc ? rc : (int)len);
+		fprintf(stderr, "%s failed (%d)\n", what, rc ? rc : (int)len);
 		exit(1);
 	}
-	rpc_sock_p32(a, fl);
-	memcpy(a + 4, r + 32, fl);
+	rpc_sock_p32(out, fl);
+	memcpy(out + 4, r + 32, fl);
 	while (fl % 4)
-		a[4 + fl++] = 0;
+		out[4 + fl++] = 0;
 	return 4 + fl;
+}
+
+/* GETATTR's args (the root's handle) into a; their length. */
+static size_t mount_root(uint8_t *a)
+{
+	uint8_t path[8];
+
+	return handle_call(1, 100005, 1, path, put_str(path, "/a"), "MNT /a", a);
 }
 
 /* GETATTR reply: accepted, SUCCESS, NFS3_OK. */
@@ -209,30 +230,12 @@ static void pipelined(const uint8_t *fh, size_t fhl, double bg)
 /* The handle of name in the directory whose GETATTR args (fh) are given. */
 static size_t lookup(const uint8_t *dfh, size_t dfl, const char *name, uint8_t *out)
 {
-	uint8_t a[256], b[512], r[512];
-	size_t nl = strlen(name), n = dfl;
-	int fd = rpc_sock_dial(port, 0), rc;
-	size_t len = 0;
-	uint32_t fl;
+	uint8_t a[256];
+	char what[80];
 
 	memcpy(a, dfh, dfl);
-	n += rpc_sock_p32(a + n, (uint32_t)nl);
-	memcpy(a + n, name, nl);
-	n += nl;
-	while (n % 4)
-		a[n++] = 0;
-	n = rpc_sock_call(b, 2, 2, 100003, 3, 3, 0, a, n);
-	rc = rpc_sock_ask(fd, b, n, r, sizeof(r), &len, 5000);
-	close(fd);
-	if (rc || len < 32 || rpc_sock_g32(r + 24) != 0 || (fl = rpc_sock_g32(r + 28)) > 64 || len < 32 + fl) {
-		fprintf(stderr, "LOOKUP %s failed (%d)\n", name, rc ? rc : (int)len);
-		exit(1);
-	}
-	rpc_sock_p32(out, fl);
-	memcpy(out + 4, r + 32, fl);
-	while (fl % 4)
-		out[4 + fl++] = 0;
-	return 4 + fl;
+	snprintf(what, sizeof(what), "LOOKUP %s", name);
+	return handle_call(2, 100003, 3, a, dfl + put_str(a + dfl, name), what, out);
 }
 
 /* A client that sends READs of 64 KiB, one at a time (each read of the
