@@ -48,15 +48,7 @@ static int failures;
 static int port;
 static pid_t spid;
 
-#define CHECK(c, ...)                                                     \
-	do {                                                              \
-		if (!(c)) {                                               \
-			failures++;                                       \
-			fprintf(stderr, "FAIL line %d: %s: ", __LINE__, #c); \
-			fprintf(stderr, __VA_ARGS__);                     \
-			fputc('\n', stderr);                              \
-		}                                                         \
-	} while (0)
+#define CHECK(c, ...) NFS_LIVE_CHECK(failures, c, __VA_ARGS__)
 
 static double now(void)
 {

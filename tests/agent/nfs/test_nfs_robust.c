@@ -28,15 +28,7 @@
 static int failures;
 static int port;
 
-#define CHECK(c, ...)                                                     \
-	do {                                                              \
-		if (!(c)) {                                               \
-			failures++;                                       \
-			fprintf(stderr, "FAIL line %d: %s: ", __LINE__, #c); \
-			fprintf(stderr, __VA_ARGS__);                     \
-			fputc('\n', stderr);                              \
-		}                                                         \
-	} while (0)
+#define CHECK(c, ...) NFS_LIVE_CHECK(failures, c, __VA_ARGS__)
 
 /* reply words: [0]xid [1]REPLY [2]accepted? [3]verf flavor or reject_stat ... */
 static int accept_stat(const uint8_t *r, size_t len)
