@@ -37,37 +37,11 @@ SHARE=$SHELF/volumes/$FSID
 chmod o+rx "$AQ_TMP" "$SHELF" "$SHELF/volumes" && chmod -R a+rX "$SHELF/volumes"
 cat "$FILE" >/dev/null
 
+. "$AQ_SRC/tests/lib/smbd.sh"
 S=$AQ_TMP/samba
 SPORT=$(aq_pick_port)
-mkdir -p "$S"/{private,lock,state,cache,pid,ncalrpc}
-cat >"$S/smb.conf" <<EOF
-[global]
-	smb ports = $SPORT
-	interfaces = 127.0.0.1
-	bind interfaces only = yes
-	private dir = $S/private
-	lock directory = $S/lock
-	state directory = $S/state
-	cache directory = $S/cache
-	pid directory = $S/pid
-	ncalrpc dir = $S/ncalrpc
-	log file = $S/log.%m
-	passdb backend = tdbsam:$S/private/passdb.tdb
-	server role = standalone server
-	disable netbios = yes
-	load printers = no
-	printcap name = /dev/null
-	disable spoolss = yes
-	map to guest = never
-[tv]
-	path = $SHARE
-	read only = yes
-EOF
-printf '%s\n%s\n' "$PASS" "$PASS" | smbpasswd -c "$S/smb.conf" -s -a nobody >/dev/null 2>&1
-setsid "$SMBD" -s "$S/smb.conf" -F --no-process-group --debug-stdout >"$S/smbd.out" 2>&1 &
-SMBD_PID=$!
-AQ_PIDS+=("$SMBD_PID")
-for _ in $(seq 100); do aq_port_free "$SPORT" || break; sleep 0.1; done
+aq_smbd_start "$S" "$SPORT" tv "$SHARE" "$PASS" yes
+SMBD_PID=$AQ_SMBD_PID
 
 # get WHO: one smbclient get of the file from the agent or smbd; prints MiB/s
 get() {

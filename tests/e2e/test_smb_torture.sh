@@ -164,39 +164,11 @@ ok "the volume's folder is on the shelf" test -d "$SHARE"
 chmod o+x "$AQ_TMP" "$AQ_TMP/shelf" "$(dirname "$SHARE")"
 
 # smbd on 127.0.0.1 serving the same folder, everything it keeps under $S
+. "$AQ_SRC/tests/lib/smbd.sh"
 S=$AQ_TMP/samba
 SPORT=$(aq_pick_port)
-mkdir -p "$S"/{private,lock,state,cache,pid,ncalrpc}
-cat >"$S/smb.conf" <<EOF
-[global]
-	smb ports = $SPORT
-	interfaces = 127.0.0.1
-	bind interfaces only = yes
-	private dir = $S/private
-	lock directory = $S/lock
-	state directory = $S/state
-	cache directory = $S/cache
-	pid directory = $S/pid
-	ncalrpc dir = $S/ncalrpc
-	log file = $S/log.%m
-	passdb backend = tdbsam:$S/private/passdb.tdb
-	server role = standalone server
-	disable netbios = yes
-	load printers = no
-	printcap name = /dev/null
-	disable spoolss = yes
-	map to guest = never
-	server signing = mandatory
-[docs]
-	path = $SHARE
-	read only = no
-EOF
-printf 'Secret-1\nSecret-1\n' | smbpasswd -c "$S/smb.conf" -s -a nobody >/dev/null 2>&1
+aq_smbd_start "$S" "$SPORT" docs "$SHARE" Secret-1 no 'server signing = mandatory'
 ok "smbd's passdb has nobody" pdbedit -s "$S/smb.conf" -u nobody >/dev/null
-# its own session: smbd signals its whole process group when it stops
-setsid "$SMBD" -s "$S/smb.conf" -F --no-process-group --debug-stdout >"$S/smbd.out" 2>&1 &
-AQ_PIDS+=("$!")
-for _ in $(seq 100); do aq_port_free "$SPORT" || break; sleep 0.1; done
 ok "smbd listens on $SPORT" bash -c "exec 3<>/dev/tcp/127.0.0.1/$SPORT" 2>/dev/null
 
 # smbclient on ours: a file put, then read, replaced and deleted by others

@@ -22,17 +22,12 @@
 . "$AQ_SRC/tests/vm/nvme_shelf.sh"
 
 vm_preflight
-VMSUB=
-trap '[ -n "$VMSUB" ] && kill -TERM "$VMSUB" 2>/dev/null && wait "$VMSUB"; vm_cleanup; aq_cleanup' EXIT
+trap 'vm_stop_bg; vm_cleanup; aq_cleanup' EXIT
 vm_image || { aq_failed "the guest image builds"; aq_finish; }
 
 # 8 s: a TCG guest on a loaded machine can miss 2 s reports for 4 s (3 s made the nodes flap)
 AQ_SERVE_ARGS=(--node-down-seconds 8)
-aq_start "$AQ_TMP/srv" || exit 1
-TOK=$(aq_token "$AQ_TMP/srv" admin)
-aq_req POST "/v1/locations?locationId=nvloc" '{}'
-aq_req POST "/v1/projects?projectId=nvproj" '{}'
-P=/v1/projects/nvproj/locations/nvloc
+vm_nvme_api_start
 AP_A=$(aq_pick_port)
 AP_B=$(aq_pick_port)
 NP_A=$(aq_pick_port)
@@ -56,13 +51,7 @@ echo 'bash /aqvm/nvme_failover.sh' >"$S/cmd"
 
 VM_NET_ARGS=(-netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$AP_A-:$AP_A,hostfwd=tcp:127.0.0.1:$AP_B-:$AP_B"
 	-device virtio-net-pci,netdev=n0,romfile=)
-(
-	trap vm_cleanup EXIT
-	trap 'exit 130' TERM
-	vm_run "$S" 900
-	echo $? >"$S/vm.rc"
-) &
-VMSUB=$!
+vm_run_bg "$S" 900
 
 node_state() { aq_req GET "/v1/nodes/$1"; printf '%s' "$BODY" | jq -r "$2" 2>/dev/null; }
 steady=0 # both READY for 5 polls in a row: a node's first reports come slowly in the guest
@@ -73,20 +62,13 @@ vm_nvme_wait "$S/agent.started" 300 && for _ in $(seq 240); do
 	else
 		steady=0
 	fi
-	kill -0 "$VMSUB" 2>/dev/null || break
+	kill -0 "$VM_SUB" 2>/dev/null || break
 	sleep 1
 done
 expect_eq "node nva (fence=lease, in the guest) READY" READY "$(node_state nva .state)"
 expect_eq "node nvb (fence=lease, in the guest) READY" READY "$(node_state nvb .state)"
 
-aq_req POST "$P/storagePools?storagePoolId=nvpool" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"EXTREME","capacityGib":"10240","qosType":"MANUAL"}'
-expect_jq .done true "pool nvpool created"
-aq_req POST "$P/volumes?volumeId=nv1" '{"storagePool":"nvpool","capacityGib":"100","protocols":["NFSV3"],
-	"shareName":"nv1","throughputMibps":300,"unixPermissions":"0777",
-	"exportPolicy":{"rules":[{"allowedClients":"127.0.0.1","accessType":"READ_WRITE","squashMode":"NO_ROOT_SQUASH"}]}}'
-expect_status 200 "volume nv1 create accepted"
-aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 300
-expect_jq .response.state READY "volume nv1 READY (on the NVMe-oF shelf, under its lease)"
+vm_nvme_volume "on the NVMe-oF shelf, under its lease"
 H=
 for x in nva nvb; do [ "$(node_state $x .volumeCount)" = 1 ] && H=$x; done
 case $H in nva) O=nvb ;; nvb) O=nva ;; *) aq_failed "one node serves nv1"; aq_finish ;; esac
@@ -102,9 +84,7 @@ if vm_nvme_wait "$S/stopped" 600; then
 	expect_eq "nv1 moved to node $O" 1 "$(node_state "$O" .volumeCount)"
 fi
 
-wait "$VMSUB"
-VMSUB=
-expect_eq "the guest ran its checks to the end" 0 "$(cat "$S/vm.rc" 2>/dev/null)"
+vm_wait_bg "$S"
 vm_guest_results "$S"
 aq_req GET "$P/volumes/nv1"
 expect_jq .state READY "nv1 READY after the failover"

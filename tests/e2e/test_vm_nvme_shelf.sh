@@ -24,15 +24,10 @@
 . "$AQ_SRC/tests/vm/nvme_shelf.sh"
 
 vm_preflight
-VMSUB=
-trap '[ -n "$VMSUB" ] && kill -TERM "$VMSUB" 2>/dev/null && wait "$VMSUB"; vm_cleanup; aq_cleanup' EXIT
+trap 'vm_stop_bg; vm_cleanup; aq_cleanup' EXIT
 vm_image || { aq_failed "the guest image builds"; aq_finish; }
 
-aq_start "$AQ_TMP/srv" || exit 1
-TOK=$(aq_token "$AQ_TMP/srv" admin)
-aq_req POST "/v1/locations?locationId=nvloc" '{}'
-aq_req POST "/v1/projects?projectId=nvproj" '{}'
-P=/v1/projects/nvproj/locations/nvloc
+vm_nvme_api_start
 AP=$(aq_pick_port)
 NP=$(aq_pick_port)
 S=$AQ_TMP/share
@@ -43,31 +38,18 @@ DATA_SHA=$(sha256sum <"$S/data.bin" | cut -c1-64)
 
 VM_NET_ARGS=(-netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$AP-:$AP,hostfwd=tcp:127.0.0.1:$NP-:$NP"
 	-device virtio-net-pci,netdev=n0,romfile=)
-(
-	trap vm_cleanup EXIT
-	trap 'exit 130' TERM
-	vm_run "$S" 900
-	echo $? >"$S/vm.rc"
-) &
-VMSUB=$!
+vm_run_bg "$S" 900
 
 # the node joins from the guest
 vm_nvme_wait "$S/agent.started" 300 && for _ in $(seq 240); do
 	aq_req GET /v1/nodes/nvnode
 	[ "$(printf '%s' "$BODY" | jq -r .state 2>/dev/null)" = READY ] && break
-	kill -0 "$VMSUB" 2>/dev/null || break
+	kill -0 "$VM_SUB" 2>/dev/null || break
 	sleep 1
 done
 expect_jq .state READY "node nvnode (the agent in the guest, nvmeof shelf over $TRANSPORT) READY"
 
-aq_req POST "$P/storagePools?storagePoolId=nvpool" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"EXTREME","capacityGib":"10240","qosType":"MANUAL"}'
-expect_jq .done true "pool nvpool created"
-aq_req POST "$P/volumes?volumeId=nv1" '{"storagePool":"nvpool","capacityGib":"100","protocols":["NFSV3"],
-	"shareName":"nv1","throughputMibps":300,"unixPermissions":"0777",
-	"exportPolicy":{"rules":[{"allowedClients":"127.0.0.1","accessType":"READ_WRITE","squashMode":"NO_ROOT_SQUASH"}]}}'
-expect_status 200 "volume nv1 create accepted"
-aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 300
-expect_jq .response.state READY "volume nv1 READY (attached from the NVMe-oF shelf in the guest)"
+vm_nvme_volume "attached from the NVMe-oF shelf in the guest"
 echo "SHARE=nv1" >"$S/volume.env.tmp" && mv "$S/volume.env.tmp" "$S/volume.env"
 
 # the guest writes and reads; then the volume goes
@@ -78,9 +60,7 @@ aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 300
 expect_jq .done true "volume nv1 deleted"
 touch "$S/volume.deleted"
 
-wait "$VMSUB"
-VMSUB=
-expect_eq "the guest ran its checks to the end" 0 "$(cat "$S/vm.rc" 2>/dev/null)"
+vm_wait_bg "$S"
 vm_guest_results "$S"
 # Under TCG on a loaded machine a fabrics controller may miss a keep-alive or
 # an I/O timeout and recover (seen over soft-RoCE): the transport's own retry,

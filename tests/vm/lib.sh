@@ -194,6 +194,42 @@ vm_stop() {
 	return 0
 }
 
+# vm_run_bg SHARE [TIMEOUT]: vm_run in a background subshell, for a suite
+# that talks to the guest while it runs (tests/e2e/test_vm_nvme_*.sh). The
+# subshell stops its own QEMU on the way out (TERM ends it with 130) and
+# writes vm_run's status to SHARE/vm.rc; its PID is in VM_SUB. VM_NET_ARGS,
+# VM_IP and VM_GW are vm_run's. vm_wait_bg waits for it; vm_stop_bg (for the
+# caller's EXIT trap, before vm_cleanup) stops it.
+VM_SUB=
+vm_run_bg() {
+	local share=$1 timeout=${2:-1800}
+	rm -f "$share/vm.rc"
+	(
+		trap vm_cleanup EXIT
+		trap 'exit 130' TERM
+		vm_run "$share" "$timeout"
+		echo $? >"$share/vm.rc"
+	) &
+	VM_SUB=$!
+}
+
+# vm_stop_bg: stop the guest vm_run_bg started if it still runs (TERM to its
+# subshell, whose trap stops QEMU) and wait for it. Always 0.
+vm_stop_bg() {
+	[ -n "$VM_SUB" ] && kill -TERM "$VM_SUB" 2>/dev/null && wait "$VM_SUB"
+	VM_SUB=
+	return 0
+}
+
+# vm_wait_bg SHARE: wait until the guest vm_run_bg started has powered off,
+# and check (tests/e2e/lib.sh's expect_eq, one check) that its command ran to
+# the end with status 0 (SHARE/vm.rc).
+vm_wait_bg() {
+	[ -n "$VM_SUB" ] && wait "$VM_SUB"
+	VM_SUB=
+	expect_eq "the guest ran its checks to the end" 0 "$(cat "$1/vm.rc" 2>/dev/null)"
+}
+
 # vm_guest_results SHARE: count a guest suite's TAP output (SHARE/stdout, as
 # tests/vm/guest/lib.sh prints it) into the calling test (tests/e2e/lib.sh's
 # aq_pass / aq_failed): each "ok" a pass, each "not ok" a failure with its

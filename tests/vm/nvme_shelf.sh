@@ -1,7 +1,8 @@
 # tests/vm/nvme_shelf.sh: the host side of tests/e2e/test_vm_nvme_shelf.sh
 # (issue 24; sourced after tests/e2e/lib.sh and tests/vm/lib.sh, not run):
 # the shared folder that lets the test guest be an NVMe-oF shelf and a
-# storage node at once, and the checks of what the guest's agent logged.
+# storage node at once, aquiferd with the location and project and the
+# volume the suites use, and the checks of what the guest's agent logged.
 
 # The NVMe-oF modules the image does not carry (it has kernel/fs, net, lib,
 # crypto; these live in kernel/block and kernel/drivers/nvme): loaded in the
@@ -11,7 +12,7 @@ VM_NVME_MODULES="t10-pi nvme-core nvme-fabrics nvme-tcp nvmet nvmet-tcp"
 VM_NVME_RDMA_MODULES="ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_rxe nvme-rdma nvmet-rdma"
 
 # vm_nvme_share S JOIN NODE LOC AP NP MIB TRANSPORT: S holds the modules, nvmet.sh,
-# nvme_shelf.sh (as cmd), aquifer-agent with the shared libraries it links
+# nvme_lib.sh (what the guest sides share), nvme_shelf.sh (as cmd), aquifer-agent with the shared libraries it links
 # (run through their own loader in the guest), MIB MiB of random data.bin and
 # env for the guest. Non-zero when something is missing.
 vm_nvme_share() {
@@ -21,7 +22,8 @@ vm_nvme_share() {
 		f=$(modinfo -k "$VM_KVER" -F filename "$m" 2>/dev/null) && [ -f "$f" ] || { echo "no module $m for $VM_KVER" >&2; return 1; }
 		cp "$f" "$s/mod/" || return 1
 	done
-	cp "$AQ_SRC/tests/vm/guest/nvmet.sh" "$AQ_SRC/tests/vm/guest/nvme_shelf.sh" "$s/" || return 1
+	cp "$AQ_SRC/tests/vm/guest/nvmet.sh" "$AQ_SRC/tests/vm/guest/nvme_lib.sh" "$AQ_SRC/tests/vm/guest/nvme_shelf.sh" "$s/" ||
+		return 1
 	chmod 0755 "$s/nvmet.sh"
 	cp "$AQUIFER_AGENT" "$s/aquifer-agent" || return 1
 	for f in $(ldd "$AQUIFER_AGENT" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
@@ -43,6 +45,34 @@ DATA_SHA=$(sha256sum <"$s/data.bin" | cut -c1-64)
 WAIT_SECS=600
 EOF2
 	echo 'bash /aqvm/nvme_shelf.sh' >"$s/cmd"
+}
+
+# vm_nvme_api_start: aquiferd in AQ_TMP/srv (tests/e2e/lib.sh's aq_start,
+# with AQ_SERVE_ARGS) with location nvloc and project nvproj; sets TOK (an
+# admin token) and P (the location's path in nvproj). Exits the test (1)
+# when aquiferd does not start.
+vm_nvme_api_start() {
+	aq_start "$AQ_TMP/srv" || exit 1
+	TOK=$(aq_token "$AQ_TMP/srv" admin)
+	aq_req POST "/v1/locations?locationId=nvloc" '{}'
+	aq_req POST "/v1/projects?projectId=nvproj" '{}'
+	P=/v1/projects/nvproj/locations/nvloc
+}
+
+# vm_nvme_volume WHERE: pool nvpool (EXTREME, MANUAL QoS) and in it volume
+# nv1 (NFSv3, 100 GiB, share nv1, read-write and no root squash for
+# 127.0.0.1: the guest's agent sees its own mounts from there) made through
+# the API under P, waited for (300 s); three checks: the pool made, the
+# create accepted, the volume READY (WHERE completes that check's name).
+vm_nvme_volume() {
+	aq_req POST "$P/storagePools?storagePoolId=nvpool" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"EXTREME","capacityGib":"10240","qosType":"MANUAL"}'
+	expect_jq .done true "pool nvpool created"
+	aq_req POST "$P/volumes?volumeId=nv1" '{"storagePool":"nvpool","capacityGib":"100","protocols":["NFSV3"],
+	"shareName":"nv1","throughputMibps":300,"unixPermissions":"0777",
+	"exportPolicy":{"rules":[{"allowedClients":"127.0.0.1","accessType":"READ_WRITE","squashMode":"NO_ROOT_SQUASH"}]}}'
+	expect_status 200 "volume nv1 create accepted"
+	aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 300
+	expect_jq .response.state READY "volume nv1 READY ($1)"
 }
 
 # vm_nvme_wait FILE SECONDS: FILE appears (the guest's signal) while the guest runs.

@@ -25,12 +25,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -42,6 +38,7 @@
 #include <unistd.h>
 
 #include "tests/agent/nfs/nfs_live.h"
+#include "tests/agent/nfs/rpc_sock.h"
 
 #define NCALLS 1000
 #define BATCH 32
@@ -51,15 +48,7 @@ static int failures;
 static int port;
 static pid_t spid;
 
-#define CHECK(c, ...)                                                     \
-	do {                                                              \
-		if (!(c)) {                                               \
-			failures++;                                       \
-			fprintf(stderr, "FAIL line %d: %s: ", __LINE__, #c); \
-			fprintf(stderr, __VA_ARGS__);                     \
-			fputc('\n', stderr);                              \
-		}                                                         \
-	} while (0)
+#define CHECK(c, ...) NFS_LIVE_CHECK(failures, c, __VA_ARGS__)
 
 static double now(void)
 {
@@ -97,131 +86,56 @@ static long long server_vcs(void)
 	return sum;
 }
 
-static int dial(int rcvbuf)
+/* An XDR string (length, bytes, zero padding) at a; its length. */
+static size_t put_str(uint8_t *a, const char *s)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+	size_t l = strlen(s), n = rpc_sock_p32(a, (uint32_t)l);
 
-	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-	if (fd >= 0 && rcvbuf > 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-		perror("connect");
-		exit(1);
-	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return fd;
-}
-
-static size_t p32(uint8_t *b, uint32_t v)
-{
-	b[0] = (uint8_t)(v >> 24);
-	b[1] = (uint8_t)(v >> 16);
-	b[2] = (uint8_t)(v >> 8);
-	b[3] = (uint8_t)v;
-	return 4;
-}
-
-static uint32_t g32(const uint8_t *b)
-{
-	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-}
-
-/* A whole record: mark + call header (AUTH_NONE) + args. */
-static size_t call(uint8_t *b, uint32_t xid, uint32_t prog, uint32_t proc, const uint8_t *args, size_t alen)
-{
-	size_t n = 4;
-
-	n += p32(b + n, xid);
-	n += p32(b + n, 0);
-	n += p32(b + n, 2);
-	n += p32(b + n, prog);
-	n += p32(b + n, 3);
-	n += p32(b + n, proc);
-	n += p32(b + n, 0);
-	n += p32(b + n, 0);
-	n += p32(b + n, 0);
-	n += p32(b + n, 0);
-	memcpy(b + n, args, alen);
-	n += alen;
-	p32(b, 0x80000000u | (uint32_t)(n - 4));
+	memcpy(a + n, s, l);
+	n += l;
+	while (n % 4)
+		a[n++] = 0;
 	return n;
 }
 
-static int send_all(int fd, const void *b, size_t n)
+/* Call proc of prog (version 3) with args a on a new connection; its reply
+ * (MNT, LOOKUP) starts with status 0 and a handle, which goes into out as
+ * the next call's args (length, bytes, padding). Returns their length;
+ * exits the test, naming what, when the call fails. */
+static size_t handle_call(uint32_t xid, uint32_t prog, uint32_t proc, const uint8_t *a, size_t alen, const char *what,
+			  uint8_t *out)
 {
-	const uint8_t *p = b;
+	uint8_t b[512], r[512];
+	int fd = rpc_sock_dial(port, 0), rc;
+	size_t n = rpc_sock_call(b, xid, 2, prog, 3, proc, 0, a, alen), len = 0;
+	uint32_t fl;
 
-	while (n) {
-		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
+	rc = rpc_sock_ask(fd, b, n, r, sizeof(r), &len, 5000);
+	close(fd);
+	if (rc || len < 32 || rpc_sock_g32(r + 24) != 0 || (fl = rpc_sock_g32(r + 28)) > 64 || len < 32 + fl) {
+		fprintf(stderr, "%s failed (%d)\n", what, rc ? rc : (int)len);
+		exit(1);
 	}
-	return 0;
-}
-
-static int recv_all(int fd, uint8_t *b, size_t n, int ms)
-{
-	while (n) {
-		struct pollfd pf = {.fd = fd, .events = POLLIN};
-		ssize_t k;
-
-		if (poll(&pf, 1, ms) <= 0)
-			return -ETIMEDOUT;
-		if ((k = recv(fd, b, n, 0)) <= 0)
-			return -EPIPE;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-/* One reply record into b (cap bytes); its length, or < 0. */
-static int reply(int fd, uint8_t *b, size_t cap, int ms)
-{
-	uint8_t m[4];
-	uint32_t l;
-	int rc = recv_all(fd, m, 4, ms);
-
-	if (rc)
-		return rc;
-	l = g32(m) & 0x7fffffffu;
-	if (!(g32(m) & 0x80000000u) || l > cap)
-		return -EPROTO;
-	rc = recv_all(fd, b, l, ms);
-	return rc ? rc : (int)l;
+	rpc_sock_p32(out, fl);
+	memcpy(out + 4, r + 32, fl);
+	while (fl % 4)
+		out[4 + fl++] = 0;
+	return 4 + fl;
 }
 
 /* GETATTR's args (the root's handle) into a; their length. */
 static size_t mount_root(uint8_t *a)
 {
-	uint8_t b[512], r[512], path[8];
-	size_t n = p32(path, 2);
-	int fd = dial(0), len;
-	uint32_t fl;
+	uint8_t path[8];
 
-	memcpy(path + 4, "/a\0\0", 4);
-	n = call(b, 1, 100005, 1, path, 8);
-	len = send_all(fd, b, n) ? -1 : reply(fd, r, sizeof(r), 5000);
-	close(fd);
-	if (len < 32 || g32(r + 24) != 0 || (fl = g32(r + 28)) > 64 || (size_t)len < 32 + fl) {
-		fprintf(stderr, "MNT /a failed (%d)\n", len);
-		exit(1);
-	}
-	p32(a, fl);
-	memcpy(a + 4, r + 32, fl);
-	while (fl % 4)
-		a[4 + fl++] = 0;
-	return 4 + fl;
+	return handle_call(1, 100005, 1, path, put_str(path, "/a"), "MNT /a", a);
 }
 
 /* GETATTR reply: accepted, SUCCESS, NFS3_OK. */
-static bool getattr_ok(const uint8_t *r, int len, uint32_t xid)
+static bool getattr_ok(const uint8_t *r, size_t len, uint32_t xid)
 {
-	return len >= 28 && g32(r) == xid && g32(r + 8) == 0 && g32(r + 20) == 0 && g32(r + 24) == 0;
+	return len >= 28 && rpc_sock_g32(r) == xid && rpc_sock_g32(r + 8) == 0 && rpc_sock_g32(r + 20) == 0 &&
+	       rpc_sock_g32(r + 24) == 0;
 }
 
 /* Voluntary switches of the idle server per second (its timers). */
@@ -237,24 +151,22 @@ static double background_rate(void)
 static void one_at_a_time(const uint8_t *fh, size_t fhl, double bg)
 {
 	uint8_t b[256], r[512];
-	int fd = dial(0), ok = 0, i;
+	int fd = rpc_sock_dial(port, 0), ok = 0, i;
 	long long v0, v;
 	double t0, t, allowed;
 
 	for (i = 0; i < 20; i++) { /* warm: threads started, handle cached */
-		size_t n = call(b, 100 + (uint32_t)i, 100003, 1, fh, fhl);
+		size_t n = rpc_sock_call(b, 100 + (uint32_t)i, 2, 100003, 3, 1, 0, fh, fhl), len;
 
-		if (!send_all(fd, b, n))
-			(void)reply(fd, r, sizeof(r), 5000);
+		(void)rpc_sock_ask(fd, b, n, r, sizeof(r), &len, 5000);
 	}
 	v0 = server_vcs();
 	t0 = now();
 	for (i = 0; i < NCALLS; i++) {
 		uint32_t xid = 1000 + (uint32_t)i;
-		size_t n = call(b, xid, 100003, 1, fh, fhl);
-		int len = send_all(fd, b, n) ? -1 : reply(fd, r, sizeof(r), 5000);
+		size_t n = rpc_sock_call(b, xid, 2, 100003, 3, 1, 0, fh, fhl), len = 0;
 
-		ok += getattr_ok(r, len, xid);
+		ok += !rpc_sock_ask(fd, b, n, r, sizeof(r), &len, 5000) && getattr_ok(r, len, xid);
 	}
 	v = server_vcs() - v0;
 	t = now() - t0;
@@ -271,7 +183,7 @@ static void pipelined(const uint8_t *fh, size_t fhl, double bg)
 {
 	static uint8_t b[BATCH * 256];
 	uint8_t r[512];
-	int fd = dial(0), ok = 0, i, k;
+	int fd = rpc_sock_dial(port, 0), ok = 0, i, k;
 	long long v0, v;
 	double t0, t, allowed;
 
@@ -282,14 +194,15 @@ static void pipelined(const uint8_t *fh, size_t fhl, double bg)
 		bool seen[BATCH] = {false};
 
 		for (i = 0; i < BATCH; i++)
-			n += call(b + n, (uint32_t)(k * BATCH + i), 100003, 1, fh, fhl);
-		if (send_all(fd, b, n))
+			n += rpc_sock_call(b + n, (uint32_t)(k * BATCH + i), 2, 100003, 3, 1, 0, fh, fhl);
+		if (rpc_sock_send_all(fd, b, n))
 			break;
 		for (i = 0; i < BATCH; i++) {
-			int len = reply(fd, r, sizeof(r), 5000);
-			uint32_t x = len >= 4 ? g32(r) - (uint32_t)(k * BATCH) : BATCH;
+			size_t len = 0;
+			int rc = rpc_sock_reply(fd, r, sizeof(r), &len, 5000);
+			uint32_t x = !rc && len >= 4 ? rpc_sock_g32(r) - (uint32_t)(k * BATCH) : BATCH;
 
-			if (x < BATCH && !seen[x] && getattr_ok(r, len, g32(r))) {
+			if (x < BATCH && !seen[x] && getattr_ok(r, len, rpc_sock_g32(r))) {
 				seen[x] = true;
 				ok++;
 			}
@@ -309,29 +222,12 @@ static void pipelined(const uint8_t *fh, size_t fhl, double bg)
 /* The handle of name in the directory whose GETATTR args (fh) are given. */
 static size_t lookup(const uint8_t *dfh, size_t dfl, const char *name, uint8_t *out)
 {
-	uint8_t a[256], b[512], r[512];
-	size_t nl = strlen(name), n = dfl;
-	int fd = dial(0), len;
-	uint32_t fl;
+	uint8_t a[256];
+	char what[80];
 
 	memcpy(a, dfh, dfl);
-	n += p32(a + n, (uint32_t)nl);
-	memcpy(a + n, name, nl);
-	n += nl;
-	while (n % 4)
-		a[n++] = 0;
-	n = call(b, 2, 100003, 3, a, n);
-	len = send_all(fd, b, n) ? -1 : reply(fd, r, sizeof(r), 5000);
-	close(fd);
-	if (len < 32 || g32(r + 24) != 0 || (fl = g32(r + 28)) > 64 || (size_t)len < 32 + fl) {
-		fprintf(stderr, "LOOKUP %s failed (%d)\n", name, len);
-		exit(1);
-	}
-	p32(out, fl);
-	memcpy(out + 4, r + 32, fl);
-	while (fl % 4)
-		out[4 + fl++] = 0;
-	return 4 + fl;
+	snprintf(what, sizeof(what), "LOOKUP %s", name);
+	return handle_call(2, 100003, 3, a, dfl + put_str(a + dfl, name), what, out);
 }
 
 /* A client that sends READs of 64 KiB, one at a time (each read of the
@@ -359,25 +255,24 @@ static void stuck_peer(const char *dir, const uint8_t *fh, size_t fhl)
 	fclose(f);
 	ffl = lookup(fh, fhl, "big", ffh);
 	memcpy(a, ffh, ffl);
-	p32(a + ffl, 0);
-	p32(a + ffl + 4, 0); /* offset 0 */
-	p32(a + ffl + 8, sizeof(chunk));
-	n = call(b, 7, 100003, 6, a, ffl + 12);
-	stuck = dial(2048);
+	rpc_sock_p32(a + ffl, 0);
+	rpc_sock_p32(a + ffl + 4, 0); /* offset 0 */
+	rpc_sock_p32(a + ffl + 8, sizeof(chunk));
+	n = rpc_sock_call(b, 7, 2, 100003, 3, 6, 0, a, ffl + 12);
+	stuck = rpc_sock_dial(port, 2048);
 	/* 200 READs of 64 KiB (12.5 MiB of replies), 2 ms apart, none read back */
 	for (i = 0; i < 200; i++) {
 		if (send(stuck, b, n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN)
 			break;
 		usleep(2000);
 	}
-	fd = dial(0);
+	fd = rpc_sock_dial(port, 0);
 	for (i = 0; i < 20; i++) {
 		uint32_t xid = 5000 + (uint32_t)i;
-		size_t m = call(b, xid, 100003, 1, fh, fhl);
+		size_t m = rpc_sock_call(b, xid, 2, 100003, 3, 1, 0, fh, fhl), len = 0;
 		double t = now();
-		int len = send_all(fd, b, m) ? -1 : reply(fd, r, sizeof(r), 2000);
 
-		ok += getattr_ok(r, len, xid);
+		ok += !rpc_sock_ask(fd, b, m, r, sizeof(r), &len, 2000) && getattr_ok(r, len, xid);
 		worst = now() - t > worst ? now() - t : worst;
 	}
 	printf("beside a peer that reads no replies: %d of 20 GETATTRs answered, slowest %.3f s\n", ok, worst);

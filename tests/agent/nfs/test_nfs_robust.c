@@ -7,10 +7,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -26,125 +23,19 @@
 #include <unistd.h>
 
 #include "tests/agent/nfs/nfs_live.h"
+#include "tests/agent/nfs/rpc_sock.h"
 
 static int failures;
 static int port;
 
-#define CHECK(c, ...)                                                     \
-	do {                                                              \
-		if (!(c)) {                                               \
-			failures++;                                       \
-			fprintf(stderr, "FAIL line %d: %s: ", __LINE__, #c); \
-			fprintf(stderr, __VA_ARGS__);                     \
-			fputc('\n', stderr);                              \
-		}                                                         \
-	} while (0)
-
-static int dial(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-
-	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-		perror("connect");
-		exit(1);
-	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return fd;
-}
-
-static size_t p32(uint8_t *b, uint32_t v)
-{
-	b[0] = (uint8_t)(v >> 24);
-	b[1] = (uint8_t)(v >> 16);
-	b[2] = (uint8_t)(v >> 8);
-	b[3] = (uint8_t)v;
-	return 4;
-}
-
-static uint32_t g32(const uint8_t *b)
-{
-	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-}
-
-/* A whole record: mark + call header (AUTH_NONE) + args. */
-static size_t call(uint8_t *b, uint32_t xid, uint32_t rpcvers, uint32_t prog, uint32_t vers,
-		   uint32_t proc, uint32_t flavor, const uint8_t *args, size_t alen)
-{
-	size_t n = 4;
-
-	n += p32(b + n, xid);
-	n += p32(b + n, 0);
-	n += p32(b + n, rpcvers);
-	n += p32(b + n, prog);
-	n += p32(b + n, vers);
-	n += p32(b + n, proc);
-	n += p32(b + n, flavor);
-	n += p32(b + n, 0);
-	n += p32(b + n, 0);
-	n += p32(b + n, 0);
-	if (alen)
-		memcpy(b + n, args, alen);
-	n += alen;
-	p32(b, 0x80000000u | (uint32_t)(n - 4));
-	return n;
-}
-
-static int send_all(int fd, const void *b, size_t n)
-{
-	const uint8_t *p = b;
-
-	while (n) {
-		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-static int recv_all(int fd, uint8_t *b, size_t n, int ms)
-{
-	while (n) {
-		struct pollfd pf = {.fd = fd, .events = POLLIN};
-		ssize_t k;
-
-		if (poll(&pf, 1, ms) <= 0)
-			return -ETIMEDOUT;
-		k = recv(fd, b, n, 0);
-		if (k <= 0)
-			return -EPIPE;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-/* Read one reply record (single fragment from our server). */
-static int reply(int fd, uint8_t *b, size_t cap, size_t *len, int ms)
-{
-	uint8_t m[4];
-	uint32_t l;
-	int rc = recv_all(fd, m, 4, ms);
-
-	if (rc)
-		return rc;
-	l = g32(m) & 0x7fffffffu;
-	if (!(g32(m) & 0x80000000u) || l > cap)
-		return -EPROTO;
-	*len = l;
-	return recv_all(fd, b, l, ms);
-}
+#define CHECK(c, ...) NFS_LIVE_CHECK(failures, c, __VA_ARGS__)
 
 /* reply words: [0]xid [1]REPLY [2]accepted? [3]verf flavor or reject_stat ... */
 static int accept_stat(const uint8_t *r, size_t len)
 {
-	if (len < 24 || g32(r + 8) != 0)
+	if (len < 24 || rpc_sock_g32(r + 8) != 0)
 		return -1;
-	return (int)g32(r + 20);
+	return (int)rpc_sock_g32(r + 20);
 }
 
 /* ---- the client that keeps working ---- */
@@ -153,15 +44,15 @@ static atomic_int good_ok, good_bad;
 
 static void *good_client(void *arg)
 {
-	int fd = dial();
+	int fd = rpc_sock_dial(port, 0);
 	uint32_t xid = 1;
 
 	(void)arg;
 	while (!atomic_load(&stop)) {
 		uint8_t b[128], r[256];
-		size_t n = call(b, xid, 2, 100003, 3, 0, 0, NULL, 0), len;
+		size_t n = rpc_sock_call(b, xid, 2, 100003, 3, 0, 0, NULL, 0), len;
 
-		if (send_all(fd, b, n) || reply(fd, r, sizeof(r), &len, 5000) || g32(r) != xid ||
+		if (rpc_sock_ask(fd, b, n, r, sizeof(r), &len, 5000) || rpc_sock_g32(r) != xid ||
 		    accept_stat(r, len) != 0)
 			atomic_fetch_add(&good_bad, 1);
 		else
@@ -209,55 +100,55 @@ int main(int argc, char **argv)
 	pthread_create(&th, NULL, good_client, NULL);
 
 	/* RPC-level errors on one connection */
-	fd = dial();
-	n = call(b, 11, 2, 99, 1, 0, 0, NULL, 0);
-	CHECK(!send_all(fd, b, n) && !reply(fd, r, sizeof(r), &len, 5000) && accept_stat(r, len) == 1,
+	fd = rpc_sock_dial(port, 0);
+	n = rpc_sock_call(b, 11, 2, 99, 1, 0, 0, NULL, 0);
+	CHECK(!rpc_sock_ask(fd, b, n, r, sizeof(r), &len, 5000) && accept_stat(r, len) == 1,
 	      "PROG_UNAVAIL");
 	/* versions 3 and 4 are served (NFSv4.1: agent/nfs4/) */
-	n = call(b, 12, 2, 100003, 5, 0, 0, NULL, 0);
-	CHECK(!send_all(fd, b, n) && !reply(fd, r, sizeof(r), &len, 5000) && accept_stat(r, len) == 2 &&
-	      g32(r + 24) == 3 && g32(r + 28) == 4, "PROG_MISMATCH 3..4");
-	n = call(b, 13, 2, 100003, 3, 22, 0, NULL, 0);
-	CHECK(!send_all(fd, b, n) && !reply(fd, r, sizeof(r), &len, 5000) && accept_stat(r, len) == 3,
+	n = rpc_sock_call(b, 12, 2, 100003, 5, 0, 0, NULL, 0);
+	CHECK(!rpc_sock_ask(fd, b, n, r, sizeof(r), &len, 5000) && accept_stat(r, len) == 2 &&
+	      rpc_sock_g32(r + 24) == 3 && rpc_sock_g32(r + 28) == 4, "PROG_MISMATCH 3..4");
+	n = rpc_sock_call(b, 13, 2, 100003, 3, 22, 0, NULL, 0);
+	CHECK(!rpc_sock_ask(fd, b, n, r, sizeof(r), &len, 5000) && accept_stat(r, len) == 3,
 	      "PROC_UNAVAIL");
-	n = call(b, 14, 2, 100000, 2, 1, 0, NULL, 0); /* PMAP SET */
-	CHECK(!send_all(fd, b, n) && !reply(fd, r, sizeof(r), &len, 5000) && accept_stat(r, len) == 3,
+	n = rpc_sock_call(b, 14, 2, 100000, 2, 1, 0, NULL, 0); /* PMAP SET */
+	CHECK(!rpc_sock_ask(fd, b, n, r, sizeof(r), &len, 5000) && accept_stat(r, len) == 3,
 	      "PMAP SET unavailable");
-	n = call(b, 15, 3, 100003, 3, 0, 0, NULL, 0);
-	CHECK(!send_all(fd, b, n) && !reply(fd, r, sizeof(r), &len, 5000) && g32(r + 8) == 1 &&
-	      g32(r + 12) == 0, "RPC_MISMATCH");
-	n = call(b, 16, 2, 100003, 3, 0, 6, NULL, 0);
-	CHECK(!send_all(fd, b, n) && !reply(fd, r, sizeof(r), &len, 5000) && g32(r + 8) == 1 &&
-	      g32(r + 12) == 1 && g32(r + 16) == 5, "AUTH_ERROR TOOWEAK");
+	n = rpc_sock_call(b, 15, 3, 100003, 3, 0, 0, NULL, 0);
+	CHECK(!rpc_sock_ask(fd, b, n, r, sizeof(r), &len, 5000) && rpc_sock_g32(r + 8) == 1 &&
+	      rpc_sock_g32(r + 12) == 0, "RPC_MISMATCH");
+	n = rpc_sock_call(b, 16, 2, 100003, 3, 0, 6, NULL, 0);
+	CHECK(!rpc_sock_ask(fd, b, n, r, sizeof(r), &len, 5000) && rpc_sock_g32(r + 8) == 1 &&
+	      rpc_sock_g32(r + 12) == 1 && rpc_sock_g32(r + 16) == 5, "AUTH_ERROR TOOWEAK");
 	/* garbage arguments for every NFS and MOUNT procedure */
 	for (i = 1; i < 22; i++) {
 		uint8_t args[8] = {0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4};
 
-		n = call(b, 100 + (uint32_t)i, 2, 100003, 3, (uint32_t)i, 0, args, sizeof(args));
-		CHECK(!send_all(fd, b, n) && !reply(fd, r, sizeof(r), &len, 5000) && g32(r) == 100 + (uint32_t)i &&
+		n = rpc_sock_call(b, 100 + (uint32_t)i, 2, 100003, 3, (uint32_t)i, 0, args, sizeof(args));
+		CHECK(!rpc_sock_ask(fd, b, n, r, sizeof(r), &len, 5000) && rpc_sock_g32(r) == 100 + (uint32_t)i &&
 		      accept_stat(r, len) == 4, "NFS proc %d GARBAGE_ARGS", i);
 	}
 	for (i = 1; i < 4; i += 2) { /* MNT, UMNT */
 		uint8_t args[4] = {0x7f, 0xff, 0xff, 0xff};
 
-		n = call(b, 200 + (uint32_t)i, 2, 100005, 3, (uint32_t)i, 0, args, sizeof(args));
-		CHECK(!send_all(fd, b, n) && !reply(fd, r, sizeof(r), &len, 5000) && accept_stat(r, len) == 4,
+		n = rpc_sock_call(b, 200 + (uint32_t)i, 2, 100005, 3, (uint32_t)i, 0, args, sizeof(args));
+		CHECK(!rpc_sock_ask(fd, b, n, r, sizeof(r), &len, 5000) && accept_stat(r, len) == 4,
 		      "MOUNT proc %d GARBAGE_ARGS", i);
 	}
 	/* a record in three fragments is one call */
-	n = call(b, 300, 2, 100003, 3, 0, 0, NULL, 0);
+	n = rpc_sock_call(b, 300, 2, 100003, 3, 0, 0, NULL, 0);
 	{
 		uint8_t f[128];
 		size_t body = n - 4, m = 0;
 
-		m += p32(f + m, 10);
+		m += rpc_sock_p32(f + m, 10);
 		memcpy(f + m, b + 4, 10);
 		m += 10;
-		m += p32(f + m, 0);
-		m += p32(f + m, 0x80000000u | (uint32_t)(body - 10));
+		m += rpc_sock_p32(f + m, 0);
+		m += rpc_sock_p32(f + m, 0x80000000u | (uint32_t)(body - 10));
 		memcpy(f + m, b + 14, body - 10);
 		m += body - 10;
-		CHECK(!send_all(fd, f, m) && !reply(fd, r, sizeof(r), &len, 5000) && g32(r) == 300 &&
+		CHECK(!rpc_sock_ask(fd, f, m, r, sizeof(r), &len, 5000) && rpc_sock_g32(r) == 300 &&
 		      accept_stat(r, len) == 0, "multi-fragment call");
 	}
 	/* pipelining: 100 calls in one write, 100 replies */
@@ -267,12 +158,12 @@ int main(int argc, char **argv)
 		int seen[100] = {0}, got = 0;
 
 		for (i = 0; i < 100; i++)
-			m += call(many + m, 1000 + (uint32_t)i, 2, 100003, 3, 0, 0, NULL, 0);
-		CHECK(!send_all(fd, many, m), "pipelined send");
+			m += rpc_sock_call(many + m, 1000 + (uint32_t)i, 2, 100003, 3, 0, 0, NULL, 0);
+		CHECK(!rpc_sock_send_all(fd, many, m), "pipelined send");
 		for (i = 0; i < 100; i++) {
-			if (reply(fd, r, sizeof(r), &len, 5000))
+			if (rpc_sock_reply(fd, r, sizeof(r), &len, 5000))
 				break;
-			if (g32(r) >= 1000 && g32(r) < 1100 && !seen[g32(r) - 1000]++)
+			if (rpc_sock_g32(r) >= 1000 && rpc_sock_g32(r) < 1100 && !seen[rpc_sock_g32(r) - 1000]++)
 				got++;
 		}
 		CHECK(got == 100, "100 pipelined replies (%d)", got);
@@ -280,22 +171,22 @@ int main(int argc, char **argv)
 	close(fd);
 
 	/* oversized record length: the server drops the connection */
-	fd = dial();
-	p32(b, 0xffffffffu);
-	send_all(fd, b, 4);
+	fd = rpc_sock_dial(port, 0);
+	rpc_sock_p32(b, 0xffffffffu);
+	rpc_sock_send_all(fd, b, 4);
 	CHECK(closed_by_server(fd), "0x7fffffff record closes the connection");
 	close(fd);
-	fd = dial();
-	p32(b, 0x80000000u | (2u << 20));
-	send_all(fd, b, 4);
+	fd = rpc_sock_dial(port, 0);
+	rpc_sock_p32(b, 0x80000000u | (2u << 20));
+	rpc_sock_send_all(fd, b, 4);
 	CHECK(closed_by_server(fd), "2 MiB record closes the connection");
 	close(fd);
 	/* fragments adding up past the cap */
-	fd = dial();
+	fd = rpc_sock_dial(port, 0);
 	memset(big, 0, sizeof(big));
 	for (i = 0; i < 40; i++) {
-		p32(big, 60000);
-		if (send_all(fd, big, 60004))
+		rpc_sock_p32(big, 60000);
+		if (rpc_sock_send_all(fd, big, 60004))
 			break;
 	}
 	CHECK(closed_by_server(fd), "fragments past the cap close the connection");
@@ -303,37 +194,37 @@ int main(int argc, char **argv)
 
 	/* truncated records, then hang up */
 	for (i = 0; i < 50; i++) {
-		fd = dial();
-		n = call(b, 400, 2, 100003, 3, 1, 0, (const uint8_t *)"\0\0\0\x40", 4);
-		p32(b, 0x80000000u | 1000);
-		send_all(fd, b, (size_t)(rand() % (int)n));
+		fd = rpc_sock_dial(port, 0);
+		n = rpc_sock_call(b, 400, 2, 100003, 3, 1, 0, (const uint8_t *)"\0\0\0\x40", 4);
+		rpc_sock_p32(b, 0x80000000u | 1000);
+		rpc_sock_send_all(fd, b, (size_t)(rand() % (int)n));
 		close(fd);
 	}
 	/* random records with valid marks, and pure random bytes */
 	for (k = 0; k < 20; k++) {
-		fd = dial();
+		fd = rpc_sock_dial(port, 0);
 		for (i = 0; i < 100; i++) {
 			size_t l = (size_t)(rand() % 600);
 			size_t j;
 
-			p32(b, 0x80000000u | (uint32_t)l);
+			rpc_sock_p32(b, 0x80000000u | (uint32_t)l);
 			for (j = 0; j < l; j++)
 				b[4 + j] = (uint8_t)rand();
 			if (l >= 8 && (rand() & 1)) {
-				p32(b + 8, 0);          /* CALL */
-				p32(b + 12, 2);
-				p32(b + 16, (rand() & 1) ? 100003 : 100005);
-				p32(b + 20, 3);
-				p32(b + 24, (uint32_t)(rand() % 24));
+				rpc_sock_p32(b + 8, 0);          /* CALL */
+				rpc_sock_p32(b + 12, 2);
+				rpc_sock_p32(b + 16, (rand() & 1) ? 100003 : 100005);
+				rpc_sock_p32(b + 20, 3);
+				rpc_sock_p32(b + 24, (uint32_t)(rand() % 24));
 			}
-			if (send_all(fd, b, 4 + l))
+			if (rpc_sock_send_all(fd, b, 4 + l))
 				break;
 		}
 		close(fd);
-		fd = dial();
+		fd = rpc_sock_dial(port, 0);
 		for (i = 0; i < (int)sizeof(b); i++)
 			b[i] = (uint8_t)rand();
-		send_all(fd, b, sizeof(b));
+		rpc_sock_send_all(fd, b, sizeof(b));
 		close(fd);
 	}
 	/* a client that asks for 64 MiB of READ replies and never reads them
@@ -357,17 +248,17 @@ int main(int argc, char **argv)
 			fputc('x', f);
 			fclose(f);
 		}
-		slow = dial();
+		slow = rpc_sock_dial(port, 0);
 		{
 			size_t m = 0;
 
-			m += p32(args + m, 2);
+			m += rpc_sock_p32(args + m, 2);
 			memcpy(args + m, "/a\0\0", 4);
 			m += 4;
-			n = call(b, 900, 2, 100005, 3, 1, 0, args, m);
-			CHECK(!send_all(slow, b, n) && !reply(slow, r, sizeof(r), &len, 5000) && accept_stat(r, len) == 0 &&
-			      g32(r + 24) == 0, "MNT /a");
-			fhlen = g32(r + 28);
+			n = rpc_sock_call(b, 900, 2, 100005, 3, 1, 0, args, m);
+			CHECK(!rpc_sock_ask(slow, b, n, r, sizeof(r), &len, 5000) && accept_stat(r, len) == 0 &&
+			      rpc_sock_g32(r + 24) == 0, "MNT /a");
+			fhlen = rpc_sock_g32(r + 28);
 			if (fhlen > 64)
 				fhlen = 0;
 			memcpy(fh, r + 32, fhlen);
@@ -375,17 +266,17 @@ int main(int argc, char **argv)
 		{
 			size_t m = 0;
 
-			m += p32(args + m, fhlen);
+			m += rpc_sock_p32(args + m, fhlen);
 			memset(args + m, 0, (fhlen + 3) & ~3u);
 			memcpy(args + m, fh, fhlen);
 			m += (fhlen + 3) & ~3u;
-			m += p32(args + m, 3);
+			m += rpc_sock_p32(args + m, 3);
 			memcpy(args + m, "big\0", 4);
 			m += 4;
-			n = call(b, 901, 2, 100003, 3, 3, 0, args, m);
-			CHECK(!send_all(slow, b, n) && !reply(slow, r, sizeof(r), &len, 5000) && accept_stat(r, len) == 0 &&
-			      g32(r + 24) == 0, "LOOKUP big");
-			fhlen = g32(r + 28);
+			n = rpc_sock_call(b, 901, 2, 100003, 3, 3, 0, args, m);
+			CHECK(!rpc_sock_ask(slow, b, n, r, sizeof(r), &len, 5000) && accept_stat(r, len) == 0 &&
+			      rpc_sock_g32(r + 24) == 0, "LOOKUP big");
+			fhlen = rpc_sock_g32(r + 28);
 			if (fhlen > 64)
 				fhlen = 0;
 			memcpy(fh, r + 32, fhlen);
@@ -393,15 +284,15 @@ int main(int argc, char **argv)
 		for (j = 0; j < 64; j++) {
 			size_t m = 0;
 
-			m += p32(args + m, fhlen);
+			m += rpc_sock_p32(args + m, fhlen);
 			memset(args + m, 0, (fhlen + 3) & ~3u);
 			memcpy(args + m, fh, fhlen);
 			m += (fhlen + 3) & ~3u;
-			m += p32(args + m, 0);
-			m += p32(args + m, 0);
-			m += p32(args + m, 1u << 20);
-			n = call(b, 1000 + j, 2, 100003, 3, 6, 0, args, m);
-			if (send_all(slow, b, n))
+			m += rpc_sock_p32(args + m, 0);
+			m += rpc_sock_p32(args + m, 0);
+			m += rpc_sock_p32(args + m, 1u << 20);
+			n = rpc_sock_call(b, 1000 + j, 2, 100003, 3, 6, 0, args, m);
+			if (rpc_sock_send_all(slow, b, n))
 				break;
 		}
 		sleep(2);
@@ -410,8 +301,9 @@ int main(int argc, char **argv)
 			int q = 0;
 
 			ioctl(slow, FIONREAD, &q);
-			CHECK(recv_all(slow, h, 44, 5000) == 0 && g32(h + 4 + 24) == 0 && g32(h + 4 + 28) == 1,
-			      "READ replies are real (accept %u status %u, %d bytes waiting)", g32(h + 4 + 20), g32(h + 4 + 24), q);
+			CHECK(rpc_sock_recv_all(slow, h, 44, 5000) == 0 && rpc_sock_g32(h + 4 + 24) == 0 &&
+			      rpc_sock_g32(h + 4 + 28) == 1, "READ replies are real (accept %u status %u, %d bytes waiting)",
+			      rpc_sock_g32(h + 4 + 20), rpc_sock_g32(h + 4 + 24), q);
 		}
 		CHECK(atomic_load(&good_ok) - before > base / 20 && atomic_load(&good_bad) == 0,
 		      "others served while a client does not read (%d calls in 2 s, %d/s before)",
@@ -423,14 +315,14 @@ int main(int argc, char **argv)
 		int fds[200];
 
 		for (i = 0; i < 200; i++)
-			fds[i] = dial();
+			fds[i] = rpc_sock_dial(port, 0);
 		for (i = 0; i < 200; i++)
 			close(fds[i]);
 	}
 	/* the server still answers new clients */
-	fd = dial();
-	n = call(b, 777, 2, 100003, 3, 0, 0, NULL, 0);
-	CHECK(!send_all(fd, b, n) && !reply(fd, r, sizeof(r), &len, 5000) && g32(r) == 777, "still serving");
+	fd = rpc_sock_dial(port, 0);
+	n = rpc_sock_call(b, 777, 2, 100003, 3, 0, 0, NULL, 0);
+	CHECK(!rpc_sock_ask(fd, b, n, r, sizeof(r), &len, 5000) && rpc_sock_g32(r) == 777, "still serving");
 	close(fd);
 
 	atomic_store(&stop, true);

@@ -26,15 +26,7 @@ static int failures;
 static int port;
 static struct nfs_live live;
 
-#define CHECK(c, ...)                                                        \
-	do {                                                                 \
-		if (!(c)) {                                                  \
-			failures++;                                          \
-			fprintf(stderr, "FAIL line %d: %s: ", __LINE__, #c); \
-			fprintf(stderr, __VA_ARGS__);                        \
-			fputc('\n', stderr);                                 \
-		}                                                            \
-	} while (0)
+#define CHECK(c, ...) NFS_LIVE_CHECK(failures, c, __VA_ARGS__)
 
 enum {
 	OK = 0, NOENT = 2, EXIST = 17, ROFS = 30, BAD_STATEID = 10025, MINOR_VERS_MISMATCH = 10021,

@@ -182,6 +182,45 @@ void smbt_cancel(struct smbt_conn *tc, bool async, uint64_t id)
 	smbt_send(tc, &h, body, sizeof(body));
 }
 
+void smbt_fsctl(struct smbt_conn *tc, uint64_t fid, uint32_t code, const uint8_t *in, size_t in_len,
+		uint32_t max_out, struct smbt_fsctl_rsp *rsp)
+{
+	static uint8_t body[56 + SMBT_FSCTL_IN_MAX];
+	uint8_t buf[2048];
+	struct smb_wire_hdr h = { .command = SMB2_IOCTL, .tree_id = tc->t->id, .message_id = tc->mid++ };
+	const uint8_t *rb = buf + SMB2_HDR_LEN;
+	size_t len, rlen;
+
+	ck_assert_uint_le(in_len, SMBT_FSCTL_IN_MAX);
+	memset(body, 0, 56);
+	smbt_put16(body, 57);
+	smbt_put32(body + 4, code);
+	smbt_put64(body + 8, fid);
+	smbt_put64(body + 16, fid);
+	smbt_put32(body + 24, SMB2_HDR_LEN + 56);
+	smbt_put32(body + 28, (uint32_t)in_len);
+	smbt_put32(body + 44, max_out);
+	smbt_put32(body + 48, 1); /* SMB2_0_IOCTL_IS_FSCTL */
+	if (in_len)
+		memcpy(body + 56, in, in_len);
+	smbt_send(tc, &h, body, 56 + in_len);
+	ck_assert_int_eq(smbt_recv(tc, buf, sizeof(buf), &len, &h, NULL), 1);
+	ck_assert_uint_ge(len, SMB2_HDR_LEN);
+	ck_assert_uint_eq(h.command, SMB2_IOCTL);
+	rlen = len - SMB2_HDR_LEN;
+	rsp->status = h.status;
+	rsp->out_len = 0;
+	if (rlen >= 48 && smb_wire_get_u16(rb) == 49) {
+		uint32_t off = smb_wire_get_u32(rb + 32), n = smb_wire_get_u32(rb + 36);
+
+		ck_assert_uint_ge(off, SMB2_HDR_LEN + 48);
+		ck_assert_uint_le(off - SMB2_HDR_LEN + n, rlen);
+		ck_assert_uint_le(n, sizeof(rsp->out));
+		memcpy(rsp->out, rb + off - SMB2_HDR_LEN, n);
+		rsp->out_len = n;
+	}
+}
+
 int smbt_recv(const struct smbt_conn *tc, uint8_t *buf, size_t cap, size_t *len, struct smb_wire_hdr *h,
 	      bool *sig_ok)
 {

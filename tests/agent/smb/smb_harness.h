@@ -7,7 +7,9 @@
  * are read from the client's end; the loop's part (the eventfd a wake writes,
  * smb_async_run) is played by smbt_loop_turn. Every helper fails the running
  * Check test (ck_assert) on anything unexpected instead of returning an error.
- * What a suite's requests and opens look like stays in the suite.
+ * What a suite's requests and opens look like stays in the suite, apart from
+ * CANCEL (smbt_cancel) and FSCTL (smbt_fsctl: test_smb_sparse, test_smb_copy,
+ * test_smb_info), which the suites send alike.
  */
 #ifndef AQ_TESTS_SMB_HARNESS_H
 #define AQ_TESTS_SMB_HARNESS_H
@@ -84,6 +86,25 @@ void smbt_send_chain(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t
 
 /* SMB2 CANCEL: of the request with AsyncId id (async) or MessageId id. */
 void smbt_cancel(struct smbt_conn *tc, bool async, uint64_t id);
+
+/* What an FSCTL answered: its status and, when the answer is an IOCTL
+ * response (StructureSize 49), its output (at most 64 bytes). */
+struct smbt_fsctl_rsp {
+	uint32_t status;
+	uint8_t out[64];
+	size_t out_len;
+};
+
+/* The most input smbt_fsctl sends (300 copychunk entries of 24 bytes). */
+#define SMBT_FSCTL_IN_MAX (24 * 300)
+
+/* An IOCTL with SMB2_0_IOCTL_IS_FSCTL: control code on FileId fid in tc's
+ * tree, with tc's next MessageId, input in[0..in_len) (in_len at most
+ * SMBT_FSCTL_IN_MAX; in may be NULL when it is 0) and MaxOutputResponse
+ * max_out; the answer, which must be the next frame on tc, into rsp (the
+ * caller's). The answer's output must lie within it and fit rsp->out. */
+void smbt_fsctl(struct smbt_conn *tc, uint64_t fid, uint32_t code, const uint8_t *in, size_t in_len,
+		uint32_t max_out, struct smbt_fsctl_rsp *rsp);
 
 /* The next frame on tc's socket into buf (at most cap bytes): 1 with its
  * length in *len and its header in *h, and, when sig_ok is not NULL, whether

@@ -61,52 +61,11 @@ static uint64_t open_file(struct smbt_conn *tc, const char *name, uint32_t acces
 	return fid;
 }
 
-struct ioctl_rsp {
-	uint32_t status;
-	uint8_t out[64];
-	size_t out_len;
-};
-
-static void ioctl(struct smbt_conn *tc, uint64_t fid, uint32_t code, const uint8_t *in, size_t in_len,
-		  uint32_t max_out, struct ioctl_rsp *rsp)
-{
-	static uint8_t body[56 + 24 * 300];
-	struct smb_wire_hdr h = { .command = SMB2_IOCTL };
-	struct smbl_msg m;
-
-	ck_assert_uint_le(in_len, sizeof(body) - 56);
-	memset(body, 0, 56);
-	smbt_put16(body, 57);
-	smbt_put32(body + 4, code);
-	smbt_put64(body + 8, fid);
-	smbt_put64(body + 16, fid);
-	smbt_put32(body + 24, SMB2_HDR_LEN + 56);
-	smbt_put32(body + 28, (uint32_t)in_len);
-	smbt_put32(body + 44, max_out);
-	smbt_put32(body + 48, 1); /* IS_FSCTL */
-	if (in_len)
-		memcpy(body + 56, in, in_len);
-	smbl_send(tc, &h, body, 56 + in_len);
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	ck_assert_uint_eq(m.h.command, SMB2_IOCTL);
-	rsp->status = m.h.status;
-	rsp->out_len = 0;
-	if (m.len >= 48 && smb_wire_get_u16(m.body) == 49) {
-		uint32_t off = smb_wire_get_u32(m.body + 32), n = smb_wire_get_u32(m.body + 36);
-
-		ck_assert_uint_ge(off, SMB2_HDR_LEN + 48);
-		ck_assert_uint_le(off - SMB2_HDR_LEN + n, m.len);
-		ck_assert_uint_le(n, sizeof(rsp->out));
-		memcpy(rsp->out, m.body + off - SMB2_HDR_LEN, n);
-		rsp->out_len = n;
-	}
-}
-
 static void resume_key(struct smbt_conn *tc, uint64_t fid, uint8_t key[24])
 {
-	struct ioctl_rsp r;
+	struct smbt_fsctl_rsp r;
 
-	ioctl(tc, fid, FSCTL_SRV_REQUEST_RESUME_KEY, NULL, 0, 32, &r);
+	smbt_fsctl(tc, fid, FSCTL_SRV_REQUEST_RESUME_KEY, NULL, 0, 32, &r);
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(r.out_len, 32);
 	ck_assert_uint_eq(smb_wire_get_u32(r.out + 24), 0); /* ContextLength */
@@ -127,7 +86,8 @@ static size_t copy_req(uint8_t *in, const uint8_t key[24], uint32_t n, const uin
 	return 32 + 24 * (size_t)n;
 }
 
-static void expect_counts(const struct ioctl_rsp *r, uint32_t status, uint32_t chunks, uint32_t bytes, uint32_t total)
+static void expect_counts(const struct smbt_fsctl_rsp *r, uint32_t status, uint32_t chunks, uint32_t bytes,
+			  uint32_t total)
 {
 	ck_assert_uint_eq(r->status, status);
 	ck_assert_uint_eq(r->out_len, 12);
@@ -154,7 +114,7 @@ START_TEST(test_copy_chunks)
 	struct smbt_conn a;
 	uint8_t key[24], in[32 + 24 * 4], got[64];
 	const uint64_t chunks[2][3] = { { 0, 0, 4 }, { 4, 8, 6 } };
-	struct ioctl_rsp r;
+	struct smbt_fsctl_rsp r;
 	uint64_t src, dst;
 	size_t len = 0;
 
@@ -164,14 +124,14 @@ START_TEST(test_copy_chunks)
 	dst = open_file(&a, "dst", ALL_ACCESS);
 	ck_assert_uint_eq(smbl_write(&a, src, "abcdefghij"), STATUS_SUCCESS);
 	resume_key(&a, src, key);
-	ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 2, chunks), 12, &r);
+	smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 2, chunks), 12, &r);
 	expect_counts(&r, STATUS_SUCCESS, 2, 0, 10);
 	file_bytes("dst", got, sizeof(got), &len);
 	ck_assert_uint_eq(len, 14);
 	ck_assert_int_eq(memcmp(got, "abcd\0\0\0\0efghij", 14), 0);
 	/* a key nobody was given */
 	key[10] ^= 1;
-	ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, chunks), 12, &r);
+	smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, chunks), 12, &r);
 	ck_assert_uint_eq(r.status, STATUS_OBJECT_NAME_NOT_FOUND);
 	teardown();
 }
@@ -183,7 +143,7 @@ START_TEST(test_limits)
 	static uint8_t in[32 + 24 * 300];
 	uint8_t key[24], got[64];
 	uint64_t one[1][3] = { { 0, 0, 0 } };
-	struct ioctl_rsp r;
+	struct smbt_fsctl_rsp r;
 	uint64_t src, dst;
 	size_t len = 0;
 
@@ -194,21 +154,21 @@ START_TEST(test_limits)
 	ck_assert_uint_eq(smbl_write(&a, src, "abcdefghij"), STATUS_SUCCESS);
 	resume_key(&a, src, key);
 	/* 257 chunks, an empty chunk, one past 1 MiB: the limits, nothing written */
-	ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 257, NULL), 12, &r);
+	smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 257, NULL), 12, &r);
 	expect_counts(&r, STATUS_INVALID_PARAMETER, 256, 1u << 20, 16u << 20);
-	ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, (const uint64_t (*)[3])one), 12, &r);
+	smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, (const uint64_t (*)[3])one), 12, &r);
 	expect_counts(&r, STATUS_INVALID_PARAMETER, 256, 1u << 20, 16u << 20);
 	one[0][2] = (1u << 20) + 1;
-	ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, (const uint64_t (*)[3])one), 12, &r);
+	smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, (const uint64_t (*)[3])one), 12, &r);
 	expect_counts(&r, STATUS_INVALID_PARAMETER, 256, 1u << 20, 16u << 20);
 	/* a chunk count the input does not hold */
 	copy_req(in, key, 1, NULL);
 	smbt_put32(in + 24, 2);
-	ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, 32 + 24, 12, &r);
+	smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, 32 + 24, 12, &r);
 	ck_assert_uint_eq(r.status, STATUS_INVALID_PARAMETER);
 	ck_assert_uint_eq(r.out_len, 0);
 	/* no room for the answer */
-	ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, NULL), 11, &r);
+	smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, NULL), 11, &r);
 	ck_assert_uint_eq(r.status, STATUS_INVALID_PARAMETER);
 	file_bytes("dst", got, sizeof(got), &len);
 	ck_assert_uint_eq(len, 0);
@@ -216,7 +176,7 @@ START_TEST(test_limits)
 	{
 		const uint64_t two[2][3] = { { 0, 0, 5 }, { 6, 5, 5 } };
 
-		ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 2, two), 12, &r);
+		smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 2, two), 12, &r);
 		expect_counts(&r, STATUS_INVALID_VIEW_SIZE, 1, 0, 5);
 		file_bytes("dst", got, sizeof(got), &len);
 		ck_assert_uint_eq(len, 5);
@@ -230,7 +190,7 @@ START_TEST(test_access)
 	struct smbt_conn a;
 	uint8_t key[24], in[64];
 	const uint64_t one[1][3] = { { 0, 0, 4 } };
-	struct ioctl_rsp r;
+	struct smbt_fsctl_rsp r;
 	uint64_t src, wsrc, dst_w, dst;
 	size_t len = 0;
 	uint8_t got[16];
@@ -243,25 +203,27 @@ START_TEST(test_access)
 	wsrc = open_file(&a, "src", WRITE_ONLY);
 	dst = open_file(&a, "dst", ALL_ACCESS);
 	resume_key(&a, wsrc, key);
-	ioctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, one), 12, &r);
+	smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, one), 12, &r);
 	ck_assert_uint_eq(r.status, STATUS_ACCESS_DENIED);
 	/* a destination without read: COPYCHUNK refused, COPYCHUNK_WRITE done */
 	resume_key(&a, src, key);
 	dst_w = open_file(&a, "dst", WRITE_ONLY);
-	ioctl(&a, dst_w, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, one), 12, &r);
+	smbt_fsctl(&a, dst_w, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, one), 12, &r);
 	ck_assert_uint_eq(r.status, STATUS_ACCESS_DENIED);
 	file_bytes("dst", got, sizeof(got), &len);
 	ck_assert_uint_eq(len, 0);
-	ioctl(&a, dst_w, FSCTL_SRV_COPYCHUNK_WRITE, in, copy_req(in, key, 1, one), 12, &r);
+	smbt_fsctl(&a, dst_w, FSCTL_SRV_COPYCHUNK_WRITE, in, copy_req(in, key, 1, one), 12, &r);
 	expect_counts(&r, STATUS_SUCCESS, 1, 0, 4);
 	/* execute is read enough for the source, not for the destination (Windows, Samba) */
-	ioctl(&a, open_file(&a, "dst", WRITE_ONLY | 0x20u), FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, one), 12, &r);
+	smbt_fsctl(&a, open_file(&a, "dst", WRITE_ONLY | 0x20u), FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, one), 12,
+		   &r);
 	ck_assert_uint_eq(r.status, STATUS_ACCESS_DENIED);
 	resume_key(&a, open_file(&a, "src", 0x20u | 0x80u), key);
-	ioctl(&a, dst_w, FSCTL_SRV_COPYCHUNK_WRITE, in, copy_req(in, key, 1, one), 12, &r);
+	smbt_fsctl(&a, dst_w, FSCTL_SRV_COPYCHUNK_WRITE, in, copy_req(in, key, 1, one), 12, &r);
 	expect_counts(&r, STATUS_SUCCESS, 1, 0, 4);
 	/* a destination without write */
-	ioctl(&a, open_file(&a, "dst", READ_ONLY), FSCTL_SRV_COPYCHUNK_WRITE, in, copy_req(in, key, 1, one), 12, &r);
+	smbt_fsctl(&a, open_file(&a, "dst", READ_ONLY), FSCTL_SRV_COPYCHUNK_WRITE, in, copy_req(in, key, 1, one), 12,
+		   &r);
 	ck_assert_uint_eq(r.status, STATUS_ACCESS_DENIED);
 	file_bytes("dst", got, sizeof(got), &len);
 	ck_assert_uint_eq(len, 4);

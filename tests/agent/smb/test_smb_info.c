@@ -63,33 +63,6 @@ static void conn_new(struct smbt_conn *tc)
 	smbt_conn_export(tc, srv, &ts, 1, 0);
 }
 
-static uint32_t fsctl(struct smbt_conn *tc, uint64_t fid, uint32_t code, const uint8_t *in, size_t in_len,
-		      uint8_t *out, size_t *n)
-{
-	uint8_t body[64] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_IOCTL };
-	struct smbl_msg m;
-
-	smbt_put16(body, 57);
-	smbt_put32(body + 4, code);
-	smbt_put64(body + 8, fid);
-	smbt_put64(body + 16, fid);
-	smbt_put32(body + 24, SMB2_HDR_LEN + 56);
-	smbt_put32(body + 28, (uint32_t)in_len);
-	smbt_put32(body + 44, 64);
-	smbt_put32(body + 48, 1);
-	if (in_len)
-		memcpy(body + 56, in, in_len);
-	smbl_send(tc, &h, body, 56 + in_len);
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	*n = 0;
-	if (m.h.status == STATUS_SUCCESS) {
-		*n = smb_wire_get_u32(m.body + 36);
-		memcpy(out, m.body + smb_wire_get_u32(m.body + 32) - SMB2_HDR_LEN, *n);
-	}
-	return m.h.status;
-}
-
 START_TEST(test_position_and_sizes)
 {
 	struct smbt_conn a;
@@ -128,6 +101,7 @@ START_TEST(test_alt_name_and_compression)
 	uint64_t fid, lid;
 	uint32_t got;
 	uint8_t out[512], in[2] = { 1, 0 };
+	struct smbt_fsctl_rsp r;
 	size_t n;
 	char name[32] = { 0 };
 
@@ -153,13 +127,17 @@ START_TEST(test_alt_name_and_compression)
 	ck_assert_uint_eq(smb_wire_get_u32(out), 18);
 	ck_assert_uint_eq(out[4], 's');
 	/* FSCTLs: never compressed */
-	ck_assert_uint_eq(fsctl(&a, fid, FSCTL_GET_COMPRESSION, NULL, 0, out, &n), STATUS_SUCCESS);
-	ck_assert_uint_eq(n, 2);
-	ck_assert_uint_eq(smb_wire_get_u16(out), 0);
-	ck_assert_uint_eq(fsctl(&a, fid, FSCTL_SET_COMPRESSION, in, 2, out, &n), STATUS_NOT_SUPPORTED);
+	smbt_fsctl(&a, fid, FSCTL_GET_COMPRESSION, NULL, 0, 64, &r);
+	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(r.out_len, 2);
+	ck_assert_uint_eq(smb_wire_get_u16(r.out), 0);
+	smbt_fsctl(&a, fid, FSCTL_SET_COMPRESSION, in, 2, 64, &r);
+	ck_assert_uint_eq(r.status, STATUS_NOT_SUPPORTED);
 	in[0] = 0;
-	ck_assert_uint_eq(fsctl(&a, fid, FSCTL_SET_COMPRESSION, in, 2, out, &n), STATUS_SUCCESS);
-	ck_assert_uint_eq(fsctl(&a, fid, FSCTL_SET_COMPRESSION, in, 1, out, &n), STATUS_INVALID_PARAMETER);
+	smbt_fsctl(&a, fid, FSCTL_SET_COMPRESSION, in, 2, 64, &r);
+	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
+	smbt_fsctl(&a, fid, FSCTL_SET_COMPRESSION, in, 1, 64, &r);
+	ck_assert_uint_eq(r.status, STATUS_INVALID_PARAMETER);
 	teardown();
 }
 END_TEST

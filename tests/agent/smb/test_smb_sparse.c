@@ -44,47 +44,6 @@ static struct smb_srv *srv;
 static struct vol_export *exp0;
 static const struct vol_cred root_cred = { .uid = 0, .gid = 0 };
 
-struct ioctl_rsp {
-	uint32_t status;
-	uint8_t out[64];
-	size_t out_len;
-};
-
-static void ioctl(struct smbt_conn *tc, uint64_t fid, uint32_t code, const uint8_t *in, size_t in_len,
-		  uint32_t max_out, struct ioctl_rsp *rsp)
-{
-	uint8_t body[56 + 64];
-	struct smb_wire_hdr h = { .command = SMB2_IOCTL };
-	struct smbl_msg m;
-
-	ck_assert_uint_le(in_len, sizeof(body) - 56);
-	memset(body, 0, 56);
-	smbt_put16(body, 57);
-	smbt_put32(body + 4, code);
-	smbt_put64(body + 8, fid);
-	smbt_put64(body + 16, fid);
-	smbt_put32(body + 24, SMB2_HDR_LEN + 56);
-	smbt_put32(body + 28, (uint32_t)in_len);
-	smbt_put32(body + 44, max_out);
-	smbt_put32(body + 48, 1); /* IS_FSCTL */
-	if (in_len)
-		memcpy(body + 56, in, in_len);
-	smbl_send(tc, &h, body, 56 + in_len);
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	ck_assert_uint_eq(m.h.command, SMB2_IOCTL);
-	rsp->status = m.h.status;
-	rsp->out_len = 0;
-	if (m.len >= 48 && smb_wire_get_u16(m.body) == 49) {
-		uint32_t off = smb_wire_get_u32(m.body + 32), n = smb_wire_get_u32(m.body + 36);
-
-		ck_assert_uint_ge(off, SMB2_HDR_LEN + 48);
-		ck_assert_uint_le(off - SMB2_HDR_LEN + n, m.len);
-		ck_assert_uint_le(n, sizeof(rsp->out));
-		memcpy(rsp->out, m.body + off - SMB2_HDR_LEN, n);
-		rsp->out_len = n;
-	}
-}
-
 /* A FILE_ZERO_DATA_INFORMATION / FILE_ALLOCATED_RANGE_BUFFER. */
 static const uint8_t *range(uint8_t in[16], uint64_t a, uint64_t b)
 {
@@ -147,7 +106,7 @@ static bool shelf(off_t *size, off_t *hole, off_t off, size_t len, char c)
 START_TEST(test_set_sparse)
 {
 	struct smbt_conn a;
-	struct ioctl_rsp r;
+	struct smbt_fsctl_rsp r;
 	uint8_t zero = 0;
 	uint32_t attrs = 0;
 	uint64_t fid, dir = 0;
@@ -156,22 +115,22 @@ START_TEST(test_set_sparse)
 	smbt_conn_export(&a, srv, &ts, 1, 0);
 	fid = open_file(&a, "f", ALL_ACCESS, &attrs);
 	ck_assert_uint_eq(attrs & FILE_ATTRIBUTE_SPARSE_FILE, 0);
-	ioctl(&a, fid, FSCTL_SET_SPARSE, NULL, 0, 0, &r);
+	smbt_fsctl(&a, fid, FSCTL_SET_SPARSE, NULL, 0, 0, &r);
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	open_file(&a, "f", ALL_ACCESS, &attrs);
 	ck_assert_uint_eq(attrs & FILE_ATTRIBUTE_SPARSE_FILE, FILE_ATTRIBUTE_SPARSE_FILE);
 	/* no write access: refused, still sparse */
-	ioctl(&a, open_file(&a, "f", READ_ONLY, NULL), FSCTL_SET_SPARSE, &zero, 1, 0, &r);
+	smbt_fsctl(&a, open_file(&a, "f", READ_ONLY, NULL), FSCTL_SET_SPARSE, &zero, 1, 0, &r);
 	ck_assert_uint_eq(r.status, STATUS_ACCESS_DENIED);
 	open_file(&a, "f", ALL_ACCESS, &attrs);
 	ck_assert_uint_eq(attrs & FILE_ATTRIBUTE_SPARSE_FILE, FILE_ATTRIBUTE_SPARSE_FILE);
 	/* WRITE_ATTRIBUTES is enough; a buffer of 0 clears */
-	ioctl(&a, open_file(&a, "f", ATTRS_ONLY, NULL), FSCTL_SET_SPARSE, &zero, 1, 0, &r);
+	smbt_fsctl(&a, open_file(&a, "f", ATTRS_ONLY, NULL), FSCTL_SET_SPARSE, &zero, 1, 0, &r);
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	open_file(&a, "f", ALL_ACCESS, &attrs);
 	ck_assert_uint_eq(attrs & FILE_ATTRIBUTE_SPARSE_FILE, 0);
 	ck_assert_uint_eq(smbl_open(&a, "d", true, ALL_ACCESS, 0, 0, &dir, &attrs), STATUS_SUCCESS);
-	ioctl(&a, dir, FSCTL_SET_SPARSE, NULL, 0, 0, &r);
+	smbt_fsctl(&a, dir, FSCTL_SET_SPARSE, NULL, 0, 0, &r);
 	ck_assert_uint_eq(r.status, STATUS_INVALID_PARAMETER);
 	smbt_export_down(&ts, srv, exp0);
 }
@@ -180,7 +139,7 @@ END_TEST
 START_TEST(test_zero_and_ranges)
 {
 	struct smbt_conn a;
-	struct ioctl_rsp r;
+	struct smbt_fsctl_rsp r;
 	uint8_t in[16];
 	uint64_t fid;
 	off_t size, hole;
@@ -190,25 +149,25 @@ START_TEST(test_zero_and_ranges)
 	fid = open_file(&a, "f", ALL_ACCESS, NULL);
 	fill();
 	/* not sparse: zeroed in place, the whole range allocated, the size kept past the end */
-	ioctl(&a, fid, FSCTL_SET_ZERO_DATA, range(in, 2 * K64, 1 << 20), 16, 0, &r);
+	smbt_fsctl(&a, fid, FSCTL_SET_ZERO_DATA, range(in, 2 * K64, 1 << 20), 16, 0, &r);
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert(shelf(&size, &hole, 2 * K64, K64, 0));
 	ck_assert_int_eq(size, 3 * K64);
 	ck_assert_int_ge(blocks, 3 * K64 / 512); /* still allocated (SEEK_HOLE may see unwritten extents) */
-	ioctl(&a, fid, FSCTL_QUERY_ALLOCATED_RANGES, range(in, 0, 1 << 20), 16, 64, &r);
+	smbt_fsctl(&a, fid, FSCTL_QUERY_ALLOCATED_RANGES, range(in, 0, 1 << 20), 16, 64, &r);
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(r.out_len, 16);
 	ck_assert_uint_eq(smb_wire_get_u64(r.out), 0);
 	ck_assert_uint_eq(smb_wire_get_u64(r.out + 8), 3 * K64);
 	/* sparse: a hole in the store's file, the extents around it */
-	ioctl(&a, fid, FSCTL_SET_SPARSE, NULL, 0, 0, &r);
+	smbt_fsctl(&a, fid, FSCTL_SET_SPARSE, NULL, 0, 0, &r);
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
-	ioctl(&a, fid, FSCTL_SET_ZERO_DATA, range(in, K64, 2 * K64), 16, 0, &r);
+	smbt_fsctl(&a, fid, FSCTL_SET_ZERO_DATA, range(in, K64, 2 * K64), 16, 0, &r);
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert(shelf(&size, &hole, K64, K64, 0));
 	ck_assert(shelf(&size, &hole, 0, K64, 'x'));
 	ck_assert_int_eq(hole, K64);
-	ioctl(&a, fid, FSCTL_QUERY_ALLOCATED_RANGES, range(in, 0, 1 << 20), 16, 64, &r);
+	smbt_fsctl(&a, fid, FSCTL_QUERY_ALLOCATED_RANGES, range(in, 0, 1 << 20), 16, 64, &r);
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(r.out_len, 32);
 	ck_assert_uint_eq(smb_wire_get_u64(r.out), 0);
@@ -216,7 +175,7 @@ START_TEST(test_zero_and_ranges)
 	ck_assert_uint_eq(smb_wire_get_u64(r.out + 16), 2 * K64);
 	ck_assert_uint_eq(smb_wire_get_u64(r.out + 24), K64);
 	/* past the end, or an empty range: no ranges */
-	ioctl(&a, fid, FSCTL_QUERY_ALLOCATED_RANGES, range(in, 3 * K64, K64), 16, 64, &r);
+	smbt_fsctl(&a, fid, FSCTL_QUERY_ALLOCATED_RANGES, range(in, 3 * K64, K64), 16, 64, &r);
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(r.out_len, 0);
 	smbt_export_down(&ts, srv, exp0);
@@ -226,7 +185,7 @@ END_TEST
 START_TEST(test_bad_input)
 {
 	struct smbt_conn a;
-	struct ioctl_rsp r;
+	struct smbt_fsctl_rsp r;
 	uint8_t in[16];
 	uint64_t fid;
 	off_t size, hole;
@@ -235,14 +194,14 @@ START_TEST(test_bad_input)
 	smbt_conn_export(&a, srv, &ts, 1, 0);
 	fid = open_file(&a, "f", ALL_ACCESS, NULL);
 	fill();
-	ioctl(&a, fid, FSCTL_SET_SPARSE, NULL, 0, 0, &r);
+	smbt_fsctl(&a, fid, FSCTL_SET_SPARSE, NULL, 0, 0, &r);
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	/* zero data: reversed, short, without write access: nothing changes */
-	ioctl(&a, fid, FSCTL_SET_ZERO_DATA, range(in, 2 * K64, K64), 16, 0, &r);
+	smbt_fsctl(&a, fid, FSCTL_SET_ZERO_DATA, range(in, 2 * K64, K64), 16, 0, &r);
 	ck_assert_uint_eq(r.status, STATUS_INVALID_PARAMETER);
-	ioctl(&a, fid, FSCTL_SET_ZERO_DATA, range(in, 0, K64), 15, 0, &r);
+	smbt_fsctl(&a, fid, FSCTL_SET_ZERO_DATA, range(in, 0, K64), 15, 0, &r);
 	ck_assert_uint_eq(r.status, STATUS_INVALID_PARAMETER);
-	ioctl(&a, open_file(&a, "f", READ_ONLY, NULL), FSCTL_SET_ZERO_DATA, range(in, 0, K64), 16, 0, &r);
+	smbt_fsctl(&a, open_file(&a, "f", READ_ONLY, NULL), FSCTL_SET_ZERO_DATA, range(in, 0, K64), 16, 0, &r);
 	ck_assert_uint_eq(r.status, STATUS_ACCESS_DENIED);
 	ck_assert(shelf(&size, &hole, 0, K64, 'x'));
 	ck_assert(shelf(&size, &hole, K64, K64, 'x'));
@@ -250,22 +209,23 @@ START_TEST(test_bad_input)
 	ck_assert_int_eq(size, 3 * K64);
 	ck_assert_int_eq(hole, 3 * K64);
 	/* allocated ranges: no room for the one range, room for one of two */
-	ioctl(&a, fid, FSCTL_QUERY_ALLOCATED_RANGES, range(in, 0, K64), 16, 0, &r);
+	smbt_fsctl(&a, fid, FSCTL_QUERY_ALLOCATED_RANGES, range(in, 0, K64), 16, 0, &r);
 	ck_assert_uint_eq(r.status, STATUS_BUFFER_TOO_SMALL);
 	ck_assert_uint_eq(r.out_len, 0);
-	ioctl(&a, fid, FSCTL_SET_ZERO_DATA, range(in, K64, 2 * K64), 16, 0, &r);
+	smbt_fsctl(&a, fid, FSCTL_SET_ZERO_DATA, range(in, K64, 2 * K64), 16, 0, &r);
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
-	ioctl(&a, fid, FSCTL_QUERY_ALLOCATED_RANGES, range(in, 0, 1 << 20), 16, 31, &r);
+	smbt_fsctl(&a, fid, FSCTL_QUERY_ALLOCATED_RANGES, range(in, 0, 1 << 20), 16, 31, &r);
 	ck_assert_uint_eq(r.status, STATUS_BUFFER_TOO_SMALL);
 	ck_assert_uint_eq(r.out_len, 0);
 	/* an empty or short input, an overflowing range, no read access */
-	ioctl(&a, fid, FSCTL_QUERY_ALLOCATED_RANGES, NULL, 0, 64, &r);
+	smbt_fsctl(&a, fid, FSCTL_QUERY_ALLOCATED_RANGES, NULL, 0, 64, &r);
 	ck_assert_uint_eq(r.status, STATUS_INVALID_PARAMETER);
-	ioctl(&a, fid, FSCTL_QUERY_ALLOCATED_RANGES, range(in, 0, K64), 8, 64, &r);
+	smbt_fsctl(&a, fid, FSCTL_QUERY_ALLOCATED_RANGES, range(in, 0, K64), 8, 64, &r);
 	ck_assert_uint_eq(r.status, STATUS_INVALID_PARAMETER);
-	ioctl(&a, fid, FSCTL_QUERY_ALLOCATED_RANGES, range(in, 1, UINT64_MAX), 16, 64, &r);
+	smbt_fsctl(&a, fid, FSCTL_QUERY_ALLOCATED_RANGES, range(in, 1, UINT64_MAX), 16, 64, &r);
 	ck_assert_uint_eq(r.status, STATUS_INVALID_PARAMETER);
-	ioctl(&a, open_file(&a, "f", 0x2u | 0x80u, NULL), FSCTL_QUERY_ALLOCATED_RANGES, range(in, 0, K64), 16, 64, &r);
+	smbt_fsctl(&a, open_file(&a, "f", 0x2u | 0x80u, NULL), FSCTL_QUERY_ALLOCATED_RANGES, range(in, 0, K64), 16, 64,
+		   &r);
 	ck_assert_uint_eq(r.status, STATUS_ACCESS_DENIED);
 	smbt_export_down(&ts, srv, exp0);
 }

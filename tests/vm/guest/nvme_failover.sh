@@ -14,52 +14,18 @@
 # One TAP line per check; "# takeover ..." lines carry the figures.
 # /aqvm/env: LEASE_S SERVER TOKEN_A TOKEN_B NODE_A NODE_B LOC AP_A AP_B NP_A NP_B NQN DATA_MIB DATA_SHA WAIT_SECS.
 . /aqvm/env
+. /aqvm/nvme_lib.sh
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-n=0
 echo "1..11"
 
-check() { # DESCRIPTION CMD...: one TAP line
-	local desc=$1 out
-	shift
-	n=$((n + 1))
-	if out=$("$@" 2>&1); then
-		echo "ok $n - $desc"
-		[ -n "$out" ] && printf '%s\n' "$out" | grep '^# ' || true
-	else
-		echo "not ok $n - $desc"
-		printf '%s\n' "$out" | tail -n 15 | sed 's/^/#   /'
-	fi
-}
-
-wait_file() { # FILE SECONDS
-	local i
-	for i in $(seq "$2"); do
-		[ -e "$1" ] && return 0
-		sleep 1
-	done
-	echo "no $1 after $2 s"
-	return 1
-}
-
-eq() { [ "$2" = "$3" ] && return 0; echo "$1: expected '$2', got '$3'"; return 1; }
 now() { cut -d' ' -f1 /proc/uptime; }
 mp_of() { echo "/tmp/agent$1/state/shelf/volumes/$FSID"; } # X: A or B
 
-check "the test shelf: nvmet over tcp on 127.0.0.1:4420, nvme-core without native multipath" sh -c '
-	NVME_MULTIPATH=N sh /aqvm/nvmet.sh modules /aqvm/mod tcp && sh /aqvm/nvmet.sh up "$1" 127.0.0.1 4420 tcp &&
-	test "$(cat /sys/module/nvme_core/parameters/multipath)" = N' sh "$NQN"
+shelf_up() { target_up NVME_MULTIPATH=N && test "$(cat /sys/module/nvme_core/parameters/multipath)" = N; }
+check "the test shelf: nvmet over tcp on 127.0.0.1:4420, nvme-core without native multipath" shelf_up
 
-start_agent() { # X NODE TOKEN AP NP
-	mkdir -p "/tmp/agent$1"
-	/aqvm/lib/ld-linux-x86-64.so.2 --library-path /aqvm/lib /aqvm/aquifer-agent --server "$SERVER" \
-		--token "$3" --node "$2" --location "$LOC" \
-		--shelf "nvmeof:tcp:127.0.0.1:4420:$NQN,fence=lease,lease=$LEASE_S,provision=/aqvm/nvmet.sh" \
-		--listen "0.0.0.0:$4" --advertise 127.0.0.1 --nfs-listen "0.0.0.0:$5" --state-dir "/tmp/agent$1/state" \
-		--log-level debug >"/aqvm/agent$1.log" 2>&1 &
-	echo $! >"/tmp/agent$1.pid"
-}
-start_agent A "$NODE_A" "$TOKEN_A" "$AP_A" "$NP_A"
-start_agent B "$NODE_B" "$TOKEN_B" "$AP_B" "$NP_B"
+agent_start A "$NODE_A" "$TOKEN_A" "$AP_A" "$NP_A" "fence=lease,lease=$LEASE_S,provision=/aqvm/nvmet.sh"
+agent_start B "$NODE_B" "$TOKEN_B" "$AP_B" "$NP_B" "fence=lease,lease=$LEASE_S,provision=/aqvm/nvmet.sh"
 touch /aqvm/agent.started
 check "two agents (fence=lease) joined, and the host made a volume" wait_file /aqvm/volume.env "$WAIT_SECS"
 [ -f /aqvm/volume.env ] && . /aqvm/volume.env
@@ -80,20 +46,6 @@ served_by_one() {
 }
 check "the volume is mounted by its node only, under its lease" served_by_one
 
-nfs_write() { # PORT
-	mount -t nfs -o "vers=3,nolock,tcp,port=$1,mountport=$1" "127.0.0.1:/$SHARE" /mnt/v || return 1
-	dd if=/aqvm/data.bin of=/mnt/v/data.bin bs=1M conv=fsync status=none || { umount /mnt/v; return 1; }
-	umount /mnt/v
-}
-nfs_sha() { # PORT
-	echo 3 >/proc/sys/vm/drop_caches
-	mount -t nfs -o "vers=3,nolock,tcp,port=$1,mountport=$1" "127.0.0.1:/$SHARE" /mnt/v || return 1
-	eq "sha256 read back over NFS" "$DATA_SHA" "$(sha256sum </mnt/v/data.bin | cut -c1-64)"
-	local rc=$?
-	umount /mnt/v
-	return $rc
-}
-mkdir -p /mnt/v
 check "write ${DATA_MIB} MiB over NFSv3 to node $H (fsync: COMMITted)" nfs_write "$NP_H"
 
 # A partitioned node: SIGSTOP (its kernel, its mount and its page cache stay)
@@ -164,23 +116,6 @@ check "node $O still serves the same bytes after $H was fenced" nfs_sha "$NP_O"
 sleep 3 # the host's node report catches up
 check "node $O's file system had no error" sh -c "! dmesg | grep -E 'EXT4-fs \($(basename "$(findmnt -n -o SOURCE "$(mp_of "$O")")")\).*(error|warning)'"
 
-stop_agents() {
-	local x pid i
-	for x in A B; do
-		pid=$(cat "/tmp/agent$x.pid") && kill -TERM "$pid" 2>/dev/null
-	done
-	for x in A B; do
-		pid=$(cat "/tmp/agent$x.pid")
-		for i in $(seq 100); do
-			kill -0 "$pid" 2>/dev/null || continue 2
-			sleep 0.2
-		done
-		echo "agent $x did not stop within 20 s"
-		return 1
-	done
-}
-check "the agents stop cleanly" stop_agents
-for m in $(findmnt -rn -o SOURCE,TARGET | awk '$1 ~ /^\/dev\/nvme/ { print $2 }'); do umount -l "$m"; done
-for c in /sys/class/nvme/nvme*/delete_controller; do [ -e "$c" ] && echo 1 >"$c"; done
-sh /aqvm/nvmet.sh down
+check "the agents stop cleanly" agents_stop A B
+target_down
 touch /aqvm/guest.done

@@ -11,55 +11,16 @@
 # /aqvm/env: SERVER TOKEN NODE LOC AP NP NQN TRANSPORT (tcp: the target on
 # 127.0.0.1; rdma: soft-RoCE, rxe0 on eth0, the target on 10.0.2.15) DATA_SHA WAIT_SECS.
 . /aqvm/env
+. /aqvm/nvme_lib.sh
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-n=0
-AGENT= # set in start_agent's check only (each check runs in a subshell)
 echo "1..9"
 
-check() { # DESCRIPTION CMD...: one TAP line
-	local desc=$1 out
-	shift
-	n=$((n + 1))
-	if out=$("$@" 2>&1); then
-		echo "ok $n - $desc"
-	else
-		echo "not ok $n - $desc"
-		printf '%s\n' "$out" | tail -n 15 | sed 's/^/#   /'
-	fi
-}
-
-wait_file() { # FILE SECONDS
-	local i
-	for i in $(seq "$2"); do
-		[ -e "$1" ] && return 0
-		[ -n "$AGENT" ] && ! kill -0 "$AGENT" 2>/dev/null && { echo "the agent exited"; tail -n 5 /aqvm/agent.log; return 1; }
-		sleep 1
-	done
-	echo "no $1 after $2 s"
-	return 1
-}
-
-eq() { [ "$2" = "$3" ] && return 0; echo "$1: expected '$2', got '$3'"; return 1; }
-
-TADDR=127.0.0.1
-[ "$TRANSPORT" = rdma ] && TADDR=10.0.2.15
-target_up() {
-	sh /aqvm/nvmet.sh modules /aqvm/mod "$TRANSPORT" && sh /aqvm/nvmet.sh up "$NQN" "$TADDR" 4420 "$TRANSPORT" &&
-		test -c /dev/nvme-fabrics
-}
 check "the test shelf: nvmet over $TRANSPORT on $TADDR:4420, subsystem $NQN" target_up
 
-start_agent() {
-	mkdir -p /tmp/agent
-	/aqvm/lib/ld-linux-x86-64.so.2 --library-path /aqvm/lib /aqvm/aquifer-agent --server "$SERVER" \
-		--token "$TOKEN" --node "$NODE" --location "$LOC" \
-		--shelf "nvmeof:$TRANSPORT:$TADDR:4420:$NQN,fence=none,provision=/aqvm/nvmet.sh" \
-		--listen "0.0.0.0:$AP" --advertise 127.0.0.1 --nfs-listen "0.0.0.0:$NP" --state-dir /tmp/agent/state \
-		--log-level debug >/aqvm/agent.log 2>&1 &
-	AGENT=$!
-	echo "$AGENT" >/tmp/agent.pid
+start_agent() { # one agent (agent_start's X empty: /tmp/agent, /aqvm/agent.log)
+	agent_start "" "$NODE" "$TOKEN" "$AP" "$NP" fence=none,provision=/aqvm/nvmet.sh
 	touch /aqvm/agent.started
-	wait_file /aqvm/volume.env "$WAIT_SECS"
+	wait_file /aqvm/volume.env "$WAIT_SECS" "$AGENT_PID"
 }
 check "aquifer-agent (--shelf nvmeof:$TRANSPORT:...) joined, and the host made a volume" start_agent
 [ -f /aqvm/volume.env ] && . /aqvm/volume.env
@@ -85,23 +46,8 @@ on_namespace() {
 }
 check "the volume's root is an ext4 on the NVMe-oF namespace its fsid names (NGUID)" on_namespace
 
-mkdir -p /mnt/v
-nfs_write() {
-	mount -t nfs -o "vers=3,nolock,tcp,port=$NP,mountport=$NP" "127.0.0.1:/$SHARE" /mnt/v || return 1
-	dd if=/aqvm/data.bin of=/mnt/v/data.bin bs=1M conv=fsync status=none || return 1
-	umount /mnt/v
-}
-check "write ${DATA_MIB} MiB over NFSv3 to the volume" nfs_write
-
-nfs_read() {
-	echo 3 >/proc/sys/vm/drop_caches
-	mount -t nfs -o "vers=3,nolock,tcp,port=$NP,mountport=$NP" "127.0.0.1:/$SHARE" /mnt/v || return 1
-	eq "sha256 read back over NFS" "$DATA_SHA" "$(sha256sum </mnt/v/data.bin | cut -c1-64)"
-	local rc=$?
-	umount /mnt/v
-	return $rc
-}
-check "read back over NFS (caches dropped, new mount): identical sha256" nfs_read
+check "write ${DATA_MIB} MiB over NFSv3 to the volume" nfs_write "$NP"
+check "read back over NFS (caches dropped, new mount): identical sha256" nfs_sha "$NP"
 
 on_disk() {
 	local kib
@@ -129,20 +75,5 @@ gone() {
 }
 check "the volume deleted: unmounted, its namespace and file gone from the shelf, the controller disconnected" gone
 
-stop_agent() { # started in check's subshell: not this shell's child, so poll
-	local pid i
-	pid=$(cat /tmp/agent.pid) && kill -TERM "$pid" || return 1
-	for i in $(seq 100); do
-		kill -0 "$pid" 2>/dev/null || return 0
-		sleep 0.2
-	done
-	echo "the agent did not stop within 20 s"
-	return 1
-}
-check "the agent stops cleanly" stop_agent
-# Whatever a failed check left behind goes before the target does: a mounted
-# namespace whose target vanished would queue I/O for ever and hang the
-# guest's power-off.
-for m in $(findmnt -rn -o SOURCE,TARGET | awk '$1 ~ /^\/dev\/nvme/ { print $2 }'); do umount -l "$m"; done
-for c in /sys/class/nvme/nvme*/delete_controller; do [ -e "$c" ] && echo 1 >"$c"; done
-check "the test shelf comes down" sh /aqvm/nvmet.sh down
+check "the agent stops cleanly" agents_stop ""
+check "the test shelf comes down" target_down
