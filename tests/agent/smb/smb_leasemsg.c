@@ -26,6 +26,7 @@ int smbl_recv(struct smbt_conn *tc, struct smbl_msg *m)
 		return 0;
 	ck_assert_uint_ge(len, SMB2_HDR_LEN);
 	m->len = len - SMB2_HDR_LEN;
+	ck_assert_uint_le(m->len, sizeof(m->body));
 	memcpy(m->body, buf + SMB2_HDR_LEN, m->len);
 	return 1;
 }
