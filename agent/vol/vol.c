@@ -52,6 +52,7 @@ void vol_export_unref(struct vol_export *e)
 		close(e->root_fd);
 	vol_snap_close(e);
 	OPENSSL_cleanse(e->fhkey, sizeof(e->fhkey));
+	vol_mackey_cleanup(&e->fhmac);
 	vol_acct_unref(e->acct);
 	free(e);
 }
@@ -334,6 +335,7 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 	e->ino = st.st_ino;
 	e->ordered_meta = vol_ordered_meta(e->root_fd);
 	vol_fh_key(s->key, cfg->fsid, e->fhkey);
+	vol_mackey_init(&e->fhmac, e->fhkey);
 	if ((rc = vol_marks_init(e, &stamp)) != 0)
 		goto out;
 	for (i = 0; old && i < old->n; i++) {

@@ -35,12 +35,57 @@
 #define VOL_FH_V3 3 /* a snapshot object's (vol_snap.c) */
 #define VOL_FH_INFO "aquifer file handle key v2"
 
-static void vol_mac(const uint8_t *key, const uint8_t *data, size_t len, uint8_t *mac)
+/* HMAC-SHA256 (RFC 2104) with the key's padded blocks hashed once: HMAC()
+ * fetches "HMAC" and "SHA256" from OpenSSL's providers by name on every
+ * call, under a lock every worker shares, and hashes the key twice again;
+ * every call with a handle pays a MAC (1.44 us a MAC one-shot, 0.29 us from
+ * the saved states, measured on this machine). */
+void vol_mackey_init(struct vol_mackey *k, const uint8_t *key)
 {
+	EVP_MD_CTX *in = EVP_MD_CTX_new(), *out = EVP_MD_CTX_new();
+	uint8_t ipad[64], opad[64];
+	int i;
+
+	k->in = k->out = NULL;
+	for (i = 0; i < 64; i++) { /* a key shorter than the block is padded with zeros */
+		uint8_t b = i < VOL_KEY_LEN ? key[i] : 0;
+
+		ipad[i] = b ^ 0x36;
+		opad[i] = b ^ 0x5c;
+	}
+	if (in && out && EVP_DigestInit_ex(in, EVP_sha256(), NULL) == 1 && EVP_DigestUpdate(in, ipad, 64) == 1 &&
+	    EVP_DigestInit_ex(out, EVP_sha256(), NULL) == 1 && EVP_DigestUpdate(out, opad, 64) == 1) {
+		k->in = in;
+		k->out = out;
+		in = out = NULL;
+	}
+	OPENSSL_cleanse(ipad, sizeof(ipad));
+	OPENSSL_cleanse(opad, sizeof(opad));
+	EVP_MD_CTX_free(in);
+	EVP_MD_CTX_free(out);
+}
+
+void vol_mackey_cleanup(struct vol_mackey *k)
+{
+	EVP_MD_CTX_free(k->in);
+	EVP_MD_CTX_free(k->out);
+	k->in = k->out = NULL;
+}
+
+/* The first VOL_MAC_LEN bytes of HMAC-SHA256(key, data): from mk's states
+ * when it has them (shared by every thread: only copied from), else (or if
+ * that fails) with HMAC(). */
+static void vol_mac(const uint8_t *key, const struct vol_mackey *mk, const uint8_t *data, size_t len, uint8_t *mac)
+{
+	EVP_MD_CTX *c = mk && mk->in ? EVP_MD_CTX_new() : NULL;
 	uint8_t full[EVP_MAX_MD_SIZE];
 	unsigned int flen = 0;
 
-	HMAC(EVP_sha256(), key, VOL_KEY_LEN, data, len, full, &flen);
+	if (!c || EVP_MD_CTX_copy_ex(c, mk->in) != 1 || EVP_DigestUpdate(c, data, len) != 1 ||
+	    EVP_DigestFinal_ex(c, full, &flen) != 1 || EVP_MD_CTX_copy_ex(c, mk->out) != 1 ||
+	    EVP_DigestUpdate(c, full, flen) != 1 || EVP_DigestFinal_ex(c, full, &flen) != 1)
+		HMAC(EVP_sha256(), key, VOL_KEY_LEN, data, len, full, &flen);
+	EVP_MD_CTX_free(c);
 	memcpy(mac, full, VOL_MAC_LEN);
 }
 
@@ -76,9 +121,10 @@ void vol_fh_key(const uint8_t *lockey, uint64_t fsid, uint8_t *out)
 	HMAC(EVP_sha256(), lockey, VOL_KEY_LEN, info, sizeof(info), out, &len);
 }
 
-/* Bytes 0..14+n of a version 2 handle (3: a snapshot object's) plus the MAC under ekey. */
-static int vol_fh_seal(const uint8_t *ekey, uint8_t version, uint64_t fsid, uint32_t ktype, const uint8_t *kbytes,
-		       size_t klen, struct vol_fh *out)
+/* Bytes 0..14+n of a version 2 handle (3: a snapshot object's) plus the MAC
+ * under ekey (mk: its saved states, or NULL). */
+static int vol_fh_seal(const uint8_t *ekey, const struct vol_mackey *mk, uint8_t version, uint64_t fsid,
+		       uint32_t ktype, const uint8_t *kbytes, size_t klen, struct vol_fh *out)
 {
 	if (klen > VOL_FH_MAX - VOL_FH_HDR - VOL_MAC_LEN)
 		return -EOVERFLOW;
@@ -90,7 +136,7 @@ static int vol_fh_seal(const uint8_t *ekey, uint8_t version, uint64_t fsid, uint
 	out->data[5] = (uint8_t)ktype;
 	vol_put64(out->data + 6, fsid);
 	memcpy(out->data + VOL_FH_HDR, kbytes, klen);
-	vol_mac(ekey, out->data, VOL_FH_HDR + klen, out->data + VOL_FH_HDR + klen);
+	vol_mac(ekey, mk, out->data, VOL_FH_HDR + klen, out->data + VOL_FH_HDR + klen);
 	out->len = (uint32_t)(VOL_FH_HDR + klen + VOL_MAC_LEN);
 	return 0;
 }
@@ -102,7 +148,7 @@ int vol_fh_encode(const uint8_t *lockey, bool snap, uint64_t fsid, uint32_t ktyp
 	int rc;
 
 	vol_fh_key(lockey, fsid, ekey);
-	rc = vol_fh_seal(ekey, snap ? VOL_FH_V3 : VOL_FH_V2, fsid, ktype, kbytes, klen, out);
+	rc = vol_fh_seal(ekey, NULL, snap ? VOL_FH_V3 : VOL_FH_V2, fsid, ktype, kbytes, klen, out);
 	OPENSSL_cleanse(ekey, sizeof(ekey));
 	return rc;
 }
@@ -113,6 +159,7 @@ static int vol_fh_check(struct vol_store *s, const uint8_t *fh, size_t len, stru
 {
 	uint8_t mac[VOL_MAC_LEN], ekey[VOL_KEY_LEN];
 	struct vol_export *e = NULL;
+	const struct vol_mackey *mk = NULL;
 	const uint8_t *key;
 	uint64_t fsid;
 	size_t n;
@@ -130,11 +177,12 @@ static int vol_fh_check(struct vol_store *s, const uint8_t *fh, size_t len, stru
 		key = s->key;
 	} else if (e) {
 		key = e->fhkey;
+		mk = &e->fhmac;
 	} else { /* derive it to tell a forged handle from one of a removed export */
 		vol_fh_key(s->key, fsid, ekey);
 		key = ekey;
 	}
-	vol_mac(key, fh, VOL_FH_HDR + n, mac);
+	vol_mac(key, mk, fh, VOL_FH_HDR + n, mac);
 	if (CRYPTO_memcmp(mac, fh + VOL_FH_HDR + n, VOL_MAC_LEN) != 0)
 		rc = VOL_EBADHANDLE;
 	else if (!e)
@@ -194,7 +242,8 @@ int vol_fh_make(struct vol_store *s, const struct vol_obj *obj, struct vol_fh *o
 	(void)s; /* the export's key lives in the export */
 	if ((rc = vol_khandle(obj->fd, "", AT_EMPTY_PATH, &t, kb, &n)) != 0)
 		return rc;
-	return vol_fh_seal(obj->exp->fhkey, obj->snap ? VOL_FH_V3 : VOL_FH_V2, obj->exp->cfg.fsid, t, kb, n, out);
+	return vol_fh_seal(obj->exp->fhkey, &obj->exp->fhmac, obj->snap ? VOL_FH_V3 : VOL_FH_V2, obj->exp->cfg.fsid, t,
+			   kb, n, out);
 }
 
 /* ---------- containment marks ---------- */

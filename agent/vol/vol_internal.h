@@ -67,6 +67,15 @@ struct vol_acct {
 	_Atomic unsigned watchers; /* change watches on the volume (vol_watch.c) */
 };
 
+/* HMAC-SHA256 under one key with the key's inner and outer hash states
+ * computed once (vol_fh.c): a MAC then costs two SHA-256 finishes from
+ * copies of them. Both NULL when that setup failed: the MAC is computed the
+ * slow way (HMAC()), with the same result. */
+struct evp_md_ctx_st;
+struct vol_mackey {
+	struct evp_md_ctx_st *in, *out;
+};
+
 struct vol_export {
 	atomic_int refs;
 	struct vol_export_cfg cfg;
@@ -77,6 +86,7 @@ struct vol_export {
 	struct api_intent_net nets[VOL_MAX_RULES][VOL_MAX_NETS]; /* host order */
 	struct vol_acct *acct;
 	uint8_t fhkey[VOL_KEY_LEN];  /* this export's handle key (vol_fh_key) */
+	struct vol_mackey fhmac;     /* ...its HMAC states (vol_mackey_init) */
 	bool marks;                /* objects carry the containment mark (vol_fh.c) */
 	/* The root's file system orders metadata in one log (ext4, XFS): the
 	 * fsync of a new object also makes its name stable (vol_ns.c). */
@@ -161,6 +171,10 @@ uint64_t vol_get64(const uint8_t *p);
 /* vol_fh.c */
 /* The handle key of export fsid, derived from the location key (32 bytes). */
 void vol_fh_key(const uint8_t *lockey, uint64_t fsid, uint8_t *out);
+/* The HMAC states of key (VOL_KEY_LEN bytes); cleanup accepts one whose
+ * init failed or never ran (zeroed). */
+void vol_mackey_init(struct vol_mackey *k, const uint8_t *key);
+void vol_mackey_cleanup(struct vol_mackey *k);
 /* The export a MAC-valid handle names (counted), or NULL. */
 struct vol_export *vol_fh_export(struct vol_store *s, const uint8_t *fh, size_t len);
 /* The containment mark of name in directory fd (never following a symlink),

@@ -1,4 +1,5 @@
-/* test_vol: the volume store (agent/vol/vol.c): handle MAC and forgery,
+/* test_vol: the volume store (agent/vol/vol.c): handle MAC (known answer,
+ * shared by threads) and forgery,
  * cross-export handles, export-set replacement, export rules, confinement to
  * the export, capacity accounting and counters. Needs root (open_by_handle_at). */
 #ifndef _GNU_SOURCE
@@ -103,6 +104,72 @@ START_TEST(test_handle_roundtrip_and_forgery)
 		ck_assert_int_eq(vol_fh_verify(s2, fh.data, fh.len), VOL_EBADHANDLE);
 		vol_store_free(s2);
 	}
+	vol_obj_cleanup(&r);
+}
+END_TEST
+
+/* The MAC of a handle is HMAC-SHA256 under the export's key (HKDF-Expand of
+ * the location key), whichever way vol_fh.c computes it (issue 25: from
+ * saved states): checked here against OpenSSL's one-shot HMAC(). */
+static void expect_mac(const struct vol_fh *fh, uint64_t fsid)
+{
+	static const char info[] = "aquifer file handle key v2";
+	uint8_t in[sizeof(info) - 1 + 9], ekey[EVP_MAX_MD_SIZE], mac[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	int i;
+
+	memcpy(in, info, sizeof(info) - 1);
+	for (i = 0; i < 8; i++)
+		in[sizeof(info) - 1 + i] = (uint8_t)(fsid >> (56 - 8 * i));
+	in[sizeof(in) - 1] = 1;
+	HMAC(EVP_sha256(), ts.key, VOL_KEY_LEN, in, sizeof(in), ekey, &n);
+	HMAC(EVP_sha256(), ekey, VOL_KEY_LEN, fh->data, fh->len - 16, mac, &n);
+	ck_assert_mem_eq(fh->data + fh->len - 16, mac, 16);
+}
+
+struct verify_arg {
+	const struct vol_fh *fh;
+	int ok, refused;
+};
+
+static void *verify_many(void *p)
+{
+	struct verify_arg *a = p;
+	struct vol_fh bad = *a->fh;
+	int i;
+
+	bad.data[bad.len - 1] ^= 1;
+	for (i = 0; i < 2000; i++) {
+		a->ok += vol_fh_verify(ts.store, a->fh->data, a->fh->len) == 0;
+		a->refused += vol_fh_verify(ts.store, bad.data, bad.len) == VOL_EBADHANDLE;
+	}
+	return NULL;
+}
+
+START_TEST(test_handle_mac_known_answer)
+{
+	struct vol_obj r = root_of(0), f;
+	struct vol_fh fh, ff;
+	struct verify_arg a[4];
+	pthread_t t[4];
+	int i;
+
+	ck_assert_int_eq(vol_fh_make(ts.store, &r, &fh), 0);
+	expect_mac(&fh, ts.cfg[0].fsid);
+	ck_assert_int_eq(vol_create(&r, &root, "kat", 3, false, NULL, NULL, &f), 0);
+	ck_assert_int_eq(vol_fh_make(ts.store, &f, &ff), 0);
+	expect_mac(&ff, ts.cfg[0].fsid);
+	/* the saved states are shared by every worker: only copied from */
+	for (i = 0; i < 4; i++) {
+		a[i] = (struct verify_arg){&ff, 0, 0};
+		ck_assert_int_eq(pthread_create(&t[i], NULL, verify_many, &a[i]), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		ck_assert_int_eq(a[i].ok, 2000);
+		ck_assert_int_eq(a[i].refused, 2000);
+	}
+	vol_obj_cleanup(&f);
 	vol_obj_cleanup(&r);
 }
 END_TEST
@@ -693,6 +760,7 @@ int main(void)
 	}
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_handle_roundtrip_and_forgery);
+	tcase_add_test(tc, test_handle_mac_known_answer);
 	tcase_add_test(tc, test_confinement);
 	tcase_add_test(tc, test_set_exports_stale);
 	tcase_add_test(tc, test_forget_dev);
