@@ -165,8 +165,13 @@ void tier_free(struct tier *t)
 		pthread_join(t->thr, NULL);
 	for (size_t i = 0; i < t->npw; i++)
 		pthread_join(t->pw[i], NULL);
-	for (size_t i = 0; i < t->pq_len; i++)
-		tier_vol_unref(t->pqv[(t->pq_head + i) % TIER_PREFETCH_Q]);
+	for (int l = 0; l < TIER_LANES; l++)
+		for (size_t i = 0; i < t->pq[l].len; i++) {
+			size_t k = (t->pq[l].head + i) % TIER_PREFETCH_Q;
+
+			if (t->pq[l].key[k][0])
+				tier_vol_unref(t->pq[l].v[k]);
+		}
 	for (size_t i = 0; i < t->nvols; i++) {
 		tier_map_flush_heat(t->vols[i]);
 		tier_vol_unref(t->vols[i]);

@@ -34,6 +34,19 @@
  * digits, set at the first pass that sees the file), so hard links share it
  * and rename keeps it; the database maps it to the inode for the data path.
  *
+ * Demand first (tier_cache.c): a sequential read of cold data goes through
+ * a chunk cache and queues the next TIER_READAHEAD chunks for prefetch
+ * workers (parallel ranged GETs, at most TIER_PF_MAX at once). A client
+ * READ that misses the cache GETs its chunk at once, never behind queued
+ * prefetch; one that finds its chunk being fetched (by read-ahead or
+ * another READ) waits for that GET instead of a second one. The queue has
+ * two lanes: the next chunks of a client's stream (NEAR) go before those
+ * the store's cross-file read-ahead (vol_tier_ops.read_ahead) asked for
+ * (FAR), and a FAR key a client stream asks for moves to NEAR. While
+ * client GETs are at the store, FAR GETs (queued or read_ahead's own) start
+ * only while fewer than TIER_PF_FAR_SHARE run, so a film's first frame does
+ * not share the store with the prefetch of the frames after it.
+ *
  * Errors: negative errno. Cold reads that cannot finish within
  * TIER_COLD_DEADLINE_MS (store down or slow) fail with -ETIMEDOUT, which the
  * NFS layer answers as NFS3ERR_JUKEBOX. Thread-safe.

@@ -1,5 +1,6 @@
 /* tier_cache: reading cold chunks back from the object store: the bounded
- * fetch with its deadline, the chunk cache and the read-ahead workers.
+ * fetch with its deadline, the chunk cache and the read-ahead workers, with
+ * client GETs first (the lanes and shares: tier_internal.h, TIER_PF_MAX).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -78,12 +79,45 @@ static struct tier_centry *tier_cache_claim(struct tier *t, const char *key)
 	return e;
 }
 
+/* Whether a read-ahead GET of lane may start now (cmu held): within
+ * TIER_PF_MAX, and while client GETs are at the store FAR only within its
+ * share. */
+static bool tier_pf_may(const struct tier *t, enum tier_lane lane)
+{
+	if (t->pf[TIER_NEAR] + t->pf[TIER_FAR] >= TIER_PF_MAX)
+		return false;
+	return lane == TIER_NEAR || !t->dem || t->pf[TIER_FAR] < TIER_PF_FAR_SHARE;
+}
+
+/* A GET of a client READ (NEAR) or of a read_ahead read (FAR) starts / ended
+ * (cmu held). */
+static void tier_get_begin(struct tier *t, enum tier_lane lane)
+{
+	if (lane == TIER_NEAR)
+		t->dem++;
+	else
+		t->pf[TIER_FAR]++;
+}
+
+static void tier_get_end(struct tier *t, enum tier_lane lane)
+{
+	if (lane == TIER_NEAR)
+		t->dem--;
+	else
+		t->pf[TIER_FAR]--;
+	pthread_cond_broadcast(&t->ccv);
+}
+
 /* Copy [coff, coff+len) of the chunk object key through the cache. With
  * swap (*swap == dst, a malloc()ed block of at least TIER_CHUNK bytes) and a
  * read of the whole chunk, the cached block is handed over instead: the
  * caller gets it in *swap, the entry takes dst and is empty again (a stream
- * reads each chunk once; this saves copying 1 MiB per READ). */
-int tier_cache_read(struct tier_vol *v, const char *key, uint64_t coff, void *dst, size_t len, void **swap)
+ * reads each chunk once; this saves copying 1 MiB per READ). A chunk being
+ * fetched is waited for (joined). A FAR read takes its turn before it
+ * claims the chunk, so a client READ of the same chunk meanwhile fetches it
+ * at once and the FAR read joins that. */
+int tier_cache_read(struct tier_vol *v, const char *key, uint64_t coff, void *dst, size_t len, void **swap,
+		    enum tier_lane lane)
 {
 	struct tier *t = v->t;
 	struct tier_centry *e;
@@ -113,16 +147,25 @@ int tier_cache_read(struct tier_vol *v, const char *key, uint64_t coff, void *ds
 			}
 			break;
 		}
+		if (lane == TIER_FAR && !t->stopping && !tier_pf_may(t, TIER_FAR)) {
+			pthread_cond_wait(&t->ccv, &t->cmu);
+			continue;
+		}
+		tier_get_begin(t, lane);
 		if (e) { /* consumed: read again into its block */
 			e->state = 1;
 		} else if (!(e = tier_cache_claim(t, key))) {
 			pthread_mutex_unlock(&t->cmu);
 			rc = tier_fetch(v, key, coff, dst, len, &got);
+			pthread_mutex_lock(&t->cmu);
+			tier_get_end(t, lane);
+			pthread_mutex_unlock(&t->cmu);
 			return rc == 0 && got != len ? -EIO : rc;
 		}
 		pthread_mutex_unlock(&t->cmu);
 		rc = tier_fetch(v, key, 0, e->buf, TIER_CHUNK, &got);
 		pthread_mutex_lock(&t->cmu);
+		tier_get_end(t, lane);
 		e->state = rc == 0 ? 2 : 0;
 		e->len = got;
 		e->used = ++t->tick;
@@ -134,28 +177,108 @@ int tier_cache_read(struct tier_vol *v, const char *key, uint64_t coff, void *ds
 	return rc;
 }
 
-void tier_prefetch_push(struct tier_vol *v, const char *key)
+int tier_cache_read_part(struct tier_vol *v, const char *key, uint64_t coff, void *dst, size_t len)
 {
 	struct tier *t = v->t;
+	struct tier_centry *e;
+	size_t got = 0;
+	int rc;
 
 	pthread_mutex_lock(&t->cmu);
-	if (t->npw && !tier_cache_find(t, key) && t->pq_len < TIER_PREFETCH_Q) {
-		for (size_t i = 0; i < t->pq_len; i++)
-			if (!strcmp(t->pq[(t->pq_head + i) % TIER_PREFETCH_Q], key))
-				goto out;
-		size_t slot = (t->pq_head + t->pq_len++) % TIER_PREFETCH_Q;
-
-		snprintf(t->pq[slot], TIER_KEY_MAX, "%s", key);
-		atomic_fetch_add(&v->refs, 1);
-		t->pqv[slot] = v;
-		pthread_cond_broadcast(&t->ccv);
+	while ((e = tier_cache_find(t, key)) != NULL && e->state == 1)
+		pthread_cond_wait(&t->ccv, &t->cmu);
+	if (e && e->state == 2 && coff + len <= e->len) {
+		memcpy(dst, e->buf + coff, len);
+		e->used = ++t->tick;
+		pthread_mutex_unlock(&t->cmu);
+		return 0;
 	}
+	tier_get_begin(t, TIER_NEAR);
+	pthread_mutex_unlock(&t->cmu);
+	rc = tier_fetch(v, key, coff, dst, len, &got);
+	pthread_mutex_lock(&t->cmu);
+	tier_get_end(t, TIER_NEAR);
+	pthread_mutex_unlock(&t->cmu);
+	return rc == 0 && got != len ? -EIO : rc;
+}
+
+/* Where key waits in lane q, or -1 (cmu held). */
+static long tier_pq_find(const struct tier_lane_q *q, const char *key)
+{
+	for (size_t i = 0; i < q->len; i++) {
+		size_t k = (q->head + i) % TIER_PREFETCH_Q;
+
+		if (q->key[k][0] && !strcmp(q->key[k], key))
+			return (long)k;
+	}
+	return -1;
+}
+
+void tier_prefetch_push(struct tier_vol *v, const char *key, enum tier_lane lane)
+{
+	struct tier *t = v->t;
+	struct tier_lane_q *q = &t->pq[lane], *far = &t->pq[TIER_FAR];
+	long k;
+
+	pthread_mutex_lock(&t->cmu);
+	if (!t->npw || tier_cache_find(t, key) || tier_pq_find(q, key) >= 0 || q->len >= TIER_PREFETCH_Q)
+		goto out;
+	/* a client stream now wants what the read-ahead queued: it moves up */
+	if (lane == TIER_NEAR && (k = tier_pq_find(far, key)) >= 0) {
+		far->key[k][0] = '\0';
+		tier_vol_unref(far->v[k]);
+	}
+	size_t slot = (q->head + q->len++) % TIER_PREFETCH_Q;
+
+	snprintf(q->key[slot], TIER_KEY_MAX, "%s", key);
+	atomic_fetch_add(&v->refs, 1);
+	q->v[slot] = v;
+	pthread_cond_broadcast(&t->ccv);
 out:
 	pthread_mutex_unlock(&t->cmu);
 }
 
+/* The next live key of lane into key, its volume (counted) into *v (cmu
+ * held); false when the lane is empty. */
+static bool tier_pq_pop(struct tier *t, enum tier_lane lane, char *key, struct tier_vol **v)
+{
+	struct tier_lane_q *q = &t->pq[lane];
+
+	while (q->len) {
+		size_t k = q->head;
+
+		q->head = (q->head + 1) % TIER_PREFETCH_Q;
+		q->len--;
+		if (!q->key[k][0])
+			continue; /* moved to NEAR */
+		memcpy(key, q->key[k], TIER_KEY_MAX);
+		*v = q->v[k];
+		return true;
+	}
+	return false;
+}
+
+/* The lane a worker serves next (cmu held): NEAR first, FAR when its turn
+ * allows; false: nothing may start now. */
+static bool tier_pq_pick(struct tier *t, enum tier_lane *lane)
+{
+	for (int l = TIER_NEAR; l < TIER_LANES; l++) {
+		const struct tier_lane_q *q = &t->pq[l];
+		bool live = false;
+
+		for (size_t i = 0; i < q->len && !live; i++)
+			live = q->key[(q->head + i) % TIER_PREFETCH_Q][0] != '\0';
+		if (live && tier_pf_may(t, (enum tier_lane)l)) {
+			*lane = (enum tier_lane)l;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Prefetch worker: loads queued chunks into the cache, up to
- * TIER_PREFETCH_BATCH at once with parallel ranged GETs. */
+ * TIER_PREFETCH_BATCH of one lane at once with parallel ranged GETs, each
+ * within its lane's turn (tier_pf_may). */
 void *tier_prefetch_main(void *arg)
 {
 	struct tier *t = arg;
@@ -165,25 +288,24 @@ void *tier_prefetch_main(void *arg)
 		struct obj_range r[TIER_PREFETCH_BATCH];
 		struct tier_centry *e[TIER_PREFETCH_BATCH];
 		struct tier_vol *vv[TIER_PREFETCH_BATCH];
+		char key[TIER_KEY_MAX];
 		struct tier_store *s;
+		enum tier_lane lane;
+		struct tier_vol *v;
 		size_t n = 0;
 
-		if (!t->pq_len) {
+		if (!tier_pq_pick(t, &lane)) {
 			pthread_cond_wait(&t->ccv, &t->cmu);
 			continue;
 		}
-		while (t->pq_len && n < TIER_PREFETCH_BATCH) {
-			const char *key = t->pq[t->pq_head];
-			struct tier_vol *v = t->pqv[t->pq_head];
-
-			t->pq_head = (t->pq_head + 1) % TIER_PREFETCH_Q;
-			t->pq_len--;
+		while (n < TIER_PREFETCH_BATCH && tier_pf_may(t, lane) && tier_pq_pop(t, lane, key, &v)) {
 			if (tier_cache_find(t, key) || !(e[n] = tier_cache_claim(t, key))) {
 				tier_vol_unref(v);
 				continue;
 			}
 			vv[n] = v;
 			r[n] = (struct obj_range){.key = e[n]->key, .off = 0, .buf = e[n]->buf, .len = TIER_CHUNK};
+			t->pf[lane]++;
 			n++;
 		}
 		if (!n)
@@ -194,6 +316,7 @@ void *tier_prefetch_main(void *arg)
 			obj_get_many(s->obj, r, n, TIER_PREFETCH_BATCH);
 		tier_store_put(s);
 		pthread_mutex_lock(&t->cmu);
+		t->pf[lane] -= (unsigned)n;
 		for (size_t i = 0; i < n; i++) {
 			bool ok = s && r[i].rc == 0;
 

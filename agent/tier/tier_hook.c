@@ -83,8 +83,11 @@ static int hk_cold(void *arg, uint64_t fsid, const struct stat *st, uint64_t off
 	return cold ? 1 : 0;
 }
 
+/* Read [off, off+len) of a file with cold chunks: hot chunks from fd, cold
+ * ones per the retrieval policy. lane: TIER_NEAR for a client READ,
+ * TIER_FAR for the store's read-ahead (its GETs yield to clients'). */
 static int tier_read_range(struct tier_vol *v, uint64_t ino, int fd, uint64_t off, uint8_t *dst, size_t len, bool seq,
-		      void **swap)
+			   void **swap, enum tier_lane lane)
 {
 	int rc = 0, tries = 0;
 
@@ -121,7 +124,8 @@ static int tier_read_range(struct tier_vol *v, uint64_t ino, int fd, uint64_t of
 		} else {
 			tier_key(v, fid, c, cver, key);
 			if (seq) {
-				rc = tier_cache_read(v, key, coff, dst, piece, swap && *swap == dst && piece == len ? swap : NULL);
+				rc = tier_cache_read(v, key, coff, dst, piece, swap && *swap == dst && piece == len ? swap : NULL,
+						     lane);
 				pthread_mutex_lock(&v->mu);
 				f = tier_file_find(v, ino);
 				for (uint32_t k = c + 1; f && k < f->n && k <= c + TIER_READAHEAD; k++) {
@@ -131,17 +135,13 @@ static int tier_read_range(struct tier_vol *v, uint64_t ino, int fd, uint64_t of
 						continue;
 					tier_key(v, f->fid, k, f->cver[k], nk);
 					pthread_mutex_unlock(&v->mu);
-					tier_prefetch_push(v, nk);
+					tier_prefetch_push(v, nk, lane);
 					pthread_mutex_lock(&v->mu);
 					f = tier_file_find(v, ino);
 				}
 				pthread_mutex_unlock(&v->mu);
 			} else {
-				size_t got = 0;
-
-				rc = tier_fetch(v, key, coff, dst, piece, &got);
-				if (rc == 0 && got != piece)
-					rc = -EIO;
+				rc = tier_cache_read_part(v, key, coff, dst, piece);
 			}
 		}
 		tries = 0;
@@ -152,8 +152,8 @@ static int tier_read_range(struct tier_vol *v, uint64_t ino, int fd, uint64_t of
 	return rc;
 }
 
-static int hk_read(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf, size_t len,
-		   size_t *got, void **swap)
+static int tier_read(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf, size_t len,
+		     size_t *got, void **swap, enum tier_lane lane)
 {
 	struct tier_vol *v;
 	bool cold = false, seq = false;
@@ -169,11 +169,23 @@ static int hk_read(void *arg, uint64_t fsid, int fd, const struct stat *st, uint
 		tier_vol_unref(v);
 		return 1;
 	}
-	rc = tier_read_range(v, st->st_ino, fd, off, buf, len, seq, swap);
+	rc = tier_read_range(v, st->st_ino, fd, off, buf, len, seq, swap, lane);
 	if (rc == 0)
 		*got = len;
 	tier_vol_unref(v);
 	return rc;
+}
+
+static int hk_read(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf, size_t len,
+		   size_t *got, void **swap)
+{
+	return tier_read(arg, fsid, fd, st, off, buf, len, got, swap, TIER_NEAR);
+}
+
+static int hk_read_ahead(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf,
+			 size_t len, size_t *got)
+{
+	return tier_read(arg, fsid, fd, st, off, buf, len, got, NULL, TIER_FAR);
 }
 
 static int hk_write_begin(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len)
@@ -328,6 +340,7 @@ static void hk_unlinked(void *arg, uint64_t fsid, const struct stat *st)
 
 static const struct vol_tier_ops tier_vol_ops = {
 	.read = hk_read,
+	.read_ahead = hk_read_ahead,
 	.cold = hk_cold,
 	.write_begin = hk_write_begin,
 	.write_end = hk_write_end,

@@ -45,7 +45,20 @@
  * (10 ms x ~2 GB/s = ~20 MiB must be in flight to match hot reads). */
 #define TIER_PREFETCH_WORKERS 8
 #define TIER_PREFETCH_BATCH 4
-#define TIER_PREFETCH_Q 64
+#define TIER_PREFETCH_Q 64            /* keys queued per lane */
+/* Demand first. A client READ that misses the chunk cache GETs its chunk at
+ * once (it never queues). The read-ahead queue has two lanes: NEAR, the
+ * next chunks of a stream a client reads (pushed by a client READ), and
+ * FAR, those of a stream the store's cross-file read-ahead reads ahead of
+ * its client (pushed by a vol_tier_ops.read_ahead read). Workers take NEAR
+ * first; a FAR key pushed again from NEAR moves to NEAR. While client GETs
+ * are in flight (t->dem) at most TIER_PF_FAR_SHARE FAR GETs run (queued
+ * ones and read_ahead reads of a chunk alike wait; one keeps FAR from
+ * starving); NEAR and FAR together stay within TIER_PF_MAX. */
+#define TIER_PF_MAX (TIER_PREFETCH_WORKERS * TIER_PREFETCH_BATCH)
+#define TIER_PF_FAR_SHARE 1
+
+enum tier_lane { TIER_NEAR = 0, TIER_FAR = 1, TIER_LANES = 2 };
 
 enum { CH_HOT = 0, CH_COLD = 1, CH_BUSY = 2 };
 
@@ -121,9 +134,13 @@ struct tier {
 	pthread_cond_t ccv;
 	struct tier_centry cache[TIER_CACHE_CHUNKS];
 	uint64_t tick;
-	char pq[TIER_PREFETCH_Q][TIER_KEY_MAX];
-	struct tier_vol *pqv[TIER_PREFETCH_Q];
-	size_t pq_head, pq_len;
+	struct tier_lane_q {         /* a ring; an entry with key "" was moved to NEAR */
+		char key[TIER_PREFETCH_Q][TIER_KEY_MAX];
+		struct tier_vol *v[TIER_PREFETCH_Q];
+		size_t head, len;
+	} pq[TIER_LANES];
+	unsigned dem;               /* client GETs at the store now */
+	unsigned pf[TIER_LANES];    /* read-ahead GETs at the store now, per lane */
 	pthread_t pw[TIER_PREFETCH_WORKERS];
 	size_t npw;
 };
@@ -170,8 +187,17 @@ int tier_map_sum(struct tier_vol *v, const char *fid, uint32_t idx, char *out);
 
 /* tier_cache.c */
 int tier_fetch(struct tier_vol *v, const char *key, uint64_t off, void *buf, size_t len, size_t *got);
-int tier_cache_read(struct tier_vol *v, const char *key, uint64_t coff, void *dst, size_t len, void **swap);
-void tier_prefetch_push(struct tier_vol *v, const char *key);
+/* Copy [coff, coff+len) of chunk object key through the chunk cache; lane
+ * TIER_NEAR for a client READ (its GET starts at once and counts in t->dem),
+ * TIER_FAR for a read-ahead read (its GET waits for its turn, above). */
+int tier_cache_read(struct tier_vol *v, const char *key, uint64_t coff, void *dst, size_t len, void **swap,
+		    enum tier_lane lane);
+/* A random (not streamed) client read of part of a chunk: the cache's copy
+ * when the chunk is there or being fetched (a read-ahead GET in flight is
+ * joined, not repeated), else a ranged GET of just that part, which counts
+ * as a client GET. */
+int tier_cache_read_part(struct tier_vol *v, const char *key, uint64_t coff, void *dst, size_t len);
+void tier_prefetch_push(struct tier_vol *v, const char *key, enum tier_lane lane);
 void *tier_prefetch_main(void *arg);
 
 /* tier_move.c */

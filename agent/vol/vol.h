@@ -204,6 +204,9 @@ struct vol_stats {
  *          NULL) points at buf, a malloc()ed block of at least len bytes:
  *          the tier may exchange it for one of its own malloc()ed blocks that
  *          already holds the data (no copy), keeping the caller's block.
+ *   read_ahead (may be NULL: read is used): read, for the store's own
+ *          read-ahead (vol_ra.h), not a client: its fetches from the cold
+ *          store yield to those of client READs (tier.h, "Demand first").
  *   cold:  vol_read_fd's check: 1 when the range touches cold data (then
  *          vol_read_fd answers VOL_ECOLD and the caller uses vol_read or
  *          vol_read_swap, whose read hook records the access), 0 otherwise
@@ -218,6 +221,8 @@ struct vol_stats {
 struct vol_tier_ops {
 	int (*read)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf,
 		    size_t len, size_t *got, void **swap);
+	int (*read_ahead)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf,
+			  size_t len, size_t *got);
 	int (*cold)(void *arg, uint64_t fsid, const struct stat *st, uint64_t off, size_t len);
 	int (*write_begin)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len);
 	void (*write_end)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len);

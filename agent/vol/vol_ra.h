@@ -65,8 +65,9 @@
  * (so a volume never goes past its limit with prefetch on; while it is
  * throttled its prefetch waits in the QoS queue, round-robin with the
  * others). A file whose data is on the cold tier is read through the
- * tier's read hook (its ranged GETs), so it is recalled ahead of the
- * client, up to one GET per worker at once. What is prefetched and not yet
+ * tier's read_ahead hook (its ranged GETs; read when the tier has none), so
+ * it is recalled ahead of the client, up to one GET per worker at once, and
+ * the tier lets clients' GETs go first (tier.h, "Demand first"). What is prefetched and not yet
  * read is bounded per node and per volume (vol_store_set_read_ahead): at a cap
  * the oldest unread file of that volume (else of the node) is dropped from
  * the cache (POSIX_FADV_DONTNEED) and counted wasted. A client READ of a

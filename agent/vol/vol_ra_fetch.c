@@ -271,7 +271,10 @@ static void ra_read_chunk(struct vol_ra *ra, const struct ra_chunk *c, uint8_t *
 			if (!*buf)
 				*buf = malloc(VOL_RA_CHUNK);
 			ra_gate_enter(ra);
-			if (*buf)
+			if (*buf && s->tier->read_ahead)
+				s->tier->read_ahead(s->tier_arg, o.exp->cfg.fsid, fd, &o.st, c->off, *buf,
+						    (size_t)c->len, &got);
+			else if (*buf)
 				s->tier->read(s->tier_arg, o.exp->cfg.fsid, fd, &o.st, c->off, *buf, (size_t)c->len,
 					      &got, NULL);
 			ra_gate_leave(ra);

@@ -561,6 +561,49 @@ START_TEST(test_demand_first)
 }
 END_TEST
 
+/* A tier that tells read-ahead reads apart (vol_tier_ops.read_ahead, whose
+ * GETs yield to clients' at the tier) gets the prefetch there, the client's
+ * READs at read (a 4 KiB client READ is hot here: it never reaches it). */
+static unsigned ra_via_ahead, ra_pf_via_read;
+
+static int fake_read_counted(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *b,
+			     size_t len, size_t *got, void **swap)
+{
+	if (!pthread_equal(pthread_self(), fake.client) && fake_cold(arg, fsid, st, off, len)) {
+		pthread_mutex_lock(&fake.mu);
+		ra_pf_via_read++;
+		pthread_mutex_unlock(&fake.mu);
+	}
+	return fake_read(arg, fsid, fd, st, off, b, len, got, swap);
+}
+
+static int fake_read_ahead(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *b,
+			   size_t len, size_t *got)
+{
+	pthread_mutex_lock(&fake.mu);
+	ra_via_ahead++;
+	pthread_mutex_unlock(&fake.mu);
+	return fake_read(arg, fsid, fd, st, off, b, len, got, NULL);
+}
+
+START_TEST(test_read_ahead_op)
+{
+	static const struct vol_tier_ops tier2 = {
+		.read = fake_read_counted, .read_ahead = fake_read_ahead, .cold = fake_cold,
+		.write_begin = fake_write_begin, .write_end = fake_write_end,
+	};
+
+	fake_install(50);
+	ra_via_ahead = ra_pf_via_read = 0;
+	vol_store_set_tier(ts.store, &tier2, NULL);
+	set_depth(0, 2);
+	client_read(0, "f0001.bin", 0, 4096);                    /* f0002, f0003 prefetched */
+	fake_wait_done(2);
+	ck_assert_uint_eq(fake_get(&ra_via_ahead), 2);
+	ck_assert_uint_eq(fake_get(&ra_pf_via_read), 0);
+}
+END_TEST
+
 /* the volume's cap with four workers racing for it: two frames, not four */
 START_TEST(test_cap_workers)
 {
@@ -623,6 +666,7 @@ static Suite *ra_fetch_suite(void)
 	tcase_add_test(tc, test_demand_joins);
 	tcase_add_test(tc, test_demand_overtakes);
 	tcase_add_test(tc, test_demand_first);
+	tcase_add_test(tc, test_read_ahead_op);
 	suite_add_tcase(s, tc);
 	return s;
 }

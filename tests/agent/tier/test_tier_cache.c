@@ -1,0 +1,419 @@
+/* test_tier_cache: demand first at the cold tier (agent/tier/tier_cache.c,
+ * issue 23). The directory store under a stub that delays each GET by a
+ * time set per file and counts, per chunk, the GETs started and in flight.
+ * Checked: while a client GET is at the store, the read-ahead of the store
+ * (vol_tier_ops.read_ahead and the FAR chunks it queues) runs at most
+ * TIER_PF_FAR_SHARE GETs, while a client stream's own read-ahead (NEAR)
+ * starts at once; a chunk a client stream asks for moves from FAR to NEAR;
+ * a chunk a client read fetched itself is not fetched again by the queue;
+ * a random client read of a chunk whose read-ahead GET is in flight joins
+ * it (one GET). Needs root (open_by_handle_at) and user xattrs. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/obj/obj_be.h"
+#include "agent/tier/tier_internal.h"
+#include "agent/vol/vol.h"
+#include "tests/lib/aqt.h"
+
+#define MIB (1024u * 1024u)
+#define DAY 100
+#define NCH 8                   /* whole chunks per file */
+#define FSIZE (NCH * MIB + 100)
+
+static char tmp[64];
+static _Atomic long fake_now;
+static struct vol_store *S;
+static struct tier *T;
+static struct vol_export_cfg cfg;
+static struct tier_vol_cfg tcfg;
+static const struct vol_cred root = { 0, 0, 0, { 0 } };
+
+/* ---- the stub store: delays and counts GETs per (file id, chunk) ---- */
+
+#define STUB_FILES 8
+static struct {
+	pthread_mutex_t mu;
+	struct {
+		char fid[17];
+		unsigned delay_ms;
+		int started[NCH + 1], inflight[NCH + 1];
+	} f[STUB_FILES];
+	size_t n;
+	struct obj_ops ops;
+} stub = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* "<location>/<fsid>/<fid>/<chunk>-<version>": the file's slot and chunk. */
+static int stub_slot(const char *key, unsigned *chunk)
+{
+	const char *p = strchr(key, '/'), *q;
+
+	p = p ? strchr(p + 1, '/') : NULL;
+	if (!p || !(q = strchr(p + 1, '/')) || q - p - 1 != 16)
+		return -1;
+	*chunk = (unsigned)strtoul(q + 1, NULL, 10);
+	for (size_t i = 0; i < stub.n; i++)
+		if (!strncmp(stub.f[i].fid, p + 1, 16) && *chunk <= NCH)
+			return (int)i;
+	return -1;
+}
+
+static void stub_begin(const char *key, unsigned *delay)
+{
+	unsigned c;
+	int i;
+
+	pthread_mutex_lock(&stub.mu);
+	if ((i = stub_slot(key, &c)) >= 0) {
+		stub.f[i].started[c]++;
+		stub.f[i].inflight[c]++;
+		if (stub.f[i].delay_ms > *delay)
+			*delay = stub.f[i].delay_ms;
+	}
+	pthread_mutex_unlock(&stub.mu);
+}
+
+static void stub_end(const char *key)
+{
+	unsigned c;
+	int i;
+
+	pthread_mutex_lock(&stub.mu);
+	if ((i = stub_slot(key, &c)) >= 0)
+		stub.f[i].inflight[c]--;
+	pthread_mutex_unlock(&stub.mu);
+}
+
+static int stub_get(struct obj_store *s, const char *key, uint64_t off, void *buf, size_t len, size_t *got)
+{
+	unsigned delay = 0;
+	int rc;
+
+	stub_begin(key, &delay);
+	usleep(delay * 1000u);
+	rc = obj_dir_ops.get(s, key, off, buf, len, got);
+	stub_end(key);
+	return rc;
+}
+
+static int stub_get_many(struct obj_store *s, struct obj_range *r, size_t n, unsigned parallel)
+{
+	unsigned delay = 0;
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		stub_begin(r[i].key, &delay);
+	usleep(delay * 1000u); /* in parallel: the batch takes its slowest */
+	rc = obj_dir_ops.get_many(s, r, n, parallel);
+	for (size_t i = 0; i < n; i++)
+		stub_end(r[i].key);
+	return rc;
+}
+
+static int stub_started(int f, unsigned c)
+{
+	int v;
+
+	pthread_mutex_lock(&stub.mu);
+	v = stub.f[f].started[c];
+	pthread_mutex_unlock(&stub.mu);
+	return v;
+}
+
+/* GETs of chunk c of file f in flight now. */
+static int stub_busy(int f, unsigned c)
+{
+	int v;
+
+	pthread_mutex_lock(&stub.mu);
+	v = stub.f[f].inflight[c];
+	pthread_mutex_unlock(&stub.mu);
+	return v;
+}
+
+/* GETs of file f in flight now, of chunks from on. */
+static int stub_inflight(int f, unsigned from)
+{
+	int v = 0;
+
+	pthread_mutex_lock(&stub.mu);
+	for (unsigned c = from; c <= NCH; c++)
+		v += stub.f[f].inflight[c];
+	pthread_mutex_unlock(&stub.mu);
+	return v;
+}
+
+/* ---- the volume, its files and reads through the hooks ---- */
+
+static double clock_fake(void *arg)
+{
+	(void)arg;
+	return (double)fake_now;
+}
+
+static uint8_t pat(uint64_t off)
+{
+	return (uint8_t)((off * 2654435761u) >> 13 ^ off >> 20);
+}
+
+static void make_file(const char *name)
+{
+	struct vol_export *e = vol_export_by_path(S, "/v0", 3);
+	struct vol_obj r, o;
+	uint8_t *buf = malloc(MIB);
+	int committed;
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(vol_root(e, &r), 0);
+	vol_export_unref(e);
+	ck_assert_int_eq(vol_create(&r, &root, name, strlen(name), false, NULL, NULL, &o), 0);
+	for (uint64_t off = 0; off < FSIZE; off += MIB) {
+		size_t n = FSIZE - off < MIB ? (size_t)(FSIZE - off) : MIB;
+
+		for (size_t i = 0; i < n; i++)
+			buf[i] = pat(off + i);
+		ck_assert_int_eq(vol_write(&o, &root, off, buf, n, 2, &committed), 0);
+	}
+	free(buf);
+	vol_obj_cleanup(&o);
+	vol_obj_cleanup(&r);
+}
+
+/* The stub's slot for name (after the pass named it), GETs delayed by ms. */
+static int stub_file(const char *name, unsigned ms)
+{
+	char p[256];
+	int i = (int)stub.n++;
+
+	snprintf(p, sizeof(p), "%s/%s", cfg.root, name);
+	ck_assert_int_eq(getxattr(p, TIER_FID_XATTR, stub.f[i].fid, 16), 16);
+	stub.f[i].delay_ms = ms;
+	return i;
+}
+
+struct rd {
+	const char *name;
+	uint64_t off;
+	size_t len;
+	bool ahead;            /* the store's read-ahead (read_ahead), else a client READ */
+	int rc;
+	pthread_t th;
+};
+
+static void *rd_run(void *arg)
+{
+	struct rd *r = arg;
+	uint8_t *buf = malloc(r->len);
+	char p[256];
+	struct stat st;
+	size_t got = 0;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", cfg.root, r->name);
+	fd = open(p, O_RDONLY);
+	r->rc = -EIO;
+	if (fd >= 0 && buf && fstat(fd, &st) == 0) {
+		if (r->ahead)
+			r->rc = tier_ops()->read_ahead(T, cfg.fsid, fd, &st, r->off, buf, r->len, &got);
+		else
+			r->rc = tier_ops()->read(T, cfg.fsid, fd, &st, r->off, buf, r->len, &got, NULL);
+		for (size_t i = 0; r->rc == 0 && i < r->len; i++)
+			if (buf[i] != pat(r->off + i))
+				r->rc = -EILSEQ;
+		if (r->rc == 0 && got != r->len)
+			r->rc = -EIO;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return NULL;
+}
+
+static void rd_start(struct rd *r)
+{
+	ck_assert_int_eq(pthread_create(&r->th, NULL, rd_run, r), 0);
+}
+
+static void rd_join(struct rd *r)
+{
+	pthread_join(r->th, NULL);
+	ck_assert_int_eq(r->rc, 0);
+}
+
+static void rd_now(struct rd *r)
+{
+	rd_start(r);
+	rd_join(r);
+}
+
+/* Wait (up to 10 s) until every GET of every stub file ended. */
+static void settle(void)
+{
+	for (int i = 0; i < 1000; i++) {
+		int n = 0;
+
+		for (size_t f = 0; f < stub.n; f++)
+			n += stub_inflight((int)f, 0);
+		if (!n)
+			return;
+		usleep(10000);
+	}
+	ck_abort_msg("GETs still in flight");
+}
+
+static void setup(void)
+{
+	struct tier_cfg tc = { .location = "loc1", .day_seconds = DAY, .now = clock_fake };
+	struct obj_cfg oc = { .kind = OBJ_DIRECTORY };
+	uint8_t key[VOL_KEY_LEN];
+	struct tier_store *ts;
+
+	snprintf(tmp, sizeof(tmp), "/tmp/aqtierc-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	fake_now = (long)time(NULL);
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.id, sizeof(cfg.id), "vol0");
+	snprintf(cfg.path, sizeof(cfg.path), "/v0");
+	snprintf(cfg.root, sizeof(cfg.root), "%s/v0", tmp);
+	mkdir(cfg.root, 0777);
+	cfg.fsid = 0xabc;
+	cfg.capacity = 1ull << 30;
+	memset(&tcfg, 0, sizeof(tcfg));
+	tcfg.fsid = cfg.fsid;
+	snprintf(tcfg.root, sizeof(tcfg.root), "%s", cfg.root);
+	snprintf(tcfg.state_dir, sizeof(tcfg.state_dir), "%s/tierstate", tmp);
+	tcfg.action = TIER_ENABLED;
+	tcfg.cooling_days = 2;
+	tcfg.retrieval = TIER_RET_NEVER; /* every read streams from the store */
+	memset(key, 7, sizeof(key));
+	ck_assert_int_eq(vol_store_new(key, &S), 0);
+	ck_assert_int_eq(vol_store_set(S, &cfg, 1), 0);
+	snprintf(oc.path, sizeof(oc.path), "%s/cold", tmp);
+	ck_assert_int_eq(tier_new(&tc, &T), 0);
+	ck_assert_int_eq(tier_set_store(T, &oc), 0);
+	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0);
+	vol_store_set_tier(S, tier_ops(), T);
+	/* the stub goes between the tier and its directory store */
+	memset(stub.f, 0, sizeof(stub.f));
+	stub.n = 0;
+	stub.ops = obj_dir_ops;
+	stub.ops.get = stub_get;
+	stub.ops.get_many = stub_get_many;
+	ts = tier_store_get(T);
+	ck_assert_ptr_nonnull(ts);
+	ts->obj->ops = &stub.ops;
+	tier_store_put(ts);
+	make_file("a.bin");
+	make_file("b.bin");
+	make_file("c.bin");
+	make_file("d.bin");
+	fake_now += 3 * DAY;
+	ck_assert_int_eq(tier_pass(T), 0);
+	ck_assert_int_eq(tier_start(T), 0); /* the prefetch workers */
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	vol_store_free(S);
+	tier_free(T);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A client GET at the store holds the FAR lane to its share, not NEAR; a
+ * FAR chunk a client stream asks for moves to NEAR; nothing is fetched
+ * twice. Times: C0 (the client GET held at the store) 2.5 s, A 400 ms a
+ * GET, B 100 ms: the checks leave 300 ms or more of margin. */
+START_TEST(test_far_yields_to_client)
+{
+	int a = stub_file("a.bin", 400), b = stub_file("b.bin", 100), c = stub_file("c.bin", 2500);
+	struct rd rc0 = { .name = "c.bin", .off = 0, .len = 4096 };
+	struct rd ra0 = { .name = "a.bin", .off = 0, .len = MIB, .ahead = true };
+	struct rd rb0 = { .name = "b.bin", .off = 0, .len = MIB };
+	struct rd ra6 = { .name = "a.bin", .off = 6ull * MIB, .len = MIB };
+	int far;
+
+	/* a client read of C from its start: a GET that stays 2.5 s */
+	rd_start(&rc0);
+	for (int i = 0; i < 500 && !stub_started(c, 0); i++)
+		usleep(10000);
+	ck_assert_int_eq(stub_started(c, 0), 1);
+	/* the store's read-ahead of A: its own GET (FAR's share), then A1..A7 queued FAR */
+	rd_now(&ra0);
+	ck_assert_int_eq(stub_started(a, 0), 1);
+	usleep(150000);
+	far = 0;
+	for (unsigned k = 1; k < NCH; k++)
+		far += stub_started(a, k);
+	ck_assert_msg(far <= 1, "%d FAR GETs started while a client GET waits (share %d)", far, TIER_PF_FAR_SHARE);
+	ck_assert_int_le(stub_inflight(a, 1), TIER_PF_FAR_SHARE);
+	/* a client stream of B: B0 its own GET, B1..B7 NEAR, all at once */
+	rd_now(&rb0);
+	usleep(150000);
+	for (unsigned k = 1; k < NCH; k++)
+		ck_assert_msg(stub_started(b, k) == 1, "NEAR chunk B%u not started", k);
+	ck_assert_int_le(stub_inflight(a, 1), TIER_PF_FAR_SHARE);
+	/* a client stream reaches A6 (queued FAR): it GETs A6 at once, A7 moves to NEAR */
+	ck_assert_int_eq(stub_started(a, 6), 0);
+	rd_now(&ra6);
+	ck_assert_int_eq(stub_started(a, 6), 1);
+	usleep(150000);
+	ck_assert_msg(stub_started(a, 7) == 1, "A7 did not move to NEAR");
+	ck_assert_msg(stub_started(a, 5) == 0, "FAR A5 started while the client GET waits");
+	ck_assert_int_eq(stub_inflight(c, 0), 1);
+	/* C0 ends: FAR runs; every chunk was fetched once */
+	rd_join(&rc0);
+	settle();
+	for (unsigned k = 0; k < NCH; k++) {
+		ck_assert_msg(stub_started(a, k) == 1, "A%u fetched %d times", k, stub_started(a, k));
+		ck_assert_msg(stub_started(b, k) == 1, "B%u fetched %d times", k, stub_started(b, k));
+	}
+	ck_assert_int_eq(stub_started(c, 0), 1);
+}
+END_TEST
+
+/* A random client read of a chunk whose read-ahead GET is in flight waits
+ * for it and reads what it brought: one GET, right bytes. */
+START_TEST(test_random_read_joins)
+{
+	int d = stub_file("d.bin", 600);
+	struct rd rd0 = { .name = "d.bin", .off = 0, .len = MIB, .ahead = true };
+	struct rd rd3 = { .name = "d.bin", .off = 3ull * MIB + 4096, .len = 4096 };
+
+	rd_now(&rd0); /* D1..D7 queued and, with no client at the store, fetched at once */
+	for (int i = 0; i < 500 && !stub_started(d, 3); i++)
+		usleep(10000);
+	ck_assert_int_eq(stub_busy(d, 3), 1);
+	rd_now(&rd3);
+	settle();
+	ck_assert_int_eq(stub_started(d, 3), 1);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("tier_cache");
+	TCase *tc = tcase_create("demand");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_far_yields_to_client);
+	tcase_add_test(tc, test_random_read_joins);
+	suite_add_tcase(s, tc);
+	return aqt_run(s);
+}
