@@ -132,24 +132,41 @@ static size_t utf16(const char *s, uint8_t *out)
 	return n;
 }
 
+/* One NTLMv2 exchange as the client runs it: what its legs carry and what
+ * it got. */
+struct ntlm_ex {
+	uint8_t flags;             /* SESSION_SETUP Flags (SMB2_SESSION_FLAG_BINDING) */
+	uint16_t alg;              /* the legs' signatures */
+	const uint8_t *key;        /* signs both legs (NULL: unsigned) */
+	bool malformed;            /* an NTLMv2 response whose AV pairs run past it */
+	/* out */
+	uint8_t base_key[16];      /* what the exchange yields (no KEY_EXCH: the SessionBaseKey) */
+	bool first_ok;             /* the CHALLENGE's answer verified with key by alg */
+	bool authenticated;        /* the AUTHENTICATE was sent: last is its answer */
+	uint8_t last[1024];        /* the last answer, whole */
+	size_t last_len;
+};
+
 /* The whole NTLMv2 exchange on session sid of c as user/password: the
- * status the server answers the AUTHENTICATE with. Both legs signed with
- * key7 (HMAC-SHA256) unless unsigned. */
-static uint32_t ntlm_logon2(struct smb_conn *c, int peer, uint64_t *mid, uint64_t sid, const char *user,
-			    const char *password, bool sign, bool malformed)
+ * status the server answers the AUTHENTICATE with (or the NEGOTIATE,
+ * when that is not MORE_PROCESSING_REQUIRED). */
+static uint32_t ntlm_run(struct smb_conn *c, int peer, uint64_t *mid, uint64_t sid, const char *user,
+			 const char *password, struct ntlm_ex *x)
 {
 	static const uint8_t neg_tpl[32] = { 'N', 'T', 'L', 'M', 'S', 'S', 'P', 0, 1, 0, 0, 0 };
 	uint8_t neg[32], rsp[4096], auth[1024], nt[512], hash[16], owf[16], proof[16], uname[64];
 	struct smb_wire_hdr h;
 	size_t len, ulen, tlen, toff, boff, pay = 64, ntlen;
 	unsigned plen = 16;
-	bool ok;
 
 	memcpy(neg, neg_tpl, sizeof(neg));
 	smbt_put32(neg + 12, NTLMSSP_NEGOTIATE_UNICODE | NTLMSSP_NEGOTIATE_NTLM | NTLMSSP_NEGOTIATE_EXTENDED_SESSIONSECURITY |
 				     NTLMSSP_NEGOTIATE_128 | NTLMSSP_NEGOTIATE_SIGN);
-	send_setup(c, (*mid)++, sid, 0, SMB2_SIGNING_HMAC_SHA256, sign ? key7 : NULL, neg, sizeof(neg));
-	len = recv_one(peer, rsp, sizeof(rsp), &h, SMB2_SIGNING_HMAC_SHA256, key7, &ok);
+	send_setup(c, (*mid)++, sid, x->flags, x->alg, x->key, neg, sizeof(neg));
+	len = recv_one(peer, rsp, sizeof(rsp), &h, x->alg, x->key ? x->key : key7, &x->first_ok);
+	ck_assert_uint_le(len, sizeof(x->last));
+	memcpy(x->last, rsp, len);
+	x->last_len = len;
 	if (h.status != STATUS_MORE_PROCESSING_REQUIRED)
 		return h.status;
 	/* the CHALLENGE_MESSAGE, bare, as the security buffer of the answer */
@@ -166,7 +183,7 @@ static uint32_t ntlm_logon2(struct smb_conn *c, int peer, uint64_t *mid, uint64_
 	memset(nt + 16 + 16, 0x5A, 8);
 	ck_assert_uint_le(16 + 28 + tlen + 4, sizeof(nt));
 	memcpy(nt + 16 + 28, rsp + boff + toff, tlen);
-	if (malformed) /* the first AV pair says it runs past the blob (smbtorture's ntlmssp_bug14932) */
+	if (x->malformed) /* the first AV pair says it runs past the blob (smbtorture's ntlmssp_bug14932) */
 		smbt_put16(nt + 16 + 28 + 2, 0x4000);
 	ntlen = 16 + 28 + tlen + 4;
 	ck_assert_int_eq(smb_ntlm_nt_hash(password, hash), AQ_OK);
@@ -180,6 +197,8 @@ static uint32_t ntlm_logon2(struct smb_conn *c, int peer, uint64_t *mid, uint64_
 		ck_assert_ptr_nonnull(HMAC(EVP_md5(), owf, 16, m, 8 + ntlen - 16, proof, &plen));
 	}
 	memcpy(nt, proof, 16);
+	/* SessionBaseKey = HMAC-MD5(NTOWFv2, NTProofStr) (MS-NLMP 3.3.2) */
+	ck_assert_ptr_nonnull(HMAC(EVP_md5(), owf, 16, proof, 16, x->base_key, &plen));
 	memset(auth, 0, sizeof(auth));
 	memcpy(auth, "NTLMSSP", 8);
 	auth[8] = 3;
@@ -192,11 +211,30 @@ static uint32_t ntlm_logon2(struct smb_conn *c, int peer, uint64_t *mid, uint64_
 	smbt_put32(auth + 60, NTLMSSP_NEGOTIATE_UNICODE | NTLMSSP_NEGOTIATE_NTLM |
 				      NTLMSSP_NEGOTIATE_EXTENDED_SESSIONSECURITY | NTLMSSP_NEGOTIATE_128 |
 				      NTLMSSP_NEGOTIATE_SIGN);
-	send_setup(c, (*mid)++, sid, 0, SMB2_SIGNING_HMAC_SHA256, sign ? key7 : NULL, auth, pay);
-	recv_one(peer, rsp, sizeof(rsp), &h, SMB2_SIGNING_HMAC_SHA256, key7, &ok);
-	/* whatever the outcome on a live session, the answer is signed with its key */
-	ck_assert_msg(ok, "the answer to a re-authentication verifies with the session's key");
+	send_setup(c, (*mid)++, sid, x->flags, x->alg, x->key, auth, pay);
+	{
+		bool ignored;
+
+		x->last_len = recv_one(peer, x->last, sizeof(x->last), &h, x->alg, key7, &ignored);
+	}
+	x->authenticated = true;
 	return h.status;
+}
+
+/* The whole NTLMv2 exchange on session sid of c as user/password: the
+ * status the server answers the AUTHENTICATE with. Both legs signed with
+ * key7 (HMAC-SHA256) unless unsigned. */
+static uint32_t ntlm_logon2(struct smb_conn *c, int peer, uint64_t *mid, uint64_t sid, const char *user,
+			    const char *password, bool sign, bool malformed)
+{
+	struct ntlm_ex x = { .alg = SMB2_SIGNING_HMAC_SHA256, .key = sign ? key7 : NULL, .malformed = malformed };
+	uint32_t status = ntlm_run(c, peer, mid, sid, user, password, &x);
+
+	/* whatever the outcome on a live session, the answer is signed with its key */
+	if (x.authenticated)
+		ck_assert_msg(smb_crypto_verify(SMB2_SIGNING_HMAC_SHA256, key7, x.last, x.last_len) == AQ_OK,
+			      "the answer to a re-authentication verifies with the session's key");
+	return status;
 }
 
 static uint32_t ntlm_logon(struct smb_conn *c, int peer, uint64_t *mid, uint64_t sid, const char *user,
