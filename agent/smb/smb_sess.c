@@ -1,12 +1,14 @@
 /* smb_sess: NEGOTIATE (and the SMB1 multi-protocol form), SESSION_SETUP
  * over SPNEGO/NTLMSSP NTLMv2 against the pushed users, key derivation per
  * dialect with the 3.1.1 preauth hash, re-authentication of a live session
- * (same user only; keys kept), binding refused (no multichannel) with
- * smbd's statuses, LOGOFF. Anonymous and guest sessions are refused
- * (smb_ntlm refuses the anonymous form; an unknown user is a logon
- * failure, never a guest). The mechanism is behind smb_sess_token /
- * smb_sess_challenge / smb_sess_auth: Kerberos would be another branch
- * there, with nothing of the re-authentication or binding logic changed.
+ * (same user only; keys kept), multichannel: binding a channel on another
+ * connection of the same client (its own signing key; faulty binds refused
+ * with smbd's statuses), a session living on while any channel does,
+ * LOGOFF. Anonymous and guest sessions are refused (smb_ntlm refuses the
+ * anonymous form; an unknown user is a logon failure, never a guest). The
+ * mechanism is behind smb_sess_token / smb_sess_challenge /
+ * smb_sess_verify: Kerberos would be another branch there, with nothing of
+ * the re-authentication or binding logic changed.
  */
 #include <stdlib.h>
 #include <string.h>
