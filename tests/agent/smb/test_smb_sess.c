@@ -656,6 +656,12 @@ START_TEST(test_iface_info)
 	ck_assert_uint_eq(query_ifaces(&tc, 100, out, &n), STATUS_BUFFER_TOO_SMALL);
 	tc.c->server_caps &= ~SMB2_GLOBAL_CAP_MULTI_CHANNEL;
 	ck_assert_uint_eq(query_ifaces(&tc, 65536, out, &n), STATUS_INVALID_DEVICE_REQUEST);
+	/* a wildcard listen address: the node's addresses, never the wildcard itself */
+	sa.sin_addr.s_addr = htonl(INADDR_ANY);
+	smb_iface_collect(srv, (const struct sockaddr *)&sa);
+	ck_assert_uint_ge(srv->nifaces, 1);
+	for (size_t i = 0; i < srv->nifaces; i++)
+		ck_assert(srv->ifaces[i].v6 || memcmp(srv->ifaces[i].addr, (const uint8_t[4]){ 0 }, 4) != 0);
 }
 END_TEST
 
