@@ -64,6 +64,10 @@ static void teardown(void)
 	aqt_store_cleanup(&ts);
 }
 
+/* When set, the preauth hash the SESSION_SETUPs sent and the answers to
+ * them (but the last) go into, as a 3.1.1 client keeps it. */
+static uint8_t *preauth;
+
 /* One SESSION_SETUP on c for session sid (flags: SMB2_SESSION_FLAG_*),
  * signed with key by alg unless key is NULL, blob as its security buffer. */
 static void send_setup(struct smb_conn *c, uint64_t mid, uint64_t sid, uint8_t flags, uint16_t alg,
@@ -95,6 +99,8 @@ static void send_setup(struct smb_conn *c, uint64_t mid, uint64_t sid, uint8_t f
 		ck_assert_int_eq(smb_crypto_sign(alg, key, frame, n, sig), AQ_OK);
 		memcpy(frame + SMB2_SIG_OFF, sig, 16);
 	}
+	if (preauth) /* 3.1.1: the binding's hash takes each request in */
+		ck_assert_int_eq(smb_crypto_preauth_update(preauth, frame, n), AQ_OK);
 	smb_dispatch_frame(c, frame, n);
 	smb_conn_kick(c);
 }
@@ -172,6 +178,8 @@ static uint32_t ntlm_run(struct smb_conn *c, int peer, uint64_t *mid, uint64_t s
 	x->last_len = len;
 	if (h.status != STATUS_MORE_PROCESSING_REQUIRED)
 		return h.status;
+	if (preauth) /* the answer as received, signed */
+		ck_assert_int_eq(smb_crypto_preauth_update(preauth, rsp, len), AQ_OK);
 	/* the CHALLENGE_MESSAGE, bare, as the security buffer of the answer */
 	boff = smb_wire_get_u16(rsp + 64 + 4);
 	ck_assert_uint_le(boff + 48, len);
@@ -488,6 +496,33 @@ START_TEST(test_chan_bind)
 }
 END_TEST
 
+/* 3.1.1: the channel's key is keyed by the binding connection's preauth
+ * hash, which takes in its NEGOTIATE exchange, both SESSION_SETUPs and the
+ * CHALLENGE's answer as signed (MS-SMB2 3.3.5.5.3). */
+START_TEST(test_chan_bind_311)
+{
+	struct ntlm_ex x = { .flags = SMB2_SESSION_FLAG_BINDING, .alg = SMB2_SIGNING_HMAC_SHA256, .key = key7 };
+	struct smbt_conn t2;
+	uint8_t h[SMB_CRYPTO_PREAUTH_LEN], k2[16];
+
+	mc_conn(&t2, 2);
+	tc.c->dialect = t2.c->dialect = SMB2_DIALECT_311;
+	memset(t2.c->preauth, 0x5C, sizeof(t2.c->preauth)); /* as if its NEGOTIATE had been hashed */
+	memcpy(h, t2.c->preauth, sizeof(h));
+	preauth = h;
+	ck_assert_uint_eq(ntlm_run(t2.c, t2.peer, &t2.mid, tc.s->id, "alice", "Secret-1", &x), STATUS_SUCCESS);
+	preauth = NULL;
+	ck_assert(x.first_ok);
+	ck_assert_int_eq(smb_crypto_kdf(x.base_key, 16, "SMBSigningKey", 14, h, sizeof(h), k2, 16), AQ_OK);
+	ck_assert_msg(smb_crypto_verify(SMB2_SIGNING_HMAC_SHA256, k2, x.last, x.last_len) == AQ_OK,
+		      "the bind's answer is signed with the key of the binding connection's preauth hash");
+	t2.s = tc.s;
+	t2.t = tc.t;
+	t2.key = k2;
+	ck_assert_uint_eq(probe(&t2), STATUS_FILE_CLOSED);
+}
+END_TEST
+
 START_TEST(test_chan_refused)
 {
 	struct smbt_conn t2;
@@ -683,6 +718,7 @@ static Suite *smb_sess_suite(void)
 	tm = tcase_create("multichannel");
 	tcase_add_checked_fixture(tm, mc_setup, mc_teardown);
 	tcase_add_test(tm, test_chan_bind);
+	tcase_add_test(tm, test_chan_bind_311);
 	tcase_add_test(tm, test_chan_refused);
 	tcase_add_test(tm, test_chan_limit);
 	tcase_add_test(tm, test_chan_first_gone);
