@@ -11,9 +11,15 @@
  * - binding (SMB2_SESSION_FLAG_BINDING) from a second connection: refused
  *   with the status smbd gives for each fault (dialect before 3.0, another
  *   dialect or cipher, GMAC on one side only, unsigned, bad signature,
- *   unknown session, another ClientGuid) and REQUEST_NOT_ACCEPTED for a
- *   well-formed one (no multichannel), the refusal signed with the
- *   session's key and algorithm.
+ *   unknown session, another ClientGuid, no MULTI_CHANNEL negotiated), the
+ *   refusal signed with the session's key and algorithm;
+ * - multichannel: a bind that authenticates the session's user gets a
+ *   channel with its own signing key (3.0.x labels; 3.1.1 keyed by the
+ *   binding connection's preauth hash), whose requests reach the session's
+ *   tree and opens; another user, a wrong password, 33 channels refused;
+ *   the session lives on when its first connection goes (a break reaches
+ *   the survivor) and loses a channel when another goes; LOGOFF on one
+ *   channel ends it on all; FSCTL_QUERY_NETWORK_INTERFACE_INFO.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -366,7 +372,7 @@ START_TEST(test_bind_refused)
 	/* 2.1 on both: binding is 3.x */
 	ck_assert_uint_eq(try_bind(&t2, tc.s->id, SMB2_SIGNING_HMAC_SHA256, key7, &ok), STATUS_REQUEST_NOT_ACCEPTED);
 	ck_assert_msg(ok, "a refused bind is signed with the session's key");
-	/* 3.0 on both, the same ClientGuid: well-formed, refused (no multichannel) */
+	/* 3.0 on both, the same ClientGuid: well-formed, refused (MULTI_CHANNEL not negotiated) */
 	dialects(tc.c, SMB2_DIALECT_300, SMB_WIRE_NONE, SMB_WIRE_NONE);
 	dialects(t2.c, SMB2_DIALECT_300, SMB_WIRE_NONE, SMB_WIRE_NONE);
 	ck_assert_uint_eq(try_bind(&t2, tc.s->id, cmac, key7, &ok), STATUS_REQUEST_NOT_ACCEPTED);
