@@ -6,8 +6,9 @@
  * (smb_iface_collect), not on the socket loop. Each entry says its
  * interface index and link speed (/sys/class/net/IF/speed; 1 Gbit/s when
  * the interface does not tell, as smbd's default); neither RSS nor RDMA is
- * claimed. The answer is built from that list alone: no client bytes are
- * parsed here beyond the IOCTL's own decoder.
+ * claimed. The IOCTL must name no file (FileId all ones, else
+ * INVALID_PARAMETER, as smbd). The answer is built from that list alone: no
+ * client bytes are parsed here beyond the IOCTL's own decoder.
  */
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -131,6 +132,10 @@ uint32_t smb_iface_query(struct smb_req *r, const struct smb_wire_ioctl_req *q)
 	struct ut_buf o = { 0 };
 	uint32_t status = STATUS_INSUFFICIENT_RESOURCES;
 
+	/* it names the server, not a file: a FileId other than all ones is
+	 * INVALID_PARAMETER (MS-SMB2 3.3.5.15, smbd) */
+	if (q->fid.persistent != UINT64_MAX || q->fid.volatile_ != UINT64_MAX)
+		return STATUS_INVALID_PARAMETER;
 	/* served with multichannel only: a connection that did not negotiate
 	 * it is answered as before (clients take it as "not supported") */
 	if (!(r->c->server_caps & SMB2_GLOBAL_CAP_MULTI_CHANNEL) || srv->nifaces == 0)

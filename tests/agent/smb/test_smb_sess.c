@@ -649,6 +649,8 @@ START_TEST(test_chan_logoff)
 END_TEST
 
 /* FSCTL_QUERY_NETWORK_INTERFACE_INFO on FileId all ones with MaxOutputResponse max: its status, the output in out. */
+static uint8_t iface_fid = 0xFF; /* the FileId's bytes */
+
 static uint32_t query_ifaces(struct smbt_conn *t, uint32_t max, uint8_t *out, size_t *n)
 {
 	uint8_t body[57] = { 57 }, buf[2048];
@@ -657,7 +659,7 @@ static uint32_t query_ifaces(struct smbt_conn *t, uint32_t max, uint8_t *out, si
 	bool ok;
 
 	smbt_put32(body + 4, FSCTL_QUERY_NETWORK_INTERFACE_INFO);
-	memset(body + 8, 0xFF, 16);
+	memset(body + 8, iface_fid, 16);
 	smbt_put32(body + 24, SMB2_HDR_LEN + 56);
 	smbt_put32(body + 36, SMB2_HDR_LEN + 56);
 	smbt_put32(body + 44, max);
@@ -695,6 +697,9 @@ START_TEST(test_iface_info)
 	ck_assert_int_eq(memcmp(out + 28, (const uint8_t[4]){ 127, 0, 0, 1 }, 4), 0);
 	/* a buffer too small; a connection without multichannel */
 	ck_assert_uint_eq(query_ifaces(&tc, 100, out, &n), STATUS_BUFFER_TOO_SMALL);
+	iface_fid = 0x01; /* a FileId: it names the server, not a file */
+	ck_assert_uint_eq(query_ifaces(&tc, 65536, out, &n), STATUS_INVALID_PARAMETER);
+	iface_fid = 0xFF;
 	tc.c->server_caps &= ~SMB2_GLOBAL_CAP_MULTI_CHANNEL;
 	ck_assert_uint_eq(query_ifaces(&tc, 65536, out, &n), STATUS_INVALID_DEVICE_REQUEST);
 	/* a wildcard listen address: the node's addresses, never the wildcard itself */
