@@ -4,8 +4,11 @@
  * the frame-length check, SMB1 detection, the compound splitter, the
  * session / signature / tree checks and every handler reachable before and
  * after NEGOTIATE and SESSION_SETUP (SPNEGO and NTLMSSP blobs included),
- * SMB2 CANCEL (sync and async headers) against the waiting requests.
- * No socket: replies pile up in the connection's output queue. */
+ * SMB2 CANCEL (sync and async headers) against the waiting requests,
+ * and a second connection (a frame whose length prefix starts 0x80) for
+ * binds of the first one's sessions (multichannel: channels, their keys,
+ * a session moving when its first connection goes).
+ * No socket: replies pile up in the connections' output queues. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,33 +32,60 @@ static void setup(void)
 	smb_srv_set_config(srv, NULL, 0, &u, 1);
 }
 
+/* Drop c as smb_conn_free does (no socket): its channels, its sessions
+ * (or their move to the other connection), its waiters. */
+static void conn_gone(struct smb_conn *c)
+{
+	c->freeing = true; /* waiters go unanswered */
+	(void)smb_sess_conn_gone(c);
+	while (c->sessions)
+		smb_sess_free(c, c->sessions);
+	smb_async_conn_gone(c);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		srv->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	free(c->out);
+	ut_buf_cleanup(&c->rsp);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct smb_conn c = { .fd = -1, .credits = 1, .key = 1 };
+	/* two connections of the server, so that a SESSION_SETUP binding one
+	 * to the other's session (multichannel) is reachable: a frame whose
+	 * length prefix starts 0x80 goes to the second */
+	struct smb_conn c[2] = { { .fd = -1, .credits = 1, .key = 1 }, { .fd = -1, .credits = 1, .key = 2 } };
 	size_t off = 0;
 
 	setup();
-	c.srv = srv;
-	snprintf(c.peer, sizeof(c.peer), "fuzz");
-	while (off + 4 <= size && !c.closing) {
+	for (int i = 0; i < 2; i++) {
+		c[i].srv = srv;
+		snprintf(c[i].peer, sizeof(c[i].peer), "fuzz%d", i);
+	}
+	c[0].next = &c[1];
+	c[1].prev = &c[0];
+	srv->conns = &c[0];
+	while (off + 4 <= size) {
+		struct smb_conn *x = &c[data[off] == 0x80];
+		uint8_t pfx[4] = { 0, data[off + 1], data[off + 2], data[off + 3] };
 		uint32_t len;
 		uint8_t *frame;
 
-		if (smb_wire_frame_len(data + off, c.authed ? SMB_WIRE_FRAME_MAX : SMB_WIRE_FRAME_MAX_PREAUTH, &len) != AQ_OK ||
-		    len > size - off - 4)
+		if (x->closing ||
+		    smb_wire_frame_len(pfx, x->authed ? SMB_WIRE_FRAME_MAX : SMB_WIRE_FRAME_MAX_PREAUTH, &len) != AQ_OK ||
+		    (data[off] != 0 && data[off] != 0x80) || len > size - off - 4)
 			break;
 		/* the loop hands each frame over in its own allocation */
 		if (!(frame = malloc(len)))
 			break;
 		memcpy(frame, data + off + 4, len);
-		smb_dispatch_frame(&c, frame, len);
+		smb_dispatch_frame(x, frame, len);
 		free(frame);
 		off += 4 + len;
 	}
-	c.freeing = true; /* as smb_conn_free: waiters go unanswered */
-	while (c.sessions)
-		smb_sess_free(&c, c.sessions);
-	smb_async_conn_gone(&c);
-	free(c.out);
+	conn_gone(&c[0]);
+	conn_gone(&c[1]);
 	return 0;
 }

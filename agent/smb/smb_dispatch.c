@@ -96,6 +96,10 @@ struct smb_sess *smb_sess_find(struct smb_conn *c, uint64_t id)
 
 	for (s = c->sessions; s && s->id != id; s = s->next)
 		;
+	if (!s) /* a session set up elsewhere, bound here */
+		for (const struct smb_chan *ch = c->chans; ch && !s; ch = ch->cnext)
+			if (ch->bound && ch->sess->id == id)
+				s = ch->sess;
 	return s;
 }
 
@@ -151,7 +155,10 @@ static uint32_t smb_check(struct smb_req *r, unsigned flags)
 	if (!r->encrypted) {
 		if (!(h->flags & SMB2_FLAGS_SIGNED))
 			return STATUS_ACCESS_DENIED; /* signing is required */
-		if (smb_crypto_verify(smb_dispatch_sign_alg(r->c), r->sess->keys.signing, r->m.p, r->m.len) != AQ_OK)
+		uint16_t alg;
+		const uint8_t *key = smb_sess_signing_key(r->sess, r->c, &alg);
+
+		if (smb_crypto_verify(alg, key, r->m.p, r->m.len) != AQ_OK)
 			return STATUS_ACCESS_DENIED;
 	}
 	if (r->sess->encrypt && !r->encrypted)
@@ -234,7 +241,8 @@ static void smb_serve_msg(struct smb_req *r)
 	if (r->c->dialect == SMB2_DIALECT_311 && r->out->err == AQ_OK) {
 		if (h->command == SMB2_NEGOTIATE && status == STATUS_SUCCESS)
 			smb_crypto_preauth_update(r->c->preauth, ut_buf_bytes(r->out) + r->hdr_off, r->out->len - r->hdr_off);
-		else if (h->command == SMB2_SESSION_SETUP && status == STATUS_MORE_PROCESSING_REQUIRED && r->sess)
+		else if (h->command == SMB2_SESSION_SETUP && status == STATUS_MORE_PROCESSING_REQUIRED && r->sess &&
+			 !r->bind_chan) /* a binding's: once signed (smb_dispatch_frame) */
 			smb_crypto_preauth_update(r->sess->preauth, ut_buf_bytes(r->out) + r->hdr_off, r->out->len - r->hdr_off);
 	}
 }
@@ -246,8 +254,12 @@ void smb_dispatch_sign(struct smb_conn *c, struct smb_sess *s, struct ut_buf *ou
 
 	ut_buf_set_le32(out, off + 16, flags);
 	memset(ut_buf_bytes(out) + off + SMB2_SIG_OFF, 0, SMB_CRYPTO_SIG_LEN);
-	/* s's algorithm: a bind refused on another connection is signed as its session */
-	if (smb_crypto_sign(smb_dispatch_sign_alg(s->conn), s->keys.signing, ut_buf_bytes(out) + off, end - off, sig) == AQ_OK)
+	uint16_t alg;
+	/* c's channel key by c's algorithm; elsewhere (a bind refused or under
+	 * way) the session's key by its algorithm */
+	const uint8_t *key = smb_sess_signing_key(s, c, &alg);
+
+	if (smb_crypto_sign(alg, key, ut_buf_bytes(out) + off, end - off, sig) == AQ_OK)
 		memcpy(ut_buf_bytes(out) + off + SMB2_SIG_OFF, sig, SMB_CRYPTO_SIG_LEN);
 }
 
@@ -269,6 +281,15 @@ void smb_dispatch_send_encrypted(struct smb_conn *c, struct smb_sess *s, const s
 	ut_buf_cleanup(&fb);
 }
 
+/* Whether ch is still one of c's channels (a later message of the frame may have dropped it). */
+static bool smb_dispatch_chan_live(const struct smb_conn *c, const struct smb_chan *ch)
+{
+	for (const struct smb_chan *x = c->chans; x; x = x->cnext)
+		if (x == ch)
+			return true;
+	return false;
+}
+
 void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 {
 	struct smb_wire_chain ch;
@@ -279,6 +300,7 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 	uint8_t *plain = NULL;
 	size_t offs[64], n = 0, i;
 	struct smb_sess *signer[64];
+	struct smb_chan *bind_chan[64];
 	bool sign[64], flag_signed[64], encrypted = false, cancels = false;
 	struct smb_sess *last_sess = NULL;
 	struct smb_tree *last_tree = NULL;
@@ -361,6 +383,7 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 		flag_signed[n] = !sign[n] && !encrypted && (m.hdr.flags & SMB2_FLAGS_SIGNED) &&
 				 (r.status == STATUS_USER_SESSION_DELETED || r.status == STATUS_INVALID_PARAMETER ||
 				  r.status == STATUS_FILE_CLOSED || r.status == STATUS_NETWORK_NAME_DELETED);
+		bind_chan[n] = r.status == STATUS_MORE_PROCESSING_REQUIRED && c->dialect == SMB2_DIALECT_311 ? r.bind_chan : NULL;
 		last_sess = r.sess;
 		last_tree = r.tree;
 		n++;
@@ -381,6 +404,12 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 			smb_dispatch_sign(c, signer[i], &out, offs[i], i + 1 < n ? offs[i + 1] : out.len);
 		else if (flag_signed[i])
 			ut_buf_set_le32(&out, offs[i] + 16, smb_wire_get_u32(ut_buf_bytes(&out) + offs[i] + 16) | SMB2_FLAGS_SIGNED);
+	/* 3.1.1: a binding's hash takes its answer in as it goes out, signed
+	 * with the session's key (the client hashes what it receives) */
+	for (i = 0; i < n; i++)
+		if (bind_chan[i] && smb_dispatch_chan_live(c, bind_chan[i]))
+			smb_crypto_preauth_update(bind_chan[i]->preauth, ut_buf_bytes(&out) + offs[i],
+						  (i + 1 < n ? offs[i + 1] : out.len) - offs[i]);
 	if (encrypted)
 		smb_dispatch_send_encrypted(c, enc_sess, &out);
 	else

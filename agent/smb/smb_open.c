@@ -100,8 +100,14 @@ void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing)
 {
 	struct smb_open **pp;
 
+	struct smb_conn *conns[SMB_SESS_MAX_CHANNELS];
+	size_t nconns = smb_sess_conns(s, conns, SMB_SESS_MAX_CHANNELS);
+
 	(void)closing;
-	smb_async_open_gone(s->conn, o); /* before its locks go: a waiter granted now is released with it */
+	/* before its locks go: a waiter granted now is released with it; on
+	 * every channel (a request of any of them may wait on o) */
+	for (size_t i = 0; i < nconns; i++)
+		smb_async_open_gone(conns[i], o);
 	vol_watch_remove(o->watch);      /* its CHANGE_NOTIFYs ended NOTIFY_CLEANUP just now */
 	for (pp = &s->opens; *pp && *pp != o; pp = &(*pp)->next)
 		;
@@ -334,7 +340,8 @@ uint32_t smb_open_create(struct smb_req *r)
 	o->tree = r->tree;
 	o->access = q.desired_access;
 	o->id = ++r->c->srv->next_open;
-	o->owner = (struct vol_lock_owner){ .proto = VOL_LOCK_SMB, .client = r->c->key, .id = o->id };
+	/* the session's, not the channel's: its locks outlive any one channel */
+	o->owner = (struct vol_lock_owner){ .proto = VOL_LOCK_SMB, .client = r->sess->client_key, .id = o->id };
 	if ((rc = smb_open_path(q.name, q.name_len, o->path, sizeof(o->path))) != 0 ||
 	    (rc = smb_prev_strip(o->path, &when)) != 0) {
 		status = STATUS_OBJECT_NAME_INVALID;

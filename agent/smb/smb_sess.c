@@ -1,12 +1,14 @@
 /* smb_sess: NEGOTIATE (and the SMB1 multi-protocol form), SESSION_SETUP
  * over SPNEGO/NTLMSSP NTLMv2 against the pushed users, key derivation per
  * dialect with the 3.1.1 preauth hash, re-authentication of a live session
- * (same user only; keys kept), binding refused (no multichannel) with
- * smbd's statuses, LOGOFF. Anonymous and guest sessions are refused
- * (smb_ntlm refuses the anonymous form; an unknown user is a logon
- * failure, never a guest). The mechanism is behind smb_sess_token /
- * smb_sess_challenge / smb_sess_auth: Kerberos would be another branch
- * there, with nothing of the re-authentication or binding logic changed.
+ * (same user only; keys kept), multichannel: binding a channel on another
+ * connection of the same client (its own signing key; faulty binds refused
+ * with smbd's statuses), a session living on while any channel does,
+ * LOGOFF. Anonymous and guest sessions are refused (smb_ntlm refuses the
+ * anonymous form; an unknown user is a logon failure, never a guest). The
+ * mechanism is behind smb_sess_token / smb_sess_challenge /
+ * smb_sess_verify: Kerberos would be another branch there, with nothing of
+ * the re-authentication or binding logic changed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +100,9 @@ uint32_t smb_sess_negotiate(struct smb_req *r)
 	c->cipher = c->signing = SMB_WIRE_NONE;
 	if (n.dialect >= SMB2_DIALECT_210)
 		n.capabilities |= SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_LEASING;
+	/* multichannel (smb_sess_bind) for 3.x clients that offer it, as smbd */
+	if (n.dialect >= SMB2_DIALECT_300 && (q.capabilities & SMB2_GLOBAL_CAP_MULTI_CHANNEL))
+		n.capabilities |= SMB2_GLOBAL_CAP_MULTI_CHANNEL;
 	else
 		n.max_read = n.max_write = n.max_transact = 65536;
 	if (n.dialect == SMB2_DIALECT_300 || n.dialect == SMB2_DIALECT_302) {
@@ -132,11 +137,114 @@ out:
 	return status;
 }
 
+static void smb_auth_drop(struct smb_auth *a)
+{
+	free(a->ntlm_neg);
+	free(a->ntlm_chal);
+	a->ntlm_neg = a->ntlm_chal = NULL;
+}
+
 static void smb_sess_drop_ntlm(struct smb_sess *s)
 {
-	free(s->ntlm_neg);
-	free(s->ntlm_chal);
-	s->ntlm_neg = s->ntlm_chal = NULL;
+	smb_auth_drop(&s->auth);
+}
+
+/* Unlink ch from its session and its connection, and free it. */
+static void smb_chan_free(struct smb_chan *ch)
+{
+	struct smb_chan **pp;
+
+	for (pp = &ch->sess->chans; *pp && *pp != ch; pp = &(*pp)->next)
+		;
+	if (*pp) {
+		*pp = ch->next;
+		ch->sess->nchans--;
+	}
+	for (pp = &ch->conn->chans; *pp && *pp != ch; pp = &(*pp)->cnext)
+		;
+	if (*pp)
+		*pp = ch->cnext;
+	smb_auth_drop(&ch->auth);
+	OPENSSL_cleanse(ch->signing, sizeof(ch->signing));
+	free(ch);
+}
+
+static struct smb_chan *smb_chan_of(const struct smb_sess *s, const struct smb_conn *c)
+{
+	struct smb_chan *ch;
+
+	for (ch = s->chans; ch && ch->conn != c; ch = ch->next)
+		;
+	return ch;
+}
+
+uint16_t smb_sess_sign_alg(const struct smb_sess *s)
+{
+	return s->alg_kept ? s->sign_alg : smb_dispatch_sign_alg(s->conn);
+}
+
+const uint8_t *smb_sess_signing_key(const struct smb_sess *s, const struct smb_conn *c, uint16_t *alg)
+{
+	const struct smb_chan *ch = smb_chan_of(s, c);
+
+	if (ch && ch->bound) {
+		*alg = smb_dispatch_sign_alg(c); /* a channel signs by its connection's algorithm */
+		return ch->signing;
+	}
+	*alg = smb_sess_sign_alg(s);
+	return s->keys.signing;
+}
+
+size_t smb_sess_conns(const struct smb_sess *s, struct smb_conn **out, size_t cap)
+{
+	size_t n = 0;
+
+	if (cap)
+		out[n++] = s->conn;
+	for (const struct smb_chan *ch = s->chans; ch && n < cap; ch = ch->next)
+		if (ch->conn != s->conn)
+			out[n++] = ch->conn;
+	return n;
+}
+
+unsigned smb_sess_conn_gone(struct smb_conn *c)
+{
+	struct smb_sess **pp = &c->sessions;
+	unsigned moved = 0;
+
+	while (c->chans) /* its channels of sessions of other connections */
+		if (c->chans->sess->conn == c)
+			c->chans = c->chans->cnext; /* one of c's own sessions' (moved here before): below */
+		else
+			smb_chan_free(c->chans);
+	while (*pp) {
+		struct smb_sess *s = *pp;
+		struct smb_chan *to;
+
+		for (to = s->chans; to && (!to->bound || to->conn == c || to->conn->freeing); to = to->next)
+			;
+		if (!to || s->logged_off) {
+			pp = &s->next;
+			continue;
+		}
+		/* the session lives on: its home is now to's connection (its
+		 * own key keeps the algorithm it was made with) */
+		*pp = s->next;
+		s->sign_alg = smb_sess_sign_alg(s);
+		s->alg_kept = true;
+		for (struct smb_chan *ch = s->chans, *nx; ch; ch = nx) {
+			nx = ch->next;
+			if (ch->conn == c)
+				smb_chan_free(ch);
+		}
+		s->conn = to->conn;
+		s->next = to->conn->sessions;
+		to->conn->sessions = s;
+		UT_INFO("smb_srv", NULL, "%s: connection gone, session %016llx goes on on %s", c->peer,
+			(unsigned long long)s->id, to->conn->peer);
+		moved++;
+	}
+	return moved;
 }
 
 /* Close every open of s, their locks released first: a request waiting
@@ -171,9 +279,11 @@ void smb_sess_free(struct smb_conn *c, struct smb_sess *s)
 		;
 	if (*pp)
 		*pp = s->next;
-	smb_sess_close_opens(s);
+	smb_sess_close_opens(s); /* with its channels still there: their waiters on its opens go */
 	while (s->trees)
 		smb_tree_free(s, s->trees);
+	while (s->chans)
+		smb_chan_free(s->chans);
 	smb_sess_drop_ntlm(s);
 	OPENSSL_cleanse(&s->keys, sizeof(s->keys));
 	free(s);
@@ -210,7 +320,9 @@ static int smb_sess_token(const uint8_t *blob, size_t len, const uint8_t **tok, 
 	return AQ_OK;
 }
 
-static uint32_t smb_sess_challenge(struct smb_req *r, struct smb_sess *s, const uint8_t *tok, size_t tlen)
+/* The mechanism's first leg: a's CHALLENGE answered into r->out
+ * (MORE_PROCESSING_REQUIRED), what the MIC needs kept in a. */
+static uint32_t smb_sess_challenge(struct smb_req *r, struct smb_auth *a, const uint8_t *tok, size_t tlen)
 {
 	struct smb_ntlm_challenge ch = { .target = "AQUIFER", .nb_domain = "AQUIFER", .nb_computer = "AQUIFER",
 					 .dns_domain = "aquifer", .dns_computer = "aquifer" };
@@ -222,24 +334,22 @@ static uint32_t smb_sess_challenge(struct smb_req *r, struct smb_sess *s, const 
 	/* No MsvAvTimestamp: clients then send no MIC and SPNEGO needs no
 	 * mechListMIC (signing the session protects what follows). */
 	ch.flags &= ~(NTLMSSP_NEGOTIATE_VERSION);
-	RAND_bytes(s->challenge, sizeof(s->challenge));
-	memcpy(ch.challenge, s->challenge, 8);
+	RAND_bytes(a->challenge, sizeof(a->challenge));
+	memcpy(ch.challenge, a->challenge, 8);
 	ut_buf_init(&nt, SMB_NTLM_MSG_MAX);
 	ut_buf_init(&sp, SMB_SPNEGO_MAX);
 	if (smb_ntlm_challenge_encode(&nt, &ch) != AQ_OK ||
-	    (s->raw_ntlmssp ? ut_buf_add(&sp, ut_buf_bytes(&nt), nt.len)
+	    (a->raw_ntlmssp ? ut_buf_add(&sp, ut_buf_bytes(&nt), nt.len)
 			    : smb_spnego_resp_encode(&sp, SMB_SPNEGO_ACCEPT_INCOMPLETE, SMB_SPNEGO_NTLMSSP,
 						     ut_buf_bytes(&nt), nt.len, NULL, 0)) != AQ_OK)
 		goto out;
-	smb_sess_drop_ntlm(s);
-	if (!(s->ntlm_neg = malloc(tlen)) || !(s->ntlm_chal = malloc(nt.len)))
+	smb_auth_drop(a);
+	if (!(a->ntlm_neg = malloc(tlen)) || !(a->ntlm_chal = malloc(nt.len)))
 		goto out;
-	memcpy(s->ntlm_neg, tok, tlen);
-	s->ntlm_neg_len = tlen;
-	memcpy(s->ntlm_chal, ut_buf_bytes(&nt), nt.len);
-	s->ntlm_chal_len = nt.len;
-	if (!s->reauth)
-		s->state = SMB_SESS_NTLM_CHALLENGED; /* a re-authenticating session stays valid meanwhile */
+	memcpy(a->ntlm_neg, tok, tlen);
+	a->ntlm_neg_len = tlen;
+	memcpy(a->ntlm_chal, ut_buf_bytes(&nt), nt.len);
+	a->ntlm_chal_len = nt.len;
 	smb_wire_session_setup_rsp_encode(r->out, r->hdr_off, 0, ut_buf_bytes(&sp), sp.len);
 	status = STATUS_MORE_PROCESSING_REQUIRED;
 out:
@@ -248,24 +358,25 @@ out:
 	return status;
 }
 
-static uint32_t smb_sess_auth(struct smb_req *r, struct smb_sess *s, const uint8_t *tok, size_t tlen)
+/* The mechanism's last leg: the user the AUTHENTICATE proves (copied into
+ * *who) and the session key it yields (key, 16 bytes): STATUS_SUCCESS,
+ * LOGON_FAILURE, or INVALID_PARAMETER for a malformed NTLMv2 response. */
+static uint32_t smb_sess_verify(struct smb_req *r, const struct smb_auth *au, const uint8_t *tok, size_t tlen,
+				struct smb_srv_user *who, uint8_t key[16])
 {
 	struct smb_ntlm_auth a;
-	struct smb_ntlm_check ck = { .server_challenge = s->challenge, .negotiate = s->ntlm_neg,
-				     .negotiate_len = s->ntlm_neg_len, .challenge = s->ntlm_chal,
-				     .challenge_len = s->ntlm_chal_len, .authenticate = tok, .authenticate_len = tlen,
+	struct smb_ntlm_check ck = { .server_challenge = au->challenge, .negotiate = au->ntlm_neg,
+				     .negotiate_len = au->ntlm_neg_len, .challenge = au->ntlm_chal,
+				     .challenge_len = au->ntlm_chal_len, .authenticate = tok, .authenticate_len = tlen,
 				     .now = smb_filetime_now(), .max_skew = SMB_SESS_SKEW };
 	static const uint8_t no_hash[16];
 	struct smb_srv_user cand[8];
-	struct ut_buf sp = { 0 };
 	char user[API_INTENT_SMB_USER_LEN * 4 + 1], domain[256] = "";
-	uint8_t key[16];
 	size_t n, i;
-	uint32_t status = STATUS_LOGON_FAILURE;
 
-	if (smb_ntlm_auth_decode(tok, tlen, &a) != AQ_OK || !a.user_len ||
+	if (!au->ntlm_chal || smb_ntlm_auth_decode(tok, tlen, &a) != AQ_OK || !a.user_len ||
 	    smb_wire_utf16_to_utf8(a.user, a.user_len, user, sizeof(user), NULL) != AQ_OK)
-		goto out;
+		return STATUS_LOGON_FAILURE;
 	if (a.domain_len)
 		smb_wire_utf16_to_utf8(a.domain, a.domain_len, domain, sizeof(domain), NULL);
 	/* a malformed NTLMv2 response (its AV pairs run past the blob) is
@@ -273,10 +384,8 @@ static uint32_t smb_sess_auth(struct smb_req *r, struct smb_sess *s, const uint8
 	 * with a hash no user has, so that the answer says nothing of the
 	 * user's existence */
 	ck.nt_hash = no_hash;
-	if (smb_ntlm_auth_check(&ck, &a, key) == AQ_EINVAL) {
-		status = STATUS_INVALID_PARAMETER;
-		goto out;
-	}
+	if (smb_ntlm_auth_check(&ck, &a, key) == AQ_EINVAL)
+		return STATUS_INVALID_PARAMETER;
 	n = smb_srv_users(r->c->srv, user, cand, 8);
 	/* a domain naming the project picks among users of one name */
 	for (i = 0; i < n; i++) {
@@ -288,22 +397,55 @@ static uint32_t smb_sess_auth(struct smb_req *r, struct smb_sess *s, const uint8
 	}
 	if (i == n) {
 		UT_INFO("smb_srv", NULL, "%s: logon of \"%s\" refused", r->c->peer, user);
-		goto out;
+		return STATUS_LOGON_FAILURE;
 	}
+	*who = cand[i];
+	return STATUS_SUCCESS;
+}
+
+/* The final answer's security buffer (bare NTLMSSP ends with an empty one). */
+static uint32_t smb_sess_done(struct smb_req *r, const struct smb_auth *a)
+{
+	struct ut_buf sp = { 0 };
+	uint32_t status = STATUS_NO_MEMORY;
+
+	ut_buf_init(&sp, 1024);
+	if (a->raw_ntlmssp || smb_spnego_resp_encode(&sp, SMB_SPNEGO_ACCEPT_COMPLETED, 0, NULL, 0, NULL, 0) == AQ_OK) {
+		smb_wire_session_setup_rsp_encode(r->out, r->hdr_off, 0, ut_buf_bytes(&sp), sp.len);
+		status = STATUS_SUCCESS;
+	}
+	ut_buf_cleanup(&sp);
+	return status;
+}
+
+static bool smb_sess_same_user(const struct smb_srv_user *a, const struct smb_srv_user *b)
+{
+	return strcmp(a->project, b->project) == 0 && strcmp(a->name, b->name) == 0;
+}
+
+static uint32_t smb_sess_auth(struct smb_req *r, struct smb_sess *s, const uint8_t *tok, size_t tlen)
+{
+	struct smb_srv_user who;
+	uint8_t key[16];
+	uint32_t status;
+
+	if ((status = smb_sess_verify(r, &s->auth, tok, tlen, &who, key)) != STATUS_SUCCESS)
+		goto out;
+	status = STATUS_LOGON_FAILURE;
 	if (s->reauth) {
 		/* re-authentication (MS-SMB2 3.3.5.5.3): the same user keeps
 		 * the session, its opens and its keys; another user is refused
 		 * and the session goes on as it was (its opens were made with
 		 * the first user's credentials) */
-		if (strcmp(s->user.project, cand[i].project) != 0 || strcmp(s->user.name, cand[i].name) != 0) {
+		if (!smb_sess_same_user(&s->user, &who)) {
 			UT_INFO("smb_srv", NULL, "%s: re-authentication of session %016llx as \"%s\" refused (it is %s/%s's)",
-				r->c->peer, (unsigned long long)s->id, user, s->user.project, s->user.name);
+				r->c->peer, (unsigned long long)s->id, who.name, s->user.project, s->user.name);
 			status = STATUS_ACCESS_DENIED;
 			goto out;
 		}
 	} else {
-		s->user = cand[i];
-		s->cred = (struct vol_cred){ .uid = cand[i].uid, .gid = cand[i].gid };
+		s->user = who;
+		s->cred = (struct vol_cred){ .uid = who.uid, .gid = who.gid };
 		/* the preauth hash covers every SESSION_SETUP request, this one included */
 		if (smb_crypto_derive(r->c->dialect,
 				      r->c->cipher == SMB_WIRE_NONE ? SMB2_ENCRYPTION_AES128_CCM : r->c->cipher, key, 16,
@@ -311,23 +453,18 @@ static uint32_t smb_sess_auth(struct smb_req *r, struct smb_sess *s, const uint8
 			goto out;
 		RAND_bytes(s->nonce_fixed, sizeof(s->nonce_fixed));
 	}
-	ut_buf_init(&sp, 1024);
-	/* bare NTLMSSP ends with an empty blob */
-	if (!s->raw_ntlmssp && smb_spnego_resp_encode(&sp, SMB_SPNEGO_ACCEPT_COMPLETED, 0, NULL, 0, NULL, 0) != AQ_OK)
+	if ((status = smb_sess_done(r, &s->auth)) != STATUS_SUCCESS)
 		goto out;
 	smb_sess_drop_ntlm(s);
 	s->state = SMB_SESS_VALID;
 	r->c->authed = true;
-	smb_wire_session_setup_rsp_encode(r->out, r->hdr_off, 0, ut_buf_bytes(&sp), sp.len);
 	r->sign_rsp = true;
 	r->sign_sess = s;
 	UT_INFO("smb_srv", NULL, "%s: session of %s/%s (uid %u) %s, dialect %04x", r->c->peer, s->user.project,
 		s->user.name, s->user.uid, s->reauth ? "re-authenticated" : "set up", r->c->dialect);
 	s->reauth = false;
-	status = STATUS_SUCCESS;
 out:
 	OPENSSL_cleanse(key, sizeof(key));
-	ut_buf_cleanup(&sp);
 	return status;
 }
 
@@ -337,35 +474,81 @@ static struct smb_sess *smb_sess_find_any(struct smb_srv *srv, uint64_t id)
 	struct smb_sess *s = NULL;
 
 	for (struct smb_conn *c = srv->conns; c && !s; c = c->next)
-		s = smb_sess_find(c, id);
+		for (s = c->sessions; s && s->id != id; s = s->next)
+			;
 	return s;
 }
 
+/* The binding's last leg (3.3.5.5.3): the same user as the session's, then
+ * Channel.SigningKey from this authentication's session key (3.1.1: with
+ * the binding connection's preauth hash, this request included); the
+ * answer is signed with it. Another user: ACCESS_DENIED (smbd). */
+static uint32_t smb_sess_bind_auth(struct smb_req *r, struct smb_sess *s, struct smb_chan *ch, const uint8_t *tok,
+				   size_t tlen)
+{
+	struct smb_crypto_keys k;
+	struct smb_srv_user who;
+	uint8_t key[16];
+	uint32_t status;
+
+	memset(&k, 0, sizeof(k));
+	if ((status = smb_sess_verify(r, &ch->auth, tok, tlen, &who, key)) != STATUS_SUCCESS)
+		goto out;
+	if (!smb_sess_same_user(&s->user, &who)) {
+		UT_INFO("smb_srv", NULL, "%s: binding to session %016llx as \"%s\" refused (it is %s/%s's)", r->c->peer,
+			(unsigned long long)s->id, who.name, s->user.project, s->user.name);
+		status = STATUS_ACCESS_DENIED;
+		goto out;
+	}
+	status = STATUS_LOGON_FAILURE;
+	if (smb_crypto_derive(r->c->dialect, r->c->cipher == SMB_WIRE_NONE ? SMB2_ENCRYPTION_AES128_CCM : r->c->cipher,
+			      key, 16, ch->preauth, &k) != AQ_OK)
+		goto out;
+	if ((status = smb_sess_done(r, &ch->auth)) != STATUS_SUCCESS)
+		goto out;
+	memcpy(ch->signing, k.signing, sizeof(ch->signing));
+	ch->bound = true;
+	smb_auth_drop(&ch->auth);
+	r->c->authed = true;
+	UT_INFO("smb_srv", NULL, "%s: channel %u of session %016llx (%s/%s) bound, dialect %04x", r->c->peer,
+		s->nchans + 1, (unsigned long long)s->id, s->user.project, s->user.name, r->c->dialect);
+out:
+	OPENSSL_cleanse(&k, sizeof(k));
+	OPENSSL_cleanse(key, sizeof(key));
+	return status;
+}
+
 /* SESSION_SETUP with SMB2_SESSION_FLAG_BINDING (MS-SMB2 3.3.5.5.2): a
- * second channel for a session of another connection. The agent serves no
- * multichannel (it does not claim SMB2_GLOBAL_CAP_MULTI_CHANNEL), so every
- * bind is refused, and with the status smbd gives for what is wrong with
- * it, checked in smbd's order: an algorithm mismatch around GMAC, a dialect
- * before 3.0 (REQUEST_NOT_ACCEPTED), an unsigned request, another dialect
- * or cipher than the session's (INVALID_PARAMETER), a session still being
- * set up or already on this connection (REQUEST_NOT_ACCEPTED), another
- * ClientGuid (USER_SESSION_DELETED); a bind that would be valid gets
- * REQUEST_NOT_ACCEPTED, as from smbd without multichannel. A request that
- * names the session and is signed must verify with the session's key and
- * algorithm (the channel has none yet), and the refusal is signed so too. */
-static uint32_t smb_sess_bind(struct smb_req *r)
+ * channel on this connection for a session set up on another one of the
+ * same client. The faults are refused with the status smbd gives, checked
+ * in smbd's order: an algorithm mismatch around GMAC, a dialect before
+ * 3.0 (REQUEST_NOT_ACCEPTED), an unsigned request, another dialect or
+ * cipher than the session's (INVALID_PARAMETER), a session still being
+ * set up or already bound here (REQUEST_NOT_ACCEPTED), another ClientGuid
+ * (USER_SESSION_DELETED), a connection that did not negotiate
+ * MULTI_CHANNEL (REQUEST_NOT_ACCEPTED), a channel past
+ * SMB_SESS_MAX_CHANNELS (INSUFFICIENT_RESOURCES). Every leg is signed with
+ * the session's key (the channel has none yet: a bad signature is
+ * ACCESS_DENIED) and so are the answers but the last, which the new
+ * channel's key signs. A failed authentication drops the channel, never
+ * the session. */
+static uint32_t smb_sess_bind(struct smb_req *r, const struct smb_wire_session_setup_req *q)
 {
 	const struct smb_wire_hdr *h = &r->m.hdr;
 	struct smb_conn *c = r->c;
 	struct smb_sess *s;
+	struct smb_chan *ch;
+	const uint8_t *tok;
+	size_t tlen;
 	uint16_t calg = smb_dispatch_sign_alg(c), salg;
-	bool sig_ok;
+	uint32_t status;
+	bool sig_ok, raw;
 
 	if (h->session_id == 0)
 		return STATUS_INVALID_PARAMETER;
 	if (!(s = smb_sess_find_any(c->srv, h->session_id)) || s->logged_off)
 		return STATUS_USER_SESSION_DELETED;
-	salg = smb_dispatch_sign_alg(s->conn);
+	salg = smb_sess_sign_alg(s);
 	sig_ok = (h->flags & SMB2_FLAGS_SIGNED) && s->state == SMB_SESS_VALID &&
 		 smb_crypto_verify(salg, s->keys.signing, r->m.p, r->m.len) == AQ_OK;
 	if ((h->flags & SMB2_FLAGS_SIGNED) && !sig_ok)
@@ -382,13 +565,50 @@ static uint32_t smb_sess_bind(struct smb_req *r)
 		return STATUS_REQUEST_NOT_ACCEPTED;
 	if (!sig_ok || s->conn->dialect != c->dialect || s->conn->cipher != c->cipher)
 		return STATUS_INVALID_PARAMETER;
-	if (s->conn == c)
+	ch = smb_chan_of(s, c);
+	if (s->conn == c || (ch && ch->bound))
 		return STATUS_REQUEST_NOT_ACCEPTED; /* its channel on this connection exists */
 	if (memcmp(s->conn->client_guid, c->client_guid, 16) != 0)
 		return STATUS_USER_SESSION_DELETED;
-	UT_INFO("smb_srv", NULL, "%s: binding to session %016llx refused: no multichannel", c->peer,
-		(unsigned long long)s->id);
-	return STATUS_REQUEST_NOT_ACCEPTED;
+	if (!(c->server_caps & SMB2_GLOBAL_CAP_MULTI_CHANNEL)) {
+		UT_INFO("smb_srv", NULL, "%s: binding to session %016llx refused: MULTI_CHANNEL not negotiated", c->peer,
+			(unsigned long long)s->id);
+		return STATUS_REQUEST_NOT_ACCEPTED;
+	}
+	if (!ch) {
+		if (s->nchans + 1 >= SMB_SESS_MAX_CHANNELS)
+			return STATUS_INSUFFICIENT_RESOURCES;
+		if (!(ch = calloc(1, sizeof(*ch))))
+			return STATUS_NO_MEMORY;
+		ch->sess = s;
+		ch->conn = c;
+		memcpy(ch->preauth, c->preauth, sizeof(ch->preauth));
+		ch->next = s->chans;
+		s->chans = ch;
+		s->nchans++;
+		ch->cnext = c->chans;
+		c->chans = ch;
+	}
+	r->sess = s;
+	r->rsp_session = s->id;
+	r->bind_chan = ch;
+	if (c->dialect == SMB2_DIALECT_311)
+		smb_crypto_preauth_update(ch->preauth, r->m.p, r->m.len);
+	if (smb_sess_token(q->blob, q->blob_len, &tok, &tlen, &raw) != AQ_OK || tlen < 12) {
+		status = STATUS_LOGON_FAILURE;
+	} else if (smb_wire_get_u32(tok + 8) == 1) {
+		ch->auth.raw_ntlmssp = raw;
+		status = smb_sess_challenge(r, &ch->auth, tok, tlen);
+	} else if (smb_wire_get_u32(tok + 8) == 3) {
+		status = smb_sess_bind_auth(r, s, ch, tok, tlen);
+	} else {
+		status = STATUS_LOGON_FAILURE;
+	}
+	if (status != STATUS_SUCCESS && status != STATUS_MORE_PROCESSING_REQUIRED) {
+		r->bind_chan = NULL;
+		smb_chan_free(ch); /* the session goes on as it was */
+	}
+	return status;
 }
 
 uint32_t smb_sess_setup(struct smb_req *r)
@@ -399,18 +619,20 @@ uint32_t smb_sess_setup(struct smb_req *r)
 	const uint8_t *tok;
 	size_t tlen, count = 0;
 	uint32_t status;
+	uint16_t alg;
 	bool raw, was_valid = false;
 
 	if (smb_wire_session_setup_req_decode(&r->m, &q) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
 	if (q.flags & SMB2_SESSION_FLAG_BINDING)
-		return smb_sess_bind(r);
+		return smb_sess_bind(r, &q);
 	if (r->m.hdr.session_id == 0) {
 		for (s = c->sessions; s; s = s->next)
 			count++;
 		if (count >= SMB_SESS_MAX_PER_CONN || !(s = calloc(1, sizeof(*s))))
 			return STATUS_NO_MEMORY;
 		s->id = ((uint64_t)c->key << 24) | ++c->next_sess;
+		s->client_key = c->key;
 		s->started = time(NULL);
 		s->conn = c;
 		memcpy(s->preauth, c->preauth, sizeof(s->preauth));
@@ -419,10 +641,13 @@ uint32_t smb_sess_setup(struct smb_req *r)
 	} else if (!s || s->logged_off) {
 		return STATUS_USER_SESSION_DELETED;
 	} else if (s->state == SMB_SESS_VALID) {
-		/* re-authentication: only by who holds the session's key (a
-		 * request that is not signed with it changes nothing) */
+		/* re-authentication: only by who holds the session's key (its
+		 * channel's here; a request that is not signed with it changes
+		 * nothing) */
+		const uint8_t *key = smb_sess_signing_key(s, c, &alg);
+
 		if (!r->encrypted && (!(r->m.hdr.flags & SMB2_FLAGS_SIGNED) ||
-				      smb_crypto_verify(smb_dispatch_sign_alg(c), s->keys.signing, r->m.p, r->m.len) != AQ_OK))
+				      smb_crypto_verify(alg, key, r->m.p, r->m.len) != AQ_OK))
 			return STATUS_ACCESS_DENIED;
 		was_valid = true;
 	}
@@ -434,9 +659,11 @@ uint32_t smb_sess_setup(struct smb_req *r)
 	if (smb_sess_token(q.blob, q.blob_len, &tok, &tlen, &raw) != AQ_OK || tlen < 12) {
 		status = STATUS_LOGON_FAILURE;
 	} else if (smb_wire_get_u32(tok + 8) == 1) {
-		s->raw_ntlmssp = raw;
+		s->auth.raw_ntlmssp = raw;
 		s->reauth = was_valid;
-		status = smb_sess_challenge(r, s, tok, tlen);
+		status = smb_sess_challenge(r, &s->auth, tok, tlen);
+		if (status == STATUS_MORE_PROCESSING_REQUIRED && !s->reauth)
+			s->state = SMB_SESS_NTLM_CHALLENGED; /* a re-authenticating session stays valid meanwhile */
 	} else if (smb_wire_get_u32(tok + 8) == 3 && (was_valid ? s->reauth : s->state == SMB_SESS_NTLM_CHALLENGED)) {
 		status = smb_sess_auth(r, s, tok, tlen);
 	} else {

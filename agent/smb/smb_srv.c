@@ -150,7 +150,8 @@ void smb_conn_free(struct smb_conn *c)
 	size_t i;
 
 	c->freeing = true;      /* its waiting requests go unanswered */
-	kept = smb_durable_conn_gone(c); /* durable opens stay, with their locks */
+	kept = smb_sess_conn_gone(c); /* a session with another channel lives on there, with its locks */
+	kept += smb_durable_conn_gone(c); /* durable opens stay, with their locks */
 	while (c->sessions)
 		smb_sess_free(c, c->sessions);
 	smb_async_conn_gone(c);
@@ -326,7 +327,7 @@ static void smb_srv_accept(struct smb_srv *srv)
 		socklen_t sl = sizeof(ss);
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
 		struct smb_conn *c, *o;
-		unsigned same = 0;
+		unsigned same = 0, preauth = 0;
 		int one = 1, fd = accept4(srv->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0)
@@ -348,9 +349,15 @@ static void smb_srv_accept(struct smb_srv *srv)
 		} else {
 			snprintf(c->peer, sizeof(c->peer), "v6");
 		}
+		/* from one address: SMB_SRV_PER_IP not yet authenticated (a
+		 * flood), more once they are (a multichannel client binds up
+		 * to SMB_SESS_MAX_CHANNELS per session) */
 		for (o = srv->conns; o; o = o->next)
-			same += o->peer_ip == c->peer_ip;
-		if (srv->nconns >= SMB_SRV_MAX_CONNS || same >= SMB_SRV_PER_IP) {
+			if (o->peer_ip == c->peer_ip) {
+				same++;
+				preauth += !o->authed;
+			}
+		if (srv->nconns >= SMB_SRV_MAX_CONNS || preauth >= SMB_SRV_PER_IP || same >= SMB_SRV_PER_IP_ALL) {
 			UT_WARN("smb_srv", NULL, "%s: connection refused (limit)", c->peer);
 			close(fd);
 			free(c);
@@ -522,6 +529,7 @@ int smb_srv_start(struct smb_srv *srv)
 	getsockname(srv->lfd, (struct sockaddr *)&ss, &sl);
 	srv->port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
 						  : ((struct sockaddr_in6 *)&ss)->sin6_port);
+	smb_iface_collect(srv, (const struct sockaddr *)&ss);
 	if ((srv->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
 	    (srv->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
 		goto fail;

@@ -91,7 +91,8 @@
 #define SMB_DOS_SETTABLE (FILE_ATTRIBUTE_READONLY | FILE_ATTRIBUTE_HIDDEN | FILE_ATTRIBUTE_SYSTEM | FILE_ATTRIBUTE_ARCHIVE)
 
 #define SMB_SRV_CREDITS_MAX 8192u  /* credits a connection may hold (Samba's and Windows' 8192) */
-#define SMB_SRV_PER_IP 64u         /* connections from one address */
+#define SMB_SRV_PER_IP 64u         /* connections from one address not yet authenticated */
+#define SMB_SRV_PER_IP_ALL 512u    /* and all of them (multichannel: 32 channels a session) */
 #define SMB_SRV_MAX_CONNS 4096u
 #define SMB_SRV_SETUP_S 30         /* NEGOTIATE + SESSION_SETUP must finish within */
 #define SMB_SRV_IDLE_S 900         /* silence with nothing open */
@@ -173,16 +174,47 @@ struct smb_tree {
 
 enum smb_sess_state { SMB_SESS_NTLM_CHALLENGED = 1, SMB_SESS_VALID = 2 };
 
-struct smb_sess {
-	struct smb_sess *next;
-	struct smb_conn *conn;
-	uint64_t id;
-	enum smb_sess_state state;
-	uint8_t preauth[SMB_CRYPTO_PREAUTH_LEN];
+/* An NTLM exchange under way: a logon, a re-authentication or a binding. */
+struct smb_auth {
 	uint8_t challenge[8];
 	uint8_t *ntlm_neg, *ntlm_chal; /* kept for the MIC */
 	size_t ntlm_neg_len, ntlm_chal_len;
 	bool raw_ntlmssp;            /* the client sent bare NTLMSSP (Linux cifs): answer bare */
+};
+
+/* A channel of a session on another connection than the one that set it
+ * up (multichannel, MS-SMB2 3.3.1.8, 3.3.5.5.2): bound by a SESSION_SETUP
+ * with SMB2_SESSION_FLAG_BINDING that authenticated the session's user on
+ * that connection. Linked in its session's list and in its connection's;
+ * freed with either. Until bound, only the binding SESSION_SETUP sees it. */
+struct smb_chan {
+	struct smb_chan *next;       /* the session's channels */
+	struct smb_chan *cnext;      /* the connection's channels */
+	struct smb_sess *sess;
+	struct smb_conn *conn;
+	bool bound;                  /* signing holds: the channel serves requests */
+	uint8_t signing[16];         /* Channel.SigningKey (3.3.5.5.3) */
+	uint8_t preauth[SMB_CRYPTO_PREAUTH_LEN]; /* 3.1.1: the binding connection's hash */
+	struct smb_auth auth;
+};
+
+#define SMB_SESS_MAX_CHANNELS 32u    /* channels of a session, its first included (Windows' limit) */
+
+struct smb_sess {
+	struct smb_sess *next;
+	/* the connection whose list holds the session: the one that set it
+	 * up, or, once that one is gone, one of its bound channels' (the
+	 * session lives while any channel does) */
+	struct smb_conn *conn;
+	uint64_t id;
+	uint64_t client_key;         /* the setting-up connection's key: its opens' lock owner */
+	enum smb_sess_state state;
+	uint8_t preauth[SMB_CRYPTO_PREAUTH_LEN];
+	struct smb_auth auth;
+	struct smb_chan *chans;      /* channels on other connections */
+	unsigned nchans;
+	bool alg_kept;               /* sign_alg holds (its first connection is gone); else that one's */
+	uint16_t sign_alg;
 	struct smb_srv_user user;
 	struct vol_cred cred;
 	struct smb_crypto_keys keys;
@@ -239,13 +271,26 @@ struct smb_conn {
 	uint64_t next_async;
 	bool freeing;                /* being freed: waiters go without an answer */
 	struct smb_sess *sessions;
+	struct smb_chan *chans;      /* channels bound here of sessions set up on other connections */
 	uint64_t next_sess, next_open;
 	time_t accepted, last;
 	bool authed, closing;
 };
 
+#define SMB_SRV_IFACES_MAX 16u /* addresses FSCTL_QUERY_NETWORK_INTERFACE_INFO names */
+
+/* One address for multichannel clients (smb_iface.c). */
+struct smb_srv_iface {
+	bool v6;
+	uint8_t addr[16];            /* network order; IPv4 in the first 4 */
+	uint32_t ifindex;
+	uint64_t speed;              /* bits per second */
+};
+
 struct smb_srv {
 	char listen[128];
+	struct smb_srv_iface ifaces[SMB_SRV_IFACES_MAX]; /* set at start (smb_iface_collect) */
+	size_t nifaces;
 	struct vol_store *store;
 	int lfd, epfd, evfd;
 	pthread_t thr;
@@ -284,6 +329,7 @@ struct smb_req {
 	struct smb_wire_fid *related; /* the previous open of a compound */
 	bool sign_rsp;               /* sign even if the request was not (final SESSION_SETUP) */
 	struct smb_sess *sign_sess;
+	struct smb_chan *bind_chan;  /* a binding SESSION_SETUP's channel: its hash takes the answer as signed */
 	bool last;                   /* the last message of its frame: it may go async */
 	uint64_t async_id;           /* set with STATUS_PENDING: the interim response's AsyncId */
 	struct smb_async *resume;    /* a waiting CREATE served again (smb_async.c) */
@@ -331,6 +377,27 @@ uint32_t smb_sess_setup(struct smb_req *r);
 uint32_t smb_sess_logoff(struct smb_req *r);
 void smb_sess_free(struct smb_conn *c, struct smb_sess *s);
 int smb_sess_smb1(struct smb_conn *c, const uint8_t *frame, size_t len);
+/* The key that signs s's messages on c: its channel's there, else the
+ * session's (its first channel's; a binding in progress signs with it). */
+const uint8_t *smb_sess_signing_key(const struct smb_sess *s, const struct smb_conn *c, uint16_t *alg);
+/* The algorithm of the session's own key (its first channel's connection's). */
+uint16_t smb_sess_sign_alg(const struct smb_sess *s);
+/* c is going: its channels of other connections' sessions go, and each of
+ * its own sessions that has a bound channel elsewhere moves to that
+ * channel's connection (its trees, opens and grants untouched). Returns
+ * how many moved (their opens' locks must then stay). */
+unsigned smb_sess_conn_gone(struct smb_conn *c);
+/* Every connection s is on (its home first), for what waits per connection. */
+size_t smb_sess_conns(const struct smb_sess *s, struct smb_conn **out, size_t cap);
+/* smb_iface.c: the addresses FSCTL_QUERY_NETWORK_INTERFACE_INFO answers
+ * (MS-SMB2 3.3.5.15.11): collect: from the listen address (a wildcard: the
+ * node's interfaces that are up), into srv->ifaces, once at start; query:
+ * the IOCTL, served on a connection that negotiated MULTI_CHANNEL
+ * (otherwise INVALID_DEVICE_REQUEST); BUFFER_TOO_SMALL when the list does
+ * not fit MaxOutputResponse. */
+struct sockaddr;
+void smb_iface_collect(struct smb_srv *srv, const struct sockaddr *listen_sa);
+uint32_t smb_iface_query(struct smb_req *r, const struct smb_wire_ioctl_req *q);
 /* smb_tree.c */
 uint32_t smb_tree_connect(struct smb_req *r);
 uint32_t smb_tree_disconnect(struct smb_req *r);

@@ -177,11 +177,9 @@ uint32_t smb_tree_ioctl(struct smb_req *r)
 	if (r->tree->ipc)
 		return STATUS_NOT_SUPPORTED; /* no named pipes */
 	/* QUERY_NETWORK_INTERFACE_INFO names the server, not a file (FileId all
-	 * ones), and is not served (no multichannel): INVALID_DEVICE_REQUEST,
-	 * which clients take as "not supported" (the Linux client logs an error
-	 * for FILE_CLOSED at every mount) */
+	 * ones): the multichannel addresses (smb_iface.c) */
 	if (q.ctl_code == FSCTL_QUERY_NETWORK_INTERFACE_INFO)
-		return STATUS_INVALID_DEVICE_REQUEST;
+		return smb_iface_query(r, &q);
 	/* an FSCTL on a file needs its open first (a closed one is FILE_CLOSED
 	 * whatever the code) */
 	if (!smb_open_find(r, &q.fid))

@@ -53,17 +53,25 @@ OPLOCK_TESTS="$(printf 'smb2.oplock.%s ' exclusive1 exclusive2 exclusive5 batch1
 # agent/README.md.
 # smb2.session runs whole (seconds): re-authentication of a live session
 # (reauth1, reauth6; reauth2-5 re-authenticate as anonymous, which the agent
-# refuses by design), the refused binds of bind_negative_* with smbd's
-# statuses (the agent serves no multichannel: bind1, bind2 and
-# bind_invalid_auth skip, bind_negative_smb3signCtoH/HtoC expect a bind that
-# works), a malformed NTLMv2 response (ntlmssp_bug14932), signing and
-# encryption algorithms, reconnects (agent/smb/smb_sess.c).
-SESSION_TESTS="$(printf 'bind_negative_smb%s ' 202 210d 210s 2to3d 2to3s 3encGtoCd 3encGtoCs 3signC30toGd 3signC30toGs \
-	3signCtoGd 3signCtoGs 3signGtoC30d 3signGtoC30s 3signGtoCd 3signGtoCs 3signGtoH2Xd 3signGtoH2Xs 3signGtoHd \
-	3signGtoHs 3signH2XtoGd 3signH2XtoGs 3signHtoGd 3signHtoGs 3sneCtoGd 3sneCtoGs 3sneGtoCd 3sneGtoCs 3sneGtoHd \
-	3sneGtoHs 3sneHtoGd 3sneHtoGs 3to2d 3to2s 3to3d 3to3s) encryption-aes-128-ccm encryption-aes-128-gcm \
-	encryption-aes-256-ccm encryption-aes-256-gcm ntlmssp_bug14932 reauth1 reauth6 reconnect1 reconnect2 \
-	signing-aes-128-cmac signing-aes-128-gmac signing-hmac-sha-256 two_logoff"
+# refuses by design), multichannel binds (bind1, bind2, a bind with a wrong
+# password: bind_invalid_auth, binds across signing algorithms:
+# bind_negative_smb3signCtoHs/HtoCs) and the refused ones of bind_negative_*
+# with smbd's statuses, a malformed NTLMv2 response (ntlmssp_bug14932),
+# signing and encryption algorithms, reconnects (agent/smb/smb_sess.c).
+SESSION_TESTS="bind1 bind2 bind_invalid_auth $(printf 'bind_negative_smb%s ' 202 210d 210s 2to3d 2to3s 3encGtoCd 3encGtoCs \
+	3signC30toGd 3signC30toGs 3signCtoGd 3signCtoGs 3signCtoHs 3signGtoC30d 3signGtoC30s 3signGtoCd 3signGtoCs \
+	3signGtoH2Xd 3signGtoH2Xs 3signGtoHd 3signGtoHs 3signH2XtoGd 3signH2XtoGs 3signHtoCs 3signHtoGd 3signHtoGs \
+	3sneCtoGd 3sneCtoGs 3sneGtoCd 3sneGtoCs 3sneGtoHd 3sneGtoHs 3sneHtoGd 3sneHtoGs 3to2d 3to2s 3to3d 3to3s) \
+	encryption-aes-128-ccm encryption-aes-128-gcm encryption-aes-256-ccm encryption-aes-256-gcm ntlmssp_bug14932 \
+	reauth1 reauth6 reconnect1 reconnect2 signing-aes-128-cmac signing-aes-128-gmac signing-hmac-sha-256 two_logoff"
+# smb2.multichannel runs whole (~20 s): the interface list
+# (FSCTL_QUERY_NETWORK_INTERFACE_INFO), 32 channels and the 33rd refused
+# (num_channels), an oplock and a lease broken over a session's channels
+# (oplocks.test1, leases.test1); smb2.ioctl.network_interface_info, claimed
+# below, reads the same list. The others need smbd's FSCTL_SMBTORTURE (or
+# iptables) to block a channel and fail on both; bugs.bug_15346 connects to
+# port 445 (agent/smb/smb_sess.c, smb_iface.c).
+MULTICHANNEL_TESTS="generic.interface_info generic.num_channels oplocks.test1 leases.test1"
 # smb2.lease (issue 18, 6 Dec): a lease key on two connections of one ClientGuid is one lease
 # (v2_complex2), and the rename a CLOSE or an acknowledgment lets go on is done before that is
 # answered (rename_wait: 5 of 5 runs on both, it raced before); run test by test.
@@ -78,7 +86,8 @@ sparse_qar_multi sparse_qar_overflow sparse_copy_chunk"
 # no EAs, so ExtA is now refused with STATUS_EAS_NOT_SUPPORTED (what smbd answers with "ea support =
 # no"). Claim it again when the store keeps EAs.
 SUITES=${SMB_TORTURE_SUITES:-"smb2.connect smb2.lock smb2.sharemode smb2.create smb2.rw smb2.dir smb2.getinfo \
-smb2.compound smb2.read smb2.ioctl smb2.credits $(printf 'smb2.notify.%s ' $NOTIFY_TESTS) $OPLOCK_TESTS $LEASE_TESTS smb2.session"}
+smb2.compound smb2.read smb2.ioctl smb2.credits $(printf 'smb2.notify.%s ' $NOTIFY_TESTS) $OPLOCK_TESTS $LEASE_TESTS smb2.session \
+smb2.multichannel"}
 CLAIMED="
 smb2.connect.connect
 smb2.lock.valid-request
@@ -125,7 +134,7 @@ $(printf 'smb2.compound.%s\n' related1 related2 related5 related6 related8 relat
 	invalid4 interim1 create-write-close)
 $(printf 'smb2.read.%s\n' eof dir access position)
 $(printf 'smb2.credits.%s\n' session_setup_credits_granted single_req_credits_granted skipped_mid)
-$(printf 'smb2.ioctl.%s\n' req_resume_key req_two_resume_keys compress_notsup_get compress_notsup_set)
+$(printf 'smb2.ioctl.%s\n' req_resume_key req_two_resume_keys compress_notsup_get compress_notsup_set network_interface_info)
 $(printf 'smb2.ioctl.copy_chunk_%s\n' simple multi tiny overwrite append limits src_lock dest_lock bad_key src_is_dest \
 	src_is_dest_overlap bad_access write_access src_exceed src_exceed_multi sparse_dest max_output_sz zero_length \
 	across_shares across_shares2 across_shares3)
@@ -134,6 +143,7 @@ $(printf '%s\n' $LEASE_TESTS)
 $(printf 'smb2.notify.%s\n' $NOTIFY_TESTS)
 $(printf '%s\n' $OPLOCK_TESTS)
 $(printf 'smb2.session.%s\n' $SESSION_TESTS)
+$(printf 'smb2.multichannel.%s\n' $MULTICHANNEL_TESTS)
 "
 
 D=$AQ_TMP/srv

@@ -64,6 +64,7 @@ void smbt_conn_new(struct smbt_conn *tc, struct smb_srv *srv, uint64_t key, unsi
 	tc->s->id = key << 24 | 1;
 	tc->s->state = SMB_SESS_VALID;
 	tc->s->conn = c;
+	tc->s->client_key = key; /* as smb_sess_setup: its opens' lock owner */
 	memcpy(tc->s->keys.signing, sign_key, 16);
 	tc->t->id = 1;
 	tc->t->share.smb_settings = settings;
@@ -72,6 +73,7 @@ void smbt_conn_new(struct smbt_conn *tc, struct smb_srv *srv, uint64_t key, unsi
 	tc->c = c;
 	tc->peer = sv[1];
 	tc->mid = 1;
+	tc->key = NULL;
 }
 
 struct smb_open *smbt_open_new(struct smbt_conn *tc, uint64_t id)
@@ -122,7 +124,7 @@ void smbt_send(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *body
 	memcpy(frame, ut_buf_bytes(&b), SMB2_HDR_LEN);
 	memcpy(frame + SMB2_HDR_LEN, body, n);
 	memset(frame + SMB2_SIG_OFF, 0, 16);
-	ck_assert_int_eq(smb_crypto_sign(SMB2_SIGNING_HMAC_SHA256, sign_key, frame, SMB2_HDR_LEN + n, sig), AQ_OK);
+	ck_assert_int_eq(smb_crypto_sign(SMB2_SIGNING_HMAC_SHA256, tc->key ? tc->key : sign_key, frame, SMB2_HDR_LEN + n, sig), AQ_OK);
 	memcpy(frame + SMB2_SIG_OFF, sig, 16);
 	smb_dispatch_frame(tc->c, frame, SMB2_HDR_LEN + n);
 	smb_conn_kick(tc->c);
@@ -161,7 +163,7 @@ void smbt_send_chain(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t
 		size_t end = i + 1 < count ? at[i + 1] : off;
 
 		memset(frame + at[i] + SMB2_SIG_OFF, 0, 16);
-		ck_assert_int_eq(smb_crypto_sign(SMB2_SIGNING_HMAC_SHA256, sign_key, frame + at[i], end - at[i], sig), AQ_OK);
+		ck_assert_int_eq(smb_crypto_sign(SMB2_SIGNING_HMAC_SHA256, tc->key ? tc->key : sign_key, frame + at[i], end - at[i], sig), AQ_OK);
 		memcpy(frame + at[i] + SMB2_SIG_OFF, sig, 16);
 	}
 	smb_dispatch_frame(tc->c, frame, off);
@@ -235,7 +237,7 @@ int smbt_recv(const struct smbt_conn *tc, uint8_t *buf, size_t cap, size_t *len,
 	ck_assert_int_eq(recv(tc->peer, buf, *len, 0), (ssize_t)*len);
 	ck_assert_int_eq(smb_wire_hdr_decode(buf, *len, h), AQ_OK);
 	if (sig_ok)
-		*sig_ok = smb_crypto_verify(SMB2_SIGNING_HMAC_SHA256, sign_key, buf, *len) == AQ_OK;
+		*sig_ok = smb_crypto_verify(SMB2_SIGNING_HMAC_SHA256, tc->key ? tc->key : sign_key, buf, *len) == AQ_OK;
 	return 1;
 }
 

@@ -27,6 +27,8 @@ struct smbt_conn {
 	struct smb_sess *s;
 	struct smb_tree *t;
 	uint64_t mid;      /* the next MessageId, for the suite's request builders */
+	const uint8_t *key; /* what signs (HMAC-SHA256) and verifies here: NULL, the
+			      harness's session key; a bound channel's key (test_smb_sess) */
 };
 
 /* A server over store (borrowed, must outlive it) with an eventfd for the
