@@ -14,6 +14,21 @@ static const char *const shelf_backends[] = { "directory", "nvmeof", NULL };
 static const char *const shelf_transports[] = { "tcp", "rdma", NULL };
 static const char *const shelf_media[] = { "TLC", "QLC", NULL };
 
+/* What the agents of the shelf report of the I/O they issue to it (output
+ * only; server/srv_shelfio.h). */
+static const struct api_field shelf_io_fields[] = {
+	{ "readBytes", API_T_INT64, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "writeBytes", API_T_INT64, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "readOps", API_T_INT64, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "writeOps", API_T_INT64, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "readMibps", API_T_DOUBLE, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "writeMibps", API_T_DOUBLE, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "readLatencyMs", API_T_DOUBLE, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "writeLatencyMs", API_T_DOUBLE, API_F_OUTPUT, NULL, NULL, 0 },
+	{ "nodes", API_T_STRING_LIST, API_F_OUTPUT, NULL, NULL, 0 },
+	{ NULL, 0, 0, NULL, NULL, 0 },
+};
+
 const struct api_field api_shelf_fields[] = {
 	{ "name", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
 	{ "createTime", API_T_STRING, API_F_OUTPUT, NULL, NULL, 0 },
@@ -27,6 +42,7 @@ const struct api_field api_shelf_fields[] = {
 	{ "readThroughputMibps", API_T_DOUBLE, 0, NULL, NULL, 0 },
 	{ "writeThroughputMibps", API_T_DOUBLE, 0, NULL, NULL, 0 },
 	{ "media", API_T_ENUM, 0, shelf_media, NULL, 0 },
+	{ "ioStats", API_T_OBJECT, API_F_OUTPUT, NULL, shelf_io_fields, 0 },
 	{ NULL, 0, 0, NULL, NULL, 0 },
 };
 

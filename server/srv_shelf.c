@@ -13,6 +13,7 @@
 #include "server/srv_internal.h"
 #include "server/srv_place.h"
 #include "server/srv_req.h"
+#include "server/srv_shelfio.h"
 #include "util/ut_clock.h"
 #include "util/ut_log.h"
 
@@ -93,24 +94,39 @@ static int shelf_room_check(struct db *db, const char *id, const char *loc, doub
 	return AQ_OK;
 }
 
-/* The answer: the stored document. */
-static json_t *shelf_answer(struct srv_req *req, json_t *doc)
+/* The answer: the stored document and, as ioStats, what its agents report
+ * (srv_shelfio.h); shelves: the shelves of doc's location (NULL: read
+ * here). */
+static json_t *shelf_answer(struct srv_req *req, json_t *doc, const json_t *shelves)
 {
-	(void)req;
+	char parent[200];
+	struct db_query q = { .kind = "shelf", .parent = parent };
+	json_t *own = NULL, *io;
+
+	snprintf(parent, sizeof(parent), "locations/%s", api_json_str(doc, "location", ""));
+	if (!shelves && db_list_all(req->db, &q, &own, NULL) == AQ_OK)
+		shelves = own;
+	if ((io = srv_shelfio_stats(req->srv->shelfio, shelves, doc, ut_clock_real_ms())))
+		json_object_set_new(doc, "ioStats", io);
+	json_decref(own);
 	return doc;
 }
 
 int srv_h_shelf_list(struct srv_req *req, json_t **resp)
 {
-	json_t *items = NULL, *s;
+	struct db_query q = { .kind = "shelf" };
+	json_t *items = NULL, *all = NULL, *s;
 	char *next = NULL;
 	size_t i;
 	int rc;
 
 	if ((rc = srv_list_cluster(req, "shelf", &items, &next)) != AQ_OK)
 		return rc;
-	json_array_foreach(items, i, s)
-		shelf_answer(req, s);
+	/* a page's shelves are matched among all (srv_shelfio_match) */
+	if (json_array_size(items) && db_list_all(req->db, &q, &all, NULL) == AQ_OK)
+		json_array_foreach(items, i, s)
+			shelf_answer(req, s, all);
+	json_decref(all);
 	*resp = srv_list_page("shelves", items, next);
 	free(next);
 	return *resp ? AQ_OK : AQ_ENOMEM;
@@ -134,7 +150,7 @@ int srv_h_shelf_get(struct srv_req *req, json_t **resp)
 	int rc;
 
 	if ((rc = shelf_load(req, name, sizeof(name), resp)) == AQ_OK)
-		shelf_answer(req, *resp);
+		shelf_answer(req, *resp, NULL);
 	return rc;
 }
 
@@ -211,7 +227,7 @@ int srv_h_shelf_patch(struct srv_req *req, json_t **resp)
 	if (!validate && ((rc = db_put(req->db, "shelf", parent, name, doc, false)) != AQ_OK ||
 			  (rc = db_commit(req->db)) != AQ_OK))
 		goto out;
-	*resp = shelf_answer(req, doc);
+	*resp = shelf_answer(req, doc, NULL);
 	doc = NULL;
 out:
 	db_rollback(req->db);

@@ -5,7 +5,9 @@
  * readThroughputMibps, srv_place.c), so a PATCH that lowers a ceiling below
  * what placement promised, or a DELETE that takes a location's last shelf
  * (or the bandwidth its volumes use), is refused (FAILED_PRECONDITION).
- * Calls run in the caller's transaction or their own. */
+ * GET answers carry ioStats, what the shelf's agents report of the I/O
+ * they issue to it (srv_shelfio.h). Calls run in the caller's transaction
+ * or their own. */
 #ifndef AQ_SRV_SHELF_H
 #define AQ_SRV_SHELF_H
 
