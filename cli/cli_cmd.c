@@ -663,7 +663,7 @@ const struct cli_cmd cli_cmds[] = {
 	  "Creating", NULL, "SHELF", 1, 1, shelf_flags, NOLOCAL, CLI_C_LOCATION_BODY,
 	  "Register a storage shelf of --location (cluster admin)." },
 	{ "shelves", "list", CLI_K_LIST, "GET", "/v1/shelves", NULL, NULL, "shelves", NULL, NULL,
-	  "name.basename():NAME,location,media,readThroughputMibps,writeThroughputMibps", NULL, 0, 0,
+	  "name.basename():NAME,location,backend,transport,media,capacityGib,readThroughputMibps,writeThroughputMibps", NULL, 0, 0,
 	  NOFLAGS, NOLOCAL, 0, "List storage shelves." },
 	{ "shelves", "describe", CLI_K_DESCRIBE, "GET", "/v1/shelves/{name}", NULL, NULL, NULL, NULL, NULL,
 	  NULL, "SHELF", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a storage shelf." },

@@ -118,6 +118,10 @@ expect_eq "cli: shelves create" "nvmeof tcp 2048 8192" "$(printf '%s' "$out" | j
 out=$(cli shelves update s2 --read-throughput=900 2>/dev/null)
 expect_eq "cli: shelves update changes only what it names" "900 10.0.0.9:4420,10.0.0.10:4420" \
 	"$(printf '%s' "$out" | jq -r '"\(.readThroughputMibps) \(.addresses|join(","))"' 2>&1)"
+out=$(XDG_CONFIG_HOME=$AQ_TMP/cfg AQUIFER_ENDPOINT=$AQ_URL AQUIFER_TOKEN=$TOK "$AQ_BUILDDIR/aquifer" shelves list 2>/dev/null)
+expect_contains "cli: shelves list has a TRANSPORT column" "TRANSPORT" "$out"
+expect_eq "cli: shelves list shows s2's backend, transport and capacity" "s2 east nvmeof tcp 2048" \
+	"$(printf '%s\n' "$out" | awk '$1 == "s2" { print $1, $2, $3, $4, $6 }')"
 out=$(cli shelves create s3 --location=east --transport=tcp 2>&1)
 ok "cli: a refusal exits non-zero" test $? -ne 0
 expect_contains "cli: the refusal names the field" "transport is for backend nvmeof only" "$out"
