@@ -127,7 +127,9 @@ START_TEST(test_malformed)
 
 	ck_assert_int_eq(srv_shelfio_new(&s), AQ_OK);
 	srv_shelfio_report(s, "nodes/n1", "east", NULL, t);
-	srv_shelfio_report(s, "nodes/n1", "east", json_string("x"), t);
+	r = json_string("x");
+	srv_shelfio_report(s, "nodes/n1", "east", r, t);
+	json_decref(r);
 	r = report("directory", "", -1, 0, 0, 0, 0, 0, 0); /* a negative counter */
 	srv_shelfio_report(s, "nodes/n1", "east", r, t);
 	json_decref(r);
