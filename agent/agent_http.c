@@ -135,6 +135,23 @@ static json_t *status_volume(struct agent *a, const json_t *v, const struct vol_
 	return doc;
 }
 
+/* The shelf's figures of a status report: what it is and the I/O the store
+ * issued to it, cumulative since the agent started (srv_shelfio.h turns
+ * them into rates and latencies). */
+static json_t *status_shelf(struct agent *a)
+{
+	struct vol_shelf_io io;
+	const char *backend, *transport, *nqn;
+
+	vol_store_shelf_io(a->store, &io);
+	agent_shelf_describe(&a->shelf, &backend, &transport, &nqn);
+	return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "backend", backend, "transport", transport,
+			 "nqn", nqn, "readBytes", (json_int_t)io.read_bytes, "readOps", (json_int_t)io.read_ops,
+			 "readTimedOps", (json_int_t)io.read_timed_ops, "readUs", (json_int_t)io.read_us,
+			 "writeBytes", (json_int_t)io.write_bytes, "writeOps", (json_int_t)io.write_ops,
+			 "writeUs", (json_int_t)io.write_us);
+}
+
 json_t *agent_status_doc(struct agent *a)
 {
 	json_t *doc, *vols = json_array(), *v;
@@ -159,8 +176,11 @@ json_t *agent_status_doc(struct agent *a)
 			"appliedGeneration", (json_int_t)a->applied, "volumes", vols, "agentVersion", AQ_VERSION,
 			"lastError", a->last_error, "reportsDelivered", (json_int_t)a->reports_ok, "failed",
 			a->failed ? json_deep_copy(a->failed) : json_array(), "tokenRenewal", 1);
-	if (doc)
+	if (doc) {
 		json_object_set_new(doc, "serviceAddresses", agent_svc_report(&a->svc));
+		if (a->store)
+			json_object_set_new(doc, "shelf", status_shelf(a));
+	}
 	pthread_mutex_unlock(&a->lock);
 	if (doc) {
 		json_object_set_new(doc, API_INTENT_SMB_ADDRESS, json_string(smb));

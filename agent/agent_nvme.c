@@ -98,7 +98,7 @@ int agent_nvme_spec_parse(const char *spec, struct agent_nvme_spec *out, aq_msg 
 		rc = aq_fail(msg, AQ_EINVAL, "--shelf: nvmeof:TRANSPORT:ADDR:PORT:NQN expected");
 		goto out;
 	}
-	if ((size_t)(end - p) > AGENT_NVME_ADDR_MAX || !nvme_text_ok(p, (size_t)(end - p), "")) {
+	if (!api_shelf_addr_ok(p, (size_t)(end - p))) { /* the API's rule (api/api_shelf.h) */
 		rc = aq_fail(msg, AQ_EINVAL, "--shelf: the address must be 1..%d characters of [A-Za-z0-9.:_-]",
 			     AGENT_NVME_ADDR_MAX);
 		goto out;
@@ -114,8 +114,7 @@ int agent_nvme_spec_parse(const char *spec, struct agent_nvme_spec *out, aq_msg 
 	p = num_end + 1;
 	opts = strchr(p, ',');
 	end = opts ? opts : p + strlen(p);
-	if ((size_t)(end - p) > AGENT_NVME_NQN_MAX || strncmp(p, "nqn.", 4) != 0 ||
-	    !nvme_text_ok(p, (size_t)(end - p), "")) {
+	if (!api_shelf_nqn_ok(p, (size_t)(end - p))) { /* the API's rule (api/api_shelf.h) */
 		rc = aq_fail(msg, AQ_EINVAL, "--shelf: the NQN must start with nqn. and be at most %d characters "
 			     "of [A-Za-z0-9.:_-]", AGENT_NVME_NQN_MAX);
 		goto out;

@@ -20,10 +20,11 @@
 #include <stdint.h>
 
 #include "api/api_error.h"
+#include "api/api_shelf.h"
 
 /* The NVMe spec's cap on an NQN (NVMe Base 2.0, 4.5). */
-#define AGENT_NVME_NQN_MAX 223
-#define AGENT_NVME_ADDR_MAX 63
+#define AGENT_NVME_NQN_MAX API_SHELF_NQN_LEN  /* one contract with /v1/shelves */
+#define AGENT_NVME_ADDR_MAX API_SHELF_ADDR_LEN
 #define AGENT_NVME_PATH_MAX 512
 /* Registrants a Reservation Report may list that we read (the buffer's cap). */
 #define AGENT_NVME_RESV_MAX 32

@@ -58,6 +58,12 @@ int agent_shelf_nvme_init(struct agent_shelf *s, const char *spec, const char *b
 			  aq_msg *msg);
 /* The nvmeof backend's state (NULL ok): stops its lease threads. */
 void agent_shelf_nvme_free(struct agent_shelf_nvme *n);
+/* What the shelf is, as the status report tells aquiferd (which matches it
+ * to a /v1/shelves resource, srv_shelfio.h): backend "directory" or
+ * "nvmeof"; for nvmeof the transport ("tcp", "rdma") and the subsystem
+ * NQN, else both "". Borrowed pointers, valid while s lives. */
+void agent_shelf_describe(const struct agent_shelf *s, const char **backend, const char **transport,
+			  const char **nqn);
 /* Frees what an init allocated (volumes stay mounted: a restart serves on). */
 void agent_shelf_cleanup(struct agent_shelf *s);
 

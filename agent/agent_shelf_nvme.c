@@ -633,3 +633,11 @@ void agent_shelf_nvme_free(struct agent_shelf_nvme *n)
 	agent_shelf_lease_free(n->leases);
 	free(n);
 }
+
+void agent_shelf_describe(const struct agent_shelf *s, const char **backend, const char **transport,
+			  const char **nqn)
+{
+	*backend = s->nvme ? "nvmeof" : "directory";
+	*transport = s->nvme ? agent_nvme_transport_name(s->nvme->spec.transport) : "";
+	*nqn = s->nvme ? s->nvme->spec.nqn : "";
+}

@@ -364,12 +364,24 @@ static const struct cli_flag backup_flags[] = {
 	END_FLAGS
 };
 
+/* The Shelf resource (api/api_shelf.h): the server checks every value and
+ * names the field it refuses. */
 static const struct cli_flag shelf_flags[] = {
-	{ "media", CLI_T_ENUM, ON_C, 0, "media", NULL, media_types, NULL, "MEDIA",
+	{ "backend", CLI_T_STR, ON_C, 0, "backend", NULL, NULL, NULL, "BACKEND",
+	  "directory (default: a shared folder) or nvmeof (NVMe over Fabrics; needs --transport, --nqn, --addresses)." },
+	{ "transport", CLI_T_STR, ON_C, 0, "transport", NULL, NULL, NULL, "TRANSPORT",
+	  "nvmeof only: tcp or rdma (RoCEv2)." },
+	{ "nqn", CLI_T_STR, ON_C, 0, "nqn", NULL, NULL, NULL, "NQN",
+	  "nvmeof only: the subsystem's NQN (nqn...., at most 223 characters)." },
+	{ "addresses", CLI_T_KEYS, ON_CU, 0, "addresses", NULL, NULL, NULL, "HOST:PORT,...",
+	  "nvmeof only: the portals ([IPv6]:PORT for IPv6), at most 8." },
+	{ "capacity", CLI_T_GIB, ON_CU, 0, "capacityGib", NULL, NULL, NULL, "CAPACITY",
+	  "What the shelf holds: GiB by default, or TiB." },
+	{ "media", CLI_T_ENUM, ON_CU, 0, "media", NULL, media_types, NULL, "MEDIA",
 	  "Flash type (default TLC; QLC halves the default write throughput)." },
-	{ "read-throughput", CLI_T_MIBPS_NUM, ON_C, 0, "readThroughputMibps", NULL, NULL, NULL,
+	{ "read-throughput", CLI_T_MIBPS_NUM, ON_CU, 0, "readThroughputMibps", NULL, NULL, NULL,
 	  "THROUGHPUT", "Read ceiling: MiB/s by default, or GiB/s." },
-	{ "write-throughput", CLI_T_MIBPS_NUM, ON_C, 0, "writeThroughputMibps", NULL, NULL, NULL,
+	{ "write-throughput", CLI_T_MIBPS_NUM, ON_CU, 0, "writeThroughputMibps", NULL, NULL, NULL,
 	  "THROUGHPUT", "Write ceiling: MiB/s by default, or GiB/s." },
 	END_FLAGS
 };
@@ -651,10 +663,16 @@ const struct cli_cmd cli_cmds[] = {
 	  "Creating", NULL, "SHELF", 1, 1, shelf_flags, NOLOCAL, CLI_C_LOCATION_BODY,
 	  "Register a storage shelf of --location (cluster admin)." },
 	{ "shelves", "list", CLI_K_LIST, "GET", "/v1/shelves", NULL, NULL, "shelves", NULL, NULL,
-	  "name.basename():NAME,location,media,readThroughputMibps,writeThroughputMibps", NULL, 0, 0,
+	  "name.basename():NAME,location,backend,transport,media,capacityGib,readThroughputMibps,writeThroughputMibps", NULL, 0, 0,
 	  NOFLAGS, NOLOCAL, 0, "List storage shelves." },
 	{ "shelves", "describe", CLI_K_DESCRIBE, "GET", "/v1/shelves/{name}", NULL, NULL, NULL, NULL, NULL,
 	  NULL, "SHELF", 1, 1, NOFLAGS, NOLOCAL, 0, "Describe a storage shelf." },
+	{ "shelves", "update", CLI_K_UPDATE, "PATCH", "/v1/shelves/{name}", NULL, NULL, NULL, "shelf",
+	  "Updating", NULL, "SHELF", 1, 1, shelf_flags, NOLOCAL, 0,
+	  "Update a shelf's portals, capacity, media or ceilings (refused below what placement promised)." },
+	{ "shelves", "delete", CLI_K_DELETE, "DELETE", "/v1/shelves/{name}", NULL, NULL, NULL, "shelf",
+	  "Deleting", NULL, "SHELF", 1, 1, NOFLAGS, NOLOCAL, 0,
+	  "Delete a shelf (refused while its location's volumes need it)." },
 
 	/* local */
 	{ "config", "set", CLI_K_LOCAL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "KEY VALUE", 2, 2,

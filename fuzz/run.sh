@@ -203,6 +203,11 @@ mkdir -p "$out/corpus_agent_nvme"
 hex2bin "0007000000010100$(printf '%0114d' 0)010001$(printf '%010d' 0)efcdab8967452301$(printf '%0096d' 0)" \
 	> "$out/corpus_agent_nvme/seed_report"
 printf '\001instance=3,cntlid=1\n' > "$out/corpus_agent_nvme/seed_connect"
+# fuzz_api_shelf: a /v1/shelves body of each backend
+mkdir -p "$out/corpus_api_shelf"
+printf '{"location":"east","backend":"nvmeof","transport":"rdma","nqn":"nqn.2026-01.io.aquifer:shelf1","addresses":["10.0.2.15:4420","[fe80::1]:4421"],"capacityGib":"1024","media":"QLC"}' \
+	> "$out/corpus_api_shelf/seed_nvmeof"
+printf '{"location":"east","readThroughputMibps":1000,"writeThroughputMibps":500}' > "$out/corpus_api_shelf/seed_dir"
 printf '\002traddr=10.0.2.15,trsvcid=4420,src_addr=10.0.2.16\n' > "$out/corpus_agent_nvme/seed_address"
 printf '\00341514652-0001-0000-0123-456789abcdef\n' > "$out/corpus_agent_nvme/seed_nguid"
 printf '\004nvmeof:rdma:[fd00::1]:4420:nqn.2026-01.org.aquifer:s,fence=none,provision=/p' \
@@ -231,7 +236,7 @@ hex2bin "0000004d000000010000000000000000000000000000000000000000000000000000000
 hex2bin "000000090000000100000000000000000000000000000000" > "$out/corpus_nfs4_cb/seed_null"
 # FUZZ_ONLY="h1 h2" runs only those harnesses.
 for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport \
-	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound nfs4_cb bkp_manifest nlm vol_grace agent_nvme}; do
+	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound nfs4_cb bkp_manifest nlm vol_grace agent_nvme api_shelf}; do
 	echo "== fuzz_$h: building"
 	hlib="$lib $crypto"
 	case $h in
@@ -251,7 +256,8 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	api_fields) hlib="$top/api/api_fields.c $top/api/api_error.c $jansson" ;;
 	nfs4_compound | nfs4_cb) hlib="$(echo "$top"/agent/nfs4/*.c) $lib $crypto" ;;
 	bkp_manifest) hlib="$bkplib" ;;
-	agent_nvme) hlib="$top/agent/agent_nvme.c $top/agent/agent_lease.c $top/util/ut_hex.c $top/api/api_error.c" ;;
+	agent_nvme) hlib="$top/agent/agent_nvme.c $top/agent/agent_lease.c $top/util/ut_hex.c $apilib $top/api/api_shelf.c $jansson -lm" ;;
+	api_shelf) hlib="$apilib $top/api/api_shelf.c $jansson -lm" ;;
 	esac
 	# shellcheck disable=SC2086
 	$cc $flags -o "$out/fuzz_$h" "$here/fuzz_$h.c" $hlib -lpthread

@@ -451,20 +451,7 @@ schemas.Node = {
   required: ['name', 'location', 'state'],
 };
 schemas.ListNodesResponse = { type: 'object', properties: { nodes: { type: 'array', items: { $ref: '#/components/schemas/Node' } }, nextPageToken: { type: 'string' } } };
-schemas.Shelf = {
-  type: 'object',
-  description: 'Shared storage of a location, with its throughput ceilings. Every location starts with one shelf of the seed\'s figures.',
-  properties: {
-    name: { type: 'string', readOnly: true, description: 'shelves/{shelf}' },
-    location: str('The location whose nodes share it.'),
-    readThroughputMibps: num('Read ceiling (seed: ~140 GB/s).'),
-    writeThroughputMibps: num('Write ceiling (seed: 70 GB/s TLC, 35 GB/s QLC).'),
-    media: { type: 'string', enum: ['TLC', 'QLC'] },
-    backend: { type: 'string', readOnly: true, description: 'directory (today) or nvme-of.' },
-    createTime: { type: 'string', format: 'date-time', readOnly: true },
-  },
-  required: ['location'],
-};
+schemas.Shelf.description = 'Shared storage of a location (cluster admin): what it is (backend; for nvmeof the transport, portal addresses and subsystem NQN, the same rules as the agent\'s --shelf nvmeof:...), what it holds and the throughput ceilings placement counts (the sum of a location\'s readThroughputMibps bounds what its volumes are promised). Every location starts with one directory shelf of the seed\'s figures. A shelf holds no secret: in-band authentication (DH-HMAC-CHAP) is not offered and an unknown field is refused by name.';
 schemas.ListShelvesResponse = { type: 'object', properties: { shelves: { type: 'array', items: { $ref: '#/components/schemas/Shelf' } }, nextPageToken: { type: 'string' } } };
 schemas.JoinToken = {
   type: 'object',
@@ -583,7 +570,8 @@ op('/v1/nodes/{nodeId}:undrain', 'post', {
 });
 op('/v1/shelves', 'post', {
   operationId: 'createShelf', tags: ['Nodes'], summary: 'Declare a shelf in a location (cluster admin)',
-  parameters: [ref('shelfIdQuery')],
+  description: 'Synchronous: answers with the shelf. 400 naming the field for bad input (an nvmeof shelf without transport, nqn or addresses; transport, nqn or addresses on a directory shelf; a ceiling not above 0), 404 when the location does not exist, 409 when the ID is taken.',
+  parameters: [ref('shelfIdQuery'), ref('validateOnly')],
   requestBody: body('Shelf', 'The shelf and its ceilings.'),
   responses: Object.assign({ 200: json('Shelf', 'The shelf.') }, errors([400, 401, 403, 404, 409, 413])),
 });
@@ -596,6 +584,20 @@ op('/v1/shelves/{shelfId}', 'get', {
   operationId: 'getShelf', tags: ['Nodes'], summary: 'Get a shelf (cluster admin)',
   parameters: pathParams('shelfId'),
   responses: Object.assign({ 200: json('Shelf', 'The shelf.') }, errors([400, 401, 403, 404])),
+});
+op('/v1/shelves/{shelfId}', 'patch', {
+  operationId: 'updateShelf', tags: ['Nodes'], summary: 'Update a shelf (cluster admin)',
+  description: 'Synchronous: answers with the shelf. Only the fields named in updateMask change (addresses, capacityGib, media, readThroughputMibps, writeThroughputMibps; the rest is immutable); the result is checked whole. '
+    + 'A media change without writeThroughputMibps derives the write ceiling again. FAILED_PRECONDITION (400) when the location\'s shelves would read less than its volumes are promised.',
+  parameters: [...pathParams('shelfId'), ref('updateMask'), ref('validateOnly')],
+  requestBody: body('Shelf', 'The fields updateMask names.'),
+  responses: Object.assign({ 200: json('Shelf', 'The shelf.') }, errors([400, 401, 403, 404, 413])),
+});
+op('/v1/shelves/{shelfId}', 'delete', {
+  operationId: 'deleteShelf', tags: ['Nodes'], summary: 'Delete a shelf (cluster admin)',
+  description: 'Refused with FAILED_PRECONDITION (400), changing nothing, while it is in use: the last shelf of a location that holds volumes, or one without which the location\'s shelves would read less than its volumes are promised.',
+  parameters: pathParams('shelfId'),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/EmptyResponse' } }, errors([400, 401, 403, 404])),
 });
 op('/v1/locations/{locationId}:joinToken', 'post', {
   operationId: 'createJoinToken', tags: ['Nodes'], summary: 'A join token for new nodes of a location (cluster admin)',

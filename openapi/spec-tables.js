@@ -28,6 +28,7 @@ function parseEnums(src) {
 const limits = {};
 for (const m of readC('api/api_intent.h').matchAll(/^#define (API_INTENT_\w+) (-?\d+)\b/gm)) limits[m[1]] = Number(m[2]);
 for (const m of readC('api/api_resource.h').matchAll(/^#define (API_SMB_USER_\w+) (-?\d+)/gm)) limits[m[1]] = Number(m[2]);
+for (const m of readC('api/api_shelf.h').matchAll(/^#define (API_SHELF_\w+) (-?\d+)\b/gm)) limits[m[1]] = Number(m[2]);
 function limit(tok) {
   if (/^-?\d+$/.test(tok)) return Number(tok);
   if (!(tok in limits)) throw new Error(`unknown limit ${tok} in a field table`);
@@ -57,7 +58,7 @@ function parseTables(src) {
   return out;
 }
 
-const sources = ['api/api_project.c', 'api/api_pool.c', 'api/api_volume.c', 'api/api_snapshot.c', 'api/api_smb_user.c', 'api/api_backup.c'].map(readC);
+const sources = ['api/api_project.c', 'api/api_pool.c', 'api/api_volume.c', 'api/api_snapshot.c', 'api/api_smb_user.c', 'api/api_backup.c', 'api/api_shelf.c'].map(readC);
 const enums = Object.assign({}, ...sources.map(parseEnums));
 const tables = Object.assign({}, ...sources.map(parseTables));
 
@@ -69,6 +70,8 @@ const schemaName = {
   api_volume_fields: 'Volume',
   api_snapshot_fields: 'Snapshot',
   api_smb_user_fields: 'SmbUser',
+  api_shelf_fields: 'Shelf',
+  shelf_io_fields: 'ShelfIoStats',
   api_backup_vault_fields: 'BackupVault',
   api_backup_policy_fields: 'BackupPolicy',
   api_backup_fields: 'Backup',
@@ -196,6 +199,27 @@ const docs = {
   'ColdStoreS3.accessKeyId': 'Access key ID.',
   'ColdStoreS3.secretAccessKey': 'Secret access key. A PATCH may leave it out while endpoint, bucket and accessKeyId stay the same: the stored one is kept.',
   'ColdStoreDirectory.path': 'Absolute path.',
+  'Shelf.name': 'Resource name: shelves/{shelfId}.',
+  'Shelf.location': 'The location whose nodes share it (must exist). Immutable.',
+  'Shelf.backend': 'directory (default): a folder every node of the location mounts; nvmeof: NVMe over Fabrics, one namespace and file system per volume (agents run with --shelf nvmeof:TRANSPORT:ADDR:PORT:NQN). Immutable.',
+  'Shelf.transport': 'nvmeof only (required there, refused on a directory shelf): tcp or rdma (RoCEv2). Immutable.',
+  'Shelf.nqn': 'nvmeof only (required there): the subsystem NQN, nqn. and at most 223 characters of [A-Za-z0-9.:_-] (the agent\'s rule). Immutable.',
+  'Shelf.addresses': 'nvmeof only (required there, 1-8): the portals, HOST:PORT or [IPv6]:PORT, host at most 63 characters of [A-Za-z0-9.:_-], port 1-65535, no repeats.',
+  'Shelf.capacityGib': 'What the shelf holds, GiB (int64 as a JSON string), 1 to 2^30 when given.',
+  'Shelf.readThroughputMibps': 'Read ceiling, MiB/s, above 0 and at most 1e8 (seed: ~140 GB/s). Placement never promises a location\'s volumes more than the sum of its shelves\' read ceilings.',
+  'Shelf.writeThroughputMibps': 'Write ceiling, MiB/s, above 0 and at most 1e8 (seed: 70 GB/s TLC; QLC half).',
+  'Shelf.media': 'TLC (default) or QLC.',
+  'Shelf.updateTime': 'When a PATCH last changed it.',
+  'Shelf.ioStats': 'What the agents of the shelf report of the I/O their volume stores issue to it (every volume, every protocol); absent while no node reports it. A node on an nvmeof shelf counts on the shelf with its NQN, a node on a directory shelf on its location\'s directory shelf first by name. In memory: aquiferd starts empty.',
+  'ShelfIoStats.readBytes': 'Bytes read, summed over the reporting nodes since each agent started.',
+  'ShelfIoStats.writeBytes': 'Bytes written, likewise.',
+  'ShelfIoStats.readOps': 'Reads issued, likewise (zero-copy sends count here).',
+  'ShelfIoStats.writeOps': 'Writes issued, likewise.',
+  'ShelfIoStats.readMibps': 'Read throughput over each node\'s last report interval (about 2 s), summed, MiB/s.',
+  'ShelfIoStats.writeMibps': 'Write throughput, likewise.',
+  'ShelfIoStats.readLatencyMs': 'Mean latency of the timed reads of the last interval (zero-copy sends are counted, not timed); absent without any.',
+  'ShelfIoStats.writeLatencyMs': 'Mean latency of the writes of the last interval; absent without any.',
+  'ShelfIoStats.nodes': 'The nodes reporting it (nodes/N).',
   'Project.name': 'Resource name: projects/{projectId}.',
   'Location.name': 'Resource name: locations/{locationId} (cluster view) or projects/{project}/locations/{locationId}.',
 };

@@ -28,6 +28,7 @@
 #include "server/srv_reconcile.h"
 #include "server/srv_req.h"
 #include "server/srv_series.h"
+#include "server/srv_shelfio.h"
 #include "server/srv_snapshot.h"
 #include "server/srv_svcaddr.h"
 #include "tls/tls.h"
@@ -502,6 +503,8 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	/* the time series: in memory, every report (srv_series.h) */
 	srv_series_report(req->srv->series, name, api_json_str(doc, "location", ""),
 			  api_json_double(doc, "throughputCeilingMibps", 0), fed, t);
+	srv_shelfio_report(req->srv->shelfio, name, api_json_str(doc, "location", ""),
+			   json_object_get(req->body, "shelf"), t);
 	if (!changed)
 		goto answer;
 	json_decref(doc);

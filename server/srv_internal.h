@@ -37,6 +37,7 @@ struct srv {
 	/* per-volume and per-node time series fed by status reports, in memory
 	 * only (srv_series.h) */
 	struct srv_series *series;
+	struct srv_shelfio *shelfio; /* per-shelf I/O from status reports (srv_shelfio.h) */
 	/* TLS (srv_ca.h): the cluster CA, the served pair (PEM), the state folder */
 	struct tls_ca *ca;
 	char *tls_cert_pem, *tls_key_pem;

@@ -43,6 +43,7 @@
 #include "server/srv_snapsched.h"
 #include "server/srv_routes.h"
 #include "server/srv_series.h"
+#include "server/srv_shelfio.h"
 #include "tls/tls.h"
 #include "util/ut_log.h"
 
@@ -207,7 +208,8 @@ static int serve(struct srv *srv)
 	signal(SIGPIPE, SIG_IGN);
 	srv->start_ns = ut_clock_mono_ns();
 	started_ms = ut_clock_real_ms();
-	if (srv_node_live_init(srv, started_ms) != AQ_OK || srv_series_new(started_ms, &srv->series) != AQ_OK) {
+	if (srv_node_live_init(srv, started_ms) != AQ_OK || srv_series_new(started_ms, &srv->series) != AQ_OK ||
+	    srv_shelfio_new(&srv->shelfio) != AQ_OK) {
 		UT_ERROR("srv_main", NULL, "out of memory");
 		return 1;
 	}
@@ -231,6 +233,8 @@ static int serve(struct srv *srv)
 	db_watch_stop();
 	srv_series_free(srv->series);
 	srv->series = NULL;
+	srv_shelfio_free(srv->shelfio);
+	srv->shelfio = NULL;
 	srv_node_live_free(srv);
 	srv_ca_cleanup(srv);
 	return 0;

@@ -22,6 +22,7 @@
 #include "server/srv_lead.h"
 #include "server/srv_req.h"
 #include "server/srv_series.h"
+#include "server/srv_shelfio.h"
 
 #define M_ROUTES 64
 static const int m_statuses[] = { 200, 400, 401, 403, 404, 405, 409, 413, 429, 499, 500, 501, 503, 504 };
@@ -314,6 +315,19 @@ static void m_series_print(struct ut_buf *b, json_t *totals)
 	}
 }
 
+/* Per-shelf ceilings and the I/O the agents report (srv_shelfio.h). */
+static int m_shelves(struct srv_req *req, struct ut_buf *b)
+{
+	struct db_query q = { .kind = "shelf" };
+	json_t *shelves = NULL;
+	int rc;
+
+	if ((rc = db_list_all(req->db, &q, &shelves, NULL)) == AQ_OK)
+		srv_shelfio_metrics(req->srv->shelfio, shelves, b, ut_clock_real_ms());
+	json_decref(shelves);
+	return rc;
+}
+
 int srv_h_metrics(struct srv_req *req, json_t **resp)
 {
 	struct ut_buf b;
@@ -405,6 +419,7 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 		json_decref(totals);
 	}
 	if ((rc = m_served(req->db, &b)) != AQ_OK || (rc = m_snapshots(req->db, &b)) != AQ_OK ||
+	    (rc = m_shelves(req, &b)) != AQ_OK ||
 	    (rc = ut_buf_err(&b)) != AQ_OK) {
 		ut_buf_cleanup(&b);
 		return rc;

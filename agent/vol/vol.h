@@ -277,6 +277,17 @@ const struct vol_export_cfg *vol_export_config(const struct vol_export *e);
 uint64_t vol_export_fsid(const struct vol_export *e);
 /* Counters and used bytes of export id; -ENOENT if no such export. */
 int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out);
+/* The I/O this store issued to the shelf, over every volume and protocol,
+ * since it was made (what the agent reports per shelf, srv_shelfio.h).
+ * Reads through vol_read/vol_read_swap and writes are timed around the
+ * call (their *_us); ranges handed out by vol_read_fd are counted in
+ * read_bytes/read_ops but not timed (the caller's sendfile reads them), so
+ * a mean read latency is read_us / read_timed_ops. */
+struct vol_shelf_io {
+	uint64_t read_bytes, read_ops, read_timed_ops, read_us;
+	uint64_t write_bytes, write_ops, write_us;
+};
+void vol_store_shelf_io(struct vol_store *s, struct vol_shelf_io *out);
 /* Record one operation (front ends call this once per request). */
 void vol_export_record(struct vol_export *e, unsigned op, uint64_t bytes, uint64_t ns, bool failed);
 

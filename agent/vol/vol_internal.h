@@ -155,6 +155,7 @@ struct vol_store {
 	size_t nnotify;
 	pthread_cond_t lease_cv;   /* breakers waiting for an acknowledgment (CLOCK_MONOTONIC) */
 	unsigned lease_ms;         /* atomic: the break timeout */
+	struct vol_shelf_io io;    /* atomic counters (vol_store_shelf_io, vol_io.c) */
 };
 
 /* vol_grace.c */

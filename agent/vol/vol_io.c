@@ -8,6 +8,7 @@
 #include "agent/vol/vol_internal.h"
 #include "agent/vol/vol_lease.h"
 #include "agent/vol/vol_watch.h"
+#include "util/ut_clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -303,16 +304,57 @@ out:
 	return rc;
 }
 
+/* One I/O the store issued to the shelf (vol_store_shelf_io); t0_ns 0: not
+ * timed. */
+static void shelf_io_add(struct vol_store *s, bool write, uint64_t bytes, uint64_t t0_ns)
+{
+	uint64_t us = t0_ns ? (ut_clock_mono_ns() - t0_ns) / 1000 : 0;
+
+	if (write) {
+		__atomic_fetch_add(&s->io.write_bytes, bytes, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->io.write_ops, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->io.write_us, us, __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_fetch_add(&s->io.read_bytes, bytes, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->io.read_ops, 1, __ATOMIC_RELAXED);
+	if (t0_ns) {
+		__atomic_fetch_add(&s->io.read_timed_ops, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->io.read_us, us, __ATOMIC_RELAXED);
+	}
+}
+
+void vol_store_shelf_io(struct vol_store *s, struct vol_shelf_io *out)
+{
+	out->read_bytes = __atomic_load_n(&s->io.read_bytes, __ATOMIC_RELAXED);
+	out->read_ops = __atomic_load_n(&s->io.read_ops, __ATOMIC_RELAXED);
+	out->read_timed_ops = __atomic_load_n(&s->io.read_timed_ops, __ATOMIC_RELAXED);
+	out->read_us = __atomic_load_n(&s->io.read_us, __ATOMIC_RELAXED);
+	out->write_bytes = __atomic_load_n(&s->io.write_bytes, __ATOMIC_RELAXED);
+	out->write_ops = __atomic_load_n(&s->io.write_ops, __ATOMIC_RELAXED);
+	out->write_us = __atomic_load_n(&s->io.write_us, __ATOMIC_RELAXED);
+}
+
 int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
 	     size_t *got, bool *eof)
 {
-	return read_at(obj, cred, off, buf, count, got, eof, NULL);
+	uint64_t t0 = ut_clock_mono_ns();
+	int rc = read_at(obj, cred, off, buf, count, got, eof, NULL);
+
+	if (rc == 0)
+		shelf_io_add(obj->exp->store, false, *got, t0);
+	return rc;
 }
 
 int vol_read_swap(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void **buf, size_t count,
 		  size_t *got, bool *eof)
 {
-	return read_at(obj, cred, off, *buf, count, got, eof, buf);
+	uint64_t t0 = ut_clock_mono_ns();
+	int rc = read_at(obj, cred, off, *buf, count, got, eof, buf);
+
+	if (rc == 0)
+		shelf_io_add(obj->exp->store, false, *got, t0);
+	return rc;
 }
 
 int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, size_t count,
@@ -352,6 +394,7 @@ int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, 
 		return rc > 0 ? VOL_ECOLD : rc;
 	}
 	vol_ra_read(obj, *fd, off, *n);
+	shelf_io_add(obj->exp->store, false, *n, 0);
 	return 0;
 }
 
@@ -403,8 +446,22 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 	return vol_write_by(obj, cred, off, data, len, stable, committed, NULL);
 }
 
+static int write_by(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
+		    size_t len, int stable, int *committed, const struct vol_lease_by *by);
+
 int vol_write_by(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
 		 size_t len, int stable, int *committed, const struct vol_lease_by *by)
+{
+	uint64_t t0 = ut_clock_mono_ns();
+	int rc = write_by(obj, cred, off, data, len, stable, committed, by);
+
+	if (rc == 0)
+		shelf_io_add(obj->exp->store, true, len, t0);
+	return rc;
+}
+
+static int write_by(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
+		    size_t len, int stable, int *committed, const struct vol_lease_by *by)
 {
 	const struct vol_tier_ops *tier;
 	pthread_mutex_t *mu = NULL;
