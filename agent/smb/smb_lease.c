@@ -9,8 +9,8 @@
  * volume lacks smbSettings OPLOCKS, as Samba with "oplocks = no"):
  * - oplocks: BATCH (R, W and H, lost together) and EXCLUSIVE (R and W)
  *   when no other open of the file exists; else, and for II, Level II (R),
- *   except to a stat open (attributes only: none) and beside another
- *   group's lease with H (none);
+ *   except beside another group's cache of writes (a stat open meets one:
+ *   none) or lease with H (none);
  * - leases (RqLs v1 and v2): what the request asks among R, RH, RW, RWH,
  *   without W when an open of another group exists (stat opens, for
  *   attributes only, do not count unless they hold a lease or oplock;
@@ -91,9 +91,6 @@
 #define SMB2_LEASE_FLAG_PARENT_LEASE_KEY_SET 0x4u
 /* FILE_READ_ATTRIBUTES, FILE_WRITE_ATTRIBUTES, READ_CONTROL, SYNCHRONIZE: a stat open's */
 #define SMB_LEASE_STAT_ACCESS (0x80u | 0x100u | 0x20000u | 0x100000u)
-/* the same without READ_CONTROL: an open asking only these gets no Level II
- * oplock (smbd's is_oplock_stat_open; smbtorture smb2.oplock.exclusive4) */
-#define SMB_LEASE_OPLOCK_STAT_ACCESS (0x80u | 0x100u | 0x100000u)
 
 /* Wake the loop (any thread). */
 static void smb_lease_kick(struct smb_srv *srv)
@@ -320,6 +317,27 @@ static unsigned smb_lease_state_for(struct smb_srv *srv, const struct smb_open *
 	return state;
 }
 
+/* Whether another group's open of o's file caches writes (W held and not
+ * being broken away): no Level II beside it. Only a stat open, which breaks
+ * nothing, meets one (smbtorture smb2.oplock.exclusive4, batch9a; after an
+ * overwrite's break it may: exclusive5). */
+static bool smb_lease_writer(struct smb_srv *srv, const struct smb_open *o)
+{
+	for (struct smb_conn *c = srv->conns; c; c = c->next)
+		for (struct smb_sess *s = c->sessions; s; s = s->next)
+			for (struct smb_open *x = s->opens; x; x = x->next) {
+				bool breaking = false;
+				unsigned to = 0, st;
+
+				if (x == o || x->group == o->group || !x->lease.brk || !smb_lease_same_file(x, o))
+					continue;
+				st = vol_lease_state(srv->store, &x->lease, &breaking, &to);
+				if ((breaking ? to : st) & VOL_LEASE_W)
+					return true;
+			}
+	return false;
+}
+
 /* What a lease holding `held` becomes when an open asks `want` with its
  * key (3.3.5.9.8; smbtorture smb2.lease.upgrade3): the request when it is
  * a valid state, a strict superset of held, and can be held beside the
@@ -449,8 +467,8 @@ uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb
 		o->oplock = SMB2_OPLOCK_LEVEL_BATCH;
 	else if (q->oplock_level == SMB2_OPLOCK_LEVEL_EXCLUSIVE && !smb_lease_others(srv, o))
 		o->oplock = SMB2_OPLOCK_LEVEL_EXCLUSIVE;
-	else if (!(o->access & ~SMB_LEASE_OPLOCK_STAT_ACCESS))
-		return STATUS_SUCCESS; /* a stat open beside others: no oplock (smb2.oplock.exclusive4, batch9a) */
+	else if (smb_lease_writer(srv, o))
+		return STATUS_SUCCESS; /* no Level II beside a cache of writes (a stat open's: smb2.oplock.exclusive4, batch9a) */
 	else
 		o->oplock = SMB2_OPLOCK_LEVEL_II;
 	state = o->oplock == SMB2_OPLOCK_LEVEL_BATCH	  ? VOL_LEASE_R | VOL_LEASE_W | VOL_LEASE_H

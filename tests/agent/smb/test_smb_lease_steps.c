@@ -7,7 +7,8 @@
  *   to a state both can hold (RH beside R: yes; RWH: stays R; upgrade3);
  *   a lease beside an oplock gets R at most, an oplock beside another
  *   client's lease with H nothing (lease.oplock); a stat open gets no
- *   Level II oplock, an open for READ_CONTROL is no stat open and breaks
+ *   Level II oplock beside another's EXCLUSIVE (it breaks nothing), Level II
+ *   beside Level II (oplock.exclusive5), an open for READ_CONTROL is no stat open and breaks
  *   oplocks, not leases (oplock.exclusive4, statopen1, lease.statopen4); a stat open's lease keeps W from others
  *   and is broken like any (lease.statopen);
  * - a lease broken to nothing and asked again holds what it is granted
@@ -192,6 +193,10 @@ START_TEST(test_stat_opens_and_oplocks)
 	smbt_loop_turn(srv);
 	smbl_create_final(&b, &qc);
 	ck_assert_uint_eq(qc.status, STATUS_SUCCESS);
+	/* beside Level II only, a stat open gets Level II */
+	qs = (struct smbl_create){ .name = "f4", .oplock = SMB2_OPLOCK_LEVEL_II, .access = STAT_ACCESS };
+	smbl_create(&b, &qs);
+	ck_assert_uint_eq(qs.oplock_got, SMB2_OPLOCK_LEVEL_II);
 	/* a lease is not broken by it: answered at once, no break */
 	ck_assert_uint_eq(open_lease(&a, "f4b", (struct smbl_lease){ .key = 0x44, .state = SMBL_RWH }).state, SMBL_RWH);
 	qc = (struct smbl_create){ .name = "f4b", .access = READ_CONTROL };
