@@ -319,8 +319,8 @@ static unsigned smb_lease_state_for(struct smb_srv *srv, const struct smb_open *
 
 /* Whether another group's open of o's file caches writes (W held and not
  * being broken away): no Level II beside it. Only a stat open, which breaks
- * nothing, meets one (smbtorture smb2.oplock.exclusive4, batch9a; after an
- * overwrite's break it may: exclusive5). */
+ * nothing, meets one (smbtorture smb2.oplock.exclusive4, batch9a); one that
+ * overwrites has broken it by its truncate (exclusive5, batch13). */
 static bool smb_lease_writer(struct smb_srv *srv, const struct smb_open *o)
 {
 	for (struct smb_conn *c = srv->conns; c; c = c->next)
@@ -333,6 +333,27 @@ static bool smb_lease_writer(struct smb_srv *srv, const struct smb_open *o)
 					continue;
 				st = vol_lease_state(srv->store, &x->lease, &breaking, &to);
 				if ((breaking ? to : st) & VOL_LEASE_W)
+					return true;
+			}
+	return false;
+}
+
+/* Whether another group's lease on o's file caches the handle (H held and
+ * not being broken away): no oplock beside it. An oplock's H does not count
+ * (a BATCH an overwrite is breaking: smbtorture smb2.oplock.batch13). */
+static bool smb_lease_handle_lease(struct smb_srv *srv, const struct smb_open *o)
+{
+	for (struct smb_conn *c = srv->conns; c; c = c->next)
+		for (struct smb_sess *s = c->sessions; s; s = s->next)
+			for (struct smb_open *x = s->opens; x; x = x->next) {
+				bool breaking = false;
+				unsigned to = 0, st;
+
+				if (x == o || !x->leased || x->group == o->group || !x->lease.brk ||
+				    !smb_lease_same_file(x, o))
+					continue;
+				st = vol_lease_state(srv->store, &x->lease, &breaking, &to);
+				if ((breaking ? to : st) & VOL_LEASE_H)
 					return true;
 			}
 	return false;
@@ -460,7 +481,7 @@ uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb
 		return STATUS_SUCCESS;
 	/* no oplock beside a lease of another group caching the handle (Windows
 	 * and smbd; smbtorture smb2.lease.oplock: RH held, BATCH asked: none) */
-	if (smb_lease_handle_cached(srv, o))
+	if (smb_lease_handle_lease(srv, o))
 		return STATUS_SUCCESS;
 	/* BATCH and EXCLUSIVE when the file is o's alone, else Level II */
 	if (q->oplock_level == SMB2_OPLOCK_LEVEL_BATCH && !smb_lease_others(srv, o))

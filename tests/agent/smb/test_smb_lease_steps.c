@@ -8,7 +8,7 @@
  *   a lease beside an oplock gets R at most, an oplock beside another
  *   client's lease with H nothing (lease.oplock); a stat open gets no
  *   Level II oplock beside another's EXCLUSIVE (it breaks nothing), Level II
- *   beside Level II (oplock.exclusive5), an open for READ_CONTROL is no stat open and breaks
+ *   beside Level II or when it overwrites (oplock.exclusive5, batch13), an open for READ_CONTROL is no stat open and breaks
  *   oplocks, not leases (oplock.exclusive4, statopen1, lease.statopen4); a stat open's lease keeps W from others
  *   and is broken like any (lease.statopen);
  * - a lease broken to nothing and asked again holds what it is granted
@@ -193,6 +193,20 @@ START_TEST(test_stat_opens_and_oplocks)
 	smbt_loop_turn(srv);
 	smbl_create_final(&b, &qc);
 	ck_assert_uint_eq(qc.status, STATUS_SUCCESS);
+	/* a stat open that overwrites gets Level II beside a writer: its truncate breaks it */
+	{
+		struct smbl_create qx = { .name = "f4c", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+		struct smbl_create qo = { .name = "f4c", .oplock = SMB2_OPLOCK_LEVEL_BATCH, .access = STAT_ACCESS,
+					  .disposition = SMBL_OVERWRITE_IF };
+
+		smbl_create(&a, &qx);
+		ck_assert_uint_eq(qx.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
+		smbl_create(&b, &qo);
+		ck_assert_uint_eq(qo.status, STATUS_SUCCESS);
+		ck_assert_uint_eq(qo.oplock_got, SMB2_OPLOCK_LEVEL_II);
+		smbt_loop_turn(srv);
+		smbl_expect_oplock_break(&a, qx.fid, SMB2_OPLOCK_LEVEL_NONE);
+	}
 	/* beside Level II only, a stat open gets Level II */
 	qs = (struct smbl_create){ .name = "f4", .oplock = SMB2_OPLOCK_LEVEL_II, .access = STAT_ACCESS };
 	smbl_create(&b, &qs);
