@@ -22,7 +22,9 @@
  *   BREAK_IN_PROGRESS and grows nothing (lease.breaking3, v2_breaking3);
  * - an open the share modes allow waits for W only: an overwrite of a file
  *   under RH is answered at once while RH -> NONE awaits its ack
- *   (lease.breaking4).
+ *   (lease.breaking4);
+ * - an allocation size set past the end, which cuts nothing, breaks
+ *   another open's Level II all the same (oplock.batch12).
  */
 #include <check.h>
 #include <string.h>
@@ -411,6 +413,29 @@ START_TEST(test_overwrite_does_not_wait_for_handle)
 }
 END_TEST
 
+START_TEST(test_allocation_breaks_level2)
+{
+	struct smbt_conn a, b;
+	struct smbl_create qa = { .name = "fb", .oplock = SMB2_OPLOCK_LEVEL_II };
+	struct smbl_create qb = { .name = "fb" };
+	uint8_t size[8] = { 0x00, 0x10 }; /* 4096: past the file's end, nothing cut */
+
+	conn_new(&a, 1);
+	conn_new(&b, 2);
+	smbl_create(&a, &qa);
+	ck_assert_uint_eq(qa.oplock_got, SMB2_OPLOCK_LEVEL_II);
+	smbl_create(&b, &qb);
+	ck_assert_uint_eq(qb.status, STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	smbl_expect_nothing(&a);
+	/* FileAllocationInformation (19): Level II goes to none, no ack */
+	ck_assert_uint_eq(smbl_set_info(&b, qb.fid, 19, size, sizeof(size)), STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	smbl_expect_oplock_break(&a, qa.fid, SMB2_OPLOCK_LEVEL_NONE);
+	ck_assert_uint_eq(grant_state(&a, qa.fid, NULL), 0);
+}
+END_TEST
+
 static Suite *smb_lease_steps_suite(void)
 {
 	Suite *s = suite_create("smb_lease_steps");
@@ -427,6 +452,7 @@ static Suite *smb_lease_steps_suite(void)
 	tcase_add_test(tc, test_lock_breaks_handle_lease);
 	tcase_add_test(tc, test_break_in_steps);
 	tcase_add_test(tc, test_overwrite_does_not_wait_for_handle);
+	tcase_add_test(tc, test_allocation_breaks_level2);
 	suite_add_tcase(s, tc);
 	return s;
 }
