@@ -681,9 +681,13 @@ uint32_t smb_info_set(struct smb_req *r)
 		if (o->dir)
 			return STATUS_INVALID_PARAMETER;
 		vol_refresh(&o->obj);
-		/* an allocation size only cuts a file shorter than it (no preallocation) */
-		if (q.info_class == FileAllocationInformation && size >= (uint64_t)o->obj.st.st_size)
+		/* an allocation size only cuts a file shorter than it (no
+		 * preallocation); it breaks read caches all the same, as Windows
+		 * and smbd (smbtorture smb2.oplock.batch12) */
+		if (q.info_class == FileAllocationInformation && size >= (uint64_t)o->obj.st.st_size) {
+			smb_lease_alloc(r, o);
 			break;
+		}
 		sa.set_size = true;
 		sa.size = size;
 		{

@@ -8,14 +8,18 @@
  * What is granted (nothing on directories, on IPC$, or on a share whose
  * volume lacks smbSettings OPLOCKS, as Samba with "oplocks = no"):
  * - oplocks: BATCH (R, W and H, lost together) and EXCLUSIVE (R and W)
- *   when no other open of the file exists; else, and for II, Level II (R);
+ *   when no other open of the file exists; else, and for II, Level II (R),
+ *   except beside another group's cache of writes (a stat open meets one:
+ *   none) or lease with H (none);
  * - leases (RqLs v1 and v2): what the request asks among R, RH, RW, RWH,
  *   without W when an open of another group exists (stat opens, for
- *   attributes only, do not count; kept durable opens do); a second open
+ *   attributes only, do not count unless they hold a lease or oplock;
+ *   kept durable opens do), R alone beside another open's oplock; a second open
  *   with the same key (on any connection with the same ClientGuid: the
- *   lease table is the client's) joins the lease (its state grows only to a superset,
- *   and only while no other group has the file open; a v2 epoch grows with
- *   it); a key names one file or folder (another: STATUS_INVALID_PARAMETER); the v2
+ *   lease table is the client's) joins the lease (its state grows only to
+ *   what it asks when that is a superset the other opens allow, else stays;
+ *   a v2 epoch grows with it; the lease's opens on every connection follow,
+ *   and one broken to nothing is granted again); a key names one file or folder (another: STATUS_INVALID_PARAMETER); the v2
  *   parent key is echoed (PARENT_LEASE_KEY_SET); a lease being broken is
  *   answered with SMB2_LEASE_FLAG_BREAK_IN_PROGRESS.
  *
@@ -41,9 +45,10 @@
  *   CREATE with FILE_DELETE_ON_CLOSE (VOL_LEASE_OPEN_W) and a SET_INFO
  *   setting the delete disposition (smb_lease_delete) go async until the
  *   delegation is returned or revoked;
- * - a byte-range lock: every Level II oplock and R lease, at once
+ * - a byte-range lock: every Level II oplock and R lease, at once, and
+ *   RH leases of other groups to none, acknowledged, not waited for
  *   (smb_lease_lock; a Level II holder's own lock breaks its own, as
- *   Windows does).
+ *   Windows does); an allocation size set: R (smb_lease_alloc).
  * A stat open breaks nothing; an open the share modes refuse breaks
  * nothing but H.
  * The store flags the holder (smb_lease_wake, on the breaker's thread);
@@ -56,6 +61,12 @@
  * served again once the break is acknowledged, the holder's open closed,
  * or the break timeout (the store's, 35 s by default) revoked it; an NFS
  * WRITE waits in the store the same way (without the store's locks).
+ * A CREATE waits at its first attempt only for what its open needs given
+ * back (W; H when the share modes refuse it) or for a break it adds
+ * nothing to; served again, for every break on the file (as smbd). A
+ * lease's break goes in steps (vol_lease.h): an ack keeping H or W that a
+ * later break took is followed by a break to R, then R to none; those
+ * further breaks keep the epoch the break had.
  *
  * Acknowledgments (3.3.5.22): an oplock acknowledgment of an open whose
  * break waits sets its level (II when the break left R, else NONE; a
@@ -132,8 +143,20 @@ static bool smb_lease_same_file(const struct smb_open *a, const struct smb_open 
 	return a->lkey.fsid == b->lkey.fsid && a->lkey.dev == b->lkey.dev && a->lkey.ino == b->lkey.ino;
 }
 
+/* Whether x (not o, another group) is an open of o's file that keeps o
+ * from caching writes: any but a stat open (attributes only), and a stat
+ * open too while it holds a lease or an oplock (smbtorture
+ * smb2.lease.statopen: a stat open's RWH lease is broken to RH and the
+ * other lease gets RH). */
+static bool smb_lease_other(struct smb_srv *srv, const struct smb_open *o, const struct smb_open *x)
+{
+	if (x == o || x->group == o->group || !x->locks || !smb_lease_same_file(x, o))
+		return false;
+	return (x->access & ~SMB_LEASE_STAT_ACCESS) || (x->lease.brk && vol_lease_held(srv->store, &x->lease));
+}
+
 /* Whether an open of another group than o's is on o's file (any
- * connection); stat opens (attributes only) do not count. */
+ * connection); stat opens (attributes only) without caching do not count. */
 static bool smb_lease_others(struct smb_srv *srv, const struct smb_open *o)
 {
 	for (const struct smb_open *x = srv->durable; x; x = x->next) /* kept durable opens too */
@@ -142,7 +165,23 @@ static bool smb_lease_others(struct smb_srv *srv, const struct smb_open *o)
 	for (struct smb_conn *c = srv->conns; c; c = c->next)
 		for (struct smb_sess *s = c->sessions; s; s = s->next)
 			for (struct smb_open *x = s->opens; x; x = x->next)
-				if (x != o && x->group != o->group && x->locks && (x->access & ~SMB_LEASE_STAT_ACCESS) &&
+				if (smb_lease_other(srv, o, x))
+					return true;
+	return false;
+}
+
+/* Whether another open of o's file holds an oplock (not a lease): a lease
+ * is then granted R at most, as Windows and smbd do (smbtorture
+ * smb2.lease.oplock: BATCH, EXCLUSIVE or Level II held, RH asked: R). */
+static bool smb_lease_oplocked(struct smb_srv *srv, const struct smb_open *o)
+{
+	for (const struct smb_open *x = srv->durable; x; x = x->next)
+		if (x != o && !x->leased && x->oplock != SMB2_OPLOCK_LEVEL_NONE && smb_lease_same_file(x, o))
+			return true;
+	for (struct smb_conn *c = srv->conns; c; c = c->next)
+		for (struct smb_sess *s = c->sessions; s; s = s->next)
+			for (struct smb_open *x = s->opens; x; x = x->next)
+				if (x != o && !x->leased && x->oplock != SMB2_OPLOCK_LEVEL_NONE && x->locks &&
 				    smb_lease_same_file(x, o))
 					return true;
 	return false;
@@ -195,6 +234,15 @@ uint32_t smb_lease_delete(struct smb_req *r, struct smb_open *o)
 	return smb_async_create(r, &o->lkey, o->group);
 }
 
+void smb_lease_alloc(struct smb_req *r, const struct smb_open *o)
+{
+	struct vol_lease_by by;
+
+	smb_lease_by(o, &by);
+	/* R lost: every other cache goes at once, nothing to wait for */
+	(void)vol_lease_contend(r->c->srv->store, &o->lkey, VOL_LEASE_R | VOL_LEASE_W, by.group);
+}
+
 void smb_lease_lock(struct smb_req *r, const struct smb_open *o)
 {
 	struct vol_lease_by by;
@@ -230,14 +278,27 @@ uint32_t smb_lease_contend(struct smb_req *r, struct smb_open *o, const struct s
 	 * holder's data is contended; its W goes when an open succeeds:
 	 * smbtorture smb2.lease.break_twice); an oplock loses W with H (tied) */
 	unsigned lost = share_conflict ? VOL_LEASE_H : VOL_LEASE_W | (overwrite ? VOL_LEASE_R : 0);
+	unsigned wait = share_conflict ? VOL_LEASE_H : VOL_LEASE_W;
 
 	/* an open for writing, or one that deletes the file at its close,
 	 * recalls NFSv4.1 delegations (vol_lease.h) */
 	if (overwrite || smb_lock_wants_write(q->desired_access) || (q->options & 0x00001000u))
 		lost |= VOL_LEASE_OPEN_W;
 
+	/* an open for attributes and READ_CONTROL only breaks oplocks, no lease
+	 * (smbd's is_lease_stat_open; smbtorture smb2.lease.statopen4,
+	 * smb2.oplock.statopen1) */
+	if (!(q->desired_access & ~SMB_LEASE_STAT_ACCESS))
+		lost |= VOL_LEASE_TIED_ONLY;
 	smb_lease_group(r, o, q);
-	if (!vol_lease_contend(store, &o->lkey, lost, o->group))
+	/* a first attempt waits for W to be given back (dirty data flushed), or
+	 * H when the share modes refuse it, or a break it adds nothing to; a
+	 * break taking only H from an open that goes ahead is told and not
+	 * waited for (as smbd; smbtorture smb2.lease.breaking4: RH to none by an
+	 * overwrite). Served again, it waits while any break on the file goes
+	 * on (breaking3). */
+	if (!vol_lease_contend(store, &o->lkey, lost, o->group) ||
+	    (!r->resume && !vol_lease_waits(store, &o->lkey, o->group, lost, wait)))
 		return STATUS_SUCCESS;
 	return smb_async_create(r, &o->lkey, o->group);
 }
@@ -251,7 +312,68 @@ static unsigned smb_lease_state_for(struct smb_srv *srv, const struct smb_open *
 		return 0; /* H or W without R is no lease state */
 	if ((state & SMB2_LEASE_WRITE_CACHING) && smb_lease_others(srv, o))
 		state &= ~SMB2_LEASE_WRITE_CACHING;
+	if (state != SMB2_LEASE_READ_CACHING && smb_lease_oplocked(srv, o))
+		state = SMB2_LEASE_READ_CACHING;
 	return state;
+}
+
+/* Whether another group's open of o's file caches writes (W held and not
+ * being broken away): no Level II beside it. Only a stat open, which breaks
+ * nothing, meets one (smbtorture smb2.oplock.exclusive4, batch9a); one that
+ * overwrites has broken it by its truncate (exclusive5, batch13). */
+static bool smb_lease_writer(struct smb_srv *srv, const struct smb_open *o)
+{
+	for (struct smb_conn *c = srv->conns; c; c = c->next)
+		for (struct smb_sess *s = c->sessions; s; s = s->next)
+			for (struct smb_open *x = s->opens; x; x = x->next) {
+				bool breaking = false;
+				unsigned to = 0, st;
+
+				if (x == o || x->group == o->group || !x->lease.brk || !smb_lease_same_file(x, o))
+					continue;
+				st = vol_lease_state(srv->store, &x->lease, &breaking, &to);
+				if ((breaking ? to : st) & VOL_LEASE_W)
+					return true;
+			}
+	return false;
+}
+
+/* Whether another group's lease on o's file caches the handle (H held and
+ * not being broken away): no oplock beside it. An oplock's H does not count
+ * (a BATCH an overwrite is breaking: smbtorture smb2.oplock.batch13). */
+static bool smb_lease_handle_lease(struct smb_srv *srv, const struct smb_open *o)
+{
+	for (struct smb_conn *c = srv->conns; c; c = c->next)
+		for (struct smb_sess *s = c->sessions; s; s = s->next)
+			for (struct smb_open *x = s->opens; x; x = x->next) {
+				bool breaking = false;
+				unsigned to = 0, st;
+
+				if (x == o || !x->leased || x->group == o->group || !x->lease.brk ||
+				    !smb_lease_same_file(x, o))
+					continue;
+				st = vol_lease_state(srv->store, &x->lease, &breaking, &to);
+				if ((breaking ? to : st) & VOL_LEASE_H)
+					return true;
+			}
+	return false;
+}
+
+/* What a lease holding `held` becomes when an open asks `want` with its
+ * key (3.3.5.9.8; smbtorture smb2.lease.upgrade3): the request when it is
+ * a valid state, a strict superset of held, and can be held beside the
+ * other groups' opens (no W while another group has the file open);
+ * else what it holds. */
+static unsigned smb_lease_upgrade_to(struct smb_srv *srv, const struct smb_open *o, unsigned held, unsigned want)
+{
+	want &= SMB_LEASE_RWH;
+	if (!(want & SMB2_LEASE_READ_CACHING) || (want & held) != held || want == held)
+		return held;
+	if ((want & SMB2_LEASE_WRITE_CACHING) && smb_lease_others(srv, o))
+		return held;
+	if (smb_lease_oplocked(srv, o))
+		return held;
+	return want;
 }
 
 static void smb_lease_setup(struct smb_req *r, struct smb_open *o, unsigned tied)
@@ -262,6 +384,19 @@ static void smb_lease_setup(struct smb_req *r, struct smb_open *o, unsigned tied
 	o->lease.brk = smb_lease_wake;
 	o->lease.arg = o;
 	o->srv = r->c->srv;
+}
+
+/* x, another open of a lease that now holds state (held before) with
+ * epoch: its grant follows, so that the open left when others close
+ * carries the lease's state. */
+static void smb_lease_join(struct smb_srv *srv, struct smb_open *x, unsigned state, unsigned held, uint16_t epoch)
+{
+	if (state && state != held && x->lease.brk && vol_lease_held(srv->store, &x->lease))
+		(void)vol_lease_upgrade(srv->store, &x->lease, state);
+	else if (state && !held && x->lease.brk)
+		(void)vol_lease_grant(srv->store, &x->lease, state);
+	x->lease_state = state;
+	x->lease_epoch = epoch;
 }
 
 uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
@@ -290,11 +425,11 @@ uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb
 			held = vol_lease_state(srv->store, &same->lease, &breaking, NULL);
 			held = held ? same->lease_state : 0;
 		}
-		/* a lease grows only to a superset of what it holds, and only on a
-		 * file no other client has open (smbtorture smb2.lease.upgrade*, break) */
-		state = smb_lease_state_for(srv, o, want.state);
-		if (held && ((state & held) != held || smb_lease_others(srv, o)))
-			state = held;
+		/* a lease grows only to a superset of what it holds that the other
+		 * opens allow (smbtorture smb2.lease.upgrade*, break) */
+		state = held ? smb_lease_upgrade_to(srv, o, held, want.state) : smb_lease_state_for(srv, o, want.state);
+		if (breaking)
+			state = held; /* nothing grows while a break goes on (smb2.lease.breaking3) */
 		got = want;
 		got.state = state;
 		/* a lease keeps the version its first open gave it: a v1 request
@@ -312,7 +447,9 @@ uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb
 		if (!got.v2 || !want.v2)
 			memset(got.parent_key, 0, sizeof(got.parent_key));
 		smb_lease_setup(r, o, 0);
-		if (state && vol_lease_grant(srv->store, &o->lease, state) != 0)
+		/* joining a lease being broken: its state is the breaking open's
+		 * (told with BREAK_IN_PROGRESS), no second grant to break apart */
+		if (state && !breaking && vol_lease_grant(srv->store, &o->lease, state) != 0)
 			got.state = state = 0; /* the table is full: no caching, still an answer */
 		memcpy(o->lease_key, want.key, 16);
 		o->leased = true;
@@ -321,15 +458,15 @@ uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb
 		o->lease_state = state;
 		/* the lease's other opens here hold what it holds now, their grants
 		 * too: the open left when others close carries the lease's state
-		 * (smbtorture smb2.lease.v2_epoch2/3) */
-		for (struct smb_sess *s = r->c->sessions; s; s = s->next)
-			for (struct smb_open *x = s->opens; x; x = x->next)
-				if (x != o && x->leased && !memcmp(x->lease_key, want.key, 16)) {
-					if (state && state != held && x->lease.brk)
-						(void)vol_lease_upgrade(srv->store, &x->lease, state);
-					x->lease_state = state;
-					x->lease_epoch = got.epoch;
-				}
+		 * (smbtorture smb2.lease.v2_epoch2/3); one whose grant was broken to
+		 * nothing is granted again (smb2.lease.nobreakself: the lease is R
+		 * again after its new open closes) */
+		for (struct smb_conn *c2 = srv->conns; c2; c2 = c2->next)
+			if (smb_lease_same_client(r->c, c2))
+				for (struct smb_sess *s = c2->sessions; s; s = s->next)
+					for (struct smb_open *x = s->opens; x; x = x->next)
+						if (x != o && x->leased && !memcmp(x->lease_key, want.key, 16))
+							smb_lease_join(srv, x, state, held, got.epoch);
 		smb_wire_lease_encode(ctx_buf, &got);
 		if (ctx_buf->err != AQ_OK)
 			return STATUS_INSUFFICIENT_RESOURCES;
@@ -342,11 +479,17 @@ uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb
 	}
 	if (!on || q->oplock_level == SMB2_OPLOCK_LEVEL_NONE)
 		return STATUS_SUCCESS;
+	/* no oplock beside a lease of another group caching the handle (Windows
+	 * and smbd; smbtorture smb2.lease.oplock: RH held, BATCH asked: none) */
+	if (smb_lease_handle_lease(srv, o))
+		return STATUS_SUCCESS;
 	/* BATCH and EXCLUSIVE when the file is o's alone, else Level II */
 	if (q->oplock_level == SMB2_OPLOCK_LEVEL_BATCH && !smb_lease_others(srv, o))
 		o->oplock = SMB2_OPLOCK_LEVEL_BATCH;
 	else if (q->oplock_level == SMB2_OPLOCK_LEVEL_EXCLUSIVE && !smb_lease_others(srv, o))
 		o->oplock = SMB2_OPLOCK_LEVEL_EXCLUSIVE;
+	else if (smb_lease_writer(srv, o))
+		return STATUS_SUCCESS; /* no Level II beside a cache of writes (a stat open's: smb2.oplock.exclusive4, batch9a) */
 	else
 		o->oplock = SMB2_OPLOCK_LEVEL_II;
 	state = o->oplock == SMB2_OPLOCK_LEVEL_BATCH	  ? VOL_LEASE_R | VOL_LEASE_W | VOL_LEASE_H
@@ -414,7 +557,9 @@ bool smb_lease_run(struct smb_conn *c, struct smb_sess *s, struct smb_open *o)
 	if (o->leased) {
 		if (to == o->lease_state)
 			return false; /* told already (another open of the lease) */
-		o->lease_epoch++;
+		if (!o->break_next)
+			o->lease_epoch++;
+		o->break_next = false;
 		o->break_sent = breaking;
 		smb_lease_send(c, s, o, to, breaking);
 		/* one notification per lease: its other opens (on any connection
@@ -427,6 +572,7 @@ bool smb_lease_run(struct smb_conn *c, struct smb_sess *s, struct smb_open *o)
 							__atomic_store_n(&x->break_woken, 0, __ATOMIC_RELEASE);
 							x->lease_epoch = o->lease_epoch;
 							x->break_sent = breaking;
+							x->break_next = false;
 							if (!breaking)
 								x->lease_state = to;
 						}
@@ -464,6 +610,9 @@ static uint32_t smb_lease_ack_conn(struct vol_store *store, struct smb_conn *x, 
 			if (rc == 0) {
 				o->lease_state = state;
 				o->break_sent = false;
+				/* the ack kept more than later breaks leave: the next step
+				 * goes out with the epoch the break had (smb2.lease.v2_breaking3) */
+				o->break_next = vol_lease_state(store, &o->lease, &breaking, NULL) != state || breaking;
 				status = STATUS_SUCCESS;
 			}
 		}

@@ -153,6 +153,7 @@ struct smb_open {
 	uint32_t lease_state;        /* what the client was last told it holds */
 	int break_woken;             /* atomic: the store broke the grant; the loop sends the break */
 	bool break_sent;             /* the break waiting for its ack was sent (once per lease) */
+	bool break_next;             /* an ack left a further break (a step of it): no new epoch */
 	/* durable handle (smb_durable.c): kept for its owner when the connection drops */
 	bool durable, durable_v2;
 	struct vol_cred cred;        /* its user's, for a kept delete-on-close open's delete */
@@ -558,8 +559,12 @@ uint32_t smb_lease_rename(struct smb_req *r, struct smb_open *o);
  * smb_lease_rename (SMB leases are untouched: their H goes at the delete). */
 uint32_t smb_lease_delete(struct smb_req *r, struct smb_open *o);
 /* o took a byte-range lock: Level II oplocks and R leases on its file
- * (o's own Level II too) are broken to none (no acknowledgment). */
+ * (o's own Level II too) are broken to none (no acknowledgment), RH leases
+ * of other groups to none with an acknowledgment nobody waits for. */
 void smb_lease_lock(struct smb_req *r, const struct smb_open *o);
+/* A SET_INFO allocation size that leaves o's file as it is: the read
+ * caches of other groups (and o's own Level II) go, as a write's would. */
+void smb_lease_alloc(struct smb_req *r, const struct smb_open *o);
 uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
 			 struct smb_wire_create_rsp *rsp, struct ut_buf *ctx_buf, struct smb_wire_create_rsp_ctx *ctx);
 /* smb_durable.c: durable handles v1 and v2 (MS-SMB2 3.3.5.9.6/7/10/12),

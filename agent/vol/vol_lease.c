@@ -100,13 +100,19 @@ static void lease_settle(struct vol_store *s, struct vol_lease *l, unsigned stat
  * breaking_next: the next break starts (the mutex is held). */
 static void lease_next(struct vol_store *s, struct vol_lease *l, unsigned state)
 {
-	unsigned to = state & l->breaking_next, lost = state & ~to;
+	unsigned to = state & l->breaking_next, lost = state & ~to, step = to;
 
 	l->state = state;
 	if (lost & (VOL_LEASE_H | VOL_LEASE_W)) {
-		l->breaking_to = l->breaking_next = to;
+		/* an SMB lease breaks in steps, as Windows does: H and W go first,
+		 * to R, and R alone after that ack (smbtorture smb2.lease.breaking3);
+		 * an oplock (tied) or a delegation goes at once */
+		if (!l->tied && !l->recall_on_open_w)
+			step |= state & VOL_LEASE_R;
+		l->breaking_to = step;
+		l->breaking_next = to;
 		l->break_ns = lease_now_ns();
-		l->brk(l, lost);
+		l->brk(l, state & ~step);
 		return;
 	}
 	lease_settle(s, l, to);
@@ -208,7 +214,8 @@ static bool lease_break_locked(struct vol_store *s, const struct vol_lock_key *k
 		unsigned eff;
 
 		nx = l->next;
-		if (!lease_same(&l->key, k) || (group && l->group == group))
+		if (!lease_same(&l->key, k) || (group && l->group == group) ||
+		    ((lost & VOL_LEASE_TIED_ONLY) && !l->tied))
 			continue;
 		if (l->breaking) {
 			/* a second break while the first waits: the ack may keep what the
@@ -300,6 +307,30 @@ bool vol_lease_breaking(struct vol_store *s, const struct vol_lock_key *key, uin
 	return vol_lease_contend(s, key, 0, group);
 }
 
+bool vol_lease_waits(struct vol_store *s, const struct vol_lock_key *key, uint64_t group, unsigned lost, unsigned bits)
+{
+	bool wait = false;
+
+	if (!__atomic_load_n(&s->nleases, __ATOMIC_ACQUIRE))
+		return false;
+	pthread_mutex_lock(&s->lease_mu);
+	for (struct vol_lease *l = s->leases; l && !wait; l = l->next) {
+		unsigned eff;
+
+		if (!l->breaking || !lease_same(&l->key, key) || (group && l->group == group) ||
+		    ((lost & VOL_LEASE_TIED_ONLY) && !l->tied))
+			continue;
+		eff = lost & l->state;
+		if (eff & l->tied)
+			eff |= l->tied & l->state;
+		if ((eff & VOL_LEASE_R) || ((lost & VOL_LEASE_OPEN_W) && l->recall_on_open_w))
+			eff = l->state;
+		wait = l->recall_on_open_w || !eff || (l->state & bits);
+	}
+	pthread_mutex_unlock(&s->lease_mu);
+	return wait;
+}
+
 void vol_lease_revoke(struct vol_store *s, const struct vol_lock_key *key)
 {
 	pthread_mutex_lock(&s->lease_mu);
@@ -364,8 +395,19 @@ void vol_lease_contend_shared(struct vol_store *s, const struct vol_lock_key *ke
 	for (struct vol_lease *l = s->leases, *nx; l; l = nx) {
 		nx = l->next;
 		if (!lease_same(&l->key, key) || (group && l->group == group) || l->breaking ||
-		    l->state != VOL_LEASE_R)
+		    !(l->state & VOL_LEASE_R) || (l->state & VOL_LEASE_W))
 			continue;
+		if (l->state != VOL_LEASE_R) {
+			/* an SMB lease with H (RH) goes whole too, acknowledged
+			 * (smbtorture smb2.lease.lock1); oplocks and delegations keep it */
+			if (l->tied || l->recall_on_open_w)
+				continue;
+			l->breaking = true;
+			l->breaking_to = l->breaking_next = 0;
+			l->break_ns = lease_now_ns();
+			l->brk(l, l->state);
+			continue;
+		}
 		lease_unlink(s, l); /* R alone: nothing to flush, no acknowledgment */
 		l->brk(l, VOL_LEASE_R);
 	}

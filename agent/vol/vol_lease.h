@@ -65,6 +65,10 @@
  * (an NFSv4.1 read delegation: a writer's open recalls it, RFC 8881 10.4.2),
  * whole and waiting for its return. */
 #define VOL_LEASE_OPEN_W 0x8u
+/* Not a caching bit: what an opener passes to vol_lease_contend to break
+ * only grants with tied bits (oplocks), no lease or delegation: an SMB open
+ * for attributes and READ_CONTROL only (smbd's lease stat open). */
+#define VOL_LEASE_TIED_ONLY 0x10u
 #define VOL_LEASE_MAX 65536u
 #define VOL_LEASE_TIMEOUT_MS 35000u /* the default break timeout (Windows' OplockBreakWait) */
 
@@ -116,7 +120,9 @@ unsigned vol_lease_state(struct vol_store *s, const struct vol_lease *l, bool *b
  * changes). A state of 0 takes l off the table. Waiting breakers go on.
  * Breaks that came while l was breaking lowered what it may keep
  * (breaking_next): an ack keeping more starts the next break at once
- * (brk is called again, from the acknowledging thread). */
+ * (brk is called again, from the acknowledging thread); an untied grant
+ * without recall_on_open_w (an SMB lease) that keeps H or W steps through
+ * R: breaking_to is R then, and R goes at the next ack (Windows). */
 int vol_lease_ack(struct vol_store *s, struct vol_lease *l, unsigned state);
 /* How many grants the store holds (tests, metrics). */
 unsigned vol_lease_count(struct vol_store *s);
@@ -130,6 +136,15 @@ unsigned vol_lease_timeout(struct vol_store *s);
 bool vol_lease_contend(struct vol_store *s, const struct vol_lock_key *key, unsigned lost, uint64_t group);
 /* Whether a grant of another group than `group` on key is breaking. */
 bool vol_lease_breaking(struct vol_store *s, const struct vol_lock_key *key, uint64_t group);
+/* Whether an opener of key (group) that has just contended `lost` waits
+ * for a break: a grant of another group on key is breaking and either
+ * still holds one of `bits` (what this opener waits for: an SMB CREATE the
+ * share modes allow W, one they refuse H; MS-SMB2 3.3.4.7), or holds
+ * nothing `lost` takes (the break is another's: the opener waits for its
+ * end), or was made with recall_on_open_w (a recall is always waited for).
+ * An opener whose break takes only what it does not wait for goes on
+ * (smbtorture smb2.lease.breaking4: an overwrite and RH). */
+bool vol_lease_waits(struct vol_store *s, const struct vol_lock_key *key, uint64_t group, unsigned lost, unsigned bits);
 /* Every breaking grant on key whose revoke time passed (the store's break
  * timeout, or its revoke_ms) drops to its breaking_next without the
  * holder's ack (a recall_on_open_w grant: whole); the others go on
@@ -152,7 +167,9 @@ void vol_lease_break_name(struct vol_obj *dir, const char *name, unsigned lost, 
 /* A byte-range lock on key by group (0: any): every grant holding R alone
  * (a Level II oplock, an R lease) of another group loses it, at once and
  * without acknowledgment, as Windows breaks Level II on a lock (smbtorture
- * smb2.oplock.brl1/3). A Level II holder's own lock breaks its own. */
+ * smb2.oplock.brl1/3); an SMB lease holding RH (untied, not
+ * recall_on_open_w) is broken to nothing and that break acknowledged
+ * (smb2.lease.lock1). Nothing waits. A Level II holder's own lock breaks its own. */
 void vol_lease_contend_shared(struct vol_store *s, const struct vol_lock_key *key, uint64_t group);
 
 #endif

@@ -76,6 +76,16 @@ MULTICHANNEL_TESTS="generic.interface_info generic.num_channels oplocks.test1 le
 # (v2_complex2), and the rename a CLOSE or an acknowledgment lets go on is done before that is
 # answered (rename_wait: 5 of 5 runs on both, it raced before); run test by test.
 LEASE_TESTS="smb2.lease.v2_complex2 smb2.lease.rename_wait"
+# smb2.lease and smb2.oplock (issue 18, 6 Dec evening, agent/smb/smb_lease.c, agent/vol/vol_lease.c):
+# upgrades only to a state both leases hold (upgrade3), R beside an oplock and no oplock beside H
+# (oplock), a stat open's lease broken like any (statopen), a broken lease granted again
+# (nobreakself), a key grown on another connection (complex1), a lock breaking RH (lock1), breaks in
+# steps RWH -> RH -> R -> none (breaking3, v2_breaking3), an overwrite not waiting for H
+# (breaking4); no Level II beside a cache of writes (exclusive4, batch8, batch9, batch9a), an
+# allocation size breaking Level II (batch12), READ_CONTROL breaking oplocks (statopen1); each
+# passed on both in three runs (19:35-20:00 UTC).
+LEASE_TESTS="$LEASE_TESTS $(printf 'smb2.lease.%s ' upgrade3 oplock statopen nobreakself complex1 lock1 breaking3 \
+	v2_breaking3 breaking4) $(printf 'smb2.oplock.%s ' exclusive4 batch8 batch9 batch9a batch12 statopen1)"
 # smb2.ioctl sparse files (agent/smb/smb_sparse.c over agent/vol/vol_sparse.c):
 # SET_SPARSE, SET_ZERO_DATA, QUERY_ALLOCATED_RANGES; passed on both in three runs (15:47 UTC).
 SPARSE_TESTS="sparse_file_flag sparse_file_attr sparse_dir_flag sparse_set_nobuf sparse_set_oversize sparse_qar \
