@@ -33,12 +33,23 @@ struct srv_pusher {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop;
+	/* one pusher at a time in a write transaction: every writer of the
+	 * process queues on db.c's one writer mutex (each PostgreSQL commit a
+	 * WAL flush under it), so parallel pushers' writes would only crowd
+	 * out the creates and the status reports (bench/sim/REPORT.md: 8
+	 * ungated pushers made a create take 1.75 s and let reports starve
+	 * until nodes were taken for DOWN); builds and pushes run in parallel */
+	pthread_mutex_t gate;
 	int nthreads;
 	pthread_t *threads;
 	/* the current epoch and its fence (epoch -1: not leading) */
 	int64_t epoch;
 	struct db_fence fence;
-	json_t *fifo;   /* [{node, mark, rung, epoch}] waiting for a thread */
+	/* [{node, mark, rung, epoch}] waiting for a thread: [0] the nodes a
+	 * change marked or rang for (a create's), taken first; [1] the others
+	 * (the sweep, a full pass, a node behind), so that a full pass over
+	 * 1,000 nodes never queues a create's node behind them */
+	json_t *fifo[2];
 	json_t *busy;   /* {node name: again (bool)}: queued or in flight */
 	json_t *pushes; /* {node name: {at, applied, nid}} of this epoch's pushes */
 };
@@ -138,7 +149,7 @@ static int pu_visit(struct srv_pusher *p, struct db *db, const struct db_fence *
 	char err[512] = "";
 	int64_t gen = 0, applied = -1, now = ut_clock_real_ms();
 	uint64_t t = ut_clock_mono_ns();
-	int pushed = 0;
+	int pushed = 0, rc;
 	bool more = false;
 
 	if (srv_reconcile_intent_build(&srv->cfg.math, db, n, &ri) != AQ_OK) {
@@ -147,8 +158,10 @@ static int pu_visit(struct srv_pusher *p, struct db *db, const struct db_fence *
 	}
 	ns[SRV_VISIT_BUILD] = ut_clock_mono_ns() - t;
 	t = ut_clock_mono_ns();
-	if (srv_reconcile_generation(&srv->cfg.math, db, fence, n, &ri, &gen, &more) != AQ_OK ||
-	    db_get(db, nn, &node) != AQ_OK) {
+	pthread_mutex_lock(&p->gate);
+	rc = srv_reconcile_generation(&srv->cfg.math, db, fence, n, &ri, &gen, &more);
+	pthread_mutex_unlock(&p->gate);
+	if (rc != AQ_OK || db_get(db, nn, &node) != AQ_OK) {
 		pushed = -2; /* not built: its dirty mark stays */
 		goto out;
 	}
@@ -175,7 +188,10 @@ static int pu_visit(struct srv_pusher *p, struct db *db, const struct db_fence *
 	pushed = 1;
 	if (applied > gen) {
 		pu_learnt(p, epoch, nn, NULL);
-		if (pu_push_past(db, fence, nn, applied) == AQ_OK)
+		pthread_mutex_lock(&p->gate);
+		rc = pu_push_past(db, fence, nn, applied);
+		pthread_mutex_unlock(&p->gate);
+		if (rc == AQ_OK)
 			srv_kick(srv, nn);
 		goto out;
 	}
@@ -191,7 +207,9 @@ static int pu_visit(struct srv_pusher *p, struct db *db, const struct db_fence *
 	}
 	json_array_extend(failed, ri.bad);
 	t = ut_clock_mono_ns();
+	pthread_mutex_lock(&p->gate);
 	srv_reconcile_applied(srv, db, nn, applied, failed);
+	pthread_mutex_unlock(&p->gate);
 	ns[SRV_VISIT_APPLIED] = ut_clock_mono_ns() - t;
 out:
 	srv_reconcile_intent_cleanup(&ri);
@@ -219,14 +237,15 @@ static void *pu_main(void *arg)
 		const char *nn;
 		int64_t epoch, rung;
 		bool again;
-		int r = -2;
+		int r = -2, q;
 
-		while (!p->stop && json_array_size(p->fifo) == 0)
+		while (!p->stop && json_array_size(p->fifo[0]) == 0 && json_array_size(p->fifo[1]) == 0)
 			pthread_cond_wait(&p->cond, &p->lock);
 		if (p->stop)
 			break;
-		job = json_incref(json_array_get(p->fifo, 0));
-		json_array_remove(p->fifo, 0);
+		q = json_array_size(p->fifo[0]) ? 0 : 1;
+		job = json_incref(json_array_get(p->fifo[q], 0));
+		json_array_remove(p->fifo[q], 0);
 		epoch = api_json_int64(job, "epoch", -1);
 		fence = p->fence;
 		nn = api_json_str(json_object_get(job, "node"), "name", "");
@@ -238,8 +257,12 @@ static void *pu_main(void *arg)
 			r = pu_visit(p, db, &fence, epoch, json_object_get(job, "node"), ns);
 			/* its mark as the pass read it: a write since keeps it */
 			if (r != -2 && json_object_get(job, "mark") && (marks = json_object()) &&
-			    json_object_set(marks, nn, json_object_get(job, "mark")) == 0 && db_dirty_clear(db, marks) != AQ_OK)
-				UT_DEBUG("srv_reconcile", NULL, "node %s: dirty mark not cleared (a concurrent write)", nn);
+			    json_object_set(marks, nn, json_object_get(job, "mark")) == 0) {
+				pthread_mutex_lock(&p->gate);
+				if (db_dirty_clear(db, marks) != AQ_OK)
+					UT_DEBUG("srv_reconcile", NULL, "node %s: dirty mark not cleared (a concurrent write)", nn);
+				pthread_mutex_unlock(&p->gate);
+			}
 			json_decref(marks);
 			srv_metrics_visit(ns, rung > 0, r);
 			pthread_mutex_lock(&p->lock);
@@ -261,15 +284,47 @@ static void *pu_main(void *arg)
 	return NULL;
 }
 
+/* The queued (not in flight) job of node nn, or NULL; *q its queue, *at
+ * its index. Under p->lock. */
+static json_t *pu_queued(struct srv_pusher *p, const char *nn, int *q, size_t *at)
+{
+	json_t *job;
+	size_t i;
+
+	for (*q = 0; *q < 2; (*q)++)
+		json_array_foreach(p->fifo[*q], i, job)
+			if (strcmp(api_json_str(json_object_get(job, "node"), "name", ""), nn) == 0) {
+				*at = i;
+				return job;
+			}
+	return NULL;
+}
+
 bool srv_pusher_visit(struct srv_pusher *p, const json_t *node, const json_t *mark, int64_t rung_ms)
 {
 	const char *nn = api_json_str(node, "name", "");
+	int urgent = mark || rung_ms > 0 ? 0 : 1, q;
 	json_t *job;
+	size_t at;
 	bool queued = false;
 
 	pthread_mutex_lock(&p->lock);
 	if (json_object_get(p->busy, nn)) {
-		json_object_set_new(p->busy, nn, json_true()); /* again when it ends */
+		if (!(job = pu_queued(p, nn, &q, &at))) {
+			json_object_set_new(p->busy, nn, json_true()); /* in flight: again when it ends */
+			goto out;
+		}
+		/* still queued: that visit reads the node as it is then; it takes
+		 * the newer mark, and moves ahead when this ask is urgent */
+		json_object_set_new(job, "node", json_deep_copy(node));
+		if (mark)
+			json_object_set_new(job, "mark", json_deep_copy(mark));
+		if (rung_ms > 0 && api_json_int64(job, "rung", 0) == 0)
+			json_object_set_new(job, "rung", json_integer(rung_ms));
+		if (urgent < q) {
+			json_array_append(p->fifo[urgent], job);
+			json_array_remove(p->fifo[q], at);
+		}
 		goto out;
 	}
 	if (!(job = json_pack("{s:o,s:I,s:I}", "node", json_deep_copy(node), "rung", (json_int_t)rung_ms, "epoch",
@@ -277,7 +332,7 @@ bool srv_pusher_visit(struct srv_pusher *p, const json_t *node, const json_t *ma
 		goto out;
 	if (mark)
 		json_object_set_new(job, "mark", json_deep_copy(mark));
-	if (json_array_append_new(p->fifo, job) != 0 || json_object_set_new(p->busy, nn, json_false()) != 0)
+	if (json_array_append_new(p->fifo[urgent], job) != 0 || json_object_set_new(p->busy, nn, json_false()) != 0)
 		goto out;
 	pthread_cond_signal(&p->cond);
 	queued = true;
@@ -321,8 +376,9 @@ int srv_pusher_new(struct srv *srv, int threads, struct srv_pusher **out, aq_msg
 	p->srv = srv;
 	p->epoch = -1;
 	pthread_mutex_init(&p->lock, NULL);
+	pthread_mutex_init(&p->gate, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	if (!(p->fifo = json_array()) || !(p->busy = json_object()) || !(p->pushes = json_object()) ||
+	if (!(p->fifo[0] = json_array()) || !(p->fifo[1] = json_array()) || !(p->busy = json_object()) || !(p->pushes = json_object()) ||
 	    !(p->threads = calloc((size_t)threads, sizeof(*p->threads))))
 		goto out;
 	for (; p->nthreads < threads; p->nthreads++)
@@ -349,10 +405,12 @@ void srv_pusher_free(struct srv_pusher *p)
 	for (int i = 0; i < p->nthreads; i++)
 		pthread_join(p->threads[i], NULL);
 	free(p->threads);
-	json_decref(p->fifo);
+	json_decref(p->fifo[0]);
+	json_decref(p->fifo[1]);
 	json_decref(p->busy);
 	json_decref(p->pushes);
 	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->gate);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }

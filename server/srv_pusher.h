@@ -5,9 +5,12 @@
  *
  * The reconciler's pass (srv_reconcile.c) decides which nodes to visit and
  * hands each to srv_pusher_visit. Per-node ordering: a node is queued or in
- * flight at most once; a visit asked for meanwhile is remembered and the
- * node's doorbell rung (srv_kick.h) when its visit ends, so the next pass
- * visits it again with whatever changed. Fencing: each visit carries the
+ * flight at most once; a visit asked for while it is in flight is
+ * remembered and the node's doorbell rung (srv_kick.h) when its visit
+ * ends, so the next pass visits it again with whatever changed. The nodes
+ * a change marked or rang for go first (a create's node never waits
+ * behind a full pass); one pusher at a time writes (db.c has one writer
+ * mutex per process: parallel writers would only crowd out the API's). Fencing: each visit carries the
  * epoch of the pass that asked for it; one whose epoch is no longer the
  * pusher's (srv_pusher_reset, a lost or new lease) is dropped unvisited,
  * and every generation it writes checks the fence in its transaction
