@@ -51,6 +51,8 @@ struct srv_pusher {
 	 * 1,000 nodes never queues a create's node behind them */
 	json_t *fifo[2];
 	json_t *busy;   /* {node name: again (bool)}: queued or in flight */
+	json_t *built;  /* {node name: mark} of the visits that built the intent,
+			 * for the pass to clear in one transaction */
 	json_t *pushes; /* {node name: {at, applied, nid}} of this epoch's pushes */
 };
 
@@ -233,7 +235,7 @@ static void *pu_main(void *arg)
 	for (;;) {
 		uint64_t ns[SRV_VISIT_PHASES] = { 0 };
 		struct db_fence fence;
-		json_t *job, *marks = NULL;
+		json_t *job;
 		const char *nn;
 		int64_t epoch, rung;
 		bool again;
@@ -255,15 +257,13 @@ static void *pu_main(void *arg)
 			if (rung > 0 && ut_clock_real_ms() > rung)
 				ns[SRV_VISIT_WAIT] = (uint64_t)(ut_clock_real_ms() - rung) * 1000000ull;
 			r = pu_visit(p, db, &fence, epoch, json_object_get(job, "node"), ns);
-			/* its mark as the pass read it: a write since keeps it */
-			if (r != -2 && json_object_get(job, "mark") && (marks = json_object()) &&
-			    json_object_set(marks, nn, json_object_get(job, "mark")) == 0) {
-				pthread_mutex_lock(&p->gate);
-				if (db_dirty_clear(db, marks) != AQ_OK)
-					UT_DEBUG("srv_reconcile", NULL, "node %s: dirty mark not cleared (a concurrent write)", nn);
-				pthread_mutex_unlock(&p->gate);
-			}
-			json_decref(marks);
+			/* its mark as the pass read it (a write since keeps it), for
+			 * the next pass to clear with the others in one transaction:
+			 * one commit less a visit */
+			pthread_mutex_lock(&p->lock);
+			if (r != -2 && json_object_get(job, "mark"))
+				json_object_set(p->built, nn, json_object_get(job, "mark"));
+			pthread_mutex_unlock(&p->lock);
 			srv_metrics_visit(ns, rung > 0, r);
 			pthread_mutex_lock(&p->lock);
 		}
@@ -341,6 +341,17 @@ out:
 	return queued;
 }
 
+json_t *srv_pusher_built(struct srv_pusher *p)
+{
+	json_t *built;
+
+	pthread_mutex_lock(&p->lock);
+	built = p->built;
+	p->built = json_object();
+	pthread_mutex_unlock(&p->lock);
+	return built;
+}
+
 int srv_pusher_busy(struct srv_pusher *p)
 {
 	int n;
@@ -378,7 +389,7 @@ int srv_pusher_new(struct srv *srv, int threads, struct srv_pusher **out, aq_msg
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->gate, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	if (!(p->fifo[0] = json_array()) || !(p->fifo[1] = json_array()) || !(p->busy = json_object()) || !(p->pushes = json_object()) ||
+	if (!(p->fifo[0] = json_array()) || !(p->fifo[1] = json_array()) || !(p->busy = json_object()) || !(p->built = json_object()) || !(p->pushes = json_object()) ||
 	    !(p->threads = calloc((size_t)threads, sizeof(*p->threads))))
 		goto out;
 	for (; p->nthreads < threads; p->nthreads++)
@@ -408,6 +419,7 @@ void srv_pusher_free(struct srv_pusher *p)
 	json_decref(p->fifo[0]);
 	json_decref(p->fifo[1]);
 	json_decref(p->busy);
+	json_decref(p->built);
 	json_decref(p->pushes);
 	pthread_cond_destroy(&p->cond);
 	pthread_mutex_destroy(&p->gate);

@@ -44,11 +44,15 @@ void srv_pusher_reset(struct srv_pusher *p, const struct db_fence *fence);
  * far as its status reports and our pushes know? */
 bool srv_pusher_behind(struct srv_pusher *p, const json_t *node);
 /* Visit node (its document, copied) at the current epoch; mark (may be
- * NULL) is its dirty mark as the pass read it, cleared after its intent was
- * built; rung_ms (0: unknown) when its doorbell first rang, for the
+ * NULL) is its dirty mark as the pass read it, handed back by
+ * srv_pusher_built once its intent was built; rung_ms (0: unknown) when its doorbell first rang, for the
  * queue-wait metric. False when the node is already queued or in flight:
  * it is visited again once that visit ends. */
 bool srv_pusher_visit(struct srv_pusher *p, const json_t *node, const json_t *mark, int64_t rung_ms);
+/* The dirty marks ({node name: mark}, new reference, never NULL unless
+ * out of memory) of the visits that built their node's intent since the
+ * last call, for the caller to clear (db_dirty_clear) in one transaction. */
+json_t *srv_pusher_built(struct srv_pusher *p);
 /* Nodes queued or in flight now. */
 int srv_pusher_busy(struct srv_pusher *p);
 

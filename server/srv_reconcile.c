@@ -508,9 +508,14 @@ static void *rec_main(void *arg)
 			sweep_at = -1;
 			last_sweep = ut_clock_real_ms();
 		}
-		/* the marks first: a write after this read keeps its mark (a
-		 * pusher clears a node's mark as read here once it built the
-		 * node's intent) */
+		/* the marks of the nodes whose intents the pushers built since
+		 * the last pass, as the pass that handed them over read them (a
+		 * write since keeps its mark), in one transaction; then the
+		 * marks: a write after this read keeps its mark */
+		if ((gone = srv_pusher_built(pu)) && json_object_size(gone) && db_dirty_clear(db, gone) != AQ_OK)
+			UT_DEBUG("srv_reconcile", NULL, "dirty marks not cleared (a concurrent write): the next pass visits them again");
+		json_decref(gone);
+		gone = NULL;
 		if (db_dirty_list(db, &marks) != AQ_OK || !(gone = json_object()) ||
 		    list_all(db, "node", NULL, &nodes) != AQ_OK) {
 			json_decref(dirty);
