@@ -456,7 +456,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	/* A generation above the node's own was never pushed by us (a node that
 	 * kept an intent.json of an earlier incarnation, a restored database):
 	 * it proves nothing was applied. It is not recorded and finishes
-	 * nothing; the reconciler pushes past it (rec_node). */
+	 * nothing; the reconciler pushes past it (srv_pusher.c, pu_push_past). */
 	if (applied > api_json_int64(doc, "generation", 0)) {
 		srv_kick(req->srv, name);
 		applied = api_json_int64(doc, "appliedGeneration", 0);

@@ -66,7 +66,8 @@ json_t *srv_bk_answer(const json_t *doc)
 	return out;
 }
 
-/* Commit, then answer op as stored now and ring every node. */
+/* Commit, then answer op as stored now and wake the reconciler: the
+ * transaction marked the node that runs the backup's job (srv_bk_mark). */
 static int bk_commit(struct srv_req *req, json_t *op, json_t **resp)
 {
 	int rc;
@@ -75,7 +76,7 @@ static int bk_commit(struct srv_req *req, json_t *op, json_t **resp)
 		return rc;
 	if (db_get(req->db, api_json_str(op, "name", ""), resp) != AQ_OK)
 		*resp = json_incref(op);
-	srv_kick(req->srv, NULL);
+	srv_kick_marks(req->srv);
 	return AQ_OK;
 }
 
@@ -296,7 +297,7 @@ int srv_backup_start(struct db *db, const struct srv_backup_spec *sp, aq_msg *ms
 		rc = aq_fail(msg, AQ_EEXIST, "backup \"%s\" already exists", sp->id);
 	/* its snapshot is not deleted while the backup reads it */
 	if (rc != AQ_OK || (!snap && (rc = bk_temp_snapshot(db, vol, uid, ref, msg)) != AQ_OK) ||
-	    (rc = db_put(db, "bkref", rparent, rn, ref, true)) != AQ_OK ||
+	    (rc = db_put(db, "bkref", rparent, rn, ref, true)) != AQ_OK || (rc = srv_bk_mark(db, ref, location)) != AQ_OK ||
 	    (rc = srv_snapshot_hold(db, api_json_str(json_object_get(ref, "snapshot"), "name", ""), bn)) != AQ_OK)
 		goto out;
 out:
@@ -464,8 +465,9 @@ int srv_backup_start_delete(struct db *db, const char *bn, const char *opn, aq_m
 	json_object_set_new(doc, "stateDetails", json_string(""));
 	json_object_set_new(ref, "action", json_string("delete"));
 	json_object_set_new(ref, "op", json_string(opn ? opn : ""));
-	if ((rc = db_put(db, "backup", vname, bn, doc, false)) == AQ_OK)
-		rc = db_put(db, "bkref", rparent, rn, ref, false);
+	if ((rc = db_put(db, "backup", vname, bn, doc, false)) == AQ_OK &&
+	    (rc = db_put(db, "bkref", rparent, rn, ref, false)) == AQ_OK)
+		rc = srv_bk_mark(db, ref, loc);
 out:
 	json_decref(doc);
 	json_decref(ref);

@@ -100,11 +100,12 @@ int srv_h_volume_restore(struct srv_req *req, json_t **resp)
 	json_object_set_new(ref, "action", json_string("files"));
 	json_object_set_new(ref, "op", json_string(api_json_str(op, "name", "")));
 	json_object_set(ref, "files", files);
-	if ((rc = db_put(req->db, "bkref", rparent, rn, ref, false)) != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
+	if ((rc = db_put(req->db, "bkref", rparent, rn, ref, false)) != AQ_OK ||
+	    (rc = db_dirty_mark(req->db, api_json_str(pl, "node", ""))) != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
 		goto out;
 	if (db_get(req->db, api_json_str(op, "name", ""), resp) != AQ_OK)
 		*resp = json_incref(op);
-	srv_kick(req->srv, NULL);
+	srv_kick(req->srv, api_json_str(pl, "node", "")); /* the node of the volume the files go into */
 out:
 	db_rollback(req->db);
 	json_decref(vol);

@@ -26,5 +26,9 @@ json_t *srv_bk_answer(const json_t *doc);
 /* The bkrefs of location, of vault and volume vn when not NULL, as an
  * array (new reference in *out). */
 int srv_bk_refs_of(struct db *db, const char *location, const char *vault, const char *vn, json_t **out);
+/* Mark dirty (db_dirty_mark, in the caller's transaction) the node that
+ * runs ref's job as just written (the one its intent carries it to), so
+ * the leader pushes that node and no other; none when no node runs it. */
+int srv_bk_mark(struct db *db, const json_t *ref, const char *location);
 
 #endif

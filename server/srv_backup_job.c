@@ -164,6 +164,16 @@ int srv_backup_restore_intent(struct db *db, const json_t *vol, json_t *e)
 	return rc;
 }
 
+int srv_bk_mark(struct db *db, const json_t *ref, const char *location)
+{
+	char node[600];
+	int rc;
+
+	if ((rc = bk_job_node(db, ref, location, node, sizeof(node))) != AQ_OK || !*node)
+		return rc;
+	return db_dirty_mark(db, node);
+}
+
 int srv_backup_intent(struct db *db, const json_t *node, json_t *intent)
 {
 	const char *nn = api_json_str(node, "name", ""), *loc = api_json_str(node, "location", "");

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "db/db.h"
+#include "server/srv_pusher.h"
 #include "util/ut_conf.h"
 #include "util/ut_hostport.h"
 #include "util/ut_log.h"
@@ -20,6 +21,7 @@ void srv_cfg_defaults(struct srv_cfg *cfg)
 	snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:8080");
 	cfg->workers = 4;
 	cfg->read_workers = 2;
+	cfg->push_workers = 8;
 	cfg->node_down_ms = 10000;
 	cfg->repush_ms = 10000;
 	cfg->sweep_ms = 60000;
@@ -149,6 +151,12 @@ int srv_cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *m
 		if (!*val || *end || n < 0 || n > 256)
 			return aq_fail(msg, AQ_EINVAL, "read-workers must be an integer within 0..256, got \"%s\"", val);
 		cfg->read_workers = (int)n;
+	} else if (strcmp(key, "push-workers") == 0 || strcmp(key, "push_workers") == 0) {
+		n = strtol(val, &end, 10);
+		if (!*val || *end || n < 1 || n > SRV_PUSHER_MAX)
+			return aq_fail(msg, AQ_EINVAL, "push-workers must be an integer within 1..%d, got \"%s\"",
+				       SRV_PUSHER_MAX, val);
+		cfg->push_workers = (int)n;
 	} else if ((rc = cfg_limit(cfg, key, val, msg)) != AQ_ENOENT) {
 		return rc;
 	} else if (strncmp(key, "math.", 5) == 0)

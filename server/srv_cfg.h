@@ -31,6 +31,7 @@ struct srv_cfg {
 	/* read-workers: threads serving GETs only (srv_http.h; 0: GETs
 	 * share --workers), default 2 */
 	int read_workers;
+	int push_workers;          /* the reconciler's pushers, nodes visited at once (srv_pusher.h) */
 	int node_down_ms;          /* a node silent this long is DOWN (default 10 s) */
 	int repush_ms;             /* re-push unchanged state this often (default 10 s) */
 	/* reconcile-sweep-seconds: every node's intent is rebuilt this often,

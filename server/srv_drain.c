@@ -162,15 +162,17 @@ bool srv_drain_pass(struct srv *srv, struct db *db, int64_t now_ms)
 	return changed;
 }
 
-/* Commit a node's change, wake the reconciler for every node (moves and
- * placements may follow) and answer the node's view (takes *node). */
+/* Commit a node's change, ring for the node (the moves its change made
+ * marked their nodes in the transaction; those it left to the lifecycle
+ * follow in the next pass, srv_drain_pass) and answer the node's view
+ * (takes *node). */
 static int node_commit_answer(struct srv_req *req, json_t **node, json_t **resp)
 {
 	int rc;
 
 	if ((rc = db_commit(req->db)) != AQ_OK)
 		return rc;
-	srv_kick(req->srv, NULL);
+	srv_kick(req->srv, api_json_str(*node, "name", ""));
 	if ((rc = srv_node_view(req->db, *node)) != AQ_OK)
 		return rc;
 	*resp = *node;

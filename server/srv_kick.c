@@ -13,7 +13,7 @@ struct srv_kick {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool rung, stop;
-	json_t *dirty;             /* node names whose intent may have changed */
+	json_t *dirty;             /* {node name: wall ms of its first ring} */
 	bool all;
 };
 
@@ -46,8 +46,20 @@ void srv_kick(struct srv *srv, const char *node)
 	pthread_mutex_lock(&k->lock);
 	if (!node)
 		k->all = true;
-	else if (k->dirty || (k->dirty = json_object()))
-		json_object_set_new(k->dirty, node, json_true());
+	else if ((k->dirty || (k->dirty = json_object())) && !json_object_get(k->dirty, node))
+		json_object_set_new(k->dirty, node, json_integer(ut_clock_real_ms()));
+	k->rung = true;
+	pthread_cond_signal(&k->cond);
+	pthread_mutex_unlock(&k->lock);
+}
+
+void srv_kick_marks(struct srv *srv)
+{
+	struct srv_kick *k = srv->kick;
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&k->lock);
 	k->rung = true;
 	pthread_cond_signal(&k->cond);
 	pthread_mutex_unlock(&k->lock);

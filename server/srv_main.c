@@ -1,6 +1,6 @@
 /* srv_main: aquiferd's commands.
  *   aquiferd [serve] --listen HOST:PORT --db PATH|postgres://... [--state-dir DIR] [--config FILE]
- *                    [--key-file F] [--workers N] [--read-workers N]
+ *                    [--key-file F] [--workers N] [--read-workers N] [--push-workers N]
  *                    [--tls-cert F --tls-key F] [--insecure-listen]
  *                    [--max-connections N] [--max-connections-per-ip N]
  *                    [--header-timeout-seconds N] [--idle-timeout-seconds N]
@@ -86,6 +86,8 @@ static void usage(FILE *f)
 		"  --workers N          request worker threads (default 4)\n"
 		"  --read-workers N     worker threads for GETs only, so reads never queue behind\n"
 		"                       writes (default 2; 0: GETs share --workers)\n"
+		"  --push-workers N     the reconciler's pushers: nodes built and pushed to at once, so a\n"
+		"                       slow or dead node holds no other up (default 8, 1..64)\n"
 		"  --node-down-seconds N  a node silent this long is DOWN and its volumes move (default 10)\n"
 		"  --tls-cert FILE      serve HTTPS with this PEM certificate (chain) ...\n"
 		"  --tls-key FILE       ... and its PEM key; agents then join over TLS with the cluster CA\n"
@@ -120,7 +122,7 @@ enum { OPT_LISTEN = 1, OPT_DB, OPT_CONFIG, OPT_KEY, OPT_WORKERS, OPT_ROLE, OPT_P
        OPT_SUBJECT, OPT_TTL, OPT_LOCATION, OPT_HELP, OPT_VERSION, OPT_NODE_DOWN,
        OPT_TLS_CERT, OPT_TLS_KEY, OPT_INSECURE_LISTEN, OPT_DNS, OPT_IP, OPT_OUT_CERT, OPT_OUT_KEY,
        OPT_DAYS, OPT_PUBLIC_URL, OPT_METRICS_AUTH, OPT_NODE_TOKEN_TTL, OPT_NODE, OPT_LIMIT,
-       OPT_LOG_LEVEL, OPT_STATE_DIR, OPT_READ_WORKERS };
+       OPT_LOG_LEVEL, OPT_STATE_DIR, OPT_READ_WORKERS, OPT_PUSH_WORKERS };
 
 static const struct option opts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -130,6 +132,7 @@ static const struct option opts[] = {
 	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "read-workers", required_argument, NULL, OPT_READ_WORKERS },
+	{ "push-workers", required_argument, NULL, OPT_PUSH_WORKERS },
 	{ "node-down-seconds", required_argument, NULL, OPT_NODE_DOWN },
 	{ "role", required_argument, NULL, OPT_ROLE },
 	{ "project", required_argument, NULL, OPT_PROJECT },
@@ -345,6 +348,12 @@ int srv_main(int argc, char **argv)
 		case OPT_READ_WORKERS:
 			if (srv_cfg_set(&srv.cfg, "read-workers", optarg, &msg) != AQ_OK) {
 				fprintf(stderr, "aquiferd: --read-workers: %s\n", msg.text);
+				return 2;
+			}
+			break;
+		case OPT_PUSH_WORKERS:
+			if (srv_cfg_set(&srv.cfg, "push-workers", optarg, &msg) != AQ_OK) {
+				fprintf(stderr, "aquiferd: --push-workers: %s\n", msg.text);
 				return 2;
 			}
 			break;

@@ -42,18 +42,47 @@ static struct {
 /* The reconciler's passes: how long the last one took, how many nodes it
  * visited and pushed to. */
 static struct {
-	unsigned long long passes, pushes, push_failures, last_ns, last_nodes, full_ns;
+	unsigned long long passes, pushes, push_failures, last_ns, last_nodes, full_ns, busy, visits;
+	/* per phase (srv_metrics.h): visits that reached it, their sum and max */
+	unsigned long long ph_count[SRV_VISIT_PHASES], ph_sum_ns[SRV_VISIT_PHASES], ph_max_ns[SRV_VISIT_PHASES];
 } rec;
 
-void srv_metrics_reconcile(uint64_t ns, int nodes, int pushed, int failed, bool full)
+static const char *const m_phase[SRV_VISIT_PHASES] = {
+	[SRV_VISIT_WAIT] = "wait",
+	[SRV_VISIT_BUILD] = "build",
+	[SRV_VISIT_GENERATION] = "generation",
+	[SRV_VISIT_PUSH] = "push",
+	[SRV_VISIT_APPLIED] = "applied",
+};
+
+void srv_metrics_reconcile(uint64_t ns, int nodes, bool full, int busy)
 {
 	if (full)
 		__atomic_store_n(&rec.full_ns, ns, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&rec.passes, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&rec.pushes, (unsigned long long)pushed, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&rec.push_failures, (unsigned long long)failed, __ATOMIC_RELAXED);
 	__atomic_store_n(&rec.last_ns, ns, __ATOMIC_RELAXED);
 	__atomic_store_n(&rec.last_nodes, (unsigned long long)nodes, __ATOMIC_RELAXED);
+	__atomic_store_n(&rec.busy, (unsigned long long)(busy > 0 ? busy : 0), __ATOMIC_RELAXED);
+}
+
+void srv_metrics_visit(const uint64_t ns[SRV_VISIT_PHASES], bool rung, int result)
+{
+	__atomic_fetch_add(&rec.visits, 1, __ATOMIC_RELAXED);
+	if (result == 1)
+		__atomic_fetch_add(&rec.pushes, 1, __ATOMIC_RELAXED);
+	if (result == -1)
+		__atomic_fetch_add(&rec.push_failures, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < SRV_VISIT_PHASES; i++) {
+		unsigned long long max = __atomic_load_n(&rec.ph_max_ns[i], __ATOMIC_RELAXED);
+
+		if (ns[i] == 0 && !(i == SRV_VISIT_WAIT && rung))
+			continue;
+		__atomic_fetch_add(&rec.ph_count[i], 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&rec.ph_sum_ns[i], ns[i], __ATOMIC_RELAXED);
+		while (ns[i] > max && !__atomic_compare_exchange_n(&rec.ph_max_ns[i], &max, ns[i], false,
+								  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+	}
 }
 
 /* The route of each index, recorded by its first request: a route no
@@ -386,6 +415,23 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 		 (double)__atomic_load_n(&rec.last_ns, __ATOMIC_RELAXED) / 1e9,
 		 __atomic_load_n(&rec.last_nodes, __ATOMIC_RELAXED),
 		 (double)__atomic_load_n(&rec.full_ns, __ATOMIC_RELAXED) / 1e9);
+	ut_buf_addf(&b, "# HELP aquifer_reconcile_busy_nodes Nodes queued for or in a pusher's visit after the last pass.\n"
+		     "# TYPE aquifer_reconcile_busy_nodes gauge\naquifer_reconcile_busy_nodes %llu\n"
+		     "# HELP aquifer_reconcile_visits_total Node visits by the reconciler's pushers.\n"
+		     "# TYPE aquifer_reconcile_visits_total counter\naquifer_reconcile_visits_total %llu\n"
+		     "# HELP aquifer_reconcile_visit_phase_seconds Time of each phase of a node's visit: wait (doorbell to pusher), build, generation, push, applied.\n"
+		     "# TYPE aquifer_reconcile_visit_phase_seconds summary\n",
+		 __atomic_load_n(&rec.busy, __ATOMIC_RELAXED), __atomic_load_n(&rec.visits, __ATOMIC_RELAXED));
+	for (int i = 0; i < SRV_VISIT_PHASES; i++)
+		ut_buf_addf(&b, "aquifer_reconcile_visit_phase_seconds_sum{phase=\"%s\"} %.6f\n"
+			     "aquifer_reconcile_visit_phase_seconds_count{phase=\"%s\"} %llu\n",
+			 m_phase[i], (double)__atomic_load_n(&rec.ph_sum_ns[i], __ATOMIC_RELAXED) / 1e9, m_phase[i],
+			 __atomic_load_n(&rec.ph_count[i], __ATOMIC_RELAXED));
+	ut_buf_addf(&b, "# HELP aquifer_reconcile_visit_phase_max_seconds The longest of each phase of a visit since start.\n"
+		     "# TYPE aquifer_reconcile_visit_phase_max_seconds gauge\n");
+	for (int i = 0; i < SRV_VISIT_PHASES; i++)
+		ut_buf_addf(&b, "aquifer_reconcile_visit_phase_max_seconds{phase=\"%s\"} %.6f\n", m_phase[i],
+			 (double)__atomic_load_n(&rec.ph_max_ns[i], __ATOMIC_RELAXED) / 1e9);
 	{
 		json_t *lead = json_object();
 

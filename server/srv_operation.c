@@ -10,7 +10,7 @@
 #include "api/api_schema.h"
 #include "db/db.h"
 #include "server/srv_internal.h"
-#include "server/srv_kick.h"
+#include "server/srv_mark.h"
 #include "server/srv_op.h"
 #include "server/srv_req.h"
 #include "server/srv_volume.h"
@@ -63,7 +63,7 @@ int srv_h_op_list(struct srv_req *req, json_t **resp)
 int srv_h_op_cancel(struct srv_req *req, json_t **resp)
 {
 	char name[900], parent[600], why[700];
-	json_t *op = NULL, *md;
+	json_t *op = NULL, *md, *nodes = NULL;
 	const char *verb, *target;
 	int rc;
 
@@ -85,7 +85,13 @@ int srv_h_op_cancel(struct srv_req *req, json_t **resp)
 							 : "the change may already be in effect on its node; wait for it to finish");
 		goto out;
 	}
-	if ((rc = srv_volume_cancel_create(req, target, name)) != AQ_OK)
+	/* its node, read before the rollback takes its placement away */
+	if (!(nodes = json_object())) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
+	if ((rc = srv_mark_volume(req->db, target, nodes)) != AQ_OK ||
+	    (rc = srv_volume_cancel_create(req, target, name)) != AQ_OK)
 		goto out;
 	json_object_set_new(md, "requestedCancellation", json_true());
 	srv_parent(req, parent, sizeof(parent));
@@ -93,11 +99,12 @@ int srv_h_op_cancel(struct srv_req *req, json_t **resp)
 	if ((rc = db_put(req->db, "operation", parent, name, op, false)) != AQ_OK ||
 	    (rc = srv_op_finish(req->db, name, NULL, AQ_ECANCELLED, why)) != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
 		goto out;
-	srv_kick(req->srv, NULL); /* its node removes what it made */
+	srv_mark_ring(req->srv, nodes); /* its node removes what it made */
 	*resp = json_object();
 out:
 	db_rollback(req->db);
 	json_decref(op);
+	json_decref(nodes);
 	return rc;
 }
 

@@ -1,7 +1,7 @@
 /* srv_push: PUT /v1/intent to one node's agent (see srv_push.h), over
  * libcurl with the node's push secret; under TLS the agent's certificate
  * must come from the cluster CA and name the node. Runs on the
- * reconciler's thread only, never on the socket thread. */
+ * reconciler's pushers only (srv_pusher.h), never on the socket thread. */
 #include "server/srv_push.h"
 
 #include <curl/curl.h>

@@ -1,6 +1,6 @@
 /* srv_push: send one node its intent (PUT /v1/intent on the agent, the
  * node's push secret as bearer token, 5 s timeout). Blocking (libcurl):
- * the reconciler's thread only. */
+ * the reconciler's pushers only (srv_pusher.h). */
 #ifndef AQ_SRV_PUSH_H
 #define AQ_SRV_PUSH_H
 

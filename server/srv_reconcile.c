@@ -29,8 +29,11 @@
  * mark is deleted only when its intent was built and no write raised the
  * mark since it was read, so a steady-state pass over idle nodes reads the
  * node list and the (empty) marks and builds nothing.
- * It runs on its own thread with its own db connection; libcurl
- * never runs on the socket thread. With several aquiferd replicas only the
+ * The pass runs on its own thread with its own db connection and only
+ * decides which nodes to visit: the visits (build, generation, push,
+ * applied) run on a pool of pushers, several nodes at once, each node at
+ * most once at a time (srv_pusher.h), so a slow or dead node holds no
+ * other up; libcurl never runs on the socket thread. With several aquiferd replicas only the
  * holder of the leader lease runs passes (srv_lead.h), and its writes of
  * generations check its epoch in their transaction.
  */
@@ -59,15 +62,16 @@
 #include "server/srv_metrics.h"
 #include "server/srv_node.h"
 #include "server/srv_op.h"
-#include "server/srv_push.h"
+#include "server/srv_pusher.h"
 #include "tls/tls.h"
 #include "util/ut_hex.h"
 #include "util/ut_hostport.h"
 #include "util/ut_log.h"
 
-/* The reconciler's thread; its doorbell is srv_kick.c's. */
+/* The reconciler's thread and its pushers; its doorbell is srv_kick.c's. */
 struct srv_rec {
 	pthread_t thread;
+	struct srv_pusher *pushers;
 };
 
 #define VOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.Volume"
@@ -438,112 +442,6 @@ out:
 	return rc;
 }
 
-/* The newest generation a node is known to have applied: from its status
- * reports (durable) or from the answer to our last push (pushes, in memory,
- * counted only for the node's current incarnation: a node deleted and
- * joined again starts over). */
-static int64_t rec_applied(const json_t *node, const json_t *pushes)
-{
-	const json_t *p = json_object_get(pushes, api_json_str(node, "name", ""));
-	int64_t durable = api_json_int64(node, "appliedGeneration", 0);
-	int64_t pushed = api_json_int64(p, "applied", 0);
-
-	if (strcmp(api_json_str(p, "nid", ""), api_json_str(json_object_get(node, "internal"), "incarnation", "")) != 0)
-		pushed = 0;
-	return durable > pushed ? durable : pushed;
-}
-
-/* The node answered a generation above its own (it kept an intent.json of
- * an earlier incarnation, or the database was restored from a backup): it
- * would refuse every push as stale. Its generation jumps past the answer,
- * so the next push is applied; nothing is taken as applied meanwhile. */
-static int rec_push_past(struct db *db, const struct db_fence *fence, const char *nn, int64_t applied)
-{
-	json_t *node = NULL;
-	int rc;
-
-	if ((rc = db_begin(db)) != AQ_OK || (rc = srv_lead_fence(db, fence)) != AQ_OK ||
-	    (rc = db_get(db, nn, &node)) != AQ_OK)
-		goto out;
-	if (applied >= api_json_int64(node, "generation", 0)) {
-		char id[32];
-
-		snprintf(id, sizeof(id), "gen-%lld", (long long)applied + 1);
-		UT_WARN("srv_reconcile", id, "node %s gen=%lld: it reports generation %lld, above its own %lld: pushing %lld",
-			nn, (long long)applied + 1, (long long)applied, (long long)api_json_int64(node, "generation", 0),
-			(long long)applied + 1);
-		json_object_set_new(node, "generation", json_integer(applied + 1));
-		if ((rc = srv_node_save(db, node)) != AQ_OK)
-			goto out;
-	}
-	rc = db_commit(db);
-out:
-	db_rollback(db);
-	json_decref(node);
-	return rc;
-}
-
-/* Returns 1 when it pushed, -1 when a push failed, 0 when none was due,
- * -2 when the intent could not be built (a db error: visit it again). */
-static int rec_node(struct srv *srv, struct db *db, const struct db_fence *fence, const json_t *n, json_t *pushes)
-{
-	const char *nn = api_json_str(n, "name", "");
-	struct srv_reconcile_intent ri = { .intent = NULL };
-	json_t *payload = NULL, *node = NULL, *failed = NULL;
-	char err[512] = "";
-	int64_t gen = 0, applied = -1, now = ut_clock_real_ms();
-	int pushed = 0;
-	bool more = false;
-
-	if (srv_reconcile_intent_build(&srv->cfg.math, db, n, &ri) != AQ_OK ||
-	    srv_reconcile_generation(&srv->cfg.math, db, fence, n, &ri, &gen, &more) != AQ_OK ||
-	    db_get(db, nn, &node) != AQ_OK) {
-		pushed = -2; /* not built: its dirty mark stays */
-		goto out;
-	}
-	UT_DEBUG("srv_reconcile", NULL, "node %s: intent built, %zu volumes, generation %lld", nn,
-		 json_array_size(json_object_get(ri.intent, "volumes")), (long long)gen);
-	if (more) /* a placement changed while its intent was built: build again */
-		srv_kick(srv, nn);
-	if (rec_applied(node, pushes) >= gen &&
-	    now - api_json_int64(json_object_get(pushes, nn), "at", 0) < srv->cfg.repush_ms)
-		goto out;
-	payload = json_deep_copy(ri.intent);
-	json_object_set_new(payload, "generation", json_integer(gen));
-	if (srv_push_intent(srv, node, payload, &applied, &failed, err, sizeof(err)) != AQ_OK) {
-		char id[32];
-
-		snprintf(id, sizeof(id), "gen-%lld", (long long)gen);
-		UT_WARN("srv_reconcile", id, "node %s gen=%lld: %s", nn, (long long)gen, err);
-		pushed = -1;
-		goto out;
-	}
-	pushed = 1;
-	if (applied > gen) {
-		json_object_del(pushes, nn);
-		if (rec_push_past(db, fence, nn, applied) == AQ_OK)
-			srv_kick(srv, nn);
-		goto out;
-	}
-	/* what a push learnt stays in memory: the durable appliedGeneration
-	 * comes with the node's own status report */
-	json_object_set_new(pushes, nn, json_pack("{s:I,s:I,s:s}", "at", (json_int_t)now, "applied", (json_int_t)applied,
-						  "nid", api_json_str(json_object_get(node, "internal"), "incarnation", "")));
-	/* what the node could not serve, and what could not even be sent */
-	if (!json_is_array(failed)) {
-		json_decref(failed);
-		failed = json_array();
-	}
-	json_array_extend(failed, ri.bad);
-	srv_reconcile_applied(srv, db, nn, applied, failed);
-out:
-	srv_reconcile_intent_cleanup(&ri);
-	json_decref(failed);
-	json_decref(payload);
-	json_decref(node);
-	return pushed;
-}
-
 /* The sweep (every sweep_ms) visits every node, a slice of this many per
  * pass, so that one pass over 1,000 nodes never holds up the dirty nodes
  * (a create's) for long: they are visited in every pass besides the
@@ -557,6 +455,7 @@ out:
 static void *rec_main(void *arg)
 {
 	struct srv *srv = arg;
+	struct srv_pusher *pu = srv->rec->pushers;
 	struct db *db = NULL;
 	aq_msg msg = { .text = "" };
 
@@ -568,10 +467,9 @@ static void *rec_main(void *arg)
 	/* the next slice of the sweep in progress (-1: none): node indexes
 	 * [sweep_at, sweep_at + REC_SWEEP_SLICE) of this pass's node list */
 	long sweep_at = -1;
-	json_t *pushes = json_object(); /* node -> {at, applied} of our last push */
 
 	for (;;) {
-		json_t *nodes = NULL, *n, *dirty, *marks = NULL, *done = NULL, *m;
+		json_t *nodes = NULL, *n, *dirty, *marks = NULL, *gone = NULL, *m;
 		const char *mn;
 		struct db_fence fence;
 		bool all;
@@ -582,13 +480,14 @@ static void *rec_main(void *arg)
 		/* only the leader reconciles (srv_lead.h); what it learnt from its
 		 * pushes is forgotten when it stops leading */
 		if (!srv_lead_held(srv, &fence)) {
-			json_object_clear(pushes);
+			if (epoch != -1)
+				srv_pusher_reset(pu, NULL);
 			epoch = -1;
 			json_decref(dirty);
 			continue;
 		}
 		if (fence.epoch != epoch) {
-			json_object_clear(pushes);
+			srv_pusher_reset(pu, &fence);
 			epoch = fence.epoch;
 			all = true;
 		}
@@ -601,7 +500,7 @@ static void *rec_main(void *arg)
 		}
 
 		uint64_t t0 = ut_clock_mono_ns();
-		int pushed = 0, failed = 0, visited = 0;
+		int visited = 0;
 
 		if (srv_drain_pass(srv, db, ut_clock_real_ms())) /* failover and pending drains (srv_drain.c) */
 			all = true;
@@ -609,22 +508,28 @@ static void *rec_main(void *arg)
 			sweep_at = -1;
 			last_sweep = ut_clock_real_ms();
 		}
-		/* the marks first: a write after this read keeps its mark */
-		if (db_dirty_list(db, &marks) != AQ_OK || !(done = json_object()) ||
+		/* the marks of the nodes whose intents the pushers built since
+		 * the last pass, as the pass that handed them over read them (a
+		 * write since keeps its mark), in one transaction; then the
+		 * marks: a write after this read keeps its mark */
+		if ((gone = srv_pusher_built(pu)) && json_object_size(gone) && db_dirty_clear(db, gone) != AQ_OK)
+			UT_DEBUG("srv_reconcile", NULL, "dirty marks not cleared (a concurrent write): the next pass visits them again");
+		json_decref(gone);
+		gone = NULL;
+		if (db_dirty_list(db, &marks) != AQ_OK || !(gone = json_object()) ||
 		    list_all(db, "node", NULL, &nodes) != AQ_OK) {
 			json_decref(dirty);
 			json_decref(marks);
-			json_decref(done);
+			json_decref(gone);
 			continue;
 		}
 		long slice_next = sweep_at; /* the first slice node not visited */
 
 		json_array_foreach(nodes, i, n) {
 			const char *nn = api_json_str(n, "name", "");
-			json_t *mark = json_object_get(marks, nn);
+			json_t *mark = json_object_get(marks, nn), *rung = json_object_get(dirty, nn);
 			bool slice = sweep_at >= 0 && (long)i == slice_next && (long)i < sweep_at + REC_SWEEP_SLICE &&
 				     ((long)i == sweep_at || ut_clock_mono_ns() - t0 < REC_SWEEP_BUDGET_NS);
-			int r;
 
 			if (slice)
 				slice_next++;
@@ -632,17 +537,11 @@ static void *rec_main(void *arg)
 			if (strcmp(api_json_str(n, "state", ""), "DOWN") == 0)
 				continue;
 			/* behind on its generation: visit it whatever was kicked */
-			if (!all && !slice && !mark && !json_object_get(dirty, nn) &&
-			    rec_applied(n, pushes) >= api_json_int64(n, "generation", 0))
+			if (!all && !slice && !mark && !rung && !srv_pusher_behind(pu, n))
 				continue;
-			visited++;
-			switch ((r = rec_node(srv, db, &fence, n, pushes))) {
-			case 1: pushed++; break;
-			case -1: failed++; break;
-			default: break;
-			}
-			if (mark && r != -2)
-				json_object_set(done, nn, mark);
+			/* queued or in flight already: visited again when that ends */
+			if (srv_pusher_visit(pu, n, mark, api_json_int64(dirty, nn, 0)))
+				visited++;
 		}
 		if (sweep_at >= 0) {
 			UT_DEBUG("srv_reconcile", NULL, "sweep slice: nodes %ld..%ld of %zu", sweep_at, slice_next - 1,
@@ -655,16 +554,15 @@ static void *rec_main(void *arg)
 		json_array_foreach(nodes, i, n)
 			json_object_del(marks, api_json_str(n, "name", ""));
 		json_object_foreach(marks, mn, m)
-			json_object_set(done, mn, m);
-		if (db_dirty_clear(db, done) != AQ_OK)
+			json_object_set(gone, mn, m);
+		if (json_object_size(gone) && db_dirty_clear(db, gone) != AQ_OK)
 			UT_DEBUG("srv_reconcile", NULL, "dirty marks not cleared (a concurrent write): the next pass visits them again");
 		json_decref(marks);
-		json_decref(done);
+		json_decref(gone);
 		json_decref(dirty);
-		srv_metrics_reconcile(ut_clock_mono_ns() - t0, visited, pushed, failed, all);
+		srv_metrics_reconcile(ut_clock_mono_ns() - t0, visited, all, srv_pusher_busy(pu));
 		json_decref(nodes);
 	}
-	json_decref(pushes);
 	db_close(db);
 	return NULL;
 }
@@ -672,9 +570,17 @@ static void *rec_main(void *arg)
 int srv_reconcile_start(struct srv *srv, aq_msg *msg)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
+	int rc;
+
 	if (!(srv->rec = calloc(1, sizeof(*srv->rec))) || srv_kick_init(srv) != AQ_OK)
 		return AQ_ENOMEM;
+	if ((rc = srv_pusher_new(srv, srv->cfg.push_workers, &srv->rec->pushers, msg)) != AQ_OK) {
+		srv_kick_free(srv);
+		return rc;
+	}
 	if (pthread_create(&srv->rec->thread, NULL, rec_main, srv) != 0) {
+		srv_pusher_free(srv->rec->pushers);
+		srv->rec->pushers = NULL;
 		srv_kick_free(srv);
 		return aq_fail(msg, AQ_EINTERNAL, "cannot start the reconciler");
 	}
@@ -687,6 +593,7 @@ void srv_reconcile_stop(struct srv *srv)
 		return;
 	srv_kick_stop(srv);
 	pthread_join(srv->rec->thread, NULL);
+	srv_pusher_free(srv->rec->pushers); /* before the doorbell: a pusher rings it */
 	srv_kick_free(srv);
 	free(srv->rec);
 	srv->rec = NULL;

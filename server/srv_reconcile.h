@@ -1,6 +1,7 @@
 /* srv_reconcile: the control loop that pushes each node its desired state
- * (level-triggered, one thread with its own db connection; see
- * srv_reconcile.c for the whole story). Handlers ring its doorbell
+ * (level-triggered, one thread with its own db connection that hands the
+ * nodes to visit to a pool of pushers, srv_pusher.h; see srv_reconcile.c
+ * for the whole story). Handlers ring its doorbell
  * (srv_kick.h) after a commit that changed desired state; each pass runs the node lifecycle
  * (srv_drain.h), builds each visited node's intent (srv_intent.h), bumps
  * the node's generation when it changed and pushes it (srv_push.h).

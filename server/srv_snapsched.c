@@ -18,6 +18,7 @@
 #include "server/srv_internal.h"
 #include "server/srv_kick.h"
 #include "server/srv_lead.h"
+#include "server/srv_mark.h"
 #include "server/srv_snapshot.h"
 #include "util/ut_clock.h"
 #include "util/ut_log.h"
@@ -89,9 +90,9 @@ out:
 static int sched_volume(struct db *db, const struct db_fence *fence, const char *vn, int64_t t, int *made)
 {
 	char sname[800], made_ids[8][80];
-	json_t *vol = NULL, *rec = NULL;
+	json_t *vol = NULL, *rec = NULL, *marked = NULL;
 	bool dirty = false, fresh = false;
-	int rc, nmade = 0;
+	int rc, nmade = 0, made0 = *made;
 
 	if ((rc = db_begin(db)) != AQ_OK)
 		return rc;
@@ -148,6 +149,10 @@ static int sched_volume(struct db *db, const struct db_fence *fence, const char 
 	}
 	if (dirty && (rc = db_put(db, "snapsched", "", sname, rec, fresh)) != AQ_OK)
 		goto out;
+	/* snapshots made or trimmed: the volume's node, and no other, gets a
+	 * new intent (srv_mark.h) */
+	if (*made > made0 && (marked = json_object()) && (rc = srv_mark_volume(db, vn, marked)) != AQ_OK)
+		goto out;
 	if ((rc = db_commit(db)) == AQ_OK)
 		for (int i = 0; i < nmade; i++) /* which replica made each slot's snapshot, at which epoch */
 			UT_INFO("srv_snapsched", NULL, "volume %s: scheduled snapshot %s made (leader epoch %lld)", vn,
@@ -156,6 +161,7 @@ out:
 	db_rollback(db);
 	json_decref(vol);
 	json_decref(rec);
+	json_decref(marked);
 	return rc;
 }
 
@@ -209,8 +215,8 @@ static void *sched_main(void *arg)
 			if ((rc = srv_bkpsched_pass(db, &fence, srv_bkpsched_now(srv), &made)) != AQ_OK)
 				UT_WARN("srv_bkpsched", NULL, "backup schedule pass: %s", aq_err_str(rc));
 		}
-		if (made)
-			srv_kick(srv, NULL);
+		if (made) /* their nodes are marked (srv_mark.h, srv_bk_mark) */
+			srv_kick_marks(srv);
 		pthread_mutex_lock(&s->lock);
 		ut_clock_deadline(&until, tick_ms);
 		while (!s->stop && pthread_cond_timedwait(&s->cond, &s->lock, &until) == 0)

@@ -10,7 +10,10 @@ the join tokens of those lines, so several processes (shards, --first) share
 one join file. Reports go out from --reporters threads, each over its own
 keep-alive connection. GET /stats answers {"nodes": N, "generations": {...},
 "volumes": total volumes in the last intents, "pushes": count, "reports":
-count, "report_errors": count}.
+count, "report_errors": count}. --push-delay S makes every node of the
+process slow and stuck: it takes S seconds to answer a push and applies
+none (it answers and reports the generation it had), so it stays behind
+and aquiferd keeps pushing to it (tests/e2e/test_reconcile_slow.sh).
 Stdlib only; stops on SIGTERM.
 """
 import argparse, http.client, json, signal, sys, threading, time, urllib.parse
@@ -19,6 +22,7 @@ from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
 lock = threading.Lock()
 nodes = {}      # name -> {"secret", "token", "applied", "volumes"}
 counts = {"pushes": 0, "reports": 0, "report_errors": 0}
+push_delay = 0.0
 
 
 class Client:
@@ -83,14 +87,19 @@ class Handler(BaseHTTPRequestHandler):
             if not node or self.headers.get("Authorization") != "Bearer " + node["secret"]:
                 return self.reply(401, {})
         intent = json.loads(data)
+        if push_delay > 0:
+            time.sleep(push_delay)
         with lock:
             gen = intent.get("generation", 0)
-            if gen >= node["applied"]:
+            if gen >= node["applied"] and push_delay <= 0:
                 node["applied"] = gen
                 node["volumes"] = len(intent.get("volumes", []))
             counts["pushes"] += 1
             applied = node["applied"]
-        self.reply(200, {"appliedGeneration": applied})
+        try:
+            self.reply(200, {"appliedGeneration": applied})
+        except OSError:  # aquiferd gave up waiting (a slow node)
+            pass
 
 
 def reporter(server, names, every, stop):
@@ -140,7 +149,10 @@ def main():
     ap.add_argument("--ceiling", type=float, default=33379)
     ap.add_argument("--report-seconds", type=float, default=2.0)
     ap.add_argument("--reporters", type=int, default=4, help="reporting threads, each one connection")
+    ap.add_argument("--push-delay", type=float, default=0.0, help="seconds before a push is answered, none applied (a stuck node)")
     a = ap.parse_args()
+    global push_delay
+    push_delay = a.push_delay
     with open(a.join_file) as f:
         joins = [l.strip() for l in f if l.strip()]
     if len(joins) < a.first + a.nodes:

@@ -11,7 +11,11 @@
 #   - GET volume p99 (paced, 100/s, one connection) on the idle server
 #     (nodes joined and reporting, before the creates) and during the creates,
 #   - the reconciler's steady-state pass (incremental: dirty nodes only) and
-#     its full sweep over every node (--reconcile-sweep-seconds SWEEP).
+#     its full sweep over every node (--reconcile-sweep-seconds SWEEP),
+#   - where the nodes' visits spent their time (mean / max ms of each phase:
+#     wait from the doorbell to a pusher, build, generation, push, applied;
+#     server/srv_pusher.h).
+# AQ_ARGS adds aquiferd flags (e.g. --push-workers 1: one visit at a time).
 # ENGINE=sqlite (default) or postgres (a throwaway server, tests/lib/pg.sh).
 # Prints one markdown table row (appended to RESULTS when set). Exit status 0
 # only when every volume became READY and the fake nodes hold them all.
@@ -135,14 +139,22 @@ for _ in 1 2 3 4 5; do
 	sleep 1
 done
 full=$(echo "$m" | awk '/^aquifer_reconcile_last_full_pass_seconds/{print $2}')
+# where a visit's time went (srv_pusher.h): mean / max ms of each phase
+phases=$(echo "$m" | awk '
+	/^aquifer_reconcile_visit_phase_seconds_sum/ { split($1, a, "\""); sum[a[2]] = $2 }
+	/^aquifer_reconcile_visit_phase_seconds_count/ { split($1, a, "\""); cnt[a[2]] = $2 }
+	/^aquifer_reconcile_visit_phase_max_seconds/ { split($1, a, "\""); mx[a[2]] = $2 }
+	END { n = split("wait build generation push applied", ph, " ")
+	      for (i = 1; i <= n; i++) { p = ph[i]
+		printf "%s%s %.0f/%.0f", (i > 1 ? ", " : ""), p, (cnt[p] > 0 ? 1000 * sum[p] / cnt[p] : 0), 1000 * mx[p] } }')
 held=$(stats volumes)
 rep_err=$(stats report_errors)
 reports=$(stats reports)
 create_s=$(echo "$t2 - $t1" | bc)
 after=$(echo "$t3 - $t2" | bc)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-row="| $ENGINE | $NODES | $VOLUMES | $(printf %.1f "$t_join") s | $(echo "$cr" | jq -r '"\(.ok) in \(.seconds) s: \(.rate)/s (p50 \(.p50_ms) ms, p99 \(.p99_ms) ms)"') | $(printf %.1f "$after") s | $(echo "$opt" | awk '{print $1" / "$2}') s | $(echo "$idle" | jq -r .p99_ms) / $(echo "$busy" | jq -r .p99_ms) ms | ${passes[*]} | $full s | $ready ready, $held held | $reports / $rep_err | $load |"
-echo "| engine | nodes | volumes | join | creates | last create to all READY | create to done p99 / max | GET p99 idle / during | steady passes (s/nodes visited) | full sweep | volumes | reports / errors | load 1/5/15 |"
+row="| $ENGINE | $NODES | $VOLUMES | $(printf %.1f "$t_join") s | $(echo "$cr" | jq -r '"\(.ok) in \(.seconds) s: \(.rate)/s (p50 \(.p50_ms) ms, p99 \(.p99_ms) ms)"') | $(printf %.1f "$after") s | $(echo "$opt" | awk '{print $1" / "$2}') s | $(echo "$idle" | jq -r .p99_ms) / $(echo "$busy" | jq -r .p99_ms) ms | ${passes[*]} | $full s | $ready ready, $held held | $reports / $rep_err | $phases | $load |"
+echo "| engine | nodes | volumes | join | creates | last create to all READY | create to done p99 / max | GET p99 idle / during | steady passes (s/nodes visited) | full sweep | volumes | reports / errors | visit phases mean/max ms | load 1/5/15 |"
 echo "$row"
 echo "creates: $cr"
 [ -n "${RESULTS:-}" ] && echo "$row" >>"$RESULTS"

@@ -11,6 +11,9 @@
 #      alone gets A rebuilt and pushed within a few seconds;
 #   2b. a change of a pool (not a volume: no trigger sees it) rebuilds the
 #      node of that pool's volume only (srv_mark.h), not the other node;
+#   2c. scheduled snapshots of a volume on node A (the scheduler, not a
+#      handler) rebuild node A only, not B (they mark A; before, they rang
+#      for every node);
 #   3. a change whose mark is lost (deleted in the same transaction): with
 #      the sweep 600 s away nothing notices it;
 #   4. restarted with --reconcile-sweep-seconds 3: a change with a lost mark
@@ -28,7 +31,9 @@ P=/v1/projects/sim/locations/sim
 # nothing else may visit every node during the checks: no failover (nodes
 # DOWN after 60 s of silence) and no lost lease on a loaded machine (30 s)
 STEADY=(--node-down-seconds 60 --leader-lease-seconds 30)
-AQ_SERVE_ARGS=(--reconcile-sweep-seconds 600 --log-level debug "${STEADY[@]}")
+# a scheduled "hour" every 2 s (2c)
+printf 'snapshot-schedule-period = 2\n' >"$AQ_TMP/aq.conf"
+AQ_SERVE_ARGS=(--reconcile-sweep-seconds 600 --log-level debug --config "$AQ_TMP/aq.conf" "${STEADY[@]}")
 aq_start "$D" || exit 1
 TOK=$(aq_token "$D" admin)
 aq_req POST "/v1/locations?locationId=sim" '{}'
@@ -44,6 +49,8 @@ AQ_PIDS+=($!)
 for _ in $(seq 100); do grep -q joined "$AQ_TMP/fake.log" && break; sleep 0.1; done
 grep -q joined "$AQ_TMP/fake.log" || { aq_failed "fake nodes joined" "$(cat "$AQ_TMP/fake.log")"; aq_finish; }
 
+# the pass after a node's visit clears the mark the visit saw (srv_pusher.h)
+no_marks() { test "$(sql "SELECT COUNT(*) FROM dirty")" = 0; }
 # check DESC CMD...: CMD succeeds
 check() { local d=$1; shift; if "$@"; then aq_pass "$d"; else aq_failed "$d"; fi; }
 sql() { sqlite3 -cmd '.timeout 10000' "$D/aq.db" "$1"; }
@@ -90,7 +97,7 @@ ga=$(gen sim0)
 sql "UPDATE resources SET doc = json_set(doc, '\$.capacityGib', '300') WHERE name = 'projects/sim/locations/sim/volumes/$VA'"
 check "a write behind aquiferd's back reaches node A by its mark ($ga -> $(gen sim0) or more)" gen_moves sim0 "$ga" 8
 expect_eq "node B's intent still not built again" "$bb" "$(builds sim1)"
-expect_eq "no mark left once the pass is done" 0 "$(sql "SELECT COUNT(*) FROM dirty")"
+check "no mark left once the pass after the visit is done" aq_wait_until 5 no_marks
 
 # --- 2b. a pool change rebuilds the nodes of that pool's volumes only -------
 aq_req POST "$P/storagePools?storagePoolId=p2" \
@@ -110,7 +117,22 @@ sleep 2
 check "p2's node $NW was rebuilt ($bw -> $(builds "$NW"))" test "$(builds "$NW")" -gt "$bw"
 expect_eq "the other node $NO was not rebuilt for p2's change" "$bo" "$(builds "$NO")"
 expect_eq "the other node $NO's generation did not move" "$go" "$(gen "$NO")"
-expect_eq "no mark left once the pass is done" 0 "$(sql "SELECT COUNT(*) FROM dirty")"
+check "no mark left once the pass after the visit is done" aq_wait_until 5 no_marks
+
+# --- 2c. scheduled snapshots rebuild their volume's node only ----------------
+aq_mutate PATCH "$P/volumes/$VA?updateMask=snapshotPolicy" \
+	'{"snapshotPolicy":{"enabled":true,"hourlySchedule":{"snapshotsToKeep":2,"minute":0}}}'
+expect_jq '.done and (.error == null)' true "an hourly snapshot policy on $VA"
+sleep 1
+ba=$(builds sim0) bb=$(builds sim1)
+snaps() { sql "SELECT COUNT(*) FROM resources WHERE kind = 'snapshot' AND name LIKE 'projects/sim/locations/sim/volumes/$VA/snapshots/hourly-%'"; }
+has_snaps() { test "$(snaps)" -ge 1; }
+check "the scheduler made snapshots of $VA" aq_wait_until 20 has_snaps
+sleep 5 # two more "hours": snapshots made and trimmed
+check "node A was rebuilt for its scheduled snapshots ($ba -> $(builds sim0))" test "$(builds sim0)" -gt "$ba"
+expect_eq "node B was not rebuilt for A's scheduled snapshots" "$bb" "$(builds sim1)"
+aq_mutate PATCH "$P/volumes/$VA?updateMask=snapshotPolicy" '{"snapshotPolicy":{"enabled":false}}'
+expect_jq '.done and (.error == null)' true "the policy off again"
 
 # --- 3. a lost mark goes unnoticed while the sweep is far away --------------
 sleep 2
