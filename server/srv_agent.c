@@ -25,7 +25,7 @@
 #include "server/srv_kick.h"
 #include "server/srv_lead.h"
 #include "server/srv_node.h"
-#include "server/srv_reconcile.h"
+#include "server/srv_visit.h"
 #include "server/srv_req.h"
 #include "server/srv_series.h"
 #include "server/srv_shelfio.h"
@@ -564,7 +564,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	if (kick)
 		srv_kick(req->srv, name); /* a QoS limit followed the cold tier, a backup job ended */
 	if (!ahead &&
-	    (rc = srv_reconcile_applied(req->srv, req->db, name, applied, json_object_get(req->body, "failed"))) != AQ_OK)
+	    (rc = srv_visit_applied(req->srv, req->db, name, applied, json_object_get(req->body, "failed"))) != AQ_OK)
 		goto out;
 answer:
 	*resp = json_pack("{s:I,s:I}", "generation", (json_int_t)api_json_int64(doc, "generation", 0),

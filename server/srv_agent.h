@@ -6,7 +6,7 @@
  * key (stored kinds "locsecret", locsecrets/L, and "join", joins/<jti>).
  * POST /v1/agent/status is the node's report: liveness, the time series,
  * the volumes' usage and the generation it applied, which finishes what
- * waited for it (srv_reconcile_applied). Both run on a worker, each in its
+ * waited for it (srv_visit_applied). Both run on a worker, each in its
  * own transaction.
  */
 #ifndef AQ_SRV_AGENT_H

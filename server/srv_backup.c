@@ -526,3 +526,46 @@ int srv_backup_volume_busy(struct db *db, const char *vn, aq_msg *msg)
 	return rc;
 }
 
+/* The node that runs ref's job: the node serving its volume; a delete of a
+ * volume no node serves goes to the first node of the location not DOWN. */
+int srv_bk_job_node(struct db *db, const json_t *ref, const char *location, char *node, size_t cap)
+{
+	char pname[800], lparent[200];
+	json_t *pl = NULL, *nodes = NULL, *n;
+	size_t i;
+	int rc;
+
+	node[0] = '\0';
+	/* a file restore runs where the volume the files go into is served */
+	snprintf(pname, sizeof(pname), "placements/%s",
+		 strcmp(api_json_str(ref, "action", ""), "files") == 0 ?
+			 api_json_str(json_object_get(ref, "files"), "volume", "") : api_json_str(ref, "volume", ""));
+	if ((rc = db_get(db, pname, &pl)) == AQ_OK && strcmp(api_json_str(pl, "action", ""), "delete") != 0)
+		snprintf(node, cap, "%s", api_json_str(pl, "node", ""));
+	json_decref(pl);
+	if (rc != AQ_OK && rc != AQ_ENOENT)
+		return rc;
+	if (*node || strcmp(api_json_str(ref, "action", ""), "delete") != 0)
+		return AQ_OK;
+	snprintf(lparent, sizeof(lparent), "locations/%s", location);
+	if ((rc = db_list_all(db, &(struct db_query){ .kind = "node", .parent = lparent }, &nodes, NULL)) != AQ_OK)
+		return rc;
+	json_array_foreach(nodes, i, n) {
+		const char *nn = api_json_str(n, "name", "");
+
+		if (strcmp(api_json_str(n, "state", ""), "DOWN") != 0 && (!*node || strcmp(nn, node) < 0))
+			snprintf(node, cap, "%s", nn);
+	}
+	json_decref(nodes);
+	return AQ_OK;
+}
+
+int srv_bk_mark(struct db *db, const json_t *ref, const char *location)
+{
+	char node[600];
+	int rc;
+
+	if ((rc = srv_bk_job_node(db, ref, location, node, sizeof(node))) != AQ_OK || !*node)
+		return rc;
+	return db_dirty_mark(db, node);
+}

@@ -26,6 +26,10 @@ json_t *srv_bk_answer(const json_t *doc);
 /* The bkrefs of location, of vault and volume vn when not NULL, as an
  * array (new reference in *out). */
 int srv_bk_refs_of(struct db *db, const char *location, const char *vault, const char *vn, json_t **out);
+/* The node that runs ref's job into node (cap bytes; "" when none): the
+ * node serving its volume; a delete of a volume no node serves goes to the
+ * first node of the location not DOWN. */
+int srv_bk_job_node(struct db *db, const json_t *ref, const char *location, char *node, size_t cap);
 /* Mark dirty (db_dirty_mark, in the caller's transaction) the node that
  * runs ref's job as just written (the one its intent carries it to), so
  * the leader pushes that node and no other; none when no node runs it. */

@@ -22,40 +22,6 @@
 
 /* ---- the reconciler's side ---- */
 
-/* The node that runs ref's job: the node serving its volume; a delete of a
- * volume no node serves goes to the first node of the location not DOWN. */
-static int bk_job_node(struct db *db, const json_t *ref, const char *location, char *node, size_t cap)
-{
-	char pname[800], lparent[200];
-	json_t *pl = NULL, *nodes = NULL, *n;
-	size_t i;
-	int rc;
-
-	node[0] = '\0';
-	/* a file restore runs where the volume the files go into is served */
-	snprintf(pname, sizeof(pname), "placements/%s",
-		 strcmp(api_json_str(ref, "action", ""), "files") == 0 ?
-			 api_json_str(json_object_get(ref, "files"), "volume", "") : api_json_str(ref, "volume", ""));
-	if ((rc = db_get(db, pname, &pl)) == AQ_OK && strcmp(api_json_str(pl, "action", ""), "delete") != 0)
-		snprintf(node, cap, "%s", api_json_str(pl, "node", ""));
-	json_decref(pl);
-	if (rc != AQ_OK && rc != AQ_ENOENT)
-		return rc;
-	if (*node || strcmp(api_json_str(ref, "action", ""), "delete") != 0)
-		return AQ_OK;
-	snprintf(lparent, sizeof(lparent), "locations/%s", location);
-	if ((rc = db_list_all(db, &(struct db_query){ .kind = "node", .parent = lparent }, &nodes, NULL)) != AQ_OK)
-		return rc;
-	json_array_foreach(nodes, i, n) {
-		const char *nn = api_json_str(n, "name", "");
-
-		if (strcmp(api_json_str(n, "state", ""), "DOWN") != 0 && (!*node || strcmp(nn, node) < 0))
-			snprintf(node, cap, "%s", nn);
-	}
-	json_decref(nodes);
-	return AQ_OK;
-}
-
 /* ref's job (api_intent_backup.h) with its vault's key and store. */
 static int bk_job(struct db *db, const json_t *ref, json_t **job)
 {
@@ -164,16 +130,6 @@ int srv_backup_restore_intent(struct db *db, const json_t *vol, json_t *e)
 	return rc;
 }
 
-int srv_bk_mark(struct db *db, const json_t *ref, const char *location)
-{
-	char node[600];
-	int rc;
-
-	if ((rc = bk_job_node(db, ref, location, node, sizeof(node))) != AQ_OK || !*node)
-		return rc;
-	return db_dirty_mark(db, node);
-}
-
 int srv_backup_intent(struct db *db, const json_t *node, json_t *intent)
 {
 	const char *nn = api_json_str(node, "name", ""), *loc = api_json_str(node, "location", "");
@@ -192,7 +148,7 @@ int srv_backup_intent(struct db *db, const json_t *node, json_t *intent)
 
 		if (!*api_json_str(r, "action", "") || json_array_size(jobs) >= API_INTENT_MAX_BACKUPS)
 			continue;
-		if ((rc = bk_job_node(db, r, loc, target, sizeof(target))) != AQ_OK)
+		if ((rc = srv_bk_job_node(db, r, loc, target, sizeof(target))) != AQ_OK)
 			goto out;
 		if (strcmp(target, nn) != 0)
 			continue;

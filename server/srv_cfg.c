@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "db/db.h"
-#include "server/srv_pusher.h"
 #include "util/ut_conf.h"
 #include "util/ut_hostport.h"
 #include "util/ut_log.h"
@@ -153,9 +152,9 @@ int srv_cfg_set(struct srv_cfg *cfg, const char *key, const char *val, aq_msg *m
 		cfg->read_workers = (int)n;
 	} else if (strcmp(key, "push-workers") == 0 || strcmp(key, "push_workers") == 0) {
 		n = strtol(val, &end, 10);
-		if (!*val || *end || n < 1 || n > SRV_PUSHER_MAX)
+		if (!*val || *end || n < 1 || n > SRV_CFG_PUSH_WORKERS_MAX)
 			return aq_fail(msg, AQ_EINVAL, "push-workers must be an integer within 1..%d, got \"%s\"",
-				       SRV_PUSHER_MAX, val);
+				       SRV_CFG_PUSH_WORKERS_MAX, val);
 		cfg->push_workers = (int)n;
 	} else if ((rc = cfg_limit(cfg, key, val, msg)) != AQ_ENOENT) {
 		return rc;

@@ -20,6 +20,9 @@
 #include "tls/tls.h"
 #include "util/ut_log.h"
 
+/* The most pushers --push-workers may ask for (srv_pusher.h). */
+#define SRV_CFG_PUSH_WORKERS_MAX 64
+
 struct srv_cfg {
 	char listen[128];
 	char db_path[1024];
@@ -31,7 +34,7 @@ struct srv_cfg {
 	/* read-workers: threads serving GETs only (srv_http.h; 0: GETs
 	 * share --workers), default 2 */
 	int read_workers;
-	int push_workers;          /* the reconciler's pushers, nodes visited at once (srv_pusher.h) */
+	int push_workers;          /* the reconciler's pushers, nodes visited at once (srv_pusher.h), 1..SRV_CFG_PUSH_WORKERS_MAX */
 	int node_down_ms;          /* a node silent this long is DOWN (default 10 s) */
 	int repush_ms;             /* re-push unchanged state this often (default 10 s) */
 	/* reconcile-sweep-seconds: every node's intent is rebuilt this often,

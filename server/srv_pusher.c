@@ -24,7 +24,7 @@
 #include "server/srv_metrics.h"
 #include "server/srv_node.h"
 #include "server/srv_push.h"
-#include "server/srv_reconcile.h"
+#include "server/srv_visit.h"
 #include "util/ut_clock.h"
 #include "util/ut_log.h"
 
@@ -146,7 +146,7 @@ static int pu_visit(struct srv_pusher *p, struct db *db, const struct db_fence *
 {
 	struct srv *srv = p->srv;
 	const char *nn = api_json_str(n, "name", "");
-	struct srv_reconcile_intent ri = { .intent = NULL };
+	struct srv_visit_intent ri = { .intent = NULL };
 	json_t *payload = NULL, *node = NULL, *failed = NULL;
 	char err[512] = "";
 	int64_t gen = 0, applied = -1, now = ut_clock_real_ms();
@@ -154,14 +154,14 @@ static int pu_visit(struct srv_pusher *p, struct db *db, const struct db_fence *
 	int pushed = 0, rc;
 	bool more = false;
 
-	if (srv_reconcile_intent_build(&srv->cfg.math, db, n, &ri) != AQ_OK) {
+	if (srv_visit_intent_build(&srv->cfg.math, db, n, &ri) != AQ_OK) {
 		pushed = -2;
 		goto out;
 	}
 	ns[SRV_VISIT_BUILD] = ut_clock_mono_ns() - t;
 	t = ut_clock_mono_ns();
 	pthread_mutex_lock(&p->gate);
-	rc = srv_reconcile_generation(&srv->cfg.math, db, fence, n, &ri, &gen, &more);
+	rc = srv_visit_generation(&srv->cfg.math, db, fence, n, &ri, &gen, &more);
 	pthread_mutex_unlock(&p->gate);
 	if (rc != AQ_OK || db_get(db, nn, &node) != AQ_OK) {
 		pushed = -2; /* not built: its dirty mark stays */
@@ -210,11 +210,11 @@ static int pu_visit(struct srv_pusher *p, struct db *db, const struct db_fence *
 	json_array_extend(failed, ri.bad);
 	t = ut_clock_mono_ns();
 	pthread_mutex_lock(&p->gate);
-	srv_reconcile_applied(srv, db, nn, applied, failed);
+	srv_visit_applied(srv, db, nn, applied, failed);
 	pthread_mutex_unlock(&p->gate);
 	ns[SRV_VISIT_APPLIED] = ut_clock_mono_ns() - t;
 out:
-	srv_reconcile_intent_cleanup(&ri);
+	srv_visit_intent_cleanup(&ri);
 	json_decref(failed);
 	json_decref(payload);
 	json_decref(node);

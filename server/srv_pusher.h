@@ -14,7 +14,7 @@
  * epoch of the pass that asked for it; one whose epoch is no longer the
  * pusher's (srv_pusher_reset, a lost or new lease) is dropped unvisited,
  * and every generation it writes checks the fence in its transaction
- * (srv_reconcile_generation). What a push learnt (the generation the node
+ * (srv_visit_generation). What a push learnt (the generation the node
  * answered) is kept in memory per epoch. Each thread has its own database
  * connection. Thread-safe.
  */
@@ -27,13 +27,14 @@
 #include <jansson.h>
 
 #include "api/api_error.h"
+#include "server/srv_cfg.h"
 
 struct db_fence;
 struct srv;
 struct srv_pusher;
 
 /* Start threads (1..SRV_PUSHER_MAX) pushers. */
-#define SRV_PUSHER_MAX 64
+#define SRV_PUSHER_MAX SRV_CFG_PUSH_WORKERS_MAX
 int srv_pusher_new(struct srv *srv, int threads, struct srv_pusher **out, aq_msg *msg);
 /* Stop and join every thread (a visit in flight finishes first); NULL ok. */
 void srv_pusher_free(struct srv_pusher *p);

@@ -4,7 +4,7 @@
  * deletes remove the volume, failures show ERROR and end their operation
  * with the node's reason, later generations wait), and the intent a node
  * is sent. The push itself (libcurl) is the e2e suites'. */
-#include "server/srv_reconcile.h"
+#include "server/srv_visit.h"
 
 #include <check.h>
 #include <stdbool.h>
@@ -75,7 +75,7 @@ START_TEST(test_applied)
 				   LOC "/volumes/v5", "error", "quota");
 	json_t *d;
 
-	ck_assert_int_eq(srv_reconcile_applied(NULL, db, "nodes/n1", 2, failed), AQ_OK);
+	ck_assert_int_eq(srv_visit_applied(NULL, db, "nodes/n1", 2, failed), AQ_OK);
 	json_decref(failed);
 	/* v1: READY with its mount options, placement settled, operation done with the volume */
 	d = get(LOC "/volumes/", "v1");
@@ -128,7 +128,7 @@ START_TEST(test_applied)
 	ck_assert(strstr(json_string_value(json_object_get(json_object_get(d, "error"), "message")), "quota") != NULL);
 	json_decref(d);
 	/* the next generation finishes v2 */
-	ck_assert_int_eq(srv_reconcile_applied(NULL, db, "nodes/n1", 3, NULL), AQ_OK);
+	ck_assert_int_eq(srv_visit_applied(NULL, db, "nodes/n1", 3, NULL), AQ_OK);
 	d = get(LOC "/operations/op-", "v2");
 	ck_assert(json_is_true(json_object_get(d, "done")));
 	json_decref(d);
@@ -187,24 +187,24 @@ START_TEST(test_generation_race)
 {
 	json_t *node = get("nodes/", "n1"), *pl;
 	struct api_math_params math = api_math_defaults;
-	struct srv_reconcile_intent ri = { .intent = NULL };
+	struct srv_visit_intent ri = { .intent = NULL };
 	int64_t gen = 0;
 	bool more = false;
 
-	ck_assert_int_eq(srv_reconcile_intent_build(&math, db, node, &ri), AQ_OK);
+	ck_assert_int_eq(srv_visit_intent_build(&math, db, node, &ri), AQ_OK);
 	ck_assert(!carries(ri.intent, LOC "/volumes/v7"));
 	placed("v7", "create", 0); /* commits after the build */
-	ck_assert_int_eq(srv_reconcile_generation(&math, db, NULL, node, &ri, &gen, &more), AQ_OK);
+	ck_assert_int_eq(srv_visit_generation(&math, db, NULL, node, &ri, &gen, &more), AQ_OK);
 	ck_assert_int_eq(gen, 4); /* the first intent since the node's generation 3 */
 	pl = get("placements/" LOC "/volumes/", "v7");
 	ck_assert_int_eq(json_integer_value(json_object_get(pl, "pendingGeneration")), 0);
 	ck_assert(!carries(ri.intent, LOC "/volumes/v7"));
 	json_decref(pl);
 	/* the next build carries it, and then it takes that generation */
-	ck_assert_int_eq(srv_reconcile_intent_build(&math, db, node, &ri), AQ_OK);
+	ck_assert_int_eq(srv_visit_intent_build(&math, db, node, &ri), AQ_OK);
 	ck_assert(carries(ri.intent, LOC "/volumes/v7"));
 	ck_assert(json_object_get(ri.pending, "placements/" LOC "/volumes/v7"));
-	ck_assert_int_eq(srv_reconcile_generation(&math, db, NULL, node, &ri, &gen, &more), AQ_OK);
+	ck_assert_int_eq(srv_visit_generation(&math, db, NULL, node, &ri, &gen, &more), AQ_OK);
 	ck_assert_int_eq(gen, 5);
 	ck_assert(!more);
 	pl = get("placements/" LOC "/volumes/", "v7");
@@ -214,25 +214,25 @@ START_TEST(test_generation_race)
 	ck_assert_int_eq(json_integer_value(json_object_get(pl, "generation")), 5);
 	json_decref(pl);
 	/* nothing changed since: the same generation */
-	ck_assert_int_eq(srv_reconcile_intent_build(&math, db, node, &ri), AQ_OK);
-	ck_assert_int_eq(srv_reconcile_generation(&math, db, NULL, node, &ri, &gen, &more), AQ_OK);
+	ck_assert_int_eq(srv_visit_intent_build(&math, db, node, &ri), AQ_OK);
+	ck_assert_int_eq(srv_visit_generation(&math, db, NULL, node, &ri, &gen, &more), AQ_OK);
 	ck_assert_int_eq(gen, 5);
 	ck_assert(carries(ri.intent, LOC "/volumes/v7"));
 	/* built while v8 was a create; cancelled (op and action changed) before
 	 * the transaction: it takes no generation, more says build again */
 	placed("v8", "create", 0);
-	ck_assert_int_eq(srv_reconcile_intent_build(&math, db, node, &ri), AQ_OK);
+	ck_assert_int_eq(srv_visit_intent_build(&math, db, node, &ri), AQ_OK);
 	pl = get("placements/" LOC "/volumes/", "v8");
 	json_object_set_new(pl, "op", json_string(""));
 	json_object_set_new(pl, "action", json_string("delete"));
 	ck_assert_int_eq(db_put(db, "placement", "nodes/n1", "placements/" LOC "/volumes/v8", pl, false), AQ_OK);
 	json_decref(pl);
-	ck_assert_int_eq(srv_reconcile_generation(&math, db, NULL, node, &ri, &gen, &more), AQ_OK);
+	ck_assert_int_eq(srv_visit_generation(&math, db, NULL, node, &ri, &gen, &more), AQ_OK);
 	ck_assert(more);
 	pl = get("placements/" LOC "/volumes/", "v8");
 	ck_assert_int_eq(json_integer_value(json_object_get(pl, "pendingGeneration")), 0);
 	json_decref(pl);
-	srv_reconcile_intent_cleanup(&ri);
+	srv_visit_intent_cleanup(&ri);
 	json_decref(node);
 }
 END_TEST

@@ -1,0 +1,395 @@
+/* srv_visit.c: what one visit of a node does, for the reconciler's pushers
+ * (srv_pusher.c) and the status reports (srv_agent.c): build the node's
+ * intent (srv_intent.h) with its mount instructions, take a generation for
+ * it when it changed, and finish what waited for a generation the node
+ * applied. Split out of srv_reconcile.c so that the pass (srv_reconcile.c)
+ * and the pool (srv_pusher.c) depend on it and not on each other. */
+#include "server/srv_visit.h"
+
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_intent.h"
+#include "api/api_resource.h"
+#include "api/api_schema.h"
+#include "api/api_svcaddr.h"
+#include "db/db.h"
+#include "server/srv_intent.h"
+#include "server/srv_internal.h"
+#include "server/srv_lead.h"
+#include "server/srv_node.h"
+#include "server/srv_op.h"
+#include "server/srv_svcaddr.h"
+#include "util/ut_hex.h"
+#include "util/ut_hostport.h"
+#include "util/ut_log.h"
+
+#define VOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.Volume"
+#define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
+
+/* All documents of kind under parent (NULL: everywhere). */
+static int list_all(struct db *db, const char *kind, const char *parent, json_t **out)
+{
+	struct db_query q = { .kind = kind, .parent = parent };
+
+	return db_list_all(db, &q, out, NULL);
+}
+
+/* Does the volume's protocols list name proto? */
+static bool vol_speaks(const json_t *vol, const char *proto)
+{
+	json_t *ps = json_object_get(vol, "protocols"), *p;
+	size_t i;
+
+	json_array_foreach(ps, i, p)
+		if (strcmp(json_string_value(p), proto) == 0)
+			return true;
+	return false;
+}
+
+/* addr's host as a mount command wants it; a wildcard (the agent listens
+ * on every address) takes the host of alt. An IPv6 host keeps its
+ * brackets, as mount(8) wants "[::1]:/share". */
+static void mount_host(const char *addr, const char *alt, uint16_t dport, char *ip, size_t cap, long *port)
+{
+	struct ut_hostport hp = { .port = dport }, ha = { .port = dport };
+
+	*port = dport;
+	if (ut_hostport_parse(addr, dport, 0, &hp, NULL) != AQ_OK) {
+		snprintf(ip, cap, "%s", addr);
+		return;
+	}
+	*port = hp.port;
+	if ((strcmp(hp.host, "0.0.0.0") == 0 || strcmp(hp.host, "::") == 0) && alt &&
+	    ut_hostport_parse(alt, dport, 0, &ha, NULL) == AQ_OK) {
+		memcpy(hp.host, ha.host, sizeof(hp.host));
+		hp.v6 = ha.v6;
+	}
+	snprintf(ip, cap, hp.v6 ? "[%s]" : "%s", hp.host);
+}
+
+/* mountOptions as GCNV gives them: instructions a user pastes into a shell
+ * on the client (prose lines are comments; nolock because the node serves no
+ * NLM), plus Aquifer's port and libnfsUrl, the URL libnfs tools (nfs-ls,
+ * nfs-cp) take, since they cannot be told the port any other way. A volume
+ * with a service address (its placement's, srv_svcaddr.h) is mounted there,
+ * on the range's port for NFS and the node's SMB port for SMB, wherever it
+ * is served. */
+static json_t *mount_options(const json_t *vol, const json_t *node, const json_t *pl)
+{
+	const json_t *sa = json_object_get(pl, API_SVCADDR_KEY);
+	const char *nfs = api_json_str(node, "nfsAddress", "");
+	const char *smb = api_json_str(node, API_INTENT_SMB_ADDRESS, "");
+	char nfs_svc[UT_HOST_MAX + 8], smb_svc[UT_HOST_MAX + 8];
+	struct ut_hostport hp;
+
+	if (sa) {
+		snprintf(nfs_svc, sizeof(nfs_svc), "%s:%lld", api_json_str(sa, "address", ""),
+			 (long long)api_json_int64(sa, "port", API_SVCADDR_PORT));
+		nfs = nfs_svc;
+		if (*smb && ut_hostport_parse(smb, API_INTENT_SMB_PORT, 0, &hp, NULL) == AQ_OK) {
+			snprintf(smb_svc, sizeof(smb_svc), "%s:%u", api_json_str(sa, "address", ""), (unsigned)hp.port);
+			smb = smb_svc;
+		}
+	}
+	const char *share = api_json_str(vol, "shareName", "");
+	char ip[UT_HOST_MAX + 2], exp[120], full[200], instr[1024], url[400];
+	json_t *out = json_array();
+	long port;
+
+	if (!json_object_get(vol, "protocols") || vol_speaks(vol, "NFSV3")) {
+		mount_host(nfs, NULL, 2049, ip, sizeof(ip), &port);
+		snprintf(exp, sizeof(exp), "/%s", share);
+		snprintf(full, sizeof(full), "%s:%s", ip, exp);
+		snprintf(instr, sizeof(instr),
+			 "# Install the NFS client: sudo apt-get install -y nfs-common (Debian, Ubuntu)"
+			 " or sudo yum install -y nfs-utils (Red Hat, SUSE)\n"
+			 "# Create a directory to mount the volume on, then mount it:\n"
+			 "sudo mkdir -p /mnt/%s\n"
+			 "sudo mount -t nfs -o rw,hard,vers=3,tcp,port=%ld,mountport=%ld,nolock %s /mnt/%s",
+			 share, port, port, full, share);
+		snprintf(url, sizeof(url), "nfs://%s%s?version=3&nfsport=%ld&mountport=%ld", ip, exp, port, port);
+		json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:s}", "export", exp, "exportFull", full,
+						     "protocol", "NFSV3", "instructions", instr, "ipAddress", ip,
+						     "port", (json_int_t)port, "libnfsUrl", url));
+	}
+	/* NFSv4.1 (agent/nfs4/): the same port, the share under the pseudo root */
+	if (vol_speaks(vol, "NFSV4")) {
+		mount_host(nfs, NULL, 2049, ip, sizeof(ip), &port);
+		snprintf(exp, sizeof(exp), "/%s", share);
+		snprintf(full, sizeof(full), "%s:%s", ip, exp);
+		snprintf(instr, sizeof(instr),
+			 "# Install the NFS client: sudo apt-get install -y nfs-common (Debian, Ubuntu)"
+			 " or sudo yum install -y nfs-utils (Red Hat, SUSE)\n"
+			 "# Create a directory to mount the volume on, then mount it (add nconnect=N for more connections):\n"
+			 "sudo mkdir -p /mnt/%s\n"
+			 "sudo mount -t nfs -o rw,hard,vers=4.1,tcp,port=%ld %s /mnt/%s",
+			 share, port, full, share);
+		json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "export", exp, "exportFull", full,
+						     "protocol", "NFSV4", "instructions", instr, "ipAddress", ip,
+						     "port", (json_int_t)port));
+	}
+	/* SMB: where the node's SMB server listens (api_intent.h) */
+	if (vol_speaks(vol, "SMB") && *smb) {
+		mount_host(smb, nfs, API_INTENT_SMB_PORT, ip, sizeof(ip), &port);
+		snprintf(exp, sizeof(exp), "\\\\%s\\%s", ip, share);
+		snprintf(full, sizeof(full), "//%s/%s", ip, share);
+		snprintf(instr, sizeof(instr),
+			 "# Install the SMB client: sudo apt-get install -y cifs-utils smbclient (Debian, Ubuntu)\n"
+			 "# USER is one of the project's smbUsers. Mount the share, or browse it with smbclient:\n"
+			 "sudo mkdir -p /mnt/%s\n"
+			 "sudo mount -t cifs //%s/%s /mnt/%s -o vers=3.1.1,username=USER,port=%ld\n"
+			 "smbclient //%s/%s -U USER -p %ld",
+			 share, ip, share, share, port, ip, share, port);
+		json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "export", exp, "exportFull", full,
+						     "protocol", "SMB", "instructions", instr, "ipAddress", ip,
+						     "port", (json_int_t)port));
+	}
+	return out;
+}
+
+/* The error a node gave for volume vn, or NULL. */
+static const char *failure_of(const json_t *failed, const char *vn)
+{
+	json_t *f;
+	size_t i;
+
+	json_array_foreach(failed, i, f)
+		if (strcmp(api_json_str(f, "name", ""), vn) == 0)
+			return api_json_str(f, "error", "unknown error");
+	return NULL;
+}
+
+/* A volume its node could not serve: ERROR with the node's reason; a create
+ * gives its placement up (nothing was served), so the next intent no longer
+ * carries it and the operation fails. */
+static int applied_failed(struct db *db, const char *node_name, json_t *pl, const char *op,
+			  const char *action, const char *why)
+{
+	const char *vn = api_json_str(pl, "volume", "");
+	char pname[800], vparent[600], text[700];
+	json_t *vol = NULL;
+	int rc;
+
+	snprintf(pname, sizeof(pname), "placements/%s", vn);
+	snprintf(text, sizeof(text), "node %s could not serve the volume: %s", node_name, why);
+	if ((rc = srv_intent_vol_parent(vn, vparent, sizeof(vparent))) != AQ_OK || (rc = db_get(db, vn, &vol)) != AQ_OK)
+		goto out;
+	json_object_set_new(vol, "state", json_string("ERROR"));
+	json_object_set_new(vol, "stateDetails", json_string(text));
+	if ((rc = db_put(db, "volume", vparent, vn, vol, false)) != AQ_OK)
+		goto out;
+	if (strcmp(action, "create") == 0) {
+		rc = db_delete(db, pname);
+	} else {
+		json_object_del(pl, "op");
+		json_object_set_new(pl, "action", json_string(""));
+		json_object_set_new(pl, "pendingGeneration", json_integer(0));
+		rc = db_put(db, "placement", node_name, pname, pl, false);
+	}
+	if (rc == AQ_OK)
+		rc = srv_op_end(db, op, NULL, AQ_EINTERNAL, text);
+out:
+	json_decref(vol);
+	return rc;
+}
+
+int srv_visit_applied(struct srv *srv, struct db *db, const char *node_name, int64_t g,
+		     const json_t *failed)
+{
+	json_t *pls = NULL, *pl, *node = NULL, *due = NULL, *dn;
+	size_t i;
+	int rc;
+
+	(void)srv;
+	/* which placements wait for a generation up to g, read without the
+	 * write lock; the transaction reads those again (O(what finished), not
+	 * O(volumes on the node)) and acts on what still waits */
+	if ((rc = list_all(db, "placement", node_name, &pls)) != AQ_OK || !(due = json_array()))
+		goto out;
+	json_array_foreach(pls, i, pl) {
+		int64_t pg = api_json_int64(pl, "pendingGeneration", 0);
+
+		if (*api_json_str(pl, "action", "") && pg > 0 && pg <= g)
+			json_array_append_new(due, json_sprintf("placements/%s", api_json_str(pl, "volume", "")));
+	}
+	json_decref(pls);
+	pls = NULL;
+	if (json_array_size(due) == 0)
+		goto out;
+	if ((rc = db_begin(db)) != AQ_OK || (rc = db_get(db, node_name, &node)) != AQ_OK ||
+	    (rc = db_get_many(db, due, &pls)) != AQ_OK)
+		goto out;
+	json_array_foreach(due, i, dn) {
+		char op[800], action[16], pname[800], vparent[600];
+		const char *vn;
+		int64_t pg;
+		json_t *vol = NULL, *resp = NULL;
+		bool waits = false;
+
+		if (!(pl = json_object_get(pls, json_string_value(dn))))
+			continue; /* gone since */
+		vn = api_json_str(pl, "volume", "");
+		pg = api_json_int64(pl, "pendingGeneration", 0);
+		/* copies: pl is edited below */
+		snprintf(op, sizeof(op), "%s", api_json_str(pl, "op", ""));
+		snprintf(action, sizeof(action), "%s", api_json_str(pl, "action", ""));
+		if (!*action || pg <= 0 || pg > g)
+			continue;
+		if (strcmp(action, "delete") != 0 && failure_of(failed, vn)) {
+			if ((rc = applied_failed(db, node_name, pl, op, action, failure_of(failed, vn))) != AQ_OK)
+				goto out;
+			continue;
+		}
+		snprintf(pname, sizeof(pname), "placements/%s", vn);
+		if (srv_intent_vol_parent(vn, vparent, sizeof(vparent)) != AQ_OK)
+			continue;
+		if (strcmp(action, "delete") == 0) {
+			resp = json_pack("{s:s}", "@type", EMPTY_TYPE);
+			if ((rc = db_delete(db, vn)) != AQ_OK && rc != AQ_ENOENT)
+				goto next;
+			if ((rc = db_delete(db, pname)) != AQ_OK || (rc = srv_op_end(db, op, resp, AQ_OK, NULL)) != AQ_OK)
+				goto next;
+		} else {
+			if ((rc = db_get(db, vn, &vol)) != AQ_OK)
+				goto next;
+			/* nothing serves its share: never READY (api_intent.h) */
+			if (vol_speaks(vol, "SMB") && !*api_json_str(node, API_INTENT_SMB_ADDRESS, "")) {
+				rc = applied_failed(db, node_name, pl, op, action,
+						    "its protocols include SMB and the node's agent serves no SMB "
+						    "(it reports no smbAddress: start it with --smb-listen)");
+				goto next;
+			}
+			/* a service address not held yet is not served (srv_svcaddr.h) */
+			if ((rc = srv_svcaddr_applied_wait(db, node, pl, action, vol, vparent, &waits)) != AQ_OK || waits)
+				goto next;
+			json_object_set_new(vol, "state", json_string("READY"));
+			json_object_set_new(vol, "stateDetails", json_string(""));
+			json_object_set_new(vol, "mountOptions", mount_options(vol, node, pl));
+			if ((rc = db_put(db, "volume", vparent, vn, vol, false)) != AQ_OK)
+				goto next;
+			resp = json_deep_copy(vol);
+			json_object_set_new(resp, "@type", json_string(VOL_TYPE));
+			json_object_del(pl, "op");
+			json_object_set_new(pl, "action", json_string(""));
+			json_object_set_new(pl, "pendingGeneration", json_integer(0));
+			if ((rc = db_put(db, "placement", node_name, pname, pl, false)) != AQ_OK ||
+			    (rc = srv_op_end(db, op, resp, AQ_OK, NULL)) != AQ_OK)
+				goto next;
+		}
+next:
+		json_decref(vol);
+		json_decref(resp);
+		if (rc != AQ_OK)
+			goto out;
+	}
+	rc = db_commit(db);
+out:
+	db_rollback(db);
+	json_decref(pls);
+	json_decref(due);
+	json_decref(node);
+	return rc;
+}
+
+void srv_visit_intent_cleanup(struct srv_visit_intent *ri)
+{
+	json_decref(ri->intent);
+	json_decref(ri->bad);
+	json_decref(ri->pending);
+	free(ri->text);
+	memset(ri, 0, sizeof(*ri));
+}
+
+int srv_visit_intent_build(const struct api_math_params *math, struct db *db, const json_t *node,
+			       struct srv_visit_intent *ri)
+{
+	unsigned char sum[SHA256_DIGEST_LENGTH];
+	int rc;
+
+	srv_visit_intent_cleanup(ri);
+	if (!(ri->pending = json_object()))
+		return AQ_ENOMEM;
+	if ((rc = srv_intent_build(math, db, node, &ri->intent, &ri->bad, ri->pending)) != AQ_OK)
+		return rc;
+	if (!(ri->text = json_dumps(ri->intent, JSON_COMPACT | JSON_SORT_KEYS)))
+		return AQ_ENOMEM;
+	SHA256((const unsigned char *)ri->text, strlen(ri->text), sum);
+	ut_hex_encode(sum, sizeof(sum), ri->hash, sizeof(ri->hash));
+	return AQ_OK;
+}
+
+/* A placement is given generation g only when g's intent carries it as it
+ * stands: an intent built before a volume create committed does not carry
+ * it, and if the create's placement took that generation, the node's
+ * report of it would make the volume READY before any node served it (and
+ * a clone's first intent, then no longer CREATING, would carry no
+ * cloneSource, so the node would make it empty: issue 20). The intent is
+ * built without the write lock (a pass over every volume of the node); the
+ * transaction here reads only the node and the placements that build saw
+ * waiting, and gives the generation to those still as it read them. */
+int srv_visit_generation(const struct api_math_params *math, struct db *db, const struct db_fence *fence,
+			     const json_t *n, struct srv_visit_intent *ri, int64_t *gen, bool *more)
+{
+	const char *nn = api_json_str(n, "name", "");
+	json_t *node = NULL, *pl = NULL, *internal, *seen;
+	const char *pname;
+	int rc;
+
+	(void)math;
+	if (more)
+		*more = false;
+	/* look first, without the write lock: usually nothing changed */
+	if ((rc = db_get(db, nn, &node)) != AQ_OK)
+		goto out;
+	*gen = api_json_int64(node, "generation", 0);
+	if (strcmp(api_json_str(json_object_get(node, "internal"), "intentHash", ""), ri->hash) == 0 &&
+	    json_object_size(ri->pending) == 0)
+		goto out;
+	json_decref(node);
+	node = NULL;
+	if ((rc = db_begin(db)) != AQ_OK)
+		return rc;
+	if ((rc = srv_lead_fence(db, fence)) != AQ_OK || (rc = db_get(db, nn, &node)) != AQ_OK)
+		goto out;
+	internal = json_object_get(node, "internal");
+	*gen = api_json_int64(node, "generation", 0);
+	if (strcmp(api_json_str(internal, "intentHash", ""), ri->hash) != 0) {
+		(*gen)++;
+		json_object_set_new(node, "generation", json_integer(*gen));
+		json_object_set_new(internal, "intentHash", json_string(ri->hash));
+		if ((rc = srv_node_save(db, node)) != AQ_OK)
+			goto out;
+	}
+	json_object_foreach(ri->pending, pname, seen) {
+		char now[900];
+
+		json_decref(pl);
+		pl = NULL;
+		if ((rc = db_get(db, pname, &pl)) == AQ_ENOENT) {
+			rc = AQ_OK; /* gone since (a failed or cancelled create) */
+			continue;
+		}
+		if (rc != AQ_OK)
+			goto out;
+		snprintf(now, sizeof(now), "%s|%s", api_json_str(pl, "op", ""), api_json_str(pl, "action", ""));
+		if (strcmp(now, json_string_value(seen)) != 0 || strcmp(api_json_str(pl, "node", ""), nn) != 0) {
+			if (more && *api_json_str(pl, "action", ""))
+				*more = true; /* changed since the build: the next one carries it */
+			continue;
+		}
+		if (api_json_int64(pl, "pendingGeneration", 0) > 0)
+			continue;
+		json_object_set_new(pl, "pendingGeneration", json_integer(*gen));
+		if ((rc = db_put(db, "placement", nn, pname, pl, false)) != AQ_OK)
+			goto out;
+	}
+	rc = db_commit(db);
+out:
+	db_rollback(db);
+	json_decref(node);
+	json_decref(pl);
+	return rc;
+}
