@@ -66,26 +66,6 @@ static struct vol_obj root_obj(void)
 	return o;
 }
 
-/* Create name with size bytes of the pattern. */
-static struct vol_obj make_file(const char *name, uint64_t size)
-{
-	struct vol_obj r = root_obj(), o;
-	uint8_t *buf = malloc(MIB);
-	int committed;
-
-	ck_assert_int_eq(vol_create(&r, &root, name, strlen(name), false, NULL, NULL, &o), 0);
-	for (uint64_t off = 0; off < size; off += MIB) {
-		size_t n = size - off < MIB ? (size_t)(size - off) : MIB;
-
-		for (size_t i = 0; i < n; i++)
-			buf[i] = tiert_pat(off + i);
-		ck_assert_int_eq(vol_write(&o, &root, off, buf, n, 2, &committed), 0);
-	}
-	free(buf);
-	vol_obj_cleanup(&r);
-	return o;
-}
-
 static uint64_t cold(void)
 {
 	struct tier_stats ts;
@@ -146,7 +126,7 @@ static void set_policy(enum tier_retrieval r)
 
 START_TEST(test_ages_and_goes_cold)
 {
-	struct vol_obj o = make_file("f", FSIZE), small = make_file("small", 1000);
+	struct vol_obj o = tiert_make_file(S, "f", FSIZE), small = tiert_make_file(S, "small", 1000);
 	int fd = -1;
 	size_t n;
 	bool eof, owned;
@@ -182,7 +162,7 @@ END_TEST
 
 START_TEST(test_policies)
 {
-	struct vol_obj o = make_file("f", FSIZE);
+	struct vol_obj o = tiert_make_file(S, "f", FSIZE);
 	struct tier_stats ts;
 
 	age_days(3);
@@ -231,7 +211,7 @@ static void nfs_read(struct vol_obj *o, uint64_t off, size_t len)
 
 START_TEST(test_nfs_read_counts_once)
 {
-	struct vol_obj o = make_file("f", FSIZE);
+	struct vol_obj o = tiert_make_file(S, "f", FSIZE);
 
 	age_days(3);
 	ck_assert_uint_eq(cold(), 4 * MIB);
@@ -245,7 +225,7 @@ END_TEST
 
 START_TEST(test_write_truncate_unlink)
 {
-	struct vol_obj o = make_file("f", FSIZE), g = make_file("g", 2 * MIB), r;
+	struct vol_obj o = tiert_make_file(S, "f", FSIZE), g = tiert_make_file(S, "g", 2 * MIB), r;
 	struct vol_sattr sa = {.set_size = true, .size = MIB + MIB / 2};
 	const char msg[] = "written into a cold chunk";
 	char back[sizeof(msg)];
@@ -294,7 +274,7 @@ START_TEST(test_bypass)
 
 	tcfg.bypass = true;
 	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0);
-	o = make_file("f", 2 * MIB + 10);
+	o = tiert_make_file(S, "f", 2 * MIB + 10);
 	tier_drain(T); /* the thread's work, without waiting a day */
 	ck_assert_uint_eq(cold(), 2 * MIB);
 	set_policy(TIER_RET_NEVER);
@@ -342,7 +322,7 @@ static void *race_writer(void *arg)
 
 START_TEST(test_write_races_pass)
 {
-	struct vol_obj o = make_file("f", 4 * MIB);
+	struct vol_obj o = tiert_make_file(S, "f", 4 * MIB);
 	struct racer r = {.o = &o};
 	uint8_t *want = malloc(MIB), *got = malloc(MIB);
 	pthread_t th;
@@ -415,7 +395,7 @@ static void put_object(const char *key)
 
 START_TEST(test_restart_and_recovery)
 {
-	struct vol_obj o = make_file("f", FSIZE);
+	struct vol_obj o = tiert_make_file(S, "f", FSIZE);
 	char key[128];
 
 	age_days(3);

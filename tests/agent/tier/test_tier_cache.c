@@ -41,7 +41,6 @@ static struct vol_store *S;
 static struct tier *T;
 static struct vol_export_cfg cfg;
 static struct tier_vol_cfg tcfg;
-static const struct vol_cred root = { 0, 0, 0, { 0 } };
 
 /* ---- the stub store: delays and counts GETs per (file id, chunk) ---- */
 
@@ -161,25 +160,9 @@ static int stub_inflight(int f, unsigned from)
 
 static void make_file(const char *name)
 {
-	struct vol_export *e = vol_export_by_path(S, "/v0", 3);
-	struct vol_obj r, o;
-	uint8_t *buf = malloc(MIB);
-	int committed;
+	struct vol_obj o = tiert_make_file(S, name, FSIZE);
 
-	ck_assert_ptr_nonnull(e);
-	ck_assert_int_eq(vol_root(e, &r), 0);
-	vol_export_unref(e);
-	ck_assert_int_eq(vol_create(&r, &root, name, strlen(name), false, NULL, NULL, &o), 0);
-	for (uint64_t off = 0; off < FSIZE; off += MIB) {
-		size_t n = FSIZE - off < MIB ? (size_t)(FSIZE - off) : MIB;
-
-		for (size_t i = 0; i < n; i++)
-			buf[i] = tiert_pat(off + i);
-		ck_assert_int_eq(vol_write(&o, &root, off, buf, n, 2, &committed), 0);
-	}
-	free(buf);
 	vol_obj_cleanup(&o);
-	vol_obj_cleanup(&r);
 }
 
 /* The stub's slot for name (after the pass named it), GETs delayed by ms. */

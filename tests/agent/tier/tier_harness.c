@@ -60,6 +60,32 @@ void tiert_tier_up(const char *tmp, unsigned day, struct tiert_clock *clk, const
 	vol_store_set_tier(S, tier_ops(), *T);
 }
 
+struct vol_obj tiert_make_file(struct vol_store *S, const char *name, uint64_t size)
+{
+	static const struct vol_cred root = { 0, 0, 0, { 0 } };
+	const size_t mib = 1024 * 1024;
+	struct vol_export *e = vol_export_by_path(S, "/v0", 3);
+	struct vol_obj r, o;
+	uint8_t *buf = malloc(mib);
+	int committed;
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(vol_root(e, &r), 0);
+	vol_export_unref(e);
+	ck_assert_int_eq(vol_create(&r, &root, name, strlen(name), false, NULL, NULL, &o), 0);
+	for (uint64_t off = 0; off < size; off += mib) {
+		size_t n = size - off < mib ? (size_t)(size - off) : mib;
+
+		for (size_t i = 0; i < n; i++)
+			buf[i] = tiert_pat(off + i);
+		ck_assert_int_eq(vol_write(&o, &root, off, buf, n, 2, &committed), 0);
+	}
+	free(buf);
+	vol_obj_cleanup(&r);
+	return o;
+}
+
 void tiert_down(const char *tmp, struct vol_store *S, struct tier *T)
 {
 	char cmd[128];

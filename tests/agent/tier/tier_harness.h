@@ -50,6 +50,10 @@ double tiert_clock_now(void *arg);
 void tiert_tier_up(const char *tmp, unsigned day, struct tiert_clock *clk, const struct tier_vol_cfg *tcfg,
 		   struct vol_store *S, struct tier **T);
 
+/* Create name in vol0's root (as root) holding size bytes of tiert_pat,
+ * written through S a MiB at a time; the open file (vol_obj_cleanup). */
+struct vol_obj tiert_make_file(struct vol_store *S, const char *name, uint64_t size);
+
 /* vol_store_free(S), tier_free(T) (either may be NULL), then remove tmp
  * and everything below it. */
 void tiert_down(const char *tmp, struct vol_store *S, struct tier *T);
