@@ -250,6 +250,19 @@ bool smbt_loop_turn(struct smb_srv *srv)
 	return woken;
 }
 
+void smbt_wait_msg(const struct smbt_conn *tc)
+{
+	for (int i = 0; i < 500; i++) {
+		uint8_t b;
+
+		smbt_loop_turn(tc->c->srv);
+		if (recv(tc->peer, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1)
+			return;
+		usleep(10 * 1000);
+	}
+	ck_abort_msg("no message came");
+}
+
 uint64_t smbt_check_pending(const struct smb_wire_hdr *h, uint64_t mid)
 {
 	ck_assert_uint_eq(h->status, STATUS_PENDING);

@@ -118,6 +118,12 @@ int smbt_recv(const struct smbt_conn *tc, uint8_t *buf, size_t cap, size_t *len,
  * Returns whether anything had woken. */
 bool smbt_loop_turn(struct smb_srv *srv);
 
+/* Turn tc's server's loop (smbt_loop_turn) until a frame waits on tc's
+ * socket (a break sent from another thread, a waiter woken by a timeout),
+ * for up to 5 s, 10 ms apart; the frame is left for the caller to read.
+ * Fails the test when none came. */
+void smbt_wait_msg(const struct smbt_conn *tc);
+
 /* Header checks. pending: an interim STATUS_PENDING for MessageId mid, async,
  * with a nonzero AsyncId, which it returns. final: the async answer of
  * `command` mid/aid with `status`. sync: a sync answer to mid with `status`. */

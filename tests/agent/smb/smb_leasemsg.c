@@ -189,6 +189,24 @@ uint32_t smbl_open(struct smbt_conn *tc, const char *name, bool dir, uint32_t ac
 	return m.h.status;
 }
 
+struct smbl_create smbl_open_lease(struct smbt_conn *tc, const char *name, struct smbl_lease l)
+{
+	struct smbl_create q = { .name = name, .lease = l };
+
+	q.lease.on = true;
+	smbl_create(tc, &q);
+	return q;
+}
+
+unsigned smbl_grant_state(const struct smbt_conn *tc, uint64_t fid, bool *breaking)
+{
+	for (struct smb_open *o = tc->s->opens; o; o = o->next)
+		if (o->id == fid)
+			return vol_lease_state(tc->c->srv->store, &o->lease, breaking, NULL);
+	ck_abort_msg("no open %llu", (unsigned long long)fid);
+	return 0;
+}
+
 void smbl_create_final(struct smbt_conn *tc, struct smbl_create *q)
 {
 	struct smbl_msg m;
@@ -286,6 +304,25 @@ uint32_t smbl_write(struct smbt_conn *tc, uint64_t fid, const char *data)
 	smbl_send(tc, &h, body, 48 + n);
 	ck_assert_int_eq(smbl_recv(tc, &m), 1);
 	ck_assert_uint_eq(m.h.command, SMB2_WRITE);
+	return m.h.status;
+}
+
+uint32_t smbl_lock(struct smbt_conn *tc, uint64_t fid, uint64_t off)
+{
+	uint8_t body[48] = { 0 };
+	struct smb_wire_hdr h = { .command = SMB2_LOCK };
+	struct smbl_msg m;
+
+	smbt_put16(body, 48);
+	smbt_put16(body + 2, 1);
+	smbt_put64(body + 8, fid);
+	smbt_put64(body + 16, fid);
+	smbt_put64(body + 24, off);
+	smbt_put64(body + 32, 4);
+	smbt_put32(body + 40, SMB2_LOCKFLAG_EXCLUSIVE | SMB2_LOCKFLAG_FAIL_IMMEDIATELY);
+	smbl_send(tc, &h, body, sizeof(body));
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.command, SMB2_LOCK);
 	return m.h.status;
 }
 

@@ -1,6 +1,8 @@
 /* smb_leasemsg: the CREATE, CLOSE, WRITE and OPLOCK_BREAK requests the
- * oplock and lease suites (test_smb_lease, test_smb_break) send through
- * smb_harness, and the parse of their answers and of break notifications.
+ * oplock and lease suites (test_smb_lease, test_smb_break, test_smb_break_ns,
+ * test_smb_lease_steps, test_smb_durable...) send through smb_harness, the
+ * parse of their answers and of break notifications, and the look at a
+ * grant in the store's lease table they check breaks against.
  * Every helper fails the running Check test on anything unexpected.
  */
 #ifndef AQ_TESTS_SMB_LEASEMSG_H
@@ -87,6 +89,13 @@ size_t smbl_create_body(uint8_t *b, const char *name, uint32_t access, uint32_t 
  * answered in *attrs_got. */
 uint32_t smbl_open(struct smbt_conn *tc, const char *name, bool dir, uint32_t access, uint32_t attrs,
 		   uint32_t options, uint64_t *fid, uint32_t *attrs_got);
+/* A CREATE of name asking lease l (l.on is set here; the rest of the
+ * request as smbl_create's defaults): what it got. */
+struct smbl_create smbl_open_lease(struct smbt_conn *tc, const char *name, struct smbl_lease l);
+/* The grant of tc's open with FileId fid: its state in the store's lease
+ * table (VOL_LEASE_* bits) and, when breaking is not NULL, whether a break
+ * of it waits for its acknowledgment. The open must be in tc's session. */
+unsigned smbl_grant_state(const struct smbt_conn *tc, uint64_t fid, bool *breaking);
 /* The final answer of q's waiting CREATE, which must be on tc now. */
 void smbl_create_final(struct smbt_conn *tc, struct smbl_create *q);
 uint32_t smbl_close(struct smbt_conn *tc, uint64_t fid);
@@ -101,6 +110,9 @@ uint32_t smbl_set_info_async(struct smbt_conn *tc, uint64_t fid, uint8_t cls, co
 			     uint64_t *mid, uint64_t *aid);
 uint32_t smbl_set_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n);
 uint32_t smbl_write(struct smbt_conn *tc, uint64_t fid, const char *data);
+/* LOCK of one exclusive range (4 bytes at off) on fid, failing immediately
+ * (no async wait): the status answered. */
+uint32_t smbl_lock(struct smbt_conn *tc, uint64_t fid, uint64_t off);
 /* Acknowledgments; *level / *state (when not NULL) get the response's. */
 uint32_t smbl_ack_oplock(struct smbt_conn *tc, uint64_t fid, uint8_t level, uint8_t *got);
 uint32_t smbl_ack_lease(struct smbt_conn *tc, uint8_t key, uint32_t state, uint32_t *got);

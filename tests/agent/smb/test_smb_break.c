@@ -65,16 +65,6 @@ static void conn_new(struct smbt_conn *tc, uint64_t key)
 	smbt_conn_export(tc, srv, &ts, key, ON);
 }
 
-/* The grant of a's open with FileId fid: its state in the table. */
-static unsigned grant_state(struct smbt_conn *tc, uint64_t fid, bool *breaking)
-{
-	for (struct smb_open *o = tc->s->opens; o; o = o->next)
-		if (o->id == fid)
-			return vol_lease_state(ts.store, &o->lease, breaking, NULL);
-	ck_abort_msg("no open %llu", (unsigned long long)fid);
-	return 0;
-}
-
 START_TEST(test_batch_break_waits_for_ack)
 {
 	struct smbt_conn a, b;
@@ -92,13 +82,13 @@ START_TEST(test_batch_break_waits_for_ack)
 	smbt_loop_turn(srv);
 	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_II);
 	smbl_expect_nothing(&b); /* still waiting */
-	ck_assert_uint_eq(grant_state(&a, ra.fid, &breaking), VOL_LEASE_R | VOL_LEASE_H | VOL_LEASE_W);
+	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, &breaking), VOL_LEASE_R | VOL_LEASE_H | VOL_LEASE_W);
 	ck_assert(breaking);
 	smbt_loop_turn(srv);
 	smbl_expect_nothing(&b);
 	ck_assert_uint_eq(smbl_ack_oplock(&a, ra.fid, SMB2_OPLOCK_LEVEL_II, &level), STATUS_SUCCESS);
 	ck_assert_uint_eq(level, SMB2_OPLOCK_LEVEL_II);
-	ck_assert_uint_eq(grant_state(&a, ra.fid, &breaking), VOL_LEASE_R);
+	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, &breaking), VOL_LEASE_R);
 	ck_assert(!breaking);
 	smbt_loop_turn(srv);
 	smbl_create_final(&b, &rb);
@@ -164,7 +154,7 @@ START_TEST(test_break_timeout_revokes)
 	smb_async_tick(srv);
 	smbl_create_final(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(grant_state(&a, ra.fid, &breaking), VOL_LEASE_R); /* revoked to what the break left */
+	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, &breaking), VOL_LEASE_R); /* revoked to what the break left */
 	ck_assert(!breaking);
 	ck_assert_uint_eq(smbl_ack_oplock(&a, ra.fid, SMB2_OPLOCK_LEVEL_II, NULL), STATUS_INVALID_OPLOCK_PROTOCOL);
 }
@@ -401,20 +391,6 @@ static void file_head(char out[4])
 	vol_obj_cleanup(&root);
 }
 
-/* Turn the loop until tc has a break notification waiting. */
-static void wait_break(struct smbt_conn *tc)
-{
-	for (int i = 0; i < 500; i++) {
-		uint8_t b;
-
-		smbt_loop_turn(srv);
-		if (recv(tc->peer, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1)
-			return;
-		usleep(10 * 1000);
-	}
-	ck_abort_msg("no break came");
-}
-
 START_TEST(test_nfs_write_waits_for_ack)
 {
 	struct smbt_conn a;
@@ -427,7 +403,7 @@ START_TEST(test_nfs_write_waits_for_ack)
 	ck_assert_uint_eq(ra.state, SMBL_RWH);
 	ck_assert_uint_eq(smbl_write(&a, ra.fid, "smb"), STATUS_SUCCESS); /* its own cache: no break */
 	ck_assert_int_eq(pthread_create(&w.thr, NULL, nfs_write_thread, &w), 0);
-	wait_break(&a);
+	smbt_wait_msg(&a);
 	/* R and W are lost (and with R all): the client must flush, so the write waits */
 	smbl_expect_lease_break(&a, 0x11, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RWH, 0);
 	usleep(200 * 1000);
@@ -456,12 +432,12 @@ START_TEST(test_nfs_write_timeout)
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
 	ck_assert_int_eq(pthread_create(&w.thr, NULL, nfs_write_thread, &w), 0);
-	wait_break(&a);
+	smbt_wait_msg(&a);
 	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_NONE);
 	ck_assert_int_eq(pthread_join(w.thr, NULL), 0); /* nobody acks: the timeout lets it go */
 	ck_assert_int_eq(w.rc, 0);
 	ck_assert(w.took.tv_sec > 0 || w.took.tv_nsec >= 250 * 1000000L);
-	ck_assert_uint_eq(grant_state(&a, ra.fid, &breaking), 0); /* revoked: nothing cached */
+	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, &breaking), 0); /* revoked: nothing cached */
 	ck_assert(!breaking);
 }
 END_TEST
@@ -490,7 +466,7 @@ START_TEST(test_second_break_after_ack)
 	 * follows in steps, as Windows and smbd (smbtorture smb2.lease.v2_breaking3):
 	 * H first, to R, acknowledged, with the epoch the break had */
 	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RH, NULL), STATUS_SUCCESS);
-	wait_break(&a);
+	smbt_wait_msg(&a);
 	smbl_expect_lease_break(&a, 0x11, 2, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RH, SMBL_R);
 	usleep(100 * 1000);
 	ck_assert_int_eq(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE), 0); /* a still caches reads: the write waits */
@@ -499,7 +475,7 @@ START_TEST(test_second_break_after_ack)
 	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RH, NULL), STATUS_REQUEST_NOT_ACCEPTED);
 	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_R, NULL), STATUS_SUCCESS);
 	/* then R, told without an acknowledgment, same epoch */
-	wait_break(&a);
+	smbt_wait_msg(&a);
 	smbl_expect_lease_break(&a, 0x11, 2, 0, SMBL_R, 0);
 	ck_assert_int_eq(pthread_join(w.thr, NULL), 0);
 	ck_assert_int_eq(w.rc, 0);

@@ -24,7 +24,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -99,40 +98,6 @@ static uint32_t setinfo_final(struct smbt_conn *tc, uint64_t mid, uint64_t aid)
 	ck_assert_uint_eq(m.h.message_id, mid);
 	ck_assert_uint_eq(m.h.async_id, aid);
 	return m.h.status;
-}
-
-/* LOCK of one exclusive range, failing immediately. */
-static uint32_t lock1(struct smbt_conn *tc, uint64_t fid, uint64_t off)
-{
-	uint8_t body[48] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_LOCK };
-	struct smbl_msg m;
-
-	smbt_put16(body, 48);
-	smbt_put16(body + 2, 1);
-	smbt_put64(body + 8, fid);
-	smbt_put64(body + 16, fid);
-	smbt_put64(body + 24, off);
-	smbt_put64(body + 32, 4);
-	smbt_put32(body + 40, SMB2_LOCKFLAG_EXCLUSIVE | SMB2_LOCKFLAG_FAIL_IMMEDIATELY);
-	smbl_send(tc, &h, body, sizeof(body));
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	ck_assert_uint_eq(m.h.command, SMB2_LOCK);
-	return m.h.status;
-}
-
-/* Turn the loop until tc has a message waiting. */
-static void wait_msg(struct smbt_conn *tc)
-{
-	for (int i = 0; i < 500; i++) {
-		uint8_t b;
-
-		smbt_loop_turn(srv);
-		if (recv(tc->peer, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1)
-			return;
-		usleep(10 * 1000);
-	}
-	ck_abort_msg("no break came");
 }
 
 START_TEST(test_smb_rename_waits_for_handle_break)
@@ -272,7 +237,7 @@ static void nfs_op_waits(bool rename)
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.state, SMBL_RH);
 	ck_assert_int_eq(pthread_create(&w.thr, NULL, nfs_op_thread, &w), 0);
-	wait_msg(&a);
+	smbt_wait_msg(&a);
 	smbl_expect_lease_break(&a, 0x11, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RH, SMBL_R);
 	usleep(200 * 1000);
 	ck_assert_int_eq(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE), 0);
@@ -309,20 +274,20 @@ START_TEST(test_lock_breaks_level2)
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_II);
 	ck_assert_uint_eq(rb.oplock_got, SMB2_OPLOCK_LEVEL_II);
-	ck_assert_uint_eq(lock1(&b, rb.fid, 0), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_lock(&b, rb.fid, 0), STATUS_SUCCESS);
 	smbt_loop_turn(srv);
 	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_NONE);
 	smbl_expect_oplock_break(&b, rb.fid, SMB2_OPLOCK_LEVEL_NONE); /* its own, as Windows */
 	/* none left: a second lock breaks nothing */
-	ck_assert_uint_eq(lock1(&b, rb.fid, 2), STATUS_LOCK_NOT_GRANTED);
-	ck_assert_uint_eq(lock1(&a, ra.fid, 8), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_lock(&b, rb.fid, 2), STATUS_LOCK_NOT_GRANTED);
+	ck_assert_uint_eq(smbl_lock(&a, ra.fid, 8), STATUS_SUCCESS);
 	smbt_loop_turn(srv);
 	smbl_expect_nothing(&a);
 	smbl_expect_nothing(&b);
 	/* a BATCH holder alone on its file: its lock breaks nothing */
 	smbl_create(&a, &rc);
 	ck_assert_uint_eq(rc.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
-	ck_assert_uint_eq(lock1(&a, rc.fid, 0), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_lock(&a, rc.fid, 0), STATUS_SUCCESS);
 	smbt_loop_turn(srv);
 	smbl_expect_nothing(&a);
 }

@@ -74,15 +74,6 @@ static struct smbl_create open_oplock(struct smbt_conn *tc, const char *name, ui
 	return q;
 }
 
-static struct smbl_create open_lease(struct smbt_conn *tc, const char *name, struct smbl_lease l)
-{
-	struct smbl_create q = { .name = name, .lease = l };
-
-	q.lease.on = true;
-	smbl_create(tc, &q);
-	return q;
-}
-
 /* What NFS does: a WRITE, or a SETATTR of the size, through the store. */
 static void nfs_write(const char *name, bool truncate)
 {
@@ -139,7 +130,7 @@ START_TEST(test_lease_grant)
 	uint8_t k[16];
 
 	conn_new(&a, 1, ON);
-	r = open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_RWH });
+	r = smbl_open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_RWH });
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(r.oplock_got, SMB2_OPLOCK_LEVEL_LEASE);
 	ck_assert(r.ctx);
@@ -147,26 +138,26 @@ START_TEST(test_lease_grant)
 	memset(k, 0x11, 16);
 	ck_assert_mem_eq(r.key, k, 16);
 	ck_assert_uint_eq(r.state, SMBL_RWH);
-	r = open_lease(&a, "f2", (struct smbl_lease){ .v2 = true, .key = 0x22, .state = SMBL_RH, .epoch = 5 });
+	r = smbl_open_lease(&a, "f2", (struct smbl_lease){ .v2 = true, .key = 0x22, .state = SMBL_RH, .epoch = 5 });
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(r.ctx_len, 52);
 	ck_assert_uint_eq(r.state, SMBL_RH);
 	ck_assert_uint_eq(r.epoch, 6);
 	/* the same key on the same file: the same lease, its epoch; it does not shrink */
-	r = open_lease(&a, "f2", (struct smbl_lease){ .v2 = true, .key = 0x22, .state = SMBL_R, .epoch = 9 });
+	r = smbl_open_lease(&a, "f2", (struct smbl_lease){ .v2 = true, .key = 0x22, .state = SMBL_R, .epoch = 9 });
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(r.state, SMBL_RH);
 	ck_assert_uint_eq(r.epoch, 6);
 	/* it grows (the file is the lease's alone): a new epoch */
-	r = open_lease(&a, "f2", (struct smbl_lease){ .v2 = true, .key = 0x22, .state = SMBL_RWH, .epoch = 9 });
+	r = smbl_open_lease(&a, "f2", (struct smbl_lease){ .v2 = true, .key = 0x22, .state = SMBL_RWH, .epoch = 9 });
 	ck_assert_uint_eq(r.state, SMBL_RWH);
 	ck_assert_uint_eq(r.epoch, 7);
 	/* H without R is no lease state */
-	r = open_lease(&a, "f4", (struct smbl_lease){ .key = 0x44, .state = 0x2u });
+	r = smbl_open_lease(&a, "f4", (struct smbl_lease){ .key = 0x44, .state = 0x2u });
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(r.state, 0);
 	/* a lease key names one file */
-	r = open_lease(&a, "f3", (struct smbl_lease){ .key = 0x11, .state = SMBL_R });
+	r = smbl_open_lease(&a, "f3", (struct smbl_lease){ .key = 0x11, .state = SMBL_R });
 	ck_assert_uint_eq(r.status, STATUS_INVALID_PARAMETER);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 4);
 }
@@ -180,27 +171,27 @@ START_TEST(test_lease_upgrade_rules)
 	conn_new(&a, 1, ON);
 	conn_new(&b, 2, ON);
 	/* a lease grows only to a superset of what it holds */
-	r = open_lease(&a, "f5", (struct smbl_lease){ .key = 0x55, .state = SMBL_RH });
+	r = smbl_open_lease(&a, "f5", (struct smbl_lease){ .key = 0x55, .state = SMBL_RH });
 	ck_assert_uint_eq(r.state, SMBL_RH);
-	r = open_lease(&a, "f5", (struct smbl_lease){ .key = 0x55, .state = SMBL_RW });
+	r = smbl_open_lease(&a, "f5", (struct smbl_lease){ .key = 0x55, .state = SMBL_RW });
 	ck_assert_uint_eq(r.state, SMBL_RH);
-	r = open_lease(&a, "f5", (struct smbl_lease){ .key = 0x55, .state = SMBL_RWH });
+	r = smbl_open_lease(&a, "f5", (struct smbl_lease){ .key = 0x55, .state = SMBL_RWH });
 	ck_assert_uint_eq(r.state, SMBL_RWH);
 	/* a folder with the key of a file: refused too */
 	smbl_create(&a, &d);
 	ck_assert_uint_eq(d.status, STATUS_INVALID_PARAMETER);
 	/* and not at all while another client has the file open */
-	r = open_lease(&a, "f6", (struct smbl_lease){ .key = 0x66, .state = SMBL_R });
-	r = open_lease(&b, "f6", (struct smbl_lease){ .key = 0x77, .state = SMBL_RH });
+	r = smbl_open_lease(&a, "f6", (struct smbl_lease){ .key = 0x66, .state = SMBL_R });
+	r = smbl_open_lease(&b, "f6", (struct smbl_lease){ .key = 0x77, .state = SMBL_RH });
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(r.state, SMBL_RH);
-	r = open_lease(&a, "f6", (struct smbl_lease){ .key = 0x66, .state = SMBL_RWH });
+	r = smbl_open_lease(&a, "f6", (struct smbl_lease){ .key = 0x66, .state = SMBL_RWH });
 	ck_assert_uint_eq(r.state, SMBL_R);
 	/* a stat open (attributes only) does not keep W from a lease */
 	r = (struct smbl_create){ .name = "f7", .access = 0x80u | 0x100000u };
 	smbl_create(&b, &r);
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
-	r = open_lease(&a, "f7", (struct smbl_lease){ .key = 0x88, .state = SMBL_RWH });
+	r = smbl_open_lease(&a, "f7", (struct smbl_lease){ .key = 0x88, .state = SMBL_RWH });
 	ck_assert_uint_eq(r.state, SMBL_RWH);
 }
 END_TEST
@@ -214,22 +205,23 @@ START_TEST(test_lease_version_kept)
 	struct smbl_create r;
 
 	conn_new(&a, 1, ON);
-	r = open_lease(&a, "f1", (struct smbl_lease){ .v2 = true, .key = 0x11, .state = SMBL_R, .epoch = 0x4711 });
+	r = smbl_open_lease(&a, "f1", (struct smbl_lease){ .v2 = true, .key = 0x11, .state = SMBL_R, .epoch = 0x4711 });
 	ck_assert_uint_eq(r.ctx_len, 52);
 	ck_assert_uint_eq(r.epoch, 0x4712);
-	r = open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_RH });
+	r = smbl_open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_RH });
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(r.ctx_len, 52); /* a v1 request, answered v2 */
 	ck_assert_uint_eq(r.state, SMBL_RH);
 	ck_assert_uint_eq(r.epoch, 0x4713);
-	r = open_lease(&a, "f1", (struct smbl_lease){ .v2 = true, .key = 0x11, .state = SMBL_RWH, .epoch = 0x11 });
+	r = smbl_open_lease(&a, "f1", (struct smbl_lease){ .v2 = true, .key = 0x11, .state = SMBL_RWH, .epoch = 0x11 });
 	ck_assert_uint_eq(r.ctx_len, 52);
 	ck_assert_uint_eq(r.state, SMBL_RWH);
 	ck_assert_uint_eq(r.epoch, 0x4714); /* the lease's epoch, not the request's */
 	/* a v1 lease: a v2 request joining it is answered v1 */
-	r = open_lease(&a, "f2", (struct smbl_lease){ .key = 0x22, .state = SMBL_R });
+	r = smbl_open_lease(&a, "f2", (struct smbl_lease){ .key = 0x22, .state = SMBL_R });
 	ck_assert_uint_eq(r.ctx_len, 32);
-	r = open_lease(&a, "f2", (struct smbl_lease){ .v2 = true, .key = 0x22, .state = SMBL_RW, .epoch = 0x4711 });
+	r = smbl_open_lease(&a, "f2",
+			    (struct smbl_lease){ .v2 = true, .key = 0x22, .state = SMBL_RW, .epoch = 0x4711 });
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(r.ctx_len, 32);
 	ck_assert_uint_eq(r.state, SMBL_RW);
@@ -245,7 +237,7 @@ START_TEST(test_oplocks_off)
 	r = open_oplock(&a, "f1", SMB2_OPLOCK_LEVEL_BATCH, false);
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(r.oplock_got, SMB2_OPLOCK_LEVEL_NONE);
-	r = open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_RWH });
+	r = smbl_open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_RWH });
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(r.oplock_got, SMB2_OPLOCK_LEVEL_NONE);
 	ck_assert(!r.ctx);
@@ -260,9 +252,9 @@ START_TEST(test_nfs_write_breaks)
 
 	conn_new(&a, 1, ON);
 	conn_new(&b, 2, ON);
-	ra = open_lease(&a, "f1", (struct smbl_lease){ .v2 = true, .key = 0x11, .state = SMBL_R, .epoch = 1 });
+	ra = smbl_open_lease(&a, "f1", (struct smbl_lease){ .v2 = true, .key = 0x11, .state = SMBL_R, .epoch = 1 });
 	ck_assert_uint_eq(ra.state, SMBL_R);
-	open_lease(&a, "f1", (struct smbl_lease){ .v2 = true, .key = 0x11, .state = SMBL_R, .epoch = 1 });
+	smbl_open_lease(&a, "f1", (struct smbl_lease){ .v2 = true, .key = 0x11, .state = SMBL_R, .epoch = 1 });
 	rb = open_oplock(&b, "f1", SMB2_OPLOCK_LEVEL_II, false);
 	ck_assert_uint_eq(rb.oplock_got, SMB2_OPLOCK_LEVEL_II);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 3);
@@ -296,7 +288,7 @@ START_TEST(test_smb_write_breaks)
 
 	conn_new(&a, 1, ON);
 	conn_new(&b, 2, ON);
-	open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_R });
+	smbl_open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_R });
 	rb = open_oplock(&b, "f1", SMB2_OPLOCK_LEVEL_NONE, false);
 	ck_assert_uint_eq(smbl_write(&b, rb.fid, "smb"), STATUS_SUCCESS);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
@@ -304,7 +296,7 @@ START_TEST(test_smb_write_breaks)
 	smbl_expect_lease_break(&a, 0x11, 0, 0, SMBL_R, 0); /* v1: no epoch */
 	smbl_expect_nothing(&b);
 	/* a writer's own lease caches its writes: nothing is broken */
-	rw = open_lease(&a, "f2", (struct smbl_lease){ .key = 0x22, .state = SMBL_RWH });
+	rw = smbl_open_lease(&a, "f2", (struct smbl_lease){ .key = 0x22, .state = SMBL_RWH });
 	ck_assert_uint_eq(rw.state, SMBL_RWH);
 	ck_assert_uint_eq(smbl_write(&a, rw.fid, "own"), STATUS_SUCCESS);
 	smbt_loop_turn(srv);
@@ -320,7 +312,7 @@ START_TEST(test_ack_validation)
 
 	conn_new(&a, 1, ON);
 	r = open_oplock(&a, "f1", SMB2_OPLOCK_LEVEL_BATCH, false);
-	open_lease(&a, "f2", (struct smbl_lease){ .key = 0x11, .state = SMBL_RWH });
+	smbl_open_lease(&a, "f2", (struct smbl_lease){ .key = 0x11, .state = SMBL_RWH });
 	ck_assert_uint_eq(smbl_ack_oplock(&a, r.fid, SMB2_OPLOCK_LEVEL_NONE, NULL), STATUS_INVALID_OPLOCK_PROTOCOL);
 	ck_assert_uint_eq(smbl_ack_oplock(&a, r.fid, SMB2_OPLOCK_LEVEL_II, NULL), STATUS_INVALID_OPLOCK_PROTOCOL);
 	ck_assert_uint_eq(smbl_ack_oplock(&a, r.fid, SMB2_OPLOCK_LEVEL_LEASE, NULL), STATUS_INVALID_PARAMETER);
@@ -361,9 +353,9 @@ START_TEST(test_lease_across_connections)
 	conn_new(&w, 3, ON); /* another client: a zero ClientGuid names only its connection */
 	memset(a.c->client_guid, 0xc1, 16);
 	memset(b.c->client_guid, 0xc1, 16);
-	ra = open_lease(&a, "g", (struct smbl_lease){ .v2 = true, .key = 0x55, .state = SMBL_RWH });
+	ra = smbl_open_lease(&a, "g", (struct smbl_lease){ .v2 = true, .key = 0x55, .state = SMBL_RWH });
 	ck_assert_uint_eq(ra.state, SMBL_RWH);
-	rb = open_lease(&b, "g", (struct smbl_lease){ .v2 = true, .key = 0x55, .state = SMBL_RWH });
+	rb = smbl_open_lease(&b, "g", (struct smbl_lease){ .v2 = true, .key = 0x55, .state = SMBL_RWH });
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS); /* joined: nothing to break, nothing to wait for */
 	ck_assert_uint_eq(rb.state, SMBL_RWH);
 	ck_assert_uint_eq(rb.epoch, ra.epoch);

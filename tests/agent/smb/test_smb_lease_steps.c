@@ -28,8 +28,6 @@
  */
 #include <check.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "agent/smb/smb_srv_internal.h"
 #include "agent/vol/vol_internal.h"
@@ -66,59 +64,6 @@ static void conn_new(struct smbt_conn *tc, uint64_t key)
 	smbt_conn_export(tc, srv, &ts, key, ON);
 }
 
-static struct smbl_create open_lease(struct smbt_conn *tc, const char *name, struct smbl_lease l)
-{
-	struct smbl_create q = { .name = name, .lease = l };
-
-	q.lease.on = true;
-	smbl_create(tc, &q);
-	return q;
-}
-
-/* The grant of tc's open fid: its state in the store's table. */
-static unsigned grant_state(struct smbt_conn *tc, uint64_t fid, bool *breaking)
-{
-	for (struct smb_open *o = tc->s->opens; o; o = o->next)
-		if (o->id == fid)
-			return vol_lease_state(ts.store, &o->lease, breaking, NULL);
-	ck_abort_msg("no open %llu", (unsigned long long)fid);
-	return 0;
-}
-
-/* Turn the loop until tc has a message waiting. */
-static void wait_msg(struct smbt_conn *tc)
-{
-	for (int i = 0; i < 500; i++) {
-		uint8_t b;
-
-		smbt_loop_turn(srv);
-		if (recv(tc->peer, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1)
-			return;
-		usleep(10 * 1000);
-	}
-	ck_abort_msg("no message came");
-}
-
-/* LOCK of one exclusive range, failing immediately. */
-static uint32_t lock1(struct smbt_conn *tc, uint64_t fid, uint64_t off)
-{
-	uint8_t body[48] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_LOCK };
-	struct smbl_msg m;
-
-	smbt_put16(body, 48);
-	smbt_put16(body + 2, 1);
-	smbt_put64(body + 8, fid);
-	smbt_put64(body + 16, fid);
-	smbt_put64(body + 24, off);
-	smbt_put64(body + 32, 4);
-	smbt_put32(body + 40, SMB2_LOCKFLAG_EXCLUSIVE | SMB2_LOCKFLAG_FAIL_IMMEDIATELY);
-	smbl_send(tc, &h, body, sizeof(body));
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	ck_assert_uint_eq(m.h.command, SMB2_LOCK);
-	return m.h.status;
-}
-
 START_TEST(test_upgrade_beside_another_lease)
 {
 	struct smbt_conn a, b;
@@ -126,18 +71,18 @@ START_TEST(test_upgrade_beside_another_lease)
 
 	conn_new(&a, 1);
 	conn_new(&b, 2);
-	ck_assert_uint_eq(open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_R }).state, SMBL_R);
-	ck_assert_uint_eq(open_lease(&b, "f1", (struct smbl_lease){ .key = 0x22, .state = SMBL_R }).state, SMBL_R);
+	ck_assert_uint_eq(smbl_open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_R }).state, SMBL_R);
+	ck_assert_uint_eq(smbl_open_lease(&b, "f1", (struct smbl_lease){ .key = 0x22, .state = SMBL_R }).state, SMBL_R);
 	/* W cannot be held beside the other lease: the request changes nothing */
-	r = open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_RWH });
+	r = smbl_open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_RWH });
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(r.state, SMBL_R);
 	/* RH can: granted, and the other lease is not broken */
-	r = open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_RH });
+	r = smbl_open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_RH });
 	ck_assert_uint_eq(r.state, SMBL_RH);
-	ck_assert_uint_eq(grant_state(&a, r.fid, NULL), VOL_LEASE_R | VOL_LEASE_H);
+	ck_assert_uint_eq(smbl_grant_state(&a, r.fid, NULL), VOL_LEASE_R | VOL_LEASE_H);
 	/* nothing else to ask for: what it holds */
-	ck_assert_uint_eq(open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = 0 }).state, SMBL_RH);
+	ck_assert_uint_eq(smbl_open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = 0 }).state, SMBL_RH);
 	smbt_loop_turn(srv);
 	smbl_expect_nothing(&a);
 	smbl_expect_nothing(&b);
@@ -154,11 +99,12 @@ START_TEST(test_lease_beside_oplock)
 	smbl_create(&a, &q);
 	ck_assert_uint_eq(q.oplock_got, SMB2_OPLOCK_LEVEL_II);
 	/* a Level II oplock on the file: the lease gets R, not RH */
-	r = open_lease(&b, "f2", (struct smbl_lease){ .key = 0x22, .state = SMBL_RH });
+	r = smbl_open_lease(&b, "f2", (struct smbl_lease){ .key = 0x22, .state = SMBL_RH });
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(r.state, SMBL_R);
 	/* and the other way round: a lease with H held, a BATCH asked: no oplock */
-	ck_assert_uint_eq(open_lease(&a, "f3", (struct smbl_lease){ .key = 0x33, .state = SMBL_RH }).state, SMBL_RH);
+	ck_assert_uint_eq(smbl_open_lease(&a, "f3", (struct smbl_lease){ .key = 0x33, .state = SMBL_RH }).state,
+			  SMBL_RH);
 	q = (struct smbl_create){ .name = "f3", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
 	smbl_create(&b, &q);
 	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
@@ -214,7 +160,8 @@ START_TEST(test_stat_opens_and_oplocks)
 	smbl_create(&b, &qs);
 	ck_assert_uint_eq(qs.oplock_got, SMB2_OPLOCK_LEVEL_II);
 	/* a lease is not broken by it: answered at once, no break */
-	ck_assert_uint_eq(open_lease(&a, "f4b", (struct smbl_lease){ .key = 0x44, .state = SMBL_RWH }).state, SMBL_RWH);
+	ck_assert_uint_eq(smbl_open_lease(&a, "f4b", (struct smbl_lease){ .key = 0x44, .state = SMBL_RWH }).state,
+			  SMBL_RWH);
 	qc = (struct smbl_create){ .name = "f4b", .access = READ_CONTROL };
 	smbl_create(&b, &qc);
 	ck_assert_uint_eq(qc.status, STATUS_SUCCESS);
@@ -254,17 +201,17 @@ START_TEST(test_lease_granted_again_after_break)
 	struct smbl_create r1, r2, r3;
 
 	conn_new(&a, 1);
-	r1 = open_lease(&a, "f6", (struct smbl_lease){ .key = 0x11, .state = SMBL_R });
-	r2 = open_lease(&a, "f6", (struct smbl_lease){ .key = 0x22, .state = SMBL_R });
+	r1 = smbl_open_lease(&a, "f6", (struct smbl_lease){ .key = 0x11, .state = SMBL_R });
+	r2 = smbl_open_lease(&a, "f6", (struct smbl_lease){ .key = 0x22, .state = SMBL_R });
 	ck_assert_uint_eq(r2.state, SMBL_R);
 	ck_assert_uint_eq(smbl_write(&a, r1.fid, "x"), STATUS_SUCCESS);
 	smbt_loop_turn(srv);
 	smbl_expect_lease_break(&a, 0x22, 0, 0, SMBL_R, 0);
 	/* asked again: R, and held after that open closes */
-	r3 = open_lease(&a, "f6", (struct smbl_lease){ .key = 0x22, .state = SMBL_R });
+	r3 = smbl_open_lease(&a, "f6", (struct smbl_lease){ .key = 0x22, .state = SMBL_R });
 	ck_assert_uint_eq(r3.state, SMBL_R);
 	ck_assert_uint_eq(smbl_close(&a, r3.fid), STATUS_SUCCESS);
-	ck_assert_uint_eq(grant_state(&a, r2.fid, NULL), VOL_LEASE_R);
+	ck_assert_uint_eq(smbl_grant_state(&a, r2.fid, NULL), VOL_LEASE_R);
 	ck_assert_uint_eq(smbl_write(&a, r1.fid, "y"), STATUS_SUCCESS);
 	smbt_loop_turn(srv);
 	smbl_expect_lease_break(&a, 0x22, 0, 0, SMBL_R, 0);
@@ -282,13 +229,13 @@ START_TEST(test_lease_grown_on_another_connection)
 	conn_new(&w, 3);
 	memset(a.c->client_guid, 0xc1, 16);
 	memset(b.c->client_guid, 0xc1, 16);
-	ra = open_lease(&a, "f7", (struct smbl_lease){ .key = 0x11, .state = SMBL_R });
-	rb = open_lease(&b, "f7", (struct smbl_lease){ .key = 0x11, .state = SMBL_RWH });
+	ra = smbl_open_lease(&a, "f7", (struct smbl_lease){ .key = 0x11, .state = SMBL_R });
+	rb = smbl_open_lease(&b, "f7", (struct smbl_lease){ .key = 0x11, .state = SMBL_RWH });
 	ck_assert_uint_eq(rb.state, SMBL_RWH);
 	ck_assert_uint_eq(smbl_close(&b, rb.fid), STATUS_SUCCESS);
 	/* the open left on a carries what the lease grew to */
-	ck_assert_uint_eq(grant_state(&a, ra.fid, NULL), VOL_LEASE_R | VOL_LEASE_H | VOL_LEASE_W);
-	rw = open_lease(&w, "f7", (struct smbl_lease){ .key = 0x33, .state = SMBL_R });
+	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, NULL), VOL_LEASE_R | VOL_LEASE_H | VOL_LEASE_W);
+	rw = smbl_open_lease(&w, "f7", (struct smbl_lease){ .key = 0x33, .state = SMBL_R });
 	ck_assert_uint_eq(rw.status, STATUS_PENDING);
 	smbt_loop_turn(srv);
 	smbl_expect_lease_break(&a, 0x11, 0, ACK, SMBL_RWH, SMBL_RH);
@@ -308,19 +255,20 @@ START_TEST(test_lock_breaks_handle_lease)
 
 	conn_new(&a, 1);
 	conn_new(&b, 2);
-	ra = open_lease(&a, "f8", (struct smbl_lease){ .key = 0x11, .state = SMBL_RH });
-	rb = open_lease(&b, "f8", (struct smbl_lease){ .key = 0x22, .state = SMBL_RH });
+	ra = smbl_open_lease(&a, "f8", (struct smbl_lease){ .key = 0x11, .state = SMBL_RH });
+	rb = smbl_open_lease(&b, "f8", (struct smbl_lease){ .key = 0x22, .state = SMBL_RH });
 	ck_assert_uint_eq(rb.state, SMBL_RH);
 	/* answered at once; the other client's RH goes whole, acknowledged */
-	ck_assert_uint_eq(lock1(&b, rb.fid, 0), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_lock(&b, rb.fid, 0), STATUS_SUCCESS);
 	smbt_loop_turn(srv);
 	smbl_expect_lease_break(&a, 0x11, 0, ACK, SMBL_RH, 0);
 	smbl_expect_nothing(&b);
-	ck_assert_uint_eq(grant_state(&b, rb.fid, &breaking), VOL_LEASE_R | VOL_LEASE_H); /* the locker's own stays */
+	/* the locker's own stays */
+	ck_assert_uint_eq(smbl_grant_state(&b, rb.fid, &breaking), VOL_LEASE_R | VOL_LEASE_H);
 	ck_assert(!breaking);
 	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_R, NULL), STATUS_REQUEST_NOT_ACCEPTED);
 	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, 0, NULL), STATUS_SUCCESS);
-	ck_assert_uint_eq(grant_state(&a, ra.fid, NULL), 0);
+	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, NULL), 0);
 }
 END_TEST
 
@@ -348,17 +296,17 @@ START_TEST(test_break_in_steps)
 	smbt_loop_turn(srv);
 	smbl_expect_nothing(&a);
 	/* joining meanwhile: the state held, BREAK_IN_PROGRESS */
-	j = open_lease(&a, "f9", (struct smbl_lease){ .v2 = true, .key = 0x11, .state = SMBL_RWH, .epoch = 6 });
+	j = smbl_open_lease(&a, "f9", (struct smbl_lease){ .v2 = true, .key = 0x11, .state = SMBL_RWH, .epoch = 6 });
 	ck_assert_uint_eq(j.state, SMBL_RWH);
 	ck_assert_uint_eq(j.flags & BREAK_IN_PROGRESS, BREAK_IN_PROGRESS);
 	ck_assert_uint_eq(smbl_close(&a, j.fid), STATUS_SUCCESS);
 	/* the ack of RH is taken; H goes next, to R, acknowledged, same epoch */
 	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RH, &got), STATUS_SUCCESS);
 	ck_assert_uint_eq(got, SMBL_RH);
-	wait_msg(&a);
+	smbt_wait_msg(&a);
 	smbl_expect_lease_break(&a, 0x11, 6, ACK, SMBL_RH, SMBL_R);
 	/* asking RWH meanwhile grows nothing */
-	j = open_lease(&a, "f9", (struct smbl_lease){ .v2 = true, .key = 0x11, .state = SMBL_RWH, .epoch = 6 });
+	j = smbl_open_lease(&a, "f9", (struct smbl_lease){ .v2 = true, .key = 0x11, .state = SMBL_RWH, .epoch = 6 });
 	ck_assert_uint_eq(j.state, SMBL_RH);
 	ck_assert_uint_eq(j.flags & BREAK_IN_PROGRESS, BREAK_IN_PROGRESS);
 	ck_assert_uint_eq(j.epoch, 6);
@@ -368,14 +316,14 @@ START_TEST(test_break_in_steps)
 	/* more than R: refused; R: taken, then R goes without an ack */
 	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RH, NULL), STATUS_REQUEST_NOT_ACCEPTED);
 	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_R, NULL), STATUS_SUCCESS);
-	wait_msg(&a);
+	smbt_wait_msg(&a);
 	smbl_expect_lease_break(&a, 0x11, 6, 0, SMBL_R, 0);
 	smbt_loop_turn(srv);
 	smbl_create_final(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
 	smbl_create_final(&c, &rc);
 	ck_assert_uint_eq(rc.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(grant_state(&a, ra.fid, NULL), 0);
+	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, NULL), 0);
 }
 END_TEST
 
@@ -388,7 +336,7 @@ START_TEST(test_overwrite_does_not_wait_for_handle)
 
 	conn_new(&a, 1);
 	conn_new(&b, 2);
-	ra = open_lease(&a, "fa", (struct smbl_lease){ .key = 0x11, .state = SMBL_RH });
+	ra = smbl_open_lease(&a, "fa", (struct smbl_lease){ .key = 0x11, .state = SMBL_RH });
 	ck_assert_uint_eq(ra.state, SMBL_RH);
 	/* answered at once: nothing cached for writing to wait for */
 	smbl_create(&b, &rb);
@@ -402,14 +350,14 @@ START_TEST(test_overwrite_does_not_wait_for_handle)
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
 	smbt_loop_turn(srv);
 	smbl_expect_nothing(&a);
-	ck_assert_uint_eq(grant_state(&a, ra.fid, &breaking), VOL_LEASE_R | VOL_LEASE_H);
+	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, &breaking), VOL_LEASE_R | VOL_LEASE_H);
 	ck_assert(breaking);
-	j = open_lease(&a, "fa", (struct smbl_lease){ .key = 0x11, .state = 0 });
+	j = smbl_open_lease(&a, "fa", (struct smbl_lease){ .key = 0x11, .state = 0 });
 	ck_assert_uint_eq(j.state, SMBL_RH);
 	ck_assert_uint_eq(j.flags & BREAK_IN_PROGRESS, BREAK_IN_PROGRESS);
 	ck_assert_uint_eq(smbl_close(&a, j.fid), STATUS_SUCCESS);
 	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, 0, NULL), STATUS_SUCCESS);
-	ck_assert_uint_eq(grant_state(&a, ra.fid, NULL), 0);
+	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, NULL), 0);
 }
 END_TEST
 
@@ -432,7 +380,7 @@ START_TEST(test_allocation_breaks_level2)
 	ck_assert_uint_eq(smbl_set_info(&b, qb.fid, 19, size, sizeof(size)), STATUS_SUCCESS);
 	smbt_loop_turn(srv);
 	smbl_expect_oplock_break(&a, qa.fid, SMB2_OPLOCK_LEVEL_NONE);
-	ck_assert_uint_eq(grant_state(&a, qa.fid, NULL), 0);
+	ck_assert_uint_eq(smbl_grant_state(&a, qa.fid, NULL), 0);
 }
 END_TEST
 

@@ -23,6 +23,7 @@
 
 #include "agent/tier/tier.h"
 #include "agent/vol/vol.h"
+#include "tests/agent/tier/tier_harness.h"
 #include "tests/lib/aqt.h"
 
 #define MIB (1024u * 1024u)
@@ -30,71 +31,28 @@
 #define FSIZE (4 * MIB + 100)   /* four whole chunks and a hot tail */
 
 static char tmp[64];
-static _Atomic long fake_now; /* seconds */
+static struct tiert_clock clk; /* the fake clock */
 static struct vol_store *S;
 static struct tier *T;
 static struct vol_export_cfg cfg;
 static struct tier_vol_cfg tcfg;
 static const struct vol_cred root = {0, 0, 0, {0}};
 
-static double clock_fake(void *arg)
-{
-	(void)arg;
-	return (double)fake_now;
-}
-
-static uint8_t pat(uint64_t off)
-{
-	return (uint8_t)((off * 2654435761u) >> 13 ^ off >> 20);
-}
-
 static void tier_up(void)
 {
-	struct tier_cfg tc = {.location = "loc1", .day_seconds = DAY, .now = clock_fake};
-	struct obj_cfg oc = {.kind = OBJ_DIRECTORY};
-
-	snprintf(oc.path, sizeof(oc.path), "%s/cold", tmp);
-	ck_assert_int_eq(tier_new(&tc, &T), 0);
-	ck_assert_int_eq(tier_set_store(T, &oc), 0);
-	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0);
-	vol_store_set_tier(S, tier_ops(), T);
+	tiert_tier_up(tmp, DAY, &clk, &tcfg, S, &T);
 }
 
 static void setup(void)
 {
-	uint8_t key[VOL_KEY_LEN];
-
-	snprintf(tmp, sizeof(tmp), "/tmp/aqtier-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
-	fake_now = (long)time(NULL);
-	memset(&cfg, 0, sizeof(cfg));
-	snprintf(cfg.id, sizeof(cfg.id), "vol0");
-	snprintf(cfg.path, sizeof(cfg.path), "/v0");
-	snprintf(cfg.root, sizeof(cfg.root), "%s/v0", tmp);
-	mkdir(cfg.root, 0777);
-	cfg.fsid = 0xabc;
-	cfg.capacity = 1ull << 30;
-	memset(&tcfg, 0, sizeof(tcfg));
-	tcfg.fsid = cfg.fsid;
-	snprintf(tcfg.root, sizeof(tcfg.root), "%s", cfg.root);
-	snprintf(tcfg.state_dir, sizeof(tcfg.state_dir), "%s/tierstate", tmp);
-	tcfg.action = TIER_ENABLED;
-	tcfg.cooling_days = 2;
-	tcfg.retrieval = TIER_RET_DEFAULT;
-	memset(key, 7, sizeof(key));
-	ck_assert_int_eq(vol_store_new(key, &S), 0);
-	ck_assert_int_eq(vol_store_set(S, &cfg, 1), 0);
+	tiert_vol_up("/tmp/aqtier-XXXXXX", tmp, sizeof(tmp), &cfg, &tcfg, &S);
+	clk.now = (long)time(NULL);
 	tier_up();
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-
-	vol_store_free(S);
-	tier_free(T);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-	ck_assert_int_eq(system(cmd), 0);
+	tiert_down(tmp, S, T);
 }
 
 static struct vol_obj root_obj(void)
@@ -108,26 +66,6 @@ static struct vol_obj root_obj(void)
 	return o;
 }
 
-/* Create name with size bytes of the pattern. */
-static struct vol_obj make_file(const char *name, uint64_t size)
-{
-	struct vol_obj r = root_obj(), o;
-	uint8_t *buf = malloc(MIB);
-	int committed;
-
-	ck_assert_int_eq(vol_create(&r, &root, name, strlen(name), false, NULL, NULL, &o), 0);
-	for (uint64_t off = 0; off < size; off += MIB) {
-		size_t n = size - off < MIB ? (size_t)(size - off) : MIB;
-
-		for (size_t i = 0; i < n; i++)
-			buf[i] = pat(off + i);
-		ck_assert_int_eq(vol_write(&o, &root, off, buf, n, 2, &committed), 0);
-	}
-	free(buf);
-	vol_obj_cleanup(&r);
-	return o;
-}
-
 static uint64_t cold(void)
 {
 	struct tier_stats ts;
@@ -138,7 +76,7 @@ static uint64_t cold(void)
 
 static void age_days(int d)
 {
-	fake_now += d * DAY;
+	clk.now += d * DAY;
 	ck_assert_int_eq(tier_pass(T), 0);
 }
 
@@ -151,7 +89,7 @@ static void check_bytes(struct vol_obj *o, uint64_t off, size_t len)
 	ck_assert_int_eq(vol_read(o, &root, off, buf, len, &got, &eof), 0);
 	ck_assert_uint_eq(got, len);
 	for (size_t i = 0; i < len; i++)
-		if (buf[i] != pat(off + i))
+		if (buf[i] != tiert_pat(off + i))
 			ck_abort_msg("byte %llu differs", (unsigned long long)(off + i));
 	free(buf);
 }
@@ -188,7 +126,7 @@ static void set_policy(enum tier_retrieval r)
 
 START_TEST(test_ages_and_goes_cold)
 {
-	struct vol_obj o = make_file("f", FSIZE), small = make_file("small", 1000);
+	struct vol_obj o = tiert_make_file(S, "f", FSIZE), small = tiert_make_file(S, "small", 1000);
 	int fd = -1;
 	size_t n;
 	bool eof, owned;
@@ -224,7 +162,7 @@ END_TEST
 
 START_TEST(test_policies)
 {
-	struct vol_obj o = make_file("f", FSIZE);
+	struct vol_obj o = tiert_make_file(S, "f", FSIZE);
 	struct tier_stats ts;
 
 	age_days(3);
@@ -273,7 +211,7 @@ static void nfs_read(struct vol_obj *o, uint64_t off, size_t len)
 
 START_TEST(test_nfs_read_counts_once)
 {
-	struct vol_obj o = make_file("f", FSIZE);
+	struct vol_obj o = tiert_make_file(S, "f", FSIZE);
 
 	age_days(3);
 	ck_assert_uint_eq(cold(), 4 * MIB);
@@ -287,7 +225,7 @@ END_TEST
 
 START_TEST(test_write_truncate_unlink)
 {
-	struct vol_obj o = make_file("f", FSIZE), g = make_file("g", 2 * MIB), r;
+	struct vol_obj o = tiert_make_file(S, "f", FSIZE), g = tiert_make_file(S, "g", 2 * MIB), r;
 	struct vol_sattr sa = {.set_size = true, .size = MIB + MIB / 2};
 	const char msg[] = "written into a cold chunk";
 	char back[sizeof(msg)];
@@ -336,7 +274,7 @@ START_TEST(test_bypass)
 
 	tcfg.bypass = true;
 	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0);
-	o = make_file("f", 2 * MIB + 10);
+	o = tiert_make_file(S, "f", 2 * MIB + 10);
 	tier_drain(T); /* the thread's work, without waiting a day */
 	ck_assert_uint_eq(cold(), 2 * MIB);
 	set_policy(TIER_RET_NEVER);
@@ -384,7 +322,7 @@ static void *race_writer(void *arg)
 
 START_TEST(test_write_races_pass)
 {
-	struct vol_obj o = make_file("f", 4 * MIB);
+	struct vol_obj o = tiert_make_file(S, "f", 4 * MIB);
 	struct racer r = {.o = &o};
 	uint8_t *want = malloc(MIB), *got = malloc(MIB);
 	pthread_t th;
@@ -395,7 +333,7 @@ START_TEST(test_write_races_pass)
 	/* Passes until the writer is done and three more: its last write of
 	 * each chunk races passes too. */
 	for (int after = 0; after < 3; after += atomic_load(&r.stop)) {
-		fake_now += 3 * DAY;
+		clk.now += 3 * DAY;
 		ck_assert_int_eq(tier_pass(T), 0);
 		if (cold() > most)
 			most = cold();
@@ -412,7 +350,7 @@ START_TEST(test_write_races_pass)
 		ck_assert_msg(memcmp(want, got, MIB) == 0, "chunk %d lost write %d", c, r.last[c]);
 	}
 	/* and after everything went cold once more */
-	fake_now += 3 * DAY;
+	clk.now += 3 * DAY;
 	ck_assert_int_eq(tier_pass(T), 0);
 	ck_assert_uint_eq(cold(), 4 * MIB);
 	for (int c = 0; c < 4; c++) {
@@ -457,7 +395,7 @@ static void put_object(const char *key)
 
 START_TEST(test_restart_and_recovery)
 {
-	struct vol_obj o = make_file("f", FSIZE);
+	struct vol_obj o = tiert_make_file(S, "f", FSIZE);
 	char key[128];
 
 	age_days(3);
@@ -471,7 +409,7 @@ START_TEST(test_restart_and_recovery)
 	db_run("INSERT INTO pending(key, why) VALUES('loc1/0000000000000abc/00000000000000ff/0-0000000000000001', 'upload')");
 	{
 		char *json = NULL;
-		struct tier_cfg tc = {.location = "loc1", .day_seconds = DAY, .now = clock_fake};
+		struct tier_cfg tc = {.location = "loc1", .day_seconds = DAY, .now = tiert_clock_now, .now_arg = &clk};
 
 		/* Before recovery the scan sees the orphan. */
 		ck_assert_int_eq(tier_new(&tc, &T), 0);

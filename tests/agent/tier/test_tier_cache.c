@@ -27,6 +27,7 @@
 #include "agent/obj/obj_be.h"
 #include "agent/tier/tier_internal.h"
 #include "agent/vol/vol.h"
+#include "tests/agent/tier/tier_harness.h"
 #include "tests/lib/aqt.h"
 
 #define MIB (1024u * 1024u)
@@ -35,12 +36,11 @@
 #define FSIZE (NCH * MIB + 100)
 
 static char tmp[64];
-static _Atomic long fake_now;
+static struct tiert_clock clk; /* the fake clock */
 static struct vol_store *S;
 static struct tier *T;
 static struct vol_export_cfg cfg;
 static struct tier_vol_cfg tcfg;
-static const struct vol_cred root = { 0, 0, 0, { 0 } };
 
 /* ---- the stub store: delays and counts GETs per (file id, chunk) ---- */
 
@@ -158,38 +158,11 @@ static int stub_inflight(int f, unsigned from)
 
 /* ---- the volume, its files and reads through the hooks ---- */
 
-static double clock_fake(void *arg)
-{
-	(void)arg;
-	return (double)fake_now;
-}
-
-static uint8_t pat(uint64_t off)
-{
-	return (uint8_t)((off * 2654435761u) >> 13 ^ off >> 20);
-}
-
 static void make_file(const char *name)
 {
-	struct vol_export *e = vol_export_by_path(S, "/v0", 3);
-	struct vol_obj r, o;
-	uint8_t *buf = malloc(MIB);
-	int committed;
+	struct vol_obj o = tiert_make_file(S, name, FSIZE);
 
-	ck_assert_ptr_nonnull(e);
-	ck_assert_int_eq(vol_root(e, &r), 0);
-	vol_export_unref(e);
-	ck_assert_int_eq(vol_create(&r, &root, name, strlen(name), false, NULL, NULL, &o), 0);
-	for (uint64_t off = 0; off < FSIZE; off += MIB) {
-		size_t n = FSIZE - off < MIB ? (size_t)(FSIZE - off) : MIB;
-
-		for (size_t i = 0; i < n; i++)
-			buf[i] = pat(off + i);
-		ck_assert_int_eq(vol_write(&o, &root, off, buf, n, 2, &committed), 0);
-	}
-	free(buf);
 	vol_obj_cleanup(&o);
-	vol_obj_cleanup(&r);
 }
 
 /* The stub's slot for name (after the pass named it), GETs delayed by ms. */
@@ -231,7 +204,7 @@ static void *rd_run(void *arg)
 		else
 			r->rc = tier_ops()->read(T, cfg.fsid, fd, &st, r->off, buf, r->len, &got, NULL);
 		for (size_t i = 0; r->rc == 0 && i < r->len; i++)
-			if (buf[i] != pat(r->off + i))
+			if (buf[i] != tiert_pat(r->off + i))
 				r->rc = -EILSEQ;
 		if (r->rc == 0 && got != r->len)
 			r->rc = -EIO;
@@ -276,36 +249,12 @@ static void settle(void)
 
 static void setup(void)
 {
-	struct tier_cfg tc = { .location = "loc1", .day_seconds = DAY, .now = clock_fake };
-	struct obj_cfg oc = { .kind = OBJ_DIRECTORY };
-	uint8_t key[VOL_KEY_LEN];
 	struct tier_store *ts;
 
-	snprintf(tmp, sizeof(tmp), "/tmp/aqtierc-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
-	fake_now = (long)time(NULL);
-	memset(&cfg, 0, sizeof(cfg));
-	snprintf(cfg.id, sizeof(cfg.id), "vol0");
-	snprintf(cfg.path, sizeof(cfg.path), "/v0");
-	snprintf(cfg.root, sizeof(cfg.root), "%s/v0", tmp);
-	mkdir(cfg.root, 0777);
-	cfg.fsid = 0xabc;
-	cfg.capacity = 1ull << 30;
-	memset(&tcfg, 0, sizeof(tcfg));
-	tcfg.fsid = cfg.fsid;
-	snprintf(tcfg.root, sizeof(tcfg.root), "%s", cfg.root);
-	snprintf(tcfg.state_dir, sizeof(tcfg.state_dir), "%s/tierstate", tmp);
-	tcfg.action = TIER_ENABLED;
-	tcfg.cooling_days = 2;
+	tiert_vol_up("/tmp/aqtierc-XXXXXX", tmp, sizeof(tmp), &cfg, &tcfg, &S);
+	clk.now = (long)time(NULL);
 	tcfg.retrieval = TIER_RET_NEVER; /* every read streams from the store */
-	memset(key, 7, sizeof(key));
-	ck_assert_int_eq(vol_store_new(key, &S), 0);
-	ck_assert_int_eq(vol_store_set(S, &cfg, 1), 0);
-	snprintf(oc.path, sizeof(oc.path), "%s/cold", tmp);
-	ck_assert_int_eq(tier_new(&tc, &T), 0);
-	ck_assert_int_eq(tier_set_store(T, &oc), 0);
-	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0);
-	vol_store_set_tier(S, tier_ops(), T);
+	tiert_tier_up(tmp, DAY, &clk, &tcfg, S, &T);
 	/* the stub goes between the tier and its directory store */
 	memset(stub.f, 0, sizeof(stub.f));
 	stub.n = 0;
@@ -320,19 +269,14 @@ static void setup(void)
 	make_file("b.bin");
 	make_file("c.bin");
 	make_file("d.bin");
-	fake_now += 3 * DAY;
+	clk.now += 3 * DAY;
 	ck_assert_int_eq(tier_pass(T), 0);
 	ck_assert_int_eq(tier_start(T), 0); /* the prefetch workers */
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-
-	vol_store_free(S);
-	tier_free(T);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-	ck_assert_int_eq(system(cmd), 0);
+	tiert_down(tmp, S, T);
 }
 
 /* A client GET at the store holds the FAR lane to its share, not NEAR; a
