@@ -476,6 +476,7 @@ int agent_main(int argc, char **argv)
 		a.cfg.node, a.cfg.location, a.cfg.listen, nfs_srv_port(a.nfs), a.cfg.shelf);
 	sigwait(&set, &sig);
 	UT_INFO("agent_main", NULL, "signal %d, stopping", sig);
+	agent_shelf_quit(&a.shelf); /* an apply waiting for a lease lets go of apply_lock */
 	agent_svc_fence_stop(&a.svc);
 	pthread_mutex_lock(&a.lock);
 	agent_svc_release_all(&a.svc); /* first: another node may take them at once */

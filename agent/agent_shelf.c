@@ -81,6 +81,12 @@ int agent_shelf_dir_init(struct agent_shelf *s, const char *path)
 	return 0;
 }
 
+void agent_shelf_quit(struct agent_shelf *s)
+{
+	if (s->nvme)
+		agent_shelf_nvme_quit(s->nvme);
+}
+
 void agent_shelf_cleanup(struct agent_shelf *s)
 {
 	agent_shelf_nvme_free(s->nvme);

@@ -58,6 +58,8 @@ int agent_shelf_nvme_init(struct agent_shelf *s, const char *spec, const char *b
 			  aq_msg *msg);
 /* The nvmeof backend's state (NULL ok): stops its lease threads. */
 void agent_shelf_nvme_free(struct agent_shelf_nvme *n);
+/* The nvmeof backend's agent_shelf_quit (n not NULL). */
+void agent_shelf_nvme_quit(struct agent_shelf_nvme *n);
 /* What the shelf is, as the status report tells aquiferd (which matches it
  * to a /v1/shelves resource, srv_shelfio.h): backend "directory" or
  * "nvmeof"; for nvmeof the transport ("tcp", "rdma") and the subsystem
@@ -66,5 +68,8 @@ void agent_shelf_describe(const struct agent_shelf *s, const char **backend, con
 			  const char **nqn);
 /* Frees what an init allocated (volumes stay mounted: a restart serves on). */
 void agent_shelf_cleanup(struct agent_shelf *s);
+/* The agent is stopping: an attach waiting for another node's lease gives
+ * up (agent_shelf_lease_quit); nothing else changes. Any thread. */
+void agent_shelf_quit(struct agent_shelf *s);
 
 #endif

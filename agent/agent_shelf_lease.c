@@ -49,6 +49,7 @@ struct agent_shelf_leases {
 	pthread_mutex_t mu;
 	pthread_t renewer, watcher;
 	int threads, stop;
+	int quit; /* the process is stopping: takers waiting for a lease give up */
 	struct lease_ent *ents[LEASE_MAX];
 };
 
@@ -309,8 +310,20 @@ int agent_shelf_lease_held(struct agent_shelf_leases *ls, const char *fsid)
 	return ok;
 }
 
-/* The acquire loop (blocking): agent_lease_acquire_step against the namespace. */
-static int lease_acquire(struct lease_ent *e, uint8_t *buf, const char *dev)
+static int lease_quitting(struct agent_shelf_leases *ls)
+{
+	int q;
+
+	pthread_mutex_lock(&ls->mu);
+	q = ls->quit;
+	pthread_mutex_unlock(&ls->mu);
+	return q;
+}
+
+/* The acquire loop (blocking): agent_lease_acquire_step against the
+ * namespace; -ECANCELED once agent_shelf_lease_quit was called (its waits
+ * are slept in slices of at most WATCH_MS to see that). */
+static int lease_acquire(struct agent_shelf_leases *ls, struct lease_ent *e, uint8_t *buf, const char *dev)
 {
 	uint64_t start = lease_now(), limit = 3ull * e->l.timeout_ms + e->l.settle_ms;
 	unsigned wait = 0;
@@ -334,8 +347,28 @@ static int lease_acquire(struct lease_ent *e, uint8_t *buf, const char *dev)
 				 e->fsid, (unsigned long long)e->l.seen.owner, e->l.seen.name);
 			return -EBUSY;
 		}
-		lease_sleep(wait);
+		for (;;) {
+			unsigned slice = wait < WATCH_MS ? wait : WATCH_MS;
+
+			if (lease_quitting(ls)) {
+				UT_WARN("agent_shelf", NULL, "volume %s: stopping: no longer waiting for %s's lease", e->fsid,
+					dev);
+				return -ECANCELED;
+			}
+			lease_sleep(slice);
+			if ((wait -= slice) == 0)
+				break;
+		}
 	}
+}
+
+void agent_shelf_lease_quit(struct agent_shelf_leases *ls)
+{
+	if (!ls)
+		return;
+	pthread_mutex_lock(&ls->mu);
+	ls->quit = 1;
+	pthread_mutex_unlock(&ls->mu);
 }
 
 int agent_shelf_lease_take(struct agent_shelf_leases *ls, const char *fsid, const char *dev, const uint8_t id[16],
@@ -361,7 +394,7 @@ int agent_shelf_lease_take(struct agent_shelf_leases *ls, const char *fsid, cons
 		rc = e->fd;
 		goto out;
 	}
-	if ((rc = lease_acquire(e, buf, dev)) != 0) {
+	if ((rc = lease_acquire(ls, e, buf, dev)) != 0) {
 		if (rc == -EPROTO || rc == -EXDEV)
 			UT_ERROR("agent_shelf", NULL, "volume %s: %s holds %s at %lld, not its lease: refused", fsid, dev,
 				 rc == -EPROTO ? "something else" : "another volume's lease", (long long)e->off);

@@ -44,6 +44,10 @@ int agent_shelf_lease_fits(const char *dev, uint64_t *blocks);
  * lease timeouts). Taking a lease this node holds is a no-op. */
 int agent_shelf_lease_take(struct agent_shelf_leases *ls, const char *fsid, const char *dev, const uint8_t id[16],
 			   const char *mp);
+/* The process is stopping (NULL ok): a take waiting for another node's
+ * record gives up at once with -ECANCELED, and every later one too, so a
+ * SIGTERM never waits up to 3 lease timeouts behind an attach. */
+void agent_shelf_lease_quit(struct agent_shelf_leases *ls);
 /* Is fsid's lease held and valid now? */
 int agent_shelf_lease_held(struct agent_shelf_leases *ls, const char *fsid);
 /* Give it back once mp is unmounted (a FREE record: a taker need not wait). */

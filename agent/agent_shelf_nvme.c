@@ -626,6 +626,11 @@ out:
 	return rc;
 }
 
+void agent_shelf_nvme_quit(struct agent_shelf_nvme *n)
+{
+	agent_shelf_lease_quit(n->leases);
+}
+
 void agent_shelf_nvme_free(struct agent_shelf_nvme *n)
 {
 	if (!n)
