@@ -8,11 +8,15 @@
  * its read and its write: its late write is overwritten), two takers
  * racing, a release, a restart of the same node, foreign bytes refused. */
 #include "agent/agent_lease.h"
+#include "agent/agent_shelf_lease.h"
 
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/lib/aqt.h"
@@ -484,6 +488,80 @@ START_TEST(test_timeout)
 }
 END_TEST
 
+/* The shelf layer over a loop device: a take watching another node's live
+ * record gives up at once when the agent stops (agent_shelf_lease_quit),
+ * rather than after a lease timeout or three. Needs root and a loop
+ * device (as the snapshot suites do); says so and checks nothing without. */
+struct take_arg {
+	struct agent_shelf_leases *ls;
+	const char *dev;
+	int rc;
+};
+
+static void *take_thread(void *p)
+{
+	struct take_arg *t = p;
+
+	t->rc = agent_shelf_lease_take(t->ls, "00aa", t->dev, VOL, "/nonexistent/aq-lease-mp");
+	return NULL;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+START_TEST(test_quit_stops_a_taker)
+{
+	char img[] = "/tmp/aq_lease_img_XXXXXX", cmd[256], dev[64] = "";
+	struct agent_lease_rec r = { .state = AGENT_LEASE_HELD, .owner = B_ID, .gen = 1, .counter = 5,
+				     .timeout_ms = 5000, .name = "node-b" };
+	uint8_t buf[AGENT_LEASE_REC];
+	struct take_arg t = { .rc = 1 };
+	pthread_t th;
+	double t0, took;
+	FILE *f;
+	int fd = mkstemp(img);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 16 << 20), 0);
+	memcpy(r.id, VOL, 16);
+	agent_lease_encode(&r, buf);
+	ck_assert_int_eq(pwrite(fd, buf, sizeof(buf), agent_lease_offset(16 << 20)), (ssize_t)sizeof(buf));
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "losetup -f --show %s 2>/dev/null", img);
+	if ((f = popen(cmd, "r"))) {
+		if (!fgets(dev, sizeof(dev), f))
+			dev[0] = '\0';
+		pclose(f);
+	}
+	dev[strcspn(dev, "\n")] = '\0';
+	if (!dev[0]) {
+		fprintf(stderr, "test_quit_stops_a_taker: no loop device (not root?): nothing checked\n");
+		unlink(img);
+		return;
+	}
+	t.ls = agent_shelf_lease_new(A_ID, "node-a", 5000, NULL, NULL);
+	t.dev = dev;
+	ck_assert_ptr_nonnull(t.ls);
+	t0 = mono_s();
+	ck_assert_int_eq(pthread_create(&th, NULL, take_thread, &t), 0);
+	usleep(500 * 1000); /* the taker reads B's record and watches it */
+	agent_shelf_lease_quit(t.ls);
+	pthread_join(th, NULL);
+	took = mono_s() - t0;
+	agent_shelf_lease_free(t.ls);
+	snprintf(cmd, sizeof(cmd), "losetup -d %s", dev);
+	ck_assert_int_eq(system(cmd), 0);
+	unlink(img);
+	ck_assert_int_eq(t.rc, -ECANCELED);
+	ck_assert_msg(took < 2.5, "the taker gave up %.2f s after it began (quit at 0.5 s; B's lease times out at 5 s)", took);
+}
+END_TEST
+
 static Suite *lease_suite(void)
 {
 	Suite *s = suite_create("agent_lease");
@@ -500,6 +578,7 @@ static Suite *lease_suite(void)
 	tcase_add_test(tc, test_release_restart);
 	tcase_add_test(tc, test_foreign);
 	tcase_add_test(tc, test_timeout);
+	tcase_add_test(tc, test_quit_stops_a_taker);
 	suite_add_tcase(s, tc);
 	return s;
 }
