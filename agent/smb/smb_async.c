@@ -420,8 +420,7 @@ void smb_async_cancel(struct smb_conn *c, const struct smb_wire_msg *m, bool enc
 		if (a->session_id == s->id && (async ? a->async_id == h->async_id : a->message_id == h->message_id))
 			break;
 	if (!a) {
-		if (!async)
-			smb_read_cancel(c, s, h->message_id); /* a READ a worker has (smb_read.c) */
+		smb_read_cancel(c, s, async, async ? h->async_id : h->message_id); /* a READ a worker has (smb_read.c) */
 		return;
 	}
 	async_reply(a, STATUS_CANCELLED, NULL, 0);

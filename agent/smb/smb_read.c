@@ -16,10 +16,14 @@
  * server's eventfd, like the lock waiters of smb_async.c) writes the header,
  * grants the credits (MS-SMB2 3.3.1.2: what the request asked, within
  * SMB_SRV_CREDITS_MAX; the charge is taken then too), signs or encrypts as
- * the session's other responses and queues it. The answer is the sync form:
- * no interim STATUS_PENDING is sent (MS-SMB2 3.3.4.2 makes it optional; see
- * agent/README.md for what that leaves open).
- * - CANCEL (by MessageId, from the request's session) of a job still queued
+ * the session's other responses and queues it. A job still unanswered
+ * SMB_READ_PENDING_MS after it was queued (smb_read_tick, each turn of the
+ * loop) gets the interim response (MS-SMB2 3.3.4.2: async, an AsyncId,
+ * STATUS_PENDING, the credits; unsigned), and its final answer is then async
+ * with CreditResponse 0, as Samba's aio READ after its 500 ms. A READ that
+ * ends sooner is answered in the sync form, with no interim at all.
+ * - CANCEL (by MessageId, or by AsyncId once the interim went; from the
+ *   request's session) of a job still queued
  *   answers STATUS_CANCELLED at once; of one a worker runs, when it ends.
  * - A connection that goes takes its queued jobs with it; running ones end
  *   unanswered (their open released if it was the last reference).
@@ -38,6 +42,7 @@
 
 #include "agent/smb/smb_srv_internal.h"
 #include "api/api_error.h"
+#include "util/ut_clock.h"
 #include "util/ut_log.h"
 
 struct smb_read_job {
@@ -52,6 +57,8 @@ struct smb_read_job {
 	uint32_t tree_id;
 	uint16_t credit_charge, credits_asked;
 	bool encrypted, cancelled;
+	uint64_t async_id;           /* nonzero once the interim STATUS_PENDING went */
+	uint64_t t0_ms;              /* CLOCK_MONOTONIC, when it was queued */
 	dev_t dev;
 	ino_t ino;
 	/* the worker's result */
@@ -245,6 +252,7 @@ uint32_t smb_read_queue(struct smb_req *r, struct smb_open *o, const struct smb_
 	j->credit_charge = r->m.hdr.credit_charge;
 	j->credits_asked = r->m.hdr.credits;
 	j->encrypted = r->encrypted;
+	j->t0_ms = ut_clock_mono_ns() / 1000000u;
 	j->dev = o->obj.st.st_dev;
 	j->ino = o->obj.st.st_ino;
 	pthread_mutex_lock(&p->mu);
@@ -308,8 +316,13 @@ static void read_reply(struct smb_read_job *j)
 	rh.credit_charge = j->credit_charge;
 	rh.status = status;
 	rh.command = SMB2_READ;
-	rh.credits = smb_dispatch_credits(c, j->credit_charge, j->credits_asked);
 	rh.flags = SMB2_FLAGS_SERVER_TO_REDIR;
+	if (j->async_id) { /* after an interim: async, its credits went with it (3.3.4.2) */
+		rh.flags |= SMB2_FLAGS_ASYNC_COMMAND;
+		rh.async_id = j->async_id;
+	} else {
+		rh.credits = smb_dispatch_credits(c, j->credit_charge, j->credits_asked);
+	}
 	rh.message_id = j->message_id;
 	rh.session_id = j->session_id;
 	rh.tree_id = j->tree_id;
@@ -331,6 +344,68 @@ static void read_reply(struct smb_read_job *j)
 	smb_conn_kick(c);
 }
 
+/* The interim response of j (MS-SMB2 3.3.4.2): async, STATUS_PENDING, the
+ * credits the request earns, an ERROR body; not signed, encrypted when the
+ * request was (loop thread). */
+static void read_interim(struct smb_read_job *j)
+{
+	struct smb_conn *c = j->c;
+	struct smb_sess *s = smb_sess_find(c, j->session_id);
+	struct smb_wire_hdr rh = { 0 };
+	struct ut_buf out;
+
+	if (!s || s->state != SMB_SESS_VALID || c->freeing)
+		return;
+	do
+		j->async_id = ++c->next_async;
+	while (j->async_id == 0);
+	rh.credit_charge = j->credit_charge;
+	rh.status = STATUS_PENDING;
+	rh.command = SMB2_READ;
+	rh.credits = smb_dispatch_credits(c, j->credit_charge, j->credits_asked);
+	rh.flags = SMB2_FLAGS_SERVER_TO_REDIR | SMB2_FLAGS_ASYNC_COMMAND;
+	rh.message_id = j->message_id;
+	rh.async_id = j->async_id;
+	rh.session_id = j->session_id;
+	ut_buf_init(&out, SMB2_HDR_LEN + 16);
+	smb_wire_hdr_encode(&out, &rh);
+	smb_wire_error_rsp_encode(&out);
+	if (out.err != AQ_OK)
+		c->closing = true;
+	else if (j->encrypted || s->encrypt)
+		smb_dispatch_send_encrypted(c, s, &out);
+	else
+		smb_conn_send(c, ut_buf_bytes(&out), out.len);
+	ut_buf_cleanup(&out);
+	smb_conn_kick(c);
+}
+
+void smb_read_tick(struct smb_srv *srv)
+{
+	struct smb_read_pool *p = srv->reads;
+	struct smb_read_job *late[64];
+	size_t n = 0;
+	uint64_t now = ut_clock_mono_ns() / 1000000u;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	for (int l = 0; l < 2; l++)
+		for (struct smb_read_job *j = l ? p->running : p->queue; j && n < 64; j = j->next)
+			if (j->c && !j->async_id && !j->cancelled && now - j->t0_ms >= SMB_READ_PENDING_MS)
+				late[n++] = j;
+	pthread_mutex_unlock(&p->mu);
+	/* a worker may move one to the done list meanwhile, but only this
+	 * thread frees jobs and answers them: the final answer comes after */
+	for (size_t i = 0; i < n; i++)
+		read_interim(late[i]);
+}
+
+bool smb_read_busy(const struct smb_srv *srv)
+{
+	return srv->reads && srv->reads_deferred != srv->reads_ended;
+}
+
 void smb_read_run(struct smb_srv *srv)
 {
 	struct smb_read_pool *p = srv->reads;
@@ -350,10 +425,20 @@ void smb_read_run(struct smb_srv *srv)
 		if (j->c)
 			read_reply(j);
 		read_job_free(j);
+		srv->reads_ended++;
 	}
 }
 
-bool smb_read_cancel(struct smb_conn *c, const struct smb_sess *s, uint64_t message_id)
+/* Whether a CANCEL of s on c (by AsyncId when async, else by MessageId) names j. */
+static bool read_named(const struct smb_read_job *j, const struct smb_conn *c, const struct smb_sess *s, bool async,
+		       uint64_t id)
+{
+	if (j->c != c || j->session_id != s->id)
+		return false;
+	return async ? j->async_id != 0 && j->async_id == id : j->message_id == id;
+}
+
+bool smb_read_cancel(struct smb_conn *c, const struct smb_sess *s, bool async, uint64_t id)
 {
 	struct smb_read_pool *p = c->srv->reads;
 	struct smb_read_job *j, *found = NULL;
@@ -363,14 +448,14 @@ bool smb_read_cancel(struct smb_conn *c, const struct smb_sess *s, uint64_t mess
 		return false;
 	pthread_mutex_lock(&p->mu);
 	for (struct smb_read_job *prev = NULL; (j = prev ? prev->next : p->queue); prev = j)
-		if (j->c == c && j->session_id == s->id && j->message_id == message_id) {
+		if (read_named(j, c, s, async, id)) {
 			read_unqueue(p, prev, j);
 			found = j;
 			queued = true;
 			break;
 		}
 	for (j = p->running; !found && j; j = j->next)
-		if (j->c == c && j->session_id == s->id && j->message_id == message_id)
+		if (read_named(j, c, s, async, id))
 			found = j;
 	if (found)
 		found->cancelled = true;
@@ -378,6 +463,7 @@ bool smb_read_cancel(struct smb_conn *c, const struct smb_sess *s, uint64_t mess
 	if (queued) { /* no worker has it: answered now */
 		read_reply(found);
 		read_job_free(found);
+		c->srv->reads_ended++;
 	}
 	return found != NULL;
 }
@@ -409,6 +495,7 @@ void smb_read_conn_gone(struct smb_conn *c)
 	while ((j = gone)) {
 		gone = j->next;
 		read_job_free(j);
+		c->srv->reads_ended++;
 	}
 }
 
@@ -430,6 +517,7 @@ void smb_read_stop(struct smb_srv *srv)
 	while ((j = p->queue)) {
 		p->queue = j->next;
 		read_job_free(j);
+		srv->reads_ended++;
 	}
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mu);

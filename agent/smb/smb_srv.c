@@ -463,7 +463,7 @@ static void *smb_srv_loop(void *arg)
 
 	while (!__atomic_load_n(&srv->stop, __ATOMIC_ACQUIRE)) {
 		struct epoll_event ev[64];
-		int i, n = epoll_wait(srv->epfd, ev, 64, 1000);
+		int i, n = epoll_wait(srv->epfd, ev, 64, smb_read_busy(srv) ? SMB_READ_TICK_MS : 1000);
 
 		for (i = 0; i < n; i++) {
 			struct smb_conn *c = ev[i].data.ptr;
@@ -497,6 +497,7 @@ static void *smb_srv_loop(void *arg)
 			}
 			smb_conn_update(c);
 		}
+		smb_read_tick(srv); /* READs a worker has for long get their interim response */
 		if (time(NULL) != swept) {
 			swept = time(NULL);
 			smb_srv_sweep(srv);

@@ -105,6 +105,8 @@
 #define SMB_READ_PER_FILE 2u       /* of them on one file at once */
 #define SMB_READ_QUEUE_MAX 1024u   /* READ jobs on the node; past it a READ is served on the loop */
 #define SMB_READ_FILE_MAX 64u      /* and of one file */
+#define SMB_READ_TICK_MS 100      /* the loop's turn while READ jobs are out */
+#define SMB_READ_PENDING_MS 500u   /* a READ unanswered this long gets its interim STATUS_PENDING (Samba's 500) */
 
 struct smb_async;
 struct smb_read_pool;
@@ -326,6 +328,7 @@ struct smb_srv {
 	struct smb_read_pool *reads; /* READs off the loop (smb_read.c), from the first */
 	uint64_t reads_deferred;     /* READs given to it (loop thread) */
 	uint64_t reads_inline;       /* READs that may block served on the loop: its caps were reached */
+	uint64_t reads_ended;        /* jobs answered or dropped (loop thread) */
 };
 
 /* One message of a frame being served. */
@@ -383,12 +386,16 @@ uint16_t smb_dispatch_credits(struct smb_conn *c, uint16_t charge, uint16_t aske
  *   STATUS_NO_MEMORY when a cap is reached or there is no pool: the caller
  *   reads on the loop.
  * run: the loop answers the jobs the workers finished (smb_async_run calls it).
- * cancel: a CANCEL of MessageId message_id of s on c: whether a job was it.
+ * tick: jobs unanswered SMB_READ_PENDING_MS get their interim response.
+ * busy: jobs are out (the loop then turns every SMB_READ_TICK_MS).
+ * cancel: a CANCEL of s on c, by AsyncId (async) or MessageId: whether a job was it.
  * conn_gone: c is going: its queued jobs go, running ones end unanswered.
  * stop: join the workers, free every job (connections already gone). */
 uint32_t smb_read_queue(struct smb_req *r, struct smb_open *o, const struct smb_wire_read_req *q);
 void smb_read_run(struct smb_srv *srv);
-bool smb_read_cancel(struct smb_conn *c, const struct smb_sess *s, uint64_t message_id);
+void smb_read_tick(struct smb_srv *srv);
+bool smb_read_busy(const struct smb_srv *srv);
+bool smb_read_cancel(struct smb_conn *c, const struct smb_sess *s, bool async, uint64_t id);
 void smb_read_conn_gone(struct smb_conn *c);
 void smb_read_stop(struct smb_srv *srv);
 /* smb_srv.c */

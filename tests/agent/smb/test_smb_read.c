@@ -11,6 +11,10 @@
  *   completes with the right bytes (the open's descriptor outlived the CLOSE);
  * - the connection dropped during a READ: the read ends unanswered, nothing
  *   leaks (ASan);
+ * - a READ still running SMB_READ_PENDING_MS after it came gets one interim
+ *   STATUS_PENDING (async, AsyncId, its credit, unsigned), then its final
+ *   answer async with CreditResponse 0; CANCEL by that AsyncId ends it
+ *   STATUS_CANCELLED;
  * - one stalled file takes at most SMB_READ_PER_FILE workers: the rest of
  *   its READs queue while another file's READ passes them; CANCEL of a
  *   queued one answers STATUS_CANCELLED at once; the others then complete.
@@ -231,16 +235,23 @@ static int rsp_wait(struct smbt_conn *tc, struct rsp *r, double within)
 	return smbt_recv(tc, r->buf, sizeof(r->buf), &r->len, &r->h, &r->sig_ok);
 }
 
-/* r is the successful sync answer to mid with len bytes of name's data from off. */
-static void rsp_check_data(const struct rsp *r, uint64_t mid, const char *name, uint64_t off, uint32_t len)
+/* r is the successful answer to mid (aid 0: sync; else the final async one
+ * after that interim) with len bytes of name's data from off. */
+static void rsp_check_data_async(const struct rsp *r, uint64_t mid, uint64_t aid, const char *name, uint64_t off,
+				 uint32_t len)
 {
 	const uint8_t *b = r->buf + SMB2_HDR_LEN;
 	uint32_t doff, dlen;
 
-	smbt_check_sync(&r->h, mid, STATUS_SUCCESS);
+	if (aid) {
+		smbt_check_final(&r->h, SMB2_READ, mid, aid, STATUS_SUCCESS);
+		ck_assert_uint_eq(r->h.credits, 0); /* they went with the interim */
+	} else {
+		smbt_check_sync(&r->h, mid, STATUS_SUCCESS);
+		ck_assert_uint_eq(r->h.credits, 1); /* what the request asked */
+	}
 	ck_assert_uint_eq(r->h.command, SMB2_READ);
 	ck_assert(r->sig_ok);
-	ck_assert_uint_eq(r->h.credits, 1); /* what the request asked */
 	ck_assert_uint_eq(smb_wire_get_u16(b), 17);
 	doff = b[2];
 	dlen = smb_wire_get_u32(b + 4);
@@ -250,6 +261,72 @@ static void rsp_check_data(const struct rsp *r, uint64_t mid, const char *name, 
 		if (r->buf[doff + i] != pattern(name, off + i))
 			ck_abort_msg("byte %u of %s at %llu differs", i, name, (unsigned long long)off);
 }
+
+static void rsp_check_data(const struct rsp *r, uint64_t mid, const char *name, uint64_t off, uint32_t len)
+{
+	rsp_check_data_async(r, mid, 0, name, off, len);
+}
+
+/* The loop's turns (the interim tick included) for `s` seconds; whether tc got an answer. */
+static int turn_for(struct smbt_conn *tc, struct rsp *r, double s)
+{
+	double end = now_s() + s;
+
+	do {
+		smb_read_tick(srv);
+		if (smbt_recv(tc, r->buf, sizeof(r->buf), &r->len, &r->h, &r->sig_ok))
+			return 1;
+		smbt_loop_turn(srv);
+		usleep(5000);
+	} while (now_s() < end);
+	return 0;
+}
+
+START_TEST(test_interim_after_threshold)
+{
+	struct smbt_conn a;
+	struct rsp r;
+	uint64_t fa, m1, m2, a1, a2;
+	double t0;
+
+	setup();
+	stub.stall_ino = stub.cold_ino[0] = file_make("stalled");
+	smbt_conn_export(&a, srv, &ts, 1, 0);
+	fa = open_file(&a, "stalled");
+	t0 = now_s();
+	m1 = read_send(&a, fa, 0, READ_LEN);
+	m2 = read_send(&a, fa, READ_LEN, READ_LEN);
+	stub_wait_inside(2);
+	/* nothing before the threshold (less the time the checks took) */
+	ck_assert_int_eq(turn_for(&a, &r, SMB_READ_PENDING_MS / 1000.0 - (now_s() - t0) - 0.1), 0);
+	/* then one interim each: async, an AsyncId, the credit, unsigned */
+	a1 = a2 = 0;
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(turn_for(&a, &r, 1.0), 1);
+		ck_assert(r.h.message_id == m1 || r.h.message_id == m2);
+		*(r.h.message_id == m1 ? &a1 : &a2) = smbt_check_pending(&r.h, r.h.message_id);
+		ck_assert_uint_eq(r.h.credits, 1);
+		ck_assert(!(r.h.flags & SMB2_FLAGS_SIGNED));
+	}
+	ck_assert(a1 && a2 && a1 != a2);
+	ck_assert_int_eq(turn_for(&a, &r, 0.3), 0); /* once */
+	/* CANCEL by AsyncId of a running one: CANCELLED when it ends */
+	smbt_cancel(&a, true, a2);
+	stub_release();
+	ck_assert_int_eq(rsp_wait(&a, &r, 3.0), 1);
+	if (r.h.message_id == m2) {
+		smbt_check_final(&r.h, SMB2_READ, m2, a2, STATUS_CANCELLED);
+		ck_assert_int_eq(rsp_wait(&a, &r, 3.0), 1);
+		rsp_check_data_async(&r, m1, a1, "stalled", 0, READ_LEN);
+	} else {
+		rsp_check_data_async(&r, m1, a1, "stalled", 0, READ_LEN);
+		ck_assert_int_eq(rsp_wait(&a, &r, 3.0), 1);
+		smbt_check_final(&r.h, SMB2_READ, m2, a2, STATUS_CANCELLED);
+	}
+	ck_assert(r.sig_ok);
+	teardown();
+}
+END_TEST
 
 START_TEST(test_stalled_and_hot)
 {
@@ -407,6 +484,7 @@ int main(void)
 	tcase_add_test(tc, test_close_during_read);
 	tcase_add_test(tc, test_conn_dropped_during_read);
 	tcase_add_test(tc, test_per_file_cap_and_cancel);
+	tcase_add_test(tc, test_interim_after_threshold);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
