@@ -3,8 +3,9 @@
  * command table's handler type and the NTSTATUS values it answers.
  *
  * Threads: everything below struct smb_srv is touched only by the server's
- * loop thread, except srv->cfg (cfg_lock) and the released-QoS list
- * (rel_lock, written by the store's QoS timer).
+ * loop thread, except srv->cfg (cfg_lock), the released-QoS list
+ * (rel_lock, written by the store's QoS timer) and the read pool's lists
+ * (smb_read.c: its workers read a copy of an open's vol_obj, never the open).
  */
 #ifndef AQ_AGENT_SMB_SRV_INTERNAL_H
 #define AQ_AGENT_SMB_SRV_INTERNAL_H
