@@ -2,10 +2,10 @@
  * (agent/smb/smb_read.c) through the server's own dispatcher
  * (smb_harness.h). A cold tier stub on the store marks files cold (so the
  * loop's vol_read_nowait refuses them) and holds the reads of one "stalled"
- * file in the stub until the test lets them go (or 4 s pass: a server that
+ * file in the stub until the test lets them go (or 8 s pass: a server that
  * still read on the loop fails the checks instead of hanging).
  * - while a READ of the stalled file waits, another connection's READ of a
- *   hot file, and of a cold file not stalled, is answered within 1 s; the
+ *   hot file, and of a cold file not stalled, is answered within 2 s; the
  *   stalled one then completes, signed, with its credits and the right bytes;
  * - CLOSE of the open during its READ is answered at once; the READ still
  *   completes with the right bytes (the open's descriptor outlived the CLOSE);
@@ -38,7 +38,7 @@
 #define ALL_ACCESS 0x001F01FFu
 #define FILE_LEN (256u << 10)
 #define READ_LEN (16u << 10)
-#define STUB_HOLD_S 4
+#define STUB_HOLD_S 8
 
 static struct aqt_store ts;
 static struct smb_srv *srv;
@@ -135,10 +135,10 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Wait (up to 3 s) until the stub holds n reads. */
+/* Wait (up to 5 s) until the stub holds n reads. */
 static void stub_wait_inside(unsigned n)
 {
-	double end = now_s() + 3;
+	double end = now_s() + 5;
 
 	while (stub_get(&stub.inside) < n && now_s() < end)
 		usleep(2000);
@@ -302,7 +302,7 @@ START_TEST(test_interim_after_threshold)
 	/* then one interim each: async, an AsyncId, the credit, unsigned */
 	a1 = a2 = 0;
 	for (int i = 0; i < 2; i++) {
-		ck_assert_int_eq(turn_for(&a, &r, 1.0), 1);
+		ck_assert_int_eq(turn_for(&a, &r, 3.0), 1);
 		ck_assert(r.h.message_id == m1 || r.h.message_id == m2);
 		*(r.h.message_id == m1 ? &a1 : &a2) = smbt_check_pending(&r.h, r.h.message_id);
 		ck_assert_uint_eq(r.h.credits, 1);
@@ -313,14 +313,14 @@ START_TEST(test_interim_after_threshold)
 	/* CANCEL by AsyncId of a running one: CANCELLED when it ends */
 	smbt_cancel(&a, true, a2);
 	stub_release();
-	ck_assert_int_eq(rsp_wait(&a, &r, 3.0), 1);
+	ck_assert_int_eq(rsp_wait(&a, &r, 5.0), 1);
 	if (r.h.message_id == m2) {
 		smbt_check_final(&r.h, SMB2_READ, m2, a2, STATUS_CANCELLED);
-		ck_assert_int_eq(rsp_wait(&a, &r, 3.0), 1);
+		ck_assert_int_eq(rsp_wait(&a, &r, 5.0), 1);
 		rsp_check_data_async(&r, m1, a1, "stalled", 0, READ_LEN);
 	} else {
 		rsp_check_data_async(&r, m1, a1, "stalled", 0, READ_LEN);
-		ck_assert_int_eq(rsp_wait(&a, &r, 3.0), 1);
+		ck_assert_int_eq(rsp_wait(&a, &r, 5.0), 1);
 		smbt_check_final(&r.h, SMB2_READ, m2, a2, STATUS_CANCELLED);
 	}
 	ck_assert(r.sig_ok);
@@ -350,21 +350,21 @@ START_TEST(test_stalled_and_hot)
 	/* the other connection is served meanwhile: a hot file and a cold one */
 	t0 = now_s();
 	mh = read_send(&b, fh, 100, READ_LEN);
-	ck_assert_int_eq(rsp_wait(&b, &r, 1.0), 1);
+	ck_assert_int_eq(rsp_wait(&b, &r, 2.0), 1);
 	rsp_check_data(&r, mh, "hot", 100, READ_LEN);
 	mc = read_send(&b, fc, 8192, READ_LEN);
-	ck_assert_int_eq(rsp_wait(&b, &r, 1.0), 1);
+	ck_assert_int_eq(rsp_wait(&b, &r, 2.0), 1);
 	rsp_check_data(&r, mc, "cold", 8192, READ_LEN);
-	ck_assert(now_s() - t0 < 1.0);
+	ck_assert(now_s() - t0 < 2.0); /* the stalled read is held for STUB_HOLD_S */
 	ck_assert_uint_eq(stub_get(&stub.inside), 1); /* still held */
 	ck_assert_int_eq(smbt_recv(&a, r.buf, sizeof(r.buf), &r.len, &r.h, NULL), 0);
 	stub_release();
-	ck_assert_int_eq(rsp_wait(&a, &r, 3.0), 1);
+	ck_assert_int_eq(rsp_wait(&a, &r, 5.0), 1);
 	rsp_check_data(&r, mid, "stalled", 4096, READ_LEN);
 	ck_assert_uint_ge(srv->reads_deferred, 2); /* the stalled and the cold one went to a worker */
 	/* past the end: END_OF_FILE, through a worker too */
 	mid = read_send(&a, fa, FILE_LEN + 10, READ_LEN);
-	ck_assert_int_eq(rsp_wait(&a, &r, 3.0), 1);
+	ck_assert_int_eq(rsp_wait(&a, &r, 5.0), 1);
 	smbt_check_sync(&r.h, mid, STATUS_END_OF_FILE);
 	teardown();
 }
@@ -385,11 +385,11 @@ START_TEST(test_close_during_read)
 	ck_assert_uint_eq(smbl_close(&a, fa), STATUS_SUCCESS); /* answered at once */
 	ck_assert_ptr_null(a.s->opens);
 	stub_release();
-	ck_assert_int_eq(rsp_wait(&a, &r, 3.0), 1);
+	ck_assert_int_eq(rsp_wait(&a, &r, 5.0), 1);
 	rsp_check_data(&r, mid, "stalled", 0, READ_LEN);
 	/* the open is gone for the client */
 	mid = read_send(&a, fa, 0, READ_LEN);
-	ck_assert_int_eq(rsp_wait(&a, &r, 1.0), 1);
+	ck_assert_int_eq(rsp_wait(&a, &r, 2.0), 1);
 	smbt_check_sync(&r.h, mid, STATUS_FILE_CLOSED);
 	teardown();
 }
@@ -414,14 +414,14 @@ START_TEST(test_conn_dropped_during_read)
 	stub_wait_inside(SMB_READ_PER_FILE);
 	smb_conn_free(a.c);
 	stub_release();
-	end = now_s() + 3;
+	end = now_s() + 5;
 	while (stub_get(&stub.ended) < SMB_READ_PER_FILE && now_s() < end)
 		usleep(2000);
 	ck_assert_uint_eq(stub_get(&stub.ended), SMB_READ_PER_FILE); /* the queued one never ran */
 	smbt_loop_turn(srv); /* the ended jobs find no connection */
 	/* the other connection's open of the file reads on */
 	mid = read_send(&b, fb, 0, READ_LEN);
-	ck_assert_int_eq(rsp_wait(&b, &r, 3.0), 1);
+	ck_assert_int_eq(rsp_wait(&b, &r, 5.0), 1);
 	rsp_check_data(&r, mid, "stalled", 0, READ_LEN);
 	teardown();
 }
@@ -450,16 +450,16 @@ START_TEST(test_per_file_cap_and_cancel)
 	ck_assert_uint_eq(stub_get(&stub.max_inside), SMB_READ_PER_FILE);
 	/* another file's READ passes the stalled file's queue */
 	mc = read_send(&b, fc, 0, READ_LEN);
-	ck_assert_int_eq(rsp_wait(&b, &r, 1.0), 1);
+	ck_assert_int_eq(rsp_wait(&b, &r, 2.0), 1);
 	rsp_check_data(&r, mc, "cold", 0, READ_LEN);
 	/* CANCEL of a queued one (the last sent) is answered now */
 	smbt_cancel(&a, false, mids[5]);
-	ck_assert_int_eq(rsp_wait(&a, &r, 1.0), 1);
+	ck_assert_int_eq(rsp_wait(&a, &r, 2.0), 1);
 	smbt_check_sync(&r.h, mids[5], STATUS_CANCELLED);
 	ck_assert(r.sig_ok);
 	seen[5] = true;
 	stub_release();
-	while (answered < 5 && rsp_wait(&a, &r, 3.0) == 1) {
+	while (answered < 5 && rsp_wait(&a, &r, 5.0) == 1) {
 		unsigned i = (unsigned)(r.h.message_id - mids[0]);
 
 		ck_assert_uint_lt(i, 5);
