@@ -419,8 +419,10 @@ void smb_async_cancel(struct smb_conn *c, const struct smb_wire_msg *m, bool enc
 	for (a = c->pending; a; a = a->next)
 		if (a->session_id == s->id && (async ? a->async_id == h->async_id : a->message_id == h->message_id))
 			break;
-	if (!a)
+	if (!a) {
+		smb_read_cancel(c, s, async, async ? h->async_id : h->message_id); /* a READ a worker has (smb_read.c) */
 		return;
+	}
 	async_reply(a, STATUS_CANCELLED, NULL, 0);
 	async_free(a);
 }
@@ -474,6 +476,7 @@ void smb_async_run(struct smb_srv *srv)
 {
 	if (!__atomic_exchange_n(&srv->async_woken, 0, __ATOMIC_ACQ_REL))
 		return;
+	smb_read_run(srv); /* READs the workers finished (their wake set the flag too) */
 	smb_durable_run(srv); /* first: a kept durable open whose break waits closes, its breaker goes on */
 	for (struct smb_conn *c = srv->conns; c; c = c->next) {
 		bool sent = false;

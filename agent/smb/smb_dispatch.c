@@ -175,13 +175,29 @@ static uint32_t smb_check(struct smb_req *r, unsigned flags)
 	return STATUS_SUCCESS;
 }
 
+uint16_t smb_dispatch_credits(struct smb_conn *c, uint16_t charge, uint16_t asked)
+{
+	uint16_t grant = asked ? asked : 1;
+
+	if (!charge)
+		charge = 1;
+	/* what the client asks, within what it may hold */
+	c->credits = c->credits > charge ? c->credits - charge : 0;
+	if (grant > SMB_SRV_CREDITS_MAX - c->credits)
+		grant = (uint16_t)(SMB_SRV_CREDITS_MAX - c->credits);
+	if (grant == 0 && c->credits == 0)
+		grant = 1;
+	c->credits += grant;
+	return grant;
+}
+
 /* Serve one message; its response (header and body) is appended to out. */
 static void smb_serve_msg(struct smb_req *r)
 {
 	const struct smb_wire_hdr *h = &r->m.hdr;
 	struct smb_wire_hdr rh = { 0 };
 	uint32_t status;
-	uint16_t charge = h->credit_charge ? h->credit_charge : 1, grant;
+	uint16_t charge = h->credit_charge, grant;
 	size_t body_at;
 
 	r->hdr_off = r->out->len;
@@ -207,14 +223,11 @@ static void smb_serve_msg(struct smb_req *r)
 		r->out->err = r->out->err == AQ_ETOOBIG ? AQ_OK : r->out->err;
 		smb_wire_error_rsp_encode(r->out);
 	}
-	/* credits: what the client asks, within what it may hold */
-	r->c->credits = r->c->credits > charge ? r->c->credits - charge : 0;
-	grant = h->credits ? h->credits : 1;
-	if (grant > SMB_SRV_CREDITS_MAX - r->c->credits)
-		grant = (uint16_t)(SMB_SRV_CREDITS_MAX - r->c->credits);
-	if (grant == 0 && r->c->credits == 0)
-		grant = 1;
-	r->c->credits += grant;
+	if (r->deferred) { /* a worker's READ: its answer (and credits) come when it ends (smb_read.c) */
+		r->out->len = r->hdr_off;
+		return;
+	}
+	grant = smb_dispatch_credits(r->c, charge, h->credits);
 	rh.credit_charge = h->credit_charge;
 	rh.status = status;
 	rh.command = h->command;
@@ -301,7 +314,7 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 	size_t offs[64], n = 0, i;
 	struct smb_sess *signer[64];
 	struct smb_chan *bind_chan[64];
-	bool sign[64], flag_signed[64], encrypted = false, cancels = false;
+	bool sign[64], flag_signed[64], encrypted = false, cancels = false, deferred = false;
 	struct smb_sess *last_sess = NULL;
 	struct smb_tree *last_tree = NULL;
 	uint32_t chain_err = STATUS_SUCCESS;
@@ -350,7 +363,8 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 	while ((rc = smb_wire_chain_next(&ch, &m)) == 1 && n < 64) {
 		bool rel = (m.hdr.flags & SMB2_FLAGS_RELATED_OPERATIONS) != 0;
 		struct smb_req r = { .c = c, .m = m, .out = &out, .encrypted = encrypted, .related = &related,
-				     .last = m.hdr.next_command == 0, .chained = rel };
+				     .last = m.hdr.next_command == 0, .chained = rel,
+				     .lone = n == 0 && !rel && m.hdr.next_command == 0 };
 
 		if (m.hdr.command == SMB2_CANCEL) { /* no response, no credit (3.3.5.16) */
 			if (c->negotiated)
@@ -369,6 +383,10 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 			chain_err = STATUS_SUCCESS;
 		}
 		smb_serve_msg(&r);
+		if (r.deferred) {
+			deferred = true;
+			continue;
+		}
 		if (m.hdr.command == SMB2_CREATE)
 			chain_err = (r.status & 0xC0000000u) == 0xC0000000u ? r.status : STATUS_SUCCESS;
 		offs[n] = r.hdr_off;
@@ -388,8 +406,8 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 		last_tree = r.tree;
 		n++;
 	}
-	if (rc == 0 && n == 0 && cancels)
-		goto out; /* only CANCELs: nothing to answer */
+	if (rc == 0 && n == 0 && (cancels || deferred))
+		goto out; /* only CANCELs, or a READ a worker answers: nothing to answer now */
 	if (rc < 0 || n == 0 || out.err != AQ_OK) {
 		if (rc < 0 || n == 0)
 			UT_INFO("smb_srv", NULL, "%s: malformed frame, connection closed", c->peer);

@@ -114,10 +114,9 @@ static void smb_durable_close(struct smb_open *o)
 	smb_lease_open_gone(o); /* a CREATE waiting on its break goes on */
 	smb_lock_open_gone(o);
 	vol_watch_remove(o->watch);
-	vol_obj_cleanup(&o->obj);
 	if (o->parent.fd >= 0 || o->parent.exp)
 		vol_obj_cleanup(&o->parent);
-	free(o);
+	smb_open_release(o);
 }
 
 /* Keep s's durable opens (off its list) for their owner; how many. */

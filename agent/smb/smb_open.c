@@ -129,9 +129,18 @@ void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing)
 	}
 	smb_lease_open_gone(o);
 	smb_lock_open_gone(o);
-	vol_obj_cleanup(&o->obj);
 	if (o->parent.fd >= 0 || o->parent.exp)
 		vol_obj_cleanup(&o->parent);
+	smb_open_release(o);
+}
+
+void smb_open_release(struct smb_open *o)
+{
+	if (o->nreads) { /* a worker reads its descriptor: the last READ job releases it */
+		o->released = true;
+		return;
+	}
+	vol_obj_cleanup(&o->obj);
 	free(o);
 }
 
@@ -514,7 +523,7 @@ uint32_t smb_open_read(struct smb_req *r)
 	struct smb_open *o;
 	size_t at, got = 0;
 	uint8_t *dst;
-	bool eof = false;
+	bool eof = false, nowait = r->lone;
 	uint32_t status;
 	int rc = 0;
 
@@ -532,11 +541,23 @@ uint32_t smb_open_read(struct smb_req *r)
 	at = r->out->len;
 	if (!(dst = ut_buf_put_zero(r->out, q.length)))
 		return STATUS_NO_MEMORY;
-	/* the store moves at most VOL_IO_MAX a call */
+	/* the store moves at most VOL_IO_MAX a call; a lone READ first tries
+	 * what needs no wait (page cache, not cold) and otherwise goes to a
+	 * worker (smb_read.c), unless its caps are reached */
 	while (got < q.length && !eof) {
 		size_t n = q.length - got < VOL_IO_MAX ? q.length - got : VOL_IO_MAX, one = 0;
+		uint8_t *to = ut_buf_bytes(r->out) + at + got;
 
-		rc = vol_read(&o->obj, &r->sess->cred, q.offset + got, ut_buf_bytes(r->out) + at + got, n, &one, &eof);
+		rc = nowait ? vol_read_nowait(&o->obj, &r->sess->cred, q.offset + got, to, n, &one, &eof)
+			    : vol_read(&o->obj, &r->sess->cred, q.offset + got, to, n, &one, &eof);
+		if (rc == -EAGAIN && nowait) {
+			nowait = false;
+			if (smb_read_queue(r, o, &q) == STATUS_PENDING) {
+				r->out->len = r->hdr_off;
+				return STATUS_PENDING;
+			}
+			continue; /* served here after all, with waits */
+		}
 		if (rc != 0 || one == 0)
 			break;
 		got += one;

@@ -150,6 +150,7 @@ void smb_conn_free(struct smb_conn *c)
 	size_t i;
 
 	c->freeing = true;      /* its waiting requests go unanswered */
+	smb_read_conn_gone(c);  /* first: its queued READs let go of their opens */
 	kept = smb_sess_conn_gone(c); /* a session with another channel lives on there, with its locks */
 	kept += smb_durable_conn_gone(c); /* durable opens stay, with their locks */
 	while (c->sessions)
@@ -462,7 +463,7 @@ static void *smb_srv_loop(void *arg)
 
 	while (!__atomic_load_n(&srv->stop, __ATOMIC_ACQUIRE)) {
 		struct epoll_event ev[64];
-		int i, n = epoll_wait(srv->epfd, ev, 64, 1000);
+		int i, n = epoll_wait(srv->epfd, ev, 64, smb_read_busy(srv) ? SMB_READ_TICK_MS : 1000);
 
 		for (i = 0; i < n; i++) {
 			struct smb_conn *c = ev[i].data.ptr;
@@ -496,6 +497,7 @@ static void *smb_srv_loop(void *arg)
 			}
 			smb_conn_update(c);
 		}
+		smb_read_tick(srv); /* READs a worker has for long get their interim response */
 		if (time(NULL) != swept) {
 			swept = time(NULL);
 			smb_srv_sweep(srv);
@@ -579,6 +581,7 @@ void smb_srv_stop(struct smb_srv *srv)
 	smb_srv_released(srv);
 	while (srv->conns)
 		smb_conn_free(srv->conns);
+	smb_read_stop(srv);
 	close(srv->lfd);
 	close(srv->epfd);
 	close(srv->evfd);
@@ -591,6 +594,7 @@ void smb_srv_free(struct smb_srv *srv)
 	if (!srv)
 		return;
 	smb_srv_stop(srv);
+	smb_read_stop(srv);      /* a harness's server has workers but was never started */
 	smb_durable_free_all(srv);
 	smb_cfg_clear(&srv->cfg);
 	free(srv->released);

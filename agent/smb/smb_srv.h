@@ -2,7 +2,9 @@
  * libaqsmb.a: direct TCP on one port, one epoll thread that reassembles
  * frames, runs each request against the volume store (agent/vol/vol.h) and
  * queues the reply, never blocking on a socket (a slow or silent client
- * stalls only its own connection). A reply goes to the socket at once from
+ * stalls only its own connection); a READ that would wait for the disk or
+ * the cold tier goes to a pool of 8 read threads (smb_read.c), started with
+ * the first one and joined by smb_srv_stop. A reply goes to the socket at once from
  * the buffer it was built in when nothing is queued before it (one
  * sendmsg, no copy); only what the socket does not take is queued. A busy
  * connection keeps the room of its last reply and of its output queue for

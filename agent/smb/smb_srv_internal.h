@@ -3,8 +3,9 @@
  * command table's handler type and the NTSTATUS values it answers.
  *
  * Threads: everything below struct smb_srv is touched only by the server's
- * loop thread, except srv->cfg (cfg_lock) and the released-QoS list
- * (rel_lock, written by the store's QoS timer).
+ * loop thread, except srv->cfg (cfg_lock), the released-QoS list
+ * (rel_lock, written by the store's QoS timer) and the read pool's lists
+ * (smb_read.c: its workers read a copy of an open's vol_obj, never the open).
  */
 #ifndef AQ_AGENT_SMB_SRV_INTERNAL_H
 #define AQ_AGENT_SMB_SRV_INTERNAL_H
@@ -101,8 +102,15 @@
 #define SMB_SESS_GONE_KEEP 4u      /* logged-off sessions kept per connection */
 #define SMB_SRV_RSP_IDLE_S 2 /* idle seconds after which a connection gives its reply room back */
 #define SMB_SRV_OUT_PAUSE (32u << 20) /* queued reply bytes past which reading pauses */
+#define SMB_READ_WORKERS 8u        /* threads serving READs that may block (smb_read.c) */
+#define SMB_READ_PER_FILE 2u       /* of them on one file at once */
+#define SMB_READ_QUEUE_MAX 1024u   /* READ jobs on the node; past it a READ is served on the loop */
+#define SMB_READ_FILE_MAX 64u      /* and of one file */
+#define SMB_READ_TICK_MS 100      /* the loop's turn while READ jobs are out */
+#define SMB_READ_PENDING_MS 500u   /* a READ unanswered this long gets its interim STATUS_PENDING (Samba's 500) */
 
 struct smb_async;
+struct smb_read_pool;
 
 struct smb_cfg {
 	struct smb_srv_share *shares;
@@ -162,6 +170,10 @@ struct smb_open {
 	char owner_project[API_INTENT_PROJECT_LEN + 1], owner_name[API_INTENT_SMB_USER_LEN + 1];
 	char share_name[API_INTENT_SHARE_LEN + 1];
 	struct timespec durable_until; /* CLOCK_MONOTONIC, while disconnected */
+	/* READs a worker has (smb_read.c): a freed open (released) stays until
+	 * the last one ends, with its descriptor */
+	unsigned nreads;
+	bool released;
 };
 
 struct smb_tree {
@@ -314,6 +326,10 @@ struct smb_srv {
 	uint64_t next_open;          /* FileIds, unique on the server: a durable open keeps its own */
 	uint64_t next_group;         /* cached-open groups (smb_lease.c, loop thread) */
 	int async_woken;             /* a waiter was woken (atomic: any thread) */
+	struct smb_read_pool *reads; /* READs off the loop (smb_read.c), from the first */
+	uint64_t reads_deferred;     /* READs given to it (loop thread) */
+	uint64_t reads_inline;       /* READs that may block served on the loop: its caps were reached */
+	uint64_t reads_ended;        /* jobs answered or dropped (loop thread) */
 };
 
 /* One message of a frame being served. */
@@ -342,6 +358,8 @@ struct smb_req {
 	bool chained;
 	uint32_t chain_err;
 	uint32_t status;             /* what smb_serve_msg answered */
+	bool lone;                   /* the only message of its frame: a READ may be deferred */
+	bool deferred;               /* a worker answers it (smb_read.c): nothing now */
 };
 
 typedef uint32_t (*smb_handler_fn)(struct smb_req *r);
@@ -359,6 +377,28 @@ void smb_dispatch_sign(struct smb_conn *c, struct smb_sess *s, struct ut_buf *ou
 void smb_dispatch_send_encrypted(struct smb_conn *c, struct smb_sess *s, const struct ut_buf *out);
 /* The signing algorithm of c's dialect and negotiate contexts (SMB2_SIGNING_*). */
 uint16_t smb_dispatch_sign_alg(const struct smb_conn *c);
+/* A response's CreditResponse (MS-SMB2 3.3.1.2): charge taken from c's
+ * credits, what the request asked granted within SMB_SRV_CREDITS_MAX (at
+ * least 1 when c would hold none). */
+uint16_t smb_dispatch_credits(struct smb_conn *c, uint16_t charge, uint16_t asked);
+/* smb_read.c: READs that may block, served by a worker pool.
+ * queue: r (a lone READ of o, checked) becomes a job: STATUS_PENDING and
+ *   r->deferred (nothing to answer now); STATUS_INSUFFICIENT_RESOURCES or
+ *   STATUS_NO_MEMORY when a cap is reached or there is no pool: the caller
+ *   reads on the loop.
+ * run: the loop answers the jobs the workers finished (smb_async_run calls it).
+ * tick: jobs unanswered SMB_READ_PENDING_MS get their interim response.
+ * busy: jobs are out (the loop then turns every SMB_READ_TICK_MS).
+ * cancel: a CANCEL of s on c, by AsyncId (async) or MessageId: whether a job was it.
+ * conn_gone: c is going: its queued jobs go, running ones end unanswered.
+ * stop: join the workers, free every job (connections already gone). */
+uint32_t smb_read_queue(struct smb_req *r, struct smb_open *o, const struct smb_wire_read_req *q);
+void smb_read_run(struct smb_srv *srv);
+void smb_read_tick(struct smb_srv *srv);
+bool smb_read_busy(const struct smb_srv *srv);
+bool smb_read_cancel(struct smb_conn *c, const struct smb_sess *s, bool async, uint64_t id);
+void smb_read_conn_gone(struct smb_conn *c);
+void smb_read_stop(struct smb_srv *srv);
 /* smb_srv.c */
 /* Write what c has queued and re-arm its epoll events (a reply sent outside its frame). */
 void smb_conn_kick(struct smb_conn *c);
@@ -411,6 +451,9 @@ uint32_t smb_open_read(struct smb_req *r);
 uint32_t smb_open_write(struct smb_req *r);
 uint32_t smb_open_flush(struct smb_req *r);
 void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing);
+/* The end of a freed open: its vol_obj and struct, now, or (o->nreads) by
+ * the last READ job of it. */
+void smb_open_release(struct smb_open *o);
 void smb_open_attrs(const struct smb_open *o, struct smb_wire_attrs *a);
 /* o's DOS attributes as the store keeps them (VOL_DOS_KEPT bits), or the
  * default of a file never given any (ARCHIVE; a directory: none). */

@@ -384,6 +384,14 @@ int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, voi
  * *buf is always the caller's to free(). */
 int vol_read_swap(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void **buf, size_t count,
 		  size_t *got, bool *eof);
+/* vol_read that never waits for the disk or the cold tier (an event loop's
+ * first try): -EAGAIN, with nothing read, when the range touches cold data,
+ * the file is a snapshot's, or a byte of it is not in the page cache
+ * (preadv2 RWF_NOWAIT; where the file system has no RWF_NOWAIT, always);
+ * then read it with vol_read on a thread that may wait. Otherwise as vol_read
+ * (VOL_IO_MAX a call). obj is not written (its st stays as it was). */
+int vol_read_nowait(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
+		    size_t *got, bool *eof);
 /* Zero-copy read: instead of copying, give the caller a descriptor to send
  * *n bytes from at off (sendfile/splice), with *eof. VOL_ECOLD: the range
  * touches data in the cold tier; read it with vol_read into a buffer. *fd must be closed by

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 int vol_access(struct vol_obj *obj, const struct vol_cred *cred, int mask, int *allowed)
@@ -343,6 +344,60 @@ int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, voi
 
 	if (rc == 0)
 		shelf_io_add(obj->exp->store, false, *got, t0);
+	return rc;
+}
+
+int vol_read_nowait(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
+		    size_t *got, bool *eof)
+{
+	const struct vol_store *s = obj->exp->store;
+	struct stat st;
+	uint64_t size;
+	size_t want, n = 0;
+	bool owned = false;
+	int fd, rc = 0;
+
+	*got = 0;
+	*eof = false;
+	if (S_ISDIR(obj->st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(obj->st.st_mode))
+		return -EINVAL;
+	fd = vol_iofd(obj, cred, false, &owned);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	size = (uint64_t)st.st_size;
+	want = off >= size ? 0 : (size - off < count ? (size_t)(size - off) : count);
+	/* a snapshot's file or a cold range: the tier reads it, and may wait */
+	if (want && s->tier && (obj->snap || s->tier->cold(s->tier_arg, obj->exp->cfg.fsid, &st, off, want) != 0)) {
+		rc = -EAGAIN;
+		goto out;
+	}
+	while (n < want) {
+		struct iovec iov = { .iov_base = (char *)buf + n, .iov_len = want - n };
+		ssize_t k = preadv2(fd, &iov, 1, (off_t)(off + n), RWF_NOWAIT);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) { /* not cached (EAGAIN), or no RWF_NOWAIT here: a worker reads it */
+			rc = errno == EAGAIN || errno == EOPNOTSUPP ? -EAGAIN : -errno;
+			goto out;
+		}
+		if (k == 0)
+			break; /* it shrank */
+		n += (size_t)k;
+	}
+	*got = n;
+	*eof = off + n >= size;
+	vol_ra_read(obj, fd, off, n);
+	shelf_io_add(obj->exp->store, false, n, 0);
+out:
+	if (owned)
+		close(fd);
 	return rc;
 }
 
