@@ -2,7 +2,8 @@
  * and the errno -> nfsstat3 mapping. Flags are checked centrally by nfs_srv:
  * NFS_F_MODIFIES procedures get NFS3ERR_ROFS on read-only exports before
  * their handler runs; NFS_F_NOT_IDEMPOTENT replies go to the duplicate
- * request cache. */
+ * request cache; NFS_F_RECALL ones (GETATTR, SETATTR, READ, WRITE) recall
+ * an NFSv4.1 write delegation of the file first and wait for its return. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -16,15 +17,16 @@
 #define NI NFS_F_NOT_IDEMPOTENT
 #define FH NFS_F_FH
 #define Q NFS_F_QUICK
+#define RC NFS_F_RECALL
 
 struct nfs3_none { char unused; };
 
 static const struct nfs_proc nfs3_procs[NFS3_NPROCS] = {
 	[NFS3_NULL] = P("NULL", nfs3_dec_void, nfs3_null, nfs3_enc_void, NULL, Q,
 			struct nfs3_none, struct nfs3_none),
-	[NFS3_GETATTR] = P("GETATTR", nfs3_dec_fh, nfs3_getattr, nfs3_enc_getattr, NULL, FH | Q,
+	[NFS3_GETATTR] = P("GETATTR", nfs3_dec_fh, nfs3_getattr, nfs3_enc_getattr, NULL, FH | Q | RC,
 			   struct nfs3_fh_args, struct nfs3_getattr_res),
-	[NFS3_SETATTR] = P("SETATTR", nfs3_dec_setattr, nfs3_setattr, nfs3_enc_wcc, NULL, FH | M,
+	[NFS3_SETATTR] = P("SETATTR", nfs3_dec_setattr, nfs3_setattr, nfs3_enc_wcc, NULL, FH | M | RC,
 			   struct nfs3_setattr_args, struct nfs3_wcc_res),
 	[NFS3_LOOKUP] = P("LOOKUP", nfs3_dec_dirop, nfs3_lookup, nfs3_enc_lookup, NULL, FH | Q,
 			  struct nfs3_dirop_args, struct nfs3_lookup_res),
@@ -32,9 +34,9 @@ static const struct nfs_proc nfs3_procs[NFS3_NPROCS] = {
 			  struct nfs3_access_args, struct nfs3_access_res),
 	[NFS3_READLINK] = P("READLINK", nfs3_dec_fh, nfs3_readlink, nfs3_enc_readlink, NULL, FH | Q,
 			    struct nfs3_fh_args, struct nfs3_readlink_res),
-	[NFS3_READ] = P("READ", nfs3_dec_read, nfs3_read, nfs3_enc_read, nfs3_free_read, FH | Q,
+	[NFS3_READ] = P("READ", nfs3_dec_read, nfs3_read, nfs3_enc_read, nfs3_free_read, FH | Q | RC,
 			struct nfs3_read_args, struct nfs3_read_res),
-	[NFS3_WRITE] = P("WRITE", nfs3_dec_write, nfs3_write, nfs3_enc_write, NULL, FH | M,
+	[NFS3_WRITE] = P("WRITE", nfs3_dec_write, nfs3_write, nfs3_enc_write, NULL, FH | M | RC,
 			 struct nfs3_write_args, struct nfs3_write_res),
 	[NFS3_CREATE] = P("CREATE", nfs3_dec_create, nfs3_create, nfs3_enc_create, NULL, FH | M | NI,
 			  struct nfs3_create_args, struct nfs3_create_res),

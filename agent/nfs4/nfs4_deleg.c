@@ -113,24 +113,50 @@ static bool cb_start(struct nfs4_srv *s, struct nfs_srv *nsrv)
 	return ok;
 }
 
+/* Whether c has an open of fh other than o (another open owner of it). */
+static bool other_open(const struct nfs4_client *c, const struct nfs4_open *o)
+{
+	for (const struct nfs4_open *x = c->opens; x; x = x->next)
+		if (x != o && x->kind == NFS4_ST_OPEN && x->access && x->fh.len == o->fh.len &&
+		    !memcmp(x->fh.data, o->fh.data, o->fh.len))
+			return true;
+	return false;
+}
+
+/* Whether c holds a write delegation (not revoked) on k. */
+static bool has_wdeleg(const struct nfs4_client *c, const struct vol_lock_key *k)
+{
+	for (const struct nfs4_open *o = c->opens; o; o = o->next)
+		if (o->kind == NFS4_ST_DELEG && o->dl && !o->dl->revoked && o->dl->lease.recall_on_access &&
+		    o->lkey.fsid == k->fsid && o->lkey.dev == k->dev && o->lkey.ino == k->ino)
+			return true;
+	return false;
+}
+
 bool nfs4_deleg_grant(struct nfs4_cx *cx, struct nfs4_open *o, const struct vol_lock_key *k, uint32_t access,
-		      uint32_t *why, struct nfs4_stateid *sid)
+		      bool write, uint32_t *why, struct nfs4_stateid *sid)
 {
 	struct nfs4_srv *s = cx->srv;
 	struct nfs4_client *c = o->clp;
 	struct nfs4_open *d = NULL;
 	struct nfs4_deleg *dl = NULL;
+	struct vol_lock_owner lo = nfs4_lock_owner(s, o);
 
 	*why = WND4_RESOURCE;
-	if (access != OPEN4_SHARE_ACCESS_READ || !back_session(c) || !s->store)
+	if ((!write && access != OPEN4_SHARE_ACCESS_READ) || !back_session(c) || !s->store)
 		return false;
 	*why = WND4_CONTENTION;
 	if (has_deleg(c, &o->fh))
 		return false;
-	/* nobody, this client's other opens included (another mount of it with
-	 * nosharecache caches apart), has it open for writing */
-	if (vol_lock_share_held(s->locks, k, 0, UINT64_MAX, VOL_SHARE_WRITE) ||
-	    vol_lease_breaking(s->store, k, 0))
+	/* read: nobody, this client's other opens included (another mount of it
+	 * with nosharecache caches apart), has it open for writing; write: no
+	 * other open at all, of any client or protocol (RFC 8881 10.4) */
+	if (!write && vol_lock_share_held(s->locks, k, 0, UINT64_MAX, VOL_SHARE_WRITE))
+		return false;
+	if (write && (vol_lock_share_held(s->locks, k, lo.proto, lo.client, VOL_SHARE_READ | VOL_SHARE_WRITE) ||
+		      other_open(c, o)))
+		return false;
+	if (vol_lease_breaking(s->store, k, 0))
 		return false;
 	*why = WND4_RESOURCE;
 	if (!cb_start(s, cx->call->srv))
@@ -145,6 +171,7 @@ bool nfs4_deleg_grant(struct nfs4_cx *cx, struct nfs4_open *o, const struct vol_
 	dl->lease.brk = deleg_brk;
 	dl->lease.arg = dl;
 	dl->lease.recall_on_open_w = true;
+	dl->lease.recall_on_access = write; /* any access of another client or protocol recalls it */
 	/* the store's waiters (NFSv3, SMB) wait for our revocation, never give
 	 * up before it: it comes a lease after the recall went out, which a
 	 * busy backchannel slot may delay by up to a lease; the store revokes
@@ -152,8 +179,9 @@ bool nfs4_deleg_grant(struct nfs4_cx *cx, struct nfs4_open *o, const struct vol_
 	dl->lease.revoke_ms = 2u * s->lease_s * 1000u + 5u * CB_TICK_MS;
 	d->dl = dl;
 	d->lkey = *k;
-	d->access = OPEN4_SHARE_ACCESS_READ; /* READ may use its stateid */
-	if (vol_lease_grant(s->store, &dl->lease, VOL_LEASE_R | VOL_LEASE_H) != 0)
+	/* READ (and, for a write delegation, WRITE) may use its stateid */
+	d->access = write ? OPEN4_SHARE_ACCESS_BOTH : OPEN4_SHARE_ACCESS_READ;
+	if (vol_lease_grant(s->store, &dl->lease, VOL_LEASE_R | VOL_LEASE_H | (write ? VOL_LEASE_W : 0)) != 0)
 		goto fail;
 	s->ndelegs++;
 	d->seqid = 1;
@@ -188,11 +216,26 @@ bool nfs4_deleg_conflict(struct nfs4_cx *cx, const struct vol_lock_key *k, bool 
 	 * own delegated reader; its WRITEs and SETATTRs then come under the
 	 * recalled open and need not */
 	pthread_mutex_lock(&cx->srv->mu);
-	if (!open_w && cx->sess && cx->sess->clp)
+	/* ... except its own write delegation: it holds no other delegation on
+	 * the file then, and its opens are made under it */
+	if (cx->sess && cx->sess->clp && (!open_w || has_wdeleg(cx->sess->clp, k)))
 		group = nfs4_deleg_group(cx->sess->clp);
 	pthread_mutex_unlock(&cx->srv->mu);
 	return vol_lease_contend(cx->call->store, k,
 				 open_w ? VOL_LEASE_OPEN_W : VOL_LEASE_R | VOL_LEASE_W, group);
+}
+
+bool nfs4_deleg_conflict_read(struct nfs4_cx *cx, const struct vol_lock_key *k)
+{
+	uint64_t group = 0;
+
+	if (!cx->call->store || !vol_lease_count(cx->call->store))
+		return false;
+	pthread_mutex_lock(&cx->srv->mu);
+	if (cx->sess && cx->sess->clp)
+		group = nfs4_deleg_group(cx->sess->clp);
+	pthread_mutex_unlock(&cx->srv->mu);
+	return vol_lease_contend(cx->call->store, k, VOL_LEASE_ACCESS, group);
 }
 
 void nfs4_deleg_release(struct nfs4_srv *s, struct nfs4_open *o)
@@ -398,7 +441,7 @@ static void deleg_revoke(struct nfs4_srv *s, struct nfs4_open *o, const char *wh
 {
 	struct nfs4_deleg *dl = o->dl;
 
-	UT_WARN("nfs4", NULL, "a read delegation was revoked: %s", why);
+	UT_WARN("nfs4", NULL, "a delegation was revoked: %s", why);
 	vol_lease_drop(dl->store, &dl->lease);
 	dl->revoked = true;
 	o->clp->nrevoked++;

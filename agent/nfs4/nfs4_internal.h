@@ -110,6 +110,7 @@ enum { OPEN4_SHARE_ACCESS_READ = 1, OPEN4_SHARE_ACCESS_WRITE = 2, OPEN4_SHARE_AC
        OPEN4_SHARE_ACCESS_WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL = 0x10000,
        OPEN4_SHARE_ACCESS_WANT_PUSH_DELEG_WHEN_UNCONTENDED = 0x20000 };
 /* open_delegation_type4 and why_no_delegation4 */
+enum { NFS_LIMIT_SIZE = 1, NFS_LIMIT_BLOCKS = 2 }; /* limit_by4 of nfs_space_limit4 */
 enum { OPEN_DELEGATE_NONE = 0, OPEN_DELEGATE_READ = 1, OPEN_DELEGATE_WRITE = 2, OPEN_DELEGATE_NONE_EXT = 3,
        WND4_NOT_WANTED = 0, WND4_CONTENTION = 1, WND4_RESOURCE = 2, WND4_NOT_SUPP_FTYPE = 3,
        WND4_WRITE_DELEG_NOT_SUPP_FTYPE = 4, WND4_NOT_SUPP_UPGRADE = 5, WND4_NOT_SUPP_DOWNGRADE = 6,
@@ -165,8 +166,9 @@ struct nfs4_session {
  * locks are in the store's table under nfs4_lock_owner()). */
 enum { NFS4_ST_OPEN = 0, NFS4_ST_LOCK = 1, NFS4_ST_DELEG = 2 };
 
-/* A read delegation (NFS4_ST_DELEG's state entry holds it): a grant of R|H
- * in the store's cached-open table, recalled when its brk is called. */
+/* A delegation (NFS4_ST_DELEG's state entry holds it): a grant of R|H (a
+ * read delegation) or R|W|H with recall_on_access (a write delegation) in
+ * the store's cached-open table, recalled when its brk is called. */
 struct nfs4_deleg {
 	struct vol_lease lease;      /* lease.arg: this */
 	struct nfs4_srv *srv;
@@ -308,19 +310,25 @@ uint32_t nfs4_open_find(struct nfs4_srv *s, struct nfs4_client *c, const struct 
 
 /* nfs4_deleg.c */
 /* After OPEN's share reservation of o (an open of the session's client
- * with access; k the file): a read delegation when it is safe, its stateid
- * in *sid; false: none, and why (WND4_CONTENTION: other opens write the
- * file, a break of it is under way, or the client holds one on it already;
- * WND4_RESOURCE: no working backchannel, an open for writing, or no room).
- * Under s->mu. */
+ * with access; k the file): a read delegation (write: a write delegation)
+ * when it is safe, its stateid in *sid; false: none, and why
+ * (WND4_CONTENTION: other opens write the file (write: any other open of
+ * it, of any client or protocol), a break of it is under way, or the client
+ * holds one on it already; WND4_RESOURCE: no working backchannel, a read
+ * delegation asked with an open for writing, or no room). Under s->mu. */
 bool nfs4_deleg_grant(struct nfs4_cx *cx, struct nfs4_open *o, const struct vol_lock_key *k, uint32_t access,
-		      uint32_t *why, struct nfs4_stateid *sid);
+		      bool write, uint32_t *why, struct nfs4_stateid *sid);
 /* Before a change of k's data or an open for writing by the session's
  * client: recall the delegations on it (open_w: an open for writing, a
  * REMOVE or RENAME: every client's, the caller's own too; else a WRITE or
  * a SETATTR of the size: other clients'); true while one is out (the
  * caller answers NFS4ERR_DELAY). Not under s->mu. */
 bool nfs4_deleg_conflict(struct nfs4_cx *cx, const struct vol_lock_key *k, bool open_w);
+/* Before a read of k's data or attributes (another client's OPEN for
+ * reading, READ, GETATTR of size or change): recall the write delegations
+ * of other clients on it; true while one is out (NFS4ERR_DELAY). Read
+ * delegations are left alone. Not under s->mu. */
+bool nfs4_deleg_conflict_read(struct nfs4_cx *cx, const struct vol_lock_key *k);
 /* The lease group of the session's client in the cached-open table. */
 uint64_t nfs4_deleg_group(const struct nfs4_client *c);
 /* Who a v4.1 WRITE or SETATTR is made by (vol_write_by): the session's
@@ -404,6 +412,9 @@ uint32_t nfs4_fattr_decode(struct xdr_cur *in, struct vol_sattr *sa, uint32_t se
 /* Write the attributes asked for (req, nreq words) of the object at f. */
 uint32_t nfs4_fattr_encode(struct nfs4_cx *cx, struct nfs4_fhc *f, const uint32_t *req, uint32_t nreq,
 			   struct ut_buf *out);
+/* Whether a GETATTR bitmap (req, n words) asks for what a write
+ * delegation's holder caches: change, size, space_used, time_modify. */
+bool nfs4_attr_of_data(const uint32_t *req, uint32_t n);
 /* fileid of an export's entry in the pseudo root. */
 uint64_t nfs4_pseudo_fileid(uint64_t fsid);
 

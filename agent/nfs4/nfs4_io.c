@@ -158,17 +158,26 @@ static bool want_valid(uint32_t access)
 	return want <= OPEN4_SHARE_ACCESS_WANT_CANCEL;
 }
 
-/* Whether the want lets OPEN try a read delegation; when not, why. */
-static bool open_wants_deleg(uint32_t want, uint32_t *why)
+/* Whether the want lets OPEN try a delegation, and which (*write: a write
+ * delegation: an open for writing with no preference or ANY, or WRITE_DELEG
+ * when the caller may write the file: may_write); when not, why. */
+static bool open_wants_deleg(uint32_t want, uint32_t access, bool may_write, bool *write, uint32_t *why)
 {
+	*write = false;
 	switch (want) {
 	case OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE:
-	case OPEN4_SHARE_ACCESS_WANT_READ_DELEG:
 	case OPEN4_SHARE_ACCESS_WANT_ANY_DELEG:
+		*write = (access & OPEN4_SHARE_ACCESS_WRITE) != 0;
+		return true;
+	case OPEN4_SHARE_ACCESS_WANT_READ_DELEG:
 		return true;
 	case OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG:
-		*why = WND4_WRITE_DELEG_NOT_SUPP_FTYPE; /* no write delegations (a read one is not what it asked) */
-		return false;
+		if (!may_write) {
+			*why = WND4_RESOURCE; /* it may not write the file: no write delegation */
+			return false;
+		}
+		*write = true;
+		return true;
 	case OPEN4_SHARE_ACCESS_WANT_NO_DELEG:
 		*why = WND4_NOT_WANTED;
 		return false;
@@ -176,6 +185,21 @@ static bool open_wants_deleg(uint32_t want, uint32_t *why)
 		*why = WND4_CANCELLED;
 		return false;
 	}
+}
+
+/* A write delegation's nfs_space_limit4 (RFC 8881 10.4.1): the file may
+ * grow to its size and the volume's free capacity, what the store would
+ * accept now, so the holder flushes before it could meet NFS4ERR_NOSPC on
+ * data it told its application was written. */
+static uint32_t open_space_limit(struct vol_obj *file, uint64_t *limit)
+{
+	struct vol_fsstat fs;
+	int rc;
+
+	if ((rc = vol_fsstat(file, &fs)) != 0)
+		return nfs4_status(rc);
+	*limit = (uint64_t)file->st.st_size + fs.abytes;
+	return NFS4_OK;
 }
 
 uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
@@ -186,7 +210,8 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	struct nfs4_stateid sid, dsid;
 	struct vol_lock_key k;
 	struct vol_fh fh;
-	bool deleg = false;
+	bool deleg = false, wdeleg = false, may_write;
+	uint64_t limit = 0;
 	uint32_t want, why = WND4_RESOURCE, access, deny, olen, opentype, how = 0, claim, nlen = 0, st = NFS4_OK, set[3] = { 0 };
 	const uint8_t *owner, *verf = NULL;
 	const char *name = NULL;
@@ -221,9 +246,10 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 		if (st == NFS4_OK)
 			st = nst;
 	} else if (claim == CLAIM_PREVIOUS) {
-		/* delegate_type: a read delegation held before is not given back
-		 * (the open is reclaimed, OPEN_DELEGATE_NONE); nothing else was given */
-		if (xdr_u32(in) > OPEN_DELEGATE_READ && !in->err)
+		/* delegate_type: a delegation held before is not given back (the
+		 * open is reclaimed, OPEN_DELEGATE_NONE; the client writes back what
+		 * it cached under a write one) */
+		if (xdr_u32(in) > OPEN_DELEGATE_WRITE && !in->err)
 			return NFS4ERR_RECLAIM_BAD;
 	} else if (claim == CLAIM_DELEG_CUR_FH) {
 		/* an open the client made under its delegation, told at the recall:
@@ -268,11 +294,13 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	}
 	if ((st = file_check(&file->st)) != NFS4_OK)
 		goto out;
+	may_write = cx->cur.access == VOL_ACCESS_RW;
 	if (!created) {
 		int mask = ((access & OPEN4_SHARE_ACCESS_READ) ? R_OK : 0) |
 			   ((access & OPEN4_SHARE_ACCESS_WRITE) ? W_OK : 0);
 
-		if ((rc = vol_access(file, &cx->cur.ecred, mask, &allowed)) != 0) {
+		/* W_OK asked too: whether WANT_WRITE_DELEG may be honoured */
+		if ((rc = vol_access(file, &cx->cur.ecred, mask | W_OK, &allowed)) != 0) {
 			st = nfs4_status(rc);
 			goto out;
 		}
@@ -280,6 +308,7 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 			st = NFS4ERR_ACCESS;
 			goto out;
 		}
+		may_write = may_write && (allowed & W_OK);
 	}
 	if ((rc = vol_fh_make(cx->call->store, file, &fh)) != 0) {
 		st = nfs4_status(rc);
@@ -288,10 +317,12 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	if ((st = nfs4_grace_record(cx, file)) != NFS4_OK) /* on the shelf before any state */
 		goto out;
 	vol_lock_key_of(file, &k);
-	if ((access & OPEN4_SHARE_ACCESS_WRITE) && nfs4_deleg_conflict(cx, &k, true)) {
+	if ((access & OPEN4_SHARE_ACCESS_WRITE) ? nfs4_deleg_conflict(cx, &k, true) : nfs4_deleg_conflict_read(cx, &k)) {
 		st = NFS4ERR_DELAY; /* another client's delegation is being recalled */
 		goto out;
 	}
+	if ((st = open_space_limit(file, &limit)) != NFS4_OK)
+		goto out;
 	pthread_mutex_lock(&cx->srv->mu);
 	if (!cx->srv->locks)
 		cx->srv->locks = vol_store_locks(cx->call->store);
@@ -300,8 +331,8 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	if (st == NFS4_OK) {
 		o->seqid++;
 		nfs4_open_stateid(cx->srv, o, &sid);
-		if (claim != CLAIM_PREVIOUS && open_wants_deleg(want, &why))
-			deleg = nfs4_deleg_grant(cx, o, &k, o->access, &why, &dsid);
+		if (claim != CLAIM_PREVIOUS && open_wants_deleg(want, o->access, may_write, &wdeleg, &why))
+			deleg = nfs4_deleg_grant(cx, o, &k, o->access, wdeleg, &why, &dsid);
 	} else if (o && fresh) {
 		nfs4_open_release(cx->srv, o); /* nothing granted */
 	}
@@ -317,9 +348,13 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 		memset(set, 0, sizeof(set));
 	nfs4_put_bitmap(cx->out, set, 3);
 	if (deleg) {
-		xdr_put_u32(cx->out, OPEN_DELEGATE_READ);
+		xdr_put_u32(cx->out, wdeleg ? OPEN_DELEGATE_WRITE : OPEN_DELEGATE_READ);
 		nfs4_put_stateid(cx->out, &dsid);
 		xdr_put_u32(cx->out, 0); /* recall: false */
+		if (wdeleg) { /* space_limit: what the holder may write before flushing */
+			xdr_put_u32(cx->out, NFS_LIMIT_SIZE);
+			xdr_put_u64(cx->out, limit);
+		}
 		xdr_put_u32(cx->out, 0); /* permissions: ACE4_ACCESS_ALLOWED_ACE_TYPE, */
 		xdr_put_u32(cx->out, 0); /* no flags, */
 		xdr_put_u32(cx->out, 0); /* no access the client may assume: it asks ACCESS */
@@ -377,6 +412,7 @@ uint32_t nfs4_op_read(struct nfs4_cx *cx, struct xdr_cur *in)
 {
 	struct ut_buf *out = cx->out;
 	struct nfs4_stateid sid;
+	struct vol_lock_key k;
 	uint64_t off;
 	uint32_t count, asked, st;
 	size_t got = 0, at, room;
@@ -393,6 +429,9 @@ uint32_t nfs4_op_read(struct nfs4_cx *cx, struct xdr_cur *in)
 		return st == NFS4ERR_WRONG_TYPE ? NFS4ERR_INVAL : st;
 	if ((st = check_stateid(cx, sid, 0)) != NFS4_OK)
 		return st;
+	vol_lock_key_of(&cx->cur.obj, &k);
+	if (nfs4_deleg_conflict_read(cx, &k))
+		return NFS4ERR_DELAY; /* another client's write delegation is being recalled */
 	/* the reply must fit one record: a READ gives what fits (a short read) */
 	room = out->max > out->len + 256 ? out->max - out->len - 256 : 0;
 	if (count > NFS4_IO_MAX)

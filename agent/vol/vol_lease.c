@@ -210,6 +210,8 @@ static bool lease_break_locked(struct vol_store *s, const struct vol_lock_key *k
 		nx = l->next;
 		if (!lease_same(&l->key, k) || (group && l->group == group))
 			continue;
+		if (lost == VOL_LEASE_ACCESS && !l->recall_on_access)
+			continue; /* a read: only write delegations are in its way */
 		if (l->breaking) {
 			/* a second break while the first waits: the ack may keep what the
 			 * first announced, and the next break follows it (lease_next) */
@@ -217,7 +219,8 @@ static bool lease_break_locked(struct vol_store *s, const struct vol_lock_key *k
 
 			if (eff2 & l->tied)
 				eff2 |= l->tied & l->breaking_next;
-			if ((eff2 & VOL_LEASE_R) || ((lost & VOL_LEASE_OPEN_W) && l->recall_on_open_w))
+			if ((eff2 & VOL_LEASE_R) || ((lost & VOL_LEASE_OPEN_W) && l->recall_on_open_w) ||
+			    l->recall_on_access)
 				eff2 = l->breaking_next;
 			l->breaking_next &= ~eff2;
 			wait = true;
@@ -226,8 +229,9 @@ static bool lease_break_locked(struct vol_store *s, const struct vol_lock_key *k
 		eff = lost & l->state;
 		if (eff & l->tied)
 			eff |= l->tied & l->state;
-		if ((eff & VOL_LEASE_R) || ((lost & VOL_LEASE_OPEN_W) && l->recall_on_open_w))
-			eff = l->state; /* no read caching: nothing */
+		if ((eff & VOL_LEASE_R) || ((lost & VOL_LEASE_OPEN_W) && l->recall_on_open_w) ||
+		    l->recall_on_access)
+			eff = l->state; /* no read caching: nothing; a write delegation: all */
 		if (!eff)
 			continue;
 		if (eff & (VOL_LEASE_H | VOL_LEASE_W)) {
@@ -339,6 +343,42 @@ void vol_lease_break(struct vol_obj *obj, unsigned lost, const struct vol_lease_
 		return;
 	vol_lock_key_of(obj, &k);
 	lease_break_key(obj->exp->store, &k, lost, by);
+}
+
+/* Whether a grant made with recall_on_access on k, not of group, is
+ * breaking (the mutex is held). */
+static bool lease_recalling_locked(struct vol_store *s, const struct vol_lock_key *k, uint64_t group)
+{
+	for (struct vol_lease *l = s->leases; l; l = l->next)
+		if (l->breaking && l->recall_on_access && lease_same(&l->key, k) && !(group && l->group == group))
+			return true;
+	return false;
+}
+
+bool vol_lease_access(struct vol_obj *obj, const struct vol_lease_by *by)
+{
+	struct vol_store *s = obj->exp->store;
+	uint64_t group = by ? by->group : 0, due;
+	struct vol_lock_key k;
+	struct timespec until;
+	bool wait;
+
+	if (!__atomic_load_n(&s->nleases, __ATOMIC_ACQUIRE))
+		return false;
+	vol_lock_key_of(obj, &k);
+	pthread_mutex_lock(&s->lease_mu);
+	wait = lease_break_locked(s, &k, VOL_LEASE_ACCESS, group);
+	/* only write delegations are waited for: an SMB lease breaking meanwhile
+	 * holds no data a reader misses (its W went when this file was opened) */
+	while (wait && !(by && by->nowait) && lease_recalling_locked(s, &k, group)) {
+		if ((due = lease_revoke_locked(s, &k, lease_now_ns())) == UINT64_MAX)
+			continue;
+		until.tv_sec = (time_t)(due / 1000000000ull);
+		until.tv_nsec = (long)(due % 1000000000ull);
+		(void)pthread_cond_timedwait(&s->lease_cv, &s->lease_mu, &until);
+	}
+	pthread_mutex_unlock(&s->lease_mu);
+	return wait;
 }
 
 void vol_lease_break_name(struct vol_obj *dir, const char *name, unsigned lost, const struct vol_lease_by *by)

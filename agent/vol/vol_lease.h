@@ -65,6 +65,12 @@
  * (an NFSv4.1 read delegation: a writer's open recalls it, RFC 8881 10.4.2),
  * whole and waiting for its return. */
 #define VOL_LEASE_OPEN_W 0x8u
+/* Not a caching bit either: what a read of a file's data or attributes
+ * passes (vol_lease_access, vol_lease_contend) to recall every grant made
+ * with recall_on_access (an NFSv4.1 write delegation: the holder's cached
+ * writes and size must reach the store before anyone else looks, RFC 8881
+ * 10.4.3); other grants lose nothing by it. */
+#define VOL_LEASE_ACCESS 0x10u
 #define VOL_LEASE_MAX 65536u
 #define VOL_LEASE_TIMEOUT_MS 35000u /* the default break timeout (Windows' OplockBreakWait) */
 
@@ -79,6 +85,9 @@ struct vol_lease {
 	void (*brk)(struct vol_lease *l, unsigned lost); /* set by the caller: flag and signal only */
 	void *arg;                         /* the caller's */
 	bool recall_on_open_w;             /* set by the caller: VOL_LEASE_OPEN_W breaks it whole */
+	bool recall_on_access;             /* set by the caller: any break of another group (any lost bit,
+					    * VOL_LEASE_ACCESS included) takes it whole: no other access
+					    * at all may go by it (an NFSv4.1 write delegation) */
 	unsigned revoke_ms;                /* set by the caller: how long a break of it may wait before
 					    * the store revokes it (0: the store's break timeout) */
 	unsigned state;                    /* the table's: VOL_LEASE_* held, 0 once broken or dropped */
@@ -149,6 +158,15 @@ void vol_lease_break(struct vol_obj *obj, unsigned lost, const struct vol_lease_
  * (MS-SMB2 3.3.4.7; smbtorture smb2.lease.rename_wait). Nothing when the
  * name is gone or a folder. Front ends never call it. */
 void vol_lease_break_name(struct vol_obj *dir, const char *name, unsigned lost, const struct vol_lease_by *by);
+/* A read of obj's data or attributes, or a byte-range lock, from a front
+ * end (NFSv3 READ, GETATTR, SETATTR, WRITE; NLM) made by by's group (by
+ * NULL: none): recall every grant on obj's file made with
+ * recall_on_access not of that group, and (unless by->nowait) wait for it
+ * to be returned or revoked, as vol_lease_break. Returns whether one was
+ * breaking when the call began: the caller refreshes what it read of the
+ * file after waiting; with nowait it knows that it would wait (an event
+ * loop hands its role on first, then calls again without nowait). */
+bool vol_lease_access(struct vol_obj *obj, const struct vol_lease_by *by);
 /* A byte-range lock on key by group (0: any): every grant holding R alone
  * (a Level II oplock, an R lease) of another group loses it, at once and
  * without acknowledgment, as Windows breaks Level II on a lock (smbtorture

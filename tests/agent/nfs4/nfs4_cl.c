@@ -512,6 +512,12 @@ void nfs4_cl_open_res(struct xdr_cur *cur, struct nfs4_sid *sid)
 
 void nfs4_cl_open_res_deleg(struct xdr_cur *cur, struct nfs4_sid *sid, uint32_t *dtype, struct nfs4_sid *dsid)
 {
+	nfs4_cl_open_res_wdeleg(cur, sid, dtype, dsid, NULL, NULL);
+}
+
+void nfs4_cl_open_res_wdeleg(struct xdr_cur *cur, struct nfs4_sid *sid, uint32_t *dtype, struct nfs4_sid *dsid,
+			     uint64_t *limit, uint32_t *why)
+{
 	uint32_t n, i, l;
 
 	nfs4_cl_get_sid(cur, sid);
@@ -522,9 +528,28 @@ void nfs4_cl_open_res_deleg(struct xdr_cur *cur, struct nfs4_sid *sid, uint32_t 
 		(void)xdr_u32(cur);
 	*dtype = xdr_u32(cur);
 	memset(dsid, 0, sizeof(*dsid));
-	if (*dtype == 1) { /* OPEN_DELEGATE_READ: stateid, recall, nfsace4 */
+	if (limit)
+		*limit = 0;
+	if (why)
+		*why = UINT32_MAX;
+	if (*dtype == 3 && why) { /* OPEN_DELEGATE_NONE_EXT: why, and for CONTENTION / RESOURCE a bool */
+		uint32_t w = xdr_u32(cur);
+
+		if (w == 1 || w == 2)
+			(void)xdr_u32(cur);
+		if (why)
+			*why = w;
+	}
+	if (*dtype == 1 || *dtype == 2) { /* OPEN_DELEGATE_READ / _WRITE: stateid, recall, (space_limit,) nfsace4 */
 		nfs4_cl_get_sid(cur, dsid);
 		(void)xdr_u32(cur);
+		if (*dtype == 2) { /* nfs_space_limit4: NFS_LIMIT_SIZE filesize, or NFS_LIMIT_BLOCKS */
+			uint32_t by = xdr_u32(cur);
+			uint64_t v = by == 1 ? xdr_u64(cur) : (uint64_t)xdr_u32(cur) * xdr_u32(cur);
+
+			if (limit)
+				*limit = v;
+		}
 		(void)xdr_u32(cur);
 		(void)xdr_u32(cur);
 		(void)xdr_u32(cur);

@@ -131,8 +131,14 @@ void nfs4_cl_denied(struct xdr_cur *cur, struct nfs4_cl_denied *d);
 void nfs4_cl_get_sid(struct xdr_cur *cur, struct nfs4_sid *sid);
 /* After an OPEN's status: its stateid, the rest skipped. */
 void nfs4_cl_open_res(struct xdr_cur *cur, struct nfs4_sid *sid);
-/* The same, with the delegation: *dtype 0 none, 1 read (its stateid in *dsid). */
+/* The same, with the delegation: *dtype 0 none, 1 read, 2 write (its stateid in *dsid). */
 void nfs4_cl_open_res_deleg(struct xdr_cur *cur, struct nfs4_sid *sid, uint32_t *dtype, struct nfs4_sid *dsid);
+/* The same, every arm: *dtype 2 (OPEN_DELEGATE_WRITE) with its space limit
+ * in *limit (bytes; 0 when none given; may be NULL), 3 (OPEN_DELEGATE_NONE_EXT)
+ * with its why_no_delegation4 read into *why (UINT32_MAX otherwise; why NULL:
+ * left unread, at the cursor, as nfs4_cl_open_res_deleg leaves it). */
+void nfs4_cl_open_res_wdeleg(struct xdr_cur *cur, struct nfs4_sid *sid, uint32_t *dtype, struct nfs4_sid *dsid,
+			     uint64_t *limit, uint32_t *why);
 /* After SEQUENCE's status: skip its result. */
 void nfs4_cl_sequence_res(struct xdr_cur *cur);
 /* A session on c: EXCHANGE_ID with owner, CREATE_SESSION asking slots;
