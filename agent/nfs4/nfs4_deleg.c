@@ -1,5 +1,5 @@
-/* nfs4_deleg: read delegations (RFC 8881 section 10.4) and the backchannel
- * that recalls them.
+/* nfs4_deleg: read and write delegations (RFC 8881 section 10.4) and the
+ * backchannel that recalls them.
  *
  * A delegation is a state entry (kind NFS4_ST_DELEG, its stateid's) holding
  * a grant of R|H in the store's cached-open table (agent/vol/vol_lease.h),
@@ -31,7 +31,19 @@
  * has a backchannel, of a file nobody else has open for writing (the store's
  * share table) and whose cached opens are not being broken; at most one per
  * client and file; OPEN's want bits may ask for none or say why none was
- * given (nfs4_io.c, WND4_*). No write delegations.
+ * given (nfs4_io.c, WND4_*).
+ *
+ * Write delegations: the same entry holding R|W|H made with recall_on_access,
+ * given to an OPEN for writing (or WANT_WRITE_DELEG) when the file has no
+ * other open at all: no reservation of another client or protocol in the
+ * share table, no other open owner of this client. Any break of another
+ * group takes the whole grant, VOL_LEASE_ACCESS included, which reads pass:
+ * nfs4_deleg_conflict_read (another client's OPEN for reading, READ,
+ * GETATTR of what the holder caches, a SETATTR), vol_lease_access (NFSv3 and
+ * NLM through nfs_call_recall). Recall, waiting and revocation are the read
+ * delegation's: this file does not care which kind it recalls. The holder
+ * writes back before DELEGRETURN; the DELEGRETURN drops the grant and the
+ * waiters go on, then read what it wrote.
  *
  * The backchannel is probed: every backchannel set up or changed
  * (nfs4_deleg_back, BACKCHANNEL_CTL) gets a CB_NULL from the backchannel

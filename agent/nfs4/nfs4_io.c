@@ -9,11 +9,13 @@
  * serves every protocol). A lock stateid (nfs4_lock.c) does I/O with its
  * open's access; CLOSE drops the open's lock states and their locks, and
  * FREE_STATEID a lock state that holds none (an open: NFS4ERR_LOCKS_HELD) or
- * a delegation. OPEN hands out read delegations when nfs4_deleg_grant finds
- * it safe and share_access's want bits allow (else OPEN_DELEGATE_NONE_EXT
- * with the WND4_* reason when the client said what it wants), and an OPEN for writing, a WRITE or a SETATTR of the size answer
- * NFS4ERR_DELAY while another client's delegation on the file is recalled
- * (nfs4_deleg.c).
+ * a delegation. OPEN hands out read and write delegations (the latter with
+ * a space limit: open_space_limit) when nfs4_deleg_grant finds it safe and
+ * share_access's want bits allow (else OPEN_DELEGATE_NONE_EXT with the
+ * WND4_* reason when the client said what it wants); an OPEN for writing, a
+ * WRITE or a SETATTR of the size answer NFS4ERR_DELAY while another client's
+ * delegation on the file is recalled, and an OPEN for reading and a READ
+ * while another client's write delegation is (nfs4_deleg.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -1,5 +1,7 @@
 /* vol_lease: the volume store's cached-open table (SMB oplocks and leases,
- * NFSv4.1 read delegations: R|H grants made with recall_on_open_w), protocol-neutral, so that
+ * NFSv4.1 read delegations: R|H grants made with recall_on_open_w, and
+ * write delegations: R|W|H grants made with recall_on_access, which any
+ * access of another group takes whole), protocol-neutral, so that
  * access to a file through any front end breaks what another front end
  * granted on it.
  *
