@@ -59,7 +59,7 @@
  * recalls it, and nobody else proceeds before its DELEGRETURN (the holder
  * writes back its cache first) or its revocation, as for read delegations:
  * another v4.1 client's OPEN (for reading too), READ, WRITE, SETATTR (any),
- * and GETATTR asking change, size, space_used or time_modify answer
+ * LOCKT, and GETATTR asking change, size, space_used or time_modify answer
  * NFS4ERR_DELAY; NFSv3 GETATTR, SETATTR, READ and WRITE (NFS_F_RECALL,
  * nfs_prog.h) and NLM TEST, LOCK and SHARE wait in the server, then see the
  * file as the holder left it; an SMB CREATE of any access is STATUS_PENDING.

@@ -6,7 +6,7 @@
  * open, with a space limit of the file's size and the volume's free
  * capacity; Q has none and gets none. Any access of another client or
  * protocol recalls it: a v4.1 OPEN (for reading too), READ, WRITE, SETATTR,
- * GETATTR of size or change (recalled, not CB_GETATTR) answer NFS4ERR_DELAY
+ * LOCKT, GETATTR of size or change (recalled, not CB_GETATTR) answer NFS4ERR_DELAY
  * until DELEGRETURN; NFSv3 GETATTR, READ, SETATTR, WRITE and NLM TEST wait
  * in the server, an SMB CREATE (for reading too) is pending; the holder's
  * writes made before its DELEGRETURN are what the other caller sees. The
@@ -360,6 +360,30 @@ START_TEST(test_recall_v4_io)
 }
 END_TEST
 
+/* Another client's LOCKT (it holds no open: its lock owner tests the file)
+ * recalls it: the holder may have locked locally under it. */
+START_TEST(test_recall_v4_lockt)
+{
+	p_wdeleg();
+	memcpy(Q.fh, P.fh, P.fhlen);
+	Q.fhlen = P.fhlen;
+	nfs4t_begin(&Q, 2);
+	nfs4_cl_putfh(&Q.b, Q.fh, Q.fhlen);
+	nfs4_cl_lockt(&Q.b, &Q.c, 2, 0, UINT64_MAX, "q-lock-owner");
+	nfs4t_send(&Q);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 22), OK4);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 13), DELAY4);
+	expect_recall(&P, true);
+	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+	nfs4t_begin(&Q, 2);
+	nfs4_cl_putfh(&Q.b, Q.fh, Q.fhlen);
+	nfs4_cl_lockt(&Q.b, &Q.c, 2, 0, UINT64_MAX, "q-lock-owner");
+	nfs4t_send(&Q);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 22), OK4);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 13), OK4);       /* no lock held on the server */
+}
+END_TEST
+
 /* An NFSv3 GETATTR waits in the server for the return, and answers the
  * size the holder's writes made. */
 START_TEST(test_recall_v3_getattr)
@@ -513,6 +537,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_holder_own_access);
 	tcase_add_test(tc, test_recall_v4_open_read);
 	tcase_add_test(tc, test_recall_v4_io);
+	tcase_add_test(tc, test_recall_v4_lockt);
 	tcase_add_test(tc, test_recall_v3_getattr);
 	tcase_add_test(tc, test_recall_v3_read);
 	tcase_add_test(tc, test_recall_v3_setattr_write);
