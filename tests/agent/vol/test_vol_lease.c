@@ -4,7 +4,8 @@
  *   group whole (brk told, the grant breaking), and none of the caller's own
  *   group; it leaves an ordinary grant (an SMB RWH lease) alone;
  * - any break of another group (an SMB open's W, a rename's H) takes such a
- *   grant whole, where an ordinary grant keeps what was not asked;
+ *   grant whole, where an ordinary grant keeps what was not asked, and a
+ *   read does not wait for an ordinary grant's break;
  * - without nowait, vol_lease_access waits until the holder drops the
  *   grant (DELEGRETURN), and no longer;
  * - a store with no grant answers false at once.
@@ -111,6 +112,8 @@ START_TEST(test_any_break_takes_all)
 	ck_assert(vol_lease_contend(ts.store, &smb.key, VOL_LEASE_H, 9));
 	(void)vol_lease_state(ts.store, &smb, NULL, &to);
 	ck_assert_uint_eq(to, VOL_LEASE_R | VOL_LEASE_W); /* an ordinary grant keeps RW */
+	/* a read does not wait for an ordinary grant's break under way */
+	ck_assert(!vol_lease_access(&file, &(struct vol_lease_by){ .group = 9, .nowait = true }));
 	vol_lease_drop(ts.store, &smb);
 }
 END_TEST
