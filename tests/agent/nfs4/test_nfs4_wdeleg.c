@@ -6,7 +6,7 @@
  * open, with a space limit of the file's size and the volume's free
  * capacity; Q has none and gets none. Any access of another client or
  * protocol recalls it: a v4.1 OPEN (for reading too), READ, WRITE, SETATTR,
- * LOCKT, GETATTR of size or change (recalled, not CB_GETATTR) answer NFS4ERR_DELAY
+ * LOCKT, REMOVE, GETATTR of size or change (recalled, not CB_GETATTR) answer NFS4ERR_DELAY
  * until DELEGRETURN; NFSv3 GETATTR, READ, SETATTR, WRITE and NLM TEST wait
  * in the server, an SMB CREATE (for reading too) is pending; the holder's
  * writes made before its DELEGRETURN are what the other caller sees. The
@@ -384,6 +384,33 @@ START_TEST(test_recall_v4_lockt)
 }
 END_TEST
 
+/* REMOVE v0/f by x: its status. */
+static uint32_t c4_remove_f(struct nfs4t_cl *x)
+{
+	nfs4t_begin(x, 3);
+	nfs4_cl_putrootfh(&x->b);
+	nfs4_cl_lookup(&x->b, "v0");
+	nfs4_cl_remove(&x->b, "f");
+	nfs4t_send(x);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 24), 0);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 15), 0);
+	return nfs4_cl_op(&x->cur, 28);
+}
+
+/* Another client's REMOVE of the name recalls it; the file goes after the
+ * return. */
+START_TEST(test_recall_v4_remove)
+{
+	p_wdeleg();
+	ck_assert_uint_eq(c4_remove_f(&Q), DELAY4);
+	expect_recall(&P, true);
+	ck_assert_uint_eq(c4_remove_f(&Q), DELAY4);
+	p_flush_return();
+	ck_assert_uint_eq(c4_remove_f(&Q), OK4);
+	ck_assert_uint_eq(c4_remove_f(&Q), 2);                /* NFS4ERR_NOENT: gone */
+}
+END_TEST
+
 /* An NFSv3 GETATTR waits in the server for the return, and answers the
  * size the holder's writes made. */
 START_TEST(test_recall_v3_getattr)
@@ -538,6 +565,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_recall_v4_open_read);
 	tcase_add_test(tc, test_recall_v4_io);
 	tcase_add_test(tc, test_recall_v4_lockt);
+	tcase_add_test(tc, test_recall_v4_remove);
 	tcase_add_test(tc, test_recall_v3_getattr);
 	tcase_add_test(tc, test_recall_v3_read);
 	tcase_add_test(tc, test_recall_v3_setattr_write);
