@@ -192,16 +192,15 @@ static bool open_wants_deleg(uint32_t want, uint32_t access, bool may_write, boo
 /* A write delegation's nfs_space_limit4 (RFC 8881 10.4.1): the file may
  * grow to its size and the volume's free capacity, what the store would
  * accept now, so the holder flushes before it could meet NFS4ERR_NOSPC on
- * data it told its application was written. */
-static uint32_t open_space_limit(struct vol_obj *file, uint64_t *limit)
+ * data it told its application was written. Without the volume's figures,
+ * the file's size: the holder flushes before growing it. */
+static uint64_t open_space_limit(struct vol_obj *file)
 {
 	struct vol_fsstat fs;
-	int rc;
 
-	if ((rc = vol_fsstat(file, &fs)) != 0)
-		return nfs4_status(rc);
-	*limit = (uint64_t)file->st.st_size + fs.abytes;
-	return NFS4_OK;
+	if (vol_fsstat(file, &fs) != 0)
+		return (uint64_t)file->st.st_size;
+	return (uint64_t)file->st.st_size + fs.abytes;
 }
 
 uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
@@ -323,8 +322,6 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 		st = NFS4ERR_DELAY; /* another client's delegation is being recalled */
 		goto out;
 	}
-	if ((st = open_space_limit(file, &limit)) != NFS4_OK)
-		goto out;
 	pthread_mutex_lock(&cx->srv->mu);
 	if (!cx->srv->locks)
 		cx->srv->locks = vol_store_locks(cx->call->store);
@@ -341,6 +338,8 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	pthread_mutex_unlock(&cx->srv->mu);
 	if (st != NFS4_OK)
 		goto out;
+	if (deleg && wdeleg)
+		limit = open_space_limit(file);
 	nfs4_put_stateid(cx->out, &sid);
 	xdr_put_u32(cx->out, 0); /* cinfo: not atomic */
 	xdr_put_u64(cx->out, before);
