@@ -3,7 +3,9 @@
  * NFS_F_MODIFIES procedures get NFS3ERR_ROFS on read-only exports before
  * their handler runs; NFS_F_NOT_IDEMPOTENT replies go to the duplicate
  * request cache; NFS_F_RECALL ones (GETATTR, SETATTR, READ, WRITE) recall
- * an NFSv4.1 write delegation of the file first and wait for its return. */
+ * an NFSv4.1 write delegation of the file first and wait for its return,
+ * except that GETATTR (NFS_F_ASK) first asks the holder with CB_GETATTR and
+ * answers with its size and change. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -18,13 +20,14 @@
 #define FH NFS_F_FH
 #define Q NFS_F_QUICK
 #define RC NFS_F_RECALL
+#define AS NFS_F_ASK
 
 struct nfs3_none { char unused; };
 
 static const struct nfs_proc nfs3_procs[NFS3_NPROCS] = {
 	[NFS3_NULL] = P("NULL", nfs3_dec_void, nfs3_null, nfs3_enc_void, NULL, Q,
 			struct nfs3_none, struct nfs3_none),
-	[NFS3_GETATTR] = P("GETATTR", nfs3_dec_fh, nfs3_getattr, nfs3_enc_getattr, NULL, FH | Q | RC,
+	[NFS3_GETATTR] = P("GETATTR", nfs3_dec_fh, nfs3_getattr, nfs3_enc_getattr, NULL, FH | Q | RC | AS,
 			   struct nfs3_fh_args, struct nfs3_getattr_res),
 	[NFS3_SETATTR] = P("SETATTR", nfs3_dec_setattr, nfs3_setattr, nfs3_enc_wcc, NULL, FH | M | RC,
 			   struct nfs3_setattr_args, struct nfs3_wcc_res),

@@ -73,6 +73,23 @@ void nfs_call_recall(struct nfs_call *call, struct vol_obj *obj)
 	(void)vol_refresh(obj); /* its flushed writes and size */
 }
 
+int nfs_call_ask(struct nfs_call *call, struct vol_obj *obj, uint64_t group)
+{
+	struct vol_lease_by by = { .group = group, .nowait = true };
+	struct vol_lease_attr a;
+	int rc;
+
+	if ((rc = vol_lease_ask(obj, &by, &a)) == -EAGAIN) {
+		if (call->srv)
+			nfs_dispatch_cover(call->srv); /* the holder's CB_GETATTR answer comes through the loop */
+		by.nowait = false;
+		rc = vol_lease_ask(obj, &by, &a);
+	}
+	if (rc == 1)
+		vol_lease_attr_apply(&a, &obj->st);
+	return rc;
+}
+
 /* A record that is no call: when it is an RPC REPLY (xid, msg_type 1), the
  * programs that send calls to clients (nfs_prog.reply) get it. */
 static void hand_reply(struct nfs_srv *srv, const struct nfs_req *req)
@@ -217,7 +234,9 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 			*(uint32_t *)res = status; /* encoders write the failure arm */
 			goto handled;
 		}
-		if (p->flags & NFS_F_RECALL)
+		/* a GETATTR asks a write delegation's holder first (CB_GETATTR),
+		 * and recalls only when it does not answer */
+		if ((p->flags & NFS_F_RECALL) && !((p->flags & NFS_F_ASK) && nfs_call_ask(&call, &call.obj, 0) >= 0))
 			nfs_call_recall(&call, &call.obj);
 	}
 handle:

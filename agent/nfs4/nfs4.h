@@ -59,15 +59,25 @@
  * recalls it, and nobody else proceeds before its DELEGRETURN (the holder
  * writes back its cache first) or its revocation, as for read delegations:
  * another v4.1 client's OPEN (for reading too), READ, WRITE, SETATTR (any),
- * LOCKT, and GETATTR asking change, size, space_used or time_modify answer
- * NFS4ERR_DELAY; NFSv3 GETATTR, SETATTR, READ and WRITE (NFS_F_RECALL,
- * nfs_prog.h) and NLM TEST, LOCK and SHARE wait in the server, then see the
- * file as the holder left it; an SMB CREATE of any access is STATUS_PENDING.
- * Other clients' GETATTRs recall the delegation rather than asking the
- * holder with CB_GETATTR (what knfsd did before Linux 6.7): one path for
- * every conflict, no second backchannel operation and decoder; the cost is
- * that a stat from another client ends the delegation. The holder's own
- * accesses (any open owner of its client) recall nothing. CLAIM_PREVIOUS
+ * LOCKT, REMOVE and RENAME answer NFS4ERR_DELAY; NFSv3 SETATTR, READ and
+ * WRITE (NFS_F_RECALL, nfs_prog.h), REMOVE and RENAME, and NLM TEST, LOCK
+ * and SHARE wait in the server, then see the file as the holder left it; an
+ * SMB CREATE of any access is STATUS_PENDING.
+ * CB_GETATTR (RFC 8881 10.4.3, 20.1): another v4.1 client's GETATTR asking
+ * change, size, space_used or time_modify, and an NFSv3 GETATTR
+ * (NFS_F_ASK), do not recall: the holder is asked with a CB_COMPOUND of
+ * CB_SEQUENCE and CB_GETATTR (change and size; vol_lease_ask in the store)
+ * and the GETATTR answers the size it reports; when the change it reports
+ * differs from the last one heard (at first the file's at the OPEN), its
+ * cached writes changed the file, and from then on the file's mtime and
+ * ctime, and so the change attribute, are shown as at least that moment.
+ * A holder that does not answer within half the lease time (at most 5 s),
+ * or answers with an error or no size, is recalled as above (the GETATTR
+ * answers NFS4ERR_DELAY, NFSv3 waits); its backchannel slot stays taken
+ * until the reply or a lease, so the recall may follow that late. Other
+ * GETATTRs (mode, owner, ...), LOOKUP, ACCESS, READDIR of the parent and
+ * the holder's own accesses (any open owner of its client) neither ask nor
+ * recall. CLAIM_PREVIOUS
  * reclaims an open held under either kind, and gives no delegation back.
  *
  * OPEN's want bits (RFC 8881 18.16.3) are honoured: with none, a write

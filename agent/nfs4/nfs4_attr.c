@@ -207,17 +207,22 @@ uint32_t nfs4_op_getattr(struct nfs4_cx *cx, struct xdr_cur *in)
 
 	if (!nfs4_get_bitmap(in, req, 8, &n))
 		return NFS4ERR_BADXDR;
+	if (!cx->cur.pseudo && vol_refresh(&cx->cur.obj) != 0)
+		return NFS4ERR_STALE;
 	if (!cx->cur.pseudo && S_ISREG(cx->cur.obj.st.st_mode) && nfs4_attr_of_data(req, n)) {
 		struct vol_lock_key k;
 
-		/* another client's write delegation caches what these say: it is
-		 * recalled (knfsd before CB_GETATTR did the same) */
-		vol_lock_key_of(&cx->cur.obj, &k);
-		if (nfs4_deleg_conflict_read(cx, &k))
-			return NFS4ERR_DELAY;
+		/* another client's write delegation caches what these say: its
+		 * holder is asked (CB_GETATTR, RFC 8881 10.4.3) and its size and
+		 * change answered; it is recalled when it does not answer */
+		if (nfs_call_ask(cx->call, &cx->cur.obj, nfs4_deleg_client_group(cx)) < 0) {
+			vol_lock_key_of(&cx->cur.obj, &k);
+			if (nfs4_deleg_conflict_read(cx, &k))
+				return NFS4ERR_DELAY;
+			if (vol_refresh(&cx->cur.obj) != 0)
+				return NFS4ERR_STALE;
+		}
 	}
-	if (!cx->cur.pseudo && vol_refresh(&cx->cur.obj) != 0)
-		return NFS4ERR_STALE;
 	return nfs4_fattr_encode(cx, &cx->cur, req, n, cx->out);
 }
 

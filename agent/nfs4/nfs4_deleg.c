@@ -43,7 +43,12 @@
  * NLM through nfs_call_recall). Recall, waiting and revocation are the read
  * delegation's: this file does not care which kind it recalls. The holder
  * writes back before DELEGRETURN; the DELEGRETURN drops the grant and the
- * waiters go on, then read what it wrote.
+ * waiters go on, then read what it wrote. A GETATTR of another client or
+ * NFSv3 asks first (vol_lease_ask -> deleg_ask): the backchannel thread
+ * sends a CB_GETATTR of change and size when the session's backchannel slot
+ * is free and no recall waits for it (cb_ask_next), and the reply goes to the
+ * askers (cb_ask_answer, vol_lease_answer); unanswered within half a lease
+ * (CB_ASK_MAX_MS at most), the askers recall.
  *
  * The backchannel is probed: every backchannel set up or changed
  * (nfs4_deleg_back, BACKCHANNEL_CTL) gets a CB_NULL from the backchannel
@@ -71,6 +76,7 @@
 
 #define CB_TICK_MS 200u /* the backchannel thread looks at recalls this often */
 #define CB_PROBE_MAX_MS 10000u /* a CB_NULL unanswered this long (or half a lease): the path is down */
+#define CB_ASK_MAX_MS 5000u    /* a CB_GETATTR unanswered this long (or half a lease): recalled instead */
 
 uint64_t nfs4_deleg_group(const struct nfs4_client *c)
 {
@@ -98,6 +104,21 @@ static struct nfs4_session *back_session(struct nfs4_client *c)
 		if (se->back && se->cb_prog && se->cb_state != NFS4_CB_DOWN)
 			return se;
 	return NULL;
+}
+
+/* Under the table's mutex: another client or protocol asks the holder of
+ * a write delegation for the file's size and change (vol_lease_ask): the
+ * backchannel thread sends the CB_GETATTR. Flag and wake only. */
+static void deleg_ask(struct vol_lease *l)
+{
+	struct nfs4_deleg *dl = l->arg;
+	struct nfs4_srv *s = dl->srv;
+
+	__atomic_store_n(&dl->ask, true, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&s->cb_mu);
+	s->cb_kick = true;
+	pthread_cond_signal(&s->cb_cv);
+	pthread_mutex_unlock(&s->cb_mu);
 }
 
 static bool has_deleg(const struct nfs4_client *c, const struct vol_fh *fh)
@@ -146,7 +167,7 @@ static bool has_wdeleg(const struct nfs4_client *c, const struct vol_lock_key *k
 }
 
 bool nfs4_deleg_grant(struct nfs4_cx *cx, struct nfs4_open *o, const struct vol_lock_key *k, uint32_t access,
-		      bool write, uint32_t *why, struct nfs4_stateid *sid)
+		      bool write, uint64_t change, uint32_t *why, struct nfs4_stateid *sid)
 {
 	struct nfs4_srv *s = cx->srv;
 	struct nfs4_client *c = o->clp;
@@ -189,6 +210,11 @@ bool nfs4_deleg_grant(struct nfs4_cx *cx, struct nfs4_open *o, const struct vol_
 	 * busy backchannel slot may delay by up to a lease; the store revokes
 	 * itself only past that (a backstop) */
 	dl->lease.revoke_ms = 2u * s->lease_s * 1000u + 5u * CB_TICK_MS;
+	if (write) { /* a GETATTR of another client asks the holder (CB_GETATTR) before it recalls */
+		dl->lease.ask = deleg_ask;
+		dl->lease.ask_ms = s->lease_s * 1000u / 2u < CB_ASK_MAX_MS ? s->lease_s * 1000u / 2u : CB_ASK_MAX_MS;
+		dl->change_seen = change;
+	}
 	d->dl = dl;
 	d->lkey = *k;
 	/* READ (and, for a write delegation, WRITE) may use its stateid */
@@ -208,11 +234,19 @@ fail:
 	return false;
 }
 
+uint64_t nfs4_deleg_client_group(struct nfs4_cx *cx)
+{
+	uint64_t group;
+
+	pthread_mutex_lock(&cx->srv->mu);
+	group = cx->sess && cx->sess->clp ? nfs4_deleg_group(cx->sess->clp) : 0;
+	pthread_mutex_unlock(&cx->srv->mu);
+	return group;
+}
+
 void nfs4_deleg_by(struct nfs4_cx *cx, struct vol_lease_by *by)
 {
-	pthread_mutex_lock(&cx->srv->mu);
-	by->group = cx->sess && cx->sess->clp ? nfs4_deleg_group(cx->sess->clp) : 0;
-	pthread_mutex_unlock(&cx->srv->mu);
+	by->group = nfs4_deleg_client_group(cx);
 	by->nowait = true;
 }
 
@@ -461,6 +495,54 @@ static void deleg_revoke(struct nfs4_srv *s, struct nfs4_open *o, const char *wh
 		s->ndelegs--;
 }
 
+/* The write delegation of c whose holder is to be asked for its
+ * attributes (the ask taken), its stateid kept in se for the answer; NULL
+ * when none (under s->mu). Asks of delegations being recalled are dropped:
+ * their askers recall. */
+static struct nfs4_open *cb_ask_next(struct nfs4_srv *s, struct nfs4_client *c, struct nfs4_session *se)
+{
+	for (struct nfs4_open *o = c->opens; o; o = o->next) {
+		struct nfs4_deleg *dl = o->dl;
+
+		if (o->kind != NFS4_ST_DELEG || !dl || dl->revoked || !__atomic_load_n(&dl->ask, __ATOMIC_ACQUIRE))
+			continue;
+		__atomic_store_n(&dl->ask, false, __ATOMIC_RELEASE);
+		if (dl->recalling)
+			continue;
+		nfs4_open_stateid(s, o, &se->cb_ga_sid);
+		return o;
+	}
+	return NULL;
+}
+
+/* The holder's answer to a CB_GETATTR sent in se (under s->mu): to the
+ * askers waiting in the store. A change attribute other than the last one
+ * heard means its cached writes changed the file: from now on the file's
+ * mtime and ctime are at least now (other clients see a new change). */
+static void cb_ask_answer(struct nfs4_srv *s, struct nfs4_session *se, const struct nfs4_cb_res *r)
+{
+	struct nfs4_open *o;
+	struct nfs4_deleg *dl;
+	struct vol_lease_attr a;
+	struct timespec now;
+
+	if (!se->clp || nfs4_open_find(s, se->clp, &se->cb_ga_sid, &o) != NFS4_OK || !(dl = o->dl) || dl->revoked)
+		return; /* returned meanwhile: its askers read the store */
+	if (!r->accepted || r->status != NFS4_OK || !r->ga_ok || !r->ga_size) {
+		UT_INFO("nfs4", NULL, "CB_GETATTR not answered with a size (status %u): the askers recall", r->status);
+		vol_lease_answer(dl->store, &dl->lease, NULL);
+		return;
+	}
+	if (r->ga_change && r->change != dl->change_seen) {
+		dl->change_seen = r->change;
+		clock_gettime(CLOCK_REALTIME, &now);
+		dl->mod_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	}
+	a.size = r->size;
+	a.mtime_ns = dl->mod_ns;
+	vol_lease_answer(dl->store, &dl->lease, &a);
+}
+
 /* One client's recalls to send and late ones to revoke (under s->mu); a
  * CB_COMPOUND for it into *out when there is one to send. */
 static void cb_client(struct nfs4_srv *s, struct nfs4_client *c, uint64_t now, struct cb_out *out)
@@ -468,10 +550,11 @@ static void cb_client(struct nfs4_srv *s, struct nfs4_client *c, uint64_t now, s
 	struct nfs4_cb_recall r[NFS4_CB_MAX_RECALLS];
 	struct nfs4_session *se = back_session(c);
 	uint64_t lease_ns = (uint64_t)s->lease_s * 1000000000ull;
+	struct nfs4_open *ga = NULL;
 	uint32_t n = 0;
 
 	if (se && se->cb_busy && now - se->cb_sent_ns > lease_ns)
-		se->cb_busy = false; /* no reply in a lease: the slot is free again */
+		se->cb_busy = se->cb_ga = false; /* no reply in a lease: the slot is free again */
 	for (struct nfs4_open *o = c->opens; o; o = o->next) {
 		struct nfs4_deleg *dl = o->dl;
 
@@ -500,14 +583,16 @@ static void cb_client(struct nfs4_srv *s, struct nfs4_client *c, uint64_t now, s
 		r[n].fh = o->fh;
 		n++;
 	}
-	if (!n)
+	if (!n && (!se || se->cb_busy || !(ga = cb_ask_next(s, c, se))))
 		return;
 	se->cb_busy = true;
+	se->cb_ga = !n;
 	se->cb_sent_ns = now;
 	se->cb_seq++;
 	se->cb_xid = s->cb_next_xid++;
-	ut_buf_init(&out->rec, 4096 + n * (NFS4_FH_MAX + 64));
-	nfs4_cb_encode(&out->rec, se->cb_xid, se->cb_prog, se->cb_flavor, se->id, se->cb_seq, r, n);
+	ut_buf_init(&out->rec, 4096 + (n ? n : 1) * (NFS4_FH_MAX + 64));
+	nfs4_cb_encode(&out->rec, se->cb_xid, se->cb_prog, se->cb_flavor, se->id, se->cb_seq, r, n,
+		       n ? NULL : &ga->fh);
 	out->conn = nfs_conn_hold(se->back);
 }
 
@@ -633,6 +718,10 @@ void nfs4_cb_reply(void *ctx, uint64_t conn_id, const uint8_t *rec, size_t len)
 		for (struct nfs4_session *se = c->sessions; se; se = se->next)
 			if (se->cb_busy && se->cb_xid == r.xid && se->back && nfs_conn_id(se->back) == conn_id) {
 				se->cb_busy = false; /* the slot is free for the next CB_COMPOUND */
+				if (se->cb_ga) {
+					se->cb_ga = false;
+					cb_ask_answer(s, se, &r);
+				}
 				if (!r.accepted || r.status != NFS4_OK)
 					UT_INFO("nfs4", NULL, "CB_COMPOUND answered %s, status %u",
 						r.accepted ? "accepted" : "refused", r.status);

@@ -11,7 +11,7 @@
  *   nfs4_io.c        OPEN, CLOSE, READ, WRITE, COMMIT, stateid checks
  *   nfs4_dir.c       ACCESS, CREATE, REMOVE, RENAME, LINK, READDIR, READLINK
  *   nfs4_lock.c      LOCK, LOCKT, LOCKU over the store's lock table (vol_lock.h)
- *   nfs4_deleg.c     read delegations, the backchannel (CB_RECALL), DELEGRETURN
+ *   nfs4_deleg.c     delegations, the backchannel (CB_RECALL, CB_GETATTR), DELEGRETURN
  *   nfs4_cb.c        CB_COMPOUND's encoder and its reply's bounded decoder
  */
 #ifndef AQ_AGENT_NFS4_INTERNAL_H
@@ -152,6 +152,8 @@ struct nfs4_session {
 	uint32_t cb_seq;             /* the last CB_SEQUENCE's sequenceid */
 	uint32_t cb_xid;             /* the CB_COMPOUND in flight's */
 	bool cb_busy;                /* a CB_COMPOUND waits for its reply */
+	bool cb_ga;                  /* it is a CB_GETATTR of the delegation cb_ga_sid names */
+	struct nfs4_stateid cb_ga_sid;
 	uint64_t cb_sent_ns;
 	uint8_t cb_state;            /* NFS4_CB_*: the probe's finding */
 	uint32_t cb_null_xid;        /* the CB_NULL probe in flight's */
@@ -177,6 +179,10 @@ struct nfs4_deleg {
 	bool recalling;              /* CB_RECALL sent (or its sending tried) at recall_ns */
 	bool revoked;                /* not returned in time: only FREE_STATEID / DELEGRETURN remain */
 	uint64_t recall_ns;
+	bool ask;                    /* lease.ask: send a CB_GETATTR (atomic: set under the table's mutex) */
+	uint64_t change_seen;        /* a write delegation: the change attribute last heard (the file's at
+				      * the grant, then its holder's CB_GETATTR answers) */
+	uint64_t mod_ns;             /* when an answer first told of a change (CLOCK_REALTIME; 0: none) */
 };
 struct nfs4_open {
 	bool used;
@@ -317,7 +323,7 @@ uint32_t nfs4_open_find(struct nfs4_srv *s, struct nfs4_client *c, const struct 
  * holds one on it already; WND4_RESOURCE: no working backchannel, a read
  * delegation asked with an open for writing, or no room). Under s->mu. */
 bool nfs4_deleg_grant(struct nfs4_cx *cx, struct nfs4_open *o, const struct vol_lock_key *k, uint32_t access,
-		      bool write, uint32_t *why, struct nfs4_stateid *sid);
+		      bool write, uint64_t change, uint32_t *why, struct nfs4_stateid *sid);
 /* Before a change of k's data or an open for writing by the session's
  * client: recall the delegations on it (open_w: an open for writing, a
  * REMOVE or RENAME: every client's, the caller's own too; else a WRITE or
@@ -331,6 +337,8 @@ bool nfs4_deleg_conflict(struct nfs4_cx *cx, const struct vol_lock_key *k, bool 
 bool nfs4_deleg_conflict_read(struct nfs4_cx *cx, const struct vol_lock_key *k);
 /* The lease group of the session's client in the cached-open table. */
 uint64_t nfs4_deleg_group(const struct nfs4_client *c);
+/* The same, under s->mu taken here (0: no client). */
+uint64_t nfs4_deleg_client_group(struct nfs4_cx *cx);
 /* Who a v4.1 WRITE or SETATTR is made by (vol_write_by): the session's
  * client's group, never waiting (nfs4_deleg_conflict answered first). */
 void nfs4_deleg_by(struct nfs4_cx *cx, struct vol_lease_by *by);
@@ -369,9 +377,10 @@ struct nfs4_cb_recall {
 	struct vol_fh fh;
 };
 /* A CB_COMPOUND call (record mark slot, RPC header, CB_SEQUENCE on slot 0,
- * n CB_RECALLs) into b. */
+ * n CB_RECALLs; n 0 and ga not NULL: one CB_GETATTR of ga asking change
+ * and size) into b. */
 void nfs4_cb_encode(struct ut_buf *b, uint32_t xid, uint32_t prog, uint32_t flavor, const uint8_t sess[NFS4_SESSIONID],
-		    uint32_t seq, const struct nfs4_cb_recall *r, uint32_t n);
+		    uint32_t seq, const struct nfs4_cb_recall *r, uint32_t n, const struct vol_fh *ga);
 /* A CB_COMPOUND reply, decoded. */
 struct nfs4_cb_res {
 	uint32_t xid;
@@ -382,6 +391,9 @@ struct nfs4_cb_res {
 	bool seq_ok;                 /* CB_SEQUENCE's result came whole with NFS4_OK */
 	uint8_t sess[NFS4_SESSIONID];
 	uint32_t seq, slot;
+	bool ga_ok;                  /* a CB_GETATTR result came with NFS4_OK and its fattr4: */
+	bool ga_size, ga_change;     /* which of these it carried */
+	uint64_t size, change;
 };
 /* Decode a reply record (from its xid) with the bounded cursor: 0, or
  * -EBADMSG for anything short, oversized or not a reply (nothing kept). */

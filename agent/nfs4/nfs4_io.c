@@ -322,6 +322,7 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 		st = NFS4ERR_DELAY; /* another client's delegation is being recalled */
 		goto out;
 	}
+	(void)vol_refresh(file); /* the change a write delegation's holder starts from (CB_GETATTR) */
 	pthread_mutex_lock(&cx->srv->mu);
 	if (!cx->srv->locks)
 		cx->srv->locks = vol_store_locks(cx->call->store);
@@ -331,7 +332,7 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 		o->seqid++;
 		nfs4_open_stateid(cx->srv, o, &sid);
 		if (claim != CLAIM_PREVIOUS && open_wants_deleg(want, o->access, may_write, &wdeleg, &why))
-			deleg = nfs4_deleg_grant(cx, o, &k, o->access, wdeleg, &why, &dsid);
+			deleg = nfs4_deleg_grant(cx, o, &k, o->access, wdeleg, nfs4_change(&file->st), &why, &dsid);
 	} else if (o && fresh) {
 		nfs4_open_release(cx->srv, o); /* nothing granted */
 	}

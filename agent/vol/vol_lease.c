@@ -381,6 +381,93 @@ bool vol_lease_access(struct vol_obj *obj, const struct vol_lease_by *by)
 	return wait;
 }
 
+/* The recall_on_access grant on k not of group (the mutex is held). */
+static struct vol_lease *lease_askable_locked(struct vol_store *s, const struct vol_lock_key *k, uint64_t group)
+{
+	for (struct vol_lease *l = s->leases; l; l = l->next)
+		if (l->recall_on_access && lease_same(&l->key, k) && !(group && l->group == group))
+			return l;
+	return NULL;
+}
+
+int vol_lease_ask(struct vol_obj *obj, const struct vol_lease_by *by, struct vol_lease_attr *out)
+{
+	struct vol_store *s = obj->exp->store;
+	uint64_t group = by ? by->group : 0, t0, due = 0;
+	struct vol_lock_key k;
+	struct timespec until;
+	struct vol_lease *l;
+	int rc;
+
+	if (!__atomic_load_n(&s->nleases, __ATOMIC_ACQUIRE))
+		return 0;
+	vol_lock_key_of(obj, &k);
+	t0 = lease_now_ns();
+	pthread_mutex_lock(&s->lease_mu);
+	/* the grant is looked up again after every wait: its holder may have
+	 * returned it (and freed its memory) meanwhile */
+	for (;;) {
+		if (!(l = lease_askable_locked(s, &k, group))) {
+			rc = 0; /* returned: the store holds what it wrote */
+			break;
+		}
+		if (!l->ask || l->breaking) {
+			rc = -EBUSY;
+			break;
+		}
+		if (by && by->nowait) {
+			rc = -EAGAIN;
+			break;
+		}
+		if (l->answered_ns > t0 && l->answered_ns >= l->asked_ns) {
+			rc = l->answer_ok ? 1 : -EIO;
+			if (l->answer_ok)
+				*out = l->answer;
+			break;
+		}
+		if (!due)
+			due = t0 + (uint64_t)l->ask_ms * 1000000ull;
+		if (lease_now_ns() >= due) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		if (l->asked_ns <= l->answered_ns) {
+			l->asked_ns = lease_now_ns(); /* one ask out at a time: later askers take its answer */
+			l->ask(l);
+		}
+		until.tv_sec = (time_t)(due / 1000000000ull);
+		until.tv_nsec = (long)(due % 1000000000ull);
+		(void)pthread_cond_timedwait(&s->lease_cv, &s->lease_mu, &until);
+	}
+	pthread_mutex_unlock(&s->lease_mu);
+	return rc;
+}
+
+void vol_lease_answer(struct vol_store *s, struct vol_lease *l, const struct vol_lease_attr *a)
+{
+	pthread_mutex_lock(&s->lease_mu);
+	l->answered_ns = lease_now_ns();
+	l->answer_ok = a != NULL;
+	if (a)
+		l->answer = *a;
+	pthread_cond_broadcast(&s->lease_cv);
+	pthread_mutex_unlock(&s->lease_mu);
+}
+
+void vol_lease_attr_apply(const struct vol_lease_attr *a, struct stat *st)
+{
+	struct timespec m = { .tv_sec = (time_t)(a->mtime_ns / 1000000000ull),
+			      .tv_nsec = (long)(a->mtime_ns % 1000000000ull) };
+
+	st->st_size = (off_t)a->size;
+	if (!a->mtime_ns)
+		return;
+	if (m.tv_sec > st->st_mtim.tv_sec || (m.tv_sec == st->st_mtim.tv_sec && m.tv_nsec > st->st_mtim.tv_nsec))
+		st->st_mtim = m;
+	if (m.tv_sec > st->st_ctim.tv_sec || (m.tv_sec == st->st_ctim.tv_sec && m.tv_nsec > st->st_ctim.tv_nsec))
+		st->st_ctim = m;
+}
+
 void vol_lease_break_name(struct vol_obj *dir, const char *name, unsigned lost, const struct vol_lease_by *by)
 {
 	struct vol_store *s = dir->exp->store;

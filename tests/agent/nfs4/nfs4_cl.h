@@ -35,14 +35,17 @@ struct nfs4_sid {
 	uint8_t other[12];
 };
 
-/* A CB_COMPOUND call as sent: CB_SEQUENCE then CB_RECALLs. */
+/* A CB_COMPOUND call as sent: CB_SEQUENCE then CB_RECALLs, or one
+ * CB_GETATTR (ngetattr 1: its handle in fh[0], its bitmap's first word in
+ * ga_req). */
 struct nfs4_cl_cb {
 	uint32_t xid, prog, vers, proc, flavor, minor;
 	uint8_t sess[16];
-	uint32_t seq, slot, nrecalls;
+	uint32_t seq, slot, nrecalls, ngetattr;
 	struct nfs4_sid recall[8];
 	uint8_t fh[8][128];
 	uint32_t fhlen[8];
+	uint32_t ga_req;
 };
 
 int nfs4_cl_dial(struct nfs4_cl *c, int port);
@@ -66,6 +69,9 @@ int nfs4_cl_cb_parse(const struct nfs4_cl *c, struct nfs4_cl_cb *out);
 /* Answer cb: status 0: CB_SEQUENCE and every CB_RECALL NFS4_OK; else
  * CB_SEQUENCE fails with it. */
 int nfs4_cl_cb_reply(struct nfs4_cl *c, const struct nfs4_cl_cb *cb, uint32_t status);
+/* Answer cb (one CB_GETATTR): CB_SEQUENCE OK, CB_GETATTR OK with a fattr4
+ * of change and size. */
+int nfs4_cl_cb_reply_getattr(struct nfs4_cl *c, const struct nfs4_cl_cb *cb, uint64_t change, uint64_t size);
 /* The COMPOUND result header: status, tag, *nres. */
 uint32_t nfs4_cl_res(struct xdr_cur *cur, uint32_t *nres);
 /* One operation's result: its number must be op; returns its status. */

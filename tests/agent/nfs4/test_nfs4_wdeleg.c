@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/nfs/nfs_srv.h"
@@ -81,6 +82,12 @@ static void build_getattr_size(struct ut_buf *b, const struct nfs4_sid *sid)
 	nfs4_cl_getattr(b, 1u << 4, 0); /* size */
 }
 
+static void build_getattr_change(struct ut_buf *b, const struct nfs4_sid *sid)
+{
+	(void)sid;
+	nfs4_cl_getattr(b, 1u << 3, 0); /* change */
+}
+
 static void build_getattr_mode(struct ut_buf *b, const struct nfs4_sid *sid)
 {
 	(void)sid;
@@ -131,10 +138,64 @@ static void expect_recall(struct nfs4t_cl *x, bool answer)
 	x->c.cb = NULL;
 }
 
+/* x is asked for its attributes: one CB_GETATTR of its file, of change and
+ * size, on its connection within 20 s; answered with change and size when
+ * answer. */
+static void expect_getattr(struct nfs4t_cl *x, bool answer, uint64_t change, uint64_t size)
+{
+	struct nfs4_cl_cb cb;
+
+	if (!x->c.cb)
+		ck_assert_int_eq(nfs4_cl_wait_cb(&x->c, 20000), 1);
+	ck_assert_int_eq(nfs4_cl_cb_parse(&x->c, &cb), 0);
+	ck_assert_uint_eq(cb.nrecalls, 0);
+	ck_assert_uint_eq(cb.ngetattr, 1);
+	ck_assert_uint_eq(cb.ga_req, 1u << 3 | 1u << 4);      /* change, size */
+	ck_assert_uint_eq(cb.fhlen[0], x->fhlen);
+	ck_assert_int_eq(memcmp(cb.fh[0], x->fh, x->fhlen), 0);
+	if (answer)
+		ck_assert_int_eq(nfs4_cl_cb_reply_getattr(&x->c, &cb, change, size), 0);
+	free(x->c.cb);
+	x->c.cb = NULL;
+}
+
 static void expect_no_call(struct nfs4t_cl *x, int ms)
 {
 	ck_assert_ptr_null(x->c.cb);
 	ck_assert_int_eq(nfs4_cl_wait_cb(&x->c, ms), 0);
+}
+
+/* x's GETATTR of change and size of P's file, posted: answered by
+ * getattr_recv (a CB_GETATTR to P may come first). */
+static void getattr_post(struct nfs4t_cl *x)
+{
+	memcpy(x->fh, P.fh, P.fhlen);
+	x->fhlen = P.fhlen;
+	nfs4t_begin(x, 2);
+	nfs4_cl_putfh(&x->b, x->fh, x->fhlen);
+	nfs4_cl_getattr(&x->b, 1u << 3 | 1u << 4, 0);
+	ck_assert_int_eq(nfs4_cl_post(&x->c, &x->b), 0);
+}
+
+/* The answer to getattr_post: GETATTR's status, with change and size. */
+static uint32_t getattr_recv(struct nfs4t_cl *x, uint64_t *change, uint64_t *size)
+{
+	uint32_t n, st;
+
+	ck_assert_int_eq(nfs4_cl_recv(&x->c, &x->cur), 0);
+	(void)nfs4_cl_res(&x->cur, &n);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 53), 0);
+	(void)nfs4_cl_sequence_flags(&x->cur);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 22), 0);
+	if ((st = nfs4_cl_op(&x->cur, 9)) != 0)
+		return st;
+	ck_assert_uint_eq(xdr_u32(&x->cur), 1);
+	ck_assert_uint_eq(xdr_u32(&x->cur), 1u << 3 | 1u << 4);
+	ck_assert_uint_eq(xdr_u32(&x->cur), 16);
+	*change = xdr_u64(&x->cur);
+	*size = xdr_u64(&x->cur);
+	ck_assert_int_eq(x->cur.err, 0);
+	return 0;
 }
 
 /* P opens f for writing and gets a write delegation. */
@@ -324,8 +385,9 @@ START_TEST(test_recall_v4_open_read)
 END_TEST
 
 /* Another client's READ, WRITE, SETATTR (not of the size) and GETATTR of
- * the size, each with no open (the anonymous stateid), recall it; a
- * GETATTR of the mode alone does not. */
+ * the size (when the holder leaves its CB_GETATTR unanswered for half a
+ * lease), each with no open (the anonymous stateid), recall it; a GETATTR
+ * of the mode alone does not ask the holder. */
 START_TEST(test_recall_v4_io)
 {
 	p_wdeleg();
@@ -340,7 +402,8 @@ START_TEST(test_recall_v4_io)
 
 	ck_assert_uint_eq(nfs4t_close(&P), OK4);
 	p_wdeleg();
-	ck_assert_uint_eq(nfs4t_fh_op(&Q, 9, build_getattr_size, NULL), DELAY4);
+	ck_assert_uint_eq(nfs4t_fh_op(&Q, 9, build_getattr_size, NULL), DELAY4); /* asked, no answer: recalled */
+	expect_getattr(&P, false, 0, 0);
 	expect_recall(&P, true);
 	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
 	ck_assert_uint_eq(nfs4t_close(&P), OK4);
@@ -411,7 +474,65 @@ START_TEST(test_recall_v4_remove)
 }
 END_TEST
 
-/* An NFSv3 GETATTR waits in the server for the return, and answers the
+/* CB_GETATTR (RFC 8881 10.4.3): another v4.1 client's GETATTR of size
+ * and change, and an NFSv3 GETATTR, ask the holder and answer what it
+ * caches, without recalling: its size, and the change it reports as is
+ * while it reports the change it was given, a later one (mtime, ctime and
+ * change moved on, and then stable) once its cached writes changed the
+ * file. */
+START_TEST(test_cb_getattr)
+{
+	uint64_t c0, c1, c2, size;
+	struct nfs4_cl w;
+	struct xdr_cur cur;
+	time_t t0 = time(NULL);
+
+	p_wdeleg();
+	ck_assert_uint_eq(nfs4t_fh_op(&P, 9, build_getattr_change, NULL), OK4); /* the holder's own: the store's */
+	ck_assert_uint_eq(xdr_u32(&P.cur), 1);
+	ck_assert_uint_eq(xdr_u32(&P.cur), 1u << 3);
+	ck_assert_uint_eq(xdr_u32(&P.cur), 8);
+	c0 = xdr_u64(&P.cur);
+
+	getattr_post(&Q);                              /* unchanged so far, the holder says */
+	expect_getattr(&P, true, c0, 1234);
+	ck_assert_uint_eq(getattr_recv(&Q, &c1, &size), OK4);
+	ck_assert_uint_eq(size, 1234);
+	ck_assert_uint_eq(c1, c0);
+
+	ck_assert_int_eq(nfs4_cl_dial(&w, nfs_srv_port(nsrv)), 0);
+	v3_post(&w, 1);                                /* NFSv3: changed now */
+	expect_getattr(&P, true, c0 + 1, 4321);
+	ck_assert(nfs4t_readable_within(w.fd, 20000));
+	ck_assert_int_eq(nfs4_cl_recv(&w, &cur), 0);
+	ck_assert_uint_eq(xdr_u32(&cur), 0);           /* NFS3_OK */
+	(void)xdr_fixed(&cur, 5 * 4);                  /* type, mode, nlink, uid, gid */
+	ck_assert_uint_eq(xdr_u64(&cur), 4321);        /* size: the holder's */
+	(void)xdr_fixed(&cur, 8 + 8 + 8 + 8 + 8);      /* used, rdev, fsid, fileid, atime */
+	ck_assert_uint_ge(xdr_u32(&cur), (uint32_t)t0); /* mtime: since the holder's change */
+	(void)xdr_u32(&cur);
+	ck_assert_uint_ge(xdr_u32(&cur), (uint32_t)t0); /* ctime too */
+	ck_assert_int_eq(cur.err, 0);
+	nfs4_cl_close(&w);
+
+	getattr_post(&Q);                              /* the same change reported again */
+	expect_getattr(&P, true, c0 + 1, 4321);
+	ck_assert_uint_eq(getattr_recv(&Q, &c1, &size), OK4);
+	ck_assert_uint_eq(size, 4321);
+	ck_assert_uint_gt(c1, c0);
+	getattr_post(&Q);
+	expect_getattr(&P, true, c0 + 1, 4321);
+	ck_assert_uint_eq(getattr_recv(&Q, &c2, &size), OK4);
+	ck_assert_uint_eq(c2, c1);                     /* stable while nothing changes */
+
+	expect_no_call(&P, 300);                       /* never recalled */
+	ck_assert_uint_eq(vol_lease_count(ts.store), 1);
+	ck_assert_uint_eq(c4_delegreturn(&P, &P.deleg), OK4);
+}
+END_TEST
+
+/* An NFSv3 GETATTR whose CB_GETATTR the holder leaves unanswered (half a
+ * lease) recalls it, waits in the server for the return, and answers the
  * size the holder's writes made. */
 START_TEST(test_recall_v3_getattr)
 {
@@ -421,6 +542,7 @@ START_TEST(test_recall_v3_getattr)
 	p_wdeleg();
 	ck_assert_int_eq(nfs4_cl_dial(&w, nfs_srv_port(nsrv)), 0);
 	v3_post(&w, 1);
+	expect_getattr(&P, false, 0, 0);
 	v3_waits_for_return(&w, &cur);
 	(void)xdr_fixed(&cur, 5 * 4);                 /* type, mode, nlink, uid, gid */
 	ck_assert_uint_eq(xdr_u64(&cur), 17);         /* size: the holder's write is in */
@@ -566,6 +688,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_recall_v4_io);
 	tcase_add_test(tc, test_recall_v4_lockt);
 	tcase_add_test(tc, test_recall_v4_remove);
+	tcase_add_test(tc, test_cb_getattr);
 	tcase_add_test(tc, test_recall_v3_getattr);
 	tcase_add_test(tc, test_recall_v3_read);
 	tcase_add_test(tc, test_recall_v3_setattr_write);
