@@ -2,7 +2,8 @@
  * and the errno -> nfsstat3 mapping. Flags are checked centrally by nfs_srv:
  * NFS_F_MODIFIES procedures get NFS3ERR_ROFS on read-only exports before
  * their handler runs; NFS_F_NOT_IDEMPOTENT replies go to the duplicate
- * request cache; NFS_F_RECALL ones (GETATTR, SETATTR, READ, WRITE) recall
+ * request cache; NFS_F_RECALL ones (GETATTR, SETATTR, READ, WRITE, LINK of
+ * the file: its first handle) recall
  * an NFSv4.1 write delegation of the file first and wait for its return,
  * except that GETATTR (NFS_F_ASK) first asks the holder with CB_GETATTR and
  * answers with its size and change. */
@@ -55,7 +56,7 @@ static const struct nfs_proc nfs3_procs[NFS3_NPROCS] = {
 			 struct nfs3_dirop_args, struct nfs3_wcc_res),
 	[NFS3_RENAME] = P("RENAME", nfs3_dec_rename, nfs3_rename, nfs3_enc_rename, NULL, FH | M | NI,
 			  struct nfs3_rename_args, struct nfs3_rename_res),
-	[NFS3_LINK] = P("LINK", nfs3_dec_link, nfs3_link, nfs3_enc_link, NULL, FH | M | NI,
+	[NFS3_LINK] = P("LINK", nfs3_dec_link, nfs3_link, nfs3_enc_link, NULL, FH | M | NI | RC,
 			struct nfs3_link_args, struct nfs3_link_res),
 	[NFS3_READDIR] = P("READDIR", nfs3_dec_readdir, nfs3_readdir, nfs3_enc_readdir, nfs3_free_readdir,
 			      FH | Q, struct nfs3_readdir_args, struct nfs3_readdir_res),

@@ -59,9 +59,9 @@
  * recalls it, and nobody else proceeds before its DELEGRETURN (the holder
  * writes back its cache first) or its revocation, as for read delegations:
  * another v4.1 client's OPEN (for reading too), READ, WRITE, SETATTR (any),
- * LOCKT, REMOVE and RENAME answer NFS4ERR_DELAY; NFSv3 SETATTR, READ and
- * WRITE (NFS_F_RECALL, nfs_prog.h), REMOVE and RENAME, and NLM TEST, LOCK
- * and SHARE wait in the server, then see the file as the holder left it; an
+ * LOCKT, REMOVE, RENAME and LINK answer NFS4ERR_DELAY; NFSv3 SETATTR, READ,
+ * WRITE and LINK (NFS_F_RECALL, nfs_prog.h), REMOVE and RENAME, and NLM
+ * TEST, LOCK and SHARE wait in the server, then see the file as the holder left it; an
  * SMB CREATE of any access is STATUS_PENDING.
  * CB_GETATTR (RFC 8881 10.4.3, 20.1): another v4.1 client's GETATTR asking
  * change, size, space_used or time_modify, and an NFSv3 GETATTR
