@@ -76,8 +76,11 @@
  * answers NFS4ERR_DELAY, NFSv3 waits); its backchannel slot stays taken
  * until the reply or a lease, so the recall may follow that late. Other
  * GETATTRs (mode, owner, ...), LOOKUP, ACCESS, READDIR of the parent and
- * the holder's own accesses (any open owner of its client) neither ask nor
- * recall. CLAIM_PREVIOUS
+ * the holder's own accesses neither ask nor recall, except an OPEN by
+ * another open owner of its client (CLAIM_NULL / CLAIM_FH): Linux's
+ * nosharecache mounts share one client id and cache apart, so another
+ * mount's OPEN recalls the write delegation as another client's would
+ * (test_vm_nfs41's close-to-open between two mounts). CLAIM_PREVIOUS
  * reclaims an open held under either kind, and gives no delegation back.
  *
  * OPEN's want bits (RFC 8881 18.16.3) are honoured: with none, a write

@@ -271,6 +271,25 @@ bool nfs4_deleg_conflict(struct nfs4_cx *cx, const struct vol_lock_key *k, bool 
 				 open_w ? VOL_LEASE_OPEN_W : VOL_LEASE_R | VOL_LEASE_W, group);
 }
 
+bool nfs4_deleg_conflict_owner(struct nfs4_cx *cx, const struct vol_lock_key *k, const uint8_t *owner, uint32_t olen)
+{
+	bool other = false;
+
+	if (!cx->call->store || !vol_lease_count(cx->call->store))
+		return false;
+	pthread_mutex_lock(&cx->srv->mu);
+	if (cx->sess && cx->sess->clp)
+		for (const struct nfs4_open *o = cx->sess->clp->opens; o && !other; o = o->next)
+			other = o->kind == NFS4_ST_DELEG && o->dl && !o->dl->revoked && o->dl->lease.recall_on_access &&
+				o->lkey.fsid == k->fsid && o->lkey.dev == k->dev && o->lkey.ino == k->ino &&
+				(o->owner_len != olen || memcmp(o->owner, owner, olen) != 0);
+	pthread_mutex_unlock(&cx->srv->mu);
+	/* its own write delegation, taken by another open owner: another mount
+	 * of the client (nosharecache) caching apart, whose dirty data this open
+	 * must see: recalled as another client's would be */
+	return other && vol_lease_contend(cx->call->store, k, VOL_LEASE_ACCESS, 0);
+}
+
 bool nfs4_deleg_conflict_read(struct nfs4_cx *cx, const struct vol_lock_key *k)
 {
 	uint64_t group = 0;

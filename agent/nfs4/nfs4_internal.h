@@ -335,6 +335,11 @@ bool nfs4_deleg_conflict(struct nfs4_cx *cx, const struct vol_lock_key *k, bool 
  * of other clients on it; true while one is out (NFS4ERR_DELAY). Read
  * delegations are left alone. Not under s->mu. */
 bool nfs4_deleg_conflict_read(struct nfs4_cx *cx, const struct vol_lock_key *k);
+/* Before an OPEN by open owner (owner, olen) of the session's client: when
+ * the client holds a write delegation on k taken by another open owner
+ * (another mount of it, caching apart), recall it; true while it is out
+ * (NFS4ERR_DELAY). Not under s->mu. */
+bool nfs4_deleg_conflict_owner(struct nfs4_cx *cx, const struct vol_lock_key *k, const uint8_t *owner, uint32_t olen);
 /* The lease group of the session's client in the cached-open table. */
 uint64_t nfs4_deleg_group(const struct nfs4_client *c);
 /* The same, under s->mu taken here (0: no client). */

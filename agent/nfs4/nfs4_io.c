@@ -318,7 +318,8 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	if ((st = nfs4_grace_record(cx, file)) != NFS4_OK) /* on the shelf before any state */
 		goto out;
 	vol_lock_key_of(file, &k);
-	if ((access & OPEN4_SHARE_ACCESS_WRITE) ? nfs4_deleg_conflict(cx, &k, true) : nfs4_deleg_conflict_read(cx, &k)) {
+	if (((access & OPEN4_SHARE_ACCESS_WRITE) ? nfs4_deleg_conflict(cx, &k, true) : nfs4_deleg_conflict_read(cx, &k)) ||
+	    (claim != CLAIM_DELEG_CUR_FH && claim != CLAIM_PREVIOUS && nfs4_deleg_conflict_owner(cx, &k, owner, olen))) {
 		st = NFS4ERR_DELAY; /* another client's delegation is being recalled */
 		goto out;
 	}
