@@ -82,6 +82,17 @@
  * mount's OPEN recalls the write delegation as another client's would
  * (test_vm_nfs41's close-to-open between two mounts). CLAIM_PREVIOUS
  * reclaims an open held under either kind, and gives no delegation back.
+ * Set-uid and set-gid (as knfsd's nfsd4_verify_setuid_write): no write
+ * delegation is given on a regular file with either bit (an OPEN that
+ * would get one: OPEN_DELEGATE_NONE, or NONE_EXT with WND4_RESOURCE for a
+ * want), and a SETATTR giving a file either bit by a client holding a
+ * write delegation on it recalls that delegation first (NFS4ERR_DELAY
+ * until DELEGRETURN): the Linux client sends a SETATTR of the size made
+ * under its write delegation (truncate by any user of the mount, opened
+ * locally under it) with the delegation's credential, so the store, seeing
+ * the holder (root) truncate, would keep the bits the truncating user's
+ * truncation clears, and the client, which dropped the kernel's
+ * ATTR_KILL_SUID for the server to do, would show them.
  *
  * OPEN's want bits (RFC 8881 18.16.3) are honoured: with none, a write
  * delegation for an open for writing and a read one for an open for

@@ -334,6 +334,9 @@ uint32_t nfs4_op_setattr(struct nfs4_cx *cx, struct xdr_cur *in)
 		return NFS4ERR_DELAY; /* another client's delegation is being recalled */
 	if (!sa.set_size && nfs4_deleg_conflict_read(cx, &k))
 		return NFS4ERR_DELAY; /* any change of attributes: another's write delegation is */
+	if (sa.set_mode && nfs4_setid_file(S_IFREG | sa.mode) && S_ISREG(cx->cur.obj.st.st_mode) &&
+	    nfs4_deleg_conflict_setid(cx, &k))
+		return NFS4ERR_DELAY; /* set-id bits: the caller's own write delegation is recalled first */
 	nfs4_deleg_by(cx, &by);
 	if ((rc = vol_setattr_by(&cx->cur.obj, &cx->cur.ecred, &sa, &by)) != 0)
 		return nfs4_status(rc);

@@ -36,7 +36,9 @@
  * Write delegations: the same entry holding R|W|H made with recall_on_access,
  * given to an OPEN for writing (or WANT_WRITE_DELEG) when the file has no
  * other open at all: no reservation of another client or protocol in the
- * share table, no other open owner of this client. Any break of another
+ * share table, no other open owner of this client; and none on a set-uid /
+ * set-gid file (nfs4_setid_file, checked by OPEN), whose bits the holder's
+ * SETATTR cannot give it without the recall (nfs4_deleg_conflict_setid). Any break of another
  * group takes the whole grant, VOL_LEASE_ACCESS included, which reads pass:
  * nfs4_deleg_conflict_read (another client's OPEN for reading, READ,
  * GETATTR of what the holder caches, a SETATTR), vol_lease_access (NFSv3 and
@@ -288,6 +290,21 @@ bool nfs4_deleg_conflict_owner(struct nfs4_cx *cx, const struct vol_lock_key *k,
 	 * of the client (nosharecache) caching apart, whose dirty data this open
 	 * must see: recalled as another client's would be */
 	return other && vol_lease_contend(cx->call->store, k, VOL_LEASE_ACCESS, 0);
+}
+
+bool nfs4_deleg_conflict_setid(struct nfs4_cx *cx, const struct vol_lock_key *k)
+{
+	bool own;
+
+	if (!cx->call->store || !vol_lease_count(cx->call->store))
+		return false;
+	pthread_mutex_lock(&cx->srv->mu);
+	own = cx->sess && cx->sess->clp && has_wdeleg(cx->sess->clp, k);
+	pthread_mutex_unlock(&cx->srv->mu);
+	/* Linux truncates under its write delegation with the delegation's
+	 * credential, whoever truncates: the store could not clear set-uid or
+	 * set-gid for the user who did (see nfs4_setid_file) */
+	return own && vol_lease_contend(cx->call->store, k, VOL_LEASE_ACCESS, 0);
 }
 
 bool nfs4_deleg_conflict_read(struct nfs4_cx *cx, const struct vol_lock_key *k)

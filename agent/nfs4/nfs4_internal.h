@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "agent/nfs/xdr.h"
 #include "agent/nfs4/nfs4.h"
@@ -341,6 +342,23 @@ bool nfs4_deleg_conflict_read(struct nfs4_cx *cx, const struct vol_lock_key *k);
  * (NFS4ERR_DELAY). Not under s->mu. */
 bool nfs4_deleg_conflict_owner(struct nfs4_cx *cx, const struct vol_lock_key *k, const uint8_t *owner, uint32_t olen);
 /* The lease group of the session's client in the cached-open table. */
+/* A SETATTR giving regular file k set-uid or set-gid by a client that
+ * holds a write delegation on it: recall that delegation (true: answer
+ * NFS4ERR_DELAY until its DELEGRETURN), so that no SETATTR of the size made
+ * under it comes with the holder's credential while the file has them.
+ * Other clients' delegations: nfs4_deleg_conflict_read. Not under s->mu. */
+bool nfs4_deleg_conflict_setid(struct nfs4_cx *cx, const struct vol_lock_key *k);
+/* Whether mode is a regular file's with set-uid or set-gid: no write
+ * delegation is given on it (knfsd's nfsd4_verify_setuid_write). The Linux
+ * client sends a SETATTR of the size made under its write delegation
+ * (truncate(2) by any user of the mount, whose open it makes locally under
+ * the delegation) with the delegation's stateid and credential, not the
+ * truncating user's, so the store would keep the bits a truncation by that
+ * user clears (test_vm_nfs41 check 33, test_nfs4_wsetid). */
+static inline bool nfs4_setid_file(mode_t mode)
+{
+	return S_ISREG(mode) && (mode & (S_ISUID | S_ISGID)) != 0;
+}
 uint64_t nfs4_deleg_group(const struct nfs4_client *c);
 /* The same, under s->mu taken here (0: no client). */
 uint64_t nfs4_deleg_client_group(struct nfs4_cx *cx);

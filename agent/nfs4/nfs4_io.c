@@ -332,8 +332,13 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	if (st == NFS4_OK) {
 		o->seqid++;
 		nfs4_open_stateid(cx->srv, o, &sid);
-		if (claim != CLAIM_PREVIOUS && open_wants_deleg(want, o->access, may_write, &wdeleg, &why))
-			deleg = nfs4_deleg_grant(cx, o, &k, o->access, wdeleg, nfs4_change(&file->st), &why, &dsid);
+		if (claim != CLAIM_PREVIOUS && open_wants_deleg(want, o->access, may_write, &wdeleg, &why)) {
+			if (wdeleg && nfs4_setid_file(file->st.st_mode))
+				why = WND4_RESOURCE; /* none on a set-id file (nfs4_setid_file) */
+			else
+				deleg = nfs4_deleg_grant(cx, o, &k, o->access, wdeleg, nfs4_change(&file->st), &why,
+							 &dsid);
+		}
 	} else if (o && fresh) {
 		nfs4_open_release(cx->srv, o); /* nothing granted */
 	}
