@@ -71,6 +71,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "agent/nfs/rpc.h"
@@ -290,6 +291,11 @@ bool nfs4_deleg_conflict_owner(struct nfs4_cx *cx, const struct vol_lock_key *k,
 	 * of the client (nosharecache) caching apart, whose dirty data this open
 	 * must see: recalled as another client's would be */
 	return other && vol_lease_contend(cx->call->store, k, VOL_LEASE_ACCESS, 0);
+}
+
+bool nfs4_setid_file(mode_t mode)
+{
+	return S_ISREG(mode) && (mode & (S_ISUID | S_ISGID)) != 0;
 }
 
 bool nfs4_deleg_conflict_setid(struct nfs4_cx *cx, const struct vol_lock_key *k)

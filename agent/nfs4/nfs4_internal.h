@@ -20,7 +20,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "agent/nfs/xdr.h"
 #include "agent/nfs4/nfs4.h"
@@ -355,10 +355,7 @@ bool nfs4_deleg_conflict_setid(struct nfs4_cx *cx, const struct vol_lock_key *k)
  * the delegation) with the delegation's stateid and credential, not the
  * truncating user's, so the store would keep the bits a truncation by that
  * user clears (test_vm_nfs41 check 33, test_nfs4_wsetid). */
-static inline bool nfs4_setid_file(mode_t mode)
-{
-	return S_ISREG(mode) && (mode & (S_ISUID | S_ISGID)) != 0;
-}
+bool nfs4_setid_file(mode_t mode);
 uint64_t nfs4_deleg_group(const struct nfs4_client *c);
 /* The same, under s->mu taken here (0: no client). */
 uint64_t nfs4_deleg_client_group(struct nfs4_cx *cx);
