@@ -341,6 +341,10 @@ uint32_t nfs4_op_setattr(struct nfs4_cx *cx, struct xdr_cur *in)
 	if ((rc = vol_setattr_by(&cx->cur.obj, &cx->cur.ecred, &sa, &by)) != 0)
 		return nfs4_status(rc);
 	(void)vol_refresh(&cx->cur.obj);
+	/* a write delegation its client's concurrent OPEN got between the check
+	 * above and the change: recalled now (the OPEN saw no set-id bits) */
+	if (sa.set_mode && nfs4_setid_file(cx->cur.obj.st.st_mode))
+		(void)nfs4_deleg_conflict_setid(cx, &k);
 	nfs4_put_bitmap(cx->out, set, A_WORDS);
 	return NFS4_OK;
 }

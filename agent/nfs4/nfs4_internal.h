@@ -346,7 +346,9 @@ bool nfs4_deleg_conflict_owner(struct nfs4_cx *cx, const struct vol_lock_key *k,
  * holds a write delegation on it: recall that delegation (true: answer
  * NFS4ERR_DELAY until its DELEGRETURN), so that no SETATTR of the size made
  * under it comes with the holder's credential while the file has them.
- * Other clients' delegations: nfs4_deleg_conflict_read. Not under s->mu. */
+ * Other clients' delegations: nfs4_deleg_conflict_read. SETATTR asks
+ * again after the change (ignoring the answer): a delegation an OPEN of
+ * the same client got meanwhile is recalled too. Not under s->mu. */
 bool nfs4_deleg_conflict_setid(struct nfs4_cx *cx, const struct vol_lock_key *k);
 /* Whether mode is a regular file's with set-uid or set-gid: no write
  * delegation is given on it (knfsd's nfsd4_verify_setuid_write). The Linux
