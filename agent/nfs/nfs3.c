@@ -2,7 +2,11 @@
  * and the errno -> nfsstat3 mapping. Flags are checked centrally by nfs_srv:
  * NFS_F_MODIFIES procedures get NFS3ERR_ROFS on read-only exports before
  * their handler runs; NFS_F_NOT_IDEMPOTENT replies go to the duplicate
- * request cache. */
+ * request cache; NFS_F_RECALL ones (GETATTR, SETATTR, READ, WRITE, LINK of
+ * the file: its first handle) recall
+ * an NFSv4.1 write delegation of the file first and wait for its return,
+ * except that GETATTR (NFS_F_ASK) first asks the holder with CB_GETATTR and
+ * answers with its size and change. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -16,15 +20,17 @@
 #define NI NFS_F_NOT_IDEMPOTENT
 #define FH NFS_F_FH
 #define Q NFS_F_QUICK
+#define RC NFS_F_RECALL
+#define AS NFS_F_ASK
 
 struct nfs3_none { char unused; };
 
 static const struct nfs_proc nfs3_procs[NFS3_NPROCS] = {
 	[NFS3_NULL] = P("NULL", nfs3_dec_void, nfs3_null, nfs3_enc_void, NULL, Q,
 			struct nfs3_none, struct nfs3_none),
-	[NFS3_GETATTR] = P("GETATTR", nfs3_dec_fh, nfs3_getattr, nfs3_enc_getattr, NULL, FH | Q,
+	[NFS3_GETATTR] = P("GETATTR", nfs3_dec_fh, nfs3_getattr, nfs3_enc_getattr, NULL, FH | Q | RC | AS,
 			   struct nfs3_fh_args, struct nfs3_getattr_res),
-	[NFS3_SETATTR] = P("SETATTR", nfs3_dec_setattr, nfs3_setattr, nfs3_enc_wcc, NULL, FH | M,
+	[NFS3_SETATTR] = P("SETATTR", nfs3_dec_setattr, nfs3_setattr, nfs3_enc_wcc, NULL, FH | M | RC,
 			   struct nfs3_setattr_args, struct nfs3_wcc_res),
 	[NFS3_LOOKUP] = P("LOOKUP", nfs3_dec_dirop, nfs3_lookup, nfs3_enc_lookup, NULL, FH | Q,
 			  struct nfs3_dirop_args, struct nfs3_lookup_res),
@@ -32,9 +38,9 @@ static const struct nfs_proc nfs3_procs[NFS3_NPROCS] = {
 			  struct nfs3_access_args, struct nfs3_access_res),
 	[NFS3_READLINK] = P("READLINK", nfs3_dec_fh, nfs3_readlink, nfs3_enc_readlink, NULL, FH | Q,
 			    struct nfs3_fh_args, struct nfs3_readlink_res),
-	[NFS3_READ] = P("READ", nfs3_dec_read, nfs3_read, nfs3_enc_read, nfs3_free_read, FH | Q,
+	[NFS3_READ] = P("READ", nfs3_dec_read, nfs3_read, nfs3_enc_read, nfs3_free_read, FH | Q | RC,
 			struct nfs3_read_args, struct nfs3_read_res),
-	[NFS3_WRITE] = P("WRITE", nfs3_dec_write, nfs3_write, nfs3_enc_write, NULL, FH | M,
+	[NFS3_WRITE] = P("WRITE", nfs3_dec_write, nfs3_write, nfs3_enc_write, NULL, FH | M | RC,
 			 struct nfs3_write_args, struct nfs3_write_res),
 	[NFS3_CREATE] = P("CREATE", nfs3_dec_create, nfs3_create, nfs3_enc_create, NULL, FH | M | NI,
 			  struct nfs3_create_args, struct nfs3_create_res),
@@ -50,7 +56,7 @@ static const struct nfs_proc nfs3_procs[NFS3_NPROCS] = {
 			 struct nfs3_dirop_args, struct nfs3_wcc_res),
 	[NFS3_RENAME] = P("RENAME", nfs3_dec_rename, nfs3_rename, nfs3_enc_rename, NULL, FH | M | NI,
 			  struct nfs3_rename_args, struct nfs3_rename_res),
-	[NFS3_LINK] = P("LINK", nfs3_dec_link, nfs3_link, nfs3_enc_link, NULL, FH | M | NI,
+	[NFS3_LINK] = P("LINK", nfs3_dec_link, nfs3_link, nfs3_enc_link, NULL, FH | M | NI | RC,
 			struct nfs3_link_args, struct nfs3_link_res),
 	[NFS3_READDIR] = P("READDIR", nfs3_dec_readdir, nfs3_readdir, nfs3_enc_readdir, nfs3_free_readdir,
 			      FH | Q, struct nfs3_readdir_args, struct nfs3_readdir_res),

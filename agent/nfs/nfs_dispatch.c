@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #endif
 #include "agent/nfs/nfs_srv_internal.h"
+#include "agent/vol/vol_lease.h"
 
 /* The program serving (prog, vers); NULL when none does. *known tells
  * whether some version of prog is served, *lo and *hi its lowest and highest
@@ -58,6 +59,35 @@ static uint32_t nfs_precheck(struct nfs_call *call, const struct nfs_proc *p, co
 	if ((p->flags & NFS_F_MODIFIES) && call->access != VOL_ACCESS_RW)
 		return NFS3ERR_ROFS;
 	return NFS3_OK;
+}
+
+void nfs_call_recall(struct nfs_call *call, struct vol_obj *obj)
+{
+	struct vol_lease_by peek = { .nowait = true };
+
+	if (!vol_lease_access(obj, &peek))
+		return;
+	if (call->srv)
+		nfs_dispatch_cover(call->srv); /* the holder's DELEGRETURN comes through the loop */
+	(void)vol_lease_access(obj, NULL);
+	(void)vol_refresh(obj); /* its flushed writes and size */
+}
+
+int nfs_call_ask(struct nfs_call *call, struct vol_obj *obj, uint64_t group)
+{
+	struct vol_lease_by by = { .group = group, .nowait = true };
+	struct vol_lease_attr a;
+	int rc;
+
+	if ((rc = vol_lease_ask(obj, &by, &a)) == -EAGAIN) {
+		if (call->srv)
+			nfs_dispatch_cover(call->srv); /* the holder's CB_GETATTR answer comes through the loop */
+		by.nowait = false;
+		rc = vol_lease_ask(obj, &by, &a);
+	}
+	if (rc == 1)
+		vol_lease_attr_apply(&a, &obj->st);
+	return rc;
 }
 
 /* A record that is no call: when it is an RPC REPLY (xid, msg_type 1), the
@@ -204,6 +234,10 @@ static bool serve(struct nfs_srv *srv, struct nfs_req *req)
 			*(uint32_t *)res = status; /* encoders write the failure arm */
 			goto handled;
 		}
+		/* a GETATTR asks a write delegation's holder first (CB_GETATTR),
+		 * and recalls only when it does not answer */
+		if ((p->flags & NFS_F_RECALL) && !((p->flags & NFS_F_ASK) && nfs_call_ask(&call, &call.obj, 0) >= 0))
+			nfs_call_recall(&call, &call.obj);
 	}
 handle:
 	p->handler(&call, args, res);

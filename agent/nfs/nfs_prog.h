@@ -35,6 +35,17 @@ enum nfs_proc_flags {
 	 * and so is an UNSTABLE WRITE (nfs3_io_quick): larger ones are worth a
 	 * wake-up of another worker, served beside the rest of their run. */
 	NFS_F_QUICK = 1u << 3,
+	/* Reads or changes the object's data or attributes: after the central
+	 * checks, an NFSv4.1 write delegation of another client on the file is
+	 * recalled and the call waits for its return or revocation, the loop
+	 * role handed on first (nfs_call_recall), so the holder's cached writes
+	 * are in the store when the handler looks. */
+	NFS_F_RECALL = 1u << 4,
+	/* With NFS_F_RECALL, reads only the object's attributes: a write
+	 * delegation's holder is asked for the size and change it caches
+	 * (nfs_call_ask: NFSv4.1 CB_GETATTR) and the call answers with them;
+	 * recalled only when the holder does not answer in time. */
+	NFS_F_ASK = 1u << 5,
 };
 
 struct nfs_srv;
@@ -103,6 +114,22 @@ struct nfs_proc {
 	unsigned flags;
 	uint32_t args_size, res_size;
 };
+
+/* Before a call reads or changes obj's data or attributes (a flag
+ * NFS_F_RECALL procedure's object, an NLM lock's file): recall every write
+ * delegation on obj's file (vol_lease_access) and, when one was out, hand
+ * the loop role on (its holder's DELEGRETURN comes through the loop), wait
+ * for it to be returned or revoked, and refresh obj's attributes. */
+void nfs_call_recall(struct nfs_call *call, struct vol_obj *obj);
+
+/* Before a call reads only obj's attributes (an NFS_F_ASK procedure, another
+ * v4.1 client's GETATTR; group: the caller's lease group, 0 for none):
+ * when a write delegation of another group is on obj's file, hand the loop
+ * role on and ask its holder (vol_lease_ask) for the size and change it
+ * caches; with its answer obj->st carries them (vol_lease_attr_apply).
+ * Returns 0 (no delegation in the way), 1 (answered, obj->st patched), or
+ * vol_lease_ask's negative codes: the caller recalls instead. */
+int nfs_call_ask(struct nfs_call *call, struct vol_obj *obj, uint64_t group);
 
 struct nfs_prog {
 	uint32_t prog, vers;

@@ -53,7 +53,7 @@ static struct vol_lock_owner nlm_owner(const struct nlm4_lock *l, bool with_svid
 
 /* The file of l: resolved and authorized as NFSv3 would; its key. */
 static uint32_t nlm_file(struct nfs_call *call, const struct nlm4_lock *l, struct vol_obj *obj,
-			 struct vol_lock_key *k, enum vol_access *acc)
+			 struct vol_lock_key *k, enum vol_access *acc, bool recall)
 {
 	struct vol_cred eff;
 	int rc = vol_fh_open(call->store, l->fh.data, l->fh.len, obj);
@@ -63,6 +63,8 @@ static uint32_t nlm_file(struct nfs_call *call, const struct nlm4_lock *l, struc
 	*acc = vol_authorize(obj->exp, call->peer, VOL_PROTO_NFSV3, &call->cred, &eff);
 	if (*acc == VOL_ACCESS_NONE)
 		return NLM4_FAILED;
+	if (recall) /* a v4.1 client writing under a delegation takes no locks with us */
+		nfs_call_recall(call, obj);
 	vol_lock_key_of(obj, k);
 	return NLM4_GRANTED;
 }
@@ -117,7 +119,7 @@ static void nlm_test(struct nfs_call *call, void *a, void *r)
 		res->stat = NLM4_DENIED_GRACE_PERIOD;
 		goto out;
 	}
-	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc)) != NLM4_GRANTED)
+	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc, true)) != NLM4_GRANTED)
 		goto out;
 	if (nlm_grace_on(s, &obj)) {
 		res->stat = NLM4_DENIED_GRACE_PERIOD;
@@ -158,7 +160,7 @@ static void nlm_lock_common(struct nfs_call *call, struct nlm_args *x, struct nl
 		res->stat = NLM4_DENIED_GRACE_PERIOD;
 		goto out;
 	}
-	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc)) != NLM4_GRANTED)
+	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc, true)) != NLM4_GRANTED)
 		goto out;
 	if (!x->reclaim && nlm_grace_on(s, &obj)) {
 		res->stat = NLM4_DENIED_GRACE_PERIOD;
@@ -241,7 +243,7 @@ static void nlm_cancel(struct nfs_call *call, void *a, void *r)
 		res->stat = NLM4_DENIED_GRACE_PERIOD;
 		goto out;
 	}
-	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc)) != NLM4_GRANTED)
+	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc, false)) != NLM4_GRANTED)
 		goto out;
 	if (nlm_grace_on(s, &obj)) {
 		res->stat = NLM4_DENIED_GRACE_PERIOD;
@@ -280,7 +282,7 @@ static void nlm_unlock(struct nfs_call *call, void *a, void *r)
 		res->stat = NLM4_DENIED_GRACE_PERIOD;
 		goto out;
 	}
-	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc)) != NLM4_GRANTED)
+	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc, false)) != NLM4_GRANTED)
 		goto out;
 	if (nlm_grace_on(s, &obj)) {
 		res->stat = NLM4_DENIED_GRACE_PERIOD;
@@ -324,7 +326,7 @@ static void nlm_share_common(struct nfs_call *call, struct nlm_args *x, struct n
 		res->stat = NLM4_DENIED_GRACE_PERIOD;
 		goto out;
 	}
-	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc)) != NLM4_GRANTED)
+	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc, !unshare)) != NLM4_GRANTED)
 		goto out;
 	if (!x->reclaim && !unshare && nlm_grace_on(s, &obj)) {
 		res->stat = NLM4_DENIED_GRACE_PERIOD;

@@ -45,15 +45,66 @@
  * recall was sent is revoked (SEQ4_STATUS_RECALLABLE_STATE_REVOKED on the
  * client's SEQUENCE results, NFS4ERR_DELEG_REVOKED for its stateid until
  * FREE_STATEID). CLAIM_DELEG_CUR_FH opens the current file; CLAIM_DELEGATE_CUR
- * and _PREV, write delegations, WANT_DELEGATION and DELEGPURGE are not
- * served (NFS4ERR_NOTSUPP; OPEN_DELEGATE_NONE). OPEN's want bits (RFC 8881
- * 18.16.3) are honoured: with none, OPEN_DELEGATE_NONE as before; with
- * WANT_NO_DELEG, WANT_CANCEL or WANT_WRITE_DELEG no delegation and
- * OPEN_DELEGATE_NONE_EXT with WND4_NOT_WANTED, WND4_CANCELLED or
- * WND4_WRITE_DELEG_NOT_SUPP_FTYPE; with WANT_READ_DELEG or WANT_ANY_DELEG a
- * read delegation when safe, else NONE_EXT with WND4_CONTENTION (it holds one,
- * another open writes, a break is under way) or WND4_RESOURCE (no working
- * backchannel, an open for writing); the SIGNAL/PUSH flags are taken and
+ * and _PREV, WANT_DELEGATION and DELEGPURGE are not served (NFS4ERR_NOTSUPP;
+ * OPEN_DELEGATE_NONE).
+ *
+ * Write delegations (RFC 8881 10.4): an OPEN for writing (no want, or
+ * WANT_ANY_DELEG), or any OPEN with WANT_WRITE_DELEG by a caller who may
+ * write the file, by a client with a working backchannel, of a file that
+ * has no other open at all (of any client, this client's other open owners
+ * included, or protocol: the store's share table), gets
+ * OPEN_DELEGATE_WRITE: a grant of R|W|H made with recall_on_access in the
+ * same table, with an nfs_space_limit4 of NFS_LIMIT_SIZE: the file's size
+ * plus the volume's free capacity at the OPEN. Any access by anyone else
+ * recalls it, and nobody else proceeds before its DELEGRETURN (the holder
+ * writes back its cache first) or its revocation, as for read delegations:
+ * another v4.1 client's OPEN (for reading too), READ, WRITE, SETATTR (any),
+ * LOCKT, REMOVE, RENAME and LINK answer NFS4ERR_DELAY; NFSv3 SETATTR, READ,
+ * WRITE and LINK (NFS_F_RECALL, nfs_prog.h), REMOVE and RENAME, and NLM
+ * TEST, LOCK and SHARE wait in the server, then see the file as the holder left it; an
+ * SMB CREATE of any access is STATUS_PENDING.
+ * CB_GETATTR (RFC 8881 10.4.3, 20.1): another v4.1 client's GETATTR asking
+ * change, size, space_used or time_modify, and an NFSv3 GETATTR
+ * (NFS_F_ASK), do not recall: the holder is asked with a CB_COMPOUND of
+ * CB_SEQUENCE and CB_GETATTR (change and size; vol_lease_ask in the store)
+ * and the GETATTR answers the size it reports; when the change it reports
+ * differs from the last one heard (at first the file's at the OPEN), its
+ * cached writes changed the file, and from then on the file's mtime and
+ * ctime, and so the change attribute, are shown as at least that moment.
+ * A holder that does not answer within half the lease time (at most 5 s),
+ * or answers with an error or no size, is recalled as above (the GETATTR
+ * answers NFS4ERR_DELAY, NFSv3 waits); its backchannel slot stays taken
+ * until the reply or a lease, so the recall may follow that late. Other
+ * GETATTRs (mode, owner, ...), LOOKUP, ACCESS, READDIR of the parent and
+ * the holder's own accesses neither ask nor recall, except an OPEN by
+ * another open owner of its client (CLAIM_NULL / CLAIM_FH): Linux's
+ * nosharecache mounts share one client id and cache apart, so another
+ * mount's OPEN recalls the write delegation as another client's would
+ * (test_vm_nfs41's close-to-open between two mounts). CLAIM_PREVIOUS
+ * reclaims an open held under either kind, and gives no delegation back.
+ * Set-uid and set-gid (as knfsd's nfsd4_verify_setuid_write): no write
+ * delegation is given on a regular file with either bit (an OPEN that
+ * would get one: OPEN_DELEGATE_NONE, or NONE_EXT with WND4_RESOURCE for a
+ * want), and a SETATTR giving a file either bit by a client holding a
+ * write delegation on it recalls that delegation first (NFS4ERR_DELAY
+ * until DELEGRETURN): the Linux client sends a SETATTR of the size made
+ * under its write delegation (truncate by any user of the mount, opened
+ * locally under it) with the delegation's credential, so the store, seeing
+ * the holder (root) truncate, would keep the bits the truncating user's
+ * truncation clears, and the client, which dropped the kernel's
+ * ATTR_KILL_SUID for the server to do, would show them.
+ *
+ * OPEN's want bits (RFC 8881 18.16.3) are honoured: with none, a write
+ * delegation for an open for writing and a read one for an open for
+ * reading when safe, else OPEN_DELEGATE_NONE; with WANT_NO_DELEG or
+ * WANT_CANCEL no delegation and OPEN_DELEGATE_NONE_EXT with WND4_NOT_WANTED
+ * or WND4_CANCELLED; with WANT_WRITE_DELEG a write delegation when safe,
+ * else NONE_EXT with WND4_RESOURCE (it may not write the file) or as below;
+ * with WANT_READ_DELEG a read delegation, WANT_ANY_DELEG either (as with no
+ * want), when safe, else NONE_EXT with WND4_CONTENTION (it holds one,
+ * another open writes, or for a write delegation any other open, a break is
+ * under way) or WND4_RESOURCE (no working backchannel, WANT_READ_DELEG with
+ * an open for writing); the SIGNAL/PUSH flags are taken and
  * never acted on (ond_server_will_* false); other want values
  * NFS4ERR_INVAL. A new backchannel (CREATE_SESSION, BIND_CONN_TO_SESSION,
  * BACKCHANNEL_CTL) is probed with CB_NULL from the backchannel thread; one

@@ -194,6 +194,13 @@ uint32_t nfs4_fattr_encode(struct nfs4_cx *cx, struct nfs4_fhc *f, const uint32_
 	return NFS4_OK;
 }
 
+bool nfs4_attr_of_data(const uint32_t *req, uint32_t n)
+{
+	uint32_t w[2] = { n > 0 ? req[0] : 0, n > 1 ? req[1] : 0 };
+
+	return has(w, A_CHANGE) || has(w, A_SIZE) || has(w, A_SPACE_USED) || has(w, A_TIME_MODIFY);
+}
+
 uint32_t nfs4_op_getattr(struct nfs4_cx *cx, struct xdr_cur *in)
 {
 	uint32_t req[8], n;
@@ -202,6 +209,20 @@ uint32_t nfs4_op_getattr(struct nfs4_cx *cx, struct xdr_cur *in)
 		return NFS4ERR_BADXDR;
 	if (!cx->cur.pseudo && vol_refresh(&cx->cur.obj) != 0)
 		return NFS4ERR_STALE;
+	if (!cx->cur.pseudo && S_ISREG(cx->cur.obj.st.st_mode) && nfs4_attr_of_data(req, n)) {
+		struct vol_lock_key k;
+
+		/* another client's write delegation caches what these say: its
+		 * holder is asked (CB_GETATTR, RFC 8881 10.4.3) and its size and
+		 * change answered; it is recalled when it does not answer */
+		if (nfs_call_ask(cx->call, &cx->cur.obj, nfs4_deleg_client_group(cx)) < 0) {
+			vol_lock_key_of(&cx->cur.obj, &k);
+			if (nfs4_deleg_conflict_read(cx, &k))
+				return NFS4ERR_DELAY;
+			if (vol_refresh(&cx->cur.obj) != 0)
+				return NFS4ERR_STALE;
+		}
+	}
 	return nfs4_fattr_encode(cx, &cx->cur, req, n, cx->out);
 }
 
@@ -308,15 +329,22 @@ uint32_t nfs4_op_setattr(struct nfs4_cx *cx, struct xdr_cur *in)
 		return st;
 	if (sa.set_size && !S_ISREG(cx->cur.obj.st.st_mode))
 		return S_ISDIR(cx->cur.obj.st.st_mode) ? NFS4ERR_ISDIR : NFS4ERR_INVAL;
-	if (sa.set_size) {
-		vol_lock_key_of(&cx->cur.obj, &k);
-		if (nfs4_deleg_conflict(cx, &k, false))
-			return NFS4ERR_DELAY; /* another client's delegation is being recalled */
-	}
+	vol_lock_key_of(&cx->cur.obj, &k);
+	if (sa.set_size && nfs4_deleg_conflict(cx, &k, false))
+		return NFS4ERR_DELAY; /* another client's delegation is being recalled */
+	if (!sa.set_size && nfs4_deleg_conflict_read(cx, &k))
+		return NFS4ERR_DELAY; /* any change of attributes: another's write delegation is */
+	if (sa.set_mode && nfs4_setid_file(S_IFREG | sa.mode) && S_ISREG(cx->cur.obj.st.st_mode) &&
+	    nfs4_deleg_conflict_setid(cx, &k))
+		return NFS4ERR_DELAY; /* set-id bits: the caller's own write delegation is recalled first */
 	nfs4_deleg_by(cx, &by);
 	if ((rc = vol_setattr_by(&cx->cur.obj, &cx->cur.ecred, &sa, &by)) != 0)
 		return nfs4_status(rc);
 	(void)vol_refresh(&cx->cur.obj);
+	/* a write delegation its client's concurrent OPEN got between the check
+	 * above and the change: recalled now (the OPEN saw no set-id bits) */
+	if (sa.set_mode && nfs4_setid_file(cx->cur.obj.st.st_mode))
+		(void)nfs4_deleg_conflict_setid(cx, &k);
 	nfs4_put_bitmap(cx->out, set, A_WORDS);
 	return NFS4_OK;
 }

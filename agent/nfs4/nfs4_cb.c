@@ -1,6 +1,7 @@
 /* nfs4_cb: the wire of the NFSv4.1 backchannel (RFC 8881 section 20,
  * program csa_cb_program version 1): the CB_COMPOUND call a recall sends
- * (CB_SEQUENCE on the session's one backchannel slot, then CB_RECALLs), the
+ * (CB_SEQUENCE on the session's one backchannel slot, then CB_RECALLs) or
+ * a write delegation's CB_GETATTR (change and size, section 20.1), the
  * CB_NULL that probes a new backchannel, and the bounded decoders of the
  * client's replies to both. The reply comes from the
  * network: every length is checked against its cap before it is used, the
@@ -16,8 +17,8 @@
 
 #include "agent/nfs/rpc.h"
 
-enum { CB_NULL = 0, CB_COMPOUND = 1, OP_CB_RECALL = 4, OP_CB_SEQUENCE = 11, CB_VERS = 1, CB_MINOR = 1,
-       CB_AUTH_MAX = 400 };
+enum { CB_NULL = 0, CB_COMPOUND = 1, OP_CB_GETATTR = 3, OP_CB_RECALL = 4, OP_CB_SEQUENCE = 11, CB_VERS = 1, CB_MINOR = 1,
+       CB_AUTH_MAX = 400, CB_FATTR_WORDS = 8, CB_FATTR_MAX = 1024, FATTR4_CHANGE = 3, FATTR4_SIZE = 4 };
 
 /* The RPC call header of procedure proc of the callback program, with the
  * credential of flavor. */
@@ -76,13 +77,13 @@ int nfs4_cb_decode_null(const uint8_t *rec, size_t len, uint32_t *xid, bool *ok)
 }
 
 void nfs4_cb_encode(struct ut_buf *b, uint32_t xid, uint32_t prog, uint32_t flavor, const uint8_t sess[NFS4_SESSIONID],
-		    uint32_t seq, const struct nfs4_cb_recall *r, uint32_t n)
+		    uint32_t seq, const struct nfs4_cb_recall *r, uint32_t n, const struct vol_fh *ga)
 {
 	cb_call_head(b, xid, prog, flavor, CB_COMPOUND);
 	xdr_put_u32(b, 0);             /* tag: empty */
 	xdr_put_u32(b, CB_MINOR);
 	xdr_put_u32(b, 0);             /* callback_ident: unused in 4.1 */
-	xdr_put_u32(b, 1 + n);
+	xdr_put_u32(b, 1 + (n ? n : ga != NULL));
 	xdr_put_u32(b, OP_CB_SEQUENCE);
 	xdr_put_fixed(b, sess, NFS4_SESSIONID);
 	xdr_put_u32(b, seq);
@@ -96,6 +97,40 @@ void nfs4_cb_encode(struct ut_buf *b, uint32_t xid, uint32_t prog, uint32_t flav
 		xdr_put_u32(b, 0);     /* truncate: false */
 		xdr_put_opaque(b, r[i].fh.data, r[i].fh.len);
 	}
+	if (!n && ga) {
+		xdr_put_u32(b, OP_CB_GETATTR);
+		xdr_put_opaque(b, ga->data, ga->len);
+		xdr_put_u32(b, 1);     /* bitmap4: one word, */
+		xdr_put_u32(b, 1u << FATTR4_CHANGE | 1u << FATTR4_SIZE); /* what a writer caches */
+	}
+}
+
+/* CB_GETATTR4resok's fattr4 into r: change and size, which come first in
+ * the attribute list (ascending order); any attribute below them that we
+ * never asked for makes the reply undecodable. */
+static void cb_getattr_res(struct xdr_cur *c, struct nfs4_cb_res *r)
+{
+	uint32_t w[CB_FATTR_WORDS], n, l;
+	const uint8_t *vals;
+	struct xdr_cur v;
+
+	if (!nfs4_get_bitmap(c, w, CB_FATTR_WORDS, &n) || !(vals = xdr_opaque(c, CB_FATTR_MAX, &l)))
+		return;
+	if (w[0] & ((1u << FATTR4_CHANGE) - 1u)) {
+		c->err = -EBADMSG;
+		return;
+	}
+	xdr_cur_init(&v, vals, l);
+	r->ga_change = (w[0] >> FATTR4_CHANGE) & 1u;
+	r->ga_size = (w[0] >> FATTR4_SIZE) & 1u;
+	if (r->ga_change)
+		r->change = xdr_u64(&v);
+	if (r->ga_size)
+		r->size = xdr_u64(&v);
+	if (v.err)
+		c->err = -EBADMSG;
+	else
+		r->ga_ok = true;
 }
 
 int nfs4_cb_decode(const uint8_t *rec, size_t len, struct nfs4_cb_res *out)
@@ -142,6 +177,8 @@ int nfs4_cb_decode(const uint8_t *rec, size_t len, struct nfs4_cb_res *out)
 			(void)xdr_u32(&c); /* highest slot */
 			(void)xdr_u32(&c); /* target highest slot */
 			r.seq_ok = i == 0 && !c.err;
+		} else if (r.ops[i] == OP_CB_GETATTR && r.stats[i] == NFS4_OK) {
+			cb_getattr_res(&c, &r);
 		} else if (r.ops[i] != OP_CB_RECALL && r.ops[i] != OP_CB_SEQUENCE && r.stats[i] == NFS4_OK) {
 			return -EBADMSG; /* a result we never asked for */
 		}

@@ -1,5 +1,5 @@
-/* nfs4_deleg: read delegations (RFC 8881 section 10.4) and the backchannel
- * that recalls them.
+/* nfs4_deleg: read and write delegations (RFC 8881 section 10.4) and the
+ * backchannel that recalls them.
  *
  * A delegation is a state entry (kind NFS4_ST_DELEG, its stateid's) holding
  * a grant of R|H in the store's cached-open table (agent/vol/vol_lease.h),
@@ -31,7 +31,26 @@
  * has a backchannel, of a file nobody else has open for writing (the store's
  * share table) and whose cached opens are not being broken; at most one per
  * client and file; OPEN's want bits may ask for none or say why none was
- * given (nfs4_io.c, WND4_*). No write delegations.
+ * given (nfs4_io.c, WND4_*).
+ *
+ * Write delegations: the same entry holding R|W|H made with recall_on_access,
+ * given to an OPEN for writing (or WANT_WRITE_DELEG) when the file has no
+ * other open at all: no reservation of another client or protocol in the
+ * share table, no other open owner of this client; and none on a set-uid /
+ * set-gid file (nfs4_setid_file, checked by OPEN), whose bits the holder's
+ * SETATTR cannot give it without the recall (nfs4_deleg_conflict_setid). Any break of another
+ * group takes the whole grant, VOL_LEASE_ACCESS included, which reads pass:
+ * nfs4_deleg_conflict_read (another client's OPEN for reading, READ,
+ * GETATTR of what the holder caches, a SETATTR), vol_lease_access (NFSv3 and
+ * NLM through nfs_call_recall). Recall, waiting and revocation are the read
+ * delegation's: this file does not care which kind it recalls. The holder
+ * writes back before DELEGRETURN; the DELEGRETURN drops the grant and the
+ * waiters go on, then read what it wrote. A GETATTR of another client or
+ * NFSv3 asks first (vol_lease_ask -> deleg_ask): the backchannel thread
+ * sends a CB_GETATTR of change and size when the session's backchannel slot
+ * is free and no recall waits for it (cb_ask_next), and the reply goes to the
+ * askers (cb_ask_answer, vol_lease_answer); unanswered within half a lease
+ * (CB_ASK_MAX_MS at most), the askers recall.
  *
  * The backchannel is probed: every backchannel set up or changed
  * (nfs4_deleg_back, BACKCHANNEL_CTL) gets a CB_NULL from the backchannel
@@ -52,6 +71,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "agent/nfs/rpc.h"
@@ -59,6 +79,7 @@
 
 #define CB_TICK_MS 200u /* the backchannel thread looks at recalls this often */
 #define CB_PROBE_MAX_MS 10000u /* a CB_NULL unanswered this long (or half a lease): the path is down */
+#define CB_ASK_MAX_MS 5000u    /* a CB_GETATTR unanswered this long (or half a lease): recalled instead */
 
 uint64_t nfs4_deleg_group(const struct nfs4_client *c)
 {
@@ -88,6 +109,21 @@ static struct nfs4_session *back_session(struct nfs4_client *c)
 	return NULL;
 }
 
+/* Under the table's mutex: another client or protocol asks the holder of
+ * a write delegation for the file's size and change (vol_lease_ask): the
+ * backchannel thread sends the CB_GETATTR. Flag and wake only. */
+static void deleg_ask(struct vol_lease *l)
+{
+	struct nfs4_deleg *dl = l->arg;
+	struct nfs4_srv *s = dl->srv;
+
+	__atomic_store_n(&dl->ask, true, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&s->cb_mu);
+	s->cb_kick = true;
+	pthread_cond_signal(&s->cb_cv);
+	pthread_mutex_unlock(&s->cb_mu);
+}
+
 static bool has_deleg(const struct nfs4_client *c, const struct vol_fh *fh)
 {
 	for (const struct nfs4_open *o = c->opens; o; o = o->next)
@@ -113,24 +149,50 @@ static bool cb_start(struct nfs4_srv *s, struct nfs_srv *nsrv)
 	return ok;
 }
 
+/* Whether c has an open of fh other than o (another open owner of it). */
+static bool other_open(const struct nfs4_client *c, const struct nfs4_open *o)
+{
+	for (const struct nfs4_open *x = c->opens; x; x = x->next)
+		if (x != o && x->kind == NFS4_ST_OPEN && x->access && x->fh.len == o->fh.len &&
+		    !memcmp(x->fh.data, o->fh.data, o->fh.len))
+			return true;
+	return false;
+}
+
+/* Whether c holds a write delegation (not revoked) on k. */
+static bool has_wdeleg(const struct nfs4_client *c, const struct vol_lock_key *k)
+{
+	for (const struct nfs4_open *o = c->opens; o; o = o->next)
+		if (o->kind == NFS4_ST_DELEG && o->dl && !o->dl->revoked && o->dl->lease.recall_on_access &&
+		    o->lkey.fsid == k->fsid && o->lkey.dev == k->dev && o->lkey.ino == k->ino)
+			return true;
+	return false;
+}
+
 bool nfs4_deleg_grant(struct nfs4_cx *cx, struct nfs4_open *o, const struct vol_lock_key *k, uint32_t access,
-		      uint32_t *why, struct nfs4_stateid *sid)
+		      bool write, uint64_t change, uint32_t *why, struct nfs4_stateid *sid)
 {
 	struct nfs4_srv *s = cx->srv;
 	struct nfs4_client *c = o->clp;
 	struct nfs4_open *d = NULL;
 	struct nfs4_deleg *dl = NULL;
+	struct vol_lock_owner lo = nfs4_lock_owner(s, o);
 
 	*why = WND4_RESOURCE;
-	if (access != OPEN4_SHARE_ACCESS_READ || !back_session(c) || !s->store)
+	if ((!write && access != OPEN4_SHARE_ACCESS_READ) || !back_session(c) || !s->store)
 		return false;
 	*why = WND4_CONTENTION;
 	if (has_deleg(c, &o->fh))
 		return false;
-	/* nobody, this client's other opens included (another mount of it with
-	 * nosharecache caches apart), has it open for writing */
-	if (vol_lock_share_held(s->locks, k, 0, UINT64_MAX, VOL_SHARE_WRITE) ||
-	    vol_lease_breaking(s->store, k, 0))
+	/* read: nobody, this client's other opens included (another mount of it
+	 * with nosharecache caches apart), has it open for writing; write: no
+	 * other open at all, of any client or protocol (RFC 8881 10.4) */
+	if (!write && vol_lock_share_held(s->locks, k, 0, UINT64_MAX, VOL_SHARE_WRITE))
+		return false;
+	if (write && (vol_lock_share_held(s->locks, k, lo.proto, lo.client, VOL_SHARE_READ | VOL_SHARE_WRITE) ||
+		      other_open(c, o)))
+		return false;
+	if (vol_lease_breaking(s->store, k, 0))
 		return false;
 	*why = WND4_RESOURCE;
 	if (!cb_start(s, cx->call->srv))
@@ -145,15 +207,22 @@ bool nfs4_deleg_grant(struct nfs4_cx *cx, struct nfs4_open *o, const struct vol_
 	dl->lease.brk = deleg_brk;
 	dl->lease.arg = dl;
 	dl->lease.recall_on_open_w = true;
+	dl->lease.recall_on_access = write; /* any access of another client or protocol recalls it */
 	/* the store's waiters (NFSv3, SMB) wait for our revocation, never give
 	 * up before it: it comes a lease after the recall went out, which a
 	 * busy backchannel slot may delay by up to a lease; the store revokes
 	 * itself only past that (a backstop) */
 	dl->lease.revoke_ms = 2u * s->lease_s * 1000u + 5u * CB_TICK_MS;
+	if (write) { /* a GETATTR of another client asks the holder (CB_GETATTR) before it recalls */
+		dl->lease.ask = deleg_ask;
+		dl->lease.ask_ms = s->lease_s * 1000u / 2u < CB_ASK_MAX_MS ? s->lease_s * 1000u / 2u : CB_ASK_MAX_MS;
+		dl->change_seen = change;
+	}
 	d->dl = dl;
 	d->lkey = *k;
-	d->access = OPEN4_SHARE_ACCESS_READ; /* READ may use its stateid */
-	if (vol_lease_grant(s->store, &dl->lease, VOL_LEASE_R | VOL_LEASE_H) != 0)
+	/* READ (and, for a write delegation, WRITE) may use its stateid */
+	d->access = write ? OPEN4_SHARE_ACCESS_BOTH : OPEN4_SHARE_ACCESS_READ;
+	if (vol_lease_grant(s->store, &dl->lease, VOL_LEASE_R | VOL_LEASE_H | (write ? VOL_LEASE_W : 0)) != 0)
 		goto fail;
 	s->ndelegs++;
 	d->seqid = 1;
@@ -168,11 +237,19 @@ fail:
 	return false;
 }
 
+uint64_t nfs4_deleg_client_group(struct nfs4_cx *cx)
+{
+	uint64_t group;
+
+	pthread_mutex_lock(&cx->srv->mu);
+	group = cx->sess && cx->sess->clp ? nfs4_deleg_group(cx->sess->clp) : 0;
+	pthread_mutex_unlock(&cx->srv->mu);
+	return group;
+}
+
 void nfs4_deleg_by(struct nfs4_cx *cx, struct vol_lease_by *by)
 {
-	pthread_mutex_lock(&cx->srv->mu);
-	by->group = cx->sess && cx->sess->clp ? nfs4_deleg_group(cx->sess->clp) : 0;
-	pthread_mutex_unlock(&cx->srv->mu);
+	by->group = nfs4_deleg_client_group(cx);
 	by->nowait = true;
 }
 
@@ -188,11 +265,65 @@ bool nfs4_deleg_conflict(struct nfs4_cx *cx, const struct vol_lock_key *k, bool 
 	 * own delegated reader; its WRITEs and SETATTRs then come under the
 	 * recalled open and need not */
 	pthread_mutex_lock(&cx->srv->mu);
-	if (!open_w && cx->sess && cx->sess->clp)
+	/* ... except its own write delegation: it holds no other delegation on
+	 * the file then, and its opens are made under it */
+	if (cx->sess && cx->sess->clp && (!open_w || has_wdeleg(cx->sess->clp, k)))
 		group = nfs4_deleg_group(cx->sess->clp);
 	pthread_mutex_unlock(&cx->srv->mu);
 	return vol_lease_contend(cx->call->store, k,
 				 open_w ? VOL_LEASE_OPEN_W : VOL_LEASE_R | VOL_LEASE_W, group);
+}
+
+bool nfs4_deleg_conflict_owner(struct nfs4_cx *cx, const struct vol_lock_key *k, const uint8_t *owner, uint32_t olen)
+{
+	bool other = false;
+
+	if (!cx->call->store || !vol_lease_count(cx->call->store))
+		return false;
+	pthread_mutex_lock(&cx->srv->mu);
+	if (cx->sess && cx->sess->clp)
+		for (const struct nfs4_open *o = cx->sess->clp->opens; o && !other; o = o->next)
+			other = o->kind == NFS4_ST_DELEG && o->dl && !o->dl->revoked && o->dl->lease.recall_on_access &&
+				o->lkey.fsid == k->fsid && o->lkey.dev == k->dev && o->lkey.ino == k->ino &&
+				(o->owner_len != olen || memcmp(o->owner, owner, olen) != 0);
+	pthread_mutex_unlock(&cx->srv->mu);
+	/* its own write delegation, taken by another open owner: another mount
+	 * of the client (nosharecache) caching apart, whose dirty data this open
+	 * must see: recalled as another client's would be */
+	return other && vol_lease_contend(cx->call->store, k, VOL_LEASE_ACCESS, 0);
+}
+
+bool nfs4_setid_file(mode_t mode)
+{
+	return S_ISREG(mode) && (mode & (S_ISUID | S_ISGID)) != 0;
+}
+
+bool nfs4_deleg_conflict_setid(struct nfs4_cx *cx, const struct vol_lock_key *k)
+{
+	bool own;
+
+	if (!cx->call->store || !vol_lease_count(cx->call->store))
+		return false;
+	pthread_mutex_lock(&cx->srv->mu);
+	own = cx->sess && cx->sess->clp && has_wdeleg(cx->sess->clp, k);
+	pthread_mutex_unlock(&cx->srv->mu);
+	/* Linux truncates under its write delegation with the delegation's
+	 * credential, whoever truncates: the store could not clear set-uid or
+	 * set-gid for the user who did (see nfs4_setid_file) */
+	return own && vol_lease_contend(cx->call->store, k, VOL_LEASE_ACCESS, 0);
+}
+
+bool nfs4_deleg_conflict_read(struct nfs4_cx *cx, const struct vol_lock_key *k)
+{
+	uint64_t group = 0;
+
+	if (!cx->call->store || !vol_lease_count(cx->call->store))
+		return false;
+	pthread_mutex_lock(&cx->srv->mu);
+	if (cx->sess && cx->sess->clp)
+		group = nfs4_deleg_group(cx->sess->clp);
+	pthread_mutex_unlock(&cx->srv->mu);
+	return vol_lease_contend(cx->call->store, k, VOL_LEASE_ACCESS, group);
 }
 
 void nfs4_deleg_release(struct nfs4_srv *s, struct nfs4_open *o)
@@ -398,12 +529,60 @@ static void deleg_revoke(struct nfs4_srv *s, struct nfs4_open *o, const char *wh
 {
 	struct nfs4_deleg *dl = o->dl;
 
-	UT_WARN("nfs4", NULL, "a read delegation was revoked: %s", why);
+	UT_WARN("nfs4", NULL, "a delegation was revoked: %s", why);
 	vol_lease_drop(dl->store, &dl->lease);
 	dl->revoked = true;
 	o->clp->nrevoked++;
 	if (s->ndelegs)
 		s->ndelegs--;
+}
+
+/* The write delegation of c whose holder is to be asked for its
+ * attributes (the ask taken), its stateid kept in se for the answer; NULL
+ * when none (under s->mu). Asks of delegations being recalled are dropped:
+ * their askers recall. */
+static struct nfs4_open *cb_ask_next(struct nfs4_srv *s, struct nfs4_client *c, struct nfs4_session *se)
+{
+	for (struct nfs4_open *o = c->opens; o; o = o->next) {
+		struct nfs4_deleg *dl = o->dl;
+
+		if (o->kind != NFS4_ST_DELEG || !dl || dl->revoked || !__atomic_load_n(&dl->ask, __ATOMIC_ACQUIRE))
+			continue;
+		__atomic_store_n(&dl->ask, false, __ATOMIC_RELEASE);
+		if (dl->recalling)
+			continue;
+		nfs4_open_stateid(s, o, &se->cb_ga_sid);
+		return o;
+	}
+	return NULL;
+}
+
+/* The holder's answer to a CB_GETATTR sent in se (under s->mu): to the
+ * askers waiting in the store. A change attribute other than the last one
+ * heard means its cached writes changed the file: from now on the file's
+ * mtime and ctime are at least now (other clients see a new change). */
+static void cb_ask_answer(struct nfs4_srv *s, struct nfs4_session *se, const struct nfs4_cb_res *r)
+{
+	struct nfs4_open *o;
+	struct nfs4_deleg *dl;
+	struct vol_lease_attr a;
+	struct timespec now;
+
+	if (!se->clp || nfs4_open_find(s, se->clp, &se->cb_ga_sid, &o) != NFS4_OK || !(dl = o->dl) || dl->revoked)
+		return; /* returned meanwhile: its askers read the store */
+	if (!r->accepted || r->status != NFS4_OK || !r->ga_ok || !r->ga_size) {
+		UT_INFO("nfs4", NULL, "CB_GETATTR not answered with a size (status %u): the askers recall", r->status);
+		vol_lease_answer(dl->store, &dl->lease, NULL);
+		return;
+	}
+	if (r->ga_change && r->change != dl->change_seen) {
+		dl->change_seen = r->change;
+		clock_gettime(CLOCK_REALTIME, &now);
+		dl->mod_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	}
+	a.size = r->size;
+	a.mtime_ns = dl->mod_ns;
+	vol_lease_answer(dl->store, &dl->lease, &a);
 }
 
 /* One client's recalls to send and late ones to revoke (under s->mu); a
@@ -413,10 +592,11 @@ static void cb_client(struct nfs4_srv *s, struct nfs4_client *c, uint64_t now, s
 	struct nfs4_cb_recall r[NFS4_CB_MAX_RECALLS];
 	struct nfs4_session *se = back_session(c);
 	uint64_t lease_ns = (uint64_t)s->lease_s * 1000000000ull;
+	struct nfs4_open *ga = NULL;
 	uint32_t n = 0;
 
 	if (se && se->cb_busy && now - se->cb_sent_ns > lease_ns)
-		se->cb_busy = false; /* no reply in a lease: the slot is free again */
+		se->cb_busy = se->cb_ga = false; /* no reply in a lease: the slot is free again */
 	for (struct nfs4_open *o = c->opens; o; o = o->next) {
 		struct nfs4_deleg *dl = o->dl;
 
@@ -445,14 +625,16 @@ static void cb_client(struct nfs4_srv *s, struct nfs4_client *c, uint64_t now, s
 		r[n].fh = o->fh;
 		n++;
 	}
-	if (!n)
+	if (!n && (!se || se->cb_busy || !(ga = cb_ask_next(s, c, se))))
 		return;
 	se->cb_busy = true;
+	se->cb_ga = !n;
 	se->cb_sent_ns = now;
 	se->cb_seq++;
 	se->cb_xid = s->cb_next_xid++;
-	ut_buf_init(&out->rec, 4096 + n * (NFS4_FH_MAX + 64));
-	nfs4_cb_encode(&out->rec, se->cb_xid, se->cb_prog, se->cb_flavor, se->id, se->cb_seq, r, n);
+	ut_buf_init(&out->rec, 4096 + (n ? n : 1) * (NFS4_FH_MAX + 64));
+	nfs4_cb_encode(&out->rec, se->cb_xid, se->cb_prog, se->cb_flavor, se->id, se->cb_seq, r, n,
+		       n ? NULL : &ga->fh);
 	out->conn = nfs_conn_hold(se->back);
 }
 
@@ -578,6 +760,10 @@ void nfs4_cb_reply(void *ctx, uint64_t conn_id, const uint8_t *rec, size_t len)
 		for (struct nfs4_session *se = c->sessions; se; se = se->next)
 			if (se->cb_busy && se->cb_xid == r.xid && se->back && nfs_conn_id(se->back) == conn_id) {
 				se->cb_busy = false; /* the slot is free for the next CB_COMPOUND */
+				if (se->cb_ga) {
+					se->cb_ga = false;
+					cb_ask_answer(s, se, &r);
+				}
 				if (!r.accepted || r.status != NFS4_OK)
 					UT_INFO("nfs4", NULL, "CB_COMPOUND answered %s, status %u",
 						r.accepted ? "accepted" : "refused", r.status);

@@ -203,6 +203,7 @@ uint32_t nfs4_op_rename(struct nfs4_cx *cx, struct xdr_cur *in)
 uint32_t nfs4_op_link(struct nfs4_cx *cx, struct xdr_cur *in)
 {
 	struct vol_obj *dir = &cx->cur.obj;
+	struct vol_lock_key k;
 	const char *name;
 	uint32_t nlen, st = nfs4_name(in, &name, &nlen);
 	uint64_t before;
@@ -216,6 +217,12 @@ uint32_t nfs4_op_link(struct nfs4_cx *cx, struct xdr_cur *in)
 		return NFS4ERR_NOTDIR;
 	if (S_ISDIR(cx->saved.obj.st.st_mode))
 		return NFS4ERR_ISDIR;
+	/* a new name of a file another client holds a write delegation of:
+	 * recalled first (its holder may have it open under the delegation
+	 * alone), as knfsd breaks delegations in vfs_link */
+	vol_lock_key_of(&cx->saved.obj, &k);
+	if (nfs4_deleg_conflict_read(cx, &k))
+		return NFS4ERR_DELAY;
 	before = nfs4_change(&dir->st);
 	if ((rc = vol_link(&cx->saved.obj, dir, name, nlen, &cx->cur.ecred)) != 0)
 		return nfs4_status(rc);

@@ -9,11 +9,13 @@
  * serves every protocol). A lock stateid (nfs4_lock.c) does I/O with its
  * open's access; CLOSE drops the open's lock states and their locks, and
  * FREE_STATEID a lock state that holds none (an open: NFS4ERR_LOCKS_HELD) or
- * a delegation. OPEN hands out read delegations when nfs4_deleg_grant finds
- * it safe and share_access's want bits allow (else OPEN_DELEGATE_NONE_EXT
- * with the WND4_* reason when the client said what it wants), and an OPEN for writing, a WRITE or a SETATTR of the size answer
- * NFS4ERR_DELAY while another client's delegation on the file is recalled
- * (nfs4_deleg.c).
+ * a delegation. OPEN hands out read and write delegations (the latter with
+ * a space limit: open_space_limit) when nfs4_deleg_grant finds it safe and
+ * share_access's want bits allow (else OPEN_DELEGATE_NONE_EXT with the
+ * WND4_* reason when the client said what it wants); an OPEN for writing, a
+ * WRITE or a SETATTR of the size answer NFS4ERR_DELAY while another client's
+ * delegation on the file is recalled, and an OPEN for reading and a READ
+ * while another client's write delegation is (nfs4_deleg.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -158,17 +160,26 @@ static bool want_valid(uint32_t access)
 	return want <= OPEN4_SHARE_ACCESS_WANT_CANCEL;
 }
 
-/* Whether the want lets OPEN try a read delegation; when not, why. */
-static bool open_wants_deleg(uint32_t want, uint32_t *why)
+/* Whether the want lets OPEN try a delegation, and which (*write: a write
+ * delegation: an open for writing with no preference or ANY, or WRITE_DELEG
+ * when the caller may write the file: may_write); when not, why. */
+static bool open_wants_deleg(uint32_t want, uint32_t access, bool may_write, bool *write, uint32_t *why)
 {
+	*write = false;
 	switch (want) {
 	case OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE:
-	case OPEN4_SHARE_ACCESS_WANT_READ_DELEG:
 	case OPEN4_SHARE_ACCESS_WANT_ANY_DELEG:
+		*write = (access & OPEN4_SHARE_ACCESS_WRITE) != 0;
+		return true;
+	case OPEN4_SHARE_ACCESS_WANT_READ_DELEG:
 		return true;
 	case OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG:
-		*why = WND4_WRITE_DELEG_NOT_SUPP_FTYPE; /* no write delegations (a read one is not what it asked) */
-		return false;
+		if (!may_write) {
+			*why = WND4_RESOURCE; /* it may not write the file: no write delegation */
+			return false;
+		}
+		*write = true;
+		return true;
 	case OPEN4_SHARE_ACCESS_WANT_NO_DELEG:
 		*why = WND4_NOT_WANTED;
 		return false;
@@ -176,6 +187,20 @@ static bool open_wants_deleg(uint32_t want, uint32_t *why)
 		*why = WND4_CANCELLED;
 		return false;
 	}
+}
+
+/* A write delegation's nfs_space_limit4 (RFC 8881 10.4.1): the file may
+ * grow to its size and the volume's free capacity, what the store would
+ * accept now, so the holder flushes before it could meet NFS4ERR_NOSPC on
+ * data it told its application was written. Without the volume's figures,
+ * the file's size: the holder flushes before growing it. */
+static uint64_t open_space_limit(struct vol_obj *file)
+{
+	struct vol_fsstat fs;
+
+	if (vol_fsstat(file, &fs) != 0)
+		return (uint64_t)file->st.st_size;
+	return (uint64_t)file->st.st_size + fs.abytes;
 }
 
 uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
@@ -186,7 +211,8 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	struct nfs4_stateid sid, dsid;
 	struct vol_lock_key k;
 	struct vol_fh fh;
-	bool deleg = false;
+	bool deleg = false, wdeleg = false, may_write;
+	uint64_t limit = 0;
 	uint32_t want, why = WND4_RESOURCE, access, deny, olen, opentype, how = 0, claim, nlen = 0, st = NFS4_OK, set[3] = { 0 };
 	const uint8_t *owner, *verf = NULL;
 	const char *name = NULL;
@@ -221,9 +247,10 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 		if (st == NFS4_OK)
 			st = nst;
 	} else if (claim == CLAIM_PREVIOUS) {
-		/* delegate_type: a read delegation held before is not given back
-		 * (the open is reclaimed, OPEN_DELEGATE_NONE); nothing else was given */
-		if (xdr_u32(in) > OPEN_DELEGATE_READ && !in->err)
+		/* delegate_type: a delegation held before is not given back (the
+		 * open is reclaimed, OPEN_DELEGATE_NONE; the client writes back what
+		 * it cached under a write one) */
+		if (xdr_u32(in) > OPEN_DELEGATE_WRITE && !in->err)
 			return NFS4ERR_RECLAIM_BAD;
 	} else if (claim == CLAIM_DELEG_CUR_FH) {
 		/* an open the client made under its delegation, told at the recall:
@@ -268,11 +295,13 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	}
 	if ((st = file_check(&file->st)) != NFS4_OK)
 		goto out;
+	may_write = cx->cur.access == VOL_ACCESS_RW;
 	if (!created) {
 		int mask = ((access & OPEN4_SHARE_ACCESS_READ) ? R_OK : 0) |
 			   ((access & OPEN4_SHARE_ACCESS_WRITE) ? W_OK : 0);
 
-		if ((rc = vol_access(file, &cx->cur.ecred, mask, &allowed)) != 0) {
+		/* W_OK asked too: whether WANT_WRITE_DELEG may be honoured */
+		if ((rc = vol_access(file, &cx->cur.ecred, mask | W_OK, &allowed)) != 0) {
 			st = nfs4_status(rc);
 			goto out;
 		}
@@ -280,6 +309,7 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 			st = NFS4ERR_ACCESS;
 			goto out;
 		}
+		may_write = may_write && (allowed & W_OK);
 	}
 	if ((rc = vol_fh_make(cx->call->store, file, &fh)) != 0) {
 		st = nfs4_status(rc);
@@ -288,10 +318,12 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	if ((st = nfs4_grace_record(cx, file)) != NFS4_OK) /* on the shelf before any state */
 		goto out;
 	vol_lock_key_of(file, &k);
-	if ((access & OPEN4_SHARE_ACCESS_WRITE) && nfs4_deleg_conflict(cx, &k, true)) {
+	if (((access & OPEN4_SHARE_ACCESS_WRITE) ? nfs4_deleg_conflict(cx, &k, true) : nfs4_deleg_conflict_read(cx, &k)) ||
+	    (claim != CLAIM_DELEG_CUR_FH && claim != CLAIM_PREVIOUS && nfs4_deleg_conflict_owner(cx, &k, owner, olen))) {
 		st = NFS4ERR_DELAY; /* another client's delegation is being recalled */
 		goto out;
 	}
+	(void)vol_refresh(file); /* the change a write delegation's holder starts from (CB_GETATTR) */
 	pthread_mutex_lock(&cx->srv->mu);
 	if (!cx->srv->locks)
 		cx->srv->locks = vol_store_locks(cx->call->store);
@@ -300,14 +332,21 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	if (st == NFS4_OK) {
 		o->seqid++;
 		nfs4_open_stateid(cx->srv, o, &sid);
-		if (claim != CLAIM_PREVIOUS && open_wants_deleg(want, &why))
-			deleg = nfs4_deleg_grant(cx, o, &k, o->access, &why, &dsid);
+		if (claim != CLAIM_PREVIOUS && open_wants_deleg(want, o->access, may_write, &wdeleg, &why)) {
+			if (wdeleg && nfs4_setid_file(file->st.st_mode))
+				why = WND4_RESOURCE; /* none on a set-id file (nfs4_setid_file) */
+			else
+				deleg = nfs4_deleg_grant(cx, o, &k, o->access, wdeleg, nfs4_change(&file->st), &why,
+							 &dsid);
+		}
 	} else if (o && fresh) {
 		nfs4_open_release(cx->srv, o); /* nothing granted */
 	}
 	pthread_mutex_unlock(&cx->srv->mu);
 	if (st != NFS4_OK)
 		goto out;
+	if (deleg && wdeleg)
+		limit = open_space_limit(file);
 	nfs4_put_stateid(cx->out, &sid);
 	xdr_put_u32(cx->out, 0); /* cinfo: not atomic */
 	xdr_put_u64(cx->out, before);
@@ -317,9 +356,13 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 		memset(set, 0, sizeof(set));
 	nfs4_put_bitmap(cx->out, set, 3);
 	if (deleg) {
-		xdr_put_u32(cx->out, OPEN_DELEGATE_READ);
+		xdr_put_u32(cx->out, wdeleg ? OPEN_DELEGATE_WRITE : OPEN_DELEGATE_READ);
 		nfs4_put_stateid(cx->out, &dsid);
 		xdr_put_u32(cx->out, 0); /* recall: false */
+		if (wdeleg) { /* space_limit: what the holder may write before flushing */
+			xdr_put_u32(cx->out, NFS_LIMIT_SIZE);
+			xdr_put_u64(cx->out, limit);
+		}
 		xdr_put_u32(cx->out, 0); /* permissions: ACE4_ACCESS_ALLOWED_ACE_TYPE, */
 		xdr_put_u32(cx->out, 0); /* no flags, */
 		xdr_put_u32(cx->out, 0); /* no access the client may assume: it asks ACCESS */
@@ -377,6 +420,7 @@ uint32_t nfs4_op_read(struct nfs4_cx *cx, struct xdr_cur *in)
 {
 	struct ut_buf *out = cx->out;
 	struct nfs4_stateid sid;
+	struct vol_lock_key k;
 	uint64_t off;
 	uint32_t count, asked, st;
 	size_t got = 0, at, room;
@@ -393,6 +437,9 @@ uint32_t nfs4_op_read(struct nfs4_cx *cx, struct xdr_cur *in)
 		return st == NFS4ERR_WRONG_TYPE ? NFS4ERR_INVAL : st;
 	if ((st = check_stateid(cx, sid, 0)) != NFS4_OK)
 		return st;
+	vol_lock_key_of(&cx->cur.obj, &k);
+	if (nfs4_deleg_conflict_read(cx, &k))
+		return NFS4ERR_DELAY; /* another client's write delegation is being recalled */
 	/* the reply must fit one record: a READ gives what fits (a short read) */
 	room = out->max > out->len + 256 ? out->max - out->len - 256 : 0;
 	if (count > NFS4_IO_MAX)

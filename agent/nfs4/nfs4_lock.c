@@ -227,6 +227,8 @@ uint32_t nfs4_op_lockt(struct nfs4_cx *cx, struct xdr_cur *in)
 		return st;
 	if (vol_grace_active(cx->cur.obj.exp))
 		return NFS4ERR_GRACE; /* the locks to test are not all back yet */
+	if (nfs4_deleg_conflict_read(cx, &k))
+		return NFS4ERR_DELAY; /* a write delegation's holder may lock locally: recalled first */
 	pthread_mutex_lock(&s->mu);
 	nfs4_expire(s);
 	if (!cx->sess->clp) {

@@ -217,6 +217,8 @@ static bool lease_break_locked(struct vol_store *s, const struct vol_lock_key *k
 		if (!lease_same(&l->key, k) || (group && l->group == group) ||
 		    ((lost & VOL_LEASE_TIED_ONLY) && !l->tied))
 			continue;
+		if (lost == VOL_LEASE_ACCESS && !l->recall_on_access)
+			continue; /* a read: only write delegations are in its way */
 		if (l->breaking) {
 			/* a second break while the first waits: the ack may keep what the
 			 * first announced, and the next break follows it (lease_next) */
@@ -224,7 +226,8 @@ static bool lease_break_locked(struct vol_store *s, const struct vol_lock_key *k
 
 			if (eff2 & l->tied)
 				eff2 |= l->tied & l->breaking_next;
-			if ((eff2 & VOL_LEASE_R) || ((lost & VOL_LEASE_OPEN_W) && l->recall_on_open_w))
+			if ((eff2 & VOL_LEASE_R) || ((lost & VOL_LEASE_OPEN_W) && l->recall_on_open_w) ||
+			    l->recall_on_access)
 				eff2 = l->breaking_next;
 			l->breaking_next &= ~eff2;
 			wait = true;
@@ -233,8 +236,9 @@ static bool lease_break_locked(struct vol_store *s, const struct vol_lock_key *k
 		eff = lost & l->state;
 		if (eff & l->tied)
 			eff |= l->tied & l->state;
-		if ((eff & VOL_LEASE_R) || ((lost & VOL_LEASE_OPEN_W) && l->recall_on_open_w))
-			eff = l->state; /* no read caching: nothing */
+		if ((eff & VOL_LEASE_R) || ((lost & VOL_LEASE_OPEN_W) && l->recall_on_open_w) ||
+		    l->recall_on_access)
+			eff = l->state; /* no read caching: nothing; a write delegation: all */
 		if (!eff)
 			continue;
 		if (eff & (VOL_LEASE_H | VOL_LEASE_W)) {
@@ -370,6 +374,129 @@ void vol_lease_break(struct vol_obj *obj, unsigned lost, const struct vol_lease_
 		return;
 	vol_lock_key_of(obj, &k);
 	lease_break_key(obj->exp->store, &k, lost, by);
+}
+
+/* Whether a grant made with recall_on_access on k, not of group, is
+ * breaking (the mutex is held). */
+static bool lease_recalling_locked(struct vol_store *s, const struct vol_lock_key *k, uint64_t group)
+{
+	for (struct vol_lease *l = s->leases; l; l = l->next)
+		if (l->breaking && l->recall_on_access && lease_same(&l->key, k) && !(group && l->group == group))
+			return true;
+	return false;
+}
+
+bool vol_lease_access(struct vol_obj *obj, const struct vol_lease_by *by)
+{
+	struct vol_store *s = obj->exp->store;
+	uint64_t group = by ? by->group : 0, due;
+	struct vol_lock_key k;
+	struct timespec until;
+	bool wait;
+
+	if (!__atomic_load_n(&s->nleases, __ATOMIC_ACQUIRE))
+		return false;
+	vol_lock_key_of(obj, &k);
+	pthread_mutex_lock(&s->lease_mu);
+	wait = lease_break_locked(s, &k, VOL_LEASE_ACCESS, group);
+	/* only write delegations are waited for: an SMB lease breaking meanwhile
+	 * holds no data a reader misses (its W went when this file was opened) */
+	while (wait && !(by && by->nowait) && lease_recalling_locked(s, &k, group)) {
+		if ((due = lease_revoke_locked(s, &k, lease_now_ns())) == UINT64_MAX)
+			continue;
+		until.tv_sec = (time_t)(due / 1000000000ull);
+		until.tv_nsec = (long)(due % 1000000000ull);
+		(void)pthread_cond_timedwait(&s->lease_cv, &s->lease_mu, &until);
+	}
+	pthread_mutex_unlock(&s->lease_mu);
+	return wait;
+}
+
+/* The recall_on_access grant on k not of group (the mutex is held). */
+static struct vol_lease *lease_askable_locked(struct vol_store *s, const struct vol_lock_key *k, uint64_t group)
+{
+	for (struct vol_lease *l = s->leases; l; l = l->next)
+		if (l->recall_on_access && lease_same(&l->key, k) && !(group && l->group == group))
+			return l;
+	return NULL;
+}
+
+int vol_lease_ask(struct vol_obj *obj, const struct vol_lease_by *by, struct vol_lease_attr *out)
+{
+	struct vol_store *s = obj->exp->store;
+	uint64_t group = by ? by->group : 0, t0, due = 0;
+	struct vol_lock_key k;
+	struct timespec until;
+	struct vol_lease *l;
+	int rc;
+
+	if (!__atomic_load_n(&s->nleases, __ATOMIC_ACQUIRE))
+		return 0;
+	vol_lock_key_of(obj, &k);
+	t0 = lease_now_ns();
+	pthread_mutex_lock(&s->lease_mu);
+	/* the grant is looked up again after every wait: its holder may have
+	 * returned it (and freed its memory) meanwhile */
+	for (;;) {
+		if (!(l = lease_askable_locked(s, &k, group))) {
+			rc = 0; /* returned: the store holds what it wrote */
+			break;
+		}
+		if (!l->ask || l->breaking) {
+			rc = -EBUSY;
+			break;
+		}
+		if (by && by->nowait) {
+			rc = -EAGAIN;
+			break;
+		}
+		if (l->answered_ns > t0 && l->answered_ns >= l->asked_ns) {
+			rc = l->answer_ok ? 1 : -EIO;
+			if (l->answer_ok)
+				*out = l->answer;
+			break;
+		}
+		if (!due)
+			due = t0 + (uint64_t)l->ask_ms * 1000000ull;
+		if (lease_now_ns() >= due) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		if (l->asked_ns <= l->answered_ns) {
+			l->asked_ns = lease_now_ns(); /* one ask out at a time: later askers take its answer */
+			l->ask(l);
+		}
+		until.tv_sec = (time_t)(due / 1000000000ull);
+		until.tv_nsec = (long)(due % 1000000000ull);
+		(void)pthread_cond_timedwait(&s->lease_cv, &s->lease_mu, &until);
+	}
+	pthread_mutex_unlock(&s->lease_mu);
+	return rc;
+}
+
+void vol_lease_answer(struct vol_store *s, struct vol_lease *l, const struct vol_lease_attr *a)
+{
+	pthread_mutex_lock(&s->lease_mu);
+	l->answered_ns = lease_now_ns();
+	l->answer_ok = a != NULL;
+	if (a)
+		l->answer = *a;
+	pthread_cond_broadcast(&s->lease_cv);
+	pthread_mutex_unlock(&s->lease_mu);
+}
+
+void vol_lease_attr_apply(const struct vol_lease_attr *a, struct stat *st)
+{
+	struct timespec m = { .tv_sec = (time_t)(a->mtime_ns / 1000000000ull),
+			      .tv_nsec = (long)(a->mtime_ns % 1000000000ull) };
+
+	st->st_size = (off_t)a->size;
+	if (!a->mtime_ns)
+		return;
+	if (m.tv_sec > st->st_mtim.tv_sec || (m.tv_sec == st->st_mtim.tv_sec && m.tv_nsec > st->st_mtim.tv_nsec))
+		st->st_mtim = m;
+	if (m.tv_sec > st->st_ctim.tv_sec || (m.tv_sec == st->st_ctim.tv_sec && m.tv_nsec > st->st_ctim.tv_nsec))
+		st->st_ctim = m;
 }
 
 void vol_lease_break_name(struct vol_obj *dir, const char *name, unsigned lost, const struct vol_lease_by *by)

@@ -1,5 +1,7 @@
 /* vol_lease: the volume store's cached-open table (SMB oplocks and leases,
- * NFSv4.1 read delegations: R|H grants made with recall_on_open_w), protocol-neutral, so that
+ * NFSv4.1 read delegations: R|H grants made with recall_on_open_w, and
+ * write delegations: R|W|H grants made with recall_on_access, which any
+ * access of another group takes whole), protocol-neutral, so that
  * access to a file through any front end breaks what another front end
  * granted on it.
  *
@@ -45,6 +47,12 @@
  * (vol_lease_revoke, which revokes only the grants whose revoke time has
  * passed: the front end waits on for the others).
  *
+ * A reader of attributes only (NFSv3 GETATTR, another v4.1 client's
+ * GETATTR) may ask a recall_on_access grant's holder instead of recalling
+ * it (vol_lease_ask): the grant's ask hook flags and signals, the holder's
+ * front end asks (NFSv4.1 CB_GETATTR) and calls vol_lease_answer; the
+ * reader waits at most the grant's ask_ms, then recalls.
+ *
  * Cost: with no grant on the store an operation pays one atomic load.
  * Bounds: VOL_LEASE_MAX grants per store (-ENOSPC past it: the front end
  * grants nothing, which is always allowed). Thread-safe (one mutex).
@@ -69,11 +77,27 @@
  * only grants with tied bits (oplocks), no lease or delegation: an SMB open
  * for attributes and READ_CONTROL only (smbd's lease stat open). */
 #define VOL_LEASE_TIED_ONLY 0x10u
+/* Not a caching bit either: what a read of a file's data or attributes
+ * passes (vol_lease_access, vol_lease_contend) to recall every grant made
+ * with recall_on_access (an NFSv4.1 write delegation: the holder's cached
+ * writes and size must reach the store before anyone else looks, RFC 8881
+ * 10.4.3); other grants lose nothing by it. */
+#define VOL_LEASE_ACCESS 0x20u
 #define VOL_LEASE_MAX 65536u
 #define VOL_LEASE_TIMEOUT_MS 35000u /* the default break timeout (Windows' OplockBreakWait) */
 
 struct vol_store;
 struct vol_obj;
+struct stat;
+
+/* What a write delegation's holder says of its file when asked
+ * (vol_lease_ask; NFSv4.1 CB_GETATTR): the size it caches, and since when
+ * its cached writes changed the file (CLOCK_REALTIME ns: the time the
+ * front end first heard of the change; 0: none since the grant). */
+struct vol_lease_attr {
+	uint64_t size;
+	uint64_t mtime_ns;
+};
 
 struct vol_lease {
 	struct vol_lease *next;            /* the table's */
@@ -83,8 +107,19 @@ struct vol_lease {
 	void (*brk)(struct vol_lease *l, unsigned lost); /* set by the caller: flag and signal only */
 	void *arg;                         /* the caller's */
 	bool recall_on_open_w;             /* set by the caller: VOL_LEASE_OPEN_W breaks it whole */
+	bool recall_on_access;             /* set by the caller: any break of another group (any lost bit,
+					    * VOL_LEASE_ACCESS included) takes it whole: no other access
+					    * at all may go by it (an NFSv4.1 write delegation) */
 	unsigned revoke_ms;                /* set by the caller: how long a break of it may wait before
 					    * the store revokes it (0: the store's break timeout) */
+	void (*ask)(struct vol_lease *l);  /* set by the caller, may be NULL: a recall_on_access grant whose
+					    * holder can be asked for the file's size and change instead of
+					    * being recalled (vol_lease_ask): flag and signal only, as brk;
+					    * the holder's answer comes with vol_lease_answer */
+	unsigned ask_ms;                   /* set by the caller with ask: how long an asker waits */
+	uint64_t asked_ns, answered_ns;    /* the table's: the last ask and answer (CLOCK_MONOTONIC) */
+	bool answer_ok;                    /* the table's: the last answer came with attributes */
+	struct vol_lease_attr answer;      /* the table's: they */
 	unsigned state;                    /* the table's: VOL_LEASE_* held, 0 once broken or dropped */
 	unsigned breaking_to;              /* the table's: while breaking, what the ack may keep */
 	unsigned breaking_next;            /* the table's: what breaks since then leave (within breaking_to) */
@@ -164,6 +199,34 @@ void vol_lease_break(struct vol_obj *obj, unsigned lost, const struct vol_lease_
  * (MS-SMB2 3.3.4.7; smbtorture smb2.lease.rename_wait). Nothing when the
  * name is gone or a folder. Front ends never call it. */
 void vol_lease_break_name(struct vol_obj *dir, const char *name, unsigned lost, const struct vol_lease_by *by);
+/* A read of obj's data or attributes, or a byte-range lock, from a front
+ * end (NFSv3 READ, GETATTR, SETATTR, WRITE; NLM) made by by's group (by
+ * NULL: none): recall every grant on obj's file made with
+ * recall_on_access not of that group, and (unless by->nowait) wait for it
+ * to be returned or revoked, as vol_lease_break. Returns whether one was
+ * breaking when the call began: the caller refreshes what it read of the
+ * file after waiting; with nowait it knows that it would wait (an event
+ * loop hands its role on first, then calls again without nowait). */
+bool vol_lease_access(struct vol_obj *obj, const struct vol_lease_by *by);
+/* A read of obj's attributes only (NFSv3 GETATTR, another v4.1 client's
+ * GETATTR of size or change) made by by's group (by NULL: none): when a
+ * recall_on_access grant of another group with an ask hook is on obj's
+ * file, ask its holder (l->ask) for the size and change it caches instead
+ * of recalling it (RFC 8881 10.4.3), and wait at most the grant's ask_ms
+ * for vol_lease_answer. Returns 0 when no such grant is in the way (the
+ * store's attributes are current), 1 with the holder's answer in *out
+ * (vol_lease_attr_apply puts it on a stat), -EAGAIN when by->nowait and
+ * the caller would wait (nothing asked: an event loop hands its role on,
+ * then calls again without nowait), and -EBUSY (a grant without ask hook,
+ * or being recalled), -ETIMEDOUT (no answer in time) or -EIO (the holder
+ * could not answer): the caller recalls instead (vol_lease_access). */
+int vol_lease_ask(struct vol_obj *obj, const struct vol_lease_by *by, struct vol_lease_attr *out);
+/* The holder of l answers the last ask: with a (NULL: it could not). */
+void vol_lease_answer(struct vol_store *s, struct vol_lease *l, const struct vol_lease_attr *a);
+/* Put an answer on a file's stat: its size, and when the holder changed
+ * the file, mtime and ctime no earlier than then (the change attribute
+ * that other clients compare moves on). */
+void vol_lease_attr_apply(const struct vol_lease_attr *a, struct stat *st);
 /* A byte-range lock on key by group (0: any): every grant holding R alone
  * (a Level II oplock, an R lease) of another group loses it, at once and
  * without acknowledgment, as Windows breaks Level II on a lock (smbtorture

@@ -264,12 +264,22 @@ int nfs4_cl_cb_parse(const struct nfs4_cl *c, struct nfs4_cl_cb *out)
 	(void)xdr_u32(&cur);
 	if (xdr_u32(&cur) != 0) /* referring call lists */
 		return -1;
-	out->nrecalls = nops - 1;
 	for (uint32_t i = 0; i < nops - 1; i++) {
 		const uint8_t *p;
+		uint32_t op = xdr_u32(&cur);
 
-		if (xdr_u32(&cur) != 4) /* CB_RECALL */
+		if (op == 3 && nops == 2) { /* CB_GETATTR, alone */
+			out->ngetattr = 1;
+			if ((p = xdr_opaque(&cur, 128, &out->fhlen[0])))
+				memcpy(out->fh[0], p, out->fhlen[0]);
+			if (xdr_u32(&cur) != 1) /* bitmap words */
+				return -1;
+			out->ga_req = xdr_u32(&cur);
+			break;
+		}
+		if (op != 4) /* CB_RECALL */
 			return -1;
+		out->nrecalls++;
 		out->recall[i].seqid = xdr_u32(&cur);
 		if ((p = xdr_fixed(&cur, 12)))
 			memcpy(out->recall[i].other, p, 12);
@@ -308,6 +318,38 @@ int nfs4_cl_cb_reply(struct nfs4_cl *c, const struct nfs4_cl_cb *cb, uint32_t st
 			xdr_put_u32(&b, 0);
 		}
 	}
+	return nfs4_cl_post(c, &b);
+}
+
+int nfs4_cl_cb_reply_getattr(struct nfs4_cl *c, const struct nfs4_cl_cb *cb, uint64_t change, uint64_t size)
+{
+	struct ut_buf b;
+
+	ut_buf_init(&b, 4096);
+	xdr_put_u32(&b, 0); /* record mark */
+	xdr_put_u32(&b, cb->xid);
+	xdr_put_u32(&b, 1); /* REPLY */
+	xdr_put_u32(&b, 0); /* MSG_ACCEPTED */
+	xdr_put_u32(&b, 0); /* verifier */
+	xdr_put_u32(&b, 0);
+	xdr_put_u32(&b, 0); /* SUCCESS */
+	xdr_put_u32(&b, 0);
+	xdr_put_u32(&b, 0); /* tag */
+	xdr_put_u32(&b, 2);
+	xdr_put_u32(&b, 11);
+	xdr_put_u32(&b, 0);
+	xdr_put_fixed(&b, cb->sess, 16);
+	xdr_put_u32(&b, cb->seq);
+	xdr_put_u32(&b, cb->slot);
+	xdr_put_u32(&b, 0);
+	xdr_put_u32(&b, 0);
+	xdr_put_u32(&b, 3); /* CB_GETATTR */
+	xdr_put_u32(&b, 0);
+	xdr_put_u32(&b, 1); /* fattr4: bitmap of change and size, */
+	xdr_put_u32(&b, 1u << 3 | 1u << 4);
+	xdr_put_u32(&b, 16); /* their values */
+	xdr_put_u64(&b, change);
+	xdr_put_u64(&b, size);
 	return nfs4_cl_post(c, &b);
 }
 
@@ -512,6 +554,12 @@ void nfs4_cl_open_res(struct xdr_cur *cur, struct nfs4_sid *sid)
 
 void nfs4_cl_open_res_deleg(struct xdr_cur *cur, struct nfs4_sid *sid, uint32_t *dtype, struct nfs4_sid *dsid)
 {
+	nfs4_cl_open_res_wdeleg(cur, sid, dtype, dsid, NULL, NULL);
+}
+
+void nfs4_cl_open_res_wdeleg(struct xdr_cur *cur, struct nfs4_sid *sid, uint32_t *dtype, struct nfs4_sid *dsid,
+			     uint64_t *limit, uint32_t *why)
+{
 	uint32_t n, i, l;
 
 	nfs4_cl_get_sid(cur, sid);
@@ -522,9 +570,28 @@ void nfs4_cl_open_res_deleg(struct xdr_cur *cur, struct nfs4_sid *sid, uint32_t 
 		(void)xdr_u32(cur);
 	*dtype = xdr_u32(cur);
 	memset(dsid, 0, sizeof(*dsid));
-	if (*dtype == 1) { /* OPEN_DELEGATE_READ: stateid, recall, nfsace4 */
+	if (limit)
+		*limit = 0;
+	if (why)
+		*why = UINT32_MAX;
+	if (*dtype == 3 && why) { /* OPEN_DELEGATE_NONE_EXT: why, and for CONTENTION / RESOURCE a bool */
+		uint32_t w = xdr_u32(cur);
+
+		if (w == 1 || w == 2)
+			(void)xdr_u32(cur);
+		if (why)
+			*why = w;
+	}
+	if (*dtype == 1 || *dtype == 2) { /* OPEN_DELEGATE_READ / _WRITE: stateid, recall, (space_limit,) nfsace4 */
 		nfs4_cl_get_sid(cur, dsid);
 		(void)xdr_u32(cur);
+		if (*dtype == 2) { /* nfs_space_limit4: NFS_LIMIT_SIZE filesize, or NFS_LIMIT_BLOCKS */
+			uint32_t by = xdr_u32(cur);
+			uint64_t v = by == 1 ? xdr_u64(cur) : (uint64_t)xdr_u32(cur) * xdr_u32(cur);
+
+			if (limit)
+				*limit = v;
+		}
 		(void)xdr_u32(cur);
 		(void)xdr_u32(cur);
 		(void)xdr_u32(cur);

@@ -35,14 +35,17 @@ struct nfs4_sid {
 	uint8_t other[12];
 };
 
-/* A CB_COMPOUND call as sent: CB_SEQUENCE then CB_RECALLs. */
+/* A CB_COMPOUND call as sent: CB_SEQUENCE then CB_RECALLs, or one
+ * CB_GETATTR (ngetattr 1: its handle in fh[0], its bitmap's first word in
+ * ga_req). */
 struct nfs4_cl_cb {
 	uint32_t xid, prog, vers, proc, flavor, minor;
 	uint8_t sess[16];
-	uint32_t seq, slot, nrecalls;
+	uint32_t seq, slot, nrecalls, ngetattr;
 	struct nfs4_sid recall[8];
 	uint8_t fh[8][128];
 	uint32_t fhlen[8];
+	uint32_t ga_req;
 };
 
 int nfs4_cl_dial(struct nfs4_cl *c, int port);
@@ -66,6 +69,9 @@ int nfs4_cl_cb_parse(const struct nfs4_cl *c, struct nfs4_cl_cb *out);
 /* Answer cb: status 0: CB_SEQUENCE and every CB_RECALL NFS4_OK; else
  * CB_SEQUENCE fails with it. */
 int nfs4_cl_cb_reply(struct nfs4_cl *c, const struct nfs4_cl_cb *cb, uint32_t status);
+/* Answer cb (one CB_GETATTR): CB_SEQUENCE OK, CB_GETATTR OK with a fattr4
+ * of change and size. */
+int nfs4_cl_cb_reply_getattr(struct nfs4_cl *c, const struct nfs4_cl_cb *cb, uint64_t change, uint64_t size);
 /* The COMPOUND result header: status, tag, *nres. */
 uint32_t nfs4_cl_res(struct xdr_cur *cur, uint32_t *nres);
 /* One operation's result: its number must be op; returns its status. */
@@ -131,8 +137,14 @@ void nfs4_cl_denied(struct xdr_cur *cur, struct nfs4_cl_denied *d);
 void nfs4_cl_get_sid(struct xdr_cur *cur, struct nfs4_sid *sid);
 /* After an OPEN's status: its stateid, the rest skipped. */
 void nfs4_cl_open_res(struct xdr_cur *cur, struct nfs4_sid *sid);
-/* The same, with the delegation: *dtype 0 none, 1 read (its stateid in *dsid). */
+/* The same, with the delegation: *dtype 0 none, 1 read, 2 write (its stateid in *dsid). */
 void nfs4_cl_open_res_deleg(struct xdr_cur *cur, struct nfs4_sid *sid, uint32_t *dtype, struct nfs4_sid *dsid);
+/* The same, every arm: *dtype 2 (OPEN_DELEGATE_WRITE) with its space limit
+ * in *limit (bytes; 0 when none given; may be NULL), 3 (OPEN_DELEGATE_NONE_EXT)
+ * with its why_no_delegation4 read into *why (UINT32_MAX otherwise; why NULL:
+ * left unread, at the cursor, as nfs4_cl_open_res_deleg leaves it). */
+void nfs4_cl_open_res_wdeleg(struct xdr_cur *cur, struct nfs4_sid *sid, uint32_t *dtype, struct nfs4_sid *dsid,
+			     uint64_t *limit, uint32_t *why);
 /* After SEQUENCE's status: skip its result. */
 void nfs4_cl_sequence_res(struct xdr_cur *cur);
 /* A session on c: EXCHANGE_ID with owner, CREATE_SESSION asking slots;

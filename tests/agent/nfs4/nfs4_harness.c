@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "agent/nfs/nfs_srv.h"
+#include "agent/nfs/nlm.h"
 #include "agent/nfs4/nfs4.h"
 #include "api/api_intent.h"
 #include "tests/lib/aqt_store.h"
@@ -38,14 +39,26 @@ void nfs4t_srv_up(const struct nfs4t_spec *spec, struct aqt_store *ts, struct nf
 	ck_assert_int_eq(nfs_srv_new("127.0.0.1:0", ts->store, spec->threads, nsrv), 0);
 	ck_assert_int_eq(nfs4_srv_new(&(struct nfs4_cfg){ .lease_s = spec->lease_s }, v4), 0);
 	ck_assert_int_eq(nfs_srv_add_prog(*nsrv, &nfs4_prog, *v4), 0);
+	if (spec->nlm) {
+		ck_assert_int_eq(nlm_srv_new(&(struct nlm_cfg){ .cb_timeout_ms = 500, .my_name = "aquifer-test" },
+					     ts->store, spec->nlm), 0);
+		ck_assert_int_eq(nfs_srv_add_prog(*nsrv, &nlm_prog, *spec->nlm), 0);
+	}
 	ck_assert_int_eq(nfs_srv_start(*nsrv), 0);
 	smbt_srv_new(ts->store, ssrv);
 }
 
 void nfs4t_srv_down(struct aqt_store *ts, struct nfs_srv *nsrv, struct nfs4_srv *v4, struct smb_srv *ssrv)
 {
+	nfs4t_srv_down_nlm(ts, nsrv, v4, ssrv, NULL);
+}
+
+void nfs4t_srv_down_nlm(struct aqt_store *ts, struct nfs_srv *nsrv, struct nfs4_srv *v4, struct smb_srv *ssrv,
+			struct nlm_srv *nlm)
+{
 	smbt_srv_free(ssrv);
 	nfs_srv_free(nsrv);
+	nlm_srv_free(nlm); /* after the server that served it, before the store it locks in */
 	nfs4_srv_free(v4);
 	aqt_store_cleanup(ts);
 }
@@ -100,7 +113,7 @@ uint32_t nfs4t_open(struct nfs4t_cl *x, uint32_t access, uint32_t deny)
 	if ((st = nfs4_cl_op(&x->cur, 18)) == 0) {
 		const uint8_t *p;
 
-		nfs4_cl_open_res_deleg(&x->cur, &x->open, &x->dtype, &x->deleg);
+		nfs4_cl_open_res_wdeleg(&x->cur, &x->open, &x->dtype, &x->deleg, &x->space_limit, NULL);
 		x->why = UINT32_MAX;
 		if (x->dtype == 3) { /* OPEN_DELEGATE_NONE_EXT: why, and a bool for CONTENTION / RESOURCE */
 			x->why = xdr_u32(&x->cur);

@@ -32,6 +32,7 @@
 struct aqt_store;
 struct nfs_srv;
 struct nfs4_srv;
+struct nlm_srv;
 
 /* ---- the servers ---- */
 
@@ -41,6 +42,8 @@ struct nfs4t_spec {
 	uint8_t key_byte;  /* its handle key's bytes */
 	unsigned threads;  /* the NFS server's workers */
 	uint32_t lease_s;  /* the v4.1 lease time; 0: nfs4's default */
+	struct nlm_srv **nlm; /* not NULL: NLM v4 served too (no host records), the lock
+			       * manager in *nlm (undo with nfs4t_srv_down_nlm) */
 };
 
 /* A fresh temporary store *ts with the export above, set live; an NFS
@@ -52,6 +55,9 @@ void nfs4t_srv_up(const struct nfs4t_spec *spec, struct aqt_store *ts, struct nf
 
 /* Free what nfs4t_srv_up made: ssrv, nsrv, v4, then ts. */
 void nfs4t_srv_down(struct aqt_store *ts, struct nfs_srv *nsrv, struct nfs4_srv *v4, struct smb_srv *ssrv);
+/* The same when spec.nlm made a lock manager: freed after nsrv, before ts. */
+void nfs4t_srv_down_nlm(struct aqt_store *ts, struct nfs_srv *nsrv, struct nfs4_srv *v4, struct smb_srv *ssrv,
+			struct nlm_srv *nlm);
 
 /* ---- a v4.1 client ---- */
 
@@ -62,8 +68,10 @@ struct nfs4t_cl {
 	struct nfs4_cl c;
 	uint32_t seq;
 	struct nfs4_sid open;    /* the open stateid */
-	struct nfs4_sid deleg;   /* the delegation's stateid (dtype 1) */
-	uint32_t dtype;          /* the delegation: 0 none, 1 OPEN_DELEGATE_READ, 3 OPEN_DELEGATE_NONE_EXT */
+	struct nfs4_sid deleg;   /* the delegation's stateid (dtype 1 or 2) */
+	uint32_t dtype;          /* the delegation: 0 none, 1 OPEN_DELEGATE_READ, 2 OPEN_DELEGATE_WRITE,
+				  * 3 OPEN_DELEGATE_NONE_EXT */
+	uint64_t space_limit;    /* dtype 2: its space limit (NFS_LIMIT_SIZE bytes) */
 	uint32_t why;            /* dtype 3: its why_no_delegation4 (WND4_*); otherwise UINT32_MAX */
 	uint8_t fh[128];         /* the file's handle */
 	uint32_t fhlen;

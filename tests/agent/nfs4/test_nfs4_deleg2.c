@@ -388,8 +388,9 @@ START_TEST(test_wait_agrees_smb)
 }
 END_TEST
 
-/* OPEN's want bits (RFC 8881 18.16.3): NO_DELEG, CANCEL and WRITE_DELEG
- * (none served) get OPEN_DELEGATE_NONE_EXT with their reason; READ_DELEG
+/* OPEN's want bits (RFC 8881 18.16.3): NO_DELEG and CANCEL get
+ * OPEN_DELEGATE_NONE_EXT with their reason, WRITE_DELEG a write delegation
+ * (test_nfs4_wdeleg has the rest of their story); READ_DELEG
  * and ANY_DELEG get a read delegation when safe, else NONE_EXT with
  * CONTENTION (held already, another open writes) or RESOURCE (no
  * backchannel); no want keeps the plain OPEN_DELEGATE_NONE; an unknown
@@ -405,8 +406,8 @@ START_TEST(test_want)
 	ck_assert_uint_eq(P.dtype, 3);
 	ck_assert_uint_eq(P.why, 7);                   /* WND4_CANCELLED */
 	ck_assert_uint_eq(nfs4t_open(&P, RD | WANT_WRITE_DELEG, 0), OK4);
-	ck_assert_uint_eq(P.dtype, 3);
-	ck_assert_uint_eq(P.why, 4);                   /* WND4_WRITE_DELEG_NOT_SUPP_FTYPE */
+	ck_assert_uint_eq(P.dtype, 2);                 /* OPEN_DELEGATE_WRITE (test_nfs4_wdeleg) */
+	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), OK4);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0); /* nothing granted so far */
 	ck_assert_uint_eq(nfs4t_open(&P, RD | WANT_READ_DELEG | WANT_SIGNAL, 0), OK4);
 	ck_assert_uint_eq(P.dtype, 1);                 /* granted; the signal flag taken, never acted on */
