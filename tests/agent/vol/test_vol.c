@@ -16,7 +16,6 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -628,37 +627,6 @@ static void *dsync_worker(void *p)
 	return NULL;
 }
 
-/* Whether dir's file system logs each change whole (the store's
- * vol_one_log, told here the same way): XFS, or ext4 with a jbd2 journal. */
-static bool one_log_of(const char *dir)
-{
-	char path[96], line[128], jbd[160];
-	struct statfs sf;
-	struct stat st;
-	bool found = false;
-	FILE *f;
-
-	if (statfs(dir, &sf) != 0 || stat(dir, &st) != 0)
-		return false;
-	if (sf.f_type == 0x58465342)
-		return true;
-	if (sf.f_type != 0xEF53)
-		return false;
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent", major(st.st_dev), minor(st.st_dev));
-	if (!(f = fopen(path, "r")))
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (strncmp(line, "DEVNAME=", 8) == 0) {
-			snprintf(jbd, sizeof(jbd), "/proc/fs/jbd2/%s-8", line + 8);
-			found = access(jbd, F_OK) == 0;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
 START_TEST(test_namespace_synced)
 {
 	struct vol_obj r = root_of(0), d, o;
@@ -672,7 +640,7 @@ START_TEST(test_namespace_synced)
 
 	ck_assert_int_eq(statfs(ts.dir, &sf), 0);
 	own = sf.f_type == 0xEF53 || sf.f_type == 0x58465342;
-	log = one_log_of(ts.dir);
+	log = aqt_store_one_log(ts.dir);
 	fprintf(stderr, "# %s: new object covers its entry %d, one log %d\n", ts.dir, (int)own, (int)log);
 	ts.cfg[0].capacity = 1ull << 30;
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
