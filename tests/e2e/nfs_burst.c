@@ -7,6 +7,9 @@
  *                                on stdout, flushed, only once the COMMIT was
  *                                answered OK. Stops at the first error (the
  *                                server went away) or at MAX; exit 0.
+ *   nfs_burst mail URL DIR MAX   the same, each file made in DIR/tmp and
+ *                                renamed into DIR/new once committed (maildir
+ *                                delivery); "f<i>" once the RENAME was answered.
  *   nfs_burst check URL DIR      read names from stdin and check that each
  *                                file exists with exactly its bytes; prints
  *                                one line per bad file, "checked N bad M",
@@ -68,6 +71,43 @@ static int burst_make(struct nfs_context *nfs, const char *dir, unsigned long ma
 	return 0;
 }
 
+/* mail mode (bench/nfs/REPORT.md, fifth pass): each file is made in
+ * DIR/tmp and, once committed, renamed into DIR/new, as maildir delivery
+ * does; prints "f<i>" once the RENAME was answered. */
+static int burst_mail(struct nfs_context *nfs, const char *dir, unsigned long max)
+{
+	static uint8_t buf[BURST_MAX_SIZE];
+	char tmp[512], to[512];
+	unsigned long i;
+
+	snprintf(tmp, sizeof(tmp), "%s/tmp", dir);
+	snprintf(to, sizeof(to), "%s/new", dir);
+	nfs_mkdir(nfs, dir);
+	nfs_mkdir(nfs, tmp);
+	nfs_mkdir(nfs, to);
+	for (i = 0; i < max; i++) {
+		struct nfsfh *fh = NULL;
+		size_t n = burst_size(i);
+
+		snprintf(tmp, sizeof(tmp), "%s/tmp/f%lu", dir, i);
+		snprintf(to, sizeof(to), "%s/new/f%lu", dir, i);
+		burst_fill(buf, i, n);
+		if (nfs_creat(nfs, tmp, 0644, &fh) != 0)
+			break;
+		if (nfs_write(nfs, fh, n, buf) != (int)n || nfs_fsync(nfs, fh) != 0) {
+			nfs_close(nfs, fh);
+			break;
+		}
+		nfs_close(nfs, fh);
+		if (nfs_rename(nfs, tmp, to) != 0)
+			break;
+		printf("f%lu\n", i);
+		fflush(stdout);
+	}
+	fprintf(stderr, "nfs_burst: %lu files delivered (%s)\n", i, nfs_get_error(nfs));
+	return 0;
+}
+
 static int burst_check(struct nfs_context *nfs, const char *dir)
 {
 	static uint8_t want[BURST_MAX_SIZE], got[BURST_MAX_SIZE + 1];
@@ -109,9 +149,9 @@ int main(int argc, char **argv)
 	struct nfs_url *url;
 	int rc;
 
-	if (argc < 4 || (strcmp(argv[1], "make") && strcmp(argv[1], "check")) ||
-	    (!strcmp(argv[1], "make") && argc < 5)) {
-		fprintf(stderr, "usage: nfs_burst make URL DIR MAX | nfs_burst check URL DIR <names\n");
+	if (argc < 4 || (strcmp(argv[1], "make") && strcmp(argv[1], "mail") && strcmp(argv[1], "check")) ||
+	    (strcmp(argv[1], "check") && argc < 5)) {
+		fprintf(stderr, "usage: nfs_burst make|mail URL DIR MAX | nfs_burst check URL DIR <names\n");
 		return 2;
 	}
 	if (!(nfs = nfs_init_context()))
@@ -129,6 +169,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "make"))
 		rc = burst_make(nfs, argv[3], strtoul(argv[4], NULL, 10));
+	else if (!strcmp(argv[1], "mail"))
+		rc = burst_mail(nfs, argv[3], strtoul(argv[4], NULL, 10));
 	else
 		rc = burst_check(nfs, argv[3]);
 	nfs_destroy_url(url);
