@@ -186,7 +186,8 @@ struct vol_stats {
 	uint64_t names;           /* names (their VOL_NAME_COST is part of used) */
 	uint64_t capacity;
 	uint64_t dirsyncs;        /* directory fsyncs that made namespace changes stable */
-	uint64_t dirsyncs_covered; /* ...and those the new object's own fsync covered (ext4, XFS) */
+	uint64_t dirsyncs_covered; /* ...and those another sync of the change covered: a new object's
+				    * own (ext4, XFS), a RENAME's target's or a LINK's file's (one_log) */
 	uint64_t filesyncs;       /* file fsyncs COMMITs and vol_sync issued (one covers all COMMITs
 				   * of the file that arrived before it started: group commit) */
 	uint64_t age_ms;           /* how long ago the counters began (the export appeared here) */
