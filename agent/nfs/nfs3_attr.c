@@ -35,7 +35,9 @@ void nfs3_setattr(struct nfs_call *call, void *a, void *r)
 		res->status = NFS3ERR_NOT_SYNC;
 		goto out;
 	}
-	rc = vol_setattr(&call->obj, &call->ecred, &args->sa);
+	/* stable before the reply, like a namespace change (vol_sync) */
+	if ((rc = vol_setattr(&call->obj, &call->ecred, &args->sa)) == 0)
+		rc = vol_sync(&call->obj);
 	res->status = nfs3_status(rc);
 out:
 	nfs3_wcc_post(&res->wcc, &call->obj);

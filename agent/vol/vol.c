@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -271,6 +272,45 @@ static bool vol_ordered_meta(int root_fd)
 	return sf.f_type == 0xEF53 /* EXT4_SUPER_MAGIC */ || sf.f_type == 0x58465342 /* XFS_SUPER_MAGIC */;
 }
 
+/* Whether that log holds each change whole and commits in order, so that
+ * the fsync of one object a RENAME or LINK changed makes all of it stable
+ * (both directories of a RENAME; a LINK's entry with the file's link
+ * count): XFS (one transaction per change; a log force reaches every
+ * earlier item) and ext4 with a journal (one jbd2 handle per change). ext4
+ * without one writes back only what its fsync names (the file, and a new
+ * inode's parent), so there every changed directory is synced. The journal
+ * is told by jbd2's folder for the device (/proc/fs/jbd2/<name>-8); when
+ * that cannot be read the answer is no: the safe side. */
+static bool vol_one_log(int root_fd, dev_t dev)
+{
+	char path[96], line[128], jbd[160];
+	struct statfs sf;
+	bool found = false;
+	FILE *f;
+
+	if (fstatfs(root_fd, &sf) != 0)
+		return false;
+	if (sf.f_type == 0x58465342) /* XFS_SUPER_MAGIC */
+		return true;
+	if (sf.f_type != 0xEF53) /* EXT4_SUPER_MAGIC */
+		return false;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent", major(dev), minor(dev));
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		size_t n = strcspn(line, "\n");
+
+		line[n] = '\0';
+		if (strncmp(line, "DEVNAME=", 8) == 0 && line[8] && !strchr(line + 8, '/')) {
+			snprintf(jbd, sizeof(jbd), "/proc/fs/jbd2/%s-8", line + 8);
+			found = access(jbd, F_OK) == 0;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 static struct vol_acct *vol_acct_new(struct vol_store *s, const struct vol_export_cfg *cfg)
 {
 	struct vol_acct *a = calloc(1, sizeof(*a));
@@ -334,6 +374,7 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 	e->dev = st.st_dev;
 	e->ino = st.st_ino;
 	e->ordered_meta = vol_ordered_meta(e->root_fd);
+	e->one_log = e->ordered_meta && vol_one_log(e->root_fd, e->dev);
 	vol_fh_key(s->key, cfg->fsid, e->fhkey);
 	vol_mackey_init(&e->fhmac, e->fhkey);
 	if ((rc = vol_marks_init(e, &stamp)) != 0)

@@ -186,9 +186,10 @@ struct vol_stats {
 	uint64_t names;           /* names (their VOL_NAME_COST is part of used) */
 	uint64_t capacity;
 	uint64_t dirsyncs;        /* directory fsyncs that made namespace changes stable */
-	uint64_t dirsyncs_covered; /* ...and those the new object's own fsync covered (ext4, XFS) */
-	uint64_t filesyncs;       /* file fsyncs COMMITs issued (one covers all COMMITs of the file
-				   * that arrived before it started: group commit) */
+	uint64_t dirsyncs_covered; /* ...and those another sync of the change covered: a new object's
+				    * own (ext4, XFS), a RENAME's target's or a LINK's file's (one_log) */
+	uint64_t filesyncs;       /* file fsyncs COMMITs and vol_sync issued (one covers all COMMITs
+				   * of the file that arrived before it started: group commit) */
 	uint64_t age_ms;           /* how long ago the counters began (the export appeared here) */
 	uint64_t ra_bytes;        /* read-ahead (vol_ra.h): bytes prefetched, */
 	uint64_t ra_hits;         /* READs served by a prefetch, */
@@ -351,7 +352,10 @@ int vol_fh_encode(const uint8_t *lockey, bool snap, uint64_t fsid, uint32_t ktyp
  * a new file or directory are fsync'ed, concurrent changes of one directory
  * sharing the directory's fsync. On ext4 and XFS a new file's or directory's
  * own fsync also makes its entry stable, and its directory is not synced
- * again (vol_stats.dirsyncs_covered). */
+ * again (vol_stats.dirsyncs_covered); where the file system logs each change
+ * whole (XFS, ext4 with a journal) a RENAME across directories syncs only the
+ * target directory and a LINK of a file only the file, the other part
+ * counted in dirsyncs_covered. */
 int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
 	       struct vol_obj *out);
 /* mask of R_OK|W_OK|X_OK; *allowed receives the subset allowed. */
@@ -405,6 +409,14 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 int vol_write_by(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
 		 size_t len, int stable, int *committed, const struct vol_lease_by *by);
 int vol_commit(struct vol_obj *obj, const struct vol_cred *cred);
+/* Make obj's attributes stable (what NFSv3 asks of SETATTR before its
+ * reply, as knfsd's commit_metadata): a regular file or directory is
+ * fsync'ed, sharing the group commit of vol_commit (counted in
+ * vol_stats.filesyncs); a symlink, FIFO or socket, which no descriptor
+ * can fsync, by syncfs of its file system. No-op in a snapshot. -errno
+ * when the sync fails. vol_setattr itself does not sync (SMB's SET_INFO
+ * asks for no stability; its FLUSH does). */
+int vol_sync(struct vol_obj *obj);
 /* Sparse files (vol_sparse.c). zero_range: the bytes [off, off+len) read
  * as zeroes; with dealloc their blocks are given back (a hole), without
  * they stay allocated (zeroes where the file system cannot do either in

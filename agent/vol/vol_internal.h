@@ -91,6 +91,10 @@ struct vol_export {
 	/* The root's file system orders metadata in one log (ext4, XFS): the
 	 * fsync of a new object also makes its name stable (vol_ns.c). */
 	bool ordered_meta;
+	/* ...and it is a log of whole changes committed in order (XFS; ext4
+	 * with a journal, not without): one fsync of anything a RENAME or LINK
+	 * touched makes the whole change stable (vol_ns.c, vol_one_log). */
+	bool one_log;
 	/* /.snapshot (vol_snap.c): cfg.snapdir open, or -1 */
 	int snap_fd;
 	dev_t snap_dev;

@@ -638,6 +638,18 @@ int vol_commit(struct vol_obj *obj, const struct vol_cred *cred)
 	return vol_groupsync(obj, obj->exp->acct->fsync, &obj->exp->acct->filesyncs);
 }
 
+int vol_sync(struct vol_obj *obj)
+{
+	if (obj->snap)
+		return 0; /* nothing below /.snapshot changes */
+	/* regular files and directories share the COMMITs' group commit */
+	if (S_ISREG(obj->st.st_mode) || S_ISDIR(obj->st.st_mode))
+		return vol_groupsync(obj, obj->exp->acct->fsync, &obj->exp->acct->filesyncs);
+	/* a symlink, FIFO or socket has no descriptor fsync takes (O_PATH):
+	 * the whole file system is synced, through the export root (rare) */
+	atomic_fetch_add_explicit(&obj->exp->acct->filesyncs, 1, memory_order_relaxed);
+	return syncfs(obj->exp->root_fd) == 0 ? 0 : -errno;
+}
 
 int vol_fsstat(struct vol_obj *obj, struct vol_fsstat *out)
 {

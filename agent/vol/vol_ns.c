@@ -180,6 +180,20 @@ static int vol_dirsync_new(struct vol_obj *dir)
 	return vol_dirsync(dir);
 }
 
+/* dir took part in a change whose other object was just fsync'ed (a
+ * RENAME's target directory, a LINK's file): where the file system logs
+ * that change whole (vol_export.one_log: XFS, ext4 with a journal) the sync
+ * made dir's part stable too, and dir's own fsync is skipped (counted in
+ * dirsyncs_covered); elsewhere dir is synced. */
+static int vol_dirsync_also(struct vol_obj *dir)
+{
+	if (dir->exp->one_log && dir->st.st_dev == dir->exp->dev) {
+		atomic_fetch_add_explicit(&dir->exp->acct->dirsyncs_covered, 1, memory_order_relaxed);
+		return 0;
+	}
+	return vol_dirsync(dir);
+}
+
 /* A new object nm in dir is this volume's: give it the containment mark, or
  * undo the creation (an object without its mark could never be resolved). */
 static int vol_mark_new(struct vol_obj *dir, const char *nm, bool isdir)
@@ -530,7 +544,7 @@ int vol_rename_by(struct vol_obj *fdir, const char *fname, size_t flen, struct v
 	if (rc == 0)
 		rc = vol_dirsync(tdir);
 	if (rc == 0 && fdir->st.st_ino != tdir->st.st_ino)
-		rc = vol_dirsync(fdir);
+		rc = vol_dirsync_also(fdir);
 	if (rc == 0 && known) {
 		unsigned what = S_ISDIR(src.st_mode) ? VOL_WATCH_DIR_NAME : VOL_WATCH_FILE_NAME;
 		bool same = fdir->st.st_ino == tdir->st.st_ino && fdir->st.st_dev == tdir->st.st_dev;
@@ -576,9 +590,12 @@ int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t 
 		return rc;
 	}
 	vol_refresh(obj);
-	/* the new name, and the file's link count */
-	if ((rc = vol_dirsync(dir)) == 0 && S_ISREG(obj->st.st_mode))
-		rc = vol_fsync_obj(obj);
+	/* the new name, and the file's link count: where one log holds the
+	 * change whole, the file's sync covers its new name */
+	if (S_ISREG(obj->st.st_mode) && (rc = vol_fsync_obj(obj)) == 0)
+		rc = vol_dirsync_also(dir);
+	else if (!S_ISREG(obj->st.st_mode))
+		rc = vol_dirsync(dir);
 	if (rc == 0)
 		vol_watch_note(dir, nm, VOL_WATCH_ADDED, VOL_WATCH_FILE_NAME);
 	return rc;

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
 void aqt_store_init(struct aqt_store *t, int n, const struct aqt_store_spec *spec)
 {
@@ -68,4 +71,35 @@ void aqt_store_cleanup(struct aqt_store *t)
 	if (t->dir[0])
 		ck_assert_int_eq(nftw(t->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
 	t->dir[0] = '\0';
+}
+
+/* Whether dir's file system logs each change whole (the store's
+ * vol_one_log, told here the same way): XFS, or ext4 with a jbd2 journal. */
+bool aqt_store_one_log(const char *dir)
+{
+	char path[96], line[128], jbd[160];
+	struct statfs sf;
+	struct stat st;
+	bool found = false;
+	FILE *f;
+
+	if (statfs(dir, &sf) != 0 || stat(dir, &st) != 0)
+		return false;
+	if (sf.f_type == 0x58465342)
+		return true;
+	if (sf.f_type != 0xEF53)
+		return false;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent", major(st.st_dev), minor(st.st_dev));
+	if (!(f = fopen(path, "r")))
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "DEVNAME=", 8) == 0) {
+			snprintf(jbd, sizeof(jbd), "/proc/fs/jbd2/%s-8", line + 8);
+			found = access(jbd, F_OK) == 0;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
 }

@@ -51,5 +51,8 @@ void aqt_store_init(struct aqt_store *t, int n, const struct aqt_store_spec *spe
 struct vol_fh aqt_store_forge(const uint8_t *key, bool snap, uint64_t fsid, const char *path);
 /* Frees the store and removes the folder and everything below it. */
 void aqt_store_cleanup(struct aqt_store *t);
+/* Whether dir's file system logs each change whole, told as the store's
+ * vol_one_log tells it: XFS, or ext4 with a jbd2 journal. */
+bool aqt_store_one_log(const char *dir);
 
 #endif

@@ -1,5 +1,6 @@
 /* test_nfs_durable: issue 15 item 10. A namespace change (CREATE, MKDIR,
- * SYMLINK, MKNOD, LINK, RENAME, REMOVE, RMDIR) is on disk before its reply.
+ * SYMLINK, MKNOD, LINK, RENAME, REMOVE, RMDIR) and a SETATTR (issue 25)
+ * are on disk before their reply.
  * nfs_serve exports a directory of a fresh ext4 file system on a loop
  * device, mounted with commit=600 so the journal never commits by itself
  * during the test; after each reply the file system is shut down without
@@ -128,8 +129,35 @@ static uint32_t symlink3(const struct raw_fh *dir, const char *name)
 	return raw_R.st;
 }
 
-enum op { OP_CREATE, OP_MKDIR, OP_SYMLINK, OP_MKNOD, OP_LINK, OP_RENAME, OP_REMOVE, OP_RMDIR, OP_N };
-static const char *const op_names[OP_N] = {"CREATE", "MKDIR", "SYMLINK", "MKNOD", "LINK", "RENAME", "REMOVE", "RMDIR"};
+/* SETATTR of a mode and a size together (issue 25: attributes are
+ * acknowledged stable like names). */
+static uint32_t setattr3(const struct raw_fh *f, uint32_t mode, uint64_t size)
+{
+	SETATTR3args a;
+
+	memset(&a, 0, sizeof(a));
+	a.object = raw_wire(f);
+	a.new_attributes.mode.set_it = 1;
+	a.new_attributes.mode.set_mode3_u.mode = mode;
+	a.new_attributes.size.set_it = 1;
+	a.new_attributes.size.set_size3_u.size = size;
+	RAW_RUN(K_SETATTR, &raw_R, rpc_nfs3_setattr_async(raw_rpc, raw_cb, &a, RAW_PD));
+	return raw_R.st;
+}
+
+/* The size of name on disk, -1 when it is not there. */
+static long long size_on_disk(const char *name)
+{
+	char p[300];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/export/%s", mnt, name);
+	return lstat(p, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+enum op { OP_CREATE, OP_MKDIR, OP_SYMLINK, OP_MKNOD, OP_LINK, OP_RENAME, OP_REMOVE, OP_RMDIR, OP_SETATTR, OP_N };
+static const char *const op_names[OP_N] = {"CREATE", "MKDIR", "SYMLINK", "MKNOD", "LINK", "RENAME", "REMOVE", "RMDIR",
+					   "SETATTR"};
 
 /* One round: serve, make the change, crash before anything else commits,
  * remount, and say whether the change survived. */
@@ -163,6 +191,10 @@ static void round_of(const char *argv0, enum op op)
 		break;
 	case OP_REMOVE: st = raw_remove3(&root, "f2"); break;
 	case OP_RMDIR: st = raw_rmdir3(&root, "gone"); break;
+	case OP_SETATTR: /* the file RENAME moved: a mode and a size past its end */
+		st = raw_lookup(&root, "dir", &d) ? raw_R.st : raw_lookup(&d, "moved", &f) ? raw_R.st
+											  : setattr3(&f, 0604, 12345);
+		break;
 	default: break;
 	}
 	CHECK(st == NFS3_OK, "%s answered %u", op_names[op], st);
@@ -182,6 +214,7 @@ static void round_of(const char *argv0, enum op op)
 	case OP_RENAME: ok = on_disk("f") == 0 && on_disk("dir/moved") == S_IFREG; break;
 	case OP_REMOVE: ok = on_disk("f2") == 0; break;
 	case OP_RMDIR: ok = on_disk("gone") == 0; break;
+	case OP_SETATTR: ok = perm_on_disk("dir/moved") == 0604 && size_on_disk("dir/moved") == 12345; break;
 	default: ok = false; break;
 	}
 	CHECK(ok, "%s is on disk after a crash right after its reply", op_names[op]);
