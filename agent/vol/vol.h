@@ -409,7 +409,7 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 int vol_write_by(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
 		 size_t len, int stable, int *committed, const struct vol_lease_by *by);
 int vol_commit(struct vol_obj *obj, const struct vol_cred *cred);
-/* Make obj's attributes stable (what NFSv3 asks of SETATTR before its
+/* Make obj's attributes stable (what NFSv3 and NFSv4.1 ask of SETATTR before its
  * reply, as knfsd's commit_metadata): a regular file or directory is
  * fsync'ed, sharing the group commit of vol_commit (counted in
  * vol_stats.filesyncs); a symlink, FIFO or socket, which no descriptor

@@ -236,6 +236,23 @@ START_TEST(test_holder_plain_chmod_keeps)
 }
 END_TEST
 
+/* A SETATTR is stable before its reply (vol_sync): each one answered OK
+ * costs the store one file sync, as NFSv3's does. */
+START_TEST(test_setattr_synced)
+{
+	struct vol_stats a, b;
+	struct post p;
+
+	ck_assert_uint_eq(open_as("root", 0, BOTH), OK4); /* the file's handle */
+	ck_assert_int_eq(vol_store_stats(ts.store, "vol0", &a), 0);
+	ck_assert_uint_eq(setattr(0, &anon_sid, -1, 0750, &p), OK4);
+	ck_assert_uint_eq(setattr(0, &P.deleg, 3, 0, &p), OK4);
+	ck_assert_int_eq(vol_store_stats(ts.store, "vol0", &b), 0);
+	ck_assert_uint_eq(b.filesyncs, a.filesyncs + 2);
+	ck_assert_uint_eq(disk_mode(), 0750);
+}
+END_TEST
+
 /* ---------- fixture ---------- */
 
 static void setup(void)
@@ -262,6 +279,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_linux_suid_trunc);
 	tcase_add_test(tc, test_setid_file_no_wdeleg);
 	tcase_add_test(tc, test_holder_plain_chmod_keeps);
+	tcase_add_test(tc, test_setattr_synced);
 	suite_add_tcase(s, tc);
 	return s;
 }
