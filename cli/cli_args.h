@@ -2,7 +2,8 @@
  *
  * cli_args_parse() finds the group and verb (flags may come before, between
  * or after them), checks every flag against what the command accepts, checks
- * each value (units, enums, key=value dicts) and the required flags. It stores
+ * each value (cli_value.h: units, enums, key=value dicts) and the required
+ * flags. It stores
  * borrowed pointers into argv; argv must outlive the result.
  *
  * cli_args_request() then turns the resource flags into what goes on the
@@ -48,10 +49,6 @@ int cli_args_parse(struct cli_args *a, int argc, char **argv, aq_msg *msg);
 const char *cli_args_get(const struct cli_args *a, const char *name);
 /* Whether a boolean flag was given as true. */
 bool cli_args_bool(const struct cli_args *a, const char *name);
-
-/* Check one raw value against flag and return its JSON form in *out (new
- * reference). Used by the parser and the request builder alike. */
-int cli_flag_value(const struct cli_flag *f, const char *raw, json_t **out, aq_msg *msg);
 
 /* The request parts from a's resource flags: *body (new object, {} if no
  * body flag), mask gets the comma-separated updateMask paths, query gets

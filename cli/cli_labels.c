@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cli/cli_value.h"
+
 bool cli_labels_given(const struct cli_args *a)
 {
 	int i;
@@ -32,7 +34,7 @@ static int each_value(const struct cli_args *a, const char *name, json_t *labels
 	for (i = 0; i < a->nvals; i++) {
 		if (strcmp(a->vals[i].flag->name, name) != 0)
 			continue;
-		if ((rc = cli_flag_value(a->vals[i].flag, a->vals[i].raw, &v, msg)) != AQ_OK)
+		if ((rc = cli_value_json(a->vals[i].flag, a->vals[i].raw, &v, msg)) != AQ_OK)
 			return rc;
 		fn(labels, v);
 		json_decref(v);

@@ -40,17 +40,7 @@ int srv_h_op_get(struct srv_req *req, json_t **resp)
 
 int srv_h_op_list(struct srv_req *req, json_t **resp)
 {
-	char parent[600], *next = NULL;
-	json_t *items = NULL;
-	int rc;
-
-	srv_parent(req, parent, sizeof(parent));
-	if ((rc = srv_check_parent(req, SRV_PARENT_LIST)) != AQ_OK ||
-	    (rc = srv_list(req, "operation", parent, &items, &next)) != AQ_OK)
-		return rc;
-	*resp = srv_list_page("operations", items, next);
-	free(next);
-	return *resp ? AQ_OK : AQ_ENOMEM;
+	return srv_list_answer(req, "operation", "operations", resp);
 }
 
 /* Cancel (google.longrunning CancelOperation): a running volume create is

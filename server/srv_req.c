@@ -248,3 +248,18 @@ json_t *srv_list_page(const char *plural, json_t *items, const char *next)
 		json_object_set_new(page, "nextPageToken", json_string(next));
 	return page;
 }
+
+int srv_list_answer(struct srv_req *req, const char *kind, const char *plural, json_t **resp)
+{
+	char parent[600], *next = NULL;
+	json_t *items = NULL;
+	int rc;
+
+	srv_parent(req, parent, sizeof(parent));
+	if ((rc = srv_check_parent(req, SRV_PARENT_LIST)) != AQ_OK ||
+	    (rc = srv_list(req, kind, parent, &items, &next)) != AQ_OK)
+		return rc;
+	*resp = srv_list_page(plural, items, next);
+	free(next);
+	return *resp ? AQ_OK : AQ_ENOMEM;
+}

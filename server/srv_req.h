@@ -128,6 +128,10 @@ int srv_list(struct srv_req *req, const char *kind, const char *parent, json_t *
 int srv_list_cluster(struct srv_req *req, const char *kind, json_t **items, char **next);
 /* Wrap a list page: {plural: items, "nextPageToken"?: next}. Steals items. */
 json_t *srv_list_page(const char *plural, json_t *items, const char *next);
+/* A list handler's whole answer: the parent (srv_check_parent LIST)
+ * checked, one page of kind under it (srv_list) as {plural: [...],
+ * "nextPageToken"?}. */
+int srv_list_answer(struct srv_req *req, const char *kind, const char *plural, json_t **resp);
 
 /* The input of a create under a location: validateOnly, the ID query
  * parameter idparam, the body checked against table (what names it) and

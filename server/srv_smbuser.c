@@ -219,17 +219,7 @@ int srv_h_smbuser_get(struct srv_req *req, json_t **resp)
 
 int srv_h_smbuser_list(struct srv_req *req, json_t **resp)
 {
-	char parent[600], *next = NULL;
-	json_t *items = NULL;
-	int rc;
-
-	srv_parent(req, parent, sizeof(parent));
-	if ((rc = srv_check_parent(req, SRV_PARENT_LIST)) != AQ_OK ||
-	    (rc = srv_list(req, "smbuser", parent, &items, &next)) != AQ_OK)
-		return rc;
-	*resp = srv_list_page("smbUsers", items, next);
-	free(next);
-	return *resp ? AQ_OK : AQ_ENOMEM;
+	return srv_list_answer(req, "smbuser", "smbUsers", resp);
 }
 
 int srv_h_smbuser_patch(struct srv_req *req, json_t **resp)

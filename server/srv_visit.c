@@ -70,20 +70,114 @@ static void mount_host(const char *addr, const char *alt, uint16_t dport, char *
 	snprintf(ip, cap, hp.v6 ? "[%s]" : "%s", hp.host);
 }
 
-/* mountOptions as GCNV gives them: instructions a user pastes into a shell
- * on the client (prose lines are comments; nolock because the node serves no
- * NLM), plus Aquifer's port and libnfsUrl, the URL libnfs tools (nfs-ls,
- * nfs-cp) take, since they cannot be told the port any other way. A volume
- * with a service address (its placement's, srv_svcaddr.h) is mounted there,
- * on the range's port for NFS and the node's SMB port for SMB, wherever it
- * is served. */
+/* What a mount instruction names: the share, the host and port it is
+ * mounted from, and its export paths (made from the first three). */
+struct mount_at {
+	const char *share;
+	char ip[UT_HOST_MAX + 2], port[24], exp[120], full[200];
+};
+
+/* Expand template tpl into out: {share}, {ip}, {port}, {exp} and {full}
+ * stand for m's; anything else is copied. Truncated to cap like snprintf. */
+static void mount_expand(const struct mount_at *m, const char *tpl, char *out, size_t cap)
+{
+	const struct { const char *name; const char *val; } vars[] = {
+		{ "{share}", m->share }, { "{ip}", m->ip }, { "{port}", m->port }, { "{exp}", m->exp },
+		{ "{full}", m->full },
+	};
+	size_t len = 0, i, n;
+
+	while (*tpl && len + 1 < cap) {
+		for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+			if (strncmp(tpl, vars[i].name, strlen(vars[i].name)) == 0)
+				break;
+		if (i == sizeof(vars) / sizeof(vars[0])) {
+			out[len++] = *tpl++;
+			continue;
+		}
+		n = snprintf(out + len, cap - len, "%s", vars[i].val);
+		len = n < cap - len ? len + n : cap - 1;
+		tpl += strlen(vars[i].name);
+	}
+	out[len] = '\0';
+}
+
+#define NFS_INSTALL "# Install the NFS client: sudo apt-get install -y nfs-common (Debian, Ubuntu)" \
+	" or sudo yum install -y nfs-utils (Red Hat, SUSE)\n"
+#define NFS_MKDIR "sudo mkdir -p /mnt/{share}\n"
+
+/* A protocol a volume may be mounted with, in the order mountOptions lists
+ * them: where it is served, its export paths and the lines a user pastes
+ * into a shell on the client (prose lines are comments), as mount_expand
+ * templates. */
+struct mount_proto {
+	const char *protocol;   /* as the volume's protocols name it */
+	bool smb;               /* at the node's SMB address (else its NFS one) */
+	bool by_default;        /* also for a volume that names no protocols */
+	const char *exp, *full, *instructions;
+	const char *libnfs_url; /* NULL: none */
+};
+
+static const struct mount_proto mount_protos[] = {
+	/* nolock: the node serves no NLM. libnfsUrl: libnfs tools (nfs-ls,
+	 * nfs-cp) cannot be told the port any other way */
+	{ .protocol = "NFSV3", .by_default = true, .exp = "/{share}", .full = "{ip}:{exp}",
+	  .instructions = NFS_INSTALL "# Create a directory to mount the volume on, then mount it:\n" NFS_MKDIR
+			  "sudo mount -t nfs -o rw,hard,vers=3,tcp,port={port},mountport={port},nolock {full} "
+			  "/mnt/{share}",
+	  .libnfs_url = "nfs://{ip}{exp}?version=3&nfsport={port}&mountport={port}" },
+	/* NFSv4.1 (agent/nfs4/): the same port, the share under the pseudo root */
+	{ .protocol = "NFSV4", .exp = "/{share}", .full = "{ip}:{exp}",
+	  .instructions = NFS_INSTALL "# Create a directory to mount the volume on, then mount it (add nconnect=N "
+			  "for more connections):\n" NFS_MKDIR
+			  "sudo mount -t nfs -o rw,hard,vers=4.1,tcp,port={port} {full} /mnt/{share}" },
+	{ .protocol = "SMB", .smb = true, .exp = "\\\\{ip}\\{share}", .full = "//{ip}/{share}",
+	  .instructions = "# Install the SMB client: sudo apt-get install -y cifs-utils smbclient (Debian, Ubuntu)\n"
+			  "# USER is one of the project's smbUsers. Mount the share, or browse it with smbclient:\n"
+			  "sudo mkdir -p /mnt/{share}\n"
+			  "sudo mount -t cifs //{ip}/{share} /mnt/{share} -o vers=3.1.1,username=USER,port={port}\n"
+			  "smbclient //{ip}/{share} -U USER -p {port}" },
+};
+
+/* p's mount instruction for share served at addr; a wildcard addr takes
+ * the host of alt (NULL: none). */
+static json_t *mount_option(const struct mount_proto *p, const char *addr, const char *alt, const char *share)
+{
+	struct mount_at m = { .share = share };
+	char instr[1024], url[400];
+	long port;
+	json_t *o;
+
+	mount_host(addr, alt, p->smb ? API_INTENT_SMB_PORT : 2049, m.ip, sizeof(m.ip), &port);
+	snprintf(m.port, sizeof(m.port), "%ld", port);
+	mount_expand(&m, p->exp, m.exp, sizeof(m.exp));
+	mount_expand(&m, p->full, m.full, sizeof(m.full));
+	mount_expand(&m, p->instructions, instr, sizeof(instr));
+	o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "export", m.exp, "exportFull", m.full, "protocol", p->protocol,
+		      "instructions", instr, "ipAddress", m.ip, "port", (json_int_t)port);
+	if (o && p->libnfs_url) {
+		mount_expand(&m, p->libnfs_url, url, sizeof(url));
+		json_object_set_new(o, "libnfsUrl", json_string(url));
+	}
+	return o;
+}
+
+/* mountOptions as GCNV gives them: one entry per protocol the volume
+ * speaks (mount_protos), with Aquifer's port. A volume with a
+ * service address (its placement's, srv_svcaddr.h) is mounted there, on
+ * the range's port for NFS and the node's SMB port for SMB, wherever it is
+ * served. SMB is offered only where the node serves SMB (api_intent.h), a
+ * wildcard SMB address taking the NFS host. */
 static json_t *mount_options(const json_t *vol, const json_t *node, const json_t *pl)
 {
 	const json_t *sa = json_object_get(pl, API_SVCADDR_KEY);
 	const char *nfs = api_json_str(node, "nfsAddress", "");
 	const char *smb = api_json_str(node, API_INTENT_SMB_ADDRESS, "");
+	const char *share = api_json_str(vol, "shareName", "");
 	char nfs_svc[UT_HOST_MAX + 8], smb_svc[UT_HOST_MAX + 8];
 	struct ut_hostport hp;
+	json_t *out = json_array();
+	size_t i;
 
 	if (sa) {
 		snprintf(nfs_svc, sizeof(nfs_svc), "%s:%lld", api_json_str(sa, "address", ""),
@@ -94,58 +188,12 @@ static json_t *mount_options(const json_t *vol, const json_t *node, const json_t
 			smb = smb_svc;
 		}
 	}
-	const char *share = api_json_str(vol, "shareName", "");
-	char ip[UT_HOST_MAX + 2], exp[120], full[200], instr[1024], url[400];
-	json_t *out = json_array();
-	long port;
+	for (i = 0; i < sizeof(mount_protos) / sizeof(mount_protos[0]); i++) {
+		const struct mount_proto *p = &mount_protos[i];
+		bool named = vol_speaks(vol, p->protocol) || (p->by_default && !json_object_get(vol, "protocols"));
 
-	if (!json_object_get(vol, "protocols") || vol_speaks(vol, "NFSV3")) {
-		mount_host(nfs, NULL, 2049, ip, sizeof(ip), &port);
-		snprintf(exp, sizeof(exp), "/%s", share);
-		snprintf(full, sizeof(full), "%s:%s", ip, exp);
-		snprintf(instr, sizeof(instr),
-			 "# Install the NFS client: sudo apt-get install -y nfs-common (Debian, Ubuntu)"
-			 " or sudo yum install -y nfs-utils (Red Hat, SUSE)\n"
-			 "# Create a directory to mount the volume on, then mount it:\n"
-			 "sudo mkdir -p /mnt/%s\n"
-			 "sudo mount -t nfs -o rw,hard,vers=3,tcp,port=%ld,mountport=%ld,nolock %s /mnt/%s",
-			 share, port, port, full, share);
-		snprintf(url, sizeof(url), "nfs://%s%s?version=3&nfsport=%ld&mountport=%ld", ip, exp, port, port);
-		json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:s}", "export", exp, "exportFull", full,
-						     "protocol", "NFSV3", "instructions", instr, "ipAddress", ip,
-						     "port", (json_int_t)port, "libnfsUrl", url));
-	}
-	/* NFSv4.1 (agent/nfs4/): the same port, the share under the pseudo root */
-	if (vol_speaks(vol, "NFSV4")) {
-		mount_host(nfs, NULL, 2049, ip, sizeof(ip), &port);
-		snprintf(exp, sizeof(exp), "/%s", share);
-		snprintf(full, sizeof(full), "%s:%s", ip, exp);
-		snprintf(instr, sizeof(instr),
-			 "# Install the NFS client: sudo apt-get install -y nfs-common (Debian, Ubuntu)"
-			 " or sudo yum install -y nfs-utils (Red Hat, SUSE)\n"
-			 "# Create a directory to mount the volume on, then mount it (add nconnect=N for more connections):\n"
-			 "sudo mkdir -p /mnt/%s\n"
-			 "sudo mount -t nfs -o rw,hard,vers=4.1,tcp,port=%ld %s /mnt/%s",
-			 share, port, full, share);
-		json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "export", exp, "exportFull", full,
-						     "protocol", "NFSV4", "instructions", instr, "ipAddress", ip,
-						     "port", (json_int_t)port));
-	}
-	/* SMB: where the node's SMB server listens (api_intent.h) */
-	if (vol_speaks(vol, "SMB") && *smb) {
-		mount_host(smb, nfs, API_INTENT_SMB_PORT, ip, sizeof(ip), &port);
-		snprintf(exp, sizeof(exp), "\\\\%s\\%s", ip, share);
-		snprintf(full, sizeof(full), "//%s/%s", ip, share);
-		snprintf(instr, sizeof(instr),
-			 "# Install the SMB client: sudo apt-get install -y cifs-utils smbclient (Debian, Ubuntu)\n"
-			 "# USER is one of the project's smbUsers. Mount the share, or browse it with smbclient:\n"
-			 "sudo mkdir -p /mnt/%s\n"
-			 "sudo mount -t cifs //%s/%s /mnt/%s -o vers=3.1.1,username=USER,port=%ld\n"
-			 "smbclient //%s/%s -U USER -p %ld",
-			 share, ip, share, share, port, ip, share, port);
-		json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "export", exp, "exportFull", full,
-						     "protocol", "SMB", "instructions", instr, "ipAddress", ip,
-						     "port", (json_int_t)port));
+		if (named && !(p->smb && !*smb))
+			json_array_append_new(out, mount_option(p, p->smb ? smb : nfs, p->smb ? nfs : NULL, share));
 	}
 	return out;
 }

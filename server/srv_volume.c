@@ -298,17 +298,7 @@ int srv_h_volume_get(struct srv_req *req, json_t **resp)
 
 int srv_h_volume_list(struct srv_req *req, json_t **resp)
 {
-	char parent[600], *next = NULL;
-	json_t *items = NULL;
-	int rc;
-
-	srv_parent(req, parent, sizeof(parent));
-	if ((rc = srv_check_parent(req, SRV_PARENT_LIST)) != AQ_OK ||
-	    (rc = srv_list(req, "volume", parent, &items, &next)) != AQ_OK)
-		return rc;
-	*resp = srv_list_page("volumes", items, next);
-	free(next);
-	return *resp ? AQ_OK : AQ_ENOMEM;
+	return srv_list_answer(req, "volume", "volumes", resp);
 }
 
 /* A volume moves only between PREMIUM and EXTREME pools (GCNV). */

@@ -263,6 +263,37 @@ aq_token() {
 	"$AQUIFERD" "${args[@]}" 2>/dev/null | tail -n 1
 }
 
+# aq_cli_start DIR: aquiferd started in DIR (aq_start) for a test of the
+# `aquifer` CLI: AQUIFER is the built CLI (exit 99 without it), TOK an admin
+# token, and the CLI's environment points at that server with project acme
+# and location east, a config folder of the test's own and no CA file.
+aq_cli_start() {
+	AQUIFER=$AQ_BUILDDIR/aquifer
+	[ -x "$AQUIFER" ] || { echo "no $AQUIFER"; exit 99; }
+	aq_start "$1" || exit 1
+	TOK=$(aq_token "$1" admin)
+	export XDG_CONFIG_HOME=$AQ_TMP/config AQUIFER_ENDPOINT=$AQ_URL AQUIFER_TOKEN=$TOK
+	export AQUIFER_PROJECT=acme AQUIFER_LOCATION=east
+	unset AQUIFER_CA_FILE
+}
+
+# aq_cli WANT_RC DESC ARGS...: run $AQUIFER ARGS with stdin not a terminal
+# (at most 120 s); stdout in $OUT and $AQ_TMP/out, stderr in $ERR and
+# $AQ_TMP/err; passes DESC when the exit status is WANT_RC.
+aq_cli() {
+	local want=$1 desc=$2 rc
+	shift 2
+	timeout 120 "$AQUIFER" "$@" </dev/null >"$AQ_TMP/out" 2>"$AQ_TMP/err"
+	rc=$?
+	OUT=$(cat "$AQ_TMP/out")
+	ERR=$(cat "$AQ_TMP/err")
+	if [ "$rc" = "$want" ]; then
+		aq_pass "$desc"
+	else
+		aq_failed "$desc: aquifer $* -> exit $rc, want $want" "stdout: ${OUT:0:400}" "stderr: ${ERR:0:400}"
+	fi
+}
+
 # aq_sanitizer_clean DIR: no sanitizer report in DIR/aquiferd.log.
 aq_sanitizer_clean() {
 	if grep -qE 'ERROR: (Address|Leak|Thread|Undefined)Sanitizer|runtime error:' "$1/aquiferd.log" 2>/dev/null; then

@@ -64,6 +64,10 @@ expect_status 200 "get a location of a project"
 expect_jq .name "projects/$P/locations/$L" "per-project location name"
 aq_req GET "/v1/projects/$P/locations/nowhere"
 expect_error 404 NOT_FOUND "get unknown location of a project"
+for coll in volumes operations smbUsers backupVaults; do
+	aq_req GET "/v1/projects/$P/locations/nowhere/$coll"
+	expect_error 404 NOT_FOUND "list $coll in an unknown location"
+done
 
 aq_req POST "/v1/projects/$P/locations/nowhere/storagePools?storagePoolId=p1" "$(pool_body PREMIUM 2048)"
 expect_error 404 NOT_FOUND "create a pool in an unknown location"

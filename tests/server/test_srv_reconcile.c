@@ -135,6 +135,108 @@ START_TEST(test_applied)
 }
 END_TEST
 
+/* Volume id placed on node (its own stored document, nfs and smb its
+ * addresses; smb NULL: none) with protocols (NULL: none given), its create
+ * applied in generation 1; its mountOptions as that makes them. */
+static json_t *mount_options_of(const char *node, const char *nfs, const char *smb, const char *id,
+				json_t *protocols)
+{
+	char vn[200], pn[300], op[200];
+	json_t *n = json_pack("{s:s,s:s,s:s,s:I,s:{}}", "name", node, "location", "east", "nfsAddress", nfs,
+			      "generation", (json_int_t)1, "internal");
+	json_t *v = json_pack("{s:s,s:s,s:s}", "name", "", "state", "CREATING", "shareName", id), *d, *mo;
+
+	snprintf(vn, sizeof(vn), LOC "/volumes/%s", id);
+	snprintf(pn, sizeof(pn), "placements/%s", vn);
+	snprintf(op, sizeof(op), LOC "/operations/op-%s", id);
+	if (smb)
+		json_object_set_new(n, "smbAddress", json_string(smb));
+	srv_test_put(db, "node", "locations/east", node, n);
+	json_object_set_new(v, "name", json_string(vn));
+	if (protocols)
+		json_object_set_new(v, "protocols", protocols);
+	srv_test_put(db, "volume", LOC, vn, v);
+	srv_test_put(db, "operation", LOC, op, json_pack("{s:s,s:b,s:{}}", "name", op, "done", 0, "metadata"));
+	srv_test_put(db, "placement", node, pn,
+	    json_pack("{s:s,s:s,s:f,s:s,s:s,s:s,s:s,s:I}", "volume", vn, "node", node, "mibps", 10.0, "fsid",
+		      "00112233445566bb", "dir", "volumes/00112233445566bb", "op", op, "action", "create",
+		      "pendingGeneration", (json_int_t)1));
+	ck_assert_int_eq(srv_visit_applied(NULL, db, node, 1, NULL), AQ_OK);
+	d = get(LOC "/volumes/", id);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_str_eq(json_string_value(json_object_get(d, "state")), "READY");
+	mo = json_incref(json_object_get(d, "mountOptions"));
+	json_decref(d);
+	return mo;
+}
+
+/* want == got, or fail showing both. */
+static void json_same(json_t *want, json_t *got)
+{
+	char *w = json_dumps(want, JSON_SORT_KEYS | JSON_INDENT(1)), *g = json_dumps(got, JSON_SORT_KEYS | JSON_INDENT(1));
+
+	if (!json_equal(want, got))
+		ck_abort_msg("mountOptions differ:\nwant %s\ngot %s", w, g);
+	free(w);
+	free(g);
+	json_decref(want);
+	json_decref(got);
+}
+
+/* One expected mountOptions entry (url NULL: no libnfsUrl). */
+static json_t *entry(const char *exp, const char *full, const char *proto, const char *instr, const char *ip,
+		     json_int_t port, const char *url)
+{
+	json_t *e = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "export", exp, "exportFull", full, "protocol", proto,
+			      "instructions", instr, "ipAddress", ip, "port", port);
+
+	if (url)
+		json_object_set_new(e, "libnfsUrl", json_string(url));
+	return e;
+}
+
+#define NFS_INSTALL "# Install the NFS client: sudo apt-get install -y nfs-common (Debian, Ubuntu)" \
+	" or sudo yum install -y nfs-utils (Red Hat, SUSE)\n"
+#define NFS3_MOUNT NFS_INSTALL "# Create a directory to mount the volume on, then mount it:\n"
+#define NFS4_MOUNT NFS_INSTALL "# Create a directory to mount the volume on, then mount it (add nconnect=N for " \
+	"more connections):\n"
+#define SMB_MOUNT "# Install the SMB client: sudo apt-get install -y cifs-utils smbclient (Debian, Ubuntu)\n" \
+	"# USER is one of the project's smbUsers. Mount the share, or browse it with smbclient:\n"
+
+/* The mount instructions a READY volume shows, whole, for each protocol:
+ * NFSv3 (also when no protocols are given) with its libnfs URL, NFSv4.1,
+ * SMB on the node's SMB port, a wildcard SMB host taking the NFS host, an
+ * IPv6 host in brackets. */
+START_TEST(test_mount_options)
+{
+	json_same(json_pack("[o,o,o]",
+		entry("/sh", "10.0.0.7:/sh", "NFSV3", NFS3_MOUNT "sudo mkdir -p /mnt/sh\n"
+		      "sudo mount -t nfs -o rw,hard,vers=3,tcp,port=2050,mountport=2050,nolock 10.0.0.7:/sh /mnt/sh",
+		      "10.0.0.7", 2050, "nfs://10.0.0.7/sh?version=3&nfsport=2050&mountport=2050"),
+		entry("/sh", "10.0.0.7:/sh", "NFSV4", NFS4_MOUNT "sudo mkdir -p /mnt/sh\n"
+		      "sudo mount -t nfs -o rw,hard,vers=4.1,tcp,port=2050 10.0.0.7:/sh /mnt/sh", "10.0.0.7", 2050, NULL),
+		entry("\\\\10.0.0.7\\sh", "//10.0.0.7/sh", "SMB", SMB_MOUNT "sudo mkdir -p /mnt/sh\n"
+		      "sudo mount -t cifs //10.0.0.7/sh /mnt/sh -o vers=3.1.1,username=USER,port=4450\n"
+		      "smbclient //10.0.0.7/sh -U USER -p 4450", "10.0.0.7", 4450, NULL)),
+		mount_options_of("nodes/n2", "10.0.0.7:2050", "0.0.0.0:4450", "sh",
+				 json_pack("[s,s,s]", "NFSV3", "NFSV4", "SMB")));
+	/* no protocols: NFSv3; an IPv6 host keeps its brackets, port 2049 by default */
+	json_same(json_pack("[o]",
+		entry("/s6", "[::1]:/s6", "NFSV3", NFS3_MOUNT "sudo mkdir -p /mnt/s6\n"
+		      "sudo mount -t nfs -o rw,hard,vers=3,tcp,port=2049,mountport=2049,nolock [::1]:/s6 /mnt/s6",
+		      "[::1]", 2049, "nfs://[::1]/s6?version=3&nfsport=2049&mountport=2049")),
+		mount_options_of("nodes/n3", "[::1]", NULL, "s6", NULL));
+	/* NFSv4.1 alone with SMB at its own host on the default port; no NFSv3 */
+	json_same(json_pack("[o,o]",
+		entry("/s4", "10.0.0.8:/s4", "NFSV4", NFS4_MOUNT "sudo mkdir -p /mnt/s4\n"
+		      "sudo mount -t nfs -o rw,hard,vers=4.1,tcp,port=2049 10.0.0.8:/s4 /mnt/s4", "10.0.0.8", 2049, NULL),
+		entry("\\\\10.0.0.9\\s4", "//10.0.0.9/s4", "SMB", SMB_MOUNT "sudo mkdir -p /mnt/s4\n"
+		      "sudo mount -t cifs //10.0.0.9/s4 /mnt/s4 -o vers=3.1.1,username=USER,port=445\n"
+		      "smbclient //10.0.0.9/s4 -U USER -p 445", "10.0.0.9", 445, NULL)),
+		mount_options_of("nodes/n4", "10.0.0.8:2049", "10.0.0.9", "s4", json_pack("[s,s]", "SMB", "NFSV4")));
+}
+END_TEST
+
 /* The intent: the node, its location's handle key, a delete entry per
  * delete placement (with its fsid and folder), no entry for a volume whose
  * document is gone. */
@@ -257,6 +359,7 @@ int main(void)
 	tcase_add_test(tc, test_intent);
 	tcase_add_test(tc, test_generation_race);
 	tcase_add_test(tc, test_vol_parent);
+	tcase_add_test(tc, test_mount_options);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
