@@ -23,6 +23,7 @@
 #define FILE_DIRECTORY_FILE 0x00000001u
 #define FILE_NON_DIRECTORY_FILE 0x00000040u
 #define FILE_DELETE_ON_CLOSE 0x00001000u
+#define FILE_NO_EA_KNOWLEDGE 0x00000200u
 #define FILE_SUPERSEDED 0u
 #define FILE_OPENED 1u
 #define FILE_CREATED 2u
@@ -419,6 +420,11 @@ uint32_t smb_open_create(struct smb_req *r)
 				goto fail;
 			}
 		}
+		/* a client that knows no EAs opens no file that needs one (MS-FSA 2.1.5.1.2.1) */
+		if ((q.options & FILE_NO_EA_KNOWLEDGE) && smb_ea_needed(o)) {
+			status = STATUS_ACCESS_DENIED;
+			goto fail;
+		}
 		if ((status = smb_open_existing(r, o, &q, overwrite)) != STATUS_SUCCESS ||
 		    (overwrite && (status = smb_ctx_room(&cx, &o->obj, false)) != STATUS_SUCCESS))
 			goto fail;
@@ -436,6 +442,8 @@ uint32_t smb_open_create(struct smb_req *r)
 				status = smb_open_status(rc, false);
 				goto fail;
 			}
+			if (cx.exta && (status = smb_ea_apply(o, cred, cx.exta, cx.exta_len)) != STATUS_SUCCESS)
+				goto fail;
 		}
 	} else {
 		if (q.disposition == FILE_OPEN || q.disposition == FILE_OVERWRITE) {

@@ -208,6 +208,8 @@ static uint64_t vol_scan(const struct vol_export *e, int dirfd, int depth, bool 
 			vol_mark_set(e->store, dirfd, de->d_name, e->cfg.fsid);
 		sum += VOL_NAME_COST;
 		(*names)++;
+		if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) /* SMB EAs (vol_ea.c) */
+			sum += vol_ea_size_at(dirfd, de->d_name) / (S_ISREG(st.st_mode) && st.st_nlink ? st.st_nlink : 1);
 		if (S_ISREG(st.st_mode)) {
 			sum += (uint64_t)st.st_size / (st.st_nlink ? st.st_nlink : 1);
 		} else if (S_ISDIR(st.st_mode) && depth < 512) {
