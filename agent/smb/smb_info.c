@@ -648,6 +648,12 @@ uint32_t smb_info_set(struct smb_req *r)
 		return STATUS_INVALID_PARAMETER;
 	if (!(o = smb_open_find(r, &q.fid)))
 		return STATUS_FILE_CLOSED;
+	if (q.info_type == SMB2_0_INFO_SECURITY) { /* smb_info_sec.c */
+		if ((st = smb_info_sec_set(r, o, &q)) != STATUS_SUCCESS)
+			return st;
+		smb_wire_set_info_rsp_encode(r->out);
+		return STATUS_SUCCESS;
+	}
 	if (q.info_type != SMB2_0_INFO_FILE)
 		return STATUS_NOT_SUPPORTED;
 	smb_wire_cur_init(&c, q.data, q.data_len);

@@ -526,6 +526,10 @@ bool smb_ea_needed(struct smb_open *o);
 uint32_t smb_ea_apply(struct smb_open *o, const struct vol_cred *cred, const uint8_t *list, size_t len);
 uint32_t smb_ea_set_info(struct smb_req *r, struct smb_open *o, const uint8_t *d, size_t len);
 uint32_t smb_ea_query(struct smb_open *o, const struct smb_wire_query_info_req *q, struct ut_buf *b);
+/* smb_info_sec.c: SET_INFO of a security descriptor onto the POSIX owner,
+ * group and mode (see there for what is refused with which status);
+ * nothing changes unless it answers STATUS_SUCCESS. */
+uint32_t smb_info_sec_set(struct smb_req *r, struct smb_open *o, const struct smb_wire_set_info_req *q);
 /* smb_sparse.c: FSCTL_SET_SPARSE (the store's DOS attribute
  * SPARSE_FILE), FSCTL_SET_ZERO_DATA (vol_zero_range: holes in a sparse
  * file, zeroes kept allocated in another; byte-range locks apply as to a
