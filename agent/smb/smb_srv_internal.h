@@ -512,9 +512,15 @@ uint32_t smb_prev_enumerate(struct smb_req *r, const struct smb_wire_ioctl_req *
  * an open, and SRV_COPYCHUNK / SRV_COPYCHUNK_WRITE into q's open from the
  * open the key names (same user), chunk by chunk through the store (byte-
  * range locks, capacity and the caches of other clients apply as to a READ
- * and a WRITE), bounded by SMB_WIRE_COPYCHUNK_*. */
+ * and a WRITE), bounded by SMB_WIRE_COPYCHUNK_*; charged to QoS by
+ * smb_copy_admit before it is served, its growth checked against the
+ * volume's free space before anything is copied. */
 uint32_t smb_copy_resume_key(struct smb_req *r, const struct smb_wire_ioctl_req *q);
 uint32_t smb_copy_chunk(struct smb_req *r, const struct smb_wire_ioctl_req *q);
+/* QoS admission of a lone IOCTL frame m of session s on c: a COPYCHUNK
+ * the handler will serve is charged (vol_admit_copy) and may be parked on
+ * c->qi; anything else QOS_ADMIT (not charged). */
+enum qos_verdict smb_copy_admit(struct smb_conn *c, const struct smb_wire_msg *m, struct smb_sess *s);
 /* smb_info_ea.c: extended attributes (see there). size: EaSize (the kept
  * list's length, 0 when none or unreadable); needed: an EA of the file has
  * FILE_NEED_EA; apply: a checked list set on the object (SET_INFO, ExtA),
