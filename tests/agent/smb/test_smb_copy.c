@@ -231,7 +231,8 @@ START_TEST(test_disk_full)
 {
 	struct smbt_conn a;
 	uint8_t key[24], in[32 + 24 * 4], got[64];
-	const uint64_t far[1][3] = { { 0, 1u << 20, 4 } };
+	/* the first chunk fits (no growth), the second makes the file 1 MiB */
+	const uint64_t far[2][3] = { { 0, 0, 4 }, { 0, 1u << 20, 4 } };
 	struct smbt_fsctl_rsp r;
 	uint64_t src, dst, u0;
 	size_t len = 0;
@@ -244,13 +245,13 @@ START_TEST(test_disk_full)
 	resume_key(&a, src, key);
 	u0 = atomic_load(&exp0->acct->used);
 	ck_assert_int_eq(vol_reserve(exp0, exp0->cfg.capacity - u0 - 4096), 0);
-	smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, far), 12, &r);
+	smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 2, far), 12, &r);
 	expect_counts(&r, STATUS_DISK_FULL, 0, 0, 0);
 	file_bytes("dst", got, sizeof(got), &len);
-	ck_assert_uint_eq(len, 0);
+	ck_assert_uint_eq(len, 0); /* not even the first chunk */
 	vol_adjust(exp0, -(int64_t)(exp0->cfg.capacity - u0 - 4096));
-	smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, far), 12, &r);
-	expect_counts(&r, STATUS_SUCCESS, 1, 0, 4);
+	smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 2, far), 12, &r);
+	expect_counts(&r, STATUS_SUCCESS, 2, 0, 8);
 	teardown();
 }
 END_TEST

@@ -189,6 +189,11 @@ START_TEST(test_refused)
 	smb_sd_sid_unix_user(USER + 7, &sd.dacl.ace[2].sid);
 	n = sd_bytes(buf, sizeof(buf), &sd);
 	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_NOT_SUPPORTED);
+	/* the owner's ACE for another Unix user (read as the owner's bits were it let through) */
+	smb_sd_from_unix(USER, USER, 0600, false, &sd);
+	smb_sd_sid_unix_user(USER + 7, &sd.dacl.ace[0].sid);
+	n = sd_bytes(buf, sizeof(buf), &sd);
+	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_NOT_SUPPORTED);
 	/* an inheritance flag */
 	smb_sd_from_unix(USER, USER, 0600, false, &sd);
 	sd.dacl.ace[0].flags = SMB_SD_OBJECT_INHERIT;
