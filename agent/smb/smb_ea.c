@@ -151,9 +151,11 @@ void smb_ea_put(uint8_t *out, const struct smb_ea *e, bool last)
 	out[5] = e->name_len;
 	out[6] = (uint8_t)e->value_len;
 	out[7] = (uint8_t)(e->value_len >> 8);
-	memmove(out + SMB_EA_HDR, e->name, e->name_len);
+	if (e->name_len) /* an entry may have no value (NULL): no copy of nothing */
+		memmove(out + SMB_EA_HDR, e->name, e->name_len);
 	out[SMB_EA_HDR + e->name_len] = 0;
-	memmove(out + SMB_EA_HDR + e->name_len + 1, e->value, e->value_len);
+	if (e->value_len)
+		memmove(out + SMB_EA_HDR + e->name_len + 1, e->value, e->value_len);
 	memset(out + body, 0, n - body);
 }
 

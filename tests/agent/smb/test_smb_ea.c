@@ -119,7 +119,8 @@ static uint32_t query_eas(struct smbt_conn *tc, uint64_t fid, uint32_t flags, co
 	smbt_put32(body + 20, flags);
 	smbt_put64(body + 24, fid);
 	smbt_put64(body + 32, fid);
-	memcpy(body + 40, in, inlen);
+	if (inlen)
+		memcpy(body + 40, in, inlen);
 	smbl_send(tc, &h, body, 40 + (inlen ? inlen : 1));
 	ck_assert_int_eq(smbl_recv(tc, m), 1);
 	*n = 0;
