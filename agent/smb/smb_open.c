@@ -468,8 +468,17 @@ uint32_t smb_open_create(struct smb_req *r)
 			status = smb_open_status(rc, false);
 			goto fail;
 		}
-		if ((status = smb_ctx_apply(&cx, o, cred)) != STATUS_SUCCESS ||
-		    (status = smb_open_reserve(r, o, &q)) != STATUS_SUCCESS)
+		if ((status = smb_ctx_apply(&cx, o, cred)) != STATUS_SUCCESS) {
+			/* what the contexts asked could not be done (the shelf holds
+			 * fewer EAs, a chown the kernel refuses): the object this
+			 * CREATE made goes again, so a refused CREATE leaves nothing */
+			if (S_ISDIR(o->obj.st.st_mode))
+				(void)vol_rmdir(&o->parent, cred, o->name, strlen(o->name));
+			else
+				(void)vol_remove(&o->parent, cred, o->name, strlen(o->name));
+			goto fail;
+		}
+		if ((status = smb_open_reserve(r, o, &q)) != STATUS_SUCCESS)
 			goto fail;
 	}
 	o->dir = S_ISDIR(o->obj.st.st_mode);
