@@ -432,6 +432,10 @@ uint32_t smb_open_create(struct smb_req *r)
 			struct vol_sattr t = { .set_size = true, .size = 0 };
 			struct vol_lease_by by;
 
+			/* the EAs first: refused (past what the shelf holds, the
+			 * volume full), the file keeps its data */
+			if (cx.exta && (status = smb_ea_apply(o, cred, cx.exta, cx.exta_len)) != STATUS_SUCCESS)
+				goto fail;
 			smb_lease_by(o, &by);
 			if ((rc = vol_setattr_by(&o->obj, cred, &t, &by)) != 0 || (rc = vol_refresh(&o->obj)) != 0) {
 				status = smb_open_status(rc, false);
@@ -442,8 +446,6 @@ uint32_t smb_open_create(struct smb_req *r)
 				status = smb_open_status(rc, false);
 				goto fail;
 			}
-			if (cx.exta && (status = smb_ea_apply(o, cred, cx.exta, cx.exta_len)) != STATUS_SUCCESS)
-				goto fail;
 		}
 	} else {
 		if (q.disposition == FILE_OPEN || q.disposition == FILE_OVERWRITE) {

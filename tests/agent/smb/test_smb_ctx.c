@@ -155,6 +155,19 @@ static const uint8_t *answered(const struct answer *ans, const char *tag, size_t
 	}
 }
 
+/* The first bytes of name on the shelf (its size in *len). */
+static void file_data(const char *name, uint8_t *buf, size_t cap, size_t *len)
+{
+	char p[4200];
+	FILE *f;
+
+	path_of(name, p, sizeof(p));
+	f = fopen(p, "rb");
+	ck_assert_ptr_nonnull(f);
+	*len = fread(buf, 1, cap, f);
+	fclose(f);
+}
+
 /* The EA list kept for name on the shelf (trusted.aquifer.ea): its length, -1 none. */
 static ssize_t kept_eas(const char *name, uint8_t *buf, size_t cap)
 {
@@ -202,10 +215,23 @@ START_TEST(test_exta)
 		big[8] = 'B';
 		memset(big + 10, 'v', 6000);
 		st = create(&a, RW_ACCESS, "big.txt", FILE_CREATE, 0x40, &(struct ctxin){ "ExtA", big, sizeof(big) }, 1, &r);
-		if (st == STATUS_EA_TOO_LARGE)
+		if (st == STATUS_EA_TOO_LARGE) {
+			struct answer w;
+			uint8_t data[16];
+			size_t len = 0;
+
 			ck_assert(!exists("big.txt"));
-		else
+			/* an overwrite with it: refused before the file loses its data */
+			ck_assert_uint_eq(create(&a, RW_ACCESS, "keep.txt", FILE_CREATE, 0x40, NULL, 0, &w), STATUS_SUCCESS);
+			ck_assert_uint_eq(smbl_write(&a, w.fid, "precious"), STATUS_SUCCESS);
+			ck_assert_uint_eq(create(&a, RW_ACCESS, "keep.txt", FILE_OVERWRITE_IF, 0x40,
+						 &(struct ctxin){ "ExtA", big, sizeof(big) }, 1, &r),
+					  STATUS_EA_TOO_LARGE);
+			file_data("keep.txt", data, sizeof(data), &len);
+			ck_assert_uint_eq(len, 8);
+		} else {
 			ck_assert_uint_eq(st, STATUS_SUCCESS);
+		}
 	}
 	/* refused before anything is made */
 	ck_assert_uint_eq(create(&a, RW_ACCESS, "bad.txt", FILE_CREATE, 0x40,
