@@ -101,7 +101,7 @@ lib="$lib $(echo "$top"/util/*.c)"
 # The SMB protocol modules (issue 18): agent/smb/, seeded with the Windows
 # messages of tests/agent/smb/smb_vectors.h.
 smblib="$top/agent/smb/smb_wire.c $top/agent/smb/smb_wire_neg.c $top/agent/smb/smb_wire_create.c \
- $top/agent/smb/smb_wire_file.c $top/agent/smb/smb_crypto.c $top/agent/smb/smb_ntlm.c $top/agent/smb/smb_spnego.c $top/agent/smb/smb_sd.c"
+ $top/agent/smb/smb_wire_file.c $top/agent/smb/smb_crypto.c $top/agent/smb/smb_ntlm.c $top/agent/smb/smb_spnego.c $top/agent/smb/smb_sd.c $top/agent/smb/smb_ea.c"
 smb_seeds() { # corpus macro... -> one seed per macro of smb_vectors.h
 	d=$out/corpus_$1
 	shift
@@ -153,6 +153,9 @@ hex2bin "$cancel_async" >"$out/corpus_smb_wire/seed_cancel"
 { cat "$out/corpus_smb_srv/exchange"
   n=$(wc -c <"$out/corpus_smb_wire/seed_notify"); hex2bin "00$(printf '%06x' "$n")"; cat "$out/corpus_smb_wire/seed_notify"
 } >"$out/corpus_smb_srv/exchange_notify"
+# fuzz_smb_ea: a FILE_FULL_EA_INFORMATION list of two ("EAONE"=VALUE1; "SECONDEA"=ValueTwo, FILE_NEED_EA)
+mkdir -p "$out/corpus_smb_ea"
+hex2bin 140000000005060045414f4e450056414c55453100000000800808005345434f4e4445410056616c756554776f > "$out/corpus_smb_ea/two"
 mkdir -p "$out/corpus_smb_sd"
 hex2bin 010004801400000000000000000000002400000001020000000000052000000020020000\
 02001c000100000000001400ff010f00010100000000000100000000 > "$out/corpus_smb_sd/samba"
@@ -239,7 +242,7 @@ hex2bin "0000004e000000010000000000000000000000000000000000000000000000000000000
 hex2bin "000000090000000100000000000000000000000000000000" > "$out/corpus_nfs4_cb/seed_null"
 # FUZZ_ONLY="h1 h2" runs only those harnesses.
 for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostport \
-	smb_wire smb_ntlm smb_spnego smb_sd smb_srv cli_hint api_fields nfs4_compound nfs4_cb bkp_manifest nlm vol_grace agent_nvme api_shelf}; do
+	smb_wire smb_ntlm smb_spnego smb_sd smb_ea smb_srv cli_hint api_fields nfs4_compound nfs4_cb bkp_manifest nlm vol_grace agent_nvme api_shelf}; do
 	echo "== fuzz_$h: building"
 	hlib="$lib $crypto"
 	case $h in
@@ -251,7 +254,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	smb_srv) hlib="$smblib $(echo "$top"/agent/smb/smb_srv.c "$top"/agent/smb/smb_dispatch.c "$top"/agent/smb/smb_sess.c \
 		"$top"/agent/smb/smb_tree.c "$top"/agent/smb/smb_iface.c "$top"/agent/smb/smb_open.c "$top"/agent/smb/smb_info.c "$top"/agent/smb/smb_prev.c "$top"/agent/smb/smb_ctx.c "$top"/agent/smb/smb_ctx_open.c \
 		"$top"/agent/smb/smb_lock.c "$top"/agent/smb/smb_async.c "$top"/agent/smb/smb_read.c "$top"/agent/smb/smb_notify.c "$top"/agent/smb/smb_lease.c \
-		"$top"/agent/smb/smb_durable.c "$top"/agent/smb/smb_copy.c "$top"/agent/smb/smb_sparse.c) $lib \
+		"$top"/agent/smb/smb_durable.c "$top"/agent/smb/smb_copy.c "$top"/agent/smb/smb_sparse.c "$top"/agent/smb/smb_info_ea.c "$top"/agent/smb/smb_info_sec.c) $lib \
 		$crypto" ;;
 	smb_wire) hlib="$smblib $top/agent/smb/smb_ctx.c $top/util/ut_buf.c $crypto" ;;
 	smb_*) hlib="$smblib $top/util/ut_buf.c $crypto" ;;

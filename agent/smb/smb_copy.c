@@ -8,6 +8,13 @@
  * as they do to a client's own READ and WRITE. The source must be an open
  * of the same user (any of its sessions and shares on this server); the
  * request is bounded by SMB_WIRE_COPYCHUNK_* before anything is allocated.
+ * QoS: smb_copy_admit charges a lone COPYCHUNK frame before it is served,
+ * as a lone READ or WRITE is (smb_dispatch_admit): all its chunks' bytes
+ * as written on the destination's volume and as read on the source's
+ * (vol_admit_copy), so a copy waits for its volume's budget like the READs
+ * and WRITEs it replaces. Capacity: the growth the chunks make on the
+ * destination must fit the volume's free space before anything is copied
+ * (STATUS_DISK_FULL, nothing copied).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,16 +50,18 @@ uint32_t smb_copy_resume_key(struct smb_req *r, const struct smb_wire_ioctl_req 
 	return STATUS_SUCCESS;
 }
 
-/* The open a resume key names, if it belongs to r's user; its session in *sess. */
-static struct smb_open *smb_copy_source(struct smb_req *r, const uint8_t *key, struct smb_sess **sess)
+/* The open a resume key names, if it belongs to the user of session me
+ * (on srv); its session in *sess. */
+static struct smb_open *smb_copy_source(struct smb_srv *srv, const struct smb_sess *me, const uint8_t *key,
+					struct smb_sess **sess)
 {
 	uint64_t id = smb_wire_get_u64(key);
 
-	for (struct smb_conn *c = r->c->srv->conns; c; c = c->next)
+	for (struct smb_conn *c = srv->conns; c; c = c->next)
 		for (struct smb_sess *s = c->sessions; s; s = s->next) {
 			if (s->state != SMB_SESS_VALID || s->logged_off ||
-			    strcmp(s->user.project, r->sess->user.project) != 0 ||
-			    strcmp(s->user.name, r->sess->user.name) != 0)
+			    strcmp(s->user.project, me->user.project) != 0 ||
+			    strcmp(s->user.name, me->user.name) != 0)
 				continue;
 			for (struct smb_open *o = s->opens; o; o = o->next)
 				if (o->id == id && o->has_resume_key &&
@@ -81,19 +90,62 @@ static uint32_t smb_copy_answer(struct smb_req *r, const struct smb_wire_ioctl_r
 }
 
 /* Every chunk within the limits (none empty): else INVALID_PARAMETER,
- * answered with the limits (3.3.5.15.6). */
-static bool smb_copy_within(const struct smb_wire_copychunk *cc)
+ * answered with the limits (3.3.5.15.6). *total: the bytes of all chunks;
+ * *end: the furthest destination byte a chunk reaches. */
+static bool smb_copy_within(const struct smb_wire_copychunk *cc, uint64_t *total, uint64_t *end)
 {
-	uint64_t sum = 0;
+	uint64_t sum = 0, far = 0;
 	struct smb_wire_chunk ch;
 
 	for (uint32_t i = 0; i < cc->count; i++) {
 		smb_wire_copychunk_chunk(cc, i, &ch);
-		if (ch.len == 0 || ch.len > SMB_WIRE_COPYCHUNK_LEN_MAX)
+		if (ch.len == 0 || ch.len > SMB_WIRE_COPYCHUNK_LEN_MAX || ch.dst_off > UINT64_MAX - ch.len)
 			return false;
 		sum += ch.len;
+		if (ch.dst_off + ch.len > far)
+			far = ch.dst_off + ch.len;
 	}
+	*total = sum;
+	*end = far;
 	return sum <= SMB_WIRE_COPYCHUNK_TOTAL_MAX;
+}
+
+/* Room on the destination's volume for what the copy makes it grow,
+ * before a byte is copied (each WRITE checks again). */
+static uint32_t smb_copy_room(struct smb_open *dst, uint64_t end)
+{
+	struct vol_fsstat fs;
+	uint64_t size;
+	int rc;
+
+	if ((rc = vol_refresh(&dst->obj)) != 0 || (rc = vol_fsstat(&dst->obj, &fs)) != 0)
+		return smb_status_from_errno(rc);
+	size = (uint64_t)dst->obj.st.st_size;
+	return end > size && end - size > fs.abytes ? STATUS_DISK_FULL : STATUS_SUCCESS;
+}
+
+enum qos_verdict smb_copy_admit(struct smb_conn *c, const struct smb_wire_msg *m, struct smb_sess *s)
+{
+	struct smb_wire_ioctl_req q;
+	struct smb_wire_copychunk cc;
+	struct smb_open *dst, *src;
+	struct smb_sess *ss;
+	uint64_t total, end;
+
+	if (smb_wire_ioctl_req_decode(m, &q) != AQ_OK ||
+	    (q.ctl_code != FSCTL_SRV_COPYCHUNK && q.ctl_code != FSCTL_SRV_COPYCHUNK_WRITE))
+		return QOS_ADMIT;
+	for (dst = s->opens; dst && !(dst->id == q.fid.persistent && dst->id == q.fid.volatile_); dst = dst->next)
+		;
+	/* anything the handler refuses is not charged */
+	if (!dst || !dst->fh.len || smb_wire_copychunk_decode(q.input, q.input_len, &cc) != AQ_OK ||
+	    !smb_copy_within(&cc, &total, &end))
+		return QOS_ADMIT;
+	src = smb_copy_source(c->srv, s, cc.key, &ss);
+	c->qi.release = smb_srv_release;
+	c->qi.release_arg = c->srv;
+	return vol_admit_copy(c->srv->store, dst->fh.data, dst->fh.len, src && src->fh.len ? src->fh.data : NULL,
+			      src ? src->fh.len : 0, c->key, total, &c->qi);
 }
 
 /* One chunk from src to dst: STATUS_SUCCESS, FILE_LOCK_CONFLICT (a lock
@@ -134,6 +186,7 @@ uint32_t smb_copy_chunk(struct smb_req *r, const struct smb_wire_ioctl_req *q)
 	struct smb_open *dst, *src;
 	struct smb_sess *ss = NULL;
 	uint32_t status = STATUS_SUCCESS, chunks = 0, total = 0;
+	uint64_t want, end;
 	uint8_t *buf;
 	int rc;
 
@@ -152,13 +205,15 @@ uint32_t smb_copy_chunk(struct smb_req *r, const struct smb_wire_ioctl_req *q)
 	rc = smb_wire_copychunk_decode(q->input, q->input_len, &cc);
 	if (rc == AQ_EINVAL)
 		return STATUS_INVALID_PARAMETER;
-	if (rc == AQ_ETOOBIG || !smb_copy_within(&cc))
+	if (rc == AQ_ETOOBIG || !smb_copy_within(&cc, &want, &end))
 		return smb_copy_answer(r, q, STATUS_INVALID_PARAMETER, SMB_WIRE_COPYCHUNK_MAX, SMB_WIRE_COPYCHUNK_LEN_MAX,
 				       SMB_WIRE_COPYCHUNK_TOTAL_MAX);
-	if (!(src = smb_copy_source(r, cc.key, &ss)))
+	if (!(src = smb_copy_source(r->c->srv, r->sess, cc.key, &ss)))
 		return STATUS_OBJECT_NAME_NOT_FOUND;
 	if (src->dir || !smb_open_may_read(src))
 		return STATUS_ACCESS_DENIED;
+	if ((status = smb_copy_room(dst, end)) != STATUS_SUCCESS)
+		return smb_copy_answer(r, q, status, 0, 0, 0);
 	if (!(buf = malloc(SMB_WIRE_COPYCHUNK_LEN_MAX)))
 		return STATUS_NO_MEMORY;
 	for (uint32_t i = 0; i < cc.count; i++) {

@@ -3,10 +3,12 @@
  * One table names every context a client may send and who acts on it:
  *  - RqLs (smb_lease.c), DHnQ, DHnC, DH2Q, DH2C (smb_durable.c), TWrp
  *    (smb_prev.c);
- *  - ExtA (extended attributes for the new file): refused with
- *    STATUS_EAS_NOT_SUPPORTED, what smbd answers with "ea support = no": the
- *    store keeps no EAs, and FileFsAttributeInformation does not claim
- *    FILE_SUPPORTS_EXTENDED_ATTRIBUTES;
+ *  - ExtA (extended attributes for the file): the FILE_FULL_EA_INFORMATION
+ *    list checked whole (smb_ea_check: malformed or empty
+ *    STATUS_INVALID_PARAMETER, a bad name STATUS_INVALID_EA_NAME, a flag
+ *    other than FILE_NEED_EA STATUS_INVALID_EA_FLAG) before anything
+ *    changes, then set on a file or folder the CREATE made or overwrote
+ *    (smb_info_ea.c; as smbd and NTFS, not on one it only opened);
  *  - SecD (a security descriptor for the new object): decoded (malformed:
  *    STATUS_INVALID_PARAMETER, as smbd) and mapped onto the POSIX owner,
  *    group and mode a UNIX-style share keeps (smb_sd_to_unix); a descriptor
@@ -39,13 +41,13 @@
  */
 #include <string.h>
 
+#include "agent/smb/smb_ea.h"
 #include "agent/smb/smb_sd.h"
 #include "agent/smb/smb_srv_internal.h"
 #include "api/api_error.h"
 
 #define STATUS_INVALID_OWNER 0xC000005Au
 #define STATUS_INVALID_PRIMARY_GROUP 0xC000005Bu
-#define STATUS_EAS_NOT_SUPPORTED 0xC000004Fu
 
 struct smb_ctx_row {
 	const char *tag;
@@ -55,10 +57,14 @@ struct smb_ctx_row {
 
 static uint32_t smb_ctx_exta(const struct smb_wire_create_ctx *c, const struct vol_cred *cred, struct smb_ctx_req *x)
 {
-	(void)c;
+	uint32_t st;
+
 	(void)cred;
-	(void)x;
-	return STATUS_EAS_NOT_SUPPORTED;
+	if ((st = smb_ea_check(c->data, c->data_len, NULL)) != STATUS_SUCCESS)
+		return st;
+	x->exta = c->data;
+	x->exta_len = c->data_len;
+	return STATUS_SUCCESS;
 }
 
 bool smb_ctx_in_group(const struct vol_cred *cred, uint32_t gid)

@@ -1,6 +1,7 @@
 /* smb_ctx_open: what the create contexts smb_ctx.c checked do to an open
  * (see smb_ctx.c for each): AlSi's room on the volume before a file is
- * made or overwritten, SecD's owner, group and mode on the object made,
+ * made or overwritten, ExtA's EAs on the object made (smb_open.c sets them
+ * on one overwritten too), SecD's owner, group and mode on the object made,
  * the MxAc and QFid answers.
  */
 #include <string.h>
@@ -27,8 +28,12 @@ uint32_t smb_ctx_room(const struct smb_ctx_req *x, struct vol_obj *in, bool dir)
 uint32_t smb_ctx_apply(const struct smb_ctx_req *x, struct smb_open *o, const struct vol_cred *cred)
 {
 	struct vol_sattr sa = { 0 };
+	uint32_t st;
 	int rc;
 
+	/* the EAs first: SecD may take the user's write right away */
+	if (x->exta && (st = smb_ea_apply(o, cred, x->exta, x->exta_len)) != STATUS_SUCCESS)
+		return st;
 	if (!x->secd || !x->sd_have)
 		return STATUS_SUCCESS;
 	sa.set_uid = (x->sd_have & SMB_SD_HAVE_UID) != 0;

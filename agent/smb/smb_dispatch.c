@@ -458,7 +458,7 @@ out:
 	smb_async_run(c->srv);
 }
 
-/* QoS: a lone READ or WRITE (plain) is charged before it is served. */
+/* QoS: a lone READ, WRITE or COPYCHUNK (plain) is charged before it is served. */
 int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len)
 {
 	struct smb_wire_chain ch;
@@ -484,6 +484,8 @@ int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len)
 		kind = QOS_WRITE;
 		bytes = wr.data_len;
 		fid = &wr.fid;
+	} else if (m.hdr.command == SMB2_IOCTL) { /* a server-side copy (smb_copy.c) */
+		return (s = smb_sess_find(c, m.hdr.session_id)) ? smb_copy_admit(c, &m, s) : QOS_ADMIT;
 	} else {
 		return QOS_ADMIT;
 	}

@@ -90,6 +90,7 @@ static int smb_dir_entry(void *arg, const char *name, size_t nlen, uint64_t ino,
 	struct smb_dir_fill *f = arg;
 	struct smb_open tmp = { 0 };
 	struct smb_wire_attrs a;
+	uint32_t ea;
 	char nm[VOL_NAME_MAX + 1];
 	size_t start = f->b->len, name_at, ulen = 0;
 	struct ut_buf *b = f->b;
@@ -110,6 +111,7 @@ static int smb_dir_entry(void *arg, const char *name, size_t nlen, uint64_t ino,
 		goto skip; /* gone meanwhile */
 	}
 	smb_open_attrs(&tmp, &a);
+	ea = tmp.obj.fd >= 0 ? smb_ea_size(&tmp) : 0;
 	if (tmp.obj.fd >= 0)
 		vol_obj_cleanup(&tmp.obj);
 	if (f->count)
@@ -129,7 +131,7 @@ static int smb_dir_entry(void *arg, const char *name, size_t nlen, uint64_t ino,
 	name_at = b->len;
 	smb_wire_put_u32(b, 0); /* FileNameLength */
 	if (f->cls != FileDirectoryInformation && f->cls != FileNamesInformation)
-		smb_wire_put_u32(b, 0); /* EaSize */
+		smb_wire_put_u32(b, ea); /* EaSize */
 	if (f->cls == FileBothDirectoryInformation || f->cls == FileIdBothDirectoryInformation) {
 		smb_wire_put_u8(b, 0); /* no 8.3 names */
 		smb_wire_put_u8(b, 0);
@@ -303,12 +305,8 @@ static uint32_t smb_info_file(struct smb_req *r, struct smb_open *o, uint8_t cls
 		smb_wire_put_u64(b, (uint64_t)o->obj.st.st_ino);
 		break;
 	case FileEaInformation:
-		smb_wire_put_u32(b, 0);
+		smb_wire_put_u32(b, smb_ea_size(o));
 		break;
-	case FileFullEaInformation:
-		/* the store keeps no extended attributes for SMB (EaSize is 0):
-		 * what Windows answers for a file without any */
-		return STATUS_NO_EAS_ON_FILE;
 	case FileAccessInformation:
 		smb_wire_put_u32(b, o->access);
 		break;
@@ -323,7 +321,7 @@ static uint32_t smb_info_file(struct smb_req *r, struct smb_open *o, uint8_t cls
 		smb_info_basic(b, &a);
 		smb_info_standard(b, o, &a);
 		smb_wire_put_u64(b, (uint64_t)o->obj.st.st_ino);
-		smb_wire_put_u32(b, 0);         /* EA */
+		smb_wire_put_u32(b, smb_ea_size(o)); /* EA */
 		smb_wire_put_u32(b, o->access); /* access */
 		smb_wire_put_u64(b, o->position);
 		smb_wire_put_u32(b, 0);         /* mode */
@@ -427,8 +425,8 @@ static uint32_t smb_info_fs(struct smb_req *r, struct smb_open *o, uint8_t cls, 
 		return STATUS_SUCCESS;
 	case FileFsAttributeInformation:
 		/* case sensitive search and names, case preserved, unicode,
-		 * sparse files (smb_sparse.c) */
-		smb_wire_put_u32(b, 0x00000047u);
+		 * sparse files (smb_sparse.c), extended attributes (smb_info_ea.c) */
+		smb_wire_put_u32(b, 0x00800047u);
 		smb_wire_put_u32(b, VOL_NAME_MAX);
 		smb_wire_put_u32(b, 8);
 		smb_wire_put_utf16(b, "NTFS", 4, NULL);
@@ -489,7 +487,9 @@ uint32_t smb_info_query(struct smb_req *r)
 	if (!smb_info_query_allowed(o, &q))
 		return STATUS_ACCESS_DENIED;
 	ut_buf_init(&b, 65536);
-	if (q.info_type == SMB2_0_INFO_FILE) {
+	if (q.info_type == SMB2_0_INFO_FILE && q.info_class == FileFullEaInformation) {
+		status = smb_ea_query(o, &q, &b); /* fits OutputBufferLength */
+	} else if (q.info_type == SMB2_0_INFO_FILE) {
 		status = smb_info_file(r, o, q.info_class, &b);
 	} else if (q.info_type == SMB2_0_INFO_FILESYSTEM) {
 		status = smb_info_fs(r, o, q.info_class, &b);
@@ -648,6 +648,12 @@ uint32_t smb_info_set(struct smb_req *r)
 		return STATUS_INVALID_PARAMETER;
 	if (!(o = smb_open_find(r, &q.fid)))
 		return STATUS_FILE_CLOSED;
+	if (q.info_type == SMB2_0_INFO_SECURITY) { /* smb_info_sec.c */
+		if ((st = smb_info_sec_set(r, o, &q)) != STATUS_SUCCESS)
+			return st;
+		smb_wire_set_info_rsp_encode(r->out);
+		return STATUS_SUCCESS;
+	}
 	if (q.info_type != SMB2_0_INFO_FILE)
 		return STATUS_NOT_SUPPORTED;
 	smb_wire_cur_init(&c, q.data, q.data_len);
@@ -717,6 +723,10 @@ uint32_t smb_info_set(struct smb_req *r)
 	}
 	case FileRenameInformation:
 		if ((st = smb_info_rename(r, o, q.data, q.data_len)) != STATUS_SUCCESS)
+			return st;
+		break;
+	case FileFullEaInformation:
+		if ((st = smb_ea_set_info(r, o, q.data, q.data_len)) != STATUS_SUCCESS)
 			return st;
 		break;
 	case FilePositionInformation: {

@@ -23,6 +23,7 @@
 #define FILE_DIRECTORY_FILE 0x00000001u
 #define FILE_NON_DIRECTORY_FILE 0x00000040u
 #define FILE_DELETE_ON_CLOSE 0x00001000u
+#define FILE_NO_EA_KNOWLEDGE 0x00000200u
 #define FILE_SUPERSEDED 0u
 #define FILE_OPENED 1u
 #define FILE_CREATED 2u
@@ -419,6 +420,11 @@ uint32_t smb_open_create(struct smb_req *r)
 				goto fail;
 			}
 		}
+		/* a client that knows no EAs opens no file that needs one (MS-FSA 2.1.5.1.2.1) */
+		if ((q.options & FILE_NO_EA_KNOWLEDGE) && smb_ea_needed(o)) {
+			status = STATUS_ACCESS_DENIED;
+			goto fail;
+		}
 		if ((status = smb_open_existing(r, o, &q, overwrite)) != STATUS_SUCCESS ||
 		    (overwrite && (status = smb_ctx_room(&cx, &o->obj, false)) != STATUS_SUCCESS))
 			goto fail;
@@ -426,6 +432,10 @@ uint32_t smb_open_create(struct smb_req *r)
 			struct vol_sattr t = { .set_size = true, .size = 0 };
 			struct vol_lease_by by;
 
+			/* the EAs first: refused (past what the shelf holds, the
+			 * volume full), the file keeps its data */
+			if (cx.exta && (status = smb_ea_apply(o, cred, cx.exta, cx.exta_len)) != STATUS_SUCCESS)
+				goto fail;
 			smb_lease_by(o, &by);
 			if ((rc = vol_setattr_by(&o->obj, cred, &t, &by)) != 0 || (rc = vol_refresh(&o->obj)) != 0) {
 				status = smb_open_status(rc, false);
@@ -460,8 +470,17 @@ uint32_t smb_open_create(struct smb_req *r)
 			status = smb_open_status(rc, false);
 			goto fail;
 		}
-		if ((status = smb_ctx_apply(&cx, o, cred)) != STATUS_SUCCESS ||
-		    (status = smb_open_reserve(r, o, &q)) != STATUS_SUCCESS)
+		if ((status = smb_ctx_apply(&cx, o, cred)) != STATUS_SUCCESS) {
+			/* what the contexts asked could not be done (the shelf holds
+			 * fewer EAs, a chown the kernel refuses): the object this
+			 * CREATE made goes again, so a refused CREATE leaves nothing */
+			if (S_ISDIR(o->obj.st.st_mode))
+				(void)vol_rmdir(&o->parent, cred, o->name, strlen(o->name));
+			else
+				(void)vol_remove(&o->parent, cred, o->name, strlen(o->name));
+			goto fail;
+		}
+		if ((status = smb_open_reserve(r, o, &q)) != STATUS_SUCCESS)
 			goto fail;
 	}
 	o->dir = S_ISDIR(o->obj.st.st_mode);

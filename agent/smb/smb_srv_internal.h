@@ -136,6 +136,7 @@ struct smb_open {
 	bool has_resume_key;
 	uint8_t resume_key[16];
 	uint64_t position;           /* FilePositionInformation, as the client last set it */
+	uint32_t ea_next;            /* FileFullEaInformation: the next EA a scan answers (smb_info_ea.c) */
 	uint64_t cookie;             /* QUERY_DIRECTORY position */
 	bool dir_started, dir_eof;
 	char pattern[256];
@@ -482,6 +483,8 @@ int smb_open_path(const uint8_t *name, size_t len, char *out, size_t cap);
  * the rest is smb_ctx_open.c. */
 struct smb_ctx_req {
 	bool secd, alsi, mxac, qfid;
+	const uint8_t *exta;         /* ExtA: the checked EA list (in the request), its length */
+	size_t exta_len;
 	uint32_t sd_uid, sd_gid, sd_mode;
 	unsigned sd_have;            /* SMB_SD_HAVE_* */
 	uint64_t alloc;
@@ -509,9 +512,30 @@ uint32_t smb_prev_enumerate(struct smb_req *r, const struct smb_wire_ioctl_req *
  * an open, and SRV_COPYCHUNK / SRV_COPYCHUNK_WRITE into q's open from the
  * open the key names (same user), chunk by chunk through the store (byte-
  * range locks, capacity and the caches of other clients apply as to a READ
- * and a WRITE), bounded by SMB_WIRE_COPYCHUNK_*. */
+ * and a WRITE), bounded by SMB_WIRE_COPYCHUNK_*; charged to QoS by
+ * smb_copy_admit before it is served, its growth checked against the
+ * volume's free space before anything is copied. */
 uint32_t smb_copy_resume_key(struct smb_req *r, const struct smb_wire_ioctl_req *q);
 uint32_t smb_copy_chunk(struct smb_req *r, const struct smb_wire_ioctl_req *q);
+/* QoS admission of a lone IOCTL frame m of session s on c: a COPYCHUNK
+ * the handler will serve is charged (vol_admit_copy) and may be parked on
+ * c->qi; anything else QOS_ADMIT (not charged). */
+enum qos_verdict smb_copy_admit(struct smb_conn *c, const struct smb_wire_msg *m, struct smb_sess *s);
+/* smb_info_ea.c: extended attributes (see there). size: EaSize (the kept
+ * list's length, 0 when none or unreadable); needed: an EA of the file has
+ * FILE_NEED_EA; apply: a checked list set on the object (SET_INFO, ExtA),
+ * nothing changed on error; set_info: the same after the FILE_WRITE_EA
+ * check; query: QUERY_INFO FileFullEaInformation into b (within the
+ * request's OutputBufferLength). */
+uint32_t smb_ea_size(struct smb_open *o);
+bool smb_ea_needed(struct smb_open *o);
+uint32_t smb_ea_apply(struct smb_open *o, const struct vol_cred *cred, const uint8_t *list, size_t len);
+uint32_t smb_ea_set_info(struct smb_req *r, struct smb_open *o, const uint8_t *d, size_t len);
+uint32_t smb_ea_query(struct smb_open *o, const struct smb_wire_query_info_req *q, struct ut_buf *b);
+/* smb_info_sec.c: SET_INFO of a security descriptor onto the POSIX owner,
+ * group and mode (see there for what is refused with which status);
+ * nothing changes unless it answers STATUS_SUCCESS. */
+uint32_t smb_info_sec_set(struct smb_req *r, struct smb_open *o, const struct smb_wire_set_info_req *q);
 /* smb_sparse.c: FSCTL_SET_SPARSE (the store's DOS attribute
  * SPARSE_FILE), FSCTL_SET_ZERO_DATA (vol_zero_range: holes in a sparse
  * file, zeroes kept allocated in another; byte-range locks apply as to a

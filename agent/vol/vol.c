@@ -209,6 +209,8 @@ static uint64_t vol_scan(const struct vol_export *e, int dirfd, int depth, bool 
 			vol_mark_set(e->store, dirfd, de->d_name, e->cfg.fsid);
 		sum += VOL_NAME_COST;
 		(*names)++;
+		if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) /* SMB EAs (vol_ea.c) */
+			sum += vol_ea_size_at(dirfd, de->d_name) / (S_ISREG(st.st_mode) && st.st_nlink ? st.st_nlink : 1);
 		if (S_ISREG(st.st_mode)) {
 			sum += (uint64_t)st.st_size / (st.st_nlink ? st.st_nlink : 1);
 		} else if (S_ISDIR(st.st_mode) && depth < 512) {
@@ -675,6 +677,27 @@ enum qos_verdict vol_admit(struct vol_store *s, const uint8_t *fh, size_t len, u
 		return QOS_ADMIT;
 	v = qos_submit(e->acct->qos, client, kind, vol_io_cost(bytes), it, qos_now(s->qos));
 	vol_export_unref(e);
+	return v;
+}
+
+enum qos_verdict vol_admit_copy(struct vol_store *s, const uint8_t *dst, size_t dlen, const uint8_t *src, size_t slen,
+				uint64_t client, uint64_t bytes, struct qos_item *it)
+{
+	struct vol_export *d, *o;
+	enum qos_verdict v;
+	uint64_t cost = bytes;
+
+	if (!(d = vol_fh_export(s, dst, dlen)))
+		return QOS_ADMIT;
+	if ((o = src ? vol_fh_export(s, src, slen) : NULL)) {
+		if (o->acct == d->acct)
+			cost += bytes; /* read and written on one volume: both */
+		else
+			qos_debit(o->acct->qos, bytes, qos_now(s->qos)); /* the source's read side */
+		vol_export_unref(o);
+	}
+	v = qos_submit(d->acct->qos, client, QOS_WRITE, cost, it, qos_now(s->qos));
+	vol_export_unref(d);
 	return v;
 }
 

@@ -47,7 +47,8 @@
  * objects get the caller's owner.
  *
  * Capacity: used bytes = sum of st_size of regular files (a hard-linked file
- * counts size/nlink at the scan) + VOL_NAME_COST (4 KiB) per name below the
+ * counts size/nlink at the scan) + the bytes of every object's EA blob
+ * (vol_ea_set) + VOL_NAME_COST (4 KiB) per name below the
  * root: every directory, symlink, special file and link costs what the
  * smallest block of metadata would, so a volume cannot fill the shared shelf
  * with inodes and directory blocks. Scanned when an export id first appears,
@@ -304,6 +305,14 @@ void vol_export_record(struct vol_export *e, unsigned op, uint64_t bytes, uint64
  * dropped, and must then be served without calling vol_admit again. */
 enum qos_verdict vol_admit(struct vol_store *s, const uint8_t *fh, size_t len, uint64_t client,
 			   enum qos_kind kind, uint64_t bytes, struct qos_item *it);
+/* vol_admit for a server-side copy of bytes (all of a request's chunks,
+ * not capped at VOL_QOS_IO_MAX) from the object of handle src into the one
+ * of handle dst: the destination's volume is charged the write, and the
+ * read too when the source is on it; a source on another volume has its
+ * read charged there at once (qos_debit: never parked, its later requests
+ * wait the debt out). The parked request, as vol_admit's, is dst's. */
+enum qos_verdict vol_admit_copy(struct vol_store *s, const uint8_t *dst, size_t dlen, const uint8_t *src, size_t slen,
+				uint64_t client, uint64_t bytes, struct qos_item *it);
 /* The bytes vol_admit charges a READ or WRITE of count bytes. */
 uint64_t vol_io_cost(uint64_t count);
 /* A READ admitted for count moved only moved bytes: give its volume's
@@ -380,6 +389,24 @@ int vol_setattr_by(struct vol_obj *obj, const struct vol_cred *cred, const struc
 #define VOL_DOS_KEPT 0x00000227u /* READONLY|HIDDEN|SYSTEM|ARCHIVE|SPARSE_FILE */
 int vol_dos_get(const struct vol_obj *obj, uint32_t *attrs);
 int vol_dos_set(struct vol_obj *obj, const struct vol_cred *cred, uint32_t attrs);
+/* Extended attributes (vol_ea.c): what SMB clients keep with an object
+ * (FileFullEaInformation), one opaque blob of at most VOL_EA_MAX bytes per
+ * object whose format is the front end's, kept as the extended attribute
+ * VOL_EA_ATTR (trusted.*: NFS neither shows nor sets it; snapshots copy it,
+ * backups do not carry it yet). Its bytes count against capacity like file
+ * data. get: 0 and *len (0: none), -ERANGE when cap is smaller than the
+ * blob (cap 0: only the length), -errno. set: replaces the blob (len 0:
+ * removes it); needs the caller to own obj or be allowed to write it
+ * (-EACCES), -EROFS in a snapshot, -E2BIG past VOL_EA_MAX or past what the
+ * shelf's file system holds for one object (ext4 without ea_inode: about
+ * one block with the store's own attributes; XFS and btrfs hold it all),
+ * -EDQUOT when the growth does not fit, nothing
+ * changed on any error; the file is synced before 0 (acknowledged is kept);
+ * reported to the watches as VOL_WATCH_EA. */
+#define VOL_EA_ATTR "trusted.aquifer.ea"
+#define VOL_EA_MAX 65535u
+int vol_ea_get(const struct vol_obj *obj, uint8_t *buf, size_t cap, size_t *len);
+int vol_ea_set(struct vol_obj *obj, const struct vol_cred *cred, const uint8_t *blob, size_t len);
 int vol_readlink(struct vol_obj *obj, const struct vol_cred *cred, char *buf, size_t cap, size_t *len);
 int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
 	     size_t *got, bool *eof);

@@ -255,6 +255,8 @@ pthread_mutex_t *vol_lock_of(struct vol_obj *obj);
 /* Reserve growth bytes of capacity (lock-free, exact): 0 or -EDQUOT. */
 int vol_reserve(struct vol_export *e, uint64_t growth);
 void vol_adjust(struct vol_export *e, int64_t delta);
+/* The size of the EA blob (vol_ea.c) of name in dirfd, 0 when none. */
+uint64_t vol_ea_size_at(int dirfd, const char *name);
 /* A new name: charge VOL_NAME_COST (0 or -EDQUOT); a name gone: give it back. */
 int vol_name_charge(struct vol_export *e);
 void vol_name_refund(struct vol_export *e);

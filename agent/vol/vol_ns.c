@@ -445,12 +445,17 @@ static int vol_unlink_common(struct vol_obj *dir, const struct vol_cred *cred, c
 	} else if (isdir && !S_ISDIR(st.st_mode)) {
 		rc = -ENOTDIR;
 	} else {
+		/* the EAs go with the object's last name (vol_ea.c) */
+		uint64_t ea = S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && st.st_nlink == 1)
+				      ? vol_ea_size_at(dir->fd, nm) : 0;
+
 		/* Let the open-file cache release the object with its name. */
 		vol_drop_name(dir, nm, dir->exp->store);
 		if (unlinkat(dir->fd, nm, isdir ? AT_REMOVEDIR : 0) != 0) {
 			rc = -errno;
 		} else {
 			vol_name_refund(dir->exp);
+			vol_adjust(dir->exp, -(int64_t)ea);
 			if (S_ISREG(st.st_mode) && st.st_nlink == 1)
 				vol_adjust(dir->exp, -(int64_t)st.st_size);
 			vol_ra_forget(dir->exp, (uint64_t)st.st_ino);
@@ -500,6 +505,7 @@ int vol_rename_by(struct vol_obj *fdir, const char *fname, size_t flen, struct v
 	char f[VOL_NAME_MAX + 1], t[VOL_NAME_MAX + 1];
 	struct stat st, src;
 	bool had = false, gone = false, known = false;
+	uint64_t tea;
 	int rc;
 
 	if (fdir->exp->acct != tdir->exp->acct)
@@ -522,6 +528,8 @@ int vol_rename_by(struct vol_obj *fdir, const char *fname, size_t flen, struct v
 	had = fstatat(tdir->fd, t, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	if (had)
 		vol_ra_forget(tdir->exp, (uint64_t)st.st_ino);
+	/* the replaced object's EAs (vol_ea.c) go with its last name */
+	tea = had && (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && st.st_nlink == 1)) ? vol_ea_size_at(tdir->fd, t) : 0;
 	if (had)
 		vol_drop_name(tdir, t, tdir->exp->store);
 	if (renameat(fdir->fd, f, tdir->fd, t) != 0)
@@ -534,6 +542,7 @@ int vol_rename_by(struct vol_obj *fdir, const char *fname, size_t flen, struct v
 		if (fstatat(tdir->fd, t, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_ino != st.st_ino) {
 			gone = S_ISREG(st.st_mode) && st.st_nlink == 1;
 			vol_name_refund(tdir->exp);
+			vol_adjust(tdir->exp, -(int64_t)tea);
 			if (gone)
 				vol_adjust(tdir->exp, -(int64_t)st.st_size);
 		}

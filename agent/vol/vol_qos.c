@@ -531,6 +531,21 @@ void qos_refund(struct qos_vol *v, uint64_t bytes, uint64_t now)
 	pthread_mutex_unlock(&s->mu);
 }
 
+void qos_debit(struct qos_vol *v, uint64_t bytes, uint64_t now)
+{
+	struct qos_sched *s = v->s;
+
+	if (!atomic_load_explicit(&v->limited, memory_order_relaxed)) {
+		atomic_fetch_add_explicit(&v->admitted_bytes, bytes, memory_order_relaxed);
+		atomic_fetch_add_explicit(&v->admitted_ops, 1, memory_order_relaxed);
+		return;
+	}
+	pthread_mutex_lock(&s->mu);
+	qos_vol_refill(v, now);
+	qos_vol_charge(v, bytes); /* into debt if need be: the volume's next requests wait for it */
+	pthread_mutex_unlock(&s->mu);
+}
+
 enum qos_verdict qos_submit(struct qos_vol *v, uint64_t flow, enum qos_kind kind, uint64_t bytes,
 			    struct qos_item *it, uint64_t now)
 {

@@ -111,6 +111,10 @@ enum qos_verdict qos_submit(struct qos_vol *v, uint64_t flow, enum qos_kind kind
  * their size. The admitted counters keep what was charged (they are
  * monotonic). */
 void qos_refund(struct qos_vol *v, uint64_t bytes, uint64_t now);
+/* Charge bytes (and one op) to v now, never parking: the buckets may go
+ * into debt, which the volume's next requests wait out. For work a request
+ * of another volume does on v (the source side of a server-side copy). */
+void qos_debit(struct qos_vol *v, uint64_t bytes, uint64_t now);
 /* Release what is due at now through cb; returns the next time something is
  * due (UINT64_MAX when nothing is parked). For the timer thread and tests. */
 uint64_t qos_poll(struct qos_sched *s, uint64_t now, qos_release_fn cb, void *arg);

@@ -55,8 +55,9 @@ struct vol_obj;
 #define VOL_WATCH_LAST_WRITE 0x010u
 #define VOL_WATCH_LAST_ACCESS 0x020u
 #define VOL_WATCH_CREATION 0x040u
+#define VOL_WATCH_EA 0x080u
 #define VOL_WATCH_SECURITY 0x100u
-#define VOL_WATCH_ALL 0x17Fu
+#define VOL_WATCH_ALL 0x1FFu
 
 enum vol_watch_action {
 	VOL_WATCH_ADDED = 1,

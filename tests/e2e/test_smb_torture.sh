@@ -91,10 +91,9 @@ LEASE_TESTS="$LEASE_TESTS $(printf 'smb2.lease.%s ' upgrade3 oplock statopen nob
 SPARSE_TESTS="sparse_file_flag sparse_file_attr sparse_dir_flag sparse_set_nobuf sparse_set_oversize sparse_qar \
 sparse_qar_malformed sparse_punch sparse_hole_dealloc sparse_lock sparse_perms sparse_punch_invalid sparse_qar_ob1 \
 sparse_qar_multi sparse_qar_overflow sparse_copy_chunk"
-# smb2.getinfo.qfile_buffercheck is no longer claimed (6 Dec, agent/smb/smb_ctx.c): it creates its
-# file with two EAs in an ExtA create context, which the agent used to accept and drop; the store keeps
-# no EAs, so ExtA is now refused with STATUS_EAS_NOT_SUPPORTED (what smbd answers with "ea support =
-# no"). Claim it again when the store keeps EAs.
+# smb2.getinfo.qfile_buffercheck (its file made with two EAs in an ExtA create context) and
+# getinfo_access (the access each class needs, the EA list included) pass since the store keeps EAs
+# (agent/smb/smb_info_ea.c); each passed on both in three runs (23:45-23:55 UTC, 6 Dec).
 SUITES=${SMB_TORTURE_SUITES:-"smb2.connect smb2.lock smb2.sharemode smb2.create smb2.rw smb2.dir smb2.getinfo \
 smb2.compound smb2.read smb2.ioctl smb2.credits $(printf 'smb2.notify.%s ' $NOTIFY_TESTS) $OPLOCK_TESTS $LEASE_TESTS smb2.session \
 smb2.multichannel"}
@@ -140,6 +139,8 @@ smb2.dir.large-files
 smb2.create.dosattr_tmp_dir
 smb2.getinfo.granted
 smb2.getinfo.qsec_buffercheck
+smb2.getinfo.qfile_buffercheck
+smb2.getinfo.getinfo_access
 $(printf 'smb2.compound.%s\n' related1 related2 related5 related6 related8 related9 unrelated1 invalid1 invalid2 invalid3 \
 	invalid4 interim1 create-write-close)
 $(printf 'smb2.read.%s\n' eof dir access position)

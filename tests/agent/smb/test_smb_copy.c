@@ -12,7 +12,12 @@
  * - the destination must be open for writing (and, for COPYCHUNK, for
  *   reading: COPYCHUNK_WRITE does without), the source for reading:
  *   ACCESS_DENIED (FILE_EXECUTE counts as reading the source, not the
- *   destination, as in Windows and Samba); MaxOutputResponse under 12: INVALID_PARAMETER.
+ *   destination, as in Windows and Samba); MaxOutputResponse under 12: INVALID_PARAMETER;
+ * - QoS: a lone COPYCHUNK frame is charged before it is served (its bytes
+ *   read and written on one volume: twice), a refused one not at all; past
+ *   the volume's budget it is parked and handed back when the budget is there;
+ * - capacity: a copy whose growth does not fit the volume's free space is
+ *   DISK_FULL before a byte is copied.
  */
 #include <check.h>
 #include <errno.h>
@@ -137,6 +142,120 @@ START_TEST(test_copy_chunks)
 }
 END_TEST
 
+/* A lone COPYCHUNK frame on fid (unsigned: admission reads no signature) into frame; its length. */
+static size_t copy_frame(struct smbt_conn *tc, uint64_t fid, const uint8_t *in, size_t in_len, uint8_t *frame, size_t cap)
+{
+	struct smb_wire_hdr h = { .command = SMB2_IOCTL, .tree_id = tc->t->id, .message_id = 99,
+				  .session_id = tc->s->id, .credit_charge = 1, .credits = 1 };
+	struct ut_buf b;
+	uint8_t *body = frame + SMB2_HDR_LEN;
+
+	ck_assert_uint_le(SMB2_HDR_LEN + 56 + in_len, cap);
+	ut_buf_init(&b, SMB2_HDR_LEN);
+	smb_wire_hdr_encode(&b, &h);
+	ck_assert_int_eq(b.err, AQ_OK);
+	memcpy(frame, ut_buf_bytes(&b), SMB2_HDR_LEN);
+	ut_buf_cleanup(&b);
+	memset(body, 0, 56);
+	smbt_put16(body, 57);
+	smbt_put32(body + 4, FSCTL_SRV_COPYCHUNK_WRITE);
+	smbt_put64(body + 8, fid);
+	smbt_put64(body + 16, fid);
+	smbt_put32(body + 24, SMB2_HDR_LEN + 56);
+	smbt_put32(body + 28, (uint32_t)in_len);
+	smbt_put32(body + 44, 12);
+	smbt_put32(body + 48, 1);
+	memcpy(body + 56, in, in_len);
+	return SMB2_HDR_LEN + 56 + in_len;
+}
+
+static uint64_t admitted(void)
+{
+	struct qos_stats st;
+
+	qos_vol_stats(exp0->acct->qos, qos_now(ts.store->qos), &st);
+	return st.admitted_bytes;
+}
+
+static void released(void *arg, struct qos_item *it)
+{
+	(void)it;
+	*(int *)arg += 1;
+}
+
+/* QoS: a COPYCHUNK is charged before it is served, its bytes as read and
+ * as written (one volume: twice), a refused one nothing; past the
+ * volume's budget it is parked like a WRITE. */
+START_TEST(test_qos)
+{
+	struct smbt_conn a;
+	uint8_t key[24], in[32 + 24 * 4], frame[512];
+	const uint64_t chunks[2][3] = { { 0, 0, 4 }, { 4, 8, 6 } }, big[1][3] = { { 0, 0, 1u << 20 } },
+		       empty[1][3] = { { 0, 0, 0 } };
+	struct qos_limits lim = { .bytes_per_s = 1u << 20 };
+	uint64_t src, dst, before;
+	size_t n;
+	int rel = 0;
+
+	setup();
+	conn_new(&a);
+	src = open_file(&a, "src", ALL_ACCESS);
+	dst = open_file(&a, "dst", ALL_ACCESS);
+	resume_key(&a, src, key);
+	before = admitted();
+	n = copy_frame(&a, dst, in, copy_req(in, key, 2, chunks), frame, sizeof(frame));
+	ck_assert_int_eq(smb_dispatch_admit(a.c, frame, n), QOS_ADMIT);
+	ck_assert_uint_eq(admitted() - before, 2 * 10);
+	/* refused by the handler (an empty chunk): not charged */
+	before = admitted();
+	n = copy_frame(&a, dst, in, copy_req(in, key, 1, empty), frame, sizeof(frame));
+	ck_assert_int_eq(smb_dispatch_admit(a.c, frame, n), QOS_ADMIT);
+	ck_assert_uint_eq(admitted(), before);
+	/* 1 MiB/s (a 100 ms bucket): a 1 MiB copy (2 MiB charged) passes into
+	 * debt, the next waits */
+	ck_assert_int_eq(qos_vol_set(exp0->acct->qos, &lim, qos_now(ts.store->qos)), 0);
+	n = copy_frame(&a, dst, in, copy_req(in, key, 1, big), frame, sizeof(frame));
+	ck_assert_int_eq(smb_dispatch_admit(a.c, frame, n), QOS_ADMIT);
+	ck_assert_int_eq(smb_dispatch_admit(a.c, frame, n), QOS_PARKED);
+	/* handed back once the budget is there (about 2 s later) */
+	ck_assert_uint_lt(qos_poll(ts.store->qos, qos_now(ts.store->qos), released, &rel), UINT64_MAX);
+	ck_assert_int_eq(rel, 0);
+	qos_poll(ts.store->qos, qos_now(ts.store->qos) + 10000000000ull, released, &rel);
+	ck_assert_int_eq(rel, 1);
+	teardown();
+}
+END_TEST
+
+/* Capacity: the growth a copy makes must fit before anything is copied. */
+START_TEST(test_disk_full)
+{
+	struct smbt_conn a;
+	uint8_t key[24], in[32 + 24 * 4], got[64];
+	/* the first chunk fits (no growth), the second makes the file 1 MiB */
+	const uint64_t far[2][3] = { { 0, 0, 4 }, { 0, 1u << 20, 4 } };
+	struct smbt_fsctl_rsp r;
+	uint64_t src, dst, u0;
+	size_t len = 0;
+
+	setup();
+	conn_new(&a);
+	src = open_file(&a, "src", ALL_ACCESS);
+	dst = open_file(&a, "dst", ALL_ACCESS);
+	ck_assert_uint_eq(smbl_write(&a, src, "abcd"), STATUS_SUCCESS);
+	resume_key(&a, src, key);
+	u0 = atomic_load(&exp0->acct->used);
+	ck_assert_int_eq(vol_reserve(exp0, exp0->cfg.capacity - u0 - 4096), 0);
+	smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 2, far), 12, &r);
+	expect_counts(&r, STATUS_DISK_FULL, 0, 0, 0);
+	file_bytes("dst", got, sizeof(got), &len);
+	ck_assert_uint_eq(len, 0); /* not even the first chunk */
+	vol_adjust(exp0, -(int64_t)(exp0->cfg.capacity - u0 - 4096));
+	smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 2, far), 12, &r);
+	expect_counts(&r, STATUS_SUCCESS, 2, 0, 8);
+	teardown();
+}
+END_TEST
+
 START_TEST(test_limits)
 {
 	struct smbt_conn a;
@@ -239,6 +358,8 @@ int main(void)
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_copy_chunks);
+	tcase_add_test(tc, test_qos);
+	tcase_add_test(tc, test_disk_full);
 	tcase_add_test(tc, test_limits);
 	tcase_add_test(tc, test_access);
 	suite_add_tcase(s, tc);

@@ -1,6 +1,8 @@
 /* test_smb_ctx: the create contexts agent/smb/smb_ctx.c owns, through the
  * server's own dispatcher:
- * - ExtA: STATUS_EAS_NOT_SUPPORTED, nothing created;
+ * - ExtA: the EAs set on the file the CREATE made or overwrote, not on one
+ *   it opened; a bad name INVALID_EA_NAME, a malformed list
+ *   INVALID_PARAMETER, nothing created;
  * - QFid: the inode and the volume's fsid; with data INVALID_PARAMETER;
  * - MxAc: root's FILE_ALL_ACCESS; a user's from the POSIX class bits (owner
  *   of a 0644 file: read, write, attributes, control, delete; "other" on
@@ -24,9 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
+#include "agent/smb/smb_ea.h"
 #include "agent/smb/smb_sd.h"
+#include "agent/vol/vol.h"
 #include "agent/smb/smb_srv_internal.h"
 #include "api/api_error.h"
 #include "tests/agent/smb/smb_harness.h"
@@ -38,7 +43,6 @@
 #define FILE_OPEN 1u
 #define FILE_CREATE 2u
 #define FILE_OVERWRITE_IF 5u
-#define STATUS_EAS_NOT_SUPPORTED 0xC000004Fu
 #define STATUS_INVALID_OWNER 0xC000005Au
 #define USER 4321u
 
@@ -89,7 +93,7 @@ static bool exists(const char *name)
 static uint32_t create(struct smbt_conn *tc, uint32_t access, const char *name, uint32_t disposition, uint32_t options,
 		       const struct ctxin *cx, size_t ncx, struct answer *ans)
 {
-	uint8_t body[1024];
+	static uint8_t body[8192];
 	struct smb_wire_hdr h = { .command = SMB2_CREATE };
 	size_t n = smbl_create_body(body, name, access, 0, options, disposition), start, prev = 0;
 
@@ -151,17 +155,93 @@ static const uint8_t *answered(const struct answer *ans, const char *tag, size_t
 	}
 }
 
-START_TEST(test_exta_refused)
+/* The first bytes of name on the shelf (its size in *len). */
+static void file_data(const char *name, uint8_t *buf, size_t cap, size_t *len)
+{
+	char p[4200];
+	FILE *f;
+
+	path_of(name, p, sizeof(p));
+	f = fopen(p, "rb");
+	ck_assert_ptr_nonnull(f);
+	*len = fread(buf, 1, cap, f);
+	fclose(f);
+}
+
+/* The EA list kept for name on the shelf (trusted.aquifer.ea): its length, -1 none. */
+static ssize_t kept_eas(const char *name, uint8_t *buf, size_t cap)
+{
+	char p[4200];
+
+	path_of(name, p, sizeof(p));
+	return getxattr(p, VOL_EA_ATTR, buf, cap);
+}
+
+START_TEST(test_exta)
 {
 	struct smbt_conn a;
 	struct answer r;
+	uint8_t kept[64];
 	/* one FILE_FULL_EA_INFORMATION: "A" = "b" */
-	static const uint8_t ea[] = { 0, 0, 0, 0, 0, 1, 1, 0, 'A', 0, 'b', 0 };
+	static const uint8_t ea[] = { 0, 0, 0, 0, 0, 1, 1, 0, 'A', 0, 'b' };
+	static const uint8_t ea2[] = { 0, 0, 0, 0, 0, 1, 1, 0, 'C', 0, 'd' };
+	static const uint8_t bad_name[] = { 0, 0, 0, 0, 0, 1, 1, 0, '?', 0, 'b' };
+	static const uint8_t no_nul[] = { 0, 0, 0, 0, 0, 1, 1, 0, 'A', 'x', 'b' };
 
 	setup(&a, 0);
+	/* set on the file the CREATE makes */
 	ck_assert_uint_eq(create(&a, RW_ACCESS, "ea.txt", FILE_CREATE, 0x40, &(struct ctxin){ "ExtA", ea, sizeof(ea) }, 1, &r),
-			  STATUS_EAS_NOT_SUPPORTED);
-	ck_assert(!exists("ea.txt"));
+			  STATUS_SUCCESS);
+	ck_assert_int_eq(kept_eas("ea.txt", kept, sizeof(kept)), (ssize_t)sizeof(ea));
+	ck_assert_mem_eq(kept, ea, sizeof(ea));
+	/* not on one it only opens; on one it overwrites (added to what it has) */
+	ck_assert_uint_eq(create(&a, RW_ACCESS, "ea.txt", FILE_OPEN, 0x40, &(struct ctxin){ "ExtA", ea2, sizeof(ea2) }, 1, &r),
+			  STATUS_SUCCESS);
+	ck_assert_int_eq(kept_eas("ea.txt", kept, sizeof(kept)), (ssize_t)sizeof(ea));
+	ck_assert_uint_eq(create(&a, RW_ACCESS, "ea.txt", FILE_OVERWRITE_IF, 0x40,
+				 &(struct ctxin){ "ExtA", ea2, sizeof(ea2) }, 1, &r),
+			  STATUS_SUCCESS);
+	ck_assert_int_eq(kept_eas("ea.txt", kept, sizeof(kept)), 12 + (ssize_t)sizeof(ea2));
+	ck_assert_uint_eq(kept[12 + 8], 'C');
+	/* a list the shelf cannot hold (ext4 without ea_inode: about a block;
+	 * XFS, btrfs and tmpfs take it): refused, and the file made goes again */
+	{
+		static uint8_t big[8 + 2 + 6000];
+		uint32_t st;
+
+		big[5] = 1;
+		big[6] = (uint8_t)(6000 & 0xff);
+		big[7] = (uint8_t)(6000 >> 8);
+		big[8] = 'B';
+		memset(big + 10, 'v', 6000);
+		st = create(&a, RW_ACCESS, "big.txt", FILE_CREATE, 0x40, &(struct ctxin){ "ExtA", big, sizeof(big) }, 1, &r);
+		if (st == STATUS_EA_TOO_LARGE) {
+			struct answer w;
+			uint8_t data[16];
+			size_t len = 0;
+
+			ck_assert(!exists("big.txt"));
+			/* an overwrite with it: refused before the file loses its data */
+			ck_assert_uint_eq(create(&a, RW_ACCESS, "keep.txt", FILE_CREATE, 0x40, NULL, 0, &w), STATUS_SUCCESS);
+			ck_assert_uint_eq(smbl_write(&a, w.fid, "precious"), STATUS_SUCCESS);
+			ck_assert_uint_eq(create(&a, RW_ACCESS, "keep.txt", FILE_OVERWRITE_IF, 0x40,
+						 &(struct ctxin){ "ExtA", big, sizeof(big) }, 1, &r),
+					  STATUS_EA_TOO_LARGE);
+			file_data("keep.txt", data, sizeof(data), &len);
+			ck_assert_uint_eq(len, 8);
+		} else {
+			ck_assert_uint_eq(st, STATUS_SUCCESS);
+		}
+	}
+	/* refused before anything is made */
+	ck_assert_uint_eq(create(&a, RW_ACCESS, "bad.txt", FILE_CREATE, 0x40,
+				 &(struct ctxin){ "ExtA", bad_name, sizeof(bad_name) }, 1, &r),
+			  STATUS_INVALID_EA_NAME);
+	ck_assert(!exists("bad.txt"));
+	ck_assert_uint_eq(create(&a, RW_ACCESS, "bad.txt", FILE_CREATE, 0x40,
+				 &(struct ctxin){ "ExtA", no_nul, sizeof(no_nul) }, 1, &r),
+			  STATUS_INVALID_PARAMETER);
+	ck_assert(!exists("bad.txt"));
 	teardown();
 }
 END_TEST
@@ -493,7 +573,7 @@ int main(void)
 	TCase *tc = tcase_create("ctx");
 
 	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, test_exta_refused);
+	tcase_add_test(tc, test_exta);
 	tcase_add_test(tc, test_qfid);
 	tcase_add_test(tc, test_mxac_root);
 	tcase_add_test(tc, test_mxac_user);

@@ -433,6 +433,29 @@ START_TEST(test_refund)
 }
 END_TEST
 
+/* A server-side copy's source side: qos_debit charges a volume without
+ * parking, into debt, and the volume's next request waits it out. */
+START_TEST(test_debit)
+{
+	struct qos_vol *v = vol_with((uint64_t)(10 * MIB), 0, NULL, 0, 0);
+	struct sim_client c, *cs[] = {&c, NULL};
+	struct qos_vol *vs[] = {v, NULL};
+	struct qos_stats st;
+
+	client_init(&c, v, 1, 4096, 1);
+	qos_debit(v, 4 << 20, 0); /* 4 MiB against a 1 MiB bucket: never parked */
+	ck_assert_int_eq(qos_submit(v, 1, QOS_READ, 4096, &c.items[0], 0), QOS_PARKED);
+	c.busy[0] = true;
+	c.inflight = 1;
+	/* ~300 ms of debt at 10 MiB/s */
+	ck_assert_uint_gt(qos_poll(sched, 0, sim_release, cs), 250 * MS);
+	qos_vol_stats(v, 0, &st);
+	ck_assert_uint_eq(st.admitted_bytes, 4 << 20);
+	drain(cs, vs, 0);
+	qos_vol_unref(v);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("qos");
@@ -450,6 +473,7 @@ int main(void)
 	tcase_add_test(tc, test_unlimited_releases_all);
 	tcase_add_test(tc, test_timer_thread);
 	tcase_add_test(tc, test_refund);
+	tcase_add_test(tc, test_debit);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
