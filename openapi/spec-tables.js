@@ -205,7 +205,7 @@ const docs = {
   'Shelf.transport': 'nvmeof only (required there, refused on a directory shelf): tcp or rdma (RoCEv2). Immutable.',
   'Shelf.nqn': 'nvmeof only (required there): the subsystem NQN, nqn. and at most 223 characters of [A-Za-z0-9.:_-] (the agent\'s rule). Immutable.',
   'Shelf.addresses': 'nvmeof only (required there, 1-8): the portals, HOST:PORT or [IPv6]:PORT, host at most 63 characters of [A-Za-z0-9.:_-], port 1-65535, no repeats.',
-  'Shelf.capacityGib': 'What the shelf holds, GiB (int64 as a JSON string), 1 to 2^30 when given.',
+  'Shelf.capacityGib': 'What the shelf holds, GiB (int64 as a JSON string), 1 to 2^30 when given. Placement counts it: a location\'s volumes (their capacityGib, in every project and pool) fit what its shelves hold together; a create or growth past it is refused with RESOURCE_EXHAUSTED (429), a PATCH or DELETE that would leave less than they take with FAILED_PRECONDITION (400). A location with a shelf that states no capacityGib is not bounded.',
   'Shelf.readThroughputMibps': 'Read ceiling, MiB/s, above 0 and at most 1e8 (seed: ~140 GB/s). Placement never promises a location\'s volumes more than the sum of its shelves\' read ceilings.',
   'Shelf.writeThroughputMibps': 'Write ceiling, MiB/s, above 0 and at most 1e8 (seed: 70 GB/s TLC; QLC half).',
   'Shelf.media': 'TLC (default) or QLC.',
