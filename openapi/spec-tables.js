@@ -174,7 +174,7 @@ const docs = {
   'Volume.usedGib': 'Used capacity in GiB, computed periodically; counts the snapshots\' space, as GCNV does.',
   'Volume.coldTierSizeGib': 'GiB of the volume\'s data on the cold tier (rounded up), from its node\'s reports. With tierAction ENABLED in PREMIUM/EXTREME AUTO pools each cold GiB earns 2 KiB/s instead of the level\'s rate.',
   'Volume.hotTierSizeUsedGib': 'GiB of the volume\'s data on the hot tier (the shelf), rounded up, from its node\'s reports.',
-  'Volume.stateDetails': 'Why the volume is in its state; for a READY volume, a cold-tier problem its node reports (e.g. the cold store is unreachable), cleared once it is fine again.',
+  'Volume.stateDetails': 'Why the volume is in its state; for a READY volume, a capacity growth its shelf could not make ("shelf: ...": the volume serves at its old size) or a cold-tier problem its node reports (e.g. the cold store is unreachable), cleared once it is fine again.',
   'StoragePool.coldTierSizeUsedGib': 'Sum of the coldTierSizeGib of the pool\'s volumes.',
   'StoragePool.hotTierSizeUsedGib': 'Sum of the hotTierSizeUsedGib of the pool\'s volumes.',
   'StoragePool.enableHotTierAutoResize': 'FLEX pools only. On other pools false (the value the Terraform provider sends) is accepted and true is refused (400).',

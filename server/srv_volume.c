@@ -166,12 +166,18 @@ static int vol_fit(struct srv_req *req, const json_t *pool, json_t *vol, const j
 }
 
 /* The location's shelves must hold what the volume grows by (all of it
- * for a create; old: the stored volume, which the counters include). */
+ * for a create; old: the stored volume, which the counters include); a
+ * shrink never goes below what the volume uses. */
 static int vol_shelf_room(struct srv_req *req, const char *name, const json_t *vol, const json_t *old)
 {
 	char loc[100];
-	double grow = (double)api_json_int64(vol, "capacityGib", 0) - (old ? (double)api_json_int64(old, "capacityGib", 0) : 0);
+	int64_t cap = api_json_int64(vol, "capacityGib", 0);
+	double grow = (double)cap - (old ? (double)api_json_int64(old, "capacityGib", 0) : 0);
 
+	/* a shrink below what the volume holds (usedGib, its node's last report) */
+	if (old && grow < 0 && cap < api_json_int64(old, "usedGib", 0))
+		return aq_fail(&req->msg, AQ_EPRECOND, "capacityGib %lld is below what volume \"%s\" uses (usedGib %lld); free space first",
+			       (long long)cap, name, (long long)api_json_int64(old, "usedGib", 0));
 	srv_place_location(name, loc, sizeof(loc));
 	return srv_place_shelf_room(req->db, loc, grow, &req->msg);
 }
