@@ -190,6 +190,36 @@ void agent_apply_check(const json_t *vols, agent_served_fn served, void *arg, st
 	}
 }
 
+/* The volume's capacity may have grown: the shelf grows what backs it
+ * online (agent_shelf.h grow). When it cannot, the volume serves on at what
+ * the shelf holds (the store's limit follows that, so nothing is promised
+ * that cannot be written) and the status report says why (shelfDetails). */
+static void apply_grow(struct agent *a, const struct api_intent_volume *v, struct vol_export_cfg *c)
+{
+	char why[400] = "";
+	uint64_t have = 0;
+	int rc;
+
+	if (!a->shelf.ops->grow)
+		return;
+	if (a->shelf.nvme)
+		pthread_mutex_unlock(&a->lock);
+	rc = a->shelf.ops->grow(&a->shelf, v->dir, v->capacity_bytes, &have, why, sizeof(why));
+	if (a->shelf.nvme)
+		pthread_mutex_lock(&a->lock);
+	if (!a->shelf_notes)
+		a->shelf_notes = json_object();
+	if (rc == 0) {
+		json_object_del(a->shelf_notes, v->name);
+		return;
+	}
+	if (have > 0 && have < c->capacity)
+		c->capacity = have;
+	UT_WARN("agent_apply", NULL, "volume %s: cannot grow to %llu bytes on the shelf: %s", v->name,
+		(unsigned long long)v->capacity_bytes, why);
+	json_object_set_new(a->shelf_notes, v->name, json_string(why));
+}
+
 /* Proceed with one checked volume: attach its data, fill its export. */
 static int apply_volume(struct agent *a, const struct api_intent_volume *v, const struct api_intent_snapset *ss,
 			struct vol_export_cfg *c, struct tier_vol_cfg *t, aq_msg *msg)
@@ -216,6 +246,7 @@ static int apply_volume(struct agent *a, const struct api_intent_volume *v, cons
 		pthread_mutex_lock(&a->lock);
 	if (rc != 0)
 		return aq_fail(msg, AQ_EIO, "cannot attach %s on the shelf: %s", v->dir, strerror(-rc));
+	apply_grow(a, v, c);
 	for (c->nrules = 0; c->nrules < v->nrules; c->nrules++)
 		apply_rule(&v->rules[c->nrules], &c->rules[c->nrules]);
 	agent_snap_dir(a, v, ss, c->snapdir, sizeof(c->snapdir), &c->snapdir_hidden);

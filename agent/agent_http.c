@@ -169,6 +169,9 @@ json_t *agent_status_doc(struct agent *a)
 
 		if (vd)
 			agent_snap_status(a, api_json_str(v, "dir", ""), vd);
+		/* a resize the shelf could not make: the volume serves at its old size */
+		if (vd && json_object_get(a->shelf_notes, api_json_str(v, "name", "")))
+			json_object_set(vd, "shelfDetails", json_object_get(a->shelf_notes, api_json_str(v, "name", "")));
 		json_array_append_new(vols, vd);
 	}
 	/* tokenRenewal: this agent keeps the node token a report's answer renews */

@@ -80,6 +80,7 @@ struct agent {
 	char handle_key[80];     /* hex */
 	json_t *intent;          /* the last applied intent (owned) */
 	json_t *failed;          /* [{name, error}] of its volumes this node could not serve */
+	json_t *shelf_notes;     /* {volume name: why its shelf storage is smaller than its capacity} (a->lock) */
 	struct agent_svc svc;    /* the service addresses held (agent_svc.h) */
 	int64_t applied;         /* its generation */
 	int64_t reports_ok;

@@ -492,6 +492,8 @@ int agent_main(int argc, char **argv)
 	vol_store_free(a.store); /* after its front ends, before the tier it calls */
 	tier_free(a.tier);
 	json_decref(a.intent);
+	json_decref(a.failed);
+	json_decref(a.shelf_notes);
 	agent_tls_cleanup(&a);
 	agent_shelf_cleanup(&a.shelf);
 	return 0;

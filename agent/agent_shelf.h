@@ -28,6 +28,12 @@ struct agent_shelf_ops {
 	int (*release)(struct agent_shelf *s, const char *dir);
 	/* The volume was deleted: remove its data for good. */
 	int (*destroy)(struct agent_shelf *s, const char *dir);
+	/* An attached volume's capacity is bytes now: grow what backs it while
+	 * it is mounted and served (NULL: the backend has nothing to grow; a
+	 * folder takes what the store's quota lets in). 0 when it holds bytes;
+	 * else -errno, why says what failed, and *have is what it holds now
+	 * (the volume serves on at that size). Never shrinks. */
+	int (*grow)(struct agent_shelf *s, const char *dir, uint64_t bytes, uint64_t *have, char *why, size_t cap);
 };
 
 struct agent_shelf_nvme;
@@ -66,6 +72,13 @@ void agent_shelf_nvme_quit(struct agent_shelf_nvme *n);
  * NQN, else both "". Borrowed pointers, valid while s lives. */
 void agent_shelf_describe(const struct agent_shelf *s, const char **backend, const char **transport,
 			  const char **nqn);
+/* Online growth of a mounted ext4 (agent_shelf_grow.c). fs_size: dev's
+ * size, its ext4's size in bytes and block size (block may be NULL);
+ * -EMEDIUMTYPE when dev holds no ext2/3/4. fs_grow: resize2fs the mounted
+ * ext4 on dev up to limit_bytes (0: the whole device), never shrinking; 0
+ * when it is that large (or was), else -errno with why. */
+int agent_shelf_fs_size(const char *dev, uint64_t *dev_bytes, uint64_t *fs_bytes, uint32_t *block);
+int agent_shelf_fs_grow(const char *dev, uint64_t limit_bytes, char *why, size_t cap);
 /* Frees what an init allocated (volumes stay mounted: a restart serves on). */
 void agent_shelf_cleanup(struct agent_shelf *s);
 /* The agent is stopping: an attach waiting for another node's lease gives

@@ -463,6 +463,74 @@ out:
 	return rc;
 }
 
+/* The volume's capacity grew to bytes: its namespace grows first (the
+ * provision= program's resize, then a rescan until the kernel sees the new
+ * size), then its mounted ext4 (resize2fs online). A namespace already as
+ * large (grown by hand, or a resize2fs that failed last time) only has its
+ * file system grown. fence=lease keeps its lease in the namespace's last
+ * MiB, which a growth would move under a live lease: refused by name. */
+static int nvme_grow(struct agent_shelf *s, const char *dir, uint64_t bytes, uint64_t *have, char *why, size_t cap)
+{
+	struct agent_shelf_nvme *n = s->nvme;
+	char dev[64], idtext[40], path[128];
+	uint64_t dev_bytes = 0, fs_bytes = 0, blocks = 0;
+	unsigned waited;
+	uint8_t id[16];
+	int rc;
+
+	*have = 0;
+	if (!agent_shelf_dir_ok(dir) || agent_nvme_nsid_of_fsid(dir + 8, id) != 0)
+		return -EINVAL;
+	agent_nvme_id_text(id, idtext, sizeof(idtext));
+	if ((rc = nvme_find_ns(n, id, dev, sizeof(dev))) != 0 ||
+	    (rc = agent_shelf_fs_size(dev, &dev_bytes, &fs_bytes, NULL)) != 0) {
+		snprintf(why, cap, "namespace %s: cannot read its size: %s", idtext, strerror(-rc));
+		return rc;
+	}
+	*have = fs_bytes;
+	if (dev_bytes < bytes) {
+		if (n->leases) {
+			snprintf(why, cap, "online resize is not offered with fence=lease (the lease lives in the namespace's last MiB); the volume serves at %llu bytes",
+				 (unsigned long long)fs_bytes);
+			return -EOPNOTSUPP;
+		}
+		if (!n->spec.provision[0]) {
+			snprintf(why, cap, "namespace %s holds %llu bytes, less than %llu: grow it on the shelf (no provision= program)",
+				 idtext, (unsigned long long)dev_bytes, (unsigned long long)bytes);
+			return -ENOSPC;
+		}
+		if (nvme_provision(n, "resize", dir + 8, idtext, bytes) != 0) {
+			snprintf(why, cap, "%s resize %s %llu failed; the volume serves at %llu bytes", n->spec.provision,
+				 dir + 8, (unsigned long long)bytes, (unsigned long long)fs_bytes);
+			return -EIO;
+		}
+		for (waited = 0; dev_bytes < bytes && waited <= NVME_FIND_MS; waited += 200) {
+			if (waited % 2000 == 0) {
+				snprintf(path, sizeof(path), "/sys/class/nvme/nvme%d/rescan_controller", n->instance);
+				(void)nvme_write_file(path, "1");
+			}
+			nvme_sleep_ms(200);
+			(void)agent_shelf_fs_size(dev, &dev_bytes, &fs_bytes, NULL);
+		}
+		if (dev_bytes < bytes) {
+			snprintf(why, cap, "namespace %s still shows %llu bytes %u s after its resize to %llu", idtext,
+				 (unsigned long long)dev_bytes, NVME_FIND_MS / 1000, (unsigned long long)bytes);
+			return -ETIMEDOUT;
+		}
+	}
+	if (n->leases && (rc = agent_shelf_lease_fits(dev, &blocks)) != 0) {
+		snprintf(why, cap, "namespace %s: no room for its lease", idtext);
+		return rc;
+	}
+	if ((rc = agent_shelf_fs_grow(dev, blocks * 4096, why, cap)) != 0)
+		return rc;
+	(void)agent_shelf_fs_size(dev, &dev_bytes, have, NULL);
+	if (*have > fs_bytes)
+		UT_INFO("agent_shelf", NULL, "volume %s: %s grew online from %llu to %llu bytes", dir + 8, dev,
+			(unsigned long long)fs_bytes, (unsigned long long)*have);
+	return 0;
+}
+
 /* Any volume still mounted under <base>/volumes? */
 static int nvme_any_mounted(const struct agent_shelf *s)
 {
@@ -579,6 +647,7 @@ static const struct agent_shelf_ops shelf_nvme_ops = {
 	.attach = nvme_attach,
 	.release = nvme_release,
 	.destroy = nvme_destroy,
+	.grow = nvme_grow,
 };
 
 int agent_shelf_nvme_init(struct agent_shelf *s, const char *spec, const char *base, const char *node, aq_msg *msg)

@@ -32,3 +32,15 @@ int api_place(const struct api_place_node *nodes, size_t n, double mibps, double
 	*chosen = pick;
 	return AQ_OK;
 }
+
+int api_place_capacity(double shelf_gib, double used_gib, double grow_gib, const char *shelves, const char *loc,
+		       aq_msg *msg)
+{
+	double left = shelf_gib - used_gib;
+
+	if (grow_gib <= 0 || used_gib + grow_gib <= shelf_gib + 1e-6)
+		return AQ_OK;
+	return aq_fail(msg, AQ_EEXHAUSTED,
+		       "shelf capacity exhausted: location %s's shelves (%s) hold %.0f GiB with %.0f GiB free; the volume needs %.0f GiB more",
+		       loc, shelves, shelf_gib, left > 0 ? left : 0, grow_gib);
+}

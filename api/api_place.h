@@ -30,4 +30,14 @@ struct api_place_node {
 int api_place(const struct api_place_node *nodes, size_t n, double mibps, double shelf_headroom,
 	      bool overcommit, size_t *chosen, aq_msg *msg);
 
+/* Shelf capacity: a location's volumes (their capacityGib, whatever their
+ * state) live on its shelves, which hold shelf_gib in all. Growing what
+ * they take by grow_gib (a create: its capacity; a resize: new minus old)
+ * fits when used_gib + grow_gib <= shelf_gib; shrinking always fits.
+ * AQ_EEXHAUSTED (RESOURCE_EXHAUSTED: google.rpc's "the entire file system
+ * is out of space") naming shelves (their ids, as the caller lists them),
+ * location loc, what is free and what is asked. Pure. */
+int api_place_capacity(double shelf_gib, double used_gib, double grow_gib, const char *shelves, const char *loc,
+		       aq_msg *msg);
+
 #endif

@@ -155,10 +155,10 @@ op(`${PL}/storagePools/{storagePoolId}`, 'delete', {
 // Volumes.
 op(`${PL}/volumes`, 'post', {
   operationId: 'createVolume', tags: ['Volumes'], summary: 'Create a volume',
-  description: 'Answers with an Operation whose response is the volume. 409 when the volume ID or the shareName is taken in the location; 404 when the storage pool does not exist.',
+  description: 'Answers with an Operation whose response is the volume. 409 when the volume ID or the shareName is taken in the location; 404 when the storage pool does not exist. RESOURCE_EXHAUSTED (429, nothing stored) when the location\'s shelves (their capacityGib summed, when every shelf states one) cannot hold capacityGib beside what the location\'s volumes in every pool take; the message names the shelves and what is free.',
   parameters: [...pathParams('projectId', 'locationId'), ref('volumeIdQuery'), ref('validateOnly')],
   requestBody: body('Volume', 'The volume.'),
-  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409, 413])),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409, 413, 429])),
 });
 op(`${PL}/volumes`, 'get', {
   operationId: 'listVolumes', tags: ['Volumes'], summary: 'List volumes',
@@ -172,10 +172,10 @@ op(`${PL}/volumes/{volumeId}`, 'get', {
 });
 op(`${PL}/volumes/{volumeId}`, 'patch', {
   operationId: 'updateVolume', tags: ['Volumes'], summary: 'Update a volume',
-  description: 'Only the fields named in updateMask change (camelCase or snake_case, nested paths such as `tiering_policy.cooling_threshold_days`). Changing storagePool moves the volume (PREMIUM <-> EXTREME only). Tiering cannot be removed once set (pause it instead). One change at a time: while an operation on the volume runs (CREATING, UPDATING, DELETING) a PATCH is refused with FAILED_PRECONDITION (400) naming it, as GCNV refuses concurrent mutations of a resource.',
+  description: 'Only the fields named in updateMask change (camelCase or snake_case, nested paths such as `tiering_policy.cooling_threshold_days`). Changing storagePool moves the volume (PREMIUM <-> EXTREME only). Tiering cannot be removed once set (pause it instead). One change at a time: while an operation on the volume runs (CREATING, UPDATING, DELETING) a PATCH is refused with FAILED_PRECONDITION (400) naming it, as GCNV refuses concurrent mutations of a resource. Growing capacityGib past what the location\'s shelves have free is refused with RESOURCE_EXHAUSTED (429) naming them, as a create is; a shrink is never refused for the shelves, but one below the volume\'s usedGib is refused with FAILED_PRECONDITION (400). On an NVMe-oF shelf a growth grows the volume\'s namespace and file system online; when that fails the volume serves on at its old size and stateDetails says why.',
   parameters: [...pathParams('projectId', 'locationId', 'volumeId'), ref('updateMask'), ref('validateOnly')],
   requestBody: body('Volume', 'The volume fields to change.'),
-  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409, 413])),
+  responses: Object.assign({ 200: { $ref: '#/components/responses/OperationResponse' } }, errors([400, 401, 403, 404, 409, 413, 429])),
 });
 op(`${PL}/volumes/{volumeId}`, 'delete', {
   operationId: 'deleteVolume', tags: ['Volumes'], summary: 'Delete a volume',

@@ -284,7 +284,8 @@ static int64_t gib_up(int64_t bytes)
 /* What a report's volume entry says of the stored volume (contract:
  * notes/tier-contract.md section 3): usedGib, hotTierSizeUsedGib and
  * coldTierSizeGib (GiB rounded up), and the stateDetails of a READY volume
- * (the tiering problem the agent reports, "" once it is fine again). The
+ * (the shelf's failed resize, else the tiering problem the agent reports,
+ * "" once it is fine again). The
  * figures only move by whole GiB, so a busy volume does not rewrite its
  * document (or push a new intent) on every report. */
 struct vol_report {
@@ -297,13 +298,16 @@ static void vol_report_read(const json_t *v, struct vol_report *r)
 	int64_t used_b = api_json_int64(v, "usedBytes", 0), cold_b = api_json_int64(v, "coldBytes", 0);
 	int64_t hot_b = json_object_get(v, "hotBytes") ? api_json_int64(v, "hotBytes", 0) : used_b - cold_b;
 	const char *tstate = api_json_str(v, "tierState", ""), *tdet = api_json_str(v, "tierDetails", "");
+	const char *sdet = api_json_str(v, "shelfDetails", "");
 
 	/* GCNV counts snapshot space in the volume's used capacity */
 	r->used = gib_up(used_b + api_json_int64(v, "snapshotBytes", 0));
 	r->hot = gib_up(hot_b);
 	r->cold = gib_up(cold_b);
 	r->details[0] = '\0';
-	if (*tdet)
+	if (*sdet) /* a resize the shelf could not make: serving at the old size */
+		snprintf(r->details, sizeof(r->details), "shelf: %.500s", sdet);
+	else if (*tdet)
 		snprintf(r->details, sizeof(r->details), "cold tier: %.500s", tdet);
 	else if (strcmp(tstate, "STORE_UNAVAILABLE") == 0)
 		snprintf(r->details, sizeof(r->details),

@@ -1,6 +1,8 @@
 /* srv_place: which node serves a volume (see srv_place.h). A volume goes
  * to a READY node of its location with throughput headroom, within what
- * the location's shelves can still take; the choice itself is
+ * the location's shelves can still take (throughput here, capacity in
+ * srv_place_shelf_room, which the volume handlers call before they write);
+ * the choice itself is
  * api_place_pick's (api/api_place.h), this file feeds it the candidates
  * and writes the placement. */
 #include "server/srv_place.h"
@@ -103,12 +105,89 @@ int srv_place_pick(struct db *db, const char *loc, const char *skip, double mibp
 	return rc;
 }
 
-static void vol_location(const char *vol_name, char *loc, size_t cap)
+void srv_place_location(const char *vol_name, char *loc, size_t cap)
 {
 	const char *l = strstr(vol_name, "/locations/");
 	const char *e = l ? strchr(l + 11, '/') : NULL;
 
 	snprintf(loc, cap, "%.*s", e ? (int)(e - l - 11) : 0, l ? l + 11 : "");
+}
+
+/* db_usage_each over "projects/": the capacity of the pools of one
+ * location ("/locations/<loc>/storagePools/" in the name). */
+struct place_gib {
+	char infix[140];
+	double used;
+};
+
+static void place_gib_row(void *arg, const char *name, const struct db_usage *u)
+{
+	struct place_gib *g = arg;
+
+	if (strstr(name, g->infix))
+		g->used += u->capacity_gib;
+}
+
+int srv_place_shelf_gib(struct db *db, const char *loc, const char *skip, bool *bounded, double *cap,
+			double *used, size_t *counted, char *names, size_t names_cap)
+{
+	static const char *const fields[] = { "capacityGib" };
+	struct place_gib g = { .used = 0 };
+	char parent[200], skipname[200];
+	json_t *shelves = NULL, *sh;
+	size_t i, at = 0, n = 0;
+	int rc;
+
+	*bounded = true;
+	*cap = 0;
+	*used = 0;
+	if (names && names_cap)
+		names[0] = 0;
+	snprintf(parent, sizeof(parent), "locations/%s", loc);
+	snprintf(skipname, sizeof(skipname), "shelves/%s", skip ? skip : "");
+	if ((rc = db_list_fields(db, "shelf", parent, fields, 1, &shelves)) != AQ_OK)
+		goto out;
+	json_array_foreach(shelves, i, sh) {
+		const char *sn = api_json_str(sh, "name", "");
+		json_t *c = json_object_get(sh, "capacityGib");
+
+		if (skip && strcmp(sn, skipname) == 0)
+			continue;
+		n++;
+		if (!c || json_is_null(c))
+			*bounded = false;
+		*cap += (double)api_json_int64(sh, "capacityGib", 0);
+		if (names && at < names_cap) {
+			int w = snprintf(names + at, names_cap - at, "%s%s", at ? ", " : "",
+					 strncmp(sn, "shelves/", 8) == 0 ? sn + 8 : sn);
+			at += w > 0 ? (size_t)w : 0;
+		}
+	}
+	if (n == 0)
+		*bounded = false;
+	if (counted)
+		*counted = n;
+	snprintf(g.infix, sizeof(g.infix), "/locations/%s/storagePools/", loc);
+	if ((rc = db_usage_each(db, "projects/", place_gib_row, &g)) != AQ_OK)
+		goto out;
+	*used = g.used;
+out:
+	json_decref(shelves);
+	return rc;
+}
+
+int srv_place_shelf_room(struct db *db, const char *loc, double grow_gib, aq_msg *msg)
+{
+	char names[400];
+	double cap = 0, used = 0;
+	bool bounded = false;
+	int rc;
+
+	if (grow_gib <= 0)
+		return AQ_OK;
+	if ((rc = srv_place_shelf_gib(db, loc, NULL, &bounded, &cap, &used, NULL, names, sizeof(names))) != AQ_OK || !bounded)
+		return rc;
+	return api_place_capacity(cap, used, grow_gib, names, loc, msg);
 }
 
 int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name,
@@ -121,7 +200,7 @@ int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name
 	int rc;
 
 	snprintf(pname, sizeof(pname), "placements/%s", vn);
-	vol_location(vn, loc, sizeof(loc));
+	srv_place_location(vn, loc, sizeof(loc));
 	rc = db_get(req->db, pname, &pl);
 	if (rc == AQ_ENOENT && strcmp(action, "create") == 0) {
 		unsigned char sum[SHA256_DIGEST_LENGTH];

@@ -34,4 +34,22 @@ int srv_place_pick(struct db *db, const char *loc, const char *skip, double mibp
  * NULL) how many placements it holds. */
 int srv_place_allocated(struct db *db, const char *node_name, double *mibps, int64_t *count);
 
+/* Shelf capacity of location loc, in GiB: *cap what its shelves hold
+ * (their capacityGib summed; skip: a shelf id left out, NULL none) and
+ * *used what its volumes take (the storage pools' usage counters, so the
+ * caller's own writes count). *bounded is false when a counted shelf
+ * states no capacityGib (or none is left): nothing to count against, so
+ * placement does not refuse. counted (may be NULL) gets how many shelves
+ * were counted, names (may be NULL) their ids, ", " between them. Reads in the caller's transaction, which makes
+ * two creates racing for the last GiB serialise (SQLite: one writer;
+ * PostgreSQL: SERIALIZABLE). */
+int srv_place_shelf_gib(struct db *db, const char *loc, const char *skip, bool *bounded, double *cap,
+			double *used, size_t *counted, char *names, size_t names_cap);
+/* Refuse growing the volumes of location loc by grow_gib GiB past its
+ * shelves' capacity (api_place_capacity: RESOURCE_EXHAUSTED naming the
+ * shelves); AQ_OK when it fits, shrinks, or the shelves are unbounded. */
+int srv_place_shelf_room(struct db *db, const char *loc, double grow_gib, aq_msg *msg);
+/* The location id of a volume's full name (projects/P/locations/L/...). */
+void srv_place_location(const char *vol_name, char *loc, size_t cap);
+
 #endif

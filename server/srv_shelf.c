@@ -94,6 +94,32 @@ static int shelf_room_check(struct db *db, const char *id, const char *loc, doub
 	return AQ_OK;
 }
 
+/* Capacity like throughput: the location's shelves, with this one as doc
+ * has it (NULL: it goes), must still hold what its volumes take. */
+static int shelf_gib_check(struct db *db, const char *id, const char *loc, const json_t *doc, aq_msg *msg)
+{
+	const json_t *mine = doc ? json_object_get(doc, "capacityGib") : NULL;
+	double cap = 0, used = 0;
+	bool bounded = false;
+	size_t others = 0;
+	int rc;
+
+	if ((rc = srv_place_shelf_gib(db, loc, id, &bounded, &cap, &used, &others, NULL, 0)) != AQ_OK)
+		return rc;
+	if (doc) {
+		/* unbounded when this shelf, or another one, states no capacity */
+		if (!mine || json_is_null(mine) || (others > 0 && !bounded))
+			return AQ_OK;
+		cap += (double)api_json_int64(doc, "capacityGib", 0);
+	} else if (!bounded) {
+		return AQ_OK; /* no shelf left (the last-shelf rule answers), or one without a capacity */
+	}
+	if (cap + 1e-6 < used)
+		return aq_fail(msg, AQ_EPRECOND, "shelf \"%s\" is in use: location %s's volumes take %.0f GiB and its shelves would hold only %.0f GiB",
+			       id, loc, used, cap);
+	return AQ_OK;
+}
+
 /* The answer: the stored document and, as ioStats, what its agents report
  * (srv_shelfio.h); shelves: the shelves of doc's location (NULL: read
  * here). */
@@ -219,7 +245,8 @@ int srv_h_shelf_patch(struct srv_req *req, json_t **resp)
 			json_object_del(doc, "writeThroughputMibps");
 	if ((rc = api_shelf_check(&req->srv->cfg.math, doc, &req->msg)) != AQ_OK ||
 	    (rc = shelf_room_check(req->db, req->params[0], api_json_str(doc, "location", ""),
-				   api_json_double(doc, "readThroughputMibps", 0), &req->msg)) != AQ_OK)
+				   api_json_double(doc, "readThroughputMibps", 0), &req->msg)) != AQ_OK ||
+	    (rc = shelf_gib_check(req->db, req->params[0], api_json_str(doc, "location", ""), doc, &req->msg)) != AQ_OK)
 		goto out;
 	ut_clock_now_text(now, sizeof(now));
 	json_object_set_new(doc, "updateTime", json_string(now));
@@ -245,7 +272,8 @@ int srv_h_shelf_delete(struct srv_req *req, json_t **resp)
 	int rc;
 
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = shelf_load(req, name, sizeof(name), &doc)) != AQ_OK ||
-	    (rc = shelf_room_check(req->db, req->params[0], api_json_str(doc, "location", ""), -1, &req->msg)) != AQ_OK)
+	    (rc = shelf_room_check(req->db, req->params[0], api_json_str(doc, "location", ""), -1, &req->msg)) != AQ_OK ||
+	    (rc = shelf_gib_check(req->db, req->params[0], api_json_str(doc, "location", ""), NULL, &req->msg)) != AQ_OK)
 		goto out;
 	if ((rc = db_delete(req->db, name)) != AQ_OK || (rc = db_commit(req->db)) != AQ_OK)
 		goto out;

@@ -5,6 +5,10 @@
  * readThroughputMibps, srv_place.c), so a PATCH that lowers a ceiling below
  * what placement promised, or a DELETE that takes a location's last shelf
  * (or the bandwidth its volumes use), is refused (FAILED_PRECONDITION).
+ * Capacity likewise (srv_place_shelf_gib): a PATCH of capacityGib, or a
+ * DELETE, that would leave the location's shelves holding less than its
+ * volumes take is refused (FAILED_PRECONDITION); a shelf without
+ * capacityGib leaves its location unbounded.
  * GET answers carry ioStats, what the shelf's agents report of the I/O
  * they issue to it (srv_shelfio.h). Calls run in the caller's transaction
  * or their own. */

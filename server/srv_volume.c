@@ -165,6 +165,23 @@ static int vol_fit(struct srv_req *req, const json_t *pool, json_t *vol, const j
 	return AQ_OK;
 }
 
+/* The location's shelves must hold what the volume grows by (all of it
+ * for a create; old: the stored volume, which the counters include); a
+ * shrink never goes below what the volume uses. */
+static int vol_shelf_room(struct srv_req *req, const char *name, const json_t *vol, const json_t *old)
+{
+	char loc[100];
+	int64_t cap = api_json_int64(vol, "capacityGib", 0);
+	double grow = (double)cap - (old ? (double)api_json_int64(old, "capacityGib", 0) : 0);
+
+	/* a shrink below what the volume holds (usedGib, its node's last report) */
+	if (old && grow < 0 && cap < api_json_int64(old, "usedGib", 0))
+		return aq_fail(&req->msg, AQ_EPRECOND, "capacityGib %lld is below what volume \"%s\" uses (usedGib %lld); free space first",
+			       (long long)cap, name, (long long)api_json_int64(old, "usedGib", 0));
+	srv_place_location(name, loc, sizeof(loc));
+	return srv_place_shelf_room(req->db, loc, grow, &req->msg);
+}
+
 /* The apply step every volume mutation ends with: an operation that is done
  * when the volume's node has applied the change (srv_reconcile.c), the
  * placement that carries it, commit, and a kick to the reconciler. A
@@ -260,6 +277,7 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 	    (rc = vol_pool(req, doc, &pool)) != AQ_OK ||
 	    (rc = vol_share_free(req, api_json_str(doc, "shareName", ""))) != AQ_OK ||
 	    (rc = vol_fit(req, pool, doc, NULL, json_object_get(doc, "throughputMibps") != NULL)) != AQ_OK ||
+	    (rc = vol_shelf_room(req, name, doc, NULL)) != AQ_OK ||
 	    (rc = srv_snapshot_clone_check(req->db, parent, doc, &req->msg)) != AQ_OK ||
 	    (rc = srv_backup_restore_check(req->db, parent, doc, &req->msg)) != AQ_OK ||
 	    (rc = srv_bconfig_check(req->db, parent, doc, &req->msg)) != AQ_OK ||
@@ -350,7 +368,8 @@ int srv_h_volume_patch(struct srv_req *req, json_t **resp)
 	}
 	/* In MANUAL pools an unchanged volume keeps its figure; elsewhere the
 	 * stored limit is derived, so drop it before the check recomputes it. */
-	if ((rc = vol_fit(req, pool, doc, old, tput_given)) != AQ_OK)
+	if ((rc = vol_fit(req, pool, doc, old, tput_given)) != AQ_OK ||
+	    (rc = vol_shelf_room(req, name, doc, old)) != AQ_OK)
 		goto out;
 	out = json_deep_copy(doc);
 	json_object_set_new(out, "@type", json_string(VOL_TYPE));

@@ -2,7 +2,8 @@
 # tests/e2e/test_pg_race.sh: PostgreSQL credentials (a password file or the
 # PG environment, never the URL), then two aquiferd replicas on one PostgreSQL
 # database race for what only one create may take (issue 22): the last
-# MiB/s of a manual-QoS pool, and a shareName of the location. Each round
+# MiB/s of a manual-QoS pool, a shareName of the location, and the last
+# TiB of the location's shelf capacity (issue 24). Each round
 # sends one create to each replica at the same moment; exactly one must be
 # created, and the other must get the refusal a single server gives for
 # that create (measured first, one create after the other), never a second
@@ -125,6 +126,24 @@ for r in $(seq "$ROUNDS"); do
 	pool "q$r"
 	race share "$r" "$(vol "p$r" "same$r" 1)" "$(vol "q$r" "same$r" 1)" "$SHARE_NO"
 done
+# capacity (issue 24): the location's shelf has room for exactly one more
+# 1 TiB volume; each replica asks for it in a pool of its own
+shelf_room() { # set east-shelf-1's capacityGib to what the volumes take + $1
+	local used
+	AQ_RECORD=0 aq_req GET "$PL/volumes?pageSize=1000"
+	used=$(printf '%s' "$BODY" | jq '[.volumes[].capacityGib | tonumber] | add // 0')
+	aq_req PATCH "/v1/shelves/$L-shelf-1?updateMask=capacityGib" "{\"capacityGib\":\"$((used + $1))\"}"
+	expect_status 200 "shelf capacity: $used GiB taken + $1 free"
+}
+for r in $(seq "$ROUNDS"); do
+	pool "ca$r"
+	pool "cb$r"
+	shelf_room 1024
+	race capacity "$r" "$(vol "ca$r" "capa$r" 1)" "$(vol "cb$r" "capb$r" 1)" "429:RESOURCE_EXHAUSTED"
+done
+aq_req GET "$PL/volumes?pageSize=1000"
+n=$(printf '%s' "$BODY" | jq '[.volumes[] | select(.name | test("/volumes/capacity[0-9]+[ab]$"))] | length')
+[ "$n" = "$ROUNDS" ] && aq_pass "one volume per capacity race ($n)" || aq_failed "one volume per capacity race" "$n of $ROUNDS"
 # what was acknowledged is what is there, seen from either replica
 for u in "$A" "$B"; do
 	AQ_URL=$u aq_req GET "$PL/volumes?pageSize=1000"

@@ -4,7 +4,9 @@
 # aquiferd processes on one SQLite file (A with 8 workers, B beside it),
 # and each round sends RACERS creates at the same moment, half to each:
 #   budget: each asks 100 of a MANUAL pool's 128 MiB/s: exactly one wins;
-#   share:  each asks the same shareName (in different pools): exactly one.
+#   share:  each asks the same shareName (in different pools): exactly one;
+#   capacity: each asks 1 TiB (each in its own pool) where the location's
+#   shelf has 1 TiB free: exactly one, the others RESOURCE_EXHAUSTED.
 # Every loser gets the refusal a single server gives for that create
 # (measured first, one create after the other), never a second success;
 # afterwards both processes list exactly the winners, and aquiferd db check
@@ -84,7 +86,9 @@ race() {
 		|| aq_failed "$kind round $r: exactly one create of $RACERS went through" "$codes"
 }
 racer_body() { # KIND ROUND I
-	if [ "$1" = budget ]; then
+	if [ "$1" = capacity ]; then
+		vol "c$2-$3" "cap$2-$3" 1
+	elif [ "$1" = budget ]; then
 		vol "p$2" "b$2-$3" 100
 	else
 		vol "q$2-$3" "same$2" 1
@@ -98,6 +102,23 @@ for r in $(seq "$ROUNDS"); do
 		'{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048","qosType":"MANUAL"}'; done
 	race share "$r" "$SHARE_NO"
 done
+# capacity: the location's shelf has room for exactly one more 1 TiB
+# volume; each racer asks for it in a pool of its own (issue 24)
+shelf_room() { # set east-shelf-1's capacityGib to what the volumes take + $1
+	local used
+	AQ_RECORD=0 aq_req GET "$PL/volumes?pageSize=1000"
+	used=$(printf '%s' "$BODY" | jq '[.volumes[].capacityGib | tonumber] | add // 0')
+	aq_req PATCH "/v1/shelves/$L-shelf-1?updateMask=capacityGib" "{\"capacityGib\":\"$((used + $1))\"}"
+	expect_status 200 "shelf capacity: $used GiB taken + $1 free"
+}
+for r in $(seq "$ROUNDS"); do
+	for i in $(seq "$RACERS"); do pool "c$r-$i" >/dev/null; done
+	shelf_room 1024
+	race capacity "$r" "429:RESOURCE_EXHAUSTED"
+done
+AQ_URL=$A aq_req GET "$PL/volumes?pageSize=1000"
+n=$(printf '%s' "$BODY" | jq '[.volumes[] | select(.name | test("/volumes/capacity[0-9]+-[0-9]+$"))] | length')
+[ "$n" = "$ROUNDS" ] && aq_pass "one volume per capacity race ($n)" || aq_failed "one volume per capacity race" "$n of $ROUNDS"
 # what was acknowledged is what is there, seen from either process
 for u in "$A" "$B"; do
 	AQ_URL=$u aq_req GET "$PL/volumes?pageSize=1000"

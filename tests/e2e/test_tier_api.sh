@@ -289,6 +289,22 @@ expect_status 200 "no volume tiering or cold: the store may change"
 aq_mutate PATCH "$PW/volumes/v1?updateMask=tieringPolicy.tierAction" '{"tieringPolicy":{"tierAction":"ENABLED"}}'
 expect_jq .response.tieringPolicy.tierAction ENABLED "PAUSED -> ENABLED is allowed"
 
+# === the shelf's resize (issue 24): a failed growth shows in stateDetails; a
+# shrink below what the volume uses is refused by name ========================
+report "[$(vol_entry v1 $((150 * GIB)) $((150 * GIB)) 0 12000 9500 ACTIVE | jq -c '. + {shelfDetails: "namespace 0011 holds 1099511627776 bytes, less than 2199023255552: grow it on the shelf (no provision= program)"}')]"
+aq_req GET "$PW/volumes/v1"
+expect_jq '[.state,.stateDetails]|join(" ")' "READY shelf: namespace 0011 holds 1099511627776 bytes, less than 2199023255552: grow it on the shelf (no provision= program)" \
+	"a resize the shelf could not make: READY at the old size, stateDetails says why"
+expect_jq .usedGib 150 "usedGib from the report"
+aq_req PATCH "$PW/volumes/v1?updateMask=capacityGib" '{"capacityGib":"120"}'
+expect_error 400 FAILED_PRECONDITION "a shrink below usedGib is refused"
+expect_contains "the refusal names usedGib" "capacityGib 120 is below what volume" "$BODY"
+aq_req GET "$PW/volumes/v1"
+expect_jq .capacityGib 1024 "the refused shrink changed nothing"
+report "[$(vol_entry v1 $GIB $GIB 0 12000 9500 ACTIVE)]"
+aq_req GET "$PW/volumes/v1"
+expect_jq .stateDetails "" "stateDetails cleared once the shelf holds the capacity"
+
 # === the secret never left the server ========================================
 leaks=$(grep -rl -e "$SECRET" -e "$SECRET2" "$AQ_RECORD_DIR" 2>/dev/null | wc -l)
 expect_eq "no recorded answer carries a secretAccessKey" 0 "$leaks"

@@ -155,6 +155,75 @@ START_TEST(test_place_volume)
 }
 END_TEST
 
+static void cap_shelf(const char *loc, const char *id, const char *gib)
+{
+	char name[100], parent[100];
+
+	snprintf(name, sizeof(name), "shelves/%s", id);
+	snprintf(parent, sizeof(parent), "locations/%s", loc);
+	srv_test_put(db, "shelf", parent, name,
+		     gib ? json_pack("{s:s,s:f,s:s}", "name", name, "readThroughputMibps", 1e5, "capacityGib", gib)
+			 : json_pack("{s:s,s:f}", "name", name, "readThroughputMibps", 1e5));
+}
+
+static void cap_volume(const char *loc, const char *id, const char *pool, const char *gib)
+{
+	char name[200], parent[100], pn[200];
+
+	snprintf(parent, sizeof(parent), "projects/p/locations/%s", loc);
+	snprintf(name, sizeof(name), "%s/volumes/%s", parent, id);
+	snprintf(pn, sizeof(pn), "%s/storagePools/%s", parent, pool);
+	srv_test_put(db, "volume", parent, name,
+		     json_pack("{s:s,s:s,s:s}", "name", name, "storagePool", pn, "capacityGib", gib));
+}
+
+/* Shelf capacity: what a location's shelves hold bounds what its volumes
+ * (in any pool) take; another location's volumes do not count; a shelf
+ * stating no capacity leaves the location unbounded. */
+START_TEST(test_shelf_capacity)
+{
+	aq_msg msg = { .text = "" };
+	char names[200];
+	double cap = -1, used = -1;
+	bool bounded = false;
+	size_t counted = 0;
+
+	cap_shelf("cap", "cap-1", "1000");
+	cap_volume("cap", "a", "p1", "500");
+	cap_volume("cap", "b", "p2", "100"); /* another pool, the same shelves */
+	cap_volume("east", "big", "p1", "90000");
+	ck_assert_int_eq(srv_place_shelf_gib(db, "cap", NULL, &bounded, &cap, &used, &counted, names, sizeof(names)),
+			 AQ_OK);
+	ck_assert(bounded);
+	ck_assert_double_eq_tol(cap, 1000, 1e-9);
+	ck_assert_double_eq_tol(used, 600, 1e-9);
+	ck_assert_uint_eq(counted, 1);
+	ck_assert_str_eq(names, "cap-1");
+	/* exactly the free 400 GiB fits; one more is refused, naming the shelf */
+	ck_assert_int_eq(srv_place_shelf_room(db, "cap", 400, &msg), AQ_OK);
+	ck_assert_int_eq(srv_place_shelf_room(db, "cap", 401, &msg), AQ_EEXHAUSTED);
+	ck_assert_msg(strstr(msg.text, "cap-1") && strstr(msg.text, "400 GiB free") && strstr(msg.text, "401 GiB more"),
+		      "%s", msg.text);
+	/* a shrink always fits, even on a full shelf */
+	cap_volume("cap", "c", "p2", "400");
+	ck_assert_int_eq(srv_place_shelf_room(db, "cap", 1, &msg), AQ_EEXHAUSTED);
+	ck_assert_int_eq(srv_place_shelf_room(db, "cap", -100, &msg), AQ_OK);
+	/* leaving the shelf out: nothing counted, nothing bounded */
+	ck_assert_int_eq(srv_place_shelf_gib(db, "cap", "cap-1", &bounded, &cap, &used, &counted, NULL, 0), AQ_OK);
+	ck_assert(!bounded);
+	ck_assert_uint_eq(counted, 0);
+	/* a second shelf adds its capacity; one without capacityGib unbounds */
+	cap_shelf("cap", "cap-2", "50");
+	ck_assert_int_eq(srv_place_shelf_room(db, "cap", 50, &msg), AQ_OK);
+	ck_assert_int_eq(srv_place_shelf_room(db, "cap", 51, &msg), AQ_EEXHAUSTED);
+	ck_assert_msg(strstr(msg.text, "cap-1, cap-2") != NULL, "%s", msg.text);
+	cap_shelf("cap", "cap-3", NULL);
+	ck_assert_int_eq(srv_place_shelf_room(db, "cap", 1e6, &msg), AQ_OK);
+	/* east's shelf states no capacity: its 90000 GiB volume was never refused */
+	ck_assert_int_eq(srv_place_shelf_room(db, "east", 1e6, &msg), AQ_OK);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("srv_place");
@@ -165,6 +234,7 @@ int main(void)
 	tcase_add_test(tc, test_bounds);
 	tcase_add_test(tc, test_allocated);
 	tcase_add_test(tc, test_place_volume);
+	tcase_add_test(tc, test_shelf_capacity);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }

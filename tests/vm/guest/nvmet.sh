@@ -13,6 +13,9 @@
 #   nvmet.sh create FSID ID BYTES  a namespace of BYTES (a sparse file in
 #                                $NVMET_DIR) with NGUID and UUID ID: what the
 #                                agent's provision= program is asked
+#   nvmet.sh resize FSID ID BYTES  that namespace grows to BYTES (its file grows;
+#                                nvmet's revalidate_size tells the hosts, which
+#                                see the new size after a rescan)
 #   nvmet.sh delete FSID ID      that namespace goes, and its file
 #   nvmet.sh down                namespaces, port and subsystem go
 #
@@ -72,6 +75,18 @@ create)
 	echo "$id" >"$ns/device_nguid"
 	echo "$id" >"$ns/device_uuid"
 	echo 1 >"$ns/enable"
+	;;
+resize)
+	fsid=$2 bytes=$4
+	nqn=$(cat "$NVMET_DIR/nqn") || die "no subsystem"
+	case $fsid in *[!0-9a-f]* | '') die "bad fsid $fsid" ;; esac
+	[ -f "$NVMET_DIR/$fsid.img" ] || die "no namespace for $fsid"
+	truncate -s "$bytes" "$NVMET_DIR/$fsid.img"
+	for ns in "$CFG/subsystems/$nqn/namespaces/"*; do
+		[ "$(cat "$ns/device_path" 2>/dev/null)" = "$NVMET_DIR/$fsid.img" ] || continue
+		[ -e "$ns/revalidate_size" ] || die "this kernel's nvmet has no revalidate_size"
+		echo 1 >"$ns/revalidate_size"
+	done
 	;;
 delete)
 	fsid=$2 id=$3
