@@ -348,8 +348,10 @@ int srv_visit_intent_build(const struct api_math_params *math, struct db *db, co
  * cloneSource, so the node would make it empty: issue 20). The intent is
  * built without the write lock (a pass over every volume of the node); the
  * transaction here reads only the node and the placements that build saw
- * waiting, and gives the generation to those still as it read them. */
-/* srv_visit_generation's transaction body (db_group_run) */
+ * waiting, and gives the generation to those still as it read them. That
+ * transaction is vg_body, run through db_group_run (db.h) so that many
+ * nodes' generations share one commit; it may run twice (its group rolled
+ * back), so it sets its outputs from what it reads. */
 struct vg_tx {
 	const struct db_fence *fence;
 	const char *nn;
