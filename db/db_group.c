@@ -75,15 +75,41 @@ static int dg_alone(struct db *db, struct dg_item *it)
 	return rc;
 }
 
-/* Lead one group on db (dg.leading set by the caller, dg.mu not held). */
-static void dg_lead(struct db *db)
+/* Take me out of the queue, failed with rc. Under dg.mu. */
+static void dg_fail_own(struct dg_item *me, int rc)
+{
+	struct dg_item **pp;
+
+	for (pp = &dg.head; *pp && *pp != me; pp = &(*pp)->next)
+		;
+	if (!*pp)
+		return; /* already taken */
+	*pp = me->next;
+	if (dg.tail == &me->next)
+		dg.tail = pp;
+	dg.st.queued--;
+	me->rc = rc;
+	me->done = true;
+}
+
+/* Lead one group on db, the connection of me's caller (dg.leading set by
+ * the caller, dg.mu not held). */
+static void dg_lead(struct db *db, struct dg_item *me)
 {
 	struct dg_item *first = NULL, **last = &first, *it;
 	size_t n = 0;
 	uint64_t t0;
 	int rc;
 
-	rc = db_begin(db); /* the writer mutex: bodies queue meanwhile */
+	/* the writer mutex: bodies queue meanwhile. A begin that fails is
+	 * this connection's trouble: only its own caller's body fails, the
+	 * others wait for the next leader */
+	if ((rc = db_begin(db)) != AQ_OK) {
+		pthread_mutex_lock(&dg.mu);
+		dg_fail_own(me, rc);
+		pthread_mutex_unlock(&dg.mu);
+		return;
+	}
 	t0 = dg_now_ns();
 	for (;;) {
 		pthread_mutex_lock(&dg.mu);
@@ -94,9 +120,7 @@ static void dg_lead(struct db *db)
 		*last = it;
 		last = &it->next;
 		n++;
-		if (rc == AQ_OK)
-			rc = it->fn(db, it->arg);
-		if (rc != AQ_OK)
+		if ((rc = it->fn(db, it->arg)) != AQ_OK)
 			break; /* the group is lost: the rest run alone below */
 	}
 	if (rc == AQ_OK && n > 0)
@@ -141,7 +165,7 @@ int db_group_run(struct db *db, db_group_fn fn, void *arg)
 		}
 		dg.leading = true;
 		pthread_mutex_unlock(&dg.mu);
-		dg_lead(db);
+		dg_lead(db, &me);
 		pthread_mutex_lock(&dg.mu);
 		dg.leading = false;
 		pthread_cond_broadcast(&dg.cv); /* a waiter whose body is left leads next */
