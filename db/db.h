@@ -20,6 +20,7 @@
 #define AQ_DB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -115,6 +116,10 @@ struct db_group_stats {
 	uint64_t queued;
 };
 void db_group_stats(struct db_group_stats *st);
+/* Lower the bounds (max 1..DB_GROUP_MAX bodies, budget_ns; 0 or out of
+ * range: the default), process-wide: for tests, which need a group not
+ * cut by the clock on a loaded machine, and to see each bound hold. */
+void db_group_limits(size_t max, uint64_t budget_ns);
 
 /* One resource. */
 int db_get(struct db *db, const char *name, json_t **doc);

@@ -37,8 +37,11 @@ static struct {
 	pthread_cond_t cv;
 	struct dg_item *head, **tail;
 	bool leading;
+	size_t max;         /* bodies a group at most (db_group_limits) */
+	uint64_t budget_ns; /* no more bodies taken once a group ran this long */
 	struct db_group_stats st;
-} dg = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+} dg = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .max = DB_GROUP_MAX,
+	 .budget_ns = DB_GROUP_BUDGET_NS };
 
 static uint64_t dg_now_ns(void)
 {
@@ -54,7 +57,7 @@ static struct dg_item *dg_take(size_t n, uint64_t t0)
 {
 	struct dg_item *it = dg.head;
 
-	if (!it || n >= DB_GROUP_MAX || (n > 0 && dg_now_ns() - t0 >= DB_GROUP_BUDGET_NS))
+	if (!it || n >= dg.max || (n > 0 && dg_now_ns() - t0 >= dg.budget_ns))
 		return NULL;
 	dg.head = it->next;
 	if (!dg.head)
@@ -178,5 +181,13 @@ void db_group_stats(struct db_group_stats *st)
 {
 	pthread_mutex_lock(&dg.mu);
 	*st = dg.st;
+	pthread_mutex_unlock(&dg.mu);
+}
+
+void db_group_limits(size_t max, uint64_t budget_ns)
+{
+	pthread_mutex_lock(&dg.mu);
+	dg.max = max >= 1 && max <= DB_GROUP_MAX ? max : DB_GROUP_MAX;
+	dg.budget_ns = budget_ns ? budget_ns : DB_GROUP_BUDGET_NS;
 	pthread_mutex_unlock(&dg.mu);
 }

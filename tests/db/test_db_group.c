@@ -129,6 +129,7 @@ START_TEST(test_group_one_commit)
 	int64_t n = -1;
 
 	ck_assert_msg(db_open(db_path, &d, &msg) == AQ_OK, "db_open: %s", msg.text);
+	db_group_limits(0, 60 * 1000000000ull); /* no cut by the clock under load */
 	db_group_stats(&s0);
 	gr_queue_behind(d, g, -1);
 	db_sync_stats(&c0);
@@ -148,6 +149,51 @@ START_TEST(test_group_one_commit)
 	ck_assert_int_eq(db_count(d, "node", "locations/l", &n), AQ_OK);
 	ck_assert_int_eq(n, GR_THREADS);
 	db_close(d);
+}
+END_TEST
+
+/* The bounds hold: at most max bodies a group (16 queued, max 4: four
+ * commits), and no body taken once a group ran its budget (1 ns: one
+ * body a group, sixteen commits). */
+static void gr_bounded(size_t max, uint64_t budget_ns, uint64_t want)
+{
+	struct gr_thread g[GR_THREADS];
+	struct db_sync_stats c0, c1;
+	struct db_group_stats s0, s1;
+	aq_msg msg = { .text = "" };
+	struct db *d = NULL;
+	int64_t n = -1;
+
+	ck_assert_msg(db_open(db_path, &d, &msg) == AQ_OK, "db_open: %s", msg.text);
+	db_group_limits(max, budget_ns);
+	db_group_stats(&s0);
+	gr_queue_behind(d, g, -1);
+	db_sync_stats(&c0);
+	db_rollback(d);
+	for (int t = 0; t < GR_THREADS; t++) {
+		pthread_join(g[t].th, NULL);
+		ck_assert_msg(g[t].rc == AQ_OK, "report %d: %s", t, aq_err_str(g[t].rc));
+	}
+	db_sync_stats(&c1);
+	db_group_stats(&s1);
+	ck_assert_msg(c1.commits - c0.commits == want, "%d reports, max %zu, budget %llu ns: %llu commits, not %llu",
+		      GR_THREADS, max, (unsigned long long)budget_ns, (unsigned long long)(c1.commits - c0.commits),
+		      (unsigned long long)want);
+	ck_assert_uint_eq(s1.groups - s0.groups, want);
+	ck_assert_int_eq(db_count(d, "node", "locations/l", &n), AQ_OK);
+	ck_assert_int_eq(n, GR_THREADS);
+	db_close(d);
+}
+
+START_TEST(test_group_bounded)
+{
+	gr_bounded(4, 60 * 1000000000ull, GR_THREADS / 4);
+}
+END_TEST
+
+START_TEST(test_group_budget)
+{
+	gr_bounded(0, 1, GR_THREADS);
 }
 END_TEST
 
@@ -255,6 +301,8 @@ static Suite *db_group_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_group_one_commit);
+	tcase_add_test(tc, test_group_bounded);
+	tcase_add_test(tc, test_group_budget);
 	tcase_add_test(tc, test_group_failure_isolated);
 	tcase_add_test(tc, test_group_refused_in_tx);
 	tcase_add_test(tc, test_group_kill9_keeps_acknowledged);
