@@ -20,6 +20,7 @@
 #define AQ_DB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -87,6 +88,38 @@ void db_sync_stats(struct db_sync_stats *st);
 /* The number db_sync_stats counts this connection's last commit as (0:
  * none yet): on SQLite, once db_commit() returned, synced >= it. */
 uint64_t db_commit_seq(const struct db *db);
+
+/* Group transactions (db_group.c): fn's writes, in one transaction with
+ * other callers' bodies. fn runs between a begin and a commit that
+ * db_group_run makes (it must not call db_begin/db_commit), on the
+ * connection of whichever caller leads the group (its db argument, not
+ * necessarily the caller's), with the other bodies queued meanwhile, in
+ * arrival order. db_group_run returns once the transaction holding fn's
+ * writes committed (and is durable, as db_commit), or failed: fn's result
+ * (or the commit's) is returned and fn's writes are undone. fn returns
+ * AQ_OK to keep its writes or an error to undo them; then the group rolls
+ * back and each of its bodies runs again alone, so fn may run twice and
+ * must set its outputs from what it reads. Groups form while another
+ * writer holds the writer mutex (no timer): at most DB_GROUP_MAX bodies,
+ * and no more are taken once a group has run DB_GROUP_BUDGET_NS. Never
+ * called inside a transaction of db (AQ_EINVAL). Thread-safe; one queue
+ * per process. Counters: groups committed or lost, bodies they ran, bodies
+ * run again alone, bodies queued now. */
+#define DB_GROUP_MAX 256
+#define DB_GROUP_BUDGET_NS (20 * 1000000ull)
+typedef int (*db_group_fn)(struct db *db, void *arg);
+int db_group_run(struct db *db, db_group_fn fn, void *arg);
+struct db_group_stats {
+	uint64_t groups;
+	uint64_t items;
+	uint64_t alone;
+	uint64_t queued;
+};
+void db_group_stats(struct db_group_stats *st);
+/* Lower the bounds (max 1..DB_GROUP_MAX bodies, budget_ns; 0 or out of
+ * range: the default), process-wide: for tests, which need a group not
+ * cut by the clock on a loaded machine, and to see each bound hold. */
+void db_group_limits(size_t max, uint64_t budget_ns);
 
 /* One resource. */
 int db_get(struct db *db, const char *name, json_t **doc);

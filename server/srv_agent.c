@@ -235,7 +235,7 @@ out:
 
 /* The node a node token speaks for: its own node, of the incarnation the
  * token was issued to (srv_auth_node_check). */
-static int node_of_token(struct srv_req *req, char *name, size_t cap, json_t **doc)
+static int node_of_token(struct srv_req *req, struct db *db, char *name, size_t cap, json_t **doc)
 {
 	int rc;
 
@@ -244,7 +244,7 @@ static int node_of_token(struct srv_req *req, char *name, size_t cap, json_t **d
 	if (strcmp(req->auth.use, SRV_USE_JOIN) == 0)
 		return aq_fail(&req->msg, AQ_EUNAUTH, "a join token only joins; report with the node token the join answered");
 	snprintf(name, cap, "nodes/%s", req->auth.subject);
-	rc = db_get(req->db, name, doc);
+	rc = db_get(db, name, doc);
 	if (rc == AQ_ENOENT)
 		return aq_fail(&req->msg, AQ_EUNAUTH,
 			       "this token belongs to no joined node (node \"%s\" was deleted or never joined); join it with a new join token",
@@ -434,9 +434,94 @@ out:
 	return rc;
 }
 
+/* A report's write (db_group_run's body: it may share its transaction
+ * with other reports and visits, and run again alone): the node's
+ * liveness, applied generation and addresses, the usage of the volumes
+ * the read pass saw change (todo), snapshot and backup progress. *doc
+ * gets the node as written; kick: its intent changed. */
+struct st_tx {
+	struct srv_req *req;
+	const json_t *todo;
+	int64_t applied, t;
+	json_t *doc;
+	bool kick;
+};
+
+static int status_body(struct db *db, void *arg)
+{
+	struct st_tx *a = arg;
+	struct srv_req *req = a->req;
+	char name[200], parent[200], now[48];
+	json_t *doc = NULL, *v;
+	bool changed = true, kick = false;
+	size_t i;
+	int rc;
+
+	json_decref(a->doc);
+	a->doc = NULL;
+	a->kick = false;
+	if ((rc = node_of_token(req, db, name, sizeof(name), &doc)) != AQ_OK)
+		goto out;
+	ut_clock_now_text(now, sizeof(now));
+	if (strcmp(api_json_str(doc, "state", ""), "DOWN") == 0) {
+		json_object_set_new(doc, "state", json_string("READY"));
+		kick = true; /* back: what moved away while it was DOWN leaves its intent */
+	}
+	json_object_set_new(doc, "lastSeenTime", json_string(now));
+	if (a->applied > api_json_int64(doc, "appliedGeneration", 0) && a->applied <= api_json_int64(doc, "generation", 0))
+		json_object_set_new(doc, "appliedGeneration", json_integer(a->applied));
+	json_object_set_new(json_object_get(doc, "internal"), "lastSeenMs", json_integer(a->t));
+	if (json_object_get(req->body, "agentVersion"))
+		json_object_set(doc, "agentVersion", json_object_get(req->body, "agentVersion"));
+	if ((rc = node_smb_address(req, doc)) != AQ_OK || (rc = node_service_addresses(req, doc)) != AQ_OK)
+		goto out;
+	snprintf(parent, sizeof(parent), "locations/%s", api_json_str(doc, "location", ""));
+	if ((rc = db_put(db, "node", parent, name, doc, false)) != AQ_OK)
+		goto out;
+	/* usage of the volumes this node serves, where the read pass saw a change */
+	json_array_foreach(a->todo, i, v) {
+		const char *vn = api_json_str(v, "name", "");
+		char pname[800], vparent[600];
+		json_t *pl = NULL, *vol = NULL;
+		const char *slash = strstr(vn, "/volumes/");
+		struct vol_report r;
+		bool repriced = false;
+
+		snprintf(pname, sizeof(pname), "placements/%s", vn);
+		if (!slash || db_get(db, pname, &pl) != AQ_OK ||
+		    strcmp(api_json_str(pl, "node", ""), name) != 0 || db_get(db, vn, &vol) != AQ_OK) {
+			json_decref(pl);
+			continue;
+		}
+		vol_report_read(v, &r);
+		if (vol_report_differs(&r, vol)) {
+			vol_report_apply(&req->srv->cfg.math, db, &r, vol, &repriced);
+			snprintf(vparent, sizeof(vparent), "%.*s", (int)(slash - vn), vn);
+			rc = db_put(db, "volume", vparent, vn, vol, false);
+		}
+		/* snapshot creates, deletes and reverts the node finished: a delete
+		 * or a revert done changes its intent */
+		if (rc == AQ_OK)
+			rc = srv_snapshot_report(db, vol, v, true, &repriced);
+		kick = kick || repriced;
+		json_decref(pl);
+		json_decref(vol);
+		if (rc != AQ_OK)
+			goto out;
+	}
+	if ((rc = srv_backup_report(db, doc, req->body, true, &changed, &kick)) != AQ_OK)
+		goto out;
+	a->doc = doc;
+	doc = NULL;
+	a->kick = kick;
+out:
+	json_decref(doc);
+	return rc;
+}
+
 int srv_h_agent_status(struct srv_req *req, json_t **resp)
 {
-	char name[200], parent[200], now[48];
+	char name[200];
 	json_t *doc = NULL, *vols = json_object_get(req->body, "volumes"), *v, *fed = NULL, *todo = NULL, *known = NULL,
 	       *snaps = NULL;
 	int64_t applied = api_json_int64(req->body, "appliedGeneration", -1), t = ut_clock_real_ms();
@@ -454,7 +539,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	fed = json_array();
 	todo = json_array(); /* the reports of volumes whose documents change */
 	/* read first: most reports change nothing durable */
-	if ((rc = node_of_token(req, name, sizeof(name), &doc)) != AQ_OK)
+	if ((rc = node_of_token(req, req->db, name, sizeof(name), &doc)) != AQ_OK)
 		goto out;
 	srv_node_live_seen(req->srv, name, t);
 	/* A generation above the node's own was never pushed by us (a node that
@@ -513,58 +598,17 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 		goto answer;
 	json_decref(doc);
 	doc = NULL;
-	if ((rc = db_begin(req->db)) != AQ_OK || (rc = node_of_token(req, name, sizeof(name), &doc)) != AQ_OK)
-		goto out;
-	ut_clock_now_text(now, sizeof(now));
-	if (strcmp(api_json_str(doc, "state", ""), "DOWN") == 0) {
-		json_object_set_new(doc, "state", json_string("READY"));
-		kick = true; /* back: what moved away while it was DOWN leaves its intent */
-	}
-	json_object_set_new(doc, "lastSeenTime", json_string(now));
-	if (applied > api_json_int64(doc, "appliedGeneration", 0) && applied <= api_json_int64(doc, "generation", 0))
-		json_object_set_new(doc, "appliedGeneration", json_integer(applied));
-	json_object_set_new(json_object_get(doc, "internal"), "lastSeenMs", json_integer(t));
-	if (json_object_get(req->body, "agentVersion"))
-		json_object_set(doc, "agentVersion", json_object_get(req->body, "agentVersion"));
-	if ((rc = node_smb_address(req, doc)) != AQ_OK || (rc = node_service_addresses(req, doc)) != AQ_OK)
-		goto out;
-	snprintf(parent, sizeof(parent), "locations/%s", api_json_str(doc, "location", ""));
-	if ((rc = db_put(req->db, "node", parent, name, doc, false)) != AQ_OK)
-		goto out;
-	/* usage of the volumes this node serves, where the read pass saw a change */
-	json_array_foreach(todo, i, v) {
-		const char *vn = api_json_str(v, "name", "");
-		char pname[800], vparent[600];
-		json_t *pl = NULL, *vol = NULL;
-		const char *slash = strstr(vn, "/volumes/");
-		struct vol_report r;
-		bool repriced = false;
+	/* in one transaction with other reports and visits (db_group_run):
+	 * one commit for many, not one each */
+	{
+		struct st_tx w = { .req = req, .todo = todo, .applied = applied, .t = t };
 
-		snprintf(pname, sizeof(pname), "placements/%s", vn);
-		if (!slash || db_get(req->db, pname, &pl) != AQ_OK ||
-		    strcmp(api_json_str(pl, "node", ""), name) != 0 || db_get(req->db, vn, &vol) != AQ_OK) {
-			json_decref(pl);
-			continue;
-		}
-		vol_report_read(v, &r);
-		if (vol_report_differs(&r, vol)) {
-			vol_report_apply(&req->srv->cfg.math, req->db, &r, vol, &repriced);
-			snprintf(vparent, sizeof(vparent), "%.*s", (int)(slash - vn), vn);
-			rc = db_put(req->db, "volume", vparent, vn, vol, false);
-		}
-		/* snapshot creates, deletes and reverts the node finished: a delete
-		 * or a revert done changes its intent */
-		if (rc == AQ_OK)
-			rc = srv_snapshot_report(req->db, vol, v, true, &repriced);
-		kick = kick || repriced;
-		json_decref(pl);
-		json_decref(vol);
+		rc = db_group_run(req->db, status_body, &w);
+		doc = w.doc;
+		kick = w.kick;
 		if (rc != AQ_OK)
 			goto out;
 	}
-	if ((rc = srv_backup_report(req->db, doc, req->body, true, &changed, &kick)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
-		goto out;
 	if (kick)
 		srv_kick(req->srv, name); /* a QoS limit followed the cold tier, a backup job ended */
 	if (!ahead &&

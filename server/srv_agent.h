@@ -6,8 +6,10 @@
  * key (stored kinds "locsecret", locsecrets/L, and "join", joins/<jti>).
  * POST /v1/agent/status is the node's report: liveness, the time series,
  * the volumes' usage and the generation it applied, which finishes what
- * waited for it (srv_visit_applied). Both run on a worker, each in its
- * own transaction.
+ * waited for it (srv_visit_applied). Both run on a worker; a join in its
+ * own transaction, a report's writes (when it changes anything durable)
+ * through db_group_run (db.h), in one transaction with other reports and
+ * the reconciler's visits, answered once that transaction committed.
  */
 #ifndef AQ_SRV_AGENT_H
 #define AQ_SRV_AGENT_H

@@ -454,6 +454,18 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 			     "# TYPE aquifer_db_syncs_total counter\naquifer_db_syncs_total %llu\n",
 			     (unsigned long long)st.commits, (unsigned long long)st.syncs);
 	}
+	{
+		struct db_group_stats gs;
+
+		db_group_stats(&gs);
+		ut_buf_addf(&b, "# HELP aquifer_db_group_transactions_total Group transactions (db_group_run: the reconciler's visits and the status reports, many in one commit).\n"
+			     "# TYPE aquifer_db_group_transactions_total counter\naquifer_db_group_transactions_total %llu\n"
+			     "# HELP aquifer_db_group_bodies_total Writes those group transactions ran (bodies per transaction: this over the transactions).\n"
+			     "# TYPE aquifer_db_group_bodies_total counter\naquifer_db_group_bodies_total %llu\n"
+			     "# HELP aquifer_db_group_alone_total Bodies run again alone after their group failed (a body's error or a conflict).\n"
+			     "# TYPE aquifer_db_group_alone_total counter\naquifer_db_group_alone_total %llu\n",
+			     (unsigned long long)gs.groups, (unsigned long long)gs.items, (unsigned long long)gs.alone);
+	}
 	ut_buf_addf(&b, "# HELP aquifer_uptime_seconds Seconds since aquiferd started.\n# TYPE aquifer_uptime_seconds gauge\n"
 		     "aquifer_uptime_seconds %.3f\n", (double)(ut_clock_mono_ns() - req->srv->start_ns) / 1e9);
 	{

@@ -33,13 +33,13 @@ struct srv_pusher {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop;
-	/* one pusher at a time in a write transaction: every writer of the
-	 * process queues on db.c's one writer mutex (each PostgreSQL commit a
-	 * WAL flush under it), so parallel pushers' writes would only crowd
-	 * out the creates and the status reports (bench/sim/REPORT.md: 8
-	 * ungated pushers made a create take 1.75 s and let reports starve
-	 * until nodes were taken for DOWN); builds and pushes run in parallel */
-	pthread_mutex_t gate;
+	/* no writer gate: the visits' transactions (a generation, the finish
+	 * of what a node applied) go through db_group_run (db.h), which runs
+	 * the bodies queued by every pusher and status report in one
+	 * transaction. Before, eight pushers each committing crowded out the
+	 * creates and the status reports on db.c's one writer mutex, and one
+	 * pusher at a time writing made the visits drain at one commit each
+	 * (bench/sim/REPORT.md) */
 	int nthreads;
 	pthread_t *threads;
 	/* the current epoch and its fence (epoch -1: not leading) */
@@ -112,30 +112,38 @@ static void pu_learnt(struct srv_pusher *p, int64_t epoch, const char *nn, json_
  * an earlier incarnation, or the database was restored from a backup): it
  * would refuse every push as stale. Its generation jumps past the answer,
  * so the next push is applied; nothing is taken as applied meanwhile. */
-static int pu_push_past(struct db *db, const struct db_fence *fence, const char *nn, int64_t applied)
+struct pu_past {
+	const struct db_fence *fence;
+	const char *nn;
+	int64_t applied;
+};
+
+static int pu_push_past_body(struct db *db, void *arg)
 {
+	const struct pu_past *a = arg;
 	json_t *node = NULL;
 	int rc;
 
-	if ((rc = db_begin(db)) != AQ_OK || (rc = srv_lead_fence(db, fence)) != AQ_OK ||
-	    (rc = db_get(db, nn, &node)) != AQ_OK)
+	if ((rc = srv_lead_fence(db, a->fence)) != AQ_OK || (rc = db_get(db, a->nn, &node)) != AQ_OK)
 		goto out;
-	if (applied >= api_json_int64(node, "generation", 0)) {
+	if (a->applied >= api_json_int64(node, "generation", 0)) {
 		char id[32];
 
-		snprintf(id, sizeof(id), "gen-%lld", (long long)applied + 1);
+		snprintf(id, sizeof(id), "gen-%lld", (long long)a->applied + 1);
 		UT_WARN("srv_reconcile", id, "node %s gen=%lld: it reports generation %lld, above its own %lld: pushing %lld",
-			nn, (long long)applied + 1, (long long)applied, (long long)api_json_int64(node, "generation", 0),
-			(long long)applied + 1);
-		json_object_set_new(node, "generation", json_integer(applied + 1));
-		if ((rc = srv_node_save(db, node)) != AQ_OK)
-			goto out;
+			a->nn, (long long)a->applied + 1, (long long)a->applied,
+			(long long)api_json_int64(node, "generation", 0), (long long)a->applied + 1);
+		json_object_set_new(node, "generation", json_integer(a->applied + 1));
+		rc = srv_node_save(db, node);
 	}
-	rc = db_commit(db);
 out:
-	db_rollback(db);
 	json_decref(node);
 	return rc;
+}
+
+static int pu_push_past(struct db *db, const struct db_fence *fence, const char *nn, int64_t applied)
+{
+	return db_group_run(db, pu_push_past_body, &(struct pu_past){ .fence = fence, .nn = nn, .applied = applied });
 }
 
 /* One visit of node n at epoch with fence: 1 pushed, -1 a push failed, 0
@@ -160,9 +168,7 @@ static int pu_visit(struct srv_pusher *p, struct db *db, const struct db_fence *
 	}
 	ns[SRV_VISIT_BUILD] = ut_clock_mono_ns() - t;
 	t = ut_clock_mono_ns();
-	pthread_mutex_lock(&p->gate);
 	rc = srv_visit_generation(&srv->cfg.math, db, fence, n, &ri, &gen, &more);
-	pthread_mutex_unlock(&p->gate);
 	if (rc != AQ_OK || db_get(db, nn, &node) != AQ_OK) {
 		pushed = -2; /* not built: its dirty mark stays */
 		goto out;
@@ -190,9 +196,7 @@ static int pu_visit(struct srv_pusher *p, struct db *db, const struct db_fence *
 	pushed = 1;
 	if (applied > gen) {
 		pu_learnt(p, epoch, nn, NULL);
-		pthread_mutex_lock(&p->gate);
 		rc = pu_push_past(db, fence, nn, applied);
-		pthread_mutex_unlock(&p->gate);
 		if (rc == AQ_OK)
 			srv_kick(srv, nn);
 		goto out;
@@ -209,9 +213,7 @@ static int pu_visit(struct srv_pusher *p, struct db *db, const struct db_fence *
 	}
 	json_array_extend(failed, ri.bad);
 	t = ut_clock_mono_ns();
-	pthread_mutex_lock(&p->gate);
 	srv_visit_applied(srv, db, nn, applied, failed);
-	pthread_mutex_unlock(&p->gate);
 	ns[SRV_VISIT_APPLIED] = ut_clock_mono_ns() - t;
 out:
 	srv_visit_intent_cleanup(&ri);
@@ -387,7 +389,6 @@ int srv_pusher_new(struct srv *srv, int threads, struct srv_pusher **out, aq_msg
 	p->srv = srv;
 	p->epoch = -1;
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_mutex_init(&p->gate, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	if (!(p->fifo[0] = json_array()) || !(p->fifo[1] = json_array()) || !(p->busy = json_object()) || !(p->built = json_object()) || !(p->pushes = json_object()) ||
 	    !(p->threads = calloc((size_t)threads, sizeof(*p->threads))))
@@ -422,7 +423,6 @@ void srv_pusher_free(struct srv_pusher *p)
 	json_decref(p->built);
 	json_decref(p->pushes);
 	pthread_cond_destroy(&p->cond);
-	pthread_mutex_destroy(&p->gate);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }

@@ -9,8 +9,9 @@
  * remembered and the node's doorbell rung (srv_kick.h) when its visit
  * ends, so the next pass visits it again with whatever changed. The nodes
  * a change marked or rang for go first (a create's node never waits
- * behind a full pass); one pusher at a time writes (db.c has one writer
- * mutex per process: parallel writers would only crowd out the API's). Fencing: each visit carries the
+ * behind a full pass); the visits' writes go through db_group_run (db.h),
+ * so the pushers' and the status reports' transactions share commits
+ * instead of each queueing on db.c's one writer mutex. Fencing: each visit carries the
  * epoch of the pass that asked for it; one whose epoch is no longer the
  * pusher's (srv_pusher_reset, a lost or new lease) is dropped unvisited,
  * and every generation it writes checks the fence in its transaction

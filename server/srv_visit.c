@@ -244,33 +244,25 @@ out:
 	return rc;
 }
 
-int srv_visit_applied(struct srv *srv, struct db *db, const char *node_name, int64_t g,
-		     const json_t *failed)
+/* srv_visit_applied's transaction body (db_group_run: it may share its
+ * transaction with other nodes' and run again alone) */
+struct va_tx {
+	const char *node_name;
+	int64_t g;
+	const json_t *failed, *due;
+};
+
+static int va_body(struct db *db, void *arg)
 {
-	json_t *pls = NULL, *pl, *node = NULL, *due = NULL, *dn;
+	const struct va_tx *a = arg;
+	const char *node_name = a->node_name;
+	json_t *pls = NULL, *pl, *node = NULL, *dn;
 	size_t i;
 	int rc;
 
-	(void)srv;
-	/* which placements wait for a generation up to g, read without the
-	 * write lock; the transaction reads those again (O(what finished), not
-	 * O(volumes on the node)) and acts on what still waits */
-	if ((rc = list_all(db, "placement", node_name, &pls)) != AQ_OK || !(due = json_array()))
+	if ((rc = db_get(db, node_name, &node)) != AQ_OK || (rc = db_get_many(db, a->due, &pls)) != AQ_OK)
 		goto out;
-	json_array_foreach(pls, i, pl) {
-		int64_t pg = api_json_int64(pl, "pendingGeneration", 0);
-
-		if (*api_json_str(pl, "action", "") && pg > 0 && pg <= g)
-			json_array_append_new(due, json_sprintf("placements/%s", api_json_str(pl, "volume", "")));
-	}
-	json_decref(pls);
-	pls = NULL;
-	if (json_array_size(due) == 0)
-		goto out;
-	if ((rc = db_begin(db)) != AQ_OK || (rc = db_get(db, node_name, &node)) != AQ_OK ||
-	    (rc = db_get_many(db, due, &pls)) != AQ_OK)
-		goto out;
-	json_array_foreach(due, i, dn) {
+	json_array_foreach(a->due, i, dn) {
 		char op[800], action[16], pname[800], vparent[600];
 		const char *vn;
 		int64_t pg;
@@ -284,10 +276,10 @@ int srv_visit_applied(struct srv *srv, struct db *db, const char *node_name, int
 		/* copies: pl is edited below */
 		snprintf(op, sizeof(op), "%s", api_json_str(pl, "op", ""));
 		snprintf(action, sizeof(action), "%s", api_json_str(pl, "action", ""));
-		if (!*action || pg <= 0 || pg > g)
+		if (!*action || pg <= 0 || pg > a->g)
 			continue;
-		if (strcmp(action, "delete") != 0 && failure_of(failed, vn)) {
-			if ((rc = applied_failed(db, node_name, pl, op, action, failure_of(failed, vn))) != AQ_OK)
+		if (strcmp(action, "delete") != 0 && failure_of(a->failed, vn)) {
+			if ((rc = applied_failed(db, node_name, pl, op, action, failure_of(a->failed, vn))) != AQ_OK)
 				goto out;
 			continue;
 		}
@@ -333,12 +325,39 @@ next:
 		if (rc != AQ_OK)
 			goto out;
 	}
-	rc = db_commit(db);
 out:
-	db_rollback(db);
+	json_decref(pls);
+	json_decref(node);
+	return rc;
+}
+
+int srv_visit_applied(struct srv *srv, struct db *db, const char *node_name, int64_t g,
+		     const json_t *failed)
+{
+	json_t *pls = NULL, *pl, *due = NULL;
+	size_t i;
+	int rc;
+
+	(void)srv;
+	/* which placements wait for a generation up to g, read without the
+	 * write lock; the transaction reads those again (O(what finished), not
+	 * O(volumes on the node)) and acts on what still waits */
+	if ((rc = list_all(db, "placement", node_name, &pls)) != AQ_OK || !(due = json_array()))
+		goto out;
+	json_array_foreach(pls, i, pl) {
+		int64_t pg = api_json_int64(pl, "pendingGeneration", 0);
+
+		if (*api_json_str(pl, "action", "") && pg > 0 && pg <= g)
+			json_array_append_new(due, json_sprintf("placements/%s", api_json_str(pl, "volume", "")));
+	}
+	if (json_array_size(due) == 0)
+		goto out;
+	/* in one transaction with other nodes' (db_group_run): one commit for
+	 * many visits and reports, not one each */
+	rc = db_group_run(db, va_body, &(struct va_tx){ .node_name = node_name, .g = g, .failed = failed, .due = due });
+out:
 	json_decref(pls);
 	json_decref(due);
-	json_decref(node);
 	return rc;
 }
 
@@ -377,41 +396,39 @@ int srv_visit_intent_build(const struct api_math_params *math, struct db *db, co
  * cloneSource, so the node would make it empty: issue 20). The intent is
  * built without the write lock (a pass over every volume of the node); the
  * transaction here reads only the node and the placements that build saw
- * waiting, and gives the generation to those still as it read them. */
-int srv_visit_generation(const struct api_math_params *math, struct db *db, const struct db_fence *fence,
-			     const json_t *n, struct srv_visit_intent *ri, int64_t *gen, bool *more)
+ * waiting, and gives the generation to those still as it read them. That
+ * transaction is vg_body, run through db_group_run (db.h) so that many
+ * nodes' generations share one commit; it may run twice (its group rolled
+ * back), so it sets its outputs from what it reads. */
+struct vg_tx {
+	const struct db_fence *fence;
+	const char *nn;
+	const struct srv_visit_intent *ri;
+	int64_t gen;
+	bool more;
+};
+
+static int vg_body(struct db *db, void *arg)
 {
-	const char *nn = api_json_str(n, "name", "");
+	struct vg_tx *a = arg;
+	const char *nn = a->nn, *pname;
 	json_t *node = NULL, *pl = NULL, *internal, *seen;
-	const char *pname;
 	int rc;
 
-	(void)math;
-	if (more)
-		*more = false;
-	/* look first, without the write lock: usually nothing changed */
-	if ((rc = db_get(db, nn, &node)) != AQ_OK)
-		goto out;
-	*gen = api_json_int64(node, "generation", 0);
-	if (strcmp(api_json_str(json_object_get(node, "internal"), "intentHash", ""), ri->hash) == 0 &&
-	    json_object_size(ri->pending) == 0)
-		goto out;
-	json_decref(node);
-	node = NULL;
-	if ((rc = db_begin(db)) != AQ_OK)
-		return rc;
-	if ((rc = srv_lead_fence(db, fence)) != AQ_OK || (rc = db_get(db, nn, &node)) != AQ_OK)
+	a->gen = 0;
+	a->more = false;
+	if ((rc = srv_lead_fence(db, a->fence)) != AQ_OK || (rc = db_get(db, nn, &node)) != AQ_OK)
 		goto out;
 	internal = json_object_get(node, "internal");
-	*gen = api_json_int64(node, "generation", 0);
-	if (strcmp(api_json_str(internal, "intentHash", ""), ri->hash) != 0) {
-		(*gen)++;
-		json_object_set_new(node, "generation", json_integer(*gen));
-		json_object_set_new(internal, "intentHash", json_string(ri->hash));
+	a->gen = api_json_int64(node, "generation", 0);
+	if (strcmp(api_json_str(internal, "intentHash", ""), a->ri->hash) != 0) {
+		a->gen++;
+		json_object_set_new(node, "generation", json_integer(a->gen));
+		json_object_set_new(internal, "intentHash", json_string(a->ri->hash));
 		if ((rc = srv_node_save(db, node)) != AQ_OK)
 			goto out;
 	}
-	json_object_foreach(ri->pending, pname, seen) {
+	json_object_foreach(a->ri->pending, pname, seen) {
 		char now[900];
 
 		json_decref(pl);
@@ -424,20 +441,46 @@ int srv_visit_generation(const struct api_math_params *math, struct db *db, cons
 			goto out;
 		snprintf(now, sizeof(now), "%s|%s", api_json_str(pl, "op", ""), api_json_str(pl, "action", ""));
 		if (strcmp(now, json_string_value(seen)) != 0 || strcmp(api_json_str(pl, "node", ""), nn) != 0) {
-			if (more && *api_json_str(pl, "action", ""))
-				*more = true; /* changed since the build: the next one carries it */
+			if (*api_json_str(pl, "action", ""))
+				a->more = true; /* changed since the build: the next one carries it */
 			continue;
 		}
 		if (api_json_int64(pl, "pendingGeneration", 0) > 0)
 			continue;
-		json_object_set_new(pl, "pendingGeneration", json_integer(*gen));
+		json_object_set_new(pl, "pendingGeneration", json_integer(a->gen));
 		if ((rc = db_put(db, "placement", nn, pname, pl, false)) != AQ_OK)
 			goto out;
 	}
-	rc = db_commit(db);
 out:
-	db_rollback(db);
 	json_decref(node);
 	json_decref(pl);
+	return rc;
+}
+
+int srv_visit_generation(const struct api_math_params *math, struct db *db, const struct db_fence *fence,
+			     const json_t *n, struct srv_visit_intent *ri, int64_t *gen, bool *more)
+{
+	struct vg_tx a = { .fence = fence, .nn = api_json_str(n, "name", ""), .ri = ri };
+	json_t *node = NULL;
+	int rc;
+
+	(void)math;
+	if (more)
+		*more = false;
+	/* look first, without the write lock: usually nothing changed */
+	if ((rc = db_get(db, a.nn, &node)) != AQ_OK)
+		goto out;
+	*gen = api_json_int64(node, "generation", 0);
+	if (strcmp(api_json_str(json_object_get(node, "internal"), "intentHash", ""), ri->hash) == 0 &&
+	    json_object_size(ri->pending) == 0)
+		goto out;
+	/* in one transaction with other nodes' (db_group_run) */
+	if ((rc = db_group_run(db, vg_body, &a)) != AQ_OK)
+		goto out;
+	*gen = a.gen;
+	if (more)
+		*more = a.more;
+out:
+	json_decref(node);
 	return rc;
 }

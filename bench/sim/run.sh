@@ -14,7 +14,9 @@
 #     its full sweep over every node (--reconcile-sweep-seconds SWEEP),
 #   - where the nodes' visits spent their time (mean / max ms of each phase:
 #     wait from the doorbell to a pusher, build, generation, push, applied;
-#     server/srv_pusher.h).
+#     server/srv_pusher.h),
+#   - the process's commits, and the writes (visits, status reports) that
+#     shared group transactions (db.h db_group_run) over those transactions.
 # AQ_ARGS adds aquiferd flags (e.g. --push-workers 1: one visit at a time).
 # ENGINE=sqlite (default) or postgres (a throwaway server, tests/lib/pg.sh).
 # Prints one markdown table row (appended to RESULTS when set). Exit status 0
@@ -147,14 +149,21 @@ phases=$(echo "$m" | awk '
 	END { n = split("wait build generation push applied", ph, " ")
 	      for (i = 1; i <= n; i++) { p = ph[i]
 		printf "%s%s %.0f/%.0f", (i > 1 ? ", " : ""), p, (cnt[p] > 0 ? 1000 * sum[p] / cnt[p] : 0), 1000 * mx[p] } }')
+# commits in all, and the writes that shared group transactions (db.h
+# db_group_run: visits and status reports) over those transactions
+commits=$(echo "$m" | awk '
+	/^aquifer_db_commits_total/ { c = $2 }
+	/^aquifer_db_group_transactions_total/ { t = $2 }
+	/^aquifer_db_group_bodies_total/ { b = $2 }
+	END { if (t > 0) printf "%d; %d in %d (%.1f a commit)", c, b, t, b / t; else printf "%d; -", c }')
 held=$(stats volumes)
 rep_err=$(stats report_errors)
 reports=$(stats reports)
 create_s=$(echo "$t2 - $t1" | bc)
 after=$(echo "$t3 - $t2" | bc)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-row="| $ENGINE | $NODES | $VOLUMES | $(printf %.1f "$t_join") s | $(echo "$cr" | jq -r '"\(.ok) in \(.seconds) s: \(.rate)/s (p50 \(.p50_ms) ms, p99 \(.p99_ms) ms)"') | $(printf %.1f "$after") s | $(echo "$opt" | awk '{print $1" / "$2}') s | $(echo "$idle" | jq -r .p99_ms) / $(echo "$busy" | jq -r .p99_ms) ms | ${passes[*]} | $full s | $ready ready, $held held | $reports / $rep_err | $phases | $load |"
-echo "| engine | nodes | volumes | join | creates | last create to all READY | create to done p99 / max | GET p99 idle / during | steady passes (s/nodes visited) | full sweep | volumes | reports / errors | visit phases mean/max ms | load 1/5/15 |"
+row="| $ENGINE | $NODES | $VOLUMES | $(printf %.1f "$t_join") s | $(echo "$cr" | jq -r '"\(.ok) in \(.seconds) s: \(.rate)/s (p50 \(.p50_ms) ms, p99 \(.p99_ms) ms)"') | $(printf %.1f "$after") s | $(echo "$opt" | awk '{print $1" / "$2}') s | $(echo "$idle" | jq -r .p99_ms) / $(echo "$busy" | jq -r .p99_ms) ms | ${passes[*]} | $full s | $ready ready, $held held | $reports / $rep_err | $phases | $commits | $load |"
+echo "| engine | nodes | volumes | join | creates | last create to all READY | create to done p99 / max | GET p99 idle / during | steady passes (s/nodes visited) | full sweep | volumes | reports / errors | visit phases mean/max ms | db commits; grouped writes in group commits | load 1/5/15 |"
 echo "$row"
 echo "creates: $cr"
 [ -n "${RESULTS:-}" ] && echo "$row" >>"$RESULTS"

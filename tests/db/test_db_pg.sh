@@ -1,6 +1,7 @@
 #!/bin/bash
 # tests/db/test_db_pg.sh: the whole db suite (tests/db/test_db,
-# test_db_commit, test_db_usage, test_db_batch and test_db_dirty) on
+# test_db_commit, test_db_usage, test_db_batch, test_db_dirty and
+# test_db_group) on
 # PostgreSQL. Starts its own server (tests/lib/pg.sh: initdb/pg_ctl in a
 # temporary folder, unix socket only), runs every test of test_db against it
 # with AQ_TEST_PG_URL, stops the server by its PID and removes the folder.
@@ -30,4 +31,5 @@ AQ_TEST_PG_URL=$AQ_PG_URL "$build/tests/db/test_db" &&
 	AQ_TEST_PG_URL=$AQ_PG_URL "$build/tests/db/test_db_commit" &&
 	AQ_TEST_PG_URL=$AQ_PG_URL "$build/tests/db/test_db_usage" &&
 	AQ_TEST_PG_URL=$AQ_PG_URL "$build/tests/db/test_db_batch" &&
-	AQ_TEST_PG_URL=$AQ_PG_URL "$build/tests/db/test_db_dirty"
+	AQ_TEST_PG_URL=$AQ_PG_URL "$build/tests/db/test_db_dirty" &&
+	AQ_TEST_PG_URL=$AQ_PG_URL "$build/tests/db/test_db_group"

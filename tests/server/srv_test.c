@@ -10,6 +10,12 @@
 #include "db/db.h"
 
 static char dir[64];
+static char dbfile[128];
+
+const char *srv_test_db_path(void)
+{
+	return dbfile;
+}
 
 struct db *srv_test_db_open(void)
 {
@@ -20,6 +26,7 @@ struct db *srv_test_db_open(void)
 	snprintf(dir, sizeof(dir), "/tmp/aq-test-srv.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/t.db", dir);
+	snprintf(dbfile, sizeof(dbfile), "%s", path);
 	ck_assert_msg(db_open(path, &db, &msg) == AQ_OK, "%s", msg.text);
 	return db;
 }

@@ -11,6 +11,8 @@ struct db;
 
 /* A new database in a fresh /tmp folder. */
 struct db *srv_test_db_open(void);
+/* The file of the database srv_test_db_open made (for more connections). */
+const char *srv_test_db_path(void);
 /* Close it and remove its folder. */
 void srv_test_db_close(struct db *db);
 /* Store doc (a new resource of kind under parent, named name); takes doc. */

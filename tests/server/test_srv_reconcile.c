@@ -7,6 +7,8 @@
 #include "server/srv_visit.h"
 
 #include <check.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -349,13 +351,101 @@ START_TEST(test_vol_parent)
 }
 END_TEST
 
+/* Nodes g0..g7 each report generation 1 applied (a create waited for it),
+ * from eight threads at once while another writer holds the writer mutex:
+ * one commit (db_group_run) makes all eight volumes READY and ends their
+ * operations, where each report used to be its own transaction. */
+#define GROUP_NODES 8
+struct applied_thread {
+	pthread_t th;
+	struct db *db;
+	char node[32];
+	int rc;
+};
+
+static void *applied_run(void *arg)
+{
+	struct applied_thread *a = arg;
+
+	a->rc = srv_visit_applied(NULL, a->db, a->node, 1, NULL);
+	return NULL;
+}
+
+START_TEST(test_applied_grouped)
+{
+	struct applied_thread a[GROUP_NODES];
+	struct db_sync_stats c0, c1;
+	struct db_group_stats st;
+	aq_msg msg = { .text = "" };
+
+	for (int i = 0; i < GROUP_NODES; i++) {
+		char nn[32], vn[200], pn[300], op[200], share[16];
+
+		snprintf(nn, sizeof(nn), "nodes/g%d", i);
+		snprintf(vn, sizeof(vn), LOC "/volumes/g%d", i);
+		snprintf(pn, sizeof(pn), "placements/%s", vn);
+		snprintf(op, sizeof(op), LOC "/operations/op-g%d", i);
+		snprintf(share, sizeof(share), "g%d", i);
+		srv_test_put(db, "node", "locations/east", nn,
+		    json_pack("{s:s,s:s,s:s,s:I,s:{}}", "name", nn, "location", "east", "nfsAddress", "10.0.0.5:2049",
+			      "generation", (json_int_t)1, "internal"));
+		srv_test_put(db, "volume", LOC, vn, json_pack("{s:s,s:s,s:s}", "name", vn, "state", "CREATING", "shareName", share));
+		srv_test_put(db, "operation", LOC, op, json_pack("{s:s,s:b,s:{}}", "name", op, "done", 0, "metadata"));
+		srv_test_put(db, "placement", nn, pn,
+		    json_pack("{s:s,s:s,s:f,s:s,s:s,s:s,s:s,s:I}", "volume", vn, "node", nn, "mibps", 10.0, "fsid",
+			      "00112233445566aa", "dir", "volumes/00112233445566aa", "op", op, "action", "create",
+			      "pendingGeneration", (json_int_t)1));
+		a[i] = (struct applied_thread){ .rc = AQ_EIO };
+		snprintf(a[i].node, sizeof(a[i].node), "%s", nn);
+		ck_assert_msg(db_open(srv_test_db_path(), &a[i].db, &msg) == AQ_OK, "%s", msg.text);
+	}
+	db_group_limits(0, 60 * 1000000000ull); /* no cut by the clock under load */
+	ck_assert_int_eq(db_begin(db), AQ_OK); /* another writer holds the lock */
+	for (int i = 0; i < GROUP_NODES; i++)
+		ck_assert_int_eq(pthread_create(&a[i].th, NULL, applied_run, &a[i]), 0);
+	for (int i = 0; i < 2000; i++) { /* up to 20 s, within the test's timeout */
+		db_group_stats(&st);
+		if (st.queued >= GROUP_NODES)
+			break;
+		usleep(10000);
+	}
+	db_group_stats(&st);
+	ck_assert_msg(st.queued == GROUP_NODES, "%llu of %d reports queued for a group", (unsigned long long)st.queued, GROUP_NODES);
+	db_sync_stats(&c0);
+	db_rollback(db);
+	for (int i = 0; i < GROUP_NODES; i++) {
+		pthread_join(a[i].th, NULL);
+		ck_assert_msg(a[i].rc == AQ_OK, "%s: %s", a[i].node, aq_err_str(a[i].rc));
+		db_close(a[i].db);
+	}
+	db_sync_stats(&c1);
+	ck_assert_msg(c1.commits - c0.commits == 1, "%d applied reports cost %llu commits, not 1", GROUP_NODES,
+		      (unsigned long long)(c1.commits - c0.commits));
+	for (int i = 0; i < GROUP_NODES; i++) {
+		char id[16];
+		json_t *d;
+
+		snprintf(id, sizeof(id), "g%d", i);
+		ck_assert_ptr_nonnull(d = get(LOC "/volumes/", id));
+		ck_assert_str_eq(json_string_value(json_object_get(d, "state")), "READY");
+		json_decref(d);
+		snprintf(id, sizeof(id), "op-g%d", i);
+		ck_assert_ptr_nonnull(d = get(LOC "/operations/", id));
+		ck_assert(json_is_true(json_object_get(d, "done")));
+		json_decref(d);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("srv_reconcile");
 	TCase *tc = tcase_create("srv_reconcile");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_applied);
+	tcase_add_test(tc, test_applied_grouped);
 	tcase_add_test(tc, test_intent);
 	tcase_add_test(tc, test_generation_race);
 	tcase_add_test(tc, test_vol_parent);
