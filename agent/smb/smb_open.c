@@ -523,7 +523,7 @@ uint32_t smb_open_read(struct smb_req *r)
 	struct smb_open *o;
 	size_t at, got = 0;
 	uint8_t *dst;
-	bool eof = false, nowait = r->lone;
+	bool eof = false, nowait = r->lone || r->frame;
 	uint32_t status;
 	int rc = 0;
 
@@ -541,9 +541,10 @@ uint32_t smb_open_read(struct smb_req *r)
 	at = r->out->len;
 	if (!(dst = ut_buf_put_zero(r->out, q.length)))
 		return STATUS_NO_MEMORY;
-	/* the store moves at most VOL_IO_MAX a call; a lone READ first tries
-	 * what needs no wait (page cache, not cold) and otherwise goes to a
-	 * worker (smb_read.c), unless its caps are reached */
+	/* the store moves at most VOL_IO_MAX a call; a READ first tries what
+	 * needs no wait (page cache, not cold) and otherwise goes to a worker
+	 * (smb_read.c): a lone READ is answered alone, a compound's frame waits
+	 * for it (smb_frame.c); unless their caps are reached */
 	while (got < q.length && !eof) {
 		size_t n = q.length - got < VOL_IO_MAX ? q.length - got : VOL_IO_MAX, one = 0;
 		uint8_t *to = ut_buf_bytes(r->out) + at + got;
@@ -552,7 +553,7 @@ uint32_t smb_open_read(struct smb_req *r)
 			    : vol_read(&o->obj, &r->sess->cred, q.offset + got, to, n, &one, &eof);
 		if (rc == -EAGAIN && nowait) {
 			nowait = false;
-			if (smb_read_queue(r, o, &q) == STATUS_PENDING) {
+			if ((r->lone || smb_frame_park_ready(r)) && smb_read_queue(r, o, &q) == STATUS_PENDING) {
 				r->out->len = r->hdr_off;
 				return STATUS_PENDING;
 			}

@@ -59,6 +59,7 @@ struct smb_read_job {
 	bool encrypted, cancelled;
 	uint64_t async_id;           /* nonzero once the interim STATUS_PENDING went */
 	uint64_t t0_ms;              /* CLOCK_MONOTONIC, when it was queued */
+	struct smb_frame *frame;     /* a compound's READ: the frame waiting for it (smb_frame.c) */
 	dev_t dev;
 	ino_t ino;
 	/* the worker's result */
@@ -225,6 +226,7 @@ static void read_open_unref(struct smb_open *o)
 
 static void read_job_free(struct smb_read_job *j)
 {
+	smb_frame_free(j->frame); /* still parked: its connection went */
 	read_open_unref(j->o);
 	ut_buf_cleanup(&j->out);
 	free(j);
@@ -276,25 +278,24 @@ uint32_t smb_read_queue(struct smb_req *r, struct smb_open *o, const struct smb_
 	o->nreads++;
 	srv->reads_deferred++;
 	r->deferred = true;
+	r->read_job = j;
 	return STATUS_PENDING;
 }
 
-/* j's answer, queued on its connection (loop thread). */
-static void read_reply(struct smb_read_job *j)
+void smb_read_attach(struct smb_read_job *j, struct smb_frame *f)
 {
-	struct smb_conn *c = j->c;
-	struct smb_sess *s = smb_sess_find(c, j->session_id);
-	struct smb_wire_hdr rh = { 0 };
-	struct ut_buf hb;
+	j->frame = f;
+}
+
+/* j's status; on success its READ body (DataLength set) and data follow
+ * SMB2_HDR_LEN in j->out (loop thread). */
+static uint32_t read_status(struct smb_read_job *j)
+{
 	uint32_t status = STATUS_SUCCESS;
 
 	if (!j->out.p) { /* never ran (a CANCEL): room for the header and an error body */
 		ut_buf_init(&j->out, SMB2_HDR_LEN + 16);
 		ut_buf_put_zero(&j->out, SMB2_HDR_LEN);
-	}
-	if (!s || s->state != SMB_SESS_VALID || c->freeing) {
-		UT_DEBUG("smb_srv", NULL, "%s: a READ ends without its session", c->peer);
-		return;
 	}
 	if (j->cancelled)
 		status = STATUS_CANCELLED;
@@ -304,14 +305,46 @@ static void read_reply(struct smb_read_job *j)
 		status = STATUS_END_OF_FILE;
 	else if (j->out.err != AQ_OK)
 		status = STATUS_NO_MEMORY;
-	if (status != STATUS_SUCCESS) {
-		j->out.len = SMB2_HDR_LEN;
-		j->out.err = AQ_OK;
-		smb_wire_error_rsp_encode(&j->out);
-	} else {
+	if (status == STATUS_SUCCESS) {
 		ut_buf_set_le32(&j->out, SMB2_HDR_LEN + 4, (uint32_t)j->got); /* DataLength */
 		if (!j->o->released)
 			j->o->position = j->off + j->got;
+	}
+	return status;
+}
+
+/* A compound's READ ended: its frame goes on (loop thread). */
+static void read_resume(struct smb_read_job *j)
+{
+	struct smb_frame *f = j->frame;
+	uint32_t status = read_status(j);
+
+	j->frame = NULL; /* the frame's now: answered, or parked on a later READ's job */
+	smb_frame_resume(f, status, ut_buf_bytes(&j->out) + SMB2_HDR_LEN,
+			 status == STATUS_SUCCESS ? j->out.len - SMB2_HDR_LEN : 0);
+}
+
+/* j's answer, queued on its connection (loop thread). */
+static void read_reply(struct smb_read_job *j)
+{
+	struct smb_conn *c = j->c;
+	struct smb_sess *s = smb_sess_find(c, j->session_id);
+	struct smb_wire_hdr rh = { 0 };
+	struct ut_buf hb;
+	uint32_t status;
+
+	if (j->frame) {
+		read_resume(j);
+		return;
+	}
+	if (!s || s->state != SMB_SESS_VALID || c->freeing) {
+		UT_DEBUG("smb_srv", NULL, "%s: a READ ends without its session", c->peer);
+		return;
+	}
+	if ((status = read_status(j)) != STATUS_SUCCESS) {
+		j->out.len = SMB2_HDR_LEN;
+		j->out.err = AQ_OK;
+		smb_wire_error_rsp_encode(&j->out);
 	}
 	rh.credit_charge = j->credit_charge;
 	rh.status = status;
@@ -392,7 +425,7 @@ void smb_read_tick(struct smb_srv *srv)
 	pthread_mutex_lock(&p->mu);
 	for (int l = 0; l < 2; l++)
 		for (struct smb_read_job *j = l ? p->running : p->queue; j && n < 64; j = j->next)
-			if (j->c && !j->async_id && !j->cancelled && now - j->t0_ms >= SMB_READ_PENDING_MS)
+			if (j->c && !j->frame && !j->async_id && !j->cancelled && now - j->t0_ms >= SMB_READ_PENDING_MS)
 				late[n++] = j;
 	pthread_mutex_unlock(&p->mu);
 	/* a worker may move one to the done list meanwhile, but only this
@@ -459,6 +492,18 @@ bool smb_read_cancel(struct smb_conn *c, const struct smb_sess *s, bool async, u
 			found = j;
 	if (found)
 		found->cancelled = true;
+	if (queued && found->frame) {
+		/* a compound's: it goes on once this frame is done
+		 * (smb_dispatch_frame's smb_async_run), not inside it */
+		if (p->done_tail)
+			p->done_tail->next = found;
+		else
+			p->done = found;
+		p->done_tail = found;
+		p->ndone++;
+		queued = false;
+		__atomic_store_n(&c->srv->async_woken, 1, __ATOMIC_RELEASE);
+	}
 	pthread_mutex_unlock(&p->mu);
 	if (queued) { /* no worker has it: answered now */
 		read_reply(found);
