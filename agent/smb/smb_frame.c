@@ -168,7 +168,7 @@ static void frame_loop(struct smb_frame *f)
 			f->chain_err = STATUS_SUCCESS;
 		}
 		smb_dispatch_msg(&r);
-		if (r.deferred && !r.lone) { /* a compound's READ: the frame waits for it */
+		if (r.deferred && r.park) { /* a worker has it: the frame waits for it */
 			frame_park(f, &r);
 			return;
 		}
@@ -277,15 +277,17 @@ bool smb_frame_park_ready(struct smb_req *r)
 	struct smb_frame *f = r->frame;
 	uint8_t *own;
 
-	if (!f || r->lone)
+	if (!f)
 		return false;
 	if (f->c->nframes >= SMB_FRAME_PARK_PER_CONN || f->c->srv->nframes >= SMB_FRAME_PARK_MAX) {
-		UT_DEBUG("smb_srv", NULL, "%s: a compound's READ served on the loop: %u compounds wait here, %u on the node",
+		UT_DEBUG("smb_srv", NULL, "%s: a request that may block served on the loop: %u frames wait here, %u on the node",
 			 f->c->peer, f->c->nframes, f->c->srv->nframes);
 		return false;
 	}
-	if (f->own)
+	if (f->own) {
+		r->park = true;
 		return true;
+	}
 	if (!(own = malloc(f->len)))
 		return false;
 	memcpy(own, f->base, f->len);
@@ -294,6 +296,7 @@ bool smb_frame_park_ready(struct smb_req *r)
 	r->m.body = own + (r->m.body - f->base);
 	f->ch.p = own;
 	f->base = f->own = own;
+	r->park = true;
 	return true;
 }
 

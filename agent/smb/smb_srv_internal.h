@@ -108,8 +108,8 @@
 #define SMB_READ_FILE_MAX 64u      /* and of one file */
 #define SMB_READ_TICK_MS 100      /* the loop's turn while READ jobs are out */
 #define SMB_READ_PENDING_MS 500u   /* a READ unanswered this long gets its interim STATUS_PENDING (Samba's 500) */
-#define SMB_FRAME_PARK_PER_CONN 8u /* compounds of a connection waiting for a worker's READ (smb_frame.c) */
-#define SMB_FRAME_PARK_MAX 128u    /* and of the node; past either the READ is read on the loop */
+#define SMB_FRAME_PARK_PER_CONN 4u /* frames of a connection waiting for a worker (smb_frame.c) */
+#define SMB_FRAME_PARK_MAX 64u     /* and of the node; past either the request is served on the loop */
 
 struct smb_async;
 struct smb_read_pool;
@@ -133,6 +133,7 @@ struct smb_open {
 	char path[SMB_WIRE_NAME_MAX];/* from the share root, '/'-separated ("" = root) */
 	struct vol_fh fh;            /* for QoS admission */
 	bool dir, delete_on_close;
+	bool write_through;          /* CreateOptions FILE_WRITE_THROUGH: every WRITE is file-sync */
 	bool delete_pending;         /* SET_INFO disposition: other opens of the file are DELETE_PENDING */
 	uint32_t access;
 	/* FSCTL_SRV_REQUEST_RESUME_KEY (smb_copy.c): the open's id then these
@@ -368,6 +369,7 @@ struct smb_req {
 	bool deferred;               /* a worker answers it (smb_read.c): nothing now */
 	struct smb_frame *frame;     /* the frame being served (smb_frame.c); NULL outside one */
 	struct smb_read_job *read_job; /* set with deferred: the worker's job */
+	bool park;                   /* smb_frame_park_ready said yes: a deferred r parks its frame */
 };
 
 typedef uint32_t (*smb_handler_fn)(struct smb_req *r);
@@ -383,8 +385,9 @@ void smb_dispatch_msg_end(struct smb_req *r, uint32_t status, size_t body_at);
  * serve: frame[0..len) (the caller's; plain: decrypted bytes the frame
  *   takes, enc_sess their session, else NULL) served and answered, or
  *   parked while a worker reads one of its READs.
- * park_ready: r, a READ of a compound that would wait, may park its frame
- *   (the caps, the bytes made the frame's own): false: read it on the loop.
+ * park_ready: r, a request that would wait (a compound's READ, a WRITE
+ *   that syncs, a FLUSH), may park its frame (the caps, the bytes made the
+ *   frame's own, r->m and r->park set): false: serve it on the loop.
  * resume: the parked READ ended with status (and, on success, its READ
  *   response body and data): its answer, the rest of the frame served, the
  *   whole answered (or parked again).
@@ -420,6 +423,11 @@ uint16_t smb_dispatch_credits(struct smb_conn *c, uint16_t charge, uint16_t aske
  * conn_gone: c is going: its queued jobs go, running ones end unanswered.
  * stop: join the workers, free every job (connections already gone). */
 uint32_t smb_read_queue(struct smb_req *r, struct smb_open *o, const struct smb_wire_read_req *q);
+/* A WRITE (stable: file-sync) / a FLUSH of o as a job, as smb_read_queue;
+ * r's frame must be ready to park (smb_frame_park_ready: q's data lies in
+ * its own bytes): the frame waits for it, lone or not. */
+uint32_t smb_read_queue_write(struct smb_req *r, struct smb_open *o, const struct smb_wire_write_req *q, bool stable);
+uint32_t smb_read_queue_flush(struct smb_req *r, struct smb_open *o);
 void smb_read_run(struct smb_srv *srv);
 void smb_read_tick(struct smb_srv *srv);
 bool smb_read_busy(const struct smb_srv *srv);

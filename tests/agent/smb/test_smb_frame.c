@@ -16,7 +16,15 @@
  *   CANCELLED, the next element served;
  * - the connection dropped while a compound waits (one READ running, one
  *   queued): nothing answered, the parked count back to 0, no leak (ASan),
- *   another connection served after.
+ *   another connection served after;
+ * - a WRITE with WRITE_THROUGH whose store work stalls (the stub holds the
+ *   tier's write_begin) goes to a worker: this connection's and another's
+ *   READs are answered meanwhile, then the WRITE, its bytes on the file; a
+ *   WRITE without the flag stays on the loop; an open made with
+ *   FILE_WRITE_THROUGH makes every WRITE go the same way;
+ * - WRITE_THROUGH + FLUSH + READ in one compound: answered in order as one
+ *   frame, the READ seeing the WRITE;
+ * - CANCEL of a queued WRITE_THROUGH: CANCELLED, nothing written.
  */
 #include <check.h>
 #include <pthread.h>
@@ -60,14 +68,11 @@ static int stub_cold(void *arg, uint64_t fsid, const struct stat *st, uint64_t o
 	return st->st_ino == stub.cold_ino[0] || st->st_ino == stub.cold_ino[1];
 }
 
-static int stub_read(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf, size_t len,
-		     size_t *got, void **swap)
+/* Hold the calling thread while the stub is not let go (at most STUB_HOLD_S). */
+static void stub_hold(void)
 {
 	struct timespec until;
 
-	(void)arg, (void)fsid, (void)fd, (void)off, (void)buf, (void)len, (void)got, (void)swap;
-	if (st->st_ino != stub.stall_ino)
-		return 1; /* the file holds every byte: the store reads it */
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += STUB_HOLD_S;
 	pthread_mutex_lock(&stub.mu);
@@ -78,12 +83,23 @@ static int stub_read(void *arg, uint64_t fsid, int fd, const struct stat *st, ui
 	stub.inside--;
 	stub.ended++;
 	pthread_mutex_unlock(&stub.mu);
-	return 1;
 }
 
-static int stub_zero(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len)
+static int stub_read(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf, size_t len,
+		     size_t *got, void **swap)
 {
-	(void)arg, (void)fsid, (void)fd, (void)st, (void)off, (void)len;
+	(void)arg, (void)fsid, (void)fd, (void)off, (void)buf, (void)len, (void)got, (void)swap;
+	if (st->st_ino == stub.stall_ino)
+		stub_hold();
+	return 1; /* the file holds every byte: the store reads it */
+}
+
+/* A write's tier work (a cold range brought back first): held for the stalled file. */
+static int stub_write_begin(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len)
+{
+	(void)arg, (void)fsid, (void)fd, (void)off, (void)len;
+	if (st->st_ino == stub.stall_ino)
+		stub_hold();
 	return 0;
 }
 
@@ -104,7 +120,7 @@ static void stub_st(void *arg, uint64_t fsid, const struct stat *st)
 }
 
 static const struct vol_tier_ops stub_ops = {
-	.read = stub_read, .cold = stub_cold, .write_begin = stub_zero, .write_end = stub_void,
+	.read = stub_read, .cold = stub_cold, .write_begin = stub_write_begin, .write_end = stub_void,
 	.truncate = stub_trunc, .truncate_end = stub_st, .unlinked = stub_st,
 };
 
@@ -492,6 +508,198 @@ START_TEST(test_conn_dropped_with_parked_compound)
 }
 END_TEST
 
+#define WLEN 64u
+
+/* A WRITE of WLEN bytes of v at off (WRITE_THROUGH when through). */
+static void cmp_write(struct cmp *x, struct smbt_conn *tc, uint32_t flags, uint64_t fid, uint64_t off, uint8_t v,
+		      bool through)
+{
+	uint8_t *b = x->b[x->count];
+
+	memset(b, 0, 48);
+	smbt_put16(b, 49);
+	smbt_put16(b + 2, SMB2_HDR_LEN + 48); /* DataOffset */
+	smbt_put32(b + 4, WLEN);
+	smbt_put64(b + 8, off);
+	smbt_put64(b + 16, fid);
+	smbt_put64(b + 24, fid);
+	smbt_put32(b + 44, through ? 1u : 0u); /* SMB2_WRITEFLAG_WRITE_THROUGH */
+	memset(b + 48, v, WLEN);
+	x->n[x->count] = 48 + WLEN;
+	cmp_add(x, tc, SMB2_WRITE, flags);
+}
+
+static void cmp_flush(struct cmp *x, struct smbt_conn *tc, uint32_t flags, uint64_t fid)
+{
+	uint8_t *b = x->b[x->count];
+
+	memset(b, 0, 24);
+	smbt_put16(b, 24);
+	smbt_put64(b + 8, fid);
+	smbt_put64(b + 16, fid);
+	x->n[x->count] = 24;
+	cmp_add(x, tc, SMB2_FLUSH, flags);
+}
+
+/* Message i of a is a WRITE answer of WLEN bytes. */
+static void ans_written(const struct ans *a, size_t i)
+{
+	ck_assert_uint_eq(smb_wire_get_u16(a->m[i].body), 17);
+	ck_assert_uint_eq(smb_wire_get_u32(a->m[i].body + 4), WLEN);
+}
+
+/* The WLEN bytes of fid at off, read through tc, are all v (or, v < 0, name's pattern). */
+static void bytes_are(struct smbt_conn *tc, uint64_t fid, uint64_t off, int v, const char *name)
+{
+	struct cmp x = { 0 };
+	struct ans a;
+	const uint8_t *p;
+
+	cmp_read(&x, tc, 0, fid, off, WLEN);
+	cmp_send(&x, tc);
+	ck_assert_int_eq(ans_wait(tc, &a, 5.0), 1);
+	ans_check(&a, &x, 0, STATUS_SUCCESS);
+	ck_assert_uint_eq(smb_wire_get_u32(a.m[0].body + 4), WLEN);
+	p = a.m[0].p + a.m[0].body[2];
+	for (uint32_t k = 0; k < WLEN; k++)
+		ck_assert_uint_eq(p[k], v < 0 ? pattern(name, off + k) : (uint8_t)v);
+}
+
+START_TEST(test_write_through_off_loop)
+{
+	struct smbt_conn a, b;
+	struct cmp x = { 0 }, y = { 0 };
+	struct ans an;
+	uint64_t fa, fha, fhb, deferred;
+
+	setup();
+	stub.stall_ino = file_make("stalled");
+	file_make("hot");
+	smbt_conn_export(&a, srv, &ts, 1, 0);
+	smbt_conn_export(&b, srv, &ts, 2, 0);
+	fa = open_file(&a, "stalled");
+	fha = open_file(&a, "hot");
+	fhb = open_file(&b, "hot");
+	cmp_write(&x, &a, 0, fa, 1000, 0xAB, true);
+	cmp_send(&x, &a);
+	stub_wait_inside(1); /* a worker holds it */
+	ck_assert_int_eq(ans_wait(&a, &an, 0.2), 0);
+	lone_read_ok(&a, fha, "hot", 0);
+	lone_read_ok(&b, fhb, "hot", 4096);
+	stub_release();
+	ck_assert_int_eq(ans_wait(&a, &an, 5.0), 1);
+	ck_assert_uint_eq(an.count, 1);
+	ans_check(&an, &x, 0, STATUS_SUCCESS);
+	ans_written(&an, 0);
+	bytes_are(&a, fa, 1000, 0xAB, NULL);
+	/* a WRITE that does not sync stays on the loop */
+	deferred = srv->reads_deferred;
+	cmp_write(&y, &a, 0, fa, 2000, 0x5A, false);
+	cmp_send(&y, &a);
+	ck_assert_int_eq(ans_wait(&a, &an, 2.0), 1);
+	ans_check(&an, &y, 0, STATUS_SUCCESS);
+	ck_assert_uint_eq(srv->reads_deferred, deferred);
+	bytes_are(&a, fa, 2000, 0x5A, NULL);
+	ck_assert_uint_eq(srv->nframes, 0);
+	teardown();
+}
+END_TEST
+
+START_TEST(test_create_write_through_option)
+{
+	struct smbt_conn a;
+	struct cmp x = { 0 };
+	struct ans an;
+	uint64_t fa = 0;
+	uint32_t attrs;
+
+	setup();
+	stub.stall_ino = file_make("stalled");
+	smbt_conn_export(&a, srv, &ts, 1, 0);
+	ck_assert_uint_eq(smbl_open(&a, "stalled", false, ALL_ACCESS, 0, 0x2u /* FILE_WRITE_THROUGH */, &fa, &attrs),
+			  STATUS_SUCCESS);
+	cmp_write(&x, &a, 0, fa, 0, 0x77, false); /* no flag: the open makes it file-sync */
+	cmp_send(&x, &a);
+	stub_wait_inside(1);
+	ck_assert_int_eq(ans_wait(&a, &an, 0.2), 0);
+	stub_release();
+	ck_assert_int_eq(ans_wait(&a, &an, 5.0), 1);
+	ans_check(&an, &x, 0, STATUS_SUCCESS);
+	ans_written(&an, 0);
+	bytes_are(&a, fa, 0, 0x77, NULL);
+	teardown();
+}
+END_TEST
+
+START_TEST(test_compound_write_flush_read)
+{
+	struct smbt_conn a;
+	struct cmp x = { 0 };
+	struct ans an;
+	uint64_t fa, deferred;
+
+	setup();
+	stub.stall_ino = file_make("stalled");
+	smbt_conn_export(&a, srv, &ts, 1, 0);
+	fa = open_file(&a, "stalled");
+	deferred = srv->reads_deferred;
+	cmp_write(&x, &a, 0, fa, 0, 0xCD, true);
+	cmp_flush(&x, &a, 0, fa);
+	cmp_read(&x, &a, 0, fa, 0, WLEN);
+	cmp_send(&x, &a);
+	stub_wait_inside(1);
+	ck_assert_int_eq(ans_wait(&a, &an, 0.2), 0);
+	stub_release();
+	ck_assert_int_eq(ans_wait(&a, &an, 5.0), 1);
+	ck_assert_uint_eq(an.count, 3);
+	for (size_t i = 0; i < 3; i++)
+		ans_check(&an, &x, i, STATUS_SUCCESS);
+	ans_written(&an, 0);
+	ck_assert_uint_eq(smb_wire_get_u16(an.m[1].body), 4); /* FLUSH's */
+	ck_assert_uint_eq(smb_wire_get_u32(an.m[2].body + 4), WLEN);
+	for (uint32_t k = 0; k < WLEN; k++)
+		ck_assert_uint_eq(an.m[2].p[an.m[2].body[2] + k], 0xCD); /* after the WRITE, in order */
+	ck_assert_uint_ge(srv->reads_deferred, deferred + 2); /* the WRITE and the FLUSH went to workers */
+	teardown();
+}
+END_TEST
+
+START_TEST(test_cancel_queued_write)
+{
+	struct smbt_conn a;
+	struct cmp x = { 0 };
+	struct ans an;
+	uint64_t fa;
+
+	setup();
+	stub.stall_ino = file_make("stalled");
+	smbt_conn_export(&a, srv, &ts, 1, 0);
+	fa = open_file(&a, "stalled");
+	for (unsigned i = 0; i < SMB_READ_PER_FILE; i++) {
+		struct cmp l = { 0 };
+
+		cmp_write(&l, &a, 0, fa, (uint64_t)i * WLEN, 0x11, true);
+		cmp_send(&l, &a);
+	}
+	stub_wait_inside(SMB_READ_PER_FILE);
+	cmp_write(&x, &a, 0, fa, 8192, 0xEE, true); /* queued behind them */
+	cmp_send(&x, &a);
+	ck_assert_int_eq(ans_wait(&a, &an, 0.2), 0);
+	smbt_cancel(&a, false, x.h[0].message_id);
+	ck_assert_int_eq(ans_wait(&a, &an, 2.0), 1);
+	ck_assert_uint_eq(an.count, 1);
+	ans_check(&an, &x, 0, STATUS_CANCELLED);
+	stub_release();
+	for (unsigned i = 0; i < SMB_READ_PER_FILE; i++) {
+		ck_assert_int_eq(ans_wait(&a, &an, 5.0), 1);
+		ck_assert_uint_eq(an.m[0].hdr.status, STATUS_SUCCESS);
+	}
+	bytes_are(&a, fa, 0, 0x11, NULL);
+	bytes_are(&a, fa, 8192, -1, "stalled"); /* the cancelled one wrote nothing */
+	teardown();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("smb_frame");
@@ -502,6 +710,10 @@ int main(void)
 	tcase_add_test(tc, test_unrelated_compound_parks_twice);
 	tcase_add_test(tc, test_cancel_queued_compound_read);
 	tcase_add_test(tc, test_conn_dropped_with_parked_compound);
+	tcase_add_test(tc, test_write_through_off_loop);
+	tcase_add_test(tc, test_create_write_through_option);
+	tcase_add_test(tc, test_compound_write_flush_read);
+	tcase_add_test(tc, test_cancel_queued_write);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
