@@ -1,4 +1,13 @@
-/* smb_read: READs that may block, served off the loop thread (issue 23).
+/* smb_read: READs that may block, served off the loop thread (issue 23),
+ * and the other requests that wait on the disk: a WRITE that syncs
+ * (WRITE_THROUGH, or an open made with FILE_WRITE_THROUGH: its fsync and the
+ * tier's work before it) and a FLUSH. Those, and a READ inside a compound,
+ * park their frame (smb_frame.c): the job has no answer of its own; when it
+ * ends the loop resumes the frame with its status and body
+ * (smb_frame_resume), no interim is sent, and a CANCEL of a queued one goes
+ * through the done list (answered when the CANCEL's frame is done; a WRITE
+ * cancelled before a worker took it writes nothing, one that ran answers
+ * what it did). What follows is about a lone READ.
  *
  * The loop tries a lone READ (a frame of one message) with vol_read_nowait
  * first: data in the page cache and not in the cold tier is answered there

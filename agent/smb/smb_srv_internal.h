@@ -5,7 +5,8 @@
  * Threads: everything below struct smb_srv is touched only by the server's
  * loop thread, except srv->cfg (cfg_lock), the released-QoS list
  * (rel_lock, written by the store's QoS timer) and the read pool's lists
- * (smb_read.c: its workers read a copy of an open's vol_obj, never the open).
+ * (smb_read.c: its workers read, write or flush through a copy of an open's
+ * vol_obj, never the open; a parked frame, smb_frame.c, is the loop's).
  */
 #ifndef AQ_AGENT_SMB_SRV_INTERNAL_H
 #define AQ_AGENT_SMB_SRV_INTERNAL_H
