@@ -47,6 +47,7 @@ struct smb_frame {
 	int rc;                       /* smb_wire_chain_next's last */
 	struct ut_buf out;
 	bool encrypted, cancels, deferred, parked;
+	bool was_parked;              /* its pointers are checked before use (a frame never parked: no need) */
 	struct smb_sess *enc_sess;
 	uint64_t enc_id;
 	struct smb_wire_fid related;
@@ -133,7 +134,7 @@ static void frame_park(struct smb_frame *f, const struct smb_req *r)
 	f->pr.deferred = false;
 	f->pr_sess_id = r->sess ? r->sess->id : 0;
 	f->pr_tree_id = r->tree ? r->tree->id : 0;
-	f->parked = true;
+	f->parked = f->was_parked = true;
 	f->c->nframes++;
 	f->c->srv->nframes++;
 	smb_read_attach(r->read_job, f);
@@ -197,7 +198,7 @@ static void frame_end(struct smb_frame *f)
 		c->closing = true;
 		goto out;
 	}
-	if (f->encrypted && !frame_sess_live(c->srv, f->enc_sess, f->enc_id)) {
+	if (f->encrypted && f->was_parked && !frame_sess_live(c->srv, f->enc_sess, f->enc_id)) {
 		UT_INFO("smb_srv", NULL, "%s: a compound's session went while it waited, connection closed", c->peer);
 		c->closing = true;
 		goto out;
@@ -205,7 +206,7 @@ static void frame_end(struct smb_frame *f)
 	for (i = 0; i < n; i++) {
 		size_t end = i + 1 < n ? f->offs[i + 1] : f->out.len;
 
-		if (f->sign[i] && frame_sess_live(c->srv, f->signer[i], f->signer_id[i]))
+		if (f->sign[i] && (!f->was_parked || frame_sess_live(c->srv, f->signer[i], f->signer_id[i])))
 			smb_dispatch_sign(c, f->signer[i], &f->out, f->offs[i], end);
 		else if (f->flag_signed[i])
 			ut_buf_set_le32(&f->out, f->offs[i] + 16,
