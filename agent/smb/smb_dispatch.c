@@ -121,8 +121,14 @@ struct smb_open *smb_open_find(struct smb_req *r, const struct smb_wire_fid *fid
 	if (f.persistent == SMB_WIRE_FID_RELATED && f.volatile_ == SMB_WIRE_FID_RELATED && r->chained && r->related)
 		f = *r->related; /* none yet: FileId 0, which no open has */
 	for (o = r->sess ? r->sess->opens : NULL; o; o = o->next)
-		if (o->id == f.persistent && o->id == f.volatile_ && o->tree == r->tree)
+		if (o->id == f.persistent && o->id == f.volatile_ && o->tree == r->tree) {
+			/* the chain's FileId is the one the previous operation
+			 * used, not only a CREATE's (3.3.5.2.7.2): FLUSH then a
+			 * related CLOSE (smbtorture smb2.compound_async) */
+			if (r->related)
+				*r->related = f;
 			return o;
+		}
 	return NULL;
 }
 
