@@ -37,6 +37,7 @@ static void setup(void)
 static void conn_gone(struct smb_conn *c)
 {
 	c->freeing = true; /* waiters go unanswered */
+	smb_read_conn_gone(c); /* first, as smb_conn_free: its jobs and parked frames go */
 	(void)smb_sess_conn_gone(c);
 	while (c->sessions)
 		smb_sess_free(c, c->sessions);

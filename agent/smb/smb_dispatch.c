@@ -1,8 +1,9 @@
 /* smb_dispatch: one frame through the server: decryption of a transform,
- * the compound split, per message the session, signature, encryption and
- * tree checks run once before the command table's handler, credits, then
- * the responses signed, linked, encrypted when the request was (or its
- * share or session demands it) and queued. Also the errno -> NTSTATUS table.
+ * then (smb_frame.c: the compound split, the answers signed, linked,
+ * encrypted when the request was and queued) per message the session,
+ * signature, encryption and tree checks run once before the command
+ * table's handler, the credits and the answer's header. Also the errno ->
+ * NTSTATUS table.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -120,8 +121,14 @@ struct smb_open *smb_open_find(struct smb_req *r, const struct smb_wire_fid *fid
 	if (f.persistent == SMB_WIRE_FID_RELATED && f.volatile_ == SMB_WIRE_FID_RELATED && r->chained && r->related)
 		f = *r->related; /* none yet: FileId 0, which no open has */
 	for (o = r->sess ? r->sess->opens : NULL; o; o = o->next)
-		if (o->id == f.persistent && o->id == f.volatile_ && o->tree == r->tree)
+		if (o->id == f.persistent && o->id == f.volatile_ && o->tree == r->tree) {
+			/* the chain's FileId is the one the previous operation
+			 * used, not only a CREATE's (3.3.5.2.7.2): FLUSH then a
+			 * related CLOSE (smbtorture smb2.compound_async) */
+			if (r->related)
+				*r->related = f;
 			return o;
+		}
 	return NULL;
 }
 
@@ -191,26 +198,13 @@ uint16_t smb_dispatch_credits(struct smb_conn *c, uint16_t charge, uint16_t aske
 	return grant;
 }
 
-/* Serve one message; its response (header and body) is appended to out. */
-static void smb_serve_msg(struct smb_req *r)
+void smb_dispatch_msg_end(struct smb_req *r, uint32_t status, size_t body_at)
 {
 	const struct smb_wire_hdr *h = &r->m.hdr;
 	struct smb_wire_hdr rh = { 0 };
-	uint32_t status;
-	uint16_t charge = h->credit_charge, grant;
-	size_t body_at;
+	struct ut_buf hb;
+	uint16_t grant;
 
-	r->hdr_off = r->out->len;
-	r->rsp_session = h->session_id;
-	r->rsp_tree = h->tree_id;
-	ut_buf_put_zero(r->out, SMB2_HDR_LEN);
-	body_at = r->out->len;
-	if (h->command >= SMB2_CMD_COUNT || !smb_cmds[h->command].fn)
-		status = STATUS_INVALID_PARAMETER; /* not a command (3.3.5.2.6) */
-	else if (h->command != SMB2_NEGOTIATE && !r->c->negotiated)
-		status = STATUS_INVALID_PARAMETER;
-	else if ((status = smb_check(r, smb_cmds[h->command].flags)) == STATUS_SUCCESS)
-		status = smb_cmds[h->command].fn(r);
 	if (status == STATUS_FILE_CLOSED && r->chained && r->chain_err)
 		status = r->chain_err; /* the chain's open is the CREATE that failed */
 	r->status = status;
@@ -227,7 +221,7 @@ static void smb_serve_msg(struct smb_req *r)
 		r->out->len = r->hdr_off;
 		return;
 	}
-	grant = smb_dispatch_credits(r->c, charge, h->credits);
+	grant = smb_dispatch_credits(r->c, h->credit_charge, h->credits);
 	rh.credit_charge = h->credit_charge;
 	rh.status = status;
 	rh.command = h->command;
@@ -240,15 +234,11 @@ static void smb_serve_msg(struct smb_req *r)
 		rh.async_id = r->async_id;
 	}
 	rh.session_id = r->rsp_session;
-	{
-		struct ut_buf hb;
-
-		ut_buf_init(&hb, SMB2_HDR_LEN);
-		smb_wire_hdr_encode(&hb, &rh);
-		if (hb.err == AQ_OK && r->out->len >= r->hdr_off + SMB2_HDR_LEN)
-			memcpy(ut_buf_bytes(r->out) + r->hdr_off, ut_buf_bytes(&hb), SMB2_HDR_LEN);
-		ut_buf_cleanup(&hb);
-	}
+	ut_buf_init(&hb, SMB2_HDR_LEN);
+	smb_wire_hdr_encode(&hb, &rh);
+	if (hb.err == AQ_OK && r->out->len >= r->hdr_off + SMB2_HDR_LEN)
+		memcpy(ut_buf_bytes(r->out) + r->hdr_off, ut_buf_bytes(&hb), SMB2_HDR_LEN);
+	ut_buf_cleanup(&hb);
 	/* 3.1.1: the preauth hash takes in each NEGOTIATE and SESSION_SETUP
 	 * response but the final one (whose signature it keys) */
 	if (r->c->dialect == SMB2_DIALECT_311 && r->out->err == AQ_OK) {
@@ -258,6 +248,26 @@ static void smb_serve_msg(struct smb_req *r)
 			 !r->bind_chan) /* a binding's: once signed (smb_dispatch_frame) */
 			smb_crypto_preauth_update(r->sess->preauth, ut_buf_bytes(r->out) + r->hdr_off, r->out->len - r->hdr_off);
 	}
+}
+
+void smb_dispatch_msg(struct smb_req *r)
+{
+	const struct smb_wire_hdr *h = &r->m.hdr;
+	uint32_t status;
+	size_t body_at;
+
+	r->hdr_off = r->out->len;
+	r->rsp_session = h->session_id;
+	r->rsp_tree = h->tree_id;
+	ut_buf_put_zero(r->out, SMB2_HDR_LEN);
+	body_at = r->out->len;
+	if (h->command >= SMB2_CMD_COUNT || !smb_cmds[h->command].fn)
+		status = STATUS_INVALID_PARAMETER; /* not a command (3.3.5.2.6) */
+	else if (h->command != SMB2_NEGOTIATE && !r->c->negotiated)
+		status = STATUS_INVALID_PARAMETER;
+	else if ((status = smb_check(r, smb_cmds[h->command].flags)) == STATUS_SUCCESS)
+		status = smb_cmds[h->command].fn(r);
+	smb_dispatch_msg_end(r, status, body_at);
 }
 
 void smb_dispatch_sign(struct smb_conn *c, struct smb_sess *s, struct ut_buf *out, size_t off, size_t end)
@@ -294,31 +304,10 @@ void smb_dispatch_send_encrypted(struct smb_conn *c, struct smb_sess *s, const s
 	ut_buf_cleanup(&fb);
 }
 
-/* Whether ch is still one of c's channels (a later message of the frame may have dropped it). */
-static bool smb_dispatch_chan_live(const struct smb_conn *c, const struct smb_chan *ch)
-{
-	for (const struct smb_chan *x = c->chans; x; x = x->cnext)
-		if (x == ch)
-			return true;
-	return false;
-}
-
 void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 {
-	struct smb_wire_chain ch;
-	struct ut_buf out = { 0 };
-	struct smb_wire_msg m;
 	struct smb_sess *enc_sess = NULL;
-	struct smb_wire_fid related = { 0 };
 	uint8_t *plain = NULL;
-	size_t offs[64], n = 0, i;
-	struct smb_sess *signer[64];
-	struct smb_chan *bind_chan[64];
-	bool sign[64], flag_signed[64], encrypted = false, cancels = false, deferred = false;
-	struct smb_sess *last_sess = NULL;
-	struct smb_tree *last_tree = NULL;
-	uint32_t chain_err = STATUS_SUCCESS;
-	int rc;
 
 	switch (smb_wire_frame_kind(frame, len)) {
 	case SMB_WIRE_SMB1:
@@ -342,7 +331,6 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 		}
 		frame = plain;
 		len -= SMB2_TRANSFORM_LEN;
-		encrypted = true;
 		enc_sess->encrypt = true; /* from now on its plain requests are refused */
 		break;
 	}
@@ -352,105 +340,7 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 		c->closing = true;
 		return;
 	}
-	/* the connection's kept room (taken: a nested dispatch gets its own) */
-	out = c->rsp;
-	c->rsp = (struct ut_buf){ 0 };
-	if (out.p)
-		ut_buf_reset(&out);
-	else
-		ut_buf_init(&out, SMB_WIRE_FRAME_MAX);
-	smb_wire_chain_init(&ch, frame, len);
-	while ((rc = smb_wire_chain_next(&ch, &m)) == 1 && n < 64) {
-		bool rel = (m.hdr.flags & SMB2_FLAGS_RELATED_OPERATIONS) != 0;
-		struct smb_req r = { .c = c, .m = m, .out = &out, .encrypted = encrypted, .related = &related,
-				     .last = m.hdr.next_command == 0, .chained = rel,
-				     .lone = n == 0 && !rel && m.hdr.next_command == 0 };
-
-		if (m.hdr.command == SMB2_CANCEL) { /* no response, no credit (3.3.5.16) */
-			if (c->negotiated)
-				smb_async_cancel(c, &m, encrypted);
-			cancels = true;
-			continue;
-		}
-		if (n > 0)
-			smb_wire_chain_link(&out, offs[n - 1]);
-		if (rel) {
-			r.sess = last_sess;
-			r.tree = last_tree;
-			r.chain_err = chain_err;
-		} else { /* an unrelated request starts a new chain */
-			memset(&related, 0, sizeof(related));
-			chain_err = STATUS_SUCCESS;
-		}
-		smb_serve_msg(&r);
-		if (r.deferred) {
-			deferred = true;
-			continue;
-		}
-		if (m.hdr.command == SMB2_CREATE)
-			chain_err = (r.status & 0xC0000000u) == 0xC0000000u ? r.status : STATUS_SUCCESS;
-		offs[n] = r.hdr_off;
-		/* sign what a valid session answers, and the final SESSION_SETUP */
-		signer[n] = r.sign_rsp ? r.sign_sess : (r.sess && r.sess->state == SMB_SESS_VALID ? r.sess : NULL);
-		/* an interim response is not signed (3.3.4.2) */
-		sign[n] = signer[n] && !encrypted && m.hdr.command != SMB2_NEGOTIATE && !r.async_id;
-		/* an error of a signed request that no session can sign (none
-		 * found, or a related one without its previous session) still
-		 * says SIGNED, its signature zero, as Samba answers and as
-		 * clients that require signing accept for these statuses */
-		flag_signed[n] = !sign[n] && !encrypted && (m.hdr.flags & SMB2_FLAGS_SIGNED) &&
-				 (r.status == STATUS_USER_SESSION_DELETED || r.status == STATUS_INVALID_PARAMETER ||
-				  r.status == STATUS_FILE_CLOSED || r.status == STATUS_NETWORK_NAME_DELETED);
-		bind_chan[n] = r.status == STATUS_MORE_PROCESSING_REQUIRED && c->dialect == SMB2_DIALECT_311 ? r.bind_chan : NULL;
-		last_sess = r.sess;
-		last_tree = r.tree;
-		n++;
-	}
-	if (rc == 0 && n == 0 && (cancels || deferred))
-		goto out; /* only CANCELs, or a READ a worker answers: nothing to answer now */
-	if (rc < 0 || n == 0 || out.err != AQ_OK) {
-		if (rc < 0 || n == 0)
-			UT_INFO("smb_srv", NULL, "%s: malformed frame, connection closed", c->peer);
-		else
-			UT_WARN("smb_srv", NULL, "%s: a response of %u messages could not be built (%d), connection closed",
-				c->peer, (unsigned)n, out.err);
-		c->closing = true;
-		goto out;
-	}
-	for (i = 0; i < n; i++)
-		if (sign[i])
-			smb_dispatch_sign(c, signer[i], &out, offs[i], i + 1 < n ? offs[i + 1] : out.len);
-		else if (flag_signed[i])
-			ut_buf_set_le32(&out, offs[i] + 16, smb_wire_get_u32(ut_buf_bytes(&out) + offs[i] + 16) | SMB2_FLAGS_SIGNED);
-	/* 3.1.1: a binding's hash takes its answer in as it goes out, signed
-	 * with the session's key (the client hashes what it receives) */
-	for (i = 0; i < n; i++)
-		if (bind_chan[i] && smb_dispatch_chan_live(c, bind_chan[i]))
-			smb_crypto_preauth_update(bind_chan[i]->preauth, ut_buf_bytes(&out) + offs[i],
-						  (i + 1 < n ? offs[i + 1] : out.len) - offs[i]);
-	if (encrypted)
-		smb_dispatch_send_encrypted(c, enc_sess, &out);
-	else
-		smb_conn_send(c, ut_buf_bytes(&out), out.len);
-	/* a logged-off session (its opens and trees closed at LOGOFF) stays a
-	 * while, newest first, so that a request still naming it gets
-	 * USER_SESSION_DELETED signed with its key, as clients that sign
-	 * expect (Samba's refuses an unsigned answer); older ones go */
-	{
-		unsigned kept = 0;
-
-		for (struct smb_sess *s = c->sessions, *nx; s; s = nx) {
-			nx = s->next;
-			if (s->logged_off && ++kept > SMB_SESS_GONE_KEEP)
-				smb_sess_free(c, s);
-		}
-	}
-out:
-	if (!c->closing && !c->freeing && !c->rsp.p)
-		c->rsp = out; /* kept for the next reply */
-	else
-		ut_buf_cleanup(&out);
-	free(plain);
+	smb_frame_serve(c, frame, len, plain, enc_sess); /* takes plain */
 	/* what this frame woke (a CLOSE or an acknowledgment that lets a
 	 * waiting CREATE or rename go on) is served now, before the loop reads
 	 * another request: a client that has the CLOSE answered finds the

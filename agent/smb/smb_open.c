@@ -21,6 +21,8 @@
 #define FILE_OVERWRITE 4u
 #define FILE_OVERWRITE_IF 5u
 #define FILE_DIRECTORY_FILE 0x00000001u
+#define FILE_WRITE_THROUGH 0x00000002u
+#define SMB2_WRITEFLAG_WRITE_THROUGH 0x00000001u
 #define FILE_NON_DIRECTORY_FILE 0x00000040u
 #define FILE_DELETE_ON_CLOSE 0x00001000u
 #define FILE_NO_EA_KNOWLEDGE 0x00000200u
@@ -484,6 +486,7 @@ uint32_t smb_open_create(struct smb_req *r)
 			goto fail;
 	}
 	o->dir = S_ISDIR(o->obj.st.st_mode);
+	o->write_through = (q.options & FILE_WRITE_THROUGH) != 0; /* every WRITE file-sync (MS-FSA 2.1.5.3) */
 	if (q.options & FILE_DELETE_ON_CLOSE) {
 		if (o->parent.fd < 0) {
 			status = STATUS_ACCESS_DENIED; /* the share root stays */
@@ -542,7 +545,7 @@ uint32_t smb_open_read(struct smb_req *r)
 	struct smb_open *o;
 	size_t at, got = 0;
 	uint8_t *dst;
-	bool eof = false, nowait = r->lone;
+	bool eof = false, nowait = r->lone || r->frame;
 	uint32_t status;
 	int rc = 0;
 
@@ -560,9 +563,10 @@ uint32_t smb_open_read(struct smb_req *r)
 	at = r->out->len;
 	if (!(dst = ut_buf_put_zero(r->out, q.length)))
 		return STATUS_NO_MEMORY;
-	/* the store moves at most VOL_IO_MAX a call; a lone READ first tries
-	 * what needs no wait (page cache, not cold) and otherwise goes to a
-	 * worker (smb_read.c), unless its caps are reached */
+	/* the store moves at most VOL_IO_MAX a call; a READ first tries what
+	 * needs no wait (page cache, not cold) and otherwise goes to a worker
+	 * (smb_read.c): a lone READ is answered alone, a compound's frame waits
+	 * for it (smb_frame.c); unless their caps are reached */
 	while (got < q.length && !eof) {
 		size_t n = q.length - got < VOL_IO_MAX ? q.length - got : VOL_IO_MAX, one = 0;
 		uint8_t *to = ut_buf_bytes(r->out) + at + got;
@@ -571,7 +575,7 @@ uint32_t smb_open_read(struct smb_req *r)
 			    : vol_read(&o->obj, &r->sess->cred, q.offset + got, to, n, &one, &eof);
 		if (rc == -EAGAIN && nowait) {
 			nowait = false;
-			if (smb_read_queue(r, o, &q) == STATUS_PENDING) {
+			if ((r->lone || smb_frame_park_ready(r)) && smb_read_queue(r, o, &q) == STATUS_PENDING) {
 				r->out->len = r->hdr_off;
 				return STATUS_PENDING;
 			}
@@ -602,6 +606,7 @@ uint32_t smb_open_write(struct smb_req *r)
 	uint32_t status;
 	struct vol_lease_by by;
 	int rc = 0, committed;
+	bool stable;
 
 	if (smb_wire_write_req_decode(&r->m, &q) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
@@ -613,13 +618,20 @@ uint32_t smb_open_write(struct smb_req *r)
 		return STATUS_ACCESS_DENIED; /* opened without FILE_WRITE_DATA or FILE_APPEND_DATA */
 	if ((status = smb_lock_io(o, q.offset, q.data_len, true)) != STATUS_SUCCESS)
 		return status;
+	/* WRITE_THROUGH (flag 1), or an open made with FILE_WRITE_THROUGH,
+	 * asks for stable data: its fsync waits on the disk, so a worker
+	 * makes it (smb_read.c) while the frame waits, unless the caps are
+	 * reached */
+	stable = (q.flags & SMB2_WRITEFLAG_WRITE_THROUGH) || o->write_through;
+	if (stable && q.data_len && smb_frame_park_ready(r) && smb_wire_write_req_decode(&r->m, &q) == AQ_OK &&
+	    smb_read_queue_write(r, o, &q, true) == STATUS_PENDING)
+		return STATUS_PENDING;
 	while (done < q.data_len) {
 		size_t n = q.data_len - done < VOL_IO_MAX ? q.data_len - done : VOL_IO_MAX;
 
-		/* WRITE_THROUGH (flag 1) asks for stable data */
 		smb_lease_by(o, &by);
-		rc = vol_write_by(&o->obj, &r->sess->cred, q.offset + done, q.data + done, n, (q.flags & 1u) ? 2 : 0,
-				  &committed, &by);
+		rc = vol_write_by(&o->obj, &r->sess->cred, q.offset + done, q.data + done, n, stable ? 2 : 0, &committed,
+				  &by);
 		if (rc != 0)
 			break;
 		done += n;
@@ -642,6 +654,9 @@ uint32_t smb_open_flush(struct smb_req *r)
 		return STATUS_INVALID_PARAMETER;
 	if (!(o = smb_open_find(r, &fid)))
 		return STATUS_FILE_CLOSED;
+	/* the fsync waits on the disk: a worker makes it, the frame waits */
+	if (!o->dir && smb_frame_park_ready(r) && smb_read_queue_flush(r, o) == STATUS_PENDING)
+		return STATUS_PENDING;
 	if (!o->dir && (rc = vol_commit(&o->obj, &r->sess->cred)) != 0)
 		return smb_status_from_errno(rc);
 	smb_wire_empty_rsp_encode(r->out);

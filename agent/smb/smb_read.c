@@ -1,4 +1,13 @@
-/* smb_read: READs that may block, served off the loop thread (issue 23).
+/* smb_read: READs that may block, served off the loop thread (issue 23),
+ * and the other requests that wait on the disk: a WRITE that syncs
+ * (WRITE_THROUGH, or an open made with FILE_WRITE_THROUGH: its fsync and the
+ * tier's work before it) and a FLUSH. Those, and a READ inside a compound,
+ * park their frame (smb_frame.c): the job has no answer of its own; when it
+ * ends the loop resumes the frame with its status and body
+ * (smb_frame_resume), no interim is sent, and a CANCEL of a queued one goes
+ * through the done list (answered when the CANCEL's frame is done; a WRITE
+ * cancelled before a worker took it writes nothing, one that ran answers
+ * what it did). What follows is about a lone READ.
  *
  * The loop tries a lone READ (a frame of one message) with vol_read_nowait
  * first: data in the page cache and not in the cold tier is answered there
@@ -45,8 +54,15 @@
 #include "util/ut_clock.h"
 #include "util/ut_log.h"
 
+enum { JOB_READ, JOB_WRITE, JOB_FLUSH };
+
 struct smb_read_job {
 	struct smb_read_job *next;
+	int kind;                    /* JOB_*: a WRITE or FLUSH always has a frame */
+	const uint8_t *data;         /* a WRITE's bytes, in its parked frame's own copy */
+	struct vol_lease_by by;      /* who a WRITE is, for the store's breaks */
+	bool stable;                 /* a WRITE: file-sync */
+	bool ran;                    /* a worker took it (mu) */
 	struct smb_conn *c;          /* NULL once its connection went (loop thread) */
 	struct smb_open *o;          /* counted in o->nreads */
 	struct vol_obj obj;          /* o->obj's copy: the worker's */
@@ -59,6 +75,7 @@ struct smb_read_job {
 	bool encrypted, cancelled;
 	uint64_t async_id;           /* nonzero once the interim STATUS_PENDING went */
 	uint64_t t0_ms;              /* CLOCK_MONOTONIC, when it was queued */
+	struct smb_frame *frame;     /* a compound's READ: the frame waiting for it (smb_frame.c) */
 	dev_t dev;
 	ino_t ino;
 	/* the worker's result */
@@ -145,6 +162,26 @@ static void read_do(struct smb_read_job *j)
 	j->out.len = at + j->got;
 }
 
+/* A WRITE's bytes, file-sync, or a FLUSH (a worker, no lock held). */
+static void read_do_write(struct smb_read_job *j)
+{
+	int committed;
+
+	if (j->kind == JOB_FLUSH) {
+		j->rc = vol_commit(&j->obj, &j->cred);
+		return;
+	}
+	while (j->got < j->len) {
+		size_t n = j->len - j->got < VOL_IO_MAX ? j->len - j->got : VOL_IO_MAX;
+
+		j->rc = vol_write_by(&j->obj, &j->cred, j->off + j->got, j->data + j->got, n, j->stable ? 2 : 0, &committed,
+				     &j->by);
+		if (j->rc != 0)
+			break;
+		j->got += n;
+	}
+}
+
 static void read_wake_loop(struct smb_srv *srv)
 {
 	uint64_t one = 1;
@@ -166,10 +203,14 @@ static void *read_worker(void *arg)
 			continue;
 		}
 		j->next = p->running;
+		j->ran = true;
 		p->running = j;
 		p->nrunning++;
 		pthread_mutex_unlock(&p->mu);
-		read_do(j);
+		if (j->kind == JOB_READ)
+			read_do(j);
+		else
+			read_do_write(j);
 		pthread_mutex_lock(&p->mu);
 		for (struct smb_read_job **pp = &p->running; *pp; pp = &(*pp)->next)
 			if (*pp == j) {
@@ -225,26 +266,23 @@ static void read_open_unref(struct smb_open *o)
 
 static void read_job_free(struct smb_read_job *j)
 {
+	smb_frame_free(j->frame); /* still parked: its connection went */
 	read_open_unref(j->o);
 	ut_buf_cleanup(&j->out);
 	free(j);
 }
 
-uint32_t smb_read_queue(struct smb_req *r, struct smb_open *o, const struct smb_wire_read_req *q)
+/* A job of r on o, its answer's fields filled (NULL: no memory). */
+static struct smb_read_job *read_job_new(struct smb_req *r, struct smb_open *o, int kind)
 {
-	struct smb_srv *srv = r->c->srv;
-	struct smb_read_pool *p = read_pool(srv);
-	struct smb_read_job *j;
-	unsigned nfile;
+	struct smb_read_job *j = calloc(1, sizeof(*j));
 
-	if (!p || !(j = calloc(1, sizeof(*j))))
-		return STATUS_NO_MEMORY; /* the caller reads on the loop */
+	if (!j)
+		return NULL;
+	j->kind = kind;
 	j->o = o;
 	j->obj = o->obj;
 	j->cred = r->sess->cred;
-	j->off = q->offset;
-	j->len = q->length;
-	j->minimum = q->minimum;
 	j->c = r->c;
 	j->message_id = r->m.hdr.message_id;
 	j->session_id = r->sess->id;
@@ -255,12 +293,22 @@ uint32_t smb_read_queue(struct smb_req *r, struct smb_open *o, const struct smb_
 	j->t0_ms = ut_clock_mono_ns() / 1000000u;
 	j->dev = o->obj.st.st_dev;
 	j->ino = o->obj.st.st_ino;
+	return j;
+}
+
+/* Queue j (of r) within the caps: STATUS_PENDING and r->deferred, or
+ * STATUS_INSUFFICIENT_RESOURCES (j freed: the caller serves r on the loop). */
+static uint32_t read_enqueue(struct smb_req *r, struct smb_read_pool *p, struct smb_read_job *j)
+{
+	struct smb_srv *srv = r->c->srv;
+	unsigned nfile;
+
 	pthread_mutex_lock(&p->mu);
 	nfile = read_count(p->queue, j) + read_count(p->running, j);
 	if (p->nqueued + p->nrunning + p->ndone >= SMB_READ_QUEUE_MAX || nfile >= SMB_READ_FILE_MAX) {
 		pthread_mutex_unlock(&p->mu);
 		srv->reads_inline++;
-		UT_DEBUG("smb_srv", NULL, "%s: a READ served on the loop: %u jobs on the node, %u of its file",
+		UT_DEBUG("smb_srv", NULL, "%s: a request that may block served on the loop: %u jobs on the node, %u of its file",
 			 r->c->peer, p->nqueued + p->nrunning + p->ndone, nfile);
 		free(j);
 		return STATUS_INSUFFICIENT_RESOURCES;
@@ -273,28 +321,65 @@ uint32_t smb_read_queue(struct smb_req *r, struct smb_open *o, const struct smb_
 	p->nqueued++;
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
-	o->nreads++;
+	j->o->nreads++;
 	srv->reads_deferred++;
 	r->deferred = true;
+	r->read_job = j;
 	return STATUS_PENDING;
 }
 
-/* j's answer, queued on its connection (loop thread). */
-static void read_reply(struct smb_read_job *j)
+uint32_t smb_read_queue(struct smb_req *r, struct smb_open *o, const struct smb_wire_read_req *q)
 {
-	struct smb_conn *c = j->c;
-	struct smb_sess *s = smb_sess_find(c, j->session_id);
-	struct smb_wire_hdr rh = { 0 };
-	struct ut_buf hb;
+	struct smb_read_pool *p = read_pool(r->c->srv);
+	struct smb_read_job *j;
+
+	if (!p || !(j = read_job_new(r, o, JOB_READ)))
+		return STATUS_NO_MEMORY; /* the caller reads on the loop */
+	j->off = q->offset;
+	j->len = q->length;
+	j->minimum = q->minimum;
+	return read_enqueue(r, p, j);
+}
+
+uint32_t smb_read_queue_write(struct smb_req *r, struct smb_open *o, const struct smb_wire_write_req *q, bool stable)
+{
+	struct smb_read_pool *p = read_pool(r->c->srv);
+	struct smb_read_job *j;
+
+	if (!p || !(j = read_job_new(r, o, JOB_WRITE)))
+		return STATUS_NO_MEMORY;
+	j->off = q->offset;
+	j->len = q->data_len;
+	j->data = q->data;
+	j->stable = stable;
+	smb_lease_by(o, &j->by);
+	return read_enqueue(r, p, j);
+}
+
+uint32_t smb_read_queue_flush(struct smb_req *r, struct smb_open *o)
+{
+	struct smb_read_pool *p = read_pool(r->c->srv);
+	struct smb_read_job *j;
+
+	if (!p || !(j = read_job_new(r, o, JOB_FLUSH)))
+		return STATUS_NO_MEMORY;
+	return read_enqueue(r, p, j);
+}
+
+void smb_read_attach(struct smb_read_job *j, struct smb_frame *f)
+{
+	j->frame = f;
+}
+
+/* j's status; on success its READ body (DataLength set) and data follow
+ * SMB2_HDR_LEN in j->out (loop thread). */
+static uint32_t read_status(struct smb_read_job *j)
+{
 	uint32_t status = STATUS_SUCCESS;
 
 	if (!j->out.p) { /* never ran (a CANCEL): room for the header and an error body */
 		ut_buf_init(&j->out, SMB2_HDR_LEN + 16);
 		ut_buf_put_zero(&j->out, SMB2_HDR_LEN);
-	}
-	if (!s || s->state != SMB_SESS_VALID || c->freeing) {
-		UT_DEBUG("smb_srv", NULL, "%s: a READ ends without its session", c->peer);
-		return;
 	}
 	if (j->cancelled)
 		status = STATUS_CANCELLED;
@@ -304,14 +389,73 @@ static void read_reply(struct smb_read_job *j)
 		status = STATUS_END_OF_FILE;
 	else if (j->out.err != AQ_OK)
 		status = STATUS_NO_MEMORY;
-	if (status != STATUS_SUCCESS) {
-		j->out.len = SMB2_HDR_LEN;
-		j->out.err = AQ_OK;
-		smb_wire_error_rsp_encode(&j->out);
-	} else {
+	if (status == STATUS_SUCCESS) {
 		ut_buf_set_le32(&j->out, SMB2_HDR_LEN + 4, (uint32_t)j->got); /* DataLength */
 		if (!j->o->released)
 			j->o->position = j->off + j->got;
+	}
+	return status;
+}
+
+/* A WRITE's or FLUSH's status (a CANCEL before a worker took it:
+ * CANCELLED, nothing written; after: what was done) and answer body. */
+static uint32_t read_write_status(struct smb_read_job *j, struct ut_buf *body)
+{
+	if (j->cancelled && !j->ran)
+		return STATUS_CANCELLED;
+	if (j->rc != 0)
+		return smb_status_from_errno(j->rc);
+	if (j->kind == JOB_FLUSH) {
+		smb_wire_empty_rsp_encode(body);
+	} else {
+		smb_wire_write_rsp_encode(body, (uint32_t)j->got);
+		if (!j->o->released)
+			j->o->position = j->off + j->got; /* the current byte offset moves past what was written */
+	}
+	return STATUS_SUCCESS;
+}
+
+/* A job whose frame waits for it ended: the frame goes on (loop thread). */
+static void read_resume(struct smb_read_job *j)
+{
+	struct smb_frame *f = j->frame;
+	struct ut_buf body;
+	uint32_t status;
+
+	j->frame = NULL; /* the frame's now: answered, or parked on a later job */
+	if (j->kind == JOB_READ) {
+		status = read_status(j);
+		smb_frame_resume(f, status, ut_buf_bytes(&j->out) + SMB2_HDR_LEN,
+				 status == STATUS_SUCCESS ? j->out.len - SMB2_HDR_LEN : 0);
+		return;
+	}
+	ut_buf_init(&body, 64);
+	status = read_write_status(j, &body);
+	smb_frame_resume(f, status, ut_buf_bytes(&body), status == STATUS_SUCCESS ? body.len : 0);
+	ut_buf_cleanup(&body);
+}
+
+/* j's answer, queued on its connection (loop thread). */
+static void read_reply(struct smb_read_job *j)
+{
+	struct smb_conn *c = j->c;
+	struct smb_sess *s = smb_sess_find(c, j->session_id);
+	struct smb_wire_hdr rh = { 0 };
+	struct ut_buf hb;
+	uint32_t status;
+
+	if (j->frame) {
+		read_resume(j);
+		return;
+	}
+	if (!s || s->state != SMB_SESS_VALID || c->freeing) {
+		UT_DEBUG("smb_srv", NULL, "%s: a READ ends without its session", c->peer);
+		return;
+	}
+	if ((status = read_status(j)) != STATUS_SUCCESS) {
+		j->out.len = SMB2_HDR_LEN;
+		j->out.err = AQ_OK;
+		smb_wire_error_rsp_encode(&j->out);
 	}
 	rh.credit_charge = j->credit_charge;
 	rh.status = status;
@@ -392,7 +536,7 @@ void smb_read_tick(struct smb_srv *srv)
 	pthread_mutex_lock(&p->mu);
 	for (int l = 0; l < 2; l++)
 		for (struct smb_read_job *j = l ? p->running : p->queue; j && n < 64; j = j->next)
-			if (j->c && !j->async_id && !j->cancelled && now - j->t0_ms >= SMB_READ_PENDING_MS)
+			if (j->c && !j->frame && !j->async_id && !j->cancelled && now - j->t0_ms >= SMB_READ_PENDING_MS)
 				late[n++] = j;
 	pthread_mutex_unlock(&p->mu);
 	/* a worker may move one to the done list meanwhile, but only this
@@ -420,8 +564,12 @@ void smb_read_run(struct smb_srv *srv)
 	pthread_mutex_unlock(&p->mu);
 	for (; j; j = nx) {
 		nx = j->next;
-		vol_export_settle(j->obj.exp, j->len, j->got);
-		vol_export_record(j->obj.exp, 6 /* NFS READ's slot, as smb_open_read */, j->got, 0, j->rc != 0);
+		if (j->kind == JOB_READ) {
+			vol_export_settle(j->obj.exp, j->len, j->got);
+			vol_export_record(j->obj.exp, 6 /* NFS READ's slot, as smb_open_read */, j->got, 0, j->rc != 0);
+		} else if (j->kind == JOB_WRITE && j->ran) {
+			vol_export_record(j->obj.exp, 7 /* NFS WRITE's slot, as smb_open_write */, j->got, 0, j->rc != 0);
+		}
 		if (j->c)
 			read_reply(j);
 		read_job_free(j);
@@ -459,6 +607,18 @@ bool smb_read_cancel(struct smb_conn *c, const struct smb_sess *s, bool async, u
 			found = j;
 	if (found)
 		found->cancelled = true;
+	if (queued && found->frame) {
+		/* a compound's: it goes on once this frame is done
+		 * (smb_dispatch_frame's smb_async_run), not inside it */
+		if (p->done_tail)
+			p->done_tail->next = found;
+		else
+			p->done = found;
+		p->done_tail = found;
+		p->ndone++;
+		queued = false;
+		__atomic_store_n(&c->srv->async_woken, 1, __ATOMIC_RELEASE);
+	}
 	pthread_mutex_unlock(&p->mu);
 	if (queued) { /* no worker has it: answered now */
 		read_reply(found);

@@ -5,7 +5,8 @@
  * Threads: everything below struct smb_srv is touched only by the server's
  * loop thread, except srv->cfg (cfg_lock), the released-QoS list
  * (rel_lock, written by the store's QoS timer) and the read pool's lists
- * (smb_read.c: its workers read a copy of an open's vol_obj, never the open).
+ * (smb_read.c: its workers read, write or flush through a copy of an open's
+ * vol_obj, never the open; a parked frame, smb_frame.c, is the loop's).
  */
 #ifndef AQ_AGENT_SMB_SRV_INTERNAL_H
 #define AQ_AGENT_SMB_SRV_INTERNAL_H
@@ -108,9 +109,13 @@
 #define SMB_READ_FILE_MAX 64u      /* and of one file */
 #define SMB_READ_TICK_MS 100      /* the loop's turn while READ jobs are out */
 #define SMB_READ_PENDING_MS 500u   /* a READ unanswered this long gets its interim STATUS_PENDING (Samba's 500) */
+#define SMB_FRAME_PARK_PER_CONN 4u /* frames of a connection waiting for a worker (smb_frame.c) */
+#define SMB_FRAME_PARK_MAX 64u     /* and of the node; past either the request is served on the loop */
 
 struct smb_async;
 struct smb_read_pool;
+struct smb_read_job;
+struct smb_frame;
 
 struct smb_cfg {
 	struct smb_srv_share *shares;
@@ -129,6 +134,7 @@ struct smb_open {
 	char path[SMB_WIRE_NAME_MAX];/* from the share root, '/'-separated ("" = root) */
 	struct vol_fh fh;            /* for QoS admission */
 	bool dir, delete_on_close;
+	bool write_through;          /* CreateOptions FILE_WRITE_THROUGH: every WRITE is file-sync */
 	bool delete_pending;         /* SET_INFO disposition: other opens of the file are DELETE_PENDING */
 	uint32_t access;
 	/* FSCTL_SRV_REQUEST_RESUME_KEY (smb_copy.c): the open's id then these
@@ -283,6 +289,7 @@ struct smb_conn {
 	struct smb_async *pending;   /* requests answered STATUS_PENDING (smb_async.c) */
 	unsigned npending;
 	uint64_t next_async;
+	unsigned nframes;            /* its compounds parked for a READ (smb_frame.c) */
 	bool freeing;                /* being freed: waiters go without an answer */
 	struct smb_sess *sessions;
 	struct smb_chan *chans;      /* channels bound here of sessions set up on other connections */
@@ -331,6 +338,7 @@ struct smb_srv {
 	uint64_t reads_deferred;     /* READs given to it (loop thread) */
 	uint64_t reads_inline;       /* READs that may block served on the loop: its caps were reached */
 	uint64_t reads_ended;        /* jobs answered or dropped (loop thread) */
+	unsigned nframes;            /* compounds parked for a READ (smb_frame.c, loop thread) */
 };
 
 /* One message of a frame being served. */
@@ -361,12 +369,35 @@ struct smb_req {
 	uint32_t status;             /* what smb_serve_msg answered */
 	bool lone;                   /* the only message of its frame: a READ may be deferred */
 	bool deferred;               /* a worker answers it (smb_read.c): nothing now */
+	struct smb_frame *frame;     /* the frame being served (smb_frame.c); NULL outside one */
+	struct smb_read_job *read_job; /* set with deferred: the worker's job */
+	bool park;                   /* smb_frame_park_ready said yes: a deferred r parks its frame */
 };
 
 typedef uint32_t (*smb_handler_fn)(struct smb_req *r);
 
 /* smb_dispatch.c */
 void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len);
+/* One message of a frame served into r->out (smb_frame.c calls it for
+ * each); msg_end: the end of its answer (ERROR body, credits, header) once
+ * the body from body_at holds what the handler wrote. */
+void smb_dispatch_msg(struct smb_req *r);
+void smb_dispatch_msg_end(struct smb_req *r, uint32_t status, size_t body_at);
+/* smb_frame.c: a frame's messages served in order and answered as one.
+ * serve: frame[0..len) (the caller's; plain: decrypted bytes the frame
+ *   takes, enc_sess their session, else NULL) served and answered, or
+ *   parked while a worker reads one of its READs.
+ * park_ready: r, a request that would wait (a compound's READ, a WRITE
+ *   that syncs, a FLUSH), may park its frame (the caps, the bytes made the
+ *   frame's own, r->m and r->park set): false: serve it on the loop.
+ * resume: the parked READ ended with status (and, on success, its READ
+ *   response body and data): its answer, the rest of the frame served, the
+ *   whole answered (or parked again).
+ * free: a parked frame whose connection went (no answer). */
+void smb_frame_serve(struct smb_conn *c, const uint8_t *frame, size_t len, uint8_t *plain, struct smb_sess *enc_sess);
+bool smb_frame_park_ready(struct smb_req *r);
+void smb_frame_resume(struct smb_frame *f, uint32_t status, const uint8_t *body, size_t body_len);
+void smb_frame_free(struct smb_frame *f);
 uint32_t smb_status_from_errno(int err);
 struct smb_sess *smb_sess_find(struct smb_conn *c, uint64_t id);
 struct smb_tree *smb_tree_find(struct smb_sess *s, uint32_t id);
@@ -394,12 +425,19 @@ uint16_t smb_dispatch_credits(struct smb_conn *c, uint16_t charge, uint16_t aske
  * conn_gone: c is going: its queued jobs go, running ones end unanswered.
  * stop: join the workers, free every job (connections already gone). */
 uint32_t smb_read_queue(struct smb_req *r, struct smb_open *o, const struct smb_wire_read_req *q);
+/* A WRITE (stable: file-sync) / a FLUSH of o as a job, as smb_read_queue;
+ * r's frame must be ready to park (smb_frame_park_ready: q's data lies in
+ * its own bytes): the frame waits for it, lone or not. */
+uint32_t smb_read_queue_write(struct smb_req *r, struct smb_open *o, const struct smb_wire_write_req *q, bool stable);
+uint32_t smb_read_queue_flush(struct smb_req *r, struct smb_open *o);
 void smb_read_run(struct smb_srv *srv);
 void smb_read_tick(struct smb_srv *srv);
 bool smb_read_busy(const struct smb_srv *srv);
 bool smb_read_cancel(struct smb_conn *c, const struct smb_sess *s, bool async, uint64_t id);
 void smb_read_conn_gone(struct smb_conn *c);
 void smb_read_stop(struct smb_srv *srv);
+/* The frame f waits for job j (queued by a READ of f): j's end resumes it. */
+void smb_read_attach(struct smb_read_job *j, struct smb_frame *f);
 /* smb_srv.c */
 /* Write what c has queued and re-arm its epoll events (a reply sent outside its frame). */
 void smb_conn_kick(struct smb_conn *c);

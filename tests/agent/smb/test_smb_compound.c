@@ -8,6 +8,8 @@
  *   INVALID_PARAMETER (no previous session), flagged SIGNED with a zero
  *   signature (no session signs them; clients that sign accept that);
  * - a CREATE of the chain that failed is what its related requests answer;
+ * - a related request after a FLUSH names the FLUSH's open (FLUSH, FLUSH,
+ *   CLOSE: all succeed, the open closed);
  * - a command number that is no command: INVALID_PARAMETER;
  * - READ on an open without FILE_READ_DATA/EXECUTE, WRITE on one without
  *   FILE_WRITE_DATA/APPEND_DATA: ACCESS_DENIED, nothing written;
@@ -84,6 +86,7 @@ static void chain(struct smbt_conn *tc, const uint16_t *cmd, const uint32_t *fl,
 		b[i] = bodies[i];
 	}
 	smbt_send_chain(tc, h, b, n, count);
+	smbt_wait_msg(tc); /* a FLUSH is answered once a worker made it (smb_read.c) */
 	ck_assert_int_eq(smbt_recv(tc, frame, sizeof(frame), &len, &rh, NULL), 1);
 	smb_wire_chain_init(&ch, frame, len);
 	while (smb_wire_chain_next(&ch, &m) == 1) {
@@ -129,6 +132,34 @@ START_TEST(test_related_and_unrelated)
 	ck_assert_uint_eq(st[0], STATUS_SUCCESS);
 	ck_assert_uint_eq(st[1], STATUS_FILE_CLOSED);
 	ck_assert_uint_eq(st[2], STATUS_FILE_CLOSED);
+	teardown();
+}
+END_TEST
+
+/* A related request names the FileId the previous one used, whatever
+ * made it (3.3.5.2.7.2; smbtorture smb2.compound_async.flush_close). */
+START_TEST(test_related_after_flush)
+{
+	struct smbt_conn a;
+	uint8_t b[3][128];
+	size_t n[3];
+	uint32_t st[3];
+	uint64_t fid = 0;
+
+	setup();
+	conn_new(&a);
+	n[0] = create_body(b[0], "g", SMBL_OPEN_IF, ALL_ACCESS);
+	chain(&a, (const uint16_t[]){ SMB2_CREATE }, (const uint32_t[]){ 0 }, b, n, 1, st, &fid);
+	ck_assert_uint_eq(st[0], STATUS_SUCCESS);
+	/* FLUSH of the open, then a related FLUSH and CLOSE of all ones */
+	n[0] = close_body(b[0], fid); /* a FLUSH body has the CLOSE's shape: 24 bytes, FileId at 8 */
+	n[1] = close_body(b[1], UINT64_MAX);
+	n[2] = close_body(b[2], UINT64_MAX);
+	chain(&a, (const uint16_t[]){ SMB2_FLUSH, SMB2_FLUSH, SMB2_CLOSE }, (const uint32_t[]){ 0, REL, REL }, b, n, 3,
+	      st, NULL);
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(st[i], STATUS_SUCCESS);
+	ck_assert_ptr_null(a.s->opens);
 	teardown();
 }
 END_TEST
@@ -250,6 +281,7 @@ int main(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_related_and_unrelated);
 	tcase_add_test(tc, test_invalid_chains);
+	tcase_add_test(tc, test_related_after_flush);
 	tcase_add_test(tc, test_access_enforced);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
