@@ -136,6 +136,7 @@ struct smb_open {
 	bool has_resume_key;
 	uint8_t resume_key[16];
 	uint64_t position;           /* FilePositionInformation, as the client last set it */
+	uint64_t alloc_size;         /* the AlSi of the CREATE that made or overwrote the file (0: none) */
 	uint64_t cookie;             /* QUERY_DIRECTORY position */
 	bool dir_started, dir_eof;
 	char pattern[256];
@@ -167,6 +168,7 @@ struct smb_open {
 	struct vol_cred cred;        /* its user's, for a kept delete-on-close open's delete */
 	uint32_t durable_ms;         /* how long it is kept disconnected */
 	uint8_t create_guid[16];     /* v2 */
+	uint8_t client_guid[16];     /* the granting connection's ClientGuid: a leased one's reconnect must match */
 	char owner_project[API_INTENT_PROJECT_LEN + 1], owner_name[API_INTENT_SMB_USER_LEN + 1];
 	char share_name[API_INTENT_SHARE_LEN + 1];
 	struct timespec durable_until; /* CLOCK_MONOTONIC, while disconnected */
