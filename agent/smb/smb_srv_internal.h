@@ -163,6 +163,7 @@ struct smb_open {
 	int break_woken;             /* atomic: the store broke the grant; the loop sends the break */
 	bool break_sent;             /* the break waiting for its ack was sent (once per lease) */
 	bool break_next;             /* an ack left a further break (a step of it): no new epoch */
+	uint64_t break_on;           /* the key of the connection the waiting break went out on */
 	/* durable handle (smb_durable.c): kept for its owner when the connection drops */
 	bool durable, durable_v2;
 	struct vol_cred cred;        /* its user's, for a kept delete-on-close open's delete */
@@ -645,6 +646,12 @@ void smb_durable_prev_session(struct smb_req *r, uint64_t prev);
 void smb_lease_open_gone(struct smb_open *o);
 /* Send the break of o (of session s on c) that the store flagged; true when sent. */
 bool smb_lease_run(struct smb_conn *c, struct smb_sess *s, struct smb_open *o);
+/* c is going (its sessions moved to other channels or freed): every break
+ * that went out on c and waits for its acknowledgment is sent again, on the
+ * connection now holding its open's session (another channel, MS-SMB2
+ * 3.3.4.6) or, for a lease, on another connection of the client with an
+ * open of it (3.3.4.7), with the same epoch; how many. */
+unsigned smb_lease_conn_gone(struct smb_conn *c);
 /* OPLOCK_BREAK acknowledgment (both forms). */
 uint32_t smb_lease_ack(struct smb_req *r);
 uint32_t smb_notify_collect(struct smb_open *o, uint32_t output_len, struct ut_buf *recs);
