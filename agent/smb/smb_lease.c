@@ -550,8 +550,33 @@ static void smb_lease_send(struct smb_conn *c, struct smb_sess *s, const struct 
 	ut_buf_cleanup(&out);
 }
 
+/* Where a lease's break goes: the oldest live connection of o's client
+ * (the lowest key among the connections with o's ClientGuid that hold a
+ * valid session), as Windows sends it, also for a lease whose opens are all
+ * on a later connection (smbtorture smb2.lease.v2_complex1), with o's
+ * session when it is there, else that connection's first valid one (whose
+ * keys encrypt it); *c and *s are left as they are when none is older. */
+static void smb_lease_conn_for(struct smb_conn **c, struct smb_sess **s)
+{
+	struct smb_conn *from = *c;
+
+	for (struct smb_conn *c2 = from->srv->conns; c2; c2 = c2->next) {
+		struct smb_sess *s2 = NULL;
+
+		if (c2->key >= (*c)->key || c2->freeing || c2->closing || !smb_lease_same_client(from, c2))
+			continue;
+		for (s2 = c2->sessions; s2 && (s2->state != SMB_SESS_VALID || s2->logged_off); s2 = s2->next)
+			;
+		if (!s2)
+			continue;
+		*c = c2;
+		*s = (*s)->conn == c2 ? *s : s2;
+	}
+}
+
 bool smb_lease_run(struct smb_conn *c, struct smb_sess *s, struct smb_open *o)
 {
+	struct smb_conn *home = c;
 	bool breaking = false;
 	unsigned now, to;
 
@@ -562,15 +587,26 @@ bool smb_lease_run(struct smb_conn *c, struct smb_sess *s, struct smb_open *o)
 		to = now;
 	if (breaking && o->break_sent)
 		return false; /* told already (another open of the lease) */
+	if (o->leased && !breaking && o->break_sent) {
+		/* the store revoked the break nobody acknowledged (the break
+		 * timeout): the lease holds what is left (nothing), and the client
+		 * is told nothing more (Windows; smbtorture smb2.lease.timeout) */
+		o->break_sent = o->break_next = false;
+		o->lease_state = now;
+		return false;
+	}
 	if (o->leased) {
 		if (to == o->lease_state)
 			return false; /* told already (another open of the lease) */
+		smb_lease_conn_for(&c, &s);
 		if (!o->break_next)
 			o->lease_epoch++;
 		o->break_next = false;
 		o->break_sent = breaking;
 		o->break_on = c->key;
 		smb_lease_send(c, s, o, to, breaking);
+		if (c != home)
+			smb_conn_kick(c); /* the caller kicks its own connection */
 		/* one notification per lease: its other opens (on any connection
 		 * of the client) were broken with it */
 		for (struct smb_conn *c2 = c->srv->conns; c2; c2 = c2->next)

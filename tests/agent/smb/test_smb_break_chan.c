@@ -10,6 +10,8 @@
  *   on the session's first connection, which drops; the session goes on on
  *   the channel, the break comes again there, and its acknowledgment lets
  *   the waiting CREATE go on;
+ * - a lease's break goes to its client's oldest connection, wherever its
+ *   opens are (Windows, smbtorture smb2.lease.v2_complex1);
  * - a break already acknowledged is not sent again when its connection goes,
  *   nor one that went out on a connection that lives.
  */
@@ -156,6 +158,57 @@ START_TEST(test_oplock_break_again_on_channel)
 }
 END_TEST
 
+/* A lease's break goes to its client's oldest connection, whichever
+ * connection its opens came on and in which order (Windows; smbtorture
+ * smb2.lease.v2_complex1), also for a lease open only on a later one. */
+START_TEST(test_lease_break_on_first_conn)
+{
+	struct smbt_conn a, b, w;
+	struct smbt_conn *first[2] = { &a, &b }, *second[2] = { &b, &a };
+	const char *name[2] = { "g1", "g2" };
+	struct smbl_msg m;
+	struct smbl_create r3, q3 = { .name = "g3" };
+
+	conn_new(&a, 1);
+	conn_new(&b, 2);
+	conn_new(&w, 3);
+	memset(a.c->client_guid, 0xc1, 16);
+	memset(b.c->client_guid, 0xc1, 16);
+	for (int i = 0; i < 2; i++) {
+		uint8_t key = (uint8_t)(0x70 + i);
+		struct smbl_create r1, r2, q = { .name = name[i] };
+
+		r1 = smbl_open_lease(first[i], name[i], (struct smbl_lease){ .v2 = true, .key = key, .state = SMBL_RWH });
+		r2 = smbl_open_lease(second[i], name[i], (struct smbl_lease){ .v2 = true, .key = key, .state = SMBL_RWH });
+		ck_assert_uint_eq(r2.state, SMBL_RWH);
+		smbl_create(&w, &q);
+		ck_assert_uint_eq(q.status, STATUS_PENDING);
+		smbt_loop_turn(srv);
+		smbl_expect_nothing(&b);
+		ck_assert_int_eq(smbl_recv(&a, &m), 1); /* a is the client's oldest connection */
+		check_lease_break(&m, key, (uint16_t)(r1.epoch + 1), SMBL_RWH, SMBL_RH);
+		ck_assert_uint_eq(smbl_ack_lease(second[i], key, SMBL_RH, NULL), STATUS_SUCCESS);
+		smbt_loop_turn(srv);
+		smbl_create_final(&w, &q);
+		ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+		(void)first;
+	}
+	/* a lease open on b alone breaks on a too */
+	r3 = smbl_open_lease(&b, "g3", (struct smbl_lease){ .v2 = true, .key = 0x73, .state = SMBL_RWH });
+	ck_assert_uint_eq(r3.state, SMBL_RWH);
+	smbl_create(&w, &q3);
+	ck_assert_uint_eq(q3.status, STATUS_PENDING);
+	smbt_loop_turn(srv);
+	smbl_expect_nothing(&b);
+	ck_assert_int_eq(smbl_recv(&a, &m), 1);
+	check_lease_break(&m, 0x73, (uint16_t)(r3.epoch + 1), SMBL_RWH, SMBL_RH);
+	ck_assert_uint_eq(smbl_ack_lease(&b, 0x73, SMBL_RH, NULL), STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	smbl_create_final(&w, &q3);
+	ck_assert_uint_eq(q3.status, STATUS_SUCCESS);
+}
+END_TEST
+
 START_TEST(test_nothing_again)
 {
 	struct smbt_conn a, b, w, x;
@@ -215,6 +268,7 @@ static Suite *smb_break_chan_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_lease_break_again_on_client_conn);
 	tcase_add_test(tc, test_oplock_break_again_on_channel);
+	tcase_add_test(tc, test_lease_break_on_first_conn);
 	tcase_add_test(tc, test_nothing_again);
 	suite_add_tcase(s, tc);
 	return s;
