@@ -23,9 +23,12 @@
  *   naming its FileId, from the same user (else STATUS_ACCESS_DENIED), on
  *   the same share, with the same lease key when it was leased (else
  *   STATUS_OBJECT_NAME_NOT_FOUND), gets it back in its session: same
- *   FileId, its locks, its oplock or its lease's current state (the
- *   ClientGuid is not compared: smbtorture's reconnects come with another
- *   one, and Samba takes them);
+ *   FileId, its locks, its file position, the allocation size its CREATE
+ *   gave, its oplock or its lease's current state (an oplock's ClientGuid
+ *   is not compared: smbtorture's reconnects come with another one, and
+ *   Samba takes them; a lease's is, as its lease is the client's, 3.3.5.9.7;
+ *   the v1 form takes a v2 handle, the v2 form a v1 handle only with no
+ *   CreateGuid);
  * - broken: another open (or an NFS write) breaks caching that needs an
  *   acknowledgment, which a disconnected client cannot give: the open is
  *   closed at once, and the opener goes on (3.3.4.6/3.3.4.7 leave it to the
@@ -84,6 +87,7 @@ uint32_t smb_durable_grant(struct smb_req *r, struct smb_open *o, const struct s
 		      : d.timeout > SMB_DURABLE_MAX_MS ? SMB_DURABLE_MAX_MS
 						       : d.timeout;
 	memcpy(o->create_guid, d.create_guid, 16);
+	memcpy(o->client_guid, r->c->client_guid, 16); /* a leased one comes back only to its client */
 	snprintf(o->owner_project, sizeof(o->owner_project), "%s", r->sess->user.project);
 	snprintf(o->owner_name, sizeof(o->owner_name), "%s", r->sess->user.name);
 	snprintf(o->share_name, sizeof(o->share_name), "%s", r->tree->share.name);
@@ -237,21 +241,26 @@ static uint32_t smb_durable_match(struct smb_req *r, const struct smb_wire_creat
 	struct smb_wire_lease l;
 	char path[SMB_WIRE_NAME_MAX];
 
-	/* the v1 form never takes a v2 handle; the v2 form takes a v1 one with
-	 * no CreateGuid, whose CreateGuid is none (Samba, smbtorture
-	 * smb2.durable-open.reopen2-lease) */
-	if ((!v2 && o->durable_v2) || (v2 && memcmp(o->create_guid, d->create_guid, 16)) ||
-	    strcmp(o->share_name, r->tree->share.name))
+	/* the v2 form takes a v1 handle only with no CreateGuid (a v1 handle
+	 * has none: smbtorture smb2.durable-open.reopen2-lease, durable-v2-open
+	 * reopen2c); the v1 form takes a v2 handle too (3.3.5.9.7 compares no
+	 * CreateGuid; smbtorture smb2.durable-v2-open.reopen2b) */
+	if ((v2 && memcmp(o->create_guid, d->create_guid, 16)) || strcmp(o->share_name, r->tree->share.name))
 		return STATUS_OBJECT_NAME_NOT_FOUND;
+	/* a leased handle comes back with its key, on a connection of the
+	 * client whose lease table holds it (3.3.5.9.7: Lease.LeaseTable's
+	 * ClientGuid, smbtorture reopen1a-lease); the RequestedOplockLevel is
+	 * not looked at, the lease context alone names the lease (smbd: the
+	 * reopen2-lease reconnect with OplockLevel 0x78) */
 	if (o->leased) {
-		if (q->oplock_level != SMB2_OPLOCK_LEVEL_LEASE || !lc || smb_wire_lease_decode(lc, &l) != AQ_OK ||
-		    memcmp(l.key, o->lease_key, 16))
+		if (!lc || smb_wire_lease_decode(lc, &l) != AQ_OK || memcmp(l.key, o->lease_key, 16) ||
+		    memcmp(o->client_guid, r->c->client_guid, 16))
 			return STATUS_OBJECT_NAME_NOT_FOUND;
 		/* the lease's file by another name (3.3.5.9.7) */
 		if (smb_open_path(q->name, q->name_len, path, sizeof(path)) != 0 || strcmp(path, o->path))
 			return STATUS_INVALID_PARAMETER;
-	} else if (q->oplock_level == SMB2_OPLOCK_LEVEL_LEASE) {
-		return STATUS_OBJECT_NAME_NOT_FOUND;
+	} else if (lc) {
+		return STATUS_OBJECT_NAME_NOT_FOUND; /* a lease asked of an oplock's handle */
 	}
 	if (strcmp(o->owner_project, r->sess->user.project) || strcmp(o->owner_name, r->sess->user.name))
 		return STATUS_ACCESS_DENIED;

@@ -52,7 +52,9 @@
  * A stat open breaks nothing; an open the share modes refuse breaks
  * nothing but H.
  * The store flags the holder (smb_lease_wake, on the breaker's thread);
- * the loop thread sends the notification (smb_lease_run): an oplock break
+ * the loop thread sends the notification (smb_lease_run) on the connection
+ * holding the open's session (its first channel, or another once that one
+ * is gone): an oplock break
  * to II or NONE, or a lease break with the current and new state, one per
  * lease, the new v2 epoch, and SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED
  * when H or W is lost. A break losing only R needs no acknowledgment and
@@ -67,6 +69,12 @@
  * lease's break goes in steps (vol_lease.h): an ack keeping H or W that a
  * later break took is followed by a break to R, then R to none; those
  * further breaks keep the epoch the break had.
+ *
+ * A break waiting for its acknowledgment whose connection goes (the
+ * client may never have read it) is sent again, with its epoch, on the
+ * connection the open's session moved to (another channel, 3.3.4.6) or, for
+ * a lease, on any connection of its client with an open of it (3.3.4.7):
+ * smb_lease_conn_gone; without one the break waits for its timeout.
  *
  * Acknowledgments (3.3.5.22): an oplock acknowledgment of an open whose
  * break waits sets its level (II when the break left R, else NONE; a
@@ -542,8 +550,33 @@ static void smb_lease_send(struct smb_conn *c, struct smb_sess *s, const struct 
 	ut_buf_cleanup(&out);
 }
 
+/* Where a lease's break goes: the oldest live connection of o's client
+ * (the lowest key among the connections with o's ClientGuid that hold a
+ * valid session), as Windows sends it, also for a lease whose opens are all
+ * on a later connection (smbtorture smb2.lease.v2_complex1), with o's
+ * session when it is there, else that connection's first valid one (whose
+ * keys encrypt it); *c and *s are left as they are when none is older. */
+static void smb_lease_conn_for(struct smb_conn **c, struct smb_sess **s)
+{
+	struct smb_conn *from = *c;
+
+	for (struct smb_conn *c2 = from->srv->conns; c2; c2 = c2->next) {
+		struct smb_sess *s2 = NULL;
+
+		if (c2->key >= (*c)->key || c2->freeing || c2->closing || !smb_lease_same_client(from, c2))
+			continue;
+		for (s2 = c2->sessions; s2 && (s2->state != SMB_SESS_VALID || s2->logged_off); s2 = s2->next)
+			;
+		if (!s2)
+			continue;
+		*c = c2;
+		*s = (*s)->conn == c2 ? *s : s2;
+	}
+}
+
 bool smb_lease_run(struct smb_conn *c, struct smb_sess *s, struct smb_open *o)
 {
+	struct smb_conn *home = c;
 	bool breaking = false;
 	unsigned now, to;
 
@@ -554,14 +587,26 @@ bool smb_lease_run(struct smb_conn *c, struct smb_sess *s, struct smb_open *o)
 		to = now;
 	if (breaking && o->break_sent)
 		return false; /* told already (another open of the lease) */
+	if (o->leased && !breaking && o->break_sent) {
+		/* the store revoked the break nobody acknowledged (the break
+		 * timeout): the lease holds what is left (nothing), and the client
+		 * is told nothing more (Windows; smbtorture smb2.lease.timeout) */
+		o->break_sent = o->break_next = false;
+		o->lease_state = now;
+		return false;
+	}
 	if (o->leased) {
 		if (to == o->lease_state)
 			return false; /* told already (another open of the lease) */
+		smb_lease_conn_for(&c, &s);
 		if (!o->break_next)
 			o->lease_epoch++;
 		o->break_next = false;
 		o->break_sent = breaking;
+		o->break_on = c->key;
 		smb_lease_send(c, s, o, to, breaking);
+		if (c != home)
+			smb_conn_kick(c); /* the caller kicks its own connection */
 		/* one notification per lease: its other opens (on any connection
 		 * of the client) were broken with it */
 		for (struct smb_conn *c2 = c->srv->conns; c2; c2 = c2->next)
@@ -572,6 +617,7 @@ bool smb_lease_run(struct smb_conn *c, struct smb_sess *s, struct smb_open *o)
 							__atomic_store_n(&x->break_woken, 0, __ATOMIC_RELEASE);
 							x->lease_epoch = o->lease_epoch;
 							x->break_sent = breaking;
+							x->break_on = c->key;
 							x->break_next = false;
 							if (!breaking)
 								x->lease_state = to;
@@ -582,10 +628,38 @@ bool smb_lease_run(struct smb_conn *c, struct smb_sess *s, struct smb_open *o)
 	}
 	/* an oplock: EXCLUSIVE or BATCH break to II (R left) or NONE, and wait for the ack */
 	o->break_sent = breaking;
+	o->break_on = c->key;
 	smb_lease_send(c, s, o, (to & VOL_LEASE_R) ? SMB2_OPLOCK_LEVEL_II : SMB2_OPLOCK_LEVEL_NONE, breaking);
 	if (!breaking)
 		o->oplock = SMB2_OPLOCK_LEVEL_NONE;
 	return true;
+}
+
+unsigned smb_lease_conn_gone(struct smb_conn *c)
+{
+	unsigned again = 0;
+
+	for (struct smb_conn *x = c->srv->conns; x; x = x->next) {
+		if (x == c || x->freeing)
+			continue;
+		for (struct smb_sess *s = x->sessions; s; s = s->next)
+			for (struct smb_open *o = s->opens; o; o = o->next) {
+				if (!o->break_sent || o->break_on != c->key)
+					continue;
+				/* the client may never have read it: once more, as it was
+				 * (smb_lease_run sends one per lease; no new epoch) */
+				o->break_sent = false;
+				o->break_next = true;
+				__atomic_store_n(&o->break_woken, 1, __ATOMIC_RELEASE);
+				again++;
+			}
+	}
+	if (again) {
+		UT_INFO("smb_srv", NULL, "%s: connection gone with %u breaks unacknowledged: sent again on another", c->peer,
+			again);
+		smb_lease_kick(c->srv);
+	}
+	return again;
 }
 
 /* Acknowledge state for the opens of lease key on x whose break waits:

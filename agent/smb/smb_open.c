@@ -52,6 +52,8 @@ void smb_open_attrs(const struct smb_open *o, struct smb_wire_attrs *a)
 	a->change = smb_filetime(&st->st_ctim);
 	a->eof = S_ISDIR(st->st_mode) ? 0 : (uint64_t)st->st_size;
 	a->allocation = S_ISDIR(st->st_mode) ? 0 : (uint64_t)st->st_blocks * 512u;
+	if (a->allocation < o->alloc_size && !S_ISDIR(st->st_mode))
+		a->allocation = o->alloc_size; /* what its CREATE asked (AlSi), as smbd reports */
 	a->attributes = smb_open_dos(o) & ~FILE_ATTRIBUTE_DIRECTORY;
 	if (S_ISDIR(st->st_mode))
 		a->attributes |= FILE_ATTRIBUTE_DIRECTORY;
@@ -494,6 +496,11 @@ uint32_t smb_open_create(struct smb_req *r)
 		}
 		o->delete_on_close = true;
 	}
+	/* an AlSi the CREATE made or overwrote the file with stays the open's
+	 * allocation size while the file's blocks are fewer (smbd's
+	 * initial_allocation_size; a durable reconnect keeps it) */
+	if (cx.alsi && !o->dir && rsp.action != FILE_OPENED)
+		o->alloc_size = cx.alloc;
 	if ((status = smb_lease_grant(r, o, &q, &rsp, &ctx_buf, &ctxs[0])) != STATUS_SUCCESS ||
 	    (status = smb_durable_grant(r, o, &q, &rsp, ctxs, dh_buf)) != STATUS_SUCCESS)
 		goto fail;

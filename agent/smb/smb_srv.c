@@ -155,6 +155,7 @@ void smb_conn_free(struct smb_conn *c)
 	kept += smb_durable_conn_gone(c); /* durable opens stay, with their locks */
 	while (c->sessions)
 		smb_sess_free(c, c->sessions);
+	smb_lease_conn_gone(c); /* breaks it carried go out again on another channel or connection of the client */
 	smb_async_conn_gone(c);
 	if (!kept)
 		smb_lock_conn_gone(c);  /* nothing is left; a safety net */

@@ -143,6 +143,7 @@ struct smb_open {
 	uint8_t resume_key[16];
 	uint64_t position;           /* FilePositionInformation, as the client last set it */
 	uint32_t ea_next;            /* FileFullEaInformation: the next EA a scan answers (smb_info_ea.c) */
+	uint64_t alloc_size;         /* the AlSi of the CREATE that made or overwrote the file (0: none) */
 	uint64_t cookie;             /* QUERY_DIRECTORY position */
 	bool dir_started, dir_eof;
 	char pattern[256];
@@ -169,11 +170,13 @@ struct smb_open {
 	int break_woken;             /* atomic: the store broke the grant; the loop sends the break */
 	bool break_sent;             /* the break waiting for its ack was sent (once per lease) */
 	bool break_next;             /* an ack left a further break (a step of it): no new epoch */
+	uint64_t break_on;           /* the key of the connection the waiting break went out on */
 	/* durable handle (smb_durable.c): kept for its owner when the connection drops */
 	bool durable, durable_v2;
 	struct vol_cred cred;        /* its user's, for a kept delete-on-close open's delete */
 	uint32_t durable_ms;         /* how long it is kept disconnected */
 	uint8_t create_guid[16];     /* v2 */
+	uint8_t client_guid[16];     /* the granting connection's ClientGuid: a leased one's reconnect must match */
 	char owner_project[API_INTENT_PROJECT_LEN + 1], owner_name[API_INTENT_SMB_USER_LEN + 1];
 	char share_name[API_INTENT_SHARE_LEN + 1];
 	struct timespec durable_until; /* CLOCK_MONOTONIC, while disconnected */
@@ -705,6 +708,12 @@ void smb_durable_prev_session(struct smb_req *r, uint64_t prev);
 void smb_lease_open_gone(struct smb_open *o);
 /* Send the break of o (of session s on c) that the store flagged; true when sent. */
 bool smb_lease_run(struct smb_conn *c, struct smb_sess *s, struct smb_open *o);
+/* c is going (its sessions moved to other channels or freed): every break
+ * that went out on c and waits for its acknowledgment is sent again, on the
+ * connection now holding its open's session (another channel, MS-SMB2
+ * 3.3.4.6) or, for a lease, on another connection of the client with an
+ * open of it (3.3.4.7), with the same epoch; how many. */
+unsigned smb_lease_conn_gone(struct smb_conn *c);
 /* OPLOCK_BREAK acknowledgment (both forms). */
 uint32_t smb_lease_ack(struct smb_req *r);
 uint32_t smb_notify_collect(struct smb_open *o, uint32_t output_len, struct ut_buf *recs);

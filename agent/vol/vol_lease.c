@@ -270,7 +270,8 @@ static bool lease_breaking_locked(struct vol_store *s, const struct vol_lock_key
 
 /* Revoke the breaking grants on k whose break has waited their revoke
  * time by now (the mutex is held): a grant made with recall_on_open_w (an
- * NFSv4.1 delegation) goes whole, others drop to breaking_next. Returns
+ * NFSv4.1 delegation) or untied (an SMB lease) goes whole, a tied one (an
+ * oplock) drops to breaking_next. Returns
  * the earliest due time of those left breaking (UINT64_MAX: none). */
 static uint64_t lease_revoke_locked(struct vol_store *s, const struct vol_lock_key *k, uint64_t now)
 {
@@ -278,6 +279,7 @@ static uint64_t lease_revoke_locked(struct vol_store *s, const struct vol_lock_k
 
 	for (struct vol_lease *l = s->leases, *nx; l; l = nx) {
 		uint64_t due;
+		unsigned was;
 
 		nx = l->next;
 		if (!l->breaking || !lease_same(&l->key, k))
@@ -288,8 +290,19 @@ static uint64_t lease_revoke_locked(struct vol_store *s, const struct vol_lock_k
 			continue;
 		}
 		UT_INFO("vol", NULL, "a cached open's break was not acknowledged in time: revoked (%u -> %u)",
-			l->state, l->recall_on_open_w ? 0u : l->breaking_next);
-		lease_settle(s, l, l->recall_on_open_w ? 0u : l->breaking_next);
+			l->state, l->tied ? l->breaking_next : 0u);
+		if (l->tied) { /* an oplock: to what the break left (Level II) */
+			lease_settle(s, l, l->breaking_next);
+			continue;
+		}
+		/* a delegation, or an SMB lease (untied): whole, as Windows takes
+		 * the lease (smbtorture smb2.lease.timeout); the lease's holder is
+		 * told (brk with what it lost) so that its front end forgets the
+		 * break it sent */
+		was = l->state;
+		lease_settle(s, l, 0);
+		if (!l->recall_on_open_w && l->brk)
+			l->brk(l, was);
 	}
 	return next;
 }

@@ -29,8 +29,10 @@
  *   revoke_ms when its holder has a longer one (an NFSv4.1 delegation is
  *   revoked by its front end at the lease time after its recall went out,
  *   and sets revoke_ms past that): a waiter never gives up before the holder
- *   is revoked. A revoked grant drops to breaking_next without the holder;
- *   one made with recall_on_open_w goes whole.
+ *   is revoked. A revoked tied grant (an oplock) drops to breaking_next
+ *   without the holder; one made with recall_on_open_w, or untied (an SMB
+ *   lease: Windows takes the whole lease, smbtorture smb2.lease.timeout),
+ *   goes whole, an untied one's brk told what it lost.
  *   The caller of vol_write / vol_setattr waits for that, on a condition
  *   variable, holding no other store lock (the break is the first thing the
  *   operation does), unless its vol_lease_by says nowait (a front end's
@@ -182,8 +184,9 @@ bool vol_lease_breaking(struct vol_store *s, const struct vol_lock_key *key, uin
 bool vol_lease_waits(struct vol_store *s, const struct vol_lock_key *key, uint64_t group, unsigned lost, unsigned bits);
 /* Every breaking grant on key whose revoke time passed (the store's break
  * timeout, or its revoke_ms) drops to its breaking_next without the
- * holder's ack (a recall_on_open_w grant: whole); the others go on
- * breaking (vol_lease_breaking still says so). */
+ * holder's ack when tied (an oplock), else goes whole (a recall_on_open_w
+ * grant; an untied one, an SMB lease, with brk called with what it lost);
+ * the others go on breaking (vol_lease_breaking still says so). */
 void vol_lease_revoke(struct vol_store *s, const struct vol_lock_key *key);
 
 /* The hook the store's data-changing operations call (vol_io.c): break

@@ -47,6 +47,9 @@ static void smbl_create_parse(struct smbl_create *q, const struct smbl_msg *m)
 	ck_assert_uint_eq(smb_wire_get_u16(m->body), 89);
 	q->oplock_got = m->body[2];
 	q->fid = smb_wire_get_u64(m->body + 64);
+	q->action_got = smb_wire_get_u32(m->body + 4);
+	q->alloc_got = smb_wire_get_u64(m->body + 40);
+	q->eof_got = smb_wire_get_u64(m->body + 48);
 	q->dh_got[0] = '\0';
 	if (smb_wire_get_u32(m->body + 84)) {
 		size_t off = smb_wire_get_u32(m->body + 80) - SMB2_HDR_LEN;
@@ -107,7 +110,7 @@ void smbl_create(struct smbt_conn *tc, struct smbl_create *q)
 	struct smbl_msg m;
 
 	smbt_put16(body, 57);
-	body[3] = l->on ? 0xFF : q->oplock;
+	body[3] = l->on && !q->oplock_as_is ? 0xFF : q->oplock;
 	smbt_put32(body + 4, 2);                                     /* impersonation */
 	smbt_put32(body + 24, q->access ? q->access : q->dir ? 0x1u : 0x3u | 0x6u << 16); /* read/write data */
 	smbt_put32(body + 32, q->share_none ? 0 : q->share ? q->share : SMBL_SHARE_ALL);
@@ -128,6 +131,12 @@ void smbl_create(struct smbt_conn *tc, struct smbl_create *q)
 	}
 	if (q->dh)
 		smbl_put_ctx(body, &at, &prev, q->dh, q->dh_data, q->dh_len);
+	if (q->alsi) {
+		uint8_t as[8];
+
+		smbt_put64(as, q->alsi);
+		smbl_put_ctx(body, &at, &prev, "AlSi", as, sizeof(as));
+	}
 	if (q->dh_extra) {
 		static const uint8_t zero[16];
 

@@ -51,11 +51,15 @@ struct smbl_create {
 	uint8_t dh_data[36];
 	size_t dh_len;
 	const char *dh_extra;      /* a second one, with 16 zero bytes (a malformed request) */
+	uint64_t alsi;             /* an AlSi context with this allocation size (0: none) */
+	bool oplock_as_is;         /* OplockLevel q->oplock even with a lease context */
 	/* the answer */
 	uint32_t status;           /* STATUS_PENDING: waiting, mid and aid set */
 	uint64_t mid, aid;
 	uint8_t oplock_got;
 	uint64_t fid;
+	uint64_t alloc_got, eof_got; /* AllocationSize, EndofFile */
+	uint32_t action_got;       /* CreateAction */
 	bool ctx;                  /* a lease context came back */
 	uint8_t key[16];
 	uint32_t state, flags;

@@ -10,7 +10,8 @@
  *   REQUEST_NOT_ACCEPTED and changes nothing; an ack of RH completes the
  *   CREATE, which gets RH (no W beside another open);
  * - the break timeout revokes a break nobody acknowledges: the CREATE goes
- *   on, the holder is left with what the break left, a late ack is refused;
+ *   on, an oplock holder is left with what the break left, a lease holder
+ *   with nothing (Windows), told nothing more; a late ack is refused;
  * - the holder closing instead of acknowledging ends the wait;
  * - CANCEL of a waiting CREATE answers it STATUS_CANCELLED;
  * - a CREATE the share modes refuse while another client caches the handle
@@ -157,6 +158,61 @@ START_TEST(test_break_timeout_revokes)
 	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, &breaking), VOL_LEASE_R); /* revoked to what the break left */
 	ck_assert(!breaking);
 	ck_assert_uint_eq(smbl_ack_oplock(&a, ra.fid, SMB2_OPLOCK_LEVEL_II, NULL), STATUS_INVALID_OPLOCK_PROTOCOL);
+}
+END_TEST
+
+/* A lease's break nobody acknowledges: at the timeout the whole lease goes
+ * (Windows; smbtorture smb2.lease.timeout), the holder is told nothing
+ * more, a late ack is UNSUCCESSFUL, a look at the lease (state none asked)
+ * answers none without BREAK_IN_PROGRESS, a write through it breaks the
+ * other lease, and the lease is granted again (R, then RWH) once asked. */
+START_TEST(test_lease_timeout_takes_all)
+{
+	struct smbt_conn a, b;
+	struct smbl_create ra = { .name = "f1", .lease = { .on = true, .key = 0x11, .state = SMBL_RWH } };
+	struct smbl_create rb = { .name = "f1", .lease = { .on = true, .key = 0x22, .state = SMBL_RWH } };
+	struct smbl_create q;
+	bool breaking = true;
+
+	ck_assert_int_eq(vol_lease_set_timeout(ts.store, 200), 0);
+	conn_new(&a, 1);
+	conn_new(&b, 2);
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.state, SMBL_RWH);
+	smbl_create(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_PENDING);
+	smbt_loop_turn(srv);
+	smbl_expect_lease_break(&a, 0x11, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RWH, SMBL_RH);
+	usleep(300 * 1000);
+	smb_async_tick(srv);
+	smbl_create_final(&b, &rb);
+	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(rb.state, SMBL_RH);
+	smbt_loop_turn(srv);
+	smbl_expect_nothing(&a); /* revoked: nothing more is sent */
+	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, &breaking), 0);
+	ck_assert(!breaking);
+	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RH, NULL), STATUS_UNSUCCESSFUL);
+	q = smbl_open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = 0 });
+	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(q.state, 0);
+	ck_assert_uint_eq(q.flags, 0);
+	ck_assert_uint_eq(smbl_close(&a, q.fid), STATUS_SUCCESS);
+	/* a write through the lease breaks the other one (RH -> none) */
+	ck_assert_uint_eq(smbl_write(&a, ra.fid, "x"), STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	smbl_expect_lease_break(&b, 0x22, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RH, 0);
+	ck_assert_uint_eq(smbl_ack_lease(&b, 0x22, 0, NULL), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_close(&b, rb.fid), STATUS_SUCCESS);
+	q = smbl_open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_R });
+	ck_assert_uint_eq(q.state, SMBL_R);
+	ck_assert_uint_eq(q.flags, 0);
+	ck_assert_uint_eq(smbl_close(&a, q.fid), STATUS_SUCCESS);
+	q = smbl_open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_RWH });
+	ck_assert_uint_eq(q.state, SMBL_RWH);
+	ck_assert_uint_eq(smbl_close(&a, q.fid), STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	smbl_expect_nothing(&a);
 }
 END_TEST
 
@@ -495,6 +551,7 @@ static Suite *smb_break_suite(void)
 	tcase_add_test(tc, test_batch_break_waits_for_ack);
 	tcase_add_test(tc, test_lease_break_ack);
 	tcase_add_test(tc, test_break_timeout_revokes);
+	tcase_add_test(tc, test_lease_timeout_takes_all);
 	tcase_add_test(tc, test_holder_close_ends_wait);
 	tcase_add_test(tc, test_cancel_waiting_create);
 	tcase_add_test(tc, test_sharing_violation_breaks_handle);

@@ -9,12 +9,16 @@
  *   byte-range lock (another open still conflicts); a DH2C from the same
  *   user with the CreateGuid gets the same FileId back, with its oplock,
  *   and can write through it; closed, its lock goes;
- * - refused: another CreateGuid, the v1 form for a v2 handle, an unknown
- *   FileId (OBJECT_NAME_NOT_FOUND), another user (ACCESS_DENIED), a leased
+ * - refused: another CreateGuid, an unknown FileId, a leased handle from
+ *   a connection of another ClientGuid (OBJECT_NAME_NOT_FOUND), another
+ *   user (ACCESS_DENIED), a leased
  *   v1 handle without its lease key (OBJECT_NAME_NOT_FOUND), a leased
  *   handle under another file name (INVALID_PARAMETER); a v2 durable
  *   context with another one in one CREATE is INVALID_PARAMETER, while a
  *   v1 reconnect may carry DHnQ too;
+ * - taken back whatever the OplockLevel of the reconnect (the lease
+ *   context names the lease), by the v1 form for a v2 handle; with the
+ *   allocation size its CREATE asked (AlSi) and its file position;
  * - its timeout passes: closed (grant and locks gone), a reconnect finds
  *   nothing;
  * - another client's open that must break its caching closes it at once
@@ -204,7 +208,7 @@ END_TEST
 
 START_TEST(test_reconnect_refused)
 {
-	struct smbt_conn a, b, c;
+	struct smbt_conn a, b, c, d;
 	struct smbl_create q = { .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x11, .state = SMBL_RWH } };
 	uint64_t fid;
 
@@ -216,6 +220,8 @@ START_TEST(test_reconnect_refused)
 	smb_conn_free(a.c);
 	conn_new(&b, 2, "alice");
 	conn_new(&c, 3, "bob");
+	conn_new(&d, 4, "alice");
+	memset(d.c->client_guid, 0xD4, 16);
 	q = (struct smbl_create){ .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x11, .state = SMBL_RWH } };
 	dh2c(&q, fid, guid_b); /* another CreateGuid */
 	smbl_create(&b, &q);
@@ -223,8 +229,8 @@ START_TEST(test_reconnect_refused)
 	dh2c(&q, fid + 100, guid_a); /* another FileId */
 	smbl_create(&b, &q);
 	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
-	dhnc(&q, fid); /* the v1 form of a v2 handle */
-	smbl_create(&b, &q);
+	dh2c(&q, fid, guid_a); /* right but from another client: the lease is its client's */
+	smbl_create(&d, &q);
 	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
 	q.lease.key = 0x12; /* another lease key */
 	dh2c(&q, fid, guid_a);
@@ -418,6 +424,104 @@ START_TEST(test_delete_on_close_durable)
 }
 END_TEST
 
+/* A reconnect names the lease by its context alone (smbtorture
+ * smb2.durable-open.reopen2-lease sends OplockLevel 0x78), and the v1 form
+ * takes a v2 handle (durable-v2-open.reopen2b); an oplock's handle asked
+ * back with a lease context is not found. */
+START_TEST(test_reconnect_forms)
+{
+	struct smbt_conn a, b, c;
+	struct smbl_create q = { .name = "f1", .lease = { .on = true, .key = 0x21, .state = SMBL_RWH } };
+	struct smbl_create p = { .name = "f2", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	uint64_t fid;
+
+	conn_new(&a, 1, "alice");
+	q.dh = "DHnQ";
+	q.dh_len = 16;
+	smbl_create(&a, &q);
+	ck_assert_str_eq(q.dh_got, "DHnQ");
+	fid = q.fid;
+	dh2q(&p, 0, 0, guid_a);
+	smbl_create(&a, &p);
+	ck_assert_str_eq(p.dh_got, "DH2Q");
+	smb_conn_free(a.c);
+	ck_assert_uint_eq(srv->ndurable, 2);
+	conn_new(&b, 2, "alice");
+	q = (struct smbl_create){ .name = "f1", .oplock = 0x78, .oplock_as_is = true,
+				  .lease = { .on = true, .key = 0x21, .state = 0 } };
+	dhnc(&q, fid);
+	smbl_create(&b, &q);
+	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(q.fid, fid);
+	ck_assert_uint_eq(q.oplock_got, 0xFF);
+	ck_assert_uint_eq(q.state, SMBL_RWH); /* what it holds, not what it asked */
+	ck_assert_uint_eq(q.action_got, 1);   /* FILE_OPENED */
+	/* the BATCH handle with a lease context: not found, still kept */
+	q = (struct smbl_create){ .name = "f2", .lease = { .on = true, .key = 0x22, .state = SMBL_RWH } };
+	dh2c(&q, p.fid, guid_a);
+	smbl_create(&b, &q);
+	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
+	ck_assert_uint_eq(srv->ndurable, 1);
+	/* the v1 form for the v2 handle (an oplock's: any client) */
+	conn_new(&c, 3, "alice");
+	memset(c.c->client_guid, 0xC3, 16);
+	q = (struct smbl_create){ .name = "f2" };
+	dhnc(&q, p.fid);
+	smbl_create(&c, &q);
+	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(q.fid, p.fid);
+	ck_assert_uint_eq(q.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
+	ck_assert_uint_eq(srv->ndurable, 0);
+}
+END_TEST
+
+/* What the open holds comes back with it (smbtorture
+ * smb2.durable-open.alloc-size, file-position): the AllocationSize its CREATE
+ * asked (AlSi), answered while the file has fewer blocks, and the
+ * FilePositionInformation the client set. */
+START_TEST(test_reconnect_keeps_alloc_and_position)
+{
+	struct smbt_conn a, b, x;
+	struct smbl_create q = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH, .alsi = 65536 };
+	struct smbl_create y = { .name = "f1", .alsi = 1 << 20 };
+	uint8_t pos[8], out[64];
+	size_t n = 0;
+	uint64_t fid;
+
+	conn_new(&a, 1, "alice");
+	conn_new(&x, 9, "xavier");
+	dh2q(&q, 0, 0, guid_a);
+	smbl_create(&a, &q);
+	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+	ck_assert_str_eq(q.dh_got, "DH2Q");
+	ck_assert_uint_eq(q.alloc_got, 65536);
+	ck_assert_uint_eq(q.eof_got, 0);
+	fid = q.fid;
+	smbt_put64(pos, 0x1000);
+	ck_assert_uint_eq(smbl_set_info(&a, fid, 14, pos, sizeof(pos)), STATUS_SUCCESS); /* FilePositionInformation */
+	smb_conn_free(a.c);
+	conn_new(&b, 2, "alice");
+	q = (struct smbl_create){ .name = "f1" };
+	dh2c(&q, fid, guid_a);
+	smbl_create(&b, &q);
+	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(q.fid, fid);
+	ck_assert_uint_eq(q.alloc_got, 65536);
+	ck_assert_uint_eq(smbl_query_info(&b, fid, 14, 8, out, &n), STATUS_SUCCESS);
+	ck_assert_uint_eq(n, 8);
+	ck_assert_uint_eq(smb_wire_get_u64(out), 0x1000);
+	ck_assert_uint_eq(smbl_query_info(&b, fid, 5, 24, out, &n), STATUS_SUCCESS); /* FileStandardInformation */
+	ck_assert_uint_eq(smb_wire_get_u64(out), 65536);
+	ck_assert_uint_eq(smbl_close(&b, fid), STATUS_SUCCESS);
+	/* an open the CREATE did not make (its AlSi ignored) answers the blocks: none */
+	smbl_create(&x, &y);
+	ck_assert_uint_eq(y.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(y.action_got, 1);
+	ck_assert_uint_eq(y.alloc_got, 0);
+	ck_assert_uint_eq(smbl_close(&x, y.fid), STATUS_SUCCESS);
+}
+END_TEST
+
 /* A session set up with PreviousSessionId (smbtorture
  * smb2.durable-open.reopen1a): the previous session of the same user ends
  * (its requests are USER_SESSION_DELETED) with its durable opens kept, its
@@ -473,7 +577,7 @@ END_TEST
 
 /* A LOGOFF keeps the session's durable opens, closes the others (smbtorture
  * smb2.durable-open.reopen4); the v2 reconnect form takes a v1 handle when
- * it names no CreateGuid (reopen2-lease), the v1 form never a v2 handle. */
+ * it names no CreateGuid (reopen2-lease). */
 START_TEST(test_logoff_keeps_durable)
 {
 	struct smbt_conn a, b;
@@ -534,6 +638,8 @@ static Suite *smb_durable_suite(void)
 	tcase_add_test(tc, test_reconnect_keeps_locks);
 	tcase_add_test(tc, test_reconnect_refused);
 	tcase_add_test(tc, test_v1_reconnect);
+	tcase_add_test(tc, test_reconnect_forms);
+	tcase_add_test(tc, test_reconnect_keeps_alloc_and_position);
 	tcase_add_test(tc, test_timeout_closes);
 	tcase_add_test(tc, test_conflict_closes_disconnected);
 	tcase_add_test(tc, test_share_conflict_closes_disconnected);
