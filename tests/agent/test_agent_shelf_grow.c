@@ -136,8 +136,8 @@ static void *writer_main(void *p)
 			close(fd);
 		if (!w->err)
 			w->files++;
-		if (w->files % 40 == 39) { /* stay within the first size: drop older files */
-			snprintf(path, sizeof(path), "%s/f%d", w->mp, w->files - 39);
+		if (w->files >= 40) { /* stay within the first size: keep the newest 39 files (~10 MiB) */
+			snprintf(path, sizeof(path), "%s/f%d", w->mp, w->files - 40);
 			(void)unlink(path);
 		}
 	}
