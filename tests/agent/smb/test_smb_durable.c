@@ -70,33 +70,93 @@ static void conn_new(struct smbt_conn *tc, uint64_t key, const char *user)
 	snprintf(tc->t->share.name, sizeof(tc->t->share.name), "docs");
 }
 
+/* q's durable handle context: NAME with LEN bytes of data, zero but for
+ * what the caller puts there. */
+static void dh_set(struct smbl_create *q, const char *name, size_t len)
+{
+	q->dh = name;
+	q->dh_len = len;
+	memset(q->dh_data, 0, sizeof(q->dh_data));
+}
+
+/* A v1 request: DHnQ with 16 zero bytes. */
+static void dhnq(struct smbl_create *q)
+{
+	dh_set(q, "DHnQ", 16);
+}
+
 static void dh2q(struct smbl_create *q, uint32_t timeout, uint32_t flags, const uint8_t guid[16])
 {
-	q->dh = "DH2Q";
-	q->dh_len = 32;
-	memset(q->dh_data, 0, sizeof(q->dh_data));
+	dh_set(q, "DH2Q", 32);
 	smbt_put32(q->dh_data, timeout);
 	smbt_put32(q->dh_data + 4, flags);
 	memcpy(q->dh_data + 16, guid, 16);
 }
 
-static void dh2c(struct smbl_create *q, uint64_t fid, const uint8_t guid[16])
+/* A v1 reconnect (DHnC) naming the FileId fid, persistent and volatile. */
+static void dhnc(struct smbl_create *q, uint64_t fid)
 {
-	q->dh = "DH2C";
-	q->dh_len = 36;
-	memset(q->dh_data, 0, sizeof(q->dh_data));
+	dh_set(q, "DHnC", 16);
 	smbt_put64(q->dh_data, fid);
 	smbt_put64(q->dh_data + 8, fid);
+}
+
+/* A v2 reconnect (DH2C): the FileId as dhnc, then the CreateGuid. */
+static void dh2c(struct smbl_create *q, uint64_t fid, const uint8_t guid[16])
+{
+	dhnc(q, fid);
+	q->dh = "DH2C";
+	q->dh_len = 36;
 	memcpy(q->dh_data + 16, guid, 16);
 }
 
-static void dhnc(struct smbl_create *q, uint64_t fid)
+/* The durable open q (its DHnQ or DH2Q context set) by tc: SUCCESS, and
+ * the durable context it asked answered. */
+static void open_durable(struct smbt_conn *tc, struct smbl_create *q)
 {
-	q->dh = "DHnC";
-	q->dh_len = 16;
-	memset(q->dh_data, 0, sizeof(q->dh_data));
-	smbt_put64(q->dh_data, fid);
-	smbt_put64(q->dh_data + 8, fid);
+	smbl_create(tc, q);
+	ck_assert_uint_eq(q->status, STATUS_SUCCESS);
+	ck_assert_str_eq(q->dh_got, q->dh);
+}
+
+/* open_durable, then tc's TCP connection drops. Its FileId. */
+static uint64_t open_and_drop(struct smbt_conn *tc, struct smbl_create *q)
+{
+	open_durable(tc, q);
+	smb_conn_free(tc->c);
+	return q->fid;
+}
+
+/* The reconnect q (its durable context set) by tc takes the kept open fid
+ * back: SUCCESS with the same FileId. */
+static void reconnect_ok(struct smbt_conn *tc, struct smbl_create *q, uint64_t fid)
+{
+	smbl_create(tc, q);
+	ck_assert_uint_eq(q->status, STATUS_SUCCESS);
+	ck_assert_uint_eq(q->fid, fid);
+}
+
+/* reconnect_ok for the last kept open, a BATCH oplock's: the oplock comes
+ * back with it and nothing stays kept. */
+static void reconnect_batch(struct smbt_conn *tc, struct smbl_create *q, uint64_t fid)
+{
+	reconnect_ok(tc, q, fid);
+	ck_assert_uint_eq(q->oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
+	ck_assert_uint_eq(srv->ndurable, 0);
+}
+
+/* rb by tc must break the caching of a kept open, which cannot acknowledge
+ * it: PENDING, the kept open closed at the next turn of the loop, then rb
+ * goes on to SUCCESS. */
+static void open_closes_kept(struct smbt_conn *tc, struct smbl_create *rb)
+{
+	smbl_create(tc, rb);
+	ck_assert_uint_eq(rb->status, STATUS_PENDING);
+	smbt_loop_turn(srv);
+	ck_assert_uint_eq(srv->ndurable, 0);
+	smbt_loop_turn(srv);
+	smbl_create_final(tc, rb);
+	ck_assert_uint_eq(rb->status, STATUS_SUCCESS);
 }
 
 /* A foreign open on f1's file (a lock owner of another client), or NULL. */
@@ -116,17 +176,14 @@ START_TEST(test_grant)
 	conn_new(&a, 1, "alice");
 	q = (struct smbl_create){ .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
 	dh2q(&q, 30000, 0, guid_a);
-	smbl_create(&a, &q);
-	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
-	ck_assert_str_eq(q.dh_got, "DH2Q");
+	open_durable(&a, &q);
 	ck_assert_uint_eq(q.dh_timeout, 30000);
 	ck_assert_uint_eq(q.dh_flags, 0);
 	ck_assert_uint_eq(smbl_close(&a, q.fid), STATUS_SUCCESS);
 	/* PERSISTENT is not offered; Timeout 0 is the default, a huge one the cap */
 	q = (struct smbl_create){ .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
 	dh2q(&q, 0, 0x2u, guid_a);
-	smbl_create(&a, &q);
-	ck_assert_str_eq(q.dh_got, "DH2Q");
+	open_durable(&a, &q);
 	ck_assert_uint_eq(q.dh_timeout, 60000);
 	ck_assert_uint_eq(q.dh_flags, 0);
 	ck_assert_uint_eq(smbl_close(&a, q.fid), STATUS_SUCCESS);
@@ -142,15 +199,12 @@ START_TEST(test_grant)
 	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
 	ck_assert_str_eq(q.dh_got, "");
 	q = (struct smbl_create){ .name = "f3", .lease = { .on = true, .key = 0x33, .state = SMBL_R } };
-	q.dh = "DHnQ";
-	q.dh_len = 16;
+	dhnq(&q);
 	smbl_create(&a, &q);
 	ck_assert_str_eq(q.dh_got, "");
 	q = (struct smbl_create){ .name = "f4", .lease = { .on = true, .key = 0x44, .state = SMBL_RH } };
-	q.dh = "DHnQ";
-	q.dh_len = 16;
-	smbl_create(&a, &q);
-	ck_assert_str_eq(q.dh_got, "DHnQ");
+	dhnq(&q);
+	open_durable(&a, &q);
 	/* a v2 durable context with another one (a reconnect and a v1 request) */
 	q = (struct smbl_create){ .name = "f6", .oplock = SMB2_OPLOCK_LEVEL_BATCH, .dh_extra = "DHnQ" };
 	dh2c(&q, 12345, guid_a);
@@ -176,8 +230,7 @@ START_TEST(test_reconnect_keeps_locks)
 	conn_new(&a, 1, "alice");
 	conn_new(&x, 9, "xavier");
 	dh2q(&q, 30000, 0, guid_a);
-	smbl_create(&a, &q);
-	ck_assert_str_eq(q.dh_got, "DH2Q");
+	open_durable(&a, &q);
 	fid = q.fid;
 	ck_assert_ptr_nonnull(o = find_open(&a, fid));
 	ck_assert_int_eq(smb_lock_try(o, &e), 0);
@@ -193,11 +246,7 @@ START_TEST(test_reconnect_keeps_locks)
 	conn_new(&b, 2, "alice");
 	q = (struct smbl_create){ .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
 	dh2c(&q, fid, guid_a);
-	smbl_create(&b, &q);
-	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(q.fid, fid);
-	ck_assert_uint_eq(q.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
-	ck_assert_uint_eq(srv->ndurable, 0);
+	reconnect_batch(&b, &q, fid);
 	ck_assert_uint_eq(smbl_write(&b, fid, "back"), STATUS_SUCCESS);
 	ck_assert_int_eq(smb_lock_try(other, &e), -EAGAIN);
 	ck_assert_uint_eq(smbl_close(&b, fid), STATUS_SUCCESS);
@@ -214,10 +263,7 @@ START_TEST(test_reconnect_refused)
 
 	conn_new(&a, 1, "alice");
 	dh2q(&q, 30000, 0, guid_a);
-	smbl_create(&a, &q);
-	ck_assert_str_eq(q.dh_got, "DH2Q");
-	fid = q.fid;
-	smb_conn_free(a.c);
+	fid = open_and_drop(&a, &q);
 	conn_new(&b, 2, "alice");
 	conn_new(&c, 3, "bob");
 	conn_new(&d, 4, "alice");
@@ -244,9 +290,7 @@ START_TEST(test_reconnect_refused)
 	smbl_create(&c, &q); /* another user */
 	ck_assert_uint_eq(q.status, STATUS_ACCESS_DENIED);
 	ck_assert_uint_eq(srv->ndurable, 1);
-	smbl_create(&b, &q);
-	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(q.fid, fid);
+	reconnect_ok(&b, &q, fid);
 	ck_assert(q.ctx);
 	ck_assert_uint_eq(q.state, SMBL_RWH);
 }
@@ -259,12 +303,8 @@ START_TEST(test_v1_reconnect)
 	uint64_t fid;
 
 	conn_new(&a, 1, "alice");
-	q.dh = "DHnQ";
-	q.dh_len = 16;
-	smbl_create(&a, &q);
-	ck_assert_str_eq(q.dh_got, "DHnQ");
-	fid = q.fid;
-	smb_conn_free(a.c);
+	dhnq(&q);
+	fid = open_and_drop(&a, &q);
 	conn_new(&b, 2, "alice");
 	q = (struct smbl_create){ .name = "f1" };
 	dhnc(&q, fid); /* a leased handle without its lease */
@@ -274,9 +314,7 @@ START_TEST(test_v1_reconnect)
 	q = (struct smbl_create){ .name = "f1", .lease = { .on = true, .key = 0x11, .state = SMBL_RWH } };
 	dhnc(&q, fid);
 	q.dh_extra = "DHnQ";
-	smbl_create(&b, &q);
-	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(q.fid, fid);
+	reconnect_ok(&b, &q, fid);
 	ck_assert_uint_eq(q.state, SMBL_RWH);
 }
 END_TEST
@@ -289,10 +327,8 @@ START_TEST(test_timeout_closes)
 
 	conn_new(&a, 1, "alice");
 	dh2q(&q, 300, 0, guid_a);
-	smbl_create(&a, &q);
+	fid = open_and_drop(&a, &q);
 	ck_assert_uint_eq(q.dh_timeout, 300);
-	fid = q.fid;
-	smb_conn_free(a.c);
 	smb_async_tick(srv);
 	ck_assert_uint_eq(srv->ndurable, 1); /* not yet */
 	usleep(400 * 1000);
@@ -315,17 +351,9 @@ START_TEST(test_conflict_closes_disconnected)
 
 	conn_new(&a, 1, "alice");
 	dh2q(&q, 60000, 0, guid_a);
-	smbl_create(&a, &q);
-	ck_assert_str_eq(q.dh_got, "DH2Q");
-	smb_conn_free(a.c);
+	open_and_drop(&a, &q);
 	conn_new(&b, 2, "bob");
-	smbl_create(&b, &rb);
-	ck_assert_uint_eq(rb.status, STATUS_PENDING); /* W must be broken: the holder cannot ack */
-	smbt_loop_turn(srv);
-	ck_assert_uint_eq(srv->ndurable, 0); /* so the kept open is closed */
-	smbt_loop_turn(srv);
-	smbl_create_final(&b, &rb);
-	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	open_closes_kept(&b, &rb); /* W must be broken: the holder cannot ack, so the kept open is closed */
 	ck_assert_uint_eq(rb.state, SMBL_RWH); /* the file is b's alone */
 }
 END_TEST
@@ -338,17 +366,9 @@ START_TEST(test_share_conflict_closes_disconnected)
 
 	conn_new(&a, 1, "alice");
 	dh2q(&q, 60000, 0, guid_a);
-	smbl_create(&a, &q);
-	ck_assert_str_eq(q.dh_got, "DH2Q");
-	smb_conn_free(a.c);
+	open_and_drop(&a, &q);
 	conn_new(&b, 2, "bob");
-	smbl_create(&b, &rb); /* its share mode refuses b, but it only kept the handle cached */
-	ck_assert_uint_eq(rb.status, STATUS_PENDING);
-	smbt_loop_turn(srv);
-	ck_assert_uint_eq(srv->ndurable, 0);
-	smbt_loop_turn(srv);
-	smbl_create_final(&b, &rb);
-	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	open_closes_kept(&b, &rb); /* its share mode refuses b, but it only kept the handle cached */
 }
 END_TEST
 
@@ -384,23 +404,14 @@ START_TEST(test_delete_on_close_durable)
 	struct smbl_create rb = q;
 
 	conn_new(&a, 1, "alice");
-	dhnc(&q, 0);
-	q.dh = "DHnQ"; /* a v1 request: 16 zero bytes */
-	smbl_create(&a, &q);
-	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
-	ck_assert_str_eq(q.dh_got, "DHnQ");
+	dhnq(&q);
+	open_durable(&a, &q);
 	ck_assert_uint_eq(smbl_write(&a, q.fid, "x"), STATUS_SUCCESS);
 	smb_conn_free(a.c);
 	ck_assert_uint_eq(srv->ndurable, 1);
 	ck_assert_int_eq(file_size("f1"), 1); /* kept: not deleted yet */
 	conn_new(&b, 2, "alice");
-	smbl_create(&b, &rb); /* the kept BATCH must go: closed, and its file with it */
-	ck_assert_uint_eq(rb.status, STATUS_PENDING);
-	smbt_loop_turn(srv);
-	ck_assert_uint_eq(srv->ndurable, 0);
-	smbt_loop_turn(srv);
-	smbl_create_final(&b, &rb);
-	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
+	open_closes_kept(&b, &rb); /* the kept BATCH must go: closed, and its file with it */
 	ck_assert_int_eq(file_size("f1"), 0); /* a new file: the byte went with the old one */
 	ck_assert_uint_eq(smbl_close(&b, rb.fid), STATUS_SUCCESS);
 	ck_assert_int_eq(file_size("f1"), -1);
@@ -408,16 +419,12 @@ START_TEST(test_delete_on_close_durable)
 	q = (struct smbl_create){ .name = "f2", .share_none = true, .oplock = SMB2_OPLOCK_LEVEL_BATCH,
 				  .options = FILE_DELETE_ON_CLOSE, .access = 0x3u | 0x10000u };
 	dh2q(&q, 60000, 0, guid_a);
-	smbl_create(&b, &q);
-	ck_assert_str_eq(q.dh_got, "DH2Q");
-	smb_conn_free(b.c);
+	open_and_drop(&b, &q);
 	ck_assert_int_eq(file_size("f2"), 0);
 	conn_new(&c, 3, "alice");
 	rb = (struct smbl_create){ .name = "f2" };
 	dh2c(&rb, q.fid, guid_a);
-	smbl_create(&c, &rb);
-	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(rb.fid, q.fid);
+	reconnect_ok(&c, &rb, q.fid);
 	ck_assert_int_eq(file_size("f2"), 0);
 	ck_assert_uint_eq(smbl_close(&c, rb.fid), STATUS_SUCCESS);
 	ck_assert_int_eq(file_size("f2"), -1);
@@ -436,23 +443,18 @@ START_TEST(test_reconnect_forms)
 	uint64_t fid;
 
 	conn_new(&a, 1, "alice");
-	q.dh = "DHnQ";
-	q.dh_len = 16;
-	smbl_create(&a, &q);
-	ck_assert_str_eq(q.dh_got, "DHnQ");
+	dhnq(&q);
+	open_durable(&a, &q);
 	fid = q.fid;
 	dh2q(&p, 0, 0, guid_a);
-	smbl_create(&a, &p);
-	ck_assert_str_eq(p.dh_got, "DH2Q");
+	open_durable(&a, &p);
 	smb_conn_free(a.c);
 	ck_assert_uint_eq(srv->ndurable, 2);
 	conn_new(&b, 2, "alice");
 	q = (struct smbl_create){ .name = "f1", .oplock = 0x78, .oplock_as_is = true,
 				  .lease = { .on = true, .key = 0x21, .state = 0 } };
 	dhnc(&q, fid);
-	smbl_create(&b, &q);
-	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(q.fid, fid);
+	reconnect_ok(&b, &q, fid);
 	ck_assert_uint_eq(q.oplock_got, 0xFF);
 	ck_assert_uint_eq(q.state, SMBL_RWH); /* what it holds, not what it asked */
 	ck_assert_uint_eq(q.action_got, 1);   /* FILE_OPENED */
@@ -467,11 +469,7 @@ START_TEST(test_reconnect_forms)
 	memset(c.c->client_guid, 0xC3, 16);
 	q = (struct smbl_create){ .name = "f2" };
 	dhnc(&q, p.fid);
-	smbl_create(&c, &q);
-	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(q.fid, p.fid);
-	ck_assert_uint_eq(q.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
-	ck_assert_uint_eq(srv->ndurable, 0);
+	reconnect_batch(&c, &q, p.fid);
 }
 END_TEST
 
@@ -491,9 +489,7 @@ START_TEST(test_reconnect_keeps_alloc_and_position)
 	conn_new(&a, 1, "alice");
 	conn_new(&x, 9, "xavier");
 	dh2q(&q, 0, 0, guid_a);
-	smbl_create(&a, &q);
-	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
-	ck_assert_str_eq(q.dh_got, "DH2Q");
+	open_durable(&a, &q);
 	ck_assert_uint_eq(q.alloc_got, 65536);
 	ck_assert_uint_eq(q.eof_got, 0);
 	fid = q.fid;
@@ -503,9 +499,7 @@ START_TEST(test_reconnect_keeps_alloc_and_position)
 	conn_new(&b, 2, "alice");
 	q = (struct smbl_create){ .name = "f1" };
 	dh2c(&q, fid, guid_a);
-	smbl_create(&b, &q);
-	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(q.fid, fid);
+	reconnect_ok(&b, &q, fid);
 	ck_assert_uint_eq(q.alloc_got, 65536);
 	ck_assert_uint_eq(smbl_query_info(&b, fid, 14, 8, out, &n), STATUS_SUCCESS);
 	ck_assert_uint_eq(n, 8);
@@ -539,10 +533,8 @@ START_TEST(test_previous_session_ends)
 	conn_new(&a, 1, "alice");
 	conn_new(&m, 3, "mallory");
 	memset(a.c->client_guid, 0xA1, 16);
-	dhnc(&q, 0);
-	q.dh = "DHnQ";
-	smbl_create(&a, &q);
-	ck_assert_str_eq(q.dh_got, "DHnQ");
+	dhnq(&q);
+	open_durable(&a, &q);
 	smbl_create(&a, &o2); /* not durable: closed with the session */
 	ck_assert_uint_eq(o2.status, STATUS_SUCCESS);
 	/* another user naming alice's session: nothing happens */
@@ -567,11 +559,7 @@ START_TEST(test_previous_session_ends)
 	ck_assert(file_size("f2") == 0); /* closed, not deleted */
 	rb = (struct smbl_create){ .name = "f1" };
 	dhnc(&rb, q.fid);
-	smbl_create(&b, &rb);
-	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(rb.fid, q.fid);
-	ck_assert_uint_eq(rb.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
-	ck_assert_uint_eq(srv->ndurable, 0);
+	reconnect_batch(&b, &rb, q.fid);
 }
 END_TEST
 
@@ -587,12 +575,11 @@ START_TEST(test_logoff_keeps_durable)
 	uint8_t body[4] = { 4, 0, 0, 0 };
 	struct smb_wire_hdr h = { .command = SMB2_LOGOFF };
 	struct smbl_msg m;
+	uint64_t fid;
 
 	conn_new(&a, 1, "alice");
-	q.dh = "DHnQ";
-	q.dh_len = 16;
-	smbl_create(&a, &q);
-	ck_assert_str_eq(q.dh_got, "DHnQ");
+	dhnq(&q);
+	open_durable(&a, &q);
 	smbl_create(&a, &o2); /* not durable */
 	ck_assert_uint_eq(o2.status, STATUS_SUCCESS);
 	smbl_send(&a, &h, body, sizeof(body));
@@ -601,14 +588,10 @@ START_TEST(test_logoff_keeps_durable)
 	ck_assert_uint_eq(srv->ndurable, 1);
 	ck_assert_uint_eq(vol_lease_count(ts.store), 1); /* f2's BATCH went with its open */
 	conn_new(&b, 2, "alice");
+	fid = srv->durable->id;
 	q = (struct smbl_create){ .name = "f1" };
-	dh2c(&q, 0, none); /* the v2 form, no CreateGuid, for the v1 handle */
-	smbt_put64(q.dh_data, srv->durable->id);
-	smbt_put64(q.dh_data + 8, srv->durable->id);
-	smbl_create(&b, &q);
-	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
-	ck_assert_uint_eq(q.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
-	ck_assert_uint_eq(srv->ndurable, 0);
+	dh2c(&q, fid, none); /* the v2 form, no CreateGuid, for the v1 handle */
+	reconnect_batch(&b, &q, fid);
 }
 END_TEST
 
@@ -619,8 +602,7 @@ START_TEST(test_close_is_final)
 
 	conn_new(&a, 1, "alice");
 	dh2q(&q, 60000, 0, guid_a);
-	smbl_create(&a, &q);
-	ck_assert_str_eq(q.dh_got, "DH2Q");
+	open_durable(&a, &q);
 	ck_assert_uint_eq(smbl_close(&a, q.fid), STATUS_SUCCESS);
 	smb_conn_free(a.c);
 	ck_assert_uint_eq(srv->ndurable, 0);
