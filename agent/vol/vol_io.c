@@ -237,6 +237,24 @@ int vol_readlink(struct vol_obj *obj, const struct vol_cred *cred, char *buf, si
 	return 0;
 }
 
+/* The opening every read shares: a descriptor for a regular file's content
+ * (vol_iofd: *owned says whether the caller closes it), or -EISDIR,
+ * -EINVAL for any other type, or vol_iofd's error. */
+static int read_open(struct vol_obj *obj, const struct vol_cred *cred, bool *owned)
+{
+	if (S_ISDIR(obj->st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(obj->st.st_mode))
+		return -EINVAL;
+	return vol_iofd(obj, cred, false, owned);
+}
+
+/* How many of count bytes at off a file of size bytes holds. */
+static size_t read_len(uint64_t size, uint64_t off, size_t count)
+{
+	return off >= size ? 0 : (size - off < count ? (size_t)(size - off) : count);
+}
+
 static int read_at(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
 		   size_t *got, bool *eof, void **swap)
 {
@@ -246,17 +264,13 @@ static int read_at(struct vol_obj *obj, const struct vol_cred *cred, uint64_t of
 
 	*got = 0;
 	*eof = false;
-	if (S_ISDIR(obj->st.st_mode))
-		return -EISDIR;
-	if (!S_ISREG(obj->st.st_mode))
-		return -EINVAL;
-	fd = vol_iofd(obj, cred, false, &owned);
+	fd = read_open(obj, cred, &owned);
 	if (fd < 0)
 		return fd;
 	if (obj->exp->store->tier && fstat(fd, &obj->st) == 0) {
 		const struct vol_store *s = obj->exp->store;
 		uint64_t size = (uint64_t)obj->st.st_size;
-		size_t want = off >= size ? 0 : (size - off < count ? (size_t)(size - off) : count);
+		size_t want = read_len(size, off, count);
 		size_t g = 0;
 		char snap[API_INTENT_SNAP_ID_LEN + 1];
 
@@ -359,11 +373,7 @@ int vol_read_nowait(struct vol_obj *obj, const struct vol_cred *cred, uint64_t o
 
 	*got = 0;
 	*eof = false;
-	if (S_ISDIR(obj->st.st_mode))
-		return -EISDIR;
-	if (!S_ISREG(obj->st.st_mode))
-		return -EINVAL;
-	fd = vol_iofd(obj, cred, false, &owned);
+	fd = read_open(obj, cred, &owned);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) != 0) {
@@ -371,7 +381,7 @@ int vol_read_nowait(struct vol_obj *obj, const struct vol_cred *cred, uint64_t o
 		goto out;
 	}
 	size = (uint64_t)st.st_size;
-	want = off >= size ? 0 : (size - off < count ? (size_t)(size - off) : count);
+	want = read_len(size, off, count);
 	/* a snapshot's file or a cold range: the tier reads it, and may wait */
 	if (want && s->tier && (obj->snap || s->tier->cold(s->tier_arg, obj->exp->cfg.fsid, &st, off, want) != 0)) {
 		rc = -EAGAIN;
@@ -422,11 +432,7 @@ int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, 
 	*n = 0;
 	*eof = false;
 	*owned = false;
-	if (S_ISDIR(obj->st.st_mode))
-		return -EISDIR;
-	if (!S_ISREG(obj->st.st_mode))
-		return -EINVAL;
-	*fd = vol_iofd(obj, cred, false, owned);
+	*fd = read_open(obj, cred, owned);
 	if (*fd < 0) {
 		rc = *fd;
 		*fd = -1;
@@ -434,7 +440,7 @@ int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, 
 	}
 	/* obj->st was read when the handle was resolved, moments ago. */
 	size = (uint64_t)obj->st.st_size;
-	*n = off >= size ? 0 : (size - off < count ? (size_t)(size - off) : count);
+	*n = read_len(size, off, count);
 	*eof = off + *n >= size;
 	/* a snapshot's file: the tier reads it (read_at), it knows what was cold */
 	if (*n && obj->exp->store->tier &&
