@@ -8,28 +8,19 @@
 # agent reported itself (smbAddress in its join and status reports).
 # Needs the agent's SMB server (branch smbs): skipped (77) without it.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/smb_lib.sh"
 AQUIFER=$AQ_BUILDDIR/aquifer
-command -v smbclient >/dev/null || { echo "SKIP: smbclient missing (apt-get install smbclient)"; exit 77; }
-"$AQUIFER_AGENT" --help 2>&1 | grep -q -- --smb-listen || { echo "SKIP: the agent has no SMB server"; exit 77; }
+aq_smb_need --smb-listen
 
-D=$AQ_TMP/srv
-aq_start "$D" || { aq_failed "aquiferd starts"; aq_finish; }
-TOK=$(aq_token "$D" admin)
+aq_smb_cluster
 export XDG_CONFIG_HOME=$AQ_TMP/config AQUIFER_ENDPOINT=$AQ_URL AQUIFER_TOKEN=$TOK
 export AQUIFER_PROJECT=acme AQUIFER_LOCATION=east
 unset AQUIFER_CA_FILE
-P=/v1/projects/acme/locations/east
-aq_req POST "/v1/locations?locationId=east" '{}'
-aq_req POST "/v1/projects?projectId=acme" '{}'
 aq_req POST "/v1/projects?projectId=other" '{}'
-SMB=$(aq_pick_port)
-AQ_AGENT_ARGS=(--smb-listen "127.0.0.1:$SMB")
-aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" 10000 || { aq_failed "agent starts"; aq_finish; }
 # the agent reports its own SMB listener (join and status: api_intent.h)
 aq_req GET /v1/nodes/n1
 expect_jq .smbAddress "127.0.0.1:$SMB" "the node's smbAddress is the agent's own --smb-listen, as it reported it"
 
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
 aq_mutate POST "$P/volumes?volumeId=docs" '{"storagePool":"sp","capacityGib":"100","shareName":"docs","protocols":["NFSV3","SMB"],"unixPermissions":"0777"}'
 expect_jq .response.state READY "a dual-protocol volume created through the API is READY"
 expect_jq '.response.mountOptions[] | select(.protocol == "SMB") | "\(.ipAddress):\(.port)"' "127.0.0.1:$SMB" "its SMB mount entry has the agent's SMB listener"
@@ -39,17 +30,9 @@ timeout 60 "$AQUIFER" smb-users create alice --password-file="$AQ_TMP/pw" --uid=
 expect_eq "aquifer smb-users create alice" 0 "$?"
 aq_req POST "/v1/projects/other/locations/east/smbUsers?smbUserId=bob" '{"password":"Other-2","uid":"2000","gid":"2000"}'
 expect_status 200 "bob, a user of project other"
-INTENT=$D/n1/state/intent.json
-for _ in $(seq 100); do
-	jq -e '[.smbUsers[].name] | index("alice") and index("bob")' "$INTENT" >/dev/null 2>&1 && break
-	sleep 0.1
-done
-ok "the node got both users" jq -e '[.smbUsers[].name] | index("alice") and index("bob")' "$INTENT"
+aq_smb_wait_users alice bob
 
-S() { # USER%PASS COMMANDS
-	timeout 120 smbclient "//127.0.0.1/docs" -p "$SMB" -U "$1" -m SMB3_11 \
-		--option='client signing=required' -c "$2" 2>&1
-}
+S() { aq_smbclient docs "$@"; } # USER%PASS COMMANDS
 head -c $((8 << 20)) /dev/urandom >"$AQ_TMP/put.bin"
 out=$(cd "$AQ_TMP" && S 'alice%Secret-1' 'put put.bin f.bin; get f.bin got.bin')
 expect_eq "put then get through SMB gives the same sha256" "$(sha256sum <"$AQ_TMP/put.bin")" "$(sha256sum <"$AQ_TMP/got.bin" 2>/dev/null)"

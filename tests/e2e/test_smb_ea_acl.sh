@@ -11,33 +11,14 @@
 # tests; test_smb_secinfo covers SET_INFO SECURITY through the dispatcher.
 # Skipped (77) without smbclient.
 . "$(dirname "$0")/lib.sh"
-command -v smbclient >/dev/null || { echo "SKIP: smbclient missing (apt-get install smbclient)"; exit 77; }
-"$AQUIFER_AGENT" --help 2>&1 | grep -q -- --smb-listen || { echo "SKIP: the agent has no SMB server"; exit 77; }
+. "$(dirname "$0")/smb_lib.sh"
+aq_smb_need --smb-listen
 
-D=$AQ_TMP/srv
-aq_start "$D" || { aq_failed "aquiferd starts"; aq_finish; }
-TOK=$(aq_token "$D" admin)
-P=/v1/projects/acme/locations/east
-aq_req POST "/v1/locations?locationId=east" '{}'
-aq_req POST "/v1/projects?projectId=acme" '{}'
-SMB=$(aq_pick_port)
-AQ_AGENT_ARGS=(--smb-listen "127.0.0.1:$SMB")
-aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" 10000 || { aq_failed "agent starts"; aq_finish; }
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_smb_cluster
 aq_mutate POST "$P/volumes?volumeId=docs" '{"storagePool":"sp","capacityGib":"100","shareName":"docs","protocols":["NFSV3","SMB"],"unixPermissions":"0777"}'
 expect_jq .response.state READY "an SMB volume is READY"
-aq_req POST "$P/smbUsers?smbUserId=carol" '{"password":"Secret-1","uid":"1000","gid":"1000"}'
-expect_status 200 "the SMB user carol"
-INTENT=$D/n1/state/intent.json
-for _ in $(seq 100); do
-	jq -e '[.smbUsers[].name] | index("carol")' "$INTENT" >/dev/null 2>&1 && break
-	sleep 0.1
-done
-ok "the node got the user" jq -e '[.smbUsers[].name] | index("carol")' "$INTENT" >/dev/null
-smbc() { # COMMANDS
-	timeout 60 smbclient "//127.0.0.1/docs" -p "$SMB" -U "carol%Secret-1" -m SMB3_11 \
-		--option='client signing=required' -c "$1" 2>&1
-}
+aq_smb_user carol 1000 1000
+smbc() { aq_smbclient docs carol%Secret-1 "$1"; } # COMMANDS
 head -c 100000 /dev/urandom >"$AQ_TMP/f.bin"
 ok "smbclient puts f.bin" smbc "put $AQ_TMP/f.bin f.bin"
 F=$(find "$AQ_TMP/shelf" -name f.bin -type f | head -n1)
@@ -65,7 +46,5 @@ ok "scopy (server-side copy) is accepted" bash -c '! grep -q NT_STATUS_ <<<"$1"'
 rm -f "$AQ_TMP/g.bin"
 smbc "get g.bin $AQ_TMP/g.bin" >/dev/null
 expect_eq "the copy has the same bytes" "$(sha256sum <"$AQ_TMP/f.bin")" "$(sha256sum <"$AQ_TMP/g.bin" 2>/dev/null)"
-aq_sanitizer_clean "$D"
-ok "no sanitizer report in the agent's log" \
-	bash -c "! grep -qE 'ERROR: (Address|Leak|Thread|Undefined)Sanitizer|runtime error:' '$D/n1/agent.log'"
+aq_smb_sanitizer_clean
 aq_finish

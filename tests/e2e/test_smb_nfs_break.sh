@@ -12,37 +12,20 @@
 #   timeout (--lease-break-timeout-ms 3000 here) revoked the oplock.
 # Skipped (77) without libnfs-utils, snap_tool (libnfs-dev) or python3-impacket.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/smb_lib.sh"
 command -v nfs-cat >/dev/null || { echo "SKIP: nfs-cat missing (apt-get install libnfs-utils)"; exit 77; }
-command -v smbclient >/dev/null || { echo "SKIP: smbclient missing (apt-get install smbclient)"; exit 77; }
 TOOL=$AQ_BUILDDIR/tests/agent/snap/snap_tool
 [ -x "$TOOL" ] || { echo "SKIP: $TOOL not built (needs libnfs-dev)"; exit 77; }
 /usr/bin/python3 -c 'import impacket' 2>/dev/null || { echo "SKIP: python3-impacket missing"; exit 77; }
-"$AQUIFER_AGENT" --help 2>&1 | grep -q -- --lease-break-timeout-ms || { echo "SKIP: the agent has no acknowledged breaks"; exit 77; }
+aq_smb_need --lease-break-timeout-ms
 HOLDER=$(dirname "$0")/smb_oplock_holder.py
 
-D=$AQ_TMP/srv
-aq_start "$D" || { aq_failed "aquiferd starts"; aq_finish; }
-TOK=$(aq_token "$D" admin)
-P=/v1/projects/acme/locations/east
-aq_req POST "/v1/locations?locationId=east" '{}'
-aq_req POST "/v1/projects?projectId=acme" '{}'
-SMB=$(aq_pick_port)
-AQ_AGENT_ARGS=(--smb-listen "127.0.0.1:$SMB" --lease-break-timeout-ms 3000)
-aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" 10000 || { aq_failed "agent starts"; aq_finish; }
-NFS=$AGENT_NFS_PORT
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_smb_cluster --lease-break-timeout-ms 3000
 aq_mutate POST "$P/volumes?volumeId=dual" '{"storagePool":"sp","capacityGib":"100","shareName":"dual","protocols":["NFSV3","SMB"],
   "smbSettings":["OPLOCKS"],"unixPermissions":"0777","exportPolicy":{"rules":[{"allowedClients":"127.0.0.1",
   "accessType":"READ_WRITE","squashMode":"NO_ROOT_SQUASH"}]}}'
 expect_jq .response.state READY "a dual-protocol volume with OPLOCKS is READY"
-aq_req POST "$P/smbUsers?smbUserId=carol" '{"password":"Secret-1","uid":"1000","gid":"1000"}'
-expect_status 200 "the SMB user carol"
-INTENT=$D/n1/state/intent.json
-for _ in $(seq 100); do
-	jq -e '[.smbUsers[].name] | index("carol")' "$INTENT" >/dev/null 2>&1 && break
-	sleep 0.1
-done
-ok "the node got the user" jq -e '[.smbUsers[].name] | index("carol")' "$INTENT" >/dev/null
+aq_smb_user carol 1000 1000
 url() { echo "nfs://127.0.0.1/dual/$1?version=3&nfsport=$NFS&mountport=$NFS"; }
 ROOT="nfs://127.0.0.1/dual?version=3&nfsport=$NFS&mountport=$NFS"
 # an NFS WRITE into the existing file (1 MiB of snap_tool's seed-7 content; nfs-cp only creates)
@@ -50,8 +33,7 @@ nfs_rewrite() { timeout 60 "$TOOL" big "$ROOT" "/$1" 1 7; }
 printf 'old' >"$AQ_TMP/old.txt"
 # the files are carol's (made over SMB), so that she may read them back through her handle
 for f in acked.txt silent.txt; do
-	ok "smbclient puts $f" bash -c "cd '$AQ_TMP' && smbclient //127.0.0.1/dual -p $SMB -U carol%Secret-1 -m SMB3_11 \
-		--option='client signing=required' -c 'put old.txt $f' >/dev/null 2>&1"
+	ok "smbclient puts $f" aq_smbclient dual carol%Secret-1 "put $AQ_TMP/old.txt $f"
 done
 
 holder_start() { # NAME ACK_DELAY OUT
@@ -94,7 +76,5 @@ ok "the agent logged the revoked break" grep -q "not acknowledged in time: revok
 if [ "$AQ_FAIL" -gt 0 ]; then
 	for f in "$AQ_TMP"/h1.out "$AQ_TMP"/h2.out; do echo "--- $f"; cat "$f" 2>/dev/null | head -30; done
 fi
-aq_sanitizer_clean "$D"
-ok "no sanitizer report in the agent's log" \
-	bash -c "! grep -qE 'ERROR: (Address|Leak|Thread|Undefined)Sanitizer|runtime error:' '$D/n1/agent.log'"
+aq_smb_sanitizer_clean
 aq_finish

@@ -8,21 +8,11 @@
 # CHANGE_NOTIFY with NT_STATUS_NOT_IMPLEMENTED (Samba's "change notify = no").
 # Skipped (77) without smbclient or libnfs-utils.
 . "$(dirname "$0")/lib.sh"
-command -v smbclient >/dev/null || { echo "SKIP: smbclient missing (apt-get install smbclient)"; exit 77; }
+. "$(dirname "$0")/smb_lib.sh"
 command -v nfs-cp >/dev/null || { echo "SKIP: nfs-cp missing (apt-get install libnfs-utils)"; exit 77; }
-"$AQUIFER_AGENT" --help 2>&1 | grep -q -- --smb-listen || { echo "SKIP: the agent has no SMB server"; exit 77; }
+aq_smb_need --smb-listen
 
-D=$AQ_TMP/srv
-aq_start "$D" || { aq_failed "aquiferd starts"; aq_finish; }
-TOK=$(aq_token "$D" admin)
-P=/v1/projects/acme/locations/east
-aq_req POST "/v1/locations?locationId=east" '{}'
-aq_req POST "/v1/projects?projectId=acme" '{}'
-SMB=$(aq_pick_port)
-AQ_AGENT_ARGS=(--smb-listen "127.0.0.1:$SMB")
-aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" 10000 || { aq_failed "agent starts"; aq_finish; }
-NFS=$AGENT_NFS_PORT
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_smb_cluster
 vol() { # NAME SETTINGS
 	printf '{"storagePool":"sp","capacityGib":"100","shareName":"%s","protocols":["NFSV3","SMB"],"smbSettings":%s,
 	  "unixPermissions":"0777","exportPolicy":{"rules":[{"allowedClients":"127.0.0.1","accessType":"READ_WRITE",
@@ -32,18 +22,9 @@ aq_mutate POST "$P/volumes?volumeId=watched" "$(vol watched '["CHANGE_NOTIFY"]')
 expect_jq .response.state READY "a volume with smbSettings CHANGE_NOTIFY is READY"
 aq_mutate POST "$P/volumes?volumeId=quiet" "$(vol quiet '[]')"
 expect_jq .response.state READY "a volume without it is READY"
-aq_req POST "$P/smbUsers?smbUserId=carol" '{"password":"Secret-1","uid":"1000","gid":"1000"}'
-expect_status 200 "the SMB user carol"
-INTENT=$D/n1/state/intent.json
-for _ in $(seq 100); do
-	jq -e '[.smbUsers[].name] | index("carol")' "$INTENT" >/dev/null 2>&1 && break
-	sleep 0.1
-done
-ok "the node got the user" jq -e '[.smbUsers[].name] | index("carol")' "$INTENT" >/dev/null
+aq_smb_user carol 1000 1000
 
-smbc() { # SHARE COMMANDS
-	smbclient "//127.0.0.1/$1" -p "$SMB" -U "carol%Secret-1" -m SMB3_11 --option='client signing=required' -c "$2" 2>&1
-}
+smbc() { aq_smbclient "$1" carol%Secret-1 "$2"; } # SHARE COMMANDS
 # smbclient's `notify DIR` prints "ACTION NAME" per change until it is stopped
 watch_start() { # SHARE OUT
 	# line-buffered: smbclient's stdout is a file here
@@ -76,10 +57,7 @@ ok "another SMB client's mkdir is seen too" wait_for "$AQ_TMP/n1.out" "from-smb"
 kill "$WPID" 2>/dev/null
 wait "$WPID" 2>/dev/null
 
-out=$(timeout 20 smbclient "//127.0.0.1/quiet" -p "$SMB" -U "carol%Secret-1" -m SMB3_11 \
-	--option='client signing=required' -c 'notify \' 2>&1)
+out=$(AQ_SMB_TIMEOUT=20 smbc quiet 'notify \')
 ok "a share without CHANGE_NOTIFY answers NT_STATUS_NOT_IMPLEMENTED" grep -q NT_STATUS_NOT_IMPLEMENTED <<<"$out"
-aq_sanitizer_clean "$D"
-ok "no sanitizer report in the agent's log" \
-	bash -c "! grep -qE 'ERROR: (Address|Leak|Thread|Undefined)Sanitizer|runtime error:' '$D/n1/agent.log'"
+aq_smb_sanitizer_clean
 aq_finish

@@ -12,11 +12,11 @@
 #   must pass on both, and the test fails when any one of them does not.
 # Skipped (77) without smbclient, or without smbtorture and smbd.
 . "$(dirname "$0")/lib.sh"
-command -v smbclient >/dev/null || { echo "SKIP: smbclient missing (apt-get install smbclient)"; exit 77; }
+. "$(dirname "$0")/smb_lib.sh"
 command -v smbtorture >/dev/null || { echo "SKIP: smbtorture missing (apt-get install samba-testsuite)"; exit 77; }
 SMBD=$(command -v smbd || echo /usr/sbin/smbd)
 [ -x "$SMBD" ] || { echo "SKIP: smbd missing (apt-get install samba)"; exit 77; }
-"$AQUIFER_AGENT" --help 2>&1 | grep -q -- --smb-listen || { echo "SKIP: the agent has no SMB server"; exit 77; }
+aq_smb_need --smb-listen
 
 # The suites run on both servers, and the tests this server claims: each
 # must pass on aquifer-agent and on smbd.
@@ -172,28 +172,12 @@ $(printf 'smb2.session.%s\n' $SESSION_TESTS)
 $(printf 'smb2.multichannel.%s\n' $MULTICHANNEL_TESTS)
 "
 
-D=$AQ_TMP/srv
-aq_start "$D" || { aq_failed "aquiferd starts"; aq_finish; }
-TOK=$(aq_token "$D" admin)
-P=/v1/projects/acme/locations/east
-aq_req POST "/v1/locations?locationId=east" '{}'
-aq_req POST "/v1/projects?projectId=acme" '{}'
-SMB=$(aq_pick_port)
-AQ_AGENT_ARGS=(--smb-listen "127.0.0.1:$SMB")
-aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" 10000 || { aq_failed "agent starts"; aq_finish; }
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_smb_cluster
 aq_mutate POST "$P/volumes?volumeId=docs" '{"storagePool":"sp","capacityGib":"100","shareName":"docs","protocols":["SMB"],"smbSettings":["CHANGE_NOTIFY","OPLOCKS"],"unixPermissions":"0777"}'
 expect_jq .response.state READY "an SMB volume created through the API is READY"
 # the user smbd knows too: nobody (smbd maps a user onto a Unix account)
 NOBODY_UID=$(id -u nobody) NOBODY_GID=$(id -g nobody)
-aq_req POST "$P/smbUsers?smbUserId=torture" "{\"password\":\"Secret-1\",\"uid\":\"$NOBODY_UID\",\"gid\":\"$NOBODY_GID\"}"
-expect_status 200 "the SMB user torture"
-INTENT=$D/n1/state/intent.json
-for _ in $(seq 100); do
-	jq -e '[.smbUsers[].name] | index("torture")' "$INTENT" >/dev/null 2>&1 && break
-	sleep 0.1
-done
-ok "the node got the user" jq -e '[.smbUsers[].name] | index("torture")' "$INTENT" >/dev/null
+aq_smb_user torture "$NOBODY_UID" "$NOBODY_GID"
 SHARE=$AQ_TMP/shelf/$(jq -r '.volumes[] | select(.shareName == "docs") | .dir' "$INTENT")
 ok "the volume's folder is on the shelf" test -d "$SHARE"
 # smbd works in the share as nobody: let it through the test's folders
@@ -208,7 +192,7 @@ ok "smbd's passdb has nobody" pdbedit -s "$S/smb.conf" -u nobody >/dev/null
 ok "smbd listens on $SPORT" bash -c "exec 3<>/dev/tcp/127.0.0.1/$SPORT" 2>/dev/null
 
 # smbclient on ours: a file put, then read, replaced and deleted by others
-S1() { timeout 120 smbclient "//127.0.0.1/docs" -p "$SMB" -U "torture%Secret-1" -m SMB3_11 --option='client signing=required' -c "$1" 2>&1; }
+S1() { aq_smbclient docs torture%Secret-1 "$1"; }
 head -c $((1 << 20)) /dev/urandom >"$AQ_TMP/a.bin"
 head -c $((1 << 19)) /dev/urandom >"$AQ_TMP/b.bin"
 out=$(cd "$AQ_TMP" && S1 'put a.bin f.bin')
@@ -256,8 +240,6 @@ done
 if [ "$AQ_FAIL" -gt 0 ]; then
 	for f in "$AQ_TMP"/torture.aquifer.*.log; do echo "--- $f"; grep -E "^(failure|error):" -A3 "$f" | head -40; done
 fi
-aq_sanitizer_clean "$D"
 # the agent ran the SMB server (async replies, CANCEL): under ASan, its log too
-ok "no sanitizer report in the agent's log" \
-	bash -c "! grep -qE 'ERROR: (Address|Leak|Thread|Undefined)Sanitizer|runtime error:' '$D/n1/agent.log'"
+aq_smb_sanitizer_clean
 aq_finish
