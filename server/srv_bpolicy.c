@@ -14,10 +14,8 @@
 #include "server/srv_internal.h"
 #include "server/srv_op.h"
 #include "server/srv_req.h"
-#include "util/ut_clock.h"
 
 #define POLICY_TYPE "type.googleapis.com/google.cloud.netapp.v1.BackupPolicy"
-#define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
 
 /* assignedVolumeCount: the volumes of the location whose backupConfig
  * names the policy (srv_bconfig), computed on every answer. */
@@ -63,7 +61,7 @@ static json_t *policy_answer(struct db *db, const json_t *doc)
 int srv_h_bpolicy_create(struct srv_req *req, json_t **resp)
 {
 	const char *id;
-	char parent[600], name[700], now[48];
+	char parent[600], name[700];
 	json_t *doc = NULL, *out = NULL;
 	bool validate;
 	int rc;
@@ -71,12 +69,7 @@ int srv_h_bpolicy_create(struct srv_req *req, json_t **resp)
 	if ((rc = srv_create_input(req, "backupPolicyId", api_backup_policy_fields, "backupPolicy",
 				   api_backup_policy_check, &id, &validate, &doc)) != AQ_OK)
 		return rc;
-	srv_parent(req, parent, sizeof(parent));
-	snprintf(name, sizeof(name), "%s/backupPolicies/%s", parent, id);
-	ut_clock_now_text(now, sizeof(now));
-	json_object_set_new(doc, "name", json_string(name));
-	json_object_set_new(doc, "state", json_string("READY"));
-	json_object_set_new(doc, "createTime", json_string(now));
+	srv_create_name(req, "backupPolicies", id, doc, parent, name);
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK)
 		goto out;
 	out = policy_answer(req->db, doc);
@@ -85,8 +78,7 @@ int srv_h_bpolicy_create(struct srv_req *req, json_t **resp)
 		goto out;
 	}
 	if ((rc = srv_put_new(req, "bpolicy", parent, name, doc, "backupPolicy", name)) != AQ_OK ||
-	    (rc = srv_op_create(req, parent, name, "create", true, out, resp)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
+	    (rc = srv_op_commit(req, parent, name, "create", out, resp)) != AQ_OK)
 		goto out;
 out:
 	db_rollback(req->db);
@@ -147,8 +139,7 @@ int srv_h_bpolicy_patch(struct srv_req *req, json_t **resp)
 		goto out;
 	}
 	if ((rc = db_put(req->db, "bpolicy", parent, name, doc, false)) != AQ_OK ||
-	    (rc = srv_op_create(req, parent, name, "update", true, out, resp)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
+	    (rc = srv_op_commit(req, parent, name, "update", out, resp)) != AQ_OK)
 		goto out;
 out:
 	db_rollback(req->db);
@@ -162,7 +153,7 @@ out:
 int srv_h_bpolicy_delete(struct srv_req *req, json_t **resp)
 {
 	char name[700], parent[600];
-	json_t *old = NULL, *empty = NULL;
+	json_t *old = NULL;
 	int64_t n = 0;
 	int rc;
 
@@ -175,14 +166,11 @@ int srv_h_bpolicy_delete(struct srv_req *req, json_t **resp)
 			     "their backupConfig.backupPolicies first", name, (long long)n);
 		goto out;
 	}
-	empty = json_pack("{s:s}", "@type", EMPTY_TYPE);
 	if ((rc = db_delete(req->db, name)) != AQ_OK ||
-	    (rc = srv_op_create(req, parent, name, "delete", true, empty, resp)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
+	    (rc = srv_op_commit(req, parent, name, "delete", NULL, resp)) != AQ_OK)
 		goto out;
 out:
 	db_rollback(req->db);
 	json_decref(old);
-	json_decref(empty);
 	return rc;
 }

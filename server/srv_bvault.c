@@ -18,11 +18,9 @@
 #include "server/srv_internal.h"
 #include "server/srv_op.h"
 #include "server/srv_req.h"
-#include "util/ut_clock.h"
 #include "util/ut_hex.h"
 
 #define VAULT_TYPE "type.googleapis.com/google.cloud.netapp.v1.BackupVault"
-#define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
 
 static int vault_load(struct srv_req *req, char *name, size_t cap, json_t **doc)
 {
@@ -112,7 +110,7 @@ int srv_bvault_secret(struct db *db, const char *vault_name, json_t **out)
 int srv_h_bvault_create(struct srv_req *req, json_t **resp)
 {
 	const char *id;
-	char parent[600], name[700], now[48];
+	char parent[600], name[700];
 	json_t *doc = NULL, *out = NULL;
 	bool validate;
 	int rc;
@@ -120,12 +118,7 @@ int srv_h_bvault_create(struct srv_req *req, json_t **resp)
 	if ((rc = srv_create_input(req, "backupVaultId", api_backup_vault_fields, "backupVault",
 				   api_backup_vault_check, &id, &validate, &doc)) != AQ_OK)
 		return rc;
-	srv_parent(req, parent, sizeof(parent));
-	snprintf(name, sizeof(name), "%s/backupVaults/%s", parent, id);
-	ut_clock_now_text(now, sizeof(now));
-	json_object_set_new(doc, "name", json_string(name));
-	json_object_set_new(doc, "state", json_string("READY"));
-	json_object_set_new(doc, "createTime", json_string(now));
+	srv_create_name(req, "backupVaults", id, doc, parent, name);
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK ||
 	    (rc = vault_region_check(req, doc)) != AQ_OK)
 		goto out;
@@ -138,8 +131,7 @@ int srv_h_bvault_create(struct srv_req *req, json_t **resp)
 	}
 	if ((rc = srv_put_new(req, "bvault", parent, name, doc, "backupVault", name)) != AQ_OK ||
 	    (rc = secret_put(req, doc)) != AQ_OK ||
-	    (rc = srv_op_create(req, parent, name, "create", true, out, resp)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
+	    (rc = srv_op_commit(req, parent, name, "create", out, resp)) != AQ_OK)
 		goto out;
 out:
 	db_rollback(req->db);
@@ -186,8 +178,7 @@ int srv_h_bvault_patch(struct srv_req *req, json_t **resp)
 		goto out;
 	}
 	if ((rc = db_put(req->db, "bvault", parent, name, doc, false)) != AQ_OK ||
-	    (rc = srv_op_create(req, parent, name, "update", true, out, resp)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
+	    (rc = srv_op_commit(req, parent, name, "update", out, resp)) != AQ_OK)
 		goto out;
 out:
 	db_rollback(req->db);
@@ -201,7 +192,7 @@ out:
 int srv_h_bvault_delete(struct srv_req *req, json_t **resp)
 {
 	char name[700], parent[600], sname[900];
-	json_t *old = NULL, *empty = NULL;
+	json_t *old = NULL;
 	int64_t n = 0;
 	int rc;
 
@@ -222,14 +213,11 @@ int srv_h_bvault_delete(struct srv_req *req, json_t **resp)
 		goto out;
 	}
 	snprintf(sname, sizeof(sname), "bvsecrets/%s", name);
-	empty = json_pack("{s:s}", "@type", EMPTY_TYPE);
 	if ((rc = db_delete(req->db, name)) != AQ_OK || ((rc = db_delete(req->db, sname)) != AQ_OK && rc != AQ_ENOENT) ||
-	    (rc = srv_op_create(req, parent, name, "delete", true, empty, resp)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
+	    (rc = srv_op_commit(req, parent, name, "delete", NULL, resp)) != AQ_OK)
 		goto out;
 out:
 	db_rollback(req->db);
 	json_decref(old);
-	json_decref(empty);
 	return rc;
 }

@@ -62,6 +62,20 @@ int srv_op_create(struct srv_req *req, const char *parent, const char *target, c
 	return AQ_OK;
 }
 
+int srv_op_commit(struct srv_req *req, const char *parent, const char *target, const char *verb,
+		  const json_t *response, json_t **op)
+{
+	json_t *empty = NULL;
+	int rc;
+
+	if (!response && !(response = empty = json_pack("{s:s}", "@type", "type.googleapis.com/google.protobuf.Empty")))
+		return AQ_ENOMEM;
+	if ((rc = srv_op_create(req, parent, target, verb, true, response, op)) == AQ_OK)
+		rc = db_commit(req->db);
+	json_decref(empty);
+	return rc;
+}
+
 int srv_op_finish(struct db *db, const char *op_name, const json_t *response, int err,
 		  const char *errmsg)
 {

@@ -19,6 +19,12 @@ struct srv_req;
  * return it in *op (new reference). done/response/error as given. */
 int srv_op_create(struct srv_req *req, const char *parent, const char *target, const char *verb, bool done,
 		  const json_t *response, json_t **op);
+/* The end of a create, patch or delete that stored its change in the
+ * caller's transaction: srv_op_create of a done operation verb on target
+ * answering response (NULL: a google.protobuf.Empty, what a delete
+ * answers) into *op, then db_commit. */
+int srv_op_commit(struct srv_req *req, const char *parent, const char *target, const char *verb,
+		  const json_t *response, json_t **op);
 /* Mark an operation done with a response or an error (code + message). */
 int srv_op_finish(struct db *db, const char *op_name, const json_t *response, int err, const char *errmsg);
 /* srv_op_finish of op when it names one (op "" or NULL: nothing waits);

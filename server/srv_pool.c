@@ -16,10 +16,8 @@
 #include "server/srv_mark.h"
 #include "server/srv_op.h"
 #include "server/srv_req.h"
-#include "util/ut_clock.h"
 
 #define POOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.StoragePool"
-#define EMPTY_TYPE "type.googleapis.com/google.protobuf.Empty"
 
 int srv_pool_usage(struct db *db, const char *pool_name, struct srv_pool_usage *u, aq_msg *msg)
 {
@@ -66,7 +64,7 @@ static int pool_load(struct srv_req *req, char *name, size_t cap, json_t **doc)
 int srv_h_pool_create(struct srv_req *req, json_t **resp)
 {
 	const char *id;
-	char parent[600], name[700], now[48];
+	char parent[600], name[700];
 	json_t *doc = NULL, *out = NULL;
 	struct srv_pool_usage none = { 0 };
 	bool validate;
@@ -77,12 +75,7 @@ int srv_h_pool_create(struct srv_req *req, json_t **resp)
 		return rc;
 	if ((rc = api_pool_check_supported(doc, req->params[1], &req->msg)) != AQ_OK)
 		goto out;
-	srv_parent(req, parent, sizeof(parent));
-	snprintf(name, sizeof(name), "%s/storagePools/%s", parent, id);
-	ut_clock_now_text(now, sizeof(now));
-	json_object_set_new(doc, "name", json_string(name));
-	json_object_set_new(doc, "state", json_string("READY"));
-	json_object_set_new(doc, "createTime", json_string(now));
+	srv_create_name(req, "storagePools", id, doc, parent, name);
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK)
 		goto out;
 	out = json_deep_copy(doc);
@@ -93,8 +86,7 @@ int srv_h_pool_create(struct srv_req *req, json_t **resp)
 		goto out;
 	}
 	if ((rc = srv_put_new(req, "pool", parent, name, doc, "storagePool", name)) != AQ_OK ||
-	    (rc = srv_op_create(req, parent, name, "create", true, out, resp)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
+	    (rc = srv_op_commit(req, parent, name, "create", out, resp)) != AQ_OK)
 		goto out;
 out:
 	db_rollback(req->db);
@@ -191,8 +183,7 @@ int srv_h_pool_patch(struct srv_req *req, json_t **resp)
 	if ((rc = db_put(req->db, "pool", parent, name, doc, false)) != AQ_OK ||
 	    (rc = srv_pool_reprice_volumes(req, doc)) != AQ_OK ||
 	    (rc = srv_mark_volumes_of(req->db, parent, name, nodes)) != AQ_OK ||
-	    (rc = srv_op_create(req, parent, name, "update", true, out, resp)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
+	    (rc = srv_op_commit(req, parent, name, "update", out, resp)) != AQ_OK)
 		goto out;
 	srv_mark_ring(req->srv, nodes); /* volume limits may have moved */
 out:
@@ -210,7 +201,7 @@ int srv_h_pool_delete(struct srv_req *req, json_t **resp)
 {
 	struct srv_pool_usage u;
 	char name[700], parent[600];
-	json_t *old = NULL, *empty = NULL;
+	json_t *old = NULL;
 	int rc;
 
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = pool_load(req, name, sizeof(name), &old)) != AQ_OK ||
@@ -222,15 +213,12 @@ int srv_h_pool_delete(struct srv_req *req, json_t **resp)
 		goto out;
 	}
 	srv_parent(req, parent, sizeof(parent));
-	empty = json_pack("{s:s}", "@type", EMPTY_TYPE);
 	if ((rc = db_delete(req->db, name)) != AQ_OK ||
-	    (rc = srv_op_create(req, parent, name, "delete", true, empty, resp)) != AQ_OK ||
-	    (rc = db_commit(req->db)) != AQ_OK)
+	    (rc = srv_op_commit(req, parent, name, "delete", NULL, resp)) != AQ_OK)
 		goto out;
 out:
 	db_rollback(req->db);
 	json_decref(old);
-	json_decref(empty);
 	return rc;
 }
 

@@ -164,6 +164,19 @@ void srv_parent(const struct srv_req *req, char *out, size_t cap)
 	snprintf(out, cap, "projects/%s/locations/%s", req->params[0], req->params[1]);
 }
 
+void srv_create_name(const struct srv_req *req, const char *collection, const char *id, json_t *doc,
+		     char parent[600], char name[700])
+{
+	char now[48];
+
+	srv_parent(req, parent, 600);
+	snprintf(name, 700, "%s/%s/%s", parent, collection, id);
+	ut_clock_now_text(now, sizeof(now));
+	json_object_set_new(doc, "name", json_string(name));
+	json_object_set_new(doc, "state", json_string("READY"));
+	json_object_set_new(doc, "createTime", json_string(now));
+}
+
 int srv_check_parent(struct srv_req *req, enum srv_parent_check what)
 {
 	bool need_location = what != SRV_PARENT_PROJECT;

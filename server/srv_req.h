@@ -150,6 +150,11 @@ int srv_create_put(struct srv_req *req, const char *kind, const char *parent, co
  * transaction; AQ_EEXIST says "<what> \"<id>\" already exists". */
 int srv_put_new(struct srv_req *req, const char *kind, const char *parent, const char *name, const json_t *doc,
 		const char *what, const char *id);
+/* The name of a new resource of the request's location: parent (srv_parent)
+ * and name ("<parent>/<collection>/<id>"), each of 600 and 700 bytes; doc
+ * gets that name, state READY and createTime (now). */
+void srv_create_name(const struct srv_req *req, const char *collection, const char *id, json_t *doc,
+		     char parent[600], char name[700]);
 /* The input of a PATCH: validateOnly, the updateMask query parameter parsed
  * against table into paths[API_MASK_MAX] (*npaths of them), and the body,
  * which must be there (type names it in the error: "Volume") and is checked
