@@ -277,6 +277,17 @@ aq_cli_start() {
 	unset AQUIFER_CA_FILE
 }
 
+# aq_acme_start DIR: aquiferd started in DIR (aq_start; exit 1 when it
+# does not come up), TOK an admin token, location east and project acme
+# created, P their path (/v1/projects/acme/locations/east).
+aq_acme_start() {
+	aq_start "$1" || exit 1
+	TOK=$(aq_token "$1" admin)
+	P=/v1/projects/acme/locations/east
+	aq_req POST "/v1/locations?locationId=east" '{}'
+	aq_req POST "/v1/projects?projectId=acme" '{}'
+}
+
 # aq_cli WANT_RC DESC ARGS...: run $AQUIFER ARGS with stdin not a terminal
 # (at most 120 s); stdout in $OUT and $AQ_TMP/out, stderr in $ERR and
 # $AQ_TMP/err; passes DESC when the exit status is WANT_RC.

@@ -10,19 +10,15 @@ aq_smb_need() {
 	"$AQUIFER_AGENT" --help 2>&1 | grep -q -- "$1" || { echo "SKIP: the agent has no $1"; exit 77; }
 }
 
-# aq_smb_cluster [AGENT_ARG...]: aquiferd in D=$AQ_TMP/srv with the admin
-# TOK, location east, project acme (P is its path) and pool sp (PREMIUM,
-# 2048 GiB); agent n1 joined to it with its shelf in $AQ_TMP/shelf, serving
-# SMB on 127.0.0.1:$SMB (the AGENT_ARGs added to its flags). Sets D, TOK, P,
-# SMB, NFS (the agent's NFS port) and INTENT (n1's intent.json). A server
-# that does not start ends the script (aq_finish).
+# aq_smb_cluster [AGENT_ARG...]: aquiferd in D=$AQ_TMP/srv (aq_acme_start:
+# TOK, location east, project acme, P) and pool sp (PREMIUM, 2048 GiB);
+# agent n1 joined to it with its shelf in $AQ_TMP/shelf, serving SMB on
+# 127.0.0.1:$SMB (the AGENT_ARGs added to its flags). Sets D, TOK, P, SMB,
+# NFS (the agent's NFS port) and INTENT (n1's intent.json). A server that
+# does not start ends the script (exit 1, or aq_finish for the agent).
 aq_smb_cluster() {
 	D=$AQ_TMP/srv
-	aq_start "$D" || { aq_failed "aquiferd starts"; aq_finish; }
-	TOK=$(aq_token "$D" admin)
-	P=/v1/projects/acme/locations/east
-	aq_req POST "/v1/locations?locationId=east" '{}'
-	aq_req POST "/v1/projects?projectId=acme" '{}'
+	aq_acme_start "$D"
 	SMB=$(aq_pick_port)
 	AQ_AGENT_ARGS=(--smb-listen "127.0.0.1:$SMB" "$@")
 	aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" 10000 || { aq_failed "agent starts"; aq_finish; }

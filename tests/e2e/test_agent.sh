@@ -12,11 +12,7 @@ done
 
 D=$AQ_TMP/cluster
 SHELF=$AQ_TMP/shelf
-aq_start "$D" || exit 1
-TOK=$(aq_token "$D" admin)
-P=/v1/projects/acme/locations/east
-aq_req POST "/v1/locations?locationId=east" '{}'
-aq_req POST "/v1/projects?projectId=acme" '{}'
+aq_acme_start "$D"
 JOIN=$(aq_join_token east)
 ok "a cluster admin gets a join token for a location" test "${#JOIN}" -gt 20
 

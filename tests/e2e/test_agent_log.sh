@@ -10,11 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 
 D=$AQ_TMP/srv
-aq_start "$D" || exit 1
-TOK=$(aq_token "$D" admin)
-P=/v1/projects/acme/locations/east
-aq_req POST "/v1/locations?locationId=east" '{}'
-aq_req POST "/v1/projects?projectId=acme" '{}'
+aq_acme_start "$D"
 AQ_AGENT_ARGS=(--log-level debug)
 aq_agent_start "$D" n1 east "$AQ_TMP/shelf" "$(aq_join_token east)" || exit 1
 AQ_AGENT_ARGS=()

@@ -17,11 +17,7 @@ command -v nfs-cp >/dev/null || { echo "SKIP: nfs-cp missing (apt-get install li
 
 D=$AQ_TMP/run          # like deploy/quickstart.sh's ./run
 SHELF=$D/shelf
-aq_start "$D" || exit 1
-TOK=$(aq_token "$D" admin)
-P=/v1/projects/acme/locations/east
-aq_req POST "/v1/locations?locationId=east" '{}'
-aq_req POST "/v1/projects?projectId=acme" '{}'
+aq_acme_start "$D"
 JOIN=$(aq_join_token east)
 AQ_AGENT_ARGS=(--tier-day-seconds 1)
 aq_agent_start "$D" n1 east "$SHELF" "$JOIN" 1000 || exit 1

@@ -7,11 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 
 D=$AQ_TMP/srv
-aq_start "$D" || exit 1
-TOK=$(aq_token "$D" admin)
-P=/v1/projects/acme/locations/east
-aq_req POST "/v1/locations?locationId=east" '{}'
-aq_req POST "/v1/projects?projectId=acme" '{}'
+aq_acme_start "$D"
 
 # --- 1. create, get, list ----------------------------------------------------
 NV='{"location":"east","backend":"nvmeof","transport":"rdma","nqn":"nqn.2026-12.io.aquifer:shelf-a",
