@@ -82,6 +82,34 @@ static uint32_t nlm_range(const struct nlm4_lock *l, uint64_t *len)
 	return NLM4_GRANTED;
 }
 
+/* The opening every request on a lock or share reservation has: when
+ * graced (not for a reclaim or an UNSHARE) refused in the node's grace
+ * period; the file of l (nlm_file, recall as given) into *obj, *k and *acc;
+ * when graced refused in its volume's grace period. */
+static uint32_t nlm_open(struct nfs_call *call, const struct nlm4_lock *l, bool graced, bool recall,
+			 struct vol_obj *obj, struct vol_lock_key *k, enum vol_access *acc)
+{
+	struct nlm_srv *s = call->ctx;
+	uint32_t st;
+
+	if (graced && nlm_grace(s))
+		return NLM4_DENIED_GRACE_PERIOD;
+	if ((st = nlm_file(call, l, obj, k, acc, recall)) != NLM4_GRANTED)
+		return st;
+	return graced && nlm_grace_on(s, obj) ? NLM4_DENIED_GRACE_PERIOD : NLM4_GRANTED;
+}
+
+/* nlm_open for TEST, CANCEL and UNLOCK (never reclaims), then the range
+ * into *len. */
+static uint32_t nlm_open_range(struct nfs_call *call, const struct nlm4_lock *l, bool recall, struct vol_obj *obj,
+			       struct vol_lock_key *k, uint64_t *len)
+{
+	enum vol_access acc;
+	uint32_t st = nlm_open(call, l, true, recall, obj, k, &acc);
+
+	return st != NLM4_GRANTED ? st : nlm_range(l, len);
+}
+
 static uint32_t nlm_stat_of(int rc)
 {
 	switch (rc) {
@@ -109,23 +137,12 @@ static void nlm_test(struct nfs_call *call, void *a, void *r)
 	struct vol_lock_owner o = nlm_owner(&x->lock, true);
 	struct vol_lock_desc d;
 	struct vol_lock_key k;
-	enum vol_access acc;
 	uint64_t len;
 	int rc;
 
 	res->cookie = x->cookie;
 	res->test = true;
-	if (nlm_grace(s)) {
-		res->stat = NLM4_DENIED_GRACE_PERIOD;
-		goto out;
-	}
-	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc, true)) != NLM4_GRANTED)
-		goto out;
-	if (nlm_grace_on(s, &obj)) {
-		res->stat = NLM4_DENIED_GRACE_PERIOD;
-		goto out;
-	}
-	if ((res->stat = nlm_range(&x->lock, &len)) != NLM4_GRANTED)
+	if ((res->stat = nlm_open_range(call, &x->lock, true, &obj, &k, &len)) != NLM4_GRANTED)
 		goto out;
 	rc = vol_lock_probe(s->locks, &k, &o, x->lock.off, len,
 			    VOL_LOCK_F_POSIX | (x->excl ? VOL_LOCK_F_EXCL : 0), &d);
@@ -156,16 +173,8 @@ static void nlm_lock_common(struct nfs_call *call, struct nlm_args *x, struct nl
 
 	res->cookie = x->cookie;
 	/* in grace only reclaims; after it a reclaim is an ordinary request */
-	if (nlm_grace(s) && !x->reclaim) {
-		res->stat = NLM4_DENIED_GRACE_PERIOD;
+	if ((res->stat = nlm_open(call, &x->lock, !x->reclaim, true, &obj, &k, &acc)) != NLM4_GRANTED)
 		goto out;
-	}
-	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc, true)) != NLM4_GRANTED)
-		goto out;
-	if (!x->reclaim && nlm_grace_on(s, &obj)) {
-		res->stat = NLM4_DENIED_GRACE_PERIOD;
-		goto out;
-	}
 	if (x->excl && acc != VOL_ACCESS_RW) {
 		res->stat = NLM4_ROFS;
 		goto out;
@@ -235,21 +244,10 @@ static void nlm_cancel(struct nfs_call *call, void *a, void *r)
 	struct vol_lock_owner o = nlm_owner(&x->lock, true);
 	struct vol_lock_key k;
 	struct nlm_block *b;
-	enum vol_access acc;
 	uint64_t len;
 
 	res->cookie = x->cookie;
-	if (nlm_grace(s)) {
-		res->stat = NLM4_DENIED_GRACE_PERIOD;
-		goto out;
-	}
-	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc, false)) != NLM4_GRANTED)
-		goto out;
-	if (nlm_grace_on(s, &obj)) {
-		res->stat = NLM4_DENIED_GRACE_PERIOD;
-		goto out;
-	}
-	if ((res->stat = nlm_range(&x->lock, &len)) != NLM4_GRANTED)
+	if ((res->stat = nlm_open_range(call, &x->lock, false, &obj, &k, &len)) != NLM4_GRANTED)
 		goto out;
 	pthread_mutex_lock(&s->mu);
 	b = nlm_block_find(s, &k, &o, x->lock.off, len, VOL_LOCK_F_POSIX | (x->excl ? VOL_LOCK_F_EXCL : 0));
@@ -274,21 +272,10 @@ static void nlm_unlock(struct nfs_call *call, void *a, void *r)
 	struct vol_obj obj = { .fd = -1 };
 	struct vol_lock_owner o = nlm_owner(&x->lock, true);
 	struct vol_lock_key k;
-	enum vol_access acc;
 	uint64_t len;
 
 	res->cookie = x->cookie;
-	if (nlm_grace(s)) {
-		res->stat = NLM4_DENIED_GRACE_PERIOD;
-		goto out;
-	}
-	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc, false)) != NLM4_GRANTED)
-		goto out;
-	if (nlm_grace_on(s, &obj)) {
-		res->stat = NLM4_DENIED_GRACE_PERIOD;
-		goto out;
-	}
-	if ((res->stat = nlm_range(&x->lock, &len)) != NLM4_GRANTED)
+	if ((res->stat = nlm_open_range(call, &x->lock, false, &obj, &k, &len)) != NLM4_GRANTED)
 		goto out;
 	pthread_mutex_lock(&s->mu);
 	nlm_block_drop_owner(s, &k, &o); /* an unlock ends the owner's waits there (knfsd) */
@@ -322,16 +309,8 @@ static void nlm_share_common(struct nfs_call *call, struct nlm_args *x, struct n
 
 	res->cookie = x->cookie;
 	res->share = true;
-	if (nlm_grace(s) && !x->reclaim && !unshare) {
-		res->stat = NLM4_DENIED_GRACE_PERIOD;
+	if ((res->stat = nlm_open(call, &x->lock, !x->reclaim && !unshare, !unshare, &obj, &k, &acc)) != NLM4_GRANTED)
 		goto out;
-	}
-	if ((res->stat = nlm_file(call, &x->lock, &obj, &k, &acc, !unshare)) != NLM4_GRANTED)
-		goto out;
-	if (!x->reclaim && !unshare && nlm_grace_on(s, &obj)) {
-		res->stat = NLM4_DENIED_GRACE_PERIOD;
-		goto out;
-	}
 	if (x->mode > 3 || x->access > 3) { /* fsh4_mode DN..DRW, fsh4_access NONE..RW */
 		res->stat = NLM4_FAILED;
 		goto out;
