@@ -559,6 +559,7 @@ int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out)
 		out->dirsyncs = atomic_load(&a->dirsyncs);
 		out->filesyncs = atomic_load(&a->filesyncs);
 		out->dirsyncs_covered = atomic_load(&a->dirsyncs_covered);
+		out->syncs_clean = atomic_load(&a->syncs_clean);
 		out->ra_bytes = atomic_load(&a->ra_bytes);
 		out->ra_hits = atomic_load(&a->ra_hits);
 		out->ra_wasted = atomic_load(&a->ra_wasted);

@@ -191,6 +191,8 @@ struct vol_stats {
 				    * own (ext4, XFS), a RENAME's target's or a LINK's file's (one_log) */
 	uint64_t filesyncs;       /* file fsyncs COMMITs and vol_sync issued (one covers all COMMITs
 				   * of the file that arrived before it started: group commit) */
+	uint64_t syncs_clean;     /* COMMITs and vol_syncs answered at once: nothing of the object
+				   * changed since a sync that covered it */
 	uint64_t age_ms;           /* how long ago the counters began (the export appeared here) */
 	uint64_t ra_bytes;        /* read-ahead (vol_ra.h): bytes prefetched, */
 	uint64_t ra_hits;         /* READs served by a prefetch, */
@@ -435,11 +437,21 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 	      size_t len, int stable, int *committed);
 int vol_write_by(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
 		 size_t len, int stable, int *committed, const struct vol_lease_by *by);
+/* Make every change the store made to the regular file obj stable (NFSv3
+ * and NFSv4.1 COMMIT, SMB FLUSH): fsync, shared by every COMMIT of the file
+ * registered before it started (group commit, vol_stats.filesyncs). When
+ * nothing changed since a sync that covered the file (the store notes
+ * each write, truncation, hole and attribute change; the file's ctime
+ * shows a change made around it), it returns 0 at once
+ * (vol_stats.syncs_clean): the verifier a COMMIT answers is the same. After
+ * a restart nothing is known clean: the first COMMIT of each file syncs.
+ * -EISDIR / -EINVAL for a folder / not a regular file, -errno when the
+ * sync fails. */
 int vol_commit(struct vol_obj *obj, const struct vol_cred *cred);
 /* Make obj's attributes stable (what NFSv3 and NFSv4.1 ask of SETATTR before its
  * reply, as knfsd's commit_metadata): a regular file or directory is
- * fsync'ed, sharing the group commit of vol_commit (counted in
- * vol_stats.filesyncs); a symlink, FIFO or socket, which no descriptor
+ * fsync'ed through vol_commit's group commit (nothing when nothing changed
+ * since its last sync); a symlink, FIFO or socket, which no descriptor
  * can fsync, by syncfs of its file system. No-op in a snapshot. -errno
  * when the sync fails. vol_setattr itself does not sync (SMB's SET_INFO
  * asks for no stability; its FLUSH does). */

@@ -101,66 +101,8 @@ int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 
 /* NFSv3 wants a namespace change stable before its reply (knfsd's
  * commit_metadata): the directory it changed is fsync'ed, and a new file or
- * directory itself (its inode got attributes after it was made). Concurrent
- * changes of one directory share one fsync (group commit): a change
- * registers a ticket once it is made; a sync covers every ticket registered
- * before it started, so a request waits for the sync in flight only to run
- * (or join) the next one. A stripe busy with another directory is not
- * waited for: that request syncs on its own. */
-static const struct vol_cred vol_as_root = {0, 0, 0, {0}};
-
-static int vol_fsync_obj(struct vol_obj *o)
-{
-	bool owned = false;
-	int fd = vol_iofd(o, &vol_as_root, false, &owned), rc;
-
-	if (fd < 0)
-		return fd;
-	rc = fsync(fd) == 0 ? 0 : -errno;
-	if (owned)
-		close(fd);
-	return rc;
-}
-
-int vol_groupsync(struct vol_obj *dir, struct vol_dsync *stripes, _Atomic uint64_t *count)
-{
-	struct vol_dsync *d = &stripes[dir->st.st_ino % VOL_LOCKS];
-	uint64_t my, target;
-	int rc = 0;
-
-	pthread_mutex_lock(&d->mu);
-	if (d->ino != (uint64_t)dir->st.st_ino) {
-		if (d->running || d->waiters) {
-			pthread_mutex_unlock(&d->mu);
-			atomic_fetch_add_explicit(count, 1, memory_order_relaxed);
-			return vol_fsync_obj(dir);
-		}
-		d->ino = (uint64_t)dir->st.st_ino;
-		d->ticket = d->done = 0;
-	}
-	my = ++d->ticket;
-	d->waiters++;
-	while (d->done < my && rc == 0) {
-		if (d->running) {
-			pthread_cond_wait(&d->cv, &d->mu);
-			continue;
-		}
-		d->running = true;
-		target = d->ticket;
-		pthread_mutex_unlock(&d->mu);
-		atomic_fetch_add_explicit(count, 1, memory_order_relaxed);
-		rc = vol_fsync_obj(dir);
-		pthread_mutex_lock(&d->mu);
-		d->running = false;
-		if (rc == 0 && target > d->done)
-			d->done = target;
-		pthread_cond_broadcast(&d->cv);
-	}
-	d->waiters--;
-	pthread_mutex_unlock(&d->mu);
-	return rc;
-}
-
+ * directory itself (its inode got attributes after it was made), through
+ * the group commit of vol_sync.c. */
 static int vol_dirsync(struct vol_obj *dir)
 {
 	return vol_groupsync(dir, dir->exp->acct->dsync, &dir->exp->acct->dirsyncs);
