@@ -64,8 +64,13 @@ struct vol_acct {
 	 * of one file from any connection share the fsync that starts after
 	 * them, and one with nothing new since the last sync makes none. */
 	struct vol_dsync fsync[VOL_LOCKS];
+	/* The log sync of attribute changes (vol_sync where one_log): one
+	 * stripe for the volume, so every SETATTR that finished before a log
+	 * sync started shares it. */
+	struct vol_dsync logsync;
 	_Atomic uint64_t filesyncs; /* file fsyncs COMMIT issued */
 	_Atomic uint64_t syncs_clean; /* COMMITs and vol_syncs answered with nothing to sync */
+	_Atomic uint64_t logsyncs, logsyncs_done; /* log syncs started, and finished without error */
 	_Atomic uint64_t dirsyncs; /* directory fsyncs issued */
 	_Atomic uint64_t dirsyncs_covered; /* directory fsyncs a new object's own fsync made needless */
 	/* read-ahead (vol_ra_fetch.c): bytes prefetched, READs served by a
@@ -103,6 +108,10 @@ struct vol_export {
 	 * with a journal, not without): one fsync of anything a RENAME or LINK
 	 * touched makes the whole change stable (vol_ns.c, vol_one_log). */
 	bool one_log;
+	/* where one_log: an unnamed file of the root's file system
+	 * (O_TMPFILE) whose change and fsync commit the log up to it
+	 * (vol_sync.c), or -1 */
+	int logfd;
 	/* /.snapshot (vol_snap.c): cfg.snapdir open, or -1 */
 	int snap_fd;
 	dev_t snap_dev;
@@ -225,6 +234,9 @@ int vol_fsync_obj(struct vol_obj *o);
  * before): the next vol_commit / vol_sync of o syncs. Every change of a
  * file the store makes calls it. */
 void vol_dirty(struct vol_obj *o);
+/* The log file of an export rooted at root_fd (vol_export.logfd), or -1
+ * where the file system has none to give. */
+int vol_log_open(int root_fd);
 /* Drop the open-file cache entry of name nm in dir (it is being removed). */
 void vol_drop_name(struct vol_obj *dir, const char *nm, struct vol_store *s);
 

@@ -2,10 +2,11 @@
  * table is in docs/internals/vol.md, "Durability"). Every sync goes through
  * one group commit: a change registers a ticket once it is made, and a sync
  * covers every ticket registered before it started, so a caller waits for
- * the sync in flight only to run (or join) the next one. Two users:
- * directories after namespace changes (vol_ns.c), and files for COMMIT and
- * SETATTR, which also remember what is already stable so that a COMMIT
- * with nothing new makes no fsync. See vol.h for the contract. */
+ * the sync in flight only to run (or join) the next one. Three users:
+ * directories after namespace changes (vol_ns.c), files for COMMIT, which
+ * also remember what is already stable so that a COMMIT with nothing new
+ * makes no fsync, and the log sync of attribute changes (SETATTR) where the
+ * file system logs every change in order. See vol.h for the contract. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -14,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const struct vol_cred vol_as_root = {0, 0, 0, {0}};
@@ -29,6 +31,30 @@ int vol_fsync_obj(struct vol_obj *o)
 	if (owned)
 		close(fd);
 	return rc;
+}
+
+/* The log sync (one_log): a change of the export's unnamed log file, then
+ * its fsync. The change is made after every change registered before this
+ * sync returned from its system call, so it is in the same journal
+ * transaction (jbd2) or a later log item (XFS) than each of them; the
+ * fsync commits the log up to it, and the log is committed in order. The
+ * times differ at every sync, so no file system can skip the change. */
+static int vol_log_force(struct vol_obj *o)
+{
+	struct vol_acct *a = o->exp->acct;
+	struct timespec ts[2];
+
+	ts[0].tv_sec = ts[1].tv_sec = (time_t)atomic_load(&a->logsyncs);
+	ts[0].tv_nsec = ts[1].tv_nsec = 0;
+	if (futimens(o->exp->logfd, ts) != 0 || fsync(o->exp->logfd) != 0)
+		return -errno;
+	atomic_fetch_add_explicit(&a->logsyncs_done, 1, memory_order_relaxed);
+	return 0;
+}
+
+int vol_log_open(int root_fd)
+{
+	return openat(root_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 }
 
 static bool vol_same_time(const struct timespec *a, const struct timespec *b)
@@ -136,10 +162,21 @@ int vol_sync(struct vol_obj *obj)
 
 	if (obj->snap)
 		return 0; /* nothing below /.snapshot changes */
+	/* attributes only: the log, shared by the volume's callers */
+	if (obj->exp->logfd >= 0 && obj->st.st_dev == obj->exp->dev)
+		return vol_group(obj, &a->logsync, false, false, vol_log_force, &a->logsyncs);
 	if (S_ISREG(obj->st.st_mode) || S_ISDIR(obj->st.st_mode))
 		return vol_file_sync(obj);
 	/* a symlink, FIFO or socket has no descriptor fsync takes (O_PATH):
 	 * the whole file system is synced, through the export root (rare) */
 	atomic_fetch_add_explicit(&a->filesyncs, 1, memory_order_relaxed);
 	return syncfs(obj->exp->root_fd) == 0 ? 0 : -errno;
+}
+
+int vol_setattr_stable(struct vol_obj *obj, const struct vol_cred *cred, const struct vol_sattr *sa,
+		       const struct vol_lease_by *by)
+{
+	int rc = vol_setattr_by(obj, cred, sa, by);
+
+	return rc == 0 ? vol_sync(obj) : rc;
 }

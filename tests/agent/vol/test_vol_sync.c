@@ -1,14 +1,17 @@
 /* test_vol_sync: what the store syncs (agent/vol/vol_sync.c, issue 25):
  * a COMMIT with nothing new since the last sync of the file makes no fsync
  * and one after any change (a write, a truncation, a hole, attributes, a
- * change made around the store) makes one, on the temporary folder's file
- * system and on a journalled ext4 on a loop device (made here). Needs root
+ * change made around the store) makes one; on a file system that logs
+ * every change in order (a journalled ext4 on a loop device, made here),
+ * concurrent SETATTRs of different files share log syncs, each returning
+ * only after a log sync that started after its change. Needs root
  * (open_by_handle_at; the loop mount, skipped with a note without it). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <check.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +138,86 @@ START_TEST(test_commit_clean)
 }
 END_TEST
 
+/* Concurrent SETATTRs of different files: each thread changes its file's
+ * mode, notes how many log syncs had started, syncs; the sync must return
+ * only once a log sync started after that note has finished (syncs run one
+ * at a time and finish in the order they started). */
+#define SA_THREADS 8
+#define SA_EACH 25
+
+struct sa_arg {
+	struct vol_obj *root;
+	int id, failed, early;
+};
+
+static void *sa_worker(void *p)
+{
+	struct sa_arg *a = p;
+	struct vol_obj f;
+	struct vol_sattr sa = {0};
+	struct vol_stats s;
+	char n[16];
+	int i;
+
+	snprintf(n, sizeof(n), "s%d", a->id);
+	if (vol_create(a->root, &root, n, strlen(n), true, NULL, NULL, &f) != 0) {
+		a->failed = SA_EACH;
+		return NULL;
+	}
+	sa.set_mode = true;
+	for (i = 0; i < SA_EACH; i++) {
+		uint64_t started;
+
+		sa.mode = i % 2 ? 0600 : 0640;
+		if (vol_setattr(&f, &root, &sa) != 0 || vol_store_stats(ts.store, "vol0", &s) != 0) {
+			a->failed++;
+			continue;
+		}
+		started = s.logsyncs;
+		if (vol_sync(&f) != 0 || vol_store_stats(ts.store, "vol0", &s) != 0)
+			a->failed++;
+		else if (s.logsyncs_done <= started)
+			a->early++;
+	}
+	vol_obj_cleanup(&f);
+	return NULL;
+}
+
+START_TEST(test_setattr_log_shared)
+{
+	struct vol_obj r = root_of();
+	struct sa_arg args[SA_THREADS];
+	pthread_t th[SA_THREADS];
+	struct vol_stats a, b;
+	int i;
+
+	if (!img[0] || !aqt_store_one_log(ts.cfg[0].root)) {
+		fprintf(stderr, "# SKIP test_setattr_log_shared: no journalled ext4 on a loop device here\n");
+		vol_obj_cleanup(&r);
+		return;
+	}
+	a = stats();
+	for (i = 0; i < SA_THREADS; i++) {
+		args[i] = (struct sa_arg){.root = &r, .id = i};
+		ck_assert_int_eq(pthread_create(&th[i], NULL, sa_worker, &args[i]), 0);
+	}
+	for (i = 0; i < SA_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_int_eq(args[i].failed, 0);
+		ck_assert_int_eq(args[i].early, 0);
+	}
+	b = stats();
+	fprintf(stderr, "# %d concurrent SETATTRs: %llu log syncs, %llu file syncs\n", SA_THREADS * SA_EACH,
+		(unsigned long long)(b.logsyncs - a.logsyncs), (unsigned long long)(b.filesyncs - a.filesyncs));
+	ck_assert_uint_ge(b.logsyncs - a.logsyncs, 1);
+	ck_assert_uint_lt(b.logsyncs - a.logsyncs, SA_THREADS * SA_EACH);
+	ck_assert_uint_eq(b.logsyncs_done, b.logsyncs);
+	/* no file was fsync'ed: attributes need the log, not the data */
+	ck_assert_uint_eq(b.filesyncs, a.filesyncs);
+	vol_obj_cleanup(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vol_sync");
@@ -149,7 +232,8 @@ int main(void)
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tj, setup_journal, teardown);
 	tcase_set_timeout(tj, 60);
-	tcase_add_test(tj, test_commit_clean); /* on a journalled file system */
+	tcase_add_test(tj, test_setattr_log_shared);
+	tcase_add_test(tj, test_commit_clean); /* the same on the journalled file system */
 	suite_add_tcase(s, tj);
 	return aqt_run(s);
 }
