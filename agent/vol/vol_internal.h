@@ -230,6 +230,14 @@ int vol_iofd(struct vol_obj *obj, const struct vol_cred *cred, bool write, bool 
 int vol_groupsync(struct vol_obj *o, struct vol_dsync *stripes, _Atomic uint64_t *count);
 /* fsync o now, alone (as root). 0 or -errno. */
 int vol_fsync_obj(struct vol_obj *o);
+/* Make a namespace change stable (vol_ns.c). Where the export has a log
+ * (vol_export.logfd: one_log) both are the volume's log sync, shared by
+ * every change of any object that finished before it started. Elsewhere
+ * vol_obj_stable fsyncs the object (fd when >= 0, else its own), and
+ * vol_dir_stable fsyncs the directory through its group commit
+ * (vol_stats.dirsyncs). 0 or -errno. */
+int vol_obj_stable(struct vol_obj *o, int fd);
+int vol_dir_stable(struct vol_obj *dir);
 /* Note that o's data or attributes changed (after the change is made, never
  * before): the next vol_commit / vol_sync of o syncs. Every change of a
  * file the store makes calls it. */

@@ -102,10 +102,11 @@ int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 /* NFSv3 wants a namespace change stable before its reply (knfsd's
  * commit_metadata): the directory it changed is fsync'ed, and a new file or
  * directory itself (its inode got attributes after it was made), through
- * the group commit of vol_sync.c. */
+ * the group commits of vol_sync.c; where the export has a log (one_log)
+ * each of those is the volume's log sync, shared by every change. */
 static int vol_dirsync(struct vol_obj *dir)
 {
-	return vol_groupsync(dir, dir->exp->acct->dsync, &dir->exp->acct->dirsyncs);
+	return vol_dir_stable(dir);
 }
 
 /* A new object in dir was just fsync'ed (made as one transaction with its
@@ -238,7 +239,7 @@ out:
 	vol_unbecome(cred);
 	if (!created) /* the name was there already, or is gone again */
 		vol_name_refund(dir->exp);
-	else if (rc == 0 && (rc = fsync(fd) == 0 ? 0 : -errno) == 0)
+	else if (rc == 0 && (rc = vol_obj_stable(out, fd)) == 0)
 		rc = vol_dirsync_new(dir);
 	if (fd >= 0)
 		close(fd);
@@ -303,7 +304,7 @@ static int vol_make(struct vol_obj *dir, const struct vol_cred *cred, const char
 	vol_unbecome(cred);
 	if (!made)
 		vol_name_refund(dir->exp);
-	else if (rc == 0 && mk->type == S_IFDIR && (rc = vol_fsync_obj(out)) == 0)
+	else if (rc == 0 && mk->type == S_IFDIR && (rc = vol_obj_stable(out, -1)) == 0)
 		rc = vol_dirsync_new(dir);
 	else if (rc == 0 && mk->type != S_IFDIR)
 		rc = vol_dirsync(dir); /* a FIFO, socket or symlink cannot be opened to sync */
@@ -543,7 +544,7 @@ int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t 
 	vol_refresh(obj);
 	/* the new name, and the file's link count: where one log holds the
 	 * change whole, the file's sync covers its new name */
-	if (S_ISREG(obj->st.st_mode) && (rc = vol_fsync_obj(obj)) == 0)
+	if (S_ISREG(obj->st.st_mode) && (rc = vol_obj_stable(obj, -1)) == 0)
 		rc = vol_dirsync_also(dir);
 	else if (!S_ISREG(obj->st.st_mode))
 		rc = vol_dirsync(dir);

@@ -156,6 +156,35 @@ int vol_commit(struct vol_obj *obj, const struct vol_cred *cred)
 	return vol_file_sync(obj);
 }
 
+/* Whether o's changes of metadata are made stable by the volume's log sync. */
+static bool vol_has_log(const struct vol_obj *o)
+{
+	return o->exp->logfd >= 0 && o->st.st_dev == o->exp->dev;
+}
+
+static int vol_logsync(struct vol_obj *o)
+{
+	struct vol_acct *a = o->exp->acct;
+
+	return vol_group(o, &a->logsync, false, false, vol_log_force, &a->logsyncs);
+}
+
+int vol_obj_stable(struct vol_obj *o, int fd)
+{
+	if (vol_has_log(o))
+		return vol_logsync(o);
+	if (fd >= 0)
+		return fsync(fd) == 0 ? 0 : -errno;
+	return vol_fsync_obj(o);
+}
+
+int vol_dir_stable(struct vol_obj *dir)
+{
+	if (vol_has_log(dir))
+		return vol_logsync(dir);
+	return vol_groupsync(dir, dir->exp->acct->dsync, &dir->exp->acct->dirsyncs);
+}
+
 int vol_sync(struct vol_obj *obj)
 {
 	struct vol_acct *a = obj->exp->acct;
@@ -163,8 +192,8 @@ int vol_sync(struct vol_obj *obj)
 	if (obj->snap)
 		return 0; /* nothing below /.snapshot changes */
 	/* attributes only: the log, shared by the volume's callers */
-	if (obj->exp->logfd >= 0 && obj->st.st_dev == obj->exp->dev)
-		return vol_group(obj, &a->logsync, false, false, vol_log_force, &a->logsyncs);
+	if (vol_has_log(obj))
+		return vol_logsync(obj);
 	if (S_ISREG(obj->st.st_mode) || S_ISDIR(obj->st.st_mode))
 		return vol_file_sync(obj);
 	/* a symlink, FIFO or socket has no descriptor fsync takes (O_PATH):
