@@ -25,25 +25,52 @@
 
 static struct aqt_store ts; /* tmp folder, cfg[1], store, location key */
 static const struct vol_cred root = {0, 0, 0, {0}};
-static char img[128];        /* the loop image, when v0 is a journalled ext4 */
+/* The journalled ext4 the "journal" cases export a fresh folder of: made
+ * and mounted once by the parent (an unchecked fixture), so a failing test
+ * cannot leave it mounted. top[0] == 0: none could be made here. */
+static char top[64], mnt[96];
 
-static void setup_with(bool journal)
+static void loop_up(void)
 {
 	char cmd[400];
 
+	snprintf(top, sizeof(top), "/tmp/aq-vol-sync-XXXXXX");
+	if (!mkdtemp(top)) {
+		top[0] = '\0';
+		return;
+	}
+	snprintf(mnt, sizeof(mnt), "%s/mnt", top);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir '%s' && truncate -s 64M '%s/img' && mkfs.ext4 -q -F '%s/img' >/dev/null 2>&1 && "
+		 "mount -o loop '%s/img' '%s' 2>/dev/null",
+		 mnt, top, top, top, mnt);
+	if (system(cmd) != 0) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", top);
+		top[0] = '\0';
+	}
+}
+
+static void loop_down(void)
+{
+	char cmd[300];
+
+	if (!top[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "umount '%s' && rm -rf '%s'", mnt, top);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not unmount and remove %s\n", top);
+}
+
+static void setup_with(bool journal)
+{
 	aqt_store_init(&ts, 1,
 		       &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 300, .capacity = 1ull << 30,
 						 .clients = "127.0.0.0/8", .anon = 65534, .key_byte = 9 });
-	img[0] = '\0';
-	if (journal) {
-		snprintf(img, sizeof(img), "%s.img", ts.dir);
-		snprintf(cmd, sizeof(cmd),
-			 "truncate -s 64M '%s' && mkfs.ext4 -q -F '%s' >/dev/null 2>&1 && mount -o loop '%s' '%s' 2>/dev/null",
-			 img, img, img, ts.cfg[0].root);
-		if (system(cmd) != 0) {
-			unlink(img);
-			img[0] = '\0';
-		}
+	if (journal && top[0]) { /* the export's root: a new folder of the journalled ext4 */
+		snprintf(ts.cfg[0].root, sizeof(ts.cfg[0].root), "%s/XXXXXX", mnt);
+		ck_assert_ptr_nonnull(mkdtemp(ts.cfg[0].root));
 	}
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 1), 0);
 }
@@ -60,17 +87,7 @@ static void setup_journal(void)
 
 static void teardown(void)
 {
-	char cmd[300];
-
-	vol_store_free(ts.store);
-	ts.store = NULL;
-	if (img[0]) {
-		snprintf(cmd, sizeof(cmd), "umount '%s'", ts.cfg[0].root);
-		if (system(cmd) != 0)
-			fprintf(stderr, "umount %s failed\n", ts.cfg[0].root);
-		unlink(img);
-	}
-	aqt_store_cleanup(&ts);
+	aqt_store_cleanup(&ts); /* a folder on the loop file system goes with it (loop_down) */
 }
 
 static struct vol_obj root_of(void)
@@ -192,7 +209,7 @@ START_TEST(test_setattr_log_shared)
 	struct vol_stats a, b;
 	int i;
 
-	if (!img[0] || !aqt_store_one_log(ts.cfg[0].root)) {
+	if (!top[0] || !aqt_store_one_log(ts.cfg[0].root)) {
 		fprintf(stderr, "# SKIP test_setattr_log_shared: no journalled ext4 on a loop device here\n");
 		vol_obj_cleanup(&r);
 		return;
@@ -233,6 +250,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_commit_clean);
 	suite_add_tcase(s, tc);
+	tcase_add_unchecked_fixture(tj, loop_up, loop_down);
 	tcase_add_checked_fixture(tj, setup_journal, teardown);
 	tcase_set_timeout(tj, 60);
 	tcase_add_test(tj, test_setattr_log_shared);
