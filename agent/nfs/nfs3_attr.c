@@ -27,7 +27,6 @@ void nfs3_setattr(struct nfs_call *call, void *a, void *r)
 {
 	struct nfs3_setattr_args *args = a;
 	struct nfs3_wcc_res *res = r;
-	int rc;
 
 	nfs3_wcc_pre(&res->wcc, &call->obj);
 	if (args->guard && (args->guard_ctime.tv_sec != call->obj.st.st_ctim.tv_sec ||
@@ -35,10 +34,8 @@ void nfs3_setattr(struct nfs_call *call, void *a, void *r)
 		res->status = NFS3ERR_NOT_SYNC;
 		goto out;
 	}
-	/* stable before the reply, like a namespace change (vol_sync) */
-	if ((rc = vol_setattr(&call->obj, &call->ecred, &args->sa)) == 0)
-		rc = vol_sync(&call->obj);
-	res->status = nfs3_status(rc);
+	/* stable before the reply, like a namespace change */
+	res->status = nfs3_status(vol_setattr_stable(&call->obj, &call->ecred, &args->sa, NULL));
 out:
 	nfs3_wcc_post(&res->wcc, &call->obj);
 }

@@ -338,10 +338,9 @@ uint32_t nfs4_op_setattr(struct nfs4_cx *cx, struct xdr_cur *in)
 	    nfs4_deleg_conflict_setid(cx, &k))
 		return NFS4ERR_DELAY; /* set-id bits: the caller's own write delegation is recalled first */
 	nfs4_deleg_by(cx, &by);
-	/* stable before the reply, as NFSv3's SETATTR (vol_sync; knfsd's
+	/* stable before the reply, as NFSv3's SETATTR (knfsd's
 	 * commit_metadata): a crash after the answer keeps the change */
-	if ((rc = vol_setattr_by(&cx->cur.obj, &cx->cur.ecred, &sa, &by)) != 0 ||
-	    (rc = vol_sync(&cx->cur.obj)) != 0)
+	if ((rc = vol_setattr_stable(&cx->cur.obj, &cx->cur.ecred, &sa, &by)) != 0)
 		return nfs4_status(rc);
 	(void)vol_refresh(&cx->cur.obj);
 	/* a write delegation its client's concurrent OPEN got between the check

@@ -40,6 +40,8 @@ static void vol_acct_unref(struct vol_acct *a)
 		pthread_mutex_destroy(&a->fsync[i].mu);
 		pthread_cond_destroy(&a->fsync[i].cv);
 	}
+	pthread_mutex_destroy(&a->logsync.mu);
+	pthread_cond_destroy(&a->logsync.cv);
 	qos_vol_unref(a->qos);
 	vol_grace_close(a->grace);
 	free(a);
@@ -51,6 +53,8 @@ void vol_export_unref(struct vol_export *e)
 		return;
 	if (e->root_fd >= 0)
 		close(e->root_fd);
+	if (e->logfd >= 0)
+		close(e->logfd);
 	vol_snap_close(e);
 	OPENSSL_cleanse(e->fhkey, sizeof(e->fhkey));
 	vol_mackey_cleanup(&e->fhmac);
@@ -334,6 +338,8 @@ static struct vol_acct *vol_acct_new(struct vol_store *s, const struct vol_expor
 		pthread_mutex_init(&a->fsync[i].mu, NULL);
 		pthread_cond_init(&a->fsync[i].cv, NULL);
 	}
+	pthread_mutex_init(&a->logsync.mu, NULL);
+	pthread_cond_init(&a->logsync.cv, NULL);
 	atomic_init(&a->used, 0);
 	atomic_init(&a->names, 0);
 	a->grace = vol_grace_open(s, cfg->lockdir); /* first attached here: grace when holders are recorded */
@@ -353,7 +359,7 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 		return -ENOMEM;
 	atomic_init(&e->refs, 1);
 	e->cfg = *cfg;
-	e->root_fd = -1;
+	e->root_fd = e->logfd = -1;
 	e->store = s;
 	if ((rc = vol_snap_open(e)) != 0)
 		goto out;
@@ -377,6 +383,8 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 	e->ino = st.st_ino;
 	e->ordered_meta = vol_ordered_meta(e->root_fd);
 	e->one_log = e->ordered_meta && vol_one_log(e->root_fd, e->dev);
+	if (e->one_log)
+		e->logfd = vol_log_open(e->root_fd);
 	vol_fh_key(s->key, cfg->fsid, e->fhkey);
 	vol_mackey_init(&e->fhmac, e->fhkey);
 	if ((rc = vol_marks_init(e, &stamp)) != 0)
@@ -559,6 +567,9 @@ int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out)
 		out->dirsyncs = atomic_load(&a->dirsyncs);
 		out->filesyncs = atomic_load(&a->filesyncs);
 		out->dirsyncs_covered = atomic_load(&a->dirsyncs_covered);
+		out->syncs_clean = atomic_load(&a->syncs_clean);
+		out->logsyncs = atomic_load(&a->logsyncs);
+		out->logsyncs_done = atomic_load(&a->logsyncs_done);
 		out->ra_bytes = atomic_load(&a->ra_bytes);
 		out->ra_hits = atomic_load(&a->ra_hits);
 		out->ra_wasted = atomic_load(&a->ra_wasted);

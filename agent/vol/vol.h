@@ -191,6 +191,11 @@ struct vol_stats {
 				    * own (ext4, XFS), a RENAME's target's or a LINK's file's (one_log) */
 	uint64_t filesyncs;       /* file fsyncs COMMITs and vol_sync issued (one covers all COMMITs
 				   * of the file that arrived before it started: group commit) */
+	uint64_t syncs_clean;     /* COMMITs and vol_syncs answered at once: nothing of the object
+				   * changed since a sync that covered it */
+	uint64_t logsyncs;        /* log syncs vol_sync started where the file system logs every
+				   * change in order (one covers every change finished before it) */
+	uint64_t logsyncs_done;   /* ...and those that finished without error */
 	uint64_t age_ms;           /* how long ago the counters began (the export appeared here) */
 	uint64_t ra_bytes;        /* read-ahead (vol_ra.h): bytes prefetched, */
 	uint64_t ra_hits;         /* READs served by a prefetch, */
@@ -435,15 +440,35 @@ int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, co
 	      size_t len, int stable, int *committed);
 int vol_write_by(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
 		 size_t len, int stable, int *committed, const struct vol_lease_by *by);
+/* Make every change the store made to the regular file obj stable (NFSv3
+ * and NFSv4.1 COMMIT, SMB FLUSH): fsync, shared by every COMMIT of the file
+ * registered before it started (group commit, vol_stats.filesyncs). When
+ * nothing changed since a sync that covered the file (the store notes
+ * each write, truncation, hole and attribute change; the file's ctime
+ * shows a change made around it), it returns 0 at once
+ * (vol_stats.syncs_clean): the verifier a COMMIT answers is the same. After
+ * a restart nothing is known clean: the first COMMIT of each file syncs.
+ * -EISDIR / -EINVAL for a folder / not a regular file, -errno when the
+ * sync fails. */
 int vol_commit(struct vol_obj *obj, const struct vol_cred *cred);
 /* Make obj's attributes stable (what NFSv3 and NFSv4.1 ask of SETATTR before its
- * reply, as knfsd's commit_metadata): a regular file or directory is
- * fsync'ed, sharing the group commit of vol_commit (counted in
- * vol_stats.filesyncs); a symlink, FIFO or socket, which no descriptor
- * can fsync, by syncfs of its file system. No-op in a snapshot. -errno
- * when the sync fails. vol_setattr itself does not sync (SMB's SET_INFO
- * asks for no stability; its FLUSH does). */
+ * reply, as knfsd's commit_metadata), not its data. Where the file system
+ * logs every change whole and in order (vol_export.one_log: XFS, ext4 with a
+ * journal), by a log sync of the volume: a change of the export's unnamed
+ * log file and its fsync, which commits the log up to it, so every change
+ * finished before it started is stable; concurrent callers share it (group
+ * commit, vol_stats.logsyncs), and no file's data is written. Elsewhere a
+ * regular file or directory is fsync'ed through vol_commit's group commit
+ * (nothing when nothing changed), and a symlink, FIFO or socket, which no
+ * descriptor can fsync, by syncfs of its file system. No-op in a snapshot.
+ * -errno when the sync fails. vol_setattr itself does not sync (SMB's
+ * SET_INFO asks for no stability; its FLUSH does). */
 int vol_sync(struct vol_obj *obj);
+/* What an NFS SETATTR does (NFSv3 and NFSv4.1 alike): vol_setattr_by, then
+ * vol_sync, so the reply follows its own durability point. 0 or -errno of
+ * the first that failed. */
+int vol_setattr_stable(struct vol_obj *obj, const struct vol_cred *cred, const struct vol_sattr *sa,
+		       const struct vol_lease_by *by);
 /* Sparse files (vol_sparse.c). zero_range: the bytes [off, off+len) read
  * as zeroes; with dealloc their blocks are given back (a hole), without
  * they stay allocated (zeroes where the file system cannot do either in

@@ -62,6 +62,7 @@ int vol_dos_set(struct vol_obj *obj, const struct vol_cred *cred, uint32_t attrs
 	v[7] = (uint8_t)attrs;
 	if (vol_mark_sys(obj->exp->store, VOL_DOS_ATTR, obj->fd, NULL, true, v) != 0)
 		return errno == ENOTSUP ? -EOPNOTSUPP : -errno;
+	vol_dirty(obj); /* in the inode: a FLUSH makes it stable */
 	vol_watch_note_obj(obj, VOL_WATCH_MODIFIED, VOL_WATCH_ATTRIBUTES);
 	return 0;
 }

@@ -114,6 +114,7 @@ out:
 	pthread_mutex_unlock(mu);
 	if (rc != 0)
 		return rc;
+	vol_dirty(obj); /* so the commit below syncs it */
 	/* acknowledged means kept: the inode's change reaches the disk first */
 	if (S_ISREG(obj->st.st_mode) && (rc = vol_commit(obj, cred)) != 0)
 		return rc;

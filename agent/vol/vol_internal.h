@@ -47,17 +47,30 @@ struct vol_acct {
 	struct vol_dsync {
 		pthread_mutex_t mu;
 		pthread_cond_t cv;
-		uint64_t ino;      /* the directory this stripe batches */
+		uint64_t dev, ino; /* the object this stripe batches */
 		uint64_t ticket;   /* changes registered */
 		uint64_t done;     /* changes a finished sync covered */
+		/* fsync stripes only (vol_sync.c): changes of the object noted
+		 * since the stripe took it (vol_dirty; 1 at taking: what came
+		 * before is not known), the count a finished sync covered, and the
+		 * object's ctime when that sync started (a change made around the
+		 * store shows there) */
+		uint64_t gen, synced;
+		struct timespec ctime;
 		bool running;
 		int waiters;
 	} dsync[VOL_LOCKS];
 	/* The same for COMMIT (vol_commit), one stripe per file inode: COMMITs
 	 * of one file from any connection share the fsync that starts after
-	 * them. */
+	 * them, and one with nothing new since the last sync makes none. */
 	struct vol_dsync fsync[VOL_LOCKS];
+	/* The log sync of attribute changes (vol_sync where one_log): one
+	 * stripe for the volume, so every SETATTR that finished before a log
+	 * sync started shares it. */
+	struct vol_dsync logsync;
 	_Atomic uint64_t filesyncs; /* file fsyncs COMMIT issued */
+	_Atomic uint64_t syncs_clean; /* COMMITs and vol_syncs answered with nothing to sync */
+	_Atomic uint64_t logsyncs, logsyncs_done; /* log syncs started, and finished without error */
 	_Atomic uint64_t dirsyncs; /* directory fsyncs issued */
 	_Atomic uint64_t dirsyncs_covered; /* directory fsyncs a new object's own fsync made needless */
 	/* read-ahead (vol_ra_fetch.c): bytes prefetched, READs served by a
@@ -95,6 +108,10 @@ struct vol_export {
 	 * with a journal, not without): one fsync of anything a RENAME or LINK
 	 * touched makes the whole change stable (vol_ns.c, vol_one_log). */
 	bool one_log;
+	/* where one_log: an unnamed file of the root's file system
+	 * (O_TMPFILE) whose change and fsync commit the log up to it
+	 * (vol_sync.c), or -1 */
+	int logfd;
 	/* /.snapshot (vol_snap.c): cfg.snapdir open, or -1 */
 	int snap_fd;
 	dev_t snap_dev;
@@ -207,10 +224,27 @@ void vol_unbecome(const struct vol_cred *c);
 int vol_reopen(const struct vol_obj *obj, int flags);
 /* A descriptor for the object's content (see vol_fh.c); *owned: close it. */
 int vol_iofd(struct vol_obj *obj, const struct vol_cred *cred, bool write, bool *owned);
-/* vol_ns.c: fsync o, batched with every other caller of the same inode on
+/* vol_sync.c: fsync o, batched with every other caller of the same inode on
  * stripes (group commit: a sync covers each caller registered before it
  * started); *count counts the fsyncs issued. 0 or -errno. */
 int vol_groupsync(struct vol_obj *o, struct vol_dsync *stripes, _Atomic uint64_t *count);
+/* fsync o now, alone (as root). 0 or -errno. */
+int vol_fsync_obj(struct vol_obj *o);
+/* Make a namespace change stable (vol_ns.c). Where the export has a log
+ * (vol_export.logfd: one_log) both are the volume's log sync, shared by
+ * every change of any object that finished before it started. Elsewhere
+ * vol_obj_stable fsyncs the object (fd when >= 0, else its own), and
+ * vol_dir_stable fsyncs the directory through its group commit
+ * (vol_stats.dirsyncs). 0 or -errno. */
+int vol_obj_stable(struct vol_obj *o, int fd);
+int vol_dir_stable(struct vol_obj *dir);
+/* Note that o's data or attributes changed (after the change is made, never
+ * before): the next vol_commit / vol_sync of o syncs. Every change of a
+ * file the store makes calls it. */
+void vol_dirty(struct vol_obj *o);
+/* The log file of an export rooted at root_fd (vol_export.logfd), or -1
+ * where the file system has none to give. */
+int vol_log_open(int root_fd);
 /* Drop the open-file cache entry of name nm in dir (it is being removed). */
 void vol_drop_name(struct vol_obj *dir, const char *nm, struct vol_store *s);
 

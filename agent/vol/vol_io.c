@@ -153,7 +153,7 @@ int vol_setattr_nocred(struct vol_obj *obj, const struct vol_sattr *sa)
 	return vol_setattr_nocred_by(obj, sa, NULL);
 }
 
-int vol_setattr_nocred_by(struct vol_obj *obj, const struct vol_sattr *sa, const struct vol_lease_by *by)
+static int vol_setattr_apply(struct vol_obj *obj, const struct vol_sattr *sa, const struct vol_lease_by *by)
 {
 	char p[64];
 	int rc = 0;
@@ -170,6 +170,14 @@ int vol_setattr_nocred_by(struct vol_obj *obj, const struct vol_sattr *sa, const
 	if (sa->set_mode && !S_ISLNK(obj->st.st_mode) && chmod(p, sa->mode & 07777) != 0)
 		return -errno;
 	return vol_set_times(obj, sa);
+}
+
+int vol_setattr_nocred_by(struct vol_obj *obj, const struct vol_sattr *sa, const struct vol_lease_by *by)
+{
+	int rc = vol_setattr_apply(obj, sa, by);
+
+	vol_dirty(obj); /* after the change, made or partly made */
+	return rc;
 }
 
 /* Times set to the server's clock only (the Linux client's truncate by
@@ -205,8 +213,10 @@ int vol_setattr_by(struct vol_obj *obj, const struct vol_cred *cred, const struc
 	    syscall(SYS_faccessat2, obj->fd, "", W_OK, AT_EMPTY_PATH | AT_EACCESS) != 0)
 		rc = -EACCES;
 	vol_unbecome(cred);
-	if (rc == 0 && now)
+	if (rc == 0 && now) {
 		rc = vol_set_times(obj, sa);
+		vol_dirty(obj);
+	}
 	if (rc == 0)
 		rc = vol_refresh(obj);
 	if (rc == 0) {
@@ -623,6 +633,7 @@ out_end:
 	if (tier && len)
 		tier->write_end(obj->exp->store->tier_arg, obj->exp->cfg.fsid, fd, &obj->st, off, len);
 out:
+	vol_dirty(obj); /* whatever reached the file, the next COMMIT syncs */
 	fstat(fd, &obj->st);
 	if (rc == 0)
 		vol_ra_forget(obj->exp, (uint64_t)obj->st.st_ino);
@@ -632,29 +643,6 @@ out:
 	if (owned)
 		close(fd);
 	return rc;
-}
-
-int vol_commit(struct vol_obj *obj, const struct vol_cred *cred)
-{
-	if (!S_ISREG(obj->st.st_mode))
-		return S_ISDIR(obj->st.st_mode) ? -EISDIR : -EINVAL;
-	(void)cred; /* fsync needs no access right */
-	/* COMMITs of one file from every connection share one fsync (group
-	 * commit, vol_ns.c): a sync that started after this call covers it */
-	return vol_groupsync(obj, obj->exp->acct->fsync, &obj->exp->acct->filesyncs);
-}
-
-int vol_sync(struct vol_obj *obj)
-{
-	if (obj->snap)
-		return 0; /* nothing below /.snapshot changes */
-	/* regular files and directories share the COMMITs' group commit */
-	if (S_ISREG(obj->st.st_mode) || S_ISDIR(obj->st.st_mode))
-		return vol_groupsync(obj, obj->exp->acct->fsync, &obj->exp->acct->filesyncs);
-	/* a symlink, FIFO or socket has no descriptor fsync takes (O_PATH):
-	 * the whole file system is synced, through the export root (rare) */
-	atomic_fetch_add_explicit(&obj->exp->acct->filesyncs, 1, memory_order_relaxed);
-	return syncfs(obj->exp->root_fd) == 0 ? 0 : -errno;
 }
 
 int vol_fsstat(struct vol_obj *obj, struct vol_fsstat *out)

@@ -101,69 +101,12 @@ int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 
 /* NFSv3 wants a namespace change stable before its reply (knfsd's
  * commit_metadata): the directory it changed is fsync'ed, and a new file or
- * directory itself (its inode got attributes after it was made). Concurrent
- * changes of one directory share one fsync (group commit): a change
- * registers a ticket once it is made; a sync covers every ticket registered
- * before it started, so a request waits for the sync in flight only to run
- * (or join) the next one. A stripe busy with another directory is not
- * waited for: that request syncs on its own. */
-static const struct vol_cred vol_as_root = {0, 0, 0, {0}};
-
-static int vol_fsync_obj(struct vol_obj *o)
-{
-	bool owned = false;
-	int fd = vol_iofd(o, &vol_as_root, false, &owned), rc;
-
-	if (fd < 0)
-		return fd;
-	rc = fsync(fd) == 0 ? 0 : -errno;
-	if (owned)
-		close(fd);
-	return rc;
-}
-
-int vol_groupsync(struct vol_obj *dir, struct vol_dsync *stripes, _Atomic uint64_t *count)
-{
-	struct vol_dsync *d = &stripes[dir->st.st_ino % VOL_LOCKS];
-	uint64_t my, target;
-	int rc = 0;
-
-	pthread_mutex_lock(&d->mu);
-	if (d->ino != (uint64_t)dir->st.st_ino) {
-		if (d->running || d->waiters) {
-			pthread_mutex_unlock(&d->mu);
-			atomic_fetch_add_explicit(count, 1, memory_order_relaxed);
-			return vol_fsync_obj(dir);
-		}
-		d->ino = (uint64_t)dir->st.st_ino;
-		d->ticket = d->done = 0;
-	}
-	my = ++d->ticket;
-	d->waiters++;
-	while (d->done < my && rc == 0) {
-		if (d->running) {
-			pthread_cond_wait(&d->cv, &d->mu);
-			continue;
-		}
-		d->running = true;
-		target = d->ticket;
-		pthread_mutex_unlock(&d->mu);
-		atomic_fetch_add_explicit(count, 1, memory_order_relaxed);
-		rc = vol_fsync_obj(dir);
-		pthread_mutex_lock(&d->mu);
-		d->running = false;
-		if (rc == 0 && target > d->done)
-			d->done = target;
-		pthread_cond_broadcast(&d->cv);
-	}
-	d->waiters--;
-	pthread_mutex_unlock(&d->mu);
-	return rc;
-}
-
+ * directory itself (its inode got attributes after it was made), through
+ * the group commits of vol_sync.c; where the export has a log (one_log)
+ * each of those is the volume's log sync, shared by every change. */
 static int vol_dirsync(struct vol_obj *dir)
 {
-	return vol_groupsync(dir, dir->exp->acct->dsync, &dir->exp->acct->dirsyncs);
+	return vol_dir_stable(dir);
 }
 
 /* A new object in dir was just fsync'ed (made as one transaction with its
@@ -296,7 +239,7 @@ out:
 	vol_unbecome(cred);
 	if (!created) /* the name was there already, or is gone again */
 		vol_name_refund(dir->exp);
-	else if (rc == 0 && (rc = fsync(fd) == 0 ? 0 : -errno) == 0)
+	else if (rc == 0 && (rc = vol_obj_stable(out, fd)) == 0)
 		rc = vol_dirsync_new(dir);
 	if (fd >= 0)
 		close(fd);
@@ -361,7 +304,7 @@ static int vol_make(struct vol_obj *dir, const struct vol_cred *cred, const char
 	vol_unbecome(cred);
 	if (!made)
 		vol_name_refund(dir->exp);
-	else if (rc == 0 && mk->type == S_IFDIR && (rc = vol_fsync_obj(out)) == 0)
+	else if (rc == 0 && mk->type == S_IFDIR && (rc = vol_obj_stable(out, -1)) == 0)
 		rc = vol_dirsync_new(dir);
 	else if (rc == 0 && mk->type != S_IFDIR)
 		rc = vol_dirsync(dir); /* a FIFO, socket or symlink cannot be opened to sync */
@@ -601,7 +544,7 @@ int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t 
 	vol_refresh(obj);
 	/* the new name, and the file's link count: where one log holds the
 	 * change whole, the file's sync covers its new name */
-	if (S_ISREG(obj->st.st_mode) && (rc = vol_fsync_obj(obj)) == 0)
+	if (S_ISREG(obj->st.st_mode) && (rc = vol_obj_stable(obj, -1)) == 0)
 		rc = vol_dirsync_also(dir);
 	else if (!S_ISREG(obj->st.st_mode))
 		rc = vol_dirsync(dir);

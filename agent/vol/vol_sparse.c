@@ -89,6 +89,7 @@ int vol_zero_range(struct vol_obj *obj, const struct vol_cred *cred, uint64_t of
 		vol_watch_note_obj(obj, VOL_WATCH_MODIFIED, VOL_WATCH_LAST_WRITE);
 	}
 out:
+	vol_dirty(obj);
 	fstat(fd, &obj->st);
 	if (owned)
 		close(fd);

@@ -1,5 +1,6 @@
 /* nfs_burst: small files over NFSv3 (libnfs) as fast as one connection
- * makes them, for tests/e2e/test_kill9_nfs.sh (issue 25). Two modes:
+ * makes them, for tests/e2e/test_kill9_nfs.sh and bench/nfs/mail.sh
+ * (issue 25). Modes:
  *
  *   nfs_burst make URL DIR MAX   create DIR (it may exist), then for i = 0..MAX-1
  *                                create DIR/f<i>, write its bytes (UNSTABLE),
@@ -10,6 +11,10 @@
  *   nfs_burst mail URL DIR MAX   the same, each file made in DIR/tmp and
  *                                renamed into DIR/new once committed (maildir
  *                                delivery); "f<i>" once the RENAME was answered.
+ *   nfs_burst attrs URL DIR MAX  the same as make, then after the close what
+ *                                cp -p and tar extraction send: SETATTR of
+ *                                the times, then of the mode (0640);
+ *                                "f<i>" once the last SETATTR was answered.
  *   nfs_burst check URL DIR      read names from stdin and check that each
  *                                file exists with exactly its bytes; prints
  *                                one line per bad file, "checked N bad M",
@@ -19,6 +24,7 @@
  * byte), byte k = (i * 131 + k * 7) & 0xff, so a file with another file's
  * bytes, a short file or a hole all count as bad. */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +50,18 @@ static void burst_fill(uint8_t *b, unsigned long i, size_t n)
 		b[k] = (uint8_t)((i * 131 + k * 7) & 0xff);
 }
 
-static int burst_make(struct nfs_context *nfs, const char *dir, unsigned long max)
+/* After file path was made: SETATTR of the times (a fixed past time, as an
+ * archive's), then of the mode. */
+static int burst_attrs(struct nfs_context *nfs, const char *path)
+{
+	struct timeval tv[2] = {{1700000000, 0}, {1700000000, 0}};
+
+	if (nfs_utimes(nfs, path, tv) != 0)
+		return -1;
+	return nfs_chmod(nfs, path, 0640);
+}
+
+static int burst_make(struct nfs_context *nfs, const char *dir, unsigned long max, bool attrs)
 {
 	static uint8_t buf[BURST_MAX_SIZE];
 	char path[512];
@@ -64,6 +81,8 @@ static int burst_make(struct nfs_context *nfs, const char *dir, unsigned long ma
 			break;
 		}
 		nfs_close(nfs, fh);
+		if (attrs && burst_attrs(nfs, path) != 0)
+			break;
 		printf("f%lu\n", i);
 		fflush(stdout);
 	}
@@ -149,9 +168,10 @@ int main(int argc, char **argv)
 	struct nfs_url *url;
 	int rc;
 
-	if (argc < 4 || (strcmp(argv[1], "make") && strcmp(argv[1], "mail") && strcmp(argv[1], "check")) ||
+	if (argc < 4 ||
+	    (strcmp(argv[1], "make") && strcmp(argv[1], "mail") && strcmp(argv[1], "attrs") && strcmp(argv[1], "check")) ||
 	    (strcmp(argv[1], "check") && argc < 5)) {
-		fprintf(stderr, "usage: nfs_burst make|mail URL DIR MAX | nfs_burst check URL DIR <names\n");
+		fprintf(stderr, "usage: nfs_burst make|mail|attrs URL DIR MAX | nfs_burst check URL DIR <names\n");
 		return 2;
 	}
 	if (!(nfs = nfs_init_context()))
@@ -167,8 +187,8 @@ int main(int argc, char **argv)
 		nfs_destroy_context(nfs);
 		return 2;
 	}
-	if (!strcmp(argv[1], "make"))
-		rc = burst_make(nfs, argv[3], strtoul(argv[4], NULL, 10));
+	if (!strcmp(argv[1], "make") || !strcmp(argv[1], "attrs"))
+		rc = burst_make(nfs, argv[3], strtoul(argv[4], NULL, 10), !strcmp(argv[1], "attrs"));
 	else if (!strcmp(argv[1], "mail"))
 		rc = burst_mail(nfs, argv[3], strtoul(argv[4], NULL, 10));
 	else
