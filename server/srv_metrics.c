@@ -475,10 +475,10 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 		for (int l = 0; l < DB_GROUP_LANES; l++)
 			ut_buf_addf(&b, "aquifer_db_group_lane_bodies_total{lane=\"%s\"} %llu\n", db_group_lane_name(l),
 				     (unsigned long long)gs.lane[l].items);
-		ut_buf_addf(&b, "# HELP aquifer_db_group_lane_wait_seconds_sum Time the lane's writes waited from their call to their commit, in all.\n"
-			     "# TYPE aquifer_db_group_lane_wait_seconds_sum counter\n");
+		ut_buf_addf(&b, "# HELP aquifer_db_group_lane_wait_seconds_total Time the lane's writes waited from their call to their commit, in all.\n"
+			     "# TYPE aquifer_db_group_lane_wait_seconds_total counter\n");
 		for (int l = 0; l < DB_GROUP_LANES; l++)
-			ut_buf_addf(&b, "aquifer_db_group_lane_wait_seconds_sum{lane=\"%s\"} %.6f\n", db_group_lane_name(l),
+			ut_buf_addf(&b, "aquifer_db_group_lane_wait_seconds_total{lane=\"%s\"} %.6f\n", db_group_lane_name(l),
 				     (double)gs.lane[l].wait_ns / 1e9);
 		ut_buf_addf(&b, "# HELP aquifer_db_group_lane_wait_max_seconds The longest a write of the lane waited for its commit since the start.\n"
 			     "# TYPE aquifer_db_group_lane_wait_max_seconds gauge\n");
