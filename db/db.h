@@ -93,29 +93,63 @@ uint64_t db_commit_seq(const struct db *db);
  * other callers' bodies. fn runs between a begin and a commit that
  * db_group_run makes (it must not call db_begin/db_commit), on the
  * connection of whichever caller leads the group (its db argument, not
- * necessarily the caller's), with the other bodies queued meanwhile, in
- * arrival order. db_group_run returns once the transaction holding fn's
- * writes committed (and is durable, as db_commit), or failed: fn's result
- * (or the commit's) is returned and fn's writes are undone. fn returns
- * AQ_OK to keep its writes or an error to undo them; then the group rolls
- * back and each of its bodies runs again alone, so fn may run twice and
- * must set its outputs from what it reads. Groups form while another
- * writer holds the writer mutex (no timer): at most DB_GROUP_MAX bodies,
- * and no more are taken once a group has run DB_GROUP_BUDGET_NS. Never
- * called inside a transaction of db (AQ_EINVAL). Thread-safe; one queue
- * per process. Counters: groups committed or lost, bodies they ran, bodies
- * run again alone, bodies queued now. */
+ * necessarily the caller's), with the other bodies queued meanwhile.
+ * db_group_run returns once the transaction holding fn's writes committed
+ * (and is durable, as db_commit), or failed: fn's result (or the commit's)
+ * is returned and fn's writes are undone. fn returns AQ_OK to keep its
+ * writes or an error to undo them; then the group rolls back and each of
+ * its bodies runs again alone, so fn may run twice and must set its
+ * outputs from what it reads. Groups form while another writer holds the
+ * writer mutex (no timer): at most DB_GROUP_MAX bodies, and no more are
+ * taken once a group has run DB_GROUP_BUDGET_NS. Never called inside a
+ * transaction of db (AQ_EINVAL). Thread-safe; one queue per lane per
+ * process.
+ *
+ * Lanes: a leader takes every queued DB_GROUP_LIVE body (the agents'
+ * status reports, which renew their node's liveness) before any
+ * DB_GROUP_RECON body (the reconciler's visits), each lane in arrival
+ * order; a long writer that runs many transactions (the failover pass)
+ * lets the live lane through between them with db_group_yield.
+ *
+ * db_group_close (a stopping process): every body queued and not yet taken
+ * fails with AQ_EUNAVAIL (nothing of it was written), and so does every
+ * later call; a group already running finishes and its callers get its
+ * result. db_group_reopen undoes it (tests). */
 #define DB_GROUP_MAX 256
 #define DB_GROUP_BUDGET_NS (20 * 1000000ull)
+enum db_group_lane {
+	DB_GROUP_LIVE,  /* agents' status reports (liveness first) */
+	DB_GROUP_RECON, /* the reconciler's visits */
+	DB_GROUP_LANES
+};
 typedef int (*db_group_fn)(struct db *db, void *arg);
-int db_group_run(struct db *db, db_group_fn fn, void *arg);
+int db_group_run(struct db *db, enum db_group_lane lane, db_group_fn fn, void *arg);
+/* Wait until the live lane's bodies queued now have run (and no group is
+ * running), at most timeout_ns: for a writer between two of its own
+ * transactions, never inside one. True when the lane was empty in time. */
+bool db_group_yield(uint64_t timeout_ns);
+void db_group_close(void);
+void db_group_reopen(void);
+/* Counters: groups committed or lost, bodies they ran, bodies run again
+ * alone, bodies queued now; per lane, the groups that held at least one
+ * of its bodies (its commits), its bodies, and each body's time from its
+ * call to its result (sum and max: a report's wait for its commit). */
+struct db_group_lane_stats {
+	uint64_t groups;
+	uint64_t items;
+	uint64_t wait_ns;
+	uint64_t wait_max_ns;
+};
 struct db_group_stats {
 	uint64_t groups;
 	uint64_t items;
 	uint64_t alone;
 	uint64_t queued;
+	struct db_group_lane_stats lane[DB_GROUP_LANES];
 };
 void db_group_stats(struct db_group_stats *st);
+/* The lane's name for metrics ("live", "recon"). */
+const char *db_group_lane_name(enum db_group_lane lane);
 /* Lower the bounds (max 1..DB_GROUP_MAX bodies, budget_ns; 0 or out of
  * range: the default), process-wide: for tests, which need a group not
  * cut by the clock on a loaded machine, and to see each bound hold. */

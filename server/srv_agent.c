@@ -603,7 +603,7 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	{
 		struct st_tx w = { .req = req, .todo = todo, .applied = applied, .t = t };
 
-		rc = db_group_run(req->db, status_body, &w);
+		rc = db_group_run(req->db, DB_GROUP_LIVE, status_body, &w);
 		doc = w.doc;
 		kick = w.kick;
 		if (rc != AQ_OK)

@@ -8,8 +8,10 @@
  * the volumes' usage and the generation it applied, which finishes what
  * waited for it (srv_visit_applied). Both run on a worker; a join in its
  * own transaction, a report's writes (when it changes anything durable)
- * through db_group_run (db.h), in one transaction with other reports and
- * the reconciler's visits, answered once that transaction committed.
+ * through db_group_run (db.h) in the live lane (DB_GROUP_LIVE, taken before
+ * the reconciler's visits), in one transaction with other reports and
+ * visits, answered once that transaction committed (503 UNAVAILABLE when
+ * aquiferd is stopping and its body had not run).
  */
 #ifndef AQ_SRV_AGENT_H
 #define AQ_SRV_AGENT_H

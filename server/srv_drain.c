@@ -57,27 +57,27 @@ static int vol_note(struct db *db, const char *vn, const char *text)
 	return rc;
 }
 
-/* Move node's placements to other READY nodes of its location (in the
- * caller's transaction). *left: those that found no node; *moved: those
+/* Move the placements pls (as read in the caller's transaction; those no
+ * longer on node are skipped) to other READY nodes of node's location, in
+ * the caller's transaction. *left: those that found no node; *moved: those
  * that did. */
-static int move_away(struct db *db, const json_t *node, bool overcommit, int *left, int *moved)
+static int move_away(struct db *db, const json_t *node, const json_t *pls, bool overcommit, int *left, int *moved)
 {
 	const char *nn = api_json_str(node, "name", ""), *loc = api_json_str(node, "location", "");
 	const char *state = api_json_str(node, "state", ""), *id = strchr(nn, '/') ? strchr(nn, '/') + 1 : nn;
-	struct db_query q = { .kind = "placement", .parent = nn };
-	json_t *pls = NULL, *pl;
+	json_t *pl;
 	char text[700];
 	size_t i;
-	int rc;
+	int rc = AQ_OK;
 
 	*left = *moved = 0;
-	if ((rc = db_list_all(db, &q, &pls, NULL)) != AQ_OK)
-		return rc;
 	json_array_foreach(pls, i, pl) {
 		const char *vn = api_json_str(pl, "volume", ""), *tid;
 		char to[200], pname[800];
 		aq_msg why = { .text = "" };
 
+		if (strcmp(api_json_str(pl, "node", ""), nn) != 0)
+			continue; /* moved meanwhile */
 		if (srv_place_pick(db, loc, nn, api_json_double(pl, "mibps", 0), overcommit, to, sizeof(to), &why) != AQ_OK) {
 			(*left)++;
 			if (strcmp(state, "DOWN") != 0)
@@ -105,8 +105,97 @@ static int move_away(struct db *db, const json_t *node, bool overcommit, int *le
 			break;
 		(*moved)++;
 	}
-	json_decref(pls);
 	return rc;
+}
+
+/* The placements named in names[from, from + n), as stored now: {name:
+ * doc} turned into an array (those gone are left out). */
+static int placements_slice(struct db *db, const json_t *names, size_t from, size_t n, json_t **out)
+{
+	json_t *want = json_array(), *docs = NULL, *doc;
+	const char *k;
+	int rc = AQ_ENOMEM;
+
+	*out = NULL;
+	if (!want)
+		goto out;
+	for (size_t i = from; i < from + n && i < json_array_size(names); i++)
+		json_array_append(want, json_array_get(names, i));
+	if ((rc = db_get_many(db, want, &docs)) != AQ_OK)
+		goto out;
+	rc = AQ_ENOMEM;
+	if (!(*out = json_array()))
+		goto out;
+	json_object_foreach(docs, k, doc)
+		json_array_append(*out, doc);
+	rc = AQ_OK;
+out:
+	json_decref(want);
+	json_decref(docs);
+	return rc;
+}
+
+/* One node's lifecycle step (srv_drain_pass): DOWN when silent, then its
+ * placements move, SRV_DRAIN_BATCH a transaction, each checking the fence
+ * and that the node is still DOWN or DRAINING (a report that brought it
+ * back, an undrain, stops the moves). Between two transactions the agents'
+ * reports queued for the writer go first (db_group_yield), so a renewal
+ * waits for one batch, not for the node's every volume. A kill between two
+ * batches leaves the node DOWN with volumes: the next pass goes on. True
+ * when the node went DOWN or a volume moved. */
+static bool drain_node(struct srv *srv, struct db *db, const struct db_fence *fence, const char *nn, bool silent,
+		       int64_t seen, int64_t now_ms)
+{
+	struct db_query q = { .kind = "placement", .parent = nn };
+	json_t *all = NULL, *names = json_array(), *pl, *cur = NULL, *pls = NULL;
+	bool changed = false;
+	size_t i, at = 0;
+
+	if (!names || db_list_all(db, &q, &all, NULL) != AQ_OK)
+		goto out;
+	json_array_foreach(all, i, pl)
+		json_array_append_new(names, json_sprintf("placements/%s", api_json_str(pl, "volume", "")));
+	do {
+		int left = 0, moved = 0;
+		bool down = false, ok = false;
+		const char *state;
+
+		if (db_begin(db) != AQ_OK)
+			break;
+		if (srv_lead_fence(db, fence) == AQ_OK && db_get(db, nn, &cur) == AQ_OK) {
+			/* silent still: a report another replica recorded since the
+			 * pass read the node list keeps it READY */
+			int64_t stored = api_json_int64(json_object_get(cur, "internal"), "lastSeenMs", 0);
+
+			seen = stored > seen ? stored : seen;
+			down = silent && at == 0 && strcmp(api_json_str(cur, "state", ""), "DOWN") != 0 &&
+			       now_ms - seen > srv->cfg.node_down_ms;
+			if (down) {
+				UT_WARN("srv_drain", NULL, "node %s silent for %lld ms: DOWN", nn, (long long)(now_ms - seen));
+				json_object_set_new(cur, "state", json_string("DOWN"));
+			}
+			state = api_json_str(cur, "state", "");
+			ok = (!down || srv_node_save(db, cur) == AQ_OK) &&
+			     (strcmp(state, "DOWN") == 0 || strcmp(state, "DRAINING") == 0) &&
+			     placements_slice(db, names, at, SRV_DRAIN_BATCH, &pls) == AQ_OK &&
+			     move_away(db, cur, pls, strcmp(state, "DOWN") == 0, &left, &moved) == AQ_OK &&
+			     db_commit(db) == AQ_OK;
+			changed = changed || (ok && (down || moved > 0));
+		}
+		db_rollback(db);
+		json_decref(cur);
+		json_decref(pls);
+		cur = pls = NULL;
+		if (!ok)
+			break;
+		at += SRV_DRAIN_BATCH;
+		if (at < json_array_size(names))
+			db_group_yield(SRV_DRAIN_YIELD_NS);
+	} while (at < json_array_size(names) && !__atomic_load_n(&srv->stopping, __ATOMIC_RELAXED));
+out:
+	json_decref(all);
+	json_decref(names);
+	return changed;
 }
 
 bool srv_drain_pass(struct srv *srv, struct db *db, int64_t now_ms)
@@ -128,10 +217,10 @@ bool srv_drain_pass(struct srv *srv, struct db *db, int64_t now_ms)
 		 * lastSeenMs, srv_agent.c), or when this replica began to lead */
 		int64_t seen = srv_node_live_last(srv, nn), held = 0;
 		int64_t stored = api_json_int64(json_object_get(n, "internal"), "lastSeenMs", 0);
-		int left = 0, moved = 0;
-		json_t *cur = NULL;
 		bool silent;
 
+		if (__atomic_load_n(&srv->stopping, __ATOMIC_RELAXED))
+			break; /* the next leader's pass goes on */
 		seen = stored > seen ? stored : seen;
 		seen = since > seen ? since : seen;
 		silent = strcmp(state, "DOWN") != 0 && now_ms - seen > srv->cfg.node_down_ms;
@@ -141,22 +230,8 @@ bool srv_drain_pass(struct srv *srv, struct db *db, int64_t now_ms)
 			continue;
 		if (!silent && (db_count(db, "placement", nn, &held) != AQ_OK || held == 0))
 			continue;
-		if (db_begin(db) != AQ_OK)
-			continue;
-		if (srv_lead_fence(db, &fence) == AQ_OK && db_get(db, nn, &cur) == AQ_OK) {
-			bool down = silent && strcmp(api_json_str(cur, "state", ""), "DOWN") != 0;
-
-			if (down) {
-				UT_WARN("srv_drain", NULL, "node %s silent for %lld ms: DOWN", nn, (long long)(now_ms - seen));
-				json_object_set_new(cur, "state", json_string("DOWN"));
-			}
-			if ((!down || srv_node_save(db, cur) == AQ_OK) &&
-			    move_away(db, cur, strcmp(api_json_str(cur, "state", ""), "DOWN") == 0, &left, &moved) == AQ_OK &&
-			    db_commit(db) == AQ_OK)
-				changed = changed || down || moved > 0;
-		}
-		db_rollback(db);
-		json_decref(cur);
+		if (drain_node(srv, db, &fence, nn, silent, seen, now_ms))
+			changed = true;
 	}
 	json_decref(nodes);
 	return changed;
@@ -186,7 +261,7 @@ static int node_commit_answer(struct srv_req *req, json_t **node, json_t **resp)
 int srv_h_node_drain(struct srv_req *req, json_t **resp)
 {
 	char name[300];
-	json_t *node = NULL;
+	json_t *node = NULL, *pls = NULL;
 	int left = 0, moved = 0, rc;
 	bool force = false;
 
@@ -202,7 +277,9 @@ int srv_h_node_drain(struct srv_req *req, json_t **resp)
 		goto out;
 	}
 	json_object_set_new(node, "state", json_string("DRAINING"));
-	if ((rc = srv_node_save(req->db, node)) != AQ_OK || (rc = move_away(req->db, node, false, &left, &moved)) != AQ_OK)
+	if ((rc = srv_node_save(req->db, node)) != AQ_OK ||
+	    (rc = db_list_all(req->db, &(struct db_query){ .kind = "placement", .parent = name }, &pls, NULL)) != AQ_OK ||
+	    (rc = move_away(req->db, node, pls, false, &left, &moved)) != AQ_OK)
 		goto out;
 	if (left && !force) {
 		rc = aq_fail(&req->msg, AQ_EPRECOND,
@@ -217,6 +294,7 @@ int srv_h_node_drain(struct srv_req *req, json_t **resp)
 out:
 	db_rollback(req->db);
 	json_decref(node);
+	json_decref(pls);
 	return rc;
 }
 

@@ -18,8 +18,16 @@ struct srv_req;
 
 /* One pass over node lifecycles: silent nodes become DOWN, and the volumes
  * of DOWN nodes (past ceilings) and DRAINING nodes (within them) move to
- * READY nodes of their location, retried every pass while some wait. True
- * when a node went DOWN or a volume moved. */
+ * READY nodes of their location, retried every pass while some wait. A
+ * node's volumes move SRV_DRAIN_BATCH a transaction, and between two the
+ * agents' status reports queued for the writer go first (db_group_yield,
+ * at most SRV_DRAIN_YIELD_NS), so that a failover never holds the writer
+ * long enough for healthy nodes' renewals to miss --node-down-seconds. A
+ * stopping server (srv->stopping) ends the pass between transactions; what
+ * is left, the next pass does. True when a node went DOWN or a volume
+ * moved. */
+#define SRV_DRAIN_BATCH 32
+#define SRV_DRAIN_YIELD_NS (200 * 1000000ull)
 bool srv_drain_pass(struct srv *srv, struct db *db, int64_t now_ms);
 
 /* POST /v1/nodes/N:drain, POST /v1/nodes/N:undrain, DELETE /v1/nodes/N. */

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "api/api_fields.h"
 #include "db/db.h"
@@ -60,7 +61,12 @@ struct srv_lane {
 struct srv_http {
 	void *mhd;                 /* struct MHD_Daemon * */
 	struct srv_lane lanes[2];  /* SRV_LANE_WRITE, SRV_LANE_READ */
+	int handed;                /* requests given to a worker, not yet answered (atomic) */
 };
+
+/* How long a stop waits for the answers of the requests the workers ran
+ * to be sent, before the daemon closes its connections. */
+#define SRV_STOP_ANSWER_MS 5000
 
 enum { SRV_LANE_WRITE = 0, SRV_LANE_READ };
 
@@ -215,6 +221,21 @@ out:
 	json_decref(resp);
 }
 
+/* A stopping server (srv->stopping, set at SIGTERM): a mutation not run
+ * yet is refused with 503 UNAVAILABLE and changes nothing; GETs are still
+ * answered while the workers run. True when req was refused. */
+static bool req_refused_stopping(struct srv_req *req)
+{
+	if (!__atomic_load_n(&req->srv->stopping, __ATOMIC_RELAXED) || strcmp(req->method, "GET") == 0 ||
+	    strcmp(req->method, "HEAD") == 0)
+		return false;
+	aq_fail(&req->msg, AQ_EUNAVAIL,
+		"aquiferd is stopping: this %s %s was not run and changed nothing; send it again once aquiferd is back "
+		"(or to another replica)", req->method, req->url);
+	req_set_error(req, AQ_EUNAVAIL);
+	return true;
+}
+
 static void *srv_worker(void *arg)
 {
 	struct srv_lane *lane = arg;
@@ -234,10 +255,12 @@ static void *srv_worker(void *arg)
 			break; /* stopped and drained */
 		req = UT_FIFO_ENTRY(n, struct srv_req, qnode);
 
-		req->db = db;
-		req_run(req);
-		db_rollback(db); /* a handler that failed mid-transaction */
-		req->db = NULL;
+		if (!req_refused_stopping(req)) {
+			req->db = db;
+			req_run(req);
+			db_rollback(db); /* a handler that failed mid-transaction */
+			req->db = NULL;
+		}
 		req->state = REQ_DONE;
 		MHD_resume_connection(req->conn);
 	}
@@ -465,9 +488,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		}
 		if (req->route->doc_name && ut_buf_len(&req->body_raw) == 0 && try_cached(srv, req) == AQ_OK)
 			return send_answer(conn, req, false);
+		if (req_refused_stopping(req))
+			return send_answer(conn, req, false);
 		req->state = REQ_QUEUED;
+		__atomic_add_fetch(&srv->http->handed, 1, __ATOMIC_RELAXED);
 		MHD_suspend_connection(conn);
-		ut_fifo_wq_push(&srv_lane_for(srv->http, req)->queue, &req->qnode);
+		if (!ut_fifo_wq_offer(&srv_lane_for(srv->http, req)->queue, &req->qnode)) {
+			/* the workers are gone (a stop): answer here */
+			aq_fail(&req->msg, AQ_EUNAVAIL, "aquiferd is stopping: this request was not run; send it again "
+				"once aquiferd is back (or to another replica)");
+			req_set_error(req, AQ_EUNAVAIL);
+			req->state = REQ_DONE;
+			MHD_resume_connection(conn);
+		}
 		return MHD_YES;
 	}
 	if (req->state == REQ_DONE)
@@ -478,9 +511,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	(void)cls;
+	struct srv *srv = cls;
+	struct srv_req *req = *con_cls;
+
 	(void)conn;
 	(void)toe;
+	if (req && (req->state == REQ_QUEUED || req->state == REQ_DONE))
+		__atomic_sub_fetch(&srv->http->handed, 1, __ATOMIC_RELAXED);
 	req_free(*con_cls);
 	*con_cls = NULL;
 }
@@ -577,6 +614,11 @@ void srv_http_stop(struct srv *srv)
 		MHD_quiesce_daemon(srv->http->mhd);
 	for (int l = 0; l < 2; l++)
 		lane_stop(&srv->http->lanes[l]);
+	/* what the workers ran is answered before the connections close: a
+	 * committed create's 200 must reach its client (bounded: a client
+	 * that does not read its answer does not hold the stop) */
+	for (int ms = 0; ms < SRV_STOP_ANSWER_MS && __atomic_load_n(&srv->http->handed, __ATOMIC_RELAXED) > 0; ms += 10)
+		usleep(10000);
 	if (srv->http->mhd)
 		MHD_stop_daemon(srv->http->mhd);
 	free(srv->http);

@@ -16,7 +16,12 @@ struct srv;
 
 /* Listen on srv->cfg.listen and start the workers. */
 int srv_http_start(struct srv *srv, aq_msg *msg);
-/* Stop listening, drain the queue, join the workers. */
+/* Stop listening, drain the queue, join the workers, and wait (at most
+ * 5 s) until what they ran is answered, so that a committed write's answer
+ * reaches its client before the connections close. Once srv->stopping is
+ * set (SIGTERM, srv_main.c), a mutation (not GET/HEAD) that has not
+ * started, queued or newly arrived on a kept-alive connection, is
+ * answered 503 UNAVAILABLE and changes nothing. */
 void srv_http_stop(struct srv *srv);
 /* How many worker threads run (0 before start): the write lane's
  * (--workers), which serves everything but GETs, and the read lane's

@@ -5,6 +5,7 @@
 #ifndef AQ_SRV_INTERNAL_H
 #define AQ_SRV_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "server/srv_auth.h"
@@ -42,6 +43,10 @@ struct srv {
 	struct tls_ca *ca;
 	char *tls_cert_pem, *tls_key_pem;
 	char ca_dir[1024];
+	/* set at SIGTERM (srv_main.c), read by any thread: new mutations are
+	 * refused 503 (srv_http.c) and long passes stop between transactions
+	 * (srv_drain.c) */
+	bool stopping;
 };
 
 #endif

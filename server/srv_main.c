@@ -228,7 +228,13 @@ static int serve(struct srv *srv)
 		srv->cfg.public_url, srv->cfg.metrics_auth ? "needs a token" : "open to anyone",
 		ut_log_level_name(ut_log_get_level()));
 	sigwait(&set, &sig);
-	UT_INFO("srv_main", NULL, "signal %d, stopping", sig);
+	UT_INFO("srv_main", NULL, "signal %d, stopping: requests running finish, new writes are refused (503)", sig);
+	/* a clean stop: the requests and group transactions running finish
+	 * and are answered as they committed; what waits (queued writes,
+	 * queued group bodies, the failover's next batch) is refused and
+	 * changed nothing */
+	__atomic_store_n(&srv->stopping, true, __ATOMIC_RELAXED);
+	db_group_close();
 	srv_http_stop(srv);
 	srv_snapsched_stop(srv);
 	srv_reconcile_stop(srv);

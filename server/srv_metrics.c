@@ -465,6 +465,26 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 			     "# HELP aquifer_db_group_alone_total Bodies run again alone after their group failed (a body's error or a conflict).\n"
 			     "# TYPE aquifer_db_group_alone_total counter\naquifer_db_group_alone_total %llu\n",
 			     (unsigned long long)gs.groups, (unsigned long long)gs.items, (unsigned long long)gs.alone);
+		ut_buf_addf(&b, "# HELP aquifer_db_group_lane_commits_total Group transactions that held at least one write of the lane (live: agents' status reports, taken first; recon: the reconciler's visits).\n"
+			     "# TYPE aquifer_db_group_lane_commits_total counter\n");
+		for (int l = 0; l < DB_GROUP_LANES; l++)
+			ut_buf_addf(&b, "aquifer_db_group_lane_commits_total{lane=\"%s\"} %llu\n", db_group_lane_name(l),
+				     (unsigned long long)gs.lane[l].groups);
+		ut_buf_addf(&b, "# HELP aquifer_db_group_lane_bodies_total Writes of the lane run in group transactions (the lane's batch size: this over its commits).\n"
+			     "# TYPE aquifer_db_group_lane_bodies_total counter\n");
+		for (int l = 0; l < DB_GROUP_LANES; l++)
+			ut_buf_addf(&b, "aquifer_db_group_lane_bodies_total{lane=\"%s\"} %llu\n", db_group_lane_name(l),
+				     (unsigned long long)gs.lane[l].items);
+		ut_buf_addf(&b, "# HELP aquifer_db_group_lane_wait_seconds_total Time the lane's writes waited from their call to their commit, in all.\n"
+			     "# TYPE aquifer_db_group_lane_wait_seconds_total counter\n");
+		for (int l = 0; l < DB_GROUP_LANES; l++)
+			ut_buf_addf(&b, "aquifer_db_group_lane_wait_seconds_total{lane=\"%s\"} %.6f\n", db_group_lane_name(l),
+				     (double)gs.lane[l].wait_ns / 1e9);
+		ut_buf_addf(&b, "# HELP aquifer_db_group_lane_wait_max_seconds The longest a write of the lane waited for its commit since the start.\n"
+			     "# TYPE aquifer_db_group_lane_wait_max_seconds gauge\n");
+		for (int l = 0; l < DB_GROUP_LANES; l++)
+			ut_buf_addf(&b, "aquifer_db_group_lane_wait_max_seconds{lane=\"%s\"} %.6f\n", db_group_lane_name(l),
+				     (double)gs.lane[l].wait_max_ns / 1e9);
 	}
 	ut_buf_addf(&b, "# HELP aquifer_uptime_seconds Seconds since aquiferd started.\n# TYPE aquifer_uptime_seconds gauge\n"
 		     "aquifer_uptime_seconds %.3f\n", (double)(ut_clock_mono_ns() - req->srv->start_ns) / 1e9);

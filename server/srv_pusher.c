@@ -143,7 +143,7 @@ out:
 
 static int pu_push_past(struct db *db, const struct db_fence *fence, const char *nn, int64_t applied)
 {
-	return db_group_run(db, pu_push_past_body, &(struct pu_past){ .fence = fence, .nn = nn, .applied = applied });
+	return db_group_run(db, DB_GROUP_RECON, pu_push_past_body, &(struct pu_past){ .fence = fence, .nn = nn, .applied = applied });
 }
 
 /* One visit of node n at epoch with fence: 1 pushed, -1 a push failed, 0

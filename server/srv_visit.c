@@ -354,7 +354,7 @@ int srv_visit_applied(struct srv *srv, struct db *db, const char *node_name, int
 		goto out;
 	/* in one transaction with other nodes' (db_group_run): one commit for
 	 * many visits and reports, not one each */
-	rc = db_group_run(db, va_body, &(struct va_tx){ .node_name = node_name, .g = g, .failed = failed, .due = due });
+	rc = db_group_run(db, DB_GROUP_RECON, va_body, &(struct va_tx){ .node_name = node_name, .g = g, .failed = failed, .due = due });
 out:
 	json_decref(pls);
 	json_decref(due);
@@ -475,7 +475,7 @@ int srv_visit_generation(const struct api_math_params *math, struct db *db, cons
 	    json_object_size(ri->pending) == 0)
 		goto out;
 	/* in one transaction with other nodes' (db_group_run) */
-	if ((rc = db_group_run(db, vg_body, &a)) != AQ_OK)
+	if ((rc = db_group_run(db, DB_GROUP_RECON, vg_body, &a)) != AQ_OK)
 		goto out;
 	*gen = a.gen;
 	if (more)

@@ -31,6 +31,20 @@ void ut_fifo_wq_push(struct ut_fifo_wq *wq, struct ut_fifo_node *n)
 	pthread_mutex_unlock(&wq->mu);
 }
 
+bool ut_fifo_wq_offer(struct ut_fifo_wq *wq, struct ut_fifo_node *n)
+{
+	bool queued;
+
+	pthread_mutex_lock(&wq->mu);
+	queued = !wq->stop;
+	if (queued) {
+		ut_fifo_push(&wq->q, n);
+		pthread_cond_signal(&wq->cv);
+	}
+	pthread_mutex_unlock(&wq->mu);
+	return queued;
+}
+
 struct ut_fifo_node *ut_fifo_wq_pop(struct ut_fifo_wq *wq)
 {
 	struct ut_fifo_node *n;

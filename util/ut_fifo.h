@@ -22,6 +22,9 @@
  * work queue of a pool of worker threads (the NFS workers and cold pool, the
  * HTTP workers of aquiferd and of the agent).
  * - ut_fifo_wq_push queues a node and wakes one waiting worker.
+ * - ut_fifo_wq_offer is ut_fifo_wq_push unless the queue is stopped: then
+ *   it queues nothing and returns false, and the caller answers the work
+ *   itself (its workers may be gone already).
  * - ut_fifo_wq_pop waits for a node and returns it; after ut_fifo_wq_stop it
  *   still returns what is queued, then NULL at once: a worker loops
  *   `while ((n = ut_fifo_wq_pop(wq)))` and ends when stopped and drained.
@@ -119,6 +122,7 @@ struct ut_fifo_wq {
 int ut_fifo_wq_init(struct ut_fifo_wq *wq);
 void ut_fifo_wq_cleanup(struct ut_fifo_wq *wq);
 void ut_fifo_wq_push(struct ut_fifo_wq *wq, struct ut_fifo_node *n);
+bool ut_fifo_wq_offer(struct ut_fifo_wq *wq, struct ut_fifo_node *n);
 struct ut_fifo_node *ut_fifo_wq_pop(struct ut_fifo_wq *wq);
 void ut_fifo_wq_stop(struct ut_fifo_wq *wq);
 

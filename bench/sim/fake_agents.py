@@ -14,13 +14,15 @@ count, "report_errors": count}. --push-delay S makes every node of the
 process slow and stuck: it takes S seconds to answer a push and applies
 none (it answers and reports the generation it had), so it stays behind
 and aquiferd keeps pushing to it (tests/e2e/test_reconcile_slow.sh).
+POST /silence/<node> makes one node dead from then on: it reports no more
+and answers pushes 503 (bench/sim/run.sh FAILOVER=1).
 Stdlib only; stops on SIGTERM.
 """
 import argparse, http.client, json, signal, sys, threading, time, urllib.parse
 from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
 
 lock = threading.Lock()
-nodes = {}      # name -> {"secret", "token", "applied", "volumes"}
+nodes = {}      # name -> {"secret", "token", "applied", "volumes", "silent"}
 counts = {"pushes": 0, "reports": 0, "report_errors": 0}
 push_delay = 0.0
 
@@ -76,6 +78,15 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.reply(404, {})
 
+    def do_POST(self):
+        parts = self.path.strip("/").split("/")
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        with lock:
+            if len(parts) != 2 or parts[0] != "silence" or parts[1] not in nodes:
+                return self.reply(404, {})
+            nodes[parts[1]]["silent"] = True
+        self.reply(200, {})
+
     def do_PUT(self):
         parts = self.path.strip("/").split("/")
         n = int(self.headers.get("Content-Length", "0"))
@@ -86,6 +97,8 @@ class Handler(BaseHTTPRequestHandler):
             node = nodes.get(parts[0])
             if not node or self.headers.get("Authorization") != "Bearer " + node["secret"]:
                 return self.reply(401, {})
+            if node.get("silent"):
+                return self.reply(503, {})
         intent = json.loads(data)
         if push_delay > 0:
             time.sleep(push_delay)
@@ -114,6 +127,9 @@ def reporter(server, names, every, stop):
                 n = nodes[name]
                 body = {"appliedGeneration": n["applied"], "volumes": []}
                 token = n["token"]
+                silent = n.get("silent")
+            if silent:
+                continue
             try:
                 cl.post("/v1/agent/status", token, body)
                 with lock:

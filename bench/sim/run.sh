@@ -17,6 +17,13 @@
 #     server/srv_pusher.h),
 #   - the process's commits, and the writes (visits, status reports) that
 #     shared group transactions (db.h db_group_run) over those transactions.
+#   - FAILOVER=1 (issue 22): once all is READY, the node holding the most
+#     volumes goes silent (fake_agents.py POST /silence); printed: the time
+#     from its silence to all its volumes moved, the nodes wrongly taken for
+#     DOWN meanwhile (DOWN nodes but that one), status reports/s over the
+#     failover (the other nodes keep reporting), the slowest report's wait
+#     for its commit in the live lane, and the full pass the failover made.
+#     NODE_DOWN sets --node-down-seconds (default 60).
 # AQ_ARGS adds aquiferd flags (e.g. --push-workers 1: one visit at a time).
 # ENGINE=sqlite (default) or postgres (a throwaway server, tests/lib/pg.sh).
 # Prints one markdown table row (appended to RESULTS when set). Exit status 0
@@ -56,7 +63,7 @@ else
 fi
 AP=$(port)
 B=http://127.0.0.1:$AP
-"$top/aquiferd" --listen 127.0.0.1:$AP "${DBARGS[@]}" --node-down-seconds 60 --reconcile-sweep-seconds "$SWEEP" \
+"$top/aquiferd" --listen 127.0.0.1:$AP "${DBARGS[@]}" --node-down-seconds "${NODE_DOWN:-60}" --reconcile-sweep-seconds "$SWEEP" \
 	--max-connections-per-ip 1024 ${AQ_ARGS:-} >"$tmp/aquiferd.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do curl -fs "$B/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -156,14 +163,40 @@ commits=$(echo "$m" | awk '
 	/^aquifer_db_group_transactions_total/ { t = $2 }
 	/^aquifer_db_group_bodies_total/ { b = $2 }
 	END { if (t > 0) printf "%d; %d in %d (%.1f a commit)", c, b, t, b / t; else printf "%d; -", c }')
+# the failover of one node (FAILOVER=1)
+fo="-"
+if [ "${FAILOVER:-0}" = 1 ]; then
+	big=$(dbq "SELECT $(J node), COUNT(*) FROM resources WHERE kind = 'placement' GROUP BY 1 ORDER BY 2 DESC LIMIT 1")
+	bnode=${big%% *}; bvols=${big##* }
+	idx=${bnode#nodes/sim}
+	fp=${fports[$((idx / per))]}
+	r0=$(stats reports)
+	down0=$(dbq "SELECT COUNT(*) FROM resources WHERE kind = 'node' AND $(J state) = 'DOWN'")
+	t4=$(date +%s.%N)
+	curl -fs -XPOST "http://127.0.0.1:$fp/silence/${bnode#nodes/}" >/dev/null
+	left=$bvols
+	for _ in $(seq 3000); do
+		left=$(dbq "SELECT COUNT(*) FROM resources WHERE kind = 'placement' AND parent = '$bnode'")
+		[ "$left" = 0 ] && break
+		sleep 0.1
+	done
+	t5=$(date +%s.%N)
+	sleep 5 # the passes after it, where a starved report would show
+	r1=$(stats reports)
+	t6=$(date +%s.%N)
+	downs=$(dbq "SELECT COUNT(*) FROM resources WHERE kind = 'node' AND $(J state) = 'DOWN' AND name <> '$bnode'")
+	m=$(curl -fs -H "$H" "$B/metrics")
+	lw=$(echo "$m" | awk '/^aquifer_db_group_lane_wait_max_seconds\{lane="live"\}/{printf "%.0f", 1000 * $2}')
+	fo="$bnode ($bvols volumes, $down0 DOWN before): moved in $(printf %.1f "$(echo "$t5 - $t4" | bc)") s (node-down ${NODE_DOWN:-60} s), $left left; $downs others DOWN; $(printf %.0f "$(echo "($r1 - $r0) / ($t6 - $t4)" | bc -l)") reports/s; live wait max ${lw:--} ms; full pass $(echo "$m" | awk '/^aquifer_reconcile_last_full_pass_seconds/{print $2}') s"
+fi
 held=$(stats volumes)
 rep_err=$(stats report_errors)
 reports=$(stats reports)
 create_s=$(echo "$t2 - $t1" | bc)
 after=$(echo "$t3 - $t2" | bc)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-row="| $ENGINE | $NODES | $VOLUMES | $(printf %.1f "$t_join") s | $(echo "$cr" | jq -r '"\(.ok) in \(.seconds) s: \(.rate)/s (p50 \(.p50_ms) ms, p99 \(.p99_ms) ms)"') | $(printf %.1f "$after") s | $(echo "$opt" | awk '{print $1" / "$2}') s | $(echo "$idle" | jq -r .p99_ms) / $(echo "$busy" | jq -r .p99_ms) ms | ${passes[*]} | $full s | $ready ready, $held held | $reports / $rep_err | $phases | $commits | $load |"
-echo "| engine | nodes | volumes | join | creates | last create to all READY | create to done p99 / max | GET p99 idle / during | steady passes (s/nodes visited) | full sweep | volumes | reports / errors | visit phases mean/max ms | db commits; grouped writes in group commits | load 1/5/15 |"
+row="| $ENGINE | $NODES | $VOLUMES | $(printf %.1f "$t_join") s | $(echo "$cr" | jq -r '"\(.ok) in \(.seconds) s: \(.rate)/s (p50 \(.p50_ms) ms, p99 \(.p99_ms) ms)"') | $(printf %.1f "$after") s | $(echo "$opt" | awk '{print $1" / "$2}') s | $(echo "$idle" | jq -r .p99_ms) / $(echo "$busy" | jq -r .p99_ms) ms | ${passes[*]} | $full s | $ready ready, $held held | $reports / $rep_err | $phases | $commits | $fo | $load |"
+echo "| engine | nodes | volumes | join | creates | last create to all READY | create to done p99 / max | GET p99 idle / during | steady passes (s/nodes visited) | full sweep | volumes | reports / errors | visit phases mean/max ms | db commits; grouped writes in group commits | failover of one node | load 1/5/15 |"
 echo "$row"
 echo "creates: $cr"
 [ -n "${RESULTS:-}" ] && echo "$row" >>"$RESULTS"

@@ -9,11 +9,9 @@
 
 #include <check.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/lib/aqt.h"
@@ -70,8 +68,6 @@ static void *gc_run(void *arg)
 		return NULL;
 	}
 	for (int i = 0; i < GC_PER_THREAD; i++) {
-		int rec[2] = { g->t, i };
-
 		if (create_one(d, g->t, i) != AQ_OK) {
 			g->fails++;
 			continue;
@@ -79,7 +75,7 @@ static void *gc_run(void *arg)
 		db_sync_stats(&st);
 		if (!pg_url && st.synced < db_commit_seq(d))
 			g->early++;
-		if (g->ack_fd >= 0 && write(g->ack_fd, rec, sizeof(rec)) != (ssize_t)sizeof(rec))
+		if (g->ack_fd >= 0 && !aqt_kill9_ack(g->ack_fd, g->t, i))
 			g->fails++;
 	}
 	db_close(d);
@@ -200,55 +196,46 @@ START_TEST(test_wal_checkpointed)
 }
 END_TEST
 
-/* A child commits from eight threads and reports each commit once
- * db_commit() returned; the parent kills it with SIGKILL midway. Every
- * reported commit is in the database afterwards. */
-START_TEST(test_kill9_keeps_acknowledged)
+/* A child commits from eight threads and acks each commit once db_commit()
+ * returned; it is killed with SIGKILL midway (aqt_kill9). Every acked
+ * commit is readable at once from another connection, and there after
+ * the kill. */
+static void gc_kill_child(int ack_fd, void *arg)
 {
 	struct gc_thread g[GC_THREADS];
+
+	(void)arg;
+	gc_all(g, ack_fd);
+}
+
+static void gc_kill_ack(const struct aqt_ack *ack, void *arg)
+{
+	char name[128];
+	json_t *doc = NULL;
+
+	/* read back at once: committed is visible to another connection */
+	snprintf(name, sizeof(name), "projects/p/volumes/t%d-%d", ack->a, ack->b);
+	ck_assert_msg(db_get(arg, name, &doc) == AQ_OK, "acknowledged %s is missing", name);
+	json_decref(doc);
+}
+
+START_TEST(test_kill9_keeps_acknowledged)
+{
 	aq_msg msg = { .text = "" };
 	struct db *d = NULL;
-	int pfd[2], rec[2], got = 0, status = 0;
-	pid_t pid;
+	int64_t n = -1;
+	int got;
 
 	/* the schema first, so the child only commits volumes */
 	ck_assert_msg(db_open(db_path, &d, &msg) == AQ_OK, "db_open: %s", msg.text);
-	db_close(d);
-	d = NULL;
-	ck_assert_int_eq(pipe(pfd), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		close(pfd[0]);
-		gc_all(g, pfd[1]);
-		_exit(0);
-	}
-	close(pfd[1]);
-	ck_assert_msg(db_open(db_path, &d, &msg) == AQ_OK, "db_open: %s", msg.text);
-	while (read(pfd[0], rec, sizeof(rec)) == (ssize_t)sizeof(rec)) {
-		char name[128];
-		json_t *doc = NULL;
-
-		if (++got == GC_THREADS * GC_PER_THREAD / 3)
-			kill(pid, SIGKILL);
-		/* read back at once: committed is visible to another connection */
-		snprintf(name, sizeof(name), "projects/p/volumes/t%d-%d", rec[0], rec[1]);
-		ck_assert_msg(db_get(d, name, &doc) == AQ_OK, "acknowledged %s is missing", name);
-		json_decref(doc);
-	}
-	close(pfd[0]);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	got = aqt_kill9(gc_kill_child, gc_kill_ack, NULL, GC_THREADS * GC_PER_THREAD / 3, d, NULL);
 	db_close(d);
 	d = NULL;
 	ck_assert_msg(got >= GC_THREADS * GC_PER_THREAD / 3, "only %d commits before the kill", got);
 	/* reopened after the kill (recovery from the WAL): the same count or more */
 	ck_assert_msg(db_open(db_path, &d, &msg) == AQ_OK, "db_open after kill: %s", msg.text);
-	{
-		int64_t n = -1;
-
-		ck_assert_int_eq(db_count(d, "volume", "projects/p", &n), AQ_OK);
-		ck_assert_msg(n >= got, "%lld volumes after the kill, %d acknowledged", (long long)n, got);
-	}
+	ck_assert_int_eq(db_count(d, "volume", "projects/p", &n), AQ_OK);
+	ck_assert_msg(n >= got, "%lld volumes after the kill, %d acknowledged", (long long)n, got);
 	db_close(d);
 }
 END_TEST

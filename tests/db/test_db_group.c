@@ -9,11 +9,9 @@
 
 #include <check.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/lib/aqt.h"
@@ -47,7 +45,13 @@ static void teardown(void)
 struct gr_body {
 	int t, g;
 	int fail;
+	enum db_group_lane lane;
 };
+
+/* The lanes of the bodies in the order they ran (test_group_live_first). */
+static pthread_mutex_t gr_order_mu = PTHREAD_MUTEX_INITIALIZER;
+static enum db_group_lane gr_order[GR_THREADS * 2];
+static int gr_ran;
 
 static int gr_report(struct db *db, void *arg)
 {
@@ -58,6 +62,10 @@ static int gr_report(struct db *db, void *arg)
 
 	snprintf(name, sizeof(name), "nodes/n%d-%d", b->t, b->g);
 	rc = doc ? db_put(db, "node", "locations/l", name, doc, true) : AQ_ENOMEM;
+	pthread_mutex_lock(&gr_order_mu);
+	if (gr_ran < GR_THREADS * 2)
+		gr_order[gr_ran++] = b->lane;
+	pthread_mutex_unlock(&gr_order_mu);
 	json_decref(doc);
 	return rc == AQ_OK && b->fail ? b->fail : rc;
 }
@@ -80,13 +88,11 @@ static void *gr_run(void *arg)
 	if (!d && (g->rc = db_open(db_path, &d, &msg)) != AQ_OK)
 		return NULL;
 	for (int i = 0; i < (g->per ? g->per : 1); i++) {
-		int rec[2] = { g->body.t, i };
-
 		if (g->per)
 			g->body.g = i;
-		if ((g->rc = db_group_run(d, gr_report, &g->body)) != AQ_OK)
+		if ((g->rc = db_group_run(d, g->body.lane, gr_report, &g->body)) != AQ_OK)
 			break;
-		if (g->ack_fd >= 0 && write(g->ack_fd, rec, sizeof(rec)) != (ssize_t)sizeof(rec))
+		if (g->ack_fd >= 0 && !aqt_kill9_ack(g->ack_fd, g->body.t, i))
 			break;
 	}
 	db_close(d);
@@ -101,7 +107,8 @@ static void gr_queue_behind(struct db *blocker, struct gr_thread *g, int fail_at
 	aq_msg msg = { .text = "" };
 
 	for (int t = 0; t < GR_THREADS; t++) {
-		g[t] = (struct gr_thread){ .body = { .t = t, .g = 1, .fail = t == fail_at ? AQ_EINVAL : 0 }, .ack_fd = -1 };
+		g[t] = (struct gr_thread){ .body = { .t = t, .g = 1, .fail = t == fail_at ? AQ_EINVAL : 0,
+						     .lane = t % 2 ? DB_GROUP_RECON : DB_GROUP_LIVE }, .ack_fd = -1 };
 		ck_assert_msg(db_open(db_path, &g[t].db, &msg) == AQ_OK, "db_open: %s", msg.text);
 	}
 	ck_assert_int_eq(db_begin(blocker), AQ_OK);
@@ -228,6 +235,70 @@ START_TEST(test_group_failure_isolated)
 }
 END_TEST
 
+/* Lanes: half the bodies are the reconciler's (DB_GROUP_RECON), half
+ * status reports (DB_GROUP_LIVE), all queued behind a writer; groups of
+ * 8: the first group runs the eight live bodies, whatever their arrival
+ * order, and the lane counters say so. */
+START_TEST(test_group_live_first)
+{
+	struct gr_thread g[GR_THREADS];
+	struct db_group_stats s0, s1;
+	aq_msg msg = { .text = "" };
+	struct db *d = NULL;
+
+	ck_assert_msg(db_open(db_path, &d, &msg) == AQ_OK, "db_open: %s", msg.text);
+	db_group_limits(GR_THREADS / 2, 60 * 1000000000ull);
+	db_group_stats(&s0);
+	gr_ran = 0;
+	gr_queue_behind(d, g, -1);
+	db_rollback(d);
+	for (int t = 0; t < GR_THREADS; t++) {
+		pthread_join(g[t].th, NULL);
+		ck_assert_msg(g[t].rc == AQ_OK, "body %d: %s", t, aq_err_str(g[t].rc));
+	}
+	db_group_stats(&s1);
+	ck_assert_int_eq(gr_ran, GR_THREADS);
+	for (int i = 0; i < GR_THREADS / 2; i++)
+		ck_assert_msg(gr_order[i] == DB_GROUP_LIVE, "body %d of the first group was the %s lane's", i,
+			      db_group_lane_name(gr_order[i]));
+	ck_assert_uint_eq(s1.lane[DB_GROUP_LIVE].items - s0.lane[DB_GROUP_LIVE].items, GR_THREADS / 2);
+	ck_assert_uint_eq(s1.lane[DB_GROUP_RECON].items - s0.lane[DB_GROUP_RECON].items, GR_THREADS / 2);
+	ck_assert_uint_eq(s1.lane[DB_GROUP_LIVE].groups - s0.lane[DB_GROUP_LIVE].groups, 1);
+	ck_assert_uint_eq(s1.lane[DB_GROUP_RECON].groups - s0.lane[DB_GROUP_RECON].groups, 1);
+	ck_assert_uint_gt(s1.lane[DB_GROUP_LIVE].wait_max_ns, 0);
+	db_close(d);
+}
+END_TEST
+
+/* A stop: bodies queued behind a writer fail with AQ_EUNAVAIL when the
+ * queue closes and write nothing; a later call is refused at once; reopen
+ * takes bodies again. */
+START_TEST(test_group_close)
+{
+	struct gr_thread g[GR_THREADS];
+	struct gr_body b = { .t = 99, .g = 1 };
+	aq_msg msg = { .text = "" };
+	struct db *d = NULL;
+	int64_t n = -1;
+
+	ck_assert_msg(db_open(db_path, &d, &msg) == AQ_OK, "db_open: %s", msg.text);
+	gr_queue_behind(d, g, -1);
+	db_group_close();
+	db_rollback(d);
+	for (int t = 0; t < GR_THREADS; t++) {
+		pthread_join(g[t].th, NULL);
+		/* the leader too: its body waited in the queue with the others */
+		ck_assert_msg(g[t].rc == AQ_EUNAVAIL, "body %d: %s", t, aq_err_str(g[t].rc));
+	}
+	ck_assert_int_eq(db_group_run(d, DB_GROUP_LIVE, gr_report, &b), AQ_EUNAVAIL);
+	ck_assert_int_eq(db_count(d, "node", "locations/l", &n), AQ_OK);
+	ck_assert_msg(n == 0, "%lld refused bodies written", (long long)n);
+	db_group_reopen();
+	ck_assert_int_eq(db_group_run(d, DB_GROUP_LIVE, gr_report, &b), AQ_OK);
+	db_close(d);
+}
+END_TEST
+
 /* Inside a transaction the caller would wait for its own writer mutex. */
 START_TEST(test_group_refused_in_tx)
 {
@@ -237,52 +308,48 @@ START_TEST(test_group_refused_in_tx)
 
 	ck_assert_msg(db_open(db_path, &d, &msg) == AQ_OK, "db_open: %s", msg.text);
 	ck_assert_int_eq(db_begin(d), AQ_OK);
-	ck_assert_int_eq(db_group_run(d, gr_report, &b), AQ_EINVAL);
+	ck_assert_int_eq(db_group_run(d, DB_GROUP_LIVE, gr_report, &b), AQ_EINVAL);
 	db_rollback(d);
-	ck_assert_int_eq(db_group_run(d, gr_report, &b), AQ_OK);
+	ck_assert_int_eq(db_group_run(d, DB_GROUP_LIVE, gr_report, &b), AQ_OK);
 	db_close(d);
 }
 END_TEST
 
-/* A child runs groups from eight threads and reports each body once
- * db_group_run returned; the parent kills it with SIGKILL midway. Every
- * reported write is in the database afterwards. */
-START_TEST(test_group_kill9_keeps_acknowledged)
+/* A child runs groups from eight threads and acks each body once
+ * db_group_run returned; it is killed with SIGKILL midway (aqt_kill9).
+ * Every acked write is readable at once, and there after the kill. */
+static void gr_kill_child(int ack_fd, void *arg)
 {
 	struct gr_thread g[GR_KILL_THREADS];
+
+	(void)arg;
+	for (int t = 0; t < GR_KILL_THREADS; t++) {
+		g[t] = (struct gr_thread){ .body = { .t = t }, .per = GR_KILL_PER_THREAD, .ack_fd = ack_fd };
+		pthread_create(&g[t].th, NULL, gr_run, &g[t]);
+	}
+	for (int t = 0; t < GR_KILL_THREADS; t++)
+		pthread_join(g[t].th, NULL);
+}
+
+static void gr_kill_ack(const struct aqt_ack *ack, void *arg)
+{
+	char name[64];
+	json_t *doc = NULL;
+
+	snprintf(name, sizeof(name), "nodes/n%d-%d", ack->a, ack->b);
+	ck_assert_msg(db_get(arg, name, &doc) == AQ_OK, "acknowledged %s is missing", name);
+	json_decref(doc);
+}
+
+START_TEST(test_group_kill9_keeps_acknowledged)
+{
 	aq_msg msg = { .text = "" };
 	struct db *d = NULL;
-	int pfd[2], rec[2], got = 0, status = 0;
 	int64_t n = -1;
-	pid_t pid;
+	int got;
 
-	ck_assert_int_eq(pipe(pfd), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		close(pfd[0]);
-		for (int t = 0; t < GR_KILL_THREADS; t++) {
-			g[t] = (struct gr_thread){ .body = { .t = t }, .per = GR_KILL_PER_THREAD, .ack_fd = pfd[1] };
-			pthread_create(&g[t].th, NULL, gr_run, &g[t]);
-		}
-		for (int t = 0; t < GR_KILL_THREADS; t++)
-			pthread_join(g[t].th, NULL);
-		_exit(0);
-	}
-	close(pfd[1]);
 	ck_assert_msg(db_open(db_path, &d, &msg) == AQ_OK, "db_open: %s", msg.text);
-	while (read(pfd[0], rec, sizeof(rec)) == (ssize_t)sizeof(rec)) {
-		char name[64];
-		json_t *doc = NULL;
-
-		if (++got == GR_KILL_THREADS * GR_KILL_PER_THREAD / 3)
-			kill(pid, SIGKILL);
-		snprintf(name, sizeof(name), "nodes/n%d-%d", rec[0], rec[1]);
-		ck_assert_msg(db_get(d, name, &doc) == AQ_OK, "acknowledged %s is missing", name);
-		json_decref(doc);
-	}
-	close(pfd[0]);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	got = aqt_kill9(gr_kill_child, gr_kill_ack, NULL, GR_KILL_THREADS * GR_KILL_PER_THREAD / 3, d, NULL);
 	db_close(d);
 	d = NULL;
 	ck_assert_msg(got >= GR_KILL_THREADS * GR_KILL_PER_THREAD / 3, "only %d writes before the kill", got);
@@ -305,6 +372,8 @@ static Suite *db_group_suite(void)
 	tcase_add_test(tc, test_group_budget);
 	tcase_add_test(tc, test_group_failure_isolated);
 	tcase_add_test(tc, test_group_refused_in_tx);
+	tcase_add_test(tc, test_group_live_first);
+	tcase_add_test(tc, test_group_close);
 	tcase_add_test(tc, test_group_kill9_keeps_acknowledged);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);

@@ -3,8 +3,11 @@
 
 #include <check.h>
 #include <libpq-fe.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "db/db.h"
@@ -71,4 +74,51 @@ void aqt_db_remove(const char *pg_url, const char *path)
 	unlink(side);
 	snprintf(side, sizeof(side), "%s-shm", path);
 	unlink(side);
+}
+
+bool aqt_kill9_ack(int ack_fd, int a, int b)
+{
+	struct aqt_ack ack = { .a = a, .b = b };
+
+	return write(ack_fd, &ack, sizeof(ack)) == (ssize_t)sizeof(ack);
+}
+
+int aqt_kill9(aqt_kill9_child_fn child, aqt_kill9_ack_fn ack, aqt_kill9_when_fn kill_now, int kill_after, void *arg,
+	      bool *killed)
+{
+	struct aqt_ack rec;
+	int pfd[2], got = 0, status = 0;
+	bool sent = false;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(pfd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(pfd[0]);
+		child(pfd[1], arg);
+		_exit(0);
+	}
+	close(pfd[1]);
+	for (;;) {
+		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+		int r = poll(&p, 1, 5);
+
+		if (r > 0) {
+			if (read(pfd[0], &rec, sizeof(rec)) != (ssize_t)sizeof(rec))
+				break; /* the child is gone */
+			got++;
+			if (ack)
+				ack(&rec, arg);
+		}
+		if (!sent && (kill_now ? kill_now(got, arg) : got >= kill_after)) {
+			/* killed (-9) unless it had exited already */
+			sent = kill(pid, SIGKILL) == 0;
+		}
+	}
+	close(pfd[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	if (killed)
+		*killed = sent && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+	return got;
 }

@@ -180,6 +180,9 @@ START_TEST(test_work_queue)
 		total += pool.count[i];
 	ck_assert_int_eq(total, NITEMS);
 	ck_assert_ptr_null(ut_fifo_wq_pop(&pool.wq)); /* stopped and empty: at once */
+	/* an offer after the stop is refused and queues nothing */
+	ck_assert(!ut_fifo_wq_offer(&pool.wq, &items[0].node));
+	ck_assert_ptr_null(ut_fifo_wq_pop(&pool.wq));
 	ut_fifo_wq_cleanup(&pool.wq);
 }
 END_TEST
