@@ -8,7 +8,9 @@
  * - no POSIX equivalent: a DENY ACE, an ACE for another Unix user, an
  *   inheritance flag, a Windows SID, a NULL DACL: NOT_SUPPORTED;
  *   malformed: INVALID_PARAMETER; no WRITE_DAC / WRITE_OWNER /
- *   ACCESS_SYSTEM_SECURITY on the open: ACCESS_DENIED; each changing nothing.
+ *   ACCESS_SYSTEM_SECURITY on the open: ACCESS_DENIED; each changing nothing;
+ * - a change is synced before its answer (one sync, vol_stats.filesyncs),
+ *   a SET that changes nothing or is refused costs none.
  */
 #include <check.h>
 #include <stdio.h>
@@ -131,13 +133,17 @@ START_TEST(test_dacl_mode)
 	uint8_t buf[1024];
 	uint64_t fid, nodac;
 	uint32_t got, uid;
+	struct vol_stats s0, s1;
 	size_t n;
 
 	setup(&a, USER);
 	ck_assert_uint_eq(smbl_open(&a, "m.txt", false, ALL_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
 	ck_assert_uint_eq(st_of("m.txt").st_mode & 0777, 0644);
 	n = sd_unix(buf, sizeof(buf), USER, USER, 0640);
+	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[0].id, &s0), 0);
 	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_SUCCESS);
+	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[0].id, &s1), 0);
+	ck_assert_uint_eq(s1.filesyncs, s0.filesyncs + 1); /* stable before the answer */
 	ck_assert_uint_eq(st_of("m.txt").st_mode & 0777, 0640);
 	ck_assert_uint_eq(queried_mode(&a, fid, &uid), 0640);
 	ck_assert_uint_eq(uid, USER);
@@ -158,6 +164,11 @@ START_TEST(test_dacl_mode)
 	ck_assert_uint_eq(set_sec(&a, nodac, SMB_SD_OWNER, buf, n), STATUS_ACCESS_DENIED);
 	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_SACL, buf, n), STATUS_ACCESS_DENIED);
 	ck_assert_uint_eq(st_of("m.txt").st_mode & 0777, 0607);
+	/* the same mode again changes nothing and syncs nothing */
+	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[0].id, &s0), 0);
+	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_OWNER, buf, n), STATUS_SUCCESS);
+	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[0].id, &s1), 0);
+	ck_assert_uint_eq(s1.filesyncs, s0.filesyncs);
 	teardown();
 }
 END_TEST
