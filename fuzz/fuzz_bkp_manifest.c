@@ -4,7 +4,8 @@
  * bounded all the same). The input is copied into a buffer of exactly its
  * size so ASan catches any read past the end. Whatever decodes must satisfy
  * the manifest's rules (paths clean, entry 0 the root, links backwards to a
- * regular file, chunk counts matching sizes) and encode back to the very
+ * regular file, chunk counts matching sizes, xattrs only on folders and
+ * files and within their cap) and encode back to the very
  * same bytes (one canonical encoding). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,6 +28,10 @@ static void check(const struct bkp_mf *m)
 			abort();
 		if (e->type == BKP_T_SYMLINK && (!e->target || !e->target[0]))
 			abort();
+		for (unsigned x = 0; x < BKP_XA_N; x++) /* xattrs: folders and files only, 1..BKP_XA_MAX bytes */
+			if (e->xa[x] && (e->type == BKP_T_SYMLINK || e->type == BKP_T_LINK || !e->xa_len[x] ||
+					 e->xa_len[x] > BKP_XA_MAX))
+				abort();
 	}
 }
 

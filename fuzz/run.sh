@@ -183,6 +183,8 @@ hex2bin "0e01000000180000000f00000003766f6c0000000012000000000000000300000001000
 # tree with every kind of entry), decrypted.
 mkdir -p "$out/corpus_bkp_manifest"
 hex2bin "$(cat "$here/seed_bkp_manifest.hex")" > "$out/corpus_bkp_manifest/seed_tree"
+# and a version 2 one (issue 18): folders and files with SMB's EA list and DOS attributes
+hex2bin "$(cat "$here/seed_bkp_manifest_v2.hex")" > "$out/corpus_bkp_manifest/seed_xattrs"
 bkplib="$top/agent/bkp/bkp_mf.c $top/util/ut_buf.c $top/api/api_error.c"
 # fuzz_nlm (issue 19): byte 0 the procedure (bit 7: NSM), byte 1 bit 0 puts the
 # harness's cookie, words, caller "h" and its file's handle first.

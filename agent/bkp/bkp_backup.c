@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,6 +76,36 @@ static int64_t bk_ino_seen(struct bk *b, uint64_t ino, uint32_t idx)
 	return -1;
 }
 
+/* The carried xattrs (bkp_xa_name) of name in folder dirfd (NULL: dirfd
+ * itself) into e; a file system without xattrs has none to carry. */
+static int bk_xattrs(struct bk *b, int dirfd, const char *name, struct bkp_ent *e)
+{
+	char p[32 + 256];
+	ssize_t n;
+
+	if (name)
+		snprintf(p, sizeof p, "/proc/self/fd/%d/%s", dirfd, name);
+	else
+		snprintf(p, sizeof p, "/proc/self/fd/%d", dirfd);
+	for (unsigned x = 0; x < BKP_XA_N; x++) {
+		if ((n = lgetxattr(p, bkp_xa_name[x], NULL, 0)) < 0 && (errno == ENODATA || errno == ENOTSUP))
+			continue;
+		if (n == 0)
+			continue;
+		if (n < 0 || n > (ssize_t)BKP_XA_MAX)
+			return aq_fail(b->msg, n < 0 ? -errno : -E2BIG, "%s of /%s: %s", bkp_xa_name[x], e->path,
+				       n < 0 ? strerror(errno) : "too large");
+		if (!(e->xa[x] = malloc((size_t)n)))
+			return aq_fail(b->msg, -ENOMEM, "out of memory");
+		/* a snapshot does not change; ERANGE would be a live source changing under us */
+		if ((n = lgetxattr(p, bkp_xa_name[x], e->xa[x], (size_t)n)) <= 0)
+			return aq_fail(b->msg, n < 0 ? -errno : -ESTALE, "%s of /%s: %s", bkp_xa_name[x], e->path,
+				       n < 0 ? strerror(errno) : "changed while read");
+		e->xa_len[x] = (uint32_t)n;
+	}
+	return 0;
+}
+
 static int bk_entry(struct bk *b, int dirfd, const char *name, const char *path, const struct stat *sb)
 {
 	struct bkp_ent *e;
@@ -82,6 +113,7 @@ static int bk_entry(struct bk *b, int dirfd, const char *name, const char *path,
 	int64_t seen = -1;
 	char target[BKP_PATH_MAX + 2];
 	ssize_t tl = 0;
+	int rc;
 
 	if (S_ISDIR(sb->st_mode))
 		type = BKP_T_DIR;
@@ -121,6 +153,8 @@ static int bk_entry(struct bk *b, int dirfd, const char *name, const char *path,
 		return aq_fail(b->msg, -ENOMEM, "out of memory");
 	if (type == BKP_T_LINK)
 		e->link = (uint32_t)seen;
+	if ((type == BKP_T_DIR || type == BKP_T_REG) && (rc = bk_xattrs(b, dirfd, name, e)) != 0)
+		return rc;
 	b->st.files += type == BKP_T_REG;
 	b->st.dirs += type == BKP_T_DIR;
 	b->st.symlinks += type == BKP_T_SYMLINK;
@@ -425,6 +459,8 @@ int bkp_backup(struct bkp_vault *v, const char *id, const char *src, const struc
 				  .mtime_ns = ts_ns(&sb.st_mtim), .ctime_ns = ts_ns(&sb.st_ctim),
 				  .ino = (uint64_t)sb.st_ino };
 	b.st.dirs = 1;
+	if ((rc = bk_xattrs(&b, b.rootfd, NULL, root)) != 0)
+		goto out;
 	int fd = dup(b.rootfd);
 	if (fd < 0 || (rc = bk_walk(&b, fd, "")) != 0) {
 		rc = fd < 0 ? aq_fail(msg, -errno, "dup: %s", strerror(errno)) : rc;

@@ -19,9 +19,20 @@
 #define BKP_PATH_MAX 4095              /* a path or symlink target in a manifest */
 #define BKP_MF_MAX (512u << 20)        /* a sealed manifest (about 3 M files) */
 #define BKP_MF_ENTRIES_MAX (16u << 20)
+#define BKP_MF_VERSION 2               /* what bkp_mf_init makes and a backup writes */
 #define BKP_CHUNK_KEY_LEN (2 + 3 + 2 * BKP_ID_LEN) /* "c/hh/" + 64 hex */
 
 enum bkp_type { BKP_T_DIR = 1, BKP_T_REG = 2, BKP_T_SYMLINK = 3, BKP_T_LINK = 4 };
+
+/* The extended attributes a backup carries for folders and files: the user
+ * data the SMB server keeps in the store's trusted.* namespace (agent/vol/
+ * vol.h: the DOS attributes, the EA list), each at most BKP_XA_MAX bytes.
+ * The store's own marks (trusted.aquifer.vol, .snap, the tier's fid) are
+ * not carried: they belong to the volume they were made for. Index = bit
+ * of the manifest entry's mask; names in bkp_xa_name. */
+enum bkp_xa { BKP_XA_DOS, BKP_XA_EA, BKP_XA_N };
+#define BKP_XA_MAX 65535u
+extern const char *const bkp_xa_name[BKP_XA_N];
 
 struct bkp_cref {
 	uint8_t id[BKP_ID_LEN];
@@ -38,9 +49,12 @@ struct bkp_ent {
 	struct bkp_cref *chunks;
 	char *target;        /* BKP_T_SYMLINK */
 	uint32_t link;       /* BKP_T_LINK: index of an earlier BKP_T_REG entry */
+	uint8_t *xa[BKP_XA_N];  /* BKP_T_DIR, BKP_T_REG: the carried xattrs (NULL: none) */
+	uint32_t xa_len[BKP_XA_N];
 };
 
 struct bkp_mf {
+	uint32_t version;    /* BKP_MF_VERSION; 1: a manifest without xattrs */
 	uint32_t chunk_size;
 	int64_t create_unix_ns;
 	struct bkp_stats stats;

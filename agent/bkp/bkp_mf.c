@@ -6,16 +6,22 @@
  * and one canonical encoding (encode(decode(x)) == x).
  *
  * Encoding (big-endian integers; str16 = u16 length + bytes):
- *   "AQBKMF01" u32 chunk_size i64 create_unix_ns u64 stats[13]
+ *   "AQBKMF02" u32 chunk_size i64 create_unix_ns u64 stats[13]
  *   str16 source  str16 prev_id  u32 n_entries  entry[n_entries]
  *   entry: u8 type  str16 path  u32 mode uid gid  i64 atime mtime ctime (ns)
  *          u64 ino size, then by type:
+ *          DIR:     xattrs
  *          REG:     u32 nchunks (= ceil(size / chunk_size)), per chunk a u8
- *                   flag: 0 then 32 bytes of name, or 1 (all zero: a hole)
+ *                   flag: 0 then 32 bytes of name, or 1 (all zero: a hole);
+ *                   then xattrs
  *          SYMLINK: str16 target
  *          LINK:    u32 index of an earlier REG entry
+ *   xattrs: u8 mask (bit i: bkp_xa_name[i] is carried; no other bit), per
+ *          bit set in increasing order u32 length (1..BKP_XA_MAX) + bytes
  *   Entry 0 is the root: a DIR with path "". Entries are in walk order
- *   (a folder before what it holds).
+ *   (a folder before what it holds). "AQBKMF01" (the backups made before
+ *   xattrs were carried) is the same without the xattrs fields; it still
+ *   decodes (version 1) and encodes back the same.
  */
 #include "agent/bkp/bkp_internal.h"
 
@@ -23,16 +29,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/vol/vol.h"
 #include "util/ut_buf.h"
 
-#define BKP_MF_MAGIC "AQBKMF01"
+#define BKP_MF_MAGIC "AQBKMF0" /* + the version digit */
 #define BKP_MF_NSTATS 13
 #define BKP_MF_ENT_MIN (1 + 2 + 12 + 24 + 16) /* a DIR entry with an empty path */
 #define BKP_MODE_MASK 07777u
 
+const char *const bkp_xa_name[BKP_XA_N] = { [BKP_XA_DOS] = VOL_DOS_ATTR, [BKP_XA_EA] = VOL_EA_ATTR };
+
 void bkp_mf_init(struct bkp_mf *m)
 {
 	memset(m, 0, sizeof *m);
+	m->version = BKP_MF_VERSION;
 	m->chunk_size = BKP_CHUNK_DEFAULT;
 }
 
@@ -42,6 +52,8 @@ void bkp_mf_cleanup(struct bkp_mf *m)
 		free(m->ents[i].path);
 		free(m->ents[i].chunks);
 		free(m->ents[i].target);
+		for (unsigned x = 0; x < BKP_XA_N; x++)
+			free(m->ents[i].xa[x]);
 	}
 	free(m->ents);
 	bkp_mf_init(m);
@@ -132,6 +144,32 @@ static const uint64_t *stats_fields(const struct bkp_stats *s, uint64_t out[BKP_
 	return out;
 }
 
+static bool has_xattrs(const struct bkp_ent *e)
+{
+	return e->type == BKP_T_DIR || e->type == BKP_T_REG;
+}
+
+/* The entry's xattrs field (version 2); -EINVAL for one it cannot carry. */
+static int put_xattrs(struct ut_buf *b, const struct bkp_ent *e)
+{
+	uint8_t mask = 0;
+
+	for (unsigned x = 0; x < BKP_XA_N; x++) {
+		if (!e->xa[x])
+			continue;
+		if (e->xa_len[x] == 0 || e->xa_len[x] > BKP_XA_MAX)
+			return -EINVAL;
+		mask |= (uint8_t)(1u << x);
+	}
+	put_be(b, mask, 1);
+	for (unsigned x = 0; x < BKP_XA_N; x++)
+		if (e->xa[x]) {
+			put_be(b, e->xa_len[x], 4);
+			ut_buf_add(b, e->xa[x], e->xa_len[x]);
+		}
+	return 0;
+}
+
 int bkp_mf_encode(const struct bkp_mf *m, uint8_t **out, size_t *len)
 {
 	struct ut_buf b;
@@ -139,10 +177,11 @@ int bkp_mf_encode(const struct bkp_mf *m, uint8_t **out, size_t *len)
 	int rc = 0;
 
 	if (m->n == 0 || m->ents[0].type != BKP_T_DIR || m->ents[0].path[0] || strlen(m->source) > 1023 ||
-	    (m->prev_id[0] && bkp_id_check(m->prev_id) != 0))
+	    (m->prev_id[0] && bkp_id_check(m->prev_id) != 0) || m->version < 1 || m->version > BKP_MF_VERSION)
 		return -EINVAL;
 	ut_buf_init(&b, BKP_MF_MAX - BKP_SEAL_OVERHEAD);
-	ut_buf_add(&b, BKP_MF_MAGIC, 8);
+	ut_buf_add(&b, BKP_MF_MAGIC, 7);
+	put_be(&b, '0' + m->version, 1);
 	put_be(&b, m->chunk_size, 4);
 	put_be(&b, (uint64_t)m->create_unix_ns, 8);
 	stats_fields(&m->stats, st);
@@ -176,6 +215,13 @@ int bkp_mf_encode(const struct bkp_mf *m, uint8_t **out, size_t *len)
 		} else if (e->type == BKP_T_LINK) {
 			put_be(&b, e->link, 4);
 		}
+		for (unsigned x = 0; x < BKP_XA_N && rc == 0; x++) /* only where the version and type carry them */
+			if (e->xa[x] && (m->version < 2 || !has_xattrs(e)))
+				rc = -EINVAL;
+		if (rc == 0 && m->version >= 2 && has_xattrs(e))
+			rc = put_xattrs(&b, e);
+		if (rc != 0)
+			goto out;
 	}
 	if ((rc = ut_buf_err(&b)) != 0) {
 		rc = rc == AQ_ETOOBIG ? -E2BIG : -ENOMEM;
@@ -243,6 +289,30 @@ static char *get_str16(struct cur *c, size_t max, char *buf)
 	return s;
 }
 
+/* An entry's xattrs field: the mask, then each length (capped before the
+ * allocation) and its bytes. */
+static void get_xattrs(struct cur *c, struct bkp_ent *e)
+{
+	uint64_t mask = get_be(c, 1);
+
+	if (!c->err && (mask >> BKP_XA_N) != 0)
+		c->err = -EBADMSG;
+	for (unsigned x = 0; x < BKP_XA_N && !c->err; x++) {
+		if (!(mask & (1u << x)))
+			continue;
+		e->xa_len[x] = (uint32_t)get_be(c, 4);
+		if (c->err || e->xa_len[x] == 0 || e->xa_len[x] > BKP_XA_MAX || e->xa_len[x] > c->left) {
+			c->err = -EBADMSG;
+			return;
+		}
+		if (!(e->xa[x] = malloc(e->xa_len[x]))) {
+			c->err = -ENOMEM;
+			return;
+		}
+		get_bytes(c, e->xa[x], e->xa_len[x]);
+	}
+}
+
 static void get_entry(struct cur *c, const struct bkp_mf *m, size_t idx, struct bkp_ent *e)
 {
 	e->type = (uint8_t)get_be(c, 1);
@@ -295,6 +365,8 @@ static void get_entry(struct cur *c, const struct bkp_mf *m, size_t idx, struct 
 		if (!c->err && (e->link >= idx || m->ents[e->link].type != BKP_T_REG))
 			c->err = -EBADMSG;
 	}
+	if (!c->err && m->version >= 2 && has_xattrs(e))
+		get_xattrs(c, e);
 }
 
 int bkp_mf_decode(const uint8_t *buf, size_t len, struct bkp_mf *out)
@@ -309,8 +381,9 @@ int bkp_mf_decode(const uint8_t *buf, size_t len, struct bkp_mf *out)
 	if (len > BKP_MF_MAX)
 		return -EBADMSG;
 	get_bytes(&c, magic, 8);
-	if (!c.err && memcmp(magic, BKP_MF_MAGIC, 8) != 0)
+	if (!c.err && (memcmp(magic, BKP_MF_MAGIC, 7) != 0 || magic[7] < '1' || magic[7] > '0' + BKP_MF_VERSION))
 		c.err = -EBADMSG;
+	m.version = c.err ? 0 : (uint32_t)(magic[7] - '0');
 	m.chunk_size = (uint32_t)get_be(&c, 4);
 	m.create_unix_ns = (int64_t)get_be(&c, 8);
 	for (unsigned i = 0; i < BKP_MF_NSTATS; i++)

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -130,13 +131,35 @@ static void rs_times(const struct bkp_ent *e, struct timespec ts[2])
 	ts[1] = (struct timespec){ e->mtime_ns / 1000000000, e->mtime_ns % 1000000000 };
 }
 
-/* Owner, mode, times of an open file or folder. */
+/* The carried xattrs of an open file or folder as the entry has them: set,
+ * or removed when the entry has none (a folder that was there keeps no
+ * stale EA list or DOS attributes). */
+static int rs_xattrs(struct rs *r, int fd, const struct bkp_ent *e, const char *rel)
+{
+	for (unsigned x = 0; x < BKP_XA_N; x++) {
+		/* none to put and none there (or none this process may see): nothing to do */
+		if (!e->xa[x] && fgetxattr(fd, bkp_xa_name[x], NULL, 0) < 0)
+			continue;
+		if (e->xa[x] ? fsetxattr(fd, bkp_xa_name[x], e->xa[x], e->xa_len[x], 0) == 0
+			     : fremovexattr(fd, bkp_xa_name[x]) == 0 || errno == ENODATA)
+			continue;
+		return aq_fail(r->msg, -errno, "%s of /%s: %s", bkp_xa_name[x], rel, strerror(errno));
+	}
+	return 0;
+}
+
+/* Owner, mode, xattrs, times of an open file or folder. */
 static int rs_attrs(struct rs *r, int fd, const struct bkp_ent *e, const char *rel)
 {
 	struct timespec ts[2];
+	int rc;
 
 	rs_times(e, ts);
-	if ((!r->o->no_owner && fchown(fd, e->uid, e->gid) != 0) || fchmod(fd, e->mode) != 0 || futimens(fd, ts) != 0)
+	if ((!r->o->no_owner && fchown(fd, e->uid, e->gid) != 0) || fchmod(fd, e->mode) != 0)
+		return aq_fail(r->msg, -errno, "attributes of /%s: %s", rel, strerror(errno));
+	if ((rc = rs_xattrs(r, fd, e, rel)) != 0)
+		return rc;
+	if (futimens(fd, ts) != 0)
 		return aq_fail(r->msg, -errno, "attributes of /%s: %s", rel, strerror(errno));
 	return 0;
 }

@@ -20,7 +20,8 @@
  * STATUS_ACCESS_DENIED, a malformed descriptor (or one past SMB_SD_MAX)
  * STATUS_INVALID_PARAMETER; the kernel's own refusal (a chown by a
  * non-root user, a chmod by someone not the owner) comes back as
- * STATUS_ACCESS_DENIED. Nothing changes unless everything is accepted.
+ * STATUS_ACCESS_DENIED. Nothing changes unless everything is accepted; a
+ * change is synced (vol_sync) before it is answered.
  */
 #include "agent/smb/smb_sd.h"
 #include "agent/smb/smb_srv_internal.h"
@@ -112,5 +113,9 @@ uint32_t smb_info_sec_set(struct smb_req *r, struct smb_open *o, const struct sm
 	if ((rc = vol_setattr(&o->obj, &r->sess->cred, &sa)) != 0)
 		return smb_status_from_errno(rc); /* EPERM: ACCESS_DENIED */
 	vol_refresh(&o->obj);
+	/* acknowledged is kept: the new owner and mode on disk before the
+	 * answer, as an EA list's (who may open the object hangs on them) */
+	if ((rc = vol_sync(&o->obj)) != 0)
+		return smb_status_from_errno(rc);
 	return STATUS_SUCCESS;
 }

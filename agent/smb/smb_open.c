@@ -299,6 +299,30 @@ static uint32_t smb_open_existing(struct smb_req *r, struct smb_open *o, const s
 	return smb_lease_contend(r, o, q, overwrite, false);
 }
 
+/* Whether cred may open the existing file o for the data access desired
+ * names (GENERIC_* mapped; MAXIMUM_ALLOWED alone asks nothing more): its
+ * FILE_READ_DATA and FILE_WRITE_DATA / FILE_APPEND_DATA against the
+ * descriptor the file shows (smb_ctx_maximal: the owner's, group's or
+ * Everyone's bits), as Windows and smbd check a CREATE against the DACL
+ * (smbtorture smb2.acls.MXAC-NOT-GRANTED) and as the kernel would refuse
+ * the READ or WRITE later. The other rights stay where they are checked
+ * now: at the operation (SET_INFO, rename, delete) by the kernel. */
+static bool smb_open_data_allowed(const struct smb_open *o, const struct vol_cred *cred, uint32_t desired)
+{
+	uint32_t want = desired;
+
+	if (cred->uid == 0 || !S_ISREG(o->obj.st.st_mode) || o->obj.snap)
+		return true;
+	if (desired & SMB_GENERIC_ALL)
+		want |= SMB_FILE_ALL_ACCESS;
+	if (desired & SMB_GENERIC_READ)
+		want |= SMB_FILE_GENERIC_READ;
+	if (desired & SMB_GENERIC_WRITE)
+		want |= SMB_FILE_GENERIC_WRITE;
+	want &= SMB_FILE_READ_DATA | SMB_FILE_WRITE_DATA | SMB_FILE_APPEND_DATA;
+	return (want & ~smb_ctx_maximal(o, cred)) == 0;
+}
+
 static uint32_t smb_open_status(int rc, bool path)
 {
 	if (rc == -ENOTDIR && path)
@@ -423,6 +447,10 @@ uint32_t smb_open_create(struct smb_req *r)
 				status = STATUS_ACCESS_DENIED;
 				goto fail;
 			}
+		}
+		if (!smb_open_data_allowed(o, cred, q.desired_access)) {
+			status = STATUS_ACCESS_DENIED;
+			goto fail;
 		}
 		/* a client that knows no EAs opens no file that needs one (MS-FSA 2.1.5.1.2.1) */
 		if ((q.options & FILE_NO_EA_KNOWLEDGE) && smb_ea_needed(o)) {

@@ -193,7 +193,9 @@ static int smb_sd_acl_decode(const uint8_t *p, size_t len, uint32_t off, struct 
 	size = smb_wire_u16(&c);
 	acl->count = smb_wire_u16(&c);
 	smb_wire_skip(&c, 2);
-	if (c.err || (acl->revision != 2 && acl->revision != 4) || size < SMB_SD_ACL_HDR)
+	/* MS-DTYP names 2 and 4; Windows takes 2..4 (MIN_ACL_REVISION to
+	 * MAX_ACL_REVISION), and smbcacls --set sends 3 */
+	if (c.err || acl->revision < 2 || acl->revision > 4 || size < SMB_SD_ACL_HDR)
 		return AQ_EINVAL;
 	if (acl->count > SMB_SD_ACE_MAX)
 		return AQ_ETOOBIG;

@@ -111,7 +111,7 @@ struct smb_sd_ace {
 };
 
 struct smb_sd_acl {
-	uint8_t revision; /* 2, or 4 with object ACEs */
+	uint8_t revision; /* 2 (3 from smbcacls), or 4 with object ACEs */
 	uint16_t count;
 	struct smb_sd_ace ace[SMB_SD_ACE_MAX];
 };

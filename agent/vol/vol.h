@@ -398,7 +398,7 @@ int vol_dos_set(struct vol_obj *obj, const struct vol_cred *cred, uint32_t attrs
  * (FileFullEaInformation), one opaque blob of at most VOL_EA_MAX bytes per
  * object whose format is the front end's, kept as the extended attribute
  * VOL_EA_ATTR (trusted.*: NFS neither shows nor sets it; snapshots copy it,
- * backups do not carry it yet). Its bytes count against capacity like file
+ * backups carry it, agent/bkp). Its bytes count against capacity like file
  * data. get: 0 and *len (0: none), -ERANGE when cap is smaller than the
  * blob (cap 0: only the length), -errno. set: replaces the blob (len 0:
  * removes it); needs the caller to own obj or be allowed to write it
@@ -406,7 +406,8 @@ int vol_dos_set(struct vol_obj *obj, const struct vol_cred *cred, uint32_t attrs
  * shelf's file system holds for one object (ext4 without ea_inode: about
  * one block with the store's own attributes; XFS and btrfs hold it all),
  * -EDQUOT when the growth does not fit, nothing
- * changed on any error; the file is synced before 0 (acknowledged is kept);
+ * changed on any error; the file or folder is synced before 0 (acknowledged
+ * is kept, vol_sync: counted in vol_stats.filesyncs);
  * reported to the watches as VOL_WATCH_EA. */
 #define VOL_EA_ATTR "trusted.aquifer.ea"
 #define VOL_EA_MAX 65535u

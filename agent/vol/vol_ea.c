@@ -5,8 +5,8 @@
  * read or set it), so they live in the object's inode on the shelf: every
  * node serving the volume sees them, a snapshot copies them (snap_fs
  * copies every xattr but the marks), a kill -9 of the agent loses nothing
- * the kernel took, and vol_ea_set syncs the object before it answers. The
- * blob's bytes count against the volume's capacity like file data (the
+ * the kernel took, and vol_ea_set syncs the object (file or folder) before
+ * it answers. The blob's bytes count against the volume's capacity like file data (the
  * scan, vol_remove and a rename over the last name see them). See vol.h.
  */
 #ifndef _GNU_SOURCE
@@ -114,9 +114,11 @@ out:
 	pthread_mutex_unlock(mu);
 	if (rc != 0)
 		return rc;
-	vol_dirty(obj); /* so the commit below syncs it */
-	/* acknowledged means kept: the inode's change reaches the disk first */
-	if (S_ISREG(obj->st.st_mode) && (rc = vol_commit(obj, cred)) != 0)
+	vol_dirty(obj); /* so a file sync below cannot take it for clean */
+	/* acknowledged means kept: the inode's change reaches the disk first,
+	 * a folder's as a file's (vol_sync: the volume's log sync where the
+	 * file system has one, else the object's own group-committed fsync) */
+	if ((rc = vol_sync(obj)) != 0)
 		return rc;
 	vol_watch_note_obj(obj, VOL_WATCH_MODIFIED, VOL_WATCH_EA);
 	return 0;

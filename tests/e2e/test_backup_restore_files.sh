@@ -13,6 +13,10 @@
 #     relative, "/"), a destination escaping it, an unknown field, more than
 #     16 paths, a backup of another project, a missing backup; a folder
 #     that does not exist fails the operation naming it;
+#   - what SMB keeps beside a file comes back with it (issue 18): its EA list
+#     and DOS attributes (trusted.aquifer.ea/.dos, set on the shelf before
+#     the backup, removed from the live file after it) and its security
+#     descriptor's owner and mode;
 #   - the CLI: aquifer volumes restore V --backup=... --file-list=a,b.
 . "$(dirname "$0")/lib.sh"
 AQUIFER=$AQ_BUILDDIR/aquifer
@@ -54,7 +58,28 @@ backup() { # ID
 }
 backup b1
 for f in a.txt b.txt c.txt other.txt d/e/deep.txt; do change "$f" "two:$f"; done
+# c.txt as an SMB client leaves it: an EA list, DOS attributes, owner and mode
+xa() { # get|set|del FILE NAME [HEX]
+	python3 - "$@" <<'PY'
+import os, sys
+op, f, n = sys.argv[1:4]
+try:
+    if op == "set": os.setxattr(f, n, bytes.fromhex(sys.argv[4]))
+    elif op == "del": os.removexattr(f, n)
+    else: print(os.getxattr(f, n).hex())
+except OSError: pass
+PY
+}
+EA=0000000000060300434f4c4f555200726564 DOS=0000000000000022
+xa set "$VDIR/c.txt" trusted.aquifer.ea $EA
+xa set "$VDIR/c.txt" trusted.aquifer.dos $DOS
+chown 1234:5678 "$VDIR/c.txt" && chmod 0640 "$VDIR/c.txt"
+expect_eq "c.txt holds its EA list before b2" $EA "$(xa get "$VDIR/c.txt" trusted.aquifer.ea)"
 backup b2
+xa del "$VDIR/c.txt" trusted.aquifer.ea
+xa del "$VDIR/c.txt" trusted.aquifer.dos
+chown 0:0 "$VDIR/c.txt" && chmod 0666 "$VDIR/c.txt"
+expect_eq "the live c.txt lost them" "" "$(xa get "$VDIR/c.txt" trusted.aquifer.ea)$(xa get "$VDIR/c.txt" trusted.aquifer.dos)"
 for f in a.txt b.txt c.txt other.txt d/e/deep.txt; do ok "change live $f" change "$f" "live:$f"; done
 expect_eq "the live change reads back over NFS" "live:a.txt" "$(cat_ a.txt)"
 B2=$N/backupVaults/bv/backups/b2
@@ -68,6 +93,9 @@ expect_true '.done and (has("error") | not) and .response.name == "projects/pa/l
 for f in a.txt b.txt c.txt; do expect_eq "$f is b2's again (read over NFS)" "two:$f" "$(cat_ "$f")"; done
 expect_eq "other.txt, not named, keeps its live change" "live:other.txt" "$(cat_ other.txt)"
 expect_eq "d/e/deep.txt, not named, keeps its live change" "live:d/e/deep.txt" "$(cat_ d/e/deep.txt)"
+expect_eq "c.txt's EA list is b2's again" $EA "$(xa get "$VDIR/c.txt" trusted.aquifer.ea)"
+expect_eq "c.txt's DOS attributes are b2's again" $DOS "$(xa get "$VDIR/c.txt" trusted.aquifer.dos)"
+expect_eq "c.txt's owner, group and mode (its descriptor) are b2's again" "1234:5678 640" "$(stat -c '%u:%g %a' "$VDIR/c.txt")"
 aq_req POST "$P/volumes/v1:restore" "{\"backup\":\"$N/backupVaults/bv/backups/b1\",\"fileList\":[\"/d/e/deep.txt\",\"/a.txt\"],\"restoreDestinationPath\":\"/dst\"}"
 aq_op_wait "$(printf '%s' "$BODY" | jq -r .name)" 120
 expect_true '.done and (has("error") | not)' "restore b1's /d/e/deep.txt and /a.txt into /dst"

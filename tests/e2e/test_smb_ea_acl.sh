@@ -7,8 +7,9 @@
 #   with STATUS_INVALID_EA_NAME and changes nothing;
 # - `scopy` (FSCTL_SRV_COPYCHUNK) copies a file on the server, the same bytes.
 # Security descriptors are not driven here: smbcacls 4.17 reaches port 445
-# only (no -p, "smb ports" ignored), where the agent does not listen in
-# tests; test_smb_secinfo covers SET_INFO SECURITY through the dispatcher.
+# only (no -p, "smb ports" ignored); test_smb_cacls.sh runs it against an
+# agent on port 445 of a network namespace of its own, and test_smb_secinfo
+# covers SET_INFO SECURITY through the dispatcher.
 # Skipped (77) without smbclient.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/smb_lib.sh"

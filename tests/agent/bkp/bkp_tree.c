@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
 
+#include "agent/vol/vol.h"
 #include "util/ut_buf.h"
 #include "util/ut_hex.h"
 
@@ -99,6 +101,23 @@ uint64_t bt_gen(const char *root, uint32_t cs)
 		if (link(p, q) != 0)
 			perror(q);
 	}
+	/* what the SMB server keeps in trusted.* (root only): an EA list on a
+	 * file and a folder, DOS attributes on a file (with a hard link) and a
+	 * folder; set before the times, which they would not change anyway */
+	if (geteuid() == 0) {
+		static const struct {
+			const char *rel, *name, *value;
+		} xa[] = { { "a/s1", VOL_EA_ATTR, "\0\0\0\0\0\4\5\0EANAMEvalue" },
+			   { "a/b", VOL_EA_ATTR, "\0\0\0\0\x80\3\1\0DIRx" },
+			   { "big", VOL_DOS_ATTR, "\0\0\0\0\0\0\0\x23" },
+			   { "empty", VOL_DOS_ATTR, "\0\0\0\0\0\0\0\x12" } };
+
+		for (size_t i = 0; i < sizeof xa / sizeof *xa; i++) {
+			snprintf(p, sizeof p, "%s/%s", root, xa[i].rel);
+			if (setxattr(p, xa[i].name, xa[i].value, 8 + strlen(xa[i].value + 8), 0) != 0)
+				perror(p);
+		}
+	}
 	bt_attr(root, "e0", 0600, 1001, 1600000000);
 	bt_attr(root, "a/s1", 0640, 1002, 1600000100);
 	bt_attr(root, "a/b/m", 04755, 0, 1600000200);
@@ -121,6 +140,28 @@ uint64_t bt_gen(const char *root, uint32_t cs)
 }
 
 /* ---- listing ---- */
+
+/* " xa=NAME:HEX..." into out for the xattrs a backup carries of name in
+ * dirfd (values of the test tree: short). */
+static void bt_xattrs(char *out, size_t cap, int dirfd, const char *name)
+{
+	static const char *const names[] = { VOL_DOS_ATTR, VOL_EA_ATTR };
+	char p[4200];
+	uint8_t v[256];
+	size_t at = 0;
+
+	out[0] = '\0';
+	snprintf(p, sizeof p, "/proc/self/fd/%d/%s", dirfd, name);
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		ssize_t n = lgetxattr(p, names[i], v, sizeof v);
+
+		if (n <= 0 || at + strlen(names[i]) + 6 + 2 * (size_t)n >= cap)
+			continue;
+		at += (size_t)snprintf(out + at, cap - at, " xa=%s:", names[i]);
+		for (ssize_t k = 0; k < n; k++)
+			at += (size_t)snprintf(out + at, cap - at, "%02x", v[k]);
+	}
+}
 
 struct bt_ls {
 	struct ut_buf out;
@@ -180,13 +221,16 @@ static int bt_walk(struct bt_ls *l, int dirfd, const char *rel)
 		qsort(names, n, sizeof *names, name_cmp);
 	for (size_t i = 0; i < n; i++) {
 		struct stat sb;
-		char child[4096], extra[4200] = "";
+		char child[4096], extra[4200] = "", xa[1200];
 
 		snprintf(child, sizeof child, "%s/%s", rel, names[i]);
 		if (fstatat(dirfd, names[i], &sb, AT_SYMLINK_NOFOLLOW) != 0) {
 			rc = -1;
 			continue;
 		}
+		xa[0] = '\0';
+		if (S_ISDIR(sb.st_mode) || S_ISREG(sb.st_mode))
+			bt_xattrs(xa, sizeof xa, dirfd, names[i]);
 		if (S_ISREG(sb.st_mode)) {
 			char hex[65] = "";
 			size_t g = 0;
@@ -208,9 +252,9 @@ static int bt_walk(struct bt_ls *l, int dirfd, const char *rel)
 			utimensat(dirfd, names[i], ts, AT_SYMLINK_NOFOLLOW);
 			snprintf(extra, sizeof extra, "-> %s", t);
 		}
-		ut_buf_addf(&l->out, "%s type=%o mode=%o uid=%u gid=%u atime=%lld.%09ld mtime=%lld.%09ld %s\n", child,
+		ut_buf_addf(&l->out, "%s type=%o mode=%o uid=%u gid=%u atime=%lld.%09ld mtime=%lld.%09ld %s%s\n", child,
 			    sb.st_mode & S_IFMT, sb.st_mode & 07777, sb.st_uid, sb.st_gid, (long long)sb.st_atim.tv_sec,
-			    sb.st_atim.tv_nsec, (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec, extra);
+			    sb.st_atim.tv_nsec, (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec, extra, xa);
 		if (S_ISDIR(sb.st_mode)) {
 			int fd = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NOATIME);
 			if (fd < 0 || bt_walk(l, fd, child) != 0)
@@ -228,6 +272,7 @@ char *bt_list(const char *root)
 {
 	struct bt_ls l = { .ninos = 0 };
 	struct stat sb;
+	char xa[1200];
 	int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOATIME);
 	char *s = NULL;
 
@@ -237,9 +282,10 @@ char *bt_list(const char *root)
 			close(fd);
 		goto out;
 	}
-	ut_buf_addf(&l.out, "/ mode=%o uid=%u gid=%u atime=%lld.%09ld mtime=%lld.%09ld\n", sb.st_mode & 07777,
+	bt_xattrs(xa, sizeof xa, fd, ".");
+	ut_buf_addf(&l.out, "/ mode=%o uid=%u gid=%u atime=%lld.%09ld mtime=%lld.%09ld%s\n", sb.st_mode & 07777,
 		    sb.st_uid, sb.st_gid, (long long)sb.st_atim.tv_sec, sb.st_atim.tv_nsec,
-		    (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec);
+		    (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec, xa);
 	if (bt_walk(&l, fd, "") == 0)
 		s = ut_buf_steal(&l.out, NULL);
 out:

@@ -16,7 +16,10 @@
  *   65535 bytes EA_TOO_LARGE, past the volume's free space DISK_FULL, an
  *   open without FILE_WRITE_EA ACCESS_DENIED;
  * - FILE_NEED_EA: a CREATE with FILE_NO_EA_KNOWLEDGE of such a file is
- *   ACCESS_DENIED, without it the open works.
+ *   ACCESS_DENIED, without it the open works;
+ * - a SET on a folder or a file is synced before its answer: each one
+ *   answered costs the store one sync (vol_stats.filesyncs), a refused one
+ *   none, and the folder's list is on the shelf.
  */
 #include <check.h>
 #include <errno.h>
@@ -377,6 +380,36 @@ START_TEST(test_need_ea)
 }
 END_TEST
 
+/* An EA set is stable before its answer, on a folder as on a file (vol_sync
+ * in vol_ea_set): each SET answered costs one sync, a refused one none. */
+START_TEST(test_set_synced)
+{
+	struct smbt_conn a;
+	struct vol_stats s0, s1;
+	uint8_t l[64], bad[64], kept[64];
+	size_t nl, nb;
+	uint64_t dfid, ffid;
+	uint32_t attrs;
+
+	setup(&a);
+	ck_assert_uint_eq(smbl_open(&a, "edir", true, RW_ACCESS, 0, 0, &dfid, &attrs), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "edir\\f.txt", false, RW_ACCESS, 0, 0, &ffid, &attrs), STATUS_SUCCESS);
+	nl = ea_list(l, sizeof(l), (struct ea_in[]){ { 0, "DirEA", "kept", 0 } }, 1);
+	nb = ea_list(bad, sizeof(bad), (struct ea_in[]){ { 0, "bad?name", "x", 0 } }, 1);
+	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[0].id, &s0), 0);
+	ck_assert_uint_eq(set_eas(&a, dfid, l, nl), STATUS_SUCCESS);
+	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[0].id, &s1), 0);
+	ck_assert_uint_eq(s1.filesyncs, s0.filesyncs + 1);
+	ck_assert_uint_eq(set_eas(&a, ffid, l, nl), STATUS_SUCCESS);
+	ck_assert_uint_eq(set_eas(&a, dfid, bad, nb), STATUS_INVALID_EA_NAME);
+	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[0].id, &s0), 0);
+	ck_assert_uint_eq(s0.filesyncs, s1.filesyncs + 1);
+	ck_assert_int_eq(shelf_xattr("edir", kept, sizeof(kept)), (ssize_t)nl);
+	ck_assert_mem_eq(kept, l, nl);
+	teardown();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("smb_ea");
@@ -387,6 +420,7 @@ int main(void)
 	tcase_add_test(tc, test_scan);
 	tcase_add_test(tc, test_refused);
 	tcase_add_test(tc, test_need_ea);
+	tcase_add_test(tc, test_set_synced);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }

@@ -134,7 +134,8 @@ START_TEST(test_sd_malformed)
 		{ 16, 0x0c }, /* DACL inside the header */
 		{ 16, 0x41 }, /* DACL past the end */
 		{ 21, 0x10 }, /* owner SubAuthorityCount 16 */
-		{ 36, 3 },    /* ACL revision */
+		{ 36, 1 },    /* ACL revision below 2 */
+		{ 36, 5 },    /* ACL revision above 4 */
 		{ 38, 0x1d }, /* AclSize past the end */
 		{ 38, 0x04 }, /* AclSize below its header */
 		{ 40, 2 },    /* AceCount past the ACL */
@@ -163,6 +164,12 @@ START_TEST(test_sd_malformed)
 	m[4] = 12;
 	ck_assert_int_eq(smb_sd_decode(m, n, &sd), AQ_EINVAL);
 	ck_assert_int_eq(smb_sd_decode(base, SMB_SD_MAX + 1, &sd), AQ_ETOOBIG);
+	/* ACL revision 3 (what smbcacls --set sends; Windows takes 2..4) */
+	memcpy(m, base, n);
+	m[36] = 3;
+	ck_assert_int_eq(smb_sd_decode(m, n, &sd), AQ_OK);
+	ck_assert_uint_eq(sd.dacl.revision, 3);
+	ck_assert_uint_eq(sd.dacl.count, 1);
 	/* a NULL DACL: present, no offset */
 	memcpy(m, base, n);
 	m[16] = 0;

@@ -8,7 +8,13 @@
  * - no POSIX equivalent: a DENY ACE, an ACE for another Unix user, an
  *   inheritance flag, a Windows SID, a NULL DACL: NOT_SUPPORTED;
  *   malformed: INVALID_PARAMETER; no WRITE_DAC / WRITE_OWNER /
- *   ACCESS_SYSTEM_SECURITY on the open: ACCESS_DENIED; each changing nothing.
+ *   ACCESS_SYSTEM_SECURITY on the open: ACCESS_DENIED; each changing nothing;
+ * - a change is synced before its answer (one sync, vol_stats.filesyncs),
+ *   a SET that changes nothing or is refused costs none;
+ * - the DACL decides a CREATE's data access: READ_DATA or WRITE_DATA (also
+ *   beside MAXIMUM_ALLOWED, or as GENERIC_*) that the user's class (owner,
+ *   group, Everyone) lacks is ACCESS_DENIED; MAXIMUM_ALLOWED alone and the
+ *   non-data rights open.
  */
 #include <check.h>
 #include <stdio.h>
@@ -131,13 +137,17 @@ START_TEST(test_dacl_mode)
 	uint8_t buf[1024];
 	uint64_t fid, nodac;
 	uint32_t got, uid;
+	struct vol_stats s0, s1;
 	size_t n;
 
 	setup(&a, USER);
 	ck_assert_uint_eq(smbl_open(&a, "m.txt", false, ALL_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
 	ck_assert_uint_eq(st_of("m.txt").st_mode & 0777, 0644);
 	n = sd_unix(buf, sizeof(buf), USER, USER, 0640);
+	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[0].id, &s0), 0);
 	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_SUCCESS);
+	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[0].id, &s1), 0);
+	ck_assert_uint_eq(s1.filesyncs, s0.filesyncs + 1); /* stable before the answer */
 	ck_assert_uint_eq(st_of("m.txt").st_mode & 0777, 0640);
 	ck_assert_uint_eq(queried_mode(&a, fid, &uid), 0640);
 	ck_assert_uint_eq(uid, USER);
@@ -158,6 +168,11 @@ START_TEST(test_dacl_mode)
 	ck_assert_uint_eq(set_sec(&a, nodac, SMB_SD_OWNER, buf, n), STATUS_ACCESS_DENIED);
 	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_SACL, buf, n), STATUS_ACCESS_DENIED);
 	ck_assert_uint_eq(st_of("m.txt").st_mode & 0777, 0607);
+	/* the same mode again changes nothing and syncs nothing */
+	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[0].id, &s0), 0);
+	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_OWNER, buf, n), STATUS_SUCCESS);
+	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[0].id, &s1), 0);
+	ck_assert_uint_eq(s1.filesyncs, s0.filesyncs);
 	teardown();
 }
 END_TEST
@@ -242,6 +257,42 @@ START_TEST(test_root_owner)
 }
 END_TEST
 
+#define MAX_ALLOWED 0x02000000u
+
+START_TEST(test_dacl_enforced)
+{
+	struct smbt_conn a;
+	uint8_t buf[1024];
+	uint64_t fid, f2;
+	uint32_t got;
+	size_t n;
+
+	setup(&a, USER);
+	ck_assert_uint_eq(smbl_open(&a, "r.txt", false, ALL_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
+	/* the owner may read, not write; Everyone may read; the group nothing */
+	n = sd_unix(buf, sizeof(buf), USER, USER, 0404);
+	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_SUCCESS);
+	ck_assert_uint_eq(st_of("r.txt").st_mode & 0777, 0404);
+	ck_assert_uint_eq(smbl_open(&a, "r.txt", false, 0x2u, 0, 0, &f2, &got), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(smbl_open(&a, "r.txt", false, 0x4u, 0, 0, &f2, &got), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(smbl_open(&a, "r.txt", false, MAX_ALLOWED | 0x2u, 0, 0, &f2, &got), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(smbl_open(&a, "r.txt", false, SMB_GENERIC_WRITE, 0, 0, &f2, &got), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(smbl_open(&a, "r.txt", false, SMB_GENERIC_ALL, 0, 0, &f2, &got), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(smbl_open(&a, "r.txt", false, MAX_ALLOWED, 0, 0, &f2, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "r.txt", false, 0x1u | 0x20000u, 0, 0, &f2, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "r.txt", false, 0x80u | 0x40000u, 0, 0, &f2, &got), STATUS_SUCCESS);
+	/* someone else: Everyone's read; in the file's group: nothing */
+	a.s->cred = (struct vol_cred){ .uid = USER + 1, .gid = USER + 1 };
+	ck_assert_uint_eq(smbl_open(&a, "r.txt", false, SMB_GENERIC_READ, 0, 0, &f2, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "r.txt", false, 0x2u, 0, 0, &f2, &got), STATUS_ACCESS_DENIED);
+	a.s->cred = (struct vol_cred){ .uid = USER + 2, .gid = USER };
+	ck_assert_uint_eq(smbl_open(&a, "r.txt", false, 0x1u, 0, 0, &f2, &got), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(smbl_open(&a, "r.txt", false, 0x80u, 0, 0, &f2, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(st_of("r.txt").st_mode & 0777, 0404); /* refusals change nothing */
+	teardown();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("smb_secinfo");
@@ -251,6 +302,7 @@ int main(void)
 	tcase_add_test(tc, test_dacl_mode);
 	tcase_add_test(tc, test_refused);
 	tcase_add_test(tc, test_root_owner);
+	tcase_add_test(tc, test_dacl_enforced);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
