@@ -505,6 +505,8 @@ uint32_t smb_open_create(struct smb_req *r)
 	    (status = smb_durable_grant(r, o, &q, &rsp, ctxs, dh_buf)) != STATUS_SUCCESS)
 		goto fail;
 	smb_ctx_answer(&cx, o, cred, &rsp, ctxs);
+	if (rsp.action == FILE_OPENED && !o->dir && smb_open_may_read(o))
+		vol_read_ahead_open(&o->obj); /* a frame's head is on its way before its first READ */
 	if (vol_fh_make(r->c->srv->store, &o->obj, &o->fh) != 0)
 		o->fh.len = 0;
 	o->next = s->opens;

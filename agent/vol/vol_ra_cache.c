@@ -229,6 +229,8 @@ void vol_ra_read(struct vol_obj *obj, int fd, uint64_t off, uint64_t n)
 		 * known, so a later trigger does not fetch it again */
 	}
 	r = &ra->names[vol_ra_name_slot(fsid, ino)];
+	if (r->valid && r->fsid == fsid && r->ino == ino && n)
+		vol_ra_asked(ra, r, off, n);
 	/* a read from the start (the file is opened), or to the end: the next
 	 * files are due, as many as the stream has shown it plays (ra_depth).
 	 * A film's first frame starts the prefetch of the second at its first

@@ -567,6 +567,15 @@ static bool ra_busy_on(const struct vol_ra *ra, uint64_t fsid, uint64_t ino, uin
 	return false;
 }
 
+void vol_ra_asked(struct vol_ra *ra, struct ra_name *r, uint64_t off, uint64_t len)
+{
+	/* from the start: a new play of the file, what an earlier one asked
+	 * for does not count */
+	if (off == 0 || off + len > r->dem_end)
+		r->dem_end = off + len;
+	r->dem_tick = ++ra->tick;
+}
+
 void vol_ra_demand_begin(struct vol_obj *obj, uint64_t off, uint64_t len)
 {
 	struct vol_ra *ra = obj->exp->store->ra;
@@ -575,13 +584,8 @@ void vol_ra_demand_begin(struct vol_obj *obj, uint64_t off, uint64_t len)
 
 	pthread_mutex_lock(&ra->mu);
 	r = &ra->names[vol_ra_name_slot(fsid, ino)];
-	if (!obj->snap && r->valid && r->fsid == fsid && r->ino == ino) {
-		/* from the start: a new play of the file, what an earlier one
-		 * asked for does not count */
-		if (off == 0 || off + len > r->dem_end)
-			r->dem_end = off + len;
-		r->dem_tick = ++ra->tick;
-	}
+	if (!obj->snap && r->valid && r->fsid == fsid && r->ino == ino)
+		vol_ra_asked(ra, r, off, len);
 	/* a prefetch of these bytes is on its way: wait for it, then read
 	 * what it brought (the page cache, or the tier's chunk cache) */
 	while (!obj->snap && !ra->stop && len && ra_busy_on(ra, fsid, ino, off, len))

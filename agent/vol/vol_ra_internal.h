@@ -138,6 +138,11 @@ struct ra_file *vol_ra_file_slot(struct vol_ra *ra);
 /* Room for len more unread bytes of fsid within the caps (may evict). */
 bool vol_ra_make_room(struct vol_ra *ra, uint64_t fsid, uint64_t len);
 
+/* vol_ra_fetch.c (mu held): a client READ asked for [off, off + len) of
+ * r's file (at the tier before it reads, vol_ra_demand_begin; from the
+ * page cache once read, vol_ra_read): a job skips what was asked since it
+ * was queued (an open's head of a file its client reads already). */
+void vol_ra_asked(struct vol_ra *ra, struct ra_name *r, uint64_t off, uint64_t len);
 /* vol_ra_fetch.c (mu held): a job for the files after r's, up to depth of
  * them; run: the trigger's own run (0: it was not prefetched); flags:
  * RA_T_OPEN (an open's: r's own head first, then heads only), RA_T_PLAYED
