@@ -1,7 +1,10 @@
 /* smb_read: READs that may block, served off the loop thread (issue 23),
  * and the other requests that wait on the disk: a WRITE that syncs
  * (WRITE_THROUGH, or an open made with FILE_WRITE_THROUGH: its fsync and the
- * tier's work before it) and a FLUSH. Those, and a READ inside a compound,
+ * tier's work before it), a FLUSH, and the cut of a cold file a CREATE
+ * overwrites (the tier's work on its cold chunks: smb_open.c finishes the
+ * CREATE on the loop when the job ends, smb_frame_resume_call). Those, and
+ * a READ inside a compound,
  * park their frame (smb_frame.c): the job has no answer of its own; when it
  * ends the loop resumes the frame with its status and body
  * (smb_frame_resume), no interim is sent, and a CANCEL of a queued one goes
@@ -54,11 +57,13 @@
 #include "util/ut_clock.h"
 #include "util/ut_log.h"
 
-enum { JOB_READ, JOB_WRITE, JOB_FLUSH };
+enum { JOB_READ, JOB_WRITE, JOB_FLUSH, JOB_TRUNC };
 
 struct smb_read_job {
 	struct smb_read_job *next;
-	int kind;                    /* JOB_*: a WRITE or FLUSH always has a frame */
+	int kind;                    /* JOB_*: a WRITE, FLUSH or TRUNC always has a frame */
+	smb_frame_cont cont;         /* a TRUNC: what finishes its request (smb_read_queue_trunc) */
+	void *cont_arg;
 	const uint8_t *data;         /* a WRITE's bytes, in its parked frame's own copy */
 	struct vol_lease_by by;      /* who a WRITE is, for the store's breaks */
 	bool stable;                 /* a WRITE: file-sync */
@@ -171,6 +176,12 @@ static void read_do_write(struct smb_read_job *j)
 		j->rc = vol_commit(&j->obj, &j->cred);
 		return;
 	}
+	if (j->kind == JOB_TRUNC) {
+		struct vol_sattr cut = { .set_size = true, .size = 0 };
+
+		j->rc = vol_setattr_by(&j->obj, &j->cred, &cut, &j->by);
+		return;
+	}
 	while (j->got < j->len) {
 		size_t n = j->len - j->got < VOL_IO_MAX ? j->len - j->got : VOL_IO_MAX;
 
@@ -267,7 +278,10 @@ static void read_open_unref(struct smb_open *o)
 static void read_job_free(struct smb_read_job *j)
 {
 	smb_frame_free(j->frame); /* still parked: its connection went */
-	read_open_unref(j->o);
+	if (j->o)
+		read_open_unref(j->o);
+	if (j->cont) /* its request was not finished: it goes unanswered */
+		(void)j->cont(NULL, j->cont_arg, 0);
 	ut_buf_cleanup(&j->out);
 	free(j);
 }
@@ -366,6 +380,19 @@ uint32_t smb_read_queue_flush(struct smb_req *r, struct smb_open *o)
 	return read_enqueue(r, p, j);
 }
 
+uint32_t smb_read_queue_trunc(struct smb_req *r, struct smb_open *o, smb_frame_cont fn, void *arg)
+{
+	struct smb_read_pool *p = read_pool(r->c->srv);
+	struct smb_read_job *j;
+
+	if (!p || !(j = read_job_new(r, o, JOB_TRUNC)))
+		return STATUS_NO_MEMORY;
+	j->cont = fn;
+	j->cont_arg = arg;
+	smb_lease_by(o, &j->by);
+	return read_enqueue(r, p, j);
+}
+
 void smb_read_attach(struct smb_read_job *j, struct smb_frame *f)
 {
 	j->frame = f;
@@ -423,6 +450,16 @@ static void read_resume(struct smb_read_job *j)
 	uint32_t status;
 
 	j->frame = NULL; /* the frame's now: answered, or parked on a later job */
+	if (j->kind == JOB_TRUNC) {
+		smb_frame_cont fn = j->cont;
+
+		/* the request's open is the continuation's now (it may free it) */
+		j->o->nreads--;
+		j->o = NULL;
+		j->cont = NULL;
+		smb_frame_resume_call(f, fn, j->cont_arg, j->cancelled && !j->ran ? -ECANCELED : j->rc);
+		return;
+	}
 	if (j->kind == JOB_READ) {
 		status = read_status(j);
 		smb_frame_resume(f, status, ut_buf_bytes(&j->out) + SMB2_HDR_LEN,

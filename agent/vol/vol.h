@@ -428,6 +428,10 @@ int vol_read_swap(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off
  * (preadv2 RWF_NOWAIT; where the file system has no RWF_NOWAIT, always);
  * then read it with vol_read on a thread that may wait. Otherwise as vol_read
  * (VOL_IO_MAX a call). obj is not written (its st stays as it was). */
+/* Whether some byte of the regular file obj lies in the cold tier (its
+ * truncate or overwrite then waits for the tier's work: an event loop
+ * hands it to a worker). Asks the tier's cold hook only: no wait. */
+bool vol_cold(const struct vol_obj *obj);
 int vol_read_nowait(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
 		    size_t *got, bool *eof);
 /* Zero-copy read: instead of copying, give the caller a descriptor to send
