@@ -304,7 +304,7 @@ bool smb_frame_park_ready(struct smb_req *r)
 /* The parked request's end (its answer: body, or what fn serves), then the
  * rest of the frame. */
 static void frame_resume(struct smb_frame *f, uint32_t status, const uint8_t *body, size_t body_len,
-			 smb_frame_cont fn, void *arg, int rc)
+			 smb_frame_cont fn, void *arg, int rc, uint64_t async_id)
 {
 	struct smb_conn *c = f->c;
 	struct smb_req r = f->pr;
@@ -336,6 +336,7 @@ static void frame_resume(struct smb_frame *f, uint32_t status, const uint8_t *bo
 	f->out.len = r.hdr_off;
 	ut_buf_put_zero(&f->out, SMB2_HDR_LEN);
 	body_at = f->out.len;
+	r.async_final = async_id;
 	if (fn && live)
 		status = fn(&r, arg, rc);
 	else if (fn)
@@ -355,12 +356,12 @@ static void frame_resume(struct smb_frame *f, uint32_t status, const uint8_t *bo
 
 void smb_frame_resume(struct smb_frame *f, uint32_t status, const uint8_t *body, size_t body_len)
 {
-	frame_resume(f, status, body, body_len, NULL, NULL, 0);
+	frame_resume(f, status, body, body_len, NULL, NULL, 0, 0);
 }
 
-void smb_frame_resume_call(struct smb_frame *f, smb_frame_cont fn, void *arg, int rc)
+void smb_frame_resume_call(struct smb_frame *f, smb_frame_cont fn, void *arg, int rc, uint64_t async_id)
 {
-	frame_resume(f, STATUS_SUCCESS, NULL, 0, fn, arg, rc);
+	frame_resume(f, STATUS_SUCCESS, NULL, 0, fn, arg, rc, async_id);
 }
 
 void smb_frame_free(struct smb_frame *f)

@@ -62,6 +62,8 @@ enum { JOB_READ, JOB_WRITE, JOB_FLUSH, JOB_TRUNC };
 struct smb_read_job {
 	struct smb_read_job *next;
 	int kind;                    /* JOB_*: a WRITE, FLUSH or TRUNC always has a frame */
+	uint16_t command;            /* the request's (SMB2_READ, _WRITE, _FLUSH, _CREATE) */
+	bool lone;                   /* a TRUNC: its frame is this one request (an interim may go) */
 	smb_frame_cont cont;         /* a TRUNC: what finishes its request (smb_read_queue_trunc) */
 	void *cont_arg;
 	const uint8_t *data;         /* a WRITE's bytes, in its parked frame's own copy */
@@ -294,6 +296,7 @@ static struct smb_read_job *read_job_new(struct smb_req *r, struct smb_open *o, 
 	if (!j)
 		return NULL;
 	j->kind = kind;
+	j->command = r->m.hdr.command;
 	j->o = o;
 	j->obj = o->obj;
 	j->cred = r->sess->cred;
@@ -389,6 +392,7 @@ uint32_t smb_read_queue_trunc(struct smb_req *r, struct smb_open *o, smb_frame_c
 		return STATUS_NO_MEMORY;
 	j->cont = fn;
 	j->cont_arg = arg;
+	j->lone = r->lone;
 	smb_lease_by(o, &j->by);
 	return read_enqueue(r, p, j);
 }
@@ -457,7 +461,7 @@ static void read_resume(struct smb_read_job *j)
 		j->o->nreads--;
 		j->o = NULL;
 		j->cont = NULL;
-		smb_frame_resume_call(f, fn, j->cont_arg, j->cancelled && !j->ran ? -ECANCELED : j->rc);
+		smb_frame_resume_call(f, fn, j->cont_arg, j->cancelled && !j->ran ? -ECANCELED : j->rc, j->async_id);
 		return;
 	}
 	if (j->kind == JOB_READ) {
@@ -542,7 +546,7 @@ static void read_interim(struct smb_read_job *j)
 	while (j->async_id == 0);
 	rh.credit_charge = j->credit_charge;
 	rh.status = STATUS_PENDING;
-	rh.command = SMB2_READ;
+	rh.command = j->command;
 	rh.credits = smb_dispatch_credits(c, j->credit_charge, j->credits_asked);
 	rh.flags = SMB2_FLAGS_SERVER_TO_REDIR | SMB2_FLAGS_ASYNC_COMMAND;
 	rh.message_id = j->message_id;
@@ -573,7 +577,8 @@ void smb_read_tick(struct smb_srv *srv)
 	pthread_mutex_lock(&p->mu);
 	for (int l = 0; l < 2; l++)
 		for (struct smb_read_job *j = l ? p->running : p->queue; j && n < 64; j = j->next)
-			if (j->c && !j->frame && !j->async_id && !j->cancelled && now - j->t0_ms >= SMB_READ_PENDING_MS)
+			if (j->c && (!j->frame || j->lone) && !j->async_id && !j->cancelled &&
+			    now - j->t0_ms >= SMB_READ_PENDING_MS)
 				late[n++] = j;
 	pthread_mutex_unlock(&p->mu);
 	/* a worker may move one to the done list meanwhile, but only this

@@ -5,7 +5,9 @@
  * tier stub (smb_stub.h) holding the truncate of the "stalled" file.
  * - a lone CREATE with FILE_OVERWRITE_IF of the stalled cold file: the
  *   dispatch returns at once with the cut held at the tier; another
- *   connection's CREATE meanwhile is answered; let go, the CREATE is answered
+ *   connection's CREATE meanwhile is answered; SMB_READ_PENDING_MS after it
+ *   came it gets one interim STATUS_PENDING (async, an AsyncId); let go, its
+ *   final answer (async, that AsyncId, CreditResponse 0, signed) says
  *   FILE_OVERWRITTEN, EndOfFile 0, and the file is empty;
  * - the same with FILE_SUPERSEDE and CLOSE related to it in one compound:
  *   both answered once the cut ends (SUPERSEDED, then the CLOSE of that
@@ -56,6 +58,7 @@ struct ans {
 	struct smb_wire_hdr h;
 	uint8_t buf[1024];
 	size_t len;
+	bool sig_ok;
 };
 
 /* The next frame on tc, turning the loop (the workers' wakes) for up to 5 s: 1, or 0. */
@@ -64,7 +67,8 @@ static int ans_wait(struct smbt_conn *tc, struct ans *a)
 	double end = smbt_now_s() + 5;
 
 	do {
-		if (smbt_recv(tc, a->buf, sizeof(a->buf), &a->len, &a->h, NULL))
+		smb_read_tick(srv); /* the interim's clock */
+		if (smbt_recv(tc, a->buf, sizeof(a->buf), &a->len, &a->h, &a->sig_ok))
 			return 1;
 		smbt_loop_turn(srv);
 		usleep(1000);
@@ -104,7 +108,7 @@ START_TEST(test_overwrite_off_loop)
 {
 	struct smbt_conn a, b;
 	struct ans r;
-	uint64_t mid, fid;
+	uint64_t mid, fid, aid;
 	uint32_t attrs;
 	double t0 = smbt_now_s();
 
@@ -116,10 +120,15 @@ START_TEST(test_overwrite_off_loop)
 	ck_assert_uint_eq(smbl_open(&b, "hot", false, ALL_ACCESS, 0, 0, &fid, &attrs), STATUS_SUCCESS);
 	ck_assert_uint_eq(smbt_recv(&a, r.buf, sizeof(r.buf), &r.len, &r.h, NULL), 0); /* not answered yet */
 	ck_assert_uint_eq(size_of("stalled"), FILE_LEN);
+	ck_assert_int_eq(ans_wait(&a, &r), 1);                   /* held past SMB_READ_PENDING_MS: the interim */
+	ck_assert_uint_eq(r.h.command, SMB2_CREATE);
+	aid = smbt_check_pending(&r.h, mid);
+	ck_assert_uint_eq(r.h.credits, 1);
 	smbt_stub_release();
 	ck_assert_int_eq(ans_wait(&a, &r), 1);
-	smbt_check_sync(&r.h, mid, STATUS_SUCCESS);
-	ck_assert_uint_eq(r.h.command, SMB2_CREATE);
+	smbt_check_final(&r.h, SMB2_CREATE, mid, aid, STATUS_SUCCESS);
+	ck_assert_uint_eq(r.h.credits, 0);                       /* they went with the interim */
+	ck_assert(r.sig_ok);
 	check_cut(r.buf, 3 /* FILE_OVERWRITTEN */);
 	ck_assert_uint_eq(size_of("stalled"), 0);
 	ck_assert_uint_eq(smbt_stub_get(&smbt_stub.truncs), 1);
