@@ -12,6 +12,8 @@
  * - the same with FILE_SUPERSEDE and CLOSE related to it in one compound:
  *   both answered once the cut ends (SUPERSEDED, then the CLOSE of that
  *   open);
+ * - CANCEL of such a CREATE still queued (the stalled file's READs hold
+ *   SMB_READ_PER_FILE workers): STATUS_CANCELLED, and nothing is cut;
  * - a hot file's overwrite is not handed to a worker;
  * - the connection dropped while the cut runs: the CREATE ends unanswered,
  *   its open gone (ASan: nothing leaks).
@@ -56,7 +58,7 @@ static void teardown(void)
 
 struct ans {
 	struct smb_wire_hdr h;
-	uint8_t buf[1024];
+	uint8_t buf[8192];
 	size_t len;
 	bool sig_ok;
 };
@@ -171,6 +173,51 @@ START_TEST(test_supersede_compound)
 }
 END_TEST
 
+/* A lone READ of len bytes at off on fid: its MessageId. */
+static uint64_t read_send(struct smbt_conn *tc, uint64_t fid, uint64_t off, uint32_t len)
+{
+	uint8_t body[49] = { 0 };
+	struct smb_wire_hdr h = { .command = SMB2_READ };
+
+	smbt_put16(body, 49);
+	smbt_put32(body + 4, len);
+	smbt_put64(body + 8, off);
+	smbt_put64(body + 16, fid);
+	smbt_put64(body + 24, fid);
+	smbl_send(tc, &h, body, sizeof(body));
+	return h.message_id;
+}
+
+START_TEST(test_cancel_queued)
+{
+	struct smbt_conn a, b;
+	struct ans r;
+	uint64_t fid, mid;
+	uint32_t attrs;
+	unsigned answered = 0;
+
+	smbt_conn_export(&a, srv, &ts, 1, 0);
+	smbt_conn_export(&b, srv, &ts, 2, 0);
+	ck_assert_uint_eq(smbl_open(&a, "stalled", false, ALL_ACCESS, 0, 0, &fid, &attrs), STATUS_SUCCESS);
+	for (unsigned i = 0; i < SMB_READ_PER_FILE; i++)
+		read_send(&a, fid, (uint64_t)i * 4096, 4096);
+	smbt_stub_wait_inside(SMB_READ_PER_FILE);                /* the file's workers are taken */
+	mid = create_send(&b, "stalled", FILE_OVERWRITE_IF_);    /* its cut waits in the queue */
+	smbt_cancel(&b, false, mid);
+	ck_assert_int_eq(ans_wait(&b, &r), 1);
+	ck_assert_uint_eq(r.h.message_id, mid);
+	ck_assert_uint_eq(r.h.command, SMB2_CREATE);
+	ck_assert_uint_eq(r.h.status, STATUS_CANCELLED);
+	smbt_stub_release();
+	while (answered < SMB_READ_PER_FILE && ans_wait(&a, &r) == 1)
+		answered += r.h.command == SMB2_READ && r.h.status == STATUS_SUCCESS;
+	ck_assert_uint_eq(answered, SMB_READ_PER_FILE);
+	ck_assert_uint_eq(smbt_stub_get(&smbt_stub.truncs), 0);  /* nothing was cut */
+	ck_assert_uint_eq(size_of("stalled"), FILE_LEN);
+	smbt_conns_free(srv);
+}
+END_TEST
+
 START_TEST(test_hot_and_dropped)
 {
 	struct smbt_conn a;
@@ -203,6 +250,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_overwrite_off_loop);
 	tcase_add_test(tc, test_supersede_compound);
+	tcase_add_test(tc, test_cancel_queued);
 	tcase_add_test(tc, test_hot_and_dropped);
 	suite_add_tcase(s, tc);
 	return s;
