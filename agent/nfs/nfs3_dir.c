@@ -34,6 +34,8 @@ void nfs3_lookup(struct nfs_call *call, void *a, void *r)
 	rc = vol_lookup(&call->obj, &call->ecred, args->name.s, args->name.len, &child);
 	if (rc == 0)
 		rc = nfs3_child(call, &child, &res->fh, &res->obj);
+	if (rc == 0)
+		vol_read_ahead_open(&child); /* NFSv3 has no OPEN: a LOOKUP is the client's open */
 	res->status = nfs3_status(rc);
 	nfs3_attr_of(&res->dir, &call->obj);
 	vol_obj_cleanup(&child);

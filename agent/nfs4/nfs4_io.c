@@ -375,6 +375,8 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 		if (why == WND4_CONTENTION || why == WND4_RESOURCE)
 			xdr_put_u32(cx->out, 0); /* will push / will signal: never */
 	}
+	if ((access & OPEN4_SHARE_ACCESS_READ) && !created)
+		vol_read_ahead_open(file); /* a frame's head is on its way before its first READ */
 	if (file == &obj) {
 		vol_obj_cleanup(&cx->cur.obj);
 		cx->cur.obj = obj; /* the opened file is the current handle now */

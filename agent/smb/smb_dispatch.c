@@ -221,7 +221,8 @@ void smb_dispatch_msg_end(struct smb_req *r, uint32_t status, size_t body_at)
 		r->out->len = r->hdr_off;
 		return;
 	}
-	grant = smb_dispatch_credits(r->c, h->credit_charge, h->credits);
+	/* a final answer after an interim: its credits went with the interim */
+	grant = r->async_final ? 0 : smb_dispatch_credits(r->c, h->credit_charge, h->credits);
 	rh.credit_charge = h->credit_charge;
 	rh.status = status;
 	rh.command = h->command;
@@ -232,6 +233,9 @@ void smb_dispatch_msg_end(struct smb_req *r, uint32_t status, size_t body_at)
 	if (status == STATUS_PENDING && r->async_id) { /* the interim response (3.3.4.2) */
 		rh.flags |= SMB2_FLAGS_ASYNC_COMMAND;
 		rh.async_id = r->async_id;
+	} else if (r->async_final) {
+		rh.flags |= SMB2_FLAGS_ASYNC_COMMAND;
+		rh.async_id = r->async_final;
 	}
 	rh.session_id = r->rsp_session;
 	ut_buf_init(&hb, SMB2_HDR_LEN);

@@ -301,11 +301,15 @@ bool smb_frame_park_ready(struct smb_req *r)
 	return true;
 }
 
-void smb_frame_resume(struct smb_frame *f, uint32_t status, const uint8_t *body, size_t body_len)
+/* The parked request's end (its answer: body, or what fn serves), then the
+ * rest of the frame. */
+static void frame_resume(struct smb_frame *f, uint32_t status, const uint8_t *body, size_t body_len,
+			 smb_frame_cont fn, void *arg, int rc, uint64_t async_id)
 {
 	struct smb_conn *c = f->c;
 	struct smb_req r = f->pr;
 	size_t body_at;
+	bool live = true;
 
 	f->parked = false;
 	c->nframes--;
@@ -317,9 +321,11 @@ void smb_frame_resume(struct smb_frame *f, uint32_t status, const uint8_t *body,
 		r.tree = NULL;
 		r.rsp_session = f->pr_sess_id;
 		status = STATUS_USER_SESSION_DELETED;
+		live = false;
 	} else if (!frame_tree_live(r.sess, r.tree, f->pr_tree_id)) {
 		r.tree = NULL;
 		status = STATUS_NETWORK_NAME_DELETED;
+		live = false;
 	}
 	if (!frame_sess_live(c->srv, f->last_sess, f->last_sess_id)) {
 		f->last_sess = NULL;
@@ -330,8 +336,15 @@ void smb_frame_resume(struct smb_frame *f, uint32_t status, const uint8_t *body,
 	f->out.len = r.hdr_off;
 	ut_buf_put_zero(&f->out, SMB2_HDR_LEN);
 	body_at = f->out.len;
-	if (status == STATUS_SUCCESS)
+	r.async_final = async_id;
+	if (fn && live)
+		status = fn(&r, arg, rc);
+	else if (fn)
+		(void)fn(NULL, arg, rc);
+	else if (status == STATUS_SUCCESS)
 		ut_buf_add(&f->out, body, body_len);
+	if (status != STATUS_SUCCESS)
+		f->out.len = body_at; /* msg_end writes the error body */
 	smb_dispatch_msg_end(&r, status, body_at);
 	frame_took(f, &r);
 	frame_loop(f);
@@ -339,6 +352,16 @@ void smb_frame_resume(struct smb_frame *f, uint32_t status, const uint8_t *body,
 		frame_end(f);
 		smb_conn_kick(c);
 	}
+}
+
+void smb_frame_resume(struct smb_frame *f, uint32_t status, const uint8_t *body, size_t body_len)
+{
+	frame_resume(f, status, body, body_len, NULL, NULL, 0, 0);
+}
+
+void smb_frame_resume_call(struct smb_frame *f, smb_frame_cont fn, void *arg, int rc, uint64_t async_id)
+{
+	frame_resume(f, STATUS_SUCCESS, NULL, 0, fn, arg, rc, async_id);
 }
 
 void smb_frame_free(struct smb_frame *f)

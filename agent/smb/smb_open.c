@@ -332,13 +332,136 @@ static uint32_t smb_open_status(int rc, bool path)
 	return smb_status_from_errno(rc);
 }
 
+/* What a CREATE that failed leaves: nothing (its open, reservation and
+ * grants go). */
+static void create_drop(struct smb_open *o, struct ut_buf *ctx_buf)
+{
+	ut_buf_cleanup(ctx_buf);
+	smb_lease_open_gone(o);
+	smb_lock_open_gone(o);
+	vol_obj_cleanup(&o->obj);
+	if (o->parent.fd >= 0)
+		vol_obj_cleanup(&o->parent);
+	free(o);
+}
+
+/* The rest of a CREATE once its object is open and, for an overwrite, its
+ * file cut (cut_rc: how that went): the open's flags, grants and contexts,
+ * the open joins its session, the answer. The open is dropped on failure. */
+static uint32_t create_finish(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
+			      struct smb_ctx_req *cx, struct smb_wire_create_rsp *rsp, struct ut_buf *ctx_buf,
+			      bool overwrite, int cut_rc)
+{
+	struct smb_wire_create_rsp_ctx ctxs[4];  /* lease, durable handle, MxAc, QFid */
+	struct smb_sess *s = r->sess;
+	const struct vol_cred *cred = &s->cred;
+	uint8_t dh_buf[8];
+	uint32_t status;
+	int rc = cut_rc;
+
+	if (overwrite) {
+		if (rc != 0 || (rc = vol_refresh(&o->obj)) != 0) {
+			status = smb_open_status(rc, false);
+			goto fail;
+		}
+		rsp->action = q->disposition == FILE_SUPERSEDE ? FILE_SUPERSEDED : FILE_OVERWRITTEN;
+		if ((rc = smb_open_set_dos(o, cred, q->file_attributes, false)) != 0) {
+			status = smb_open_status(rc, false);
+			goto fail;
+		}
+	}
+	o->dir = S_ISDIR(o->obj.st.st_mode);
+	o->write_through = (q->options & FILE_WRITE_THROUGH) != 0; /* every WRITE file-sync (MS-FSA 2.1.5.3) */
+	if (q->options & FILE_DELETE_ON_CLOSE) {
+		if (o->parent.fd < 0) {
+			status = STATUS_ACCESS_DENIED; /* the share root stays */
+			goto fail;
+		}
+		o->delete_on_close = true;
+	}
+	/* an AlSi the CREATE made or overwrote the file with stays the open's
+	 * allocation size while the file's blocks are fewer (smbd's
+	 * initial_allocation_size; a durable reconnect keeps it) */
+	if (cx->alsi && !o->dir && rsp->action != FILE_OPENED)
+		o->alloc_size = cx->alloc;
+	if ((status = smb_lease_grant(r, o, q, rsp, ctx_buf, &ctxs[0])) != STATUS_SUCCESS ||
+	    (status = smb_durable_grant(r, o, q, rsp, ctxs, dh_buf)) != STATUS_SUCCESS)
+		goto fail;
+	smb_ctx_answer(cx, o, cred, rsp, ctxs);
+	if (rsp->action == FILE_OPENED && !o->dir && smb_open_may_read(o))
+		vol_read_ahead_open(&o->obj); /* a frame's head is on its way before its first READ */
+	if (vol_fh_make(r->c->srv->store, &o->obj, &o->fh) != 0)
+		o->fh.len = 0;
+	o->next = s->opens;
+	s->opens = o;
+	rsp->fid.persistent = rsp->fid.volatile_ = o->id;
+	*r->related = rsp->fid;
+	smb_open_attrs(o, &rsp->attrs);
+	smb_wire_create_rsp_encode(r->out, r->hdr_off, rsp);
+	ut_buf_cleanup(ctx_buf);
+	return STATUS_SUCCESS;
+fail:
+	create_drop(o, ctx_buf);
+	return status;
+}
+
+/* A CREATE whose overwrite of a cold file a worker makes: what it keeps
+ * meanwhile (its request in its parked frame's own bytes). */
+struct create_park {
+	struct smb_wire_create_req q;
+	struct smb_ctx_req cx;
+	struct smb_wire_create_rsp rsp;
+	struct ut_buf ctx_buf;
+	struct smb_open *o;
+};
+
+/* The worker's cut ended (smb_read_queue_trunc): the CREATE goes on (loop thread). */
+static uint32_t create_resume(struct smb_req *r, void *arg, int rc)
+{
+	struct create_park *p = arg;
+	uint32_t status = STATUS_CANCELLED;
+
+	if (!r || rc == -ECANCELED) /* its session went, or a CANCEL came first: nothing was cut */
+		create_drop(p->o, &p->ctx_buf);
+	else
+		status = create_finish(r, p->o, &p->q, &p->cx, &p->rsp, &p->ctx_buf, true, rc);
+	free(p);
+	return status;
+}
+
+/* Overwrite a cold file off the loop: the tier's work on its cold chunks
+ * (and the move it may wait for) would hold every connection. The frame
+ * parks (its bytes made its own, the request decoded again from them) and
+ * a worker cuts the file; create_resume finishes. false: not parked (the
+ * caps, no memory): the caller cuts it here. */
+static bool create_park(struct smb_req *r, struct smb_open *o, struct smb_wire_create_rsp *rsp,
+			struct ut_buf *ctx_buf)
+{
+	const struct vol_cred *cred = &r->sess->cred;
+	struct create_park *p;
+
+	if (!vol_cold(&o->obj) || !smb_frame_park_ready(r) || !(p = calloc(1, sizeof(*p))))
+		return false;
+	if (smb_wire_create_req_decode(&r->m, &p->q) != AQ_OK || smb_ctx_check(&p->q, cred, &p->cx) != STATUS_SUCCESS) {
+		free(p);
+		return false;
+	}
+	p->rsp = *rsp;
+	p->ctx_buf = *ctx_buf;
+	p->o = o;
+	if (smb_read_queue_trunc(r, o, create_resume, p) != STATUS_PENDING) {
+		free(p);
+		return false;
+	}
+	*ctx_buf = (struct ut_buf){ 0 }; /* the park's now */
+	return true;
+}
+
 uint32_t smb_open_create(struct smb_req *r)
 {
 	struct smb_wire_create_req q;
 	struct smb_wire_create_rsp rsp = { 0 };
-	struct smb_wire_create_rsp_ctx ctxs[4];  /* lease, durable handle, MxAc, QFid */
 	struct smb_ctx_req cx;
-	uint8_t dh_buf[8];
 	struct ut_buf ctx_buf;
 	struct smb_sess *s = r->sess;
 	const struct vol_cred *cred = &s->cred;
@@ -348,8 +471,8 @@ uint32_t smb_open_create(struct smb_req *r)
 	uint32_t status;
 	size_t count = 0;
 	int64_t when = -1;
-	bool overwrite;
-	int rc;
+	bool overwrite = false;
+	int rc, cut_rc = 0;
 
 	if (r->tree->ipc)
 		return STATUS_OBJECT_NAME_NOT_FOUND; /* no named pipes (no RPC services) */
@@ -468,16 +591,10 @@ uint32_t smb_open_create(struct smb_req *r)
 			 * volume full), the file keeps its data */
 			if (cx.exta && (status = smb_ea_apply(o, cred, cx.exta, cx.exta_len)) != STATUS_SUCCESS)
 				goto fail;
+			if (create_park(r, o, &rsp, &ctx_buf))
+				return STATUS_PENDING; /* a worker cuts it; create_resume answers */
 			smb_lease_by(o, &by);
-			if ((rc = vol_setattr_by(&o->obj, cred, &t, &by)) != 0 || (rc = vol_refresh(&o->obj)) != 0) {
-				status = smb_open_status(rc, false);
-				goto fail;
-			}
-			rsp.action = q.disposition == FILE_SUPERSEDE ? FILE_SUPERSEDED : FILE_OVERWRITTEN;
-			if ((rc = smb_open_set_dos(o, cred, q.file_attributes, false)) != 0) {
-				status = smb_open_status(rc, false);
-				goto fail;
-			}
+			cut_rc = vol_setattr_by(&o->obj, cred, &t, &by);
 		}
 	} else {
 		if (q.disposition == FILE_OPEN || q.disposition == FILE_OVERWRITE) {
@@ -515,42 +632,9 @@ uint32_t smb_open_create(struct smb_req *r)
 		if ((status = smb_open_reserve(r, o, &q)) != STATUS_SUCCESS)
 			goto fail;
 	}
-	o->dir = S_ISDIR(o->obj.st.st_mode);
-	o->write_through = (q.options & FILE_WRITE_THROUGH) != 0; /* every WRITE file-sync (MS-FSA 2.1.5.3) */
-	if (q.options & FILE_DELETE_ON_CLOSE) {
-		if (o->parent.fd < 0) {
-			status = STATUS_ACCESS_DENIED; /* the share root stays */
-			goto fail;
-		}
-		o->delete_on_close = true;
-	}
-	/* an AlSi the CREATE made or overwrote the file with stays the open's
-	 * allocation size while the file's blocks are fewer (smbd's
-	 * initial_allocation_size; a durable reconnect keeps it) */
-	if (cx.alsi && !o->dir && rsp.action != FILE_OPENED)
-		o->alloc_size = cx.alloc;
-	if ((status = smb_lease_grant(r, o, &q, &rsp, &ctx_buf, &ctxs[0])) != STATUS_SUCCESS ||
-	    (status = smb_durable_grant(r, o, &q, &rsp, ctxs, dh_buf)) != STATUS_SUCCESS)
-		goto fail;
-	smb_ctx_answer(&cx, o, cred, &rsp, ctxs);
-	if (vol_fh_make(r->c->srv->store, &o->obj, &o->fh) != 0)
-		o->fh.len = 0;
-	o->next = s->opens;
-	s->opens = o;
-	rsp.fid.persistent = rsp.fid.volatile_ = o->id;
-	*r->related = rsp.fid;
-	smb_open_attrs(o, &rsp.attrs);
-	smb_wire_create_rsp_encode(r->out, r->hdr_off, &rsp);
-	ut_buf_cleanup(&ctx_buf);
-	return STATUS_SUCCESS;
+	return create_finish(r, o, &q, &cx, &rsp, &ctx_buf, overwrite, cut_rc);
 fail:
-	ut_buf_cleanup(&ctx_buf);
-	smb_lease_open_gone(o);
-	smb_lock_open_gone(o);
-	vol_obj_cleanup(&o->obj);
-	if (o->parent.fd >= 0)
-		vol_obj_cleanup(&o->parent);
-	free(o);
+	create_drop(o, &ctx_buf);
 	return status;
 }
 

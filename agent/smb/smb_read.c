@@ -1,7 +1,10 @@
 /* smb_read: READs that may block, served off the loop thread (issue 23),
  * and the other requests that wait on the disk: a WRITE that syncs
  * (WRITE_THROUGH, or an open made with FILE_WRITE_THROUGH: its fsync and the
- * tier's work before it) and a FLUSH. Those, and a READ inside a compound,
+ * tier's work before it), a FLUSH, and the cut of a cold file a CREATE
+ * overwrites (the tier's work on its cold chunks: smb_open.c finishes the
+ * CREATE on the loop when the job ends, smb_frame_resume_call). Those, and
+ * a READ inside a compound,
  * park their frame (smb_frame.c): the job has no answer of its own; when it
  * ends the loop resumes the frame with its status and body
  * (smb_frame_resume), no interim is sent, and a CANCEL of a queued one goes
@@ -54,11 +57,15 @@
 #include "util/ut_clock.h"
 #include "util/ut_log.h"
 
-enum { JOB_READ, JOB_WRITE, JOB_FLUSH };
+enum { JOB_READ, JOB_WRITE, JOB_FLUSH, JOB_TRUNC };
 
 struct smb_read_job {
 	struct smb_read_job *next;
-	int kind;                    /* JOB_*: a WRITE or FLUSH always has a frame */
+	int kind;                    /* JOB_*: a WRITE, FLUSH or TRUNC always has a frame */
+	uint16_t command;            /* the request's (SMB2_READ, _WRITE, _FLUSH, _CREATE) */
+	bool lone;                   /* a TRUNC: its frame is this one request (an interim may go) */
+	smb_frame_cont cont;         /* a TRUNC: what finishes its request (smb_read_queue_trunc) */
+	void *cont_arg;
 	const uint8_t *data;         /* a WRITE's bytes, in its parked frame's own copy */
 	struct vol_lease_by by;      /* who a WRITE is, for the store's breaks */
 	bool stable;                 /* a WRITE: file-sync */
@@ -171,6 +178,12 @@ static void read_do_write(struct smb_read_job *j)
 		j->rc = vol_commit(&j->obj, &j->cred);
 		return;
 	}
+	if (j->kind == JOB_TRUNC) {
+		struct vol_sattr cut = { .set_size = true, .size = 0 };
+
+		j->rc = vol_setattr_by(&j->obj, &j->cred, &cut, &j->by);
+		return;
+	}
 	while (j->got < j->len) {
 		size_t n = j->len - j->got < VOL_IO_MAX ? j->len - j->got : VOL_IO_MAX;
 
@@ -267,7 +280,10 @@ static void read_open_unref(struct smb_open *o)
 static void read_job_free(struct smb_read_job *j)
 {
 	smb_frame_free(j->frame); /* still parked: its connection went */
-	read_open_unref(j->o);
+	if (j->o)
+		read_open_unref(j->o);
+	if (j->cont) /* its request was not finished: it goes unanswered */
+		(void)j->cont(NULL, j->cont_arg, 0);
 	ut_buf_cleanup(&j->out);
 	free(j);
 }
@@ -280,6 +296,7 @@ static struct smb_read_job *read_job_new(struct smb_req *r, struct smb_open *o, 
 	if (!j)
 		return NULL;
 	j->kind = kind;
+	j->command = r->m.hdr.command;
 	j->o = o;
 	j->obj = o->obj;
 	j->cred = r->sess->cred;
@@ -366,6 +383,20 @@ uint32_t smb_read_queue_flush(struct smb_req *r, struct smb_open *o)
 	return read_enqueue(r, p, j);
 }
 
+uint32_t smb_read_queue_trunc(struct smb_req *r, struct smb_open *o, smb_frame_cont fn, void *arg)
+{
+	struct smb_read_pool *p = read_pool(r->c->srv);
+	struct smb_read_job *j;
+
+	if (!p || !(j = read_job_new(r, o, JOB_TRUNC)))
+		return STATUS_NO_MEMORY;
+	j->cont = fn;
+	j->cont_arg = arg;
+	j->lone = r->lone;
+	smb_lease_by(o, &j->by);
+	return read_enqueue(r, p, j);
+}
+
 void smb_read_attach(struct smb_read_job *j, struct smb_frame *f)
 {
 	j->frame = f;
@@ -423,6 +454,16 @@ static void read_resume(struct smb_read_job *j)
 	uint32_t status;
 
 	j->frame = NULL; /* the frame's now: answered, or parked on a later job */
+	if (j->kind == JOB_TRUNC) {
+		smb_frame_cont fn = j->cont;
+
+		/* the request's open is the continuation's now (it may free it) */
+		j->o->nreads--;
+		j->o = NULL;
+		j->cont = NULL;
+		smb_frame_resume_call(f, fn, j->cont_arg, j->cancelled && !j->ran ? -ECANCELED : j->rc, j->async_id);
+		return;
+	}
 	if (j->kind == JOB_READ) {
 		status = read_status(j);
 		smb_frame_resume(f, status, ut_buf_bytes(&j->out) + SMB2_HDR_LEN,
@@ -505,7 +546,7 @@ static void read_interim(struct smb_read_job *j)
 	while (j->async_id == 0);
 	rh.credit_charge = j->credit_charge;
 	rh.status = STATUS_PENDING;
-	rh.command = SMB2_READ;
+	rh.command = j->command;
 	rh.credits = smb_dispatch_credits(c, j->credit_charge, j->credits_asked);
 	rh.flags = SMB2_FLAGS_SERVER_TO_REDIR | SMB2_FLAGS_ASYNC_COMMAND;
 	rh.message_id = j->message_id;
@@ -536,7 +577,8 @@ void smb_read_tick(struct smb_srv *srv)
 	pthread_mutex_lock(&p->mu);
 	for (int l = 0; l < 2; l++)
 		for (struct smb_read_job *j = l ? p->running : p->queue; j && n < 64; j = j->next)
-			if (j->c && !j->frame && !j->async_id && !j->cancelled && now - j->t0_ms >= SMB_READ_PENDING_MS)
+			if (j->c && (!j->frame || j->lone) && !j->async_id && !j->cancelled &&
+			    now - j->t0_ms >= SMB_READ_PENDING_MS)
 				late[n++] = j;
 	pthread_mutex_unlock(&p->mu);
 	/* a worker may move one to the done list meanwhile, but only this

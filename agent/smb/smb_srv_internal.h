@@ -361,6 +361,8 @@ struct smb_req {
 	struct smb_chan *bind_chan;  /* a binding SESSION_SETUP's channel: its hash takes the answer as signed */
 	bool last;                   /* the last message of its frame: it may go async */
 	uint64_t async_id;           /* set with STATUS_PENDING: the interim response's AsyncId */
+	uint64_t async_final;        /* nonzero: the final answer after an interim with this AsyncId
+				      * (async, CreditResponse 0: the credits went with the interim) */
 	struct smb_async *resume;    /* a waiting CREATE served again (smb_async.c) */
 	bool keep_body;              /* an error answered with the handler's body (SRV_COPYCHUNK's counts) */
 	/* compounds (MS-SMB2 3.3.5.2.7): a related request works on the
@@ -396,10 +398,19 @@ void smb_dispatch_msg_end(struct smb_req *r, uint32_t status, size_t body_at);
  * resume: the parked READ ended with status (and, on success, its READ
  *   response body and data): its answer, the rest of the frame served, the
  *   whole answered (or parked again).
+ * resume_call: the same for a parked request that finishes on the loop (a
+ *   CREATE whose overwrite a worker made): fn is called once, with the
+ *   parked request (its session and tree still there: it serves the
+ *   message, its answer body into r->out after the header, and returns its
+ *   status) or with NULL (they went: it frees arg; the answer is the error
+ *   resume gives).
  * free: a parked frame whose connection went (no answer). */
+typedef uint32_t (*smb_frame_cont)(struct smb_req *r, void *arg, int rc);
+/* async_id: nonzero when a lone request's interim went (its answer is then async). */
 void smb_frame_serve(struct smb_conn *c, const uint8_t *frame, size_t len, uint8_t *plain, struct smb_sess *enc_sess);
 bool smb_frame_park_ready(struct smb_req *r);
 void smb_frame_resume(struct smb_frame *f, uint32_t status, const uint8_t *body, size_t body_len);
+void smb_frame_resume_call(struct smb_frame *f, smb_frame_cont fn, void *arg, int rc, uint64_t async_id);
 void smb_frame_free(struct smb_frame *f);
 uint32_t smb_status_from_errno(int err);
 struct smb_sess *smb_sess_find(struct smb_conn *c, uint64_t id);
@@ -433,6 +444,13 @@ uint32_t smb_read_queue(struct smb_req *r, struct smb_open *o, const struct smb_
  * its own bytes): the frame waits for it, lone or not. */
 uint32_t smb_read_queue_write(struct smb_req *r, struct smb_open *o, const struct smb_wire_write_req *q, bool stable);
 uint32_t smb_read_queue_flush(struct smb_req *r, struct smb_open *o);
+/* The cut to size 0 of o's file (a CREATE that overwrites a cold file) as a
+ * job, as smb_read_queue_write (a lone CREATE gets its interim after
+ * SMB_READ_PENDING_MS, as a lone READ); when it ends the loop resumes r's frame
+ * with fn(r, arg, the truncate's result; -ECANCELED: a CANCEL came before a
+ * worker took it, nothing was cut) (smb_frame_resume_call); a job dropped
+ * with its connection calls fn(NULL, arg, 0). */
+uint32_t smb_read_queue_trunc(struct smb_req *r, struct smb_open *o, smb_frame_cont fn, void *arg);
 void smb_read_run(struct smb_srv *srv);
 void smb_read_tick(struct smb_srv *srv);
 bool smb_read_busy(const struct smb_srv *srv);

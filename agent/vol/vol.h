@@ -253,6 +253,13 @@ void vol_store_set_read_ahead_ramp(struct vol_store *s, bool ramp);
  * VOL_RA_WORKERS): -EINVAL out of range, -EBUSY once the workers started
  * (with the first prefetch). */
 int vol_store_set_read_ahead_workers(struct vol_store *s, unsigned n);
+/* A client opens file to read it (SMB CREATE asking FILE_READ_DATA, NFSv4.1
+ * OPEN with OPEN4_SHARE_ACCESS_READ, NFSv3 LOOKUP of a regular file) after a
+ * lookup or create by name noted its name: on a CROSS_FILE_SEQUENTIAL volume
+ * the fetch of its head and of the predicted next files' heads is queued
+ * (vol_ra.h, "At open"). Takes a mutex and queues a job: never waits for
+ * I/O, so a front end's loop may call it. */
+void vol_read_ahead_open(struct vol_obj *file);
 /* key: VOL_KEY_LEN bytes, copied. */
 int vol_store_new(const uint8_t *key, struct vol_store **out);
 void vol_store_free(struct vol_store *s);
@@ -427,6 +434,10 @@ int vol_read_swap(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off
  * (preadv2 RWF_NOWAIT; where the file system has no RWF_NOWAIT, always);
  * then read it with vol_read on a thread that may wait. Otherwise as vol_read
  * (VOL_IO_MAX a call). obj is not written (its st stays as it was). */
+/* Whether some byte of the regular file obj lies in the cold tier (its
+ * truncate or overwrite then waits for the tier's work: an event loop
+ * hands it to a worker). Asks the tier's cold hook only: no wait. */
+bool vol_cold(const struct vol_obj *obj);
 int vol_read_nowait(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
 		    size_t *got, bool *eof);
 /* Zero-copy read: instead of copying, give the caller a descriptor to send

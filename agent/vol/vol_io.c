@@ -371,6 +371,14 @@ int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, voi
 	return rc;
 }
 
+bool vol_cold(const struct vol_obj *obj)
+{
+	const struct vol_store *s = obj->exp->store;
+
+	return s->tier && !obj->snap && S_ISREG(obj->st.st_mode) && obj->st.st_size > 0 &&
+	       s->tier->cold(s->tier_arg, obj->exp->cfg.fsid, &obj->st, 0, (size_t)obj->st.st_size) != 0;
+}
+
 int vol_read_nowait(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
 		    size_t *got, bool *eof)
 {

@@ -74,6 +74,23 @@
  * prefetched file counts a hit; a write, truncate, remove or rename of it
  * forgets it (what was unread counts wasted).
  *
+ * At open (vol_read_ahead_open, called by the front ends at SMB CREATE,
+ * NFSv4.1 OPEN and NFSv3 LOOKUP): a film's first frame is opened before it
+ * is read, and a cold one took longer than its slot to come (its chunks
+ * were asked one READ after the other). When the opened file's name has a
+ * successor that exists (it is a frame of a sequence), or its folder is
+ * being played (a file of that folder is in the cache, not read whole), a
+ * job fetches the opened file's head (its first VOL_RA_OPEN_HEAD bytes,
+ * one chunk per default worker, so they go at once) and the heads of the
+ * next files, as many as a READ from its start would ask for (the ramp).
+ * The job is an ordinary one (charged to QoS, within the caps, the workers
+ * and the job limits; the entries it makes say how far they are to go,
+ * ra_file.end); a READ's job that predicts a file whose head an open
+ * fetched takes it on to its end (the job that fetches it goes on, or the
+ * new one continues where the head ended). A file opened again whose head
+ * is cached fetches nothing more. A name with no successor in a folder not
+ * being played: nothing.
+ *
  * AGGRESSIVE: every READ asks the kernel for the next VOL_RA_WINDOW bytes
  * of the same file (POSIX_FADV_WILLNEED), past its own read-ahead window.
  */
@@ -87,6 +104,7 @@
 #define VOL_RA_NAME_MAX 255
 #define VOL_RA_GAP_MAX 4                    /* missing names skipped in a row */
 #define VOL_RA_CHUNK (1u << 20)             /* bytes per prefetch step (one QoS charge) */
+#define VOL_RA_OPEN_HEAD (4u << 20)        /* bytes of a file fetched at its open (per file) */
 #define VOL_RA_WINDOW (8u << 20)            /* AGGRESSIVE: bytes asked for past a READ */
 #define VOL_RA_NODE_BYTES (1024ull << 20)   /* default cap of unread prefetched bytes per node */
 #define VOL_RA_VOLUME_BYTES (256ull << 20)  /* ... and per volume */

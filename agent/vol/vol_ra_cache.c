@@ -229,6 +229,8 @@ void vol_ra_read(struct vol_obj *obj, int fd, uint64_t off, uint64_t n)
 		 * known, so a later trigger does not fetch it again */
 	}
 	r = &ra->names[vol_ra_name_slot(fsid, ino)];
+	if (r->valid && r->fsid == fsid && r->ino == ino && n)
+		vol_ra_asked(ra, r, off, n);
 	/* a read from the start (the file is opened), or to the end: the next
 	 * files are due, as many as the stream has shown it plays (ra_depth).
 	 * A film's first frame starts the prefetch of the second at its first
@@ -236,7 +238,7 @@ void vol_ra_read(struct vol_obj *obj, int fd, uint64_t off, uint64_t n)
 	 * prefetch gives way to demand there (vol_ra_demand_begin). */
 	if ((off + n >= (uint64_t)obj->st.st_size || off == 0) && r->valid && r->fsid == fsid && r->ino == ino)
 		vol_ra_trigger(ra, r, ra->ramp ? ra_depth(mode->depth_files, f ? f->run : 0) : mode->depth_files,
-			       f ? f->run : 0);
+			       f ? f->run : 0, 0);
 	pthread_mutex_unlock(&ra->mu);
 	if (hit) {
 		/* served by the prefetch, which paid for it: the READ's charge
@@ -244,6 +246,42 @@ void vol_ra_read(struct vol_obj *obj, int fd, uint64_t off, uint64_t n)
 		atomic_fetch_add_explicit(&obj->exp->acct->ra_hits, 1, memory_order_relaxed);
 		qos_refund(obj->exp->acct->qos, hit, qos_now(obj->exp->store->qos));
 	}
+}
+
+/* Whether the folder dir of fsid is being played: a file of it is in the
+ * cache, its prefetch going on or not read whole (mu held). */
+static bool ra_played(const struct vol_ra *ra, uint64_t fsid, const struct vol_fh *dir)
+{
+	for (size_t i = 0; i < RA_FILES; i++) {
+		const struct ra_file *f = &ra->files[i];
+
+		if (f->valid && f->fsid == fsid && f->dir.len == dir->len && !memcmp(f->dir.data, dir->data, dir->len) &&
+		    (!f->done || f->hi < f->bytes + f->pend))
+			return true;
+	}
+	return false;
+}
+
+void vol_read_ahead_open(struct vol_obj *file)
+{
+	const struct api_intent_read_ahead *mode = &file->exp->cfg.read_ahead;
+	struct vol_ra *ra = file->exp->store->ra;
+	uint64_t fsid = file->exp->cfg.fsid, ino = (uint64_t)file->st.st_ino;
+	struct ra_file *f;
+	struct ra_name *r;
+	unsigned run;
+
+	if (mode->mode != API_INTENT_RA_CROSS_FILE || file->snap || !S_ISREG(file->st.st_mode) || file->st.st_size == 0)
+		return;
+	pthread_mutex_lock(&ra->mu);
+	r = &ra->names[vol_ra_name_slot(fsid, ino)];
+	if (r->valid && r->fsid == fsid && r->ino == ino) { /* its name is known (a lookup or create) */
+		f = vol_ra_file_find(ra, fsid, ino);
+		run = f ? f->run : 0;
+		vol_ra_trigger(ra, r, ra->ramp ? ra_depth(mode->depth_files, run) : mode->depth_files, run,
+			       RA_T_OPEN | (ra_played(ra, fsid, &r->dir) ? RA_T_PLAYED : 0));
+	}
+	pthread_mutex_unlock(&ra->mu);
 }
 
 void vol_ra_forget(struct vol_export *e, uint64_t ino)

@@ -195,8 +195,27 @@ static bool ra_exists(void *arg, const char *name)
 	return fstatat(((struct ra_dir *)arg)->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Turn a trigger into its files: the predicted names that exist and are
- * not cached yet. false: nothing to fetch. */
+/* Add the file nm of dir to j's files: up to its size, or an open's head.
+ * Whether it is cached is looked at when the job comes to it (ra_begin). */
+static void ra_add(struct vol_ra *ra, struct ra_job *j, struct vol_obj *dir, const char *nm)
+{
+	struct vol_obj o;
+
+	if (j->nfiles >= RA_JOB_FILES || vol_lookup(dir, &ra_root, nm, strlen(nm), &o) != 0)
+		return;
+	if (S_ISREG(o.st.st_mode) && o.st.st_size > 0 && vol_fh_make(ra->s, &o, &j->fh[j->nfiles]) == 0) {
+		uint64_t size = (uint64_t)o.st.st_size;
+
+		j->ino[j->nfiles] = (uint64_t)o.st.st_ino;
+		j->size[j->nfiles++] = j->open && size > VOL_RA_OPEN_HEAD ? VOL_RA_OPEN_HEAD : size;
+	}
+	vol_obj_cleanup(&o);
+}
+
+/* Turn a trigger into its files: the predicted names that exist, and for
+ * an open the trigger's own file first when it is a frame of a sequence
+ * (a successor exists) or its folder is being played. false: nothing to
+ * fetch. */
 static bool ra_predict(struct vol_ra *ra, struct ra_job *j)
 {
 	char (*names)[VOL_RA_NAME_MAX + 1] = malloc(API_READ_AHEAD_MAX_DEPTH * sizeof(*names));
@@ -211,21 +230,12 @@ static bool ra_predict(struct vol_ra *ra, struct ra_job *j)
 	}
 	d.fd = dir.fd;
 	n = vol_ra_predict(j->name, j->depth, ra_exists, &d, names, API_READ_AHEAD_MAX_DEPTH);
-	for (size_t i = 0; i < n; i++) {
-		struct vol_obj o;
-		bool cached;
-
-		if (vol_lookup(&dir, &ra_root, names[i], strlen(names[i]), &o) != 0)
-			continue;
-		pthread_mutex_lock(&ra->mu);
-		cached = vol_ra_file_live(ra, j->fsid, (uint64_t)o.st.st_ino) != NULL;
-		pthread_mutex_unlock(&ra->mu);
-		if (!cached && S_ISREG(o.st.st_mode) && vol_fh_make(ra->s, &o, &j->fh[j->nfiles]) == 0) {
-			j->ino[j->nfiles] = (uint64_t)o.st.st_ino;
-			j->size[j->nfiles++] = (uint64_t)o.st.st_size;
-		}
-		vol_obj_cleanup(&o);
+	if (j->open && (n > 0 || j->played)) {
+		ra_add(ra, j, &dir, j->name);
+		j->self = j->nfiles > 0;
 	}
+	for (size_t i = 0; i < n; i++)
+		ra_add(ra, j, &dir, names[i]);
 	vol_obj_cleanup(&dir);
 	free(names);
 	return j->nfiles > 0;
@@ -292,9 +302,41 @@ static void ra_read_chunk(struct vol_ra *ra, const struct ra_chunk *c, uint8_t *
  * job started (mu held). */
 static struct ra_file *ra_job_file(struct vol_ra *ra, const struct ra_job *j)
 {
-	struct ra_file *f = vol_ra_file_find(ra, j->fsid, j->ino[j->cur]);
+	struct ra_file *f = j->fseq ? vol_ra_file_find(ra, j->fsid, j->ino[j->cur]) : NULL;
 
 	return f && f->seq == j->fseq ? f : NULL;
+}
+
+/* How far the job fetches its current file: its entry's end (a later
+ * READ's job may have moved an open's head to the size), else its own. */
+static uint64_t ra_target(struct vol_ra *ra, const struct ra_job *j)
+{
+	const struct ra_file *f = ra_job_file(ra, j);
+
+	return f ? f->end : j->size[j->cur];
+}
+
+/* The job comes to a file it has not begun (mu held): true when it
+ * fetches it, from j->off. A file nobody fetched gets a new entry
+ * (ra_take_room); one whose prefetch ended short of what the job wants (an
+ * open's head) is taken on from where it ended; one being fetched is left
+ * to its job, which now goes as far as this one wants. */
+static bool ra_begin(struct vol_ra *ra, struct ra_job *j)
+{
+	struct ra_file *f = vol_ra_file_live(ra, j->fsid, j->ino[j->cur]);
+	uint64_t want = j->size[j->cur];
+
+	j->off = 0;
+	if (!f)
+		return true;
+	if (f->end < want)
+		f->end = want;
+	if (!f->done || f->pend || f->bytes >= f->end)
+		return false; /* another job fetches it (as far as want now), or it is cached */
+	f->done = false;
+	j->fseq = f->seq;
+	j->off = f->bytes;
+	return true;
 }
 
 enum ra_next { RA_DONE, RA_CHUNK, RA_PARKED };
@@ -304,10 +346,10 @@ enum ra_next { RA_DONE, RA_CHUNK, RA_PARKED };
  * again would be a second read of the same bytes (a second GET on the cold
  * tier, whose chunk cache hands a chunk a stream read over to it). The job
  * goes on with the next file. */
-static bool ra_overtaken(const struct vol_ra *ra, const struct ra_job *j)
+static bool ra_overtaken(struct vol_ra *ra, const struct ra_job *j)
 {
 	const struct ra_name *r = &ra->names[vol_ra_name_slot(j->fsid, j->ino[j->cur])];
-	uint64_t left = j->size[j->cur] - j->off;
+	uint64_t left = ra_target(ra, j) - j->off;
 	uint64_t end = j->off + (left < VOL_RA_CHUNK ? left : VOL_RA_CHUNK);
 
 	return r->valid && r->fsid == j->fsid && r->ino == j->ino[j->cur] && r->dem_tick > j->tick &&
@@ -319,14 +361,16 @@ static bool ra_overtaken(const struct vol_ra *ra, const struct ra_job *j)
 static bool ra_take_room(struct vol_ra *ra, struct ra_job *j)
 {
 	struct ra_file *f;
-	uint64_t left = j->size[j->cur] - j->off;
+	uint64_t left = ra_target(ra, j) - j->off;
 
 	j->len = left < VOL_RA_CHUNK ? left : VOL_RA_CHUNK;
-	if (j->off == 0) {
+	if (!j->fseq) {
 		if (!(f = vol_ra_file_slot(ra)))
 			return false;
+		/* an open's own file keeps the run it had (what predicted it) */
 		*f = (struct ra_file){ .valid = true, .fsid = j->fsid, .ino = j->ino[j->cur], .seq = ++ra->seq,
-				       .run = j->run, .fh = j->fh[j->cur] };
+				       .end = j->size[j->cur], .run = j->self && j->cur == 0 ? j->run - 1 : j->run,
+				       .fh = j->fh[j->cur], .dir = j->dir };
 		j->fseq = f->seq;
 	} else if (!(f = ra_job_file(ra, j)) || f->bytes + f->pend != j->off) {
 		return false;
@@ -355,21 +399,21 @@ static enum ra_next ra_step(struct vol_ra *ra, struct ra_job *j, struct ra_chunk
 	if (!j->charged) {
 		pthread_mutex_lock(&ra->mu);
 		for (;;) {
-			while (j->cur < j->nfiles && j->off >= j->size[j->cur]) {
+			while (j->cur < j->nfiles && j->fseq && j->off >= ra_target(ra, j)) {
 				if ((f = ra_job_file(ra, j)))
 					f->done = true;
 				j->cur++;
-				j->off = 0;
+				j->fseq = 0;
 			}
-			if (j->cur < j->nfiles && j->off == 0 && vol_ra_file_live(ra, j->fsid, j->ino[j->cur])) {
-				j->cur++; /* cached meanwhile, or another job fetches it: the next */
+			if (j->cur < j->nfiles && !j->fseq && !ra_begin(ra, j)) {
+				j->cur++; /* cached, or another job fetches it: the next */
 				continue;
 			}
 			if (j->cur < j->nfiles && ra_overtaken(ra, j)) {
 				if ((f = ra_job_file(ra, j)))
 					f->done = true; /* the client reads the rest itself */
 				j->cur++;
-				j->off = 0;
+				j->fseq = 0;
 				continue;
 			}
 			break;
@@ -475,7 +519,7 @@ static void *ra_worker(void *arg)
 	return NULL;
 }
 
-void vol_ra_trigger(struct vol_ra *ra, const struct ra_name *r, int depth, unsigned run)
+void vol_ra_trigger(struct vol_ra *ra, const struct ra_name *r, int depth, unsigned run, unsigned flags)
 {
 	struct ra_vq *vq;
 	struct ra_job *j;
@@ -500,6 +544,8 @@ void vol_ra_trigger(struct vol_ra *ra, const struct ra_name *r, int depth, unsig
 	j->dir = r->dir;
 	memcpy(j->name, r->name, sizeof(j->name));
 	j->depth = depth;
+	j->open = (flags & RA_T_OPEN) != 0;
+	j->played = (flags & RA_T_PLAYED) != 0;
 	j->tick = ++ra->tick;
 	j->run = run + 1;
 	ra->njobs++;
@@ -521,6 +567,15 @@ static bool ra_busy_on(const struct vol_ra *ra, uint64_t fsid, uint64_t ino, uin
 	return false;
 }
 
+void vol_ra_asked(struct vol_ra *ra, struct ra_name *r, uint64_t off, uint64_t len)
+{
+	/* from the start: a new play of the file, what an earlier one asked
+	 * for does not count */
+	if (off == 0 || off + len > r->dem_end)
+		r->dem_end = off + len;
+	r->dem_tick = ++ra->tick;
+}
+
 void vol_ra_demand_begin(struct vol_obj *obj, uint64_t off, uint64_t len)
 {
 	struct vol_ra *ra = obj->exp->store->ra;
@@ -529,13 +584,8 @@ void vol_ra_demand_begin(struct vol_obj *obj, uint64_t off, uint64_t len)
 
 	pthread_mutex_lock(&ra->mu);
 	r = &ra->names[vol_ra_name_slot(fsid, ino)];
-	if (!obj->snap && r->valid && r->fsid == fsid && r->ino == ino) {
-		/* from the start: a new play of the file, what an earlier one
-		 * asked for does not count */
-		if (off == 0 || off + len > r->dem_end)
-			r->dem_end = off + len;
-		r->dem_tick = ++ra->tick;
-	}
+	if (!obj->snap && r->valid && r->fsid == fsid && r->ino == ino)
+		vol_ra_asked(ra, r, off, len);
 	/* a prefetch of these bytes is on its way: wait for it, then read
 	 * what it brought (the page cache, or the tier's chunk cache) */
 	while (!obj->snap && !ra->stop && len && ra_busy_on(ra, fsid, ino, off, len))

@@ -39,6 +39,7 @@
 #define RA_JOBS 256            /* jobs alive in the node (queued, running or parked) */
 #define RA_VOL_JOBS 32         /* ... of one volume: no volume takes every slot */
 #define RA_VOLS 64             /* volumes with jobs at once (one queue each) */
+#define RA_JOB_FILES (API_READ_AHEAD_MAX_DEPTH + 1) /* the next files, and an open's own */
 #define RA_FLOW 0x7261ull      /* the QoS flow prefetch is charged to ("ra") */
 
 struct ra_name {
@@ -56,8 +57,10 @@ struct ra_file {
 	uint64_t bytes;        /* from offset 0: charged to QoS (a READ below is a hit) */
 	uint64_t pend;         /* after bytes: room taken, charge parked in QoS */
 	uint64_t hi;           /* highest end a client READ reached */
+	uint64_t end;          /* how far its prefetch is to go: the size, or an open's head */
 	unsigned run;          /* files of its stream prefetched in a row up to it */
 	struct vol_fh fh;
+	struct vol_fh dir;     /* its folder (vol_read_ahead_open: a folder being played) */
 };
 
 /* One volume's queue of jobs (a slot is used while njobs || running). */
@@ -85,15 +88,19 @@ struct ra_job {
 	bool busy;             /* mu: its cursor is owned (queued, stepped or parked) */
 	unsigned inflight;     /* mu: chunks handed out and being read */
 	bool predicted, charged;
+	bool open;             /* an open's (vol_read_ahead_open): the trigger's own head first, heads only */
+	bool played;           /* ... whose folder is being played: its head even with no successor */
+	bool self;             /* fh[0] is the trigger's own file (an open's) */
 	struct vol_fh dir;     /* before prediction: the trigger's folder ... */
 	char name[VOL_RA_NAME_MAX + 1]; /* ... and name */
 	int depth;
 	uint64_t tick;         /* ra->tick when it was queued */
 	unsigned run;          /* the run its new cache entries get (the trigger's + 1) */
-	size_t nfiles, cur;    /* after: the files, in order */
-	struct vol_fh fh[API_READ_AHEAD_MAX_DEPTH];
-	uint64_t ino[API_READ_AHEAD_MAX_DEPTH], size[API_READ_AHEAD_MAX_DEPTH];
-	uint64_t fseq;         /* the cache entry of the current file (its seq) */
+	size_t nfiles, cur;    /* after: the files, in order (an open's: the trigger first) */
+	struct vol_fh fh[RA_JOB_FILES];
+	uint64_t ino[RA_JOB_FILES];
+	uint64_t size[RA_JOB_FILES]; /* how far to fetch each: its size, or an open's head */
+	uint64_t fseq;         /* the cache entry of the current file (its seq; 0: not begun) */
 	uint64_t off, len;     /* the next chunk / the chunk charged */
 };
 
@@ -131,8 +138,17 @@ struct ra_file *vol_ra_file_slot(struct vol_ra *ra);
 /* Room for len more unread bytes of fsid within the caps (may evict). */
 bool vol_ra_make_room(struct vol_ra *ra, uint64_t fsid, uint64_t len);
 
+/* vol_ra_fetch.c (mu held): a client READ asked for [off, off + len) of
+ * r's file (at the tier before it reads, vol_ra_demand_begin; from the
+ * page cache once read, vol_ra_read): a job skips what was asked since it
+ * was queued (an open's head of a file its client reads already). */
+void vol_ra_asked(struct vol_ra *ra, struct ra_name *r, uint64_t off, uint64_t len);
 /* vol_ra_fetch.c (mu held): a job for the files after r's, up to depth of
- * them; run: the trigger's own run (0: it was not prefetched). */
-void vol_ra_trigger(struct vol_ra *ra, const struct ra_name *r, int depth, unsigned run);
+ * them; run: the trigger's own run (0: it was not prefetched); flags:
+ * RA_T_OPEN (an open's: r's own head first, then heads only), RA_T_PLAYED
+ * (r's folder is being played: its head even when no successor exists). */
+#define RA_T_OPEN 1u
+#define RA_T_PLAYED 2u
+void vol_ra_trigger(struct vol_ra *ra, const struct ra_name *r, int depth, unsigned run, unsigned flags);
 
 #endif

@@ -105,7 +105,7 @@ uint32_t nfs4t_open(struct nfs4t_cl *x, uint32_t access, uint32_t deny)
 	nfs4t_begin(x, 4);
 	nfs4_cl_putrootfh(&x->b);
 	nfs4_cl_lookup(&x->b, "v0");
-	nfs4_cl_open_deny(&x->b, x->owner ? x->owner : "open-owner", "f", access, deny);
+	nfs4_cl_open_deny(&x->b, x->owner ? x->owner : "open-owner", x->name ? x->name : "f", access, deny);
 	nfs4_cl_getfh(&x->b);
 	nfs4t_send(x);
 	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 24), 0);

@@ -79,6 +79,7 @@ struct nfs4t_cl {
 	struct xdr_cur cur;
 	uint32_t flags;          /* the last SEQUENCE's status flags */
 	const char *owner;       /* the open owner of nfs4t_open (NULL: "open-owner") */
+	const char *name;        /* the file of v0 nfs4t_open opens (NULL: "f") */
 };
 
 /* Zero x, connect it to 127.0.0.1:port and create its session as owner (4
@@ -97,7 +98,7 @@ void nfs4t_begin(struct nfs4t_cl *x, uint32_t nops);
  * its status flags in x->flags), at the next operation's result. */
 void nfs4t_send(struct nfs4t_cl *x);
 
-/* OPEN v0/f (no create) as x->owner with access and deny (OPEN4_SHARE_*
+/* OPEN v0/f (v0/x->name when set; no create) as x->owner with access and deny (OPEN4_SHARE_*
  * bits, access may carry OPEN4_SHARE_WANT_* bits), then GETFH: the OPEN's
  * status; when OK, the open stateid, the delegation (with
  * OPEN_DELEGATE_NONE_EXT its reason in x->why; a CONTENTION or RESOURCE

@@ -39,168 +39,28 @@
 #include "api/api_error.h"
 #include "tests/agent/smb/smb_harness.h"
 #include "tests/agent/smb/smb_leasemsg.h"
+#include "tests/agent/smb/smb_stub.h"
 #include "tests/lib/aqt.h"
 #include "tests/lib/aqt_store.h"
 
 #define ALL_ACCESS 0x001F01FFu
 #define FILE_LEN (256u << 10)
 #define READ_LEN (16u << 10)
-#define STUB_HOLD_S 8
 
 static struct aqt_store ts;
 static struct smb_srv *srv;
 static struct vol_export *exp0;
-static const struct vol_cred root_cred = { .uid = 0, .gid = 0 };
-
-/* The tier stub: files cold_ino[] are cold; reads of stall_ino wait for `go`. */
-static struct {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	ino_t cold_ino[2];
-	ino_t stall_ino;
-	bool go;
-	unsigned inside, max_inside, ended;
-} stub = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
-
-static int stub_cold(void *arg, uint64_t fsid, const struct stat *st, uint64_t off, size_t len)
-{
-	(void)arg, (void)fsid, (void)off, (void)len;
-	return st->st_ino == stub.cold_ino[0] || st->st_ino == stub.cold_ino[1];
-}
-
-/* Hold the calling thread while the stub is not let go (at most STUB_HOLD_S). */
-static void stub_hold(void)
-{
-	struct timespec until;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += STUB_HOLD_S;
-	pthread_mutex_lock(&stub.mu);
-	if (++stub.inside > stub.max_inside)
-		stub.max_inside = stub.inside;
-	while (!stub.go && pthread_cond_timedwait(&stub.cv, &stub.mu, &until) == 0)
-		;
-	stub.inside--;
-	stub.ended++;
-	pthread_mutex_unlock(&stub.mu);
-}
-
-static int stub_read(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf, size_t len,
-		     size_t *got, void **swap)
-{
-	(void)arg, (void)fsid, (void)fd, (void)off, (void)buf, (void)len, (void)got, (void)swap;
-	if (st->st_ino == stub.stall_ino)
-		stub_hold();
-	return 1; /* the file holds every byte: the store reads it */
-}
-
-/* A write's tier work (a cold range brought back first): held for the stalled file. */
-static int stub_write_begin(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len)
-{
-	(void)arg, (void)fsid, (void)fd, (void)off, (void)len;
-	if (st->st_ino == stub.stall_ino)
-		stub_hold();
-	return 0;
-}
-
-static void stub_void(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len)
-{
-	(void)arg, (void)fsid, (void)fd, (void)st, (void)off, (void)len;
-}
-
-static int stub_trunc(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t size)
-{
-	(void)arg, (void)fsid, (void)fd, (void)st, (void)size;
-	return 0;
-}
-
-static void stub_st(void *arg, uint64_t fsid, const struct stat *st)
-{
-	(void)arg, (void)fsid, (void)st;
-}
-
-static const struct vol_tier_ops stub_ops = {
-	.read = stub_read, .cold = stub_cold, .write_begin = stub_write_begin, .write_end = stub_void,
-	.truncate = stub_trunc, .truncate_end = stub_st, .unlinked = stub_st,
-};
-
-static void stub_release(void)
-{
-	pthread_mutex_lock(&stub.mu);
-	stub.go = true;
-	pthread_cond_broadcast(&stub.cv);
-	pthread_mutex_unlock(&stub.mu);
-}
-
-static unsigned stub_get(const unsigned *field)
-{
-	unsigned v;
-
-	pthread_mutex_lock(&stub.mu);
-	v = *field;
-	pthread_mutex_unlock(&stub.mu);
-	return v;
-}
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-/* Wait (up to 5 s) until the stub holds n reads. */
-static void stub_wait_inside(unsigned n)
-{
-	double end = now_s() + 5;
-
-	while (stub_get(&stub.inside) < n && now_s() < end)
-		usleep(2000);
-	ck_assert_uint_eq(stub_get(&stub.inside), n);
-}
-
-static uint8_t pattern(const char *name, uint64_t i)
-{
-	return (uint8_t)(name[0] * 31u + i * 7u + (i >> 9));
-}
-
-/* Create name through the store with FILE_LEN bytes of its pattern: its inode. */
-static ino_t file_make(const char *name)
-{
-	struct vol_obj root, f;
-	struct vol_sattr sa = { 0 };
-	uint8_t *data = malloc(FILE_LEN);
-	ino_t ino;
-	int committed;
-
-	ck_assert_ptr_nonnull(data);
-	for (uint64_t i = 0; i < FILE_LEN; i++)
-		data[i] = pattern(name, i);
-	ck_assert_int_eq(vol_root(exp0, &root), 0);
-	ck_assert_int_eq(vol_create(&root, &root_cred, name, strlen(name), false, NULL, &sa, &f), 0);
-	for (size_t off = 0; off < FILE_LEN; off += VOL_IO_MAX)
-		ck_assert_int_eq(vol_write(&f, &root_cred, off, data + off,
-					   FILE_LEN - off < VOL_IO_MAX ? FILE_LEN - off : VOL_IO_MAX, 0, &committed), 0);
-	ino = f.st.st_ino;
-	vol_obj_cleanup(&f);
-	vol_obj_cleanup(&root);
-	free(data);
-	return ino;
-}
 
 static void setup(void)
 {
 	smbt_export_up(&ts, &srv, &exp0);
-	vol_store_set_tier(ts.store, &stub_ops, NULL);
-	stub.cold_ino[0] = stub.cold_ino[1] = stub.stall_ino = 0;
-	stub.go = false;
-	stub.inside = stub.max_inside = stub.ended = 0;
+	vol_store_set_tier(ts.store, &smbt_stub_ops, NULL);
+	smbt_stub_reset();
 }
 
 static void teardown(void)
 {
-	stub_release(); /* whatever still waits in the stub */
+	smbt_stub_release(); /* whatever still waits in the stub */
 	smbt_export_down(&ts, srv, exp0);
 }
 
@@ -283,14 +143,14 @@ struct ans {
  * messages, each of whose signature must verify: 1, or 0 when none came. */
 static int ans_wait(struct smbt_conn *tc, struct ans *a, double within)
 {
-	double end = now_s() + within;
+	double end = smbt_now_s() + within;
 	struct smb_wire_hdr h;
 	struct smb_wire_chain ch;
 	uint16_t alg;
 	const uint8_t *key = smb_sess_signing_key(tc->s, tc->c, &alg);
 	int got;
 
-	while (!(got = smbt_recv(tc, a->frame, sizeof(a->frame), &a->len, &h, NULL)) && now_s() < end) {
+	while (!(got = smbt_recv(tc, a->frame, sizeof(a->frame), &a->len, &h, NULL)) && smbt_now_s() < end) {
 		smbt_loop_turn(srv);
 		usleep(1000);
 	}
@@ -327,7 +187,7 @@ static void ans_data(const struct ans *a, size_t i, const char *name, uint64_t o
 	ck_assert_uint_eq(dlen, len);
 	ck_assert_uint_le(doff + dlen, a->m[i].len);
 	for (uint32_t k = 0; k < len; k++)
-		if (a->m[i].p[doff + k] != pattern(name, off + k))
+		if (a->m[i].p[doff + k] != smbt_pattern(name, off + k))
 			ck_abort_msg("byte %u of %s at %llu differs", k, name, (unsigned long long)off);
 }
 
@@ -336,12 +196,12 @@ static void lone_read_ok(struct smbt_conn *tc, uint64_t fid, const char *name, u
 {
 	struct cmp x = { 0 };
 	struct ans a;
-	double t0 = now_s();
+	double t0 = smbt_now_s();
 
 	cmp_read(&x, tc, 0, fid, off, READ_LEN);
 	cmp_send(&x, tc);
 	ck_assert_int_eq(ans_wait(tc, &a, 2.0), 1);
-	ck_assert(now_s() - t0 < 2.0);
+	ck_assert(smbt_now_s() - t0 < 2.0);
 	ck_assert_uint_eq(a.count, 1);
 	ans_check(&a, &x, 0, STATUS_SUCCESS);
 	ans_data(&a, 0, name, off, READ_LEN);
@@ -364,8 +224,8 @@ START_TEST(test_related_compound_waits)
 	uint64_t fha, fhb;
 
 	setup();
-	stub.stall_ino = stub.cold_ino[0] = file_make("stalled");
-	file_make("hot");
+	smbt_stub.stall_ino = smbt_stub.cold_ino[0] = smbt_file_make(exp0, "stalled", FILE_LEN);
+	smbt_file_make(exp0, "hot", FILE_LEN);
 	smbt_conn_export(&a, srv, &ts, 1, 0);
 	smbt_conn_export(&b, srv, &ts, 2, 0);
 	fha = open_file(&a, "hot");
@@ -374,14 +234,14 @@ START_TEST(test_related_compound_waits)
 	cmp_read(&x, &a, REL, UINT64_MAX, 4096, READ_LEN);
 	cmp_close(&x, &a, REL, UINT64_MAX);
 	cmp_send(&x, &a);
-	stub_wait_inside(1);
+	smbt_stub_wait_inside(1);
 	ck_assert_uint_eq(srv->nframes, 1);
 	ck_assert_int_eq(ans_wait(&a, &an, 0.2), 0); /* nothing of the compound yet */
 	/* the loop is free: this connection and another are served meanwhile */
 	lone_read_ok(&a, fha, "hot", 100);
 	lone_read_ok(&b, fhb, "hot", 8192);
-	ck_assert_uint_eq(stub_get(&stub.inside), 1); /* still held */
-	stub_release();
+	ck_assert_uint_eq(smbt_stub_get(&smbt_stub.inside), 1); /* still held */
+	smbt_stub_release();
 	ck_assert_int_eq(ans_wait(&a, &an, 5.0), 1);
 	ck_assert_uint_eq(an.count, 3); /* one frame */
 	ans_check(&an, &x, 0, STATUS_SUCCESS);
@@ -403,8 +263,8 @@ START_TEST(test_unrelated_compound_parks_twice)
 	uint64_t fs, fh;
 
 	setup();
-	stub.stall_ino = stub.cold_ino[0] = file_make("stalled");
-	file_make("hot");
+	smbt_stub.stall_ino = smbt_stub.cold_ino[0] = smbt_file_make(exp0, "stalled", FILE_LEN);
+	smbt_file_make(exp0, "hot", FILE_LEN);
 	smbt_conn_export(&a, srv, &ts, 1, 0);
 	fs = open_file(&a, "stalled");
 	fh = open_file(&a, "hot");
@@ -412,9 +272,9 @@ START_TEST(test_unrelated_compound_parks_twice)
 	cmp_read(&x, &a, 0, fh, 512, READ_LEN);
 	cmp_read(&x, &a, 0, fs, 3 * READ_LEN, READ_LEN);
 	cmp_send(&x, &a);
-	stub_wait_inside(1);
+	smbt_stub_wait_inside(1);
 	ck_assert_int_eq(ans_wait(&a, &an, 0.2), 0);
-	stub_release();
+	smbt_stub_release();
 	ck_assert_int_eq(ans_wait(&a, &an, 5.0), 1);
 	ck_assert_uint_eq(an.count, 3);
 	for (size_t i = 0; i < 3; i++)
@@ -422,7 +282,7 @@ START_TEST(test_unrelated_compound_parks_twice)
 	ans_data(&an, 0, "stalled", 0, READ_LEN);
 	ans_data(&an, 1, "hot", 512, READ_LEN);
 	ans_data(&an, 2, "stalled", 3 * READ_LEN, READ_LEN);
-	ck_assert_uint_eq(stub_get(&stub.ended), 2); /* both stalled READs went to the stub, off the loop */
+	ck_assert_uint_eq(smbt_stub_get(&smbt_stub.ended), 2); /* both stalled READs went to the stub, off the loop */
 	ck_assert_uint_ge(srv->reads_deferred, 2);
 	ck_assert_uint_eq(srv->nframes, 0);
 	teardown();
@@ -438,8 +298,8 @@ START_TEST(test_cancel_queued_compound_read)
 	double t0;
 
 	setup();
-	stub.stall_ino = stub.cold_ino[0] = file_make("stalled");
-	file_make("hot");
+	smbt_stub.stall_ino = smbt_stub.cold_ino[0] = smbt_file_make(exp0, "stalled", FILE_LEN);
+	smbt_file_make(exp0, "hot", FILE_LEN);
 	smbt_conn_export(&a, srv, &ts, 1, 0);
 	fs = open_file(&a, "stalled");
 	fh = open_file(&a, "hot");
@@ -449,23 +309,23 @@ START_TEST(test_cancel_queued_compound_read)
 		cmp_read(&l, &a, 0, fs, (uint64_t)i * READ_LEN, READ_LEN);
 		cmp_send(&l, &a);
 	}
-	stub_wait_inside(SMB_READ_PER_FILE);
+	smbt_stub_wait_inside(SMB_READ_PER_FILE);
 	cmp_read(&x, &a, 0, fs, 5 * READ_LEN, READ_LEN); /* queued behind them */
 	cmp_read(&x, &a, 0, fh, 0, READ_LEN);
 	cmp_send(&x, &a);
 	ck_assert_int_eq(ans_wait(&a, &an, 0.2), 0);
 	ck_assert_uint_eq(srv->nframes, 1);
-	t0 = now_s();
+	t0 = smbt_now_s();
 	smbt_cancel(&a, false, x.h[0].message_id);
 	ck_assert_int_eq(ans_wait(&a, &an, 2.0), 1);
-	ck_assert(now_s() - t0 < 2.0);
+	ck_assert(smbt_now_s() - t0 < 2.0);
 	ck_assert_uint_eq(an.count, 2);
 	ans_check(&an, &x, 0, STATUS_CANCELLED);
 	ans_check(&an, &x, 1, STATUS_SUCCESS);
 	ans_data(&an, 1, "hot", 0, READ_LEN);
-	ck_assert_uint_eq(stub_get(&stub.inside), SMB_READ_PER_FILE); /* the lone ones still held */
+	ck_assert_uint_eq(smbt_stub_get(&smbt_stub.inside), SMB_READ_PER_FILE); /* the lone ones still held */
 	ck_assert_uint_eq(srv->nframes, 0);
-	stub_release();
+	smbt_stub_release();
 	for (unsigned i = 0; i < SMB_READ_PER_FILE; i++) {
 		ck_assert_int_eq(ans_wait(&a, &an, 5.0), 1);
 		ck_assert_uint_eq(an.m[0].hdr.status, STATUS_SUCCESS);
@@ -482,7 +342,7 @@ START_TEST(test_conn_dropped_with_parked_compound)
 	double end;
 
 	setup();
-	stub.stall_ino = stub.cold_ino[0] = file_make("stalled");
+	smbt_stub.stall_ino = smbt_stub.cold_ino[0] = smbt_file_make(exp0, "stalled", FILE_LEN);
 	smbt_conn_export(&a, srv, &ts, 1, 0);
 	smbt_conn_export(&b, srv, &ts, 2, 0);
 	fs = open_file(&a, "stalled");
@@ -493,21 +353,21 @@ START_TEST(test_conn_dropped_with_parked_compound)
 	cmp_read(&y, &a, 0, fs, READ_LEN, READ_LEN);
 	cmp_read(&y, &a, 0, fs, 2 * READ_LEN, READ_LEN);
 	cmp_send(&y, &a);
-	stub_wait_inside(SMB_READ_PER_FILE); /* two parked compounds, one READ each at the stub */
+	smbt_stub_wait_inside(SMB_READ_PER_FILE); /* two parked compounds, one READ each at the stub */
 	ck_assert_uint_eq(srv->nframes, 2);
 	smb_conn_free(a.c);
-	stub_release();
-	end = now_s() + 5;
-	while (stub_get(&stub.ended) < SMB_READ_PER_FILE && now_s() < end)
+	smbt_stub_release();
+	end = smbt_now_s() + 5;
+	while (smbt_stub_get(&smbt_stub.ended) < SMB_READ_PER_FILE && smbt_now_s() < end)
 		usleep(2000);
 	/* the ended jobs find no connection: their frames go (a job leaves the
 	 * stub a little before it reaches the done list) */
-	end = now_s() + 5;
+	end = smbt_now_s() + 5;
 	do
 		smbt_loop_turn(srv);
-	while (srv->nframes && now_s() < end && usleep(2000) == 0);
+	while (srv->nframes && smbt_now_s() < end && usleep(2000) == 0);
 	ck_assert_uint_eq(srv->nframes, 0);
-	ck_assert_uint_eq(stub_get(&stub.ended), SMB_READ_PER_FILE); /* neither frame went on to its next READ */
+	ck_assert_uint_eq(smbt_stub_get(&smbt_stub.ended), SMB_READ_PER_FILE); /* neither frame went on to its next READ */
 	lone_read_ok(&b, fb, "stalled", 0);
 	teardown();
 }
@@ -567,7 +427,7 @@ static void bytes_are(struct smbt_conn *tc, uint64_t fid, uint64_t off, int v, c
 	ck_assert_uint_eq(smb_wire_get_u32(a.m[0].body + 4), WLEN);
 	p = a.m[0].p + a.m[0].body[2];
 	for (uint32_t k = 0; k < WLEN; k++)
-		ck_assert_uint_eq(p[k], v < 0 ? pattern(name, off + k) : (uint8_t)v);
+		ck_assert_uint_eq(p[k], v < 0 ? smbt_pattern(name, off + k) : (uint8_t)v);
 }
 
 START_TEST(test_write_through_off_loop)
@@ -578,8 +438,8 @@ START_TEST(test_write_through_off_loop)
 	uint64_t fa, fha, fhb, deferred;
 
 	setup();
-	stub.stall_ino = file_make("stalled");
-	file_make("hot");
+	smbt_stub.stall_ino = smbt_file_make(exp0, "stalled", FILE_LEN);
+	smbt_file_make(exp0, "hot", FILE_LEN);
 	smbt_conn_export(&a, srv, &ts, 1, 0);
 	smbt_conn_export(&b, srv, &ts, 2, 0);
 	fa = open_file(&a, "stalled");
@@ -587,11 +447,11 @@ START_TEST(test_write_through_off_loop)
 	fhb = open_file(&b, "hot");
 	cmp_write(&x, &a, 0, fa, 1000, 0xAB, true);
 	cmp_send(&x, &a);
-	stub_wait_inside(1); /* a worker holds it */
+	smbt_stub_wait_inside(1); /* a worker holds it */
 	ck_assert_int_eq(ans_wait(&a, &an, 0.2), 0);
 	lone_read_ok(&a, fha, "hot", 0);
 	lone_read_ok(&b, fhb, "hot", 4096);
-	stub_release();
+	smbt_stub_release();
 	ck_assert_int_eq(ans_wait(&a, &an, 5.0), 1);
 	ck_assert_uint_eq(an.count, 1);
 	ans_check(&an, &x, 0, STATUS_SUCCESS);
@@ -619,15 +479,15 @@ START_TEST(test_create_write_through_option)
 	uint32_t attrs;
 
 	setup();
-	stub.stall_ino = file_make("stalled");
+	smbt_stub.stall_ino = smbt_file_make(exp0, "stalled", FILE_LEN);
 	smbt_conn_export(&a, srv, &ts, 1, 0);
 	ck_assert_uint_eq(smbl_open(&a, "stalled", false, ALL_ACCESS, 0, 0x2u /* FILE_WRITE_THROUGH */, &fa, &attrs),
 			  STATUS_SUCCESS);
 	cmp_write(&x, &a, 0, fa, 0, 0x77, false); /* no flag: the open makes it file-sync */
 	cmp_send(&x, &a);
-	stub_wait_inside(1);
+	smbt_stub_wait_inside(1);
 	ck_assert_int_eq(ans_wait(&a, &an, 0.2), 0);
-	stub_release();
+	smbt_stub_release();
 	ck_assert_int_eq(ans_wait(&a, &an, 5.0), 1);
 	ans_check(&an, &x, 0, STATUS_SUCCESS);
 	ans_written(&an, 0);
@@ -644,7 +504,7 @@ START_TEST(test_compound_write_flush_read)
 	uint64_t fa, deferred;
 
 	setup();
-	stub.stall_ino = file_make("stalled");
+	smbt_stub.stall_ino = smbt_file_make(exp0, "stalled", FILE_LEN);
 	smbt_conn_export(&a, srv, &ts, 1, 0);
 	fa = open_file(&a, "stalled");
 	deferred = srv->reads_deferred;
@@ -652,9 +512,9 @@ START_TEST(test_compound_write_flush_read)
 	cmp_flush(&x, &a, 0, fa);
 	cmp_read(&x, &a, 0, fa, 0, WLEN);
 	cmp_send(&x, &a);
-	stub_wait_inside(1);
+	smbt_stub_wait_inside(1);
 	ck_assert_int_eq(ans_wait(&a, &an, 0.2), 0);
-	stub_release();
+	smbt_stub_release();
 	ck_assert_int_eq(ans_wait(&a, &an, 5.0), 1);
 	ck_assert_uint_eq(an.count, 3);
 	for (size_t i = 0; i < 3; i++)
@@ -677,7 +537,7 @@ START_TEST(test_cancel_queued_write)
 	uint64_t fa;
 
 	setup();
-	stub.stall_ino = file_make("stalled");
+	smbt_stub.stall_ino = smbt_file_make(exp0, "stalled", FILE_LEN);
 	smbt_conn_export(&a, srv, &ts, 1, 0);
 	fa = open_file(&a, "stalled");
 	for (unsigned i = 0; i < SMB_READ_PER_FILE; i++) {
@@ -686,7 +546,7 @@ START_TEST(test_cancel_queued_write)
 		cmp_write(&l, &a, 0, fa, (uint64_t)i * WLEN, 0x11, true);
 		cmp_send(&l, &a);
 	}
-	stub_wait_inside(SMB_READ_PER_FILE);
+	smbt_stub_wait_inside(SMB_READ_PER_FILE);
 	cmp_write(&x, &a, 0, fa, 8192, 0xEE, true); /* queued behind them */
 	cmp_send(&x, &a);
 	ck_assert_int_eq(ans_wait(&a, &an, 0.2), 0);
@@ -694,7 +554,7 @@ START_TEST(test_cancel_queued_write)
 	ck_assert_int_eq(ans_wait(&a, &an, 2.0), 1);
 	ck_assert_uint_eq(an.count, 1);
 	ans_check(&an, &x, 0, STATUS_CANCELLED);
-	stub_release();
+	smbt_stub_release();
 	for (unsigned i = 0; i < SMB_READ_PER_FILE; i++) {
 		ck_assert_int_eq(ans_wait(&a, &an, 5.0), 1);
 		ck_assert_uint_eq(an.m[0].hdr.status, STATUS_SUCCESS);

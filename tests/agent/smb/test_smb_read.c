@@ -32,160 +32,28 @@
 #include "api/api_error.h"
 #include "tests/agent/smb/smb_harness.h"
 #include "tests/agent/smb/smb_leasemsg.h"
+#include "tests/agent/smb/smb_stub.h"
 #include "tests/lib/aqt.h"
 #include "tests/lib/aqt_store.h"
 
 #define ALL_ACCESS 0x001F01FFu
 #define FILE_LEN (256u << 10)
 #define READ_LEN (16u << 10)
-#define STUB_HOLD_S 8
 
 static struct aqt_store ts;
 static struct smb_srv *srv;
 static struct vol_export *exp0;
-static const struct vol_cred root_cred = { .uid = 0, .gid = 0 };
-
-/* The tier stub: files cold_ino[] are cold; reads of stall_ino wait for `go`. */
-static struct {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	ino_t cold_ino[2];
-	ino_t stall_ino;
-	bool go;
-	unsigned inside, max_inside, ended;
-} stub = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
-
-static int stub_cold(void *arg, uint64_t fsid, const struct stat *st, uint64_t off, size_t len)
-{
-	(void)arg, (void)fsid, (void)off, (void)len;
-	return st->st_ino == stub.cold_ino[0] || st->st_ino == stub.cold_ino[1];
-}
-
-static int stub_read(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf, size_t len,
-		     size_t *got, void **swap)
-{
-	struct timespec until;
-
-	(void)arg, (void)fsid, (void)fd, (void)off, (void)buf, (void)len, (void)got, (void)swap;
-	if (st->st_ino != stub.stall_ino)
-		return 1; /* the file holds every byte: the store reads it */
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += STUB_HOLD_S;
-	pthread_mutex_lock(&stub.mu);
-	if (++stub.inside > stub.max_inside)
-		stub.max_inside = stub.inside;
-	while (!stub.go && pthread_cond_timedwait(&stub.cv, &stub.mu, &until) == 0)
-		;
-	stub.inside--;
-	stub.ended++;
-	pthread_mutex_unlock(&stub.mu);
-	return 1;
-}
-
-static int stub_zero(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len)
-{
-	(void)arg, (void)fsid, (void)fd, (void)st, (void)off, (void)len;
-	return 0;
-}
-
-static void stub_void(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len)
-{
-	(void)arg, (void)fsid, (void)fd, (void)st, (void)off, (void)len;
-}
-
-static int stub_trunc(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t size)
-{
-	(void)arg, (void)fsid, (void)fd, (void)st, (void)size;
-	return 0;
-}
-
-static void stub_st(void *arg, uint64_t fsid, const struct stat *st)
-{
-	(void)arg, (void)fsid, (void)st;
-}
-
-static const struct vol_tier_ops stub_ops = {
-	.read = stub_read, .cold = stub_cold, .write_begin = stub_zero, .write_end = stub_void,
-	.truncate = stub_trunc, .truncate_end = stub_st, .unlinked = stub_st,
-};
-
-static void stub_release(void)
-{
-	pthread_mutex_lock(&stub.mu);
-	stub.go = true;
-	pthread_cond_broadcast(&stub.cv);
-	pthread_mutex_unlock(&stub.mu);
-}
-
-static unsigned stub_get(const unsigned *field)
-{
-	unsigned v;
-
-	pthread_mutex_lock(&stub.mu);
-	v = *field;
-	pthread_mutex_unlock(&stub.mu);
-	return v;
-}
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-/* Wait (up to 5 s) until the stub holds n reads. */
-static void stub_wait_inside(unsigned n)
-{
-	double end = now_s() + 5;
-
-	while (stub_get(&stub.inside) < n && now_s() < end)
-		usleep(2000);
-	ck_assert_uint_eq(stub_get(&stub.inside), n);
-}
-
-static uint8_t pattern(const char *name, uint64_t i)
-{
-	return (uint8_t)(name[0] * 31u + i * 7u + (i >> 9));
-}
-
-/* Create name through the store with FILE_LEN bytes of its pattern: its inode. */
-static ino_t file_make(const char *name)
-{
-	struct vol_obj root, f;
-	struct vol_sattr sa = { 0 };
-	uint8_t *data = malloc(FILE_LEN);
-	ino_t ino;
-	int committed;
-
-	ck_assert_ptr_nonnull(data);
-	for (uint64_t i = 0; i < FILE_LEN; i++)
-		data[i] = pattern(name, i);
-	ck_assert_int_eq(vol_root(exp0, &root), 0);
-	ck_assert_int_eq(vol_create(&root, &root_cred, name, strlen(name), false, NULL, &sa, &f), 0);
-	for (size_t off = 0; off < FILE_LEN; off += VOL_IO_MAX)
-		ck_assert_int_eq(vol_write(&f, &root_cred, off, data + off,
-					   FILE_LEN - off < VOL_IO_MAX ? FILE_LEN - off : VOL_IO_MAX, 0, &committed), 0);
-	ino = f.st.st_ino;
-	vol_obj_cleanup(&f);
-	vol_obj_cleanup(&root);
-	free(data);
-	return ino;
-}
 
 static void setup(void)
 {
 	smbt_export_up(&ts, &srv, &exp0);
-	vol_store_set_tier(ts.store, &stub_ops, NULL);
-	stub.cold_ino[0] = stub.cold_ino[1] = stub.stall_ino = 0;
-	stub.go = false;
-	stub.inside = stub.max_inside = stub.ended = 0;
+	vol_store_set_tier(ts.store, &smbt_stub_ops, NULL);
+	smbt_stub_reset();
 }
 
 static void teardown(void)
 {
-	stub_release(); /* whatever still waits in the stub */
+	smbt_stub_release(); /* whatever still waits in the stub */
 	smbt_export_down(&ts, srv, exp0);
 }
 
@@ -224,14 +92,14 @@ struct rsp {
  * `within` seconds: 1, or 0 when none came. */
 static int rsp_wait(struct smbt_conn *tc, struct rsp *r, double within)
 {
-	double end = now_s() + within;
+	double end = smbt_now_s() + within;
 
 	do {
 		if (smbt_recv(tc, r->buf, sizeof(r->buf), &r->len, &r->h, &r->sig_ok))
 			return 1;
 		smbt_loop_turn(srv);
 		usleep(1000);
-	} while (now_s() < end);
+	} while (smbt_now_s() < end);
 	return smbt_recv(tc, r->buf, sizeof(r->buf), &r->len, &r->h, &r->sig_ok);
 }
 
@@ -258,7 +126,7 @@ static void rsp_check_data_async(const struct rsp *r, uint64_t mid, uint64_t aid
 	ck_assert_uint_eq(dlen, len);
 	ck_assert_uint_le(doff + dlen, r->len);
 	for (uint32_t i = 0; i < len; i++)
-		if (r->buf[doff + i] != pattern(name, off + i))
+		if (r->buf[doff + i] != smbt_pattern(name, off + i))
 			ck_abort_msg("byte %u of %s at %llu differs", i, name, (unsigned long long)off);
 }
 
@@ -270,7 +138,7 @@ static void rsp_check_data(const struct rsp *r, uint64_t mid, const char *name, 
 /* The loop's turns (the interim tick included) for `s` seconds; whether tc got an answer. */
 static int turn_for(struct smbt_conn *tc, struct rsp *r, double s)
 {
-	double end = now_s() + s;
+	double end = smbt_now_s() + s;
 
 	do {
 		smb_read_tick(srv);
@@ -278,7 +146,7 @@ static int turn_for(struct smbt_conn *tc, struct rsp *r, double s)
 			return 1;
 		smbt_loop_turn(srv);
 		usleep(5000);
-	} while (now_s() < end);
+	} while (smbt_now_s() < end);
 	return 0;
 }
 
@@ -290,15 +158,15 @@ START_TEST(test_interim_after_threshold)
 	double t0;
 
 	setup();
-	stub.stall_ino = stub.cold_ino[0] = file_make("stalled");
+	smbt_stub.stall_ino = smbt_stub.cold_ino[0] = smbt_file_make(exp0, "stalled", FILE_LEN);
 	smbt_conn_export(&a, srv, &ts, 1, 0);
 	fa = open_file(&a, "stalled");
-	t0 = now_s();
+	t0 = smbt_now_s();
 	m1 = read_send(&a, fa, 0, READ_LEN);
 	m2 = read_send(&a, fa, READ_LEN, READ_LEN);
-	stub_wait_inside(2);
+	smbt_stub_wait_inside(2);
 	/* nothing before the threshold (less the time the checks took) */
-	ck_assert_int_eq(turn_for(&a, &r, SMB_READ_PENDING_MS / 1000.0 - (now_s() - t0) - 0.1), 0);
+	ck_assert_int_eq(turn_for(&a, &r, SMB_READ_PENDING_MS / 1000.0 - (smbt_now_s() - t0) - 0.1), 0);
 	/* then one interim each: async, an AsyncId, the credit, unsigned */
 	a1 = a2 = 0;
 	for (int i = 0; i < 2; i++) {
@@ -312,7 +180,7 @@ START_TEST(test_interim_after_threshold)
 	ck_assert_int_eq(turn_for(&a, &r, 0.3), 0); /* once */
 	/* CANCEL by AsyncId of a running one: CANCELLED when it ends */
 	smbt_cancel(&a, true, a2);
-	stub_release();
+	smbt_stub_release();
 	ck_assert_int_eq(rsp_wait(&a, &r, 5.0), 1);
 	if (r.h.message_id == m2) {
 		smbt_check_final(&r.h, SMB2_READ, m2, a2, STATUS_CANCELLED);
@@ -336,29 +204,29 @@ START_TEST(test_stalled_and_hot)
 	double t0;
 
 	setup();
-	stub.stall_ino = stub.cold_ino[0] = file_make("stalled");
-	stub.cold_ino[1] = file_make("cold");
-	file_make("hot");
+	smbt_stub.stall_ino = smbt_stub.cold_ino[0] = smbt_file_make(exp0, "stalled", FILE_LEN);
+	smbt_stub.cold_ino[1] = smbt_file_make(exp0, "cold", FILE_LEN);
+	smbt_file_make(exp0, "hot", FILE_LEN);
 	smbt_conn_export(&a, srv, &ts, 1, 0);
 	smbt_conn_export(&b, srv, &ts, 2, 0);
 	fa = open_file(&a, "stalled");
 	fh = open_file(&b, "hot");
 	fc = open_file(&b, "cold");
 	mid = read_send(&a, fa, 4096, READ_LEN);
-	stub_wait_inside(1);
+	smbt_stub_wait_inside(1);
 	ck_assert_int_eq(smbt_recv(&a, r.buf, sizeof(r.buf), &r.len, &r.h, NULL), 0); /* not answered yet */
 	/* the other connection is served meanwhile: a hot file and a cold one */
-	t0 = now_s();
+	t0 = smbt_now_s();
 	mh = read_send(&b, fh, 100, READ_LEN);
 	ck_assert_int_eq(rsp_wait(&b, &r, 2.0), 1);
 	rsp_check_data(&r, mh, "hot", 100, READ_LEN);
 	mc = read_send(&b, fc, 8192, READ_LEN);
 	ck_assert_int_eq(rsp_wait(&b, &r, 2.0), 1);
 	rsp_check_data(&r, mc, "cold", 8192, READ_LEN);
-	ck_assert(now_s() - t0 < 2.0); /* the stalled read is held for STUB_HOLD_S */
-	ck_assert_uint_eq(stub_get(&stub.inside), 1); /* still held */
+	ck_assert(smbt_now_s() - t0 < 2.0); /* the stalled read is held for SMBT_STUB_HOLD_S */
+	ck_assert_uint_eq(smbt_stub_get(&smbt_stub.inside), 1); /* still held */
 	ck_assert_int_eq(smbt_recv(&a, r.buf, sizeof(r.buf), &r.len, &r.h, NULL), 0);
-	stub_release();
+	smbt_stub_release();
 	ck_assert_int_eq(rsp_wait(&a, &r, 5.0), 1);
 	rsp_check_data(&r, mid, "stalled", 4096, READ_LEN);
 	ck_assert_uint_ge(srv->reads_deferred, 2); /* the stalled and the cold one went to a worker */
@@ -377,14 +245,14 @@ START_TEST(test_close_during_read)
 	uint64_t fa, mid;
 
 	setup();
-	stub.stall_ino = stub.cold_ino[0] = file_make("stalled");
+	smbt_stub.stall_ino = smbt_stub.cold_ino[0] = smbt_file_make(exp0, "stalled", FILE_LEN);
 	smbt_conn_export(&a, srv, &ts, 1, 0);
 	fa = open_file(&a, "stalled");
 	mid = read_send(&a, fa, 0, READ_LEN);
-	stub_wait_inside(1);
+	smbt_stub_wait_inside(1);
 	ck_assert_uint_eq(smbl_close(&a, fa), STATUS_SUCCESS); /* answered at once */
 	ck_assert_ptr_null(a.s->opens);
-	stub_release();
+	smbt_stub_release();
 	ck_assert_int_eq(rsp_wait(&a, &r, 5.0), 1);
 	rsp_check_data(&r, mid, "stalled", 0, READ_LEN);
 	/* the open is gone for the client */
@@ -403,7 +271,7 @@ START_TEST(test_conn_dropped_during_read)
 	double end;
 
 	setup();
-	stub.stall_ino = stub.cold_ino[0] = file_make("stalled");
+	smbt_stub.stall_ino = smbt_stub.cold_ino[0] = smbt_file_make(exp0, "stalled", FILE_LEN);
 	smbt_conn_export(&a, srv, &ts, 1, 0);
 	smbt_conn_export(&b, srv, &ts, 2, 0);
 	fa = open_file(&a, "stalled");
@@ -411,13 +279,13 @@ START_TEST(test_conn_dropped_during_read)
 	read_send(&a, fa, 0, READ_LEN);
 	read_send(&a, fa, READ_LEN, READ_LEN);
 	read_send(&a, fa, 2 * READ_LEN, READ_LEN); /* queued: the file's slots are taken */
-	stub_wait_inside(SMB_READ_PER_FILE);
+	smbt_stub_wait_inside(SMB_READ_PER_FILE);
 	smb_conn_free(a.c);
-	stub_release();
-	end = now_s() + 5;
-	while (stub_get(&stub.ended) < SMB_READ_PER_FILE && now_s() < end)
+	smbt_stub_release();
+	end = smbt_now_s() + 5;
+	while (smbt_stub_get(&smbt_stub.ended) < SMB_READ_PER_FILE && smbt_now_s() < end)
 		usleep(2000);
-	ck_assert_uint_eq(stub_get(&stub.ended), SMB_READ_PER_FILE); /* the queued one never ran */
+	ck_assert_uint_eq(smbt_stub_get(&smbt_stub.ended), SMB_READ_PER_FILE); /* the queued one never ran */
 	smbt_loop_turn(srv); /* the ended jobs find no connection */
 	/* the other connection's open of the file reads on */
 	mid = read_send(&b, fb, 0, READ_LEN);
@@ -436,18 +304,18 @@ START_TEST(test_per_file_cap_and_cancel)
 	bool seen[6] = { false };
 
 	setup();
-	stub.stall_ino = stub.cold_ino[0] = file_make("stalled");
-	stub.cold_ino[1] = file_make("cold");
+	smbt_stub.stall_ino = smbt_stub.cold_ino[0] = smbt_file_make(exp0, "stalled", FILE_LEN);
+	smbt_stub.cold_ino[1] = smbt_file_make(exp0, "cold", FILE_LEN);
 	smbt_conn_export(&a, srv, &ts, 1, 0);
 	smbt_conn_export(&b, srv, &ts, 2, 0);
 	fa = open_file(&a, "stalled");
 	fc = open_file(&b, "cold");
 	for (unsigned i = 0; i < 6; i++)
 		mids[i] = read_send(&a, fa, (uint64_t)i * READ_LEN, READ_LEN);
-	stub_wait_inside(SMB_READ_PER_FILE);
+	smbt_stub_wait_inside(SMB_READ_PER_FILE);
 	usleep(200000); /* no more of them get a worker */
-	ck_assert_uint_eq(stub_get(&stub.inside), SMB_READ_PER_FILE);
-	ck_assert_uint_eq(stub_get(&stub.max_inside), SMB_READ_PER_FILE);
+	ck_assert_uint_eq(smbt_stub_get(&smbt_stub.inside), SMB_READ_PER_FILE);
+	ck_assert_uint_eq(smbt_stub_get(&smbt_stub.max_inside), SMB_READ_PER_FILE);
 	/* another file's READ passes the stalled file's queue */
 	mc = read_send(&b, fc, 0, READ_LEN);
 	ck_assert_int_eq(rsp_wait(&b, &r, 2.0), 1);
@@ -458,7 +326,7 @@ START_TEST(test_per_file_cap_and_cancel)
 	smbt_check_sync(&r.h, mids[5], STATUS_CANCELLED);
 	ck_assert(r.sig_ok);
 	seen[5] = true;
-	stub_release();
+	smbt_stub_release();
 	while (answered < 5 && rsp_wait(&a, &r, 5.0) == 1) {
 		unsigned i = (unsigned)(r.h.message_id - mids[0]);
 
@@ -469,7 +337,7 @@ START_TEST(test_per_file_cap_and_cancel)
 		answered++;
 	}
 	ck_assert_uint_eq(answered, 5);
-	ck_assert_uint_le(stub_get(&stub.max_inside), SMB_READ_PER_FILE);
+	ck_assert_uint_le(smbt_stub_get(&smbt_stub.max_inside), SMB_READ_PER_FILE);
 	teardown();
 }
 END_TEST
