@@ -265,8 +265,10 @@ struct smb_conn {
 	uint8_t *frame;
 	uint32_t frame_len, frame_got;
 	/* a frame waiting for QoS admission */
-	uint8_t *parked;
+	uint8_t *parked;             /* plain: a sealed frame is parked decrypted */
 	size_t parked_len;
+	bool parked_sealed;          /* it came encrypted by session parked_enc */
+	uint64_t parked_enc;
 	struct qos_item qi;
 	bool is_parked;
 	/* output */
@@ -405,8 +407,25 @@ uint32_t smb_status_from_errno(int err);
 struct smb_sess *smb_sess_find(struct smb_conn *c, uint64_t id);
 struct smb_tree *smb_tree_find(struct smb_sess *s, uint32_t id);
 struct smb_open *smb_open_find(struct smb_req *r, const struct smb_wire_fid *fid);
-/* The open a READ or WRITE names, for QoS admission before the frame is served. */
+/* smb_admit.c: QoS admission of a frame before it is served. admit: the
+ * plain (decrypted) frame's READs, WRITEs and COPYCHUNKs charged to their
+ * volumes (a lone one by its open's handle; a compound's by its trees'
+ * volumes, the whole frame parked on the first volume it charges, the
+ * others debited); QOS_PARKED: c->qi is parked. recv: a received frame
+ * (heap, taken) unsealed (smb_dispatch_unseal), admitted and served, or
+ * kept on c parked (decrypted, with the id of the session that sealed it).
+ * resume: c's parked frame, released, served without a second charge (a
+ * sealed one whose session went is dropped: nothing could answer it). */
 int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len);
+int smb_dispatch_recv(struct smb_conn *c, uint8_t *frame, size_t len);
+void smb_dispatch_resume(struct smb_conn *c);
+/* smb_dispatch.c: a transform decrypted into *plain (heap, the caller's;
+ * NULL for a plain SMB2 frame) with the session that sealed it in *enc.
+ * 0: serve it; -1: nothing to serve (an SMB1 negotiate answered, or the
+ * connection closing). serve: p[0..len) (plain, when set, is p and taken)
+ * through smb_frame_serve, then what it woke. */
+int smb_dispatch_unseal(struct smb_conn *c, const uint8_t *frame, size_t len, uint8_t **plain, struct smb_sess **enc);
+void smb_dispatch_serve(struct smb_conn *c, const uint8_t *p, size_t len, uint8_t *plain, struct smb_sess *enc);
 /* Sign the message at [off, end) of out / wrap out in a transform and queue it, for s. */
 void smb_dispatch_sign(struct smb_conn *c, struct smb_sess *s, struct ut_buf *out, size_t off, size_t end);
 void smb_dispatch_send_encrypted(struct smb_conn *c, struct smb_sess *s, const struct ut_buf *out);
@@ -554,14 +573,16 @@ uint32_t smb_prev_enumerate(struct smb_req *r, const struct smb_wire_ioctl_req *
  * open the key names (same user), chunk by chunk through the store (byte-
  * range locks, capacity and the caches of other clients apply as to a READ
  * and a WRITE), bounded by SMB_WIRE_COPYCHUNK_*; charged to QoS by
- * smb_copy_admit before it is served, its growth checked against the
+ * smb_dispatch_admit (smb_copy_cost) before it is served, its growth checked against the
  * volume's free space before anything is copied. */
 uint32_t smb_copy_resume_key(struct smb_req *r, const struct smb_wire_ioctl_req *q);
 uint32_t smb_copy_chunk(struct smb_req *r, const struct smb_wire_ioctl_req *q);
-/* QoS admission of a lone IOCTL frame m of session s on c: a COPYCHUNK
- * the handler will serve is charged (vol_admit_copy) and may be parked on
- * c->qi; anything else QOS_ADMIT (not charged). */
-enum qos_verdict smb_copy_admit(struct smb_conn *c, const struct smb_wire_msg *m, struct smb_sess *s);
+/* Whether IOCTL m of session s is a COPYCHUNK the handler will serve: its
+ * destination FileId in *fid (all ones in a related compound), all its
+ * chunks' bytes in *total, the open its resume key names in *src (NULL:
+ * none, which the handler refuses after the charge). */
+bool smb_copy_cost(struct smb_conn *c, const struct smb_wire_msg *m, struct smb_sess *s, struct smb_wire_fid *fid,
+		   uint64_t *total, struct smb_open **src);
 /* smb_info_ea.c: extended attributes (see there). size: EaSize (the kept
  * list's length, 0 when none or unreadable); needed: an EA of the file has
  * FILE_NEED_EA; apply: a checked list set on the object (SET_INFO, ExtA),

@@ -305,14 +305,15 @@ void vol_export_record(struct vol_export *e, unsigned op, uint64_t bytes, uint64
  * dropped, and must then be served without calling vol_admit again. */
 enum qos_verdict vol_admit(struct vol_store *s, const uint8_t *fh, size_t len, uint64_t client,
 			   enum qos_kind kind, uint64_t bytes, struct qos_item *it);
-/* vol_admit for a server-side copy of bytes (all of a request's chunks,
- * not capped at VOL_QOS_IO_MAX) from the object of handle src into the one
- * of handle dst: the destination's volume is charged the write, and the
- * read too when the source is on it; a source on another volume has its
- * read charged there at once (qos_debit: never parked, its later requests
- * wait the debt out). The parked request, as vol_admit's, is dst's. */
-enum qos_verdict vol_admit_copy(struct vol_store *s, const uint8_t *dst, size_t dlen, const uint8_t *src, size_t slen,
-				uint64_t client, uint64_t bytes, struct qos_item *it);
+/* vol_admit on an export the caller holds (an SMB tree's volume: a
+ * compound's READs and WRITEs name their opens through the chain, so the
+ * frame is charged to its trees' volumes, not by handle). bytes is
+ * charged whole (the caller capped each request's part with vol_io_cost). */
+enum qos_verdict vol_admit_export(struct vol_export *e, uint64_t client, enum qos_kind kind, uint64_t bytes,
+				  struct qos_item *it);
+/* Charge bytes to e's volume now, never parking (qos_debit): the part of a
+ * request on another volume than the one it was parked on. */
+void vol_export_debit(struct vol_export *e, uint64_t bytes);
 /* The bytes vol_admit charges a READ or WRITE of count bytes. */
 uint64_t vol_io_cost(uint64_t count);
 /* A READ admitted for count moved only moved bytes: give its volume's
