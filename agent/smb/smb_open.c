@@ -145,6 +145,7 @@ void smb_open_release(struct smb_open *o)
 		o->released = true;
 		return;
 	}
+	smb_alloc_drop(o);
 	vol_obj_cleanup(&o->obj);
 	free(o);
 }
@@ -499,8 +500,8 @@ uint32_t smb_open_create(struct smb_req *r)
 	/* an AlSi the CREATE made or overwrote the file with stays the open's
 	 * allocation size while the file's blocks are fewer (smbd's
 	 * initial_allocation_size; a durable reconnect keeps it) */
-	if (cx.alsi && !o->dir && rsp.action != FILE_OPENED)
-		o->alloc_size = cx.alloc;
+	if (cx.alsi && !o->dir && rsp.action != FILE_OPENED && (status = smb_alloc_hold(o, cx.alloc)) != STATUS_SUCCESS)
+		goto fail; /* its room was checked before the file was made: only a race with another writer */
 	if ((status = smb_lease_grant(r, o, &q, &rsp, &ctx_buf, &ctxs[0])) != STATUS_SUCCESS ||
 	    (status = smb_durable_grant(r, o, &q, &rsp, ctxs, dh_buf)) != STATUS_SUCCESS)
 		goto fail;
@@ -517,6 +518,7 @@ uint32_t smb_open_create(struct smb_req *r)
 	return STATUS_SUCCESS;
 fail:
 	ut_buf_cleanup(&ctx_buf);
+	smb_alloc_drop(o);
 	smb_lease_open_gone(o);
 	smb_lock_open_gone(o);
 	vol_obj_cleanup(&o->obj);
@@ -625,6 +627,8 @@ uint32_t smb_open_write(struct smb_req *r)
 		return STATUS_ACCESS_DENIED; /* opened without FILE_WRITE_DATA or FILE_APPEND_DATA */
 	if ((status = smb_lock_io(o, q.offset, q.data_len, true)) != STATUS_SUCCESS)
 		return status;
+	if (q.data_len)
+		smb_alloc_fill(o, q.offset + q.data_len); /* growth into what the open holds */
 	/* WRITE_THROUGH (flag 1), or an open made with FILE_WRITE_THROUGH,
 	 * asks for stable data: its fsync waits on the disk, so a worker
 	 * makes it (smb_read.c) while the frame waits, unless the caps are

@@ -143,7 +143,8 @@ struct smb_open {
 	uint8_t resume_key[16];
 	uint64_t position;           /* FilePositionInformation, as the client last set it */
 	uint32_t ea_next;            /* FileFullEaInformation: the next EA a scan answers (smb_info_ea.c) */
-	uint64_t alloc_size;         /* the AlSi of the CREATE that made or overwrote the file (0: none) */
+	uint64_t alloc_size;         /* AllocationSize set (AlSi, SET_INFO), reported while the blocks are fewer (0: none) */
+	uint64_t held;               /* volume capacity held for it past the end of file (smb_alloc.c) */
 	uint64_t cookie;             /* QUERY_DIRECTORY position */
 	bool dir_started, dir_eof;
 	char pattern[256];
@@ -694,6 +695,17 @@ void smb_lease_lock(struct smb_req *r, const struct smb_open *o);
 /* A SET_INFO allocation size that leaves o's file as it is: the read
  * caches of other groups (and o's own Level II) go, as a write's would. */
 void smb_lease_alloc(struct smb_req *r, const struct smb_open *o);
+/* smb_alloc.c: an open's allocation size and the capacity it holds.
+ * hold: o's AllocationSize becomes size, the bytes past its file's end held
+ *   on the volume (more: STATUS_DISK_FULL when they do not fit, nothing
+ *   changed; less: given back). set: SET_INFO FileAllocationInformation
+ *   (FILE_WRITE_DATA; under the end of file cuts the file). fill: before a
+ *   WRITE or end-of-file change of o reaching end, the held part it fills
+ *   is given back. drop: everything o holds given back. */
+uint32_t smb_alloc_hold(struct smb_open *o, uint64_t size);
+uint32_t smb_alloc_set(struct smb_req *r, struct smb_open *o, uint64_t size);
+void smb_alloc_fill(struct smb_open *o, uint64_t end);
+void smb_alloc_drop(struct smb_open *o);
 uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
 			 struct smb_wire_create_rsp *rsp, struct ut_buf *ctx_buf, struct smb_wire_create_rsp_ctx *ctx);
 /* smb_durable.c: durable handles v1 and v2 (MS-SMB2 3.3.5.9.6/7/10/12),

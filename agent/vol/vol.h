@@ -507,5 +507,14 @@ struct vol_fsstat {
 	uint64_t tbytes, fbytes, abytes, tfiles, ffiles, afiles;
 };
 int vol_fsstat(struct vol_obj *obj, struct vol_fsstat *out);
+/* Capacity held for space promised but not yet written (an SMB allocation
+ * size past the end of file, MS-FSCC 2.4.4): vol_hold counts bytes in the
+ * used bytes of obj's volume when they fit (-EDQUOT: nothing counted), so
+ * vol_fsstat and every later write see them taken; vol_unhold gives bytes
+ * back. The caller keeps what it holds and gives all of it back. Held
+ * bytes are the process's: an agent restart recounts the volume from its
+ * files, so nothing held outlives it (and nothing written is lost). */
+int vol_hold(struct vol_obj *obj, uint64_t bytes);
+void vol_unhold(struct vol_obj *obj, uint64_t bytes);
 
 #endif
