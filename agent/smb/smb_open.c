@@ -367,6 +367,10 @@ uint32_t smb_open_create(struct smb_req *r)
 		status = STATUS_INVALID_PARAMETER;
 		goto fail;
 	}
+	/* another client's open of this AppInstanceId goes first, before its
+	 * share modes could refuse this one (smb_durable.c) */
+	if ((status = smb_durable_app(r, &cx, o)) != STATUS_SUCCESS)
+		goto fail;
 	/* a previous version: the walk starts at that snapshot's root */
 	if (when >= 0 && (rc = smb_prev_open(r->tree, cred, when, &snap)) != 0) {
 		status = rc == -ENOENT ? STATUS_OBJECT_PATH_NOT_FOUND : smb_open_status(rc, true);

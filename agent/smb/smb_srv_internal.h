@@ -72,6 +72,7 @@
 #define STATUS_NOT_A_DIRECTORY 0xC0000103u
 #define STATUS_CANCELLED 0xC0000120u
 #define STATUS_FILE_CLOSED 0xC0000128u
+#define STATUS_FILE_FORCED_CLOSED 0xC00000B6u
 #define STATUS_USER_SESSION_DELETED 0xC0000203u
 #define STATUS_INVALID_LOCK_RANGE 0xC00001A1u
 #define STATUS_NOT_FOUND 0xC0000225u
@@ -181,6 +182,10 @@ struct smb_open {
 	char owner_project[API_INTENT_PROJECT_LEN + 1], owner_name[API_INTENT_SMB_USER_LEN + 1];
 	char share_name[API_INTENT_SHARE_LEN + 1];
 	struct timespec durable_until; /* CLOCK_MONOTONIC, while disconnected */
+	/* SMB2_CREATE_APP_INSTANCE_ID/_VERSION of its CREATE (smb_durable.c) */
+	bool app, app_ver;
+	uint8_t app_id[16];
+	uint64_t app_hi, app_lo;
 	/* READs a worker has (smb_read.c): a freed open (released) stays until
 	 * the last one ends, with its descriptor */
 	unsigned nreads;
@@ -544,6 +549,9 @@ int smb_open_path(const uint8_t *name, size_t len, char *out, size_t cap);
  * the rest is smb_ctx_open.c. */
 struct smb_ctx_req {
 	bool secd, alsi, mxac, qfid;
+	bool app, app_ver;           /* APP_INSTANCE_ID / _VERSION (smb_durable_app) */
+	uint8_t app_id[16];
+	uint64_t app_hi, app_lo;
 	const uint8_t *exta;         /* ExtA: the checked EA list (in the request), its length */
 	size_t exta_len;
 	uint32_t sd_uid, sd_gid, sd_mode;
@@ -737,6 +745,13 @@ void smb_durable_free_all(struct smb_srv *srv);
  * get USER_SESSION_DELETED), its durable opens kept for a reconnect, its
  * other opens closed. Another user's session, or none: nothing. */
 void smb_durable_prev_session(struct smb_req *r, uint64_t prev);
+/* APP_INSTANCE_ID (MS-SMB2 3.3.5.9.13; 3.x only, not with DH2C): a CREATE of
+ * path on r's share carrying the AppInstanceId of an open of another client
+ * (another ClientGuid; live, or kept durable) closes that open first
+ * (failover clusters, Hyper-V), unless a 3.1.1 APP_INSTANCE_VERSION says
+ * the old open is as new or newer: STATUS_FILE_FORCED_CLOSED, nothing
+ * closed. Then o (the new open) takes the id and version. */
+uint32_t smb_durable_app(struct smb_req *r, const struct smb_ctx_req *cx, struct smb_open *o);
 /* Drop o's grant (before o is freed). */
 void smb_lease_open_gone(struct smb_open *o);
 /* Send the break of o (of session s on c) that the store flagged; true when sent. */
