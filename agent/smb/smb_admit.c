@@ -15,9 +15,14 @@
  * the destination's volume and as read on the source's (one volume:
  * twice). Each message's volume is its tree's (a related message's tree is
  * the chain's), so a related READ of the open the compound's CREATE makes
- * is charged as a lone READ of that open. The frame is parked on the first
- * volume it charges; the part on other volumes is debited there at once
- * (vol_export_debit: into debt those volumes' next requests wait out).
+ * is charged as a lone READ of that open. A frame on several volumes (a
+ * COPYCHUNK whose source is on another share's volume, a compound across
+ * trees) is charged on each in turn, in the order it names them: parked on
+ * the first one over its limit, and when that one hands it back, charged
+ * on the next; it is served once every volume admitted it, so it waits
+ * while either volume of a cross-volume copy is over its limit, and the
+ * loop serves others meanwhile. Its state (the volumes, each with a
+ * counted reference, and the bytes) waits on the connection (c->admit).
  * A message the server will refuse (no session, no tree, a bad body, a
  * copy outside the limits) costs nothing.
  */
@@ -29,13 +34,44 @@
 #define SMB_ADMIT_MSGS 64u /* messages of a frame looked at: what smb_frame.c serves */
 
 /* A frame's charge, per volume (a frame names at most SMB_ADMIT_MSGS trees,
- * and a copy's source one more each). */
+ * and a copy's source one more each): counted references; next: the
+ * volume to charge next. */
 struct smb_admit {
 	struct vol_export *exp[2 * SMB_ADMIT_MSGS];
 	uint64_t bytes[2 * SMB_ADMIT_MSGS];
-	unsigned n;
+	unsigned n, next;
 	bool write;
 };
+
+void smb_dispatch_admit_free(struct smb_conn *c)
+{
+	struct smb_admit *a = c->admit;
+
+	if (!a)
+		return;
+	for (unsigned i = 0; i < a->n; i++)
+		vol_export_unref(a->exp[i]);
+	free(a);
+	c->admit = NULL;
+}
+
+/* Charge c's frame on its volumes from the next one: QOS_PARKED on the
+ * first over its limit (c->qi), else QOS_ADMIT with the state gone. */
+static int smb_admit_step(struct smb_conn *c)
+{
+	struct smb_admit *a = c->admit;
+
+	while (a && a->next < a->n) {
+		unsigned i = a->next++;
+
+		c->qi.release = smb_srv_release;
+		c->qi.release_arg = c->srv;
+		if (vol_admit_export(a->exp[i], c->key, a->write ? QOS_WRITE : QOS_READ, a->bytes[i], &c->qi) == QOS_PARKED)
+			return QOS_PARKED;
+	}
+	smb_dispatch_admit_free(c);
+	return QOS_ADMIT;
+}
 
 static void smb_admit_add(struct smb_admit *a, struct vol_export *e, uint64_t bytes)
 {
@@ -48,7 +84,7 @@ static void smb_admit_add(struct smb_admit *a, struct vol_export *e, uint64_t by
 	if (i == a->n) {
 		if (a->n == sizeof(a->exp) / sizeof(a->exp[0]))
 			return;
-		a->exp[a->n] = e;
+		a->exp[a->n] = vol_export_ref(e);
 		a->bytes[a->n++] = 0;
 	}
 	a->bytes[i] += bytes;
@@ -97,8 +133,8 @@ int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len)
 	struct smb_wire_msg m;
 	struct smb_sess *s = NULL;
 	struct smb_tree *t = NULL;
-	int v = QOS_ADMIT;
 
+	smb_dispatch_admit_free(c); /* a frame admitted before, whatever was left */
 	if (smb_wire_frame_kind(frame, len) != SMB_WIRE_SMB2 || !(a = calloc(1, sizeof(*a))))
 		return QOS_ADMIT;
 	smb_wire_chain_init(&ch, frame, len);
@@ -115,15 +151,8 @@ int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len)
 			t = smb_tree_find(s, m.hdr.tree_id);
 		smb_admit_msg(c, s, t, &m, a);
 	}
-	if (a->n) {
-		for (unsigned i = 1; i < a->n; i++)
-			vol_export_debit(a->exp[i], a->bytes[i]);
-		c->qi.release = smb_srv_release;
-		c->qi.release_arg = c->srv;
-		v = vol_admit_export(a->exp[0], c->key, a->write ? QOS_WRITE : QOS_READ, a->bytes[0], &c->qi);
-	}
-	free(a);
-	return v;
+	c->admit = a;
+	return smb_admit_step(c);
 }
 
 int smb_dispatch_recv(struct smb_conn *c, uint8_t *frame, size_t len)
@@ -161,6 +190,8 @@ void smb_dispatch_resume(struct smb_conn *c)
 
 	if (!c->is_parked || !frame)
 		return;
+	if (c->admit && smb_admit_step(c) == QOS_PARKED)
+		return; /* another volume of the frame is over its limit: parked there */
 	c->is_parked = false;
 	c->parked = NULL;
 	if (!c->parked_sealed) {

@@ -176,6 +176,7 @@ void smb_conn_free(struct smb_conn *c)
 	UT_DEBUG("smb_srv", NULL, "connection %llu from %s closed", (unsigned long long)c->key, c->peer);
 	free(c->frame);
 	free(c->parked);
+	smb_dispatch_admit_free(c);
 	free(c->out);
 	ut_buf_cleanup(&c->rsp);
 	free(c);

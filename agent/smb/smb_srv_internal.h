@@ -117,6 +117,7 @@ struct smb_async;
 struct smb_read_pool;
 struct smb_read_job;
 struct smb_frame;
+struct smb_admit;
 
 struct smb_cfg {
 	struct smb_srv_share *shares;
@@ -275,6 +276,7 @@ struct smb_conn {
 	size_t parked_len;
 	bool parked_sealed;          /* it came encrypted by session parked_enc */
 	uint64_t parked_enc;
+	struct smb_admit *admit;     /* its frame's volumes still to charge (smb_admit.c) */
 	struct qos_item qi;
 	bool is_parked;
 	/* output */
@@ -415,14 +417,17 @@ struct smb_tree *smb_tree_find(struct smb_sess *s, uint32_t id);
 struct smb_open *smb_open_find(struct smb_req *r, const struct smb_wire_fid *fid);
 /* smb_admit.c: QoS admission of a frame before it is served. admit: the
  * plain (decrypted) frame's READs, WRITEs and COPYCHUNKs charged to their
- * volumes (a lone one by its open's handle; a compound's by its trees'
- * volumes, the whole frame parked on the first volume it charges, the
- * others debited); QOS_PARKED: c->qi is parked. recv: a received frame
+ * volumes (their trees', a related one's tree the chain's; a copy's source
+ * on its open's), one volume after the
+ * other: QOS_PARKED: c->qi is parked on one of them, the rest to charge
+ * kept in c->admit (admit_free drops it). recv: a received frame
  * (heap, taken) unsealed (smb_dispatch_unseal), admitted and served, or
  * kept on c parked (decrypted, with the id of the session that sealed it).
- * resume: c's parked frame, released, served without a second charge (a
+ * resume: c's parked frame, released: charged on its next volumes (parked
+ * again on one over its limit), then served without a second charge (a
  * sealed one whose session went is dropped: nothing could answer it). */
 int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len);
+void smb_dispatch_admit_free(struct smb_conn *c);
 int smb_dispatch_recv(struct smb_conn *c, uint8_t *frame, size_t len);
 void smb_dispatch_resume(struct smb_conn *c);
 /* smb_dispatch.c: a transform decrypted into *plain (heap, the caller's;

@@ -45,6 +45,13 @@ static void vol_acct_unref(struct vol_acct *a)
 	free(a);
 }
 
+struct vol_export *vol_export_ref(struct vol_export *e)
+{
+	if (e)
+		atomic_fetch_add(&e->refs, 1);
+	return e;
+}
+
 void vol_export_unref(struct vol_export *e)
 {
 	if (!e || atomic_fetch_sub(&e->refs, 1) != 1)
@@ -686,12 +693,6 @@ enum qos_verdict vol_admit_export(struct vol_export *e, uint64_t client, enum qo
 	if (!e)
 		return QOS_ADMIT;
 	return qos_submit(e->acct->qos, client, kind, bytes, it, qos_now(e->store->qos));
-}
-
-void vol_export_debit(struct vol_export *e, uint64_t bytes)
-{
-	if (e)
-		qos_debit(e->acct->qos, bytes, qos_now(e->store->qos));
 }
 
 /* The timer's one callback: each parked request goes back to its owner. */

@@ -275,6 +275,8 @@ struct vol_export *vol_export_by_path(struct vol_store *s, const char *path, siz
 struct vol_export *vol_export_by_prefix(struct vol_store *s, const char *path, size_t len, size_t *rest);
 struct vol_export *vol_export_at(struct vol_store *s, size_t i);
 void vol_export_unref(struct vol_export *e);
+/* Another counted reference to e (which the caller holds one of); e. */
+struct vol_export *vol_export_ref(struct vol_export *e);
 const struct vol_export_cfg *vol_export_config(const struct vol_export *e);
 uint64_t vol_export_fsid(const struct vol_export *e);
 /* Counters and used bytes of export id; -ENOENT if no such export. */
@@ -311,9 +313,6 @@ enum qos_verdict vol_admit(struct vol_store *s, const uint8_t *fh, size_t len, u
  * charged whole (the caller capped each request's part with vol_io_cost). */
 enum qos_verdict vol_admit_export(struct vol_export *e, uint64_t client, enum qos_kind kind, uint64_t bytes,
 				  struct qos_item *it);
-/* Charge bytes to e's volume now, never parking (qos_debit): the part of a
- * request on another volume than the one it was parked on. */
-void vol_export_debit(struct vol_export *e, uint64_t bytes);
 /* The bytes vol_admit charges a READ or WRITE of count bytes. */
 uint64_t vol_io_cost(uint64_t count);
 /* A READ admitted for count moved only moved bytes: give its volume's
