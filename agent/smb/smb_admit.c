@@ -61,7 +61,9 @@ static int smb_admit_step(struct smb_conn *c)
 {
 	struct smb_admit *a = c->admit;
 
-	while (a && a->next < a->n) {
+	/* a server stopping serves what it has: the QoS timer that would hand
+	 * a frame parked now back has stopped (smb_srv_stop) */
+	while (a && a->next < a->n && !__atomic_load_n(&c->srv->stop, __ATOMIC_ACQUIRE)) {
 		unsigned i = a->next++;
 
 		c->qi.release = smb_srv_release;
