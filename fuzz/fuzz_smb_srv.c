@@ -78,12 +78,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    smb_wire_frame_len(pfx, x->authed ? SMB_WIRE_FRAME_MAX : SMB_WIRE_FRAME_MAX_PREAUTH, &len) != AQ_OK ||
 		    (data[off] != 0 && data[off] != 0x80) || len > size - off - 4)
 			break;
-		/* the loop hands each frame over in its own allocation */
+		/* the loop hands each frame over in its own allocation, through
+		 * the path it takes: unsealed, admitted (QoS), served */
 		if (!(frame = malloc(len)))
 			break;
 		memcpy(frame, data + off + 4, len);
-		smb_dispatch_frame(x, frame, len);
-		free(frame);
+		if (smb_dispatch_recv(x, frame, len) == QOS_PARKED)
+			smb_dispatch_resume(x); /* takes frame */
 		off += 4 + len;
 	}
 	conn_gone(&c[0]);

@@ -253,8 +253,8 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	s3lite_req) hlib="$top/tests/fixtures/s3lite_req.c $top/util/ut_hex.c $crypto" ;;
 	intent) hlib="$apilib $jansson -lm" ;;
 	ut_conf | ut_hostport) hlib="$utillib" ;;
-	smb_srv) hlib="$smblib $(echo "$top"/agent/smb/smb_srv.c "$top"/agent/smb/smb_dispatch.c "$top"/agent/smb/smb_sess.c \
-		"$top"/agent/smb/smb_tree.c "$top"/agent/smb/smb_iface.c "$top"/agent/smb/smb_open.c "$top"/agent/smb/smb_info.c "$top"/agent/smb/smb_prev.c "$top"/agent/smb/smb_ctx.c "$top"/agent/smb/smb_ctx_open.c \
+	smb_srv) hlib="$smblib $(echo "$top"/agent/smb/smb_srv.c "$top"/agent/smb/smb_dispatch.c "$top"/agent/smb/smb_admit.c "$top"/agent/smb/smb_sess.c \
+		"$top"/agent/smb/smb_tree.c "$top"/agent/smb/smb_iface.c "$top"/agent/smb/smb_open.c "$top"/agent/smb/smb_alloc.c "$top"/agent/smb/smb_info.c "$top"/agent/smb/smb_prev.c "$top"/agent/smb/smb_ctx.c "$top"/agent/smb/smb_ctx_open.c \
 		"$top"/agent/smb/smb_lock.c "$top"/agent/smb/smb_async.c "$top"/agent/smb/smb_read.c "$top"/agent/smb/smb_frame.c "$top"/agent/smb/smb_notify.c "$top"/agent/smb/smb_lease.c \
 		"$top"/agent/smb/smb_durable.c "$top"/agent/smb/smb_copy.c "$top"/agent/smb/smb_sparse.c "$top"/agent/smb/smb_info_ea.c "$top"/agent/smb/smb_info_sec.c) $lib \
 		$crypto" ;;

@@ -8,11 +8,11 @@
  * as they do to a client's own READ and WRITE. The source must be an open
  * of the same user (any of its sessions and shares on this server); the
  * request is bounded by SMB_WIRE_COPYCHUNK_* before anything is allocated.
- * QoS: smb_copy_admit charges a lone COPYCHUNK frame before it is served,
- * as a lone READ or WRITE is (smb_dispatch_admit): all its chunks' bytes
- * as written on the destination's volume and as read on the source's
- * (vol_admit_copy), so a copy waits for its volume's budget like the READs
- * and WRITEs it replaces. Capacity: the growth the chunks make on the
+ * QoS: smb_dispatch_admit (smb_admit.c) charges a COPYCHUNK before it is
+ * served, lone, sealed or in a compound, as READs and WRITEs are
+ * (smb_copy_cost): all its chunks' bytes as written on the destination's
+ * volume and as read on the source's, so a copy waits for its volume's
+ * budget like the READs and WRITEs it replaces. Capacity: the growth the chunks make on the
  * destination must fit the volume's free space before anything is copied
  * (STATUS_DISK_FULL, nothing copied).
  */
@@ -124,28 +124,21 @@ static uint32_t smb_copy_room(struct smb_open *dst, uint64_t end)
 	return end > size && end - size > fs.abytes ? STATUS_DISK_FULL : STATUS_SUCCESS;
 }
 
-enum qos_verdict smb_copy_admit(struct smb_conn *c, const struct smb_wire_msg *m, struct smb_sess *s)
+bool smb_copy_cost(struct smb_conn *c, const struct smb_wire_msg *m, struct smb_sess *s, struct smb_wire_fid *fid,
+		   uint64_t *total, struct smb_open **src)
 {
 	struct smb_wire_ioctl_req q;
 	struct smb_wire_copychunk cc;
-	struct smb_open *dst, *src;
 	struct smb_sess *ss;
-	uint64_t total, end;
+	uint64_t end;
 
 	if (smb_wire_ioctl_req_decode(m, &q) != AQ_OK ||
-	    (q.ctl_code != FSCTL_SRV_COPYCHUNK && q.ctl_code != FSCTL_SRV_COPYCHUNK_WRITE))
-		return QOS_ADMIT;
-	for (dst = s->opens; dst && !(dst->id == q.fid.persistent && dst->id == q.fid.volatile_); dst = dst->next)
-		;
-	/* anything the handler refuses is not charged */
-	if (!dst || !dst->fh.len || smb_wire_copychunk_decode(q.input, q.input_len, &cc) != AQ_OK ||
-	    !smb_copy_within(&cc, &total, &end))
-		return QOS_ADMIT;
-	src = smb_copy_source(c->srv, s, cc.key, &ss);
-	c->qi.release = smb_srv_release;
-	c->qi.release_arg = c->srv;
-	return vol_admit_copy(c->srv->store, dst->fh.data, dst->fh.len, src && src->fh.len ? src->fh.data : NULL,
-			      src ? src->fh.len : 0, c->key, total, &c->qi);
+	    (q.ctl_code != FSCTL_SRV_COPYCHUNK && q.ctl_code != FSCTL_SRV_COPYCHUNK_WRITE) ||
+	    smb_wire_copychunk_decode(q.input, q.input_len, &cc) != AQ_OK || !smb_copy_within(&cc, total, &end))
+		return false; /* anything the handler refuses is not charged */
+	*fid = q.fid;
+	*src = smb_copy_source(c->srv, s, cc.key, &ss);
+	return true;
 }
 
 /* One chunk from src to dst: STATUS_SUCCESS, FILE_LOCK_CONFLICT (a lock

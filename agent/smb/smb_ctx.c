@@ -21,8 +21,13 @@
  *    given for an existing object is not applied to it);
  *  - AlSi (allocation size, 8 bytes): for a file the CREATE makes or
  *    overwrites, a size past what the volume has free is STATUS_DISK_FULL
- *    (3.3.5.9.3) before anything changes; the space is not reserved (the
- *    store counts capacity by file size): advisory, which 3.3.5.9.3 allows;
+ *    (3.3.5.9.3) before anything changes; then held on the volume while
+ *    the open lives (smb_alloc.c);
+ *  - APP_INSTANCE_ID (20 bytes) and APP_INSTANCE_VERSION (24 bytes), each
+ *    with its StructureSize: an open of another client with that
+ *    AppInstanceId on the same path and share is closed first
+ *    (smb_durable_app; 3.x only: on 2.x they have no effect, as 3.3.5.9.13
+ *    applies to 3.x servers only);
  *  - MxAc (0 or 8 bytes): answered with the session user's maximal access
  *    to the object, from the same POSIX bits the kernel checks (owner,
  *    group or other class, as the synthesized descriptor shows), DELETE
@@ -31,8 +36,8 @@
  *    answer when the request's timestamp is the file's LastWriteTime
  *    (smbd);
  *  - QFid (0 bytes): answered with the inode and the volume's fsid;
- *  - anything else (AAPL, the POSIX extensions, AppInstanceId and
- *    -Version, SVHDX, unknown tags) gets no answer context, which is how a
+ *  - anything else (AAPL, the POSIX extensions, SVHDX, unknown tags)
+ *    gets no answer context, which is how a
  *    server that does not serve it tells the client (3.3.5.9: contexts a
  *    server does not support are ignored).
  * A context with the wrong length is STATUS_INVALID_PARAMETER. This file is
@@ -148,6 +153,28 @@ static uint32_t smb_ctx_qfid(const struct smb_wire_create_ctx *c, const struct v
 	return STATUS_SUCCESS;
 }
 
+/* APP_INSTANCE_ID: StructureSize 20 (3.3.5.9.13 lets a server check it). */
+static uint32_t smb_ctx_app(const struct smb_wire_create_ctx *c, const struct vol_cred *cred, struct smb_ctx_req *x)
+{
+	(void)cred;
+	if (c->data_len != 20 || smb_wire_get_u16(c->data) != 20)
+		return STATUS_INVALID_PARAMETER;
+	x->app = true;
+	memcpy(x->app_id, c->data + 4, 16);
+	return STATUS_SUCCESS;
+}
+
+static uint32_t smb_ctx_app_ver(const struct smb_wire_create_ctx *c, const struct vol_cred *cred, struct smb_ctx_req *x)
+{
+	(void)cred;
+	if (c->data_len != 24 || smb_wire_get_u16(c->data) != 24)
+		return STATUS_INVALID_PARAMETER;
+	x->app_ver = true;
+	x->app_hi = smb_wire_get_u64(c->data + 8);
+	x->app_lo = smb_wire_get_u64(c->data + 16);
+	return STATUS_SUCCESS;
+}
+
 static const struct smb_ctx_row smb_ctx_table[] = {
 	{ .tag = "RqLs" }, /* smb_lease.c */
 	{ .tag = "DHnQ" }, /* smb_durable.c */
@@ -160,6 +187,8 @@ static const struct smb_ctx_row smb_ctx_table[] = {
 	{ .tag = "AlSi", .check = smb_ctx_alsi },
 	{ .tag = "MxAc", .check = smb_ctx_mxac },
 	{ .tag = "QFid", .check = smb_ctx_qfid },
+	{ .tag = SMB2_CREATE_APP_INSTANCE_ID, .check = smb_ctx_app },          /* smb_durable_app */
+	{ .tag = SMB2_CREATE_APP_INSTANCE_VERSION, .check = smb_ctx_app_ver },
 };
 
 uint32_t smb_ctx_check(const struct smb_wire_create_req *q, const struct vol_cred *cred, struct smb_ctx_req *x)

@@ -308,43 +308,47 @@ void smb_dispatch_send_encrypted(struct smb_conn *c, struct smb_sess *s, const s
 	ut_buf_cleanup(&fb);
 }
 
-void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
+int smb_dispatch_unseal(struct smb_conn *c, const uint8_t *frame, size_t len, uint8_t **plain, struct smb_sess **enc)
 {
-	struct smb_sess *enc_sess = NULL;
-	uint8_t *plain = NULL;
+	struct smb_wire_transform t;
+	struct smb_sess *s;
+	uint8_t *p;
 
+	*plain = NULL;
+	*enc = NULL;
 	switch (smb_wire_frame_kind(frame, len)) {
 	case SMB_WIRE_SMB1:
 		if (c->negotiated || smb_sess_smb1(c, frame, len) != 0)
 			c->closing = true; /* SMB1 only as the first multi-protocol NEGOTIATE */
-		return;
-	case SMB_WIRE_TRANSFORM: {
-		struct smb_wire_transform t;
-
-		if (smb_wire_transform_decode(frame, len, &t) != AQ_OK || !(enc_sess = smb_sess_find(c, t.session_id)) ||
-		    enc_sess->state != SMB_SESS_VALID || c->cipher == SMB_WIRE_NONE) {
-			c->closing = true;
-			return;
-		}
-		if (!(plain = malloc(len - SMB2_TRANSFORM_LEN)) ||
-		    smb_crypto_decrypt(c->cipher, enc_sess->keys.dec, frame, len, plain) != AQ_OK) {
-			UT_INFO("smb_srv", NULL, "%s: a transform that does not decrypt, connection closed", c->peer);
-			free(plain);
-			c->closing = true;
-			return;
-		}
-		frame = plain;
-		len -= SMB2_TRANSFORM_LEN;
-		enc_sess->encrypt = true; /* from now on its plain requests are refused */
-		break;
-	}
+		return -1;
 	case SMB_WIRE_SMB2:
+		return 0;
+	case SMB_WIRE_TRANSFORM:
 		break;
 	default:
 		c->closing = true;
-		return;
+		return -1;
 	}
-	smb_frame_serve(c, frame, len, plain, enc_sess); /* takes plain */
+	if (smb_wire_transform_decode(frame, len, &t) != AQ_OK || !(s = smb_sess_find(c, t.session_id)) ||
+	    s->state != SMB_SESS_VALID || c->cipher == SMB_WIRE_NONE) {
+		c->closing = true;
+		return -1;
+	}
+	if (!(p = malloc(len - SMB2_TRANSFORM_LEN)) || smb_crypto_decrypt(c->cipher, s->keys.dec, frame, len, p) != AQ_OK) {
+		UT_INFO("smb_srv", NULL, "%s: a transform that does not decrypt, connection closed", c->peer);
+		free(p);
+		c->closing = true;
+		return -1;
+	}
+	s->encrypt = true; /* from now on its plain requests are refused */
+	*plain = p;
+	*enc = s;
+	return 0;
+}
+
+void smb_dispatch_serve(struct smb_conn *c, const uint8_t *p, size_t len, uint8_t *plain, struct smb_sess *enc)
+{
+	smb_frame_serve(c, p, len, plain, enc); /* takes plain */
 	/* what this frame woke (a CLOSE or an acknowledgment that lets a
 	 * waiting CREATE or rename go on) is served now, before the loop reads
 	 * another request: a client that has the CLOSE answered finds the
@@ -352,44 +356,15 @@ void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 	smb_async_run(c->srv);
 }
 
-/* QoS: a lone READ, WRITE or COPYCHUNK (plain) is charged before it is served. */
-int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len)
+void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 {
-	struct smb_wire_chain ch;
-	struct smb_wire_msg m;
-	struct smb_sess *s;
-	struct smb_open *o;
-	struct smb_wire_read_req rd;
-	struct smb_wire_write_req wr;
-	const struct smb_wire_fid *fid;
-	enum qos_kind kind;
-	uint64_t bytes;
+	struct smb_sess *enc;
+	uint8_t *plain;
 
-	if (smb_wire_frame_kind(frame, len) != SMB_WIRE_SMB2)
-		return QOS_ADMIT; /* encrypted frames are charged in smb_open (after decryption) */
-	smb_wire_chain_init(&ch, frame, len);
-	if (smb_wire_chain_next(&ch, &m) != 1 || m.hdr.next_command)
-		return QOS_ADMIT;
-	if (m.hdr.command == SMB2_READ && smb_wire_read_req_decode(&m, &rd) == AQ_OK) {
-		kind = QOS_READ;
-		bytes = rd.length;
-		fid = &rd.fid;
-	} else if (m.hdr.command == SMB2_WRITE && smb_wire_write_req_decode(&m, &wr) == AQ_OK) {
-		kind = QOS_WRITE;
-		bytes = wr.data_len;
-		fid = &wr.fid;
-	} else if (m.hdr.command == SMB2_IOCTL) { /* a server-side copy (smb_copy.c) */
-		return (s = smb_sess_find(c, m.hdr.session_id)) ? smb_copy_admit(c, &m, s) : QOS_ADMIT;
-	} else {
-		return QOS_ADMIT;
-	}
-	if (!(s = smb_sess_find(c, m.hdr.session_id)))
-		return QOS_ADMIT;
-	for (o = s->opens; o && !(o->id == fid->persistent && o->id == fid->volatile_); o = o->next)
-		;
-	if (!o || !o->fh.len)
-		return QOS_ADMIT;
-	c->qi.release = smb_srv_release;
-	c->qi.release_arg = c->srv;
-	return vol_admit(c->srv->store, o->fh.data, o->fh.len, c->key, kind, bytes, &c->qi);
+	if (smb_dispatch_unseal(c, frame, len, &plain, &enc) != 0)
+		return;
+	if (plain)
+		smb_dispatch_serve(c, plain, len - SMB2_TRANSFORM_LEN, plain, enc);
+	else
+		smb_dispatch_serve(c, frame, len, NULL, NULL);
 }

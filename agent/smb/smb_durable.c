@@ -34,6 +34,8 @@
  *   closed at once, and the opener goes on (3.3.4.6/3.3.4.7 leave it to the
  *   server; Samba does the same);
  * - expired: its timeout passed (checked each second): closed.
+ * - replaced: a CREATE of another client with its AppInstanceId
+ *   (smb_durable_app, 3.3.5.9.13) closes it, as it closes a live open.
  * Kept in the agent's memory only: an agent restart or a failover to
  * another node loses them (that is what persistent handles would add).
  */
@@ -317,5 +319,69 @@ uint32_t smb_durable_reconnect(struct smb_req *r, const struct smb_wire_create_r
 	smb_wire_create_rsp_encode(r->out, r->hdr_off, &rsp);
 	ut_buf_cleanup(&lb);
 	UT_INFO("smb_srv", NULL, "%s: durable open %llu of %s reconnected", r->c->peer, (unsigned long long)o->id, o->path);
+	return STATUS_SUCCESS;
+}
+
+/* Whether open x (of client guid, on share xshare) is one a CREATE with cx
+ * of path on share must close: its AppInstanceId, path and share, another
+ * client. */
+static bool smb_durable_app_match(const struct smb_open *x, const uint8_t *guid, const char *xshare,
+				  const struct smb_ctx_req *cx, const char *path, const char *share, const uint8_t *my_guid)
+{
+	return x->app && memcmp(x->app_id, cx->app_id, 16) == 0 && strcmp(x->path, path) == 0 &&
+	       strcmp(share, xshare) == 0 && memcmp(guid, my_guid, 16) != 0;
+}
+
+/* The 3.1.1 version rule: the old open x is as new as the request or newer. */
+static bool smb_durable_app_newer(const struct smb_req *r, const struct smb_ctx_req *cx, const struct smb_open *x)
+{
+	if (r->c->dialect < SMB2_DIALECT_311 || !cx->app_ver || !x->app_ver || (!x->app_hi && !x->app_lo))
+		return false;
+	return x->app_hi > cx->app_hi || (x->app_hi == cx->app_hi && x->app_lo >= cx->app_lo);
+}
+
+uint32_t smb_durable_app(struct smb_req *r, const struct smb_ctx_req *cx, struct smb_open *o)
+{
+	struct smb_srv *srv = r->c->srv;
+	const char *share = r->tree->share.name;
+	bool again = true;
+
+	if (!cx->app || r->c->dialect < SMB2_DIALECT_300)
+		return STATUS_SUCCESS; /* 3.x only */
+	/* each pass closes one: freeing an open changes the lists walked */
+	while (again) {
+		again = false;
+		for (struct smb_open **pp = &srv->durable, *x; (x = *pp); pp = &x->next)
+			if (smb_durable_app_match(x, x->client_guid, x->share_name, cx, o->path, share, r->c->client_guid)) {
+				if (smb_durable_app_newer(r, cx, x))
+					return STATUS_FILE_FORCED_CLOSED;
+				*pp = x->next;
+				srv->ndurable--;
+				UT_INFO("smb_srv", NULL, "kept open %llu of %s closed: its AppInstanceId came from another client",
+					(unsigned long long)x->id, x->path);
+				smb_durable_close(x);
+				again = true;
+				break;
+			}
+		for (struct smb_conn *c = srv->conns; c && !again; c = c->next)
+			for (struct smb_sess *s = c->sessions; s && !again; s = s->next)
+				for (struct smb_open *x = s->opens; x; x = x->next) {
+					if (!smb_durable_app_match(x, c->client_guid, x->tree->share.name, cx, o->path, share,
+								   r->c->client_guid))
+						continue;
+					if (smb_durable_app_newer(r, cx, x))
+						return STATUS_FILE_FORCED_CLOSED;
+					UT_INFO("smb_srv", NULL, "open %llu of %s closed: its AppInstanceId came from another client",
+						(unsigned long long)x->id, x->path);
+					smb_open_free(s, x, true); /* 3.3.4.17: closed, its client told nothing */
+					again = true;
+					break;
+				}
+	}
+	o->app = true;
+	memcpy(o->app_id, cx->app_id, 16);
+	o->app_ver = cx->app_ver && r->c->dialect >= SMB2_DIALECT_311;
+	o->app_hi = o->app_ver ? cx->app_hi : 0;
+	o->app_lo = o->app_ver ? cx->app_lo : 0;
 	return STATUS_SUCCESS;
 }

@@ -678,22 +678,23 @@ uint32_t smb_info_set(struct smb_req *r)
 			return smb_status_from_errno(rc);
 		break;
 	}
-	case FileEndOfFileInformation:
-	case FileAllocationInformation: {
+	case FileAllocationInformation: { /* smb_alloc.c */
+		uint64_t size = smb_wire_u64(&c);
+
+		if (c.err != AQ_OK)
+			return STATUS_INFO_LENGTH_MISMATCH;
+		if ((st = smb_alloc_set(r, o, size)) != STATUS_SUCCESS)
+			return st;
+		break;
+	}
+	case FileEndOfFileInformation: {
 		uint64_t size = smb_wire_u64(&c);
 
 		if (c.err != AQ_OK)
 			return STATUS_INFO_LENGTH_MISMATCH;
 		if (o->dir)
 			return STATUS_INVALID_PARAMETER;
-		vol_refresh(&o->obj);
-		/* an allocation size only cuts a file shorter than it (no
-		 * preallocation); it breaks read caches all the same, as Windows
-		 * and smbd (smbtorture smb2.oplock.batch12) */
-		if (q.info_class == FileAllocationInformation && size >= (uint64_t)o->obj.st.st_size) {
-			smb_lease_alloc(r, o);
-			break;
-		}
+		smb_alloc_fill(o, size); /* growth into what the open holds */
 		sa.set_size = true;
 		sa.size = size;
 		{

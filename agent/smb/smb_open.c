@@ -145,6 +145,7 @@ void smb_open_release(struct smb_open *o)
 		o->released = true;
 		return;
 	}
+	smb_alloc_drop(o);
 	vol_obj_cleanup(&o->obj);
 	free(o);
 }
@@ -337,6 +338,7 @@ static uint32_t smb_open_status(int rc, bool path)
 static void create_drop(struct smb_open *o, struct ut_buf *ctx_buf)
 {
 	ut_buf_cleanup(ctx_buf);
+	smb_alloc_drop(o);
 	smb_lease_open_gone(o);
 	smb_lock_open_gone(o);
 	vol_obj_cleanup(&o->obj);
@@ -382,8 +384,8 @@ static uint32_t create_finish(struct smb_req *r, struct smb_open *o, const struc
 	/* an AlSi the CREATE made or overwrote the file with stays the open's
 	 * allocation size while the file's blocks are fewer (smbd's
 	 * initial_allocation_size; a durable reconnect keeps it) */
-	if (cx->alsi && !o->dir && rsp->action != FILE_OPENED)
-		o->alloc_size = cx->alloc;
+	if (cx->alsi && !o->dir && rsp->action != FILE_OPENED && (status = smb_alloc_hold(o, cx->alloc)) != STATUS_SUCCESS)
+		goto fail; /* its room was checked before the file was made: only a race with another writer */
 	if ((status = smb_lease_grant(r, o, q, rsp, ctx_buf, &ctxs[0])) != STATUS_SUCCESS ||
 	    (status = smb_durable_grant(r, o, q, rsp, ctxs, dh_buf)) != STATUS_SUCCESS)
 		goto fail;
@@ -513,6 +515,10 @@ uint32_t smb_open_create(struct smb_req *r)
 		status = STATUS_INVALID_PARAMETER;
 		goto fail;
 	}
+	/* another client's open of this AppInstanceId goes first, before its
+	 * share modes could refuse this one (smb_durable.c) */
+	if ((status = smb_durable_app(r, &cx, o)) != STATUS_SUCCESS)
+		goto fail;
 	/* a previous version: the walk starts at that snapshot's root */
 	if (when >= 0 && (rc = smb_prev_open(r->tree, cred, when, &snap)) != 0) {
 		status = rc == -ENOENT ? STATUS_OBJECT_PATH_NOT_FOUND : smb_open_status(rc, true);
@@ -737,6 +743,8 @@ uint32_t smb_open_write(struct smb_req *r)
 		return STATUS_ACCESS_DENIED; /* opened without FILE_WRITE_DATA or FILE_APPEND_DATA */
 	if ((status = smb_lock_io(o, q.offset, q.data_len, true)) != STATUS_SUCCESS)
 		return status;
+	if (q.data_len)
+		smb_alloc_fill(o, q.offset + q.data_len); /* growth into what the open holds */
 	/* WRITE_THROUGH (flag 1), or an open made with FILE_WRITE_THROUGH,
 	 * asks for stable data: its fsync waits on the disk, so a worker
 	 * makes it (smb_read.c) while the frame waits, unless the caps are

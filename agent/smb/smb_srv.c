@@ -176,6 +176,7 @@ void smb_conn_free(struct smb_conn *c)
 	UT_DEBUG("smb_srv", NULL, "connection %llu from %s closed", (unsigned long long)c->key, c->peer);
 	free(c->frame);
 	free(c->parked);
+	smb_dispatch_admit_free(c);
 	free(c->out);
 	ut_buf_cleanup(&c->rsp);
 	free(c);
@@ -263,19 +264,6 @@ void smb_conn_kick(struct smb_conn *c)
 	smb_conn_update(c);
 }
 
-/* Serve a whole frame, or park it until QoS admits it. */
-static void smb_conn_frame(struct smb_conn *c, uint8_t *frame, size_t len)
-{
-	if (smb_dispatch_admit(c, frame, len) == QOS_PARKED) {
-		c->parked = frame;
-		c->parked_len = len;
-		c->is_parked = true;
-		return;
-	}
-	smb_dispatch_frame(c, frame, len);
-	free(frame);
-}
-
 /* Read what is there; -1: close. */
 static int smb_conn_read(struct smb_conn *c)
 {
@@ -316,7 +304,7 @@ static int smb_conn_read(struct smb_conn *c)
 
 			c->frame = NULL;
 			c->pfx_got = 0;
-			smb_conn_frame(c, f, c->frame_len);
+			smb_dispatch_recv(c, f, c->frame_len); /* served, or parked until QoS admits it */
 		}
 	}
 	return 0;
@@ -417,10 +405,7 @@ static void smb_srv_released(struct smb_srv *srv)
 
 		pthread_mutex_unlock(&srv->rel_lock);
 		if (c && c->is_parked) {
-			c->is_parked = false;
-			smb_dispatch_frame(c, c->parked, c->parked_len);
-			free(c->parked);
-			c->parked = NULL;
+			smb_dispatch_resume(c);
 			if (smb_conn_flush(c) != 0)
 				c->closing = true;
 			smb_conn_update(c);

@@ -72,6 +72,7 @@
 #define STATUS_NOT_A_DIRECTORY 0xC0000103u
 #define STATUS_CANCELLED 0xC0000120u
 #define STATUS_FILE_CLOSED 0xC0000128u
+#define STATUS_FILE_FORCED_CLOSED 0xC00000B6u
 #define STATUS_USER_SESSION_DELETED 0xC0000203u
 #define STATUS_INVALID_LOCK_RANGE 0xC00001A1u
 #define STATUS_NOT_FOUND 0xC0000225u
@@ -116,6 +117,7 @@ struct smb_async;
 struct smb_read_pool;
 struct smb_read_job;
 struct smb_frame;
+struct smb_admit;
 
 struct smb_cfg {
 	struct smb_srv_share *shares;
@@ -143,7 +145,8 @@ struct smb_open {
 	uint8_t resume_key[16];
 	uint64_t position;           /* FilePositionInformation, as the client last set it */
 	uint32_t ea_next;            /* FileFullEaInformation: the next EA a scan answers (smb_info_ea.c) */
-	uint64_t alloc_size;         /* the AlSi of the CREATE that made or overwrote the file (0: none) */
+	uint64_t alloc_size;         /* AllocationSize set (AlSi, SET_INFO), reported while the blocks are fewer (0: none) */
+	uint64_t held;               /* volume capacity held for it past the end of file (smb_alloc.c) */
 	uint64_t cookie;             /* QUERY_DIRECTORY position */
 	bool dir_started, dir_eof;
 	char pattern[256];
@@ -180,6 +183,10 @@ struct smb_open {
 	char owner_project[API_INTENT_PROJECT_LEN + 1], owner_name[API_INTENT_SMB_USER_LEN + 1];
 	char share_name[API_INTENT_SHARE_LEN + 1];
 	struct timespec durable_until; /* CLOCK_MONOTONIC, while disconnected */
+	/* SMB2_CREATE_APP_INSTANCE_ID/_VERSION of its CREATE (smb_durable.c) */
+	bool app, app_ver;
+	uint8_t app_id[16];
+	uint64_t app_hi, app_lo;
 	/* READs a worker has (smb_read.c): a freed open (released) stays until
 	 * the last one ends, with its descriptor */
 	unsigned nreads;
@@ -265,8 +272,11 @@ struct smb_conn {
 	uint8_t *frame;
 	uint32_t frame_len, frame_got;
 	/* a frame waiting for QoS admission */
-	uint8_t *parked;
+	uint8_t *parked;             /* plain: a sealed frame is parked decrypted */
 	size_t parked_len;
+	bool parked_sealed;          /* it came encrypted by session parked_enc */
+	uint64_t parked_enc;
+	struct smb_admit *admit;     /* its frame's volumes still to charge (smb_admit.c) */
 	struct qos_item qi;
 	bool is_parked;
 	/* output */
@@ -416,8 +426,28 @@ uint32_t smb_status_from_errno(int err);
 struct smb_sess *smb_sess_find(struct smb_conn *c, uint64_t id);
 struct smb_tree *smb_tree_find(struct smb_sess *s, uint32_t id);
 struct smb_open *smb_open_find(struct smb_req *r, const struct smb_wire_fid *fid);
-/* The open a READ or WRITE names, for QoS admission before the frame is served. */
+/* smb_admit.c: QoS admission of a frame before it is served. admit: the
+ * plain (decrypted) frame's READs, WRITEs and COPYCHUNKs charged to their
+ * volumes (their trees', a related one's tree the chain's; a copy's source
+ * on its open's), one volume after the
+ * other: QOS_PARKED: c->qi is parked on one of them, the rest to charge
+ * kept in c->admit (admit_free drops it). recv: a received frame
+ * (heap, taken) unsealed (smb_dispatch_unseal), admitted and served, or
+ * kept on c parked (decrypted, with the id of the session that sealed it).
+ * resume: c's parked frame, released: charged on its next volumes (parked
+ * again on one over its limit), then served without a second charge (a
+ * sealed one whose session went is dropped: nothing could answer it). */
 int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len);
+void smb_dispatch_admit_free(struct smb_conn *c);
+int smb_dispatch_recv(struct smb_conn *c, uint8_t *frame, size_t len);
+void smb_dispatch_resume(struct smb_conn *c);
+/* smb_dispatch.c: a transform decrypted into *plain (heap, the caller's;
+ * NULL for a plain SMB2 frame) with the session that sealed it in *enc.
+ * 0: serve it; -1: nothing to serve (an SMB1 negotiate answered, or the
+ * connection closing). serve: p[0..len) (plain, when set, is p and taken)
+ * through smb_frame_serve, then what it woke. */
+int smb_dispatch_unseal(struct smb_conn *c, const uint8_t *frame, size_t len, uint8_t **plain, struct smb_sess **enc);
+void smb_dispatch_serve(struct smb_conn *c, const uint8_t *p, size_t len, uint8_t *plain, struct smb_sess *enc);
 /* Sign the message at [off, end) of out / wrap out in a transform and queue it, for s. */
 void smb_dispatch_sign(struct smb_conn *c, struct smb_sess *s, struct ut_buf *out, size_t off, size_t end);
 void smb_dispatch_send_encrypted(struct smb_conn *c, struct smb_sess *s, const struct ut_buf *out);
@@ -542,6 +572,9 @@ int smb_open_path(const uint8_t *name, size_t len, char *out, size_t cap);
  * the rest is smb_ctx_open.c. */
 struct smb_ctx_req {
 	bool secd, alsi, mxac, qfid;
+	bool app, app_ver;           /* APP_INSTANCE_ID / _VERSION (smb_durable_app) */
+	uint8_t app_id[16];
+	uint64_t app_hi, app_lo;
 	const uint8_t *exta;         /* ExtA: the checked EA list (in the request), its length */
 	size_t exta_len;
 	uint32_t sd_uid, sd_gid, sd_mode;
@@ -572,14 +605,16 @@ uint32_t smb_prev_enumerate(struct smb_req *r, const struct smb_wire_ioctl_req *
  * open the key names (same user), chunk by chunk through the store (byte-
  * range locks, capacity and the caches of other clients apply as to a READ
  * and a WRITE), bounded by SMB_WIRE_COPYCHUNK_*; charged to QoS by
- * smb_copy_admit before it is served, its growth checked against the
+ * smb_dispatch_admit (smb_copy_cost) before it is served, its growth checked against the
  * volume's free space before anything is copied. */
 uint32_t smb_copy_resume_key(struct smb_req *r, const struct smb_wire_ioctl_req *q);
 uint32_t smb_copy_chunk(struct smb_req *r, const struct smb_wire_ioctl_req *q);
-/* QoS admission of a lone IOCTL frame m of session s on c: a COPYCHUNK
- * the handler will serve is charged (vol_admit_copy) and may be parked on
- * c->qi; anything else QOS_ADMIT (not charged). */
-enum qos_verdict smb_copy_admit(struct smb_conn *c, const struct smb_wire_msg *m, struct smb_sess *s);
+/* Whether IOCTL m of session s is a COPYCHUNK the handler will serve: its
+ * destination FileId in *fid (all ones in a related compound), all its
+ * chunks' bytes in *total, the open its resume key names in *src (NULL:
+ * none, which the handler refuses after the charge). */
+bool smb_copy_cost(struct smb_conn *c, const struct smb_wire_msg *m, struct smb_sess *s, struct smb_wire_fid *fid,
+		   uint64_t *total, struct smb_open **src);
 /* smb_info_ea.c: extended attributes (see there). size: EaSize (the kept
  * list's length, 0 when none or unreadable); needed: an EA of the file has
  * FILE_NEED_EA; apply: a checked list set on the object (SET_INFO, ExtA),
@@ -691,6 +726,17 @@ void smb_lease_lock(struct smb_req *r, const struct smb_open *o);
 /* A SET_INFO allocation size that leaves o's file as it is: the read
  * caches of other groups (and o's own Level II) go, as a write's would. */
 void smb_lease_alloc(struct smb_req *r, const struct smb_open *o);
+/* smb_alloc.c: an open's allocation size and the capacity it holds.
+ * hold: o's AllocationSize becomes size, the bytes past its file's end held
+ *   on the volume (more: STATUS_DISK_FULL when they do not fit, nothing
+ *   changed; less: given back). set: SET_INFO FileAllocationInformation
+ *   (FILE_WRITE_DATA; under the end of file cuts the file). fill: before a
+ *   WRITE or end-of-file change of o reaching end, the held part it fills
+ *   is given back. drop: everything o holds given back. */
+uint32_t smb_alloc_hold(struct smb_open *o, uint64_t size);
+uint32_t smb_alloc_set(struct smb_req *r, struct smb_open *o, uint64_t size);
+void smb_alloc_fill(struct smb_open *o, uint64_t end);
+void smb_alloc_drop(struct smb_open *o);
 uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb_wire_create_req *q,
 			 struct smb_wire_create_rsp *rsp, struct ut_buf *ctx_buf, struct smb_wire_create_rsp_ctx *ctx);
 /* smb_durable.c: durable handles v1 and v2 (MS-SMB2 3.3.5.9.6/7/10/12),
@@ -722,6 +768,13 @@ void smb_durable_free_all(struct smb_srv *srv);
  * get USER_SESSION_DELETED), its durable opens kept for a reconnect, its
  * other opens closed. Another user's session, or none: nothing. */
 void smb_durable_prev_session(struct smb_req *r, uint64_t prev);
+/* APP_INSTANCE_ID (MS-SMB2 3.3.5.9.13; 3.x only, not with DH2C): a CREATE of
+ * path on r's share carrying the AppInstanceId of an open of another client
+ * (another ClientGuid; live, or kept durable) closes that open first
+ * (failover clusters, Hyper-V), unless a 3.1.1 APP_INSTANCE_VERSION says
+ * the old open is as new or newer: STATUS_FILE_FORCED_CLOSED, nothing
+ * closed. Then o (the new open) takes the id and version. */
+uint32_t smb_durable_app(struct smb_req *r, const struct smb_ctx_req *cx, struct smb_open *o);
 /* Drop o's grant (before o is freed). */
 void smb_lease_open_gone(struct smb_open *o);
 /* Send the break of o (of session s on c) that the store flagged; true when sent. */

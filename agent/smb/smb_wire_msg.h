@@ -203,6 +203,11 @@ struct smb_wire_durable_v2 {
 /* SMB2_CREATE_TIMEWARP_TOKEN (2.2.13.2.7): 8 bytes, the FILETIME of the
  * previous version to open. */
 #define SMB2_CREATE_TIMEWARP_TOKEN "TWrp"
+/* SMB2_CREATE_APP_INSTANCE_ID (2.2.13.2.13: StructureSize 20, Reserved,
+ * the 16-byte AppInstanceId) and _VERSION (2.2.13.2.15: StructureSize 24,
+ * Reserved, Padding, AppInstanceVersionHigh and Low): GUID-named. */
+#define SMB2_CREATE_APP_INSTANCE_ID "\x45\xBC\xA6\x6A\xEF\xA7\xF7\x4A\x90\x08\xFA\x46\x2E\x14\x4D\x74"
+#define SMB2_CREATE_APP_INSTANCE_VERSION "\xB9\x82\xD0\xB7\x3B\x56\x07\x4F\xA0\x7B\x52\x4A\x81\x16\xA0\x10"
 
 /* "DH2Q" (request) and "DH2C" (reconnect); "DHnC" fills fid only. */
 int smb_wire_durable_decode(const struct smb_wire_create_ctx *c, struct smb_wire_durable_v2 *d);

@@ -47,6 +47,13 @@ static void vol_acct_unref(struct vol_acct *a)
 	free(a);
 }
 
+struct vol_export *vol_export_ref(struct vol_export *e)
+{
+	if (e)
+		atomic_fetch_add(&e->refs, 1);
+	return e;
+}
+
 void vol_export_unref(struct vol_export *e)
 {
 	if (!e || atomic_fetch_sub(&e->refs, 1) != 1)
@@ -691,25 +698,12 @@ enum qos_verdict vol_admit(struct vol_store *s, const uint8_t *fh, size_t len, u
 	return v;
 }
 
-enum qos_verdict vol_admit_copy(struct vol_store *s, const uint8_t *dst, size_t dlen, const uint8_t *src, size_t slen,
-				uint64_t client, uint64_t bytes, struct qos_item *it)
+enum qos_verdict vol_admit_export(struct vol_export *e, uint64_t client, enum qos_kind kind, uint64_t bytes,
+				  struct qos_item *it)
 {
-	struct vol_export *d, *o;
-	enum qos_verdict v;
-	uint64_t cost = bytes;
-
-	if (!(d = vol_fh_export(s, dst, dlen)))
+	if (!e)
 		return QOS_ADMIT;
-	if ((o = src ? vol_fh_export(s, src, slen) : NULL)) {
-		if (o->acct == d->acct)
-			cost += bytes; /* read and written on one volume: both */
-		else
-			qos_debit(o->acct->qos, bytes, qos_now(s->qos)); /* the source's read side */
-		vol_export_unref(o);
-	}
-	v = qos_submit(d->acct->qos, client, QOS_WRITE, cost, it, qos_now(s->qos));
-	vol_export_unref(d);
-	return v;
+	return qos_submit(e->acct->qos, client, kind, bytes, it, qos_now(e->store->qos));
 }
 
 /* The timer's one callback: each parked request goes back to its owner. */

@@ -287,6 +287,8 @@ struct vol_export *vol_export_by_path(struct vol_store *s, const char *path, siz
 struct vol_export *vol_export_by_prefix(struct vol_store *s, const char *path, size_t len, size_t *rest);
 struct vol_export *vol_export_at(struct vol_store *s, size_t i);
 void vol_export_unref(struct vol_export *e);
+/* Another counted reference to e (which the caller holds one of); e. */
+struct vol_export *vol_export_ref(struct vol_export *e);
 const struct vol_export_cfg *vol_export_config(const struct vol_export *e);
 uint64_t vol_export_fsid(const struct vol_export *e);
 /* Counters and used bytes of export id; -ENOENT if no such export. */
@@ -317,14 +319,12 @@ void vol_export_record(struct vol_export *e, unsigned op, uint64_t bytes, uint64
  * dropped, and must then be served without calling vol_admit again. */
 enum qos_verdict vol_admit(struct vol_store *s, const uint8_t *fh, size_t len, uint64_t client,
 			   enum qos_kind kind, uint64_t bytes, struct qos_item *it);
-/* vol_admit for a server-side copy of bytes (all of a request's chunks,
- * not capped at VOL_QOS_IO_MAX) from the object of handle src into the one
- * of handle dst: the destination's volume is charged the write, and the
- * read too when the source is on it; a source on another volume has its
- * read charged there at once (qos_debit: never parked, its later requests
- * wait the debt out). The parked request, as vol_admit's, is dst's. */
-enum qos_verdict vol_admit_copy(struct vol_store *s, const uint8_t *dst, size_t dlen, const uint8_t *src, size_t slen,
-				uint64_t client, uint64_t bytes, struct qos_item *it);
+/* vol_admit on an export the caller holds (an SMB tree's volume: a
+ * compound's READs and WRITEs name their opens through the chain, so the
+ * frame is charged to its trees' volumes, not by handle). bytes is
+ * charged whole (the caller capped each request's part with vol_io_cost). */
+enum qos_verdict vol_admit_export(struct vol_export *e, uint64_t client, enum qos_kind kind, uint64_t bytes,
+				  struct qos_item *it);
 /* The bytes vol_admit charges a READ or WRITE of count bytes. */
 uint64_t vol_io_cost(uint64_t count);
 /* A READ admitted for count moved only moved bytes: give its volume's
@@ -543,5 +543,14 @@ struct vol_fsstat {
 	uint64_t tbytes, fbytes, abytes, tfiles, ffiles, afiles;
 };
 int vol_fsstat(struct vol_obj *obj, struct vol_fsstat *out);
+/* Capacity held for space promised but not yet written (an SMB allocation
+ * size past the end of file, MS-FSCC 2.4.4): vol_hold counts bytes in the
+ * used bytes of obj's volume when they fit (-EDQUOT: nothing counted), so
+ * vol_fsstat and every later write see them taken; vol_unhold gives bytes
+ * back. The caller keeps what it holds and gives all of it back. Held
+ * bytes are the process's: an agent restart recounts the volume from its
+ * files, so nothing held outlives it (and nothing written is lost). */
+int vol_hold(struct vol_obj *obj, uint64_t bytes);
+void vol_unhold(struct vol_obj *obj, uint64_t bytes);
 
 #endif

@@ -653,6 +653,19 @@ out:
 	return rc;
 }
 
+int vol_hold(struct vol_obj *obj, uint64_t bytes)
+{
+	if (obj->snap)
+		return -EROFS;
+	return bytes ? vol_reserve(obj->exp, bytes) : 0;
+}
+
+void vol_unhold(struct vol_obj *obj, uint64_t bytes)
+{
+	if (bytes)
+		vol_adjust(obj->exp, -(int64_t)bytes);
+}
+
 int vol_fsstat(struct vol_obj *obj, struct vol_fsstat *out)
 {
 	uint64_t used = atomic_load(&obj->exp->acct->used), cap = obj->exp->cfg.capacity;

@@ -132,10 +132,10 @@ void smbt_send(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *body
 	ut_buf_cleanup(&b);
 }
 
-void smbt_send_chain(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *const *body, const size_t *n,
-		     size_t count)
+size_t smbt_chain_build(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *const *body, const size_t *n,
+			size_t count, uint8_t *frame, size_t cap)
 {
-	uint8_t frame[8192], sig[16];
+	uint8_t sig[16];
 	size_t off = 0, at[16];
 
 	ck_assert_uint_le(count, 16);
@@ -143,7 +143,7 @@ void smbt_send_chain(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t
 		struct ut_buf b;
 		size_t len = SMB2_HDR_LEN + n[i], pad = i + 1 < count ? (8 - len % 8) % 8 : 0;
 
-		ck_assert_uint_le(off + len + pad, sizeof(frame));
+		ck_assert_uint_le(off + len + pad, cap);
 		h[i].session_id = tc->s->id;
 		h[i].flags |= SMB2_FLAGS_SIGNED;
 		h[i].credit_charge = 1;
@@ -166,8 +166,87 @@ void smbt_send_chain(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t
 		ck_assert_int_eq(smb_crypto_sign(SMB2_SIGNING_HMAC_SHA256, tc->key ? tc->key : sign_key, frame + at[i], end - at[i], sig), AQ_OK);
 		memcpy(frame + at[i] + SMB2_SIG_OFF, sig, 16);
 	}
-	smb_dispatch_frame(tc->c, frame, off);
+	return off;
+}
+
+void smbt_send_chain(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *const *body, const size_t *n,
+		     size_t count)
+{
+	uint8_t frame[8192];
+
+	smb_dispatch_frame(tc->c, frame, smbt_chain_build(tc, h, body, n, count, frame, sizeof(frame)));
 	smb_conn_kick(tc->c);
+}
+
+/* The keys the harness's sealed session uses: the client encrypts with the
+ * server's decryption key and opens what the server encrypts. */
+static const uint8_t c2s_key[32] = { 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 9, 10, 11, 12, 13, 14, 15, 16,
+				     17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32 };
+static const uint8_t s2c_key[32] = { 0xa1, 0xb2, 0xc3, 0xd4, 0xe5, 0xf6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0x99,
+				     1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+
+void smbt_conn_cipher(struct smbt_conn *tc, uint16_t cipher)
+{
+	tc->c->dialect = SMB2_DIALECT_311;
+	tc->c->signing = SMB2_SIGNING_HMAC_SHA256; /* unsealed requests still verify as the harness signs */
+	tc->c->cipher = cipher;
+	tc->s->keys.cipher_key_len = cipher == SMB2_ENCRYPTION_AES256_CCM || cipher == SMB2_ENCRYPTION_AES256_GCM ? 32 : 16;
+	memcpy(tc->s->keys.dec, c2s_key, sizeof(c2s_key));
+	memcpy(tc->s->keys.enc, s2c_key, sizeof(s2c_key));
+	memset(tc->s->nonce_fixed, 0x5a, sizeof(tc->s->nonce_fixed));
+}
+
+size_t smbt_seal(struct smbt_conn *tc, const uint8_t *plain, size_t len, uint8_t *out, size_t cap)
+{
+	static const uint8_t fixed[4] = { 0xc1, 0x1e, 0x47, 0x00 };
+	struct smb_wire_transform t = { .orig_size = (uint32_t)len, .flags = SMB2_TRANSFORM_FLAG_ENCRYPTED,
+					.session_id = tc->s->id };
+	struct ut_buf b;
+
+	ck_assert_uint_le(len + SMB2_TRANSFORM_LEN, cap);
+	smb_crypto_nonce(tc->c->cipher, ++tc->nonce, fixed, t.nonce);
+	ut_buf_init(&b, SMB2_TRANSFORM_LEN);
+	smb_wire_transform_encode(&b, &t);
+	ck_assert_int_eq(b.err, AQ_OK);
+	memcpy(out, ut_buf_bytes(&b), SMB2_TRANSFORM_LEN);
+	ut_buf_cleanup(&b);
+	ck_assert_int_eq(smb_crypto_encrypt(tc->c->cipher, c2s_key, out, plain, len, out + SMB2_TRANSFORM_LEN), AQ_OK);
+	return len + SMB2_TRANSFORM_LEN;
+}
+
+size_t smbt_unseal(const struct smbt_conn *tc, uint8_t *frame, size_t len)
+{
+	struct smb_wire_transform t;
+
+	ck_assert_int_eq(smb_wire_transform_decode(frame, len, &t), AQ_OK);
+	ck_assert_uint_eq(t.session_id, tc->s->id);
+	ck_assert_int_eq(smb_crypto_decrypt(tc->c->cipher, s2c_key, frame, len, frame + SMB2_TRANSFORM_LEN), AQ_OK);
+	memmove(frame, frame + SMB2_TRANSFORM_LEN, len - SMB2_TRANSFORM_LEN);
+	return len - SMB2_TRANSFORM_LEN;
+}
+
+int smbt_recv_sealed(const struct smbt_conn *tc, uint8_t *buf, size_t cap, size_t *len, struct smb_wire_hdr *h)
+{
+	uint8_t pfx[4];
+	ssize_t n = recv(tc->peer, pfx, 4, MSG_DONTWAIT);
+
+	if (n <= 0)
+		return 0;
+	ck_assert_int_eq(n, 4);
+	*len = (size_t)pfx[1] << 16 | (size_t)pfx[2] << 8 | pfx[3];
+	ck_assert_uint_le(*len, cap);
+	for (size_t got = 0; got < *len;) { /* a big answer comes in parts */
+		n = recv(tc->peer, buf + got, *len - got, 0);
+		if (n < 0) {
+			smb_conn_kick(tc->c);
+			continue;
+		}
+		ck_assert_int_gt(n, 0);
+		got += (size_t)n;
+	}
+	*len = smbt_unseal(tc, buf, *len);
+	ck_assert_int_eq(smb_wire_hdr_decode(buf, *len, h), AQ_OK);
+	return 1;
 }
 
 void smbt_cancel(struct smbt_conn *tc, bool async, uint64_t id)

@@ -27,6 +27,7 @@ struct smbt_conn {
 	struct smb_sess *s;
 	struct smb_tree *t;
 	uint64_t mid;      /* the next MessageId, for the suite's request builders */
+	uint64_t nonce;    /* the last transform nonce counter smbt_seal used */
 	const uint8_t *key; /* what signs (HMAC-SHA256) and verifies here: NULL, the
 			      harness's session key; a bound channel's key (test_smb_sess) */
 };
@@ -85,6 +86,24 @@ void smbt_send(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *body
  * bytes and signed on its own; then flush what the server queued. */
 void smbt_send_chain(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *const *body, const size_t *n,
 		     size_t count);
+
+/* The compound frame smbt_send_chain sends, built into frame (cap bytes)
+ * and not sent: its length. */
+size_t smbt_chain_build(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *const *body, const size_t *n,
+			size_t count, uint8_t *frame, size_t cap);
+
+/* Encryption (MS-SMB2 3.1.4.3, 3.2.5.1.1): smbt_conn_cipher makes tc's
+ * connection 3.1.1 with cipher (SMB2_ENCRYPTION_*) and gives its session
+ * the harness's encryption keys (the server decrypts what smbt_seal
+ * encrypts and seals its answers for smbt_unseal). smbt_seal: the
+ * TRANSFORM frame of plain[0..len) for tc's session (a fresh nonce each
+ * time) into out (cap bytes); its length. smbt_unseal: a sealed answer
+ * opened in place (the tag must verify); the plain length. recv_sealed:
+ * smbt_recv of a sealed answer, opened (0: nothing waiting). */
+void smbt_conn_cipher(struct smbt_conn *tc, uint16_t cipher);
+size_t smbt_seal(struct smbt_conn *tc, const uint8_t *plain, size_t len, uint8_t *out, size_t cap);
+size_t smbt_unseal(const struct smbt_conn *tc, uint8_t *frame, size_t len);
+int smbt_recv_sealed(const struct smbt_conn *tc, uint8_t *buf, size_t cap, size_t *len, struct smb_wire_hdr *h);
 
 /* SMB2 CANCEL: of the request with AsyncId id (async) or MessageId id. */
 void smbt_cancel(struct smbt_conn *tc, bool async, uint64_t id);

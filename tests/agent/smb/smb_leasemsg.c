@@ -85,20 +85,22 @@ static void smbl_create_parse(struct smbl_create *q, const struct smbl_msg *m)
 /* Append one create context (tag, data) at body[*at], linking it from the previous one at *prev. */
 static void smbl_put_ctx(uint8_t *body, size_t *at, size_t *prev, const char *tag, const uint8_t *data, size_t dlen)
 {
-	size_t c = (*at + 7) & ~(size_t)7;
+	size_t c = (*at + 7) & ~(size_t)7, nlen = strlen(tag), d = 16 + ((nlen + 7) & ~(size_t)7);
 
+	/* a 4-character tag, or a 16-byte GUID name (APP_INSTANCE_ID) */
 	if (*prev != SIZE_MAX)
 		smbt_put32(body + *prev, (uint32_t)(c - *prev));
 	else
 		smbt_put32(body + 48, (uint32_t)(SMB2_HDR_LEN + c));
+	memset(body + c, 0, d);
 	smbt_put16(body + c + 4, 16);
-	smbt_put16(body + c + 6, 4);
-	smbt_put16(body + c + 10, 24);
+	smbt_put16(body + c + 6, (uint16_t)nlen);
+	smbt_put16(body + c + 10, (uint16_t)d);
 	smbt_put32(body + c + 12, (uint32_t)dlen);
-	memcpy(body + c + 16, tag, 4);
-	memcpy(body + c + 24, data, dlen);
+	memcpy(body + c + 16, tag, nlen);
+	memcpy(body + c + d, data, dlen);
 	*prev = c;
-	*at = c + 24 + dlen;
+	*at = c + d + dlen;
 }
 
 void smbl_create(struct smbt_conn *tc, struct smbl_create *q)
@@ -136,6 +138,19 @@ void smbl_create(struct smbt_conn *tc, struct smbl_create *q)
 
 		smbt_put64(as, q->alsi);
 		smbl_put_ctx(body, &at, &prev, "AlSi", as, sizeof(as));
+	}
+	if (q->app) {
+		uint8_t ai[20] = { 20 };
+
+		memcpy(ai + 4, q->app, 16);
+		smbl_put_ctx(body, &at, &prev, SMB2_CREATE_APP_INSTANCE_ID, ai, sizeof(ai));
+	}
+	if (q->app_ver) {
+		uint8_t av[24] = { 24 };
+
+		smbt_put64(av + 8, q->app_hi);
+		smbt_put64(av + 16, q->app_lo);
+		smbl_put_ctx(body, &at, &prev, SMB2_CREATE_APP_INSTANCE_VERSION, av, sizeof(av));
 	}
 	if (q->dh_extra) {
 		static const uint8_t zero[16];

@@ -53,6 +53,9 @@ struct smbl_create {
 	const char *dh_extra;      /* a second one, with 16 zero bytes (a malformed request) */
 	uint64_t alsi;             /* an AlSi context with this allocation size (0: none) */
 	bool oplock_as_is;         /* OplockLevel q->oplock even with a lease context */
+	const uint8_t *app;        /* an APP_INSTANCE_ID context with these 16 bytes (NULL: none) */
+	bool app_ver;              /* an APP_INSTANCE_VERSION context of app_hi, app_lo */
+	uint64_t app_hi, app_lo;
 	/* the answer */
 	uint32_t status;           /* STATUS_PENDING: waiting, mid and aid set */
 	uint64_t mid, aid;

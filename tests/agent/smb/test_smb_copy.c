@@ -40,6 +40,7 @@ static struct aqt_store ts;
 static struct smb_srv *srv;
 static struct vol_export *exp0;
 static const struct vol_cred root_cred = { .uid = 0, .gid = 0 };
+static uint8_t frame_buf[512];
 
 static void setup(void)
 {
@@ -226,6 +227,95 @@ START_TEST(test_qos)
 }
 END_TEST
 
+/* A copy from an open on another share's volume (the same user's other
+ * session): charged on both volumes, the destination's first, and parked
+ * while either is over its limit; served (its chunks copied across) once
+ * both admitted it. */
+START_TEST(test_qos_two_volumes)
+{
+	struct smbt_conn a, b;
+	uint8_t key[24], in[32 + 24], got[64];
+	const uint64_t big[1][3] = { { 0, 0, 1u << 20 } };
+	struct qos_limits lim = { .bytes_per_s = 1u << 20 };
+	struct vol_export *exp1;
+	struct qos_stats s0, s1;
+	uint64_t src, dst, a0, a1;
+	size_t n, len = 0;
+	int rel = 0;
+
+	aqt_store_init(&ts, 2, &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 100, .capacity = 1ull << 30,
+							 .clients = "0.0.0.0/0", .key_byte = 1 });
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
+	smbt_srv_new(ts.store, &srv);
+	ck_assert_ptr_nonnull(exp0 = vol_export_at(ts.store, 0));
+	ck_assert_ptr_nonnull(exp1 = vol_export_at(ts.store, 1));
+	conn_new(&a); /* volume 0: the destination */
+	smbt_conn_new(&b, srv, 2, 0);
+	ck_assert_ptr_nonnull(b.t->exp = vol_export_at(ts.store, 1)); /* volume 1: the source */
+	src = open_file(&b, "src", ALL_ACCESS);
+	ck_assert_uint_eq(smbl_write(&b, src, "cross-volume"), STATUS_SUCCESS);
+	resume_key(&b, src, key);
+	dst = open_file(&a, "dst", ALL_ACCESS);
+	/* the source's volume limited, the destination's not */
+	ck_assert_int_eq(qos_vol_set(exp1->acct->qos, &lim, qos_now(ts.store->qos)), 0);
+	qos_vol_stats(exp0->acct->qos, qos_now(ts.store->qos), &s0);
+	qos_vol_stats(exp1->acct->qos, qos_now(ts.store->qos), &s1);
+	a0 = s0.admitted_bytes;
+	a1 = s1.admitted_bytes;
+	n = copy_frame(&a, dst, in, copy_req(in, key, 1, big), frame_buf, sizeof(frame_buf));
+	/* 1 MiB read from a 1 MiB/s volume (a 100 ms bucket): into debt */
+	ck_assert_int_eq(smb_dispatch_admit(a.c, frame_buf, n), QOS_ADMIT);
+	qos_vol_stats(exp0->acct->qos, qos_now(ts.store->qos), &s0);
+	qos_vol_stats(exp1->acct->qos, qos_now(ts.store->qos), &s1);
+	ck_assert_uint_eq(s0.admitted_bytes - a0, 1u << 20); /* written on the destination's */
+	ck_assert_uint_eq(s1.admitted_bytes - a1, 1u << 20); /* read on the source's */
+	/* the next one (signed, to be served) waits for the source's volume,
+	 * through the receive path */
+	{
+		static uint8_t signed_frame[512];
+		struct smb_wire_hdr h = { .command = SMB2_IOCTL, .tree_id = a.t->id, .message_id = a.mid++ };
+		const uint8_t *body = frame_buf + SMB2_HDR_LEN;
+		size_t blen = n - SMB2_HDR_LEN;
+		uint8_t *f;
+
+		n = smbt_chain_build(&a, &h, &body, &blen, 1, signed_frame, sizeof(signed_frame));
+		ck_assert_ptr_nonnull(f = malloc(n));
+		memcpy(f, signed_frame, n);
+		ck_assert_int_eq(smb_dispatch_recv(a.c, f, n), QOS_PARKED);
+	}
+	ck_assert(a.c->is_parked);
+	qos_poll(ts.store->qos, qos_now(ts.store->qos), released, &rel);
+	ck_assert_int_eq(rel, 0);
+	qos_poll(ts.store->qos, qos_now(ts.store->qos) + 10000000000ull, released, &rel);
+	ck_assert_int_eq(rel, 1);
+	smb_dispatch_resume(a.c); /* the destination admits it (unlimited): served */
+	ck_assert(!a.c->is_parked);
+	smb_conn_kick(a.c);
+	{
+		uint8_t rb[512];
+		struct smb_wire_hdr h;
+
+		ck_assert_int_eq(smbt_recv(&a, rb, sizeof(rb), &len, &h, NULL), 1);
+		ck_assert_uint_eq(h.command, SMB2_IOCTL);
+		ck_assert_uint_eq(h.status, STATUS_INVALID_VIEW_SIZE); /* served: 1 MiB is past the 12-byte source */
+	}
+	/* a copy the source holds is copied across volumes */
+	{
+		const uint64_t one[1][3] = { { 0, 0, 12 } };
+		struct smbt_fsctl_rsp r;
+
+		qos_poll(ts.store->qos, qos_now(ts.store->qos) + 20000000000ull, released, &rel);
+		smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 1, one), 12, &r);
+		expect_counts(&r, STATUS_SUCCESS, 1, 0, 12);
+		file_bytes("dst", got, sizeof(got), &len);
+		ck_assert_uint_eq(len, 12);
+		ck_assert_int_eq(memcmp(got, "cross-volume", 12), 0);
+	}
+	vol_export_unref(exp1);
+	teardown();
+}
+END_TEST
+
 /* Capacity: the growth a copy makes must fit before anything is copied. */
 START_TEST(test_disk_full)
 {
@@ -359,6 +449,7 @@ int main(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_copy_chunks);
 	tcase_add_test(tc, test_qos);
+	tcase_add_test(tc, test_qos_two_volumes);
 	tcase_add_test(tc, test_disk_full);
 	tcase_add_test(tc, test_limits);
 	tcase_add_test(tc, test_access);
