@@ -132,7 +132,9 @@ static uint32_t open_name(struct nfs4_cx *cx, const char *name, uint32_t nlen, u
 			if (rc == 0 && opentype == 1 && sa->set_size && S_ISREG(obj->st.st_mode)) {
 				struct vol_sattr t = { .set_size = true, .size = sa->size };
 
-				rc = vol_setattr(obj, &cx->cur.ecred, &t); /* UNCHECKED4 of an existing file: its size */
+				/* UNCHECKED4 of an existing file: its size, stable before
+				 * the reply as SETATTR's (RFC 8881 18.16.3) */
+				rc = vol_setattr_stable(obj, &cx->cur.ecred, &t, NULL);
 			}
 			return nfs4_status(rc);
 		}

@@ -178,6 +178,12 @@ static void vol_put_verf(const uint8_t *v, struct timespec ts[2])
 	ts[1].tv_nsec = 0;
 }
 
+/* Whether sa sets anything. */
+static bool vol_sattr_any(const struct vol_sattr *sa)
+{
+	return sa->set_mode || sa->set_uid || sa->set_gid || sa->set_size || sa->atime_how || sa->mtime_how;
+}
+
 int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
 	       bool guarded, const uint8_t *excl_verf, const struct vol_sattr *sa,
 	       struct vol_obj *out)
@@ -186,7 +192,7 @@ int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 	int fd = -1, rc, flags = O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
 	mode_t mode = sa && sa->set_mode ? (mode_t)(sa->mode & 07777) : 0644;
 	struct timespec ts[2];
-	bool created;
+	bool created, applied = false;
 
 	if ((rc = vol_new_name(dir, name, nlen, nm, out)) != 0)
 		return rc;
@@ -231,16 +237,22 @@ int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 		 * so set the mode they asked for exactly. */
 		if (rest.set_size && rest.size == (uint64_t)out->st.st_size)
 			rest.set_size = false;
+		applied = !created && vol_sattr_any(&rest);
 		rc = vol_setattr_nocred(out, &rest);
 		if (rc == 0)
 			rc = vol_refresh(out);
 	}
 out:
 	vol_unbecome(cred);
-	if (!created) /* the name was there already, or is gone again */
+	if (!created) { /* the name was there already, or is gone again */
 		vol_name_refund(dir->exp);
-	else if (rc == 0 && (rc = vol_obj_stable(out, fd)) == 0)
+		/* an UNCHECKED create cut or changed the file that was there:
+		 * stable before the reply, as a SETATTR's (vol_setattr_stable) */
+		if (rc == 0 && applied)
+			rc = vol_sync(out);
+	} else if (rc == 0 && (rc = vol_obj_stable(out, fd)) == 0) {
 		rc = vol_dirsync_new(dir);
+	}
 	if (fd >= 0)
 		close(fd);
 	if (rc) {

@@ -1,6 +1,7 @@
 /* test_nfs_durable: issue 15 item 10. A namespace change (CREATE, MKDIR,
  * SYMLINK, MKNOD, LINK, RENAME, REMOVE, RMDIR) and a SETATTR (issue 25)
- * are on disk before their reply.
+ * are on disk before their reply, and so is a CREATE UNCHECKED that
+ * cuts a file that exists.
  * nfs_serve exports a directory of a fresh ext4 file system on a loop
  * device, mounted with commit=600 so the journal never commits by itself
  * during the test; after each reply the file system is shut down without
@@ -145,6 +146,22 @@ static uint32_t setattr3(const struct raw_fh *f, uint32_t mode, uint64_t size)
 	return raw_R.st;
 }
 
+/* CREATE UNCHECKED of a file that exists, with a size: the file is cut
+ * to it, and the cut is stable before the reply as a SETATTR's. */
+static uint32_t create3_trunc(const struct raw_fh *dir, const char *name, uint64_t size)
+{
+	CREATE3args c;
+
+	memset(&c, 0, sizeof(c));
+	c.where.dir = raw_wire(dir);
+	c.where.name = (char *)(uintptr_t)name;
+	c.how.mode = UNCHECKED;
+	c.how.createhow3_u.obj_attributes.size.set_it = 1;
+	c.how.createhow3_u.obj_attributes.size.set_size3_u.size = size;
+	RAW_RUN(K_CREATE, &raw_R, rpc_nfs3_create_async(raw_rpc, raw_cb, &c, RAW_PD));
+	return raw_R.st;
+}
+
 /* The size of name on disk, -1 when it is not there. */
 static long long size_on_disk(const char *name)
 {
@@ -155,9 +172,9 @@ static long long size_on_disk(const char *name)
 	return lstat(p, &st) == 0 ? (long long)st.st_size : -1;
 }
 
-enum op { OP_CREATE, OP_MKDIR, OP_SYMLINK, OP_MKNOD, OP_LINK, OP_RENAME, OP_REMOVE, OP_RMDIR, OP_SETATTR, OP_N };
+enum op { OP_CREATE, OP_MKDIR, OP_SYMLINK, OP_MKNOD, OP_LINK, OP_RENAME, OP_REMOVE, OP_RMDIR, OP_SETATTR, OP_TRUNC, OP_N };
 static const char *const op_names[OP_N] = {"CREATE", "MKDIR", "SYMLINK", "MKNOD", "LINK", "RENAME", "REMOVE", "RMDIR",
-					   "SETATTR"};
+					   "SETATTR", "CREATE UNCHECKED"};
 
 /* One round: serve, make the change, crash before anything else commits,
  * remount, and say whether the change survived. */
@@ -195,6 +212,9 @@ static void round_of(const char *argv0, enum op op)
 		st = raw_lookup(&root, "dir", &d) ? raw_R.st : raw_lookup(&d, "moved", &f) ? raw_R.st
 											  : setattr3(&f, 0604, 12345);
 		break;
+	case OP_TRUNC: /* the same file, cut by a CREATE UNCHECKED */
+		st = raw_lookup(&root, "dir", &d) ? raw_R.st : create3_trunc(&d, "moved", 100);
+		break;
 	default: break;
 	}
 	CHECK(st == NFS3_OK, "%s answered %u", op_names[op], st);
@@ -215,6 +235,7 @@ static void round_of(const char *argv0, enum op op)
 	case OP_REMOVE: ok = on_disk("f2") == 0; break;
 	case OP_RMDIR: ok = on_disk("gone") == 0; break;
 	case OP_SETATTR: ok = perm_on_disk("dir/moved") == 0604 && size_on_disk("dir/moved") == 12345; break;
+	case OP_TRUNC: ok = size_on_disk("dir/moved") == 100; break;
 	default: ok = false; break;
 	}
 	CHECK(ok, "%s is on disk after a crash right after its reply", op_names[op]);

@@ -88,6 +88,9 @@ void nfs4_cl_getattr(struct ut_buf *b, uint32_t w0, uint32_t w1);
 void nfs4_cl_mkdir(struct ut_buf *b, const char *name);
 void nfs4_cl_remove(struct ut_buf *b, const char *name);
 void nfs4_cl_open_create(struct ut_buf *b, const char *owner, const char *name, uint32_t mode);
+/* OPEN4_CREATE UNCHECKED4 for reading and writing, createattrs the size
+ * alone (an existing file is cut to it). */
+void nfs4_cl_open_trunc(struct ut_buf *b, const char *owner, const char *name, uint64_t size);
 void nfs4_cl_open_nocreate(struct ut_buf *b, const char *owner, const char *name, uint32_t access);
 void nfs4_cl_write(struct ut_buf *b, const struct nfs4_sid *sid, uint64_t off, const void *data, uint32_t len);
 void nfs4_cl_read(struct ut_buf *b, const struct nfs4_sid *sid, uint64_t off, uint32_t count);

@@ -17,7 +17,9 @@
  * delegation first (NFS4ERR_DELAY until DELEGRETURN).
  *
  * The suite plays the Linux client of the VM check: the same rules for
- * which stateid and credential it sends.
+ * which stateid and credential it sends. It also counts the syncs that
+ * make a change of attributes stable before the reply: a SETATTR's, and an
+ * OPEN UNCHECKED4's that cuts a file that exists.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -253,6 +255,36 @@ START_TEST(test_setattr_synced)
 }
 END_TEST
 
+/* An OPEN UNCHECKED4 of an existing file with a size in its createattrs
+ * cuts the file as a SETATTR would, and, as a SETATTR's, the cut is stable
+ * before the reply (RFC 8881 18.16.3): one file sync of the store. */
+START_TEST(test_open_trunc_synced)
+{
+	struct vol_stats a, b;
+	char p[200];
+	struct stat st;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/f", ts.cfg[0].root);
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	ck_assert_int_eq(fputs("0123456789", f) >= 0, 1);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(vol_store_stats(ts.store, "vol0", &a), 0);
+	nfs4t_begin(&P, 3);
+	nfs4_cl_putrootfh(&P.b);
+	nfs4_cl_lookup(&P.b, "v0");
+	nfs4_cl_open_trunc(&P.b, "root", "f", 3);
+	nfs4t_send(&P);
+	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 24), OK4);
+	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 15), OK4);
+	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 18), OK4);
+	ck_assert_int_eq(vol_store_stats(ts.store, "vol0", &b), 0);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_size, 3);
+	ck_assert_uint_eq(b.filesyncs + b.logsyncs, a.filesyncs + a.logsyncs + 1);
+}
+END_TEST
+
 /* ---------- fixture ---------- */
 
 static void setup(void)
@@ -280,6 +312,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_setid_file_no_wdeleg);
 	tcase_add_test(tc, test_holder_plain_chmod_keeps);
 	tcase_add_test(tc, test_setattr_synced);
+	tcase_add_test(tc, test_open_trunc_synced);
 	suite_add_tcase(s, tc);
 	return s;
 }
