@@ -71,8 +71,6 @@ uint32_t smb_alloc_set(struct smb_req *r, struct smb_open *o, uint64_t size)
 
 	if (o->dir)
 		return STATUS_INVALID_PARAMETER;
-	if (!smb_open_may(o, SMB_FILE_WRITE_DATA))
-		return STATUS_ACCESS_DENIED; /* MS-SMB2 3.3.5.21.1 */
 	if (size > (uint64_t)INT64_MAX)
 		return STATUS_INVALID_PARAMETER;
 	if ((rc = vol_refresh(&o->obj)) != 0)

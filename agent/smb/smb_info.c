@@ -628,11 +628,33 @@ static uint32_t smb_info_set_dos(struct smb_req *r, struct smb_open *o, uint32_t
 		return STATUS_SUCCESS;
 	if ((!o->dir && (attrs & FILE_ATTRIBUTE_DIRECTORY)) || (o->dir && (attrs & FILE_ATTRIBUTE_TEMPORARY)))
 		return STATUS_INVALID_PARAMETER;
-	if (!(o->access & (SMB_FILE_WRITE_ATTRIBUTES | SMB_GENERIC_WRITE | SMB_GENERIC_ALL | SMB_MAXIMUM_ALLOWED)))
-		return STATUS_ACCESS_DENIED;
 	old = smb_open_dos(o);
 	rc = vol_dos_set(&o->obj, &r->sess->cred, (attrs & SMB_DOS_SETTABLE) | (old & FILE_ATTRIBUTE_SPARSE_FILE));
 	return rc == 0 ? STATUS_SUCCESS : smb_status_from_errno(rc);
+}
+
+/* What a SET_INFO of a file class needs of the open's granted access
+ * (MS-SMB2 3.3.5.21.1, MS-FSA 2.1.5.14; Windows checks it for the class
+ * whatever the values, before anything is looked at): the times and DOS
+ * attributes FILE_WRITE_ATTRIBUTES, the allocation and the end of file
+ * FILE_WRITE_DATA, the delete disposition DELETE. The EAs' FILE_WRITE_EA
+ * is checked by smb_ea_set_info; the others need nothing here. */
+static const struct {
+	uint8_t cls;
+	uint32_t needs;
+} smb_info_set_access[] = {
+	{ FileBasicInformation, SMB_FILE_WRITE_ATTRIBUTES },
+	{ FileAllocationInformation, SMB_FILE_WRITE_DATA },
+	{ FileEndOfFileInformation, SMB_FILE_WRITE_DATA },
+	{ FileDispositionInformation, SMB_DELETE },
+};
+
+static bool smb_info_set_allowed(const struct smb_open *o, uint8_t cls)
+{
+	for (size_t i = 0; i < sizeof(smb_info_set_access) / sizeof(smb_info_set_access[0]); i++)
+		if (smb_info_set_access[i].cls == cls)
+			return smb_open_may(o, smb_info_set_access[i].needs);
+	return true;
 }
 
 uint32_t smb_info_set(struct smb_req *r)
@@ -656,6 +678,8 @@ uint32_t smb_info_set(struct smb_req *r)
 	}
 	if (q.info_type != SMB2_0_INFO_FILE)
 		return STATUS_NOT_SUPPORTED;
+	if (!smb_info_set_allowed(o, q.info_class))
+		return STATUS_ACCESS_DENIED;
 	smb_wire_cur_init(&c, q.data, q.data_len);
 	switch (q.info_class) {
 	case FileBasicInformation: {

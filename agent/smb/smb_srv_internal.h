@@ -730,7 +730,8 @@ void smb_lease_alloc(struct smb_req *r, const struct smb_open *o);
  * hold: o's AllocationSize becomes size, the bytes past its file's end held
  *   on the volume (more: STATUS_DISK_FULL when they do not fit, nothing
  *   changed; less: given back). set: SET_INFO FileAllocationInformation
- *   (FILE_WRITE_DATA; under the end of file cuts the file). fill: before a
+ *   (the caller checked FILE_WRITE_DATA: smb_info_set; under the end of
+ *   file cuts the file). fill: before a
  *   WRITE or end-of-file change of o reaching end, the held part it fills
  *   is given back. drop: everything o holds given back. */
 uint32_t smb_alloc_hold(struct smb_open *o, uint64_t size);

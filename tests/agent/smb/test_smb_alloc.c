@@ -9,7 +9,9 @@
  *   succeeds (its own hold is given back before the growth is charged);
  * - more than the volume's free space: STATUS_DISK_FULL, nothing changed;
  * - under the end of file: the file is cut there;
- * - an open without FILE_WRITE_DATA: STATUS_ACCESS_DENIED, nothing changed.
+ * - an open without FILE_WRITE_DATA: STATUS_ACCESS_DENIED, nothing changed;
+ *   the same for FileEndOfFileInformation (MS-SMB2 3.3.5.21.1), which an
+ *   open granted FILE_WRITE_DATA alone may set.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -25,6 +27,7 @@
 
 #define ALL_ACCESS 0x001F01FFu
 #define READ_ONLY (0x1u | 0x80u)
+#define WRITE_DATA 0x2u
 #define FileStandardInformation 5u
 #define FileEndOfFileInformation 20u
 #define FileAllocationInformation 19u
@@ -183,6 +186,33 @@ START_TEST(test_cut_and_access)
 }
 END_TEST
 
+/* FileEndOfFileInformation needs FILE_WRITE_DATA: an open for reading
+ * (and its attributes) gets STATUS_ACCESS_DENIED, cutting or growing, and
+ * neither the end of file nor the volume's free space moves; an open
+ * granted FILE_WRITE_DATA alone sets it. */
+START_TEST(test_eof_access)
+{
+	uint64_t fid, ro, wd, al, eof, f0;
+
+	setup();
+	fid = open_file("f", ALL_ACCESS);
+	ck_assert_uint_eq(smbl_write(&a, fid, "0123456789"), STATUS_SUCCESS);
+	ro = open_file("f", READ_ONLY);
+	wd = open_file("f", WRITE_DATA);
+	f0 = free_bytes();
+	ck_assert_uint_eq(set_u64(ro, FileEndOfFileInformation, 2), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(set_u64(ro, FileEndOfFileInformation, 1u << 20), STATUS_ACCESS_DENIED);
+	standard(fid, &al, &eof);
+	ck_assert_uint_eq(eof, 10);
+	ck_assert_uint_eq(free_bytes(), f0);
+	ck_assert_uint_eq(set_u64(wd, FileEndOfFileInformation, 4), STATUS_SUCCESS);
+	standard(fid, &al, &eof);
+	ck_assert_uint_eq(eof, 4);
+	ck_assert_uint_eq(free_bytes(), f0 + 6);
+	teardown();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("smb_alloc");
@@ -193,6 +223,7 @@ int main(void)
 	tcase_add_test(tc, test_fill_own_hold);
 	tcase_add_test(tc, test_disk_full);
 	tcase_add_test(tc, test_cut_and_access);
+	tcase_add_test(tc, test_eof_access);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }

@@ -15,12 +15,17 @@
  *   network-open and attribute-tag FILE_READ_ATTRIBUTES, the EA list
  *   FILE_READ_EA (then NO_EAS_ON_FILE: none are kept), a descriptor's
  *   owner/group/DACL READ_CONTROL and its SACL ACCESS_SYSTEM_SECURITY,
- *   else ACCESS_DENIED; standard, internal and access need nothing.
+ *   else ACCESS_DENIED; standard, internal and access need nothing;
+ * - the access a SET_INFO class needs (MS-SMB2 3.3.5.21.1): basic
+ *   FILE_WRITE_ATTRIBUTES (times or none: the class, not its values),
+ *   disposition DELETE (to set or clear), else ACCESS_DENIED and nothing
+ *   changes; granted, each takes effect.
  */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agent/smb/smb_srv_internal.h"
 #include "agent/vol/vol_internal.h"
@@ -196,6 +201,62 @@ START_TEST(test_class_access)
 }
 END_TEST
 
+/* The modification time (seconds) of name on disk, -1 when it is gone. */
+static long long disk_mtime(const char *name)
+{
+	char p[300];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", ts.cfg[0].root, name);
+	return stat(p, &st) == 0 ? (long long)st.st_mtim.tv_sec : -1;
+}
+
+/* FileBasicInformation: ChangeTime..LastWriteTime, FileAttributes 0. */
+static uint32_t set_write_time(struct smbt_conn *a, uint64_t fid, uint64_t ft)
+{
+	uint8_t b[40] = { 0 };
+
+	smbt_put64(b + 16, ft);
+	return smbl_set_info(a, fid, FileBasicInformation, b, sizeof(b));
+}
+
+START_TEST(test_set_class_access)
+{
+	/* 2001-09-09 01:46:40 UTC as a FILETIME: 1000000000 s after 1970 */
+	const uint64_t ft = 116444736000000000ull + 1000000000ull * 10000000u;
+	struct smbt_conn a;
+	uint64_t rw, rd, wa, del;
+	uint32_t got;
+	uint8_t yes = 1, no = 0, zero[40] = { 0 };
+
+	setup();
+	conn_new(&a);
+	ck_assert_uint_eq(smbl_open(&a, "set.txt", false, RW_ACCESS, 0, 0, &rw, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "set.txt", false, READ_ACCESS, 0, 0, &rd, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "set.txt", false, 0x100u, 0, 0, &wa, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "set.txt", false, 0x10000u, 0, 0, &del, &got), STATUS_SUCCESS);
+	ck_assert_int_ne(disk_mtime("set.txt"), 1000000000);
+	/* basic: FILE_WRITE_ATTRIBUTES, whatever it carries */
+	ck_assert_uint_eq(set_write_time(&a, rd, ft), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(set_write_time(&a, del, ft), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(smbl_set_info(&a, rd, FileBasicInformation, zero, sizeof(zero)), STATUS_ACCESS_DENIED);
+	ck_assert_int_ne(disk_mtime("set.txt"), 1000000000);
+	ck_assert_uint_eq(set_write_time(&a, wa, ft), STATUS_SUCCESS);
+	ck_assert_int_eq(disk_mtime("set.txt"), 1000000000);
+	/* disposition: DELETE, to set it or to clear it */
+	ck_assert_uint_eq(smbl_set_info(&a, rd, 13, &yes, 1), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(smbl_set_info(&a, wa, 13, &no, 1), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(smbl_close(&a, rd), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_close(&a, wa), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_close(&a, rw), STATUS_SUCCESS);
+	ck_assert_int_eq(disk_mtime("set.txt"), 1000000000); /* still there */
+	ck_assert_uint_eq(smbl_set_info(&a, del, 13, &yes, 1), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_close(&a, del), STATUS_SUCCESS);
+	ck_assert_int_eq(disk_mtime("set.txt"), -1); /* deleted at its last close */
+	teardown();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("smb_info");
@@ -205,6 +266,7 @@ int main(void)
 	tcase_add_test(tc, test_position_and_sizes);
 	tcase_add_test(tc, test_alt_name_and_compression);
 	tcase_add_test(tc, test_class_access);
+	tcase_add_test(tc, test_set_class_access);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
