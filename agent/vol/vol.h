@@ -501,7 +501,8 @@ int vol_zero_range(struct vol_obj *obj, const struct vol_cred *cred, uint64_t of
 int vol_alloc_ranges(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, uint64_t len,
 		     struct vol_range *out, size_t cap, size_t *n, bool *more);
 /* excl_verf non-NULL: exclusive create storing the 8-byte verifier in
- * atime/mtime; a retry with the same verifier succeeds. guarded: fail with
+ * atime/mtime (sa's times are ignored, the rest applied before the
+ * verifier is stored); a retry with the same verifier succeeds. guarded: fail with
  * -EEXIST if the name exists. Neither (UNCHECKED): an existing file is
  * opened and sa applied to it (a size it already has is left), made
  * stable before the return as vol_setattr_stable's (vol_sync) when sa set

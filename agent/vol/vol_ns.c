@@ -222,26 +222,30 @@ int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 		created = false; /* vol_mark_new undid it */
 		goto out;
 	}
-	if (excl_verf) {
-		vol_put_verf(excl_verf, ts);
-		if (futimens(fd, ts) != 0) {
-			rc = -errno;
-			goto out;
-		}
-	}
 	rc = vol_lookup_nocred(dir, nm, out);
-	if (rc == 0 && sa && !excl_verf) {
+	if (rc == 0 && sa) {
 		struct vol_sattr rest = *sa;
 
 		/* openat applied the process umask; NFS clients apply their own,
-		 * so set the mode they asked for exactly. */
+		 * so set the mode they asked for exactly. An exclusive create's
+		 * times are its verifier's (NFSv4.1 EXCLUSIVE4_1 sets the mode,
+		 * owner and size it asks: suppattr_exclcreat). */
 		if (rest.set_size && rest.size == (uint64_t)out->st.st_size)
 			rest.set_size = false;
+		if (excl_verf)
+			rest.atime_how = rest.mtime_how = 0;
 		applied = !created && vol_sattr_any(&rest);
 		rc = vol_setattr_nocred(out, &rest);
-		if (rc == 0)
-			rc = vol_refresh(out);
 	}
+	/* the verifier after the size (a cut moves mtime) and after a change
+	 * of owner, which only root makes, who may set the times anyway */
+	if (rc == 0 && excl_verf) {
+		vol_put_verf(excl_verf, ts);
+		if (futimens(fd, ts) != 0)
+			rc = -errno;
+	}
+	if (rc == 0)
+		rc = vol_refresh(out);
 out:
 	vol_unbecome(cred);
 	if (!created) { /* the name was there already, or is gone again */

@@ -491,6 +491,23 @@ void nfs4_cl_open_trunc(struct ut_buf *b, const char *owner, const char *name, u
 	put_str(b, name);
 }
 
+void nfs4_cl_open_excl41(struct ut_buf *b, const char *owner, const char *name, const uint8_t *verf,
+			 uint32_t mode, uint64_t size)
+{
+	open_head(b, owner, 3);
+	xdr_put_u32(b, 1); /* OPEN4_CREATE */
+	xdr_put_u32(b, 3); /* EXCLUSIVE4_1 */
+	xdr_put_fixed(b, verf, 8);
+	xdr_put_u32(b, 2);
+	xdr_put_u32(b, 1u << 4); /* size (4) */
+	xdr_put_u32(b, 1u << 1); /* mode (33) */
+	xdr_put_u32(b, 12);
+	xdr_put_u64(b, size);
+	xdr_put_u32(b, mode);
+	xdr_put_u32(b, 0); /* CLAIM_NULL */
+	put_str(b, name);
+}
+
 void nfs4_cl_open_nocreate(struct ut_buf *b, const char *owner, const char *name, uint32_t access)
 {
 	open_head(b, owner, access);

@@ -91,6 +91,10 @@ void nfs4_cl_open_create(struct ut_buf *b, const char *owner, const char *name, 
 /* OPEN4_CREATE UNCHECKED4 for reading and writing, createattrs the size
  * alone (an existing file is cut to it). */
 void nfs4_cl_open_trunc(struct ut_buf *b, const char *owner, const char *name, uint64_t size);
+/* OPEN4_CREATE EXCLUSIVE4_1 for reading and writing: verf (8 bytes),
+ * createattrs the size and the mode. */
+void nfs4_cl_open_excl41(struct ut_buf *b, const char *owner, const char *name, const uint8_t *verf,
+			 uint32_t mode, uint64_t size);
 void nfs4_cl_open_nocreate(struct ut_buf *b, const char *owner, const char *name, uint32_t access);
 void nfs4_cl_write(struct ut_buf *b, const struct nfs4_sid *sid, uint64_t off, const void *data, uint32_t len);
 void nfs4_cl_read(struct ut_buf *b, const struct nfs4_sid *sid, uint64_t off, uint32_t count);

@@ -19,7 +19,8 @@
  * The suite plays the Linux client of the VM check: the same rules for
  * which stateid and credential it sends. It also counts the syncs that
  * make a change of attributes stable before the reply: a SETATTR's, and an
- * OPEN UNCHECKED4's that cuts a file that exists.
+ * OPEN UNCHECKED4's that cuts a file that exists; and that an OPEN
+ * EXCLUSIVE4_1 sets the attributes its attrset says it set.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -285,6 +286,56 @@ START_TEST(test_open_trunc_synced)
 }
 END_TEST
 
+/* OPEN EXCLUSIVE4_1 of name with verf, mode and size: its status; on OK
+ * the attrset bitmap's first two words in set[]. */
+static uint32_t open_excl41(const char *name, const uint8_t *verf, uint32_t mode, uint64_t size, uint32_t set[2])
+{
+	struct nfs4_sid sid;
+	uint32_t st, n;
+
+	nfs4t_begin(&P, 3);
+	nfs4_cl_putrootfh(&P.b);
+	nfs4_cl_lookup(&P.b, "v0");
+	nfs4_cl_open_excl41(&P.b, "root", name, verf, mode, size);
+	nfs4t_send(&P);
+	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 24), OK4);
+	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 15), OK4);
+	if ((st = nfs4_cl_op(&P.cur, 18)) != OK4)
+		return st;
+	nfs4_cl_get_sid(&P.cur, &sid);
+	(void)xdr_fixed(&P.cur, 20); /* cinfo */
+	(void)xdr_u32(&P.cur);       /* rflags */
+	n = xdr_u32(&P.cur);
+	set[0] = n > 0 ? xdr_u32(&P.cur) : 0;
+	set[1] = n > 1 ? xdr_u32(&P.cur) : 0;
+	ck_assert_int_eq(P.cur.err, 0);
+	return OK4;
+}
+
+/* An OPEN EXCLUSIVE4_1 that makes the file gives it the mode and the size
+ * of its createattrs (suppattr_exclcreat) and says so in attrset: the
+ * Linux client then sends no SETATTR of the mode. A retry with the same
+ * verifier finds the file its own (the size set before the verifier went
+ * into the times); another verifier is NFS4ERR_EXIST. */
+START_TEST(test_open_excl41_attrs)
+{
+	static const uint8_t v1[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, v2[8] = { 9, 9, 9, 9, 9, 9, 9, 9 };
+	uint32_t set[2];
+	char p[200];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/x", ts.cfg[0].root);
+	ck_assert_uint_eq(open_excl41("x", v1, 0640, 5, set), OK4);
+	ck_assert_uint_eq(set[0], 1u << 4);
+	ck_assert_uint_eq(set[1], 1u << 1);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0640);
+	ck_assert_int_eq(st.st_size, 5);
+	ck_assert_uint_eq(open_excl41("x", v1, 0640, 5, set), OK4);
+	ck_assert_uint_eq(open_excl41("x", v2, 0640, 5, set), 17); /* NFS4ERR_EXIST */
+}
+END_TEST
+
 /* ---------- fixture ---------- */
 
 static void setup(void)
@@ -313,6 +364,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_holder_plain_chmod_keeps);
 	tcase_add_test(tc, test_setattr_synced);
 	tcase_add_test(tc, test_open_trunc_synced);
+	tcase_add_test(tc, test_open_excl41_attrs);
 	suite_add_tcase(s, tc);
 	return s;
 }
