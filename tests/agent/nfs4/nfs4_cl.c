@@ -477,33 +477,21 @@ void nfs4_cl_open_create(struct ut_buf *b, const char *owner, const char *name, 
 	put_str(b, name);
 }
 
-void nfs4_cl_open_trunc(struct ut_buf *b, const char *owner, const char *name, uint64_t size)
+void nfs4_cl_open_sized(struct ut_buf *b, const char *owner, const char *name, const uint8_t *verf, uint64_t size,
+			bool set_mode, uint32_t mode)
 {
 	open_head(b, owner, 3);
-	xdr_put_u32(b, 1); /* OPEN4_CREATE */
-	xdr_put_u32(b, 0); /* UNCHECKED4 */
+	xdr_put_u32(b, 1);            /* OPEN4_CREATE */
+	xdr_put_u32(b, verf ? 3 : 0); /* EXCLUSIVE4_1 : UNCHECKED4 */
+	if (verf)
+		xdr_put_fixed(b, verf, 8);
 	xdr_put_u32(b, 2);
-	xdr_put_u32(b, 1u << 4); /* size (4) */
-	xdr_put_u32(b, 0);
-	xdr_put_u32(b, 8);
+	xdr_put_u32(b, 1u << 4);                 /* size (4) */
+	xdr_put_u32(b, set_mode ? 1u << 1 : 0); /* mode (33) */
+	xdr_put_u32(b, set_mode ? 12 : 8);
 	xdr_put_u64(b, size);
-	xdr_put_u32(b, 0); /* CLAIM_NULL */
-	put_str(b, name);
-}
-
-void nfs4_cl_open_excl41(struct ut_buf *b, const char *owner, const char *name, const uint8_t *verf,
-			 uint32_t mode, uint64_t size)
-{
-	open_head(b, owner, 3);
-	xdr_put_u32(b, 1); /* OPEN4_CREATE */
-	xdr_put_u32(b, 3); /* EXCLUSIVE4_1 */
-	xdr_put_fixed(b, verf, 8);
-	xdr_put_u32(b, 2);
-	xdr_put_u32(b, 1u << 4); /* size (4) */
-	xdr_put_u32(b, 1u << 1); /* mode (33) */
-	xdr_put_u32(b, 12);
-	xdr_put_u64(b, size);
-	xdr_put_u32(b, mode);
+	if (set_mode)
+		xdr_put_u32(b, mode);
 	xdr_put_u32(b, 0); /* CLAIM_NULL */
 	put_str(b, name);
 }

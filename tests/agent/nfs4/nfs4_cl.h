@@ -88,13 +88,11 @@ void nfs4_cl_getattr(struct ut_buf *b, uint32_t w0, uint32_t w1);
 void nfs4_cl_mkdir(struct ut_buf *b, const char *name);
 void nfs4_cl_remove(struct ut_buf *b, const char *name);
 void nfs4_cl_open_create(struct ut_buf *b, const char *owner, const char *name, uint32_t mode);
-/* OPEN4_CREATE UNCHECKED4 for reading and writing, createattrs the size
- * alone (an existing file is cut to it). */
-void nfs4_cl_open_trunc(struct ut_buf *b, const char *owner, const char *name, uint64_t size);
-/* OPEN4_CREATE EXCLUSIVE4_1 for reading and writing: verf (8 bytes),
- * createattrs the size and the mode. */
-void nfs4_cl_open_excl41(struct ut_buf *b, const char *owner, const char *name, const uint8_t *verf,
-			 uint32_t mode, uint64_t size);
+/* OPEN4_CREATE for reading and writing, createattrs the size (an existing
+ * file is cut to it) and, with set_mode, the mode: UNCHECKED4 when verf is
+ * NULL, else EXCLUSIVE4_1 with verf (8 bytes). */
+void nfs4_cl_open_sized(struct ut_buf *b, const char *owner, const char *name, const uint8_t *verf, uint64_t size,
+			bool set_mode, uint32_t mode);
 void nfs4_cl_open_nocreate(struct ut_buf *b, const char *owner, const char *name, uint32_t access);
 void nfs4_cl_write(struct ut_buf *b, const struct nfs4_sid *sid, uint64_t off, const void *data, uint32_t len);
 void nfs4_cl_read(struct ut_buf *b, const struct nfs4_sid *sid, uint64_t off, uint32_t count);

@@ -274,7 +274,7 @@ START_TEST(test_open_trunc_synced)
 	nfs4t_begin(&P, 3);
 	nfs4_cl_putrootfh(&P.b);
 	nfs4_cl_lookup(&P.b, "v0");
-	nfs4_cl_open_trunc(&P.b, "root", "f", 3);
+	nfs4_cl_open_sized(&P.b, "root", "f", NULL, 3, false, 0);
 	nfs4t_send(&P);
 	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 24), OK4);
 	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 15), OK4);
@@ -296,7 +296,7 @@ static uint32_t open_excl41(const char *name, const uint8_t *verf, uint32_t mode
 	nfs4t_begin(&P, 3);
 	nfs4_cl_putrootfh(&P.b);
 	nfs4_cl_lookup(&P.b, "v0");
-	nfs4_cl_open_excl41(&P.b, "root", name, verf, mode, size);
+	nfs4_cl_open_sized(&P.b, "root", name, verf, size, true, mode);
 	nfs4t_send(&P);
 	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 24), OK4);
 	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 15), OK4);
