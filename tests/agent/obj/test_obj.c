@@ -75,6 +75,23 @@ static struct obj_store *open_store(void)
 	return s;
 }
 
+/* obj_put, then, against s3rver, wait until a HEAD sees what was put:
+ * s3rver answers a PUT of a buffer before its file is written (its
+ * filesystem store resolves on writeStream.end(), not on the stream's
+ * finish), so a HEAD or GET right after can see an empty object, where S3
+ * and aq-s3lite read after write. The wait (at most 2 s) keeps this suite
+ * testing our client, not the mock's race. */
+static void put_ok(struct obj_store *s, const char *key, const void *buf, size_t len)
+{
+	uint64_t size = 0;
+
+	ck_assert_int_eq(obj_put(s, key, buf, len), 0);
+	if (!getenv("AQ_OBJ_S3_PID"))
+		return;
+	for (int i = 0; i < 200 && !(obj_head(s, key, &size) == 0 && size == len); i++)
+		usleep(10000);
+}
+
 static void fill(unsigned char *b, size_t n, unsigned seed)
 {
 	for (size_t i = 0; i < n; i++)
@@ -101,7 +118,7 @@ START_TEST(put_get_whole_and_ranged)
 	size_t got = 1;
 
 	fill(data, sizeof data, 1);
-	ck_assert_int_eq(obj_put(s, "rw/a/obj", data, sizeof data), 0);
+	put_ok(s, "rw/a/obj", data, sizeof data);
 	ck_assert_int_eq(obj_get(s, "rw/a/obj", 0, buf, sizeof buf, &got), 0);
 	ck_assert_uint_eq(got, sizeof data);
 	ck_assert(memcmp(buf, data, sizeof data) == 0);
@@ -119,7 +136,7 @@ START_TEST(put_get_whole_and_ranged)
 	ck_assert_int_eq(obj_get(s, "rw/a/obj", sizeof data + 5000, buf, 10, &got), 0);
 	ck_assert_uint_eq(got, 0);
 	/* an empty object */
-	ck_assert_int_eq(obj_put(s, "rw/empty", "", 0), 0);
+	put_ok(s, "rw/empty", "", 0);
 	ck_assert_int_eq(obj_get(s, "rw/empty", 0, buf, 10, &got), 0);
 	ck_assert_uint_eq(got, 0);
 	/* missing */
@@ -142,7 +159,7 @@ START_TEST(get_many_parallel)
 	for (unsigned i = 0; i < NOBJ; i++) {
 		fill(data[i], OSIZE, i + 10);
 		snprintf(keys[i], sizeof keys[i], "many/o%u", i);
-		ck_assert_int_eq(obj_put(s, keys[i], data[i], OSIZE), 0);
+		put_ok(s, keys[i], data[i], OSIZE);
 	}
 	for (unsigned k = 0; k < NR; k++)
 		r[k] = (struct obj_range){ .key = keys[k % NOBJ], .off = (k / NOBJ) * RLEN, .buf = out[k], .len = RLEN,
@@ -180,11 +197,11 @@ START_TEST(head_delete_overwrite)
 	fill(a, sizeof a, 3);
 	fill(b, sizeof b, 4);
 	ck_assert_int_eq(obj_head(s, "hd/x", &size), -ENOENT);
-	ck_assert_int_eq(obj_put(s, "hd/x", a, sizeof a), 0);
+	put_ok(s, "hd/x", a, sizeof a);
 	ck_assert_int_eq(obj_head(s, "hd/x", &size), 0);
 	ck_assert_uint_eq(size, sizeof a);
 	/* overwrite with a shorter object: no tail of the old one remains */
-	ck_assert_int_eq(obj_put(s, "hd/x", b, sizeof b), 0);
+	put_ok(s, "hd/x", b, sizeof b);
 	ck_assert_int_eq(obj_head(s, "hd/x", &size), 0);
 	ck_assert_uint_eq(size, sizeof b);
 	ck_assert_int_eq(obj_get(s, "hd/x", 0, buf, sizeof buf, &got), 0);
@@ -197,7 +214,7 @@ START_TEST(head_delete_overwrite)
 	ck_assert_int_eq(obj_delete(s, "hd/never/was"), 0);
 	ck_assert_uint_eq(count(s, "hd/"), 0);
 	/* the folder a delete emptied can be written again */
-	ck_assert_int_eq(obj_put(s, "hd/x", a, 10), 0);
+	put_ok(s, "hd/x", a, 10);
 	ck_assert_uint_eq(count(s, "hd/"), 1);
 	obj_close(s);
 }
@@ -233,10 +250,10 @@ START_TEST(list_prefix_paged)
 
 	for (unsigned i = 0; i < 1100; i++) {
 		snprintf(key, sizeof key, "ls/p/k%04u", i);
-		ck_assert_int_eq(obj_put(s, key, "0123456", i % 7), 0);
+		put_ok(s, key, "0123456", i % 7);
 	}
-	ck_assert_int_eq(obj_put(s, "ls/q/other", "x", 1), 0);
-	ck_assert_int_eq(obj_put(s, "ls/pp", "x", 1), 0);
+	put_ok(s, "ls/q/other", "x", 1);
+	put_ok(s, "ls/pp", "x", 1);
 	ck_assert_int_eq(obj_list(s, "ls/p/", seen_cb, &sn), 0);
 	ck_assert_uint_eq(sn.bad, 0);
 	ck_assert_uint_eq(sn.n, 1100);
@@ -279,10 +296,10 @@ START_TEST(keys_rejected)
 		ok_key[i] = i % 128 == 127 ? '/' : (char)('a' + i % 26);
 	ok_key[OBJ_KEY_MAX - 1] = 'z';
 	ok_key[OBJ_KEY_MAX] = '\0';
-	ck_assert_int_eq(obj_put(s, ok_key, "xyz", 3), 0);
+	put_ok(s, ok_key, "xyz", 3);
 	ck_assert_int_eq(obj_head(s, ok_key, &size), 0);
 	ck_assert_uint_eq(size, 3);
-	ck_assert_int_eq(obj_put(s, "ok/A-Z_a.z-0.9/..x/.y", "1", 1), 0);
+	put_ok(s, "ok/A-Z_a.z-0.9/..x/.y", "1", 1);
 	ck_assert_int_eq(obj_head(s, "ok/A-Z_a.z-0.9/..x/.y", &size), 0);
 	obj_close(s);
 }
@@ -332,7 +349,7 @@ START_TEST(counters)
 	obj_counters(s, &put, &get);
 	ck_assert_uint_eq(put, 0);
 	ck_assert_uint_eq(get, 0);
-	ck_assert_int_eq(obj_put(s, "cnt/a", "0123456789", 10), 0);
+	put_ok(s, "cnt/a", "0123456789", 10);
 	ck_assert_int_eq(obj_get(s, "cnt/a", 2, buf, sizeof buf, &got), 0);
 	ck_assert_int_eq(obj_put(s, "../bad", "0123456789", 10), -EINVAL);
 	obj_counters(s, &put, &get);
@@ -678,7 +695,7 @@ START_TEST(dir_unfinished_put_invisible)
 	struct stat st;
 	size_t got;
 
-	ck_assert_int_eq(obj_put(s, "tmp/a/x", "old", 3), 0);
+	put_ok(s, "tmp/a/x", "old", 3);
 	/* a put of tmp/a/x and one of tmp/a/y killed before their rename */
 	snprintf(path, sizeof path, "%s/store/tmp/a/~tmp.999.1", dir_root);
 	write_file(path, "new!");
