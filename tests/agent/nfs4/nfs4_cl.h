@@ -2,7 +2,9 @@
  * builds RPC calls with AUTH_SYS and COMPOUNDs operation by operation,
  * sends them on a TCP connection and hands back the reply, decoded with the
  * same bounded cursor. Only what the suites need; no state of its own
- * beyond the connection, the session id and the next xid. */
+ * beyond the connection, the session id and the next xid. The connection,
+ * the backchannel and the session are in nfs4_cl.c, the operations'
+ * arguments and results in nfs4_cl_ops.c. */
 #ifndef AQ_TESTS_NFS4_CL_H
 #define AQ_TESTS_NFS4_CL_H
 
