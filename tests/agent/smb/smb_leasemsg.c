@@ -431,3 +431,40 @@ void smbl_expect_nothing(struct smbt_conn *tc)
 
 	ck_assert_int_eq(smbl_recv(tc, &m), 0);
 }
+
+/* q's durable handle context: NAME with LEN bytes of data, zero but for
+ * what the caller puts there. */
+static void dh_set(struct smbl_create *q, const char *name, size_t len)
+{
+	q->dh = name;
+	q->dh_len = len;
+	memset(q->dh_data, 0, sizeof(q->dh_data));
+}
+
+void smbl_dhnq(struct smbl_create *q)
+{
+	dh_set(q, "DHnQ", 16);
+}
+
+void smbl_dh2q(struct smbl_create *q, uint32_t timeout, uint32_t flags, const uint8_t guid[16])
+{
+	dh_set(q, "DH2Q", 32);
+	smbt_put32(q->dh_data, timeout);
+	smbt_put32(q->dh_data + 4, flags);
+	memcpy(q->dh_data + 16, guid, 16);
+}
+
+void smbl_dhnc(struct smbl_create *q, uint64_t fid)
+{
+	dh_set(q, "DHnC", 16);
+	smbt_put64(q->dh_data, fid);
+	smbt_put64(q->dh_data + 8, fid);
+}
+
+void smbl_dh2c(struct smbl_create *q, uint64_t fid, const uint8_t guid[16])
+{
+	smbl_dhnc(q, fid);
+	q->dh = "DH2C";
+	q->dh_len = 36;
+	memcpy(q->dh_data + 16, guid, 16);
+}

@@ -103,6 +103,16 @@ struct smbl_create smbl_open_lease(struct smbt_conn *tc, const char *name, struc
  * table (VOL_LEASE_* bits) and, when breaking is not NULL, whether a break
  * of it waits for its acknowledgment. The open must be in tc's session. */
 unsigned smbl_grant_state(const struct smbt_conn *tc, uint64_t fid, bool *breaking);
+/* q's durable handle context (MS-SMB2 2.2.13.2.3 to 2.2.13.2.12), its data
+ * zero but for what each puts there. smbl_dhnq: a v1 request (DHnQ, 16
+ * zero bytes); smbl_dh2q: a v2 request (DH2Q: Timeout, Flags, CreateGuid
+ * guid); smbl_dhnc: a v1 reconnect (DHnC) naming FileId fid, persistent and
+ * volatile; smbl_dh2c: a v2 reconnect (DH2C): that FileId, then CreateGuid
+ * guid. */
+void smbl_dhnq(struct smbl_create *q);
+void smbl_dh2q(struct smbl_create *q, uint32_t timeout, uint32_t flags, const uint8_t guid[16]);
+void smbl_dhnc(struct smbl_create *q, uint64_t fid);
+void smbl_dh2c(struct smbl_create *q, uint64_t fid, const uint8_t guid[16]);
 /* The final answer of q's waiting CREATE, which must be on tc now. */
 void smbl_create_final(struct smbt_conn *tc, struct smbl_create *q);
 uint32_t smbl_close(struct smbt_conn *tc, uint64_t fid);

@@ -133,9 +133,7 @@ START_TEST(test_kept_durable_closed)
 	setup();
 	conn_new(&a, 1, guid_a, SMB2_DIALECT_311);
 	conn_new(&b, 2, guid_b, SMB2_DIALECT_311);
-	q.dh = "DH2Q";
-	q.dh_len = 32;
-	memcpy(q.dh_data + 16, cg, 16);
+	smbl_dh2q(&q, 0, 0, cg);
 	smbl_create(&a, &q);
 	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
 	ck_assert_str_eq(q.dh_got, "DH2Q");
@@ -148,11 +146,7 @@ START_TEST(test_kept_durable_closed)
 	ck_assert_uint_eq(srv->ndurable, 0);
 	/* its own client comes back too late */
 	conn_new(&a2, 4, guid_a, SMB2_DIALECT_311);
-	r.dh = "DH2C";
-	r.dh_len = 36;
-	smbt_put64(r.dh_data, fid);
-	smbt_put64(r.dh_data + 8, fid);
-	memcpy(r.dh_data + 16, cg, 16);
+	smbl_dh2c(&r, fid, cg);
 	smbl_create(&a2, &r);
 	ck_assert_uint_eq(r.status, STATUS_OBJECT_NAME_NOT_FOUND);
 	teardown();

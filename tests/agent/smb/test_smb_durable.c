@@ -70,46 +70,6 @@ static void conn_new(struct smbt_conn *tc, uint64_t key, const char *user)
 	snprintf(tc->t->share.name, sizeof(tc->t->share.name), "docs");
 }
 
-/* q's durable handle context: NAME with LEN bytes of data, zero but for
- * what the caller puts there. */
-static void dh_set(struct smbl_create *q, const char *name, size_t len)
-{
-	q->dh = name;
-	q->dh_len = len;
-	memset(q->dh_data, 0, sizeof(q->dh_data));
-}
-
-/* A v1 request: DHnQ with 16 zero bytes. */
-static void dhnq(struct smbl_create *q)
-{
-	dh_set(q, "DHnQ", 16);
-}
-
-static void dh2q(struct smbl_create *q, uint32_t timeout, uint32_t flags, const uint8_t guid[16])
-{
-	dh_set(q, "DH2Q", 32);
-	smbt_put32(q->dh_data, timeout);
-	smbt_put32(q->dh_data + 4, flags);
-	memcpy(q->dh_data + 16, guid, 16);
-}
-
-/* A v1 reconnect (DHnC) naming the FileId fid, persistent and volatile. */
-static void dhnc(struct smbl_create *q, uint64_t fid)
-{
-	dh_set(q, "DHnC", 16);
-	smbt_put64(q->dh_data, fid);
-	smbt_put64(q->dh_data + 8, fid);
-}
-
-/* A v2 reconnect (DH2C): the FileId as dhnc, then the CreateGuid. */
-static void dh2c(struct smbl_create *q, uint64_t fid, const uint8_t guid[16])
-{
-	dhnc(q, fid);
-	q->dh = "DH2C";
-	q->dh_len = 36;
-	memcpy(q->dh_data + 16, guid, 16);
-}
-
 /* The durable open q (its DHnQ or DH2Q context set) by tc: SUCCESS, and
  * the durable context it asked answered. */
 static void open_durable(struct smbt_conn *tc, struct smbl_create *q)
@@ -175,39 +135,39 @@ START_TEST(test_grant)
 
 	conn_new(&a, 1, "alice");
 	q = (struct smbl_create){ .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
-	dh2q(&q, 30000, 0, guid_a);
+	smbl_dh2q(&q, 30000, 0, guid_a);
 	open_durable(&a, &q);
 	ck_assert_uint_eq(q.dh_timeout, 30000);
 	ck_assert_uint_eq(q.dh_flags, 0);
 	ck_assert_uint_eq(smbl_close(&a, q.fid), STATUS_SUCCESS);
 	/* PERSISTENT is not offered; Timeout 0 is the default, a huge one the cap */
 	q = (struct smbl_create){ .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
-	dh2q(&q, 0, 0x2u, guid_a);
+	smbl_dh2q(&q, 0, 0x2u, guid_a);
 	open_durable(&a, &q);
 	ck_assert_uint_eq(q.dh_timeout, 60000);
 	ck_assert_uint_eq(q.dh_flags, 0);
 	ck_assert_uint_eq(smbl_close(&a, q.fid), STATUS_SUCCESS);
 	q = (struct smbl_create){ .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
-	dh2q(&q, 1000000000u, 0, guid_a);
+	smbl_dh2q(&q, 1000000000u, 0, guid_a);
 	smbl_create(&a, &q);
 	ck_assert_uint_eq(q.dh_timeout, 300000);
 	ck_assert_uint_eq(smbl_close(&a, q.fid), STATUS_SUCCESS);
 	/* Level II and an R lease cannot keep a handle: not durable */
 	q = (struct smbl_create){ .name = "f2", .oplock = SMB2_OPLOCK_LEVEL_II };
-	dh2q(&q, 0, 0, guid_a);
+	smbl_dh2q(&q, 0, 0, guid_a);
 	smbl_create(&a, &q);
 	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
 	ck_assert_str_eq(q.dh_got, "");
 	q = (struct smbl_create){ .name = "f3", .lease = { .on = true, .key = 0x33, .state = SMBL_R } };
-	dhnq(&q);
+	smbl_dhnq(&q);
 	smbl_create(&a, &q);
 	ck_assert_str_eq(q.dh_got, "");
 	q = (struct smbl_create){ .name = "f4", .lease = { .on = true, .key = 0x44, .state = SMBL_RH } };
-	dhnq(&q);
+	smbl_dhnq(&q);
 	open_durable(&a, &q);
 	/* a v2 durable context with another one (a reconnect and a v1 request) */
 	q = (struct smbl_create){ .name = "f6", .oplock = SMB2_OPLOCK_LEVEL_BATCH, .dh_extra = "DHnQ" };
-	dh2c(&q, 12345, guid_a);
+	smbl_dh2c(&q, 12345, guid_a);
 	smbl_create(&a, &q);
 	ck_assert_uint_eq(q.status, STATUS_INVALID_PARAMETER);
 	/* a DHnQ of the wrong size */
@@ -229,7 +189,7 @@ START_TEST(test_reconnect_keeps_locks)
 
 	conn_new(&a, 1, "alice");
 	conn_new(&x, 9, "xavier");
-	dh2q(&q, 30000, 0, guid_a);
+	smbl_dh2q(&q, 30000, 0, guid_a);
 	open_durable(&a, &q);
 	fid = q.fid;
 	ck_assert_ptr_nonnull(o = find_open(&a, fid));
@@ -245,7 +205,7 @@ START_TEST(test_reconnect_keeps_locks)
 	ck_assert_int_eq(smb_lock_try(other, &e), -EAGAIN); /* its lock stands */
 	conn_new(&b, 2, "alice");
 	q = (struct smbl_create){ .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
-	dh2c(&q, fid, guid_a);
+	smbl_dh2c(&q, fid, guid_a);
 	reconnect_batch(&b, &q, fid);
 	ck_assert_uint_eq(smbl_write(&b, fid, "back"), STATUS_SUCCESS);
 	ck_assert_int_eq(smb_lock_try(other, &e), -EAGAIN);
@@ -262,24 +222,24 @@ START_TEST(test_reconnect_refused)
 	uint64_t fid;
 
 	conn_new(&a, 1, "alice");
-	dh2q(&q, 30000, 0, guid_a);
+	smbl_dh2q(&q, 30000, 0, guid_a);
 	fid = open_and_drop(&a, &q);
 	conn_new(&b, 2, "alice");
 	conn_new(&c, 3, "bob");
 	conn_new(&d, 4, "alice");
 	memset(d.c->client_guid, 0xD4, 16);
 	q = (struct smbl_create){ .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x11, .state = SMBL_RWH } };
-	dh2c(&q, fid, guid_b); /* another CreateGuid */
+	smbl_dh2c(&q, fid, guid_b); /* another CreateGuid */
 	smbl_create(&b, &q);
 	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
-	dh2c(&q, fid + 100, guid_a); /* another FileId */
+	smbl_dh2c(&q, fid + 100, guid_a); /* another FileId */
 	smbl_create(&b, &q);
 	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
-	dh2c(&q, fid, guid_a); /* right but from another client: the lease is its client's */
+	smbl_dh2c(&q, fid, guid_a); /* right but from another client: the lease is its client's */
 	smbl_create(&d, &q);
 	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
 	q.lease.key = 0x12; /* another lease key */
-	dh2c(&q, fid, guid_a);
+	smbl_dh2c(&q, fid, guid_a);
 	smbl_create(&b, &q);
 	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
 	q.lease.key = 0x11;
@@ -303,16 +263,16 @@ START_TEST(test_v1_reconnect)
 	uint64_t fid;
 
 	conn_new(&a, 1, "alice");
-	dhnq(&q);
+	smbl_dhnq(&q);
 	fid = open_and_drop(&a, &q);
 	conn_new(&b, 2, "alice");
 	q = (struct smbl_create){ .name = "f1" };
-	dhnc(&q, fid); /* a leased handle without its lease */
+	smbl_dhnc(&q, fid); /* a leased handle without its lease */
 	q.dh_extra = "DHnQ"; /* Samba's client sends DHnQ with DHnC: ignored */
 	smbl_create(&b, &q);
 	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
 	q = (struct smbl_create){ .name = "f1", .lease = { .on = true, .key = 0x11, .state = SMBL_RWH } };
-	dhnc(&q, fid);
+	smbl_dhnc(&q, fid);
 	q.dh_extra = "DHnQ";
 	reconnect_ok(&b, &q, fid);
 	ck_assert_uint_eq(q.state, SMBL_RWH);
@@ -326,7 +286,7 @@ START_TEST(test_timeout_closes)
 	uint64_t fid;
 
 	conn_new(&a, 1, "alice");
-	dh2q(&q, 300, 0, guid_a);
+	smbl_dh2q(&q, 300, 0, guid_a);
 	fid = open_and_drop(&a, &q);
 	ck_assert_uint_eq(q.dh_timeout, 300);
 	smb_async_tick(srv);
@@ -337,7 +297,7 @@ START_TEST(test_timeout_closes)
 	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
 	conn_new(&b, 2, "alice");
 	q = (struct smbl_create){ .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
-	dh2c(&q, fid, guid_a);
+	smbl_dh2c(&q, fid, guid_a);
 	smbl_create(&b, &q);
 	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
 }
@@ -350,7 +310,7 @@ START_TEST(test_conflict_closes_disconnected)
 	struct smbl_create rb = { .name = "f1", .lease = { .on = true, .key = 0x22, .state = SMBL_RWH } };
 
 	conn_new(&a, 1, "alice");
-	dh2q(&q, 60000, 0, guid_a);
+	smbl_dh2q(&q, 60000, 0, guid_a);
 	open_and_drop(&a, &q);
 	conn_new(&b, 2, "bob");
 	open_closes_kept(&b, &rb); /* W must be broken: the holder cannot ack, so the kept open is closed */
@@ -365,7 +325,7 @@ START_TEST(test_share_conflict_closes_disconnected)
 	struct smbl_create rb = { .name = "f1" };
 
 	conn_new(&a, 1, "alice");
-	dh2q(&q, 60000, 0, guid_a);
+	smbl_dh2q(&q, 60000, 0, guid_a);
 	open_and_drop(&a, &q);
 	conn_new(&b, 2, "bob");
 	open_closes_kept(&b, &rb); /* its share mode refuses b, but it only kept the handle cached */
@@ -404,7 +364,7 @@ START_TEST(test_delete_on_close_durable)
 	struct smbl_create rb = q;
 
 	conn_new(&a, 1, "alice");
-	dhnq(&q);
+	smbl_dhnq(&q);
 	open_durable(&a, &q);
 	ck_assert_uint_eq(smbl_write(&a, q.fid, "x"), STATUS_SUCCESS);
 	smb_conn_free(a.c);
@@ -418,12 +378,12 @@ START_TEST(test_delete_on_close_durable)
 	/* reconnected, its close deletes it */
 	q = (struct smbl_create){ .name = "f2", .share_none = true, .oplock = SMB2_OPLOCK_LEVEL_BATCH,
 				  .options = FILE_DELETE_ON_CLOSE, .access = 0x3u | 0x10000u };
-	dh2q(&q, 60000, 0, guid_a);
+	smbl_dh2q(&q, 60000, 0, guid_a);
 	open_and_drop(&b, &q);
 	ck_assert_int_eq(file_size("f2"), 0);
 	conn_new(&c, 3, "alice");
 	rb = (struct smbl_create){ .name = "f2" };
-	dh2c(&rb, q.fid, guid_a);
+	smbl_dh2c(&rb, q.fid, guid_a);
 	reconnect_ok(&c, &rb, q.fid);
 	ck_assert_int_eq(file_size("f2"), 0);
 	ck_assert_uint_eq(smbl_close(&c, rb.fid), STATUS_SUCCESS);
@@ -443,24 +403,24 @@ START_TEST(test_reconnect_forms)
 	uint64_t fid;
 
 	conn_new(&a, 1, "alice");
-	dhnq(&q);
+	smbl_dhnq(&q);
 	open_durable(&a, &q);
 	fid = q.fid;
-	dh2q(&p, 0, 0, guid_a);
+	smbl_dh2q(&p, 0, 0, guid_a);
 	open_durable(&a, &p);
 	smb_conn_free(a.c);
 	ck_assert_uint_eq(srv->ndurable, 2);
 	conn_new(&b, 2, "alice");
 	q = (struct smbl_create){ .name = "f1", .oplock = 0x78, .oplock_as_is = true,
 				  .lease = { .on = true, .key = 0x21, .state = 0 } };
-	dhnc(&q, fid);
+	smbl_dhnc(&q, fid);
 	reconnect_ok(&b, &q, fid);
 	ck_assert_uint_eq(q.oplock_got, 0xFF);
 	ck_assert_uint_eq(q.state, SMBL_RWH); /* what it holds, not what it asked */
 	ck_assert_uint_eq(q.action_got, 1);   /* FILE_OPENED */
 	/* the BATCH handle with a lease context: not found, still kept */
 	q = (struct smbl_create){ .name = "f2", .lease = { .on = true, .key = 0x22, .state = SMBL_RWH } };
-	dh2c(&q, p.fid, guid_a);
+	smbl_dh2c(&q, p.fid, guid_a);
 	smbl_create(&b, &q);
 	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
 	ck_assert_uint_eq(srv->ndurable, 1);
@@ -468,7 +428,7 @@ START_TEST(test_reconnect_forms)
 	conn_new(&c, 3, "alice");
 	memset(c.c->client_guid, 0xC3, 16);
 	q = (struct smbl_create){ .name = "f2" };
-	dhnc(&q, p.fid);
+	smbl_dhnc(&q, p.fid);
 	reconnect_batch(&c, &q, p.fid);
 }
 END_TEST
@@ -488,7 +448,7 @@ START_TEST(test_reconnect_keeps_alloc_and_position)
 
 	conn_new(&a, 1, "alice");
 	conn_new(&x, 9, "xavier");
-	dh2q(&q, 0, 0, guid_a);
+	smbl_dh2q(&q, 0, 0, guid_a);
 	open_durable(&a, &q);
 	ck_assert_uint_eq(q.alloc_got, 65536);
 	ck_assert_uint_eq(q.eof_got, 0);
@@ -498,7 +458,7 @@ START_TEST(test_reconnect_keeps_alloc_and_position)
 	smb_conn_free(a.c);
 	conn_new(&b, 2, "alice");
 	q = (struct smbl_create){ .name = "f1" };
-	dh2c(&q, fid, guid_a);
+	smbl_dh2c(&q, fid, guid_a);
 	reconnect_ok(&b, &q, fid);
 	ck_assert_uint_eq(q.alloc_got, 65536);
 	ck_assert_uint_eq(smbl_query_info(&b, fid, 14, 8, out, &n), STATUS_SUCCESS);
@@ -533,7 +493,7 @@ START_TEST(test_previous_session_ends)
 	conn_new(&a, 1, "alice");
 	conn_new(&m, 3, "mallory");
 	memset(a.c->client_guid, 0xA1, 16);
-	dhnq(&q);
+	smbl_dhnq(&q);
 	open_durable(&a, &q);
 	smbl_create(&a, &o2); /* not durable: closed with the session */
 	ck_assert_uint_eq(o2.status, STATUS_SUCCESS);
@@ -558,7 +518,7 @@ START_TEST(test_previous_session_ends)
 	ck_assert_uint_eq(rb.status, STATUS_USER_SESSION_DELETED);
 	ck_assert(file_size("f2") == 0); /* closed, not deleted */
 	rb = (struct smbl_create){ .name = "f1" };
-	dhnc(&rb, q.fid);
+	smbl_dhnc(&rb, q.fid);
 	reconnect_batch(&b, &rb, q.fid);
 }
 END_TEST
@@ -578,7 +538,7 @@ START_TEST(test_logoff_keeps_durable)
 	uint64_t fid;
 
 	conn_new(&a, 1, "alice");
-	dhnq(&q);
+	smbl_dhnq(&q);
 	open_durable(&a, &q);
 	smbl_create(&a, &o2); /* not durable */
 	ck_assert_uint_eq(o2.status, STATUS_SUCCESS);
@@ -590,7 +550,7 @@ START_TEST(test_logoff_keeps_durable)
 	conn_new(&b, 2, "alice");
 	fid = srv->durable->id;
 	q = (struct smbl_create){ .name = "f1" };
-	dh2c(&q, fid, none); /* the v2 form, no CreateGuid, for the v1 handle */
+	smbl_dh2c(&q, fid, none); /* the v2 form, no CreateGuid, for the v1 handle */
 	reconnect_batch(&b, &q, fid);
 }
 END_TEST
@@ -601,7 +561,7 @@ START_TEST(test_close_is_final)
 	struct smbl_create q = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
 
 	conn_new(&a, 1, "alice");
-	dh2q(&q, 60000, 0, guid_a);
+	smbl_dh2q(&q, 60000, 0, guid_a);
 	open_durable(&a, &q);
 	ck_assert_uint_eq(smbl_close(&a, q.fid), STATUS_SUCCESS);
 	smb_conn_free(a.c);
