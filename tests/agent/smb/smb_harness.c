@@ -388,6 +388,17 @@ void smbt_export_down(struct aqt_store *ts, struct smb_srv *srv, struct vol_expo
 	aqt_store_cleanup(ts);
 }
 
+uint64_t smbt_free_bytes(struct vol_export *exp)
+{
+	struct vol_obj root;
+	struct vol_fsstat fs;
+
+	ck_assert_int_eq(vol_root(exp, &root), 0);
+	ck_assert_int_eq(vol_fsstat(&root, &fs), 0);
+	vol_obj_cleanup(&root);
+	return fs.abytes;
+}
+
 void smbt_conn_export(struct smbt_conn *tc, struct smb_srv *srv, const struct aqt_store *ts, uint64_t key,
 		      unsigned settings)
 {

@@ -47,6 +47,9 @@ void smbt_store_up(struct aqt_store *ts, struct smb_srv **srv);
  * frees srv, drops *exp0 and cleans ts up. */
 void smbt_export_up(struct aqt_store *ts, struct smb_srv **srv, struct vol_export **exp0);
 void smbt_export_down(struct aqt_store *ts, struct smb_srv *srv, struct vol_export *exp0);
+/* What exp's volume has free (vol_fsstat's available bytes): what an
+ * allocation takes and its release gives back. */
+uint64_t smbt_free_bytes(struct vol_export *exp);
 
 /* smbt_conn_new, its tree being the store's first export (CREATE opens in
  * it; the tree holds the reference). */

@@ -48,18 +48,6 @@ static void teardown(void)
 	smbt_export_down(&ts, srv, exp0);
 }
 
-/* What the volume has free (vol_fsstat's available bytes). */
-static uint64_t free_bytes(void)
-{
-	struct vol_obj root;
-	struct vol_fsstat fs;
-
-	ck_assert_int_eq(vol_root(exp0, &root), 0);
-	ck_assert_int_eq(vol_fsstat(&root, &fs), 0);
-	vol_obj_cleanup(&root);
-	return fs.abytes;
-}
-
 static uint32_t set_u64(uint64_t fid, uint8_t cls, uint64_t v)
 {
 	uint8_t b[8];
@@ -96,24 +84,24 @@ START_TEST(test_grow_holds)
 	setup();
 	fid = open_file("f", ALL_ACCESS);
 	ck_assert_uint_eq(smbl_write(&a, fid, "0123456789"), STATUS_SUCCESS);
-	f0 = free_bytes();
+	f0 = smbt_free_bytes(exp0);
 	ck_assert_uint_eq(set_u64(fid, FileAllocationInformation, 1u << 20), STATUS_SUCCESS);
 	standard(fid, &al, &eof);
 	ck_assert_uint_eq(al, 1u << 20);
 	ck_assert_uint_eq(eof, 10);
-	ck_assert_uint_eq(free_bytes(), f0 - ((1u << 20) - 10));
+	ck_assert_uint_eq(smbt_free_bytes(exp0), f0 - ((1u << 20) - 10));
 	/* the file grows into what it holds: counted once */
 	ck_assert_uint_eq(set_u64(fid, FileEndOfFileInformation, 512u << 10), STATUS_SUCCESS);
-	ck_assert_uint_eq(free_bytes(), f0 - ((1u << 20) - 10));
+	ck_assert_uint_eq(smbt_free_bytes(exp0), f0 - ((1u << 20) - 10));
 	standard(fid, &al, &eof);
 	ck_assert_uint_eq(al, 1u << 20);
 	ck_assert_uint_eq(eof, 512u << 10);
 	/* a smaller allocation, still past the end: part given back */
 	ck_assert_uint_eq(set_u64(fid, FileAllocationInformation, 768u << 10), STATUS_SUCCESS);
-	ck_assert_uint_eq(free_bytes(), f0 - ((768u << 10) - 10));
+	ck_assert_uint_eq(smbt_free_bytes(exp0), f0 - ((768u << 10) - 10));
 	/* CLOSE gives the rest back: only the file's bytes stay used */
 	ck_assert_uint_eq(smbl_close(&a, fid), STATUS_SUCCESS);
-	ck_assert_uint_eq(free_bytes(), f0 - ((512u << 10) - 10));
+	ck_assert_uint_eq(smbt_free_bytes(exp0), f0 - ((512u << 10) - 10));
 	teardown();
 }
 END_TEST
@@ -125,19 +113,19 @@ START_TEST(test_fill_own_hold)
 	setup();
 	fid = open_file("f", ALL_ACCESS);
 	g = open_file("g", ALL_ACCESS); /* a name costs room too: made first */
-	f0 = free_bytes();
+	f0 = smbt_free_bytes(exp0);
 	ck_assert_uint_gt(f0, 0);
 	ck_assert_uint_eq(set_u64(fid, FileAllocationInformation, f0), STATUS_SUCCESS);
-	ck_assert_uint_eq(free_bytes(), 0);
+	ck_assert_uint_eq(smbt_free_bytes(exp0), 0);
 	/* another file cannot take it */
 	ck_assert_uint_eq(smbl_write(&a, g, "x"), STATUS_DISK_FULL);
 	/* the open itself fills what it allocated: a WRITE, then the end of file */
 	ck_assert_uint_eq(smbl_write(&a, fid, "abcd"), STATUS_SUCCESS);
-	ck_assert_uint_eq(free_bytes(), 0);
+	ck_assert_uint_eq(smbt_free_bytes(exp0), 0);
 	ck_assert_uint_eq(set_u64(fid, FileEndOfFileInformation, f0), STATUS_SUCCESS);
-	ck_assert_uint_eq(free_bytes(), 0);
+	ck_assert_uint_eq(smbt_free_bytes(exp0), 0);
 	ck_assert_uint_eq(smbl_close(&a, fid), STATUS_SUCCESS);
-	ck_assert_uint_eq(free_bytes(), 0);
+	ck_assert_uint_eq(smbt_free_bytes(exp0), 0);
 	teardown();
 }
 END_TEST
@@ -150,15 +138,15 @@ START_TEST(test_disk_full)
 	fid = open_file("f", ALL_ACCESS);
 	ck_assert_uint_eq(smbl_write(&a, fid, "0123456789"), STATUS_SUCCESS);
 	standard(fid, &al0, &eof0);
-	f0 = free_bytes();
+	f0 = smbt_free_bytes(exp0);
 	ck_assert_uint_eq(set_u64(fid, FileAllocationInformation, f0 + 11), STATUS_DISK_FULL);
-	ck_assert_uint_eq(free_bytes(), f0);
+	ck_assert_uint_eq(smbt_free_bytes(exp0), f0);
 	standard(fid, &al, &eof);
 	ck_assert_uint_eq(al, al0);
 	ck_assert_uint_eq(eof, 10);
 	/* exactly what is free (past the end): fits */
 	ck_assert_uint_eq(set_u64(fid, FileAllocationInformation, f0 + 10), STATUS_SUCCESS);
-	ck_assert_uint_eq(free_bytes(), 0);
+	ck_assert_uint_eq(smbt_free_bytes(exp0), 0);
 	teardown();
 }
 END_TEST
@@ -171,17 +159,17 @@ START_TEST(test_cut_and_access)
 	fid = open_file("f", ALL_ACCESS);
 	ck_assert_uint_eq(smbl_write(&a, fid, "0123456789"), STATUS_SUCCESS);
 	ro = open_file("f", READ_ONLY);
-	f0 = free_bytes();
+	f0 = smbt_free_bytes(exp0);
 	ck_assert_uint_eq(set_u64(ro, FileAllocationInformation, 1u << 20), STATUS_ACCESS_DENIED);
 	ck_assert_uint_eq(set_u64(ro, FileAllocationInformation, 2), STATUS_ACCESS_DENIED);
-	ck_assert_uint_eq(free_bytes(), f0);
+	ck_assert_uint_eq(smbt_free_bytes(exp0), f0);
 	standard(fid, &al, &eof);
 	ck_assert_uint_eq(eof, 10);
 	ck_assert_uint_eq(set_u64(fid, FileAllocationInformation, 4), STATUS_SUCCESS);
 	standard(fid, &al, &eof);
 	ck_assert_uint_eq(eof, 4);
 	ck_assert_uint_ge(al, 4);
-	ck_assert_uint_eq(free_bytes(), f0 + 6);
+	ck_assert_uint_eq(smbt_free_bytes(exp0), f0 + 6);
 	teardown();
 }
 END_TEST
@@ -199,16 +187,16 @@ START_TEST(test_eof_access)
 	ck_assert_uint_eq(smbl_write(&a, fid, "0123456789"), STATUS_SUCCESS);
 	ro = open_file("f", READ_ONLY);
 	wd = open_file("f", WRITE_DATA);
-	f0 = free_bytes();
+	f0 = smbt_free_bytes(exp0);
 	ck_assert_uint_eq(set_u64(ro, FileEndOfFileInformation, 2), STATUS_ACCESS_DENIED);
 	ck_assert_uint_eq(set_u64(ro, FileEndOfFileInformation, 1u << 20), STATUS_ACCESS_DENIED);
 	standard(fid, &al, &eof);
 	ck_assert_uint_eq(eof, 10);
-	ck_assert_uint_eq(free_bytes(), f0);
+	ck_assert_uint_eq(smbt_free_bytes(exp0), f0);
 	ck_assert_uint_eq(set_u64(wd, FileEndOfFileInformation, 4), STATUS_SUCCESS);
 	standard(fid, &al, &eof);
 	ck_assert_uint_eq(eof, 4);
-	ck_assert_uint_eq(free_bytes(), f0 + 6);
+	ck_assert_uint_eq(smbt_free_bytes(exp0), f0 + 6);
 	teardown();
 }
 END_TEST

@@ -494,18 +494,6 @@ START_TEST(test_secd_user)
 }
 END_TEST
 
-/* What the volume has free (vol_fsstat). */
-static uint64_t free_bytes(void)
-{
-	struct vol_obj root;
-	struct vol_fsstat fs;
-
-	ck_assert_int_eq(vol_root(exp0, &root), 0);
-	ck_assert_int_eq(vol_fsstat(&root, &fs), 0);
-	vol_obj_cleanup(&root);
-	return fs.abytes;
-}
-
 START_TEST(test_alsi)
 {
 	struct smbt_conn a;
@@ -526,12 +514,12 @@ START_TEST(test_alsi)
 	/* the 4096 bytes asked are held while the open lives (as a SET_INFO
 	 * FileAllocationInformation's, smb_alloc.c), the WRITE fills them */
 	{
-		uint64_t f1 = free_bytes(), f2;
+		uint64_t f1 = smbt_free_bytes(exp0), f2;
 
 		ck_assert_uint_eq(smbl_write(&a, r.fid, "keep"), STATUS_SUCCESS);
-		ck_assert_uint_eq(free_bytes(), f1);
+		ck_assert_uint_eq(smbt_free_bytes(exp0), f1);
 		ck_assert_uint_eq(smbl_close(&a, r.fid), STATUS_SUCCESS);
-		f2 = free_bytes();
+		f2 = smbt_free_bytes(exp0);
 		ck_assert_uint_eq(f2 - f1, 4096 - 4);
 	}
 	/* an overwrite asking too much keeps the data */
