@@ -20,11 +20,7 @@ KILL_AFTER=${KILL_AFTER:-150} # answered files before the kill
 
 D=$AQ_TMP/cluster
 SHELF=$AQ_TMP/shelf
-aq_start "$D" || exit 1
-TOK=$(aq_token "$D" admin)
-P=/v1/projects/acme/locations/east
-aq_req POST "/v1/locations?locationId=east" '{}'
-aq_req POST "/v1/projects?projectId=acme" '{}'
+aq_acme_start "$D"
 aq_agent_start "$D" n1 east "$SHELF" "$(aq_join_token east)" || exit 1
 N1_API=$AGENT_API_PORT N1_NFS=$AGENT_NFS_PORT N1_PID=$AGENT_PID
 aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'

@@ -16,11 +16,7 @@ QOSLOAD=$AQ_BUILDDIR/bench/qos/qosload
 
 D=$AQ_TMP/cluster
 SHELF=$AQ_TMP/shelf
-aq_start "$D" || exit 1
-TOK=$(aq_token "$D" admin)
-P=/v1/projects/acme/locations/east
-aq_req POST "/v1/locations?locationId=east" '{}'
-aq_req POST "/v1/projects?projectId=acme" '{}'
+aq_acme_start "$D"
 aq_agent_start "$D" n1 east "$SHELF" "$(aq_join_token east)" 4000 || exit 1
 N1_API=$AGENT_API_PORT N1_NFS=$AGENT_NFS_PORT
 

@@ -20,11 +20,7 @@ nthash() { printf '%s' "$1" | iconv -t utf-16le | openssl dgst -md4 -provider le
 
 D=$AQ_TMP/cluster
 SHELF=$AQ_TMP/shelf
-aq_start "$D" || exit 1
-TOK=$(aq_token "$D" admin)
-P=/v1/projects/acme/locations/east
-aq_req POST "/v1/locations?locationId=east" '{}'
-aq_req POST "/v1/projects?projectId=acme" '{}'
+aq_acme_start "$D"
 aq_agent_start "$D" n1 east "$SHELF" "$(aq_join_token east)" 1000 || exit 1
 API=$AGENT_API_PORT NFS=$AGENT_NFS_PORT
 aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"40960","qosType":"MANUAL"}'
