@@ -7,6 +7,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/agent/smb/smb_harness.h"
+#include "tests/lib/aqt_store.h"
+
 struct smbt_stub smbt_stub = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 static const struct vol_cred stub_root = { .uid = 0, .gid = 0 };
@@ -158,4 +161,17 @@ ino_t smbt_file_make(struct vol_export *e, const char *name, size_t len)
 	vol_obj_cleanup(&root);
 	free(data);
 	return ino;
+}
+
+void smbt_stub_up(struct aqt_store *ts, struct smb_srv **srv, struct vol_export **exp0)
+{
+	smbt_export_up(ts, srv, exp0);
+	vol_store_set_tier(ts->store, &smbt_stub_ops, NULL);
+	smbt_stub_reset();
+}
+
+void smbt_stub_down(struct aqt_store *ts, struct smb_srv *srv, struct vol_export *exp0)
+{
+	smbt_stub_release(); /* whatever still waits in the stub */
+	smbt_export_down(ts, srv, exp0);
 }

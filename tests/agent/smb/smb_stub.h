@@ -38,6 +38,13 @@ extern const struct vol_tier_ops smbt_stub_ops;
 
 /* Nothing cold, nothing stalled, the counters at 0. */
 void smbt_stub_reset(void);
+/* smbt_export_up (smb_harness.h) with the stub installed as the store's
+ * tier and reset: a case's setup. Undo with smbt_stub_down, which lets what
+ * still waits in the stub go first, then smbt_export_down. */
+struct aqt_store;
+struct smb_srv;
+void smbt_stub_up(struct aqt_store *ts, struct smb_srv **srv, struct vol_export **exp0);
+void smbt_stub_down(struct aqt_store *ts, struct smb_srv *srv, struct vol_export *exp0);
 /* Let every held thread go (and the later ones pass). */
 void smbt_stub_release(void);
 /* A field of smbt_stub read under its mutex. */

@@ -43,17 +43,14 @@ static struct vol_export *exp0;
 
 static void setup(void)
 {
-	smbt_export_up(&ts, &srv, &exp0);
-	vol_store_set_tier(ts.store, &smbt_stub_ops, NULL);
-	smbt_stub_reset();
+	smbt_stub_up(&ts, &srv, &exp0);
 	smbt_stub.stall_ino = smbt_stub.cold_ino[0] = smbt_file_make(exp0, "stalled", FILE_LEN);
 	smbt_file_make(exp0, "hot", FILE_LEN);
 }
 
 static void teardown(void)
 {
-	smbt_stub_release(); /* whatever still waits in the stub */
-	smbt_export_down(&ts, srv, exp0);
+	smbt_stub_down(&ts, srv, exp0);
 }
 
 struct ans {
