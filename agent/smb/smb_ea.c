@@ -37,28 +37,28 @@ static int smb_ea_bound(struct smb_ea_iter *it, size_t hdr, size_t body, uint32_
 	return AQ_OK;
 }
 
-int smb_ea_next(struct smb_ea_iter *it, struct smb_ea *ea)
+/* Before the entry at it->off, whose fixed part is hdr bytes: 1 when one
+ * is there to read, 0 when the walk is done, or the walk's error (a fixed
+ * part cut short is AQ_EINVAL, kept in it->err). */
+static int smb_ea_head(struct smb_ea_iter *it, size_t hdr)
 {
-	const uint8_t *e;
-	uint32_t next;
-
 	if (it->err != AQ_OK)
 		return it->err;
 	if (it->done)
 		return 0;
-	if (it->len - it->off < SMB_EA_HDR) {
+	if (it->len - it->off < hdr) {
 		it->err = AQ_EINVAL;
 		return it->err;
 	}
-	e = it->p + it->off;
-	ea->flags = e[4];
-	ea->name_len = e[5];
-	ea->value_len = (uint16_t)(e[6] | e[7] << 8);
-	if ((it->err = smb_ea_bound(it, SMB_EA_HDR, (size_t)ea->name_len + 1 + ea->value_len, &next)) != AQ_OK)
-		return it->err;
-	ea->name = e + SMB_EA_HDR;
-	ea->value = ea->name + ea->name_len + 1;
-	if (ea->name[ea->name_len] != 0) {
+	return 1;
+}
+
+/* After an entry that smb_ea_bound passed, nul being the byte after its
+ * name: the name must end there (else AQ_EINVAL, kept in it->err); then
+ * step to the next entry, or end the walk after the last, and return 1. */
+static int smb_ea_step(struct smb_ea_iter *it, uint8_t nul, uint32_t next)
+{
+	if (nul != 0) {
 		it->err = AQ_EINVAL;
 		return it->err;
 	}
@@ -69,33 +69,39 @@ int smb_ea_next(struct smb_ea_iter *it, struct smb_ea *ea)
 	return 1;
 }
 
+int smb_ea_next(struct smb_ea_iter *it, struct smb_ea *ea)
+{
+	const uint8_t *e;
+	uint32_t next;
+	int rc;
+
+	if ((rc = smb_ea_head(it, SMB_EA_HDR)) != 1)
+		return rc;
+	e = it->p + it->off;
+	ea->flags = e[4];
+	ea->name_len = e[5];
+	ea->value_len = (uint16_t)(e[6] | e[7] << 8);
+	if ((it->err = smb_ea_bound(it, SMB_EA_HDR, (size_t)ea->name_len + 1 + ea->value_len, &next)) != AQ_OK)
+		return it->err;
+	ea->name = e + SMB_EA_HDR;
+	ea->value = ea->name + ea->name_len + 1;
+	return smb_ea_step(it, ea->name[ea->name_len], next);
+}
+
 int smb_ea_get_next(struct smb_ea_iter *it, const uint8_t **name, uint8_t *nlen)
 {
 	const uint8_t *e;
 	uint32_t next;
+	int rc;
 
-	if (it->err != AQ_OK)
-		return it->err;
-	if (it->done)
-		return 0;
-	if (it->len - it->off < 5) {
-		it->err = AQ_EINVAL;
-		return it->err;
-	}
+	if ((rc = smb_ea_head(it, 5)) != 1)
+		return rc;
 	e = it->p + it->off;
 	*nlen = e[4];
 	if ((it->err = smb_ea_bound(it, 5, (size_t)*nlen + 1, &next)) != AQ_OK)
 		return it->err;
 	*name = e + 5;
-	if (e[5 + *nlen] != 0) {
-		it->err = AQ_EINVAL;
-		return it->err;
-	}
-	if (next == 0)
-		it->done = true;
-	else
-		it->off += next;
-	return 1;
+	return smb_ea_step(it, e[5 + *nlen], next);
 }
 
 /* What Windows and smbd refuse in an EA name. */
