@@ -12,8 +12,6 @@
 #include "agent/vol/vol_watch.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 int vol_dos_get(const struct vol_obj *obj, uint32_t *attrs)
@@ -49,12 +47,7 @@ int vol_dos_set(struct vol_obj *obj, const struct vol_cred *cred, uint32_t attrs
 		return 0;
 	/* the caller's right, checked as the caller; the attribute itself is
 	 * written with the server's identity (trusted.* needs it) */
-	vol_become(cred);
-	if (cred->uid != 0 && obj->st.st_uid != cred->uid &&
-	    syscall(SYS_faccessat2, obj->fd, "", W_OK, AT_EMPTY_PATH | AT_EACCESS) != 0)
-		rc = -EACCES;
-	vol_unbecome(cred);
-	if (rc != 0)
+	if ((rc = vol_may_set_attr(obj, cred)) != 0)
 		return rc;
 	v[4] = (uint8_t)(attrs >> 24);
 	v[5] = (uint8_t)(attrs >> 16);

@@ -19,7 +19,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -79,12 +78,7 @@ int vol_ea_set(struct vol_obj *obj, const struct vol_cred *cred, const uint8_t *
 		return -E2BIG;
 	/* the caller's right, checked as the caller (owner, or may write it);
 	 * the attribute itself is written with the server's identity */
-	vol_become(cred);
-	if (cred->uid != 0 && obj->st.st_uid != cred->uid &&
-	    syscall(SYS_faccessat2, obj->fd, "", W_OK, AT_EMPTY_PATH | AT_EACCESS) != 0)
-		rc = -EACCES;
-	vol_unbecome(cred);
-	if (rc != 0)
+	if ((rc = vol_may_set_attr(obj, cred)) != 0)
 		return rc;
 	vol_ea_path(obj->fd, NULL, path, sizeof(path));
 	mu = vol_lock_of(obj); /* the size read and the set, one at a time per file */

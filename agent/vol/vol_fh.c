@@ -549,6 +549,18 @@ void vol_unbecome(const struct vol_cred *c)
 	syscall(SYS_setgroups, (size_t)0, NULL);
 }
 
+int vol_may_set_attr(const struct vol_obj *obj, const struct vol_cred *cred)
+{
+	int rc = 0;
+
+	vol_become(cred);
+	if (cred->uid != 0 && obj->st.st_uid != cred->uid &&
+	    syscall(SYS_faccessat2, obj->fd, "", W_OK, AT_EMPTY_PATH | AT_EACCESS) != 0)
+		rc = -EACCES;
+	vol_unbecome(cred);
+	return rc;
+}
+
 int vol_reopen(const struct vol_obj *obj, int flags)
 {
 	char p[64];

@@ -220,6 +220,10 @@ int vol_obj_adopt(struct vol_export *e, int fd, struct vol_obj *out);
 /* Switch this thread's fs identity to c (no-op for root) and back. */
 void vol_become(const struct vol_cred *c);
 void vol_unbecome(const struct vol_cred *c);
+/* Whether c may change an attribute the store keeps for obj in trusted.*
+ * (DOS attributes, EAs), which the server then writes as root: c is root,
+ * obj's owner, or may write obj (checked as c). 0 or -EACCES. */
+int vol_may_set_attr(const struct vol_obj *obj, const struct vol_cred *cred);
 /* Open the object's content with flags, as the current fs identity. */
 int vol_reopen(const struct vol_obj *obj, int flags);
 /* A descriptor for the object's content (see vol_fh.c); *owned: close it. */
