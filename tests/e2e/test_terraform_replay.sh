@@ -74,7 +74,8 @@ wait_op() {
 	fail "$desc: operation $name not done after 600 polls (last HTTP $STATUS)"
 	return 1
 }
-# import_path ID: the provider's import formats for a pool or volume ID.
+# import_path COLL ID: the provider's import formats for the ID of a
+# resource of collection COLL (a pool, volume, backup vault or policy).
 #   projects/{{project}}/locations/{{location}}/{{collection}}/{{name}}
 #   {{project}}/{{location}}/{{name}}
 #   {{location}}/{{name}}          (project from the provider configuration)
@@ -86,6 +87,22 @@ import_path() {
 	6) echo "projects/${parts[1]}/locations/${parts[3]}/$coll/${parts[5]}" ;;
 	3) echo "projects/${parts[0]}/locations/${parts[1]}/$coll/${parts[2]}" ;;
 	2) echo "projects/$P/locations/${parts[0]}/$coll/${parts[1]}" ;;
+	*) echo "bad-import-id" ;;
+	esac
+}
+# import_path_sub PARENT COLL ID: the same for a resource under another
+# (a snapshot under its volume, a backup under its vault).
+#   projects/{{project}}/locations/{{location}}/{{parent}}/{{p}}/{{collection}}/{{name}}
+#   {{project}}/{{location}}/{{p}}/{{name}}
+#   {{location}}/{{p}}/{{name}}
+import_path_sub() {
+	local parent=$1 coll=$2 id=$3 IFS=/
+	local -a parts
+	read -r -a parts <<<"$id"
+	case ${#parts[@]} in
+	8) echo "projects/${parts[1]}/locations/${parts[3]}/$parent/${parts[5]}/$coll/${parts[7]}" ;;
+	4) echo "projects/${parts[0]}/locations/${parts[1]}/$parent/${parts[2]}/$coll/${parts[3]}" ;;
+	3) echo "projects/$P/locations/${parts[0]}/$parent/${parts[1]}/$coll/${parts[2]}" ;;
 	*) echo "bad-import-id" ;;
 	esac
 }
@@ -438,13 +455,7 @@ wait_op "snapshot update"
 req GET "$BASE/volumes/tf-snapvol/snapshots/tf-snap?alt=json"
 expect "snapshot update applied (no diff)" 200 '.description == "changed" and .labels.env == "prod"'
 for id in "projects/$P/locations/$L/volumes/tf-snapvol/snapshots/tf-snap" "$P/$L/tf-snapvol/tf-snap" "$L/tf-snapvol/tf-snap"; do
-	IFS=/ read -r -a parts <<<"$id"
-	case ${#parts[@]} in
-	8) p="projects/${parts[1]}/locations/${parts[3]}/volumes/${parts[5]}/snapshots/${parts[7]}" ;;
-	4) p="projects/${parts[0]}/locations/${parts[1]}/volumes/${parts[2]}/snapshots/${parts[3]}" ;;
-	3) p="projects/$P/locations/${parts[0]}/volumes/${parts[1]}/snapshots/${parts[2]}" ;;
-	*) p=bad-import-id ;;
-	esac
+	p=$(import_path_sub volumes snapshots "$id")
 	req GET "$p?alt=json"
 	expect "snapshot import read ($id)" 200 '.name == "projects/tf-proj/locations/us-central1/volumes/tf-snapvol/snapshots/tf-snap"'
 done
@@ -495,13 +506,7 @@ wait_op "backup vault update"
 req GET "$BASE/backupVaults/tf-vault?alt=json"
 expect "backup vault update applied (no diff)" 200 '.description == "changed" and .labels.creator == "testuser2" and .backupRetentionPolicy.backupMinimumEnforcedRetentionDays == 4 and .backupRetentionPolicy.weeklyBackupImmutable == true'
 for id in "projects/$P/locations/$L/backupVaults/tf-vault" "$P/$L/tf-vault" "$L/tf-vault"; do
-	IFS=/ read -r -a parts <<<"$id"
-	case ${#parts[@]} in
-	6) p="projects/${parts[1]}/locations/${parts[3]}/backupVaults/${parts[5]}" ;;
-	3) p="projects/${parts[0]}/locations/${parts[1]}/backupVaults/${parts[2]}" ;;
-	2) p="projects/$P/locations/${parts[0]}/backupVaults/${parts[1]}" ;;
-	*) p=bad-import-id ;;
-	esac
+	p=$(import_path backupVaults "$id")
 	req GET "$p?alt=json"
 	expect "backup vault import read ($id)" 200 '.name == "projects/tf-proj/locations/us-central1/backupVaults/tf-vault"'
 done
@@ -522,13 +527,7 @@ wait_op "backup policy update"
 req GET "$BASE/backupPolicies/tf-policy?alt=json"
 expect "backup policy update applied (no diff)" 200 '[.dailyBackupLimit, .weeklyBackupLimit, .monthlyBackupLimit, .enabled] == [6, 2, 3, false]'
 for id in "projects/$P/locations/$L/backupPolicies/tf-policy" "$P/$L/tf-policy" "$L/tf-policy"; do
-	IFS=/ read -r -a parts <<<"$id"
-	case ${#parts[@]} in
-	6) p="projects/${parts[1]}/locations/${parts[3]}/backupPolicies/${parts[5]}" ;;
-	3) p="projects/${parts[0]}/locations/${parts[1]}/backupPolicies/${parts[2]}" ;;
-	2) p="projects/$P/locations/${parts[0]}/backupPolicies/${parts[1]}" ;;
-	*) p=bad-import-id ;;
-	esac
+	p=$(import_path backupPolicies "$id")
 	req GET "$p?alt=json"
 	expect "backup policy import read ($id)" 200 '.name == "projects/tf-proj/locations/us-central1/backupPolicies/tf-policy"'
 done
@@ -579,13 +578,7 @@ CH=$(jq -r .chainStorageBytes <<<"$BODY")
 req GET "$BASE/volumes/tf-bkvol?alt=json"
 expect "the volume's backup_config.backup_chain_bytes is its chain's ($CH)" 200 ".backupConfig.backupChainBytes == \"$CH\""
 for id in "projects/$P/locations/$L/backupVaults/tf-vault/backups/tf-backup" "$P/$L/tf-vault/tf-backup" "$L/tf-vault/tf-backup"; do
-	IFS=/ read -r -a parts <<<"$id"
-	case ${#parts[@]} in
-	8) p="projects/${parts[1]}/locations/${parts[3]}/backupVaults/${parts[5]}/backups/${parts[7]}" ;;
-	4) p="projects/${parts[0]}/locations/${parts[1]}/backupVaults/${parts[2]}/backups/${parts[3]}" ;;
-	3) p="projects/$P/locations/${parts[0]}/backupVaults/${parts[1]}/backups/${parts[2]}" ;;
-	*) p=bad-import-id ;;
-	esac
+	p=$(import_path_sub backupVaults backups "$id")
 	req GET "$p?alt=json"
 	expect "backup import read ($id)" 200 '.name == "projects/tf-proj/locations/us-central1/backupVaults/tf-vault/backups/tf-backup"'
 done
