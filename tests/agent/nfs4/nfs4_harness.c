@@ -228,3 +228,18 @@ uint64_t nfs4t_smb_create(struct smbt_conn *sc, uint32_t access, uint32_t share,
 	}
 	return mid;
 }
+
+void nfs4t_smb_create_final(struct smb_srv *ssrv, struct smbt_conn *sc, uint64_t mid, uint64_t aid)
+{
+	struct smb_wire_hdr h = { 0 };
+	uint8_t buf[2048];
+	size_t len;
+
+	for (int i = 0; i < 50; i++) {
+		smb_async_tick(ssrv);
+		if (smbt_recv(sc, buf, sizeof(buf), &len, &h, NULL) == 1)
+			break;
+		usleep(20000);
+	}
+	smbt_check_final(&h, SMB2_CREATE, mid, aid, STATUS_SUCCESS);
+}

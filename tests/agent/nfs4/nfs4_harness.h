@@ -145,5 +145,8 @@ bool nfs4t_readable_within(int fd, int ms);
  * that waits). */
 uint64_t nfs4t_smb_create(struct smbt_conn *sc, uint32_t access, uint32_t share, struct smb_wire_hdr *h,
 			  uint8_t fid[16]);
+/* The final answer of sc's CREATE that waits (MessageId mid, AsyncId aid),
+ * ssrv's clock turned until it comes (up to 1 s): it must be SUCCESS. */
+void nfs4t_smb_create_final(struct smb_srv *ssrv, struct smbt_conn *sc, uint64_t mid, uint64_t aid);
 
 #endif

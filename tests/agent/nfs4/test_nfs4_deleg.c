@@ -191,7 +191,6 @@ START_TEST(test_recall_smb_open)
 	uint8_t buf[2048];
 	uint64_t mid, aid;
 	size_t len;
-	int i;
 
 	smbt_conn_new(&sc, ssrv, 9, 0);
 	ck_assert_ptr_nonnull(sc.t->exp = vol_export_at(ts.store, 0));
@@ -206,13 +205,7 @@ START_TEST(test_recall_smb_open)
 	smb_async_tick(ssrv);
 	ck_assert_int_eq(smbt_recv(&sc, buf, sizeof(buf), &len, &h, NULL), 0); /* still waiting */
 	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), OK4);
-	for (i = 0; i < 50; i++) {
-		smb_async_tick(ssrv);
-		if (smbt_recv(&sc, buf, sizeof(buf), &len, &h, NULL) == 1)
-			break;
-		usleep(20000);
-	}
-	smbt_check_final(&h, SMB2_CREATE, mid, aid, STATUS_SUCCESS);
+	nfs4t_smb_create_final(ssrv, &sc, mid, aid);
 }
 END_TEST
 
