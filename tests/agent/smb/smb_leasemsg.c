@@ -17,6 +17,15 @@ void smbl_export_down(struct aqt_store *ts, struct smb_srv *srv, struct vol_expo
 	smbt_export_down(ts, srv, exp0);
 }
 
+void smbl_store_down(struct aqt_store *ts, struct smb_srv *srv)
+{
+	smbt_conns_free(srv);
+	ck_assert_uint_eq(srv->ndurable, 0);
+	ck_assert_uint_eq(vol_lease_count(ts->store), 0);
+	smbt_srv_free(srv);
+	aqt_store_cleanup(ts);
+}
+
 int smbl_recv(struct smbt_conn *tc, struct smbl_msg *m)
 {
 	uint8_t buf[2048];

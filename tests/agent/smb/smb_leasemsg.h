@@ -76,6 +76,10 @@ struct smbl_create {
  * went with its open (the store's lease table empty) and no CREATE still
  * waits, then smbt_export_down. */
 void smbl_export_down(struct aqt_store *ts, struct smb_srv *srv, struct vol_export *exp0);
+/* The durable suites' teardown (over smbt_store_up): free srv's
+ * connections, check that no open is kept for a reconnect and the store's
+ * lease table is empty, then free srv and clean ts up. */
+void smbl_store_down(struct aqt_store *ts, struct smb_srv *srv);
 
 /* The next message on tc (0: none waiting). */
 int smbl_recv(struct smbt_conn *tc, struct smbl_msg *m);

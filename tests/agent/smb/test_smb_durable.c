@@ -54,11 +54,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	smbt_conns_free(srv);
-	ck_assert_uint_eq(srv->ndurable, 0);
-	ck_assert_uint_eq(vol_lease_count(ts.store), 0);
-	smbt_srv_free(srv);
-	aqt_store_cleanup(&ts);
+	smbl_store_down(&ts, srv);
 }
 
 /* A connection of user `user` (project p1) on share "docs". */
