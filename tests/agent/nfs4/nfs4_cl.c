@@ -292,33 +292,41 @@ int nfs4_cl_cb_parse(const struct nfs4_cl *c, struct nfs4_cl_cb *out)
 	return cur.err ? -1 : 0;
 }
 
+/* Start the reply to cb into b: an accepted RPC reply, a CB_COMPOUND of
+ * status with nres results, the first CB_SEQUENCE's: status, and when 0
+ * its session, sequence and slot echoed. */
+static void cb_reply_head(struct ut_buf *b, const struct nfs4_cl_cb *cb, uint32_t status, uint32_t nres)
+{
+	ut_buf_init(b, 4096);
+	xdr_put_u32(b, 0); /* record mark */
+	xdr_put_u32(b, cb->xid);
+	xdr_put_u32(b, 1); /* REPLY */
+	xdr_put_u32(b, 0); /* MSG_ACCEPTED */
+	xdr_put_u32(b, 0); /* verifier */
+	xdr_put_u32(b, 0);
+	xdr_put_u32(b, 0); /* SUCCESS */
+	xdr_put_u32(b, status);
+	xdr_put_u32(b, 0); /* tag */
+	xdr_put_u32(b, nres);
+	xdr_put_u32(b, 11);
+	xdr_put_u32(b, status);
+	if (!status) {
+		xdr_put_fixed(b, cb->sess, 16);
+		xdr_put_u32(b, cb->seq);
+		xdr_put_u32(b, cb->slot);
+		xdr_put_u32(b, 0);
+		xdr_put_u32(b, 0);
+	}
+}
+
 int nfs4_cl_cb_reply(struct nfs4_cl *c, const struct nfs4_cl_cb *cb, uint32_t status)
 {
 	struct ut_buf b;
 
-	ut_buf_init(&b, 4096);
-	xdr_put_u32(&b, 0); /* record mark */
-	xdr_put_u32(&b, cb->xid);
-	xdr_put_u32(&b, 1); /* REPLY */
-	xdr_put_u32(&b, 0); /* MSG_ACCEPTED */
-	xdr_put_u32(&b, 0); /* verifier */
-	xdr_put_u32(&b, 0);
-	xdr_put_u32(&b, 0); /* SUCCESS */
-	xdr_put_u32(&b, status);
-	xdr_put_u32(&b, 0); /* tag */
-	xdr_put_u32(&b, status ? 1 : 1 + cb->nrecalls);
-	xdr_put_u32(&b, 11);
-	xdr_put_u32(&b, status);
-	if (!status) {
-		xdr_put_fixed(&b, cb->sess, 16);
-		xdr_put_u32(&b, cb->seq);
-		xdr_put_u32(&b, cb->slot);
+	cb_reply_head(&b, cb, status, status ? 1 : 1 + cb->nrecalls);
+	for (uint32_t i = 0; !status && i < cb->nrecalls; i++) {
+		xdr_put_u32(&b, 4);
 		xdr_put_u32(&b, 0);
-		xdr_put_u32(&b, 0);
-		for (uint32_t i = 0; i < cb->nrecalls; i++) {
-			xdr_put_u32(&b, 4);
-			xdr_put_u32(&b, 0);
-		}
 	}
 	return nfs4_cl_post(c, &b);
 }
@@ -327,24 +335,7 @@ int nfs4_cl_cb_reply_getattr(struct nfs4_cl *c, const struct nfs4_cl_cb *cb, uin
 {
 	struct ut_buf b;
 
-	ut_buf_init(&b, 4096);
-	xdr_put_u32(&b, 0); /* record mark */
-	xdr_put_u32(&b, cb->xid);
-	xdr_put_u32(&b, 1); /* REPLY */
-	xdr_put_u32(&b, 0); /* MSG_ACCEPTED */
-	xdr_put_u32(&b, 0); /* verifier */
-	xdr_put_u32(&b, 0);
-	xdr_put_u32(&b, 0); /* SUCCESS */
-	xdr_put_u32(&b, 0);
-	xdr_put_u32(&b, 0); /* tag */
-	xdr_put_u32(&b, 2);
-	xdr_put_u32(&b, 11);
-	xdr_put_u32(&b, 0);
-	xdr_put_fixed(&b, cb->sess, 16);
-	xdr_put_u32(&b, cb->seq);
-	xdr_put_u32(&b, cb->slot);
-	xdr_put_u32(&b, 0);
-	xdr_put_u32(&b, 0);
+	cb_reply_head(&b, cb, 0, 2);
 	xdr_put_u32(&b, 3); /* CB_GETATTR */
 	xdr_put_u32(&b, 0);
 	xdr_put_u32(&b, 1); /* fattr4: bitmap of change and size, */
