@@ -637,8 +637,12 @@ static uint32_t smb_info_set_dos(struct smb_req *r, struct smb_open *o, uint32_t
  * (MS-SMB2 3.3.5.21.1, MS-FSA 2.1.5.14; Windows checks it for the class
  * whatever the values, before anything is looked at): the times and DOS
  * attributes FILE_WRITE_ATTRIBUTES, the allocation and the end of file
- * FILE_WRITE_DATA, the delete disposition DELETE. The EAs' FILE_WRITE_EA
- * is checked by smb_ea_set_info; the others need nothing here. */
+ * FILE_WRITE_DATA, the delete disposition and a rename DELETE (a rename
+ * takes the name away as a delete does; Windows and Samba answer
+ * ACCESS_DENIED). The EAs' FILE_WRITE_EA is checked by smb_ea_set_info;
+ * the others need nothing here. FileLinkInformation (11) is not served
+ * (INVALID_INFO_CLASS); Samba checks no access of the linked open for it
+ * (a new name takes nothing away), only the target's. */
 static const struct {
 	uint8_t cls;
 	uint32_t needs;
@@ -647,6 +651,7 @@ static const struct {
 	{ FileAllocationInformation, SMB_FILE_WRITE_DATA },
 	{ FileEndOfFileInformation, SMB_FILE_WRITE_DATA },
 	{ FileDispositionInformation, SMB_DELETE },
+	{ FileRenameInformation, SMB_DELETE },
 };
 
 static bool smb_info_set_allowed(const struct smb_open *o, uint8_t cls)

@@ -18,8 +18,8 @@
  *   else ACCESS_DENIED; standard, internal and access need nothing;
  * - the access a SET_INFO class needs (MS-SMB2 3.3.5.21.1): basic
  *   FILE_WRITE_ATTRIBUTES (times or none: the class, not its values),
- *   disposition DELETE (to set or clear), else ACCESS_DENIED and nothing
- *   changes; granted, each takes effect.
+ *   disposition DELETE (to set or clear), rename DELETE, else
+ *   ACCESS_DENIED and nothing changes; granted, each takes effect.
  */
 #include <check.h>
 #include <errno.h>
@@ -257,6 +257,47 @@ START_TEST(test_set_class_access)
 }
 END_TEST
 
+/* FileRenameInformation (ReplaceIfExists 0, RootDirectory 0) to "to". */
+static uint32_t rename_to(struct smbt_conn *a, uint64_t fid, const char *to)
+{
+	uint8_t d[128] = { 0 };
+	size_t n = strlen(to);
+
+	smbt_put32(d + 16, (uint32_t)(2 * n));
+	for (size_t i = 0; i < n; i++)
+		d[20 + 2 * i] = (uint8_t)to[i];
+	return smbl_set_info(a, fid, 10, d, 20 + 2 * n);
+}
+
+/* A rename needs DELETE on the open being renamed (MS-SMB2 3.3.5.21.1,
+ * MS-FSA 2.1.5.14.11): an open with every other right of RW_ACCESS, or
+ * with reading alone, is refused and the name stays; one with DELETE
+ * renames it. */
+START_TEST(test_rename_needs_delete)
+{
+	struct smbt_conn a;
+	uint64_t rd, nodel, del;
+	uint32_t got;
+
+	setup();
+	conn_new(&a);
+	ck_assert_uint_eq(smbl_open(&a, "ren.txt", false, RW_ACCESS, 0, 0, &del, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "ren.txt", false, READ_ACCESS, 0, 0, &rd, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "ren.txt", false, RW_ACCESS & ~0x10000u, 0, 0, &nodel, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(rename_to(&a, rd, "new.txt"), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(rename_to(&a, nodel, "new.txt"), STATUS_ACCESS_DENIED);
+	ck_assert_int_ne(disk_mtime("ren.txt"), -1);
+	ck_assert_int_eq(disk_mtime("new.txt"), -1);
+	ck_assert_uint_eq(smbl_close(&a, rd), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_close(&a, nodel), STATUS_SUCCESS);
+	ck_assert_uint_eq(rename_to(&a, del, "new.txt"), STATUS_SUCCESS);
+	ck_assert_int_eq(disk_mtime("ren.txt"), -1);
+	ck_assert_int_ne(disk_mtime("new.txt"), -1);
+	ck_assert_uint_eq(smbl_close(&a, del), STATUS_SUCCESS);
+	teardown();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("smb_info");
@@ -267,6 +308,7 @@ int main(void)
 	tcase_add_test(tc, test_alt_name_and_compression);
 	tcase_add_test(tc, test_class_access);
 	tcase_add_test(tc, test_set_class_access);
+	tcase_add_test(tc, test_rename_needs_delete);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
