@@ -152,6 +152,11 @@ static void frame_loop(struct smb_frame *f)
 				     .last = m.hdr.next_command == 0, .chained = rel, .frame = f,
 				     .lone = f->n == 0 && !rel && m.hdr.next_command == 0 };
 
+		if (r.lone) { /* its interim went while QoS held it (smb_admit.c): the answer is async */
+			r.async_final = c->serve_async;
+			c->serve_async = 0;
+		}
+
 		if (m.hdr.command == SMB2_CANCEL) { /* no response, no credit (3.3.5.16) */
 			if (c->negotiated)
 				smb_async_cancel(c, &m, f->encrypted);
@@ -336,7 +341,8 @@ static void frame_resume(struct smb_frame *f, uint32_t status, const uint8_t *bo
 	f->out.len = r.hdr_off;
 	ut_buf_put_zero(&f->out, SMB2_HDR_LEN);
 	body_at = f->out.len;
-	r.async_final = async_id;
+	if (async_id) /* else what it had: an interim QoS sent for its frame (smb_admit.c) */
+		r.async_final = async_id;
 	if (fn && live)
 		status = fn(&r, arg, rc);
 	else if (fn)
