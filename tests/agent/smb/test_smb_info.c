@@ -19,7 +19,12 @@
  * - the access a SET_INFO class needs (MS-SMB2 3.3.5.21.1): basic
  *   FILE_WRITE_ATTRIBUTES (times or none: the class, not its values),
  *   disposition DELETE (to set or clear), rename DELETE, else
- *   ACCESS_DENIED and nothing changes; granted, each takes effect.
+ *   ACCESS_DENIED and nothing changes; granted, each takes effect;
+ * - FSCTL_CREATE_OR_GET_OBJECT_ID and FSCTL_GET_OBJECT_ID: a 64-byte
+ *   FILE_OBJECTID_BUFFER, ObjectId and BirthObjectId the file's inode
+ *   (FileInternalInformation) and the volume's fsid, BirthVolumeId the
+ *   fsid, DomainId zero; the same on every call and after a rename; less
+ *   room than 64 bytes: INVALID_PARAMETER (MS-FSA 2.1.5.10.1).
  */
 #include <check.h>
 #include <errno.h>
@@ -298,6 +303,49 @@ START_TEST(test_rename_needs_delete)
 }
 END_TEST
 
+START_TEST(test_object_id)
+{
+	struct smbt_conn a;
+	struct smbt_fsctl_rsp r, r2;
+	uint64_t fid, ino, fsid;
+	uint32_t got;
+	uint8_t out[64];
+	size_t n;
+
+	setup();
+	conn_new(&a);
+	fsid = vol_export_fsid(exp0);
+	ck_assert_uint_ne(fsid, 0);
+	ck_assert_uint_eq(smbl_open(&a, "oid.txt", false, READ_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_query_info(&a, fid, 6 /* FileInternalInformation */, 8, out, &n), STATUS_SUCCESS);
+	ino = smb_wire_get_u64(out);
+	smbt_fsctl(&a, fid, FSCTL_CREATE_OR_GET_OBJECT_ID, NULL, 0, 64, &r);
+	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(r.out_len, 64);
+	ck_assert_uint_eq(smb_wire_get_u64(r.out), ino);       /* ObjectId */
+	ck_assert_uint_eq(smb_wire_get_u64(r.out + 8), fsid);
+	ck_assert_uint_eq(smb_wire_get_u64(r.out + 16), fsid); /* BirthVolumeId */
+	ck_assert_uint_eq(smb_wire_get_u64(r.out + 24), 0);
+	ck_assert_mem_eq(r.out + 32, r.out, 16);               /* BirthObjectId */
+	for (int i = 48; i < 64; i++)                          /* DomainId */
+		ck_assert_uint_eq(r.out[i], 0);
+	smbt_fsctl(&a, fid, FSCTL_GET_OBJECT_ID, NULL, 0, 64, &r2);
+	ck_assert_uint_eq(r2.status, STATUS_SUCCESS);
+	ck_assert_mem_eq(r2.out, r.out, 64);
+	smbt_fsctl(&a, fid, FSCTL_CREATE_OR_GET_OBJECT_ID, NULL, 0, 63, &r2);
+	ck_assert_uint_eq(r2.status, STATUS_INVALID_PARAMETER);
+	ck_assert_uint_eq(smbl_close(&a, fid), STATUS_SUCCESS);
+	/* a rename keeps it */
+	ck_assert_uint_eq(smbl_open(&a, "oid.txt", false, RW_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(rename_to(&a, fid, "oid2.txt"), STATUS_SUCCESS);
+	smbt_fsctl(&a, fid, FSCTL_CREATE_OR_GET_OBJECT_ID, NULL, 0, 64, &r2);
+	ck_assert_uint_eq(r2.status, STATUS_SUCCESS);
+	ck_assert_mem_eq(r2.out, r.out, 64);
+	ck_assert_uint_eq(smbl_close(&a, fid), STATUS_SUCCESS);
+	teardown();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("smb_info");
@@ -309,6 +357,7 @@ int main(void)
 	tcase_add_test(tc, test_class_access);
 	tcase_add_test(tc, test_set_class_access);
 	tcase_add_test(tc, test_rename_needs_delete);
+	tcase_add_test(tc, test_object_id);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
