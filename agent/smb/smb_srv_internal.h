@@ -390,6 +390,7 @@ struct smb_req {
 	bool deferred;               /* a worker answers it (smb_read.c): nothing now */
 	struct smb_frame *frame;     /* the frame being served (smb_frame.c); NULL outside one */
 	struct smb_read_job *read_job; /* set with deferred: the worker's job */
+	struct smb_async *wait;      /* or a compound's CREATE waiting for a break (smb_async.c) */
 	bool park;                   /* smb_frame_park_ready said yes: a deferred r parks its frame */
 };
 
@@ -694,9 +695,14 @@ uint32_t smb_async_notify(struct smb_req *r, struct smb_open *o, uint32_t output
  * `group` on key to be acknowledged (or to time out: vol_lease_timeout,
  * then revoked): STATUS_PENDING with r->async_id set (a copy of the request
  * is kept and served again then, its final answer async), or
- * STATUS_INSUFFICIENT_RESOURCES past a cap, or STATUS_NOT_SUPPORTED when r
- * is not the last message of its compound. */
+ * STATUS_INSUFFICIENT_RESOURCES past a cap. A CREATE that is not the last
+ * message of its compound parks its frame instead (r->deferred, r->park,
+ * r->wait; no interim is sent): once the break is over the frame goes on
+ * from it (smb_frame_resume_call) and is answered whole; its frame cannot
+ * park (the caps): STATUS_NOT_SUPPORTED.
+ * attach: the frame f waits for a (frame_park). */
 uint32_t smb_async_create(struct smb_req *r, const struct vol_lock_key *key, uint64_t group);
+void smb_async_attach(struct smb_async *a, struct smb_frame *f);
 /* The loop's periodic turn: CREATEs whose break timed out go on. */
 void smb_async_tick(struct smb_srv *srv);
 /* smb_notify.c: CHANGE_NOTIFY (MS-SMB2 3.3.5.19). collect: o's queued
