@@ -24,7 +24,10 @@
  *   FILE_OBJECTID_BUFFER, ObjectId and BirthObjectId the file's inode
  *   (FileInternalInformation) and the volume's fsid, BirthVolumeId the
  *   fsid, DomainId zero; the same on every call and after a rename; less
- *   room than 64 bytes: INVALID_PARAMETER (MS-FSA 2.1.5.10.1).
+ *   room than 64 bytes: INVALID_PARAMETER (MS-FSA 2.1.5.10.1);
+ * - a folder with a file open below it (however deep) is not renamed:
+ *   ACCESS_DENIED, nothing moves (a folder whose name only starts with its
+ *   name is not below it); once that open closed, it is.
  */
 #include <check.h>
 #include <errno.h>
@@ -303,6 +306,33 @@ START_TEST(test_rename_needs_delete)
 }
 END_TEST
 
+START_TEST(test_rename_dir_open_below)
+{
+	struct smbt_conn a;
+	uint64_t d, sub, f;
+	uint32_t got;
+
+	setup();
+	conn_new(&a);
+	ck_assert_uint_eq(smbl_open(&a, "dir", true, RW_ACCESS, 0, 0, &d, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "dir/sub", true, RW_ACCESS, 0, 0, &sub, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_close(&a, sub), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "dir/sub/f.txt", false, READ_ACCESS, 0, 0, &f, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(rename_to(&a, d, "dir2"), STATUS_ACCESS_DENIED);
+	ck_assert_int_ne(disk_mtime("dir/sub/f.txt"), -1);
+	ck_assert_int_eq(disk_mtime("dir2"), -1);
+	/* a folder beside it whose name it starts with is not below it */
+	ck_assert_uint_eq(smbl_open(&a, "dirx", true, RW_ACCESS, 0, 0, &sub, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(rename_to(&a, sub, "diry"), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_close(&a, sub), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_close(&a, f), STATUS_SUCCESS);
+	ck_assert_uint_eq(rename_to(&a, d, "dir2"), STATUS_SUCCESS);
+	ck_assert_int_ne(disk_mtime("dir2/sub/f.txt"), -1);
+	ck_assert_uint_eq(smbl_close(&a, d), STATUS_SUCCESS);
+	teardown();
+}
+END_TEST
+
 START_TEST(test_object_id)
 {
 	struct smbt_conn a;
@@ -358,6 +388,7 @@ int main(void)
 	tcase_add_test(tc, test_set_class_access);
 	tcase_add_test(tc, test_rename_needs_delete);
 	tcase_add_test(tc, test_object_id);
+	tcase_add_test(tc, test_rename_dir_open_below);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
