@@ -25,11 +25,22 @@
  * counted reference, and the bytes) waits on the connection (c->admit).
  * A message the server will refuse (no session, no tree, a bad body, a
  * copy outside the limits) costs nothing.
+ * A parked frame of one request (not a compound) still waiting
+ * SMB_READ_PENDING_MS after it parked gets the interim response READs a
+ * worker has get (smb_dispatch_interim: async, an AsyncId, STATUS_PENDING,
+ * the credits; smb_dispatch_admit_tick, each turn of the loop), so that a
+ * client does not time the request out while its volume's limit holds it;
+ * its final answer is then async with that AsyncId and CreditResponse 0,
+ * signed and encrypted as any (smb_frame.c takes it from c->serve_async;
+ * a READ that then goes to a worker keeps it: smb_read.c). A compound
+ * gets none, as a compound a worker holds (smb_frame.c). The connection is
+ * not read while its frame is parked, so no CANCEL can name it.
  */
 #include <stdlib.h>
 
 #include "agent/smb/smb_srv_internal.h"
 #include "api/api_error.h"
+#include "util/ut_clock.h"
 
 #define SMB_ADMIT_MSGS 64u /* messages of a frame looked at: what smb_frame.c serves */
 
@@ -176,6 +187,8 @@ int smb_dispatch_recv(struct smb_conn *c, uint8_t *frame, size_t len)
 		c->parked_len = len;
 		c->parked_sealed = enc != NULL;
 		c->parked_enc = enc ? enc->id : 0;
+		c->parked_t0_ms = ut_clock_mono_ns() / 1000000u;
+		c->parked_async = 0;
 		c->is_parked = true;
 		return QOS_PARKED;
 	}
@@ -196,6 +209,8 @@ void smb_dispatch_resume(struct smb_conn *c)
 		return; /* another volume of the frame is over its limit: parked there */
 	c->is_parked = false;
 	c->parked = NULL;
+	c->serve_async = c->parked_async; /* its interim went: the answer is async (smb_frame.c) */
+	c->parked_async = 0;
 	if (!c->parked_sealed) {
 		smb_dispatch_serve(c, frame, c->parked_len, NULL, NULL);
 		free(frame);
@@ -206,8 +221,32 @@ void smb_dispatch_resume(struct smb_conn *c)
 	 * or a PreviousSessionId can end it): no key could answer it */
 	enc = smb_sess_find(c, c->parked_enc);
 	if (!enc || enc->state != SMB_SESS_VALID) {
+		c->serve_async = 0;
 		free(frame);
 		return;
 	}
 	smb_dispatch_serve(c, frame, c->parked_len, frame, enc); /* takes frame */
+}
+
+bool smb_dispatch_admit_tick(struct smb_srv *srv)
+{
+	uint64_t now = ut_clock_mono_ns() / 1000000u;
+	bool waiting = false;
+
+	for (struct smb_conn *c = srv->conns; c; c = c->next) {
+		struct smb_wire_hdr h;
+
+		if (!c->is_parked || !c->parked || c->parked_async || c->closing || c->freeing)
+			continue;
+		/* one request: its header's NextCommand 0 (a compound gets no interim) */
+		if (smb_wire_hdr_decode(c->parked, c->parked_len, &h) != AQ_OK || h.next_command != 0 ||
+		    h.command == SMB2_CANCEL)
+			continue;
+		if (now - c->parked_t0_ms < SMB_READ_PENDING_MS) {
+			waiting = true;
+			continue;
+		}
+		c->parked_async = smb_dispatch_interim(c, &h, c->parked_sealed); /* queued and kicked */
+	}
+	return waiting;
 }

@@ -37,6 +37,15 @@
  * holder's open closed, or the break timeout (the store's) passed, which
  * revokes it (smb_async_tick, each second). CANCEL ends it
  * STATUS_CANCELLED; a closed session or connection drops it.
+ * A CREATE that is not the last message of its compound (smbtorture
+ * smb2.compound.compound-break: CREATE + related QUERY_INFO breaking the
+ * client's own BATCH oplock) parks its frame instead (smb_frame.c, as a
+ * compound's READ a worker has): no interim, nothing of the compound
+ * answered; when the break is over the frame goes on from the CREATE,
+ * served again (async_frame_serve), and the compound is answered whole,
+ * sync and signed, as smbd answers it. CANCEL (by MessageId) answers the
+ * CREATE CANCELLED and the frame goes on; a dropped connection frees the
+ * frame with the request.
  * Bounds: SMB_ASYNC_PER_CONN waiting requests per connection and
  * SMB_ASYNC_NODE_MAX per node, and the table's VOL_LOCK_WAIT_MAX; past any,
  * the LOCK is answered STATUS_INSUFFICIENT_RESOURCES at once (3.3.4.2
@@ -74,6 +83,9 @@ struct smb_async {
 	struct vol_lock_key key;     /* the file whose breaks it waits for */
 	uint64_t group;
 	struct timespec deadline;    /* CLOCK_MONOTONIC: the break timeout */
+	bool in_frame;               /* a compound's CREATE: its frame waits (parked), no interim went */
+	struct smb_frame *frame;     /* that frame while it is parked on a */
+	bool ready;                  /* its break is over: the frame goes on (async_create_run) */
 };
 
 /* The table's wake (its mutex held, any thread): flag it, wake the loop. */
@@ -176,6 +188,7 @@ static void async_free(struct smb_async *a)
 		*pp = a->next;
 	c->npending--;
 	c->srv->npending--;
+	smb_frame_free(a->frame); /* still parked: its connection goes (no answer) */
 	free(a->msg);
 	free(a);
 }
@@ -284,10 +297,19 @@ uint32_t smb_async_create(struct smb_req *r, const struct vol_lock_key *key, uin
 		r->resume->group = group;
 		async_deadline(c->srv, &r->resume->deadline);
 		r->async_id = r->resume->async_id;
+		if (r->resume->in_frame) { /* its frame parks again */
+			r->deferred = r->park = true;
+			r->wait = r->resume;
+		}
 		return STATUS_PENDING;
 	}
-	if (!r->last)
-		return STATUS_NOT_SUPPORTED; /* only the last message of a compound may go async */
+	/* inside a compound only a CREATE waits (smb_lease.c tells a rename's
+	 * or a delete's holders and goes on), and only by parking its frame:
+	 * the rest of the compound is served once it is done, as smbd does for
+	 * an open that breaks an oplock (MS-SMB2 3.3.5.2.7 note: only such an
+	 * open, or the last message, goes async) */
+	if (!r->last && (r->m.hdr.command != SMB2_CREATE || !smb_frame_park_ready(r)))
+		return STATUS_NOT_SUPPORTED;
 	if (c->npending >= SMB_ASYNC_PER_CONN || c->srv->npending >= SMB_ASYNC_NODE_MAX) {
 		UT_INFO("smb_srv", NULL, "%s: a CREATE or rename refused: %u requests wait on the connection, %u on the node",
 			c->peer, c->npending, c->srv->npending);
@@ -312,7 +334,32 @@ uint32_t smb_async_create(struct smb_req *r, const struct vol_lock_key *key, uin
 	async_deadline(c->srv, &a->deadline);
 	c->srv->ncreates++;
 	async_queue(r, a);
+	if (!r->last) {
+		a->in_frame = true;
+		r->deferred = true; /* r->park: smb_frame_park_ready above */
+		r->wait = a;
+	}
 	return STATUS_PENDING;
+}
+
+void smb_async_attach(struct smb_async *a, struct smb_frame *f)
+{
+	a->frame = f;
+}
+
+/* A parked compound's CREATE served again (smb_frame_resume_call): its
+ * answer goes where it stood, sync and signed as the frame's others. */
+static uint32_t async_frame_serve(struct smb_req *r, void *arg, int rc)
+{
+	struct smb_async *a = arg;
+
+	(void)rc;
+	if (!r)
+		return STATUS_SUCCESS; /* its session or tree went: the frame answers that */
+	r->resume = a;
+	r->async_id = 0; /* no interim went: the answer is not async (and is signed) */
+	r->deferred = r->park = false;
+	return a->command == SMB2_SET_INFO ? smb_info_set(r) : smb_open_create(r);
 }
 
 /* Serve a waiting CREATE or SET_INFO again; true when it ended (answered
@@ -384,10 +431,33 @@ static bool async_create_run(struct smb_conn *c)
 				continue;
 			vol_lease_revoke(store, &a->key);
 		}
+		if (a->frame) { /* below: its frame may change this list */
+			a->ready = true;
+			continue;
+		}
 		if (async_create_resume(a)) {
 			async_free(a);
 			sent = true;
 		}
+	}
+	/* a compound's CREATE: its frame goes on from it (the rest of the
+	 * compound may close opens, log off, wait: the list is looked at again
+	 * after each); it is answered, or parked on a again (a->frame set) */
+	for (;;) {
+		struct smb_async *a;
+		struct smb_frame *f;
+
+		for (a = c->pending; a && !(a->ready && a->frame); a = a->next)
+			;
+		if (!a)
+			break;
+		a->ready = false;
+		f = a->frame;
+		a->frame = NULL;
+		smb_frame_resume_call(f, async_frame_serve, a, 0, 0);
+		if (!a->frame)
+			async_free(a);
+		sent = true;
 	}
 	return sent;
 }
@@ -421,6 +491,14 @@ void smb_async_cancel(struct smb_conn *c, const struct smb_wire_msg *m, bool enc
 			break;
 	if (!a) {
 		smb_read_cancel(c, s, async, async ? h->async_id : h->message_id); /* a READ a worker has (smb_read.c) */
+		return;
+	}
+	if (a->frame) { /* a compound's CREATE: the frame goes on from its CANCELLED */
+		struct smb_frame *f = a->frame;
+
+		a->frame = NULL;
+		async_free(a);
+		smb_frame_resume(f, STATUS_CANCELLED, NULL, 0);
 		return;
 	}
 	async_reply(a, STATUS_CANCELLED, NULL, 0);

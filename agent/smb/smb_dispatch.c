@@ -346,6 +346,38 @@ int smb_dispatch_unseal(struct smb_conn *c, const uint8_t *frame, size_t len, ui
 	return 0;
 }
 
+uint64_t smb_dispatch_interim(struct smb_conn *c, const struct smb_wire_hdr *q, bool encrypted)
+{
+	struct smb_sess *s = smb_sess_find(c, q->session_id);
+	struct smb_wire_hdr rh = { 0 };
+	struct ut_buf out;
+
+	if (!s || s->state != SMB_SESS_VALID || c->freeing)
+		return 0;
+	do
+		rh.async_id = ++c->next_async;
+	while (rh.async_id == 0);
+	rh.credit_charge = q->credit_charge;
+	rh.status = STATUS_PENDING;
+	rh.command = q->command;
+	rh.credits = smb_dispatch_credits(c, q->credit_charge, q->credits);
+	rh.flags = SMB2_FLAGS_SERVER_TO_REDIR | SMB2_FLAGS_ASYNC_COMMAND;
+	rh.message_id = q->message_id;
+	rh.session_id = q->session_id;
+	ut_buf_init(&out, SMB2_HDR_LEN + 16);
+	smb_wire_hdr_encode(&out, &rh);
+	smb_wire_error_rsp_encode(&out);
+	if (out.err != AQ_OK)
+		c->closing = true;
+	else if (encrypted || s->encrypt)
+		smb_dispatch_send_encrypted(c, s, &out);
+	else
+		smb_conn_send(c, ut_buf_bytes(&out), out.len);
+	ut_buf_cleanup(&out);
+	smb_conn_kick(c);
+	return rh.async_id;
+}
+
 void smb_dispatch_serve(struct smb_conn *c, const uint8_t *p, size_t len, uint8_t *plain, struct smb_sess *enc)
 {
 	smb_frame_serve(c, p, len, plain, enc); /* takes plain */

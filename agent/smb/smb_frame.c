@@ -3,6 +3,9 @@
  * signed and encrypted together, and the park and resume of a compound
  * whose READ a worker reads (issue 23).
  *
+ * A CREATE inside a compound that waits for a break parks the frame the
+ * same way (smb_async.c: smb_async_attach), and goes on when the break is
+ * over (smb_frame_resume_call) or is cancelled (smb_frame_resume).
  * A READ inside a compound (related or unrelated) that cannot be served
  * without a wait (vol_read_nowait: -EAGAIN) is not read on the loop: the
  * frame parks. smb_frame_park_ready (from smb_open_read, before the job is
@@ -125,19 +128,24 @@ static void frame_took(struct smb_frame *f, const struct smb_req *r)
 	f->n++;
 }
 
-/* Keep f for its READ r, which a worker has (r->read_job). */
+/* Keep f for its READ r, which a worker has (r->read_job), or for its
+ * CREATE r waiting for a break (r->wait). */
 static void frame_park(struct smb_frame *f, const struct smb_req *r)
 {
 	f->pr = *r;
 	f->pr.out = &f->out;
 	f->pr.related = &f->related;
 	f->pr.deferred = false;
+	f->pr.async_id = 0; /* a waiting CREATE's, never sent: its answer is sync and signed */
 	f->pr_sess_id = r->sess ? r->sess->id : 0;
 	f->pr_tree_id = r->tree ? r->tree->id : 0;
 	f->parked = f->was_parked = true;
 	f->c->nframes++;
 	f->c->srv->nframes++;
-	smb_read_attach(r->read_job, f);
+	if (r->read_job)
+		smb_read_attach(r->read_job, f);
+	else
+		smb_async_attach(r->wait, f); /* a CREATE waiting for a break */
 }
 
 /* Serve f's messages from where it stands, until the end or a park. */
@@ -151,6 +159,11 @@ static void frame_loop(struct smb_frame *f)
 		struct smb_req r = { .c = c, .m = m, .out = &f->out, .encrypted = f->encrypted, .related = &f->related,
 				     .last = m.hdr.next_command == 0, .chained = rel, .frame = f,
 				     .lone = f->n == 0 && !rel && m.hdr.next_command == 0 };
+
+		if (r.lone) { /* its interim went while QoS held it (smb_admit.c): the answer is async */
+			r.async_final = c->serve_async;
+			c->serve_async = 0;
+		}
 
 		if (m.hdr.command == SMB2_CANCEL) { /* no response, no credit (3.3.5.16) */
 			if (c->negotiated)
@@ -336,13 +349,18 @@ static void frame_resume(struct smb_frame *f, uint32_t status, const uint8_t *bo
 	f->out.len = r.hdr_off;
 	ut_buf_put_zero(&f->out, SMB2_HDR_LEN);
 	body_at = f->out.len;
-	r.async_final = async_id;
+	if (async_id) /* else what it had: an interim QoS sent for its frame (smb_admit.c) */
+		r.async_final = async_id;
 	if (fn && live)
 		status = fn(&r, arg, rc);
 	else if (fn)
 		(void)fn(NULL, arg, rc);
 	else if (status == STATUS_SUCCESS)
 		ut_buf_add(&f->out, body, body_len);
+	if (r.deferred && r.park) { /* it waits again (a CREATE, a new break: smb_async.c) */
+		frame_park(f, &r);
+		return;
+	}
 	if (status != STATUS_SUCCESS)
 		f->out.len = body_at; /* msg_end writes the error body */
 	smb_dispatch_msg_end(&r, status, body_at);

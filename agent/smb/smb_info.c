@@ -526,6 +526,25 @@ uint32_t smb_info_query(struct smb_req *r)
 }
 
 /* ---- SET_INFO ---- */
+/* Whether something below folder o (on its volume, its path under o's) is
+ * open on the server, a kept durable open too: Windows and smbd then refuse
+ * the folder's rename with ACCESS_DENIED (smbtorture
+ * smb2.rename.rename_dir_openfile), which also keeps the opens' paths true. */
+static bool smb_info_open_below(const struct smb_srv *srv, const struct smb_open *o)
+{
+	size_t n = strlen(o->path);
+
+	for (const struct smb_open *x = srv->durable; x; x = x->next)
+		if (x->obj.exp == o->obj.exp && !strncmp(x->path, o->path, n) && x->path[n] == '/')
+			return true;
+	for (const struct smb_conn *c = srv->conns; c; c = c->next)
+		for (const struct smb_sess *s = c->sessions; s; s = s->next)
+			for (const struct smb_open *x = s->opens; x; x = x->next)
+				if (x->obj.exp == o->obj.exp && !strncmp(x->path, o->path, n) && x->path[n] == '/')
+					return true;
+	return false;
+}
+
 static uint32_t smb_info_rename(struct smb_req *r, struct smb_open *o, const uint8_t *d, size_t len)
 {
 	struct smb_wire_cur c;
@@ -548,6 +567,8 @@ static uint32_t smb_info_rename(struct smb_req *r, struct smb_open *o, const uin
 		return STATUS_INVALID_PARAMETER;
 	if (smb_open_path(name, nlen, path, sizeof(path)) != 0 || !path[0])
 		return STATUS_OBJECT_NAME_INVALID;
+	if (o->dir && smb_info_open_below(r->c->srv, o))
+		return STATUS_ACCESS_DENIED;
 	if ((rc = smb_open_walk(r->tree, &r->sess->cred, path, NULL, &tdir, leaf, sizeof(leaf))) != 0)
 		return rc == -ENOTDIR ? STATUS_OBJECT_PATH_NOT_FOUND : smb_status_from_errno(rc);
 	if (!replace && vol_lookup(&tdir, &r->sess->cred, leaf, strlen(leaf), &existing) == 0) {
@@ -637,8 +658,12 @@ static uint32_t smb_info_set_dos(struct smb_req *r, struct smb_open *o, uint32_t
  * (MS-SMB2 3.3.5.21.1, MS-FSA 2.1.5.14; Windows checks it for the class
  * whatever the values, before anything is looked at): the times and DOS
  * attributes FILE_WRITE_ATTRIBUTES, the allocation and the end of file
- * FILE_WRITE_DATA, the delete disposition DELETE. The EAs' FILE_WRITE_EA
- * is checked by smb_ea_set_info; the others need nothing here. */
+ * FILE_WRITE_DATA, the delete disposition and a rename DELETE (a rename
+ * takes the name away as a delete does; Windows and Samba answer
+ * ACCESS_DENIED). The EAs' FILE_WRITE_EA is checked by smb_ea_set_info;
+ * the others need nothing here. FileLinkInformation (11) is not served
+ * (INVALID_INFO_CLASS); Samba checks no access of the linked open for it
+ * (a new name takes nothing away), only the target's. */
 static const struct {
 	uint8_t cls;
 	uint32_t needs;
@@ -647,6 +672,7 @@ static const struct {
 	{ FileAllocationInformation, SMB_FILE_WRITE_DATA },
 	{ FileEndOfFileInformation, SMB_FILE_WRITE_DATA },
 	{ FileDispositionInformation, SMB_DELETE },
+	{ FileRenameInformation, SMB_DELETE },
 };
 
 static bool smb_info_set_allowed(const struct smb_open *o, uint8_t cls)

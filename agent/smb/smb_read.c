@@ -307,6 +307,7 @@ static struct smb_read_job *read_job_new(struct smb_req *r, struct smb_open *o, 
 	j->credit_charge = r->m.hdr.credit_charge;
 	j->credits_asked = r->m.hdr.credits;
 	j->encrypted = r->encrypted;
+	j->async_id = r->async_final; /* its interim went while QoS held its frame (smb_admit.c): no second one */
 	j->t0_ms = ut_clock_mono_ns() / 1000000u;
 	j->dev = o->obj.st.st_dev;
 	j->ino = o->obj.st.st_ino;
@@ -534,35 +535,10 @@ static void read_reply(struct smb_read_job *j)
  * request was (loop thread). */
 static void read_interim(struct smb_read_job *j)
 {
-	struct smb_conn *c = j->c;
-	struct smb_sess *s = smb_sess_find(c, j->session_id);
-	struct smb_wire_hdr rh = { 0 };
-	struct ut_buf out;
+	struct smb_wire_hdr q = { .command = j->command, .credit_charge = j->credit_charge, .credits = j->credits_asked,
+				  .message_id = j->message_id, .session_id = j->session_id };
 
-	if (!s || s->state != SMB_SESS_VALID || c->freeing)
-		return;
-	do
-		j->async_id = ++c->next_async;
-	while (j->async_id == 0);
-	rh.credit_charge = j->credit_charge;
-	rh.status = STATUS_PENDING;
-	rh.command = j->command;
-	rh.credits = smb_dispatch_credits(c, j->credit_charge, j->credits_asked);
-	rh.flags = SMB2_FLAGS_SERVER_TO_REDIR | SMB2_FLAGS_ASYNC_COMMAND;
-	rh.message_id = j->message_id;
-	rh.async_id = j->async_id;
-	rh.session_id = j->session_id;
-	ut_buf_init(&out, SMB2_HDR_LEN + 16);
-	smb_wire_hdr_encode(&out, &rh);
-	smb_wire_error_rsp_encode(&out);
-	if (out.err != AQ_OK)
-		c->closing = true;
-	else if (j->encrypted || s->encrypt)
-		smb_dispatch_send_encrypted(c, s, &out);
-	else
-		smb_conn_send(c, ut_buf_bytes(&out), out.len);
-	ut_buf_cleanup(&out);
-	smb_conn_kick(c);
+	j->async_id = smb_dispatch_interim(j->c, &q, j->encrypted); /* smb_dispatch.c, shared with QoS's parked frames */
 }
 
 void smb_read_tick(struct smb_srv *srv)

@@ -449,7 +449,8 @@ static void *smb_srv_loop(void *arg)
 
 	while (!__atomic_load_n(&srv->stop, __ATOMIC_ACQUIRE)) {
 		struct epoll_event ev[64];
-		int i, n = epoll_wait(srv->epfd, ev, 64, smb_read_busy(srv) ? SMB_READ_TICK_MS : 1000);
+		int i, n = epoll_wait(srv->epfd, ev, 64,
+				      smb_read_busy(srv) || srv->admit_waiting ? SMB_READ_TICK_MS : 1000);
 
 		for (i = 0; i < n; i++) {
 			struct smb_conn *c = ev[i].data.ptr;
@@ -484,6 +485,7 @@ static void *smb_srv_loop(void *arg)
 			smb_conn_update(c);
 		}
 		smb_read_tick(srv); /* READs a worker has for long get their interim response */
+		srv->admit_waiting = smb_dispatch_admit_tick(srv); /* and frames QoS holds */
 		if (time(NULL) != swept) {
 			swept = time(NULL);
 			smb_srv_sweep(srv);

@@ -279,6 +279,9 @@ struct smb_conn {
 	struct smb_admit *admit;     /* its frame's volumes still to charge (smb_admit.c) */
 	struct qos_item qi;
 	bool is_parked;
+	uint64_t parked_t0_ms;       /* CLOCK_MONOTONIC, when it parked */
+	uint64_t parked_async;       /* nonzero once its interim STATUS_PENDING went (a lone request) */
+	uint64_t serve_async;        /* that AsyncId, for smb_frame_serve of the frame it releases */
 	/* output */
 	uint8_t *out;
 	size_t out_len, out_off, out_cap;
@@ -348,6 +351,7 @@ struct smb_srv {
 	uint64_t next_group;         /* cached-open groups (smb_lease.c, loop thread) */
 	int async_woken;             /* a waiter was woken (atomic: any thread) */
 	struct smb_read_pool *reads; /* READs off the loop (smb_read.c), from the first */
+	bool admit_waiting;          /* a parked frame waits for its interim (smb_dispatch_admit_tick) */
 	uint64_t reads_deferred;     /* READs given to it (loop thread) */
 	uint64_t reads_inline;       /* READs that may block served on the loop: its caps were reached */
 	uint64_t reads_ended;        /* jobs answered or dropped (loop thread) */
@@ -386,6 +390,7 @@ struct smb_req {
 	bool deferred;               /* a worker answers it (smb_read.c): nothing now */
 	struct smb_frame *frame;     /* the frame being served (smb_frame.c); NULL outside one */
 	struct smb_read_job *read_job; /* set with deferred: the worker's job */
+	struct smb_async *wait;      /* or a compound's CREATE waiting for a break (smb_async.c) */
 	bool park;                   /* smb_frame_park_ready said yes: a deferred r parks its frame */
 };
 
@@ -441,6 +446,12 @@ int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len);
 void smb_dispatch_admit_free(struct smb_conn *c);
 int smb_dispatch_recv(struct smb_conn *c, uint8_t *frame, size_t len);
 void smb_dispatch_resume(struct smb_conn *c);
+/* tick (each turn of the loop): a parked frame of one request still waiting
+ * SMB_READ_PENDING_MS gets its interim response (smb_dispatch_interim), as
+ * a lone READ a worker has; its final answer is then async (serve_async).
+ * Whether a parked frame still waits for its interim (the loop then turns
+ * every SMB_READ_TICK_MS). */
+bool smb_dispatch_admit_tick(struct smb_srv *srv);
 /* smb_dispatch.c: a transform decrypted into *plain (heap, the caller's;
  * NULL for a plain SMB2 frame) with the session that sealed it in *enc.
  * 0: serve it; -1: nothing to serve (an SMB1 negotiate answered, or the
@@ -448,6 +459,12 @@ void smb_dispatch_resume(struct smb_conn *c);
  * through smb_frame_serve, then what it woke. */
 int smb_dispatch_unseal(struct smb_conn *c, const uint8_t *frame, size_t len, uint8_t **plain, struct smb_sess **enc);
 void smb_dispatch_serve(struct smb_conn *c, const uint8_t *p, size_t len, uint8_t *plain, struct smb_sess *enc);
+/* The interim response (MS-SMB2 3.3.4.2) of the request whose header is q,
+ * on c: async with a new AsyncId, STATUS_PENDING, the credits q asks (they
+ * go with it: the final answer grants none), an ERROR body; not signed,
+ * encrypted when the request was or its session encrypts. The AsyncId, or
+ * 0 when q's session is gone (nothing sent). */
+uint64_t smb_dispatch_interim(struct smb_conn *c, const struct smb_wire_hdr *q, bool encrypted);
 /* Sign the message at [off, end) of out / wrap out in a transform and queue it, for s. */
 void smb_dispatch_sign(struct smb_conn *c, struct smb_sess *s, struct ut_buf *out, size_t off, size_t end);
 void smb_dispatch_send_encrypted(struct smb_conn *c, struct smb_sess *s, const struct ut_buf *out);
@@ -678,9 +695,14 @@ uint32_t smb_async_notify(struct smb_req *r, struct smb_open *o, uint32_t output
  * `group` on key to be acknowledged (or to time out: vol_lease_timeout,
  * then revoked): STATUS_PENDING with r->async_id set (a copy of the request
  * is kept and served again then, its final answer async), or
- * STATUS_INSUFFICIENT_RESOURCES past a cap, or STATUS_NOT_SUPPORTED when r
- * is not the last message of its compound. */
+ * STATUS_INSUFFICIENT_RESOURCES past a cap. A CREATE that is not the last
+ * message of its compound parks its frame instead (r->deferred, r->park,
+ * r->wait; no interim is sent): once the break is over the frame goes on
+ * from it (smb_frame_resume_call) and is answered whole; its frame cannot
+ * park (the caps): STATUS_NOT_SUPPORTED.
+ * attach: the frame f waits for a (frame_park). */
 uint32_t smb_async_create(struct smb_req *r, const struct vol_lock_key *key, uint64_t group);
+void smb_async_attach(struct smb_async *a, struct smb_frame *f);
 /* The loop's periodic turn: CREATEs whose break timed out go on. */
 void smb_async_tick(struct smb_srv *srv);
 /* smb_notify.c: CHANGE_NOTIFY (MS-SMB2 3.3.5.19). collect: o's queued

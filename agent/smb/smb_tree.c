@@ -2,8 +2,9 @@
  * session's project; IPC$ is answered so that clients that open it first
  * go on) and IOCTL (VALIDATE_NEGOTIATE_INFO, SRV_ENUMERATE_SNAPSHOTS in
  * smb_prev.c, SRV_REQUEST_RESUME_KEY and SRV_COPYCHUNK(_WRITE) in
- * smb_copy.c, GET/SET_COMPRESSION answered as uncompressed; the rest is
- * refused).
+ * smb_copy.c, GET/SET_COMPRESSION answered as uncompressed,
+ * CREATE_OR_GET_OBJECT_ID / GET_OBJECT_ID from the inode and the volume's
+ * fsid; the rest is refused).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,33 @@ static uint32_t smb_tree_compression(struct smb_req *r, const struct smb_wire_io
 	return STATUS_SUCCESS;
 }
 
+/* FSCTL_CREATE_OR_GET_OBJECT_ID / FSCTL_GET_OBJECT_ID (MS-FSCC 2.3.6,
+ * 2.3.26; MS-FSA 2.1.5.10.1): every file and folder has one, made of what
+ * already names it uniquely on the volume and for its life (the inode
+ * and the volume's fsid, as QFid answers), so nothing is stored and a
+ * rename keeps it: ObjectId and BirthObjectId that pair, BirthVolumeId the
+ * fsid, DomainId zero (FILE_OBJECTID_BUFFER, 64 bytes). FILE_ANY_ACCESS:
+ * any open may ask. Room for less than the buffer: INVALID_PARAMETER. */
+static uint32_t smb_tree_object_id(struct smb_req *r, const struct smb_wire_ioctl_req *q)
+{
+	const struct smb_open *o = smb_open_find(r, &q->fid);
+	uint64_t ino, fsid;
+	uint8_t b[64] = { 0 };
+
+	if (!o)
+		return STATUS_FILE_CLOSED;
+	if (q->max_output_response < sizeof(b))
+		return STATUS_INVALID_PARAMETER;
+	ino = (uint64_t)o->obj.st.st_ino;
+	fsid = vol_export_fsid(o->obj.exp);
+	for (int i = 0; i < 8; i++) {
+		b[i] = b[32 + i] = (uint8_t)(ino >> (8 * i));                  /* ObjectId, BirthObjectId */
+		b[8 + i] = b[40 + i] = b[16 + i] = (uint8_t)(fsid >> (8 * i)); /* theirs, BirthVolumeId */
+	}
+	smb_wire_ioctl_rsp_encode(r->out, r->hdr_off, q->ctl_code, &q->fid, b, sizeof(b));
+	return STATUS_SUCCESS;
+}
+
 /* The FSCTLs served on a disk share, each on an open (checked first). */
 static const struct {
 	uint32_t code;
@@ -164,6 +192,8 @@ static const struct {
 	{ FSCTL_SET_SPARSE, smb_sparse_set },
 	{ FSCTL_SET_ZERO_DATA, smb_sparse_zero },
 	{ FSCTL_QUERY_ALLOCATED_RANGES, smb_sparse_ranges },
+	{ FSCTL_CREATE_OR_GET_OBJECT_ID, smb_tree_object_id },
+	{ FSCTL_GET_OBJECT_ID, smb_tree_object_id },
 };
 
 uint32_t smb_tree_ioctl(struct smb_req *r)

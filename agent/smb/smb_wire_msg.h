@@ -307,6 +307,8 @@ int smb_wire_lock_req_decode(const struct smb_wire_msg *m, struct smb_wire_lock_
 #define FSCTL_SRV_ENUMERATE_SNAPSHOTS 0x00144064u /* previous versions (smb_prev.c) */
 #define FSCTL_GET_COMPRESSION 0x0009003Cu
 #define FSCTL_SET_COMPRESSION 0x0009C040u
+#define FSCTL_GET_OBJECT_ID 0x0009009Cu
+#define FSCTL_CREATE_OR_GET_OBJECT_ID 0x000900C0u
 
 struct smb_wire_ioctl_req {
 	uint32_t ctl_code;

@@ -25,7 +25,13 @@
  * - an NFS write (vol_write, on another thread) to a file under an RWH lease
  *   waits in the store until the SMB holder acknowledged its break (RWH ->
  *   NONE): until then the file holds the old bytes; with no ack it goes on
- *   after the break timeout.
+ *   after the break timeout;
+ * - a compound CREATE + related QUERY_INFO whose CREATE breaks a BATCH
+ *   oplock of the same connection (smbtorture smb2.compound.compound-break):
+ *   the break goes, the compound waits (no interim, nothing answered), and
+ *   once acknowledged both are answered in one frame, sync, signed, both
+ *   successful; a CANCEL of such a waiting CREATE answers it CANCELLED and
+ *   its related request too.
  */
 #include <check.h>
 #include <pthread.h>
@@ -541,6 +547,100 @@ START_TEST(test_second_break_after_ack)
 }
 END_TEST
 
+/* Send CREATE name (FILE_OPEN, attributes only) + a related QUERY_INFO of
+ * FileStreamInformation as one compound on tc; its MessageIds in mid[2]. */
+static void create_query_chain(struct smbt_conn *tc, const char *name, uint64_t *mid)
+{
+	uint8_t cb[512], qb[41] = { 0 };
+	struct smb_wire_hdr h[2] = { { .command = SMB2_CREATE }, { .command = SMB2_QUERY_INFO } };
+	const uint8_t *b[2] = { cb, qb };
+	size_t n[2];
+
+	n[0] = smbl_create_body(cb, name, 0x00100088u /* SYNCHRONIZE, READ_ATTRIBUTES, READ_EA */, 0, 0, 1);
+	smbt_put16(qb, 41);
+	qb[2] = SMB2_0_INFO_FILE;
+	qb[3] = 22; /* FileStreamInformation */
+	smbt_put32(qb + 4, 4096);
+	smbt_put64(qb + 24, UINT64_MAX);
+	smbt_put64(qb + 32, UINT64_MAX);
+	n[1] = sizeof(qb);
+	for (int i = 0; i < 2; i++) {
+		h[i].tree_id = tc->t->id;
+		h[i].message_id = mid[i] = tc->mid++;
+	}
+	h[1].flags = SMB2_FLAGS_RELATED_OPERATIONS;
+	smbt_send_chain(tc, h, b, n, 2);
+}
+
+/* The compound answer on tc: its statuses into st[2], each sync and
+ * signed; the CREATE's FileId into *fid when it succeeded. */
+static void chain_answer(struct smbt_conn *tc, const uint64_t *mid, uint32_t *st, uint64_t *fid)
+{
+	static uint8_t buf[8192];
+	struct smb_wire_hdr h;
+	struct smb_wire_chain ch;
+	struct smb_wire_msg m;
+	size_t len, got = 0;
+	uint16_t alg;
+	const uint8_t *key = smb_sess_signing_key(tc->s, tc->c, &alg);
+
+	ck_assert_int_eq(smbt_recv(tc, buf, sizeof(buf), &len, &h, NULL), 1);
+	smb_wire_chain_init(&ch, buf, len);
+	while (smb_wire_chain_next(&ch, &m) == 1) {
+		ck_assert_uint_lt(got, 2);
+		ck_assert_uint_eq(m.hdr.message_id, mid[got]);
+		ck_assert(!(m.hdr.flags & SMB2_FLAGS_ASYNC_COMMAND));
+		ck_assert(m.hdr.flags & SMB2_FLAGS_SIGNED);
+		ck_assert_int_eq(smb_crypto_verify(alg, key, m.p, m.len), AQ_OK);
+		if (m.hdr.command == SMB2_CREATE && m.hdr.status == STATUS_SUCCESS)
+			*fid = smb_wire_get_u64(m.p + SMB2_HDR_LEN + 64);
+		st[got++] = m.hdr.status;
+	}
+	ck_assert_uint_eq(got, 2);
+}
+
+START_TEST(test_compound_create_waits_for_break)
+{
+	struct smbt_conn a;
+	struct smbl_create ra = { .name = "cb", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	uint64_t mid[2], fid = 0;
+	uint32_t st[2];
+	uint8_t level;
+
+	conn_new(&a, 1);
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
+	create_query_chain(&a, "cb", mid);
+	smbt_loop_turn(srv);
+	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_II);
+	smbl_expect_nothing(&a); /* the compound waits, without an interim */
+	ck_assert_uint_eq(smbl_ack_oplock(&a, ra.fid, SMB2_OPLOCK_LEVEL_II, &level), STATUS_SUCCESS);
+	smbt_loop_turn(srv);
+	chain_answer(&a, mid, st, &fid);
+	ck_assert_uint_eq(st[0], STATUS_SUCCESS);
+	ck_assert_uint_eq(st[1], STATUS_SUCCESS);
+	smbl_expect_nothing(&a);
+	ck_assert_uint_eq(srv->ncreates, 0);
+	/* once more, cancelled while it waits: the related request answers the CREATE's status */
+	ck_assert_uint_eq(smbl_close(&a, ra.fid), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_close(&a, fid), STATUS_SUCCESS);
+	smbl_expect_nothing(&a);
+	ra.fid = 0;
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
+	create_query_chain(&a, "cb", mid);
+	smbt_loop_turn(srv);
+	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_II);
+	smbt_cancel(&a, false, mid[0]);
+	chain_answer(&a, mid, st, &fid);
+	ck_assert_uint_eq(st[0], STATUS_CANCELLED);
+	ck_assert_uint_eq(st[1], STATUS_CANCELLED);
+	ck_assert_uint_eq(srv->ncreates, 0);
+	ck_assert_uint_eq(smbl_ack_oplock(&a, ra.fid, SMB2_OPLOCK_LEVEL_II, &level), STATUS_SUCCESS);
+}
+END_TEST
+
 static Suite *smb_break_suite(void)
 {
 	Suite *s = suite_create("smb_break");
@@ -562,6 +662,7 @@ static Suite *smb_break_suite(void)
 	tcase_add_test(tc, test_sharing_violation_takes_handle_only);
 	tcase_add_test(tc, test_nfs_write_waits_for_ack);
 	tcase_add_test(tc, test_nfs_write_timeout);
+	tcase_add_test(tc, test_compound_create_waits_for_break);
 	suite_add_tcase(s, tc);
 	return s;
 }

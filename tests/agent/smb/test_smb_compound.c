@@ -14,7 +14,10 @@
  * - READ on an open without FILE_READ_DATA/EXECUTE, WRITE on one without
  *   FILE_WRITE_DATA/APPEND_DATA: ACCESS_DENIED, nothing written;
  * - an FSCTL on a closed FileId: FILE_CLOSED before its code is looked at,
- *   but QUERY_NETWORK_INTERFACE_INFO (FileId all ones) INVALID_DEVICE_REQUEST.
+ *   but QUERY_NETWORK_INTERFACE_INFO (FileId all ones) INVALID_DEVICE_REQUEST;
+ * - CREATE, a related FSCTL_CREATE_OR_GET_OBJECT_ID and a related CLOSE
+ *   (smbtorture smb2.compound.related3): all three succeed, the IOCTL
+ *   answers 64 bytes, the open is closed.
  */
 #include <check.h>
 #include <errno.h>
@@ -164,6 +167,36 @@ START_TEST(test_related_after_flush)
 }
 END_TEST
 
+START_TEST(test_related_object_id)
+{
+	struct smbt_conn a;
+	uint8_t b[3][128] = { { 0 } };
+	size_t n[3];
+	uint32_t st[3];
+
+	setup();
+	conn_new(&a);
+	n[0] = create_body(b[0], "oid", SMBL_OPEN_IF, ALL_ACCESS);
+	/* IOCTL (MS-SMB2 2.2.31): FileId all ones, no input, 64 bytes out, an FSCTL */
+	smbt_put16(b[1], 57);
+	smbt_put32(b[1] + 4, FSCTL_CREATE_OR_GET_OBJECT_ID);
+	smbt_put64(b[1] + 8, UINT64_MAX);
+	smbt_put64(b[1] + 16, UINT64_MAX);
+	smbt_put32(b[1] + 24, SMB2_HDR_LEN + 56);
+	smbt_put32(b[1] + 44, 64);
+	smbt_put32(b[1] + 48, 1);
+	n[1] = 56;
+	n[2] = close_body(b[2], UINT64_MAX);
+	chain(&a, (const uint16_t[]){ SMB2_CREATE, SMB2_IOCTL, SMB2_CLOSE }, (const uint32_t[]){ 0, REL, REL }, b, n, 3,
+	      st, NULL);
+	ck_assert_uint_eq(st[0], STATUS_SUCCESS);
+	ck_assert_uint_eq(st[1], STATUS_SUCCESS);
+	ck_assert_uint_eq(st[2], STATUS_SUCCESS);
+	ck_assert_ptr_null(a.s->opens);
+	teardown();
+}
+END_TEST
+
 START_TEST(test_invalid_chains)
 {
 	struct smbt_conn a;
@@ -247,7 +280,7 @@ START_TEST(test_access_enforced)
 		struct smb_wire_hdr h = { .command = SMB2_IOCTL };
 
 		smbt_put16(body, 57);
-		smbt_put32(body + 4, 0x000900C0u); /* FSCTL_CREATE_OR_GET_OBJECT_ID */
+		smbt_put32(body + 4, 0x00090098u); /* FSCTL_SET_OBJECT_ID */
 		smbt_put64(body + 8, 999);
 		smbt_put64(body + 16, 999);
 		smbt_put32(body + 24, SMB2_HDR_LEN + 56);
@@ -282,6 +315,7 @@ int main(void)
 	tcase_add_test(tc, test_related_and_unrelated);
 	tcase_add_test(tc, test_invalid_chains);
 	tcase_add_test(tc, test_related_after_flush);
+	tcase_add_test(tc, test_related_object_id);
 	tcase_add_test(tc, test_access_enforced);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);

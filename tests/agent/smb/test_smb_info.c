@@ -18,8 +18,16 @@
  *   else ACCESS_DENIED; standard, internal and access need nothing;
  * - the access a SET_INFO class needs (MS-SMB2 3.3.5.21.1): basic
  *   FILE_WRITE_ATTRIBUTES (times or none: the class, not its values),
- *   disposition DELETE (to set or clear), else ACCESS_DENIED and nothing
- *   changes; granted, each takes effect.
+ *   disposition DELETE (to set or clear), rename DELETE, else
+ *   ACCESS_DENIED and nothing changes; granted, each takes effect;
+ * - FSCTL_CREATE_OR_GET_OBJECT_ID and FSCTL_GET_OBJECT_ID: a 64-byte
+ *   FILE_OBJECTID_BUFFER, ObjectId and BirthObjectId the file's inode
+ *   (FileInternalInformation) and the volume's fsid, BirthVolumeId the
+ *   fsid, DomainId zero; the same on every call and after a rename; less
+ *   room than 64 bytes: INVALID_PARAMETER (MS-FSA 2.1.5.10.1);
+ * - a folder with a file open below it (however deep) is not renamed:
+ *   ACCESS_DENIED, nothing moves (a folder whose name only starts with its
+ *   name is not below it); once that open closed, it is.
  */
 #include <check.h>
 #include <errno.h>
@@ -257,6 +265,117 @@ START_TEST(test_set_class_access)
 }
 END_TEST
 
+/* FileRenameInformation (ReplaceIfExists 0, RootDirectory 0) to "to". */
+static uint32_t rename_to(struct smbt_conn *a, uint64_t fid, const char *to)
+{
+	uint8_t d[128] = { 0 };
+	size_t n = strlen(to);
+
+	smbt_put32(d + 16, (uint32_t)(2 * n));
+	for (size_t i = 0; i < n; i++)
+		d[20 + 2 * i] = (uint8_t)to[i];
+	return smbl_set_info(a, fid, 10, d, 20 + 2 * n);
+}
+
+/* A rename needs DELETE on the open being renamed (MS-SMB2 3.3.5.21.1,
+ * MS-FSA 2.1.5.14.11): an open with every other right of RW_ACCESS, or
+ * with reading alone, is refused and the name stays; one with DELETE
+ * renames it. */
+START_TEST(test_rename_needs_delete)
+{
+	struct smbt_conn a;
+	uint64_t rd, nodel, del;
+	uint32_t got;
+
+	setup();
+	conn_new(&a);
+	ck_assert_uint_eq(smbl_open(&a, "ren.txt", false, RW_ACCESS, 0, 0, &del, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "ren.txt", false, READ_ACCESS, 0, 0, &rd, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "ren.txt", false, RW_ACCESS & ~0x10000u, 0, 0, &nodel, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(rename_to(&a, rd, "new.txt"), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(rename_to(&a, nodel, "new.txt"), STATUS_ACCESS_DENIED);
+	ck_assert_int_ne(disk_mtime("ren.txt"), -1);
+	ck_assert_int_eq(disk_mtime("new.txt"), -1);
+	ck_assert_uint_eq(smbl_close(&a, rd), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_close(&a, nodel), STATUS_SUCCESS);
+	ck_assert_uint_eq(rename_to(&a, del, "new.txt"), STATUS_SUCCESS);
+	ck_assert_int_eq(disk_mtime("ren.txt"), -1);
+	ck_assert_int_ne(disk_mtime("new.txt"), -1);
+	ck_assert_uint_eq(smbl_close(&a, del), STATUS_SUCCESS);
+	teardown();
+}
+END_TEST
+
+START_TEST(test_rename_dir_open_below)
+{
+	struct smbt_conn a;
+	uint64_t d, sub, f;
+	uint32_t got;
+
+	setup();
+	conn_new(&a);
+	ck_assert_uint_eq(smbl_open(&a, "dir", true, RW_ACCESS, 0, 0, &d, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "dir/sub", true, RW_ACCESS, 0, 0, &sub, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_close(&a, sub), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&a, "dir/sub/f.txt", false, READ_ACCESS, 0, 0, &f, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(rename_to(&a, d, "dir2"), STATUS_ACCESS_DENIED);
+	ck_assert_int_ne(disk_mtime("dir/sub/f.txt"), -1);
+	ck_assert_int_eq(disk_mtime("dir2"), -1);
+	/* a folder beside it whose name it starts with is not below it */
+	ck_assert_uint_eq(smbl_open(&a, "dirx", true, RW_ACCESS, 0, 0, &sub, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(rename_to(&a, sub, "diry"), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_close(&a, sub), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_close(&a, f), STATUS_SUCCESS);
+	ck_assert_uint_eq(rename_to(&a, d, "dir2"), STATUS_SUCCESS);
+	ck_assert_int_ne(disk_mtime("dir2/sub/f.txt"), -1);
+	ck_assert_uint_eq(smbl_close(&a, d), STATUS_SUCCESS);
+	teardown();
+}
+END_TEST
+
+START_TEST(test_object_id)
+{
+	struct smbt_conn a;
+	struct smbt_fsctl_rsp r, r2;
+	uint64_t fid, ino, fsid;
+	uint32_t got;
+	uint8_t out[64];
+	size_t n;
+
+	setup();
+	conn_new(&a);
+	fsid = vol_export_fsid(exp0);
+	ck_assert_uint_ne(fsid, 0);
+	ck_assert_uint_eq(smbl_open(&a, "oid.txt", false, READ_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_query_info(&a, fid, 6 /* FileInternalInformation */, 8, out, &n), STATUS_SUCCESS);
+	ino = smb_wire_get_u64(out);
+	smbt_fsctl(&a, fid, FSCTL_CREATE_OR_GET_OBJECT_ID, NULL, 0, 64, &r);
+	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(r.out_len, 64);
+	ck_assert_uint_eq(smb_wire_get_u64(r.out), ino);       /* ObjectId */
+	ck_assert_uint_eq(smb_wire_get_u64(r.out + 8), fsid);
+	ck_assert_uint_eq(smb_wire_get_u64(r.out + 16), fsid); /* BirthVolumeId */
+	ck_assert_uint_eq(smb_wire_get_u64(r.out + 24), 0);
+	ck_assert_mem_eq(r.out + 32, r.out, 16);               /* BirthObjectId */
+	for (int i = 48; i < 64; i++)                          /* DomainId */
+		ck_assert_uint_eq(r.out[i], 0);
+	smbt_fsctl(&a, fid, FSCTL_GET_OBJECT_ID, NULL, 0, 64, &r2);
+	ck_assert_uint_eq(r2.status, STATUS_SUCCESS);
+	ck_assert_mem_eq(r2.out, r.out, 64);
+	smbt_fsctl(&a, fid, FSCTL_CREATE_OR_GET_OBJECT_ID, NULL, 0, 63, &r2);
+	ck_assert_uint_eq(r2.status, STATUS_INVALID_PARAMETER);
+	ck_assert_uint_eq(smbl_close(&a, fid), STATUS_SUCCESS);
+	/* a rename keeps it */
+	ck_assert_uint_eq(smbl_open(&a, "oid.txt", false, RW_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(rename_to(&a, fid, "oid2.txt"), STATUS_SUCCESS);
+	smbt_fsctl(&a, fid, FSCTL_CREATE_OR_GET_OBJECT_ID, NULL, 0, 64, &r2);
+	ck_assert_uint_eq(r2.status, STATUS_SUCCESS);
+	ck_assert_mem_eq(r2.out, r.out, 64);
+	ck_assert_uint_eq(smbl_close(&a, fid), STATUS_SUCCESS);
+	teardown();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("smb_info");
@@ -267,6 +386,9 @@ int main(void)
 	tcase_add_test(tc, test_alt_name_and_compression);
 	tcase_add_test(tc, test_class_access);
 	tcase_add_test(tc, test_set_class_access);
+	tcase_add_test(tc, test_rename_needs_delete);
+	tcase_add_test(tc, test_object_id);
+	tcase_add_test(tc, test_rename_dir_open_below);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }

@@ -9,7 +9,12 @@
  * - the same for a stream of encrypted compounds of two unrelated READs
  *   (AES-128-CCM), each READ charged;
  * - an unencrypted compound CREATE+WRITE (related: the FileId of the open
- *   the CREATE makes) is charged its WRITE on the tree's volume.
+ *   the CREATE makes) is charged its WRITE on the tree's volume;
+ * - a lone signed WRITE parked past SMB_READ_PENDING_MS (a volume limited
+ *   to 64 KiB/s, the bucket in debt by a first WRITE of 64 KiB) gets one
+ *   interim STATUS_PENDING (async, an AsyncId, its credit) from the loop's
+ *   tick, none before; its final answer is async with that AsyncId,
+ *   CreditResponse 0, signed, and says what it wrote.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -266,6 +271,72 @@ START_TEST(test_compound_create_write)
 }
 END_TEST
 
+/* A lone signed WRITE of IO bytes at off through smb_dispatch_recv (the
+ * loop's receive path): what admission said; its MessageId in *mid. */
+static int lone_write(struct smbt_conn *tc, uint64_t fid, uint64_t off, uint64_t *mid)
+{
+	static uint8_t body[48 + IO];
+	struct smb_wire_hdr h = { .command = SMB2_WRITE, .tree_id = tc->t->id, .message_id = tc->mid++ };
+	const uint8_t *b = body;
+	size_t n = write_body(body, fid, off), len = smbt_chain_build(tc, &h, &b, &n, 1, frame, sizeof(frame));
+	uint8_t *f = malloc(len);
+
+	ck_assert_ptr_nonnull(f);
+	memcpy(f, frame, len);
+	*mid = h.message_id;
+	return smb_dispatch_recv(tc->c, f, len);
+}
+
+START_TEST(test_parked_interim)
+{
+	struct smbt_conn a;
+	struct smb_wire_hdr h;
+	uint64_t fid = 0, mid, aid, t0;
+	uint32_t attrs;
+	size_t len;
+	bool sig_ok = false;
+	int rel = 0;
+
+	setup();
+	smbt_conn_export(&a, srv, &ts, 1, 0);
+	ck_assert_uint_eq(smbl_open(&a, "f", false, ALL_ACCESS, 0, 0, &fid, &attrs), STATUS_SUCCESS);
+	limit(64u << 10);
+	/* the first goes (the bucket into debt by it), answered at once, sync */
+	ck_assert_int_eq(lone_write(&a, fid, 0, &mid), QOS_ADMIT);
+	smb_conn_kick(a.c);
+	ck_assert_int_eq(smbt_recv(&a, rsp, sizeof(rsp), &len, &h, NULL), 1);
+	smbt_check_sync(&h, mid, STATUS_SUCCESS);
+	/* the second waits about a second for the debt */
+	t0 = mono_ns();
+	ck_assert_int_eq(lone_write(&a, fid, IO, &mid), QOS_PARKED);
+	ck_assert(smb_dispatch_admit_tick(srv)); /* it waits for its interim */
+	ck_assert_int_eq(smbt_recv(&a, rsp, sizeof(rsp), &len, &h, NULL), 0);
+	while (mono_ns() - t0 < (SMB_READ_PENDING_MS + 50) * 1000000ull)
+		usleep(10000);
+	smb_dispatch_admit_tick(srv);
+	ck_assert_int_eq(smbt_recv(&a, rsp, sizeof(rsp), &len, &h, NULL), 1);
+	aid = smbt_check_pending(&h, mid);
+	ck_assert_uint_eq(h.command, SMB2_WRITE);
+	ck_assert_uint_ge(h.credits, 1); /* the request's credit goes with the interim */
+	ck_assert(!smb_dispatch_admit_tick(srv)); /* one interim, not one a turn */
+	ck_assert_int_eq(smbt_recv(&a, rsp, sizeof(rsp), &len, &h, NULL), 0);
+	ck_assert(a.c->is_parked);
+	while (!rel) {
+		usleep(1000);
+		qos_poll(ts.store->qos, qos_now(ts.store->qos), released, &rel);
+	}
+	smb_dispatch_resume(a.c);
+	ck_assert(!a.c->is_parked);
+	smb_conn_kick(a.c);
+	ck_assert_int_eq(smbt_recv(&a, rsp, sizeof(rsp), &len, &h, &sig_ok), 1);
+	smbt_check_final(&h, SMB2_WRITE, mid, aid, STATUS_SUCCESS);
+	ck_assert_uint_eq(h.credits, 0);
+	ck_assert(sig_ok);
+	ck_assert_uint_eq(smb_wire_get_u32(rsp + SMB2_HDR_LEN + 4), IO); /* Count */
+	teardown();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("smb_qos");
@@ -275,6 +346,7 @@ int main(void)
 	tcase_add_test(tc, test_sealed_write_stream);
 	tcase_add_test(tc, test_sealed_read_compound_stream);
 	tcase_add_test(tc, test_compound_create_write);
+	tcase_add_test(tc, test_parked_interim);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }

@@ -17,7 +17,11 @@
  *   STATUS_CANCELLED;
  * - one stalled file takes at most SMB_READ_PER_FILE workers: the rest of
  *   its READs queue while another file's READ passes them; CANCEL of a
- *   queued one answers STATUS_CANCELLED at once; the others then complete.
+ *   queued one answers STATUS_CANCELLED at once; the others then complete;
+ * - a READ of a cold file that QoS held past SMB_READ_PENDING_MS (its
+ *   interim sent then, smb_admit.c) and a worker then reads gets no second
+ *   interim: its final answer is async with the AsyncId of the first,
+ *   CreditResponse 0, signed, with the data.
  */
 #include <check.h>
 #include <pthread.h>
@@ -43,6 +47,35 @@
 static struct aqt_store ts;
 static struct smb_srv *srv;
 static struct vol_export *exp0;
+
+/* A lone signed READ of len bytes at off on fid through smb_dispatch_recv
+ * (the loop's path, QoS first): what admission said; its MessageId in *mid. */
+static int read_recv(struct smbt_conn *tc, uint64_t fid, uint64_t off, uint32_t len, uint64_t *mid)
+{
+	static uint8_t frame[256];
+	uint8_t body[49] = { 0 };
+	struct smb_wire_hdr h = { .command = SMB2_READ, .message_id = tc->mid++, .tree_id = tc->t->id };
+	const uint8_t *b = body;
+	size_t n = sizeof(body), flen;
+	uint8_t *f;
+
+	smbt_put16(body, 49);
+	smbt_put32(body + 4, len);
+	smbt_put64(body + 8, off);
+	smbt_put64(body + 16, fid);
+	smbt_put64(body + 24, fid);
+	flen = smbt_chain_build(tc, &h, &b, &n, 1, frame, sizeof(frame));
+	ck_assert_ptr_nonnull(f = malloc(flen));
+	memcpy(f, frame, flen);
+	*mid = h.message_id;
+	return smb_dispatch_recv(tc->c, f, flen);
+}
+
+static void released(void *arg, struct qos_item *it)
+{
+	(void)it;
+	*(int *)arg += 1;
+}
 
 static void setup(void)
 {
@@ -189,6 +222,45 @@ START_TEST(test_interim_after_threshold)
 		smbt_check_final(&r.h, SMB2_READ, m2, a2, STATUS_CANCELLED);
 	}
 	ck_assert(r.sig_ok);
+	teardown();
+}
+END_TEST
+
+START_TEST(test_qos_interim_then_worker)
+{
+	struct qos_limits lim = { .bytes_per_s = 16u << 10 };
+	struct smbt_conn a;
+	struct rsp r;
+	uint64_t fc, mid, aid;
+	double t0;
+	int rel = 0;
+
+	setup();
+	smbt_stub.cold_ino[0] = smbt_file_make(exp0, "cold", FILE_LEN);
+	smbt_file_make(exp0, "hot", FILE_LEN);
+	smbt_conn_export(&a, srv, &ts, 1, 0);
+	fc = open_file(&a, "cold");
+	ck_assert_int_eq(qos_vol_set(exp0->acct->qos, &lim, qos_now(ts.store->qos)), 0);
+	/* the first goes (the bucket into debt by it) and is read by a worker */
+	ck_assert_int_eq(read_recv(&a, fc, 0, READ_LEN, &mid), QOS_ADMIT);
+	ck_assert_int_eq(rsp_wait(&a, &r, 5.0), 1);
+	rsp_check_data(&r, mid, "cold", 0, READ_LEN);
+	/* the second waits about a second: its interim comes from the QoS tick */
+	t0 = smbt_now_s();
+	ck_assert_int_eq(read_recv(&a, fc, READ_LEN, READ_LEN, &mid), QOS_PARKED);
+	while (smbt_now_s() - t0 < SMB_READ_PENDING_MS / 1000.0 + 0.05)
+		usleep(10000);
+	smb_dispatch_admit_tick(srv);
+	ck_assert_int_eq(smbt_recv(&a, r.buf, sizeof(r.buf), &r.len, &r.h, NULL), 1);
+	aid = smbt_check_pending(&r.h, mid);
+	while (!rel) {
+		usleep(1000);
+		qos_poll(ts.store->qos, qos_now(ts.store->qos), released, &rel);
+	}
+	smb_dispatch_resume(a.c);
+	/* a worker reads it (a cold file): no second interim, the final async */
+	ck_assert_int_eq(turn_for(&a, &r, 5.0), 1);
+	rsp_check_data_async(&r, mid, aid, "cold", READ_LEN, READ_LEN);
 	teardown();
 }
 END_TEST
@@ -350,6 +422,7 @@ int main(void)
 	tcase_add_test(tc, test_conn_dropped_during_read);
 	tcase_add_test(tc, test_per_file_cap_and_cancel);
 	tcase_add_test(tc, test_interim_after_threshold);
+	tcase_add_test(tc, test_qos_interim_then_worker);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
