@@ -9,7 +9,8 @@
  * a random client read of a chunk whose read-ahead GET is in flight joins
  * it (one GET); vol_read_nowait answers a cold range the chunk cache holds
  * whole from it (no GET, no -EAGAIN, the right bytes) and still -EAGAIN for
- * one not fetched yet and for a snapshot's file. Needs root
+ * one not fetched yet, for a snapshot's file, and for one the retrieval
+ * policy would bring back (ON_READ, a random read under DEFAULT). Needs root
  * (open_by_handle_at) and user xattrs. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -387,6 +388,20 @@ static int nowait(struct vol_obj *o, uint64_t off, size_t len)
 	return rc;
 }
 
+/* The store's read-ahead reads A2 of a.bin (stub file a; its GET) and
+ * queues A3..A7 in the tier: wait until all are fetched. */
+static void prefetch_a(int a)
+{
+	struct rd ra2 = { .name = "a.bin", .off = 2ull * MIB, .len = MIB, .ahead = true };
+
+	rd_now(&ra2);
+	for (int i = 0; i < 1000 && stub_total(a) < NCH - 2; i++)
+		usleep(10000); /* queued chunks a worker has not taken yet */
+	settle();
+	for (unsigned k = 2; k < NCH; k++)
+		ck_assert_msg(stub_started(a, k) == 1, "A%u not prefetched", k);
+}
+
 /* The SMB loop's first try of a READ (vol_read_nowait) of a cold range:
  * answered from the chunk cache when a prefetch fetched every chunk of it
  * (no GET, no worker: no -EAGAIN), -EAGAIN for a chunk not fetched yet
@@ -395,7 +410,6 @@ START_TEST(test_nowait_cached)
 {
 	static const struct vol_cred root = { 0, 0, 0, { 0 } };
 	int a = stub_file("a.bin", 0);
-	struct rd ra2 = { .name = "a.bin", .off = 2ull * MIB, .len = MIB, .ahead = true };
 	struct vol_export *e = vol_export_by_path(S, "/v0", 3);
 	struct vol_obj dir, o, snap;
 	int gets;
@@ -406,13 +420,7 @@ START_TEST(test_nowait_cached)
 	/* nothing fetched: -EAGAIN, and the try itself GETs nothing */
 	ck_assert_int_eq(nowait(&o, 2ull * MIB, MIB), -EAGAIN);
 	ck_assert_int_eq(stub_total(a), 0);
-	/* the store's read-ahead reads A2 (its GET) and queues A3..A7: all fetched */
-	rd_now(&ra2);
-	for (int i = 0; i < 1000 && stub_total(a) < NCH - 2; i++)
-		usleep(10000); /* queued chunks a worker has not taken yet */
-	settle();
-	for (unsigned k = 2; k < NCH; k++)
-		ck_assert_msg(stub_started(a, k) == 1, "A%u not prefetched", k);
+	prefetch_a(a);
 	gets = stub_total(a);
 	/* whole chunks, a part of one, a range across two: from the cache */
 	ck_assert_int_eq(nowait(&o, 2ull * MIB, MIB), 0);
@@ -436,6 +444,36 @@ START_TEST(test_nowait_cached)
 }
 END_TEST
 
+/* A cached cold range the retrieval policy would bring back (ON_READ; a
+ * random read under DEFAULT) is a worker's read: -EAGAIN, recording
+ * nothing; a streamed read under DEFAULT comes from the cache. */
+START_TEST(test_nowait_policy)
+{
+	static const struct vol_cred root = { 0, 0, 0, { 0 } };
+	int a = stub_file("a.bin", 0);
+	struct vol_export *e = vol_export_by_path(S, "/v0", 3);
+	struct vol_obj dir, o;
+	int gets;
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(vol_root(e, &dir), 0);
+	ck_assert_int_eq(vol_lookup(&dir, &root, "a.bin", 5, &o), 0);
+	prefetch_a(a);
+	gets = stub_total(a);
+	tcfg.retrieval = TIER_RET_ON_READ;
+	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0);
+	ck_assert_int_eq(nowait(&o, 3ull * MIB, MIB), -EAGAIN);
+	tcfg.retrieval = TIER_RET_DEFAULT;
+	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0);
+	ck_assert_int_eq(nowait(&o, 6ull * MIB + 8192, 4096), -EAGAIN); /* random: it would come back */
+	ck_assert_int_eq(nowait(&o, 3ull * MIB, MIB), 0);               /* a stream's READ */
+	ck_assert_int_eq(stub_total(a), gets);
+	vol_obj_cleanup(&o);
+	vol_obj_cleanup(&dir);
+	vol_export_unref(e);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tier_cache");
@@ -446,6 +484,7 @@ int main(void)
 	tcase_add_test(tc, test_far_yields_to_client);
 	tcase_add_test(tc, test_random_read_joins);
 	tcase_add_test(tc, test_nowait_cached);
+	tcase_add_test(tc, test_nowait_policy);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
