@@ -13,9 +13,10 @@
  * what it did). What follows is about a lone READ.
  *
  * The loop tries a lone READ (a frame of one message) with vol_read_nowait
- * first: data in the page cache and not in the cold tier is answered there
- * and then. Otherwise (-EAGAIN: a page-cache miss, a cold range, a
- * snapshot's file) the READ becomes a job of a small pool of
+ * first: data in the page cache and not in the cold tier, or cold data the
+ * tier's chunk cache holds whole (a prefetched frame), is answered there and
+ * then. Otherwise (-EAGAIN: a page-cache miss, a cold range not fetched yet,
+ * a snapshot's file) the READ becomes a job of a small pool of
  * SMB_READ_WORKERS threads, started with the first such READ. The job holds
  * what the answer needs (MessageId, SessionId, TreeId, the credits asked,
  * whether the request was encrypted), a copy of the open's vol_obj (the

@@ -47,6 +47,10 @@
  * only while fewer than TIER_PF_FAR_SHARE run, so a film's first frame does
  * not share the store with the prefetch of the frames after it.
  *
+ * An event loop's READ (vol_read_nowait) of a cold range the chunk cache
+ * holds whole is copied from it without a wait (vol_tier_ops.read_cached);
+ * one that would GET, wait for a GET or rehydrate is left to a worker.
+ *
  * Errors: negative errno. Cold reads that cannot finish within
  * TIER_COLD_DEADLINE_MS (store down or slow) fail with -ETIMEDOUT, which the
  * NFS layer answers as NFS3ERR_JUKEBOX. Thread-safe.

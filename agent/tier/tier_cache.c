@@ -202,6 +202,30 @@ int tier_cache_read_part(struct tier_vol *v, const char *key, uint64_t coff, voi
 	return rc == 0 && got != len ? -EIO : rc;
 }
 
+int tier_cache_copy(struct tier *t, char (*keys)[TIER_KEY_MAX], size_t n, uint64_t coff, uint8_t *dst, size_t len)
+{
+	struct tier_centry *e[TIER_CACHED_CHUNKS];
+	bool ok = n > 0 && n <= TIER_CACHED_CHUNKS && coff < TIER_CHUNK;
+
+	pthread_mutex_lock(&t->cmu);
+	/* all of them ready first: a range is copied whole or not at all */
+	for (size_t i = 0; ok && i < n; i++) {
+		uint64_t hi = i + 1 == n ? coff + len - i * (uint64_t)TIER_CHUNK : TIER_CHUNK;
+
+		e[i] = tier_cache_find(t, keys[i]);
+		ok = e[i] && e[i]->state == 2 && hi <= e[i]->len;
+	}
+	for (size_t i = 0; ok && i < n; i++) {
+		uint64_t lo = i == 0 ? coff : 0;
+		uint64_t hi = i + 1 == n ? coff + len - i * (uint64_t)TIER_CHUNK : TIER_CHUNK;
+
+		memcpy(dst + (i * (uint64_t)TIER_CHUNK + lo - coff), e[i]->buf + lo, hi - lo);
+		e[i]->used = ++t->tick;
+	}
+	pthread_mutex_unlock(&t->cmu);
+	return ok ? 0 : 1;
+}
+
 /* Where key waits in lane q, or -1 (cmu held). */
 static long tier_pq_find(const struct tier_lane_q *q, const char *key)
 {

@@ -1,6 +1,7 @@
 /* tier_hook: the data path hooks the volume store calls (struct
  * vol_tier_ops): temperature and stream detection on every read, cold
- * reads, writes and truncates that rehydrate, unlinks that drop records.
+ * reads (and an event loop's no-wait read of what the chunk cache holds),
+ * writes and truncates that rehydrate, unlinks that drop records.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -12,6 +13,26 @@
 static uint32_t tier_chunk_of(uint64_t off)
 {
 	return (uint32_t)(off / TIER_CHUNK);
+}
+
+/* The stream detector: what a read of [off, off+len) of f makes of its run
+ * and end (into *run, *end; f is not changed, so a caller may only look),
+ * and whether the read is sequential (v->mu held). */
+static bool tier_seq_step(const struct tier_file *f, uint64_t off, size_t len, int *run, uint64_t *end)
+{
+	/* A stream: starts at 0 or continues near the previous end (NFS
+	 * clients keep several reads in flight, so allow reordering). */
+	if (off == 0)
+		*run = 3;
+	else if (off + TIER_SEQ_WINDOW >= f->seq_end && off <= f->seq_end + TIER_SEQ_WINDOW)
+		*run = f->seq_run + 1;
+	else
+		*run = 0;
+	*end = off + len > f->seq_end || *run == 0 ? off + len : f->seq_end;
+	/* Large reads are streaming reads too: the first reads of a stream
+	 * arrive in parallel and out of order, before the stream is
+	 * recognised. */
+	return *run >= 3 || len >= TIER_SEQ_READ;
 }
 
 /* Record an access to [off, off+len) (v->mu held); returns f or NULL. Sets
@@ -33,22 +54,8 @@ static struct tier_file *tier_touch(struct tier_vol *v, uint64_t ino, uint64_t o
 		}
 		*cold |= f->state[c] != CH_HOT;
 	}
-	if (seq) {
-		/* A stream: starts at 0 or continues near the previous end (NFS
-		 * clients keep several reads in flight, so allow reordering). */
-		if (off == 0)
-			f->seq_run = 3;
-		else if (off + TIER_SEQ_WINDOW >= f->seq_end && off <= f->seq_end + TIER_SEQ_WINDOW)
-			f->seq_run++;
-		else
-			f->seq_run = 0;
-		if (off + len > f->seq_end || f->seq_run == 0)
-			f->seq_end = off + len;
-		/* Large reads are streaming reads too: the first reads of a
-		 * stream arrive in parallel and out of order, before the stream
-		 * is recognised. */
-		*seq = f->seq_run >= 3 || len >= TIER_SEQ_READ;
-	}
+	if (seq)
+		*seq = tier_seq_step(f, off, len, &f->seq_run, &f->seq_end);
 	return f;
 }
 
@@ -81,6 +88,28 @@ static int hk_cold(void *arg, uint64_t fsid, const struct stat *st, uint64_t off
 	pthread_mutex_unlock(&v->mu);
 	tier_vol_unref(v);
 	return cold ? 1 : 0;
+}
+
+/* A stream read chunk c of file ino: queue the cold chunks after it, up to
+ * TIER_READAHEAD, for the prefetch workers in lane. */
+static void tier_push_next(struct tier_vol *v, uint64_t ino, uint32_t c, enum tier_lane lane)
+{
+	struct tier_file *f;
+
+	pthread_mutex_lock(&v->mu);
+	f = tier_file_find(v, ino);
+	for (uint32_t k = c + 1; f && k < f->n && k <= c + TIER_READAHEAD; k++) {
+		char nk[TIER_KEY_MAX];
+
+		if (f->state[k] != CH_COLD)
+			continue;
+		tier_key(v, f->fid, k, f->cver[k], nk);
+		pthread_mutex_unlock(&v->mu);
+		tier_prefetch_push(v, nk, lane);
+		pthread_mutex_lock(&v->mu);
+		f = tier_file_find(v, ino);
+	}
+	pthread_mutex_unlock(&v->mu);
 }
 
 /* Read [off, off+len) of a file with cold chunks: hot chunks from fd, cold
@@ -126,20 +155,7 @@ static int tier_read_range(struct tier_vol *v, uint64_t ino, int fd, uint64_t of
 			if (seq) {
 				rc = tier_cache_read(v, key, coff, dst, piece, swap && *swap == dst && piece == len ? swap : NULL,
 						     lane);
-				pthread_mutex_lock(&v->mu);
-				f = tier_file_find(v, ino);
-				for (uint32_t k = c + 1; f && k < f->n && k <= c + TIER_READAHEAD; k++) {
-					char nk[TIER_KEY_MAX];
-
-					if (f->state[k] != CH_COLD)
-						continue;
-					tier_key(v, f->fid, k, f->cver[k], nk);
-					pthread_mutex_unlock(&v->mu);
-					tier_prefetch_push(v, nk, lane);
-					pthread_mutex_lock(&v->mu);
-					f = tier_file_find(v, ino);
-				}
-				pthread_mutex_unlock(&v->mu);
+				tier_push_next(v, ino, c, lane);
 			} else {
 				rc = tier_cache_read_part(v, key, coff, dst, piece);
 			}
@@ -186,6 +202,51 @@ static int hk_read_ahead(void *arg, uint64_t fsid, int fd, const struct stat *st
 			 size_t len, size_t *got)
 {
 	return tier_read(arg, fsid, fd, st, off, buf, len, got, NULL, TIER_FAR);
+}
+
+/* vol_read_nowait's try (vol_tier_ops.read_cached): every chunk of
+ * [off, off+len) cold (not hot, not being moved) and, per the retrieval
+ * policy, streamed rather than brought back (what tier_read_range would do
+ * with it); then, under the cache's lock, all of them ready in the chunk
+ * cache, copied out. Only then is the READ recorded (the stream detector
+ * and the next chunks queued, as tier_read would): a range it declines
+ * leaves no trace, and the worker's read that follows is the access. No
+ * wait for a GET, a move or the disk: locks held for bookkeeping only. */
+static int hk_read_cached(void *arg, uint64_t fsid, const struct stat *st, uint64_t off, void *buf, size_t len)
+{
+	uint32_t a = tier_chunk_of(off), b = tier_chunk_of(off + len - 1) + 1;
+	char keys[TIER_CACHED_CHUNKS][TIER_KEY_MAX];
+	struct tier_file *f;
+	struct tier_vol *v;
+	uint64_t end;
+	bool ok = true, seq, cold;
+	int run;
+
+	if (!len || b - a > TIER_CACHED_CHUNKS || st->st_size < (off_t)TIER_CHUNK || !(v = tier_vol_find(arg, fsid)))
+		return 1;
+	pthread_mutex_lock(&v->mu);
+	f = tier_file_find(v, st->st_ino);
+	ok = f && b <= f->n;
+	for (uint32_t c = a; ok && c < b; c++) {
+		ok = f->state[c] == CH_COLD;
+		if (ok)
+			tier_key(v, f->fid, c, f->cver[c], keys[c - a]);
+	}
+	seq = ok && tier_seq_step(f, off, len, &run, &end);
+	if (ok && (v->cfg.retrieval == TIER_RET_ON_READ || (v->cfg.retrieval == TIER_RET_DEFAULT && !seq)))
+		ok = false; /* the read brings it back: a worker's job */
+	pthread_mutex_unlock(&v->mu);
+	if (ok)
+		ok = tier_cache_copy(v->t, keys, b - a, off - (uint64_t)a * TIER_CHUNK, buf, len) == 0;
+	if (ok) {
+		pthread_mutex_lock(&v->mu);
+		tier_touch(v, st->st_ino, off, len, &cold, &seq);
+		pthread_mutex_unlock(&v->mu);
+		if (seq)
+			tier_push_next(v, st->st_ino, b - 1, TIER_NEAR);
+	}
+	tier_vol_unref(v);
+	return ok ? 0 : 1;
 }
 
 static int hk_write_begin(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len)
@@ -342,6 +403,7 @@ static const struct vol_tier_ops tier_vol_ops = {
 	.read = hk_read,
 	.read_ahead = hk_read_ahead,
 	.cold = hk_cold,
+	.read_cached = hk_read_cached,
 	.write_begin = hk_write_begin,
 	.write_end = hk_write_end,
 	.truncate = hk_truncate,

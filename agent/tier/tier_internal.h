@@ -57,6 +57,8 @@
  * starving); NEAR and FAR together stay within TIER_PF_MAX. */
 #define TIER_PF_MAX (TIER_PREFETCH_WORKERS * TIER_PREFETCH_BATCH)
 #define TIER_PF_FAR_SHARE 1
+/* Chunks one read_cached call may span (a VOL_IO_MAX READ spans two). */
+#define TIER_CACHED_CHUNKS 4
 
 enum tier_lane { TIER_NEAR = 0, TIER_FAR = 1, TIER_LANES = 2 };
 
@@ -197,6 +199,12 @@ int tier_cache_read(struct tier_vol *v, const char *key, uint64_t coff, void *ds
  * joined, not repeated), else a ranged GET of just that part, which counts
  * as a client GET. */
 int tier_cache_read_part(struct tier_vol *v, const char *key, uint64_t coff, void *dst, size_t len);
+/* The cache's copy of a range that spans the n chunk objects keys[0..n)
+ * (at most TIER_CACHED_CHUNKS), starting coff into the first, len bytes,
+ * into dst: 0 when every one of them is ready in the cache (copied under
+ * cmu, nothing waited for), else 1 with nothing copied (one missing, being
+ * fetched or handed over). vol_tier_ops.read_cached's half. */
+int tier_cache_copy(struct tier *t, char (*keys)[TIER_KEY_MAX], size_t n, uint64_t coff, uint8_t *dst, size_t len);
 void tier_prefetch_push(struct tier_vol *v, const char *key, enum tier_lane lane);
 void *tier_prefetch_main(void *arg);
 

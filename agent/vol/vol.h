@@ -218,6 +218,13 @@ struct vol_stats {
  *          vol_read_fd answers VOL_ECOLD and the caller uses vol_read or
  *          vol_read_swap, whose read hook records the access), 0 otherwise
  *          (and records the access). One READ is one recorded access.
+ *   read_cached (may be NULL): vol_read_nowait's try of a cold range: fill
+ *          buf with [off, off+len) and answer 0 (recording the access, as
+ *          read would) when every chunk of the range is cold and held whole
+ *          in the tier's chunk cache (a prefetch fetched it) and the
+ *          retrieval policy would stream it rather than bring it back;
+ *          else 1, recording nothing. Never waits for the store, the disk
+ *          or a fetch in flight: an event loop may call it.
  *   write_begin/write_end: around a write; begin brings cold chunks of the
  *          range back first and marks the range in flight.
  *   truncate/truncate_end: around cutting the file to size (the range past
@@ -231,6 +238,7 @@ struct vol_tier_ops {
 	int (*read_ahead)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, void *buf,
 			  size_t len, size_t *got);
 	int (*cold)(void *arg, uint64_t fsid, const struct stat *st, uint64_t off, size_t len);
+	int (*read_cached)(void *arg, uint64_t fsid, const struct stat *st, uint64_t off, void *buf, size_t len);
 	int (*write_begin)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len);
 	void (*write_end)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t off, size_t len);
 	int (*truncate)(void *arg, uint64_t fsid, int fd, const struct stat *st, uint64_t size);
@@ -429,11 +437,14 @@ int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, voi
 int vol_read_swap(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void **buf, size_t count,
 		  size_t *got, bool *eof);
 /* vol_read that never waits for the disk or the cold tier (an event loop's
- * first try): -EAGAIN, with nothing read, when the range touches cold data,
- * the file is a snapshot's, or a byte of it is not in the page cache
- * (preadv2 RWF_NOWAIT; where the file system has no RWF_NOWAIT, always);
- * then read it with vol_read on a thread that may wait. Otherwise as vol_read
- * (VOL_IO_MAX a call). obj is not written (its st stays as it was). */
+ * first try): -EAGAIN, with nothing read, when the file is a snapshot's, the
+ * range touches cold data the tier's chunk cache does not hold whole
+ * (vol_tier_ops.read_cached: a cold range a prefetch already fetched is
+ * copied from the cache here, without a GET), or a byte of it is not in the
+ * page cache (preadv2 RWF_NOWAIT; where the file system has no RWF_NOWAIT,
+ * always); then read it with vol_read on a thread that may wait. Otherwise
+ * as vol_read (VOL_IO_MAX a call). obj is not written (its st stays as it
+ * was). */
 /* Whether some byte of the regular file obj lies in the cold tier (its
  * truncate or overwrite then waits for the tier's work: an event loop
  * hands it to a worker). Asks the tier's cold hook only: no wait. */

@@ -400,10 +400,22 @@ int vol_read_nowait(struct vol_obj *obj, const struct vol_cred *cred, uint64_t o
 	}
 	size = (uint64_t)st.st_size;
 	want = read_len(size, off, count);
-	/* a snapshot's file or a cold range: the tier reads it, and may wait */
-	if (want && s->tier && (obj->snap || s->tier->cold(s->tier_arg, obj->exp->cfg.fsid, &st, off, want) != 0)) {
+	/* a snapshot's file: the tier reads it (what was cold then), and may wait */
+	if (want && s->tier && obj->snap) {
 		rc = -EAGAIN;
 		goto out;
+	}
+	/* a cold range: answered here only from the tier's chunk cache (a
+	 * prefetched frame: no worker hand-off), else the tier reads it, and
+	 * may wait */
+	if (want && s->tier && (rc = s->tier->cold(s->tier_arg, obj->exp->cfg.fsid, &st, off, want)) != 0) {
+		if (rc < 0 || !s->tier->read_cached ||
+		    s->tier->read_cached(s->tier_arg, obj->exp->cfg.fsid, &st, off, buf, want) != 0) {
+			rc = -EAGAIN;
+			goto out;
+		}
+		rc = 0;
+		n = want;
 	}
 	while (n < want) {
 		struct iovec iov = { .iov_base = (char *)buf + n, .iov_len = want - n };

@@ -103,3 +103,55 @@ bool aqt_store_one_log(const char *dir)
 	fclose(f);
 	return found;
 }
+
+void aqt_store_put(const struct aqt_store *t, int v, const char *name, size_t len)
+{
+	char p[192];
+	char *b = calloc(1, len ? len : 1);
+	int fd;
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_uint_lt((size_t)snprintf(p, sizeof(p), "%s/v%d/%s", t->dir, v, name), sizeof(p));
+	fd = open(p, O_CREAT | O_WRONLY, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, b, len), (ssize_t)len);
+	close(fd);
+	free(b);
+}
+
+void aqt_store_read(const struct aqt_store *t, int v, const char *name, uint64_t off, size_t len)
+{
+	static const struct vol_cred root = { 0, 0, 0, { 0 } };
+	struct vol_export *e = vol_export_by_path(t->store, t->cfg[v].path, strlen(t->cfg[v].path));
+	struct vol_obj dir, f;
+	char *b = malloc(len ? len : 1);
+	size_t got;
+	bool eof;
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(vol_root(e, &dir), 0);
+	vol_export_unref(e);
+	ck_assert_int_eq(vol_lookup(&dir, &root, name, strlen(name), &f), 0);
+	ck_assert_int_eq(vol_read(&f, &root, off, b, len, &got, &eof), 0);
+	ck_assert_uint_eq(got, len);
+	vol_obj_cleanup(&f);
+	vol_obj_cleanup(&dir);
+	free(b);
+}
+
+struct vol_stats aqt_store_stats(const struct aqt_store *t, int v)
+{
+	struct vol_stats st;
+
+	ck_assert_int_eq(vol_store_stats(t->store, t->cfg[v].id, &st), 0);
+	return st;
+}
+
+uint64_t aqt_ra_wait(const struct aqt_store *t, int v, uint64_t want)
+{
+	for (int i = 0; i < 1000 && aqt_store_stats(t, v).ra_bytes < want; i++)
+		usleep(10000);
+	usleep(want ? 200000 : 1000000);
+	return aqt_store_stats(t, v).ra_bytes;
+}

@@ -51,6 +51,18 @@ void aqt_store_init(struct aqt_store *t, int n, const struct aqt_store_spec *spe
 struct vol_fh aqt_store_forge(const uint8_t *key, bool snap, uint64_t fsid, const char *path);
 /* Frees the store and removes the folder and everything below it. */
 void aqt_store_cleanup(struct aqt_store *t);
+/* Export v's helpers for the read-ahead suites (vol, NFSv4.1, SMB):
+ * put: a file name of len zero bytes in its folder (as root, not through
+ * the store); read: [off, off+len) of name read through the store as a
+ * client would (a lookup by name, then vol_read as root), all of it;
+ * stats: its vol_stats. */
+void aqt_store_put(const struct aqt_store *t, int v, const char *name, size_t len);
+void aqt_store_read(const struct aqt_store *t, int v, const char *name, uint64_t off, size_t len);
+struct vol_stats aqt_store_stats(const struct aqt_store *t, int v);
+/* What export v prefetched (vol_stats.ra_bytes) once want bytes came (10 s
+ * at most: the machine is shared) and 200 ms more, to see it does not go
+ * past; with want 0, after a second of quiet (nothing more is due). */
+uint64_t aqt_ra_wait(const struct aqt_store *t, int v, uint64_t want);
 /* Whether dir's file system logs each change whole, told as the store's
  * vol_one_log tells it: XFS, or ext4 with a jbd2 journal. */
 bool aqt_store_one_log(const char *dir);

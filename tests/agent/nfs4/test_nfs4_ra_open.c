@@ -61,33 +61,15 @@ static void teardown(void)
 	nfs4t_srv_down(&ts, nsrv, v4, ssrv);
 }
 
-static struct vol_stats stats(void)
-{
-	struct vol_stats st;
-
-	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[0].id, &st), 0);
-	return st;
-}
-
-/* What the volume prefetched once want bytes came (10 s at most: the
- * machine is shared), or after a second of quiet when want is 0. */
-static uint64_t prefetched(uint64_t want)
-{
-	for (int i = 0; i < 1000 && stats().ra_bytes < want; i++)
-		usleep(10000);
-	usleep(want ? 200000 : 1000000);
-	return stats().ra_bytes;
-}
-
 START_TEST(test_open_read_fetches_heads)
 {
 	ck_assert_uint_eq(nfs4t_open(&P, WR, 0), 0);             /* for writing only: nothing */
-	ck_assert_uint_eq(prefetched(0), 0);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), 0);
 	ck_assert_uint_eq(nfs4t_close(&P), 0);
 	ck_assert_uint_eq(nfs4t_open(&P, RD, 0), 0);             /* f0001's head and f0002's (the ramp's one) */
-	ck_assert_uint_eq(prefetched(2 * FRAME), 2 * FRAME);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 2 * FRAME), 2 * FRAME);
 	ck_assert_uint_eq(nfs4t_fh_op(&P, 25, nfs4t_build_read, &P.open), 0); /* READ: a hit */
-	ck_assert_uint_ge(stats().ra_hits, 1);
+	ck_assert_uint_ge(aqt_store_stats(&ts, 0).ra_hits, 1);
 	ck_assert_uint_eq(nfs4t_close(&P), 0);
 }
 END_TEST

@@ -49,24 +49,6 @@ static void teardown(void)
 	smbt_export_down(&ts, srv, exp0);
 }
 
-static struct vol_stats stats(void)
-{
-	struct vol_stats st;
-
-	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[0].id, &st), 0);
-	return st;
-}
-
-/* What the volume prefetched once want bytes came (10 s at most: the
- * machine is shared), or after a second of quiet when want is 0. */
-static uint64_t prefetched(uint64_t want)
-{
-	for (int i = 0; i < 1000 && stats().ra_bytes < want; i++)
-		usleep(10000);
-	usleep(want ? 200000 : 1000000);
-	return stats().ra_bytes;
-}
-
 START_TEST(test_create_fetches_heads)
 {
 	struct smbt_conn a;
@@ -75,15 +57,15 @@ START_TEST(test_create_fetches_heads)
 
 	smbt_conn_export(&a, srv, &ts, 1, 0);
 	ck_assert_uint_eq(smbl_open(&a, "f0001.bin", false, READ_ATTRIBUTES, 0, 0, &fid, &attrs), STATUS_SUCCESS);
-	ck_assert_uint_eq(prefetched(0), 0);                     /* a stat open: nothing */
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), 0);    /* a stat open: nothing */
 	ck_assert_uint_eq(smbt_stub_get(&smbt_stub.cold_reads), 0);
 	ck_assert_uint_eq(smbl_close(&a, fid), STATUS_SUCCESS);
 	ck_assert_uint_eq(smbl_open(&a, "f0001.bin", false, READ_DATA | READ_ATTRIBUTES, 0, 0, &fid, &attrs),
 			  STATUS_SUCCESS);
-	ck_assert_uint_eq(prefetched(2 * FILE_LEN), 2 * FILE_LEN); /* f0001 and f0002, no READ yet */
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 2 * FILE_LEN), 2 * FILE_LEN); /* f0001 and f0002, no READ yet */
 	ck_assert_uint_ge(smbt_stub_get(&smbt_stub.cold_reads), 2); /* through the tier: they are cold */
 	ck_assert_uint_eq(smbl_close(&a, fid), STATUS_SUCCESS);
-	ck_assert_uint_eq(stats().ra_wasted, 0);
+	ck_assert_uint_eq(aqt_store_stats(&ts, 0).ra_wasted, 0);
 	smbt_conns_free(srv);
 }
 END_TEST

@@ -7,13 +7,18 @@
  * starts at once; a chunk a client stream asks for moves from FAR to NEAR;
  * a chunk a client read fetched itself is not fetched again by the queue;
  * a random client read of a chunk whose read-ahead GET is in flight joins
- * it (one GET). Needs root (open_by_handle_at) and user xattrs. */
+ * it (one GET); vol_read_nowait answers a cold range the chunk cache holds
+ * whole from it (no GET, no -EAGAIN, the right bytes) and still -EAGAIN for
+ * one not fetched yet, for a snapshot's file, and for one the retrieval
+ * policy would bring back (ON_READ, a random read under DEFAULT). Needs root
+ * (open_by_handle_at) and user xattrs. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -349,6 +354,126 @@ START_TEST(test_random_read_joins)
 }
 END_TEST
 
+/* GETs of file f started so far, all chunks. */
+static int stub_total(int f)
+{
+	int v = 0;
+
+	for (unsigned c = 0; c <= NCH; c++)
+		v += stub_started(f, c);
+	return v;
+}
+
+/* vol_read_nowait of [off, off + len) of o: its rc; when 0, every byte
+ * checked against the pattern. */
+static int nowait(struct vol_obj *o, uint64_t off, size_t len)
+{
+	static const struct vol_cred root = { 0, 0, 0, { 0 } };
+	uint8_t *buf = malloc(len);
+	size_t got = 1;
+	bool eof = true;
+	int rc;
+
+	ck_assert_ptr_nonnull(buf);
+	rc = vol_read_nowait(o, &root, off, buf, len, &got, &eof);
+	if (rc == 0) {
+		ck_assert_uint_eq(got, len);
+		ck_assert(!eof);
+		for (size_t i = 0; i < len; i++)
+			ck_assert_msg(buf[i] == tiert_pat(off + i), "byte %zu of [%" PRIu64 ", +%zu) wrong", i, off, len);
+	} else {
+		ck_assert_uint_eq(got, 0);
+	}
+	free(buf);
+	return rc;
+}
+
+/* The store's read-ahead reads A2 of a.bin (stub file a; its GET) and
+ * queues A3..A7 in the tier: wait until all are fetched. */
+static void prefetch_a(int a)
+{
+	struct rd ra2 = { .name = "a.bin", .off = 2ull * MIB, .len = MIB, .ahead = true };
+
+	rd_now(&ra2);
+	for (int i = 0; i < 1000 && stub_total(a) < NCH - 2; i++)
+		usleep(10000); /* queued chunks a worker has not taken yet */
+	settle();
+	for (unsigned k = 2; k < NCH; k++)
+		ck_assert_msg(stub_started(a, k) == 1, "A%u not prefetched", k);
+}
+
+/* The SMB loop's first try of a READ (vol_read_nowait) of a cold range:
+ * answered from the chunk cache when a prefetch fetched every chunk of it
+ * (no GET, no worker: no -EAGAIN), -EAGAIN for a chunk not fetched yet
+ * (without a GET of its own) and for a snapshot's file. */
+START_TEST(test_nowait_cached)
+{
+	static const struct vol_cred root = { 0, 0, 0, { 0 } };
+	int a = stub_file("a.bin", 0);
+	struct vol_export *e = vol_export_by_path(S, "/v0", 3);
+	struct vol_obj dir, o, snap;
+	int gets;
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(vol_root(e, &dir), 0);
+	ck_assert_int_eq(vol_lookup(&dir, &root, "a.bin", 5, &o), 0);
+	/* nothing fetched: -EAGAIN, and the try itself GETs nothing */
+	ck_assert_int_eq(nowait(&o, 2ull * MIB, MIB), -EAGAIN);
+	ck_assert_int_eq(stub_total(a), 0);
+	prefetch_a(a);
+	gets = stub_total(a);
+	/* whole chunks, a part of one, a range across two: from the cache */
+	ck_assert_int_eq(nowait(&o, 2ull * MIB, MIB), 0);
+	ck_assert_int_eq(nowait(&o, 3ull * MIB, MIB), 0);
+	ck_assert_int_eq(nowait(&o, 4ull * MIB + 4096, 65536), 0);
+	ck_assert_int_eq(nowait(&o, 5ull * MIB + MIB / 2, MIB), 0);
+	ck_assert_int_eq(stub_total(a), gets);
+	/* A0, A1 were not fetched: -EAGAIN, also for a range that ends in A2 */
+	ck_assert_int_eq(nowait(&o, 0, MIB), -EAGAIN);
+	ck_assert_int_eq(nowait(&o, MIB + MIB / 2, MIB), -EAGAIN);
+	ck_assert_int_eq(stub_started(a, 0), 0);
+	/* a snapshot's file goes to the worker (the tier knows what was cold
+	 * then): the store's flag below /.snapshot, on the same object */
+	snap = o;
+	snap.snap = true;
+	ck_assert_int_eq(nowait(&snap, 6ull * MIB, MIB), -EAGAIN);
+	ck_assert_int_eq(stub_total(a), gets);
+	vol_obj_cleanup(&o);
+	vol_obj_cleanup(&dir);
+	vol_export_unref(e);
+}
+END_TEST
+
+/* A cached cold range the retrieval policy would bring back (ON_READ; a
+ * random read under DEFAULT) is a worker's read: -EAGAIN, recording
+ * nothing; a streamed read under DEFAULT comes from the cache. */
+START_TEST(test_nowait_policy)
+{
+	static const struct vol_cred root = { 0, 0, 0, { 0 } };
+	int a = stub_file("a.bin", 0);
+	struct vol_export *e = vol_export_by_path(S, "/v0", 3);
+	struct vol_obj dir, o;
+	int gets;
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(vol_root(e, &dir), 0);
+	ck_assert_int_eq(vol_lookup(&dir, &root, "a.bin", 5, &o), 0);
+	prefetch_a(a);
+	gets = stub_total(a);
+	tcfg.retrieval = TIER_RET_ON_READ;
+	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0);
+	ck_assert_int_eq(nowait(&o, 3ull * MIB, MIB), -EAGAIN);
+	tcfg.retrieval = TIER_RET_DEFAULT;
+	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0);
+	ck_assert_int_eq(nowait(&o, 6ull * MIB + 8192, 4096), -EAGAIN); /* random: it would come back */
+	ck_assert_int_eq(nowait(&o, 3ull * MIB, MIB), 0);               /* a stream's READ */
+	ck_assert_int_eq(stub_total(a), gets);
+	vol_obj_cleanup(&o);
+	vol_obj_cleanup(&dir);
+	vol_export_unref(e);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tier_cache");
@@ -358,6 +483,8 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_far_yields_to_client);
 	tcase_add_test(tc, test_random_read_joins);
+	tcase_add_test(tc, test_nowait_cached);
+	tcase_add_test(tc, test_nowait_policy);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }

@@ -47,18 +47,11 @@ static void setup(void)
 	buf = calloc(1, FRAME);
 	ck_assert_ptr_nonnull(buf);
 	for (int v = 0; v < 3; v++) {
-		for (int i = 1; i <= 6; i++) {
-			int fd;
-
-			if (i == 6)
-				snprintf(p, sizeof(p), "%s/v%d/solo.bin", ts.dir, v);
-			else
-				snprintf(p, sizeof(p), "%s/v%d/f%04d.bin", ts.dir, v, i);
-			fd = open(p, O_CREAT | O_WRONLY, 0644);
-			ck_assert_int_ge(fd, 0);
-			ck_assert_int_eq(write(fd, buf, FRAME), (ssize_t)FRAME);
-			close(fd);
+		for (int i = 1; i <= 5; i++) {
+			snprintf(p, sizeof(p), "f%04d.bin", i);
+			aqt_store_put(&ts, v, p, FRAME);
 		}
+		aqt_store_put(&ts, v, "solo.bin", FRAME);
 		if (v < 2)
 			ts.cfg[v].read_ahead = (struct api_intent_read_ahead){ .mode = API_INTENT_RA_CROSS_FILE,
 									      .depth_files = 2 };
@@ -78,32 +71,6 @@ static void teardown(void)
 	free(buf);
 }
 
-static struct vol_stats stats(int v)
-{
-	struct vol_stats st;
-
-	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[v].id, &st), 0);
-	return st;
-}
-
-/* Read [off, off+len) of name in export v as a client would. */
-static void client_read(int v, const char *name, uint64_t off, size_t len)
-{
-	struct vol_export *e = vol_export_by_path(ts.store, ts.cfg[v].path, strlen(ts.cfg[v].path));
-	struct vol_obj dir, f;
-	size_t got;
-	bool eof;
-
-	ck_assert_ptr_nonnull(e);
-	ck_assert_int_eq(vol_root(e, &dir), 0);
-	vol_export_unref(e);
-	ck_assert_int_eq(vol_lookup(&dir, &root, name, strlen(name), &f), 0);
-	ck_assert_int_eq(vol_read(&f, &root, off, buf, len, &got, &eof), 0);
-	ck_assert_uint_eq(got, len);
-	vol_obj_cleanup(&f);
-	vol_obj_cleanup(&dir);
-}
-
 static void client_write(int v, const char *name)
 {
 	struct vol_export *e = vol_export_by_path(ts.store, ts.cfg[v].path, strlen(ts.cfg[v].path));
@@ -119,41 +86,23 @@ static void client_write(int v, const char *name)
 	vol_obj_cleanup(&dir);
 }
 
-/* Wait (10 s at most: the machine is shared) until export v prefetched want
- * bytes; then a moment more, to see it does not go past. */
-static uint64_t settle(int v, uint64_t want)
-{
-	for (int i = 0; i < 1000 && stats(v).ra_bytes < want; i++)
-		usleep(10000);
-	usleep(200000);
-	return stats(v).ra_bytes;
-}
-
-/* What export v prefetched after a second of quiet: for checks that
- * nothing (more) is prefetched, which settle would wait 10 s for. */
-static uint64_t quiet(int v)
-{
-	usleep(1000000);
-	return stats(v).ra_bytes;
-}
-
 START_TEST(test_prefetch_hits_wasted)
 {
 	struct vol_stats st;
 
-	client_read(0, "f0001.bin", 0, 4096);
-	ck_assert_uint_eq(settle(0, 2 * FRAME), 2 * FRAME);      /* f0002, f0003 */
+	aqt_store_read(&ts, 0, "f0001.bin", 0, 4096);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 2 * FRAME), 2 * FRAME); /* f0002, f0003 */
 	/* a READ of a prefetched file is a hit; its whole read starts f0004 */
-	client_read(0, "f0002.bin", 0, FRAME);
-	ck_assert_uint_ge(stats(0).ra_hits, 1);
-	ck_assert_uint_eq(settle(0, 3 * FRAME), 3 * FRAME);      /* f0003 was there: only f0004 */
+	aqt_store_read(&ts, 0, "f0002.bin", 0, FRAME);
+	ck_assert_uint_ge(aqt_store_stats(&ts, 0).ra_hits, 1);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 3 * FRAME), 3 * FRAME); /* f0003 was there: only f0004 */
 	/* written before it was read: forgotten, its bytes wasted */
 	client_write(0, "f0004.bin");
-	st = stats(0);
+	st = aqt_store_stats(&ts, 0);
 	ck_assert_uint_eq(st.ra_wasted, FRAME);
 	/* no successor: nothing */
-	client_read(0, "solo.bin", 0, 4096);
-	ck_assert_uint_eq(quiet(0), 3 * FRAME);
+	aqt_store_read(&ts, 0, "solo.bin", 0, 4096);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), 3 * FRAME);
 }
 END_TEST
 
@@ -163,17 +112,17 @@ START_TEST(test_replay)
 {
 	uint64_t hits;
 
-	client_read(0, "f0004.bin", 0, 4096);                    /* f0005: the last one */
-	ck_assert_uint_eq(settle(0, FRAME), FRAME);
-	client_read(0, "f0005.bin", 0, FRAME);                   /* read whole: a hit */
-	hits = stats(0).ra_hits;
+	aqt_store_read(&ts, 0, "f0004.bin", 0, 4096);    /* f0005: the last one */
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, FRAME), FRAME);
+	aqt_store_read(&ts, 0, "f0005.bin", 0, FRAME);   /* read whole: a hit */
+	hits = aqt_store_stats(&ts, 0).ra_hits;
 	ck_assert_uint_ge(hits, 1);
 	usleep(200000);                                          /* the job passes f0005's end */
-	client_read(0, "f0004.bin", 0, 4096);                    /* again: f0005 is fetched again */
-	ck_assert_uint_eq(settle(0, 2 * FRAME), 2 * FRAME);
-	client_read(0, "f0005.bin", 0, FRAME);
-	ck_assert_uint_gt(stats(0).ra_hits, hits);
-	ck_assert_uint_eq(stats(0).ra_wasted, 0);
+	aqt_store_read(&ts, 0, "f0004.bin", 0, 4096);    /* again: f0005 is fetched again */
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 2 * FRAME), 2 * FRAME);
+	aqt_store_read(&ts, 0, "f0005.bin", 0, FRAME);
+	ck_assert_uint_gt(aqt_store_stats(&ts, 0).ra_hits, hits);
+	ck_assert_uint_eq(aqt_store_stats(&ts, 0).ra_wasted, 0);
 }
 END_TEST
 
@@ -185,31 +134,31 @@ START_TEST(test_ramp)
 	vol_store_set_read_ahead_ramp(ts.store, true);
 	ts.cfg[0].read_ahead.depth_files = 3;
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 3), 0);
-	client_read(0, "f0001.bin", 0, 4096);                    /* run 0, from its start: f0002 only */
-	ck_assert_uint_eq(settle(0, FRAME), FRAME);
-	ck_assert_uint_eq(quiet(0), FRAME);
-	client_read(0, "f0001.bin", 4096, FRAME - 4096);         /* ... to its end: nothing new */
-	ck_assert_uint_eq(quiet(0), FRAME);
-	client_read(0, "f0002.bin", 0, 4096);                    /* run 1: f0003, f0004 */
-	ck_assert_uint_eq(settle(0, 3 * FRAME), 3 * FRAME);
-	ck_assert_uint_eq(quiet(0), 3 * FRAME);
-	client_read(0, "f0003.bin", 0, 4096);                    /* run 2: up to f0006 (none): f0005 */
-	ck_assert_uint_eq(settle(0, 4 * FRAME), 4 * FRAME);
-	client_read(0, "f0002.bin", FRAME - 4096, 4096);         /* its end, run 1 again: nothing new */
-	ck_assert_uint_eq(quiet(0), 4 * FRAME);
-	ck_assert_uint_eq(stats(0).ra_wasted, 0);
+	aqt_store_read(&ts, 0, "f0001.bin", 0, 4096);    /* run 0, from its start: f0002 only */
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, FRAME), FRAME);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), FRAME);
+	aqt_store_read(&ts, 0, "f0001.bin", 4096, FRAME - 4096); /* ... to its end: nothing new */
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), FRAME);
+	aqt_store_read(&ts, 0, "f0002.bin", 0, 4096);    /* run 1: f0003, f0004 */
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 3 * FRAME), 3 * FRAME);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), 3 * FRAME);
+	aqt_store_read(&ts, 0, "f0003.bin", 0, 4096);    /* run 2: up to f0006 (none): f0005 */
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 4 * FRAME), 4 * FRAME);
+	aqt_store_read(&ts, 0, "f0002.bin", FRAME - 4096, 4096); /* its end, run 1 again: nothing new */
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), 4 * FRAME);
+	ck_assert_uint_eq(aqt_store_stats(&ts, 0).ra_wasted, 0);
 }
 END_TEST
 
 START_TEST(test_off_and_no_match)
 {
-	client_read(2, "f0001.bin", 0, 4096);                    /* no readAhead */
-	ck_assert_uint_eq(quiet(2), 0);
-	client_read(0, "f0005.bin", 0, 4096);                    /* the last frame */
-	ck_assert_uint_eq(quiet(0), 0);
-	client_read(0, "f0003.bin", 4096, 4096);                 /* not from the start, not to the end */
-	ck_assert_uint_eq(quiet(0), 0);
-	ck_assert_uint_eq(stats(0).ra_hits, 0);
+	aqt_store_read(&ts, 2, "f0001.bin", 0, 4096);    /* no readAhead */
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 2, 0), 0);
+	aqt_store_read(&ts, 0, "f0005.bin", 0, 4096);    /* the last frame */
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), 0);
+	aqt_store_read(&ts, 0, "f0003.bin", 4096, 4096); /* not from the start, not to the end */
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), 0);
+	ck_assert_uint_eq(aqt_store_stats(&ts, 0).ra_hits, 0);
 }
 END_TEST
 
@@ -217,15 +166,15 @@ START_TEST(test_volume_cap)
 {
 	/* room for one frame and a bit: the second waits for the client */
 	vol_store_set_read_ahead(ts.store, 64 << 20, FRAME + FRAME / 4);
-	client_read(0, "f0001.bin", 0, 4096);
-	ck_assert_uint_eq(settle(0, FRAME), FRAME);
+	aqt_store_read(&ts, 0, "f0001.bin", 0, 4096);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, FRAME), FRAME);
 	/* half of f0002 read: still no room for f0003 */
-	client_read(0, "f0002.bin", 0, FRAME / 2);
-	ck_assert_uint_eq(quiet(0), FRAME);
+	aqt_store_read(&ts, 0, "f0002.bin", 0, FRAME / 2);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), FRAME);
 	/* f0002 read to its end: it leaves the cache, and that READ starts f0003 */
-	client_read(0, "f0002.bin", FRAME / 2, FRAME / 2);
-	ck_assert_uint_eq(settle(0, 2 * FRAME), 2 * FRAME);
-	ck_assert_uint_eq(stats(0).ra_wasted, 0);
+	aqt_store_read(&ts, 0, "f0002.bin", FRAME / 2, FRAME / 2);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 2 * FRAME), 2 * FRAME);
+	ck_assert_uint_eq(aqt_store_stats(&ts, 0).ra_wasted, 0);
 }
 END_TEST
 
@@ -234,13 +183,13 @@ START_TEST(test_node_cap_fair)
 	/* the node holds 2.5 frames: volume 0 takes two, volume 1 then gets
 	 * one by taking volume 0's oldest (the fuller volume gives way) */
 	vol_store_set_read_ahead(ts.store, 2 * FRAME + FRAME / 2, 2 * FRAME);
-	client_read(0, "f0001.bin", 0, 4096);
-	ck_assert_uint_eq(settle(0, 2 * FRAME), 2 * FRAME);
-	client_read(1, "f0001.bin", 0, 4096);
-	ck_assert_uint_eq(settle(1, FRAME), FRAME);
-	ck_assert_uint_eq(stats(0).ra_wasted, FRAME);
-	ck_assert_uint_eq(stats(1).ra_wasted, 0);
-	ck_assert_uint_eq(quiet(1), FRAME);                      /* 1 vs 1 frame: no more room */
+	aqt_store_read(&ts, 0, "f0001.bin", 0, 4096);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 2 * FRAME), 2 * FRAME);
+	aqt_store_read(&ts, 1, "f0001.bin", 0, 4096);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 1, FRAME), FRAME);
+	ck_assert_uint_eq(aqt_store_stats(&ts, 0).ra_wasted, FRAME);
+	ck_assert_uint_eq(aqt_store_stats(&ts, 1).ra_wasted, 0);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 1, 0), FRAME); /* 1 vs 1 frame: no more room */
 }
 END_TEST
 
@@ -253,9 +202,9 @@ START_TEST(test_qos_charged)
 	memcpy(cfg, ts.cfg, sizeof(cfg));
 	cfg[0].qos.bytes_per_s = 1 << 20;
 	ck_assert_int_eq(vol_store_set(ts.store, cfg, 3), 0);
-	client_read(0, "f0001.bin", 0, 4096);
-	ck_assert_uint_eq(settle(0, 2 * FRAME), 2 * FRAME);
-	st = stats(0);
+	aqt_store_read(&ts, 0, "f0001.bin", 0, 4096);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 2 * FRAME), 2 * FRAME);
+	st = aqt_store_stats(&ts, 0);
 	ck_assert_uint_ge(st.qos.admitted_bytes, 2 * FRAME);
 	ck_assert_uint_ge(st.qos.admitted_bytes, st.ra_bytes);  /* every prefetched byte charged */
 }
@@ -274,15 +223,15 @@ START_TEST(test_forget)
 	vol_store_set_read_ahead(ts.store, 64 << 20, 64 << 20);
 	ts.cfg[0].read_ahead.depth_files = 3;
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 3), 0);
-	client_read(0, "f0001.bin", 0, 4096);
-	ck_assert_uint_eq(settle(0, 3 * FRAME), 3 * FRAME);      /* f0002..f0004 */
+	aqt_store_read(&ts, 0, "f0001.bin", 0, 4096);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 3 * FRAME), 3 * FRAME); /* f0002..f0004 */
 	ck_assert_int_eq(vol_remove(&dir, &root, "f0002.bin", 9), 0);
-	ck_assert_uint_eq(stats(0).ra_wasted, FRAME);
+	ck_assert_uint_eq(aqt_store_stats(&ts, 0).ra_wasted, FRAME);
 	ck_assert_int_eq(vol_rename(&dir, "f0003.bin", 9, &dir, "g0003.bin", 9, &root), 0);
-	ck_assert_uint_eq(stats(0).ra_wasted, 2 * FRAME);
+	ck_assert_uint_eq(aqt_store_stats(&ts, 0).ra_wasted, 2 * FRAME);
 	ck_assert_int_eq(vol_lookup(&dir, &root, "f0004.bin", 9, &f), 0);
 	ck_assert_int_eq(vol_setattr(&f, &root, &cut), 0);
-	ck_assert_uint_eq(stats(0).ra_wasted, 3 * FRAME);
+	ck_assert_uint_eq(aqt_store_stats(&ts, 0).ra_wasted, 3 * FRAME);
 	vol_obj_cleanup(&f);
 	vol_obj_cleanup(&dir);
 }
@@ -419,9 +368,9 @@ START_TEST(test_workers_concurrent)
 {
 	fake_install(300);
 	set_depth(0, 4);
-	client_read(0, "f0001.bin", 0, 4096);
+	aqt_store_read(&ts, 0, "f0001.bin", 0, 4096);
 	fake_wait_done(4);                                       /* f0002..f0005 */
-	ck_assert_uint_eq(settle(0, 4 * FRAME), 4 * FRAME);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 4 * FRAME), 4 * FRAME);
 	ck_assert_uint_ge(fake_get(&fake.max_inflight), 2);
 	ck_assert_uint_le(fake_get(&fake.max_inflight), VOL_RA_WORKERS);
 }
@@ -434,7 +383,7 @@ START_TEST(test_one_worker)
 	ck_assert_int_eq(vol_store_set_read_ahead_workers(ts.store, 1), 0);
 	fake_install(100);
 	set_depth(0, 4);
-	client_read(0, "f0001.bin", 0, 4096);
+	aqt_store_read(&ts, 0, "f0001.bin", 0, 4096);
 	fake_wait_done(4);
 	ck_assert_uint_eq(fake_get(&fake.max_inflight), 1);
 	/* the pool runs: its size is fixed now */
@@ -463,11 +412,11 @@ START_TEST(test_fair)
 	fake_install(150);
 	ts.cfg[0].read_ahead.depth_files = 16;
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 3), 0);
-	client_read(0, "f0001.bin", 0, 4096);
+	aqt_store_read(&ts, 0, "f0001.bin", 0, 4096);
 	for (int i = 0; i < 2000 && fake_get(&fake.started) < 1; i++)
 		usleep(5000);
 	ck_assert_uint_ge(fake_get(&fake.started), 1);
-	client_read(1, "f0001.bin", 0, 4096);                    /* f0002, f0003 of volume 1 */
+	aqt_store_read(&ts, 1, "f0001.bin", 0, 4096);    /* f0002, f0003 of volume 1 */
 	fake_wait_done(18);
 	pthread_mutex_lock(&fake.mu);
 	n = fake.started;
@@ -477,7 +426,7 @@ START_TEST(test_fair)
 	pthread_mutex_unlock(&fake.mu);
 	ck_assert_uint_eq(n, 18);
 	ck_assert_uint_lt(first1, 8);
-	ck_assert_uint_eq(settle(1, 2 * FRAME), 2 * FRAME);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 1, 2 * FRAME), 2 * FRAME);
 }
 END_TEST
 
@@ -511,11 +460,11 @@ START_TEST(test_demand_joins)
 {
 	fake_install(400);
 	set_depth(0, 1);
-	client_read(0, "f0004.bin", 0, 4096);                    /* f0005's GET starts */
+	aqt_store_read(&ts, 0, "f0004.bin", 0, 4096);    /* f0005's GET starts */
 	fake_wait_inflight(1);
-	client_read(0, "f0005.bin", 0, FRAME);                   /* cold, while it is in flight */
+	aqt_store_read(&ts, 0, "f0005.bin", 0, FRAME);   /* cold, while it is in flight */
 	ck_assert_uint_eq(fake_get(&fake.started), 1);
-	ck_assert_uint_ge(stats(0).ra_hits, 1);
+	ck_assert_uint_ge(aqt_store_stats(&ts, 0).ra_hits, 1);
 }
 END_TEST
 
@@ -527,11 +476,11 @@ START_TEST(test_demand_overtakes)
 	ck_assert_int_eq(vol_store_set_read_ahead_workers(ts.store, 1), 0);
 	fake_install(300);
 	set_depth(0, 3);
-	client_read(0, "f0002.bin", 0, 4096);                    /* f0003, f0004, f0005 queued */
+	aqt_store_read(&ts, 0, "f0002.bin", 0, 4096);    /* f0003, f0004, f0005 queued */
 	fake_wait_inflight(1);                                   /* f0003 */
-	client_read(0, "f0004.bin", 0, FRAME);                   /* the client's own GET */
+	aqt_store_read(&ts, 0, "f0004.bin", 0, FRAME);   /* the client's own GET */
 	fake_wait_done(3);
-	ck_assert_uint_eq(quiet(0), 2 * FRAME);                  /* f0003 and f0005 */
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), 2 * FRAME); /* f0003 and f0005 */
 	ck_assert_uint_eq(fake_get(&fake.started), 3);
 }
 END_TEST
@@ -550,14 +499,14 @@ START_TEST(test_demand_first)
 	fake_install(200);
 	fake.demand_ms = 600;
 	set_depth(0, 16);
-	client_read(0, "f0001.bin", 0, 4096);
+	aqt_store_read(&ts, 0, "f0001.bin", 0, 4096);
 	fake_wait_inflight(VOL_RA_WORKERS);
 	before = fake_get(&fake.started);
-	client_read(0, "solo.bin", 0, FRAME);
+	aqt_store_read(&ts, 0, "solo.bin", 0, FRAME);
 	ck_assert_uint_le(before, 8);                            /* most were still queued */
 	ck_assert_uint_le(fake_get(&fake.pf_during_demand), 5);
 	fake_wait_done(17);                                      /* and then they all come */
-	ck_assert_uint_eq(settle(0, 16 * FRAME), 16 * FRAME);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 16 * FRAME), 16 * FRAME);
 }
 END_TEST
 
@@ -597,7 +546,7 @@ START_TEST(test_read_ahead_op)
 	ra_via_ahead = ra_pf_via_read = 0;
 	vol_store_set_tier(ts.store, &tier2, NULL);
 	set_depth(0, 2);
-	client_read(0, "f0001.bin", 0, 4096);                    /* f0002, f0003 prefetched */
+	aqt_store_read(&ts, 0, "f0001.bin", 0, 4096);    /* f0002, f0003 prefetched */
 	fake_wait_done(2);
 	ck_assert_uint_eq(fake_get(&ra_via_ahead), 2);
 	ck_assert_uint_eq(fake_get(&ra_pf_via_read), 0);
@@ -610,9 +559,9 @@ START_TEST(test_cap_workers)
 	fake_install(200);
 	vol_store_set_read_ahead(ts.store, 64 << 20, 2 * FRAME);
 	set_depth(0, 4);
-	client_read(0, "f0001.bin", 0, 4096);
+	aqt_store_read(&ts, 0, "f0001.bin", 0, 4096);
 	fake_wait_done(2);
-	ck_assert_uint_eq(quiet(0), 2 * FRAME);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), 2 * FRAME);
 	ck_assert_uint_eq(fake_get(&fake.started), 2);
 }
 END_TEST
@@ -630,13 +579,13 @@ START_TEST(test_stop_in_flight)
 	ck_assert_int_eq(vol_store_set(ts.store, cfg, 3), 0);
 	ck_assert_int_eq(vol_store_set_read_ahead_workers(ts.store, 2), 0);
 	fake_install(400);
-	client_read(1, "f0001.bin", 0, 4096);
-	client_read(0, "f0001.bin", 0, 4096);
-	for (int i = 0; i < 2000 && (fake_get(&fake.inflight) < 1 || stats(1).qos.queued < 1); i++)
+	aqt_store_read(&ts, 1, "f0001.bin", 0, 4096);
+	aqt_store_read(&ts, 0, "f0001.bin", 0, 4096);
+	for (int i = 0; i < 2000 && (fake_get(&fake.inflight) < 1 || aqt_store_stats(&ts, 1).qos.queued < 1); i++)
 		usleep(5000);
 	ck_assert_uint_ge(fake_get(&fake.inflight), 1);
-	ck_assert_uint_ge(stats(1).qos.queued, 1);               /* a job parked in QoS */
-	aqt_store_cleanup(&ts);                                  /* QoS stops after the workers */
+	ck_assert_uint_ge(aqt_store_stats(&ts, 1).qos.queued, 1); /* a job parked in QoS */
+	aqt_store_cleanup(&ts);                          /* QoS stops after the workers */
 	ck_assert_uint_eq(fake_get(&fake.inflight), 0);
 	ck_assert_uint_eq(fake_get(&fake.done), fake_get(&fake.started));
 	ck_assert_uint_lt(fake_get(&fake.started), 6);           /* it stopped: not all of them */

@@ -32,21 +32,6 @@
 static struct aqt_store ts;
 static const struct vol_cred root = { 0, 0, 0, { 0 } };
 
-static void file_put(int v, const char *name, size_t len)
-{
-	char p[160];
-	char *b = calloc(1, len);
-	int fd;
-
-	ck_assert_ptr_nonnull(b);
-	snprintf(p, sizeof(p), "%s/v%d/%s", ts.dir, v, name);
-	fd = open(p, O_CREAT | O_WRONLY, 0644);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, b, len), (ssize_t)len);
-	close(fd);
-	free(b);
-}
-
 /* export 0 CROSS_FILE_SEQUENTIAL depth 4 (the ramp on, the default),
  * export 1 without readAhead; in each f0001..f0003.bin of FRAME bytes,
  * b0001..b0002.bin of BIG bytes, solo.bin of FRAME bytes, empty.bin */
@@ -56,14 +41,14 @@ static void setup(void)
 		       &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 400, .capacity = 64 << 20,
 						 .clients = "127.0.0.0/8", .anon = 65534, .key_byte = 7 });
 	for (int v = 0; v < 2; v++) {
-		file_put(v, "f0001.bin", FRAME);
-		file_put(v, "f0002.bin", FRAME);
-		file_put(v, "f0003.bin", FRAME);
-		file_put(v, "b0001.bin", BIG);
-		file_put(v, "b0002.bin", BIG);
-		file_put(v, "solo.bin", FRAME);
-		file_put(v, "empty0001.bin", 0);
-		file_put(v, "empty0002.bin", FRAME);
+		aqt_store_put(&ts, v, "f0001.bin", FRAME);
+		aqt_store_put(&ts, v, "f0002.bin", FRAME);
+		aqt_store_put(&ts, v, "f0003.bin", FRAME);
+		aqt_store_put(&ts, v, "b0001.bin", BIG);
+		aqt_store_put(&ts, v, "b0002.bin", BIG);
+		aqt_store_put(&ts, v, "solo.bin", FRAME);
+		aqt_store_put(&ts, v, "empty0001.bin", 0);
+		aqt_store_put(&ts, v, "empty0002.bin", FRAME);
 	}
 	ts.cfg[0].read_ahead = (struct api_intent_read_ahead){ .mode = API_INTENT_RA_CROSS_FILE, .depth_files = 4 };
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 2), 0);
@@ -74,14 +59,6 @@ static void teardown(void)
 {
 	vol_store_qos_stop(ts.store);
 	aqt_store_cleanup(&ts);
-}
-
-static struct vol_stats stats(int v)
-{
-	struct vol_stats st;
-
-	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[v].id, &st), 0);
-	return st;
 }
 
 /* Look name up in export v's root (as every front end does by name) and,
@@ -101,57 +78,20 @@ static void open_file(int v, const char *name, bool hook)
 	vol_obj_cleanup(&dir);
 }
 
-static void client_read(int v, const char *name, uint64_t off, size_t len)
-{
-	struct vol_export *e = vol_export_by_path(ts.store, ts.cfg[v].path, strlen(ts.cfg[v].path));
-	struct vol_obj dir, f;
-	char *b = malloc(len);
-	size_t got;
-	bool eof;
-
-	ck_assert_ptr_nonnull(e);
-	ck_assert_ptr_nonnull(b);
-	ck_assert_int_eq(vol_root(e, &dir), 0);
-	vol_export_unref(e);
-	ck_assert_int_eq(vol_lookup(&dir, &root, name, strlen(name), &f), 0);
-	ck_assert_int_eq(vol_read(&f, &root, off, b, len, &got, &eof), 0);
-	ck_assert_uint_eq(got, len);
-	vol_obj_cleanup(&f);
-	vol_obj_cleanup(&dir);
-	free(b);
-}
-
-/* Wait (10 s at most: the machine is shared) until export v prefetched want
- * bytes, then a moment more, to see it does not go past. */
-static uint64_t settle(int v, uint64_t want)
-{
-	for (int i = 0; i < 1000 && stats(v).ra_bytes < want; i++)
-		usleep(10000);
-	usleep(200000);
-	return stats(v).ra_bytes;
-}
-
-/* What export v prefetched after a second of quiet (nothing more is due). */
-static uint64_t quiet(int v)
-{
-	usleep(1000000);
-	return stats(v).ra_bytes;
-}
-
 START_TEST(test_open_fetches_heads)
 {
 	struct vol_stats st;
 
 	open_file(0, "f0001.bin", false);                        /* a lookup alone: nothing */
-	ck_assert_uint_eq(quiet(0), 0);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), 0);
 	open_file(0, "f0001.bin", true);                         /* f0001 itself and f0002 (run 0: one) */
-	ck_assert_uint_eq(settle(0, 2 * FRAME), 2 * FRAME);
-	ck_assert_uint_eq(quiet(0), 2 * FRAME);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 2 * FRAME), 2 * FRAME);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), 2 * FRAME);
 	open_file(0, "f0001.bin", true);                         /* opened again: both cached */
-	ck_assert_uint_eq(quiet(0), 2 * FRAME);
-	client_read(0, "f0001.bin", 0, FRAME);                   /* hits; from its start: f0002 is there */
-	client_read(0, "f0002.bin", 0, FRAME);
-	st = stats(0);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), 2 * FRAME);
+	aqt_store_read(&ts, 0, "f0001.bin", 0, FRAME);   /* hits; from its start: f0002 is there */
+	aqt_store_read(&ts, 0, "f0002.bin", 0, FRAME);
+	st = aqt_store_stats(&ts, 0);
 	ck_assert_uint_ge(st.ra_hits, 2);
 	ck_assert_uint_ge(st.qos.admitted_bytes, st.ra_bytes);   /* every prefetched byte charged */
 	ck_assert_uint_eq(st.ra_wasted, 0);
@@ -161,27 +101,27 @@ END_TEST
 START_TEST(test_head_then_rest)
 {
 	open_file(0, "b0001.bin", true);                         /* heads of b0001 and b0002 */
-	ck_assert_uint_eq(settle(0, 2 * VOL_RA_OPEN_HEAD), 2 * VOL_RA_OPEN_HEAD);
-	ck_assert_uint_eq(quiet(0), 2 * VOL_RA_OPEN_HEAD);
-	client_read(0, "b0001.bin", 0, 4096);                    /* from its start: b0002 to its end */
-	ck_assert_uint_eq(settle(0, VOL_RA_OPEN_HEAD + BIG), VOL_RA_OPEN_HEAD + BIG);
-	ck_assert_uint_eq(quiet(0), VOL_RA_OPEN_HEAD + BIG);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 2 * VOL_RA_OPEN_HEAD), 2 * VOL_RA_OPEN_HEAD);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), 2 * VOL_RA_OPEN_HEAD);
+	aqt_store_read(&ts, 0, "b0001.bin", 0, 4096);    /* from its start: b0002 to its end */
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, VOL_RA_OPEN_HEAD + BIG), VOL_RA_OPEN_HEAD + BIG);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), VOL_RA_OPEN_HEAD + BIG);
 }
 END_TEST
 
 START_TEST(test_no_successor_unless_played)
 {
 	open_file(0, "solo.bin", true);                          /* no successor, folder idle */
-	ck_assert_uint_eq(quiet(0), 0);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), 0);
 	open_file(0, "empty0001.bin", true);                     /* empty: nothing to fetch */
-	ck_assert_uint_eq(quiet(0), 0);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), 0);
 	open_file(1, "f0001.bin", true);                         /* no readAhead */
-	ck_assert_uint_eq(quiet(1), 0);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 1, 0), 0);
 	open_file(0, "f0002.bin", true);                         /* the folder is played now ... */
-	ck_assert_uint_eq(settle(0, 2 * FRAME), 2 * FRAME);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 2 * FRAME), 2 * FRAME);
 	open_file(0, "solo.bin", true);                          /* ... so solo.bin's head comes */
-	ck_assert_uint_eq(settle(0, 3 * FRAME), 3 * FRAME);
-	ck_assert_uint_eq(quiet(0), 3 * FRAME);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 3 * FRAME), 3 * FRAME);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), 3 * FRAME);
 }
 END_TEST
 
