@@ -425,9 +425,17 @@ static enum ra_next ra_step(struct vol_ra *ra, struct ra_job *j, struct ra_chunk
 		pthread_mutex_lock(&ra->s->qos_mu);
 		room = ra->s->qos_users > 0;
 		pthread_mutex_unlock(&ra->s->qos_mu);
-		if (!room || !vol_ra_acct(ra, j->fsid, &e)) {
-			/* no front end serves (nothing releases a parked charge), or
-			 * the volume went: give the room back */
+		e = NULL;
+		if (room && vol_ra_acct(ra, j->fsid, &e) && qos_waiting(e->acct->qos, RA_FLOW)) {
+			vol_export_unref(e);
+			e = NULL;
+		}
+		if (!e) {
+			/* no front end serves (nothing releases a parked charge),
+			 * the volume went, or a client waits for the volume's tokens
+			 * (it is at its limit: a prefetch would take them from the
+			 * client's own READs and gain it nothing): give the room
+			 * back; the next READ of the film starts a job again */
 			pthread_mutex_lock(&ra->mu);
 			if ((f = ra_job_file(ra, j)) && f->pend >= j->len) {
 				f->pend -= j->len;

@@ -414,11 +414,18 @@ START_TEST(test_refund)
 	c.inflight = 1;
 	ck_assert_int_eq(qos_submit(v, 1, QOS_READ, 4096, &c.items[0], 0), QOS_PARKED);
 	ck_assert_uint_gt(qos_poll(sched, 0, sim_release, cs), 50 * MS); /* ~100 ms of debt */
+	/* a request of flow 1 waits: flow 1 itself sees no one else, the
+	 * read-ahead's flow (any other) does, and stands down */
+	ck_assert(!qos_waiting(v, 1));
+	ck_assert(qos_waiting(v, 2));
 	/* both READs hit the end of the file and moved nothing */
 	qos_refund(v, 1 << 20, 0);
 	qos_refund(v, 1 << 20, 0);
+	qos_vol_stats(v, 0, &st);
+	ck_assert_uint_eq(st.refunded_bytes, 2 << 20);              /* what came back is counted */
 	qos_poll(sched, 0, sim_release, cs);
 	ck_assert_int_eq(c.inflight, 0);
+	ck_assert(!qos_waiting(v, 2));                              /* nobody waits any more */
 	/* a refund never grows the bucket past its size */
 	qos_refund(v, 1ull << 32, 0);
 	ck_assert_int_eq(qos_submit(v, 1, QOS_READ, 1 << 20, &c.items[0], 0), QOS_ADMIT);

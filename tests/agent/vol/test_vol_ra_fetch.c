@@ -261,6 +261,44 @@ START_TEST(test_qos_charged)
 }
 END_TEST
 
+static void held_release(void *arg, struct qos_item *it)
+{
+	(void)it;
+	__atomic_store_n((int *)arg, 1, __ATOMIC_SEQ_CST);
+}
+
+/* A volume at its limit with a client's request waiting for tokens: the
+ * prefetch stands down (it would take the tokens from the client's own
+ * READs); once nobody waits, the next READ of the film prefetches again. */
+START_TEST(test_qos_client_waits)
+{
+	struct vol_export_cfg cfg[3];
+	struct vol_export *e;
+	struct qos_item it = { .release = held_release };
+	int released = 0;
+
+	memcpy(cfg, ts.cfg, sizeof(cfg));
+	cfg[0].qos.bytes_per_s = 1 << 20;
+	ck_assert_int_eq(vol_store_set(ts.store, cfg, 3), 0);
+	e = vol_export_by_path(ts.store, ts.cfg[0].path, strlen(ts.cfg[0].path));
+	ck_assert_ptr_nonnull(e);
+	it.release_arg = &released;
+	/* the bucket holds 100 ms (100 KiB): the first 512 KiB goes into
+	 * debt, the second waits about half a second */
+	ck_assert_int_eq(vol_admit_export(e, 7, QOS_READ, 512 << 10, &it), QOS_ADMIT);
+	ck_assert_int_eq(vol_admit_export(e, 7, QOS_READ, 512 << 10, &it), QOS_PARKED);
+	client_read(0, "f0001.bin", 0, 4096);
+	ck_assert_uint_eq(quiet(0), 0);                          /* stood down */
+	ck_assert_uint_eq(stats(0).qos.admitted_bytes, 1 << 20); /* and charged nothing */
+	for (int i = 0; i < 1000 && !__atomic_load_n(&released, __ATOMIC_SEQ_CST); i++)
+		usleep(10000);
+	ck_assert_int_eq(released, 1);
+	vol_export_unref(e);
+	client_read(0, "f0002.bin", 0, 4096);                   /* the film goes on */
+	ck_assert_uint_gt(settle(0, FRAME), 0);
+}
+END_TEST
+
 /* remove, rename and truncate of a prefetched, unread file: forgotten,
  * wasted; and a later prefetch does not count them again */
 START_TEST(test_forget)
@@ -657,6 +695,7 @@ static Suite *ra_fetch_suite(void)
 	tcase_add_test(tc, test_volume_cap);
 	tcase_add_test(tc, test_node_cap_fair);
 	tcase_add_test(tc, test_qos_charged);
+	tcase_add_test(tc, test_qos_client_waits);
 	tcase_add_test(tc, test_forget);
 	tcase_add_test(tc, test_workers_concurrent);
 	tcase_add_test(tc, test_one_worker);
