@@ -552,18 +552,24 @@ void qos_debit(struct qos_vol *v, uint64_t bytes, uint64_t now)
 	pthread_mutex_unlock(&s->mu);
 }
 
-bool qos_waiting(struct qos_vol *v, uint64_t flow)
+bool qos_take(struct qos_vol *v, uint64_t bytes, uint64_t now)
 {
 	struct qos_sched *s = v->s;
-	bool other = false;
+	bool ok;
 
-	if (!atomic_load_explicit(&v->limited, memory_order_relaxed))
-		return false;
+	if (!atomic_load_explicit(&v->limited, memory_order_relaxed)) {
+		atomic_fetch_add_explicit(&v->admitted_bytes, bytes, memory_order_relaxed);
+		atomic_fetch_add_explicit(&v->admitted_ops, 1, memory_order_relaxed);
+		return true;
+	}
 	pthread_mutex_lock(&s->mu);
-	for (struct ut_fifo_node *n = ut_fifo_peek(&v->flows); n && !other; n = n->next)
-		other = UT_FIFO_ENTRY(n, struct qos_flow, node)->key != flow;
+	qos_vol_refill(v, now);
+	/* what qos_submit would admit at once: nobody waits, tokens left */
+	ok = !v->nqueued && (!v->pool || !v->pool->nqueued) && qos_vol_ok(v);
+	if (ok)
+		qos_vol_charge(v, bytes);
 	pthread_mutex_unlock(&s->mu);
-	return other;
+	return ok;
 }
 
 enum qos_verdict qos_submit(struct qos_vol *v, uint64_t flow, enum qos_kind kind, uint64_t bytes,

@@ -107,10 +107,12 @@ void qos_vol_stats(struct qos_vol *v, uint64_t now, struct qos_stats *out);
  * QOS_PARKED: it is released later through the callback (or qos_poll). */
 enum qos_verdict qos_submit(struct qos_vol *v, uint64_t flow, enum qos_kind kind, uint64_t bytes,
 			    struct qos_item *it, uint64_t now);
-/* Whether a request of a flow other than flow waits for v's tokens now: a
- * volume at its limit with a client queued (read-ahead, flow RA_FLOW, stands
- * down then: the client's own READs already use every token). */
-bool qos_waiting(struct qos_vol *v, uint64_t flow);
+/* Charge bytes (and one op) to v only if a request would be admitted at
+ * once (nobody waits, the buckets have tokens): true, charged; false,
+ * nothing charged and nothing parked. For work that should use only the
+ * tokens clients leave (read-ahead's prefetch): it never makes a client
+ * wait behind it. */
+bool qos_take(struct qos_vol *v, uint64_t bytes, uint64_t now);
 /* Give back bytes a request was charged but did not move (a READ that came
  * back short) or that another request paid for (a READ served by
  * read-ahead, charged when it prefetched): the buckets (the volume's and its
