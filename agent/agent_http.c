@@ -285,11 +285,14 @@ static const struct {
 	  "Bytes admitted by QoS (READ/WRITE payload, metadata at its nominal cost)." },
 	{ "aquifer_agent_volume_qos_delivered_ops_total", "counter", "Requests admitted by QoS." },
 	{ "aquifer_agent_volume_qos_delivered_bytes_per_second", "gauge",
-	  "Bytes/s admitted since the previous scrape at least 1 s earlier." },
+	  "Bytes/s charged (admitted less refunded) since the previous scrape at least 1 s earlier." },
 	{ "aquifer_agent_volume_throttled_seconds_total", "counter",
 	  "Total time requests spent waiting for QoS tokens." },
 	{ "aquifer_agent_volume_qos_delayed_requests_total", "counter", "Requests that had to wait for tokens." },
 	{ "aquifer_agent_volume_qos_queued_requests", "gauge", "Requests waiting for tokens now." },
+	{ "aquifer_agent_volume_qos_refunded_bytes_total", "counter",
+	  "Admitted bytes given back: what a READ did not move, and READs served by read-ahead, which was charged "
+	  "when it prefetched." },
 };
 
 static double ah_qos_value(const struct qos_stats *q, size_t m)
@@ -304,7 +307,8 @@ static double ah_qos_value(const struct qos_stats *q, size_t m)
 	case 6: return (double)q->delivered_bytes_per_s;
 	case 7: return (double)q->throttled_ns / 1e9;
 	case 8: return (double)q->delayed;
-	default: return (double)q->queued;
+	case 9: return (double)q->queued;
+	default: return (double)q->refunded_bytes;
 	}
 }
 

@@ -58,6 +58,7 @@ struct qos_vol {
 	uint64_t delayed, throttled_ns;
 	uint64_t rate_t0, rate_b0, rate_last;
 	_Atomic uint64_t admitted_bytes, admitted_ops;
+	_Atomic uint64_t refunded_bytes; /* given back by qos_refund */
 };
 
 struct qos_sched {
@@ -490,15 +491,17 @@ void qos_vol_stats(struct qos_vol *v, uint64_t now, struct qos_stats *out)
 	}
 	out->admitted_bytes = atomic_load(&v->admitted_bytes);
 	out->admitted_ops = atomic_load(&v->admitted_ops);
+	out->refunded_bytes = atomic_load(&v->refunded_bytes);
 	out->delayed = v->delayed;
 	out->throttled_ns = v->throttled_ns;
 	out->queued = v->nqueued;
 	/* delivered rate over the interval since the previous look >= 1 s ago */
-	if (now >= v->rate_t0 + 1000000000ull) {
-		v->rate_last = (uint64_t)((double)(out->admitted_bytes - v->rate_b0) * 1e9 /
-					  (double)(now - v->rate_t0));
+	if (now >= v->rate_t0 + 1000000000ull) { /* charged: net of refunds */
+		uint64_t net = out->admitted_bytes - out->refunded_bytes;
+
+		v->rate_last = net > v->rate_b0 ? (uint64_t)((double)(net - v->rate_b0) * 1e9 / (double)(now - v->rate_t0)) : 0;
 		v->rate_t0 = now;
-		v->rate_b0 = out->admitted_bytes;
+		v->rate_b0 = net;
 	}
 	out->delivered_bytes_per_s = v->rate_last;
 	pthread_mutex_unlock(&s->mu);
@@ -517,7 +520,10 @@ void qos_refund(struct qos_vol *v, uint64_t bytes, uint64_t now)
 {
 	struct qos_sched *s = v->s;
 
-	if (!bytes || !atomic_load_explicit(&v->limited, memory_order_relaxed))
+	if (!bytes)
+		return;
+	atomic_fetch_add_explicit(&v->refunded_bytes, bytes, memory_order_relaxed);
+	if (!atomic_load_explicit(&v->limited, memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&s->mu);
 	qos_vol_refill(v, now);
@@ -544,6 +550,26 @@ void qos_debit(struct qos_vol *v, uint64_t bytes, uint64_t now)
 	qos_vol_refill(v, now);
 	qos_vol_charge(v, bytes); /* into debt if need be: the volume's next requests wait for it */
 	pthread_mutex_unlock(&s->mu);
+}
+
+bool qos_take(struct qos_vol *v, uint64_t bytes, uint64_t now)
+{
+	struct qos_sched *s = v->s;
+	bool ok;
+
+	if (!atomic_load_explicit(&v->limited, memory_order_relaxed)) {
+		atomic_fetch_add_explicit(&v->admitted_bytes, bytes, memory_order_relaxed);
+		atomic_fetch_add_explicit(&v->admitted_ops, 1, memory_order_relaxed);
+		return true;
+	}
+	pthread_mutex_lock(&s->mu);
+	qos_vol_refill(v, now);
+	/* what qos_submit would admit at once: nobody waits, tokens left */
+	ok = !v->nqueued && (!v->pool || !v->pool->nqueued) && qos_vol_ok(v);
+	if (ok)
+		qos_vol_charge(v, bytes);
+	pthread_mutex_unlock(&s->mu);
+	return ok;
 }
 
 enum qos_verdict qos_submit(struct qos_vol *v, uint64_t flow, enum qos_kind kind, uint64_t bytes,

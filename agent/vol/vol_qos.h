@@ -74,10 +74,11 @@ struct qos_stats {
 	uint64_t limit_bytes_per_s, limit_ops_per_s;
 	uint64_t pool_bytes_per_s, pool_ops_per_s;
 	uint64_t admitted_bytes, admitted_ops;
+	uint64_t refunded_bytes;       /* of admitted_bytes, given back (qos_refund) */
 	uint64_t delayed;              /* requests that were parked */
 	uint64_t throttled_ns;         /* total time requests spent parked */
 	uint64_t queued;               /* parked now */
-	uint64_t delivered_bytes_per_s; /* over the last full second */
+	uint64_t delivered_bytes_per_s; /* charged (admitted - refunded), over the last full second */
 };
 
 typedef uint64_t (*qos_clock_fn)(void);
@@ -106,10 +107,18 @@ void qos_vol_stats(struct qos_vol *v, uint64_t now, struct qos_stats *out);
  * QOS_PARKED: it is released later through the callback (or qos_poll). */
 enum qos_verdict qos_submit(struct qos_vol *v, uint64_t flow, enum qos_kind kind, uint64_t bytes,
 			    struct qos_item *it, uint64_t now);
+/* Charge bytes (and one op) to v only if a request would be admitted at
+ * once (nobody waits, the buckets have tokens): true, charged; false,
+ * nothing charged and nothing parked. For work that should use only the
+ * tokens clients leave (read-ahead's prefetch): it never makes a client
+ * wait behind it. */
+bool qos_take(struct qos_vol *v, uint64_t bytes, uint64_t now);
 /* Give back bytes a request was charged but did not move (a READ that came
- * back short): the buckets (the volume's and its pool's) get them back, up to
- * their size. The admitted counters keep what was charged (they are
- * monotonic). */
+ * back short) or that another request paid for (a READ served by
+ * read-ahead, charged when it prefetched): the buckets (the volume's and its
+ * pool's) get them back, up to their size. The admitted counters keep what
+ * was charged (they are monotonic); refunded_bytes counts what came back,
+ * so admitted - refunded is what the volume was charged. */
 void qos_refund(struct qos_vol *v, uint64_t bytes, uint64_t now);
 /* Charge bytes (and one op) to v now, never parking: the buckets may go
  * into debt, which the volume's next requests wait out. For work a request

@@ -62,9 +62,10 @@
  * queues are served round-robin, so a volume with a long queue does not
  * keep a second one waiting for all its jobs. Each piece is
  * charged to the volume's QoS as a READ of its size before it is read
- * (so a volume never goes past its limit with prefetch on; while it is
- * throttled its prefetch waits in the QoS queue, round-robin with the
- * others). A file whose data is on the cold tier is read through the
+ * (so a volume never goes past its limit with prefetch on), and only with
+ * the tokens the volume's clients leave (qos_take: while a client waits for
+ * tokens or the bucket is empty, the job ends and the next READ of the
+ * film starts one again). A file whose data is on the cold tier is read through the
  * tier's read_ahead hook (its ranged GETs; read when the tier has none), so
  * it is recalled ahead of the client, up to one GET per worker at once, and
  * the tier lets clients' GETs go first (tier.h, "Demand first"). What is prefetched and not yet

@@ -6,16 +6,14 @@
  *
  * Locks (no other lock is taken while ra->mu is held, except the export
  * set's read lock inside vol_find_fsid and s->qos_mu, which never take
- * ra->mu; qos_submit and qos_refund are called without ra->mu):
+ * ra->mu; qos_take and qos_refund are called without ra->mu):
  * - ra->mu guards every field of struct vol_ra below it (the tables, the
  *   queues, the counters, nworkers/nstarted, stop), every field of a ra_vq,
  *   and of a job: busy, inflight and its link in a queue.
- * - The rest of a job (its cursor: predicted, cur, off, len, fseq, charged,
- *   its files) belongs to whoever owns it, without a lock: the worker that
- *   popped it from its queue (under ra->mu), or the QoS scheduler while it
- *   is parked there (qos_submit returned QOS_PARKED; ra_release gives it
- *   back through ra->mu). So one thread at a time moves a job's cursor,
- *   and each hand-over goes through ra->mu (or the QoS lock), which orders
+ * - The rest of a job (its cursor: predicted, cur, off, len, fseq, its
+ *   files) belongs to whoever owns it, without a lock: the worker that
+ *   popped it from its queue (under ra->mu). So one thread at a time moves
+ *   a job's cursor, and each hand-over goes through ra->mu, which orders
  *   the accesses. A worker that handed out a chunk keeps only its own copy
  *   of it (struct vol_ra_chunk) and touches the job again only under ra->mu
  *   (inflight).
@@ -40,7 +38,6 @@
 #define RA_VOL_JOBS 32         /* ... of one volume: no volume takes every slot */
 #define RA_VOLS 64             /* volumes with jobs at once (one queue each) */
 #define RA_JOB_FILES (API_READ_AHEAD_MAX_DEPTH + 1) /* the next files, and an open's own */
-#define RA_FLOW 0x7261ull      /* the QoS flow prefetch is charged to ("ra") */
 
 struct ra_name {
 	bool valid;
@@ -81,13 +78,12 @@ struct ra_busy {
 
 struct ra_job {
 	struct ut_fifo_node node;
-	struct qos_item it;
 	struct vol_ra *ra;
 	struct ra_vq *vq;
 	uint64_t fsid;
-	bool busy;             /* mu: its cursor is owned (queued, stepped or parked) */
+	bool busy;             /* mu: its cursor is owned (queued or stepped) */
 	unsigned inflight;     /* mu: chunks handed out and being read */
-	bool predicted, charged;
+	bool predicted;
 	bool open;             /* an open's (vol_read_ahead_open): the trigger's own head first, heads only */
 	bool played;           /* ... whose folder is being played: its head even with no successor */
 	bool self;             /* fh[0] is the trigger's own file (an open's) */

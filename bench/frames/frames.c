@@ -6,10 +6,17 @@
  * later, or that could not even be asked for because MAXQ (-q, default 4)
  * frames of its stream were still on their way, is dropped.
  *
- *   frames -W [-n N] [-f MiB] [-s S] URL        write the films (sync libnfs)
- *   frames [-n N] [-f MiB] [-r FPS] [-s S] [-q MAXQ] URL  play them
+ * -p (pre-roll), as a player does: a stream asks for its frame 0 at t0 and
+ * starts its clock when that frame is in (its start-up time, the "first"
+ * figures below); frame i >= 1 is then asked at a0 + (i - 1)/R and due at
+ * a0 + i/R, where a0 is frame 0's arrival. Frame 0 is never counted as
+ * dropped then: a player shows it when it comes. Without -p every stream's
+ * clock is t0 and frame 0 has the same 1/R slot as the others.
  *
- *   frames -P smb [-n N] [-f MiB] [-r FPS] [-s S] [-q MAXQ] smb://HOST:PORT/SHARE
+ *   frames -W [-n N] [-f MiB] [-s S] URL        write the films (sync libnfs)
+ *   frames [-p] [-n N] [-f MiB] [-r FPS] [-s S] [-q MAXQ] URL  play them
+ *
+ *   frames -P smb [-p] [-n N] [-f MiB] [-r FPS] [-s S] [-q MAXQ] smb://HOST:PORT/SHARE
  *                                              play them over SMB (libsmbclient)
  *
  * Over SMB (built with libsmbclient) each stream is MAXQ connections, one
@@ -25,8 +32,8 @@
  *     first_p50_ms F first_max_ms X first_dropped Y
  * (latency: from a frame's ask to its last byte; MiB/s: bytes delivered over
  * the play's wall time; first_*: the first frame of each stream, which no
- * prediction can cover: its latency and whether it dropped, also counted in
- * "dropped"). -t FILE writes one line per frame:
+ * prediction can cover: its latency and whether it came after its slot,
+ * counted in "dropped" unless -p). -t FILE writes one line per frame:
  *   STREAM FRAME ASK_MS LAT_MS ok|late|skip|err
  * (ASK_MS from the start of the play; skip: MAXQ frames were on their way).
  * Exit 1 on any I/O error.
@@ -77,10 +84,13 @@ struct fr_rec {
 struct fr_stream {
 	struct nfs_context *nfs;
 	int k, next, inflight;
+	double base;           /* frame i is asked at base + i/R, due at base + (i + 1)/R */
+	bool waiting;          /* -p: frame 0 asked, not in yet: nothing more is asked */
 };
 
 struct fr {
 	int nframes, streams, maxq;
+	bool preroll;          /* -p */
 	uint64_t frame_bytes;
 	double fps, t0;
 	double *lat;           /* ms, one per frame that arrived */
@@ -120,8 +130,31 @@ static void fr_record(int k, int index, double asked, double due, double t, bool
 		g.lat[g.nlat++] = r->lat_ms;
 		g.bytes += g.frame_bytes;
 		r->status = t > due ? FR_LATE : FR_OK;
-		if (t > due)
+		if (t > due && !(g.preroll && index == 0))
 			g.dropped++;
+	}
+	if (g.preroll && index == 0) { /* the player starts: frame 1 is asked now */
+		g.st[k].base = t - 1 / g.fps;
+		g.st[k].waiting = false;
+	}
+}
+
+/* When stream s asks for its next frame (1e300: not before frame 0 is in,
+ * or nothing left). */
+static double fr_next_ask(const struct fr_stream *s)
+{
+	if (s->next >= g.nframes || (s->waiting && s->next > 0))
+		return 1e300;
+	return s->base + s->next / g.fps;
+}
+
+/* Every stream's clock at t0: -p holds each at its frame 0. */
+static void fr_start(void)
+{
+	g.t0 = fr_now();
+	for (int k = 0; k < g.streams; k++) {
+		g.st[k].base = g.t0;
+		g.st[k].waiting = g.preroll;
 	}
 }
 
@@ -180,7 +213,7 @@ static void fr_open_cb(int err, struct nfs_context *nfs, void *data, void *priv)
 /* Ask for every frame of s that is due by now. */
 static void fr_ask(struct fr_stream *s, double now)
 {
-	while (s->next < g.nframes && g.t0 + s->next / g.fps <= now) {
+	while (fr_next_ask(s) <= now) {
 		struct fr_frame *f;
 		char path[64];
 
@@ -192,7 +225,7 @@ static void fr_ask(struct fr_stream *s, double now)
 		f->st = s;
 		f->index = s->next;
 		f->asked = now;
-		f->due = g.t0 + (s->next + 1) / g.fps;
+		f->due = s->base + (s->next + 1) / g.fps;
 		snprintf(path, sizeof(path), "/s%d/frame%06d.dpx", s->k, s->next);
 		s->next++;
 		if (nfs_open_async(s->nfs, path, O_RDONLY, fr_open_cb, f) != 0) {
@@ -265,15 +298,15 @@ static int fr_play_nfs(const char *urlstr)
 		}
 		nfs_destroy_url(url);
 	}
-	g.t0 = fr_now();
+	fr_start();
 	while (g.done < (uint64_t)g.nframes * (uint64_t)g.streams) {
 		double now = fr_now(), next = 1e300;
 		int ms;
 
 		for (int k = 0; k < g.streams; k++) {
 			fr_ask(&g.st[k], now);
-			if (g.st[k].next < g.nframes && g.t0 + g.st[k].next / g.fps < next)
-				next = g.t0 + g.st[k].next / g.fps;
+			if (fr_next_ask(&g.st[k]) < next)
+				next = fr_next_ask(&g.st[k]);
 			p[k] = (struct pollfd){ .fd = nfs_get_fd(g.st[k].nfs), .events = (short)nfs_which_events(g.st[k].nfs) };
 		}
 		ms = next > 1e299 ? 1000 : next <= now ? 0 : (int)((next - now) * 1000) + 1;
@@ -435,7 +468,7 @@ static int fr_smb_spawn(struct fr_smb_worker *w, uint16_t port)
 static int fr_smb_ask(double now)
 {
 	for (int k = 0; k < g.streams; k++)
-		while (g.st[k].next < g.nframes && g.t0 + g.st[k].next / g.fps <= now) {
+		while (fr_next_ask(&g.st[k]) <= now) {
 			struct fr_smb_worker *idle = NULL;
 			int i = g.st[k].next++;
 
@@ -447,7 +480,7 @@ static int fr_smb_ask(double now)
 				continue;
 			}
 			idle->asked = now;
-			idle->due = g.t0 + (i + 1) / g.fps;
+			idle->due = g.st[k].base + (i + 1) / g.fps;
 			idle->index = i;
 			if (write(idle->cmd, &i, sizeof(i)) != sizeof(i))
 				return -1;
@@ -500,7 +533,7 @@ static int fr_play_smb(const char *url)
 	for (int i = 0; i < fs.nw; i++) /* each connected */
 		if (fr_smb_answer(&fs.w[i], 0) != 0)
 			goto out;
-	g.t0 = fr_now();
+	fr_start();
 	while (g.done < (uint64_t)g.nframes * (uint64_t)g.streams) {
 		double now = fr_now(), next = 1e300;
 		int ms;
@@ -508,8 +541,8 @@ static int fr_play_smb(const char *url)
 		if (fr_smb_ask(now) != 0)
 			goto out;
 		for (int k = 0; k < g.streams; k++)
-			if (g.st[k].next < g.nframes && g.t0 + g.st[k].next / g.fps < next)
-				next = g.t0 + g.st[k].next / g.fps;
+			if (fr_next_ask(&g.st[k]) < next)
+				next = fr_next_ask(&g.st[k]);
 		for (int i = 0; i < fs.nw; i++)
 			p[i] = (struct pollfd){ .fd = fs.w[i].res, .events = POLLIN };
 		ms = next > 1e299 ? 1000 : next <= now ? 0 : (int)((next - now) * 1000) + 1;
@@ -545,7 +578,7 @@ static int fr_play_smb(const char *url)
 
 static void fr_usage(void)
 {
-	fprintf(stderr, "usage: frames [-W] [-P nfs|smb] [-n FRAMES] [-f MiB] [-r FPS] [-s STREAMS] [-q MAXQ] "
+	fprintf(stderr, "usage: frames [-W] [-p] [-P nfs|smb] [-n FRAMES] [-f MiB] [-r FPS] [-s STREAMS] [-q MAXQ] "
 			"[-t TRACE] URL\n");
 }
 
@@ -564,7 +597,7 @@ static void fr_first(double *p50, double *max, int *dropped)
 			l[n++] = r->lat_ms;
 			*max = r->lat_ms > *max ? r->lat_ms : *max;
 		}
-		*dropped += r->status == FR_LATE || r->status == FR_SKIP;
+		*dropped += !g.preroll && (r->status == FR_LATE || r->status == FR_SKIP);
 	}
 	qsort(l, (size_t)n, sizeof(*l), fr_cmp);
 	*p50 = n ? l[n / 2] : 0;
@@ -602,10 +635,12 @@ int main(int argc, char **argv)
 	g.fps = 24;
 	g.streams = 1;
 	g.maxq = FR_MAXQ;
-	while ((opt = getopt(argc, argv, "WP:t:n:f:r:s:q:")) != -1) {
-		if (opt == 'W' || opt == 'P' || opt == 't') {
+	while ((opt = getopt(argc, argv, "WpP:t:n:f:r:s:q:")) != -1) {
+		if (opt == 'W' || opt == 'p' || opt == 'P' || opt == 't') {
 			if (opt == 'W')
 				write = true;
+			else if (opt == 'p')
+				g.preroll = true;
 			else if (opt == 't')
 				trace = optarg;
 			else if (!strcmp(optarg, "smb") || !strcmp(optarg, "nfs"))

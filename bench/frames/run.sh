@@ -13,6 +13,10 @@
 # FRAMES_TRACE_DIR: keep each play's per-frame trace (frames -t) there.
 # FRAMES_TEMPS: "hot cold" (default), hot or cold: which plays.
 # FRAMES_REPORT: the report written (default bench/frames/REPORT.md).
+# PREROLL: 1 (default) plays with frames -p: each stream starts its clock when
+# its first frame is in, as a player does (that start-up time is the "first
+# frame" column, not a drop); 0: every stream's clock starts with the play
+# and the first frame has one 1/FPS slot like the others (counted in dropped).
 #
 # One standalone aquifer-agent (tests/agent/tier/agent.sh drives it as
 # aquiferd would) serving volume tv over NFS and SMB; its cold store is
@@ -77,7 +81,7 @@ play() {
 	local ra0
 	ra0=$(curl -s -H "Authorization: Bearer $SECRET" "http://127.0.0.1:$API/v1/status" |
 		jq -r '.volumes[0] | "\(.readAheadBytes // 0) \(.readAheadHits // 0) \(.readAheadWastedBytes // 0)"')
-	"$FRAMES" -P "$1" -n "$n" -f "$f" -r "$r" -s "$s" -t "$AQ_TMP/$2.trace" "$where" >"$AQ_TMP/$2.out" 2>&1
+	"$FRAMES" -P "$1" ${pre:+"$pre"} -n "$n" -f "$f" -r "$r" -s "$s" -t "$AQ_TMP/$2.trace" "$where" >"$AQ_TMP/$2.out" 2>&1
 	echo "# $2: $(tail -1 "$AQ_TMP/$2.out") load $(cut -d' ' -f1 /proc/loadavg)"
 	cut -d' ' -f1 /proc/loadavg >"$AQ_TMP/$2.load"
 	curl -s -H "Authorization: Bearer $SECRET" "http://127.0.0.1:$API/v1/status" |
@@ -88,6 +92,8 @@ play() {
 	LABELS+=("$2")
 }
 LABELS=()
+pre=
+[ "${PREROLL:-1}" = 1 ] && pre=-p
 
 agent_start fr
 set_vol PAUSED DEFAULT null
@@ -117,14 +123,20 @@ field() { awk -v k="$2" '$1 == "result" { for (i = 2; i < NF; i += 2) if ($i == 
 {
 	echo "# bench/frames: frame playback with cross-file read-ahead (issue 23)"
 	echo
-	echo "\`bench/frames/run.sh $n $f $r $s $lat '$protos' $runs\` on $(date -u +%Y-%m-%d), $(nproc) cores shared with"
+	echo "\`PREROLL=${PREROLL:-1} bench/frames/run.sh $n $f $r $s $lat '$protos' $runs\` on $(date -u +%Y-%m-%d), $(nproc) cores shared with"
 	echo "other sessions. $s streams (over NFS one connection each, over SMB 4 each) play their own film of $n frames of $f MiB"
 	echo "at $r fps (demand $((s * f * r)) MiB/s); a frame is dropped when its last byte arrives after its"
 	echo "1/$r s slot, or when 4 frames of its stream are already on their way. Cold: the store is"
 	echo "aq-s3lite behind aq-latproxy $lat ms away, retrievalPolicy NEVER (every play reads the store)."
 	echo "Read-ahead on: readAhead CROSS_FILE_SEQUENTIAL, depthFiles 4, ${RA_WORKERS:-4} prefetch workers."
 	echo
-	echo "First frame: the first frame of each film, which no prediction covers; counted in dropped too."
+	if [ -n "$pre" ]; then
+		echo "Pre-roll (frames -p): each film's clock starts when its first frame is in, as a player's does;"
+		echo "frame i >= 1 is then due i/$r s after that. First frame: that start-up time (the first frame of"
+		echo "each film, which no prediction covers; read-ahead at open fetches its head); not a drop."
+	else
+		echo "First frame: the first frame of each film, which no prediction covers; counted in dropped too."
+	fi
 	echo "Start / steady: the dropped frames among frames 1-9 of each film / frames 10 and after (frames -t)."
 	echo
 	echo "| run | frames | dropped | p50 ms | p99 ms | first frame max ms | first dropped | start | steady | MiB/s | read ahead MiB | hits | wasted MiB | load (1 min) |"

@@ -414,11 +414,21 @@ START_TEST(test_refund)
 	c.inflight = 1;
 	ck_assert_int_eq(qos_submit(v, 1, QOS_READ, 4096, &c.items[0], 0), QOS_PARKED);
 	ck_assert_uint_gt(qos_poll(sched, 0, sim_release, cs), 50 * MS); /* ~100 ms of debt */
+	/* a request waits: qos_take charges nothing and parks nothing */
+	ck_assert(!qos_take(v, 4096, 0));
+	qos_vol_stats(v, 0, &st);
+	ck_assert_uint_eq(st.admitted_bytes, 2 << 20);
+	ck_assert_uint_eq(st.queued, 1);
 	/* both READs hit the end of the file and moved nothing */
 	qos_refund(v, 1 << 20, 0);
 	qos_refund(v, 1 << 20, 0);
+	qos_vol_stats(v, 0, &st);
+	ck_assert_uint_eq(st.refunded_bytes, 2 << 20);              /* what came back is counted */
 	qos_poll(sched, 0, sim_release, cs);
 	ck_assert_int_eq(c.inflight, 0);
+	ck_assert(qos_take(v, 4096, 0));                            /* nobody waits, tokens: charged */
+	qos_vol_stats(v, 0, &st);
+	ck_assert_uint_eq(st.admitted_bytes, (2 << 20) + 4096 + 4096);
 	/* a refund never grows the bucket past its size */
 	qos_refund(v, 1ull << 32, 0);
 	ck_assert_int_eq(qos_submit(v, 1, QOS_READ, 1 << 20, &c.items[0], 0), QOS_ADMIT);
@@ -427,7 +437,7 @@ START_TEST(test_refund)
 	c.busy[0] = true;
 	c.inflight = 1;
 	qos_vol_stats(v, 0, &st);
-	ck_assert_uint_eq(st.admitted_bytes, 4 * (1 << 20) + 4096); /* counters keep what was charged */
+	ck_assert_uint_eq(st.admitted_bytes, 4 * (1 << 20) + 2 * 4096); /* counters keep what was charged */
 	drain(cs, vs, 0);
 	qos_vol_unref(v);
 }

@@ -198,15 +198,55 @@ START_TEST(test_qos_charged)
 	struct vol_export_cfg cfg[3];
 	struct vol_stats st;
 
-	/* 1 MiB/s: the two frames' prefetch is charged like reads */
+	/* 8 MiB/s (a bucket of 800 KiB): the two frames' prefetch is charged
+	 * like reads, with tokens no client waits for */
 	memcpy(cfg, ts.cfg, sizeof(cfg));
-	cfg[0].qos.bytes_per_s = 1 << 20;
+	cfg[0].qos.bytes_per_s = 8 << 20;
 	ck_assert_int_eq(vol_store_set(ts.store, cfg, 3), 0);
 	aqt_store_read(&ts, 0, "f0001.bin", 0, 4096);
 	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 2 * FRAME), 2 * FRAME);
 	st = aqt_store_stats(&ts, 0);
 	ck_assert_uint_ge(st.qos.admitted_bytes, 2 * FRAME);
 	ck_assert_uint_ge(st.qos.admitted_bytes, st.ra_bytes);  /* every prefetched byte charged */
+}
+END_TEST
+
+static void held_release(void *arg, struct qos_item *it)
+{
+	(void)it;
+	__atomic_store_n((int *)arg, 1, __ATOMIC_SEQ_CST);
+}
+
+/* A volume at its limit with a client's request waiting for tokens: the
+ * prefetch stands down (it would take the tokens from the client's own
+ * READs), charging nothing and parking nothing; once nobody waits, the
+ * next READ of the film prefetches again. */
+START_TEST(test_qos_client_waits)
+{
+	struct vol_export_cfg cfg[3];
+	struct vol_export *e;
+	struct qos_item it = { .release = held_release };
+	int released = 0;
+
+	memcpy(cfg, ts.cfg, sizeof(cfg));
+	cfg[0].qos.bytes_per_s = 1 << 20;
+	ck_assert_int_eq(vol_store_set(ts.store, cfg, 3), 0);
+	e = vol_export_by_path(ts.store, ts.cfg[0].path, strlen(ts.cfg[0].path));
+	ck_assert_ptr_nonnull(e);
+	it.release_arg = &released;
+	/* the bucket holds 100 ms (100 KiB): the first 512 KiB goes into
+	 * debt, the second waits about half a second */
+	ck_assert_int_eq(vol_admit_export(e, 7, QOS_READ, 512 << 10, &it), QOS_ADMIT);
+	ck_assert_int_eq(vol_admit_export(e, 7, QOS_READ, 512 << 10, &it), QOS_PARKED);
+	aqt_store_read(&ts, 0, "f0001.bin", 0, 4096);
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, 0), 0);                          /* stood down */
+	ck_assert_uint_eq(aqt_store_stats(&ts, 0).qos.admitted_bytes, 1 << 20); /* charged nothing */
+	for (int i = 0; i < 1000 && !__atomic_load_n(&released, __ATOMIC_SEQ_CST); i++)
+		usleep(10000);
+	ck_assert_int_eq(released, 1);
+	vol_export_unref(e);
+	aqt_store_read(&ts, 0, "f0002.bin", 0, 4096);                   /* the film goes on */
+	ck_assert_uint_gt(aqt_ra_wait(&ts, 0, FRAME), 0);
 }
 END_TEST
 
@@ -566,29 +606,28 @@ START_TEST(test_cap_workers)
 }
 END_TEST
 
-/* the store goes while reads are in flight and jobs wait (queued, and
- * parked in QoS): the workers end, everything is freed (ASan's leak check
- * runs at this test's exit) */
+/* the store goes while reads are in flight and jobs wait in the queues:
+ * the workers end, everything is freed (ASan's leak check runs at this
+ * test's exit) */
 START_TEST(test_stop_in_flight)
 {
 	struct vol_export_cfg cfg[3];
 
 	memcpy(cfg, ts.cfg, sizeof(cfg));
 	cfg[0].read_ahead.depth_files = 4;
-	cfg[1].qos.bytes_per_s = 64 << 10;                       /* volume 1's charges park */
+	cfg[1].read_ahead.depth_files = 4;
 	ck_assert_int_eq(vol_store_set(ts.store, cfg, 3), 0);
 	ck_assert_int_eq(vol_store_set_read_ahead_workers(ts.store, 2), 0);
 	fake_install(400);
 	aqt_store_read(&ts, 1, "f0001.bin", 0, 4096);
 	aqt_store_read(&ts, 0, "f0001.bin", 0, 4096);
-	for (int i = 0; i < 2000 && (fake_get(&fake.inflight) < 1 || aqt_store_stats(&ts, 1).qos.queued < 1); i++)
+	for (int i = 0; i < 2000 && fake_get(&fake.inflight) < 2; i++)
 		usleep(5000);
-	ck_assert_uint_ge(fake_get(&fake.inflight), 1);
-	ck_assert_uint_ge(aqt_store_stats(&ts, 1).qos.queued, 1); /* a job parked in QoS */
-	aqt_store_cleanup(&ts);                          /* QoS stops after the workers */
+	ck_assert_uint_ge(fake_get(&fake.inflight), 2);          /* both workers reading, jobs queued */
+	aqt_store_cleanup(&ts);                                  /* QoS stops after the workers */
 	ck_assert_uint_eq(fake_get(&fake.inflight), 0);
 	ck_assert_uint_eq(fake_get(&fake.done), fake_get(&fake.started));
-	ck_assert_uint_lt(fake_get(&fake.started), 6);           /* it stopped: not all of them */
+	ck_assert_uint_lt(fake_get(&fake.started), 8);           /* it stopped: not all of them */
 }
 END_TEST
 
@@ -606,6 +645,7 @@ static Suite *ra_fetch_suite(void)
 	tcase_add_test(tc, test_volume_cap);
 	tcase_add_test(tc, test_node_cap_fair);
 	tcase_add_test(tc, test_qos_charged);
+	tcase_add_test(tc, test_qos_client_waits);
 	tcase_add_test(tc, test_forget);
 	tcase_add_test(tc, test_workers_concurrent);
 	tcase_add_test(tc, test_one_worker);
