@@ -457,7 +457,8 @@ int vol_write_by(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off,
  * registered before it started (group commit, vol_stats.filesyncs). When
  * nothing changed since a sync that covered the file (the store notes
  * each write, truncation, hole and attribute change; the file's ctime
- * shows a change made around it), it returns 0 at once
+ * shows a change made around it; a FILE_SYNC write's own fsync covers
+ * the file), it returns 0 at once
  * (vol_stats.syncs_clean): the verifier a COMMIT answers is the same. After
  * a restart nothing is known clean: the first COMMIT of each file syncs.
  * -EISDIR / -EINVAL for a folder / not a regular file, -errno when the

@@ -242,6 +242,11 @@ int vol_dir_stable(struct vol_obj *dir);
  * before): the next vol_commit / vol_sync of o syncs. Every change of a
  * file the store makes calls it. */
 void vol_dirty(struct vol_obj *o);
+/* A stable (FILE_SYNC) write's fsync of fd, o's content, made after the
+ * write: notes the change as vol_dirty does, and when the fsync succeeds
+ * and nothing else of o was noted since, that the file is synced, so the
+ * client's COMMIT that follows makes no other fsync. 0 or -errno. */
+int vol_dirty_synced(struct vol_obj *o, int fd);
 /* The log file of an export rooted at root_fd (vol_export.logfd), or -1
  * where the file system has none to give. */
 int vol_log_open(int root_fd);

@@ -139,6 +139,46 @@ void vol_dirty(struct vol_obj *o)
 	pthread_mutex_unlock(&d->mu);
 }
 
+int vol_dirty_synced(struct vol_obj *o, int fd)
+{
+	struct vol_dsync *d = &o->exp->acct->fsync[o->st.st_ino % VOL_LOCKS];
+	struct timespec tc = {0, -1};
+	struct stat st;
+	uint64_t tgen = 0;
+	bool mine;
+	int rc;
+
+	pthread_mutex_lock(&d->mu);
+	mine = d->ino == (uint64_t)o->st.st_ino && d->dev == (uint64_t)o->st.st_dev;
+	if (!mine && !d->running && !d->waiters) { /* taken when idle, as vol_group does */
+		d->ino = (uint64_t)o->st.st_ino;
+		d->dev = (uint64_t)o->st.st_dev;
+		d->ticket = d->done = d->synced = 0;
+		d->gen = 1; /* what came before: the fsync below covers it too */
+		mine = true;
+	}
+	if (mine)
+		tgen = ++d->gen; /* this write */
+	pthread_mutex_unlock(&d->mu);
+	/* the ctime after the write, before the fsync: a change made around
+	 * the store after it shows as another, as in vol_group */
+	if (mine && fstat(fd, &st) == 0)
+		tc = st.st_ctim;
+	rc = fsync(fd) == 0 ? 0 : -errno;
+	if (rc != 0 || !mine)
+		return rc;
+	pthread_mutex_lock(&d->mu);
+	/* a change noted since (another write, unstable) moved gen past tgen:
+	 * the file stays unsynced for the next COMMIT */
+	if (d->ino == (uint64_t)o->st.st_ino && d->dev == (uint64_t)o->st.st_dev && tgen >= d->synced &&
+	    tc.tv_nsec >= 0) {
+		d->synced = tgen;
+		d->ctime = tc;
+	}
+	pthread_mutex_unlock(&d->mu);
+	return rc;
+}
+
 /* A file's (or a folder's) own fsync through its stripe, nothing when
  * nothing changed since the last. */
 static int vol_file_sync(struct vol_obj *o)

@@ -1,7 +1,8 @@
 /* test_vol_sync: what the store syncs (agent/vol/vol_sync.c, issue 25):
  * a COMMIT with nothing new since the last sync of the file makes no fsync
  * and one after any change (a write, a truncation, a hole, attributes, a
- * change made around the store) makes one; on a file system that logs
+ * change made around the store) makes one, and one after a FILE_SYNC
+ * write none (its own fsync covered it); on a file system that logs
  * every change in order (a journalled ext4 on a loop device, made here),
  * concurrent creates and SETATTRs of different files share log syncs (no
  * file or folder fsync), each SETATTR returning only after a log sync that
@@ -156,6 +157,33 @@ START_TEST(test_commit_clean)
 }
 END_TEST
 
+/* A FILE_SYNC write (NFSv3 FILE_SYNC, NFSv4.1 FILE_SYNC4, SMB
+ * WRITE_THROUGH: stable 2) is fsync'ed before it returns: the COMMIT the
+ * client sends after it has nothing to sync, unless an UNSTABLE write came
+ * after it. An UNSTABLE write before it is covered by its fsync too. */
+START_TEST(test_commit_after_file_sync)
+{
+	struct vol_obj r = root_of(), f;
+	uint8_t page[4096];
+	int committed;
+
+	memset(page, 'y', sizeof(page));
+	ck_assert_int_eq(vol_create(&r, &root, "s", 1, true, NULL, NULL, &f), 0);
+	ck_assert_int_eq(vol_write(&f, &root, 0, page, sizeof(page), 2, &committed), 0);
+	ck_assert_int_eq(committed, 2);
+	ck_assert_uint_eq(commit_syncs(&f), 0); /* the write's own fsync covered it */
+	ck_assert_int_eq(vol_write(&f, &root, 0, page, sizeof(page), 2, &committed), 0);
+	ck_assert_int_eq(vol_write(&f, &root, 4096, page, sizeof(page), 0, &committed), 0);
+	ck_assert_uint_eq(commit_syncs(&f), 1); /* an UNSTABLE write after it */
+	ck_assert_uint_eq(commit_syncs(&f), 0);
+	ck_assert_int_eq(vol_write(&f, &root, 8192, page, sizeof(page), 0, &committed), 0);
+	ck_assert_int_eq(vol_write(&f, &root, 0, page, sizeof(page), 2, &committed), 0);
+	ck_assert_uint_eq(commit_syncs(&f), 0); /* an UNSTABLE write before it: synced by it */
+	vol_obj_cleanup(&f);
+	vol_obj_cleanup(&r);
+}
+END_TEST
+
 /* Concurrent SETATTRs of different files: each thread changes its file's
  * mode, notes how many log syncs had started, syncs; the sync must return
  * only once a log sync started after that note has finished (syncs run one
@@ -249,12 +277,14 @@ int main(void)
 	}
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_commit_clean);
+	tcase_add_test(tc, test_commit_after_file_sync);
 	suite_add_tcase(s, tc);
 	tcase_add_unchecked_fixture(tj, loop_up, loop_down);
 	tcase_add_checked_fixture(tj, setup_journal, teardown);
 	tcase_set_timeout(tj, 60);
 	tcase_add_test(tj, test_setattr_log_shared);
 	tcase_add_test(tj, test_commit_clean); /* the same on the journalled file system */
+	tcase_add_test(tj, test_commit_after_file_sync);
 	suite_add_tcase(s, tj);
 	return aqt_run(s);
 }
