@@ -374,8 +374,9 @@ int vol_fh_encode(const uint8_t *lockey, bool snap, uint64_t fsid, uint32_t ktyp
  * sharing the directory's fsync. On ext4 and XFS a new file's or directory's
  * own fsync also makes its entry stable, and its directory is not synced
  * again (vol_stats.dirsyncs_covered); where the file system logs each change
- * whole (XFS, ext4 with a journal) a RENAME across directories syncs only the
- * target directory and a LINK of a file only the file, the other part
+ * whole (XFS, ext4 with a journal and without fast_commit) a RENAME across
+ * directories syncs only the target directory and a LINK of a file only the
+ * file, the other part
  * counted in dirsyncs_covered. */
 int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
 	       struct vol_obj *out);
@@ -467,7 +468,7 @@ int vol_commit(struct vol_obj *obj, const struct vol_cred *cred);
 /* Make obj's attributes stable (what NFSv3 and NFSv4.1 ask of SETATTR before its
  * reply, as knfsd's commit_metadata), not its data. Where the file system
  * logs every change whole and in order (vol_export.one_log: XFS, ext4 with a
- * journal), by a log sync of the volume: a change of the export's unnamed
+ * journal and without fast_commit), by a log sync of the volume: a change of the export's unnamed
  * log file and its fsync, which commits the log up to it, so every change
  * finished before it started is stable; concurrent callers share it (group
  * commit, vol_stats.logsyncs), and no file's data is written. Elsewhere a

@@ -6,7 +6,8 @@
  * every change in order (a journalled ext4 on a loop device, made here),
  * concurrent creates and SETATTRs of different files share log syncs (no
  * file or folder fsync), each SETATTR returning only after a log sync that
- * started after its change. Needs root
+ * started after its change; on an ext4 with fast_commit there is no log
+ * sync (a SETATTR syncs its file). Needs root
  * (open_by_handle_at; the loop mount, skipped with a note without it). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -31,7 +32,8 @@ static const struct vol_cred root = {0, 0, 0, {0}};
  * cannot leave it mounted. top[0] == 0: none could be made here. */
 static char top[64], mnt[96];
 
-static void loop_up(void)
+/* The journalled ext4 made with these mkfs.ext4 options (loop_make). */
+static void loop_make(const char *opts)
 {
 	char cmd[400];
 
@@ -42,15 +44,25 @@ static void loop_up(void)
 	}
 	snprintf(mnt, sizeof(mnt), "%s/mnt", top);
 	snprintf(cmd, sizeof(cmd),
-		 "mkdir '%s' && truncate -s 64M '%s/img' && mkfs.ext4 -q -F '%s/img' >/dev/null 2>&1 && "
+		 "mkdir '%s' && truncate -s 64M '%s/img' && mkfs.ext4 -q -F %s '%s/img' >/dev/null 2>&1 && "
 		 "mount -o loop '%s/img' '%s' 2>/dev/null",
-		 mnt, top, top, top, mnt);
+		 mnt, top, opts, top, top, mnt);
 	if (system(cmd) != 0) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 		if (system(cmd) != 0)
 			fprintf(stderr, "could not remove %s\n", top);
 		top[0] = '\0';
 	}
+}
+
+static void loop_up(void)
+{
+	loop_make("");
+}
+
+static void loop_up_fc(void)
+{
+	loop_make("-O fast_commit");
 }
 
 static void loop_down(void)
@@ -266,10 +278,38 @@ START_TEST(test_setattr_log_shared)
 }
 END_TEST
 
+/* ext4 with fast_commit (a journal, but an fsync may commit only a
+ * fast-commit record of the inode it names): no log sync; a SETATTR syncs
+ * its own file, as where there is no journal. */
+START_TEST(test_fast_commit_no_log)
+{
+	struct vol_obj r = root_of(), f;
+	struct vol_sattr sa = {0};
+	struct vol_stats a, b;
+
+	if (!top[0]) {
+		fprintf(stderr, "# SKIP test_fast_commit_no_log: no ext4 with fast_commit on a loop device here\n");
+		vol_obj_cleanup(&r);
+		return;
+	}
+	ck_assert(!aqt_store_one_log(ts.cfg[0].root));
+	ck_assert_int_eq(vol_create(&r, &root, "m", 1, true, NULL, NULL, &f), 0);
+	a = stats();
+	sa.set_mode = true;
+	sa.mode = 0640;
+	ck_assert_int_eq(vol_setattr_stable(&f, &root, &sa, NULL), 0);
+	b = stats();
+	ck_assert_uint_eq(b.logsyncs, a.logsyncs);
+	ck_assert_uint_eq(b.filesyncs, a.filesyncs + 1);
+	vol_obj_cleanup(&f);
+	vol_obj_cleanup(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vol_sync");
-	TCase *tc = tcase_create("core"), *tj = tcase_create("journal");
+	TCase *tc = tcase_create("core"), *tj = tcase_create("journal"), *tf = tcase_create("fast_commit");
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "test_vol_sync needs root (open_by_handle_at)\n");
@@ -286,5 +326,11 @@ int main(void)
 	tcase_add_test(tj, test_commit_clean); /* the same on the journalled file system */
 	tcase_add_test(tj, test_commit_after_file_sync);
 	suite_add_tcase(s, tj);
+	tcase_add_unchecked_fixture(tf, loop_up_fc, loop_down);
+	tcase_add_checked_fixture(tf, setup_journal, teardown);
+	tcase_set_timeout(tf, 60);
+	tcase_add_test(tf, test_fast_commit_no_log);
+	tcase_add_test(tf, test_commit_clean); /* file syncs as elsewhere */
+	suite_add_tcase(s, tf);
 	return aqt_run(s);
 }
