@@ -40,8 +40,6 @@ static void vol_acct_unref(struct vol_acct *a)
 		pthread_mutex_destroy(&a->fsync[i].mu);
 		pthread_cond_destroy(&a->fsync[i].cv);
 	}
-	pthread_mutex_destroy(&a->logsync.mu);
-	pthread_cond_destroy(&a->logsync.cv);
 	qos_vol_unref(a->qos);
 	vol_grace_close(a->grace);
 	free(a);
@@ -371,8 +369,6 @@ static struct vol_acct *vol_acct_new(struct vol_store *s, const struct vol_expor
 		pthread_mutex_init(&a->fsync[i].mu, NULL);
 		pthread_cond_init(&a->fsync[i].cv, NULL);
 	}
-	pthread_mutex_init(&a->logsync.mu, NULL);
-	pthread_cond_init(&a->logsync.cv, NULL);
 	atomic_init(&a->used, 0);
 	atomic_init(&a->names, 0);
 	a->grace = vol_grace_open(s, cfg->lockdir); /* first attached here: grace when holders are recorded */

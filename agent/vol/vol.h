@@ -194,7 +194,8 @@ struct vol_stats {
 	uint64_t syncs_clean;     /* COMMITs and vol_syncs answered at once: nothing of the object
 				   * changed since a sync that covered it */
 	uint64_t logsyncs;        /* log syncs vol_sync started where the file system logs every
-				   * change in order (one covers every change finished before it) */
+				   * change in order (one per caller; one covers every change
+				   * finished before it) */
 	uint64_t logsyncs_done;   /* ...and those that finished without error */
 	uint64_t age_ms;           /* how long ago the counters began (the export appeared here) */
 	uint64_t ra_bytes;        /* read-ahead (vol_ra.h): bytes prefetched, */
@@ -468,10 +469,11 @@ int vol_commit(struct vol_obj *obj, const struct vol_cred *cred);
 /* Make obj's attributes stable (what NFSv3 and NFSv4.1 ask of SETATTR before its
  * reply, as knfsd's commit_metadata), not its data. Where the file system
  * logs every change whole and in order (vol_export.one_log: XFS, ext4 with a
- * journal and without fast_commit), by a log sync of the volume: a change of the export's unnamed
- * log file and its fsync, which commits the log up to it, so every change
- * finished before it started is stable; concurrent callers share it (group
- * commit, vol_stats.logsyncs), and no file's data is written. Elsewhere a
+ * journal and without fast_commit), by a log sync of the volume: a change of
+ * the export's unnamed log file and its fsync, which commits the log up to
+ * it, so every change finished before it started is stable; each caller
+ * makes its own at once and the file system's log joins concurrent ones in
+ * one commit (vol_stats.logsyncs), and no file's data is written. Elsewhere a
  * regular file or directory is fsync'ed through vol_commit's group commit
  * (nothing when nothing changed), and a symlink, FIFO or socket, which no
  * descriptor can fsync, by syncfs of its file system. No-op in a snapshot.
