@@ -128,16 +128,8 @@ static uint32_t open_name(struct nfs4_cx *cx, const char *name, uint32_t nlen, u
 		return S_ISLNK(dir->st.st_mode) ? NFS4ERR_SYMLINK : NFS4ERR_NOTDIR;
 	if (opentype == 0 || how == UNCHECKED4) {
 		rc = vol_lookup(dir, &cx->cur.ecred, name, nlen, obj);
-		if (rc == 0 || opentype == 0) {
-			if (rc == 0 && opentype == 1 && sa->set_size && S_ISREG(obj->st.st_mode)) {
-				struct vol_sattr t = { .set_size = true, .size = sa->size };
-
-				/* UNCHECKED4 of an existing file: its size, stable before
-				 * the reply as SETATTR's (RFC 8881 18.16.3) */
-				rc = vol_setattr_stable(obj, &cx->cur.ecred, &t, NULL);
-			}
-			return nfs4_status(rc);
-		}
+		if (rc == 0 || opentype == 0)
+			return nfs4_status(rc); /* a size for a file that exists: nfs4_op_open cuts it */
 		if (rc != -ENOENT)
 			return nfs4_status(rc);
 	}
@@ -219,7 +211,7 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	const uint8_t *owner, *verf = NULL;
 	const char *name = NULL;
 	uint64_t before = 0, after = 0;
-	bool created = false, fresh;
+	bool created = false, cut = false, fresh;
 	int allowed = 0, rc;
 
 	(void)xdr_u32(in); /* seqid: unused in v4.1 */
@@ -320,10 +312,25 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	if ((st = nfs4_grace_record(cx, file)) != NFS4_OK) /* on the shelf before any state */
 		goto out;
 	vol_lock_key_of(file, &k);
-	if (((access & OPEN4_SHARE_ACCESS_WRITE) ? nfs4_deleg_conflict(cx, &k, true) : nfs4_deleg_conflict_read(cx, &k)) ||
+	cut = claim == CLAIM_NULL && !created && opentype == 1 && how == UNCHECKED4 && sa.set_size;
+	if (((access & OPEN4_SHARE_ACCESS_WRITE) || cut ? nfs4_deleg_conflict(cx, &k, true)
+							: nfs4_deleg_conflict_read(cx, &k)) ||
 	    (claim != CLAIM_DELEG_CUR_FH && claim != CLAIM_PREVIOUS && nfs4_deleg_conflict_owner(cx, &k, owner, olen))) {
 		st = NFS4ERR_DELAY; /* another client's delegation is being recalled */
 		goto out;
+	}
+	if (cut) {
+		struct vol_sattr t = { .set_size = true, .size = sa.size };
+
+		/* UNCHECKED4 of an existing file: its size, after the recall of
+		 * any delegation it would change under, and stable before the
+		 * reply as SETATTR's (RFC 8881 18.16.3); attrset says so */
+		if ((rc = vol_setattr_stable(file, &cx->cur.ecred, &t, NULL)) != 0) {
+			st = nfs4_status(rc);
+			goto out;
+		}
+		memset(set, 0, sizeof(set));
+		set[0] = 1u << 4; /* size: the only createattr applied to a file that exists */
 	}
 	(void)vol_refresh(file); /* the change a write delegation's holder starts from (CB_GETATTR) */
 	pthread_mutex_lock(&cx->srv->mu);
@@ -354,7 +361,7 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	xdr_put_u64(cx->out, before);
 	xdr_put_u64(cx->out, after);
 	xdr_put_u32(cx->out, 4); /* OPEN4_RESULT_LOCKTYPE_POSIX */
-	if (!created)
+	if (!created && !cut)
 		memset(set, 0, sizeof(set));
 	nfs4_put_bitmap(cx->out, set, 3);
 	if (deleg) {

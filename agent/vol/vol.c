@@ -40,8 +40,6 @@ static void vol_acct_unref(struct vol_acct *a)
 		pthread_mutex_destroy(&a->fsync[i].mu);
 		pthread_cond_destroy(&a->fsync[i].cv);
 	}
-	pthread_mutex_destroy(&a->logsync.mu);
-	pthread_cond_destroy(&a->logsync.cv);
 	qos_vol_unref(a->qos);
 	vol_grace_close(a->grace);
 	free(a);
@@ -285,6 +283,26 @@ static bool vol_ordered_meta(int root_fd)
 	return sf.f_type == 0xEF53 /* EXT4_SUPER_MAGIC */ || sf.f_type == 0x58465342 /* XFS_SUPER_MAGIC */;
 }
 
+/* Whether the ext4 on block device /dev/name has the fast_commit feature
+ * (COMPAT_FAST_COMMIT, 0x400 in s_feature_compat of the superblock at byte
+ * 1024; magic 0xEF53 at 0x38), or its superblock cannot be read: either
+ * way not one log (vol_one_log). */
+static bool vol_ext4_fast_commit(const char *name)
+{
+	uint8_t sb[1024];
+	char path[160];
+	int fd;
+	bool fc = true;
+
+	snprintf(path, sizeof(path), "/dev/%s", name);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return true;
+	if (pread(fd, sb, sizeof(sb), 1024) == (ssize_t)sizeof(sb) && sb[0x38] == 0x53 && sb[0x39] == 0xEF)
+		fc = (sb[0x5C + 1] & 0x04) != 0; /* le32 at 0x5C: bit 10 is in its second byte */
+	close(fd);
+	return fc;
+}
+
 /* Whether that log holds each change whole and commits in order, so that
  * the fsync of one object a RENAME or LINK changed makes all of it stable
  * (both directories of a RENAME; a LINK's entry with the file's link
@@ -293,7 +311,13 @@ static bool vol_ordered_meta(int root_fd)
  * without one writes back only what its fsync names (the file, and a new
  * inode's parent), so there every changed directory is synced. The journal
  * is told by jbd2's folder for the device (/proc/fs/jbd2/<name>-8); when
- * that cannot be read the answer is no: the safe side. */
+ * that cannot be read the answer is no: the safe side. ext4 with
+ * fast_commit is not one log either: an fsync there may write a fast-commit
+ * record of the inode it names only, without the jbd2 transaction that
+ * holds earlier changes of other inodes, so the log sync (an fsync of the
+ * export's unnamed file) would not make them stable; there each object is
+ * synced. The feature is read from the device's superblock (the agent runs
+ * as root); a superblock that cannot be read counts as fast_commit. */
 static bool vol_one_log(int root_fd, dev_t dev)
 {
 	char path[96], line[128], jbd[160];
@@ -316,7 +340,7 @@ static bool vol_one_log(int root_fd, dev_t dev)
 		line[n] = '\0';
 		if (strncmp(line, "DEVNAME=", 8) == 0 && line[8] && !strchr(line + 8, '/')) {
 			snprintf(jbd, sizeof(jbd), "/proc/fs/jbd2/%s-8", line + 8);
-			found = access(jbd, F_OK) == 0;
+			found = access(jbd, F_OK) == 0 && !vol_ext4_fast_commit(line + 8);
 			break;
 		}
 	}
@@ -345,8 +369,6 @@ static struct vol_acct *vol_acct_new(struct vol_store *s, const struct vol_expor
 		pthread_mutex_init(&a->fsync[i].mu, NULL);
 		pthread_cond_init(&a->fsync[i].cv, NULL);
 	}
-	pthread_mutex_init(&a->logsync.mu, NULL);
-	pthread_cond_init(&a->logsync.cv, NULL);
 	atomic_init(&a->used, 0);
 	atomic_init(&a->names, 0);
 	a->grace = vol_grace_open(s, cfg->lockdir); /* first attached here: grace when holders are recorded */

@@ -194,7 +194,8 @@ struct vol_stats {
 	uint64_t syncs_clean;     /* COMMITs and vol_syncs answered at once: nothing of the object
 				   * changed since a sync that covered it */
 	uint64_t logsyncs;        /* log syncs vol_sync started where the file system logs every
-				   * change in order (one covers every change finished before it) */
+				   * change in order (one per caller; one covers every change
+				   * finished before it) */
 	uint64_t logsyncs_done;   /* ...and those that finished without error */
 	uint64_t age_ms;           /* how long ago the counters began (the export appeared here) */
 	uint64_t ra_bytes;        /* read-ahead (vol_ra.h): bytes prefetched, */
@@ -382,8 +383,9 @@ int vol_fh_encode(const uint8_t *lockey, bool snap, uint64_t fsid, uint32_t ktyp
  * sharing the directory's fsync. On ext4 and XFS a new file's or directory's
  * own fsync also makes its entry stable, and its directory is not synced
  * again (vol_stats.dirsyncs_covered); where the file system logs each change
- * whole (XFS, ext4 with a journal) a RENAME across directories syncs only the
- * target directory and a LINK of a file only the file, the other part
+ * whole (XFS, ext4 with a journal and without fast_commit) a RENAME across
+ * directories syncs only the target directory and a LINK of a file only the
+ * file, the other part
  * counted in dirsyncs_covered. */
 int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
 	       struct vol_obj *out);
@@ -468,7 +470,8 @@ int vol_write_by(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off,
  * registered before it started (group commit, vol_stats.filesyncs). When
  * nothing changed since a sync that covered the file (the store notes
  * each write, truncation, hole and attribute change; the file's ctime
- * shows a change made around it), it returns 0 at once
+ * shows a change made around it; a FILE_SYNC write's own fsync covers
+ * the file), it returns 0 at once
  * (vol_stats.syncs_clean): the verifier a COMMIT answers is the same. After
  * a restart nothing is known clean: the first COMMIT of each file syncs.
  * -EISDIR / -EINVAL for a folder / not a regular file, -errno when the
@@ -477,10 +480,11 @@ int vol_commit(struct vol_obj *obj, const struct vol_cred *cred);
 /* Make obj's attributes stable (what NFSv3 and NFSv4.1 ask of SETATTR before its
  * reply, as knfsd's commit_metadata), not its data. Where the file system
  * logs every change whole and in order (vol_export.one_log: XFS, ext4 with a
- * journal), by a log sync of the volume: a change of the export's unnamed
- * log file and its fsync, which commits the log up to it, so every change
- * finished before it started is stable; concurrent callers share it (group
- * commit, vol_stats.logsyncs), and no file's data is written. Elsewhere a
+ * journal and without fast_commit), by a log sync of the volume: a change of
+ * the export's unnamed log file and its fsync, which commits the log up to
+ * it, so every change finished before it started is stable; each caller
+ * makes its own at once and the file system's log joins concurrent ones in
+ * one commit (vol_stats.logsyncs), and no file's data is written. Elsewhere a
  * regular file or directory is fsync'ed through vol_commit's group commit
  * (nothing when nothing changed), and a symlink, FIFO or socket, which no
  * descriptor can fsync, by syncfs of its file system. No-op in a snapshot.

@@ -64,13 +64,10 @@ struct vol_acct {
 	 * of one file from any connection share the fsync that starts after
 	 * them, and one with nothing new since the last sync makes none. */
 	struct vol_dsync fsync[VOL_LOCKS];
-	/* The log sync of attribute changes (vol_sync where one_log): one
-	 * stripe for the volume, so every SETATTR that finished before a log
-	 * sync started shares it. */
-	struct vol_dsync logsync;
 	_Atomic uint64_t filesyncs; /* file fsyncs COMMIT issued */
 	_Atomic uint64_t syncs_clean; /* COMMITs and vol_syncs answered with nothing to sync */
 	_Atomic uint64_t logsyncs, logsyncs_done; /* log syncs started, and finished without error */
+	_Atomic uint64_t logstamp; /* the log file's next times (vol_log_force): one value per change */
 	_Atomic uint64_t dirsyncs; /* directory fsyncs issued */
 	_Atomic uint64_t dirsyncs_covered; /* directory fsyncs a new object's own fsync made needless */
 	/* read-ahead (vol_ra_fetch.c): bytes prefetched, READs served by a
@@ -235,8 +232,9 @@ int vol_groupsync(struct vol_obj *o, struct vol_dsync *stripes, _Atomic uint64_t
 /* fsync o now, alone (as root). 0 or -errno. */
 int vol_fsync_obj(struct vol_obj *o);
 /* Make a namespace change stable (vol_ns.c). Where the export has a log
- * (vol_export.logfd: one_log) both are the volume's log sync, shared by
- * every change of any object that finished before it started. Elsewhere
+ * (vol_export.logfd: one_log) both are the volume's log sync, which makes
+ * stable every change of any object that finished before it started (the
+ * file system's log joins concurrent ones in one commit). Elsewhere
  * vol_obj_stable fsyncs the object (fd when >= 0, else its own), and
  * vol_dir_stable fsyncs the directory through its group commit
  * (vol_stats.dirsyncs). 0 or -errno. */
@@ -246,6 +244,11 @@ int vol_dir_stable(struct vol_obj *dir);
  * before): the next vol_commit / vol_sync of o syncs. Every change of a
  * file the store makes calls it. */
 void vol_dirty(struct vol_obj *o);
+/* A stable (FILE_SYNC) write's fsync of fd, o's content, made after the
+ * write: notes the change as vol_dirty does, and when the fsync succeeds
+ * and nothing else of o was noted since, that the file is synced, so the
+ * client's COMMIT that follows makes no other fsync. 0 or -errno. */
+int vol_dirty_synced(struct vol_obj *o, int fd);
 /* The log file of an export rooted at root_fd (vol_export.logfd), or -1
  * where the file system has none to give. */
 int vol_log_open(int root_fd);

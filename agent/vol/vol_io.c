@@ -558,7 +558,7 @@ static int write_by(struct vol_obj *obj, const struct vol_cred *cred, uint64_t o
 	pthread_mutex_t *mu = NULL;
 	struct vol_pend *pd = NULL;
 	uint64_t end = off + len, reserved = 0, base = 0, before = (uint64_t)obj->st.st_size;
-	bool held = false, pending = false, owned = false;
+	bool held = false, pending = false, owned = false, noted = false;
 	size_t done = 0;
 	struct stat st;
 	int fd, rc = 0;
@@ -646,14 +646,19 @@ static int write_by(struct vol_obj *obj, const struct vol_cred *cred, uint64_t o
 	}
 	if (rc == 0 && stable == 1 && fdatasync(fd) != 0)
 		rc = -errno;
-	if (rc == 0 && stable == 2 && fsync(fd) != 0)
-		rc = -errno;
+	if (rc == 0 && stable == 2) {
+		/* notes the change, and that this fsync covered it: a COMMIT
+		 * after a FILE_SYNC write has nothing to sync */
+		rc = vol_dirty_synced(obj, fd);
+		noted = true;
+	}
 	goto out;
 out_end:
 	if (tier && len)
 		tier->write_end(obj->exp->store->tier_arg, obj->exp->cfg.fsid, fd, &obj->st, off, len);
 out:
-	vol_dirty(obj); /* whatever reached the file, the next COMMIT syncs */
+	if (!noted)
+		vol_dirty(obj); /* whatever reached the file, the next COMMIT syncs */
 	fstat(fd, &obj->st);
 	if (rc == 0)
 		vol_ra_forget(obj->exp, (uint64_t)obj->st.st_ino);

@@ -103,7 +103,8 @@ int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
  * commit_metadata): the directory it changed is fsync'ed, and a new file or
  * directory itself (its inode got attributes after it was made), through
  * the group commits of vol_sync.c; where the export has a log (one_log)
- * each of those is the volume's log sync, shared by every change. */
+ * each of those is the volume's log sync, which covers every change made
+ * before it. */
 static int vol_dirsync(struct vol_obj *dir)
 {
 	return vol_dir_stable(dir);

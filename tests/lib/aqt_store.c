@@ -73,8 +73,27 @@ void aqt_store_cleanup(struct aqt_store *t)
 	t->dir[0] = '\0';
 }
 
+/* Whether the ext4 on /dev/name has fast_commit (or an unreadable
+ * superblock): the store's vol_ext4_fast_commit, read the same way. */
+static bool ext4_fast_commit(const char *name)
+{
+	unsigned char sb[1024];
+	char path[160];
+	bool fc = true;
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/%s", name);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return true;
+	if (pread(fd, sb, sizeof(sb), 1024) == (ssize_t)sizeof(sb) && sb[0x38] == 0x53 && sb[0x39] == 0xEF)
+		fc = (sb[0x5D] & 0x04) != 0;
+	close(fd);
+	return fc;
+}
+
 /* Whether dir's file system logs each change whole (the store's
- * vol_one_log, told here the same way): XFS, or ext4 with a jbd2 journal. */
+ * vol_one_log, told here the same way): XFS, or ext4 with a jbd2 journal
+ * and without fast_commit. */
 bool aqt_store_one_log(const char *dir)
 {
 	char path[96], line[128], jbd[160];
@@ -96,7 +115,7 @@ bool aqt_store_one_log(const char *dir)
 		line[strcspn(line, "\n")] = '\0';
 		if (strncmp(line, "DEVNAME=", 8) == 0) {
 			snprintf(jbd, sizeof(jbd), "/proc/fs/jbd2/%s-8", line + 8);
-			found = access(jbd, F_OK) == 0;
+			found = access(jbd, F_OK) == 0 && !ext4_fast_commit(line + 8);
 			break;
 		}
 	}

@@ -5,6 +5,7 @@
  *
  * Recall (the caller waits: a v4.1 NFS4ERR_DELAY until the DELEGRETURN, an
  * NFSv3 call in the server): v4.1 SETATTR of the size, OPEN for writing,
+ * OPEN UNCHECKED4 that cuts the file (before it cuts),
  * RENAME and LINK of the file; NFSv3 SETATTR of the size, REMOVE, RENAME
  * and LINK. Do not recall: v4.1 LOOKUP of the name and READDIR of the
  * parent, NFSv3 LOOKUP, ACCESS and READDIRPLUS of the parent. (v4.1
@@ -15,8 +16,10 @@
 #define _GNU_SOURCE
 #endif
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agent/nfs/nfs_srv.h"
 #include "agent/nfs4/nfs4.h"
@@ -158,6 +161,39 @@ START_TEST(test_v4_open_write_recalls)
 	ck_assert_uint_eq(nfs4t_open(&Q, WR, 0), DELAY4);
 	p_recalled_returns();
 	ck_assert_uint_eq(nfs4t_open(&Q, WR, 0), OK4);
+}
+END_TEST
+
+/* Another client's OPEN UNCHECKED4 with size 0 of the file (O_TRUNC)
+ * recalls it before it cuts anything: the file keeps its bytes while the
+ * holder may still write back under its delegation; after the return the
+ * OPEN cuts it. */
+START_TEST(test_v4_open_trunc_recalls)
+{
+	char p[200];
+	struct stat st;
+	FILE *f;
+
+	p_wdeleg();
+	snprintf(p, sizeof(p), "%s/f", ts.cfg[0].root);
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	ck_assert_int_eq(fputs("0123456789", f) >= 0, 1);
+	ck_assert_int_eq(fclose(f), 0);
+	in_v0(&Q, 1);
+	nfs4_cl_open_sized(&Q.b, "q-owner", "f", NULL, 0, false, 0);
+	nfs4t_send(&Q);
+	v0_ok(&Q);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 18), DELAY4);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_size, 10);
+	p_recalled_returns();
+	in_v0(&Q, 1);
+	nfs4_cl_open_sized(&Q.b, "q-owner", "f", NULL, 0, false, 0);
+	nfs4t_send(&Q);
+	v0_ok(&Q);
+	ck_assert_uint_eq(nfs4_cl_op(&Q.cur, 18), OK4);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
 }
 END_TEST
 
@@ -325,6 +361,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_v4_lookup_readdir_keep);
 	tcase_add_test(tc, test_v4_setattr_size_recalls);
 	tcase_add_test(tc, test_v4_open_write_recalls);
+	tcase_add_test(tc, test_v4_open_trunc_recalls);
 	tcase_add_test(tc, test_v4_rename_recalls);
 	tcase_add_test(tc, test_v4_link_recalls);
 	tcase_add_test(tc, test_v3_lookup_access_readdir_keep);

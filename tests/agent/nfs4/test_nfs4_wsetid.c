@@ -258,10 +258,13 @@ END_TEST
 
 /* An OPEN UNCHECKED4 of an existing file with a size in its createattrs
  * cuts the file as a SETATTR would, and, as a SETATTR's, the cut is stable
- * before the reply (RFC 8881 18.16.3): one file sync of the store. */
+ * before the reply (RFC 8881 18.16.3): one file sync of the store. Its
+ * attrset lists the size (18.16.4). */
 START_TEST(test_open_trunc_synced)
 {
 	struct vol_stats a, b;
+	struct nfs4_sid sid;
+	uint32_t n;
 	char p[200];
 	struct stat st;
 	FILE *f;
@@ -279,6 +282,16 @@ START_TEST(test_open_trunc_synced)
 	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 24), OK4);
 	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 15), OK4);
 	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 18), OK4);
+	nfs4_cl_get_sid(&P.cur, &sid);
+	(void)xdr_fixed(&P.cur, 20); /* cinfo */
+	(void)xdr_u32(&P.cur);       /* rflags */
+	/* attrset: the size it set, nothing else (RFC 8881 18.16.4) */
+	n = xdr_u32(&P.cur);
+	ck_assert_uint_ge(n, 1);
+	ck_assert_uint_eq(xdr_u32(&P.cur), 1u << 4);
+	for (uint32_t i = 1; i < n && i < 4; i++)
+		ck_assert_uint_eq(xdr_u32(&P.cur), 0);
+	ck_assert_int_eq(P.cur.err, 0);
 	ck_assert_int_eq(vol_store_stats(ts.store, "vol0", &b), 0);
 	ck_assert_int_eq(stat(p, &st), 0);
 	ck_assert_int_eq(st.st_size, 3);
