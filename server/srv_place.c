@@ -225,6 +225,12 @@ int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name
 	}
 	if (rc != AQ_OK)
 		goto out;
+	if (strcmp(action, "create") == 0) {
+		/* the same read a create would otherwise make once more first */
+		rc = aq_fail(msg, AQ_EBUSY, "volume \"%s\" was just removed and its node is still deleting its data; retry in a few seconds",
+			     vn);
+		goto out;
+	}
 	snprintf(node, node_cap, "%s", api_json_str(pl, "node", ""));
 	if (strcmp(action, "update") == 0) {
 		double alloc = 0, old = api_json_double(pl, "mibps", 0);
