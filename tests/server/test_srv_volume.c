@@ -1,7 +1,8 @@
 /* Unit tests for volume creates (server/srv_volume.c) over a real
  * database (issue 22, creates that scale): a create costs a bounded number
  * of statements (db_sync_stats' count; on PostgreSQL each is a round trip
- * under the writer mutex, so this is its price); creates that queue while
+ * under the writer mutex, so this is its price), and a name still being
+ * deleted is refused (AQ_EBUSY) with nothing stored; creates that queue while
  * another writer holds the database commit together, in one group
  * transaction of the api lane (db_group_run), each answered with its own
  * operation; and one create of such a group that is refused (its share
@@ -104,11 +105,11 @@ static void teardown(void)
  * writer mutex but the last: BEGIN; the project, location and pool in one
  * read; the share name's count; the pool's usage; the shelves' capacity
  * and the location's pools' usage (shelf room); the volume and operation
- * INSERTs; the placement's read (a name still being deleted); the nodes,
- * their usage and the shelves' throughput (placement); the location's
- * service addresses (srv_svcaddr); the placement INSERT; COMMIT; then the
+ * INSERTs; the nodes, their usage and the shelves' throughput (placement);
+ * the location's service addresses (srv_svcaddr); the placement INSERT
+ * (which also finds a name still being deleted); COMMIT; then the
  * operation read back for the answer. */
-#define VT_CREATE_STMTS 16
+#define VT_CREATE_STMTS 15
 
 START_TEST(create_statements)
 {
@@ -128,6 +129,23 @@ START_TEST(create_statements)
 	ck_assert_msg(s1.statements - s0.statements <= VT_CREATE_STMTS, "one create ran %llu statements (at most %d)",
 		      (unsigned long long)(s1.statements - s0.statements), VT_CREATE_STMTS);
 	ck_assert_uint_eq(s1.commits - s0.commits, 1);
+}
+END_TEST
+
+/* A name whose earlier volume's placement is still there (its node still
+ * deleting the data) is refused, retryable, and nothing is stored. */
+START_TEST(create_of_a_name_still_deleting)
+{
+	const char *vn = "projects/p/locations/east/volumes/gone";
+	json_t *resp = NULL, *doc = NULL;
+	char msg[512];
+
+	srv_test_put(db, "placement", "nodes/n1", "placements/projects/p/locations/east/volumes/gone",
+		     json_pack("{s:s,s:s,s:f,s:s}", "volume", vn, "node", "nodes/n1", "mibps", 0.0, "action", "delete"));
+	ck_assert_int_eq(create(db, "gone", "gone", &resp, msg, sizeof(msg)), AQ_EBUSY);
+	ck_assert_msg(strstr(msg, "still deleting its data"), "%s", msg);
+	ck_assert_ptr_null(resp);
+	ck_assert_int_eq(db_get(db, vn, &doc), AQ_ENOENT);
 }
 END_TEST
 
@@ -262,6 +280,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, create_statements);
+	tcase_add_test(tc, create_of_a_name_still_deleting);
 	tcase_add_test(tc, creates_share_a_commit);
 	tcase_add_test(tc, refused_create_undoes_only_itself);
 	suite_add_tcase(s, tc);
