@@ -129,6 +129,14 @@ static void db_durable(struct db *db, uint64_t seq)
 	pthread_mutex_unlock(&db_gc.mu);
 }
 
+/* Statements run, process-wide (db.h, db_sync_stats). */
+static uint64_t db_stmts;
+
+void db_stmt_note(void)
+{
+	__atomic_add_fetch(&db_stmts, 1, __ATOMIC_RELAXED);
+}
+
 void db_sync_stats(struct db_sync_stats *st)
 {
 	pthread_mutex_lock(&db_gc.mu);
@@ -136,6 +144,7 @@ void db_sync_stats(struct db_sync_stats *st)
 	st->synced = db_gc.synced;
 	st->syncs = db_gc.syncs;
 	pthread_mutex_unlock(&db_gc.mu);
+	st->statements = __atomic_load_n(&db_stmts, __ATOMIC_RELAXED);
 }
 
 uint64_t db_commit_seq(const struct db *db)

@@ -78,11 +78,15 @@ void db_rollback(struct db *db);
 /* Group commit's counters, process-wide: commits written, commits known on
  * disk (synced <= commits), and the syncs (fsyncs of the log) that made
  * them so; on PostgreSQL, whose commits wait for their own WAL flush,
- * synced and syncs stay 0. For /metrics and tests. */
+ * synced and syncs stay 0. statements: every statement the engine was
+ * given to run (BEGIN and COMMIT included; on PostgreSQL each is a round
+ * trip to the server), so that a handler's cost in statements can be
+ * measured and held. For /metrics and tests. */
 struct db_sync_stats {
 	uint64_t commits;
 	uint64_t synced;
 	uint64_t syncs;
+	uint64_t statements;
 };
 void db_sync_stats(struct db_sync_stats *st);
 /* The number db_sync_stats counts this connection's last commit as (0:
@@ -107,8 +111,8 @@ uint64_t db_commit_seq(const struct db *db);
  *
  * Lanes: a leader takes every queued DB_GROUP_LIVE body (the agents'
  * status reports, which renew their node's liveness) before any
- * DB_GROUP_RECON body (the reconciler's visits), each lane in arrival
- * order; a long writer that runs many transactions (the failover pass)
+ * DB_GROUP_API body (volume creates), and those before any DB_GROUP_RECON
+ * body (the reconciler's visits), each lane in arrival order; a long writer that runs many transactions (the failover pass)
  * lets the live lane through between them with db_group_yield.
  *
  * db_group_close (a stopping process): every body queued and not yet taken
@@ -119,6 +123,7 @@ uint64_t db_commit_seq(const struct db *db);
 #define DB_GROUP_BUDGET_NS (20 * 1000000ull)
 enum db_group_lane {
 	DB_GROUP_LIVE,  /* agents' status reports (liveness first) */
+	DB_GROUP_API,   /* volume creates: one commit for many clients' */
 	DB_GROUP_RECON, /* the reconciler's visits */
 	DB_GROUP_LANES
 };
@@ -148,7 +153,7 @@ struct db_group_stats {
 	struct db_group_lane_stats lane[DB_GROUP_LANES];
 };
 void db_group_stats(struct db_group_stats *st);
-/* The lane's name for metrics ("live", "recon"). */
+/* The lane's name for metrics ("live", "api", "recon"). */
 const char *db_group_lane_name(enum db_group_lane lane);
 /* Lower the bounds (max 1..DB_GROUP_MAX bodies, budget_ns; 0 or out of
  * range: the default), process-wide: for tests, which need a group not

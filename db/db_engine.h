@@ -119,6 +119,10 @@ struct db_ops {
 	int (*each)(struct db *db, db_each_fn fn, void *arg, aq_msg *msg);
 };
 
+/* Count one statement handed to the engine (db_sync_stats' statements):
+ * each engine calls it once per statement it runs. */
+void db_stmt_note(void);
+
 /* The engines' openers: a connected, not yet migrated struct db. */
 int db_sqlite_open(const char *path, struct db **out, aq_msg *msg);
 int db_pg_open(const char *url, struct db **out, aq_msg *msg);

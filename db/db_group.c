@@ -19,8 +19,14 @@
  * every caller gets its own body's result and one failure undoes no other
  * caller's writes.
  *
- * Two lanes: the agents' status reports (DB_GROUP_LIVE) are taken before
- * the reconciler's visits (DB_GROUP_RECON), and db_group_yield lets a
+ * Volume creates (DB_GROUP_API) are bodies too: on PostgreSQL each commit
+ * is a WAL flush and a round trip under the writer mutex, so clients'
+ * creates that queue while one runs share the next commit, as SQLite's
+ * group fsync shares the disk.
+ *
+ * Three lanes: the agents' status reports (DB_GROUP_LIVE) are taken
+ * before volume creates (DB_GROUP_API), those before the reconciler's
+ * visits (DB_GROUP_RECON), and db_group_yield lets a
  * writer of many transactions (the failover pass, srv_drain.c) step aside
  * for them between its own: a report that renews a node's liveness waits
  * for at most one of that writer's transactions and one group, not for
@@ -61,6 +67,7 @@ static struct {
 
 static const char *const dg_lane_names[DB_GROUP_LANES] = {
 	[DB_GROUP_LIVE] = "live",
+	[DB_GROUP_API] = "api",
 	[DB_GROUP_RECON] = "recon",
 };
 

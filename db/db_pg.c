@@ -147,6 +147,7 @@ static int pg_run(struct db *db, const char *sql, int n, const char *const *para
 	ExecStatusType st;
 	int rc = AQ_OK;
 
+	db_stmt_note();
 	/* between transactions a broken connection is mended: a server restart
 	 * costs the statements in flight, not the process, and its prepared
 	 * statements */
@@ -263,6 +264,7 @@ static int pg_script(struct db *db, const char *sql, aq_msg *msg)
 	PGresult *res = PQexec(pg(db)->c, sql);
 	int rc = AQ_OK;
 
+	db_stmt_note();
 	if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
 		rc = pg_fail(db, res, msg);
 	PQclear(res);

@@ -78,6 +78,7 @@ static int sq_exec(struct db *db, const char *sql, aq_msg *msg)
 	char *err = NULL;
 	int rc = sqlite3_exec(sq(db), sql, NULL, NULL, &err);
 
+	db_stmt_note();
 	if (rc != SQLITE_OK) {
 		rc = (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
 			     ? aq_fail(msg, AQ_EBUSY, "database is busy, retry")
@@ -106,6 +107,7 @@ static int sq_prepare(struct db *db, const char *sql, sqlite3_stmt **st)
 	struct sq_cached *c;
 	int rc;
 
+	db_stmt_note(); /* every statement run comes here first */
 	for (int i = 0; i < s->ncached; i++) {
 		c = &s->cache[i];
 		if (c->hash == h && !c->busy && strcmp(c->sql, sql) == 0) {

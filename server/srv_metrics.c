@@ -451,21 +451,24 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 		ut_buf_addf(&b, "# HELP aquifer_db_commits_total Database commits of this process (transactions and single writes).\n"
 			     "# TYPE aquifer_db_commits_total counter\naquifer_db_commits_total %llu\n"
 			     "# HELP aquifer_db_syncs_total Group commit's fsyncs of the SQLite WAL, each shared by the commits written before it (0 on PostgreSQL).\n"
-			     "# TYPE aquifer_db_syncs_total counter\naquifer_db_syncs_total %llu\n",
-			     (unsigned long long)st.commits, (unsigned long long)st.syncs);
+			     "# TYPE aquifer_db_syncs_total counter\naquifer_db_syncs_total %llu\n"
+			     "# HELP aquifer_db_statements_total Statements this process gave the database engine (on PostgreSQL each a round trip).\n"
+			     "# TYPE aquifer_db_statements_total counter\naquifer_db_statements_total %llu\n",
+			     (unsigned long long)st.commits, (unsigned long long)st.syncs,
+			     (unsigned long long)st.statements);
 	}
 	{
 		struct db_group_stats gs;
 
 		db_group_stats(&gs);
-		ut_buf_addf(&b, "# HELP aquifer_db_group_transactions_total Group transactions (db_group_run: the reconciler's visits and the status reports, many in one commit).\n"
+		ut_buf_addf(&b, "# HELP aquifer_db_group_transactions_total Group transactions (db_group_run: the reconciler's visits, the status reports and volume creates, many in one commit).\n"
 			     "# TYPE aquifer_db_group_transactions_total counter\naquifer_db_group_transactions_total %llu\n"
 			     "# HELP aquifer_db_group_bodies_total Writes those group transactions ran (bodies per transaction: this over the transactions).\n"
 			     "# TYPE aquifer_db_group_bodies_total counter\naquifer_db_group_bodies_total %llu\n"
 			     "# HELP aquifer_db_group_alone_total Bodies run again alone after their group failed (a body's error or a conflict).\n"
 			     "# TYPE aquifer_db_group_alone_total counter\naquifer_db_group_alone_total %llu\n",
 			     (unsigned long long)gs.groups, (unsigned long long)gs.items, (unsigned long long)gs.alone);
-		ut_buf_addf(&b, "# HELP aquifer_db_group_lane_commits_total Group transactions that held at least one write of the lane (live: agents' status reports, taken first; recon: the reconciler's visits).\n"
+		ut_buf_addf(&b, "# HELP aquifer_db_group_lane_commits_total Group transactions that held at least one write of the lane (live: agents' status reports, taken first; api: volume creates; recon: the reconciler's visits).\n"
 			     "# TYPE aquifer_db_group_lane_commits_total counter\n");
 		for (int l = 0; l < DB_GROUP_LANES; l++)
 			ut_buf_addf(&b, "aquifer_db_group_lane_commits_total{lane=\"%s\"} %llu\n", db_group_lane_name(l),

@@ -201,8 +201,10 @@ int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name
 
 	snprintf(pname, sizeof(pname), "placements/%s", vn);
 	srv_place_location(vn, loc, sizeof(loc));
-	rc = db_get(req->db, pname, &pl);
-	if (rc == AQ_ENOENT && strcmp(action, "create") == 0) {
+	if (strcmp(action, "create") == 0) {
+		/* no read first (a statement, on PostgreSQL a round trip, under
+		 * the writer mutex): the INSERT says whether the name still has
+		 * a placement */
 		unsigned char sum[SHA256_DIGEST_LENGTH];
 		char fsid[17], dir[64], seed[900];
 
@@ -221,9 +223,12 @@ int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name
 			rc = AQ_ENOMEM;
 		else if ((rc = srv_svcaddr_assign(req->db, loc, pl, msg)) == AQ_OK)
 			rc = db_put(req->db, "placement", node, pname, pl, true);
+		if (rc == AQ_EEXIST)
+			rc = aq_fail(msg, AQ_EBUSY, "volume \"%s\" was just removed and its node is still deleting its data; retry in a few seconds",
+				     vn);
 		goto out;
 	}
-	if (rc != AQ_OK)
+	if ((rc = db_get(req->db, pname, &pl)) != AQ_OK)
 		goto out;
 	snprintf(node, node_cap, "%s", api_json_str(pl, "node", ""));
 	if (strcmp(action, "update") == 0) {

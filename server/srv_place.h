@@ -23,7 +23,9 @@ struct srv_req;
  * write its placement with the pending operation and action. For an update
  * or delete the volume keeps its node (update re-checks that node's
  * headroom). node gets the node's name, for the reconciler's kick after
- * the commit. */
+ * the commit. A create whose name still has a placement (an earlier volume
+ * of that name whose node is still deleting its data) is AQ_EBUSY: the
+ * name is reused once that is done. */
 int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name, const char *action, char *node,
 		     size_t node_cap, aq_msg *msg);
 /* Pick a READY node of location loc with room for mibps (skip: a node to

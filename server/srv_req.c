@@ -177,6 +177,16 @@ void srv_create_name(const struct srv_req *req, const char *collection, const ch
 	json_object_set_new(doc, "createTime", json_string(now));
 }
 
+/* Which of the parent's documents are missing, from what was read. */
+static int check_parent_found(struct srv_req *req, bool need_location, bool project, bool location)
+{
+	if (!project)
+		return aq_fail(&req->msg, AQ_ENOENT, "project \"%s\" not found", req->params[0]);
+	if (need_location && !location)
+		return aq_fail(&req->msg, AQ_ENOENT, "location \"%s\" not found (a cluster admin creates locations with POST /v1/locations?locationId=ID)", req->params[1]);
+	return AQ_OK;
+}
+
 int srv_check_parent(struct srv_req *req, enum srv_parent_check what)
 {
 	bool need_location = what != SRV_PARENT_PROJECT;
@@ -192,15 +202,36 @@ int srv_check_parent(struct srv_req *req, enum srv_parent_check what)
 	json_decref(doc);
 	doc = NULL;
 	if (rc == AQ_ENOENT)
-		return aq_fail(&req->msg, AQ_ENOENT, "project \"%s\" not found", req->params[0]);
+		return check_parent_found(req, need_location, false, false);
 	if (rc != AQ_OK || !need_location)
 		return rc;
 	snprintf(name, sizeof(name), "locations/%s", req->params[1]);
 	rc = db_get(req->db, name, &doc);
 	json_decref(doc);
 	if (rc == AQ_ENOENT)
-		return aq_fail(&req->msg, AQ_ENOENT, "location \"%s\" not found (a cluster admin creates locations with POST /v1/locations?locationId=ID)", req->params[1]);
+		return check_parent_found(req, need_location, true, false);
 	return rc;
+}
+
+int srv_check_parent_names(const struct srv_req *req, json_t *names)
+{
+	char name[600];
+
+	snprintf(name, sizeof(name), "projects/%s", req->params[0]);
+	if (json_array_append_new(names, json_string(name)) != 0)
+		return AQ_ENOMEM;
+	snprintf(name, sizeof(name), "locations/%s", req->params[1]);
+	return json_array_append_new(names, json_string(name)) == 0 ? AQ_OK : AQ_ENOMEM;
+}
+
+int srv_check_parent_in(struct srv_req *req, const json_t *docs)
+{
+	char project[600], location[600];
+
+	snprintf(project, sizeof(project), "projects/%s", req->params[0]);
+	snprintf(location, sizeof(location), "locations/%s", req->params[1]);
+	return check_parent_found(req, true, json_object_get(docs, project) != NULL,
+				  json_object_get(docs, location) != NULL);
 }
 
 int srv_list(struct srv_req *req, const char *kind, const char *parent, json_t **items, char **next)

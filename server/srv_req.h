@@ -119,6 +119,12 @@ void srv_parent(const struct srv_req *req, char *out, size_t cap);
  * accepts location "-", meaning every location of the project. */
 enum srv_parent_check { SRV_PARENT_PROJECT, SRV_PARENT_LOCATION, SRV_PARENT_LIST };
 int srv_check_parent(struct srv_req *req, enum srv_parent_check what);
+/* The same check (SRV_PARENT_LOCATION) from documents read with others in
+ * one db_get_many: srv_check_parent_names appends the parent's names to
+ * names; srv_check_parent_in answers from docs ({name: doc} of those that
+ * exist) as srv_check_parent would. */
+int srv_check_parent_names(const struct srv_req *req, json_t *names);
+int srv_check_parent_in(struct srv_req *req, const json_t *docs);
 
 /* List kind under parent with the request's pageSize/pageToken/filter/orderBy;
  * *items and *next as db_list. */

@@ -1,5 +1,7 @@
 /* srv_volume: volumes. Validation is pure (api_volume_check, the math);
  * the apply step writes the volume and its operation in one transaction.
+ * A create's transaction is a group body (db_group_run, the api lane):
+ * the creates of clients that arrive while one runs share one commit.
  * A volume's throughputMibps is stored: the user's figure in MANUAL pools,
  * the computed limit in AUTO and FLEX pools (recomputed whenever its
  * capacity, tiering or pool changes), so pool sums are one query. */
@@ -43,11 +45,11 @@ static int vol_load(struct srv_req *req, const char *name, json_t **doc)
 	return rc;
 }
 
-/* Resolve the volume's storagePool (an ID or a full name in this project
- * and location) to its full name and load the pool. */
-static int vol_pool(struct srv_req *req, json_t *vol, json_t **pool)
+/* The full name of the volume's storagePool (an ID or a full name in this
+ * project and location). */
+static int vol_pool_name(struct srv_req *req, const json_t *vol, char *full, size_t cap)
 {
-	char parent[600], full[800];
+	char parent[600];
 	const char *sp = api_json_str(vol, "storagePool", "");
 	int rc;
 
@@ -57,17 +59,62 @@ static int vol_pool(struct srv_req *req, json_t *vol, json_t **pool)
 
 		if (strncmp(sp, parent, n) != 0 || strncmp(sp + n, "/storagePools/", 14) != 0)
 			return aq_fail(&req->msg, AQ_EINVAL, "storagePool \"%s\" must be in %s", sp, parent);
-		snprintf(full, sizeof(full), "%s", sp);
+		snprintf(full, cap, "%s", sp);
 	} else {
 		if ((rc = api_id_check(sp, "storagePool", &req->msg)) != AQ_OK)
 			return rc;
-		snprintf(full, sizeof(full), "%s/storagePools/%s", parent, sp);
+		snprintf(full, cap, "%s/storagePools/%s", parent, sp);
 	}
+	return AQ_OK;
+}
+
+/* Resolve the volume's storagePool to its full name and load the pool. */
+static int vol_pool(struct srv_req *req, json_t *vol, json_t **pool)
+{
+	char full[800];
+	int rc;
+
+	if ((rc = vol_pool_name(req, vol, full, sizeof(full))) != AQ_OK)
+		return rc;
 	rc = db_get(req->db, full, pool);
 	if (rc == AQ_ENOENT)
 		return aq_fail(&req->msg, AQ_ENOENT, "storagePool \"%s\" not found", full);
 	/* kept as sent (ID or full name): it reads back as the client wrote it,
 	 * so a Terraform config using either form shows no diff */
+	return rc;
+}
+
+/* A create's project, location and pool in one query (on PostgreSQL each
+ * query is a round trip under the writer mutex), refused as
+ * srv_check_parent and vol_pool would, in that order. */
+static int vol_create_parents(struct srv_req *req, json_t *vol, json_t **pool)
+{
+	char full[800];
+	aq_msg pool_msg = { .text = "" };
+	json_t *names = json_array(), *docs = NULL;
+	int rc, pool_rc;
+
+	if (!names)
+		return AQ_ENOMEM;
+	if ((rc = srv_check_parent_names(req, names)) != AQ_OK)
+		goto out;
+	pool_rc = vol_pool_name(req, vol, full, sizeof(full));
+	pool_msg = req->msg;
+	if (pool_rc == AQ_OK && json_array_append_new(names, json_string(full)) != 0) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
+	if ((rc = db_get_many(req->db, names, &docs)) != AQ_OK || (rc = srv_check_parent_in(req, docs)) != AQ_OK)
+		goto out;
+	if (pool_rc != AQ_OK) {
+		req->msg = pool_msg;
+		rc = pool_rc;
+	} else if (!(*pool = json_incref(json_object_get(docs, full)))) {
+		rc = aq_fail(&req->msg, AQ_ENOENT, "storagePool \"%s\" not found", full);
+	}
+out:
+	json_decref(names);
+	json_decref(docs);
 	return rc;
 }
 
@@ -182,82 +229,163 @@ static int vol_shelf_room(struct srv_req *req, const char *name, const json_t *v
 	return srv_place_shelf_room(req->db, loc, grow, &req->msg);
 }
 
-/* The apply step every volume mutation ends with: an operation that is done
- * when the volume's node has applied the change (srv_reconcile.c), the
- * placement that carries it, commit, and a kick to the reconciler. A
- * volume no node can take fails its operation with RESOURCE_EXHAUSTED and
- * stores nothing else. */
-static int vol_pending(struct srv_req *req, const char *parent, const char *name, const json_t *vol,
-		       const char *verb, json_t **resp)
+/* The apply step's writes, in the caller's transaction: an operation that
+ * is done when the volume's node has applied the change
+ * (srv_reconcile.c) and the placement that carries it. *op gets the
+ * operation, node its node; a volume no node can take is AQ_EEXHAUSTED or
+ * AQ_EUNAVAIL with why saying so, for vol_unplaced. */
+static int vol_apply(struct srv_req *req, const char *parent, const char *name, const json_t *vol,
+		     const char *verb, json_t **op, char *node, size_t node_cap, aq_msg *why)
 {
-	json_t *op = NULL;
-	aq_msg why = { .text = "" };
-	char node[200] = "";
 	int rc;
 
-	if ((rc = srv_op_create(req, parent, name, verb, false, NULL, &op)) != AQ_OK)
+	node[0] = '\0';
+	if ((rc = srv_op_create(req, parent, name, verb, false, NULL, op)) != AQ_OK)
 		return rc;
-	rc = srv_place_volume(req, vol, api_json_str(op, "name", ""), verb, node, sizeof(node), &why);
-	if (rc == AQ_EEXHAUSTED || rc == AQ_EUNAVAIL) {
-		/* nothing but the failed operation is kept */
-		db_rollback(req->db);
-		json_decref(op);
-		op = NULL;
-		if ((rc = db_begin(req->db)) != AQ_OK ||
-		    (rc = srv_op_create(req, parent, name, verb, true, NULL, &op)) != AQ_OK ||
-		    (rc = srv_op_finish(req->db, api_json_str(op, "name", ""), NULL, AQ_EEXHAUSTED, why.text)) != AQ_OK)
-			goto out;
-		if ((rc = db_commit(req->db)) == AQ_OK)
-			rc = db_get(req->db, api_json_str(op, "name", ""), resp);
-		goto out;
-	}
+	rc = srv_place_volume(req, vol, api_json_str(*op, "name", ""), verb, node, node_cap, why);
 	if (rc == AQ_ENOENT && strcmp(verb, "delete") == 0) {
 		/* never placed (a failed create): nothing for a node to do */
 		json_t *empty = json_pack("{s:s}", "@type", EMPTY_TYPE);
 
 		rc = db_delete(req->db, name);
 		if (rc == AQ_OK)
-			rc = srv_op_finish(req->db, api_json_str(op, "name", ""), empty, AQ_OK, NULL);
+			rc = srv_op_finish(req->db, api_json_str(*op, "name", ""), empty, AQ_OK, NULL);
 		json_decref(empty);
+	} else if (rc != AQ_OK && rc != AQ_EEXHAUSTED && rc != AQ_EUNAVAIL && why->text[0]) {
+		req->msg = *why; /* placement's own refusal (a name still in use) */
 	}
-	if (rc != AQ_OK)
+	return rc;
+}
+
+/* No node could take the volume (why): nothing but a failed operation is
+ * kept, in a transaction of its own; *resp gets it. */
+static int vol_unplaced(struct srv_req *req, const char *parent, const char *name, const char *verb,
+			const aq_msg *why, json_t **resp)
+{
+	json_t *op = NULL;
+	int rc;
+
+	db_rollback(req->db);
+	if ((rc = db_begin(req->db)) != AQ_OK ||
+	    (rc = srv_op_create(req, parent, name, verb, true, NULL, &op)) != AQ_OK ||
+	    (rc = srv_op_finish(req->db, api_json_str(op, "name", ""), NULL, AQ_EEXHAUSTED, why->text)) != AQ_OK)
 		goto out;
-	if ((rc = db_commit(req->db)) != AQ_OK)
-		goto out;
-	if (db_get(req->db, api_json_str(op, "name", ""), resp) != AQ_OK) {
-		*resp = op;
-		op = NULL;
-	}
-	if (*node)
-		srv_kick(req->srv, node);
+	if ((rc = db_commit(req->db)) == AQ_OK)
+		rc = db_get(req->db, api_json_str(op, "name", ""), resp);
 out:
+	db_rollback(req->db);
 	json_decref(op);
 	return rc;
 }
 
-/* A name whose earlier volume's data its node is still deleting (a
- * cancelled create) is reused only once that is done. */
-static int vol_cleaned(struct srv_req *req, const char *name)
+/* After the commit: the operation as stored (else as written) to *resp
+ * (takes op) and a kick to the reconciler for node. */
+static void vol_answer(struct srv_req *req, json_t *op, const char *node, json_t **resp)
 {
-	char pname[800];
-	json_t *pl = NULL;
+	if (db_get(req->db, api_json_str(op, "name", ""), resp) != AQ_OK) {
+		*resp = op;
+		op = NULL;
+	}
+	json_decref(op);
+	if (*node)
+		srv_kick(req->srv, node);
+}
+
+/* The apply step every update and delete ends with: vol_apply, commit,
+ * vol_answer; a volume no node can take fails its operation with
+ * RESOURCE_EXHAUSTED and stores nothing else. */
+static int vol_pending(struct srv_req *req, const char *parent, const char *name, const json_t *vol,
+		       const char *verb, json_t **resp)
+{
+	json_t *op = NULL;
+	aq_msg why = { .text = "" };
+	char node[200] = "";
+	int rc = vol_apply(req, parent, name, vol, verb, &op, node, sizeof(node), &why);
+
+	if (rc == AQ_EEXHAUSTED || rc == AQ_EUNAVAIL) {
+		json_decref(op);
+		return vol_unplaced(req, parent, name, verb, &why, resp);
+	}
+	if (rc == AQ_OK && (rc = db_commit(req->db)) == AQ_OK) {
+		vol_answer(req, op, node, resp);
+		op = NULL;
+	}
+	json_decref(op);
+	return rc;
+}
+
+/* A create's checks, in the caller's transaction: its parents and pool
+ * (vol_create_parents), the share name, the pool's and the shelves'
+ * room, and what a clone, restore or backup config asks. vol gets what
+ * the pool decides; *pool the pool. */
+static int vol_create_check(struct srv_req *req, const char *parent, const char *name, json_t *vol,
+			    bool throughput_given, json_t **pool)
+{
 	int rc;
 
-	snprintf(pname, sizeof(pname), "placements/%s", name);
-	rc = db_get(req->db, pname, &pl);
-	json_decref(pl);
-	if (rc == AQ_ENOENT)
-		return AQ_OK;
-	return rc == AQ_OK ? aq_fail(&req->msg, AQ_EBUSY, "volume \"%s\" was just removed and its node is still deleting its data; retry in a few seconds", name)
-			   : rc;
+	if ((rc = vol_create_parents(req, vol, pool)) != AQ_OK ||
+	    (rc = vol_share_free(req, api_json_str(vol, "shareName", ""))) != AQ_OK ||
+	    (rc = vol_fit(req, *pool, vol, NULL, throughput_given)) != AQ_OK ||
+	    (rc = vol_shelf_room(req, name, vol, NULL)) != AQ_OK ||
+	    (rc = srv_snapshot_clone_check(req->db, parent, vol, &req->msg)) != AQ_OK ||
+	    (rc = srv_backup_restore_check(req->db, parent, vol, &req->msg)) != AQ_OK ||
+	    (rc = srv_bconfig_check(req->db, parent, vol, &req->msg)) != AQ_OK)
+		return rc;
+	return srv_backup_volume_chain(req->db, vol);
+}
+
+/* One create as a group body (db_group_run, lane DB_GROUP_API): its checks
+ * and writes in a transaction it may share with other clients' creates,
+ * so that one commit (one WAL flush on PostgreSQL, one COMMIT on SQLite)
+ * serves them all; each is answered only once that commit is durable. It
+ * runs on the group leader's connection (req->db for its time) and may run
+ * twice (alone, when its group failed), so it starts from the request's
+ * input each time. */
+struct vol_create {
+	struct srv_req *req;
+	const char *parent, *name;
+	const json_t *in;    /* the volume as the request made it */
+	bool throughput_given;
+	json_t *op;          /* out: the operation written */
+	char node[200];      /* out: the node that takes it */
+	aq_msg why;          /* out: why no node could */
+	bool unplaced;       /* out: no node could (why) */
+};
+
+static int vol_create_body(struct db *db, void *arg)
+{
+	struct vol_create *c = arg;
+	struct srv_req *req = c->req;
+	struct db *own = req->db;
+	json_t *doc = json_deep_copy(c->in), *pool = NULL;
+	int rc;
+
+	json_decref(c->op);
+	c->op = NULL;
+	c->unplaced = false;
+	c->why.text[0] = '\0';
+	if (!doc)
+		return AQ_ENOMEM;
+	req->db = db;
+	if ((rc = vol_create_check(req, c->parent, c->name, doc, c->throughput_given, &pool)) != AQ_OK ||
+	    (rc = srv_put_new(req, "volume", c->parent, c->name, doc, "volume", c->name)) != AQ_OK)
+		goto out;
+	rc = vol_apply(req, c->parent, c->name, doc, "create", &c->op, c->node, sizeof(c->node), &c->why);
+	c->unplaced = rc == AQ_EEXHAUSTED || rc == AQ_EUNAVAIL;
+out:
+	req->db = own;
+	json_decref(doc);
+	json_decref(pool);
+	return rc;
 }
 
 int srv_h_volume_create(struct srv_req *req, json_t **resp)
 {
 	const char *id;
 	char parent[600], name[700], now[48];
-	json_t *doc = NULL, *pool = NULL, *out = NULL;
-	bool validate;
+	json_t *doc = NULL, *pool = NULL;
+	struct vol_create c;
+	bool validate, throughput_given;
 	int rc;
 
 	if ((rc = srv_create_input(req, "volumeId", api_volume_fields, "volume", api_volume_check, &id,
@@ -273,31 +401,29 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 	api_json_set_int64(doc, "hotTierSizeUsedGib", 0);
 	if ((rc = api_volume_check_supported(doc, &req->msg)) != AQ_OK)
 		goto out;
-	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK ||
-	    (rc = vol_pool(req, doc, &pool)) != AQ_OK ||
-	    (rc = vol_share_free(req, api_json_str(doc, "shareName", ""))) != AQ_OK ||
-	    (rc = vol_fit(req, pool, doc, NULL, json_object_get(doc, "throughputMibps") != NULL)) != AQ_OK ||
-	    (rc = vol_shelf_room(req, name, doc, NULL)) != AQ_OK ||
-	    (rc = srv_snapshot_clone_check(req->db, parent, doc, &req->msg)) != AQ_OK ||
-	    (rc = srv_backup_restore_check(req->db, parent, doc, &req->msg)) != AQ_OK ||
-	    (rc = srv_bconfig_check(req->db, parent, doc, &req->msg)) != AQ_OK ||
-	    (rc = srv_backup_volume_chain(req->db, doc)) != AQ_OK)
-		goto out;
-	out = json_deep_copy(doc);
-	json_object_set_new(out, "@type", json_string(VOL_TYPE));
+	throughput_given = json_object_get(doc, "throughputMibps") != NULL;
 	if (validate) {
-		*resp = srv_op_preview(parent, name, "create", out);
+		if ((rc = db_begin(req->db)) != AQ_OK ||
+		    (rc = vol_create_check(req, parent, name, doc, throughput_given, &pool)) != AQ_OK)
+			goto out;
+		json_object_set_new(doc, "@type", json_string(VOL_TYPE));
+		*resp = srv_op_preview(parent, name, "create", doc);
 		goto out;
 	}
-	if ((rc = srv_put_new(req, "volume", parent, name, doc, "volume", name)) != AQ_OK ||
-	    (rc = vol_cleaned(req, name)) != AQ_OK ||
-	    (rc = vol_pending(req, parent, name, doc, "create", resp)) != AQ_OK)
-		goto out;
+	c = (struct vol_create){ .req = req, .parent = parent, .name = name, .in = doc,
+				 .throughput_given = throughput_given };
+	rc = db_group_run(req->db, DB_GROUP_API, vol_create_body, &c);
+	if (c.unplaced && (rc == AQ_EEXHAUSTED || rc == AQ_EUNAVAIL))
+		rc = vol_unplaced(req, parent, name, "create", &c.why, resp);
+	else if (rc == AQ_OK) {
+		vol_answer(req, c.op, c.node, resp);
+		c.op = NULL;
+	}
+	json_decref(c.op);
 out:
 	db_rollback(req->db);
 	json_decref(doc);
 	json_decref(pool);
-	json_decref(out);
 	return rc;
 }
 
