@@ -151,7 +151,7 @@ static void sq_finish(struct db *db, sqlite3_stmt *st)
 			s->cache[i].busy = false;
 			return;
 		}
-	sq_finish(db, st);
+	sqlite3_finalize(st);
 }
 
 /* Run a statement without parameters or rows, cached. */

@@ -112,6 +112,31 @@ START_TEST(test_list_fields)
 }
 END_TEST
 
+/* More distinct statements than the engine keeps prepared (SQLite's cache
+ * holds 64): the ones past it are prepared, run and finalized each time,
+ * and give the same answers. */
+START_TEST(test_many_statements)
+{
+	char names[100][8];
+	const char *f[1];
+	json_t *items = NULL;
+
+	put("node", "locations/b", "nodes/b1", 3);
+	for (int i = 0; i < 100; i++) {
+		snprintf(names[i], sizeof(names[i]), "f%d", i);
+		f[0] = i == 99 ? "x" : names[i];
+		ck_assert_int_eq(db_list_fields(db, "node", "locations/b", f, 1, &items), AQ_OK);
+		ck_assert_int_eq(json_array_size(items), 1);
+		json_decref(items);
+		items = NULL;
+	}
+	f[0] = "x";
+	ck_assert_int_eq(db_list_fields(db, "node", "locations/b", f, 1, &items), AQ_OK);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(items, 0), "x")), 3);
+	json_decref(items);
+}
+END_TEST
+
 static Suite *batch_suite(void)
 {
 	Suite *s = suite_create("db_batch");
@@ -121,6 +146,7 @@ static Suite *batch_suite(void)
 	tcase_add_test(tc, test_get_many);
 	tcase_add_test(tc, test_parents_with);
 	tcase_add_test(tc, test_list_fields);
+	tcase_add_test(tc, test_many_statements);
 	suite_add_tcase(s, tc);
 	return s;
 }
