@@ -197,6 +197,69 @@ static uint64_t open_space_limit(struct vol_obj *file)
 	return (uint64_t)file->st.st_size + fs.abytes;
 }
 
+/* How to take back what open_share granted, when the cut that follows
+ * fails: the open (nfs4_lock_owner's id), whether this OPEN made it, its
+ * seqid, access and deny as open_share left them and those it had before. */
+struct open_undo {
+	uint64_t id;
+	bool fresh;
+	uint32_t seqid, access, deny, old_access, old_deny;
+};
+
+/* OPEN's share reservation (under s->mu): owner's open of the file, made
+ * when it has none, holds access and deny on top of what it held, in *out;
+ * *u says how to take it back (open_unshare). On failure nothing changed:
+ * a fresh open is released. */
+static uint32_t open_share(struct nfs4_cx *cx, const uint8_t *owner, uint32_t olen, const struct vol_fh *fh,
+			   const struct vol_lock_key *k, uint32_t access, uint32_t deny, struct nfs4_open **out,
+			   struct open_undo *u)
+{
+	struct nfs4_srv *s = cx->srv;
+	struct nfs4_open *o;
+	uint32_t st;
+
+	if (!s->locks)
+		s->locks = vol_store_locks(cx->call->store);
+	if (!cx->sess->clp || !(o = nfs4_open_get(s, cx->sess->clp, owner, olen, fh, &u->fresh)))
+		return NFS4ERR_RESOURCE;
+	u->old_access = o->access;
+	u->old_deny = o->deny;
+	if ((st = share(s, o, k, o->access | access, o->deny | deny)) != NFS4_OK) {
+		if (u->fresh)
+			nfs4_open_release(s, o); /* nothing granted */
+		return st;
+	}
+	u->id = nfs4_lock_owner(s, o).id;
+	u->seqid = o->seqid;
+	u->access = o->access;
+	u->deny = o->deny;
+	*out = o;
+	return NFS4_OK;
+}
+
+/* Give back what open_share granted o (under s->mu), unless another OPEN
+ * of the same owner and file was granted on it meanwhile: that grant
+ * stands. Going back to a subset of a reservation is never refused. */
+static void open_unshare(struct nfs4_srv *s, struct nfs4_open *o, const struct open_undo *u)
+{
+	if (o->seqid != u->seqid || o->access != u->access || o->deny != u->deny)
+		return;
+	if (u->fresh)
+		nfs4_open_release(s, o);
+	else
+		(void)share(s, o, &o->lkey, u->old_access, u->old_deny);
+}
+
+/* The cut of an UNCHECKED4 OPEN of a file that exists: to size 0, stable
+ * before the reply as SETATTR's (RFC 8881 18.16.3). */
+static uint32_t open_cut(struct nfs4_cx *cx, struct vol_obj *file)
+{
+	struct vol_sattr t = { .set_size = true, .size = 0 };
+	int rc = vol_setattr_stable(file, &cx->cur.ecred, &t, NULL);
+
+	return rc != 0 ? nfs4_status(rc) : NFS4_OK;
+}
+
 uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 {
 	struct vol_obj obj = { .fd = -1 }, *file;
@@ -211,7 +274,8 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	const uint8_t *owner, *verf = NULL;
 	const char *name = NULL;
 	uint64_t before = 0, after = 0;
-	bool created = false, cut = false, fresh;
+	struct open_undo undo;
+	bool created = false, cut = false;
 	int allowed = 0, rc;
 
 	(void)xdr_u32(in); /* seqid: unused in v4.1 */
@@ -312,32 +376,37 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	if ((st = nfs4_grace_record(cx, file)) != NFS4_OK) /* on the shelf before any state */
 		goto out;
 	vol_lock_key_of(file, &k);
-	cut = claim == CLAIM_NULL && !created && opentype == 1 && how == UNCHECKED4 && sa.set_size;
+	/* UNCHECKED4 of a file that exists applies a size of 0 only, as knfsd
+	 * (RFC 8881 18.16.3: createattrs are not used, "except that when
+	 * createattrs specifies the size attribute with a size of zero, the
+	 * existing file is truncated") */
+	cut = claim == CLAIM_NULL && !created && opentype == 1 && how == UNCHECKED4 && sa.set_size && sa.size == 0;
+	if (cut && !(access & OPEN4_SHARE_ACCESS_WRITE)) {
+		st = NFS4ERR_INVAL; /* a cut is a write: under a read-only open it would pass a DENY_WRITE (knfsd too) */
+		goto out;
+	}
 	if (((access & OPEN4_SHARE_ACCESS_WRITE) || cut ? nfs4_deleg_conflict(cx, &k, true)
 							: nfs4_deleg_conflict_read(cx, &k)) ||
 	    (claim != CLAIM_DELEG_CUR_FH && claim != CLAIM_PREVIOUS && nfs4_deleg_conflict_owner(cx, &k, owner, olen))) {
 		st = NFS4ERR_DELAY; /* another client's delegation is being recalled */
 		goto out;
 	}
-	if (cut) {
-		struct vol_sattr t = { .set_size = true, .size = sa.size };
-
-		/* UNCHECKED4 of an existing file: its size, after the recall of
-		 * any delegation it would change under, and stable before the
-		 * reply as SETATTR's (RFC 8881 18.16.3); attrset says so */
-		if ((rc = vol_setattr_stable(file, &cx->cur.ecred, &t, NULL)) != 0) {
-			st = nfs4_status(rc);
-			goto out;
-		}
-		memset(set, 0, sizeof(set));
-		set[0] = 1u << 4; /* size: the only createattr applied to a file that exists */
-	}
 	(void)vol_refresh(file); /* the change a write delegation's holder starts from (CB_GETATTR) */
 	pthread_mutex_lock(&cx->srv->mu);
-	if (!cx->srv->locks)
-		cx->srv->locks = vol_store_locks(cx->call->store);
-	o = cx->sess->clp ? nfs4_open_get(cx->srv, cx->sess->clp, owner, olen, &fh, &fresh) : NULL;
-	st = o ? share(cx->srv, o, &k, o->access | access, o->deny | deny) : NFS4ERR_RESOURCE;
+	st = open_share(cx, owner, olen, &fh, &k, access, deny, &o, &undo);
+	if (st == NFS4_OK && cut) {
+		/* the cut once the reservation is held: an OPEN another owner's
+		 * deny refuses leaves the file as it was; out of mu, as it syncs */
+		pthread_mutex_unlock(&cx->srv->mu);
+		st = open_cut(cx, file);
+		(void)vol_refresh(file);
+		pthread_mutex_lock(&cx->srv->mu);
+		o = nfs4_state_by_id(cx->srv, undo.id);
+		if (st != NFS4_OK && o)
+			open_unshare(cx->srv, o, &undo); /* a refused cut grants nothing */
+		else if (st == NFS4_OK && !o)
+			st = NFS4ERR_DELAY; /* a CLOSE of this owner's open raced the OPEN: the client asks again */
+	}
 	if (st == NFS4_OK) {
 		o->seqid++;
 		nfs4_open_stateid(cx->srv, o, &sid);
@@ -348,8 +417,6 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 				deleg = nfs4_deleg_grant(cx, o, &k, o->access, wdeleg, nfs4_change(&file->st), &why,
 							 &dsid);
 		}
-	} else if (o && fresh) {
-		nfs4_open_release(cx->srv, o); /* nothing granted */
 	}
 	pthread_mutex_unlock(&cx->srv->mu);
 	if (st != NFS4_OK)
@@ -361,8 +428,10 @@ uint32_t nfs4_op_open(struct nfs4_cx *cx, struct xdr_cur *in)
 	xdr_put_u64(cx->out, before);
 	xdr_put_u64(cx->out, after);
 	xdr_put_u32(cx->out, 4); /* OPEN4_RESULT_LOCKTYPE_POSIX */
-	if (!created && !cut)
+	if (!created) { /* of a file that existed: the size when it was cut, nothing else */
 		memset(set, 0, sizeof(set));
+		set[0] = cut ? 1u << 4 : 0;
+	}
 	nfs4_put_bitmap(cx->out, set, 3);
 	if (deleg) {
 		xdr_put_u32(cx->out, wdeleg ? OPEN_DELEGATE_WRITE : OPEN_DELEGATE_READ);

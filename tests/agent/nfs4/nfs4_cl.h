@@ -95,6 +95,10 @@ void nfs4_cl_open_create(struct ut_buf *b, const char *owner, const char *name, 
  * NULL, else EXCLUSIVE4_1 with verf (8 bytes). */
 void nfs4_cl_open_sized(struct ut_buf *b, const char *owner, const char *name, const uint8_t *verf, uint64_t size,
 			bool set_mode, uint32_t mode);
+/* OPEN4_CREATE UNCHECKED4 of name with share_access and share_deny,
+ * createattrs the size alone (0: an existing file is cut, O_TRUNC). */
+void nfs4_cl_open_trunc(struct ut_buf *b, const char *owner, const char *name, uint32_t access, uint32_t deny,
+			uint64_t size);
 void nfs4_cl_open_nocreate(struct ut_buf *b, const char *owner, const char *name, uint32_t access);
 void nfs4_cl_write(struct ut_buf *b, const struct nfs4_sid *sid, uint64_t off, const void *data, uint32_t len);
 void nfs4_cl_read(struct ut_buf *b, const struct nfs4_sid *sid, uint64_t off, uint32_t count);

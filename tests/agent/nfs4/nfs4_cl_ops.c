@@ -130,6 +130,20 @@ void nfs4_cl_open_sized(struct ut_buf *b, const char *owner, const char *name, c
 	put_str(b, name);
 }
 
+void nfs4_cl_open_trunc(struct ut_buf *b, const char *owner, const char *name, uint32_t access, uint32_t deny,
+			uint64_t size)
+{
+	open_head_deny(b, owner, access, deny);
+	xdr_put_u32(b, 1); /* OPEN4_CREATE */
+	xdr_put_u32(b, 0); /* UNCHECKED4 */
+	xdr_put_u32(b, 1);
+	xdr_put_u32(b, 1u << 4); /* size (4) */
+	xdr_put_u32(b, 8);
+	xdr_put_u64(b, size);
+	xdr_put_u32(b, 0); /* CLAIM_NULL */
+	put_str(b, name);
+}
+
 void nfs4_cl_open_nocreate(struct ut_buf *b, const char *owner, const char *name, uint32_t access)
 {
 	open_head(b, owner, access);

@@ -85,6 +85,36 @@ static uint32_t c4_verify_size(struct nfs4t_cl *x, uint32_t op, uint64_t size)
 	return nfs4_cl_op(&x->cur, op);
 }
 
+/* OPEN UNCHECKED4 of v0/f as x with access, deny and a size in its
+ * createattrs (0: O_TRUNC): the OPEN's status. */
+static uint32_t c4_open_trunc(struct nfs4t_cl *x, uint32_t access, uint32_t deny, uint64_t size)
+{
+	nfs4t_begin(x, 3);
+	nfs4_cl_putrootfh(&x->b);
+	nfs4_cl_lookup(&x->b, "v0");
+	nfs4_cl_open_trunc(&x->b, "open-owner", "f", access, deny, size);
+	nfs4t_send(x);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 24), OK4);
+	ck_assert_uint_eq(nfs4_cl_op(&x->cur, 15), OK4);
+	return nfs4_cl_op(&x->cur, 18);
+}
+
+/* What v0/f holds on disk (up to 63 bytes). */
+static const char *f_data(void)
+{
+	static char buf[64];
+	char p[300];
+	FILE *f;
+	size_t n;
+
+	snprintf(p, sizeof(p), "%s/f", ts.cfg[0].root);
+	ck_assert_ptr_nonnull(f = fopen(p, "r"));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	ck_assert_int_eq(fclose(f), 0);
+	buf[n] = '\0';
+	return buf;
+}
+
 /* ---------- SMB ---------- */
 
 static void smb_conn(void)
@@ -287,6 +317,33 @@ START_TEST(test_verify)
 }
 END_TEST
 
+/* An OPEN UNCHECKED4 with a size of 0 (O_TRUNC) of a file another owner
+ * denies writing is refused and leaves the file as it was: the cut is made
+ * only once the share reservation is granted. A size of 0 under an open
+ * for reading only is NFS4ERR_INVAL (the cut is a write; knfsd's answer).
+ * Once the deny is gone the same OPEN cuts the file. */
+START_TEST(test_trunc_after_share)
+{
+	ck_assert_uint_eq(nfs4t_open(&P, RD, WR), OK4); /* P reads, denies writers */
+	ck_assert_uint_eq(c4_open_trunc(&Q, BOTH, 0, 0), SHARE_DENIED4);
+	ck_assert_str_eq(f_data(), "0123456789");
+	ck_assert_uint_eq(c4_open_trunc(&Q, WR, 0, 0), SHARE_DENIED4);
+	ck_assert_str_eq(f_data(), "0123456789");
+	ck_assert_uint_eq(c4_open_trunc(&Q, RD, 0, 0), INVAL4);
+	ck_assert_str_eq(f_data(), "0123456789");
+	ck_assert_uint_eq(nfs4t_close(&P), OK4);
+	/* an SMB open that shares reading only refuses it the same way */
+	smb_conn();
+	ck_assert_uint_eq(smb_create(FILE_READ_DATA_, SHARE_READ_), STATUS_SUCCESS);
+	ck_assert_uint_eq(c4_open_trunc(&Q, BOTH, 0, 0), SHARE_DENIED4);
+	ck_assert_str_eq(f_data(), "0123456789");
+	smbt_conns_free(ssrv);
+	ck_assert_uint_eq(c4_open_trunc(&Q, BOTH, 0, 0), OK4);
+	ck_assert_str_eq(f_data(), "");
+	ck_assert_uint_eq(nfs4t_open(&P, RD, WR), SHARE_DENIED4); /* Q's open writes */
+}
+END_TEST
+
 /* In a volume's grace period an SMB CREATE that denies others reading or
  * writing, and an SMB byte-range lock, are refused (FILE_LOCK_CONFLICT) as
  * a v4.1 OPEN with deny is (GRACE): either could stand in the way of state
@@ -333,6 +390,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_deny_smb);
 	tcase_add_test(tc, test_downgrade);
 	tcase_add_test(tc, test_verify);
+	tcase_add_test(tc, test_trunc_after_share);
 	tcase_add_test(tc, test_grace_smb);
 	suite_add_tcase(s, tc);
 	return s;

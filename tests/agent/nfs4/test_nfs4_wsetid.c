@@ -19,16 +19,20 @@
  * The suite plays the Linux client of the VM check: the same rules for
  * which stateid and credential it sends. It also counts the syncs that
  * make a change of attributes stable before the reply: a SETATTR's, and an
- * OPEN UNCHECKED4's that cuts a file that exists; and that an OPEN
+ * OPEN UNCHECKED4's that cuts a file that exists (only a size of 0 does;
+ * a cut that fails gives the share reservation back); and that an OPEN
  * EXCLUSIVE4_1 sets the attributes its attrset says it set.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <check.h>
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,7 +43,7 @@
 #include "tests/lib/aqt_store.h"
 
 enum { OK4 = 0, DELAY4 = 10008, RD = 1, WR = 2, BOTH = 3, DT_NONE = 0, DT_WRITE = 2, DT_NONE_EXT = 3,
-       WANT_WRITE = 0x200, AQU = 1000 };
+       WANT_WRITE = 0x200, WANT_NO_DELEG = 0x400, AQU = 1000 };
 
 static struct aqt_store ts;
 static struct nfs_srv *nsrv;
@@ -256,46 +260,131 @@ START_TEST(test_setattr_synced)
 }
 END_TEST
 
-/* An OPEN UNCHECKED4 of an existing file with a size in its createattrs
- * cuts the file as a SETATTR would, and, as a SETATTR's, the cut is stable
- * before the reply (RFC 8881 18.16.3): one file sync of the store. Its
- * attrset lists the size (18.16.4). */
-START_TEST(test_open_trunc_synced)
+/* v0/f on disk holds "0123456789" again; its path in p (cap bytes). */
+static void f_reset(char *p, size_t cap)
 {
-	struct vol_stats a, b;
-	struct nfs4_sid sid;
-	uint32_t n;
-	char p[200];
-	struct stat st;
 	FILE *f;
 
-	snprintf(p, sizeof(p), "%s/f", ts.cfg[0].root);
+	snprintf(p, cap, "%s/f", ts.cfg[0].root);
 	ck_assert_ptr_nonnull(f = fopen(p, "w"));
 	ck_assert_int_eq(fputs("0123456789", f) >= 0, 1);
 	ck_assert_int_eq(fclose(f), 0);
-	ck_assert_int_eq(vol_store_stats(ts.store, "vol0", &a), 0);
+}
+
+/* OPEN UNCHECKED4 of v0/f as owner with access, deny and the size alone in
+ * its createattrs: its status; on OK the attrset bitmap's first word in
+ * *set0 (the others must be 0). */
+static uint32_t open_trunc(const char *owner, uint32_t access, uint32_t deny, uint64_t size, uint32_t *set0)
+{
+	struct nfs4_sid sid;
+	uint32_t st, n;
+
 	nfs4t_begin(&P, 3);
 	nfs4_cl_putrootfh(&P.b);
 	nfs4_cl_lookup(&P.b, "v0");
-	nfs4_cl_open_sized(&P.b, "root", "f", NULL, 3, false, 0);
+	nfs4_cl_open_trunc(&P.b, owner, "f", access, deny, size);
 	nfs4t_send(&P);
 	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 24), OK4);
 	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 15), OK4);
-	ck_assert_uint_eq(nfs4_cl_op(&P.cur, 18), OK4);
+	if ((st = nfs4_cl_op(&P.cur, 18)) != OK4)
+		return st;
 	nfs4_cl_get_sid(&P.cur, &sid);
 	(void)xdr_fixed(&P.cur, 20); /* cinfo */
 	(void)xdr_u32(&P.cur);       /* rflags */
-	/* attrset: the size it set, nothing else (RFC 8881 18.16.4) */
 	n = xdr_u32(&P.cur);
-	ck_assert_uint_ge(n, 1);
-	ck_assert_uint_eq(xdr_u32(&P.cur), 1u << 4);
+	*set0 = n > 0 ? xdr_u32(&P.cur) : 0;
 	for (uint32_t i = 1; i < n && i < 4; i++)
 		ck_assert_uint_eq(xdr_u32(&P.cur), 0);
 	ck_assert_int_eq(P.cur.err, 0);
+	return OK4;
+}
+
+/* An OPEN UNCHECKED4 of an existing file with a size of 0 in its
+ * createattrs (O_TRUNC) cuts the file as a SETATTR would, and, as a
+ * SETATTR's, the cut is stable before the reply (RFC 8881 18.16.3): one
+ * file sync of the store. Its attrset lists the size (18.16.4). */
+START_TEST(test_open_trunc_synced)
+{
+	struct vol_stats a, b;
+	uint32_t set0;
+	char p[200];
+	struct stat st;
+
+	f_reset(p, sizeof(p));
+	ck_assert_int_eq(vol_store_stats(ts.store, "vol0", &a), 0);
+	ck_assert_uint_eq(open_trunc("root", BOTH, 0, 0, &set0), OK4);
+	ck_assert_uint_eq(set0, 1u << 4); /* the size it set, nothing else */
 	ck_assert_int_eq(vol_store_stats(ts.store, "vol0", &b), 0);
 	ck_assert_int_eq(stat(p, &st), 0);
-	ck_assert_int_eq(st.st_size, 3);
+	ck_assert_int_eq(st.st_size, 0);
 	ck_assert_uint_eq(b.filesyncs + b.logsyncs, a.filesyncs + a.logsyncs + 1);
+}
+END_TEST
+
+/* Any other size of an UNCHECKED4 OPEN of a file that exists is not used,
+ * as knfsd: RFC 8881 18.16.3, "the attributes specified by createattrs are
+ * not used, except that when createattrs specifies the size attribute with
+ * a size of zero, the existing file is truncated". attrset is empty and
+ * nothing is synced. */
+START_TEST(test_open_size_existing_ignored)
+{
+	struct vol_stats a, b;
+	uint32_t set0;
+	char p[200];
+	struct stat st;
+
+	f_reset(p, sizeof(p));
+	ck_assert_int_eq(vol_store_stats(ts.store, "vol0", &a), 0);
+	ck_assert_uint_eq(open_trunc("root", BOTH, 0, 3, &set0), OK4);
+	ck_assert_uint_eq(set0, 0);
+	ck_assert_uint_eq(open_trunc("root", BOTH, 0, 100, &set0), OK4);
+	ck_assert_uint_eq(set0, 0);
+	ck_assert_int_eq(vol_store_stats(ts.store, "vol0", &b), 0);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_size, 10);
+	ck_assert_uint_eq(b.filesyncs + b.logsyncs, a.filesyncs + a.logsyncs);
+}
+END_TEST
+
+/* Make the file at p append-only (on) or not: one the caller may write but
+ * not cut (truncate(2): EPERM). */
+static void append_only(const char *p, bool on)
+{
+	int fd, fl = 0;
+
+	ck_assert_int_ge(fd = open(p, O_RDONLY), 0);
+	ck_assert_int_eq(ioctl(fd, FS_IOC_GETFLAGS, &fl), 0);
+	fl = on ? fl | FS_APPEND_FL : fl & ~FS_APPEND_FL;
+	ck_assert_int_eq(ioctl(fd, FS_IOC_SETFLAGS, &fl), 0);
+	close(fd);
+}
+
+/* A cut that fails after the share reservation was granted gives the
+ * reservation back: a new open is released, an open the owner held
+ * before goes back to what it held. Another owner may then write. */
+START_TEST(test_open_trunc_fail_unshares)
+{
+	uint32_t set0, st1, st2;
+	char p[200];
+	struct stat st;
+
+	f_reset(p, sizeof(p));
+	/* looked up before it is append-only, when it can still be marked as
+	 * the volume's (vol_mark_adopt); no delegation, which the other
+	 * owner's OPEN would have to wait for */
+	ck_assert_uint_eq(open_trunc("reader", RD | WANT_NO_DELEG, 0, 5, &set0), OK4);
+	append_only(p, true);
+	st1 = open_trunc("cutter", BOTH, WR, 0, &set0); /* a new open */
+	st2 = open_trunc("reader", BOTH, WR, 0, &set0); /* an upgrade of reader's */
+	append_only(p, false);
+	ck_assert_uint_eq(st1, 1); /* NFS4ERR_PERM */
+	ck_assert_uint_eq(st2, 1);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_size, 10);
+	/* neither denies anything; reader still reads */
+	P.owner = "writer";
+	ck_assert_uint_eq(nfs4t_open(&P, WR, 0), OK4);
+	ck_assert_uint_eq(nfs4t_open(&P, WR, RD), 10015); /* NFS4ERR_SHARE_DENIED */
 }
 END_TEST
 
@@ -377,6 +466,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_holder_plain_chmod_keeps);
 	tcase_add_test(tc, test_setattr_synced);
 	tcase_add_test(tc, test_open_trunc_synced);
+	tcase_add_test(tc, test_open_size_existing_ignored);
+	tcase_add_test(tc, test_open_trunc_fail_unshares);
 	tcase_add_test(tc, test_open_excl41_attrs);
 	suite_add_tcase(s, tc);
 	return s;
