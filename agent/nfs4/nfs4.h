@@ -74,7 +74,10 @@
  * A holder that does not answer within half the lease time (at most 5 s),
  * or answers with an error or no size, is recalled as above (the GETATTR
  * answers NFS4ERR_DELAY, NFSv3 waits); its backchannel slot stays taken
- * until the reply or a lease, so the recall may follow that late. Other
+ * until the reply or a lease, so the recall may follow that late. A reply
+ * whose CB_SEQUENCE names another session, sequenceid or slot than the
+ * call's is no reply (a CB_GETATTR or CB_RECALL so answered failed as a
+ * lost one: the askers recall, the slot waits out the lease). Other
  * GETATTRs (mode, owner, ...), LOOKUP, ACCESS, READDIR of the parent and
  * the holder's own accesses neither ask nor recall, except an OPEN by
  * another open owner of its client (CLAIM_NULL / CLAIM_FH): Linux's

@@ -3,7 +3,8 @@
  * (CB_SEQUENCE on the session's one backchannel slot, then CB_RECALLs) or
  * a write delegation's CB_GETATTR (change and size, section 20.1), the
  * CB_NULL that probes a new backchannel, and the bounded decoders of the
- * client's replies to both. The reply comes from the
+ * client's replies to both, with the check that a reply's CB_SEQUENCE
+ * answers the call it came for. The reply comes from the
  * network: every length is checked against its cap before it is used, the
  * cursor's error is sticky and checked once, and nothing is allocated.
  */
@@ -192,4 +193,14 @@ int nfs4_cb_decode(const uint8_t *rec, size_t len, struct nfs4_cb_res *out)
 		return -EBADMSG;
 	*out = r;
 	return 0;
+}
+
+bool nfs4_cb_res_ours(const struct nfs4_cb_res *r, const uint8_t sess[NFS4_SESSIONID], uint32_t seq)
+{
+	/* refused, or CB_SEQUENCE failed: the client's answer, a failed callback */
+	if (!r->accepted || (r->nres > 0 && r->ops[0] == OP_CB_SEQUENCE && r->stats[0] != NFS4_OK))
+		return true;
+	/* a CB_SEQUENCE that succeeded echoes the call's session, sequence and
+	 * slot (RFC 8881 20.9.3, csr_*): anything else answers another call */
+	return r->seq_ok && !memcmp(r->sess, sess, NFS4_SESSIONID) && r->seq == seq && r->slot == 0;
 }

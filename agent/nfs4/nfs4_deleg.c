@@ -50,7 +50,9 @@
  * sends a CB_GETATTR of change and size when the session's backchannel slot
  * is free and no recall waits for it (cb_ask_next), and the reply goes to the
  * askers (cb_ask_answer, vol_lease_answer); unanswered within half a lease
- * (CB_ASK_MAX_MS at most), the askers recall.
+ * (CB_ASK_MAX_MS at most), the askers recall. A reply whose CB_SEQUENCE
+ * does not echo the call's session, sequence and slot answers nothing: the
+ * call failed as a lost one (cb_reply_stray).
  *
  * The backchannel is probed: every backchannel set up or changed
  * (nfs4_deleg_back, BACKCHANNEL_CTL) gets a CB_NULL from the backchannel
@@ -740,6 +742,22 @@ static bool cb_probe_reply(struct nfs4_srv *s, uint64_t conn_id, const uint8_t *
 	return false;
 }
 
+/* A reply to se's CB_COMPOUND whose CB_SEQUENCE names another session,
+ * sequence or slot (under s->mu): not the answer to the call, which failed
+ * as a lost one does. A CB_GETATTR's askers recall at once; the slot is
+ * not freed by it (the client's view of it is unknown): it waits out the
+ * lease as a lost call's, and a true reply meanwhile still frees it. */
+static void cb_reply_stray(struct nfs4_srv *s, struct nfs4_session *se)
+{
+	static const struct nfs4_cb_res failed; /* not accepted */
+
+	UT_WARN("nfs4", NULL, "a CB_COMPOUND reply whose CB_SEQUENCE does not match the call: taken as lost");
+	if (se->cb_ga) {
+		se->cb_ga = false;
+		cb_ask_answer(s, se, &failed);
+	}
+}
+
 void nfs4_cb_reply(void *ctx, uint64_t conn_id, const uint8_t *rec, size_t len)
 {
 	struct nfs4_srv *s = ctx;
@@ -759,6 +777,10 @@ void nfs4_cb_reply(void *ctx, uint64_t conn_id, const uint8_t *rec, size_t len)
 	for (struct nfs4_client *c = s->clients; c; c = c->next)
 		for (struct nfs4_session *se = c->sessions; se; se = se->next)
 			if (se->cb_busy && se->cb_xid == r.xid && se->back && nfs_conn_id(se->back) == conn_id) {
+				if (!nfs4_cb_res_ours(&r, se->id, se->cb_seq)) {
+					cb_reply_stray(s, se);
+					goto out;
+				}
 				se->cb_busy = false; /* the slot is free for the next CB_COMPOUND */
 				if (se->cb_ga) {
 					se->cb_ga = false;

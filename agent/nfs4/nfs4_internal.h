@@ -420,6 +420,11 @@ struct nfs4_cb_res {
 /* Decode a reply record (from its xid) with the bounded cursor: 0, or
  * -EBADMSG for anything short, oversized or not a reply (nothing kept). */
 int nfs4_cb_decode(const uint8_t *rec, size_t len, struct nfs4_cb_res *out);
+/* Whether decoded reply r answers the CB_COMPOUND sent in session sess
+ * with CB_SEQUENCE sequenceid seq on slot 0: a refusal and a failed
+ * CB_SEQUENCE do (a failed callback); a CB_SEQUENCE that succeeded must
+ * name that session, sequence and slot, and must come first. */
+bool nfs4_cb_res_ours(const struct nfs4_cb_res *r, const uint8_t sess[NFS4_SESSIONID], uint32_t seq);
 /* A CB_NULL call (the probe of a new backchannel) into b, its record mark
  * left for the sender. */
 void nfs4_cb_encode_null(struct ut_buf *b, uint32_t xid, uint32_t prog, uint32_t flavor);

@@ -533,6 +533,99 @@ START_TEST(test_cb_getattr)
 }
 END_TEST
 
+/* How a reply's CB_SEQUENCE may not match the call it answers. */
+enum { BAD_SEQ, BAD_SESS, BAD_SLOT };
+
+/* The call cb as a CB_SEQUENCE reply to another call would echo it: the
+ * next sequenceid, another session or slot 1. */
+static struct nfs4_cl_cb cb_mismatched(const struct nfs4_cl_cb *cb, int how)
+{
+	struct nfs4_cl_cb bad = *cb;
+
+	if (how == BAD_SEQ)
+		bad.seq++;
+	else if (how == BAD_SESS)
+		bad.sess[0] ^= 0xff;
+	else
+		bad.slot = 1;
+	return bad;
+}
+
+/* The next call on x's backchannel, within 20 s, parsed into *cb and taken off x. */
+static void next_cb(struct nfs4t_cl *x, struct nfs4_cl_cb *cb)
+{
+	ck_assert_int_eq(nfs4_cl_wait_cb(&x->c, 20000), 1);
+	ck_assert_int_eq(nfs4_cl_cb_parse(&x->c, cb), 0);
+	free(x->c.cb);
+	x->c.cb = NULL;
+}
+
+/* A CB_GETATTR answer whose CB_SEQUENCE names another sequenceid, session
+ * or slot than the call's answers nothing (RFC 8881 20.9.3): the NFSv3
+ * GETATTR that asked is not given the size it claims; the call failed as
+ * a lost one, so the holder is recalled (once the slot has waited out the
+ * lease) and the GETATTR answers the size the holder's writes made. */
+START_TEST(test_cb_getattr_mismatch)
+{
+	struct nfs4_cl_cb cb, bad;
+	struct nfs4_cl w;
+	struct xdr_cur cur;
+
+	for (int how = BAD_SEQ; how <= BAD_SLOT; how++) {
+		p_wdeleg();
+		ck_assert_int_eq(nfs4_cl_dial(&w, nfs_srv_port(nsrv)), 0);
+		v3_post(&w, 1);
+		next_cb(&P, &cb);
+		ck_assert_uint_eq(cb.ngetattr, 1);
+		bad = cb_mismatched(&cb, how);
+		ck_assert_int_eq(nfs4_cl_cb_reply_getattr(&P.c, &bad, 0, 999), 0);
+		ck_assert_msg(!readable_within(w.fd, 500), "mismatch %d: the GETATTR took the answer", how);
+		v3_waits_for_return(&w, &cur);
+		(void)xdr_fixed(&cur, 5 * 4);          /* type, mode, nlink, uid, gid */
+		ck_assert_uint_eq(xdr_u64(&cur), 17);  /* size: the holder's write, not 999 */
+		ck_assert_int_eq(cur.err, 0);
+		nfs4_cl_close(&w);
+	}
+}
+END_TEST
+
+/* A CB_RECALL answer with another sequenceid is no answer either: it does
+ * not free the backchannel's slot, so the next recall (of P's delegation
+ * of g) waits as after a lost reply (the lease, 3 s), then comes. */
+START_TEST(test_cb_recall_mismatch)
+{
+	struct nfs4_cl_cb cb, bad;
+	struct nfs4_sid gdeleg;
+	char p[300];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/g", ts.cfg[0].root);
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	ck_assert_int_eq(fclose(f), 0);
+	P.name = "g";
+	ck_assert_uint_eq(nfs4t_open(&P, BOTH, 0), OK4);
+	ck_assert_uint_eq(P.dtype, DT_WRITE);
+	gdeleg = P.deleg;
+	P.name = NULL;
+	ck_assert_uint_eq(nfs4t_open(&P, BOTH, 0), OK4); /* and f */
+	ck_assert_uint_eq(P.dtype, DT_WRITE);
+	ck_assert_uint_eq(nfs4t_open(&Q, RD, 0), DELAY4);
+	next_cb(&P, &cb);
+	ck_assert_uint_eq(cb.nrecalls, 1);
+	ck_assert_int_eq(memcmp(cb.recall[0].other, P.deleg.other, 12), 0);
+	bad = cb_mismatched(&cb, BAD_SEQ);
+	ck_assert_int_eq(nfs4_cl_cb_reply(&P.c, &bad, 0), 0);
+	Q.name = "g";
+	ck_assert_uint_eq(nfs4t_open(&Q, RD, 0), DELAY4);
+	expect_no_call(&P, 1500);                     /* the slot is still taken */
+	next_cb(&P, &cb);
+	ck_assert_uint_eq(cb.nrecalls, 1);
+	ck_assert_int_eq(memcmp(cb.recall[0].other, gdeleg.other, 12), 0);
+	ck_assert_uint_eq(cb.seq, bad.seq);           /* the next call on the slot */
+	ck_assert_int_eq(nfs4_cl_cb_reply(&P.c, &cb, 0), 0);
+}
+END_TEST
+
 /* An NFSv3 GETATTR whose CB_GETATTR the holder leaves unanswered (half a
  * lease) recalls it, waits in the server for the return, and answers the
  * size the holder's writes made. */
@@ -684,6 +777,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_recall_v4_lockt);
 	tcase_add_test(tc, test_recall_v4_remove);
 	tcase_add_test(tc, test_cb_getattr);
+	tcase_add_test(tc, test_cb_getattr_mismatch);
+	tcase_add_test(tc, test_cb_recall_mismatch);
 	tcase_add_test(tc, test_recall_v3_getattr);
 	tcase_add_test(tc, test_recall_v3_read);
 	tcase_add_test(tc, test_recall_v3_setattr_write);
