@@ -20,7 +20,8 @@
  * grant still in the store's tables, so NFS and other SMB clients see them.
  * It ends:
  * - reconnected: a CREATE with DHnC (v1) or DH2C (v2, same CreateGuid)
- *   naming its FileId, from the same user (else STATUS_ACCESS_DENIED), on
+ *   naming its FileId (its Persistent half, 3.3.5.9.7: the Volatile one is
+ *   not compared, nor DH2C's PERSISTENT flag), from the same user (else STATUS_ACCESS_DENIED), on
  *   the same share, with the same lease key when it was leased (else
  *   STATUS_OBJECT_NAME_NOT_FOUND), gets it back in its session: same
  *   FileId, its locks, its file position, the allocation size its CREATE

@@ -24,7 +24,11 @@
  * - another client's open that must break its caching closes it at once
  *   (it cannot acknowledge) and goes on, also one that its share modes
  *   refuse (the kept BATCH caches the handle);
- * - a CLOSE is final: nothing is kept when the connection drops after.
+ * - a CLOSE is final: nothing is kept when the connection drops after;
+ * - a DHnC is looked up by FileId.Persistent alone (3.3.5.9.7): one the
+ *   client holds no kept open by is OBJECT_NAME_NOT_FOUND, any Volatile
+ *   goes; no persistent handles are offered (not in NEGOTIATE's
+ *   Capabilities), so the PERSISTENT flag of DH2Q and DH2C is ignored.
  */
 #include <check.h>
 #include <stdio.h>
@@ -551,6 +555,107 @@ START_TEST(test_logoff_keeps_durable)
 }
 END_TEST
 
+/* A DHnC names the kept open by its FileId.Persistent (MS-SMB2 3.3.5.9.7:
+ * "look up an existing open in the GlobalOpenTable by doing a lookup with
+ * the FileId.Persistent portion"; 2.2.14.1: the Volatile half "can be
+ * changed when an open is reconnected"). A Persistent the client holds no
+ * kept open by (one never given, 0, another user's live open) is
+ * OBJECT_NAME_NOT_FOUND, the right one from another user ACCESS_DENIED,
+ * each leaving the open kept; the right one with any Volatile takes it
+ * back, answered with the server's FileId, which then works. */
+START_TEST(test_v1_reconnect_fileid)
+{
+	struct smbt_conn a, b, c, x;
+	struct smbl_create q = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	struct smbl_create o = { .name = "f2", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	uint64_t fid, bad[3];
+
+	conn_new(&a, 1, "alice");
+	smbl_dhnq(&q);
+	fid = open_and_drop(&a, &q);
+	conn_new(&x, 4, "carol");
+	smbl_create(&x, &o); /* live, not kept */
+	ck_assert_uint_eq(o.status, STATUS_SUCCESS);
+	conn_new(&b, 2, "alice");
+	conn_new(&c, 3, "bob");
+	bad[0] = fid + 1000;
+	bad[1] = 0;
+	bad[2] = o.fid;
+	for (int i = 0; i < 3; i++) {
+		q = (struct smbl_create){ .name = "f1" };
+		smbl_dhnc(&q, bad[i]);
+		smbl_create(&b, &q);
+		ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
+		ck_assert_uint_eq(srv->ndurable, 1);
+	}
+	q = (struct smbl_create){ .name = "f1" };
+	smbl_dhnc(&q, fid);
+	smbl_create(&c, &q);
+	ck_assert_uint_eq(q.status, STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(srv->ndurable, 1);
+	q = (struct smbl_create){ .name = "f1" };
+	smbl_dhnc(&q, fid);
+	smbt_put64(q.dh_data + 8, fid ^ 0x5A5Au); /* another Volatile */
+	reconnect_batch(&b, &q, fid);
+	ck_assert_uint_eq(smbl_close(&b, fid), STATUS_SUCCESS);
+}
+END_TEST
+
+/* We offer no persistent handles (no SMB2_GLOBAL_CAP_PERSISTENT_HANDLES,
+ * even to a client that offers it; no continuously available share), so
+ * SMB2_DHANDLE_FLAG_PERSISTENT is ignored, as 3.3.5.9.10 and 3.3.5.9.12
+ * act on it only with both: a DH2Q asking it (with bits not defined) gets
+ * a durable handle whose Flags are 0; a DH2C asking it for an unknown
+ * FileId is OBJECT_NAME_NOT_FOUND (no lookup by its CreateGuid), and for
+ * the kept handle takes it back. */
+START_TEST(test_dh2_persistent_flag)
+{
+	struct smbt_conn a, b, n;
+	struct smbl_create q = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	struct smb_wire_hdr h = { .command = SMB2_NEGOTIATE };
+	uint8_t neg[42] = { 0 };
+	struct smbl_msg m;
+	uint64_t fid;
+
+	/* NEGOTIATE (3.0.2) with every capability offered */
+	conn_new(&n, 5, "alice");
+	n.c->negotiated = false;
+	smbt_put16(neg, 36);
+	smbt_put16(neg + 2, 3);          /* DialectCount */
+	smbt_put16(neg + 4, 1);          /* SIGNING_ENABLED */
+	smbt_put32(neg + 8, 0x7Fu);      /* Capabilities: all of 2.2.3 */
+	memcpy(neg + 12, guid_b, 16);
+	smbt_put16(neg + 36, SMB2_DIALECT_210);
+	smbt_put16(neg + 38, SMB2_DIALECT_300);
+	smbt_put16(neg + 40, SMB2_DIALECT_302);
+	smbl_send(&n, &h, neg, sizeof(neg));
+	ck_assert_int_eq(smbl_recv(&n, &m), 1);
+	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(smb_wire_get_u16(m.body + 4), SMB2_DIALECT_302);
+	ck_assert_uint_eq(smb_wire_get_u32(m.body + 24) & SMB2_GLOBAL_CAP_PERSISTENT_HANDLES, 0);
+	ck_assert_uint_ne(smb_wire_get_u32(m.body + 24) & SMB2_GLOBAL_CAP_LEASING, 0); /* the field read is Capabilities */
+
+	conn_new(&a, 1, "alice");
+	smbl_dh2q(&q, 0, 0x2u | 0x1u | 0x80000000u, guid_a);
+	open_durable(&a, &q);
+	ck_assert_uint_eq(q.dh_flags, 0);
+	ck_assert_uint_eq(q.dh_timeout, 60000);
+	fid = q.fid;
+	smb_conn_free(a.c);
+	conn_new(&b, 2, "alice");
+	q = (struct smbl_create){ .name = "f1" };
+	smbl_dh2c(&q, fid + 1000, guid_a);
+	smbt_put32(q.dh_data + 32, 0x2u); /* SMB2_DHANDLE_FLAG_PERSISTENT */
+	smbl_create(&b, &q);
+	ck_assert_uint_eq(q.status, STATUS_OBJECT_NAME_NOT_FOUND);
+	ck_assert_uint_eq(srv->ndurable, 1);
+	q = (struct smbl_create){ .name = "f1" };
+	smbl_dh2c(&q, fid, guid_a);
+	smbt_put32(q.dh_data + 32, 0x2u);
+	reconnect_batch(&b, &q, fid);
+}
+END_TEST
+
 START_TEST(test_close_is_final)
 {
 	struct smbt_conn a;
@@ -585,6 +690,8 @@ static Suite *smb_durable_suite(void)
 	tcase_add_test(tc, test_delete_on_close_durable);
 	tcase_add_test(tc, test_previous_session_ends);
 	tcase_add_test(tc, test_logoff_keeps_durable);
+	tcase_add_test(tc, test_v1_reconnect_fileid);
+	tcase_add_test(tc, test_dh2_persistent_flag);
 	suite_add_tcase(s, tc);
 	return s;
 }
