@@ -507,6 +507,23 @@ void qos_vol_stats(struct qos_vol *v, uint64_t now, struct qos_stats *out)
 	pthread_mutex_unlock(&s->mu);
 }
 
+/* A volume without a limit: count the request as admitted, true. */
+static bool qos_unlimited(struct qos_vol *v, uint64_t cost)
+{
+	if (atomic_load_explicit(&v->limited, memory_order_relaxed))
+		return false;
+	atomic_fetch_add_explicit(&v->admitted_bytes, cost, memory_order_relaxed);
+	atomic_fetch_add_explicit(&v->admitted_ops, 1, memory_order_relaxed);
+	return true;
+}
+
+/* Whether a request may go at once (s->mu held, buckets refilled): nobody
+ * waits before it, on the volume or its pool, and tokens are left. */
+static bool qos_vol_go(const struct qos_vol *v)
+{
+	return !v->nqueued && (!v->pool || !v->pool->nqueued) && qos_vol_ok(v);
+}
+
 static void qos_give(struct qos_bucket *b, double n)
 {
 	if (b->rate <= 0)
@@ -541,11 +558,8 @@ void qos_debit(struct qos_vol *v, uint64_t bytes, uint64_t now)
 {
 	struct qos_sched *s = v->s;
 
-	if (!atomic_load_explicit(&v->limited, memory_order_relaxed)) {
-		atomic_fetch_add_explicit(&v->admitted_bytes, bytes, memory_order_relaxed);
-		atomic_fetch_add_explicit(&v->admitted_ops, 1, memory_order_relaxed);
+	if (qos_unlimited(v, bytes))
 		return;
-	}
 	pthread_mutex_lock(&s->mu);
 	qos_vol_refill(v, now);
 	qos_vol_charge(v, bytes); /* into debt if need be: the volume's next requests wait for it */
@@ -557,15 +571,11 @@ bool qos_take(struct qos_vol *v, uint64_t bytes, uint64_t now)
 	struct qos_sched *s = v->s;
 	bool ok;
 
-	if (!atomic_load_explicit(&v->limited, memory_order_relaxed)) {
-		atomic_fetch_add_explicit(&v->admitted_bytes, bytes, memory_order_relaxed);
-		atomic_fetch_add_explicit(&v->admitted_ops, 1, memory_order_relaxed);
+	if (qos_unlimited(v, bytes))
 		return true;
-	}
 	pthread_mutex_lock(&s->mu);
 	qos_vol_refill(v, now);
-	/* what qos_submit would admit at once: nobody waits, tokens left */
-	ok = !v->nqueued && (!v->pool || !v->pool->nqueued) && qos_vol_ok(v);
+	ok = qos_vol_go(v);
 	if (ok)
 		qos_vol_charge(v, bytes);
 	pthread_mutex_unlock(&s->mu);
@@ -579,15 +589,11 @@ enum qos_verdict qos_submit(struct qos_vol *v, uint64_t flow, enum qos_kind kind
 	struct qos_flow *f;
 	uint64_t cost = kind == QOS_META ? QOS_META_BYTES : bytes;
 
-	if (!atomic_load_explicit(&v->limited, memory_order_relaxed)) {
-		atomic_fetch_add_explicit(&v->admitted_bytes, cost, memory_order_relaxed);
-		atomic_fetch_add_explicit(&v->admitted_ops, 1, memory_order_relaxed);
+	if (qos_unlimited(v, cost))
 		return QOS_ADMIT;
-	}
 	pthread_mutex_lock(&s->mu);
 	qos_vol_refill(v, now);
-	/* Nobody waits before us (on the volume or its pool): go if we may. */
-	if (!v->nqueued && (!v->pool || !v->pool->nqueued) && qos_vol_ok(v))
+	if (qos_vol_go(v))
 		goto admit;
 	f = NULL;
 	for (struct ut_fifo_node *n = ut_fifo_peek(&v->flows); n && !f; n = n->next)
