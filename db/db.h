@@ -266,6 +266,14 @@ int db_usage_get(struct db *db, const char *name, struct db_usage *u);
 /* Every counter row whose name starts with prefix, in name order, to fn. */
 typedef void (*db_usage_fn)(void *arg, const char *name, const struct db_usage *u);
 int db_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg);
+/* The counters a volume create's checks need, in one query (on PostgreSQL
+ * one round trip under the writer mutex): every storage pool's of location
+ * loc (an id; pools of any project, names
+ * "projects/<p>/locations/<loc>/storagePools/<id>") and every node's whose
+ * resource is under "locations/<loc>", in name order, to fn. Rows of other
+ * locations are not read. AQ_EINVAL for an empty loc, one with a '/', or
+ * one over 200 bytes. */
+int db_usage_location(struct db *db, const char *loc, db_usage_fn fn, void *arg);
 /* The consistency check: recompute every counter from the volumes and
  * placements as they stand (in C, apart from the triggers) and compare
  * with the stored rows, within 1e-6 of each sum. AQ_OK when all agree;

@@ -616,15 +616,11 @@ static int sq_usage_get(struct db *db, const char *name, struct db_usage *u)
 	return rc;
 }
 
-static int sq_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg)
+/* Every row of a prepared usage query, to fn; finishes st. */
+static int sq_usage_rows(struct db *db, sqlite3_stmt *st, db_usage_fn fn, void *arg)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, s;
+	int rc = AQ_OK, s;
 
-	if ((rc = sq_prepare(db, SQ_USAGE_COLS " WHERE name >= ?1 AND substr(name, 1, length(?1)) = ?1 ORDER BY name",
-			     &st)) != AQ_OK)
-		return rc;
-	sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
 	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
 		struct db_usage u;
 
@@ -635,6 +631,33 @@ static int sq_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void
 		rc = sq_err(db, s, NULL);
 	sq_finish(db, st);
 	return rc;
+}
+
+static int sq_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if ((rc = sq_prepare(db, SQ_USAGE_COLS " WHERE name >= ?1 AND substr(name, 1, length(?1)) = ?1 ORDER BY name",
+			     &st)) != AQ_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
+	return sq_usage_rows(db, st, fn, arg);
+}
+
+static int sq_usage_location(struct db *db, const char *pool_infix, const char *node_parent, db_usage_fn fn,
+			     void *arg)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if ((rc = sq_prepare(db, SQ_USAGE_COLS " WHERE (substr(name, 1, 9) = 'projects/' AND instr(name, ?1) > 0)"
+				 " OR name IN (SELECT name FROM resources WHERE kind = 'node' AND parent = ?2) ORDER BY name",
+			     &st)) != AQ_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, pool_infix, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, node_parent, -1, SQLITE_STATIC);
+	return sq_usage_rows(db, st, fn, arg);
 }
 
 static int sq_fields(struct db *db, const char *kind, const char *parent, const char *const *fields, int n,
@@ -739,6 +762,7 @@ static const struct db_ops sq_ops = {
 	.count_kinds = sq_count_kinds,
 	.usage_get = sq_usage_get,
 	.usage_each = sq_usage_each,
+	.usage_location = sq_usage_location,
 	.fields = sq_fields,
 	.dirty_each = sq_dirty_each,
 	.dirty_clear = sq_dirty_clear,
