@@ -289,6 +289,11 @@ int db_usage_verify(struct db *db, aq_msg *msg);
  * AQ_EINVAL). */
 int db_list_fields(struct db *db, const char *kind, const char *parent, const char *const *fields, int n,
 		   json_t **items);
+/* The same over the resources of two kinds under parent, in one list in
+ * name order (one query where two would be two round trips: a location's
+ * nodes and shelves, told apart by their names). */
+int db_list_fields2(struct db *db, const char *kind, const char *kind2, const char *parent,
+		    const char *const *fields, int n, json_t **items);
 
 /* Dirty marks: which nodes' intents may have changed since the reconciler
  * last built them. The engines keep them with triggers (schema step 5) in

@@ -598,10 +598,10 @@ static int pg_usage_location(struct db *db, const char *pool_infix, const char *
 			     2, params, fn, arg);
 }
 
-static int pg_fields(struct db *db, const char *kind, const char *parent, const char *const *fields, int n,
-		     db_row_fn fn, void *arg)
+static int pg_fields(struct db *db, const char *kind, const char *kind2, const char *parent,
+		     const char *const *fields, int n, db_row_fn fn, void *arg)
 {
-	const char *params[2] = { kind, parent };
+	const char *params[3] = { kind, parent, kind2 };
 	char sql[1024];
 	size_t off = 0;
 	PGresult *res = NULL;
@@ -612,8 +612,8 @@ static int pg_fields(struct db *db, const char *kind, const char *parent, const 
 		off += (size_t)snprintf(sql + off, sizeof(sql) - off, "%s'%s', doc -> '%s'", i ? ", " : "", fields[i],
 					fields[i]);
 	if (off < sizeof(sql))
-		snprintf(sql + off, sizeof(sql) - off, ")::text FROM resources WHERE kind = $1 AND parent = $2 ORDER BY name");
-	if ((rc = pg_run(db, sql, 2, params, &res, NULL)) != AQ_OK)
+		snprintf(sql + off, sizeof(sql) - off, ")::text FROM resources WHERE kind IN ($1, $3) AND parent = $2 ORDER BY name");
+	if ((rc = pg_run(db, sql, 3, params, &res, NULL)) != AQ_OK)
 		return rc;
 	for (int i = 0; rc == AQ_OK && i < PQntuples(res); i++)
 		rc = fn(arg, PQgetvalue(res, i, 0), PQgetvalue(res, i, 1));

@@ -660,8 +660,8 @@ static int sq_usage_location(struct db *db, const char *pool_infix, const char *
 	return sq_usage_rows(db, st, fn, arg);
 }
 
-static int sq_fields(struct db *db, const char *kind, const char *parent, const char *const *fields, int n,
-		     db_row_fn fn, void *arg)
+static int sq_fields(struct db *db, const char *kind, const char *kind2, const char *parent,
+		     const char *const *fields, int n, db_row_fn fn, void *arg)
 {
 	char sql[1024];
 	size_t off = 0;
@@ -673,11 +673,12 @@ static int sq_fields(struct db *db, const char *kind, const char *parent, const 
 		off += (size_t)snprintf(sql + off, sizeof(sql) - off, "%s'%s', json_extract(doc, '$.%s')", i ? ", " : "",
 					fields[i], fields[i]);
 	if (off < sizeof(sql))
-		snprintf(sql + off, sizeof(sql) - off, ") FROM resources WHERE kind = ?1 AND parent = ?2 ORDER BY name");
+		snprintf(sql + off, sizeof(sql) - off, ") FROM resources WHERE kind IN (?1, ?3) AND parent = ?2 ORDER BY name");
 	if ((rc = sq_prepare(db, sql, &st)) != AQ_OK)
 		return rc;
 	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, parent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, kind2, -1, SQLITE_STATIC);
 	return sq_pairs(db, st, fn, arg);
 }
 

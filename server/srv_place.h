@@ -21,10 +21,10 @@ struct db_usage;
 struct srv_req;
 
 /* What placement and the capacity checks read of one location (id), in
- * three statements of the caller's transaction (srv_place_loc_read): its
- * nodes (name, state, throughputCeilingMibps), its shelves (name,
- * capacityGib, readThroughputMibps) and the usage counters of its storage
- * pools and nodes (db_usage_location). A volume create reads it once, at
+ * two statements of the caller's transaction (srv_place_loc_read): its
+ * nodes (name, state, throughputCeilingMibps) and its shelves (name,
+ * capacityGib, readThroughputMibps) in one list (db_list_fields2), and the
+ * usage counters of its storage pools and nodes (db_usage_location). A volume create reads it once, at
  * the start of its checks, for its pool's room, its shelves' room and its
  * placement: nothing it writes before placing changes what placement
  * reads (a volume counts in its pool, a placement in its node). doc: the

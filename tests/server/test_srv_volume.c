@@ -114,13 +114,13 @@ static void teardown(void)
 
 /* Statements of one create, counted by the db layer, all of them under the
  * writer mutex but the last: BEGIN; the project, location and pool in one
- * read; the share name's count; the location's nodes, its shelves and the
- * usage counters of its pools and nodes (srv_place_loc_read: the pool's
- * room, the shelves' room and placement all read these, once); the
+ * read; the share name's count; the location's nodes and shelves in one
+ * list, and the usage counters of its pools and nodes (srv_place_loc_read:
+ * the pool's room, the shelves' room and placement all read these, once); the
  * volume and operation INSERTs; the placement INSERT (which also finds a
  * name still being deleted; its service address comes from the location
  * read first); COMMIT; then the operation read back for the answer. */
-#define VT_CREATE_STMTS 11
+#define VT_CREATE_STMTS 10
 
 START_TEST(create_statements)
 {
