@@ -708,6 +708,12 @@ static int db_fields_row(void *arg, const char *name, const char *text)
 int db_list_fields(struct db *db, const char *kind, const char *parent, const char *const *fields, int n,
 		   json_t **items)
 {
+	return db_list_fields2(db, kind, kind, parent, fields, n, items);
+}
+
+int db_list_fields2(struct db *db, const char *kind, const char *kind2, const char *parent,
+		    const char *const *fields, int n, json_t **items)
+{
 	json_t *a;
 	int rc;
 
@@ -722,7 +728,7 @@ int db_list_fields(struct db *db, const char *kind, const char *parent, const ch
 	}
 	if (!(a = json_array()))
 		return AQ_ENOMEM;
-	if ((rc = db->ops->fields(db, kind, parent, fields, n, db_fields_row, a)) != AQ_OK) {
+	if ((rc = db->ops->fields(db, kind, kind2, parent, fields, n, db_fields_row, a)) != AQ_OK) {
 		json_decref(a);
 		return rc;
 	}

@@ -266,6 +266,14 @@ int db_usage_get(struct db *db, const char *name, struct db_usage *u);
 /* Every counter row whose name starts with prefix, in name order, to fn. */
 typedef void (*db_usage_fn)(void *arg, const char *name, const struct db_usage *u);
 int db_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg);
+/* The counters a volume create's checks need, in one query (on PostgreSQL
+ * one round trip under the writer mutex): every storage pool's of location
+ * loc (an id; pools of any project, names
+ * "projects/<p>/locations/<loc>/storagePools/<id>") and every node's whose
+ * resource is under "locations/<loc>", in name order, to fn. Rows of other
+ * locations are not read. AQ_EINVAL for an empty loc, one with a '/', or
+ * one over 200 bytes. */
+int db_usage_location(struct db *db, const char *loc, db_usage_fn fn, void *arg);
 /* The consistency check: recompute every counter from the volumes and
  * placements as they stand (in C, apart from the triggers) and compare
  * with the stored rows, within 1e-6 of each sum. AQ_OK when all agree;
@@ -281,6 +289,11 @@ int db_usage_verify(struct db *db, aq_msg *msg);
  * AQ_EINVAL). */
 int db_list_fields(struct db *db, const char *kind, const char *parent, const char *const *fields, int n,
 		   json_t **items);
+/* The same over the resources of two kinds under parent, in one list in
+ * name order (one query where two would be two round trips: a location's
+ * nodes and shelves, told apart by their names). */
+int db_list_fields2(struct db *db, const char *kind, const char *kind2, const char *parent,
+		    const char *const *fields, int n, json_t **items);
 
 /* Dirty marks: which nodes' intents may have changed since the reconciler
  * last built them. The engines keep them with triggers (schema step 5) in

@@ -103,11 +103,16 @@ struct db_ops {
 	 * name starts with prefix, in name order */
 	int (*usage_get)(struct db *db, const char *name, struct db_usage *u);
 	int (*usage_each)(struct db *db, const char *prefix, db_usage_fn fn, void *arg);
-	/* db_list_fields: every row of kind under parent in name order, to fn
-	 * with doc a JSON object of the n top-level fields (checked by db.c:
-	 * letters, digits, '_') */
-	int (*fields)(struct db *db, const char *kind, const char *parent, const char *const *fields, int n,
-		      db_row_fn fn, void *arg);
+	/* db_usage_location: every row whose name starts with "projects/" and
+	 * contains pool_infix ("/locations/<loc>/storagePools/"), and every
+	 * row named after a node resource under node_parent ("locations/<loc>") */
+	int (*usage_location)(struct db *db, const char *pool_infix, const char *node_parent, db_usage_fn fn,
+			      void *arg);
+	/* db_list_fields: every row of kind or kind2 (the same for one kind)
+	 * under parent in name order, to fn with doc a JSON object of the n
+	 * top-level fields (checked by db.c: letters, digits, '_') */
+	int (*fields)(struct db *db, const char *kind, const char *kind2, const char *parent,
+		      const char *const *fields, int n, db_row_fn fn, void *arg);
 	/* db.h's dirty marks: every mark to fn (name: the node, doc: the
 	 * mark as decimal text); delete node's mark when it is still mark */
 	int (*dirty_each)(struct db *db, db_row_fn fn, void *arg);

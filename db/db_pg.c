@@ -564,10 +564,12 @@ static int pg_usage_get(struct db *db, const char *name, struct db_usage *u)
 	return AQ_OK;
 }
 
-static int pg_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg)
+/* Every row of a usage query, to fn. */
+static int pg_usage_rows(struct db *db, const char *sql, int n, const char *const *params, db_usage_fn fn,
+			 void *arg)
 {
 	PGresult *res = NULL;
-	int rc = pg_run(db, PG_USAGE_COLS " WHERE starts_with(name, $1) ORDER BY name", 1, &prefix, &res, NULL);
+	int rc = pg_run(db, sql, n, params, &res, NULL);
 
 	if (rc != AQ_OK)
 		return rc;
@@ -581,10 +583,25 @@ static int pg_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void
 	return AQ_OK;
 }
 
-static int pg_fields(struct db *db, const char *kind, const char *parent, const char *const *fields, int n,
-		     db_row_fn fn, void *arg)
+static int pg_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg)
 {
-	const char *params[2] = { kind, parent };
+	return pg_usage_rows(db, PG_USAGE_COLS " WHERE starts_with(name, $1) ORDER BY name", 1, &prefix, fn, arg);
+}
+
+static int pg_usage_location(struct db *db, const char *pool_infix, const char *node_parent, db_usage_fn fn,
+			     void *arg)
+{
+	const char *params[2] = { pool_infix, node_parent };
+
+	return pg_usage_rows(db, PG_USAGE_COLS " WHERE (starts_with(name, 'projects/') AND strpos(name, $1) > 0)"
+				 " OR name IN (SELECT name FROM resources WHERE kind = 'node' AND parent = $2) ORDER BY name",
+			     2, params, fn, arg);
+}
+
+static int pg_fields(struct db *db, const char *kind, const char *kind2, const char *parent,
+		     const char *const *fields, int n, db_row_fn fn, void *arg)
+{
+	const char *params[3] = { kind, parent, kind2 };
 	char sql[1024];
 	size_t off = 0;
 	PGresult *res = NULL;
@@ -595,8 +612,8 @@ static int pg_fields(struct db *db, const char *kind, const char *parent, const 
 		off += (size_t)snprintf(sql + off, sizeof(sql) - off, "%s'%s', doc -> '%s'", i ? ", " : "", fields[i],
 					fields[i]);
 	if (off < sizeof(sql))
-		snprintf(sql + off, sizeof(sql) - off, ")::text FROM resources WHERE kind = $1 AND parent = $2 ORDER BY name");
-	if ((rc = pg_run(db, sql, 2, params, &res, NULL)) != AQ_OK)
+		snprintf(sql + off, sizeof(sql) - off, ")::text FROM resources WHERE kind IN ($1, $3) AND parent = $2 ORDER BY name");
+	if ((rc = pg_run(db, sql, 3, params, &res, NULL)) != AQ_OK)
 		return rc;
 	for (int i = 0; rc == AQ_OK && i < PQntuples(res); i++)
 		rc = fn(arg, PQgetvalue(res, i, 0), PQgetvalue(res, i, 1));
@@ -670,6 +687,7 @@ static const struct db_ops pg_ops = {
 	.count_kinds = pg_count_kinds,
 	.usage_get = pg_usage_get,
 	.usage_each = pg_usage_each,
+	.usage_location = pg_usage_location,
 	.fields = pg_fields,
 	.dirty_each = pg_dirty_each,
 	.dirty_clear = pg_dirty_clear,

@@ -616,15 +616,11 @@ static int sq_usage_get(struct db *db, const char *name, struct db_usage *u)
 	return rc;
 }
 
-static int sq_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg)
+/* Every row of a prepared usage query, to fn; finishes st. */
+static int sq_usage_rows(struct db *db, sqlite3_stmt *st, db_usage_fn fn, void *arg)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, s;
+	int rc = AQ_OK, s;
 
-	if ((rc = sq_prepare(db, SQ_USAGE_COLS " WHERE name >= ?1 AND substr(name, 1, length(?1)) = ?1 ORDER BY name",
-			     &st)) != AQ_OK)
-		return rc;
-	sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
 	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
 		struct db_usage u;
 
@@ -637,8 +633,35 @@ static int sq_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void
 	return rc;
 }
 
-static int sq_fields(struct db *db, const char *kind, const char *parent, const char *const *fields, int n,
-		     db_row_fn fn, void *arg)
+static int sq_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if ((rc = sq_prepare(db, SQ_USAGE_COLS " WHERE name >= ?1 AND substr(name, 1, length(?1)) = ?1 ORDER BY name",
+			     &st)) != AQ_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
+	return sq_usage_rows(db, st, fn, arg);
+}
+
+static int sq_usage_location(struct db *db, const char *pool_infix, const char *node_parent, db_usage_fn fn,
+			     void *arg)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if ((rc = sq_prepare(db, SQ_USAGE_COLS " WHERE (substr(name, 1, 9) = 'projects/' AND instr(name, ?1) > 0)"
+				 " OR name IN (SELECT name FROM resources WHERE kind = 'node' AND parent = ?2) ORDER BY name",
+			     &st)) != AQ_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, pool_infix, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, node_parent, -1, SQLITE_STATIC);
+	return sq_usage_rows(db, st, fn, arg);
+}
+
+static int sq_fields(struct db *db, const char *kind, const char *kind2, const char *parent,
+		     const char *const *fields, int n, db_row_fn fn, void *arg)
 {
 	char sql[1024];
 	size_t off = 0;
@@ -650,11 +673,12 @@ static int sq_fields(struct db *db, const char *kind, const char *parent, const 
 		off += (size_t)snprintf(sql + off, sizeof(sql) - off, "%s'%s', json_extract(doc, '$.%s')", i ? ", " : "",
 					fields[i], fields[i]);
 	if (off < sizeof(sql))
-		snprintf(sql + off, sizeof(sql) - off, ") FROM resources WHERE kind = ?1 AND parent = ?2 ORDER BY name");
+		snprintf(sql + off, sizeof(sql) - off, ") FROM resources WHERE kind IN (?1, ?3) AND parent = ?2 ORDER BY name");
 	if ((rc = sq_prepare(db, sql, &st)) != AQ_OK)
 		return rc;
 	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, parent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, kind2, -1, SQLITE_STATIC);
 	return sq_pairs(db, st, fn, arg);
 }
 
@@ -739,6 +763,7 @@ static const struct db_ops sq_ops = {
 	.count_kinds = sq_count_kinds,
 	.usage_get = sq_usage_get,
 	.usage_each = sq_usage_each,
+	.usage_location = sq_usage_location,
 	.fields = sq_fields,
 	.dirty_each = sq_dirty_each,
 	.dirty_clear = sq_dirty_clear,

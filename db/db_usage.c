@@ -28,6 +28,17 @@ int db_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg)
 	return db->ops->usage_each(db, prefix ? prefix : "", fn, arg);
 }
 
+int db_usage_location(struct db *db, const char *loc, db_usage_fn fn, void *arg)
+{
+	char infix[256], parent[256];
+
+	if (!loc || !*loc || strchr(loc, '/') || strlen(loc) > 200)
+		return AQ_EINVAL;
+	snprintf(infix, sizeof(infix), "/locations/%s/storagePools/", loc);
+	snprintf(parent, sizeof(parent), "locations/%s", loc);
+	return db->ops->usage_location(db, infix, parent, fn, arg);
+}
+
 /* A JSON field as the engines' sums read it: a number, a boolean as 1/0, a
  * numeric string as its leading number, anything else 0. */
 static double usage_num(const json_t *doc, const char *field)

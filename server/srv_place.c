@@ -2,9 +2,12 @@
  * to a READY node of its location with throughput headroom, within what
  * the location's shelves can still take (throughput here, capacity in
  * srv_place_shelf_room, which the volume handlers call before they write);
- * the choice itself is
- * api_place_pick's (api/api_place.h), this file feeds it the candidates
- * and writes the placement. */
+ * the choice itself is api_place_pick's (api/api_place.h), this file
+ * feeds it the candidates and writes the placement. Both read what they
+ * need of the location in one struct srv_place_loc (two statements), so
+ * that a create, which needs it for its pool, its shelves and its node,
+ * reads it once under the writer mutex (on PostgreSQL, each statement is
+ * a round trip there). */
 #include "server/srv_place.h"
 
 #include <openssl/sha.h>
@@ -33,75 +36,123 @@ int srv_place_allocated(struct db *db, const char *node_name, double *mibps, int
 	return rc;
 }
 
-/* db_usage_each: each node's allocated MiB/s into {node: mibps} */
-static void place_alloc_row(void *arg, const char *name, const struct db_usage *u)
+/* db_usage_location: each row into {name: [count, capacityGib, mibps, cold, hot]} */
+static void place_use_row(void *arg, const char *name, const struct db_usage *u)
 {
-	json_object_set_new(arg, name, json_real(u->mibps));
+	json_object_set_new(arg, name, json_pack("[Iffff]", (json_int_t)u->count, u->capacity_gib, u->mibps,
+						  u->cold_gib, u->hot_gib));
 }
 
-/* Candidate nodes of a location with their allocation; *shelf_head is what
- * the location's shelves can still take. */
-static int place_candidates(struct db *db, const char *loc, const char *skip, json_t **nodes,
-			    struct api_place_node **cand, double *shelf_head, aq_msg *msg)
+int srv_place_loc_read(struct db *db, const char *loc, struct srv_place_loc *pl)
 {
-	static const char *const fields[] = { "state", "throughputCeilingMibps" };
+	/* a few fields of each, not whole documents, nodes and shelves in one
+	 * query: a create reads this inside its transaction, over every node
+	 * and shelf of the location */
+	static const char *const fields[] = { "state", "throughputCeilingMibps", "capacityGib", "readThroughputMibps" };
 	char parent[200];
-	double shelves = 0, total = 0;
-	json_t *n, *alloc = NULL;
+	json_t *rows = NULL, *r;
 	size_t i;
 	int rc;
 
+	memset(pl, 0, sizeof(*pl));
+	snprintf(pl->id, sizeof(pl->id), "%s", loc);
 	snprintf(parent, sizeof(parent), "locations/%s", loc);
-	/* two fields of each node, not whole documents: this runs inside a
-	 * create's transaction, once per create, over every node */
-	if ((rc = db_list_fields(db, "node", parent, fields, 2, nodes)) != AQ_OK)
-		return rc;
-	/* what is placed on each node, from the nodes' usage counters (db.h) in
-	 * one query: O(nodes), not O(volumes) */
-	if (!(alloc = json_object()))
+	if (!(pl->usage = json_object()) || !(pl->nodes = json_array()) || !(pl->shelves = json_array()))
 		return AQ_ENOMEM;
-	if ((rc = db_usage_each(db, "nodes/", place_alloc_row, alloc)) != AQ_OK) {
-		json_decref(alloc);
+	if ((rc = db_list_fields2(db, "node", "shelf", parent, fields, 4, &rows)) != AQ_OK)
 		return rc;
-	}
-	*cand = calloc(json_array_size(*nodes) + 1, sizeof(**cand));
-	if (!*cand) {
-		json_decref(alloc);
+	json_array_foreach(rows, i, r)
+		if (json_array_append(strncmp(api_json_str(r, "name", ""), "nodes/", 6) == 0 ? pl->nodes : pl->shelves,
+				      r) != 0)
+			rc = AQ_ENOMEM;
+	json_decref(rows);
+	/* the location's pools' and nodes' counters (db.h) in one query:
+	 * O(pools + nodes of the location), not O(volumes) */
+	if (rc == AQ_OK)
+		rc = db_usage_location(db, loc, place_use_row, pl->usage);
+	return rc;
+}
+
+void srv_place_loc_cleanup(struct srv_place_loc *pl)
+{
+	json_decref(pl->nodes);
+	json_decref(pl->shelves);
+	json_decref(pl->usage);
+	pl->nodes = pl->shelves = pl->usage = NULL;
+}
+
+void srv_place_loc_usage(const struct srv_place_loc *pl, const char *name, struct db_usage *u)
+{
+	const json_t *row = json_object_get(pl->usage, name);
+
+	memset(u, 0, sizeof(*u));
+	if (!row)
+		return;
+	u->count = json_integer_value(json_array_get(row, 0));
+	u->capacity_gib = json_real_value(json_array_get(row, 1));
+	u->mibps = json_real_value(json_array_get(row, 2));
+	u->cold_gib = json_real_value(json_array_get(row, 3));
+	u->hot_gib = json_real_value(json_array_get(row, 4));
+}
+
+/* Candidate nodes of the location with their allocation (from the nodes'
+ * usage counters: O(nodes), not O(volumes)); *shelf_head is what the
+ * location's shelves can still take. */
+static int place_candidates(const struct srv_place_loc *pl, const char *skip, struct api_place_node **cand,
+			    double *shelf_head)
+{
+	double shelves = 0, total = 0;
+	json_t *n, *sh;
+	size_t i;
+
+	*cand = calloc(json_array_size(pl->nodes) + 1, sizeof(**cand));
+	if (!*cand)
 		return AQ_ENOMEM;
-	}
-	json_array_foreach(*nodes, i, n) {
+	json_array_foreach(pl->nodes, i, n) {
 		struct api_place_node *c = &(*cand)[i];
+		struct db_usage u;
 
 		c->name = api_json_str(n, "name", "");
+		srv_place_loc_usage(pl, c->name, &u);
 		c->ceiling_mibps = api_json_double(n, "throughputCeilingMibps", 0);
-		c->allocated_mibps = api_json_double(alloc, c->name, 0);
+		c->allocated_mibps = u.mibps;
 		c->eligible = strcmp(api_json_str(n, "state", ""), "READY") == 0 &&
 			      (!skip || strcmp(c->name, skip) != 0);
 		total += c->allocated_mibps;
 	}
-	json_decref(alloc);
-	if ((rc = db_sum(db, "shelf", parent, "readThroughputMibps", &shelves)) != AQ_OK)
-		return rc;
+	json_array_foreach(pl->shelves, i, sh)
+		shelves += api_json_double(sh, "readThroughputMibps", 0);
 	*shelf_head = shelves - total;
 	return AQ_OK;
 }
 
-int srv_place_pick(struct db *db, const char *loc, const char *skip, double mibps, bool overcommit,
-		   char *node, size_t cap, aq_msg *msg)
+static int place_pick_in(const struct srv_place_loc *pl, const char *skip, double mibps, bool overcommit,
+			 char *node, size_t cap, aq_msg *msg)
 {
-	json_t *nodes = NULL;
 	struct api_place_node *cand = NULL;
 	double shelf_head = 0;
 	size_t pick;
 	int rc;
 
-	if ((rc = place_candidates(db, loc, skip, &nodes, &cand, &shelf_head, msg)) == AQ_OK &&
-	    (rc = api_place(cand, json_array_size(nodes), mibps, shelf_head, overcommit, &pick, msg)) == AQ_OK)
+	if ((rc = place_candidates(pl, skip, &cand, &shelf_head)) == AQ_OK &&
+	    (rc = api_place(cand, json_array_size(pl->nodes), mibps, shelf_head, overcommit, &pick, msg)) == AQ_OK)
 		snprintf(node, cap, "%s", cand[pick].name);
 	if (rc == AQ_EUNAVAIL)
-		rc = aq_fail(msg, AQ_EEXHAUSTED, "no READY storage node in location \"%s\"; join one with aquifer-agent", loc);
+		rc = aq_fail(msg, AQ_EEXHAUSTED, "no READY storage node in location \"%s\"; join one with aquifer-agent",
+			     pl->id);
 	free(cand);
-	json_decref(nodes);
+	return rc;
+}
+
+int srv_place_pick(struct db *db, const char *loc, const char *skip, double mibps, bool overcommit,
+		   char *node, size_t cap, aq_msg *msg)
+{
+	struct srv_place_loc pl;
+	int rc;
+
+	if ((rc = srv_place_loc_read(db, loc, &pl)) == AQ_OK)
+		rc = place_pick_in(&pl, skip, mibps, overcommit, node, cap, msg);
+	srv_place_loc_cleanup(&pl);
 	return rc;
 }
 
@@ -113,41 +164,22 @@ void srv_place_location(const char *vol_name, char *loc, size_t cap)
 	snprintf(loc, cap, "%.*s", e ? (int)(e - l - 11) : 0, l ? l + 11 : "");
 }
 
-/* db_usage_each over "projects/": the capacity of the pools of one
- * location ("/locations/<loc>/storagePools/" in the name). */
-struct place_gib {
-	char infix[140];
-	double used;
-};
-
-static void place_gib_row(void *arg, const char *name, const struct db_usage *u)
+/* srv_place_shelf_gib from what pl holds */
+static void place_shelf_gib_in(const struct srv_place_loc *pl, const char *skip, bool *bounded, double *cap,
+			       double *used, size_t *counted, char *names, size_t names_cap)
 {
-	struct place_gib *g = arg;
-
-	if (strstr(name, g->infix))
-		g->used += u->capacity_gib;
-}
-
-int srv_place_shelf_gib(struct db *db, const char *loc, const char *skip, bool *bounded, double *cap,
-			double *used, size_t *counted, char *names, size_t names_cap)
-{
-	static const char *const fields[] = { "capacityGib" };
-	struct place_gib g = { .used = 0 };
-	char parent[200], skipname[200];
-	json_t *shelves = NULL, *sh;
+	char skipname[200];
+	const char *key;
+	json_t *sh, *row;
 	size_t i, at = 0, n = 0;
-	int rc;
 
 	*bounded = true;
 	*cap = 0;
 	*used = 0;
 	if (names && names_cap)
 		names[0] = 0;
-	snprintf(parent, sizeof(parent), "locations/%s", loc);
 	snprintf(skipname, sizeof(skipname), "shelves/%s", skip ? skip : "");
-	if ((rc = db_list_fields(db, "shelf", parent, fields, 1, &shelves)) != AQ_OK)
-		goto out;
-	json_array_foreach(shelves, i, sh) {
+	json_array_foreach(pl->shelves, i, sh) {
 		const char *sn = api_json_str(sh, "name", "");
 		json_t *c = json_object_get(sh, "capacityGib");
 
@@ -167,31 +199,51 @@ int srv_place_shelf_gib(struct db *db, const char *loc, const char *skip, bool *
 		*bounded = false;
 	if (counted)
 		*counted = n;
-	snprintf(g.infix, sizeof(g.infix), "/locations/%s/storagePools/", loc);
-	if ((rc = db_usage_each(db, "projects/", place_gib_row, &g)) != AQ_OK)
-		goto out;
-	*used = g.used;
-out:
-	json_decref(shelves);
+	/* what the location's pools (of every project) hold */
+	json_object_foreach(pl->usage, key, row)
+		if (strstr(key, "/storagePools/"))
+			*used += json_real_value(json_array_get(row, 1));
+}
+
+int srv_place_shelf_gib(struct db *db, const char *loc, const char *skip, bool *bounded, double *cap,
+			double *used, size_t *counted, char *names, size_t names_cap)
+{
+	struct srv_place_loc pl;
+	int rc;
+
+	if ((rc = srv_place_loc_read(db, loc, &pl)) == AQ_OK)
+		place_shelf_gib_in(&pl, skip, bounded, cap, used, counted, names, names_cap);
+	srv_place_loc_cleanup(&pl);
 	return rc;
 }
 
-int srv_place_shelf_room(struct db *db, const char *loc, double grow_gib, aq_msg *msg)
+int srv_place_shelf_room_in(const struct srv_place_loc *pl, double grow_gib, aq_msg *msg)
 {
 	char names[400];
 	double cap = 0, used = 0;
 	bool bounded = false;
+
+	if (grow_gib <= 0)
+		return AQ_OK;
+	place_shelf_gib_in(pl, NULL, &bounded, &cap, &used, NULL, names, sizeof(names));
+	return bounded ? api_place_capacity(cap, used, grow_gib, names, pl->id, msg) : AQ_OK;
+}
+
+int srv_place_shelf_room(struct db *db, const char *loc, double grow_gib, aq_msg *msg)
+{
+	struct srv_place_loc pl;
 	int rc;
 
 	if (grow_gib <= 0)
 		return AQ_OK;
-	if ((rc = srv_place_shelf_gib(db, loc, NULL, &bounded, &cap, &used, NULL, names, sizeof(names))) != AQ_OK || !bounded)
-		return rc;
-	return api_place_capacity(cap, used, grow_gib, names, loc, msg);
+	if ((rc = srv_place_loc_read(db, loc, &pl)) == AQ_OK)
+		rc = srv_place_shelf_room_in(&pl, grow_gib, msg);
+	srv_place_loc_cleanup(&pl);
+	return rc;
 }
 
 int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name,
-		     const char *action, char *node, size_t node_cap, aq_msg *msg)
+		     const char *action, char *node, size_t node_cap, const struct srv_place_loc *seen, aq_msg *msg)
 {
 	const char *vn = api_json_str(vol, "name", "");
 	double mibps = api_json_double(vol, "throughputMibps", 0);
@@ -208,7 +260,8 @@ int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name
 		unsigned char sum[SHA256_DIGEST_LENGTH];
 		char fsid[17], dir[64], seed[900];
 
-		if ((rc = srv_place_pick(req->db, loc, NULL, mibps, false, node, node_cap, msg)) != AQ_OK)
+		if ((rc = seen ? place_pick_in(seen, NULL, mibps, false, node, node_cap, msg)
+			       : srv_place_pick(req->db, loc, NULL, mibps, false, node, node_cap, msg)) != AQ_OK)
 			goto out;
 		/* fsid: stable for this incarnation of the name (its createTime) */
 		snprintf(seed, sizeof(seed), "%s|%s", vn, api_json_str(vol, "createTime", ""));
@@ -221,7 +274,7 @@ int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name
 		/* its service address, for its life (srv_svcaddr.h) */
 		if (!pl)
 			rc = AQ_ENOMEM;
-		else if ((rc = srv_svcaddr_assign(req->db, loc, pl, msg)) == AQ_OK)
+		else if ((rc = srv_svcaddr_assign(req->db, loc, seen ? seen->doc : NULL, pl, msg)) == AQ_OK)
 			rc = db_put(req->db, "placement", node, pname, pl, true);
 		if (rc == AQ_EEXIST)
 			rc = aq_fail(msg, AQ_EBUSY, "volume \"%s\" was just removed and its node is still deleting its data; retry in a few seconds",

@@ -17,8 +17,33 @@
 #include "api/api_error.h"
 
 struct db;
+struct db_usage;
 struct srv_req;
 
+/* What placement and the capacity checks read of one location (id), in
+ * two statements of the caller's transaction (srv_place_loc_read): its
+ * nodes (name, state, throughputCeilingMibps) and its shelves (name,
+ * capacityGib, readThroughputMibps) in one list (db_list_fields2), and the
+ * usage counters of its storage pools and nodes (db_usage_location). A volume create reads it once, at
+ * the start of its checks, for its pool's room, its shelves' room and its
+ * placement: nothing it writes before placing changes what placement
+ * reads (a volume counts in its pool, a placement in its node). doc: the
+ * location's document when the caller read it in the same transaction
+ * (borrowed; NULL: read where needed). */
+struct srv_place_loc {
+	char id[100];
+	json_t *nodes;
+	json_t *shelves;
+	json_t *usage; /* {name: [count, capacityGib, mibps, coldGib, hotGib]} */
+	const json_t *doc;
+};
+/* Read pl for location loc (pl->doc set to NULL); srv_place_loc_cleanup
+ * frees what it holds (also after a failed read, and on a zeroed pl). */
+int srv_place_loc_read(struct db *db, const char *loc, struct srv_place_loc *pl);
+void srv_place_loc_cleanup(struct srv_place_loc *pl);
+/* The counters of name (a pool or node of pl's location) as read; all 0
+ * when nothing counts there. */
+void srv_place_loc_usage(const struct srv_place_loc *pl, const char *name, struct db_usage *u);
 /* Place a new or changed volume: pick a node of the volume's location,
  * write its placement with the pending operation and action. For an update
  * or delete the volume keeps its node (update re-checks that node's
@@ -26,8 +51,10 @@ struct srv_req;
  * the commit. A create whose name still has a placement (an earlier volume
  * of that name whose node is still deleting its data) is AQ_EBUSY: the
  * name is reused once that is done. */
+/* seen: what the caller read of the location in this transaction (a
+ * create's checks), or NULL to read it here. */
 int srv_place_volume(struct srv_req *req, const json_t *vol, const char *op_name, const char *action, char *node,
-		     size_t node_cap, aq_msg *msg);
+		     size_t node_cap, const struct srv_place_loc *seen, aq_msg *msg);
 /* Pick a READY node of location loc with room for mibps (skip: a node to
  * leave, or NULL; overcommit: past ceilings when none has room). */
 int srv_place_pick(struct db *db, const char *loc, const char *skip, double mibps, bool overcommit, char *node,
@@ -51,6 +78,8 @@ int srv_place_shelf_gib(struct db *db, const char *loc, const char *skip, bool *
  * shelves' capacity (api_place_capacity: RESOURCE_EXHAUSTED naming the
  * shelves); AQ_OK when it fits, shrinks, or the shelves are unbounded. */
 int srv_place_shelf_room(struct db *db, const char *loc, double grow_gib, aq_msg *msg);
+/* The same from what the caller read (pl). */
+int srv_place_shelf_room_in(const struct srv_place_loc *pl, double grow_gib, aq_msg *msg);
 /* The location id of a volume's full name (projects/P/locations/L/...). */
 void srv_place_location(const char *vol_name, char *loc, size_t cap);
 

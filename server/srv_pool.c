@@ -19,6 +19,15 @@
 
 #define POOL_TYPE "type.googleapis.com/google.cloud.netapp.v1.StoragePool"
 
+void srv_pool_usage_of(const struct db_usage *du, struct srv_pool_usage *u)
+{
+	u->count = du->count;
+	u->capacity_gib = (int64_t)du->capacity_gib;
+	u->mibps = du->mibps;
+	u->cold_gib = (int64_t)du->cold_gib;
+	u->hot_used_gib = (int64_t)du->hot_gib;
+}
+
 int srv_pool_usage(struct db *db, const char *pool_name, struct srv_pool_usage *u, aq_msg *msg)
 {
 	struct db_usage du;
@@ -31,11 +40,7 @@ int srv_pool_usage(struct db *db, const char *pool_name, struct srv_pool_usage *
 	 * one row, however many volumes the pool holds */
 	if ((rc = db_usage_get(db, pool_name, &du)) != AQ_OK)
 		return rc;
-	u->count = du.count;
-	u->capacity_gib = (int64_t)du.capacity_gib;
-	u->mibps = du.mibps;
-	u->cold_gib = (int64_t)du.cold_gib;
-	u->hot_used_gib = (int64_t)du.hot_gib;
+	srv_pool_usage_of(&du, u);
 	return AQ_OK;
 }
 

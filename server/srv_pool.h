@@ -12,6 +12,7 @@
 #include "api/api_error.h"
 
 struct db;
+struct db_usage;
 struct srv_cfg;
 struct srv_req;
 
@@ -26,6 +27,8 @@ struct srv_pool_usage {
 };
 
 int srv_pool_usage(struct db *db, const char *pool_name, struct srv_pool_usage *u, aq_msg *msg);
+/* The same from a pool's usage counters already read (db_usage_get's). */
+void srv_pool_usage_of(const struct db_usage *du, struct srv_pool_usage *u);
 /* Fill the pool's output-only fields from its volumes' usage. */
 void srv_pool_output(const struct srv_cfg *cfg, json_t *pool, const struct srv_pool_usage *u);
 /* Recompute AUTO/FLEX volume limits after the pool changed (in the caller's

@@ -70,16 +70,19 @@ static int used_addresses(struct db *db, const char *loc_id, json_t *used)
 	return rc;
 }
 
-int srv_svcaddr_assign(struct db *db, const char *loc_id, json_t *pl, aq_msg *msg)
+int srv_svcaddr_assign(struct db *db, const char *loc_id, const json_t *seen, json_t *pl, aq_msg *msg)
 {
 	struct api_svcaddr_range r;
 	struct api_svcaddr s;
-	json_t *loc = NULL, *used = json_array(), *e;
+	json_t *read = NULL, *used = json_array(), *e;
+	const json_t *loc = seen;
 	char name[200];
-	int rc;
+	int rc = AQ_OK;
 
 	snprintf(name, sizeof(name), "locations/%s", loc_id);
-	if ((rc = db_get(db, name, &loc)) != AQ_OK || !json_object_get(loc, "serviceAddresses")) {
+	if (!loc && (rc = db_get(db, name, &read)) == AQ_OK)
+		loc = read;
+	if (rc != AQ_OK || !json_object_get(loc, "serviceAddresses")) {
 		rc = rc == AQ_ENOENT ? AQ_OK : rc;
 		goto out;
 	}
@@ -94,7 +97,7 @@ int srv_svcaddr_assign(struct db *db, const char *loc_id, json_t *pl, aq_msg *ms
 	}
 	json_object_set_new(pl, API_SVCADDR_KEY, e);
 out:
-	json_decref(loc);
+	json_decref(read);
 	json_decref(used);
 	return rc;
 }

@@ -26,8 +26,10 @@ int srv_svcaddr_location_check(struct db *db, const char *loc_id, const json_t *
 
 /* Give the new placement pl of a volume in location loc_id its service
  * address when the location has a range: the lowest one no placement of
- * the location holds. AQ_EEXHAUSTED when the range is full. */
-int srv_svcaddr_assign(struct db *db, const char *loc_id, json_t *pl, aq_msg *msg);
+ * the location holds. AQ_EEXHAUSTED when the range is full. loc: the
+ * location's document as read in the caller's transaction, or NULL to
+ * read it here. */
+int srv_svcaddr_assign(struct db *db, const char *loc_id, const json_t *loc, json_t *pl, aq_msg *msg);
 
 /* The serviceAddress the intent of node (its document) carries for
  * placement pl into *out: a new reference, or NULL when pl has none or

@@ -86,9 +86,11 @@ static int vol_pool(struct srv_req *req, json_t *vol, json_t **pool)
 
 /* A create's project, location and pool in one query (on PostgreSQL each
  * query is a round trip under the writer mutex), refused as
- * srv_check_parent and vol_pool would, in that order. */
-static int vol_create_parents(struct srv_req *req, json_t *vol, json_t **pool)
+ * srv_check_parent and vol_pool would, in that order; *loc gets the
+ * location's document (for its service addresses, srv_svcaddr). */
+static int vol_create_parents(struct srv_req *req, json_t *vol, json_t **pool, json_t **loc)
 {
+	char lname[200];
 	char full[800];
 	aq_msg pool_msg = { .text = "" };
 	json_t *names = json_array(), *docs = NULL;
@@ -111,6 +113,9 @@ static int vol_create_parents(struct srv_req *req, json_t *vol, json_t **pool)
 		rc = pool_rc;
 	} else if (!(*pool = json_incref(json_object_get(docs, full)))) {
 		rc = aq_fail(&req->msg, AQ_ENOENT, "storagePool \"%s\" not found", full);
+	} else {
+		snprintf(lname, sizeof(lname), "locations/%s", req->params[1]);
+		*loc = json_incref(json_object_get(docs, lname));
 	}
 out:
 	json_decref(names);
@@ -167,10 +172,12 @@ static int vol_idle(struct srv_req *req, const json_t *vol, const char *verb)
 		       strcmp(state, "CREATING") == 0 || strcmp(state, "RESTORING") == 0 ? " or cancel it" : "", verb);
 }
 
-/* Check the volume against its pool and fill what the pool decides. self is
- * the volume's name when it already exists (its own usage is not "other"). */
+/* Check the volume against its pool and fill what the pool decides. old:
+ * the stored volume when it already exists (its own usage is not
+ * "other"); seen: the location as the caller read it (the pool's usage
+ * counters among it), or NULL to read the pool's here. */
 static int vol_fit(struct srv_req *req, const json_t *pool, json_t *vol, const json_t *old,
-		   bool throughput_given)
+		   bool throughput_given, const struct srv_place_loc *seen)
 {
 	const struct api_math_params *p = &req->srv->cfg.math;
 	struct api_pool_math pm;
@@ -197,8 +204,14 @@ static int vol_fit(struct srv_req *req, const json_t *pool, json_t *vol, const j
 	    pm.level != API_LEVEL_FLEX)
 		return aq_fail(&req->msg, AQ_EINVAL, "tieringPolicy.hotTierBypassModeEnabled is available on FLEX pools only; pool %s is %s",
 			       api_json_str(pool, "name", ""), api_level_name(pm.level));
-	if ((rc = srv_pool_usage(req->db, api_json_str(pool, "name", ""), &u, &req->msg)) != AQ_OK)
+	if (seen) {
+		struct db_usage du;
+
+		srv_place_loc_usage(seen, api_json_str(pool, "name", ""), &du);
+		srv_pool_usage_of(&du, &u);
+	} else if ((rc = srv_pool_usage(req->db, api_json_str(pool, "name", ""), &u, &req->msg)) != AQ_OK) {
 		return rc;
+	}
 	other_cap = u.capacity_gib;
 	other_mibps = u.mibps;
 	if (old && strcmp(api_volume_pool_id(old), api_volume_pool_id(vol)) == 0) {
@@ -212,9 +225,10 @@ static int vol_fit(struct srv_req *req, const json_t *pool, json_t *vol, const j
 	return AQ_OK;
 }
 
-/* The location's shelves must hold what the volume grows by (all of it
- * for a create; old: the stored volume, which the counters include); a
- * shrink never goes below what the volume uses. */
+/* A resize: the location's shelves must hold what the volume grows by
+ * (old: the stored volume, which the counters include); a shrink never
+ * goes below what the volume uses. (A create checks its shelves' room in
+ * vol_create_check, from what it read of the location.) */
 static int vol_shelf_room(struct srv_req *req, const char *name, const json_t *vol, const json_t *old)
 {
 	char loc[100];
@@ -231,18 +245,20 @@ static int vol_shelf_room(struct srv_req *req, const char *name, const json_t *v
 
 /* The apply step's writes, in the caller's transaction: an operation that
  * is done when the volume's node has applied the change
- * (srv_reconcile.c) and the placement that carries it. *op gets the
+ * (srv_reconcile.c) and the placement that carries it (seen: what a
+ * create's checks read of the location, or NULL). *op gets the
  * operation, node its node; a volume no node can take is AQ_EEXHAUSTED or
  * AQ_EUNAVAIL with why saying so, for vol_unplaced. */
 static int vol_apply(struct srv_req *req, const char *parent, const char *name, const json_t *vol,
-		     const char *verb, json_t **op, char *node, size_t node_cap, aq_msg *why)
+		     const char *verb, const struct srv_place_loc *seen, json_t **op, char *node, size_t node_cap,
+		     aq_msg *why)
 {
 	int rc;
 
 	node[0] = '\0';
 	if ((rc = srv_op_create(req, parent, name, verb, false, NULL, op)) != AQ_OK)
 		return rc;
-	rc = srv_place_volume(req, vol, api_json_str(*op, "name", ""), verb, node, node_cap, why);
+	rc = srv_place_volume(req, vol, api_json_str(*op, "name", ""), verb, node, node_cap, seen, why);
 	if (rc == AQ_ENOENT && strcmp(verb, "delete") == 0) {
 		/* never placed (a failed create): nothing for a node to do */
 		json_t *empty = json_pack("{s:s}", "@type", EMPTY_TYPE);
@@ -300,7 +316,7 @@ static int vol_pending(struct srv_req *req, const char *parent, const char *name
 	json_t *op = NULL;
 	aq_msg why = { .text = "" };
 	char node[200] = "";
-	int rc = vol_apply(req, parent, name, vol, verb, &op, node, sizeof(node), &why);
+	int rc = vol_apply(req, parent, name, vol, verb, NULL, &op, node, sizeof(node), &why);
 
 	if (rc == AQ_EEXHAUSTED || rc == AQ_EUNAVAIL) {
 		json_decref(op);
@@ -315,18 +331,23 @@ static int vol_pending(struct srv_req *req, const char *parent, const char *name
 }
 
 /* A create's checks, in the caller's transaction: its parents and pool
- * (vol_create_parents), the share name, the pool's and the shelves'
- * room, and what a clone, restore or backup config asks. vol gets what
- * the pool decides; *pool the pool. */
-static int vol_create_check(struct srv_req *req, const char *parent, const char *name, json_t *vol,
-			    bool throughput_given, json_t **pool)
+ * (vol_create_parents), the share name, what placement and the room checks
+ * read of the location (srv_place_loc_read, into *seen, which the caller
+ * cleans up; seen->doc borrows *loc), the pool's and the shelves' room, and
+ * what a clone, restore or backup config asks. vol gets what the pool
+ * decides; *pool the pool, *loc the location's document. */
+static int vol_create_check(struct srv_req *req, const char *parent, json_t *vol, bool throughput_given,
+			    json_t **pool, json_t **loc, struct srv_place_loc *seen)
 {
 	int rc;
 
-	if ((rc = vol_create_parents(req, vol, pool)) != AQ_OK ||
+	if ((rc = vol_create_parents(req, vol, pool, loc)) != AQ_OK ||
 	    (rc = vol_share_free(req, api_json_str(vol, "shareName", ""))) != AQ_OK ||
-	    (rc = vol_fit(req, *pool, vol, NULL, throughput_given)) != AQ_OK ||
-	    (rc = vol_shelf_room(req, name, vol, NULL)) != AQ_OK ||
+	    (rc = srv_place_loc_read(req->db, req->params[1], seen)) != AQ_OK)
+		return rc;
+	seen->doc = *loc;
+	if ((rc = vol_fit(req, *pool, vol, NULL, throughput_given, seen)) != AQ_OK ||
+	    (rc = srv_place_shelf_room_in(seen, (double)api_json_int64(vol, "capacityGib", 0), &req->msg)) != AQ_OK ||
 	    (rc = srv_snapshot_clone_check(req->db, parent, vol, &req->msg)) != AQ_OK ||
 	    (rc = srv_backup_restore_check(req->db, parent, vol, &req->msg)) != AQ_OK ||
 	    (rc = srv_bconfig_check(req->db, parent, vol, &req->msg)) != AQ_OK)
@@ -357,7 +378,8 @@ static int vol_create_body(struct db *db, void *arg)
 	struct vol_create *c = arg;
 	struct srv_req *req = c->req;
 	struct db *own = req->db;
-	json_t *doc = json_deep_copy(c->in), *pool = NULL;
+	struct srv_place_loc seen = { .nodes = NULL };
+	json_t *doc = json_deep_copy(c->in), *pool = NULL, *loc = NULL;
 	int rc;
 
 	json_decref(c->op);
@@ -367,15 +389,17 @@ static int vol_create_body(struct db *db, void *arg)
 	if (!doc)
 		return AQ_ENOMEM;
 	req->db = db;
-	if ((rc = vol_create_check(req, c->parent, c->name, doc, c->throughput_given, &pool)) != AQ_OK ||
+	if ((rc = vol_create_check(req, c->parent, doc, c->throughput_given, &pool, &loc, &seen)) != AQ_OK ||
 	    (rc = srv_put_new(req, "volume", c->parent, c->name, doc, "volume", c->name)) != AQ_OK)
 		goto out;
-	rc = vol_apply(req, c->parent, c->name, doc, "create", &c->op, c->node, sizeof(c->node), &c->why);
+	rc = vol_apply(req, c->parent, c->name, doc, "create", &seen, &c->op, c->node, sizeof(c->node), &c->why);
 	c->unplaced = rc == AQ_EEXHAUSTED || rc == AQ_EUNAVAIL;
 out:
 	req->db = own;
+	srv_place_loc_cleanup(&seen);
 	json_decref(doc);
 	json_decref(pool);
+	json_decref(loc);
 	return rc;
 }
 
@@ -383,7 +407,8 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 {
 	const char *id;
 	char parent[600], name[700], now[48];
-	json_t *doc = NULL, *pool = NULL;
+	json_t *doc = NULL, *pool = NULL, *loc = NULL;
+	struct srv_place_loc seen = { .nodes = NULL };
 	struct vol_create c;
 	bool validate, throughput_given;
 	int rc;
@@ -404,7 +429,7 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 	throughput_given = json_object_get(doc, "throughputMibps") != NULL;
 	if (validate) {
 		if ((rc = db_begin(req->db)) != AQ_OK ||
-		    (rc = vol_create_check(req, parent, name, doc, throughput_given, &pool)) != AQ_OK)
+		    (rc = vol_create_check(req, parent, doc, throughput_given, &pool, &loc, &seen)) != AQ_OK)
 			goto out;
 		json_object_set_new(doc, "@type", json_string(VOL_TYPE));
 		*resp = srv_op_preview(parent, name, "create", doc);
@@ -422,8 +447,10 @@ int srv_h_volume_create(struct srv_req *req, json_t **resp)
 	json_decref(c.op);
 out:
 	db_rollback(req->db);
+	srv_place_loc_cleanup(&seen);
 	json_decref(doc);
 	json_decref(pool);
+	json_decref(loc);
 	return rc;
 }
 
@@ -494,7 +521,7 @@ int srv_h_volume_patch(struct srv_req *req, json_t **resp)
 	}
 	/* In MANUAL pools an unchanged volume keeps its figure; elsewhere the
 	 * stored limit is derived, so drop it before the check recomputes it. */
-	if ((rc = vol_fit(req, pool, doc, old, tput_given)) != AQ_OK ||
+	if ((rc = vol_fit(req, pool, doc, old, tput_given, NULL)) != AQ_OK ||
 	    (rc = vol_shelf_room(req, name, doc, old)) != AQ_OK)
 		goto out;
 	out = json_deep_copy(doc);

@@ -112,6 +112,33 @@ START_TEST(test_list_fields)
 }
 END_TEST
 
+/* db_list_fields2: the rows of both kinds under parent in one list, in
+ * name order; neither a third kind there nor the kinds elsewhere. */
+START_TEST(test_list_fields2)
+{
+	static const char *const f[] = { "x" };
+	json_t *items = NULL;
+	char seen[128] = "";
+	size_t i;
+	json_t *it;
+
+	put("shelf", "locations/b", "shelves/s1", 1);
+	put("node", "locations/b", "nodes/b1", 2);
+	put("pool", "locations/b", "pools/p1", 3);
+	put("node", "locations/c", "nodes/c1", 4);
+	put("shelf", "locations/c", "shelves/s2", 5);
+	ck_assert_int_eq(db_list_fields2(db, "node", "shelf", "locations/b", f, 1, &items), AQ_OK);
+	json_array_foreach(items, i, it) {
+		size_t n = strlen(seen);
+
+		snprintf(seen + n, sizeof(seen) - n, "%s=%lld;", json_string_value(json_object_get(it, "name")),
+			 (long long)json_integer_value(json_object_get(it, "x")));
+	}
+	ck_assert_str_eq(seen, "nodes/b1=2;shelves/s1=1;");
+	json_decref(items);
+}
+END_TEST
+
 /* More distinct statements than the engine keeps prepared (SQLite's cache
  * holds 64): the ones past it are prepared, run and finalized each time,
  * and give the same answers. */
@@ -146,6 +173,7 @@ static Suite *batch_suite(void)
 	tcase_add_test(tc, test_get_many);
 	tcase_add_test(tc, test_parents_with);
 	tcase_add_test(tc, test_list_fields);
+	tcase_add_test(tc, test_list_fields2);
 	tcase_add_test(tc, test_many_statements);
 	suite_add_tcase(s, tc);
 	return s;

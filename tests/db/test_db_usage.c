@@ -4,7 +4,8 @@
  * db_usage_verify agrees with them and catches a tampered row; the
  * migration computes them for a database written before step 4; two
  * processes racing on the last MiB/s of a pool, each checking the counter,
- * create exactly one volume. By default on a temporary SQLite file; with
+ * create exactly one volume; db_usage_location reads one location's pools
+ * and nodes only. By default on a temporary SQLite file; with
  * AQ_TEST_PG_URL set (tests/db/test_db_pg.sh) on that PostgreSQL database. */
 #include "db/db.h"
 #include "db/db_engine.h"
@@ -149,6 +150,54 @@ START_TEST(test_counters_follow_writes)
 }
 END_TEST
 
+/* A volume (id) of pool pool_id in project proj, location loc, placed on
+ * node: the documents the usage triggers count. */
+static void vol_at(const char *proj, const char *loc, const char *pool_id, const char *id, const char *node)
+{
+	char parent[200], name[300], pname[400];
+	json_t *doc, *pl;
+
+	snprintf(parent, sizeof(parent), "projects/%s/locations/%s", proj, loc);
+	snprintf(name, sizeof(name), "%s/volumes/%s", parent, id);
+	snprintf(pname, sizeof(pname), "placements/%s", name);
+	doc = json_pack("{s:s,s:s,s:s,s:f}", "name", name, "storagePool", pool_id, "capacityGib", "10",
+			"throughputMibps", 1.0);
+	pl = json_pack("{s:s,s:s,s:f}", "volume", name, "node", node, "mibps", 2.0);
+	ck_assert_int_eq(db_put(db, "volume", parent, name, doc, true), AQ_OK);
+	ck_assert_int_eq(db_put(db, "placement", node, pname, pl, true), AQ_OK);
+	json_decref(doc);
+	json_decref(pl);
+}
+
+/* db_usage_location: the pools of the location in every project and the
+ * nodes whose resource is under it, nothing of another location (one
+ * whose id only starts like it, or has it as a pool id), in name order. */
+START_TEST(test_location_rows)
+{
+	char seen[512] = "";
+	json_t *n;
+
+	n = json_pack("{s:s}", "name", "nodes/n1");
+	ck_assert_int_eq(db_put(db, "node", "locations/east", "nodes/n1", n, true), AQ_OK);
+	json_decref(n);
+	n = json_pack("{s:s}", "name", "nodes/w1");
+	ck_assert_int_eq(db_put(db, "node", "locations/west", "nodes/w1", n, true), AQ_OK);
+	json_decref(n);
+	vol_at("p", "east", "pool", "a", "nodes/n1");
+	vol_at("q", "east", "qpool", "b", "nodes/n1");
+	vol_at("p", "west", "east", "c", "nodes/w1");    /* a west pool named "east" */
+	vol_at("p", "east2", "pool", "d", "nodes/e2");   /* a node with no resource */
+	ck_assert_int_eq(db_usage_location(db, "east", count_row, seen), AQ_OK);
+	ck_assert_str_eq(seen, "nodes/n1;projects/p/locations/east/storagePools/pool;"
+			       "projects/q/locations/east/storagePools/qpool;");
+	seen[0] = '\0';
+	ck_assert_int_eq(db_usage_location(db, "nowhere", count_row, seen), AQ_OK);
+	ck_assert_str_eq(seen, "");
+	ck_assert_int_eq(db_usage_location(db, "a/b", count_row, seen), AQ_EINVAL);
+	ck_assert_int_eq(db_usage_location(db, "", count_row, seen), AQ_EINVAL);
+}
+END_TEST
+
 /* The check sees a counter that disagrees with the documents. */
 START_TEST(test_verify_catches_drift)
 {
@@ -285,6 +334,7 @@ static Suite *usage_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_counters_follow_writes);
+	tcase_add_test(tc, test_location_rows);
 	tcase_add_test(tc, test_verify_catches_drift);
 	tcase_add_test(tc, test_migration_computes);
 	tcase_add_test(tc, test_race_budget_counter);

@@ -126,7 +126,7 @@ START_TEST(test_place_volume)
 	char got[100], again[100];
 	aq_msg msg = { .text = "" };
 
-	ck_assert_int_eq(srv_place_volume(&req, vol, "ops/1", "create", got, sizeof(got), &msg), AQ_OK);
+	ck_assert_int_eq(srv_place_volume(&req, vol, "ops/1", "create", got, sizeof(got), NULL, &msg), AQ_OK);
 	ck_assert_str_eq(got, "nodes/n2");
 	ck_assert_int_eq(db_get(db, "placements/projects/p/locations/east/volumes/v1", &pl), AQ_OK);
 	ck_assert_str_eq(json_string_value(json_object_get(pl, "node")), "nodes/n2");
@@ -137,12 +137,12 @@ START_TEST(test_place_volume)
 	json_decref(pl);
 	/* n2 now holds 400 of 1000: growing to 900 (600 more) fits, to 1000 not */
 	json_object_set_new(vol, "throughputMibps", json_real(900));
-	ck_assert_int_eq(srv_place_volume(&req, vol, "ops/2", "update", again, sizeof(again), &msg), AQ_OK);
+	ck_assert_int_eq(srv_place_volume(&req, vol, "ops/2", "update", again, sizeof(again), NULL, &msg), AQ_OK);
 	ck_assert_str_eq(again, "nodes/n2");
 	json_object_set_new(vol, "throughputMibps", json_real(1000));
-	ck_assert_int_eq(srv_place_volume(&req, vol, "ops/3", "update", again, sizeof(again), &msg), AQ_EEXHAUSTED);
+	ck_assert_int_eq(srv_place_volume(&req, vol, "ops/3", "update", again, sizeof(again), NULL, &msg), AQ_EEXHAUSTED);
 	ck_assert(strstr(msg.text, "headroom") != NULL);
-	ck_assert_int_eq(srv_place_volume(&req, vol, "ops/4", "delete", again, sizeof(again), &msg), AQ_OK);
+	ck_assert_int_eq(srv_place_volume(&req, vol, "ops/4", "delete", again, sizeof(again), NULL, &msg), AQ_OK);
 	ck_assert_str_eq(again, "nodes/n2");
 	ck_assert_int_eq(db_get(db, "placements/projects/p/locations/east/volumes/v1", &pl), AQ_OK);
 	ck_assert_str_eq(json_string_value(json_object_get(pl, "action")), "delete");
@@ -150,7 +150,7 @@ START_TEST(test_place_volume)
 	json_decref(pl);
 	/* an update or delete of a volume never placed is no create */
 	json_object_set_new(vol, "name", json_string("projects/p/locations/east/volumes/none"));
-	ck_assert_int_eq(srv_place_volume(&req, vol, "ops/5", "update", again, sizeof(again), &msg), AQ_ENOENT);
+	ck_assert_int_eq(srv_place_volume(&req, vol, "ops/5", "update", again, sizeof(again), NULL, &msg), AQ_ENOENT);
 	json_decref(vol);
 }
 END_TEST

@@ -2,7 +2,10 @@
  * database (issue 22, creates that scale): a create costs a bounded number
  * of statements (db_sync_stats' count; on PostgreSQL each is a round trip
  * under the writer mutex, so this is its price), and a name still being
- * deleted is refused (AQ_EBUSY) with nothing stored; creates that queue while
+ * deleted is refused (AQ_EBUSY) with nothing stored; the location a create
+ * reads once serves its service address and its shelves' room (every
+ * project's pools of the location, no other location's); creates that
+ * queue while
  * another writer holds the database commit together, in one group
  * transaction of the api lane (db_group_run), each answered with its own
  * operation; and one create of such a group that is refused (its share
@@ -16,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/api_schema.h"
 #include "db/db.h"
 #include "server/srv_internal.h"
 #include "server/srv_pool.h"
@@ -52,25 +56,32 @@ static void request_free(struct srv_req *req)
 	json_decref(req->body);
 }
 
-static json_t *vol_body(const char *share)
+static json_t *vol_body(const char *share, const char *gib)
 {
-	return json_pack("{s:s,s:s,s:s,s:[s]}", "shareName", share, "storagePool", "pool1", "capacityGib", "100",
+	return json_pack("{s:s,s:s,s:s,s:[s]}", "shareName", share, "storagePool", "pool1", "capacityGib", gib,
 			 "protocols", "NFSV3");
 }
 
-/* Create volume id (share name share) on connection d: the handler's code. */
-static int create(struct db *d, const char *id, const char *share, json_t **resp, char *msg, size_t cap)
+/* Create volume id (share name share, gib GiB) on connection d: the
+ * handler's code. */
+static int create_gib(struct db *d, const char *id, const char *share, const char *gib, json_t **resp, char *msg,
+		      size_t cap)
 {
 	struct srv_req req;
 	int rc;
 
-	request(&req, d, "volumeId", id, vol_body(share));
+	request(&req, d, "volumeId", id, vol_body(share, gib));
 	*resp = NULL;
 	rc = srv_h_volume_create(&req, resp);
 	if (msg)
 		snprintf(msg, cap, "%s", req.msg.text);
 	request_free(&req);
 	return rc;
+}
+
+static int create(struct db *d, const char *id, const char *share, json_t **resp, char *msg, size_t cap)
+{
+	return create_gib(d, id, share, "100", resp, msg, cap);
 }
 
 static void setup(void)
@@ -103,13 +114,13 @@ static void teardown(void)
 
 /* Statements of one create, counted by the db layer, all of them under the
  * writer mutex but the last: BEGIN; the project, location and pool in one
- * read; the share name's count; the pool's usage; the shelves' capacity
- * and the location's pools' usage (shelf room); the volume and operation
- * INSERTs; the nodes, their usage and the shelves' throughput (placement);
- * the location's service addresses (srv_svcaddr); the placement INSERT
- * (which also finds a name still being deleted); COMMIT; then the
- * operation read back for the answer. */
-#define VT_CREATE_STMTS 15
+ * read; the share name's count; the location's nodes and shelves in one
+ * list, and the usage counters of its pools and nodes (srv_place_loc_read:
+ * the pool's room, the shelves' room and placement all read these, once); the
+ * volume and operation INSERTs; the placement INSERT (which also finds a
+ * name still being deleted; its service address comes from the location
+ * read first); COMMIT; then the operation read back for the answer. */
+#define VT_CREATE_STMTS 10
 
 START_TEST(create_statements)
 {
@@ -146,6 +157,67 @@ START_TEST(create_of_a_name_still_deleting)
 	ck_assert_msg(strstr(msg, "still deleting its data"), "%s", msg);
 	ck_assert_ptr_null(resp);
 	ck_assert_int_eq(db_get(db, vn, &doc), AQ_ENOENT);
+}
+END_TEST
+
+/* The service address of a location with a range comes from the location
+ * as the create read it with its parents (no read of its own): each
+ * create's placement holds the next free one. */
+START_TEST(create_takes_a_service_address)
+{
+	static const char *const want[] = { "10.99.0.33", "10.99.0.34" };
+	json_t *loc, *resp = NULL, *pl = NULL;
+	char msg[512], id[8], pname[128];
+
+	loc = json_pack("{s:s,s:s,s:{s:s}}", "name", "locations/east", "locationId", "east", "serviceAddresses",
+			"range", "10.99.0.32/28");
+	ck_assert_int_eq(db_put(db, "location", "", "locations/east", loc, false), AQ_OK);
+	json_decref(loc);
+	for (int i = 0; i < 2; i++) {
+		snprintf(id, sizeof(id), "a%d", i);
+		ck_assert_msg(create(db, id, id, &resp, msg, sizeof(msg)) == AQ_OK, "%s", msg);
+		json_decref(resp);
+		snprintf(pname, sizeof(pname), "placements/projects/p/locations/east/volumes/%s", id);
+		ck_assert_int_eq(db_get(db, pname, &pl), AQ_OK);
+		ck_assert_str_eq(api_json_str(json_object_get(pl, "serviceAddress"), "address", "(none)"), want[i]);
+		json_decref(pl);
+	}
+}
+END_TEST
+
+/* A volume of location loc in project proj, pool pool, gib GiB, stored as
+ * a handler would (the usage triggers count it in its pool). */
+static void put_volume(const char *proj, const char *loc, const char *pool, const char *id, const char *gib)
+{
+	char parent[128], name[200];
+
+	snprintf(parent, sizeof(parent), "projects/%s/locations/%s", proj, loc);
+	snprintf(name, sizeof(name), "%s/volumes/%s", parent, id);
+	srv_test_put(db, "volume", parent, name,
+		     json_pack("{s:s,s:s,s:s,s:s}", "name", name, "storagePool", pool, "capacityGib", gib, "state", "READY"));
+}
+
+/* The shelves' room of a create counts every pool of its location, in
+ * any project, and nothing of another location. */
+START_TEST(create_shelf_room_counts_the_location_only)
+{
+	json_t *resp = NULL, *doc = NULL, *shelf;
+	char msg[512];
+
+	shelf = json_pack("{s:s,s:f,s:I}", "name", "shelves/s1", "readThroughputMibps", 1e6, "capacityGib",
+			  (json_int_t)1000);
+	ck_assert_int_eq(db_put(db, "shelf", "locations/east", "shelves/s1", shelf, false), AQ_OK);
+	json_decref(shelf);
+	put_volume("q", "east", "qpool", "big", "600");   /* counts: another project, this location */
+	put_volume("p", "west", "pool1", "huge", "5000"); /* does not: another location */
+	ck_assert_msg(create_gib(db, "fits", "fits", "300", &resp, msg, sizeof(msg)) == AQ_OK, "%s", msg);
+	json_decref(resp);
+	resp = NULL;
+	ck_assert_int_eq(create_gib(db, "over", "over", "200", &resp, msg, sizeof(msg)), AQ_EEXHAUSTED);
+	ck_assert_msg(strstr(msg, "shelf capacity exhausted: location east's shelves (s1) hold 1000 GiB with 100 GiB free"),
+		      "%s", msg);
+	ck_assert_ptr_null(resp);
+	ck_assert_int_eq(db_get(db, "projects/p/locations/east/volumes/over", &doc), AQ_ENOENT);
 }
 END_TEST
 
@@ -281,6 +353,8 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, create_statements);
 	tcase_add_test(tc, create_of_a_name_still_deleting);
+	tcase_add_test(tc, create_takes_a_service_address);
+	tcase_add_test(tc, create_shelf_room_counts_the_location_only);
 	tcase_add_test(tc, creates_share_a_commit);
 	tcase_add_test(tc, refused_create_undoes_only_itself);
 	suite_add_tcase(s, tc);
