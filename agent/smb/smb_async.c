@@ -208,28 +208,40 @@ static void async_queue(struct smb_req *r, struct smb_async *a)
 	r->async_id = a->async_id;
 }
 
-uint32_t smb_async_lock(struct smb_req *r, struct smb_open *o, const struct smb_wire_lock_elem *e)
+/* A waiting request for r (what its answer needs), within the bounds:
+ * NULL (logged as what, refused) when the connection or the node has too
+ * many waiting, or no memory. Not queued yet (async_queue). */
+static struct smb_async *async_new(struct smb_req *r, uint16_t command, const char *what)
 {
 	struct smb_conn *c = r->c;
 	struct smb_async *a;
-	int rc;
 
 	if (c->npending >= SMB_ASYNC_PER_CONN || c->srv->npending >= SMB_ASYNC_NODE_MAX) {
-		UT_INFO("smb_srv", NULL, "%s: a blocking lock refused: %u requests wait on the connection, %u on the node",
-			c->peer, c->npending, c->srv->npending);
-		return STATUS_INSUFFICIENT_RESOURCES;
+		UT_INFO("smb_srv", NULL, "%s: %s refused: %u requests wait on the connection, %u on the node", c->peer,
+			what, c->npending, c->srv->npending);
+		return NULL;
 	}
 	if (!(a = calloc(1, sizeof(*a))))
-		return STATUS_INSUFFICIENT_RESOURCES;
+		return NULL;
 	a->c = c;
 	a->srv = c->srv;
-	a->o = o;
-	a->command = SMB2_LOCK;
-	a->e = *e;
+	a->command = command;
 	a->message_id = r->m.hdr.message_id;
 	a->session_id = r->sess->id;
 	a->credit_charge = r->m.hdr.credit_charge;
 	a->encrypted = r->encrypted;
+	return a;
+}
+
+uint32_t smb_async_lock(struct smb_req *r, struct smb_open *o, const struct smb_wire_lock_elem *e)
+{
+	struct smb_async *a;
+	int rc;
+
+	if (!(a = async_new(r, SMB2_LOCK, "a blocking lock")))
+		return STATUS_INSUFFICIENT_RESOURCES;
+	a->o = o;
+	a->e = *e;
 	a->w.key = o->lkey;
 	a->w.wake = async_wake;
 	a->w.arg = a;
@@ -249,25 +261,12 @@ uint32_t smb_async_lock(struct smb_req *r, struct smb_open *o, const struct smb_
 
 uint32_t smb_async_notify(struct smb_req *r, struct smb_open *o, uint32_t output_len)
 {
-	struct smb_conn *c = r->c;
 	struct smb_async *a;
 
-	if (c->npending >= SMB_ASYNC_PER_CONN || c->srv->npending >= SMB_ASYNC_NODE_MAX) {
-		UT_INFO("smb_srv", NULL, "%s: a CHANGE_NOTIFY refused: %u requests wait on the connection, %u on the node",
-			c->peer, c->npending, c->srv->npending);
+	if (!(a = async_new(r, SMB2_CHANGE_NOTIFY, "a CHANGE_NOTIFY")))
 		return STATUS_INSUFFICIENT_RESOURCES;
-	}
-	if (!(a = calloc(1, sizeof(*a))))
-		return STATUS_INSUFFICIENT_RESOURCES;
-	a->c = c;
-	a->srv = c->srv;
 	a->o = o;
-	a->command = SMB2_CHANGE_NOTIFY;
 	a->output_len = output_len;
-	a->message_id = r->m.hdr.message_id;
-	a->session_id = r->sess->id;
-	a->credit_charge = r->m.hdr.credit_charge;
-	a->encrypted = r->encrypted;
 	o->nnotify++;
 	async_queue(r, a);
 	return STATUS_PENDING;
@@ -310,25 +309,14 @@ uint32_t smb_async_create(struct smb_req *r, const struct vol_lock_key *key, uin
 	 * open, or the last message, goes async) */
 	if (!r->last && (r->m.hdr.command != SMB2_CREATE || !smb_frame_park_ready(r)))
 		return STATUS_NOT_SUPPORTED;
-	if (c->npending >= SMB_ASYNC_PER_CONN || c->srv->npending >= SMB_ASYNC_NODE_MAX) {
-		UT_INFO("smb_srv", NULL, "%s: a CREATE or rename refused: %u requests wait on the connection, %u on the node",
-			c->peer, c->npending, c->srv->npending);
-		return STATUS_INSUFFICIENT_RESOURCES;
-	}
-	if (!(a = calloc(1, sizeof(*a))) || !(a->msg = malloc(r->m.len))) {
+	/* SMB2_CREATE or SMB2_SET_INFO */
+	if (!(a = async_new(r, r->m.hdr.command, "a CREATE or rename")) || !(a->msg = malloc(r->m.len))) {
 		free(a);
 		return STATUS_INSUFFICIENT_RESOURCES;
 	}
 	memcpy(a->msg, r->m.p, r->m.len);
 	a->msg_len = r->m.len;
-	a->c = c;
-	a->srv = c->srv;
-	a->command = r->m.hdr.command; /* SMB2_CREATE or SMB2_SET_INFO */
-	a->message_id = r->m.hdr.message_id;
-	a->session_id = r->sess->id;
 	a->tree_id = r->tree->id;
-	a->credit_charge = r->m.hdr.credit_charge;
-	a->encrypted = r->encrypted;
 	a->key = *key;
 	a->group = group;
 	async_deadline(c->srv, &a->deadline);
