@@ -26,8 +26,10 @@ void nfs3_readlink(struct nfs_call *call, void *a, void *r)
 
 /* READ sends hot file data straight from the page cache (sendfile) after
  * the encoded header; nothing is copied in user space. A range that touches
- * the cold tier is read into a buffer instead, and only on the server's cold
- * pool (call->may_defer false): a normal worker defers the call, and the cold
+ * the cold tier is read into a buffer instead: copied from the tier's chunk
+ * cache on the spot when it holds the range whole (vol_read_cached: a
+ * prefetched frame, no wait), else only on the server's cold pool
+ * (call->may_defer false): a normal worker defers the call, and the cold
  * pool resumes it (call->resumed) knowing the range is cold, so the volume
  * store and the tier see one read, not a second vol_read_fd first. */
 void nfs3_read(struct nfs_call *call, void *a, void *r)
@@ -43,10 +45,18 @@ void nfs3_read(struct nfs_call *call, void *a, void *r)
 	rc = call->resumed ? VOL_ECOLD
 			   : vol_read_fd(&call->obj, &call->ecred, args->offset, count, &res->fd, &n, &eof, &res->owned);
 	if (rc == VOL_ECOLD && call->may_defer) {
-		/* Do not hold an NFS worker for a store round trip: the server
-		 * serves this call again from its cold pool. */
-		call->deferred = true;
-		return;
+		/* What the chunk cache holds is answered here (no hand-off to the
+		 * cold pool and back). Else do not hold an NFS worker for a store
+		 * round trip: the server serves this call again from its cold pool. */
+		void *buf = malloc(count ? count : 1);
+
+		rc = buf ? vol_read_cached(&call->obj, &call->ecred, args->offset, buf, count, &n, &eof) : -EAGAIN;
+		if (rc == -EAGAIN) {
+			free(buf);
+			call->deferred = true;
+			return;
+		}
+		res->data = buf;
 	}
 	if (rc == VOL_ECOLD) {
 		/* Cold data comes from the tier in a buffer (sent as an iovec):

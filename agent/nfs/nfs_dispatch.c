@@ -4,8 +4,9 @@
  * reply; QoS parking and the cold pool.
  *
  * Cold reads: a READ whose range touches the cold tier would hold a worker
- * for an object-store round trip (10 ms and more). The worker defers it
- * instead, like a QoS-parked request: the request goes to the cold pool
+ * for an object-store round trip (10 ms and more). Unless the tier's chunk
+ * cache holds the range whole (a prefetched frame: nfs3_read copies it
+ * out on the spot, vol_read_cached), the worker defers it instead, like a QoS-parked request: the request goes to the cold pool
  * (NFS_SRV_COLD_WORKERS threads that may block on the store, each serving
  * one deferred request at a time, and only those) and the worker moves on.
  * The cold pool resumes it where it stopped (struct nfs_job: decoded

@@ -51,6 +51,12 @@
  * holds whole is copied from it without a wait (vol_tier_ops.read_cached);
  * one that would GET, wait for a GET or rehydrate is left to a worker.
  *
+ * The chunk cache gives up the ready chunk used longest ago, and a chunk a
+ * client READ took whole (copied or handed over) counts as used longest
+ * ago: a stream reads each chunk once, so the chunks prefetched and not
+ * read yet (the frames due next) stay, although they were fetched before
+ * the chunks just read.
+ *
  * Errors: negative errno. Cold reads that cannot finish within
  * TIER_COLD_DEADLINE_MS (store down or slow) fail with -ETIMEDOUT, which the
  * NFS layer answers as NFS3ERR_JUKEBOX. Thread-safe.

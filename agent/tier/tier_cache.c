@@ -49,7 +49,11 @@ static struct tier_centry *tier_cache_find(struct tier *t, const char *key)
 	return NULL;
 }
 
-/* A slot to load into (empty, else least recently used ready), or NULL. */
+/* A slot to load into (empty, else least recently used ready), or NULL.
+ * A chunk a client READ took whole counts as used longest ago (used 0,
+ * tier_cache_used): a stream reads each chunk once, so it goes before the
+ * chunks a prefetch fetched that no client read yet, which an LRU by read
+ * time would give up first (they were fetched before the last READs). */
 static struct tier_centry *tier_cache_slot(struct tier *t)
 {
 	struct tier_centry *best = NULL;
@@ -63,6 +67,13 @@ static struct tier_centry *tier_cache_slot(struct tier *t)
 			best = e;
 	}
 	return best;
+}
+
+/* A client READ copied [lo, hi) out of e (cmu held): the whole chunk, it is
+ * the first to go (tier_cache_slot); a part, it was used now. */
+static void tier_cache_used(struct tier *t, struct tier_centry *e, uint64_t lo, uint64_t hi)
+{
+	e->used = lo == 0 && hi >= e->len ? 0 : ++t->tick;
 }
 
 static struct tier_centry *tier_cache_claim(struct tier *t, const char *key)
@@ -141,9 +152,13 @@ int tier_cache_read(struct tier_vol *v, const char *key, uint64_t coff, void *ds
 				e->buf = dst;
 				e->state = 3;
 				e->len = 0;
+				e->used = 0; /* its block is spare: the first to reuse */
 			} else {
 				memcpy(dst, e->buf + coff, len);
-				e->used = ++t->tick;
+				if (lane == TIER_NEAR) /* a client's; a FAR read only fetched it */
+					tier_cache_used(t, e, coff, coff + len);
+				else
+					e->used = ++t->tick;
 			}
 			break;
 		}
@@ -220,7 +235,7 @@ int tier_cache_copy(struct tier *t, char (*keys)[TIER_KEY_MAX], size_t n, uint64
 		uint64_t hi = i + 1 == n ? coff + len - i * (uint64_t)TIER_CHUNK : TIER_CHUNK;
 
 		memcpy(dst + (i * (uint64_t)TIER_CHUNK + lo - coff), e[i]->buf + lo, hi - lo);
-		e[i]->used = ++t->tick;
+		tier_cache_used(t, e[i], lo, hi);
 	}
 	pthread_mutex_unlock(&t->cmu);
 	return ok ? 0 : 1;

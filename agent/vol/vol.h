@@ -216,10 +216,11 @@ struct vol_stats {
  *          read-ahead (vol_ra.h), not a client: its fetches from the cold
  *          store yield to those of client READs (tier.h, "Demand first").
  *   cold:  vol_read_fd's check: 1 when the range touches cold data (then
- *          vol_read_fd answers VOL_ECOLD and the caller uses vol_read or
- *          vol_read_swap, whose read hook records the access), 0 otherwise
+ *          vol_read_fd answers VOL_ECOLD and the caller uses vol_read_cached,
+ *          vol_read or vol_read_swap, whose hooks record the access), 0 otherwise
  *          (and records the access). One READ is one recorded access.
- *   read_cached (may be NULL): vol_read_nowait's try of a cold range: fill
+ *   read_cached (may be NULL): vol_read_nowait's and vol_read_cached's
+ *          try of a cold range: fill
  *          buf with [off, off+len) and answer 0 (recording the access, as
  *          read would) when every chunk of the range is cold and held whole
  *          in the tier's chunk cache (a prefetch fetched it) and the
@@ -460,6 +461,15 @@ int vol_read_nowait(struct vol_obj *obj, const struct vol_cred *cred, uint64_t o
  * the caller sends, fewer bytes come out of the descriptor. */
 int vol_read_fd(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, size_t count,
 		int *fd, size_t *n, bool *eof, bool *owned);
+/* After vol_read_fd's VOL_ECOLD: the range copied into buf (count bytes)
+ * from the tier's chunk cache when it holds every chunk of it whole
+ * (vol_tier_ops.read_cached: a prefetched frame), without a GET or a wait;
+ * -EAGAIN, with nothing read, when it does not (or the tier has no such
+ * hook, or the file is a snapshot's): read it with vol_read_swap on a
+ * thread that may wait. Otherwise as vol_read. Does not ask the tier
+ * again whether the range is cold. */
+int vol_read_cached(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
+		    size_t *got, bool *eof);
 /* stable: 0 unstable, 1 data sync, 2 file sync; *committed gets what was done. */
 int vol_write(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, const void *data,
 	      size_t len, int stable, int *committed);

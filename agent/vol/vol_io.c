@@ -441,6 +441,43 @@ out:
 	return rc;
 }
 
+int vol_read_cached(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
+		    size_t *got, bool *eof)
+{
+	const struct vol_store *s = obj->exp->store;
+	struct stat st;
+	uint64_t size;
+	size_t want;
+	bool owned = false;
+	int fd, rc = 0;
+
+	*got = 0;
+	*eof = false;
+	if (!s->tier || !s->tier->read_cached || obj->snap)
+		return -EAGAIN;
+	fd = read_open(obj, cred, &owned);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	size = (uint64_t)st.st_size;
+	want = read_len(size, off, count);
+	if (want && s->tier->read_cached(s->tier_arg, obj->exp->cfg.fsid, &st, off, buf, want) != 0) {
+		rc = -EAGAIN;
+		goto out;
+	}
+	*got = want;
+	*eof = off + want >= size;
+	vol_ra_read(obj, fd, off, want);
+	shelf_io_add(obj->exp->store, false, want, 0);
+out:
+	if (owned)
+		close(fd);
+	return rc;
+}
+
 int vol_read_swap(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void **buf, size_t count,
 		  size_t *got, bool *eof)
 {

@@ -25,7 +25,12 @@
  * second pool), so a READ of a file nothing prefetched (a film's first
  * frame) does not wait at the store behind the prefetch of later frames.
  * A client READ that overlaps a chunk a worker reads now waits for it and
- * then reads what it brought (joins it: no second GET). A chunk a client
+ * then reads what it brought (joins it: no second GET); a chunk whose
+ * worker still waits at the gate (its GET not started) is taken over
+ * instead: the READ fetches it at once, as demand, and the worker drops it
+ * (waiting for it would hold the READ behind the other clients' demand
+ * that holds the gate: a film's second frame behind the other film's
+ * first). A chunk a client
  * READ asked for after the job was queued is not fetched by the job (the
  * client has it, or reads it now); the job goes on with its next file.
  * A file read whole that a prediction names again is a replay: its entry

@@ -229,14 +229,25 @@ static bool ra_predict(struct vol_ra *ra, struct ra_job *j)
  * (ra->demand), a worker starts a cold chunk only when fewer than
  * VOL_RA_DEMAND_SHARE prefetch reads are there, so a client READ does not
  * queue at the store behind the prefetch of files it will ask for later;
- * with no client READ there, every worker reads. */
-static void ra_gate_enter(struct vol_ra *ra)
+ * with no client READ there, every worker reads. b: the chunk's busy slot
+ * (NULL: none); while the worker waits here it is gated, and a client READ
+ * of it takes it over (vol_ra_demand_begin): false, the worker drops it. */
+static bool ra_gate_enter(struct vol_ra *ra, struct ra_busy *b)
 {
+	bool go;
+
 	pthread_mutex_lock(&ra->mu);
-	while (!ra->stop && ra->demand && ra->pf_cold >= VOL_RA_DEMAND_SHARE)
+	if (b)
+		b->gated = true;
+	while (!ra->stop && !(b && b->taken) && ra->demand && ra->pf_cold >= VOL_RA_DEMAND_SHARE)
 		pthread_cond_wait(&ra->dcv, &ra->mu);
-	ra->pf_cold++;
+	go = !(b && b->taken);
+	if (b)
+		b->gated = false;
+	if (go)
+		ra->pf_cold++;
 	pthread_mutex_unlock(&ra->mu);
+	return go;
 }
 
 static void ra_gate_leave(struct vol_ra *ra)
@@ -248,8 +259,9 @@ static void ra_gate_leave(struct vol_ra *ra)
 }
 
 /* Read a chunk ahead: through the cold tier's read hook when it lies
- * there (into the worker's *buf), else into the page cache. */
-static void ra_read_chunk(struct vol_ra *ra, const struct ra_chunk *c, uint8_t **buf)
+ * there (into the worker's *buf), else into the page cache. b: its busy
+ * slot (ra_gate_enter). */
+static void ra_read_chunk(struct vol_ra *ra, const struct ra_chunk *c, struct ra_busy *b, uint8_t **buf)
 {
 	const struct vol_store *s = ra->s;
 	struct vol_obj o;
@@ -264,7 +276,12 @@ static void ra_read_chunk(struct vol_ra *ra, const struct ra_chunk *c, uint8_t *
 
 			if (!*buf)
 				*buf = malloc(VOL_RA_CHUNK);
-			ra_gate_enter(ra);
+			if (!ra_gate_enter(ra, b)) { /* a client READ reads it: not prefetched */
+				if (owned)
+					close(fd);
+				vol_obj_cleanup(&o);
+				return;
+			}
 			if (*buf && s->tier->read_ahead)
 				s->tier->read_ahead(s->tier_arg, o.exp->cfg.fsid, fd, &o.st, c->off, *buf,
 						    (size_t)c->len, &got);
@@ -479,7 +496,7 @@ static void *ra_worker(void *arg)
 				pthread_cond_signal(&ra->cv);
 			}
 			pthread_mutex_unlock(&ra->mu);
-			ra_read_chunk(ra, &c, &buf);
+			ra_read_chunk(ra, &c, b, &buf);
 			pthread_mutex_lock(&ra->mu);
 			if (b) {
 				b->on = false;
@@ -534,16 +551,27 @@ void vol_ra_trigger(struct vol_ra *ra, const struct ra_name *r, int depth, unsig
 }
 
 /* Whether a worker reads a chunk of ino that overlaps [off, off + len) now
- * (mu held). */
-static bool ra_busy_on(const struct vol_ra *ra, uint64_t fsid, uint64_t ino, uint64_t off, uint64_t len)
+ * (mu held). One whose worker still waits at the gate is taken over
+ * instead (the client READ fetches it, as demand): waiting for it would
+ * hold the READ behind the other clients' demand that holds the gate. */
+static bool ra_busy_on(struct vol_ra *ra, uint64_t fsid, uint64_t ino, uint64_t off, uint64_t len)
 {
-	for (size_t i = 0; i < VOL_RA_WORKERS_MAX; i++) {
-		const struct ra_busy *b = &ra->busy[i];
+	bool wait = false;
 
-		if (b->on && b->fsid == fsid && b->ino == ino && b->off < off + len && off < b->off + b->len)
-			return true;
+	for (size_t i = 0; i < VOL_RA_WORKERS_MAX; i++) {
+		struct ra_busy *b = &ra->busy[i];
+
+		if (!b->on || b->taken || b->fsid != fsid || b->ino != ino || b->off >= off + len ||
+		    off >= b->off + b->len)
+			continue;
+		if (b->gated) {
+			b->taken = true;
+			pthread_cond_broadcast(&ra->dcv); /* its worker drops it */
+		} else {
+			wait = true;
+		}
 	}
-	return false;
+	return wait;
 }
 
 void vol_ra_asked(struct vol_ra *ra, struct ra_name *r, uint64_t off, uint64_t len)

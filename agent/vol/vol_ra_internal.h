@@ -70,9 +70,15 @@ struct ra_vq {
 };
 
 /* A chunk a worker reads now: a client READ that overlaps it waits for it
- * (vol_ra_demand_begin) instead of reading the same bytes a second time. */
+ * (vol_ra_demand_begin) instead of reading the same bytes a second time.
+ * While its worker still waits at the demand gate (gated: its GET has not
+ * started, ra_gate_enter) the READ does not wait behind other clients'
+ * demand for it: it takes the chunk over (taken) and reads it itself, as
+ * demand, and the worker drops it. */
 struct ra_busy {
 	bool on;
+	bool gated;            /* its worker waits at the gate: no GET yet */
+	bool taken;            /* a client READ took it over: the worker drops it */
 	uint64_t fsid, ino, off, len;
 };
 

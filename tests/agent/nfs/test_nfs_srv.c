@@ -3,7 +3,9 @@
  * vol_store_set while serving: a read-only switch answers ROFS, a
  * removed export's handles answer STALE, all without restart; one worker
  * serving as loop and server, the loop role passing on before a call is
- * served, replies batched per connection (leader/follower). Needs root. */
+ * served, replies batched per connection (leader/follower); a deferred cold
+ * READ resumes where it stopped, and one the tier's chunk cache holds is
+ * answered by the worker, not the cold pool. Needs root. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -291,6 +293,62 @@ START_TEST(test_cold_read_resumes)
 }
 END_TEST
 
+/* A tier whose chunk cache holds the range (read_cached answers, unless
+ * cached_declines): a cold READ is answered by the NFS worker from it, not
+ * deferred to the cold pool (no read through the tier's read hook); one it
+ * declines goes to the cold pool as before. */
+static atomic_uint tier_cached;
+static atomic_bool cached_declines;
+
+static int fake_read_cached(void *arg, uint64_t fsid, const struct stat *st, uint64_t off, void *buf, size_t len)
+{
+	(void)arg, (void)fsid, (void)st, (void)off;
+	atomic_fetch_add(&tier_cached, 1);
+	if (atomic_load(&cached_declines))
+		return 1;
+	memset(buf, 'h', len);
+	return 0;
+}
+
+START_TEST(test_cold_read_cached)
+{
+	static const struct vol_tier_ops tier2 = {
+		.read = fake_read, .cold = fake_cold, .read_cached = fake_read_cached, .write_begin = fake_write_begin,
+	};
+	uint8_t root[64], fh[64];
+	uint32_t rl, fl, n;
+	char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/f", ts.cfg[0].root);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	ck_assert_int_eq(fputs("hot bytes on disk", f) >= 0, 1);
+	fclose(f);
+	vol_store_set_tier(ts.store, &tier2, NULL);
+	mnt("/v0", root, &rl);
+	lookup(root, rl, "f", fh, &fl);
+	atomic_store(&tier_checks, 0);
+	atomic_store(&tier_reads, 0);
+	atomic_store(&tier_cached, 0);
+	atomic_store(&cached_declines, false);
+	for (int i = 0; i < 5; i++) {
+		ck_assert_uint_eq(read3(fh, fl, (uint64_t)i, 8, &n), 0);
+		ck_assert_uint_eq(n, 8);
+	}
+	ck_assert_msg(atomic_load(&tier_cached) == 5 && atomic_load(&tier_reads) == 0,
+		      "5 cold READs the chunk cache holds: %u answered from it, %u through the cold pool",
+		      atomic_load(&tier_cached), atomic_load(&tier_reads));
+	ck_assert_uint_eq(atomic_load(&tier_checks), 5); /* and the tier was asked once per READ */
+	atomic_store(&cached_declines, true);
+	ck_assert_uint_eq(read3(fh, fl, 0, 8, &n), 0);
+	ck_assert_uint_eq(n, 8);
+	ck_assert_msg(atomic_load(&tier_cached) == 6 && atomic_load(&tier_reads) == 1,
+		      "a READ the chunk cache declines goes to the cold pool: %u tries, %u reads",
+		      atomic_load(&tier_cached), atomic_load(&tier_reads));
+	vol_store_set_tier(ts.store, NULL, NULL);
+}
+END_TEST
+
 START_TEST(test_live_reconfigure)
 {
 	uint8_t fh0[64], fh1[64];
@@ -518,6 +576,7 @@ int main(void)
 	tcase_add_test(tc, test_live_reconfigure);
 	tcase_add_test(tc, test_store_borrowed);
 	tcase_add_test(tc, test_cold_read_resumes);
+	tcase_add_test(tc, test_cold_read_cached);
 	tcase_add_test(tc, test_pipelined_batch);
 	tcase_add_test(tc, test_stuck_reader);
 	suite_add_tcase(s, tc);

@@ -10,7 +10,9 @@
  * it (one GET); vol_read_nowait answers a cold range the chunk cache holds
  * whole from it (no GET, no -EAGAIN, the right bytes) and still -EAGAIN for
  * one not fetched yet, for a snapshot's file, and for one the retrieval
- * policy would bring back (ON_READ, a random read under DEFAULT). Needs root
+ * policy would bring back (ON_READ, a random read under DEFAULT); a chunk a
+ * client read whole is the first the cache gives up, before prefetched
+ * chunks not read yet. Needs root
  * (open_by_handle_at) and user xattrs. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -444,6 +446,58 @@ START_TEST(test_nowait_cached)
 }
 END_TEST
 
+/* The chunk of a stub file the cache gives up next for a new one when no
+ * slot is empty (the ready entry used longest ago: tier_cache_slot's
+ * choice): its file's stub slot, *c its chunk; -1 when none is ready. */
+static int next_out(unsigned *c)
+{
+	const struct tier_centry *best = NULL;
+	int f;
+
+	pthread_mutex_lock(&T->cmu);
+	for (size_t i = 0; i < TIER_CACHE_CHUNKS; i++) {
+		const struct tier_centry *e = &T->cache[i];
+
+		if (e->state >= 2 && (!best || e->used < best->used))
+			best = e;
+	}
+	f = best ? stub_slot(best->key, c) : -1;
+	pthread_mutex_unlock(&T->cmu);
+	return f;
+}
+
+/* A chunk a client READ took whole (a stream reads it once) is the first
+ * the cache gives up, before the prefetched chunks no client read yet,
+ * although those were fetched before it was read: an LRU by read time
+ * gave up A3, the next chunk the stream wants. A part of a chunk read
+ * (a random read may come back) counts as used now. */
+START_TEST(test_cache_keeps_unread)
+{
+	static const struct vol_cred root = { 0, 0, 0, { 0 } };
+	int a = stub_file("a.bin", 0);
+	struct vol_export *e = vol_export_by_path(S, "/v0", 3);
+	struct vol_obj dir, o;
+	unsigned c = 99;
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(vol_root(e, &dir), 0);
+	ck_assert_int_eq(vol_lookup(&dir, &root, "a.bin", 5, &o), 0);
+	prefetch_a(a);                                           /* A2, then A3..A7 */
+	ck_assert_int_eq(nowait(&o, 2ull * MIB, MIB), 0);       /* A2 read whole */
+	ck_assert_int_eq(next_out(&c), a);
+	ck_assert_msg(c == 2, "the cache gives up A%u next, not A2 (read whole)", c);
+	ck_assert_int_eq(nowait(&o, 3ull * MIB, MIB), 0);       /* A3 too: A2 or A3 next */
+	ck_assert_int_eq(next_out(&c), a);
+	ck_assert_uint_le(c, 3);
+	ck_assert_int_eq(nowait(&o, 4ull * MIB, MIB / 2), 0);   /* half of A4: used now, kept */
+	ck_assert_int_eq(next_out(&c), a);
+	ck_assert_uint_le(c, 3);
+	vol_obj_cleanup(&o);
+	vol_obj_cleanup(&dir);
+	vol_export_unref(e);
+}
+END_TEST
+
 /* A cached cold range the retrieval policy would bring back (ON_READ; a
  * random read under DEFAULT) is a worker's read: -EAGAIN, recording
  * nothing; a streamed read under DEFAULT comes from the cache. */
@@ -485,6 +539,7 @@ int main(void)
 	tcase_add_test(tc, test_random_read_joins);
 	tcase_add_test(tc, test_nowait_cached);
 	tcase_add_test(tc, test_nowait_policy);
+	tcase_add_test(tc, test_cache_keeps_unread);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }

@@ -7,7 +7,8 @@
  * gives way), a volume without readAhead prefetches nothing, and neither
  * does a name without successors. The worker pool (with a slow fake cold
  * tier that counts the reads in flight): several chunks are read at once,
- * a second volume gets a worker while the first has a long queue, the cap
+ * a second volume gets a worker while the first has a long queue, a client
+ * READ takes over a chunk whose prefetch waits behind other demand, the cap
  * holds with the workers racing, and a stop with reads in flight and jobs
  * queued or parked in QoS frees everything (run under ASan). Needs root
  * (open_by_handle_at). */
@@ -289,6 +290,7 @@ static struct {
 	pthread_mutex_t mu;
 	unsigned delay_ms, demand_ms, inflight, max_inflight, started, done;
 	unsigned demand, pf_during_demand; /* client GETs now; prefetch GETs started meanwhile */
+	unsigned client_gets;  /* GETs of the test's thread */
 	uint64_t order[64];    /* the fsid of each read, in the order started */
 	pthread_t client;
 	unsigned ncached;
@@ -329,9 +331,10 @@ static int fake_read(void *arg, uint64_t fsid, int fd, const struct stat *st, ui
 		return 0;
 	}
 	ms = client && fake.demand_ms ? fake.demand_ms : fake.delay_ms;
-	if (client)
+	if (client) {
 		fake.demand++;
-	else if (fake.demand)
+		fake.client_gets++;
+	} else if (fake.demand)
 		fake.pf_during_demand++;
 	if (fake.started < 64)
 		fake.order[fake.started] = fsid;
@@ -371,7 +374,7 @@ static void fake_install(unsigned delay_ms)
 {
 	pthread_mutex_lock(&fake.mu);
 	fake.delay_ms = delay_ms;
-	fake.demand_ms = fake.demand = fake.pf_during_demand = fake.ncached = 0;
+	fake.demand_ms = fake.demand = fake.pf_during_demand = fake.ncached = fake.client_gets = 0;
 	fake.client = pthread_self();
 	fake.inflight = fake.max_inflight = fake.started = fake.done = 0;
 	pthread_mutex_unlock(&fake.mu);
@@ -550,6 +553,49 @@ START_TEST(test_demand_first)
 }
 END_TEST
 
+static void *read_solo(void *arg)
+{
+	(void)arg;
+	aqt_store_read(&ts, 0, "solo.bin", 0, FRAME);
+	return NULL;
+}
+
+/* A client READ of a chunk whose prefetch waits at the gate (another
+ * client's READ is at the tier, a first prefetch GET is there too) takes
+ * it over: it fetches it at once, as demand, instead of waiting behind
+ * the other client's demand and then for the prefetch's own GET (a film's
+ * second frame behind the other film's first). 2 workers, 1 s per
+ * prefetch GET, 100 ms per GET of the test's thread: f0003's READ takes
+ * ~100 ms (waiting, it took ~1.8 s: f0002's GET, then f0003's), the test's
+ * thread did that GET, and the worker did not fetch f0003 a second time. */
+START_TEST(test_demand_takes_gated)
+{
+	struct timespec t0, t1;
+	pthread_t other;
+	double ms;
+
+	ck_assert_int_eq(vol_store_set_read_ahead_workers(ts.store, 2), 0);
+	fake_install(1000);
+	fake.demand_ms = 100;
+	set_depth(0, 2);
+	ck_assert_int_eq(pthread_create(&other, NULL, read_solo, NULL), 0); /* another client, at the tier */
+	fake_wait_inflight(1);
+	aqt_store_read(&ts, 0, "f0001.bin", 0, 4096);    /* f0002 through the gate (one), f0003 held */
+	fake_wait_inflight(2);
+	usleep(200000);                                          /* f0003's worker comes to the gate */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	aqt_store_read(&ts, 0, "f0003.bin", FRAME / 4, FRAME / 2); /* inside it: no trigger of its own */
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	ck_assert_msg(ms < 700, "f0003's READ waited %.0f ms for the prefetch held at the gate", ms);
+	ck_assert_uint_eq(fake_get(&fake.client_gets), 1);
+	ck_assert_int_eq(pthread_join(other, NULL), 0);
+	fake_wait_done(3);                                       /* solo, f0002, f0003 (the client's) */
+	ck_assert_uint_eq(aqt_ra_wait(&ts, 0, FRAME), FRAME);    /* f0002 only: f0003 was not prefetched */
+	ck_assert_uint_eq(fake_get(&fake.started), 3);
+}
+END_TEST
+
 /* A tier that tells read-ahead reads apart (vol_tier_ops.read_ahead, whose
  * GETs yield to clients' at the tier) gets the prefetch there, the client's
  * READs at read (a 4 KiB client READ is hot here: it never reaches it). */
@@ -655,6 +701,7 @@ static Suite *ra_fetch_suite(void)
 	tcase_add_test(tc, test_demand_joins);
 	tcase_add_test(tc, test_demand_overtakes);
 	tcase_add_test(tc, test_demand_first);
+	tcase_add_test(tc, test_demand_takes_gated);
 	tcase_add_test(tc, test_read_ahead_op);
 	suite_add_tcase(s, tc);
 	return s;
