@@ -237,8 +237,10 @@ static bool ra_gate_enter(struct vol_ra *ra, struct ra_busy *b)
 	bool go;
 
 	pthread_mutex_lock(&ra->mu);
-	if (b)
+	if (b) { /* a client READ already waiting for it may take it over now */
 		b->gated = true;
+		pthread_cond_broadcast(&ra->dcv);
+	}
 	while (!ra->stop && !(b && b->taken) && ra->demand && ra->pf_cold >= VOL_RA_DEMAND_SHARE)
 		pthread_cond_wait(&ra->dcv, &ra->mu);
 	go = !(b && b->taken);
