@@ -208,6 +208,7 @@ int agent_join(struct agent *a, aq_msg *msg)
 	json_decref(a->intent);
 	a->intent = NULL;
 	a->applied = 0;
+	a->svc_gen = 0;
 	snprintf(a->node_token, sizeof(a->node_token), "%s", api_json_str(creds, "nodeToken", ""));
 	snprintf(a->push_secret, sizeof(a->push_secret), "%s", api_json_str(creds, "pushSecret", ""));
 	snprintf(a->handle_key, sizeof(a->handle_key), "%s", api_json_str(creds, "handleKey", ""));
@@ -272,8 +273,10 @@ static void *reporter(void *arg)
 			renew_token(a, reply);
 			pthread_mutex_lock(&a->lock);
 			a->reports_ok++;
+			/* svc_gen, not applied: an apply in progress wants its
+			 * addresses before it publishes its generation */
 			agent_svc_renew(&a->svc, sent, api_json_int64(reply, "serviceAddressLeaseMs", 0),
-					api_json_int64(reply, "generation", -1) == a->applied, req);
+					api_json_int64(reply, "generation", -1) == a->svc_gen, req);
 			pthread_mutex_unlock(&a->lock);
 			if (!was_ok)
 				UT_INFO("agent_ctl", req, "reaching aquiferd again");

@@ -69,10 +69,12 @@ struct agent {
 	pthread_t reporter;
 	unsigned server_at;      /* the servers[] entry that answered last (agent_ctl.c) */
 	bool stopping;
-	/* One apply at a time, taken before lock: an NVMe-oF attach lets lock go
-	 * while it waits for a volume's lease (a take-over waits out the old
-	 * owner's lease timeout), so the status reports go on meanwhile and
-	 * aquiferd does not take the node for DOWN. */
+	/* One apply at a time, taken before lock. An apply holds lock only to
+	 * read the applied state and to publish the new one, never across its
+	 * pass over the volumes (seconds with thousands of them; an NVMe-oF
+	 * attach may wait out another owner's lease timeout), so the status
+	 * reports go on meanwhile and aquiferd does not take the node for
+	 * DOWN (issue 22). intent, applied and cold change only under it. */
 	pthread_mutex_t apply_lock;
 	pthread_mutex_t lock;    /* guards everything below */
 	char node_token[4200];
@@ -82,6 +84,7 @@ struct agent {
 	json_t *failed;          /* [{name, error}] of its volumes this node could not serve */
 	json_t *shelf_notes;     /* {volume name: why its shelf storage is smaller than its capacity} (a->lock) */
 	struct agent_svc svc;    /* the service addresses held (agent_svc.h) */
+	int64_t svc_gen;         /* the generation whose volumes svc wants (set before applied) */
 	int64_t applied;         /* its generation */
 	int64_t reports_ok;
 	char last_error[512];
