@@ -279,7 +279,7 @@ static void *bg_status(void *arg)
 {
 	struct bg_status *b = arg;
 
-	b->doc = agent_status_doc(b->a);
+	b->doc = agent_status_doc(b->a, true);
 	sem_post(&b->done);
 	return NULL;
 }
@@ -353,7 +353,7 @@ START_TEST(test_status_during_apply)
 	json_decref(bs.doc);
 	/* and once the apply is done, its own */
 	ck_assert_int_eq(ap.rc, AQ_OK);
-	bs.doc = agent_status_doc(&a);
+	bs.doc = agent_status_doc(&a, true);
 	ck_assert_int_eq((int)json_integer_value(json_object_get(bs.doc, "appliedGeneration")), 4);
 	ck_assert_uint_eq(json_array_size(json_object_get(bs.doc, "volumes")), 2);
 	json_decref(bs.doc);
