@@ -202,22 +202,20 @@ static void apply_grow(struct agent *a, const struct api_intent_volume *v, struc
 
 	if (!a->shelf.ops->grow)
 		return;
-	if (a->shelf.nvme)
-		pthread_mutex_unlock(&a->lock);
 	rc = a->shelf.ops->grow(&a->shelf, v->dir, v->capacity_bytes, &have, why, sizeof(why));
-	if (a->shelf.nvme)
-		pthread_mutex_lock(&a->lock);
+	if (rc != 0 && have > 0 && have < c->capacity)
+		c->capacity = have;
+	if (rc != 0)
+		UT_WARN("agent_apply", NULL, "volume %s: cannot grow to %llu bytes on the shelf: %s", v->name,
+			(unsigned long long)v->capacity_bytes, why);
+	pthread_mutex_lock(&a->lock); /* the status reports read the notes */
 	if (!a->shelf_notes)
 		a->shelf_notes = json_object();
-	if (rc == 0) {
+	if (rc == 0)
 		json_object_del(a->shelf_notes, v->name);
-		return;
-	}
-	if (have > 0 && have < c->capacity)
-		c->capacity = have;
-	UT_WARN("agent_apply", NULL, "volume %s: cannot grow to %llu bytes on the shelf: %s", v->name,
-		(unsigned long long)v->capacity_bytes, why);
-	json_object_set_new(a->shelf_notes, v->name, json_string(why));
+	else
+		json_object_set_new(a->shelf_notes, v->name, json_string(why));
+	pthread_mutex_unlock(&a->lock);
 }
 
 /* Proceed with one checked volume: attach its data, fill its export. */
@@ -236,14 +234,10 @@ static int apply_volume(struct agent *a, const struct api_intent_volume *v, cons
 	apply_qos(&v->qos, &c->qos);
 	if ((rc = agent_snap_prepare(a, v, ss, msg)) != AQ_OK)
 		return rc;
-	/* an NVMe-oF attach may wait for the volume's lease: the reports go on
-	 * (a->apply_lock keeps other applies out; the shelf is only theirs) */
-	if (a->shelf.nvme)
-		pthread_mutex_unlock(&a->lock);
+	/* an NVMe-oF attach may wait for the volume's lease: the reports go
+	 * on, as a->lock is not held here (agent_apply) */
 	rc = a->shelf.ops->attach(&a->shelf, v->dir, (unsigned)strtoul(v->unix_permissions, NULL, 8),
 				  v->capacity_bytes, c->root, sizeof(c->root));
-	if (a->shelf.nvme)
-		pthread_mutex_lock(&a->lock);
 	if (rc != 0)
 		return aq_fail(msg, AQ_EIO, "cannot attach %s on the shelf: %s", v->dir, strerror(-rc));
 	apply_grow(a, v, c);
@@ -403,7 +397,8 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	struct obj_cfg cold;
 	aq_msg cwhy = { .text = "" };
 	char tdir[1100];
-	json_t *failed, *f;
+	json_t *failed, *f, *old = NULL;
+	int64_t applied;
 	char req[32];
 	size_t i, k, n = json_array_size(vols), used = 0, nusers = 0, nshares = 0;
 	struct smb_srv_user *users = NULL;
@@ -422,10 +417,19 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 		return rc;
 	}
 	failed = json_array();
+	/* apply_lock, held throughout, keeps other applies out: the applied
+	 * state (a->intent, a->applied, a->cold) changes only under it. a->lock
+	 * is held only to read that state here and to publish the new one at
+	 * the end: the work between is O(volumes on the node) and the status
+	 * reports, which take a->lock, must not wait for it (issue 22: a node
+	 * with 11,000 volumes fell silent and went DOWN behind its applies). */
 	pthread_mutex_lock(&a->apply_lock);
 	pthread_mutex_lock(&a->lock);
-	if (gen < a->applied) {
-		UT_INFO("agent_apply", req, "stale intent ignored: generation %lld is applied", (long long)a->applied);
+	applied = a->applied;
+	old = json_incref(a->intent);
+	pthread_mutex_unlock(&a->lock);
+	if (gen < applied) {
+		UT_INFO("agent_apply", req, "stale intent ignored: generation %lld is applied", (long long)applied);
 		goto out; /* a stale push: the newer state stays */
 	}
 	iv = calloc(n ? n : 1, sizeof(*iv));
@@ -449,8 +453,10 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 		 * is not implemented. */
 		UT_WARN("agent_apply", req, "cold store change refused: volumes hold data in %s",
 			a->cold.kind == OBJ_S3 ? a->cold.endpoint : a->cold.path);
+		pthread_mutex_lock(&a->lock);
 		snprintf(a->last_error, sizeof(a->last_error),
 			 "cold store change refused: tiered volumes still hold data in the current store");
+		pthread_mutex_unlock(&a->lock);
 	} else if (memcmp(&cold, &a->cold, sizeof(cold)) != 0) {
 		int crc = tier_set_store(a->tier, &cold);
 
@@ -508,19 +514,25 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 		if (smb_srv_set_config(a->smb, shares, nshares, users, nusers) != 0)
 			UT_ERROR("agent_apply", req, "the SMB server kept its shares and users: out of memory");
 	}
-	/* service addresses follow the served volumes (agent_svc.h) */
+	/* service addresses follow the served volumes (agent_svc.h; the
+	 * reporter renews them under a->lock) */
+	pthread_mutex_lock(&a->lock);
 	agent_svc_apply(&a->svc, vols, ok, failed, req);
+	a->svc_gen = gen;
+	pthread_mutex_unlock(&a->lock);
 	json_array_foreach(failed, i, f)
 		UT_WARN("agent_apply", req, "not serving %s: %s", *api_json_str(f, "name", "") ? api_json_str(f, "name", "") : "a volume",
 			api_json_str(f, "error", ""));
-	apply_releases(a, a->intent, dels, iv, ok, n, req);
+	apply_releases(a, old, dels, iv, ok, n, req);
 	apply_deletes(a, dels, iv, ok, n, req);
 	if ((rc = agent_state_write(a->cfg.state_dir, "intent.json", intent, msg)) != AQ_OK)
 		goto out;
+	/* publish: the reports name the new volumes with the new generation */
+	pthread_mutex_lock(&a->lock);
 	json_decref(a->intent);
 	a->intent = json_incref(intent);
 	/* a push of the applied generation again is news only at debug */
-	UT_LOG(gen != a->applied ? UT_LOG_INFO : UT_LOG_DEBUG, "agent_apply", req, "applied: %zu volumes served, %zu not",
+	UT_LOG(gen != applied ? UT_LOG_INFO : UT_LOG_DEBUG, "agent_apply", req, "applied: %zu volumes served, %zu not",
 	       used, json_array_size(failed));
 	a->applied = gen;
 	agent_snap_kick(a);
@@ -528,9 +540,10 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	json_decref(a->failed);
 	a->failed = failed;
 	failed = NULL;
-out:
 	pthread_mutex_unlock(&a->lock);
+out:
 	pthread_mutex_unlock(&a->apply_lock);
+	json_decref(old);
 	json_decref(failed);
 	free(iv);
 	free(ss);

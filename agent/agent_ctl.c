@@ -1,6 +1,9 @@
 /* agent_ctl: the agent's calls to aquiferd (libcurl): join once, then a
  * status report every report_ms. The reporter runs on its own thread and
  * keeps trying while aquiferd is away; the data path never waits for it.
+ * A renewer thread sends a renewal (a report without the volumes) while
+ * the full report is late, so liveness never waits for a report whose
+ * size grows with the node's volumes (api_intent.h).
  *
  * A join starts a new incarnation of the node: aquiferd's generations start
  * over, so the intent.json of an earlier one (same name, deleted since) is
@@ -17,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/api_intent.h"
 #include "api/api_schema.h"
 #include "tls/tls.h"
 #include "util/ut_buf.h"
@@ -65,7 +69,7 @@ int agent_ctl_servers(struct agent_cfg *cfg, aq_msg *msg)
  * sessions stay, so a report every 2 s does not pay a handshake each
  * time), or NULL for a one-off handle. */
 static long ctl_post_one(const struct agent *a, CURL *reuse, const char *base, const char *path, const char *token,
-			 const char *text, json_t **reply, aq_msg *msg)
+			 const char *text, long timeout_ms, json_t **reply, aq_msg *msg)
 {
 	char url[800], cerr[CURL_ERROR_SIZE] = "";
 	struct ut_buf buf;
@@ -82,6 +86,7 @@ static long ctl_post_one(const struct agent *a, CURL *reuse, const char *base, c
 		goto out;
 	snprintf(url, sizeof(url), "%s%s", base, path);
 	tls_curl_json(c, NULL, url, token, text, &buf, cerr, &h);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
 	agent_tls_curl(a, c);
 	cc = curl_easy_perform(c);
 	if (cc != CURLE_OK) {
@@ -105,7 +110,7 @@ out:
  * cannot be reached or answers 5xx, to the next of --server's URLs (every
  * replica serves the agent routes; a 4xx is an answer and final). */
 static long ctl_post(struct agent *a, CURL *reuse, const char *path, const char *token, const json_t *body,
-		     json_t **reply, aq_msg *msg)
+		     long timeout_ms, json_t **reply, aq_msg *msg)
 {
 	char *text = json_dumps(body, JSON_COMPACT);
 	unsigned n = a->cfg.nservers ? a->cfg.nservers : 1, at = __atomic_load_n(&a->server_at, __ATOMIC_RELAXED);
@@ -117,7 +122,7 @@ static long ctl_post(struct agent *a, CURL *reuse, const char *path, const char 
 
 		json_decref(*reply);
 		code = ctl_post_one(a, reuse, a->cfg.nservers ? a->cfg.servers[k] : a->cfg.server, path, token, text,
-				    reply, msg);
+				    timeout_ms, reply, msg);
 		if (code >= 0 && code < 500) {
 			if (k != at)
 				UT_INFO("agent_ctl", NULL, "aquiferd at %s answers (%u of %u URLs)", a->cfg.servers[k],
@@ -185,7 +190,7 @@ int agent_join(struct agent *a, aq_msg *msg)
 		rc = AQ_ENOMEM;
 		goto out;
 	}
-	code = ctl_post(a, NULL, "/v1/agent/join", a->cfg.join_token, body, &reply, msg);
+	code = ctl_post(a, NULL, "/v1/agent/join", a->cfg.join_token, body, API_AGENT_CALL_MS, &reply, msg);
 	if (code != 200) {
 		rc = code < 0 ? (int)code : code == 401 || code == 403 ? AQ_EUNAUTH : AQ_EIO;
 		goto out;
@@ -208,6 +213,7 @@ int agent_join(struct agent *a, aq_msg *msg)
 	json_decref(a->intent);
 	a->intent = NULL;
 	a->applied = 0;
+	a->svc_gen = 0;
 	snprintf(a->node_token, sizeof(a->node_token), "%s", api_json_str(creds, "nodeToken", ""));
 	snprintf(a->push_secret, sizeof(a->push_secret), "%s", api_json_str(creds, "pushSecret", ""));
 	snprintf(a->handle_key, sizeof(a->handle_key), "%s", api_json_str(creds, "handleKey", ""));
@@ -230,11 +236,14 @@ static void renew_token(struct agent *a, const json_t *reply)
 
 	if (!*tok || strlen(tok) >= sizeof(a->node_token))
 		return;
+	/* the reporter and the renewer both may be answered a new token */
+	pthread_mutex_lock(&a->report_mu);
 	if (agent_state_read(a->cfg.state_dir, "credentials.json", &creds, &msg) != AQ_OK ||
 	    json_object_set_new(creds, "nodeToken", json_string(tok)) != 0 ||
 	    json_object_set_new(creds, "nodeTokenExpireTime", json_string(api_json_str(reply, "nodeTokenExpireTime", ""))) != 0 ||
 	    agent_state_write(a->cfg.state_dir, "credentials.json", creds, &msg) != AQ_OK) {
 		UT_ERROR("agent_ctl", NULL, "cannot keep the renewed node token (%s); keeping the old one", msg.text);
+		pthread_mutex_unlock(&a->report_mu);
 		json_decref(creds);
 		return;
 	}
@@ -242,9 +251,64 @@ static void renew_token(struct agent *a, const json_t *reply)
 	pthread_mutex_lock(&a->lock);
 	snprintf(a->node_token, sizeof(a->node_token), "%s", tok);
 	pthread_mutex_unlock(&a->lock);
+	pthread_mutex_unlock(&a->report_mu);
 	UT_INFO("agent_ctl", NULL, "node token renewed (valid until %s)", api_json_str(reply, "nodeTokenExpireTime", "?"));
 }
 
+/* One status report (st, a full one or a renewal) and what its answer
+ * renews: the node token, the service addresses' lease (from the newest
+ * report answered only: an older one answered late must not shorten it),
+ * and report_ok_ms, the renewer's clock. Returns the HTTP status or a
+ * negative code; msg says why when not 200. */
+static long ctl_report(struct agent *a, CURL *conn, const json_t *st, long timeout_ms, const char *req, aq_msg *msg)
+{
+	int64_t sent = (int64_t)ut_clock_mono_ms(); /* the lease counts from here (agent_svc.h) */
+	json_t *reply = NULL;
+	char token[4200];
+	long code;
+
+	pthread_mutex_lock(&a->lock);
+	snprintf(token, sizeof(token), "%s", a->node_token);
+	agent_svc_announce(&a->svc, sent);
+	pthread_mutex_unlock(&a->lock);
+	code = st ? ctl_post(a, conn, "/v1/agent/status", token, st, timeout_ms, &reply, msg) : AQ_ENOMEM;
+	UT_DEBUG("agent_ctl", req, "status report: %ld", code);
+	if (code == 200) {
+		renew_token(a, reply);
+		pthread_mutex_lock(&a->lock);
+		a->reports_ok++;
+		if (sent >= a->report_ok_ms) {
+			a->report_ok_ms = sent;
+			/* svc_gen, not applied: an apply in progress wants its
+			 * addresses before it publishes its generation */
+			agent_svc_renew(&a->svc, sent, api_json_int64(reply, "serviceAddressLeaseMs", 0),
+					api_json_int64(reply, "generation", -1) == a->svc_gen, req);
+		}
+		pthread_mutex_unlock(&a->lock);
+	}
+	json_decref(reply);
+	return code;
+}
+
+/* Sleep ms in steps that notice a stop. */
+static void ctl_nap(struct agent *a, int ms)
+{
+	for (int slept = 0; slept < ms && !__atomic_load_n(&a->stopping, __ATOMIC_RELAXED); slept += 50)
+		usleep(50 * 1000);
+}
+
+static int ctl_every_ms(struct agent *a)
+{
+	int wait;
+
+	pthread_mutex_lock(&a->lock);
+	wait = agent_svc_report_ms(&a->svc, a->cfg.report_ms);
+	pthread_mutex_unlock(&a->lock);
+	return wait;
+}
+
+/* The full report: every volume the node serves, with its figures, so its
+ * timeout grows with them (api_agent_call_ms). */
 static void *reporter(void *arg)
 {
 	struct agent *a = arg;
@@ -253,28 +317,17 @@ static void *reporter(void *arg)
 	unsigned long long reports = 0;
 
 	while (!__atomic_load_n(&a->stopping, __ATOMIC_RELAXED)) {
-		json_t *st = agent_status_doc(a), *reply = NULL;
-		char token[4200], req[32];
+		json_t *st = agent_status_doc(a, true);
 		aq_msg msg = { .text = "" };
+		char req[32];
 		long code;
 
-		int64_t sent = (int64_t)ut_clock_mono_ms(); /* the lease counts from here (agent_svc.h) */
-		int wait;
-
-		pthread_mutex_lock(&a->lock);
-		snprintf(token, sizeof(token), "%s", a->node_token);
-		agent_svc_announce(&a->svc, sent);
-		pthread_mutex_unlock(&a->lock);
-		code = st ? ctl_post(a, conn, "/v1/agent/status", token, st, &reply, &msg) : AQ_ENOMEM;
 		snprintf(req, sizeof(req), "report-%llu", ++reports);
-		UT_DEBUG("agent_ctl", req, "status report: %ld", code);
+		if (a->cfg.test_report_delay_ms)
+			ctl_nap(a, (int)a->cfg.test_report_delay_ms);
+		code = ctl_report(a, conn, st, api_agent_call_ms(json_array_size(json_object_get(st, "volumes"))), req,
+				  &msg);
 		if (code == 200) {
-			renew_token(a, reply);
-			pthread_mutex_lock(&a->lock);
-			a->reports_ok++;
-			agent_svc_renew(&a->svc, sent, api_json_int64(reply, "serviceAddressLeaseMs", 0),
-					api_json_int64(reply, "generation", -1) == a->applied, req);
-			pthread_mutex_unlock(&a->lock);
 			if (!was_ok)
 				UT_INFO("agent_ctl", req, "reaching aquiferd again");
 			was_ok = true;
@@ -284,12 +337,45 @@ static void *reporter(void *arg)
 			was_ok = false;
 		}
 		json_decref(st);
-		json_decref(reply);
+		ctl_nap(a, ctl_every_ms(a));
+	}
+	if (conn)
+		curl_easy_cleanup(conn);
+	return NULL;
+}
+
+/* The renewal: while the full report is late (its node serves many
+ * volumes, aquiferd is slow to read them), a report without them keeps the
+ * node alive, its applied generation and failed volumes known and its
+ * service addresses' lease renewed (issue 22: a node with 11,000 volumes
+ * went DOWN while its reports were under way). Silent when the reporter
+ * answers in time; its failures are the reporter's to tell. */
+static void *renewer(void *arg)
+{
+	struct agent *a = arg;
+	CURL *conn = curl_easy_init();
+	unsigned long long renewals = 0;
+	int64_t tried = 0;
+
+	while (!__atomic_load_n(&a->stopping, __ATOMIC_RELAXED)) {
+		int64_t now = (int64_t)ut_clock_mono_ms(), ok;
+		int every = ctl_every_ms(a);
+
 		pthread_mutex_lock(&a->lock);
-		wait = agent_svc_report_ms(&a->svc, a->cfg.report_ms);
+		ok = a->report_ok_ms;
 		pthread_mutex_unlock(&a->lock);
-		for (int slept = 0; slept < wait && !__atomic_load_n(&a->stopping, __ATOMIC_RELAXED); slept += 50)
-			usleep(50 * 1000);
+		if ((double)(now - ok) >= API_AGENT_RENEW_LATE * every && now - tried >= every) {
+			json_t *st = agent_status_doc(a, false);
+			aq_msg msg = { .text = "" };
+			char req[32];
+
+			tried = now;
+			snprintf(req, sizeof(req), "renewal-%llu", ++renewals);
+			if (ctl_report(a, conn, st, API_AGENT_CALL_MS, req, &msg) != 200)
+				UT_DEBUG("agent_ctl", req, "renewal failed: %s", msg.text);
+			json_decref(st);
+		}
+		ctl_nap(a, 100);
 	}
 	if (conn)
 		curl_easy_cleanup(conn);
@@ -298,11 +384,24 @@ static void *reporter(void *arg)
 
 int agent_reporter_start(struct agent *a)
 {
-	return pthread_create(&a->reporter, NULL, reporter, a) == 0 ? AQ_OK : AQ_EINTERNAL;
+	/* the join (or the start) counts as the last word: the renewer starts
+	 * once the first report is late */
+	pthread_mutex_lock(&a->lock);
+	a->report_ok_ms = (int64_t)ut_clock_mono_ms();
+	pthread_mutex_unlock(&a->lock);
+	if (pthread_create(&a->reporter, NULL, reporter, a) != 0)
+		return AQ_EINTERNAL;
+	if (pthread_create(&a->renewer, NULL, renewer, a) != 0) {
+		__atomic_store_n(&a->stopping, true, __ATOMIC_RELAXED);
+		pthread_join(a->reporter, NULL);
+		return AQ_EINTERNAL;
+	}
+	return AQ_OK;
 }
 
 void agent_reporter_stop(struct agent *a)
 {
 	__atomic_store_n(&a->stopping, true, __ATOMIC_RELAXED);
 	pthread_join(a->reporter, NULL);
+	pthread_join(a->renewer, NULL);
 }

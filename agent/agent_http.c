@@ -152,43 +152,53 @@ static json_t *status_shelf(struct agent *a)
 			 "writeUs", (json_int_t)io.write_us);
 }
 
-json_t *agent_status_doc(struct agent *a)
+json_t *agent_status_doc(struct agent *a, bool volumes)
 {
-	json_t *doc, *vols = json_array(), *v;
+	json_t *doc, *vols = json_array(), *v, *intent, *notes;
 	char smb[400];
 	size_t i;
 
 	/* always sent: "" tells aquiferd this agent serves no SMB */
 	agent_smb_address(a, smb, sizeof(smb));
+	/* the applied state under a->lock, its O(volumes) report outside it:
+	 * an apply publishes under it too (agent_apply), and neither waits
+	 * for the other's pass over every volume. a->intent is never changed
+	 * in place, only replaced. */
 	pthread_mutex_lock(&a->lock);
-	json_array_foreach(json_object_get(a->intent, "volumes"), i, v) {
+	/* tokenRenewal: this agent keeps the node token a report's answer renews */
+	intent = volumes ? json_incref(a->intent) : NULL;
+	notes = volumes && a->shelf_notes ? json_deep_copy(a->shelf_notes) : NULL;
+	doc = json_pack("{s:s,s:s,s:I,s:s,s:s,s:I,s:o,s:b}", "node", a->cfg.node, "location", a->cfg.location,
+			"appliedGeneration", (json_int_t)a->applied, "agentVersion", AQ_VERSION, "lastError",
+			a->last_error, "reportsDelivered", (json_int_t)a->reports_ok, "failed",
+			a->failed ? json_deep_copy(a->failed) : json_array(), "tokenRenewal", 1);
+	if (doc)
+		json_object_set_new(doc, "serviceAddresses", agent_svc_report(&a->svc));
+	pthread_mutex_unlock(&a->lock);
+	json_array_foreach(json_object_get(intent, "volumes"), i, v) {
 		struct vol_stats st;
 		bool live = vol_store_stats(a->store, api_json_str(v, "fsid", ""), &st) == 0;
-
 		json_t *vd = status_volume(a, v, &st, live);
 
 		if (vd)
 			agent_snap_status(a, api_json_str(v, "dir", ""), vd);
 		/* a resize the shelf could not make: the volume serves at its old size */
-		if (vd && json_object_get(a->shelf_notes, api_json_str(v, "name", "")))
-			json_object_set(vd, "shelfDetails", json_object_get(a->shelf_notes, api_json_str(v, "name", "")));
+		if (vd && json_object_get(notes, api_json_str(v, "name", "")))
+			json_object_set(vd, "shelfDetails", json_object_get(notes, api_json_str(v, "name", "")));
 		json_array_append_new(vols, vd);
 	}
-	/* tokenRenewal: this agent keeps the node token a report's answer renews */
-	doc = json_pack("{s:s,s:s,s:I,s:o,s:s,s:s,s:I,s:o,s:b}", "node", a->cfg.node, "location", a->cfg.location,
-			"appliedGeneration", (json_int_t)a->applied, "volumes", vols, "agentVersion", AQ_VERSION,
-			"lastError", a->last_error, "reportsDelivered", (json_int_t)a->reports_ok, "failed",
-			a->failed ? json_deep_copy(a->failed) : json_array(), "tokenRenewal", 1);
-	if (doc) {
-		json_object_set_new(doc, "serviceAddresses", agent_svc_report(&a->svc));
+	if (doc && volumes) {
+		json_object_set(doc, "volumes", vols);
 		if (a->store)
 			json_object_set_new(doc, "shelf", status_shelf(a));
 	}
-	pthread_mutex_unlock(&a->lock);
 	if (doc) {
 		json_object_set_new(doc, API_INTENT_SMB_ADDRESS, json_string(smb));
 		agent_bkjob_status(a, doc);
 	}
+	json_decref(vols);
+	json_decref(intent);
+	json_decref(notes);
 	return doc;
 }
 
@@ -202,7 +212,7 @@ static int h_healthz(struct agent *a, struct ah_req *r, int *status, char **text
 static int h_status(struct agent *a, struct ah_req *r, int *status, char **text, const char **ctype)
 {
 	(void)r;
-	return ah_json(agent_status_doc(a), 200, status, text, ctype);
+	return ah_json(agent_status_doc(a, true), 200, status, text, ctype);
 }
 
 /* Objects under each tiered volume's prefix against its records: orphans
@@ -387,7 +397,7 @@ static void ah_volume_metrics(struct agent *a, const json_t *st, struct ut_buf *
 
 static int h_metrics(struct agent *a, struct ah_req *r, int *status, char **text, const char **ctype)
 {
-	json_t *st = agent_status_doc(a), *v;
+	json_t *st = agent_status_doc(a, true), *v;
 	struct ut_buf b;
 	size_t i;
 	int err;

@@ -42,6 +42,7 @@ struct agent_cfg {
 	double ceiling_mibps;
 	double write_ceiling_mibps;
 	int report_ms;
+	unsigned test_report_delay_ms; /* --test-report-delay-ms: hold each full report (tests of the renewer) */
 	int nfs_workers;
 	unsigned tier_day_seconds;  /* length of a tiering "day" (default 86400) */
 	unsigned snap_usage_s;      /* how often snapshots' usedBytes are measured (agent_snap.c) */
@@ -66,13 +67,17 @@ struct agent {
 	struct tier *tier;       /* the cold tier engine (issue 11) */
 	struct obj_cfg cold;     /* the cold store in use (kind 0: none yet) */
 	struct agent_http *http; /* the API's server (agent_http.c) */
-	pthread_t reporter;
+	pthread_t reporter;       /* the full status report (agent_ctl.c) */
+	pthread_t renewer;        /* a renewal while that one is late (agent_ctl.c) */
+	pthread_mutex_t report_mu; /* one renewal of the node token on disk at a time */
 	unsigned server_at;      /* the servers[] entry that answered last (agent_ctl.c) */
 	bool stopping;
-	/* One apply at a time, taken before lock: an NVMe-oF attach lets lock go
-	 * while it waits for a volume's lease (a take-over waits out the old
-	 * owner's lease timeout), so the status reports go on meanwhile and
-	 * aquiferd does not take the node for DOWN. */
+	/* One apply at a time, taken before lock. An apply holds lock only to
+	 * read the applied state and to publish the new one, never across its
+	 * pass over the volumes (seconds with thousands of them; an NVMe-oF
+	 * attach may wait out another owner's lease timeout), so the status
+	 * reports go on meanwhile and aquiferd does not take the node for
+	 * DOWN (issue 22). intent, applied and cold change only under it. */
 	pthread_mutex_t apply_lock;
 	pthread_mutex_t lock;    /* guards everything below */
 	char node_token[4200];
@@ -82,8 +87,10 @@ struct agent {
 	json_t *failed;          /* [{name, error}] of its volumes this node could not serve */
 	json_t *shelf_notes;     /* {volume name: why its shelf storage is smaller than its capacity} (a->lock) */
 	struct agent_svc svc;    /* the service addresses held (agent_svc.h) */
+	int64_t svc_gen;         /* the generation whose volumes svc wants (set before applied) */
 	int64_t applied;         /* its generation */
 	int64_t reports_ok;
+	int64_t report_ok_ms;    /* when the newest report answered 200 was sent (monotonic) */
 	char last_error[512];
 	/* TLS (agent_tls.c): set once at start or join, before the API serves */
 	struct tls_ca *ca;       /* the cluster CA */
@@ -170,7 +177,9 @@ void agent_bkjob_status(struct agent *a, json_t *doc);
  * The push secret must be set before: the API compares with its copy. */
 int agent_http_start(struct agent *a, unsigned reserve, aq_msg *msg);
 void agent_http_stop(struct agent *a);
-json_t *agent_status_doc(struct agent *a);
+/* The status report; volumes false: a renewal, without "volumes" and
+ * "shelf" (api_intent.h), O(1) to build whatever the node serves. */
+json_t *agent_status_doc(struct agent *a, bool volumes);
 
 /* agent_tls.c: the agent's certificate (see its header comment). */
 struct tls_ca;
@@ -202,6 +211,10 @@ int agent_join(struct agent *a, aq_msg *msg);
  * --smb-listen: the smbAddress of the join and of every report
  * (api_intent.h). */
 void agent_smb_address(const struct agent *a, char *out, size_t cap);
+/* The reporter (a full report every report_ms) and the renewer (a
+ * renewal whenever the last answered report is API_AGENT_RENEW_LATE
+ * intervals old): two threads, so liveness never waits for a report whose
+ * size grows with the node's volumes. */
 int agent_reporter_start(struct agent *a);
 void agent_reporter_stop(struct agent *a);
 

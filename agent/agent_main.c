@@ -91,6 +91,8 @@ static void usage(FILE *f)
 		"  --lease-break-timeout-ms N  how long an SMB oplock/lease break that needs the client's\n"
 		"                            acknowledgment is waited for (by the CREATE or NFS write that\n"
 		"                            caused it) before it is revoked, 1..3600000 (default 35000)\n"
+		"  --test-report-delay-ms N  tests only: hold each full status report N ms before it is\n"
+		"                            sent (the renewals go on meanwhile; default 0)\n"
 		"  --log-level LEVEL         error, warn, info (default) or debug: the least severe\n"
 		"                            record written to stderr\n"
 		"  --read-ahead-cache-mib N  cross-file read-ahead: prefetched data not read yet, per\n"
@@ -131,6 +133,7 @@ static const struct agent_opt agent_opts[] = {
 	{ "nfs4-max-slots", offsetof(struct agent_cfg, nfs4_max_slots), AGENT_OPT_UINT },
 	{ "nlm-grace-seconds", offsetof(struct agent_cfg, nlm_grace_s), AGENT_OPT_UINT },
 	{ "lease-break-timeout-ms", offsetof(struct agent_cfg, lease_break_ms), AGENT_OPT_UINT },
+	{ "test-report-delay-ms", offsetof(struct agent_cfg, test_report_delay_ms), AGENT_OPT_UINT },
 	{ "log-level", offsetof(struct agent_cfg, log_level), AGENT_OPT_LEVEL },
 	{ "read-ahead-cache-mib", offsetof(struct agent_cfg, ra_node_mib), AGENT_OPT_UINT },
 	{ "read-ahead-volume-mib", offsetof(struct agent_cfg, ra_volume_mib), AGENT_OPT_UINT },
@@ -341,6 +344,7 @@ int agent_main(int argc, char **argv)
 	a.cfg.log_level = UT_LOG_INFO;
 	pthread_mutex_init(&a.lock, NULL);
 	pthread_mutex_init(&a.apply_lock, NULL);
+	pthread_mutex_init(&a.report_mu, NULL);
 	pthread_mutex_init(&a.snap_mu, NULL);
 	pthread_cond_init(&a.snap_cv, NULL);
 	if (parse_args(&a.cfg, argc, argv, &msg) != AQ_OK) {

@@ -171,8 +171,10 @@ bool agent_snap_apply(struct agent *a, const struct api_intent_volume *v, const 
 			reverted = true;
 		} else {
 			UT_ERROR("agent_snap", req, "volume %s: revert to %s failed: %s", v->fsid, ss->revert.id, why.text);
+			pthread_mutex_lock(&a->lock); /* the apply runs without it (agent_apply) */
 			snprintf(a->last_error, sizeof(a->last_error), "volume %s: revert to %s failed: %s", v->fsid,
 				 ss->revert.id, why.text);
+			pthread_mutex_unlock(&a->lock);
 		}
 	}
 	for (i = 0; i < ss->ndeletes; i++) {

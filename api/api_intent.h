@@ -272,6 +272,33 @@ int api_intent_snap_state_decode(const json_t *in, struct api_intent_snap_state 
  * volumes outgrows the API's 1 MiB: past that, its reports were refused
  * and the node went DOWN. */
 #define API_INTENT_BODY_MAX (16u << 20)
+/* Timeouts of the calls between aquiferd and an agent that name a node's
+ * volumes (issue 22): a push (the intent lists every volume the node
+ * serves and the agent applies it before it answers) and a status report
+ * (every volume with its figures). Both are O(volumes on the node) to
+ * build, send, read and act on, seconds at 10,000 volumes on a busy
+ * machine: a fixed 5 s timed them out and each retry redid the work. The
+ * timeout grows with the volumes the call names (api_agent_call_ms).
+ * Liveness does not wait for them: while an agent's last answered report
+ * is API_AGENT_RENEW_LATE report intervals old, it sends a renewal, a
+ * status report without "volumes", which aquiferd takes for liveness,
+ * applied generation, failed volumes, service addresses and backups only
+ * (no volume figures). */
+#define API_AGENT_CALL_MS 5000L          /* a call naming no volume */
+#define API_AGENT_CALL_PER_VOLUME_US 2000L /* ...and this more per volume it names */
+#define API_AGENT_CALL_MAX_MS 300000L    /* ...at most (the bodies' cap bounds the volumes) */
+#define API_AGENT_RENEW_LATE 1.5
+
+/* The timeout (ms) of a push or status report naming volumes volumes. */
+static inline long api_agent_call_ms(size_t volumes)
+{
+	long ms = API_AGENT_CALL_MS;
+
+	if (volumes > (size_t)(API_AGENT_CALL_MAX_MS * 1000 / API_AGENT_CALL_PER_VOLUME_US))
+		return API_AGENT_CALL_MAX_MS;
+	ms += (long)volumes * API_AGENT_CALL_PER_VOLUME_US / 1000;
+	return ms < API_AGENT_CALL_MAX_MS ? ms : API_AGENT_CALL_MAX_MS;
+}
 #define API_INTENT_SMB_USER_LEN 64      /* 1-64 of letters, digits, '.', '-', '_'; first a letter or digit */
 #define API_INTENT_PROJECT_LEN 63       /* a project id (api_id_check) */
 

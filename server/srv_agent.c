@@ -2,7 +2,9 @@
  * (POST /v1/agent/join, with a single-use join token) and the status
  * report every two seconds (POST /v1/agent/status, with the node token the
  * join answered), which feeds liveness, the time series, the volumes'
- * usage and the generation the node applied. */
+ * usage and the generation the node applied. A renewal, a report without
+ * "volumes" that an agent sends while its full report is late
+ * (api_intent.h), feeds all but the series and the volumes' usage. */
 #include "server/srv_agent.h"
 
 #include <inttypes.h>
@@ -556,8 +558,9 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 		  t - api_json_int64(json_object_get(doc, "internal"), "lastSeenMs", 0) > node_seen_persist_ms(req->srv);
 	if (smb_address_moved(req->body, doc) || service_addresses_moved(req->body, doc))
 		changed = true;
-	/* the reported volumes and their placements, in two queries */
-	if ((rc = report_docs(req->db, vols, &known, &snaps)) != AQ_OK)
+	/* the reported volumes and their placements, in two queries; a
+	 * renewal (no "volumes", api_intent.h) names none */
+	if (vols && (rc = report_docs(req->db, vols, &known, &snaps)) != AQ_OK)
 		goto out;
 	json_array_foreach(vols, i, v) {
 		char pname[800];
@@ -589,11 +592,14 @@ int srv_h_agent_status(struct srv_req *req, json_t **resp)
 	if (srv_backup_report(req->db, doc, req->body, false, &changed, &kick) != AQ_OK)
 		changed = true;
 	kick = false;
-	/* the time series: in memory, every report (srv_series.h) */
-	srv_series_report(req->srv->series, name, api_json_str(doc, "location", ""),
-			  api_json_double(doc, "throughputCeilingMibps", 0), fed, t);
-	srv_shelfio_report(req->srv->shelfio, name, api_json_str(doc, "location", ""),
-			   json_object_get(req->body, "shelf"), t);
+	/* the time series: in memory, every report with figures (srv_series.h);
+	 * a renewal has none, and is no sample of an idle node */
+	if (vols) {
+		srv_series_report(req->srv->series, name, api_json_str(doc, "location", ""),
+				  api_json_double(doc, "throughputCeilingMibps", 0), fed, t);
+		srv_shelfio_report(req->srv->shelfio, name, api_json_str(doc, "location", ""),
+				   json_object_get(req->body, "shelf"), t);
+	}
 	if (!changed)
 		goto answer;
 	json_decref(doc);

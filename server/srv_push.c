@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api_intent.h"
 #include "api/api_schema.h"
 #include "server/srv_ca.h"
 #include "tls/tls.h"
@@ -37,6 +38,9 @@ int srv_push_intent(const struct srv *srv, const json_t *node, const json_t *int
 		goto out;
 	snprintf(url, sizeof(url), "%s/v1/intent", api_json_str(node, "address", ""));
 	tls_curl_json(c, "PUT", url, secret, body, &acc, cerr, &h);
+	/* the agent answers once it applied every volume: that takes longer
+	 * with more of them (api_intent.h) */
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, api_agent_call_ms(json_array_size(json_object_get(intent, "volumes"))));
 	if (strncmp(url, "https://", 8) == 0)
 		srv_ca_curl(srv, c, id); /* the agent's certificate: cluster CA, node name */
 	cc = curl_easy_perform(c);

@@ -1,5 +1,6 @@
 /* srv_push: send one node its intent (PUT /v1/intent on the agent, the
- * node's push secret as bearer token, 5 s timeout). Blocking (libcurl):
+ * node's push secret as bearer token, a timeout that grows with the
+ * intent's volumes: api_agent_call_ms). Blocking (libcurl):
  * the reconciler's pushers only (srv_pusher.h). */
 #ifndef AQ_SRV_PUSH_H
 #define AQ_SRV_PUSH_H

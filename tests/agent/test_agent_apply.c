@@ -3,14 +3,19 @@
  * (agent_apply_check: decode, duplicates, contested share names, no side
  * effects), then agent_apply over a stand-in shelf, a real volume store and
  * cold tier in a temporary folder (the volumes that pass are served, the
- * others listed with their reason, a stale generation changes nothing).
+ * others listed with their reason, a stale generation changes nothing), and
+ * a status report built while an apply is under way (it does not wait for
+ * the apply, and tells the state applied before).
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/agent_internal.h"
@@ -229,6 +234,147 @@ START_TEST(test_apply_check_then_proceed)
 }
 END_TEST
 
+/* ---- a status report while an apply is in progress (issue 22) ---- */
+
+/* The gated shelf's attach: says it entered, then waits to be let go, so
+ * the test holds an apply in the middle of its pass over the volumes. */
+static sem_t gate_entered, gate_go;
+
+static int gated_attach(struct agent_shelf *s, const char *dir, unsigned mode, uint64_t bytes, char *root, size_t cap)
+{
+	sem_post(&gate_entered);
+	sem_wait(&gate_go);
+	return fake_attach(s, dir, mode, bytes, root, cap);
+}
+
+static const struct agent_shelf_ops gated_shelf = {
+	.name = "gated",
+	.attach = gated_attach,
+	.release = fake_release,
+	.destroy = fake_release,
+};
+
+struct bg_apply {
+	struct agent *a;
+	json_t *intent;
+	int rc;
+};
+
+static void *bg_apply(void *arg)
+{
+	struct bg_apply *b = arg;
+	aq_msg msg = { .text = "" };
+
+	b->rc = agent_apply(b->a, b->intent, &msg);
+	return NULL;
+}
+
+struct bg_status {
+	struct agent *a;
+	json_t *doc;
+	sem_t done;
+};
+
+static void *bg_status(void *arg)
+{
+	struct bg_status *b = arg;
+
+	b->doc = agent_status_doc(b->a, true);
+	sem_post(&b->done);
+	return NULL;
+}
+
+/* The reporter builds its report while a long apply runs (a node with
+ * 11,000 volumes applies for seconds and was taken for DOWN when its
+ * reports waited for that): the report comes at once and tells the state
+ * applied before, whole; the apply then publishes its own. */
+START_TEST(test_status_during_apply)
+{
+	static struct agent a;
+	struct tier_cfg tc = { .day_seconds = 86400 };
+	uint8_t key[VOL_KEY_LEN];
+	aq_msg msg = { .text = "" };
+	struct bg_apply ap = { .a = &a };
+	struct bg_status bs = { .a = &a };
+	pthread_t apt, stt;
+	struct timespec until;
+	char cmd[128];
+	json_t *intent;
+	int waited;
+
+	snprintf(tmp, sizeof(tmp), "/tmp/aq-apply-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	memset(&a, 0, sizeof(a));
+	memset(key, 7, sizeof(key));
+	snprintf(a.cfg.node, sizeof(a.cfg.node), "n1");
+	snprintf(a.cfg.shelf, sizeof(a.cfg.shelf), "%s", tmp);
+	snprintf(a.cfg.state_dir, sizeof(a.cfg.state_dir), "%s/state", tmp);
+	snprintf(a.cfg.location, sizeof(a.cfg.location), "east");
+	ck_assert_int_eq(mkdir(a.cfg.state_dir, 0700), 0);
+	a.shelf.ops = &fake_shelf;
+	pthread_mutex_init(&a.lock, NULL);
+	pthread_mutex_init(&a.apply_lock, NULL);
+	pthread_mutex_init(&a.snap_mu, NULL);
+	ck_assert_int_eq(vol_store_new(key, &a.store), 0);
+	snprintf(tc.location, sizeof(tc.location), "east");
+	ck_assert_int_eq(tier_new(&tc, &a.tier), 0);
+	vol_store_set_tier(a.store, tier_ops(), a.tier);
+	intent = json_pack("{s:I,s:[o]}", "generation", (json_int_t)3, "volumes",
+			   volume("projects/p/locations/l/volumes/a", VOL_A, "a"));
+	ck_assert_int_eq(agent_apply(&a, intent, &msg), AQ_OK);
+	json_decref(intent);
+
+	/* generation 4 adds b; its apply stops inside b's attach */
+	ck_assert_int_eq(sem_init(&gate_entered, 0, 0), 0);
+	ck_assert_int_eq(sem_init(&gate_go, 0, 0), 0);
+	ck_assert_int_eq(sem_init(&bs.done, 0, 0), 0);
+	a.shelf.ops = &gated_shelf;
+	ap.intent = json_pack("{s:I,s:[o,o]}", "generation", (json_int_t)4, "volumes",
+			      volume("projects/p/locations/l/volumes/a", VOL_A, "a"),
+			      volume("projects/p/locations/l/volumes/b", VOL_B, "b"));
+	ck_assert_int_eq(pthread_create(&apt, NULL, bg_apply, &ap), 0);
+	ck_assert_int_eq(sem_wait(&gate_entered), 0); /* a's attach: the apply is under way */
+	ck_assert_int_eq(pthread_create(&stt, NULL, bg_status, &bs), 0);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	waited = sem_timedwait(&bs.done, &until);
+	/* let the apply go on either way, so that both threads end */
+	for (int i = 0; i < 4; i++)
+		sem_post(&gate_go);
+	ck_assert_int_eq(pthread_join(apt, NULL), 0);
+	ck_assert_int_eq(pthread_join(stt, NULL), 0);
+	ck_assert_msg(waited == 0, "the status report waited for the apply in progress (more than 5 s)");
+	/* the report of the state applied before: generation 3, volume a only */
+	ck_assert_ptr_nonnull(bs.doc);
+	ck_assert_int_eq((int)json_integer_value(json_object_get(bs.doc, "appliedGeneration")), 3);
+	ck_assert_uint_eq(json_array_size(json_object_get(bs.doc, "volumes")), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(bs.doc, "volumes"), 0), "name")),
+			 "projects/p/locations/l/volumes/a");
+	json_decref(bs.doc);
+	/* and once the apply is done, its own */
+	ck_assert_int_eq(ap.rc, AQ_OK);
+	bs.doc = agent_status_doc(&a, true);
+	ck_assert_int_eq((int)json_integer_value(json_object_get(bs.doc, "appliedGeneration")), 4);
+	ck_assert_uint_eq(json_array_size(json_object_get(bs.doc, "volumes")), 2);
+	json_decref(bs.doc);
+	json_decref(ap.intent);
+
+	sem_destroy(&gate_entered);
+	sem_destroy(&gate_go);
+	sem_destroy(&bs.done);
+	vol_store_free(a.store);
+	tier_free(a.tier);
+	json_decref(a.intent);
+	json_decref(a.failed);
+	json_decref(a.shelf_notes);
+	pthread_mutex_destroy(&a.lock);
+	pthread_mutex_destroy(&a.apply_lock);
+	pthread_mutex_destroy(&a.snap_mu);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("agent_apply");
@@ -239,6 +385,7 @@ int main(void)
 	tcase_add_test(tc, test_check_duplicates);
 	tcase_add_test(tc, test_check_contested_share);
 	tcase_add_test(tc, test_apply_check_then_proceed);
+	tcase_add_test(tc, test_status_during_apply);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }

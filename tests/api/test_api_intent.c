@@ -619,6 +619,20 @@ START_TEST(test_read_ahead)
 }
 END_TEST
 
+/* The timeout of a push or status report grows with the volumes it names
+ * (issue 22: a fixed 5 s timed out a node's 10,000-volume intent and
+ * reports), from the contract's base, bounded by its cap. */
+START_TEST(test_agent_call_ms)
+{
+	ck_assert_int_eq(api_agent_call_ms(0), API_AGENT_CALL_MS);
+	ck_assert_int_eq(api_agent_call_ms(1000), API_AGENT_CALL_MS + 1000 * API_AGENT_CALL_PER_VOLUME_US / 1000);
+	ck_assert_int_gt(api_agent_call_ms(11000), api_agent_call_ms(1000));
+	ck_assert_int_ge(api_agent_call_ms(11000), 20000); /* an 11,000-volume node: seconds, not 5 */
+	ck_assert_int_eq(api_agent_call_ms(1000000), API_AGENT_CALL_MAX_MS);
+	ck_assert_int_eq(api_agent_call_ms((size_t)-1), API_AGENT_CALL_MAX_MS); /* no overflow */
+}
+END_TEST
+
 static Suite *intent_suite(void)
 {
 	Suite *s = suite_create("api_intent");
@@ -634,6 +648,7 @@ static Suite *intent_suite(void)
 	tcase_add_test(tc, test_snapset);
 	tcase_add_test(tc, test_smb_fields);
 	tcase_add_test(tc, test_read_ahead);
+	tcase_add_test(tc, test_agent_call_ms);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -5,7 +5,8 @@
  * is taken only from the node's own current token, marks the node seen,
  * records what it applied and never a generation it was not sent; its
  * snapshot entries finish the snapshot operations they answer and the
- * volume's usedGib counts its snapshots' space (issue 20). */
+ * volume's usedGib counts its snapshots' space (issue 20); a renewal (no
+ * "volumes") renews the node without a sample of its series (issue 22). */
 #include "server/srv_agent.h"
 
 #include <check.h>
@@ -18,6 +19,7 @@
 #include "server/srv_node.h"
 #include "server/srv_req.h"
 #include "server/srv_series.h"
+#include "util/ut_clock.h"
 #include "server/srv_snapshot.h"
 #include "tests/lib/aqt.h"
 #include "tests/server/srv_test.h"
@@ -218,6 +220,36 @@ START_TEST(test_status)
 END_TEST
 
 
+/* A renewal (a report without "volumes", api_intent.h: the agent sends it
+ * while its full report is late) renews the node but is no sample of its
+ * series: a node with volumes must not look idle between two full
+ * reports. */
+START_TEST(test_status_renewal)
+{
+	struct srv_auth who;
+	struct srv_req req;
+	json_t *resp = NULL, *pts;
+
+	join("n1", "eeee", &who);
+	request(&req, &who, json_pack("{s:s,s:I,s:[]}", "node", "n1", "appliedGeneration", (json_int_t)0, "failed"));
+	ck_assert_int_eq(srv_h_agent_status(&req, &resp), AQ_OK);
+	ck_assert_int_eq(json_integer_value(json_object_get(resp, "generation")), 0);
+	json_decref(resp);
+	json_decref(req.body);
+	pts = srv_series_points(srv.series, SRV_SERIES_NODE, "nodes/n1", 600, ut_clock_real_ms());
+	ck_assert_uint_eq(json_array_size(pts), 0);
+	json_decref(pts);
+	/* a full report is one */
+	request(&req, &who, json_pack("{s:s,s:I,s:[]}", "node", "n1", "appliedGeneration", (json_int_t)0, "volumes"));
+	ck_assert_int_eq(srv_h_agent_status(&req, &resp), AQ_OK);
+	json_decref(resp);
+	json_decref(req.body);
+	pts = srv_series_points(srv.series, SRV_SERIES_NODE, "nodes/n1", 600, ut_clock_real_ms());
+	ck_assert_uint_eq(json_array_size(pts), 1);
+	json_decref(pts);
+}
+END_TEST
+
 #define VOL "projects/p/locations/east/volumes/v1"
 #define GIB 1073741824LL
 
@@ -273,6 +305,7 @@ int main(void)
 	tcase_add_test(tc, test_join);
 	tcase_add_test(tc, test_join_refused);
 	tcase_add_test(tc, test_status);
+	tcase_add_test(tc, test_status_renewal);
 	tcase_add_test(tc, test_status_snapshots);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
