@@ -379,6 +379,27 @@ bool vol_cold(const struct vol_obj *obj)
 	       s->tier->cold(s->tier_arg, obj->exp->cfg.fsid, &obj->st, 0, (size_t)obj->st.st_size) != 0;
 }
 
+/* The opening of the no-wait reads: obj's descriptor (*owned: the caller
+ * closes it), its stat as of now and how many of count bytes from off it
+ * holds. A descriptor, or -errno (none left open). */
+static int read_open_stat(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, size_t count,
+			  bool *owned, struct stat *st, size_t *want)
+{
+	int fd = read_open(obj, cred, owned), rc;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, st) != 0) {
+		rc = -errno;
+		if (*owned)
+			close(fd);
+		*owned = false;
+		return rc;
+	}
+	*want = read_len((uint64_t)st->st_size, off, count);
+	return fd;
+}
+
 int vol_read_nowait(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
 		    size_t *got, bool *eof)
 {
@@ -391,15 +412,9 @@ int vol_read_nowait(struct vol_obj *obj, const struct vol_cred *cred, uint64_t o
 
 	*got = 0;
 	*eof = false;
-	fd = read_open(obj, cred, &owned);
-	if (fd < 0)
+	if ((fd = read_open_stat(obj, cred, off, count, &owned, &st, &want)) < 0)
 		return fd;
-	if (fstat(fd, &st) != 0) {
-		rc = -errno;
-		goto out;
-	}
 	size = (uint64_t)st.st_size;
-	want = read_len(size, off, count);
 	/* a snapshot's file: the tier reads it (what was cold then), and may wait */
 	if (want && s->tier && obj->snap) {
 		rc = -EAGAIN;
@@ -455,15 +470,9 @@ int vol_read_cached(struct vol_obj *obj, const struct vol_cred *cred, uint64_t o
 	*eof = false;
 	if (!s->tier || !s->tier->read_cached || obj->snap)
 		return -EAGAIN;
-	fd = read_open(obj, cred, &owned);
-	if (fd < 0)
+	if ((fd = read_open_stat(obj, cred, off, count, &owned, &st, &want)) < 0)
 		return fd;
-	if (fstat(fd, &st) != 0) {
-		rc = -errno;
-		goto out;
-	}
 	size = (uint64_t)st.st_size;
-	want = read_len(size, off, count);
 	if (want && s->tier->read_cached(s->tier_arg, obj->exp->cfg.fsid, &st, off, buf, want) != 0) {
 		rc = -EAGAIN;
 		goto out;
