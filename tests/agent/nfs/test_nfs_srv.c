@@ -263,14 +263,12 @@ static uint32_t read3(const uint8_t *fh, uint32_t fhlen, uint64_t off, uint32_t 
 	return st;
 }
 
-/* A deferred cold READ resumes where it stopped (decoded arguments, object
- * and verdict kept): the cold pool does not ask the tier again whether the
- * range is cold, so N cold READs are N checks and N reads. Re-running the
- * call from the start asked twice per READ. */
-START_TEST(test_cold_read_resumes)
+/* Write file f of volume 0, set tier, mount and look f up (its handle in
+ * fh, fl), and zero the tier's counters. */
+static void cold_file(const struct vol_tier_ops *tier, uint8_t *fh, uint32_t *fl)
 {
-	uint8_t root[64], fh[64];
-	uint32_t rl, fl, n;
+	uint8_t root[64];
+	uint32_t rl;
 	char path[600];
 	FILE *f;
 
@@ -278,11 +276,23 @@ START_TEST(test_cold_read_resumes)
 	ck_assert_ptr_nonnull(f = fopen(path, "w"));
 	ck_assert_int_eq(fputs("hot bytes on disk", f) >= 0, 1);
 	fclose(f);
-	vol_store_set_tier(ts.store, &fake_tier, NULL);
+	vol_store_set_tier(ts.store, tier, NULL);
 	mnt("/v0", root, &rl);
-	lookup(root, rl, "f", fh, &fl);
+	lookup(root, rl, "f", fh, fl);
 	atomic_store(&tier_checks, 0);
 	atomic_store(&tier_reads, 0);
+}
+
+/* A deferred cold READ resumes where it stopped (decoded arguments, object
+ * and verdict kept): the cold pool does not ask the tier again whether the
+ * range is cold, so N cold READs are N checks and N reads. Re-running the
+ * call from the start asked twice per READ. */
+START_TEST(test_cold_read_resumes)
+{
+	uint8_t fh[64];
+	uint32_t fl, n;
+
+	cold_file(&fake_tier, fh, &fl);
 	for (int i = 0; i < 5; i++) {
 		ck_assert_uint_eq(read3(fh, fl, (uint64_t)i, 8, &n), 0);
 		ck_assert_uint_eq(n, 8);
@@ -315,20 +325,10 @@ START_TEST(test_cold_read_cached)
 	static const struct vol_tier_ops tier2 = {
 		.read = fake_read, .cold = fake_cold, .read_cached = fake_read_cached, .write_begin = fake_write_begin,
 	};
-	uint8_t root[64], fh[64];
-	uint32_t rl, fl, n;
-	char path[600];
-	FILE *f;
+	uint8_t fh[64];
+	uint32_t fl, n;
 
-	snprintf(path, sizeof(path), "%s/f", ts.cfg[0].root);
-	ck_assert_ptr_nonnull(f = fopen(path, "w"));
-	ck_assert_int_eq(fputs("hot bytes on disk", f) >= 0, 1);
-	fclose(f);
-	vol_store_set_tier(ts.store, &tier2, NULL);
-	mnt("/v0", root, &rl);
-	lookup(root, rl, "f", fh, &fl);
-	atomic_store(&tier_checks, 0);
-	atomic_store(&tier_reads, 0);
+	cold_file(&tier2, fh, &fl);
 	atomic_store(&tier_cached, 0);
 	atomic_store(&cached_declines, false);
 	for (int i = 0; i < 5; i++) {
