@@ -135,7 +135,13 @@ static uint32_t open_name(struct nfs4_cx *cx, const char *name, uint32_t nlen, u
 	}
 	if (cx->cur.access != VOL_ACCESS_RW)
 		return NFS4ERR_ROFS;
-	rc = vol_create(dir, &cx->cur.ecred, name, nlen, how == GUARDED4, how >= EXCLUSIVE4 ? verf : NULL, sa, obj);
+	/* UNCHECKED4 creates guarded: a file another client made since the
+	 * LOOKUP is then opened as one that existed (access checked, only a
+	 * size of 0 applied: nfs4_op_open), not as one this OPEN made */
+	rc = vol_create(dir, &cx->cur.ecred, name, nlen, how < EXCLUSIVE4,
+			how >= EXCLUSIVE4 ? verf : NULL, sa, obj);
+	if (rc == -EEXIST && how == UNCHECKED4)
+		return nfs4_status(vol_lookup(dir, &cx->cur.ecred, name, nlen, obj));
 	*created = rc == 0;
 	return nfs4_status(rc);
 }

@@ -528,10 +528,12 @@ int vol_alloc_ranges(struct vol_obj *obj, const struct vol_cred *cred, uint64_t 
 /* excl_verf non-NULL: exclusive create storing the 8-byte verifier in
  * atime/mtime (sa's times are ignored, the rest applied before the
  * verifier is stored); a retry with the same verifier succeeds. guarded: fail with
- * -EEXIST if the name exists. Neither (UNCHECKED): an existing file is
- * opened and sa applied to it (a size it already has is left), made
- * stable before the return as vol_setattr_stable's (vol_sync) when sa set
- * anything; a new file and its entry are stable as every namespace change. */
+ * -EEXIST if the name exists. Neither (UNCHECKED): an existing regular
+ * file is opened and only sa's size applied to it (a size it already has
+ * is left; its mode, owner and times stay, as knfsd's), made stable before
+ * the return as vol_setattr_stable's (vol_sync) when it was cut; an
+ * existing object of another type is -EEXIST. A new file and its entry are
+ * stable as every namespace change. */
 int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
 	       bool guarded, const uint8_t *excl_verf, const struct vol_sattr *sa,
 	       struct vol_obj *out);

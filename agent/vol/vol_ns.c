@@ -213,8 +213,21 @@ int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 			rc = vol_lookup_nocred(dir, nm, out);
 		goto out;
 	}
-	if (fd < 0 && errno == EEXIST && !guarded) /* UNCHECKED: open what is there */
-		fd = openat(dir->fd, nm, flags & ~O_CREAT);
+	if (fd < 0 && errno == EEXIST && !guarded) { /* UNCHECKED: open what is there */
+		struct stat st;
+
+		/* only a regular file is opened again (knfsd: anything else is
+		 * EEXIST); O_NONBLOCK so a FIFO that slips in is never waited on */
+		if (fstatat(dir->fd, nm, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			rc = -errno;
+			goto out;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			rc = -EEXIST;
+			goto out;
+		}
+		fd = openat(dir->fd, nm, (flags & ~O_CREAT) | O_NONBLOCK);
+	}
 	if (fd < 0) {
 		rc = -errno;
 		goto out;
@@ -224,6 +237,8 @@ int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 		goto out;
 	}
 	rc = vol_lookup_nocred(dir, nm, out);
+	if (rc == 0 && !created && !S_ISREG(out->st.st_mode))
+		rc = -EEXIST; /* replaced between the fstatat and the open */
 	if (rc == 0 && sa) {
 		struct vol_sattr rest = *sa;
 
@@ -231,6 +246,15 @@ int vol_create(struct vol_obj *dir, const struct vol_cred *cred, const char *nam
 		 * so set the mode they asked for exactly. An exclusive create's
 		 * times are its verifier's (NFSv4.1 EXCLUSIVE4_1 sets the mode,
 		 * owner and size it asks: suppattr_exclcreat). */
+		if (!created && !excl_verf) {
+			/* UNCHECKED of a file that was there (or another client
+			 * made between its LOOKUP and this): only the size, as
+			 * knfsd's nfsd3_create_file (ia_valid &= ATTR_SIZE); the
+			 * mode, owner and times are the creator's to keep */
+			memset(&rest, 0, sizeof(rest));
+			rest.set_size = sa->set_size;
+			rest.size = sa->size;
+		}
 		if (rest.set_size && rest.size == (uint64_t)out->st.st_size)
 			rest.set_size = false;
 		if (excl_verf)

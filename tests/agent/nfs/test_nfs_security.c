@@ -1,7 +1,8 @@
 /* test_nfs_security: issue 15 and 25 defects a caller could use against
  * others, on a live nfs_serve through libnfs raw RPC: root squash of gid 0
  * (primary and supplementary), set-uid/set-gid bits a non-root WRITE or
- * truncation must clear, QoS debt from one READ of count 0xffffffff, and
+ * truncation must clear, createattrs an UNCHECKED CREATE of an existing file
+ * must not apply but the size, QoS debt from one READ of count 0xffffffff, and
  * metadata (directories, symlinks, empty files) charged against capacity. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -252,6 +253,53 @@ static void kill_suid(void)
 	raw_rpc = NULL;
 }
 
+/* CREATE UNCHECKED with createattrs of a name that is there: a regular
+ * file gets the size alone (knfsd's nfsd3_create_file: ia_valid &=
+ * ATTR_SIZE), its mode, owner and times stay; anything else is EEXIST. */
+static void unchecked_existing(void)
+{
+	struct raw_fh r = {0}, f = {0};
+	CREATE3args c;
+	char path[512];
+	fattr3 at;
+	uint32_t st;
+
+	put_file("a/uc", "made by A\n", 0600, 1000, 1000);
+	snprintf(path, sizeof(path), "%s/a/ucfifo", live.dir);
+	if (mkfifo(path, 0666) != 0)
+		exit(1);
+	raw_rpc = raw_connect(live.port, 1000, 1000, 0, NULL);
+	CHECK(raw_mnt("/a", &r) == 0 && raw_mkdir3(&r, "ucdir", NULL) == NFS3_OK, "MNT /a, MKDIR ucdir");
+	memset(&c, 0, sizeof(c));
+	c.where.dir = raw_wire(&r);
+	c.where.name = (char *)(uintptr_t)"uc";
+	c.how.mode = UNCHECKED;
+	c.how.createhow3_u.obj_attributes.mode.set_it = 1;
+	c.how.createhow3_u.obj_attributes.mode.set_mode3_u.mode = 0777;
+	c.how.createhow3_u.obj_attributes.uid.set_it = 1;
+	c.how.createhow3_u.obj_attributes.uid.set_uid3_u.uid = 1000;
+	c.how.createhow3_u.obj_attributes.size.set_it = 1;
+	c.how.createhow3_u.obj_attributes.size.set_size3_u.size = 0;
+	c.how.createhow3_u.obj_attributes.mtime.set_it = SET_TO_CLIENT_TIME;
+	c.how.createhow3_u.obj_attributes.mtime.set_mtime_u.mtime.seconds = 12345;
+	RAW_RUN(K_CREATE, &raw_R, rpc_nfs3_create_async(raw_rpc, raw_cb, &c, RAW_PD));
+	st = raw_R.st;
+	f = raw_R.fh;
+	CHECK(st == NFS3_OK && raw_getattr(&f, &at) == NFS3_OK, "UNCHECKED of the owner's file -> %u", st);
+	CHECK(at.size == 0 && (at.mode & 07777) == 0600 && at.uid == 1000 && at.mtime.seconds != 12345,
+	      "only the size applied: size %llu, mode %o, mtime %u", (unsigned long long)at.size, at.mode & 07777,
+	      at.mtime.seconds);
+	c.how.createhow3_u.obj_attributes.size.set_it = 0;
+	c.where.name = (char *)(uintptr_t)"ucdir";
+	RAW_RUN(K_CREATE, &raw_R, rpc_nfs3_create_async(raw_rpc, raw_cb, &c, RAW_PD));
+	CHECK(raw_R.st == NFS3ERR_EXIST, "UNCHECKED of a directory -> %u", raw_R.st);
+	c.where.name = (char *)(uintptr_t)"ucfifo";
+	RAW_RUN(K_CREATE, &raw_R, rpc_nfs3_create_async(raw_rpc, raw_cb, &c, RAW_PD));
+	CHECK(raw_R.st == NFS3ERR_EXIST, "UNCHECKED of a FIFO -> %u (not a wait for a reader)", raw_R.st);
+	rpc_destroy_context(raw_rpc);
+	raw_rpc = NULL;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const exports[] = {
@@ -269,6 +317,7 @@ int main(int argc, char **argv)
 	qos_one_packet();
 	metadata_capacity();
 	kill_suid();
+	unchecked_existing();
 	nfs_live_stop(&live);
 	fprintf(stderr, "%d checks, %d failures\n", raw_checks, raw_failures);
 	return raw_failures ? 1 : 0;
