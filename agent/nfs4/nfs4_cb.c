@@ -204,3 +204,8 @@ bool nfs4_cb_res_ours(const struct nfs4_cb_res *r, const uint8_t sess[NFS4_SESSI
 	 * slot (RFC 8881 20.9.3, csr_*): anything else answers another call */
 	return r->seq_ok && !memcmp(r->sess, sess, NFS4_SESSIONID) && r->seq == seq && r->slot == 0;
 }
+
+uint32_t nfs4_cb_res_seq_status(const struct nfs4_cb_res *r)
+{
+	return r->accepted && r->nres > 0 && r->ops[0] == OP_CB_SEQUENCE ? r->stats[0] : NFS4_OK;
+}

@@ -592,6 +592,7 @@ static void cb_ask_answer(struct nfs4_srv *s, struct nfs4_session *se, const str
 static void cb_client(struct nfs4_srv *s, struct nfs4_client *c, uint64_t now, struct cb_out *out)
 {
 	struct nfs4_cb_recall r[NFS4_CB_MAX_RECALLS];
+	struct nfs4_deleg *sent[NFS4_CB_MAX_RECALLS];
 	struct nfs4_session *se = back_session(c);
 	uint64_t lease_ns = (uint64_t)s->lease_s * 1000000000ull;
 	struct nfs4_open *ga = NULL;
@@ -612,28 +613,36 @@ static void cb_client(struct nfs4_srv *s, struct nfs4_client *c, uint64_t now, s
 			deleg_revoke(s, o, "a writer's wait for its return timed out");
 			continue;
 		}
-		if (dl->recalling || !__atomic_load_n(&dl->wanted, __ATOMIC_ACQUIRE))
+		if (dl->recalling ? !dl->resend : !__atomic_load_n(&dl->wanted, __ATOMIC_ACQUIRE))
 			continue;
 		if (!se) { /* nowhere to send it: revoked when the lease time passed */
+			if (!dl->recalling)
+				dl->recall_ns = now;
 			dl->recalling = true;
-			dl->recall_ns = now;
+			dl->resend = false;
 			continue;
 		}
 		if (se->cb_busy || n == NFS4_CB_MAX_RECALLS)
 			continue; /* the next round */
+		if (!dl->recalling) /* a resend keeps the first recall's clock */
+			dl->recall_ns = now;
 		dl->recalling = true;
-		dl->recall_ns = now;
+		dl->resend = false;
 		nfs4_open_stateid(s, o, &r[n].sid);
 		r[n].fh = o->fh;
-		n++;
+		sent[n++] = dl;
 	}
 	if (!n && (!se || se->cb_busy || !(ga = cb_ask_next(s, c, se))))
 		return;
 	se->cb_busy = true;
 	se->cb_ga = !n;
 	se->cb_sent_ns = now;
-	se->cb_seq++;
+	if (!se->cb_seq_keep)
+		se->cb_seq++;
+	se->cb_seq_keep = false;
 	se->cb_xid = s->cb_next_xid++;
+	for (uint32_t i = 0; i < n; i++)
+		sent[i]->cb_xid = se->cb_xid;
 	ut_buf_init(&out->rec, 4096 + (n ? n : 1) * (NFS4_FH_MAX + 64));
 	nfs4_cb_encode(&out->rec, se->cb_xid, se->cb_prog, se->cb_flavor, se->id, se->cb_seq, r, n,
 		       n ? NULL : &ga->fh);
@@ -758,10 +767,40 @@ static void cb_reply_stray(struct nfs4_srv *s, struct nfs4_session *se)
 	}
 }
 
+/* A CB_SEQUENCE answered NFS4ERR_SEQ_MISORDERED or NFS4ERR_BADSLOT (under
+ * s->mu): the client and we disagree on the backchannel's slot, so the
+ * session's backchannel is faulty (RFC 8881 2.10.6.1, knfsd's
+ * nfsd4_mark_cb_fault): down (CB_PATH_DOWN_SESSION, no delegation over it)
+ * until a rebind's probe answers; the call failed as a lost one. */
+static void cb_faulty(struct nfs4_srv *s, struct nfs4_session *se, uint32_t st)
+{
+	UT_WARN("nfs4", NULL, "a CB_SEQUENCE answered %u: the session's backchannel is faulty (down)", st);
+	se->cb_state = NFS4_CB_DOWN;
+	if (se->cb_ga) {
+		static const struct nfs4_cb_res failed; /* not accepted */
+
+		se->cb_ga = false;
+		cb_ask_answer(s, se, &failed);
+	}
+}
+
+/* A CB_SEQUENCE answered NFS4ERR_DELAY (under s->mu): the recalls the
+ * call carried go again (with the same sequenceid: cb_seq_keep); their
+ * revocation still counts from the first recall. */
+static void cb_resend(struct nfs4_session *se, uint32_t xid)
+{
+	if (!se->clp)
+		return;
+	for (struct nfs4_open *o = se->clp->opens; o; o = o->next)
+		if (o->kind == NFS4_ST_DELEG && o->dl && !o->dl->revoked && o->dl->recalling && o->dl->cb_xid == xid)
+			o->dl->resend = true;
+}
+
 void nfs4_cb_reply(void *ctx, uint64_t conn_id, const uint8_t *rec, size_t len)
 {
 	struct nfs4_srv *s = ctx;
 	struct nfs4_cb_res r;
+	uint32_t seq_st;
 	bool probe;
 
 	pthread_mutex_lock(&s->mu);
@@ -777,11 +816,22 @@ void nfs4_cb_reply(void *ctx, uint64_t conn_id, const uint8_t *rec, size_t len)
 	for (struct nfs4_client *c = s->clients; c; c = c->next)
 		for (struct nfs4_session *se = c->sessions; se; se = se->next)
 			if (se->cb_busy && se->cb_xid == r.xid && se->back && nfs_conn_id(se->back) == conn_id) {
+				/* the slot's sequence advances only past a CB_SEQUENCE
+				 * the client took (RFC 8881 20.9.3: a failed one leaves
+				 * the slot as it was) */
+				se->cb_seq_keep = !r.seq_ok;
 				if (!nfs4_cb_res_ours(&r, se->id, se->cb_seq)) {
 					cb_reply_stray(s, se);
 					goto out;
 				}
+				seq_st = nfs4_cb_res_seq_status(&r);
+				if (seq_st == NFS4ERR_SEQ_MISORDERED || seq_st == NFS4ERR_BADSLOT) {
+					cb_faulty(s, se, seq_st);
+					goto out;
+				}
 				se->cb_busy = false; /* the slot is free for the next CB_COMPOUND */
+				if (seq_st == NFS4ERR_DELAY)
+					cb_resend(se, r.xid);
 				if (se->cb_ga) {
 					se->cb_ga = false;
 					cb_ask_answer(s, se, &r);

@@ -151,6 +151,8 @@ struct nfs4_session {
 	uint32_t cb_prog;            /* csa_cb_program */
 	uint32_t cb_flavor;          /* AUTH_NONE or AUTH_SYS (csa_cb_sec_parms' first we speak) */
 	uint32_t cb_seq;             /* the last CB_SEQUENCE's sequenceid */
+	bool cb_seq_keep;            /* its reply said the client did not take it (a refusal, a failed
+				      * CB_SEQUENCE): the next call uses it again (RFC 8881 20.9.3) */
 	uint32_t cb_xid;             /* the CB_COMPOUND in flight's */
 	bool cb_busy;                /* a CB_COMPOUND waits for its reply */
 	bool cb_ga;                  /* it is a CB_GETATTR of the delegation cb_ga_sid names */
@@ -178,6 +180,9 @@ struct nfs4_deleg {
 	struct vol_store *store;     /* the grant's table */
 	bool wanted;                 /* brk: recall it (atomic: set under the table's mutex) */
 	bool recalling;              /* CB_RECALL sent (or its sending tried) at recall_ns */
+	bool resend;                 /* its CB_COMPOUND's CB_SEQUENCE answered NFS4ERR_DELAY: sent again,
+				      * recall_ns kept */
+	uint32_t cb_xid;             /* the CB_COMPOUND that carried the recall */
 	bool revoked;                /* not returned in time: only FREE_STATEID / DELEGRETURN remain */
 	uint64_t recall_ns;
 	bool ask;                    /* lease.ask: send a CB_GETATTR (atomic: set under the table's mutex) */
@@ -425,6 +430,9 @@ int nfs4_cb_decode(const uint8_t *rec, size_t len, struct nfs4_cb_res *out);
  * CB_SEQUENCE do (a failed callback); a CB_SEQUENCE that succeeded must
  * name that session, sequence and slot, and must come first. */
 bool nfs4_cb_res_ours(const struct nfs4_cb_res *r, const uint8_t sess[NFS4_SESSIONID], uint32_t seq);
+/* The error r's CB_SEQUENCE failed with; NFS4_OK when it did not fail
+ * (it succeeded, or the call was refused before it ran). */
+uint32_t nfs4_cb_res_seq_status(const struct nfs4_cb_res *r);
 /* A CB_NULL call (the probe of a new backchannel) into b, its record mark
  * left for the sender. */
 void nfs4_cb_encode_null(struct ut_buf *b, uint32_t xid, uint32_t prog, uint32_t flavor);

@@ -12,7 +12,9 @@
  * (STATUS_PENDING, then served). A delegation not returned within the lease
  * time is revoked: the writer gets in, P's SEQUENCE flags
  * RECALLABLE_STATE_REVOKED and its stateid answers DELEG_REVOKED until
- * FREE_STATEID. Also: no delegation while someone has the file open for
+ * FREE_STATEID. A CB_SEQUENCE answered with an error does not advance the
+ * backchannel slot's sequence (DELAY: the recall again; SEQ_MISORDERED: the
+ * backchannel faulty). Also: no delegation while someone has the file open for
  * writing, BIND_CONN_TO_SESSION moves the backchannel, and the decoder of CB
  * replies refuses what does not decode. */
 #ifndef _GNU_SOURCE
@@ -35,7 +37,7 @@
 #include "tests/lib/aqt_store.h"
 #include "util/ut_clock.h"
 
-enum { OK4 = 0, DELAY4 = 10008, BAD_STATEID4 = 10025, DELEG_REVOKED4 = 10087, RD = 1, WR = 2, BOTH = 3,
+enum { OK4 = 0, DELAY4 = 10008, SEQ_MISORDERED4 = 10063, BAD_STATEID4 = 10025, DELEG_REVOKED4 = 10087, RD = 1, WR = 2, BOTH = 3,
        REVOKED_FLAG = 0x40 };
 #define FILE_READ_DATA_ 0x1u
 #define FILE_WRITE_DATA_ 0x2u
@@ -322,6 +324,47 @@ START_TEST(test_recall_remove_rename)
 }
 END_TEST
 
+/* A CB_SEQUENCE that fails leaves the backchannel slot's sequence where it
+ * was (RFC 8881 20.9.3, knfsd's nfsd4_cb_sequence_done): NFS4ERR_DELAY
+ * brings the same recall again with the same sequenceid, and the one after
+ * its answer takes the next. NFS4ERR_SEQ_MISORDERED says the client and we
+ * disagree on the slot: the session's backchannel is faulty, and SEQUENCE
+ * tells the client (CB_PATH_DOWN_SESSION). */
+START_TEST(test_cb_seq_error)
+{
+	struct nfs4_cl_cb cb;
+
+	ck_assert_uint_eq(nfs4t_open(&P, RD, 0), OK4);
+	ck_assert_uint_eq(P.dtype, 1);
+	ck_assert_uint_eq(nfs4t_open(&Q, WR, 0), DELAY4);
+	ck_assert_int_eq(nfs4_cl_wait_cb(&P.c, 20000), 1);
+	ck_assert_int_eq(nfs4_cl_cb_parse(&P.c, &cb), 0);
+	free(P.c.cb);
+	P.c.cb = NULL;
+	ck_assert_uint_eq(cb.seq, 1);
+	ck_assert_uint_eq(cb.nrecalls, 1);
+	ck_assert_int_eq(nfs4_cl_cb_reply(&P.c, &cb, DELAY4), 0);
+	nfs4t_expect_recall(&P, 1, true);                     /* again, on the same sequenceid */
+	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), OK4);
+	ck_assert_uint_eq(nfs4t_open(&Q, WR, 0), OK4);
+	ck_assert_uint_eq(nfs4t_close(&Q), OK4);
+	ck_assert_uint_eq(nfs4t_ping(&P) & SEQ4_STATUS_CB_PATH_DOWN_SESSION, 0);
+	ck_assert_uint_eq(nfs4t_open(&P, RD, 0), OK4);        /* delegated again */
+	ck_assert_uint_eq(P.dtype, 1);
+	ck_assert_uint_eq(nfs4t_open(&Q, WR, 0), DELAY4);
+	ck_assert_int_eq(nfs4_cl_wait_cb(&P.c, 20000), 1);
+	ck_assert_int_eq(nfs4_cl_cb_parse(&P.c, &cb), 0);
+	free(P.c.cb);
+	P.c.cb = NULL;
+	ck_assert_uint_eq(cb.seq, 2);                         /* past the one answered */
+	ck_assert_int_eq(nfs4_cl_cb_reply(&P.c, &cb, SEQ_MISORDERED4), 0);
+	nfs4t_expect_no_call(&P, 300);                        /* not sent again on a faulty slot */
+	ck_assert_uint_eq(nfs4t_ping(&P) & SEQ4_STATUS_CB_PATH_DOWN_SESSION, SEQ4_STATUS_CB_PATH_DOWN_SESSION);
+	ck_assert_uint_eq(nfs4t_delegreturn(&P, &P.deleg), OK4);
+	ck_assert_uint_eq(nfs4t_open(&Q, WR, 0), OK4);
+}
+END_TEST
+
 /* The CB reply decoder: a whole reply decodes; every truncation of it, a
  * count past its cap and a call instead of a reply are refused. */
 START_TEST(test_cb_decode)
@@ -388,6 +431,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_revoke);
 	tcase_add_test(tc, test_bind_back);
 	tcase_add_test(tc, test_recall_remove_rename);
+	tcase_add_test(tc, test_cb_seq_error);
 	tcase_add_test(tc, test_cb_decode);
 	suite_add_tcase(s, tc);
 	return s;
