@@ -395,6 +395,31 @@ static void ah_volume_metrics(struct agent *a, const json_t *st, struct ut_buf *
 			      api_json_double(v, "throughputLimitMibps", 0) * 1048576.0);
 }
 
+/* The cold tier's node-wide counters of its read path (tier_counters):
+ * where cold READs miss the chunk cache, and read-ahead that was wasted. */
+static const struct {
+	const char *name, *help;
+} ah_tier_families[] = {
+	{ "aquifer_agent_tier_read_cached_declined_total",
+	  "Cold READ ranges the chunk cache did not hold whole: served by a worker's read instead of on the spot." },
+	{ "aquifer_agent_tier_prefetch_evicted_unread_total",
+	  "Chunks the cold tier's read-ahead fetched that the chunk cache gave up before any read used them." },
+};
+
+static void ah_tier_lines(struct agent *a, struct ut_buf *b)
+{
+	struct tier_counters tc;
+	uint64_t v[2];
+
+	tier_counters(a->tier, &tc);
+	v[0] = tc.read_cached_declined;
+	v[1] = tc.prefetch_evicted_unread;
+	for (size_t f = 0; f < sizeof(ah_tier_families) / sizeof(ah_tier_families[0]); f++)
+		ut_buf_addf(b, "# HELP %s %s\n# TYPE %s counter\n%s{node=\"%s\"} %llu\n", ah_tier_families[f].name,
+			    ah_tier_families[f].help, ah_tier_families[f].name, ah_tier_families[f].name, a->cfg.node,
+			    (unsigned long long)v[f]);
+}
+
 static int h_metrics(struct agent *a, struct ah_req *r, int *status, char **text, const char **ctype)
 {
 	json_t *st = agent_status_doc(a, true), *v;
@@ -419,6 +444,7 @@ static int h_metrics(struct agent *a, struct ah_req *r, int *status, char **text
 	ah_volume_metrics(a, st, &b);
 	json_decref(st);
 	ah_qos_lines(a, &b);
+	ah_tier_lines(a, &b);
 	if ((err = ut_buf_err(&b)) != AQ_OK || !(*text = ut_buf_steal(&b, NULL))) {
 		ut_buf_cleanup(&b);
 		return ah_error(err == AQ_ETOOBIG ? err : AQ_ENOMEM,

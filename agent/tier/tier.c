@@ -353,3 +353,12 @@ int tier_stats(struct tier *t, uint64_t fsid, struct tier_stats *out)
 	tier_vol_unref(v);
 	return 0;
 }
+
+void tier_counters(struct tier *t, struct tier_counters *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!t)
+		return;
+	out->read_cached_declined = atomic_load(&t->rc_declined);
+	out->prefetch_evicted_unread = atomic_load(&t->pf_evicted_unread);
+}

@@ -131,6 +131,16 @@ int tier_pass(struct tier *t);
 /* Let queued background work (bypass uploads, deferred deletes) finish. */
 void tier_drain(struct tier *t);
 int tier_stats(struct tier *t, uint64_t fsid, struct tier_stats *out);
+/* Node-wide counters of the cold read path, since tier_new (the agent's
+ * aquifer_agent_tier_* metrics). read_cached_declined: cold ranges
+ * (vol_tier_ops.read_cached, every chunk cold and to be streamed) that the
+ * chunk cache did not hold whole, so the READ went to a worker's vol_read;
+ * prefetch_evicted_unread: chunks a prefetch fetched that the cache gave up
+ * for another before any read copied from them. t NULL: zeros. */
+struct tier_counters {
+	uint64_t read_cached_declined, prefetch_evicted_unread;
+};
+void tier_counters(struct tier *t, struct tier_counters *out);
 /* Consistency scan of one volume (fsid) or all (fsid 0): a JSON text
  * {"volumes":[{"fsid","objects","records","pending","orphans":[keys],
  * "missing":[keys]}]} in *json (malloc'd). */

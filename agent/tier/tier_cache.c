@@ -84,6 +84,9 @@ static struct tier_centry *tier_cache_claim(struct tier *t, const char *key)
 		return NULL;
 	if (!e->buf && !(e->buf = malloc(TIER_CHUNK)))
 		return NULL;
+	if (e->state == 2 && e->pf_unread) /* read-ahead that no read used */
+		atomic_fetch_add(&t->pf_evicted_unread, 1);
+	e->pf_unread = false;
 	snprintf(e->key, sizeof(e->key), "%s", key);
 	e->state = 1;
 	e->len = 0;
@@ -150,11 +153,13 @@ int tier_cache_read(struct tier_vol *v, const char *key, uint64_t coff, void *ds
 				 * read-ahead of a stream does not fetch it again. */
 				*swap = e->buf;
 				e->buf = dst;
+				e->pf_unread = false;
 				e->state = 3;
 				e->len = 0;
 				e->used = 0; /* its block is spare: the first to reuse */
 			} else {
 				memcpy(dst, e->buf + coff, len);
+				e->pf_unread = false;
 				if (lane == TIER_NEAR) /* a client's; a FAR read only fetched it */
 					tier_cache_used(t, e, coff, coff + len);
 				else
@@ -204,6 +209,7 @@ int tier_cache_read_part(struct tier_vol *v, const char *key, uint64_t coff, voi
 		pthread_cond_wait(&t->ccv, &t->cmu);
 	if (e && e->state == 2 && coff + len <= e->len) {
 		memcpy(dst, e->buf + coff, len);
+		e->pf_unread = false;
 		e->used = ++t->tick;
 		pthread_mutex_unlock(&t->cmu);
 		return 0;
@@ -235,6 +241,7 @@ int tier_cache_copy(struct tier *t, char (*keys)[TIER_KEY_MAX], size_t n, uint64
 		uint64_t hi = i + 1 == n ? coff + len - i * (uint64_t)TIER_CHUNK : TIER_CHUNK;
 
 		memcpy(dst + (i * (uint64_t)TIER_CHUNK + lo - coff), e[i]->buf + lo, hi - lo);
+		e[i]->pf_unread = false;
 		tier_cache_used(t, e[i], lo, hi);
 	}
 	pthread_mutex_unlock(&t->cmu);
@@ -361,6 +368,7 @@ void *tier_prefetch_main(void *arg)
 
 			e[i]->state = ok ? 2 : 0;
 			e[i]->len = ok ? r[i].got : 0;
+			e[i]->pf_unread = ok;
 			e[i]->used = ++t->tick;
 			if (ok)
 				atomic_fetch_add(&vv[i]->cold_read, r[i].got);

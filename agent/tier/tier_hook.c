@@ -236,8 +236,10 @@ static int hk_read_cached(void *arg, uint64_t fsid, const struct stat *st, uint6
 	if (ok && (v->cfg.retrieval == TIER_RET_ON_READ || (v->cfg.retrieval == TIER_RET_DEFAULT && !seq)))
 		ok = false; /* the read brings it back: a worker's job */
 	pthread_mutex_unlock(&v->mu);
-	if (ok)
-		ok = tier_cache_copy(v->t, keys, b - a, off - (uint64_t)a * TIER_CHUNK, buf, len) == 0;
+	if (ok && tier_cache_copy(v->t, keys, b - a, off - (uint64_t)a * TIER_CHUNK, buf, len) != 0) {
+		ok = false; /* a cold range the cache does not hold whole: a worker's vol_read */
+		atomic_fetch_add(&v->t->rc_declined, 1);
+	}
 	if (ok) {
 		pthread_mutex_lock(&v->mu);
 		tier_touch(v, st->st_ino, off, len, &cold, &seq);

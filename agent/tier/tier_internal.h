@@ -111,6 +111,7 @@ struct tier_centry {
 	size_t len;
 	uint64_t used;
 	struct tier_vol *v;        /* counted while loading, for byte counters */
+	bool pf_unread;            /* a prefetch fetched it and no read copied from it yet */
 };
 
 struct tier {
@@ -142,6 +143,8 @@ struct tier {
 		size_t head, len;
 	} pq[TIER_LANES];
 	unsigned dem;               /* client GETs at the store now */
+	atomic_ullong rc_declined;  /* tier_counters: cold ranges read_cached found not whole in the cache */
+	atomic_ullong pf_evicted_unread; /* tier_counters: prefetched chunks given up unread */
 	unsigned pf[TIER_LANES];    /* read-ahead GETs at the store now, per lane */
 	pthread_t pw[TIER_PREFETCH_WORKERS];
 	size_t npw;

@@ -134,6 +134,9 @@ expect_eq "aquiferd /metrics: the volume's used bytes" "$((MIB32 + 4096))" "$got
 ok "aquiferd /metrics: node series" grep -q '^aquifer_node_write_bytes_total{node="n1",location="east"} ' "$AQ_TMP/aquiferd.prom"
 got=$(awk -v k="aquifer_agent_volume_write_bytes_total{node=\"n1\",volume=\"$VOL\"}" '$1 == k { print $2 }' "$AQ_TMP/agent.prom")
 ok "agent /metrics: the volume's write counter (got ${got:-none})" within10 "${got:-0}" $MIB32
+for m in aquifer_agent_tier_read_cached_declined_total aquifer_agent_tier_prefetch_evicted_unread_total; do
+	ok "agent /metrics: the cold read path's $m{node}" grep -q "^$m{node=\"n1\"} [0-9]" "$AQ_TMP/agent.prom"
+done
 if command -v promtool >/dev/null; then
 	for f in aquiferd agent; do
 		if promtool check metrics <"$AQ_TMP/$f.prom" >"$AQ_TMP/$f.promtool" 2>&1; then

@@ -12,7 +12,8 @@
  * one not fetched yet, for a snapshot's file, and for one the retrieval
  * policy would bring back (ON_READ, a random read under DEFAULT); a chunk a
  * client read whole is the first the cache gives up, before prefetched
- * chunks not read yet. Needs root
+ * chunks not read yet; the node's counters of ranges the cache declined
+ * and of prefetched chunks it gave up unread move when they should. Needs root
  * (open_by_handle_at) and user xattrs. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -528,6 +529,94 @@ START_TEST(test_nowait_policy)
 }
 END_TEST
 
+/* tier_counters' read_cached_declined moves for a cold range the chunk
+ * cache does not hold whole (the READ goes to a worker), not for one it
+ * answers, nor for a snapshot's file (the store sends that to a worker
+ * without asking the cache). */
+START_TEST(test_read_cached_declined)
+{
+	static const struct vol_cred root = { 0, 0, 0, { 0 } };
+	int a = stub_file("a.bin", 0);
+	struct vol_export *e = vol_export_by_path(S, "/v0", 3);
+	struct vol_obj dir, o, snap;
+	struct tier_counters tc;
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(vol_root(e, &dir), 0);
+	ck_assert_int_eq(vol_lookup(&dir, &root, "a.bin", 5, &o), 0);
+	tier_counters(T, &tc);
+	ck_assert_uint_eq(tc.read_cached_declined, 0);
+	ck_assert_int_eq(nowait(&o, 2ull * MIB, MIB), -EAGAIN);        /* nothing fetched yet */
+	tier_counters(T, &tc);
+	ck_assert_uint_eq(tc.read_cached_declined, 1);
+	prefetch_a(a);
+	ck_assert_int_eq(nowait(&o, 2ull * MIB, MIB), 0);              /* held whole: answered */
+	snap = o;
+	snap.snap = true;
+	ck_assert_int_eq(nowait(&snap, 6ull * MIB, MIB), -EAGAIN);     /* never asked */
+	tier_counters(T, &tc);
+	ck_assert_uint_eq(tc.read_cached_declined, 1);
+	ck_assert_int_eq(nowait(&o, MIB + MIB / 2, MIB), -EAGAIN);     /* A1 missing: not whole */
+	tier_counters(T, &tc);
+	ck_assert_uint_eq(tc.read_cached_declined, 2);
+	vol_obj_cleanup(&o);
+	vol_obj_cleanup(&dir);
+	vol_export_unref(e);
+}
+END_TEST
+
+/* Whether chunk c of stub file f is ready in the cache. */
+static bool cached(int f, unsigned c)
+{
+	bool in = false;
+	unsigned k;
+
+	pthread_mutex_lock(&T->cmu);
+	for (size_t i = 0; i < TIER_CACHE_CHUNKS && !in; i++)
+		in = T->cache[i].state == 2 && stub_slot(T->cache[i].key, &k) == f && k == c;
+	pthread_mutex_unlock(&T->cmu);
+	return in;
+}
+
+/* tier_counters' prefetch_evicted_unread moves when the cache gives up
+ * chunks a prefetch fetched that no read used (A4..A7 of a.bin, the oldest
+ * once every cold chunk of nine more files was read ahead: 72, more than
+ * the cache's 64); none before. */
+START_TEST(test_prefetch_evicted_unread)
+{
+	static const char *const names[] = { "b.bin", "c.bin", "d.bin", "e.bin", "f.bin",
+					     "g.bin", "h.bin", "i.bin", "j.bin" };
+	int a = stub_file("a.bin", 0);
+	struct rd part = { .name = "a.bin", .off = 3ull * MIB + 4096, .len = 4096 };
+	struct tier_counters tc;
+	uint64_t gone = 0;
+
+	for (size_t i = 3; i < 9; i++)
+		make_file(names[i]);
+	clk.now += 3 * DAY;
+	ck_assert_int_eq(tier_pass(T), 0);
+	prefetch_a(a);                                   /* A3..A7 by the prefetch, unread */
+	rd_now(&part);                                   /* A3 read (a part: kept as used now) */
+	settle();
+	tier_counters(T, &tc);
+	ck_assert_uint_eq(tc.prefetch_evicted_unread, 0);
+	for (unsigned c = 4; c < NCH; c++)
+		ck_assert_msg(cached(a, c), "A%u not cached", c);
+	for (size_t i = 0; i < 9; i++)
+		for (unsigned c = 0; c < NCH; c++) { /* the whole chunks (the tail stays hot) */
+			struct rd r = { .name = names[i], .off = (uint64_t)c * MIB, .len = MIB, .ahead = true };
+
+			rd_now(&r);
+		}
+	settle();
+	for (unsigned c = 4; c < NCH; c++)
+		gone += !cached(a, c);
+	tier_counters(T, &tc);
+	ck_assert_uint_gt(gone, 0);
+	ck_assert_uint_ge(tc.prefetch_evicted_unread, gone);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tier_cache");
@@ -540,6 +629,8 @@ int main(void)
 	tcase_add_test(tc, test_nowait_cached);
 	tcase_add_test(tc, test_nowait_policy);
 	tcase_add_test(tc, test_cache_keeps_unread);
+	tcase_add_test(tc, test_read_cached_declined);
+	tcase_add_test(tc, test_prefetch_evicted_unread);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
