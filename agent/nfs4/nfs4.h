@@ -24,7 +24,7 @@
  * with SMB share modes and NLM SHARE (NFS4ERR_SHARE_DENIED). VERIFY and
  * NVERIFY compare attributes as GETATTR encodes them.
  *
- * Read delegations and the backchannel (nfs4_deleg.c, nfs4_cb.c): a session
+ * Read delegations and the backchannel (nfs4_deleg.c, nfs4_recall.c, nfs4_cb.c): a session
  * created with CREATE_SESSION4_FLAG_CONN_BACK_CHAN and a callback flavor we
  * speak (AUTH_SYS or AUTH_NONE), or given one by BIND_CONN_TO_SESSION
  * (CDFC4_BACK, CDFC4_BACK_OR_BOTH; CDFC4_FORE_OR_BOTH only when the

@@ -11,7 +11,8 @@
  *   nfs4_io.c        OPEN, CLOSE, READ, WRITE, COMMIT, stateid checks
  *   nfs4_dir.c       ACCESS, CREATE, REMOVE, RENAME, LINK, READDIR, READLINK
  *   nfs4_lock.c      LOCK, LOCKT, LOCKU over the store's lock table (vol_lock.h)
- *   nfs4_deleg.c     delegations, the backchannel (CB_RECALL, CB_GETATTR), DELEGRETURN
+ *   nfs4_deleg.c     delegations: grant, conflict checks, DELEGRETURN, backchannel set-up
+ *   nfs4_recall.c    the backchannel thread: probes, CB_RECALL, CB_GETATTR, revocation, replies
  *   nfs4_cb.c        CB_COMPOUND's encoder and its reply's bounded decoder
  */
 #ifndef AQ_AGENT_NFS4_INTERNAL_H
@@ -116,7 +117,7 @@ enum { OPEN_DELEGATE_NONE = 0, OPEN_DELEGATE_READ = 1, OPEN_DELEGATE_WRITE = 2, 
        WND4_NOT_WANTED = 0, WND4_CONTENTION = 1, WND4_RESOURCE = 2, WND4_NOT_SUPP_FTYPE = 3,
        WND4_WRITE_DELEG_NOT_SUPP_FTYPE = 4, WND4_NOT_SUPP_UPGRADE = 5, WND4_NOT_SUPP_DOWNGRADE = 6,
        WND4_CANCELLED = 7, WND4_IS_DIR = 8 };
-/* A session's backchannel as its CB_NULL probe found it (nfs4_deleg.c):
+/* A session's backchannel as its CB_NULL probe found it (nfs4_recall.c):
  * unknown (none, or not probed yet: delegations may be given, as knfsd
  * does for 4.1), probe to send, probe sent, answered, or down (no answer
  * within the probe time, or it could not be sent). */
@@ -146,7 +147,7 @@ struct nfs4_session {
 	bool dead;                   /* destroyed; freed at the last release */
 	uint64_t conns[NFS4_CONNS_PER_SESSION]; /* bound connections (nfs_call.conn_id) */
 	uint32_t nconns;
-	/* the backchannel (nfs4_deleg.c): one slot, on the connection held */
+	/* the backchannel (nfs4_deleg.c, nfs4_recall.c): one slot, on the connection held */
 	struct nfs_conn *back;       /* NULL: none */
 	uint32_t cb_prog;            /* csa_cb_program */
 	uint32_t cb_flavor;          /* AUTH_NONE or AUTH_SYS (csa_cb_sec_parms' first we speak) */
@@ -241,7 +242,7 @@ struct nfs4_srv {
 	uint32_t open_hwm;           /* entries below it were used once */
 	struct vol_lock_tab *locks;  /* the store's lock table, set at the first LOCK */
 	struct vol_store *store;     /* the store served, set at the first COMPOUND (holder records) */
-	/* the backchannel's thread (nfs4_deleg.c): sends recalls, revokes late ones */
+	/* the backchannel's thread (nfs4_recall.c): sends recalls, revokes late ones */
 	pthread_mutex_t cb_mu;
 	pthread_cond_t cb_cv;
 	pthread_t cb_thr;
@@ -392,6 +393,19 @@ uint32_t nfs4_op_backchannel_ctl(struct nfs4_cx *cx, struct xdr_cur *in);
 /* csa_cb_sec_parms / bctsa_sec_parms: the first flavor we speak (AUTH_SYS or
  * AUTH_NONE) in *flavor (UINT32_MAX: none); in->err on a bad encoding. */
 void nfs4_cb_sec(struct xdr_cur *in, uint32_t *flavor);
+/* A session of c whose backchannel may work (its probe did not find it
+ * down), or NULL. Under s->mu. */
+struct nfs4_session *nfs4_deleg_back_session(struct nfs4_client *c);
+
+/* nfs4_recall.c: the backchannel thread */
+#define NFS4_CB_TICK_MS 200u      /* the backchannel thread looks at recalls this often */
+#define NFS4_CB_ASK_MAX_MS 5000u  /* a CB_GETATTR unanswered this long (or half a lease): recalled instead */
+/* Start the backchannel thread once (nsrv: the server it calls back
+ * through): whether it runs. Under s->mu or not. */
+bool nfs4_cb_start(struct nfs4_srv *s, struct nfs_srv *nsrv);
+/* Wake the thread for a round now (a break, an ask, a probe to send).
+ * Takes cb_mu only: callable under the lease table's mutex. */
+void nfs4_cb_kick(struct nfs4_srv *s);
 /* The program's hooks (nfs_prog.reply, nfs_prog.stop). */
 void nfs4_cb_reply(void *ctx, uint64_t conn_id, const uint8_t *rec, size_t len);
 void nfs4_cb_stop(void *ctx);

@@ -1,5 +1,5 @@
 /* test_nfs4_deleg: NFSv4.1 read delegations and their recall over the
- * backchannel (agent/nfs4/nfs4_deleg.c, nfs4_cb.c; issue 19, acceptance 2
+ * backchannel (agent/nfs4/nfs4_deleg.c, nfs4_recall.c, nfs4_cb.c; issue 19, acceptance 2
  * "delegation recall"). One store with one export served by an in-process
  * NFS server (NFSv3 and NFSv4.1, lease 3 s) and by the SMB dispatcher of
  * tests/agent/smb/smb_harness.h (the fixture of nfs4_harness.h). Client P
