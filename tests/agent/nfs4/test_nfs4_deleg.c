@@ -37,8 +37,8 @@
 #include "tests/lib/aqt_store.h"
 #include "util/ut_clock.h"
 
-enum { OK4 = 0, DELAY4 = 10008, SEQ_MISORDERED4 = 10063, BAD_STATEID4 = 10025, DELEG_REVOKED4 = 10087, RD = 1, WR = 2, BOTH = 3,
-       REVOKED_FLAG = 0x40 };
+enum { OK4 = 0, DELAY4 = 10008, BAD_STATEID4 = 10025, DELEG_REVOKED4 = 10087, SEQ_MISORDERED4 = 10063, RD = 1,
+       WR = 2, BOTH = 3, REVOKED_FLAG = 0x40 };
 #define FILE_READ_DATA_ 0x1u
 #define FILE_WRITE_DATA_ 0x2u
 #define SHARE_ALL_ 7u
