@@ -274,10 +274,20 @@ int db_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg);
  * locations are not read. AQ_EINVAL for an empty loc, one with a '/', or
  * one over 200 bytes. */
 int db_usage_location(struct db *db, const char *loc, db_usage_fn fn, void *arg);
+/* The placement version of location loc (an id, as db_usage_location):
+ * the value of the usage row "placever/locations/<loc>", which triggers
+ * (schema step 7) set to a value never used before in the transaction of
+ * every write that makes or removes a node or shelf of the location or
+ * changes its state, throughputCeilingMibps, capacityGib or
+ * readThroughputMibps; 0 while none did. Equal values read in two
+ * transactions mean those fields of those resources are the same
+ * (srv_place.c caches them under it). One indexed row: one round trip. */
+int db_placever(struct db *db, const char *loc, int64_t *v);
 /* The consistency check: recompute every counter from the volumes and
  * placements as they stand (in C, apart from the triggers) and compare
  * with the stored rows, within 1e-6 of each sum. AQ_OK when all agree;
- * AQ_EIO naming the first that differs in msg. For tests and operators
+ * AQ_EIO naming the first that differs in msg ("placever/" rows are
+ * versions, not counters: skipped). For tests and operators
  * (aquiferd db check). Reads one snapshot only inside a transaction. */
 int db_usage_verify(struct db *db, aq_msg *msg);
 

@@ -46,6 +46,15 @@
 	" BEGIN INSERT INTO dirty SELECT parent, 1 FROM resources WHERE name = 'placements/' || " row \
 	".name" SQ_DIRTY_UPSERT " END;"
 
+/* SQLite's placement-version triggers (step 7): a new random value in the
+ * usage row "placever/<parent>" whenever a node or shelf under parent is
+ * made, removed, or changes a field placement reads (srv_place.h). */
+#define SQ_PV_SET(par)                                                                            \
+	" INSERT INTO usage VALUES ('placever/' || " par ", random(), 0, 0, 0, 0)"                 \
+	" ON CONFLICT(name) DO UPDATE SET n = excluded.n;"
+#define SQ_PV_DIFF(f) " OR json_extract(old.doc, '$." f "') IS NOT json_extract(new.doc, '$." f "')"
+#define PG_PV_SAME(f) " AND (OLD.doc -> '" f "')::text IS NOT DISTINCT FROM (NEW.doc -> '" f "')::text"
+
 const struct db_step db_steps[] = {
 	{
 		.what = "resources",
@@ -221,6 +230,51 @@ const struct db_step db_steps[] = {
 			" RETURN NULL; END $$;"
 			"CREATE TRIGGER resources_notify AFTER INSERT OR UPDATE OR DELETE ON resources"
 			" FOR EACH ROW EXECUTE FUNCTION aq_notify_trg();",
+	},
+	{
+		/* Placement versions (db.h "placever/"): what a create's placement
+		 * reads of a location's nodes and shelves (state, throughput
+		 * ceiling, capacity, read throughput) is cached per process
+		 * (srv_place.c) under the value of the usage row
+		 * "placever/locations/<L>", which every write that changes one of
+		 * those fields, or makes or removes a node or shelf, sets to a
+		 * value never used before (SQLite: random(), 64 bits; PostgreSQL:
+		 * a sequence, which a rollback does not give back, started at a
+		 * random value so that two databases do not share values), so a
+		 * value read in a transaction names exactly one set of those rows
+		 * (0: no node or shelf was ever made there; not cached). */
+		.what = "placement versions of locations",
+		.sql[DB_SQLITE] =
+			"CREATE TRIGGER placever_ins AFTER INSERT ON resources WHEN new.kind IN ('node', 'shelf')"
+			" BEGIN" SQ_PV_SET("new.parent") " END;"
+			"CREATE TRIGGER placever_del AFTER DELETE ON resources WHEN old.kind IN ('node', 'shelf')"
+			" BEGIN" SQ_PV_SET("old.parent") " END;"
+			"CREATE TRIGGER placever_upd AFTER UPDATE ON resources"
+			" WHEN (old.kind IN ('node', 'shelf') OR new.kind IN ('node', 'shelf')) AND (old.kind IS NOT new.kind"
+			" OR old.parent IS NOT new.parent" SQ_PV_DIFF("state") SQ_PV_DIFF("throughputCeilingMibps")
+			SQ_PV_DIFF("capacityGib") SQ_PV_DIFF("readThroughputMibps") ")"
+			" BEGIN" SQ_PV_SET("old.parent") SQ_PV_SET("new.parent") " END;"
+			"INSERT INTO usage SELECT 'placever/' || parent, random(), 0, 0, 0, 0 FROM resources"
+			" WHERE kind IN ('node', 'shelf') GROUP BY parent;",
+		.sql[DB_PG] =
+			"CREATE SEQUENCE placever_seq;"
+			"SELECT setval('placever_seq', 1 + (random() * 4e18)::bigint);"
+			"CREATE FUNCTION aq_placever_set(p text) RETURNS void LANGUAGE sql AS $$"
+			" INSERT INTO usage VALUES ('placever/' || p, nextval('placever_seq'), 0, 0, 0, 0)"
+			" ON CONFLICT (name) DO UPDATE SET n = excluded.n $$;"
+			"CREATE FUNCTION aq_placever_trg() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+			" IF NOT ((TG_OP <> 'INSERT' AND OLD.kind IN ('node', 'shelf'))"
+			"  OR (TG_OP <> 'DELETE' AND NEW.kind IN ('node', 'shelf'))) THEN RETURN NULL; END IF;"
+			" IF TG_OP = 'UPDATE' AND OLD.kind = NEW.kind AND OLD.parent = NEW.parent" PG_PV_SAME("state")
+			PG_PV_SAME("throughputCeilingMibps") PG_PV_SAME("capacityGib") PG_PV_SAME("readThroughputMibps")
+			" THEN RETURN NULL; END IF;"
+			" IF TG_OP <> 'INSERT' AND OLD.kind IN ('node', 'shelf') THEN PERFORM aq_placever_set(OLD.parent); END IF;"
+			" IF TG_OP <> 'DELETE' AND NEW.kind IN ('node', 'shelf') THEN PERFORM aq_placever_set(NEW.parent); END IF;"
+			" RETURN NULL; END $$;"
+			"CREATE TRIGGER resources_placever AFTER INSERT OR UPDATE OR DELETE ON resources"
+			" FOR EACH ROW EXECUTE FUNCTION aq_placever_trg();"
+			"INSERT INTO usage SELECT 'placever/' || parent, nextval('placever_seq'), 0, 0, 0, 0 FROM resources"
+			" WHERE kind IN ('node', 'shelf') GROUP BY parent;",
 	},
 };
 

@@ -39,6 +39,20 @@ int db_usage_location(struct db *db, const char *loc, db_usage_fn fn, void *arg)
 	return db->ops->usage_location(db, infix, parent, fn, arg);
 }
 
+int db_placever(struct db *db, const char *loc, int64_t *v)
+{
+	char name[256];
+	struct db_usage u;
+	int rc;
+
+	if (!loc || !*loc || strchr(loc, '/') || strlen(loc) > 200)
+		return AQ_EINVAL;
+	snprintf(name, sizeof(name), "placever/locations/%s", loc);
+	if ((rc = db_usage_get(db, name, &u)) == AQ_OK)
+		*v = u.count;
+	return rc;
+}
+
 /* A JSON field as the engines' sums read it: a number, a boolean as 1/0, a
  * numeric string as its leading number, anything else 0. */
 static double usage_num(const json_t *doc, const char *field)
@@ -123,7 +137,7 @@ static void usage_cmp_row(void *arg, const char *name, const struct db_usage *u)
 	static const char *const what[5] = { "count", "capacityGib", "throughputMibps/mibps", "coldTierSizeGib",
 					     "hotTierSizeUsedGib" };
 
-	if (c->rc != AQ_OK)
+	if (c->rc != AQ_OK || strncmp(name, "placever/", 9) == 0)
 		return;
 	for (size_t i = 0; row && i < 5; i++)
 		want[i] = json_real_value(json_array_get(row, i));

@@ -201,14 +201,26 @@ out:
 bool srv_drain_pass(struct srv *srv, struct db *db, int64_t now_ms)
 {
 	struct db_query q = { .kind = "node" };
+	json_t *nodes = NULL;
+	bool changed;
+
+	if (!srv_lead_held(srv, NULL) || db_list_all(db, &q, &nodes, NULL) != AQ_OK)
+		return false;
+	changed = srv_drain_pass_nodes(srv, db, nodes, now_ms);
+	json_decref(nodes);
+	return changed;
+}
+
+bool srv_drain_pass_nodes(struct srv *srv, struct db *db, const json_t *nodes, int64_t now_ms)
+{
 	struct db_fence fence;
 	bool changed = false;
-	json_t *nodes = NULL, *n;
+	const json_t *n;
 	int64_t since;
 	size_t i;
 
 	/* the leader's job; its writes carry its epoch (srv_lead.h) */
-	if (!srv_lead_held(srv, &fence) || db_list_all(db, &q, &nodes, NULL) != AQ_OK)
+	if (!srv_lead_held(srv, &fence))
 		return false;
 	since = srv_lead_since_ms(srv);
 	json_array_foreach(nodes, i, n) {
@@ -233,7 +245,6 @@ bool srv_drain_pass(struct srv *srv, struct db *db, int64_t now_ms)
 		if (drain_node(srv, db, &fence, nn, silent, seen, now_ms))
 			changed = true;
 	}
-	json_decref(nodes);
 	return changed;
 }
 

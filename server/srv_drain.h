@@ -29,6 +29,9 @@ struct srv_req;
 #define SRV_DRAIN_BATCH 32
 #define SRV_DRAIN_YIELD_NS (200 * 1000000ull)
 bool srv_drain_pass(struct srv *srv, struct db *db, int64_t now_ms);
+/* The same over nodes, every node's document as the caller just read them
+ * (the reconciler's pass reads them once for this and its visits). */
+bool srv_drain_pass_nodes(struct srv *srv, struct db *db, const json_t *nodes, int64_t now_ms);
 
 /* POST /v1/nodes/N:drain, POST /v1/nodes/N:undrain, DELETE /v1/nodes/N. */
 int srv_h_node_drain(struct srv_req *req, json_t **resp);

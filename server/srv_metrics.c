@@ -20,6 +20,7 @@
 #include "util/ut_clock.h"
 #include "server/srv_internal.h"
 #include "server/srv_lead.h"
+#include "server/srv_place.h"
 #include "server/srv_req.h"
 #include "server/srv_series.h"
 #include "server/srv_shelfio.h"
@@ -456,6 +457,15 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 			     "# TYPE aquifer_db_statements_total counter\naquifer_db_statements_total %llu\n",
 			     (unsigned long long)st.commits, (unsigned long long)st.syncs,
 			     (unsigned long long)st.statements);
+	}
+	{
+		uint64_t hit, miss;
+
+		srv_place_cache_stats(&hit, &miss);
+		ut_buf_addf(&b, "# HELP aquifer_place_cache_total Reads of a location's nodes and shelves for placement: from this process's cache (its placement version unchanged) or from the database.\n"
+			     "# TYPE aquifer_place_cache_total counter\naquifer_place_cache_total{result=\"hit\"} %llu\n"
+			     "aquifer_place_cache_total{result=\"miss\"} %llu\n",
+			     (unsigned long long)hit, (unsigned long long)miss);
 	}
 	{
 		struct db_group_stats gs;

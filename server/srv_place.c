@@ -4,13 +4,16 @@
  * srv_place_shelf_room, which the volume handlers call before they write);
  * the choice itself is api_place_pick's (api/api_place.h), this file
  * feeds it the candidates and writes the placement. Both read what they
- * need of the location in one struct srv_place_loc (two statements), so
+ * need of the location in one struct srv_place_loc (two or three
+ * statements: the nodes and shelves only when they changed), so
  * that a create, which needs it for its pool, its shelves and its node,
  * reads it once under the writer mutex (on PostgreSQL, each statement is
  * a round trip there). */
 #include "server/srv_place.h"
 
 #include <openssl/sha.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,21 +46,85 @@ static void place_use_row(void *arg, const char *name, const struct db_usage *u)
 						  u->cold_gib, u->hot_gib));
 }
 
-int srv_place_loc_read(struct db *db, const char *loc, struct srv_place_loc *pl)
+/* The nodes and shelves placement reads of a location, as this process
+ * last read them, under the location's placement version (db_placever):
+ * a create reads the version (one row) and reads the rows (one per node
+ * and shelf of the location) only when it changed, so its transaction no
+ * longer grows with the node count. Every version value is used once
+ * (db.h), so a cached pair can only match the rows it was read with, also
+ * when they were read in a transaction that later rolled back, or in
+ * another database (version 0, no node or shelf ever, is not cached). Cached
+ * arrays are never changed (readers share them by reference; jansson's
+ * reference counts are atomic). */
+#define PLACE_CACHE_MAX 64
+static struct {
+	char loc[100];
+	int64_t v;
+	json_t *nodes, *shelves;
+} place_cache[PLACE_CACHE_MAX];
+static unsigned place_cache_next;
+static pthread_mutex_t place_cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t place_cache_hits, place_cache_misses;
+
+static bool place_cache_get(struct srv_place_loc *pl, int64_t v)
+{
+	bool hit = false;
+
+	pthread_mutex_lock(&place_cache_mu);
+	for (unsigned i = 0; i < PLACE_CACHE_MAX && !hit; i++)
+		if (place_cache[i].nodes && place_cache[i].v == v && strcmp(place_cache[i].loc, pl->id) == 0) {
+			pl->nodes = json_incref(place_cache[i].nodes);
+			pl->shelves = json_incref(place_cache[i].shelves);
+			hit = true;
+		}
+	pthread_mutex_unlock(&place_cache_mu);
+	atomic_fetch_add(hit ? &place_cache_hits : &place_cache_misses, 1);
+	return hit;
+}
+
+static void place_cache_put(const struct srv_place_loc *pl, int64_t v)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&place_cache_mu);
+	for (i = 0; i < PLACE_CACHE_MAX && !(place_cache[i].nodes && strcmp(place_cache[i].loc, pl->id) == 0); i++)
+		;
+	if (i == PLACE_CACHE_MAX)
+		i = place_cache_next++ % PLACE_CACHE_MAX;
+	json_decref(place_cache[i].nodes);
+	json_decref(place_cache[i].shelves);
+	snprintf(place_cache[i].loc, sizeof(place_cache[i].loc), "%s", pl->id);
+	place_cache[i].v = v;
+	place_cache[i].nodes = json_incref(pl->nodes);
+	place_cache[i].shelves = json_incref(pl->shelves);
+	pthread_mutex_unlock(&place_cache_mu);
+}
+
+void srv_place_cache_stats(uint64_t *hits, uint64_t *misses)
+{
+	*hits = atomic_load(&place_cache_hits);
+	*misses = atomic_load(&place_cache_misses);
+}
+
+/* pl->nodes and pl->shelves of location pl->id: from the cache when its
+ * version is the one this transaction reads, else from the database. */
+static int place_nodes_read(struct db *db, struct srv_place_loc *pl)
 {
 	/* a few fields of each, not whole documents, nodes and shelves in one
-	 * query: a create reads this inside its transaction, over every node
-	 * and shelf of the location */
+	 * query */
 	static const char *const fields[] = { "state", "throughputCeilingMibps", "capacityGib", "readThroughputMibps" };
 	char parent[200];
 	json_t *rows = NULL, *r;
+	int64_t v = 0;
 	size_t i;
 	int rc;
 
-	memset(pl, 0, sizeof(*pl));
-	snprintf(pl->id, sizeof(pl->id), "%s", loc);
-	snprintf(parent, sizeof(parent), "locations/%s", loc);
-	if (!(pl->usage = json_object()) || !(pl->nodes = json_array()) || !(pl->shelves = json_array()))
+	if ((rc = db_placever(db, pl->id, &v)) != AQ_OK)
+		return rc;
+	if (v != 0 && place_cache_get(pl, v))
+		return AQ_OK;
+	snprintf(parent, sizeof(parent), "locations/%s", pl->id);
+	if (!(pl->nodes = json_array()) || !(pl->shelves = json_array()))
 		return AQ_ENOMEM;
 	if ((rc = db_list_fields2(db, "node", "shelf", parent, fields, 4, &rows)) != AQ_OK)
 		return rc;
@@ -66,9 +133,22 @@ int srv_place_loc_read(struct db *db, const char *loc, struct srv_place_loc *pl)
 				      r) != 0)
 			rc = AQ_ENOMEM;
 	json_decref(rows);
+	if (rc == AQ_OK && v != 0)
+		place_cache_put(pl, v);
+	return rc;
+}
+
+int srv_place_loc_read(struct db *db, const char *loc, struct srv_place_loc *pl)
+{
+	int rc;
+
+	memset(pl, 0, sizeof(*pl));
+	snprintf(pl->id, sizeof(pl->id), "%s", loc);
+	if (!(pl->usage = json_object()))
+		return AQ_ENOMEM;
 	/* the location's pools' and nodes' counters (db.h) in one query:
 	 * O(pools + nodes of the location), not O(volumes) */
-	if (rc == AQ_OK)
+	if ((rc = place_nodes_read(db, pl)) == AQ_OK)
 		rc = db_usage_location(db, loc, place_use_row, pl->usage);
 	return rc;
 }

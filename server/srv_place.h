@@ -21,9 +21,11 @@ struct db_usage;
 struct srv_req;
 
 /* What placement and the capacity checks read of one location (id), in
- * two statements of the caller's transaction (srv_place_loc_read): its
- * nodes (name, state, throughputCeilingMibps) and its shelves (name,
- * capacityGib, readThroughputMibps) in one list (db_list_fields2), and the
+ * the caller's transaction (srv_place_loc_read): its nodes (name, state,
+ * throughputCeilingMibps) and its shelves (name, capacityGib,
+ * readThroughputMibps) in one list (db_list_fields2; shared, read-only:
+ * the process caches them under the location's placement version,
+ * db_placever, and reads them again only when it changed), and the
  * usage counters of its storage pools and nodes (db_usage_location). A volume create reads it once, at
  * the start of its checks, for its pool's room, its shelves' room and its
  * placement: nothing it writes before placing changes what placement
@@ -41,6 +43,10 @@ struct srv_place_loc {
  * frees what it holds (also after a failed read, and on a zeroed pl). */
 int srv_place_loc_read(struct db *db, const char *loc, struct srv_place_loc *pl);
 void srv_place_loc_cleanup(struct srv_place_loc *pl);
+/* How often srv_place_loc_read found the location's nodes and shelves in
+ * the process's cache (same placement version, db_placever) or read them
+ * (metric aquifer_place_cache_total{result}). */
+void srv_place_cache_stats(uint64_t *hits, uint64_t *misses);
 /* The counters of name (a pool or node of pl's location) as read; all 0
  * when nothing counts there. */
 void srv_place_loc_usage(const struct srv_place_loc *pl, const char *name, struct db_usage *u);

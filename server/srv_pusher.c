@@ -51,6 +51,7 @@ struct srv_pusher {
 	 * 1,000 nodes never queues a create's node behind them */
 	json_t *fifo[2];
 	json_t *busy;   /* {node name: again (bool)}: queued or in flight */
+	json_t *queued; /* {node name: its job}: in a FIFO, not yet taken */
 	json_t *built;  /* {node name: mark} of the visits that built the intent,
 			 * for the pass to clear in one transaction */
 	json_t *pushes; /* {node name: {at, applied, nid}} of this epoch's pushes */
@@ -250,6 +251,7 @@ static void *pu_main(void *arg)
 		q = json_array_size(p->fifo[0]) ? 0 : 1;
 		job = json_incref(json_array_get(p->fifo[q], 0));
 		json_array_remove(p->fifo[q], 0);
+		json_object_del(p->queued, api_json_str(json_object_get(job, "node"), "name", ""));
 		epoch = api_json_int64(job, "epoch", -1);
 		fence = p->fence;
 		nn = api_json_str(json_object_get(job, "node"), "name", "");
@@ -286,20 +288,29 @@ static void *pu_main(void *arg)
 	return NULL;
 }
 
-/* The queued (not in flight) job of node nn, or NULL; *q its queue, *at
- * its index. Under p->lock. */
-static json_t *pu_queued(struct srv_pusher *p, const char *nn, int *q, size_t *at)
+/* The queued (not in flight) job of node nn, or NULL (p->queued: not a
+ * search of the FIFOs, which a full pass over many nodes would make
+ * quadratic); *q its queue. Under p->lock. */
+static json_t *pu_queued(struct srv_pusher *p, const char *nn, int *q)
 {
-	json_t *job;
+	json_t *job = json_object_get(p->queued, nn);
+
+	if (job)
+		*q = (int)api_json_int64(job, "q", 1);
+	return job;
+}
+
+/* Move a queued job from FIFO q to the end of FIFO to. Under p->lock. */
+static void pu_requeue(struct srv_pusher *p, json_t *job, int q, int to)
+{
 	size_t i;
 
-	for (*q = 0; *q < 2; (*q)++)
-		json_array_foreach(p->fifo[*q], i, job)
-			if (strcmp(api_json_str(json_object_get(job, "node"), "name", ""), nn) == 0) {
-				*at = i;
-				return job;
-			}
-	return NULL;
+	for (i = 0; i < json_array_size(p->fifo[q]) && json_array_get(p->fifo[q], i) != job; i++)
+		;
+	json_object_set_new(job, "q", json_integer(to));
+	json_array_append(p->fifo[to], job);
+	if (i < json_array_size(p->fifo[q]))
+		json_array_remove(p->fifo[q], i);
 }
 
 bool srv_pusher_visit(struct srv_pusher *p, const json_t *node, const json_t *mark, int64_t rung_ms)
@@ -307,12 +318,11 @@ bool srv_pusher_visit(struct srv_pusher *p, const json_t *node, const json_t *ma
 	const char *nn = api_json_str(node, "name", "");
 	int urgent = mark || rung_ms > 0 ? 0 : 1, q;
 	json_t *job;
-	size_t at;
 	bool queued = false;
 
 	pthread_mutex_lock(&p->lock);
 	if (json_object_get(p->busy, nn)) {
-		if (!(job = pu_queued(p, nn, &q, &at))) {
+		if (!(job = pu_queued(p, nn, &q))) {
 			json_object_set_new(p->busy, nn, json_true()); /* in flight: again when it ends */
 			goto out;
 		}
@@ -323,19 +333,20 @@ bool srv_pusher_visit(struct srv_pusher *p, const json_t *node, const json_t *ma
 			json_object_set_new(job, "mark", json_deep_copy(mark));
 		if (rung_ms > 0 && api_json_int64(job, "rung", 0) == 0)
 			json_object_set_new(job, "rung", json_integer(rung_ms));
-		if (urgent < q) {
-			json_array_append(p->fifo[urgent], job);
-			json_array_remove(p->fifo[q], at);
-		}
+		if (urgent < q)
+			pu_requeue(p, job, q, urgent);
 		goto out;
 	}
-	if (!(job = json_pack("{s:o,s:I,s:I}", "node", json_deep_copy(node), "rung", (json_int_t)rung_ms, "epoch",
-			      (json_int_t)p->epoch)))
+	if (!(job = json_pack("{s:o,s:I,s:I,s:i}", "node", json_deep_copy(node), "rung", (json_int_t)rung_ms, "epoch",
+			      (json_int_t)p->epoch, "q", urgent)))
 		goto out;
 	if (mark)
 		json_object_set_new(job, "mark", json_deep_copy(mark));
-	if (json_array_append_new(p->fifo[urgent], job) != 0 || json_object_set_new(p->busy, nn, json_false()) != 0)
+	if (json_object_set(p->queued, nn, job) != 0 || json_array_append_new(p->fifo[urgent], job) != 0 ||
+	    json_object_set_new(p->busy, nn, json_false()) != 0) {
+		json_object_del(p->queued, nn);
 		goto out;
+	}
 	pthread_cond_signal(&p->cond);
 	queued = true;
 out:
@@ -390,7 +401,7 @@ int srv_pusher_new(struct srv *srv, int threads, struct srv_pusher **out, aq_msg
 	p->epoch = -1;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	if (!(p->fifo[0] = json_array()) || !(p->fifo[1] = json_array()) || !(p->busy = json_object()) || !(p->built = json_object()) || !(p->pushes = json_object()) ||
+	if (!(p->fifo[0] = json_array()) || !(p->fifo[1] = json_array()) || !(p->busy = json_object()) || !(p->queued = json_object()) || !(p->built = json_object()) || !(p->pushes = json_object()) ||
 	    !(p->threads = calloc((size_t)threads, sizeof(*p->threads))))
 		goto out;
 	for (; p->nthreads < threads; p->nthreads++)
@@ -420,6 +431,7 @@ void srv_pusher_free(struct srv_pusher *p)
 	json_decref(p->fifo[0]);
 	json_decref(p->fifo[1]);
 	json_decref(p->busy);
+	json_decref(p->queued);
 	json_decref(p->built);
 	json_decref(p->pushes);
 	pthread_cond_destroy(&p->cond);

@@ -135,8 +135,17 @@ static void *rec_main(void *arg)
 		uint64_t t0 = ut_clock_mono_ns();
 		int visited = 0;
 
-		if (srv_drain_pass(srv, db, ut_clock_real_ms())) /* failover and pending drains (srv_drain.c) */
+		/* every node, read once for the lifecycle step and the visits
+		 * (again only when the step changed one) */
+		if (db_list_all(db, &(struct db_query){ .kind = "node" }, &nodes, NULL) != AQ_OK) {
+			json_decref(dirty);
+			continue;
+		}
+		if (srv_drain_pass_nodes(srv, db, nodes, ut_clock_real_ms())) { /* failover, drains (srv_drain.c) */
 			all = true;
+			json_decref(nodes);
+			nodes = NULL;
+		}
 		if (all) { /* a full pass is a whole sweep */
 			sweep_at = -1;
 			last_sweep = ut_clock_real_ms();
@@ -150,10 +159,12 @@ static void *rec_main(void *arg)
 		json_decref(gone);
 		gone = NULL;
 		if (db_dirty_list(db, &marks) != AQ_OK || !(gone = json_object()) ||
-		    db_list_all(db, &(struct db_query){ .kind = "node" }, &nodes, NULL) != AQ_OK) {
+		    (!nodes && db_list_all(db, &(struct db_query){ .kind = "node" }, &nodes, NULL) != AQ_OK)) {
 			json_decref(dirty);
 			json_decref(marks);
 			json_decref(gone);
+			json_decref(nodes);
+			nodes = NULL;
 			continue;
 		}
 		long slice_next = sweep_at; /* the first slice node not visited */

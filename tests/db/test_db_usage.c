@@ -199,6 +199,72 @@ START_TEST(test_location_rows)
 END_TEST
 
 /* The check sees a counter that disagrees with the documents. */
+/* db_placever: a new value for every node or shelf change placement reads
+ * (made, removed, state, ceiling, shelf capacity or throughput), none for
+ * the others (a report's lastSeenTime), none for other locations, never a
+ * value a rolled-back transaction saw; db_usage_verify skips the rows. */
+static int64_t pv(const char *loc)
+{
+	int64_t v = -1;
+
+	ck_assert_int_eq(db_placever(db, loc, &v), AQ_OK);
+	return v;
+}
+
+static void put_node(const char *name, const char *parent, const char *state, const char *seen, bool create)
+{
+	json_t *n = json_pack("{s:s,s:s,s:s,s:f}", "name", name, "state", state, "lastSeenTime", seen,
+			      "throughputCeilingMibps", 1000.0);
+
+	ck_assert_int_eq(db_put(db, "node", parent, name, n, create), AQ_OK);
+	json_decref(n);
+}
+
+START_TEST(test_placever)
+{
+	int64_t v0, v1, v2, v3, west;
+	aq_msg msg = { .text = "" };
+	json_t *sh;
+
+	ck_assert_int_eq(pv("east"), 0);
+	put_node("nodes/n1", "locations/east", "READY", "t0", true);
+	put_node("nodes/w1", "locations/west", "READY", "t0", true);
+	v0 = pv("east");
+	west = pv("west");
+	ck_assert(v0 != 0 && west != 0 && v0 != west);
+	put_node("nodes/n1", "locations/east", "READY", "t1", false); /* lastSeenTime only */
+	ck_assert(pv("east") == v0);
+	put_node("nodes/n1", "locations/east", "DOWN", "t1", false);
+	v1 = pv("east");
+	ck_assert(v1 != v0);
+	ck_assert(pv("west") == west);
+	/* a change rolled back: its value is never seen again */
+	ck_assert_int_eq(db_begin(db), AQ_OK);
+	put_node("nodes/n1", "locations/east", "READY", "t1", false);
+	v2 = pv("east");
+	ck_assert(v2 != v1 && v2 != v0);
+	db_rollback(db);
+	ck_assert(pv("east") == v1);
+	put_node("nodes/n1", "locations/east", "READY", "t1", false);
+	v3 = pv("east");
+	ck_assert(v3 != v2 && v3 != v1 && v3 != v0);
+	/* a shelf made, changed, removed */
+	sh = json_pack("{s:s,s:f}", "name", "shelves/s1", "readThroughputMibps", 100.0);
+	ck_assert_int_eq(db_put(db, "shelf", "locations/east", "shelves/s1", sh, true), AQ_OK);
+	ck_assert(pv("east") != v3);
+	v3 = pv("east");
+	json_object_set_new(sh, "readThroughputMibps", json_real(200));
+	ck_assert_int_eq(db_put(db, "shelf", "locations/east", "shelves/s1", sh, false), AQ_OK);
+	ck_assert(pv("east") != v3);
+	v3 = pv("east");
+	ck_assert_int_eq(db_delete(db, "shelves/s1"), AQ_OK);
+	ck_assert(pv("east") != v3);
+	json_decref(sh);
+	ck_assert_int_eq(db_placever(db, "a/b", &v3), AQ_EINVAL);
+	ck_assert_msg(db_usage_verify(db, &msg) == AQ_OK, "%s", msg.text);
+}
+END_TEST
+
 START_TEST(test_verify_catches_drift)
 {
 	aq_msg msg = { .text = { 0 } };
@@ -335,6 +401,7 @@ static Suite *usage_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_counters_follow_writes);
 	tcase_add_test(tc, test_location_rows);
+	tcase_add_test(tc, test_placever);
 	tcase_add_test(tc, test_verify_catches_drift);
 	tcase_add_test(tc, test_migration_computes);
 	tcase_add_test(tc, test_race_budget_counter);

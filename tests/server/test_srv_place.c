@@ -102,6 +102,73 @@ START_TEST(test_bounds)
 }
 END_TEST
 
+/* The process's cache of a location's nodes and shelves (srv_place.c,
+ * under db_placever) never serves rows other than the transaction's own:
+ * a change of state is seen at once, a change placement does not read is
+ * a hit, and rows read inside a transaction that rolled back are not
+ * served for a later change (a version is never reused). */
+static void pick_is(const char *want)
+{
+	char got[100] = "";
+	aq_msg msg = { .text = "" };
+
+	ck_assert_msg(srv_place_pick(db, "east", NULL, 100, false, got, sizeof(got), &msg) == AQ_OK, "%s", msg.text);
+	ck_assert_str_eq(got, want);
+}
+
+static void node_state(const char *id, const char *state)
+{
+	char name[100];
+	json_t *doc = NULL;
+
+	snprintf(name, sizeof(name), "nodes/%s", id);
+	ck_assert_int_eq(db_get(db, name, &doc), AQ_OK);
+	json_object_set_new(doc, "state", json_string(state));
+	ck_assert_int_eq(db_put(db, "node", "locations/east", name, doc, false), AQ_OK);
+	json_decref(doc);
+}
+
+START_TEST(test_place_cache)
+{
+	uint64_t h0, m0, h1, m1;
+	json_t *n1 = NULL;
+
+	pick_is("nodes/n2");
+	srv_place_cache_stats(&h0, &m0);
+	pick_is("nodes/n2");
+	srv_place_cache_stats(&h1, &m1);
+	ck_assert_uint_eq(h1, h0 + 1); /* nothing changed: from the cache */
+	ck_assert_uint_eq(m1, m0);
+	/* a field placement does not read (a report's lastSeenTime): still a hit */
+	ck_assert_int_eq(db_get(db, "nodes/n1", &n1), AQ_OK);
+	json_object_set_new(n1, "lastSeenTime", json_string("2026-12-07T11:00:00Z"));
+	ck_assert_int_eq(db_put(db, "node", "locations/east", "nodes/n1", n1, false), AQ_OK);
+	json_decref(n1);
+	pick_is("nodes/n2");
+	srv_place_cache_stats(&h0, &m0);
+	ck_assert_uint_eq(h0, h1 + 1);
+	/* n2 goes DOWN: seen at once (n1 has 200 left, n3 DRAINING, n4 DOWN) */
+	node_state("n2", "DOWN");
+	pick_is("nodes/n1");
+	srv_place_cache_stats(&h1, &m1);
+	ck_assert_uint_eq(m1, m0 + 1);
+	/* read inside a transaction that rolls back (n1 DOWN too: no node) ... */
+	ck_assert_int_eq(db_begin(db), AQ_OK);
+	node_state("n1", "DOWN");
+	{
+		char got[100];
+		aq_msg msg = { .text = "" };
+
+		ck_assert_int_eq(srv_place_pick(db, "east", NULL, 100, false, got, sizeof(got), &msg), AQ_EEXHAUSTED);
+	}
+	db_rollback(db);
+	/* ... then another change commits: n3 READY with 5000 of room. What the
+	 * rolled-back transaction read must not stand for it. */
+	node_state("n3", "READY");
+	pick_is("nodes/n3");
+}
+END_TEST
+
 START_TEST(test_allocated)
 {
 	double mibps = -1;
@@ -233,6 +300,7 @@ int main(void)
 	tcase_add_test(tc, test_pick);
 	tcase_add_test(tc, test_bounds);
 	tcase_add_test(tc, test_allocated);
+	tcase_add_test(tc, test_place_cache);
 	tcase_add_test(tc, test_place_volume);
 	tcase_add_test(tc, test_shelf_capacity);
 	suite_add_tcase(s, tc);

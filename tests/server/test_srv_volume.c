@@ -114,8 +114,10 @@ static void teardown(void)
 
 /* Statements of one create, counted by the db layer, all of them under the
  * writer mutex but the last: BEGIN; the project, location and pool in one
- * read; the share name's count; the location's nodes and shelves in one
- * list, and the usage counters of its pools and nodes (srv_place_loc_read:
+ * read; the share name's count; the location's placement version (its
+ * nodes and shelves, in one list, only when that changed since this
+ * process read them: not here, the first create read them), and the usage
+ * counters of its pools and nodes (srv_place_loc_read:
  * the pool's room, the shelves' room and placement all read these, once); the
  * volume and operation INSERTs; the placement INSERT (which also finds a
  * name still being deleted; its service address comes from the location
