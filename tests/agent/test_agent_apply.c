@@ -115,6 +115,75 @@ START_TEST(test_check_duplicates)
 }
 END_TEST
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The check of the first n of vols, timed (s). */
+static double check_timed(json_t *vols, size_t n, struct api_intent_volume *iv, bool *ok, json_t **failed)
+{
+	json_t *part = json_array();
+	double t;
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append(part, json_array_get(vols, i));
+	*failed = json_array();
+	t = now_s();
+	agent_apply_check(part, served_one, NULL, iv, NULL, ok, *failed);
+	t = now_s() - t;
+	json_decref(part);
+	return t;
+}
+
+/* Issue 22 follow-up: 30,000 volumes, duplicates far apart (a name, an
+ * fsid spelt in upper case, a contested share name the later volume wins
+ * as the one served) are found as among three, in time linear in the
+ * volumes (a pass over the earlier volumes per volume was 450 million
+ * comparisons). */
+START_TEST(test_check_scale)
+{
+	enum { N = 30000 };
+	struct api_intent_volume *iv = calloc(N, sizeof(*iv));
+	bool *ok = calloc(N, sizeof(*ok));
+	json_t *vols = json_array(), *failed;
+	char name[96], fsid[17], share[32];
+	double quarter, whole;
+
+	ck_assert(iv && ok && vols);
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "projects/p/locations/l/volumes/v%05u", i == 29000 ? 5 : i);
+		snprintf(fsid, sizeof(fsid), i == 29500 ? "%016X" : "%016x", i == 29500 ? 0xabc0000u + 10 : 0xabc0000u + i);
+		snprintf(share, sizeof(share), "s%05u", i == 29900 ? 20 : i);
+		json_array_append_new(vols, volume(name, fsid, share));
+	}
+	served_fsid = "000000000abc74cc"; /* 0xabc0000 + 29900: served, keeps "s00020" */
+	quarter = check_timed(vols, N / 4, iv, ok, &failed);
+	ck_assert_uint_eq(json_array_size(failed), 0);
+	json_decref(failed);
+	whole = check_timed(vols, N, iv, ok, &failed);
+	printf("agent_apply_check: %d volumes %.3f s, %d volumes %.3f s\n", N / 4, quarter, N, whole);
+	fflush(stdout);
+	ck_assert_uint_eq(json_array_size(failed), 3);
+	for (unsigned i = 0; i < N; i++)
+		ck_assert_msg(ok[i] == (i != 29000 && i != 29500 && i != 20), "volume %u: ok %d", i, ok[i]);
+	ck_assert_str_eq(failed_name(failed, 2), "projects/p/locations/l/volumes/v00020");
+	ck_assert_ptr_nonnull(strstr(failed_error(failed, 2), "shareName"));
+	ck_assert_ptr_nonnull(strstr(failed_error(failed, 0), "twice"));
+	ck_assert_ptr_nonnull(strstr(failed_error(failed, 1), "twice"));
+	ck_assert_msg(whole < 8 * quarter + 0.5, "the check of %d volumes took %.3f s, of %d %.3f s: not linear", N, whole,
+		      N / 4, quarter);
+	served_fsid = NULL;
+	json_decref(failed);
+	json_decref(vols);
+	free(iv);
+	free(ok);
+}
+END_TEST
+
 START_TEST(test_check_contested_share)
 {
 	json_t *vols = json_pack("[o,o]", volume("projects/p/locations/l/volumes/a", VOL_A, "s"),
@@ -384,6 +453,7 @@ int main(void)
 	tcase_add_test(tc, test_check_each_entry);
 	tcase_add_test(tc, test_check_duplicates);
 	tcase_add_test(tc, test_check_contested_share);
+	tcase_add_test(tc, test_check_scale);
 	tcase_add_test(tc, test_apply_check_then_proceed);
 	tcase_add_test(tc, test_status_during_apply);
 	suite_add_tcase(s, tc);
