@@ -479,6 +479,10 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	snprintf(req, sizeof(req), "gen-%lld", (long long)gen);
 	if (gen < 0 || !json_is_array(vols) || (dels && !json_is_array(dels)))
 		return aq_fail(msg, AQ_EINVAL, "intent needs generation, volumes[] and (optional) deletes[]");
+	/* the node's status report must fit the body cap (api_intent.h) */
+	if (n > API_NODE_VOLUMES_MAX)
+		return aq_fail(msg, AQ_EINVAL, "the intent lists %zu volumes; a node serves at most %u (API_NODE_VOLUMES_MAX)",
+			       n, API_NODE_VOLUMES_MAX);
 	if ((rc = agent_bkjob_check(json_object_get(intent, "backups"), &bk, &nbk, msg)) != AQ_OK)
 		return rc;
 	if ((rc = apply_smb_users(json_object_get(intent, "smbUsers"), &users, &nusers, msg)) != AQ_OK) {

@@ -239,6 +239,67 @@ static const struct agent_shelf_ops fake_shelf = {
 	.destroy = fake_release,
 };
 
+/* The longest a JSON value of a report entry can be written (compact):
+ * integers 20 characters ("-9223372036854775808"), reals 24 (%.17g with
+ * sign and exponent), strings at their contract's limit (name, shareName:
+ * api_intent.h; tierDetails: tier_stats' 512-byte text; anything else as
+ * long as 64 bytes), arrays and objects as their members. */
+static size_t worst_len(const char *key, json_t *v)
+{
+	const char *k;
+	json_t *m;
+	size_t n = 0, i;
+
+	if (json_is_integer(v))
+		return 20;
+	if (json_is_real(v))
+		return 24;
+	if (json_is_string(v)) {
+		size_t cap = !strcmp(key, "name") ? API_INTENT_NAME_LEN
+			     : !strcmp(key, "shareName") ? API_INTENT_SHARE_LEN
+			     : !strcmp(key, "tierDetails") || !strcmp(key, "shelfDetails") ? 511 : 64;
+
+		ck_assert_uint_le(json_string_length(v), cap);
+		return cap + 2;
+	}
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, m)
+			n += worst_len(key, m) + 1;
+		return n + 2;
+	}
+	if (json_is_object(v)) {
+		json_object_foreach(v, k, m)
+			n += strlen(k) + 3 + worst_len(k, m) + 1;
+		return n + 2;
+	}
+	return 5; /* true, false, null */
+}
+
+/* A served volume's entry in the status report, every field at its
+ * longest and a shelfDetails note added, fits API_NODE_VOLUME_REPORT_MAX,
+ * from which API_NODE_VOLUMES_MAX is derived (api_intent.h). */
+static void report_entry_bound(struct agent *a)
+{
+	json_t *doc = agent_status_doc(a, true), *e = json_array_get(json_object_get(doc, "volumes"), 0);
+	size_t worst;
+	char *sent;
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_str_eq(json_string_value(json_object_get(e, "state")), "LIVE");
+	json_object_set_new(e, "shelfDetails", json_string("the shelf could not grow it"));
+	worst = worst_len("", e);
+	sent = json_dumps(e, JSON_COMPACT);
+	printf("a volume's status entry: %zu bytes as sent, %zu at worst (API_NODE_VOLUME_REPORT_MAX %u); "
+	       "%u volumes: %llu bytes of API_INTENT_BODY_MAX %u\n",
+	       strlen(sent), worst, API_NODE_VOLUME_REPORT_MAX, API_NODE_VOLUMES_MAX,
+	       (unsigned long long)worst * API_NODE_VOLUMES_MAX, API_INTENT_BODY_MAX);
+	fflush(stdout);
+	ck_assert_uint_le(worst, API_NODE_VOLUME_REPORT_MAX);
+	ck_assert_uint_le((unsigned long long)API_NODE_VOLUME_REPORT_MAX * API_NODE_VOLUMES_MAX * 2, API_INTENT_BODY_MAX);
+	free(sent);
+	json_decref(doc);
+}
+
 START_TEST(test_apply_check_then_proceed)
 {
 	static struct agent a; /* large: not on the stack */
@@ -287,11 +348,34 @@ START_TEST(test_apply_check_then_proceed)
 	json_decref(intent);
 	ck_assert_int_eq(vol_store_stats(a.store, VOL_A, &st), 0);
 	ck_assert_int_eq((int)a.applied, 3);
+	report_entry_bound(&a);
 	/* a malformed intent is refused whole */
 	intent = json_pack("{s:I}", "generation", (json_int_t)4);
 	ck_assert_int_eq(agent_apply(&a, intent, &msg), AQ_EINVAL);
 	json_decref(intent);
 	ck_assert_int_eq(vol_store_stats(a.store, VOL_A, &st), 0);
+	/* one volume more than a node serves: refused whole, nothing changes */
+	intent = json_pack("{s:I,s:[]}", "generation", (json_int_t)5, "volumes");
+	for (unsigned i = 0; i <= API_NODE_VOLUMES_MAX; i++) {
+		char name[96], fsid[17], share[32];
+
+		snprintf(name, sizeof(name), "projects/p/locations/l/volumes/v%u", i);
+		snprintf(fsid, sizeof(fsid), "%016x", 0x100000u + i);
+		snprintf(share, sizeof(share), "s%u", i);
+		json_array_append_new(json_object_get(intent, "volumes"), volume(name, fsid, share));
+	}
+	attaches = 0;
+	ck_assert_int_eq(agent_apply(&a, intent, &msg), AQ_EINVAL);
+	ck_assert_ptr_nonnull(strstr(msg.text, "API_NODE_VOLUMES_MAX"));
+	ck_assert_int_eq(attaches, 0);
+	ck_assert_int_eq((int)a.applied, 3);
+	ck_assert_int_eq(vol_store_stats(a.store, VOL_A, &st), 0);
+	/* at the limit it is taken */
+	json_array_remove(json_object_get(intent, "volumes"), 0);
+	ck_assert_int_eq(agent_apply(&a, intent, &msg), AQ_OK);
+	ck_assert_int_eq((int)a.applied, 5);
+	ck_assert_int_eq(attaches, (int)API_NODE_VOLUMES_MAX);
+	json_decref(intent);
 
 	vol_store_free(a.store);
 	tier_free(a.tier);
