@@ -372,7 +372,16 @@ START_TEST(test_apply_check_then_proceed)
 	ck_assert_int_eq(vol_store_stats(a.store, VOL_A, &st), 0);
 	/* at the limit it is taken */
 	json_array_remove(json_object_get(intent, "volumes"), 0);
-	ck_assert_int_eq(agent_apply(&a, intent, &msg), AQ_OK);
+	{
+		double t = now_s();
+
+		ck_assert_int_eq(agent_apply(&a, intent, &msg), AQ_OK);
+		printf("agent_apply of %u volumes (a stand-in shelf): %.3f s\n", API_NODE_VOLUMES_MAX, now_s() - t);
+		t = now_s();
+		json_decref(agent_status_doc(&a, true));
+		printf("their status report: %.3f s\n", now_s() - t);
+		fflush(stdout);
+	}
 	ck_assert_int_eq((int)a.applied, 5);
 	ck_assert_int_eq(attaches, (int)API_NODE_VOLUMES_MAX);
 	json_decref(intent);
