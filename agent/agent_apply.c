@@ -146,11 +146,58 @@ static bool apply_served(void *arg, const char *fsid)
 	return vol_store_stats(a->store, fsid, &st) == 0;
 }
 
+/* fsid (16 hex digits once decoded) as one spelling: lower case. */
+#define APPLY_FSID_KEY 17
+static void apply_fsid_key(const char *fsid, char key[APPLY_FSID_KEY])
+{
+	size_t i;
+
+	for (i = 0; fsid[i] && i < APPLY_FSID_KEY - 1; i++)
+		key[i] = (char)((fsid[i] >= 'A' && fsid[i] <= 'Z') ? fsid[i] - 'A' + 'a' : fsid[i]);
+	key[i] = '\0';
+}
+
+/* The volume of index (a json object: key -> position) that holds key and
+ * still passes (ok), or n: none. */
+static size_t apply_holder(const json_t *index, const char *key, const bool *ok, size_t n)
+{
+	const json_t *at = json_object_get(index, key);
+	size_t j = at ? (size_t)json_integer_value(at) : n;
+
+	return j < n && ok[j] ? j : n;
+}
+
+/* The fsids (apply_fsid_key) of the volumes that pass, as a json object
+ * (a hash table): what apply_releases and apply_deletes ask once each per
+ * volume. NULL when memory ran out. */
+static json_t *apply_served_set(const struct api_intent_volume *iv, const bool *ok, size_t n)
+{
+	json_t *set = json_object();
+	char key[APPLY_FSID_KEY];
+	size_t i;
+
+	for (i = 0; set && i < n; i++) {
+		if (!ok[i])
+			continue;
+		apply_fsid_key(iv[i].fsid, key);
+		if (json_object_set_new(set, key, json_true()) != 0) {
+			json_decref(set);
+			set = NULL;
+		}
+	}
+	return set;
+}
+
 void agent_apply_check(const json_t *vols, agent_served_fn served, void *arg, struct api_intent_volume *iv,
 		       struct api_intent_snapset *ss, bool *ok, json_t *failed)
 {
 	const json_t *v;
-	size_t i, j;
+	size_t i, n = json_array_size(vols);
+	/* who holds each name, fsid and share name among the volumes checked
+	 * so far (a position; one that lost since no longer passes): one hash
+	 * lookup per volume and key, not a pass over the volumes before it
+	 * (issue 22: 30,000 volumes were 450 million comparisons) */
+	json_t *names = json_object(), *fsids = json_object(), *shares = json_object();
 
 	json_array_foreach(vols, i, v) {
 		aq_msg why = { .text = "" };
@@ -165,29 +212,49 @@ void agent_apply_check(const json_t *vols, agent_served_fn served, void *arg, st
 		if (!ok[i])
 			apply_fail(failed, api_json_str(v, "name", ""), why.text);
 	}
-	for (i = 0; i < json_array_size(vols); i++) {
-		for (j = 0; ok[i] && j < i; j++) {
-			size_t loser = i;
-			char text[160];
+	for (i = 0; i < n; i++) {
+		char key[APPLY_FSID_KEY], text[160];
+		size_t jn, jf, js, loser = i;
 
-			if (!ok[j])
-				continue;
-			if (strcmp(iv[i].name, iv[j].name) == 0 || strcasecmp(iv[i].fsid, iv[j].fsid) == 0) {
-				apply_fail(failed, iv[i].name, "the intent lists this volume (or its fsid) twice");
-				ok[i] = false;
-				break;
-			}
-			if (strcmp(iv[i].share, iv[j].share) != 0)
-				continue;
+		if (!ok[i])
+			continue;
+		if (!names || !fsids || !shares) {
+			apply_fail(failed, iv[i].name, "out of memory checking the intent");
+			ok[i] = false;
+			continue;
+		}
+		apply_fsid_key(iv[i].fsid, key);
+		jn = apply_holder(names, iv[i].name, ok, n);
+		jf = apply_holder(fsids, key, ok, n);
+		js = apply_holder(shares, iv[i].share, ok, n);
+		jn = jf < jn ? jf : jn;
+		/* as a pass over the volumes before i would meet them: the
+		 * first one sharing anything with i decides */
+		if (js < n && js < jn) {
 			/* the one already served keeps its path; never name the other */
-			if (served(arg, iv[i].fsid) && !served(arg, iv[j].fsid))
-				loser = j;
+			if (served(arg, iv[i].fsid) && !served(arg, iv[js].fsid))
+				loser = js;
 			snprintf(text, sizeof(text), "shareName \"%s\" is already exported by another volume on this node",
 				 iv[loser].share);
 			apply_fail(failed, iv[loser].name, text);
 			ok[loser] = false;
 		}
+		if (ok[i] && jn < n) {
+			apply_fail(failed, iv[i].name, "the intent lists this volume (or its fsid) twice");
+			ok[i] = false;
+		}
+		if (!ok[i])
+			continue;
+		if (json_object_set_new(names, iv[i].name, json_integer((json_int_t)i)) != 0 ||
+		    json_object_set_new(fsids, key, json_integer((json_int_t)i)) != 0 ||
+		    json_object_set_new(shares, iv[i].share, json_integer((json_int_t)i)) != 0) {
+			apply_fail(failed, iv[i].name, "out of memory checking the intent");
+			ok[i] = false;
+		}
 	}
+	json_decref(names);
+	json_decref(fsids);
+	json_decref(shares);
 }
 
 /* The volume's capacity may have grown: the shelf grows what backs it
@@ -267,38 +334,41 @@ static void apply_forget(struct agent *a, const char *dir)
  * another node, or failing here now): the shelf lets them go, so the next
  * node can take them (an NVMe-oF volume is unmounted, its reservation
  * released). */
-static void apply_releases(struct agent *a, const json_t *old, const json_t *dels, const struct api_intent_volume *iv,
-			   const bool *ok, size_t n, const char *req)
+static void apply_releases(struct agent *a, const json_t *old, const json_t *dels, const json_t *serving,
+			   const char *req)
 {
 	const json_t *v, *d;
-	size_t i, j, k;
+	json_t *deleted = json_object();
+	char key[APPLY_FSID_KEY];
+	size_t i;
 
+	json_array_foreach(dels, i, d) {
+		apply_fsid_key(api_json_str(d, "fsid", ""), key);
+		json_object_set_new(deleted, key, json_true());
+	}
 	json_array_foreach(json_object_get(old, "volumes"), i, v) {
-		const char *dir = api_json_str(v, "dir", ""), *fsid = api_json_str(v, "fsid", "");
+		const char *dir = api_json_str(v, "dir", "");
 		int rc;
 
-		for (j = 0; j < n && !(ok[j] && strcasecmp(iv[j].fsid, fsid) == 0); j++)
-			;
-		if (j < n || !agent_shelf_dir_ok(dir))
+		apply_fsid_key(api_json_str(v, "fsid", ""), key);
+		if (json_object_get(serving, key) || !agent_shelf_dir_ok(dir))
 			continue;
-		json_array_foreach(dels, k, d)
-			if (strcasecmp(api_json_str(d, "fsid", ""), fsid) == 0)
-				break;
-		if (k < json_array_size(dels))
+		if (json_object_get(deleted, key))
 			continue; /* deleted: destroy lets it go (apply_deletes) */
 		apply_forget(a, dir);
 		if ((rc = a->shelf.ops->release(&a->shelf, dir)) != 0)
 			UT_WARN("agent_apply", req, "cannot release %s: %s", dir, strerror(-rc));
 	}
+	json_decref(deleted);
 }
 
 /* The data of deleted volumes goes only once nothing serves it; a delete
  * naming a volume the intent also serves is ignored. */
-static void apply_deletes(struct agent *a, const json_t *dels, const struct api_intent_volume *iv,
-			  const bool *ok, size_t n, const char *req)
+static void apply_deletes(struct agent *a, const json_t *dels, const json_t *serving, const char *req)
 {
 	const json_t *v;
-	size_t i, j;
+	char key[APPLY_FSID_KEY];
+	size_t i;
 
 	json_array_foreach(dels, i, v) {
 		struct api_intent_delete d;
@@ -310,9 +380,8 @@ static void apply_deletes(struct agent *a, const json_t *dels, const struct api_
 			UT_WARN("agent_apply", req, "delete ignored: %s", why.text);
 			continue;
 		}
-		for (j = 0; j < n && !(ok[j] && strcasecmp(iv[j].fsid, d.fsid) == 0); j++)
-			;
-		if (j < n) {
+		apply_fsid_key(d.fsid, key);
+		if (json_object_get(serving, key)) {
 			UT_WARN("agent_apply", req, "delete of %s ignored: the intent also serves it", d.fsid);
 			continue;
 		}
@@ -397,7 +466,7 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	struct obj_cfg cold;
 	aq_msg cwhy = { .text = "" };
 	char tdir[1100];
-	json_t *failed, *f, *old = NULL;
+	json_t *failed, *f, *old = NULL, *serving = NULL;
 	int64_t applied;
 	char req[32];
 	size_t i, k, n = json_array_size(vols), used = 0, nusers = 0, nshares = 0;
@@ -410,6 +479,10 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	snprintf(req, sizeof(req), "gen-%lld", (long long)gen);
 	if (gen < 0 || !json_is_array(vols) || (dels && !json_is_array(dels)))
 		return aq_fail(msg, AQ_EINVAL, "intent needs generation, volumes[] and (optional) deletes[]");
+	/* the node's status report must fit the body cap (api_intent.h) */
+	if (n > API_NODE_VOLUMES_MAX)
+		return aq_fail(msg, AQ_EINVAL, "the intent lists %zu volumes; a node serves at most %u (API_NODE_VOLUMES_MAX)",
+			       n, API_NODE_VOLUMES_MAX);
 	if ((rc = agent_bkjob_check(json_object_get(intent, "backups"), &bk, &nbk, msg)) != AQ_OK)
 		return rc;
 	if ((rc = apply_smb_users(json_object_get(intent, "smbUsers"), &users, &nusers, msg)) != AQ_OK) {
@@ -523,8 +596,13 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 	json_array_foreach(failed, i, f)
 		UT_WARN("agent_apply", req, "not serving %s: %s", *api_json_str(f, "name", "") ? api_json_str(f, "name", "") : "a volume",
 			api_json_str(f, "error", ""));
-	apply_releases(a, old, dels, iv, ok, n, req);
-	apply_deletes(a, dels, iv, ok, n, req);
+	/* one hash table of what is served, not a pass over it per volume */
+	if (!(serving = apply_served_set(iv, ok, n))) {
+		rc = aq_fail(msg, AQ_ENOMEM, "out of memory releasing the volumes that left");
+		goto out;
+	}
+	apply_releases(a, old, dels, serving, req);
+	apply_deletes(a, dels, serving, req);
 	if ((rc = agent_state_write(a->cfg.state_dir, "intent.json", intent, msg)) != AQ_OK)
 		goto out;
 	/* publish: the reports name the new volumes with the new generation */
@@ -544,6 +622,7 @@ int agent_apply(struct agent *a, json_t *intent, aq_msg *msg)
 out:
 	pthread_mutex_unlock(&a->apply_lock);
 	json_decref(old);
+	json_decref(serving);
 	json_decref(failed);
 	free(iv);
 	free(ss);

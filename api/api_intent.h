@@ -272,6 +272,20 @@ int api_intent_snap_state_decode(const json_t *in, struct api_intent_snap_state 
  * volumes outgrows the API's 1 MiB: past that, its reports were refused
  * and the node went DOWN. */
 #define API_INTENT_BODY_MAX (16u << 20)
+/* The volumes one node serves at most (issue 22 follow-up), as GCNV and
+ * ANF have hard per-pool/per-node volume limits: placement takes no node
+ * at the limit (srv_place.c: no node left, the create fails
+ * RESOURCE_EXHAUSTED naming it), and an agent refuses a whole intent over
+ * it (agent_apply: nothing changes). Derived from the body cap: a volume's
+ * entry in a status report, its snapshots aside, takes at most
+ * API_NODE_VOLUME_REPORT_MAX bytes with every field at its longest
+ * (test_agent_apply measures it), and the limit's reports fill at most
+ * half of API_INTENT_BODY_MAX: the other half is the margin for the
+ * report's other parts and for snapshot entries. */
+#define API_NODE_VOLUME_REPORT_MAX 3072u
+#define API_NODE_VOLUMES_MAX 2500u
+_Static_assert((unsigned long long)API_NODE_VOLUMES_MAX * API_NODE_VOLUME_REPORT_MAX * 2 <= API_INTENT_BODY_MAX,
+	       "a node's status report at API_NODE_VOLUMES_MAX must fit API_INTENT_BODY_MAX with margin 2");
 /* Timeouts of the calls between aquiferd and an agent that name a node's
  * volumes (issue 22): a push (the intent lists every volume the node
  * serves and the agent applies it before it answers) and a status report

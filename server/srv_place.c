@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api_intent.h"
 #include "api/api_place.h"
 #include "api/api_resource.h"
 #include "api/api_schema.h"
@@ -177,9 +178,11 @@ void srv_place_loc_usage(const struct srv_place_loc *pl, const char *name, struc
 
 /* Candidate nodes of the location with their allocation (from the nodes'
  * usage counters: O(nodes), not O(volumes)); *shelf_head is what the
- * location's shelves can still take. */
+ * location's shelves can still take; *full counts the READY nodes left out
+ * for serving API_NODE_VOLUMES_MAX volumes already (api_intent.h: their
+ * agents would refuse one more), on failover too. */
 static int place_candidates(const struct srv_place_loc *pl, const char *skip, struct api_place_node **cand,
-			    double *shelf_head)
+			    double *shelf_head, size_t *full)
 {
 	double shelves = 0, total = 0;
 	json_t *n, *sh;
@@ -198,6 +201,10 @@ static int place_candidates(const struct srv_place_loc *pl, const char *skip, st
 		c->allocated_mibps = u.mibps;
 		c->eligible = strcmp(api_json_str(n, "state", ""), "READY") == 0 &&
 			      (!skip || strcmp(c->name, skip) != 0);
+		if (c->eligible && u.count >= (int64_t)API_NODE_VOLUMES_MAX) {
+			c->eligible = false;
+			(*full)++;
+		}
 		total += c->allocated_mibps;
 	}
 	json_array_foreach(pl->shelves, i, sh)
@@ -211,13 +218,18 @@ static int place_pick_in(const struct srv_place_loc *pl, const char *skip, doubl
 {
 	struct api_place_node *cand = NULL;
 	double shelf_head = 0;
-	size_t pick;
+	size_t pick, full = 0;
 	int rc;
 
-	if ((rc = place_candidates(pl, skip, &cand, &shelf_head)) == AQ_OK &&
+	if ((rc = place_candidates(pl, skip, &cand, &shelf_head, &full)) == AQ_OK &&
 	    (rc = api_place(cand, json_array_size(pl->nodes), mibps, shelf_head, overcommit, &pick, msg)) == AQ_OK)
 		snprintf(node, cap, "%s", cand[pick].name);
-	if (rc == AQ_EUNAVAIL)
+	if (rc == AQ_EUNAVAIL && full > 0)
+		rc = aq_fail(msg, AQ_EEXHAUSTED,
+			     "every READY storage node in location \"%s\" serves %u volumes, the most a node serves "
+			     "(API_NODE_VOLUMES_MAX); join another with aquifer-agent",
+			     pl->id, API_NODE_VOLUMES_MAX);
+	else if (rc == AQ_EUNAVAIL)
 		rc = aq_fail(msg, AQ_EEXHAUSTED, "no READY storage node in location \"%s\"; join one with aquifer-agent",
 			     pl->id);
 	free(cand);

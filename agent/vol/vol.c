@@ -75,6 +75,7 @@ static void vol_set_unref(struct vol_set *set)
 		return;
 	for (i = 0; i < set->n; i++)
 		vol_export_unref(set->e[i]);
+	vol_index_cleanup(&set->ix);
 	free(set);
 }
 
@@ -381,7 +382,7 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 	struct vol_export *e = calloc(1, sizeof(*e));
 	bool fresh = false, stamp = false;
 	struct stat st;
-	size_t i;
+	size_t i, at;
 	int rc = 0;
 
 	if (!e)
@@ -418,14 +419,11 @@ static int vol_export_build(struct vol_store *s, const struct vol_export_cfg *cf
 	vol_mackey_init(&e->fhmac, e->fhkey);
 	if ((rc = vol_marks_init(e, &stamp)) != 0)
 		goto out;
-	for (i = 0; old && i < old->n; i++) {
-		if (strcmp(old->e[i]->cfg.id, cfg->id) == 0) {
-			e->acct = old->e[i]->acct;
-			atomic_fetch_add(&e->acct->refs, 1);
-			/* a revert replaced the tree: count it again */
-			fresh = e->acct->tree_seq != cfg->tree_seq;
-			break;
-		}
+	if (old && (at = vol_index_id(old, cfg->id)) != VOL_INDEX_NONE) {
+		e->acct = old->e[at]->acct;
+		atomic_fetch_add(&e->acct->refs, 1);
+		/* a revert replaced the tree: count it again */
+		fresh = e->acct->tree_seq != cfg->tree_seq;
 	}
 	if (!e->acct) {
 		if (!(e->acct = vol_acct_new(s, cfg))) {
@@ -456,18 +454,16 @@ out:
 int vol_store_set(struct vol_store *s, const struct vol_export_cfg *cfg, size_t n)
 {
 	struct vol_set *set = NULL, *old = NULL;
-	size_t i, j;
+	size_t i;
 	int rc = 0;
 
-	for (i = 0; i < n; i++)
-		for (j = 0; j < i; j++)
-			if (!strcmp(cfg[i].id, cfg[j].id) || cfg[i].fsid == cfg[j].fsid ||
-			    !strcmp(cfg[i].path, cfg[j].path))
-				return -EINVAL;
 	set = calloc(1, sizeof(*set) + n * sizeof(set->e[0]));
 	if (!set)
 		return -ENOMEM;
 	atomic_init(&set->refs, 1);
+	/* the indexes, and with them the check for a second id, fsid or path */
+	if ((rc = vol_index_build(&set->ix, cfg, n)) != 0)
+		goto out;
 	old = vol_set_get(s);
 	for (i = 0; i < n; i++) {
 		if ((rc = vol_export_build(s, &cfg[i], old, &set->e[i])) != 0)
@@ -486,81 +482,56 @@ int vol_store_set(struct vol_store *s, const struct vol_export_cfg *cfg, size_t 
 	/* A volume detached from this node takes its locks and share
 	 * reservations with it (every protocol's): nobody can reach its files
 	 * here any more, and its waiters must not wait for ever. */
-	for (i = 0; old && i < old->n; i++) {
-		for (j = 0; j < set->n && set->e[j]->cfg.fsid != old->e[i]->cfg.fsid; j++)
-			;
-		if (j == set->n)
+	for (i = 0; old && i < old->n; i++)
+		if (vol_index_fsid(set, old->e[i]->cfg.fsid) == VOL_INDEX_NONE)
 			vol_lock_release_fsid(s->locks, old->e[i]->cfg.fsid);
-	}
 out:
 	vol_set_unref(old);
 	vol_set_unref(set);
 	return rc;
 }
 
-static struct vol_export *vol_find(struct vol_store *s, uint64_t fsid, const char *path,
-				   size_t plen, size_t idx, int how)
+/* The export at position pos of set (VOL_INDEX_NONE: none), counted. */
+static struct vol_export *vol_take(struct vol_set *set, size_t pos)
 {
-	struct vol_set *set = vol_set_get(s);
 	struct vol_export *e = NULL;
-	size_t i;
 
-	for (i = 0; set && i < set->n; i++) {
-		struct vol_export *x = set->e[i];
-
-		if ((how == 0 && x->cfg.fsid == fsid) ||
-		    (how == 1 && strlen(x->cfg.path) == plen && !memcmp(x->cfg.path, path, plen)) ||
-		    (how == 2 && i == idx)) {
-			e = x;
-			atomic_fetch_add(&e->refs, 1);
-			break;
-		}
-	}
+	if (set && pos < set->n)
+		e = vol_export_ref(set->e[pos]);
 	vol_set_unref(set);
 	return e;
 }
 
 struct vol_export *vol_export_by_path(struct vol_store *s, const char *path, size_t len)
 {
+	struct vol_set *set = vol_set_get(s);
+
 	/* Accept a trailing slash: "/share/" names "/share". */
 	while (len > 1 && path[len - 1] == '/')
 		len--;
-	return vol_find(s, 0, path, len, 0, 1);
+	return vol_take(set, set ? vol_index_path(set, path, len) : VOL_INDEX_NONE);
 }
 
 struct vol_export *vol_export_by_prefix(struct vol_store *s, const char *path, size_t len, size_t *rest)
 {
 	struct vol_set *set = vol_set_get(s);
-	struct vol_export *e = NULL;
-	size_t i, best = 0;
+	size_t at = 0, pos = set ? vol_index_prefix(set, path, len, &at) : VOL_INDEX_NONE;
 
-	for (i = 0; set && i < set->n; i++) {
-		const char *p = set->e[i]->cfg.path;
-		size_t pl = strlen(p);
-
-		while (pl > 1 && p[pl - 1] == '/')
-			pl--;
-		if (pl > len || memcmp(p, path, pl) || (pl < len && path[pl] != '/' && pl > 1) || pl <= best)
-			continue;
-		e = set->e[i];
-		best = pl;
-	}
-	if (e) {
-		atomic_fetch_add(&e->refs, 1);
-		*rest = best;
-	}
-	vol_set_unref(set);
-	return e;
+	if (pos != VOL_INDEX_NONE)
+		*rest = at;
+	return vol_take(set, pos);
 }
 
 struct vol_export *vol_export_at(struct vol_store *s, size_t i)
 {
-	return vol_find(s, 0, NULL, 0, i, 2);
+	return vol_take(vol_set_get(s), i);
 }
 
 struct vol_export *vol_find_fsid(struct vol_store *s, uint64_t fsid)
 {
-	return vol_find(s, fsid, NULL, 0, 0, 0);
+	struct vol_set *set = vol_set_get(s);
+
+	return vol_take(set, set ? vol_index_fsid(set, fsid) : VOL_INDEX_NONE);
 }
 
 const struct vol_export_cfg *vol_export_config(const struct vol_export *e)
@@ -577,14 +548,12 @@ int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out)
 {
 	struct vol_set *set = vol_set_get(s);
 	int rc = -ENOENT;
-	size_t i, k;
+	size_t i = set ? vol_index_id(set, id) : VOL_INDEX_NONE, k;
 
 	memset(out, 0, sizeof(*out));
-	for (i = 0; set && i < set->n; i++) {
+	if (i != VOL_INDEX_NONE) {
 		struct vol_acct *a = set->e[i]->acct;
 
-		if (strcmp(set->e[i]->cfg.id, id))
-			continue;
 		for (k = 0; k < VOL_NOPS; k++) {
 			out->ops[k] = atomic_load(&a->ops[k]);
 			out->bytes[k] = atomic_load(&a->bytes[k]);
@@ -607,7 +576,6 @@ int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out)
 		out->age_ms = (qos_now(s->qos) - a->born_ns) / 1000000u;
 		qos_vol_stats(a->qos, qos_now(s->qos), &out->qos);
 		rc = 0;
-		break;
 	}
 	vol_set_unref(set);
 	return rc;

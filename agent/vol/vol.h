@@ -280,8 +280,10 @@ struct vol_lock_tab *vol_store_locks(struct vol_store *s);
  * its handles resolve to, on every protocol, across links and renames). */
 void vol_lock_key_of(const struct vol_obj *obj, struct vol_lock_key *k);
 /* Replace the whole export set atomically, while front ends serve it.
- * Validates every entry first (unique ids, fsids and paths, root is a
- * directory, client lists parse); on error nothing changes. Exports whose id
+ * Validates every entry first (unique ids, fsids and paths, where "/a/"
+ * is "/a"; root is a directory, client lists parse); on error nothing
+ * changes. O(n) plus each new export's folder scan: the set carries hash
+ * indexes (vol_index.c), so the lookups below are O(1) at any size. Exports whose id
  * stays keep their used bytes and counters; handles of exports no longer
  * present are stale; rule and capacity changes apply to the next request. */
 int vol_store_set(struct vol_store *s, const struct vol_export_cfg *cfg, size_t n);

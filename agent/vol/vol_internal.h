@@ -120,11 +120,36 @@ struct vol_export {
 	struct vol_store *store;   /* not counted: the store outlives its exports' use */
 };
 
+/* The hash indexes of one export set (vol_index.c): positions in its e[]
+ * + 1 (0: a free slot) by fsid, id and path (without trailing slashes),
+ * mask + 1 slots each, at most half used. All NULL: the empty set. */
+struct vol_index {
+	size_t mask;
+	uint32_t *fsid, *id, *path;
+};
+
 struct vol_set {
 	atomic_int refs;
 	size_t n;
+	struct vol_index ix;       /* built with the set, never changed */
 	struct vol_export *e[];
 };
+
+#define VOL_INDEX_NONE ((size_t)-1)
+/* Index cfg[0..n) (what set->e[] will hold, in that order): 0, -EINVAL
+ * when two entries share an id, fsid or path (trailing slashes aside),
+ * -ENOMEM; on error ix holds nothing. Free with vol_index_cleanup. */
+int vol_index_build(struct vol_index *ix, const struct vol_export_cfg *cfg, size_t n);
+void vol_index_cleanup(struct vol_index *ix);
+/* Position in set->e[] of the export with that fsid, id, or path (len
+ * bytes, no trailing slash but the root's), or VOL_INDEX_NONE. O(1). */
+size_t vol_index_fsid(const struct vol_set *set, uint64_t fsid);
+size_t vol_index_id(const struct vol_set *set, const char *id);
+size_t vol_index_path(const struct vol_set *set, const char *path, size_t len);
+/* The export whose path is the longest prefix of path ending at a '/' or at
+ * its end, the root "/" a prefix of every path; *rest: that prefix's
+ * length. O(slashes in path). */
+size_t vol_index_prefix(const struct vol_set *set, const char *path, size_t len, size_t *rest);
 
 /* Open-file cache: direct-mapped by handle. An entry keeps the object's
  * O_PATH descriptor and, once asked for, a content descriptor opened as root

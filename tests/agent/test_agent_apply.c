@@ -115,6 +115,75 @@ START_TEST(test_check_duplicates)
 }
 END_TEST
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The check of the first n of vols, timed (s). */
+static double check_timed(json_t *vols, size_t n, struct api_intent_volume *iv, bool *ok, json_t **failed)
+{
+	json_t *part = json_array();
+	double t;
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append(part, json_array_get(vols, i));
+	*failed = json_array();
+	t = now_s();
+	agent_apply_check(part, served_one, NULL, iv, NULL, ok, *failed);
+	t = now_s() - t;
+	json_decref(part);
+	return t;
+}
+
+/* Issue 22 follow-up: 30,000 volumes, duplicates far apart (a name, an
+ * fsid spelt in upper case, a contested share name the later volume wins
+ * as the one served) are found as among three, in time linear in the
+ * volumes (a pass over the earlier volumes per volume was 450 million
+ * comparisons). */
+START_TEST(test_check_scale)
+{
+	enum { N = 30000 };
+	struct api_intent_volume *iv = calloc(N, sizeof(*iv));
+	bool *ok = calloc(N, sizeof(*ok));
+	json_t *vols = json_array(), *failed;
+	char name[96], fsid[17], share[32];
+	double quarter, whole;
+
+	ck_assert(iv && ok && vols);
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "projects/p/locations/l/volumes/v%05u", i == 29000 ? 5 : i);
+		snprintf(fsid, sizeof(fsid), i == 29500 ? "%016X" : "%016x", i == 29500 ? 0xabc0000u + 10 : 0xabc0000u + i);
+		snprintf(share, sizeof(share), "s%05u", i == 29900 ? 20 : i);
+		json_array_append_new(vols, volume(name, fsid, share));
+	}
+	served_fsid = "000000000abc74cc"; /* 0xabc0000 + 29900: served, keeps "s00020" */
+	quarter = check_timed(vols, N / 4, iv, ok, &failed);
+	ck_assert_uint_eq(json_array_size(failed), 0);
+	json_decref(failed);
+	whole = check_timed(vols, N, iv, ok, &failed);
+	printf("agent_apply_check: %d volumes %.3f s, %d volumes %.3f s\n", N / 4, quarter, N, whole);
+	fflush(stdout);
+	ck_assert_uint_eq(json_array_size(failed), 3);
+	for (unsigned i = 0; i < N; i++)
+		ck_assert_msg(ok[i] == (i != 29000 && i != 29500 && i != 20), "volume %u: ok %d", i, ok[i]);
+	ck_assert_str_eq(failed_name(failed, 2), "projects/p/locations/l/volumes/v00020");
+	ck_assert_ptr_nonnull(strstr(failed_error(failed, 2), "shareName"));
+	ck_assert_ptr_nonnull(strstr(failed_error(failed, 0), "twice"));
+	ck_assert_ptr_nonnull(strstr(failed_error(failed, 1), "twice"));
+	ck_assert_msg(whole < 8 * quarter + 0.5, "the check of %d volumes took %.3f s, of %d %.3f s: not linear", N, whole,
+		      N / 4, quarter);
+	served_fsid = NULL;
+	json_decref(failed);
+	json_decref(vols);
+	free(iv);
+	free(ok);
+}
+END_TEST
+
 START_TEST(test_check_contested_share)
 {
 	json_t *vols = json_pack("[o,o]", volume("projects/p/locations/l/volumes/a", VOL_A, "s"),
@@ -170,6 +239,67 @@ static const struct agent_shelf_ops fake_shelf = {
 	.destroy = fake_release,
 };
 
+/* The longest a JSON value of a report entry can be written (compact):
+ * integers 20 characters ("-9223372036854775808"), reals 24 (%.17g with
+ * sign and exponent), strings at their contract's limit (name, shareName:
+ * api_intent.h; tierDetails: tier_stats' 512-byte text; anything else as
+ * long as 64 bytes), arrays and objects as their members. */
+static size_t worst_len(const char *key, json_t *v)
+{
+	const char *k;
+	json_t *m;
+	size_t n = 0, i;
+
+	if (json_is_integer(v))
+		return 20;
+	if (json_is_real(v))
+		return 24;
+	if (json_is_string(v)) {
+		size_t cap = !strcmp(key, "name") ? API_INTENT_NAME_LEN
+			     : !strcmp(key, "shareName") ? API_INTENT_SHARE_LEN
+			     : !strcmp(key, "tierDetails") || !strcmp(key, "shelfDetails") ? 511 : 64;
+
+		ck_assert_uint_le(json_string_length(v), cap);
+		return cap + 2;
+	}
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, m)
+			n += worst_len(key, m) + 1;
+		return n + 2;
+	}
+	if (json_is_object(v)) {
+		json_object_foreach(v, k, m)
+			n += strlen(k) + 3 + worst_len(k, m) + 1;
+		return n + 2;
+	}
+	return 5; /* true, false, null */
+}
+
+/* A served volume's entry in the status report, every field at its
+ * longest and a shelfDetails note added, fits API_NODE_VOLUME_REPORT_MAX,
+ * from which API_NODE_VOLUMES_MAX is derived (api_intent.h). */
+static void report_entry_bound(struct agent *a)
+{
+	json_t *doc = agent_status_doc(a, true), *e = json_array_get(json_object_get(doc, "volumes"), 0);
+	size_t worst;
+	char *sent;
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_str_eq(json_string_value(json_object_get(e, "state")), "LIVE");
+	json_object_set_new(e, "shelfDetails", json_string("the shelf could not grow it"));
+	worst = worst_len("", e);
+	sent = json_dumps(e, JSON_COMPACT);
+	printf("a volume's status entry: %zu bytes as sent, %zu at worst (API_NODE_VOLUME_REPORT_MAX %u); "
+	       "%u volumes: %llu bytes of API_INTENT_BODY_MAX %u\n",
+	       strlen(sent), worst, API_NODE_VOLUME_REPORT_MAX, API_NODE_VOLUMES_MAX,
+	       (unsigned long long)worst * API_NODE_VOLUMES_MAX, API_INTENT_BODY_MAX);
+	fflush(stdout);
+	ck_assert_uint_le(worst, API_NODE_VOLUME_REPORT_MAX);
+	ck_assert_uint_le((unsigned long long)API_NODE_VOLUME_REPORT_MAX * API_NODE_VOLUMES_MAX * 2, API_INTENT_BODY_MAX);
+	free(sent);
+	json_decref(doc);
+}
+
 START_TEST(test_apply_check_then_proceed)
 {
 	static struct agent a; /* large: not on the stack */
@@ -218,11 +348,43 @@ START_TEST(test_apply_check_then_proceed)
 	json_decref(intent);
 	ck_assert_int_eq(vol_store_stats(a.store, VOL_A, &st), 0);
 	ck_assert_int_eq((int)a.applied, 3);
+	report_entry_bound(&a);
 	/* a malformed intent is refused whole */
 	intent = json_pack("{s:I}", "generation", (json_int_t)4);
 	ck_assert_int_eq(agent_apply(&a, intent, &msg), AQ_EINVAL);
 	json_decref(intent);
 	ck_assert_int_eq(vol_store_stats(a.store, VOL_A, &st), 0);
+	/* one volume more than a node serves: refused whole, nothing changes */
+	intent = json_pack("{s:I,s:[]}", "generation", (json_int_t)5, "volumes");
+	for (unsigned i = 0; i <= API_NODE_VOLUMES_MAX; i++) {
+		char name[96], fsid[17], share[32];
+
+		snprintf(name, sizeof(name), "projects/p/locations/l/volumes/v%u", i);
+		snprintf(fsid, sizeof(fsid), "%016x", 0x100000u + i);
+		snprintf(share, sizeof(share), "s%u", i);
+		json_array_append_new(json_object_get(intent, "volumes"), volume(name, fsid, share));
+	}
+	attaches = 0;
+	ck_assert_int_eq(agent_apply(&a, intent, &msg), AQ_EINVAL);
+	ck_assert_ptr_nonnull(strstr(msg.text, "API_NODE_VOLUMES_MAX"));
+	ck_assert_int_eq(attaches, 0);
+	ck_assert_int_eq((int)a.applied, 3);
+	ck_assert_int_eq(vol_store_stats(a.store, VOL_A, &st), 0);
+	/* at the limit it is taken */
+	json_array_remove(json_object_get(intent, "volumes"), 0);
+	{
+		double t = now_s();
+
+		ck_assert_int_eq(agent_apply(&a, intent, &msg), AQ_OK);
+		printf("agent_apply of %u volumes (a stand-in shelf): %.3f s\n", API_NODE_VOLUMES_MAX, now_s() - t);
+		t = now_s();
+		json_decref(agent_status_doc(&a, true));
+		printf("their status report: %.3f s\n", now_s() - t);
+		fflush(stdout);
+	}
+	ck_assert_int_eq((int)a.applied, 5);
+	ck_assert_int_eq(attaches, (int)API_NODE_VOLUMES_MAX);
+	json_decref(intent);
 
 	vol_store_free(a.store);
 	tier_free(a.tier);
@@ -384,6 +546,7 @@ int main(void)
 	tcase_add_test(tc, test_check_each_entry);
 	tcase_add_test(tc, test_check_duplicates);
 	tcase_add_test(tc, test_check_contested_share);
+	tcase_add_test(tc, test_check_scale);
 	tcase_add_test(tc, test_apply_check_then_proceed);
 	tcase_add_test(tc, test_status_during_apply);
 	suite_add_tcase(s, tc);

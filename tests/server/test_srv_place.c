@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "api/api_intent.h"
 #include "db/db.h"
 #include "server/srv_req.h"
 #include "tests/lib/aqt.h"
@@ -84,6 +86,45 @@ START_TEST(test_pick)
 	ck_assert_str_eq(got, "nodes/n2");
 	ck_assert_int_eq(srv_place_pick(db, "east", "nodes/n2", 5000, true, got, sizeof(got), &msg), AQ_OK);
 	ck_assert_str_eq(got, "nodes/n1");
+}
+END_TEST
+
+/* A node serving API_NODE_VOLUMES_MAX volumes (api_intent.h: its agent
+ * refuses an intent over it, and its status report must fit the body cap)
+ * is no candidate, on failover neither; none left: RESOURCE_EXHAUSTED
+ * naming the limit. */
+START_TEST(test_node_volume_limit)
+{
+	char got[100], pl[200];
+	aq_msg msg = { .text = "" };
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	node("full", "f1", "READY", 1e9, 1);
+	shelf("full", 1e9);
+	ck_assert_int_eq(db_begin(db), AQ_OK); /* one commit: the machine is shared */
+	for (unsigned i = 1; i < API_NODE_VOLUMES_MAX; i++) {
+		snprintf(pl, sizeof(pl), "placements/projects/p/locations/full/volumes/v%u", i);
+		srv_test_put(db, "placement", "nodes/f1", pl, json_pack("{s:s,s:f}", "node", "nodes/f1", "mibps", 1.0));
+	}
+	ck_assert_int_eq(db_commit(db), AQ_OK);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("%u placements written in %ld s (one transaction)\n", API_NODE_VOLUMES_MAX, (long)(t1.tv_sec - t0.tv_sec));
+	ck_assert_int_eq(srv_place_pick(db, "full", NULL, 1, false, got, sizeof(got), &msg), AQ_EEXHAUSTED);
+	ck_assert_msg(strstr(msg.text, "API_NODE_VOLUMES_MAX") != NULL, "%s", msg.text);
+	ck_assert_int_eq(srv_place_pick(db, "full", NULL, 1, true, got, sizeof(got), &msg), AQ_EEXHAUSTED);
+	/* one volume fewer: taken again */
+	ck_assert_int_eq(db_delete(db, "placements/projects/p/locations/full/volumes/v1"), AQ_OK);
+	ck_assert_int_eq(srv_place_pick(db, "full", NULL, 1, false, got, sizeof(got), &msg), AQ_OK);
+	ck_assert_str_eq(got, "nodes/f1");
+	srv_test_put(db, "placement", "nodes/f1", "placements/projects/p/locations/full/volumes/v1",
+		     json_pack("{s:s,s:f}", "node", "nodes/f1", "mibps", 1.0));
+	/* another node, with less headroom, takes it */
+	node("full", "f2", "READY", 10, 0);
+	ck_assert_int_eq(srv_place_pick(db, "full", NULL, 1, false, got, sizeof(got), &msg), AQ_OK);
+	ck_assert_str_eq(got, "nodes/f2");
+	ck_assert_int_eq(srv_place_pick(db, "full", NULL, 100, true, got, sizeof(got), &msg), AQ_OK);
+	ck_assert_str_eq(got, "nodes/f2");
 }
 END_TEST
 
@@ -299,6 +340,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_pick);
 	tcase_add_test(tc, test_bounds);
+	tcase_add_test(tc, test_node_volume_limit);
 	tcase_add_test(tc, test_allocated);
 	tcase_add_test(tc, test_place_cache);
 	tcase_add_test(tc, test_place_volume);

@@ -124,6 +124,33 @@ static void set_policy(enum tier_retrieval r)
 	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0);
 }
 
+/* Issue 22 follow-up: tier_vol_find (every tier hook, every report
+ * entry's tier_stats) searches the volumes sorted by fsid. Given in
+ * scrambled order, each is found, and fsids between them are not. */
+START_TEST(test_find_many)
+{
+	enum { N = 40 };
+	static struct tier_vol_cfg many[N];
+	struct tier_stats ts;
+
+	for (unsigned i = 0; i < N; i++) {
+		many[i] = tcfg;
+		many[i].fsid = i == 7 ? tcfg.fsid : ((uint64_t)i * 0x9e3779b97f4a7c15ull) >> 1;
+		snprintf(many[i].state_dir, sizeof(many[i].state_dir), "%s/tierstate-%u", tmp, i);
+	}
+	ck_assert_int_eq(tier_set_volumes(T, many, N, NULL), 0);
+	for (unsigned i = 0; i < N; i++) {
+		ck_assert_msg(tier_stats(T, many[i].fsid, &ts) == 0, "volume %u (fsid %llx) not found", i,
+			      (unsigned long long)many[i].fsid);
+		ck_assert_msg(tier_stats(T, many[i].fsid + 1, &ts) != 0, "fsid %llx found",
+			      (unsigned long long)many[i].fsid + 1);
+	}
+	ck_assert_int_eq(tier_set_volumes(T, &tcfg, 1, NULL), 0);
+	ck_assert_int_eq(tier_stats(T, tcfg.fsid, &ts), 0);
+	ck_assert_int_ne(tier_stats(T, many[3].fsid, &ts), 0);
+}
+END_TEST
+
 START_TEST(test_ages_and_goes_cold)
 {
 	struct vol_obj o = tiert_make_file(S, "f", FSIZE), small = tiert_make_file(S, "small", 1000);
@@ -453,6 +480,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_ages_and_goes_cold);
+	tcase_add_test(tc, test_find_many);
 	tcase_add_test(tc, test_policies);
 	tcase_add_test(tc, test_nfs_read_counts_once);
 	tcase_add_test(tc, test_write_truncate_unlink);
