@@ -85,6 +85,12 @@ struct srv_rec {
  * pass): at 10,000 volumes on a loaded machine 200 nodes took 4-5 s
  * (bench/sim/REPORT.md), which the marked nodes of creates waited for */
 #define REC_SWEEP_BUDGET_NS (250 * 1000000ull)
+/* Passes start at least this far apart: each reads every node (for the
+ * lifecycle step and to find the nodes to visit), which at 1,000 nodes
+ * and a create storm ringing for every create was a quarter of aquiferd's
+ * CPU (bench/sim/REPORT.md); the rings and marks of the gap are taken by
+ * the next pass together, so a change waits at most this much more. */
+#define REC_PASS_GAP_NS (50 * 1000000ull)
 static void *rec_main(void *arg)
 {
 	struct srv *srv = arg;
@@ -100,6 +106,7 @@ static void *rec_main(void *arg)
 	/* the next slice of the sweep in progress (-1: none): node indexes
 	 * [sweep_at, sweep_at + REC_SWEEP_SLICE) of this pass's node list */
 	long sweep_at = -1;
+	uint64_t pass_t0 = 0;
 
 	for (;;) {
 		json_t *nodes = NULL, *n, *dirty, *marks = NULL, *gone = NULL, *m;
@@ -108,8 +115,16 @@ static void *rec_main(void *arg)
 		bool all;
 		size_t i;
 
+		uint64_t since = ut_clock_mono_ns() - pass_t0;
+
+		if (pass_t0 && since < REC_PASS_GAP_NS) {
+			struct timespec gap = { 0, (long)(REC_PASS_GAP_NS - since) };
+
+			nanosleep(&gap, NULL);
+		}
 		if (!srv_kick_wait(srv, &dirty, &all))
 			break;
+		pass_t0 = ut_clock_mono_ns();
 		/* only the leader reconciles (srv_lead.h); what it learnt from its
 		 * pushes is forgotten when it stops leading */
 		if (!srv_lead_held(srv, &fence)) {
