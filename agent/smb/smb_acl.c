@@ -7,6 +7,7 @@
 static const struct smb_sd_sid smb_acl_auth_users = { .revision = 1, .count = 1, .authority = 5, .sub = { 11 } };
 static const struct smb_sd_sid smb_acl_creator_owner = { .revision = 1, .count = 1, .authority = 3, .sub = { 0 } };
 static const struct smb_sd_sid smb_acl_creator_group = { .revision = 1, .count = 1, .authority = 3, .sub = { 1 } };
+static const struct smb_sd_sid smb_acl_owner_rights = { .revision = 1, .count = 1, .authority = 3, .sub = { 4 } };
 
 void smb_acl_token_init(struct smb_acl_token *t, uint32_t uid, uint32_t gid, const uint32_t *gids, unsigned ngids)
 {
@@ -43,17 +44,29 @@ uint32_t smb_acl_map(uint32_t mask)
 	return m;
 }
 
+/* Whether a DACL speaks for the owner itself (an effective OWNER RIGHTS ACE). */
+static bool smb_acl_has_owner_rights(const struct smb_sd_acl *acl)
+{
+	for (uint16_t i = 0; i < acl->count; i++)
+		if (!(acl->ace[i].flags & SMB_SD_INHERIT_ONLY) && smb_sd_sid_eq(&acl->ace[i].sid, &smb_acl_owner_rights))
+			return true;
+	return false;
+}
+
 uint32_t smb_acl_granted(const struct smb_sd *sd, const struct smb_acl_token *t)
 {
 	uint32_t granted = 0, denied = 0;
+	bool owner;
 
 	if (t->root)
 		return SMB_FILE_ALL_ACCESS | SMB_ACCESS_SYSTEM_SECURITY;
-	/* the owner's implicit rights first: no DENY takes them away */
-	if (sd->has_owner && smb_acl_token_has(t, &sd->owner))
-		granted |= SMB_READ_CONTROL | SMB_WRITE_DAC;
+	owner = sd->has_owner && smb_acl_token_has(t, &sd->owner);
 	if (!sd->has_dacl) /* the NULL DACL, or none at all */
-		return granted | SMB_FILE_ALL_ACCESS;
+		return SMB_FILE_ALL_ACCESS;
+	/* the owner's implicit rights first (no DENY takes them away), unless
+	 * an OWNER RIGHTS ACE says what the owner has */
+	if (owner && !smb_acl_has_owner_rights(&sd->dacl))
+		granted |= SMB_READ_CONTROL | SMB_WRITE_DAC;
 	for (uint16_t i = 0; i < sd->dacl.count; i++) {
 		const struct smb_sd_ace *a = &sd->dacl.ace[i];
 		uint32_t m;
@@ -62,7 +75,7 @@ uint32_t smb_acl_granted(const struct smb_sd *sd, const struct smb_acl_token *t)
 			continue;
 		if (a->type != SMB_SD_ACCESS_ALLOWED && a->type != SMB_SD_ACCESS_DENIED)
 			continue;
-		if (!smb_acl_token_has(t, &a->sid))
+		if (!smb_acl_token_has(t, &a->sid) && !(owner && smb_sd_sid_eq(&a->sid, &smb_acl_owner_rights)))
 			continue;
 		m = smb_acl_map(a->mask) & ~SMB_MAXIMUM_ALLOWED;
 		if (a->type == SMB_SD_ACCESS_ALLOWED)
@@ -80,6 +93,10 @@ bool smb_acl_check(const struct smb_sd *sd, const struct smb_acl_token *t, uint3
 
 	if (parent_granted & SMB_FILE_DELETE_CHILD)
 		g |= SMB_DELETE;
+	/* who may list the folder may read the attributes of what is in it
+	 * (MS-FSA 2.1.5.1.2; smbd does the same) */
+	if (parent_granted & SMB_FILE_LIST_DIRECTORY)
+		g |= SMB_FILE_READ_ATTRIBUTES;
 	if (want & ~g)
 		return false;
 	*granted = desired & SMB_MAXIMUM_ALLOWED ? g : want;

@@ -15,9 +15,12 @@
  * order (INHERIT_ONLY ones skipped): an ALLOW grants the bits no earlier
  * ACE denied, a DENY denies the bits no earlier ACE granted (the same
  * answer as 2.5.3.2's "remaining bits" walk, for any order of ACEs). The
- * owner holds READ_CONTROL and WRITE_DAC whatever the DACL says. A NULL
- * DACL (or none) grants everything, an empty DACL nothing but the owner's
- * two rights. DELETE is also granted by FILE_DELETE_CHILD on the parent.
+ * owner holds READ_CONTROL and WRITE_DAC whatever the DACL says, unless
+ * the DACL has an OWNER RIGHTS (S-1-3-4) ACE: then those ACEs say what the
+ * owner holds. A NULL DACL (or none) grants everything, an empty DACL
+ * nothing but the owner's two rights. DELETE is also granted by
+ * FILE_DELETE_CHILD on the parent, FILE_READ_ATTRIBUTES by
+ * FILE_LIST_DIRECTORY on it.
  * ACCESS_SYSTEM_SECURITY is a privilege: root's only. MAXIMUM_ALLOWED asks
  * for nothing and is answered with everything granted.
  *
@@ -41,6 +44,7 @@
 
 #define SMB_ACL_TOKEN_MAX 20u /* user, primary group, 16 more groups, Everyone, Authenticated Users */
 #define SMB_ACCESS_SYSTEM_SECURITY 0x01000000u
+#define SMB_FILE_LIST_DIRECTORY 0x00000001u   /* FILE_READ_DATA on a folder */
 #define SMB_FILE_ADD_FILE 0x00000002u         /* FILE_WRITE_DATA on a folder */
 #define SMB_FILE_ADD_SUBDIRECTORY 0x00000004u /* FILE_APPEND_DATA on a folder */
 
@@ -55,7 +59,7 @@ void smb_acl_token_init(struct smb_acl_token *t, uint32_t uid, uint32_t gid, con
 bool smb_acl_token_has(const struct smb_acl_token *t, const struct smb_sd_sid *s);
 /* mask with GENERIC_* replaced by the file rights they stand for. */
 uint32_t smb_acl_map(uint32_t mask);
-/* What sd grants t (the MAXIMUM_ALLOWED answer, without the parent). */
+/* What sd grants t (without what the parent adds). */
 uint32_t smb_acl_granted(const struct smb_sd *sd, const struct smb_acl_token *t);
 /* Whether t may open an object of descriptor sd for desired, given what
  * the parent grants t (parent_granted: 0 when there is no parent, the

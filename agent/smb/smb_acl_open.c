@@ -5,7 +5,8 @@
  *  - CREATE of an existing object: the desired access checked against its
  *    DACL for the session's token (smb_acl.h), DELETE also granted by the
  *    parent's DELETE_CHILD; the open's access is what was granted (with
- *    MAXIMUM_ALLOWED: all of it), so every later check (smb_open_may)
+ *    MAXIMUM_ALLOWED: all of it; an overwrite also needs FILE_WRITE_DATA),
+ *    so every later check (smb_open_may)
  *    holds to the DACL. Refused: STATUS_ACCESS_DENIED.
  *  - CREATE of a new object: the parent must grant FILE_ADD_FILE (a file)
  *    or FILE_ADD_SUBDIRECTORY (a folder); the object gets the SecD
@@ -111,7 +112,7 @@ static uint32_t smb_acl_store(struct vol_obj *obj, const struct smb_sd *sd)
 	return st;
 }
 
-uint32_t smb_acl_open_allowed(struct smb_open *o, const struct vol_cred *cred, uint32_t desired)
+uint32_t smb_acl_open_allowed(struct smb_open *o, const struct vol_cred *cred, uint32_t desired, bool overwrite)
 {
 	struct smb_acl_token t;
 	struct smb_sd *sd = NULL;
@@ -127,7 +128,9 @@ uint32_t smb_acl_open_allowed(struct smb_open *o, const struct vol_cred *cred, u
 		st = STATUS_INTERNAL_ERROR;
 		goto out;
 	}
-	if (!smb_acl_check(sd, &t, desired, pg, &g))
+	/* an overwrite or supersede writes the file's data (as smbd and
+	 * Windows check it; smbtorture smb2.acls.OVERWRITE_READ_ONLY_FILE) */
+	if (!smb_acl_check(sd, &t, desired | (overwrite ? SMB_FILE_WRITE_DATA : 0), pg, &g))
 		goto out;
 	o->access = g;
 	st = STATUS_SUCCESS;
@@ -196,8 +199,8 @@ uint32_t smb_acl_maximal(const struct smb_open *o, const struct vol_cred *cred)
 		return 0;
 	smb_acl_token_of(cred, &t);
 	pg = smb_acl_parent(o, &t, sd);
-	if (smb_acl_load(&o->obj, sd) == 0)
-		m = smb_acl_granted(sd, &t) | (pg & SMB_FILE_DELETE_CHILD ? SMB_DELETE : 0);
+	if (smb_acl_load(&o->obj, sd) != 0 || !smb_acl_check(sd, &t, SMB_MAXIMUM_ALLOWED, pg, &m))
+		m = 0;
 	free(sd);
 	return m & ~SMB_ACCESS_SYSTEM_SECURITY;
 }

@@ -553,7 +553,7 @@ uint32_t smb_open_create(struct smb_req *r)
 				goto fail;
 			}
 		}
-		if ((status = smb_acl_open_allowed(o, cred, q.desired_access)) != STATUS_SUCCESS)
+		if ((status = smb_acl_open_allowed(o, cred, q.desired_access, overwrite)) != STATUS_SUCCESS)
 			goto fail; /* the DACL on an NTFS-style share, else the POSIX bits */
 		/* a client that knows no EAs opens no file that needs one (MS-FSA 2.1.5.1.2.1) */
 		if ((q.options & FILE_NO_EA_KNOWLEDGE) && smb_ea_needed(o)) {

@@ -650,13 +650,13 @@ uint32_t smb_ea_query(struct smb_open *o, const struct smb_wire_query_info_req *
 /* smb_acl_open.c: NTFS-style shares (see there): whether t's share is
  * one; the CREATE checks of an existing object (open_allowed: on a
  * UNIX-style share smb_open_data_allowed's; sets o->access to what the
- * DACL granted) and of a new one (create_allowed: the parent's right to
+ * DACL granted; an overwrite needs FILE_WRITE_DATA too) and of a new one (create_allowed: the parent's right to
  * add it); the descriptor of an object a CREATE made (made: SecD, else
  * inherited, else a default; o->access from it); the MxAc answer; QUERY
  * and SET_INFO of the descriptor (query: either style). The share's
  * POSIX mode: folders 0777, files 0666 made (see smb_acl_open.c). */
 bool smb_acl_ntfs(const struct smb_tree *t);
-uint32_t smb_acl_open_allowed(struct smb_open *o, const struct vol_cred *cred, uint32_t desired);
+uint32_t smb_acl_open_allowed(struct smb_open *o, const struct vol_cred *cred, uint32_t desired, bool overwrite);
 uint32_t smb_acl_create_allowed(const struct smb_open *o, const struct vol_cred *cred, bool dir);
 uint32_t smb_acl_made(const struct smb_ctx_req *x, struct smb_open *o, const struct vol_cred *cred);
 uint32_t smb_acl_maximal(const struct smb_open *o, const struct vol_cred *cred);

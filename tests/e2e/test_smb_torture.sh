@@ -182,8 +182,14 @@ $(printf 'smb2.session.%s\n' $SESSION_TESTS)
 $(printf 'smb2.multichannel.%s\n' $MULTICHANNEL_TESTS)
 "
 
+# SMB_TORTURE_SECURITY=NTFS: the volume's securityStyle is NTFS (descriptors
+# stored and enforced, agent/smb/smb_acl_open.c) and smbd keeps NT ACLs the
+# same way (vfs objects = acl_xattr); the default is UNIX and smbd without it.
+SEC=${SMB_TORTURE_SECURITY:-UNIX}
+SMBD_SEC=()
+[ "$SEC" = NTFS ] && SMBD_SEC=('vfs objects = acl_xattr')
 aq_smb_cluster
-aq_mutate POST "$P/volumes?volumeId=docs" '{"storagePool":"sp","capacityGib":"100","shareName":"docs","protocols":["SMB"],"smbSettings":["CHANGE_NOTIFY","OPLOCKS"],"unixPermissions":"0777"}'
+aq_mutate POST "$P/volumes?volumeId=docs" '{"storagePool":"sp","capacityGib":"100","shareName":"docs","protocols":["SMB"],"smbSettings":["CHANGE_NOTIFY","OPLOCKS"],"unixPermissions":"0777","securityStyle":"'"$SEC"'"}'
 expect_jq .response.state READY "an SMB volume created through the API is READY"
 # the user smbd knows too: nobody (smbd maps a user onto a Unix account)
 NOBODY_UID=$(id -u nobody) NOBODY_GID=$(id -g nobody)
@@ -197,7 +203,7 @@ chmod o+x "$AQ_TMP" "$AQ_TMP/shelf" "$(dirname "$SHARE")"
 . "$AQ_SRC/tests/lib/smbd.sh"
 S=$AQ_TMP/samba
 SPORT=$(aq_pick_port)
-aq_smbd_start "$S" "$SPORT" docs "$SHARE" Secret-1 no 'server signing = mandatory'
+aq_smbd_start "$S" "$SPORT" docs "$SHARE" Secret-1 no 'server signing = mandatory' "${SMBD_SEC[@]}"
 ok "smbd's passdb has nobody" pdbedit -s "$S/smb.conf" -u nobody >/dev/null
 ok "smbd listens on $SPORT" bash -c "exec 3<>/dev/tcp/127.0.0.1/$SPORT" 2>/dev/null
 

@@ -118,6 +118,28 @@ START_TEST(test_delete_child)
 	ck_assert(!smb_acl_check(&sd, &bob, SMB_DELETE, SMB_FILE_WRITE_DATA, &g));
 	ck_assert(smb_acl_check(&sd, &bob, SMB_DELETE, SMB_FILE_DELETE_CHILD, &g));
 	ck_assert_uint_eq(g, SMB_DELETE);
+	/* FILE_LIST_DIRECTORY on the parent: FILE_READ_ATTRIBUTES */
+	sd.dacl.count = 0;
+	ck_assert(!may(&bob, SMB_FILE_READ_ATTRIBUTES));
+	ck_assert(smb_acl_check(&sd, &bob, SMB_FILE_READ_ATTRIBUTES, SMB_FILE_READ_DATA, &g));
+}
+END_TEST
+
+/* OWNER RIGHTS (S-1-3-4): its ACEs say what the owner holds, in place of
+ * the implicit READ_CONTROL|WRITE_DAC; they mean nothing to others. */
+START_TEST(test_owner_rights)
+{
+	uint32_t g = 0;
+
+	ace(SMB_SD_ACCESS_ALLOWED, 0, SMB_FILE_READ_DATA | SMB_FILE_WRITE_DATA, "S-1-3-4");
+	ck_assert(smb_acl_check(&sd, &alice, SMB_MAXIMUM_ALLOWED, 0, &g));
+	ck_assert_uint_eq(g, SMB_FILE_READ_DATA | SMB_FILE_WRITE_DATA);
+	ck_assert(!may(&alice, SMB_WRITE_DAC));
+	ck_assert(!may(&bob, SMB_FILE_READ_DATA));
+	/* an INHERIT_ONLY one leaves the implicit rights */
+	sd.dacl.ace[0].flags = SMB_SD_INHERIT_ONLY | SMB_SD_OBJECT_INHERIT;
+	ck_assert(smb_acl_check(&sd, &alice, SMB_MAXIMUM_ALLOWED, 0, &g));
+	ck_assert_uint_eq(g, SMB_READ_CONTROL | SMB_WRITE_DAC);
 }
 END_TEST
 
@@ -184,6 +206,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_token_sids);
 	tcase_add_test(tc, test_maximum_owner_null);
 	tcase_add_test(tc, test_delete_child);
+	tcase_add_test(tc, test_owner_rights);
 	tcase_add_test(tc, test_inherit);
 	suite_add_tcase(s, tc);
 	return s;
