@@ -114,6 +114,16 @@ static void smb_acl_add(struct smb_sd_acl *acl, const struct smb_sd_ace *a, uint
 	*n = *a;
 	n->flags = flags | SMB_SD_INHERITED;
 	n->sid = *sid;
+	if (!(flags & (SMB_SD_OBJECT_INHERIT | SMB_SD_CONTAINER_INHERIT | SMB_SD_INHERIT_ONLY)))
+		n->mask = smb_acl_map(n->mask); /* effective here only: the rights it stands for */
+}
+
+void smb_acl_map_acl(struct smb_sd_acl *acl)
+{
+	for (uint16_t i = 0; i < acl->count; i++)
+		if ((acl->ace[i].type == SMB_SD_ACCESS_ALLOWED || acl->ace[i].type == SMB_SD_ACCESS_DENIED) &&
+		    !(acl->ace[i].flags & (SMB_SD_OBJECT_INHERIT | SMB_SD_CONTAINER_INHERIT | SMB_SD_INHERIT_ONLY)))
+			acl->ace[i].mask = smb_acl_map(acl->ace[i].mask);
 }
 
 unsigned smb_acl_inherit(const struct smb_sd *parent, bool dir, const struct smb_acl_token *t, struct smb_sd *child)
@@ -146,9 +156,10 @@ unsigned smb_acl_inherit(const struct smb_sd *parent, bool dir, const struct smb
 		}
 		if (ci) {
 			/* effective here; still inherited below unless NO_PROPAGATE
-			 * (a creator SID: the effective copy names the creator, an
-			 * INHERIT_ONLY copy keeps the creator SID for below) */
-			if (np || creator) {
+			 * (a creator SID or generic rights: an effective copy names
+			 * the creator with the rights mapped, an INHERIT_ONLY copy
+			 * keeps the ACE as it was for below, as Windows splits it) */
+			if (np || creator || smb_acl_map(a->mask) != a->mask) {
 				smb_acl_add(&child->dacl, a, 0, sid);
 				if (!np)
 					smb_acl_add(&child->dacl, a, (uint8_t)((a->flags & inh) | SMB_SD_INHERIT_ONLY), &a->sid);

@@ -30,7 +30,8 @@
  * (INHERIT_ONLY, for the files below, unless NO_PROPAGATE); each marked
  * INHERITED. CREATOR OWNER (S-1-3-0) and CREATOR GROUP (S-1-3-1) become
  * the new object's owner and group in the effective ACE (a folder keeps
- * an INHERIT_ONLY copy with the creator SID for what is made below). The
+ * an INHERIT_ONLY copy with the creator SID for what is made below; an
+ * ACE with generic rights the same, its effective copy mapped). The
  * owner is the creator, the group its primary group. The SACL is not
  * inherited (only root could read it).
  */
@@ -59,6 +60,10 @@ void smb_acl_token_init(struct smb_acl_token *t, uint32_t uid, uint32_t gid, con
 bool smb_acl_token_has(const struct smb_acl_token *t, const struct smb_sd_sid *s);
 /* mask with GENERIC_* replaced by the file rights they stand for. */
 uint32_t smb_acl_map(uint32_t mask);
+/* GENERIC_* mapped in the ACEs of acl that apply to the object only (no
+ * OBJECT_INHERIT, CONTAINER_INHERIT or INHERIT_ONLY): what a descriptor
+ * set or inherited keeps, as Windows does. */
+void smb_acl_map_acl(struct smb_sd_acl *acl);
 /* What sd grants t (without what the parent adds). */
 uint32_t smb_acl_granted(const struct smb_sd *sd, const struct smb_acl_token *t);
 /* Whether t may open an object of descriptor sd for desired, given what

@@ -17,7 +17,8 @@
  *  - QUERY_INFO security: the parts AdditionalInformation names.
  *  - SET_INFO security: merged into the object's descriptor part by part
  *    (OWNER, GROUP, DACL, SACL as AdditionalInformation names them; a NULL
- *    DACL, DENY ACEs, inheritance flags and any SID kept); anyone but root
+ *    DACL, DENY ACEs, inheritance flags and any SID kept; generic rights
+ *    of the ACEs for the object itself mapped); anyone but root
  *    may only name themselves owner (STATUS_INVALID_OWNER).
  * The POSIX mode does not get in the way: on an NTFS share the SMB server
  * makes folders 0777 and files 0666 (owned by the creator and its primary
@@ -173,6 +174,7 @@ uint32_t smb_acl_made(const struct smb_ctx_req *x, struct smb_open *o, const str
 			sd->has_owner = true, sd->owner = t.sid[0];
 		if (!sd->has_group)
 			sd->has_group = true, sd->group = t.sid[1];
+		smb_acl_map_acl(&sd->dacl);
 	} else if (smb_acl_load(&o->parent, parent) != 0 || smb_acl_inherit(parent, dir, &t, sd) == 0) {
 		smb_sd_from_unix(cred->uid, cred->gid, dir ? 0755u : 0644u, dir, sd);
 	}
@@ -265,6 +267,7 @@ uint32_t smb_acl_set(struct smb_req *r, struct smb_open *o, const struct smb_wir
 		/* the DACL as given: a NULL DACL (present, no offset) or none */
 		cur->has_dacl = in->has_dacl;
 		cur->dacl = in->dacl;
+		smb_acl_map_acl(&cur->dacl);
 		cur->control = (uint16_t)((cur->control & ~(SMB_SD_DACL_PRESENT | SMB_SD_DACL_PROTECTED)) |
 					  (in->control & (SMB_SD_DACL_PRESENT | SMB_SD_DACL_PROTECTED)));
 		if (!in->has_dacl && !(in->control & SMB_SD_DACL_PRESENT))

@@ -173,7 +173,7 @@ START_TEST(test_inherit)
 	ck_assert(has(&child, I, SMB_FILE_READ_DATA, "S-1-22-1-3000"));
 	ck_assert_uint_eq(child.dacl.ace[0].type, SMB_SD_ACCESS_DENIED); /* the order kept: DENY first */
 	ck_assert(has(&child, I, 0x1, "S-1-22-1-3001"));
-	ck_assert(has(&child, I, SMB_GENERIC_ALL, "S-1-22-1-2000"));
+	ck_assert(has(&child, I, SMB_FILE_ALL_ACCESS, "S-1-22-1-2000")); /* generic rights mapped */
 	smb_sd_sid_unix_user(2000, &bob_sid);
 	ck_assert(smb_sd_sid_eq(&child.owner, &bob_sid));
 	ck_assert(has(&child, I, 0x1, "S-1-22-1-3001"));
@@ -183,7 +183,7 @@ START_TEST(test_inherit)
 	ck_assert(has(&child, I | OI | SMB_SD_INHERIT_ONLY, 0x1, "S-1-22-1-3001"));
 	ck_assert(has(&child, I | CI, 0x2, "S-1-22-1-3002"));
 	ck_assert(has(&child, I, 0x4, "S-1-22-1-3003"));
-	ck_assert(has(&child, I, SMB_GENERIC_ALL, "S-1-22-1-2000"));
+	ck_assert(has(&child, I, SMB_FILE_ALL_ACCESS, "S-1-22-1-2000"));
 	ck_assert(has(&child, I | OI | CI | SMB_SD_INHERIT_ONLY, SMB_GENERIC_ALL, "S-1-3-0"));
 	/* the new folder's own check: bob (its creator) has all, 3000 is denied READ_DATA */
 	ck_assert(smb_acl_check(&child, &bob, SMB_FILE_ALL_ACCESS, 0, &(uint32_t){ 0 }));
@@ -193,6 +193,24 @@ START_TEST(test_inherit)
 	ck_assert_uint_eq(smb_acl_inherit(&sd, false, &bob, &child), 0);
 	sd.has_dacl = false;
 	ck_assert_uint_eq(smb_acl_inherit(&sd, true, &bob, &child), 0);
+}
+END_TEST
+
+/* Generic rights: a folder splits an inheritable ACE into an effective
+ * copy with the rights mapped and an INHERIT_ONLY copy as it was; an ACE
+ * for the object alone is mapped when set (smb_acl_map_acl). */
+START_TEST(test_inherit_generic)
+{
+	const uint8_t I = SMB_SD_INHERITED, OI = SMB_SD_OBJECT_INHERIT, CI = SMB_SD_CONTAINER_INHERIT;
+
+	ace(SMB_SD_ACCESS_ALLOWED, OI | CI, SMB_GENERIC_READ, "S-1-22-1-3005");
+	ace(SMB_SD_ACCESS_ALLOWED, 0, SMB_GENERIC_WRITE, "S-1-22-1-3006");
+	ck_assert_uint_eq(smb_acl_inherit(&sd, true, &bob, &child), 2);
+	ck_assert(has(&child, I, SMB_FILE_GENERIC_READ, "S-1-22-1-3005"));
+	ck_assert(has(&child, I | OI | CI | SMB_SD_INHERIT_ONLY, SMB_GENERIC_READ, "S-1-22-1-3005"));
+	smb_acl_map_acl(&sd.dacl);
+	ck_assert_uint_eq(sd.dacl.ace[0].mask, SMB_GENERIC_READ);
+	ck_assert_uint_eq(sd.dacl.ace[1].mask, SMB_FILE_GENERIC_WRITE);
 }
 END_TEST
 
@@ -208,6 +226,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_delete_child);
 	tcase_add_test(tc, test_owner_rights);
 	tcase_add_test(tc, test_inherit);
+	tcase_add_test(tc, test_inherit_generic);
 	suite_add_tcase(s, tc);
 	return s;
 }
