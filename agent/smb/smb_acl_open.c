@@ -31,7 +31,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <stdint.h>
 
 #include "agent/smb/smb_acl.h"
 #include "agent/smb/smb_srv_internal.h"
@@ -209,19 +208,16 @@ uint32_t smb_acl_maximal(const struct smb_open *o, const struct vol_cred *cred)
 
 uint32_t smb_acl_query(struct smb_open *o, uint32_t additional, struct ut_buf *b)
 {
-	struct smb_sd *sd;
+	struct smb_sd *sd = malloc(sizeof(*sd));
 	uint32_t st = STATUS_INTERNAL_ERROR;
 
-	vol_refresh(&o->obj);
-	if (!smb_acl_ntfs(o->tree)) {
-		if (!(sd = malloc(sizeof(*sd))))
-			return STATUS_NO_MEMORY;
-		smb_sd_from_unix(o->obj.st.st_uid, o->obj.st.st_gid, o->obj.st.st_mode & 0777u, o->dir, sd);
-	} else if (!(sd = malloc(sizeof(*sd)))) {
+	if (!sd)
 		return STATUS_NO_MEMORY;
-	} else if (smb_acl_load(&o->obj, sd) != 0) {
+	vol_refresh(&o->obj);
+	if (!smb_acl_ntfs(o->tree))
+		smb_sd_from_unix(o->obj.st.st_uid, o->obj.st.st_gid, o->obj.st.st_mode & 0777u, o->dir, sd);
+	else if (smb_acl_load(&o->obj, sd) != 0)
 		goto out;
-	}
 	st = smb_sd_encode(b, sd, additional) == AQ_OK ? STATUS_SUCCESS : STATUS_INTERNAL_ERROR;
 out:
 	free(sd);
