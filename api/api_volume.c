@@ -206,6 +206,27 @@ static int vol_check_protocols(const json_t *doc, aq_msg *msg)
 	return AQ_OK;
 }
 
+/* NTFS (Windows descriptors stored per object, enforced by the SMB
+ * server) with NFS: NFS would have to enforce the same ACLs, which it does
+ * not: refused by naming the combination. On the whole document, so that
+ * an update adding NFS to an NTFS volume is refused too. */
+static int vol_check_security(const json_t *doc, aq_msg *msg)
+{
+	const char *sec = api_json_str(doc, "securityStyle", "UNIX");
+	json_t *v;
+	size_t i;
+
+	if (strcmp(sec, "NTFS") != 0)
+		return AQ_OK;
+	json_array_foreach(json_object_get(doc, "protocols"), i, v)
+		if (json_is_string(v) && strncmp(json_string_value(v), "NFS", 3) == 0)
+			return aq_fail(msg, AQ_EINVAL,
+				       "securityStyle: NTFS with protocols %s is not served (NFS does not enforce a volume's "
+				       "NTFS ACLs); give protocols [\"SMB\"] or securityStyle UNIX",
+				       json_string_value(v));
+	return AQ_OK;
+}
+
 int api_volume_check(const struct api_math_params *p, json_t *doc, aq_msg *msg)
 {
 	const char *share = api_json_str(doc, "shareName", "");
@@ -215,7 +236,7 @@ int api_volume_check(const struct api_math_params *p, json_t *doc, aq_msg *msg)
 
 	if ((rc = api_intent_share_check(share, msg)) != AQ_OK)
 		return rc;
-	if ((rc = vol_check_protocols(doc, msg)) != AQ_OK)
+	if ((rc = vol_check_protocols(doc, msg)) != AQ_OK || (rc = vol_check_security(doc, msg)) != AQ_OK)
 		return rc;
 	if ((rc = vol_check_rules(doc, msg)) != AQ_OK)
 		return rc;
@@ -301,7 +322,7 @@ static const struct {
 	bool served;
 } vol_serves_security[] = {
 	{ "UNIX", true },
-	{ "NTFS", false },                        /* stored Windows descriptors: not yet */
+	{ "NTFS", true },                         /* SMB only (vol_check_security); agent/smb/smb_acl_open.c */
 };
 
 static int vol_check_served(const json_t *given, aq_msg *msg)

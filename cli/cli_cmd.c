@@ -274,7 +274,7 @@ static const struct cli_flag volume_flags[] = {
 	{ "smb-settings", CLI_T_ENUM_LIST, ON_CU, 0, "smbSettings", NULL, smb_settings, NULL, "SETTING,...",
 	  "SMB share settings; the server refuses, naming it, any it does not serve yet." },
 	{ "security-style", CLI_T_ENUM, ON_C, 0, "securityStyle", NULL, security_styles, NULL, "STYLE",
-	  "UNIX (default) or NTFS (refused until served; cannot be changed)." },
+	  "UNIX (default) or NTFS (SMB-only volumes; cannot be changed)." },
 	{ "export-policy", CLI_T_DICT, ON_CU, CLI_O_REPEAT, "exportPolicy.rules", "exportPolicy",
 	  NULL, export_rule_keys, "KEY=VALUE,...",
 	  "An export rule (repeat for more): allowed-clients=CIDR,access-type=READ_WRITE,"

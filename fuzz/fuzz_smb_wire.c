@@ -30,8 +30,9 @@ static void fuzz_create(const struct smb_wire_msg *m)
 	if (smb_wire_create_req_decode(m, &r))
 		return;
 	fuzz_name(r.name, r.name_len);
-	(void)smb_ctx_check(&r, &user, &x);
-	(void)smb_ctx_check(&r, &root, &x);
+	(void)smb_ctx_check(&r, &user, false, &x);
+	(void)smb_ctx_check(&r, &user, true, &x);
+	(void)smb_ctx_check(&r, &root, false, &x);
 	for (k = 0; k < r.ctx_count; k++) {
 		struct smb_wire_lease l;
 		struct smb_wire_durable_v2 d;

@@ -26,11 +26,12 @@ enum bkp_type { BKP_T_DIR = 1, BKP_T_REG = 2, BKP_T_SYMLINK = 3, BKP_T_LINK = 4 
 
 /* The extended attributes a backup carries for folders and files: the user
  * data the SMB server keeps in the store's trusted.* namespace (agent/vol/
- * vol.h: the DOS attributes, the EA list), each at most BKP_XA_MAX bytes.
+ * vol.h: the DOS attributes, the EA list, an NTFS volume's security
+ * descriptors), each at most BKP_XA_MAX bytes.
  * The store's own marks (trusted.aquifer.vol, .snap, the tier's fid) are
  * not carried: they belong to the volume they were made for. Index = bit
  * of the manifest entry's mask; names in bkp_xa_name. */
-enum bkp_xa { BKP_XA_DOS, BKP_XA_EA, BKP_XA_N };
+enum bkp_xa { BKP_XA_DOS, BKP_XA_EA, BKP_XA_SD, BKP_XA_N };
 #define BKP_XA_MAX 65535u
 extern const char *const bkp_xa_name[BKP_XA_N];
 

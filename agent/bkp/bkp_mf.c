@@ -37,7 +37,8 @@
 #define BKP_MF_ENT_MIN (1 + 2 + 12 + 24 + 16) /* a DIR entry with an empty path */
 #define BKP_MODE_MASK 07777u
 
-const char *const bkp_xa_name[BKP_XA_N] = { [BKP_XA_DOS] = VOL_DOS_ATTR, [BKP_XA_EA] = VOL_EA_ATTR };
+const char *const bkp_xa_name[BKP_XA_N] = { [BKP_XA_DOS] = VOL_DOS_ATTR, [BKP_XA_EA] = VOL_EA_ATTR,
+						    [BKP_XA_SD] = VOL_SD_ATTR };
 
 void bkp_mf_init(struct bkp_mf *m)
 {

@@ -18,7 +18,9 @@
  *    the user STATUS_INVALID_OWNER, a group the user is not in
  *    STATUS_INVALID_PRIMARY_GROUP (root may give any), all before anything
  *    changes; applied to an object the CREATE made (as NTFS: a descriptor
- *    given for an existing object is not applied to it);
+ *    given for an existing object is not applied to it); on an NTFS-style
+ *    share it is kept as given (smb_acl_open.c), only an owner other than
+ *    the user refused;
  *  - AlSi (allocation size, 8 bytes): for a file the CREATE makes or
  *    overwrites, a size past what the volume has free is STATUS_DISK_FULL
  *    (3.3.5.9.3) before anything changes; then held on the volume while
@@ -108,6 +110,17 @@ static uint32_t smb_ctx_secd(const struct smb_wire_create_ctx *c, const struct v
 
 	if (!c->data_len || c->data_len > SMB_SD_MAX || smb_sd_decode(c->data, c->data_len, &sd) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
+	if (x->ntfs) { /* kept as given (smb_acl_made); the owner rule as below */
+		struct smb_sd_sid me;
+
+		smb_sd_sid_unix_user(cred->uid, &me);
+		if (cred->uid != 0 && sd.has_owner && !smb_sd_sid_eq(&sd.owner, &me))
+			return STATUS_INVALID_OWNER;
+		x->secd_raw = c->data;
+		x->secd_len = c->data_len;
+		x->secd = true;
+		return STATUS_SUCCESS;
+	}
 	/* a SACL is kept nowhere; a NULL DACL (no access checks) has no mode */
 	if (sd.has_sacl || (sd.control & SMB_SD_SACL_PRESENT) || ((sd.control & SMB_SD_DACL_PRESENT) && !sd.has_dacl))
 		return STATUS_NOT_SUPPORTED;
@@ -191,11 +204,13 @@ static const struct smb_ctx_row smb_ctx_table[] = {
 	{ .tag = SMB2_CREATE_APP_INSTANCE_VERSION, .check = smb_ctx_app_ver },
 };
 
-uint32_t smb_ctx_check(const struct smb_wire_create_req *q, const struct vol_cred *cred, struct smb_ctx_req *x)
+uint32_t smb_ctx_check(const struct smb_wire_create_req *q, const struct vol_cred *cred, bool ntfs,
+		       struct smb_ctx_req *x)
 {
 	uint32_t status = STATUS_SUCCESS;
 
 	memset(x, 0, sizeof(*x));
+	x->ntfs = ntfs;
 	for (size_t k = 0; k < sizeof(smb_ctx_table) / sizeof(smb_ctx_table[0]) && status == STATUS_SUCCESS; k++) {
 		const struct smb_wire_create_ctx *c = smb_wire_create_ctx_find(q, smb_ctx_table[k].tag);
 

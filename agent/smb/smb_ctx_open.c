@@ -1,7 +1,8 @@
 /* smb_ctx_open: what the create contexts smb_ctx.c checked do to an open
  * (see smb_ctx.c for each): AlSi's room on the volume before a file is
  * made or overwritten, ExtA's EAs on the object made (smb_open.c sets them
- * on one overwritten too), SecD's owner, group and mode on the object made,
+ * on one overwritten too), SecD's owner, group and mode on the object made
+ * (on an NTFS-style share its descriptor: smb_acl_made),
  * the MxAc and QFid answers.
  */
 #include <string.h>
@@ -34,6 +35,8 @@ uint32_t smb_ctx_apply(const struct smb_ctx_req *x, struct smb_open *o, const st
 	/* the EAs first: SecD may take the user's write right away */
 	if (x->exta && (st = smb_ea_apply(o, cred, x->exta, x->exta_len)) != STATUS_SUCCESS)
 		return st;
+	if (x->ntfs) /* every object made gets its descriptor (smb_acl_open.c) */
+		return smb_acl_made(x, o, cred);
 	if (!x->secd || !x->sd_have)
 		return STATUS_SUCCESS;
 	sa.set_uid = (x->sd_have & SMB_SD_HAVE_UID) != 0;
@@ -65,7 +68,9 @@ uint32_t smb_ctx_maximal(const struct smb_open *o, const struct vol_cred *cred)
 	struct smb_sd sd;
 	uint32_t m;
 
-	if (cred->uid == 0) {
+	if (smb_acl_ntfs(o->tree)) {
+		m = smb_acl_maximal(o, cred); /* the DACL's answer */
+	} else if (cred->uid == 0) {
 		m = SMB_FILE_ALL_ACCESS;
 	} else {
 		/* the synthesized descriptor's ACEs: owner, group, Everyone */

@@ -494,11 +494,7 @@ uint32_t smb_info_query(struct smb_req *r)
 	} else if (q.info_type == SMB2_0_INFO_FILESYSTEM) {
 		status = smb_info_fs(r, o, q.info_class, &b);
 	} else if (q.info_type == SMB2_0_INFO_SECURITY) {
-		struct smb_sd sd;
-
-		vol_refresh(&o->obj);
-		smb_sd_from_unix(o->obj.st.st_uid, o->obj.st.st_gid, o->obj.st.st_mode & 0777u, o->dir, &sd);
-		status = smb_sd_encode(&b, &sd, q.additional) == AQ_OK ? STATUS_SUCCESS : STATUS_INTERNAL_ERROR;
+		status = smb_acl_query(o, q.additional, &b); /* stored (NTFS) or synthesized */
 	} else {
 		status = STATUS_INVALID_INFO_CLASS;
 	}

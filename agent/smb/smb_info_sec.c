@@ -1,5 +1,6 @@
 /* smb_info_sec: SET_INFO of a security descriptor (MS-SMB2 3.3.5.21.3,
- * MS-DTYP 2.4.6) on a UNIX-style share, where what an object's descriptor
+ * MS-DTYP 2.4.6) on a UNIX-style share (an NTFS-style share stores it:
+ * smb_acl_set), where what an object's descriptor
  * says is its POSIX owner, group and mode (the descriptor QUERY_INFO
  * answers is smb_sd_from_unix of them: the owner S-1-22-1-<uid>, the
  * group S-1-22-2-<gid>, and ALLOW ACEs for them and Everyone). The parts
@@ -104,6 +105,8 @@ uint32_t smb_info_sec_set(struct smb_req *r, struct smb_open *o, const struct sm
 	uint32_t st;
 	int rc;
 
+	if (smb_acl_ntfs(o->tree))
+		return smb_acl_set(r, o, q); /* stored as given (smb_acl_open.c) */
 	if ((st = smb_info_sec_check(r, o, q, &sd, &sa)) != STATUS_SUCCESS)
 		return st;
 	if (!sa.set_uid && !sa.set_gid && !sa.set_mode)

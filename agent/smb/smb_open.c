@@ -300,30 +300,6 @@ static uint32_t smb_open_existing(struct smb_req *r, struct smb_open *o, const s
 	return smb_lease_contend(r, o, q, overwrite, false);
 }
 
-/* Whether cred may open the existing file o for the data access desired
- * names (GENERIC_* mapped; MAXIMUM_ALLOWED alone asks nothing more): its
- * FILE_READ_DATA and FILE_WRITE_DATA / FILE_APPEND_DATA against the
- * descriptor the file shows (smb_ctx_maximal: the owner's, group's or
- * Everyone's bits), as Windows and smbd check a CREATE against the DACL
- * (smbtorture smb2.acls.MXAC-NOT-GRANTED) and as the kernel would refuse
- * the READ or WRITE later. The other rights stay where they are checked
- * now: at the operation (SET_INFO, rename, delete) by the kernel. */
-static bool smb_open_data_allowed(const struct smb_open *o, const struct vol_cred *cred, uint32_t desired)
-{
-	uint32_t want = desired;
-
-	if (cred->uid == 0 || !S_ISREG(o->obj.st.st_mode) || o->obj.snap)
-		return true;
-	if (desired & SMB_GENERIC_ALL)
-		want |= SMB_FILE_ALL_ACCESS;
-	if (desired & SMB_GENERIC_READ)
-		want |= SMB_FILE_GENERIC_READ;
-	if (desired & SMB_GENERIC_WRITE)
-		want |= SMB_FILE_GENERIC_WRITE;
-	want &= SMB_FILE_READ_DATA | SMB_FILE_WRITE_DATA | SMB_FILE_APPEND_DATA;
-	return (want & ~smb_ctx_maximal(o, cred)) == 0;
-}
-
 static uint32_t smb_open_status(int rc, bool path)
 {
 	if (rc == -ENOTDIR && path)
@@ -444,7 +420,7 @@ static bool create_park(struct smb_req *r, struct smb_open *o, struct smb_wire_c
 
 	if (!vol_cold(&o->obj) || !smb_frame_park_ready(r) || !(p = calloc(1, sizeof(*p))))
 		return false;
-	if (smb_wire_create_req_decode(&r->m, &p->q) != AQ_OK || smb_ctx_check(&p->q, cred, &p->cx) != STATUS_SUCCESS) {
+	if (smb_wire_create_req_decode(&r->m, &p->q) != AQ_OK || smb_ctx_check(&p->q, cred, smb_acl_ntfs(r->tree), &p->cx) != STATUS_SUCCESS) {
 		free(p);
 		return false;
 	}
@@ -481,7 +457,7 @@ uint32_t smb_open_create(struct smb_req *r)
 	ut_buf_init(&ctx_buf, 64);
 	if (smb_wire_create_req_decode(&r->m, &q) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
-	if ((status = smb_durable_check(&q)) != STATUS_SUCCESS || (status = smb_ctx_check(&q, cred, &cx)) != STATUS_SUCCESS)
+	if ((status = smb_durable_check(&q)) != STATUS_SUCCESS || (status = smb_ctx_check(&q, cred, smb_acl_ntfs(r->tree), &cx)) != STATUS_SUCCESS)
 		return status;
 	if (smb_durable_asked(&q)) /* DHnC / DH2C: a durable open comes back */
 		return smb_durable_reconnect(r, &q);
@@ -577,10 +553,8 @@ uint32_t smb_open_create(struct smb_req *r)
 				goto fail;
 			}
 		}
-		if (!smb_open_data_allowed(o, cred, q.desired_access)) {
-			status = STATUS_ACCESS_DENIED;
-			goto fail;
-		}
+		if ((status = smb_acl_open_allowed(o, cred, q.desired_access, overwrite)) != STATUS_SUCCESS)
+			goto fail; /* the DACL on an NTFS-style share, else the POSIX bits */
 		/* a client that knows no EAs opens no file that needs one (MS-FSA 2.1.5.1.2.1) */
 		if ((q.options & FILE_NO_EA_KNOWLEDGE) && smb_ea_needed(o)) {
 			status = STATUS_ACCESS_DENIED;
@@ -607,13 +581,14 @@ uint32_t smb_open_create(struct smb_req *r)
 			status = STATUS_OBJECT_NAME_NOT_FOUND;
 			goto fail;
 		}
-		if ((status = smb_ctx_room(&cx, &o->parent, (q.options & FILE_DIRECTORY_FILE) != 0)) != STATUS_SUCCESS)
+		if ((status = smb_acl_create_allowed(o, cred, (q.options & FILE_DIRECTORY_FILE) != 0)) != STATUS_SUCCESS ||
+		    (status = smb_ctx_room(&cx, &o->parent, (q.options & FILE_DIRECTORY_FILE) != 0)) != STATUS_SUCCESS)
 			goto fail;
-		if (q.options & FILE_DIRECTORY_FILE) {
-			sa.mode = 0755;
+		if (q.options & FILE_DIRECTORY_FILE) { /* NTFS-style: the DACL decides (smb_acl_open.c) */
+			sa.mode = smb_acl_ntfs(r->tree) ? 0777 : 0755;
 			rc = vol_mkdir(&o->parent, cred, o->name, strlen(o->name), &sa, &o->obj);
 		} else {
-			sa.mode = 0644;
+			sa.mode = smb_acl_ntfs(r->tree) ? 0666 : 0644;
 			rc = vol_create(&o->parent, cred, o->name, strlen(o->name), true, NULL, &sa, &o->obj);
 		}
 		if (rc != 0) {

@@ -588,7 +588,10 @@ int smb_open_path(const uint8_t *name, size_t len, char *out, size_t cap);
  * in_group (smb_ctx.c) touch no store: fuzz_smb_wire links them alone;
  * the rest is smb_ctx_open.c. */
 struct smb_ctx_req {
+	bool ntfs;                   /* the share's security style is NTFS (SecD kept as given) */
 	bool secd, alsi, mxac, qfid;
+	const uint8_t *secd_raw;     /* NTFS: the SecD descriptor (in the request), its length */
+	size_t secd_len;
 	bool app, app_ver;           /* APP_INSTANCE_ID / _VERSION (smb_durable_app) */
 	uint8_t app_id[16];
 	uint64_t app_hi, app_lo;
@@ -600,7 +603,8 @@ struct smb_ctx_req {
 	uint64_t mxac_time;
 	uint8_t mxac_buf[8], qfid_buf[32];
 };
-uint32_t smb_ctx_check(const struct smb_wire_create_req *q, const struct vol_cred *cred, struct smb_ctx_req *x);
+uint32_t smb_ctx_check(const struct smb_wire_create_req *q, const struct vol_cred *cred, bool ntfs,
+		       struct smb_ctx_req *x);
 uint32_t smb_ctx_room(const struct smb_ctx_req *x, struct vol_obj *in, bool dir);
 uint32_t smb_ctx_apply(const struct smb_ctx_req *x, struct smb_open *o, const struct vol_cred *cred);
 void smb_ctx_answer(struct smb_ctx_req *x, const struct smb_open *o, const struct vol_cred *cred,
@@ -643,6 +647,21 @@ bool smb_ea_needed(struct smb_open *o);
 uint32_t smb_ea_apply(struct smb_open *o, const struct vol_cred *cred, const uint8_t *list, size_t len);
 uint32_t smb_ea_set_info(struct smb_req *r, struct smb_open *o, const uint8_t *d, size_t len);
 uint32_t smb_ea_query(struct smb_open *o, const struct smb_wire_query_info_req *q, struct ut_buf *b);
+/* smb_acl_open.c: NTFS-style shares (see there): whether t's share is
+ * one; the CREATE checks of an existing object (open_allowed: on a
+ * UNIX-style share smb_open_data_allowed's; sets o->access to what the
+ * DACL granted; an overwrite needs FILE_WRITE_DATA too) and of a new one (create_allowed: the parent's right to
+ * add it); the descriptor of an object a CREATE made (made: SecD, else
+ * inherited, else a default; o->access from it); the MxAc answer; QUERY
+ * and SET_INFO of the descriptor (query: either style). The share's
+ * POSIX mode: folders 0777, files 0666 made (see smb_acl_open.c). */
+bool smb_acl_ntfs(const struct smb_tree *t);
+uint32_t smb_acl_open_allowed(struct smb_open *o, const struct vol_cred *cred, uint32_t desired, bool overwrite);
+uint32_t smb_acl_create_allowed(const struct smb_open *o, const struct vol_cred *cred, bool dir);
+uint32_t smb_acl_made(const struct smb_ctx_req *x, struct smb_open *o, const struct vol_cred *cred);
+uint32_t smb_acl_maximal(const struct smb_open *o, const struct vol_cred *cred);
+uint32_t smb_acl_query(struct smb_open *o, uint32_t additional, struct ut_buf *b);
+uint32_t smb_acl_set(struct smb_req *r, struct smb_open *o, const struct smb_wire_set_info_req *q);
 /* smb_info_sec.c: SET_INFO of a security descriptor onto the POSIX owner,
  * group and mode (see there for what is refused with which status);
  * nothing changes unless it answers STATUS_SUCCESS. */

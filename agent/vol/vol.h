@@ -48,7 +48,7 @@
  *
  * Capacity: used bytes = sum of st_size of regular files (a hard-linked file
  * counts size/nlink at the scan) + the bytes of every object's EA blob
- * (vol_ea_set) + VOL_NAME_COST (4 KiB) per name below the
+ * (vol_ea_set, vol_sd_set) + VOL_NAME_COST (4 KiB) per name below the
  * root: every directory, symlink, special file and link costs what the
  * smallest block of metadata would, so a volume cannot fill the shared shelf
  * with inodes and directory blocks. Scanned when an export id first appears,
@@ -433,6 +433,21 @@ int vol_dos_set(struct vol_obj *obj, const struct vol_cred *cred, uint32_t attrs
 #define VOL_EA_MAX 65535u
 int vol_ea_get(const struct vol_obj *obj, uint8_t *buf, size_t cap, size_t *len);
 int vol_ea_set(struct vol_obj *obj, const struct vol_cred *cred, const uint8_t *blob, size_t len);
+/* Security descriptors (vol_sd.c): on a volume of security style NTFS,
+ * the SMB front end's self-relative descriptor of an object, one opaque
+ * blob of at most VOL_SD_MAX bytes, kept as VOL_SD_ATTR like the EA list
+ * (trusted.*: NFS neither shows nor sets it; snapshots copy it, backups
+ * carry it; its bytes count against capacity). get: as vol_ea_get (0 and
+ * *len, 0: none stored). set: replaces it (len 0: removes it); the caller
+ * has checked its right to (the descriptor says who may change it, not
+ * the POSIX mode); -EROFS in a snapshot, -E2BIG past VOL_SD_MAX or past
+ * what the shelf holds, -EDQUOT when the growth does not fit, nothing
+ * changed on any error; synced before 0; reported to the watches as
+ * VOL_WATCH_SECURITY. */
+#define VOL_SD_ATTR "trusted.aquifer.sd"
+#define VOL_SD_MAX 65535u /* >= any descriptor agent/smb encodes (SMB_SD_ACE_MAX ACEs: ~10 KB) */
+int vol_sd_get(const struct vol_obj *obj, uint8_t *buf, size_t cap, size_t *len);
+int vol_sd_set(struct vol_obj *obj, const uint8_t *blob, size_t len);
 int vol_readlink(struct vol_obj *obj, const struct vol_cred *cred, char *buf, size_t cap, size_t *len);
 int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
 	     size_t *got, bool *eof);

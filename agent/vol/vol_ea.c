@@ -6,7 +6,8 @@
  * node serving the volume sees them, a snapshot copies them (snap_fs
  * copies every xattr but the marks), a kill -9 of the agent loses nothing
  * the kernel took, and vol_ea_set syncs the object (file or folder) before
- * it answers. The blob's bytes count against the volume's capacity like file data (the
+ * it answers. vol_xa_get / vol_xa_set are the same for any such blob
+ * (vol_sd.c keeps the security descriptor with them). The blob's bytes count against the volume's capacity like file data (the
  * scan, vol_remove and a rename over the last name see them). See vol.h.
  */
 #ifndef _GNU_SOURCE
@@ -35,14 +36,18 @@ static void vol_ea_path(int fd, const char *name, char *out, size_t cap)
 uint64_t vol_ea_size_at(int dirfd, const char *name)
 {
 	char path[32 + VOL_NAME_MAX + 1];
+	uint64_t sum;
 	ssize_t n;
 
 	vol_ea_path(dirfd, name, path, sizeof(path));
 	n = lgetxattr(path, VOL_EA_ATTR, NULL, 0);
-	return n > 0 ? (uint64_t)n : 0;
+	sum = n > 0 ? (uint64_t)n : 0;
+	/* the security descriptor (vol_sd.c) counts the same way */
+	n = lgetxattr(path, VOL_SD_ATTR, NULL, 0);
+	return sum + (n > 0 ? (uint64_t)n : 0);
 }
 
-int vol_ea_get(const struct vol_obj *obj, uint8_t *buf, size_t cap, size_t *len)
+int vol_xa_get(const struct vol_obj *obj, const char *attr, uint8_t *buf, size_t cap, size_t *len)
 {
 	char path[32];
 	ssize_t n;
@@ -50,7 +55,7 @@ int vol_ea_get(const struct vol_obj *obj, uint8_t *buf, size_t cap, size_t *len)
 	if (obj->fd < 0 || !obj->exp)
 		return -EBADF;
 	vol_ea_path(obj->fd, NULL, path, sizeof(path));
-	n = getxattr(path, VOL_EA_ATTR, buf, cap);
+	n = getxattr(path, attr, buf, cap);
 	if (n < 0) {
 		if (errno == ENODATA || errno == ENOTSUP) {
 			*len = 0; /* none set, or a file system without xattrs */
@@ -62,7 +67,12 @@ int vol_ea_get(const struct vol_obj *obj, uint8_t *buf, size_t cap, size_t *len)
 	return 0;
 }
 
-int vol_ea_set(struct vol_obj *obj, const struct vol_cred *cred, const uint8_t *blob, size_t len)
+int vol_ea_get(const struct vol_obj *obj, uint8_t *buf, size_t cap, size_t *len)
+{
+	return vol_xa_get(obj, VOL_EA_ATTR, buf, cap, len);
+}
+
+int vol_xa_set(struct vol_obj *obj, const char *attr, const uint8_t *blob, size_t len, unsigned watch)
 {
 	char path[32];
 	pthread_mutex_t *mu;
@@ -74,26 +84,20 @@ int vol_ea_set(struct vol_obj *obj, const struct vol_cred *cred, const uint8_t *
 		return -EBADF;
 	if (obj->snap)
 		return -EROFS;
-	if (len > VOL_EA_MAX)
-		return -E2BIG;
-	/* the caller's right, checked as the caller (owner, or may write it);
-	 * the attribute itself is written with the server's identity */
-	if ((rc = vol_may_set_attr(obj, cred)) != 0)
-		return rc;
 	vol_ea_path(obj->fd, NULL, path, sizeof(path));
 	mu = vol_lock_of(obj); /* the size read and the set, one at a time per file */
 	pthread_mutex_lock(mu);
-	had = getxattr(path, VOL_EA_ATTR, NULL, 0);
+	had = getxattr(path, attr, NULL, 0);
 	old = had > 0 ? (uint64_t)had : 0;
 	if (len > old && (rc = vol_reserve(obj->exp, len - old)) != 0)
 		goto out;
 	if (len == 0)
-		rc = removexattr(path, VOL_EA_ATTR) == 0 || errno == ENODATA ? 0 : -errno;
+		rc = removexattr(path, attr) == 0 || errno == ENODATA ? 0 : -errno;
 	else
-		rc = setxattr(path, VOL_EA_ATTR, blob, len, 0) == 0 ? 0 : -errno;
+		rc = setxattr(path, attr, blob, len, 0) == 0 ? 0 : -errno;
 	if (rc == -ENOTSUP)
 		rc = -EOPNOTSUPP;
-	/* the shelf's file system holds less than VOL_EA_MAX (ext4 without
+	/* the shelf's file system holds less than the blob's cap (ext4 without
 	 * ea_inode: what is left of one block): the list is too large there */
 	if (rc == -ENOSPC || rc == -ERANGE)
 		rc = -E2BIG;
@@ -114,6 +118,23 @@ out:
 	 * file system has one, else the object's own group-committed fsync) */
 	if ((rc = vol_sync(obj)) != 0)
 		return rc;
-	vol_watch_note_obj(obj, VOL_WATCH_MODIFIED, VOL_WATCH_EA);
+	vol_watch_note_obj(obj, VOL_WATCH_MODIFIED, watch);
 	return 0;
+}
+
+int vol_ea_set(struct vol_obj *obj, const struct vol_cred *cred, const uint8_t *blob, size_t len)
+{
+	int rc;
+
+	if (obj->fd < 0 || !obj->exp)
+		return -EBADF;
+	if (obj->snap)
+		return -EROFS;
+	if (len > VOL_EA_MAX)
+		return -E2BIG;
+	/* the caller's right, checked as the caller (owner, or may write it);
+	 * the attribute itself is written with the server's identity */
+	if ((rc = vol_may_set_attr(obj, cred)) != 0)
+		return rc;
+	return vol_xa_set(obj, VOL_EA_ATTR, blob, len, VOL_WATCH_EA);
 }

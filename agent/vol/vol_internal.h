@@ -321,8 +321,15 @@ pthread_mutex_t *vol_lock_of(struct vol_obj *obj);
 /* Reserve growth bytes of capacity (lock-free, exact): 0 or -EDQUOT. */
 int vol_reserve(struct vol_export *e, uint64_t growth);
 void vol_adjust(struct vol_export *e, int64_t delta);
-/* The size of the EA blob (vol_ea.c) of name in dirfd, 0 when none. */
+/* The bytes of the SMB blobs (vol_ea.c: the EA list, the security
+ * descriptor) of name in dirfd, 0 when none. */
 uint64_t vol_ea_size_at(int dirfd, const char *name);
+/* One opaque blob in the xattr attr (vol_ea.c): get as vol_ea_get; set
+ * as vol_ea_set without its checks of the caller's right and of the cap
+ * (the caller's): -EBADF, -EROFS in a snapshot, the growth reserved,
+ * synced before 0, reported to the watches as watch. */
+int vol_xa_get(const struct vol_obj *obj, const char *attr, uint8_t *buf, size_t cap, size_t *len);
+int vol_xa_set(struct vol_obj *obj, const char *attr, const uint8_t *blob, size_t len, unsigned watch);
 /* A new name: charge VOL_NAME_COST (0 or -EDQUOT); a name gone: give it back. */
 int vol_name_charge(struct vol_export *e);
 void vol_name_refund(struct vol_export *e);

@@ -217,7 +217,7 @@ START_TEST(test_vol_tiering_and_defaults)
 	ck_assert_ptr_null(json_object_get(d, "tieringPolicy"));
 	json_decref(d);
 	/* given values are kept */
-	ck_assert_int_eq(vol_check(SHARE ", " NFS3 ", \"securityStyle\": \"NTFS\","
+	ck_assert_int_eq(vol_check(SHARE ", \"protocols\": [\"SMB\"], \"securityStyle\": \"NTFS\","
 				   " \"snapshotDirectory\": false",
 				   &d, &msg),
 			 AQ_OK);
@@ -225,6 +225,10 @@ START_TEST(test_vol_tiering_and_defaults)
 	ck_assert(!api_json_bool(d, "snapshotDirectory", true));
 	json_decref(d);
 
+	/* NTFS is SMB only: NFS would not enforce its ACLs (issue 18) */
+	vol_refused(SHARE ", " NFS3 ", \"securityStyle\": \"NTFS\"", "securityStyle: NTFS with protocols NFSV3");
+	vol_refused(SHARE ", \"protocols\": [\"SMB\", \"NFSV4\"], \"securityStyle\": \"NTFS\"",
+		    "securityStyle: NTFS with protocols NFSV4");
 	vol_refused(SHARE ", " NFS3 ", \"kerberosEnabled\": true", "kerberosEnabled");
 	vol_ok(SHARE ", " NFS3 ", \"kerberosEnabled\": false");
 	vol_refused(SHARE ", " NFS3 ", \"restoreParameters\": {\"sourceSnapshot\": \"x\"}",
@@ -272,7 +276,7 @@ START_TEST(test_vol_supported)
 		{ "\"smbSettings\": [\"CHANGE_NOTIFY\"]", NULL }, /* SMB2 CHANGE_NOTIFY is served */
 		{ "\"smbSettings\": [\"OPLOCKS\"]", NULL },       /* Level II oplocks and R leases */
 		{ "\"smbSettings\": []", NULL },
-		{ "\"securityStyle\": \"NTFS\"", "securityStyle: NTFS" },
+		{ "\"protocols\": [\"SMB\"], \"securityStyle\": \"NTFS\"", NULL }, /* issue 18 */
 		{ "\"securityStyle\": \"UNIX\"", NULL },
 		{ "\"snapshotPolicy\": {\"enabled\": true}", NULL }, /* issue 20: a scheduler runs it */
 		{ "\"snapshotPolicy\": {\"enabled\": false, \"dailySchedule\": {\"snapshotsToKeep\": 3}}", NULL },

@@ -43,7 +43,7 @@ refuse snapshotPolicy.hourlySchedule.snapshotsToKeep "$(with '{"snapshotPolicy":
 refuse backupConfig.backupVault "$(with '{"backupConfig":{"backupVault":"projects/set/locations/east/backupVaults/v"}}')"
 refuse backupConfig.scheduledBackupEnabled "$(with '{"backupConfig":{"scheduledBackupEnabled":true}}')"
 refuse snapReserve "$(with '{"snapReserve":20}')"
-refuse "securityStyle: NTFS" "$(with '{"securityStyle":"NTFS"}')"
+refuse "securityStyle: NTFS with protocols NFSV3" "$(with '{"securityStyle":"NTFS"}')" # issue 18: SMB only
 refuse multipleEndpoints "$(with '{"multipleEndpoints":true}')"
 for k in kerberos5ReadOnly kerberos5ReadWrite kerberos5iReadOnly kerberos5iReadWrite kerberos5pReadOnly kerberos5pReadWrite; do
 	refuse "exportPolicy.rules[0].$k" "$(rule_with "{\"$k\":true}")"

@@ -184,7 +184,7 @@ while IFS='|' read -r what protos extra field; do
 done <<'CASES'
 smbSettings BROWSABLE (not served: no share list)|["SMB"]|"smbSettings":["BROWSABLE"]|smbSettings
 smbSettings SHOW_SNAPSHOT (not served yet)|["SMB"]|"smbSettings":["SHOW_SNAPSHOT"]|smbSettings
-securityStyle NTFS (not served yet)|["SMB"]|"securityStyle":"NTFS"|securityStyle
+securityStyle NTFS with NFS (NFS would not enforce the ACLs)|["SMB","NFSV3"]|"securityStyle":"NTFS"|securityStyle: NTFS with protocols NFSV3
 CASES
 aq_req GET "$PE/volumes/bad"
 expect_error 404 NOT_FOUND "no refused volume was created"

@@ -102,13 +102,14 @@ uint64_t bt_gen(const char *root, uint32_t cs)
 			perror(q);
 	}
 	/* what the SMB server keeps in trusted.* (root only): an EA list on a
-	 * file and a folder, DOS attributes on a file (with a hard link) and a
+	 * file and a folder, a security descriptor on a file, DOS attributes on a file (with a hard link) and a
 	 * folder; set before the times, which they would not change anyway */
 	if (geteuid() == 0) {
 		static const struct {
 			const char *rel, *name, *value;
 		} xa[] = { { "a/s1", VOL_EA_ATTR, "\0\0\0\0\0\4\5\0EANAMEvalue" },
 			   { "a/b", VOL_EA_ATTR, "\0\0\0\0\x80\3\1\0DIRx" },
+			   { "a/s1", VOL_SD_ATTR, "\1\0\4\x80\0\0\0\0SDbytes" },
 			   { "big", VOL_DOS_ATTR, "\0\0\0\0\0\0\0\x23" },
 			   { "empty", VOL_DOS_ATTR, "\0\0\0\0\0\0\0\x12" } };
 
@@ -145,7 +146,7 @@ uint64_t bt_gen(const char *root, uint32_t cs)
  * dirfd (values of the test tree: short). */
 static void bt_xattrs(char *out, size_t cap, int dirfd, const char *name)
 {
-	static const char *const names[] = { VOL_DOS_ATTR, VOL_EA_ATTR };
+	static const char *const names[] = { VOL_DOS_ATTR, VOL_EA_ATTR, VOL_SD_ATTR };
 	char p[4200];
 	uint8_t v[256];
 	size_t at = 0;

@@ -51,6 +51,7 @@ static void sample(struct bkp_mf *m)
 	e->mtime_ns = -5; /* before 1970 */
 	put_xa(e, BKP_XA_DOS, "dos-bits");
 	put_xa(e, BKP_XA_EA, "file-eas");
+	put_xa(e, BKP_XA_SD, "ntfs-sd");
 	ck_assert_ptr_nonnull(e = bkp_mf_add(m, BKP_T_SYMLINK, "s"));
 	e->target = strdup("../../x");
 	ck_assert_ptr_nonnull(e = bkp_mf_add(m, BKP_T_LINK, "h"));
@@ -82,6 +83,7 @@ START_TEST(t_roundtrip)
 	ck_assert_mem_eq(d.ents[1].xa[BKP_XA_EA], "folder-eas", 10);
 	ck_assert_mem_eq(d.ents[2].xa[BKP_XA_DOS], "dos-bits", 8);
 	ck_assert_mem_eq(d.ents[2].xa[BKP_XA_EA], "file-eas", 8);
+	ck_assert_mem_eq(d.ents[2].xa[BKP_XA_SD], "ntfs-sd", 7);
 	ck_assert_str_eq(d.source, "snap-1");
 	ck_assert_str_eq(d.prev_id, "b0");
 	ck_assert_int_eq(d.create_unix_ns, 1700000000123456789);

@@ -1,0 +1,174 @@
+/* smb_acl: the access check and inheritance of NTFS-style shares
+ * (MS-DTYP 2.5.3.2, 2.5.3.4); see smb_acl.h for the contract. */
+#include "agent/smb/smb_acl.h"
+
+#include <string.h>
+
+static const struct smb_sd_sid smb_acl_auth_users = { .revision = 1, .count = 1, .authority = 5, .sub = { 11 } };
+static const struct smb_sd_sid smb_acl_creator_owner = { .revision = 1, .count = 1, .authority = 3, .sub = { 0 } };
+static const struct smb_sd_sid smb_acl_creator_group = { .revision = 1, .count = 1, .authority = 3, .sub = { 1 } };
+static const struct smb_sd_sid smb_acl_owner_rights = { .revision = 1, .count = 1, .authority = 3, .sub = { 4 } };
+
+void smb_acl_token_init(struct smb_acl_token *t, uint32_t uid, uint32_t gid, const uint32_t *gids, unsigned ngids)
+{
+	memset(t, 0, sizeof(*t));
+	t->root = uid == 0;
+	smb_sd_sid_unix_user(uid, &t->sid[t->n++]);
+	smb_sd_sid_unix_group(gid, &t->sid[t->n++]);
+	for (unsigned k = 0; k < ngids && k < 16u; k++)
+		smb_sd_sid_unix_group(gids[k], &t->sid[t->n++]);
+	t->sid[t->n++] = smb_sd_everyone;
+	t->sid[t->n++] = smb_acl_auth_users;
+}
+
+bool smb_acl_token_has(const struct smb_acl_token *t, const struct smb_sd_sid *s)
+{
+	for (unsigned k = 0; k < t->n; k++)
+		if (smb_sd_sid_eq(&t->sid[k], s))
+			return true;
+	return false;
+}
+
+uint32_t smb_acl_map(uint32_t mask)
+{
+	uint32_t m = mask & ~(SMB_GENERIC_ALL | SMB_GENERIC_READ | SMB_GENERIC_WRITE | SMB_GENERIC_EXECUTE);
+
+	if (mask & SMB_GENERIC_ALL)
+		m |= SMB_FILE_ALL_ACCESS;
+	if (mask & SMB_GENERIC_READ)
+		m |= SMB_FILE_GENERIC_READ;
+	if (mask & SMB_GENERIC_WRITE)
+		m |= SMB_FILE_GENERIC_WRITE;
+	if (mask & SMB_GENERIC_EXECUTE)
+		m |= SMB_FILE_GENERIC_EXECUTE;
+	return m;
+}
+
+/* Whether a DACL speaks for the owner itself (an effective OWNER RIGHTS ACE). */
+static bool smb_acl_has_owner_rights(const struct smb_sd_acl *acl)
+{
+	for (uint16_t i = 0; i < acl->count; i++)
+		if (!(acl->ace[i].flags & SMB_SD_INHERIT_ONLY) && smb_sd_sid_eq(&acl->ace[i].sid, &smb_acl_owner_rights))
+			return true;
+	return false;
+}
+
+uint32_t smb_acl_granted(const struct smb_sd *sd, const struct smb_acl_token *t)
+{
+	uint32_t granted = 0, denied = 0;
+	bool owner;
+
+	if (t->root)
+		return SMB_FILE_ALL_ACCESS | SMB_ACCESS_SYSTEM_SECURITY;
+	owner = sd->has_owner && smb_acl_token_has(t, &sd->owner);
+	if (!sd->has_dacl) /* the NULL DACL, or none at all */
+		return SMB_FILE_ALL_ACCESS;
+	/* the owner's implicit rights first (no DENY takes them away), unless
+	 * an OWNER RIGHTS ACE says what the owner has */
+	if (owner && !smb_acl_has_owner_rights(&sd->dacl))
+		granted |= SMB_READ_CONTROL | SMB_WRITE_DAC;
+	for (uint16_t i = 0; i < sd->dacl.count; i++) {
+		const struct smb_sd_ace *a = &sd->dacl.ace[i];
+		uint32_t m;
+
+		if (a->flags & SMB_SD_INHERIT_ONLY)
+			continue;
+		if (a->type != SMB_SD_ACCESS_ALLOWED && a->type != SMB_SD_ACCESS_DENIED)
+			continue;
+		if (!smb_acl_token_has(t, &a->sid) && !(owner && smb_sd_sid_eq(&a->sid, &smb_acl_owner_rights)))
+			continue;
+		m = smb_acl_map(a->mask) & ~SMB_MAXIMUM_ALLOWED;
+		if (a->type == SMB_SD_ACCESS_ALLOWED)
+			granted |= m & ~denied;
+		else
+			denied |= m & ~granted;
+	}
+	return granted & ~SMB_ACCESS_SYSTEM_SECURITY;
+}
+
+bool smb_acl_check(const struct smb_sd *sd, const struct smb_acl_token *t, uint32_t desired, uint32_t parent_granted,
+		   uint32_t *granted)
+{
+	uint32_t g = smb_acl_granted(sd, t), want = smb_acl_map(desired) & ~SMB_MAXIMUM_ALLOWED;
+
+	if (parent_granted & SMB_FILE_DELETE_CHILD)
+		g |= SMB_DELETE;
+	/* who may list the folder may read the attributes of what is in it
+	 * (MS-FSA 2.1.5.1.2; smbd does the same) */
+	if (parent_granted & SMB_FILE_LIST_DIRECTORY)
+		g |= SMB_FILE_READ_ATTRIBUTES;
+	if (want & ~g)
+		return false;
+	*granted = desired & SMB_MAXIMUM_ALLOWED ? g : want;
+	return true;
+}
+
+/* Append a copy of a with flags and sid to acl (bounded by SMB_SD_ACE_MAX). */
+static void smb_acl_add(struct smb_sd_acl *acl, const struct smb_sd_ace *a, uint8_t flags, const struct smb_sd_sid *sid)
+{
+	struct smb_sd_ace *n;
+
+	if (acl->count >= SMB_SD_ACE_MAX)
+		return;
+	n = &acl->ace[acl->count++];
+	*n = *a;
+	n->flags = flags | SMB_SD_INHERITED;
+	n->sid = *sid;
+	if (!(flags & (SMB_SD_OBJECT_INHERIT | SMB_SD_CONTAINER_INHERIT | SMB_SD_INHERIT_ONLY)))
+		n->mask = smb_acl_map(n->mask); /* effective here only: the rights it stands for */
+}
+
+void smb_acl_map_acl(struct smb_sd_acl *acl)
+{
+	for (uint16_t i = 0; i < acl->count; i++)
+		if ((acl->ace[i].type == SMB_SD_ACCESS_ALLOWED || acl->ace[i].type == SMB_SD_ACCESS_DENIED) &&
+		    !(acl->ace[i].flags & (SMB_SD_OBJECT_INHERIT | SMB_SD_CONTAINER_INHERIT | SMB_SD_INHERIT_ONLY)))
+			acl->ace[i].mask = smb_acl_map(acl->ace[i].mask);
+}
+
+unsigned smb_acl_inherit(const struct smb_sd *parent, bool dir, const struct smb_acl_token *t, struct smb_sd *child)
+{
+	static const uint8_t inh = SMB_SD_OBJECT_INHERIT | SMB_SD_CONTAINER_INHERIT;
+
+	memset(child, 0, sizeof(*child));
+	child->control = SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT;
+	child->has_owner = child->has_group = child->has_dacl = true;
+	child->owner = t->sid[0];
+	child->group = t->sid[1];
+	child->dacl.revision = 2;
+	for (uint16_t i = 0; parent->has_dacl && i < parent->dacl.count; i++) {
+		const struct smb_sd_ace *a = &parent->dacl.ace[i];
+		bool oi = a->flags & SMB_SD_OBJECT_INHERIT, ci = a->flags & SMB_SD_CONTAINER_INHERIT;
+		bool np = a->flags & SMB_SD_NO_PROPAGATE;
+		const struct smb_sd_sid *sid = &a->sid;
+		bool creator = false;
+
+		if (a->type != SMB_SD_ACCESS_ALLOWED && a->type != SMB_SD_ACCESS_DENIED)
+			continue; /* audit and opaque ACEs live in the SACL or are not ours to copy */
+		if (smb_sd_sid_eq(sid, &smb_acl_creator_owner))
+			sid = &child->owner, creator = true;
+		else if (smb_sd_sid_eq(sid, &smb_acl_creator_group))
+			sid = &child->group, creator = true;
+		if (!dir) {
+			if (oi)
+				smb_acl_add(&child->dacl, a, 0, sid);
+			continue;
+		}
+		if (ci) {
+			/* effective here; still inherited below unless NO_PROPAGATE
+			 * (a creator SID or generic rights: an effective copy names
+			 * the creator with the rights mapped, an INHERIT_ONLY copy
+			 * keeps the ACE as it was for below, as Windows splits it) */
+			if (np || creator || smb_acl_map(a->mask) != a->mask) {
+				smb_acl_add(&child->dacl, a, 0, sid);
+				if (!np)
+					smb_acl_add(&child->dacl, a, (uint8_t)((a->flags & inh) | SMB_SD_INHERIT_ONLY), &a->sid);
+			} else {
+				smb_acl_add(&child->dacl, a, a->flags & inh, sid);
+			}
+		} else if (oi && !np) {
+			smb_acl_add(&child->dacl, a, SMB_SD_OBJECT_INHERIT | SMB_SD_INHERIT_ONLY, &a->sid);
+		}
+	}
+	return child->dacl.count;
+}
