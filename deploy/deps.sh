@@ -88,13 +88,15 @@ if [ "${1:-build}" = test ]; then
   }
 fi
 # SMB locks and share modes (issue 18): test_smb_torture runs smbtorture
-# (samba-testsuite) against the agent and against a stock smbd (samba).
+# (samba-testsuite) against the agent and against a stock smbd (samba);
+# test_smb_torture_ntfs gives smbd vfs_acl_xattr (samba-vfs-modules).
 if [ "${1:-build}" = test ]; then
-  { command -v smbtorture >/dev/null 2>&1 && { command -v smbd >/dev/null 2>&1 || [ -x /usr/sbin/smbd ]; }; } || {
+  { command -v smbtorture >/dev/null 2>&1 && { command -v smbd >/dev/null 2>&1 || [ -x /usr/sbin/smbd ]; } &&
+    dpkg-query -W -f='${Status}' samba-vfs-modules 2>/dev/null | grep -q "install ok installed"; } || {
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
     export DEBIAN_FRONTEND=noninteractive
     $SUDO apt-get update -qq
-    $SUDO apt-get install -y -qq --no-install-recommends samba samba-testsuite >/dev/null
+    $SUDO apt-get install -y -qq --no-install-recommends samba samba-testsuite samba-vfs-modules >/dev/null
   }
 fi
 
