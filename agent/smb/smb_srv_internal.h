@@ -815,5 +815,12 @@ uint32_t smb_notify_collect(struct smb_open *o, uint32_t output_len, struct ut_b
 uint32_t smb_info_query_dir(struct smb_req *r);
 uint32_t smb_info_query(struct smb_req *r);
 uint32_t smb_info_set(struct smb_req *r);
+/* smb_info_name.c: SET_INFO FileRenameInformation / FileLinkInformation of
+ * open o, d/len the class's buffer as sent (decoded bounded here). Rename:
+ * o's parent, name and path follow the file; it may wait for cached opens
+ * given back (smb_lease_rename, served again). Link: a second name
+ * for file o (vol_link); nothing changes on any error. */
+uint32_t smb_info_rename(struct smb_req *r, struct smb_open *o, const uint8_t *d, size_t len);
+uint32_t smb_info_link(struct smb_req *r, struct smb_open *o, const uint8_t *d, size_t len);
 
 #endif
