@@ -3,7 +3,7 @@
  * transform header, then split as a compound and every message handed to
  * the decoder of its command, with the create-context payloads, the
  * VALIDATE_NEGOTIATE_INFO and SRV_COPYCHUNK inputs and the names converted
- * from UTF-16; a CREATE's contexts also go through smb_ctx_check (ExtA,
+ * from UTF-16 (a SET_INFO's rename or link target too); a CREATE's contexts also go through smb_ctx_check (ExtA,
  * SecD, AlSi, MxAc, QFid: agent/smb/smb_ctx.c), as a user and as root. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -61,6 +61,7 @@ static void fuzz_msg(const struct smb_wire_msg *m)
 		struct smb_wire_break_ack ack;
 	} u;
 	struct smb_wire_validate_negotiate v;
+	struct smb_wire_name_info ni;
 
 	switch (m->hdr.command) {
 	case SMB2_NEGOTIATE:
@@ -97,7 +98,12 @@ static void fuzz_msg(const struct smb_wire_msg *m)
 		break;
 	case SMB2_CHANGE_NOTIFY: (void)smb_wire_notify_req_decode(m, &u.nt); break;
 	case SMB2_QUERY_INFO: (void)smb_wire_query_info_req_decode(m, &u.qi); break;
-	case SMB2_SET_INFO: (void)smb_wire_set_info_req_decode(m, &u.si); break;
+	case SMB2_SET_INFO:
+		/* the rename's and link's target, whatever the class says */
+		if (!smb_wire_set_info_req_decode(m, &u.si) && u.si.data &&
+		    !smb_wire_name_info_decode(u.si.data, u.si.data_len, &ni))
+			fuzz_name(ni.name, ni.name_len);
+		break;
 	case SMB2_OPLOCK_BREAK: (void)smb_wire_break_ack_decode(m, &u.ack); break;
 	default: (void)smb_wire_empty_req_decode(m); break;
 	}

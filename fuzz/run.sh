@@ -124,6 +124,11 @@ hex2bin "${lockhdr}3000010000000000010000000000000001000000000000000000000000000
 notifyhdr=$(printf '%s' "$lockhdr" | sed 's/^\(.\{24\}\)0a00/\10f00/')
 hex2bin "${notifyhdr}2000010000100000010000000000000001000000000000001700000000000000" \
 	> "$out/corpus_smb_wire/seed_notify"
+# A SET_INFO FileLinkInformation (issue 18, smb_info_name.c): FileId 1/1,
+# ReplaceIfExists 0, RootDirectory 0, the name "b" (the rename's layout).
+setinfohdr=$(printf '%s' "$lockhdr" | sed 's/^\(.\{24\}\)0a00/\11100/')
+hex2bin "${setinfohdr}2100010b1600000060000000000000000100000000000000010000000000000000000000000000000000000000000000020000006200" \
+	> "$out/corpus_smb_wire/seed_set_link"
 # A CREATE of "a.txt" with MxAc, QFid, AlSi (4096), SecD (O:BAD:(A;;0xf01ff;;;WD)) and ExtA
 # contexts: the context chain and smb_ctx_check (agent/smb/smb_ctx.c).
 hex2bin "fe534d424000000000000000050001000000000000000000050000000000000000000000010000000100000000000000000000000000000000000000000000003900000002000000000000000000000000000000000000009f0112000000000007000000020000004000000078000a0088000000d000000061002e00740078007400000000000000180000001000040000000000000000004d7841630000000018000000100004000000000000000000514669640000000020000000100004000000180008000000416c536900000000001000000000000058000000100004000000180040000000536563440000000001000480140000000000000000000000240000000102000000000005200000002002000002001c000100000000001400ff010f000101000000000001000000000000000010000400000018000c000000457874410000000000000000000101004100620000000000" \
@@ -254,7 +259,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	intent) hlib="$apilib $jansson -lm" ;;
 	ut_conf | ut_hostport) hlib="$utillib" ;;
 	smb_srv) hlib="$smblib $(echo "$top"/agent/smb/smb_srv.c "$top"/agent/smb/smb_dispatch.c "$top"/agent/smb/smb_admit.c "$top"/agent/smb/smb_sess.c \
-		"$top"/agent/smb/smb_tree.c "$top"/agent/smb/smb_iface.c "$top"/agent/smb/smb_open.c "$top"/agent/smb/smb_alloc.c "$top"/agent/smb/smb_info.c "$top"/agent/smb/smb_prev.c "$top"/agent/smb/smb_ctx.c "$top"/agent/smb/smb_ctx_open.c \
+		"$top"/agent/smb/smb_tree.c "$top"/agent/smb/smb_iface.c "$top"/agent/smb/smb_open.c "$top"/agent/smb/smb_alloc.c "$top"/agent/smb/smb_info.c "$top"/agent/smb/smb_info_name.c "$top"/agent/smb/smb_prev.c "$top"/agent/smb/smb_ctx.c "$top"/agent/smb/smb_ctx_open.c \
 		"$top"/agent/smb/smb_lock.c "$top"/agent/smb/smb_async.c "$top"/agent/smb/smb_read.c "$top"/agent/smb/smb_frame.c "$top"/agent/smb/smb_notify.c "$top"/agent/smb/smb_lease.c \
 		"$top"/agent/smb/smb_durable.c "$top"/agent/smb/smb_copy.c "$top"/agent/smb/smb_sparse.c "$top"/agent/smb/smb_info_ea.c "$top"/agent/smb/smb_info_sec.c) $lib \
 		$crypto" ;;

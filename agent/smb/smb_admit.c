@@ -25,15 +25,18 @@
  * counted reference, and the bytes) waits on the connection (c->admit).
  * A message the server will refuse (no session, no tree, a bad body, a
  * copy outside the limits) costs nothing.
- * A parked frame of one request (not a compound) still waiting
- * SMB_READ_PENDING_MS after it parked gets the interim response READs a
- * worker has get (smb_dispatch_interim: async, an AsyncId, STATUS_PENDING,
+ * A parked frame still waiting SMB_READ_PENDING_MS after it parked gets
+ * the interim response READs a worker has get (smb_dispatch_interim:
+ * async, an AsyncId, STATUS_PENDING,
  * the credits; smb_dispatch_admit_tick, each turn of the loop), so that a
  * client does not time the request out while its volume's limit holds it;
  * its final answer is then async with that AsyncId and CreditResponse 0,
  * signed and encrypted as any (smb_frame.c takes it from c->serve_async;
- * a READ that then goes to a worker keeps it: smb_read.c). A compound
- * gets none, as a compound a worker holds (smb_frame.c). The connection is
+ * a READ that then goes to a worker keeps it: smb_read.c). In a compound
+ * (MS-SMB2 3.3.4.2) the interim names the first message QoS charges (a
+ * READ, a WRITE, a copy; the first that blocks, as Windows picks): the
+ * compound is then answered whole, that message's answer async with the
+ * AsyncId and CreditResponse 0, the others as any. The connection is
  * not read while its frame is parked, so no CANCEL can name it.
  */
 #include <stdlib.h>
@@ -209,7 +212,8 @@ void smb_dispatch_resume(struct smb_conn *c)
 		return; /* another volume of the frame is over its limit: parked there */
 	c->is_parked = false;
 	c->parked = NULL;
-	c->serve_async = c->parked_async; /* its interim went: the answer is async (smb_frame.c) */
+	c->serve_async = c->parked_async; /* its interim went: that answer is async (smb_frame.c) */
+	c->serve_async_mid = c->parked_async_mid;
 	c->parked_async = 0;
 	if (!c->parked_sealed) {
 		smb_dispatch_serve(c, frame, c->parked_len, NULL, NULL);
@@ -228,6 +232,33 @@ void smb_dispatch_resume(struct smb_conn *c)
 	smb_dispatch_serve(c, frame, c->parked_len, frame, enc); /* takes frame */
 }
 
+/* The message of c's parked frame its interim names: a lone request, or
+ * the first message of a compound QoS charges (a READ, a WRITE, a copy's
+ * IOCTL: the first that blocks, as Windows picks), a related one on its
+ * chain's session. false: none (a CANCEL, nothing charged, a bad frame). */
+static bool smb_admit_interim_hdr(const struct smb_conn *c, struct smb_wire_hdr *out)
+{
+	struct smb_wire_chain ch;
+	struct smb_wire_msg m;
+	uint64_t sess = 0;
+
+	smb_wire_chain_init(&ch, c->parked, c->parked_len);
+	for (unsigned k = 0; k < SMB_ADMIT_MSGS && smb_wire_chain_next(&ch, &m) == 1; k++) {
+		if (k == 0 && m.hdr.next_command == 0) { /* one request */
+			*out = m.hdr;
+			return m.hdr.command != SMB2_CANCEL;
+		}
+		if (k == 0 || !(m.hdr.flags & SMB2_FLAGS_RELATED_OPERATIONS))
+			sess = m.hdr.session_id;
+		if (m.hdr.command == SMB2_READ || m.hdr.command == SMB2_WRITE || m.hdr.command == SMB2_IOCTL) {
+			*out = m.hdr;
+			out->session_id = sess;
+			return true;
+		}
+	}
+	return false;
+}
+
 bool smb_dispatch_admit_tick(struct smb_srv *srv)
 {
 	uint64_t now = ut_clock_mono_ns() / 1000000u;
@@ -238,15 +269,14 @@ bool smb_dispatch_admit_tick(struct smb_srv *srv)
 
 		if (!c->is_parked || !c->parked || c->parked_async || c->closing || c->freeing)
 			continue;
-		/* one request: its header's NextCommand 0 (a compound gets no interim) */
-		if (smb_wire_hdr_decode(c->parked, c->parked_len, &h) != AQ_OK || h.next_command != 0 ||
-		    h.command == SMB2_CANCEL)
+		if (!smb_admit_interim_hdr(c, &h))
 			continue;
 		if (now - c->parked_t0_ms < SMB_READ_PENDING_MS) {
 			waiting = true;
 			continue;
 		}
 		c->parked_async = smb_dispatch_interim(c, &h, c->parked_sealed); /* queued and kicked */
+		c->parked_async_mid = h.message_id;
 	}
 	return waiting;
 }

@@ -21,9 +21,10 @@
  * it stood, the remaining messages are served in order (a related one on
  * the READ's open, session and tree), and the whole compound goes out as
  * one frame, signed and encrypted as one. No interim STATUS_PENDING is
- * sent for a compound's READ (3.3.5.2.7 lets a server decline async in a
- * compound; Samba reads a compound's READ synchronously): the compound's
- * answer simply comes when it is done. A second READ of the frame that
+ * sent for a compound's READ a worker has (3.3.5.2.7 lets a server
+ * decline async in a compound; Samba reads a compound's READ
+ * synchronously): the compound's answer simply comes when it is done (an
+ * interim QoS sent while it held the frame stands: smb_admit.c). A second READ of the frame that
  * would wait parks it again.
  * While parked, whatever a pointer of the frame names (a session, a tree,
  * the session that encrypts) may go with a LOGOFF or TREE_DISCONNECT of a
@@ -160,7 +161,9 @@ static void frame_loop(struct smb_frame *f)
 				     .last = m.hdr.next_command == 0, .chained = rel, .frame = f,
 				     .lone = f->n == 0 && !rel && m.hdr.next_command == 0 };
 
-		if (r.lone) { /* its interim went while QoS held it (smb_admit.c): the answer is async */
+		if (c->serve_async && m.hdr.message_id == c->serve_async_mid) {
+			/* its interim went while QoS held the frame (smb_admit.c):
+			 * its answer is async, a compound's others are not */
 			r.async_final = c->serve_async;
 			c->serve_async = 0;
 		}

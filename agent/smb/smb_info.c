@@ -1,7 +1,8 @@
 /* smb_info: QUERY_DIRECTORY (the MS-FSCC directory classes clients list
  * with, wildcards, restart), QUERY_INFO (file and filesystem classes, the
  * UNIX-style security descriptor) and SET_INFO (basic, end-of-file,
- * allocation, disposition, rename, position) over the volume store.
+ * allocation, disposition, rename and link (smb_info_name.c), position)
+ * over the volume store.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -27,6 +28,7 @@
 #define FileAccessInformation 8u
 #define FileFullEaInformation 15u
 #define FileRenameInformation 10u
+#define FileLinkInformation 11u
 #define FileNamesInformation 12u
 #define FileDispositionInformation 13u
 #define FilePositionInformation 14u
@@ -522,75 +524,7 @@ uint32_t smb_info_query(struct smb_req *r)
 }
 
 /* ---- SET_INFO ---- */
-/* Whether something below folder o (on its volume, its path under o's) is
- * open on the server, a kept durable open too: Windows and smbd then refuse
- * the folder's rename with ACCESS_DENIED (smbtorture
- * smb2.rename.rename_dir_openfile), which also keeps the opens' paths true. */
-static bool smb_info_open_below(const struct smb_srv *srv, const struct smb_open *o)
-{
-	size_t n = strlen(o->path);
-
-	for (const struct smb_open *x = srv->durable; x; x = x->next)
-		if (x->obj.exp == o->obj.exp && !strncmp(x->path, o->path, n) && x->path[n] == '/')
-			return true;
-	for (const struct smb_conn *c = srv->conns; c; c = c->next)
-		for (const struct smb_sess *s = c->sessions; s; s = s->next)
-			for (const struct smb_open *x = s->opens; x; x = x->next)
-				if (x->obj.exp == o->obj.exp && !strncmp(x->path, o->path, n) && x->path[n] == '/')
-					return true;
-	return false;
-}
-
-static uint32_t smb_info_rename(struct smb_req *r, struct smb_open *o, const uint8_t *d, size_t len)
-{
-	struct smb_wire_cur c;
-	struct vol_obj tdir, existing;
-	char path[SMB_WIRE_NAME_MAX], leaf[VOL_NAME_MAX + 1];
-	const uint8_t *name;
-	struct vol_lease_by by;
-	uint32_t st = STATUS_SHARING_VIOLATION;
-	uint8_t replace;
-	uint32_t nlen;
-	int rc;
-
-	smb_wire_cur_init(&c, d, len);
-	replace = smb_wire_u8(&c);
-	smb_wire_skip(&c, 7);
-	smb_wire_u64(&c); /* RootDirectory: 0 for SMB2 */
-	nlen = smb_wire_u32(&c);
-	name = smb_wire_bytes(&c, nlen);
-	if (c.err != AQ_OK || !name || o->parent.fd < 0)
-		return STATUS_INVALID_PARAMETER;
-	if (smb_open_path(name, nlen, path, sizeof(path)) != 0 || !path[0])
-		return STATUS_OBJECT_NAME_INVALID;
-	if (o->dir && smb_info_open_below(r->c->srv, o))
-		return STATUS_ACCESS_DENIED;
-	if ((rc = smb_open_walk(r->tree, &r->sess->cred, path, NULL, &tdir, leaf, sizeof(leaf))) != 0)
-		return rc == -ENOTDIR ? STATUS_OBJECT_PATH_NOT_FOUND : smb_status_from_errno(rc);
-	if (!replace && vol_lookup(&tdir, &r->sess->cred, leaf, strlen(leaf), &existing) == 0) {
-		vol_obj_cleanup(&existing);
-		vol_obj_cleanup(&tdir);
-		return STATUS_OBJECT_NAME_COLLISION;
-	}
-	/* the target folder open with DELETE access elsewhere: a sharing
-	 * violation; then other clients caching the file's handle give it back
-	 * (the SET_INFO may wait, and is served again: smb_lease.c) */
-	if (smb_open_dir_delete_held(r->c->srv, &tdir) || (st = smb_lease_rename(r, o)) != STATUS_SUCCESS) {
-		vol_obj_cleanup(&tdir);
-		return st;
-	}
-	smb_lease_by(o, &by);
-	rc = vol_rename_by(&o->parent, o->name, strlen(o->name), &tdir, leaf, strlen(leaf), &r->sess->cred, &by);
-	if (rc == 0) {
-		vol_obj_cleanup(&o->parent);
-		o->parent = tdir;
-		snprintf(o->name, sizeof(o->name), "%s", leaf);
-		snprintf(o->path, sizeof(o->path), "%s", path);
-		return STATUS_SUCCESS;
-	}
-	vol_obj_cleanup(&tdir);
-	return smb_status_from_errno(rc);
-}
+/* The rename and the hard link: smb_info_name.c. */
 
 /* vol_readdir's callback for smb_info_dir_empty: stops at the first entry
  * that is not "." or "..". */
@@ -657,9 +591,9 @@ static uint32_t smb_info_set_dos(struct smb_req *r, struct smb_open *o, uint32_t
  * FILE_WRITE_DATA, the delete disposition and a rename DELETE (a rename
  * takes the name away as a delete does; Windows and Samba answer
  * ACCESS_DENIED). The EAs' FILE_WRITE_EA is checked by smb_ea_set_info;
- * the others need nothing here. FileLinkInformation (11) is not served
- * (INVALID_INFO_CLASS); Samba checks no access of the linked open for it
- * (a new name takes nothing away), only the target's. */
+ * the others need nothing here, FileLinkInformation included: Samba
+ * checks no access of the linked open for it (a new name takes nothing
+ * away), only the caller's on the target's folder (the store's). */
 static const struct {
 	uint8_t cls;
 	uint32_t needs;
@@ -770,6 +704,10 @@ uint32_t smb_info_set(struct smb_req *r)
 	}
 	case FileRenameInformation:
 		if ((st = smb_info_rename(r, o, q.data, q.data_len)) != STATUS_SUCCESS)
+			return st;
+		break;
+	case FileLinkInformation:
+		if ((st = smb_info_link(r, o, q.data, q.data_len)) != STATUS_SUCCESS)
 			return st;
 		break;
 	case FileFullEaInformation:

@@ -280,8 +280,10 @@ struct smb_conn {
 	struct qos_item qi;
 	bool is_parked;
 	uint64_t parked_t0_ms;       /* CLOCK_MONOTONIC, when it parked */
-	uint64_t parked_async;       /* nonzero once its interim STATUS_PENDING went (a lone request) */
+	uint64_t parked_async;       /* nonzero once its interim STATUS_PENDING went */
+	uint64_t parked_async_mid;   /* the MessageId it named (a compound's charged message) */
 	uint64_t serve_async;        /* that AsyncId, for smb_frame_serve of the frame it releases */
+	uint64_t serve_async_mid;    /* ... for the message with this MessageId */
 	/* output */
 	uint8_t *out;
 	size_t out_len, out_off, out_cap;
@@ -446,9 +448,10 @@ int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len);
 void smb_dispatch_admit_free(struct smb_conn *c);
 int smb_dispatch_recv(struct smb_conn *c, uint8_t *frame, size_t len);
 void smb_dispatch_resume(struct smb_conn *c);
-/* tick (each turn of the loop): a parked frame of one request still waiting
+/* tick (each turn of the loop): a parked frame still waiting
  * SMB_READ_PENDING_MS gets its interim response (smb_dispatch_interim), as
- * a lone READ a worker has; its final answer is then async (serve_async).
+ * a lone READ a worker has: for its request, or a compound's first READ,
+ * WRITE or IOCTL; that final answer is then async (serve_async).
  * Whether a parked frame still waits for its interim (the loop then turns
  * every SMB_READ_TICK_MS). */
 bool smb_dispatch_admit_tick(struct smb_srv *srv);
@@ -834,5 +837,12 @@ uint32_t smb_notify_collect(struct smb_open *o, uint32_t output_len, struct ut_b
 uint32_t smb_info_query_dir(struct smb_req *r);
 uint32_t smb_info_query(struct smb_req *r);
 uint32_t smb_info_set(struct smb_req *r);
+/* smb_info_name.c: SET_INFO FileRenameInformation / FileLinkInformation of
+ * open o, d/len the class's buffer as sent (decoded bounded here). Rename:
+ * o's parent, name and path follow the file; it may wait for cached opens
+ * given back (smb_lease_rename, served again). Link: a second name
+ * for file o (vol_link); nothing changes on any error. */
+uint32_t smb_info_rename(struct smb_req *r, struct smb_open *o, const uint8_t *d, size_t len);
+uint32_t smb_info_link(struct smb_req *r, struct smb_open *o, const uint8_t *d, size_t len);
 
 #endif

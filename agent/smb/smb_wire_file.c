@@ -381,6 +381,24 @@ void smb_wire_set_info_rsp_encode(struct ut_buf *buf)
 	smb_wire_put_u16(buf, 2);
 }
 
+int smb_wire_name_info_decode(const uint8_t *p, size_t len, struct smb_wire_name_info *out)
+{
+	struct smb_wire_cur c;
+	uint32_t n;
+
+	memset(out, 0, sizeof(*out));
+	smb_wire_cur_init(&c, p, len);
+	out->replace = smb_wire_u8(&c) != 0;
+	smb_wire_skip(&c, 7);
+	smb_wire_u64(&c); /* RootDirectory */
+	n = smb_wire_u32(&c);
+	out->name = smb_wire_bytes(&c, n);
+	if (c.err || !out->name)
+		return AQ_EINVAL;
+	out->name_len = n;
+	return AQ_OK;
+}
+
 int smb_wire_break_ack_decode(const struct smb_wire_msg *m, struct smb_wire_break_ack *a)
 {
 	struct smb_wire_cur c;

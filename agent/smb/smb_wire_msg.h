@@ -423,6 +423,17 @@ struct smb_wire_set_info_req {
 };
 int smb_wire_set_info_req_decode(const struct smb_wire_msg *m, struct smb_wire_set_info_req *r);
 void smb_wire_set_info_rsp_encode(struct ut_buf *buf);
+/* FILE_RENAME_INFORMATION_TYPE_2 and FILE_LINK_INFORMATION_TYPE_2 (MS-FSCC
+ * 2.4.37.2, 2.4.27.2; one layout): ReplaceIfExists, 7 reserved, RootDirectory
+ * (0 for SMB2, not looked at, as Samba), FileNameLength, the UTF-16 name from
+ * the share root. name points into p; the length is checked against what p
+ * holds before anything is read (AQ_EINVAL: short, or a name past the end). */
+struct smb_wire_name_info {
+	bool replace;
+	const uint8_t *name;
+	uint32_t name_len;
+};
+int smb_wire_name_info_decode(const uint8_t *p, size_t len, struct smb_wire_name_info *out);
 
 /* ---- OPLOCK_BREAK (2.2.23 to 2.2.25) ------------------------------------------------------ */
 #define SMB2_OPLOCK_LEVEL_NONE 0x00u

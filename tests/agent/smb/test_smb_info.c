@@ -27,7 +27,13 @@
  *   room than 64 bytes: INVALID_PARAMETER (MS-FSA 2.1.5.10.1);
  * - a folder with a file open below it (however deep) is not renamed:
  *   ACCESS_DENIED, nothing moves (a folder whose name only starts with its
- *   name is not below it); once that open closed, it is.
+ *   name is not below it); once that open closed, it is;
+ * - FileLinkInformation (MS-FSA 2.1.5.14.6): a second name for the file
+ *   (same inode on disk), NumberOfLinks (FileStandardInformation) 2; an
+ *   existing name COLLISION without ReplaceIfExists, with it ACCESS_DENIED
+ *   while that file is open or when it is a folder, else replaced; a
+ *   folder is not linked (FILE_IS_A_DIRECTORY); a short buffer or a name
+ *   past its end INVALID_PARAMETER; nothing changes when refused.
  */
 #include <check.h>
 #include <errno.h>
@@ -376,6 +382,81 @@ START_TEST(test_object_id)
 }
 END_TEST
 
+/* FileLinkInformation (11) of fid to "to", ReplaceIfExists replace. */
+static uint32_t link_to(struct smbt_conn *a, uint64_t fid, const char *to, uint8_t replace)
+{
+	uint8_t d[128] = { 0 };
+	size_t n = strlen(to);
+
+	d[0] = replace;
+	smbt_put32(d + 16, (uint32_t)(2 * n));
+	for (size_t i = 0; i < n; i++)
+		d[20 + 2 * i] = (uint8_t)to[i];
+	return smbl_set_info(a, fid, 11, d, 20 + 2 * n);
+}
+
+/* The inode of name on disk, 0 when it is gone. */
+static unsigned long long disk_ino(const char *name)
+{
+	char p[300];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", ts.cfg[0].root, name);
+	return stat(p, &st) == 0 ? (unsigned long long)st.st_ino : 0;
+}
+
+/* FileStandardInformation's NumberOfLinks of fid. */
+static uint32_t nlinks(struct smbt_conn *a, uint64_t fid)
+{
+	uint8_t out[64];
+	size_t n;
+
+	ck_assert_uint_eq(smbl_query_info(a, fid, 5, sizeof(out), out, &n), STATUS_SUCCESS);
+	ck_assert_uint_ge(n, 20);
+	return smb_wire_get_u32(out + 16);
+}
+
+START_TEST(test_link)
+{
+	struct smbt_conn a;
+	uint64_t f, o, d;
+	uint32_t got;
+	uint8_t bad[20] = { 0 };
+
+	setup();
+	conn_new(&a);
+	ck_assert_uint_eq(smbl_open(&a, "l.txt", false, READ_ACCESS, 0, 0, &f, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(nlinks(&a, f), 1);
+	ck_assert_uint_eq(link_to(&a, f, "l2.txt", 0), STATUS_SUCCESS);
+	ck_assert_uint_ne(disk_ino("l.txt"), 0);
+	ck_assert_uint_eq(disk_ino("l2.txt"), disk_ino("l.txt"));
+	ck_assert_uint_eq(nlinks(&a, f), 2);
+	/* an existing name: a collision, a replace of an open file or a folder refused */
+	ck_assert_uint_eq(link_to(&a, f, "l2.txt", 0), STATUS_OBJECT_NAME_COLLISION);
+	ck_assert_uint_eq(smbl_open(&a, "o.txt", false, READ_ACCESS, 0, 0, &o, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(link_to(&a, f, "o.txt", 0), STATUS_OBJECT_NAME_COLLISION);
+	ck_assert_uint_eq(link_to(&a, f, "o.txt", 1), STATUS_ACCESS_DENIED);
+	ck_assert_uint_ne(disk_ino("o.txt"), disk_ino("l.txt"));
+	ck_assert_uint_eq(smbl_open(&a, "ld", true, RW_ACCESS, 0, 0, &d, &got), STATUS_SUCCESS);
+	ck_assert_uint_eq(link_to(&a, f, "ld", 1), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(link_to(&a, d, "ld2", 0), STATUS_FILE_IS_A_DIRECTORY);
+	ck_assert_uint_eq(disk_ino("ld2"), 0);
+	ck_assert_uint_eq(nlinks(&a, f), 2);
+	/* bounded: a buffer short of the name length, a name past its end */
+	ck_assert_uint_eq(smbl_set_info(&a, f, 11, bad, 19), STATUS_INVALID_PARAMETER);
+	smbt_put32(bad + 16, 2);
+	ck_assert_uint_eq(smbl_set_info(&a, f, 11, bad, 20), STATUS_INVALID_PARAMETER);
+	/* the other file closed: replaced */
+	ck_assert_uint_eq(smbl_close(&a, o), STATUS_SUCCESS);
+	ck_assert_uint_eq(link_to(&a, f, "o.txt", 1), STATUS_SUCCESS);
+	ck_assert_uint_eq(disk_ino("o.txt"), disk_ino("l.txt"));
+	ck_assert_uint_eq(nlinks(&a, f), 3);
+	ck_assert_uint_eq(smbl_close(&a, d), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_close(&a, f), STATUS_SUCCESS);
+	teardown();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("smb_info");
@@ -389,6 +470,7 @@ int main(void)
 	tcase_add_test(tc, test_rename_needs_delete);
 	tcase_add_test(tc, test_object_id);
 	tcase_add_test(tc, test_rename_dir_open_below);
+	tcase_add_test(tc, test_link);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }

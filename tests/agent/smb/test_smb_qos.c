@@ -14,7 +14,11 @@
  *   to 64 KiB/s, the bucket in debt by a first WRITE of 64 KiB) gets one
  *   interim STATUS_PENDING (async, an AsyncId, its credit) from the loop's
  *   tick, none before; its final answer is async with that AsyncId,
- *   CreditResponse 0, signed, and says what it wrote.
+ *   CreditResponse 0, signed, and says what it wrote;
+ * - a compound CREATE + READ (unrelated) parked so gets one interim, for
+ *   its READ (the message QoS charges; MS-SMB2 3.3.4.2), then the whole
+ *   compound: the CREATE sync with its credits, the READ async with that
+ *   AsyncId, CreditResponse 0, and the bytes written before.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -337,6 +341,73 @@ START_TEST(test_parked_interim)
 }
 END_TEST
 
+START_TEST(test_parked_compound_interim)
+{
+	struct smbt_conn a;
+	struct smb_wire_hdr h, hh[2] = { { .command = SMB2_CREATE }, { .command = SMB2_READ } };
+	struct smb_wire_chain ch;
+	struct smb_wire_msg m;
+	uint8_t cbody[256], rbody[64];
+	const uint8_t *b[2] = { cbody, rbody };
+	size_t n[2], len;
+	uint64_t fid = 0, mid, aid, t0;
+	uint32_t attrs;
+	uint8_t *f;
+	int rel = 0;
+
+	setup();
+	smbt_conn_export(&a, srv, &ts, 1, 0);
+	ck_assert_uint_eq(smbl_open(&a, "f", false, ALL_ACCESS, 0, 0, &fid, &attrs), STATUS_SUCCESS);
+	limit(64u << 10);
+	/* the first goes (the bucket into debt by it) */
+	ck_assert_int_eq(lone_write(&a, fid, 0, &mid), QOS_ADMIT);
+	smb_conn_kick(a.c);
+	ck_assert_int_eq(smbt_recv(&a, rsp, sizeof(rsp), &len, &h, NULL), 1);
+	smbt_check_sync(&h, mid, STATUS_SUCCESS);
+	/* CREATE of another file + READ of f's IO bytes, unrelated */
+	n[0] = smbl_create_body(cbody, "g", ALL_ACCESS, 0, 0x40u, 3u /* OPEN_IF */);
+	n[1] = read_body(rbody, fid, 0);
+	hh[0].tree_id = hh[1].tree_id = a.t->id;
+	hh[0].message_id = a.mid++;
+	hh[1].message_id = mid = a.mid++;
+	len = smbt_chain_build(&a, hh, b, n, 2, frame, sizeof(frame));
+	ck_assert_ptr_nonnull(f = malloc(len));
+	memcpy(f, frame, len);
+	t0 = mono_ns();
+	ck_assert_int_eq(smb_dispatch_recv(a.c, f, len), QOS_PARKED);
+	ck_assert(smb_dispatch_admit_tick(srv)); /* it waits for its interim */
+	ck_assert_int_eq(smbt_recv(&a, rsp, sizeof(rsp), &len, &h, NULL), 0);
+	while (mono_ns() - t0 < (SMB_READ_PENDING_MS + 50) * 1000000ull)
+		usleep(10000);
+	smb_dispatch_admit_tick(srv);
+	ck_assert_int_eq(smbt_recv(&a, rsp, sizeof(rsp), &len, &h, NULL), 1);
+	aid = smbt_check_pending(&h, mid); /* the READ's, alone */
+	ck_assert_uint_eq(h.command, SMB2_READ);
+	ck_assert_uint_eq(h.next_command, 0);
+	ck_assert_uint_ge(h.credits, 1);
+	ck_assert(!smb_dispatch_admit_tick(srv)); /* one interim */
+	while (!rel) {
+		usleep(1000);
+		qos_poll(ts.store->qos, qos_now(ts.store->qos), released, &rel);
+	}
+	smb_dispatch_resume(a.c);
+	ck_assert(!a.c->is_parked);
+	smb_conn_kick(a.c);
+	ck_assert_int_eq(smbt_recv(&a, rsp, sizeof(rsp), &len, &h, NULL), 1);
+	smb_wire_chain_init(&ch, rsp, len);
+	ck_assert_int_eq(smb_wire_chain_next(&ch, &m), 1);
+	smbt_check_sync(&m.hdr, hh[0].message_id, STATUS_SUCCESS);
+	ck_assert_uint_eq(m.hdr.command, SMB2_CREATE);
+	ck_assert_uint_ge(m.hdr.credits, 1);
+	ck_assert_int_eq(smb_wire_chain_next(&ch, &m), 1);
+	smbt_check_final(&m.hdr, SMB2_READ, mid, aid, STATUS_SUCCESS);
+	ck_assert_uint_eq(m.hdr.credits, 0);
+	ck_assert_uint_eq(smb_wire_get_u32(m.body + 4), IO); /* DataLength */
+	ck_assert_mem_eq(m.p + m.body[2], data, IO); /* DataOffset from the header */
+	teardown();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("smb_qos");
@@ -347,6 +418,7 @@ int main(void)
 	tcase_add_test(tc, test_sealed_read_compound_stream);
 	tcase_add_test(tc, test_compound_create_write);
 	tcase_add_test(tc, test_parked_interim);
+	tcase_add_test(tc, test_parked_compound_interim);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
