@@ -4,7 +4,8 @@
  * srv_place_shelf_room, which the volume handlers call before they write);
  * the choice itself is api_place_pick's (api/api_place.h), this file
  * feeds it the candidates and writes the placement. Both read what they
- * need of the location in one struct srv_place_loc (two statements), so
+ * need of the location in one struct srv_place_loc (two statements, one
+ * round trip: db_reads), so
  * that a create, which needs it for its pool, its shelves and its node,
  * reads it once under the writer mutex (on PostgreSQL, each statement is
  * a round trip there). */
@@ -43,33 +44,51 @@ static void place_use_row(void *arg, const char *name, const struct db_usage *u)
 						  u->cold_gib, u->hot_gib));
 }
 
-int srv_place_loc_read(struct db *db, const char *loc, struct srv_place_loc *pl)
+int srv_place_loc_want(const char *loc, struct srv_place_loc *pl, struct db_reads *r)
 {
 	/* a few fields of each, not whole documents, nodes and shelves in one
 	 * query: a create reads this inside its transaction, over every node
 	 * and shelf of the location */
 	static const char *const fields[] = { "state", "throughputCeilingMibps", "capacityGib", "readThroughputMibps" };
-	char parent[200];
-	json_t *rows = NULL, *r;
-	size_t i;
-	int rc;
 
 	memset(pl, 0, sizeof(*pl));
 	snprintf(pl->id, sizeof(pl->id), "%s", loc);
-	snprintf(parent, sizeof(parent), "locations/%s", loc);
+	snprintf(pl->parent, sizeof(pl->parent), "locations/%s", loc);
 	if (!(pl->usage = json_object()) || !(pl->nodes = json_array()) || !(pl->shelves = json_array()))
 		return AQ_ENOMEM;
-	if ((rc = db_list_fields2(db, "node", "shelf", parent, fields, 4, &rows)) != AQ_OK)
-		return rc;
+	r->kind = "node";
+	r->kind2 = "shelf";
+	r->parent = pl->parent;
+	r->fields = fields;
+	r->nfields = 4;
+	/* the location's pools' and nodes' counters (db.h) in one query:
+	 * O(pools + nodes of the location), not O(volumes) */
+	r->usage_loc = pl->id;
+	r->usage_fn = place_use_row;
+	r->usage_arg = pl->usage;
+	return AQ_OK;
+}
+
+int srv_place_loc_take(struct srv_place_loc *pl, const json_t *rows)
+{
+	json_t *r;
+	size_t i;
+
 	json_array_foreach(rows, i, r)
 		if (json_array_append(strncmp(api_json_str(r, "name", ""), "nodes/", 6) == 0 ? pl->nodes : pl->shelves,
 				      r) != 0)
-			rc = AQ_ENOMEM;
-	json_decref(rows);
-	/* the location's pools' and nodes' counters (db.h) in one query:
-	 * O(pools + nodes of the location), not O(volumes) */
-	if (rc == AQ_OK)
-		rc = db_usage_location(db, loc, place_use_row, pl->usage);
+			return AQ_ENOMEM;
+	return AQ_OK;
+}
+
+int srv_place_loc_read(struct db *db, const char *loc, struct srv_place_loc *pl)
+{
+	struct db_reads r = { .names = NULL };
+	int rc;
+
+	if ((rc = srv_place_loc_want(loc, pl, &r)) == AQ_OK && (rc = db_reads(db, &r)) == AQ_OK)
+		rc = srv_place_loc_take(pl, r.rows);
+	json_decref(r.rows);
 	return rc;
 }
 

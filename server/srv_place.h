@@ -17,6 +17,7 @@
 #include "api/api_error.h"
 
 struct db;
+struct db_reads;
 struct db_usage;
 struct srv_req;
 
@@ -32,6 +33,7 @@ struct srv_req;
  * (borrowed; NULL: read where needed). */
 struct srv_place_loc {
 	char id[100];
+	char parent[120]; /* "locations/<id>" */
 	json_t *nodes;
 	json_t *shelves;
 	json_t *usage; /* {name: [count, capacityGib, mibps, coldGib, hotGib]} */
@@ -40,6 +42,13 @@ struct srv_place_loc {
 /* Read pl for location loc (pl->doc set to NULL); srv_place_loc_cleanup
  * frees what it holds (also after a failed read, and on a zeroed pl). */
 int srv_place_loc_read(struct db *db, const char *loc, struct srv_place_loc *pl);
+/* The same read in two steps, for a caller that makes it with reads of its
+ * own in one db_reads (a create: one round trip on PostgreSQL):
+ * srv_place_loc_want readies pl (as srv_place_loc_read would) and sets r's
+ * list and usage inputs (pl->usage gets the counters while r is read);
+ * srv_place_loc_take files the nodes and shelves of r->rows into pl. */
+int srv_place_loc_want(const char *loc, struct srv_place_loc *pl, struct db_reads *r);
+int srv_place_loc_take(struct srv_place_loc *pl, const json_t *rows);
 void srv_place_loc_cleanup(struct srv_place_loc *pl);
 /* The counters of name (a pool or node of pl's location) as read; all 0
  * when nothing counts there. */
