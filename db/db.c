@@ -130,11 +130,18 @@ static void db_durable(struct db *db, uint64_t seq)
 }
 
 /* Statements run, process-wide (db.h, db_sync_stats). */
-static uint64_t db_stmts;
+static uint64_t db_stmts, db_trips;
 
 void db_stmt_note(void)
 {
 	__atomic_add_fetch(&db_stmts, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&db_trips, 1, __ATOMIC_RELAXED);
+}
+
+void db_stmt_note_batch(unsigned n)
+{
+	__atomic_add_fetch(&db_stmts, n, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&db_trips, 1, __ATOMIC_RELAXED);
 }
 
 void db_sync_stats(struct db_sync_stats *st)
@@ -145,6 +152,7 @@ void db_sync_stats(struct db_sync_stats *st)
 	st->syncs = db_gc.syncs;
 	pthread_mutex_unlock(&db_gc.mu);
 	st->statements = __atomic_load_n(&db_stmts, __ATOMIC_RELAXED);
+	st->round_trips = __atomic_load_n(&db_trips, __ATOMIC_RELAXED);
 }
 
 uint64_t db_commit_seq(const struct db *db)
@@ -310,7 +318,7 @@ int db_get(struct db *db, const char *name, json_t **doc)
 	return AQ_OK;
 }
 
-static int db_many_row(void *arg, const char *name, const char *text)
+int db_many_row(void *arg, const char *name, const char *text)
 {
 	json_t *doc = json_loads(text, 0, NULL);
 
@@ -696,7 +704,21 @@ int db_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n, void *
 	return db->ops->count_kinds(db, fn, arg);
 }
 
-static int db_fields_row(void *arg, const char *name, const char *text)
+bool db_fields_ok(const char *const *fields, int n)
+{
+	if (n < 1 || n > DB_MAX_AGG)
+		return false;
+	for (int i = 0; i < n; i++) {
+		if (!fields[i] || !*fields[i] || strlen(fields[i]) > 64)
+			return false;
+		for (const char *c = fields[i]; *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+				return false;
+	}
+	return true;
+}
+
+int db_fields_row(void *arg, const char *name, const char *text)
 {
 	json_t *doc = json_loads(text, 0, NULL);
 
@@ -717,15 +739,8 @@ int db_list_fields2(struct db *db, const char *kind, const char *kind2, const ch
 	json_t *a;
 	int rc;
 
-	if (n < 1 || n > DB_MAX_AGG)
+	if (!db_fields_ok(fields, n))
 		return AQ_EINVAL;
-	for (int i = 0; i < n; i++) {
-		if (!fields[i] || !*fields[i] || strlen(fields[i]) > 64)
-			return AQ_EINVAL;
-		for (const char *c = fields[i]; *c; c++)
-			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
-				return AQ_EINVAL;
-	}
 	if (!(a = json_array()))
 		return AQ_ENOMEM;
 	if ((rc = db->ops->fields(db, kind, kind2, parent, fields, n, db_fields_row, a)) != AQ_OK) {

@@ -79,14 +79,17 @@ void db_rollback(struct db *db);
  * disk (synced <= commits), and the syncs (fsyncs of the log) that made
  * them so; on PostgreSQL, whose commits wait for their own WAL flush,
  * synced and syncs stay 0. statements: every statement the engine was
- * given to run (BEGIN and COMMIT included; on PostgreSQL each is a round
- * trip to the server), so that a handler's cost in statements can be
- * measured and held. For /metrics and tests. */
+ * given to run (BEGIN and COMMIT included); round_trips: the waits for
+ * the engine's answer among them (on PostgreSQL a round trip to the
+ * server each, a pipeline of statements one, db_reads; on SQLite every
+ * statement is one), so that a handler's cost can be measured and held.
+ * For /metrics and tests. */
 struct db_sync_stats {
 	uint64_t commits;
 	uint64_t synced;
 	uint64_t syncs;
 	uint64_t statements;
+	uint64_t round_trips;
 };
 void db_sync_stats(struct db_sync_stats *st);
 /* The number db_sync_stats counts this connection's last commit as (0:
@@ -269,8 +272,10 @@ int db_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg);
 /* The counters a volume create's checks need, in one query (on PostgreSQL
  * one round trip under the writer mutex): every storage pool's of location
  * loc (an id; pools of any project, names
- * "projects/<p>/locations/<loc>/storagePools/<id>") and every node's whose
- * resource is under "locations/<loc>", in name order, to fn. Rows of other
+ * "projects/<p>/locations/<loc>/storagePools/<id>"), every node's whose
+ * resource is under "locations/<loc>", and the location's placement
+ * version (the row "placever/locations/<loc>", db_placever: its count is
+ * the version), in name order, to fn. Rows of other
  * locations are not read. AQ_EINVAL for an empty loc, one with a '/', or
  * one over 200 bytes. */
 int db_usage_location(struct db *db, const char *loc, db_usage_fn fn, void *arg);
@@ -304,6 +309,36 @@ int db_list_fields(struct db *db, const char *kind, const char *parent, const ch
  * nodes and shelves, told apart by their names). */
 int db_list_fields2(struct db *db, const char *kind, const char *kind2, const char *parent,
 		    const char *const *fields, int n, json_t **items);
+
+/* Several of the reads above, independent of one another, at once: on
+ * PostgreSQL in one round trip (a libpq pipeline: every statement sent,
+ * then every result read), on SQLite one after another. For a transaction
+ * whose checks read several things before they write (a volume create:
+ * its parents and pool, its share name, its location's nodes, shelves and
+ * counters), so that under the writer mutex they cost one wait for the
+ * server instead of one each. A read whose input is NULL is not made;
+ * each one's result is what its own call (named below) gives, inside the
+ * caller's transaction as that would be. The first failure is returned
+ * and then no output is set (docs and rows stay NULL; usage_fn may have
+ * seen rows). docs and rows are new references for the caller. */
+struct db_reads {
+	/* db_get_many: names (a JSON array) -> docs */
+	const json_t *names;
+	json_t *docs;
+	/* db_volume_share_count: share_loc, share -> share_n */
+	const char *share_loc, *share;
+	int64_t share_n;
+	/* db_list_fields2: kind, kind2, parent, fields[nfields] -> rows */
+	const char *kind, *kind2, *parent;
+	const char *const *fields;
+	int nfields;
+	json_t *rows;
+	/* db_usage_location: usage_loc -> usage_fn(usage_arg, ...) per row */
+	const char *usage_loc;
+	db_usage_fn usage_fn;
+	void *usage_arg;
+};
+int db_reads(struct db *db, struct db_reads *r);
 
 /* Dirty marks: which nodes' intents may have changed since the reconciler
  * last built them. The engines keep them with triggers (schema step 5) in

@@ -40,6 +40,27 @@ struct db_filter {
 /* One row of a listing: return AQ_OK for more, 1 to stop, or an error. */
 typedef int (*db_row_fn)(void *arg, const char *name, const char *doc);
 
+/* db_reads as db.c hands it to an engine's reads op: each read is made
+ * when its input is set (names_json, share, parent, pool_infix), with the
+ * same SQL and row handling as the engine's own get_many, share_count,
+ * fields and usage_location, its rows to many_fn(docs), fields_fn(rows)
+ * and usage_fn(usage_arg); share_n is set by the engine. */
+struct db_reads_engine {
+	char *names_json;
+	json_t *docs;
+	db_row_fn many_fn;
+	const char *share_loc, *share;
+	int64_t share_n;
+	const char *kind, *kind2, *parent;
+	const char *const *fields;
+	int nfields;
+	json_t *rows;
+	db_row_fn fields_fn;
+	const char *pool_infix, *node_parent;
+	db_usage_fn usage_fn;
+	void *usage_arg;
+};
+
 /* The engine's half of each db.h call; db.c has already checked arguments,
  * holds the writer mutex where db.h says so and keeps the cache. Every
  * call returns AQ_OK or an aq_err code as db.h describes. */
@@ -113,6 +134,9 @@ struct db_ops {
 	 * top-level fields (checked by db.c: letters, digits, '_') */
 	int (*fields)(struct db *db, const char *kind, const char *kind2, const char *parent,
 		      const char *const *fields, int n, db_row_fn fn, void *arg);
+	/* db_reads: NULL runs the reads above one after another (SQLite,
+	 * where nothing waits for a server); else all of e's at once */
+	int (*reads)(struct db *db, struct db_reads_engine *e);
 	/* db.h's dirty marks: every mark to fn (name: the node, doc: the
 	 * mark as decimal text); delete node's mark when it is still mark */
 	int (*dirty_each)(struct db *db, db_row_fn fn, void *arg);
@@ -127,6 +151,16 @@ struct db_ops {
 /* Count one statement handed to the engine (db_sync_stats' statements):
  * each engine calls it once per statement it runs. */
 void db_stmt_note(void);
+/* n statements sent together, answered in one wait (a pipeline) */
+void db_stmt_note_batch(unsigned n);
+
+/* db.c's row handlers, shared with db_reads.c: a (name, JSON text) row
+ * into the object arg ({name: doc}, db_get_many) or appended to the array
+ * arg with its name (db_list_fields2); and db_list_fields2's check of its
+ * field names (1..DB_MAX_AGG of letters, digits, '_'). */
+int db_many_row(void *arg, const char *name, const char *text);
+int db_fields_row(void *arg, const char *name, const char *text);
+bool db_fields_ok(const char *const *fields, int n);
 
 /* The engines' openers: a connected, not yet migrated struct db. */
 int db_sqlite_open(const char *path, struct db **out, aq_msg *msg);

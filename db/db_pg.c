@@ -22,27 +22,13 @@
 
 #include <libpq-fe.h>
 
+#include "db/db_pg_int.h"
+
 /* Statements are prepared once per connection (named, PQprepare) and run
  * with PQexecPrepared after that, so the server parses and plans each
  * once, not at every call: keyed by their SQL text like SQLite's cache,
  * PG_CACHE of them; a statement built with varying text beyond that runs
  * unnamed (PQexecParams). A mended connection (PQreset) starts empty. */
-#define PG_CACHE 64
-
-struct pg_cached {
-	char *sql;
-	unsigned long hash;
-};
-
-struct db_pg {
-	struct db base; /* first: a struct db * is a struct db_pg * */
-	PGconn *c;
-	int ncached;
-	struct pg_cached cache[PG_CACHE];
-	/* SQLSTATE of a statement that failed in the open transaction: its
-	 * COMMIT then only rolls back, and says which failure it was */
-	char failed[8];
-};
 
 /* The advisory lock that makes concurrent openers migrate one at a time
  * (any constant: "aquifer" in ASCII). */
@@ -71,7 +57,7 @@ static bool pg_busy_state(const char *state)
 	return strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0 || strcmp(state, "55P03") == 0;
 }
 
-static int pg_fail(struct db *db, const PGresult *res, aq_msg *msg)
+int db_pg_fail(struct db *db, const PGresult *res, aq_msg *msg)
 {
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	const char *text = res ? PQresultErrorMessage(res) : "";
@@ -99,12 +85,9 @@ static void pg_cache_clear(struct db_pg *p)
 	p->ncached = 0;
 }
 
-/* Run sql prepared: the cached statement's result, or NULL when sql is not
- * (and cannot be) cached, for the caller to run it unnamed. */
-static PGresult *pg_exec_cached(struct db_pg *p, const char *sql, int n, const char *const *params)
+bool db_pg_prepare(struct db_pg *p, const char *sql, int n, char name[16])
 {
 	unsigned long h = 5381;
-	char name[16];
 	PGresult *res;
 	int i;
 
@@ -118,23 +101,45 @@ static PGresult *pg_exec_cached(struct db_pg *p, const char *sql, int n, const c
 		if (p->ncached == PG_CACHE || p->failed[0] ||
 		    (strncmp(sql, "SELECT", 6) != 0 && strncmp(sql, "INSERT", 6) != 0 && strncmp(sql, "UPDATE", 6) != 0 &&
 		     strncmp(sql, "DELETE", 6) != 0))
-			return NULL;
+			return false;
 		if (!(p->cache[i].sql = strdup(sql)))
-			return NULL;
-		snprintf(name, sizeof(name), "aq%d", i);
+			return false;
+		snprintf(name, 16, "aq%d", i);
 		res = PQprepare(p->c, name, sql, n, NULL);
 		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 			PQclear(res);
 			free(p->cache[i].sql);
 			p->cache[i].sql = NULL;
-			return NULL; /* run unnamed: that error, if any, is the statement's */
+			return false; /* run unnamed: that error, if any, is the statement's */
 		}
 		PQclear(res);
 		p->cache[i].hash = h;
 		p->ncached++;
 	}
-	snprintf(name, sizeof(name), "aq%d", i);
+	snprintf(name, 16, "aq%d", i);
+	return true;
+}
+
+/* Run sql prepared: the cached statement's result, or NULL when sql is not
+ * (and cannot be) cached, for the caller to run it unnamed. */
+static PGresult *pg_exec_cached(struct db_pg *p, const char *sql, int n, const char *const *params)
+{
+	char name[16];
+
+	if (!db_pg_prepare(p, sql, n, name))
+		return NULL;
 	return PQexecPrepared(p->c, name, n, params, NULL, NULL, 0);
+}
+
+void db_pg_mend(struct db *db)
+{
+	/* between transactions a broken connection is mended: a server restart
+	 * costs the statements in flight, not the process, and its prepared
+	 * statements */
+	if ((PQstatus(pg(db)->c) == CONNECTION_BAD || PQpipelineStatus(pg(db)->c) != PQ_PIPELINE_OFF) && !db->in_tx) {
+		PQreset(pg(db)->c);
+		pg_cache_clear(pg(db));
+	}
 }
 
 /* Run one statement with text parameters; *out (if given) gets the result
@@ -148,18 +153,12 @@ static int pg_run(struct db *db, const char *sql, int n, const char *const *para
 	int rc = AQ_OK;
 
 	db_stmt_note();
-	/* between transactions a broken connection is mended: a server restart
-	 * costs the statements in flight, not the process, and its prepared
-	 * statements */
-	if (PQstatus(c) == CONNECTION_BAD && !db->in_tx) {
-		PQreset(c);
-		pg_cache_clear(pg(db));
-	}
+	db_pg_mend(db);
 	if (!(res = pg_exec_cached(pg(db), sql, n, params)))
 		res = PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0);
 	st = PQresultStatus(res);
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-		rc = pg_fail(db, res, msg);
+		rc = db_pg_fail(db, res, msg);
 		PQclear(res);
 		return rc;
 	}
@@ -266,7 +265,7 @@ static int pg_script(struct db *db, const char *sql, aq_msg *msg)
 
 	db_stmt_note();
 	if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
-		rc = pg_fail(db, res, msg);
+		rc = db_pg_fail(db, res, msg);
 	PQclear(res);
 	return rc;
 }
@@ -305,14 +304,21 @@ out:
 static int pg_get_many(struct db *db, const char *names_json, db_row_fn fn, void *arg)
 {
 	PGresult *res = NULL;
-	int rc = pg_run(db, "SELECT name, doc FROM resources WHERE name IN (SELECT json_array_elements_text($1::json))",
-			1, &names_json, &res, NULL);
+	int rc = pg_run(db, DB_PG_SQL_GET_MANY, 1, &names_json, &res, NULL);
 
 	if (rc != AQ_OK)
 		return rc;
+	rc = db_pg_rows(res, fn, arg);
+	PQclear(res);
+	return rc;
+}
+
+int db_pg_rows(PGresult *res, db_row_fn fn, void *arg)
+{
+	int rc = AQ_OK;
+
 	for (int i = 0; i < PQntuples(res) && rc == AQ_OK; i++)
 		rc = fn(arg, PQgetvalue(res, i, 0), PQgetvalue(res, i, 1));
-	PQclear(res);
 	return rc;
 }
 
@@ -501,11 +507,7 @@ static int pg_share_count(struct db *db, const char *location, const char *share
 {
 	const char *params[] = { location, share };
 	double v = 0;
-	int rc = pg_number(db,
-			   "SELECT COUNT(*) FROM resources WHERE kind = 'volume' AND parent IN"
-			   " (SELECT name || '/locations/' || $1 FROM resources WHERE kind = 'project')"
-			   " AND doc ->> 'shareName' = $2",
-			   2, params, &v);
+	int rc = pg_number(db, DB_PG_SQL_SHARE_COUNT, 2, params, &v);
 
 	if (rc == AQ_OK)
 		*n = (int64_t)v;
@@ -540,8 +542,6 @@ static int pg_each(struct db *db, db_each_fn fn, void *arg, aq_msg *msg)
 	return rc;
 }
 
-#define PG_USAGE_COLS "SELECT name, n, capacity_gib, mibps, cold_gib, hot_gib FROM usage"
-
 static void pg_usage_row(PGresult *res, int i, struct db_usage *u)
 {
 	u->count = strtoll(PQgetvalue(res, i, 1), NULL, 10);
@@ -554,7 +554,7 @@ static void pg_usage_row(PGresult *res, int i, struct db_usage *u)
 static int pg_usage_get(struct db *db, const char *name, struct db_usage *u)
 {
 	PGresult *res = NULL;
-	int rc = pg_run(db, PG_USAGE_COLS " WHERE name = $1", 1, &name, &res, NULL);
+	int rc = pg_run(db, DB_PG_USAGE_COLS " WHERE name = $1", 1, &name, &res, NULL);
 
 	if (rc != AQ_OK)
 		return rc;
@@ -573,19 +573,24 @@ static int pg_usage_rows(struct db *db, const char *sql, int n, const char *cons
 
 	if (rc != AQ_OK)
 		return rc;
+	db_pg_usage_rows(res, fn, arg);
+	PQclear(res);
+	return AQ_OK;
+}
+
+void db_pg_usage_rows(PGresult *res, db_usage_fn fn, void *arg)
+{
 	for (int i = 0; i < PQntuples(res); i++) {
 		struct db_usage u;
 
 		pg_usage_row(res, i, &u);
 		fn(arg, PQgetvalue(res, i, 0), &u);
 	}
-	PQclear(res);
-	return AQ_OK;
 }
 
 static int pg_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg)
 {
-	return pg_usage_rows(db, PG_USAGE_COLS " WHERE starts_with(name, $1) ORDER BY name", 1, &prefix, fn, arg);
+	return pg_usage_rows(db, DB_PG_USAGE_COLS " WHERE starts_with(name, $1) ORDER BY name", 1, &prefix, fn, arg);
 }
 
 static int pg_usage_location(struct db *db, const char *pool_infix, const char *node_parent, db_usage_fn fn,
@@ -593,9 +598,7 @@ static int pg_usage_location(struct db *db, const char *pool_infix, const char *
 {
 	const char *params[2] = { pool_infix, node_parent };
 
-	return pg_usage_rows(db, PG_USAGE_COLS " WHERE (starts_with(name, 'projects/') AND strpos(name, $1) > 0)"
-				 " OR name IN (SELECT name FROM resources WHERE kind = 'node' AND parent = $2) ORDER BY name",
-			     2, params, fn, arg);
+	return pg_usage_rows(db, DB_PG_SQL_USAGE_LOCATION, 2, params, fn, arg);
 }
 
 static int pg_fields(struct db *db, const char *kind, const char *kind2, const char *parent,
@@ -603,22 +606,26 @@ static int pg_fields(struct db *db, const char *kind, const char *kind2, const c
 {
 	const char *params[3] = { kind, parent, kind2 };
 	char sql[1024];
-	size_t off = 0;
 	PGresult *res = NULL;
 	int rc;
 
-	off += (size_t)snprintf(sql + off, sizeof(sql) - off, "SELECT name, json_build_object(");
-	for (int i = 0; i < n && off < sizeof(sql); i++)
-		off += (size_t)snprintf(sql + off, sizeof(sql) - off, "%s'%s', doc -> '%s'", i ? ", " : "", fields[i],
-					fields[i]);
-	if (off < sizeof(sql))
-		snprintf(sql + off, sizeof(sql) - off, ")::text FROM resources WHERE kind IN ($1, $3) AND parent = $2 ORDER BY name");
+	db_pg_fields_sql(fields, n, sql, sizeof(sql));
 	if ((rc = pg_run(db, sql, 3, params, &res, NULL)) != AQ_OK)
 		return rc;
-	for (int i = 0; rc == AQ_OK && i < PQntuples(res); i++)
-		rc = fn(arg, PQgetvalue(res, i, 0), PQgetvalue(res, i, 1));
+	rc = db_pg_rows(res, fn, arg);
 	PQclear(res);
 	return rc;
+}
+
+void db_pg_fields_sql(const char *const *fields, int n, char *sql, size_t cap)
+{
+	size_t off = 0;
+
+	off += (size_t)snprintf(sql + off, cap - off, "SELECT name, json_build_object(");
+	for (int i = 0; i < n && off < cap; i++)
+		off += (size_t)snprintf(sql + off, cap - off, "%s'%s', doc -> '%s'", i ? ", " : "", fields[i], fields[i]);
+	if (off < cap)
+		snprintf(sql + off, cap - off, ")::text FROM resources WHERE kind IN ($1, $3) AND parent = $2 ORDER BY name");
 }
 
 static int pg_dirty_each(struct db *db, db_row_fn fn, void *arg)
@@ -689,6 +696,7 @@ static const struct db_ops pg_ops = {
 	.usage_each = pg_usage_each,
 	.usage_location = pg_usage_location,
 	.fields = pg_fields,
+	.reads = db_pg_reads,
 	.dirty_each = pg_dirty_each,
 	.dirty_clear = pg_dirty_clear,
 	.dirty_mark = pg_dirty_mark,

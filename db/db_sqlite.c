@@ -652,7 +652,7 @@ static int sq_usage_location(struct db *db, const char *pool_infix, const char *
 	int rc;
 
 	if ((rc = sq_prepare(db, SQ_USAGE_COLS " WHERE (substr(name, 1, 9) = 'projects/' AND instr(name, ?1) > 0)"
-				 " OR name IN (SELECT name FROM resources WHERE kind = 'node' AND parent = ?2) ORDER BY name",
+				 " OR name IN (SELECT name FROM resources WHERE kind = 'node' AND parent = ?2) OR name = 'placever/' || ?2 ORDER BY name",
 			     &st)) != AQ_OK)
 		return rc;
 	sqlite3_bind_text(st, 1, pool_infix, -1, SQLITE_STATIC);

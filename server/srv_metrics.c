@@ -453,10 +453,12 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 			     "# TYPE aquifer_db_commits_total counter\naquifer_db_commits_total %llu\n"
 			     "# HELP aquifer_db_syncs_total Group commit's fsyncs of the SQLite WAL, each shared by the commits written before it (0 on PostgreSQL).\n"
 			     "# TYPE aquifer_db_syncs_total counter\naquifer_db_syncs_total %llu\n"
-			     "# HELP aquifer_db_statements_total Statements this process gave the database engine (on PostgreSQL each a round trip).\n"
-			     "# TYPE aquifer_db_statements_total counter\naquifer_db_statements_total %llu\n",
+			     "# HELP aquifer_db_statements_total Statements this process gave the database engine.\n"
+			     "# TYPE aquifer_db_statements_total counter\naquifer_db_statements_total %llu\n"
+			     "# HELP aquifer_db_round_trips_total Waits for the engine's answer (PostgreSQL: round trips to the server, a pipeline of statements one).\n"
+			     "# TYPE aquifer_db_round_trips_total counter\naquifer_db_round_trips_total %llu\n",
 			     (unsigned long long)st.commits, (unsigned long long)st.syncs,
-			     (unsigned long long)st.statements);
+			     (unsigned long long)st.statements, (unsigned long long)st.round_trips);
 	}
 	{
 		uint64_t hit, miss;

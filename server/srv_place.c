@@ -4,8 +4,9 @@
  * srv_place_shelf_room, which the volume handlers call before they write);
  * the choice itself is api_place_pick's (api/api_place.h), this file
  * feeds it the candidates and writes the placement. Both read what they
- * need of the location in one struct srv_place_loc (two or three
- * statements: the nodes and shelves only when they changed), so
+ * need of the location in one struct srv_place_loc (one round trip with
+ * a create's own reads, db_reads; the nodes and shelves a second one,
+ * only when they changed), so
  * that a create, which needs it for its pool, its shelves and its node,
  * reads it once under the writer mutex (on PostgreSQL, each statement is
  * a round trip there). */
@@ -107,50 +108,69 @@ void srv_place_cache_stats(uint64_t *hits, uint64_t *misses)
 	*misses = atomic_load(&place_cache_misses);
 }
 
-/* pl->nodes and pl->shelves of location pl->id: from the cache when its
- * version is the one this transaction reads, else from the database. */
+/* pl->nodes and pl->shelves of location pl->id: from the cache when the
+ * version this transaction read with the usage counters (db.h
+ * db_usage_location: the row "placever/locations/<id>") is the cached
+ * one, else from the database (a second statement). */
 static int place_nodes_read(struct db *db, struct srv_place_loc *pl)
 {
 	/* a few fields of each, not whole documents, nodes and shelves in one
 	 * query */
 	static const char *const fields[] = { "state", "throughputCeilingMibps", "capacityGib", "readThroughputMibps" };
-	char parent[200];
+	char vname[160];
+	struct db_usage u;
 	json_t *rows = NULL, *r;
-	int64_t v = 0;
 	size_t i;
 	int rc;
 
-	if ((rc = db_placever(db, pl->id, &v)) != AQ_OK)
-		return rc;
-	if (v != 0 && place_cache_get(pl, v))
+	snprintf(vname, sizeof(vname), "placever/%s", pl->parent);
+	srv_place_loc_usage(pl, vname, &u);
+	if (u.count != 0 && place_cache_get(pl, u.count))
 		return AQ_OK;
-	snprintf(parent, sizeof(parent), "locations/%s", pl->id);
 	if (!(pl->nodes = json_array()) || !(pl->shelves = json_array()))
 		return AQ_ENOMEM;
-	if ((rc = db_list_fields2(db, "node", "shelf", parent, fields, 4, &rows)) != AQ_OK)
+	if ((rc = db_list_fields2(db, "node", "shelf", pl->parent, fields, 4, &rows)) != AQ_OK)
 		return rc;
 	json_array_foreach(rows, i, r)
 		if (json_array_append(strncmp(api_json_str(r, "name", ""), "nodes/", 6) == 0 ? pl->nodes : pl->shelves,
 				      r) != 0)
 			rc = AQ_ENOMEM;
 	json_decref(rows);
-	if (rc == AQ_OK && v != 0)
-		place_cache_put(pl, v);
+	if (rc == AQ_OK && u.count != 0)
+		place_cache_put(pl, u.count);
 	return rc;
+}
+
+int srv_place_loc_want(const char *loc, struct srv_place_loc *pl, struct db_reads *r)
+{
+	memset(pl, 0, sizeof(*pl));
+	snprintf(pl->id, sizeof(pl->id), "%s", loc);
+	snprintf(pl->parent, sizeof(pl->parent), "locations/%s", loc);
+	if (!(pl->usage = json_object()))
+		return AQ_ENOMEM;
+	/* the location's pools' and nodes' counters (db.h) and its placement
+	 * version in one query: O(pools + nodes of the location), not
+	 * O(volumes) */
+	r->usage_loc = pl->id;
+	r->usage_fn = place_use_row;
+	r->usage_arg = pl->usage;
+	return AQ_OK;
+}
+
+int srv_place_loc_take(struct db *db, struct srv_place_loc *pl)
+{
+	return place_nodes_read(db, pl);
 }
 
 int srv_place_loc_read(struct db *db, const char *loc, struct srv_place_loc *pl)
 {
+	struct db_reads r = { .names = NULL };
 	int rc;
 
-	memset(pl, 0, sizeof(*pl));
-	snprintf(pl->id, sizeof(pl->id), "%s", loc);
-	if (!(pl->usage = json_object()))
-		return AQ_ENOMEM;
-	/* the location's pools' and nodes' counters (db.h) in one query:
-	 * O(pools + nodes of the location), not O(volumes) */
-	if ((rc = place_nodes_read(db, pl)) == AQ_OK)
-		rc = db_usage_location(db, loc, place_use_row, pl->usage);
+	if ((rc = srv_place_loc_want(loc, pl, &r)) == AQ_OK && (rc = db_reads(db, &r)) == AQ_OK)
+		rc = srv_place_loc_take(db, pl);
+	json_decref(r.rows);
+	json_decref(r.docs);
 	return rc;
 }
 

@@ -17,6 +17,7 @@
 #include "api/api_error.h"
 
 struct db;
+struct db_reads;
 struct db_usage;
 struct srv_req;
 
@@ -34,6 +35,7 @@ struct srv_req;
  * (borrowed; NULL: read where needed). */
 struct srv_place_loc {
 	char id[100];
+	char parent[120]; /* "locations/<id>" */
 	json_t *nodes;
 	json_t *shelves;
 	json_t *usage; /* {name: [count, capacityGib, mibps, coldGib, hotGib]} */
@@ -43,6 +45,15 @@ struct srv_place_loc {
  * frees what it holds (also after a failed read, and on a zeroed pl). */
 int srv_place_loc_read(struct db *db, const char *loc, struct srv_place_loc *pl);
 void srv_place_loc_cleanup(struct srv_place_loc *pl);
+/* The same read in two steps, for a caller that makes it with reads of its
+ * own in one db_reads (a create: one round trip on PostgreSQL):
+ * srv_place_loc_want readies pl (as srv_place_loc_read would) and sets r's
+ * usage inputs (pl->usage gets the counters and the placement version
+ * while r is read); srv_place_loc_take, after the reads, takes the nodes
+ * and shelves from the cache or reads them (a second statement, only when
+ * the version changed). */
+int srv_place_loc_want(const char *loc, struct srv_place_loc *pl, struct db_reads *r);
+int srv_place_loc_take(struct db *db, struct srv_place_loc *pl);
 /* How often srv_place_loc_read found the location's nodes and shelves in
  * the process's cache (same placement version, db_placever) or read them
  * (metric aquifer_place_cache_total{result}). */

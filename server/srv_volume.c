@@ -84,56 +84,13 @@ static int vol_pool(struct srv_req *req, json_t *vol, json_t **pool)
 	return rc;
 }
 
-/* A create's project, location and pool in one query (on PostgreSQL each
- * query is a round trip under the writer mutex), refused as
- * srv_check_parent and vol_pool would, in that order; *loc gets the
- * location's document (for its service addresses, srv_svcaddr). */
-static int vol_create_parents(struct srv_req *req, json_t *vol, json_t **pool, json_t **loc)
-{
-	char lname[200];
-	char full[800];
-	aq_msg pool_msg = { .text = "" };
-	json_t *names = json_array(), *docs = NULL;
-	int rc, pool_rc;
-
-	if (!names)
-		return AQ_ENOMEM;
-	if ((rc = srv_check_parent_names(req, names)) != AQ_OK)
-		goto out;
-	pool_rc = vol_pool_name(req, vol, full, sizeof(full));
-	pool_msg = req->msg;
-	if (pool_rc == AQ_OK && json_array_append_new(names, json_string(full)) != 0) {
-		rc = AQ_ENOMEM;
-		goto out;
-	}
-	if ((rc = db_get_many(req->db, names, &docs)) != AQ_OK || (rc = srv_check_parent_in(req, docs)) != AQ_OK)
-		goto out;
-	if (pool_rc != AQ_OK) {
-		req->msg = pool_msg;
-		rc = pool_rc;
-	} else if (!(*pool = json_incref(json_object_get(docs, full)))) {
-		rc = aq_fail(&req->msg, AQ_ENOENT, "storagePool \"%s\" not found", full);
-	} else {
-		snprintf(lname, sizeof(lname), "locations/%s", req->params[1]);
-		*loc = json_incref(json_object_get(docs, lname));
-	}
-out:
-	json_decref(names);
-	json_decref(docs);
-	return rc;
-}
-
-/* shareName is unique per location across projects, as GCNV's is: a node
+/* shareName is unique per location across projects, as GCNV's is (n: the
+ * volumes of the location that have it already): a node
  * exports one path per share name, whoever owns the volume, so a second
  * project's "demo" would collide on the node. The refusal names no other
  * tenant's resources: only that the name is taken here. */
-static int vol_share_free(struct srv_req *req, const char *share)
+static int vol_share_free(struct srv_req *req, const char *share, int64_t n)
 {
-	int64_t n = 0;
-	int rc;
-
-	if ((rc = db_volume_share_count(req->db, req->params[1], share, &n)) != AQ_OK)
-		return rc;
 	return n ? aq_fail(&req->msg, AQ_EEXIST, "shareName \"%s\" is already taken in location %s; choose another",
 			   share, req->params[1])
 		 : AQ_OK;
@@ -243,6 +200,60 @@ static int vol_shelf_room(struct srv_req *req, const char *name, const json_t *v
 	return srv_place_shelf_room(req->db, loc, grow, &req->msg);
 }
 
+/* A create's reads in one db_reads (on PostgreSQL one round trip under
+ * the writer mutex, where they were four): its project, location and
+ * pool, the count of its share name (vol_share_free), and what placement
+ * and the room checks read of the location (into *seen, which the caller
+ * cleans up). Refused as srv_check_parent, vol_pool and vol_share_free
+ * would, in that order; *loc gets the location's document (for its
+ * service addresses, srv_svcaddr). */
+static int vol_create_reads(struct srv_req *req, json_t *vol, json_t **pool, json_t **loc,
+			    struct srv_place_loc *seen)
+{
+	char lname[200];
+	char full[800];
+	aq_msg pool_msg = { .text = "" };
+	struct db_reads r = { .names = NULL };
+	json_t *names = json_array();
+	int rc, pool_rc;
+
+	if (!names)
+		return AQ_ENOMEM;
+	if ((rc = srv_check_parent_names(req, names)) != AQ_OK)
+		goto out;
+	pool_rc = vol_pool_name(req, vol, full, sizeof(full));
+	pool_msg = req->msg;
+	if (pool_rc == AQ_OK && json_array_append_new(names, json_string(full)) != 0) {
+		rc = AQ_ENOMEM;
+		goto out;
+	}
+	if ((rc = srv_place_loc_want(req->params[1], seen, &r)) != AQ_OK)
+		goto out;
+	r.names = names;
+	r.share_loc = req->params[1];
+	r.share = api_json_str(vol, "shareName", "");
+	if ((rc = db_reads(req->db, &r)) != AQ_OK || (rc = srv_check_parent_in(req, r.docs)) != AQ_OK)
+		goto out;
+	if (pool_rc != AQ_OK) {
+		req->msg = pool_msg;
+		rc = pool_rc;
+		goto out;
+	}
+	if (!(*pool = json_incref(json_object_get(r.docs, full)))) {
+		rc = aq_fail(&req->msg, AQ_ENOENT, "storagePool \"%s\" not found", full);
+		goto out;
+	}
+	snprintf(lname, sizeof(lname), "locations/%s", req->params[1]);
+	*loc = json_incref(json_object_get(r.docs, lname));
+	if ((rc = vol_share_free(req, r.share, r.share_n)) == AQ_OK)
+		rc = srv_place_loc_take(req->db, seen);
+out:
+	json_decref(names);
+	json_decref(r.docs);
+	json_decref(r.rows);
+	return rc;
+}
+
 /* The apply step's writes, in the caller's transaction: an operation that
  * is done when the volume's node has applied the change
  * (srv_reconcile.c) and the placement that carries it (seen: what a
@@ -330,10 +341,10 @@ static int vol_pending(struct srv_req *req, const char *parent, const char *name
 	return rc;
 }
 
-/* A create's checks, in the caller's transaction: its parents and pool
- * (vol_create_parents), the share name, what placement and the room checks
- * read of the location (srv_place_loc_read, into *seen, which the caller
- * cleans up; seen->doc borrows *loc), the pool's and the shelves' room, and
+/* A create's checks, in the caller's transaction: its parents and pool,
+ * the share name, what placement and the room checks read of the location
+ * (vol_create_reads: one db_reads; into *seen, which the caller cleans
+ * up; seen->doc borrows *loc), the pool's and the shelves' room, and
  * what a clone, restore or backup config asks. vol gets what the pool
  * decides; *pool the pool, *loc the location's document. */
 static int vol_create_check(struct srv_req *req, const char *parent, json_t *vol, bool throughput_given,
@@ -341,9 +352,7 @@ static int vol_create_check(struct srv_req *req, const char *parent, json_t *vol
 {
 	int rc;
 
-	if ((rc = vol_create_parents(req, vol, pool, loc)) != AQ_OK ||
-	    (rc = vol_share_free(req, api_json_str(vol, "shareName", ""))) != AQ_OK ||
-	    (rc = srv_place_loc_read(req->db, req->params[1], seen)) != AQ_OK)
+	if ((rc = vol_create_reads(req, vol, pool, loc, seen)) != AQ_OK)
 		return rc;
 	seen->doc = *loc;
 	if ((rc = vol_fit(req, *pool, vol, NULL, throughput_given, seen)) != AQ_OK ||

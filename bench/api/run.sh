@@ -302,7 +302,7 @@ engine_creates() { # engine
 		-H "Content-Type: application/json" \
 		--data '{"shareName":"fill{}","storagePool":"pool1","capacityGib":"100","protocols":["NFSV3"]}' \
 		"$E_URL/v1/$PARENT/volumes?volumeId=fill{}"
-	m0=$(curl -s -H "Authorization: Bearer $E_TOKEN" "$E_URL/metrics" | awk '$1 == "aquifer_db_commits_total" { c = $2 } $1 == "aquifer_db_syncs_total" { s = $2 } $1 == "aquifer_db_statements_total" { t = $2 } $1 == "aquifer_db_group_lane_commits_total{lane=\"api\"}" { g = $2 } $1 == "aquifer_db_group_lane_bodies_total{lane=\"api\"}" { b = $2 } END { print c + 0, s + 0, t + 0, g + 0, b + 0 }')
+	m0=$(curl -s -H "Authorization: Bearer $E_TOKEN" "$E_URL/metrics" | awk '$1 == "aquifer_db_commits_total" { c = $2 } $1 == "aquifer_db_syncs_total" { s = $2 } $1 == "aquifer_db_statements_total" { t = $2 } $1 == "aquifer_db_group_lane_commits_total{lane=\"api\"}" { g = $2 } $1 == "aquifer_db_group_lane_bodies_total{lane=\"api\"}" { b = $2 } $1 == "aquifer_db_round_trips_total" { r = $2 } END { print c + 0, s + 0, t + 0, g + 0, b + 0, r + 0 }')
 	for i in $(seq 1 "$RUNS"); do
 		log "$eng: commit-rate run $i/$RUNS"
 		"$COMMIT_RATE" --db "$E_RATE_DB" --seconds "$DURATION" >"$WORK/rate-$eng-$i.txt"
@@ -323,8 +323,8 @@ engine_creates() { # engine
 		head -3 "$WORK/create-$eng-$i.err" >>"$WORK/create-errors.txt"
 		log "$eng: ${rates[-1]} creates/s; engine ${crates[-1]} commits/s"
 	done
-	m1=$(curl -s -H "Authorization: Bearer $E_TOKEN" "$E_URL/metrics" | awk '$1 == "aquifer_db_commits_total" { c = $2 } $1 == "aquifer_db_syncs_total" { s = $2 } $1 == "aquifer_db_statements_total" { t = $2 } $1 == "aquifer_db_group_lane_commits_total{lane=\"api\"}" { g = $2 } $1 == "aquifer_db_group_lane_bodies_total{lane=\"api\"}" { b = $2 } END { print c + 0, s + 0, t + 0, g + 0, b + 0 }')
-	CREATE_RUNS+="- $eng: aquiferd's commits during the create runs (creates, the reconciler, agent reports): $(awk -v a="$m0" -v b="$m1" 'BEGIN { split(a, x, " "); split(b, y, " "); c = y[1] - x[1]; s = y[2] - x[2]; if (s > 0) printf "%d in %d fsyncs of the WAL (%.2f commits per fsync)", c, s, c / s; else printf "%d (each one WAL flush of PostgreSQL)", c; g = y[4] - x[4]; b = y[5] - x[5]; if (g > 0) printf "; creates in group transactions (db_group_run, api lane): %d in %d commits (%.2f per commit); statements given to the engine: %d", b, g, b / g, y[3] - x[3] }')"$'\n'
+	m1=$(curl -s -H "Authorization: Bearer $E_TOKEN" "$E_URL/metrics" | awk '$1 == "aquifer_db_commits_total" { c = $2 } $1 == "aquifer_db_syncs_total" { s = $2 } $1 == "aquifer_db_statements_total" { t = $2 } $1 == "aquifer_db_group_lane_commits_total{lane=\"api\"}" { g = $2 } $1 == "aquifer_db_group_lane_bodies_total{lane=\"api\"}" { b = $2 } $1 == "aquifer_db_round_trips_total" { r = $2 } END { print c + 0, s + 0, t + 0, g + 0, b + 0, r + 0 }')
+	CREATE_RUNS+="- $eng: aquiferd's commits during the create runs (creates, the reconciler, agent reports): $(awk -v a="$m0" -v b="$m1" 'BEGIN { split(a, x, " "); split(b, y, " "); c = y[1] - x[1]; s = y[2] - x[2]; if (s > 0) printf "%d in %d fsyncs of the WAL (%.2f commits per fsync)", c, s, c / s; else printf "%d (each one WAL flush of PostgreSQL)", c; g = y[4] - x[4]; b = y[5] - x[5]; if (g > 0) printf "; creates in group transactions (db_group_run, api lane): %d in %d commits (%.2f per commit); statements given to the engine: %d", b, g, b / g, y[3] - x[3]; if (y[6] > x[6]) printf " in %d round trips", y[6] - x[6] }')"$'\n'
 	E_RPS=$(printf '%s\n' "${rates[@]}" | median)
 	E_P50=$(printf '%s\n' "${p50[@]}" | median)
 	E_P99=$(printf '%s\n' "${p99[@]}" | median)

@@ -3,7 +3,9 @@
  * list giving an empty object, a name's own uncommitted write inside its
  * transaction) and db_parents_with the parents that have a resource of a
  * kind. The reconciler builds a node's intent and the status handler reads
- * a report's volumes with them (issue 22). By default on a temporary
+ * a report's volumes with them (issue 22). db_reads gives what each of its
+ * reads' own calls gives, in one round trip on PostgreSQL, and fails as a
+ * whole, leaving the connection usable. By default on a temporary
  * SQLite file; with AQ_TEST_PG_URL set (tests/db/test_db_pg.sh) on that
  * PostgreSQL database. */
 #include "db/db.h"
@@ -34,6 +36,14 @@ static void put(const char *kind, const char *parent, const char *name, int x)
 {
 	json_t *doc = json_pack("{s:s,s:i}", "name", name, "x", x);
 
+	ck_assert_int_eq(db_put(db, kind, parent, name, doc, true), AQ_OK);
+	json_decref(doc);
+}
+
+/* Put a document (taken) of kind under parent. */
+static void put_doc(const char *kind, const char *parent, const char *name, json_t *doc)
+{
+	ck_assert_ptr_nonnull(doc);
 	ck_assert_int_eq(db_put(db, kind, parent, name, doc, true), AQ_OK);
 	json_decref(doc);
 }
@@ -164,6 +174,176 @@ START_TEST(test_many_statements)
 }
 END_TEST
 
+/* db_reads: a volume create's four reads at once (on PostgreSQL one
+ * pipeline, one round trip). */
+static void use_row(void *arg, const char *name, const struct db_usage *u)
+{
+	json_object_set_new(arg, name, json_pack("[If]", (json_int_t)u->count, u->capacity_gib + u->mibps));
+}
+
+static void reads_fill(void)
+{
+	put("project", "", "projects/p", 0);
+	put("project", "", "projects/q", 0);
+	put("location", "", "locations/east", 0);
+	put_doc("volume", "projects/p/locations/east", "projects/p/locations/east/volumes/a",
+		json_pack("{s:s,s:s,s:i}", "storagePool", "pool1", "shareName", "s1", "capacityGib", 10));
+	put_doc("volume", "projects/q/locations/west", "projects/q/locations/west/volumes/b",
+		json_pack("{s:s,s:s,s:i}", "storagePool", "pool9", "shareName", "s1", "capacityGib", 99));
+	put_doc("node", "locations/east", "nodes/n1", json_pack("{s:s,s:i}", "state", "READY", "capacityGib", 1));
+	put_doc("shelf", "locations/east", "shelves/s1", json_pack("{s:i}", "capacityGib", 100));
+	put_doc("node", "locations/west", "nodes/w1", json_pack("{s:s}", "state", "READY"));
+	put_doc("placement", "nodes/n1", "placements/projects/p/locations/east/volumes/a",
+		json_pack("{s:s,s:s,s:f}", "volume", "projects/p/locations/east/volumes/a", "node", "nodes/n1", "mibps", 5.0));
+}
+
+/* db_reads of everything in r's inputs against each read's own call:
+ * the same answers, and on PostgreSQL one round trip for all four. */
+static void reads_match(const json_t *names)
+{
+	static const char *const f[] = { "state", "capacityGib" };
+	struct db_reads r = { .names = names, .share_loc = "east", .share = "s1", .kind = "node", .kind2 = "shelf",
+			      .parent = "locations/east", .fields = f, .nfields = 2, .usage_loc = "east",
+			      .usage_fn = use_row };
+	struct db_sync_stats s0, s1;
+	json_t *docs = NULL, *rows = NULL, *use = json_object(), *use1 = json_object();
+	int64_t n = -1;
+
+	r.usage_arg = use;
+	db_sync_stats(&s0);
+	ck_assert_int_eq(db_reads(db, &r), AQ_OK);
+	db_sync_stats(&s1);
+	ck_assert_uint_eq(s1.statements - s0.statements, 4);
+	ck_assert_uint_eq(s1.round_trips - s0.round_trips, pg_url ? 1 : 4);
+	ck_assert_int_eq(db_get_many(db, names, &docs), AQ_OK);
+	ck_assert(json_equal(r.docs, docs));
+	ck_assert_int_eq(db_volume_share_count(db, "east", "s1", &n), AQ_OK);
+	ck_assert_int_eq(r.share_n, n);
+	ck_assert_int_eq(db_list_fields2(db, "node", "shelf", "locations/east", f, 2, &rows), AQ_OK);
+	ck_assert(json_equal(r.rows, rows));
+	ck_assert_int_eq(db_usage_location(db, "east", use_row, use1), AQ_OK);
+	ck_assert(json_equal(use, use1));
+	json_decref(docs);
+	json_decref(rows);
+	json_decref(use);
+	json_decref(use1);
+	json_decref(r.docs);
+	json_decref(r.rows);
+}
+
+START_TEST(test_reads)
+{
+	json_t *names = json_pack("[s,s,s]", "projects/p", "locations/east", "projects/p/locations/east/storagePools/x");
+	static const char *const f[] = { "state" };
+	struct db_reads r = { .names = names };
+	json_t *use = json_object();
+
+	reads_fill();
+	/* what a create reads, by hand: the parents, one volume with share
+	 * s1 in east (not west's), a node and a shelf, pool1's and n1's counters */
+	r.usage_arg = use;
+	r.share_loc = "east";
+	r.share = "s1";
+	r.kind = "node";
+	r.kind2 = "shelf";
+	r.parent = "locations/east";
+	r.fields = f;
+	r.nfields = 1;
+	r.usage_loc = "east";
+	r.usage_fn = use_row;
+	ck_assert_int_eq(db_reads(db, &r), AQ_OK);
+	ck_assert_uint_eq(json_object_size(r.docs), 2);
+	ck_assert_ptr_nonnull(json_object_get(r.docs, "locations/east"));
+	ck_assert_int_eq(r.share_n, 1);
+	ck_assert_int_eq(json_array_size(r.rows), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(r.rows, 0), "name")), "nodes/n1");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(r.rows, 0), "state")), "READY");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(r.rows, 1), "name")), "shelves/s1");
+	ck_assert_uint_eq(json_object_size(use), 2);
+	ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(use, "projects/p/locations/east/storagePools/pool1"), 0)), 1);
+	ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(use, "nodes/n1"), 0)), 1);
+	json_decref(r.docs);
+	json_decref(r.rows);
+	json_decref(use);
+	reads_match(names);
+	/* inside a transaction: its own writes are read (a second s1 volume,
+	 * counted in pool1), as each call alone would read them */
+	ck_assert_int_eq(db_begin(db), AQ_OK);
+	put_doc("volume", "projects/q/locations/east", "projects/q/locations/east/volumes/c",
+		json_pack("{s:s,s:s,s:i}", "storagePool", "projects/q/locations/east/storagePools/pool1", "shareName",
+			  "s1", "capacityGib", 7));
+	put_doc("shelf", "locations/east", "shelves/s2", json_pack("{s:i}", "capacityGib", 5));
+	reads_match(names);
+	ck_assert_int_eq(db_commit(db), AQ_OK);
+	json_decref(names);
+}
+END_TEST
+
+/* Only the reads asked for are made; inputs a single call refuses are
+ * refused before anything runs, with no output. */
+START_TEST(test_reads_some_and_refused)
+{
+	static const char *const bad[] = { "a.b" };
+	json_t *names = json_pack("[s]", "projects/p");
+	struct db_reads r = { .names = names };
+	struct db_sync_stats s0, s1;
+
+	reads_fill();
+	ck_assert_int_eq(db_reads(db, &r), AQ_OK);
+	ck_assert_uint_eq(json_object_size(r.docs), 1);
+	ck_assert_ptr_null(r.rows);
+	ck_assert_int_eq(r.share_n, 0);
+	json_decref(r.docs);
+	r = (struct db_reads){ .names = names, .kind = "node", .kind2 = "shelf", .parent = "locations/east",
+			       .fields = bad, .nfields = 1 };
+	db_sync_stats(&s0);
+	ck_assert_int_eq(db_reads(db, &r), AQ_EINVAL);
+	r = (struct db_reads){ .names = names, .usage_loc = "ea/st", .usage_fn = use_row };
+	ck_assert_int_eq(db_reads(db, &r), AQ_EINVAL);
+	r = (struct db_reads){ .names = names, .share = "s1" }; /* no location */
+	ck_assert_int_eq(db_reads(db, &r), AQ_EINVAL);
+	db_sync_stats(&s1);
+	ck_assert_uint_eq(s1.statements, s0.statements);
+	ck_assert_ptr_null(r.docs);
+	ck_assert_ptr_null(r.rows);
+	json_decref(names);
+}
+END_TEST
+
+/* A read the server refuses (PostgreSQL: a parameter that is not UTF-8)
+ * fails the whole db_reads with no output and the transaction with it;
+ * the connection comes out of its pipeline and serves the next
+ * transaction. SQLite takes the bytes as they are. */
+START_TEST(test_reads_failure)
+{
+	json_t *names = json_pack("[s]", "projects/p"), *doc = NULL;
+	struct db_reads r = { .names = names, .share_loc = "east", .share = "s\xff" };
+
+	reads_fill();
+	ck_assert_int_eq(db_begin(db), AQ_OK);
+	put("project", "", "projects/z", 0);
+	ck_assert_int_eq(db_reads(db, &r), pg_url ? AQ_EIO : AQ_OK);
+	if (pg_url) {
+		ck_assert_ptr_null(r.docs);
+		ck_assert_int_ne(db_commit(db), AQ_OK);
+	}
+	json_decref(r.docs);
+	db_rollback(db);
+	ck_assert_int_eq(db_get(db, "projects/z", &doc), AQ_ENOENT);
+	r = (struct db_reads){ .names = names, .share_loc = "east", .share = "s1" };
+	ck_assert_int_eq(db_begin(db), AQ_OK);
+	ck_assert_int_eq(db_reads(db, &r), AQ_OK);
+	ck_assert_int_eq(r.share_n, 1);
+	ck_assert_uint_eq(json_object_size(r.docs), 1);
+	put("project", "", "projects/z", 0);
+	ck_assert_int_eq(db_commit(db), AQ_OK);
+	ck_assert_int_eq(db_get(db, "projects/z", &doc), AQ_OK);
+	json_decref(doc);
+	json_decref(r.docs);
+	json_decref(names);
+}
+END_TEST
+
 static Suite *batch_suite(void)
 {
 	Suite *s = suite_create("db_batch");
@@ -175,6 +355,9 @@ static Suite *batch_suite(void)
 	tcase_add_test(tc, test_list_fields);
 	tcase_add_test(tc, test_list_fields2);
 	tcase_add_test(tc, test_many_statements);
+	tcase_add_test(tc, test_reads);
+	tcase_add_test(tc, test_reads_some_and_refused);
+	tcase_add_test(tc, test_reads_failure);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -240,6 +240,10 @@ ok "metrics: request count for 413" \
 ok "metrics: request count for healthz" \
 	test "$(metric 'aquifer_http_requests_total{method="GET",route="/healthz",code="200"}')" -ge 1
 ok "metrics: latency histogram" grep -q '^aquifer_http_request_duration_seconds_bucket{method="GET",route="/v1/projects/\*/locations/\*/volumes/\*",le="+Inf"}' <<<"$BODY"
+# the db layer's round trips: one per statement at most (PostgreSQL's
+# pipelined reads, db_reads, are one for several; SQLite's equal them)
+rt=$(metric aquifer_db_round_trips_total) st=$(metric aquifer_db_statements_total)
+ok "metrics: db round trips ($rt) counted, at most the statements ($st)" test "${rt:-0}" -ge 1 -a "${rt:-0}" -le "${st:-0}"
 expect_eq "metrics: pool count" "$n_pool" "$(metric 'aquifer_resources{kind="pool"}')"
 expect_eq "metrics: volume count" "$n_vol" "$(metric 'aquifer_resources{kind="volume"}')"
 expect_eq "metrics: project count" 2 "$(metric 'aquifer_resources{kind="project"}')"

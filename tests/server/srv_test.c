@@ -9,8 +9,10 @@
 #include "api/api_error.h"
 #include "db/db.h"
 
+#include "tests/lib/aqt_db.h"
+
 static char dir[64];
-static char dbfile[128];
+static char dbfile[1024];
 
 const char *srv_test_db_path(void)
 {
@@ -27,7 +29,11 @@ struct db *srv_test_db_open(void)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/t.db", dir);
 	snprintf(dbfile, sizeof(dbfile), "%s", path);
-	ck_assert_msg(db_open(path, &db, &msg) == AQ_OK, "%s", msg.text);
+	/* on PostgreSQL (AQ_TEST_PG_URL, tests/server/test_srv_pg.sh): its
+	 * schema emptied for each test */
+	if (aqt_db_pg_url())
+		aqt_db_fresh(aqt_db_pg_url(), "srv", dbfile, sizeof(dbfile));
+	ck_assert_msg(db_open(dbfile, &db, &msg) == AQ_OK, "%s", msg.text);
 	return db;
 }
 

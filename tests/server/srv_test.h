@@ -11,7 +11,9 @@ struct db;
 
 /* A new database in a fresh /tmp folder. */
 struct db *srv_test_db_open(void);
-/* The file of the database srv_test_db_open made (for more connections). */
+/* The database srv_test_db_open made (for more connections): a SQLite
+ * file, or with AQ_TEST_PG_URL set (tests/server/test_srv_pg.sh) that
+ * PostgreSQL database, its schema emptied for each test. */
 const char *srv_test_db_path(void);
 /* Close it and remove its folder. */
 void srv_test_db_close(struct db *db);
