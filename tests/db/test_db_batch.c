@@ -259,7 +259,9 @@ START_TEST(test_reads)
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(r.rows, 0), "name")), "nodes/n1");
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(r.rows, 0), "state")), "READY");
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(r.rows, 1), "name")), "shelves/s1");
-	ck_assert_uint_eq(json_object_size(use), 2);
+	/* and the location's placement version (db_placever) */
+	ck_assert_uint_eq(json_object_size(use), 3);
+	ck_assert_ptr_nonnull(json_object_get(use, "placever/locations/east"));
 	ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(use, "projects/p/locations/east/storagePools/pool1"), 0)), 1);
 	ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(use, "nodes/n1"), 0)), 1);
 	json_decref(r.docs);

@@ -188,7 +188,7 @@ START_TEST(test_location_rows)
 	vol_at("p", "west", "east", "c", "nodes/w1");    /* a west pool named "east" */
 	vol_at("p", "east2", "pool", "d", "nodes/e2");   /* a node with no resource */
 	ck_assert_int_eq(db_usage_location(db, "east", count_row, seen), AQ_OK);
-	ck_assert_str_eq(seen, "nodes/n1;projects/p/locations/east/storagePools/pool;"
+	ck_assert_str_eq(seen, "nodes/n1;placever/locations/east;projects/p/locations/east/storagePools/pool;"
 			       "projects/q/locations/east/storagePools/qpool;");
 	seen[0] = '\0';
 	ck_assert_int_eq(db_usage_location(db, "nowhere", count_row, seen), AQ_OK);
