@@ -20,7 +20,8 @@
 # extra GET run and one extra create run and adds the top symbols. Stops only the processes it started.
 #
 # Environment: DURATION (s, default 10), RUNS (3), THREADS (wrk threads,
-# min(4, nproc)), CONNS (32), CREATE_CONNS (8), FILL (1000), ENGINES
+# min(4, nproc)), CONNS (32), CREATE_CONNS (8), CREATE_NODES (8 agents: a
+# node holds at most 2,500 volumes, api_intent.h), FILL (1000), ENGINES
 # ("sqlite postgres"), PROFILE_CREATES (1: one extra create run per engine
 # under perf), REPORT (output path),
 # AQ_BENCH_BUILD=tree (use the worktree's binaries as built instead),
@@ -35,6 +36,7 @@ NPROC=$(nproc)
 THREADS=${THREADS:-$((NPROC < 4 ? NPROC : 4))}
 CONNS=${CONNS:-32}
 CREATE_CONNS=${CREATE_CONNS:-8}
+CREATE_NODES=${CREATE_NODES:-8}
 REPORT=${REPORT:-$TOP/bench/api/REPORT.md}
 BUILD=${AQ_BENCH_BUILD:-optimized}
 BUILD_DIR=${AQ_BENCH_BUILD_DIR:-/tmp/aq-bench-build}
@@ -283,18 +285,24 @@ engine_creates() { # engine
 	eapi POST "/v1/locations?locationId=loc1" '{}' >/dev/null
 	eapi POST "/v1/projects?projectId=bench" '{}' >/dev/null
 	join=$(eapi POST "/v1/locations/loc1:joinToken" '{}' | jq -r .token)
-	ap=$(free_port) np=$(free_port)
 	mkdir -p "$dir/shelf"
-	# a node ceiling far above the default (33,379 MiB/s, about 5,300 of these
-	# 6.25 MiB/s volumes), so that creates at 1,000/s are not refused for
-	# headroom within the runs; the shelf's 140 GB/s still bounds placement
-	"$(dirname "$AQUIFERD")/aquifer-agent" --server "$E_URL" --token "$join" --node bench1 --location loc1 \
-		--throughput-mibps 10000000 \
-		--shelf "$dir/shelf" --listen "127.0.0.1:$ap" --nfs-listen "127.0.0.1:$np" \
-		--state-dir "$dir/agent" >"$dir/agent.log" 2>&1 &
-	E_AGENT=$!
-	PIDS+=("$E_AGENT")
-	wait_http "http://127.0.0.1:$ap/healthz"
+	# CREATE_NODES agents on the one shelf: a node holds at most
+	# API_NODE_VOLUMES_MAX (2,500) volumes, and the runs create ~1,000/s.
+	# Node ceilings far above the default (33,379 MiB/s, about 5,300 of these
+	# 6.25 MiB/s volumes), so that creates are not refused for headroom
+	# within the runs; the shelf's 140 GB/s still bounds placement
+	E_AGENTS=()
+	for k in $(seq 1 "$CREATE_NODES"); do
+		[ "$k" = 1 ] || join=$(eapi POST "/v1/locations/loc1:joinToken" '{}' | jq -r .token)
+		ap=$(free_port) np=$(free_port)
+		"$(dirname "$AQUIFERD")/aquifer-agent" --server "$E_URL" --token "$join" --node "bench$k" --location loc1 \
+			--throughput-mibps 10000000 \
+			--shelf "$dir/shelf" --listen "127.0.0.1:$ap" --nfs-listen "127.0.0.1:$np" \
+			--state-dir "$dir/agent$k" >"$dir/agent$k.log" 2>&1 &
+		E_AGENTS+=("$!")
+		PIDS+=("$!")
+		wait_http "http://127.0.0.1:$ap/healthz"
+	done
 	eapi POST "/v1/$PARENT/storagePools?storagePoolId=pool1" \
 		'{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"10485760"}' >/dev/null
 	log "$eng: filling the location with $FILL volumes"
@@ -334,13 +342,13 @@ engine_creates() { # engine
 	E_LRPS=$(printf '%s\n' "${lrates[@]}" | median)
 	E_LP50=$(printf '%s\n' "${lp50[@]}" | median)
 	E_VOLS=$(eapi GET "/v1/$PARENT/storagePools/pool1" | jq -r .volumeCount)
-	CREATE_RUNS+="- $eng: operations failed at once (200 with an error: no node could take the volume) per run: $(for i in $(seq 1 "$RUNS"); do failedops "$WORK/create-$eng-$i.txt"; done | paste -sd' '); node bench1 after the runs: $(eapi GET /v1/nodes/bench1 | jq -c '{state, stateDetails}')"$'\n'
+	CREATE_RUNS+="- $eng: operations failed at once (200 with an error: no node could take the volume) per run: $(for i in $(seq 1 "$RUNS"); do failedops "$WORK/create-$eng-$i.txt"; done | paste -sd' '); nodes after the runs: $(for k in $(seq 1 "$CREATE_NODES"); do eapi GET "/v1/nodes/bench$k" | jq -c '{name, state, stateDetails}'; done | paste -sd' ')"$'\n'
 	eapi GET "/v1/$PARENT/operations?pageSize=1000&filter=done=true" | jq -r '[.operations[] | select(.error) | .error.message] | group_by(.) | map("\(length)x \(.[0])") | .[]' 2>/dev/null | head -3 >>"$WORK/create-errors.txt" || true
 	CREATE_ROWS+="| $eng | $E_RPS | $E_P50 | $E_P99 | $errt | $E_VOLS | $E_CRPS | $E_CP50 | $E_CP99 | $(awk -v a="$E_RPS" -v b="$E_CRPS" 'BEGIN { printf "%.3f", a / b }') | $E_LRPS | $E_LP50 |"$'\n'
 	CREATE_RUNS+="- $eng: creates/s ${rates[*]}; engine commits/s ${crates[*]}; db layer ($LAYER_THREADS threads) commits/s ${lrates[*]}, commits per fsync ${lsync[*]}"$'\n'
 	log "$eng: creates $E_RPS/s (p50 $E_P50 ms, p99 $E_P99 ms); engine $E_CRPS commits/s"
 	create_profile "$eng"
-	kill "$E_PID" "$E_AGENT" 2>/dev/null || true
+	kill "$E_PID" "${E_AGENTS[@]}" 2>/dev/null || true
 }
 # One extra create run under perf (DWARF call graphs, attached to the running
 # aquiferd): the inclusive share of aquiferd's own functions and the threads'.
