@@ -153,7 +153,7 @@ const docs = {
   'Snapshot.state': 'CREATING until the volume\'s node reports it made, READY, DELETING, or ERROR (stateDetails says why).',
   'Snapshot.usedBytes': 'Bytes the snapshot alone holds (what deleting it frees), from its node\'s reports.',
   'Snapshot.createTime': 'When the snapshot was requested; it holds every write acknowledged as stable before then.',
-  'Volume.securityStyle': 'UNIX (the default); NTFS needs SMB and is refused (400). Immutable.',
+  'Volume.securityStyle': 'UNIX (the default) or NTFS (Windows security descriptors stored per object and enforced by the SMB server; protocols must be ["SMB"] only, NTFS with NFSV3 or NFSV4 is refused with 400). Immutable.',
   'Volume.multipleEndpoints': 'Each volume is served at its node\'s one NFS address: true is refused (400). Immutable.',
   'Volume.backupConfig': 'Where the volume\'s backups go and which policy would schedule them; each refusal names the field (400). Patch it whole or by subfield (updateMask backupConfig.backupVault, ...).',
   'Volume.restrictedActions': 'DELETE: deleting the volume is refused (FAILED_PRECONDITION) until DELETE is removed. GCNV blocks deletes while the volume is mounted; NFSv3 has no reliable notion of mounted, so Aquifer blocks every delete.',
