@@ -118,6 +118,7 @@ struct smb_read_pool;
 struct smb_read_job;
 struct smb_frame;
 struct smb_admit;
+struct smb_ctx_req; /* smb_srv_info.h */
 
 struct smb_cfg {
 	struct smb_srv_share *shares;
