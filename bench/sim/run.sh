@@ -24,6 +24,7 @@
 #     failover (the other nodes keep reporting), the slowest report's wait
 #     for its commit in the live lane, and the full pass the failover made.
 #     NODE_DOWN sets --node-down-seconds (default 60).
+# SHELVES: the location's shelves (default: enough for VOLUMES' throughput).
 # AQ_ARGS adds aquiferd flags (e.g. --push-workers 1: one visit at a time).
 # ENGINE=sqlite (default) or postgres (a throwaway server, tests/lib/pg.sh).
 # Prints one markdown table row (appended to RESULTS when set). Exit status 0
@@ -75,6 +76,14 @@ cap=$(( ((VOLUMES + 1) * 100 + 2047) / 1024 * 1024 ))
 [ $cap -lt 2048 ] && cap=2048
 curl -fs -XPOST -H "$H" "$B/v1/projects/sim/locations/sim/storagePools?storagePoolId=p" \
 	-d "{\"network\":\"projects/vpc-host/global/networks/default\",\"serviceLevel\":\"PREMIUM\",\"capacityGib\":\"$cap\"}" >/dev/null
+# shelves enough for every volume's throughput (100 GiB PREMIUM: 6.25 MiB/s
+# each) with 5% to spare: the location's default shelf takes 133,514 MiB/s
+# (the seed's 140 GB/s), i.e. about 21,000 of these volumes; the others are
+# added (SHELVES overrides)
+SHELVES=${SHELVES:-$(awk -v v="$VOLUMES" 'BEGIN { n = (v + 1) * 6.25 * 1.05 / 133514; print (n == int(n) ? n : int(n) + 1) }')}
+for s in $(seq 2 "$SHELVES"); do
+	curl -fs -XPOST -H "$H" "$B/v1/shelves?shelfId=sim-shelf-$s" -d '{"location":"sim"}' >/dev/null
+done
 # a join token joins one node, once: one per fake node
 seq "$NODES" | xargs -P 4 -I@ curl -fs -XPOST -H "$H" "$B/v1/locations/sim:joinToken?ttl=3600" -d '{}' |
 	jq -r .token >"$tmp/joins"
