@@ -7,6 +7,7 @@
 
 #include "agent/smb/smb_srv_internal.h"
 #include "agent/vol/vol_lease.h"
+#include "api/api_intent.h"
 #include "tests/lib/aqt_store.h"
 
 void smbl_export_down(struct aqt_store *ts, struct smb_srv *srv, struct vol_export *exp0)
@@ -15,6 +16,25 @@ void smbl_export_down(struct aqt_store *ts, struct smb_srv *srv, struct vol_expo
 	ck_assert_uint_eq(vol_lease_count(ts->store), 0);
 	ck_assert_uint_eq(srv->ncreates, 0);
 	smbt_export_down(ts, srv, exp0);
+}
+
+struct aqt_store smbl_ts;
+struct smb_srv *smbl_srv;
+struct vol_export *smbl_exp0;
+
+void smbl_fix_up(void)
+{
+	smbt_export_up(&smbl_ts, &smbl_srv, &smbl_exp0);
+}
+
+void smbl_fix_down(void)
+{
+	smbl_export_down(&smbl_ts, smbl_srv, smbl_exp0);
+}
+
+void smbl_conn(struct smbt_conn *tc, uint64_t key)
+{
+	smbt_conn_export(tc, smbl_srv, &smbl_ts, key, API_INTENT_SMB_OPLOCKS);
 }
 
 void smbl_store_down(struct aqt_store *ts, struct smb_srv *srv)
@@ -476,4 +496,14 @@ void smbl_dh2c(struct smbl_create *q, uint64_t fid, const uint8_t guid[16])
 	q->dh = "DH2C";
 	q->dh_len = 36;
 	memcpy(q->dh_data + 16, guid, 16);
+}
+
+void smbl_break_acked(struct smbt_conn *holder, uint8_t key, uint16_t epoch, uint32_t cur, uint32_t new_state,
+		      struct smbt_conn *tc, struct smbl_create *q)
+{
+	smbt_loop_turn(smbl_srv);
+	smbl_expect_lease_break(holder, key, epoch, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, cur, new_state);
+	ck_assert_uint_eq(smbl_ack_lease(holder, key, new_state, NULL), STATUS_SUCCESS);
+	smbt_loop_turn(smbl_srv);
+	smbl_create_final(tc, q);
 }

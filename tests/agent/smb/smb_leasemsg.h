@@ -76,6 +76,17 @@ struct smbl_create {
  * went with its open (the store's lease table empty) and no CREATE still
  * waits, then smbt_export_down. */
 void smbl_export_down(struct aqt_store *ts, struct smb_srv *srv, struct vol_export *exp0);
+/* The break suites' fixture (test_smb_break, test_smb_break_ns,
+ * test_smb_lease_steps): smbl_fix_up, a checked setup, brings one export up
+ * (smbt_export_up) in smbl_ts, smbl_srv and smbl_exp0; smbl_fix_down is
+ * smbl_export_down of it; smbl_conn opens connection tc (key) to it with
+ * oplocks and leases on (API_INTENT_SMB_OPLOCKS). */
+extern struct aqt_store smbl_ts;
+extern struct smb_srv *smbl_srv;
+extern struct vol_export *smbl_exp0;
+void smbl_fix_up(void);
+void smbl_fix_down(void);
+void smbl_conn(struct smbt_conn *tc, uint64_t key);
 /* The durable suites' teardown (over smbt_store_up): free srv's
  * connections, check that no open is kept for a reconnect and the store's
  * lease table is empty, then free srv and clean ts up. */
@@ -143,5 +154,12 @@ void smbl_expect_oplock_break(struct smbt_conn *tc, uint64_t fid, uint8_t level)
 void smbl_expect_lease_break(struct smbt_conn *tc, uint8_t key, uint16_t epoch, uint32_t flags, uint32_t cur,
 			     uint32_t new_state);
 void smbl_expect_nothing(struct smbt_conn *tc);
+/* A lease break acknowledged, and the CREATE that waited for it answered:
+ * with q's CREATE on tc waiting (STATUS_PENDING) for holder's lease key, a
+ * loop turn of smbl_srv sends holder the break (epoch, ACK_REQUIRED,
+ * cur -> new_state), holder acknowledges new_state (STATUS_SUCCESS),
+ * another loop turn, and q's final answer is read from tc into q. */
+void smbl_break_acked(struct smbt_conn *holder, uint8_t key, uint16_t epoch, uint32_t cur, uint32_t new_state,
+		      struct smbt_conn *tc, struct smbl_create *q);
 
 #endif

@@ -50,27 +50,8 @@
 #include "tests/lib/aqt.h"
 #include "tests/lib/aqt_store.h"
 
-static struct aqt_store ts;
-static struct smb_srv *srv;
-static struct vol_export *exp0;
 static const struct vol_cred nfs_cred = { .uid = 0, .gid = 0 };
 
-#define ON API_INTENT_SMB_OPLOCKS
-
-static void setup(void)
-{
-	smbt_export_up(&ts, &srv, &exp0);
-}
-
-static void teardown(void)
-{
-	smbl_export_down(&ts, srv, exp0);
-}
-
-static void conn_new(struct smbt_conn *tc, uint64_t key)
-{
-	smbt_conn_export(tc, srv, &ts, key, ON);
-}
 
 START_TEST(test_batch_break_waits_for_ack)
 {
@@ -80,29 +61,29 @@ START_TEST(test_batch_break_waits_for_ack)
 	uint8_t level = 0xEE;
 	bool breaking = false;
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_PENDING); /* interim, async */
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_II);
 	smbl_expect_nothing(&b); /* still waiting */
 	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, &breaking), VOL_LEASE_R | VOL_LEASE_H | VOL_LEASE_W);
 	ck_assert(breaking);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&b);
 	ck_assert_uint_eq(smbl_ack_oplock(&a, ra.fid, SMB2_OPLOCK_LEVEL_II, &level), STATUS_SUCCESS);
 	ck_assert_uint_eq(level, SMB2_OPLOCK_LEVEL_II);
 	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, &breaking), VOL_LEASE_R);
 	ck_assert(!breaking);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_create_final(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(rb.oplock_got, SMB2_OPLOCK_LEVEL_II); /* another open exists */
 	smbl_expect_nothing(&a);
-	ck_assert_uint_eq(srv->ncreates, 0);
+	ck_assert_uint_eq(smbl_srv->ncreates, 0);
 }
 END_TEST
 
@@ -113,23 +94,23 @@ START_TEST(test_lease_break_ack)
 	struct smbl_create rb = { .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x22, .state = SMBL_RWH } };
 	uint32_t got = 0;
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.state, SMBL_RWH);
 	ck_assert_uint_eq(ra.epoch, 2);
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_PENDING);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_lease_break(&a, 0x11, 3, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RWH, SMBL_RH);
 	smbl_expect_nothing(&a);
 	/* more than the break left: refused, nothing changes */
 	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RWH, NULL), STATUS_REQUEST_NOT_ACCEPTED);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&b);
 	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RH, &got), STATUS_SUCCESS);
 	ck_assert_uint_eq(got, SMBL_RH);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_create_final(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(rb.state, SMBL_RH); /* no W beside another client's open */
@@ -145,20 +126,20 @@ START_TEST(test_break_timeout_revokes)
 	struct smbl_create rb = { .name = "f1" };
 	bool breaking = true;
 
-	ck_assert_int_eq(vol_lease_set_timeout(ts.store, 0), -EINVAL);
-	ck_assert_int_eq(vol_lease_set_timeout(ts.store, 200), 0);
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	ck_assert_int_eq(vol_lease_set_timeout(smbl_ts.store, 0), -EINVAL);
+	ck_assert_int_eq(vol_lease_set_timeout(smbl_ts.store, 200), 0);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_EXCLUSIVE);
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_PENDING);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_II);
-	smb_async_tick(srv); /* before the timeout: still waiting */
+	smb_async_tick(smbl_srv); /* before the timeout: still waiting */
 	smbl_expect_nothing(&b);
 	usleep(300 * 1000);
-	smb_async_tick(srv);
+	smb_async_tick(smbl_srv);
 	smbl_create_final(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, &breaking), VOL_LEASE_R); /* revoked to what the break left */
@@ -180,21 +161,21 @@ START_TEST(test_lease_timeout_takes_all)
 	struct smbl_create q;
 	bool breaking = true;
 
-	ck_assert_int_eq(vol_lease_set_timeout(ts.store, 200), 0);
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	ck_assert_int_eq(vol_lease_set_timeout(smbl_ts.store, 200), 0);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.state, SMBL_RWH);
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_PENDING);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_lease_break(&a, 0x11, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RWH, SMBL_RH);
 	usleep(300 * 1000);
-	smb_async_tick(srv);
+	smb_async_tick(smbl_srv);
 	smbl_create_final(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(rb.state, SMBL_RH);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&a); /* revoked: nothing more is sent */
 	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, &breaking), 0);
 	ck_assert(!breaking);
@@ -206,7 +187,7 @@ START_TEST(test_lease_timeout_takes_all)
 	ck_assert_uint_eq(smbl_close(&a, q.fid), STATUS_SUCCESS);
 	/* a write through the lease breaks the other one (RH -> none) */
 	ck_assert_uint_eq(smbl_write(&a, ra.fid, "x"), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_lease_break(&b, 0x22, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RH, 0);
 	ck_assert_uint_eq(smbl_ack_lease(&b, 0x22, 0, NULL), STATUS_SUCCESS);
 	ck_assert_uint_eq(smbl_close(&b, rb.fid), STATUS_SUCCESS);
@@ -217,7 +198,7 @@ START_TEST(test_lease_timeout_takes_all)
 	q = smbl_open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_RWH });
 	ck_assert_uint_eq(q.state, SMBL_RWH);
 	ck_assert_uint_eq(smbl_close(&a, q.fid), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&a);
 }
 END_TEST
@@ -228,15 +209,15 @@ START_TEST(test_holder_close_ends_wait)
 	struct smbl_create ra = { .name = "f1", .lease = { .on = true, .key = 0x11, .state = SMBL_RWH } };
 	struct smbl_create rb = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &ra);
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_PENDING);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_lease_break(&a, 0x11, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RWH, SMBL_RH);
 	ck_assert_uint_eq(smbl_close(&a, ra.fid), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_create_final(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(rb.oplock_got, SMB2_OPLOCK_LEVEL_BATCH); /* the file is b's alone now */
@@ -250,16 +231,16 @@ START_TEST(test_cancel_waiting_create)
 	struct smbl_create rb = { .name = "f1" };
 	struct smbl_msg m;
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &ra);
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_PENDING);
 	smbt_cancel(&b, true, rb.aid);
 	ck_assert_int_eq(smbl_recv(&b, &m), 1);
 	smbt_check_final(&m.h, SMB2_CREATE, rb.mid, rb.aid, STATUS_CANCELLED);
-	ck_assert_uint_eq(srv->ncreates, 0);
-	smbt_loop_turn(srv);
+	ck_assert_uint_eq(smbl_srv->ncreates, 0);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_II); /* the break itself stands */
 }
 END_TEST
@@ -271,17 +252,17 @@ START_TEST(test_sharing_violation_breaks_handle)
 	struct smbl_create ra = { .name = "f1", .share = 1, .lease = { .on = true, .key = 0x11, .state = SMBL_RH } };
 	struct smbl_create rb = { .name = "f1" };
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.state, SMBL_RH);
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_PENDING); /* H is broken before the violation is answered */
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_lease_break(&a, 0x11, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RH, SMBL_R);
 	/* the holder gives the handle back: closes it */
 	ck_assert_uint_eq(smbl_close(&a, ra.fid), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_create_final(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
 	/* the holder keeps its open: the violation is answered after the ack */
@@ -290,11 +271,7 @@ START_TEST(test_sharing_violation_breaks_handle)
 	smbl_create(&a, &ra);
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_PENDING);
-	smbt_loop_turn(srv);
-	smbl_expect_lease_break(&a, 0x22, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RH, SMBL_R);
-	ck_assert_uint_eq(smbl_ack_lease(&a, 0x22, SMBL_R, NULL), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
-	smbl_create_final(&b, &rb);
+	smbl_break_acked(&a, 0x22, 0, SMBL_RH, SMBL_R, &b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SHARING_VIOLATION);
 }
 END_TEST
@@ -306,13 +283,13 @@ START_TEST(test_no_break_on_refused_or_stat_open)
 	struct smbl_create ra = { .name = "f1", .share_none = true, .oplock = SMB2_OPLOCK_LEVEL_EXCLUSIVE };
 	struct smbl_create rb = { .name = "f1" };
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_EXCLUSIVE);
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SHARING_VIOLATION);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&a);
 	ck_assert_uint_eq(smbl_close(&a, ra.fid), STATUS_SUCCESS);
 	/* a BATCH, and an open for attributes only (a stat open): no break either */
@@ -322,7 +299,7 @@ START_TEST(test_no_break_on_refused_or_stat_open)
 	rb = (struct smbl_create){ .name = "f2", .access = 0x80u | 0x100000u };
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&a);
 }
 END_TEST
@@ -335,26 +312,18 @@ START_TEST(test_sharing_violation_takes_handle_only)
 	struct smbl_create ra = { .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x11, .state = SMBL_RWH, .epoch = 0x10 } };
 	struct smbl_create rb = { .name = "f1", .share = 1, .lease = { .on = true, .v2 = true, .key = 0x22, .state = SMBL_RWH } };
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.state, SMBL_RWH);
 	smbl_create(&b, &rb); /* shares read only: a's write access refuses it */
 	ck_assert_uint_eq(rb.status, STATUS_PENDING);
-	smbt_loop_turn(srv);
-	smbl_expect_lease_break(&a, 0x11, 0x12, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RWH, SMBL_RW);
-	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RW, NULL), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
-	smbl_create_final(&b, &rb);
+	smbl_break_acked(&a, 0x11, 0x12, SMBL_RWH, SMBL_RW, &b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SHARING_VIOLATION);
 	rb = (struct smbl_create){ .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x22, .state = SMBL_RWH } };
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_PENDING);
-	smbt_loop_turn(srv);
-	smbl_expect_lease_break(&a, 0x11, 0x13, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RW, SMBL_R);
-	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_R, NULL), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
-	smbl_create_final(&b, &rb);
+	smbl_break_acked(&a, 0x11, 0x13, SMBL_RW, SMBL_R, &b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(rb.state, SMBL_RH);
 }
@@ -370,7 +339,7 @@ START_TEST(test_lease_state_outlives_its_opens)
 	struct smbl_create r3 = { .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x11, .state = SMBL_RWH } };
 	struct smbl_create r4 = { .name = "f1" };
 
-	conn_new(&a, 1);
+	smbl_conn(&a, 1);
 	smbl_create(&a, &r1);
 	ck_assert_uint_eq(r1.epoch, 0x11);
 	smbl_create(&a, &r2);
@@ -383,11 +352,7 @@ START_TEST(test_lease_state_outlives_its_opens)
 	ck_assert_uint_eq(smbl_close(&a, r3.fid), STATUS_SUCCESS); /* r2 is left, with RWH */
 	smbl_create(&a, &r4);
 	ck_assert_uint_eq(r4.status, STATUS_PENDING);
-	smbt_loop_turn(srv);
-	smbl_expect_lease_break(&a, 0x11, 0x14, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RWH, SMBL_RH);
-	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RH, NULL), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
-	smbl_create_final(&a, &r4);
+	smbl_break_acked(&a, 0x11, 0x14, SMBL_RWH, SMBL_RH, &a, &r4);
 	ck_assert_uint_eq(r4.status, STATUS_SUCCESS);
 }
 END_TEST
@@ -397,11 +362,11 @@ START_TEST(test_level2_writer_breaks_itself)
 	struct smbt_conn a;
 	struct smbl_create ra = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_II };
 
-	conn_new(&a, 1);
+	smbl_conn(&a, 1);
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_II);
 	ck_assert_uint_eq(smbl_write(&a, ra.fid, "x"), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_NONE); /* as Windows: every Level II goes */
 	/* no ack is expected from II to NONE: one is a protocol error */
 	ck_assert_uint_eq(smbl_ack_oplock(&a, ra.fid, SMB2_OPLOCK_LEVEL_NONE, NULL), STATUS_INVALID_OPLOCK_PROTOCOL);
@@ -424,7 +389,7 @@ static void *nfs_write_thread(void *arg)
 	int committed;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	w->rc = vol_root(exp0, &root);
+	w->rc = vol_root(smbl_exp0, &root);
 	if (w->rc == 0 && (w->rc = vol_lookup(&root, &nfs_cred, "f1", 2, &f)) == 0) {
 		w->rc = vol_write(&f, &nfs_cred, 0, "NFS", 3, 2, &committed);
 		vol_obj_cleanup(&f);
@@ -445,7 +410,7 @@ static void file_head(char out[4])
 	size_t got = 0;
 	bool eof;
 
-	ck_assert_int_eq(vol_root(exp0, &root), 0);
+	ck_assert_int_eq(vol_root(smbl_exp0, &root), 0);
 	ck_assert_int_eq(vol_lookup(&root, &nfs_cred, "f1", 2, &f), 0);
 	ck_assert_int_eq(vol_read(&f, &nfs_cred, 0, out, 3, &got, &eof), 0);
 	out[got] = '\0';
@@ -460,7 +425,7 @@ START_TEST(test_nfs_write_waits_for_ack)
 	struct nfs_writer w = { 0 };
 	char head[4];
 
-	conn_new(&a, 1);
+	smbl_conn(&a, 1);
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.state, SMBL_RWH);
 	ck_assert_uint_eq(smbl_write(&a, ra.fid, "smb"), STATUS_SUCCESS); /* its own cache: no break */
@@ -489,8 +454,8 @@ START_TEST(test_nfs_write_timeout)
 	struct nfs_writer w = { 0 };
 	bool breaking = true;
 
-	ck_assert_int_eq(vol_lease_set_timeout(ts.store, 300), 0);
-	conn_new(&a, 1);
+	ck_assert_int_eq(vol_lease_set_timeout(smbl_ts.store, 300), 0);
+	smbl_conn(&a, 1);
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
 	ck_assert_int_eq(pthread_create(&w.thr, NULL, nfs_write_thread, &w), 0);
@@ -511,18 +476,18 @@ START_TEST(test_second_break_after_ack)
 	struct smbl_create rb = { .name = "f1", .lease = { .on = true, .v2 = true, .key = 0x22, .state = SMBL_RH } };
 	struct nfs_writer w = { 0 };
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.epoch, 1);
 	smbl_create(&b, &rb); /* breaks W */
 	ck_assert_uint_eq(rb.status, STATUS_PENDING);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_lease_break(&a, 0x11, 2, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RWH, SMBL_RH);
 	/* an NFS write while that break waits: everything is to go */
 	ck_assert_int_eq(pthread_create(&w.thr, NULL, nfs_write_thread, &w), 0);
 	usleep(100 * 1000);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&a); /* one break in flight at a time */
 	/* the ack of what the first break announced is taken, and the next break
 	 * follows in steps, as Windows and smbd (smbtorture smb2.lease.v2_breaking3):
@@ -541,7 +506,7 @@ START_TEST(test_second_break_after_ack)
 	smbl_expect_lease_break(&a, 0x11, 2, 0, SMBL_R, 0);
 	ck_assert_int_eq(pthread_join(w.thr, NULL), 0);
 	ck_assert_int_eq(w.rc, 0);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_create_final(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
 }
@@ -607,21 +572,21 @@ START_TEST(test_compound_create_waits_for_break)
 	uint32_t st[2];
 	uint8_t level;
 
-	conn_new(&a, 1);
+	smbl_conn(&a, 1);
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
 	create_query_chain(&a, "cb", mid);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_II);
 	smbl_expect_nothing(&a); /* the compound waits, without an interim */
 	ck_assert_uint_eq(smbl_ack_oplock(&a, ra.fid, SMB2_OPLOCK_LEVEL_II, &level), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	chain_answer(&a, mid, st, &fid);
 	ck_assert_uint_eq(st[0], STATUS_SUCCESS);
 	ck_assert_uint_eq(st[1], STATUS_SUCCESS);
 	smbl_expect_nothing(&a);
-	ck_assert_uint_eq(srv->ncreates, 0);
+	ck_assert_uint_eq(smbl_srv->ncreates, 0);
 	/* once more, cancelled while it waits: the related request answers the CREATE's status */
 	ck_assert_uint_eq(smbl_close(&a, ra.fid), STATUS_SUCCESS);
 	ck_assert_uint_eq(smbl_close(&a, fid), STATUS_SUCCESS);
@@ -630,13 +595,13 @@ START_TEST(test_compound_create_waits_for_break)
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
 	create_query_chain(&a, "cb", mid);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_II);
 	smbt_cancel(&a, false, mid[0]);
 	chain_answer(&a, mid, st, &fid);
 	ck_assert_uint_eq(st[0], STATUS_CANCELLED);
 	ck_assert_uint_eq(st[1], STATUS_CANCELLED);
-	ck_assert_uint_eq(srv->ncreates, 0);
+	ck_assert_uint_eq(smbl_srv->ncreates, 0);
 	ck_assert_uint_eq(smbl_ack_oplock(&a, ra.fid, SMB2_OPLOCK_LEVEL_II, &level), STATUS_SUCCESS);
 }
 END_TEST
@@ -647,7 +612,7 @@ static Suite *smb_break_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, smbl_fix_up, smbl_fix_down);
 	tcase_add_test(tc, test_batch_break_waits_for_ack);
 	tcase_add_test(tc, test_lease_break_ack);
 	tcase_add_test(tc, test_break_timeout_revokes);

@@ -42,25 +42,7 @@
 #define ACCESS_RW_DELETE (0x3u | 0x10000u)
 #define ACCESS_DIR_ALL 0x001F01FFu /* SEC_RIGHTS_DIR_ALL: DELETE among them */
 
-static struct aqt_store ts;
-static struct smb_srv *srv;
-static struct vol_export *exp0;
 static const struct vol_cred nfs_cred = { .uid = 0, .gid = 0 };
-
-static void setup(void)
-{
-	smbt_export_up(&ts, &srv, &exp0);
-}
-
-static void teardown(void)
-{
-	smbl_export_down(&ts, srv, exp0);
-}
-
-static void conn_new(struct smbt_conn *tc, uint64_t key)
-{
-	smbt_conn_export(tc, srv, &ts, key, API_INTENT_SMB_OPLOCKS);
-}
 
 /* Whether name exists in the volume's root. */
 static bool exists(const char *name)
@@ -68,7 +50,7 @@ static bool exists(const char *name)
 	struct vol_obj root, f;
 	int rc;
 
-	ck_assert_int_eq(vol_root(exp0, &root), 0);
+	ck_assert_int_eq(vol_root(smbl_exp0, &root), 0);
 	rc = vol_lookup(&root, &nfs_cred, name, strlen(name), &f);
 	if (rc == 0)
 		vol_obj_cleanup(&f);
@@ -107,22 +89,22 @@ START_TEST(test_smb_rename_waits_for_handle_break)
 	struct smbl_create rb = { .name = "f1", .access = ACCESS_RW_DELETE };
 	uint64_t mid = 0, aid = 0;
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.state, SMBL_RH);
 	smbl_create(&b, &rb); /* RH has no W: nothing to break */
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
 	smbl_expect_nothing(&a);
 	ck_assert_uint_eq(rename_to(&b, rb.fid, "f2", &mid, &aid), STATUS_PENDING);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_lease_break(&a, 0x11, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RH, SMBL_R);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&b); /* the rename waits */
 	ck_assert(exists("f1"));
 	ck_assert(!exists("f2"));
 	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_R, NULL), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	ck_assert_uint_eq(setinfo_final(&b, mid, aid), STATUS_SUCCESS);
 	ck_assert(!exists("f1"));
 	ck_assert(exists("f2"));
@@ -151,12 +133,12 @@ START_TEST(test_rename_done_when_close_answered)
 	struct smbl_create rb = { .name = "f1", .access = ACCESS_RW_DELETE };
 	uint64_t mid = 0, aid = 0;
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &ra);
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rename_to(&b, rb.fid, "f2", &mid, &aid), STATUS_PENDING);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_lease_break(&a, 0x11, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RH, SMBL_R);
 	ck_assert(exists("f1"));
 	ck_assert_uint_eq(smbl_close(&a, ra.fid), STATUS_SUCCESS); /* instead of acknowledging */
@@ -168,7 +150,7 @@ START_TEST(test_rename_done_when_close_answered)
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.state, SMBL_RH);
 	ck_assert_uint_eq(rename_to(&b, rb.fid, "f3", &mid, &aid), STATUS_PENDING);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_lease_break(&a, 0x33, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RH, SMBL_R);
 	ck_assert_uint_eq(smbl_ack_lease(&a, 0x33, SMBL_R, NULL), STATUS_SUCCESS);
 	ck_assert(exists("f3"));
@@ -187,8 +169,8 @@ START_TEST(test_compound_rename_does_not_wait)
 	struct smb_req r = { 0 };
 	struct smb_open *o;
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &ra);
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
@@ -198,8 +180,8 @@ START_TEST(test_compound_rename_does_not_wait)
 	r.c = b.c;
 	r.last = false;
 	ck_assert_uint_eq(smb_lease_rename(&r, o), STATUS_SUCCESS);
-	ck_assert_uint_eq(srv->ncreates, 0);
-	smbt_loop_turn(srv);
+	ck_assert_uint_eq(smbl_srv->ncreates, 0);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_lease_break(&a, 0x11, 0, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED, SMBL_RH, SMBL_R);
 }
 END_TEST
@@ -217,7 +199,7 @@ static void *nfs_op_thread(void *arg)
 	struct nfs_op *w = arg;
 	struct vol_obj root;
 
-	w->rc = vol_root(exp0, &root);
+	w->rc = vol_root(smbl_exp0, &root);
 	if (w->rc == 0) {
 		w->rc = w->rename ? vol_rename(&root, "f1", 2, &root, "g1", 2, &nfs_cred)
 				  : vol_remove(&root, &nfs_cred, "f1", 2);
@@ -233,7 +215,7 @@ static void nfs_op_waits(bool rename)
 	struct smbl_create ra = { .name = "f1", .lease = { .on = true, .key = 0x11, .state = SMBL_RH } };
 	struct nfs_op w = { .rename = rename };
 
-	conn_new(&a, 1);
+	smbl_conn(&a, 1);
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.state, SMBL_RH);
 	ck_assert_int_eq(pthread_create(&w.thr, NULL, nfs_op_thread, &w), 0);
@@ -268,27 +250,27 @@ START_TEST(test_lock_breaks_level2)
 	struct smbl_create rb = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_II };
 	struct smbl_create rc = { .name = "f2", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &ra);
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_II);
 	ck_assert_uint_eq(rb.oplock_got, SMB2_OPLOCK_LEVEL_II);
 	ck_assert_uint_eq(smbl_lock(&b, rb.fid, 0), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_NONE);
 	smbl_expect_oplock_break(&b, rb.fid, SMB2_OPLOCK_LEVEL_NONE); /* its own, as Windows */
 	/* none left: a second lock breaks nothing */
 	ck_assert_uint_eq(smbl_lock(&b, rb.fid, 2), STATUS_LOCK_NOT_GRANTED);
 	ck_assert_uint_eq(smbl_lock(&a, ra.fid, 8), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&a);
 	smbl_expect_nothing(&b);
 	/* a BATCH holder alone on its file: its lock breaks nothing */
 	smbl_create(&a, &rc);
 	ck_assert_uint_eq(rc.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
 	ck_assert_uint_eq(smbl_lock(&a, rc.fid, 0), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&a);
 }
 END_TEST
@@ -301,14 +283,14 @@ START_TEST(test_delete_pending)
 	uint8_t del = 1;
 	uint64_t mid = 0, aid = 0;
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_BATCH);
 	ck_assert_uint_eq(smbl_set_info_async(&a, ra.fid, FILE_DISPOSITION_INFORMATION, &del, 1, &mid, &aid), STATUS_SUCCESS);
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_DELETE_PENDING);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&a); /* no break */
 	ck_assert(exists("f1"));
 	ck_assert_uint_eq(smbl_close(&a, ra.fid), STATUS_SUCCESS);
@@ -330,8 +312,8 @@ START_TEST(test_rename_into_folder_open_for_delete)
 	struct smbl_create rf = { .name = "d/f1", .access = ACCESS_RW_DELETE };
 	uint64_t mid = 0, aid = 0;
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &rd);
 	ck_assert_uint_eq(rd.status, STATUS_SUCCESS);
 	smbl_create(&b, &rf);
@@ -353,7 +335,7 @@ static Suite *smb_break_ns_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_set_timeout(tc, 30);
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, smbl_fix_up, smbl_fix_down);
 	tcase_add_test(tc, test_smb_rename_waits_for_handle_break);
 	tcase_add_test(tc, test_rename_done_when_close_answered);
 	tcase_add_test(tc, test_nfs_remove_waits_for_ack);

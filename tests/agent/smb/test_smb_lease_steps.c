@@ -39,38 +39,19 @@
 #include "tests/lib/aqt.h"
 #include "tests/lib/aqt_store.h"
 
-static struct aqt_store ts;
-static struct smb_srv *srv;
-static struct vol_export *exp0;
 
-#define ON API_INTENT_SMB_OPLOCKS
 #define ACK SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED
 #define BREAK_IN_PROGRESS 0x2u
 #define STAT_ACCESS (0x80u | 0x100u | 0x100000u) /* read/write attributes, synchronize */
 #define READ_CONTROL 0x20000u
-
-static void setup(void)
-{
-	smbt_export_up(&ts, &srv, &exp0);
-}
-
-static void teardown(void)
-{
-	smbl_export_down(&ts, srv, exp0);
-}
-
-static void conn_new(struct smbt_conn *tc, uint64_t key)
-{
-	smbt_conn_export(tc, srv, &ts, key, ON);
-}
 
 START_TEST(test_upgrade_beside_another_lease)
 {
 	struct smbt_conn a, b;
 	struct smbl_create r;
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	ck_assert_uint_eq(smbl_open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = SMBL_R }).state, SMBL_R);
 	ck_assert_uint_eq(smbl_open_lease(&b, "f1", (struct smbl_lease){ .key = 0x22, .state = SMBL_R }).state, SMBL_R);
 	/* W cannot be held beside the other lease: the request changes nothing */
@@ -83,7 +64,7 @@ START_TEST(test_upgrade_beside_another_lease)
 	ck_assert_uint_eq(smbl_grant_state(&a, r.fid, NULL), VOL_LEASE_R | VOL_LEASE_H);
 	/* nothing else to ask for: what it holds */
 	ck_assert_uint_eq(smbl_open_lease(&a, "f1", (struct smbl_lease){ .key = 0x11, .state = 0 }).state, SMBL_RH);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&a);
 	smbl_expect_nothing(&b);
 }
@@ -94,8 +75,8 @@ START_TEST(test_lease_beside_oplock)
 	struct smbt_conn a, b;
 	struct smbl_create r, q = { .name = "f2", .oplock = SMB2_OPLOCK_LEVEL_II };
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &q);
 	ck_assert_uint_eq(q.oplock_got, SMB2_OPLOCK_LEVEL_II);
 	/* a Level II oplock on the file: the lease gets R, not RH */
@@ -109,7 +90,7 @@ START_TEST(test_lease_beside_oplock)
 	smbl_create(&b, &q);
 	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(q.oplock_got, SMB2_OPLOCK_LEVEL_NONE);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&a);
 	smbl_expect_nothing(&b);
 }
@@ -122,23 +103,23 @@ START_TEST(test_stat_opens_and_oplocks)
 	struct smbl_create qs = { .name = "f4", .oplock = SMB2_OPLOCK_LEVEL_EXCLUSIVE, .access = STAT_ACCESS };
 	struct smbl_create qc = { .name = "f4", .access = READ_CONTROL };
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &qa);
 	ck_assert_uint_eq(qa.oplock_got, SMB2_OPLOCK_LEVEL_EXCLUSIVE);
 	/* a stat open beside it: no oplock (smbd answers none), no break */
 	smbl_create(&b, &qs);
 	ck_assert_uint_eq(qs.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(qs.oplock_got, SMB2_OPLOCK_LEVEL_NONE);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&a);
 	/* READ_CONTROL is no stat open: EXCLUSIVE breaks to Level II */
 	smbl_create(&b, &qc);
 	ck_assert_uint_eq(qc.status, STATUS_PENDING);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_oplock_break(&a, qa.fid, SMB2_OPLOCK_LEVEL_II);
 	ck_assert_uint_eq(smbl_ack_oplock(&a, qa.fid, SMB2_OPLOCK_LEVEL_II, NULL), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_create_final(&b, &qc);
 	ck_assert_uint_eq(qc.status, STATUS_SUCCESS);
 	/* a stat open that overwrites gets Level II beside a writer: its truncate breaks it */
@@ -152,7 +133,7 @@ START_TEST(test_stat_opens_and_oplocks)
 		smbl_create(&b, &qo);
 		ck_assert_uint_eq(qo.status, STATUS_SUCCESS);
 		ck_assert_uint_eq(qo.oplock_got, SMB2_OPLOCK_LEVEL_II);
-		smbt_loop_turn(srv);
+		smbt_loop_turn(smbl_srv);
 		smbl_expect_oplock_break(&a, qx.fid, SMB2_OPLOCK_LEVEL_NONE);
 	}
 	/* beside Level II only, a stat open gets Level II */
@@ -165,7 +146,7 @@ START_TEST(test_stat_opens_and_oplocks)
 	qc = (struct smbl_create){ .name = "f4b", .access = READ_CONTROL };
 	smbl_create(&b, &qc);
 	ck_assert_uint_eq(qc.status, STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&a);
 }
 END_TEST
@@ -177,18 +158,18 @@ START_TEST(test_stat_open_lease_is_broken)
 	struct smbl_create r = { .name = "f5", .lease = { .on = true, .key = 0x22, .state = SMBL_RWH } };
 	uint32_t got = 0;
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &s);
 	ck_assert_uint_eq(s.state, SMBL_RWH);
 	/* the stat open holds the lease: the other client's RWH breaks it to RH */
 	smbl_create(&b, &r);
 	ck_assert_uint_eq(r.status, STATUS_PENDING);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_lease_break(&a, 0x11, 0, ACK, SMBL_RWH, SMBL_RH);
 	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RH, &got), STATUS_SUCCESS);
 	ck_assert_uint_eq(got, SMBL_RH);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_create_final(&b, &r);
 	ck_assert_uint_eq(r.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(r.state, SMBL_RH); /* no W beside the stat open's lease */
@@ -200,12 +181,12 @@ START_TEST(test_lease_granted_again_after_break)
 	struct smbt_conn a;
 	struct smbl_create r1, r2, r3;
 
-	conn_new(&a, 1);
+	smbl_conn(&a, 1);
 	r1 = smbl_open_lease(&a, "f6", (struct smbl_lease){ .key = 0x11, .state = SMBL_R });
 	r2 = smbl_open_lease(&a, "f6", (struct smbl_lease){ .key = 0x22, .state = SMBL_R });
 	ck_assert_uint_eq(r2.state, SMBL_R);
 	ck_assert_uint_eq(smbl_write(&a, r1.fid, "x"), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_lease_break(&a, 0x22, 0, 0, SMBL_R, 0);
 	/* asked again: R, and held after that open closes */
 	r3 = smbl_open_lease(&a, "f6", (struct smbl_lease){ .key = 0x22, .state = SMBL_R });
@@ -213,7 +194,7 @@ START_TEST(test_lease_granted_again_after_break)
 	ck_assert_uint_eq(smbl_close(&a, r3.fid), STATUS_SUCCESS);
 	ck_assert_uint_eq(smbl_grant_state(&a, r2.fid, NULL), VOL_LEASE_R);
 	ck_assert_uint_eq(smbl_write(&a, r1.fid, "y"), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_lease_break(&a, 0x22, 0, 0, SMBL_R, 0);
 	smbl_expect_nothing(&a);
 }
@@ -224,9 +205,9 @@ START_TEST(test_lease_grown_on_another_connection)
 	struct smbt_conn a, b, w;
 	struct smbl_create ra, rb, rw;
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
-	conn_new(&w, 3);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
+	smbl_conn(&w, 3);
 	memset(a.c->client_guid, 0xc1, 16);
 	memset(b.c->client_guid, 0xc1, 16);
 	ra = smbl_open_lease(&a, "f7", (struct smbl_lease){ .key = 0x11, .state = SMBL_R });
@@ -237,11 +218,7 @@ START_TEST(test_lease_grown_on_another_connection)
 	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, NULL), VOL_LEASE_R | VOL_LEASE_H | VOL_LEASE_W);
 	rw = smbl_open_lease(&w, "f7", (struct smbl_lease){ .key = 0x33, .state = SMBL_R });
 	ck_assert_uint_eq(rw.status, STATUS_PENDING);
-	smbt_loop_turn(srv);
-	smbl_expect_lease_break(&a, 0x11, 0, ACK, SMBL_RWH, SMBL_RH);
-	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_RH, NULL), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
-	smbl_create_final(&w, &rw);
+	smbl_break_acked(&a, 0x11, 0, SMBL_RWH, SMBL_RH, &w, &rw);
 	ck_assert_uint_eq(rw.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(rw.state, SMBL_R);
 }
@@ -253,14 +230,14 @@ START_TEST(test_lock_breaks_handle_lease)
 	struct smbl_create ra, rb;
 	bool breaking = false;
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	ra = smbl_open_lease(&a, "f8", (struct smbl_lease){ .key = 0x11, .state = SMBL_RH });
 	rb = smbl_open_lease(&b, "f8", (struct smbl_lease){ .key = 0x22, .state = SMBL_RH });
 	ck_assert_uint_eq(rb.state, SMBL_RH);
 	/* answered at once; the other client's RH goes whole, acknowledged */
 	ck_assert_uint_eq(smbl_lock(&b, rb.fid, 0), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_lease_break(&a, 0x11, 0, ACK, SMBL_RH, 0);
 	smbl_expect_nothing(&b);
 	/* the locker's own stays */
@@ -281,19 +258,19 @@ START_TEST(test_break_in_steps)
 	struct smbl_create j;
 	uint32_t got = 0;
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
-	conn_new(&c, 3);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
+	smbl_conn(&c, 3);
 	smbl_create(&a, &ra);
 	ck_assert_uint_eq(ra.epoch, 5);
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_PENDING);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_lease_break(&a, 0x11, 6, ACK, SMBL_RWH, SMBL_RH);
 	/* an overwrite while that waits: no second break yet, it waits too */
 	smbl_create(&c, &rc);
 	ck_assert_uint_eq(rc.status, STATUS_PENDING);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&a);
 	/* joining meanwhile: the state held, BREAK_IN_PROGRESS */
 	j = smbl_open_lease(&a, "f9", (struct smbl_lease){ .v2 = true, .key = 0x11, .state = SMBL_RWH, .epoch = 6 });
@@ -318,7 +295,7 @@ START_TEST(test_break_in_steps)
 	ck_assert_uint_eq(smbl_ack_lease(&a, 0x11, SMBL_R, NULL), STATUS_SUCCESS);
 	smbt_wait_msg(&a);
 	smbl_expect_lease_break(&a, 0x11, 6, 0, SMBL_R, 0);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_create_final(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
 	smbl_create_final(&c, &rc);
@@ -334,21 +311,21 @@ START_TEST(test_overwrite_does_not_wait_for_handle)
 	struct smbl_create rb = { .name = "fa", .disposition = SMBL_OVERWRITE_IF };
 	bool breaking = false;
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	ra = smbl_open_lease(&a, "fa", (struct smbl_lease){ .key = 0x11, .state = SMBL_RH });
 	ck_assert_uint_eq(ra.state, SMBL_RH);
 	/* answered at once: nothing cached for writing to wait for */
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_lease_break(&a, 0x11, 0, ACK, SMBL_RH, 0);
 	ck_assert_uint_eq(smbl_close(&b, rb.fid), STATUS_SUCCESS);
 	/* again while that break waits: at once, no second break */
 	rb = (struct smbl_create){ .name = "fa", .disposition = SMBL_OVERWRITE_IF };
 	smbl_create(&b, &rb);
 	ck_assert_uint_eq(rb.status, STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&a);
 	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, &breaking), VOL_LEASE_R | VOL_LEASE_H);
 	ck_assert(breaking);
@@ -368,17 +345,17 @@ START_TEST(test_allocation_breaks_level2)
 	struct smbl_create qb = { .name = "fb" };
 	uint8_t size[8] = { 0x00, 0x10 }; /* 4096: past the file's end, nothing cut */
 
-	conn_new(&a, 1);
-	conn_new(&b, 2);
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
 	smbl_create(&a, &qa);
 	ck_assert_uint_eq(qa.oplock_got, SMB2_OPLOCK_LEVEL_II);
 	smbl_create(&b, &qb);
 	ck_assert_uint_eq(qb.status, STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&a);
 	/* FileAllocationInformation (19): Level II goes to none, no ack */
 	ck_assert_uint_eq(smbl_set_info(&b, qb.fid, 19, size, sizeof(size)), STATUS_SUCCESS);
-	smbt_loop_turn(srv);
+	smbt_loop_turn(smbl_srv);
 	smbl_expect_oplock_break(&a, qa.fid, SMB2_OPLOCK_LEVEL_NONE);
 	ck_assert_uint_eq(smbl_grant_state(&a, qa.fid, NULL), 0);
 }
@@ -390,7 +367,7 @@ static Suite *smb_lease_steps_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, smbl_fix_up, smbl_fix_down);
 	tcase_add_test(tc, test_upgrade_beside_another_lease);
 	tcase_add_test(tc, test_lease_beside_oplock);
 	tcase_add_test(tc, test_stat_opens_and_oplocks);
