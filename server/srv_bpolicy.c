@@ -73,13 +73,7 @@ int srv_h_bpolicy_create(struct srv_req *req, json_t **resp)
 	if ((rc = db_begin(req->db)) != AQ_OK || (rc = srv_check_parent(req, SRV_PARENT_LOCATION)) != AQ_OK)
 		goto out;
 	out = policy_answer(req->db, doc);
-	if (validate) {
-		*resp = srv_op_preview(parent, name, "create", out);
-		goto out;
-	}
-	if ((rc = srv_put_new(req, "bpolicy", parent, name, doc, "backupPolicy", name)) != AQ_OK ||
-	    (rc = srv_op_commit(req, parent, name, "create", out, resp)) != AQ_OK)
-		goto out;
+	rc = srv_op_save(req, validate, "create", "bpolicy", parent, name, doc, "backupPolicy", out, resp);
 out:
 	db_rollback(req->db);
 	json_decref(doc);
@@ -134,13 +128,7 @@ int srv_h_bpolicy_patch(struct srv_req *req, json_t **resp)
 	json_object_del(doc, "assignedVolumeCount"); /* computed, never stored */
 	out = policy_answer(req->db, doc);
 	srv_parent(req, parent, sizeof(parent));
-	if (validate) {
-		*resp = srv_op_preview(parent, name, "update", out);
-		goto out;
-	}
-	if ((rc = db_put(req->db, "bpolicy", parent, name, doc, false)) != AQ_OK ||
-	    (rc = srv_op_commit(req, parent, name, "update", out, resp)) != AQ_OK)
-		goto out;
+	rc = srv_op_save(req, validate, "update", "bpolicy", parent, name, doc, "backupPolicy", out, resp);
 out:
 	db_rollback(req->db);
 	json_decref(old);

@@ -173,13 +173,7 @@ int srv_h_bvault_patch(struct srv_req *req, json_t **resp)
 		goto out;
 	out = vault_answer(doc);
 	srv_parent(req, parent, sizeof(parent));
-	if (validate) {
-		*resp = srv_op_preview(parent, name, "update", out);
-		goto out;
-	}
-	if ((rc = db_put(req->db, "bvault", parent, name, doc, false)) != AQ_OK ||
-	    (rc = srv_op_commit(req, parent, name, "update", out, resp)) != AQ_OK)
-		goto out;
+	rc = srv_op_save(req, validate, "update", "bvault", parent, name, doc, "backupVault", out, resp);
 out:
 	db_rollback(req->db);
 	json_decref(old);

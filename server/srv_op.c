@@ -110,3 +110,21 @@ int srv_op_end(struct db *db, const char *op, const json_t *response, int err, c
 
 	return rc == AQ_ENOENT ? AQ_OK : rc; /* the operation was deleted by its owner */
 }
+
+int srv_op_save(struct srv_req *req, bool validate, const char *verb, const char *kind, const char *parent,
+		const char *name, const json_t *doc, const char *what, const json_t *out, json_t **resp)
+{
+	int rc;
+
+	if (validate) {
+		*resp = srv_op_preview(parent, name, verb, out);
+		return *resp ? AQ_OK : AQ_ENOMEM;
+	}
+	if (strcmp(verb, "create") == 0)
+		rc = srv_put_new(req, kind, parent, name, doc, what, name);
+	else
+		rc = db_put(req->db, kind, parent, name, doc, false);
+	if (rc != AQ_OK)
+		return rc;
+	return srv_op_commit(req, parent, name, verb, out, resp);
+}

@@ -25,6 +25,15 @@ int srv_op_create(struct srv_req *req, const char *parent, const char *target, c
  * answers) into *op, then db_commit. */
 int srv_op_commit(struct srv_req *req, const char *parent, const char *target, const char *verb,
 		  const json_t *response, json_t **op);
+/* The end of a create (verb "create") or patch (verb "update") of a
+ * resource that stores doc alone, in the caller's transaction: with
+ * validate, *resp is srv_op_preview of out and nothing is stored; otherwise
+ * doc is stored as the resource name of kind under parent (create:
+ * srv_put_new, AQ_EEXIST saying "<what> \"<name>\" already exists";
+ * update: db_put over the old one) and srv_op_commit answers out. The
+ * caller rolls back whatever this returns. */
+int srv_op_save(struct srv_req *req, bool validate, const char *verb, const char *kind, const char *parent,
+		const char *name, const json_t *doc, const char *what, const json_t *out, json_t **resp);
 /* Mark an operation done with a response or an error (code + message). */
 int srv_op_finish(struct db *db, const char *op_name, const json_t *response, int err, const char *errmsg);
 /* srv_op_finish of op when it names one (op "" or NULL: nothing waits);

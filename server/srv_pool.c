@@ -86,13 +86,7 @@ int srv_h_pool_create(struct srv_req *req, json_t **resp)
 	out = json_deep_copy(doc);
 	srv_pool_output(&req->srv->cfg, out, &none);
 	json_object_set_new(out, "@type", json_string(POOL_TYPE));
-	if (validate) {
-		*resp = srv_op_preview(parent, name, "create", out);
-		goto out;
-	}
-	if ((rc = srv_put_new(req, "pool", parent, name, doc, "storagePool", name)) != AQ_OK ||
-	    (rc = srv_op_commit(req, parent, name, "create", out, resp)) != AQ_OK)
-		goto out;
+	rc = srv_op_save(req, validate, "create", "pool", parent, name, doc, "storagePool", out, resp);
 out:
 	db_rollback(req->db);
 	json_decref(doc);
