@@ -104,3 +104,37 @@ aq_pg_stop() {
 	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
 	kill -KILL "$pid" 2>/dev/null
 }
+
+# aq_pg_suites NAME SUITE...: the whole of a script that runs Check suites
+# on PostgreSQL (tests/db/test_db_pg.sh, tests/server/test_srv_pg.sh): a
+# server aq_pg_start makes in a new temporary folder, each SUITE (a path
+# below the build folder: $AQ_BUILDDIR, else the current folder, else the
+# tree this file is in) run in turn with AQ_TEST_PG_URL naming its
+# "aquifer" database, stopping at the first that fails; on exit the server
+# stopped by its PID and the folder removed (kept with AQ_KEEP=1). Exits 99
+# when the first SUITE is not built or the server does not start, 77 as
+# aq_pg_skip_or_fail NAME; else returns the status of the last suite run.
+aq_pg_suites() {
+	local name=$1 build s
+	shift
+	build=${AQ_BUILDDIR:-$PWD}
+	[ -x "$build/$1" ] || build=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	if [ ! -x "$build/$1" ]; then
+		echo "$name: no $1 (build first, or set AQ_BUILDDIR)" >&2
+		exit 99
+	fi
+	aq_pg_skip_or_fail "$name"
+	AQ_PG_TMP=$(mktemp -d "${TMPDIR:-/tmp}/aq-$name.XXXXXX")
+	trap aq_pg_suites_cleanup EXIT
+	trap 'exit 130' INT TERM
+	aq_pg_start "$AQ_PG_TMP" || { echo "$name: PostgreSQL did not start" >&2; exit 99; }
+	for s in "$@"; do
+		AQ_TEST_PG_URL=$AQ_PG_URL "$build/$s" || return
+	done
+}
+
+# aq_pg_suites_cleanup: aq_pg_suites's exit trap.
+aq_pg_suites_cleanup() {
+	aq_pg_stop
+	if [ "${AQ_KEEP:-0}" = 1 ]; then echo "# kept $AQ_PG_TMP" >&2; else rm -rf "$AQ_PG_TMP"; fi
+}
