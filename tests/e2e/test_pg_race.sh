@@ -14,6 +14,7 @@
 # own start, as a restarted server does.
 AQ_DB=postgres
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/race_lib.sh"
 
 ROUNDS=${ROUNDS:-8}
 D=$AQ_TMP/srv
@@ -64,26 +65,7 @@ rc=$?
 [ "$rc" = 2 ] && grep -q -- "--state-dir" <<<"$out" && aq_pass "a PostgreSQL --db without --state-dir: exit 2, asks for it" \
 	|| aq_failed "a PostgreSQL --db without --state-dir: exit 2, asks for it" "exit $rc: $out"
 
-# A PREMIUM MANUAL pool of 2 TiB: 128 MiB/s to share out
-pool() {
-	aq_req POST "$PL/storagePools?storagePoolId=$1" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048","qosType":"MANUAL"}'
-	expect_status 200 "create MANUAL pool $1"
-}
-vol() { # vol POOL SHARE MIBPS
-	printf '{"storagePool":"%s","capacityGib":"1024","protocols":["NFSV3"],"shareName":"%s","throughputMibps":%s}' "$1" "$2" "$3"
-}
-
-# What one server answers when the budget or the name is taken: the figure
-# the racing loser must get.
-pool solo
-aq_req POST "$PL/volumes?volumeId=solo1" "$(vol solo solo1 100)"
-expect_status 200 "solo: 100 of 128 MiB/s"
-aq_req POST "$PL/volumes?volumeId=solo2" "$(vol solo solo2 100)"
-BUDGET_NO=$STATUS:$(printf '%s' "$BODY" | jq -r .error.status)
-[ "${STATUS:0:1}" = 4 ] && aq_pass "solo: a second 100 MiB/s is refused ($BUDGET_NO)" || aq_failed "solo: a second 100 MiB/s is refused" "$STATUS $BODY"
-aq_req POST "$PL/volumes?volumeId=solo3" "$(vol solo solo1 10)"
-SHARE_NO=$STATUS:$(printf '%s' "$BODY" | jq -r .error.status)
-[ "${STATUS:0:1}" = 4 ] && aq_pass "solo: a taken shareName is refused ($SHARE_NO)" || aq_failed "solo: a taken shareName is refused" "$STATUS $BODY"
+aq_race_solo
 
 # race KIND ROUND BODY_A BODY_B: both creates at once, one per replica
 race() {
@@ -121,39 +103,20 @@ wait_for_sides() {
 }
 
 for r in $(seq "$ROUNDS"); do
-	pool "p$r"
-	race budget "$r" "$(vol "p$r" "ba$r" 100)" "$(vol "p$r" "bb$r" 100)" "$BUDGET_NO"
-	pool "q$r"
-	race share "$r" "$(vol "p$r" "same$r" 1)" "$(vol "q$r" "same$r" 1)" "$SHARE_NO"
+	aq_race_pool "p$r"
+	race budget "$r" "$(aq_race_vol "p$r" "ba$r" 100)" "$(aq_race_vol "p$r" "bb$r" 100)" "$BUDGET_NO"
+	aq_race_pool "q$r"
+	race share "$r" "$(aq_race_vol "p$r" "same$r" 1)" "$(aq_race_vol "q$r" "same$r" 1)" "$SHARE_NO"
 done
 # capacity (issue 24): the location's shelf has room for exactly one more
 # 1 TiB volume; each replica asks for it in a pool of its own
-shelf_room() { # set east-shelf-1's capacityGib to what the volumes take + $1
-	local used
-	AQ_RECORD=0 aq_req GET "$PL/volumes?pageSize=1000"
-	used=$(printf '%s' "$BODY" | jq '[.volumes[].capacityGib | tonumber] | add // 0')
-	aq_req PATCH "/v1/shelves/$L-shelf-1?updateMask=capacityGib" "{\"capacityGib\":\"$((used + $1))\"}"
-	expect_status 200 "shelf capacity: $used GiB taken + $1 free"
-}
 for r in $(seq "$ROUNDS"); do
-	pool "ca$r"
-	pool "cb$r"
-	shelf_room 1024
-	race capacity "$r" "$(vol "ca$r" "capa$r" 1)" "$(vol "cb$r" "capb$r" 1)" "429:RESOURCE_EXHAUSTED"
+	aq_race_pool "ca$r"
+	aq_race_pool "cb$r"
+	aq_race_shelf_room 1024
+	race capacity "$r" "$(aq_race_vol "ca$r" "capa$r" 1)" "$(aq_race_vol "cb$r" "capb$r" 1)" "429:RESOURCE_EXHAUSTED"
 done
-aq_req GET "$PL/volumes?pageSize=1000"
-n=$(printf '%s' "$BODY" | jq '[.volumes[] | select(.name | test("/volumes/capacity[0-9]+[ab]$"))] | length')
-[ "$n" = "$ROUNDS" ] && aq_pass "one volume per capacity race ($n)" || aq_failed "one volume per capacity race" "$n of $ROUNDS"
-# what was acknowledged is what is there, seen from either replica
-for u in "$A" "$B"; do
-	AQ_URL=$u aq_req GET "$PL/volumes?pageSize=1000"
-	n=$(printf '%s' "$BODY" | jq '[.volumes[] | select(.name | test("/volumes/(budget|share)[0-9]+[ab]$"))] | length')
-	[ "$n" = $((2 * ROUNDS)) ] && aq_pass "$u lists one volume per race ($n)" || aq_failed "$u lists one volume per race" "$n of $((2 * ROUNDS))"
-done
-# the pools' and node's usage counters (db_usage.c), kept by triggers in
-# each create's transaction, agree with the volumes and placements
-out=$("$AQUIFERD" db check --db "$(cat "$D/pg-url")" 2>&1) && aq_pass "usage counters agree after the races ($out)" ||
-	aq_failed "usage counters agree after the races" "$out"
+aq_race_tally '[ab]' "$(cat "$D/pg-url")"
 aq_sanitizer_clean "$D"
 aq_sanitizer_clean "$AQ_TMP/b"
 aq_finish

@@ -12,6 +12,7 @@
 # afterwards both processes list exactly the winners, and aquiferd db check
 # finds the usage counters equal to what the volumes add up to.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/race_lib.sh"
 
 ROUNDS=${ROUNDS:-4}
 RACERS=${RACERS:-8}
@@ -38,24 +39,7 @@ for _ in $(seq 300); do curl -s -o /dev/null --max-time 2 "$B/healthz" && break;
 AQ_URL=$B aq_req GET "/v1/projects/acme"
 expect_status 200 "B serves the project A created"
 
-pool() { # a PREMIUM MANUAL pool of 2 TiB: 128 MiB/s to share out
-	aq_req POST "$PL/storagePools?storagePoolId=$1" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048","qosType":"MANUAL"}'
-	expect_status 200 "create MANUAL pool $1"
-}
-vol() { # vol POOL SHARE MIBPS
-	printf '{"storagePool":"%s","capacityGib":"1024","protocols":["NFSV3"],"shareName":"%s","throughputMibps":%s}' "$1" "$2" "$3"
-}
-
-# what one server answers when the budget or the name is taken
-pool solo
-aq_req POST "$PL/volumes?volumeId=solo1" "$(vol solo solo1 100)"
-expect_status 200 "solo: 100 of 128 MiB/s"
-aq_req POST "$PL/volumes?volumeId=solo2" "$(vol solo solo2 100)"
-BUDGET_NO=$STATUS:$(printf '%s' "$BODY" | jq -r .error.status)
-[ "${STATUS:0:1}" = 4 ] && aq_pass "solo: a second 100 MiB/s is refused ($BUDGET_NO)" || aq_failed "solo: a second 100 MiB/s is refused" "$STATUS $BODY"
-aq_req POST "$PL/volumes?volumeId=solo3" "$(vol solo solo1 10)"
-SHARE_NO=$STATUS:$(printf '%s' "$BODY" | jq -r .error.status)
-[ "${STATUS:0:1}" = 4 ] && aq_pass "solo: a taken shareName is refused ($SHARE_NO)" || aq_failed "solo: a taken shareName is refused" "$STATUS $BODY"
+aq_race_solo
 
 # race KIND ROUND LOSER_ANSWER: RACERS creates at once (body from racer_body)
 race() {
@@ -87,16 +71,16 @@ race() {
 }
 racer_body() { # KIND ROUND I
 	if [ "$1" = capacity ]; then
-		vol "c$2-$3" "cap$2-$3" 1
+		aq_race_vol "c$2-$3" "cap$2-$3" 1
 	elif [ "$1" = budget ]; then
-		vol "p$2" "b$2-$3" 100
+		aq_race_vol "p$2" "b$2-$3" 100
 	else
-		vol "q$2-$3" "same$2" 1
+		aq_race_vol "q$2-$3" "same$2" 1
 	fi
 }
 
 for r in $(seq "$ROUNDS"); do
-	pool "p$r"
+	aq_race_pool "p$r"
 	race budget "$r" "$BUDGET_NO"
 	for i in $(seq "$RACERS"); do AQ_RECORD=0 aq_req POST "$PL/storagePools?storagePoolId=q$r-$i" \
 		'{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048","qosType":"MANUAL"}'; done
@@ -104,30 +88,11 @@ for r in $(seq "$ROUNDS"); do
 done
 # capacity: the location's shelf has room for exactly one more 1 TiB
 # volume; each racer asks for it in a pool of its own (issue 24)
-shelf_room() { # set east-shelf-1's capacityGib to what the volumes take + $1
-	local used
-	AQ_RECORD=0 aq_req GET "$PL/volumes?pageSize=1000"
-	used=$(printf '%s' "$BODY" | jq '[.volumes[].capacityGib | tonumber] | add // 0')
-	aq_req PATCH "/v1/shelves/$L-shelf-1?updateMask=capacityGib" "{\"capacityGib\":\"$((used + $1))\"}"
-	expect_status 200 "shelf capacity: $used GiB taken + $1 free"
-}
 for r in $(seq "$ROUNDS"); do
-	for i in $(seq "$RACERS"); do pool "c$r-$i" >/dev/null; done
-	shelf_room 1024
+	for i in $(seq "$RACERS"); do aq_race_pool "c$r-$i" >/dev/null; done
+	aq_race_shelf_room 1024
 	race capacity "$r" "429:RESOURCE_EXHAUSTED"
 done
-AQ_URL=$A aq_req GET "$PL/volumes?pageSize=1000"
-n=$(printf '%s' "$BODY" | jq '[.volumes[] | select(.name | test("/volumes/capacity[0-9]+-[0-9]+$"))] | length')
-[ "$n" = "$ROUNDS" ] && aq_pass "one volume per capacity race ($n)" || aq_failed "one volume per capacity race" "$n of $ROUNDS"
-# what was acknowledged is what is there, seen from either process
-for u in "$A" "$B"; do
-	AQ_URL=$u aq_req GET "$PL/volumes?pageSize=1000"
-	n=$(printf '%s' "$BODY" | jq '[.volumes[] | select(.name | test("/volumes/(budget|share)[0-9]+-[0-9]+$"))] | length')
-	[ "$n" = $((2 * ROUNDS)) ] && aq_pass "$u lists one volume per race ($n)" || aq_failed "$u lists one volume per race" "$n of $((2 * ROUNDS))"
-done
-# the pools' and node's usage counters (db_usage.c), kept by triggers in
-# each create's transaction, agree with the volumes and placements
-out=$("$AQUIFERD" db check --db "$D/aq.db" 2>&1) && aq_pass "usage counters agree after the races ($out)" ||
-	aq_failed "usage counters agree after the races" "$out"
+aq_race_tally '-[0-9]+' "$D/aq.db"
 aq_sanitizer_clean "$D"
 aq_finish
