@@ -33,33 +33,8 @@ if [ -z "${AQ_SA_INNER:-}" ]; then
 		command -v $tool >/dev/null || { echo "SKIP: $tool missing (iproute2, libnfs-utils)"; exit 77; }
 	done
 	SA=aqsa$$
-	cleanup() {
-		local ns pid
-		for ns in "$SA-c" "$SA-a" "$SA-b" "$SA-x"; do
-			# only processes this test started live in its namespaces
-			for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-			ip netns del "$ns" 2>/dev/null
-		done
-		return 0
-	}
-	trap cleanup EXIT
-	trap 'exit 130' INT TERM
-	ip netns add "$SA-c" || { echo "SKIP: cannot make network namespaces"; exit 77; }
-	ip -n "$SA-c" link set lo up
-	ip -n "$SA-c" link add br0 type bridge
-	ip -n "$SA-c" addr add "$NET.1/24" dev br0
-	ip -n "$SA-c" link set br0 up
-	i=0
-	for n in a b x; do
-		i=$((i + 1))
-		ip netns add "$SA-$n"
-		ip -n "$SA-$n" link set lo up
-		ip -n "$SA-c" link add "v$n" type veth peer name eth0 netns "$SA-$n"
-		ip -n "$SA-c" link set "v$n" master br0 up
-		case $n in a) ip=$NET.11 ;; b) ip=$NET.12 ;; x) ip=$NET.20 ;; esac
-		ip -n "$SA-$n" addr add "$ip/24" dev eth0
-		ip -n "$SA-$n" link set eth0 up
-	done
+	. "$(dirname "$0")/svc_lib.sh"
+	sa_netns a b x
 	AQ_SA_INNER=$SA ip netns exec "$SA-c" "$BASH" "$0" "$@"
 	exit $?
 fi
@@ -82,18 +57,6 @@ mac_of() { ip -n "$SA-$1" link show eth0 | awk '/link\/ether/ { print $2 }'; }
 in_x() { ip netns exec "$SA-x" timeout 20 "$@"; }
 url() { echo "nfs://$1/$2/$3?version=3&nfsport=2049&mountport=2049"; }
 reads() { in_x nfs-cat "$(url "$1" "$2" data.bin)" 2>/dev/null | cmp -s - "$AQ_TMP/data.bin"; }
-# agent N [ARGS...]: start node N's agent in its namespace (joins the first time)
-agent() {
-	local n=$1 ip
-	shift
-	case $n in a) ip=$NET.11 ;; b) ip=$NET.12 ;; esac
-	mkdir -p "$D/$n"
-	ip netns exec "$SA-$n" "$AQUIFER_AGENT" --server "http://$NET.1:8080" --node "$n" --location east \
-		--shelf "$SHELF" --listen "$ip:7070" --nfs-listen 0.0.0.0:2049 --state-dir "$D/$n/state" \
-		--throughput-mibps 10000 --service-interface eth0 "$@" >>"$D/$n/agent.log" 2>&1 &
-	eval "PID_$n=$!"
-	AQ_PIDS+=("$!")
-}
 
 # --- 1. ranges and options refused by name --------------------------------------
 bad_range() {
@@ -128,8 +91,8 @@ out=$(ip netns exec "$SA-a" timeout 20 "$AQUIFER_AGENT" --server "http://$NET.1:
 ok "an agent refuses an interface that does not exist" test $? -ne 0
 expect_contains "... naming it" "--service-interface nosuch0: no such network interface" "$out"
 
-agent a --token "$JA"
-agent b --token "$JB"
+sa_agent a --token "$JA"
+sa_agent b --token "$JB"
 aq_agent_wait_ready a
 aq_agent_wait_ready b
 [ "$AQ_FAIL" = 0 ] || { tail -n 5 "$D"/*/agent.log; aq_finish; }
@@ -259,7 +222,7 @@ echo "# failover: address moved $(((t_moved - t_kill) / 1000000)) ms after the k
 aq_wait_until 20 aq_vol_is v1 '.state == "READY" and .mountOptions[0].ipAddress == "10.99.25.33"'
 ok "v1 is READY at the same mount address after the move" aq_vol_is v1 '.state == "READY" and .mountOptions[0].ipAddress == "10.99.25.33"'
 # the dead node comes back: it removes the stale copy before its link is up
-agent "$H1"
+sa_agent "$H1"
 aq_wait_until 20 sa_hasnt "$H1" "$NET.33"
 ok "the restarted $H1 removed the stale 10.99.25.33 (its link still down)" sa_hasnt "$H1" "$NET.33"
 ip -n "$SA-$H1" link set eth0 up

@@ -29,33 +29,10 @@ if [ -z "${AQ_SA_INNER:-}" ]; then
 	[ "$(id -u)" = 0 ] || { echo "SKIP: network namespaces and a tap need root"; exit 77; }
 	command -v ip >/dev/null || { echo "SKIP: ip (iproute2) missing"; exit 77; }
 	SA=aqvf$$
-	cleanup() {
-		local ns pid
-		for ns in "$SA-c" "$SA-a" "$SA-b"; do
-			# only processes this test started live in its namespaces
-			for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-			ip netns del "$ns" 2>/dev/null
-		done
-		return 0
-	}
-	trap cleanup EXIT
-	trap 'exit 130' INT TERM
-	ip netns add "$SA-c" || { echo "SKIP: cannot make network namespaces"; exit 77; }
-	ip -n "$SA-c" link set lo up
-	ip -n "$SA-c" link add br0 type bridge
-	ip -n "$SA-c" addr add "$NET.1/24" dev br0
-	ip -n "$SA-c" link set br0 up
+	. "$(dirname "$0")/svc_lib.sh"
+	sa_netns a b
 	ip -n "$SA-c" tuntap add dev aqtap0 mode tap
 	ip -n "$SA-c" link set aqtap0 master br0 up
-	for n in a b; do
-		ip netns add "$SA-$n"
-		ip -n "$SA-$n" link set lo up
-		ip -n "$SA-c" link add "v$n" type veth peer name eth0 netns "$SA-$n"
-		ip -n "$SA-c" link set "v$n" master br0 up
-		case $n in a) ip=$NET.11 ;; b) ip=$NET.12 ;; esac
-		ip -n "$SA-$n" addr add "$ip/24" dev eth0
-		ip -n "$SA-$n" link set eth0 up
-	done
 	AQ_SA_INNER=$SA ip netns exec "$SA-c" "$BASH" "$0" "$@"
 	exit $?
 fi
@@ -80,23 +57,11 @@ AQ_SERVE_ARGS=(--listen "0.0.0.0:8080" --insecure-listen --node-down-seconds 3)
 aq_start "$D" 8080 || exit 1
 TOK=$(aq_token "$D" admin)
 
-agent() {
-	local n=$1 ip
-	shift
-	case $n in a) ip=$NET.11 ;; b) ip=$NET.12 ;; esac
-	mkdir -p "$D/$n"
-	ip netns exec "$SA-$n" "$AQUIFER_AGENT" --server "http://$NET.1:8080" --node "$n" --location east \
-		--shelf "$SHELF" --listen "$ip:7070" --nfs-listen 0.0.0.0:2049 --state-dir "$D/$n/state" \
-		--throughput-mibps 10000 --service-interface eth0 "$@" >>"$D/$n/agent.log" 2>&1 &
-	eval "PID_$n=$!"
-	AQ_PIDS+=("$!")
-}
-
 aq_req POST "/v1/locations?locationId=east" '{"serviceAddresses":{"range":"10.99.25.32/28","prefixLength":24}}'
 expect_status 200 "location east with serviceAddresses 10.99.25.32/28"
 aq_req POST "/v1/projects?projectId=acme" '{}'
-agent a --token "$(aq_join_token east)"
-agent b --token "$(aq_join_token east)"
+sa_agent a --token "$(aq_join_token east)"
+sa_agent b --token "$(aq_join_token east)"
 aq_agent_wait_ready a
 aq_agent_wait_ready b
 aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"4096","qosType":"MANUAL"}'

@@ -72,24 +72,11 @@ CHECK_SECS=${AQ_VM_CHECK_SECS:-180}
 EOF
 echo 'bash /aqvm/nfs3.sh' >"$S/cmd"
 
-# The host's NFSv4.1 client: when the guest asks (hostlock.want), lock the
-# whole of /vm3mix/hostlock, say so (hostlock.held), keep it until the guest
-# has tried (hostlock.done), then unlock and say so (hostlock.released).
-(
-	for _ in $(seq 36000); do [ -e "$S/hostlock.want" ] && break; sleep 0.1; done
-	[ -e "$S/hostlock.want" ] || exit 0
-	"$LOCK_TOOL" "$PORT" /vm3mix/hostlock "$S/hostlock.held" "$S/hostlock.done" >"$AQ_TMP/lock_tool.out" 2>&1
-	echo "exit $?" >>"$AQ_TMP/lock_tool.out"
-	: >"$S/hostlock.released"
-) &
-HOLDER_PID=$!
+# The host's NFSv4.1 client holds a lock on /vm3mix/hostlock while the guest tries.
+vm_nfs_hostlock_start "$S" /vm3mix/hostlock
 
 vm_nfs_boot "$S"
-ok "the host's client held its lock while the guest tried" grep -q '^exit 0$' "$AQ_TMP/lock_tool.out"
-sed 's/^/  lock tool: /' "$AQ_TMP/lock_tool.out" 2>/dev/null | head -n 10
-kill "$HOLDER_PID" 2>/dev/null
-wait "$HOLDER_PID" 2>/dev/null
-HOLDER_PID=
+vm_nfs_hostlock_end
 # The guest's locks went to the agent's NLM: it recorded the guest's lock
 # manager (its caller name in hex, seen from 127.0.0.1) for SM_NOTIFY.
 ok "the agent recorded the guest's lock manager as an NLM host (state/nlm-hosts)" \

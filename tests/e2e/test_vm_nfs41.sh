@@ -79,24 +79,11 @@ EOF2
 echo 'bash /aqvm/nfs41.sh' >"$S/cmd"
 echo "from the host" >"$RW_DIR/hostlock"
 
-# The host's client: when the guest asks (hostlock.want), lock the whole of
-# /vm41/hostlock, say so (hostlock.held), keep it until the guest has tried
-# (hostlock.done), then unlock and say so (hostlock.released).
-(
-	for _ in $(seq 36000); do [ -e "$S/hostlock.want" ] && break; sleep 0.1; done
-	[ -e "$S/hostlock.want" ] || exit 0
-	"$LOCK_TOOL" "$PORT" /vm41/hostlock "$S/hostlock.held" "$S/hostlock.done" >"$AQ_TMP/lock_tool.out" 2>&1
-	echo "exit $?" >>"$AQ_TMP/lock_tool.out"
-	: >"$S/hostlock.released"
-) &
-HOLDER_PID=$!
+# The host's NFSv4.1 client holds a lock on /vm41/hostlock while the guest tries.
+vm_nfs_hostlock_start "$S" /vm41/hostlock
 
 vm_nfs_boot "$S"
-ok "the host's client held its lock while the guest tried" grep -q '^exit 0$' "$AQ_TMP/lock_tool.out"
-sed 's/^/  lock tool: /' "$AQ_TMP/lock_tool.out" 2>/dev/null | head -n 10
-kill "$HOLDER_PID" 2>/dev/null
-wait "$HOLDER_PID" 2>/dev/null
-HOLDER_PID=
+vm_nfs_hostlock_end
 vm_nfs_host_checks "$S"
 echo "# vm: image ${t_image}s, guest ${t_guest}s (boot ${VM_BOOT_SECS:-?}s), total $(($(date +%s) - t_start))s"
 aq_finish

@@ -102,6 +102,34 @@ vm_nfs_share() {
 	tar --format=posix -C "$t" -cf "$s/src.tar" .
 }
 
+# vm_nfs_hostlock_start S PATH: the host's NFSv4.1 client ($LOCK_TOOL,
+# tests/agent/nfs4/nfs4_lock_tool, on the agent's NFS port $PORT) in the
+# background (HOLDER_PID): when the guest asks (S/hostlock.want), lock the
+# whole of PATH, say so (S/hostlock.held), keep it until the guest has tried
+# (S/hostlock.done), then unlock and say so (S/hostlock.released). Its output
+# and exit status in $AQ_TMP/lock_tool.out.
+vm_nfs_hostlock_start() {
+	local s=$1 path=$2
+	(
+		for _ in $(seq 36000); do [ -e "$s/hostlock.want" ] && break; sleep 0.1; done
+		[ -e "$s/hostlock.want" ] || exit 0
+		"$LOCK_TOOL" "$PORT" "$path" "$s/hostlock.held" "$s/hostlock.done" >"$AQ_TMP/lock_tool.out" 2>&1
+		echo "exit $?" >>"$AQ_TMP/lock_tool.out"
+		: >"$s/hostlock.released"
+	) &
+	HOLDER_PID=$!
+}
+
+# vm_nfs_hostlock_end: after the guest ran, one check that the host's client
+# held its lock (exit 0), its output shown; the client stopped.
+vm_nfs_hostlock_end() {
+	ok "the host's client held its lock while the guest tried" grep -q '^exit 0$' "$AQ_TMP/lock_tool.out"
+	sed 's/^/  lock tool: /' "$AQ_TMP/lock_tool.out" 2>/dev/null | head -n 10
+	kill "$HOLDER_PID" 2>/dev/null
+	wait "$HOLDER_PID" 2>/dev/null
+	HOLDER_PID=
+}
+
 # vm_nfs_boot S: run the guest on S (its cmd and env written), with the
 # status check and the guest's TAP lines counted. Sets t_guest.
 vm_nfs_boot() {
