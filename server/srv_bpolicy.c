@@ -34,14 +34,8 @@ static void policy_output(struct db *db, json_t *doc)
 
 static int policy_load(struct srv_req *req, char *name, size_t cap, json_t **doc)
 {
-	char parent[600];
-	int rc;
+	int rc = srv_load(req, "backupPolicies", "backupPolicy", name, cap, doc);
 
-	srv_parent(req, parent, sizeof(parent));
-	snprintf(name, cap, "%s/backupPolicies/%s", parent, req->params[2]);
-	rc = db_get(req->db, name, doc);
-	if (rc == AQ_ENOENT)
-		return aq_fail(&req->msg, rc, "backupPolicy \"%s\" not found", name);
 	if (rc == AQ_OK)
 		policy_output(req->db, *doc);
 	return rc;

@@ -24,15 +24,7 @@
 
 static int vault_load(struct srv_req *req, char *name, size_t cap, json_t **doc)
 {
-	char parent[600];
-	int rc;
-
-	srv_parent(req, parent, sizeof(parent));
-	snprintf(name, cap, "%s/backupVaults/%s", parent, req->params[2]);
-	rc = db_get(req->db, name, doc);
-	if (rc == AQ_ENOENT)
-		return aq_fail(&req->msg, rc, "backupVault \"%s\" not found", name);
-	return rc;
+	return srv_load(req, "backupVaults", "backupVault", name, cap, doc);
 }
 
 static json_t *vault_answer(const json_t *doc)

@@ -55,15 +55,7 @@ void srv_pool_output(const struct srv_cfg *cfg, json_t *pool, const struct srv_p
 
 static int pool_load(struct srv_req *req, char *name, size_t cap, json_t **doc)
 {
-	char parent[600];
-	int rc;
-
-	srv_parent(req, parent, sizeof(parent));
-	snprintf(name, cap, "%s/storagePools/%s", parent, req->params[2]);
-	rc = db_get(req->db, name, doc);
-	if (rc == AQ_ENOENT)
-		return aq_fail(&req->msg, rc, "storagePool \"%s\" not found", name);
-	return rc;
+	return srv_load(req, "storagePools", "storagePool", name, cap, doc);
 }
 
 int srv_h_pool_create(struct srv_req *req, json_t **resp)

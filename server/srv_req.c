@@ -76,6 +76,19 @@ int srv_doc_answer(struct srv_req *req, const char *what)
 	return rc;
 }
 
+int srv_load(struct srv_req *req, const char *collection, const char *what, char *name, size_t cap, json_t **doc)
+{
+	char parent[600];
+	int rc;
+
+	srv_parent(req, parent, sizeof(parent));
+	snprintf(name, cap, "%s/%s/%s", parent, collection, req->params[2]);
+	rc = db_get(req->db, name, doc);
+	if (rc == AQ_ENOENT)
+		return aq_fail(&req->msg, rc, "%s \"%s\" not found", what, name);
+	return rc;
+}
+
 /* validateOnly and the new resource's ID (query parameter idparam). */
 static int create_id(struct srv_req *req, const char *idparam, const char **id, bool *validate)
 {

@@ -115,6 +115,10 @@ int srv_doc_answer(struct srv_req *req, const char *what);
 
 /* The parent collection path "projects/P/locations/L" from params. */
 void srv_parent(const struct srv_req *req, char *out, size_t cap);
+/* The resource of the request's location its third path parameter names:
+ * name (cap bytes) "<srv_parent>/<collection>/<params[2]>", *doc its
+ * document (new reference); AQ_ENOENT says "<what> \"<name>\" not found". */
+int srv_load(struct srv_req *req, const char *collection, const char *what, char *name, size_t cap, json_t **doc);
 /* Check that project params[0] (and location params[1]) exist. LIST also
  * accepts location "-", meaning every location of the project. */
 enum srv_parent_check { SRV_PARENT_PROJECT, SRV_PARENT_LOCATION, SRV_PARENT_LIST };
