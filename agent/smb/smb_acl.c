@@ -112,7 +112,7 @@ static void smb_acl_add(struct smb_sd_acl *acl, const struct smb_sd_ace *a, uint
 		return;
 	n = &acl->ace[acl->count++];
 	*n = *a;
-	n->flags = flags | SMB_SD_INHERITED;
+	n->flags = flags;
 	n->sid = *sid;
 	if (!(flags & (SMB_SD_OBJECT_INHERIT | SMB_SD_CONTAINER_INHERIT | SMB_SD_INHERIT_ONLY)))
 		n->mask = smb_acl_map(n->mask); /* effective here only: the rights it stands for */
@@ -129,9 +129,12 @@ void smb_acl_map_acl(struct smb_sd_acl *acl)
 unsigned smb_acl_inherit(const struct smb_sd *parent, bool dir, const struct smb_acl_token *t, struct smb_sd *child)
 {
 	static const uint8_t inh = SMB_SD_OBJECT_INHERIT | SMB_SD_CONTAINER_INHERIT;
+	/* auto-inheritance: only from a DACL that takes part in it */
+	bool aut = parent->has_dacl && (parent->control & SMB_SD_DACL_AUTO_INHERITED);
+	const uint8_t mark = aut ? SMB_SD_INHERITED : 0;
 
 	memset(child, 0, sizeof(*child));
-	child->control = SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT;
+	child->control = SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT | (aut ? SMB_SD_DACL_AUTO_INHERITED : 0);
 	child->has_owner = child->has_group = child->has_dacl = true;
 	child->owner = t->sid[0];
 	child->group = t->sid[1];
@@ -151,7 +154,7 @@ unsigned smb_acl_inherit(const struct smb_sd *parent, bool dir, const struct smb
 			sid = &child->group, creator = true;
 		if (!dir) {
 			if (oi)
-				smb_acl_add(&child->dacl, a, 0, sid);
+				smb_acl_add(&child->dacl, a, mark, sid);
 			continue;
 		}
 		if (ci) {
@@ -160,15 +163,52 @@ unsigned smb_acl_inherit(const struct smb_sd *parent, bool dir, const struct smb
 			 * the creator with the rights mapped, an INHERIT_ONLY copy
 			 * keeps the ACE as it was for below, as Windows splits it) */
 			if (np || creator || smb_acl_map(a->mask) != a->mask) {
-				smb_acl_add(&child->dacl, a, 0, sid);
+				smb_acl_add(&child->dacl, a, mark, sid);
 				if (!np)
-					smb_acl_add(&child->dacl, a, (uint8_t)((a->flags & inh) | SMB_SD_INHERIT_ONLY), &a->sid);
+					smb_acl_add(&child->dacl, a, (uint8_t)((a->flags & inh) | SMB_SD_INHERIT_ONLY | mark), &a->sid);
 			} else {
-				smb_acl_add(&child->dacl, a, a->flags & inh, sid);
+				smb_acl_add(&child->dacl, a, (uint8_t)((a->flags & inh) | mark), sid);
 			}
 		} else if (oi && !np) {
-			smb_acl_add(&child->dacl, a, SMB_SD_OBJECT_INHERIT | SMB_SD_INHERIT_ONLY, &a->sid);
+			smb_acl_add(&child->dacl, a, SMB_SD_OBJECT_INHERIT | SMB_SD_INHERIT_ONLY | mark, &a->sid);
 		}
 	}
 	return child->dacl.count;
+}
+
+/* The control bits of one ACL part (the DACL's or the SACL's) set from
+ * in: PROTECTED as given, AUTO_INHERITED only beside AUTO_INHERIT_REQ,
+ * which is not kept (MS-DTYP 2.4.6, DR and DI; SR and SI). */
+static uint16_t smb_acl_part_control(uint16_t cur, uint16_t in, uint16_t prot, uint16_t di, uint16_t dr)
+{
+	cur &= (uint16_t)~(prot | di | dr);
+	cur |= in & prot;
+	if ((in & (di | dr)) == (di | dr))
+		cur |= di;
+	return cur;
+}
+
+void smb_acl_merge(struct smb_sd *cur, const struct smb_sd *in, uint32_t what)
+{
+	if ((what & SMB_SD_OWNER) && in->has_owner)
+		cur->owner = in->owner, cur->has_owner = true;
+	if ((what & SMB_SD_GROUP) && in->has_group)
+		cur->group = in->group, cur->has_group = true;
+	if (what & SMB_SD_DACL) {
+		/* the DACL as given: a NULL DACL (present, no offset) or none */
+		cur->has_dacl = in->has_dacl;
+		cur->dacl = in->dacl;
+		smb_acl_map_acl(&cur->dacl);
+		cur->control = smb_acl_part_control(cur->control, in->control, SMB_SD_DACL_PROTECTED,
+						    SMB_SD_DACL_AUTO_INHERITED, SMB_SD_DACL_AUTO_INHERIT_REQ);
+		cur->control = (uint16_t)((cur->control & ~SMB_SD_DACL_PRESENT) | (in->control & SMB_SD_DACL_PRESENT));
+		if (!in->has_dacl && !(in->control & SMB_SD_DACL_PRESENT))
+			cur->control |= SMB_SD_DACL_PRESENT; /* no DACL part at all: an empty ask, kept as NULL */
+	}
+	if (what & SMB_SD_SACL) {
+		cur->has_sacl = in->has_sacl;
+		cur->sacl = in->sacl;
+		cur->control = smb_acl_part_control(cur->control, in->control, SMB_SD_SACL_PROTECTED,
+						    SMB_SD_SACL_AUTO_INHERITED, SMB_SD_SACL_AUTO_INHERIT_REQ);
+	}
 }

@@ -28,12 +28,21 @@
  * ACEs, for a folder the CONTAINER_INHERIT ones (effective, still
  * inheritable unless NO_PROPAGATE) and the OBJECT_INHERIT-only ones
  * (INHERIT_ONLY, for the files below, unless NO_PROPAGATE); each marked
- * INHERITED. CREATOR OWNER (S-1-3-0) and CREATOR GROUP (S-1-3-1) become
+ * INHERITED and the new DACL SE_DACL_AUTO_INHERITED when the parent's DACL
+ * is SE_DACL_AUTO_INHERITED (takes part in automatic inheritance, as
+ * Windows creates files under it), else neither (the ACEs then look as if
+ * set by hand). CREATOR OWNER (S-1-3-0) and CREATOR GROUP (S-1-3-1) become
  * the new object's owner and group in the effective ACE (a folder keeps
  * an INHERIT_ONLY copy with the creator SID for what is made below; an
  * ACE with generic rights the same, its effective copy mapped). The
  * owner is the creator, the group its primary group. The SACL is not
  * inherited (only root could read it).
+ *
+ * SET_INFO: the parts named replace the object's; the control bits of a
+ * DACL (or SACL) set: PROTECTED as given, AUTO_INHERITED only when given
+ * together with AUTO_INHERIT_REQ, REQ itself never kept (MS-DTYP 2.4.6);
+ * a part not named keeps its bits (setting the owner leaves the DACL and
+ * its flags as they were).
  */
 #ifndef AQ_AGENT_SMB_ACL_H
 #define AQ_AGENT_SMB_ACL_H
@@ -77,5 +86,11 @@ bool smb_acl_check(const struct smb_sd *sd, const struct smb_acl_token *t, uint3
  * Returns the number of ACEs inherited (0: none; the caller picks a
  * default). */
 unsigned smb_acl_inherit(const struct smb_sd *parent, bool dir, const struct smb_acl_token *t, struct smb_sd *child);
+/* SET_INFO: the parts of in that what names (SMB_SD_OWNER | GROUP | DACL
+ * | SACL) into cur, with their control bits as above (an owner or group
+ * part absent from in is left as it was; a DACL part absent is the NULL
+ * DACL); generic rights of the object's own ACEs mapped. Who may set what
+ * is the caller's check. */
+void smb_acl_merge(struct smb_sd *cur, const struct smb_sd *in, uint32_t what);
 
 #endif

@@ -247,32 +247,14 @@ uint32_t smb_acl_set(struct smb_req *r, struct smb_open *o, const struct smb_wir
 		goto out;
 	smb_acl_token_of(cred, &t);
 	st = STATUS_INVALID_OWNER;
-	if ((what & SMB_SD_OWNER) && in->has_owner) {
-		if (!t.root && !smb_sd_sid_eq(&in->owner, &t.sid[0]))
-			goto out;
-		cur->owner = in->owner, cur->has_owner = true;
-	}
+	if ((what & SMB_SD_OWNER) && in->has_owner && !t.root && !smb_sd_sid_eq(&in->owner, &t.sid[0]))
+		goto out;
 	st = STATUS_INVALID_PRIMARY_GROUP;
-	if ((what & SMB_SD_GROUP) && in->has_group) {
-		/* a Unix group: one the user is in (as a UNIX-style share) */
-		if (!t.root && in->group.authority == 22 && in->group.count == 2 && !smb_acl_token_has(&t, &in->group))
-			goto out;
-		cur->group = in->group, cur->has_group = true;
-	}
-	if (what & SMB_SD_DACL) {
-		/* the DACL as given: a NULL DACL (present, no offset) or none */
-		cur->has_dacl = in->has_dacl;
-		cur->dacl = in->dacl;
-		smb_acl_map_acl(&cur->dacl);
-		cur->control = (uint16_t)((cur->control & ~(SMB_SD_DACL_PRESENT | SMB_SD_DACL_PROTECTED)) |
-					  (in->control & (SMB_SD_DACL_PRESENT | SMB_SD_DACL_PROTECTED)));
-		if (!in->has_dacl && !(in->control & SMB_SD_DACL_PRESENT))
-			cur->control |= SMB_SD_DACL_PRESENT; /* no DACL part at all: an empty ask, kept as NULL */
-	}
-	if (what & SMB_SD_SACL) {
-		cur->has_sacl = in->has_sacl;
-		cur->sacl = in->sacl;
-	}
+	/* a Unix group: one the user is in (as a UNIX-style share) */
+	if ((what & SMB_SD_GROUP) && in->has_group && !t.root && in->group.authority == 22 && in->group.count == 2 &&
+	    !smb_acl_token_has(&t, &in->group))
+		goto out;
+	smb_acl_merge(cur, in, what);
 	st = o->obj.snap ? STATUS_MEDIA_WRITE_PROTECTED : smb_acl_store(&o->obj, cur);
 out:
 	free(in);

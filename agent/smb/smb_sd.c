@@ -301,7 +301,7 @@ int smb_sd_decode(const uint8_t *p, size_t len, struct smb_sd *sd)
 int smb_sd_encode(struct ut_buf *b, const struct smb_sd *sd, uint32_t secinfo)
 {
 	size_t base = b->len;
-	uint16_t control = SMB_SD_SELF_RELATIVE | (sd->control & SMB_SD_DACL_PROTECTED);
+	uint16_t control = SMB_SD_SELF_RELATIVE | (sd->control & SMB_SD_KEPT_CONTROL);
 	int rc;
 
 	smb_wire_put_u8(b, 1);

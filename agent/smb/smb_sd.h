@@ -42,7 +42,15 @@
 /* Control (2.4.6) */
 #define SMB_SD_DACL_PRESENT 0x0004u
 #define SMB_SD_SACL_PRESENT 0x0010u
+#define SMB_SD_DACL_AUTO_INHERIT_REQ 0x0100u /* DR: a SET asks for DI; never kept */
+#define SMB_SD_SACL_AUTO_INHERIT_REQ 0x0200u /* SR */
+#define SMB_SD_DACL_AUTO_INHERITED 0x0400u   /* DI: the DACL takes part in automatic inheritance */
+#define SMB_SD_SACL_AUTO_INHERITED 0x0800u   /* SI */
 #define SMB_SD_DACL_PROTECTED 0x1000u
+#define SMB_SD_SACL_PROTECTED 0x2000u
+/* The control bits a descriptor keeps and shows besides the PRESENT ones */
+#define SMB_SD_KEPT_CONTROL                                                                                     \
+	(SMB_SD_DACL_AUTO_INHERITED | SMB_SD_SACL_AUTO_INHERITED | SMB_SD_DACL_PROTECTED | SMB_SD_SACL_PROTECTED)
 #define SMB_SD_SELF_RELATIVE 0x8000u
 
 /* ACE types and flags (2.4.4.1) */
@@ -129,7 +137,8 @@ struct smb_sd {
  * access): has_dacl false, control keeps the bit. */
 int smb_sd_decode(const uint8_t *p, size_t len, struct smb_sd *sd);
 /* Append the parts named by secinfo (SMB_SD_OWNER | ...) as a
- * self-relative descriptor: header, owner, group, SACL, DACL. */
+ * self-relative descriptor: header, owner, group, SACL, DACL; the control
+ * the PRESENT bits of the parts written and sd's SMB_SD_KEPT_CONTROL. */
 int smb_sd_encode(struct ut_buf *b, const struct smb_sd *sd, uint32_t secinfo);
 
 /* The descriptor a UNIX-style share shows for uid, gid and mode (the 0777

@@ -8,8 +8,12 @@
 #   dave read; carol adds a DENY READ ACE for dave: dave's get is
 #   NT_STATUS_ACCESS_DENIED, carol still reads, and the DENY, a SID no
 #   POSIX mode could hold, reads back with smbcacls;
-# - a folder with inheritable ACEs (OI|CI for dave): a new file in it
-#   shows dave's ACE with the INHERITED flag (0x10), and dave reads it;
+# - a folder with inheritable ACEs (OI|CI for dave) set by smbcacls --set,
+#   whose DACL is not AUTO_INHERITED: a new file in it shows dave's ACE
+#   without the INHERITED flag (as Windows and smbd: the ACEs look set by
+#   hand), and dave reads it; the same ACEs set in SDDL with the DACL flags
+#   AR and AI (AUTO_INHERIT_REQ, AUTO_INHERITED): the new file's ACEs carry
+#   INHERITED (0x10) and its DACL AUTO_INHERITED (control 0x8404);
 # - after a clean restart and after a kill -9 of the agent, the DENY and
 #   the inherited ACE are still there and dave is still refused.
 # Skipped (77) unless root with ip(8), smbclient and smbcacls.
@@ -24,7 +28,7 @@ aq_mutate POST "$P/volumes?volumeId=docs" '{"storagePool":"sp","capacityGib":"10
 expect_jq .response.state READY "an NTFS SMB volume is READY"
 aq_smb_carol_dave
 echo secret >"$AQ_TMP/s.txt"
-ok "carol puts s.txt and makes the folder inh" aq_smb445 "$CAROL" "put $AQ_TMP/s.txt s.txt; mkdir inh"
+ok "carol puts s.txt and makes the folders inh and inh2" aq_smb445 "$CAROL" "put $AQ_TMP/s.txt s.txt; mkdir inh; mkdir inh2"
 out=$(aq_smb445_cacls "$CAROL" s.txt)
 expect_contains "smbcacls reads the owner: carol" "OWNER:S-1-22-1-1000" "$out"
 reads() { # USER%PASS FILE: the get works and brings the bytes
@@ -48,14 +52,23 @@ ok "dave, denied by the DACL, gets NT_STATUS_ACCESS_DENIED; carol reads" denied
 out=$(aq_smb445_cacls "$CAROL" inh --set "ACL:S-1-22-1-1000:ALLOWED/0x3/FULL,ACL:S-1-22-1-1001:ALLOWED/0x3/READ")
 expect_eq "carol sets inheritable ACEs on inh" "" "$(grep -E 'NT_STATUS|Failed|failed' <<<"$out")"
 ok "carol puts inh/n.txt" aq_smb445 "$CAROL" "put $AQ_TMP/s.txt inh/n.txt"
-inherited() {
-	local out
+out=$(aq_smb445_cacls "$CAROL" inh2 --sddl --set "D:ARAI(A;OICI;FA;;;S-1-22-1-1000)(A;OICI;FR;;;S-1-22-1-1001)")
+expect_eq "carol sets the same ACEs on inh2 with AUTO_INHERIT_REQ and AUTO_INHERITED" "" \
+	"$(grep -E 'NT_STATUS|Failed|failed' <<<"$out")"
+ok "carol puts inh2/n.txt" aq_smb445 "$CAROL" "put $AQ_TMP/s.txt inh2/n.txt"
+inherited() { # inh/n.txt: the ACEs without INHERITED; inh2/n.txt: with it, its DACL AUTO_INHERITED
+	local out out2
 	out=$(aq_smb445_cacls "$CAROL" inh/n.txt)
-	grep -q "^ACL:S-1-22-1-1001:0/0x10/" <<<"$out" && grep -q "^ACL:S-1-22-1-1000:0/0x10/" <<<"$out" &&
+	out2=$(aq_smb445_cacls "$CAROL" inh2/n.txt)
+	grep -q "^ACL:S-1-22-1-1001:0/0x0/" <<<"$out" && grep -q "^ACL:S-1-22-1-1000:0/0x0/" <<<"$out" &&
 		grep -q "^OWNER:S-1-22-1-1000" <<<"$out" || { echo "inh/n.txt: $out" >&2; return 1; }
+	grep -q "^ACL:S-1-22-1-1001:0/0x10/" <<<"$out2" && grep -q "^ACL:S-1-22-1-1000:0/0x10/" <<<"$out2" &&
+		grep -q "^CONTROL:0x8404" <<<"$out2" || { echo "inh2/n.txt: $out2" >&2; return 1; }
 }
-ok "inh/n.txt holds the inherited ACEs (flag 0x10), owner carol" inherited
+ok "inh/n.txt holds the inherited ACEs (flag 0, inh's DACL is not AUTO_INHERITED), inh2/n.txt with 0x10" \
+	inherited
 ok "dave reads inh/n.txt by the inherited ACE" reads "$DAVE" inh/n.txt
+ok "dave reads inh2/n.txt by the inherited ACE" reads "$DAVE" inh2/n.txt
 out=$(aq_smb445 "$DAVE" "put $AQ_TMP/s.txt inh/d.txt")
 expect_contains "dave may not add a file to inh (READ only)" NT_STATUS_ACCESS_DENIED "$out"
 

@@ -3,6 +3,7 @@
  * Users: alice uid 1000 (groups 1000 and 50), bob uid 2000 (group 2000),
  * root. */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/smb/smb_acl.h"
@@ -157,11 +158,14 @@ static bool has(const struct smb_sd *s, uint8_t flags, uint32_t mask, const char
 /* A file takes the OBJECT_INHERIT ACEs without inheritance flags; a
  * folder the CONTAINER_INHERIT ones (inheritable still, unless
  * NO_PROPAGATE) and the OBJECT_INHERIT-only ones as INHERIT_ONLY; CREATOR
- * OWNER becomes the creator; the owner and group are the creator's. */
+ * OWNER becomes the creator; the owner and group are the creator's. The
+ * parent's DACL is AUTO_INHERITED: each ACE marked INHERITED. */
 START_TEST(test_inherit)
 {
 	const uint8_t I = SMB_SD_INHERITED, OI = SMB_SD_OBJECT_INHERIT, CI = SMB_SD_CONTAINER_INHERIT;
 	struct smb_sd_sid bob_sid;
+
+	sd.control |= SMB_SD_DACL_AUTO_INHERITED;
 
 	ace(SMB_SD_ACCESS_DENIED, OI | CI, SMB_FILE_READ_DATA, "S-1-22-1-3000");
 	ace(SMB_SD_ACCESS_ALLOWED, OI, 0x1, "S-1-22-1-3001");
@@ -203,6 +207,8 @@ START_TEST(test_inherit_generic)
 {
 	const uint8_t I = SMB_SD_INHERITED, OI = SMB_SD_OBJECT_INHERIT, CI = SMB_SD_CONTAINER_INHERIT;
 
+	sd.control |= SMB_SD_DACL_AUTO_INHERITED;
+
 	ace(SMB_SD_ACCESS_ALLOWED, OI | CI, SMB_GENERIC_READ, "S-1-22-1-3005");
 	ace(SMB_SD_ACCESS_ALLOWED, 0, SMB_GENERIC_WRITE, "S-1-22-1-3006");
 	ck_assert_uint_eq(smb_acl_inherit(&sd, true, &bob, &child), 2);
@@ -211,6 +217,96 @@ START_TEST(test_inherit_generic)
 	smb_acl_map_acl(&sd.dacl);
 	ck_assert_uint_eq(sd.dacl.ace[0].mask, SMB_GENERIC_READ);
 	ck_assert_uint_eq(sd.dacl.ace[1].mask, SMB_FILE_GENERIC_WRITE);
+}
+END_TEST
+
+/* A parent DACL without AUTO_INHERITED (set by hand, no AUTO_INHERIT_REQ):
+ * its children's ACEs carry no INHERITED flag and their DACL no
+ * AUTO_INHERITED (smbtorture smb2.acls.INHERITANCE and INHERITFLAGS, as
+ * Windows); with it, both (and PROTECTED is the parent's own, not passed
+ * on). The ACEs of smb2.acls.INHERITANCE: CREATOR OWNER WRITE_DATA with
+ * the flags of each case, Everyone all rights for the folder alone. */
+START_TEST(test_inherit_auto)
+{
+	const uint8_t OI = SMB_SD_OBJECT_INHERIT, CI = SMB_SD_CONTAINER_INHERIT, IO = SMB_SD_INHERIT_ONLY,
+		      NP = SMB_SD_NO_PROPAGATE;
+
+	ace(SMB_SD_ACCESS_ALLOWED, OI | CI, SMB_FILE_WRITE_DATA, "S-1-3-0");
+	ace(SMB_SD_ACCESS_ALLOWED, 0, SMB_FILE_ALL_ACCESS, "S-1-1-0");
+	sd.control |= SMB_SD_DACL_PROTECTED;
+	ck_assert_uint_eq(smb_acl_inherit(&sd, false, &bob, &child), 1);
+	ck_assert(has(&child, 0, SMB_FILE_WRITE_DATA, "S-1-22-1-2000"));
+	ck_assert_uint_eq(child.control, SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT);
+	ck_assert_uint_eq(smb_acl_inherit(&sd, true, &bob, &child), 2);
+	ck_assert(has(&child, 0, SMB_FILE_WRITE_DATA, "S-1-22-1-2000"));
+	ck_assert(has(&child, OI | CI | IO, SMB_FILE_WRITE_DATA, "S-1-3-0"));
+	ck_assert_uint_eq(child.control, SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT);
+	/* NO_PROPAGATE: the folder's own ACE alone; OI | INHERIT_ONLY: kept for the files below */
+	sd.dacl.ace[0].flags = CI | NP;
+	ck_assert_uint_eq(smb_acl_inherit(&sd, true, &bob, &child), 1);
+	ck_assert(has(&child, 0, SMB_FILE_WRITE_DATA, "S-1-22-1-2000"));
+	sd.dacl.ace[0].flags = OI | IO;
+	ck_assert_uint_eq(smb_acl_inherit(&sd, true, &bob, &child), 1);
+	ck_assert(has(&child, OI | IO, SMB_FILE_WRITE_DATA, "S-1-3-0"));
+	ck_assert_uint_eq(smb_acl_inherit(&sd, false, &bob, &child), 1);
+	ck_assert(has(&child, 0, SMB_FILE_WRITE_DATA, "S-1-22-1-2000"));
+	/* the parent takes part in auto-inheritance: INHERITED everywhere */
+	sd.control |= SMB_SD_DACL_AUTO_INHERITED;
+	sd.dacl.ace[0].flags = OI | CI;
+	ck_assert_uint_eq(smb_acl_inherit(&sd, false, &bob, &child), 1);
+	ck_assert(has(&child, SMB_SD_INHERITED, SMB_FILE_WRITE_DATA, "S-1-22-1-2000"));
+	ck_assert_uint_eq(child.control, SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT | SMB_SD_DACL_AUTO_INHERITED);
+	ck_assert_uint_eq(smb_acl_inherit(&sd, true, &bob, &child), 2);
+	ck_assert(has(&child, SMB_SD_INHERITED, SMB_FILE_WRITE_DATA, "S-1-22-1-2000"));
+	ck_assert(has(&child, SMB_SD_INHERITED | OI | CI | IO, SMB_FILE_WRITE_DATA, "S-1-3-0"));
+}
+END_TEST
+
+/* SET_INFO's merge (MS-DTYP 2.4.6): a DACL's PROTECTED as given,
+ * AUTO_INHERITED only beside AUTO_INHERIT_REQ, REQ never kept; the ACE
+ * flags as given (INHERITED too); setting the owner alone leaves the DACL
+ * and its control bits (smbtorture smb2.acls.INHERITFLAGS, SDFLAGSVSCHOWN). */
+START_TEST(test_merge_control)
+{
+	static const uint16_t DR = SMB_SD_DACL_AUTO_INHERIT_REQ, DI = SMB_SD_DACL_AUTO_INHERITED,
+			      P = SMB_SD_DACL_PROTECTED, BASE = SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT;
+	struct smb_sd *in = malloc(sizeof(*in));
+	struct smb_sd_sid bob_sid;
+
+	ck_assert_ptr_nonnull(in);
+	ace(SMB_SD_ACCESS_ALLOWED, SMB_SD_INHERITED, SMB_FILE_WRITE_DATA, "S-1-22-1-1000");
+	for (unsigned k = 0; k < 8; k++) {
+		uint16_t given = (k & 1 ? DI : 0) | (k & 2 ? DR : 0) | (k & 4 ? P : 0);
+		uint16_t want = BASE | (k & 4 ? P : 0) | ((k & 3) == 3 ? DI : 0);
+
+		*in = sd;
+		in->control = BASE | given;
+		child = sd;
+		child.control = BASE | DI | P; /* what was there before does not count */
+		smb_acl_merge(&child, in, SMB_SD_DACL);
+		ck_assert_uint_eq(child.control, want);
+		ck_assert_uint_eq(child.dacl.ace[0].flags, SMB_SD_INHERITED);
+		/* the owner alone: the DACL's bits stay */
+		*in = sd;
+		in->control = SMB_SD_SELF_RELATIVE;
+		in->has_dacl = in->has_group = false;
+		smb_sd_sid_unix_user(2000, &in->owner);
+		smb_acl_merge(&child, in, SMB_SD_OWNER);
+		ck_assert_uint_eq(child.control, want);
+		smb_sd_sid_unix_user(2000, &bob_sid);
+		ck_assert(smb_sd_sid_eq(&child.owner, &bob_sid));
+		ck_assert_uint_eq(child.dacl.count, 1);
+	}
+	/* the SACL's bits the same way, apart from the DACL's */
+	*in = sd;
+	in->control = SMB_SD_SELF_RELATIVE | SMB_SD_SACL_PRESENT | SMB_SD_SACL_AUTO_INHERITED |
+		      SMB_SD_SACL_AUTO_INHERIT_REQ | SMB_SD_SACL_PROTECTED;
+	in->has_sacl = true;
+	child = sd;
+	child.control = BASE;
+	smb_acl_merge(&child, in, SMB_SD_SACL);
+	ck_assert_uint_eq(child.control, BASE | SMB_SD_SACL_AUTO_INHERITED | SMB_SD_SACL_PROTECTED);
+	free(in);
 }
 END_TEST
 
@@ -227,6 +323,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_owner_rights);
 	tcase_add_test(tc, test_inherit);
 	tcase_add_test(tc, test_inherit_generic);
+	tcase_add_test(tc, test_inherit_auto);
+	tcase_add_test(tc, test_merge_control);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -222,6 +222,17 @@ START_TEST(test_unix_descriptor)
 	ck_assert_int_eq(smb_sd_decode(ut_buf_bytes(&b), b.len, &back), AQ_OK);
 	ck_assert_uint_eq(back.control, SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT | SMB_SD_DACL_PROTECTED);
 	ck_assert_int_eq(smb_sd_to_unix(&back, &uid, &gid, &mode, &have), AQ_OK);
+	/* the auto-inheritance bits are kept (MS-DTYP 2.4.6: DI, SI, PS), the
+	 * requests for them (DR, SR) are not */
+	ut_buf_cleanup(&b);
+	ut_buf_init(&b, 4096);
+	sd.control |= SMB_SD_DACL_AUTO_INHERITED | SMB_SD_SACL_AUTO_INHERITED | SMB_SD_SACL_PROTECTED |
+		      SMB_SD_DACL_AUTO_INHERIT_REQ | SMB_SD_SACL_AUTO_INHERIT_REQ;
+	ck_assert_int_eq(smb_sd_encode(&b, &sd, SMB_SD_OWNER | SMB_SD_DACL), AQ_OK);
+	ck_assert_int_eq(smb_sd_decode(ut_buf_bytes(&b), b.len, &back), AQ_OK);
+	ck_assert_uint_eq(back.control, SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT | SMB_SD_DACL_PROTECTED |
+						SMB_SD_DACL_AUTO_INHERITED | SMB_SD_SACL_AUTO_INHERITED |
+						SMB_SD_SACL_PROTECTED);
 	ck_assert_uint_eq(have, SMB_SD_HAVE_UID | SMB_SD_HAVE_GID | SMB_SD_HAVE_MODE);
 	ck_assert_uint_eq(uid, 1000);
 	ck_assert_uint_eq(gid, 100);
