@@ -12,9 +12,17 @@
  * be granted now wait (smb_async.c): an interim STATUS_PENDING, the final
  * response when the lock is granted, cancelled or its open closes. A
  * blocking lock inside a compound, not its last message, is answered
- * STATUS_LOCK_NOT_GRANTED at once (the server splits no compound). Lock
- * sequence numbers
- * (resilient and durable handles) are not checked: neither is served.
+ * STATUS_LOCK_NOT_GRANTED at once (the server splits no compound).
+ *
+ * Lock sequence numbers (3.3.5.14): on an SMB 3.x connection that
+ * negotiated multichannel, or on a durable open, a LOCK whose LockSequence
+ * names a bucket (1-64) and the number that bucket last succeeded with is
+ * a replay (a client resending over another channel): answered
+ * STATUS_SUCCESS without touching a lock. Any other number empties the
+ * bucket, and it holds the number again only once that LOCK succeeds (a
+ * lock that waits and is granted later leaves it empty: its resend is
+ * then done again, as without the check). Resilient handles are not
+ * served (FSCTL_LMR_REQUEST_RESILIENCY is refused).
  */
 #include <errno.h>
 #include <string.h>
@@ -166,10 +174,25 @@ static uint32_t lock_all(struct smb_req *r, struct smb_open *o, const struct smb
 	return smb_lock_status(rc);
 }
 
+/* The bucket of o that q's LockSequence names when the open's
+ * connection checks them (see the top), else NULL. */
+static uint8_t *lock_bucket(const struct smb_req *r, struct smb_open *o, const struct smb_wire_lock_req *q)
+{
+	uint32_t index = q->sequence >> 4;
+
+	if (r->c->dialect < SMB2_DIALECT_300 ||
+	    (!o->durable && !(r->c->server_caps & SMB2_GLOBAL_CAP_MULTI_CHANNEL)))
+		return NULL;
+	if (index < 1 || index > sizeof(o->lock_seq))
+		return NULL;
+	return &o->lock_seq[index - 1];
+}
+
 uint32_t smb_lock_lock(struct smb_req *r)
 {
 	struct smb_wire_lock_req q;
 	struct smb_open *o;
+	uint8_t *bucket, seq;
 	uint32_t status;
 	int rc;
 
@@ -179,6 +202,14 @@ uint32_t smb_lock_lock(struct smb_req *r)
 		return STATUS_FILE_CLOSED;
 	if (o->dir)
 		return STATUS_INVALID_DEVICE_REQUEST;
+	seq = (uint8_t)((q.sequence & 0xFu) + 1);
+	if ((bucket = lock_bucket(r, o, &q))) {
+		if (*bucket == seq) {
+			smb_wire_empty_rsp_encode(r->out); /* a replay: done already */
+			return STATUS_SUCCESS;
+		}
+		*bucket = 0;
+	}
 	/* a range whose last byte is past 2^64 - 1 is none (Windows: offset
 	 * ~0 length 1 is a lock, length 2 is STATUS_INVALID_LOCK_RANGE) */
 	for (uint16_t i = 0; i < q.count; i++)
@@ -187,7 +218,10 @@ uint32_t smb_lock_lock(struct smb_req *r)
 	status = (q.locks[0].flags & SMB2_LOCKFLAG_UNLOCK) ? unlock_all(o, &q) : lock_all(r, o, &q);
 	if (status == STATUS_SUCCESS && !(q.locks[0].flags & SMB2_LOCKFLAG_UNLOCK))
 		smb_lease_lock(r, o); /* read caches of the file go (smb_lease.c) */
-	if (status == STATUS_SUCCESS)
+	if (status == STATUS_SUCCESS) {
+		if (bucket)
+			*bucket = seq;
 		smb_wire_empty_rsp_encode(r->out);
+	}
 	return status;
 }

@@ -155,6 +155,7 @@ struct smb_open {
 	struct vol_lock_tab *locks;  /* the store's table; NULL until the open has its file */
 	struct vol_lock_key lkey;
 	struct vol_lock_owner owner;
+	uint8_t lock_seq[64];        /* LOCK replay (3.3.5.14): per bucket, the last LockSequenceNumber done + 1 (0: none) */
 	/* CHANGE_NOTIFY (smb_notify.c): the store's watch, made by the first
 	 * request; the wake flags the open for the loop */
 	struct vol_watch *watch;
