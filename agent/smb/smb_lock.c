@@ -19,10 +19,11 @@
  * names a bucket (1-64) and the number that bucket last succeeded with is
  * a replay (a client resending over another channel): answered
  * STATUS_SUCCESS without touching a lock. Any other number empties the
- * bucket, and it holds the number again only once that LOCK succeeds (a
- * lock that waits and is granted later leaves it empty: its resend is
- * then done again, as without the check). Resilient handles are not
- * served (FSCTL_LMR_REQUEST_RESILIENCY is refused).
+ * bucket, and it holds the number again only once that LOCK succeeds,
+ * at once or, for a lock that waits, when it is granted (smb_async.c; a
+ * waiting lock cancelled, refused or ended with its open leaves the bucket
+ * empty). Resilient handles are not served (FSCTL_LMR_REQUEST_RESILIENCY
+ * is refused).
  */
 #include <errno.h>
 #include <string.h>
@@ -139,8 +140,10 @@ int smb_lock_try(struct smb_open *o, const struct smb_wire_lock_elem *e)
 }
 
 /* 3.3.5.14.2: locks, all or none: a refused element undoes those this
- * request took before it. */
-static uint32_t lock_all(struct smb_req *r, struct smb_open *o, const struct smb_wire_lock_req *q)
+ * request took before it. bucket/seq: what a lock that waits records when
+ * it is granted (see the top; bucket NULL: nothing). */
+static uint32_t lock_all(struct smb_req *r, struct smb_open *o, const struct smb_wire_lock_req *q, uint8_t *bucket,
+			 uint8_t seq)
 {
 	uint16_t i, j;
 	int rc = 0;
@@ -168,7 +171,7 @@ static uint32_t lock_all(struct smb_req *r, struct smb_open *o, const struct smb
 		return STATUS_SUCCESS;
 	/* a lone blocking lock waits (the last message of its frame only) */
 	if (rc == -EAGAIN && q->count == 1 && !(q->locks[0].flags & SMB2_LOCKFLAG_FAIL_IMMEDIATELY) && r->last)
-		return smb_async_lock(r, o, &q->locks[0]);
+		return smb_async_lock(r, o, &q->locks[0], bucket, seq);
 	for (j = 0; j < i; j++)
 		(void)vol_lock_unlock(tab(o), &o->lkey, &o->owner, q->locks[j].offset, q->locks[j].length, 0);
 	return smb_lock_status(rc);
@@ -215,7 +218,7 @@ uint32_t smb_lock_lock(struct smb_req *r)
 	for (uint16_t i = 0; i < q.count; i++)
 		if (q.locks[i].length && q.locks[i].length - 1 > UINT64_MAX - q.locks[i].offset)
 			return STATUS_INVALID_LOCK_RANGE;
-	status = (q.locks[0].flags & SMB2_LOCKFLAG_UNLOCK) ? unlock_all(o, &q) : lock_all(r, o, &q);
+	status = (q.locks[0].flags & SMB2_LOCKFLAG_UNLOCK) ? unlock_all(o, &q) : lock_all(r, o, &q, bucket, seq);
 	if (status == STATUS_SUCCESS && !(q.locks[0].flags & SMB2_LOCKFLAG_UNLOCK))
 		smb_lease_lock(r, o); /* read caches of the file go (smb_lease.c) */
 	if (status == STATUS_SUCCESS) {

@@ -6,6 +6,8 @@
  *   not refused as a conflict with itself, a resent unlock does not unlock
  *   what was locked again meanwhile); another number is done, and a
  *   refused one leaves the bucket empty; bucket 0 and 65 are not checked;
+ * - a lock that waits (STATUS_PENDING) fills its bucket when it is granted,
+ *   so its resend is a replay; one cancelled leaves the bucket empty;
  * - a durable open is checked on a 3.x connection without multichannel;
  * - SMB 2.1, or 3.x without multichannel and not durable: not checked (a
  *   resend is done again).
@@ -46,14 +48,12 @@ static struct smb_open *conn_open(struct smbt_conn *tc, uint64_t key, uint16_t d
 	return o;
 }
 
-/* LOCK of [100, 200) on open 10 with LockSequence seq and flags; its status. */
-static uint32_t lock(struct smbt_conn *tc, uint32_t seq, uint32_t flags)
+/* LOCK of [100, 200) on open 10 with LockSequence seq and flags sent; its
+ * MessageId. */
+static uint64_t lock_send(struct smbt_conn *tc, uint32_t seq, uint32_t flags)
 {
-	uint8_t body[48] = { 0 }, buf[512];
+	uint8_t body[48] = { 0 };
 	struct smb_wire_hdr h = { .command = SMB2_LOCK, .message_id = tc->mid++, .tree_id = tc->t->id };
-	struct smb_wire_hdr rh;
-	size_t len;
-	bool sig_ok;
 
 	smbt_put16(body, 48);
 	smbt_put16(body + 2, 1);
@@ -64,12 +64,33 @@ static uint32_t lock(struct smbt_conn *tc, uint32_t seq, uint32_t flags)
 	smbt_put64(body + 32, 100);
 	smbt_put32(body + 40, flags);
 	smbt_send(tc, &h, body, sizeof(body));
+	return h.message_id;
+}
+
+/* The next answer on tc (one must wait): its header. */
+static struct smb_wire_hdr next_rsp(struct smbt_conn *tc)
+{
+	struct smb_wire_hdr rh;
+	uint8_t buf[512];
+	size_t len;
+	bool sig_ok;
+
 	ck_assert_int_eq(smbt_recv(tc, buf, sizeof(buf), &len, &rh, &sig_ok), 1);
-	ck_assert_uint_eq(rh.message_id, h.message_id);
+	return rh;
+}
+
+/* lock_send and its answer: its status (STATUS_PENDING for an interim). */
+static uint32_t lock(struct smbt_conn *tc, uint32_t seq, uint32_t flags)
+{
+	uint64_t mid = lock_send(tc, seq, flags);
+	struct smb_wire_hdr rh = next_rsp(tc);
+
+	ck_assert_uint_eq(rh.message_id, mid);
 	return rh.status;
 }
 
 #define NOW (SMB2_LOCKFLAG_EXCLUSIVE | SMB2_LOCKFLAG_FAIL_IMMEDIATELY)
+#define WAIT SMB2_LOCKFLAG_EXCLUSIVE
 #define UNLOCK SMB2_LOCKFLAG_UNLOCK
 
 START_TEST(test_replay_multichannel)
@@ -102,6 +123,42 @@ START_TEST(test_replay_multichannel)
 	ck_assert_uint_eq(lock(&a, 0x402, UNLOCK), STATUS_SUCCESS);
 	ck_assert_uint_eq(lock(&a, 0x402, NOW), STATUS_SUCCESS); /* same number: nothing locked */
 	ck_assert_uint_eq(lock(&a, 0x403, UNLOCK), STATUS_RANGE_NOT_LOCKED);
+}
+END_TEST
+
+START_TEST(test_replay_waited)
+{
+	struct smbt_conn a, b;
+	struct smb_wire_hdr rh;
+	uint64_t mid, aid;
+
+	setup();
+	conn_open(&a, 1, SMB2_DIALECT_311, SMB2_GLOBAL_CAP_MULTI_CHANNEL);
+	conn_open(&b, 2, SMB2_DIALECT_311, SMB2_GLOBAL_CAP_MULTI_CHANNEL);
+	/* b holds the range: a's blocking lock (bucket 3, number 1) waits */
+	ck_assert_uint_eq(lock(&b, 0, NOW), STATUS_SUCCESS);
+	mid = lock_send(&a, 0x031, WAIT);
+	rh = next_rsp(&a);
+	aid = smbt_check_pending(&rh, mid);
+	/* b's unlock wakes it: granted, the bucket holds its number now */
+	ck_assert_uint_eq(lock(&b, 0, UNLOCK), STATUS_SUCCESS);
+	ck_assert(smbt_loop_turn(srv));
+	rh = next_rsp(&a);
+	smbt_check_final(&rh, SMB2_LOCK, mid, aid, STATUS_SUCCESS);
+	/* its resend is a replay: answered at once, not a second wait on
+	 * itself (a lock of the same range on the same open conflicts) */
+	ck_assert_uint_eq(lock(&a, 0x031, WAIT), STATUS_SUCCESS);
+	ck_assert_uint_eq(a.c->npending, 0);
+	ck_assert_uint_eq(lock(&b, 0, NOW), STATUS_LOCK_NOT_GRANTED); /* still a's */
+	/* a waiting lock cancelled leaves its bucket empty: its resend is done
+	 * again (and refused), not taken for a replay */
+	mid = lock_send(&b, 0x041, WAIT);
+	rh = next_rsp(&b);
+	aid = smbt_check_pending(&rh, mid);
+	smbt_cancel(&b, true, aid);
+	rh = next_rsp(&b);
+	smbt_check_final(&rh, SMB2_LOCK, mid, aid, STATUS_CANCELLED);
+	ck_assert_uint_eq(lock(&b, 0x041, NOW), STATUS_LOCK_NOT_GRANTED);
 }
 END_TEST
 
@@ -142,6 +199,7 @@ static Suite *smb_lock_suite(void)
 	TCase *tc = tcase_create("sequence");
 
 	tcase_add_test(tc, test_replay_multichannel);
+	tcase_add_test(tc, test_replay_waited);
 	tcase_add_test(tc, test_replay_durable);
 	tcase_add_test(tc, test_not_checked);
 	suite_add_tcase(s, tc);
