@@ -117,7 +117,7 @@ sparse_qar_multi sparse_qar_overflow sparse_copy_chunk"
 # smb2.lock (issue 18, 7 Dec): a LOCK resent with its bucket's last LockSequence is a replay, answered
 # SUCCESS without touching a lock, on a 3.x multichannel connection or a durable open
 # (replay_smb3_specification_multi, _durable; agent/smb/smb_lock.c); both passed on both in three runs
-# (14:51 UTC). replay_broken_windows wants Windows' behaviour: smbd skips it, the agent fails it.
+# (14:51 UTC). replay_broken_windows skips on both (the server checks LockSequence on all handles).
 SUITES=${SMB_TORTURE_SUITES:-"smb2.connect smb2.lock smb2.sharemode smb2.create smb2.rw smb2.dir smb2.getinfo \
 smb2.compound smb2.read smb2.ioctl smb2.credits smb2.acls smb2.sdread $(printf 'smb2.notify.%s ' $NOTIFY_TESTS) $OPLOCK_TESTS $LEASE_TESTS $DURABLE_TESTS \
 smb2.session \
