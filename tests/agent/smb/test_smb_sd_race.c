@@ -11,6 +11,11 @@
  * - after each round the stored descriptor decides the access as its
  *   own DACL says: A lets alice read and write and keeps bob out, B
  *   denies alice READ_DATA and lets bob read.
+ * Through the dispatcher too (one thread, as the server): alice's and
+ * bob's connections to an NTFS share, each with the file open for
+ * WRITE_DAC, set their own DACL in a shuffled order; after each SET the
+ * other connection's QUERY_INFO reads back exactly the last one set, and a
+ * new CREATE for READ_DATA is granted to whom that DACL lets read only.
  * Needs root (trusted.* extended attributes want CAP_SYS_ADMIN). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -20,11 +25,16 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/smb/smb_acl.h"
 #include "agent/smb/smb_sd.h"
+#include "agent/smb/smb_srv_internal.h"
 #include "agent/vol/vol.h"
+#include "api/api_intent.h"
+#include "tests/agent/smb/smb_harness.h"
+#include "tests/agent/smb/smb_leasemsg.h"
 #include "tests/lib/aqt.h"
 #include "tests/lib/aqt_store.h"
 
@@ -210,10 +220,167 @@ START_TEST(test_race_set)
 }
 END_TEST
 
+/* --- through the dispatcher ---------------------------------------------- */
+
+#define SHUFFLED 200
+
+static struct smb_srv *srv;
+static struct vol_export *exp0;
+
+static void setup_share(void)
+{
+	static const uint32_t none = 0;
+
+	smbt_export_up(&ts, &srv, &exp0);
+	ck_assert_int_eq(chmod(ts.cfg[0].root, 0777), 0);
+	smb_acl_token_init(&alice, 1000, 1000, &none, 0);
+	smb_acl_token_init(&bob, 2000, 2000, &none, 0);
+}
+
+static void teardown_share(void)
+{
+	smbl_export_down(&ts, srv, exp0);
+}
+
+/* A DACL that lets `full` do all and `other` only read and change the
+ * descriptor (so both connections may set it), owner alice, encoded into
+ * blob[i]. */
+static void make_share_blob(int i, const char *full, const char *other)
+{
+	static struct smb_sd sd;
+	struct ut_buf b;
+
+	memset(&sd, 0, sizeof(sd));
+	sd.control = SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT;
+	sd.has_owner = sd.has_group = sd.has_dacl = true;
+	smb_sd_sid_unix_user(1000, &sd.owner);
+	smb_sd_sid_unix_group(1000, &sd.group);
+	sd.dacl.revision = 2;
+	ace(&sd, SMB_SD_ACCESS_ALLOWED, SMB_FILE_ALL_ACCESS, full);
+	ace(&sd, SMB_SD_ACCESS_ALLOWED, SMB_FILE_READ_ATTRIBUTES | 0x20000u | 0x40000u, other);
+	ut_buf_init(&b, sizeof(blob[i]));
+	ck_assert_int_eq(smb_sd_encode(&b, &sd, SMB_SD_OWNER | SMB_SD_GROUP | SMB_SD_DACL), AQ_OK);
+	blob_len[i] = ut_buf_len(&b);
+	memcpy(blob[i], ut_buf_bytes(&b), blob_len[i]);
+	ut_buf_cleanup(&b);
+}
+
+/* SET_INFO SECURITY (DACL) of blob i on fid: its status. */
+static uint32_t set_sec(struct smbt_conn *tc, uint64_t fid, int i)
+{
+	uint8_t body[32 + 1024] = { 0 };
+	struct smb_wire_hdr h = { .command = SMB2_SET_INFO };
+	struct smbl_msg m;
+
+	smbt_put16(body, 33);
+	body[2] = SMB2_0_INFO_SECURITY;
+	smbt_put32(body + 4, (uint32_t)blob_len[i]);
+	smbt_put16(body + 8, SMB2_HDR_LEN + 32);
+	smbt_put32(body + 12, SMB_SD_DACL);
+	smbt_put64(body + 16, fid);
+	smbt_put64(body + 24, fid);
+	memcpy(body + 32, blob[i], blob_len[i]);
+	smbl_send(tc, &h, body, 32 + blob_len[i]);
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	return m.h.status;
+}
+
+/* QUERY_INFO SECURITY (owner, group, DACL) of fid into out: its length. */
+static size_t query_sec(struct smbt_conn *tc, uint64_t fid, uint8_t *out, size_t cap)
+{
+	uint8_t body[41] = { 0 };
+	struct smb_wire_hdr h = { .command = SMB2_QUERY_INFO };
+	struct smbl_msg m;
+	uint32_t n;
+
+	smbt_put16(body, 41);
+	body[2] = SMB2_0_INFO_SECURITY;
+	smbt_put32(body + 4, 1024);
+	smbt_put32(body + 16, SMB_SD_OWNER | SMB_SD_GROUP | SMB_SD_DACL);
+	smbt_put64(body + 24, fid);
+	smbt_put64(body + 32, fid);
+	smbl_send(tc, &h, body, sizeof(body));
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
+	n = smb_wire_get_u32(m.body + 4);
+	ck_assert_uint_le(n, cap);
+	memcpy(out, m.body + smb_wire_get_u16(m.body + 2) - SMB2_HDR_LEN, n);
+	return n;
+}
+
+/* Whether tc may open f.txt for READ_DATA now (the open closed again). */
+static bool may_read(struct smbt_conn *tc)
+{
+	uint64_t fid;
+	uint32_t got, st = smbl_open(tc, "f.txt", false, 0x1u, 0, 0, &fid, &got);
+
+	ck_assert(st == STATUS_SUCCESS || st == STATUS_ACCESS_DENIED);
+	if (st == STATUS_SUCCESS)
+		ck_assert_uint_eq(smbl_close(tc, fid), STATUS_SUCCESS);
+	return st == STATUS_SUCCESS;
+}
+
+START_TEST(test_race_dispatcher)
+{
+	struct smbt_conn c[2];
+	uint64_t fid[2];
+	uint8_t canon[2][1024], buf[1024];
+	size_t canon_len[2] = { 0, 0 }, n;
+	uint32_t got, rnd = 12345;
+	int last = -1, sets[2] = { 0, 0 };
+
+	/* blob 0: alice's (alice all, bob read the descriptor); 1: bob's */
+	make_share_blob(0, "S-1-22-1-1000", "S-1-22-1-2000");
+	make_share_blob(1, "S-1-22-1-2000", "S-1-22-1-1000");
+	for (int i = 0; i < 2; i++) {
+		smbt_conn_export(&c[i], srv, &ts, (uint64_t)i + 1, 0);
+		c[i].t->share.security = API_INTENT_SEC_NTFS;
+		c[i].s->cred = (struct vol_cred){ .uid = i ? 2000u : 1000u, .gid = i ? 2000u : 1000u };
+	}
+	/* alice makes the file and gives bob WRITE_DAC (her DACL); both open
+	 * it to change the descriptor */
+	ck_assert_uint_eq(smbl_open(&c[0], "f.txt", false, 0x1u | 0x2u | 0x20000u | 0x40000u, 0, 0, &fid[0], &got),
+			  STATUS_SUCCESS);
+	ck_assert_uint_eq(set_sec(&c[0], fid[0], 0), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_open(&c[1], "f.txt", false, 0x20000u | 0x40000u, 0, 0, &fid[1], &got),
+			  STATUS_SUCCESS);
+	for (int k = 0; k < SHUFFLED; k++) {
+		int w;
+
+		rnd = rnd * 1103515245u + 12345u;
+		w = (int)((rnd >> 16) & 1u);
+		ck_assert_uint_eq(set_sec(&c[w], fid[w], w), STATUS_SUCCESS);
+		sets[w]++;
+		last = w;
+		/* the other connection reads back exactly the last one set */
+		n = query_sec(&c[!w], fid[!w], buf, sizeof(buf));
+		if (!canon_len[w]) {
+			memcpy(canon[w], buf, n);
+			canon_len[w] = n;
+		}
+		ck_assert_uint_eq(n, canon_len[w]);
+		ck_assert_int_eq(memcmp(buf, canon[w], n), 0);
+		/* and decides a new open's access: only its `full` user reads */
+		ck_assert(may_read(&c[0]) == (last == 0));
+		ck_assert(may_read(&c[1]) == (last == 1));
+	}
+	ck_assert_int_gt(sets[0], 0);
+	ck_assert_int_gt(sets[1], 0);
+	ck_assert(canon_len[0] != canon_len[1] || memcmp(canon[0], canon[1], canon_len[0]) != 0);
+	for (int i = 0; i < 2; i++)
+		ck_assert_uint_eq(smbl_close(&c[i], fid[i]), STATUS_SUCCESS);
+}
+END_TEST
+
 static Suite *smb_sd_race_suite(void)
 {
 	Suite *s = suite_create("smb_sd_race");
 	TCase *tc = tcase_create("race");
+	TCase *td = tcase_create("dispatcher");
+
+	tcase_add_checked_fixture(td, setup_share, teardown_share);
+	tcase_add_test(td, test_race_dispatcher);
+	suite_add_tcase(s, td);
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
