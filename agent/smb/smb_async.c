@@ -74,6 +74,8 @@ struct smb_async {
 	struct smb_wire_lock_elem e;
 	struct vol_lock_waiter w;
 	int woken;                   /* atomic */
+	uint8_t *seq_bucket;         /* o->lock_seq's bucket that gets seq when granted (NULL: none) */
+	uint8_t seq;
 	/* CHANGE_NOTIFY */
 	uint32_t output_len;
 	/* CREATE, SET_INFO (a rename): waiting for a break */
@@ -233,7 +235,8 @@ static struct smb_async *async_new(struct smb_req *r, uint16_t command, const ch
 	return a;
 }
 
-uint32_t smb_async_lock(struct smb_req *r, struct smb_open *o, const struct smb_wire_lock_elem *e)
+uint32_t smb_async_lock(struct smb_req *r, struct smb_open *o, const struct smb_wire_lock_elem *e, uint8_t *bucket,
+			uint8_t seq)
 {
 	struct smb_async *a;
 	int rc;
@@ -242,6 +245,8 @@ uint32_t smb_async_lock(struct smb_req *r, struct smb_open *o, const struct smb_
 		return STATUS_INSUFFICIENT_RESOURCES;
 	a->o = o;
 	a->e = *e;
+	a->seq_bucket = bucket;
+	a->seq = seq;
 	a->w.key = o->lkey;
 	a->w.wake = async_wake;
 	a->w.arg = a;
@@ -555,6 +560,8 @@ void smb_async_run(struct smb_srv *srv)
 				continue;
 			if ((rc = smb_lock_try(a->o, &a->e)) == -EAGAIN)
 				continue;
+			if (rc == 0 && a->seq_bucket) /* granted: a resend of it is a replay (smb_lock.c) */
+				*a->seq_bucket = a->seq;
 			async_reply(a, smb_lock_status(rc), NULL, 0);
 			async_free(a);
 			sent = true;

@@ -12,9 +12,18 @@
  * be granted now wait (smb_async.c): an interim STATUS_PENDING, the final
  * response when the lock is granted, cancelled or its open closes. A
  * blocking lock inside a compound, not its last message, is answered
- * STATUS_LOCK_NOT_GRANTED at once (the server splits no compound). Lock
- * sequence numbers
- * (resilient and durable handles) are not checked: neither is served.
+ * STATUS_LOCK_NOT_GRANTED at once (the server splits no compound).
+ *
+ * Lock sequence numbers (3.3.5.14): on an SMB 3.x connection that
+ * negotiated multichannel, or on a durable open, a LOCK whose LockSequence
+ * names a bucket (1-64) and the number that bucket last succeeded with is
+ * a replay (a client resending over another channel): answered
+ * STATUS_SUCCESS without touching a lock. Any other number empties the
+ * bucket, and it holds the number again only once that LOCK succeeds,
+ * at once or, for a lock that waits, when it is granted (smb_async.c; a
+ * waiting lock cancelled, refused or ended with its open leaves the bucket
+ * empty). Resilient handles are not served (FSCTL_LMR_REQUEST_RESILIENCY
+ * is refused).
  */
 #include <errno.h>
 #include <string.h>
@@ -131,8 +140,10 @@ int smb_lock_try(struct smb_open *o, const struct smb_wire_lock_elem *e)
 }
 
 /* 3.3.5.14.2: locks, all or none: a refused element undoes those this
- * request took before it. */
-static uint32_t lock_all(struct smb_req *r, struct smb_open *o, const struct smb_wire_lock_req *q)
+ * request took before it. bucket/seq: what a lock that waits records when
+ * it is granted (see the top; bucket NULL: nothing). */
+static uint32_t lock_all(struct smb_req *r, struct smb_open *o, const struct smb_wire_lock_req *q, uint8_t *bucket,
+			 uint8_t seq)
 {
 	uint16_t i, j;
 	int rc = 0;
@@ -160,16 +171,31 @@ static uint32_t lock_all(struct smb_req *r, struct smb_open *o, const struct smb
 		return STATUS_SUCCESS;
 	/* a lone blocking lock waits (the last message of its frame only) */
 	if (rc == -EAGAIN && q->count == 1 && !(q->locks[0].flags & SMB2_LOCKFLAG_FAIL_IMMEDIATELY) && r->last)
-		return smb_async_lock(r, o, &q->locks[0]);
+		return smb_async_lock(r, o, &q->locks[0], bucket, seq);
 	for (j = 0; j < i; j++)
 		(void)vol_lock_unlock(tab(o), &o->lkey, &o->owner, q->locks[j].offset, q->locks[j].length, 0);
 	return smb_lock_status(rc);
+}
+
+/* The bucket of o that q's LockSequence names when the open's
+ * connection checks them (see the top), else NULL. */
+static uint8_t *lock_bucket(const struct smb_req *r, struct smb_open *o, const struct smb_wire_lock_req *q)
+{
+	uint32_t index = q->sequence >> 4;
+
+	if (r->c->dialect < SMB2_DIALECT_300 ||
+	    (!o->durable && !(r->c->server_caps & SMB2_GLOBAL_CAP_MULTI_CHANNEL)))
+		return NULL;
+	if (index < 1 || index > sizeof(o->lock_seq))
+		return NULL;
+	return &o->lock_seq[index - 1];
 }
 
 uint32_t smb_lock_lock(struct smb_req *r)
 {
 	struct smb_wire_lock_req q;
 	struct smb_open *o;
+	uint8_t *bucket, seq;
 	uint32_t status;
 	int rc;
 
@@ -179,15 +205,26 @@ uint32_t smb_lock_lock(struct smb_req *r)
 		return STATUS_FILE_CLOSED;
 	if (o->dir)
 		return STATUS_INVALID_DEVICE_REQUEST;
+	seq = (uint8_t)((q.sequence & 0xFu) + 1);
+	if ((bucket = lock_bucket(r, o, &q))) {
+		if (*bucket == seq) {
+			smb_wire_empty_rsp_encode(r->out); /* a replay: done already */
+			return STATUS_SUCCESS;
+		}
+		*bucket = 0;
+	}
 	/* a range whose last byte is past 2^64 - 1 is none (Windows: offset
 	 * ~0 length 1 is a lock, length 2 is STATUS_INVALID_LOCK_RANGE) */
 	for (uint16_t i = 0; i < q.count; i++)
 		if (q.locks[i].length && q.locks[i].length - 1 > UINT64_MAX - q.locks[i].offset)
 			return STATUS_INVALID_LOCK_RANGE;
-	status = (q.locks[0].flags & SMB2_LOCKFLAG_UNLOCK) ? unlock_all(o, &q) : lock_all(r, o, &q);
+	status = (q.locks[0].flags & SMB2_LOCKFLAG_UNLOCK) ? unlock_all(o, &q) : lock_all(r, o, &q, bucket, seq);
 	if (status == STATUS_SUCCESS && !(q.locks[0].flags & SMB2_LOCKFLAG_UNLOCK))
 		smb_lease_lock(r, o); /* read caches of the file go (smb_lease.c) */
-	if (status == STATUS_SUCCESS)
+	if (status == STATUS_SUCCESS) {
+		if (bucket)
+			*bucket = seq;
 		smb_wire_empty_rsp_encode(r->out);
+	}
 	return status;
 }

@@ -155,6 +155,7 @@ struct smb_open {
 	struct vol_lock_tab *locks;  /* the store's table; NULL until the open has its file */
 	struct vol_lock_key lkey;
 	struct vol_lock_owner owner;
+	uint8_t lock_seq[64];        /* LOCK replay (3.3.5.14): per bucket, the last LockSequenceNumber done + 1 (0: none) */
 	/* CHANGE_NOTIFY (smb_notify.c): the store's watch, made by the first
 	 * request; the wake flags the open for the loop */
 	struct vol_watch *watch;
@@ -631,11 +632,13 @@ uint32_t smb_lock_status(int rc);
  * blocking LOCKs and CHANGE_NOTIFY. lock: queue r's element e on o (the first try was
  * refused): STATUS_PENDING with r->async_id set, STATUS_SUCCESS when a try
  * after registering grants it, STATUS_INSUFFICIENT_RESOURCES past a cap
- * (SMB_ASYNC_PER_CONN, SMB_ASYNC_NODE_MAX, the table's waiters).
+ * (SMB_ASYNC_PER_CONN, SMB_ASYNC_NODE_MAX, the table's waiters); bucket
+ * (one of o->lock_seq, or NULL) gets seq when run grants it (3.3.5.14).
  * cancel: SMB2 CANCEL h (3.3.5.16). open_gone: o closes: its waiters are
  * tried once more (granted, or STATUS_RANGE_NOT_LOCKED). conn_gone: free
  * c's silently. run: retry the woken waiters (the loop, on its eventfd). */
-uint32_t smb_async_lock(struct smb_req *r, struct smb_open *o, const struct smb_wire_lock_elem *e);
+uint32_t smb_async_lock(struct smb_req *r, struct smb_open *o, const struct smb_wire_lock_elem *e, uint8_t *bucket,
+			uint8_t seq);
 void smb_async_cancel(struct smb_conn *c, const struct smb_wire_msg *m, bool encrypted);
 void smb_async_open_gone(struct smb_conn *c, struct smb_open *o);
 void smb_async_conn_gone(struct smb_conn *c);

@@ -309,6 +309,7 @@ int smb_wire_lock_req_decode(const struct smb_wire_msg *m, struct smb_wire_lock_
 #define FSCTL_SET_COMPRESSION 0x0009C040u
 #define FSCTL_GET_OBJECT_ID 0x0009009Cu
 #define FSCTL_CREATE_OR_GET_OBJECT_ID 0x000900C0u
+#define FSCTL_DUPLICATE_EXTENTS_TO_FILE 0x00098344u /* not served: see smb_tree.c */
 
 struct smb_wire_ioctl_req {
 	uint32_t ctl_code;

@@ -114,6 +114,10 @@ sparse_qar_multi sparse_qar_overflow sparse_copy_chunk"
 # (sdread); each passed on both in three runs (03:24-03:26 UTC). The other twelve of smb2.acls need
 # Windows descriptors (inheritance, deny ACEs, other SIDs) and fail on a stock smbd too; smb2.ea
 # (acl_xattr) needs smbd's vfs_acl_xattr and fails on both.
+# smb2.lock (issue 18, 7 Dec): a LOCK resent with its bucket's last LockSequence is a replay, answered
+# SUCCESS without touching a lock, on a 3.x multichannel connection or a durable open
+# (replay_smb3_specification_multi, _durable; agent/smb/smb_lock.c); both passed on both in three runs
+# (14:51 UTC). replay_broken_windows skips on both (the server checks LockSequence on all handles).
 SUITES=${SMB_TORTURE_SUITES:-"smb2.connect smb2.lock smb2.sharemode smb2.create smb2.rw smb2.dir smb2.getinfo \
 smb2.compound smb2.read smb2.ioctl smb2.credits smb2.acls smb2.sdread $(printf 'smb2.notify.%s ' $NOTIFY_TESTS) $OPLOCK_TESTS $LEASE_TESTS $DURABLE_TESTS \
 smb2.session \
@@ -140,6 +144,8 @@ smb2.lock.context
 smb2.lock.range
 smb2.lock.overlap
 smb2.lock.truncate
+smb2.lock.replay_smb3_specification_durable
+smb2.lock.replay_smb3_specification_multi
 smb2.sharemode.sharemode-access
 smb2.sharemode.access-sharemode
 smb2.sharemode.bug14375

@@ -17,7 +17,10 @@
  *   read and written on one volume: twice), a refused one not at all; past
  *   the volume's budget it is parked and handed back when the budget is there;
  * - capacity: a copy whose growth does not fit the volume's free space is
- *   DISK_FULL before a byte is copied.
+ *   DISK_FULL before a byte is copied;
+ * - FSCTL_DUPLICATE_EXTENTS_TO_FILE (block cloning) is not served: a
+ *   well-formed one naming an open source is INVALID_DEVICE_REQUEST (as
+ *   Windows without block cloning and smbd on ext4), nothing written.
  */
 #include <check.h>
 #include <errno.h>
@@ -441,6 +444,33 @@ START_TEST(test_access)
 }
 END_TEST
 
+START_TEST(test_dup_extents_refused)
+{
+	struct smbt_conn a;
+	uint8_t in[32], got[16];
+	struct smbt_fsctl_rsp r;
+	uint64_t src, dst;
+	size_t len = 0;
+
+	setup();
+	conn_new(&a);
+	src = open_file(&a, "src", ALL_ACCESS);
+	dst = open_file(&a, "dst", ALL_ACCESS);
+	ck_assert_uint_eq(smbl_write(&a, src, "abcdefghij"), STATUS_SUCCESS);
+	/* DUPLICATE_EXTENTS_DATA: the source's FileId (persistent, volatile),
+	 * SourceFileOffset, TargetFileOffset, ByteCount */
+	smbt_put64(in, src);
+	smbt_put64(in + 8, src);
+	smbt_put64(in + 16, 0);
+	smbt_put64(in + 24, 10);
+	smbt_fsctl(&a, dst, FSCTL_DUPLICATE_EXTENTS_TO_FILE, in, sizeof(in), 0, &r);
+	ck_assert_uint_eq(r.status, STATUS_INVALID_DEVICE_REQUEST);
+	file_bytes("dst", got, sizeof(got), &len);
+	ck_assert_uint_eq(len, 0);
+	teardown();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("smb_copy");
@@ -453,6 +483,7 @@ int main(void)
 	tcase_add_test(tc, test_disk_full);
 	tcase_add_test(tc, test_limits);
 	tcase_add_test(tc, test_access);
+	tcase_add_test(tc, test_dup_extents_refused);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }

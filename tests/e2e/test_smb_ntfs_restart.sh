@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# test_smb_ntfs_restart.sh: the security descriptors of an NTFS-style
+# volume (securityStyle NTFS, agent/vol/vol_sd.c, checked by
+# agent/smb/smb_acl.c) outlive the agent serving it (issue 18). Two agents
+# on one shelf in a network namespace of their own, n1 with --smb-listen
+# 127.0.0.1:445, n2 with 127.0.0.2:445; smbcacls and smbclient as clients;
+# carol (uid 1000) owns the files, dave (uid 1001):
+# - a.txt: carol FULL, dave DENIED READ; b.txt: carol FULL, dave READ only;
+#   c.txt: dave's DENY set by carol just before the agent is killed (-9),
+#   so only its acknowledgement says it was kept;
+# - after the kill -9 and a restart from the agent's state, then after the
+#   volume fails over to the other agent (its node drained): each file's
+#   descriptor reads back (smbcacls) exactly as before, and the same
+#   accesses are granted and denied (dave reads b.txt only and writes none,
+#   carol reads all three).
+# Skipped (77) unless root with ip(8), smbclient and smbcacls.
+if [ -z "${AQ_NETNS:-}" ]; then
+	for tool in ip smbclient smbcacls; do
+		command -v "$tool" >/dev/null || { echo "SKIP: $tool missing"; exit 77; }
+	done
+	[ "$(id -u)" = 0 ] || { echo "SKIP: a network namespace needs root"; exit 77; }
+	ns=aq-ntfsr-$$
+	ip netns add "$ns" 2>/dev/null || { echo "SKIP: cannot add a network namespace"; exit 77; }
+	ip -n "$ns" link set lo up
+	AQ_NETNS=$ns ip netns exec "$ns" bash "$0" "$@"
+	rc=$?
+	ip netns del "$ns"
+	exit $rc
+fi
+. "$(dirname "$0")/lib.sh"
+"$AQUIFER_AGENT" --help 2>&1 | grep -q -- --smb-listen || { echo "SKIP: the agent has no SMB server"; exit 77; }
+aq_port_free 445 || { aq_failed "port 445 is free in namespace $AQ_NETNS"; aq_finish; }
+
+D=$AQ_TMP/srv
+SHELF=$AQ_TMP/shelf
+aq_start "$D" || { aq_failed "aquiferd starts"; aq_finish; }
+TOK=$(aq_token "$D" admin)
+P=/v1/projects/acme/locations/east
+aq_req POST "/v1/locations?locationId=east" '{}'
+aq_req POST "/v1/projects?projectId=acme" '{}'
+declare -A PID API NFS SMBADDR=([n1]=127.0.0.1 [n2]=127.0.0.2)
+for n in n1 n2; do
+	AQ_AGENT_ARGS=(--smb-listen "${SMBADDR[$n]}:445")
+	aq_agent_start "$D" "$n" east "$SHELF" "$(aq_join_token east)" 10000 || { aq_failed "agent $n starts"; aq_finish; }
+	PID[$n]=$AGENT_PID API[$n]=$AGENT_API_PORT NFS[$n]=$AGENT_NFS_PORT
+done
+aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
+aq_mutate POST "$P/volumes?volumeId=docs" '{"storagePool":"sp","capacityGib":"100","shareName":"docs","protocols":["SMB"],"unixPermissions":"0777","securityStyle":"NTFS"}'
+expect_jq .response.state READY "an NTFS SMB volume is READY"
+aq_req POST "$P/smbUsers?smbUserId=carol" '{"password":"Secret-1","uid":"1000","gid":"1000"}'
+expect_status 200 "the SMB user carol"
+aq_req POST "$P/smbUsers?smbUserId=dave" '{"password":"Secret-2","uid":"1001","gid":"1001"}'
+expect_status 200 "the SMB user dave"
+users_on() { jq -e '[.smbUsers[].name] | (index("carol") and index("dave"))' "$D/$1/state/intent.json" >/dev/null 2>&1; }
+ok "both nodes got both users" aq_wait_until 10 bash -c "$(declare -f users_on); D=$D; users_on n1 && users_on n2"
+
+host_of() { # the SMB host the volume's mount entry names
+	aq_req GET "$P/volumes/docs"
+	printf '%s' "$BODY" | jq -r '.mountOptions[] | select(.protocol == "SMB") | .ipAddress'
+}
+HOST=$(host_of)
+case $HOST in 127.0.0.1) NODE=n1 OTHER=n2 ;; 127.0.0.2) NODE=n2 OTHER=n1 ;; *) NODE= ;; esac
+ok "docs is served by n1 or n2 ($HOST)" test -n "$NODE"
+
+OPTS=(--option='client signing=required' --option='client min protocol=SMB3_11')
+smbc() { # USER%PASS COMMANDS
+	timeout 60 smbclient "//$HOST/docs" -U "$1" "${OPTS[@]}" -c "$2" 2>&1
+}
+cacls() { # USER%PASS FILE [ARGS...]
+	local who=$1 f=$2
+	shift 2
+	timeout 60 smbcacls "//$HOST/docs" "$f" -U "$who" --numeric "${OPTS[@]}" "$@" 2>&1
+}
+CAROL=carol%Secret-1 DAVE=dave%Secret-2
+echo secret >"$AQ_TMP/s.txt"
+ok "carol puts a.txt, b.txt, c.txt" smbc "$CAROL" "put $AQ_TMP/s.txt a.txt; put $AQ_TMP/s.txt b.txt; put $AQ_TMP/s.txt c.txt"
+set_acl() { # FILE ACL: carol --set's it, no error
+	local out
+	out=$(cacls "$CAROL" "$1" --set "$2")
+	! grep -qE 'NT_STATUS|Failed|failed' <<<"$out" || { echo "$1: $out" >&2; return 1; }
+}
+ok "carol sets a.txt: carol FULL, dave DENIED READ" set_acl a.txt "ACL:S-1-22-1-1001:DENIED/0x0/READ,ACL:S-1-22-1-1000:ALLOWED/0x0/FULL"
+ok "carol sets b.txt: carol FULL, dave READ" set_acl b.txt "ACL:S-1-22-1-1000:ALLOWED/0x0/FULL,ACL:S-1-22-1-1001:ALLOWED/0x0/READ"
+ok "carol sets c.txt: carol FULL, dave READ" set_acl c.txt "ACL:S-1-22-1-1000:ALLOWED/0x0/FULL,ACL:S-1-22-1-1001:ALLOWED/0x0/READ"
+
+reads() { # USER%PASS FILE: the get works and brings the bytes
+	rm -f "$AQ_TMP/got.txt"
+	smbc "$1" "get $2 $AQ_TMP/got.txt" >/dev/null
+	cmp -s "$AQ_TMP/s.txt" "$AQ_TMP/got.txt"
+}
+writes() { # USER%PASS FILE: a put over it works
+	! grep -q NT_STATUS <<<"$(smbc "$1" "put $AQ_TMP/s.txt $2")"
+}
+matrix() { # one line per user, file and access: granted or denied
+	local u f
+	for u in carol dave; do
+		for f in a.txt b.txt c.txt; do
+			local who=$CAROL
+			[ $u = dave ] && who=$DAVE
+			reads "$who" "$f" && echo "$u read $f granted" || echo "$u read $f denied"
+			[ $u = dave ] || continue
+			writes "$who" "$f" && echo "$u write $f granted" || echo "$u write $f denied"
+		done
+	done
+}
+descriptors() { # each file's descriptor as smbcacls reads it
+	local f
+	for f in a.txt b.txt c.txt; do
+		echo "== $f"
+		cacls "$CAROL" "$f"
+	done
+}
+M0=$(matrix)
+want_m0=$(printf '%s\n' "carol read a.txt granted" "carol read b.txt granted" "carol read c.txt granted" \
+	"dave read a.txt denied" "dave write a.txt denied" "dave read b.txt granted" "dave write b.txt denied" \
+	"dave read c.txt granted" "dave write c.txt denied")
+expect_eq "before: carol reads all, dave reads b.txt and c.txt, writes none" "$want_m0" "$M0"
+
+# --- kill -9 right after a SET_INFO SECURITY, restart from the state ---------
+ok "carol denies dave c.txt, then the agent is killed at once" set_acl c.txt \
+	"ACL:S-1-22-1-1001:DENIED/0x0/READ,ACL:S-1-22-1-1000:ALLOWED/0x0/FULL"
+kill -KILL "${PID[$NODE]}"
+wait "${PID[$NODE]}" 2>/dev/null
+want_m=${want_m0/dave read c.txt granted/dave read c.txt denied}
+AQ_AGENT_ARGS=(--smb-listen "${SMBADDR[$NODE]}:445")
+"$AQUIFER_AGENT" --server "$AQ_URL" --node "$NODE" --location east --shelf "$SHELF" \
+	--listen "127.0.0.1:${API[$NODE]}" --nfs-listen "127.0.0.1:${NFS[$NODE]}" \
+	--state-dir "$D/$NODE/state" "${AQ_AGENT_ARGS[@]}" >>"$D/$NODE/agent.log" 2>&1 &
+PID[$NODE]=$!
+AQ_PIDS+=("${PID[$NODE]}")
+ok "the restarted agent serves docs again" aq_wait_until 30 eval 'smbc "$CAROL" ls >/dev/null'
+DESC1=$(descriptors)
+expect_contains "after kill -9: c.txt keeps the DENY set just before" "ACL:S-1-22-1-1001:1/0x0/" \
+	"$(sed -n '/^== c.txt/,/^== /p' <<<"$DESC1")"
+expect_eq "after kill -9: the same accesses granted and denied (c.txt now denied to dave)" "$want_m" "$(matrix)"
+
+# --- failover: docs moves to the other agent on the same shelf ------------------
+aq_req POST "/v1/nodes/$NODE:drain" '{}'
+expect_status 200 "drain $NODE"
+moved() { test "$(host_of)" = "${SMBADDR[$OTHER]}"; }
+ok "docs moves to $OTHER (${SMBADDR[$OTHER]})" aq_wait_until 60 moved
+HOST=${SMBADDR[$OTHER]}
+ok "$OTHER serves docs" aq_wait_until 30 eval 'smbc "$CAROL" ls >/dev/null'
+expect_eq "on $OTHER: every descriptor reads back as on $NODE" "$DESC1" "$(descriptors)"
+expect_eq "on $OTHER: the same accesses granted and denied" "$want_m" "$(matrix)"
+for n in n1 n2; do aq_stop "${PID[$n]}"; done
+aq_sanitizer_clean "$D"
+for n in n1 n2; do
+	ok "no sanitizer report in $n's log" \
+		bash -c "! grep -qE 'ERROR: (Address|Leak|Thread|Undefined)Sanitizer|runtime error:' '$D/$n/agent.log'"
+done
+aq_finish
