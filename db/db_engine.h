@@ -40,25 +40,21 @@ struct db_filter {
 /* One row of a listing: return AQ_OK for more, 1 to stop, or an error. */
 typedef int (*db_row_fn)(void *arg, const char *name, const char *doc);
 
-/* db_reads as db.c hands it to an engine's reads op: each read is made
- * when its input is set (names_json, share, parent, pool_infix), with the
- * same SQL and row handling as the engine's own get_many, share_count,
- * fields and usage_location, its rows to many_fn(docs), fields_fn(rows)
- * and usage_fn(usage_arg); share_n is set by the engine. */
+/* db_reads as db.c hands it to an engine's reads op: r is the caller's
+ * (db.h, struct db_reads: its inputs are read from there, one definition);
+ * each read is made when its input is set (names_json for r->names,
+ * r->share, r->parent, pool_infix for r->usage_loc), with the same SQL and
+ * row handling as the engine's own get_many, share_count, fields and
+ * usage_location, its rows to many_fn(docs), fields_fn(rows) and
+ * r->usage_fn(r->usage_arg); share_n is set by the engine. db_reads
+ * publishes docs, rows and share_n to r only when every read succeeded. */
 struct db_reads_engine {
+	const struct db_reads *r;
 	char *names_json;
-	json_t *docs;
-	db_row_fn many_fn;
-	const char *share_loc, *share;
+	json_t *docs, *rows;
 	int64_t share_n;
-	const char *kind, *kind2, *parent;
-	const char *const *fields;
-	int nfields;
-	json_t *rows;
-	db_row_fn fields_fn;
+	db_row_fn many_fn, fields_fn;
 	const char *pool_infix, *node_parent;
-	db_usage_fn usage_fn;
-	void *usage_arg;
 };
 
 /* The engine's half of each db.h call; db.c has already checked arguments,

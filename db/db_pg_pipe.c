@@ -67,11 +67,11 @@ int db_pg_reads(struct db *db, struct db_reads_engine *e)
 	memset(q, 0, sizeof(q));
 	if (e->names_json)
 		q[nq++] = (struct pipe_q){ .what = PIPE_MANY, .sql = DB_PG_SQL_GET_MANY, .n = 1, .params = { e->names_json } };
-	if (e->share)
-		q[nq++] = (struct pipe_q){ .what = PIPE_SHARE, .sql = DB_PG_SQL_SHARE_COUNT, .n = 2, .params = { e->share_loc, e->share } };
-	if (e->parent) {
-		db_pg_fields_sql(e->fields, e->nfields, fields_sql, sizeof(fields_sql));
-		q[nq++] = (struct pipe_q){ .what = PIPE_FIELDS, .sql = fields_sql, .n = 3, .params = { e->kind, e->parent, e->kind2 } };
+	if (e->r->share)
+		q[nq++] = (struct pipe_q){ .what = PIPE_SHARE, .sql = DB_PG_SQL_SHARE_COUNT, .n = 2, .params = { e->r->share_loc, e->r->share } };
+	if (e->r->parent) {
+		db_pg_fields_sql(e->r->fields, e->r->nfields, fields_sql, sizeof(fields_sql));
+		q[nq++] = (struct pipe_q){ .what = PIPE_FIELDS, .sql = fields_sql, .n = 3, .params = { e->r->kind, e->r->parent, e->r->kind2 } };
 	}
 	if (e->pool_infix)
 		q[nq++] = (struct pipe_q){ .what = PIPE_USAGE, .sql = DB_PG_SQL_USAGE_LOCATION, .n = 2,
@@ -115,7 +115,7 @@ int db_pg_reads(struct db *db, struct db_reads_engine *e)
 			rc = db_pg_rows(q[i].res, e->fields_fn, e->rows);
 			break;
 		case PIPE_USAGE:
-			db_pg_usage_rows(q[i].res, e->usage_fn, e->usage_arg);
+			db_pg_usage_rows(q[i].res, e->r->usage_fn, e->r->usage_arg);
 			break;
 		}
 	}

@@ -10,10 +10,7 @@
 
 int db_reads(struct db *db, struct db_reads *r)
 {
-	struct db_reads_engine e = { .fields = r->fields, .nfields = r->nfields, .kind = r->kind,
-				     .kind2 = r->kind2, .parent = r->parent, .share_loc = r->share_loc,
-				     .share = r->share, .usage_fn = r->usage_fn, .usage_arg = r->usage_arg,
-				     .many_fn = db_many_row, .fields_fn = db_fields_row };
+	struct db_reads_engine e = { .r = r, .many_fn = db_many_row, .fields_fn = db_fields_row };
 	char infix[256], uparent[256];
 	int rc = AQ_ENOMEM;
 
@@ -40,12 +37,12 @@ int db_reads(struct db *db, struct db_reads *r)
 		rc = AQ_OK;
 		if (e.names_json)
 			rc = db->ops->get_many(db, e.names_json, db_many_row, e.docs);
-		if (rc == AQ_OK && e.share)
-			rc = db->ops->share_count(db, e.share_loc, e.share, &e.share_n);
-		if (rc == AQ_OK && e.parent)
-			rc = db->ops->fields(db, e.kind, e.kind2, e.parent, e.fields, e.nfields, db_fields_row, e.rows);
+		if (rc == AQ_OK && r->share)
+			rc = db->ops->share_count(db, r->share_loc, r->share, &e.share_n);
+		if (rc == AQ_OK && r->parent)
+			rc = db->ops->fields(db, r->kind, r->kind2, r->parent, r->fields, r->nfields, db_fields_row, e.rows);
 		if (rc == AQ_OK && e.pool_infix)
-			rc = db->ops->usage_location(db, e.pool_infix, e.node_parent, e.usage_fn, e.usage_arg);
+			rc = db->ops->usage_location(db, e.pool_infix, e.node_parent, r->usage_fn, r->usage_arg);
 	}
 	if (rc == AQ_OK) {
 		r->docs = e.docs;

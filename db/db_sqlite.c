@@ -20,7 +20,7 @@
  * version is SQLite's user_version, which every file so far carries; the
  * schema itself is db_migrations.c's.
  */
-#include "db/db_engine.h"
+#include "db/db_sqlite_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +66,7 @@ static sqlite3 *sq(struct db *db)
 	return ((struct db_sqlite *)db)->h;
 }
 
-static int sq_err(struct db *db, int rc, aq_msg *msg)
+int db_sq_err(struct db *db, int rc, aq_msg *msg)
 {
 	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
 		return aq_fail(msg, AQ_EBUSY, "database is busy, retry");
@@ -99,8 +99,8 @@ static unsigned long sq_hash(const char *s)
 }
 
 /* A statement for sql, from the connection's cache when it holds one; give
- * it back with sq_finish. */
-static int sq_prepare(struct db *db, const char *sql, sqlite3_stmt **st)
+ * it back with db_sq_finish. */
+int db_sq_prepare(struct db *db, const char *sql, sqlite3_stmt **st)
 {
 	struct db_sqlite *s = (struct db_sqlite *)db;
 	unsigned long h = sq_hash(sql);
@@ -124,7 +124,7 @@ static int sq_prepare(struct db *db, const char *sql, sqlite3_stmt **st)
 		if (rc != SQLITE_OK) {
 			free(c->sql);
 			c->sql = NULL;
-			return sq_err(db, rc, NULL);
+			return db_sq_err(db, rc, NULL);
 		}
 		c->hash = h;
 		c->busy = true;
@@ -133,12 +133,12 @@ static int sq_prepare(struct db *db, const char *sql, sqlite3_stmt **st)
 		return AQ_OK;
 	}
 	rc = sqlite3_prepare_v2(sq(db), sql, -1, st, NULL);
-	return rc == SQLITE_OK ? AQ_OK : sq_err(db, rc, NULL);
+	return rc == SQLITE_OK ? AQ_OK : db_sq_err(db, rc, NULL);
 }
 
-/* Give back a statement of sq_prepare (NULL is fine): a cached one is reset
+/* Give back a statement of db_sq_prepare (NULL is fine): a cached one is reset
  * for its next use, another finalized. */
-static void sq_finish(struct db *db, sqlite3_stmt *st)
+void db_sq_finish(struct db *db, sqlite3_stmt *st)
 {
 	struct db_sqlite *s = (struct db_sqlite *)db;
 
@@ -160,23 +160,23 @@ static int sq_simple(struct db *db, const char *sql)
 	sqlite3_stmt *st = NULL;
 	int rc, s;
 
-	if ((rc = sq_prepare(db, sql, &st)) != AQ_OK)
+	if ((rc = db_sq_prepare(db, sql, &st)) != AQ_OK)
 		return rc;
 	if ((s = sqlite3_step(st)) != SQLITE_DONE)
-		rc = sq_err(db, s, NULL);
-	sq_finish(db, st);
+		rc = db_sq_err(db, s, NULL);
+	db_sq_finish(db, st);
 	return rc;
 }
 
 /* Step a statement that must give one row (a scalar query): AQ_OK on it,
  * else the database's error. */
-static int sq_step_row(struct db *db, sqlite3_stmt *st)
+int db_sq_step_row(struct db *db, sqlite3_stmt *st)
 {
-	return sqlite3_step(st) == SQLITE_ROW ? AQ_OK : sq_err(db, sqlite3_errcode(sq(db)), NULL);
+	return sqlite3_step(st) == SQLITE_ROW ? AQ_OK : db_sq_err(db, sqlite3_errcode(sq(db)), NULL);
 }
 
 /* "$.a.b", the json_extract path of a field path db.c checked */
-static void sq_path(const char *field, char *out, size_t cap)
+void db_sq_path(const char *field, char *out, size_t cap)
 {
 	snprintf(out, cap, "$.%s", field);
 }
@@ -246,13 +246,13 @@ static int sq_schema_get(struct db *db, int *version, aq_msg *msg)
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if ((rc = sq_prepare(db, "PRAGMA user_version", &st)) != AQ_OK || (rc = sq_step_row(db, st)) != AQ_OK) {
+	if ((rc = db_sq_prepare(db, "PRAGMA user_version", &st)) != AQ_OK || (rc = db_sq_step_row(db, st)) != AQ_OK) {
 		aq_fail(msg, rc, "cannot read the schema version: %s", sqlite3_errmsg(sq(db)));
 		goto out;
 	}
 	*version = sqlite3_column_int(st, 0);
 out:
-	sq_finish(db, st);
+	db_sq_finish(db, st);
 	return rc;
 }
 
@@ -276,7 +276,7 @@ static int sq_doc_row(struct db *db, const char *name, sqlite3_stmt **st)
 {
 	int rc;
 
-	if ((rc = sq_prepare(db, "SELECT doc FROM resources WHERE name = ?", st)) != AQ_OK)
+	if ((rc = db_sq_prepare(db, "SELECT doc FROM resources WHERE name = ?", st)) != AQ_OK)
 		return rc;
 	sqlite3_bind_text(*st, 1, name, -1, SQLITE_STATIC);
 	switch (sqlite3_step(*st)) {
@@ -285,7 +285,7 @@ static int sq_doc_row(struct db *db, const char *name, sqlite3_stmt **st)
 	case SQLITE_DONE:
 		return AQ_ENOENT;
 	default:
-		return sq_err(db, sqlite3_errcode(sq(db)), NULL);
+		return db_sq_err(db, sqlite3_errcode(sq(db)), NULL);
 	}
 }
 
@@ -303,13 +303,13 @@ static int sq_get(struct db *db, const char *name, char **text, size_t *len)
 	}
 	memcpy(*text, sqlite3_column_text(st, 0), *len + 1);
 out:
-	sq_finish(db, st);
+	db_sq_finish(db, st);
 	return rc;
 }
 
 /* Step st (prepared and bound), handing each row's first two text columns to
  * fn until it returns other than AQ_OK (that code is returned); finishes st. */
-static int sq_pairs(struct db *db, sqlite3_stmt *st, db_row_fn fn, void *arg)
+int db_sq_pairs(struct db *db, sqlite3_stmt *st, db_row_fn fn, void *arg)
 {
 	int rc = AQ_OK, s;
 
@@ -317,8 +317,8 @@ static int sq_pairs(struct db *db, sqlite3_stmt *st, db_row_fn fn, void *arg)
 		if ((rc = fn(arg, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1))) != AQ_OK)
 			break;
 	if (rc == AQ_OK && s != SQLITE_DONE)
-		rc = sq_err(db, s, NULL);
-	sq_finish(db, st);
+		rc = db_sq_err(db, s, NULL);
+	db_sq_finish(db, st);
 	return rc;
 }
 
@@ -327,11 +327,11 @@ static int sq_get_many(struct db *db, const char *names_json, db_row_fn fn, void
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if ((rc = sq_prepare(db, "SELECT name, doc FROM resources WHERE name IN (SELECT value FROM json_each(?1))",
+	if ((rc = db_sq_prepare(db, "SELECT name, doc FROM resources WHERE name IN (SELECT value FROM json_each(?1))",
 			     &st)) != AQ_OK)
 		return rc;
 	sqlite3_bind_text(st, 1, names_json, -1, SQLITE_STATIC);
-	return sq_pairs(db, st, fn, arg);
+	return db_sq_pairs(db, st, fn, arg);
 }
 
 static int sq_parents_with(struct db *db, const char *kind, const char *names_json, db_row_fn fn, void *arg)
@@ -339,7 +339,7 @@ static int sq_parents_with(struct db *db, const char *kind, const char *names_js
 	sqlite3_stmt *st = NULL;
 	int rc, s;
 
-	if ((rc = sq_prepare(db, "SELECT DISTINCT parent FROM resources WHERE kind = ?1 AND parent IN"
+	if ((rc = db_sq_prepare(db, "SELECT DISTINCT parent FROM resources WHERE kind = ?1 AND parent IN"
 				 " (SELECT value FROM json_each(?2))", &st)) != AQ_OK)
 		return rc;
 	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
@@ -348,8 +348,8 @@ static int sq_parents_with(struct db *db, const char *kind, const char *names_js
 		if ((rc = fn(arg, (const char *)sqlite3_column_text(st, 0), NULL)) != AQ_OK)
 			break;
 	if (rc == AQ_OK && s != SQLITE_DONE)
-		rc = sq_err(db, s, NULL);
-	sq_finish(db, st);
+		rc = db_sq_err(db, s, NULL);
+	db_sq_finish(db, st);
 	return rc;
 }
 
@@ -359,7 +359,7 @@ static int sq_put(struct db *db, const char *kind, const char *parent, const cha
 	sqlite3_stmt *st = NULL;
 	int rc, s;
 
-	rc = sq_prepare(db,
+	rc = db_sq_prepare(db,
 			create ? "INSERT INTO resources(name, kind, parent, seq, doc) VALUES"
 				 " (?1, ?2, ?3, (SELECT IFNULL(MAX(rowid), 0) + 1 FROM resources), ?4)"
 			       : "UPDATE resources SET kind = ?2, parent = ?3, doc = ?4 WHERE name = ?1",
@@ -374,11 +374,11 @@ static int sq_put(struct db *db, const char *kind, const char *parent, const cha
 	if (s == SQLITE_CONSTRAINT)
 		rc = AQ_EEXIST;
 	else if (s != SQLITE_DONE)
-		rc = sq_err(db, s, NULL);
+		rc = db_sq_err(db, s, NULL);
 	else if (!create && sqlite3_changes(sq(db)) == 0)
 		rc = AQ_ENOENT;
 out:
-	sq_finish(db, st);
+	db_sq_finish(db, st);
 	return rc;
 }
 
@@ -387,16 +387,16 @@ static int sq_del(struct db *db, const char *name)
 	sqlite3_stmt *st = NULL;
 	int rc, s;
 
-	if ((rc = sq_prepare(db, "DELETE FROM resources WHERE name = ?", &st)) != AQ_OK)
+	if ((rc = db_sq_prepare(db, "DELETE FROM resources WHERE name = ?", &st)) != AQ_OK)
 		goto out;
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	s = sqlite3_step(st);
 	if (s != SQLITE_DONE)
-		rc = sq_err(db, s, NULL);
+		rc = db_sq_err(db, s, NULL);
 	else if (sqlite3_changes(sq(db)) == 0)
 		rc = AQ_ENOENT;
 out:
-	sq_finish(db, st);
+	db_sq_finish(db, st);
 	return rc;
 }
 
@@ -422,7 +422,7 @@ static int sq_list(struct db *db, const struct db_query *q, const struct db_filt
 					" AND CAST(json_extract(doc, ?) AS TEXT) IS ?");
 	snprintf(sql + off, sizeof(sql) - off, " ORDER BY name %s LIMIT %d",
 		 q->order_desc ? "DESC" : "ASC", max_rows);
-	if ((rc = sq_prepare(db, sql, &st)) != AQ_OK)
+	if ((rc = db_sq_prepare(db, sql, &st)) != AQ_OK)
 		goto out;
 	sqlite3_bind_text(st, bind++, q->kind, -1, SQLITE_STATIC);
 	if (q->parent) {
@@ -436,7 +436,7 @@ static int sq_list(struct db *db, const struct db_query *q, const struct db_filt
 	for (int i = 0; i < f->n; i++) {
 		char path[96];
 
-		sq_path(f->path[i], path, sizeof(path));
+		db_sq_path(f->path[i], path, sizeof(path));
 		sqlite3_bind_text(st, bind++, path, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(st, bind++, f->value[i], -1, SQLITE_STATIC);
 	}
@@ -447,239 +447,10 @@ static int sq_list(struct db *db, const struct db_query *q, const struct db_filt
 	if (rc > 0)
 		rc = AQ_OK; /* fn had enough */
 	else if (rc == AQ_OK && s != SQLITE_DONE)
-		rc = sq_err(db, s, msg);
+		rc = db_sq_err(db, s, msg);
 out:
-	sq_finish(db, st);
+	db_sq_finish(db, st);
 	return rc;
-}
-
-/* One aggregate over kind (under parent, or everywhere): COUNT(*) when
- * field is NULL, else the TOTAL of a numeric JSON field. */
-static int sq_scalar(struct db *db, const char *kind, const char *parent, const char *field,
-		     double *out)
-{
-	sqlite3_stmt *st = NULL;
-	char sql[200], path[96];
-	int rc;
-
-	sq_path(field ? field : "", path, sizeof(path));
-	snprintf(sql, sizeof(sql), "SELECT %s FROM resources WHERE kind = ?1%s",
-		 field ? "TOTAL(CAST(json_extract(doc, ?3) AS REAL))" : "COUNT(*)",
-		 parent ? " AND parent = ?2" : "");
-	if ((rc = sq_prepare(db, sql, &st)) != AQ_OK)
-		goto out;
-	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-	if (parent)
-		sqlite3_bind_text(st, 2, parent, -1, SQLITE_STATIC);
-	if (field)
-		sqlite3_bind_text(st, 3, path, -1, SQLITE_TRANSIENT);
-	if ((rc = sq_step_row(db, st)) != AQ_OK)
-		goto out;
-	*out = sqlite3_column_double(st, 0);
-out:
-	sq_finish(db, st);
-	return rc;
-}
-
-static int sq_sum_by_parent(struct db *db, const char *kind, const char *field,
-			    const char *parent_kind, const char *grandparent, json_t *sums)
-{
-	sqlite3_stmt *st = NULL;
-	char path[96];
-	int rc, s;
-
-	sq_path(field, path, sizeof(path));
-	rc = sq_prepare(db,
-			"SELECT r.parent, TOTAL(CAST(json_extract(r.doc, ?4) AS REAL)) FROM resources r"
-			" WHERE r.kind = ?1 AND r.parent IN"
-			" (SELECT name FROM resources WHERE kind = ?2 AND parent = ?3) GROUP BY r.parent",
-			&st);
-	if (rc != AQ_OK)
-		goto out;
-	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, parent_kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, grandparent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, path, -1, SQLITE_TRANSIENT);
-	while ((s = sqlite3_step(st)) == SQLITE_ROW)
-		json_object_set_new(sums, (const char *)sqlite3_column_text(st, 0),
-				    json_real(sqlite3_column_double(st, 1)));
-	if (s != SQLITE_DONE)
-		rc = sq_err(db, s, NULL);
-out:
-	sq_finish(db, st);
-	return rc;
-}
-
-static int sq_aggregate(struct db *db, const char *kind, const char *parent,
-			const char *where_field, const char *where_value, const char *const *fields,
-			int n, int64_t *count, double *sums)
-{
-	char sql[1024], path[96];
-	size_t off = 0;
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	off += (size_t)snprintf(sql + off, sizeof(sql) - off, "SELECT COUNT(*)");
-	for (int i = 0; i < n; i++)
-		off += (size_t)snprintf(sql + off, sizeof(sql) - off,
-					", TOTAL(CAST(json_extract(doc, ?%d) AS REAL))", i + 4);
-	/* the literal path (checked by db.c) lets SQLite use resources_volume_pool */
-	snprintf(sql + off, sizeof(sql) - off,
-		 " FROM resources WHERE kind = ?1 AND parent = ?2 AND json_extract(doc, '$.%s') = ?3",
-		 where_field);
-	if ((rc = sq_prepare(db, sql, &st)) != AQ_OK)
-		goto out;
-	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, parent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, where_value, -1, SQLITE_STATIC);
-	for (int i = 0; i < n; i++) {
-		sq_path(fields[i], path, sizeof(path));
-		sqlite3_bind_text(st, i + 4, path, -1, SQLITE_TRANSIENT);
-	}
-	if ((rc = sq_step_row(db, st)) != AQ_OK)
-		goto out;
-	*count = sqlite3_column_int64(st, 0);
-	for (int i = 0; i < n; i++)
-		sums[i] = sqlite3_column_double(st, i + 1);
-out:
-	sq_finish(db, st);
-	return rc;
-}
-
-static int sq_share_count(struct db *db, const char *location, const char *share, int64_t *n)
-{
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	/* one probe of resources_volume_share (parent, shareName) per project:
-	 * the planner would otherwise walk every volume of the location */
-	rc = sq_prepare(db,
-			"SELECT COUNT(*) FROM resources INDEXED BY resources_volume_share"
-			" WHERE kind = 'volume' AND parent IN"
-			" (SELECT name || '/locations/' || ?1 FROM resources WHERE kind = 'project')"
-			" AND json_extract(doc, '$.shareName') = ?2",
-			&st);
-	if (rc != AQ_OK)
-		goto out;
-	sqlite3_bind_text(st, 1, location, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, share, -1, SQLITE_STATIC);
-	if ((rc = sq_step_row(db, st)) != AQ_OK)
-		goto out;
-	*n = sqlite3_column_int64(st, 0);
-out:
-	sq_finish(db, st);
-	return rc;
-}
-
-static int sq_count_kinds(struct db *db, void (*fn)(const char *kind, int64_t n, void *arg),
-			  void *arg)
-{
-	sqlite3_stmt *st = NULL;
-	int rc, s;
-
-	rc = sq_prepare(db, "SELECT kind, COUNT(*) FROM resources GROUP BY kind ORDER BY kind", &st);
-	if (rc != AQ_OK)
-		goto out;
-	while ((s = sqlite3_step(st)) == SQLITE_ROW)
-		fn((const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1), arg);
-	if (s != SQLITE_DONE)
-		rc = sq_err(db, s, NULL);
-out:
-	sq_finish(db, st);
-	return rc;
-}
-
-#define SQ_USAGE_COLS "SELECT name, n, capacity_gib, mibps, cold_gib, hot_gib FROM usage"
-
-static void sq_usage_row(sqlite3_stmt *st, struct db_usage *u)
-{
-	u->count = sqlite3_column_int64(st, 1);
-	u->capacity_gib = sqlite3_column_double(st, 2);
-	u->mibps = sqlite3_column_double(st, 3);
-	u->cold_gib = sqlite3_column_double(st, 4);
-	u->hot_gib = sqlite3_column_double(st, 5);
-}
-
-static int sq_usage_get(struct db *db, const char *name, struct db_usage *u)
-{
-	sqlite3_stmt *st = NULL;
-	int rc, s;
-
-	if ((rc = sq_prepare(db, SQ_USAGE_COLS " WHERE name = ?1", &st)) != AQ_OK)
-		return rc;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	if ((s = sqlite3_step(st)) == SQLITE_ROW)
-		sq_usage_row(st, u);
-	else if (s != SQLITE_DONE)
-		rc = sq_err(db, s, NULL);
-	sq_finish(db, st);
-	return rc;
-}
-
-/* Every row of a prepared usage query, to fn; finishes st. */
-static int sq_usage_rows(struct db *db, sqlite3_stmt *st, db_usage_fn fn, void *arg)
-{
-	int rc = AQ_OK, s;
-
-	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-		struct db_usage u;
-
-		sq_usage_row(st, &u);
-		fn(arg, (const char *)sqlite3_column_text(st, 0), &u);
-	}
-	if (s != SQLITE_DONE)
-		rc = sq_err(db, s, NULL);
-	sq_finish(db, st);
-	return rc;
-}
-
-static int sq_usage_each(struct db *db, const char *prefix, db_usage_fn fn, void *arg)
-{
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	if ((rc = sq_prepare(db, SQ_USAGE_COLS " WHERE name >= ?1 AND substr(name, 1, length(?1)) = ?1 ORDER BY name",
-			     &st)) != AQ_OK)
-		return rc;
-	sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
-	return sq_usage_rows(db, st, fn, arg);
-}
-
-static int sq_usage_location(struct db *db, const char *pool_infix, const char *node_parent, db_usage_fn fn,
-			     void *arg)
-{
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	if ((rc = sq_prepare(db, SQ_USAGE_COLS " WHERE (substr(name, 1, 9) = 'projects/' AND instr(name, ?1) > 0)"
-				 " OR name IN (SELECT name FROM resources WHERE kind = 'node' AND parent = ?2) OR name = 'placever/' || ?2 ORDER BY name",
-			     &st)) != AQ_OK)
-		return rc;
-	sqlite3_bind_text(st, 1, pool_infix, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, node_parent, -1, SQLITE_STATIC);
-	return sq_usage_rows(db, st, fn, arg);
-}
-
-static int sq_fields(struct db *db, const char *kind, const char *kind2, const char *parent,
-		     const char *const *fields, int n, db_row_fn fn, void *arg)
-{
-	char sql[1024];
-	size_t off = 0;
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	off += (size_t)snprintf(sql + off, sizeof(sql) - off, "SELECT name, json_object(");
-	for (int i = 0; i < n && off < sizeof(sql); i++)
-		off += (size_t)snprintf(sql + off, sizeof(sql) - off, "%s'%s', json_extract(doc, '$.%s')", i ? ", " : "",
-					fields[i], fields[i]);
-	if (off < sizeof(sql))
-		snprintf(sql + off, sizeof(sql) - off, ") FROM resources WHERE kind IN (?1, ?3) AND parent = ?2 ORDER BY name");
-	if ((rc = sq_prepare(db, sql, &st)) != AQ_OK)
-		return rc;
-	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, parent, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, kind2, -1, SQLITE_STATIC);
-	return sq_pairs(db, st, fn, arg);
 }
 
 static int sq_dirty_each(struct db *db, db_row_fn fn, void *arg)
@@ -687,9 +458,9 @@ static int sq_dirty_each(struct db *db, db_row_fn fn, void *arg)
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if ((rc = sq_prepare(db, "SELECT node, CAST(mark AS TEXT) FROM dirty", &st)) != AQ_OK)
+	if ((rc = db_sq_prepare(db, "SELECT node, CAST(mark AS TEXT) FROM dirty", &st)) != AQ_OK)
 		return rc;
-	return sq_pairs(db, st, fn, arg);
+	return db_sq_pairs(db, st, fn, arg);
 }
 
 static int sq_dirty_clear(struct db *db, const char *node, int64_t mark)
@@ -697,13 +468,13 @@ static int sq_dirty_clear(struct db *db, const char *node, int64_t mark)
 	sqlite3_stmt *st = NULL;
 	int rc, s;
 
-	if ((rc = sq_prepare(db, "DELETE FROM dirty WHERE node = ?1 AND mark = ?2", &st)) != AQ_OK)
+	if ((rc = db_sq_prepare(db, "DELETE FROM dirty WHERE node = ?1 AND mark = ?2", &st)) != AQ_OK)
 		return rc;
 	sqlite3_bind_text(st, 1, node, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, mark);
 	if ((s = sqlite3_step(st)) != SQLITE_DONE)
-		rc = sq_err(db, s, NULL);
-	sq_finish(db, st);
+		rc = db_sq_err(db, s, NULL);
+	db_sq_finish(db, st);
 	return rc;
 }
 
@@ -712,12 +483,12 @@ static int sq_dirty_mark(struct db *db, const char *node)
 	sqlite3_stmt *st = NULL;
 	int rc, s;
 
-	if ((rc = sq_prepare(db, "INSERT INTO dirty VALUES (?1, 1) ON CONFLICT(node) DO UPDATE SET mark = mark + 1", &st)) != AQ_OK)
+	if ((rc = db_sq_prepare(db, "INSERT INTO dirty VALUES (?1, 1) ON CONFLICT(node) DO UPDATE SET mark = mark + 1", &st)) != AQ_OK)
 		return rc;
 	sqlite3_bind_text(st, 1, node, -1, SQLITE_STATIC);
 	if ((s = sqlite3_step(st)) != SQLITE_DONE)
-		rc = sq_err(db, s, NULL);
-	sq_finish(db, st);
+		rc = db_sq_err(db, s, NULL);
+	db_sq_finish(db, st);
 	return rc;
 }
 
@@ -726,15 +497,15 @@ static int sq_each(struct db *db, db_each_fn fn, void *arg, aq_msg *msg)
 	sqlite3_stmt *st = NULL;
 	int rc, s;
 
-	if ((rc = sq_prepare(db, "SELECT kind, parent, name, doc FROM resources ORDER BY seq", &st)) != AQ_OK)
+	if ((rc = db_sq_prepare(db, "SELECT kind, parent, name, doc FROM resources ORDER BY seq", &st)) != AQ_OK)
 		return rc;
 	while ((s = sqlite3_step(st)) == SQLITE_ROW)
 		if ((rc = fn(arg, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
 			     (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3))) != AQ_OK)
 			break;
 	if (rc == AQ_OK && s != SQLITE_DONE)
-		rc = sq_err(db, s, msg);
-	sq_finish(db, st);
+		rc = db_sq_err(db, s, msg);
+	db_sq_finish(db, st);
 	return rc;
 }
 
@@ -756,15 +527,15 @@ static const struct db_ops sq_ops = {
 	.put = sq_put,
 	.del = sq_del,
 	.list = sq_list,
-	.scalar = sq_scalar,
-	.sum_by_parent = sq_sum_by_parent,
-	.aggregate = sq_aggregate,
-	.share_count = sq_share_count,
-	.count_kinds = sq_count_kinds,
-	.usage_get = sq_usage_get,
-	.usage_each = sq_usage_each,
-	.usage_location = sq_usage_location,
-	.fields = sq_fields,
+	.scalar = db_sq_scalar,
+	.sum_by_parent = db_sq_sum_by_parent,
+	.aggregate = db_sq_aggregate,
+	.share_count = db_sq_share_count,
+	.count_kinds = db_sq_count_kinds,
+	.usage_get = db_sq_usage_get,
+	.usage_each = db_sq_usage_each,
+	.usage_location = db_sq_usage_location,
+	.fields = db_sq_fields,
 	.dirty_each = sq_dirty_each,
 	.dirty_clear = sq_dirty_clear,
 	.dirty_mark = sq_dirty_mark,

@@ -34,9 +34,9 @@ struct srv_pusher {
 	pthread_cond_t cond;
 	bool stop;
 	/* no writer gate: the visits' transactions (a generation, the finish
-	 * of what a node applied) go through db_group_run (db.h), which runs
-	 * the bodies queued by every pusher and status report in one
-	 * transaction. Before, eight pushers each committing crowded out the
+	 * of what a node applied) are batched (srv_visit.h: one group body,
+	 * one read, one fence check for every pusher's and status report's
+	 * request queued meanwhile) through db_group_run (db.h). Before, eight pushers each committing crowded out the
 	 * creates and the status reports on db.c's one writer mutex, and one
 	 * pusher at a time writing made the visits drain at one commit each
 	 * (bench/sim/REPORT.md) */

@@ -53,4 +53,21 @@ int srv_visit_generation(const struct api_math_params *math, struct db *db, cons
  * ERROR. */
 int srv_visit_applied(struct srv *srv, struct db *db, const char *node_name, int64_t g, const json_t *failed);
 
+/* Both writes above are batched, process-wide: the first caller that finds
+ * no batch running leads one, which takes every request queued by the time
+ * its group body runs (db_group_run, lane DB_GROUP_RECON), reads all they
+ * read in one query, checks each fence once, and commits them in one
+ * transaction; each caller returns once that committed (durable, so a
+ * generation is on disk before its push). A batch that fails runs each of
+ * its requests again alone, so each caller gets its own result and one
+ * failure undoes no other's writes. Counters: batches committed or lost,
+ * the requests they took, those run again alone, requests queued now. */
+struct srv_visit_batch_stats {
+	uint64_t batches;
+	uint64_t requests;
+	uint64_t alone;
+	uint64_t queued;
+};
+void srv_visit_batch_stats(struct srv_visit_batch_stats *st);
+
 #endif

@@ -16,6 +16,7 @@
 
 #include "db/db.h"
 #include "server/srv_intent.h"
+#include "util/ut_clock.h"
 #include "tests/lib/aqt.h"
 #include "tests/server/srv_test.h"
 
@@ -375,7 +376,7 @@ START_TEST(test_applied_grouped)
 {
 	struct applied_thread a[GROUP_NODES];
 	struct db_sync_stats c0, c1;
-	struct db_group_stats st;
+	struct srv_visit_batch_stats st;
 	aq_msg msg = { .text = "" };
 
 	for (int i = 0; i < GROUP_NODES; i++) {
@@ -404,13 +405,13 @@ START_TEST(test_applied_grouped)
 	for (int i = 0; i < GROUP_NODES; i++)
 		ck_assert_int_eq(pthread_create(&a[i].th, NULL, applied_run, &a[i]), 0);
 	for (int i = 0; i < 2000; i++) { /* up to 20 s, within the test's timeout */
-		db_group_stats(&st);
+		srv_visit_batch_stats(&st);
 		if (st.queued >= GROUP_NODES)
 			break;
 		usleep(10000);
 	}
-	db_group_stats(&st);
-	ck_assert_msg(st.queued == GROUP_NODES, "%llu of %d reports queued for a group", (unsigned long long)st.queued, GROUP_NODES);
+	srv_visit_batch_stats(&st);
+	ck_assert_msg(st.queued == GROUP_NODES, "%llu of %d reports queued for a batch", (unsigned long long)st.queued, GROUP_NODES);
 	db_sync_stats(&c0);
 	db_rollback(db);
 	for (int i = 0; i < GROUP_NODES; i++) {
@@ -437,6 +438,199 @@ START_TEST(test_applied_grouped)
 }
 END_TEST
 
+/* Node nn (generation gen) holding volume id, its create pending
+ * generation pg. */
+static void batch_vol(const char *nn, const char *id, int64_t pg)
+{
+	char vn[200], pn[300], op[200];
+
+	snprintf(vn, sizeof(vn), LOC "/volumes/%s", id);
+	snprintf(pn, sizeof(pn), "placements/%s", vn);
+	snprintf(op, sizeof(op), LOC "/operations/op-%s", id);
+	srv_test_put(db, "volume", LOC, vn, json_pack("{s:s,s:s,s:s}", "name", vn, "state", "CREATING", "shareName", id));
+	srv_test_put(db, "operation", LOC, op, json_pack("{s:s,s:b,s:{}}", "name", op, "done", 0, "metadata"));
+	srv_test_put(db, "placement", nn, pn,
+	    json_pack("{s:s,s:s,s:f,s:s,s:s,s:s,s:s,s:I}", "volume", vn, "node", nn, "mibps", 10.0, "fsid",
+		      "00112233445566cc", "dir", "volumes/00112233445566cc", "op", op, "action", "create",
+		      "pendingGeneration", (json_int_t)pg));
+}
+
+static void batch_node(const char *nn, int64_t gen, const char *id, int64_t pg)
+{
+	srv_test_put(db, "node", "locations/east", nn,
+	    json_pack("{s:s,s:s,s:s,s:I,s:{}}", "name", nn, "location", "east", "nfsAddress", "10.0.0.5:2049",
+		      "generation", (json_int_t)gen, "internal"));
+	batch_vol(nn, id, pg);
+}
+
+/* One visit's write on its own thread and connection: applied (g, failed)
+ * or, with ri, a generation under fence. */
+struct batch_thread {
+	pthread_t th;
+	struct db *db;
+	const char *node;
+	int64_t g;
+	json_t *failed;
+	struct srv_visit_intent *ri;
+	const struct db_fence *fence;
+	int64_t gen;
+	int rc;
+};
+
+static void *batch_run(void *arg)
+{
+	struct batch_thread *a = arg;
+	struct api_math_params math = api_math_defaults;
+	json_t *n = json_pack("{s:s}", "name", a->node);
+
+	if (a->ri)
+		a->rc = srv_visit_generation(&math, a->db, a->fence, n, a->ri, &a->gen, NULL);
+	else
+		a->rc = srv_visit_applied(NULL, a->db, a->node, a->g, a->failed);
+	json_decref(n);
+	return NULL;
+}
+
+static const char *state_of(const char *id)
+{
+	static char st[32];
+	json_t *d = get(LOC "/volumes/", id);
+
+	snprintf(st, sizeof(st), "%s", d ? json_string_value(json_object_get(d, "state")) : "(gone)");
+	json_decref(d);
+	return st;
+}
+
+static int64_t int_of(const char *prefix, const char *id, const char *field)
+{
+	json_t *d = get(prefix, id);
+	int64_t v = d ? json_integer_value(json_object_get(d, field)) : -1;
+
+	json_decref(d);
+	return v;
+}
+
+/* Visits' writes queued together (in this order) while another writer holds the lock run
+ * as one batch (one transaction): each takes exactly what its own
+ * request says. n1 applied 2 with v4 failed; b0 applied 1 (its create
+ * READY); b1 applied 1: c1a's create READY, c1's waits for 2 (stays CREATING); b2
+ * pushed nothing (its push failed: no request) and stays CREATING; b3 and
+ * b5 take a generation for their pending creates under the leader's fence
+ * (checked once); b4's carries the leader's lease and holder but an epoch
+ * it no longer holds (fenced), checked again: the batch fails, each request runs alone, and
+ * only b4's is refused (its node and placement untouched), the others'
+ * writes all kept. */
+#define BATCH_REQS 7
+static void batch_case(bool fenced)
+{
+	struct api_math_params math = api_math_defaults;
+	struct srv_visit_intent ri3 = { .intent = NULL }, ri4 = { .intent = NULL }, ri5 = { .intent = NULL };
+	struct db_lease held;
+	struct db_fence good = { .lease = "leases/leader", .holder = "me" }, bad;
+	json_t *failed = json_pack("[{s:s,s:s}]", "name", LOC "/volumes/v4", "error", "disk full"), *n;
+	struct batch_thread a[BATCH_REQS] = {
+		{ .node = "nodes/n1", .g = 2, .failed = failed },
+		{ .node = "nodes/b0", .g = 1 },
+		{ .node = "nodes/b1", .g = 1 },
+		{ .node = "nodes/b3", .ri = &ri3, .fence = &good },
+		{ .node = "nodes/b4", .ri = &ri4, .fence = fenced ? &bad : &good },
+		{ .node = "nodes/b5", .ri = &ri5, .fence = &good },
+		{ .node = "nodes/b0", .g = 1 }, /* twice: its status report and its push's answer */
+	};
+	struct srv_visit_batch_stats s0, s1;
+	aq_msg msg = { .text = "" };
+
+	ck_assert_int_eq(db_lease_take(db, "leases/leader", "me", "", ut_clock_real_ms(), 600000, &held), AQ_OK);
+	good.epoch = held.epoch;
+	bad = good;
+	bad.epoch = held.epoch + 1; /* the same holder's epoch no longer held (another replica's is) */
+	batch_node("nodes/b0", 1, "c0", 1);
+	batch_node("nodes/b1", 2, "c1", 2);
+	batch_vol("nodes/b1", "c1a", 1);
+	batch_node("nodes/b2", 1, "c2", 1);
+	batch_node("nodes/b3", 1, "c3", 0);
+	batch_node("nodes/b4", 1, "c4", 0);
+	batch_node("nodes/b5", 1, "c5", 0);
+	ck_assert_ptr_nonnull(n = get("nodes/", "b3"));
+	ck_assert_int_eq(srv_visit_intent_build(&math, db, n, &ri3), AQ_OK);
+	json_decref(n);
+	ck_assert_ptr_nonnull(n = get("nodes/", "b4"));
+	ck_assert_int_eq(srv_visit_intent_build(&math, db, n, &ri4), AQ_OK);
+	json_decref(n);
+	ck_assert_ptr_nonnull(n = get("nodes/", "b5"));
+	ck_assert_int_eq(srv_visit_intent_build(&math, db, n, &ri5), AQ_OK);
+	json_decref(n);
+	srv_visit_batch_stats(&s0);
+	db_group_limits(0, 60 * 1000000000ull);
+	for (int i = 0; i < BATCH_REQS; i++) {
+		a[i].rc = AQ_EIO;
+		ck_assert_msg(db_open(srv_test_db_path(), &a[i].db, &msg) == AQ_OK, "%s", msg.text);
+	}
+	ck_assert_int_eq(db_begin(db), AQ_OK); /* another writer holds the lock */
+	for (int i = 0; i < BATCH_REQS; i++) {
+		ck_assert_int_eq(pthread_create(&a[i].th, NULL, batch_run, &a[i]), 0);
+		for (int t = 0; t < 2000; t++) { /* queued in this order (up to 20 s) */
+			srv_visit_batch_stats(&s1);
+			if (s1.queued >= (uint64_t)i + 1)
+				break;
+			usleep(10000);
+		}
+	}
+	srv_visit_batch_stats(&s1);
+	ck_assert_msg(s1.queued == BATCH_REQS, "%llu of %d queued", (unsigned long long)s1.queued, BATCH_REQS);
+	db_rollback(db);
+	for (int i = 0; i < BATCH_REQS; i++) {
+		pthread_join(a[i].th, NULL);
+		db_close(a[i].db);
+		if (fenced && i == 4)
+			ck_assert_msg(a[i].rc != AQ_OK, "a write under a fence nobody holds was kept");
+		else
+			ck_assert_msg(a[i].rc == AQ_OK, "%s: %s", a[i].node, aq_err_str(a[i].rc));
+	}
+	srv_visit_batch_stats(&s1);
+	ck_assert_msg(s1.batches - s0.batches == 1 && s1.requests - s0.requests == BATCH_REQS,
+		      "%llu batches of %llu requests", (unsigned long long)(s1.batches - s0.batches),
+		      (unsigned long long)(s1.requests - s0.requests));
+	ck_assert_int_eq(s1.alone - s0.alone, fenced ? BATCH_REQS : 0);
+	/* applied: exactly what each node acknowledged */
+	ck_assert_str_eq(state_of("v1"), "READY");
+	ck_assert_str_eq(state_of("v2"), "CREATING"); /* n1's generation 3 */
+	ck_assert_str_eq(state_of("v3"), "(gone)");
+	ck_assert_str_eq(state_of("v4"), "ERROR");
+	ck_assert_str_eq(state_of("c0"), "READY");
+	ck_assert(json_is_true(json_object_get(n = get(LOC "/operations/", "op-c0"), "done")));
+	json_decref(n);
+	ck_assert_str_eq(state_of("c1"), "CREATING");
+	ck_assert_str_eq(state_of("c1a"), "READY");
+	ck_assert_str_eq(state_of("c2"), "CREATING");
+	/* generations: b3 and b5 up by one, their creates pending on it */
+	ck_assert_int_eq(a[3].gen, 2);
+	ck_assert_int_eq(int_of("nodes/", "b3", "generation"), 2);
+	ck_assert_int_eq(int_of("placements/" LOC "/volumes/", "c3", "pendingGeneration"), 2);
+	ck_assert_int_eq(a[5].gen, 2);
+	ck_assert_int_eq(int_of("nodes/", "b5", "generation"), 2);
+	ck_assert_int_eq(int_of("placements/" LOC "/volumes/", "c5", "pendingGeneration"), 2);
+	/* b4: refused under the fence, or taken like the others */
+	ck_assert_int_eq(int_of("nodes/", "b4", "generation"), fenced ? 1 : 2);
+	ck_assert_int_eq(int_of("placements/" LOC "/volumes/", "c4", "pendingGeneration"), fenced ? 0 : 2);
+	srv_visit_intent_cleanup(&ri3);
+	srv_visit_intent_cleanup(&ri4);
+	srv_visit_intent_cleanup(&ri5);
+	json_decref(failed);
+}
+
+START_TEST(test_batch)
+{
+	batch_case(false);
+}
+END_TEST
+
+START_TEST(test_batch_fenced)
+{
+	batch_case(true);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("srv_reconcile");
@@ -446,6 +640,8 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_applied);
 	tcase_add_test(tc, test_applied_grouped);
+	tcase_add_test(tc, test_batch);
+	tcase_add_test(tc, test_batch_fenced);
 	tcase_add_test(tc, test_intent);
 	tcase_add_test(tc, test_generation_race);
 	tcase_add_test(tc, test_vol_parent);
