@@ -24,6 +24,7 @@
 #include "server/srv_req.h"
 #include "server/srv_series.h"
 #include "server/srv_shelfio.h"
+#include "server/srv_visit.h"
 
 #define M_ROUTES 64
 static const int m_statuses[] = { 200, 400, 401, 403, 404, 405, 409, 413, 429, 499, 500, 501, 503, 504 };
@@ -500,6 +501,21 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 		for (int l = 0; l < DB_GROUP_LANES; l++)
 			ut_buf_addf(&b, "aquifer_db_group_lane_wait_max_seconds{lane=\"%s\"} %.6f\n", db_group_lane_name(l),
 				     (double)gs.lane[l].wait_max_ns / 1e9);
+	}
+	{
+		struct srv_visit_batch_stats vs;
+
+		srv_visit_batch_stats(&vs);
+		ut_buf_addf(&b, "# HELP aquifer_visit_batches_total Batches of the reconciler's visit writes (generations before a push, applied marks after), each one group body.\n"
+			     "# TYPE aquifer_visit_batches_total counter\naquifer_visit_batches_total %llu\n"
+			     "# HELP aquifer_visit_batch_requests_total Visit writes run in batches (requests per batch: this over the batches).\n"
+			     "# TYPE aquifer_visit_batch_requests_total counter\naquifer_visit_batch_requests_total %llu\n"
+			     "# HELP aquifer_visit_batch_alone_total Visit writes run again alone after their batch failed.\n"
+			     "# TYPE aquifer_visit_batch_alone_total counter\naquifer_visit_batch_alone_total %llu\n"
+			     "# HELP aquifer_visit_batch_given_back_total Visit writes a batch gave back to the queue when its time budget ran out.\n"
+			     "# TYPE aquifer_visit_batch_given_back_total counter\naquifer_visit_batch_given_back_total %llu\n",
+			     (unsigned long long)vs.batches, (unsigned long long)vs.requests,
+			     (unsigned long long)vs.alone, (unsigned long long)vs.given_back);
 	}
 	ut_buf_addf(&b, "# HELP aquifer_uptime_seconds Seconds since aquiferd started.\n# TYPE aquifer_uptime_seconds gauge\n"
 		     "aquifer_uptime_seconds %.3f\n", (double)(ut_clock_mono_ns() - req->srv->start_ns) / 1e9);

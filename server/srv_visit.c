@@ -23,6 +23,7 @@
 #include "server/srv_node.h"
 #include "server/srv_op.h"
 #include "server/srv_svcaddr.h"
+#include "util/ut_clock.h"
 #include "util/ut_hex.h"
 #include "util/ut_hostport.h"
 #include "util/ut_log.h"
@@ -590,6 +591,11 @@ out:
  * requests runs again alone (its own group body), so one failure undoes
  * no other's writes and each caller gets its own result. */
 #define VB_MAX 128
+/* A batch runs requests while it has run less than this; the rest go back
+ * to the front of the queue for the next batch, so the status reports of
+ * the live lane (node liveness) never wait behind a long batch. */
+#define VB_BUDGET_NS DB_GROUP_BUDGET_NS
+static uint64_t vb_budget_ns = VB_BUDGET_NS; /* srv_visit_batch_budget (tests) */
 
 static struct {
 	pthread_mutex_t mu;
@@ -641,12 +647,35 @@ static int vb_names(const struct vb_req *r, json_t *names)
 	return AQ_OK;
 }
 
+/* The batch's requests after r (not run yet) back to the front of the
+ * queue, in their order: the batch ends with r. */
+static void vb_give_back(struct vb_batch *b, struct vb_req *r)
+{
+	struct vb_req *rest = r->next, *last = rest;
+	size_t n = 1;
+
+	while (last->next) {
+		last = last->next;
+		n++;
+	}
+	r->next = NULL;
+	b->n -= n;
+	pthread_mutex_lock(&vb.mu);
+	if (!(last->next = vb.head))
+		vb.tail = &last->next;
+	vb.head = rest;
+	vb.st.queued += n;
+	vb.st.given_back += n;
+	pthread_mutex_unlock(&vb.mu);
+}
+
 static int vb_body(struct db *db, void *arg)
 {
 	struct vb_batch *b = arg;
 	struct vb_ctx c = { .pre = NULL };
 	json_t *names = json_array(), *one = NULL, *n;
 	struct vb_req *r;
+	uint64_t t0;
 	size_t i;
 	int rc = AQ_ENOMEM;
 
@@ -676,9 +705,12 @@ static int vb_body(struct db *db, void *arg)
 	json_array_foreach(names, i, n)
 		if (!json_object_get(c.pre, json_string_value(n)))
 			json_object_set_new(c.pre, json_string_value(n), json_null());
+	t0 = ut_clock_mono_ns();
 	for (r = b->first; r; r = r->next) {
 		if ((rc = r->vg ? vg_run(db, r->vg, &c) : va_run(db, r->va, &c)) != AQ_OK)
 			goto out;
+		if (r->next && ut_clock_mono_ns() - t0 >= __atomic_load_n(&vb_budget_ns, __ATOMIC_RELAXED))
+			vb_give_back(b, r);
 		/* what it touched is read from the database from now on */
 		json_decref(one);
 		if (!(one = json_array()) || (rc = vb_names(r, one)) != AQ_OK)
@@ -758,6 +790,11 @@ static int vb_run(struct db *db, struct vb_req *me)
 	}
 	pthread_mutex_unlock(&vb.mu);
 	return me->rc;
+}
+
+void srv_visit_batch_budget(uint64_t ns)
+{
+	__atomic_store_n(&vb_budget_ns, ns, __ATOMIC_RELAXED);
 }
 
 void srv_visit_batch_stats(struct srv_visit_batch_stats *st)

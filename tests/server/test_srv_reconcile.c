@@ -521,7 +521,7 @@ static int64_t int_of(const char *prefix, const char *id, const char *field)
  * only b4's is refused (its node and placement untouched), the others'
  * writes all kept. */
 #define BATCH_REQS 7
-static void batch_case(bool fenced)
+static void batch_case(bool fenced, bool tight)
 {
 	struct api_math_params math = api_math_defaults;
 	struct srv_visit_intent ri3 = { .intent = NULL }, ri4 = { .intent = NULL }, ri5 = { .intent = NULL };
@@ -561,6 +561,7 @@ static void batch_case(bool fenced)
 	ck_assert_int_eq(srv_visit_intent_build(&math, db, n, &ri5), AQ_OK);
 	json_decref(n);
 	srv_visit_batch_stats(&s0);
+	srv_visit_batch_budget(tight ? 0 : 60 * 1000000000ull);
 	db_group_limits(0, 60 * 1000000000ull);
 	for (int i = 0; i < BATCH_REQS; i++) {
 		a[i].rc = AQ_EIO;
@@ -588,10 +589,20 @@ static void batch_case(bool fenced)
 			ck_assert_msg(a[i].rc == AQ_OK, "%s: %s", a[i].node, aq_err_str(a[i].rc));
 	}
 	srv_visit_batch_stats(&s1);
-	ck_assert_msg(s1.batches - s0.batches == 1 && s1.requests - s0.requests == BATCH_REQS,
-		      "%llu batches of %llu requests", (unsigned long long)(s1.batches - s0.batches),
-		      (unsigned long long)(s1.requests - s0.requests));
-	ck_assert_int_eq(s1.alone - s0.alone, fenced ? BATCH_REQS : 0);
+	srv_visit_batch_budget(DB_GROUP_BUDGET_NS);
+	if (tight) { /* each batch ran one request and gave the rest back, in order */
+		ck_assert_msg(s1.batches - s0.batches == BATCH_REQS && s1.requests - s0.requests == BATCH_REQS &&
+				      s1.given_back - s0.given_back == BATCH_REQS * (BATCH_REQS - 1) / 2,
+			      "%llu batches of %llu requests, %llu given back", (unsigned long long)(s1.batches - s0.batches),
+			      (unsigned long long)(s1.requests - s0.requests),
+			      (unsigned long long)(s1.given_back - s0.given_back));
+		ck_assert_uint_eq(s1.queued, 0);
+	} else {
+		ck_assert_msg(s1.batches - s0.batches == 1 && s1.requests - s0.requests == BATCH_REQS,
+			      "%llu batches of %llu requests", (unsigned long long)(s1.batches - s0.batches),
+			      (unsigned long long)(s1.requests - s0.requests));
+	}
+	ck_assert_int_eq(s1.alone - s0.alone, fenced && !tight ? BATCH_REQS : 0);
 	/* applied: exactly what each node acknowledged */
 	ck_assert_str_eq(state_of("v1"), "READY");
 	ck_assert_str_eq(state_of("v2"), "CREATING"); /* n1's generation 3 */
@@ -621,13 +632,22 @@ static void batch_case(bool fenced)
 
 START_TEST(test_batch)
 {
-	batch_case(false);
+	batch_case(false, false);
 }
 END_TEST
 
 START_TEST(test_batch_fenced)
 {
-	batch_case(true);
+	batch_case(true, false);
+}
+END_TEST
+
+/* A batch out of time gives the requests it has not run back to the front
+ * of the queue: with no budget each batch runs one, the next batch the
+ * next, and every request ends exactly as in one batch. */
+START_TEST(test_batch_budget)
+{
+	batch_case(false, true);
 }
 END_TEST
 
@@ -642,6 +662,7 @@ int main(void)
 	tcase_add_test(tc, test_applied_grouped);
 	tcase_add_test(tc, test_batch);
 	tcase_add_test(tc, test_batch_fenced);
+	tcase_add_test(tc, test_batch_budget);
 	tcase_add_test(tc, test_intent);
 	tcase_add_test(tc, test_generation_race);
 	tcase_add_test(tc, test_vol_parent);
