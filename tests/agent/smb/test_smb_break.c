@@ -376,23 +376,6 @@ START_TEST(test_level2_writer_breaks_itself)
 }
 END_TEST
 
-/* LOCK of bytes 0-3 of fid with flags; its first answer in *m. */
-static void lock_first(struct smbt_conn *tc, uint64_t fid, uint32_t flags, struct smbl_msg *m)
-{
-	uint8_t body[48] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_LOCK };
-
-	smbt_put16(body, 48);
-	smbt_put16(body + 2, 1);
-	smbt_put64(body + 8, fid);
-	smbt_put64(body + 16, fid);
-	smbt_put64(body + 32, 4);
-	smbt_put32(body + 40, flags);
-	smbl_send(tc, &h, body, sizeof(body));
-	ck_assert_int_eq(smbl_recv(tc, m), 1);
-	ck_assert_uint_eq(m->h.command, SMB2_LOCK);
-}
-
 START_TEST(test_waited_lock_breaks_read_caches)
 {
 	struct smbt_conn a, b, c, d;
@@ -412,14 +395,14 @@ START_TEST(test_waited_lock_breaks_read_caches)
 	rd = smbl_open_lease(&d, "f1", (struct smbl_lease){ .key = 0x44, .state = SMBL_R });
 	ck_assert_uint_eq(rd.state, SMBL_R);
 	smbl_create(&b, &rb);
-	lock_first(&b, rb.fid, SMB2_LOCKFLAG_EXCLUSIVE, &m); /* blocking: waits on c's */
+	smbl_lock_msg(&b, rb.fid, 0, SMB2_LOCKFLAG_EXCLUSIVE, &m); /* blocking: waits on c's */
 	ck_assert_uint_eq(m.h.status, STATUS_PENDING);
 	aid = m.h.async_id;
 	smbt_loop_turn(smbl_srv);
 	smbl_expect_nothing(&a); /* a lock waiting holds nothing: no break yet */
 	smbl_expect_nothing(&d);
 	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, NULL), VOL_LEASE_R);
-	lock_first(&c, rc.fid, SMB2_LOCKFLAG_UNLOCK, &m);
+	smbl_lock_msg(&c, rc.fid, 0, SMB2_LOCKFLAG_UNLOCK, &m);
 	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
 	smbt_loop_turn(smbl_srv); /* b's lock is granted, the breaks queued */
 	smbt_loop_turn(smbl_srv);
