@@ -13,7 +13,8 @@
  * and the loop thread (smb_async_run) tries the lock again. The final
  * response carries the AsyncId and CreditResponse 0, and is signed and
  * encrypted as the session's other responses are. It ends as:
- * - STATUS_SUCCESS: the lock was granted on a try;
+ * - STATUS_SUCCESS: the lock was granted on a try (the file's read caches
+ *   are broken then, as for a lock granted at once: smb_lease_lock);
  * - STATUS_CANCELLED: SMB2 CANCEL named it (by AsyncId when the CANCEL is
  *   async, else by MessageId), from the same session;
  * - STATUS_RANGE_NOT_LOCKED: its open closed (CLOSE, TREE_DISCONNECT,
@@ -562,6 +563,8 @@ void smb_async_run(struct smb_srv *srv)
 				continue;
 			if (rc == 0 && a->seq_bucket) /* granted: a resend of it is a replay (smb_lock.c) */
 				*a->seq_bucket = a->seq;
+			if (rc == 0) /* read caches of the file go, as for one granted at once */
+				smb_lease_lock(srv, a->o);
 			async_reply(a, smb_lock_status(rc), NULL, 0);
 			async_free(a);
 			sent = true;

@@ -48,7 +48,8 @@
  * - a byte-range lock: every Level II oplock and R lease, at once, and
  *   RH leases of other groups to none, acknowledged, not waited for
  *   (smb_lease_lock; a Level II holder's own lock breaks its own, as
- *   Windows does); an allocation size set: R (smb_lease_alloc).
+ *   Windows does), when the lock is granted: at once, or for a blocking
+ *   lock that waited, on the loop thread when it is (smb_async_run); an allocation size set: R (smb_lease_alloc).
  * A stat open breaks nothing; an open the share modes refuse breaks
  * nothing but H.
  * The store flags the holder (smb_lease_wake, on the breaker's thread);
@@ -251,12 +252,12 @@ void smb_lease_alloc(struct smb_req *r, const struct smb_open *o)
 	(void)vol_lease_contend(r->c->srv->store, &o->lkey, VOL_LEASE_R | VOL_LEASE_W, by.group);
 }
 
-void smb_lease_lock(struct smb_req *r, const struct smb_open *o)
+void smb_lease_lock(struct smb_srv *srv, const struct smb_open *o)
 {
 	struct vol_lease_by by;
 
 	smb_lease_by(o, &by); /* a Level II holder's lock breaks its own (smbtorture smb2.oplock.brl1) */
-	vol_lease_contend_shared(r->c->srv->store, &o->lkey, by.group);
+	vol_lease_contend_shared(srv->store, &o->lkey, by.group);
 }
 
 /* o's group: its lease key's on a connection of this client, else a new one. */

@@ -220,7 +220,7 @@ uint32_t smb_lock_lock(struct smb_req *r)
 			return STATUS_INVALID_LOCK_RANGE;
 	status = (q.locks[0].flags & SMB2_LOCKFLAG_UNLOCK) ? unlock_all(o, &q) : lock_all(r, o, &q, bucket, seq);
 	if (status == STATUS_SUCCESS && !(q.locks[0].flags & SMB2_LOCKFLAG_UNLOCK))
-		smb_lease_lock(r, o); /* read caches of the file go (smb_lease.c) */
+		smb_lease_lock(r->c->srv, o); /* read caches of the file go (smb_lease.c) */
 	if (status == STATUS_SUCCESS) {
 		if (bucket)
 			*bucket = seq;

@@ -699,10 +699,11 @@ uint32_t smb_lease_rename(struct smb_req *r, struct smb_open *o);
  * delegations on it are recalled (VOL_LEASE_OPEN_W) and waited for, as for
  * smb_lease_rename (SMB leases are untouched: their H goes at the delete). */
 uint32_t smb_lease_delete(struct smb_req *r, struct smb_open *o);
-/* o took a byte-range lock: Level II oplocks and R leases on its file
- * (o's own Level II too) are broken to none (no acknowledgment), RH leases
- * of other groups to none with an acknowledgment nobody waits for. */
-void smb_lease_lock(struct smb_req *r, const struct smb_open *o);
+/* o took a byte-range lock (at once, or a waited one when it is granted,
+ * smb_async.c): Level II oplocks and R leases on its file (o's own Level II
+ * too) are broken to none (no acknowledgment), RH leases of other groups to
+ * none with an acknowledgment nobody waits for; the loop sends the breaks. */
+void smb_lease_lock(struct smb_srv *srv, const struct smb_open *o);
 /* A SET_INFO allocation size that leaves o's file as it is: the read
  * caches of other groups (and o's own Level II) go, as a write's would. */
 void smb_lease_alloc(struct smb_req *r, const struct smb_open *o);

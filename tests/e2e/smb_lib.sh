@@ -1,8 +1,9 @@
 # tests/e2e/smb_lib.sh: what the SMB end-to-end suites share (sourced after
 # lib.sh; test_smb_e2e.sh, test_smb_ea_acl.sh, test_smb_nfs_break.sh,
-# test_smb_notify.sh, test_smb_torture.sh; test_smb_cacls.sh and
-# test_smb_ntfs.sh source it first, for aq_smb_netns): one aquiferd and one
-# agent serving SMB, SMB users pushed to it, smbclient against it.
+# test_smb_notify.sh, test_smb_torture.sh; test_smb_cacls.sh,
+# test_smb_ntfs.sh and test_smb_ntfs_restart.sh source it first, for
+# aq_smb_netns): one aquiferd and one agent serving SMB, SMB users pushed to
+# it, smbclient against it.
 
 # aq_smb_netns NAME SCRIPT [ARG...]: for the suites that need port 445
 # (smbcacls talks to no other). Outside a namespace (AQ_NETNS unset): skip

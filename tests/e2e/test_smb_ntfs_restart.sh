@@ -14,43 +14,21 @@
 #   accesses are granted and denied (dave reads b.txt only and writes none,
 #   carol reads all three).
 # Skipped (77) unless root with ip(8), smbclient and smbcacls.
-if [ -z "${AQ_NETNS:-}" ]; then
-	for tool in ip smbclient smbcacls; do
-		command -v "$tool" >/dev/null || { echo "SKIP: $tool missing"; exit 77; }
-	done
-	[ "$(id -u)" = 0 ] || { echo "SKIP: a network namespace needs root"; exit 77; }
-	ns=aq-ntfsr-$$
-	ip netns add "$ns" 2>/dev/null || { echo "SKIP: cannot add a network namespace"; exit 77; }
-	ip -n "$ns" link set lo up
-	AQ_NETNS=$ns ip netns exec "$ns" bash "$0" "$@"
-	rc=$?
-	ip netns del "$ns"
-	exit $rc
-fi
+. "$(dirname "$0")/smb_lib.sh"
+aq_smb_netns ntfsr "$0" "$@"
 . "$(dirname "$0")/lib.sh"
-"$AQUIFER_AGENT" --help 2>&1 | grep -q -- --smb-listen || { echo "SKIP: the agent has no SMB server"; exit 77; }
+aq_smb_need --smb-listen
 aq_port_free 445 || { aq_failed "port 445 is free in namespace $AQ_NETNS"; aq_finish; }
 
-D=$AQ_TMP/srv
-SHELF=$AQ_TMP/shelf
-aq_start "$D" || { aq_failed "aquiferd starts"; aq_finish; }
-TOK=$(aq_token "$D" admin)
-P=/v1/projects/acme/locations/east
-aq_req POST "/v1/locations?locationId=east" '{}'
-aq_req POST "/v1/projects?projectId=acme" '{}'
 declare -A PID API NFS SMBADDR=([n1]=127.0.0.1 [n2]=127.0.0.2)
-for n in n1 n2; do
-	AQ_AGENT_ARGS=(--smb-listen "${SMBADDR[$n]}:445")
-	aq_agent_start "$D" "$n" east "$SHELF" "$(aq_join_token east)" 10000 || { aq_failed "agent $n starts"; aq_finish; }
-	PID[$n]=$AGENT_PID API[$n]=$AGENT_API_PORT NFS[$n]=$AGENT_NFS_PORT
-done
-aq_req POST "$P/storagePools?storagePoolId=sp" '{"network":"projects/vpc-host/global/networks/default","serviceLevel":"PREMIUM","capacityGib":"2048"}'
+AQ_SMB_PORT=445 aq_smb_cluster # aquiferd, pool sp, n1 on 127.0.0.1:445
+PID[n1]=$AGENT_PID API[n1]=$AGENT_API_PORT NFS[n1]=$AGENT_NFS_PORT
+AQ_AGENT_ARGS=(--smb-listen "${SMBADDR[n2]}:445")
+aq_agent_start "$D" n2 east "$SHELF" "$(aq_join_token east)" 10000 || { aq_failed "agent n2 starts"; aq_finish; }
+PID[n2]=$AGENT_PID API[n2]=$AGENT_API_PORT NFS[n2]=$AGENT_NFS_PORT
 aq_mutate POST "$P/volumes?volumeId=docs" '{"storagePool":"sp","capacityGib":"100","shareName":"docs","protocols":["SMB"],"unixPermissions":"0777","securityStyle":"NTFS"}'
 expect_jq .response.state READY "an NTFS SMB volume is READY"
-aq_req POST "$P/smbUsers?smbUserId=carol" '{"password":"Secret-1","uid":"1000","gid":"1000"}'
-expect_status 200 "the SMB user carol"
-aq_req POST "$P/smbUsers?smbUserId=dave" '{"password":"Secret-2","uid":"1001","gid":"1001"}'
-expect_status 200 "the SMB user dave"
+aq_smb_carol_dave # sets CAROL and DAVE; checks n1 got both, n2 is checked here
 users_on() { jq -e '[.smbUsers[].name] | (index("carol") and index("dave"))' "$D/$1/state/intent.json" >/dev/null 2>&1; }
 ok "both nodes got both users" aq_wait_until 10 bash -c "$(declare -f users_on); D=$D; users_on n1 && users_on n2"
 
@@ -62,16 +40,14 @@ HOST=$(host_of)
 case $HOST in 127.0.0.1) NODE=n1 OTHER=n2 ;; 127.0.0.2) NODE=n2 OTHER=n1 ;; *) NODE= ;; esac
 ok "docs is served by n1 or n2 ($HOST)" test -n "$NODE"
 
-OPTS=(--option='client signing=required' --option='client min protocol=SMB3_11')
 smbc() { # USER%PASS COMMANDS
-	timeout 60 smbclient "//$HOST/docs" -U "$1" "${OPTS[@]}" -c "$2" 2>&1
+	timeout 60 smbclient "//$HOST/docs" -U "$1" "${AQ_SMB445_OPTS[@]}" -c "$2" 2>&1
 }
 cacls() { # USER%PASS FILE [ARGS...]
 	local who=$1 f=$2
 	shift 2
-	timeout 60 smbcacls "//$HOST/docs" "$f" -U "$who" --numeric "${OPTS[@]}" "$@" 2>&1
+	timeout 60 smbcacls "//$HOST/docs" "$f" -U "$who" --numeric "${AQ_SMB445_OPTS[@]}" "$@" 2>&1
 }
-CAROL=carol%Secret-1 DAVE=dave%Secret-2
 echo secret >"$AQ_TMP/s.txt"
 ok "carol puts a.txt, b.txt, c.txt" smbc "$CAROL" "put $AQ_TMP/s.txt a.txt; put $AQ_TMP/s.txt b.txt; put $AQ_TMP/s.txt c.txt"
 set_acl() { # FILE ACL: carol --set's it, no error
@@ -144,9 +120,7 @@ ok "$OTHER serves docs" aq_wait_until 30 eval 'smbc "$CAROL" ls >/dev/null'
 expect_eq "on $OTHER: every descriptor reads back as on $NODE" "$DESC1" "$(descriptors)"
 expect_eq "on $OTHER: the same accesses granted and denied" "$want_m" "$(matrix)"
 for n in n1 n2; do aq_stop "${PID[$n]}"; done
-aq_sanitizer_clean "$D"
-for n in n1 n2; do
-	ok "no sanitizer report in $n's log" \
-		bash -c "! grep -qE 'ERROR: (Address|Leak|Thread|Undefined)Sanitizer|runtime error:' '$D/$n/agent.log'"
-done
+aq_smb_sanitizer_clean # aquiferd's and n1's logs
+ok "no sanitizer report in n2's log" \
+	bash -c "! grep -qE 'ERROR: (Address|Leak|Thread|Undefined)Sanitizer|runtime error:' '$D/n2/agent.log'"
 aq_finish

@@ -360,11 +360,10 @@ uint32_t smbl_write(struct smbt_conn *tc, uint64_t fid, const char *data)
 	return m.h.status;
 }
 
-uint32_t smbl_lock(struct smbt_conn *tc, uint64_t fid, uint64_t off)
+void smbl_lock_msg(struct smbt_conn *tc, uint64_t fid, uint64_t off, uint32_t flags, struct smbl_msg *m)
 {
 	uint8_t body[48] = { 0 };
 	struct smb_wire_hdr h = { .command = SMB2_LOCK };
-	struct smbl_msg m;
 
 	smbt_put16(body, 48);
 	smbt_put16(body + 2, 1);
@@ -372,10 +371,17 @@ uint32_t smbl_lock(struct smbt_conn *tc, uint64_t fid, uint64_t off)
 	smbt_put64(body + 16, fid);
 	smbt_put64(body + 24, off);
 	smbt_put64(body + 32, 4);
-	smbt_put32(body + 40, SMB2_LOCKFLAG_EXCLUSIVE | SMB2_LOCKFLAG_FAIL_IMMEDIATELY);
+	smbt_put32(body + 40, flags);
 	smbl_send(tc, &h, body, sizeof(body));
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	ck_assert_uint_eq(m.h.command, SMB2_LOCK);
+	ck_assert_int_eq(smbl_recv(tc, m), 1);
+	ck_assert_uint_eq(m->h.command, SMB2_LOCK);
+}
+
+uint32_t smbl_lock(struct smbt_conn *tc, uint64_t fid, uint64_t off)
+{
+	struct smbl_msg m;
+
+	smbl_lock_msg(tc, fid, off, SMB2_LOCKFLAG_EXCLUSIVE | SMB2_LOCKFLAG_FAIL_IMMEDIATELY, &m);
 	return m.h.status;
 }
 

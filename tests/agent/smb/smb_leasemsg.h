@@ -1,4 +1,4 @@
-/* smb_leasemsg: the CREATE, CLOSE, WRITE and OPLOCK_BREAK requests the
+/* smb_leasemsg: the CREATE, CLOSE, WRITE, LOCK and OPLOCK_BREAK requests the
  * oplock and lease suites (test_smb_lease, test_smb_break, test_smb_break_ns,
  * test_smb_lease_steps, test_smb_durable...) send through smb_harness, the
  * parse of their answers and of break notifications, and the look at a
@@ -145,6 +145,9 @@ uint32_t smbl_write(struct smbt_conn *tc, uint64_t fid, const char *data);
 /* LOCK of one exclusive range (4 bytes at off) on fid, failing immediately
  * (no async wait): the status answered. */
 uint32_t smbl_lock(struct smbt_conn *tc, uint64_t fid, uint64_t off);
+/* LOCK of 4 bytes at off on fid with flags (a blocking one, an unlock...):
+ * its first answer (the interim STATUS_PENDING of one that waits) in *m. */
+void smbl_lock_msg(struct smbt_conn *tc, uint64_t fid, uint64_t off, uint32_t flags, struct smbl_msg *m);
 /* Acknowledgments; *level / *state (when not NULL) get the response's. */
 uint32_t smbl_ack_oplock(struct smbt_conn *tc, uint64_t fid, uint8_t level, uint8_t *got);
 uint32_t smbl_ack_lease(struct smbt_conn *tc, uint8_t key, uint32_t state, uint32_t *got);

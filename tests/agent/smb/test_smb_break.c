@@ -22,6 +22,9 @@
  * - an open the share modes refuse breaks no EXCLUSIVE oplock, a stat open
  *   (attributes only) no BATCH; a Level II holder's own write breaks it to
  *   NONE (an ack of that is INVALID_OPLOCK_PROTOCOL);
+ * - a blocking LOCK that waited on a third client's lock breaks, when it is
+ *   granted, a Level II oplock and an R lease on the file (to none, no
+ *   acknowledgment) as one granted at once does: not while it waits;
  * - an NFS write (vol_write, on another thread) to a file under an RWH lease
  *   waits in the store until the SMB holder acknowledged its break (RWH ->
  *   NONE): until then the file holds the old bytes; with no ack it goes on
@@ -373,6 +376,49 @@ START_TEST(test_level2_writer_breaks_itself)
 }
 END_TEST
 
+START_TEST(test_waited_lock_breaks_read_caches)
+{
+	struct smbt_conn a, b, c, d;
+	struct smbl_create ra = { .name = "f1", .oplock = SMB2_OPLOCK_LEVEL_II };
+	struct smbl_create rb = { .name = "f1" }, rc = { .name = "f1" }, rd;
+	struct smbl_msg m;
+	uint64_t aid;
+
+	smbl_conn(&a, 1);
+	smbl_conn(&b, 2);
+	smbl_conn(&c, 3);
+	smbl_conn(&d, 4);
+	smbl_create(&c, &rc);
+	ck_assert_uint_eq(smbl_lock(&c, rc.fid, 0), STATUS_SUCCESS); /* before any cache: breaks none */
+	smbl_create(&a, &ra);
+	ck_assert_uint_eq(ra.oplock_got, SMB2_OPLOCK_LEVEL_II);
+	rd = smbl_open_lease(&d, "f1", (struct smbl_lease){ .key = 0x44, .state = SMBL_R });
+	ck_assert_uint_eq(rd.state, SMBL_R);
+	smbl_create(&b, &rb);
+	smbl_lock_msg(&b, rb.fid, 0, SMB2_LOCKFLAG_EXCLUSIVE, &m); /* blocking: waits on c's */
+	ck_assert_uint_eq(m.h.status, STATUS_PENDING);
+	aid = m.h.async_id;
+	smbt_loop_turn(smbl_srv);
+	smbl_expect_nothing(&a); /* a lock waiting holds nothing: no break yet */
+	smbl_expect_nothing(&d);
+	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, NULL), VOL_LEASE_R);
+	smbl_lock_msg(&c, rc.fid, 0, SMB2_LOCKFLAG_UNLOCK, &m);
+	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
+	smbt_loop_turn(smbl_srv); /* b's lock is granted, the breaks queued */
+	smbt_loop_turn(smbl_srv);
+	ck_assert_int_eq(smbl_recv(&b, &m), 1);
+	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(m.h.async_id, aid);
+	smbl_expect_oplock_break(&a, ra.fid, SMB2_OPLOCK_LEVEL_NONE);
+	smbl_expect_lease_break(&d, 0x44, 0, 0, SMBL_R, 0); /* v1, R only: no ack */
+	ck_assert_uint_eq(smbl_grant_state(&a, ra.fid, NULL), 0);
+	ck_assert_uint_eq(smbl_grant_state(&d, rd.fid, NULL), 0);
+	smbl_expect_nothing(&a); /* once */
+	smbl_expect_nothing(&d);
+	smbl_expect_nothing(&b);
+}
+END_TEST
+
 /* An NFS WRITE on its own thread (as the NFS server's workers make it). */
 struct nfs_writer {
 	pthread_t thr;
@@ -623,6 +669,7 @@ static Suite *smb_break_suite(void)
 	tcase_add_test(tc, test_second_break_after_ack);
 	tcase_add_test(tc, test_no_break_on_refused_or_stat_open);
 	tcase_add_test(tc, test_level2_writer_breaks_itself);
+	tcase_add_test(tc, test_waited_lock_breaks_read_caches);
 	tcase_add_test(tc, test_lease_state_outlives_its_opens);
 	tcase_add_test(tc, test_sharing_violation_takes_handle_only);
 	tcase_add_test(tc, test_nfs_write_waits_for_ack);
