@@ -212,3 +212,21 @@ void smb_acl_merge(struct smb_sd *cur, const struct smb_sd *in, uint32_t what)
 						    SMB_SD_SACL_AUTO_INHERITED, SMB_SD_SACL_AUTO_INHERIT_REQ);
 	}
 }
+
+void smb_acl_given(const struct smb_sd *in, const struct smb_acl_token *t, struct smb_sd *out)
+{
+	uint32_t what = SMB_SD_OWNER | SMB_SD_GROUP;
+
+	memset(out, 0, sizeof(*out));
+	out->control = SMB_SD_SELF_RELATIVE;
+	/* a part the descriptor leaves out stays out (no DACL is not a NULL one) */
+	if (in->has_dacl || (in->control & SMB_SD_DACL_PRESENT))
+		what |= SMB_SD_DACL;
+	if (in->has_sacl || (in->control & SMB_SD_SACL_PRESENT))
+		what |= SMB_SD_SACL;
+	smb_acl_merge(out, in, what);
+	if (!out->has_owner) /* what the descriptor leaves out is the creator's */
+		out->has_owner = true, out->owner = t->sid[0];
+	if (!out->has_group)
+		out->has_group = true, out->group = t->sid[1];
+}
