@@ -348,6 +348,31 @@ START_TEST(test_given_control)
 }
 END_TEST
 
+/* Nothing given, nothing handed down (smb_acl_default, MS-DTYP 2.5.3.4):
+ * the creator's default DACL as Windows has it, the owner and SYSTEM with
+ * full access and nothing for anyone else (no Everyone read). */
+START_TEST(test_default_dacl)
+{
+	struct smb_sd_sid sys;
+
+	ck_assert_int_eq(smb_sd_sid_from_str("S-1-5-18", &sys), 0);
+	smb_acl_default(&alice, &child);
+	ck_assert_uint_eq(child.control, SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT);
+	ck_assert(smb_sd_sid_eq(&child.owner, &alice.sid[0]));
+	ck_assert(smb_sd_sid_eq(&child.group, &alice.sid[1]));
+	ck_assert_uint_eq(child.dacl.count, 2);
+	ck_assert(smb_sd_sid_eq(&child.dacl.ace[0].sid, &alice.sid[0]));
+	ck_assert(smb_sd_sid_eq(&child.dacl.ace[1].sid, &sys));
+	for (unsigned k = 0; k < 2; k++) {
+		ck_assert_uint_eq(child.dacl.ace[k].type, SMB_SD_ACCESS_ALLOWED);
+		ck_assert_uint_eq(child.dacl.ace[k].flags, 0);
+		ck_assert_uint_eq(child.dacl.ace[k].mask, SMB_FILE_ALL_ACCESS);
+	}
+	ck_assert_uint_eq(smb_acl_granted(&child, &alice), SMB_FILE_ALL_ACCESS);
+	ck_assert_uint_eq(smb_acl_granted(&child, &bob), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("smb_acl");
@@ -364,6 +389,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_inherit_auto);
 	tcase_add_test(tc, test_merge_control);
 	tcase_add_test(tc, test_given_control);
+	tcase_add_test(tc, test_default_dacl);
 	suite_add_tcase(s, tc);
 	return s;
 }
