@@ -8,6 +8,7 @@ static const struct smb_sd_sid smb_acl_auth_users = { .revision = 1, .count = 1,
 static const struct smb_sd_sid smb_acl_creator_owner = { .revision = 1, .count = 1, .authority = 3, .sub = { 0 } };
 static const struct smb_sd_sid smb_acl_creator_group = { .revision = 1, .count = 1, .authority = 3, .sub = { 1 } };
 static const struct smb_sd_sid smb_acl_owner_rights = { .revision = 1, .count = 1, .authority = 3, .sub = { 4 } };
+static const struct smb_sd_sid smb_acl_system = { .revision = 1, .count = 1, .authority = 5, .sub = { 18 } };
 
 void smb_acl_token_init(struct smb_acl_token *t, uint32_t uid, uint32_t gid, const uint32_t *gids, unsigned ngids)
 {
@@ -210,5 +211,42 @@ void smb_acl_merge(struct smb_sd *cur, const struct smb_sd *in, uint32_t what)
 		cur->sacl = in->sacl;
 		cur->control = smb_acl_part_control(cur->control, in->control, SMB_SD_SACL_PROTECTED,
 						    SMB_SD_SACL_AUTO_INHERITED, SMB_SD_SACL_AUTO_INHERIT_REQ);
+	}
+}
+
+void smb_acl_given(const struct smb_sd *in, const struct smb_acl_token *t, struct smb_sd *out)
+{
+	uint32_t what = SMB_SD_OWNER | SMB_SD_GROUP;
+
+	memset(out, 0, sizeof(*out));
+	out->control = SMB_SD_SELF_RELATIVE;
+	/* a part the descriptor leaves out stays out (no DACL is not a NULL one) */
+	if (in->has_dacl || (in->control & SMB_SD_DACL_PRESENT))
+		what |= SMB_SD_DACL;
+	if (in->has_sacl || (in->control & SMB_SD_SACL_PRESENT))
+		what |= SMB_SD_SACL;
+	smb_acl_merge(out, in, what);
+	if (!out->has_owner) /* what the descriptor leaves out is the creator's */
+		out->has_owner = true, out->owner = t->sid[0];
+	if (!out->has_group)
+		out->has_group = true, out->group = t->sid[1];
+}
+
+void smb_acl_default(const struct smb_acl_token *t, struct smb_sd *sd)
+{
+	const struct smb_sd_sid *who[] = { &t->sid[0], &smb_acl_system };
+
+	memset(sd, 0, sizeof(*sd));
+	sd->control = SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT;
+	sd->has_owner = sd->has_group = sd->has_dacl = true;
+	sd->owner = t->sid[0];
+	sd->group = t->sid[1];
+	sd->dacl.revision = 2;
+	for (unsigned k = 0; k < 2; k++) {
+		struct smb_sd_ace *a = &sd->dacl.ace[sd->dacl.count++];
+
+		a->type = SMB_SD_ACCESS_ALLOWED;
+		a->mask = SMB_FILE_ALL_ACCESS; /* GENERIC_ALL, mapped */
+		a->sid = *who[k];
 	}
 }

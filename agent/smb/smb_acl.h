@@ -92,5 +92,18 @@ unsigned smb_acl_inherit(const struct smb_sd *parent, bool dir, const struct smb
  * DACL); generic rights of the object's own ACEs mapped. Who may set what
  * is the caller's check. */
 void smb_acl_merge(struct smb_sd *cur, const struct smb_sd *in, uint32_t what);
+/* CREATE's SecD context (MS-SMB2 2.2.13.2.2): the new object's descriptor
+ * in *out, in merged over an empty one as SET_INFO would store it
+ * (smb_acl_merge: AUTO_INHERIT_REQ never kept, AUTO_INHERITED only beside
+ * it, PROTECTED as given; a DACL or SACL part in leaves out stays out),
+ * the owner and group the token's where in names none. */
+void smb_acl_given(const struct smb_sd *in, const struct smb_acl_token *t, struct smb_sd *out);
+/* A new object's descriptor when the CREATE gave none and its parent
+ * hands nothing down (MS-DTYP 2.5.3.4: the creator token's default DACL;
+ * Windows', and smbd's with acl_xattr "default acl style = windows" and
+ * "ignore system acls"): owner and group the token's, a DACL of two ALLOW
+ * ACEs without inheritance flags, the owner and SYSTEM (S-1-5-18) with
+ * FILE_ALL_ACCESS; control SELF_RELATIVE | DACL_PRESENT only. */
+void smb_acl_default(const struct smb_acl_token *t, struct smb_sd *sd);
 
 #endif

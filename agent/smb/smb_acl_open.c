@@ -10,9 +10,11 @@
  *    holds to the DACL. Refused: STATUS_ACCESS_DENIED.
  *  - CREATE of a new object: the parent must grant FILE_ADD_FILE (a file)
  *    or FILE_ADD_SUBDIRECTORY (a folder); the object gets the SecD
- *    context's descriptor (validated, re-encoded self-relative), else the
- *    parent's inheritable ACEs, else the descriptor a UNIX-style share
- *    would show for a 0755 folder / 0644 file of the creator; the creator
+ *    context's descriptor (validated, re-encoded self-relative, its control
+ *    bits as a SET_INFO would store them: smb_acl_given), else the
+ *    parent's inheritable ACEs, else the creator token's default DACL as
+ *    Windows gives it (smb_acl_default: the owner and SYSTEM, full
+ *    access; no more Everyone read); the creator
  *    gets what it asked (MAXIMUM_ALLOWED: what the new descriptor grants).
  *  - QUERY_INFO security: the parts AdditionalInformation names.
  *  - SET_INFO security: merged into the object's descriptor part by part
@@ -166,16 +168,13 @@ uint32_t smb_acl_made(const struct smb_ctx_req *x, struct smb_open *o, const str
 		goto out;
 	smb_acl_token_of(cred, &t);
 	if (x->secd_raw) {
-		st = smb_sd_decode(x->secd_raw, x->secd_len, sd) == AQ_OK ? STATUS_SUCCESS : STATUS_INVALID_PARAMETER;
+		/* stored with the control bits a SET_INFO would leave */
+		st = smb_sd_decode(x->secd_raw, x->secd_len, parent) == AQ_OK ? STATUS_SUCCESS : STATUS_INVALID_PARAMETER;
 		if (st != STATUS_SUCCESS)
 			goto out;
-		if (!sd->has_owner) /* what the descriptor leaves out is the creator's */
-			sd->has_owner = true, sd->owner = t.sid[0];
-		if (!sd->has_group)
-			sd->has_group = true, sd->group = t.sid[1];
-		smb_acl_map_acl(&sd->dacl);
+		smb_acl_given(parent, &t, sd);
 	} else if (smb_acl_load(&o->parent, parent) != 0 || smb_acl_inherit(parent, dir, &t, sd) == 0) {
-		smb_sd_from_unix(cred->uid, cred->gid, dir ? 0755u : 0644u, dir, sd);
+		smb_acl_default(&t, sd); /* the creator's and SYSTEM's, as Windows */
 	}
 	if ((st = smb_acl_store(&o->obj, sd)) != STATUS_SUCCESS)
 		goto out;

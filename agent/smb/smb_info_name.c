@@ -117,10 +117,11 @@ out:
 
 /* MS-FSA 2.1.5.14.6: a folder is not linked (FILE_IS_A_DIRECTORY); an
  * existing target is a collision unless ReplaceIfExists, and then it is
- * removed first unless it is a folder or open (ACCESS_DENIED, as Windows);
+ * replaced in one step (vol_link_replace) unless it is a folder or open
+ * (ACCESS_DENIED, as Windows);
  * the target names o's own volume (NOT_SAME_DEVICE otherwise: a compound
  * may name another share's tree). The caller's write on the target folder
- * is the store's check (vol_link, vol_remove run as the caller). */
+ * is the store's check (vol_link, vol_link_replace run as the caller). */
 uint32_t smb_info_link(struct smb_req *r, struct smb_open *o, const uint8_t *d, size_t len)
 {
 	struct smb_info_target t;
@@ -150,12 +151,12 @@ uint32_t smb_info_link(struct smb_req *r, struct smb_open *o, const uint8_t *d, 
 			st = STATUS_ACCESS_DENIED;
 			goto out;
 		}
-		if ((rc = vol_remove(&t.dir, &r->sess->cred, t.leaf, strlen(t.leaf))) != 0) {
-			st = smb_status_from_errno(rc);
-			goto out;
-		}
+		/* one step: the name is the old file or the new, never missing */
+		rc = vol_link_replace(&o->obj, &t.dir, t.leaf, strlen(t.leaf), &r->sess->cred, NULL);
+	} else {
+		rc = vol_link(&o->obj, &t.dir, t.leaf, strlen(t.leaf), &r->sess->cred);
 	}
-	if ((rc = vol_link(&o->obj, &t.dir, t.leaf, strlen(t.leaf), &r->sess->cred)) != 0)
+	if (rc != 0)
 		st = smb_status_from_errno(rc);
 out:
 	vol_obj_cleanup(&t.dir);

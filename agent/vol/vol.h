@@ -576,6 +576,15 @@ int vol_rename_by(struct vol_obj *fdir, const char *fname, size_t flen, struct v
 		  const char *tname, size_t tlen, const struct vol_cred *cred, const struct vol_lease_by *by);
 int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t nlen,
 	     const struct vol_cred *cred);
+/* vol_link that replaces an existing non-folder name in one atomic step
+ * (a temporary name in dir renamed over it: name resolves to the old
+ * object or the new at every moment; a failure leaves the old one and no
+ * temporary). As vol_remove_by, clients caching a handle to the replaced
+ * file close it first; the capacity counts one name, the replaced file's
+ * data go with its last link; watches see REMOVED then ADDED. A name that
+ * is already the file is left as it is. */
+int vol_link_replace(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t nlen,
+		     const struct vol_cred *cred, const struct vol_lease_by *by);
 
 /* Directory iteration from cookie (0 = start). Cookies are the kernel's
  * getdents64 d_off values: ext4 returns hash positions and tmpfs (Linux 6.6+)

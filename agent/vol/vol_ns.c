@@ -594,6 +594,89 @@ int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t 
 	return rc;
 }
 
+/* vol_link over an existing name in one step: the file is linked to a
+ * name of its own in the same folder, which then replaces name by rename
+ * (atomic in POSIX: name always resolves, to the old object or the new); a
+ * failed rename takes the temporary away again. */
+int vol_link_replace(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t nlen,
+		     const struct vol_cred *cred, const struct vol_lease_by *by)
+{
+	static unsigned seq;
+	char nm[VOL_NAME_MAX + 1], tmp[64], num[16];
+	struct stat st, now;
+	bool had = false, gone = false, same = false;
+	uint64_t tea = 0;
+	int rc;
+
+	if (obj->exp->acct != dir->exp->acct)
+		return -EXDEV;
+	if (!S_ISDIR(dir->st.st_mode))
+		return -ENOTDIR;
+	if (obj->snap || dir->snap)
+		return -EROFS;
+	if (S_ISDIR(obj->st.st_mode))
+		return -EISDIR;
+	if ((rc = vol_name(name, nlen, nm)) != 0)
+		return rc;
+	if (!strcmp(nm, ".") || !strcmp(nm, "..") || vol_snap_reserved(dir, nm))
+		return -EINVAL;
+	/* a client caching a handle to the file replaced closes it first */
+	vol_lease_break_name(dir, nm, VOL_LEASE_H, by);
+	if ((rc = vol_name_charge(dir->exp)) != 0)
+		return rc;
+	snprintf(tmp, sizeof(tmp), ".aq-link.%ld.%u", (long)getpid(), __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	snprintf(num, sizeof(num), "%d", obj->fd);
+	vol_become(cred);
+	if (linkat(dir->exp->store->procfd, num, dir->fd, tmp, AT_SYMLINK_FOLLOW) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	if ((had = fstatat(dir->fd, nm, &st, AT_SYMLINK_NOFOLLOW) == 0)) {
+		vol_ra_forget(dir->exp, (uint64_t)st.st_ino);
+		tea = S_ISREG(st.st_mode) && st.st_nlink == 1 ? vol_ea_size_at(dir->fd, nm) : 0;
+		if (!S_ISDIR(st.st_mode))
+			vol_drop_name(dir, nm, dir->exp->store);
+	}
+	if (renameat(dir->fd, tmp, dir->fd, nm) != 0) {
+		rc = -errno;
+		unlinkat(dir->fd, tmp, 0);
+		goto out;
+	}
+	/* name already named the file: rename left both names, as POSIX says */
+	if (had && fstatat(dir->fd, nm, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == st.st_ino &&
+	    now.st_dev == st.st_dev) {
+		unlinkat(dir->fd, tmp, 0);
+		same = true;
+	}
+out:
+	vol_unbecome(cred);
+	/* the temporary's name given back, or the replaced one's */
+	if (rc != 0 || had)
+		vol_name_refund(dir->exp);
+	if (rc != 0)
+		return rc;
+	if (same)
+		return 0;
+	if (had) {
+		gone = S_ISREG(st.st_mode) && st.st_nlink == 1;
+		vol_adjust(dir->exp, -(int64_t)tea);
+		if (gone)
+			vol_adjust(dir->exp, -(int64_t)st.st_size);
+		if (gone && dir->exp->store->tier)
+			dir->exp->store->tier->unlinked(dir->exp->store->tier_arg, dir->exp->cfg.fsid, &st);
+	}
+	vol_refresh(obj);
+	/* the file's link count, then the folder whose names changed */
+	rc = S_ISREG(obj->st.st_mode) ? vol_obj_stable(obj, -1) : 0;
+	if (rc == 0)
+		rc = vol_dirsync(dir);
+	if (rc == 0 && had)
+		vol_watch_note(dir, nm, VOL_WATCH_REMOVED, VOL_WATCH_FILE_NAME);
+	if (rc == 0)
+		vol_watch_note(dir, nm, VOL_WATCH_ADDED, VOL_WATCH_FILE_NAME);
+	return rc;
+}
+
 struct vol_dirent64 {
 	uint64_t d_ino;
 	int64_t d_off;

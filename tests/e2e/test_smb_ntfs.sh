@@ -4,8 +4,12 @@
 # server. Like test_smb_cacls.sh, it runs whole (aquiferd, the agent with
 # --smb-listen 127.0.0.1:445, smbclient, smbcacls) in a network namespace
 # of its own. An SMB-only NTFS volume, carol (uid 1000) and dave (uid 1001):
-# - a file carol puts has her as owner and a stored descriptor that lets
-#   dave read; carol adds a DENY READ ACE for dave: dave's get is
+# - a file carol puts at the volume's root (which hands nothing down) has
+#   her as owner and Windows' default DACL (MS-DTYP 2.5.3.4, as smbd's
+#   acl_xattr "default acl style = windows"): carol and SYSTEM (S-1-5-18)
+#   FILE_ALL_ACCESS, control 0x8004, so dave's get is ACCESS_DENIED; carol
+#   adds an ALLOW READ for dave and dave reads; carol adds a DENY READ ACE
+#   for dave: dave's get is
 #   NT_STATUS_ACCESS_DENIED, carol still reads, and the DENY, a SID no
 #   POSIX mode could hold, reads back with smbcacls;
 # - a folder with inheritable ACEs (OI|CI for dave) set by smbcacls --set,
@@ -36,6 +40,13 @@ reads() { # USER%PASS FILE: the get works and brings the bytes
 	aq_smb445 "$1" "get $2 $AQ_TMP/got.txt" >/dev/null
 	cmp -s "$AQ_TMP/s.txt" "$AQ_TMP/got.txt"
 }
+expect_contains "s.txt's DACL: carol FILE_ALL_ACCESS" "ACL:S-1-22-1-1000:0/0x0/0x001f01ff" "$out"
+expect_contains "s.txt's DACL: SYSTEM FILE_ALL_ACCESS" "ACL:S-1-5-18:0/0x0/0x001f01ff" "$out"
+expect_contains "s.txt's control: SELF_RELATIVE, DACL_PRESENT" "CONTROL:0x8004" "$out"
+out=$(aq_smb445 "$DAVE" "get s.txt $AQ_TMP/got.txt")
+expect_contains "dave may not read s.txt (nothing for him in the default DACL)" NT_STATUS_ACCESS_DENIED "$out"
+out=$(aq_smb445_cacls "$CAROL" s.txt --add "ACL:S-1-22-1-1001:ALLOWED/0x0/READ")
+expect_eq "carol adds an ALLOW READ for dave" "" "$(grep -E 'NT_STATUS|Failed|failed' <<<"$out")"
 ok "dave reads s.txt before any DENY" reads "$DAVE" s.txt
 out=$(aq_smb445_cacls "$CAROL" s.txt --add "ACL:S-1-22-1-1001:DENIED/0x0/READ")
 expect_eq "carol adds a DENY READ for dave" "" "$(grep -E 'NT_STATUS|Failed|failed' <<<"$out")"

@@ -310,6 +310,69 @@ START_TEST(test_merge_control)
 }
 END_TEST
 
+/* CREATE's SecD context (smb_acl_given): the control bits as SET_INFO
+ * stores them (REQ never, AUTO_INHERITED only beside it, PROTECTED as
+ * given), the ACEs as sent, generic rights mapped; an owner and group left
+ * out are the creator's; a descriptor without a DACL part stays without. */
+START_TEST(test_given_control)
+{
+	static const uint16_t DR = SMB_SD_DACL_AUTO_INHERIT_REQ, DI = SMB_SD_DACL_AUTO_INHERITED,
+			      P = SMB_SD_DACL_PROTECTED, BASE = SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT;
+	struct smb_sd *in = malloc(sizeof(*in));
+
+	ck_assert_ptr_nonnull(in);
+	ace(SMB_SD_ACCESS_ALLOWED, 0, SMB_GENERIC_ALL, "S-1-22-1-2000");
+	for (unsigned k = 0; k < 8; k++) {
+		uint16_t given = (k & 1 ? DI : 0) | (k & 2 ? DR : 0) | (k & 4 ? P : 0);
+
+		*in = sd;
+		in->control = BASE | given;
+		in->has_owner = in->has_group = false;
+		smb_acl_given(in, &alice, &child);
+		ck_assert_uint_eq(child.control, BASE | (k & 4 ? P : 0) | ((k & 3) == 3 ? DI : 0));
+		ck_assert(smb_sd_sid_eq(&child.owner, &alice.sid[0]));
+		ck_assert(smb_sd_sid_eq(&child.group, &alice.sid[1]));
+		ck_assert_uint_eq(child.dacl.count, 1);
+		ck_assert_uint_eq(child.dacl.ace[0].flags, 0);
+		ck_assert_uint_eq(child.dacl.ace[0].mask, SMB_FILE_ALL_ACCESS);
+	}
+	/* the owner given is kept; no DACL part: none stored (not a NULL one) */
+	*in = sd;
+	in->control = SMB_SD_SELF_RELATIVE | DR | DI;
+	in->has_dacl = false;
+	smb_acl_given(in, &bob, &child);
+	ck_assert(smb_sd_sid_eq(&child.owner, &sd.owner));
+	ck_assert(!child.has_dacl);
+	ck_assert_uint_eq(child.control, SMB_SD_SELF_RELATIVE);
+	free(in);
+}
+END_TEST
+
+/* Nothing given, nothing handed down (smb_acl_default, MS-DTYP 2.5.3.4):
+ * the creator's default DACL as Windows has it, the owner and SYSTEM with
+ * full access and nothing for anyone else (no Everyone read). */
+START_TEST(test_default_dacl)
+{
+	struct smb_sd_sid sys;
+
+	ck_assert_int_eq(smb_sd_sid_from_str("S-1-5-18", &sys), 0);
+	smb_acl_default(&alice, &child);
+	ck_assert_uint_eq(child.control, SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT);
+	ck_assert(smb_sd_sid_eq(&child.owner, &alice.sid[0]));
+	ck_assert(smb_sd_sid_eq(&child.group, &alice.sid[1]));
+	ck_assert_uint_eq(child.dacl.count, 2);
+	ck_assert(smb_sd_sid_eq(&child.dacl.ace[0].sid, &alice.sid[0]));
+	ck_assert(smb_sd_sid_eq(&child.dacl.ace[1].sid, &sys));
+	for (unsigned k = 0; k < 2; k++) {
+		ck_assert_uint_eq(child.dacl.ace[k].type, SMB_SD_ACCESS_ALLOWED);
+		ck_assert_uint_eq(child.dacl.ace[k].flags, 0);
+		ck_assert_uint_eq(child.dacl.ace[k].mask, SMB_FILE_ALL_ACCESS);
+	}
+	ck_assert_uint_eq(smb_acl_granted(&child, &alice), SMB_FILE_ALL_ACCESS);
+	ck_assert_uint_eq(smb_acl_granted(&child, &bob), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("smb_acl");
@@ -325,6 +388,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_inherit_generic);
 	tcase_add_test(tc, test_inherit_auto);
 	tcase_add_test(tc, test_merge_control);
+	tcase_add_test(tc, test_given_control);
+	tcase_add_test(tc, test_default_dacl);
 	suite_add_tcase(s, tc);
 	return s;
 }
