@@ -155,7 +155,7 @@ static void read_do(struct smb_read_job *j)
 	ut_buf_put_zero(&j->out, SMB2_HDR_LEN);
 	smb_wire_read_rsp_encode(&j->out, 0, 0, 0);
 	at = j->out.len;
-	if (!(dst = ut_buf_put_zero(&j->out, j->len))) {
+	if (!(dst = ut_buf_put_room(&j->out, j->len))) { /* filled, then cut to j->got */
 		j->rc = -ENOMEM;
 		return;
 	}
