@@ -182,11 +182,13 @@ void smb_conn_free(struct smb_conn *c)
 	free(c);
 }
 
+static int smb_conn_flush(struct smb_conn *c);
+
 /* Append one direct-TCP frame (length prefix and payload). With nothing
- * queued before it, the socket gets it at once from the caller's buffer
- * (one sendmsg, no copy: a 1 MiB READ's reply is not copied into c->out
- * nor c->out grown to hold it); only what the socket does not take now is
- * queued. */
+ * queued before it (or all of it written now), the socket gets it at once
+ * from the caller's buffer (one sendmsg, no copy: a 1 MiB READ's reply is
+ * not copied into c->out nor c->out grown to hold it); only what the
+ * socket does not take now is queued. */
 void smb_conn_send(struct smb_conn *c, const uint8_t *payload, size_t len)
 {
 	uint8_t pfx[4] = { 0, (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len };
@@ -194,6 +196,15 @@ void smb_conn_send(struct smb_conn *c, const uint8_t *payload, size_t len)
 
 	if (c->out_off && c->out_off == c->out_len)
 		c->out_off = c->out_len = 0;
+	/* replies queued before go first: what the socket takes of them now
+	 * is written, so that, once they are out, this one still goes from
+	 * the caller's buffer (with a client that pipelines its READs the
+	 * queue is seldom empty when the next reply is ready, and each 1 MiB
+	 * was copied into c->out) */
+	if (c->out_len && !c->closing && smb_conn_flush(c) != 0) {
+		c->closing = true;
+		return;
+	}
 	if (c->out_len == 0 && !c->closing) {
 		struct iovec iov[2] = { { pfx, 4 }, { (void *)(uintptr_t)payload, len } };
 		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };

@@ -515,6 +515,10 @@ void smb_read_attach(struct smb_read_job *j, struct smb_frame *f);
 void smb_conn_kick(struct smb_conn *c);
 /* Drop c: its sessions, opens, locks and waiting requests, its socket (the loop; tests). */
 void smb_conn_free(struct smb_conn *c);
+/* Send one frame (its length prefix added) after what c has queued: what is
+ * queued is written first as far as the socket takes it; then the frame
+ * goes from the caller's buffer, and only what the socket leaves of it is
+ * copied into c's queue. */
 void smb_conn_send(struct smb_conn *c, const uint8_t *payload, size_t len);
 /* The QoS release of a parked frame (struct qos_item.release). */
 void smb_srv_release(void *arg, struct qos_item *it);

@@ -3,7 +3,8 @@
  * from the caller's buffer (nothing is queued, so nothing was copied into
  * the connection's output buffer); a reply the socket takes in part has
  * the rest queued; a reply sent while an earlier one is still queued goes
- * after it; the peer reads every frame whole and in order. */
+ * after it; a reply sent when the queue can be written out first goes
+ * from the caller's buffer; the peer reads every frame whole and in order. */
 #include <check.h>
 #include <errno.h>
 #include <poll.h>
@@ -154,6 +155,42 @@ START_TEST(test_full_socket)
 }
 END_TEST
 
+/* a reply queued behind a full socket; the client then reads all the
+ * socket held, without the loop flushing: the next reply writes the
+ * queued one first and, the queue being empty then, goes out itself from
+ * the caller's buffer, nothing of it copied; both arrive whole, in order */
+START_TEST(test_queued_then_direct)
+{
+	size_t fill = 0, nb = 70000, nc = 1000;
+	uint8_t junk[4096], *b = pattern(nb, 5), *cc = pattern(nc, 6), *got;
+	ssize_t k;
+
+	memset(junk, 0xee, sizeof(junk));
+	while ((k = send(tc.c->fd, junk, sizeof(junk), MSG_DONTWAIT)) > 0)
+		fill += (size_t)k;
+	while ((k = send(tc.c->fd, junk, 1, MSG_DONTWAIT)) > 0)
+		fill += (size_t)k;
+	ck_assert_uint_gt(fill, 2 * (nb + 4 + nc + 4)); /* room for both once read */
+	got = malloc(fill);
+	ck_assert_ptr_nonnull(got);
+	smb_conn_send(tc.c, b, nb);
+	ck_assert_uint_eq(tc.c->out_len - tc.c->out_off, nb + 4); /* queued whole */
+	for (size_t n = 0; n < fill;) { /* the client reads the socket empty; no kick */
+		k = recv(tc.peer, got + n, fill - n, 0);
+		ck_assert_int_gt(k, 0);
+		n += (size_t)k;
+	}
+	smb_conn_send(tc.c, cc, nc);
+	ck_assert(!tc.c->closing);
+	ck_assert_uint_eq(tc.c->out_len - tc.c->out_off, 0); /* b went out, then c, not queued */
+	expect_frame(b, nb);
+	expect_frame(cc, nc);
+	free(got);
+	free(b);
+	free(cc);
+}
+END_TEST
+
 static Suite *send_suite(void)
 {
 	Suite *s = suite_create("smb_send");
@@ -164,6 +201,7 @@ static Suite *send_suite(void)
 	tcase_add_test(tc_core, test_direct);
 	tcase_add_test(tc_core, test_partial_then_queued);
 	tcase_add_test(tc_core, test_full_socket);
+	tcase_add_test(tc_core, test_queued_then_direct);
 	suite_add_tcase(s, tc_core);
 	return s;
 }
