@@ -146,10 +146,15 @@ START_TEST(test_put_room)
 	uint8_t *q;
 
 	ut_buf_init(&b, 1u << 20);
+	q = ut_buf_put_zero(&b, 200000); /* room that held bytes before */
+	ck_assert_ptr_nonnull(q);
+	memset(q, 'x', 200000);
+	ut_buf_reset(&b);
 	ck_assert_int_eq(ut_buf_adds(&b, "hdr"), AQ_OK);
 	q = ut_buf_put_room(&b, 100000);
 	ck_assert_ptr_nonnull(q);
 	ck_assert_ptr_eq(q, ut_buf_bytes(&b) + 3);
+	ck_assert_uint_eq(q[1], 'x'); /* left as they were, not zeroed */
 	ck_assert_uint_eq(ut_buf_len(&b), 100003);
 	ck_assert_int_eq(ut_buf_str(&b)[100003], '\0');
 	ck_assert_int_eq(memcmp(ut_buf_str(&b), "hdr", 3), 0); /* what was there stays */
