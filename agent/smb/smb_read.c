@@ -526,7 +526,7 @@ static void read_reply(struct smb_read_job *j)
 		smb_dispatch_send_encrypted(c, s, &j->out);
 	} else {
 		smb_dispatch_sign(c, s, &j->out, 0, j->out.len);
-		smb_conn_send(c, ut_buf_bytes(&j->out), j->out.len);
+		smb_conn_send_buf(c, &j->out); /* may take j->out's buffer */
 	}
 	smb_conn_kick(c);
 }

@@ -4,7 +4,9 @@
  * the connection's output buffer); a reply the socket takes in part has
  * the rest queued; a reply sent while an earlier one is still queued goes
  * after it; a reply sent when the queue can be written out first goes
- * from the caller's buffer; the peer reads every frame whole and in order. */
+ * from the caller's buffer; a big reply queued behind a full socket keeps
+ * its own buffer (smb_conn_send_buf); the peer reads every frame whole and
+ * in order. */
 #include <check.h>
 #include <errno.h>
 #include <poll.h>
@@ -191,6 +193,78 @@ START_TEST(test_queued_then_direct)
 }
 END_TEST
 
+/* a 1 MiB reply in a frame's buffer behind a full socket: its buffer is
+ * taken into the queue, not copied (c->out never made); a reply sent
+ * after it is queued behind it; both arrive whole and in order, and the
+ * taken buffer, once written, is the room of the next reply (c->rsp) */
+START_TEST(test_taken_not_copied)
+{
+	size_t fill = 0, na = 1u << 20, nb = 1000;
+	uint8_t junk[4096], *a = pattern(na, 7), *b = pattern(nb, 8), *got;
+	struct ut_buf ob;
+	ssize_t k;
+
+	memset(junk, 0xee, sizeof(junk));
+	while ((k = send(tc.c->fd, junk, sizeof(junk), MSG_DONTWAIT)) > 0)
+		fill += (size_t)k;
+	while ((k = send(tc.c->fd, junk, 1, MSG_DONTWAIT)) > 0)
+		fill += (size_t)k;
+	ut_buf_init(&ob, SMB_WIRE_FRAME_MAX);
+	ck_assert_int_eq(ut_buf_add(&ob, a, na), AQ_OK);
+	ut_buf_cleanup(&tc.c->rsp);
+	smb_conn_send_buf(tc.c, &ob);
+	ck_assert(!tc.c->closing);
+	ck_assert_ptr_null(ob.p);                               /* taken */
+	ck_assert_uint_eq(ob.len, 0);
+	ck_assert_uint_eq(tc.c->out_cap, 0);                    /* nothing copied */
+	ck_assert_uint_eq(tc.c->segs_bytes, na + 4);
+	smb_conn_send(tc.c, b, nb);                             /* behind it */
+	ck_assert_uint_eq(tc.c->segs_bytes, na + 4 + nb + 4);
+	got = malloc(fill);
+	ck_assert_ptr_nonnull(got);
+	drain(got, fill);
+	expect_frame(a, na);
+	expect_frame(b, nb);
+	ck_assert_uint_eq(tc.c->segs_bytes, 0);
+	ck_assert_ptr_null(tc.c->segs);
+	ck_assert_ptr_nonnull(tc.c->rsp.p);                     /* a's room, kept for the next reply */
+	ck_assert_uint_eq(tc.c->rsp.len, 0);
+	free(got);
+	free(a);
+	free(b);
+}
+END_TEST
+
+/* a small reply in a buffer: what the socket leaves of it is copied as
+ * before (the buffer stays the caller's) */
+START_TEST(test_small_buf_copied)
+{
+	size_t fill = 0, nb = 1000;
+	uint8_t junk[4096], *b = pattern(nb, 9), *got;
+	struct ut_buf ob;
+	ssize_t k;
+
+	memset(junk, 0xee, sizeof(junk));
+	while ((k = send(tc.c->fd, junk, sizeof(junk), MSG_DONTWAIT)) > 0)
+		fill += (size_t)k;
+	while ((k = send(tc.c->fd, junk, 1, MSG_DONTWAIT)) > 0)
+		fill += (size_t)k;
+	ut_buf_init(&ob, SMB_WIRE_FRAME_MAX);
+	ck_assert_int_eq(ut_buf_add(&ob, b, nb), AQ_OK);
+	smb_conn_send_buf(tc.c, &ob);
+	ck_assert_ptr_nonnull(ob.p);                            /* still the caller's */
+	ck_assert_ptr_null(tc.c->segs);
+	ck_assert_uint_eq(tc.c->out_len - tc.c->out_off, nb + 4);
+	ut_buf_cleanup(&ob);
+	got = malloc(fill);
+	ck_assert_ptr_nonnull(got);
+	drain(got, fill);
+	expect_frame(b, nb);
+	free(got);
+	free(b);
+}
+END_TEST
+
 static Suite *send_suite(void)
 {
 	Suite *s = suite_create("smb_send");
@@ -202,6 +276,8 @@ static Suite *send_suite(void)
 	tcase_add_test(tc_core, test_partial_then_queued);
 	tcase_add_test(tc_core, test_full_socket);
 	tcase_add_test(tc_core, test_queued_then_direct);
+	tcase_add_test(tc_core, test_taken_not_copied);
+	tcase_add_test(tc_core, test_small_buf_copied);
 	suite_add_tcase(s, tc_core);
 	return s;
 }
