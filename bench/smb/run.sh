@@ -34,6 +34,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 mib=${1:-256} rounds=${2:-3} files=${3:-500}
 export AQ_BUILDDIR=${AQ_BUILDDIR:-$(cd "$here/../.." && pwd)}
+BUILD_A=$AQ_BUILDDIR # lib.sh takes $PWD instead when AQ_BUILDDIR has no aquiferd (an agent-only build)
 . "$here/../../tests/e2e/lib.sh"
 AQ_RECORD=0
 . "$AQ_SRC/tests/agent/tier/agent.sh"
@@ -56,7 +57,7 @@ serve() {
 	AGENT=$2/aquifer-agent
 	[ -x "$AGENT" ] || die "no aquifer-agent in $2 (build first, or set AQ_BUILDDIR)"
 	AGENT_ARGS=(--smb-listen "127.0.0.1:$smb")
-	agent_start "$1"
+	agent_start "$(printf %s "$1" | tr A-Z a-z)" # node names are lowercase
 	push "$(intent PAUSED DEFAULT | jq -c --arg h "$NTHASH" '.volumes[0] += {protocols: ["NFSV3", "SMB"]}
 	  | .smbUsers = [{project: "p", name: "sb", ntHash: $h, uid: 0, gid: 0}]')"
 	for _ in $(seq 100); do
@@ -69,7 +70,7 @@ serve() {
 	printf -v "DIR_$1" %s "$SHELF/volumes/$FSID"
 }
 SERVERS="agent smbd"
-serve agent "$AQ_BUILDDIR"
+serve agent "$BUILD_A"
 if [ -n "${AQ_BUILDDIR_B:-}" ]; then
 	serve agentB "$AQ_BUILDDIR_B"
 	SERVERS="agent agentB smbd"
@@ -136,7 +137,7 @@ sample() {
 
 PHASES=${AQ_BENCH_PHASES:-"read:sign write:sign small:sign depth:sign read:encrypt write:encrypt"}
 echo "# bench/smb: $mib MiB, $rounds rounds, $files small files, depth $DEPTH, $(nproc) cores, $(date -u '+%F %H:%M UTC')"
-echo "# agent $AQ_BUILDDIR${AQ_BUILDDIR_B:+, agentB $AQ_BUILDDIR_B}; smbd $(smbd --version)"
+echo "# agent $BUILD_A${AQ_BUILDDIR_B:+, agentB $AQ_BUILDDIR_B}; smbd $(smbd --version)"
 echo "# phase protection server round value load1"
 for r in $(seq "$rounds"); do
 	order=$SERVERS
@@ -166,7 +167,7 @@ END {
 }' "$W/samples"
 
 if [ "${PERF:-0}" = 1 ] && command -v perf >/dev/null; then
-	perf record -q -g -o "$W/perf.data" -p "$PID_agent" 2>/dev/null &
+	perf record -q --call-graph dwarf,16384 -o "$W/perf.data" -p "$PID_agent" 2>/dev/null &
 	pp=$!
 	sleep 1
 	smb agent sign "get seq.bin /dev/null"
