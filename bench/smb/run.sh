@@ -26,7 +26,9 @@
 #          smbclient's own pipelined reads); the sum, MiB/s over the wall clock
 # read and write give smbclient's own transfer rate (bytes over the transfer's
 # time, without connect and session setup). Each sample is printed with the
-# 1-minute load average; then medians, min-max and agent/smbd ratios (markdown).
+# 1-minute load average and the agent's CPU time (user + system, ms) it took;
+# then medians, min-max and agent/smbd ratios (markdown), and the agents' median
+# CPU ms per sample (less moved by the load of a shared machine than MiB/s).
 # Only the PIDs started here are stopped. PERF=1 / STRACE=1: after the rounds,
 # `perf record -g` of the agent during one get, and `strace -c -f` of one get
 # from each server (syscalls per MiB).
@@ -95,6 +97,14 @@ smb() {
 # rate: smbclient's own "(N kb/s)" (bytes per ms) of its last transfer, as MiB/s
 rate() { sed -n 's/.*(\([0-9.]*\) \(kb\/s\|KiloBytes\/sec\)).*/\1/p' "$W/out" | tail -1 | awk '{ printf "%.1f", $1 * 1000 / 1048576 }'; }
 now() { date +%s.%N; }
+# cpu_ms WHO BASE: an agent's user+system CPU in ms since BASE (smbd serves each
+# client in a child process: "-")
+tick=$(getconf CLK_TCK)
+cpu_ms() {
+	local v=PID_$1
+	[ "$1" = smbd ] && { echo -; return; }
+	awk -v b="$2" -v t="$tick" '{ sub(/.*\) /, ""); printf "%d", ($12 + $13) * 1000 / t - b }' "/proc/${!v}/stat"
+}
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 head -c $((mib << 20)) /dev/urandom >"$W/seq.bin" || die "no local file"
@@ -109,7 +119,8 @@ done
 
 # sample PHASE PROT WHO ROUND: one figure, appended to $W/samples
 sample() {
-	local ph=$1 prot=$2 who=$3 r=$4 t0 t1 val i
+	local ph=$1 prot=$2 who=$3 r=$4 t0 t1 val i c0
+	c0=$(cpu_ms "$who" 0)
 	case $ph in
 	read)
 		smb "$who" "$prot" "get seq.bin /dev/null" || return 1
@@ -132,13 +143,13 @@ sample() {
 		t1=$(now)
 		val=$(echo "$t0 $t1" | awk -v m="$mib" -v d="$DEPTH" '{ printf "%.1f", d * m / ($2 - $1) }') ;;
 	esac
-	echo "$ph $prot $who $r $val $(load)" | tee -a "$W/samples"
+	echo "$ph $prot $who $r $val $(load) $(cpu_ms "$who" "$c0")" | tee -a "$W/samples"
 }
 
 PHASES=${AQ_BENCH_PHASES:-"read:sign write:sign small:sign depth:sign read:encrypt write:encrypt"}
 echo "# bench/smb: $mib MiB, $rounds rounds, $files small files, depth $DEPTH, $(nproc) cores, $(date -u '+%F %H:%M UTC')"
 echo "# agent $BUILD_A${AQ_BUILDDIR_B:+, agentB $AQ_BUILDDIR_B}; smbd $(smbd --version)"
-echo "# phase protection server round value load1"
+echo "# phase protection server round value load1 cpu_ms"
 for r in $(seq "$rounds"); do
 	order=$SERVERS
 	[ $((r % 2)) = 0 ] && order=$(echo "$SERVERS" | tr ' ' '\n' | tac | tr '\n' ' ')
@@ -165,6 +176,13 @@ END {
 		printf " %s-%s |\n", lmin[rows[r]], lmax[rows[r]]
 	}
 }' "$W/samples"
+awk -v servers="$SERVERS" '$7 != "-" { k = $1 " " $2 SUBSEP $3; v[k] = v[k] " " $7; if (!(($1 " " $2) in seen)) { seen[$1 " " $2] = 1; rows[++nr] = $1 " " $2 } }
+function med(k,   n, i, j, t, a) { n = split(v[k], a, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+END { ns = split(servers, s, " "); printf "\n| phase | agent CPU ms, median |%s\n|---|---|%s\n", (ns == 3 ? " agentB | agent/agentB |" : ""), (ns == 3 ? "---|---|" : "")
+	for (r = 1; r <= nr; r++) { a = med(rows[r] SUBSEP "agent"); printf "| %s | %d |", rows[r], a
+		if (ns == 3) { b = med(rows[r] SUBSEP "agentB"); printf " %d | %.2fx |", b, b ? a / b : 0 }
+		printf "\n" } }' "$W/samples"
 
 if [ "${PERF:-0}" = 1 ] && command -v perf >/dev/null; then
 	perf record -q --call-graph dwarf,16384 -o "$W/perf.data" -p "$PID_agent" 2>/dev/null &
