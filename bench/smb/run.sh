@@ -15,7 +15,7 @@
 # AQ_BUILDDIR_B adds a second agent of another build (its own folder, the same
 # files), "agentB", to every round: an A/B of two builds in one invocation.
 #
-# Phases, each round running every server once (the order alternating per round):
+# Phases, each round running every server once (the order rotating per round):
 #   read   smbclient get of an MIB MiB file to /dev/null; the file is hot (in the
 #          page cache: it is read once with cat before the rounds)
 #   write  smbclient put of an MIB MiB file of random bytes (hot in the local page
@@ -151,8 +151,11 @@ echo "# bench/smb: $mib MiB, $rounds rounds, $files small files, depth $DEPTH, $
 echo "# agent $BUILD_A${AQ_BUILDDIR_B:+, agentB $AQ_BUILDDIR_B}; smbd $(smbd --version)"
 echo "# phase protection server round value load1 cpu_ms"
 for r in $(seq "$rounds"); do
-	order=$SERVERS
-	[ $((r % 2)) = 0 ] && order=$(echo "$SERVERS" | tr ' ' '\n' | tac | tr '\n' ' ')
+	# the order rotates: each server goes first in as many rounds (the first
+	# put of a phase is the slow one on a machine short of free pages)
+	set -- $SERVERS
+	k=$(((r - 1) % $#))
+	order="${*:k+1} ${*:1:k}"
 	for pp in $PHASES; do
 		for who in $order; do sample "${pp%%:*}" "${pp##*:}" "$who" "$r" || die "$pp $who failed"; done
 	done
