@@ -178,6 +178,7 @@ void smb_conn_free(struct smb_conn *c)
 	pthread_mutex_unlock(&srv->rel_lock);
 	UT_DEBUG("smb_srv", NULL, "connection %llu from %s closed", (unsigned long long)c->key, c->peer);
 	free(c->frame);
+	free(c->in_room);
 	free(c->parked);
 	smb_dispatch_admit_free(c);
 	free(c->out);
@@ -367,8 +368,18 @@ void smb_conn_kick(struct smb_conn *c)
 	smb_conn_update(c);
 }
 
+void smb_conn_in_keep(struct smb_conn *c, uint8_t *buf, size_t cap)
+{
+	if (buf && cap >= SMB_SRV_IN_KEEP && !c->in_room && !c->closing && !c->freeing) {
+		c->in_room = buf;
+		c->in_cap = cap;
+		return;
+	}
+	free(buf);
+}
+
 /* Read what is there; -1: close. */
-static int smb_conn_read(struct smb_conn *c)
+int smb_conn_read(struct smb_conn *c)
 {
 	for (int rounds = 0; rounds < 64 && !c->is_parked && !c->closing; rounds++) {
 		ssize_t n;
@@ -389,8 +400,15 @@ static int smb_conn_read(struct smb_conn *c)
 				UT_INFO("smb_srv", NULL, "%s: frame length refused, connection closed", c->peer);
 				return -1;
 			}
-			if (!(c->frame = malloc(flen)))
+			if (c->in_room && c->in_cap >= flen) { /* the last big frame's pages */
+				c->frame = c->in_room;
+				c->frame_cap = c->in_cap;
+				c->in_room = NULL;
+			} else if (!(c->frame = malloc(flen))) {
 				return -1;
+			} else {
+				c->frame_cap = flen;
+			}
 			c->frame_len = flen;
 			c->frame_got = 0;
 			continue;
@@ -407,7 +425,7 @@ static int smb_conn_read(struct smb_conn *c)
 
 			c->frame = NULL;
 			c->pfx_got = 0;
-			smb_dispatch_recv(c, f, c->frame_len); /* served, or parked until QoS admits it */
+			smb_dispatch_recv_cap(c, f, c->frame_len, c->frame_cap); /* served, or parked until QoS admits it */
 		}
 	}
 	return 0;
@@ -530,6 +548,8 @@ static void smb_srv_sweep(struct smb_srv *srv)
 			continue;
 		if (now - c->last >= SMB_SRV_RSP_IDLE_S) { /* idle: give the rooms of big replies back */
 			ut_buf_cleanup(&c->rsp);
+			free(c->in_room);
+			c->in_room = NULL;
 			if (c->out_len == c->out_off && c->out_cap > (1u << 20)) {
 				free(c->out);
 				c->out = NULL;

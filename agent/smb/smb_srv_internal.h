@@ -105,6 +105,7 @@
 #define SMB_SRV_RSP_IDLE_S 2 /* idle seconds after which a connection gives its reply room back */
 #define SMB_SRV_OUT_PAUSE (32u << 20) /* queued reply bytes past which reading pauses */
 #define SMB_SRV_OUT_TAKE (64u << 10)  /* a reply's rest this long is queued in its own buffer, not copied */
+#define SMB_SRV_IN_KEEP (64u << 10)   /* a served frame's buffer this big is the next frame's room */
 #define SMB_READ_WORKERS 8u        /* threads serving READs that may block (smb_read.c) */
 #define SMB_READ_PER_FILE 2u       /* of them on one file at once */
 #define SMB_READ_QUEUE_MAX 1024u   /* READ jobs on the node; past it a READ is served on the loop */
@@ -273,6 +274,13 @@ struct smb_conn {
 	size_t pfx_got;
 	uint8_t *frame;
 	uint32_t frame_len, frame_got;
+	size_t frame_cap;            /* frame's allocation (in_room's, when it was taken) */
+	/* the buffer of the last big frame served (SMB_SRV_IN_KEEP or more),
+	 * the next frame's room when it fits (smb_conn_in_keep; the sweep frees
+	 * it after SMB_SRV_RSP_IDLE_S idle): a stream of 1 MiB WRITEs receives
+	 * into pages it has, not into a fresh allocation that faults in */
+	uint8_t *in_room;
+	size_t in_cap;
 	/* a frame waiting for QoS admission */
 	uint8_t *parked;             /* plain: a sealed frame is parked decrypted */
 	size_t parked_len;
@@ -452,6 +460,16 @@ struct smb_open *smb_open_find(struct smb_req *r, const struct smb_wire_fid *fid
 int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len);
 void smb_dispatch_admit_free(struct smb_conn *c);
 int smb_dispatch_recv(struct smb_conn *c, uint8_t *frame, size_t len);
+/* smb_dispatch_recv of a frame in a buffer of cap bytes (c's receive
+ * buffer): once served, the buffer goes to smb_conn_in_keep, not free. */
+int smb_dispatch_recv_cap(struct smb_conn *c, uint8_t *frame, size_t len, size_t cap);
+/* A served frame's buffer of cap bytes: kept as c's next frame's room
+ * (c->in_room) when it is SMB_SRV_IN_KEEP or more and none is kept, c
+ * going on; otherwise freed. */
+void smb_conn_in_keep(struct smb_conn *c, uint8_t *buf, size_t cap);
+/* The loop's read of c's socket (EPOLLIN): the frames it completes are
+ * dispatched; -1: close the connection. */
+int smb_conn_read(struct smb_conn *c);
 void smb_dispatch_resume(struct smb_conn *c);
 /* tick (each turn of the loop): a parked frame still waiting
  * SMB_READ_PENDING_MS gets its interim response (smb_dispatch_interim), as

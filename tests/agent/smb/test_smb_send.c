@@ -6,7 +6,9 @@
  * after it; a reply sent when the queue can be written out first goes
  * from the caller's buffer; a big reply queued behind a full socket keeps
  * its own buffer (smb_conn_send_buf); the peer reads every frame whole and
- * in order. */
+ * in order. The receive side (smb_conn_read): a big frame's buffer, once
+ * served, is the next frame's room (no fresh allocation per 1 MiB WRITE);
+ * a frame bigger than the room gets its own, the room kept. */
 #include <check.h>
 #include <errno.h>
 #include <poll.h>
@@ -265,6 +267,93 @@ START_TEST(test_small_buf_copied)
 }
 END_TEST
 
+/* An ECHO of n body bytes (its StructureSize, then zeros), signed, with
+ * its length prefix: 4 + *len bytes, the caller's to free. */
+static uint8_t *echo_frame(size_t n, size_t *len)
+{
+	struct smb_wire_hdr h = { .command = SMB2_ECHO, .message_id = tc.mid++ };
+	uint8_t *body = calloc(1, n), *f = malloc(4 + SMB2_HDR_LEN + n);
+	const uint8_t *bodies[1] = { body };
+
+	ck_assert_ptr_nonnull(body);
+	ck_assert_ptr_nonnull(f);
+	smbt_put16(body, 4);
+	*len = smbt_chain_build(&tc, &h, bodies, &n, 1, f + 4, SMB2_HDR_LEN + n);
+	f[0] = 0;
+	f[1] = (uint8_t)(*len >> 16);
+	f[2] = (uint8_t)(*len >> 8);
+	f[3] = (uint8_t)*len;
+	free(body);
+	return f;
+}
+
+/* Write p[0..n) to the server's socket, the server reading as the loop
+ * would (smb_conn_read) whenever the socket is full, and once after. */
+static void feed(const uint8_t *p, size_t n)
+{
+	for (size_t put = 0; put < n;) {
+		ssize_t k = send(tc.peer, p + put, n - put, MSG_DONTWAIT);
+
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			k = 0;
+		ck_assert_int_ge(k, 0);
+		put += (size_t)k;
+		ck_assert_int_eq(smb_conn_read(tc.c), 0);
+	}
+	ck_assert_int_eq(smb_conn_read(tc.c), 0);
+	ck_assert(!tc.c->closing);
+}
+
+/* The ECHO answer is the next frame on the client's socket. */
+static void expect_echo(void)
+{
+	uint8_t buf[256];
+	struct smb_wire_hdr h;
+	size_t len;
+
+	smb_conn_kick(tc.c);
+	ck_assert_int_eq(smbt_recv(&tc, buf, sizeof(buf), &len, &h, NULL), 1);
+	ck_assert_uint_eq(h.command, SMB2_ECHO);
+	ck_assert_uint_eq(h.status, 0);
+}
+
+START_TEST(test_frame_room_kept)
+{
+	size_t n = SMB_SRV_IN_KEEP + 4096, la, lb, lc, ls;
+	uint8_t *a = echo_frame(n, &la), *b = echo_frame(n, &lb), *big = echo_frame(2 * n, &lc),
+		*small = echo_frame(100, &ls), *room;
+
+	ck_assert_ptr_null(tc.c->in_room);
+	feed(a, 4 + la);
+	expect_echo();
+	room = tc.c->in_room; /* the served frame's buffer, kept */
+	ck_assert_ptr_nonnull(room);
+	ck_assert_uint_ge(tc.c->in_cap, la);
+	/* the next frame, half sent: it is being received into that room */
+	feed(b, 4 + lb / 2);
+	ck_assert_ptr_eq(tc.c->frame, room);
+	ck_assert_ptr_null(tc.c->in_room);
+	feed(b + 4 + lb / 2, lb - lb / 2);
+	expect_echo();
+	ck_assert_ptr_eq(tc.c->in_room, room); /* and kept again */
+	/* a bigger frame does not fit: its own buffer, the room left alone */
+	feed(big, 4 + lc / 2);
+	ck_assert_ptr_ne(tc.c->frame, room);
+	ck_assert_ptr_eq(tc.c->in_room, room);
+	feed(big + 4 + lc / 2, lc - lc / 2);
+	expect_echo();
+	ck_assert_ptr_eq(tc.c->in_room, room); /* one room: the bigger buffer was freed */
+	/* a small frame fits the room and gives it back */
+	feed(small, 4 + ls);
+	expect_echo();
+	ck_assert_ptr_eq(tc.c->in_room, room);
+	free(a);
+	free(b);
+	free(big);
+	free(small);
+}
+END_TEST
+
 static Suite *send_suite(void)
 {
 	Suite *s = suite_create("smb_send");
@@ -278,6 +367,7 @@ static Suite *send_suite(void)
 	tcase_add_test(tc_core, test_queued_then_direct);
 	tcase_add_test(tc_core, test_taken_not_copied);
 	tcase_add_test(tc_core, test_small_buf_copied);
+	tcase_add_test(tc_core, test_frame_room_kept);
 	suite_add_tcase(s, tc_core);
 	return s;
 }
