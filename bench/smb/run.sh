@@ -31,7 +31,8 @@
 # CPU ms per sample (less moved by the load of a shared machine than MiB/s).
 # Only the PIDs started here are stopped. PERF=1 / STRACE=1: after the rounds,
 # `perf record -g` of the agent during one get, and `strace -c -f` of one get
-# from each server (syscalls per MiB).
+# from each server (syscalls per MiB). PROF_OP=put profiles a signed put of the
+# MIB MiB file instead of a get (the file removed after it).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 mib=${1:-256} rounds=${2:-3} files=${3:-500}
@@ -146,6 +147,14 @@ sample() {
 	echo "$ph $prot $who $r $val $(load) $(cpu_ms "$who" "$c0")" | tee -a "$W/samples"
 }
 
+# prof WHO: the operation profiled (PROF_OP: get, or put)
+prof() {
+	if [ "${PROF_OP:-get}" = put ]; then
+		smb "$1" sign "lcd $W; put seq.bin p.$1.bin"; smb "$1" sign "del p.$1.bin"
+	else
+		smb "$1" sign "get seq.bin /dev/null"
+	fi
+}
 PHASES=${AQ_BENCH_PHASES:-"read:sign write:sign small:sign depth:sign read:encrypt write:encrypt"}
 echo "# bench/smb: $mib MiB, $rounds rounds, $files small files, depth $DEPTH, $(nproc) cores, $(date -u '+%F %H:%M UTC')"
 echo "# agent $BUILD_A${AQ_BUILDDIR_B:+, agentB $AQ_BUILDDIR_B}; smbd $(smbd --version)"
@@ -191,9 +200,9 @@ if [ "${PERF:-0}" = 1 ] && command -v perf >/dev/null; then
 	perf record -q --call-graph dwarf,16384 -o "$W/perf.data" -p "$PID_agent" 2>/dev/null &
 	pp=$!
 	sleep 1
-	smb agent sign "get seq.bin /dev/null"
+	prof agent
 	kill -INT "$pp"; wait "$pp" 2>/dev/null
-	echo "# perf: the agent during one signed get (self time by symbol)"
+	echo "# perf: the agent during one signed ${PROF_OP:-get} (self time by symbol)"
 	perf report -i "$W/perf.data" --stdio --no-children --sort symbol 2>/dev/null | grep -v "^#" | grep -v "^$" | grep '%' | head -"${PERF_LINES:-25}"
 fi
 if [ "${STRACE:-0}" = 1 ] && command -v strace >/dev/null; then
@@ -202,10 +211,10 @@ if [ "${STRACE:-0}" = 1 ] && command -v strace >/dev/null; then
 		strace -c -f -p "$(ls "/proc/${!v}/task" | paste -sd, -)" -o "$W/strace.$who" 2>/dev/null &
 		sp=$!
 		sleep 1
-		smb "$who" sign "get seq.bin /dev/null"
+		prof "$who"
 		sleep 0.5
 		kill -INT "$sp"; wait "$sp" 2>/dev/null
-		awk -v m="$mib" -v w="$who" '$1 ~ /^[0-9.]+$/ && NF >= 5 { n += $4; if ($NF ~ /^(read|pread64|preadv|sendmsg|sendto|writev|write|recvfrom|recvmsg|epoll_wait|epoll_ctl|sendfile|splice|futex|mmap|munmap|madvise|brk|io_uring_enter|poll|ppoll)$/) printf "  %s %s: %.2f per MiB\n", w, $NF, $4 / m }
+		awk -v m="$mib" -v w="$who" '$1 ~ /^[0-9.]+$/ && NF >= 5 { n += $4; if ($NF ~ /^(read|pread64|preadv|preadv2|pwrite64|pwritev|openat|close|fstat|newfstatat|statx|fsync|fdatasync|sendmsg|sendto|writev|write|recvfrom|recvmsg|epoll_wait|epoll_ctl|sendfile|splice|futex|mmap|munmap|madvise|brk|io_uring_enter|poll|ppoll)$/) printf "  %s %s: %.2f per MiB\n", w, $NF, $4 / m }
 		  END { printf "strace %s: %d syscalls, %.1f per MiB\n", w, n, n / m }' "$W/strace.$who"
 	done
 fi
