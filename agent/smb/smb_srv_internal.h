@@ -275,11 +275,7 @@ struct smb_conn {
 	uint8_t *frame;
 	uint32_t frame_len, frame_got;
 	size_t frame_cap;            /* frame's allocation (in_room's, when it was taken) */
-	/* the buffer of the last big frame served (SMB_SRV_IN_KEEP or more),
-	 * the next frame's room when it fits (smb_conn_in_keep; the sweep frees
-	 * it after SMB_SRV_RSP_IDLE_S idle): a stream of 1 MiB WRITEs receives
-	 * into pages it has, not into a fresh allocation that faults in */
-	uint8_t *in_room;
+	uint8_t *in_room;            /* a served big frame's buffer, the next's room (smb_conn_in_keep) */
 	size_t in_cap;
 	/* a frame waiting for QoS admission */
 	uint8_t *parked;             /* plain: a sealed frame is parked decrypted */
@@ -460,15 +456,14 @@ struct smb_open *smb_open_find(struct smb_req *r, const struct smb_wire_fid *fid
 int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len);
 void smb_dispatch_admit_free(struct smb_conn *c);
 int smb_dispatch_recv(struct smb_conn *c, uint8_t *frame, size_t len);
-/* smb_dispatch_recv of a frame in a buffer of cap bytes (c's receive
- * buffer): once served, the buffer goes to smb_conn_in_keep, not free. */
+/* recv_cap: of a frame in c's receive buffer of cap bytes, which, served,
+ * goes to smb_conn_in_keep. in_keep: a served frame's buffer is c's next
+ * frame's room if SMB_SRV_IN_KEEP or more and none is kept (a stream of
+ * 1 MiB WRITEs lands in pages it has; the sweep frees it after
+ * SMB_SRV_RSP_IDLE_S idle), else freed. smb_conn_read: the loop's read of
+ * c's socket, frames dispatched as they complete; -1: close. */
 int smb_dispatch_recv_cap(struct smb_conn *c, uint8_t *frame, size_t len, size_t cap);
-/* A served frame's buffer of cap bytes: kept as c's next frame's room
- * (c->in_room) when it is SMB_SRV_IN_KEEP or more and none is kept, c
- * going on; otherwise freed. */
 void smb_conn_in_keep(struct smb_conn *c, uint8_t *buf, size_t cap);
-/* The loop's read of c's socket (EPOLLIN): the frames it completes are
- * dispatched; -1: close the connection. */
 int smb_conn_read(struct smb_conn *c);
 void smb_dispatch_resume(struct smb_conn *c);
 /* tick (each turn of the loop): a parked frame still waiting
