@@ -49,6 +49,7 @@ static void conn_gone(struct smb_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	free(c->out);
+	free(c->in_room); /* a big frame's buffer kept for the next (smb_conn_in_keep) */
 	ut_buf_cleanup(&c->rsp);
 }
 

@@ -105,6 +105,18 @@ void *ut_buf_put_zero(struct ut_buf *b, size_t n)
 	return q;
 }
 
+void *ut_buf_put_room(struct ut_buf *b, size_t n)
+{
+	char *q;
+
+	if (buf_reserve(b, n) != AQ_OK)
+		return NULL;
+	q = b->p + b->len;
+	b->len += n;
+	b->p[b->len] = '\0';
+	return q;
+}
+
 /* The n bytes at off lie inside the content of an error-free buffer. */
 static int buf_has(const struct ut_buf *b, size_t off, size_t n)
 {

@@ -56,6 +56,11 @@ int ut_buf_addf(struct ut_buf *b, const char *fmt, ...) __attribute__((format(pr
 /* Append n zero bytes and return a pointer to them, valid until the next
  * append; NULL (and nothing added) once the error is set. */
 void *ut_buf_put_zero(struct ut_buf *b, size_t n);
+/* As ut_buf_put_zero, but the n bytes are left as they are (not zeroed; the
+ * NUL after them is written): for a caller that fills them all, or cuts the
+ * length back to what it filled (a READ's data: a 1 MiB memset per READ
+ * is not paid for bytes the file's data overwrites). */
+void *ut_buf_put_room(struct ut_buf *b, size_t n);
 /* Overwrite 2 or 4 bytes of content at off, big- or little-endian. No-op when
  * they do not lie inside the content or when the buffer holds an error. */
 void ut_buf_set_be32(struct ut_buf *b, size_t off, uint32_t v);

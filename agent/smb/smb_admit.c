@@ -173,6 +173,11 @@ int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len)
 
 int smb_dispatch_recv(struct smb_conn *c, uint8_t *frame, size_t len)
 {
+	return smb_dispatch_recv_cap(c, frame, len, len);
+}
+
+int smb_dispatch_recv_cap(struct smb_conn *c, uint8_t *frame, size_t len, size_t cap)
+{
 	struct smb_sess *enc;
 	uint8_t *plain;
 
@@ -181,7 +186,7 @@ int smb_dispatch_recv(struct smb_conn *c, uint8_t *frame, size_t len)
 		return QOS_ADMIT;
 	}
 	if (plain) { /* from here on only the decrypted bytes matter */
-		free(frame);
+		smb_conn_in_keep(c, frame, cap);
 		frame = plain;
 		len -= SMB2_TRANSFORM_LEN;
 	}
@@ -195,9 +200,9 @@ int smb_dispatch_recv(struct smb_conn *c, uint8_t *frame, size_t len)
 		c->is_parked = true;
 		return QOS_PARKED;
 	}
-	smb_dispatch_serve(c, frame, len, plain, enc); /* takes plain */
+	smb_dispatch_serve(c, frame, len, plain, enc); /* takes plain; a parked frame keeps its own copy */
 	if (!plain)
-		free(frame);
+		smb_conn_in_keep(c, frame, cap);
 	return QOS_ADMIT;
 }
 

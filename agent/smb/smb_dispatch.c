@@ -304,7 +304,7 @@ void smb_dispatch_send_encrypted(struct smb_conn *c, struct smb_sess *s, const s
 	    smb_crypto_encrypt(c->cipher, s->keys.enc, ut_buf_bytes(&fb), ut_buf_bytes(out), out->len, ut_buf_bytes(&fb) + SMB2_TRANSFORM_LEN) != AQ_OK)
 		c->closing = true;
 	else
-		smb_conn_send(c, ut_buf_bytes(&fb), fb.len);
+		smb_conn_send_buf(c, &fb);
 	ut_buf_cleanup(&fb);
 }
 

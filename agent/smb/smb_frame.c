@@ -237,7 +237,7 @@ static void frame_end(struct smb_frame *f)
 	if (f->encrypted)
 		smb_dispatch_send_encrypted(c, f->enc_sess, &f->out);
 	else
-		smb_conn_send(c, ut_buf_bytes(&f->out), f->out.len);
+		smb_conn_send_buf(c, &f->out); /* may take f->out's buffer */
 	/* a logged-off session (its opens and trees closed at LOGOFF) stays a
 	 * while, newest first, so that a request still naming it gets
 	 * USER_SESSION_DELETED signed with its key, as clients that sign

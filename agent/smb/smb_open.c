@@ -661,7 +661,7 @@ uint32_t smb_open_read(struct smb_req *r)
 		return status;
 	smb_wire_read_rsp_encode(r->out, r->hdr_off, 0, 0);
 	at = r->out->len;
-	if (!(dst = ut_buf_put_zero(r->out, q.length)))
+	if (!(dst = ut_buf_put_room(r->out, q.length))) /* filled by the reads; cut to what they gave */
 		return STATUS_NO_MEMORY;
 	/* the store moves at most VOL_IO_MAX a call; a READ first tries what
 	 * needs no wait (page cache, not cold) and otherwise goes to a worker

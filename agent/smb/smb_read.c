@@ -155,7 +155,7 @@ static void read_do(struct smb_read_job *j)
 	ut_buf_put_zero(&j->out, SMB2_HDR_LEN);
 	smb_wire_read_rsp_encode(&j->out, 0, 0, 0);
 	at = j->out.len;
-	if (!(dst = ut_buf_put_zero(&j->out, j->len))) {
+	if (!(dst = ut_buf_put_room(&j->out, j->len))) { /* filled, then cut to j->got */
 		j->rc = -ENOMEM;
 		return;
 	}
@@ -526,7 +526,7 @@ static void read_reply(struct smb_read_job *j)
 		smb_dispatch_send_encrypted(c, s, &j->out);
 	} else {
 		smb_dispatch_sign(c, s, &j->out, 0, j->out.len);
-		smb_conn_send(c, ut_buf_bytes(&j->out), j->out.len);
+		smb_conn_send_buf(c, &j->out); /* may take j->out's buffer */
 	}
 	smb_conn_kick(c);
 }

@@ -131,9 +131,10 @@ bool smb_srv_share(struct smb_srv *srv, const char *name, struct smb_srv_share *
 static void smb_conn_update(struct smb_conn *c)
 {
 	struct epoll_event ev = { .data.ptr = c };
-	bool reading = !c->is_parked && c->out_len - c->out_off < SMB_SRV_OUT_PAUSE && !c->closing;
+	size_t queued = c->out_len - c->out_off + c->segs_bytes;
+	bool reading = !c->is_parked && queued < SMB_SRV_OUT_PAUSE && !c->closing;
 
-	ev.events = (reading ? EPOLLIN : 0u) | (c->out_len > c->out_off ? EPOLLOUT : 0u) | EPOLLRDHUP;
+	ev.events = (reading ? EPOLLIN : 0u) | (queued ? EPOLLOUT : 0u) | EPOLLRDHUP;
 	c->reading = reading;
 	/* unchanged (a READ answered whole, the socket still readable): no
 	 * syscall per request */
@@ -142,6 +143,8 @@ static void smb_conn_update(struct smb_conn *c)
 	c->ev_set = epoll_ctl(c->srv->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0;
 	c->ev_mask = ev.events;
 }
+
+static void conn_seg_free(struct smb_conn *c, struct smb_out_seg *g);
 
 void smb_conn_free(struct smb_conn *c)
 {
@@ -175,26 +178,90 @@ void smb_conn_free(struct smb_conn *c)
 	pthread_mutex_unlock(&srv->rel_lock);
 	UT_DEBUG("smb_srv", NULL, "connection %llu from %s closed", (unsigned long long)c->key, c->peer);
 	free(c->frame);
+	free(c->in_room);
 	free(c->parked);
 	smb_dispatch_admit_free(c);
 	free(c->out);
+	while (c->segs) {
+		struct smb_out_seg *g = c->segs;
+
+		c->segs = g->next;
+		conn_seg_free(c, g); /* c->freeing: freed */
+	}
 	ut_buf_cleanup(&c->rsp);
 	free(c);
 }
 
-/* Append one direct-TCP frame (length prefix and payload). With nothing
- * queued before it, the socket gets it at once from the caller's buffer
- * (one sendmsg, no copy: a 1 MiB READ's reply is not copied into c->out
- * nor c->out grown to hold it); only what the socket does not take now is
- * queued. */
-void smb_conn_send(struct smb_conn *c, const uint8_t *payload, size_t len)
+static int smb_conn_flush(struct smb_conn *c);
+
+static size_t conn_queued(const struct smb_conn *c)
+{
+	return c->out_len - c->out_off + c->segs_bytes;
+}
+
+/* g written (or dropped): its buffer is the next reply's room when that is
+ * free and g's was a frame's; else freed. */
+static void conn_seg_free(struct smb_conn *c, struct smb_out_seg *g)
+{
+	if (!c->freeing && !c->closing && !c->rsp.p && g->b.p && g->b.max == SMB_WIRE_FRAME_MAX) {
+		ut_buf_reset(&g->b);
+		c->rsp = g->b;
+	} else {
+		ut_buf_cleanup(&g->b);
+	}
+	free(g);
+}
+
+/* Queue the rest of a frame, sent bytes of its prefix and payload already
+ * written, as a segment: in own's buffer (taken) or a copy of payload. */
+static void conn_seg_add(struct smb_conn *c, const uint8_t pfx[4], const uint8_t *payload, size_t len, size_t sent,
+			 struct ut_buf *own)
+{
+	struct smb_out_seg *g = calloc(1, sizeof(*g));
+
+	if (!g) {
+		c->closing = true;
+		return;
+	}
+	memcpy(g->pfx, pfx, 4);
+	g->off = sent;
+	if (own) {
+		g->b = *own;
+		ut_buf_init(own, own->max);
+	} else if (ut_buf_init(&g->b, len), ut_buf_add(&g->b, payload, len) != AQ_OK) {
+		ut_buf_cleanup(&g->b);
+		free(g);
+		c->closing = true;
+		return;
+	}
+	if (c->segs_tail)
+		c->segs_tail->next = g;
+	else
+		c->segs = g;
+	c->segs_tail = g;
+	c->segs_bytes += 4 + len - sent;
+}
+
+/* Append one direct-TCP frame (length prefix and payload). Replies queued
+ * before go first: what the socket takes of them now is written. With
+ * nothing queued then, the socket gets it at once from the caller's buffer
+ * (one sendmsg, no copy); only what the socket does not take now is queued:
+ * copied into c->out, or (own, its rest SMB_SRV_OUT_TAKE or more, or replies
+ * queued as segments already) as a segment of its own. */
+static void conn_send(struct smb_conn *c, const uint8_t *payload, size_t len, struct ut_buf *own)
 {
 	uint8_t pfx[4] = { 0, (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len };
 	size_t need, sent = 0;
 
 	if (c->out_off && c->out_off == c->out_len)
 		c->out_off = c->out_len = 0;
-	if (c->out_len == 0 && !c->closing) {
+	/* with a client that pipelines its READs the queue is seldom empty
+	 * when the next reply is ready */
+	if (conn_queued(c) && !c->closing && smb_conn_flush(c) != 0) {
+		c->closing = true;
+		return;
+	}
+	if (conn_queued(c) == 0 && !c->closing) {
 		struct iovec iov[2] = { { pfx, 4 }, { (void *)(uintptr_t)payload, len } };
 		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 		ssize_t n;
@@ -209,6 +276,10 @@ void smb_conn_send(struct smb_conn *c, const uint8_t *payload, size_t len)
 		sent = n > 0 ? (size_t)n : 0;
 		if (sent == 4 + len)
 			return;
+	}
+	if (c->segs || (own && 4 + len - sent >= SMB_SRV_OUT_TAKE)) {
+		conn_seg_add(c, pfx, payload, len, sent, own);
+		return;
 	}
 	if (sent < 4) { /* the prefix, or what the socket left of it */
 		need = c->out_len + 4 - sent + len;
@@ -238,22 +309,55 @@ void smb_conn_send(struct smb_conn *c, const uint8_t *payload, size_t len)
 	c->out_len += len;
 }
 
-/* Write what the socket takes now. -1: the connection is gone. */
+void smb_conn_send(struct smb_conn *c, const uint8_t *payload, size_t len)
+{
+	conn_send(c, payload, len, NULL);
+}
+
+void smb_conn_send_buf(struct smb_conn *c, struct ut_buf *b)
+{
+	conn_send(c, ut_buf_bytes(b), b->len, b);
+}
+
+/* Write what the socket takes now: c->out, then the segments. -1: the
+ * connection is gone. */
 static int smb_conn_flush(struct smb_conn *c)
 {
 	while (c->out_off < c->out_len) {
 		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
 
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
+			return 0;
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return -1;
 		c->out_off += (size_t)n;
 	}
-	if (c->out_off == c->out_len) /* its room stays for the next replies (the sweep gives it back) */
-		c->out_off = c->out_len = 0;
+	/* its room stays for the next replies (the sweep gives it back) */
+	c->out_off = c->out_len = 0;
+	while (c->segs) {
+		struct smb_out_seg *g = c->segs;
+		size_t at = g->off < 4 ? 0 : g->off - 4;
+		struct iovec iov[2] = { { g->pfx + (g->off < 4 ? g->off : 4), g->off < 4 ? 4 - g->off : 0 },
+					{ ut_buf_bytes(&g->b) + at, g->b.len - at } };
+		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+		ssize_t n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		g->off += (size_t)n;
+		c->segs_bytes -= (size_t)n;
+		if (g->off == 4 + g->b.len) {
+			if (!(c->segs = g->next))
+				c->segs_tail = NULL;
+			conn_seg_free(c, g);
+		}
+	}
 	return 0;
 }
 
@@ -264,8 +368,18 @@ void smb_conn_kick(struct smb_conn *c)
 	smb_conn_update(c);
 }
 
+void smb_conn_in_keep(struct smb_conn *c, uint8_t *buf, size_t cap)
+{
+	if (buf && cap >= SMB_SRV_IN_KEEP && !c->in_room && !c->closing && !c->freeing) {
+		c->in_room = buf;
+		c->in_cap = cap;
+		return;
+	}
+	free(buf);
+}
+
 /* Read what is there; -1: close. */
-static int smb_conn_read(struct smb_conn *c)
+int smb_conn_read(struct smb_conn *c)
 {
 	for (int rounds = 0; rounds < 64 && !c->is_parked && !c->closing; rounds++) {
 		ssize_t n;
@@ -286,8 +400,15 @@ static int smb_conn_read(struct smb_conn *c)
 				UT_INFO("smb_srv", NULL, "%s: frame length refused, connection closed", c->peer);
 				return -1;
 			}
-			if (!(c->frame = malloc(flen)))
+			if (c->in_room && c->in_cap >= flen) { /* the last big frame's pages */
+				c->frame = c->in_room;
+				c->frame_cap = c->in_cap;
+				c->in_room = NULL;
+			} else if (!(c->frame = malloc(flen))) {
 				return -1;
+			} else {
+				c->frame_cap = flen;
+			}
 			c->frame_len = flen;
 			c->frame_got = 0;
 			continue;
@@ -304,7 +425,7 @@ static int smb_conn_read(struct smb_conn *c)
 
 			c->frame = NULL;
 			c->pfx_got = 0;
-			smb_dispatch_recv(c, f, c->frame_len); /* served, or parked until QoS admits it */
+			smb_dispatch_recv_cap(c, f, c->frame_len, c->frame_cap); /* served, or parked until QoS admits it */
 		}
 	}
 	return 0;
@@ -427,6 +548,8 @@ static void smb_srv_sweep(struct smb_srv *srv)
 			continue;
 		if (now - c->last >= SMB_SRV_RSP_IDLE_S) { /* idle: give the rooms of big replies back */
 			ut_buf_cleanup(&c->rsp);
+			free(c->in_room);
+			c->in_room = NULL;
 			if (c->out_len == c->out_off && c->out_cap > (1u << 20)) {
 				free(c->out);
 				c->out = NULL;
@@ -435,7 +558,7 @@ static void smb_srv_sweep(struct smb_srv *srv)
 			}
 		}
 		if ((!c->authed && now - c->accepted > SMB_SRV_SETUP_S) ||
-		    (now - c->last > SMB_SRV_IDLE_S && c->out_len == c->out_off && !c->npending)) {
+		    (now - c->last > SMB_SRV_IDLE_S && c->out_len == c->out_off && !c->segs && !c->npending)) {
 			UT_INFO("smb_srv", NULL, "%s: connection closed (%s)", c->peer, c->authed ? "idle" : "set-up timeout");
 			smb_conn_free(c);
 		}

@@ -104,6 +104,8 @@
 #define SMB_SESS_GONE_KEEP 4u      /* logged-off sessions kept per connection */
 #define SMB_SRV_RSP_IDLE_S 2 /* idle seconds after which a connection gives its reply room back */
 #define SMB_SRV_OUT_PAUSE (32u << 20) /* queued reply bytes past which reading pauses */
+#define SMB_SRV_OUT_TAKE (64u << 10)  /* a reply's rest this long is queued in its own buffer, not copied */
+#define SMB_SRV_IN_KEEP (64u << 10)   /* a served frame's buffer this big is the next frame's room */
 #define SMB_READ_WORKERS 8u        /* threads serving READs that may block (smb_read.c) */
 #define SMB_READ_PER_FILE 2u       /* of them on one file at once */
 #define SMB_READ_QUEUE_MAX 1024u   /* READ jobs on the node; past it a READ is served on the loop */
@@ -273,6 +275,9 @@ struct smb_conn {
 	size_t pfx_got;
 	uint8_t *frame;
 	uint32_t frame_len, frame_got;
+	size_t frame_cap;            /* frame's allocation (in_room's, when it was taken) */
+	uint8_t *in_room;            /* a served big frame's buffer, the next's room (smb_conn_in_keep) */
+	size_t in_cap;
 	/* a frame waiting for QoS admission */
 	uint8_t *parked;             /* plain: a sealed frame is parked decrypted */
 	size_t parked_len;
@@ -286,9 +291,12 @@ struct smb_conn {
 	uint64_t parked_async_mid;   /* the MessageId it named (a compound's charged message) */
 	uint64_t serve_async;        /* that AsyncId, for smb_frame_serve of the frame it releases */
 	uint64_t serve_async_mid;    /* ... for the message with this MessageId */
-	/* output */
+	/* output: the copied bytes of c->out go first, then the replies
+	 * queued in their own buffers (segs, segs_bytes of them unsent) */
 	uint8_t *out;
 	size_t out_len, out_off, out_cap;
+	struct smb_out_seg *segs, *segs_tail;
+	size_t segs_bytes;
 	bool want_out, reading;
 	uint32_t ev_mask;            /* the epoll events asked for (ev_set: asked at all) */
 	bool ev_set;
@@ -449,6 +457,15 @@ struct smb_open *smb_open_find(struct smb_req *r, const struct smb_wire_fid *fid
 int smb_dispatch_admit(struct smb_conn *c, const uint8_t *frame, size_t len);
 void smb_dispatch_admit_free(struct smb_conn *c);
 int smb_dispatch_recv(struct smb_conn *c, uint8_t *frame, size_t len);
+/* recv_cap: of a frame in c's receive buffer of cap bytes, which, served,
+ * goes to smb_conn_in_keep. in_keep: a served frame's buffer is c's next
+ * frame's room if SMB_SRV_IN_KEEP or more and none is kept (a stream of
+ * 1 MiB WRITEs lands in pages it has; the sweep frees it after
+ * SMB_SRV_RSP_IDLE_S idle), else freed. smb_conn_read: the loop's read of
+ * c's socket, frames dispatched as they complete; -1: close. */
+int smb_dispatch_recv_cap(struct smb_conn *c, uint8_t *frame, size_t len, size_t cap);
+void smb_conn_in_keep(struct smb_conn *c, uint8_t *buf, size_t cap);
+int smb_conn_read(struct smb_conn *c);
 void smb_dispatch_resume(struct smb_conn *c);
 /* tick (each turn of the loop): a parked frame still waiting
  * SMB_READ_PENDING_MS gets its interim response (smb_dispatch_interim), as
@@ -516,7 +533,25 @@ void smb_read_attach(struct smb_read_job *j, struct smb_frame *f);
 void smb_conn_kick(struct smb_conn *c);
 /* Drop c: its sessions, opens, locks and waiting requests, its socket (the loop; tests). */
 void smb_conn_free(struct smb_conn *c);
+/* Send one frame (its length prefix added) after what c has queued: what is
+ * queued is written first as far as the socket takes it; then the frame
+ * goes from the caller's buffer, and only what the socket leaves of it is
+ * copied into c's queue. */
 void smb_conn_send(struct smb_conn *c, const uint8_t *payload, size_t len);
+/* A reply queued whole in its own buffer (smb_conn_send_buf): its length
+ * prefix, then b; off of those bytes written. */
+struct smb_out_seg {
+	struct smb_out_seg *next;
+	uint8_t pfx[4];
+	struct ut_buf b;
+	size_t off;
+};
+/* As smb_conn_send for the reply in b, but when the socket leaves
+ * SMB_SRV_OUT_TAKE bytes of it or more (or replies are queued that way
+ * already), b's buffer is taken into c's queue instead of copied (b is left
+ * empty); once written it becomes c->rsp, the room of the next reply, when
+ * that is free and b was a frame's (max SMB_WIRE_FRAME_MAX). */
+void smb_conn_send_buf(struct smb_conn *c, struct ut_buf *b);
 /* The QoS release of a parked frame (struct qos_item.release). */
 void smb_srv_release(void *arg, struct qos_item *it);
 uint64_t smb_filetime_now(void);

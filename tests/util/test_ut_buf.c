@@ -138,6 +138,36 @@ START_TEST(test_put_zero)
 }
 END_TEST
 
+/* put_room: the same growth, cap and sticky error as put_zero; the bytes
+ * are the caller's to fill, the NUL after them is there */
+START_TEST(test_put_room)
+{
+	struct ut_buf b;
+	uint8_t *q;
+
+	ut_buf_init(&b, 1u << 20);
+	q = ut_buf_put_zero(&b, 200000); /* room that held bytes before */
+	ck_assert_ptr_nonnull(q);
+	memset(q, 'x', 200000);
+	ut_buf_reset(&b);
+	ck_assert_int_eq(ut_buf_adds(&b, "hdr"), AQ_OK);
+	q = ut_buf_put_room(&b, 100000);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_ptr_eq(q, ut_buf_bytes(&b) + 3);
+	ck_assert_uint_eq(q[1], 'x'); /* left as they were, not zeroed */
+	ck_assert_uint_eq(ut_buf_len(&b), 100003);
+	ck_assert_int_eq(ut_buf_str(&b)[100003], '\0');
+	ck_assert_int_eq(memcmp(ut_buf_str(&b), "hdr", 3), 0); /* what was there stays */
+	memset(q, 0x5a, 100000);
+	ck_assert_uint_eq(ut_buf_bytes(&b)[100002], 0x5a);
+	ck_assert_ptr_null(ut_buf_put_room(&b, (1u << 20) - 100002)); /* one past the cap */
+	ck_assert_int_eq(ut_buf_err(&b), AQ_ETOOBIG);
+	ck_assert_uint_eq(ut_buf_len(&b), 100003);
+	ck_assert_ptr_null(ut_buf_put_room(&b, 0)); /* sticky */
+	ut_buf_cleanup(&b);
+}
+END_TEST
+
 START_TEST(test_setters)
 {
 	static const uint8_t want[8] = { 0x01, 0x02, 0x03, 0x04, 0x06, 0x05, 0x0a, 0x09 };
@@ -199,6 +229,7 @@ int main(void)
 	tcase_add_test(tc, test_growth_and_binary);
 	tcase_add_test(tc, test_zero_cap);
 	tcase_add_test(tc, test_put_zero);
+	tcase_add_test(tc, test_put_room);
 	tcase_add_test(tc, test_setters);
 	tcase_add_test(tc, test_rewind);
 	suite_add_tcase(s, tc);
