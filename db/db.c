@@ -244,7 +244,7 @@ void db_close(struct db *db)
  * outside one (autocommit, writer mutex held by the caller) it is published
  * at once. On allocation failure the entry is dropped from the cache, which
  * is always safe. */
-static void db_pending_add(struct db *db, const char *name, const char *text)
+void db_pending_add(struct db *db, const char *name, const char *text)
 {
 	struct db_pending *p = calloc(1, sizeof(*p));
 
@@ -277,8 +277,11 @@ int db_begin(struct db *db)
 
 int db_commit(struct db *db)
 {
-	int rc = db->ops->commit(db);
+	int rc = db->puts ? db_puts_send(db, NULL) : AQ_OK; /* nothing held is lost */
 	uint64_t seq;
+
+	if (rc == AQ_OK)
+		rc = db->ops->commit(db);
 
 	if (rc == AQ_OK) {
 		db->in_tx = false;
@@ -293,6 +296,7 @@ int db_commit(struct db *db)
 void db_rollback(struct db *db)
 {
 	if (db && db->in_tx) {
+		db_puts_drop(db);
 		db->ops->rollback(db);
 		db->in_tx = false;
 		db_pending_drop(db, false);
@@ -403,6 +407,8 @@ int db_put(struct db *db, const char *kind, const char *parent, const char *name
 
 	if (!text)
 		return AQ_ENOMEM;
+	if (create && !own && db->puts)
+		return db_puts_add(db, kind, parent, name, text); /* sent by db_puts_send */
 	if (own)
 		pthread_mutex_lock(&db_writer);
 	rc = db->ops->put(db, kind, parent, name, text, create);

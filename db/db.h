@@ -340,6 +340,26 @@ struct db_reads {
 };
 int db_reads(struct db *db, struct db_reads *r);
 
+/* A transaction's inserts at once: between db_puts_start and db_puts_send,
+ * db_put(create=true) in the open transaction only records the insert
+ * (AQ_OK, or AQ_EINVAL past DB_PUTS_MAX: a caller's bug), and
+ * db_puts_send writes them all in the order given: on PostgreSQL in one
+ * round trip (a libpq pipeline), on SQLite one after another, the same
+ * statements db_put runs. For a transaction that decides all its writes
+ * before it makes them (a volume create: the volume, its operation and
+ * its placement), so that under the writer mutex they cost one wait for
+ * the server instead of one each. db_puts_send returns AQ_OK or the first
+ * failure (AQ_EEXIST: that name exists), with the index of the failed
+ * insert (0 = the first db_put) in *failed when failed is not NULL; after
+ * a failure the transaction must be rolled back (on PostgreSQL the inserts
+ * after the failed one were sent too). Either way the batch is closed.
+ * db_commit sends what a batch still holds first; db_rollback drops it
+ * (db_puts_drop). db_puts_start: AQ_EINVAL outside a transaction or in
+ * an open batch, AQ_ENOMEM. */
+int db_puts_start(struct db *db);
+int db_puts_send(struct db *db, int *failed);
+void db_puts_drop(struct db *db);
+
 /* Dirty marks: which nodes' intents may have changed since the reconciler
  * last built them. The engines keep them with triggers (schema step 5) in
  * the transaction of every write of a placement (its node, before and after

@@ -25,6 +25,18 @@ struct db {
 	bool in_tx;
 	uint64_t commit_seq; /* this connection's last commit (db.c's group commit) */
 	struct ut_fifo pending; /* writes of the open transaction, for the cache (db.c) */
+	struct db_puts *puts;   /* inserts held for one db_puts_send (db_puts.c), or NULL */
+};
+
+/* An insert db_put holds while a batch is open (db_puts_start): its own
+ * copies of the inputs, the document as text. */
+#define DB_PUTS_MAX 8
+struct db_put_q {
+	char *kind, *parent, *name, *text;
+};
+struct db_puts {
+	int n;
+	struct db_put_q q[DB_PUTS_MAX];
 };
 
 /* A parsed list filter: up to DB_MAX_FILTER_TERMS "path=value" terms. path
@@ -133,6 +145,11 @@ struct db_ops {
 	/* db_reads: NULL runs the reads above one after another (SQLite,
 	 * where nothing waits for a server); else all of e's at once */
 	int (*reads)(struct db *db, struct db_reads_engine *e);
+	/* db_puts_send: NULL runs each insert through put, one after another
+	 * (SQLite); else all n at once. AQ_OK, or the first failure with its
+	 * index in *failed (AQ_EEXIST: that name exists; later ones may have
+	 * been written: the caller rolls back) */
+	int (*puts)(struct db *db, const struct db_put_q *q, int n, int *failed);
 	/* db.h's dirty marks: every mark to fn (name: the node, doc: the
 	 * mark as decimal text); delete node's mark when it is still mark */
 	int (*dirty_each)(struct db *db, db_row_fn fn, void *arg);
@@ -149,6 +166,10 @@ struct db_ops {
 void db_stmt_note(void);
 /* n statements sent together, answered in one wait (a pipeline) */
 void db_stmt_note_batch(unsigned n);
+/* A write of the open transaction, for the cache once it commits (db.c) */
+void db_pending_add(struct db *db, const char *name, const char *text);
+/* db_put's insert held by the open batch (db_puts.c); takes text */
+int db_puts_add(struct db *db, const char *kind, const char *parent, const char *name, char *text);
 
 /* db.c's row handlers, shared with db_reads.c: a (name, JSON text) row
  * into the object arg ({name: doc}, db_get_many) or appended to the array

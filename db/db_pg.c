@@ -356,8 +356,7 @@ static int pg_put(struct db *db, const char *kind, const char *parent, const cha
 	const char *params[] = { name, kind, parent, text };
 	long changed = 0;
 	int rc = pg_changed(db,
-			    create ? "INSERT INTO resources (name, kind, parent, doc) VALUES ($1, $2, $3, $4)"
-				     " ON CONFLICT (name) DO NOTHING"
+			    create ? DB_PG_SQL_INSERT
 				   : "UPDATE resources SET kind = $2, parent = $3, doc = $4 WHERE name = $1",
 			    4, params, &changed);
 
@@ -685,6 +684,7 @@ static const struct db_ops pg_ops = {
 	.get_many = pg_get_many,
 	.parents_with = pg_parents_with,
 	.put = pg_put,
+	.puts = db_pg_puts,
 	.del = pg_del,
 	.list = pg_list,
 	.scalar = pg_scalar,

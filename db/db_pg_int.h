@@ -31,6 +31,8 @@ struct db_pg {
 	char failed[8];
 };
 
+/* db_put's insert (create), which db_puts_send pipelines */
+#define DB_PG_SQL_INSERT "INSERT INTO resources (name, kind, parent, doc) VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING"
 /* The reads db_reads pipelines, the same text as their own calls run. */
 #define DB_PG_SQL_GET_MANY "SELECT name, doc FROM resources WHERE name IN (SELECT json_array_elements_text($1::json))"
 #define DB_PG_SQL_SHARE_COUNT                                                                          \
@@ -60,5 +62,7 @@ void db_pg_usage_rows(PGresult *res, db_usage_fn fn, void *arg);
 void db_pg_fields_sql(const char *const *fields, int n, char *sql, size_t cap);
 /* The engine's reads op (db_pg_pipe.c). */
 int db_pg_reads(struct db *db, struct db_reads_engine *e);
+/* The engine's puts op (db_pg_pipe.c). */
+int db_pg_puts(struct db *db, const struct db_put_q *q, int n, int *failed);
 
 #endif

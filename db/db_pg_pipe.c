@@ -1,4 +1,5 @@
-/* db_pg_pipe: db_reads on PostgreSQL, its reads in one libpq pipeline.
+/* db_pg_pipe: db_reads and db_puts_send on PostgreSQL, each in one libpq
+ * pipeline.
  *
  * Why: a volume create runs under the process's writer mutex, and on
  * PostgreSQL every statement of it was a round trip to the server: four
@@ -11,7 +12,9 @@
  * not). Inside the caller's transaction the pipeline's sync ends no
  * transaction; a failed statement fails the transaction as it would
  * alone (the ones after it come back aborted), and the first failure is
- * the result.
+ * the result. db_puts_send's inserts likewise (the same INSERT ... ON
+ * CONFLICT DO NOTHING db_put runs): a volume create's three (the volume,
+ * its operation, its placement) were three round trips under the mutex.
  */
 #include "db/db_pg_int.h"
 
@@ -19,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PIPE_MAX 4
+#define PIPE_MAX DB_PUTS_MAX /* >= the 4 reads */
 
 enum pipe_what { PIPE_MANY, PIPE_SHARE, PIPE_FIELDS, PIPE_USAGE };
 
@@ -27,7 +30,7 @@ struct pipe_q {
 	enum pipe_what what;
 	const char *sql;
 	int n;
-	const char *params[3];
+	const char *params[4];
 	PGresult *res;
 };
 
@@ -118,6 +121,53 @@ int db_pg_reads(struct db *db, struct db_reads_engine *e)
 			db_pg_usage_rows(q[i].res, e->r->usage_fn, e->r->usage_arg);
 			break;
 		}
+	}
+out:
+	for (i = 0; i < PIPE_MAX; i++)
+		PQclear(q[i].res);
+	return rc;
+}
+
+int db_pg_puts(struct db *db, const struct db_put_q *w, int n, int *failed)
+{
+	struct db_pg *p = (struct db_pg *)db;
+	struct pipe_q q[PIPE_MAX];
+	char name[16];
+	bool prepared;
+	int rc = AQ_OK, i;
+
+	*failed = -1;
+	if (n <= 0 || n > PIPE_MAX)
+		return n == 0 ? AQ_OK : AQ_EINVAL;
+	memset(q, 0, sizeof(q));
+	db_pg_mend(db);
+	prepared = db_pg_prepare(p, DB_PG_SQL_INSERT, 4, name);
+	if (!PQenterPipelineMode(p->c))
+		return db_pg_fail(db, NULL, NULL);
+	db_stmt_note_batch((unsigned)n);
+	for (i = 0; i < n; i++) {
+		const char *params[4] = { w[i].name, w[i].kind, w[i].parent, w[i].text };
+		int sent = prepared ? PQsendQueryPrepared(p->c, name, 4, params, NULL, NULL, 0)
+				    : PQsendQueryParams(p->c, DB_PG_SQL_INSERT, 4, NULL, params, NULL, NULL, 0);
+
+		if (!sent)
+			break;
+	}
+	if (i < n || !PQpipelineSync(p->c)) {
+		rc = db_pg_fail(db, NULL, NULL); /* the connection failed under us */
+		*failed = i;
+		PQpipelineSync(p->c);
+		pipe_collect(p->c, q, i);
+		goto out;
+	}
+	pipe_collect(p->c, q, n);
+	for (i = 0; i < n && rc == AQ_OK; i++) {
+		if (PQresultStatus(q[i].res) != PGRES_COMMAND_OK)
+			rc = db_pg_fail(db, q[i].res, NULL);
+		else if (strtol(PQcmdTuples(q[i].res), NULL, 10) == 0)
+			rc = AQ_EEXIST; /* ON CONFLICT DO NOTHING: the name exists */
+		if (rc != AQ_OK)
+			*failed = i;
 	}
 out:
 	for (i = 0; i < PIPE_MAX; i++)

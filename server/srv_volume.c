@@ -382,6 +382,29 @@ struct vol_create {
 	bool unplaced;       /* out: no node could (why) */
 };
 
+/* The create's three inserts, held since db_puts_start (the volume, its
+ * operation, its placement, in that order), written at once: on
+ * PostgreSQL one round trip under the writer mutex where they were three.
+ * A name in use is refused as srv_put_new and srv_place_volume refuse it
+ * one by one: the volume's as existing, the placement's as still being
+ * deleted by its node. */
+#define VOL_PUT_VOLUME 0
+#define VOL_PUT_PLACEMENT 2
+
+static int vol_create_send(struct srv_req *req, const char *name)
+{
+	int failed = -1;
+	int rc = db_puts_send(req->db, &failed);
+
+	if (rc == AQ_EEXIST && failed == VOL_PUT_VOLUME)
+		return aq_fail(&req->msg, AQ_EEXIST, "volume \"%s\" already exists", name);
+	if (rc == AQ_EEXIST && failed == VOL_PUT_PLACEMENT)
+		return aq_fail(&req->msg, AQ_EBUSY,
+			       "volume \"%s\" was just removed and its node is still deleting its data; retry in a few seconds",
+			       name);
+	return rc;
+}
+
 static int vol_create_body(struct db *db, void *arg)
 {
 	struct vol_create *c = arg;
@@ -399,11 +422,15 @@ static int vol_create_body(struct db *db, void *arg)
 		return AQ_ENOMEM;
 	req->db = db;
 	if ((rc = vol_create_check(req, c->parent, doc, c->throughput_given, &pool, &loc, &seen)) != AQ_OK ||
+	    (rc = db_puts_start(db)) != AQ_OK ||
 	    (rc = srv_put_new(req, "volume", c->parent, c->name, doc, "volume", c->name)) != AQ_OK)
 		goto out;
 	rc = vol_apply(req, c->parent, c->name, doc, "create", &seen, &c->op, c->node, sizeof(c->node), &c->why);
 	c->unplaced = rc == AQ_EEXHAUSTED || rc == AQ_EUNAVAIL;
+	if (rc == AQ_OK)
+		rc = vol_create_send(req, c->name);
 out:
+	db_puts_drop(db); /* what a failure left held (the group rolls back) */
 	req->db = own;
 	srv_place_loc_cleanup(&seen);
 	json_decref(doc);

@@ -5,7 +5,10 @@
  * kind. The reconciler builds a node's intent and the status handler reads
  * a report's volumes with them (issue 22). db_reads gives what each of its
  * reads' own calls gives, in one round trip on PostgreSQL, and fails as a
- * whole, leaving the connection usable. By default on a temporary
+ * whole, leaving the connection usable. db_puts_send writes a
+ * transaction's held inserts in one round trip on PostgreSQL (one each on
+ * SQLite), and a failed one (a name that exists, in the middle) is
+ * reported by its index and undone with the rest by the rollback. By default on a temporary
  * SQLite file; with AQ_TEST_PG_URL set (tests/db/test_db_pg.sh) on that
  * PostgreSQL database. */
 #include "db/db.h"
@@ -346,6 +349,85 @@ START_TEST(test_reads_failure)
 }
 END_TEST
 
+/* Three inserts held, then sent: nothing is written before the send, one
+ * round trip on PostgreSQL (a pipeline), the same three statements as
+ * db_put on SQLite; committed, each is there as put. */
+START_TEST(test_puts)
+{
+	struct db_sync_stats s0, s1;
+	json_t *doc = NULL;
+	int failed = 7;
+
+	ck_assert_int_eq(db_puts_start(db), AQ_EINVAL); /* outside a transaction */
+	ck_assert_int_eq(db_begin(db), AQ_OK);
+	ck_assert_int_eq(db_puts_start(db), AQ_OK);
+	ck_assert_int_eq(db_puts_start(db), AQ_EINVAL); /* one batch at a time */
+	db_sync_stats(&s0);
+	put("volume", "p", "p/volumes/a", 1);
+	put("operation", "p", "p/operations/o", 2);
+	put("placement", "nodes/n1", "placements/p/volumes/a", 3);
+	db_sync_stats(&s1);
+	ck_assert_uint_eq(s1.statements, s0.statements); /* held */
+	ck_assert_int_eq(db_puts_send(db, &failed), AQ_OK);
+	ck_assert_int_eq(failed, -1);
+	db_sync_stats(&s1);
+	ck_assert_uint_eq(s1.statements - s0.statements, 3);
+	ck_assert_uint_eq(s1.round_trips - s0.round_trips, pg_url ? 1 : 3);
+	ck_assert_int_eq(db_commit(db), AQ_OK);
+	ck_assert_int_eq(db_get(db, "p/volumes/a", &doc), AQ_OK);
+	ck_assert_int_eq(json_integer_value(json_object_get(doc, "x")), 1);
+	json_decref(doc);
+	ck_assert_int_eq(db_get(db, "placements/p/volumes/a", &doc), AQ_OK);
+	ck_assert_int_eq(json_integer_value(json_object_get(doc, "x")), 3);
+	json_decref(doc);
+	/* a commit sends what a batch still holds; a rollback drops it */
+	ck_assert_int_eq(db_begin(db), AQ_OK);
+	ck_assert_int_eq(db_puts_start(db), AQ_OK);
+	put("volume", "p", "p/volumes/b", 4);
+	ck_assert_int_eq(db_commit(db), AQ_OK);
+	ck_assert_int_eq(db_get(db, "p/volumes/b", &doc), AQ_OK);
+	json_decref(doc);
+	ck_assert_int_eq(db_begin(db), AQ_OK);
+	ck_assert_int_eq(db_puts_start(db), AQ_OK);
+	put("volume", "p", "p/volumes/c", 5);
+	db_rollback(db);
+	ck_assert_int_eq(db_get(db, "p/volumes/c", &doc), AQ_ENOENT);
+}
+END_TEST
+
+/* The second of three held inserts names a resource that exists: the
+ * send fails with AQ_EEXIST at index 1, and the rollback undoes the first
+ * and (on PostgreSQL, where it was sent too) the third; the existing one
+ * is unchanged and the connection serves the next transaction. */
+START_TEST(test_puts_failure)
+{
+	json_t *doc = NULL;
+	int failed = -1;
+
+	put("volume", "p", "p/volumes/b", 9);
+	ck_assert_int_eq(db_begin(db), AQ_OK);
+	ck_assert_int_eq(db_puts_start(db), AQ_OK);
+	put("volume", "p", "p/volumes/a", 1);
+	put("volume", "p", "p/volumes/b", 2);
+	put("placement", "nodes/n1", "placements/p/volumes/a", 3);
+	ck_assert_int_eq(db_puts_send(db, &failed), AQ_EEXIST);
+	ck_assert_int_eq(failed, 1);
+	db_rollback(db);
+	ck_assert_int_eq(db_get(db, "p/volumes/a", &doc), AQ_ENOENT);
+	ck_assert_int_eq(db_get(db, "placements/p/volumes/a", &doc), AQ_ENOENT);
+	ck_assert_int_eq(db_get(db, "p/volumes/b", &doc), AQ_OK);
+	ck_assert_int_eq(json_integer_value(json_object_get(doc, "x")), 9);
+	json_decref(doc);
+	ck_assert_int_eq(db_begin(db), AQ_OK);
+	ck_assert_int_eq(db_puts_start(db), AQ_OK);
+	put("volume", "p", "p/volumes/a", 1);
+	ck_assert_int_eq(db_puts_send(db, &failed), AQ_OK);
+	ck_assert_int_eq(db_commit(db), AQ_OK);
+	ck_assert_int_eq(db_get(db, "p/volumes/a", &doc), AQ_OK);
+	json_decref(doc);
+}
+END_TEST
+
 static Suite *batch_suite(void)
 {
 	Suite *s = suite_create("db_batch");
@@ -360,6 +442,8 @@ static Suite *batch_suite(void)
 	tcase_add_test(tc, test_reads);
 	tcase_add_test(tc, test_reads_some_and_refused);
 	tcase_add_test(tc, test_reads_failure);
+	tcase_add_test(tc, test_puts);
+	tcase_add_test(tc, test_puts_failure);
 	suite_add_tcase(s, tc);
 	return s;
 }

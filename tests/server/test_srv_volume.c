@@ -124,10 +124,12 @@ static void teardown(void)
  * name still being deleted; its service address comes from the location
  * read first); COMMIT; then the operation read back for the answer.
  * Round trips (waits for the engine; on PostgreSQL each one to the server):
- * the four reads are one (db_reads, a pipeline), so 7 of the 10, 6 under
- * the writer mutex; on SQLite every statement is one. */
+ * the four reads are one (db_reads, a pipeline) and the three INSERTs one
+ * (db_puts_send, a pipeline), so 5 of the 10, 4 under the writer mutex
+ * (BEGIN and COMMIT shared by a group of creates); on SQLite every
+ * statement is one. */
 #define VT_CREATE_STMTS 10
-#define VT_CREATE_TRIPS_PG 7
+#define VT_CREATE_TRIPS_PG 5
 
 START_TEST(create_statements)
 {
@@ -156,12 +158,30 @@ START_TEST(create_statements)
 }
 END_TEST
 
+/* The operations of the test's location. */
+static size_t ops_count(void)
+{
+	json_t *items = NULL;
+	size_t n;
+
+	ck_assert_int_eq(db_list_all(db, &(struct db_query){ .kind = "operation", .parent = "projects/p/locations/east" },
+				     &items, NULL),
+			 AQ_OK);
+	n = json_array_size(items);
+	json_decref(items);
+	return n;
+}
+
 /* A name whose earlier volume's placement is still there (its node still
- * deleting the data) is refused, retryable, and nothing is stored. */
+ * deleting the data) is refused, retryable, and nothing is stored: the
+ * placement is the last of the create's three inserts sent together
+ * (db_puts_send), so the volume's and the operation's, written before it
+ * fails, are rolled back with it. */
 START_TEST(create_of_a_name_still_deleting)
 {
 	const char *vn = "projects/p/locations/east/volumes/gone";
 	json_t *resp = NULL, *doc = NULL;
+	size_t ops = ops_count();
 	char msg[512];
 
 	srv_test_put(db, "placement", "nodes/n1", "placements/projects/p/locations/east/volumes/gone",
@@ -170,6 +190,31 @@ START_TEST(create_of_a_name_still_deleting)
 	ck_assert_msg(strstr(msg, "still deleting its data"), "%s", msg);
 	ck_assert_ptr_null(resp);
 	ck_assert_int_eq(db_get(db, vn, &doc), AQ_ENOENT);
+	ck_assert_uint_eq(ops_count(), ops);
+}
+END_TEST
+
+/* A volume id in use (another share name, so the checks pass) fails the
+ * first of the three inserts sent together: refused as existing, and the
+ * operation and placement sent after it are rolled back; the volume
+ * stays as it was. */
+START_TEST(create_of_an_existing_id)
+{
+	const char *vn = "projects/p/locations/east/volumes/dup";
+	json_t *resp = NULL, *doc = NULL;
+	size_t ops;
+	char msg[512];
+
+	ck_assert_msg(create(db, "dup", "d1", &resp, msg, sizeof(msg)) == AQ_OK, "%s", msg);
+	json_decref(resp);
+	ops = ops_count();
+	ck_assert_int_eq(create(db, "dup", "d2", &resp, msg, sizeof(msg)), AQ_EEXIST);
+	ck_assert_msg(strstr(msg, "already exists"), "%s", msg);
+	ck_assert_ptr_null(resp);
+	ck_assert_uint_eq(ops_count(), ops);
+	ck_assert_int_eq(db_get(db, vn, &doc), AQ_OK);
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "shareName")), "d1");
+	json_decref(doc);
 }
 END_TEST
 
@@ -366,6 +411,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, create_statements);
 	tcase_add_test(tc, create_of_a_name_still_deleting);
+	tcase_add_test(tc, create_of_an_existing_id);
 	tcase_add_test(tc, create_takes_a_service_address);
 	tcase_add_test(tc, create_shelf_room_counts_the_location_only);
 	tcase_add_test(tc, creates_share_a_commit);
