@@ -162,6 +162,9 @@ const char *db_group_lane_name(enum db_group_lane lane);
  * range: the default), process-wide: for tests, which need a group not
  * cut by the clock on a loaded machine, and to see each bound hold. */
 void db_group_limits(size_t max, uint64_t budget_ns);
+/* The time budget in force (DB_GROUP_BUDGET_NS unless db_group_limits set
+ * another): for batches that run inside one body (server/srv_visit.c). */
+uint64_t db_group_budget(void);
 
 /* One resource. */
 int db_get(struct db *db, const char *name, json_t **doc);

@@ -300,6 +300,16 @@ const char *db_group_lane_name(enum db_group_lane lane)
 	return (unsigned)lane < DB_GROUP_LANES ? dg_lane_names[lane] : "";
 }
 
+uint64_t db_group_budget(void)
+{
+	uint64_t b;
+
+	pthread_mutex_lock(&dg.mu);
+	b = dg.budget_ns;
+	pthread_mutex_unlock(&dg.mu);
+	return b;
+}
+
 void db_group_limits(size_t max, uint64_t budget_ns)
 {
 	pthread_mutex_lock(&dg.mu);

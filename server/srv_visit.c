@@ -591,11 +591,11 @@ out:
  * requests runs again alone (its own group body), so one failure undoes
  * no other's writes and each caller gets its own result. */
 #define VB_MAX 128
-/* A batch runs requests while it has run less than this; the rest go back
- * to the front of the queue for the next batch, so the status reports of
- * the live lane (node liveness) never wait behind a long batch. */
-#define VB_BUDGET_NS DB_GROUP_BUDGET_NS
-static uint64_t vb_budget_ns = VB_BUDGET_NS; /* srv_visit_batch_budget (tests) */
+/* A batch runs requests while it has run less than the group budget
+ * (db_group_budget: DB_GROUP_BUDGET_NS unless db_group_limits set another);
+ * the rest go back to the front of the queue for the next batch, so the
+ * status reports of the live lane (node liveness) never wait behind a long
+ * batch. */
 
 static struct {
 	pthread_mutex_t mu;
@@ -675,7 +675,7 @@ static int vb_body(struct db *db, void *arg)
 	struct vb_ctx c = { .pre = NULL };
 	json_t *names = json_array(), *one = NULL, *n;
 	struct vb_req *r;
-	uint64_t t0;
+	uint64_t t0, budget = db_group_budget();
 	size_t i;
 	int rc = AQ_ENOMEM;
 
@@ -709,7 +709,7 @@ static int vb_body(struct db *db, void *arg)
 	for (r = b->first; r; r = r->next) {
 		if ((rc = r->vg ? vg_run(db, r->vg, &c) : va_run(db, r->va, &c)) != AQ_OK)
 			goto out;
-		if (r->next && ut_clock_mono_ns() - t0 >= __atomic_load_n(&vb_budget_ns, __ATOMIC_RELAXED))
+		if (r->next && ut_clock_mono_ns() - t0 >= budget)
 			vb_give_back(b, r);
 		/* what it touched is read from the database from now on */
 		json_decref(one);
@@ -790,11 +790,6 @@ static int vb_run(struct db *db, struct vb_req *me)
 	}
 	pthread_mutex_unlock(&vb.mu);
 	return me->rc;
-}
-
-void srv_visit_batch_budget(uint64_t ns)
-{
-	__atomic_store_n(&vb_budget_ns, ns, __ATOMIC_RELAXED);
 }
 
 void srv_visit_batch_stats(struct srv_visit_batch_stats *st)

@@ -61,7 +61,7 @@ int srv_visit_applied(struct srv *srv, struct db *db, const char *node_name, int
  * generation is on disk before its push). A batch that fails runs each of
  * its requests again alone, so each caller gets its own result and one
  * failure undoes no other's writes. A batch runs requests while it has run
- * less than DB_GROUP_BUDGET_NS and gives the rest back to the front of the
+ * less than the group budget (db_group_budget) and gives the rest back to the front of the
  * queue (the live lane's status reports never wait behind a long batch).
  * Counters: batches committed or lost, the requests they ran, those run
  * again alone, those given back, requests queued now. */
@@ -73,8 +73,6 @@ struct srv_visit_batch_stats {
 	uint64_t queued;
 };
 void srv_visit_batch_stats(struct srv_visit_batch_stats *st);
-/* Tests: a batch's time budget (0: one request a batch); the default is
- * DB_GROUP_BUDGET_NS. */
-void srv_visit_batch_budget(uint64_t ns);
+
 
 #endif
