@@ -130,6 +130,10 @@ int tier_start(struct tier *t);
 int tier_pass(struct tier *t);
 /* Let queued background work (bypass uploads, deferred deletes) finish. */
 void tier_drain(struct tier *t);
+/* No chunk GET of the cache in flight (a client READ's or a prefetch's)
+ * and no prefetch queued that may start: every fetched chunk is in the
+ * cache by then (tests: a store's GET returns before its chunk is). */
+bool tier_prefetch_idle(struct tier *t);
 int tier_stats(struct tier *t, uint64_t fsid, struct tier_stats *out);
 /* Node-wide counters of the cold read path, since tier_new (the agent's
  * aquifer_agent_tier_* metrics). read_cached_declined: cold ranges

@@ -322,6 +322,17 @@ static bool tier_pq_pick(struct tier *t, enum tier_lane *lane)
 	return false;
 }
 
+bool tier_prefetch_idle(struct tier *t)
+{
+	enum tier_lane lane;
+	bool idle;
+
+	pthread_mutex_lock(&t->cmu);
+	idle = !t->dem && !t->pf[TIER_NEAR] && !t->pf[TIER_FAR] && !tier_pq_pick(t, &lane);
+	pthread_mutex_unlock(&t->cmu);
+	return idle;
+}
+
 /* Prefetch worker: loads queued chunks into the cache, up to
  * TIER_PREFETCH_BATCH of one lane at once with parallel ranged GETs, each
  * within its lane's turn (tier_pf_may). */

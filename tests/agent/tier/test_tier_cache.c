@@ -241,6 +241,9 @@ static void rd_now(struct rd *r)
 }
 
 /* Wait (up to 10 s) until every GET of every stub file ended. */
+/* No GET at the stub store and none in the tier's hands: a GET's chunk
+ * enters the cache after the store answered it (the prefetch worker takes
+ * the cache's lock again first), so the stub alone is not enough. */
 static void settle(void)
 {
 	for (int i = 0; i < 1000; i++) {
@@ -248,7 +251,7 @@ static void settle(void)
 
 		for (size_t f = 0; f < stub.n; f++)
 			n += stub_inflight((int)f, 0);
-		if (!n)
+		if (!n && tier_prefetch_idle(T))
 			return;
 		usleep(10000);
 	}
