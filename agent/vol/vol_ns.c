@@ -550,12 +550,11 @@ int vol_rename_by(struct vol_obj *fdir, const char *fname, size_t flen, struct v
 	return rc;
 }
 
-int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t nlen,
-	     const struct vol_cred *cred)
+/* What a new link of obj as name in dir must be (the same volume, a folder,
+ * no snapshot, not a folder itself, a valid name), the name into nm. */
+static int vol_link_check(const struct vol_obj *obj, const struct vol_obj *dir, const char *name, size_t nlen,
+			  char *nm)
 {
-	char nm[VOL_NAME_MAX + 1], num[16];
-	int rc;
-
 	if (obj->exp->acct != dir->exp->acct)
 		return -EXDEV;
 	if (!S_ISDIR(dir->st.st_mode))
@@ -564,7 +563,16 @@ int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t 
 		return -EROFS;
 	if (S_ISDIR(obj->st.st_mode))
 		return -EISDIR;
-	if ((rc = vol_name(name, nlen, nm)) != 0)
+	return vol_name(name, nlen, nm);
+}
+
+int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t nlen,
+	     const struct vol_cred *cred)
+{
+	char nm[VOL_NAME_MAX + 1], num[16];
+	int rc;
+
+	if ((rc = vol_link_check(obj, dir, name, nlen, nm)) != 0)
 		return rc;
 	if ((rc = vol_name_charge(dir->exp)) != 0)
 		return rc;
@@ -608,15 +616,7 @@ int vol_link_replace(struct vol_obj *obj, struct vol_obj *dir, const char *name,
 	uint64_t tea = 0;
 	int rc;
 
-	if (obj->exp->acct != dir->exp->acct)
-		return -EXDEV;
-	if (!S_ISDIR(dir->st.st_mode))
-		return -ENOTDIR;
-	if (obj->snap || dir->snap)
-		return -EROFS;
-	if (S_ISDIR(obj->st.st_mode))
-		return -EISDIR;
-	if ((rc = vol_name(name, nlen, nm)) != 0)
+	if ((rc = vol_link_check(obj, dir, name, nlen, nm)) != 0)
 		return rc;
 	if (!strcmp(nm, ".") || !strcmp(nm, "..") || vol_snap_reserved(dir, nm))
 		return -EINVAL;
