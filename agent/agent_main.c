@@ -5,7 +5,8 @@
  *                 [--ca-file FILE] [--tier-day-seconds N] [--log-level LEVEL] [--config FILE]
  *                 [connection limits of the API and the NFS port: see usage()]
  * Start-up order: credentials and the last applied intent from --state-dir
- * are served at once; only a node without credentials joins first. */
+ * are served at once (the NFS and SMB ports listen only once it is
+ * applied); only a node without credentials joins first. */
 #include "agent/agent.h"
 #include "agent/agent_internal.h"
 #include "agent/agent_nvme.h"
@@ -415,13 +416,11 @@ int agent_main(int argc, char **argv)
 	    (rc = nfs_srv_add_prog(a.nfs, &nfs4_prog, a.nfs4)) != 0 ||
 	    (rc = nlm_srv_new(&(struct nlm_cfg){ .state_dir = a.cfg.state_dir, .grace_s = a.cfg.nlm_grace_s }, a.store,
 			      &a.nlm)) != 0 ||
-	    (rc = nfs_srv_add_prog(a.nfs, &nlm_prog, a.nlm)) != 0 || (rc = nfs_srv_add_prog(a.nfs, &nsm_prog, a.nlm)) != 0 ||
-	    (rc = nfs_srv_start(a.nfs)) != 0) {
+	    (rc = nfs_srv_add_prog(a.nfs, &nlm_prog, a.nlm)) != 0 || (rc = nfs_srv_add_prog(a.nfs, &nsm_prog, a.nlm)) != 0) {
 		UT_ERROR("agent_main", NULL, "NFS server on %s: %s", a.cfg.nfs_listen, strerror(-rc));
 		return 1;
 	}
-	if (a.cfg.smb_listen[0] && ((rc = smb_srv_new(a.cfg.smb_listen, a.store, &a.smb)) != 0 ||
-				    (rc = smb_srv_start(a.smb)) != 0)) {
+	if (a.cfg.smb_listen[0] && (rc = smb_srv_new(a.cfg.smb_listen, a.store, &a.smb)) != 0) {
 		UT_ERROR("agent_main", NULL, "SMB server on %s: %s", a.cfg.smb_listen, strerror(-rc));
 		return 1;
 	}
@@ -453,6 +452,18 @@ int agent_main(int argc, char **argv)
 	} else if (rc != AQ_ENOENT) {
 		UT_ERROR("agent_main", NULL, "%s", msg.text);
 	}
+	/* Listen only now: a client that reconnects to a restarted agent finds
+	 * its volumes attached (and in grace), never an empty pseudo-root or
+	 * stale handles. Until then its connection waits in the kernel. */
+	if ((rc = nfs_srv_start(a.nfs)) != 0) {
+		UT_ERROR("agent_main", NULL, "NFS server on %s: %s", a.cfg.nfs_listen, strerror(-rc));
+		return 1;
+	}
+	if (a.smb && (rc = smb_srv_start(a.smb)) != 0) {
+		UT_ERROR("agent_main", NULL, "SMB server on %s: %s", a.cfg.smb_listen, strerror(-rc));
+		return 1;
+	}
+	a.svc.nfs_port = nfs_srv_port(a.nfs); /* bound now (--nfs-listen with port 0) */
 	pthread_mutex_lock(&a.lock);
 	a.svc.live = true; /* from now on pushes claim service addresses */
 	pthread_mutex_unlock(&a.lock);
