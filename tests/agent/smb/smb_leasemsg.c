@@ -341,6 +341,57 @@ uint32_t smbl_set_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const ui
 	return smbl_set_info_async(tc, fid, cls, data, n, &mid, &aid);
 }
 
+uint32_t smbl_set_sec(struct smbt_conn *tc, uint64_t fid, uint32_t what, const uint8_t *sd, size_t n)
+{
+	uint8_t body[32 + 1024] = { 0 };
+	struct smb_wire_hdr h = { .command = SMB2_SET_INFO };
+	struct smbl_msg m;
+
+	ck_assert_uint_le(n, 1024);
+	smbt_put16(body, 33);
+	body[2] = SMB2_0_INFO_SECURITY;
+	smbt_put32(body + 4, (uint32_t)n);
+	smbt_put16(body + 8, SMB2_HDR_LEN + 32);
+	smbt_put32(body + 12, what);
+	smbt_put64(body + 16, fid);
+	smbt_put64(body + 24, fid);
+	if (n)
+		memcpy(body + 32, sd, n);
+	smbl_send(tc, &h, body, 32 + (n ? n : 1));
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.command, SMB2_SET_INFO);
+	return m.h.status;
+}
+
+uint32_t smbl_query_sec(struct smbt_conn *tc, uint64_t fid, uint32_t what, uint8_t *out, size_t cap, size_t *n)
+{
+	uint8_t body[41] = { 0 };
+	struct smb_wire_hdr h = { .command = SMB2_QUERY_INFO };
+	struct smbl_msg m;
+
+	ck_assert_uint_le(cap, 1024);
+	smbt_put16(body, 41);
+	body[2] = SMB2_0_INFO_SECURITY;
+	smbt_put32(body + 4, (uint32_t)cap);
+	smbt_put32(body + 16, what);
+	smbt_put64(body + 24, fid);
+	smbt_put64(body + 32, fid);
+	smbl_send(tc, &h, body, sizeof(body));
+	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_uint_eq(m.h.command, SMB2_QUERY_INFO);
+	*n = 0;
+	if (m.h.status == STATUS_SUCCESS) {
+		size_t off = smb_wire_get_u16(m.body + 2);
+
+		*n = smb_wire_get_u32(m.body + 4);
+		ck_assert_uint_le(*n, cap);
+		ck_assert_uint_ge(off, SMB2_HDR_LEN + 8);
+		ck_assert_uint_le(off - SMB2_HDR_LEN + *n, m.len);
+		memcpy(out, m.body + off - SMB2_HDR_LEN, *n);
+	}
+	return m.h.status;
+}
+
 uint32_t smbl_write(struct smbt_conn *tc, uint64_t fid, const char *data)
 {
 	uint8_t body[64] = { 0 };
