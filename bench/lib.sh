@@ -10,9 +10,9 @@
 # helpers read it); BENCH_BUILDDIR keeps it as asked (tests/e2e/lib.sh takes $PWD instead when
 # it has no aquiferd: an agent-only build). tests/e2e/lib.sh is sourced with AQ_RECORD=0 (a
 # benchmark's answers are not checked against the spec). TOP: the source tree; W: the run's
-# temporary folder (AQ_TMP, removed on exit). die MSG: "BENCH: MSG" on stderr, exit 1. On exit
-# aq_cleanup stops the PIDs started here, and only those; INT and TERM exit 130 so that it runs.
-# A script with more to stop sets its own EXIT trap after this.
+# temporary folder (AQ_TMP, removed on exit). die MSG: "BENCH: MSG" on stderr, exit 1. The exit
+# traps are tests/e2e/lib.sh's: aq_cleanup stops the PIDs started here, and only those, and INT
+# and TERM exit 130 so that it runs; a script with more to stop sets its own EXIT trap after this.
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export AQ_BUILDDIR=${AQ_BUILDDIR:-$TOP}
 BENCH_BUILDDIR=$AQ_BUILDDIR
@@ -25,5 +25,3 @@ die() {
 	echo "${BENCH:-bench}: $*" >&2
 	exit 1
 }
-trap aq_cleanup EXIT
-trap 'exit 130' INT TERM
