@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# shellcheck disable=SC2034 # AQ_RECORD is read by tests/e2e/lib.sh, URL_* and PID_* by name
+# shellcheck disable=SC2034 # URL_* and PID_* are read by name
 # bench/nfs/profile.sh: where a phase's time goes, for our NFSv3 data path and NFS-Ganesha in
 # the same run: counts per operation that hardly move with the machine's load, unlike wall clock.
 #
@@ -22,17 +22,11 @@ phases=${1:-"W F"}
 mib=${2:-256}
 ops=${3:-2000}
 HERE=$(cd "$(dirname "$0")" && pwd)
-TOP=$(cd "$HERE/../.." && pwd)
-export AQ_BUILDDIR=${AQ_BUILDDIR:-$TOP}
-AQ_RECORD=0
-# shellcheck source=../../tests/e2e/lib.sh
-. "$TOP/tests/e2e/lib.sh"
+BENCH=bench/nfs/profile
+# shellcheck source=../lib.sh
+. "$HERE/../lib.sh"
 # shellcheck source=lib.sh
 . "$HERE/lib.sh"
-W=$AQ_TMP
-die() { echo "bench/nfs/profile: $*" >&2; exit 1; }
-trap aq_cleanup EXIT
-trap 'exit 130' INT TERM
 SERVE=$AQ_BUILDDIR/tests/agent/nfs/nfs_serve
 [ -x "$SERVE" ] || die "no $SERVE (make tests/agent/nfs/nfs_serve in AQ_BUILDDIR)"
 command -v ganesha.nfsd >/dev/null 2>&1 || die "ganesha.nfsd missing: deploy/deps.sh bench"

@@ -30,21 +30,15 @@ runs=${1:-3}
 mib=${2:-256}
 ops=${3:-20000}
 HERE=$(cd "$(dirname "$0")" && pwd)
-TOP=$(cd "$HERE/../.." && pwd)
-export AQ_BUILDDIR=${AQ_BUILDDIR:-$TOP}
-AQ_RECORD=0
-# shellcheck source=../../tests/e2e/lib.sh
-. "$TOP/tests/e2e/lib.sh"
+BENCH=bench/nfs
+# shellcheck source=../lib.sh
+. "$HERE/../lib.sh"
 # shellcheck source=lib.sh
 . "$HERE/lib.sh"
 AQUIFER_AGENT=$AQ_BUILDDIR/aquifer-agent
 REPORT=${AQ_BENCH_REPORT:-$HERE/REPORT.md}
 LIMIT=${AQ_BENCH_MIBPS:-4608} # the most a volume takes (EXTREME); above what this machine moves
 CONNS=${AQ_BENCH_CONNS:-"1 8"}
-W=$AQ_TMP
-die() { echo "bench/nfs: $*" >&2; exit 1; }
-trap aq_cleanup EXIT
-trap 'exit 130' INT TERM
 [ -x "$AQUIFER_AGENT" ] || die "no aquifer-agent in $AQ_BUILDDIR (build first, or set AQ_BUILDDIR)"
 command -v ganesha.nfsd >/dev/null 2>&1 || die "ganesha.nfsd missing: deploy/deps.sh bench"
 cc -O2 -o "$W/loadgen" "$HERE/loadgen.c" $(pkg-config --cflags --libs libnfs) || die "building loadgen failed"

@@ -34,22 +34,17 @@
 # from each server (syscalls per MiB). PROF_OP=put profiles a signed put of the
 # MIB MiB file instead of a get (the file removed after it).
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
 mib=${1:-256} rounds=${2:-3} files=${3:-500}
-export AQ_BUILDDIR=${AQ_BUILDDIR:-$(cd "$here/../.." && pwd)}
-BUILD_A=$AQ_BUILDDIR # lib.sh takes $PWD instead when AQ_BUILDDIR has no aquiferd (an agent-only build)
-. "$here/../../tests/e2e/lib.sh"
-AQ_RECORD=0
+BENCH=bench/smb
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+BUILD_A=$BENCH_BUILDDIR
 . "$AQ_SRC/tests/agent/tier/agent.sh"
 . "$AQ_SRC/tests/lib/smbd.sh"
-trap 'aq_cleanup' EXIT
-trap 'exit 130' INT TERM
-die() { echo "bench/smb: $*" >&2; exit 1; }
 command -v smbclient >/dev/null || die "smbclient missing"
 FSID=00000000000000f3
 PASS=Bench-Smb-1
 NTHASH=$(printf '%s' "$PASS" | iconv -t utf-16le | openssl dgst -md4 -provider legacy -provider default | sed 's/.*= //')
-W=$AQ_TMP
 DEPTH=${AQ_BENCH_DEPTH:-4}
 
 # serve NAME BUILDDIR: an agent of BUILDDIR as node NAME with volume tv over SMB;

@@ -286,20 +286,57 @@ uint32_t smbl_close(struct smbt_conn *tc, uint64_t fid)
 	return m.h.status;
 }
 
-uint32_t smbl_query_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, uint32_t len, uint8_t *out, size_t *n)
+/* A QUERY_INFO of info type type (SMB2_0_INFO_*), class cls, parts what
+ * (AdditionalInformation) of fid with OutputBufferLength len: its answer in *m. */
+static void info_query(struct smbt_conn *tc, uint8_t type, uint8_t cls, uint32_t what, uint32_t len, uint64_t fid,
+		       struct smbl_msg *m)
 {
 	uint8_t body[41] = { 0 };
 	struct smb_wire_hdr h = { .command = SMB2_QUERY_INFO };
-	struct smbl_msg m;
 
 	smbt_put16(body, 41);
-	body[2] = SMB2_0_INFO_FILE;
+	body[2] = type;
 	body[3] = cls;
 	smbt_put32(body + 4, len);
+	smbt_put32(body + 16, what);
 	smbt_put64(body + 24, fid);
 	smbt_put64(body + 32, fid);
 	smbl_send(tc, &h, body, sizeof(body));
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
+	ck_assert_int_eq(smbl_recv(tc, m), 1);
+	ck_assert_uint_eq(m->h.command, SMB2_QUERY_INFO);
+}
+
+/* A SET_INFO of info type type, class cls, parts what of fid with
+ * data[0..n) (at most 1024; 0 sends one zero byte as the buffer): its MessageId
+ * in *mid, its answer in *m. */
+static void info_set(struct smbt_conn *tc, uint8_t type, uint8_t cls, uint32_t what, uint64_t fid,
+		     const uint8_t *data, size_t n, uint64_t *mid, struct smbl_msg *m)
+{
+	uint8_t body[32 + 1024] = { 0 };
+	struct smb_wire_hdr h = { .command = SMB2_SET_INFO };
+
+	ck_assert_uint_le(n, sizeof(body) - 32);
+	smbt_put16(body, 33);
+	body[2] = type;
+	body[3] = cls;
+	smbt_put32(body + 4, (uint32_t)n);
+	smbt_put16(body + 8, SMB2_HDR_LEN + 32);
+	smbt_put32(body + 12, what);
+	smbt_put64(body + 16, fid);
+	smbt_put64(body + 24, fid);
+	if (n)
+		memcpy(body + 32, data, n);
+	*mid = tc->mid;
+	smbl_send(tc, &h, body, 32 + (n ? n : 1));
+	ck_assert_int_eq(smbl_recv(tc, m), 1);
+	ck_assert_uint_eq(m->h.command, SMB2_SET_INFO);
+}
+
+uint32_t smbl_query_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, uint32_t len, uint8_t *out, size_t *n)
+{
+	struct smbl_msg m;
+
+	info_query(tc, SMB2_0_INFO_FILE, cls, 0, len, fid, &m);
 	*n = 0;
 	if (m.h.status == STATUS_SUCCESS || m.h.status == STATUS_BUFFER_OVERFLOW) {
 		*n = smb_wire_get_u32(m.body + 4);
@@ -312,23 +349,10 @@ uint32_t smbl_query_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, uint32
 uint32_t smbl_set_info_async(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n,
 			     uint64_t *mid, uint64_t *aid)
 {
-	uint8_t body[256] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_SET_INFO };
 	struct smbl_msg m;
 
-	ck_assert_uint_le(n, sizeof(body) - 32);
-	smbt_put16(body, 33);
-	body[2] = SMB2_0_INFO_FILE;
-	body[3] = cls;
-	smbt_put32(body + 4, (uint32_t)n);
-	smbt_put16(body + 8, SMB2_HDR_LEN + 32);
-	smbt_put64(body + 16, fid);
-	smbt_put64(body + 24, fid);
-	memcpy(body + 32, data, n);
-	*mid = tc->mid;
-	smbl_send(tc, &h, body, 32 + n);
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	ck_assert_uint_eq(m.h.command, SMB2_SET_INFO);
+	ck_assert_uint_le(n, 224);
+	info_set(tc, SMB2_0_INFO_FILE, cls, 0, fid, data, n, mid, &m);
 	if (m.h.status == STATUS_PENDING)
 		*aid = smbt_check_pending(&m.h, *mid);
 	return m.h.status;
@@ -339,6 +363,34 @@ uint32_t smbl_set_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const ui
 	uint64_t mid, aid;
 
 	return smbl_set_info_async(tc, fid, cls, data, n, &mid, &aid);
+}
+
+uint32_t smbl_set_sec(struct smbt_conn *tc, uint64_t fid, uint32_t what, const uint8_t *sd, size_t n)
+{
+	struct smbl_msg m;
+	uint64_t mid;
+
+	info_set(tc, SMB2_0_INFO_SECURITY, 0, what, fid, sd, n, &mid, &m);
+	return m.h.status;
+}
+
+uint32_t smbl_query_sec(struct smbt_conn *tc, uint64_t fid, uint32_t what, uint8_t *out, size_t cap, size_t *n)
+{
+	struct smbl_msg m;
+
+	ck_assert_uint_le(cap, 1024);
+	info_query(tc, SMB2_0_INFO_SECURITY, 0, what, (uint32_t)cap, fid, &m);
+	*n = 0;
+	if (m.h.status == STATUS_SUCCESS) {
+		size_t off = smb_wire_get_u16(m.body + 2);
+
+		*n = smb_wire_get_u32(m.body + 4);
+		ck_assert_uint_le(*n, cap);
+		ck_assert_uint_ge(off, SMB2_HDR_LEN + 8);
+		ck_assert_uint_le(off - SMB2_HDR_LEN + *n, m.len);
+		memcpy(out, m.body + off - SMB2_HDR_LEN, *n);
+	}
+	return m.h.status;
 }
 
 uint32_t smbl_write(struct smbt_conn *tc, uint64_t fid, const char *data)

@@ -2,7 +2,9 @@
  * oplock and lease suites (test_smb_lease, test_smb_break, test_smb_break_ns,
  * test_smb_lease_steps, test_smb_durable...) send through smb_harness, the
  * parse of their answers and of break notifications, and the look at a
- * grant in the store's lease table they check breaks against.
+ * grant in the store's lease table they check breaks against; also the
+ * SET_INFO and QUERY_INFO other suites send alike (file classes, and the
+ * security descriptor: test_smb_secinfo, test_smb_sd_race, test_smb_info).
  * Every helper fails the running Check test on anything unexpected.
  */
 #ifndef AQ_TESTS_SMB_LEASEMSG_H
@@ -141,6 +143,13 @@ uint32_t smbl_query_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, uint32
 uint32_t smbl_set_info_async(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n,
 			     uint64_t *mid, uint64_t *aid);
 uint32_t smbl_set_info(struct smbt_conn *tc, uint64_t fid, uint8_t cls, const uint8_t *data, size_t n);
+/* SET_INFO SECURITY of the descriptor sd[0..n) (n at most 1024; 0 sends an
+ * empty buffer) on fid, the parts what (AdditionalInformation, SMB_SD_*):
+ * its status. smbl_query_sec: QUERY_INFO SECURITY of the parts what of fid
+ * with OutputBufferLength cap (at most 1024): its status; on SUCCESS the
+ * descriptor in out (cap bytes), its length in *n (0 otherwise). */
+uint32_t smbl_set_sec(struct smbt_conn *tc, uint64_t fid, uint32_t what, const uint8_t *sd, size_t n);
+uint32_t smbl_query_sec(struct smbt_conn *tc, uint64_t fid, uint32_t what, uint8_t *out, size_t cap, size_t *n);
 uint32_t smbl_write(struct smbt_conn *tc, uint64_t fid, const char *data);
 /* LOCK of one exclusive range (4 bytes at off) on fid, failing immediately
  * (no async wait): the status answered. */

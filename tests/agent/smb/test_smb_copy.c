@@ -118,6 +118,21 @@ static void file_bytes(const char *name, uint8_t *buf, size_t cap, size_t *len)
 	vol_obj_cleanup(&root);
 }
 
+/* The suites' start: the fixture up, connection a, "src" and "dst" open
+ * with all access (their FileIds in *src, *dst), data (when not NULL)
+ * written to src, and src's resume key in key (when not NULL). */
+static void copy_up(struct smbt_conn *a, uint64_t *src, uint64_t *dst, const char *data, uint8_t key[24])
+{
+	setup();
+	conn_new(a);
+	*src = open_file(a, "src", ALL_ACCESS);
+	*dst = open_file(a, "dst", ALL_ACCESS);
+	if (data)
+		ck_assert_uint_eq(smbl_write(a, *src, data), STATUS_SUCCESS);
+	if (key)
+		resume_key(a, *src, key);
+}
+
 START_TEST(test_copy_chunks)
 {
 	struct smbt_conn a;
@@ -127,12 +142,7 @@ START_TEST(test_copy_chunks)
 	uint64_t src, dst;
 	size_t len = 0;
 
-	setup();
-	conn_new(&a);
-	src = open_file(&a, "src", ALL_ACCESS);
-	dst = open_file(&a, "dst", ALL_ACCESS);
-	ck_assert_uint_eq(smbl_write(&a, src, "abcdefghij"), STATUS_SUCCESS);
-	resume_key(&a, src, key);
+	copy_up(&a, &src, &dst, "abcdefghij", key);
 	smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 2, chunks), 12, &r);
 	expect_counts(&r, STATUS_SUCCESS, 2, 0, 10);
 	file_bytes("dst", got, sizeof(got), &len);
@@ -201,11 +211,7 @@ START_TEST(test_qos)
 	size_t n;
 	int rel = 0;
 
-	setup();
-	conn_new(&a);
-	src = open_file(&a, "src", ALL_ACCESS);
-	dst = open_file(&a, "dst", ALL_ACCESS);
-	resume_key(&a, src, key);
+	copy_up(&a, &src, &dst, NULL, key);
 	before = admitted();
 	n = copy_frame(&a, dst, in, copy_req(in, key, 2, chunks), frame, sizeof(frame));
 	ck_assert_int_eq(smb_dispatch_admit(a.c, frame, n), QOS_ADMIT);
@@ -330,12 +336,7 @@ START_TEST(test_disk_full)
 	uint64_t src, dst, u0;
 	size_t len = 0;
 
-	setup();
-	conn_new(&a);
-	src = open_file(&a, "src", ALL_ACCESS);
-	dst = open_file(&a, "dst", ALL_ACCESS);
-	ck_assert_uint_eq(smbl_write(&a, src, "abcd"), STATUS_SUCCESS);
-	resume_key(&a, src, key);
+	copy_up(&a, &src, &dst, "abcd", key);
 	u0 = atomic_load(&exp0->acct->used);
 	ck_assert_int_eq(vol_reserve(exp0, exp0->cfg.capacity - u0 - 4096), 0);
 	smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 2, far), 12, &r);
@@ -359,12 +360,7 @@ START_TEST(test_limits)
 	uint64_t src, dst;
 	size_t len = 0;
 
-	setup();
-	conn_new(&a);
-	src = open_file(&a, "src", ALL_ACCESS);
-	dst = open_file(&a, "dst", ALL_ACCESS);
-	ck_assert_uint_eq(smbl_write(&a, src, "abcdefghij"), STATUS_SUCCESS);
-	resume_key(&a, src, key);
+	copy_up(&a, &src, &dst, "abcdefghij", key);
 	/* 257 chunks, an empty chunk, one past 1 MiB: the limits, nothing written */
 	smbt_fsctl(&a, dst, FSCTL_SRV_COPYCHUNK, in, copy_req(in, key, 257, NULL), 12, &r);
 	expect_counts(&r, STATUS_INVALID_PARAMETER, 256, 1u << 20, 16u << 20);
@@ -452,11 +448,7 @@ START_TEST(test_dup_extents_refused)
 	uint64_t src, dst;
 	size_t len = 0;
 
-	setup();
-	conn_new(&a);
-	src = open_file(&a, "src", ALL_ACCESS);
-	dst = open_file(&a, "dst", ALL_ACCESS);
-	ck_assert_uint_eq(smbl_write(&a, src, "abcdefghij"), STATUS_SUCCESS);
+	copy_up(&a, &src, &dst, "abcdefghij", NULL);
 	/* DUPLICATE_EXTENTS_DATA: the source's FileId (persistent, volatile),
 	 * SourceFileOffset, TargetFileOffset, ByteCount */
 	smbt_put64(in, src);

@@ -164,19 +164,10 @@ END_TEST
 /* QUERY_INFO of the security descriptor parts `additional` of fid: its status. */
 static uint32_t query_sec(struct smbt_conn *tc, uint64_t fid, uint32_t additional)
 {
-	uint8_t body[41] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_QUERY_INFO };
-	struct smbl_msg m;
+	uint8_t out[1024];
+	size_t n;
 
-	smbt_put16(body, 41);
-	body[2] = SMB2_0_INFO_SECURITY;
-	smbt_put32(body + 4, 4096);
-	smbt_put32(body + 16, additional);
-	smbt_put64(body + 24, fid);
-	smbt_put64(body + 32, fid);
-	smbl_send(tc, &h, body, sizeof(body));
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	return m.h.status;
+	return smbl_query_sec(tc, fid, additional, out, sizeof(out), &n);
 }
 
 START_TEST(test_class_access)

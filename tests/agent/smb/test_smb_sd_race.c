@@ -268,43 +268,16 @@ static void make_share_blob(int i, const char *full, const char *other)
 /* SET_INFO SECURITY (DACL) of blob i on fid: its status. */
 static uint32_t set_sec(struct smbt_conn *tc, uint64_t fid, int i)
 {
-	uint8_t body[32 + 1024] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_SET_INFO };
-	struct smbl_msg m;
-
-	smbt_put16(body, 33);
-	body[2] = SMB2_0_INFO_SECURITY;
-	smbt_put32(body + 4, (uint32_t)blob_len[i]);
-	smbt_put16(body + 8, SMB2_HDR_LEN + 32);
-	smbt_put32(body + 12, SMB_SD_DACL);
-	smbt_put64(body + 16, fid);
-	smbt_put64(body + 24, fid);
-	memcpy(body + 32, blob[i], blob_len[i]);
-	smbl_send(tc, &h, body, 32 + blob_len[i]);
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	return m.h.status;
+	return smbl_set_sec(tc, fid, SMB_SD_DACL, blob[i], blob_len[i]);
 }
 
 /* QUERY_INFO SECURITY (owner, group, DACL) of fid into out: its length. */
 static size_t query_sec(struct smbt_conn *tc, uint64_t fid, uint8_t *out, size_t cap)
 {
-	uint8_t body[41] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_QUERY_INFO };
-	struct smbl_msg m;
-	uint32_t n;
+	size_t n;
 
-	smbt_put16(body, 41);
-	body[2] = SMB2_0_INFO_SECURITY;
-	smbt_put32(body + 4, 1024);
-	smbt_put32(body + 16, SMB_SD_OWNER | SMB_SD_GROUP | SMB_SD_DACL);
-	smbt_put64(body + 24, fid);
-	smbt_put64(body + 32, fid);
-	smbl_send(tc, &h, body, sizeof(body));
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
-	n = smb_wire_get_u32(m.body + 4);
-	ck_assert_uint_le(n, cap);
-	memcpy(out, m.body + smb_wire_get_u16(m.body + 2) - SMB2_HDR_LEN, n);
+	ck_assert_uint_eq(smbl_query_sec(tc, fid, SMB_SD_OWNER | SMB_SD_GROUP | SMB_SD_DACL, out, cap, &n),
+			  STATUS_SUCCESS);
 	return n;
 }
 

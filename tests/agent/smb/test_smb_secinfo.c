@@ -65,47 +65,17 @@ static struct stat st_of(const char *name)
 	return st;
 }
 
-/* SET_INFO SECURITY (AdditionalInformation what) of data[0..n) on fid. */
-static uint32_t set_sec(struct smbt_conn *tc, uint64_t fid, uint32_t what, const uint8_t *data, size_t n)
-{
-	uint8_t body[32 + 1024] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_SET_INFO };
-	struct smbl_msg m;
-
-	ck_assert_uint_le(n, 1024);
-	smbt_put16(body, 33);
-	body[2] = SMB2_0_INFO_SECURITY;
-	smbt_put32(body + 4, (uint32_t)n);
-	smbt_put16(body + 8, SMB2_HDR_LEN + 32);
-	smbt_put32(body + 12, what);
-	smbt_put64(body + 16, fid);
-	smbt_put64(body + 24, fid);
-	memcpy(body + 32, data, n);
-	smbl_send(tc, &h, body, 32 + (n ? n : 1));
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	return m.h.status;
-}
-
 /* The mode QUERY_INFO SECURITY answers for fid (its DACL mapped back). */
 static uint32_t queried_mode(struct smbt_conn *tc, uint64_t fid, uint32_t *uid)
 {
-	uint8_t body[41] = { 0 };
-	struct smb_wire_hdr h = { .command = SMB2_QUERY_INFO };
-	struct smbl_msg m;
+	uint8_t buf[1024];
 	uint32_t u = 0, g = 0, mode = 0;
 	unsigned have = 0;
+	size_t n;
 
-	smbt_put16(body, 41);
-	body[2] = SMB2_0_INFO_SECURITY;
-	smbt_put32(body + 4, 1024);
-	smbt_put32(body + 16, SMB_SD_OWNER | SMB_SD_GROUP | SMB_SD_DACL);
-	smbt_put64(body + 24, fid);
-	smbt_put64(body + 32, fid);
-	smbl_send(tc, &h, body, sizeof(body));
-	ck_assert_int_eq(smbl_recv(tc, &m), 1);
-	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
-	ck_assert_int_eq(smb_sd_decode(m.body + smb_wire_get_u16(m.body + 2) - SMB2_HDR_LEN,
-				       smb_wire_get_u32(m.body + 4), &sd), AQ_OK);
+	ck_assert_uint_eq(smbl_query_sec(tc, fid, SMB_SD_OWNER | SMB_SD_GROUP | SMB_SD_DACL, buf, sizeof(buf), &n),
+			  STATUS_SUCCESS);
+	ck_assert_int_eq(smb_sd_decode(buf, n, &sd), AQ_OK);
 	ck_assert_int_eq(smb_sd_to_unix(&sd, &u, &g, &mode, &have), AQ_OK);
 	*uid = u;
 	return mode;
@@ -145,7 +115,7 @@ START_TEST(test_dacl_mode)
 	ck_assert_uint_eq(st_of("m.txt").st_mode & 0777, 0644);
 	n = sd_unix(buf, sizeof(buf), USER, USER, 0640);
 	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[0].id, &s0), 0);
-	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_SUCCESS);
 	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[0].id, &s1), 0);
 	ck_assert_uint_eq(s1.filesyncs, s0.filesyncs + 1); /* stable before the answer */
 	ck_assert_uint_eq(st_of("m.txt").st_mode & 0777, 0640);
@@ -153,24 +123,24 @@ START_TEST(test_dacl_mode)
 	ck_assert_uint_eq(uid, USER);
 	/* the DACL is not named: nothing changes */
 	n = sd_unix(buf, sizeof(buf), USER, USER, 0600);
-	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_OWNER, buf, n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_set_sec(&a, fid, SMB_SD_OWNER, buf, n), STATUS_SUCCESS);
 	ck_assert_uint_eq(st_of("m.txt").st_mode & 0777, 0640);
 	/* GENERIC_ALL for Everyone */
 	smb_sd_from_unix(USER, USER, 0600, false, &sd);
 	sd.dacl.ace[2].mask = SMB_GENERIC_ALL;
 	n = sd_bytes(buf, sizeof(buf), &sd);
-	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_SUCCESS);
 	ck_assert_uint_eq(st_of("m.txt").st_mode & 0777, 0607);
 	/* no WRITE_DAC on this open */
 	ck_assert_uint_eq(smbl_open(&a, "m.txt", false, NO_DAC, 0, 0, &nodac, &got), STATUS_SUCCESS);
 	n = sd_unix(buf, sizeof(buf), USER, USER, 0600);
-	ck_assert_uint_eq(set_sec(&a, nodac, SMB_SD_DACL, buf, n), STATUS_ACCESS_DENIED);
-	ck_assert_uint_eq(set_sec(&a, nodac, SMB_SD_OWNER, buf, n), STATUS_ACCESS_DENIED);
-	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_SACL, buf, n), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(smbl_set_sec(&a, nodac, SMB_SD_DACL, buf, n), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(smbl_set_sec(&a, nodac, SMB_SD_OWNER, buf, n), STATUS_ACCESS_DENIED);
+	ck_assert_uint_eq(smbl_set_sec(&a, fid, SMB_SD_SACL, buf, n), STATUS_ACCESS_DENIED);
 	ck_assert_uint_eq(st_of("m.txt").st_mode & 0777, 0607);
 	/* the same mode again changes nothing and syncs nothing */
 	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[0].id, &s0), 0);
-	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_OWNER, buf, n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_set_sec(&a, fid, SMB_SD_OWNER, buf, n), STATUS_SUCCESS);
 	ck_assert_int_eq(vol_store_stats(ts.store, ts.cfg[0].id, &s1), 0);
 	ck_assert_uint_eq(s1.filesyncs, s0.filesyncs);
 	teardown();
@@ -191,43 +161,43 @@ START_TEST(test_refused)
 	before = st_of("r.txt");
 	/* another owner, a group the user is not in */
 	n = sd_unix(buf, sizeof(buf), USER + 1, USER, 0644);
-	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_OWNER, buf, n), STATUS_INVALID_OWNER);
+	ck_assert_uint_eq(smbl_set_sec(&a, fid, SMB_SD_OWNER, buf, n), STATUS_INVALID_OWNER);
 	n = sd_unix(buf, sizeof(buf), USER, USER + 1, 0644);
-	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_GROUP, buf, n), STATUS_INVALID_PRIMARY_GROUP);
+	ck_assert_uint_eq(smbl_set_sec(&a, fid, SMB_SD_GROUP, buf, n), STATUS_INVALID_PRIMARY_GROUP);
 	/* a DENY ACE */
 	smb_sd_from_unix(USER, USER, 0600, false, &sd);
 	sd.dacl.ace[2].type = SMB_SD_ACCESS_DENIED;
 	n = sd_bytes(buf, sizeof(buf), &sd);
-	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_NOT_SUPPORTED);
+	ck_assert_uint_eq(smbl_set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_NOT_SUPPORTED);
 	/* an ACE for another Unix user (not the owner) */
 	smb_sd_from_unix(USER, USER, 0600, false, &sd);
 	smb_sd_sid_unix_user(USER + 7, &sd.dacl.ace[2].sid);
 	n = sd_bytes(buf, sizeof(buf), &sd);
-	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_NOT_SUPPORTED);
+	ck_assert_uint_eq(smbl_set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_NOT_SUPPORTED);
 	/* the owner's ACE for another Unix user (read as the owner's bits were it let through) */
 	smb_sd_from_unix(USER, USER, 0600, false, &sd);
 	smb_sd_sid_unix_user(USER + 7, &sd.dacl.ace[0].sid);
 	n = sd_bytes(buf, sizeof(buf), &sd);
-	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_NOT_SUPPORTED);
+	ck_assert_uint_eq(smbl_set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_NOT_SUPPORTED);
 	/* an inheritance flag */
 	smb_sd_from_unix(USER, USER, 0600, false, &sd);
 	sd.dacl.ace[0].flags = SMB_SD_OBJECT_INHERIT;
 	n = sd_bytes(buf, sizeof(buf), &sd);
-	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_NOT_SUPPORTED);
+	ck_assert_uint_eq(smbl_set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_NOT_SUPPORTED);
 	/* a Windows SID as owner (BUILTIN\Administrators) */
 	smb_sd_from_unix(USER, USER, 0600, false, &sd);
 	ck_assert_int_eq(smb_sd_sid_from_str("S-1-5-32-544", &sd.owner), AQ_OK);
 	n = sd_bytes(buf, sizeof(buf), &sd);
-	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_OWNER | SMB_SD_DACL, buf, n), STATUS_NOT_SUPPORTED);
+	ck_assert_uint_eq(smbl_set_sec(&a, fid, SMB_SD_OWNER | SMB_SD_DACL, buf, n), STATUS_NOT_SUPPORTED);
 	/* a NULL DACL: DACL_PRESENT, no DACL */
 	smb_sd_from_unix(USER, USER, 0600, false, &sd);
 	sd.has_dacl = false;
 	n = sd_bytes(buf, sizeof(buf), &sd);
-	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_NOT_SUPPORTED);
+	ck_assert_uint_eq(smbl_set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_NOT_SUPPORTED);
 	/* malformed: cut short, empty */
 	n = sd_unix(buf, sizeof(buf), USER, USER, 0600);
-	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_DACL, buf, 10), STATUS_INVALID_PARAMETER);
-	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_DACL, buf, 0), STATUS_INVALID_PARAMETER);
+	ck_assert_uint_eq(smbl_set_sec(&a, fid, SMB_SD_DACL, buf, 10), STATUS_INVALID_PARAMETER);
+	ck_assert_uint_eq(smbl_set_sec(&a, fid, SMB_SD_DACL, buf, 0), STATUS_INVALID_PARAMETER);
 	/* nothing changed */
 	ck_assert_uint_eq(st_of("r.txt").st_mode, before.st_mode);
 	ck_assert_uint_eq(st_of("r.txt").st_uid, USER);
@@ -247,7 +217,7 @@ START_TEST(test_root_owner)
 	setup(&a, 0);
 	ck_assert_uint_eq(smbl_open(&a, "o.txt", false, ALL_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
 	n = sd_unix(buf, sizeof(buf), USER + 5, USER + 6, 0660);
-	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_OWNER | SMB_SD_GROUP | SMB_SD_DACL, buf, n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_set_sec(&a, fid, SMB_SD_OWNER | SMB_SD_GROUP | SMB_SD_DACL, buf, n), STATUS_SUCCESS);
 	ck_assert_uint_eq(st_of("o.txt").st_uid, USER + 5);
 	ck_assert_uint_eq(st_of("o.txt").st_gid, USER + 6);
 	ck_assert_uint_eq(st_of("o.txt").st_mode & 0777, 0660);
@@ -271,7 +241,7 @@ START_TEST(test_dacl_enforced)
 	ck_assert_uint_eq(smbl_open(&a, "r.txt", false, ALL_ACCESS, 0, 0, &fid, &got), STATUS_SUCCESS);
 	/* the owner may read, not write; Everyone may read; the group nothing */
 	n = sd_unix(buf, sizeof(buf), USER, USER, 0404);
-	ck_assert_uint_eq(set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_SUCCESS);
+	ck_assert_uint_eq(smbl_set_sec(&a, fid, SMB_SD_DACL, buf, n), STATUS_SUCCESS);
 	ck_assert_uint_eq(st_of("r.txt").st_mode & 0777, 0404);
 	ck_assert_uint_eq(smbl_open(&a, "r.txt", false, 0x2u, 0, 0, &f2, &got), STATUS_ACCESS_DENIED);
 	ck_assert_uint_eq(smbl_open(&a, "r.txt", false, 0x4u, 0, 0, &f2, &got), STATUS_ACCESS_DENIED);

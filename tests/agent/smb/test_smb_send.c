@@ -83,6 +83,44 @@ static void expect_frame(const uint8_t *p, size_t n)
 	free(got);
 }
 
+/* Fill the server's socket to its last byte (the client reading none of
+ * it): how many bytes it holds. */
+static size_t fill_socket(void)
+{
+	uint8_t junk[4096];
+	size_t fill = 0;
+	ssize_t k;
+
+	memset(junk, 0xee, sizeof(junk));
+	while ((k = send(tc.c->fd, junk, sizeof(junk), MSG_DONTWAIT)) > 0)
+		fill += (size_t)k;
+	while ((k = send(tc.c->fd, junk, 1, MSG_DONTWAIT)) > 0)
+		fill += (size_t)k;
+	return fill;
+}
+
+/* Read n bytes from the client's end without the loop's part: no flush of
+ * the server's queue (the test decides when that happens). */
+static void recv_all(uint8_t *dst, size_t n)
+{
+	for (size_t got = 0; got < n;) {
+		ssize_t k = recv(tc.peer, dst + got, n - got, 0);
+
+		ck_assert_int_gt(k, 0);
+		got += (size_t)k;
+	}
+}
+
+/* Read back the fill bytes fill_socket put in (with drain: the loop flushing). */
+static void drain_fill(size_t fill)
+{
+	uint8_t *got = malloc(fill);
+
+	ck_assert_ptr_nonnull(got);
+	drain(got, fill);
+	free(got);
+}
+
 /* the socket has room: the reply goes out at once, nothing is queued */
 START_TEST(test_direct)
 {
@@ -111,12 +149,7 @@ START_TEST(test_partial_then_queued)
 	 * of a is still queued, so b must not go first */
 	head = malloc(65536);
 	ck_assert_ptr_nonnull(head);
-	for (size_t got = 0; got < 65536;) {
-		ssize_t k = recv(tc.peer, head + got, 65536 - got, 0);
-
-		ck_assert_int_gt(k, 0);
-		got += (size_t)k;
-	}
+	recv_all(head, 65536);
 	smb_conn_send(tc.c, b, nb);
 	ck_assert_uint_eq(head[0], 0);
 	ck_assert_uint_eq((size_t)head[1] << 16 | (size_t)head[2] << 8 | head[3], na);
@@ -138,23 +171,13 @@ END_TEST
  * out after what the socket held */
 START_TEST(test_full_socket)
 {
-	size_t fill = 0, nb = 70000;
-	uint8_t junk[4096], *b = pattern(nb, 4), *got;
-	ssize_t k;
+	size_t nb = 70000, fill = fill_socket();
+	uint8_t *b = pattern(nb, 4);
 
-	memset(junk, 0xee, sizeof(junk));
-	/* fill the socket to its last byte */
-	while ((k = send(tc.c->fd, junk, sizeof(junk), MSG_DONTWAIT)) > 0)
-		fill += (size_t)k;
-	while ((k = send(tc.c->fd, junk, 1, MSG_DONTWAIT)) > 0)
-		fill += (size_t)k;
-	got = malloc(fill);
-	ck_assert_ptr_nonnull(got);
 	smb_conn_send(tc.c, b, nb);                             /* the socket is full: all of it queued */
 	ck_assert_uint_eq(tc.c->out_len - tc.c->out_off, nb + 4);
-	drain(got, fill);
+	drain_fill(fill);
 	expect_frame(b, nb);
-	free(got);
 	free(b);
 }
 END_TEST
@@ -165,25 +188,15 @@ END_TEST
  * the caller's buffer, nothing of it copied; both arrive whole, in order */
 START_TEST(test_queued_then_direct)
 {
-	size_t fill = 0, nb = 70000, nc = 1000;
-	uint8_t junk[4096], *b = pattern(nb, 5), *cc = pattern(nc, 6), *got;
-	ssize_t k;
+	size_t nb = 70000, nc = 1000, fill = fill_socket();
+	uint8_t *b = pattern(nb, 5), *cc = pattern(nc, 6), *got;
 
-	memset(junk, 0xee, sizeof(junk));
-	while ((k = send(tc.c->fd, junk, sizeof(junk), MSG_DONTWAIT)) > 0)
-		fill += (size_t)k;
-	while ((k = send(tc.c->fd, junk, 1, MSG_DONTWAIT)) > 0)
-		fill += (size_t)k;
 	ck_assert_uint_gt(fill, 2 * (nb + 4 + nc + 4)); /* room for both once read */
 	got = malloc(fill);
 	ck_assert_ptr_nonnull(got);
 	smb_conn_send(tc.c, b, nb);
 	ck_assert_uint_eq(tc.c->out_len - tc.c->out_off, nb + 4); /* queued whole */
-	for (size_t n = 0; n < fill;) { /* the client reads the socket empty; no kick */
-		k = recv(tc.peer, got + n, fill - n, 0);
-		ck_assert_int_gt(k, 0);
-		n += (size_t)k;
-	}
+	recv_all(got, fill); /* the client reads the socket empty; no kick */
 	smb_conn_send(tc.c, cc, nc);
 	ck_assert(!tc.c->closing);
 	ck_assert_uint_eq(tc.c->out_len - tc.c->out_off, 0); /* b went out, then c, not queued */
@@ -201,16 +214,10 @@ END_TEST
  * taken buffer, once written, is the room of the next reply (c->rsp) */
 START_TEST(test_taken_not_copied)
 {
-	size_t fill = 0, na = 1u << 20, nb = 1000;
-	uint8_t junk[4096], *a = pattern(na, 7), *b = pattern(nb, 8), *got;
+	size_t na = 1u << 20, nb = 1000, fill = fill_socket();
+	uint8_t *a = pattern(na, 7), *b = pattern(nb, 8);
 	struct ut_buf ob;
-	ssize_t k;
 
-	memset(junk, 0xee, sizeof(junk));
-	while ((k = send(tc.c->fd, junk, sizeof(junk), MSG_DONTWAIT)) > 0)
-		fill += (size_t)k;
-	while ((k = send(tc.c->fd, junk, 1, MSG_DONTWAIT)) > 0)
-		fill += (size_t)k;
 	ut_buf_init(&ob, SMB_WIRE_FRAME_MAX);
 	ck_assert_int_eq(ut_buf_add(&ob, a, na), AQ_OK);
 	ut_buf_cleanup(&tc.c->rsp);
@@ -222,16 +229,13 @@ START_TEST(test_taken_not_copied)
 	ck_assert_uint_eq(tc.c->segs_bytes, na + 4);
 	smb_conn_send(tc.c, b, nb);                             /* behind it */
 	ck_assert_uint_eq(tc.c->segs_bytes, na + 4 + nb + 4);
-	got = malloc(fill);
-	ck_assert_ptr_nonnull(got);
-	drain(got, fill);
+	drain_fill(fill);
 	expect_frame(a, na);
 	expect_frame(b, nb);
 	ck_assert_uint_eq(tc.c->segs_bytes, 0);
 	ck_assert_ptr_null(tc.c->segs);
 	ck_assert_ptr_nonnull(tc.c->rsp.p);                     /* a's room, kept for the next reply */
 	ck_assert_uint_eq(tc.c->rsp.len, 0);
-	free(got);
 	free(a);
 	free(b);
 }
@@ -241,16 +245,10 @@ END_TEST
  * before (the buffer stays the caller's) */
 START_TEST(test_small_buf_copied)
 {
-	size_t fill = 0, nb = 1000;
-	uint8_t junk[4096], *b = pattern(nb, 9), *got;
+	size_t nb = 1000, fill = fill_socket();
+	uint8_t *b = pattern(nb, 9);
 	struct ut_buf ob;
-	ssize_t k;
 
-	memset(junk, 0xee, sizeof(junk));
-	while ((k = send(tc.c->fd, junk, sizeof(junk), MSG_DONTWAIT)) > 0)
-		fill += (size_t)k;
-	while ((k = send(tc.c->fd, junk, 1, MSG_DONTWAIT)) > 0)
-		fill += (size_t)k;
 	ut_buf_init(&ob, SMB_WIRE_FRAME_MAX);
 	ck_assert_int_eq(ut_buf_add(&ob, b, nb), AQ_OK);
 	smb_conn_send_buf(tc.c, &ob);
@@ -258,11 +256,8 @@ START_TEST(test_small_buf_copied)
 	ck_assert_ptr_null(tc.c->segs);
 	ck_assert_uint_eq(tc.c->out_len - tc.c->out_off, nb + 4);
 	ut_buf_cleanup(&ob);
-	got = malloc(fill);
-	ck_assert_ptr_nonnull(got);
-	drain(got, fill);
+	drain_fill(fill);
 	expect_frame(b, nb);
-	free(got);
 	free(b);
 }
 END_TEST
