@@ -37,6 +37,11 @@ static bool vol_is_root(const struct vol_obj *o)
 	return o->st.st_ino == o->exp->ino && o->st.st_dev == o->exp->dev;
 }
 
+bool vol_obj_is_root(const struct vol_obj *obj)
+{
+	return obj->exp && !obj->snap && vol_is_root(obj);
+}
+
 /* Copy a checked name into a C string. */
 static int vol_name(const char *name, size_t nlen, char *buf)
 {
