@@ -303,7 +303,10 @@ static int apply_volume(struct agent *a, const struct api_intent_volume *v, cons
 		return rc;
 	/* an NVMe-oF attach may wait for the volume's lease: the reports go
 	 * on, as a->lock is not held here (agent_apply) */
-	rc = a->shelf.ops->attach(&a->shelf, v->dir, (unsigned)strtoul(v->unix_permissions, NULL, 8),
+	/* a new NTFS volume's root is 0777: its descriptor decides who may do
+	 * what (agent/smb/smb_acl_open.c), the mode must not refuse it first */
+	rc = a->shelf.ops->attach(&a->shelf, v->dir,
+				  v->security == API_INTENT_SEC_NTFS ? 0777u : (unsigned)strtoul(v->unix_permissions, NULL, 8),
 				  v->capacity_bytes, c->root, sizeof(c->root));
 	if (rc != 0)
 		return aq_fail(msg, AQ_EIO, "cannot attach %s on the shelf: %s", v->dir, strerror(-rc));

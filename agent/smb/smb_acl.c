@@ -250,3 +250,20 @@ void smb_acl_default(const struct smb_acl_token *t, struct smb_sd *sd)
 		a->sid = *who[k];
 	}
 }
+
+void smb_acl_root_default(const struct smb_sd_sid *owner, const struct smb_sd_sid *group, struct smb_sd *sd)
+{
+	struct smb_sd_ace *a;
+
+	memset(sd, 0, sizeof(*sd));
+	sd->control = SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT | SMB_SD_DACL_AUTO_INHERITED;
+	sd->has_owner = sd->has_group = sd->has_dacl = true;
+	sd->owner = *owner;
+	sd->group = *group;
+	sd->dacl.revision = 2;
+	a = &sd->dacl.ace[sd->dacl.count++];
+	a->type = SMB_SD_ACCESS_ALLOWED;
+	a->flags = SMB_SD_OBJECT_INHERIT | SMB_SD_CONTAINER_INHERIT;
+	a->mask = SMB_FILE_ALL_ACCESS;
+	a->sid = smb_sd_everyone;
+}

@@ -105,5 +105,16 @@ void smb_acl_given(const struct smb_sd *in, const struct smb_acl_token *t, struc
  * ACEs without inheritance flags, the owner and SYSTEM (S-1-5-18) with
  * FILE_ALL_ACCESS; control SELF_RELATIVE | DACL_PRESENT only. */
 void smb_acl_default(const struct smb_acl_token *t, struct smb_sd *sd);
+/* The descriptor an NTFS volume's root shows and enforces while none is
+ * stored on it (smb_acl_open.c), what Azure NetApp Files and Google Cloud
+ * NetApp Volumes give a new NTFS volume's root, so that the users of the
+ * share can work with each other's files until an admin narrows it:
+ * owner and group as given (the root's), a DACL of one ALLOW ACE,
+ * Everyone (S-1-1-0) FILE_ALL_ACCESS with OBJECT_INHERIT |
+ * CONTAINER_INHERIT; control SELF_RELATIVE | DACL_PRESENT |
+ * DACL_AUTO_INHERITED (what is made in the root inherits it marked
+ * INHERITED, as Windows makes it). A descriptor SET_INFO stores on the
+ * root replaces it. */
+void smb_acl_root_default(const struct smb_sd_sid *owner, const struct smb_sd_sid *group, struct smb_sd *sd);
 
 #endif

@@ -1,7 +1,11 @@
 /* smb_acl_open: NTFS-style shares (securityStyle NTFS) over the store.
  * An object's descriptor is the one stored with it (vol_sd.c), or, when
- * none is (the volume root, anything not made through SMB), the one a
- * UNIX-style share shows for its owner, group and mode (smb_sd_from_unix).
+ * none is: for the volume root, the one Azure NetApp Files and GCNV give a
+ * new NTFS volume's root (smb_acl_root_default: Everyone FILE_ALL_ACCESS,
+ * object and container inherit, so what users make in the root is shared
+ * until an admin sets the root's descriptor, which then rules); for
+ * anything else not made through SMB, the one a UNIX-style share shows for
+ * its owner, group and mode (smb_sd_from_unix).
  *  - CREATE of an existing object: the desired access checked against its
  *    DACL for the session's token (smb_acl.h), DELETE also granted by the
  *    parent's DELETE_CHILD; the open's access is what was granted (with
@@ -87,6 +91,14 @@ static int smb_acl_load(const struct vol_obj *obj, struct smb_sd *sd)
 		return rc;
 	if (len > 0)
 		return smb_sd_decode(buf, len, sd) == AQ_OK ? 0 : -EIO;
+	if (vol_obj_is_root(obj)) { /* Everyone full access, inherited: ANF's and GCNV's */
+		struct smb_sd_sid owner, group;
+
+		smb_sd_sid_unix_user(obj->st.st_uid, &owner);
+		smb_sd_sid_unix_group(obj->st.st_gid, &group);
+		smb_acl_root_default(&owner, &group, sd);
+		return 0;
+	}
 	smb_sd_from_unix(obj->st.st_uid, obj->st.st_gid, obj->st.st_mode & 0777u, S_ISDIR(obj->st.st_mode), sd);
 	return 0;
 }

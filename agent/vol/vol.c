@@ -196,7 +196,8 @@ void vol_store_set_tier(struct vol_store *s, const struct vol_tier_ops *ops, voi
 /* What the tree below dirfd uses (which this closes): the sizes of regular
  * files (a hard-linked one counts size/nlink per name) plus VOL_NAME_COST
  * per name, staying on one file system and never following symlinks. stamp: give every object
- * without a containment mark e's mark (a volume made before marks). */
+ * without a containment mark e's mark (a volume made before marks). Leftover
+ * temporaries of vol_link_replace are removed on the way (vol_link_leftover). */
 static uint64_t vol_scan(const struct vol_export *e, int dirfd, int depth, bool stamp, uint64_t *names)
 {
 	DIR *d = fdopendir(dirfd);
@@ -214,6 +215,11 @@ static uint64_t vol_scan(const struct vol_export *e, int dirfd, int depth, bool 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != e->dev)
+			continue;
+		/* a link's temporary that a kill left (vol_link_replace): gone,
+		 * its file keeps its other name; not synced (a crash before the
+		 * folder's next sync brings it back for the next walk) */
+		if (vol_link_leftover(dirfd, de->d_name, &st, false) && unlinkat(dirfd, de->d_name, 0) == 0)
 			continue;
 		if (stamp && vol_mark_get(e->store, dirfd, de->d_name, &m) == -ENODATA)
 			vol_mark_set(e->store, dirfd, de->d_name, e->cfg.fsid);

@@ -279,6 +279,17 @@ int vol_dirty_synced(struct vol_obj *o, int fd);
 int vol_log_open(int root_fd);
 /* Drop the open-file cache entry of name nm in dir (it is being removed). */
 void vol_drop_name(struct vol_obj *dir, const char *nm, struct vol_store *s);
+/* Whether nm in the folder dirfd is a temporary name of vol_link_replace
+ * (vol_ns.c): exactly VOL_LINK_TMP "<pid>.<n>" (decimal), not a folder,
+ * and its file linked under another name too (nlink > 1: removing this
+ * name loses no data). A file of a user's named like it with one link is
+ * not one. any_pid: also one this process may be using right now (for
+ * hiding it from listings); else only another process's, a leftover of a
+ * kill between the link and the rename (for sweeping it away). st: nm's
+ * attributes when the caller has them, else NULL (read here, only when
+ * the name matches). */
+#define VOL_LINK_TMP ".aq-link."
+bool vol_link_leftover(int dirfd, const char *nm, const struct stat *st, bool any_pid);
 
 /* vol_snap.c: /.snapshot */
 /* Open e's cfg.snapdir when set (at build); close it. */

@@ -37,6 +37,11 @@ static bool vol_is_root(const struct vol_obj *o)
 	return o->st.st_ino == o->exp->ino && o->st.st_dev == o->exp->dev;
 }
 
+bool vol_obj_is_root(const struct vol_obj *obj)
+{
+	return obj->exp && !obj->snap && vol_is_root(obj);
+}
+
 /* Copy a checked name into a C string. */
 static int vol_name(const char *name, size_t nlen, char *buf)
 {
@@ -602,10 +607,48 @@ int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t 
 	return rc;
 }
 
+/* The pid in a name VOL_LINK_TMP "<pid>.<n>", or 0 when nm is not one. */
+static long vol_link_tmp_pid(const char *nm)
+{
+	const char *p = nm + sizeof(VOL_LINK_TMP) - 1, *dot;
+	long pid = 0;
+
+	if (strncmp(nm, VOL_LINK_TMP, sizeof(VOL_LINK_TMP) - 1) != 0 || !(dot = strchr(p, '.')) || dot == p ||
+	    dot - p > 10 || !dot[1] || strlen(dot + 1) > 10)
+		return 0;
+	for (; p < dot; p++) {
+		if (*p < '0' || *p > '9')
+			return 0;
+		pid = pid * 10 + (*p - '0');
+	}
+	for (p = dot + 1; *p; p++)
+		if (*p < '0' || *p > '9')
+			return 0;
+	return pid;
+}
+
+bool vol_link_leftover(int dirfd, const char *nm, const struct stat *st, bool any_pid)
+{
+	long pid = vol_link_tmp_pid(nm);
+	struct stat own;
+
+	if (pid <= 0 || (!any_pid && pid == (long)getpid()))
+		return false;
+	if (!st) {
+		if (fstatat(dirfd, nm, &own, AT_SYMLINK_NOFOLLOW) != 0)
+			return false;
+		st = &own;
+	}
+	return !S_ISDIR(st->st_mode) && st->st_nlink > 1;
+}
+
 /* vol_link over an existing name in one step: the file is linked to a
  * name of its own in the same folder, which then replaces name by rename
  * (atomic in POSIX: name always resolves, to the old object or the new); a
- * failed rename takes the temporary away again. */
+ * failed rename takes the temporary away again. A kill between the link
+ * and the rename leaves the temporary: listings never show it
+ * (vol_readdir), and the walk of the next attach removes it (vol.c,
+ * vol_link_leftover: the file keeps its other name). */
 int vol_link_replace(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t nlen,
 		     const struct vol_cred *cred, const struct vol_lease_by *by)
 {
@@ -624,7 +667,7 @@ int vol_link_replace(struct vol_obj *obj, struct vol_obj *dir, const char *name,
 	vol_lease_break_name(dir, nm, VOL_LEASE_H, by);
 	if ((rc = vol_name_charge(dir->exp)) != 0)
 		return rc;
-	snprintf(tmp, sizeof(tmp), ".aq-link.%ld.%u", (long)getpid(), __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	snprintf(tmp, sizeof(tmp), VOL_LINK_TMP "%ld.%u", (long)getpid(), __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
 	snprintf(num, sizeof(num), "%d", obj->fd);
 	vol_become(cred);
 	if (linkat(dir->exp->store->procfd, num, dir->fd, tmp, AT_SYMLINK_FOLLOW) != 0) {
@@ -724,6 +767,9 @@ int vol_readdir(struct vol_obj *dir, const struct vol_cred *cred, uint64_t cooki
 			uint64_t ino = d->d_ino;
 
 			pos += d->d_reclen;
+			/* a link's temporary (vol_link_replace) is nobody's name */
+			if (d->d_name[0] == '.' && vol_link_leftover(fd, d->d_name, NULL, true))
+				continue;
 			if (!strcmp(d->d_name, "..") && vol_is_root(dir))
 				ino = dir->st.st_ino;
 			if (cb(arg, d->d_name, nl, ino, (uint64_t)d->d_off))

@@ -373,6 +373,38 @@ START_TEST(test_default_dacl)
 }
 END_TEST
 
+/* An NTFS volume's root with no descriptor stored (smb_acl_root_default,
+ * as ANF and GCNV make it): Everyone FILE_ALL_ACCESS, OI|CI, the DACL
+ * AUTO_INHERITED; a file alice makes under it inherits the ACE marked
+ * INHERITED, a folder keeps OI|CI too, and bob may do all to both. */
+START_TEST(test_root_default)
+{
+	struct smb_sd_sid o, g;
+
+	smb_sd_sid_unix_user(0, &o);
+	smb_sd_sid_unix_group(0, &g);
+	smb_acl_root_default(&o, &g, &sd);
+	ck_assert_uint_eq(sd.control, SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT | SMB_SD_DACL_AUTO_INHERITED);
+	ck_assert(smb_sd_sid_eq(&sd.owner, &o));
+	ck_assert(smb_sd_sid_eq(&sd.group, &g));
+	ck_assert_uint_eq(sd.dacl.count, 1);
+	ck_assert_uint_eq(sd.dacl.ace[0].type, SMB_SD_ACCESS_ALLOWED);
+	ck_assert_uint_eq(sd.dacl.ace[0].flags, SMB_SD_OBJECT_INHERIT | SMB_SD_CONTAINER_INHERIT);
+	ck_assert_uint_eq(sd.dacl.ace[0].mask, SMB_FILE_ALL_ACCESS);
+	ck_assert(smb_sd_sid_eq(&sd.dacl.ace[0].sid, &smb_sd_everyone));
+	ck_assert_uint_eq(smb_acl_granted(&sd, &bob), SMB_FILE_ALL_ACCESS);
+	ck_assert_uint_eq(smb_acl_inherit(&sd, false, &alice, &child), 1);
+	ck_assert_uint_eq(child.dacl.ace[0].flags, SMB_SD_INHERITED);
+	ck_assert(child.control & SMB_SD_DACL_AUTO_INHERITED);
+	ck_assert(smb_sd_sid_eq(&child.owner, &alice.sid[0]));
+	ck_assert_uint_eq(smb_acl_granted(&child, &bob), SMB_FILE_ALL_ACCESS);
+	ck_assert_uint_eq(smb_acl_inherit(&sd, true, &alice, &child), 1);
+	ck_assert_uint_eq(child.dacl.ace[0].flags,
+			  SMB_SD_OBJECT_INHERIT | SMB_SD_CONTAINER_INHERIT | SMB_SD_INHERITED);
+	ck_assert_uint_eq(smb_acl_granted(&child, &bob), SMB_FILE_ALL_ACCESS);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("smb_acl");
@@ -390,6 +422,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_merge_control);
 	tcase_add_test(tc, test_given_control);
 	tcase_add_test(tc, test_default_dacl);
+	tcase_add_test(tc, test_root_default);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,7 +6,12 @@
  *   with its last link;
  * - a failed replace (the name is a folder) leaves the old object and no
  *   temporary name behind, and charges nothing;
- * - a name that already is the file stays as it is, both names kept.
+ * - a name that already is the file stays as it is, both names kept;
+ * - a temporary a kill left (".aq-link.<pid>.<n>" of another process, a
+ *   second link of its file) is never listed (vol_readdir) and is gone
+ *   after the store attaches the volume again, in the root and below; kept:
+ *   one of this process (it may be in use), a user's file named like it
+ *   but with one link, a folder named like it, a name that only starts so.
  * Needs root (the store's handles).
  */
 #ifndef _GNU_SOURCE
@@ -15,6 +20,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -180,6 +186,104 @@ START_TEST(test_replace_failed_leaves_old)
 }
 END_TEST
 
+/* Names vol_readdir lists in dir, joined with '/' into out. */
+static int list_cb(void *arg, const char *name, size_t nlen, uint64_t ino, uint64_t cookie)
+{
+	char *out = arg;
+
+	(void)ino;
+	(void)cookie;
+	strncat(out, name, nlen);
+	strcat(out, "/");
+	return 0;
+}
+
+static void listed(struct vol_obj *dir, char *out)
+{
+	bool eof = false;
+
+	out[0] = '/';
+	out[1] = '\0';
+	ck_assert_int_eq(vol_readdir(dir, &cred, 0, list_cb, out, &eof), 0);
+	ck_assert(eof);
+}
+
+static bool exists(const char *rel)
+{
+	char p[256];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/v0/%s", ts.dir, rel);
+	return lstat(p, &st) == 0;
+}
+
+START_TEST(test_leftover_swept)
+{
+	char p[256], q[256], mine[64], list[4096];
+	struct vol_store *s2 = NULL;
+	struct vol_obj sub;
+	struct stat st;
+	int fd;
+
+	/* f and sub/g, each with a leftover temporary of a dead agent (pid
+	 * 4194305 is above any pid_max), f also one of this process */
+	snprintf(p, sizeof(p), "%s/v0/sub", ts.dir);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/v0/.aq-link.4194305.0d", ts.dir);
+	ck_assert_int_eq(mkdir(p, 0755), 0); /* a folder: never a temporary */
+	snprintf(p, sizeof(p), "%s/v0/.aq-link.4194305.9", ts.dir);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	const char *files[] = { "f", "sub/g", ".aq-link.4194305.8", ".aq-link.x.1" };
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(p, sizeof(p), "%s/v0/%s", ts.dir, files[i]);
+		ck_assert_int_ge(fd = open(p, O_CREAT | O_WRONLY, 0644), 0);
+		ck_assert_int_eq(write(fd, "data", 4), 4);
+		close(fd);
+	}
+	snprintf(mine, sizeof(mine), ".aq-link.%ld.1", (long)getpid());
+	const char *links[][2] = { { "f", ".aq-link.4194305.1" }, { "sub/g", "sub/.aq-link.4194305.2" }, { "f", mine },
+				   { "f", ".aq-link.4194305" }, { "f", ".aq-link.4194305.3x" } };
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		snprintf(p, sizeof(p), "%s/v0/%s", ts.dir, links[i][0]);
+		snprintf(q, sizeof(q), "%s/v0/%s", ts.dir, links[i][1]);
+		ck_assert_int_eq(link(p, q), 0);
+	}
+	/* listings never show a temporary, ours or not */
+	listed(&root, list);
+	ck_assert_ptr_null(strstr(list, "/.aq-link.4194305.1/"));
+	ck_assert_ptr_null(strstr(list, mine));
+	ck_assert_ptr_nonnull(strstr(list, "/.aq-link.4194305.8/")); /* one link: a user's file */
+	ck_assert_ptr_nonnull(strstr(list, "/.aq-link.4194305.9/")); /* a folder */
+	ck_assert_ptr_nonnull(strstr(list, "/.aq-link.4194305/"));
+	ck_assert_ptr_nonnull(strstr(list, "/.aq-link.4194305.3x/"));
+	ck_assert_ptr_nonnull(strstr(list, "/.aq-link.x.1/"));
+	ck_assert_int_eq(vol_lookup(&root, &cred, "sub", 3, &sub), 0);
+	listed(&sub, list);
+	ck_assert_ptr_nonnull(strstr(list, "/g/"));
+	ck_assert_ptr_null(strstr(list, ".aq-link"));
+	vol_obj_cleanup(&sub);
+	/* the volume attached again (an agent started after the kill) */
+	ck_assert_int_eq(vol_store_new(ts.key, &s2), 0);
+	ck_assert_int_eq(vol_store_set(s2, ts.cfg, ts.n), 0);
+	vol_store_free(s2);
+	ck_assert(!exists(".aq-link.4194305.1"));
+	ck_assert(!exists("sub/.aq-link.4194305.2"));
+	ck_assert(exists(mine));
+	ck_assert(exists(".aq-link.4194305.8"));
+	ck_assert(exists(".aq-link.4194305.9"));
+	ck_assert(exists(".aq-link.4194305.0d"));
+	ck_assert(exists(".aq-link.4194305"));
+	ck_assert(exists(".aq-link.4194305.3x"));
+	ck_assert(exists(".aq-link.x.1"));
+	snprintf(p, sizeof(p), "%s/v0/f", ts.dir);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_uint_eq(st.st_nlink, 4); /* f, mine, .aq-link.4194305, .aq-link.4194305.3x */
+	snprintf(p, sizeof(p), "%s/v0/sub/g", ts.dir);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_uint_eq(st.st_nlink, 1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vol_link");
@@ -193,6 +297,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_replace_never_missing);
 	tcase_add_test(tc, test_replace_failed_leaves_old);
+	tcase_add_test(tc, test_leftover_swept);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
