@@ -382,10 +382,15 @@ void vol_obj_cleanup(struct vol_obj *obj);
  * changed (as on Windows and smbd); an access not granted is checked per call
  * as without a grant. 0 if something was granted, -EACCES if nothing passed
  * (obj unchanged), -EINVAL not a regular file, -EEXIST already granted,
- * -ENOMEM. A snapshot object is never granted write. */
+ * -EMFILE past VOL_GRANT_FDS_MAX, -ENOMEM. A snapshot object is never granted write. */
 int vol_obj_grant(struct vol_obj *obj, const struct vol_cred *cred, bool read, bool write);
-/* Content descriptors grants hold now (for tests and leak checks). */
+/* Grants held now (for tests and leak checks). */
 uint64_t vol_grant_count(void);
+/* At most this many grants hold a descriptor of their own (an uncached
+ * object's); past it vol_obj_grant is -EMFILE and the open is checked per
+ * I/O. vol_grant_set_max changes it (0: back to the default; for tests). */
+#define VOL_GRANT_FDS_MAX 65536u
+void vol_grant_set_max(uint64_t fds);
 /* MAC check only (no lookup); for tests. 0 or VOL_EBADHANDLE. */
 int vol_fh_verify(struct vol_store *s, const uint8_t *fh, size_t len);
 /* The export's snapshot folder (cfg.snapdir, hidden or not) as a read-only

@@ -589,18 +589,27 @@ struct vol_grant {
 };
 
 static atomic_uint_fast64_t vol_grants;
+static atomic_uint_fast64_t vol_grant_fds; /* grants' own descriptors */
+static atomic_uint_fast64_t vol_grant_fds_max = VOL_GRANT_FDS_MAX;
 
 uint64_t vol_grant_count(void)
 {
 	return atomic_load(&vol_grants);
 }
 
+void vol_grant_set_max(uint64_t fds)
+{
+	atomic_store(&vol_grant_fds_max, fds ? fds : VOL_GRANT_FDS_MAX);
+}
+
 static void vol_grant_free(struct vol_grant *g)
 {
 	if (!g)
 		return;
-	if (g->fd >= 0)
+	if (g->fd >= 0) {
 		close(g->fd);
+		atomic_fetch_sub(&vol_grant_fds, 1);
+	}
 	free(g);
 	atomic_fetch_sub(&vol_grants, 1);
 }
@@ -633,8 +642,16 @@ int vol_obj_grant(struct vol_obj *obj, const struct vol_cred *cred, bool read, b
 		return -EEXIST;
 	if (!S_ISREG(obj->st.st_mode))
 		return -EINVAL;
-	if (!(g = malloc(sizeof(*g))))
+	/* an uncached object's grant opens a descriptor: past the cap, none (checked per I/O) */
+	if (!obj->fent && atomic_fetch_add(&vol_grant_fds, 1) >= atomic_load(&vol_grant_fds_max)) {
+		atomic_fetch_sub(&vol_grant_fds, 1);
+		return -EMFILE;
+	}
+	if (!(g = malloc(sizeof(*g)))) {
+		if (!obj->fent)
+			atomic_fetch_sub(&vol_grant_fds, 1);
 		return -ENOMEM;
+	}
 	*g = (struct vol_grant){ .fd = -1, .read = read, .write = write && !obj->snap };
 	vol_become(cred);
 	if (obj->fent) { /* the shared descriptor, opened as root: the caller's check now */
@@ -644,6 +661,8 @@ int vol_obj_grant(struct vol_obj *obj, const struct vol_cred *cred, bool read, b
 		vol_grant_open(obj, g);
 	}
 	vol_unbecome(cred);
+	if (!obj->fent && g->fd < 0)
+		atomic_fetch_sub(&vol_grant_fds, 1);
 	if (!g->read && !g->write) {
 		free(g);
 		return -EACCES;

@@ -4,7 +4,7 @@
  * for it), while an object of the same file opened afterwards is refused; an
  * access not granted is checked per I/O as before; cached (from a handle)
  * and uncached (looked up) objects alike; the descriptor goes with the
- * object. Needs root (setfsuid, open_by_handle_at). */
+ * object; grants holding a descriptor of their own are capped. Needs root (setfsuid, open_by_handle_at). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -181,6 +181,27 @@ START_TEST(test_grant_checks_caller)
 }
 END_TEST
 
+/* Past the cap on own descriptors an uncached object gets no grant (and is
+ * checked per I/O); a cached one needs none; a grant gone frees its place. */
+START_TEST(test_grant_cap)
+{
+	struct vol_obj a = file_obj(false), b = file_obj(false), c = file_obj(true);
+	char buf[8] = { 0 };
+
+	vol_grant_set_max(1);
+	ck_assert_int_eq(vol_obj_grant(&a, &user, true, true), 0);
+	ck_assert_int_eq(vol_obj_grant(&b, &user, true, true), -EMFILE);
+	ck_assert_ptr_null(b.grant);
+	ck_assert_int_eq(rd(&b, buf), 0);
+	ck_assert_int_eq(vol_obj_grant(&c, &user, true, true), 0);
+	vol_obj_cleanup(&a);
+	ck_assert_int_eq(vol_obj_grant(&b, &user, true, true), 0);
+	vol_grant_set_max(0);
+	vol_obj_cleanup(&b);
+	vol_obj_cleanup(&c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vol_grant");
@@ -196,6 +217,7 @@ int main(void)
 	tcase_add_test(tc, test_uncached_read_only);
 	tcase_add_test(tc, test_cached_read_only);
 	tcase_add_test(tc, test_grant_checks_caller);
+	tcase_add_test(tc, test_grant_cap);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
