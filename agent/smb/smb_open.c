@@ -366,6 +366,13 @@ static uint32_t create_finish(struct smb_req *r, struct smb_open *o, const struc
 	    (status = smb_durable_grant(r, o, q, rsp, ctxs, dh_buf)) != STATUS_SUCCESS)
 		goto fail;
 	smb_ctx_answer(cx, o, cred, rsp, ctxs);
+	/* READ and WRITE check the open's GrantedAccess, not the file's mode
+	 * again (MS-SMB2 3.3.5.12, 3.3.5.13): the store checks once here and
+	 * keeps the content descriptor for the open's life (a durable one's
+	 * reconnects too); what fails here is checked per I/O as before */
+	if (!o->dir)
+		(void)vol_obj_grant(&o->obj, cred, smb_open_may_read(o),
+				    smb_open_may(o, SMB_FILE_WRITE_DATA) || smb_open_may(o, SMB_FILE_APPEND_DATA));
 	if (rsp->action == FILE_OPENED && !o->dir && smb_open_may_read(o))
 		vol_read_ahead_open(&o->obj); /* a frame's head is on its way before its first READ */
 	if (vol_fh_make(r->c->srv->store, &o->obj, &o->fh) != 0)

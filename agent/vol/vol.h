@@ -159,14 +159,19 @@ struct vol_store;
 struct vol_export;
 
 struct vol_fent;
+struct vol_grant;
 
 /* An open object: O_PATH descriptor plus attributes at open time. When fent
- * is set the descriptor is borrowed from the store's open-file cache. */
+ * is set the descriptor is borrowed from the store's open-file cache. grant
+ * (vol_obj_grant) is the holder's open's access checked once: NULL for
+ * every object the store yields; copies of the object share it, only its
+ * holder's vol_obj_cleanup releases it. */
 struct vol_obj {
 	struct vol_export *exp;   /* counted reference */
 	int fd;
 	struct stat st;
 	struct vol_fent *fent;
+	struct vol_grant *grant;
 	bool snap;                /* below /.snapshot: read-only, version 3 handles */
 };
 
@@ -367,7 +372,27 @@ int vol_fh_open(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_o
 int vol_fh_make(struct vol_store *s, const struct vol_obj *obj, struct vol_fh *out);
 /* Re-read attributes into obj->st. */
 int vol_refresh(struct vol_obj *obj);
+/* Releases the object, its grant too. */
 void vol_obj_cleanup(struct vol_obj *obj);
+/* An open of a regular file (an SMB open: MS-SMB2 READ and WRITE check the
+ * open's GrantedAccess, not the file's permissions again) checks once, as
+ * cred, that cred may read (read) and write (write) it, and keeps a content
+ * descriptor for what passed: the open-file cache's shared one for a cached
+ * object, else one opened now as cred. vol_read/vol_write and the rest of
+ * the content calls on obj (or a copy) then switch no credentials, check
+ * nothing and reopen nothing for a granted access, even after the file's mode
+ * changed (as on Windows and smbd); an access not granted is checked per call
+ * as without a grant. 0 if something was granted, -EACCES if nothing passed
+ * (obj unchanged), -EINVAL not a regular file, -EEXIST already granted,
+ * -EMFILE past VOL_GRANT_FDS_MAX, -ENOMEM. A snapshot object is never granted write. */
+int vol_obj_grant(struct vol_obj *obj, const struct vol_cred *cred, bool read, bool write);
+/* Grants held now (for tests and leak checks). */
+uint64_t vol_grant_count(void);
+/* At most this many grants hold a descriptor of their own (an uncached
+ * object's); past it vol_obj_grant is -EMFILE and the open is checked per
+ * I/O. vol_grant_set_max changes it (0: back to the default; for tests). */
+#define VOL_GRANT_FDS_MAX 65536u
+void vol_grant_set_max(uint64_t fds);
 /* MAC check only (no lookup); for tests. 0 or VOL_EBADHANDLE. */
 int vol_fh_verify(struct vol_store *s, const uint8_t *fh, size_t len);
 /* The export's snapshot folder (cfg.snapdir, hidden or not) as a read-only

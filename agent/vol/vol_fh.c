@@ -5,7 +5,9 @@
  * CAP_DAC_READ_SEARCH) runs with the process's own credentials; everything a
  * caller asks for runs after vol_become() switched this thread's fs identity.
  * Content access reopens the O_PATH descriptor through /proc/self/fd so the
- * kernel checks the caller's permission on the open.
+ * kernel checks the caller's permission on the open, or (a cached object)
+ * checks it with faccessat2 and uses the cache's shared descriptor; an open
+ * granted its access once (vol_obj_grant, an SMB open) skips both.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -19,6 +21,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/syscall.h>
@@ -399,8 +402,12 @@ void vol_store_forget_dev(struct vol_store *s, dev_t dev)
 	}
 }
 
+static void vol_grant_free(struct vol_grant *g);
+
 void vol_obj_cleanup(struct vol_obj *obj)
 {
+	vol_grant_free(obj->grant);
+	obj->grant = NULL;
 	if (obj->fent)
 		vol_fent_put(obj->fent);
 	else if (obj->fd >= 0)
@@ -427,6 +434,7 @@ int vol_obj_adopt(struct vol_export *e, int fd, struct vol_obj *out)
 	out->fd = fd;
 	out->exp = e;
 	out->fent = NULL;
+	out->grant = NULL;
 	out->snap = false;
 	atomic_fetch_add(&e->refs, 1);
 	return 0;
@@ -464,6 +472,7 @@ int vol_fh_open(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_o
 	out->fd = -1;
 	out->exp = NULL;
 	out->fent = NULL;
+	out->grant = NULL;
 	out->snap = false;
 	if ((rc = vol_fh_check(s, fh, len, &e)) != 0)
 		return rc;
@@ -571,18 +580,115 @@ int vol_reopen(const struct vol_obj *obj, int flags)
 	return fd < 0 ? -errno : fd;
 }
 
+/* ---------- grants ---------- */
+
+/* What an open was granted (vol_obj_grant). */
+struct vol_grant {
+	int fd;                   /* content, opened as the holder; -1: the fent's shared one */
+	bool read, write;
+};
+
+static atomic_uint_fast64_t vol_grants;
+static atomic_uint_fast64_t vol_grant_fds; /* grants' own descriptors */
+static atomic_uint_fast64_t vol_grant_fds_max = VOL_GRANT_FDS_MAX;
+
+uint64_t vol_grant_count(void)
+{
+	return atomic_load(&vol_grants);
+}
+
+void vol_grant_set_max(uint64_t fds)
+{
+	atomic_store(&vol_grant_fds_max, fds ? fds : VOL_GRANT_FDS_MAX);
+}
+
+static void vol_grant_free(struct vol_grant *g)
+{
+	if (!g)
+		return;
+	if (g->fd >= 0) {
+		close(g->fd);
+		atomic_fetch_sub(&vol_grant_fds, 1);
+	}
+	free(g);
+	atomic_fetch_sub(&vol_grants, 1);
+}
+
+static bool vol_may(const struct vol_obj *obj, int mode)
+{
+	return syscall(SYS_faccessat2, obj->fd, "", mode, AT_EMPTY_PATH | AT_EACCESS) == 0;
+}
+
+/* An uncached object's descriptor for what g asks, opened as the caller
+ * (switched): read-write, else the one access that opens; g keeps what it got. */
+static void vol_grant_open(const struct vol_obj *obj, struct vol_grant *g)
+{
+	if (g->read && g->write && (g->fd = vol_reopen(obj, O_RDWR)) >= 0)
+		return;
+	if (g->read && (g->fd = vol_reopen(obj, O_RDONLY)) >= 0) {
+		g->write = false;
+		return;
+	}
+	g->read = false;
+	if (g->write && (g->fd = vol_reopen(obj, O_WRONLY)) < 0)
+		g->write = false;
+}
+
+int vol_obj_grant(struct vol_obj *obj, const struct vol_cred *cred, bool read, bool write)
+{
+	struct vol_grant *g;
+
+	if (obj->grant)
+		return -EEXIST;
+	if (!S_ISREG(obj->st.st_mode))
+		return -EINVAL;
+	/* an uncached object's grant opens a descriptor: past the cap, none (checked per I/O) */
+	if (!obj->fent && atomic_fetch_add(&vol_grant_fds, 1) >= atomic_load(&vol_grant_fds_max)) {
+		atomic_fetch_sub(&vol_grant_fds, 1);
+		return -EMFILE;
+	}
+	if (!(g = malloc(sizeof(*g)))) {
+		if (!obj->fent)
+			atomic_fetch_sub(&vol_grant_fds, 1);
+		return -ENOMEM;
+	}
+	*g = (struct vol_grant){ .fd = -1, .read = read, .write = write && !obj->snap };
+	vol_become(cred);
+	if (obj->fent) { /* the shared descriptor, opened as root: the caller's check now */
+		g->read = g->read && vol_may(obj, R_OK);
+		g->write = g->write && vol_may(obj, W_OK);
+	} else {
+		vol_grant_open(obj, g);
+	}
+	vol_unbecome(cred);
+	if (!obj->fent && g->fd < 0)
+		atomic_fetch_sub(&vol_grant_fds, 1);
+	if (!g->read && !g->write) {
+		free(g);
+		return -EACCES;
+	}
+	atomic_fetch_add(&vol_grants, 1);
+	obj->grant = g;
+	return 0;
+}
+
 /* A descriptor for the object's content. Cached objects share one opened
  * as root; the caller's permission is checked first as the caller (the same
- * check open() would make). *owned says whether the caller must close it. */
+ * check open() would make), unless the holder's open was granted the access
+ * (vol_obj_grant). *owned says whether the caller must close it. */
 int vol_iofd(struct vol_obj *obj, const struct vol_cred *cred, bool write, bool *owned)
 {
 	struct vol_fent *fe = obj->fent;
+	const struct vol_grant *g = obj->grant;
+	bool granted = g && (write ? g->write : g->read);
 	int fd = -1, mode = write ? W_OK : R_OK;
 
 	*owned = false;
 	if (write && obj->snap)
 		return -EROFS;
-	if (fe && (cred->uid != 0 || cred->gid != 0)) {
+	if (granted && g->fd >= 0)
+		return g->fd;
+	if (fe && !granted && (cred->uid != 0 || cred->gid != 0)) {
 		long ok;
 
 		vol_become(cred);
