@@ -51,6 +51,11 @@ aq_mutate POST "$P/volumes?volumeId=vmsmb" "{\"storagePool\":\"vmpool\",\"capaci
 expect_jq .response.state READY "SMB volume vmsmb READY"
 expect_jq '.response.mountOptions[] | select(.protocol == "SMB") | .port' "$SMB" "its SMB mount entry has the agent's SMB port"
 VOL_DIR=$SHELF/volumes/$(comm -13 <(printf '%s\n' "$before") <(ls "$SHELF/volumes" 2>/dev/null) | head -n1)
+before=$(ls "$SHELF/volumes" 2>/dev/null)
+aq_mutate POST "$P/volumes?volumeId=vmntfs" '{"storagePool":"vmpool","capacityGib":"100","protocols":["SMB"],
+	"shareName":"vmntfs","throughputMibps":100,"unixPermissions":"0777","securityStyle":"NTFS"}'
+expect_jq .response.state READY "NTFS-style SMB volume vmntfs READY"
+NTFS_DIR=$SHELF/volumes/$(comm -13 <(printf '%s\n' "$before") <(ls "$SHELF/volumes" 2>/dev/null) | head -n1)
 INTENT=$AQ_TMP/srv/node-vmloc/state/intent.json
 for _ in $(seq 100); do
 	jq -e '[.smbUsers[].name] | index("vmuser")' "$INTENT" >/dev/null 2>&1 && break
@@ -61,7 +66,7 @@ ok "the node got the SMB user" jq -e '[.smbUsers[].name] | index("vmuser")' "$IN
 # --- the guest ----------------------------------------------------------------
 S=$AQ_TMP/share
 mkdir -p "$S"
-cp "$AQ_SRC"/tests/vm/guest/{lib.sh,fileops.sh,smb.sh,stress.py} "$S/"
+cp "$AQ_SRC"/tests/vm/guest/{lib.sh,fileops.sh,smb.sh,stress.py,ntsd.py} "$S/"
 # A source tree of regular files and directories (SMB without POSIX extensions
 # carries no symlinks, hard links, modes or owners).
 T=$AQ_TMP/tree
@@ -80,6 +85,8 @@ RW_CAP=$((CAP_GIB << 30))
 BIG_MIB=${AQ_VM_BIG_MIB:-64}
 STRESS_SECS=${AQ_VM_STRESS_SECS:-20}
 CHECK_SECS=${AQ_VM_CHECK_SECS:-180}
+NTFS_SHARE=vmntfs
+NTFS_UID=1234
 EOF
 echo 'bash /aqvm/smb.sh' >"$S/cmd"
 t_boot=$(date +%s)
@@ -98,6 +105,18 @@ if [ -n "$big" ] && [ -f "$VOL_DIR/big" ]; then
 else
 	aq_failed "the guest's large file reached the shelf" "sha256 '${big}', $VOL_DIR/big"
 fi
+# The NTFS share: the guest read its ACE back, and the file's
+# descriptor on the shelf holds it (S-1-5-21-4242-4242-4242-1001 in binary:
+# revision 1, 5 sub-authorities, authority 5, then 21, 4242 (0x1092) three
+# times and 1001 (0x3e9), little-endian).
+ok "the guest read the added ACE back" grep -q "^ACL:S-1-5-21-4242-4242-4242-1001:ALLOWED/0x0/0x120089$" "$S/ntfs.acl"
+ok "the NTFS share's renamed file is on the shelf with the guest's bytes" \
+	test "$(sha256sum <"$NTFS_DIR/d/moved.bin" | cut -c1-64)" = "$(awk '{ print $1 }' "$S/ntfs.sha256" 2>/dev/null)"
+ok "... and its stored descriptor (trusted.aquifer.sd) holds the added SID" python3 -c '
+import os, sys
+v = os.getxattr(sys.argv[1], "trusted.aquifer.sd")
+sid = bytes.fromhex("010500000000000515000000" + "92100000" * 3 + "e9030000")
+sys.exit(0 if sid in v else 1)' "$NTFS_DIR/d/moved.bin"
 # The CIFS client's complaints about the server: reconnects, bad answers,
 # signing or decryption failures, hung requests; but for the refused logon
 # of the wrong-password check (EACCES, -13).

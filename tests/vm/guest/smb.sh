@@ -14,10 +14,11 @@
 # mounting SMB user's). TAP output as nfs3.sh's (lib.sh).
 #
 # /aqvm/env sets PORT (the agent's SMB port), SHARE, SMBUSER, SMBPASS,
-# RW_CAP (bytes), BIG_MIB, STRESS_SECS, CHECK_SECS.
+# RW_CAP (bytes), BIG_MIB, STRESS_SECS, CHECK_SECS, and NTFS_SHARE and
+# NTFS_UID for the NTFS-style share (t_ntfs).
 set -u
 . /aqvm/env
-export PORT SHARE SMBUSER SMBPASS RW_CAP BIG_MIB STRESS_SECS
+export PORT SHARE SMBUSER SMBPASS RW_CAP BIG_MIB STRESS_SECS NTFS_SHARE NTFS_UID
 OPTS="port=$PORT,vers=3.1.1,username=$SMBUSER,password=$SMBPASS"
 M=/mnt/rw M2=/mnt/rw2
 export OPTS M M2
@@ -110,6 +111,44 @@ check "tar of a source tree in, compared from the other mount, out again: identi
 check "close-to-open between two mounts" t_cto
 check "concurrent stress: writers and readers at random offsets, verified" t_stress $((STRESS_SECS + LONG))
 check "fio random 4 KiB writes, O_DIRECT, two jobs, verified (crc32c)" t_fio $LONG
+
+# An NTFS-style volume (securityStyle NTFS) on its own mount: the data path
+# as on the UNIX-style one, and the Windows security descriptor each object
+# keeps, read and changed through the kernel client's system.cifs_ntsd and
+# system.cifs_acl attributes (QUERY_INFO and SET_INFO of the security class;
+# ntsd.py says why not getcifsacl).
+t_ntfs() {
+	local f=/mnt/ntfs/d/moved.bin acl
+	mkdir -p /mnt/ntfs
+	mount -t cifs "//10.0.2.2/$NTFS_SHARE" /mnt/ntfs -o "$OPTS,nosharesock"
+	dd if=/dev/urandom of=/tmp/ntfs.bin bs=1M count=8 status=none
+	cp /tmp/ntfs.bin /mnt/ntfs/new.bin
+	mkdir /mnt/ntfs/d
+	mv /mnt/ntfs/new.bin $f
+	drop_caches
+	eq "sha256 through the NTFS share after a rename" "$(sha /tmp/ntfs.bin)" "$(sha $f)"
+	sha /tmp/ntfs.bin >/aqvm/ntfs.sha256
+	acl=$(python3 /aqvm/ntsd.py get $f)
+	echo "$acl" | sed 's/^/# acl: /'
+	echo "$acl" | grep -q "^OWNER:S-1-22-1-$NTFS_UID\$" || { echo "owner is not the SMB user's SID S-1-22-1-$NTFS_UID"; exit 1; }
+	echo "$acl" | grep -Eq "^ACL:(S-1-22-1-$NTFS_UID|S-1-1-0):ALLOWED/" || { echo "no ACE allows the owner (or Everyone)"; exit 1; }
+	! echo "$acl" | grep -q "^ACL:S-1-5-21-4242-" || { echo "the test SID is there before it was added"; exit 1; }
+	python3 /aqvm/ntsd.py add $f S-1-5-21-4242-4242-4242-1001 0x120089
+	drop_caches
+	acl=$(python3 /aqvm/ntsd.py get $f)
+	echo "$acl" | grep -q "^ACL:S-1-5-21-4242-4242-4242-1001:ALLOWED/0x0/0x120089\$" ||
+		{ echo "the added ACE is not read back: $acl"; exit 1; }
+	python3 /aqvm/ntsd.py get $f >/aqvm/ntfs.acl
+	eq "the file still reads after its descriptor changed" "$(sha /tmp/ntfs.bin)" "$(sha $f)"
+	cp $f /mnt/ntfs/d/copy
+	rm /mnt/ntfs/d/copy
+	[ ! -e /mnt/ntfs/d/copy ] || { echo "d/copy is still there after rm"; exit 1; }
+	umount /mnt/ntfs
+}
+export -f t_ntfs
+if [ -n "${NTFS_SHARE:-}" ]; then
+	check "an NTFS-style share: 8 MiB copied in, renamed, same sha256; its descriptor shows the SMB user's SID as owner, allowed (itself or as Everyone); an ACE added reads back; cp and rm" t_ntfs $LONG
+fi
 
 t_umount() {
 	sync
