@@ -479,7 +479,8 @@ void smb_async_cancel(struct smb_conn *c, const struct smb_wire_msg *m, bool enc
 	if (!s || s->state != SMB_SESS_VALID || s->logged_off)
 		return;
 	key = smb_sess_signing_key(s, c, &alg, &cx); /* c's channel's */
-	if (!encrypted && (!(h->flags & SMB2_FLAGS_SIGNED) || smb_crypto_ctx_verify(cx, alg, key, m->p, m->len) != AQ_OK))
+	if (!encrypted &&
+	    (!(h->flags & SMB2_FLAGS_SIGNED) || smb_crypto_ctx_verify(cx, alg, key, m->p, m->len) != AQ_OK))
 		return;
 	for (a = c->pending; a; a = a->next)
 		if (a->session_id == s->id && (async ? a->async_id == h->async_id : a->message_id == h->message_id))

@@ -303,7 +303,8 @@ void smb_dispatch_send_encrypted(struct smb_conn *c, struct smb_sess *s, const s
 	smb_wire_transform_encode(&fb, &t);
 	ut_buf_put_zero(&fb, out->len);
 	if (fb.err != AQ_OK ||
-	    smb_crypto_ctx_encrypt(&s->cx, c->cipher, s->keys.enc, ut_buf_bytes(&fb), ut_buf_bytes(out), out->len, ut_buf_bytes(&fb) + SMB2_TRANSFORM_LEN) != AQ_OK)
+	    smb_crypto_ctx_encrypt(&s->cx, c->cipher, s->keys.enc, ut_buf_bytes(&fb), ut_buf_bytes(out), out->len,
+				   ut_buf_bytes(&fb) + SMB2_TRANSFORM_LEN) != AQ_OK)
 		c->closing = true;
 	else
 		smb_conn_send_buf(c, &fb);
@@ -336,7 +337,8 @@ int smb_dispatch_unseal(struct smb_conn *c, const uint8_t *frame, size_t len, ui
 		c->closing = true;
 		return -1;
 	}
-	if (!(p = malloc(len - SMB2_TRANSFORM_LEN)) || smb_crypto_ctx_decrypt(&s->cx, c->cipher, s->keys.dec, frame, len, p) != AQ_OK) {
+	if (!(p = malloc(len - SMB2_TRANSFORM_LEN)) ||
+	    smb_crypto_ctx_decrypt(&s->cx, c->cipher, s->keys.dec, frame, len, p) != AQ_OK) {
 		UT_INFO("smb_srv", NULL, "%s: a transform that does not decrypt, connection closed", c->peer);
 		free(p);
 		c->closing = true;
