@@ -417,7 +417,7 @@ static size_t many_msg(uint8_t *m, size_t cap, unsigned s, unsigned i)
 	m[12] = i % 5 == 0 ? SMB2_CANCEL : SMB2_WRITE, m[13] = 0;
 	m[16] = i % 2 ? SMB2_FLAGS_SERVER_TO_REDIR : 0, m[17] = m[18] = m[19] = 0;
 	for (k = 0; k < 8; k++)
-		m[24 + k] = (uint8_t)((i + 1000u * s) >> (8 * k)); /* MessageId */
+		m[24 + k] = (uint8_t)((uint64_t)(i + 1000u * s) >> (8 * k)); /* MessageId */
 	return n;
 }
 
