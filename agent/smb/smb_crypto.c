@@ -449,7 +449,9 @@ int smb_crypto_ctx_decrypt(struct smb_crypto_ctx *x, uint16_t cipher, const uint
 {
 	uint8_t tag[16];
 
-	if (len < SMB2_TRANSFORM_LEN)
+	/* nothing after the header is no message; and CCM checks its tag only
+	 * over data: an empty one would pass with any tag */
+	if (len <= SMB2_TRANSFORM_LEN)
 		return AQ_EINVAL;
 	memcpy(tag, frame + 4, 16);
 	return smb_crypto_aead(x, cipher, key, frame + SMB2_TRANSFORM_AAD_OFF, frame + 20, frame + SMB2_TRANSFORM_LEN,

@@ -107,7 +107,8 @@ int smb_crypto_encrypt(uint16_t cipher, const uint8_t *key, uint8_t hdr[52], con
 		       uint8_t *out);
 /* Decrypt a whole transform frame (header and ciphertext, len bytes) into
  * out (len - 52 bytes; may be frame + 52). AQ_EACCES if the tag does not
- * verify; out then holds nothing usable. */
+ * verify; out then holds nothing usable. AQ_EINVAL for a frame of 52 bytes
+ * or less (no message in it). */
 int smb_crypto_decrypt(uint16_t cipher, const uint8_t *key, const uint8_t *frame, size_t len, uint8_t *out);
 
 #endif

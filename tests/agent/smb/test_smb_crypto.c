@@ -500,6 +500,9 @@ START_TEST(test_ctx_seal_many)
 			ck_assert_int_eq(smb_crypto_ctx_decrypt(&x[s], ciphers[c], key[s], f, 52 + n, back), AQ_OK);
 			ck_assert_msg(!memcmp(back, plain, n), "cipher %u frame %u session %u", ciphers[c], i, s);
 		}
+		/* a frame with no message: refused (CCM would take any tag) */
+		ck_assert_int_eq(smb_crypto_ctx_decrypt(&x[0], ciphers[c], key[0], f, 52, back), AQ_EINVAL);
+		ck_assert_int_eq(smb_crypto_decrypt(ciphers[c], key[0], f, 52, back), AQ_EINVAL);
 	}
 	smb_crypto_ctx_cleanup(&x[0]);
 	smb_crypto_ctx_cleanup(&x[1]);
