@@ -471,14 +471,16 @@ void smb_async_cancel(struct smb_conn *c, const struct smb_wire_msg *m, bool enc
 	bool async = h->flags & SMB2_FLAGS_ASYNC_COMMAND;
 	struct smb_sess *s = smb_sess_find(c, h->session_id);
 	struct smb_async *a;
+	struct smb_crypto_ctx *cx;
 	const uint8_t *key;
 	uint16_t alg;
 
 	/* a CANCEL has no response; one that is not its session's is ignored */
 	if (!s || s->state != SMB_SESS_VALID || s->logged_off)
 		return;
-	key = smb_sess_signing_key(s, c, &alg); /* c's channel's */
-	if (!encrypted && (!(h->flags & SMB2_FLAGS_SIGNED) || smb_crypto_verify(alg, key, m->p, m->len) != AQ_OK))
+	key = smb_sess_signing_key(s, c, &alg, &cx); /* c's channel's */
+	if (!encrypted &&
+	    (!(h->flags & SMB2_FLAGS_SIGNED) || smb_crypto_ctx_verify(cx, alg, key, m->p, m->len) != AQ_OK))
 		return;
 	for (a = c->pending; a; a = a->next)
 		if (a->session_id == s->id && (async ? a->async_id == h->async_id : a->message_id == h->message_id))

@@ -1,10 +1,19 @@
 /* smb_crypto: SMB 3.x key derivation, preauth hash, signing and transform
- * encryption over OpenSSL 3; see smb_crypto.h for the contract. */
+ * encryption over OpenSSL 3; see smb_crypto.h for the contract.
+ *
+ * The algorithms are fetched once for the process (smb_crypto_algs, under
+ * pthread_once): OpenSSL 3 otherwise looks each up in its provider store,
+ * under a lock, at every EVP_MAC_fetch and at every init with a static
+ * EVP_aes_*() (an implicit fetch). A struct smb_crypto_ctx keeps its
+ * contexts keyed; a message then costs an init with the nonce, or for the
+ * MACs a reset to the key already set. Any failure drops the context it
+ * used, so a context left half-way by an error is never used again. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "agent/smb/smb_crypto.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include <openssl/core_names.h>
@@ -14,6 +23,40 @@
 
 #include "agent/smb/smb_wire.h"
 #include "api/api_error.h"
+
+/* The algorithms, fetched once; never freed (the process's life). */
+struct smb_crypto_algs {
+	EVP_MAC *hmac, *cmac;
+	EVP_MD *sha512;
+	EVP_CIPHER *aes128_ccm, *aes128_gcm, *aes256_ccm, *aes256_gcm;
+};
+
+static struct smb_crypto_algs smb_crypto_algs_v;
+static bool smb_crypto_algs_ok;
+static pthread_once_t smb_crypto_algs_once = PTHREAD_ONCE_INIT;
+
+static void smb_crypto_algs_fetch(void)
+{
+	struct smb_crypto_algs *a = &smb_crypto_algs_v;
+
+	a->hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+	a->cmac = EVP_MAC_fetch(NULL, "CMAC", NULL);
+	a->sha512 = EVP_MD_fetch(NULL, "SHA512", NULL);
+	a->aes128_ccm = EVP_CIPHER_fetch(NULL, "AES-128-CCM", NULL);
+	a->aes128_gcm = EVP_CIPHER_fetch(NULL, "AES-128-GCM", NULL);
+	a->aes256_ccm = EVP_CIPHER_fetch(NULL, "AES-256-CCM", NULL);
+	a->aes256_gcm = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
+	smb_crypto_algs_ok = a->hmac && a->cmac && a->sha512 && a->aes128_ccm && a->aes128_gcm && a->aes256_ccm &&
+			     a->aes256_gcm;
+}
+
+/* The fetched algorithms, or NULL when OpenSSL has not got them all. */
+static const struct smb_crypto_algs *smb_crypto_algs(void)
+{
+	if (pthread_once(&smb_crypto_algs_once, smb_crypto_algs_fetch) != 0 || !smb_crypto_algs_ok)
+		return NULL;
+	return &smb_crypto_algs_v;
+}
 
 int smb_crypto_kdf(const uint8_t *ki, size_t ki_len, const void *label, size_t label_len, const void *context,
 		   size_t context_len, uint8_t *out, size_t out_len)
@@ -116,51 +159,96 @@ void smb_crypto_preauth_init(uint8_t h[SMB_CRYPTO_PREAUTH_LEN])
 
 int smb_crypto_preauth_update(uint8_t h[SMB_CRYPTO_PREAUTH_LEN], const uint8_t *msg, size_t len)
 {
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	const struct smb_crypto_algs *a = smb_crypto_algs();
+	EVP_MD_CTX *ctx = a ? EVP_MD_CTX_new() : NULL;
 	unsigned int n = 0;
 	int rc = AQ_EINTERNAL;
 
-	if (ctx && EVP_DigestInit_ex(ctx, EVP_sha512(), NULL) && EVP_DigestUpdate(ctx, h, SMB_CRYPTO_PREAUTH_LEN) &&
+	if (ctx && EVP_DigestInit_ex2(ctx, a->sha512, NULL) && EVP_DigestUpdate(ctx, h, SMB_CRYPTO_PREAUTH_LEN) &&
 	    EVP_DigestUpdate(ctx, msg, len) && EVP_DigestFinal_ex(ctx, h, &n) && n == SMB_CRYPTO_PREAUTH_LEN)
 		rc = AQ_OK;
 	EVP_MD_CTX_free(ctx);
 	return rc;
 }
 
-/* HMAC-SHA256 or AES-128-CMAC over the header with a zero signature, then
- * the rest of the message. */
-static int smb_crypto_mac(uint16_t alg, const uint8_t key[16], const uint8_t *hdr, const uint8_t *rest,
-			  size_t rest_len, uint8_t sig[SMB_CRYPTO_SIG_LEN])
+void smb_crypto_ctx_cleanup(struct smb_crypto_ctx *x)
 {
-	EVP_MAC *mac = EVP_MAC_fetch(NULL, alg == SMB2_SIGNING_AES_CMAC ? "CMAC" : "HMAC", NULL);
-	EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+	if (!x)
+		return;
+	EVP_MAC_CTX_free(x->mac);
+	EVP_CIPHER_CTX_free(x->gmac);
+	EVP_CIPHER_CTX_free(x->aead[0]);
+	EVP_CIPHER_CTX_free(x->aead[1]);
+	OPENSSL_cleanse(x, sizeof(*x));
+}
+
+static void smb_crypto_mac_drop(struct smb_crypto_ctx *x)
+{
+	EVP_MAC_CTX_free(x->mac);
+	x->mac = NULL;
+	x->mac_alg = 0;
+	OPENSSL_cleanse(x->mac_key, sizeof(x->mac_key));
+}
+
+/* HMAC-SHA256 or AES-128-CMAC over the header with a zero signature, then
+ * the rest of the message. x->mac is reset to its key when it holds alg
+ * and key already, else made or keyed anew. */
+static int smb_crypto_mac(struct smb_crypto_ctx *x, uint16_t alg, const uint8_t key[16], const uint8_t *hdr,
+			  const uint8_t *rest, size_t rest_len, uint8_t sig[SMB_CRYPTO_SIG_LEN])
+{
+	const struct smb_crypto_algs *a = smb_crypto_algs();
 	OSSL_PARAM params[2];
 	char cmac_cipher[] = "AES-128-CBC", hmac_digest[] = "SHA256";
 	uint8_t out[32];
 	size_t n = 0;
 	int rc = AQ_EINTERNAL;
 
-	if (alg == SMB2_SIGNING_AES_CMAC)
-		params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER, cmac_cipher, 0);
-	else
-		params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, hmac_digest, 0);
-	params[1] = OSSL_PARAM_construct_end();
-	if (ctx && EVP_MAC_init(ctx, key, 16, params) && EVP_MAC_update(ctx, hdr, SMB2_HDR_LEN) &&
-	    EVP_MAC_update(ctx, rest, rest_len) && EVP_MAC_final(ctx, out, &n, sizeof(out)) && n >= 16) {
+	if (!a)
+		goto out;
+	if (x->mac && x->mac_alg == alg && !CRYPTO_memcmp(x->mac_key, key, 16)) {
+		if (!EVP_MAC_init(x->mac, NULL, 0, NULL))
+			goto out;
+	} else {
+		if (x->mac && x->mac_alg != alg)
+			smb_crypto_mac_drop(x);
+		if (!x->mac && !(x->mac = EVP_MAC_CTX_new(alg == SMB2_SIGNING_AES_CMAC ? a->cmac : a->hmac)))
+			goto out;
+		if (alg == SMB2_SIGNING_AES_CMAC)
+			params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER, cmac_cipher, 0);
+		else
+			params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, hmac_digest, 0);
+		params[1] = OSSL_PARAM_construct_end();
+		x->mac_alg = alg;
+		memcpy(x->mac_key, key, 16);
+		if (!EVP_MAC_init(x->mac, key, 16, params))
+			goto out;
+	}
+	if (EVP_MAC_update(x->mac, hdr, SMB2_HDR_LEN) && EVP_MAC_update(x->mac, rest, rest_len) &&
+	    EVP_MAC_final(x->mac, out, &n, sizeof(out)) && n >= 16) {
 		memcpy(sig, out, SMB_CRYPTO_SIG_LEN);
 		rc = AQ_OK;
 	}
-	EVP_MAC_CTX_free(ctx);
-	EVP_MAC_free(mac);
+out:
+	if (rc != AQ_OK)
+		smb_crypto_mac_drop(x);
+	OPENSSL_cleanse(out, sizeof(out));
 	return rc;
 }
 
-/* AES-128-GMAC (RFC 4543): GCM with the message as AAD and nothing to
- * encrypt; nonce = MessageId, then the role bits of 3.1.4.1. */
-static int smb_crypto_gmac(const uint8_t key[16], const uint8_t *hdr, const uint8_t *rest, size_t rest_len,
-			   uint8_t sig[SMB_CRYPTO_SIG_LEN])
+static void smb_crypto_gmac_drop(struct smb_crypto_ctx *x)
 {
-	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+	EVP_CIPHER_CTX_free(x->gmac);
+	x->gmac = NULL;
+	OPENSSL_cleanse(x->gmac_key, sizeof(x->gmac_key));
+}
+
+/* AES-128-GMAC (RFC 4543): GCM with the message as AAD and nothing to
+ * encrypt; nonce = MessageId, then the role bits of 3.1.4.1. x->gmac keeps
+ * the key; each message sets its nonce. */
+static int smb_crypto_gmac(struct smb_crypto_ctx *x, const uint8_t key[16], const uint8_t *hdr,
+			   const uint8_t *rest, size_t rest_len, uint8_t sig[SMB_CRYPTO_SIG_LEN])
+{
+	const struct smb_crypto_algs *a = smb_crypto_algs();
 	uint8_t nonce[12];
 	uint32_t flags = smb_wire_get_u32(hdr + 16), role = 0;
 	int n = 0, rc = AQ_EINTERNAL;
@@ -172,18 +260,30 @@ static int smb_crypto_gmac(const uint8_t key[16], const uint8_t *hdr, const uint
 		role |= 2;
 	nonce[8] = (uint8_t)role;
 	nonce[9] = nonce[10] = nonce[11] = 0;
-	if (ctx && EVP_EncryptInit_ex(ctx, EVP_aes_128_gcm(), NULL, NULL, NULL) &&
-	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, 12, NULL) &&
-	    EVP_EncryptInit_ex(ctx, NULL, NULL, key, nonce) && EVP_EncryptUpdate(ctx, NULL, &n, hdr, SMB2_HDR_LEN) &&
-	    (rest_len == 0 || EVP_EncryptUpdate(ctx, NULL, &n, rest, (int)rest_len)) &&
-	    EVP_EncryptFinal_ex(ctx, NULL, &n) && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, 16, sig))
+	if (!a)
+		goto out;
+	if (!x->gmac || CRYPTO_memcmp(x->gmac_key, key, 16)) {
+		if (!x->gmac && !(x->gmac = EVP_CIPHER_CTX_new()))
+			goto out;
+		memcpy(x->gmac_key, key, 16);
+		if (!EVP_EncryptInit_ex2(x->gmac, a->aes128_gcm, NULL, NULL, NULL) ||
+		    !EVP_CIPHER_CTX_ctrl(x->gmac, EVP_CTRL_GCM_SET_IVLEN, 12, NULL) ||
+		    !EVP_EncryptInit_ex2(x->gmac, NULL, key, NULL, NULL))
+			goto out;
+	}
+	if (EVP_EncryptInit_ex2(x->gmac, NULL, NULL, nonce, NULL) &&
+	    EVP_EncryptUpdate(x->gmac, NULL, &n, hdr, SMB2_HDR_LEN) &&
+	    (rest_len == 0 || EVP_EncryptUpdate(x->gmac, NULL, &n, rest, (int)rest_len)) &&
+	    EVP_EncryptFinal_ex(x->gmac, NULL, &n) && EVP_CIPHER_CTX_ctrl(x->gmac, EVP_CTRL_GCM_GET_TAG, 16, sig))
 		rc = AQ_OK;
-	EVP_CIPHER_CTX_free(ctx);
+out:
+	if (rc != AQ_OK)
+		smb_crypto_gmac_drop(x);
 	return rc;
 }
 
-int smb_crypto_sign(uint16_t alg, const uint8_t key[16], const uint8_t *msg, size_t len,
-		    uint8_t sig[SMB_CRYPTO_SIG_LEN])
+int smb_crypto_ctx_sign(struct smb_crypto_ctx *x, uint16_t alg, const uint8_t key[16], const uint8_t *msg,
+			size_t len, uint8_t sig[SMB_CRYPTO_SIG_LEN])
 {
 	uint8_t hdr[SMB2_HDR_LEN];
 
@@ -194,22 +294,42 @@ int smb_crypto_sign(uint16_t alg, const uint8_t key[16], const uint8_t *msg, siz
 	switch (alg) {
 	case SMB2_SIGNING_HMAC_SHA256:
 	case SMB2_SIGNING_AES_CMAC:
-		return smb_crypto_mac(alg, key, hdr, msg + SMB2_HDR_LEN, len - SMB2_HDR_LEN, sig);
+		return smb_crypto_mac(x, alg, key, hdr, msg + SMB2_HDR_LEN, len - SMB2_HDR_LEN, sig);
 	case SMB2_SIGNING_AES_GMAC:
-		return smb_crypto_gmac(key, hdr, msg + SMB2_HDR_LEN, len - SMB2_HDR_LEN, sig);
+		return smb_crypto_gmac(x, key, hdr, msg + SMB2_HDR_LEN, len - SMB2_HDR_LEN, sig);
 	default:
 		return AQ_EINVAL;
 	}
 }
 
-int smb_crypto_verify(uint16_t alg, const uint8_t key[16], const uint8_t *msg, size_t len)
+int smb_crypto_ctx_verify(struct smb_crypto_ctx *x, uint16_t alg, const uint8_t key[16], const uint8_t *msg,
+			  size_t len)
 {
 	uint8_t sig[SMB_CRYPTO_SIG_LEN];
-	int rc = smb_crypto_sign(alg, key, msg, len, sig);
+	int rc = smb_crypto_ctx_sign(x, alg, key, msg, len, sig);
 
 	if (rc)
 		return rc;
 	return CRYPTO_memcmp(sig, msg + SMB2_SIG_OFF, SMB_CRYPTO_SIG_LEN) ? AQ_EACCES : AQ_OK;
+}
+
+int smb_crypto_sign(uint16_t alg, const uint8_t key[16], const uint8_t *msg, size_t len,
+		    uint8_t sig[SMB_CRYPTO_SIG_LEN])
+{
+	struct smb_crypto_ctx x = { 0 };
+	int rc = smb_crypto_ctx_sign(&x, alg, key, msg, len, sig);
+
+	smb_crypto_ctx_cleanup(&x);
+	return rc;
+}
+
+int smb_crypto_verify(uint16_t alg, const uint8_t key[16], const uint8_t *msg, size_t len)
+{
+	struct smb_crypto_ctx x = { 0 };
+	int rc = smb_crypto_ctx_verify(&x, alg, key, msg, len);
+
+	smb_crypto_ctx_cleanup(&x);
+	return rc;
 }
 
 static bool smb_crypto_is_ccm(uint16_t cipher)
@@ -217,13 +337,13 @@ static bool smb_crypto_is_ccm(uint16_t cipher)
 	return cipher == SMB2_ENCRYPTION_AES128_CCM || cipher == SMB2_ENCRYPTION_AES256_CCM;
 }
 
-static const EVP_CIPHER *smb_crypto_cipher(uint16_t cipher)
+static const EVP_CIPHER *smb_crypto_cipher(const struct smb_crypto_algs *a, uint16_t cipher)
 {
 	switch (cipher) {
-	case SMB2_ENCRYPTION_AES128_CCM: return EVP_aes_128_ccm();
-	case SMB2_ENCRYPTION_AES128_GCM: return EVP_aes_128_gcm();
-	case SMB2_ENCRYPTION_AES256_CCM: return EVP_aes_256_ccm();
-	case SMB2_ENCRYPTION_AES256_GCM: return EVP_aes_256_gcm();
+	case SMB2_ENCRYPTION_AES128_CCM: return a->aes128_ccm;
+	case SMB2_ENCRYPTION_AES128_GCM: return a->aes128_gcm;
+	case SMB2_ENCRYPTION_AES256_CCM: return a->aes256_ccm;
+	case SMB2_ENCRYPTION_AES256_GCM: return a->aes256_gcm;
 	default: return NULL;
 	}
 }
@@ -238,23 +358,59 @@ void smb_crypto_nonce(uint16_t cipher, uint64_t counter, const uint8_t fixed[4],
 	memcpy(nonce + 8, fixed, n - 8);
 }
 
-/* One AEAD pass: enc 1 encrypts and writes the tag, enc 0 checks tag. */
-static int smb_crypto_aead(uint16_t cipher, const uint8_t *key, const uint8_t *aad, const uint8_t *nonce,
-			   const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, int enc)
+static void smb_crypto_aead_drop(struct smb_crypto_ctx *x, int enc)
 {
-	const EVP_CIPHER *c = smb_crypto_cipher(cipher);
+	EVP_CIPHER_CTX_free(x->aead[enc]);
+	x->aead[enc] = NULL;
+	x->aead_cipher[enc] = 0;
+	OPENSSL_cleanse(x->aead_key[enc], sizeof(x->aead_key[enc]));
+}
+
+/* x->aead[enc] keyed with cipher and key: kept when it is, else made or
+ * keyed anew (nonce length and, for CCM, tag length set first). */
+static int smb_crypto_aead_key(struct smb_crypto_ctx *x, const EVP_CIPHER *c, uint16_t cipher, const uint8_t *key,
+			       int enc)
+{
+	bool ccm = smb_crypto_is_ccm(cipher);
+	size_t klen = (size_t)EVP_CIPHER_get_key_length(c);
+	EVP_CIPHER_CTX *ctx;
+
+	if (x->aead[enc] && x->aead_cipher[enc] == cipher && !CRYPTO_memcmp(x->aead_key[enc], key, klen))
+		return AQ_OK;
+	if (!x->aead[enc] && !(x->aead[enc] = EVP_CIPHER_CTX_new()))
+		return AQ_EINTERNAL;
+	ctx = x->aead[enc];
+	x->aead_cipher[enc] = cipher;
+	memcpy(x->aead_key[enc], key, klen);
+	if (!EVP_CipherInit_ex2(ctx, c, NULL, NULL, enc, NULL) ||
+	    !EVP_CIPHER_CTX_ctrl(ctx, ccm ? EVP_CTRL_CCM_SET_IVLEN : EVP_CTRL_GCM_SET_IVLEN, ccm ? 11 : 12, NULL) ||
+	    (ccm && !EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_CCM_SET_TAG, 16, NULL)) ||
+	    !EVP_CipherInit_ex2(ctx, NULL, key, NULL, enc, NULL))
+		return AQ_EINTERNAL;
+	return AQ_OK;
+}
+
+/* One AEAD pass: enc 1 encrypts and writes the tag, enc 0 checks tag. */
+static int smb_crypto_aead(struct smb_crypto_ctx *x, uint16_t cipher, const uint8_t *key, const uint8_t *aad,
+			   const uint8_t *nonce, const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, int enc)
+{
+	const struct smb_crypto_algs *a = smb_crypto_algs();
+	const EVP_CIPHER *c = a ? smb_crypto_cipher(a, cipher) : NULL;
 	EVP_CIPHER_CTX *ctx = NULL;
 	bool ccm = smb_crypto_is_ccm(cipher);
 	int n = 0, rc = AQ_EINTERNAL;
 
+	if (!a)
+		return AQ_EINTERNAL;
 	if (!c || len > INT32_MAX)
 		return AQ_EINVAL;
-	if (!(ctx = EVP_CIPHER_CTX_new()) || !EVP_CipherInit_ex(ctx, c, NULL, NULL, NULL, enc) ||
-	    !EVP_CIPHER_CTX_ctrl(ctx, ccm ? EVP_CTRL_CCM_SET_IVLEN : EVP_CTRL_GCM_SET_IVLEN, ccm ? 11 : 12, NULL))
+	if ((rc = smb_crypto_aead_key(x, c, cipher, key, enc)) != AQ_OK)
 		goto out;
-	if (ccm && !EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_CCM_SET_TAG, 16, enc ? NULL : tag))
+	rc = AQ_EINTERNAL;
+	ctx = x->aead[enc];
+	if (!EVP_CipherInit_ex2(ctx, NULL, NULL, nonce, enc, NULL))
 		goto out;
-	if (!EVP_CipherInit_ex(ctx, NULL, NULL, key, nonce, enc))
+	if (ccm && !enc && !EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_CCM_SET_TAG, 16, tag))
 		goto out;
 	/* CCM needs the total length before the AAD. */
 	if (ccm && !EVP_CipherUpdate(ctx, NULL, &n, NULL, (int)len))
@@ -275,25 +431,48 @@ static int smb_crypto_aead(uint16_t cipher, const uint8_t *key, const uint8_t *a
 		goto out;
 	rc = AQ_OK;
 out:
-	EVP_CIPHER_CTX_free(ctx);
+	if (rc != AQ_OK)
+		smb_crypto_aead_drop(x, enc);
 	if (rc == AQ_EACCES)
 		OPENSSL_cleanse(out, len);
 	return rc;
 }
 
+int smb_crypto_ctx_encrypt(struct smb_crypto_ctx *x, uint16_t cipher, const uint8_t *key, uint8_t hdr[52],
+			   const uint8_t *plain, size_t len, uint8_t *out)
+{
+	return smb_crypto_aead(x, cipher, key, hdr + SMB2_TRANSFORM_AAD_OFF, hdr + 20, plain, len, out, hdr + 4, 1);
+}
+
+int smb_crypto_ctx_decrypt(struct smb_crypto_ctx *x, uint16_t cipher, const uint8_t *key, const uint8_t *frame,
+			   size_t len, uint8_t *out)
+{
+	uint8_t tag[16];
+
+	/* nothing after the header is no message; and CCM checks its tag only
+	 * over data: an empty one would pass with any tag */
+	if (len <= SMB2_TRANSFORM_LEN)
+		return AQ_EINVAL;
+	memcpy(tag, frame + 4, 16);
+	return smb_crypto_aead(x, cipher, key, frame + SMB2_TRANSFORM_AAD_OFF, frame + 20, frame + SMB2_TRANSFORM_LEN,
+			       len - SMB2_TRANSFORM_LEN, out, tag, 0);
+}
+
 int smb_crypto_encrypt(uint16_t cipher, const uint8_t *key, uint8_t hdr[52], const uint8_t *plain, size_t len,
 		       uint8_t *out)
 {
-	return smb_crypto_aead(cipher, key, hdr + SMB2_TRANSFORM_AAD_OFF, hdr + 20, plain, len, out, hdr + 4, 1);
+	struct smb_crypto_ctx x = { 0 };
+	int rc = smb_crypto_ctx_encrypt(&x, cipher, key, hdr, plain, len, out);
+
+	smb_crypto_ctx_cleanup(&x);
+	return rc;
 }
 
 int smb_crypto_decrypt(uint16_t cipher, const uint8_t *key, const uint8_t *frame, size_t len, uint8_t *out)
 {
-	uint8_t tag[16];
+	struct smb_crypto_ctx x = { 0 };
+	int rc = smb_crypto_ctx_decrypt(&x, cipher, key, frame, len, out);
 
-	if (len < SMB2_TRANSFORM_LEN)
-		return AQ_EINVAL;
-	memcpy(tag, frame + 4, 16);
-	return smb_crypto_aead(cipher, key, frame + SMB2_TRANSFORM_AAD_OFF, frame + 20, frame + SMB2_TRANSFORM_LEN,
-			       len - SMB2_TRANSFORM_LEN, out, tag, 0);
+	smb_crypto_ctx_cleanup(&x);
+	return rc;
 }

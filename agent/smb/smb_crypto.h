@@ -6,16 +6,23 @@
  * when 3.1.1 negotiates it) and the transform header's encryption with
  * AES-128/256-CCM or -GCM.
  *
- * Pure functions of their arguments: no state, thread-safe. Algorithm ids
- * are the wire's (SMB2_SIGNING_*, SMB2_ENCRYPTION_*). Every function returns
- * AQ_OK, AQ_EINVAL (unknown algorithm or bad length), AQ_EACCES (a signature
- * or tag that does not verify) or AQ_EINTERNAL (OpenSSL failed).
+ * The one-shot functions are pure functions of their arguments, thread-safe.
+ * A session keeps its OpenSSL contexts in a struct smb_crypto_ctx and signs
+ * and seals through the smb_crypto_ctx_* forms (the same results), so that a
+ * message costs an init with its nonce, not an allocation, a key schedule
+ * and an algorithm look-up (the algorithms are fetched once per process).
+ * Algorithm ids are the wire's (SMB2_SIGNING_*, SMB2_ENCRYPTION_*). Every
+ * function returns AQ_OK, AQ_EINVAL (unknown algorithm or bad length),
+ * AQ_EACCES (a signature or tag that does not verify) or AQ_EINTERNAL
+ * (OpenSSL failed).
  */
 #ifndef AQ_AGENT_SMB_CRYPTO_H
 #define AQ_AGENT_SMB_CRYPTO_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <openssl/types.h>
 
 #define SMB_CRYPTO_PREAUTH_LEN 64u
 #define SMB_CRYPTO_SIG_LEN 16u
@@ -59,6 +66,35 @@ int smb_crypto_sign(uint16_t alg, const uint8_t key[16], const uint8_t *msg, siz
 /* AQ_OK if msg's signature field holds its signature, else AQ_EACCES. */
 int smb_crypto_verify(uint16_t alg, const uint8_t key[16], const uint8_t *msg, size_t len);
 
+/* The OpenSSL contexts of one signer and sealer (a session, a channel),
+ * each made at its first use and kept keyed with the key it was last used
+ * with (a copy here): a call with another key or algorithm re-keys it, so
+ * the caller never has to say that a key changed. A failed call frees the
+ * context it used. Zeroed storage (calloc, = { 0 }) is an empty one;
+ * smb_crypto_ctx_cleanup frees the contexts and wipes the key copies, and
+ * leaves x empty. Not locked: one thread at a time (the SMB server's loop). */
+struct smb_crypto_ctx {
+	EVP_MAC_CTX *mac;        /* HMAC-SHA256 or AES-128-CMAC signing */
+	uint16_t mac_alg;
+	uint8_t mac_key[16];
+	EVP_CIPHER_CTX *gmac;    /* AES-128-GMAC signing */
+	uint8_t gmac_key[16];
+	EVP_CIPHER_CTX *aead[2]; /* [1] encrypts, [0] decrypts */
+	uint16_t aead_cipher[2];
+	uint8_t aead_key[2][32];
+};
+void smb_crypto_ctx_cleanup(struct smb_crypto_ctx *x);
+
+/* smb_crypto_sign, _verify, _encrypt and _decrypt through x's contexts. */
+int smb_crypto_ctx_sign(struct smb_crypto_ctx *x, uint16_t alg, const uint8_t key[16], const uint8_t *msg,
+			size_t len, uint8_t sig[SMB_CRYPTO_SIG_LEN]);
+int smb_crypto_ctx_verify(struct smb_crypto_ctx *x, uint16_t alg, const uint8_t key[16], const uint8_t *msg,
+			  size_t len);
+int smb_crypto_ctx_encrypt(struct smb_crypto_ctx *x, uint16_t cipher, const uint8_t *key, uint8_t hdr[52],
+			   const uint8_t *plain, size_t len, uint8_t *out);
+int smb_crypto_ctx_decrypt(struct smb_crypto_ctx *x, uint16_t cipher, const uint8_t *key, const uint8_t *frame,
+			   size_t len, uint8_t *out);
+
 /* A nonce that is never reused within a session: the 64-bit counter the
  * session keeps and 4 bytes fixed per session, in the 11 (CCM) or 12 (GCM)
  * bytes the cipher uses; the rest of the 16 is zero. */
@@ -71,7 +107,8 @@ int smb_crypto_encrypt(uint16_t cipher, const uint8_t *key, uint8_t hdr[52], con
 		       uint8_t *out);
 /* Decrypt a whole transform frame (header and ciphertext, len bytes) into
  * out (len - 52 bytes; may be frame + 52). AQ_EACCES if the tag does not
- * verify; out then holds nothing usable. */
+ * verify; out then holds nothing usable. AQ_EINVAL for a frame of 52 bytes
+ * or less (no message in it). */
 int smb_crypto_decrypt(uint16_t cipher, const uint8_t *key, const uint8_t *frame, size_t len, uint8_t *out);
 
 #endif

@@ -163,9 +163,10 @@ static uint32_t smb_check(struct smb_req *r, unsigned flags)
 		if (!(h->flags & SMB2_FLAGS_SIGNED))
 			return STATUS_ACCESS_DENIED; /* signing is required */
 		uint16_t alg;
-		const uint8_t *key = smb_sess_signing_key(r->sess, r->c, &alg);
+		struct smb_crypto_ctx *cx;
+		const uint8_t *key = smb_sess_signing_key(r->sess, r->c, &alg, &cx);
 
-		if (smb_crypto_verify(alg, key, r->m.p, r->m.len) != AQ_OK)
+		if (smb_crypto_ctx_verify(cx, alg, key, r->m.p, r->m.len) != AQ_OK)
 			return STATUS_ACCESS_DENIED;
 	}
 	if (r->sess->encrypt && !r->encrypted)
@@ -282,11 +283,12 @@ void smb_dispatch_sign(struct smb_conn *c, struct smb_sess *s, struct ut_buf *ou
 	ut_buf_set_le32(out, off + 16, flags);
 	memset(ut_buf_bytes(out) + off + SMB2_SIG_OFF, 0, SMB_CRYPTO_SIG_LEN);
 	uint16_t alg;
+	struct smb_crypto_ctx *cx;
 	/* c's channel key by c's algorithm; elsewhere (a bind refused or under
 	 * way) the session's key by its algorithm */
-	const uint8_t *key = smb_sess_signing_key(s, c, &alg);
+	const uint8_t *key = smb_sess_signing_key(s, c, &alg, &cx);
 
-	if (smb_crypto_sign(alg, key, ut_buf_bytes(out) + off, end - off, sig) == AQ_OK)
+	if (smb_crypto_ctx_sign(cx, alg, key, ut_buf_bytes(out) + off, end - off, sig) == AQ_OK)
 		memcpy(ut_buf_bytes(out) + off + SMB2_SIG_OFF, sig, SMB_CRYPTO_SIG_LEN);
 }
 
@@ -301,7 +303,8 @@ void smb_dispatch_send_encrypted(struct smb_conn *c, struct smb_sess *s, const s
 	smb_wire_transform_encode(&fb, &t);
 	ut_buf_put_zero(&fb, out->len);
 	if (fb.err != AQ_OK ||
-	    smb_crypto_encrypt(c->cipher, s->keys.enc, ut_buf_bytes(&fb), ut_buf_bytes(out), out->len, ut_buf_bytes(&fb) + SMB2_TRANSFORM_LEN) != AQ_OK)
+	    smb_crypto_ctx_encrypt(&s->cx, c->cipher, s->keys.enc, ut_buf_bytes(&fb), ut_buf_bytes(out), out->len,
+				   ut_buf_bytes(&fb) + SMB2_TRANSFORM_LEN) != AQ_OK)
 		c->closing = true;
 	else
 		smb_conn_send_buf(c, &fb);
@@ -334,7 +337,8 @@ int smb_dispatch_unseal(struct smb_conn *c, const uint8_t *frame, size_t len, ui
 		c->closing = true;
 		return -1;
 	}
-	if (!(p = malloc(len - SMB2_TRANSFORM_LEN)) || smb_crypto_decrypt(c->cipher, s->keys.dec, frame, len, p) != AQ_OK) {
+	if (!(p = malloc(len - SMB2_TRANSFORM_LEN)) ||
+	    smb_crypto_ctx_decrypt(&s->cx, c->cipher, s->keys.dec, frame, len, p) != AQ_OK) {
 		UT_INFO("smb_srv", NULL, "%s: a transform that does not decrypt, connection closed", c->peer);
 		free(p);
 		c->closing = true;

@@ -166,6 +166,7 @@ static void smb_chan_free(struct smb_chan *ch)
 		*pp = ch->cnext;
 	smb_auth_drop(&ch->auth);
 	OPENSSL_cleanse(ch->signing, sizeof(ch->signing));
+	smb_crypto_ctx_cleanup(&ch->cx);
 	free(ch);
 }
 
@@ -183,15 +184,18 @@ uint16_t smb_sess_sign_alg(const struct smb_sess *s)
 	return s->alg_kept ? s->sign_alg : smb_dispatch_sign_alg(s->conn);
 }
 
-const uint8_t *smb_sess_signing_key(const struct smb_sess *s, const struct smb_conn *c, uint16_t *alg)
+const uint8_t *smb_sess_signing_key(struct smb_sess *s, const struct smb_conn *c, uint16_t *alg,
+				    struct smb_crypto_ctx **cx)
 {
-	const struct smb_chan *ch = smb_chan_of(s, c);
+	struct smb_chan *ch = smb_chan_of(s, c);
 
 	if (ch && ch->bound) {
 		*alg = smb_dispatch_sign_alg(c); /* a channel signs by its connection's algorithm */
+		*cx = &ch->cx;
 		return ch->signing;
 	}
 	*alg = smb_sess_sign_alg(s);
+	*cx = &s->cx;
 	return s->keys.signing;
 }
 
@@ -286,6 +290,7 @@ void smb_sess_free(struct smb_conn *c, struct smb_sess *s)
 		smb_chan_free(s->chans);
 	smb_sess_drop_ntlm(s);
 	OPENSSL_cleanse(&s->keys, sizeof(s->keys));
+	smb_crypto_ctx_cleanup(&s->cx);
 	free(s);
 }
 
@@ -644,10 +649,11 @@ uint32_t smb_sess_setup(struct smb_req *r)
 		/* re-authentication: only by who holds the session's key (its
 		 * channel's here; a request that is not signed with it changes
 		 * nothing) */
-		const uint8_t *key = smb_sess_signing_key(s, c, &alg);
+		struct smb_crypto_ctx *cx;
+		const uint8_t *key = smb_sess_signing_key(s, c, &alg, &cx);
 
 		if (!r->encrypted && (!(r->m.hdr.flags & SMB2_FLAGS_SIGNED) ||
-				      smb_crypto_verify(alg, key, r->m.p, r->m.len) != AQ_OK))
+				      smb_crypto_ctx_verify(cx, alg, key, r->m.p, r->m.len) != AQ_OK))
 			return STATUS_ACCESS_DENIED;
 		was_valid = true;
 	}

@@ -228,6 +228,7 @@ struct smb_chan {
 	struct smb_conn *conn;
 	bool bound;                  /* signing holds: the channel serves requests */
 	uint8_t signing[16];         /* Channel.SigningKey (3.3.5.5.3) */
+	struct smb_crypto_ctx cx;    /* its signing contexts (freed with it) */
 	uint8_t preauth[SMB_CRYPTO_PREAUTH_LEN]; /* 3.1.1: the binding connection's hash */
 	struct smb_auth auth;
 };
@@ -252,6 +253,7 @@ struct smb_sess {
 	struct smb_srv_user user;
 	struct vol_cred cred;
 	struct smb_crypto_keys keys;
+	struct smb_crypto_ctx cx;    /* keys' signing, sealing and unsealing contexts (freed with it) */
 	bool encrypt;                /* the client encrypts: so do we */
 	uint64_t nonce_ctr;
 	uint8_t nonce_fixed[4];
@@ -566,8 +568,10 @@ uint32_t smb_sess_logoff(struct smb_req *r);
 void smb_sess_free(struct smb_conn *c, struct smb_sess *s);
 int smb_sess_smb1(struct smb_conn *c, const uint8_t *frame, size_t len);
 /* The key that signs s's messages on c: its channel's there, else the
- * session's (its first channel's; a binding in progress signs with it). */
-const uint8_t *smb_sess_signing_key(const struct smb_sess *s, const struct smb_conn *c, uint16_t *alg);
+ * session's (its first channel's; a binding in progress signs with it);
+ * *cx: the contexts that keep that key (the channel's or the session's). */
+const uint8_t *smb_sess_signing_key(struct smb_sess *s, const struct smb_conn *c, uint16_t *alg,
+				    struct smb_crypto_ctx **cx);
 /* The algorithm of the session's own key (its first channel's connection's). */
 uint16_t smb_sess_sign_alg(const struct smb_sess *s);
 /* c is going: its channels of other connections' sessions go, and each of

@@ -32,7 +32,8 @@
 # Only the PIDs started here are stopped. PERF=1 / STRACE=1: after the rounds,
 # `perf record -g` of the agent during one get, and `strace -c -f` of one get
 # from each server (syscalls per MiB). PROF_OP=put profiles a signed put of the
-# MIB MiB file instead of a get (the file removed after it).
+# MIB MiB file instead of a get (the file removed after it); PROF_PROT=encrypt
+# profiles a sealed one instead of a signed one.
 set -u
 mib=${1:-256} rounds=${2:-3} files=${3:-500}
 BENCH=bench/smb
@@ -142,12 +143,13 @@ sample() {
 	echo "$ph $prot $who $r $val $(load) $(cpu_ms "$who" "$c0")" | tee -a "$W/samples"
 }
 
-# prof WHO: the operation profiled (PROF_OP: get, or put)
+# prof WHO: the operation profiled (PROF_OP: get, or put; PROF_PROT: sign, or encrypt)
 prof() {
+	local pr=${PROF_PROT:-sign}
 	if [ "${PROF_OP:-get}" = put ]; then
-		smb "$1" sign "lcd $W; put seq.bin p.$1.bin"; smb "$1" sign "del p.$1.bin"
+		smb "$1" "$pr" "lcd $W; put seq.bin p.$1.bin"; smb "$1" "$pr" "del p.$1.bin"
 	else
-		smb "$1" sign "get seq.bin /dev/null"
+		smb "$1" "$pr" "get seq.bin /dev/null"
 	fi
 }
 PHASES=${AQ_BENCH_PHASES:-"read:sign write:sign small:sign depth:sign read:encrypt write:encrypt"}
@@ -197,7 +199,7 @@ if [ "${PERF:-0}" = 1 ] && command -v perf >/dev/null; then
 	sleep 1
 	prof agent
 	kill -INT "$pp"; wait "$pp" 2>/dev/null
-	echo "# perf: the agent during one signed ${PROF_OP:-get} (self time by symbol)"
+	echo "# perf: the agent during one ${PROF_PROT:-sign} ${PROF_OP:-get} (self time by symbol)"
 	perf report -i "$W/perf.data" --stdio --no-children --sort symbol 2>/dev/null | grep -v "^#" | grep -v "^$" | grep '%' | head -"${PERF_LINES:-25}"
 fi
 if [ "${STRACE:-0}" = 1 ] && command -v strace >/dev/null; then

@@ -405,6 +405,112 @@ START_TEST(test_sign_gmac)
 }
 END_TEST
 
+/* A message of session s, number i: lengths, MessageIds, flags and bytes
+ * change from one to the next (and a CANCEL now and then: GMAC's nonce). */
+static size_t many_msg(uint8_t *m, size_t cap, unsigned s, unsigned i)
+{
+	size_t n = 64 + (i * 131u + s * 17u) % (cap - 64), k;
+
+	for (k = 0; k < n; k++)
+		m[k] = (uint8_t)(k * 13u + i * 7u + s);
+	memcpy(m, "\xfeSMB\x40\x00", 6);
+	m[12] = i % 5 == 0 ? SMB2_CANCEL : SMB2_WRITE, m[13] = 0;
+	m[16] = i % 2 ? SMB2_FLAGS_SERVER_TO_REDIR : 0, m[17] = m[18] = m[19] = 0;
+	for (k = 0; k < 8; k++)
+		m[24 + k] = (uint8_t)((uint64_t)(i + 1000u * s) >> (8 * k)); /* MessageId */
+	return n;
+}
+
+/* Many messages through two sessions' kept contexts, interleaved, each
+ * against a one-shot computation: a context that carries anything from
+ * the message before (MAC state, the nonce, the other session's key) or
+ * misses a key change gives another signature. A forged message in the
+ * middle is refused and the next ones still verify. */
+START_TEST(test_ctx_sign_many)
+{
+	static const uint16_t algs[] = { SMB2_SIGNING_HMAC_SHA256, SMB2_SIGNING_AES_CMAC, SMB2_SIGNING_AES_GMAC };
+	struct smb_crypto_ctx x[2] = { { 0 }, { 0 } };
+	uint8_t key[2][16], m[600], sig[16], want[16];
+
+	for (size_t k = 0; k < 16; k++)
+		key[0][k] = (uint8_t)(0x10 + k), key[1][k] = (uint8_t)(0x80 + 3 * k);
+	for (unsigned a = 0; a < 3; a++) {
+		for (unsigned i = 0; i < 300; i++) {
+			unsigned s = (i / 3 + i) % 2; /* runs of one session, then switches */
+			size_t n = many_msg(m, sizeof(m), s, i);
+
+			if (i == 150)
+				key[0][5] ^= 0x5a; /* session 0 re-authenticated: new key, same context */
+			ck_assert_int_eq(smb_crypto_ctx_sign(&x[s], algs[a], key[s], m, n, sig), AQ_OK);
+			ck_assert_int_eq(smb_crypto_sign(algs[a], key[s], m, n, want), AQ_OK);
+			ck_assert_msg(!memcmp(sig, want, 16), "alg %u message %u session %u", algs[a], i, s);
+			memcpy(m + 48, sig, 16);
+			if (i % 11 == 0) {
+				m[n - 1] ^= 1;
+				ck_assert_int_eq(smb_crypto_ctx_verify(&x[s], algs[a], key[s], m, n), AQ_EACCES);
+				m[n - 1] ^= 1;
+			}
+			ck_assert_int_eq(smb_crypto_ctx_verify(&x[s], algs[a], key[s], m, n), AQ_OK);
+		}
+	}
+	smb_crypto_ctx_cleanup(&x[0]);
+	smb_crypto_ctx_cleanup(&x[1]);
+	ck_assert_ptr_null(x[0].mac);
+	ck_assert_ptr_null(x[0].gmac);
+}
+END_TEST
+
+/* The same for sealing with each cipher: two sessions' contexts encrypt
+ * and decrypt in turn, each frame equal to the one-shot one; a frame with
+ * a flipped byte is refused (its context dropped) and the next decrypts. */
+START_TEST(test_ctx_seal_many)
+{
+	static const uint16_t ciphers[] = { SMB2_ENCRYPTION_AES128_CCM, SMB2_ENCRYPTION_AES128_GCM,
+					    SMB2_ENCRYPTION_AES256_CCM, SMB2_ENCRYPTION_AES256_GCM };
+	static const uint8_t fixed[2][4] = { { 1, 2, 3, 4 }, { 9, 8, 7, 6 } };
+	struct smb_crypto_ctx x[2] = { { 0 }, { 0 } };
+	uint8_t key[2][32], plain[700], f[52 + 700], g[52 + 700], back[700];
+
+	for (size_t k = 0; k < 32; k++)
+		key[0][k] = (uint8_t)(0x40 + k), key[1][k] = (uint8_t)(0xc0 - 5 * k);
+	for (unsigned c = 0; c < 4; c++) {
+		for (unsigned i = 0; i < 200; i++) {
+			unsigned s = (i / 3 + i) % 2;
+			size_t n = 1 + (i * 97u + s * 31u) % (sizeof(plain) - 1);
+
+			for (size_t k = 0; k < n; k++)
+				plain[k] = (uint8_t)(k * 5u + i + s);
+			memset(f, 0, 52);
+			memcpy(f, "\xfdSMB", 4);
+			smb_crypto_nonce(ciphers[c], i + 1, fixed[s], f + 20);
+			f[36] = (uint8_t)n, f[37] = (uint8_t)(n >> 8);
+			f[42] = 1;
+			f[44] = (uint8_t)(s + 1); /* SessionId */
+			memcpy(g, f, 52);
+			ck_assert_int_eq(smb_crypto_ctx_encrypt(&x[s], ciphers[c], key[s], f, plain, n, f + 52), AQ_OK);
+			ck_assert_int_eq(smb_crypto_encrypt(ciphers[c], key[s], g, plain, n, g + 52), AQ_OK);
+			ck_assert_msg(!memcmp(f, g, 52 + n), "cipher %u frame %u session %u", ciphers[c], i, s);
+			if (i % 7 == 0) {
+				f[52 + n / 2] ^= 0x20;
+				ck_assert_int_eq(smb_crypto_ctx_decrypt(&x[s], ciphers[c], key[s], f, 52 + n, back),
+						 AQ_EACCES);
+				f[52 + n / 2] ^= 0x20;
+			}
+			memset(back, 0, sizeof(back));
+			ck_assert_int_eq(smb_crypto_ctx_decrypt(&x[s], ciphers[c], key[s], f, 52 + n, back), AQ_OK);
+			ck_assert_msg(!memcmp(back, plain, n), "cipher %u frame %u session %u", ciphers[c], i, s);
+		}
+		/* a frame with no message: refused (CCM would take any tag) */
+		ck_assert_int_eq(smb_crypto_ctx_decrypt(&x[0], ciphers[c], key[0], f, 52, back), AQ_EINVAL);
+		ck_assert_int_eq(smb_crypto_decrypt(ciphers[c], key[0], f, 52, back), AQ_EINVAL);
+	}
+	smb_crypto_ctx_cleanup(&x[0]);
+	smb_crypto_ctx_cleanup(&x[1]);
+	ck_assert_ptr_null(x[1].aead[0]);
+	ck_assert_ptr_null(x[1].aead[1]);
+}
+END_TEST
+
 START_TEST(test_kdf_bounds)
 {
 	uint8_t out[32], ki[16] = { 0 }, big[80] = { 0 };
@@ -432,6 +538,8 @@ static Suite *smb_crypto_suite(void)
 	tcase_add_test(tc, test_sign_cmac_hmac);
 	tcase_add_test(tc, test_sign_gmac);
 	tcase_add_test(tc, test_kdf_bounds);
+	tcase_add_test(tc, test_ctx_sign_many);
+	tcase_add_test(tc, test_ctx_seal_many);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -144,7 +144,8 @@ static int ans_wait(struct smbt_conn *tc, struct ans *a, double within)
 	struct smb_wire_hdr h;
 	struct smb_wire_chain ch;
 	uint16_t alg;
-	const uint8_t *key = smb_sess_signing_key(tc->s, tc->c, &alg);
+	struct smb_crypto_ctx *cx; /* the server's: not for this thread */
+	const uint8_t *key = smb_sess_signing_key(tc->s, tc->c, &alg, &cx);
 	int got;
 
 	while (!(got = smbt_recv(tc, a->frame, sizeof(a->frame), &a->len, &h, NULL)) && smbt_now_s() < end) {
