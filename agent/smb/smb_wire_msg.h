@@ -347,10 +347,10 @@ void smb_wire_validate_negotiate_encode(struct ut_buf *buf, uint32_t capabilitie
 int smb_wire_range_decode(const uint8_t *p, size_t len, uint64_t *first, uint64_t *second);
 
 /* DUPLICATE_EXTENTS_DATA (MS-FSCC 2.3.8: the source's FileId, source and
- * target offsets, byte count; 32 bytes) or, ex set, DUPLICATE_EXTENTS_DATA_EX
+ * target offsets, byte count; 40 bytes) or, ex set, DUPLICATE_EXTENTS_DATA_EX
  * (2.3.9: StructureSize 0x38, the same, Flags, Reserved; 56 bytes). Bytes
  * past them are ignored. AQ_EINVAL: too short, or the EX's size is wrong. */
-#define SMB_WIRE_DUP_LEN 32u
+#define SMB_WIRE_DUP_LEN 40u
 #define SMB_WIRE_DUP_EX_LEN 56u
 struct smb_wire_dup {
 	struct smb_wire_fid src;
