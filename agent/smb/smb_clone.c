@@ -23,7 +23,6 @@
 
 #include <errno.h>
 
-#define STATUS_INVALID_HANDLE 0xC0000008u
 
 /* Whether two opens are of one file. */
 static bool smb_clone_same(const struct smb_open *a, const struct smb_open *b)
