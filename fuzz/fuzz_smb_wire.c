@@ -83,10 +83,13 @@ static void fuzz_msg(const struct smb_wire_msg *m)
 		if (!smb_wire_ioctl_req_decode(m, &u.ioctl) && u.ioctl.input) {
 			struct smb_wire_copychunk cc;
 			struct smb_wire_chunk ch;
+			struct smb_wire_dup d;
 			uint64_t a, b;
 
 			(void)smb_wire_validate_negotiate_decode(u.ioctl.input, u.ioctl.input_len, &v);
 			(void)smb_wire_range_decode(u.ioctl.input, u.ioctl.input_len, &a, &b);
+			(void)smb_wire_dup_decode(u.ioctl.input, u.ioctl.input_len, false, &d);
+			(void)smb_wire_dup_decode(u.ioctl.input, u.ioctl.input_len, true, &d);
 			if (smb_wire_copychunk_decode(u.ioctl.input, u.ioctl.input_len, &cc) == 0)
 				for (uint32_t i = 0; i < cc.count; i++)
 					smb_wire_copychunk_chunk(&cc, i, &ch);

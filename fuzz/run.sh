@@ -261,7 +261,7 @@ for h in ${FUZZ_ONLY:-rpc args fh csr obj_xml s3lite_req intent ut_conf ut_hostp
 	smb_srv) hlib="$smblib $(echo "$top"/agent/smb/smb_srv.c "$top"/agent/smb/smb_dispatch.c "$top"/agent/smb/smb_admit.c "$top"/agent/smb/smb_sess.c \
 		"$top"/agent/smb/smb_tree.c "$top"/agent/smb/smb_iface.c "$top"/agent/smb/smb_open.c "$top"/agent/smb/smb_alloc.c "$top"/agent/smb/smb_info.c "$top"/agent/smb/smb_info_name.c "$top"/agent/smb/smb_prev.c "$top"/agent/smb/smb_ctx.c "$top"/agent/smb/smb_ctx_open.c \
 		"$top"/agent/smb/smb_lock.c "$top"/agent/smb/smb_async.c "$top"/agent/smb/smb_read.c "$top"/agent/smb/smb_frame.c "$top"/agent/smb/smb_notify.c "$top"/agent/smb/smb_lease.c \
-		"$top"/agent/smb/smb_durable.c "$top"/agent/smb/smb_copy.c "$top"/agent/smb/smb_sparse.c "$top"/agent/smb/smb_info_ea.c "$top"/agent/smb/smb_info_sec.c "$top"/agent/smb/smb_acl.c "$top"/agent/smb/smb_acl_open.c) $lib \
+		"$top"/agent/smb/smb_durable.c "$top"/agent/smb/smb_copy.c "$top"/agent/smb/smb_clone.c "$top"/agent/smb/smb_sparse.c "$top"/agent/smb/smb_info_ea.c "$top"/agent/smb/smb_info_sec.c "$top"/agent/smb/smb_acl.c "$top"/agent/smb/smb_acl_open.c) $lib \
 		$crypto" ;;
 	smb_wire) hlib="$smblib $top/agent/smb/smb_ctx.c $top/util/ut_buf.c $crypto" ;;
 	smb_*) hlib="$smblib $top/util/ut_buf.c $crypto" ;;

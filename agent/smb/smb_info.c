@@ -15,6 +15,7 @@
 
 #include "agent/smb/smb_sd.h"
 #include "agent/smb/smb_srv_internal.h"
+#include "agent/vol/vol_clone.h"
 #include "api/api_error.h"
 
 /* MS-FSCC 2.4 information classes */
@@ -427,8 +428,9 @@ static uint32_t smb_info_fs(struct smb_req *r, struct smb_open *o, uint8_t cls, 
 		return STATUS_SUCCESS;
 	case FileFsAttributeInformation:
 		/* case sensitive search and names, case preserved, unicode,
-		 * sparse files (smb_sparse.c), extended attributes (smb_info_ea.c) */
-		smb_wire_put_u32(b, 0x00800047u);
+		 * sparse files (smb_sparse.c), extended attributes (smb_info_ea.c),
+		 * block cloning where the shelf clones (smb_clone.c) */
+		smb_wire_put_u32(b, 0x00800047u | (vol_clone_supported(&o->obj) ? 0x08000000u : 0));
 		smb_wire_put_u32(b, VOL_NAME_MAX);
 		smb_wire_put_u32(b, 8);
 		smb_wire_put_utf16(b, "NTFS", 4, NULL);

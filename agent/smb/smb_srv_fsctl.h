@@ -50,5 +50,9 @@ bool smb_copy_cost(struct smb_conn *c, const struct smb_wire_msg *m, struct smb_
 uint32_t smb_sparse_set(struct smb_req *r, const struct smb_wire_ioctl_req *q);
 uint32_t smb_sparse_zero(struct smb_req *r, const struct smb_wire_ioctl_req *q);
 uint32_t smb_sparse_ranges(struct smb_req *r, const struct smb_wire_ioctl_req *q);
+/* smb_clone.c: FSCTL_DUPLICATE_EXTENTS_TO_FILE(_EX), block cloning where
+ * the volume's folder clones (vol_clone.h), else INVALID_DEVICE_REQUEST;
+ * bad or misaligned input INVALID_PARAMETER, nothing changed. */
+uint32_t smb_clone_dup(struct smb_req *r, const struct smb_wire_ioctl_req *q);
 
 #endif

@@ -179,11 +179,12 @@ static uint32_t smb_tree_object_id(struct smb_req *r, const struct smb_wire_ioct
 }
 
 /* The FSCTLs served on a disk share, each on an open (checked first).
- * FSCTL_DUPLICATE_EXTENTS_TO_FILE (block cloning, MS-FSCC 2.3.8) is not:
- * the share does not claim FILE_SUPPORTS_BLOCK_REFCOUNTING, so clients do
- * not ask, and one that does gets INVALID_DEVICE_REQUEST, what Windows
- * answers on a file system without block cloning and smbd (vfs_default)
- * on the same ext4 shelf (smbtorture's dup_extents tests skip on both). */
+ * FSCTL_DUPLICATE_EXTENTS_TO_FILE(_EX) (block cloning, MS-FSCC 2.3.8) is
+ * served where the volume's folder clones (btrfs, XFS with reflink:
+ * smb_clone.c), and only there is FILE_SUPPORTS_BLOCK_REFCOUNTING
+ * announced; elsewhere (ext4, tmpfs) it answers INVALID_DEVICE_REQUEST,
+ * what Windows answers on a file system without block cloning and smbd
+ * (vfs_default) on the same ext4 shelf. */
 static const struct {
 	uint32_t code;
 	uint32_t (*fn)(struct smb_req *r, const struct smb_wire_ioctl_req *q);
@@ -199,6 +200,8 @@ static const struct {
 	{ FSCTL_QUERY_ALLOCATED_RANGES, smb_sparse_ranges },
 	{ FSCTL_CREATE_OR_GET_OBJECT_ID, smb_tree_object_id },
 	{ FSCTL_GET_OBJECT_ID, smb_tree_object_id },
+	{ FSCTL_DUPLICATE_EXTENTS_TO_FILE, smb_clone_dup },
+	{ FSCTL_DUPLICATE_EXTENTS_TO_FILE_EX, smb_clone_dup },
 };
 
 uint32_t smb_tree_ioctl(struct smb_req *r)

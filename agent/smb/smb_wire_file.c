@@ -243,6 +243,25 @@ int smb_wire_range_decode(const uint8_t *p, size_t len, uint64_t *first, uint64_
 	return c.err ? AQ_EINVAL : AQ_OK;
 }
 
+int smb_wire_dup_decode(const uint8_t *p, size_t len, bool ex, struct smb_wire_dup *out)
+{
+	struct smb_wire_cur c;
+	uint64_t size = 0;
+
+	smb_wire_cur_init(&c, p, len);
+	if (ex)
+		size = smb_wire_u64(&c);
+	out->src.persistent = smb_wire_u64(&c);
+	out->src.volatile_ = smb_wire_u64(&c);
+	out->src_off = smb_wire_u64(&c);
+	out->dst_off = smb_wire_u64(&c);
+	out->len = smb_wire_u64(&c);
+	out->flags = ex ? smb_wire_u32(&c) : 0;
+	if (ex)
+		(void)smb_wire_u32(&c); /* Reserved */
+	return c.err || (ex && size != SMB_WIRE_DUP_EX_LEN) ? AQ_EINVAL : AQ_OK;
+}
+
 /* VALIDATE_NEGOTIATE_INFO request (2.2.31.4). */
 int smb_wire_validate_negotiate_decode(const uint8_t *p, size_t len, struct smb_wire_validate_negotiate *v)
 {

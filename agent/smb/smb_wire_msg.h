@@ -309,7 +309,8 @@ int smb_wire_lock_req_decode(const struct smb_wire_msg *m, struct smb_wire_lock_
 #define FSCTL_SET_COMPRESSION 0x0009C040u
 #define FSCTL_GET_OBJECT_ID 0x0009009Cu
 #define FSCTL_CREATE_OR_GET_OBJECT_ID 0x000900C0u
-#define FSCTL_DUPLICATE_EXTENTS_TO_FILE 0x00098344u /* not served: see smb_tree.c */
+#define FSCTL_DUPLICATE_EXTENTS_TO_FILE 0x00098344u /* where the shelf clones: smb_clone.c */
+#define FSCTL_DUPLICATE_EXTENTS_TO_FILE_EX 0x000983E8u
 
 struct smb_wire_ioctl_req {
 	uint32_t ctl_code;
@@ -344,6 +345,19 @@ void smb_wire_validate_negotiate_encode(struct ut_buf *buf, uint32_t capabilitie
  * (bytes past them are ignored, as Windows and Samba do). */
 #define SMB_WIRE_RANGE_LEN 16u
 int smb_wire_range_decode(const uint8_t *p, size_t len, uint64_t *first, uint64_t *second);
+
+/* DUPLICATE_EXTENTS_DATA (MS-FSCC 2.3.8: the source's FileId, source and
+ * target offsets, byte count; 40 bytes) or, ex set, DUPLICATE_EXTENTS_DATA_EX
+ * (2.3.9: StructureSize 0x38, the same, Flags, Reserved; 56 bytes). Bytes
+ * past them are ignored. AQ_EINVAL: too short, or the EX's size is wrong. */
+#define SMB_WIRE_DUP_LEN 40u
+#define SMB_WIRE_DUP_EX_LEN 56u
+struct smb_wire_dup {
+	struct smb_wire_fid src;
+	uint64_t src_off, dst_off, len;
+	uint32_t flags;
+};
+int smb_wire_dup_decode(const uint8_t *p, size_t len, bool ex, struct smb_wire_dup *out);
 
 /* SRV_COPYCHUNK_COPY (2.2.31.1), the input of FSCTL_SRV_COPYCHUNK and
  * _WRITE. The limits are Windows' and Samba's (3.3.3): past them the

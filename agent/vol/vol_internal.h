@@ -118,6 +118,7 @@ struct vol_export {
 	dev_t snap_devs[VOL_SNAP_DEVS];
 	char snap_names[VOL_SNAP_DEVS][API_INTENT_SNAP_ID_LEN + 1]; /* the id of each */
 	struct vol_store *store;   /* not counted: the store outlives its exports' use */
+	atomic_int clone_ok;       /* vol_clone.c: 0 not probed, 1 clones, -1 does not */
 };
 
 /* The hash indexes of one export set (vol_index.c): positions in its e[]

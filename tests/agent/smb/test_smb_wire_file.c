@@ -548,6 +548,42 @@ START_TEST(test_oplock_break)
 }
 END_TEST
 
+/* DUPLICATE_EXTENTS_DATA (MS-FSCC 2.3.8) and _EX (2.3.9): fields in
+ * order, short inputs and a wrong EX StructureSize refused. */
+START_TEST(test_dup_extents)
+{
+	uint8_t in[64] = { 0 };
+	struct smb_wire_dup d;
+
+	for (int i = 0; i < 8; i++) {
+		in[i] = (uint8_t)(0x11 * (i + 1));       /* persistent */
+		in[8 + i] = (uint8_t)(0x10 + i);        /* volatile */
+	}
+	in[16 + 1] = 0x10; /* SourceFileOffset 0x1000 */
+	in[24 + 2] = 0x02; /* TargetFileOffset 0x20000 */
+	in[32 + 1] = 0x30; /* ByteCount 0x3000 */
+	ck_assert_int_eq(smb_wire_dup_decode(in, SMB_WIRE_DUP_LEN, false, &d), AQ_OK);
+	ck_assert_uint_eq(d.src.persistent, 0x8877665544332211ull);
+	ck_assert_uint_eq(d.src.volatile_, 0x1716151413121110ull);
+	ck_assert_uint_eq(d.src_off, 0x1000);
+	ck_assert_uint_eq(d.dst_off, 0x20000);
+	ck_assert_uint_eq(d.len, 0x3000);
+	ck_assert_int_eq(smb_wire_dup_decode(in, SMB_WIRE_DUP_LEN - 1, false, &d), AQ_EINVAL);
+	/* the EX form: StructureSize, the same, Flags, Reserved */
+	memmove(in + 8, in, SMB_WIRE_DUP_LEN);
+	memset(in, 0, 8);
+	in[0] = 0x38;
+	in[48] = 1; /* DUPLICATE_EXTENTS_DATA_EX_SOURCE_ATOMIC */
+	ck_assert_int_eq(smb_wire_dup_decode(in, SMB_WIRE_DUP_EX_LEN, true, &d), AQ_OK);
+	ck_assert_uint_eq(d.src.persistent, 0x8877665544332211ull);
+	ck_assert_uint_eq(d.len, 0x3000);
+	ck_assert_uint_eq(d.flags, 1);
+	ck_assert_int_eq(smb_wire_dup_decode(in, SMB_WIRE_DUP_EX_LEN - 1, true, &d), AQ_EINVAL);
+	in[0] = 0x30;
+	ck_assert_int_eq(smb_wire_dup_decode(in, SMB_WIRE_DUP_EX_LEN, true, &d), AQ_EINVAL);
+}
+END_TEST
+
 static Suite *smb_wire_file_suite(void)
 {
 	Suite *s = suite_create("smb_wire_file");
@@ -562,6 +598,7 @@ static Suite *smb_wire_file_suite(void)
 	tcase_add_test(tc, test_info_dir_notify);
 	tcase_add_test(tc, test_close_flush_empty);
 	tcase_add_test(tc, test_oplock_break);
+	tcase_add_test(tc, test_dup_extents);
 	suite_add_tcase(s, tc);
 	return s;
 }
