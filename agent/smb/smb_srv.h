@@ -68,6 +68,13 @@ int smb_srv_new(const char *listen, struct vol_store *store, struct smb_srv **ou
 /* Replace the shares and users (copied). */
 int smb_srv_set_config(struct smb_srv *srv, const struct smb_srv_share *shares, size_t nshares,
 		       const struct smb_srv_user *users, size_t nusers);
+/* The caps on opens (0 keeps one): how many one session may hold (default
+ * SMB_SESS_OPENS_MAX, 4096), and the node (every session's, kept durable
+ * ones included; default a quarter of RLIMIT_NOFILE when the server was
+ * made, at least 64). A CREATE past either answers
+ * STATUS_INSUFFICIENT_RESOURCES and makes nothing; a durable reconnect
+ * brings back an open already counted. */
+void smb_srv_set_open_limits(struct smb_srv *srv, unsigned sess_max, unsigned node_max);
 int smb_srv_start(struct smb_srv *srv);
 uint16_t smb_srv_port(const struct smb_srv *srv);
 void smb_srv_stop(struct smb_srv *srv);
