@@ -6,7 +6,8 @@
  *   new name, answers STATUS_INSUFFICIENT_RESOURCES and makes nothing (the
  *   name does not exist); after a CLOSE one more open works;
  * - a second session still opens under its own cap until the node's, then
- *   is refused until an open of the first closes;
+ *   is refused until an open of the first closes; a LOGOFF gives the
+ *   session's room back;
  * - a dropped connection's plain opens leave the count, its kept durable
  *   open stays counted (a reconnect takes it back without counting it
  *   twice) until its timeout closes it.
@@ -98,7 +99,7 @@ START_TEST(test_session_cap)
 	ck_assert(exists("new"));
 	ck_assert_uint_eq(create(&a, "f0", 0, NULL), STATUS_INSUFFICIENT_RESOURCES);
 	ck_assert_uint_eq(srv->nopens, 3);
-	/* the connection drops: every open goes, and the count with it */
+	/* the connection drops: every open goes (none durable), and the count with it */
 	smb_conn_free(a.c);
 	ck_assert_uint_eq(srv->nopens, 0);
 }
@@ -108,6 +109,9 @@ START_TEST(test_node_cap)
 {
 	struct smbt_conn a, b;
 	uint64_t fa[3], fb;
+	uint8_t body[4] = { 4, 0, 0, 0 };
+	struct smb_wire_hdr h = { .command = SMB2_LOGOFF };
+	struct smbl_msg m;
 
 	smb_srv_set_open_limits(srv, 3, 5);
 	conn_new(&a, 1, "alice");
@@ -125,8 +129,10 @@ START_TEST(test_node_cap)
 	ck_assert_uint_eq(create(&b, "b2", FILE_CREATE, &fb), STATUS_SUCCESS);
 	ck_assert(exists("b2"));
 	ck_assert_uint_eq(srv->nopens, 5);
-	/* a LOGOFF-like end of a's session: its opens leave the count */
-	smb_conn_free(a.c);
+	/* a's LOGOFF: its opens leave the count */
+	smbl_send(&a, &h, body, sizeof(body));
+	ck_assert_int_eq(smbl_recv(&a, &m), 1);
+	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(srv->nopens, 3);
 	ck_assert_uint_eq(smbl_close(&b, fb), STATUS_SUCCESS);
 	ck_assert_uint_eq(srv->nopens, 2);
