@@ -96,7 +96,6 @@
 #define SMB_SRV_CREDITS_MAX 8192u  /* credits a connection may hold (Samba's and Windows' 8192) */
 #define SMB_SRV_PER_IP 64u         /* connections from one address not yet authenticated */
 #define SMB_SRV_PER_IP_ALL 512u    /* and all of them (multichannel: 32 channels a session) */
-#define SMB_SRV_MAX_CONNS 4096u
 #define SMB_SRV_SETUP_S 30         /* NEGOTIATE + SESSION_SETUP must finish within */
 #define SMB_SRV_IDLE_S 900         /* silence with nothing open */
 #define SMB_ASYNC_PER_CONN 64u     /* requests waiting (STATUS_PENDING) per connection */
