@@ -263,6 +263,24 @@ static unsigned fit_limits(struct agent_cfg *cfg)
 	return AGENT_FD_RESERVE + cfg->nfs_limits.max_conns;
 }
 
+/* The SMB opens the node may hold: what RLIMIT_NOFILE leaves past the
+ * reserve and every connection (NFS, API, SMB), SMB_SRV_OPEN_FDS
+ * descriptors an open, at least 64. */
+static unsigned smb_opens_fit(const struct agent_cfg *cfg)
+{
+	unsigned long nofile = tls_listen_nofile();
+	unsigned long others = (unsigned long)AGENT_FD_RESERVE + cfg->nfs_limits.max_conns + cfg->api_limits.max_conns +
+			       SMB_SRV_MAX_CONNS;
+	unsigned long n = nofile > others ? (nofile - others) / SMB_SRV_OPEN_FDS : 0;
+
+	if (n < 64)
+		n = 64;
+	if (n > UINT32_MAX / 2)
+		n = UINT32_MAX / 2;
+	UT_INFO("agent_main", NULL, "RLIMIT_NOFILE is %lu: at most %lu SMB opens on the node, 4096 a session", nofile, n);
+	return (unsigned)n;
+}
+
 static int hex_key(const char *hex, uint8_t key[VOL_KEY_LEN])
 {
 	if (strlen(hex) != VOL_KEY_LEN * 2)
@@ -424,6 +442,8 @@ int agent_main(int argc, char **argv)
 		UT_ERROR("agent_main", NULL, "SMB server on %s: %s", a.cfg.smb_listen, strerror(-rc));
 		return 1;
 	}
+	if (a.smb)
+		smb_srv_set_open_limits(a.smb, 0, smb_opens_fit(&a.cfg));
 	{
 		struct tier_cfg tc = { .day_seconds = a.cfg.tier_day_seconds };
 

@@ -30,7 +30,6 @@
 #define FILE_OPENED 1u
 #define FILE_CREATED 2u
 #define FILE_OVERWRITTEN 3u
-#define SMB_OPEN_MAX_PER_SESS 4096u
 #define SECURITY_DELEGATION 3u     /* the highest ImpersonationLevel */
 /* what a READONLY file refuses to open for (MS-FSA 2.1.5.1.2.1) */
 #define SMB_OPEN_WRITE_ACCESS (0x2u | 0x4u | 0x40000000u | 0x10000000u)
@@ -147,6 +146,8 @@ void smb_open_release(struct smb_open *o)
 	}
 	smb_alloc_drop(o);
 	vol_obj_cleanup(&o->obj);
+	if (o->counted)
+		o->srv->nopens--;
 	free(o);
 }
 
@@ -320,6 +321,8 @@ static void create_drop(struct smb_open *o, struct ut_buf *ctx_buf)
 	vol_obj_cleanup(&o->obj);
 	if (o->parent.fd >= 0)
 		vol_obj_cleanup(&o->parent);
+	if (o->counted)
+		o->srv->nopens--;
 	free(o);
 }
 
@@ -442,6 +445,28 @@ static bool create_park(struct smb_req *r, struct smb_open *o, struct smb_wire_c
 	return true;
 }
 
+/* Whether r's session and the node may hold one more open: the caps
+ * (smb_srv_set_open_limits), else STATUS_INSUFFICIENT_RESOURCES (MS-SMB2
+ * 3.3.5.9: the server cannot allocate an Open), counted and logged at the
+ * first refusal and every 1024th. */
+static uint32_t smb_open_room(struct smb_req *r)
+{
+	struct smb_srv *srv = r->c->srv;
+	unsigned sess_max = __atomic_load_n(&srv->sess_opens_max, __ATOMIC_RELAXED);
+	unsigned node_max = __atomic_load_n(&srv->opens_max, __ATOMIC_RELAXED);
+	unsigned n = 0;
+
+	for (const struct smb_open *x = r->sess->opens; x && n < sess_max; x = x->next)
+		n++;
+	if (n < sess_max && srv->nopens < node_max)
+		return STATUS_SUCCESS;
+	if (srv->opens_refused++ % 1024 == 0)
+		UT_WARN("smb_srv", NULL, "%s: CREATE refused: %s holds %u opens (cap %u), the node %u (cap %u); %llu refused",
+			r->c->peer, r->sess->user.name, n, sess_max, srv->nopens, node_max,
+			(unsigned long long)srv->opens_refused);
+	return STATUS_INSUFFICIENT_RESOURCES;
+}
+
 uint32_t smb_open_create(struct smb_req *r)
 {
 	struct smb_wire_create_req q;
@@ -450,11 +475,10 @@ uint32_t smb_open_create(struct smb_req *r)
 	struct ut_buf ctx_buf;
 	struct smb_sess *s = r->sess;
 	const struct vol_cred *cred = &s->cred;
-	struct smb_open *o, *x;
+	struct smb_open *o;
 	struct vol_sattr sa = { .set_mode = true };
 	struct vol_obj snap;
 	uint32_t status;
-	size_t count = 0;
 	int64_t when = -1;
 	bool overwrite = false;
 	int rc, cut_rc = 0;
@@ -479,10 +503,13 @@ uint32_t smb_open_create(struct smb_req *r)
 	if (q.disposition > FILE_OVERWRITE_IF ||
 	    (q.options & (FILE_DIRECTORY_FILE | FILE_NON_DIRECTORY_FILE)) == (FILE_DIRECTORY_FILE | FILE_NON_DIRECTORY_FILE))
 		return STATUS_INVALID_PARAMETER;
-	for (x = s->opens; x; x = x->next)
-		count++;
-	if (count >= SMB_OPEN_MAX_PER_SESS || !(o = calloc(1, sizeof(*o))))
+	if ((status = smb_open_room(r)) != STATUS_SUCCESS)
+		return status; /* before anything is made: a refused FILE_CREATE leaves no file */
+	if (!(o = calloc(1, sizeof(*o))))
 		return STATUS_NO_MEMORY;
+	o->srv = r->c->srv;
+	o->counted = true;
+	o->srv->nopens++;
 	o->obj.fd = o->parent.fd = -1;
 	o->tree = r->tree;
 	o->access = q.desired_access;

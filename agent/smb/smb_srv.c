@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -46,6 +47,29 @@ uint64_t smb_filetime_now(void)
 	return smb_filetime(&ts);
 }
 
+/* The node's default cap on opens: its share of RLIMIT_NOFILE as it is now
+ * (the agent raised it before making the server). */
+static unsigned smb_srv_opens_default(void)
+{
+	struct rlimit rl;
+	unsigned long n;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return SMB_SRV_OPENS_MIN;
+	n = (unsigned long)rl.rlim_cur / SMB_SRV_OPENS_NOFILE_DIV;
+	if (n > UINT32_MAX / 2)
+		n = UINT32_MAX / 2;
+	return n > SMB_SRV_OPENS_MIN ? (unsigned)n : SMB_SRV_OPENS_MIN;
+}
+
+void smb_srv_set_open_limits(struct smb_srv *srv, unsigned sess_max, unsigned node_max)
+{
+	if (sess_max)
+		__atomic_store_n(&srv->sess_opens_max, sess_max, __ATOMIC_RELAXED);
+	if (node_max)
+		__atomic_store_n(&srv->opens_max, node_max, __ATOMIC_RELAXED);
+}
+
 int smb_srv_new(const char *listen, struct vol_store *store, struct smb_srv **out)
 {
 	struct smb_srv *srv;
@@ -64,6 +88,8 @@ int smb_srv_new(const char *listen, struct vol_store *store, struct smb_srv **ou
 	pthread_mutex_init(&srv->rel_lock, NULL);
 	RAND_bytes(srv->guid, sizeof(srv->guid));
 	srv->start_time = smb_filetime_now();
+	srv->sess_opens_max = SMB_SESS_OPENS_MAX;
+	srv->opens_max = smb_srv_opens_default();
 	*out = srv;
 	return 0;
 }

@@ -33,6 +33,8 @@
 #include "api/api_intent.h"
 
 #define SMB_SRV_PORT 445
+#define SMB_SRV_MAX_CONNS 4096u /* connections at once (one descriptor each) */
+#define SMB_SRV_OPEN_FDS 3u     /* descriptors an open may hold: its file's, its parent's, a grant's */
 
 struct smb_srv_share {
 	char name[API_INTENT_SHARE_LEN + 1];      /* the volume's shareName */
@@ -68,6 +70,14 @@ int smb_srv_new(const char *listen, struct vol_store *store, struct smb_srv **ou
 /* Replace the shares and users (copied). */
 int smb_srv_set_config(struct smb_srv *srv, const struct smb_srv_share *shares, size_t nshares,
 		       const struct smb_srv_user *users, size_t nusers);
+/* The caps on opens (0 keeps one): how many one session may hold (default
+ * SMB_SESS_OPENS_MAX, 4096), and the node (every session's, kept durable
+ * ones included; default a quarter of RLIMIT_NOFILE when the server was
+ * made, at least 64; the agent sets what its descriptor budget leaves,
+ * SMB_SRV_OPEN_FDS per open). A CREATE past either answers
+ * STATUS_INSUFFICIENT_RESOURCES and makes nothing; a durable reconnect
+ * brings back an open already counted. */
+void smb_srv_set_open_limits(struct smb_srv *srv, unsigned sess_max, unsigned node_max);
 int smb_srv_start(struct smb_srv *srv);
 uint16_t smb_srv_port(const struct smb_srv *srv);
 void smb_srv_stop(struct smb_srv *srv);

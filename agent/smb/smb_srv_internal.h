@@ -97,12 +97,19 @@
 #define SMB_SRV_CREDITS_MAX 8192u  /* credits a connection may hold (Samba's and Windows' 8192) */
 #define SMB_SRV_PER_IP 64u         /* connections from one address not yet authenticated */
 #define SMB_SRV_PER_IP_ALL 512u    /* and all of them (multichannel: 32 channels a session) */
-#define SMB_SRV_MAX_CONNS 4096u
 #define SMB_SRV_SETUP_S 30         /* NEGOTIATE + SESSION_SETUP must finish within */
 #define SMB_SRV_IDLE_S 900         /* silence with nothing open */
 #define SMB_ASYNC_PER_CONN 64u     /* requests waiting (STATUS_PENDING) per connection */
 #define SMB_ASYNC_NODE_MAX 1024u   /* and per node */
 #define SMB_SESS_GONE_KEEP 4u      /* logged-off sessions kept per connection */
+/* Opens (each holds descriptors: its file's, its parent's, a grant's): of
+ * one session, and the node's default share of RLIMIT_NOFILE (1/SMB_SRV_OPENS_NOFILE_DIV
+ * of it, at least SMB_SRV_OPENS_MIN); past either a CREATE answers
+ * STATUS_INSUFFICIENT_RESOURCES (MS-SMB2 3.3.5.9) before it makes anything.
+ * smb_srv_set_open_limits changes them. */
+#define SMB_SESS_OPENS_MAX 4096u
+#define SMB_SRV_OPENS_NOFILE_DIV 4u
+#define SMB_SRV_OPENS_MIN 64u
 #define SMB_SRV_RSP_IDLE_S 2 /* idle seconds after which a connection gives its reply room back */
 #define SMB_SRV_OUT_PAUSE (32u << 20) /* queued reply bytes past which reading pauses */
 #define SMB_SRV_OUT_TAKE (64u << 10)  /* a reply's rest this long is queued in its own buffer, not copied */
@@ -196,6 +203,7 @@ struct smb_open {
 	 * the last one ends, with its descriptor */
 	unsigned nreads;
 	bool released;
+	bool counted;                /* in srv->nopens (smb_open_create made it): its free takes it out */
 };
 
 struct smb_tree {
@@ -371,6 +379,10 @@ struct smb_srv {
 	uint64_t reads_inline;       /* READs that may block served on the loop: its caps were reached */
 	uint64_t reads_ended;        /* jobs answered or dropped (loop thread) */
 	unsigned nframes;            /* compounds parked for a READ (smb_frame.c, loop thread) */
+	/* the caps on opens (atomic: smb_srv_set_open_limits from any thread) */
+	unsigned sess_opens_max, opens_max;
+	unsigned nopens;             /* opens alive: sessions', kept durable ones, released ones a READ holds (loop thread) */
+	uint64_t opens_refused;      /* CREATEs answered INSUFFICIENT_RESOURCES by a cap (loop thread) */
 };
 
 /* One message of a frame being served. */
