@@ -51,6 +51,7 @@ static void conn_gone(struct smb_conn *c)
 	free(c->out);
 	free(c->in_room); /* a big frame's buffer kept for the next (smb_conn_in_keep) */
 	ut_buf_cleanup(&c->rsp);
+	ut_buf_cleanup(&c->seal); /* an encrypted reply's room (smb_dispatch_send_encrypted) */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

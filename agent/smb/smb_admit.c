@@ -40,6 +40,7 @@
  * not read while its frame is parked, so no CANCEL can name it.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "agent/smb/smb_srv_internal.h"
 #include "api/api_error.h"
@@ -179,18 +180,19 @@ int smb_dispatch_recv(struct smb_conn *c, uint8_t *frame, size_t len)
 int smb_dispatch_recv_cap(struct smb_conn *c, uint8_t *frame, size_t len, size_t cap)
 {
 	struct smb_sess *enc;
-	uint8_t *plain;
+	uint8_t *msg = frame;
 
-	if (smb_dispatch_unseal(c, frame, len, &plain, &enc) != 0) {
+	if (smb_dispatch_unseal(c, frame, len, &enc) != 0) {
 		free(frame);
 		return QOS_ADMIT;
 	}
-	if (plain) { /* from here on only the decrypted bytes matter */
-		smb_conn_in_keep(c, frame, cap);
-		frame = plain;
+	if (enc) { /* decrypted in place: from here on only the message matters */
+		msg = frame + SMB2_TRANSFORM_LEN;
 		len -= SMB2_TRANSFORM_LEN;
 	}
-	if (smb_dispatch_admit(c, frame, len) == QOS_PARKED) {
+	if (smb_dispatch_admit(c, msg, len) == QOS_PARKED) {
+		if (enc) /* the parked frame is its message, at the buffer's start */
+			memmove(frame, msg, len);
 		c->parked = frame;
 		c->parked_len = len;
 		c->parked_sealed = enc != NULL;
@@ -200,9 +202,8 @@ int smb_dispatch_recv_cap(struct smb_conn *c, uint8_t *frame, size_t len, size_t
 		c->is_parked = true;
 		return QOS_PARKED;
 	}
-	smb_dispatch_serve(c, frame, len, plain, enc); /* takes plain; a parked frame keeps its own copy */
-	if (!plain)
-		smb_conn_in_keep(c, frame, cap);
+	smb_dispatch_serve(c, msg, len, NULL, enc); /* a frame that parks keeps its own copy */
+	smb_conn_in_keep(c, frame, cap);
 	return QOS_ADMIT;
 }
 

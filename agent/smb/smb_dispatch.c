@@ -296,28 +296,32 @@ void smb_dispatch_send_encrypted(struct smb_conn *c, struct smb_sess *s, const s
 {
 	struct smb_wire_transform t = { .orig_size = (uint32_t)out->len, .flags = SMB2_TRANSFORM_FLAG_ENCRYPTED,
 					.session_id = s->id };
-	struct ut_buf fb;
+	struct ut_buf *fb = &c->seal;
 
+	/* the connection's kept room (smb_conn_send_buf may take it into the
+	 * queue: the next reply then starts a new one) */
+	if (fb->p)
+		ut_buf_reset(fb);
+	else
+		ut_buf_init(fb, SMB_SRV_SEAL_MAX);
 	smb_crypto_nonce(c->cipher, ++s->nonce_ctr, s->nonce_fixed, t.nonce);
-	ut_buf_init(&fb, out->len + SMB2_TRANSFORM_LEN);
-	smb_wire_transform_encode(&fb, &t);
-	ut_buf_put_zero(&fb, out->len);
-	if (fb.err != AQ_OK ||
-	    smb_crypto_ctx_encrypt(&s->cx, c->cipher, s->keys.enc, ut_buf_bytes(&fb), ut_buf_bytes(out), out->len,
-				   ut_buf_bytes(&fb) + SMB2_TRANSFORM_LEN) != AQ_OK)
+	smb_wire_transform_encode(fb, &t);
+	ut_buf_put_room(fb, out->len);
+	if (fb->err != AQ_OK ||
+	    smb_crypto_ctx_encrypt(&s->cx, c->cipher, s->keys.enc, ut_buf_bytes(fb), ut_buf_bytes(out), out->len,
+				   ut_buf_bytes(fb) + SMB2_TRANSFORM_LEN) != AQ_OK)
 		c->closing = true;
 	else
-		smb_conn_send_buf(c, &fb);
-	ut_buf_cleanup(&fb);
+		smb_conn_send_buf(c, fb);
+	if (fb->p)
+		ut_buf_reset(fb);
 }
 
-int smb_dispatch_unseal(struct smb_conn *c, const uint8_t *frame, size_t len, uint8_t **plain, struct smb_sess **enc)
+int smb_dispatch_unseal(struct smb_conn *c, uint8_t *frame, size_t len, struct smb_sess **enc)
 {
 	struct smb_wire_transform t;
 	struct smb_sess *s;
-	uint8_t *p;
 
-	*plain = NULL;
 	*enc = NULL;
 	switch (smb_wire_frame_kind(frame, len)) {
 	case SMB_WIRE_SMB1:
@@ -337,15 +341,14 @@ int smb_dispatch_unseal(struct smb_conn *c, const uint8_t *frame, size_t len, ui
 		c->closing = true;
 		return -1;
 	}
-	if (!(p = malloc(len - SMB2_TRANSFORM_LEN)) ||
-	    smb_crypto_ctx_decrypt(&s->cx, c->cipher, s->keys.dec, frame, len, p) != AQ_OK) {
-		UT_INFO("smb_srv", NULL, "%s: a transform that does not decrypt, connection closed", c->peer);
-		free(p);
+	/* in place: the message is frame + SMB2_TRANSFORM_LEN */
+	if (smb_crypto_ctx_decrypt(&s->cx, c->cipher, s->keys.dec, frame, len, frame + SMB2_TRANSFORM_LEN) != AQ_OK ||
+	    smb_wire_frame_kind(frame + SMB2_TRANSFORM_LEN, len - SMB2_TRANSFORM_LEN) != SMB_WIRE_SMB2) {
+		UT_INFO("smb_srv", NULL, "%s: a transform that does not decrypt to SMB2, connection closed", c->peer);
 		c->closing = true;
 		return -1;
 	}
 	s->encrypt = true; /* from now on its plain requests are refused */
-	*plain = p;
 	*enc = s;
 	return 0;
 }
@@ -395,12 +398,11 @@ void smb_dispatch_serve(struct smb_conn *c, const uint8_t *p, size_t len, uint8_
 void smb_dispatch_frame(struct smb_conn *c, uint8_t *frame, size_t len)
 {
 	struct smb_sess *enc;
-	uint8_t *plain;
 
-	if (smb_dispatch_unseal(c, frame, len, &plain, &enc) != 0)
+	if (smb_dispatch_unseal(c, frame, len, &enc) != 0)
 		return;
-	if (plain)
-		smb_dispatch_serve(c, plain, len - SMB2_TRANSFORM_LEN, plain, enc);
+	if (enc)
+		smb_dispatch_serve(c, frame + SMB2_TRANSFORM_LEN, len - SMB2_TRANSFORM_LEN, NULL, enc);
 	else
 		smb_dispatch_serve(c, frame, len, NULL, NULL);
 }

@@ -215,6 +215,7 @@ void smb_conn_free(struct smb_conn *c)
 		conn_seg_free(c, g); /* c->freeing: freed */
 	}
 	ut_buf_cleanup(&c->rsp);
+	ut_buf_cleanup(&c->seal);
 	free(c);
 }
 
@@ -232,6 +233,9 @@ static void conn_seg_free(struct smb_conn *c, struct smb_out_seg *g)
 	if (!c->freeing && !c->closing && !c->rsp.p && g->b.p && g->b.max == SMB_WIRE_FRAME_MAX) {
 		ut_buf_reset(&g->b);
 		c->rsp = g->b;
+	} else if (!c->freeing && !c->closing && !c->seal.p && g->b.p && g->b.max == SMB_SRV_SEAL_MAX) {
+		ut_buf_reset(&g->b);
+		c->seal = g->b; /* an encrypted reply's: the next one's room */
 	} else {
 		ut_buf_cleanup(&g->b);
 	}
@@ -574,6 +578,7 @@ static void smb_srv_sweep(struct smb_srv *srv)
 			continue;
 		if (now - c->last >= SMB_SRV_RSP_IDLE_S) { /* idle: give the rooms of big replies back */
 			ut_buf_cleanup(&c->rsp);
+			ut_buf_cleanup(&c->seal);
 			free(c->in_room);
 			c->in_room = NULL;
 			if (c->out_len == c->out_off && c->out_cap > (1u << 20)) {

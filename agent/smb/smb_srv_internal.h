@@ -114,6 +114,7 @@
 #define SMB_SRV_OUT_PAUSE (32u << 20) /* queued reply bytes past which reading pauses */
 #define SMB_SRV_OUT_TAKE (64u << 10)  /* a reply's rest this long is queued in its own buffer, not copied */
 #define SMB_SRV_IN_KEEP (64u << 10)   /* a served frame's buffer this big is the next frame's room */
+#define SMB_SRV_SEAL_MAX (SMB_WIRE_FRAME_MAX + SMB2_TRANSFORM_LEN) /* an encrypted reply: transform and frame */
 #define SMB_READ_WORKERS 8u        /* threads serving READs that may block (smb_read.c) */
 #define SMB_READ_PER_FILE 2u       /* of them on one file at once */
 #define SMB_READ_QUEUE_MAX 1024u   /* READ jobs on the node; past it a READ is served on the loop */
@@ -316,6 +317,9 @@ struct smb_conn {
 	 * SMB_SRV_RSP_IDLE_S idle): a stream of READs writes into pages it
 	 * has, not into fresh ones that fault in at every READ */
 	struct ut_buf rsp;
+	/* the room an encrypted reply is sealed into (smb_dispatch_send_encrypted),
+	 * kept as rsp is; a queued one taken comes back once written */
+	struct ut_buf seal;
 	/* protocol */
 	bool negotiated;
 	uint16_t dialect;
@@ -489,12 +493,17 @@ void smb_dispatch_resume(struct smb_conn *c);
  * Whether a parked frame still waits for its interim (the loop then turns
  * every SMB_READ_TICK_MS). */
 bool smb_dispatch_admit_tick(struct smb_srv *srv);
-/* smb_dispatch.c: a transform decrypted into *plain (heap, the caller's;
- * NULL for a plain SMB2 frame) with the session that sealed it in *enc.
- * 0: serve it; -1: nothing to serve (an SMB1 negotiate answered, or the
- * connection closing). serve: p[0..len) (plain, when set, is p and taken)
- * through smb_frame_serve, then what it woke. */
-int smb_dispatch_unseal(struct smb_conn *c, const uint8_t *frame, size_t len, uint8_t **plain, struct smb_sess **enc);
+/* smb_dispatch.c: unseal: a transform decrypted in place (the message is
+ * then frame + SMB2_TRANSFORM_LEN, len - SMB2_TRANSFORM_LEN bytes, in the
+ * caller's buffer) with the session that sealed it in *enc (NULL: a plain
+ * SMB2 frame, untouched). That session encrypts from then on only once its
+ * frame decrypted to an SMB2 frame; a tag that does not verify, or a
+ * message that is not SMB2, closes the connection. 0: serve it; -1:
+ * nothing to serve (an SMB1 negotiate answered, or the connection closing).
+ * serve: p[0..len) (plain, when set, is p, heap, and taken; else p stays
+ * the caller's and a frame that parks copies it) through smb_frame_serve,
+ * then what it woke. */
+int smb_dispatch_unseal(struct smb_conn *c, uint8_t *frame, size_t len, struct smb_sess **enc);
 void smb_dispatch_serve(struct smb_conn *c, const uint8_t *p, size_t len, uint8_t *plain, struct smb_sess *enc);
 /* The interim response (MS-SMB2 3.3.4.2) of the request whose header is q,
  * on c: async with a new AsyncId, STATUS_PENDING, the credits q asks (they
@@ -502,7 +511,8 @@ void smb_dispatch_serve(struct smb_conn *c, const uint8_t *p, size_t len, uint8_
  * encrypted when the request was or its session encrypts. The AsyncId, or
  * 0 when q's session is gone (nothing sent). */
 uint64_t smb_dispatch_interim(struct smb_conn *c, const struct smb_wire_hdr *q, bool encrypted);
-/* Sign the message at [off, end) of out / wrap out in a transform and queue it, for s. */
+/* Sign the message at [off, end) of out / wrap out in a transform and queue
+ * it, for s (sealed into c->seal, not a fresh buffer per reply). */
 void smb_dispatch_sign(struct smb_conn *c, struct smb_sess *s, struct ut_buf *out, size_t off, size_t end);
 void smb_dispatch_send_encrypted(struct smb_conn *c, struct smb_sess *s, const struct ut_buf *out);
 /* The signing algorithm of c's dialect and negotiate contexts (SMB2_SIGNING_*). */
