@@ -174,3 +174,36 @@ uint64_t aqt_ra_wait(const struct aqt_store *t, int v, uint64_t want)
 	usleep(want ? 200000 : 1000000);
 	return aqt_store_stats(t, v).ra_bytes;
 }
+
+void aqt_loop_up(struct aqt_loop *l, const char *tag, const char *size, const char *mkfs)
+{
+	char cmd[600];
+
+	snprintf(l->top, sizeof(l->top), "/tmp/aq-%s-XXXXXX", tag);
+	if (!mkdtemp(l->top)) {
+		l->top[0] = '\0';
+		return;
+	}
+	snprintf(l->mnt, sizeof(l->mnt), "%s/mnt", l->top);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir '%s' && truncate -s %s '%s/img' && %s '%s/img' >/dev/null 2>&1 && "
+		 "mount -o loop '%s/img' '%s' 2>/dev/null",
+		 l->mnt, size, l->top, mkfs, l->top, l->top, l->mnt);
+	if (system(cmd) != 0) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", l->top);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", l->top);
+		l->top[0] = '\0';
+	}
+}
+
+void aqt_loop_down(struct aqt_loop *l)
+{
+	char cmd[300];
+
+	if (!l->top[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "umount '%s' && rm -rf '%s'", l->mnt, l->top);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not unmount and remove %s\n", l->top);
+}

@@ -67,4 +67,18 @@ uint64_t aqt_ra_wait(const struct aqt_store *t, int v, uint64_t want);
  * vol_one_log tells it: XFS, or ext4 with a jbd2 journal. */
 bool aqt_store_one_log(const char *dir);
 
+/* A loop file system for the suites that need one (btrfs for cloning, a
+ * journalled ext4 for the log sync): TAG names a new folder in /tmp (top),
+ * an image of SIZE (truncate's syntax) in it made by the shell command MKFS
+ * (given the image's path after it), mounted on top/mnt. Meant for an
+ * unchecked fixture of the parent (a failing test cannot leave it mounted).
+ * top[0] == 0 when none could be made here (no tool, not root). */
+struct aqt_loop {
+	char top[64];
+	char mnt[96];
+};
+void aqt_loop_up(struct aqt_loop *l, const char *tag, const char *size, const char *mkfs);
+/* Unmounts and removes what aqt_loop_up made (nothing when it made none). */
+void aqt_loop_down(struct aqt_loop *l);
+
 #endif

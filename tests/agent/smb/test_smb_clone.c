@@ -34,39 +34,16 @@
 static struct aqt_store ts;
 static struct smb_srv *srv;
 static const struct vol_cred root_cred = { .uid = 0, .gid = 0 };
-static char top[64], mnt[96]; /* the btrfs loop mount; top[0] == 0: none */
+static struct aqt_loop lp; /* the btrfs loop mount; lp.top[0] == 0: none */
 
 static void loop_up(void)
 {
-	char cmd[400];
-
-	snprintf(top, sizeof(top), "/tmp/aq-smb-clone-XXXXXX");
-	if (!mkdtemp(top)) {
-		top[0] = '\0';
-		return;
-	}
-	snprintf(mnt, sizeof(mnt), "%s/mnt", top);
-	snprintf(cmd, sizeof(cmd),
-		 "command -v mkfs.btrfs >/dev/null && mkdir '%s' && truncate -s 256M '%s/img' && "
-		 "mkfs.btrfs -q -f '%s/img' >/dev/null 2>&1 && mount -o loop '%s/img' '%s' 2>/dev/null",
-		 mnt, top, top, top, mnt);
-	if (system(cmd) != 0) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", top);
-		top[0] = '\0';
-	}
+	aqt_loop_up(&lp, "smb-clone", "256M", "command -v mkfs.btrfs >/dev/null && mkfs.btrfs -q -f");
 }
 
 static void loop_down(void)
 {
-	char cmd[300];
-
-	if (!top[0])
-		return;
-	snprintf(cmd, sizeof(cmd), "umount '%s' && rm -rf '%s'", mnt, top);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not unmount and remove %s\n", top);
+	aqt_loop_down(&lp);
 }
 
 /* The store over a folder of the btrfs mount (btrfs) or the test's own. */
@@ -75,7 +52,7 @@ static void up(bool btrfs)
 	aqt_store_init(&ts, 1, &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 100, .capacity = 1ull << 30,
 							 .clients = "0.0.0.0/0", .key_byte = 1 });
 	if (btrfs) {
-		snprintf(ts.cfg[0].root, sizeof(ts.cfg[0].root), "%s/XXXXXX", mnt);
+		snprintf(ts.cfg[0].root, sizeof(ts.cfg[0].root), "%s/XXXXXX", lp.mnt);
 		ck_assert_ptr_nonnull(mkdtemp(ts.cfg[0].root));
 	}
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
@@ -177,7 +154,7 @@ START_TEST(test_clone_btrfs)
 	struct smbt_conn a;
 	uint64_t fa, fb, ro, size;
 
-	if (!top[0]) {
+	if (!lp.top[0]) {
 		fprintf(stderr, "# SKIP test_clone_btrfs: no btrfs loop file system here (root and mkfs.btrfs)\n");
 		return;
 	}

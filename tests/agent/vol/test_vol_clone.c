@@ -29,40 +29,17 @@
 static struct aqt_store ts;
 static const struct vol_cred root = {0, 0, 0, {0}};
 /* The btrfs loop file system: made and mounted once by the parent (an
- * unchecked fixture). top[0] == 0: none could be made here. */
-static char top[64], mnt[96];
+ * unchecked fixture). lp.top[0] == 0: none could be made here. */
+static struct aqt_loop lp;
 
 static void loop_up(void)
 {
-	char cmd[400];
-
-	snprintf(top, sizeof(top), "/tmp/aq-vol-clone-XXXXXX");
-	if (!mkdtemp(top)) {
-		top[0] = '\0';
-		return;
-	}
-	snprintf(mnt, sizeof(mnt), "%s/mnt", top);
-	snprintf(cmd, sizeof(cmd),
-		 "command -v mkfs.btrfs >/dev/null && mkdir '%s' && truncate -s 256M '%s/img' && "
-		 "mkfs.btrfs -q -f '%s/img' >/dev/null 2>&1 && mount -o loop '%s/img' '%s' 2>/dev/null",
-		 mnt, top, top, top, mnt);
-	if (system(cmd) != 0) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", top);
-		top[0] = '\0';
-	}
+	aqt_loop_up(&lp, "vol-clone", "256M", "command -v mkfs.btrfs >/dev/null && mkfs.btrfs -q -f");
 }
 
 static void loop_down(void)
 {
-	char cmd[300];
-
-	if (!top[0])
-		return;
-	snprintf(cmd, sizeof(cmd), "umount '%s' && rm -rf '%s'", mnt, top);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not unmount and remove %s\n", top);
+	aqt_loop_down(&lp);
 }
 
 static void setup_with(bool btrfs)
@@ -70,8 +47,8 @@ static void setup_with(bool btrfs)
 	aqt_store_init(&ts, 1,
 		       &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 310, .capacity = 1ull << 30,
 						 .clients = "127.0.0.0/8", .anon = 65534, .key_byte = 7 });
-	if (btrfs && top[0]) {
-		snprintf(ts.cfg[0].root, sizeof(ts.cfg[0].root), "%s/XXXXXX", mnt);
+	if (btrfs && lp.top[0]) {
+		snprintf(ts.cfg[0].root, sizeof(ts.cfg[0].root), "%s/XXXXXX", lp.mnt);
 		ck_assert_ptr_nonnull(mkdtemp(ts.cfg[0].root));
 	}
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 1), 0);
@@ -140,7 +117,7 @@ START_TEST(test_clone_btrfs)
 	struct vol_obj r, a, b;
 	struct statvfs s0, s1;
 
-	if (!top[0]) {
+	if (!lp.top[0]) {
 		fprintf(stderr, "# SKIP test_clone_btrfs: no btrfs loop file system here (root and mkfs.btrfs)\n");
 		return;
 	}

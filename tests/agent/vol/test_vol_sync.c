@@ -31,51 +31,22 @@ static struct aqt_store ts; /* tmp folder, cfg[1], store, location key */
 static const struct vol_cred root = {0, 0, 0, {0}};
 /* The journalled ext4 the "journal" cases export a fresh folder of: made
  * and mounted once by the parent (an unchecked fixture), so a failing test
- * cannot leave it mounted. top[0] == 0: none could be made here. */
-static char top[64], mnt[96];
-
-/* The journalled ext4 made with these mkfs.ext4 options (loop_make). */
-static void loop_make(const char *opts)
-{
-	char cmd[400];
-
-	snprintf(top, sizeof(top), "/tmp/aq-vol-sync-XXXXXX");
-	if (!mkdtemp(top)) {
-		top[0] = '\0';
-		return;
-	}
-	snprintf(mnt, sizeof(mnt), "%s/mnt", top);
-	snprintf(cmd, sizeof(cmd),
-		 "mkdir '%s' && truncate -s 64M '%s/img' && mkfs.ext4 -q -F %s '%s/img' >/dev/null 2>&1 && "
-		 "mount -o loop '%s/img' '%s' 2>/dev/null",
-		 mnt, top, opts, top, top, mnt);
-	if (system(cmd) != 0) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", top);
-		top[0] = '\0';
-	}
-}
+ * cannot leave it mounted. lp.top[0] == 0: none could be made here. */
+static struct aqt_loop lp;
 
 static void loop_up(void)
 {
-	loop_make("");
+	aqt_loop_up(&lp, "vol-sync", "64M", "mkfs.ext4 -q -F");
 }
 
 static void loop_up_fc(void)
 {
-	loop_make("-O fast_commit");
+	aqt_loop_up(&lp, "vol-sync", "64M", "mkfs.ext4 -q -F -O fast_commit");
 }
 
 static void loop_down(void)
 {
-	char cmd[300];
-
-	if (!top[0])
-		return;
-	snprintf(cmd, sizeof(cmd), "umount '%s' && rm -rf '%s'", mnt, top);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not unmount and remove %s\n", top);
+	aqt_loop_down(&lp);
 }
 
 static void setup_with(bool journal)
@@ -83,8 +54,8 @@ static void setup_with(bool journal)
 	aqt_store_init(&ts, 1,
 		       &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 300, .capacity = 1ull << 30,
 						 .clients = "127.0.0.0/8", .anon = 65534, .key_byte = 9 });
-	if (journal && top[0]) { /* the export's root: a new folder of the journalled ext4 */
-		snprintf(ts.cfg[0].root, sizeof(ts.cfg[0].root), "%s/XXXXXX", mnt);
+	if (journal && lp.top[0]) { /* the export's root: a new folder of the journalled ext4 */
+		snprintf(ts.cfg[0].root, sizeof(ts.cfg[0].root), "%s/XXXXXX", lp.mnt);
 		ck_assert_ptr_nonnull(mkdtemp(ts.cfg[0].root));
 	}
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 1), 0);
@@ -272,7 +243,7 @@ START_TEST(test_setattr_log_shared)
 	long c0, c1;
 	int i;
 
-	if (!top[0] || !aqt_store_one_log(ts.cfg[0].root)) {
+	if (!lp.top[0] || !aqt_store_one_log(ts.cfg[0].root)) {
 		fprintf(stderr, "# SKIP test_setattr_log_shared: no journalled ext4 on a loop device here\n");
 		vol_obj_cleanup(&r);
 		return;
@@ -317,7 +288,7 @@ START_TEST(test_fast_commit_no_log)
 	struct vol_sattr sa = {0};
 	struct vol_stats a, b;
 
-	if (!top[0]) {
+	if (!lp.top[0]) {
 		fprintf(stderr, "# SKIP test_fast_commit_no_log: no ext4 with fast_commit on a loop device here\n");
 		vol_obj_cleanup(&r);
 		return;
