@@ -207,3 +207,11 @@ void aqt_loop_down(struct aqt_loop *l)
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not unmount and remove %s\n", l->top);
 }
+
+void aqt_loop_export(const struct aqt_loop *l, struct aqt_store *t, int v)
+{
+	if (!l->top[0])
+		return;
+	snprintf(t->cfg[v].root, sizeof(t->cfg[v].root), "%s/XXXXXX", l->mnt);
+	ck_assert_ptr_nonnull(mkdtemp(t->cfg[v].root));
+}

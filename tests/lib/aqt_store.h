@@ -78,6 +78,9 @@ struct aqt_loop {
 	char mnt[96];
 };
 void aqt_loop_up(struct aqt_loop *l, const char *tag, const char *size, const char *mkfs);
+/* Export v of t gets a new folder of l's mount as its root (before
+ * vol_store_set); nothing when l made no mount. */
+void aqt_loop_export(const struct aqt_loop *l, struct aqt_store *t, int v);
 /* Unmounts and removes what aqt_loop_up made (nothing when it made none). */
 void aqt_loop_down(struct aqt_loop *l);
 

@@ -405,3 +405,12 @@ void smbt_conn_export(struct smbt_conn *tc, struct smb_srv *srv, const struct aq
 	smbt_conn_new(tc, srv, key, settings);
 	ck_assert_ptr_nonnull(tc->t->exp = vol_export_at(ts->store, 0));
 }
+
+void smbt_conn_user(struct smbt_conn *tc, struct smb_srv *srv, const struct aqt_store *ts, uint64_t key,
+		    const char *user, const char *share)
+{
+	smbt_conn_export(tc, srv, ts, key, API_INTENT_SMB_OPLOCKS);
+	snprintf(tc->s->user.name, sizeof(tc->s->user.name), "%s", user);
+	snprintf(tc->s->user.project, sizeof(tc->s->user.project), "p1");
+	snprintf(tc->t->share.name, sizeof(tc->t->share.name), "%s", share);
+}

@@ -56,6 +56,11 @@ uint64_t smbt_free_bytes(struct vol_export *exp);
 void smbt_conn_export(struct smbt_conn *tc, struct smb_srv *srv, const struct aqt_store *ts, uint64_t key,
 		      unsigned settings);
 
+/* smbt_conn_export with oplocks on, its session user `user` of project p1
+ * and its tree share `share`: what a durable reconnect compares. */
+void smbt_conn_user(struct smbt_conn *tc, struct smb_srv *srv, const struct aqt_store *ts, uint64_t key,
+		    const char *user, const char *share);
+
 /* Free every connection of srv (their sessions, trees, opens and waiters). */
 void smbt_conns_free(struct smb_srv *srv);
 

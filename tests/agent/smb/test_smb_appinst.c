@@ -51,10 +51,7 @@ static void teardown(void)
 /* A connection of client guid at dialect on share "vms" (user u, project p1). */
 static void conn_new(struct smbt_conn *tc, uint64_t key, const uint8_t guid[16], uint16_t dialect)
 {
-	smbt_conn_export(tc, srv, &ts, key, API_INTENT_SMB_OPLOCKS);
-	snprintf(tc->s->user.name, sizeof(tc->s->user.name), "u");
-	snprintf(tc->s->user.project, sizeof(tc->s->user.project), "p1");
-	snprintf(tc->t->share.name, sizeof(tc->t->share.name), "vms");
+	smbt_conn_user(tc, srv, &ts, key, "u", "vms");
 	tc->c->dialect = dialect;
 	tc->c->signing = SMB2_SIGNING_HMAC_SHA256; /* the harness signs so */
 	memcpy(tc->c->client_guid, guid, 16);

@@ -51,10 +51,8 @@ static void up(bool btrfs)
 {
 	aqt_store_init(&ts, 1, &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 100, .capacity = 1ull << 30,
 							 .clients = "0.0.0.0/0", .key_byte = 1 });
-	if (btrfs) {
-		snprintf(ts.cfg[0].root, sizeof(ts.cfg[0].root), "%s/XXXXXX", lp.mnt);
-		ck_assert_ptr_nonnull(mkdtemp(ts.cfg[0].root));
-	}
+	if (btrfs)
+		aqt_loop_export(&lp, &ts, 0);
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
 	smbt_srv_new(ts.store, &srv);
 }

@@ -42,11 +42,8 @@ static void conn_user(struct smbt_conn *tc)
  * (what a durable reconnect compares). */
 static void conn_durable(struct smbt_conn *tc, uint64_t key)
 {
-	smbt_conn_export(tc, srv, &ts, key, API_INTENT_SMB_OPLOCKS);
+	smbt_conn_user(tc, srv, &ts, key, "alice", "docs");
 	tc->s->cred = (struct vol_cred){ .uid = USER, .gid = USER };
-	snprintf(tc->s->user.name, sizeof(tc->s->user.name), "alice");
-	snprintf(tc->s->user.project, sizeof(tc->s->user.project), "p1");
-	snprintf(tc->t->share.name, sizeof(tc->t->share.name), "docs");
 }
 
 /* READ of len bytes at 0 on fid: its status; the data into out. */

@@ -51,10 +51,7 @@ static void teardown(void)
 /* A connection of user `user` (project p1) on share "docs". */
 static void conn_new(struct smbt_conn *tc, uint64_t key, const char *user)
 {
-	smbt_conn_export(tc, srv, &ts, key, API_INTENT_SMB_OPLOCKS);
-	snprintf(tc->s->user.name, sizeof(tc->s->user.name), "%s", user);
-	snprintf(tc->s->user.project, sizeof(tc->s->user.project), "p1");
-	snprintf(tc->t->share.name, sizeof(tc->t->share.name), "docs");
+	smbt_conn_user(tc, srv, &ts, key, user, "docs");
 }
 
 static bool exists(const char *name)

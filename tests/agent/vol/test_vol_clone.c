@@ -47,10 +47,8 @@ static void setup_with(bool btrfs)
 	aqt_store_init(&ts, 1,
 		       &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 310, .capacity = 1ull << 30,
 						 .clients = "127.0.0.0/8", .anon = 65534, .key_byte = 7 });
-	if (btrfs && lp.top[0]) {
-		snprintf(ts.cfg[0].root, sizeof(ts.cfg[0].root), "%s/XXXXXX", lp.mnt);
-		ck_assert_ptr_nonnull(mkdtemp(ts.cfg[0].root));
-	}
+	if (btrfs)
+		aqt_loop_export(&lp, &ts, 0);
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 1), 0);
 }
 

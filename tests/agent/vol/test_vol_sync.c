@@ -54,10 +54,8 @@ static void setup_with(bool journal)
 	aqt_store_init(&ts, 1,
 		       &(struct aqt_store_spec){ .id_prefix = "vol", .fsid = 300, .capacity = 1ull << 30,
 						 .clients = "127.0.0.0/8", .anon = 65534, .key_byte = 9 });
-	if (journal && lp.top[0]) { /* the export's root: a new folder of the journalled ext4 */
-		snprintf(ts.cfg[0].root, sizeof(ts.cfg[0].root), "%s/XXXXXX", lp.mnt);
-		ck_assert_ptr_nonnull(mkdtemp(ts.cfg[0].root));
-	}
+	if (journal) /* the export's root: a new folder of the journalled ext4 */
+		aqt_loop_export(&lp, &ts, 0);
 	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 1), 0);
 }
 
