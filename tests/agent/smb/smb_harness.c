@@ -107,6 +107,17 @@ void smbt_put64(uint8_t *p, uint64_t v)
 	smbt_put32(p + 4, (uint32_t)(v >> 32));
 }
 
+size_t smbt_read_body(uint8_t *b, uint64_t fid, uint64_t off, uint32_t len)
+{
+	memset(b, 0, 49);
+	smbt_put16(b, 49);
+	smbt_put32(b + 4, len);
+	smbt_put64(b + 8, off);
+	smbt_put64(b + 16, fid);
+	smbt_put64(b + 24, fid);
+	return 49;
+}
+
 void smbt_send(struct smbt_conn *tc, struct smb_wire_hdr *h, const uint8_t *body, size_t n)
 {
 	struct ut_buf b;

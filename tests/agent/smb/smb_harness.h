@@ -81,6 +81,9 @@ struct smb_open *smbt_open_new(struct smbt_conn *tc, uint64_t id);
 void smbt_put16(uint8_t *p, uint16_t v);
 void smbt_put32(uint8_t *p, uint32_t v);
 void smbt_put64(uint8_t *p, uint64_t v);
+/* A READ request body (49 bytes, MS-SMB2 2.2.19) of len bytes at off on
+ * fid (persistent and volatile alike) into b; returns 49. */
+size_t smbt_read_body(uint8_t *b, uint64_t fid, uint64_t off, uint32_t len);
 
 /* Sign and dispatch one message: header fields from h (the caller sets
  * command, message_id, tree_id and any async fields; SessionId, SIGNED and one

@@ -92,13 +92,7 @@ static void cmp_read(struct cmp *x, struct smbt_conn *tc, uint32_t flags, uint64
 {
 	uint8_t *b = x->b[x->count];
 
-	memset(b, 0, 49);
-	smbt_put16(b, 49);
-	smbt_put32(b + 4, len);
-	smbt_put64(b + 8, off);
-	smbt_put64(b + 16, fid);
-	smbt_put64(b + 24, fid);
-	x->n[x->count] = 49;
+	x->n[x->count] = smbt_read_body(b, fid, off, len);
 	cmp_add(x, tc, SMB2_READ, flags);
 }
 

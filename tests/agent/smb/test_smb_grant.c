@@ -49,15 +49,11 @@ static void conn_durable(struct smbt_conn *tc, uint64_t key)
 /* READ of len bytes at 0 on fid: its status; the data into out. */
 static uint32_t read_at0(struct smbt_conn *tc, uint64_t fid, uint32_t len, char *out)
 {
-	uint8_t body[49] = { 0 };
+	uint8_t body[49];
 	struct smb_wire_hdr h = { .command = SMB2_READ };
 	struct smbl_msg m;
 
-	smbt_put16(body, 49);
-	smbt_put32(body + 4, len);
-	smbt_put64(body + 16, fid);
-	smbt_put64(body + 24, fid);
-	smbl_send(tc, &h, body, sizeof(body));
+	smbl_send(tc, &h, body, smbt_read_body(body, fid, 0, len));
 	ck_assert_int_eq(smbl_recv(tc, &m), 1);
 	ck_assert_uint_eq(m.h.command, SMB2_READ);
 	if (m.h.status == STATUS_SUCCESS)

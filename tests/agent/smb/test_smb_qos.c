@@ -83,13 +83,7 @@ static void limit(uint64_t rate)
 /* A READ body of IO bytes at off on fid (49 bytes). */
 static size_t read_body(uint8_t *b, uint64_t fid, uint64_t off)
 {
-	memset(b, 0, 49);
-	smbt_put16(b, 49);
-	smbt_put32(b + 4, IO);
-	smbt_put64(b + 8, off);
-	smbt_put64(b + 16, fid);
-	smbt_put64(b + 24, fid);
-	return 49;
+	return smbt_read_body(b, fid, off, IO);
 }
 
 /* A WRITE body of data at off on fid. */

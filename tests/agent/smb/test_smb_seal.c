@@ -46,18 +46,6 @@ static void setup(void)
 		data[i] = (uint8_t)(i * 13 + 5);
 }
 
-/* A READ body of len bytes at off on fid (49 bytes). */
-static size_t read_body(uint8_t *b, uint64_t fid, uint64_t off, uint32_t len)
-{
-	memset(b, 0, 49);
-	smbt_put16(b, 49);
-	smbt_put32(b + 4, len);
-	smbt_put64(b + 8, off);
-	smbt_put64(b + 16, fid);
-	smbt_put64(b + 24, fid);
-	return 49;
-}
-
 /* A WRITE body of len bytes of data (from data + off) at off on fid. */
 static size_t write_body(uint8_t *b, uint64_t fid, uint64_t off, uint32_t len)
 {
@@ -148,7 +136,7 @@ START_TEST(test_sealed_sizes)
 		/* the READ back, from its offset (no fresh sealing room) */
 		h = (struct smb_wire_hdr){ .command = SMB2_READ, .tree_id = a.t->id, .message_id = a.mid++ };
 		b = rbody;
-		n = read_body(rbody, fid, off, rlen);
+		n = smbt_read_body(rbody, fid, off, rlen);
 		send_sealed(&a, &h, &b, &n, 1, false);
 		ck_assert_uint_eq(recv_sealed(&a, m, 1), 1);
 		check_read(&m[0], h.message_id, off, rlen);
@@ -185,8 +173,8 @@ START_TEST(test_sealed_compound)
 		h[i].message_id = a.mid++;
 	}
 	n[0] = write_body(wbody, fid, 0, 100000);
-	n[1] = read_body(r1, fid, 10, 5000);
-	n[2] = read_body(r2, fid, 60000, 40000);
+	n[1] = smbt_read_body(r1, fid, 10, 5000);
+	n[2] = smbt_read_body(r2, fid, 60000, 40000);
 	send_sealed(&a, h, b, n, 3, true);
 	ck_assert_uint_eq(recv_sealed(&a, m, 4), 3);
 	ck_assert_uint_eq(m[0].hdr.command, SMB2_WRITE);
