@@ -138,6 +138,7 @@ static unsigned smb_durable_keep(struct smb_conn *c, struct smb_sess *s)
 			continue;
 		}
 		*pp = o->next;
+		s->nopens--;
 		smb_async_open_gone(c, o); /* its waiting requests go with the connection */
 		o->tree = NULL;
 		clock_gettime(CLOCK_MONOTONIC, &o->durable_until);
@@ -295,11 +296,16 @@ uint32_t smb_durable_reconnect(struct smb_req *r, const struct smb_wire_create_r
 			(unsigned long long)o->id, status);
 		return status;
 	}
+	/* it joins r's session: under that session's cap like any open (the
+	 * node's counts it already); refused, it stays kept for another try */
+	if ((status = smb_open_room(r, true)) != STATUS_SUCCESS)
+		return status;
 	*pp = o->next;
 	srv->ndurable--;
 	o->tree = r->tree;
 	o->next = r->sess->opens;
 	r->sess->opens = o;
+	r->sess->nopens++;
 	vol_refresh(&o->obj);
 	ut_buf_init(&lb, 64);
 	rsp.action = 1; /* FILE_OPENED */

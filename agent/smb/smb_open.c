@@ -116,8 +116,10 @@ void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing)
 	vol_watch_remove(o->watch);      /* its CHANGE_NOTIFYs ended NOTIFY_CLEANUP just now */
 	for (pp = &s->opens; *pp && *pp != o; pp = &(*pp)->next)
 		;
-	if (*pp)
+	if (*pp) {
 		*pp = o->next;
+		s->nopens--;
+	}
 	if (o->delete_on_close && o->parent.fd >= 0) {
 		struct vol_lease_by by;
 		int rc;
@@ -382,6 +384,7 @@ static uint32_t create_finish(struct smb_req *r, struct smb_open *o, const struc
 		o->fh.len = 0;
 	o->next = s->opens;
 	s->opens = o;
+	s->nopens++;
 	rsp->fid.persistent = rsp->fid.volatile_ = o->id;
 	*r->related = rsp->fid;
 	smb_open_attrs(o, &rsp->attrs);
@@ -445,25 +448,24 @@ static bool create_park(struct smb_req *r, struct smb_open *o, struct smb_wire_c
 	return true;
 }
 
-/* Whether r's session and the node may hold one more open: the caps
- * (smb_srv_set_open_limits), else STATUS_INSUFFICIENT_RESOURCES (MS-SMB2
- * 3.3.5.9: the server cannot allocate an Open), counted and logged at the
- * first refusal and every 1024th. */
-static uint32_t smb_open_room(struct smb_req *r)
+/* The caps (smb_srv_set_open_limits) against the session's and the node's
+ * counts, kept where opens join and leave their lists (create_finish,
+ * smb_open_free, smb_durable.c), not counted here: a CREATE costs the same
+ * whatever the session holds. STATUS_INSUFFICIENT_RESOURCES is MS-SMB2
+ * 3.3.5.9's "the server cannot allocate an Open", logged at the first
+ * refusal and every 1024th. */
+uint32_t smb_open_room(struct smb_req *r, bool counted)
 {
 	struct smb_srv *srv = r->c->srv;
 	unsigned sess_max = __atomic_load_n(&srv->sess_opens_max, __ATOMIC_RELAXED);
 	unsigned node_max = __atomic_load_n(&srv->opens_max, __ATOMIC_RELAXED);
-	unsigned n = 0;
 
-	for (const struct smb_open *x = r->sess->opens; x && n < sess_max; x = x->next)
-		n++;
-	if (n < sess_max && srv->nopens < node_max)
+	if (r->sess->nopens < sess_max && (counted || srv->nopens < node_max))
 		return STATUS_SUCCESS;
 	if (srv->opens_refused++ % 1024 == 0)
-		UT_WARN("smb_srv", NULL, "%s: CREATE refused: %s holds %u opens (cap %u), the node %u (cap %u); %llu refused",
-			r->c->peer, r->sess->user.name, n, sess_max, srv->nopens, node_max,
-			(unsigned long long)srv->opens_refused);
+		UT_WARN("smb_srv", NULL, "%s: %s refused: %s holds %u opens (cap %u), the node %u (cap %u); %llu refused",
+			r->c->peer, counted ? "durable reconnect" : "CREATE", r->sess->user.name, r->sess->nopens,
+			sess_max, srv->nopens, node_max, (unsigned long long)srv->opens_refused);
 	return STATUS_INSUFFICIENT_RESOURCES;
 }
 
@@ -503,7 +505,7 @@ uint32_t smb_open_create(struct smb_req *r)
 	if (q.disposition > FILE_OVERWRITE_IF ||
 	    (q.options & (FILE_DIRECTORY_FILE | FILE_NON_DIRECTORY_FILE)) == (FILE_DIRECTORY_FILE | FILE_NON_DIRECTORY_FILE))
 		return STATUS_INVALID_PARAMETER;
-	if ((status = smb_open_room(r)) != STATUS_SUCCESS)
+	if ((status = smb_open_room(r, false)) != STATUS_SUCCESS)
 		return status; /* before anything is made: a refused FILE_CREATE leaves no file */
 	if (!(o = calloc(1, sizeof(*o))))
 		return STATUS_NO_MEMORY;

@@ -76,7 +76,8 @@ int smb_srv_set_config(struct smb_srv *srv, const struct smb_srv_share *shares, 
  * made, at least 64; the agent sets what its descriptor budget leaves,
  * SMB_SRV_OPEN_FDS per open). A CREATE past either answers
  * STATUS_INSUFFICIENT_RESOURCES and makes nothing; a durable reconnect
- * brings back an open already counted. */
+ * brings back an open the node counts already, under the cap of the
+ * session it joins (refused past it: STATUS_INSUFFICIENT_RESOURCES). */
 void smb_srv_set_open_limits(struct smb_srv *srv, unsigned sess_max, unsigned node_max);
 int smb_srv_start(struct smb_srv *srv);
 uint16_t smb_srv_port(const struct smb_srv *srv);

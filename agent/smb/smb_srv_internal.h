@@ -270,6 +270,7 @@ struct smb_sess {
 	struct smb_tree *trees;
 	uint32_t next_tree;
 	struct smb_open *opens;
+	unsigned nopens;             /* in opens: the session cap's count (smb_open_room), kept as the list changes */
 	time_t started;
 	bool logged_off;             /* LOGOFF answered: kept (keys only) to sign USER_SESSION_DELETED */
 	bool reauth;                 /* a re-authentication of the valid session is under way */
@@ -616,6 +617,11 @@ uint32_t smb_open_read(struct smb_req *r);
 uint32_t smb_open_write(struct smb_req *r);
 uint32_t smb_open_flush(struct smb_req *r);
 void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing);
+/* Whether r's session may hold one more open and, unless `counted` (a
+ * kept durable open coming back is in the node's count already), the
+ * node: STATUS_SUCCESS, else STATUS_INSUFFICIENT_RESOURCES (counted in
+ * srv->opens_refused, logged). O(1): s->nopens and srv->nopens. */
+uint32_t smb_open_room(struct smb_req *r, bool counted);
 /* The end of a freed open: its vol_obj and struct, now, or (o->nreads) by
  * the last READ job of it. */
 void smb_open_release(struct smb_open *o);
@@ -747,7 +753,9 @@ uint32_t smb_lease_grant(struct smb_req *r, struct smb_open *o, const struct smb
  * H: STATUS_INVALID_PARAMETER for both DHnQ and DH2Q. reconnect: a CREATE
  * with DHnC or DH2C: the disconnected open back in r's session, answered
  * into r->out, or STATUS_OBJECT_NAME_NOT_FOUND (none, another CreateGuid,
- * share or lease key), STATUS_ACCESS_DENIED (another user).
+ * share or lease key), STATUS_ACCESS_DENIED (another user),
+ * STATUS_INSUFFICIENT_RESOURCES (r's session holds its cap of opens: the
+ * open stays kept).
  * conn_gone: c drops: its durable opens are kept (their locks, share
  * reservations and grants stay in the store) for their timeout; returns
  * how many. run: a kept open whose grant must be broken with an ack (it

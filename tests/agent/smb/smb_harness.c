@@ -86,6 +86,7 @@ struct smb_open *smbt_open_new(struct smbt_conn *tc, uint64_t id)
 	o->obj.fd = o->parent.fd = -1;
 	o->next = tc->s->opens;
 	tc->s->opens = o;
+	tc->s->nopens++; /* the session's count follows its list (smb_open_free takes it out) */
 	return o;
 }
 

@@ -11,6 +11,11 @@
  * - a dropped connection's plain opens leave the count, its kept durable
  *   open stays counted (a reconnect takes it back without counting it
  *   twice) until its timeout closes it;
+ * - a durable reconnect counts against the session that reconnects: past
+ *   its cap it answers STATUS_INSUFFICIENT_RESOURCES and the open stays
+ *   kept; after a CLOSE it comes back;
+ * - the session's count (s->nopens, what smb_open_room reads: no walk)
+ *   equals its list of opens after each step;
  * - the defaults: 4096 opens a session, the 4097th refused (when this
  *   process's RLIMIT_NOFILE allows the node that many).
  */
@@ -63,6 +68,17 @@ static bool exists(const char *name)
 	return stat(p, &st) == 0;
 }
 
+/* The session's count equals its list (the counter smb_open_room reads). */
+static unsigned sess_opens(const struct smbt_conn *tc)
+{
+	unsigned n = 0;
+
+	for (const struct smb_open *o = tc->s->opens; o; o = o->next)
+		n++;
+	ck_assert_uint_eq(tc->s->nopens, n);
+	return n;
+}
+
 /* CREATE name with disposition (0: OPEN_IF) by tc: its status, its FileId in *fid. */
 static uint32_t create(struct smbt_conn *tc, const char *name, uint32_t disposition, uint64_t *fid)
 {
@@ -87,6 +103,7 @@ START_TEST(test_session_cap)
 		ck_assert_uint_eq(create(&a, name, 0, &fid[i]), STATUS_SUCCESS);
 	}
 	ck_assert_uint_eq(srv->nopens, 3);
+	ck_assert_uint_eq(sess_opens(&a), 3);
 	ck_assert_uint_eq(create(&a, "f3", 0, NULL), STATUS_INSUFFICIENT_RESOURCES);
 	ck_assert_uint_eq(create(&a, "new", FILE_CREATE, NULL), STATUS_INSUFFICIENT_RESOURCES);
 	ck_assert(!exists("f3"));
@@ -96,6 +113,7 @@ START_TEST(test_session_cap)
 	/* a CLOSE gives room for one more, and only one */
 	ck_assert_uint_eq(smbl_close(&a, fid[0]), STATUS_SUCCESS);
 	ck_assert_uint_eq(srv->nopens, 2);
+	ck_assert_uint_eq(sess_opens(&a), 2);
 	ck_assert_uint_eq(create(&a, "new", FILE_OPEN, NULL), STATUS_OBJECT_NAME_NOT_FOUND);
 	ck_assert_uint_eq(create(&a, "new", FILE_CREATE, NULL), STATUS_SUCCESS);
 	ck_assert(exists("new"));
@@ -173,8 +191,54 @@ START_TEST(test_durable_counts)
 	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(srv->ndurable, 0);
 	ck_assert_uint_eq(srv->nopens, 1);
+	ck_assert_uint_eq(sess_opens(&c), 1);
 	ck_assert_uint_eq(smbl_close(&c, fid), STATUS_SUCCESS);
 	ck_assert_uint_eq(srv->nopens, 0);
+	ck_assert_uint_eq(sess_opens(&c), 0);
+}
+END_TEST
+
+/* A reconnect joins its session under that session's cap: refused past
+ * it, the open stays kept (and counted once by the node) for a later try. */
+START_TEST(test_durable_reconnect_cap)
+{
+	struct smbt_conn a, c;
+	struct smbl_create q = { .name = "d1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	uint64_t fid, f0, f1;
+
+	smb_srv_set_open_limits(srv, 2, 100);
+	conn_new(&a, 1, "alice");
+	smbl_dh2q(&q, 60000, 0, guid_a);
+	smbl_create(&a, &q);
+	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+	fid = q.fid;
+	smb_conn_free(a.c);
+	ck_assert_uint_eq(srv->ndurable, 1);
+	conn_new(&c, 3, "alice");
+	ck_assert_uint_eq(create(&c, "c0", 0, &f0), STATUS_SUCCESS);
+	ck_assert_uint_eq(create(&c, "c1", 0, &f1), STATUS_SUCCESS);
+	ck_assert_uint_eq(sess_opens(&c), 2);
+	ck_assert_uint_eq(srv->nopens, 3);
+	q = (struct smbl_create){ .name = "d1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	smbl_dh2c(&q, fid, guid_a);
+	smbl_create(&c, &q);
+	ck_assert_uint_eq(q.status, STATUS_INSUFFICIENT_RESOURCES);
+	ck_assert_uint_eq(srv->opens_refused, 1);
+	ck_assert_uint_eq(srv->ndurable, 1); /* still kept */
+	ck_assert_uint_eq(sess_opens(&c), 2);
+	ck_assert_uint_eq(srv->nopens, 3);
+	ck_assert_uint_eq(smbl_close(&c, f0), STATUS_SUCCESS);
+	q = (struct smbl_create){ .name = "d1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
+	smbl_dh2c(&q, fid, guid_a);
+	smbl_create(&c, &q);
+	ck_assert_uint_eq(q.status, STATUS_SUCCESS);
+	ck_assert_uint_eq(srv->ndurable, 0);
+	ck_assert_uint_eq(sess_opens(&c), 2);
+	ck_assert_uint_eq(srv->nopens, 2);
+	/* the drop keeps it again: it leaves the session's count */
+	smb_conn_free(c.c);
+	ck_assert_uint_eq(srv->ndurable, 1);
+	ck_assert_uint_eq(srv->nopens, 1);
 }
 END_TEST
 
@@ -263,6 +327,7 @@ static Suite *smb_opens_max_suite(void)
 	tcase_add_test(tc, test_session_cap);
 	tcase_add_test(tc, test_node_cap);
 	tcase_add_test(tc, test_durable_counts);
+	tcase_add_test(tc, test_durable_reconnect_cap);
 	tcase_add_test(tc, test_durable_expiry);
 	tcase_add_test(tc, test_default_session_cap);
 	suite_add_tcase(s, tc);
