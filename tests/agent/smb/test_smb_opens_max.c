@@ -15,7 +15,8 @@
  *   its cap it answers STATUS_INSUFFICIENT_RESOURCES and the open stays
  *   kept; after a CLOSE it comes back;
  * - the session's count (s->nopens, what smb_open_room reads: no walk)
- *   equals its list of opens after each step;
+ *   equals its list of opens after each step, also after a LOGOFF kept
+ *   a durable open;
  * - the defaults: 4096 opens a session, the 4097th refused (when this
  *   process's RLIMIT_NOFILE allows the node that many).
  */
@@ -205,6 +206,9 @@ START_TEST(test_durable_reconnect_cap)
 	struct smbt_conn a, c;
 	struct smbl_create q = { .name = "d1", .oplock = SMB2_OPLOCK_LEVEL_BATCH };
 	uint64_t fid, f0, f1;
+	uint8_t body[4] = { 4, 0, 0, 0 };
+	struct smb_wire_hdr h = { .command = SMB2_LOGOFF };
+	struct smbl_msg m;
 
 	smb_srv_set_open_limits(srv, 2, 100);
 	conn_new(&a, 1, "alice");
@@ -235,10 +239,14 @@ START_TEST(test_durable_reconnect_cap)
 	ck_assert_uint_eq(srv->ndurable, 0);
 	ck_assert_uint_eq(sess_opens(&c), 2);
 	ck_assert_uint_eq(srv->nopens, 2);
-	/* the drop keeps it again: it leaves the session's count */
-	smb_conn_free(c.c);
+	/* a LOGOFF keeps it again: it leaves the session's count (the
+	 * logged-off session stays, to sign what its requests get) */
+	smbl_send(&c, &h, body, sizeof(body));
+	ck_assert_int_eq(smbl_recv(&c, &m), 1);
+	ck_assert_uint_eq(m.h.status, STATUS_SUCCESS);
 	ck_assert_uint_eq(srv->ndurable, 1);
 	ck_assert_uint_eq(srv->nopens, 1);
+	ck_assert_uint_eq(sess_opens(&c), 0);
 }
 END_TEST
 
