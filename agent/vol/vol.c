@@ -472,9 +472,15 @@ int vol_store_set(struct vol_store *s, const struct vol_export_cfg *cfg, size_t 
 		goto out;
 	old = vol_set_get(s);
 	for (i = 0; i < n; i++) {
+		size_t at = old ? vol_index_id(old, cfg[i].id) : VOL_INDEX_NONE;
+
 		if ((rc = vol_export_build(s, &cfg[i], old, &set->e[i])) != 0)
 			goto out;
 		set->n++;
+		/* whether it clones: the answer it had (same id, same file
+		 * system) or the last one's of this set on its file system,
+		 * else probed now, off every protocol's loop */
+		vol_clone_attach(set->e[i], at != VOL_INDEX_NONE ? old->e[at] : i ? set->e[i - 1] : NULL);
 	}
 	/* QoS limits change in place, once the new set is certain: a volume
 	 * that keeps its id keeps its buckets and parked requests. */

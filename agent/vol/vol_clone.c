@@ -1,7 +1,9 @@
 /* vol_clone: block cloning (FICLONERANGE) between two files of one volume,
  * for SMB's FSCTL_DUPLICATE_EXTENTS_TO_FILE. Whether the volume's folder
- * can clone is probed once per export (an unnamed file of the folder,
- * one block cloned onto its second) and kept on the export: ext4 and tmpfs
+ * can clone is probed as the export is attached (vol_store_set, on the
+ * agent's apply thread, never the SMB loop: an unnamed file of the folder,
+ * one block cloned onto its second), once per file system a set holds and
+ * kept across sets for a volume on the same one, on the export: ext4 and tmpfs
  * answer EOPNOTSUPP, btrfs and XFS with reflink clone. A source range in
  * the cold tier is a hole on the shelf: cloning it would clone the hole,
  * so it is refused (the client copies instead). See vol_clone.h.
@@ -24,16 +26,19 @@
 
 #define VOL_CLONE_UNIT_MAX 65536u /* the probe's block, at most */
 
-/* 1: the folder of e clones, -1: it does not (the probe's answer). */
+/* 1: the folder of e clones, -1: its file system does not (the ioctl's
+ * answer), -2: no probe could be made (no unnamed file, no room for its
+ * block: a full or read-only folder), taken as no and probed again at the
+ * next attach. */
 static int vol_clone_probe(struct vol_export *e)
 {
 	struct file_clone_range fcr = { 0 };
 	struct stat st;
 	char *blk = NULL;
-	int fd, ok = -1;
+	int fd, ok = -2;
 
 	if ((fd = openat(e->root_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) < 0)
-		return -1;
+		return errno == EOPNOTSUPP || errno == EISDIR ? -1 : -2; /* no O_TMPFILE: no FICLONERANGE either */
 	if (fstat(fd, &st) != 0 || st.st_blksize <= 0 || (unsigned long)st.st_blksize > VOL_CLONE_UNIT_MAX ||
 	    !(blk = calloc(1, (size_t)st.st_blksize)))
 		goto out;
@@ -50,16 +55,16 @@ out:
 	return ok;
 }
 
+void vol_clone_attach(struct vol_export *e, const struct vol_export *like)
+{
+	int ok = like && like->dev == e->dev ? atomic_load(&like->clone_ok) : 0;
+
+	atomic_store(&e->clone_ok, ok == 1 || ok == -1 ? ok : vol_clone_probe(e));
+}
+
 bool vol_clone_supported(struct vol_obj *obj)
 {
-	struct vol_export *e = obj->exp;
-	int ok = atomic_load(&e->clone_ok);
-
-	if (ok == 0) {
-		ok = vol_clone_probe(e); /* two racing probes agree */
-		atomic_store(&e->clone_ok, ok);
-	}
-	return ok > 0;
+	return atomic_load(&obj->exp->clone_ok) > 0; /* decided at attach: no I/O here */
 }
 
 uint32_t vol_clone_unit(struct vol_obj *obj)

@@ -12,9 +12,10 @@
 
 #include "agent/vol/vol.h"
 
-/* Whether the folder of the volume obj is in can clone blocks: probed
- * once (an unnamed file of the folder cloned onto itself), then kept on
- * the export. False on ext4, tmpfs, XFS without reflink. */
+/* Whether the folder of the volume obj is in can clone blocks: probed as
+ * the export was attached (vol_store_set: an unnamed file of the folder
+ * cloned onto itself), so this does no I/O (any thread, the SMB loop's
+ * too). False on ext4, tmpfs, XFS without reflink. */
 bool vol_clone_supported(struct vol_obj *obj);
 
 /* The clone granularity of the volume's file system (its block size). */

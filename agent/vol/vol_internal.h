@@ -118,7 +118,7 @@ struct vol_export {
 	dev_t snap_devs[VOL_SNAP_DEVS];
 	char snap_names[VOL_SNAP_DEVS][API_INTENT_SNAP_ID_LEN + 1]; /* the id of each */
 	struct vol_store *store;   /* not counted: the store outlives its exports' use */
-	atomic_int clone_ok;       /* vol_clone.c: 0 not probed, 1 clones, -1 does not */
+	atomic_int clone_ok;       /* vol_clone.c: 1 clones, -1 does not, -2 unknown (vol_clone_attach) */
 };
 
 /* The hash indexes of one export set (vol_index.c): positions in its e[]
@@ -202,6 +202,12 @@ struct vol_store {
 	struct vol_shelf_io io;    /* atomic counters (vol_store_shelf_io, vol_io.c) */
 };
 
+/* vol_clone.c: whether e's folder clones blocks, decided as vol_store_set
+ * attaches it (never on a protocol's loop: the probe writes a block): the
+ * answer of `like` (an export already attached on the same file system,
+ * st_dev: FICLONERANGE is the file system's), else a probe (also when
+ * like's could not be made). */
+void vol_clone_attach(struct vol_export *e, const struct vol_export *like);
 /* vol_grace.c */
 /* The grace state of a volume first attached here, its records read from
  * dir (NULL when dir is empty or memory runs out: no records). */

@@ -5,7 +5,10 @@
  * (the file system's used space barely moves); misaligned offsets, a range
  * past the source's end and overlapping ranges of one file are -EINVAL,
  * the target unchanged. On the test's own folder (tmpfs or ext4 here): the
- * probe says no, and a clone is -EOPNOTSUPP, nothing changed.
+ * probe says no, and a clone is -EOPNOTSUPP, nothing changed. Either way
+ * the probe ran as vol_store_set attached the export (no I/O at the first
+ * question, which the SMB loop asks); the next set keeps a volume's answer
+ * (same id, same file system) and probes again one it could not make.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -20,6 +23,7 @@
 
 #include "agent/vol/vol.h"
 #include "agent/vol/vol_clone.h"
+#include "agent/vol/vol_internal.h"
 #include "tests/lib/aqt.h"
 #include "tests/lib/aqt_store.h"
 
@@ -182,6 +186,48 @@ START_TEST(test_clone_plain)
 }
 END_TEST
 
+/* The export's answer as it is now (no probe: vol_clone_supported's field). */
+static int clone_ok_now(void)
+{
+	struct vol_export *e = vol_export_by_path(ts.store, ts.cfg[0].path, strlen(ts.cfg[0].path));
+	int ok;
+
+	ck_assert_ptr_nonnull(e);
+	ok = atomic_load(&e->clone_ok);
+	vol_export_unref(e);
+	return ok;
+}
+
+static void clone_ok_force(int ok)
+{
+	struct vol_export *e = vol_export_by_path(ts.store, ts.cfg[0].path, strlen(ts.cfg[0].path));
+
+	ck_assert_ptr_nonnull(e);
+	atomic_store(&e->clone_ok, ok);
+	vol_export_unref(e);
+}
+
+START_TEST(test_probe_at_attach)
+{
+	struct statfs sf;
+	int want;
+
+	ck_assert_int_eq(statfs(ts.cfg[0].root, &sf), 0);
+	want = (uint32_t)sf.f_type == BTRFS_MAGIC_ ? 1 : -1;
+	/* decided by vol_store_set, before anything asked */
+	ck_assert_int_eq(clone_ok_now(), want);
+	/* the next set keeps the volume's answer: not probed again (a
+	 * planted answer survives) */
+	clone_ok_force(-want);
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 1), 0);
+	ck_assert_int_eq(clone_ok_now(), -want);
+	/* one whose probe could not be made is probed again */
+	clone_ok_force(-2);
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, 1), 0);
+	ck_assert_int_eq(clone_ok_now(), want);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vol_clone");
@@ -193,6 +239,7 @@ int main(void)
 	}
 	tcase_add_checked_fixture(tp, setup_plain, teardown);
 	tcase_add_test(tp, test_clone_plain);
+	tcase_add_test(tp, test_probe_at_attach);
 	suite_add_tcase(s, tp);
 	tcase_add_unchecked_fixture(tb, loop_up, loop_down);
 	tcase_add_checked_fixture(tb, setup_btrfs, teardown);
