@@ -37,6 +37,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "api/api_intent.h"
@@ -285,6 +286,31 @@ static void apply_grow(struct agent *a, const struct api_intent_volume *v, struc
 	pthread_mutex_unlock(&a->lock);
 }
 
+int agent_ntfs_root_settle(const char *root)
+{
+	struct stat st;
+	int rc = 0;
+
+	if (getxattr(root, AGENT_NTFS_ROOT_XA, NULL, 0) >= 0)
+		return 0; /* decided at an earlier attach */
+	if (errno != ENODATA)
+		return -errno;
+	if (stat(root, &st) != 0)
+		return -errno;
+	if ((st.st_mode & 07777) == AGENT_NTFS_ROOT_OLD_MODE) {
+		if (getxattr(root, VOL_SD_ATTR, NULL, 0) < 0) {
+			if (errno != ENODATA)
+				return -errno;
+			if (chmod(root, 0777) != 0) /* the root default's Everyone full access now reaches users */
+				return -errno;
+			rc = 1;
+		}
+	}
+	if (setxattr(root, AGENT_NTFS_ROOT_XA, "1", 1, 0) != 0)
+		return -errno; /* looked at again next time: the same answer */
+	return rc;
+}
+
 /* Proceed with one checked volume: attach its data, fill its export. */
 static int apply_volume(struct agent *a, const struct api_intent_volume *v, const struct api_intent_snapset *ss,
 			struct vol_export_cfg *c, struct tier_vol_cfg *t, aq_msg *msg)
@@ -310,6 +336,10 @@ static int apply_volume(struct agent *a, const struct api_intent_volume *v, cons
 				  v->capacity_bytes, c->root, sizeof(c->root));
 	if (rc != 0)
 		return aq_fail(msg, AQ_EIO, "cannot attach %s on the shelf: %s", v->dir, strerror(-rc));
+	/* one made before that, 0770, without a descriptor: 0777 once */
+	if (v->security == API_INTENT_SEC_NTFS && (rc = agent_ntfs_root_settle(c->root)) != 0)
+		UT_LOG(rc > 0 ? UT_LOG_INFO : UT_LOG_WARN, "agent_apply", NULL, "volume %s: NTFS root %s: %s", v->name, c->root,
+		       rc > 0 ? "0770 without a descriptor, made 0777" : strerror(-rc));
 	apply_grow(a, v, c);
 	for (c->nrules = 0; c->nrules < v->nrules; c->nrules++)
 		apply_rule(&v->rules[c->nrules], &c->rules[c->nrules]);

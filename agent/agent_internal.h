@@ -132,6 +132,19 @@ struct api_intent_snapset;
 void agent_apply_check(const json_t *vols, agent_served_fn served, void *arg, struct api_intent_volume *iv,
 		       struct api_intent_snapset *ss, bool *ok, json_t *failed);
 
+/* An NTFS volume's root made before its descriptor decided access has the
+ * mode every volume root had, AGENT_NTFS_ROOT_OLD_MODE (unixPermissions'
+ * default, API_INTENT_UNIX_PERMS), which refuses users the root's default
+ * descriptor grants (smb_acl_root_default: Everyone full access). At
+ * attach such a root, without a stored descriptor (VOL_SD_ATTR), is made
+ * 0777 as new NTFS roots are; a root with a stored descriptor or another
+ * mode (an admin's) is left alone. Decided once per root: the decision is
+ * marked (AGENT_NTFS_ROOT_XA) and a marked root is never looked at again.
+ * 1: made 0777, 0: left alone, or -errno (nothing changed). */
+#define AGENT_NTFS_ROOT_OLD_MODE 0770u
+#define AGENT_NTFS_ROOT_XA "trusted.aquifer.ntfsroot"
+int agent_ntfs_root_settle(const char *root);
+
 /* agent_snap.c: a volume entry's snapshot fields (api_intent.h), applied
  * with agent/snap/. prepare: a clone's folder from its source snapshot,
  * before the volume is attached. dir: the folder /.snapshot serves (made

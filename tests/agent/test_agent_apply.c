@@ -5,7 +5,9 @@
  * cold tier in a temporary folder (the volumes that pass are served, the
  * others listed with their reason, a stale generation changes nothing), and
  * a status report built while an apply is under way (it does not wait for
- * the apply, and tells the state applied before).
+ * the apply, and tells the state applied before). NTFS roots made before
+ * session 41 (0770, no stored descriptor) become 0777 at attach, once; a
+ * root with a descriptor, another mode, or a UNIX volume's stays.
  */
 #include <check.h>
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -537,6 +540,124 @@ START_TEST(test_status_during_apply)
 }
 END_TEST
 
+/* ---- NTFS roots made before the root default (session 41) ---- */
+
+static unsigned mode_of(const char *p)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(p, &st), 0);
+	return st.st_mode & 07777;
+}
+
+/* A root folder under tmp with mode (exact), a stored descriptor if sd. */
+static void root_make(char *p, size_t cap, const char *name, unsigned mode, bool sd)
+{
+	snprintf(p, cap, "%s/%s", tmp, name);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	ck_assert_int_eq(chmod(p, mode), 0);
+	if (sd)
+		ck_assert_int_eq(setxattr(p, VOL_SD_ATTR, "\1\0\4\x80", 4, 0), 0);
+}
+
+START_TEST(test_ntfs_root_settle)
+{
+	char old[128], sd[128], admin[128], cmd[160];
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "# SKIP test_ntfs_root_settle: trusted.* attributes need root\n");
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "/tmp/aq-ntfsroot-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	root_make(old, sizeof(old), "old", 0770, false);
+	root_make(sd, sizeof(sd), "sd", 0770, true);
+	root_make(admin, sizeof(admin), "admin", 0750, false);
+	ck_assert_int_eq(agent_ntfs_root_settle(old), 1);
+	ck_assert_uint_eq(mode_of(old), 0777);
+	ck_assert_int_eq(agent_ntfs_root_settle(sd), 0);
+	ck_assert_uint_eq(mode_of(sd), 0770);
+	ck_assert_int_eq(agent_ntfs_root_settle(admin), 0);
+	ck_assert_uint_eq(mode_of(admin), 0750);
+	/* once: a root set back to 0770 afterwards (an admin's choice now) stays */
+	ck_assert_int_eq(chmod(old, 0770), 0);
+	ck_assert_int_eq(agent_ntfs_root_settle(old), 0);
+	ck_assert_uint_eq(mode_of(old), 0770);
+	/* the descriptor and the mode of the others were decided too */
+	ck_assert_int_eq(removexattr(sd, VOL_SD_ATTR), 0);
+	ck_assert_int_eq(agent_ntfs_root_settle(sd), 0);
+	ck_assert_uint_eq(mode_of(sd), 0770);
+	/* a folder that is not there: an error, nothing made */
+	snprintf(cmd, sizeof(cmd), "%s/none", tmp);
+	ck_assert_int_eq(agent_ntfs_root_settle(cmd), -ENOENT);
+	ck_assert_int_eq(access(cmd, F_OK), -1);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* Through agent_apply: the existing roots of an NTFS volume (0770, no
+ * descriptor: made 0777) and of a UNIX one (0770: its unixPermissions,
+ * left alone) on the stand-in shelf. */
+START_TEST(test_apply_ntfs_root)
+{
+	static struct agent a; /* large: not on the stack */
+	struct tier_cfg tc = { .day_seconds = 86400 };
+	uint8_t key[VOL_KEY_LEN];
+	aq_msg msg = { .text = "" };
+	char p[160], cmd[128];
+	json_t *intent, *ntfs;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "# SKIP test_apply_ntfs_root: trusted.* attributes need root\n");
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "/tmp/aq-apply-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	memset(&a, 0, sizeof(a));
+	memset(key, 7, sizeof(key));
+	snprintf(a.cfg.shelf, sizeof(a.cfg.shelf), "%s", tmp);
+	snprintf(a.cfg.state_dir, sizeof(a.cfg.state_dir), "%s/state", tmp);
+	snprintf(a.cfg.location, sizeof(a.cfg.location), "east");
+	ck_assert_int_eq(mkdir(a.cfg.state_dir, 0700), 0);
+	a.shelf.ops = &fake_shelf;
+	pthread_mutex_init(&a.lock, NULL);
+	ck_assert_int_eq(vol_store_new(key, &a.store), 0);
+	snprintf(tc.location, sizeof(tc.location), "east");
+	ck_assert_int_eq(tier_new(&tc, &a.tier), 0);
+	vol_store_set_tier(a.store, tier_ops(), a.tier);
+	snprintf(p, sizeof(p), "%s/volumes", tmp);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/volumes/%s", tmp, VOL_A);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	ck_assert_int_eq(chmod(p, 0770), 0);
+	snprintf(p, sizeof(p), "%s/volumes/%s", tmp, VOL_B);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	ck_assert_int_eq(chmod(p, 0770), 0);
+	ntfs = volume("projects/p/locations/l/volumes/a", VOL_A, "a");
+	json_object_set_new(ntfs, "securityStyle", json_string("NTFS"));
+	json_object_set_new(ntfs, "protocols", json_pack("[s]", "SMB"));
+	intent = json_pack("{s:I,s:[o,o]}", "generation", (json_int_t)3, "volumes", ntfs,
+			   volume("projects/p/locations/l/volumes/b", VOL_B, "b"));
+	ck_assert_int_eq(agent_apply(&a, intent, &msg), AQ_OK);
+	json_decref(intent);
+	ck_assert_uint_eq(json_array_size(a.failed), 0);
+	snprintf(p, sizeof(p), "%s/volumes/%s", tmp, VOL_A);
+	ck_assert_uint_eq(mode_of(p), 0777);
+	snprintf(p, sizeof(p), "%s/volumes/%s", tmp, VOL_B);
+	ck_assert_uint_eq(mode_of(p), 0770);
+
+	vol_store_free(a.store);
+	tier_free(a.tier);
+	json_decref(a.intent);
+	json_decref(a.failed);
+	json_decref(a.shelf_notes);
+	pthread_mutex_destroy(&a.lock);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("agent_apply");
@@ -549,6 +670,8 @@ int main(void)
 	tcase_add_test(tc, test_check_scale);
 	tcase_add_test(tc, test_apply_check_then_proceed);
 	tcase_add_test(tc, test_status_during_apply);
+	tcase_add_test(tc, test_ntfs_root_settle);
+	tcase_add_test(tc, test_apply_ntfs_root);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
