@@ -3,7 +3,9 @@
  * none is: for the volume root, the one Azure NetApp Files and GCNV give a
  * new NTFS volume's root (smb_acl_root_default: Everyone FILE_ALL_ACCESS,
  * object and container inherit, so what users make in the root is shared
- * until an admin sets the root's descriptor, which then rules); for
+ * until an admin sets the root's descriptor, which then rules), and the
+ * same for a snapshot's root (a previous version of the root: the stored
+ * one the snapshot kept, else that default); for
  * anything else not made through SMB, the one a UNIX-style share shows for
  * its owner, group and mode (smb_sd_from_unix).
  *  - CREATE of an existing object: the desired access checked against its
@@ -91,7 +93,10 @@ static int smb_acl_load(const struct vol_obj *obj, struct smb_sd *sd)
 		return rc;
 	if (len > 0)
 		return smb_sd_decode(buf, len, sd) == AQ_OK ? 0 : -EIO;
-	if (vol_obj_is_root(obj)) { /* Everyone full access, inherited: ANF's and GCNV's */
+	/* Everyone full access, inherited: ANF's and GCNV's; a snapshot's root
+	 * (a previous version of the share's root, .snapshot\\<id>) shows what
+	 * the root showed, not its mode's */
+	if (vol_obj_is_root(obj) || vol_obj_is_snap_root(obj)) {
 		struct smb_sd_sid owner, group;
 
 		smb_sd_sid_unix_user(obj->st.st_uid, &owner);

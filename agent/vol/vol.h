@@ -368,6 +368,10 @@ enum vol_access vol_authorize(const struct vol_export *e, const struct sockaddr 
 int vol_root(struct vol_export *e, struct vol_obj *out);
 /* Whether obj is its export's root (not a snapshot's). */
 bool vol_obj_is_root(const struct vol_obj *obj);
+/* Whether obj is a snapshot's root: a folder of the export's snapshot
+ * folder (cfg.snapdir), the volume's root as that snapshot kept it
+ * (vol_snap.c; one fstatat of its ".."). */
+bool vol_obj_is_snap_root(const struct vol_obj *obj);
 int vol_fh_open(struct vol_store *s, const uint8_t *fh, size_t len, struct vol_obj *out);
 int vol_fh_make(struct vol_store *s, const struct vol_obj *obj, struct vol_fh *out);
 /* Re-read attributes into obj->st. */

@@ -143,6 +143,14 @@ bool vol_snap_contained(struct vol_export *e, const struct vol_obj *o)
 	       m == e->cfg.fsid;
 }
 
+bool vol_obj_is_snap_root(const struct vol_obj *obj)
+{
+	struct stat up;
+
+	return obj->exp && obj->snap && obj->fd >= 0 && S_ISDIR(obj->st.st_mode) && !vol_snap_is_dir(obj->exp, &obj->st) &&
+	       fstatat(obj->fd, "..", &up, 0) == 0 && vol_snap_is_dir(obj->exp, &up);
+}
+
 bool vol_snap_reserved(const struct vol_obj *dir, const char *nm)
 {
 	return dir->exp->snap_fd >= 0 && !dir->snap && dir->st.st_ino == dir->exp->ino &&

@@ -12,12 +12,24 @@
  *   bob may no longer add a file to the root, and alice's next file is not
  *   bob's to read;
  * - a UNIX-style share's root still shows its mode bits (no Everyone
- *   FILE_ALL_ACCESS, no inheritance flags).
+ *   FILE_ALL_ACCESS, no inheritance flags);
+ * - a snapshot's root (a previous version of the root by its @GMT token,
+ *   or .snapshot\<id>) shows what the root showed: the root default when
+ *   the snapshot kept no descriptor (not its 0770 mode's, which would
+ *   also refuse alice the open), the stored one when it kept one; a
+ *   folder below a snapshot's root still shows its mode's.
  * Needs root (trusted.* extended attributes want CAP_SYS_ADMIN). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "agent/smb/smb_acl.h"
 #include "agent/smb/smb_sd.h"
@@ -198,6 +210,86 @@ START_TEST(test_unix_root_unchanged)
 }
 END_TEST
 
+/* The export's snapshot folder <root>.snaps with three snapshots of the
+ * root as copies leave them: s1 (0770, no descriptor: a root made before
+ * session 41), s2 (0770, a stored DACL: alice full access) and s3 (0777,
+ * a folder "sub" 0755 in it); the store set again with it and alice's tree
+ * on the new export. */
+static void snaps_up(char *dir, size_t cap)
+{
+	static struct smb_sd kept;
+	struct ut_buf b;
+	char p[4200];
+
+	snprintf(dir, cap, "%s.snaps", ts.cfg[0].root);
+	ck_assert_int_eq(mkdir(dir, 0711), 0);
+	snprintf(p, sizeof(p), "%s/s1", dir);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	ck_assert_int_eq(chmod(p, 0770), 0);
+	snprintf(p, sizeof(p), "%s/s3", dir);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	ck_assert_int_eq(chmod(p, 0777), 0);
+	snprintf(p, sizeof(p), "%s/s3/sub", dir);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/s2", dir);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	ck_assert_int_eq(chmod(p, 0770), 0);
+	memset(&kept, 0, sizeof(kept));
+	kept.control = SMB_SD_SELF_RELATIVE | SMB_SD_DACL_PRESENT;
+	kept.has_dacl = true;
+	kept.dacl.revision = 2;
+	kept.dacl.count = 1;
+	kept.dacl.ace[0] = (struct smb_sd_ace){ .type = SMB_SD_ACCESS_ALLOWED, .flags = OICI, .mask = SMB_FILE_ALL_ACCESS };
+	smb_sd_sid_unix_user(1000, &kept.dacl.ace[0].sid);
+	smb_sd_sid_unix_user(0, &kept.owner);
+	smb_sd_sid_unix_group(0, &kept.group);
+	ut_buf_init(&b, 1024);
+	ck_assert_int_eq(smb_sd_encode(&b, &kept, SMB_SD_OWNER | SMB_SD_GROUP | SMB_SD_DACL), AQ_OK);
+	ck_assert_int_eq(setxattr(p, VOL_SD_ATTR, ut_buf_bytes(&b), ut_buf_len(&b), 0), 0);
+	ut_buf_cleanup(&b);
+	snprintf(ts.cfg[0].snapdir, sizeof(ts.cfg[0].snapdir), "%s", dir);
+	ck_assert_int_eq(vol_store_set(ts.store, ts.cfg, ts.n), 0);
+	vol_export_unref(alice.t->exp);
+	ck_assert_ptr_nonnull(alice.t->exp = vol_export_at(ts.store, 0));
+}
+
+START_TEST(test_snapshot_root)
+{
+	char dir[4100], tok[40], cmd[4200];
+	struct statx sx;
+	struct tm tm;
+	time_t when;
+
+	up(API_INTENT_SEC_NTFS);
+	snaps_up(dir, sizeof(dir));
+	/* a previous version of the root: s1, by its time (s2 and s3 made in
+	 * the same second sort after it) */
+	snprintf(cmd, sizeof(cmd), "%s/s1", dir);
+	ck_assert_int_eq(statx(AT_FDCWD, cmd, 0, STATX_BTIME | STATX_CTIME, &sx), 0);
+	when = (sx.stx_mask & STATX_BTIME) ? (time_t)sx.stx_btime.tv_sec : (time_t)sx.stx_ctime.tv_sec;
+	gmtime_r(&when, &tm);
+	snprintf(tok, sizeof(tok), "@GMT-%04d.%02d.%02d-%02d.%02d.%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+		 tm.tm_hour, tm.tm_min, tm.tm_sec);
+	query(&alice, tok, true);
+	ck_assert(sd.control & SMB_SD_DACL_AUTO_INHERITED);
+	everyone_all(OICI);
+	query(&alice, ".snapshot\\s1", true);
+	everyone_all(OICI);
+	/* the one a snapshot kept */
+	query(&alice, ".snapshot\\s2", true);
+	ck_assert(sd.has_dacl);
+	ck_assert_uint_eq(sd.dacl.count, 1);
+	ck_assert(!smb_sd_sid_eq(&sd.dacl.ace[0].sid, &smb_sd_everyone));
+	/* below a snapshot's root: its mode's (owner, group, Everyone) */
+	query(&alice, ".snapshot\\s3\\sub", true);
+	ck_assert_uint_eq(sd.dacl.count, 3);
+	ck_assert_uint_eq(sd.dacl.ace[2].flags, 0);
+	down();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("smb_ntfs_root");
@@ -207,6 +299,7 @@ int main(void)
 	tcase_add_test(tc, test_root_shared);
 	tcase_add_test(tc, test_root_set_rules);
 	tcase_add_test(tc, test_unix_root_unchanged);
+	tcase_add_test(tc, test_snapshot_root);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
