@@ -131,12 +131,24 @@ static uint32_t smb_acl_store(struct vol_obj *obj, const struct smb_sd *sd)
 	return st;
 }
 
+/* ACCESS_SYSTEM_SECURITY (the SACL) needs SeSecurityPrivilege, which only
+ * uid 0 holds here: without it the open fails STATUS_PRIVILEGE_NOT_HELD
+ * before any DACL is read (MS-FSA 2.1.5.1 privilege check; smbd's
+ * create_file_unixpath answers the same), on either style of share. */
+static uint32_t smb_acl_privileges(const struct vol_cred *cred, uint32_t desired)
+{
+	return (desired & SMB_ACCESS_SYSTEM_SECURITY) && cred->uid != 0 ? STATUS_PRIVILEGE_NOT_HELD : STATUS_SUCCESS;
+}
+
 uint32_t smb_acl_open_allowed(struct smb_open *o, const struct vol_cred *cred, uint32_t desired, bool overwrite)
 {
 	struct smb_acl_token t;
 	struct smb_sd *sd = NULL;
 	uint32_t st = STATUS_ACCESS_DENIED, pg, g = 0;
 
+	if ((st = smb_acl_privileges(cred, desired)) != STATUS_SUCCESS)
+		return st;
+	st = STATUS_ACCESS_DENIED;
 	if (!smb_acl_ntfs(o->tree))
 		return smb_open_data_allowed(o, cred, desired) ? STATUS_SUCCESS : STATUS_ACCESS_DENIED;
 	if (!(sd = malloc(sizeof(*sd))))
@@ -164,8 +176,8 @@ uint32_t smb_acl_create_allowed(const struct smb_open *o, const struct vol_cred 
 	struct smb_sd *sd;
 	uint32_t need = dir ? SMB_FILE_ADD_SUBDIRECTORY : SMB_FILE_ADD_FILE, g;
 
-	if (!smb_acl_ntfs(o->tree))
-		return STATUS_SUCCESS;
+	if ((g = smb_acl_privileges(cred, o->access)) != STATUS_SUCCESS || !smb_acl_ntfs(o->tree))
+		return g;
 	if (!(sd = malloc(sizeof(*sd))))
 		return STATUS_NO_MEMORY;
 	smb_acl_token_of(cred, &t);

@@ -60,7 +60,10 @@ uint32_t smb_ea_query(struct smb_open *o, const struct smb_wire_query_info_req *
  * one; the CREATE checks of an existing object (open_allowed: on a
  * UNIX-style share smb_open_data_allowed's; sets o->access to what the
  * DACL granted; an overwrite needs FILE_WRITE_DATA too) and of a new one (create_allowed: the parent's right to
- * add it); the descriptor of an object a CREATE made (made: SecD, else
+ * add it; o->access the CREATE's DesiredAccess); either answers
+ * STATUS_PRIVILEGE_NOT_HELD first when DesiredAccess asks
+ * ACCESS_SYSTEM_SECURITY of a user without SeSecurityPrivilege (all but
+ * uid 0; MS-FSA 2.1.5.1, smbd); the descriptor of an object a CREATE made (made: SecD, else
  * inherited, else a default; o->access from it); the MxAc answer; QUERY
  * and SET_INFO of the descriptor (query: either style). The share's
  * POSIX mode: folders 0777, files 0666 made (see smb_acl_open.c). */

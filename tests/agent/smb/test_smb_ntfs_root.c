@@ -17,7 +17,11 @@
  *   or .snapshot\<id>) shows what the root showed: the root default when
  *   the snapshot kept no descriptor (not its 0770 mode's, which would
  *   also refuse alice the open), the stored one when it kept one; a
- *   folder below a snapshot's root still shows its mode's.
+ *   folder below a snapshot's root still shows its mode's;
+ * - a CREATE asking ACCESS_SYSTEM_SECURITY of a user without
+ *   SeSecurityPrivilege (alice) answers STATUS_PRIVILEGE_NOT_HELD (as smbd),
+ *   of an existing object or a new one (not made), on either style of
+ *   share; root (uid 0) gets the open.
  * Needs root (trusted.* extended attributes want CAP_SYS_ADMIN). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -290,6 +294,37 @@ START_TEST(test_snapshot_root)
 }
 END_TEST
 
+#define SYSTEM_SECURITY 0x01000000u
+
+START_TEST(test_system_security)
+{
+	struct smbt_conn admin;
+	char p[4200];
+
+	for (int style = 0; style < 2; style++) {
+		uint8_t sec = style ? API_INTENT_SEC_UNIX : API_INTENT_SEC_NTFS;
+
+		up(sec);
+		smbt_conn_export(&admin, srv, &ts, 3, 0);
+		admin.t->share.security = sec;
+		admin.s->cred = (struct vol_cred){ .uid = 0, .gid = 0 };
+		ck_assert_uint_eq(try_open(&admin, "a.txt", false, READ_WRITE), STATUS_SUCCESS);
+		/* an existing file, the root folder, a new file: refused, nothing made */
+		ck_assert_uint_eq(try_open(&alice, "a.txt", false, SYSTEM_SECURITY | 0x20000u), STATUS_PRIVILEGE_NOT_HELD);
+		ck_assert_uint_eq(try_open(&alice, "", true, SYSTEM_SECURITY | 0x20000u), STATUS_PRIVILEGE_NOT_HELD);
+		ck_assert_uint_eq(try_open(&alice, "new.txt", false, SYSTEM_SECURITY | READ_WRITE), STATUS_PRIVILEGE_NOT_HELD);
+		snprintf(p, sizeof(p), "%s/new.txt", ts.cfg[0].root);
+		ck_assert_int_eq(access(p, F_OK), -1);
+		/* without it she opens them as before; root holds the privilege */
+		ck_assert_uint_eq(try_open(&alice, "a.txt", false, 0x20000u), STATUS_SUCCESS);
+		ck_assert_uint_eq(try_open(&admin, "a.txt", false, SYSTEM_SECURITY | 0x20000u), STATUS_SUCCESS);
+		ck_assert_uint_eq(try_open(&admin, "new.txt", false, SYSTEM_SECURITY | READ_WRITE), STATUS_SUCCESS);
+		ck_assert_int_eq(access(p, F_OK), 0);
+		down();
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("smb_ntfs_root");
@@ -300,6 +335,7 @@ int main(void)
 	tcase_add_test(tc, test_root_set_rules);
 	tcase_add_test(tc, test_unix_root_unchanged);
 	tcase_add_test(tc, test_snapshot_root);
+	tcase_add_test(tc, test_system_security);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }
