@@ -159,14 +159,15 @@ struct vol_cred {
 /* VOL_CRED_DEFER_SYNC: the namespace changes (create, mkdir, symlink, mknod,
  * remove, rmdir, rename, link) and the attribute changes that would be
  * made stable before the return (vol_sync_as, vol_ea_set, the cut of an
- * UNCHECKED create) made with this cred return without their sync, where
- * the export's log sync covers them (vol_export.logfd: ext4 with a journal,
- * XFS; elsewhere they sync as without the flag). They are in the page
- * cache (a kill -9 of the agent loses nothing; a crash of the node may lose
- * what the file system had not written), counted in vol_stats.deferred,
- * and stable at the volume's next log sync: any caller's without the flag,
- * and one that vol_commit of any file of the volume, and a FILE_SYNC
- * vol_write, force when a deferred change is not covered yet. The SMB
+ * UNCHECKED create) made with this cred return without their sync (on the
+ * export's own file system; elsewhere they sync as without the flag).
+ * They are in the page cache (a kill -9 of the agent loses nothing; a
+ * crash of the node may lose what the file system had not written),
+ * counted in vol_stats.deferred, and stable at the volume's next log sync
+ * (any caller's without the flag), and at the next vol_commit of any file
+ * of the volume or FILE_SYNC vol_write, which force one when a deferred
+ * change is not covered yet (where the file system has no log: a syncfs
+ * of it, counted in vol_stats.filesyncs). The SMB
  * front end sets it on a share that is not CONTINUOUSLY_AVAILABLE and for
  * opens without FILE_WRITE_THROUGH (MS-SMB2: changes are stable on FLUSH
  * or write-through, as Samba, which syncs none); NFS never sets it. */

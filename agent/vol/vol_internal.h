@@ -270,10 +270,10 @@ int vol_fsync_obj(struct vol_obj *o);
 int vol_obj_stable(struct vol_obj *o, int fd);
 int vol_dir_stable(struct vol_obj *dir);
 /* Whether a change of o (or in the folder o) made with cred leaves its sync
- * for later: cred has VOL_CRED_DEFER_SYNC and o is where the export's log
- * sync covers it (vol_export.logfd). Then the change is counted
- * (vol_stats.deferred) and the caller makes no sync; else false and the
- * caller syncs as before. */
+ * for later: cred has VOL_CRED_DEFER_SYNC and o is on the export's own file
+ * system (what its log sync, or syncfs of its root, covers). Then the
+ * change is counted (vol_stats.deferred) and the caller makes no sync;
+ * else false and the caller syncs as before. */
 bool vol_defer(struct vol_obj *o, const struct vol_cred *cred);
 /* Note that o's data or attributes changed (after the change is made, never
  * before): the next vol_commit / vol_sync of o syncs. Every change of a

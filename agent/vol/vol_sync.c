@@ -11,8 +11,9 @@
  * A change made with VOL_CRED_DEFER_SYNC (SMB on a share that is not
  * continuously available) skips its log sync and is counted instead
  * (vol_defer); the next log sync of the volume covers it, and vol_commit
- * and a FILE_SYNC write force one when a deferred change is not yet
- * covered (vol_sync_deferred). See vol.h for the contract. */
+ * and a FILE_SYNC write force one (without a log: a syncfs) when a
+ * deferred change is not yet covered (vol_sync_deferred). See vol.h for
+ * the contract. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -242,22 +243,32 @@ static int vol_logsync(struct vol_obj *o)
 
 bool vol_defer(struct vol_obj *o, const struct vol_cred *cred)
 {
-	if (!cred || !(cred->flags & VOL_CRED_DEFER_SYNC) || !vol_has_log(o))
+	if (!cred || !(cred->flags & VOL_CRED_DEFER_SYNC) || o->snap || o->st.st_dev != o->exp->dev)
 		return false;
 	atomic_fetch_add_explicit(&o->exp->acct->deferred, 1, memory_order_release);
 	return true;
 }
 
-/* Make the export's deferred changes stable: a log sync when one counted
- * is not covered yet, else nothing. */
+/* Make the export's deferred changes stable when one counted is not
+ * covered yet: a log sync where the file system has one, else syncfs of
+ * the export's file system (counted in filesyncs, as vol_sync's), which
+ * writes whatever it holds; else nothing. */
 static int vol_sync_deferred(struct vol_obj *o)
 {
 	struct vol_acct *a = o->exp->acct;
+	uint64_t d = atomic_load_explicit(&a->deferred, memory_order_acquire), was;
 
-	if (o->exp->logfd < 0 || atomic_load_explicit(&a->deferred, memory_order_acquire) ==
-					 atomic_load_explicit(&a->deferred_stable, memory_order_acquire))
+	if (d == atomic_load_explicit(&a->deferred_stable, memory_order_acquire))
 		return 0;
-	return vol_logsync(o);
+	if (o->exp->logfd >= 0)
+		return vol_logsync(o);
+	atomic_fetch_add_explicit(&a->filesyncs, 1, memory_order_relaxed);
+	if (syncfs(o->exp->root_fd) != 0)
+		return -errno;
+	was = atomic_load_explicit(&a->deferred_stable, memory_order_relaxed);
+	while (was < d && !atomic_compare_exchange_weak(&a->deferred_stable, &was, d))
+		;
+	return 0;
 }
 
 int vol_obj_stable(struct vol_obj *o, int fd)
