@@ -217,7 +217,7 @@ if [ "${STRACE:-0}" = 1 ] && command -v strace >/dev/null; then
 		kill -INT "$sp"; wait "$sp" 2>/dev/null
 		per=$mib unit=MiB
 		[ "${PROF_OP:-get}" = small ] && per=$files unit=file
-		awk -v m="$per" -v u="$unit" -v w="$who" '$1 ~ /^[0-9.]+$/ && NF >= 5 { n += $4; if ($NF ~ /^(read|pread64|preadv|preadv2|pwrite64|pwritev|openat|close|fstat|newfstatat|statx|fsync|fdatasync|sendmsg|sendto|writev|write|recvfrom|recvmsg|epoll_wait|epoll_ctl|sendfile|splice|futex|mmap|munmap|madvise|brk|io_uring_enter|poll|ppoll)$/ || (u == "file" && $4 / m >= 0.2)) printf "  %s %s: %.2f per %s\n", w, $NF, $4 / m, u }
+		awk -v m="$per" -v u="$unit" -v w="$who" '$1 ~ /^[0-9.]+$/ && NF >= 5 && $NF != "total" { n += $4; if ($NF ~ /^(read|pread64|preadv|preadv2|pwrite64|pwritev|openat|close|fstat|newfstatat|statx|fsync|fdatasync|sendmsg|sendto|writev|write|recvfrom|recvmsg|epoll_wait|epoll_ctl|sendfile|splice|futex|mmap|munmap|madvise|brk|io_uring_enter|poll|ppoll)$/ || (u == "file" && $4 / m >= 0.2)) printf "  %s %s: %.2f per %s\n", w, $NF, $4 / m, u }
 		  END { printf "strace %s: %d syscalls, %.1f per %s\n", w, n, n / m, u }' "$W/strace.$who"
 		[ -f "$W/strace.client.$who" ] && awk -v m="$per" -v w="$who" '$1 ~ /^[0-9.]+$/ && NF >= 5 && $NF ~ /^(sendmsg|writev|write|sendto)$/ { printf "  smbclient to %s, %s: %.2f per file\n", w, $NF, $4 / m }' "$W/strace.client.$who"
 	done
