@@ -167,10 +167,10 @@ struct vol_cred {
  * (any caller's without the flag), and at the next vol_commit of any file
  * of the volume or FILE_SYNC vol_write, which force one when a deferred
  * change is not covered yet (where the file system has no log: a syncfs
- * of it, counted in vol_stats.filesyncs). The SMB
- * front end sets it on a share that is not CONTINUOUSLY_AVAILABLE and for
- * opens without FILE_WRITE_THROUGH (MS-SMB2: changes are stable on FLUSH
- * or write-through, as Samba, which syncs none); NFS never sets it. */
+ * of it, counted in vol_stats.filesyncs). The SMB front end sets it on a
+ * share that is not CONTINUOUSLY_AVAILABLE and for opens without
+ * FILE_WRITE_THROUGH (MS-SMB2: changes are stable on FLUSH or
+ * write-through; Samba syncs none); NFS never sets it. */
 #define VOL_CRED_DEFER_SYNC 0x1u
 
 struct vol_store;
@@ -549,8 +549,9 @@ int vol_write_by(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off,
  * (vol_stats.syncs_clean): the verifier a COMMIT answers is the same. After
  * a restart nothing is known clean: the first COMMIT of each file syncs.
  * Then, when a change of the volume made with VOL_CRED_DEFER_SYNC is not
- * yet covered by a log sync, one log sync makes them all stable (SMB FLUSH
- * keeps the file's name and attributes too). -EISDIR / -EINVAL for a folder / not a regular file, -errno when the
+ * yet covered by a log sync, one log sync (without a log: syncfs) makes
+ * them all stable (SMB FLUSH keeps the file's name and attributes too).
+ * -EISDIR / -EINVAL for a folder / not a regular file, -errno when the
  * sync fails. */
 int vol_commit(struct vol_obj *obj, const struct vol_cred *cred);
 /* Make obj's attributes stable (what NFSv3 and NFSv4.1 ask of SETATTR before its
@@ -571,7 +572,8 @@ int vol_sync(struct vol_obj *obj);
  * vol_sync, so the reply follows its own durability point. 0 or -errno of
  * the first that failed. */
 /* vol_sync, or nothing when cred defers it (VOL_CRED_DEFER_SYNC: counted
- * in vol_stats.deferred, stable at the next log sync). 0 or -errno. */
+ * in vol_stats.deferred, stable at the next log sync or vol_commit). 0 or
+ * -errno. */
 int vol_sync_as(struct vol_obj *obj, const struct vol_cred *cred);
 int vol_setattr_stable(struct vol_obj *obj, const struct vol_cred *cred, const struct vol_sattr *sa,
 		       const struct vol_lease_by *by);
