@@ -103,9 +103,11 @@ out:
 
 uint32_t smb_ea_set_info(struct smb_req *r, struct smb_open *o, const uint8_t *d, size_t len)
 {
+	struct vol_cred tc = smb_tree_cred(r->tree, &r->sess->cred, o->write_through);
+
 	if (!smb_open_may(o, SMB_FILE_WRITE_EA))
 		return STATUS_ACCESS_DENIED;
-	return smb_ea_apply(o, &r->sess->cred, d, len);
+	return smb_ea_apply(o, &tc, d, len);
 }
 
 /* The entries named by the FILE_GET_EA_INFORMATION list q->input. */

@@ -74,6 +74,7 @@ uint32_t smb_info_rename(struct smb_req *r, struct smb_open *o, const uint8_t *d
 	struct smb_info_target t;
 	struct vol_obj existing;
 	struct vol_lease_by by;
+	struct vol_cred tc;
 	uint32_t st;
 	int rc;
 
@@ -100,7 +101,8 @@ uint32_t smb_info_rename(struct smb_req *r, struct smb_open *o, const uint8_t *d
 	if ((st = smb_lease_rename(r, o)) != STATUS_SUCCESS)
 		goto out;
 	smb_lease_by(o, &by);
-	rc = vol_rename_by(&o->parent, o->name, strlen(o->name), &t.dir, t.leaf, strlen(t.leaf), &r->sess->cred, &by);
+	tc = smb_tree_cred(r->tree, &r->sess->cred, o->write_through);
+	rc = vol_rename_by(&o->parent, o->name, strlen(o->name), &t.dir, t.leaf, strlen(t.leaf), &tc, &by);
 	if (rc != 0) {
 		st = smb_status_from_errno(rc);
 		goto out;
@@ -126,6 +128,7 @@ uint32_t smb_info_link(struct smb_req *r, struct smb_open *o, const uint8_t *d, 
 {
 	struct smb_info_target t;
 	struct vol_obj existing;
+	struct vol_cred tc = smb_tree_cred(r->tree, &r->sess->cred, o->write_through);
 	uint32_t st;
 	int rc;
 
@@ -152,9 +155,9 @@ uint32_t smb_info_link(struct smb_req *r, struct smb_open *o, const uint8_t *d, 
 			goto out;
 		}
 		/* one step: the name is the old file or the new, never missing */
-		rc = vol_link_replace(&o->obj, &t.dir, t.leaf, strlen(t.leaf), &r->sess->cred, NULL);
+		rc = vol_link_replace(&o->obj, &t.dir, t.leaf, strlen(t.leaf), &tc, NULL);
 	} else {
-		rc = vol_link(&o->obj, &t.dir, t.leaf, strlen(t.leaf), &r->sess->cred);
+		rc = vol_link(&o->obj, &t.dir, t.leaf, strlen(t.leaf), &tc);
 	}
 	if (rc != 0)
 		st = smb_status_from_errno(rc);

@@ -102,6 +102,7 @@ uint32_t smb_info_sec_set(struct smb_req *r, struct smb_open *o, const struct sm
 {
 	static _Thread_local struct smb_sd sd; /* 10 KB: off the stack of the loop */
 	struct vol_sattr sa = { 0 };
+	struct vol_cred tc;
 	uint32_t st;
 	int rc;
 
@@ -118,7 +119,8 @@ uint32_t smb_info_sec_set(struct smb_req *r, struct smb_open *o, const struct sm
 	vol_refresh(&o->obj);
 	/* acknowledged is kept: the new owner and mode on disk before the
 	 * answer, as an EA list's (who may open the object hangs on them) */
-	if ((rc = vol_sync(&o->obj)) != 0)
+	tc = smb_tree_cred(o->tree, &r->sess->cred, o->write_through);
+	if ((rc = vol_sync_as(&o->obj, &tc)) != 0)
 		return smb_status_from_errno(rc);
 	return STATUS_SUCCESS;
 }

@@ -121,14 +121,15 @@ void smb_open_free(struct smb_sess *s, struct smb_open *o, bool closing)
 		s->nopens--;
 	}
 	if (o->delete_on_close && o->parent.fd >= 0) {
+		struct vol_cred tc = smb_tree_cred(o->tree, &s->cred, o->write_through);
 		struct vol_lease_by by;
 		int rc;
 
 		/* other clients caching the handle are told (H), not waited for:
 		 * a CLOSE does not go async */
 		smb_lease_by(o, &by);
-		rc = o->dir ? vol_rmdir(&o->parent, &s->cred, o->name, strlen(o->name))
-			    : vol_remove_by(&o->parent, &s->cred, o->name, strlen(o->name), &by);
+		rc = o->dir ? vol_rmdir(&o->parent, &tc, o->name, strlen(o->name))
+			    : vol_remove_by(&o->parent, &tc, o->name, strlen(o->name), &by);
 
 		if (rc != 0)
 			UT_INFO("smb_srv", NULL, "delete on close of %s: %s", o->path, strerror(-rc));
@@ -476,7 +477,8 @@ uint32_t smb_open_create(struct smb_req *r)
 	struct smb_ctx_req cx;
 	struct ut_buf ctx_buf;
 	struct smb_sess *s = r->sess;
-	const struct vol_cred *cred = &s->cred;
+	struct vol_cred tc;
+	const struct vol_cred *cred = &tc;
 	struct smb_open *o;
 	struct vol_sattr sa = { .set_mode = true };
 	struct vol_obj snap;
@@ -490,6 +492,8 @@ uint32_t smb_open_create(struct smb_req *r)
 	ut_buf_init(&ctx_buf, 64);
 	if (smb_wire_create_req_decode(&r->m, &q) != AQ_OK)
 		return STATUS_INVALID_PARAMETER;
+	/* what this CREATE makes is stable on FLUSH, or now when written through */
+	tc = smb_tree_cred(r->tree, &s->cred, (q.options & FILE_WRITE_THROUGH) != 0);
 	if ((status = smb_durable_check(&q)) != STATUS_SUCCESS || (status = smb_ctx_check(&q, cred, smb_acl_ntfs(r->tree), &cx)) != STATUS_SUCCESS)
 		return status;
 	if (smb_durable_asked(&q)) /* DHnC / DH2C: a durable open comes back */

@@ -609,6 +609,13 @@ size_t smb_sess_conns(const struct smb_sess *s, struct smb_conn **out, size_t ca
 /* smb_tree.c */
 uint32_t smb_tree_connect(struct smb_req *r);
 uint32_t smb_tree_disconnect(struct smb_req *r);
+/* The cred a change on share t is made with, user's own plus
+ * VOL_CRED_DEFER_SYNC (agent/vol/vol.h) unless the share's volume is
+ * CONTINUOUSLY_AVAILABLE or write_through (the open's FILE_WRITE_THROUGH)
+ * or t is NULL (a kept durable open's, its tree gone):
+ * SMB makes names and attributes stable on FLUSH (vol_commit) and on
+ * write-through, not on each change (MS-SMB2 3.3.5.11, as Samba). */
+struct vol_cred smb_tree_cred(const struct smb_tree *t, const struct vol_cred *user, bool write_through);
 void smb_tree_free(struct smb_sess *s, struct smb_tree *t);
 uint32_t smb_tree_ioctl(struct smb_req *r);
 /* smb_open.c */

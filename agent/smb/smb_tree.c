@@ -92,6 +92,15 @@ uint32_t smb_tree_connect(struct smb_req *r)
 	return STATUS_SUCCESS;
 }
 
+struct vol_cred smb_tree_cred(const struct smb_tree *t, const struct vol_cred *user, bool write_through)
+{
+	struct vol_cred c = *user;
+
+	if (t && !write_through && !(t->share.smb_settings & API_INTENT_SMB_CONTINUOUSLY_AVAILABLE))
+		c.flags |= VOL_CRED_DEFER_SYNC;
+	return c;
+}
+
 uint32_t smb_tree_disconnect(struct smb_req *r)
 {
 	if (smb_wire_empty_req_decode(&r->m) != AQ_OK)

@@ -580,6 +580,7 @@ int vol_store_stats(struct vol_store *s, const char *id, struct vol_stats *out)
 		out->syncs_clean = atomic_load(&a->syncs_clean);
 		out->logsyncs = atomic_load(&a->logsyncs);
 		out->logsyncs_done = atomic_load(&a->logsyncs_done);
+		out->deferred = atomic_load(&a->deferred);
 		out->ra_bytes = atomic_load(&a->ra_bytes);
 		out->ra_hits = atomic_load(&a->ra_hits);
 		out->ra_wasted = atomic_load(&a->ra_wasted);

@@ -153,7 +153,25 @@ struct vol_cred {
 	uint32_t uid, gid;
 	uint32_t ngids;
 	uint32_t gids[16];
+	unsigned flags;            /* VOL_CRED_* */
 };
+
+/* VOL_CRED_DEFER_SYNC: the namespace changes (create, mkdir, symlink, mknod,
+ * remove, rmdir, rename, link) and the attribute changes that would be
+ * made stable before the return (vol_sync_as, vol_ea_set, the cut of an
+ * UNCHECKED create) made with this cred return without their sync (on the
+ * export's own file system; elsewhere they sync as without the flag).
+ * They are in the page cache (a kill -9 of the agent loses nothing; a
+ * crash of the node may lose what the file system had not written),
+ * counted in vol_stats.deferred, and stable at the volume's next log sync
+ * (any caller's without the flag), and at the next vol_commit of any file
+ * of the volume or FILE_SYNC vol_write, which force one when a deferred
+ * change is not covered yet (where the file system has no log: a syncfs
+ * of it, counted in vol_stats.filesyncs). The SMB front end sets it on a
+ * share that is not CONTINUOUSLY_AVAILABLE and for opens without
+ * FILE_WRITE_THROUGH (MS-SMB2: changes are stable on FLUSH or
+ * write-through; Samba syncs none); NFS never sets it. */
+#define VOL_CRED_DEFER_SYNC 0x1u
 
 struct vol_store;
 struct vol_export;
@@ -202,6 +220,7 @@ struct vol_stats {
 				   * change in order (one per caller; one covers every change
 				   * finished before it) */
 	uint64_t logsyncs_done;   /* ...and those that finished without error */
+	uint64_t deferred;        /* changes made with VOL_CRED_DEFER_SYNC that skipped their sync */
 	uint64_t age_ms;           /* how long ago the counters began (the export appeared here) */
 	uint64_t ra_bytes;        /* read-ahead (vol_ra.h): bytes prefetched, */
 	uint64_t ra_hits;         /* READs served by a prefetch, */
@@ -420,7 +439,8 @@ int vol_fh_encode(const uint8_t *lockey, bool snap, uint64_t fsid, uint32_t ktyp
  * whole (XFS, ext4 with a journal and without fast_commit) a RENAME across
  * directories syncs only the target directory and a LINK of a file only the
  * file, the other part
- * counted in dirsyncs_covered. */
+ * counted in dirsyncs_covered. With a cred of VOL_CRED_DEFER_SYNC they
+ * return without any of these syncs (see there). */
 int vol_lookup(struct vol_obj *dir, const struct vol_cred *cred, const char *name, size_t nlen,
 	       struct vol_obj *out);
 /* mask of R_OK|W_OK|X_OK; *allowed receives the subset allowed. */
@@ -532,6 +552,9 @@ int vol_write_by(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off,
  * the file), it returns 0 at once
  * (vol_stats.syncs_clean): the verifier a COMMIT answers is the same. After
  * a restart nothing is known clean: the first COMMIT of each file syncs.
+ * Then, when a change of the volume made with VOL_CRED_DEFER_SYNC is not
+ * yet covered by a log sync, one log sync (without a log: syncfs) makes
+ * them all stable (SMB FLUSH keeps the file's name and attributes too).
  * -EISDIR / -EINVAL for a folder / not a regular file, -errno when the
  * sync fails. */
 int vol_commit(struct vol_obj *obj, const struct vol_cred *cred);
@@ -552,6 +575,10 @@ int vol_sync(struct vol_obj *obj);
 /* What an NFS SETATTR does (NFSv3 and NFSv4.1 alike): vol_setattr_by, then
  * vol_sync, so the reply follows its own durability point. 0 or -errno of
  * the first that failed. */
+/* vol_sync, or nothing when cred defers it (VOL_CRED_DEFER_SYNC: counted
+ * in vol_stats.deferred, stable at the next log sync or vol_commit). 0 or
+ * -errno. */
+int vol_sync_as(struct vol_obj *obj, const struct vol_cred *cred);
 int vol_setattr_stable(struct vol_obj *obj, const struct vol_cred *cred, const struct vol_sattr *sa,
 		       const struct vol_lease_by *by);
 /* Sparse files (vol_sparse.c). zero_range: the bytes [off, off+len) read

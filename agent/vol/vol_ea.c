@@ -72,7 +72,8 @@ int vol_ea_get(const struct vol_obj *obj, uint8_t *buf, size_t cap, size_t *len)
 	return vol_xa_get(obj, VOL_EA_ATTR, buf, cap, len);
 }
 
-int vol_xa_set(struct vol_obj *obj, const char *attr, const uint8_t *blob, size_t len, unsigned watch)
+int vol_xa_set(struct vol_obj *obj, const char *attr, const uint8_t *blob, size_t len, unsigned watch,
+	       const struct vol_cred *cred)
 {
 	char path[32];
 	pthread_mutex_t *mu;
@@ -116,7 +117,7 @@ out:
 	/* acknowledged means kept: the inode's change reaches the disk first,
 	 * a folder's as a file's (vol_sync: the volume's log sync where the
 	 * file system has one, else the object's own group-committed fsync) */
-	if ((rc = vol_sync(obj)) != 0)
+	if ((rc = vol_sync_as(obj, cred)) != 0)
 		return rc;
 	vol_watch_note_obj(obj, VOL_WATCH_MODIFIED, watch);
 	return 0;
@@ -136,5 +137,5 @@ int vol_ea_set(struct vol_obj *obj, const struct vol_cred *cred, const uint8_t *
 	 * the attribute itself is written with the server's identity */
 	if ((rc = vol_may_set_attr(obj, cred)) != 0)
 		return rc;
-	return vol_xa_set(obj, VOL_EA_ATTR, blob, len, VOL_WATCH_EA);
+	return vol_xa_set(obj, VOL_EA_ATTR, blob, len, VOL_WATCH_EA, cred);
 }

@@ -67,6 +67,9 @@ struct vol_acct {
 	_Atomic uint64_t filesyncs; /* file fsyncs COMMIT issued */
 	_Atomic uint64_t syncs_clean; /* COMMITs and vol_syncs answered with nothing to sync */
 	_Atomic uint64_t logsyncs, logsyncs_done; /* log syncs started, and finished without error */
+	/* changes made with VOL_CRED_DEFER_SYNC without their log sync, and
+	 * how many of them a finished log sync covers (vol_sync.c) */
+	_Atomic uint64_t deferred, deferred_stable;
 	_Atomic uint64_t logstamp; /* the log file's next times (vol_log_force): one value per change */
 	_Atomic uint64_t dirsyncs; /* directory fsyncs issued */
 	_Atomic uint64_t dirsyncs_covered; /* directory fsyncs a new object's own fsync made needless */
@@ -272,6 +275,12 @@ int vol_fsync_obj(struct vol_obj *o);
  * (vol_stats.dirsyncs). 0 or -errno. */
 int vol_obj_stable(struct vol_obj *o, int fd);
 int vol_dir_stable(struct vol_obj *dir);
+/* Whether a change of o (or in the folder o) made with cred leaves its sync
+ * for later: cred has VOL_CRED_DEFER_SYNC and o is on the export's own file
+ * system (what its log sync, or syncfs of its root, covers). Then the
+ * change is counted (vol_stats.deferred) and the caller makes no sync;
+ * else false and the caller syncs as before. */
+bool vol_defer(struct vol_obj *o, const struct vol_cred *cred);
 /* Note that o's data or attributes changed (after the change is made, never
  * before): the next vol_commit / vol_sync of o syncs. Every change of a
  * file the store makes calls it. */
@@ -345,9 +354,11 @@ uint64_t vol_ea_size_at(int dirfd, const char *name);
 /* One opaque blob in the xattr attr (vol_ea.c): get as vol_ea_get; set
  * as vol_ea_set without its checks of the caller's right and of the cap
  * (the caller's): -EBADF, -EROFS in a snapshot, the growth reserved,
- * synced before 0, reported to the watches as watch. */
+ * synced before 0 (vol_sync_as cred: NULL syncs), reported to the watches
+ * as watch. */
 int vol_xa_get(const struct vol_obj *obj, const char *attr, uint8_t *buf, size_t cap, size_t *len);
-int vol_xa_set(struct vol_obj *obj, const char *attr, const uint8_t *blob, size_t len, unsigned watch);
+int vol_xa_set(struct vol_obj *obj, const char *attr, const uint8_t *blob, size_t len, unsigned watch,
+	       const struct vol_cred *cred);
 /* A new name: charge VOL_NAME_COST (0 or -EDQUOT); a name gone: give it back. */
 int vol_name_charge(struct vol_export *e);
 void vol_name_refund(struct vol_export *e);

@@ -282,9 +282,9 @@ out:
 		vol_name_refund(dir->exp);
 		/* an UNCHECKED create cut or changed the file that was there:
 		 * stable before the reply, as a SETATTR's (vol_setattr_stable) */
-		if (rc == 0 && applied)
+		if (rc == 0 && applied && !vol_defer(out, cred))
 			rc = vol_sync(out);
-	} else if (rc == 0 && (rc = vol_obj_stable(out, fd)) == 0) {
+	} else if (rc == 0 && !vol_defer(dir, cred) && (rc = vol_obj_stable(out, fd)) == 0) {
 		rc = vol_dirsync_new(dir);
 	}
 	if (fd >= 0)
@@ -350,6 +350,8 @@ static int vol_make(struct vol_obj *dir, const struct vol_cred *cred, const char
 	vol_unbecome(cred);
 	if (!made)
 		vol_name_refund(dir->exp);
+	else if (rc == 0 && vol_defer(dir, cred))
+		; /* stable at the next vol_commit or log sync */
 	else if (rc == 0 && mk->type == S_IFDIR && (rc = vol_obj_stable(out, -1)) == 0)
 		rc = vol_dirsync_new(dir);
 	else if (rc == 0 && mk->type != S_IFDIR)
@@ -453,7 +455,7 @@ static int vol_unlink_common(struct vol_obj *dir, const struct vol_cred *cred, c
 	vol_unbecome(cred);
 	if (rc == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && dir->exp->store->tier)
 		dir->exp->store->tier->unlinked(dir->exp->store->tier_arg, dir->exp->cfg.fsid, &st);
-	if (rc == 0)
+	if (rc == 0 && !vol_defer(dir, cred))
 		rc = vol_dirsync(dir);
 	if (rc == 0)
 		vol_watch_note(dir, nm, VOL_WATCH_REMOVED, isdir ? VOL_WATCH_DIR_NAME : VOL_WATCH_FILE_NAME);
@@ -539,10 +541,11 @@ int vol_rename_by(struct vol_obj *fdir, const char *fname, size_t flen, struct v
 	vol_unbecome(cred);
 	if (gone && tdir->exp->store->tier)
 		tdir->exp->store->tier->unlinked(tdir->exp->store->tier_arg, tdir->exp->cfg.fsid, &st);
-	if (rc == 0)
+	if (rc == 0 && !vol_defer(tdir, cred)) {
 		rc = vol_dirsync(tdir);
-	if (rc == 0 && fdir->st.st_ino != tdir->st.st_ino)
-		rc = vol_dirsync_also(fdir);
+		if (rc == 0 && fdir->st.st_ino != tdir->st.st_ino)
+			rc = vol_dirsync_also(fdir);
+	}
 	if (rc == 0 && known) {
 		unsigned what = S_ISDIR(src.st_mode) ? VOL_WATCH_DIR_NAME : VOL_WATCH_FILE_NAME;
 		bool same = fdir->st.st_ino == tdir->st.st_ino && fdir->st.st_dev == tdir->st.st_dev;
@@ -598,7 +601,9 @@ int vol_link(struct vol_obj *obj, struct vol_obj *dir, const char *name, size_t 
 	vol_refresh(obj);
 	/* the new name, and the file's link count: where one log holds the
 	 * change whole, the file's sync covers its new name */
-	if (S_ISREG(obj->st.st_mode) && (rc = vol_obj_stable(obj, -1)) == 0)
+	if (vol_defer(dir, cred))
+		rc = 0;
+	else if (S_ISREG(obj->st.st_mode) && (rc = vol_obj_stable(obj, -1)) == 0)
 		rc = vol_dirsync_also(dir);
 	else if (!S_ISREG(obj->st.st_mode))
 		rc = vol_dirsync(dir);
@@ -710,9 +715,11 @@ out:
 	}
 	vol_refresh(obj);
 	/* the file's link count, then the folder whose names changed */
-	rc = S_ISREG(obj->st.st_mode) ? vol_obj_stable(obj, -1) : 0;
-	if (rc == 0)
-		rc = vol_dirsync(dir);
+	if (!vol_defer(dir, cred)) {
+		rc = S_ISREG(obj->st.st_mode) ? vol_obj_stable(obj, -1) : 0;
+		if (rc == 0)
+			rc = vol_dirsync(dir);
+	}
 	if (rc == 0 && had)
 		vol_watch_note(dir, nm, VOL_WATCH_REMOVED, VOL_WATCH_FILE_NAME);
 	if (rc == 0)

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static const struct vol_cred ra_root = { 0, 0, 0, { 0 } };
+static const struct vol_cred ra_root = { 0, 0, 0, { 0 }, 0 };
 
 void vol_store_set_read_ahead(struct vol_store *s, uint64_t node_bytes, uint64_t volume_bytes)
 {

@@ -34,7 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static const struct vol_cred ra_root = { 0, 0, 0, { 0 } };
+static const struct vol_cred ra_root = { 0, 0, 0, { 0 }, 0 };
 
 /* A chunk a worker reads, copied out of its job (which moves on). */
 struct ra_chunk {

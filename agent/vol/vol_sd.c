@@ -27,5 +27,5 @@ int vol_sd_set(struct vol_obj *obj, const uint8_t *blob, size_t len)
 		return -EROFS;
 	if (len > VOL_SD_MAX)
 		return -E2BIG;
-	return vol_xa_set(obj, VOL_SD_ATTR, blob, len, VOL_WATCH_SECURITY);
+	return vol_xa_set(obj, VOL_SD_ATTR, blob, len, VOL_WATCH_SECURITY, NULL);
 }

@@ -7,8 +7,13 @@
  * COMMIT, which also remember what is already stable so that a COMMIT with
  * nothing new makes no fsync. The log sync of namespace and attribute
  * changes, where the file system logs every change in order, takes no turn
- * of ours: the file system's log groups concurrent ones (vol_logsync). See
- * vol.h for the contract. */
+ * of ours: the file system's log groups concurrent ones (vol_logsync).
+ * A change made with VOL_CRED_DEFER_SYNC (SMB on a share that is not
+ * continuously available) skips its log sync and is counted instead
+ * (vol_defer); the next log sync of the volume covers it, and vol_commit
+ * and a FILE_SYNC write force one (without a log: a syncfs) when a
+ * deferred change is not yet covered (vol_sync_deferred). See vol.h for
+ * the contract. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -20,7 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static const struct vol_cred vol_as_root = {0, 0, 0, {0}};
+static const struct vol_cred vol_as_root = {0, 0, 0, {0}, 0};
+static int vol_sync_deferred(struct vol_obj *o);
 
 int vol_fsync_obj(struct vol_obj *o)
 {
@@ -168,6 +174,8 @@ int vol_dirty_synced(struct vol_obj *o, int fd)
 	if (mine && fstat(fd, &st) == 0)
 		tc = st.st_ctim;
 	rc = fsync(fd) == 0 ? 0 : -errno;
+	if (rc == 0)
+		rc = vol_sync_deferred(o); /* a write-through write: the names too */
 	if (rc != 0 || !mine)
 		return rc;
 	pthread_mutex_lock(&d->mu);
@@ -193,10 +201,14 @@ static int vol_file_sync(struct vol_obj *o)
 
 int vol_commit(struct vol_obj *obj, const struct vol_cred *cred)
 {
+	int rc;
+
 	if (!S_ISREG(obj->st.st_mode))
 		return S_ISDIR(obj->st.st_mode) ? -EISDIR : -EINVAL;
 	(void)cred; /* fsync needs no access right */
-	return vol_file_sync(obj);
+	if ((rc = vol_file_sync(obj)) != 0)
+		return rc;
+	return vol_sync_deferred(obj);
 }
 
 /* Whether o's changes of metadata are made stable by the volume's log sync. */
@@ -216,9 +228,47 @@ static bool vol_has_log(const struct vol_obj *o)
 static int vol_logsync(struct vol_obj *o)
 {
 	struct vol_acct *a = o->exp->acct;
+	/* the deferred changes counted before the force: it covers them */
+	uint64_t d = atomic_load_explicit(&a->deferred, memory_order_acquire), was;
+	int rc;
 
 	atomic_fetch_add_explicit(&a->logsyncs, 1, memory_order_relaxed);
-	return vol_log_force(o);
+	if ((rc = vol_log_force(o)) != 0)
+		return rc;
+	was = atomic_load_explicit(&a->deferred_stable, memory_order_relaxed);
+	while (was < d && !atomic_compare_exchange_weak(&a->deferred_stable, &was, d))
+		;
+	return 0;
+}
+
+bool vol_defer(struct vol_obj *o, const struct vol_cred *cred)
+{
+	if (!cred || !(cred->flags & VOL_CRED_DEFER_SYNC) || o->snap || o->st.st_dev != o->exp->dev)
+		return false;
+	atomic_fetch_add_explicit(&o->exp->acct->deferred, 1, memory_order_release);
+	return true;
+}
+
+/* Make the export's deferred changes stable when one counted is not
+ * covered yet: a log sync where the file system has one, else syncfs of
+ * the export's file system (counted in filesyncs, as vol_sync's), which
+ * writes whatever it holds; else nothing. */
+static int vol_sync_deferred(struct vol_obj *o)
+{
+	struct vol_acct *a = o->exp->acct;
+	uint64_t d = atomic_load_explicit(&a->deferred, memory_order_acquire), was;
+
+	if (d == atomic_load_explicit(&a->deferred_stable, memory_order_acquire))
+		return 0;
+	if (o->exp->logfd >= 0)
+		return vol_logsync(o);
+	atomic_fetch_add_explicit(&a->filesyncs, 1, memory_order_relaxed);
+	if (syncfs(o->exp->root_fd) != 0)
+		return -errno;
+	was = atomic_load_explicit(&a->deferred_stable, memory_order_relaxed);
+	while (was < d && !atomic_compare_exchange_weak(&a->deferred_stable, &was, d))
+		;
+	return 0;
 }
 
 int vol_obj_stable(struct vol_obj *o, int fd)
@@ -252,6 +302,11 @@ int vol_sync(struct vol_obj *obj)
 	 * the whole file system is synced, through the export root (rare) */
 	atomic_fetch_add_explicit(&a->filesyncs, 1, memory_order_relaxed);
 	return syncfs(obj->exp->root_fd) == 0 ? 0 : -errno;
+}
+
+int vol_sync_as(struct vol_obj *obj, const struct vol_cred *cred)
+{
+	return vol_defer(obj, cred) ? 0 : vol_sync(obj);
 }
 
 int vol_setattr_stable(struct vol_obj *obj, const struct vol_cred *cred, const struct vol_sattr *sa,

@@ -32,8 +32,10 @@
 # Only the PIDs started here are stopped. PERF=1 / STRACE=1: after the rounds,
 # `perf record -g` of the agent during one get, and `strace -c -f` of one get
 # from each server (syscalls per MiB). PROF_OP=put profiles a signed put of the
-# MIB MiB file instead of a get (the file removed after it); PROF_PROT=encrypt
-# profiles a sealed one instead of a signed one.
+# MIB MiB file instead of a get (the file removed after it); PROF_OP=small the
+# small phase's session (FILES files put and removed; figures per file, the
+# client's syscalls too: its sends are the requests, a compound being one);
+# PROF_PROT=encrypt profiles a sealed one instead of a signed one.
 set -u
 mib=${1:-256} rounds=${2:-3} files=${3:-500}
 BENCH=bench/smb
@@ -86,7 +88,7 @@ smb() {
 	local port user=sb v
 	v=PORT_$1; port=${!v}
 	[ "$1" = smbd ] && user=nobody
-	smbclient "//127.0.0.1/tv" -p "$port" -U "$user%$PASS" -m SMB3 --client-protection="$2" -c "$3" >"$W/out.$1.$$" 2>&1
+	${SMB_WRAP:-} smbclient "//127.0.0.1/tv" -p "$port" -U "$user%$PASS" -m SMB3 --client-protection="$2" -c "$3" >"$W/out.$1.$$" 2>&1
 	local rc=$?
 	cp "$W/out.$1.$$" "$W/out"
 	[ $rc = 0 ] && ! grep -q NT_STATUS "$W/out" || { echo "bench/smb: $1: $3: $(grep -m2 NT_STATUS "$W/out" || tail -2 "$W/out")" >&2; return 1; }
@@ -146,7 +148,9 @@ sample() {
 # prof WHO: the operation profiled (PROF_OP: get, or put; PROF_PROT: sign, or encrypt)
 prof() {
 	local pr=${PROF_PROT:-sign}
-	if [ "${PROF_OP:-get}" = put ]; then
+	if [ "${PROF_OP:-get}" = small ]; then
+		SMB_WRAP="strace -c -f -o $W/strace.client.$1" smb "$1" "$pr" "mkdir p.$1; cd p.$1; prompt; lcd $W/small; mput f*; del f*; cd ..; rmdir p.$1"
+	elif [ "${PROF_OP:-get}" = put ]; then
 		smb "$1" "$pr" "lcd $W; put seq.bin p.$1.bin"; smb "$1" "$pr" "del p.$1.bin"
 	else
 		smb "$1" "$pr" "get seq.bin /dev/null"
@@ -211,7 +215,10 @@ if [ "${STRACE:-0}" = 1 ] && command -v strace >/dev/null; then
 		prof "$who"
 		sleep 0.5
 		kill -INT "$sp"; wait "$sp" 2>/dev/null
-		awk -v m="$mib" -v w="$who" '$1 ~ /^[0-9.]+$/ && NF >= 5 { n += $4; if ($NF ~ /^(read|pread64|preadv|preadv2|pwrite64|pwritev|openat|close|fstat|newfstatat|statx|fsync|fdatasync|sendmsg|sendto|writev|write|recvfrom|recvmsg|epoll_wait|epoll_ctl|sendfile|splice|futex|mmap|munmap|madvise|brk|io_uring_enter|poll|ppoll)$/) printf "  %s %s: %.2f per MiB\n", w, $NF, $4 / m }
-		  END { printf "strace %s: %d syscalls, %.1f per MiB\n", w, n, n / m }' "$W/strace.$who"
+		per=$mib unit=MiB
+		[ "${PROF_OP:-get}" = small ] && per=$files unit=file
+		awk -v m="$per" -v u="$unit" -v w="$who" '$1 ~ /^[0-9.]+$/ && NF >= 5 && $NF != "total" { n += $4; if ($NF ~ /^(read|pread64|preadv|preadv2|pwrite64|pwritev|openat|close|fstat|newfstatat|statx|fsync|fdatasync|sendmsg|sendto|writev|write|recvfrom|recvmsg|epoll_wait|epoll_ctl|sendfile|splice|futex|mmap|munmap|madvise|brk|io_uring_enter|poll|ppoll)$/ || (u == "file" && $4 / m >= 0.2)) printf "  %s %s: %.2f per %s\n", w, $NF, $4 / m, u }
+		  END { printf "strace %s: %d syscalls, %.1f per %s\n", w, n, n / m, u }' "$W/strace.$who"
+		[ -f "$W/strace.client.$who" ] && awk -v m="$per" -v w="$who" '$1 ~ /^[0-9.]+$/ && NF >= 5 && $NF ~ /^(sendmsg|writev|write|sendto)$/ { printf "  smbclient to %s, %s: %.2f per file\n", w, $NF, $4 / m }' "$W/strace.client.$who"
 	done
 fi

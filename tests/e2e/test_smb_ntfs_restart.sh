@@ -8,6 +8,10 @@
 # - a.txt: carol FULL, dave DENIED READ; b.txt: carol FULL, dave READ only;
 #   c.txt: dave's DENY set by carol just before the agent is killed (-9),
 #   so only its acknowledgement says it was kept;
+# - then, last before the kill, carol makes folder kd with 20 files, renames
+#   one and removes another (smbclient sends no FLUSH: the agent answers
+#   each without a sync, VOL_CRED_DEFER_SYNC): after the kill -9 and the
+#   restart every one of those changes is there (the page cache kept them);
 # - after the kill -9 and a restart from the agent's state, then after the
 #   volume fails over to the other agent (its node drained): each file's
 #   descriptor reads back (smbcacls) exactly as before, and the same
@@ -93,8 +97,14 @@ want_m0=$(printf '%s\n' "carol read a.txt granted" "carol read b.txt granted" "c
 expect_eq "before: carol reads all, dave reads b.txt and c.txt, writes none" "$want_m0" "$M0"
 
 # --- kill -9 right after a SET_INFO SECURITY, restart from the state ---------
-ok "carol denies dave c.txt, then the agent is killed at once" set_acl c.txt \
+ok "carol denies dave c.txt" set_acl c.txt \
 	"ACL:S-1-22-1-1001:DENIED/0x0/READ,ACL:S-1-22-1-1000:ALLOWED/0x0/FULL"
+kcmds="mkdir kd; cd kd"
+for i in $(seq 20); do kcmds="$kcmds; put $AQ_TMP/s.txt k$i.txt"; done
+kcmds="$kcmds; rename k1.txt r1.txt; del k2.txt"
+out=$(smbc "$CAROL" "$kcmds")
+ok "carol makes kd/k1..k20.txt, renames k1 to r1, removes k2 (no FLUSH), then the agent is killed at once" \
+	bash -c '! grep -q NT_STATUS <<<"$1"' _ "$out"
 kill -KILL "${PID[$NODE]}"
 wait "${PID[$NODE]}" 2>/dev/null
 want_m=${want_m0/dave read c.txt granted/dave read c.txt denied}
@@ -109,6 +119,12 @@ DESC1=$(descriptors)
 expect_contains "after kill -9: c.txt keeps the DENY set just before" "ACL:S-1-22-1-1001:1/0x0/" \
 	"$(sed -n '/^== c.txt/,/^== /p' <<<"$DESC1")"
 expect_eq "after kill -9: the same accesses granted and denied (c.txt now denied to dave)" "$want_m" "$(matrix)"
+want_k=$(printf '%s\n' r1.txt $(seq 3 20 | sed 's/.*/k&.txt/') | sort)
+expect_eq "after kill -9: kd holds r1.txt and k3..k20.txt, not k1 or k2 (created, renamed, removed without FLUSH)" \
+	"$want_k" "$(smbc "$CAROL" "cd kd; ls" | awk '$1 ~ /\.txt$/ { print $1 }' | sort)"
+rm -f "$AQ_TMP/r1.got"
+smbc "$CAROL" "cd kd; get r1.txt $AQ_TMP/r1.got" >/dev/null
+expect_eq "after kill -9: kd/r1.txt holds what was put" "secret" "$(cat "$AQ_TMP/r1.got" 2>/dev/null)"
 
 # --- failover: docs moves to the other agent on the same shelf ------------------
 aq_req POST "/v1/nodes/$NODE:drain" '{}'

@@ -140,7 +140,7 @@ void aqt_store_put(const struct aqt_store *t, int v, const char *name, size_t le
 
 void aqt_store_read(const struct aqt_store *t, int v, const char *name, uint64_t off, size_t len)
 {
-	static const struct vol_cred root = { 0, 0, 0, { 0 } };
+	static const struct vol_cred root = { 0, 0, 0, { 0 }, 0 };
 	struct vol_export *e = vol_export_by_path(t->store, t->cfg[v].path, strlen(t->cfg[v].path));
 	struct vol_obj dir, f;
 	char *b = malloc(len ? len : 1);

@@ -42,7 +42,7 @@
 #define SETS 300
 
 static struct aqt_store ts;
-static const struct vol_cred root = { 0, 0, 0, { 0 } };
+static const struct vol_cred root = { 0, 0, 0, { 0 }, 0 };
 static struct smb_acl_token alice, bob;
 static uint8_t blob[2][1024];
 static size_t blob_len[2];

@@ -36,7 +36,7 @@ static struct vol_store *S;
 static struct tier *T;
 static struct vol_export_cfg cfg;
 static struct tier_vol_cfg tcfg;
-static const struct vol_cred root = {0, 0, 0, {0}};
+static const struct vol_cred root = {0, 0, 0, {0}, 0};
 
 static void tier_up(void)
 {

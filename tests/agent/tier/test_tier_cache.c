@@ -374,7 +374,7 @@ static int stub_total(int f)
  * checked against the pattern. */
 static int nowait(struct vol_obj *o, uint64_t off, size_t len)
 {
-	static const struct vol_cred root = { 0, 0, 0, { 0 } };
+	static const struct vol_cred root = { 0, 0, 0, { 0 }, 0 };
 	uint8_t *buf = malloc(len);
 	size_t got = 1;
 	bool eof = true;
@@ -414,7 +414,7 @@ static void prefetch_a(int a)
  * (without a GET of its own) and for a snapshot's file. */
 START_TEST(test_nowait_cached)
 {
-	static const struct vol_cred root = { 0, 0, 0, { 0 } };
+	static const struct vol_cred root = { 0, 0, 0, { 0 }, 0 };
 	int a = stub_file("a.bin", 0);
 	struct vol_export *e = vol_export_by_path(S, "/v0", 3);
 	struct vol_obj dir, o, snap;
@@ -477,7 +477,7 @@ static int next_out(unsigned *c)
  * (a random read may come back) counts as used now. */
 START_TEST(test_cache_keeps_unread)
 {
-	static const struct vol_cred root = { 0, 0, 0, { 0 } };
+	static const struct vol_cred root = { 0, 0, 0, { 0 }, 0 };
 	int a = stub_file("a.bin", 0);
 	struct vol_export *e = vol_export_by_path(S, "/v0", 3);
 	struct vol_obj dir, o;
@@ -507,7 +507,7 @@ END_TEST
  * nothing; a streamed read under DEFAULT comes from the cache. */
 START_TEST(test_nowait_policy)
 {
-	static const struct vol_cred root = { 0, 0, 0, { 0 } };
+	static const struct vol_cred root = { 0, 0, 0, { 0 }, 0 };
 	int a = stub_file("a.bin", 0);
 	struct vol_export *e = vol_export_by_path(S, "/v0", 3);
 	struct vol_obj dir, o;
@@ -538,7 +538,7 @@ END_TEST
  * without asking the cache). */
 START_TEST(test_read_cached_declined)
 {
-	static const struct vol_cred root = { 0, 0, 0, { 0 } };
+	static const struct vol_cred root = { 0, 0, 0, { 0 }, 0 };
 	int a = stub_file("a.bin", 0);
 	struct vol_export *e = vol_export_by_path(S, "/v0", 3);
 	struct vol_obj dir, o, snap;

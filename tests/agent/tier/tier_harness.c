@@ -62,7 +62,7 @@ void tiert_tier_up(const char *tmp, unsigned day, struct tiert_clock *clk, const
 
 struct vol_obj tiert_make_file(struct vol_store *S, const char *name, uint64_t size)
 {
-	static const struct vol_cred root = { 0, 0, 0, { 0 } };
+	static const struct vol_cred root = { 0, 0, 0, { 0 }, 0 };
 	const size_t mib = 1024 * 1024;
 	struct vol_export *e = vol_export_by_path(S, "/v0", 3);
 	struct vol_obj r, o;

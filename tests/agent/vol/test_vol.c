@@ -25,7 +25,7 @@
 #include "tests/lib/aqt_store.h"
 
 static struct aqt_store ts; /* tmp folder, cfg[2], store, location key */
-static const struct vol_cred root = {0, 0, 0, {0}};
+static const struct vol_cred root = {0, 0, 0, {0}, 0};
 
 static void setup(void)
 {
@@ -280,7 +280,7 @@ START_TEST(test_protocols)
 {
 	struct vol_export_cfg c[2];
 	struct sockaddr_in a = {.sin_family = AF_INET};
-	struct vol_cred in = {0, 0, 0, {0}}, out;
+	struct vol_cred in = {0, 0, 0, {0}, 0}, out;
 	struct vol_export *e;
 
 	memcpy(c, ts.cfg, sizeof(c));
@@ -304,7 +304,7 @@ START_TEST(test_rules)
 {
 	struct vol_export *e = vol_export_by_path(ts.store, "/v0/", 4);
 	struct sockaddr_in a = {.sin_family = AF_INET};
-	struct vol_cred in = {0, 0, 0, {0}}, out;
+	struct vol_cred in = {0, 0, 0, {0}, 0}, out;
 
 	ck_assert_ptr_nonnull(e);
 	inet_pton(AF_INET, "127.0.0.9", &a.sin_addr);

@@ -31,7 +31,7 @@
 #define K64 65536u
 
 static struct aqt_store ts;
-static const struct vol_cred root = {0, 0, 0, {0}};
+static const struct vol_cred root = {0, 0, 0, {0}, 0};
 /* The btrfs loop file system: made and mounted once by the parent (an
  * unchecked fixture). lp.top[0] == 0: none could be made here. */
 static struct aqt_loop lp;

@@ -21,9 +21,9 @@
 #include "tests/lib/aqt_store.h"
 
 static struct aqt_store ts;
-static const struct vol_cred root = { 0, 0, 0, { 0 } };
-static const struct vol_cred alice = { 1000, 1000, 0, { 0 } };
-static const struct vol_cred bob = { 2000, 2000, 0, { 0 } };
+static const struct vol_cred root = { 0, 0, 0, { 0 }, 0 };
+static const struct vol_cred alice = { 1000, 1000, 0, { 0 }, 0 };
+static const struct vol_cred bob = { 2000, 2000, 0, { 0 }, 0 };
 
 static void setup(void)
 {

@@ -23,7 +23,7 @@
 #define USER 4242
 
 static struct aqt_store ts;
-static const struct vol_cred user = { USER, USER, 0, { 0 } };
+static const struct vol_cred user = { USER, USER, 0, { 0 }, 0 };
 static char path[128];
 
 static void setup(void)

@@ -24,7 +24,7 @@
 #define LEN (256u << 10)
 
 static struct aqt_store ts;
-static const struct vol_cred root = { 0, 0, 0, { 0 } };
+static const struct vol_cred root = { 0, 0, 0, { 0 }, 0 };
 
 /* Pages of path resident in the page cache. */
 static size_t resident(const char *path)

@@ -33,7 +33,7 @@
 #define FRAME (256u << 10)
 
 static struct aqt_store ts;
-static const struct vol_cred root = { 0, 0, 0, { 0 } };
+static const struct vol_cred root = { 0, 0, 0, { 0 }, 0 };
 static char *buf;
 
 /* export 0 and 1 CROSS_FILE_SEQUENTIAL depth 2, export 2 without readAhead;

@@ -30,7 +30,7 @@
 #define BIG (VOL_RA_OPEN_HEAD + (2u << 20))
 
 static struct aqt_store ts;
-static const struct vol_cred root = { 0, 0, 0, { 0 } };
+static const struct vol_cred root = { 0, 0, 0, { 0 }, 0 };
 
 /* export 0 CROSS_FILE_SEQUENTIAL depth 4 (the ramp on, the default),
  * export 1 without readAhead; in each f0001..f0003.bin of FRAME bytes,

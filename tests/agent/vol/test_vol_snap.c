@@ -24,7 +24,7 @@
 static char tmp[64];
 static struct vol_store *S;
 static struct vol_export_cfg cfg[2];
-static const struct vol_cred root = {0, 0, 0, {0}};
+static const struct vol_cred root = {0, 0, 0, {0}, 0};
 static uint8_t loc_key[VOL_KEY_LEN];
 
 static void mark(const char *path, const char *attr, uint64_t fsid)

@@ -30,8 +30,8 @@
 static struct aqt_store ts;
 static struct vol_export *e;
 static struct vol_obj root;
-static const struct vol_cred cred = { 0, 0, 0, { 0 } };
-static const struct vol_cred nobody = { 65534, 65534, 0, { 0 } };
+static const struct vol_cred cred = { 0, 0, 0, { 0 }, 0 };
+static const struct vol_cred nobody = { 65534, 65534, 0, { 0 }, 0 };
 
 static void setup(void)
 {

@@ -28,7 +28,7 @@
 #include "tests/lib/aqt_store.h"
 
 static struct aqt_store ts; /* tmp folder, cfg[1], store, location key */
-static const struct vol_cred root = {0, 0, 0, {0}};
+static const struct vol_cred root = {0, 0, 0, {0}, 0};
 /* The journalled ext4 the "journal" cases export a fresh folder of: made
  * and mounted once by the parent (an unchecked fixture), so a failing test
  * cannot leave it mounted. lp.top[0] == 0: none could be made here. */
