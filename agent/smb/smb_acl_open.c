@@ -116,7 +116,7 @@ static uint32_t smb_acl_parent(const struct smb_open *o, const struct smb_acl_to
 	return smb_acl_granted(sd, t);
 }
 
-static uint32_t smb_acl_store(struct vol_obj *obj, const struct smb_sd *sd)
+static uint32_t smb_acl_store(struct vol_obj *obj, const struct smb_sd *sd, const struct vol_cred *cred)
 {
 	struct ut_buf b;
 	uint32_t st = STATUS_SUCCESS;
@@ -125,7 +125,7 @@ static uint32_t smb_acl_store(struct vol_obj *obj, const struct smb_sd *sd)
 	ut_buf_init(&b, VOL_SD_MAX);
 	if (smb_sd_encode(&b, sd, SMB_ACL_ALL) != AQ_OK || b.err != AQ_OK || b.len > VOL_SD_MAX)
 		st = STATUS_INVALID_PARAMETER;
-	else if ((rc = vol_sd_set(obj, ut_buf_bytes(&b), b.len)) != 0)
+	else if ((rc = vol_sd_set(obj, ut_buf_bytes(&b), b.len, cred)) != 0)
 		st = rc == -EROFS ? STATUS_MEDIA_WRITE_PROTECTED : smb_status_from_errno(rc);
 	ut_buf_cleanup(&b);
 	return st;
@@ -205,7 +205,7 @@ uint32_t smb_acl_made(const struct smb_ctx_req *x, struct smb_open *o, const str
 	} else if (smb_acl_load(&o->parent, parent) != 0 || smb_acl_inherit(parent, dir, &t, sd) == 0) {
 		smb_acl_default(&t, sd); /* the creator's and SYSTEM's, as Windows */
 	}
-	if ((st = smb_acl_store(&o->obj, sd)) != STATUS_SUCCESS)
+	if ((st = smb_acl_store(&o->obj, sd, cred)) != STATUS_SUCCESS)
 		goto out;
 	/* the creator gets what it asked; MAXIMUM_ALLOWED what it is granted */
 	want = o->access;
@@ -255,6 +255,8 @@ out:
 uint32_t smb_acl_set(struct smb_req *r, struct smb_open *o, const struct smb_wire_set_info_req *q)
 {
 	const struct vol_cred *cred = &r->sess->cred;
+	/* stable on FLUSH, as the share's other changes (smb_tree_cred) */
+	struct vol_cred tc = smb_tree_cred(r->tree, cred, o->write_through);
 	struct smb_acl_token t;
 	struct smb_sd *in = NULL, *cur = NULL;
 	uint32_t what = q->additional, st;
@@ -283,7 +285,7 @@ uint32_t smb_acl_set(struct smb_req *r, struct smb_open *o, const struct smb_wir
 	    !smb_acl_token_has(&t, &in->group))
 		goto out;
 	smb_acl_merge(cur, in, what);
-	st = o->obj.snap ? STATUS_MEDIA_WRITE_PROTECTED : smb_acl_store(&o->obj, cur);
+	st = o->obj.snap ? STATUS_MEDIA_WRITE_PROTECTED : smb_acl_store(&o->obj, cur, &tc);
 out:
 	free(in);
 	free(cur);

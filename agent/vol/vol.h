@@ -498,7 +498,9 @@ int vol_ea_set(struct vol_obj *obj, const struct vol_cred *cred, const uint8_t *
 #define VOL_SD_ATTR "trusted.aquifer.sd"
 #define VOL_SD_MAX 65535u /* >= any descriptor agent/smb encodes (SMB_SD_ACE_MAX ACEs: ~10 KB) */
 int vol_sd_get(const struct vol_obj *obj, uint8_t *buf, size_t cap, size_t *len);
-int vol_sd_set(struct vol_obj *obj, const uint8_t *blob, size_t len);
+/* cred: NULL, or the changer's: with VOL_CRED_DEFER_SYNC the sync is left
+ * to the next log sync (vol_sync_as), as vol_ea_set's. */
+int vol_sd_set(struct vol_obj *obj, const uint8_t *blob, size_t len, const struct vol_cred *cred);
 int vol_readlink(struct vol_obj *obj, const struct vol_cred *cred, char *buf, size_t cap, size_t *len);
 int vol_read(struct vol_obj *obj, const struct vol_cred *cred, uint64_t off, void *buf, size_t count,
 	     size_t *got, bool *eof);

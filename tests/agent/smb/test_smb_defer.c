@@ -9,7 +9,9 @@
  *   sync, which covers every deferred change before it (a second FLUSH of
  *   the unchanged file makes neither);
  * - an open made with FILE_WRITE_THROUGH syncs its CREATE as NFS does;
- * - on a CONTINUOUSLY_AVAILABLE share every CREATE and removal syncs.
+ * - on a CONTINUOUSLY_AVAILABLE share every CREATE and removal syncs;
+ * - on an NTFS share the new file's security descriptor is deferred with
+ *   its create: still no sync (and a SET_INFO of the descriptor none).
  * The export is a folder of a journalled ext4 loop mount (aqt_loop_up, as
  * test_vol_sync's), where the store's log sync is used. Where none can be
  * made (not root, no mkfs.ext4) and the suite's own folder has no log, a
@@ -194,6 +196,34 @@ START_TEST(test_ca_share_syncs)
 }
 END_TEST
 
+START_TEST(test_ntfs_share_defers)
+{
+	struct smbt_conn a;
+	uint64_t n, d;
+	uint8_t sd[256];
+	size_t len = 0;
+	struct vol_obj root, f;
+	struct vol_export *e;
+
+	ck_assert_int_eq(chmod(ts.cfg[0].root, 0777), 0); /* as an NTFS root: its descriptor decides */
+	smbt_conn_user(&a, srv, &ts, 1, "alice", "docs");
+	a.t->share.security = API_INTENT_SEC_NTFS;
+	create_remove(&a, "n", 0, &n, &d);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_uint_ge(d, 3); /* the create, its descriptor, the removal */
+	/* the descriptor was stored, only its sync deferred */
+	ck_assert_uint_eq(smbl_close(&a, create(&a, "m", 0, 0)), STATUS_SUCCESS);
+	ck_assert_ptr_nonnull(e = vol_export_at(ts.store, 0));
+	ck_assert_int_eq(vol_root(e, &root), 0);
+	vol_export_unref(e);
+	ck_assert_int_eq(vol_lookup(&root, &(struct vol_cred){ 0 }, "m", 1, &f), 0);
+	ck_assert_int_eq(vol_sd_get(&f, sd, sizeof(sd), &len), 0);
+	ck_assert_uint_gt(len, 20);
+	vol_obj_cleanup(&f);
+	vol_obj_cleanup(&root);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("smb_defer");
@@ -206,6 +236,7 @@ int main(void)
 	tcase_add_test(tc, test_flush_makes_stable);
 	tcase_add_test(tc, test_write_through_syncs);
 	tcase_add_test(tc, test_ca_share_syncs);
+	tcase_add_test(tc, test_ntfs_share_defers);
 	suite_add_tcase(s, tc);
 	return aqt_run(s);
 }

@@ -139,7 +139,7 @@ static void *writer(void *arg)
 	struct racer *w = arg;
 
 	for (int k = 0; k < SETS; k++)
-		if (vol_sd_set(&w->o, blob[w->which], blob_len[w->which]) != 0)
+		if (vol_sd_set(&w->o, blob[w->which], blob_len[w->which], NULL) != 0)
 			w->fails++;
 	return NULL;
 }
@@ -182,7 +182,7 @@ START_TEST(test_race_set)
 	open_f(&rd.o);
 	rd.which = -1;
 	rd.stop = &stop;
-	ck_assert_int_eq(vol_sd_set(&w[0].o, blob[0], blob_len[0]), 0); /* none yet is no blob */
+	ck_assert_int_eq(vol_sd_set(&w[0].o, blob[0], blob_len[0], NULL), 0); /* none yet is no blob */
 	ck_assert_int_eq(pthread_create(&tr, NULL, reader, &rd), 0);
 	for (int round = 0; round < ROUNDS; round++) {
 		uint32_t g;
@@ -211,7 +211,7 @@ START_TEST(test_race_set)
 	ck_assert_uint_eq(rd.bad, 0);
 	ck_assert_uint_gt(rd.reads, 0);
 	/* a set after the race: exactly that one, the other gone */
-	ck_assert_int_eq(vol_sd_set(&w[1].o, blob[1], blob_len[1]), 0);
+	ck_assert_int_eq(vol_sd_set(&w[1].o, blob[1], blob_len[1], NULL), 0);
 	ck_assert_int_eq(vol_sd_get(&w[0].o, buf, sizeof(buf), &n), 0);
 	ck_assert_int_eq(which_blob(buf, n), 1);
 	for (int i = 0; i < 2; i++)

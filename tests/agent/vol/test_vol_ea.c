@@ -153,7 +153,7 @@ START_TEST(test_sd_store)
 	ck_assert_uint_eq(got, 0);
 	ck_assert_int_eq(vol_fsstat(&f, &a), 0);
 	ck_assert_int_eq(vol_store_stats(ts.store, "vol0", &sa), 0);
-	ck_assert_int_eq(vol_sd_set(&f, (const uint8_t *)"descriptor-bytes", 16), 0);
+	ck_assert_int_eq(vol_sd_set(&f, (const uint8_t *)"descriptor-bytes", 16, NULL), 0);
 	ck_assert_int_eq(vol_store_stats(ts.store, "vol0", &sb), 0);
 	ck_assert_uint_gt(sb.filesyncs + sb.logsyncs, sa.filesyncs + sa.logsyncs);
 	ck_assert_int_eq(vol_fsstat(&f, &b), 0);
@@ -162,12 +162,12 @@ START_TEST(test_sd_store)
 	ck_assert_uint_eq(got, 16);
 	ck_assert_mem_eq(buf, "descriptor-bytes", 16);
 	blob_is(&f, "", 0); /* the EA list is another blob */
-	ck_assert_int_eq(vol_sd_set(&f, big, sizeof(big)), -E2BIG);
+	ck_assert_int_eq(vol_sd_set(&f, big, sizeof(big), NULL), -E2BIG);
 	ck_assert_int_eq(vol_fsstat(&f, &c), 0);
 	ck_assert_uint_eq(c.abytes, b.abytes);
 	ck_assert_int_eq(vol_sd_get(&f, buf, sizeof(buf), &got), 0);
 	ck_assert_uint_eq(got, 16);
-	ck_assert_int_eq(vol_sd_set(&f, NULL, 0), 0);
+	ck_assert_int_eq(vol_sd_set(&f, NULL, 0, NULL), 0);
 	ck_assert_int_eq(vol_fsstat(&f, &c), 0);
 	ck_assert_uint_eq(c.abytes, a.abytes);
 	vol_obj_cleanup(&f);

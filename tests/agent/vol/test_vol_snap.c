@@ -125,8 +125,8 @@ START_TEST(test_snapshot_dir_read_only)
 	/* every change is EROFS, before anything is touched */
 	ck_assert_int_eq(vol_write(&f, &root, 0, "new", 3, 2, &committed), -EROFS);
 	ck_assert_int_eq(vol_setattr(&f, &root, &sa), -EROFS);
-	ck_assert_int_eq(vol_sd_set(&f, (const uint8_t *)"sd", 2), -EROFS);
-	ck_assert_int_eq(vol_sd_set(&s1, NULL, 0), -EROFS);
+	ck_assert_int_eq(vol_sd_set(&f, (const uint8_t *)"sd", 2, NULL), -EROFS);
+	ck_assert_int_eq(vol_sd_set(&s1, NULL, 0, NULL), -EROFS);
 	ck_assert_int_eq(vol_create(&s1, &root, "g", 1, false, NULL, NULL, &o), -EROFS);
 	ck_assert_int_eq(vol_mkdir(&sd, &root, "s2", 2, NULL, &o), -EROFS);
 	ck_assert_int_eq(vol_remove(&s1, &root, "f.txt", 5), -EROFS);
