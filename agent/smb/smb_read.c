@@ -1,7 +1,8 @@
 /* smb_read: READs that may block, served off the loop thread (issue 23),
  * and the other requests that wait on the disk: a WRITE that syncs
  * (WRITE_THROUGH, or an open made with FILE_WRITE_THROUGH: its fsync and the
- * tier's work before it), a FLUSH, and the cut of a cold file a CREATE
+ * tier's work before it) or of SMB_WRITE_ASYNC_MIN bytes or more (its copy
+ * into the page cache overlaps the loop's receipt of the next ones), a FLUSH, and the cut of a cold file a CREATE
  * overwrites (the tier's work on its cold chunks: smb_open.c finishes the
  * CREATE on the loop when the job ends, smb_frame_resume_call). Those, and
  * a READ inside a compound,
