@@ -22,10 +22,12 @@
  *   READs are answered meanwhile, then the WRITE, its bytes on the file; a
  *   WRITE without the flag stays on the loop; an open made with
  *   FILE_WRITE_THROUGH makes every WRITE go the same way;
- * - a WRITE of SMB_WRITE_ASYNC_MIN bytes without the flag, received as the
- *   loop receives (smb_dispatch_recv_cap), goes to a worker as well (READs
- *   answered while it stalls), its frame keeping the receive buffer (no
- *   copy), its bytes on the file; one a byte shorter stays on the loop;
+ * - a WRITE of 2 MiB without the flag, received as the loop receives
+ *   (smb_dispatch_recv_cap), goes to a worker as well (READs answered while
+ *   it stalls), its frame keeping the receive buffer (no copy), the worker
+ *   writing it in one store call (one write_begin of all 2 MiB), its bytes
+ *   on the file; one of SMB_WRITE_ASYNC_MIN bytes goes to a worker, one a
+ *   byte shorter stays on the loop;
  * - WRITE_THROUGH + FLUSH + READ in one compound: answered in order as one
  *   frame, the READ seeing the WRITE;
  * - CANCEL of a queued WRITE_THROUGH: CANCELLED, nothing written.
@@ -466,6 +468,8 @@ START_TEST(test_write_through_off_loop)
 }
 END_TEST
 
+#define BIG_LEN (2u * VOL_IO_MAX)
+
 /* A lone WRITE of len bytes of v at off on fid, received as smb_conn_read
  * hands a frame over (the buffer the server's). */
 static void big_write(struct smbt_conn *tc, uint64_t fid, uint64_t off, uint32_t len, uint8_t v, struct cmp *x)
@@ -498,6 +502,7 @@ START_TEST(test_big_write_off_loop)
 	struct cmp x = { 0 };
 	struct ans an;
 	uint64_t fa, fha, fhb, deferred, copies;
+	unsigned writes;
 
 	setup();
 	smbt_stub.stall_ino = smbt_file_make(exp0, "stalled", FILE_LEN);
@@ -509,7 +514,8 @@ START_TEST(test_big_write_off_loop)
 	fhb = open_file(&b, "hot");
 	deferred = srv->reads_deferred;
 	copies = srv->park_copies;
-	big_write(&a, fa, 0, SMB_WRITE_ASYNC_MIN, 0xC3, &x);
+	writes = smbt_stub_get(&smbt_stub.writes);
+	big_write(&a, fa, 0, BIG_LEN, 0xC3, &x);
 	smbt_stub_wait_inside(1); /* a worker holds it */
 	ck_assert_int_eq(ans_wait(&a, &an, 0.2), 0);
 	lone_read_ok(&a, fha, "hot", 0);
@@ -518,14 +524,23 @@ START_TEST(test_big_write_off_loop)
 	ck_assert_int_eq(ans_wait(&a, &an, 5.0), 1);
 	ck_assert_uint_eq(an.count, 1);
 	ans_check(&an, &x, 0, STATUS_SUCCESS);
-	ck_assert_uint_eq(smb_wire_get_u32(an.m[0].body + 4), SMB_WRITE_ASYNC_MIN);
+	ck_assert_uint_eq(smb_wire_get_u32(an.m[0].body + 4), BIG_LEN);
 	ck_assert_uint_eq(srv->reads_deferred, deferred + 1);
 	ck_assert_uint_eq(srv->park_copies, copies); /* parked in its receive buffer */
+	ck_assert_uint_eq(smbt_stub_get(&smbt_stub.writes), writes + 1); /* one store write of it all */
+	ck_assert_uint_eq(smbt_stub.write_len_max, BIG_LEN);
 	bytes_are(&a, fa, 0, 0xC3, NULL);
-	bytes_are(&a, fa, SMB_WRITE_ASYNC_MIN - WLEN, 0xC3, NULL);
-	/* a byte shorter: on the loop */
+	bytes_are(&a, fa, BIG_LEN - WLEN, 0xC3, NULL);
+	/* SMB_WRITE_ASYNC_MIN bytes: a worker's too */
 	deferred = srv->reads_deferred;
 	smbt_stub.stall_ino = 0;
+	big_write(&a, fa, 0, SMB_WRITE_ASYNC_MIN, 0x5A, &x);
+	ck_assert_int_eq(ans_wait(&a, &an, 5.0), 1);
+	ans_check(&an, &x, 0, STATUS_SUCCESS);
+	ck_assert_uint_eq(srv->reads_deferred, deferred + 1);
+	bytes_are(&a, fa, SMB_WRITE_ASYNC_MIN - WLEN, 0x5A, NULL);
+	/* a byte shorter: on the loop */
+	deferred = srv->reads_deferred;
 	big_write(&a, fa, 0, SMB_WRITE_ASYNC_MIN - 1, 0x3C, &x);
 	ck_assert_int_eq(ans_wait(&a, &an, 2.0), 1);
 	ans_check(&an, &x, 0, STATUS_SUCCESS);
