@@ -115,6 +115,7 @@
 #define SMB_SRV_OUT_TAKE (64u << 10)  /* a reply's rest this long is queued in its own buffer, not copied */
 #define SMB_SRV_IN_KEEP (64u << 10)   /* a served frame's buffer this big is the next frame's room */
 #define SMB_SRV_SEAL_MAX (SMB_WIRE_FRAME_MAX + SMB2_TRANSFORM_LEN) /* an encrypted reply: transform and frame */
+#define SMB_SRV_SEAL_SPARES 3u /* more rooms of sent encrypted replies a connection keeps (pipelined READs) */
 #define SMB_READ_WORKERS 8u        /* threads serving READs that may block (smb_read.c) */
 #define SMB_READ_PER_FILE 2u       /* of them on one file at once */
 #define SMB_WRITE_ASYNC_MIN (256u << 10) /* a WRITE of this many bytes or more goes to them too */
@@ -323,6 +324,7 @@ struct smb_conn {
 	/* the room an encrypted reply is sealed into (smb_dispatch_send_encrypted),
 	 * kept as rsp is; a queued one taken comes back once written */
 	struct ut_buf seal;
+	struct ut_buf seal_spare[SMB_SRV_SEAL_SPARES]; /* more of them, sent: a new seal's room before a new buffer */
 	/* protocol */
 	bool negotiated;
 	uint16_t dialect;
