@@ -180,7 +180,9 @@ int smb_dispatch_recv(struct smb_conn *c, uint8_t *frame, size_t len)
 int smb_dispatch_recv_cap(struct smb_conn *c, uint8_t *frame, size_t len, size_t cap)
 {
 	struct smb_sess *enc;
-	uint8_t *msg = frame;
+	uint8_t *msg = frame, *prev;
+	size_t prev_cap;
+	bool taken;
 
 	if (smb_dispatch_unseal(c, frame, len, &enc) != 0) {
 		free(frame);
@@ -202,8 +204,17 @@ int smb_dispatch_recv_cap(struct smb_conn *c, uint8_t *frame, size_t len, size_t
 		c->is_parked = true;
 		return QOS_PARKED;
 	}
-	smb_dispatch_serve(c, msg, len, NULL, enc); /* a frame that parks keeps its own copy */
-	smb_conn_in_keep(c, frame, cap);
+	/* a frame that parks takes the buffer itself (c->in_lent goes NULL) */
+	prev = c->in_lent;
+	prev_cap = c->in_lent_cap;
+	c->in_lent = frame;
+	c->in_lent_cap = cap;
+	smb_dispatch_serve(c, msg, len, NULL, enc);
+	taken = c->in_lent != frame;
+	c->in_lent = prev;
+	c->in_lent_cap = prev_cap;
+	if (!taken)
+		smb_conn_in_keep(c, frame, cap);
 	return QOS_ADMIT;
 }
 

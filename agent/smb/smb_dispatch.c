@@ -300,6 +300,11 @@ void smb_dispatch_send_encrypted(struct smb_conn *c, struct smb_sess *s, const s
 
 	/* the connection's kept room (smb_conn_send_buf may take it into the
 	 * queue: the next reply then starts a new one) */
+	for (unsigned i = 0; !fb->p && i < SMB_SRV_SEAL_SPARES; i++)
+		if (c->seal_spare[i].p) { /* a sent one's room (conn_seg_free) */
+			*fb = c->seal_spare[i];
+			c->seal_spare[i] = (struct ut_buf){ 0 };
+		}
 	if (fb->p)
 		ut_buf_reset(fb);
 	else

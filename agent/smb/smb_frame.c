@@ -11,8 +11,10 @@
  * frame parks. smb_frame_park_ready (from smb_open_read, before the job is
  * queued) checks the caps (SMB_FRAME_PARK_PER_CONN parked frames a
  * connection, SMB_FRAME_PARK_MAX the node; past them the READ is read on
- * the loop as before) and makes the frame's bytes the frame's own (a
- * copy, unless they were decrypted into its own buffer). The frame then
+ * the loop as before) and makes the frame's bytes the frame's own: the
+ * buffer they were received (and decrypted in place) into, which the frame
+ * takes from the connection (c->in_lent, smb_dispatch_recv_cap), else a
+ * copy, unless they were decrypted into its own buffer. The frame then
  * keeps what its answer needs: the answers so far, who signs each, the
  * chain's FileId, session and tree, and the parked READ's request. The
  * loop goes on serving other connections and this connection's later
@@ -46,6 +48,8 @@ struct smb_frame {
 	struct smb_srv *srv;          /* c's: the frame may outlive c (smb_frame_free) */
 	const uint8_t *base;          /* the frame's bytes: the caller's, or own */
 	uint8_t *own;                 /* bytes the frame owns (decrypted, or copied to park) */
+	uint8_t *lent;                /* or the receive buffer base lies in, taken to park (c->in_lent) */
+	size_t lent_cap;
 	size_t len;
 	struct smb_wire_chain ch;
 	int rc;                       /* smb_wire_chain_next's last */
@@ -256,6 +260,10 @@ out:
 		c->rsp = f->out; /* kept for the next reply */
 		f->out = (struct ut_buf){ 0 };
 	}
+	if (f->lent) { /* the receive buffer it took: the next big frame's room */
+		smb_conn_in_keep(c, f->lent, f->lent_cap);
+		f->lent = NULL;
+	}
 	smb_frame_free(f);
 }
 
@@ -301,13 +309,24 @@ bool smb_frame_park_ready(struct smb_req *r)
 			 f->c->peer, f->c->nframes, f->c->srv->nframes);
 		return false;
 	}
-	if (f->own) {
+	if (f->own || f->lent) {
+		r->park = true;
+		return true;
+	}
+	if (f->c->in_lent && f->base >= f->c->in_lent && f->base + f->len <= f->c->in_lent + f->c->in_lent_cap) {
+		/* the bytes are in the buffer they were received into: the
+		 * frame takes it, no copy (the connection receives the next
+		 * frame into another) */
+		f->lent = f->c->in_lent;
+		f->lent_cap = f->c->in_lent_cap;
+		f->c->in_lent = NULL;
 		r->park = true;
 		return true;
 	}
 	if (!(own = malloc(f->len)))
 		return false;
 	memcpy(own, f->base, f->len);
+	f->srv->park_copies++;
 	/* the cursor and the READ's message now point into the copy */
 	r->m.p = own + (r->m.p - f->base);
 	r->m.body = own + (r->m.body - f->base);
@@ -393,5 +412,6 @@ void smb_frame_free(struct smb_frame *f)
 		f->srv->nframes--;
 	ut_buf_cleanup(&f->out);
 	free(f->own);
+	free(f->lent);
 	free(f);
 }

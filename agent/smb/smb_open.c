@@ -763,10 +763,14 @@ uint32_t smb_open_write(struct smb_req *r)
 	/* WRITE_THROUGH (flag 1), or an open made with FILE_WRITE_THROUGH,
 	 * asks for stable data: its fsync waits on the disk, so a worker
 	 * makes it (smb_read.c) while the frame waits, unless the caps are
-	 * reached */
+	 * reached. A big write goes to a worker too: its copy into the page
+	 * cache (and the tier's work, the store's waits) then runs while the
+	 * loop receives and checks the next frames (the frame keeps its
+	 * receive buffer: no copy) */
 	stable = (q.flags & SMB2_WRITEFLAG_WRITE_THROUGH) || o->write_through;
-	if (stable && q.data_len && smb_frame_park_ready(r) && smb_wire_write_req_decode(&r->m, &q) == AQ_OK &&
-	    smb_read_queue_write(r, o, &q, true) == STATUS_PENDING)
+	if ((stable || q.data_len >= SMB_WRITE_ASYNC_MIN) && q.data_len && smb_frame_park_ready(r) &&
+	    smb_wire_write_req_decode(&r->m, &q) == AQ_OK &&
+	    smb_read_queue_write(r, o, &q, stable) == STATUS_PENDING)
 		return STATUS_PENDING;
 	while (done < q.data_len) {
 		size_t n = q.data_len - done < VOL_IO_MAX ? q.data_len - done : VOL_IO_MAX;

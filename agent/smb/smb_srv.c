@@ -216,6 +216,8 @@ void smb_conn_free(struct smb_conn *c)
 	}
 	ut_buf_cleanup(&c->rsp);
 	ut_buf_cleanup(&c->seal);
+	for (i = 0; i < SMB_SRV_SEAL_SPARES; i++)
+		ut_buf_cleanup(&c->seal_spare[i]);
 	free(c);
 }
 
@@ -233,9 +235,20 @@ static void conn_seg_free(struct smb_conn *c, struct smb_out_seg *g)
 	if (!c->freeing && !c->closing && !c->rsp.p && g->b.p && g->b.max == SMB_WIRE_FRAME_MAX) {
 		ut_buf_reset(&g->b);
 		c->rsp = g->b;
-	} else if (!c->freeing && !c->closing && !c->seal.p && g->b.p && g->b.max == SMB_SRV_SEAL_MAX) {
+	} else if (!c->freeing && !c->closing && g->b.p && g->b.max == SMB_SRV_SEAL_MAX) {
+		/* an encrypted reply's: the next one's room, or a spare (with
+		 * pipelined READs several are queued at once: each freed one
+		 * would be a new buffer's page faults for the next) */
+		struct ut_buf *to = c->seal.p ? NULL : &c->seal;
+
+		for (unsigned i = 0; !to && i < SMB_SRV_SEAL_SPARES; i++)
+			if (!c->seal_spare[i].p)
+				to = &c->seal_spare[i];
 		ut_buf_reset(&g->b);
-		c->seal = g->b; /* an encrypted reply's: the next one's room */
+		if (to)
+			*to = g->b;
+		else
+			ut_buf_cleanup(&g->b);
 	} else {
 		ut_buf_cleanup(&g->b);
 	}
@@ -579,6 +592,8 @@ static void smb_srv_sweep(struct smb_srv *srv)
 		if (now - c->last >= SMB_SRV_RSP_IDLE_S) { /* idle: give the rooms of big replies back */
 			ut_buf_cleanup(&c->rsp);
 			ut_buf_cleanup(&c->seal);
+			for (unsigned i = 0; i < SMB_SRV_SEAL_SPARES; i++)
+				ut_buf_cleanup(&c->seal_spare[i]);
 			free(c->in_room);
 			c->in_room = NULL;
 			if (c->out_len == c->out_off && c->out_cap > (1u << 20)) {

@@ -116,8 +116,10 @@
 #define SMB_SRV_OUT_TAKE (64u << 10)  /* a reply's rest this long is queued in its own buffer, not copied */
 #define SMB_SRV_IN_KEEP (64u << 10)   /* a served frame's buffer this big is the next frame's room */
 #define SMB_SRV_SEAL_MAX (SMB_WIRE_FRAME_MAX + SMB2_TRANSFORM_LEN) /* an encrypted reply: transform and frame */
+#define SMB_SRV_SEAL_SPARES 3u /* more rooms of sent encrypted replies a connection keeps (pipelined READs) */
 #define SMB_READ_WORKERS 8u        /* threads serving READs that may block (smb_read.c) */
 #define SMB_READ_PER_FILE 2u       /* of them on one file at once */
+#define SMB_WRITE_ASYNC_MIN (256u << 10) /* a WRITE of this many bytes or more goes to them too */
 #define SMB_READ_QUEUE_MAX 1024u   /* READ jobs on the node; past it a READ is served on the loop */
 #define SMB_READ_FILE_MAX 64u      /* and of one file */
 #define SMB_READ_TICK_MS 100      /* the loop's turn while READ jobs are out */
@@ -292,6 +294,8 @@ struct smb_conn {
 	size_t frame_cap;            /* frame's allocation (in_room's, when it was taken) */
 	uint8_t *in_room;            /* a served big frame's buffer, the next's room (smb_conn_in_keep) */
 	size_t in_cap;
+	uint8_t *in_lent;            /* the frame being served's receive buffer, while it is served: */
+	size_t in_lent_cap;          /* a request that parks takes it instead of a copy (smb_frame_park_ready) */
 	/* a frame waiting for QoS admission */
 	uint8_t *parked;             /* plain: a sealed frame is parked decrypted */
 	size_t parked_len;
@@ -322,6 +326,7 @@ struct smb_conn {
 	/* the room an encrypted reply is sealed into (smb_dispatch_send_encrypted),
 	 * kept as rsp is; a queued one taken comes back once written */
 	struct ut_buf seal;
+	struct ut_buf seal_spare[SMB_SRV_SEAL_SPARES]; /* more of them, sent: a new seal's room before a new buffer */
 	/* protocol */
 	bool negotiated;
 	uint16_t dialect;
@@ -385,6 +390,7 @@ struct smb_srv {
 	uint64_t reads_inline;       /* READs that may block served on the loop: its caps were reached */
 	uint64_t reads_ended;        /* jobs answered or dropped (loop thread) */
 	unsigned nframes;            /* compounds parked for a READ (smb_frame.c, loop thread) */
+	uint64_t park_copies;        /* of them whose bytes were copied to park (not their receive buffer) */
 	/* the caps on opens (atomic: smb_srv_set_open_limits from any thread) */
 	unsigned sess_opens_max, opens_max;
 	unsigned nopens;             /* opens alive: sessions', kept durable ones, released ones a READ holds (loop thread) */

@@ -62,7 +62,12 @@ static int stub_write_begin(void *arg, uint64_t fsid, int fd, const struct stat 
 {
 	unsigned none = 0;
 
-	(void)arg, (void)fsid, (void)fd, (void)off, (void)len;
+	(void)arg, (void)fsid, (void)fd, (void)off;
+	pthread_mutex_lock(&smbt_stub.mu);
+	smbt_stub.writes++;
+	if (len > smbt_stub.write_len_max)
+		smbt_stub.write_len_max = len;
+	pthread_mutex_unlock(&smbt_stub.mu);
 	stub_hold(st->st_ino, &none);
 	return 0;
 }
@@ -96,7 +101,8 @@ void smbt_stub_reset(void)
 	smbt_stub.cold_ino[0] = smbt_stub.cold_ino[1] = smbt_stub.stall_ino = 0;
 	smbt_stub.go = false;
 	smbt_stub.inside = smbt_stub.max_inside = smbt_stub.ended = 0;
-	smbt_stub.cold_reads = smbt_stub.truncs = 0;
+	smbt_stub.cold_reads = smbt_stub.truncs = smbt_stub.writes = 0;
+	smbt_stub.write_len_max = 0;
 	pthread_mutex_unlock(&smbt_stub.mu);
 }
 

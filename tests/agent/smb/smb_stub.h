@@ -31,6 +31,8 @@ struct smbt_stub {
 	unsigned inside, max_inside, ended; /* threads held now, at most, released */
 	unsigned cold_reads;                /* reads of a cold file asked of the stub */
 	unsigned truncs;                    /* truncates of a cold file asked of the stub */
+	unsigned writes;                    /* write_begin calls (a store write each) */
+	size_t write_len_max;               /* the longest range one of them named */
 };
 
 extern struct smbt_stub smbt_stub;

@@ -22,6 +22,12 @@
  *   READs are answered meanwhile, then the WRITE, its bytes on the file; a
  *   WRITE without the flag stays on the loop; an open made with
  *   FILE_WRITE_THROUGH makes every WRITE go the same way;
+ * - a WRITE of 2 MiB without the flag, received as the loop receives
+ *   (smb_dispatch_recv_cap), goes to a worker as well (READs answered while
+ *   it stalls), its frame keeping the receive buffer (no copy), the worker
+ *   writing it in one store call (one write_begin of all 2 MiB), its bytes
+ *   on the file; one of SMB_WRITE_ASYNC_MIN bytes goes to a worker, one a
+ *   byte shorter stays on the loop;
  * - WRITE_THROUGH + FLUSH + READ in one compound: answered in order as one
  *   frame, the READ seeing the WRITE;
  * - CANCEL of a queued WRITE_THROUGH: CANCELLED, nothing written.
@@ -462,6 +468,89 @@ START_TEST(test_write_through_off_loop)
 }
 END_TEST
 
+#define BIG_LEN (2u * VOL_IO_MAX)
+
+/* A lone WRITE of len bytes of v at off on fid, received as smb_conn_read
+ * hands a frame over (the buffer the server's). */
+static void big_write(struct smbt_conn *tc, uint64_t fid, uint64_t off, uint32_t len, uint8_t v, struct cmp *x)
+{
+	size_t cap = SMB2_HDR_LEN + 48 + (size_t)len + 64, n = 48 + (size_t)len;
+	uint8_t *body = malloc(n), *frame = malloc(cap);
+	const uint8_t *b[1] = { body };
+
+	ck_assert_ptr_nonnull(body);
+	ck_assert_ptr_nonnull(frame);
+	memset(body, 0, 48);
+	smbt_put16(body, 49);
+	smbt_put16(body + 2, SMB2_HDR_LEN + 48); /* DataOffset */
+	smbt_put32(body + 4, len);
+	smbt_put64(body + 8, off);
+	smbt_put64(body + 16, fid);
+	smbt_put64(body + 24, fid);
+	memset(body + 48, v, len);
+	x->count = 0;
+	cmp_add(x, tc, SMB2_WRITE, 0);
+	x->h[0].credit_charge = (uint16_t)((len + 65535u) / 65536u);
+	smb_dispatch_recv_cap(tc->c, frame, smbt_chain_build(tc, x->h, b, &n, 1, frame, cap), cap);
+	smb_conn_kick(tc->c);
+	free(body);
+}
+
+START_TEST(test_big_write_off_loop)
+{
+	struct smbt_conn a, b;
+	struct cmp x = { 0 };
+	struct ans an;
+	uint64_t fa, fha, fhb, deferred, copies;
+	unsigned writes;
+
+	setup();
+	smbt_stub.stall_ino = smbt_file_make(exp0, "stalled", FILE_LEN);
+	smbt_file_make(exp0, "hot", FILE_LEN);
+	smbt_conn_export(&a, srv, &ts, 1, 0);
+	smbt_conn_export(&b, srv, &ts, 2, 0);
+	fa = open_file(&a, "stalled");
+	fha = open_file(&a, "hot");
+	fhb = open_file(&b, "hot");
+	deferred = srv->reads_deferred;
+	copies = srv->park_copies;
+	writes = smbt_stub_get(&smbt_stub.writes);
+	big_write(&a, fa, 0, BIG_LEN, 0xC3, &x);
+	smbt_stub_wait_inside(1); /* a worker holds it */
+	ck_assert_int_eq(ans_wait(&a, &an, 0.2), 0);
+	lone_read_ok(&a, fha, "hot", 0);
+	lone_read_ok(&b, fhb, "hot", 4096);
+	smbt_stub_release();
+	ck_assert_int_eq(ans_wait(&a, &an, 5.0), 1);
+	ck_assert_uint_eq(an.count, 1);
+	ans_check(&an, &x, 0, STATUS_SUCCESS);
+	ck_assert_uint_eq(smb_wire_get_u32(an.m[0].body + 4), BIG_LEN);
+	ck_assert_uint_eq(srv->reads_deferred, deferred + 1);
+	ck_assert_uint_eq(srv->park_copies, copies); /* parked in its receive buffer */
+	ck_assert_uint_eq(smbt_stub_get(&smbt_stub.writes), writes + 1); /* one store write of it all */
+	ck_assert_uint_eq(smbt_stub.write_len_max, BIG_LEN);
+	bytes_are(&a, fa, 0, 0xC3, NULL);
+	bytes_are(&a, fa, BIG_LEN - WLEN, 0xC3, NULL);
+	/* SMB_WRITE_ASYNC_MIN bytes: a worker's too */
+	deferred = srv->reads_deferred;
+	smbt_stub.stall_ino = 0;
+	big_write(&a, fa, 0, SMB_WRITE_ASYNC_MIN, 0x5A, &x);
+	ck_assert_int_eq(ans_wait(&a, &an, 5.0), 1);
+	ans_check(&an, &x, 0, STATUS_SUCCESS);
+	ck_assert_uint_eq(srv->reads_deferred, deferred + 1);
+	bytes_are(&a, fa, SMB_WRITE_ASYNC_MIN - WLEN, 0x5A, NULL);
+	/* a byte shorter: on the loop */
+	deferred = srv->reads_deferred;
+	big_write(&a, fa, 0, SMB_WRITE_ASYNC_MIN - 1, 0x3C, &x);
+	ck_assert_int_eq(ans_wait(&a, &an, 2.0), 1);
+	ans_check(&an, &x, 0, STATUS_SUCCESS);
+	ck_assert_uint_eq(srv->reads_deferred, deferred);
+	bytes_are(&a, fa, SMB_WRITE_ASYNC_MIN - 1 - WLEN, 0x3C, NULL);
+	ck_assert_uint_eq(srv->nframes, 0);
+	teardown();
+}
+END_TEST
+
 START_TEST(test_create_write_through_option)
 {
 	struct smbt_conn a;
@@ -568,6 +657,7 @@ int main(void)
 	tcase_add_test(tc, test_cancel_queued_compound_read);
 	tcase_add_test(tc, test_conn_dropped_with_parked_compound);
 	tcase_add_test(tc, test_write_through_off_loop);
+	tcase_add_test(tc, test_big_write_off_loop);
 	tcase_add_test(tc, test_create_write_through_option);
 	tcase_add_test(tc, test_compound_write_flush_read);
 	tcase_add_test(tc, test_cancel_queued_write);

@@ -5,7 +5,8 @@
  * the rest queued; a reply sent while an earlier one is still queued goes
  * after it; a reply sent when the queue can be written out first goes
  * from the caller's buffer; a big reply queued behind a full socket keeps
- * its own buffer (smb_conn_send_buf); the peer reads every frame whole and
+ * its own buffer (smb_conn_send_buf); several encrypted replies' rooms
+ * queued at once are all kept once written (c->seal, c->seal_spare); the peer reads every frame whole and
  * in order. The receive side (smb_conn_read): a big frame's buffer, once
  * served, is the next frame's room (no fresh allocation per 1 MiB WRITE);
  * a frame bigger than the room gets its own, the room kept. */
@@ -241,6 +242,40 @@ START_TEST(test_taken_not_copied)
 }
 END_TEST
 
+/* three encrypted replies' rooms (SMB_SRV_SEAL_MAX) and more queued at
+ * once behind a full socket, as pipelined sealed READs are: once written,
+ * c->seal and every spare keep one, not freed, so the next sealed replies
+ * write into pages they have; those beyond the spares are freed */
+START_TEST(test_seal_rooms_kept)
+{
+	size_t na = 256u << 10, fill = fill_socket();
+	uint8_t *a[SMB_SRV_SEAL_SPARES + 2];
+	unsigned n = SMB_SRV_SEAL_SPARES + 2, kept = 0;
+
+	ut_buf_cleanup(&tc.c->seal);
+	for (unsigned i = 0; i < n; i++) {
+		struct ut_buf ob;
+
+		a[i] = pattern(na, 20 + i);
+		ut_buf_init(&ob, SMB_SRV_SEAL_MAX);
+		ck_assert_int_eq(ut_buf_add(&ob, a[i], na), AQ_OK);
+		smb_conn_send_buf(tc.c, &ob);
+		ck_assert_ptr_null(ob.p); /* taken into the queue */
+	}
+	drain_fill(fill);
+	for (unsigned i = 0; i < n; i++) {
+		expect_frame(a[i], na);
+		free(a[i]);
+	}
+	ck_assert_ptr_null(tc.c->segs);
+	ck_assert_ptr_nonnull(tc.c->seal.p);
+	ck_assert_uint_eq(tc.c->seal.len, 0);
+	for (unsigned i = 0; i < SMB_SRV_SEAL_SPARES; i++)
+		kept += tc.c->seal_spare[i].p != NULL;
+	ck_assert_uint_eq(kept, SMB_SRV_SEAL_SPARES);
+}
+END_TEST
+
 /* a small reply in a buffer: what the socket leaves of it is copied as
  * before (the buffer stays the caller's) */
 START_TEST(test_small_buf_copied)
@@ -361,6 +396,7 @@ static Suite *send_suite(void)
 	tcase_add_test(tc_core, test_full_socket);
 	tcase_add_test(tc_core, test_queued_then_direct);
 	tcase_add_test(tc_core, test_taken_not_copied);
+	tcase_add_test(tc_core, test_seal_rooms_kept);
 	tcase_add_test(tc_core, test_small_buf_copied);
 	tcase_add_test(tc_core, test_frame_room_kept);
 	suite_add_tcase(s, tc_core);
