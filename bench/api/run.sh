@@ -470,11 +470,12 @@ PostgreSQL the same server aquiferd uses, synchronous_commit on) and then volume
 at $CREATE_CONNS connections. A create is acknowledged (200) only after its transaction (checks,
 volume, operation, placement) is durable: on SQLite by group commit (db/db.c: WAL with
 synchronous=NORMAL, one fsync of the WAL shared by every commit written before it), on PostgreSQL
-by the WAL flush at COMMIT; on both, the creates that queue while another write holds the
+the same way (db/db_pg.c: aquiferd's sessions commit with synchronous_commit off, then one WAL
+flush, pg_sync, is shared by every commit written before it); on both, the creates that queue while another write holds the
 process's writer mutex share one transaction and its commit (db_group_run, api lane). PostgreSQL: ${PG_DESC:-not run}. "db layer" is aquiferd's db.h
 without the API: $LAYER_THREADS threads, each its own connection, committing one volume-sized
 document per transaction (db_begin/db_put/db_commit; \`aq-commit-rate --via-db $LAYER_THREADS\`): with
-group commit on SQLite its commits share fsyncs; the single-connection figure is also the ceiling
+group commit its commits share fsyncs (WAL flushes on PostgreSQL); the single-connection figure is also the ceiling
 of aquiferd before group commit (one fsync per commit under the writer mutex).
 
 | engine | creates/s | p50 ms | p99 ms | failed (all runs: HTTP errors, timeouts, operations failed at once) | volumes in pool after | engine commits/s (1 row, 1 connection) | its p50 ms | its p99 ms | creates / engine commits | db layer commits/s ($LAYER_THREADS threads) | its p50 ms |
