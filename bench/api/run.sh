@@ -506,11 +506,13 @@ figures move by 2x between runs; read the per-run values with the medians.
   What is left grows with the location outside the lock: each reconciler pass rebuilds and
   pushes the node's whole intent (O(volumes on the node), JSON both ways), and each status
   report (every 2 s) names every volume of the node.
-- **PostgreSQL**: each statement is a round trip (a create runs 15, BEGIN and COMMIT included:
-  tests/server/test_srv_volume), and the writer mutex (db.c) lets one transaction of a process
-  run at a time; the creates that queue meanwhile share the next transaction and its one WAL
-  flush (db_group_run, api lane), but their statements still run one after the other, each
-  waiting for the server, which on 2 loaded CPUs costs far more than the flush.
+- **PostgreSQL**: a create's own statements take 5 round trips (tests/server/test_srv_volume on
+  PostgreSQL: BEGIN and COMMIT shared by a group of creates, its reads in one pipeline, its
+  inserts in one), and the writer mutex (db.c) lets one transaction of a process run at a time;
+  its COMMIT no longer waits for the WAL flush (synchronous_commit off): one flush after it
+  (pg_sync) serves every commit written before, as SQLite's group fsync. The statements the
+  reconciler's intent rebuilds and the agents' status reports give PostgreSQL, about a hundred
+  per create at this fill, cost far more on 2 loaded CPUs than the create's own.
 
 ## Where a create's time goes (perf record --call-graph dwarf -p aquiferd, one extra create run per engine)
 
