@@ -80,8 +80,10 @@ static struct {
  * (db_epoch_bump), makes the durability of every commit written before it
  * unknown: on PostgreSQL a commit is written asynchronously and a server
  * that crashed meanwhile lost it, while a later flush on the restarted
- * server says nothing of it. Each commit notes the epoch it was written in
- * and is acknowledged only if none of these happened before its sync. */
+ * server says nothing of it. Each commit notes the epoch before its first
+ * statement (db_epoch_note: a bump between its COMMIT and the note would
+ * go unseen) and is acknowledged only if none of these happened before
+ * its sync. */
 static uint64_t db_epoch;
 
 void db_epoch_bump(void)
@@ -89,10 +91,14 @@ void db_epoch_bump(void)
 	__atomic_add_fetch(&db_epoch, 1, __ATOMIC_SEQ_CST);
 }
 
+static void db_epoch_note(struct db *db)
+{
+	db->commit_epoch = __atomic_load_n(&db_epoch, __ATOMIC_SEQ_CST);
+}
+
 /* A commit was written (writer mutex held): its number, for db_durable. */
 static uint64_t db_committed(struct db *db)
 {
-	db->commit_epoch = __atomic_load_n(&db_epoch, __ATOMIC_SEQ_CST);
 	db->commit_seq = __atomic_add_fetch(&db_gc.committed, 1, __ATOMIC_SEQ_CST);
 	return db->commit_seq;
 }
@@ -297,10 +303,12 @@ int db_begin(struct db *db)
 
 	pthread_mutex_lock(&db_writer);
 	rc = db->ops->begin(db);
-	if (rc == AQ_OK)
+	if (rc == AQ_OK) {
 		db->in_tx = true;
-	else
+		db_epoch_note(db); /* after a reconnect the begin made */
+	} else {
 		pthread_mutex_unlock(&db_writer);
+	}
 	return rc;
 }
 
@@ -438,8 +446,10 @@ int db_put(struct db *db, const char *kind, const char *parent, const char *name
 		return AQ_ENOMEM;
 	if (create && !own && db->puts)
 		return db_puts_add(db, kind, parent, name, text); /* sent by db_puts_send */
-	if (own)
+	if (own) {
 		pthread_mutex_lock(&db_writer);
+		db_epoch_note(db);
+	}
 	rc = db->ops->put(db, kind, parent, name, text, create);
 	if (rc == AQ_OK)
 		db_pending_add(db, name, text);
@@ -459,8 +469,10 @@ int db_delete(struct db *db, const char *name)
 	uint64_t seq = 0;
 	int rc;
 
-	if (own)
+	if (own) {
 		pthread_mutex_lock(&db_writer);
+		db_epoch_note(db);
+	}
 	rc = db->ops->del(db, name);
 	if (rc == AQ_OK)
 		db_pending_add(db, name, NULL);

@@ -16,8 +16,8 @@
  * mutex (and PostgreSQL's own commit-time lock of NOTIFY, which every
  * resource write takes: db_migrations.c) is held for the statements only,
  * not for a flush. db.c then acknowledges the commit only once pg_sync, a
- * transaction of the same session type with synchronous_commit on whose
- * COMMIT waits for the WAL up to it, ran after it: one flush for every
+ * transaction with synchronous_commit on whose COMMIT waits for the WAL up
+ * to it, ran after it: one flush for every
  * commit written before, from any thread. Each commit waiting for its own
  * flush under the mutex, 8 threads committed fewer transactions (220/s)
  * than one plain connection (517/s, bench/api/REPORT.md). As on SQLite,
