@@ -76,6 +76,26 @@ static struct {
 	bool syncing;
 } db_gc = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
+/* A sync that failed, or a PostgreSQL connection re-established
+ * (db_epoch_bump), makes the durability of every commit written before it
+ * unknown: on PostgreSQL a commit is written asynchronously and a server
+ * that crashed meanwhile lost it, while a later flush on the restarted
+ * server says nothing of it. Each commit notes the epoch before its first
+ * statement (db_epoch_note: a bump between its COMMIT and the note would
+ * go unseen) and is acknowledged only if none of these happened before
+ * its sync. */
+static uint64_t db_epoch;
+
+void db_epoch_bump(void)
+{
+	__atomic_add_fetch(&db_epoch, 1, __ATOMIC_SEQ_CST);
+}
+
+static void db_epoch_note(struct db *db)
+{
+	db->commit_epoch = __atomic_load_n(&db_epoch, __ATOMIC_SEQ_CST);
+}
+
 /* A commit was written (writer mutex held): its number, for db_durable. */
 static uint64_t db_committed(struct db *db)
 {
@@ -84,18 +104,23 @@ static uint64_t db_committed(struct db *db)
 }
 
 /* Return once commit seq is on disk (writer mutex not held: others commit
- * meanwhile). A failed sync leaves the log's state on disk unknown (Linux
- * may drop the dirty pages and report success next time), so, as
- * PostgreSQL does, the process stops: nothing unsynced was acknowledged,
- * and a restart recovers from what is on disk. */
-static void db_durable(struct db *db, uint64_t seq)
+ * meanwhile). A failed sync of SQLite's WAL leaves the log's state on disk
+ * unknown (Linux may drop the dirty pages and report success next time),
+ * so, as PostgreSQL does, the process stops: nothing unsynced was
+ * acknowledged, and a restart recovers from what is on disk. A failed
+ * flush on PostgreSQL (a lost connection, a restarted server) is AQ_EIO
+ * for every commit it was to cover: their outcome is unknown, as when the
+ * answer to a COMMIT is lost. */
+static int db_durable(struct db *db, uint64_t seq)
 {
+	uint64_t epoch = db->commit_epoch;
+	int rc = AQ_OK;
+
 	if (!db->ops->sync)
-		return; /* the engine's COMMIT already waited for the disk */
+		return AQ_OK; /* the engine's COMMIT already waited for the disk */
 	pthread_mutex_lock(&db_gc.mu);
-	while (db_gc.synced < seq) {
+	while (db_gc.synced < seq && __atomic_load_n(&db_epoch, __ATOMIC_SEQ_CST) == epoch) {
 		uint64_t target;
-		int rc;
 
 		if (db_gc.syncing) {
 			pthread_cond_wait(&db_gc.cv, &db_gc.mu);
@@ -108,10 +133,15 @@ static void db_durable(struct db *db, uint64_t seq)
 		rc = db->ops->sync(db);
 		pthread_mutex_lock(&db_gc.mu);
 		db_gc.syncing = false;
-		if (rc != AQ_OK) {
+		if (rc != AQ_OK && db->ops->kind != DB_PG) {
 			fprintf(stderr, "db: cannot sync the database log to disk (%s): stopping, a restart recovers what is on disk\n",
 				aq_err_str(rc));
 			abort();
+		}
+		if (rc != AQ_OK) {
+			db_epoch_bump(); /* every waiter up to target: unknown */
+			pthread_cond_broadcast(&db_gc.cv);
+			continue;
 		}
 		db_gc.syncs++;
 		if (target > db_gc.synced)
@@ -125,7 +155,12 @@ static void db_durable(struct db *db, uint64_t seq)
 			pthread_mutex_lock(&db_gc.mu);
 		}
 	}
+	/* synced first, then the epoch: a connection mended (a restarted
+	 * server) before the sync that covered seq bumped it before that
+	 * sync's synced was set */
+	rc = __atomic_load_n(&db_epoch, __ATOMIC_SEQ_CST) == epoch ? AQ_OK : AQ_EIO;
 	pthread_mutex_unlock(&db_gc.mu);
+	return rc;
 }
 
 /* Statements run, process-wide (db.h, db_sync_stats). */
@@ -268,10 +303,12 @@ int db_begin(struct db *db)
 
 	pthread_mutex_lock(&db_writer);
 	rc = db->ops->begin(db);
-	if (rc == AQ_OK)
+	if (rc == AQ_OK) {
 		db->in_tx = true;
-	else
+		db_epoch_note(db); /* after a reconnect the begin made */
+	} else {
 		pthread_mutex_unlock(&db_writer);
+	}
 	return rc;
 }
 
@@ -288,7 +325,7 @@ int db_commit(struct db *db)
 		seq = db_committed(db);
 		db_pending_drop(db, true); /* still under the writer mutex: commit order */
 		pthread_mutex_unlock(&db_writer);
-		db_durable(db, seq); /* group commit: share the sync with others */
+		rc = db_durable(db, seq); /* group commit: share the sync with others */
 	}
 	return rc;
 }
@@ -409,8 +446,10 @@ int db_put(struct db *db, const char *kind, const char *parent, const char *name
 		return AQ_ENOMEM;
 	if (create && !own && db->puts)
 		return db_puts_add(db, kind, parent, name, text); /* sent by db_puts_send */
-	if (own)
+	if (own) {
 		pthread_mutex_lock(&db_writer);
+		db_epoch_note(db);
+	}
 	rc = db->ops->put(db, kind, parent, name, text, create);
 	if (rc == AQ_OK)
 		db_pending_add(db, name, text);
@@ -419,7 +458,7 @@ int db_put(struct db *db, const char *kind, const char *parent, const char *name
 	if (own)
 		pthread_mutex_unlock(&db_writer);
 	if (seq)
-		db_durable(db, seq);
+		rc = db_durable(db, seq);
 	free(text);
 	return rc;
 }
@@ -430,8 +469,10 @@ int db_delete(struct db *db, const char *name)
 	uint64_t seq = 0;
 	int rc;
 
-	if (own)
+	if (own) {
 		pthread_mutex_lock(&db_writer);
+		db_epoch_note(db);
+	}
 	rc = db->ops->del(db, name);
 	if (rc == AQ_OK)
 		db_pending_add(db, name, NULL);
@@ -440,7 +481,7 @@ int db_delete(struct db *db, const char *name)
 	if (own)
 		pthread_mutex_unlock(&db_writer);
 	if (seq)
-		db_durable(db, seq);
+		rc = db_durable(db, seq);
 	return rc;
 }
 

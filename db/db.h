@@ -70,16 +70,19 @@ const char *db_engine_name(const struct db *db);
  * fsync of the WAL then serves every commit written before it started
  * (db.c). Other connections may read a commit in that short window
  * before its fsync; what a client was told is always on disk. A failed
- * fsync stops the process (a restart recovers what is on disk). */
+ * fsync stops the process (a restart recovers what is on disk). PostgreSQL
+ * the same way (db_pg.c: synchronous_commit off, one WAL flush for every
+ * commit before it); there a failed flush or a re-established connection
+ * makes the commits it did not cover return AQ_EIO (outcome unknown). */
 int db_begin(struct db *db);
 int db_commit(struct db *db);
 void db_rollback(struct db *db);
 
 /* Group commit's counters, process-wide: commits written, commits known on
- * disk (synced <= commits), and the syncs (fsyncs of the log) that made
- * them so; on PostgreSQL, whose commits wait for their own WAL flush,
- * synced and syncs stay 0. statements: every statement the engine was
- * given to run (BEGIN and COMMIT included); round_trips: the waits for
+ * disk (synced <= commits), and the syncs (fsyncs of the log; on
+ * PostgreSQL WAL flushes, pg_sync) that made them so. statements: every
+ * statement the engine was given to run (BEGIN and COMMIT included, the
+ * syncs not); round_trips: the waits for
  * the engine's answer among them (on PostgreSQL a round trip to the
  * server each, a pipeline of statements one, db_reads; on SQLite every
  * statement is one), so that a handler's cost can be measured and held.

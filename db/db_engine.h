@@ -24,6 +24,7 @@ struct db {
 	const struct db_ops *ops;
 	bool in_tx;
 	uint64_t commit_seq; /* this connection's last commit (db.c's group commit) */
+	uint64_t commit_epoch; /* db_epoch_bump's count when it was written (db.c) */
 	struct ut_fifo pending; /* writes of the open transaction, for the cache (db.c) */
 	struct db_puts *puts;   /* inserts held for one db_puts_send (db_puts.c), or NULL */
 };
@@ -82,11 +83,12 @@ struct db_ops {
 	int (*begin)(struct db *db);
 	int (*commit)(struct db *db);
 	void (*rollback)(struct db *db);
-	/* NULL when commit returns only once the transaction is on disk
-	 * (PostgreSQL). Else commit only writes the log (SQLite WAL with
-	 * synchronous=NORMAL) and sync makes durable everything committed
-	 * through any connection of the database before it began: db.c calls it
-	 * without the writer mutex, for a group of commits (group commit). */
+	/* NULL when commit returns only once the transaction is on disk.
+	 * Else commit only writes the log (SQLite WAL with synchronous=NORMAL;
+	 * PostgreSQL with synchronous_commit off) and sync makes durable
+	 * everything committed through any connection of the database before
+	 * it began: db.c calls it without the writer mutex, for a group of
+	 * commits (group commit). */
 	int (*sync)(struct db *db);
 	/* NULL or housekeeping the thread that ran sync does next, without the
 	 * writer mutex and after the commits it covered were released
@@ -160,6 +162,11 @@ struct db_ops {
 	 * snapshot of the database) */
 	int (*each)(struct db *db, db_each_fn fn, void *arg, aq_msg *msg);
 };
+
+/* The durability of every commit written so far is unknown (a
+ * PostgreSQL connection re-established: its server may have restarted and
+ * lost the commits it had not flushed): db.c answers them AQ_EIO. */
+void db_epoch_bump(void);
 
 /* Count one statement handed to the engine (db_sync_stats' statements):
  * each engine calls it once per statement it runs. */

@@ -36,6 +36,18 @@
 	"CREATE TRIGGER usage_" id " AFTER " event " ON resources WHEN " row ".kind = '" kind "'"    \
 	" BEGIN INSERT INTO usage VALUES (" values ")" SQ_USAGE_UPSERT "; END;"
 
+/* aq_json_num's body (step 1; step 9 lets PostgreSQL inline it). */
+#define PG_JSON_NUM_BODY                                                                           \
+	" SELECT CASE json_typeof(doc #> path)"                                                    \
+	"  WHEN 'number' THEN (doc #>> path)::double precision"                                    \
+	"  WHEN 'boolean' THEN CASE WHEN doc #>> path = 'true' THEN 1 ELSE 0 END"                  \
+	/* the leading number of a string, as SQLite's CAST AS REAL reads it,                      \
+	 * bounded so that it always fits a double */                                              \
+	"  WHEN 'string' THEN COALESCE(substring(doc #>> path FROM"                                \
+	"   '^[[:space:]]*([-+]?([0-9]{1,200}([.][0-9]*)?|[.][0-9]+)([eE][-+]?[0-9]{1,2})?)')"      \
+	"   ::double precision, 0)"                                                                \
+	"  WHEN 'object' THEN 0 WHEN 'array' THEN 0 END $$;"
+
 /* SQLite's dirty-mark triggers (step 5): one more mark for a node. */
 #define SQ_DIRTY_UPSERT " ON CONFLICT(node) DO UPDATE SET mark = mark + 1;"
 #define SQ_DIRTY_PL(id, event, row)                                                               \
@@ -85,15 +97,7 @@ const struct db_step db_steps[] = {
 			"  ELSE doc #>> path END $$;"
 			"CREATE FUNCTION aq_json_num(doc json, path text[]) RETURNS double precision"
 			" LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$"
-			" SELECT CASE json_typeof(doc #> path)"
-			"  WHEN 'number' THEN (doc #>> path)::double precision"
-			"  WHEN 'boolean' THEN CASE WHEN doc #>> path = 'true' THEN 1 ELSE 0 END"
-			/* the leading number of a string, as SQLite's CAST AS REAL reads
-			 * it, bounded so that it always fits a double */
-			"  WHEN 'string' THEN COALESCE(substring(doc #>> path FROM"
-			"   '^[[:space:]]*([-+]?([0-9]{1,200}([.][0-9]*)?|[.][0-9]+)([eE][-+]?[0-9]{1,2})?)')"
-			"   ::double precision, 0)"
-			"  WHEN 'object' THEN 0 WHEN 'array' THEN 0 END $$;",
+			PG_JSON_NUM_BODY,
 	},
 	{
 		.what = "volumes by pool, for the pool's sums",
@@ -275,6 +279,61 @@ const struct db_step db_steps[] = {
 			" FOR EACH ROW EXECUTE FUNCTION aq_placever_trg();"
 			"INSERT INTO usage SELECT 'placever/' || parent, nextval('placever_seq'), 0, 0, 0, 0 FROM resources"
 			" WHERE kind IN ('node', 'shelf') GROUP BY parent;",
+	},
+	{
+		/* Group commit on PostgreSQL (db_pg.c): transactions commit with
+		 * synchronous_commit off, and one flush then makes every commit
+		 * before it durable. The flush is a transaction that sets this
+		 * sequence with synchronous_commit on: setval always writes WAL
+		 * and takes a transaction id, so its COMMIT waits until the WAL
+		 * up to it, every earlier commit's included, is on disk; a
+		 * sequence takes no row lock, so the flushes of several replicas
+		 * never wait for one another. Nothing to do on SQLite. */
+		.what = "the sequence group commit's flush sets",
+		.sql[DB_SQLITE] = "SELECT 1;",
+		.sql[DB_PG] = "CREATE SEQUENCE aq_flush_seq;",
+	},
+	{
+		/* The cost of a write's triggers on PostgreSQL (bench/api: a volume
+		 * create's transactions and its agent's reports spent most of their
+		 * time in them, under the writer mutex). An UPDATE that changes
+		 * none of what a row adds to usage (kind, parent, storagePool and
+		 * the summed fields, compared as their JSON text) leaves usage as
+		 * it is, instead of subtracting and adding the same row: most
+		 * updates of a volume or placement are state changes. And the
+		 * triggers' helpers become PL/pgSQL, whose statements are planned
+		 * once per session, where a SQL function called from a trigger is
+		 * parsed and planned at every call; aq_json_num loses STRICT (its
+		 * body gives NULL for a NULL argument all the same), which kept
+		 * PostgreSQL from inlining it: each of the four a usage row sums
+		 * was a function call of its own. */
+		.what = "cheaper usage and dirty-mark triggers",
+		.sql[DB_SQLITE] = "SELECT 1;",
+		.sql[DB_PG] =
+			"CREATE OR REPLACE FUNCTION aq_usage_add(r resources, sign integer) RETURNS void LANGUAGE plpgsql AS $$"
+			" BEGIN INSERT INTO usage AS u VALUES (aq_usage_key(r.kind, r.parent, r.doc), sign,"
+			"  CASE WHEN r.kind = 'volume' THEN sign * COALESCE(aq_json_num(r.doc, '{capacityGib}'), 0) ELSE 0 END,"
+			"  sign * COALESCE(aq_json_num(r.doc, CASE WHEN r.kind = 'volume' THEN '{throughputMibps}'"
+			"   ELSE '{mibps}' END::text[]), 0),"
+			"  CASE WHEN r.kind = 'volume' THEN sign * COALESCE(aq_json_num(r.doc, '{coldTierSizeGib}'), 0) ELSE 0 END,"
+			"  CASE WHEN r.kind = 'volume' THEN sign * COALESCE(aq_json_num(r.doc, '{hotTierSizeUsedGib}'), 0) ELSE 0 END)"
+			" ON CONFLICT (name) DO UPDATE SET n = u.n + excluded.n,"
+			"  capacity_gib = CASE WHEN u.n + excluded.n = 0 THEN 0 ELSE u.capacity_gib + excluded.capacity_gib END,"
+			"  mibps = CASE WHEN u.n + excluded.n = 0 THEN 0 ELSE u.mibps + excluded.mibps END,"
+			"  cold_gib = CASE WHEN u.n + excluded.n = 0 THEN 0 ELSE u.cold_gib + excluded.cold_gib END,"
+			"  hot_gib = CASE WHEN u.n + excluded.n = 0 THEN 0 ELSE u.hot_gib + excluded.hot_gib END; END $$;"
+			"CREATE OR REPLACE FUNCTION aq_usage_trg() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+			" IF TG_OP = 'UPDATE' AND OLD.kind = NEW.kind AND OLD.parent = NEW.parent AND ((OLD.kind = 'volume'"
+			PG_PV_SAME("storagePool") PG_PV_SAME("capacityGib") PG_PV_SAME("throughputMibps")
+			PG_PV_SAME("coldTierSizeGib") PG_PV_SAME("hotTierSizeUsedGib") ") OR (OLD.kind = 'placement'"
+			PG_PV_SAME("mibps") ")) THEN RETURN NULL; END IF;"
+			" IF TG_OP <> 'INSERT' AND OLD.kind IN ('volume', 'placement') THEN PERFORM aq_usage_add(OLD, -1); END IF;"
+			" IF TG_OP <> 'DELETE' AND NEW.kind IN ('volume', 'placement') THEN PERFORM aq_usage_add(NEW, 1); END IF;"
+			" RETURN NULL; END $$;"
+			"CREATE OR REPLACE FUNCTION aq_json_num(doc json, path text[]) RETURNS double precision"
+			" LANGUAGE sql IMMUTABLE CALLED ON NULL INPUT PARALLEL SAFE AS $$" PG_JSON_NUM_BODY
+			"CREATE OR REPLACE FUNCTION aq_dirty_mark(n text) RETURNS void LANGUAGE plpgsql AS $$"
+			" BEGIN INSERT INTO dirty AS d VALUES (n, 1) ON CONFLICT (node) DO UPDATE SET mark = d.mark + 1; END $$;",
 	},
 };
 

@@ -29,6 +29,9 @@ struct db_pg {
 	/* SQLSTATE of a statement that failed in the open transaction: its
 	 * COMMIT then only rolls back, and says which failure it was */
 	char failed[8];
+	/* the schema is migrated: this session commits with synchronous_commit
+	 * off, db.c's group commit flushing (pg_sync) */
+	bool async;
 };
 
 /* db_put's insert (create), which db_puts_send pipelines */

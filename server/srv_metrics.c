@@ -452,7 +452,7 @@ int srv_h_metrics(struct srv_req *req, json_t **resp)
 		db_sync_stats(&st);
 		ut_buf_addf(&b, "# HELP aquifer_db_commits_total Database commits of this process (transactions and single writes).\n"
 			     "# TYPE aquifer_db_commits_total counter\naquifer_db_commits_total %llu\n"
-			     "# HELP aquifer_db_syncs_total Group commit's fsyncs of the SQLite WAL, each shared by the commits written before it (0 on PostgreSQL).\n"
+			     "# HELP aquifer_db_syncs_total Group commit's syncs of the log (SQLite: fsyncs of the WAL; PostgreSQL: WAL flushes), each shared by the commits written before it.\n"
 			     "# TYPE aquifer_db_syncs_total counter\naquifer_db_syncs_total %llu\n"
 			     "# HELP aquifer_db_statements_total Statements this process gave the database engine.\n"
 			     "# TYPE aquifer_db_statements_total counter\naquifer_db_statements_total %llu\n"

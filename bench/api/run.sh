@@ -470,11 +470,12 @@ PostgreSQL the same server aquiferd uses, synchronous_commit on) and then volume
 at $CREATE_CONNS connections. A create is acknowledged (200) only after its transaction (checks,
 volume, operation, placement) is durable: on SQLite by group commit (db/db.c: WAL with
 synchronous=NORMAL, one fsync of the WAL shared by every commit written before it), on PostgreSQL
-by the WAL flush at COMMIT; on both, the creates that queue while another write holds the
+the same way (db/db_pg.c: aquiferd's sessions commit with synchronous_commit off, then one WAL
+flush, pg_sync, is shared by every commit written before it); on both, the creates that queue while another write holds the
 process's writer mutex share one transaction and its commit (db_group_run, api lane). PostgreSQL: ${PG_DESC:-not run}. "db layer" is aquiferd's db.h
 without the API: $LAYER_THREADS threads, each its own connection, committing one volume-sized
 document per transaction (db_begin/db_put/db_commit; \`aq-commit-rate --via-db $LAYER_THREADS\`): with
-group commit on SQLite its commits share fsyncs; the single-connection figure is also the ceiling
+group commit its commits share fsyncs (WAL flushes on PostgreSQL); the single-connection figure is also the ceiling
 of aquiferd before group commit (one fsync per commit under the writer mutex).
 
 | engine | creates/s | p50 ms | p99 ms | failed (all runs: HTTP errors, timeouts, operations failed at once) | volumes in pool after | engine commits/s (1 row, 1 connection) | its p50 ms | its p99 ms | creates / engine commits | db layer commits/s ($LAYER_THREADS threads) | its p50 ms |
@@ -505,11 +506,13 @@ figures move by 2x between runs; read the per-run values with the medians.
   What is left grows with the location outside the lock: each reconciler pass rebuilds and
   pushes the node's whole intent (O(volumes on the node), JSON both ways), and each status
   report (every 2 s) names every volume of the node.
-- **PostgreSQL**: each statement is a round trip (a create runs 15, BEGIN and COMMIT included:
-  tests/server/test_srv_volume), and the writer mutex (db.c) lets one transaction of a process
-  run at a time; the creates that queue meanwhile share the next transaction and its one WAL
-  flush (db_group_run, api lane), but their statements still run one after the other, each
-  waiting for the server, which on 2 loaded CPUs costs far more than the flush.
+- **PostgreSQL**: a create's own statements take 5 round trips (tests/server/test_srv_volume on
+  PostgreSQL: BEGIN and COMMIT shared by a group of creates, its reads in one pipeline, its
+  inserts in one), and the writer mutex (db.c) lets one transaction of a process run at a time;
+  its COMMIT no longer waits for the WAL flush (synchronous_commit off): one flush after it
+  (pg_sync) serves every commit written before, as SQLite's group fsync. The statements the
+  reconciler's intent rebuilds and the agents' status reports give PostgreSQL, about a hundred
+  per create at this fill, cost far more on 2 loaded CPUs than the create's own.
 
 ## Where a create's time goes (perf record --call-graph dwarf -p aquiferd, one extra create run per engine)
 

@@ -150,6 +150,46 @@ START_TEST(test_counters_follow_writes)
 }
 END_TEST
 
+/* A volume with every field usage counts given, and a state. */
+static void vol_full(const char *pool, const char *cap, double mibps, const char *cold, int hot, const char *state,
+		     bool create)
+{
+	json_t *doc = json_pack("{s:s,s:s,s:s,s:f,s:s,s:I,s:s}", "name", LOC "/volumes/a", "storagePool", pool,
+				"capacityGib", cap, "throughputMibps", mibps, "coldTierSizeGib", cold,
+				"hotTierSizeUsedGib", (json_int_t)hot, "state", state);
+
+	ck_assert_int_eq(db_put(db, "volume", LOC, LOC "/volumes/a", doc, create), AQ_OK);
+	json_decref(doc);
+}
+
+/* An update that changes one of the fields a volume or placement adds to
+ * usage, each alone in turn, moves the counters; one that changes none of
+ * them (a state) leaves them as they are (on PostgreSQL the trigger skips
+ * such an update's usage work, schema step 9). */
+START_TEST(test_counters_one_field)
+{
+	vol_full("pool", "100", 6.25, "5", 7, "CREATING", true);
+	usage_is(POOL, 1, 100, 6.25, 5, 7);
+	vol_full("pool", "100", 6.25, "5", 7, "READY", false);
+	usage_is(POOL, 1, 100, 6.25, 5, 7);
+	vol_full("pool", "200", 6.25, "5", 7, "READY", false);
+	usage_is(POOL, 1, 200, 6.25, 5, 7);
+	vol_full("pool", "200", 12.5, "5", 7, "READY", false);
+	usage_is(POOL, 1, 200, 12.5, 5, 7);
+	vol_full("pool", "200", 12.5, "6", 7, "READY", false);
+	usage_is(POOL, 1, 200, 12.5, 6, 7);
+	vol_full("pool", "200", 12.5, "6", 8, "READY", false);
+	usage_is(POOL, 1, 200, 12.5, 6, 8);
+	vol_full("other", "200", 12.5, "6", 8, "READY", false);
+	usage_is(POOL, 0, 0, 0, 0, 0);
+	usage_is(LOC "/storagePools/other", 1, 200, 12.5, 6, 8);
+	placement("a", "nodes/n1", 1, true);
+	placement("a", "nodes/n1", 2, false);
+	usage_is("nodes/n1", 1, 0, 2, 0, 0);
+	verify_ok();
+}
+END_TEST
+
 /* A volume (id) of pool pool_id in project proj, location loc, placed on
  * node: the documents the usage triggers count. */
 static void vol_at(const char *proj, const char *loc, const char *pool_id, const char *id, const char *node)
@@ -400,6 +440,7 @@ static Suite *usage_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_counters_follow_writes);
+	tcase_add_test(tc, test_counters_one_field);
 	tcase_add_test(tc, test_location_rows);
 	tcase_add_test(tc, test_placever);
 	tcase_add_test(tc, test_verify_catches_drift);
