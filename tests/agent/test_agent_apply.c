@@ -303,30 +303,58 @@ static void report_entry_bound(struct agent *a)
 	json_decref(doc);
 }
 
+/* An agent of the stand-in shelf in a new folder tmp (its state below it),
+ * store and tier made, as each apply test needs it. */
+static void apply_up(struct agent *a)
+{
+	static struct tier_cfg tc = { .day_seconds = 86400 };
+	uint8_t key[VOL_KEY_LEN];
+
+	snprintf(tmp, sizeof(tmp), "/tmp/aq-apply-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	memset(a, 0, sizeof(*a));
+	memset(key, 7, sizeof(key));
+	snprintf(a->cfg.node, sizeof(a->cfg.node), "n1");
+	snprintf(a->cfg.shelf, sizeof(a->cfg.shelf), "%s", tmp);
+	snprintf(a->cfg.state_dir, sizeof(a->cfg.state_dir), "%s/state", tmp);
+	snprintf(a->cfg.location, sizeof(a->cfg.location), "east");
+	ck_assert_int_eq(mkdir(a->cfg.state_dir, 0700), 0);
+	a->shelf.ops = &fake_shelf;
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_mutex_init(&a->apply_lock, NULL);
+	pthread_mutex_init(&a->snap_mu, NULL);
+	ck_assert_int_eq(vol_store_new(key, &a->store), 0);
+	snprintf(tc.location, sizeof(tc.location), "east");
+	ck_assert_int_eq(tier_new(&tc, &a->tier), 0);
+	vol_store_set_tier(a->store, tier_ops(), a->tier);
+}
+
+/* apply_up undone, its folder removed. */
+static void apply_down(struct agent *a)
+{
+	char cmd[128];
+
+	vol_store_free(a->store);
+	tier_free(a->tier);
+	json_decref(a->intent);
+	json_decref(a->failed);
+	json_decref(a->shelf_notes);
+	pthread_mutex_destroy(&a->lock);
+	pthread_mutex_destroy(&a->apply_lock);
+	pthread_mutex_destroy(&a->snap_mu);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
 START_TEST(test_apply_check_then_proceed)
 {
 	static struct agent a; /* large: not on the stack */
-	struct tier_cfg tc = { .day_seconds = 86400 };
-	uint8_t key[VOL_KEY_LEN];
 	struct vol_stats st;
 	aq_msg msg = { .text = "" };
 	char cmd[128];
 	json_t *intent;
 
-	snprintf(tmp, sizeof(tmp), "/tmp/aq-apply-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
-	memset(&a, 0, sizeof(a));
-	memset(key, 7, sizeof(key));
-	snprintf(a.cfg.shelf, sizeof(a.cfg.shelf), "%s", tmp);
-	snprintf(a.cfg.state_dir, sizeof(a.cfg.state_dir), "%s/state", tmp);
-	snprintf(a.cfg.location, sizeof(a.cfg.location), "east");
-	ck_assert_int_eq(mkdir(a.cfg.state_dir, 0700), 0);
-	a.shelf.ops = &fake_shelf;
-	pthread_mutex_init(&a.lock, NULL);
-	ck_assert_int_eq(vol_store_new(key, &a.store), 0);
-	snprintf(tc.location, sizeof(tc.location), "east");
-	ck_assert_int_eq(tier_new(&tc, &a.tier), 0);
-	vol_store_set_tier(a.store, tier_ops(), a.tier);
+	apply_up(&a);
 
 	intent = json_pack("{s:I,s:[o,o,o]}", "generation", (json_int_t)3, "volumes",
 			   volume("projects/p/locations/l/volumes/a", VOL_A, "a"),
@@ -389,13 +417,7 @@ START_TEST(test_apply_check_then_proceed)
 	ck_assert_int_eq(attaches, (int)API_NODE_VOLUMES_MAX);
 	json_decref(intent);
 
-	vol_store_free(a.store);
-	tier_free(a.tier);
-	json_decref(a.intent);
-	json_decref(a.failed);
-	pthread_mutex_destroy(&a.lock);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-	ck_assert_int_eq(system(cmd), 0);
+	apply_down(&a);
 }
 END_TEST
 
@@ -456,34 +478,15 @@ static void *bg_status(void *arg)
 START_TEST(test_status_during_apply)
 {
 	static struct agent a;
-	struct tier_cfg tc = { .day_seconds = 86400 };
-	uint8_t key[VOL_KEY_LEN];
 	aq_msg msg = { .text = "" };
 	struct bg_apply ap = { .a = &a };
 	struct bg_status bs = { .a = &a };
 	pthread_t apt, stt;
 	struct timespec until;
-	char cmd[128];
 	json_t *intent;
 	int waited;
 
-	snprintf(tmp, sizeof(tmp), "/tmp/aq-apply-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
-	memset(&a, 0, sizeof(a));
-	memset(key, 7, sizeof(key));
-	snprintf(a.cfg.node, sizeof(a.cfg.node), "n1");
-	snprintf(a.cfg.shelf, sizeof(a.cfg.shelf), "%s", tmp);
-	snprintf(a.cfg.state_dir, sizeof(a.cfg.state_dir), "%s/state", tmp);
-	snprintf(a.cfg.location, sizeof(a.cfg.location), "east");
-	ck_assert_int_eq(mkdir(a.cfg.state_dir, 0700), 0);
-	a.shelf.ops = &fake_shelf;
-	pthread_mutex_init(&a.lock, NULL);
-	pthread_mutex_init(&a.apply_lock, NULL);
-	pthread_mutex_init(&a.snap_mu, NULL);
-	ck_assert_int_eq(vol_store_new(key, &a.store), 0);
-	snprintf(tc.location, sizeof(tc.location), "east");
-	ck_assert_int_eq(tier_new(&tc, &a.tier), 0);
-	vol_store_set_tier(a.store, tier_ops(), a.tier);
+	apply_up(&a);
 	intent = json_pack("{s:I,s:[o]}", "generation", (json_int_t)3, "volumes",
 			   volume("projects/p/locations/l/volumes/a", VOL_A, "a"));
 	ck_assert_int_eq(agent_apply(&a, intent, &msg), AQ_OK);
@@ -527,16 +530,7 @@ START_TEST(test_status_during_apply)
 	sem_destroy(&gate_entered);
 	sem_destroy(&gate_go);
 	sem_destroy(&bs.done);
-	vol_store_free(a.store);
-	tier_free(a.tier);
-	json_decref(a.intent);
-	json_decref(a.failed);
-	json_decref(a.shelf_notes);
-	pthread_mutex_destroy(&a.lock);
-	pthread_mutex_destroy(&a.apply_lock);
-	pthread_mutex_destroy(&a.snap_mu);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-	ck_assert_int_eq(system(cmd), 0);
+	apply_down(&a);
 }
 END_TEST
 
@@ -602,30 +596,15 @@ END_TEST
 START_TEST(test_apply_ntfs_root)
 {
 	static struct agent a; /* large: not on the stack */
-	struct tier_cfg tc = { .day_seconds = 86400 };
-	uint8_t key[VOL_KEY_LEN];
 	aq_msg msg = { .text = "" };
-	char p[160], cmd[128];
+	char p[160];
 	json_t *intent, *ntfs;
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "# SKIP test_apply_ntfs_root: trusted.* attributes need root\n");
 		return;
 	}
-	snprintf(tmp, sizeof(tmp), "/tmp/aq-apply-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
-	memset(&a, 0, sizeof(a));
-	memset(key, 7, sizeof(key));
-	snprintf(a.cfg.shelf, sizeof(a.cfg.shelf), "%s", tmp);
-	snprintf(a.cfg.state_dir, sizeof(a.cfg.state_dir), "%s/state", tmp);
-	snprintf(a.cfg.location, sizeof(a.cfg.location), "east");
-	ck_assert_int_eq(mkdir(a.cfg.state_dir, 0700), 0);
-	a.shelf.ops = &fake_shelf;
-	pthread_mutex_init(&a.lock, NULL);
-	ck_assert_int_eq(vol_store_new(key, &a.store), 0);
-	snprintf(tc.location, sizeof(tc.location), "east");
-	ck_assert_int_eq(tier_new(&tc, &a.tier), 0);
-	vol_store_set_tier(a.store, tier_ops(), a.tier);
+	apply_up(&a);
 	snprintf(p, sizeof(p), "%s/volumes", tmp);
 	ck_assert_int_eq(mkdir(p, 0700), 0);
 	snprintf(p, sizeof(p), "%s/volumes/%s", tmp, VOL_A);
@@ -647,14 +626,7 @@ START_TEST(test_apply_ntfs_root)
 	snprintf(p, sizeof(p), "%s/volumes/%s", tmp, VOL_B);
 	ck_assert_uint_eq(mode_of(p), 0770);
 
-	vol_store_free(a.store);
-	tier_free(a.tier);
-	json_decref(a.intent);
-	json_decref(a.failed);
-	json_decref(a.shelf_notes);
-	pthread_mutex_destroy(&a.lock);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-	ck_assert_int_eq(system(cmd), 0);
+	apply_down(&a);
 }
 END_TEST
 
