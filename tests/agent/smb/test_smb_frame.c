@@ -428,6 +428,33 @@ static void bytes_are(struct smbt_conn *tc, uint64_t fid, uint64_t off, int v, c
 		ck_assert_uint_eq(p[k], v < 0 ? smbt_pattern(name, off + k) : (uint8_t)v);
 }
 
+/* Two connections, a on "stalled" (*fa: the stub holds its I/O) and "hot"
+ * (*fha), b on "hot" (*fhb). */
+static void stalled_pair(struct smbt_conn *a, struct smbt_conn *b, uint64_t *fa, uint64_t *fha, uint64_t *fhb)
+{
+	setup();
+	smbt_stub.stall_ino = smbt_file_make(exp0, "stalled", FILE_LEN);
+	smbt_file_make(exp0, "hot", FILE_LEN);
+	smbt_conn_export(a, srv, &ts, 1, 0);
+	smbt_conn_export(b, srv, &ts, 2, 0);
+	*fa = open_file(a, "stalled");
+	*fha = open_file(a, "hot");
+	*fhb = open_file(b, "hot");
+}
+
+/* While a worker holds a's request, a has no answer and both connections'
+ * reads of "hot" are served; then the worker is let go. */
+static void held_others_served(struct smbt_conn *a, struct smbt_conn *b, uint64_t fha, uint64_t fhb)
+{
+	struct ans an;
+
+	smbt_stub_wait_inside(1); /* a worker holds it */
+	ck_assert_int_eq(ans_wait(a, &an, 0.2), 0);
+	lone_read_ok(a, fha, "hot", 0);
+	lone_read_ok(b, fhb, "hot", 4096);
+	smbt_stub_release();
+}
+
 START_TEST(test_write_through_off_loop)
 {
 	struct smbt_conn a, b;
@@ -435,21 +462,10 @@ START_TEST(test_write_through_off_loop)
 	struct ans an;
 	uint64_t fa, fha, fhb, deferred;
 
-	setup();
-	smbt_stub.stall_ino = smbt_file_make(exp0, "stalled", FILE_LEN);
-	smbt_file_make(exp0, "hot", FILE_LEN);
-	smbt_conn_export(&a, srv, &ts, 1, 0);
-	smbt_conn_export(&b, srv, &ts, 2, 0);
-	fa = open_file(&a, "stalled");
-	fha = open_file(&a, "hot");
-	fhb = open_file(&b, "hot");
+	stalled_pair(&a, &b, &fa, &fha, &fhb);
 	cmp_write(&x, &a, 0, fa, 1000, 0xAB, true);
 	cmp_send(&x, &a);
-	smbt_stub_wait_inside(1); /* a worker holds it */
-	ck_assert_int_eq(ans_wait(&a, &an, 0.2), 0);
-	lone_read_ok(&a, fha, "hot", 0);
-	lone_read_ok(&b, fhb, "hot", 4096);
-	smbt_stub_release();
+	held_others_served(&a, &b, fha, fhb);
 	ck_assert_int_eq(ans_wait(&a, &an, 5.0), 1);
 	ck_assert_uint_eq(an.count, 1);
 	ans_check(&an, &x, 0, STATUS_SUCCESS);
@@ -504,23 +520,12 @@ START_TEST(test_big_write_off_loop)
 	uint64_t fa, fha, fhb, deferred, copies;
 	unsigned writes;
 
-	setup();
-	smbt_stub.stall_ino = smbt_file_make(exp0, "stalled", FILE_LEN);
-	smbt_file_make(exp0, "hot", FILE_LEN);
-	smbt_conn_export(&a, srv, &ts, 1, 0);
-	smbt_conn_export(&b, srv, &ts, 2, 0);
-	fa = open_file(&a, "stalled");
-	fha = open_file(&a, "hot");
-	fhb = open_file(&b, "hot");
+	stalled_pair(&a, &b, &fa, &fha, &fhb);
 	deferred = srv->reads_deferred;
 	copies = srv->park_copies;
 	writes = smbt_stub_get(&smbt_stub.writes);
 	big_write(&a, fa, 0, BIG_LEN, 0xC3, &x);
-	smbt_stub_wait_inside(1); /* a worker holds it */
-	ck_assert_int_eq(ans_wait(&a, &an, 0.2), 0);
-	lone_read_ok(&a, fha, "hot", 0);
-	lone_read_ok(&b, fhb, "hot", 4096);
-	smbt_stub_release();
+	held_others_served(&a, &b, fha, fhb);
 	ck_assert_int_eq(ans_wait(&a, &an, 5.0), 1);
 	ck_assert_uint_eq(an.count, 1);
 	ans_check(&an, &x, 0, STATUS_SUCCESS);
